@@ -1,0 +1,330 @@
+"""Typed data passed between the stages: sources -> topology -> rules -> report.
+
+Every number that enters the arithmetic is a `Term`: a value plus the `Source` it came
+from (a file:line and key, or a named default). Rules never see a bare int.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from enum import StrEnum
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Source(Frozen):
+    """Where a value came from: a file position, or a named default."""
+
+    path: str | None = None
+    line: int | None = None
+    key: str | None = None
+    default: str | None = None  # e.g. "PostgreSQL 15 default", "HikariCP default"
+
+    def label(self) -> str:
+        if self.default is not None and self.path is None:
+            return f"default: {self.default}"
+        if self.path is None:
+            return "unknown source"
+        where = self.path if self.line is None else f"{self.path}:{self.line}"
+        return where
+
+    def location(self) -> Location | None:
+        if self.path is None:
+            return None
+        return Location(path=self.path, line=self.line)
+
+    @classmethod
+    def default_of(cls, who: str, key: str | None = None) -> Source:
+        return cls(default=who, key=key)
+
+
+class Term(Frozen):
+    """One number in a product or sum, e.g. 40 (HPA maxReplicas, k8s/hpa.yaml:9)."""
+
+    label: str
+    value: float
+    source: Source
+
+    @property
+    def int_value(self) -> int:
+        return int(self.value)
+
+    def show(self) -> str:
+        number = _fmt_number(self.value)
+        return f"{number} ({self.label}, {self.source.label()})"
+
+
+def _fmt_number(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else f"{value:g}"
+
+
+class Location(Frozen):
+    path: str
+    line: int | None = None
+    column: int | None = None
+    end_line: int | None = None
+
+    def label(self) -> str:
+        return self.path if self.line is None else f"{self.path}:{self.line}"
+
+
+class RelatedLocation(Frozen):
+    location: Location
+    message: str
+
+
+class Severity(StrEnum):
+    error = "error"
+    warning = "warning"
+    info = "info"
+
+    @property
+    def rank(self) -> int:
+        return {"info": 1, "warning": 2, "error": 3}[self.value]
+
+
+class Replacement(Frozen):
+    """A machine-readable one-value edit: set `key` at path:line from `old` to `new`."""
+
+    path: str
+    line: int
+    key: str
+    old: str
+    new: str
+
+
+class Fix(Frozen):
+    description: str
+    replacement: Replacement | None = None
+
+
+class Finding(Frozen):
+    code: str
+    name: str
+    severity: Severity
+    message: str
+    location: Location
+    related: tuple[RelatedLocation, ...] = ()
+    fix: Fix | None = None
+    # Stable identity for "new findings only" and SARIF partialFingerprints: what the
+    # finding is about, not the line it sits on.
+    subject: str = ""
+
+    @property
+    def fingerprint(self) -> str:
+        basis = f"{self.code}|{self.location.path}|{self.subject or self.message}"
+        return hashlib.sha256(basis.encode()).hexdigest()[:16]
+
+
+# --- configuration as read from files -------------------------------------------------
+
+
+class Setting(Frozen):
+    """A configuration parameter's effective value and the line that set it."""
+
+    name: str
+    raw: str  # the text as written (after unquoting, for postgresql.conf)
+    value: str | int | float | bool
+    unit: str | None = None  # base unit of `value` when numeric: "kB", "8kB", "ms", "s", ...
+    source: Source
+
+
+class ConfigProblem(Frozen):
+    """A problem found while reading a file; `fatal` when the real program refuses it."""
+
+    location: Location
+    message: str
+    fatal: bool = False
+    program: str = ""  # "PostgreSQL", "PgBouncer", "YAML", ...
+
+
+# --- topology ------------------------------------------------------------------------
+
+
+class Server(BaseModel):
+    """A PostgreSQL server (or a set of identical instances) that clients connect to."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str
+    name: str
+    kind: Literal["workload", "external", "operator"] = "workload"
+    namespace: str | None = None
+    version: Term
+    settings: dict[str, Setting] = Field(default_factory=dict)
+    instances: Term
+    memory_limit: Term | None = None  # bytes
+    cpu_limit: Term | None = None  # cores
+    headroom: Term | None = None  # connections the user keeps free (psql, monitoring)
+    location: Location
+    hosts: list[str] = Field(default_factory=list)  # names clients may use to reach it
+    role: Literal["primary", "standby"] = "primary"
+    primary_id: str | None = None
+    suppressed: list[str] = Field(default_factory=list)
+
+
+class PoolerDatabase(BaseModel):
+    """A [databases] entry of pgbouncer.ini (or its operator equivalent)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    host: str | None = None
+    port: int | None = None
+    dbname: str | None = None
+    user: str | None = None  # forced user, if any
+    pool_size: Term | None = None
+    min_pool_size: Term | None = None
+    reserve_pool_size: Term | None = None
+    max_db_connections: Term | None = None
+    pool_mode: Setting | None = None
+    location: Location
+
+
+class PoolerUser(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    pool_mode: Setting | None = None
+    pool_size: Term | None = None
+    max_user_connections: Term | None = None
+    location: Location
+
+
+class Pooler(BaseModel):
+    """A PgBouncer (or compatible) deployment: config plus how many copies run."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str
+    name: str
+    namespace: str | None = None
+    replicas: Term
+    version: Term
+    settings: dict[str, Setting] = Field(default_factory=dict)  # [pgbouncer] section
+    databases: list[PoolerDatabase] = Field(default_factory=list)
+    users: list[PoolerUser] = Field(default_factory=list)
+    # Which (database, user) pairs clients actually use; filled by topology.
+    pairs: list[tuple[str, str]] = Field(default_factory=list)
+    server_id: str | None = None
+    location: Location
+    hosts: list[str] = Field(default_factory=list)
+    suppressed: list[str] = Field(default_factory=list)
+
+
+class Route(Frozen):
+    """Where a client says it connects: parsed from a URL, PGHOST env, JDBC URL..."""
+
+    host: str | None = None
+    port: int | None = None
+    dbname: str | None = None
+    user: str | None = None
+    source: Source
+
+
+class Pool(BaseModel):
+    """One connection pool inside one process: processes x size connections per pod."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    label: str  # "HikariCP", "SQLAlchemy", "declared"
+    size: Term  # connections one process's pool may open
+    processes: Term | None = None  # processes per pod sharing nothing (gunicorn workers)
+    route: Route | None = None
+
+    def per_pod(self) -> float:
+        return self.size.value * (self.processes.value if self.processes else 1)
+
+
+class Client(BaseModel):
+    """An application workload that opens connections."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str
+    name: str
+    namespace: str | None = None
+    kind: str = "Deployment"
+    replicas: Term  # peak pod count
+    pools: list[Pool] = Field(default_factory=list)
+    target_kind: Literal["server", "pooler"] | None = None
+    target_id: str | None = None
+    location: Location
+    suppressed: list[str] = Field(default_factory=list)
+
+
+class Topology(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    servers: list[Server] = Field(default_factory=list)
+    poolers: list[Pooler] = Field(default_factory=list)
+    clients: list[Client] = Field(default_factory=list)
+    problems: list[ConfigProblem] = Field(default_factory=list)
+    notices: list[str] = Field(default_factory=list)
+    # path -> {line: [codes]} from `pool-advisor: ignore[...]` comments.
+    line_suppressions: dict[str, dict[int, list[str]]] = Field(default_factory=dict)
+
+    def server(self, server_id: str) -> Server | None:
+        return next((s for s in self.servers if s.id == server_id), None)
+
+    def pooler(self, pooler_id: str) -> Pooler | None:
+        return next((p for p in self.poolers if p.id == pooler_id), None)
+
+
+# --- budgets -------------------------------------------------------------------------
+
+
+class Contribution(BaseModel):
+    """Connections one client or pooler brings to a server at peak: product of factors
+    (for a pooler: replicas x the sum of its pools, each already capped)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    who: str
+    kind: Literal["client", "pooler"]
+    factors: list[Term] = Field(default_factory=list)
+    parts: list[Contribution] = Field(default_factory=list)  # e.g. one per pool
+    total: float
+    location: Location
+    note: str = ""
+
+
+class NotSubtracted(Frozen):
+    term: Term
+    why: str
+
+
+class MemoryBudget(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    limit: Term | None = None  # bytes
+    terms: list[Term] = Field(default_factory=list)  # each in bytes
+    total: float = 0
+    assumptions: list[str] = Field(default_factory=list)
+
+
+class Budget(BaseModel):
+    """Slot accounting for one server."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    server_id: str
+    server: str
+    version: Term
+    max_connections: Term
+    reserved: list[Term] = Field(default_factory=list)
+    usable: float
+    peak: float
+    contributions: list[Contribution] = Field(default_factory=list)
+    not_subtracted: list[NotSubtracted] = Field(default_factory=list)
+    memory: MemoryBudget | None = None
+    location: Location
+
+    @property
+    def fits(self) -> bool:
+        return self.peak <= self.usable
