@@ -196,6 +196,21 @@ class PoolerUser(BaseModel):
     location: Location
 
 
+class BouncerVersion(Frozen):
+    """PgBouncer version; a pair, since 1.9 < 1.18 and floats would say otherwise."""
+
+    major: int = 1
+    minor: int = 18
+    source: Source = Source(default="assumed: Debian 12 PgBouncer 1.18")
+
+    @property
+    def text(self) -> str:
+        return f"{self.major}.{self.minor}"
+
+    def at_least(self, major: int, minor: int) -> bool:
+        return (self.major, self.minor) >= (major, minor)
+
+
 class Pooler(BaseModel):
     """A PgBouncer (or compatible) deployment: config plus how many copies run."""
 
@@ -205,7 +220,7 @@ class Pooler(BaseModel):
     name: str
     namespace: str | None = None
     replicas: Term
-    version: Term
+    version: BouncerVersion
     settings: dict[str, Setting] = Field(default_factory=dict)  # [pgbouncer] section
     databases: list[PoolerDatabase] = Field(default_factory=list)
     users: list[PoolerUser] = Field(default_factory=list)
@@ -258,6 +273,40 @@ class Client(BaseModel):
     suppressed: list[str] = Field(default_factory=list)
 
 
+class EnvVar(Frozen):
+    """A container environment variable. Secret values are never kept as `value` for
+    display; `secret` marks them so reporters do not print them."""
+
+    name: str
+    value: str | None = None
+    source: Source
+    from_ref: str | None = None  # "configmap:name/key", "secret:name/key", "field:..."
+    secret: bool = False
+
+
+class Container(Frozen):
+    name: str
+    image: str = ""
+    command: tuple[str, ...] = ()
+    args: tuple[str, ...] = ()
+    env: tuple[EnvVar, ...] = ()
+    role: Literal["main", "init", "sidecar"] = "main"
+    memory_limit: Term | None = None  # bytes
+    cpu_limit: Term | None = None  # cores
+    source: Source
+
+
+class SqlHazard(Frozen):
+    """A statement or driver setting that breaks behind transaction/statement pooling."""
+
+    kind: str  # e.g. "session-set", "listen", "advisory-lock", "prepared-statements"
+    detail: str  # the statement (shortened) or the setting as written
+    location: Location
+    origin: str = "sql"  # "sql", "python", "java", "go", "js", "ruby", "driver-setting"
+    client_id: str | None = None  # the workload it belongs to, when mapped
+    suppressed: tuple[str, ...] = ()
+
+
 class Topology(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -266,6 +315,7 @@ class Topology(BaseModel):
     clients: list[Client] = Field(default_factory=list)
     problems: list[ConfigProblem] = Field(default_factory=list)
     notices: list[str] = Field(default_factory=list)
+    sql_hazards: list[SqlHazard] = Field(default_factory=list)
     # path -> {line: [codes]} from `pool-advisor: ignore[...]` comments.
     line_suppressions: dict[str, dict[int, list[str]]] = Field(default_factory=dict)
 
@@ -328,3 +378,16 @@ class Budget(BaseModel):
     @property
     def fits(self) -> bool:
         return self.peak <= self.usable
+
+
+class CheckResult(BaseModel):
+    """Everything one `check` run produced; what reporters render."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    schema_version: int = 1
+    tool_version: str
+    roots: list[str] = Field(default_factory=list)
+    budgets: list[Budget] = Field(default_factory=list)
+    findings: list[Finding] = Field(default_factory=list)
+    notices: list[str] = Field(default_factory=list)
