@@ -251,6 +251,12 @@ class Pool(BaseModel):
     size: Term  # connections one process's pool may open
     processes: Term | None = None  # processes per pod sharing nothing (gunicorn workers)
     route: Route | None = None
+    # How `size` was decided: written in config ("fixed"), a driver default ("default"),
+    # no limit at all ("unbounded": size is then what the process could reach, or 0), or
+    # derived from the machine's CPUs ("cpu": size is for `cpus`, see `note`).
+    bound: Literal["fixed", "default", "unbounded", "cpu"] = "fixed"
+    note: str = ""  # e.g. "pgx default max(4, NumCPU): NumCPU of the node, not the pod"
+    cpus: Term | None = None  # the CPU count a "cpu" size was computed for
 
     def per_pod(self) -> float:
         return self.size.value * (self.processes.value if self.processes else 1)
