@@ -1,0 +1,24 @@
+"""Shared pytest setup: skip tests marked `postgres` when PostgreSQL 15 is absent."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.realpg import PG_BIN, have_postgres
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if have_postgres():
+        return
+    skip = pytest.mark.skip(reason=f"PostgreSQL 15 binaries not found in {PG_BIN}")
+    for item in items:
+        if "postgres" in item.keywords:
+            item.add_marker(skip)
+
+
+@pytest.fixture(scope="session")
+def pg_template():
+    """The session's initdb'd template data dir (made on first use, removed at exit)."""
+    from tests.realpg import template_datadir
+
+    return template_datadir()

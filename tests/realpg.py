@@ -1,0 +1,332 @@
+"""Run a real PostgreSQL 15 for tests: a throwaway server, or `postgres -C` as an oracle.
+
+We usually run as root and postgres refuses root, so server processes run as `nobody`
+(via runuser) in a temp dir chowned to it. One initdb'd template per test session is
+copied for each server, which keeps a server start at well under a second.
+
+    with running_postgres("max_connections = 10") as pg:
+        pg.psql("select 1")
+        psycopg.connect(pg.dsn())
+
+    postgres_C_files({"postgresql.conf": "work_mem = '12 MB'"}, ["work_mem"]).values
+"""
+
+from __future__ import annotations
+
+import atexit
+import functools
+import os
+import pwd
+import re
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass, field
+from pathlib import Path
+
+PG_BIN = Path("/usr/lib/postgresql/15/bin")
+RUN_AS = "nobody"  # only used when we are root
+
+# Settings every test server gets before the test's own conf (which may override them).
+_BASE_CONF = """
+# --- realpg.py test defaults ---
+fsync = off
+synchronous_commit = off
+full_page_writes = off
+log_min_messages = warning
+"""
+
+
+def have_postgres() -> bool:
+    return all((PG_BIN / p).is_file() for p in ("initdb", "pg_ctl", "postgres", "psql"))
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that was free a moment ago."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _as_server_user(cmd: list[str]) -> list[str]:
+    if os.geteuid() == 0:
+        return ["runuser", "-u", RUN_AS, "--", *cmd]
+    return cmd
+
+
+def _chown_tree(path: Path) -> None:
+    if os.geteuid() != 0:
+        return
+    pw = pwd.getpwnam(RUN_AS)
+    os.chown(path, pw.pw_uid, pw.pw_gid)
+    for dirpath, dirnames, filenames in os.walk(path):
+        for name in dirnames + filenames:
+            os.lchown(os.path.join(dirpath, name), pw.pw_uid, pw.pw_gid)
+
+
+def _mkdtemp(prefix: str) -> Path:
+    # Short paths: the unix socket path must stay under 108 bytes.
+    d = Path(tempfile.mkdtemp(prefix=prefix, dir="/tmp"))
+    d.chmod(0o755)
+    _chown_tree(d)
+    return d
+
+
+def _run(cmd: list[str], *, cwd: Path | None = None, timeout: float = 60) -> None:
+    r = subprocess.run(cmd, capture_output=True, text=True, cwd=cwd, timeout=timeout)
+    if r.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)} failed ({r.returncode}):\n{r.stdout}{r.stderr}")
+
+
+@functools.cache
+def template_datadir() -> Path:
+    """An initdb'd data directory, made once per process and removed at exit. Copy it."""
+    if not have_postgres():
+        raise RuntimeError(f"PostgreSQL binaries not found in {PG_BIN}")
+    top = _mkdtemp("pa-pgtmpl-")
+    atexit.register(shutil.rmtree, top, True)
+    data = top / "data"
+    _run(
+        _as_server_user(
+            [
+                str(PG_BIN / "initdb"),
+                "-D", str(data),
+                "-U", "postgres",
+                "-A", "trust",
+                "-E", "UTF8",
+                "--locale=C",
+                "--no-sync",
+            ]
+        ),
+        cwd=top,
+    )
+    return data
+
+
+def _write_files(base: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        target = base / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, encoding="utf-8")
+
+
+@dataclass
+class PgServer:
+    host: str
+    port: int
+    datadir: Path
+    socket_dir: Path
+    log_file: Path
+
+    def dsn(self, user: str = "postgres", dbname: str = "postgres") -> str:
+        return f"host={self.host} port={self.port} user={user} dbname={dbname} sslmode=disable"
+
+    def psql(self, sql: str, user: str = "postgres", dbname: str = "postgres") -> str:
+        """Run `sql` with psql over the unix socket (always trusted); stdout, unaligned."""
+        cmd = [
+            str(PG_BIN / "psql"),
+            "-X", "-q", "-A", "-t",
+            "-v", "ON_ERROR_STOP=1",
+            "-h", str(self.socket_dir),
+            "-p", str(self.port),
+            "-U", user,
+            "-d", dbname,
+            "-c", sql,
+        ]
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+        if r.returncode != 0:
+            raise RuntimeError(f"psql failed ({r.returncode}) for {sql!r}:\n{r.stderr}")
+        return r.stdout
+
+    def log(self) -> str:
+        try:
+            return self.log_file.read_text(errors="replace")
+        except OSError:
+            return ""
+
+
+def _hba(auth: str) -> str:
+    # The unix socket stays trusted so tests can always administer the server.
+    return (
+        "local all all trust\n"
+        f"host all all 127.0.0.1/32 {auth}\n"
+        "local replication all trust\n"
+        f"host replication all 127.0.0.1/32 {auth}\n"
+    )
+
+
+@contextmanager
+def running_postgres(
+    conf: str = "",
+    *,
+    files: dict[str, str] | None = None,
+    auth: str = "trust",
+) -> Iterator[PgServer]:
+    """A fresh PostgreSQL 15 on 127.0.0.1 and a free port; stopped and removed after.
+
+    `conf` is appended to the template's postgresql.conf (so it overrides it); `files`
+    are written into the data dir (relative names, subfolders allowed) after that, so
+    they may replace postgresql.conf or pg_hba.conf. `auth` is the pg_hba method for
+    TCP connections from 127.0.0.1.
+    """
+    top = _mkdtemp("pa-pg-")
+    try:
+        data = top / "data"
+        shutil.copytree(template_datadir(), data, symlinks=True)
+        conf_path = data / "postgresql.conf"
+        with conf_path.open("a", encoding="utf-8") as f:
+            f.write(_BASE_CONF)
+            if conf:
+                f.write("# --- test conf ---\n" + conf.rstrip("\n") + "\n")
+        (data / "pg_hba.conf").write_text(_hba(auth), encoding="utf-8")
+        _write_files(data, files or {})
+        data.chmod(0o700)
+        _chown_tree(top)
+        server = _start(top, data)
+        try:
+            yield server
+        finally:
+            subprocess.run(
+                _as_server_user(
+                    [str(PG_BIN / "pg_ctl"), "-D", str(data), "-m", "immediate", "-w", "stop"]
+                ),
+                capture_output=True,
+                cwd=top,
+                timeout=60,
+            )
+    finally:
+        shutil.rmtree(top, ignore_errors=True)
+
+
+def _start(top: Path, data: Path, attempts: int = 3) -> PgServer:
+    log_file = top / "server.log"
+    last = ""
+    for _ in range(attempts):
+        port = free_port()
+        opts = f"-p {port} -c listen_addresses=127.0.0.1 -k {top}"
+        r = subprocess.run(
+            _as_server_user(
+                [
+                    str(PG_BIN / "pg_ctl"),
+                    "-D", str(data),
+                    "-l", str(log_file),
+                    "-o", opts,
+                    "-w", "-t", "30",
+                    "start",
+                ]
+            ),
+            capture_output=True,
+            text=True,
+            cwd=top,
+            timeout=60,
+        )
+        if r.returncode == 0:
+            return PgServer("127.0.0.1", port, data, top, log_file)
+        last = r.stdout + r.stderr
+        with suppress(OSError):
+            last += log_file.read_text(errors="replace")
+        if "could not bind" not in last and "already in use" not in last:
+            break
+        time.sleep(0.1)
+    raise RuntimeError(f"PostgreSQL did not start:\n{last}")
+
+
+# --- postgres -C: the configuration oracle ------------------------------------------
+
+
+_LOG_LINE = re.compile(r"^(?:.*? )?(LOG|FATAL|ERROR|WARNING|HINT|DETAIL|PANIC):  (.*)$")
+
+
+def log_messages(stderr: str) -> list[tuple[str, str]]:
+    """(level, message) pairs of postgres stderr, without the log_line_prefix."""
+    out = []
+    for line in stderr.splitlines():
+        m = _LOG_LINE.match(line)
+        if m:
+            out.append((m.group(1), m.group(2)))
+    return out
+
+
+@dataclass
+class PgCResult:
+    """What `postgres -C name -D dir` printed for each name; stderr when it refused."""
+
+    values: dict[str, str] = field(default_factory=dict)
+    ok: bool = True
+    stderr: str = ""
+
+    @property
+    def messages(self) -> list[tuple[str, str]]:
+        return log_messages(self.stderr)
+
+
+class PostgresConfigError(RuntimeError):
+    def __init__(self, stderr: str) -> None:
+        super().__init__(f"postgres refused the configuration:\n{stderr}")
+        self.stderr = stderr
+
+
+def _show_one(datadir: Path, name: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        _as_server_user([str(PG_BIN / "postgres"), "-C", name, "-D", str(datadir)]),
+        capture_output=True,
+        text=True,
+        cwd=datadir,
+        timeout=60,
+    )
+
+
+def postgres_C_result(datadir: Path, names: list[str]) -> PgCResult:
+    """Run `postgres -C name -D datadir` per name (in parallel). Never raises on a
+    refused config: `ok` is False and `stderr` holds the first failure's output."""
+    if not names:
+        names = ["max_connections"]  # still learn whether postgres accepts the config
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        runs = list(pool.map(lambda n: _show_one(datadir, n), names))
+    result = PgCResult()
+    for name, r in zip(names, runs, strict=True):
+        if r.returncode != 0:
+            return PgCResult(values={}, ok=False, stderr=r.stderr)
+        result.values[name] = r.stdout.rstrip("\n")
+    return result
+
+
+def postgres_C(datadir: str | Path, names: list[str]) -> dict[str, str]:
+    """Values `postgres -C` prints for `names`; PostgresConfigError when it refuses."""
+    res = postgres_C_result(Path(datadir), names)
+    if not res.ok:
+        raise PostgresConfigError(res.stderr)
+    return res.values
+
+
+@contextmanager
+def config_dir(files: dict[str, str | bytes]) -> Iterator[Path]:
+    """A temp "data dir" holding only `files`: enough for `postgres -C` (it reads
+    postgresql.conf and postgresql.auto.conf from -D and needs nothing else)."""
+    top = _mkdtemp("pa-pgc-")
+    try:
+        data = top / "data"
+        data.mkdir()
+        for name, content in files.items():
+            target = data / name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            if isinstance(content, bytes):
+                target.write_bytes(content)
+            else:
+                target.write_text(content, encoding="utf-8")
+        data.chmod(0o700)
+        _chown_tree(top)
+        yield data
+    finally:
+        shutil.rmtree(top, ignore_errors=True)
+
+
+def postgres_C_files(files: dict[str, str | bytes], names: list[str]) -> PgCResult:
+    """Write `files` into a bare dir and ask `postgres -C` for each name."""
+    with config_dir(files) as data:
+        return postgres_C_result(data, names)
