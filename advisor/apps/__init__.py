@@ -1,0 +1,73 @@
+"""Application connection pools: which pools a container's processes open, how big
+each is, and where every number was written (or which library default applied).
+
+    app = scan_app_dir(root, "services/checkout")      # I/O: read the source files
+    found = pools_for_container(container, app)        # pure
+    found.pools  -> [Pool(label="HikariCP maximumPoolSize", size=20 (application.yml:7))]
+
+One small module per stack; each reader takes a StackContext and returns Pools.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from advisor.apps.base import StackContext
+from advisor.apps.hikari import hikari_pools
+from advisor.apps.source import AppFile, AppSource, scan_app_dir
+from advisor.apps.urls import route_from_env, route_from_url
+from advisor.model import ConfigProblem, Container, Pool
+
+__all__ = [
+    "AppFile",
+    "AppPools",
+    "AppSource",
+    "pools_for_container",
+    "route_from_env",
+    "route_from_url",
+    "scan_app_dir",
+]
+
+Reader = Callable[[StackContext], list[Pool]]
+
+READERS: tuple[tuple[str, Reader], ...] = (
+    ("hikari", hikari_pools),
+)
+
+
+class AppPools(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    pools: list[Pool] = Field(default_factory=list)
+    notices: list[str] = Field(default_factory=list)
+    problems: list[ConfigProblem] = Field(default_factory=list)
+
+    @property
+    def default_applied(self) -> list[Pool]:
+        return [p for p in self.pools if p.bound == "default"]
+
+    @property
+    def unbounded(self) -> list[Pool]:
+        return [p for p in self.pools if p.bound == "unbounded"]
+
+    @property
+    def cpu_dependent(self) -> list[Pool]:
+        return [p for p in self.pools if p.bound == "cpu"]
+
+    def per_pod(self) -> float:
+        return sum(p.per_pod() for p in self.pools)
+
+
+def pools_for_container(container: Container, app: AppSource | None = None, *,
+                        profile: str | None = None) -> AppPools:
+    """Every pool the container's processes open, from its env/args and its app source.
+    `profile` (e.g. a Spring profile from configuration) beats what the env says."""
+    ctx = StackContext(container=container, app=app, profile=profile)
+    pools: list[Pool] = []
+    for _, reader in READERS:
+        pools.extend(reader(ctx))
+    problems = list(app.problems) if app is not None else []
+    notices = list(app.notices) if app is not None else []
+    return AppPools(pools=pools, notices=notices + ctx.notices, problems=problems + ctx.problems)

@@ -1,0 +1,267 @@
+"""Where a client connects, read from the strings users write: URLs, JDBC URLs, libpq
+key=value DSNs, Npgsql connection strings, and PG*/DB_* environment variables.
+
+Only host, port, database and user are kept (never the password). Formats:
+- libpq URIs `postgres[ql]://user:pw@host:port,host2/db?host=..&port=..` and key=value
+  DSNs (`host=h port=5432 dbname='my db'`), PostgreSQL 15 docs, "34.1.1 Connection
+  Strings" (libpq-connect.html#LIBPQ-CONNSTRING).
+- pgJDBC `jdbc:postgresql://host:port/db?user=..`, `jdbc:postgresql:db`,
+  `jdbc:postgresql:/` (pgjdbc docs "Connecting to the Database").
+- R2DBC `r2dbc:postgresql://` and `r2dbc:pool:postgresql://`.
+- Npgsql `Host=h;Port=5432;Database=d;Username=u` (Npgsql "Connection String
+  Parameters"; keys are case-insensitive, spaces inside keys ignored).
+"""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import parse_qs, unquote
+
+from advisor.model import EnvVar, Route, Source
+
+_URL_SCHEMES = ("postgres://", "postgresql://")
+_PREFIXES = ("jdbc:", "r2dbc:pool:", "r2dbc:")
+
+# Npgsql / ADO.NET keyword aliases (lower-case, spaces removed) -> Route field.
+_NPGSQL_KEYS = {
+    "host": "host",
+    "server": "host",
+    "port": "port",
+    "database": "dbname",
+    "db": "dbname",
+    "username": "user",
+    "user": "user",
+    "userid": "user",
+    "uid": "user",
+}
+_LIBPQ_KEYS = {"host": "host", "hostaddr": "host", "port": "port", "dbname": "dbname",
+               "user": "user"}
+
+
+def _has_placeholder(text: str) -> bool:
+    return "${" in text or "$(" in text or "{{" in text or "<%" in text
+
+
+def _port(text: str | None) -> int | None:
+    if text is None:
+        return None
+    first = text.split(",")[0].strip()
+    return int(first) if first.isdigit() and 0 < int(first) < 65536 else None
+
+
+def _first_host(text: str | None) -> str | None:
+    if not text:
+        return None
+    first = text.split(",")[0].strip()
+    return first or None
+
+
+def _route(fields: dict[str, str | None], source: Source) -> Route | None:
+    host = _first_host(fields.get("host"))
+    if host is not None and _has_placeholder(host):
+        return None
+    dbname = fields.get("dbname") or None
+    user = fields.get("user") or None
+    if host is None and dbname is None:
+        return None
+    return Route(host=host, port=_port(fields.get("port")), dbname=dbname, user=user,
+                 source=source)
+
+
+def _parse_uri(url: str) -> dict[str, str | None] | None:
+    """libpq URI. Multi-host netlocs (`h1:5432,h2:5433`) keep the first host."""
+    rest = url.split("://", 1)[1]
+    netloc, _, tail = rest.partition("/")
+    if "?" in netloc:  # postgres://host?dbname=x (no path)
+        netloc, _, query0 = netloc.partition("?")
+        tail = "?" + query0
+    path, _, query = tail.partition("?")
+    fields: dict[str, str | None] = {}
+    userinfo, at, hostpart = netloc.rpartition("@")
+    if at:
+        fields["user"] = unquote(userinfo.split(":", 1)[0]) or None
+    first = hostpart.split(",")[0]
+    if first.startswith("["):  # IPv6 literal
+        host, _, port = first[1:].partition("]")
+        port = port.lstrip(":")
+    else:
+        host, _, port = first.partition(":")
+    fields["host"] = unquote(host) or None
+    fields["port"] = port or None
+    fields["dbname"] = unquote(path) or None
+    for key, values in parse_qs(query, keep_blank_values=True).items():
+        name = _LIBPQ_KEYS.get(key.lower()) or ("user" if key.lower() == "username" else None)
+        if name and values and values[-1]:
+            fields[name] = values[-1]
+    return fields
+
+
+def _parse_jdbc(url: str) -> dict[str, str | None] | None:
+    """pgJDBC: jdbc:postgresql://host:port/db, jdbc:postgresql:db, jdbc:postgresql:/"""
+    body = url[len("postgresql:"):]
+    body, _, query = body.partition("?")
+    fields: dict[str, str | None] = {}
+    if body.startswith("//"):
+        hostpart, _, db = body[2:].partition("/")
+        first = hostpart.split(",")[0]
+        if first.startswith("["):
+            host, _, port = first[1:].partition("]")
+            port = port.lstrip(":")
+        else:
+            host, _, port = first.partition(":")
+        fields["host"] = host or "localhost"
+        fields["port"] = port or None
+        fields["dbname"] = unquote(db) or None
+    else:  # jdbc:postgresql:db connects to localhost:5432
+        fields["host"] = "localhost"
+        fields["dbname"] = unquote(body.lstrip("/")) or None
+    for key, values in parse_qs(query, keep_blank_values=True).items():
+        if key.lower() == "user" and values and values[-1]:
+            fields["user"] = values[-1]
+    return fields
+
+
+_KV_TOKEN = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_]*)\s*=\s*")
+
+
+def _parse_libpq_kv(dsn: str) -> dict[str, str | None] | None:
+    """libpq `key = value` pairs; values may be single-quoted with \\' and \\\\ escapes."""
+    fields: dict[str, str | None] = {}
+    pos = 0
+    seen = False
+    while pos < len(dsn):
+        if dsn[pos:].strip() == "":
+            break
+        m = _KV_TOKEN.match(dsn, pos)
+        if not m:
+            return None
+        key = m.group(1).lower()
+        pos = m.end()
+        value_chars: list[str] = []
+        if pos < len(dsn) and dsn[pos] == "'":
+            pos += 1
+            while pos < len(dsn) and dsn[pos] != "'":
+                if dsn[pos] == "\\" and pos + 1 < len(dsn):
+                    pos += 1
+                value_chars.append(dsn[pos])
+                pos += 1
+            if pos >= len(dsn):
+                return None  # unterminated quote
+            pos += 1
+        else:
+            while pos < len(dsn) and not dsn[pos].isspace():
+                if dsn[pos] == "\\" and pos + 1 < len(dsn):
+                    pos += 1
+                value_chars.append(dsn[pos])
+                pos += 1
+        seen = True
+        name = _LIBPQ_KEYS.get(key)
+        if name:
+            fields[name] = "".join(value_chars)
+    return fields if seen else None
+
+
+def _parse_npgsql(text: str) -> dict[str, str | None] | None:
+    fields: dict[str, str | None] = {}
+    for part in text.split(";"):
+        if "=" not in part:
+            continue
+        key, _, value = part.partition("=")
+        name = _NPGSQL_KEYS.get(key.strip().lower().replace(" ", ""))
+        if name:
+            fields[name] = value.strip().strip("'\"")
+    return fields or None
+
+
+def route_from_url(url: str, source: Source) -> Route | None:
+    """A Route from any connection string form above; None when there is no host or
+    database to follow (unresolved placeholders, other databases, unknown forms)."""
+    text = url.strip()
+    lower = text.lower()
+    for prefix in _PREFIXES:
+        if lower.startswith(prefix):
+            text = text[len(prefix):]
+            lower = lower[len(prefix):]
+            if lower.startswith("postgresql:") and not lower.startswith("postgresql://"):
+                return _route(_parse_jdbc(text) or {}, source)
+            if lower.startswith("postgresql://") and prefix == "jdbc:":
+                return _route(_parse_jdbc(text) or {}, source)
+            break
+    if lower.startswith(_URL_SCHEMES):
+        fields = _parse_uri(text)
+        return _route(fields, source) if fields else None
+    if "://" in lower:
+        return None  # mysql://, redis://, ...
+    if ";" in text and "=" in text:
+        fields = _parse_npgsql(text)
+        return _route(fields, source) if fields else None
+    if "=" in text:
+        fields = _parse_libpq_kv(text)
+        return _route(fields, source) if fields else None
+    return None
+
+
+# Variables holding a whole connection string, most specific first.
+_URL_VARS = (
+    "DATABASE_URL", "SPRING_DATASOURCE_URL", "JDBC_DATABASE_URL", "POSTGRES_URL",
+    "POSTGRESQL_URL", "PG_URL", "PGURL", "DB_URL", "DATABASE_DSN", "DB_DSN", "POSTGRES_DSN",
+    "PG_DSN", "DSN", "DB_CONNECTION_STRING", "CONNECTION_STRING",
+    "CONNECTIONSTRINGS__DEFAULTCONNECTION", "QUARKUS_DATASOURCE_JDBC_URL",
+    "QUARKUS_DATASOURCE_REACTIVE_URL", "SPRING_R2DBC_URL",
+)
+# (prefix, host, port, dbname, user) families for split variables.
+_PART_FAMILIES = (
+    ("PG", "PGHOST", "PGPORT", "PGDATABASE", "PGUSER"),
+    ("DB", "DB_HOST", "DB_PORT", "DB_NAME", "DB_USER"),
+    ("DATABASE", "DATABASE_HOST", "DATABASE_PORT", "DATABASE_NAME", "DATABASE_USER"),
+    ("POSTGRES", "POSTGRES_HOST", "POSTGRES_PORT", "POSTGRES_DB", "POSTGRES_USER"),
+    ("POSTGRESQL", "POSTGRESQL_HOST", "POSTGRESQL_PORT", "POSTGRESQL_DATABASE",
+     "POSTGRESQL_USER"),
+    ("PG_", "PG_HOST", "PG_PORT", "PG_DATABASE", "PG_USER"),
+)
+_ALT_NAMES = {
+    "DB_NAME": ("DB_DATABASE", "DB_DBNAME"),
+    "DB_USER": ("DB_USERNAME",),
+    "DATABASE_NAME": ("DATABASE_DB",),
+    "DATABASE_USER": ("DATABASE_USERNAME",),
+    "POSTGRES_DB": ("POSTGRES_DATABASE",),
+    "POSTGRES_USER": ("POSTGRES_USERNAME",),
+    "POSTGRESQL_USER": ("POSTGRESQL_USERNAME",),
+}
+
+
+def route_from_env(env: tuple[EnvVar, ...]) -> Route | None:
+    """The route a container's environment names: a URL variable first, then split
+    host/port/db/user variables (PGHOST..., DB_HOST..., POSTGRES_HOST...). Variables with
+    no known value (secret refs) are skipped. The Source is the variable that gave the host."""
+    by_name = {e.name: e for e in env if e.value is not None}
+    for name in _URL_VARS:
+        var = by_name.get(name)
+        if var is not None and var.value:
+            route = route_from_url(var.value, var.source.model_copy(update={"key": name}))
+            if route is not None:
+                return route
+    for _, host_var, port_var, db_var, user_var in _PART_FAMILIES:
+        host = by_name.get(host_var)
+        if host is None or not host.value or _has_placeholder(host.value):
+            continue
+
+        def value_of(name: str) -> str | None:
+            for candidate in (name, *_ALT_NAMES.get(name, ())):
+                var = by_name.get(candidate)
+                if var is not None and var.value:
+                    return var.value
+            return None
+
+        return _route(
+            {"host": host.value, "port": value_of(port_var), "dbname": value_of(db_var),
+             "user": value_of(user_var)},
+            host.source.model_copy(update={"key": host_var}),
+        )
+    # Any other *_DATABASE_URL / *_DB_URL (e.g. ORDERS_DATABASE_URL).
+    for var in env:
+        if var.value and re.fullmatch(r"[A-Z0-9_]*(DATABASE|DB|POSTGRES|PG)_(URL|DSN)", var.name):
+            route = route_from_url(var.value, var.source.model_copy(update={"key": var.name}))
+            if route is not None:
+                return route
+    return None

@@ -1,0 +1,158 @@
+from pathlib import Path
+
+import pytest
+
+from advisor.apps import pools_for_container, scan_app_dir
+from advisor.apps.spring import canonical, env_names
+from advisor.fs import Root
+from tests.apphelpers import container, containers_of, product
+
+FIXTURE = Path(__file__).parent / "fixtures_apps" / "hikari"
+
+
+def _app(tmp_path: Path, files: dict[str, str]):
+    for name, text in files.items():
+        p = tmp_path / name
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(text)
+    return scan_app_dir(Root.of(tmp_path), "")
+
+
+def test_fixture_prod_profile_primary_and_replica():
+    root = Root.of(FIXTURE)
+    app = scan_app_dir(root, "")
+    (c,) = containers_of(FIXTURE, "k8s/deployment.yaml")
+    found = pools_for_container(c, app)
+    assert [p.label for p in found.pools] == [
+        "HikariCP maximumPoolSize", "HikariCP maximumPoolSize (app.datasource.replica)"]
+    primary, replica = found.pools
+    # prod document of application.yml overrides the base document
+    assert primary.size.source.label() == "src/main/resources/application.yml:27"
+    assert primary.route.host == "orders-db" and primary.route.port == 5432
+    assert primary.route.dbname == "orders" and primary.route.user == "checkout"
+    # ${REPLICA_POOL_SIZE:4} resolved from the Deployment env
+    assert replica.size.source.label() == "k8s/deployment.yaml:19"
+    assert replica.route.host == "orders-db-ro" and replica.route.user == "checkout_ro"
+    assert product(found.pools) == "1 x 20 + 1 x 6 = 26"
+
+
+def test_fixture_staging_properties_and_default_profile():
+    root = Root.of(FIXTURE)
+    app = scan_app_dir(root, "")
+    found = pools_for_container(container({"SPRING_PROFILES_ACTIVE": "staging"}), app)
+    assert product(found.pools) == "1 x 3 + 1 x 4 = 7"
+    assert found.pools[0].size.source.label() == \
+        "src/main/resources/application-staging.properties:2"
+    assert "placeholder default" in (found.pools[1].size.source.key or "")
+    plain = pools_for_container(container(), app)  # "default" profile: base document
+    assert product(plain.pools) == "1 x 8 + 1 x 4 = 12"
+    # the caller's profile beats the env
+    chosen = pools_for_container(container({"SPRING_PROFILES_ACTIVE": "staging"}), app,
+                                 profile="prod")
+    assert product(chosen.pools) == "1 x 20 + 1 x 4 = 24"
+
+
+@pytest.mark.parametrize("name", ["SPRING_DATASOURCE_HIKARI_MAXIMUMPOOLSIZE",
+                                  "SPRING_DATASOURCE_HIKARI_MAXIMUM_POOL_SIZE"])
+def test_env_beats_application_yml(name):
+    app = scan_app_dir(Root.of(FIXTURE), "")
+    found = pools_for_container(container({"SPRING_PROFILES_ACTIVE": "prod", name: "15"}), app)
+    assert found.pools[0].size.value == 15
+    assert found.pools[0].size.source.key == name
+    assert found.pools[0].bound == "fixed"
+
+
+def test_precedence_args_over_sysprops_over_env():
+    env = {"SPRING_DATASOURCE_HIKARI_MAXIMUMPOOLSIZE": "15",
+           "JAVA_TOOL_OPTIONS": "-Xmx512m -Dspring.datasource.hikari.maximum-pool-size=16"}
+    c = container(env, args=("--spring.datasource.hikari.maximumPoolSize=17",),
+                  command=("java", "-jar", "/app.jar"))
+    assert pools_for_container(c).pools[0].size.value == 17
+    c = container(env, command=("java", "-jar", "/app.jar"))
+    assert pools_for_container(c).pools[0].size.value == 16
+    c = container({"SPRING_APPLICATION_JSON":
+                   '{"spring":{"datasource":{"hikari":{"maximum-pool-size":18}}}}', **env})
+    assert pools_for_container(c).pools[0].size.value == 18
+
+
+def test_default_applied_when_unset(tmp_path):
+    app = _app(tmp_path, {"src/main/resources/application.properties":
+                          "spring.datasource.url=jdbc:postgresql://db/app\n"})
+    found = pools_for_container(container(), app)
+    (pool,) = found.pools
+    assert pool.size.value == 10 and pool.bound == "default"
+    assert "HikariCP" in pool.size.source.label()
+    assert found.default_applied == [pool]
+
+
+def test_env_url_only_and_mysql_skipped(tmp_path):
+    found = pools_for_container(container({"SPRING_DATASOURCE_URL":
+                                           "jdbc:postgresql://pg.prod.svc:6432/shop"}))
+    (pool,) = found.pools
+    assert pool.route.host == "pg.prod.svc" and pool.route.port == 6432
+    assert pool.route.source.key == "SPRING_DATASOURCE_URL"
+    other = pools_for_container(container({"SPRING_DATASOURCE_URL": "jdbc:mysql://m/x"}))
+    assert other.pools == [] and any("not a PostgreSQL" in n for n in other.notices)
+
+
+def test_bad_values_are_problems_with_lines(tmp_path):
+    app = _app(tmp_path, {"src/main/resources/application.yml":
+                          "spring:\n  datasource:\n    hikari:\n      maximum-pool-size: lots\n"})
+    found = pools_for_container(container(), app)
+    assert found.pools == []
+    (problem,) = found.problems
+    assert problem.location.label() == "src/main/resources/application.yml:4"
+    assert "Failed to bind" in problem.message
+    app = _app(tmp_path, {"src/main/resources/application.yml":
+                          "spring:\n  datasource:\n    hikari:\n      maximum-pool-size: 0\n"})
+    (problem,) = pools_for_container(container(), app).problems
+    assert "cannot be less than 1" in problem.message
+
+
+def test_broken_yaml_is_a_problem_not_a_traceback(tmp_path):
+    app = _app(tmp_path, {"src/main/resources/application.yml": "spring:\n  datasource: [\n"})
+    found = pools_for_container(container({"SPRING_DATASOURCE_URL": "jdbc:postgresql://d/x"}),
+                                app)
+    assert found.problems and found.problems[0].location.path.endswith("application.yml")
+    assert found.pools[0].size.value == 10
+
+
+def test_unknown_secret_value_is_noticed_not_guessed(tmp_path):
+    from advisor.model import Container, EnvVar, Source
+
+    app = _app(tmp_path, {"src/main/resources/application.yml":
+                          "spring:\n  datasource:\n    hikari:\n      maximumPoolSize: 12\n"})
+    c = Container(name="app", source=Source(path="k.yaml", line=1), env=(
+        EnvVar(name="SPRING_DATASOURCE_HIKARI_MAXIMUMPOOLSIZE", value=None,
+               source=Source(path="k.yaml", line=9), from_ref="secret:db/pool", secret=True),))
+    found = pools_for_container(c, app)
+    assert found.pools[0].size.value == 12
+    assert any("not in the repository" in n for n in found.notices)
+
+
+def test_legacy_spring_profiles_document_and_properties_multidoc(tmp_path):
+    app = _app(tmp_path, {
+        "src/main/resources/application.yml":
+            "spring.datasource.url: jdbc:postgresql://db/app\n---\nspring:\n  profiles: prod\n"
+            "  datasource.hikari.maximum-pool-size: 30\n",
+        "src/main/resources/application.properties":
+            "spring.profiles.active=prod\n#---\nspring.config.activate.on-profile=!prod\n"
+            "spring.datasource.hikari.maximum-pool-size=2\n",
+    })
+    (pool,) = pools_for_container(container(), app).pools
+    assert pool.size.value == 30
+
+
+def test_relaxed_names():
+    assert canonical("spring.datasource.hikari.maximum-pool-size") == \
+        canonical("Spring.DataSource.Hikari.maximumPoolSize") == \
+        canonical("spring.datasource.hikari.maximum_pool_size")
+    assert env_names("spring.datasource.hikari.maximum-pool-size") == (
+        "SPRING_DATASOURCE_HIKARI_MAXIMUMPOOLSIZE", "SPRING_DATASOURCE_HIKARI_MAXIMUM_POOL_SIZE")
+
+
+def test_hikari_default_matches_source_citation():
+    from advisor.apps import hikari
+
+    assert hikari.DEFAULT_POOL_SIZE == 10
+    assert "DEFAULT_POOL_SIZE = 10" in hikari.__doc__

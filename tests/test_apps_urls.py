@@ -1,0 +1,105 @@
+import pytest
+
+from advisor.apps import route_from_env, route_from_url
+from advisor.apps.javaprops import PropError, parse_properties
+from advisor.model import EnvVar, Source
+
+SRC = Source(path="k8s/app.yaml", line=3)
+
+
+@pytest.mark.parametrize(
+    ("url", "host", "port", "db", "user"),
+    [
+        ("postgres://app:s3cr%40t@pg.svc:6432/shop?sslmode=require", "pg.svc", 6432, "shop",
+         "app"),
+        ("postgresql://pg1:5432,pg2:5433/shop?target_session_attrs=read-write", "pg1", 5432,
+         "shop", None),
+        ("postgresql:///shop?host=/var/run/postgresql", "/var/run/postgresql", None, "shop",
+         None),
+        ("postgresql://[::1]:5433/x", "::1", 5433, "x", None),
+        ("postgresql://db?dbname=orders&user=bob", "db", None, "orders", "bob"),
+        ("jdbc:postgresql://orders-db:5432/orders?user=svc&ssl=true", "orders-db", 5432,
+         "orders", "svc"),
+        ("jdbc:postgresql://h1,h2:5433/app", "h1", None, "app", None),
+        ("jdbc:postgresql:orders", "localhost", None, "orders", None),
+        ("r2dbc:pool:postgresql://r2:5432/app", "r2", 5432, "app", None),
+        ("host=pg.internal port=5433 dbname='my db' user=app password='x y'", "pg.internal",
+         5433, "my db", "app"),
+        ("host = pg  dbname=a\\ b", "pg", None, "a b", None),
+        ("Host=npg.svc;Port=5434;Database=inventory;Username=inv;Maximum Pool Size=50",
+         "npg.svc", 5434, "inventory", "inv"),
+        ("Server=npg;User ID=u;Database=d", "npg", None, "d", "u"),
+    ],
+)
+def test_route_from_url(url, host, port, db, user):
+    route = route_from_url(url, SRC)
+    assert route is not None
+    assert (route.host, route.port, route.dbname, route.user) == (host, port, db, user)
+    assert route.source == SRC
+
+
+@pytest.mark.parametrize("url", ["mysql://m/x", "jdbc:mysql://m:3306/x", "redis://r:6379",
+                                 "postgres://${DB_HOST}:5432/x", "just words", "",
+                                 "host='unterminated"])
+def test_route_from_url_rejects(url):
+    assert route_from_url(url, SRC) is None
+
+
+def _env(**values):
+    return tuple(EnvVar(name=k, value=v, source=Source(path="d.yaml", line=i + 1))
+                 for i, (k, v) in enumerate(values.items()))
+
+
+def test_route_from_env_url_first_then_parts():
+    r = route_from_env(_env(PGHOST="ignored", DATABASE_URL="postgres://u@main:5432/app"))
+    assert r.host == "main" and r.source.key == "DATABASE_URL" and r.source.line == 2
+    r = route_from_env(_env(PGHOST="pgb", PGPORT="6432", PGDATABASE="app", PGUSER="web"))
+    assert (r.host, r.port, r.dbname, r.user, r.source.key) == ("pgb", 6432, "app", "web",
+                                                                 "PGHOST")
+    r = route_from_env(_env(DB_HOST="db", DB_PORT="5432", DB_USERNAME="x", DB_DATABASE="y"))
+    assert (r.host, r.port, r.dbname, r.user) == ("db", 5432, "y", "x")
+    r = route_from_env(_env(POSTGRES_HOST="pg", POSTGRES_DB="z"))
+    assert (r.host, r.dbname) == ("pg", "z")
+    r = route_from_env(_env(ORDERS_DATABASE_URL="postgresql://o/orders"))
+    assert r.host == "o"
+    assert route_from_env(_env(REDIS_HOST="r", PATH="/bin")) is None
+
+
+def test_java_properties_syntax():
+    text = (
+        "# comment\n"
+        "! bang comment\n"
+        "a=1\n"
+        "b : 2\n"
+        "c 3\n"
+        "d = multi \\\n"
+        "    line\\\n"
+        "   end\n"
+        "e\\:f = g\n"
+        "uni=\\u0041\\tB\n"
+        "   indented.key=  v  \n"
+        "empty\n"
+        "odd=x\\\\\n"
+        "next=1\n"
+    )
+    (doc,) = parse_properties(text)
+    got = {e.key: (e.value, e.line) for e in doc}
+    assert got["a"] == ("1", 3)
+    assert got["b"] == ("2", 4)
+    assert got["c"] == ("3", 5)
+    assert got["d"] == ("multi lineend", 6)
+    assert got["e:f"] == ("g", 9)
+    assert got["uni"] == ("A\tB", 10)
+    assert got["indented.key"] == ("v  ", 11)
+    assert got["empty"] == ("", 12)
+    assert got["odd"] == ("x\\", 13)  # even backslashes: no continuation
+    assert got["next"] == ("1", 14)
+    with pytest.raises(PropError) as err:
+        parse_properties("x=\\u12G4\n")
+    assert err.value.line == 1
+
+
+def test_properties_multi_document():
+    docs = parse_properties("a=1\n#---\na=2\n!---\nb=3\n")
+    assert [[(e.key, e.value, e.line) for e in d] for d in docs] == [
+        [("a", "1", 1)], [("a", "2", 3)], [("b", "3", 5)]]
