@@ -1,0 +1,157 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from advisor.commands import register_all
+from advisor.sweep import (
+    SweepError,
+    mask_dsn,
+    parse_clients,
+    percentile,
+    read_transaction_logs,
+)
+from advisor.usl import read_sweep
+from tests.realpg import free_port, have_postgres, running_postgres
+from tests.shared_data import shared_file
+
+
+def _app() -> typer.Typer:
+    app = typer.Typer()
+
+    @app.callback()
+    def _root() -> None:  # keeps subcommand names when only one is registered
+        pass
+
+    register_all(app)
+    return app
+
+
+def invoke(*args: str):
+    return CliRunner().invoke(_app(), list(args))
+
+
+def test_parse_clients():
+    assert parse_clients("1,2,4") == [1, 2, 4]
+    assert parse_clients("1-64") == [1, 2, 4, 8, 16, 32, 64]
+    assert parse_clients("1-20, 24") == [1, 2, 4, 8, 16, 20, 24]
+    with pytest.raises(SweepError):
+        parse_clients("0,2")
+    with pytest.raises(SweepError):
+        parse_clients("a")
+
+
+def test_mask_dsn():
+    assert mask_dsn("host=h password=s3cret user=u") == "host=h password=*** user=u"
+    assert mask_dsn("host=h password='a b' user=u") == "host=h password=*** user=u"
+    assert mask_dsn("postgresql://app:s3cret@127.0.0.1/db") == "postgresql://app:***@127.0.0.1/db"
+    assert mask_dsn("postgresql://app@127.0.0.1/db") == "postgresql://app@127.0.0.1/db"
+
+
+def test_percentiles_from_transaction_logs(tmp_path: Path):
+    (tmp_path / "pgb.1").write_text(
+        "".join(f"0 {i} {i * 1000} 0 1796224420 {i}\n" for i in range(1, 101))
+        + "0 101 failed 0 1796224420 5\n"
+    )
+    (tmp_path / "pgb.1.1").write_text("1 1 500 0 1796224420 6\n")
+    lat, failed = read_transaction_logs(sorted(tmp_path.glob("pgb.*")))
+    assert failed == 1 and len(lat) == 101
+    assert lat[0] == 0.5
+    assert percentile(lat, 50) == 50.0
+    assert percentile(lat, 99) == 99.0
+    assert percentile(lat, 100) == 100.0
+
+
+def test_input_table_fits_and_writes(tmp_path: Path):
+    table = shared_file("pool-sweep-1-256.tsv")
+    out = tmp_path / "fit"
+    r = invoke("sweep", "--input", str(table), "-o", str(out), "--cores", "2", "--no-chart")
+    assert r.exit_code == 0, r.output
+    assert "N* = sqrt((1 - sigma) / kappa)" in r.output
+    data = json.loads((tmp_path / "fit.json").read_text())
+    assert 64 <= data["fit"]["n_star"] <= 256 and data["fit"]["r2"] > 0.9
+    assert len(read_sweep(tmp_path / "fit.csv").points) == 9
+    assert "Recommended active connections" in r.output
+
+
+def test_no_dsn_is_a_clear_error():
+    r = invoke("sweep")
+    assert r.exit_code == 2
+    assert "give the DSN" in r.output
+
+
+@pytest.mark.postgres
+def test_unreachable_server_is_a_clear_error(tmp_path: Path):
+    if not have_postgres():
+        pytest.skip("PostgreSQL 15 binaries not installed")
+    dsn = f"host=127.0.0.1 port={free_port()} dbname=postgres connect_timeout=2"
+    r = invoke("sweep", dsn, "-c", "1,2,4", "-T", "1", "-o", str(tmp_path / "x"), "--no-chart")
+    assert r.exit_code == 2
+    assert "failed" in r.output and "Traceback" not in r.output
+
+
+@pytest.mark.postgres
+def test_real_sweep_against_postgres(tmp_path: Path):
+    if not have_postgres():
+        pytest.skip("PostgreSQL 15 binaries not installed")
+    out = tmp_path / "sweep"
+    with running_postgres("max_connections = 20") as pg:
+        r = invoke(
+            "sweep", pg.dsn(), "--init-scale", "1", "-S",
+            "-c", "1,2,4", "-T", "2", "--max-total", "60",
+            "-o", str(out), "--format", "json",
+        )
+        assert r.exit_code == 0, r.output
+        # pgbench really ran: its tables exist and hold scale 1 (100000 accounts).
+        assert pg.psql("select count(*) from pgbench_accounts").strip() == "100000"
+    payload = json.loads(r.output[r.output.index("{"):])
+    steps = payload["steps"]
+    assert [s["clients"] for s in steps] == [1, 2, 4]
+    for s in steps:
+        assert s["tps"] > 0 and s["transactions"] > 0 and s["failed"] == 0
+        # Every transaction's latency was logged (pgbench may log one in flight at -T's end).
+        assert abs(s["logged"] - s["transactions"]) <= s["clients"]
+        assert 0 < s["p50_ms"] <= s["p95_ms"] <= s["p99_ms"] <= s["max_ms"]
+    assert payload["fit"] is not None and payload["fit"]["points"] == 3
+    assert payload["pgbench_version"].startswith("pgbench (PostgreSQL) 15")
+    table = read_sweep(out.with_suffix(".csv"))
+    assert [p.n for p in table.points] == [1, 2, 4]
+    assert all(p.p99_ms is not None for p in table.points)
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        assert any("matplotlib is not installed" in n for n in payload["notices"])
+    else:
+        png = out.with_suffix(".png")
+        assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.mark.postgres
+def test_sweep_stops_at_the_time_budget_and_at_max_connections(tmp_path: Path):
+    if not have_postgres():
+        pytest.skip("PostgreSQL 15 binaries not installed")
+    with running_postgres("max_connections = 8") as pg:
+        pg.psql("select 1")
+        # 1 and 2 clients fit; 12 cannot connect (8 - 3 reserved = 5 usable).
+        r = invoke(
+            "sweep", pg.dsn(), "-s", "1", "-c", "1,2,12,16", "-T", "1",
+            "-o", str(tmp_path / "a"), "--no-chart",
+        )
+        assert r.exit_code == 0, r.output
+        assert "skipped clients 12, 16" in r.output
+        assert "too many clients" in r.output or "reserved" in r.output
+        # A 3 s budget with 2 s steps leaves room for exactly one step.
+        r = invoke(
+            "sweep", pg.dsn(), "-S", "-c", "1,2,4", "-T", "2", "--max-total", "3",
+            "-o", str(tmp_path / "b"), "--format", "json", "--no-chart",
+        )
+        assert r.exit_code == 0, r.output
+        payload = json.loads(r.output[r.output.index("{"):])
+        assert [s["clients"] for s in payload["steps"]] == [1]
+        assert payload["skipped_clients"] == [2, 4]
+        assert "time budget" in payload["stopped_reason"]
+        assert payload["fit"] is None and "3 or more" in payload["fit_error"]
