@@ -45,6 +45,7 @@ class RuleInfo:
     severity: Severity
     summary: str
     doc: str
+    registered: bool = True  # False: a code the engine emits, with no rules/ page
 
 
 def rule_info(registry: Registry, finding: Finding) -> RuleInfo:
@@ -53,7 +54,7 @@ def rule_info(registry: Registry, finding: Finding) -> RuleInfo:
         return _info(found)
     # Findings the engine emits itself (unreadable files, configuration problems) have
     # no rule module; describe them from the finding.
-    return RuleInfo(finding.code, finding.name, finding.severity, finding.name, "")
+    return RuleInfo(finding.code, finding.name, finding.severity, finding.name, "", False)
 
 
 def _info(r: Rule) -> RuleInfo:

@@ -135,15 +135,19 @@ def _invocation(result: CheckResult) -> dict[str, Any]:
 
 def _descriptor(info: RuleInfo, docs_url: str) -> dict[str, Any]:
     help_text = info.doc or sentence(info.summary or info.name)
-    url = rule_doc_url(docs_url, info.code, info.name)
-    help_md = doc_markdown(info.doc) if info.doc else sentence(info.summary or info.name)
-    return {
+    help_md = doc_markdown(info.doc) if info.doc else help_text
+    descriptor: dict[str, Any] = {
         "id": info.code,
         "name": _pascal(info.name),
         "shortDescription": {"text": sentence(info.summary or info.name)},
         "fullDescription": {"text": full_description(info)},
-        "help": {"text": help_text, "markdown": f"{help_md}\n\n[Rule documentation]({url})"},
-        "helpUri": url,
+        "help": {"text": help_text, "markdown": help_md},
+    }
+    if info.registered:
+        url = rule_doc_url(docs_url, info.code, info.name)
+        descriptor["help"]["markdown"] += f"\n\n[Rule documentation]({url})"
+        descriptor["helpUri"] = url
+    return descriptor | {
         "defaultConfiguration": {"level": LEVELS[info.severity]},
         "properties": {
             "tags": ["postgresql", "connections", info.name],

@@ -1,0 +1,252 @@
+"""Markdown for people (GitHub-flavoured): the budget per server as a table, how each
+number was reached in collapsible <details>, then the findings grouped by severity,
+each linking its rule's documentation. The PR comment is built from these pieces."""
+
+from __future__ import annotations
+
+import html
+import re
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+from advisor.model import Budget, Contribution, Finding, Location, Severity, Term
+from advisor.report.common import (
+    DEFAULT_DOCS_URL,
+    SEVERITY_ORDER,
+    rule_doc_url,
+    rule_info,
+)
+
+if TYPE_CHECKING:
+    from advisor.diff import ResultDiff
+    from advisor.model import CheckResult
+    from advisor.rules import Registry
+
+SEVERITY_TITLES = {Severity.error: "Errors", Severity.warning: "Warnings", Severity.info: "Info"}
+SEVERITY_WORDS = {Severity.error: "error", Severity.warning: "warning", Severity.info: "info"}
+
+# Typographic signs for the arithmetic, spelled as escapes so the source stays ASCII.
+MINUS, TIMES, DASH, ARROW = "\u2212", "\u00d7", "\u2013", "\u2192"
+
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]<>|~#!])")
+
+
+def md_text(text: str) -> str:
+    """Plain text as inline GFM: markdown and HTML syntax escaped, line breaks kept as
+    <br> so the text can sit in a table cell or a paragraph alike."""
+    escaped = _MD_SPECIAL.sub(r"\\\1", text.replace("&", "&amp;"))
+    return "<br>".join(line.strip() for line in escaped.splitlines()) or escaped
+
+
+def md_code(text: str) -> str:
+    """Inline code span that survives backticks in `text` (CommonMark 6.1)."""
+    text = " ".join(text.split())
+    fence = "`"
+    while fence in text:
+        fence += "`"
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def number(value: float) -> str:
+    return f"{int(value):,}" if float(value).is_integer() else f"{value:,.1f}"
+
+
+def signed(value: float) -> str:
+    return "±0" if value == 0 else f"{'+' if value > 0 else MINUS}{number(abs(value))}"
+
+
+def where(loc: Location, source_url: str | None = None) -> str:
+    """`path:line`, linked to the file at the reviewed commit when `source_url` is given
+    (e.g. https://github.com/o/r/blob/<sha>)."""
+    label = md_code(loc.label())
+    if source_url is None or loc.path.startswith("/"):
+        return label
+    anchor = f"#L{loc.line}" if loc.line else ""
+    return f"[{label}]({source_url.rstrip('/')}/{loc.path}{anchor})"
+
+
+# --- budgets -------------------------------------------------------------------------
+
+
+def status(peak: float | None, usable: float | None) -> str:
+    if peak is None or usable is None:
+        return "removed" if peak is None else "unknown"
+    if peak <= usable:
+        return f"✅ fits ({number(usable - peak)} spare)"
+    return f"❌ over by {number(peak - usable)}"
+
+
+def budget_table(budgets: list[Budget]) -> str:
+    rows = [
+        "| Server | max_connections | Reserved | Usable | Peak | Status |",
+        "|---|--:|--:|--:|--:|---|",
+    ]
+    for b in budgets:
+        reserved = sum(t.value for t in b.reserved)
+        rows.append(
+            f"| {md_text(b.server)} | {number(b.max_connections.value)} | {number(reserved)} "
+            f"| {number(b.usable)} | {number(b.peak)} | {status(b.peak, b.usable)} |"
+        )
+    return "\n".join(rows)
+
+
+def diff_table(diff: ResultDiff) -> str:
+    rows = [
+        "| Server | Usable | Peak before → after | Change | Status |",
+        "|---|--:|--:|--:|---|",
+    ]
+    for s in diff.servers:
+        usable = _arrow(s.usable_before, s.usable_after)
+        peak = _arrow(s.peak_before, s.peak_after, always=True)
+        change = "new server" if s.peak_before is None else (
+            "removed" if s.change is None else signed(s.change))
+        rows.append(
+            f"| {md_text(s.server)} | {usable} | {peak} | {change} "
+            f"| {status(s.peak_after, s.usable_after)} |"
+        )
+    return "\n".join(rows)
+
+
+def _arrow(before: float | None, after: float | None, *, always: bool = False) -> str:
+    b = DASH if before is None else number(before)
+    a = DASH if after is None else number(after)
+    return f"{b} {ARROW} {a}" if always or before != after else a
+
+
+def term(t: Term) -> str:
+    return f"{number(t.value)} {md_text(t.label)} ({md_text(t.source.label())})"
+
+
+def budget_details(b: Budget) -> str:
+    """How `usable` and `peak` were reached, every number with its source."""
+    lines = [
+        f"- **usable {number(b.usable)}** = {term(b.max_connections)}"
+        + "".join(f" {MINUS} {term(t)}" for t in b.reserved)
+    ]
+    lines.append(f"- **peak {number(b.peak)}** = "
+                 + (" + ".join(f"{number(c.total)} {md_text(c.who)}" for c in b.contributions)
+                    or "0 (no clients found)"))
+    for c in b.contributions:
+        lines.extend(_contribution(c, depth=1))
+    for ns in b.not_subtracted:
+        lines.append(f"- not subtracted: {term(ns.term)}: {md_text(ns.why)}")
+    if b.memory is not None and b.memory.terms:
+        total = f"{b.memory.total / 2**30:,.1f} GiB"
+        lines.append(f"- worst-case memory {total} = "
+                     + " + ".join(term(t) for t in b.memory.terms))
+        lines.extend(f"  - assumption: {md_text(a)}" for a in b.memory.assumptions)
+    return _details(f"{b.server}: how usable {number(b.usable)} and peak "
+                    f"{number(b.peak)} were computed", "\n".join(lines))
+
+
+def _contribution(c: Contribution, depth: int) -> list[str]:
+    pad = "  " * depth
+    product = f" {TIMES} ".join(term(t) for t in c.factors)
+    text = f"{pad}- {md_text(c.who)}: " + (f"{product} = " if product else "") + number(c.total)
+    if c.note:
+        text += f" ({md_text(c.note)})"
+    out = [text]
+    for part in c.parts:
+        out.extend(_contribution(part, depth + 1))
+    return out
+
+
+def _details(summary: str, body: str) -> str:
+    # Blank lines around the body: GFM ends an HTML block at a blank line, so the
+    # markdown inside is parsed as markdown.
+    return f"<details>\n<summary>{html.escape(summary)}</summary>\n\n{body}\n\n</details>"
+
+
+# --- findings ------------------------------------------------------------------------
+
+
+def counts(findings: Iterable[Finding]) -> str:
+    tally = {s: 0 for s in SEVERITY_ORDER}
+    for f in findings:
+        tally[f.severity] += 1
+    parts = [f"{n} {SEVERITY_WORDS[s]}{'s' if n != 1 and s != Severity.info else ''}"
+             for s, n in tally.items() if n]
+    return ", ".join(parts) or "no findings"
+
+
+def finding_block(
+    f: Finding,
+    registry: Registry,
+    *,
+    docs_url: str = DEFAULT_DOCS_URL,
+    source_url: str | None = None,
+    new: bool = False,
+    details: bool = True,
+) -> str:
+    info = rule_info(registry, f)
+    title = f"{f.code} {md_text(info.name)}"
+    if info.registered:
+        title = f"[{title}]({rule_doc_url(docs_url, info.code, info.name)})"
+    badge = "\U0001f195 " if new else ""  # NEW button
+    head = f"{badge}**{title}** at {where(f.location, source_url)}: {md_text(f.message)}"
+    if not details:
+        return head
+    items = [f"- {md_text(r.message)}: {where(r.location, source_url)}" for r in f.related]
+    if f.fix is not None:
+        fix = f"- **Fix:** {md_text(f.fix.description)}"
+        r = f.fix.replacement
+        if r is not None:
+            at = Location(path=r.path, line=r.line)
+            edit = f"{md_code(r.key)} {md_code(r.old)} {ARROW} {md_code(r.new)}"
+            fix += f" ({where(at, source_url)}: {edit})"
+        items.append(fix)
+    if not items:
+        return head
+    return f"{head}\n\n{_details('Sources and fix', chr(10).join(items))}"
+
+
+def findings_section(
+    findings: list[Finding],
+    registry: Registry,
+    *,
+    docs_url: str = DEFAULT_DOCS_URL,
+    source_url: str | None = None,
+    new_fingerprints: set[str] | None = None,
+    details: bool = True,
+) -> str:
+    out = []
+    for sev in SEVERITY_ORDER:
+        group = [f for f in findings if f.severity == sev]
+        if not group:
+            continue
+        out.append(f"#### {SEVERITY_TITLES[sev]} ({len(group)})")
+        for f in group:
+            is_new = new_fingerprints is not None and f.fingerprint in new_fingerprints
+            out.append(finding_block(f, registry, docs_url=docs_url, source_url=source_url,
+                                     new=is_new, details=details))
+    return "\n\n".join(out)
+
+
+def headline(result: CheckResult) -> str:
+    over = [b for b in result.budgets if not b.fits]
+    if not result.findings and not over:
+        n = len(result.budgets)
+        servers = f"{n} server{'s' if n != 1 else ''}"
+        return f"✅ **fits**: every connection budget fits ({servers}), no findings."
+    mark = "❌" if any(f.severity == Severity.error for f in result.findings) or over else "⚠️"
+    return f"{mark} **{counts(result.findings)}**"
+
+
+def render(
+    result: CheckResult,
+    registry: Registry,
+    *,
+    docs_url: str = DEFAULT_DOCS_URL,
+    source_url: str | None = None,
+) -> str:
+    parts = ["### pool-advisor", headline(result)]
+    if result.budgets:
+        parts.append(budget_table(result.budgets))
+        parts.extend(budget_details(b) for b in result.budgets)
+    if result.findings:
+        parts.append(findings_section(result.findings, registry, docs_url=docs_url,
+                                      source_url=source_url))
+    if result.notices:
+        parts.append("\n".join(f"> {md_text(n)}" for n in result.notices))
+    return "\n\n".join(parts) + "\n"
