@@ -242,6 +242,22 @@ class Route(Frozen):
     source: Source
 
 
+class CpuFormula(Frozen):
+    """A figure a library derives from the machine: max(floor, per_cpu x CPUs + plus).
+    pgx: max(4, NumCPU) -> per_cpu=1, floor=4; Prisma: 2 x physical cores + 1;
+    gunicorn configs with cpu_count() * 2 + 1 (applies_to="processes")."""
+
+    per_cpu: float = 1
+    plus: float = 0
+    floor: float = 0
+    physical: bool = False  # physical cores (Prisma) rather than logical CPUs
+    applies_to: Literal["size", "processes"] = "size"
+    text: str = ""  # as the library or config writes it, e.g. "max(4, runtime.NumCPU())"
+
+    def at(self, cpus: float) -> float:
+        return max(self.floor, self.per_cpu * cpus + self.plus)
+
+
 class Pool(BaseModel):
     """One connection pool inside one process: processes x size connections per pod."""
 
@@ -257,6 +273,7 @@ class Pool(BaseModel):
     bound: Literal["fixed", "default", "unbounded", "cpu"] = "fixed"
     note: str = ""  # e.g. "pgx default max(4, NumCPU): NumCPU of the node, not the pod"
     cpus: Term | None = None  # the CPU count a "cpu" size was computed for
+    cpu_formula: CpuFormula | None = None  # how to recompute it for another node size
 
     def per_pod(self) -> float:
         return self.size.value * (self.processes.value if self.processes else 1)
