@@ -5,9 +5,10 @@
         pgb.admin_dicts("SHOW USERS")   # -> list of {column: value}
         pgb.port, pgb.host, pgb.dir, pgb.log()
 
-The ini text is written as-is to `<tmp>/pgbouncer.ini`, followed by a `[pgbouncer]`
-section with the harness's own settings (listen address/port, unix_socket_dir, auth,
-admin_users, logfile, pidfile), which therefore win over the text's. PgBouncer runs in
+The ini text is written to `<tmp>/pgbouncer.ini` with the harness's own settings
+(listen address/port, unix_socket_dir, auth, admin_users, logfile, pidfile) inserted at
+the end of its last [pgbouncer] section (see compose_ini), so they win over the text's;
+`.ini_text` is the exact text loaded. PgBouncer runs in
 the foreground with the tmp dir as working directory (so relative `%include` paths
 resolve there), as `nobody` when we are root (PgBouncer refuses to run as root).
 When PgBouncer exits instead of listening, `BouncerFailed` carries its log and exit code.
@@ -69,6 +70,7 @@ class BouncerOutcome:
     started: bool
     returncode: int | None
     log: str
+    ini_text: str = ""  # the exact text PgBouncer loaded (with the harness settings)
 
 
 @dataclass
@@ -76,6 +78,7 @@ class RunningBouncer:
     port: int
     dir: Path
     host: str = "127.0.0.1"
+    ini_text: str = ""
     process: subprocess.Popen[bytes] | None = field(default=None, repr=False)
 
     def log(self) -> str:
@@ -119,10 +122,8 @@ def _read_log(d: Path) -> str:
     return parts[0] if parts and parts[0].strip() else "".join(parts)
 
 
-def _harness_section(d: Path, port: int, extra: dict[str, str] | None) -> str:
+def _harness_lines(d: Path, port: int, extra: dict[str, str] | None) -> list[str]:
     lines = [
-        "",
-        "[pgbouncer]",
         "listen_addr = 127.0.0.1",
         f"listen_port = {port}",
         f"unix_socket_dir = {d}",
@@ -132,8 +133,38 @@ def _harness_section(d: Path, port: int, extra: dict[str, str] | None) -> str:
         f"logfile = {d}/pgbouncer.log",
         f"pidfile = {d}/pgbouncer.pid",
     ]
-    lines += [f"{k} = {v}" for k, v in (extra or {}).items()]
-    return "\n".join(lines) + "\n"
+    return lines + [f"{k} = {v}" for k, v in (extra or {}).items()]
+
+
+def compose_ini(ini_text: str, harness: list[str]) -> str:
+    """Insert the harness settings at the end of the main text's last [pgbouncer] section.
+
+    Appending a second `[pgbouncer]` header would not do: every [pgbouncer] header resets
+    all its settings to their defaults (libusual usual/cfparser.c, fill_defaults, as
+    vendored by PgBouncer 1.18), wiping what the text set. Without a [pgbouncer]
+    section in the main text, the settings go under a new header at the end.
+    """
+    lines = ini_text.split("\n")
+    last_main = None
+    for i, line in enumerate(lines):
+        stripped = line.lstrip()
+        if stripped.startswith("[") and "]" in stripped:
+            name = stripped[1 : stripped.index("]")]
+            if name == "pgbouncer":
+                last_main = i
+    if last_main is None:
+        sep = "" if ini_text.endswith("\n") or not ini_text else "\n"
+        return ini_text + sep + "[pgbouncer]\n" + "\n".join(harness) + "\n"
+    insert_at = len(lines)
+    for j in range(last_main + 1, len(lines)):
+        if lines[j].lstrip().startswith("["):
+            insert_at = j
+            break
+    if insert_at == len(lines) and lines and lines[-1] == "":
+        insert_at -= 1  # keep the text's final newline at the very end
+    return "\n".join([*lines[:insert_at], *harness, *lines[insert_at:]]) + (
+        "" if insert_at < len(lines) else "\n"
+    )
 
 
 def _demote() -> dict[str, int]:
@@ -152,6 +183,7 @@ def _start(
     users: Iterable[str],
     extra: dict[str, str] | None,
     timeout: float,
+    harness: bool = True,
 ) -> tuple[subprocess.Popen[bytes] | None, int, BouncerOutcome]:
     port = free_port()
     for name, content in (files or {}).items():
@@ -163,7 +195,8 @@ def _start(
             target.write_text(content)
     names = [ADMIN_USER, *users]
     (d / "harness_users.txt").write_text("".join(f'"{u}" ""\n' for u in names))
-    (d / "pgbouncer.ini").write_text(ini_text + _harness_section(d, port, extra))
+    loaded = compose_ini(ini_text, _harness_lines(d, port, extra)) if harness else ini_text
+    (d / "pgbouncer.ini").write_text(loaded)
     ids = _demote()
     if ids:
         for p in [d, *d.rglob("*")]:
@@ -182,12 +215,13 @@ def _start(
     while time.monotonic() < deadline:
         rc = proc.poll()
         if rc is not None:
-            return None, port, BouncerOutcome(False, rc, _read_log(d))
+            return None, port, BouncerOutcome(False, rc, _read_log(d), loaded)
         with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.2):
-            return proc, port, BouncerOutcome(True, None, _read_log(d))
+            return proc, port, BouncerOutcome(True, None, _read_log(d), loaded)
         time.sleep(0.02)
     _stop(proc)
-    return None, port, BouncerOutcome(False, None, "timed out waiting for port\n" + _read_log(d))
+    log = "timed out waiting for port\n" + _read_log(d)
+    return None, port, BouncerOutcome(False, None, log, loaded)
 
 
 def _stop(proc: subprocess.Popen[bytes]) -> None:
@@ -218,7 +252,7 @@ def running_pgbouncer(
         proc, port, outcome = _start(d, ini_text, files, users, extra, timeout)
         if proc is None:
             raise BouncerFailed(outcome.returncode, outcome.log)
-        yield RunningBouncer(port=port, dir=d, process=proc)
+        yield RunningBouncer(port=port, dir=d, ini_text=outcome.ini_text, process=proc)
     finally:
         if proc is not None:
             _stop(proc)
@@ -230,11 +264,14 @@ def try_pgbouncer(
     *,
     files: dict[str, str | bytes] | None = None,
     timeout: float = 10.0,
+    harness: bool = True,
 ) -> BouncerOutcome:
-    """Start and stop at once: did PgBouncer accept this config, and what did it log?"""
+    """Start and stop at once: did PgBouncer accept this config, and what did it log?
+    With harness=False the text is loaded exactly as given (it must then bring its own
+    listen settings, or fail before listening)."""
     d = Path(tempfile.mkdtemp(prefix="realbouncer-"))
     try:
-        proc, _port, outcome = _start(d, ini_text, files, (), None, timeout)
+        proc, _port, outcome = _start(d, ini_text, files, (), None, timeout, harness)
         if proc is not None:
             _stop(proc)
             outcome.log = _read_log(d)
