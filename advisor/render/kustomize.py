@@ -1,0 +1,660 @@
+"""kustomize overlays rendered by the real kustomize (`kubectl kustomize DIR`, Debian's
+kubectl embeds Kustomize v5.5.0, or a `kustomize` binary when one is on PATH).
+
+Safety, before anything runs: every file and directory the kustomization tree names
+(resources, bases, components, patches, generators' files and envs, replacements,
+crds, configurations, openapi) is resolved through `Root`: a reference outside the
+scanned root, a remote resource (git/http: kustomize would fetch it) or a Helm
+chart inflator stops the render with a finding. kustomize then runs as a subprocess
+with a timeout, the default load restrictor (LoadRestrictionsRootOnly), no plugins
+(`--enable-alpha-plugins` and `--enable-helm` stay off, so no KRM function, exec
+plugin or helm binary runs) and no kubeconfig.
+
+Positions: the referenced files are copied to a temporary tree and the copy of the
+kustomization gets `buildMetadata: [originAnnotations]`, so each output object says
+which file it came from (`config.kubernetes.io/origin`; the annotation is removed
+again). Each object is then reported in that file with that file's lines, and
+fields an overlay changed are traced (`K8sObject.value_sources`) to the overlay
+line that set them: `replicas:` entries, `images:` entries, strategic-merge patches
+(files, inline `patch:`, patchesStrategicMerge; list items matched by `name`),
+JSON 6902 patches (replace/add of a path), and configMapGenerator/secretGenerator
+literals and env files. Labels, prefixes, namespaces and replacements are applied
+but not traced to a line.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from advisor.fs import InputError, Root
+from advisor.model import ConfigProblem, Location, Source
+from advisor.render import Rendered, field_path, flatten
+from advisor.sources.k8s import (
+    K8sObject,
+    block_offset,
+    get,
+    k8s_objects,
+    line_of,
+    load_yaml_stream,
+)
+
+KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
+TIMEOUT_SECONDS = 30
+ORIGIN = "config.kubernetes.io/origin"
+_REMOTE = re.compile(r"^(?:[a-z][a-z0-9+.-]*://|git@|github\.com/|gitlab\.com/|bitbucket\.org/)",
+                     re.I)
+
+Key = tuple[str | int, ...]
+
+
+@dataclass
+class Layer:
+    """One kustomization in the tree, base-most first in `Tree.layers`."""
+
+    directory: Path
+    file: Path
+    doc: Any
+    shown: str
+
+
+@dataclass
+class Tree:
+    layers: list[Layer] = field(default_factory=list)
+    files: set[Path] = field(default_factory=set)  # every file kustomize will read
+    resource_files: list[Path] = field(default_factory=list)  # plain manifests, in order
+    problems: list[ConfigProblem] = field(default_factory=list)
+
+
+def render_kustomization(root: Root, directory: str, *, binary: list[str] | None = None
+                         ) -> Rendered:
+    """Render the kustomization in `directory` (inside `root`)."""
+    out = Rendered()
+    try:
+        top = root.resolve(directory)
+    except InputError as exc:
+        out.problems.append(_problem(exc.path, exc.message, fatal=True))
+        return out
+    tree = Tree()
+    _scan(root, top, tree, set(), depth=0)
+    if tree.problems:
+        out.problems.extend(tree.problems)
+        return out
+    command = binary if binary is not None else find_kustomize()
+    shown = root.rel(top)
+    if not command:
+        return _plain(root, tree, shown, out)
+    text, error = _build_annotated(root, top, tree, command)
+    if text is None:
+        out.problems.append(_problem(_kfile(root, top), f"kustomize failed: {error}",
+                                     fatal=True, program="kustomize"))
+        return out
+    objects, problems = k8s_objects(text, f"{shown} (kustomize output)",
+                                    origin=f"kustomize:{shown}")
+    out.problems.extend(problems)
+    for obj in objects:
+        _place(root, top, tree, obj)
+    out.objects.extend(objects)
+    out.notices.append(f"kustomize: rendered {shown} with {' '.join(command)}")
+    return out
+
+
+def find_kustomize() -> list[str] | None:
+    found = shutil.which("kustomize")
+    if found:
+        return [found, "build"]
+    kubectl = shutil.which("kubectl")
+    if kubectl:
+        return [kubectl, "kustomize"]
+    return None
+
+
+# --- scanning the tree ----------------------------------------------------------------
+
+
+def _kfile(root: Root, directory: Path) -> str:
+    for name in KUSTOMIZATION_FILES:
+        if (directory / name).is_file():
+            return root.rel(directory / name)
+    return root.rel(directory)
+
+
+def _scan(root: Root, directory: Path, tree: Tree, seen: set[Path], depth: int) -> None:
+    if directory in seen or depth > 20:
+        return
+    seen.add(directory)
+    kfile = next((directory / n for n in KUSTOMIZATION_FILES if (directory / n).is_file()), None)
+    if kfile is None:
+        tree.problems.append(_problem(root.rel(directory), "no kustomization.yaml here",
+                                      fatal=True, program="kustomize"))
+        return
+    shown = root.rel(kfile)
+    try:
+        text = root.read_text(kfile)
+    except InputError as exc:
+        tree.problems.append(_problem(exc.path, exc.message, fatal=True))
+        return
+    docs, problems = load_yaml_stream(text, shown)
+    if problems:
+        tree.problems.extend(problems)
+        return
+    doc = docs[0][0] if docs else {}
+    if not isinstance(doc, dict):
+        tree.problems.append(_problem(shown, "kustomization is not a mapping", fatal=True))
+        return
+    tree.files.add(kfile)
+
+    def at(*keys: str | int) -> int | None:
+        line0 = line_of(doc, *keys)
+        return None if line0 is None else line0 + 1
+
+    def ref(entry: Any, *keys: str | int, allow_dir: bool, resource: bool = False
+            ) -> None:
+        if not isinstance(entry, str) or not entry.strip():
+            return
+        if _REMOTE.match(entry.strip()):
+            tree.problems.append(_problem(shown, f"remote resource {entry!r}: pool-advisor "
+                                          "does not fetch from the network; vendor it into "
+                                          "the repository", fatal=True, line=at(*keys),
+                                          program="kustomize"))
+            return
+        try:
+            target = root.resolve(entry.strip(), relative_to=directory)
+        except InputError:
+            tree.problems.append(_problem(shown, f"{entry!r} is outside the scanned root; "
+                                          "not rendered", fatal=True, line=at(*keys),
+                                          program="kustomize"))
+            return
+        if target.is_dir():
+            if allow_dir:
+                _scan(root, target, tree, seen, depth + 1)
+                return
+            tree.problems.append(_problem(shown, f"{entry!r} is a directory", fatal=True,
+                                          line=at(*keys), program="kustomize"))
+            return
+        if not target.is_file():
+            tree.problems.append(_problem(shown, f"{entry!r} not found", fatal=True,
+                                          line=at(*keys), program="kustomize"))
+            return
+        tree.files.add(target)
+        if resource:
+            tree.resource_files.append(target)
+
+    for key in ("resources", "bases", "components"):
+        for i, entry in enumerate(_items(doc.get(key))):
+            ref(entry, key, i, allow_dir=True, resource=True)
+    for i, patch in enumerate(_items(doc.get("patches")) + _items(doc.get("patchesJson6902"))):
+        if isinstance(patch, dict) and "path" in patch:
+            key = "patches" if i < len(_items(doc.get("patches"))) else "patchesJson6902"
+            index = i if key == "patches" else i - len(_items(doc.get("patches")))
+            ref(patch["path"], key, index, allow_dir=False)
+    for i, entry in enumerate(_items(doc.get("patchesStrategicMerge"))):
+        if isinstance(entry, str) and "\n" not in entry and ":" not in entry:
+            ref(entry, "patchesStrategicMerge", i, allow_dir=False)
+    for gen in ("configMapGenerator", "secretGenerator"):
+        for i, item in enumerate(_items(doc.get(gen))):
+            if not isinstance(item, dict):
+                continue
+            for j, entry in enumerate(_items(item.get("files"))):
+                if isinstance(entry, str):
+                    ref(entry.split("=", 1)[-1], gen, i, "files", j, allow_dir=False)
+            for j, entry in enumerate(_items(item.get("envs"))):
+                ref(entry, gen, i, "envs", j, allow_dir=False)
+            if isinstance(item.get("env"), str):
+                ref(item["env"], gen, i, "env", allow_dir=False)
+    for key in ("crds", "configurations", "generators", "transformers", "validators"):
+        for i, entry in enumerate(_items(doc.get(key))):
+            if isinstance(entry, str) and "\n" not in entry:
+                ref(entry, key, i, allow_dir=True)
+    for i, item in enumerate(_items(doc.get("replacements"))):
+        if isinstance(item, dict) and isinstance(item.get("path"), str):
+            ref(item["path"], "replacements", i, allow_dir=False)
+    if isinstance(get(doc, "openapi", "path"), str):
+        ref(doc["openapi"]["path"], "openapi", "path", allow_dir=False)
+    if doc.get("helmCharts") or doc.get("helmChartInflationGenerator"):
+        tree.problems.append(_problem(shown, "helmCharts needs kustomize --enable-helm, which "
+                                      "runs a helm binary; point pool-advisor at the chart "
+                                      "instead", fatal=True, line=at("helmCharts"),
+                                      program="kustomize"))
+    tree.layers.append(Layer(directory=directory, file=kfile, doc=doc, shown=shown))
+
+
+def _items(value: Any) -> list[Any]:
+    return list(value) if isinstance(value, list) else []
+
+
+# --- running kustomize ----------------------------------------------------------------
+
+
+def _run(command: list[str], directory: Path) -> tuple[str | None, str]:
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(directory),
+           "KUBECONFIG": os.devnull, "LANG": "C.UTF-8",
+           # kustomize fetches remote bases with git/http; the scan refuses them, and
+           # these make sure nothing reaches the network if one slipped through.
+           "GIT_TERMINAL_PROMPT": "0", "GIT_ALLOW_PROTOCOL": "file",
+           "HTTP_PROXY": "http://127.0.0.1:9", "HTTPS_PROXY": "http://127.0.0.1:9",
+           "NO_PROXY": ""}
+    try:
+        proc = subprocess.run([*command, str(directory)], capture_output=True, text=True,
+                              timeout=TIMEOUT_SECONDS, env=env, cwd=str(directory),
+                              check=False)
+    except subprocess.TimeoutExpired:
+        return None, f"timed out after {TIMEOUT_SECONDS} s"
+    except OSError as exc:
+        return None, str(exc)
+    if proc.returncode != 0:
+        message = proc.stderr.strip().splitlines()
+        return None, (message[-1] if message else f"exit status {proc.returncode}")[:500]
+    return proc.stdout, ""
+
+
+def _build_annotated(root: Root, top: Path, tree: Tree, command: list[str]
+                     ) -> tuple[str | None, str]:
+    """Render a copy of the referenced files whose top kustomization asks for origin
+    annotations; if that copy fails to build (a file the scan did not know about),
+    render the original directory without them."""
+    with tempfile.TemporaryDirectory(prefix="pool-advisor-kustomize-") as tmp:
+        mirror = Path(tmp)
+        try:
+            for f in tree.files:
+                dest = mirror / f.relative_to(root.path)
+                dest.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(f, dest)
+            _ask_for_origins(mirror / tree.layers[-1].file.relative_to(root.path))
+            text, _error = _run(command, mirror / top.relative_to(root.path))
+        except (OSError, ValueError):
+            text = None
+    if text is not None:
+        return text, ""
+    return _run(command, top)
+
+
+def _ask_for_origins(kfile: Path) -> None:
+    from ruamel.yaml import YAML
+
+    yaml = YAML(typ="rt")
+    doc = yaml.load(kfile.read_text(encoding="utf-8")) or {}
+    meta = list(doc.get("buildMetadata") or [])
+    if "originAnnotations" not in meta:
+        meta.append("originAnnotations")
+    doc["buildMetadata"] = meta
+    with kfile.open("w", encoding="utf-8") as handle:
+        yaml.dump(doc, handle)
+
+
+# --- placing objects back in their files ----------------------------------------------
+
+
+def _place(root: Root, top: Path, tree: Tree, obj: K8sObject) -> None:
+    origin_text = obj.annotations.get(ORIGIN)
+    _drop_origin_annotation(obj)
+    if not origin_text:
+        return
+    docs, _ = load_yaml_stream(origin_text, ORIGIN)
+    origin = docs[0][0] if docs else {}
+    rel = get(origin, "path") or get(origin, "configuredIn")
+    if not isinstance(rel, str):
+        return
+    try:
+        source_file = root.resolve(rel, relative_to=top)
+    except InputError:
+        return
+    shown = root.rel(source_file)
+    base = _base_object(root, source_file, shown, obj) if get(origin, "path") else None
+    if base is not None:
+        _relocate_pair(obj.body, base.body, (base.line or 1) - 1 - base.line_offset)
+        obj.line = base.line
+    else:
+        line0 = (line_of_configured(root, source_file, origin) or 1) - 1
+        _relocate_all(obj.body, line0)
+        obj.line = line0 + 1
+    obj.path = shown
+    obj.line_offset = 0
+    obj.value_sources = _overlay_sources(root, tree, obj, base)
+
+
+def line_of_configured(root: Root, kfile: Path, origin: Any) -> int | None:
+    """A generated object (configMapGenerator): the generator entry's line."""
+    kind = get(origin, "configuredBy", "kind")
+    try:
+        docs, _ = load_yaml_stream(root.read_text(kfile), root.rel(kfile))
+    except InputError:
+        return None
+    doc = docs[0][0] if docs else {}
+    key = {"ConfigMapGenerator": "configMapGenerator",
+           "SecretGenerator": "secretGenerator"}.get(str(kind))
+    line0 = line_of(doc, key) if key else None
+    return None if line0 is None else line0 + 1
+
+
+def _drop_origin_annotation(obj: K8sObject) -> None:
+    meta = obj.body.get("metadata")
+    annotations = get(meta, "annotations")
+    if isinstance(annotations, dict) and ORIGIN in annotations:
+        del annotations[ORIGIN]
+        if not annotations:
+            del meta["annotations"]
+
+
+def _base_object(root: Root, path: Path, shown: str, obj: K8sObject) -> K8sObject | None:
+    try:
+        text = root.read_text(path)
+    except InputError:
+        return None
+    objects, _ = k8s_objects(text, shown)
+    same_kind = [o for o in objects if o.kind == obj.kind]
+    exact = [o for o in same_kind if o.name == obj.name]
+    if exact:
+        return exact[0]
+    # namePrefix/nameSuffix: the original name is inside the rendered one.
+    inside = sorted((o for o in same_kind if o.name in obj.name), key=lambda o: -len(o.name))
+    if inside:
+        return inside[0]
+    return same_kind[0] if len(same_kind) == 1 else None
+
+
+def _match_item(items: list[Any], item: Any, index: int) -> Any:
+    """Strategic-merge list matching: by `name` when both have one, else by index."""
+    name = item.get("name") if isinstance(item, dict) else None
+    if name is not None:
+        return next((x for x in items if isinstance(x, dict) and x.get("name") == name), None)
+    return items[index] if index < len(items) else None
+
+
+def _relocate_pair(node: Any, base: Any, fallback0: int) -> None:
+    """Give every node of the rendered `node` the line of its counterpart in `base`
+    (0-based), or the nearest enclosing counterpart's line when the overlay added it."""
+    lc = getattr(node, "lc", None)
+    if isinstance(node, dict):
+        for k in list(node.keys()):
+            base_child = base.get(k) if isinstance(base, dict) else None
+            line0 = line_of(base, k) if isinstance(base, dict) and k in base else None
+            here = fallback0 if line0 is None else line0
+            if lc is not None:
+                lc.data[k] = [here, 0, here, 0]
+            _relocate_pair(node[k], base_child, here)
+    elif isinstance(node, list):
+        base_items = base if isinstance(base, list) else []
+        for i, item in enumerate(node):
+            counterpart = _match_item(base_items, item, i)
+            here = fallback0
+            if counterpart is not None:
+                j = next(n for n, x in enumerate(base_items) if x is counterpart)
+                got = line_of(base_items, j)
+                here = fallback0 if got is None else got
+            if lc is not None:
+                lc.data[i] = [here, 0]
+            _relocate_pair(item, counterpart, here)
+    if lc is not None:
+        lc.line = fallback0
+
+
+def _relocate_all(node: Any, line0: int) -> None:
+    lc = getattr(node, "lc", None)
+    if lc is not None:
+        lc.line = line0
+        for k in list(lc.data.keys()):
+            lc.data[k] = [line0, 0, line0, 0] if isinstance(node, dict) else [line0, 0]
+    if isinstance(node, dict):
+        for v in node.values():
+            _relocate_all(v, line0)
+    elif isinstance(node, list):
+        for v in node:
+            _relocate_all(v, line0)
+
+
+# --- tracing overlay edits ------------------------------------------------------------
+
+
+def _overlay_sources(root: Root, tree: Tree, obj: K8sObject, base: K8sObject | None
+                     ) -> dict[str, Source]:
+    """Field path -> overlay line, for fields the overlays set; base-most layer first so
+    the top overlay wins, as kustomize applies them."""
+    found: dict[str, Source] = {}
+    original = base.name if base is not None else obj.name
+    names = {original, obj.name}
+    for layer in tree.layers:
+        doc = layer.doc
+        _replicas(layer, doc, obj, names, found)
+        _images(layer, doc, obj, found)
+        _patches(root, layer, doc, obj, names, found)
+        _generators(root, layer, doc, obj, found)
+    return found
+
+
+def _at(layer: Layer, node: Any, *keys: str | int, key: str) -> Source:
+    line0 = line_of(node, *keys)
+    return Source(path=layer.shown, line=None if line0 is None else line0 + 1, key=key)
+
+
+# Kinds kustomize's ReplicaCountTransformer edits (api/konfig/builtinpluginconsts).
+REPLICA_KINDS = ("Deployment", "ReplicationController", "ReplicaSet", "StatefulSet")
+
+
+def _replicas(layer: Layer, doc: Any, obj: K8sObject, names: set[str],
+              found: dict[str, Source]) -> None:
+    if obj.kind not in REPLICA_KINDS:
+        return
+    for i, item in enumerate(_items(doc.get("replicas"))):
+        if isinstance(item, dict) and item.get("name") in names and "count" in item:
+            found["spec.replicas"] = _at(layer, doc, "replicas", i, "count",
+                                         key=f"replicas[{item['name']}].count")
+
+
+def _images(layer: Layer, doc: Any, obj: K8sObject, found: dict[str, Source]) -> None:
+    images = _items(doc.get("images"))
+    if not images:
+        return
+    for path, value in flatten(obj.body).items():
+        if not path or path[-1] != "image" or not isinstance(value, str):
+            continue
+        for i, item in enumerate(images):
+            if not isinstance(item, dict) or not item.get("name"):
+                continue
+            new = item.get("newName") or item["name"]
+            if value.split("@")[0].rsplit(":", 1)[0] in (new, item["name"]):
+                which = next((k for k in ("newTag", "digest", "newName") if k in item), "name")
+                found[field_path(*path)] = _at(layer, doc, "images", i, which,
+                                               key=f"images[{item['name']}].{which}")
+
+
+def _patch_targets(patch_doc: Any, selector: Any, obj: K8sObject, names: set[str]) -> bool:
+    if isinstance(selector, dict) and selector:
+        kind = selector.get("kind")
+        name = selector.get("name")
+        if kind and kind != obj.kind:
+            return False
+        if name:
+            try:
+                if not any(re.fullmatch(str(name), n) for n in names):
+                    return False
+            except re.error:
+                return False
+        return True
+    if isinstance(patch_doc, dict):
+        return patch_doc.get("kind") == obj.kind and get(patch_doc, "metadata", "name") in names
+    return False
+
+
+def _patches(root: Root, layer: Layer, doc: Any, obj: K8sObject, names: set[str],
+             found: dict[str, Source]) -> None:
+    entries: list[tuple[Any, Any]] = []  # (entry, selector)
+    for item in _items(doc.get("patches")) + _items(doc.get("patchesJson6902")):
+        if isinstance(item, dict):
+            entries.append((item, item.get("target")))
+    for item in _items(doc.get("patchesStrategicMerge")):
+        entries.append(({"path": item} if "\n" not in str(item) else {"patch": item}, None))
+    for entry, selector in entries:
+        if "path" in entry and isinstance(entry["path"], str):
+            try:
+                real = root.resolve(entry["path"], relative_to=layer.directory)
+                text = root.read_text(real)
+            except InputError:
+                continue
+            shown, offset = root.rel(real), 0
+        elif isinstance(entry.get("patch"), str):
+            text = entry["patch"]
+            shown = layer.shown
+            offset = block_offset(entry, "patch") if hasattr(entry, "lc") else 0
+        else:
+            continue
+        docs, _ = load_yaml_stream(text, shown, offset)
+        for patch_doc, _start in docs:
+            if isinstance(patch_doc, list):
+                if _patch_targets(None, selector, obj, names):
+                    _json6902(patch_doc, obj, shown, offset, found)
+            elif _patch_targets(patch_doc, selector, obj, names):
+                _strategic(patch_doc, obj.body, (), shown, offset, found)
+
+
+def _strategic(patch: Any, target: Any, prefix: Key, shown: str, offset: int,
+               found: dict[str, Source]) -> None:
+    """Record the line of every scalar a strategic-merge patch sets, at the rendered
+    field it lands on (list items matched by `name`, as the merge keys of containers,
+    env and volumes are)."""
+    if isinstance(patch, dict):
+        for k, v in patch.items():
+            if prefix == () and k in ("apiVersion", "kind"):
+                continue
+            if prefix == ("metadata",) and k in ("name", "namespace"):
+                continue
+            child = target.get(k) if isinstance(target, dict) else None
+            if isinstance(v, dict | list):
+                _strategic(v, child, (*prefix, str(k)), shown, offset, found)
+            else:
+                _patch_source(patch, k, shown, offset, (*prefix, k), found)
+    elif isinstance(patch, list):
+        items = target if isinstance(target, list) else []
+        for i, item in enumerate(patch):
+            counterpart = _match_item(items, item, i)
+            if counterpart is None:
+                continue
+            j = next(n for n, x in enumerate(items) if x is counterpart)
+            if isinstance(item, dict | list):
+                _strategic(item, counterpart, (*prefix, j), shown, offset, found)
+            else:
+                _patch_source(patch, i, shown, offset, (*prefix, j), found)
+
+
+def _patch_source(node: Any, key: str | int, shown: str, offset: int, path: Key,
+                  found: dict[str, Source]) -> None:
+    line0 = line_of(node, key)
+    dotted = field_path(*path)
+    found[dotted] = Source(path=shown, line=None if line0 is None else line0 + 1 + offset,
+                           key=f"patch: {dotted}")
+    value = node[key]
+    if isinstance(value, str) and "\n" in value and isinstance(key, str):
+        start = block_offset(node, key) + offset  # content line n is at start + n
+        for n in range(1, len(value.splitlines()) + 1):
+            found[f"{dotted}#{n}"] = Source(path=shown, line=start + n, key=f"patch: {dotted}")
+
+
+def _json6902(ops: list[Any], obj: K8sObject, shown: str, offset: int,
+              found: dict[str, Source]) -> None:
+    for i, op in enumerate(ops):
+        if not isinstance(op, dict) or op.get("op") not in ("replace", "add"):
+            continue
+        pointer = str(op.get("path", ""))
+        tokens: list[str | int] = []
+        node = obj.body
+        for raw in pointer.split("/")[1:]:
+            token = raw.replace("~1", "/").replace("~0", "~")
+            if isinstance(node, list):
+                idx = len(node) - 1 if token == "-" else int(token) if token.isdigit() else -1
+                if not 0 <= idx < len(node):
+                    break
+                tokens.append(idx)
+                node = node[idx]
+            else:
+                tokens.append(token)
+                node = get(node, token)
+        line0 = line_of(ops, i, "value") if "value" in op else line_of(ops, i)
+        line = None if line0 is None else line0 + 1 + offset
+        value = op.get("value")
+        if isinstance(value, dict | list):
+            for sub in flatten(value):
+                sub0 = line_of(value, *sub)
+                found[field_path(*tokens, *sub)] = Source(
+                    path=shown, line=line if sub0 is None else sub0 + 1 + offset,
+                    key=f"patch: {pointer}")
+        else:
+            found[field_path(*tokens)] = Source(path=shown, line=line, key=f"patch: {pointer}")
+
+
+def _generators(root: Root, layer: Layer, doc: Any, obj: K8sObject,
+                found: dict[str, Source]) -> None:
+    gen_key = {"ConfigMap": "configMapGenerator", "Secret": "secretGenerator"}.get(obj.kind)
+    if gen_key is None:
+        return
+    for i, item in enumerate(_items(doc.get(gen_key))):
+        if not isinstance(item, dict) or not item.get("name"):
+            continue
+        if str(item["name"]) not in obj.name:
+            continue
+        for j, literal in enumerate(_items(item.get("literals"))):
+            if isinstance(literal, str) and "=" in literal:
+                key = literal.split("=", 1)[0].strip()
+                found[field_path("data", key)] = _at(layer, doc, gen_key, i, "literals", j,
+                                                     key=f"{item['name']}: {key}")
+        envs = _items(item.get("envs")) + ([item["env"]] if isinstance(item.get("env"), str)
+                                           else [])
+        for env_file in envs:
+            try:
+                real = root.resolve(env_file, relative_to=layer.directory)
+                text = root.read_text(real)
+            except InputError:
+                continue
+            for number, line in enumerate(text.splitlines(), start=1):
+                stripped = line.strip()
+                if stripped and not stripped.startswith("#") and "=" in stripped:
+                    key = stripped.split("=", 1)[0].strip()
+                    found[field_path("data", key)] = Source(path=root.rel(real), line=number,
+                                                            key=key)
+        for entry in _items(item.get("files")):
+            if not isinstance(entry, str):
+                continue
+            key, _, name = entry.partition("=")
+            path = name or key
+            key = key if name else Path(path).name
+            try:
+                real = root.resolve(path, relative_to=layer.directory)
+                lines = root.read_text(real).splitlines()
+            except InputError:
+                continue
+            found[field_path("data", key)] = Source(path=root.rel(real), line=1, key=key)
+            for n in range(1, len(lines) + 1):
+                found[f"{field_path('data', key)}#{n}"] = Source(path=root.rel(real), line=n,
+                                                                  key=key)
+
+
+# --- no binary ------------------------------------------------------------------------
+
+
+def _plain(root: Root, tree: Tree, shown: str, out: Rendered) -> Rendered:
+    for f in tree.resource_files:
+        try:
+            text = root.read_text(f)
+        except InputError as exc:
+            out.problems.append(_problem(exc.path, exc.message, line=exc.line))
+            continue
+        objects, problems = k8s_objects(text, root.rel(f), origin=f"kustomize-plain:{shown}")
+        out.objects.extend(objects)
+        out.problems.extend(problems)
+    out.notices.append(
+        f"kustomize: {shown} was NOT rendered: neither `kustomize` nor `kubectl` is on PATH. "
+        "Its resource files were read as plain manifests; patches, replicas, images, "
+        "namePrefix/nameSuffix, namespace, labels and generators of the overlays were NOT "
+        "applied, so counts are the base's")
+    return out
+
+
+def _problem(path: str, message: str, *, fatal: bool = False, line: int | None = None,
+             program: str = "kustomize") -> ConfigProblem:
+    return ConfigProblem(location=Location(path=path, line=line), message=message,
+                         fatal=fatal, program=program)

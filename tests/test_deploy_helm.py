@@ -1,0 +1,193 @@
+"""Helm rendering with the real engine (helm-python-sdk), values tracing, fallback."""
+
+from __future__ import annotations
+
+import os
+import textwrap
+
+import pytest
+
+from advisor.fs import Root
+from advisor.render import field_source, text_origin
+from advisor.render.helm import render_chart
+from advisor.sources.k8s import get
+from tests.deploy_helpers import FIXTURES, by_ref, line_no
+
+helm = pytest.importorskip("helm_python", reason="the helm extra (helm-python-sdk) is needed")
+
+PROD = FIXTURES / "helm-chart-prod"
+API = PROD / "charts" / "api"
+
+
+def render_prod(**kw):
+    return render_chart(Root.of(PROD), "charts/api", values_files=["values-prod.yaml"],
+                        release="orders", namespace="shop", **kw)
+
+
+def test_prod_values_render_with_release_namespace_and_tgz_subchart():
+    r = render_prod()
+    assert not r.problems
+    refs = sorted(o.ref for o in r.objects)
+    assert "Deployment/shop/orders-api" in refs
+    assert "Deployment/shop/orders-worker" in refs  # from charts/worker-0.1.0.tgz
+    assert "HorizontalPodAutoscaler/shop/orders-api" in refs
+    # helm.sh/hook: test pods are not part of the deployment
+    assert not any(o.kind == "Pod" for o in r.objects)
+    assert any("skipped Helm test hooks" in n for n in r.notices)
+    api = by_ref(r.objects, "Deployment/shop/orders-api")
+    assert get(api.body, "spec", "replicas") is None  # autoscaling.enabled: true in prod
+    image = get(api.body, "spec", "template", "spec", "containers", 0, "image")
+    assert image == "ghcr.io/acme/orders-api:2.14.1"
+
+
+def test_numbers_from_values_files_are_reported_at_the_values_line():
+    r = render_prod()
+    prod_values = API / "values-prod.yaml"
+    hpa = by_ref(r.objects, "HorizontalPodAutoscaler/shop/orders-api")
+    assert get(hpa.body, "spec", "maxReplicas") == 12
+    src = field_source(hpa, "spec", "maxReplicas")
+    assert (src.path, src.line) == ("charts/api/values-prod.yaml",
+                                    line_no(prod_values, "maxReplicas: 12"))
+    cm = by_ref(r.objects, "ConfigMap/shop/orders-api-db")
+    assert cm.body["data"]["SPRING_DATASOURCE_HIKARI_MAXIMUMPOOLSIZE"] == "15"
+    src = field_source(cm, "data", "SPRING_DATASOURCE_HIKARI_MAXIMUMPOOLSIZE")
+    assert (src.path, src.line) == ("charts/api/values-prod.yaml",
+                                    line_no(prod_values, "poolSize: 15"))
+    # A URL assembled from three values keys: reported at the host's line (first part).
+    src = field_source(cm, "data", "SPRING_DATASOURCE_URL")
+    assert (src.path, src.line) == ("charts/api/values.yaml",
+                                    line_no(API / "values.yaml", "host: orders-db"))
+    assert "database.port" in src.key and "part of" in src.key
+
+
+def test_subchart_values_overridden_by_parent_values_file():
+    r = render_prod()
+    worker = by_ref(r.objects, "Deployment/shop/orders-worker")
+    assert get(worker.body, "spec", "replicas") == 4
+    src = field_source(worker, "spec", "replicas")
+    assert (src.path, src.line) == ("charts/api/values-prod.yaml",
+                                    line_no(API / "values-prod.yaml", "replicaCount: 4"))
+    env = get(worker.body, "spec", "template", "spec", "containers", 0, "env")
+    names = [e["name"] for e in env]
+    pool = names.index("SPRING_DATASOURCE_HIKARI_MAXIMUMPOOLSIZE")
+    src = field_source(worker, "spec", "template", "spec", "containers", 0, "env", pool,
+                       "value")
+    assert src.path == "charts/api/values-prod.yaml"
+    url = names.index("SPRING_DATASOURCE_URL")
+    src = field_source(worker, "spec", "template", "spec", "containers", 0, "env", url, "value")
+    # not overridden: the default inside the packaged subchart
+    assert src.path == "charts/api/charts/worker-0.1.0.tgz#worker/values.yaml"
+    assert src.line == 10
+
+
+def test_template_positions_for_literal_fields():
+    r = render_prod()
+    hpa = by_ref(r.objects, "HorizontalPodAutoscaler/shop/orders-api")
+    assert hpa.path == "charts/api/templates/hpa.yaml"
+    loc = hpa.location("spec", "scaleTargetRef", "kind")
+    assert loc.line == line_no(API / "templates" / "hpa.yaml", "kind: Deployment")
+    api = by_ref(r.objects, "Deployment/shop/orders-api")
+    loc = api.location("spec", "template", "spec", "containers", 0, "envFrom")
+    assert loc.line == line_no(API / "templates" / "deployment.yaml", "envFrom:")
+
+
+def test_set_values_win_and_are_reported_as_set():
+    r = render_prod(set_values=["autoscaling.maxReplicas=20"])
+    hpa = by_ref(r.objects, "HorizontalPodAutoscaler/shop/orders-api")
+    assert get(hpa.body, "spec", "maxReplicas") == 20
+    src = field_source(hpa, "spec", "maxReplicas")
+    assert src.path == "--set" and "autoscaling.maxReplicas=20" in src.key
+
+
+def _chart(tmp_path, name="app"):
+    chart = helm.Chart.create(name, str(tmp_path))
+    chart.close()
+    return tmp_path / name
+
+
+def test_directory_subchart_config_text_and_derived_values(tmp_path):
+    app = _chart(tmp_path)
+    sub_parent = app / "charts"
+    (sub_parent / "db" / "templates").mkdir(parents=True)
+    (sub_parent / "db" / "Chart.yaml").write_text("apiVersion: v2\nname: db\nversion: 1.0.0\n")
+    (sub_parent / "db" / "values.yaml").write_text(textwrap.dedent("""\
+        replicaCount: 1
+        conf: |
+          listen_addresses = '*'
+          max_connections = 150
+        standbys: 2
+        """))
+    (sub_parent / "db" / "templates" / "config.yaml").write_text(textwrap.dedent("""\
+        apiVersion: v1
+        kind: ConfigMap
+        metadata:
+          name: {{ .Release.Name }}-db-conf
+        data:
+          postgresql.conf: |
+            {{- .Values.conf | nindent 4 }}
+          instances: {{ add .Values.standbys 1 | quote }}
+        """))
+    r = render_chart(Root.of(tmp_path), "app", release="r1")
+    assert not r.problems, r.problems
+    cm = by_ref(r.objects, "ConfigMap/r1-db-conf")
+    assert cm.path == "app/charts/db/templates/config.yaml"
+    text = cm.body["data"]["postgresql.conf"]
+    assert "max_connections = 150" in text
+    values = sub_parent / "db" / "values.yaml"
+    src = field_source(cm, "data", "postgresql.conf", text_line=2)
+    assert (src.path, src.line) == ("app/charts/db/values.yaml",
+                                    line_no(values, "max_connections = 150"))
+    assert text_origin(cm, "data", "postgresql.conf") == ("app/charts/db/values.yaml",
+                                                          line_no(values, "conf: |"))
+    # arithmetic in the template: traced as derived from the key tested alone
+    src = field_source(cm, "data", "instances")
+    assert cm.body["data"]["instances"] == "3"
+    assert (src.path, src.line) == ("app/charts/db/values.yaml", line_no(values, "standbys"))
+    assert "derived" in src.key
+
+
+def test_render_error_is_a_problem_at_the_template_line(tmp_path):
+    app = _chart(tmp_path)
+    (app / "templates" / "broken.yaml").write_text(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\ndata:\n"
+        "  a: {{ required \"database.password is required\" .Values.database.password }}\n")
+    r = render_chart(Root.of(tmp_path), "app")
+    assert r.objects == []
+    [p] = r.problems
+    assert p.fatal and p.location.path == "app/templates/broken.yaml"
+    assert p.location.line == 6
+    assert "database.password" in p.message
+
+
+def test_symlink_out_of_root_is_refused(tmp_path):
+    outside = tmp_path / "outside.yaml"
+    outside.write_text("secret: 1\n")
+    inside = tmp_path / "repo"
+    inside.mkdir()
+    app = _chart(inside)
+    os.symlink(outside, app / "templates" / "leak.yaml")
+    r = render_chart(Root.of(inside), "app")
+    assert r.objects == []
+    assert "outside the scanned root" in r.problems[0].message
+
+
+def test_missing_values_file_is_fatal():
+    r = render_chart(Root.of(PROD), "charts/api", values_files=["values-nope.yaml"])
+    assert r.objects == [] and r.problems[0].fatal
+    assert "not found" in r.problems[0].message
+
+
+def test_values_only_reading_without_engine():
+    r = render_prod(use_engine=False, set_values=["worker.replicaCount=6"])
+    [notice] = r.notices
+    assert "NOT rendered" in notice and "replicaCount" in notice
+    hpa = by_ref(r.objects, "HorizontalPodAutoscaler/shop/orders-api")
+    assert get(hpa.body, "spec", "maxReplicas") == 12
+    src = field_source(hpa, "spec", "maxReplicas")
+    assert (src.path, src.line) == ("charts/api/values-prod.yaml",
+                                    line_no(API / "values-prod.yaml", "maxReplicas: 12"))
+    worker = by_ref(r.objects, "Deployment/shop/orders-worker")
+    assert get(worker.body, "spec", "replicas") == 6
+    assert field_source(worker, "spec", "replicas").path == "--set"
+    env = get(worker.body, "spec", "template", "spec", "containers", 0, "env")
+    assert {"name": "SPRING_DATASOURCE_HIKARI_MAXIMUMPOOLSIZE", "value": "5"} in env

@@ -1,0 +1,105 @@
+"""kustomize overlays rendered by the real kustomize (kubectl kustomize), traced to
+the overlay lines."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from advisor.fs import Root
+from advisor.render import field_source, text_origin
+from advisor.render.kustomize import render_kustomization
+from advisor.sources.k8s import get
+from tests.deploy_helpers import FIXTURES, by_ref, line_no
+
+KZ = FIXTURES / "kustomize-overlays"
+PROD = KZ / "overlays" / "prod"
+needs_kustomize = pytest.mark.skipif(
+    not (shutil.which("kubectl") or shutil.which("kustomize")),
+    reason="kubectl (kustomize) not installed")
+
+
+@needs_kustomize
+def test_prod_overlay_replicas_images_generators_and_patches_map_to_overlay_lines():
+    r = render_kustomization(Root.of(KZ), "overlays/prod")
+    assert not r.problems, r.problems
+    api = by_ref(r.objects, "Deployment/prod/api")
+    assert api.path == "base/api.yaml"
+    assert get(api.body, "spec", "replicas") == 4
+    src = field_source(api, "spec", "replicas")
+    assert (src.path, src.line) == ("overlays/prod/kustomization.yaml",
+                                    line_no(PROD / "kustomization.yaml", "count: 4"))
+    surge = field_source(api, "spec", "strategy", "rollingUpdate", "maxSurge")
+    assert (surge.path, surge.line) == ("overlays/prod/kustomization.yaml",
+                                        line_no(PROD / "kustomization.yaml", "maxSurge: 1"))
+    image = get(api.body, "spec", "template", "spec", "containers", 0, "image")
+    assert image == "ghcr.io/acme/shop-api:1.9.2"
+    # unchanged fields stay at the base file's lines
+    loc = api.location("spec", "template", "spec", "containers", 0, "envFrom")
+    assert loc.line == line_no(KZ / "base" / "api.yaml", "envFrom:")
+
+    [cm] = [o for o in r.objects if o.kind == "ConfigMap" and o.name.startswith("api-db-")]
+    assert cm.body["data"]["SPRING_DATASOURCE_HIKARI_MAXIMUMPOOLSIZE"] == "12"
+    src = field_source(cm, "data", "SPRING_DATASOURCE_HIKARI_MAXIMUMPOOLSIZE")
+    assert (src.path, src.line) == ("overlays/prod/kustomization.yaml",
+                                    line_no(PROD / "kustomization.yaml", "MAXIMUMPOOLSIZE=12"))
+    src = field_source(cm, "data", "SPRING_DATASOURCE_URL")
+    assert (src.path, src.line) == ("base/kustomization.yaml",
+                                    line_no(KZ / "base" / "kustomization.yaml", "DATASOURCE_URL"))
+    # the Deployment's envFrom follows the generated (hashed) name
+    ref = get(api.body, "spec", "template", "spec", "containers", 0, "envFrom", 0,
+              "configMapRef", "name")
+    assert ref == cm.name
+
+    conf = by_ref(r.objects, "ConfigMap/prod/postgres-config")
+    assert "max_connections = 200" in conf.body["data"]["postgresql.conf"]
+    src = field_source(conf, "data", "postgresql.conf", text_line=2)
+    assert (src.path, src.line) == ("overlays/prod/postgres-conf.yaml",
+                                    line_no(PROD / "postgres-conf.yaml", "max_connections"))
+    assert text_origin(conf, "data", "postgresql.conf") == (
+        "overlays/prod/postgres-conf.yaml", line_no(PROD / "postgres-conf.yaml", "conf: |"))
+
+    hpa = by_ref(r.objects, "HorizontalPodAutoscaler/prod/api")
+    assert hpa.path == "overlays/prod/hpa.yaml"
+    assert hpa.location("spec", "maxReplicas").line == line_no(PROD / "hpa.yaml", "maxReplicas")
+    assert "spec.replicas" not in hpa.value_sources  # `replicas:` only edits workloads
+
+
+@needs_kustomize
+def test_staging_overlay():
+    r = render_kustomization(Root.of(KZ), "overlays/staging")
+    api = by_ref(r.objects, "Deployment/staging/api")
+    assert get(api.body, "spec", "replicas") == 1
+    src = field_source(api, "spec", "replicas")
+    assert src.path == "overlays/staging/kustomization.yaml"
+    conf = by_ref(r.objects, "ConfigMap/staging/postgres-config")
+    assert conf.path == "base/postgres.yaml"
+    assert text_origin(conf, "data", "postgresql.conf") is None  # not patched: base lines
+    assert conf.location("data", "postgresql.conf").line == line_no(
+        KZ / "base" / "postgres.yaml", "postgresql.conf: |")
+
+
+def test_without_binary_the_resources_are_read_as_plain_manifests():
+    r = render_kustomization(Root.of(KZ), "overlays/prod", binary=[])
+    [notice] = r.notices
+    assert "NOT rendered" in notice and "patches, replicas" in notice
+    api = by_ref(r.objects, "Deployment/api")
+    assert get(api.body, "spec", "replicas") == 2  # the base's
+    assert api.path == "base/api.yaml"
+
+
+def test_base_outside_the_root_is_refused():
+    r = render_kustomization(Root.of(KZ / "overlays"), "prod")
+    assert r.objects == []
+    [p] = r.problems
+    assert p.fatal and "outside the scanned root" in p.message
+    assert (p.location.path, p.location.line) == ("prod/kustomization.yaml", 5)
+
+
+def test_remote_resources_are_not_fetched(tmp_path):
+    (tmp_path / "kustomization.yaml").write_text(
+        "resources:\n  - https://github.com/kubernetes-sigs/kustomize//examples/helloWorld\n")
+    r = render_kustomization(Root.of(tmp_path), ".", binary=["/bin/false"])
+    [p] = r.problems
+    assert "does not fetch from the network" in p.message and p.location.line == 2
