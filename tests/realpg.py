@@ -276,6 +276,8 @@ def _show_one(datadir: Path, name: str) -> subprocess.CompletedProcess[str]:
         _as_server_user([str(PG_BIN / "postgres"), "-C", name, "-D", str(datadir)]),
         capture_output=True,
         text=True,
+        encoding="utf-8",
+        errors="replace",
         cwd=datadir,
         timeout=60,
     )

@@ -1,0 +1,645 @@
+"""postgresql.conf, read exactly as PostgreSQL 15 reads it.
+
+Grammar and include handling follow src/backend/utils/misc/guc-file.l (the flex rules,
+ParseConfigFp, ParseConfigFile, ParseConfigDirectory, GUC_scanstr) and the checks of
+ProcessConfigFileInternal in three phases, as the server runs them:
+
+1. parse the file and its includes, then postgresql.auto.conf (only if 1 succeeded);
+   syntax and include errors stop here;
+2. names: an unknown name without a dot is an error; of duplicate entries only the
+   last (same spelling) is kept;
+3. values, in file order: each is checked like set_config_option; the last one wins.
+
+Problems carry PostgreSQL's own wording (with the file named by its display path) and
+are `fatal` when the server would refuse to start. Unlike the server, the reader keeps
+the settings that did parse, so one typo does not hide the rest of the file.
+tests/test_pgconf_oracle.py compares all of this with `postgres -C`.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from advisor import pgguc
+from advisor.fs import InputError, Root
+from advisor.model import ConfigProblem, Location, Setting, Source
+from advisor.suppress import scan_suppressions
+
+PROGRAM = "PostgreSQL"
+AUTO_CONF = "postgresql.auto.conf"
+MAX_DEPTH = 10  # CONF_FILE_MAX_DEPTH
+MAX_SYNTAX_ERRORS = 100  # per file, then the file is abandoned
+
+
+class PgConf(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    settings: dict[str, Setting] = Field(default_factory=dict)  # by lower-case name
+    problems: list[ConfigProblem] = Field(default_factory=list)
+    files: list[str] = Field(default_factory=list)  # display paths, in reading order
+    suppressions: dict[str, dict[int, list[str]]] = Field(default_factory=dict)
+
+
+# --- the lexer (guc-file.l) ---------------------------------------------------------
+
+ID, QUALIFIED_ID, STRING, UNQUOTED, INTEGER, REAL, EQUALS, ERROR = range(8)
+_VALUE_TOKENS = (ID, STRING, INTEGER, REAL, UNQUOTED)
+
+# LETTER is [A-Za-z_\200-\377]: with %option 8bit every byte of a non-ASCII UTF-8
+# character is a letter, so in decoded text every character >= U+0080 is one.
+_L = "A-Za-z_\u0080-\U0010ffff"
+_LD = "A-Za-z_0-9\u0080-\U0010ffff"
+_ID = f"[{_L}][{_LD}]*"
+# Each rule separately; flex takes the longest match, ties going to the earlier rule.
+# INTEGER's two alternatives are split so Python's greedy matching finds the longest.
+_RULES: list[tuple[int, re.Pattern[str]]] = [
+    (ID, re.compile(_ID)),
+    (QUALIFIED_ID, re.compile(f"{_ID}\\.{_ID}")),
+    (STRING, re.compile(r"'(?:[^'\\\n]|\\.|'')*'")),
+    (UNQUOTED, re.compile(f"[{_L}](?:[{_LD}]|[-._:/])*")),
+    (INTEGER, re.compile(r"[-+]?[0-9]+[a-zA-Z]*")),
+    (INTEGER, re.compile(r"[-+]?0x[0-9a-fA-F]+[a-zA-Z]*")),
+    (REAL, re.compile(r"[-+]?[0-9]*\.[0-9]*(?:[Ee][-+]?[0-9]+)?")),
+    (EQUALS, re.compile("=")),
+]
+
+
+def tokenize_line(line: str) -> list[tuple[int, str]]:
+    """Tokens of one line (no newline inside; tokens never span lines)."""
+    out: list[tuple[int, str]] = []
+    i, n = 0, len(line)
+    while i < n:
+        c = line[i]
+        if c in " \t\r":
+            i += 1
+            continue
+        if c == "#":
+            break  # comment to end of line
+        best_kind, best_len = ERROR, 1  # the "." rule: any other single character
+        for kind, rx in _RULES:  # in rule order, so a later rule must be longer
+            m = rx.match(line, i)
+            length = m.end() - i if m else 0
+            if length > best_len or (length == best_len and best_kind == ERROR):
+                best_kind, best_len = kind, length
+        out.append((best_kind, line[i : i + best_len]))
+        i += best_len
+    return out
+
+
+def scanstr(token: str) -> str:
+    """GUC_scanstr: strip the quotes, collapse '' and backslash escapes."""
+    s = token[1:]  # the trailing quote is copied and dropped at the end
+    out: list[str] = []
+    i = 0
+    simple = {"b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
+    while i < len(s):
+        c = s[i]
+        if c == "\\":
+            i += 1
+            e = s[i]
+            if e in simple:
+                out.append(simple[e])
+            elif "0" <= e <= "7":
+                k, octal = 0, 0
+                while k < 3 and i + k < len(s) and "0" <= s[i + k] <= "7":
+                    octal = (octal << 3) + int(s[i + k])
+                    k += 1
+                i += k - 1
+                out.append(chr(octal & 0xFF))
+            else:
+                out.append(e)
+        elif c == "'" and i + 1 < len(s) and s[i + 1] == "'":
+            i += 1
+            out.append("'")
+        else:
+            out.append(c)
+        i += 1
+    return "".join(out)[:-1]
+
+
+# --- reading files -----------------------------------------------------------------
+
+
+@dataclass
+class _Item:
+    name: str
+    value: str
+    display: str
+    line: int
+    ignore: bool = False
+
+
+@dataclass
+class _File:
+    """A file to parse: real (path) or virtual (text, e.g. a ConfigMap key)."""
+
+    abs_path: str  # lexical absolute path, as PostgreSQL would name it
+    display: str
+    text: str
+    line_offset: int = 0
+
+
+@dataclass
+class _Reader:
+    root: Root
+    siblings: dict[str, tuple[str, int]]
+    virtual_display: str | None  # display path of ConfigMap-held files
+    version: int
+    items: list[_Item] = field(default_factory=list)
+    problems: list[ConfigProblem] = field(default_factory=list)
+    files: list[str] = field(default_factory=list)
+    suppressions: dict[str, dict[int, list[str]]] = field(default_factory=dict)
+
+    # -- reporting --
+
+    def fatal(self, display: str | None, line: int | None, message: str) -> None:
+        self.problems.append(
+            ConfigProblem(
+                location=Location(path=display or "", line=line),
+                message=message,
+                fatal=True,
+                program=PROGRAM,
+            )
+        )
+
+    def notice(self, display: str, line: int | None, message: str) -> None:
+        self.problems.append(
+            ConfigProblem(
+                location=Location(path=display, line=line),
+                message=message,
+                fatal=False,
+                program="pool-advisor",
+            )
+        )
+
+    def shown(self, abs_path: str) -> str:
+        """How a PostgreSQL message names a file: its display path."""
+        return self.root.rel(abs_path)
+
+    # -- files --
+
+    def open_file(self, abs_path: str, calling: _File | None) -> _File | str | None:
+        """The file at abs_path: a sibling ConfigMap key, else a file under the root.
+        Returns an errno text ("No such file or directory") when it cannot be read
+        the way PostgreSQL would fail, None when we cannot know (reported here)."""
+        key = posixpath.basename(abs_path)
+        if key in self.siblings and self.virtual_display is not None:
+            text, offset = self.siblings[key]
+            return _File(abs_path, self.virtual_display, text, offset)
+        try:
+            real = self.root.resolve(abs_path)
+        except InputError as exc:
+            where = calling.display if calling else exc.path
+            line = None
+            self.notice(where, line, f"not followed: {exc.message}")
+            return None
+        if real.is_dir():
+            return "is a directory"
+        if not real.exists():
+            return "No such file or directory"
+        try:
+            text = self.root.read_text(real)
+        except InputError as exc:
+            self.notice(exc.path, exc.line, exc.message)
+            return None
+        return _File(abs_path, self.root.rel(real), text)
+
+    def note_file(self, f: _File) -> None:
+        if f.display not in self.files:
+            self.files.append(f.display)
+        sup = scan_suppressions(f.text, f.line_offset)
+        if sup:
+            merged = self.suppressions.setdefault(f.display, {})
+            for line, codes in sup.items():
+                merged.setdefault(line, []).extend(codes)
+
+    def absolute(self, location: str, calling: _File) -> str:
+        """AbsoluteConfigLocation: relative to the including file's folder."""
+        if location.startswith("/"):
+            return posixpath.normpath(location)
+        return posixpath.normpath(posixpath.join(posixpath.dirname(calling.abs_path), location))
+
+    def missing_virtual(self, calling: _File) -> bool:
+        # A ConfigMap's include may name a file the deployment mounts from elsewhere.
+        return calling.display == self.virtual_display
+
+    # -- ParseConfigFile --
+
+    def parse_file(
+        self,
+        config_file: str,
+        strict: bool,
+        calling: _File,
+        calling_line: int,
+        depth: int,
+    ) -> bool:
+        where = (calling.display, calling_line)
+        if config_file == "":
+            self.fatal(*where, f'empty configuration file name: "{config_file}"')
+            return False
+        if depth > MAX_DEPTH:
+            self.fatal(
+                *where,
+                f'could not open configuration file "{config_file}": '
+                "maximum nesting depth exceeded",
+            )
+            return False
+        abs_path = self.absolute(config_file, calling)
+        if abs_path == calling.abs_path:
+            self.fatal(*where, f'configuration file recursion in "{self.shown_of(calling)}"')
+            return False
+        opened = self.open_file(abs_path, calling)
+        if opened is None:
+            return True  # not followed; already reported as a notice
+        if isinstance(opened, str):
+            if opened == "is a directory":
+                # fopen() of a directory succeeds; flex's read then fails.
+                self.fatal(
+                    self.shown(abs_path),
+                    1,
+                    f'input in flex scanner failed at file "{self.shown(abs_path)}" line 1',
+                )
+                return False
+            if not strict:
+                return True  # include_if_exists: "skipping missing configuration file"
+            if self.missing_virtual(calling):
+                self.notice(
+                    *where,
+                    f'included file "{config_file}" is not in this ConfigMap or the '
+                    "repository; settings it may hold are unknown",
+                )
+                return True
+            self.fatal(
+                *where, f'could not open configuration file "{self.shown(abs_path)}": {opened}'
+            )
+            return False
+        return self.parse_fp(opened, depth)
+
+    def shown_of(self, f: _File) -> str:
+        return f.display if f.display == self.virtual_display else self.shown(f.abs_path)
+
+    # -- ParseConfigDirectory --
+
+    def parse_dir(self, includedir: str, calling: _File, calling_line: int, depth: int) -> bool:
+        where = (calling.display, calling_line)
+        if includedir == "":
+            self.fatal(*where, f'empty configuration directory name: "{includedir}"')
+            return False
+        directory = self.absolute(includedir, calling)
+        try:
+            real = self.root.resolve(directory)
+        except InputError as exc:
+            self.notice(calling.display, calling_line, f"not followed: {exc.message}")
+            return True
+        shown = self.shown(directory)
+        if not real.exists():
+            if self.missing_virtual(calling):
+                self.notice(
+                    *where,
+                    f'included directory "{includedir}" is not in the '
+                    "repository; settings it may hold are unknown",
+                )
+                return True
+            self.fatal(
+                *where,
+                f'could not open configuration directory "{shown}": No such file or directory',
+            )
+            return False
+        if not real.is_dir():
+            self.fatal(*where, f'could not open configuration directory "{shown}": Not a directory')
+            return False
+        names = []
+        for name in os.listdir(real):
+            # Only names ending in ".conf", not starting with ".", at least 6 long.
+            if len(name) < 6 or name.startswith(".") or not name.endswith(".conf"):
+                continue
+            if (real / name).is_dir():
+                continue
+            names.append(name)
+        # strcmp order: compare the bytes, as PostgreSQL's qsort does.
+        for name in sorted(names, key=lambda n: n.encode("utf-8", "surrogateescape")):
+            if not self.parse_file(
+                posixpath.join(directory, name), True, calling, calling_line, depth
+            ):
+                return False
+        return True
+
+    # -- ParseConfigFp --
+
+    def parse_fp(self, f: _File, depth: int) -> bool:
+        self.note_file(f)
+        ok = True
+        errors = 0
+        lines = f.text.split("\n")
+        ends_with_newline = f.text.endswith("\n")
+        if ends_with_newline:
+            lines.pop()
+        for index, line in enumerate(lines):
+            number = index + 1
+            has_newline = ends_with_newline or index < len(lines) - 1
+            tokens = tokenize_line(line)
+            if not tokens:
+                continue
+            parsed = parse_line(tokens, number, has_newline)
+            if isinstance(parsed, _SyntaxError):
+                err_line, message = parsed.line, parsed.near
+                # The message keeps PostgreSQL's line; the location points at the line.
+                self.fatal(
+                    f.display,
+                    number + f.line_offset,
+                    f'syntax error in file "{self.shown_of(f)}" line '
+                    f"{err_line + f.line_offset}, {message}",
+                )
+                ok = False
+                errors += 1
+                if errors >= MAX_SYNTAX_ERRORS:
+                    self.fatal(
+                        f.display,
+                        None,
+                        f'too many syntax errors found, abandoning file "{self.shown_of(f)}"',
+                    )
+                    break
+                continue
+            name, value = parsed
+            line_no = number + f.line_offset
+            directive = name.lower()
+            if directive == "include_dir":
+                if not self.parse_dir(value, f, line_no, depth + 1):
+                    ok = False
+            elif directive == "include_if_exists":
+                if not self.parse_file(value, False, f, line_no, depth + 1):
+                    ok = False
+            elif directive == "include":
+                if not self.parse_file(value, True, f, line_no, depth + 1):
+                    ok = False
+            else:
+                self.items.append(_Item(name, value, f.display, line_no))
+        return ok
+
+
+@dataclass(frozen=True)
+class _SyntaxError:
+    line: int
+    near: str  # 'near token "x"' or "near end of line"
+
+
+def parse_line(
+    tokens: list[tuple[int, str]], number: int, has_newline: bool
+) -> tuple[str, str] | _SyntaxError:
+    """One logical line of ParseConfigFp: (name, value) or where the syntax breaks."""
+    # At end of file without a newline flex returns EOF before the line counter moves,
+    # so "near end of line" names the line before (PostgreSQL does).
+    eol_line = number if has_newline else number - 1
+
+    def near(pos: int) -> _SyntaxError:
+        if pos >= len(tokens):
+            return _SyntaxError(eol_line, "near end of line")
+        return _SyntaxError(number, f'near token "{tokens[pos][1]}"')
+
+    kind, name = tokens[0]
+    if kind not in (ID, QUALIFIED_ID):
+        return near(0)
+    pos = 1
+    if pos < len(tokens) and tokens[pos][0] == EQUALS:
+        pos += 1
+    if pos >= len(tokens) or tokens[pos][0] not in _VALUE_TOKENS:
+        return near(pos)
+    vkind, vtext = tokens[pos]
+    if pos + 1 < len(tokens):
+        return near(pos + 1)
+    return name, scanstr(vtext) if vkind == STRING else vtext
+
+
+# --- ProcessConfigFileInternal -------------------------------------------------------
+
+
+def _apply(reader: _Reader) -> dict[str, Setting]:
+    params = pgguc.pg_params(reader.version)
+    known_elsewhere = _other_version_names(reader.version)
+    seen: set[str] = set()
+    name_errors = False
+    for i, item in enumerate(reader.items):
+        param = params.get(item.name.lower())
+        if param is not None:
+            if param.name.lower() in seen:
+                for earlier in reader.items[:i]:
+                    if not earlier.ignore and earlier.name == item.name:
+                        earlier.ignore = True
+            seen.add(param.name.lower())
+        elif "." not in item.name:
+            if item.name.lower() in known_elsewhere:
+                continue  # a parameter of the target version that PG15's table lacks
+            reader.fatal(
+                item.display,
+                item.line,
+                f'unrecognized configuration parameter "{item.name}" in file '
+                f'"{item.display}" line {item.line}',
+            )
+            name_errors = True
+    settings: dict[str, Setting] = {}
+    for item in reader.items:
+        if item.ignore:
+            continue
+        param = params.get(item.name.lower())
+        source = Source(path=item.display, line=item.line, key=item.name.lower())
+        if param is None:
+            extra = _other_version_param(item.name, reader.version)
+            if extra is None and "." not in item.name:
+                continue
+            if extra is not None:
+                param = extra
+            else:
+                # A custom (dotted) placeholder: kept as the string written.
+                settings[item.name.lower()] = Setting(
+                    name=item.name.lower(), raw=item.value, value=item.value, source=source
+                )
+                continue
+        parsed = pgguc.parse_value(param, item.name, item.value)
+        if not parsed.ok:
+            if not name_errors:  # PostgreSQL stops after the name phase's errors
+                reader.fatal(item.display, item.line, parsed.message())
+            continue
+        assert parsed.value is not None
+        settings[param.name.lower()] = Setting(
+            name=param.name.lower(),
+            raw=item.value,
+            value=parsed.value,
+            unit=param.unit,
+            source=Source(path=item.display, line=item.line, key=param.name.lower()),
+        )
+    return settings
+
+
+def _other_version_names(version: int) -> set[str]:
+    from advisor.pgdefaults import version_only_params
+
+    return set(version_only_params(version))
+
+
+def _other_version_param(name: str, version: int) -> pgguc.Param | None:
+    from advisor.pgdefaults import version_only_params
+
+    return version_only_params(version).get(name.lower())
+
+
+def read_pgconf(
+    root: Root,
+    path: str | Path,
+    *,
+    text: str | None = None,
+    line_offset: int = 0,
+    display_path: str | None = None,
+    siblings: dict[str, tuple[str, int]] | None = None,
+    auto_conf: bool = True,
+    version: int = 15,
+) -> PgConf:
+    """Read postgresql.conf at `path` (or `text`, e.g. a ConfigMap key held in the file
+    at `path`, whose lines start after `line_offset`). `siblings` are the other keys of
+    that ConfigMap: includes naming them resolve there first."""
+    p = Path(path)
+    abs_main = posixpath.normpath(str(p if p.is_absolute() else root.path / p))
+    virtual = text is not None
+    display = display_path or root.rel(abs_main)
+    reader = _Reader(
+        root=root,
+        siblings=dict(siblings or {}),
+        virtual_display=display if virtual else None,
+        version=version,
+    )
+    if text is None:
+        try:
+            text = root.read_text(abs_main)
+        except InputError as exc:
+            reader.fatal(exc.path, exc.line, exc.message)
+            reader.problems[-1] = reader.problems[-1].model_copy(update={"program": "pool-advisor"})
+            return _result(reader, {})
+    main = _File(abs_main, display, text.removeprefix("\ufeff"), line_offset)
+    ok = reader.parse_fp(main, 0)
+    if ok and auto_conf:
+        auto_path = posixpath.join(posixpath.dirname(abs_main), AUTO_CONF)
+        opened = None
+        if virtual and AUTO_CONF in reader.siblings:
+            opened = reader.open_file(auto_path, main)
+        elif not virtual:
+            try:
+                real = root.resolve(auto_path)
+                if real.is_file():
+                    opened = reader.open_file(auto_path, main)
+            except InputError:
+                opened = None
+        if isinstance(opened, _File):
+            ok = reader.parse_fp(opened, 0)
+    if not ok:
+        # Syntax or include errors: PostgreSQL checks nothing else. Keep what parsed,
+        # but report only what the server would.
+        before = list(reader.problems)
+        settings = _apply(reader)
+        reader.problems = before
+        return _result(reader, settings)
+    return _result(reader, _apply(reader))
+
+
+def _result(reader: _Reader, settings: dict[str, Setting]) -> PgConf:
+    return PgConf(
+        settings=settings,
+        problems=reader.problems,
+        files=reader.files,
+        suppressions=reader.suppressions,
+    )
+
+
+# --- the command line ---------------------------------------------------------------
+
+# postmaster.c short options that set parameters.
+_SHORT = {
+    "B": "shared_buffers",
+    "N": "max_connections",
+    "S": "work_mem",
+    "p": "port",
+    "k": "unix_socket_directories",
+    "h": "listen_addresses",
+}
+_FLAGS = {"F": ("fsync", "false"), "i": ("listen_addresses", "*"), "l": ("ssl", "true")}
+# Options taking an argument: postmaster.c getopt "B:bC:c:D:d:EeFf:h:ijk:lN:nOPp:r:S:sTt:W:-:"
+_WITH_ARG = set("BCcDdfhkNprStW")
+
+
+def parse_postgres_args(args: list[str], source: Source) -> dict[str, Setting]:
+    """Settings from `postgres -c name=value` / `--name=value` / -N/-B/-S container args."""
+    settings, _ = parse_postgres_args_checked(args, source)
+    return settings
+
+
+def parse_postgres_args_checked(
+    args: list[str], source: Source, version: int = 15
+) -> tuple[dict[str, Setting], list[ConfigProblem]]:
+    pairs: list[tuple[str, str | None, str]] = []  # (name, value, option as written)
+    items = list(args)
+    if items and (items[0] == "postgres" or items[0].endswith("/postgres")):
+        items = items[1:]
+    i = 0
+    while i < len(items):
+        arg = items[i]
+        i += 1
+        if not arg.startswith("-") or arg == "-":
+            continue
+        if arg.startswith("--"):
+            body = arg[2:]
+            name, eq, value = body.partition("=")
+            pairs.append((name.replace("-", "_"), value if eq else None, arg))
+            continue
+        opt = arg[1]
+        if opt in _FLAGS:
+            name, value = _FLAGS[opt]
+            pairs.append((name, value, arg))
+            rest = arg[2:]
+            if rest:  # combined flags such as -il
+                items.insert(i, "-" + rest)
+            continue
+        if opt not in _WITH_ARG:
+            continue
+        optarg = arg[2:]
+        if not optarg and i < len(items):
+            optarg = items[i]
+            i += 1
+        if opt == "c":
+            name, eq, value = optarg.partition("=")
+            pairs.append((name.replace("-", "_"), value if eq else None, f"-c {optarg}"))
+        elif opt in _SHORT:
+            pairs.append((_SHORT[opt], optarg, f"-{opt} {optarg}"))
+    params = pgguc.pg_params(version)
+    settings: dict[str, Setting] = {}
+    problems: list[ConfigProblem] = []
+    loc = source.location() or Location(path=source.path or "")
+
+    def problem(message: str) -> None:
+        problems.append(ConfigProblem(location=loc, message=message, fatal=True, program=PROGRAM))
+
+    for name, value, written in pairs:
+        if value is None:
+            problem(f"{written} requires a value")
+            continue
+        key = name.lower()
+        src = source.model_copy(update={"key": key})
+        param = params.get(key) or _other_version_param(key, version)
+        if param is None:
+            if "." in name:
+                settings[key] = Setting(name=key, raw=value, value=value, source=src)
+            elif key not in _other_version_names(version):
+                problem(f'unrecognized configuration parameter "{name}"')
+            continue
+        parsed = pgguc.parse_value(param, name, value)
+        if not parsed.ok:
+            problem(parsed.message())
+            continue
+        assert parsed.value is not None
+        settings[param.name.lower()] = Setting(
+            name=param.name.lower(), raw=value, value=parsed.value, unit=param.unit, source=src
+        )
+    return settings, problems
