@@ -155,3 +155,30 @@ def test_sweep_stops_at_the_time_budget_and_at_max_connections(tmp_path: Path):
         assert payload["skipped_clients"] == [2, 4]
         assert "time budget" in payload["stopped_reason"]
         assert payload["fit"] is None and "3 or more" in payload["fit_error"]
+
+
+@pytest.mark.postgres
+@pytest.mark.pgbouncer
+def test_sweep_through_pgbouncer(tmp_path: Path):
+    from tests.realbouncer import have_pgbouncer, running_pgbouncer
+
+    if not have_postgres() or not have_pgbouncer():
+        pytest.skip("PostgreSQL 15 or PgBouncer not installed")
+    with running_postgres("max_connections = 20") as pg:
+        pg.psql("create role bench login superuser")
+        ini = f"[databases]\nbench = host=127.0.0.1 port={pg.port} dbname=postgres\n"
+        extra = {"pool_mode": "transaction", "default_pool_size": "2", "max_client_conn": "40"}
+        with running_pgbouncer(ini, users=["bench"], extra=extra) as bouncer:
+            dsn = bouncer.dsn("bench", "bench")
+            r = invoke(
+                "sweep", dsn, "-s", "1", "-S", "-c", "1,4,8", "-T", "1",
+                "-o", str(tmp_path / "b"), "--format", "json", "--no-chart",
+            )
+            assert r.exit_code == 0, r.output
+            pools = [p for p in bouncer.admin_dicts("SHOW POOLS") if p["database"] == "bench"]
+        # 8 clients through a pool of 2: PgBouncer never opened more than 2 server
+        # connections, yet every client count ran.
+        assert pools and int(pools[0]["sv_idle"]) + int(pools[0]["sv_active"]) <= 2
+    payload = json.loads(r.output[r.output.index("{") :])
+    assert [s["clients"] for s in payload["steps"]] == [1, 4, 8]
+    assert all(s["tps"] > 0 and s["p99_ms"] > 0 for s in payload["steps"])
