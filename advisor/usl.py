@@ -330,7 +330,7 @@ class Recommendation(BaseModel):
 
     active_connections: int
     basis: str  # "floor: (cores x 2) + spindles" or "USL fit" or "measured peak"
-    floor: Term
+    floor: Term | None  # None when the server's cores are unknown
     terms: list[Term] = Field(default_factory=list)
     fit: USLFit | None = None
     reasons: list[str] = Field(default_factory=list)
@@ -357,7 +357,7 @@ def sizing_floor(cores: float | Term, spindles: float | Term = 1) -> tuple[Term,
 
 
 def recommend_active_connections(
-    cores: float | Term,
+    cores: float | Term | None,
     spindles: float | Term = 1,
     sweep: Sweep | None = None,
     *,
@@ -370,9 +370,27 @@ def recommend_active_connections(
     sweep shows throughput falling), and stepped down to the largest measured point
     whose p99 stays within `p99_tolerance` x the best p99 seen at or below it.
     """
-    floor, floor_arithmetic = sizing_floor(cores, spindles)
-    floor_value = int(floor.value)
+    if cores is None:
+        floor, floor_value = None, 0
+        floor_arithmetic = (
+            "(cores x 2) + spindles: unknown, the server's CPU count is not in the repository "
+            "(set a CPU limit or declare cpus)"
+        )
+    else:
+        floor, floor_arithmetic = sizing_floor(cores, spindles)
+        floor_value = int(floor.value)
+    if floor is None and (sweep is None or len(sweep.points) < 3):
+        return Recommendation(
+            active_connections=0,
+            basis="unknown",
+            floor=None,
+            reasons=[
+                floor_arithmetic
+                + ". Measurement decides: run `pool-advisor sweep` or pass a sweep CSV."
+            ],
+        )
     if sweep is None or len(sweep.points) < 3:
+        assert floor is not None
         reasons = [
             f"{floor_arithmetic}: a floor to start measuring from, not an answer. "
             "Measurement decides: on a 4-core server this rule gives 9 while the measured "
@@ -389,7 +407,7 @@ def recommend_active_connections(
     fit = fit_usl(sweep.points)
     where = sweep.source.label()
     reasons: list[str] = []
-    terms: list[Term] = [floor]
+    terms: list[Term] = [floor] if floor is not None else []
     peak = max(sweep.points, key=lambda p: p.throughput)
     n_star = fit.n_star
     r2 = f"{fit.r2:.3f}" if fit.r2 is not None else "n/a"

@@ -125,3 +125,15 @@ def test_no_peak_when_kappa_zero():
     fit = fit_usl([(n, 100 * n / (1 + 0.1 * (n - 1))) for n in (1, 2, 4, 8, 16)])
     assert fit.kappa == pytest.approx(0, abs=1e-9) or fit.n_star is None or fit.n_star > 1000
     assert math.isfinite(fit.lambda_)
+
+
+def test_unknown_cores_without_sweep_says_so():
+    rec = recommend_active_connections(None, 1)
+    assert rec.floor is None and rec.active_connections == 0
+    assert "unknown" in rec.explain() and "Measurement decides" in rec.explain()
+
+
+def test_unknown_cores_with_sweep_uses_the_fit():
+    sweep = read_sweep(shared_file("pool-sweep-1-256.tsv"))
+    rec = recommend_active_connections(None, 1, sweep)
+    assert rec.fit is not None and 64 <= rec.active_connections <= 128
