@@ -15,6 +15,7 @@ if TYPE_CHECKING:
 COMMANDS: list[str] = [
     "sweep",
     "inspect",
+    "comment",
 ]
 
 

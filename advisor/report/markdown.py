@@ -209,13 +209,19 @@ def findings_section(
     source_url: str | None = None,
     new_fingerprints: set[str] | None = None,
     details: bool = True,
+    totals: dict[Severity, int] | None = None,
 ) -> str:
+    """Findings under one heading per severity. `totals`: how many there are in all,
+    when `findings` is only the part that fits ("Errors (40 of 1,000)")."""
     out = []
     for sev in SEVERITY_ORDER:
         group = [f for f in findings if f.severity == sev]
         if not group:
             continue
-        out.append(f"#### {SEVERITY_TITLES[sev]} ({len(group)})")
+        total = (totals or {}).get(sev, len(group))
+        shown = number(len(group)) if total == len(group) else \
+            f"{number(len(group))} of {number(total)}"
+        out.append(f"#### {SEVERITY_TITLES[sev]} ({shown})")
         for f in group:
             is_new = new_fingerprints is not None and f.fingerprint in new_fingerprints
             out.append(finding_block(f, registry, docs_url=docs_url, source_url=source_url,
