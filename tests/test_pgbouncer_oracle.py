@@ -9,9 +9,12 @@ exact text PgBouncer loaded (the corpus file plus the harness's listen/auth sett
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
+import subprocess
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -20,7 +23,14 @@ from advisor.fs import Root
 from advisor.model import BouncerVersion
 from advisor.pgbouncer import bouncer_default, effective_pool, params, show_value
 from advisor.sources.pgbouncer_ini import PgBouncerIni, pooler_from_ini, read_pgbouncer_ini
-from tests.realbouncer import ADMIN_USER, have_pgbouncer, running_pgbouncer, try_pgbouncer
+from tests.realbouncer import (
+    ADMIN_USER,
+    PSQL,
+    RunningBouncer,
+    have_pgbouncer,
+    running_pgbouncer,
+    try_pgbouncer,
+)
 
 CORPUS = Path(__file__).parent / "pgbouncer_corpus"
 CASES = sorted(p.name for p in CORPUS.glob("*.ini"))
@@ -81,10 +91,38 @@ def test_pgbouncer_agrees(name: str) -> None:
         config = pgb.admin_dicts("SHOW CONFIG")
         databases = pgb.admin_dicts("SHOW DATABASES")
         users = pgb.admin_dicts("SHOW USERS")
+        if "* =" in text:
+            databases += _autodb_rows(pgb)
     ini = _parse_as_loaded(pgb.ini_text)
     _compare_config(ini, config)
     _compare_databases(ini, databases)
     _compare_users(ini, users)
+
+
+AUTODB_PROBE = "autodb_probe"
+
+
+def _autodb_rows(pgb: RunningBouncer) -> list[dict[str, str]]:
+    """Ask for an unknown database: PgBouncer creates it from the `*` entry at login
+    (before it tries the server, which is a closed loopback port here)."""
+    env = {**os.environ, "PGCONNECT_TIMEOUT": "3"}
+    cmd = [PSQL, "-X", "-h", pgb.host, "-p", str(pgb.port), "-U", ADMIN_USER]
+    client = subprocess.Popen(
+        [*cmd, "-d", AUTODB_PROBE, "-c", "select 1"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        for _ in range(100):
+            rows = [r for r in pgb.admin_dicts("SHOW DATABASES") if r["name"] == AUTODB_PROBE]
+            if rows:
+                return rows
+            time.sleep(0.02)
+        raise AssertionError("the * fallback did not create " + AUTODB_PROBE)
+    finally:
+        client.kill()
+        client.wait()
 
 
 def _compare_config(ini: PgBouncerIni, rows: list[dict[str, str]]) -> None:
@@ -104,12 +142,15 @@ def _compare_config(ini: PgBouncerIni, rows: list[dict[str, str]]) -> None:
 def _compare_databases(ini: PgBouncerIni, rows: list[dict[str, str]]) -> None:
     shown = {r["name"]: r for r in rows if r["name"] != "pgbouncer"}
     ours = {d.name: d for d in ini.databases if d.name != "*"}
+    star = ini.database("*")
+    if star is not None:
+        ours[AUTODB_PROBE] = star
     assert set(shown) == set(ours)
     pooler = pooler_from_ini(ini, id="p", name="p")
     for name, db in ours.items():
         row = shown[name]
         pool = effective_pool(pooler, name, "someone")
-        assert pool is not None
+        assert pool is not None and pool.database == name
         assert row["host"] == (db.host or ""), name
         assert row["port"] == str(db.port if db.port is not None else 5432), name
         assert row["database"] == (db.dbname or name), name
