@@ -12,6 +12,13 @@ pgbouncer_1_18_0 ... pgbouncer_1_25_0), cited where used:
   database entry (all its users' pools, reserve included); max_user_connections
   counts the user's connections across databases; a queued cancel request may open
   up to 2 x pool_size regardless of those caps.
+
+Version history used for defaults (NEWS.md at tag pgbouncer_1_25_0): 1.21.0 adds
+max_prepared_statements (default 0 = off); 1.24.0 "Enable prepared statement support by
+default" (200); 1.25.0 adds transaction_timeout, globally and per user. 1.18 values are
+checked against the real Debian 1.18 binary's SHOW CONFIG (tests/test_pgbouncer_oracle.py).
+Newer versions reuse 1.18's ini grammar: libusual's quoted-key support (commit 6b7fc84,
+2025) is in none of the lib submodules of tags 1.19.0 ... 1.25.0 that we could check.
 """
 
 from __future__ import annotations
@@ -556,9 +563,11 @@ def server_side_max(pooler: Pooler, pairs: list[tuple[str, str]] | None) -> Cont
         "max_db_connections/max_user_connections (src/objects.c launch_new_connection)"
     )
     per = Term(
-        label="server connections per PgBouncer process",
+        label="server connections per PgBouncer process (sum of capped pools)",
         value=float(per_replica),
-        source=Source(path=pooler.location.path, line=pooler.location.line),
+        source=Source(
+            path=pooler.location.path, line=pooler.location.line, key="server_side_max"
+        ),
     )
     return Contribution(
         who=pooler.name,
