@@ -271,9 +271,11 @@ class PostgresConfigError(RuntimeError):
         self.stderr = stderr
 
 
-def _show_one(datadir: Path, name: str) -> subprocess.CompletedProcess[str]:
+def _show_one(
+    datadir: Path, name: str, args: tuple[str, ...] = ()
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        _as_server_user([str(PG_BIN / "postgres"), "-C", name, "-D", str(datadir)]),
+        _as_server_user([str(PG_BIN / "postgres"), "-C", name, "-D", str(datadir), *args]),
         capture_output=True,
         text=True,
         encoding="utf-8",
@@ -283,13 +285,17 @@ def _show_one(datadir: Path, name: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def postgres_C_result(datadir: Path, names: list[str]) -> PgCResult:
-    """Run `postgres -C name -D datadir` per name (in parallel). Never raises on a
+def postgres_C_result(
+    datadir: Path, names: list[str], args: list[str] | tuple[str, ...] = ()
+) -> PgCResult:
+    """Run `postgres -C name -D datadir [args]` per name (in parallel; `args` are
+    extra command-line options such as "-c", "work_mem=8MB"). Never raises on a
     refused config: `ok` is False and `stderr` holds the first failure's output."""
     if not names:
         names = ["max_connections"]  # still learn whether postgres accepts the config
+    extra = tuple(args)
     with ThreadPoolExecutor(max_workers=8) as pool:
-        runs = list(pool.map(lambda n: _show_one(datadir, n), names))
+        runs = list(pool.map(lambda n: _show_one(datadir, n, extra), names))
     result = PgCResult()
     for name, r in zip(names, runs, strict=True):
         if r.returncode != 0:
