@@ -1,0 +1,229 @@
+"""Shared by the PA4xx rules: the pool mode a hazard's client runs under, and the finding.
+
+Pool mode of a route (PgBouncer semantics, [real] 1.18 and docs): the [users] entry's
+pool_mode wins over the [databases] entry's, which wins over [pgbouncer] pool_mode,
+whose default is `session`. A client whose route does not name the database or user
+is checked against the strictest entry that could apply, and the message says so.
+A hazard not mapped to a client (client_id None) is checked against the strictest
+mode among all the repository's poolers, and the message says that too.
+
+TODO(pgbouncer helper): switch `effective_mode` to advisor.pgbouncer.effective_pool
+and the defaults to bouncer_default once they land on main.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+
+from advisor.model import (
+    Finding,
+    Fix,
+    Location,
+    Pooler,
+    RelatedLocation,
+    Severity,
+    Source,
+    SqlHazard,
+    Topology,
+)
+from advisor.sql.hazards import HAZARD_FIXES
+
+MODE_RANK = {"session": 0, "transaction": 1, "statement": 2}
+PGBOUNCER_DEFAULT_MODE = Source.default_of("PgBouncer default", key="pool_mode")
+
+
+@dataclass(frozen=True)
+class RouteMode:
+    """The pool mode one route through one pooler gets, and why."""
+
+    pooler: Pooler
+    mode: str
+    scope: str  # "[users] batch", "[databases] appdb", "[pgbouncer]", "default"
+    source: Source
+    note: str = ""  # e.g. why the strictest candidate was taken
+
+    @property
+    def rank(self) -> int:
+        return MODE_RANK.get(self.mode, 0)
+
+    def describe(self) -> str:
+        where = self.source.label()
+        text = f"PgBouncer {self.pooler.name} in {self.mode} mode ({self.scope}, {where})"
+        return f"{text}; {self.note}" if self.note else text
+
+
+def _mode_of(setting: object) -> str | None:
+    value = getattr(setting, "value", None)
+    return str(value).strip().lower() if value is not None else None
+
+
+def effective_mode(pooler: Pooler, dbname: str | None, user: str | None) -> RouteMode:
+    """pool_mode for (dbname, user): [users] over [databases] over [pgbouncer] over default."""
+    user_entry = next((u for u in pooler.users if user is not None and u.name == user), None)
+    if user_entry is not None and user_entry.pool_mode is not None:
+        mode = _mode_of(user_entry.pool_mode) or "session"
+        return RouteMode(pooler, mode, f"[users] {user_entry.name}", user_entry.pool_mode.source)
+    db_entry = next((d for d in pooler.databases if dbname is not None and d.name == dbname), None)
+    db_entry = db_entry or next((d for d in pooler.databases if d.name == "*"), None)
+    if db_entry is not None and db_entry.pool_mode is not None:
+        mode = _mode_of(db_entry.pool_mode) or "session"
+        return RouteMode(pooler, mode, f"[databases] {db_entry.name}", db_entry.pool_mode.source)
+    setting = pooler.settings.get("pool_mode")
+    if setting is not None:
+        return RouteMode(pooler, _mode_of(setting) or "session", "[pgbouncer]", setting.source)
+    return RouteMode(pooler, "session", "default", PGBOUNCER_DEFAULT_MODE)
+
+
+def candidate_modes(pooler: Pooler, dbname: str | None, user: str | None) -> list[RouteMode]:
+    """Every mode a route may get when its database or user is not known."""
+    dbs = [dbname] if dbname is not None else [d.name for d in pooler.databases] or [None]
+    users = [user] if user is not None else [u.name for u in pooler.users] + [None]
+    return [effective_mode(pooler, d, u) for d in dbs for u in users]
+
+
+def strictest(modes: Iterable[RouteMode]) -> RouteMode | None:
+    best: RouteMode | None = None
+    for m in modes:
+        if best is None or m.rank > best.rank:
+            best = m
+    return best
+
+
+def client_route_mode(topology: Topology, client_id: str) -> RouteMode | None:
+    client = next((c for c in topology.clients if c.id == client_id), None)
+    if client is None or client.target_kind != "pooler" or client.target_id is None:
+        return None
+    pooler = topology.pooler(client.target_id)
+    if pooler is None:
+        return None
+    routes = [p.route for p in client.pools if p.route is not None] or [None]
+    modes: list[RouteMode] = []
+    unknown = False
+    for route in routes:
+        dbname = route.dbname if route else None
+        user = route.user if route else None
+        unknown = unknown or dbname is None or user is None
+        modes.extend(candidate_modes(pooler, dbname, user))
+    chosen = strictest(modes)
+    if chosen is not None and unknown and len({m.mode for m in modes}) > 1:
+        chosen = RouteMode(
+            chosen.pooler,
+            chosen.mode,
+            chosen.scope,
+            chosen.source,
+            f"{client.name}'s database or user is not known, so the strictest entry is used",
+        )
+    return chosen
+
+
+def repo_strictest_mode(topology: Topology) -> RouteMode | None:
+    modes = [m for p in topology.poolers for m in candidate_modes(p, None, None)]
+    return strictest(modes)
+
+
+def hazard_mode(topology: Topology, hazard: SqlHazard) -> tuple[RouteMode | None, bool]:
+    """(mode the hazard runs under, whether it was unmapped)."""
+    if hazard.client_id is not None:
+        return client_route_mode(topology, hazard.client_id), False
+    return repo_strictest_mode(topology), True
+
+
+def is_suppressed(hazard: SqlHazard, code: str, name: str) -> bool:
+    marks = {c.strip().lower() for c in hazard.suppressed}
+    return bool(marks & {code.lower(), name.lower(), "all"})
+
+
+Breaks = Callable[[SqlHazard, RouteMode], str | None]
+
+
+def hazard_findings(
+    topology: Topology,
+    *,
+    code: str,
+    name: str,
+    severity: Severity,
+    kinds: frozenset[str],
+    min_mode: str = "transaction",
+    breaks: Breaks | None = None,
+    consequence: str,
+) -> Iterator[Finding]:
+    """One finding per hazard of `kinds` whose route's pool mode is at least `min_mode`.
+
+    `breaks(hazard, route)` may refine: it returns the reason it breaks on that pooler
+    (appended to the message) or None when that pooler copes (e.g. PgBouncer 1.21+
+    tracking protocol-level prepared statements)."""
+    for hazard in topology.sql_hazards:
+        if hazard.kind not in kinds or is_suppressed(hazard, code, name):
+            continue
+        route, unmapped = hazard_mode(topology, hazard)
+        if route is None or route.rank < MODE_RANK[min_mode]:
+            continue
+        reason = breaks(hazard, route) if breaks else ""
+        if reason is None:
+            continue
+        yield build_finding(code, name, severity, hazard, route, unmapped, consequence, reason)
+
+
+def build_finding(
+    code: str,
+    name: str,
+    severity: Severity,
+    hazard: SqlHazard,
+    route: RouteMode,
+    unmapped: bool,
+    consequence: str,
+    reason: str = "",
+) -> Finding:
+    what, fix = HAZARD_FIXES.get(hazard.kind, (hazard.kind, ""))
+    origin = "" if hazard.origin == "sql" else f" ({hazard.origin})"
+    via = route.describe()
+    if unmapped:
+        via = f"{via}: not mapped to a workload, so checked against the strictest pool mode in the repository"
+    message = f"{what}{origin} `{hazard.detail}` runs through {via}: {consequence}"
+    if reason:
+        message = f"{message}; {reason}"
+    related = []
+    mode_at = route.source.location()
+    if mode_at is not None:
+        related.append(RelatedLocation(location=mode_at, message=f"pool_mode = {route.mode}"))
+    related.append(
+        RelatedLocation(location=route.pooler.location, message=f"PgBouncer {route.pooler.name}")
+    )
+    return Finding(
+        code=code,
+        name=name,
+        severity=severity,
+        message=message,
+        location=Location(
+            path=hazard.location.path, line=hazard.location.line, column=hazard.location.column
+        ),
+        related=tuple(related),
+        fix=Fix(description=fix) if fix else None,
+        subject=f"{hazard.kind}|{hazard.detail}|{route.pooler.id}",
+    )
+
+
+# --- PgBouncer settings the PA4xx rules read -----------------------------------------
+
+
+def setting_int(pooler: Pooler, key: str, default: int) -> tuple[int, Source]:
+    setting = pooler.settings.get(key)
+    if setting is None:
+        return default, Source.default_of(f"PgBouncer {pooler.version.text} default", key=key)
+    try:
+        return int(str(setting.value).strip()), setting.source
+    except ValueError:
+        return default, setting.source
+
+
+def max_prepared_statements_default(pooler: Pooler) -> int:
+    """0 when added in 1.21, 200 from 1.24 (FACTS.md, PgBouncer changelog); absent before."""
+    return 200 if pooler.version.at_least(1, 24) else 0
+
+
+def setting_list(pooler: Pooler, key: str) -> list[str]:
+    setting = pooler.settings.get(key)
+    if setting is None:
+        return []
+    return [p.strip().lower() for p in str(setting.value).split(",") if p.strip()]

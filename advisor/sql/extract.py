@@ -1,0 +1,259 @@
+"""Where the SQL is: find statements in a repository's files and classify them.
+
+Contract for discovery (`advisor/discover.py` calls this):
+
+    is_sql_candidate(path) -> bool
+        True for files this module reads: *.sql (any migration layout: Flyway
+        V1__x.sql, golang-migrate 1_x.up.sql, Liquibase formatted-SQL changelogs),
+        Python (*.py: Alembic op.execute, Django RunSQL, any SQL string), Java and
+        Kotlin (*.java, *.kt, *.kts), Go (*.go), JS/TS (*.js, *.mjs, *.cjs, *.jsx,
+        *.ts, *.mts, *.cts, *.tsx), Ruby (*.rb, *.rake: Rails db/migrate `execute`
+        strings and heredocs), and the driver/ORM settings files (see drivers.py):
+        database.yml, application*.properties / application*.y(a)ml,
+        schema.prisma, .env files. Paths under node_modules/, vendor/, .git/,
+        virtualenvs and site-packages are never candidates. Pure: looks at the path only.
+
+    scan_sql_sources(root, paths) -> (hazards, problems)
+        `paths` are the candidate files (relative to root.path, or absolute inside it).
+        Each file is read through `root` (never imported or executed; Python is read
+        with `ast`). Returns every SqlHazard found (location.path relative to the
+        root, exact 1-based file line of the statement's first token, `origin` the
+        language, `client_id` None: mapping a file to its workload is discovery's
+        job) and ConfigProblems for files that could not be read or a .sql file the
+        PostgreSQL parser rejects (non-fatal: the other files are still scanned).
+        String literals in code that do not parse as SQL are ignored silently.
+        `-- pool-advisor: ignore[PA401] reason` (or `#`/`//` comments in code) on the
+        statement's line or the line above fills SqlHazard.suppressed with the codes.
+
+Placeholders that drivers rewrite (`%s`, `%(name)s`, `?`, `:name`, `${x}`, `#{x}`)
+make a statement unparseable for PostgreSQL; a text that fails to parse is retried
+once with each placeholder replaced by an identifier (outside SQL quotes).
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import PurePosixPath
+
+from advisor.fs import InputError, Root
+from advisor.model import ConfigProblem, Location, SqlHazard
+from advisor.sql import drivers
+from advisor.sql.hazards import scan_sql_text
+from advisor.sql.literals import (
+    PLACEHOLDER,
+    Literal,
+    clike_literals,
+    python_literals,
+    ruby_literals,
+)
+from advisor.suppress import scan_suppressions
+
+_CODE_SUFFIXES = {
+    ".py": "python",
+    ".java": "java",
+    ".kt": "kotlin",
+    ".kts": "kotlin",
+    ".go": "go",
+    ".js": "js",
+    ".mjs": "js",
+    ".cjs": "js",
+    ".jsx": "js",
+    ".ts": "js",
+    ".mts": "js",
+    ".cts": "js",
+    ".tsx": "js",
+    ".rb": "ruby",
+    ".rake": "ruby",
+}
+_NEVER_UNDER = frozenset(
+    {"node_modules", "vendor", ".git", ".venv", "venv", "site-packages", "__pycache__", ".tox"}
+)
+# First words of statements worth parsing in a code literal: parsing every string of a
+# large tree with the PostgreSQL parser would be slow, and "hello" is not SQL.
+_STATEMENT_WORDS = frozenset(
+    {
+        "select", "set", "reset", "listen", "unlisten", "declare", "prepare", "execute",
+        "deallocate", "create", "load", "begin", "start", "with", "insert", "update",
+        "delete", "do", "alter", "values", "lock", "call", "copy", "notify", "discard",
+    }
+)  # fmt: skip
+
+
+def classify(path: str) -> str | None:
+    """The reader for `path`: "sql", a language, or a drivers.py settings kind."""
+    p = PurePosixPath(path.replace("\\", "/"))
+    if any(part in _NEVER_UNDER for part in p.parts[:-1]):
+        return None
+    suffix = p.suffix.lower()
+    if suffix == ".sql":
+        return "sql"
+    if suffix in _CODE_SUFFIXES:
+        return _CODE_SUFFIXES[suffix]
+    return drivers.classify_settings_file(p)
+
+
+def is_sql_candidate(path: str) -> bool:
+    return classify(path) is not None
+
+
+def scan_sql_sources(root: Root, paths: list[str]) -> tuple[list[SqlHazard], list[ConfigProblem]]:
+    hazards: list[SqlHazard] = []
+    problems: list[ConfigProblem] = []
+    for name in paths:
+        kind = classify(str(name))
+        if kind is None:
+            continue
+        try:
+            real = root.resolve(name)
+            shown = root.rel(real)
+            text = root.read_text(real)
+        except InputError as exc:
+            problems.append(
+                ConfigProblem(
+                    location=Location(path=exc.path, line=exc.line),
+                    message=f"not scanned for SQL hazards: {exc.message}",
+                )
+            )
+            continue
+        found, trouble = scan_text(shown, text, kind)
+        hazards.extend(found)
+        problems.extend(trouble)
+    return hazards, problems
+
+
+def scan_text(path: str, text: str, kind: str) -> tuple[list[SqlHazard], list[ConfigProblem]]:
+    """Hazards in one file's text (`kind` from `classify`), suppressions applied."""
+    problems: list[ConfigProblem] = []
+    if kind == "sql":
+        found, problem = _sql_file_hazards(path, text)
+        if problem:
+            problems.append(problem)
+    elif kind == "python":
+        try:
+            tree = ast.parse(text, filename=path)
+        except SyntaxError as exc:
+            problems.append(
+                ConfigProblem(
+                    location=Location(path=path, line=exc.lineno),
+                    message=f"Python source not scanned for SQL: {exc.msg}",
+                    program="Python",
+                )
+            )
+            return [], problems
+        literals = python_literals(tree)
+        found = _literals_hazards(path, literals, "python")
+        found += drivers.python_settings(path, tree, literals)
+    elif kind == "ruby":
+        found = _literals_hazards(path, ruby_literals(text), "ruby")
+    elif kind in ("java", "kotlin", "go", "js"):
+        literals = clike_literals(text, kind)
+        found = _literals_hazards(path, literals, kind)
+        found += drivers.literal_settings(path, literals, kind)
+    else:
+        found, problems = drivers.settings_file(path, text, kind)
+    return _apply_suppressions(found, text), problems
+
+
+def _sql_file_hazards(path: str, text: str) -> tuple[list[SqlHazard], ConfigProblem | None]:
+    scan = scan_sql_text(text, Location(path=path, line=1))
+    if scan.problem is None:
+        return scan.hazards, None
+    retry = scan_sql_text(normalize_placeholders(text, sql_file=True), Location(path=path, line=1))
+    if retry.problem is None:
+        return retry.hazards, None
+    return [], scan.problem
+
+
+def _literals_hazards(path: str, literals: list[Literal], origin: str) -> list[SqlHazard]:
+    found: list[SqlHazard] = []
+    for lit in literals:
+        found.extend(literal_hazards(path, lit, origin))
+    return found
+
+
+def literal_hazards(path: str, lit: Literal, origin: str) -> list[SqlHazard]:
+    """Hazards of one code string literal, or none when it is not SQL."""
+    if not looks_like_statement(lit.text):
+        return []
+    where = Location(path=path, line=lit.line_map[0])
+    scan = scan_sql_text(lit.text, where, origin=origin, line_map=lit.line_map)
+    if scan.problem is not None:
+        scan = scan_sql_text(
+            normalize_placeholders(lit.text), where, origin=origin, line_map=lit.line_map
+        )
+    return [] if scan.problem is not None else scan.hazards
+
+
+def looks_like_statement(text: str) -> bool:
+    words = text.split(None, 1)
+    if not words:
+        return False
+    first = words[0].rstrip(";(").lower()
+    if first not in _STATEMENT_WORDS:
+        return False
+    # A lone word ("set", "begin") in code is far more often a key than a statement,
+    # except written the way SQL is: BEGIN.
+    return len(words) > 1 or words[0].rstrip(";").isupper()
+
+
+def normalize_placeholders(text: str, *, sql_file: bool = False) -> str:
+    """Replace driver placeholders outside SQL quotes with an identifier; never adds or
+    removes a newline, so line maps stay valid. In .sql files also blank psql
+    meta-command lines (\\set, \\connect) and psql/Flyway variables."""
+    if sql_file:
+        text = "\n".join("" if row.lstrip().startswith("\\") else row for row in text.split("\n"))
+    out: list[str] = []
+    i, n = 0, len(text)
+    while i < n:
+        ch = text[i]
+        nxt = text[i + 1] if i + 1 < n else ""
+        if ch == "'":  # SQL string: copied as is
+            j = text.find("'", i + 1)
+            j = n - 1 if j < 0 else j
+            out.append(text[i : j + 1])
+            i = j + 1
+        elif ch == "%" and nxt == "s":
+            out.append(PLACEHOLDER)
+            i += 2
+        elif ch == "%" and nxt == "(":
+            j = text.find(")", i)
+            if j > 0 and j + 1 < n and text[j + 1] == "s" and "\n" not in text[i:j]:
+                out.append(PLACEHOLDER)
+                i = j + 2
+            else:
+                out.append(ch)
+                i += 1
+        elif ch in "$#" and nxt == "{":
+            j = text.find("}", i)
+            if j > 0 and "\n" not in text[i:j]:
+                out.append(PLACEHOLDER)
+                i = j + 1
+            else:
+                out.append(ch)
+                i += 1
+        elif ch == "?" and not sql_file:
+            out.append(PLACEHOLDER)
+            i += 1
+        elif ch == ":" and (nxt.isalpha() or nxt == "_") and (i == 0 or text[i - 1] != ":"):
+            j = i + 1
+            while j < n and (text[j].isalnum() or text[j] == "_"):
+                j += 1
+            out.append(PLACEHOLDER)
+            i = j
+        else:
+            out.append(ch)
+            i += 1
+    return "".join(out)
+
+
+def _apply_suppressions(hazards: list[SqlHazard], text: str) -> list[SqlHazard]:
+    if "pool-advisor" not in text or not hazards:
+        return hazards
+    marks = scan_suppressions(text)
+    result = []
+    for h in hazards:
+        line = h.location.line or 0
+        lines = {line - 1, line, h.location.end_line or line}
+        codes = tuple(c for at in sorted(lines) for c in marks.get(at, ()))
+        result.append(h.model_copy(update={"suppressed": codes}) if codes else h)
+    return result

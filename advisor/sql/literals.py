@@ -1,0 +1,367 @@
+"""String literals out of source code, with the file line of every line of their text.
+
+One small scanner per language family; none executes or imports anything. Each
+returns `Literal`s: the literal's text after escape decoding, interpolations
+(`${x}`, `#{x}`, `$name`) replaced by the placeholder `x`, and `line_map[i]`, the file
+line on which the text's (i+1)-th line starts, so a statement found at character k of
+the text maps back to its exact file line even when escapes (`\\n`) or interpolations
+spanning lines make the text's line count differ from the source's.
+
+Adjacent literals joined by `+` (Java, Kotlin, Go, JS/TS) are merged, as the compiler
+would. Python goes through `ast` (see python_literals); Ruby has its own scanner for
+heredocs and %q.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+
+PLACEHOLDER = "x"
+
+_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "0": "\0", "b": "\b", "f": "\f", "v": "\v"}
+
+
+@dataclass
+class Literal:
+    text: str
+    line_map: list[int]
+    start: int = 0  # offsets in the file, for merging "a" + "b"
+    end: int = 0
+
+
+@dataclass
+class _Builder:
+    """Accumulates decoded text; records the source line at which each text line starts."""
+
+    line: int
+    parts: list[str] = field(default_factory=list)
+    line_map: list[int] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.line_map.append(self.line)
+
+    def add(self, text: str, source_line: int) -> None:
+        for ch in text:
+            self.parts.append(ch)
+            if ch == "\n":
+                self.line_map.append(source_line)
+
+    def literal(self, start: int, end: int) -> Literal:
+        return Literal("".join(self.parts), self.line_map, start, end)
+
+
+class _Cursor:
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.pos = 0
+        self.line = 1
+
+    def peek(self, k: int = 0) -> str:
+        i = self.pos + k
+        return self.text[i] if i < len(self.text) else ""
+
+    def startswith(self, s: str) -> bool:
+        return self.text.startswith(s, self.pos)
+
+    def advance(self, n: int = 1) -> str:
+        chunk = self.text[self.pos : self.pos + n]
+        self.line += chunk.count("\n")
+        self.pos += len(chunk)
+        return chunk
+
+    def skip_to(self, marker: str) -> None:
+        i = self.text.find(marker, self.pos)
+        self.advance((len(self.text) if i < 0 else i + len(marker)) - self.pos)
+
+    @property
+    def done(self) -> bool:
+        return self.pos >= len(self.text)
+
+
+def _escape(cur: _Cursor, b: _Builder) -> None:
+    """At a backslash: decode one escape sequence into `b`."""
+    cur.advance()
+    ch = cur.advance()
+    if ch == "u" and all(c in "0123456789abcdefABCDEF" for c in cur.text[cur.pos : cur.pos + 4]):
+        b.add(chr(int(cur.advance(4), 16)), cur.line)
+    elif ch != "\n":  # a backslash-newline continues the line: adds nothing
+        b.add(_ESCAPES.get(ch, ch), cur.line)
+
+
+def _interpolation(cur: _Cursor, b: _Builder, opener: str) -> None:
+    """At `${` / `#{`: skip the balanced expression, emit the placeholder."""
+    cur.advance(len(opener))
+    depth = 1
+    while not cur.done and depth:
+        ch = cur.advance()
+        if ch == "{":
+            depth += 1
+        elif ch == "}":
+            depth -= 1
+    b.add(PLACEHOLDER, cur.line)
+
+
+def _quoted(
+    cur: _Cursor,
+    close: str,
+    *,
+    escapes: bool = True,
+    interp: str | None = None,
+    dollar_names: bool = False,
+    single_line: bool = False,
+) -> Literal:
+    start = cur.pos
+    cur.advance(len(close))
+    b = _Builder(cur.line)
+    while not cur.done:
+        if cur.startswith(close):
+            cur.advance(len(close))
+            return b.literal(start, cur.pos)
+        ch = cur.peek()
+        if single_line and ch == "\n":
+            break  # unterminated: stop at the line end
+        if escapes and ch == "\\":
+            _escape(cur, b)
+        elif interp and cur.startswith(interp):
+            _interpolation(cur, b, interp)
+        elif dollar_names and ch == "$" and (cur.peek(1).isalpha() or cur.peek(1) == "_"):
+            cur.advance()
+            while cur.peek().isalnum() or cur.peek() == "_":
+                cur.advance()
+            b.add(PLACEHOLDER, cur.line)
+        else:
+            b.add(cur.advance(), cur.line)
+    return b.literal(start, cur.pos)
+
+
+def _skip_char_literal(cur: _Cursor) -> None:
+    cur.advance()
+    while not cur.done and cur.peek() not in "'\n":
+        cur.advance(2 if cur.peek() == "\\" else 1)
+    cur.advance()
+
+
+def clike_literals(text: str, lang: str) -> list[Literal]:
+    """String literals of Java, Kotlin, Go or JS/TS source."""
+    cur = _Cursor(text)
+    found: list[Literal] = []
+    while not cur.done:
+        if cur.startswith("//"):
+            cur.skip_to("\n")
+        elif cur.startswith("/*"):
+            cur.skip_to("*/")
+        elif lang in ("java", "kotlin") and cur.startswith('"""'):
+            found.append(
+                _quoted(
+                    cur,
+                    '"""',
+                    escapes=lang == "java",
+                    interp="${" if lang == "kotlin" else None,
+                    dollar_names=lang == "kotlin",
+                )
+            )
+        elif cur.peek() == '"':
+            found.append(
+                _quoted(
+                    cur,
+                    '"',
+                    interp="${" if lang == "kotlin" else None,
+                    dollar_names=lang == "kotlin",
+                    single_line=True,
+                )
+            )
+        elif cur.peek() == "'":
+            if lang == "js":
+                found.append(_quoted(cur, "'", single_line=True))
+            else:
+                _skip_char_literal(cur)
+        elif cur.peek() == "`" and lang in ("go", "js"):
+            found.append(
+                _quoted(cur, "`", escapes=lang == "js", interp="${" if lang == "js" else None)
+            )
+        else:
+            cur.advance()
+    return _merge_concatenated(text, found)
+
+
+def _merge_concatenated(text: str, found: list[Literal]) -> list[Literal]:
+    merged: list[Literal] = []
+    for lit in found:
+        if merged and text[merged[-1].end : lit.start].strip() == "+":
+            prev = merged[-1]
+            merged[-1] = Literal(
+                prev.text + lit.text, prev.line_map + lit.line_map[1:], prev.start, lit.end
+            )
+        else:
+            merged.append(lit)
+    return merged
+
+
+_RUBY_PAIRS = {"(": ")", "[": "]", "{": "}", "<": ">"}
+
+
+def ruby_literals(text: str) -> list[Literal]:
+    """String literals of Ruby source: quotes, %q/%Q/%(), and heredocs (<<~ID, <<-ID, <<ID)."""
+    cur = _Cursor(text)
+    found: list[Literal] = []
+    skip_at: dict[int, int] = {}  # heredoc body start -> end: jumped over when reached
+    line_start = True
+    while not cur.done:
+        if cur.pos in skip_at:
+            cur.advance(skip_at.pop(cur.pos) - cur.pos)
+            continue
+        ch = cur.peek()
+        if line_start and cur.startswith("=begin"):
+            cur.skip_to("\n=end")
+            continue
+        line_start = ch == "\n"
+        if ch == "#":
+            cur.skip_to("\n")
+            line_start = True
+        elif ch == '"':
+            found.append(_quoted(cur, '"', interp="#{"))
+        elif ch == "'":
+            found.append(_quoted(cur, "'", escapes=False))
+        elif ch == "%" and cur.peek(1) in "qQ" and cur.peek(2) in _RUBY_PAIRS:
+            cur.advance(2)
+            found.append(_ruby_delimited(cur, cur.peek(-1) == "Q"))
+        elif ch == "%" and cur.peek(1) in _RUBY_PAIRS:
+            cur.advance()
+            found.append(_ruby_delimited(cur, True))
+        elif cur.startswith("<<"):
+            heredoc = _ruby_heredoc(cur)
+            if heredoc is None:
+                cur.advance(2)
+            else:
+                lit, body_start, body_end = heredoc
+                found.append(lit)
+                skip_at[body_start] = body_end
+        else:
+            cur.advance()
+    return found
+
+
+def _ruby_delimited(cur: _Cursor, interpolate: bool) -> Literal:
+    opener = cur.peek()
+    closer = _RUBY_PAIRS[opener]
+    start = cur.pos
+    cur.advance()
+    b = _Builder(cur.line)
+    depth = 1
+    while not cur.done:
+        ch = cur.peek()
+        if ch == "\\":
+            _escape(cur, b)
+            continue
+        if interpolate and cur.startswith("#{"):
+            _interpolation(cur, b, "#{")
+            continue
+        if ch == opener:
+            depth += 1
+        elif ch == closer:
+            depth -= 1
+            if depth == 0:
+                cur.advance()
+                break
+        b.add(cur.advance(), cur.line)
+    return b.literal(start, cur.pos)
+
+
+def _ruby_heredoc(cur: _Cursor) -> tuple[Literal, int, int] | None:
+    text = cur.text
+    i = cur.pos + 2
+    squiggly = i < len(text) and text[i] in "~-"
+    if squiggly:
+        i += 1
+    quote = text[i] if i < len(text) and text[i] in "'\"" else ""
+    if quote:
+        i += 1
+    j = i
+    while j < len(text) and (text[j].isalnum() or text[j] == "_"):
+        j += 1
+    ident = text[i:j]
+    if not ident or not (ident[0].isupper() or quote or squiggly):
+        return None  # `a << b`, not a heredoc
+    if quote:
+        if j >= len(text) or text[j] != quote:
+            return None
+        j += 1
+    header_line = cur.line
+    cur.advance(j - cur.pos)
+    newline = text.find("\n", cur.pos)
+    if newline < 0:
+        return None
+    body_start = newline + 1
+    first_body_line = header_line + 1
+    b = _Builder(first_body_line)
+    pos, line = body_start, first_body_line
+    while pos < len(text):
+        end = text.find("\n", pos)
+        end = len(text) if end < 0 else end
+        row = text[pos:end]
+        if (row.strip() if squiggly else row) == ident:
+            lit = b.literal(body_start, end)
+            lit.text = lit.text.removesuffix("\n")
+            lit.line_map = lit.line_map[: lit.text.count("\n") + 1]
+            body_end = min(len(text), end + 1)
+            return lit, body_start, body_end
+        sub = _Cursor(row + "\n")
+        sub.line = line
+        while not sub.done:
+            if quote != "'" and sub.peek() == "\\":
+                _escape(sub, b)
+            elif quote != "'" and sub.startswith("#{"):
+                _interpolation(sub, b, "#{")
+            else:
+                b.add(sub.advance(), line)
+        pos, line = end + 1, line + 1
+    return None
+
+
+def python_literals(tree: ast.AST) -> list[Literal]:
+    """String constants, f-strings (formatted parts -> placeholder) and `"a" + "b"`,
+    skipping bare string statements (docstrings)."""
+    found: list[Literal] = []
+
+    def visit(node: ast.AST) -> None:
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant | ast.JoinedStr):
+            return
+        text = _python_string(node)
+        if text is not None:
+            found.append(_python_literal(node, text))
+            return
+        for child in ast.iter_child_nodes(node):
+            visit(child)
+
+    visit(tree)
+    return found
+
+
+def _python_string(node: ast.AST) -> str | None:
+    if isinstance(node, ast.Constant):
+        return node.value if isinstance(node.value, str) else None
+    if isinstance(node, ast.JoinedStr):
+        pieces = []
+        for part in node.values:
+            if isinstance(part, ast.Constant) and isinstance(part.value, str):
+                pieces.append(part.value)
+            else:
+                pieces.append(PLACEHOLDER)
+        return "".join(pieces)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        left, right = _python_string(node.left), _python_string(node.right)
+        if left is not None and right is not None:
+            return left + right
+    return None
+
+
+def _python_literal(node: ast.AST, text: str) -> Literal:
+    first = node.lineno
+    last = node.end_lineno or first
+    newlines = text.count("\n")
+    if newlines == last - first:
+        line_map = list(range(first, last + 1))
+    else:  # escapes or implicit concatenation: lines are not 1:1 with the source
+        line_map = [first] * (newlines + 1)
+    return Literal(text, line_map)
