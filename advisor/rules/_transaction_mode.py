@@ -179,7 +179,10 @@ def build_finding(
     origin = "" if hazard.origin == "sql" else f" ({hazard.origin})"
     via = route.describe()
     if unmapped:
-        via = f"{via}: not mapped to a workload, so checked against the strictest pool mode in the repository"
+        via = (
+            f"{via}: not mapped to a workload, so checked against the strictest pool mode "
+            "in the repository"
+        )
     message = f"{what}{origin} `{hazard.detail}` runs through {via}: {consequence}"
     if reason:
         message = f"{message}; {reason}"

@@ -1,0 +1,59 @@
+"""PA402 listen-in-transaction-pool (documented in the rule function's docstring)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from advisor.context import RuleContext
+from advisor.model import Finding, Severity, Topology
+from advisor.rules import rule
+from advisor.rules._transaction_mode import hazard_findings
+
+CODE = "PA402"
+NAME = "listen-in-transaction-pool"
+CONSEQUENCE = (
+    "the LISTEN registers on a server connection the client no longer holds after the"
+    " transaction, so its notifications are lost"
+)
+
+
+@rule(CODE, NAME, Severity.error, "LISTEN/UNLISTEN behind a transaction pooler")
+def listen_in_transaction_pool(topology: Topology, context: RuleContext) -> Iterator[Finding]:
+    """LISTEN/UNLISTEN behind a transaction pooler.
+
+    ## What it does
+    Finds `LISTEN` and `UNLISTEN` whose client goes through a transaction- or
+    statement-mode PgBouncer pool.
+
+    ## Why is this bad
+    Notifications are delivered to the server session that ran `LISTEN`. Behind a
+    transaction pooler that session is handed back to the pool when the statement ends;
+    the listening client is not attached to it when a `NOTIFY` arrives, and never sees it.
+
+    ## Example
+    ```sql
+    LISTEN order_events;
+    ```
+
+    ## Use instead
+    ```sql
+    -- listen on a direct connection (or a session-mode pool);
+    -- NOTIFY itself works through a transaction pooler:
+    NOTIFY order_events, 'created';
+    ```
+
+    ## Options
+    None.
+
+    ## References
+    - PgBouncer feature map: https://www.pgbouncer.org/features.html
+    - PostgreSQL LISTEN: https://www.postgresql.org/docs/15/sql-listen.html
+    """
+    yield from hazard_findings(
+        topology,
+        code=CODE,
+        name=NAME,
+        severity=Severity.error,
+        kinds=frozenset({"listen"}),
+        consequence=CONSEQUENCE,
+    )

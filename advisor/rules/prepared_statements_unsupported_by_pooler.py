@@ -1,0 +1,103 @@
+"""PA405 prepared-statements-unsupported-by-pooler (documented in the rule function's docstring)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from advisor.context import RuleContext
+from advisor.model import Finding, Severity, SqlHazard, Topology
+from advisor.rules import rule
+from advisor.rules._transaction_mode import (
+    RouteMode,
+    hazard_findings,
+    max_prepared_statements_default,
+    setting_int,
+)
+
+CODE = "PA405"
+NAME = "prepared-statements-unsupported-by-pooler"
+CONSEQUENCE = (
+    "a statement the driver prepared on one server connection is executed on another: "
+    '`prepared statement "..." does not exist` (or `already exists` for the next client)'
+)
+
+
+def _breaks(hazard: SqlHazard, route: RouteMode) -> str | None:
+    pooler = route.pooler
+    version = pooler.version
+    if not version.at_least(1, 21):
+        return (
+            f"PgBouncer {version.text} ({version.source.label()}) does not track "
+            "protocol-level prepared statements (1.21+ does, with max_prepared_statements > 0)"
+        )
+    limit, source = setting_int(
+        pooler, "max_prepared_statements", max_prepared_statements_default(pooler)
+    )
+    if limit > 0:
+        return None  # PgBouncer 1.21+ tracks them per client
+    return f"max_prepared_statements = {limit} ({source.label()}) turns PgBouncer's tracking off"
+
+
+@rule(
+    CODE,
+    NAME,
+    Severity.error,
+    "Driver-level prepared statements behind a transaction pooler that does not track them",
+)
+def prepared_statements_unsupported_by_pooler(
+    topology: Topology, context: RuleContext
+) -> Iterator[Finding]:
+    """Driver-level prepared statements behind a transaction pooler that does not track them.
+
+    ## What it does
+    Finds drivers and ORMs set to use named protocol-level prepared statements, when
+    their client goes through a transaction- or statement-mode PgBouncer older than 1.21
+    or with `max_prepared_statements = 0`:
+    pgjdbc `prepareThreshold` (default 5: named statements from the 5th execution),
+    asyncpg `statement_cache_size` (default 100), psycopg 3 `prepare_threshold`
+    (default 5), Rails `prepared_statements` (default true), Prisma without
+    `pgbouncer=true`.
+
+    ## Why is this bad
+    A named prepared statement lives in one server session. Behind a transaction pooler
+    the driver's next `Bind` goes to whichever server connection is free, which either
+    lacks the statement (`prepared statement "S_1" does not exist`) or already has one
+    of that name from another client (`prepared statement "_pg3_0" already exists`).
+    PgBouncer 1.21 added tracking of protocol-level prepared statements, enabled by
+    `max_prepared_statements > 0` (default 0 in 1.21-1.23, 200 from 1.24).
+
+    ## Example
+    ```ini
+    # jdbc:postgresql://pgbouncer:6432/app            (prepareThreshold defaults to 5)
+    # asyncpg.create_pool(dsn)                          (statement_cache_size 100)
+    # psycopg.connect(dsn)                              (prepare_threshold 5)
+    ```
+
+    ## Use instead
+    ```ini
+    # jdbc:postgresql://pgbouncer:6432/app?prepareThreshold=0
+    # asyncpg.create_pool(dsn, statement_cache_size=0)
+    # psycopg.connect(dsn, prepare_threshold=None)
+    # or PgBouncer >= 1.21 with: max_prepared_statements = 200
+    ```
+
+    ## Options
+    None.
+
+    ## References
+    - PgBouncer 1.21.0 changelog and max_prepared_statements:
+      https://www.pgbouncer.org/config.html#max_prepared_statements
+    - pgjdbc PGProperty.PREPARE_THRESHOLD (default "5"):
+      https://jdbc.postgresql.org/documentation/use/
+    - psycopg prepared statements: https://www.psycopg.org/psycopg3/docs/advanced/prepare.html
+    - asyncpg and PgBouncer: https://magicstack.github.io/asyncpg/current/faq.html
+    """
+    yield from hazard_findings(
+        topology,
+        code=CODE,
+        name=NAME,
+        severity=Severity.error,
+        kinds=frozenset({"protocol-prepare"}),
+        breaks=_breaks,
+        consequence=CONSEQUENCE,
+    )

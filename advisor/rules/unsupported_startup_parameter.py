@@ -1,0 +1,104 @@
+"""PA410 unsupported-startup-parameter (documented in the rule function's docstring)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from advisor.context import RuleContext
+from advisor.model import Finding, Severity, SqlHazard, Topology
+from advisor.rules import rule
+from advisor.rules._transaction_mode import (
+    RouteMode,
+    build_finding,
+    client_route_mode,
+    effective_mode,
+    is_suppressed,
+    setting_list,
+)
+from advisor.sql.drivers import startup_options
+
+CODE = "PA410"
+NAME = "unsupported-startup-parameter"
+CONSEQUENCE = "PgBouncer refuses the connection: `unsupported startup parameter: options`"
+# Parameters PgBouncer itself tracks and so accepts in `options` from 1.20 on.
+TRACKED = frozenset(
+    {"client_encoding", "datestyle", "timezone", "standard_conforming_strings", "application_name"}
+)
+
+
+def _rejects(hazard: SqlHazard, route: RouteMode) -> str | None:
+    pooler = route.pooler
+    if "options" in setting_list(pooler, "ignore_startup_parameters"):
+        return None  # accepted, and dropped: the settings silently do not apply
+    version = pooler.version
+    if not version.at_least(1, 20):
+        return (
+            f"PgBouncer {version.text} ({version.source.label()}) accepts no `options` "
+            "startup parameter unless it is listed in ignore_startup_parameters"
+        )
+    extra = setting_list(pooler, "track_extra_parameters") or ["intervalstyle"]
+    names = startup_options(hazard.detail)
+    unknown = [n for n in names if n not in TRACKED and n not in extra]
+    if names and not unknown:
+        return None
+    shown = ", ".join(unknown) or "a non `-c` option"
+    return f"PgBouncer {version.text} forwards only parameters it tracks; not {shown}"
+
+
+@rule(
+    CODE,
+    NAME,
+    Severity.error,
+    "libpq `options` startup parameter that PgBouncer refuses",
+)
+def unsupported_startup_parameter(topology: Topology, context: RuleContext) -> Iterator[Finding]:
+    """libpq `options` startup parameter that PgBouncer refuses.
+
+    ## What it does
+    Finds connection strings with `options=-c name=value` (URLs, libpq keyword strings,
+    JDBC URLs) and `PGOPTIONS`, whose client goes through a PgBouncer (in any pool mode)
+    that would refuse them.
+
+    ## Why is this bad
+    PgBouncer answers a startup packet carrying a parameter it does not handle with
+    `FATAL: unsupported startup parameter: options` (PgBouncer 1.18, shown in
+    tests/test_sql_realbouncer.py). From 1.20 it parses `options` and accepts `-c` of
+    the parameters it tracks (client_encoding, datestyle, timezone,
+    standard_conforming_strings, application_name, track_extra_parameters). Listing
+    `options` in `ignore_startup_parameters` lets the client in but silently drops the
+    settings.
+
+    ## Example
+    ```ini
+    DATABASE_URL=postgresql://app@pgbouncer:6432/app?options=-c%20statement_timeout%3D5s
+    ```
+
+    ## Use instead
+    ```sql
+    ALTER ROLE app SET statement_timeout = '5s';
+    ```
+
+    ## Options
+    None.
+
+    ## References
+    - PgBouncer ignore_startup_parameters:
+      https://www.pgbouncer.org/config.html#ignore_startup_parameters
+    - PgBouncer 1.20.0 changelog (options parsing), PR #908
+    """
+    for hazard in topology.sql_hazards:
+        if hazard.kind != "startup-parameter" or is_suppressed(hazard, CODE, NAME):
+            continue
+        if hazard.client_id is not None:
+            routes = [r for r in [client_route_mode(topology, hazard.client_id)] if r]
+            unmapped = False
+        else:  # any PgBouncer in the repository that would refuse it
+            routes = [effective_mode(p, None, None) for p in topology.poolers]
+            unmapped = True
+        for route in routes:
+            reason = _rejects(hazard, route)
+            if reason is not None:
+                yield build_finding(
+                    CODE, NAME, Severity.error, hazard, route, unmapped, CONSEQUENCE, reason
+                )
+                break

@@ -1,0 +1,70 @@
+"""PA407 with-hold-cursor-in-transaction-pool (documented in the rule function's docstring)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from advisor.context import RuleContext
+from advisor.model import Finding, Severity, Topology
+from advisor.rules import rule
+from advisor.rules._transaction_mode import hazard_findings
+
+CODE = "PA407"
+NAME = "with-hold-cursor-in-transaction-pool"
+CONSEQUENCE = (
+    "the cursor stays on a server connection the client loses at COMMIT: the next "
+    "FETCH fails with `cursor ... does not exist` or reads another client's cursor"
+)
+
+
+@rule(
+    CODE,
+    NAME,
+    Severity.error,
+    "WITH HOLD cursors (and Django server-side cursors) behind a transaction pooler",
+)
+def with_hold_cursor_in_transaction_pool(
+    topology: Topology, context: RuleContext
+) -> Iterator[Finding]:
+    """WITH HOLD cursors (and Django server-side cursors) behind a transaction pooler.
+
+    ## What it does
+    Finds `DECLARE ... WITH HOLD` and Django `DATABASES` entries for PostgreSQL without
+    `DISABLE_SERVER_SIDE_CURSORS = True` (Django declares `WITH HOLD` cursors for
+    `QuerySet.iterator()` in autocommit) behind a transaction- or statement-mode pool.
+
+    ## Why is this bad
+    A holdable cursor survives `COMMIT` by staying in the server session. Behind a
+    transaction pooler the client's next `FETCH` is sent to whichever server connection
+    is free.
+
+    ## Example
+    ```sql
+    DECLARE big CURSOR WITH HOLD FOR SELECT * FROM events;
+    FETCH 100 FROM big;
+    ```
+
+    ## Use instead
+    ```sql
+    BEGIN;
+    DECLARE big CURSOR FOR SELECT * FROM events;
+    FETCH 100 FROM big;
+    COMMIT;
+    -- Django: DATABASES['default']['DISABLE_SERVER_SIDE_CURSORS'] = True
+    ```
+
+    ## Options
+    None.
+
+    ## References
+    - Django databases, transaction pooling and server-side cursors: https://docs.djangoproject.com/en/5.1/ref/databases/#transaction-pooling-server-side-cursors
+    - PostgreSQL DECLARE: https://www.postgresql.org/docs/15/sql-declare.html
+    """
+    yield from hazard_findings(
+        topology,
+        code=CODE,
+        name=NAME,
+        severity=Severity.error,
+        kinds=frozenset({"with-hold-cursor"}),
+        consequence=CONSEQUENCE,
+    )
