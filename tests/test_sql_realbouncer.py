@@ -58,7 +58,11 @@ stmt = host=127.0.0.1 port={port} dbname=postgres pool_size=2 pool_mode=statemen
 # Passed as realbouncer `extra`, i.e. in the harness's own [pgbouncer] section: in
 # PgBouncer 1.18 a second [pgbouncer] section resets the settings of the first to their
 # defaults (seen here: pool_mode came back as session, default_pool_size as 20).
-BOUNCER_SETTINGS = {"pool_mode": "transaction", "default_pool_size": "2", "query_wait_timeout": "10"}
+BOUNCER_SETTINGS = {
+    "pool_mode": "transaction",
+    "default_pool_size": "2",
+    "query_wait_timeout": "10",
+}
 
 
 @dataclass
@@ -220,9 +224,7 @@ def test_listen_through_transaction_pooler_loses_notify(stack: Stack) -> None:
         listener.execute("SELECT 1")
         got_pooled = [n.payload for n in listener.notifies(timeout=1, stop_after=1)]
         assert got_pooled == []
-    assert_flags_exactly(
-        "PA402", stack.pooler_model(), ["LISTEN jobs;"], ["NOTIFY jobs, 'n1';"]
-    )
+    assert_flags_exactly("PA402", stack.pooler_model(), ["LISTEN jobs;"], ["NOTIFY jobs, 'n1';"])
 
 
 # --- PA403 ----------------------------------------------------------------------------
@@ -407,16 +409,14 @@ def test_load_applies_to_one_server_connection(stack: Stack) -> None:
 
 
 def test_statement_mode_refuses_transaction_blocks(stack: Stack) -> None:
-    with stack.connect("stmt") as a:
-        with pytest.raises(psycopg.OperationalError, match="transaction blocks not allowed"):
-            a.execute("BEGIN")
-            a.execute("SELECT 1")
+    refused = pytest.raises(psycopg.OperationalError, match="transaction blocks not allowed")
+    with stack.connect("stmt") as a, refused:
+        a.execute("BEGIN")
+        a.execute("SELECT 1")
     with stack.connect("stmt") as a:
         assert one(a, "SELECT 1") == 1
     pooler = stack.pooler_model()
-    assert_flags_exactly(
-        "PA409", pooler, ["BEGIN; SELECT 1; COMMIT;"], ["SELECT 1;"], db="stmt"
-    )
+    assert_flags_exactly("PA409", pooler, ["BEGIN; SELECT 1; COMMIT;"], ["SELECT 1;"], db="stmt")
     # The same transaction block is fine through the transaction-mode entry.
     assert lint("PA409", pooler, "BEGIN; SELECT 1; COMMIT;\n", db="two") == []
 

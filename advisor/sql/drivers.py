@@ -156,7 +156,7 @@ def literal_settings(path: str, literals: list[Literal], lang: str) -> list[SqlH
     found: list[SqlHazard] = []
     for lit in literals:
         if "postgres" in lit.text or "options" in lit.text:
-            found.extend(connection_string_hazards(lit.text, path, lit.line_map[0]))
+            found.extend(connection_string_hazards(lit.text, path, lit.line))
     return found
 
 

@@ -151,6 +151,7 @@ def scan_text(path: str, text: str, kind: str) -> tuple[list[SqlHazard], list[Co
         found += drivers.literal_settings(path, literals, kind)
     else:
         found, problems = drivers.settings_file(path, text, kind)
+    found.sort(key=lambda h: (h.location.line or 0, h.location.column or 0))
     return _apply_suppressions(found, text), problems
 
 
@@ -158,7 +159,8 @@ def _sql_file_hazards(path: str, text: str) -> tuple[list[SqlHazard], ConfigProb
     scan = scan_sql_text(text, Location(path=path, line=1))
     if scan.problem is None:
         return scan.hazards, None
-    retry = scan_sql_text(normalize_placeholders(text, sql_file=True), Location(path=path, line=1))
+    normalized, lines = normalize_placeholders(text, sql_file=True)
+    retry = scan_sql_text(normalized, Location(path=path, line=1), char_lines=lines)
     if retry.problem is None:
         return retry.hazards, None
     return [], scan.problem
@@ -175,12 +177,11 @@ def literal_hazards(path: str, lit: Literal, origin: str) -> list[SqlHazard]:
     """Hazards of one code string literal, or none when it is not SQL."""
     if not looks_like_statement(lit.text):
         return []
-    where = Location(path=path, line=lit.line_map[0])
-    scan = scan_sql_text(lit.text, where, origin=origin, line_map=lit.line_map)
+    where = Location(path=path, line=lit.line)
+    scan = scan_sql_text(lit.text, where, origin=origin, char_lines=lit.lines)
     if scan.problem is not None:
-        scan = scan_sql_text(
-            normalize_placeholders(lit.text), where, origin=origin, line_map=lit.line_map
-        )
+        text, lines = normalize_placeholders(lit.text, lit.lines)
+        scan = scan_sql_text(text, where, origin=origin, char_lines=lines)
     return [] if scan.problem is not None else scan.hazards
 
 
@@ -196,54 +197,84 @@ def looks_like_statement(text: str) -> bool:
     return len(words) > 1 or words[0].rstrip(";").isupper()
 
 
-def normalize_placeholders(text: str, *, sql_file: bool = False) -> str:
-    """Replace driver placeholders outside SQL quotes with an identifier; never adds or
-    removes a newline, so line maps stay valid. In .sql files also blank psql
-    meta-command lines (\\set, \\connect) and psql/Flyway variables."""
-    if sql_file:
-        text = "\n".join("" if row.lstrip().startswith("\\") else row for row in text.split("\n"))
+def normalize_placeholders(
+    text: str, lines: list[int] | None = None, *, sql_file: bool = False
+) -> tuple[str, list[int]]:
+    """Replace driver placeholders outside SQL quotes with an identifier; returns the new
+    text and the file line of each of its characters (from `lines`, the old text's; or
+    counted from 1). In .sql files also blank psql meta-command lines (\\set,
+    \\connect) and replace psql variables (:name, :'name') and Flyway's ${name}."""
+    if lines is None:
+        lines, line = [], 1
+        for ch in text:
+            lines.append(line)
+            line += ch == "\n"
     out: list[str] = []
+    out_lines: list[int] = []
+
+    def emit(piece: str, at: int) -> None:
+        out.append(piece)
+        out_lines.extend([lines[at]] * len(piece))
+
     i, n = 0, len(text)
+    line_start = True
     while i < n:
         ch = text[i]
-        nxt = text[i + 1] if i + 1 < n else ""
-        if ch == "'":  # SQL string: copied as is
-            j = text.find("'", i + 1)
-            j = n - 1 if j < 0 else j
-            out.append(text[i : j + 1])
-            i = j + 1
-        elif ch == "%" and nxt == "s":
-            out.append(PLACEHOLDER)
-            i += 2
-        elif ch == "%" and nxt == "(":
-            j = text.find(")", i)
-            if j > 0 and j + 1 < n and text[j + 1] == "s" and "\n" not in text[i:j]:
-                out.append(PLACEHOLDER)
-                i = j + 2
-            else:
-                out.append(ch)
-                i += 1
-        elif ch in "$#" and nxt == "{":
-            j = text.find("}", i)
-            if j > 0 and "\n" not in text[i:j]:
-                out.append(PLACEHOLDER)
-                i = j + 1
-            else:
-                out.append(ch)
-                i += 1
-        elif ch == "?" and not sql_file:
-            out.append(PLACEHOLDER)
+        if sql_file and line_start and _meta_command_at(text, i):
+            end = text.find("\n", i)
+            i = n if end < 0 else end  # the newline itself is kept
+            continue
+        line_start = ch == "\n"
+        j = _placeholder_end(text, i, sql_file)
+        if j > i:
+            emit(PLACEHOLDER, i)
+            i = j
+        elif ch == "'":  # SQL string: copied as is
+            close = text.find("'", i + 1)
+            close = n - 1 if close < 0 else close
+            for k in range(i, close + 1):
+                emit(text[k], k)
+            i = close + 1
+        else:
+            emit(ch, i)
             i += 1
-        elif ch == ":" and (nxt.isalpha() or nxt == "_") and (i == 0 or text[i - 1] != ":"):
+    return "".join(out), out_lines
+
+
+def _meta_command_at(text: str, i: int) -> bool:
+    while i < len(text) and text[i] in " \t":
+        i += 1
+    return i < len(text) and text[i] == "\\"
+
+
+def _placeholder_end(text: str, i: int, sql_file: bool) -> int:
+    """End offset of a placeholder starting at i, or i when there is none."""
+    n = len(text)
+    ch = text[i]
+    nxt = text[i + 1] if i + 1 < n else ""
+    if ch == "%" and nxt == "s":
+        return i + 2
+    if ch == "%" and nxt == "(":
+        j = text.find(")", i)
+        if j > 0 and j + 1 < n and text[j + 1] == "s" and "\n" not in text[i:j]:
+            return j + 2
+    if ch in "$#" and nxt == "{":
+        j = text.find("}", i)
+        if j > 0 and "\n" not in text[i:j]:
+            return j + 1
+    if ch == "?" and not sql_file:
+        return i + 1
+    if ch == ":" and (i == 0 or text[i - 1] != ":"):
+        if nxt.isalpha() or nxt == "_":
             j = i + 1
             while j < n and (text[j].isalnum() or text[j] == "_"):
                 j += 1
-            out.append(PLACEHOLDER)
-            i = j
-        else:
-            out.append(ch)
-            i += 1
-    return "".join(out)
+            return j
+        if sql_file and nxt in "'\"":
+            j = text.find(nxt, i + 2)
+            if j > 0 and "\n" not in text[i:j]:
+                return j + 1
+    return i
 
 
 def _apply_suppressions(hazards: list[SqlHazard], text: str) -> list[SqlHazard]:

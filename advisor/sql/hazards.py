@@ -33,8 +33,9 @@ Decisions:
 
 Offsets: pglast reports `stmt_location` and error positions in characters of the
 Python string (checked with multi-byte text), so they map to lines by counting
-newlines. `line_map[i]` gives the file line of the text's (i+1)-th line when the text
-was cut out of a larger file (a string literal); else lines count from `location.line`.
+newlines. `char_lines[k]` gives the file line of the text's k-th character when the
+text was cut out of a larger file (a string literal); else lines count from
+`location.line`.
 """
 
 from __future__ import annotations
@@ -126,10 +127,10 @@ def find_sql_hazards(
     location: Location,
     *,
     origin: str = "sql",
-    line_map: Sequence[int] | None = None,
+    char_lines: Sequence[int] | None = None,
 ) -> list[SqlHazard]:
     """Hazards in `sql`; unparseable text gives none (see `scan_sql_text` for why)."""
-    return scan_sql_text(sql, location, origin=origin, line_map=line_map).hazards
+    return scan_sql_text(sql, location, origin=origin, char_lines=char_lines).hazards
 
 
 def parses_as_sql(sql: str) -> bool:
@@ -146,12 +147,12 @@ def scan_sql_text(
     location: Location,
     *,
     origin: str = "sql",
-    line_map: Sequence[int] | None = None,
+    char_lines: Sequence[int] | None = None,
 ) -> SqlScan:
     """Hazards in `sql` plus the parse problem, if PostgreSQL's parser rejects it."""
     from pglast.parser import ParseError, parse_sql
 
-    lines = _LineIndex(sql, location.line or 1, line_map)
+    lines = _LineIndex(sql, location.line or 1, char_lines)
     try:
         raw_stmts = parse_sql(sql)
     except ParseError as exc:
@@ -315,17 +316,16 @@ def _shorten(text: str) -> str:
 
 class _LineIndex:
     """Character offset -> file line, for text that starts at `first_line` or was cut
-    from a file with `line_map` (file line of each of the text's lines)."""
+    from a file with `char_lines` (file line of each character)."""
 
-    def __init__(self, text: str, first_line: int, line_map: Sequence[int] | None) -> None:
+    def __init__(self, text: str, first_line: int, char_lines: Sequence[int] | None) -> None:
         self._newlines = [i for i, ch in enumerate(text) if ch == "\n"]
         self._first = first_line
-        self._map = line_map
+        self._chars = char_lines
 
     def line_at(self, offset: int) -> int:
         from bisect import bisect_left
 
-        index = bisect_left(self._newlines, offset)  # newlines strictly before offset
-        if self._map:
-            return self._map[min(index, len(self._map) - 1)]
-        return self._first + index
+        if self._chars:
+            return self._chars[max(0, min(offset, len(self._chars) - 1))]
+        return self._first + bisect_left(self._newlines, offset)  # newlines before offset

@@ -2,10 +2,10 @@
 
 One small scanner per language family; none executes or imports anything. Each
 returns `Literal`s: the literal's text after escape decoding, interpolations
-(`${x}`, `#{x}`, `$name`) replaced by the placeholder `x`, and `line_map[i]`, the file
-line on which the text's (i+1)-th line starts, so a statement found at character k of
-the text maps back to its exact file line even when escapes (`\\n`) or interpolations
-spanning lines make the text's line count differ from the source's.
+(`${x}`, `#{x}`, `$name`) replaced by the placeholder `x`, and `lines[k]`, the file line
+of the text's k-th character, so a statement found at character k maps back to its
+exact file line even when escapes (`\\n`), interpolations spanning lines or `"a" +
+"b"` across lines make the text's line count differ from the source's.
 
 Adjacent literals joined by `+` (Java, Kotlin, Go, JS/TS) are merged, as the compiler
 would. Python goes through `ast` (see python_literals); Ruby has its own scanner for
@@ -25,30 +25,26 @@ _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "0": "\0", "b": "\b", "f": "\f", "v
 @dataclass
 class Literal:
     text: str
-    line_map: list[int]
+    lines: list[int]  # file line of each character of `text`
+    line: int  # file line where the literal starts
     start: int = 0  # offsets in the file, for merging "a" + "b"
     end: int = 0
 
 
 @dataclass
 class _Builder:
-    """Accumulates decoded text; records the source line at which each text line starts."""
+    """Accumulates decoded text and the source line of every character."""
 
     line: int
     parts: list[str] = field(default_factory=list)
-    line_map: list[int] = field(default_factory=list)
-
-    def __post_init__(self) -> None:
-        self.line_map.append(self.line)
+    lines: list[int] = field(default_factory=list)
 
     def add(self, text: str, source_line: int) -> None:
-        for ch in text:
-            self.parts.append(ch)
-            if ch == "\n":
-                self.line_map.append(source_line)
+        self.parts.append(text)
+        self.lines.extend([source_line] * len(text))
 
     def literal(self, start: int, end: int) -> Literal:
-        return Literal("".join(self.parts), self.line_map, start, end)
+        return Literal("".join(self.parts), self.lines, self.line, start, end)
 
 
 class _Cursor:
@@ -191,7 +187,7 @@ def _merge_concatenated(text: str, found: list[Literal]) -> list[Literal]:
         if merged and text[merged[-1].end : lit.start].strip() == "+":
             prev = merged[-1]
             merged[-1] = Literal(
-                prev.text + lit.text, prev.line_map + lit.line_map[1:], prev.start, lit.end
+                prev.text + lit.text, prev.lines + lit.lines, prev.line, prev.start, lit.end
             )
         else:
             merged.append(lit)
@@ -303,7 +299,7 @@ def _ruby_heredoc(cur: _Cursor) -> tuple[Literal, int, int] | None:
         if (row.strip() if squiggly else row) == ident:
             lit = b.literal(body_start, end)
             lit.text = lit.text.removesuffix("\n")
-            lit.line_map = lit.line_map[: lit.text.count("\n") + 1]
+            lit.lines = lit.lines[: len(lit.text)]
             body_end = min(len(text), end + 1)
             return lit, body_start, body_end
         sub = _Cursor(row + "\n")
@@ -360,8 +356,10 @@ def _python_literal(node: ast.AST, text: str) -> Literal:
     first = node.lineno
     last = node.end_lineno or first
     newlines = text.count("\n")
-    if newlines == last - first:
-        line_map = list(range(first, last + 1))
-    else:  # escapes or implicit concatenation: lines are not 1:1 with the source
-        line_map = [first] * (newlines + 1)
-    return Literal(text, line_map)
+    if newlines != last - first:  # escapes or implicit concatenation: not 1:1 with source
+        return Literal(text, [first] * len(text), first)
+    lines, line = [], first
+    for ch in text:
+        lines.append(line)
+        line += ch == "\n"
+    return Literal(text, lines, first)

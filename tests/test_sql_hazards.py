@@ -1,0 +1,533 @@
+"""SQL hazard classification (pglast), extraction from files and code, driver settings,
+and the PA4xx rules' pool-mode logic. The real-PgBouncer proof is test_sql_realbouncer.py."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from advisor.context import RuleContext
+from advisor.fs import Root
+from advisor.model import (
+    BouncerVersion,
+    Client,
+    Location,
+    Pool,
+    Pooler,
+    PoolerDatabase,
+    PoolerUser,
+    Route,
+    Setting,
+    Source,
+    SqlHazard,
+    Term,
+    Topology,
+)
+from advisor.rules import load_rules
+from advisor.rules._transaction_mode import effective_mode
+from advisor.sql.extract import is_sql_candidate, scan_sql_sources, scan_text
+from advisor.sql.hazards import find_sql_hazards, scan_sql_text
+
+pytest.importorskip("pglast")
+
+RULES = load_rules()
+LOC = Location(path="x.sql", line=1)
+
+
+def kinds(sql: str) -> list[tuple[int, str]]:
+    return [(h.location.line, h.kind) for h in find_sql_hazards(sql, LOC)]
+
+
+# --- classification -------------------------------------------------------------------
+
+
+def test_each_hazard_kind_and_its_safe_form() -> None:
+    sql = """\
+SET search_path = app;
+SET LOCAL work_mem = '1MB';
+RESET ALL;
+SET TRANSACTION ISOLATION LEVEL SERIALIZABLE;
+SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY;
+SELECT set_config('a.b', 'c', false), set_config('a.b', 'c', true);
+SELECT set_config('a.b', 'c', $1);
+LISTEN ch; UNLISTEN *; NOTIFY ch;
+DECLARE c CURSOR WITH HOLD FOR SELECT 1; DECLARE d CURSOR FOR SELECT 1;
+PREPARE p AS SELECT 1; EXECUTE p; DEALLOCATE ALL;
+CREATE TEMP TABLE t (a int);
+CREATE TEMP TABLE u (a int) ON COMMIT DROP;
+CREATE TEMP TABLE v (a int) ON COMMIT DELETE ROWS;
+CREATE TEMP TABLE w AS SELECT 1;
+SELECT 1 INTO TEMP z;
+CREATE TABLE plain (a int);
+LOAD 'auto_explain';
+SELECT pg_advisory_lock(1), pg_try_advisory_lock_shared(2);
+SELECT pg_advisory_xact_lock(1), pg_try_advisory_xact_lock(2);
+SELECT pg_catalog.pg_advisory_unlock_all();
+SELECT myschema.pg_advisory_lock(1);
+BEGIN; SELECT 1; COMMIT;
+START TRANSACTION; ROLLBACK;
+CREATE FUNCTION f() RETURNS int LANGUAGE sql SET search_path = a AS 'select 1';
+ALTER ROLE app SET statement_timeout = '5s';
+ALTER DATABASE app SET search_path = a;
+"""
+    assert kinds(sql) == [
+        (1, "session-set"),
+        (3, "session-set"),
+        (5, "session-set"),
+        (6, "session-set"),
+        (8, "listen"),
+        (8, "listen"),
+        (9, "with-hold-cursor"),
+        (10, "sql-prepare"),
+        (10, "sql-prepare"),
+        (10, "sql-prepare"),
+        (11, "temp-table"),
+        (13, "temp-table"),
+        (14, "temp-table"),
+        (15, "temp-table"),
+        (17, "load"),
+        (18, "advisory-lock"),
+        (20, "advisory-lock"),
+        (22, "transaction-block"),
+        (23, "transaction-block"),
+    ]
+
+
+def test_lines_follow_comments_blank_lines_and_multibyte_text() -> None:
+    sql = "-- héllo wörld\n\n/* a\n comment */ SELECT 'ééé';\n\n  SET\n   work_mem = 1;\n"
+    hazards = find_sql_hazards(sql, Location(path="m.sql", line=1))
+    assert [(h.location.line, h.location.end_line) for h in hazards] == [(6, 7)]
+    assert hazards[0].detail == "SET work_mem = 1"
+
+
+def test_unparseable_sql_is_a_problem_not_a_crash() -> None:
+    scan = scan_sql_text("SELECT 1;\nSELEC 2;\n", Location(path="bad.sql", line=1))
+    assert scan.hazards == []
+    assert scan.problem is not None
+    assert scan.problem.location.line == 2
+    assert "syntax error" in scan.problem.message
+
+
+# --- files and code -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("path", "expected"),
+    [
+        ("db/migration/V1__init.sql", True),
+        ("migrations/000001_init.up.sql", True),
+        ("app/models.py", True),
+        ("src/main/java/A.java", True),
+        ("src/main/kotlin/A.kt", True),
+        ("cmd/main.go", True),
+        ("web/src/db.ts", True),
+        ("db/migrate/20240101_add.rb", True),
+        ("config/database.yml", True),
+        ("src/main/resources/application-prod.properties", True),
+        ("prisma/schema.prisma", True),
+        (".env.production", True),
+        ("node_modules/pg/lib/client.js", False),
+        ("k8s/deployment.yaml", False),
+        ("README.md", False),
+    ],
+)
+def test_is_sql_candidate(path: str, expected: bool) -> None:
+    assert is_sql_candidate(path) is expected
+
+
+def test_flyway_file_with_placeholders_and_psql_meta_commands() -> None:
+    text = "\\set ON_ERROR_STOP on\nSET search_path = ${schema};\nSELECT :'x';\n"
+    hazards, problems = scan_text("V1__x.sql", text, "sql")
+    assert problems == []
+    assert [(h.location.line, h.kind) for h in hazards] == [(2, "session-set")]
+
+
+def test_sql_file_parse_error_reported_with_line(tmp_path: Path) -> None:
+    (tmp_path / "db").mkdir()
+    (tmp_path / "db" / "bad.sql").write_text("SELECT 1;\n\nCREAT TABLE x ();\n")
+    (tmp_path / "db" / "ok.sql").write_text("LISTEN x;\n")
+    (tmp_path / "db" / "bin.sql").write_bytes(b"\x00\x01")
+    hazards, problems = scan_sql_sources(
+        Root.of(tmp_path), ["db/bad.sql", "db/ok.sql", "db/bin.sql"]
+    )
+    assert [(h.location.path, h.location.line, h.kind) for h in hazards] == [
+        ("db/ok.sql", 1, "listen")
+    ]
+    assert sorted((p.location.path, p.location.line) for p in problems) == [
+        ("db/bad.sql", 3),
+        ("db/bin.sql", None),
+    ]
+
+
+def test_python_ast_alembic_django_fstrings_and_docstrings() -> None:
+    text = '''"""SET x = 1 is only a docstring."""
+from alembic import op
+
+
+def upgrade():
+    op.execute("SELECT pg_advisory_lock(%s)")
+    op.execute(f"SET search_path = {schema}")
+    migrations.RunSQL(sql=["LISTEN a"], reverse_sql="UNLISTEN a")
+    op.execute(
+        """
+        SELECT 1;
+        DECLARE c CURSOR WITH HOLD FOR SELECT 1;
+        """
+    )
+    label = "set up the thing"
+    key = "begin"
+'''
+    hazards, _ = scan_text("alembic/versions/1_x.py", text, "python")
+    assert [(h.location.line, h.kind, h.origin) for h in hazards] == [
+        (6, "advisory-lock", "python"),
+        (7, "session-set", "python"),
+        (8, "listen", "python"),
+        (8, "listen", "python"),
+        (12, "with-hold-cursor", "python"),
+    ]
+
+
+def test_python_syntax_error_is_a_problem() -> None:
+    hazards, problems = scan_text("broken.py", "def f(:\n", "python")
+    assert hazards == [] and problems[0].location.line == 1
+
+
+def test_java_text_block_concatenation_comments_and_char_literals() -> None:
+    text = """class A {
+  // "SET x = 1" in a comment is not code
+  /* "LISTEN y" */
+  char q = '"';
+  String a = "SELECT pg_advisory_lock(?)";
+  String b = \"\"\"
+      SELECT 1;
+      LISTEN jobs;
+      \"\"\";
+  String c = "SELECT a " +
+      "FROM t; SET work_mem = '1GB'";
+  String d = "SELECT 1\\n; SET lock_timeout = 1";
+}
+"""
+    hazards, _ = scan_text("A.java", text, "java")
+    assert [(h.location.line, h.kind) for h in hazards] == [
+        (5, "advisory-lock"),
+        (8, "listen"),
+        (11, "session-set"),
+        (12, "session-set"),
+    ]
+
+
+def test_go_js_kotlin_ruby_literals_keep_lines() -> None:
+    go = (
+        "package x\nconst q = `\nSELECT 1;\nSET statement_timeout = 0;\n`\n"
+        'var s = "LISTEN \\"c\\""\n'
+    )
+    assert [(h.location.line, h.kind) for h in scan_text("a.go", go, "go")[0]] == [
+        (4, "session-set"),
+        (6, "listen"),
+    ]
+    js = "const a = `SELECT ${\n  x\n}; PREPARE p AS SELECT 1`;\nconst b = 'SET LOCAL x = 1';\n"
+    assert [(h.location.line, h.kind) for h in scan_text("a.ts", js, "js")[0]] == [
+        (3, "sql-prepare")
+    ]
+    kt = 'val q = """\n   SET search_path = $schema;\n"""\n'
+    assert [(h.location.line, h.kind) for h in scan_text("a.kt", kt, "kotlin")[0]] == [
+        (2, "session-set")
+    ]
+    rb = """class M < ActiveRecord::Migration[7.1]
+  # execute "SET x = 1" in a comment
+  def up
+    execute <<~SQL.squish
+      SELECT 1;
+      CREATE TEMP TABLE x (a int);
+    SQL
+    execute "SET lock_timeout = '#{t}'"
+    execute %q(LOAD 'auto_explain')
+    rows << 1
+  end
+end
+"""
+    assert [(h.location.line, h.kind) for h in scan_text("db/migrate/1_m.rb", rb, "ruby")[0]] == [
+        (6, "temp-table"),
+        (8, "session-set"),
+        (9, "load"),
+    ]
+
+
+def test_suppression_comment_marks_the_hazard() -> None:
+    text = (
+        "-- pool-advisor: ignore[PA401] tenant switch is reset below\n"
+        "SET search_path = t;\nLISTEN x;\n"
+    )
+    hazards, _ = scan_text("a.sql", text, "sql")
+    assert [(h.kind, h.suppressed) for h in hazards] == [
+        ("session-set", ("PA401",)),
+        ("listen", ()),
+    ]
+
+
+# --- driver and ORM settings ----------------------------------------------------------
+
+
+def driver(path: str, text: str, kind: str) -> list[tuple[int, str]]:
+    return [(h.location.line, h.kind) for h in scan_text(path, text, kind)[0]]
+
+
+def test_python_driver_settings() -> None:
+    text = """import asyncpg, psycopg
+a = await asyncpg.create_pool(dsn)
+b = await asyncpg.connect(dsn, statement_cache_size=0)
+c = psycopg.connect(dsn)
+d = psycopg.connect(dsn, prepare_threshold=None)
+DATABASES = {
+    "default": {"ENGINE": "django.db.backends.postgresql", "NAME": "app"},
+    "safe": {"ENGINE": "django.db.backends.postgresql", "DISABLE_SERVER_SIDE_CURSORS": True},
+    "lite": {"ENGINE": "django.db.backends.sqlite3"},
+}
+"""
+    assert driver("settings.py", text, "python") == [
+        (2, "protocol-prepare"),
+        (4, "protocol-prepare"),
+        (7, "with-hold-cursor"),
+    ]
+
+
+def test_jdbc_urls_spring_properties_and_hikari_init_sql() -> None:
+    props = """spring.datasource.url=jdbc:postgresql://pgbouncer:6432/app
+spring.datasource.hikari.connection-init-sql=SET search_path TO app
+other.url=jdbc:postgresql://pgbouncer:6432/app?prepareThreshold=0
+"""
+    assert driver("application.properties", props, "spring") == [
+        (1, "protocol-prepare"),
+        (2, "session-set"),
+    ]
+    yml = (
+        "spring:\n  datasource:\n    url: jdbc:postgresql://db/app\n    hikari:\n"
+        "      data-source-properties:\n        prepareThreshold: 0\n"
+    )
+    assert driver("application.yml", yml, "spring") == []
+    java = 'class A { String u = "jdbc:postgresql://db:5432/app?user=x&prepareThreshold=5"; }\n'
+    assert driver("A.java", java, "java") == [(1, "protocol-prepare")]
+
+
+def test_rails_database_yml_prisma_and_env() -> None:
+    yml = "default: &default\n  adapter: postgresql\n  pool: 5\nproduction:\n  <<: *default\n"
+    assert driver("config/database.yml", yml, "rails-database") == [
+        (2, "protocol-prepare"),
+        (2, "advisory-lock"),
+    ]
+    safe = yml + "  prepared_statements: false\n  advisory_locks: false\n"
+    assert driver("config/database.yml", safe, "rails-database") == []
+    prisma = 'datasource db {\n  provider = "postgresql"\n  url      = env("DATABASE_URL")\n}\n'
+    assert driver("prisma/schema.prisma", prisma, "prisma") == [(2, "protocol-prepare")]
+    ok = prisma.replace('env("DATABASE_URL")', '"postgresql://u@h/db?pgbouncer=true"')
+    assert driver("prisma/schema.prisma", ok, "prisma") == []
+    env = "PGOPTIONS=-c statement_timeout=5s\nDATABASE_URL=postgres://a@b/c?options=-c%20x%3D1\n"
+    assert driver(".env", env, "dotenv") == [(1, "startup-parameter"), (2, "startup-parameter")]
+
+
+# --- rules ----------------------------------------------------------------------------
+
+SRC = Source(path="pgbouncer.ini", line=3)
+
+
+def setting(name: str, value: str, line: int = 3) -> Setting:
+    return Setting(
+        name=name, raw=value, value=value, source=Source(path="pgbouncer.ini", line=line)
+    )
+
+
+def pooler(
+    mode: str | None = "transaction",
+    *,
+    version: tuple[int, int] = (1, 18),
+    databases: list[PoolerDatabase] | None = None,
+    users: list[PoolerUser] | None = None,
+    **settings: str,
+) -> Pooler:
+    values = {k: setting(k, v) for k, v in settings.items()}
+    if mode:
+        values["pool_mode"] = setting("pool_mode", mode)
+    return Pooler(
+        id="pgb",
+        name="pgbouncer",
+        replicas=Term(label="replicas", value=1, source=SRC),
+        version=BouncerVersion(major=version[0], minor=version[1]),
+        settings=values,
+        databases=databases or [],
+        users=users or [],
+        location=Location(path="pgbouncer.ini", line=1),
+    )
+
+
+def client(db: str | None, user: str | None, target: str | None = "pgb") -> Client:
+    return Client(
+        id="web",
+        name="web",
+        replicas=Term(label="replicas", value=2, source=SRC),
+        pools=[
+            Pool(
+                label="psycopg",
+                size=Term(label="pool", value=5, source=SRC),
+                route=Route(dbname=db, user=user, source=SRC),
+            )
+        ],
+        target_kind="pooler" if target else "server",
+        target_id=target or "pg",
+        location=Location(path="k8s/web.yaml", line=1),
+    )
+
+
+def hazard(kind: str = "session-set", client_id: str | None = "web", **kw: object) -> SqlHazard:
+    return SqlHazard(
+        kind=kind,
+        detail=str(kw.pop("detail", "SET work_mem = '1GB'")),
+        location=Location(path="app/q.sql", line=7),
+        client_id=client_id,
+        **kw,
+    )
+
+
+def run(code: str, topo: Topology) -> list:
+    return list(RULES.rules[code].func(topo, RuleContext()))
+
+
+def test_pool_mode_precedence_user_over_database_over_global() -> None:
+    p = pooler(
+        "session",
+        databases=[
+            PoolerDatabase(
+                name="app",
+                pool_mode=setting("pool_mode", "transaction", 5),
+                location=SRC.location(),
+            ),
+            PoolerDatabase(name="*", location=SRC.location()),
+        ],
+        users=[
+            PoolerUser(
+                name="batch", pool_mode=setting("pool_mode", "session", 9), location=SRC.location()
+            )
+        ],
+    )
+    assert effective_mode(p, "app", "web").mode == "transaction"
+    assert effective_mode(p, "app", "batch").mode == "session"
+    assert effective_mode(p, "other", "web").scope == "[pgbouncer]"
+    assert effective_mode(pooler(None), "app", "web").scope == "default"
+    topo = Topology(poolers=[p], clients=[client("app", "web")], sql_hazards=[hazard()])
+    [finding] = run("PA401", topo)
+    assert finding.location.line == 7
+    assert "transaction mode ([databases] app, pgbouncer.ini:5)" in finding.message
+    assert "SET LOCAL" in finding.fix.description
+    assert {r.location.line for r in finding.related} == {5, 1}
+    batch = topo.model_copy(update={"clients": [client("app", "batch")]})
+    assert run("PA401", batch) == []
+
+
+def test_no_transaction_pooler_no_findings() -> None:
+    assert run("PA401", Topology(sql_hazards=[hazard(client_id=None)])) == []
+    session = Topology(poolers=[pooler("session")], sql_hazards=[hazard(client_id=None)])
+    assert run("PA401", session) == []
+    direct = Topology(
+        poolers=[pooler()], clients=[client("app", "web", target=None)], sql_hazards=[hazard()]
+    )
+    assert run("PA401", direct) == []
+
+
+def test_unmapped_hazard_uses_strictest_mode_and_says_so() -> None:
+    p = pooler(
+        "session",
+        databases=[
+            PoolerDatabase(
+                name="rep", pool_mode=setting("pool_mode", "statement", 4), location=SRC.location()
+            )
+        ],
+    )
+    topo = Topology(
+        poolers=[p], sql_hazards=[hazard("transaction-block", client_id=None, detail="BEGIN")]
+    )
+    [finding] = run("PA409", topo)
+    assert "not mapped to a workload" in finding.message and "statement mode" in finding.message
+
+
+def test_suppressed_hazard_is_skipped() -> None:
+    topo = Topology(
+        poolers=[pooler()],
+        clients=[client("app", "web")],
+        sql_hazards=[
+            hazard(suppressed=("PA401",)),
+            hazard("listen", suppressed=("session-set-in-transaction-pool",)),
+        ],
+    )
+    assert run("PA401", topo) == []
+    assert len(run("PA402", topo)) == 1
+
+
+def test_protocol_prepares_depend_on_version_and_max_prepared_statements() -> None:
+    h = [hazard("protocol-prepare", detail="asyncpg.create_pool(...)")]
+    c = [client("app", "web")]
+    old = Topology(poolers=[pooler()], clients=c, sql_hazards=h)
+    [finding] = run("PA405", old)
+    assert "PgBouncer 1.18" in finding.message and "1.21" in finding.message
+    off = old.model_copy(update={"poolers": [pooler(version=(1, 21))]})
+    assert "max_prepared_statements = 0" in run("PA405", off)[0].message
+    on = old.model_copy(
+        update={"poolers": [pooler(version=(1, 21), max_prepared_statements="100")]}
+    )
+    assert run("PA405", on) == []
+    default_on = old.model_copy(update={"poolers": [pooler(version=(1, 24))]})
+    assert run("PA405", default_on) == []
+    # SQL-level PREPARE is never tracked, whatever the version.
+    sql = old.model_copy(
+        update={"poolers": [pooler(version=(1, 24))], "sql_hazards": [hazard("sql-prepare")]}
+    )
+    assert len(run("PA404", sql)) == 1
+
+
+def test_startup_parameter_any_mode_unless_ignored_or_tracked() -> None:
+    h = [hazard("startup-parameter", client_id=None, detail="options: -c statement_timeout=5s")]
+    assert len(run("PA410", Topology(poolers=[pooler("session")], sql_hazards=h))) == 1
+    ignored = pooler(ignore_startup_parameters="extra_float_digits, options")
+    assert run("PA410", Topology(poolers=[ignored], sql_hazards=h)) == []
+    newer = pooler(version=(1, 20))
+    assert len(run("PA410", Topology(poolers=[newer], sql_hazards=h))) == 1
+    tz = [hazard("startup-parameter", client_id=None, detail="options: -c timezone=UTC")]
+    assert run("PA410", Topology(poolers=[newer], sql_hazards=tz)) == []
+    assert len(run("PA410", Topology(poolers=[pooler()], sql_hazards=tz))) == 1
+
+
+# --- rule pages -----------------------------------------------------------------------
+
+PAGES = sorted(Path(__file__).resolve().parent.parent.joinpath("rules").glob("PA4*.md"))
+BLOCK = re.compile(r"```\w*\n# file: (?P<path>\S+)\n(?P<body>.*?)```", re.S)
+
+
+def _page_findings(code: str, section: str, tmp_path: Path) -> list:
+    files = {m["path"]: m["body"] for m in BLOCK.finditer(section)}
+    for name, body in files.items():
+        target = tmp_path / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(body)
+    ini = next(body for name, body in files.items() if name.endswith("pgbouncer.ini"))
+    mode = next(
+        ln.split("=", 1)[1].strip() for ln in ini.splitlines() if ln.startswith("pool_mode")
+    )
+    others = [n for n in files if not n.endswith("pgbouncer.ini")]
+    hazards, problems = scan_sql_sources(Root.of(tmp_path), others)
+    assert problems == []
+    return run(code, Topology(poolers=[pooler(mode)], sql_hazards=hazards))
+
+
+@pytest.mark.parametrize("page", PAGES, ids=[p.stem for p in PAGES])
+def test_rule_page_bad_triggers_and_good_does_not(page: Path, tmp_path: Path) -> None:
+    code = page.stem.split("-", 1)[0]
+    assert RULES.resolve(code).name == page.stem.split("-", 1)[1]
+    text = page.read_text()
+    bad, good = text.split("## Bad", 1)[1].split("## Good", 1)
+    assert _page_findings(code, bad, tmp_path / "bad")
+    assert _page_findings(code, good, tmp_path / "good") == []
+
+
+def test_every_pa4_rule_has_a_page() -> None:
+    codes = {c for c in RULES.rules if c.startswith("PA4")}
+    assert codes == {p.stem.split("-", 1)[0] for p in PAGES}
