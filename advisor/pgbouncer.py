@@ -140,8 +140,8 @@ def user_keys(version: BouncerVersion) -> frozenset[str]:
 _C_SPACE = " \t\n\v\f\r"
 _STRTOL = re.compile(r"[ \t\n\v\f\r]*([+-]?)(0[xX][0-9a-fA-F]+|0[0-7]*|[1-9][0-9]*)")
 _STRTOD = re.compile(
-    r"[ \t\n\v\f\r]*[+-]?(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
-    r"|0[xX](?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)(?:[pP][+-]?[0-9]+)?"
+    r"[ \t\n\v\f\r]*[+-]?(?:0[xX](?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)"
+    r"(?:[pP][+-]?[0-9]+)?|(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
     r"|inf(?:inity)?|nan)",
     re.IGNORECASE,
 )
@@ -197,10 +197,12 @@ def c_parse_time(text: str) -> float | None:
         v = float.fromhex(m.group(0).strip()) if "x" in m.group(0).lower() else float(m.group(0))
     except ValueError:
         return None
-    if math.isnan(v) or v < 0:  # C would store NaN (UB in the cast); call it invalid
+    if v < 0:
         return None
-    if math.isinf(v):
-        return v
+    if math.isnan(v) or math.isinf(v):
+        # Accepted by PgBouncer; the cast to usec_t is undefined in C. On x86-64 the
+        # real 1.18 shows nan as 9.22337e+12 s (2**63 us) and inf as 0.
+        return 2**63 / 1_000_000 if math.isnan(v) else 0.0
     return int(v * 1_000_000) / 1_000_000
 
 

@@ -254,3 +254,21 @@ def test_server_side_max_declared_pairs_and_reserve_timeout(tmp_path: Path) -> N
     assert c.total == 6 + 6 + 4
     assert "pairs not given" in c.note and "* fallback is left out" in c.note
     assert "reserve_pool_timeout = 0" in c.note
+
+
+def test_absolute_include_falls_back_to_file_beside_it(tmp_path: Path) -> None:
+    (tmp_path / "deploy").mkdir()
+    (tmp_path / "deploy" / "users.ini").write_text("max_client_conn = 66\n")
+    (tmp_path / "deploy" / "pgbouncer.ini").write_text(
+        "[pgbouncer]\n%include /etc/pgbouncer/users.ini\n"
+    )
+    ini = read_pgbouncer_ini(Root.of(tmp_path), "deploy/pgbouncer.ini")
+    assert ini.settings["max_client_conn"].source.label() == "deploy/users.ini:1"
+    [note] = ini.problems
+    assert "assuming it is mounted at /etc/pgbouncer/users.ini" in note.message
+
+
+def test_unknown_version_says_which_tables(tmp_path: Path) -> None:
+    ini = _read(tmp_path, "[pgbouncer]\n", version=BouncerVersion(major=1, minor=12))
+    [note] = ini.problems
+    assert not note.fatal and "tables of 1.18" in note.message

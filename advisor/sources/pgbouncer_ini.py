@@ -54,6 +54,7 @@ from advisor.pgbouncer import (
     lookup_names,
     params,
     parse_param_value,
+    table_version,
     user_keys,
 )
 from advisor.suppress import scan_suppressions
@@ -440,6 +441,12 @@ class _Loader:
         candidates: list[tuple[Path, str]] = []
         if path.is_absolute():
             candidates.append((path, "absolute"))
+            if f.folder is not None:
+                # Deployments mount the repo's file at the absolute path; try the file of
+                # that name beside the including one, and say so.
+                candidates.append(
+                    (f.folder / base, "the file of that name beside the including file")
+                )
         else:
             candidates.append((self.root.path / path, "the scanned root"))
             if f.folder is not None and f.folder != self.root.path:
@@ -482,6 +489,12 @@ class _Loader:
                 where,
                 f"%include {name}: not found under the scanned root, read from {how}; "
                 "PgBouncer opens relative paths from its working directory",
+            )
+        elif how == "the file of that name beside the including file":
+            self.note(
+                where,
+                f"%include {name}: read {self.root.rel(real)}, {how}, assuming it is "
+                f"mounted at {name}",
             )
         elif len(found) > 1 and found[0][0] != found[1][0]:
             self.note(
@@ -604,6 +617,13 @@ def read_pgbouncer_ini(
     else:
         folder = (p if p.is_absolute() else root.path / p).parent
     loader = _Loader(root, version, siblings or {}, shown)
+    used = table_version(version)
+    if used != (version.major, version.minor):
+        loader.note(
+            Location(path=shown, line=1 + line_offset),
+            f"PgBouncer {version.text} ({version.source.label()}): read with the parameter "
+            f"tables of {used[0]}.{used[1]}, the nearest version known",
+        )
     main = _File(_c_string(text), display_path or str(path), shown, line_offset, folder)
     if len(main.text) != len(text):
         loader.note(
