@@ -14,9 +14,20 @@ from collections.abc import Callable
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from advisor.apps.asyncpg import asyncpg_pools
 from advisor.apps.base import StackContext
+from advisor.apps.django import django_pools
+from advisor.apps.go_sql import go_sql_pools
 from advisor.apps.hikari import hikari_pools
+from advisor.apps.knex import knex_pools
+from advisor.apps.node_pg import node_pg_pools
+from advisor.apps.pgx import pgx_pools
+from advisor.apps.prisma import prisma_pools
+from advisor.apps.psycopg_pool import psycopg_pools
+from advisor.apps.sequelize import sequelize_pools
 from advisor.apps.source import AppFile, AppSource, scan_app_dir
+from advisor.apps.sqlalchemy import sqlalchemy_pools
+from advisor.apps.typeorm import typeorm_pools
 from advisor.apps.urls import route_from_env, route_from_url
 from advisor.model import ConfigProblem, Container, Pool
 
@@ -34,6 +45,17 @@ Reader = Callable[[StackContext], list[Pool]]
 
 READERS: tuple[tuple[str, Reader], ...] = (
     ("hikari", hikari_pools),
+    ("sqlalchemy", sqlalchemy_pools),
+    ("django", django_pools),
+    ("psycopg_pool", psycopg_pools),
+    ("asyncpg", asyncpg_pools),
+    ("node-postgres", node_pg_pools),
+    ("sequelize", sequelize_pools),
+    ("knex", knex_pools),
+    ("typeorm", typeorm_pools),
+    ("prisma", prisma_pools),
+    ("pgx", pgx_pools),
+    ("database/sql", go_sql_pools),
 )
 
 
@@ -61,10 +83,12 @@ class AppPools(BaseModel):
 
 
 def pools_for_container(container: Container, app: AppSource | None = None, *,
-                        profile: str | None = None) -> AppPools:
+                        profile: str | None = None, node_cpus: int | None = None) -> AppPools:
     """Every pool the container's processes open, from its env/args and its app source.
-    `profile` (e.g. a Spring profile from configuration) beats what the env says."""
-    ctx = StackContext(container=container, app=app, profile=profile)
+    `profile` (e.g. a Spring profile from configuration) beats what the env says.
+    `node_cpus` sizes CPU-derived defaults (pgx, Prisma, cpu_count() workers); without
+    it 4 CPUs are assumed and the pool says so (bound="cpu", cpus term)."""
+    ctx = StackContext(container=container, app=app, profile=profile, node_cpus=node_cpus)
     pools: list[Pool] = []
     for _, reader in READERS:
         pools.extend(reader(ctx))

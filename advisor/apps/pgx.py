@@ -1,0 +1,78 @@
+"""pgx v5 pgxpool: `pgxpool.New(ctx, connString)` / `pgxpool.ParseConfig(connString)` +
+`cfg.MaxConns = N` / `pool_max_conns=N` in the connection string.
+
+Default read in jackc/pgx v5.10.0 pgxpool/pool.go:19,384-386: `defaultMaxConns = 4`,
+and when unset `MaxConns = max(4, runtime.NumCPU())`. runtime.NumCPU counts the CPUs
+the process may run on (the node's, unless CPU affinity is set), not the pod's CPU limit.
+"""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import parse_qs, urlsplit
+
+from advisor.apps.base import StackContext, parse_int
+from advisor.apps.gosource import go_files, literal
+from advisor.apps.urls import route_from_env, route_from_url
+from advisor.model import CpuFormula, Pool, Route, Source
+
+CPU_FORMULA = CpuFormula(per_cpu=1, floor=4, text="max(4, runtime.NumCPU())")
+
+
+def _pool_max_conns(url: str) -> int | None:
+    if "://" in url:
+        return parse_int((parse_qs(urlsplit(url).query).get("pool_max_conns") or [None])[-1])
+    m = re.search(r"(?:^|\s)pool_max_conns\s*=\s*(\d+)", url)
+    return int(m.group(1)) if m else None
+
+
+def pgx_pools(ctx: StackContext) -> list[Pool]:
+    pools: list[Pool] = []
+    for g in go_files(ctx, "pgxpool"):
+        toks = g.toks
+        max_conns: tuple[int, Source] | None = None
+        for i in range(len(toks) - 3):
+            if toks[i].text == "." and toks[i + 1].text == "MaxConns" and toks[i + 2].text == "=":
+                value = literal(g, toks[i + 3])
+                if value is not None and parse_int(value) is not None:
+                    max_conns = (parse_int(value), Source(path=g.file.path, line=toks[i].line,
+                                                          key="MaxConns"))
+                else:
+                    ctx.notices.append(f"{g.file.path}:{toks[i].line}: MaxConns set from an "
+                                       "expression not read statically")
+        for i in range(len(toks) - 4):
+            if not (toks[i].text == "pgxpool" and toks[i + 1].text == "."
+                    and toks[i + 2].text in ("New", "ParseConfig", "Connect")
+                    and toks[i + 3].text == "("):
+                continue
+            # the connection string argument: last argument before `)`
+            j = i + 4
+            while j < len(toks) and toks[j].text != ")":
+                j += 1
+            arg = toks[j - 1] if j - 1 > i + 3 else None
+            url_src = Source(path=g.file.path, line=toks[i].line)
+            getenv = arg is not None and toks[j - 2].text == "(" and toks[j - 3].text == "Getenv"
+            url = literal(g, arg) if arg is not None and not getenv else None
+            if getenv:
+                name = literal(g, toks[j - 1])
+                var = ctx.env(name or "")
+                if var is not None and var.value is not None:
+                    url, url_src = var.value, var.source.model_copy(update={"key": name})
+            here = Source(path=g.file.path, line=toks[i].line, key=f"pgxpool.{toks[i + 2].text}")
+            route: Route | None = route_from_url(url, url_src) if url else \
+                route_from_env(ctx.container.env)
+            from_url = _pool_max_conns(url) if url else None
+            if max_conns is not None:
+                n, src = max_conns
+            elif from_url is not None:
+                n, src = from_url, url_src.model_copy(update={"key": "pool_max_conns"})
+            else:
+                pools.append(ctx.pool(
+                    "pgxpool MaxConns", CPU_FORMULA.at(ctx.cpus),
+                    Source.default_of("pgx v5 default: max(4, runtime.NumCPU())",
+                                      key="MaxConns"),
+                    route=route, cpu=CPU_FORMULA, per_process=False,
+                    note=f"{here.label()}: no MaxConns / pool_max_conns; NumCPU of the node"))
+                continue
+            pools.append(ctx.pool("pgxpool MaxConns", n, src, route=route, per_process=False))
+    return pools

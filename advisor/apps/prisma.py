@@ -1,0 +1,79 @@
+"""Prisma ORM (<= 6, Rust query engine): the pool size is the URL's
+`connection_limit`; without it the engine uses `num_cpus::get_physical() * 2 + 1`
+(prisma/prisma-engines quaint/src/pooled.rs, Builder::new), i.e. physical cores of the
+machine the pod runs on, not its CPU limit. `pgbouncer=true` marks PgBouncer mode.
+
+The URL comes from schema.prisma's `datasource` (`url = env("DATABASE_URL")` or a literal)
+or `new PrismaClient({ datasources: { db: { url } } })` / `datasourceUrl`; a literal
+`connection_limit=N` next to PrismaClient in code also counts. Prisma 7 driver adapters
+(`new PrismaPg(pool)`) use the pg pool, read by the node-postgres reader.
+"""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import parse_qs, urlsplit
+
+from advisor.apps.base import StackContext, parse_int
+from advisor.apps.jssource import js_modules
+from advisor.apps.urls import route_from_url
+from advisor.model import CpuFormula, Pool, Source
+
+CPU_FORMULA = CpuFormula(per_cpu=2, plus=1, physical=True,
+                         text="num_cpus::get_physical() * 2 + 1")
+_DATASOURCE = re.compile(r"datasource\s+\w+\s*\{(?P<body>[^}]*)\}", re.S)
+
+
+def _schema(ctx: StackContext) -> tuple[str | None, Source | None, bool]:
+    """(url, its source, is_postgres) from schema.prisma."""
+    for f in ctx.files("prisma"):
+        m = _DATASOURCE.search(f.text)
+        if not m:
+            continue
+        body = m.group("body")
+        provider = re.search(r"""provider\s*=\s*["'](\w+)["']""", body)
+        if provider is None or provider.group(1) not in ("postgresql", "postgres", "cockroachdb"):
+            return None, None, False
+        line_of = f.text[: m.start("body")].count("\n") + 1
+        url = re.search(r"""url\s*=\s*(?:env\(\s*["'](\w+)["']\s*\)|["']([^"']+)["'])""", body)
+        if url is None:
+            return None, Source(path=f.path, line=line_of), True
+        url_line = line_of + body[: url.start()].count("\n")
+        if url.group(1):
+            var = ctx.env(url.group(1))
+            if var is not None and var.value is not None:
+                return var.value, var.source.model_copy(update={"key": url.group(1)}), True
+            ctx.notices.append(f"{f.path}:{url_line}: env({url.group(1)}) is not set in the "
+                               "container with a known value")
+            return None, Source(path=f.path, line=url_line, key=url.group(1)), True
+        return url.group(2), Source(path=f.path, line=url_line, key="url"), True
+    return None, None, False
+
+
+def prisma_pools(ctx: StackContext) -> list[Pool]:
+    url, url_src, postgres = _schema(ctx)
+    if not postgres:
+        return []
+    limit: tuple[int, Source] | None = None
+    if url:
+        query = parse_qs(urlsplit(url).query)
+        n = parse_int((query.get("connection_limit") or [None])[-1])
+        if n is not None and url_src is not None:
+            limit = (n, url_src.model_copy(update={"key": f"{url_src.key} connection_limit"}))
+        if (query.get("pgbouncer") or [""])[-1] == "true":
+            ctx.notices.append(f"Prisma pgbouncer=true ({url_src.label() if url_src else ''})")
+    for module in js_modules(ctx, "connection_limit"):
+        if "PrismaClient" not in module.file.text:
+            continue
+        for m in re.finditer(r"connection_limit=(\d+)", module.file.text):
+            line = module.file.text[: m.start()].count("\n") + 1
+            limit = (int(m.group(1)), Source(path=module.file.path, line=line,
+                                             key="connection_limit"))
+    route = route_from_url(url, url_src) if url and url_src else None
+    if limit is not None:
+        return [ctx.pool("Prisma connection_limit", limit[0], limit[1], route=route)]
+    value = CPU_FORMULA.at(ctx.cpus)
+    return [ctx.pool("Prisma connection_limit", value, Source.default_of(
+        "Prisma <= 6 default: physical CPU cores x 2 + 1 (quaint pooled.rs)",
+        key="connection_limit"), route=route, cpu=CPU_FORMULA,
+        note=f"no connection_limit: {CPU_FORMULA.text} of the node (not the pod CPU limit)")]
