@@ -7,8 +7,9 @@ is checked against the strictest entry that could apply, and the message says so
 A hazard not mapped to a client (client_id None) is checked against the strictest
 mode among all the repository's poolers, and the message says that too.
 
-TODO(pgbouncer helper): switch `effective_mode` to advisor.pgbouncer.effective_pool
-and the defaults to bouncer_default once they land on main.
+The (database, user) -> pool resolution is advisor.pgbouncer.effective_pool (forced
+users, the `*` fallback, repeated entries, version differences), defaults come from
+advisor.pgbouncer.bouncer_default for the pooler's version.
 """
 
 from __future__ import annotations
@@ -27,10 +28,10 @@ from advisor.model import (
     SqlHazard,
     Topology,
 )
+from advisor.pgbouncer import UnknownSetting, effective_pool, effective_setting
 from advisor.sql.hazards import HAZARD_FIXES
 
 MODE_RANK = {"session": 0, "transaction": 1, "statement": 2}
-PGBOUNCER_DEFAULT_MODE = Source.default_of("PgBouncer default", key="pool_mode")
 
 
 @dataclass(frozen=True)
@@ -53,33 +54,44 @@ class RouteMode:
         return f"{text}; {self.note}" if self.note else text
 
 
-def _mode_of(setting: object) -> str | None:
+def _mode_of(setting: object) -> str:
     value = getattr(setting, "value", None)
-    return str(value).strip().lower() if value is not None else None
+    return str(value).strip().lower() if value is not None else "session"
 
 
-def effective_mode(pooler: Pooler, dbname: str | None, user: str | None) -> RouteMode:
-    """pool_mode for (dbname, user): [users] over [databases] over [pgbouncer] over default."""
-    user_entry = next((u for u in pooler.users if user is not None and u.name == user), None)
-    if user_entry is not None and user_entry.pool_mode is not None:
-        mode = _mode_of(user_entry.pool_mode) or "session"
-        return RouteMode(pooler, mode, f"[users] {user_entry.name}", user_entry.pool_mode.source)
-    db_entry = next((d for d in pooler.databases if dbname is not None and d.name == dbname), None)
-    db_entry = db_entry or next((d for d in pooler.databases if d.name == "*"), None)
-    if db_entry is not None and db_entry.pool_mode is not None:
-        mode = _mode_of(db_entry.pool_mode) or "session"
-        return RouteMode(pooler, mode, f"[databases] {db_entry.name}", db_entry.pool_mode.source)
-    setting = pooler.settings.get("pool_mode")
-    if setting is not None:
-        return RouteMode(pooler, _mode_of(setting) or "session", "[pgbouncer]", setting.source)
-    return RouteMode(pooler, "session", "default", PGBOUNCER_DEFAULT_MODE)
+_UNKNOWN_USER = "\x00unknown user"  # matches no [users] entry
+
+
+def effective_mode(pooler: Pooler, dbname: str | None, user: str | None) -> RouteMode | None:
+    """pool_mode for (dbname, user): [users] over [databases] over [pgbouncer] over the
+    default; None when PgBouncer would refuse the database (no entry, no `*`)."""
+    if not pooler.databases:  # e.g. an operator's pooler: only the global mode is known
+        setting = effective_setting(pooler.settings, "pool_mode", pooler.version)
+        scope = "default" if setting.source.path is None else "[pgbouncer]"
+        return RouteMode(pooler, _mode_of(setting), scope, setting.source)
+    pool = effective_pool(pooler, dbname if dbname is not None else "*", user or _UNKNOWN_USER)
+    if pool is None:
+        return None
+    setting = pool.pool_mode
+    user_entry = next((u for u in pooler.users if u.pool_mode == setting), None)
+    db_entry = next((d for d in pooler.databases if d.pool_mode == setting), None)
+    if user_entry is not None:
+        scope = f"[users] {user_entry.name}"
+    elif db_entry is not None:
+        scope = f"[databases] {db_entry.name}"
+    elif setting.source.path is not None:
+        scope = "[pgbouncer]"
+    else:
+        scope = "default"
+    return RouteMode(pooler, _mode_of(setting), scope, setting.source)
 
 
 def candidate_modes(pooler: Pooler, dbname: str | None, user: str | None) -> list[RouteMode]:
     """Every mode a route may get when its database or user is not known."""
     dbs = [dbname] if dbname is not None else [d.name for d in pooler.databases] or [None]
     users = [user] if user is not None else [u.name for u in pooler.users] + [None]
-    return [effective_mode(pooler, d, u) for d in dbs for u in users]
+    modes = (effective_mode(pooler, d, u) for d in dbs for u in users)
+    return [m for m in modes if m is not None]
 
 
 def strictest(modes: Iterable[RouteMode]) -> RouteMode | None:
@@ -210,23 +222,22 @@ def build_finding(
 # --- PgBouncer settings the PA4xx rules read -----------------------------------------
 
 
-def setting_int(pooler: Pooler, key: str, default: int) -> tuple[int, Source]:
-    setting = pooler.settings.get(key)
-    if setting is None:
-        return default, Source.default_of(f"PgBouncer {pooler.version.text} default", key=key)
+def setting_int(pooler: Pooler, key: str) -> tuple[int, Source]:
+    """The [pgbouncer] value of `key` (or the version's default) as an int."""
+    try:
+        setting = effective_setting(pooler.settings, key, pooler.version)
+    except UnknownSetting:
+        return 0, Source.default_of(f"absent in PgBouncer {pooler.version.text}", key=key)
     try:
         return int(str(setting.value).strip()), setting.source
     except ValueError:
-        return default, setting.source
-
-
-def max_prepared_statements_default(pooler: Pooler) -> int:
-    """0 when added in 1.21, 200 from 1.24 (FACTS.md, PgBouncer changelog); absent before."""
-    return 200 if pooler.version.at_least(1, 24) else 0
+        return 0, setting.source
 
 
 def setting_list(pooler: Pooler, key: str) -> list[str]:
-    setting = pooler.settings.get(key)
-    if setting is None:
+    """A comma-separated [pgbouncer] value (or the version's default), lowercased."""
+    try:
+        setting = effective_setting(pooler.settings, key, pooler.version)
+    except UnknownSetting:
         return []
     return [p.strip().lower() for p in str(setting.value).split(",") if p.strip()]

@@ -10,7 +10,6 @@ from advisor.rules import rule
 from advisor.rules._transaction_mode import (
     RouteMode,
     hazard_findings,
-    max_prepared_statements_default,
     setting_int,
 )
 
@@ -30,9 +29,7 @@ def _breaks(hazard: SqlHazard, route: RouteMode) -> str | None:
             f"PgBouncer {version.text} ({version.source.label()}) does not track "
             "protocol-level prepared statements (1.21+ does, with max_prepared_statements > 0)"
         )
-    limit, source = setting_int(
-        pooler, "max_prepared_statements", max_prepared_statements_default(pooler)
-    )
+    limit, source = setting_int(pooler, "max_prepared_statements")
     if limit > 0:
         return None  # PgBouncer 1.21+ tracks them per client
     return f"max_prepared_statements = {limit} ({source.label()}) turns PgBouncer's tracking off"

@@ -36,7 +36,7 @@ def _rejects(hazard: SqlHazard, route: RouteMode) -> str | None:
             f"PgBouncer {version.text} ({version.source.label()}) accepts no `options` "
             "startup parameter unless it is listed in ignore_startup_parameters"
         )
-    extra = setting_list(pooler, "track_extra_parameters") or ["intervalstyle"]
+    extra = setting_list(pooler, "track_extra_parameters")  # 1.20+ default IntervalStyle
     names = startup_options(hazard.detail)
     unknown = [n for n in names if n not in TRACKED and n not in extra]
     if names and not unknown:
@@ -93,7 +93,8 @@ def unsupported_startup_parameter(topology: Topology, context: RuleContext) -> I
             routes = [r for r in [client_route_mode(topology, hazard.client_id)] if r]
             unmapped = False
         else:  # any PgBouncer in the repository that would refuse it
-            routes = [effective_mode(p, None, None) for p in topology.poolers]
+            found = (effective_mode(p, None, None) for p in topology.poolers)
+            routes = [r for r in found if r is not None]
             unmapped = True
         for route in routes:
             reason = _rejects(hazard, route)
