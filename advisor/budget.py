@@ -1,0 +1,210 @@
+"""Slot accounting and memory arithmetic for one server. Pure functions, versioned.
+
+The client budget (FACTS.md, verified on PostgreSQL 15):
+  usable = max_connections - superuser_reserved_connections
+           - reserved_connections (PostgreSQL 16+) - headroom the user declares
+Autovacuum workers, WAL senders (since 12) and background workers have slots of their
+own and are listed, not subtracted.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+from advisor.model import (
+    Budget,
+    Client,
+    Contribution,
+    MemoryBudget,
+    NotSubtracted,
+    Pooler,
+    Server,
+    Source,
+    Term,
+    Topology,
+    peak_pods,
+)
+
+MIB = 1024 * 1024
+
+
+class MemoryOptions(BaseModel):
+    """Assumptions of the worst-case memory estimate (PA301 options)."""
+
+    nodes_per_query: int = Field(
+        default=2, ge=1,
+        description="sort/hash nodes one query runs at once, each may use work_mem "
+                    "(x hash_mem_multiplier for hashes)")
+    backend_overhead: str = Field(
+        default="2MB",
+        description="private memory of one backend besides work_mem (idle backends "
+                    "were measured at about 1.7 MB on PostgreSQL 15)")
+    connections: str = Field(
+        default="max_connections",
+        description="'max_connections' (what the server admits) or 'peak' (what the "
+                    "repository's clients can open)")
+
+
+def setting_term(server: Server, name: str, label: str | None = None) -> Term | None:
+    """A server parameter as a Term: the file value, or the version's default."""
+    from advisor.pgdefaults import pg_default
+
+    found = server.settings.get(name)
+    if found is None:
+        found = pg_default(name, server.version.int_value)
+    if found is None or not isinstance(found.value, int | float) or isinstance(found.value, bool):
+        return None
+    return Term(label=label or name, value=float(found.value), source=found.source)
+
+
+def client_contribution(client: Client) -> Contribution:
+    """pods at peak x processes x pool size, summed over the client's pools."""
+    parts: list[Contribution] = []
+    pods = peak_pods(client.replicas, client.surge)
+    pod_factors = [client.replicas] + ([client.surge] if client.surge else [])
+    for pool in client.pools:
+        factors = [*pod_factors]
+        if pool.processes is not None:
+            factors.append(pool.processes)
+        factors.append(pool.size)
+        parts.append(Contribution(
+            who=f"{client.name} {pool.label}", kind="client", factors=factors,
+            total=pods * pool.per_pod(), location=client.location,
+            note=pool.note))
+    total = sum(p.total for p in parts)
+    factors = parts[0].factors if len(parts) == 1 else pod_factors
+    return Contribution(who=client.name, kind="client", factors=factors,
+                        parts=parts if len(parts) > 1 else [], total=total,
+                        location=client.location)
+
+
+def pooler_contribution(pooler: Pooler) -> Contribution:
+    """Server connections the pooler may open: PgBouncer's own arithmetic (advisor.pgbouncer),
+    plus the extra replicas of a rolling update."""
+    from advisor.pgbouncer import server_side_max
+
+    found = server_side_max(pooler, pooler.pairs or None)
+    if pooler.surge is None or pooler.replicas.value <= 0:
+        return found
+    per_replica = found.total / pooler.replicas.value
+    extra = Contribution(who=f"{pooler.name} rolling-update surge", kind="pooler",
+                         factors=[pooler.surge], total=pooler.surge.value * per_replica,
+                         location=pooler.location,
+                         note=f"{per_replica:g} server connections per PgBouncer pod")
+    return found.model_copy(update={
+        "total": found.total + extra.total,
+        "parts": [*found.parts, extra] if found.parts else [found.model_copy(), extra]})
+
+
+def server_budget(server: Server, topo: Topology, memory: MemoryOptions | None = None) -> Budget:
+    version = server.version.int_value
+    max_conn = setting_term(server, "max_connections") or Term(
+        label="max_connections", value=100, source=Source.default_of("PostgreSQL default"))
+    reserved: list[Term] = []
+    su = setting_term(server, "superuser_reserved_connections")
+    if su is not None:
+        reserved.append(su)
+    if version >= 16:
+        rc = setting_term(server, "reserved_connections")
+        if rc is not None and rc.value:
+            reserved.append(rc)
+    if server.headroom is not None and server.headroom.value:
+        reserved.append(server.headroom)
+    usable = max_conn.value - sum(t.value for t in reserved)
+
+    contributions: list[Contribution] = []
+    for c in topo.clients:
+        if c.target_kind == "server" and c.target_id == server.id:
+            contributions.append(client_contribution(c))
+    for p in topo.poolers:
+        if p.server_id == server.id:
+            contributions.append(pooler_contribution(p))
+    peak = sum(c.total for c in contributions)
+
+    return Budget(
+        server_id=server.id, server=server.name, version=server.version,
+        max_connections=max_conn, reserved=reserved, usable=usable, peak=peak,
+        contributions=contributions, not_subtracted=not_subtracted(server),
+        memory=memory_budget(server, peak, memory or MemoryOptions()),
+        location=server.location)
+
+
+def not_subtracted(server: Server) -> list[NotSubtracted]:
+    """Process slots users often subtract from max_connections, and why they are not."""
+    version = server.version.int_value
+    out = []
+    av_name = "autovacuum_worker_slots" if version >= 18 else "autovacuum_max_workers"
+    av = setting_term(server, av_name)
+    if av is not None:
+        out.append(NotSubtracted(term=av, why="autovacuum workers have their own slots "
+                                 "(since PostgreSQL 8.3), outside max_connections"))
+    ws = setting_term(server, "max_wal_senders")
+    if ws is not None:
+        why = ("WAL senders have their own slots since PostgreSQL 12" if version >= 12
+               else "before PostgreSQL 12 WAL senders DID count against max_connections")
+        out.append(NotSubtracted(term=ws, why=why))
+    bw = setting_term(server, "max_worker_processes")
+    if bw is not None:
+        out.append(NotSubtracted(term=bw, why="background and parallel workers never take "
+                                 "client connection slots"))
+    return out
+
+
+def memory_budget(server: Server, peak: float, options: MemoryOptions) -> MemoryBudget | None:
+    """Worst case: shared_buffers + connections x (work_mem x nodes x hash_mem_multiplier
+    + backend overhead) + autovacuum workers x maintenance memory."""
+    from advisor.config import parse_size
+
+    if server.memory_limit is None:
+        return None
+    version = server.version.int_value
+    sb = setting_term(server, "shared_buffers")  # 8kB blocks
+    wm = setting_term(server, "work_mem")  # kB
+    hm = setting_term(server, "hash_mem_multiplier") if version >= 13 else None
+    mwm = setting_term(server, "maintenance_work_mem")  # kB
+    avwm = setting_term(server, "autovacuum_work_mem")  # kB, -1 = maintenance_work_mem
+    av_name = "autovacuum_worker_slots" if version >= 18 else "autovacuum_max_workers"
+    avw = setting_term(server, "autovacuum_max_workers") or setting_term(server, av_name)
+    if sb is None or wm is None or mwm is None or avw is None:
+        return None
+    if options.connections == "peak":
+        conns = Term(label="peak client connections", value=peak,
+                     source=Source.default_of("sum of the budget above"))
+    else:
+        conns = setting_term(server, "max_connections") or Term(
+            label="max_connections", value=100, source=Source.default_of("PostgreSQL default"))
+    multiplier = hm.value if hm is not None else 1.0
+    overhead = parse_size(options.backend_overhead.replace("MB", "MiB").replace("kB", "KiB"))
+    av_mem_kb = avwm.value if avwm is not None and avwm.value != -1 else mwm.value
+    av_label = "autovacuum_work_mem" if avwm is not None and avwm.value != -1 \
+        else "maintenance_work_mem (autovacuum_work_mem = -1)"
+    terms = [
+        Term(label="shared_buffers", value=sb.value * 8192, source=sb.source),
+        Term(label=f"{conns.show()} x work_mem {_mib(wm.value * 1024)} x "
+                   f"{options.nodes_per_query} nodes x hash_mem_multiplier {multiplier:g}",
+             value=conns.value * wm.value * 1024 * options.nodes_per_query * multiplier,
+             source=wm.source),
+        Term(label=f"{conns.value:g} connections x backend overhead {options.backend_overhead}",
+             value=conns.value * overhead,
+             source=Source.default_of("assumed per-backend overhead (PA301 backend_overhead)")),
+        Term(label=f"{avw.show()} x {av_label} {_mib(av_mem_kb * 1024)}",
+             value=avw.value * av_mem_kb * 1024,
+             source=(avwm.source if avwm is not None and avwm.value != -1 else mwm.source)),
+    ]
+    return MemoryBudget(
+        limit=server.memory_limit, terms=terms, total=sum(t.value for t in terms),
+        assumptions=[f"{options.nodes_per_query} sort/hash nodes per query at once, each using "
+                     "work_mem x hash_mem_multiplier (option nodes_per_query)",
+                     f"{options.backend_overhead} private memory per backend "
+                     "(option backend_overhead)",
+                     f"connections counted: {options.connections}"])
+
+
+def _mib(value: float) -> str:
+    if value >= 1024**3 and value % (1024**3) == 0:
+        return f"{value / 1024**3:g}GB"
+    return f"{value / MIB:g}MB"
+
+
+def budgets(topo: Topology, memory: MemoryOptions | None = None) -> list[Budget]:
+    return [server_budget(s, topo, memory) for s in topo.servers]

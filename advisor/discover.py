@@ -1,0 +1,180 @@
+"""Walk the paths given on the command line and classify what is there.
+
+Like kube-linter: YAML manifests, Helm chart folders (Chart.yaml), kustomize folders
+(kustomization.yaml), plus the config files pool-advisor reads (postgresql.conf,
+pgbouncer.ini) and the application files the app and SQL scanners look at. Skips .git,
+node_modules, virtualenvs, `--exclude` globs and .gitignore'd paths; never follows a
+symlink out of the root.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from advisor.model import ConfigProblem, Location
+
+SKIP_DIRS = frozenset({".git", ".hg", ".svn", "node_modules", ".venv", "venv", "__pycache__",
+                       ".tox", ".mypy_cache", ".ruff_cache", ".pytest_cache", ".terraform"})
+YAML_SUFFIXES = (".yaml", ".yml")
+KUSTOMIZATION_NAMES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
+
+
+@dataclass
+class Discovered:
+    root: Path
+    manifests: list[Path] = field(default_factory=list)
+    pg_confs: list[Path] = field(default_factory=list)
+    bouncer_inis: list[Path] = field(default_factory=list)
+    helm_charts: list[Path] = field(default_factory=list)
+    kustomize_dirs: list[Path] = field(default_factory=list)
+    other_files: list[Path] = field(default_factory=list)  # app sources, SQL, ...
+    problems: list[ConfigProblem] = field(default_factory=list)
+
+    def rel(self, p: Path) -> str:
+        try:
+            return p.relative_to(self.root).as_posix()
+        except ValueError:
+            return p.as_posix()
+
+
+def is_pg_conf(name: str) -> bool:
+    return name == "postgresql.auto.conf" or (
+        name.endswith(".conf") and name.startswith("postgresql"))
+
+
+def is_bouncer_ini(name: str) -> bool:
+    return name.endswith(".ini") and "pgbouncer" in name.lower()
+
+
+def discover(root: Path, *, excludes: list[str] | None = None) -> Discovered:
+    """Classify every file under `root` (a folder or a single file)."""
+    import pathspec
+
+    root = root.resolve()
+    base = root if root.is_dir() else root.parent
+    found = Discovered(root=base)
+    if root.is_file():
+        _classify(found, root)
+        return found
+    patterns = list(excludes or [])
+    gitignore = base / ".gitignore"
+    if gitignore.is_file():
+        with contextlib.suppress(OSError):
+            patterns += gitignore.read_text(encoding="utf-8", errors="replace").splitlines()
+    spec = pathspec.GitIgnoreSpec.from_lines(patterns)
+
+    chart_dirs: list[Path] = []
+    kustomize_dirs: list[Path] = []
+    for folder, dirs, files in os.walk(base, followlinks=False):
+        here = Path(folder)
+        rel_here = found.rel(here)
+        dirs[:] = sorted(
+            d for d in dirs
+            if d not in SKIP_DIRS and not spec.match_file(_dir_rel(rel_here, d))
+            and not _escapes(base, here / d)
+        )
+        # Subcharts in charts/ belong to their parent chart: the renderer handles them.
+        if any(here.is_relative_to(c) and here != c for c in chart_dirs):
+            dirs[:] = []
+            continue
+        if "Chart.yaml" in files:
+            chart_dirs.append(here)
+            found.helm_charts.append(here)
+            continue
+        if any(k in files for k in KUSTOMIZATION_NAMES):
+            kustomize_dirs.append(here)
+        for name in sorted(files):
+            path = here / name
+            rel = found.rel(path)
+            if spec.match_file(rel):
+                continue
+            if path.is_symlink() and _escapes(base, path):
+                found.problems.append(ConfigProblem(
+                    location=Location(path=rel),
+                    message=f"symlink points outside the scanned root ({os.readlink(path)}); "
+                    "not followed", program="pool-advisor"))
+                continue
+            _classify(found, path)
+    found.kustomize_dirs = _leaf_kustomizations(kustomize_dirs)
+    return found
+
+
+def _dir_rel(rel_here: str, d: str) -> str:
+    return f"{d}/" if rel_here in ("", ".") else f"{rel_here}/{d}/"
+
+
+def _escapes(base: Path, path: Path) -> bool:
+    try:
+        real = path.resolve()
+    except OSError:
+        return True
+    return real != base and base not in real.parents
+
+
+def _classify(found: Discovered, path: Path) -> None:
+    name = path.name
+    if name in KUSTOMIZATION_NAMES:
+        return
+    if name.endswith(YAML_SUFFIXES):
+        found.manifests.append(path)  # YAML that is not Kubernetes is skipped when read
+        found.other_files.append(path)  # application.yml, database.yml
+    elif is_pg_conf(name):
+        found.pg_confs.append(path)
+    elif is_bouncer_ini(name):
+        found.bouncer_inis.append(path)
+    else:
+        found.other_files.append(path)
+
+
+def _leaf_kustomizations(dirs: list[Path]) -> list[Path]:
+    """Kustomize folders nobody else includes: the overlays users actually deploy.
+    A base referenced by an overlay (`resources: [../../base]`) is rendered through it."""
+    referenced: set[Path] = set()
+    for d in dirs:
+        for ref in _kustomization_refs(d):
+            referenced.add(ref)
+    return [d for d in dirs if d.resolve() not in referenced]
+
+
+def _kustomization_refs(d: Path) -> list[Path]:
+    from ruamel.yaml import YAML
+    from ruamel.yaml.error import YAMLError
+
+    for name in KUSTOMIZATION_NAMES:
+        path = d / name
+        if path.is_file():
+            try:
+                data = YAML(typ="safe").load(path.read_text(encoding="utf-8"))
+            except (YAMLError, OSError, UnicodeDecodeError):
+                return []
+            if not isinstance(data, dict):
+                return []
+            refs = []
+            for key in ("resources", "bases", "components"):
+                for item in data.get(key) or []:
+                    if isinstance(item, str) and "://" not in item:
+                        target = (d / item).resolve()
+                        if target.is_dir():
+                            refs.append(target)
+            return refs
+    return []
+
+
+def manifests_owned_by_kustomize(found: Discovered) -> set[Path]:
+    """Plain YAML files that a rendered kustomization already includes (read once)."""
+    owned: set[Path] = set()
+    all_dirs: set[Path] = set()
+    stack = list(found.kustomize_dirs)
+    while stack:
+        d = stack.pop()
+        if d in all_dirs:
+            continue
+        all_dirs.add(d)
+        stack.extend(_kustomization_refs(d))
+    for m in found.manifests:
+        if any(m.resolve().is_relative_to(d) for d in all_dirs):
+            owned.add(m)
+    return owned

@@ -1,0 +1,260 @@
+"""paths -> discover -> sources -> topology -> rules -> findings (a CheckResult)."""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from advisor import __version__
+from advisor.config import Settings, find_config, load_settings
+from advisor.context import RuleContext
+from advisor.fs import InputError, Root
+from advisor.model import CheckResult, ConfigProblem, Finding, Location, Severity, Topology
+from advisor.rules import Registry, Rule, load_rules
+from advisor.sources.k8s import K8sObject, k8s_objects, looks_like_k8s
+from advisor.suppress import is_suppressed, scan_suppressions
+
+
+@dataclass
+class CheckOptions:
+    select: list[str] = field(default_factory=list)
+    ignore: list[str] = field(default_factory=list)
+    config: Path | None = None
+    pg_version: int | None = None
+    excludes: list[str] = field(default_factory=list)
+    stdin_text: str | None = None  # YAML stream when a path is "-"
+
+
+class UsageError(Exception):
+    """Bad options or configuration: exit code 2."""
+
+
+def run_check(paths: list[str], options: CheckOptions | None = None,
+              registry: Registry | None = None) -> CheckResult:
+    options = options or CheckOptions()
+    registry = registry or load_rules()
+    settings = _settings(paths, options)
+    topo = Topology()
+    roots: list[str] = []
+    for raw in paths:
+        if raw == "-":
+            _read_stdin(topo, options, settings, roots)
+            continue
+        path = Path(raw)
+        if not path.exists():
+            raise UsageError(f"{raw}: no such file or directory")
+        roots.append(raw)
+        _merge(topo, scan_path(path, settings, options))
+    return evaluate(topo, settings, options, registry, roots)
+
+
+def evaluate(topo: Topology, settings: Settings, options: CheckOptions, registry: Registry,
+             roots: list[str]) -> CheckResult:
+    from advisor.budget import MemoryOptions, budgets
+
+    rule_options = _rule_options(settings, registry)
+    memory = rule_options.get("PA301")
+    ctx = RuleContext(pg_version=options.pg_version, rule_options=rule_options,
+                      budgets=budgets(topo, memory if isinstance(memory, MemoryOptions)
+                                      else None))
+    selected = _selected_rules(registry, settings, options)
+    findings: list[Finding] = []
+    for r in selected:
+        for f in r.func(topo, ctx):
+            if not _suppressed(f, r, topo):
+                findings.append(f)
+    findings.sort(key=lambda f: (-f.severity.rank, f.location.path, f.location.line or 0,
+                                 f.code))
+    return CheckResult(tool_version=__version__, roots=roots, budgets=ctx.budgets,
+                       findings=findings, notices=list(dict.fromkeys(topo.notices)))
+
+
+def _settings(paths: list[str], options: CheckOptions) -> Settings:
+    config = options.config
+    if config is None:
+        first = next((Path(p) for p in paths if p != "-"), Path.cwd())
+        config = find_config(first.resolve())
+    try:
+        settings = load_settings(config, str(config) if config else None)
+    except InputError as exc:
+        raise UsageError(f"{exc.label()}: {exc.message}") from None
+    if options.pg_version is not None:
+        settings.pg_version = options.pg_version
+    return settings
+
+
+def _rule_options(settings: Settings, registry: Registry) -> dict:
+    from pydantic import ValidationError
+
+    out = {}
+    for key, values in settings.rules.items():
+        r = registry.resolve(key)
+        if r is None:
+            raise UsageError(f"{settings.origin}: [rules.{key}]: no such rule")
+        try:
+            out[r.code] = r.options.model_validate(values)
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            raise UsageError(f"{settings.origin}: [rules.{key}] "
+                             f"{'.'.join(str(x) for x in err['loc'])}: {err['msg']}") from None
+    return out
+
+
+def _selected_rules(registry: Registry, settings: Settings, options: CheckOptions) -> list[Rule]:
+    def resolve(names: list[str]) -> set[str]:
+        codes = set()
+        for n in names:
+            if n.upper() == "ALL":
+                codes |= set(registry.rules)
+                continue
+            matched = [c for c in registry.rules if c.startswith(n.upper())] \
+                if n[:2].upper() == "PA" else []
+            r = registry.resolve(n)
+            if r is None and not matched:
+                raise UsageError(f"unknown rule {n!r} (see `pool-advisor rules`)")
+            codes |= {r.code} if r else set(matched)
+        return codes
+
+    select = resolve(options.select or settings.select) if (options.select or settings.select) \
+        else set(registry.rules)
+    ignore = resolve([*settings.ignore, *options.ignore])
+    return [r for r in registry.ordered() if r.code in select and r.code not in ignore]
+
+
+def _suppressed(f: Finding, r: Rule, topo: Topology) -> bool:
+    lines = topo.line_suppressions.get(f.location.path, {})
+    if is_suppressed(lines, f.location.line, r.code, r.name):
+        return True
+    subject = f.subject.split("|", 1)[0]
+    for entity in (*topo.clients, *topo.servers, *topo.poolers):
+        if entity.id == subject and any(c.upper() == r.code or c.lower() == r.name
+                                        for c in entity.suppressed):
+            return True
+    return False
+
+
+def _merge(into: Topology, other: Topology) -> None:
+    into.servers += other.servers
+    into.poolers += other.poolers
+    into.clients += other.clients
+    into.problems += other.problems
+    into.notices += other.notices
+    into.sql_hazards += other.sql_hazards
+    for path, lines in other.line_suppressions.items():
+        into.line_suppressions.setdefault(path, {}).update(lines)
+
+
+def _read_stdin(topo: Topology, options: CheckOptions, settings: Settings,
+                roots: list[str]) -> None:
+    from advisor.topology import Inputs, build_topology
+
+    text = options.stdin_text if options.stdin_text is not None else sys.stdin.read()
+    roots.append("-")
+    objects, problems = k8s_objects(text, "<stdin>")
+    inputs = Inputs(root=Root.of(Path.cwd()), objects=objects, settings=settings,
+                    pg_version_override=options.pg_version)
+    built = build_topology(inputs)
+    built.problems[:0] = problems
+    built.line_suppressions["<stdin>"] = scan_suppressions(text)
+    _merge(topo, built)
+
+
+def scan_path(path: Path, settings: Settings, options: CheckOptions) -> Topology:
+    """Everything under one command-line path, as one topology."""
+    from advisor.discover import discover, manifests_owned_by_kustomize
+    from advisor.topology import Inputs, build_topology
+
+    found = discover(path, excludes=[*settings.exclude, *options.excludes])
+    root = Root(found.root)
+    problems: list[ConfigProblem] = list(found.problems)
+    suppressions: dict[str, dict[int, list[str]]] = {}
+    objects: list[K8sObject] = []
+    notices: list[str] = []
+    owned = manifests_owned_by_kustomize(found) if found.kustomize_dirs else set()
+    for manifest in found.manifests:
+        if manifest in owned:
+            continue
+        shown = root.rel(manifest)
+        try:
+            text = root.read_text(manifest)
+        except InputError as exc:
+            problems.append(_input_problem(exc))
+            continue
+        if not looks_like_k8s(text):
+            continue
+        objs, probs = k8s_objects(text, shown)
+        objects += objs
+        problems += probs
+        suppressions[shown] = scan_suppressions(text)
+    _render(found, root, settings, objects, problems, notices, suppressions)
+    inputs = Inputs(root=root, objects=objects, pg_conf_files=found.pg_confs,
+                    bouncer_ini_files=found.bouncer_inis, settings=settings,
+                    pg_version_override=options.pg_version,
+                    app_dirs=_app_dirs(settings, found.root))
+    topo = build_topology(inputs)
+    topo.problems[:0] = problems
+    topo.notices[:0] = notices
+    for shown, lines in suppressions.items():
+        topo.line_suppressions.setdefault(shown, {}).update(lines)
+    _sql(found, root, topo)
+    return topo
+
+
+def _render(found, root: Root, settings: Settings, objects: list[K8sObject],
+            problems: list[ConfigProblem], notices: list[str],
+            suppressions: dict[str, dict[int, list[str]]]) -> None:
+    """Helm charts and kustomize overlays, rendered as they would be deployed."""
+    if found.helm_charts:
+        try:
+            from advisor.render.helm import render_chart
+        except ImportError:
+            notices.append("Helm charts found but Helm rendering is not available in this "
+                           "build; charts were skipped: "
+                           + ", ".join(root.rel(c) for c in found.helm_charts))
+        else:
+            for chart in found.helm_charts:
+                rendered = render_chart(root, root.rel(chart))
+                objects += rendered.objects
+                problems += rendered.problems
+                notices += rendered.notices
+    if found.kustomize_dirs:
+        try:
+            from advisor.render.kustomize import render_kustomization
+        except ImportError:
+            notices.append("kustomize folders found but kustomize rendering is not available "
+                           "in this build; skipped: "
+                           + ", ".join(root.rel(d) for d in found.kustomize_dirs))
+        else:
+            for d in found.kustomize_dirs:
+                rendered = render_kustomization(root, root.rel(d))
+                objects += rendered.objects
+                problems += rendered.problems
+                notices += rendered.notices
+
+
+def _sql(found, root: Root, topo: Topology) -> None:
+    try:
+        from advisor.sql.extract import is_sql_candidate, scan_sql_sources
+    except ImportError:
+        return
+    candidates = [root.rel(p) for p in found.other_files if is_sql_candidate(root.rel(p))]
+    if not candidates or not topo.poolers:
+        return  # hazards only matter behind a pooler; skip the SQL parser otherwise
+    hazards, problems = scan_sql_sources(root, candidates)
+    topo.sql_hazards += hazards
+    topo.problems += problems
+
+
+def _app_dirs(settings: Settings, root: Path) -> dict[str, str]:
+    return {w.name: w.source for w in settings.workloads if w.source}
+
+
+def _input_problem(exc: InputError) -> ConfigProblem:
+    return ConfigProblem(location=Location(path=exc.path, line=exc.line), message=exc.message,
+                         fatal=True, program="pool-advisor")
+
+
+def at_or_above(findings: list[Finding], level: str) -> list[Finding]:
+    threshold = Severity(level).rank
+    return [f for f in findings if f.severity.rank >= threshold]

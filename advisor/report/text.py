@@ -1,0 +1,71 @@
+"""Plain text for terminals: one block per server with the arithmetic, then findings."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from advisor.arith import contribution_expr, num, peak_expr, size, usable_expr
+from advisor.model import CheckResult, Finding
+from advisor.rules import Registry
+
+_COLORS = {"error": "\033[31m", "warning": "\033[33m", "info": "\033[36m"}
+_RESET = "\033[0m"
+
+
+def use_color(stream=None) -> bool:
+    stream = stream or sys.stdout
+    if os.environ.get("NO_COLOR") or os.environ.get("TERM") == "dumb":
+        return False
+    return hasattr(stream, "isatty") and stream.isatty()
+
+
+def render(result: CheckResult, registry: Registry, *, color: bool = False) -> str:
+    out: list[str] = []
+    for b in result.budgets:
+        verdict = "fits" if b.fits else f"OVER by {num(b.peak - b.usable)}"
+        out.append(f"server {b.server} (PostgreSQL {num(b.version.value)}, "
+                   f"{b.version.source.label()}): {verdict}")
+        out.append(f"  usable: {usable_expr(b)}")
+        for c in b.contributions:
+            out.append(f"  + {contribution_expr(c)}")
+        out.append(f"  peak:   {peak_expr(b)} {'<=' if b.fits else '>'} {num(b.usable)} usable")
+        for ns in b.not_subtracted:
+            out.append(f"  not subtracted: {ns.term.show()}: {ns.why}")
+        if b.memory is not None and b.memory.limit is not None:
+            mem = b.memory
+            sign = "<=" if mem.total <= mem.limit.value else ">"
+            out.append(f"  memory: worst case {size(mem.total)} {sign} {size(mem.limit.value)} "
+                       f"({mem.limit.label}, {mem.limit.source.label()})")
+            for t in mem.terms:
+                out.append(f"    {size(t.value)}: {t.label} ({t.source.label()})")
+            out.append("    assumes: " + "; ".join(mem.assumptions))
+        out.append("")
+    for notice in result.notices:
+        out.append(f"notice: {notice}")
+    if result.notices:
+        out.append("")
+    for f in result.findings:
+        out.extend(_finding(f, color))
+    counts = {s: sum(1 for f in result.findings if f.severity.value == s)
+              for s in ("error", "warning", "info")}
+    if result.findings:
+        out.append(", ".join(f"{n} {s}{'s' if n != 1 else ''}" for s, n in counts.items() if n))
+    else:
+        out.append("no findings" + ("" if result.budgets else " (no PostgreSQL server found)"))
+    return "\n".join(out) + "\n"
+
+
+def _finding(f: Finding, color: bool) -> list[str]:
+    sev = f.severity.value
+    tag = f"{_COLORS[sev]}{sev}{_RESET}" if color else sev
+    lines = [f"{f.location.label()}: {tag} {f.code} {f.name}: {f.message}"]
+    for r in f.related:
+        lines.append(f"    at {r.location.label()}: {r.message}")
+    if f.fix is not None:
+        lines.append(f"    fix: {f.fix.description}")
+        if f.fix.replacement is not None:
+            rp = f.fix.replacement
+            lines.append(f"    edit: {rp.path}:{rp.line}: {rp.key} {rp.old} -> {rp.new}")
+    lines.append("")
+    return lines

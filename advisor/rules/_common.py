@@ -1,0 +1,32 @@
+"""Helpers shared by rule modules: building findings from terms."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from advisor.model import Location, RelatedLocation, Term
+
+
+def related(terms: Iterable[Term]) -> tuple[RelatedLocation, ...]:
+    """One related location per term that came from a file (not from a default)."""
+    seen: set[tuple[str, int | None, str]] = set()
+    out = []
+    for t in terms:
+        loc = t.source.location()
+        if loc is None:
+            continue
+        key = (loc.path, loc.line, t.label)
+        if key in seen:
+            continue
+        seen.add(key)
+        out.append(RelatedLocation(location=loc, message=f"{t.label}: {t.show()}"))
+    return tuple(out)
+
+
+def primary(terms: Iterable[Term], fallback: Location) -> Location:
+    """The first term that has a file position, else `fallback`."""
+    for t in terms:
+        loc = t.source.location()
+        if loc is not None:
+            return loc
+    return fallback

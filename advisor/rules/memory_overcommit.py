@@ -1,0 +1,72 @@
+"""PA301 memory-overcommit."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from advisor.arith import size
+from advisor.budget import MemoryOptions
+from advisor.context import RuleContext
+from advisor.model import Finding, Fix, Severity, Topology
+from advisor.rules import rule
+from advisor.rules._common import related
+
+
+@rule("PA301", "memory-overcommit", Severity.warning,
+      "Worst-case PostgreSQL memory exceeds the container limit or declared RAM",
+      options=MemoryOptions)
+def memory_overcommit(topo: Topology, ctx: RuleContext) -> Iterator[Finding]:
+    """## What it does
+    Estimates the worst case a server can be asked for:
+    `shared_buffers + connections x (work_mem x nodes_per_query x hash_mem_multiplier
+    + backend overhead) + autovacuum workers x (autovacuum_work_mem, or
+    maintenance_work_mem when it is -1)` and compares it with the container's memory
+    limit or the declared RAM. `work_mem` is per sort or hash node, not per connection;
+    hash nodes may use `work_mem x hash_mem_multiplier` (2.0 by default since
+    PostgreSQL 15, 1.0 in 13 and 14).
+
+    ## Why is this bad
+    In a container the kernel's OOM killer ends the backend that crosses the cgroup
+    limit, and the postmaster then restarts every connection (crash recovery); outside
+    one the server swaps. Example from the field: 200 connections x 64MB work_mem =
+    12.8 GB before any other memory.
+
+    ## Example
+    ```ini
+    max_connections = 200
+    work_mem = 64MB        # 200 x 64MB x 2 nodes x 2.0 = 51.2GB > 8Gi limit
+    ```
+
+    ## Use instead
+    ```ini
+    max_connections = 100  # behind PgBouncer
+    work_mem = 16MB
+    ```
+    and raise work_mem per role or per query (`SET LOCAL work_mem`) where it is needed.
+
+    ## Options
+    - `nodes_per_query` (default 2): sort/hash nodes one query runs at once.
+    - `backend_overhead` (default "2MB"): private memory per backend besides work_mem.
+    - `connections` (default "max_connections"; or "peak").
+
+    ## References
+    - PostgreSQL 15 docs, 20.4.1 Memory: work_mem, hash_mem_multiplier,
+      maintenance_work_mem, autovacuum_work_mem.
+    """
+    for budget in ctx.budgets:
+        mem = budget.memory
+        if mem is None or mem.limit is None or mem.total <= mem.limit.value:
+            continue
+        detail = " + ".join(f"{size(t.value)} ({t.label}, {t.source.label()})"
+                            for t in mem.terms)
+        yield Finding(
+            code="PA301", name="memory-overcommit", severity=Severity.warning,
+            message=(f"{budget.server}: worst-case memory {size(mem.total)} > "
+                     f"{size(mem.limit.value)} ({mem.limit.label}, {mem.limit.source.label()})"
+                     f" = {detail}. Assumes: " + "; ".join(mem.assumptions)),
+            location=mem.terms[1].source.location() or budget.location,
+            related=related([*mem.terms, mem.limit]),
+            fix=Fix(description="lower work_mem or max_connections (put PgBouncer in "
+                    "front), or raise the memory limit; set larger work_mem per role "
+                    "or per query where needed"),
+            subject=budget.server_id)

@@ -1,0 +1,82 @@
+"""PA101 oversubscribed-server."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from advisor.arith import contribution_expr, num, usable_expr
+from advisor.context import RuleContext
+from advisor.model import Finding, Fix, Severity, Topology
+from advisor.rules import rule
+from advisor.rules._common import related
+
+
+@rule("PA101", "oversubscribed-server", Severity.error,
+      "Peak client connections exceed the server's usable connection slots")
+def oversubscribed_server(topo: Topology, ctx: RuleContext) -> Iterator[Finding]:
+    """## What it does
+    Adds up, for every PostgreSQL server, the connections that can be open at peak:
+    for each client workload, pods at peak (HPA/KEDA maximum, or replicas, plus the
+    rolling-update surge) x processes per pod x pool size per process; for each
+    PgBouncer in front of the server, the server connections it may open. It compares
+    the sum with the slots a non-superuser can take:
+    `max_connections - superuser_reserved_connections - reserved_connections (16+) - headroom`.
+
+    ## Why is this bad
+    When the autoscaler reaches its maximum, the connection that does not fit is refused
+    at startup with `FATAL: remaining connection slots are reserved for non-replication
+    superuser connections` (PostgreSQL 15; 16+ words it `... reserved for roles with
+    the SUPERUSER attribute`) or `FATAL: sorry, too many clients already`. Pods crash-loop
+    exactly when load is highest. Autovacuum workers, WAL senders (since PostgreSQL 12)
+    and background workers have slots of their own and do not reduce the budget.
+
+    ## Example
+    ```yaml
+    # HPA maxReplicas: 40; HikariCP maximumPoolSize: 20; max_connections = 100
+    # 40 x 20 = 800 > 97 usable
+    ```
+
+    ## Use instead
+    Put a transaction-mode PgBouncer between the pods and the server, lower the pool
+    size per pod so that pods x pool fits, or raise max_connections (and check memory,
+    PA301).
+
+    ## Options
+    None. Declare headroom for psql, monitoring and migrations with `headroom` in the
+    configuration (globally or per declared server).
+
+    ## References
+    - PostgreSQL 15 docs, 20.3.1 Connection Settings: max_connections,
+      superuser_reserved_connections; PostgreSQL 16: reserved_connections.
+    - src/backend/utils/init/postinit.c (InitPostgres: the reserved-slot checks).
+    """
+    for budget in ctx.budgets:
+        server = topo.server(budget.server_id)
+        if server is None or budget.peak <= budget.usable:
+            continue
+        lines = [contribution_expr(c) for c in budget.contributions]
+        over = budget.peak - budget.usable
+        message = (f"{budget.server}: peak {num(budget.peak)} connections > "
+                   f"{usable_expr(budget)}; over by {num(over)}. "
+                   + "; ".join(lines))
+        terms = [budget.max_connections, *budget.reserved]
+        for c in budget.contributions:
+            terms.extend(c.factors)
+            for p in c.parts:
+                terms.extend(p.factors)
+        location = budget.max_connections.source.location() or budget.location
+        fix = Fix(description=_advice(budget))
+        yield Finding(code="PA101", name="oversubscribed-server", severity=Severity.error,
+                      message=message, location=location, related=related(terms), fix=fix,
+                      subject=server.id)
+
+
+def _advice(budget) -> str:
+    clients = [c for c in budget.contributions if c.kind == "client"]
+    if clients:
+        biggest = max(clients, key=lambda c: c.total)
+        return (f"route {biggest.who} through a transaction-mode PgBouncer, or lower its "
+                f"pool size so the sum fits in {num(budget.usable)}, or raise "
+                "max_connections (check memory: PA301); `pool-advisor advise` computes sizes")
+    return (f"lower the poolers' default_pool_size/reserve_pool_size or max_db_connections "
+            f"so their total fits in {num(budget.usable)}")

@@ -1,0 +1,85 @@
+"""PA201 pooler-client-oversubscribed."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from advisor.arith import contribution_expr, num
+from advisor.budget import client_contribution
+from advisor.context import RuleContext
+from advisor.model import Finding, Fix, Replacement, Severity, Term, Topology
+from advisor.rules import rule
+from advisor.rules._common import related
+
+
+@rule("PA201", "pooler-client-oversubscribed", Severity.error,
+      "More clients are routed to a PgBouncer than its max_client_conn admits")
+def pooler_client_oversubscribed(topo: Topology, ctx: RuleContext) -> Iterator[Finding]:
+    """## What it does
+    For each PgBouncer, adds up the client connections routed to it at peak (pods x
+    processes x pool size of every client whose host resolves to the pooler's Service)
+    and compares the sum with `max_client_conn` x PgBouncer replicas. It assumes the
+    Service spreads client connections evenly over the replicas (kube-proxy picks a pod
+    per connection); an uneven spread fills one replica sooner.
+
+    ## Why is this bad
+    Each PgBouncer process accepts at most `max_client_conn` client connections
+    (default 100); the next one is refused with `no more connections allowed
+    (max_client_conn)`. Application pools then fail to fill and requests time out.
+
+    ## Example
+    ```ini
+    [pgbouncer]
+    max_client_conn = 100   ; 40 pods x 20 = 800 clients on 2 replicas: 400 each
+    ```
+
+    ## Use instead
+    ```ini
+    [pgbouncer]
+    max_client_conn = 1000
+    ```
+    Client connections to PgBouncer are cheap (about 2 kB each); raise `max_client_conn`
+    (and the file-descriptor limit), or run more replicas.
+
+    ## Options
+    None.
+
+    ## References
+    - PgBouncer docs, configuration: max_client_conn (default 100).
+    """
+    from advisor.pgbouncer import bouncer_default
+
+    for pooler in topo.poolers:
+        clients = [c for c in topo.clients
+                   if c.target_kind == "pooler" and c.target_id == pooler.id]
+        if not clients:
+            continue
+        contributions = [client_contribution(c) for c in clients]
+        demand = sum(c.total for c in contributions)
+        setting = pooler.settings.get("max_client_conn") or bouncer_default(
+            "max_client_conn", pooler.version)
+        limit = Term(label="max_client_conn", value=float(setting.value), source=setting.source)
+        capacity = limit.value * pooler.replicas.value
+        if demand <= capacity:
+            continue
+        per_replica = demand / max(pooler.replicas.value, 1)
+        message = (f"{pooler.name}: {num(demand)} client connections at peak > "
+                   f"{limit.show()} x {pooler.replicas.show()} = {num(capacity)} "
+                   f"(assuming clients spread evenly: {per_replica:.0f} per replica). "
+                   + "; ".join(contribution_expr(c) for c in contributions))
+        needed = int(-(-per_replica // 1))
+        replacement = None
+        loc = limit.source.location()
+        if loc is not None and loc.line is not None:
+            replacement = Replacement(path=loc.path, line=loc.line, key="max_client_conn",
+                                      old=str(setting.raw), new=str(needed))
+        terms = [limit, pooler.replicas]
+        for c in contributions:
+            terms.extend(c.factors)
+        yield Finding(
+            code="PA201", name="pooler-client-oversubscribed", severity=Severity.error,
+            message=message, location=loc or pooler.location, related=related(terms),
+            fix=Fix(description=f"set max_client_conn to at least {needed} per replica "
+                    "(and raise the open-files limit to match), or add replicas",
+                    replacement=replacement),
+            subject=pooler.id)

@@ -1,0 +1,67 @@
+"""PA105 pooler-exceeds-server."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from advisor.arith import contribution_expr, num, usable_expr
+from advisor.context import RuleContext
+from advisor.model import Finding, Fix, Severity, Topology
+from advisor.rules import rule
+from advisor.rules._common import related
+
+
+@rule("PA105", "pooler-exceeds-server", Severity.error,
+      "One PgBouncer alone may open more server connections than the server admits")
+def pooler_exceeds_server(topo: Topology, ctx: RuleContext) -> Iterator[Finding]:
+    """## What it does
+    Computes the server connections one PgBouncer deployment may open: replicas x the
+    sum over its (database, user) pools of `pool_size + reserve_pool_size`, each pool's
+    size taken from the [users] entry, else the [databases] entry, else
+    `default_pool_size`, capped per database entry by `max_db_connections` and per user
+    by `max_user_connections`. It reports a pooler whose own total exceeds the usable
+    slots of the server it points at (PA101 reports the sum over every client).
+
+    ## Why is this bad
+    A pooler sized beyond the server moves the failure from the application to
+    PgBouncer: under load it opens server connections until PostgreSQL refuses them
+    (`remaining connection slots are reserved...`), and clients wait until
+    `query_wait_timeout` (120 s) then fail.
+
+    ## Example
+    ```ini
+    [pgbouncer]
+    pool_mode = transaction
+    default_pool_size = 50   ; 3 replicas x 50 = 150 > 97 usable
+    ```
+
+    ## Use instead
+    ```ini
+    [pgbouncer]
+    pool_mode = transaction
+    default_pool_size = 30
+    max_db_connections = 30  ; 3 replicas x 30 = 90 <= 97
+    ```
+
+    ## Options
+    None.
+
+    ## References
+    - PgBouncer docs, configuration: default_pool_size, reserve_pool_size,
+      max_db_connections, max_user_connections.
+    """
+    for budget in ctx.budgets:
+        for c in budget.contributions:
+            if c.kind != "pooler" or c.total <= budget.usable:
+                continue
+            terms = list(c.factors) + [t for p in c.parts for t in p.factors]
+            yield Finding(
+                code="PA105", name="pooler-exceeds-server", severity=Severity.error,
+                message=f"{contribution_expr(c)} > {usable_expr(budget)} on {budget.server}",
+                location=next((t.source.location() for t in terms if t.source.location()),
+                              c.location),
+                related=related([*terms, budget.max_connections]),
+                fix=Fix(description=f"cap the pooler at {num(budget.usable)} server "
+                        "connections in total: max_db_connections per database entry, "
+                        "divided by the replicas"),
+                subject=f"{budget.server_id}|{c.who}")

@@ -1,0 +1,50 @@
+"""PA901 unreadable-input."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from advisor.context import RuleContext
+from advisor.model import Finding, Severity, Topology
+from advisor.rules import rule
+
+_OWN = {"PostgreSQL", "PgBouncer"}  # reported by PA109 and PA209
+
+
+@rule("PA901", "unreadable-input", Severity.error,
+      "A file could not be read, so its settings are not in the budget")
+def unreadable_input(topo: Topology, ctx: RuleContext) -> Iterator[Finding]:
+    """## What it does
+    Reports files pool-advisor could not read: invalid YAML, binary or non-UTF-8
+    files, YAML whose aliases would expand beyond a safe size, symlinks and includes
+    that leave the scanned root, configuration it cannot parse.
+
+    ## Why is this bad
+    Whatever the file sets (replicas, pool sizes, max_connections) is missing from the
+    budget, so the answer may be wrong; the other files are still checked.
+
+    ## Example
+    ```yaml
+    spec:
+      replicas: [3
+    ```
+
+    ## Use instead
+    ```yaml
+    spec:
+      replicas: 3
+    ```
+
+    ## Options
+    None.
+
+    ## References
+    - YAML 1.2 specification.
+    """
+    for p in topo.problems:
+        if p.program in _OWN:
+            continue
+        yield Finding(code="PA901", name="unreadable-input",
+                      severity=Severity.error if p.fatal else Severity.warning,
+                      message=p.message, location=p.location,
+                      subject=f"{p.location.path}|{p.message}")

@@ -1,0 +1,531 @@
+"""Link clients -> poolers -> servers, and work out peak pods and pools per pod.
+
+Input: Kubernetes objects (already loaded, with positions), standalone config files
+already parsed, project settings. Output: a `Topology` for the rules.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from advisor.config import ServerDecl, Settings, WorkloadDecl
+from advisor.fs import Root
+from advisor.model import (
+    BouncerVersion,
+    Client,
+    ConfigProblem,
+    Container,
+    Location,
+    Pool,
+    Pooler,
+    Route,
+    Server,
+    Setting,
+    Source,
+    Term,
+    Topology,
+)
+from advisor.sources.k8s import K8sObject, get
+from advisor.workloads import (
+    ConfigIndex,
+    Workload,
+    configmap_index,
+    env_map,
+    image_version,
+    is_pgbouncer_container,
+    is_postgres_container,
+    lookup,
+    surge,
+    workloads,
+)
+
+DEFAULT_PG_VERSION = 15
+ANNOTATION_IGNORE = "pool-advisor.io/ignore"
+
+
+@dataclass
+class Inputs:
+    root: Root
+    objects: list[K8sObject] = field(default_factory=list)
+    pg_conf_files: list[Path] = field(default_factory=list)
+    bouncer_ini_files: list[Path] = field(default_factory=list)
+    app_dirs: dict[str, str] = field(default_factory=dict)  # workload name -> source dir
+    settings: Settings = field(default_factory=Settings)
+    pg_version_override: int | None = None
+
+
+def build_topology(inputs: Inputs) -> Topology:
+    topo = Topology()
+    index = configmap_index(inputs.objects)
+    loads = workloads(inputs.objects, index)
+    peaks = _autoscaler_maxima(inputs.objects)
+    services = _services(inputs.objects)
+
+    # 1. servers and poolers that run as workloads
+    host_map: dict[str, tuple[str, str]] = {}  # hostname -> (kind, id)
+    for w in loads:
+        replicas = peaks.get((w.namespace, w.kind, w.name), w.replicas)
+        for c in w.containers:
+            if is_postgres_container(c):
+                server = _server_from_workload(inputs, topo, w, c, index, replicas)
+                topo.servers.append(server)
+            elif is_pgbouncer_container(c):
+                pooler = _pooler_from_workload(inputs, topo, w, c, index, replicas)
+                topo.poolers.append(pooler)
+    _operator_entities(inputs, topo, host_map)
+    for decl in inputs.settings.servers:
+        topo.servers.append(_declared_server(decl, inputs))
+    _standalone_confs(inputs, topo)
+
+    # hostnames: Services that select a server/pooler workload, declared hosts
+    for svc in services:
+        target = _selected(svc, loads, topo)
+        if target is not None:
+            for host in _host_forms(svc["name"], svc["namespace"]):
+                host_map.setdefault(host, target)
+    for s in topo.servers:
+        for h in s.hosts:
+            host_map.setdefault(h.lower(), ("server", s.id))
+    for p in topo.poolers:
+        for h in p.hosts:
+            host_map.setdefault(h.lower(), ("pooler", p.id))
+    for svc in services:  # ExternalName services alias another host
+        if svc.get("external") and svc["external"].lower() in host_map:
+            for host in _host_forms(svc["name"], svc["namespace"]):
+                host_map.setdefault(host, host_map[svc["external"].lower()])
+
+    # 2. poolers point at servers
+    for p in topo.poolers:
+        p.server_id = _pooler_server(p, host_map, topo)
+
+    # 3. clients
+    declared = {d.name: d for d in inputs.settings.workloads}
+    for w in loads:
+        if any(is_postgres_container(c) for c in w.containers):
+            continue
+        if all(is_pgbouncer_container(c) for c in w.containers):
+            continue
+        client = _client_from_workload(inputs, topo, w, peaks, host_map, declared.get(w.name))
+        if client is not None:
+            topo.clients.append(client)
+    for decl in inputs.settings.workloads:
+        if not any(c.name == decl.name for c in topo.clients):
+            client = _declared_client(decl, inputs, topo)
+            if client is not None:
+                topo.clients.append(client)
+    _pooler_pairs(topo)
+    return topo
+
+
+# --- autoscalers ---------------------------------------------------------------------
+
+
+def _autoscaler_maxima(objects: list[K8sObject]) -> dict[tuple[str | None, str, str], Term]:
+    """(namespace, kind, name) of the scale target -> maximum replicas."""
+    found: dict[tuple[str | None, str, str], Term] = {}
+    for obj in objects:
+        if obj.kind == "HorizontalPodAutoscaler":
+            ref = get(obj.body, "spec", "scaleTargetRef") or {}
+            value = get(obj.body, "spec", "maxReplicas")
+            if isinstance(ref, dict) and isinstance(value, int):
+                key = (obj.namespace, str(ref.get("kind", "Deployment")), str(ref.get("name")))
+                found[key] = Term(label="HPA maxReplicas", value=value,
+                                  source=obj.source("spec", "maxReplicas",
+                                                    key="spec.maxReplicas"))
+        elif obj.kind in ("ScaledObject", "ScaledJob") and "keda.sh" in obj.api_version:
+            ref = get(obj.body, "spec", "scaleTargetRef") or {}
+            if obj.kind == "ScaledJob":
+                ref = {"kind": "Job", "name": obj.name}
+            if not isinstance(ref, dict):
+                continue
+            key = (obj.namespace, str(ref.get("kind") or "Deployment"), str(ref.get("name")))
+            value = get(obj.body, "spec", "maxReplicaCount")
+            if isinstance(value, int):
+                term = Term(label=f"KEDA {obj.kind} maxReplicaCount", value=value,
+                            source=obj.source("spec", "maxReplicaCount",
+                                              key="spec.maxReplicaCount"))
+            else:
+                term = Term(label=f"KEDA {obj.kind} maxReplicaCount", value=100,
+                            source=Source.default_of("KEDA default maxReplicaCount 100",
+                                                     "spec.maxReplicaCount"))
+            found[key] = term
+    return found
+
+
+# --- services and hostnames ----------------------------------------------------------
+
+
+def _services(objects: list[K8sObject]) -> list[dict]:
+    out = []
+    for obj in objects:
+        if obj.kind != "Service":
+            continue
+        selector = get(obj.body, "spec", "selector") or {}
+        out.append({
+            "name": obj.name, "namespace": obj.namespace, "obj": obj,
+            "selector": {str(k): str(v) for k, v in selector.items()}
+            if isinstance(selector, dict) else {},
+            "external": get(obj.body, "spec", "externalName")
+            if get(obj.body, "spec", "type") == "ExternalName" else None,
+        })
+    return out
+
+
+def _host_forms(name: str, namespace: str | None) -> list[str]:
+    forms = [name.lower()]
+    if namespace:
+        ns = namespace.lower()
+        forms += [f"{name}.{ns}", f"{name}.{ns}.svc", f"{name}.{ns}.svc.cluster.local"]
+    return [f.lower() for f in forms]
+
+
+def _selected(svc: dict, loads: list[Workload], topo: Topology) -> tuple[str, str] | None:
+    selector = svc["selector"]
+    if not selector:
+        return None
+    for w in loads:
+        if svc["namespace"] and w.namespace and svc["namespace"] != w.namespace:
+            continue
+        if all(w.pod_labels.get(k) == v for k, v in selector.items()):
+            wid = _workload_id(w)
+            if any(s.id == wid for s in topo.servers):
+                return ("server", wid)
+            pooler = next((p for p in topo.poolers if p.id.startswith(wid)), None)
+            if pooler is not None:
+                return ("pooler", pooler.id)
+    return None
+
+
+def resolve_host(host: str | None, namespace: str | None, host_map: dict[str, tuple[str, str]]
+                 ) -> tuple[str, str] | None:
+    if not host:
+        return None
+    h = host.lower().strip().rstrip(".")
+    for candidate in (h, f"{h}.{namespace}" if namespace else None):
+        if candidate and candidate in host_map:
+            return host_map[candidate]
+    return None
+
+
+def _workload_id(w: Workload) -> str:
+    ns = f"{w.namespace}/" if w.namespace else ""
+    return f"{w.kind}/{ns}{w.name}"
+
+
+def _suppressed_codes(obj: K8sObject) -> list[str]:
+    raw = obj.annotations.get(ANNOTATION_IGNORE, "")
+    return [c.strip() for c in raw.replace(";", ",").split(",") if c.strip()]
+
+
+# --- servers -------------------------------------------------------------------------
+
+
+def _pg_version(inputs: Inputs, c: Container | None, fallback: int | None = None) -> Term:
+    if inputs.pg_version_override:
+        return Term(label="PostgreSQL major version", value=inputs.pg_version_override,
+                    source=Source(default="--pg-version", key="pg_version"))
+    if c is not None and (v := image_version(c.image)) and 9 <= v[0] <= 30:
+        return Term(label="PostgreSQL major version", value=v[0],
+                    source=Source(path=c.source.path, line=c.source.line,
+                                  key=f"image {c.image}"))
+    if fallback:
+        return Term(label="PostgreSQL major version", value=fallback,
+                    source=Source(default="declared version", key="version"))
+    if inputs.settings.pg_version:
+        return Term(label="PostgreSQL major version", value=inputs.settings.pg_version,
+                    source=Source(path=inputs.settings.origin, key="pg-version"))
+    return Term(label="PostgreSQL major version", value=DEFAULT_PG_VERSION,
+                source=Source.default_of(f"assumed PostgreSQL {DEFAULT_PG_VERSION}: no "
+                                         "version in the repository (set --pg-version)"))
+
+
+def _server_from_workload(inputs: Inputs, topo: Topology, w: Workload, c: Container,
+                          index: ConfigIndex, replicas: Term) -> Server:
+    from advisor.sources.pgconf import parse_postgres_args, read_pgconf
+
+    version = _pg_version(inputs, c)
+    settings: dict[str, Setting] = {}
+    for cm_name in w.configmaps_of(c.name):
+        cm = lookup(index, "configmap", w.namespace, cm_name)
+        if cm is None:
+            continue
+        keys = [k for k in cm.data if k.endswith(".conf") and "hba" not in k and "ident" not in k]
+        siblings = {k: (cm.data[k], cm.block_offset(k)) for k in cm.data}
+        for key in sorted(keys, key=lambda k: (k != "postgresql.conf", k)):
+            conf = read_pgconf(inputs.root, key, text=cm.data[key],
+                               line_offset=cm.block_offset(key), display_path=cm.obj.path,
+                               siblings=siblings, version=version.int_value)
+            topo.problems.extend(conf.problems)
+            _merge_suppressions(topo, conf.suppressions)
+            settings.update(conf.settings)
+            break  # the main file; its includes pull in the others
+    # Command-line -c settings override the file, as on a real server.
+    args = list(c.command[1:]) + list(c.args)
+    settings.update(parse_postgres_args(args, Source(path=c.source.path, line=c.source.line,
+                                                     key="args")))
+    for env in c.env:
+        if env.name == "POSTGRESQL_MAX_CONNECTIONS" and env.value:  # Bitnami image
+            settings.update(parse_postgres_args([f"--max_connections={env.value}"], env.source))
+    wid = _workload_id(w)
+    return Server(
+        id=wid, name=w.name, kind="workload", namespace=w.namespace, version=version,
+        settings=settings, instances=replicas, memory_limit=c.memory_limit,
+        cpu_limit=c.cpu_limit, location=w.obj.location(), suppressed=_suppressed_codes(w.obj))
+
+
+def _declared_server(decl: ServerDecl, inputs: Inputs) -> Server:
+    from advisor.sources.pgconf import parse_postgres_args
+
+    origin = inputs.settings.origin
+    src = Source(path=origin, key=f"servers.{decl.name}")
+    args = [f"--{k}={v}" for k, v in decl.settings.items()]
+    for name in ("max_connections", "superuser_reserved_connections", "reserved_connections"):
+        value = getattr(decl, name)
+        if value is not None:
+            args.append(f"--{name}={value}")
+    settings = parse_postgres_args(args, src)
+    return Server(
+        id=f"declared/{decl.name}", name=decl.name, kind="external",
+        version=_pg_version(inputs, None, decl.version), settings=settings,
+        instances=Term(label="instances", value=decl.instances, source=src),
+        memory_limit=Term(label="declared memory", value=decl.memory, source=src)
+        if decl.memory else None,
+        cpu_limit=Term(label="declared CPUs", value=decl.cpus, source=src) if decl.cpus else None,
+        headroom=Term(label="declared headroom", value=decl.headroom, source=src)
+        if decl.headroom is not None else None,
+        location=Location(path=origin or "configuration"),
+        hosts=[h.lower() for h in decl.hosts])
+
+
+def _standalone_confs(inputs: Inputs, topo: Topology) -> None:
+    """postgresql.conf files in the repository that no workload mounts: each is a
+    server of its own (a VM, or a file the user keeps in git), reachable by no host
+    unless declared."""
+    from advisor.sources.pgconf import read_pgconf
+
+    for path in inputs.pg_conf_files:
+        if path.name == "postgresql.auto.conf" and (path.parent / "postgresql.conf").exists():
+            continue  # read with its postgresql.conf
+        shown = inputs.root.rel(path)
+        version = _pg_version(inputs, None)
+        conf = read_pgconf(inputs.root, path, version=version.int_value)
+        topo.problems.extend(conf.problems)
+        _merge_suppressions(topo, conf.suppressions)
+        decl = next((d for d in inputs.settings.servers if shown in d.hosts), None)
+        if decl is not None:
+            continue
+        topo.servers.append(Server(
+            id=f"file/{shown}", name=shown, kind="external", version=version,
+            settings=conf.settings,
+            instances=Term(label="instances", value=1,
+                           source=Source.default_of("one server per postgresql.conf")),
+            location=Location(path=shown, line=1)))
+
+
+# --- poolers -------------------------------------------------------------------------
+
+
+def _bouncer_version(c: Container | None) -> BouncerVersion:
+    if c is not None and (v := image_version(c.image)) and v[0] == 1 and v[1] is not None:
+        return BouncerVersion(major=1, minor=v[1],
+                              source=Source(path=c.source.path, line=c.source.line,
+                                            key=f"image {c.image}"))
+    return BouncerVersion()
+
+
+def _pooler_from_workload(inputs: Inputs, topo: Topology, w: Workload, c: Container,
+                          index: ConfigIndex, replicas: Term) -> Pooler:
+    from advisor.sources.pgbouncer_ini import read_pgbouncer_ini
+
+    version = _bouncer_version(c)
+    wid = _workload_id(w)
+    pooler = Pooler(id=f"{wid}#{c.name}" if c.role == "sidecar" or len(w.containers) > 1
+                    else wid, name=w.name if len(w.containers) == 1 else f"{w.name}/{c.name}",
+                    namespace=w.namespace, replicas=replicas, version=version,
+                    location=w.obj.location(), suppressed=_suppressed_codes(w.obj),
+                    surge=surge(w.obj, replicas.value))
+    for cm_name in w.configmaps_of(c.name):
+        cm = lookup(index, "configmap", w.namespace, cm_name)
+        if cm is None:
+            continue
+        ini_keys = [k for k in cm.data if k.endswith(".ini")]
+        if not ini_keys:
+            continue
+        key = "pgbouncer.ini" if "pgbouncer.ini" in ini_keys else ini_keys[0]
+        siblings = {k: (cm.data[k], cm.block_offset(k)) for k in cm.data}
+        ini = read_pgbouncer_ini(inputs.root, key, text=cm.data[key],
+                                 line_offset=cm.block_offset(key), display_path=cm.obj.path,
+                                 siblings=siblings, version=version)
+        topo.problems.extend(ini.problems)
+        _merge_suppressions(topo, ini.suppressions)
+        pooler.settings, pooler.databases, pooler.users = ini.settings, ini.databases, ini.users
+        break
+    else:
+        _pooler_from_env(pooler, c)
+    return pooler
+
+
+def _pooler_from_env(pooler: Pooler, c: Container) -> None:
+    """PgBouncer images configured by environment (Bitnami PGBOUNCER_*, edoburu)."""
+    try:
+        from advisor.sources.operators import pooler_config_from_env
+    except ImportError:  # the operators module lands with deployment support
+        return
+    settings, databases = pooler_config_from_env(c.env)
+    pooler.settings.update(settings)
+    pooler.databases.extend(databases)
+
+
+def _pooler_server(p: Pooler, host_map: dict, topo: Topology) -> str | None:
+    if p.server_id:
+        return p.server_id
+    for db in p.databases:
+        target = resolve_host(db.host, p.namespace, host_map)
+        if target and target[0] == "server":
+            return target[1]
+    return None
+
+
+def _operator_entities(inputs: Inputs, topo: Topology, host_map: dict) -> None:
+    try:
+        from advisor.sources.operators import operator_entities
+    except ImportError:  # lands with operator support
+        return
+    found = operator_entities(inputs.objects, version_default=_pg_version(inputs, None).int_value)
+    topo.servers.extend(found.servers)
+    topo.poolers.extend(found.poolers)
+    topo.problems.extend(found.problems)
+    topo.notices.extend(found.notices)
+    for host, target in found.services.items():
+        host_map.setdefault(host.lower(), target)
+
+
+# --- clients -------------------------------------------------------------------------
+
+
+def _client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
+                          peaks: dict, host_map: dict, decl: WorkloadDecl | None
+                          ) -> Client | None:
+    from advisor.apps import pools_for_container, route_from_env
+
+    replicas = peaks.get((w.namespace, w.kind, w.name), w.replicas)
+    if decl is not None and decl.replicas is not None:
+        replicas = Term(label="declared replicas", value=decl.replicas,
+                        source=Source(path=inputs.settings.origin, key=f"workloads.{w.name}"))
+    pools: list[Pool] = []
+    route: Route | None = None
+    sidecar = next((p for p in topo.poolers if p.id.startswith(_workload_id(w) + "#")), None)
+    app = _app_source(inputs, w, topo)
+    for c in w.containers:
+        if is_pgbouncer_container(c):
+            continue
+        found = pools_for_container(c, app)
+        topo.notices.extend(found.notices)
+        topo.problems.extend(found.problems)
+        c_route = route_from_env(c.env)
+        for pool in found.pools:
+            pools.append(pool if pool.route or not c_route else pool.model_copy(
+                update={"route": c_route}))
+        route = route or c_route
+    if decl is not None and decl.pool_size is not None:
+        src = Source(path=inputs.settings.origin, key=f"workloads.{w.name}.pool-size")
+        processes = Term(label="declared processes", value=decl.processes, source=src) \
+            if decl.processes else None
+        pools = [Pool(label="declared pool", size=Term(label="declared pool size",
+                                                       value=decl.pool_size, source=src),
+                      processes=processes, route=route)]
+    if not pools and route is None:
+        return None  # talks to no database we can see
+    client = Client(id=_workload_id(w), name=w.name, namespace=w.namespace, kind=w.kind,
+                    replicas=replicas, surge=_client_surge(inputs, w, replicas),
+                    pools=pools, location=w.obj.location(), suppressed=_suppressed_codes(w.obj))
+    target = None
+    if decl is not None and decl.target:
+        target = _named_target(decl.target, topo)
+    if target is None and route is not None:
+        host = (route.host or "").lower()
+        if sidecar is not None and host in ("localhost", "127.0.0.1", "::1", ""):
+            target = ("pooler", sidecar.id)
+        else:
+            target = resolve_host(route.host, w.namespace, host_map)
+    if target is None and sidecar is not None:
+        target = ("pooler", sidecar.id)
+    if target is not None:
+        client.target_kind, client.target_id = target  # type: ignore[assignment]
+    elif route is not None:
+        topo.notices.append(
+            f"{client.id}: connects to host {route.host!r} ({route.source.label()}), which is "
+            "no Service, operator service or declared server in the repository; declare it "
+            "under [[tool.pool-advisor.servers]] to budget it")
+    return client
+
+
+def _client_surge(inputs: Inputs, w: Workload, replicas: Term) -> Term | None:
+    return surge(w.obj, replicas.value) if inputs.settings.count_surge else None
+
+
+def _app_source(inputs: Inputs, w: Workload, topo: Topology):
+    directory = inputs.app_dirs.get(w.name)
+    if directory is None:
+        return None
+    from advisor.apps import scan_app_dir
+
+    return scan_app_dir(inputs.root, directory)
+
+
+def _named_target(name: str, topo: Topology) -> tuple[str, str] | None:
+    for s in topo.servers:
+        if name in (s.name, s.id):
+            return ("server", s.id)
+    for p in topo.poolers:
+        if name in (p.name, p.id):
+            return ("pooler", p.id)
+    return None
+
+
+def _declared_client(decl: WorkloadDecl, inputs: Inputs, topo: Topology) -> Client | None:
+    if decl.pool_size is None:
+        return None
+    src = Source(path=inputs.settings.origin, key=f"workloads.{decl.name}")
+    client = Client(
+        id=f"declared/{decl.name}", name=decl.name, namespace=decl.namespace,
+        kind="declared",
+        replicas=Term(label="declared replicas", value=decl.replicas or 1, source=src),
+        pools=[Pool(label="declared pool",
+                    size=Term(label="declared pool size", value=decl.pool_size, source=src),
+                    processes=Term(label="declared processes", value=decl.processes,
+                                   source=src) if decl.processes else None)],
+        location=Location(path=inputs.settings.origin or "configuration"))
+    if decl.target and (target := _named_target(decl.target, topo)):
+        client.target_kind, client.target_id = target  # type: ignore[assignment]
+    return client
+
+
+def _pooler_pairs(topo: Topology) -> None:
+    """Which (database, user) pools each pooler will open, from its clients' routes."""
+    for p in topo.poolers:
+        pairs: list[tuple[str, str]] = []
+        for c in topo.clients:
+            if c.target_kind != "pooler" or c.target_id != p.id:
+                continue
+            for pool in c.pools:
+                r = pool.route
+                if r is None or r.dbname is None or r.user is None:
+                    continue
+                if (r.dbname, r.user) not in pairs:
+                    pairs.append((r.dbname, r.user))
+        p.pairs = pairs
+
+
+def _merge_suppressions(topo: Topology, found: dict[str, dict[int, list[str]]]) -> None:
+    for path, lines in found.items():
+        target = topo.line_suppressions.setdefault(path, {})
+        for line, codes in lines.items():
+            target.setdefault(line, []).extend(codes)
+
+
+def problem(path: str, line: int | None, message: str, program: str = "pool-advisor"
+            ) -> ConfigProblem:
+    return ConfigProblem(location=Location(path=path, line=line), message=message,
+                         program=program)

@@ -1,0 +1,359 @@
+"""From Kubernetes objects to workloads: pod templates, containers, env, peak pods.
+
+Pure functions over already-loaded objects; no file I/O.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import math
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from advisor.model import Container, EnvVar, Source, Term
+from advisor.sources.k8s import K8sObject, get
+
+# kind -> path to the pod template spec
+POD_SPEC_PATHS: dict[str, tuple[str, ...]] = {
+    "Deployment": ("spec", "template", "spec"),
+    "StatefulSet": ("spec", "template", "spec"),
+    "DaemonSet": ("spec", "template", "spec"),
+    "ReplicaSet": ("spec", "template", "spec"),
+    "ReplicationController": ("spec", "template", "spec"),
+    "Job": ("spec", "template", "spec"),
+    "CronJob": ("spec", "jobTemplate", "spec", "template", "spec"),
+    "Rollout": ("spec", "template", "spec"),
+    "Pod": ("spec",),
+}
+K8S_DEFAULT = "Kubernetes default"
+
+
+@dataclass
+class ConfigMapData:
+    obj: K8sObject
+    data: dict[str, str]
+    secret: bool = False
+
+    def source(self, key: str) -> Source:
+        section = "stringData" if self.secret and key in (self.obj.body.get("stringData") or {}) \
+            else "data"
+        return self.obj.source(section, key, key=key)
+
+    def block_offset(self, key: str) -> int:
+        from advisor.sources.k8s import block_offset
+
+        section = self.obj.body.get("data") or {}
+        return block_offset(section, key) + self.obj.line_offset
+
+
+@dataclass
+class Workload:
+    obj: K8sObject
+    containers: list[Container]
+    pod_labels: dict[str, str]
+    replicas: Term
+    volumes: dict[str, tuple[str, str]] = field(default_factory=dict)  # vol -> (kind, name)
+    mounts: dict[str, list[tuple[str, str]]] = field(default_factory=dict)  # ctr -> (vol, path)
+    node_selector: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def kind(self) -> str:
+        return self.obj.kind
+
+    @property
+    def name(self) -> str:
+        return self.obj.name
+
+    @property
+    def namespace(self) -> str | None:
+        return self.obj.namespace
+
+    def configmaps_of(self, container: str) -> list[str]:
+        names = []
+        for vol, _path in self.mounts.get(container, []):
+            kind, name = self.volumes.get(vol, ("", ""))
+            if kind == "configMap":
+                names.append(name)
+        return names
+
+
+ConfigIndex = dict[tuple[str, str | None, str], "ConfigMapData"]
+
+
+def configmap_index(objects: list[K8sObject]) -> ConfigIndex:
+    """ConfigMaps and Secrets by (namespace, name). Secret values are decoded only so
+    that hosts and ports can be read; reporters never print them."""
+    index: ConfigIndex = {}
+    for obj in objects:
+        if obj.kind == "ConfigMap":
+            data = {str(k): str(v) for k, v in (obj.body.get("data") or {}).items()}
+            index[("configmap", obj.namespace, obj.name)] = ConfigMapData(obj, data)
+        elif obj.kind == "Secret":
+            data = {}
+            for k, v in (obj.body.get("data") or {}).items():
+                try:
+                    data[str(k)] = base64.b64decode(str(v), validate=True).decode("utf-8")
+                except (binascii.Error, UnicodeDecodeError, ValueError):
+                    continue
+            for k, v in (obj.body.get("stringData") or {}).items():
+                data[str(k)] = str(v)
+            index[("secret", obj.namespace, obj.name)] = ConfigMapData(obj, data, secret=True)
+    return index
+
+
+def lookup(index: ConfigIndex, kind: str, namespace: str | None, name: str
+           ) -> ConfigMapData | None:
+    """`kind` is "configmap" or "secret"; an object without a namespace matches any."""
+    return index.get((kind, namespace, name)) or index.get((kind, None, name))
+
+
+_QUANTITY = re.compile(r"^([0-9.]+(?:[eE][0-9]+)?)([a-zA-Z]*)$")
+_BIN = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
+_DEC = {"": 1, "k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12, "P": 10**15, "E": 10**18,
+        "m": 10**-3}
+
+
+def parse_quantity(text: str) -> float | None:
+    """A Kubernetes resource quantity (`2Gi`, `512M`, `500m`, `1e9`) as a number."""
+    m = _QUANTITY.match(str(text).strip())
+    if not m:
+        return None
+    number, suffix = float(m.group(1)), m.group(2)
+    if suffix in _BIN:
+        return number * _BIN[suffix]
+    if suffix in _DEC:
+        return number * _DEC[suffix]
+    return None
+
+
+def workloads(objects: list[K8sObject], index: ConfigIndex) -> list[Workload]:
+    found = []
+    for obj in objects:
+        path = POD_SPEC_PATHS.get(obj.kind)
+        if path is None:
+            continue
+        spec = get(obj.body, *path)
+        if not isinstance(spec, dict):
+            continue
+        found.append(_workload(obj, path, spec, index))
+    return found
+
+
+def _workload(obj: K8sObject, path: tuple[str, ...], spec: Any, index: ConfigIndex) -> Workload:
+    template_meta = get(obj.body, *path[:-1], "metadata", "labels") if len(path) > 1 else None
+    labels = {str(k): str(v) for k, v in (template_meta or {}).items()} if isinstance(
+        template_meta, dict) else (obj.labels if obj.kind == "Pod" else {})
+    volumes = {}
+    for vol in spec.get("volumes") or []:
+        if not isinstance(vol, dict):
+            continue
+        if isinstance(vol.get("configMap"), dict):
+            volumes[str(vol.get("name"))] = ("configMap", str(vol["configMap"].get("name")))
+        elif isinstance(vol.get("secret"), dict):
+            volumes[str(vol.get("name"))] = ("secret", str(vol["secret"].get("secretName")))
+    containers: list[Container] = []
+    mounts: dict[str, list[tuple[str, str]]] = {}
+    for role, key in (("init", "initContainers"), ("main", "containers")):
+        for i, c in enumerate(spec.get(key) or []):
+            if not isinstance(c, dict):
+                continue
+            ctr_role = role
+            # Native sidecars (KEP-753): init containers that keep running.
+            if role == "init" and c.get("restartPolicy") == "Always":
+                ctr_role = "sidecar"
+            keys = (*path, key, i)
+            containers.append(_container(obj, keys, c, ctr_role, index))
+            mounts[str(c.get("name"))] = [
+                (str(m.get("name")), str(m.get("mountPath")))
+                for m in c.get("volumeMounts") or [] if isinstance(m, dict)]
+    return Workload(obj=obj, containers=containers, pod_labels=labels,
+                    replicas=base_replicas(obj), volumes=volumes, mounts=mounts)
+
+
+def base_replicas(obj: K8sObject) -> Term:
+    kind = obj.kind
+    if kind in ("Deployment", "StatefulSet", "ReplicaSet", "ReplicationController", "Rollout"):
+        value = get(obj.body, "spec", "replicas")
+        if isinstance(value, int):
+            return Term(label=f"{kind} replicas", value=value,
+                        source=obj.source("spec", "replicas", key="spec.replicas"))
+        return Term(label=f"{kind} replicas", value=1,
+                    source=Source.default_of(f"{K8S_DEFAULT}: spec.replicas unset",
+                                             "spec.replicas"))
+    if kind == "Job":
+        return _parallelism(obj, ("spec",))
+    if kind == "CronJob":
+        return _parallelism(obj, ("spec", "jobTemplate", "spec"))
+    if kind == "DaemonSet":
+        return Term(label="DaemonSet: one pod per node", value=1,
+                    source=Source.default_of("node count not declared; assumed 1 node "
+                                             "(declare it with [[workloads]] replicas)"))
+    return Term(label="Pod", value=1, source=obj.source())
+
+
+def _parallelism(obj: K8sObject, spec_path: tuple[str, ...]) -> Term:
+    value = get(obj.body, *spec_path, "parallelism")
+    if isinstance(value, int):
+        return Term(label=f"{obj.kind} parallelism", value=value,
+                    source=obj.source(*spec_path, "parallelism", key="parallelism"))
+    return Term(label=f"{obj.kind} parallelism", value=1,
+                source=Source.default_of(f"{K8S_DEFAULT}: parallelism 1", "parallelism"))
+
+
+def surge(obj: K8sObject, peak: float) -> Term | None:
+    """Extra pods a rolling update runs at once. Kubernetes rounds a maxSurge
+    percentage up (deployment/util ResolveFenceposts: intstr.GetScaledValueFromIntOrPercent
+    with roundUp=true)."""
+    if obj.kind not in ("Deployment", "Rollout"):
+        return None
+    if obj.kind == "Deployment":
+        strategy = get(obj.body, "spec", "strategy", "type", default="RollingUpdate")
+        if strategy == "Recreate":
+            return None
+        keys: tuple[str, ...] = ("spec", "strategy", "rollingUpdate", "maxSurge")
+    else:
+        if get(obj.body, "spec", "strategy", "canary") is None:
+            return None
+        keys = ("spec", "strategy", "canary", "maxSurge")
+    raw = get(obj.body, *keys)
+    if raw is None:
+        value = math.ceil(peak * 0.25)
+        return Term(label="rolling-update surge (maxSurge 25%, rounded up)", value=value,
+                    source=Source.default_of(f"{K8S_DEFAULT}: maxSurge 25%", ".".join(keys)))
+    text = str(raw).strip()
+    if text.endswith("%"):
+        try:
+            pct = float(text[:-1])
+        except ValueError:
+            return None
+        value = math.ceil(peak * pct / 100)
+        label = f"rolling-update surge (maxSurge {text}, rounded up)"
+    else:
+        try:
+            value = int(text)
+        except ValueError:
+            return None
+        label = "rolling-update surge (maxSurge)"
+    if value <= 0:
+        return None
+    return Term(label=label, value=value, source=obj.source(*keys, key=".".join(keys)))
+
+
+def _container(obj: K8sObject, keys: tuple, c: Any, role: str, index: ConfigIndex) -> Container:
+    name = str(c.get("name", ""))
+    env = tuple(_env(obj, keys, c, index))
+    limits = get(c, "resources", "limits") or {}
+    mem = cpu = None
+    if isinstance(limits, dict):
+        if "memory" in limits and (n := parse_quantity(str(limits["memory"]))) is not None:
+            mem = Term(label=f"container {name} memory limit", value=n,
+                       source=obj.source(*keys, "resources", "limits", "memory",
+                                         key="resources.limits.memory"))
+        if "cpu" in limits and (n := parse_quantity(str(limits["cpu"]))) is not None:
+            cpu = Term(label=f"container {name} CPU limit", value=n,
+                       source=obj.source(*keys, "resources", "limits", "cpu",
+                                         key="resources.limits.cpu"))
+    return Container(
+        name=name, image=str(c.get("image", "")),
+        command=tuple(str(x) for x in c.get("command") or []),
+        args=tuple(str(x) for x in c.get("args") or []),
+        env=env, role=role, memory_limit=mem, cpu_limit=cpu,  # type: ignore[arg-type]
+        source=obj.source(*keys, key=f"container {name}"))
+
+
+def _env(obj: K8sObject, keys: tuple, c: Any, index: ConfigIndex) -> list[EnvVar]:
+    ns = obj.namespace
+    out: list[EnvVar] = []
+    # envFrom first: explicit env entries override them (Kubernetes semantics).
+    for j, ref in enumerate(c.get("envFrom") or []):
+        if not isinstance(ref, dict):
+            continue
+        prefix = str(ref.get("prefix") or "")
+        for kind, field_name in (("configmap", "configMapRef"), ("secret", "secretRef")):
+            target = ref.get(field_name)
+            if not isinstance(target, dict):
+                continue
+            data = lookup(index, kind, ns, str(target.get("name")))
+            if data is None:
+                out.append(EnvVar(name=f"{prefix}*", source=obj.source(*keys, "envFrom", j),
+                                  from_ref=f"{kind}:{target.get('name')} (not in repository)",
+                                  secret=kind == "secret"))
+                continue
+            for k, v in data.data.items():
+                out.append(EnvVar(name=prefix + k, value=v, source=data.source(k),
+                                  from_ref=f"{kind}:{target.get('name')}/{k}",
+                                  secret=kind == "secret"))
+    for j, e in enumerate(c.get("env") or []):
+        if not isinstance(e, dict) or "name" not in e:
+            continue
+        name = str(e["name"])
+        src = obj.source(*keys, "env", j, "value" if "value" in e else "name", key=name)
+        if "value" in e:
+            out.append(EnvVar(name=name, value=_expand(str(e["value"]), out), source=src))
+            continue
+        vf = e.get("valueFrom") or {}
+        for kind, field_name in (("configmap", "configMapKeyRef"), ("secret", "secretKeyRef")):
+            ref = vf.get(field_name) if isinstance(vf, dict) else None
+            if isinstance(ref, dict):
+                data = lookup(index, kind, ns, str(ref.get("name")))
+                key = str(ref.get("key"))
+                if data is not None and key in data.data:
+                    out.append(EnvVar(name=name, value=data.data[key], source=data.source(key),
+                                      from_ref=f"{kind}:{ref.get('name')}/{key}",
+                                      secret=kind == "secret"))
+                else:
+                    out.append(EnvVar(name=name, source=src,
+                                      from_ref=f"{kind}:{ref.get('name')}/{key} "
+                                      "(not in repository)", secret=kind == "secret"))
+                break
+        else:
+            out.append(EnvVar(name=name, source=src, from_ref="valueFrom"))
+    # Later definitions win, like the kubelet.
+    last: dict[str, EnvVar] = {}
+    for var in out:
+        last[var.name] = var
+    return list(last.values())
+
+
+_VAR_REF = re.compile(r"\$\(([A-Za-z_][A-Za-z0-9_]*)\)")
+
+
+def _expand(value: str, earlier: list[EnvVar]) -> str:
+    """Kubernetes `$(VAR)` expansion against variables defined before this one."""
+    known = {v.name: v.value for v in earlier if v.value is not None}
+    return _VAR_REF.sub(lambda m: known.get(m.group(1), m.group(0)), value)
+
+
+def env_map(container: Container) -> dict[str, EnvVar]:
+    return {e.name: e for e in container.env}
+
+
+_IMAGE_VERSION = re.compile(r":v?(\d+)(?:\.(\d+))?")
+
+
+def image_version(image: str) -> tuple[int, int | None] | None:
+    """Major (and minor) version from an image tag: postgres:15.4-alpine -> (15, 4)."""
+    tag = image.rsplit("/", 1)[-1]
+    m = _IMAGE_VERSION.search(tag)
+    if not m:
+        return None
+    return int(m.group(1)), (int(m.group(2)) if m.group(2) else None)
+
+
+def is_postgres_container(c: Container) -> bool:
+    image = c.image.lower().rsplit("/", 1)[-1].split(":")[0]
+    if "pgbouncer" in image or "exporter" in image:
+        return False
+    if image in ("postgres", "postgresql", "postgis", "timescaledb", "timescaledb-ha",
+                 "postgresql-repmgr", "spilo", "pgvector") or image.startswith("postgres"):
+        return True
+    return bool(c.command) and c.command[0].rsplit("/", 1)[-1] in ("postgres", "postmaster")
+
+
+def is_pgbouncer_container(c: Container) -> bool:
+    image = c.image.lower().rsplit("/", 1)[-1].split(":")[0]
+    if "exporter" in image:
+        return False
+    return "pgbouncer" in image or (bool(c.command) and "pgbouncer" in c.command[0])
