@@ -1,15 +1,160 @@
-"""Command-line interface (placeholder until the engine lands)."""
+"""Command-line interface. Thin: parse options, call the engine, pick a reporter.
+
+Exit codes: 0 nothing at or above --fail-on; 1 findings at or above it; 2 usage or
+input errors.
+"""
 
 from __future__ import annotations
 
+import importlib
+import os
 import sys
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from advisor import __version__
+
+app = typer.Typer(
+    name="pool-advisor", no_args_is_help=True, add_completion=False,
+    pretty_exceptions_enable=False, rich_markup_mode=None,
+    help="Connection-budget linter and config advisor for PostgreSQL deployments.")
+
+
+class Format(StrEnum):
+    text = "text"
+    json = "json"
+    sarif = "sarif"
+    github = "github"
+    gitlab = "gitlab"
+    rdjson = "rdjson"
+    markdown = "markdown"
+
+
+class Level(StrEnum):
+    error = "error"
+    warning = "warning"
+    info = "info"
+
+
+def _version(value: bool) -> None:
+    if value:
+        print(f"pool-advisor {__version__}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _root(
+    version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
+                                          help="Print the version and exit.")] = False,
+) -> None:
+    """Connection-budget linter and config advisor for PostgreSQL deployments."""
+
+
+def _split(values: list[str] | None) -> list[str]:
+    return [v.strip() for raw in values or [] for v in raw.split(",") if v.strip()]
+
+
+def fail(message: str) -> None:
+    """Usage or input error: message on stderr, exit code 2."""
+    print(f"pool-advisor: {message}", file=sys.stderr)
+    raise typer.Exit(2)
+
+
+@app.command()
+def check(
+    paths: Annotated[list[str], typer.Argument(
+        help="Files or folders; '-' reads a YAML stream from stdin.")],
+    format: Annotated[Format, typer.Option("--format", "-f", help="Output format.")] = (
+        Format.text),
+    fail_on: Annotated[Level | None, typer.Option(
+        "--fail-on", help="Exit 1 when findings at or above this severity exist "
+        "(default: the configuration's fail-on, else warning).")] = None,
+    select: Annotated[list[str] | None, typer.Option(
+        "--select", help="Only these rules (code, name or code prefix).")] = None,
+    ignore: Annotated[list[str] | None, typer.Option("--ignore", help="Skip these rules.")
+                      ] = None,
+    config: Annotated[Path | None, typer.Option(
+        "--config", help="Configuration file (default: nearest .pool-advisor.toml or "
+        "pyproject.toml with [tool.pool-advisor]).")] = None,
+    pg_version: Annotated[int | None, typer.Option(
+        "--pg-version", help="PostgreSQL major version for every server (overrides what "
+        "the repository says).")] = None,
+    exclude: Annotated[list[str] | None, typer.Option(
+        "--exclude", help="gitignore-style globs to skip.")] = None,
+    output: Annotated[Path | None, typer.Option(
+        "--output", "-o", help="Write the report to this file instead of stdout.")] = None,
+) -> None:
+    """Lint: compute every server's connection budget and report what does not fit."""
+    from advisor.engine import CheckOptions, UsageError, at_or_above, run_check
+    from advisor.rules import load_rules
+
+    registry = load_rules()
+    options = CheckOptions(select=_split(select), ignore=_split(ignore), config=config,
+                           pg_version=pg_version, excludes=_split(exclude))
+    try:
+        result = run_check(paths, options, registry)
+    except UsageError as exc:
+        fail(str(exc))
+        return
+    text = render(format.value, result, registry, to_terminal=output is None)
+    if output is not None:
+        output.write_text(text, encoding="utf-8")
+    else:
+        sys.stdout.write(text)
+        if format is Format.text and os.environ.get("GITHUB_ACTIONS") == "true":
+            sys.stdout.write(render("github", result, registry, to_terminal=False))
+    level = fail_on.value if fail_on else result.fail_on
+    if at_or_above(result.findings, level):
+        raise typer.Exit(1)
+
+
+def render(fmt: str, result, registry, *, to_terminal: bool) -> str:
+    if fmt == "text":
+        from advisor.report.text import render as render_text
+        from advisor.report.text import use_color
+
+        return render_text(result, registry, color=to_terminal and use_color())
+    try:
+        module = importlib.import_module(f"advisor.report.{fmt}")
+    except ImportError:
+        fail(f"output format {fmt!r} is not available in this build")
+        raise
+    return module.render(result, registry)
+
+
+@app.command("rules")
+def list_rules() -> None:
+    """List every rule: code, name, default severity, summary."""
+    from advisor.rules import load_rules
+
+    for r in load_rules().ordered():
+        print(f"{r.code}  {r.name:<40} {r.severity.value:<8} {r.summary}")
+
+
+@app.command()
+def explain(rule: Annotated[str, typer.Argument(help="Rule code or name.")]) -> None:
+    """Print a rule's documentation."""
+    import inspect
+
+    from advisor.rules import load_rules
+
+    found = load_rules().resolve(rule)
+    if found is None:
+        fail(f"unknown rule {rule!r} (see `pool-advisor rules`)")
+        return
+    print(f"# {found.code} {found.name} ({found.severity.value})\n")
+    print(f"{found.summary}.\n")
+    print(inspect.cleandoc(found.func.__doc__ or ""))
 
 
 def main() -> None:
-    from advisor import __version__
+    from advisor.commands import register_all
 
-    if "--version" in sys.argv[1:]:
-        print(f"pool-advisor {__version__}")
-        return
-    print("pool-advisor: not implemented yet", file=sys.stderr)
-    raise SystemExit(2)
+    register_all(app)
+    try:
+        app()
+    except KeyboardInterrupt:
+        raise SystemExit(130) from None

@@ -67,7 +67,8 @@ def evaluate(topo: Topology, settings: Settings, options: CheckOptions, registry
     findings.sort(key=lambda f: (-f.severity.rank, f.location.path, f.location.line or 0,
                                  f.code))
     return CheckResult(tool_version=__version__, roots=roots, budgets=ctx.budgets,
-                       findings=findings, notices=list(dict.fromkeys(topo.notices)))
+                       findings=findings, notices=list(dict.fromkeys(topo.notices)),
+                       fail_on=settings.fail_on)
 
 
 def _settings(paths: list[str], options: CheckOptions) -> Settings:

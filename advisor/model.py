@@ -220,6 +220,7 @@ class Pooler(BaseModel):
     name: str
     namespace: str | None = None
     replicas: Term
+    surge: Term | None = None
     version: BouncerVersion
     settings: dict[str, Setting] = Field(default_factory=dict)  # [pgbouncer] section
     databases: list[PoolerDatabase] = Field(default_factory=list)
@@ -279,6 +280,10 @@ class Pool(BaseModel):
         return self.size.value * (self.processes.value if self.processes else 1)
 
 
+def peak_pods(replicas: Term, surge: Term | None) -> float:
+    return replicas.value + (surge.value if surge else 0)
+
+
 class Client(BaseModel):
     """An application workload that opens connections."""
 
@@ -288,7 +293,8 @@ class Client(BaseModel):
     name: str
     namespace: str | None = None
     kind: str = "Deployment"
-    replicas: Term  # peak pod count
+    replicas: Term  # pods at peak: replicas, or the autoscaler's maximum
+    surge: Term | None = None  # extra pods a rolling update runs at once (maxSurge)
     pools: list[Pool] = Field(default_factory=list)
     target_kind: Literal["server", "pooler"] | None = None
     target_id: str | None = None
@@ -414,3 +420,4 @@ class CheckResult(BaseModel):
     budgets: list[Budget] = Field(default_factory=list)
     findings: list[Finding] = Field(default_factory=list)
     notices: list[str] = Field(default_factory=list)
+    fail_on: Literal["error", "warning", "info"] = "warning"  # from configuration
