@@ -31,7 +31,6 @@ from advisor.workloads import (
     ConfigIndex,
     Workload,
     configmap_index,
-    env_map,
     image_version,
     is_pgbouncer_container,
     is_postgres_container,

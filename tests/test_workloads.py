@@ -1,0 +1,182 @@
+"""Workload reading: replicas, autoscalers, surge rounding, env resolution, quantities."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from advisor.sources.k8s import k8s_objects
+from advisor.topology import _autoscaler_maxima
+from advisor.workloads import configmap_index, parse_quantity, surge, workloads
+
+
+def objs(text: str):
+    found, problems = k8s_objects(textwrap.dedent(text), "m.yaml")
+    assert problems == []
+    return found
+
+
+DEPLOY = """
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+spec:
+  replicas: 3
+  template:
+    metadata:
+      labels: {app: web}
+    spec:
+      containers:
+        - name: app
+          image: acme/web:1
+          envFrom:
+            - configMapRef: {name: web-env}
+          env:
+            - name: POOL
+              value: "7"
+            - name: URL
+              value: postgres://$(DB_HOST):5432/app
+            - name: DB_PASSWORD
+              valueFrom:
+                secretKeyRef: {name: web-secret, key: password}
+          resources:
+            limits: {memory: 512Mi, cpu: 1500m}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: web-env
+data:
+  POOL: "3"
+  DB_HOST: db.prod.svc
+---
+apiVersion: v1
+kind: Secret
+metadata:
+  name: web-secret
+data:
+  password: aHVudGVyMg==
+"""
+
+
+def test_env_precedence_expansion_and_sources():
+    found = objs(DEPLOY)
+    (w,) = workloads(found, configmap_index(found))
+    env = {e.name: e for e in w.containers[0].env}
+    assert env["POOL"].value == "7"  # env beats envFrom
+    assert env["POOL"].source.line == 19
+    assert env["DB_HOST"].source.label() == "m.yaml:34"
+    assert env["URL"].value == "postgres://db.prod.svc:5432/app"  # $(VAR) expansion
+    assert env["DB_PASSWORD"].secret is True
+    assert w.replicas.value == 3 and w.replicas.source.line == 7
+
+
+def test_resource_limits_parsed():
+    found = objs(DEPLOY)
+    (w,) = workloads(found, configmap_index(found))
+    c = w.containers[0]
+    assert c.memory_limit.value == 512 * 2**20
+    assert c.cpu_limit.value == pytest.approx(1.5)
+
+
+@pytest.mark.parametrize("text,value", [
+    ("2Gi", 2 * 2**30), ("512M", 512e6), ("500m", 0.5), ("1e9", 1e9), ("128974848", 128974848),
+    ("1.5Gi", 1.5 * 2**30), ("bogus", None),
+])
+def test_parse_quantity(text, value):
+    assert parse_quantity(text) == value
+
+
+@pytest.mark.parametrize("spec,peak,expected", [
+    ("", 40, 10),                                      # default 25% of 40
+    ("", 3, 1),                                        # 0.75 rounds up to 1
+    ("strategy: {rollingUpdate: {maxSurge: 30%}}", 7, 3),  # 2.1 -> 3
+    ("strategy: {rollingUpdate: {maxSurge: 2}}", 40, 2),
+    ("strategy: {rollingUpdate: {maxSurge: 0}}", 40, None),
+    ("strategy: {type: Recreate}", 40, None),
+])
+def test_surge_rounds_up_like_kubernetes(spec, peak, expected):
+    (obj,) = objs(f"""
+        apiVersion: apps/v1
+        kind: Deployment
+        metadata: {{name: web}}
+        spec:
+          {spec}
+          template: {{spec: {{containers: [{{name: a, image: x}}]}}}}
+        """)
+    found = surge(obj, peak)
+    assert (found.value if found else None) == expected
+
+
+def test_hpa_v1_v2_and_keda_default():
+    found = objs("""
+        apiVersion: autoscaling/v1
+        kind: HorizontalPodAutoscaler
+        metadata: {name: a}
+        spec:
+          scaleTargetRef: {kind: Deployment, name: web}
+          maxReplicas: 12
+        ---
+        apiVersion: autoscaling/v2
+        kind: HorizontalPodAutoscaler
+        metadata: {name: b}
+        spec:
+          scaleTargetRef: {kind: StatefulSet, name: db}
+          maxReplicas: 5
+        ---
+        apiVersion: keda.sh/v1alpha1
+        kind: ScaledObject
+        metadata: {name: worker}
+        spec:
+          scaleTargetRef: {name: worker}
+        """)
+    maxima = _autoscaler_maxima(found)
+    assert maxima[(None, "Deployment", "web")].value == 12
+    assert maxima[(None, "Deployment", "web")].source.line == 7  # leading blank line
+    assert maxima[(None, "StatefulSet", "db")].value == 5
+    keda = maxima[(None, "Deployment", "worker")]
+    assert keda.value == 100 and "KEDA default" in keda.source.label()
+
+
+def test_job_parallelism_cronjob_and_native_sidecar():
+    found = objs("""
+        apiVersion: batch/v1
+        kind: CronJob
+        metadata: {name: report}
+        spec:
+          jobTemplate:
+            spec:
+              parallelism: 4
+              template:
+                spec:
+                  initContainers:
+                    - {name: bouncer, image: edoburu/pgbouncer:1.21.0, restartPolicy: Always}
+                  containers:
+                    - {name: job, image: acme/report:1}
+        """)
+    (w,) = workloads(found, configmap_index(found))
+    assert w.replicas.value == 4
+    assert [c.role for c in w.containers] == ["sidecar", "main"]
+
+
+def test_alias_bomb_is_refused_with_location():
+    bomb = "a: &a [x, x, x, x, x, x, x, x, x, x]\n"
+    prev = "a"
+    for i in range(8):
+        name = f"l{i}"
+        bomb += f"{name}: &{name} [" + ", ".join([f"*{prev}"] * 10) + "]\n"
+        prev = name
+    bomb = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\ndata:\n" + "".join(
+        "  " + line + "\n" for line in bomb.splitlines())
+    found, problems = k8s_objects(bomb, "bomb.yaml")
+    assert found == []
+    assert problems and "alias" in problems[0].message
+    assert problems[0].location.line == 1
+
+
+def test_malformed_yaml_reports_line():
+    found, problems = k8s_objects("apiVersion: v1\nkind: Pod\nspec:\n  x: [1\n", "bad.yaml")
+    assert found == [] and problems[0].location.path == "bad.yaml"
+    assert problems[0].location.line is not None
