@@ -366,6 +366,9 @@ class Contribution(BaseModel):
 
     who: str
     kind: Literal["client", "pooler"]
+    # How `factors` combine: "x" product (pods x pool size), "+" sum (pool_size +
+    # reserve_pool_size), "min" a cap (min(sum of parts, max_db_connections)).
+    op: Literal["x", "+", "min"] = "x"
     factors: list[Term] = Field(default_factory=list)
     parts: list[Contribution] = Field(default_factory=list)  # e.g. one per pool
     total: float

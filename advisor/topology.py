@@ -301,6 +301,8 @@ def _standalone_confs(inputs: Inputs, topo: Topology) -> None:
     """postgresql.conf files in the repository that no workload mounts: each is a
     server of its own (a VM, or a file the user keeps in git), reachable by no host
     unless declared."""
+    if not inputs.pg_conf_files:
+        return
     from advisor.sources.pgconf import read_pgconf
 
     for path in inputs.pg_conf_files:
