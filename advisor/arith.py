@@ -16,19 +16,36 @@ def _pods(factors: list[Term]) -> tuple[str, list[Term]]:
     return factors[0].show(), factors[1:]
 
 
+def _formula(c: Contribution) -> str:
+    if c.op == "min":
+        inner = " + ".join(f"{num(p.total)} ({p.who})" for p in c.parts) or "0"
+        caps = ", ".join(t.show() for t in c.factors)
+        return f"min({inner}, {caps})"
+    if not c.factors:
+        return " + ".join(f"{num(p.total)} ({p.who})" for p in c.parts) or num(c.total)
+    if c.op == "+":
+        return " + ".join(t.show() for t in c.factors)
+    if c.kind == "client":
+        head, rest = _pods(c.factors)
+        return " x ".join([head, *(t.show() for t in rest)])
+    return " x ".join(t.show() for t in c.factors)
+
+
+def contribution_lines(c: Contribution, depth: int = 0) -> list[str]:
+    """The contribution and, indented below it, how each part was computed."""
+    line = f"{c.who}: {_formula(c)} = {num(c.total)}"
+    if c.note:
+        line += f" ({c.note})"
+    lines = [("  " * depth) + line]
+    for p in c.parts:
+        lines.extend(contribution_lines(p, depth + 1))
+    return lines
+
+
 def contribution_expr(c: Contribution) -> str:
-    """`checkout: 40 (HPA maxReplicas, k8s/hpa.yaml:9) x 20 (HikariCP ..., ...) = 800`."""
-    if c.parts:
-        inner = " + ".join(f"[{contribution_expr(p)}]" for p in c.parts)
-        text = f"{c.who}: {inner} = {num(c.total)}"
-    elif c.factors:
-        head, rest = _pods(c.factors) if c.kind == "client" else (c.factors[0].show(),
-                                                                  c.factors[1:])
-        text = " x ".join([head, *(t.show() for t in rest)])
-        text = f"{c.who}: {text} = {num(c.total)}"
-    else:
-        text = f"{c.who}: {num(c.total)}"
-    return f"{text} ({c.note})" if c.note else text
+    """One line: `checkout: 40 (HPA maxReplicas, k8s/hpa.yaml:9) x 20 (...) = 800`,
+    then each part after `; `."""
+    return "; ".join(x.strip() for x in contribution_lines(c))
 
 
 def usable_expr(b: Budget) -> str:

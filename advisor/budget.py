@@ -58,24 +58,25 @@ def setting_term(server: Server, name: str, label: str | None = None) -> Term | 
 
 
 def client_contribution(client: Client) -> Contribution:
-    """pods at peak x processes x pool size, summed over the client's pools."""
-    parts: list[Contribution] = []
+    """pods at peak x processes x pool size; with several pools per pod, pods x the
+    sum of the per-pod pools (each pool a part)."""
     pods = peak_pods(client.replicas, client.surge)
     pod_factors = [client.replicas] + ([client.surge] if client.surge else [])
-    for pool in client.pools:
-        factors = [*pod_factors]
-        if pool.processes is not None:
-            factors.append(pool.processes)
-        factors.append(pool.size)
-        parts.append(Contribution(
-            who=f"{client.name} {pool.label}", kind="client", factors=factors,
-            total=pods * pool.per_pod(), location=client.location,
-            note=pool.note))
-    total = sum(p.total for p in parts)
-    factors = parts[0].factors if len(parts) == 1 else pod_factors
-    return Contribution(who=client.name, kind="client", factors=factors,
-                        parts=parts if len(parts) > 1 else [], total=total,
-                        location=client.location)
+    if len(client.pools) == 1:
+        pool = client.pools[0]
+        factors = [*pod_factors, *([pool.processes] if pool.processes else []), pool.size]
+        return Contribution(who=client.name, kind="client", factors=factors,
+                            total=pods * pool.per_pod(), location=client.location,
+                            note=pool.note)
+    parts = [Contribution(who=pool.label, kind="client", factors=[
+                 *([pool.processes] if pool.processes else []), pool.size],
+                 total=pool.per_pod(), location=client.location, note=pool.note)
+             for pool in client.pools]
+    per_pod = sum(p.total for p in parts)
+    per_pod_term = Term(label="connections per pod, the pools below",
+                        value=per_pod, source=Source.default_of("sum of the pools below"))
+    return Contribution(who=client.name, kind="client", factors=[*pod_factors, per_pod_term],
+                        parts=parts, total=pods * per_pod, location=client.location)
 
 
 def pooler_contribution(pooler: Pooler) -> Contribution:

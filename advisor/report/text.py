@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import sys
 
-from advisor.arith import contribution_expr, num, peak_expr, size, usable_expr
+from advisor.arith import contribution_lines, num, peak_expr, size, usable_expr
 from advisor.model import CheckResult, Finding
 from advisor.rules import Registry
 
@@ -28,7 +28,9 @@ def render(result: CheckResult, registry: Registry, *, color: bool = False) -> s
                    f"{b.version.source.label()}): {verdict}")
         out.append(f"  usable: {usable_expr(b)}")
         for c in b.contributions:
-            out.append(f"  + {contribution_expr(c)}")
+            first, *rest = contribution_lines(c)
+            out.append(f"  + {first}")
+            out.extend(f"    {x}" for x in rest)
         out.append(f"  peak:   {peak_expr(b)} {'<=' if b.fits else '>'} {num(b.usable)} usable")
         for ns in b.not_subtracted:
             out.append(f"  not subtracted: {ns.term.show()}: {ns.why}")
