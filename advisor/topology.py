@@ -114,7 +114,18 @@ def build_topology(inputs: Inputs) -> Topology:
             if client is not None:
                 topo.clients.append(client)
     _pooler_pairs(topo)
+    _global_headroom(inputs.settings, topo)
     return topo
+
+
+def _global_headroom(settings: Settings, topo: Topology) -> None:
+    if not settings.headroom:
+        return
+    term = Term(label="headroom", value=settings.headroom,
+                source=Source(path=settings.origin, key="headroom"))
+    for s in topo.servers:
+        if s.headroom is None:
+            s.headroom = term
 
 
 # --- autoscalers ---------------------------------------------------------------------

@@ -1,0 +1,188 @@
+"""The CLI end to end: exit codes, formats, rules/explain, stdin, bad input."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.cli_helpers import REPO, run_cli
+
+ACME = REPO / "fixtures" / "acme-shop"
+ACME_BOUNCER = REPO / "fixtures" / "acme-shop-pgbouncer"
+
+
+def test_version():
+    out = run_cli("--version")
+    assert out.returncode == 0
+    assert out.stdout.startswith("pool-advisor ")
+
+
+def test_demo_reports_800_over_97_with_sources():
+    out = run_cli("check", str(ACME))
+    assert out.returncode == 1, out.stderr
+    text = out.stdout
+    assert "40 (HPA maxReplicas, k8s/hpa.yaml:15)" in text
+    assert "20 (HikariCP maximumPoolSize, k8s/configmap.yaml:13)" in text
+    assert "= 800" in text
+    assert "97 usable = 100 (max_connections, k8s/postgres-config.yaml:" in text
+    assert "3 (superuser_reserved_connections, default: PostgreSQL 15 default)" in text
+    assert "PA101" in text and "oversubscribed-server" in text
+    assert "not subtracted" in text and "autovacuum" in text
+    assert "Traceback" not in out.stderr
+
+
+def test_pgbouncer_variant_fits():
+    out = run_cli("check", str(ACME_BOUNCER))
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "fits" in out.stdout
+
+
+def test_json_schema_fields():
+    out = run_cli("check", "--format", "json", str(ACME))
+    assert out.returncode == 1
+    data = json.loads(out.stdout)
+    assert data["schema_version"] == 1
+    (budget,) = data["budgets"]
+    assert budget["max_connections"] == 100 and budget["usable"] == 97
+    assert budget["peak"] == 800
+    assert budget["terms"]["max_connections"]["source"]["path"] == "k8s/postgres-config.yaml"
+    finding = next(f for f in data["findings"] if f["code"] == "PA101")
+    assert finding["name"] == "oversubscribed-server"
+    assert finding["location"]["path"] and finding["location"]["line"]
+    assert finding["related"] and finding["fix"]["description"]
+
+
+def test_json_round_trips():
+    from advisor.report.json import load, render
+    from advisor.rules import load_rules
+
+    out = run_cli("check", "--format", "json", str(ACME))
+    result = load(out.stdout)
+    assert json.loads(render(result, load_rules())) == json.loads(out.stdout)
+
+
+def test_fail_on_error_and_select_ignore():
+    assert run_cli("check", "--ignore", "PA101", "--fail-on", "error", str(ACME)
+                   ).returncode == 0
+    assert run_cli("check", "--select", "oversubscribed-server", str(ACME)).returncode == 1
+    bad = run_cli("check", "--select", "PA999x", str(ACME))
+    assert bad.returncode == 2 and "unknown rule" in bad.stderr
+
+
+def test_rules_and_explain():
+    listing = run_cli("rules")
+    assert listing.returncode == 0
+    assert "PA101  oversubscribed-server" in listing.stdout
+    doc = run_cli("explain", "oversubscribed-server")
+    assert doc.returncode == 0 and "## Why is this bad" in doc.stdout
+    assert run_cli("explain", "PA101").stdout == doc.stdout
+    assert run_cli("explain", "nope").returncode == 2
+
+
+def test_stdin_stream():
+    text = "\n---\n".join(p.read_text() for p in sorted((ACME / "k8s").glob("*.yaml")))
+    out = run_cli("check", "-", stdin=text)
+    assert out.returncode == 1
+    assert "<stdin>:" in out.stdout and "= 800" in out.stdout
+
+
+def test_missing_path_is_usage_error():
+    out = run_cli("check", "/nonexistent/path")
+    assert out.returncode == 2 and "no such file" in out.stderr
+
+
+def test_no_color_and_plain_when_not_a_tty():
+    out = run_cli("check", str(ACME))
+    assert "\033[" not in out.stdout
+
+
+@pytest.mark.parametrize("name,content,needle", [
+    ("binary.yaml", b"apiVersion: v1\x00\x01kind: x", "binary file"),
+    ("latin1.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: caf\xe9}\n".encode(
+        "latin-1"), "not valid UTF-8"),
+    ("truncated.yaml", b"apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: x\nspec:\n"
+     b"  replicas: [3\n", "invalid YAML"),
+    ("dup.yaml", b"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\ndata: {x: '1'\n",
+     "invalid YAML"),
+])
+def test_bad_input_is_a_finding_with_location_and_others_still_checked(
+        tmp_path: Path, name, content, needle):
+    import shutil
+
+    shutil.copytree(ACME, tmp_path / "repo")
+    (tmp_path / "repo" / "k8s" / name).write_bytes(content)
+    out = run_cli("check", str(tmp_path / "repo"))
+    assert "Traceback" not in out.stderr, out.stderr
+    assert out.returncode == 1
+    assert f"k8s/{name}:" in out.stdout and needle in out.stdout
+    assert "PA901" in out.stdout
+    assert "PA101" in out.stdout  # the other files still produced their findings
+
+
+def test_unreadable_file(tmp_path: Path):
+    import os
+    import shutil
+
+    if os.geteuid() == 0:
+        pytest.skip("root reads files regardless of mode bits")
+    shutil.copytree(ACME, tmp_path / "repo")
+    target = tmp_path / "repo" / "k8s" / "secret.yaml"
+    target.write_text("apiVersion: v1\nkind: Secret\n")
+    target.chmod(0)
+    out = run_cli("check", str(tmp_path / "repo"))
+    assert "cannot read" in out.stdout
+
+
+def test_symlink_outside_root_not_followed(tmp_path: Path):
+    import shutil
+
+    outside = tmp_path / "outside.yaml"
+    outside.write_text((ACME / "k8s" / "hpa.yaml").read_text())
+    shutil.copytree(ACME, tmp_path / "repo")
+    (tmp_path / "repo" / "k8s" / "link.yaml").symlink_to(outside)
+    out = run_cli("check", str(tmp_path / "repo"))
+    assert "outside the scanned root" in out.stdout
+    assert "Traceback" not in out.stderr
+
+
+def test_config_unknown_key_is_error_with_line(tmp_path: Path):
+    import shutil
+
+    shutil.copytree(ACME, tmp_path / "repo")
+    (tmp_path / "repo" / ".pool-advisor.toml").write_text(
+        'fail-on = "error"\n\n[[servers]]\nname = "x"\nmax_conections = 5\n')
+    out = run_cli("check", str(tmp_path / "repo"))
+    assert out.returncode == 2
+    assert ".pool-advisor.toml:5" in out.stderr and "max_conections" in out.stderr
+
+
+def test_pyproject_config_and_annotation_suppression(tmp_path: Path):
+    import shutil
+
+    shutil.copytree(ACME, tmp_path / "repo")
+    (tmp_path / "repo" / "pyproject.toml").write_text(
+        '[project]\nname = "x"\n\n[tool.pool-advisor]\nignore = ["PA301"]\nheadroom = 7\n')
+    out = run_cli("check", str(tmp_path / "repo"))
+    assert "7 (headroom" in out.stdout
+    pg = tmp_path / "repo" / "k8s" / "postgres.yaml"
+    pg.write_text(pg.read_text().replace(
+        "  name: postgres\n  namespace: shop\nspec:\n  serviceName",
+        "  name: postgres\n  namespace: shop\n  annotations:\n"
+        "    pool-advisor.io/ignore: PA101\nspec:\n  serviceName"))
+    out = run_cli("check", str(tmp_path / "repo"))
+    assert "PA101" not in out.stdout, out.stdout
+
+
+def test_inline_suppression_comment(tmp_path: Path):
+    import shutil
+
+    shutil.copytree(ACME, tmp_path / "repo")
+    conf = tmp_path / "repo" / "k8s" / "postgres-config.yaml"
+    conf.write_text(conf.read_text().replace(
+        "    max_connections = 100\n",
+        "    # pool-advisor: ignore[PA101] capacity raised in the next release\n"
+        "    max_connections = 100\n"))
+    out = run_cli("check", str(tmp_path / "repo"))
+    assert "PA101" not in out.stdout, out.stdout
