@@ -520,6 +520,7 @@ def server_side_max(pooler: Pooler, pairs: list[tuple[str, str]] | None) -> Cont
                 Contribution(
                     who=f"{d}/{p.user}",
                     kind="pooler",
+                    op="+",
                     factors=factors,
                     total=float(p.server_max),
                     location=p.location,
@@ -540,6 +541,7 @@ def server_side_max(pooler: Pooler, pairs: list[tuple[str, str]] | None) -> Cont
             Contribution(
                 who=d,
                 kind="pooler",
+                op="min" if factors else "+",
                 factors=factors,
                 parts=pool_parts,
                 total=total,
