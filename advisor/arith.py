@@ -66,5 +66,5 @@ def peak_expr(b: Budget) -> str:
 def size(value: float) -> str:
     for unit, factor in (("TB", 1024**4), ("GB", 1024**3), ("MB", 1024**2), ("kB", 1024)):
         if value >= factor:
-            return f"{value / factor:.1f}{unit}".replace(".0" + unit, unit)
+            return f"{value / factor:.2f}".rstrip("0").rstrip(".") + unit
     return f"{value:g}B"

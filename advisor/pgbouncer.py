@@ -569,9 +569,7 @@ def server_side_max(pooler: Pooler, pairs: list[tuple[str, str]] | None) -> Cont
     per = Term(
         label="server connections per PgBouncer process (sum of capped pools)",
         value=float(per_replica),
-        source=Source(
-            path=pooler.location.path, line=pooler.location.line, key="server_side_max"
-        ),
+        source=Source.default_of("computed: the database entries below"),
     )
     return Contribution(
         who=pooler.name,

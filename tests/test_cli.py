@@ -23,7 +23,7 @@ def test_demo_reports_800_over_97_with_sources():
     out = run_cli("check", str(ACME))
     assert out.returncode == 1, out.stderr
     text = out.stdout
-    assert "40 (HPA maxReplicas, k8s/hpa.yaml:15)" in text
+    assert "40 (HPA maxReplicas, k8s/hpa.yaml:12)" in text
     assert "20 (HikariCP maximumPoolSize, k8s/configmap.yaml:13)" in text
     assert "= 800" in text
     assert "97 usable = 100 (max_connections, k8s/postgres-config.yaml:" in text

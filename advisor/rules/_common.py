@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
+from advisor.arith import num
 from advisor.model import Location, RelatedLocation, Term
 
 
-def related(terms: Iterable[Term]) -> tuple[RelatedLocation, ...]:
+def related(terms: Iterable[Term], fmt: Callable[[float], str] = num
+            ) -> tuple[RelatedLocation, ...]:
     """One related location per term that came from a file (not from a default)."""
     seen: set[tuple[str, int | None, str]] = set()
     out = []
@@ -19,7 +21,7 @@ def related(terms: Iterable[Term]) -> tuple[RelatedLocation, ...]:
         if key in seen:
             continue
         seen.add(key)
-        out.append(RelatedLocation(location=loc, message=f"{t.label}: {t.show()}"))
+        out.append(RelatedLocation(location=loc, message=f"{t.label} = {fmt(t.value)}"))
     return tuple(out)
 
 

@@ -65,7 +65,7 @@ def memory_overcommit(topo: Topology, ctx: RuleContext) -> Iterator[Finding]:
                      f"{size(mem.limit.value)} ({mem.limit.label}, {mem.limit.source.label()})"
                      f" = {detail}. Assumes: " + "; ".join(mem.assumptions)),
             location=mem.terms[1].source.location() or budget.location,
-            related=related([*mem.terms, mem.limit]),
+            related=related([*mem.terms, mem.limit], fmt=size),
             fix=Fix(description="lower work_mem or max_connections (put PgBouncer in "
                     "front), or raise the memory limit; set larger work_mem per role "
                     "or per query where needed"),
