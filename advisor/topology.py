@@ -76,6 +76,7 @@ def build_topology(inputs: Inputs) -> Topology:
     for decl in inputs.settings.servers:
         topo.servers.append(_declared_server(decl, inputs))
     _standalone_confs(inputs, topo)
+    _standalone_inis(inputs, topo)
 
     # hostnames: Services that select a server/pooler workload, declared hosts
     for svc in services:
@@ -336,6 +337,25 @@ def _standalone_confs(inputs: Inputs, topo: Topology) -> None:
 
 
 # --- poolers -------------------------------------------------------------------------
+
+
+def _standalone_inis(inputs: Inputs, topo: Topology) -> None:
+    """pgbouncer.ini files in the repository that no workload mounts: one PgBouncer
+    process each (a VM or a container configured outside the manifests)."""
+    if not inputs.bouncer_ini_files:
+        return
+    from advisor.sources.pgbouncer_ini import pooler_from_ini, read_pgbouncer_ini
+
+    for path in inputs.bouncer_ini_files:
+        shown = inputs.root.rel(path)
+        ini = read_pgbouncer_ini(inputs.root, path)
+        topo.problems.extend(ini.problems)
+        _merge_suppressions(topo, ini.suppressions)
+        topo.poolers.append(pooler_from_ini(
+            ini, id=f"file/{shown}", name=shown,
+            replicas=Term(label="PgBouncer processes", value=1,
+                          source=Source.default_of("one PgBouncer process per pgbouncer.ini")),
+            location=Location(path=shown, line=1)))
 
 
 def _bouncer_version(c: Container | None) -> BouncerVersion:
