@@ -1,0 +1,65 @@
+"""Budget oracle: the usable number pool-advisor prints equals the sessions a
+non-superuser can actually open on a real PostgreSQL 15 started with that conf."""
+
+from __future__ import annotations
+
+from contextlib import ExitStack
+from pathlib import Path
+
+import pytest
+
+from advisor.engine import CheckOptions, run_check
+from tests.realpg import have_postgres, running_postgres
+
+pytestmark = [pytest.mark.postgres,
+              pytest.mark.skipif(not have_postgres(), reason="PostgreSQL 15 not installed")]
+
+CONFS = {
+    # name: postgresql.conf text (the test server's listen/port settings come after)
+    "defaults-max10": "max_connections = 10\n",
+    "reserved-2": "max_connections = 12\nsuperuser_reserved_connections = 2\n",
+    "walsenders-autovacuum": ("max_connections = 10\nmax_wal_senders = 4\n"
+                              "autovacuum = on\nautovacuum_max_workers = 5\n"
+                              "max_worker_processes = 4\n"),
+    "units-and-include": "max_connections = 9 # via include below\ninclude 'extra.conf'\n",
+}
+EXTRA = {"units-and-include": {"extra.conf": "superuser_reserved_connections = 1\n"}}
+
+
+def usable_from_pool_advisor(tmp_path: Path, conf: str, extra: dict[str, str]) -> float:
+    repo = tmp_path / "repo"
+    (repo / "db").mkdir(parents=True)
+    (repo / "db" / "postgresql.conf").write_text(conf)
+    for name, text in extra.items():
+        (repo / "db" / name).write_text(text)
+    result = run_check([str(repo)], CheckOptions(pg_version=15))
+    (budget,) = result.budgets
+    return budget.usable
+
+
+def sessions_admitted(conf: str, extra: dict[str, str]) -> tuple[int, str]:
+    import psycopg
+
+    with running_postgres(conf, files=extra) as pg:
+        pg.psql("CREATE ROLE app LOGIN NOSUPERUSER")
+        opened = 0
+        error = ""
+        with ExitStack() as stack:
+            for _ in range(200):
+                try:
+                    conn = psycopg.connect(pg.dsn(user="app"), connect_timeout=5)
+                except psycopg.OperationalError as exc:
+                    error = str(exc)
+                    break
+                stack.enter_context(conn)
+                opened += 1
+        return opened, error
+
+
+@pytest.mark.parametrize("name", sorted(CONFS))
+def test_usable_equals_sessions_a_real_server_admits(name, tmp_path):
+    conf, extra = CONFS[name], EXTRA.get(name, {})
+    usable = usable_from_pool_advisor(tmp_path, conf, extra)
+    opened, error = sessions_admitted(conf, extra)
+    assert opened == usable, f"pool-advisor said {usable}, the server admitted {opened}"
+    assert "remaining connection slots are reserved for non-replication superuser" in error
