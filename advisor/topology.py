@@ -262,11 +262,12 @@ def _server_from_workload(inputs: Inputs, topo: Topology, w: Workload, c: Contai
         if cm is None:
             continue
         keys = [k for k in cm.data if k.endswith(".conf") and "hba" not in k and "ident" not in k]
-        siblings = {k: (cm.data[k], cm.block_offset(k)) for k in cm.data}
+        siblings = {k: (cm.data[k], cm.text_origin(k)[1]) for k in cm.data}
         for key in sorted(keys, key=lambda k: (k != "postgresql.conf", k)):
-            conf = read_pgconf(inputs.root, key, text=cm.data[key],
-                               line_offset=cm.block_offset(key), display_path=cm.obj.path,
-                               siblings=siblings, version=version.int_value)
+            shown, offset = cm.text_origin(key)
+            conf = read_pgconf(inputs.root, key, text=cm.data[key], line_offset=offset,
+                               display_path=shown, siblings=siblings,
+                               version=version.int_value)
             topo.problems.extend(conf.problems)
             _merge_suppressions(topo, conf.suppressions)
             settings.update(conf.settings)
@@ -385,10 +386,10 @@ def _pooler_from_workload(inputs: Inputs, topo: Topology, w: Workload, c: Contai
         if not ini_keys:
             continue
         key = "pgbouncer.ini" if "pgbouncer.ini" in ini_keys else ini_keys[0]
-        siblings = {k: (cm.data[k], cm.block_offset(k)) for k in cm.data}
-        ini = read_pgbouncer_ini(inputs.root, key, text=cm.data[key],
-                                 line_offset=cm.block_offset(key), display_path=cm.obj.path,
-                                 siblings=siblings, version=version)
+        siblings = {k: (cm.data[k], cm.text_origin(k)[1]) for k in cm.data}
+        shown, offset = cm.text_origin(key)
+        ini = read_pgbouncer_ini(inputs.root, key, text=cm.data[key], line_offset=offset,
+                                 display_path=shown, siblings=siblings, version=version)
         topo.problems.extend(ini.problems)
         _merge_suppressions(topo, ini.suppressions)
         pooler.settings, pooler.databases, pooler.users = ini.settings, ini.databases, ini.users

@@ -41,11 +41,17 @@ class ConfigMapData:
             else "data"
         return self.obj.source(section, key, key=key)
 
-    def block_offset(self, key: str) -> int:
+    def text_origin(self, key: str) -> tuple[str, int]:
+        """(display path, line offset) to parse the file held at data[key] so that its
+        line 1 lands where a user edits it: the ConfigMap's own lines, or the values
+        file a Helm chart copied the text from."""
         from advisor.sources.k8s import block_offset
 
+        traced = self.obj.value_sources.get(f"data.{key}#1")
+        if traced is not None and traced.path is not None and traced.line is not None:
+            return traced.path, traced.line - 1
         section = self.obj.body.get("data") or {}
-        return block_offset(section, key) + self.obj.line_offset
+        return self.obj.path, block_offset(section, key) + self.obj.line_offset
 
 
 @dataclass

@@ -42,6 +42,11 @@ class K8sObject:
         return Location(path=self.path, line=line)
 
     def source(self, *keys: str | int, key: str | None = None) -> Source:
+        """Where the value at `keys` was set. For rendered objects (Helm, kustomize)
+        that is the traced values-file or overlay line when known."""
+        traced = self.value_sources.get(".".join(str(k) for k in keys))
+        if traced is not None:
+            return traced
         loc = self.location(*keys)
         return Source(path=loc.path, line=loc.line,
                       key=key or ".".join(str(k) for k in keys) or None)
