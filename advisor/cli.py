@@ -86,6 +86,15 @@ def check(
         "--exclude", help="gitignore-style globs to skip.")] = None,
     output: Annotated[Path | None, typer.Option(
         "--output", "-o", help="Write the report to this file instead of stdout.")] = None,
+    values: Annotated[list[str] | None, typer.Option(
+        "--values", help="Helm values file for the chart given as PATH (repeatable).")
+                      ] = None,
+    set_values: Annotated[list[str] | None, typer.Option(
+        "--set", help="Helm --set value for the chart given as PATH (repeatable).")] = None,
+    release: Annotated[str | None, typer.Option("--release",
+                                                help="Helm release name.")] = None,
+    namespace: Annotated[str | None, typer.Option(
+        "--namespace", help="Namespace for rendered objects.")] = None,
 ) -> None:
     """Lint: compute every server's connection budget and report what does not fit."""
     from advisor.engine import CheckOptions, UsageError, at_or_above, run_check
@@ -93,7 +102,9 @@ def check(
 
     registry = load_rules()
     options = CheckOptions(select=_split(select), ignore=_split(ignore), config=config,
-                           pg_version=pg_version, excludes=_split(exclude))
+                           pg_version=pg_version, excludes=_split(exclude),
+                           values_files=values or [], set_values=set_values or [],
+                           release=release, namespace=namespace)
     try:
         result = run_check(paths, options, registry)
     except UsageError as exc:

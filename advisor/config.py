@@ -73,6 +73,16 @@ class WorkloadDecl(Strict):
     source: str | None = None  # the application's source directory
 
 
+class ChartDecl(Strict):
+    """How a Helm chart is deployed: values files and --set values, release, namespace."""
+
+    path: str  # chart folder, relative to the scanned root
+    values: list[str] = Field(default_factory=list)  # relative to the chart folder or root
+    set: list[str] = Field(default_factory=list)
+    release: str = "release"
+    namespace: str | None = None
+
+
 class RuleOptions(Strict):
     model_config = ConfigDict(extra="allow")
 
@@ -87,6 +97,7 @@ class Settings(Strict):
     count_surge: bool = Field(default=True, alias="count-surge")
     servers: list[ServerDecl] = Field(default_factory=list)
     workloads: list[WorkloadDecl] = Field(default_factory=list)
+    charts: list[ChartDecl] = Field(default_factory=list)
     rules: dict[str, dict[str, Any]] = Field(default_factory=dict)
 
     # Where these came from, for messages; not a user key.

@@ -24,6 +24,11 @@ class CheckOptions:
     pg_version: int | None = None
     excludes: list[str] = field(default_factory=list)
     stdin_text: str | None = None  # YAML stream when a path is "-"
+    # For a chart given on the command line: `check charts/api --values values-prod.yaml`
+    values_files: list[str] = field(default_factory=list)
+    set_values: list[str] = field(default_factory=list)
+    release: str | None = None
+    namespace: str | None = None
 
 
 class UsageError(Exception):
@@ -59,11 +64,9 @@ def evaluate(topo: Topology, settings: Settings, options: CheckOptions, registry
                       budgets=budgets(topo, memory if isinstance(memory, MemoryOptions)
                                       else None))
     selected = _selected_rules(registry, settings, options)
-    findings: list[Finding] = []
-    for r in selected:
-        for f in r.func(topo, ctx):
-            if not _suppressed(f, r, topo):
-                findings.append(f)
+    raw = [(r, f) for r in selected for f in r.func(topo, ctx)]
+    _scan_finding_files(topo, [f for _, f in raw], roots)
+    findings = [f for r, f in raw if not _suppressed(f, r, topo)]
     findings.sort(key=lambda f: (-f.severity.rank, f.location.path, f.location.line or 0,
                                  f.code))
     return CheckResult(tool_version=__version__, roots=roots, budgets=ctx.budgets,
@@ -121,6 +124,20 @@ def _selected_rules(registry: Registry, settings: Settings, options: CheckOption
         else set(registry.rules)
     ignore = resolve([*settings.ignore, *options.ignore])
     return [r for r in registry.ordered() if r.code in select and r.code not in ignore]
+
+
+def _scan_finding_files(topo: Topology, findings: list[Finding], roots: list[str]) -> None:
+    """Suppression comments in files that no source reader scanned (a Helm values file,
+    an overlay patch): read them now, only where a finding points."""
+    for path in {f.location.path for f in findings} - set(topo.line_suppressions):
+        for r in roots:
+            base = Path(r) if Path(r).is_dir() else Path(r).parent
+            try:
+                text = Root.of(base).read_text(path)
+            except InputError:
+                continue
+            topo.line_suppressions[path] = scan_suppressions(text)
+            break
 
 
 def _suppressed(f: Finding, r: Rule, topo: Topology) -> bool:
@@ -188,7 +205,7 @@ def scan_path(path: Path, settings: Settings, options: CheckOptions) -> Topology
         objects += objs
         problems += probs
         suppressions[shown] = scan_suppressions(text)
-    _render(found, root, settings, objects, problems, notices, suppressions)
+    _render(found, root, settings, options, objects, problems, notices)
     inputs = Inputs(root=root, objects=objects, pg_conf_files=found.pg_confs,
                     bouncer_ini_files=found.bouncer_inis, settings=settings,
                     pg_version_override=options.pg_version,
@@ -202,9 +219,9 @@ def scan_path(path: Path, settings: Settings, options: CheckOptions) -> Topology
     return topo
 
 
-def _render(found, root: Root, settings: Settings, objects: list[K8sObject],
-            problems: list[ConfigProblem], notices: list[str],
-            suppressions: dict[str, dict[int, list[str]]]) -> None:
+def _render(found, root: Root, settings: Settings, options: CheckOptions,
+            objects: list[K8sObject], problems: list[ConfigProblem], notices: list[str]
+            ) -> None:
     """Helm charts and kustomize overlays, rendered as they would be deployed."""
     if found.helm_charts:
         try:
@@ -215,7 +232,16 @@ def _render(found, root: Root, settings: Settings, objects: list[K8sObject],
                            + ", ".join(root.rel(c) for c in found.helm_charts))
         else:
             for chart in found.helm_charts:
-                rendered = render_chart(root, root.rel(chart))
+                rel = root.rel(chart)
+                decl = next((c for c in settings.charts if c.path.strip("/") == rel), None)
+                cli = len(found.helm_charts) == 1 and (options.values_files or
+                                                       options.set_values)
+                rendered = render_chart(
+                    root, rel,
+                    values_files=options.values_files if cli else (decl.values if decl else []),
+                    set_values=options.set_values if cli else (decl.set if decl else []),
+                    release=options.release or (decl.release if decl else "release"),
+                    namespace=options.namespace or (decl.namespace if decl else None))
                 objects += rendered.objects
                 problems += rendered.problems
                 notices += rendered.notices
