@@ -35,8 +35,9 @@ class UsageError(Exception):
     """Bad options or configuration: exit code 2."""
 
 
-def run_check(paths: list[str], options: CheckOptions | None = None,
+def run_check(paths: list[str] | list[Path], options: CheckOptions | None = None,
               registry: Registry | None = None) -> CheckResult:
+    paths = [str(p) for p in paths]
     options = options or CheckOptions()
     registry = registry or load_rules()
     settings = _settings(paths, options)

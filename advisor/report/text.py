@@ -24,8 +24,10 @@ def render(result: CheckResult, registry: Registry, *, color: bool = False) -> s
     out: list[str] = []
     for b in result.budgets:
         verdict = "fits" if b.fits else f"OVER by {num(b.peak - b.usable)}"
-        out.append(f"server {b.server} (PostgreSQL {num(b.version.value)}, "
-                   f"{b.version.source.label()}): {verdict}")
+        src = b.version.source
+        via = f"{src.key}, " if src.key and src.path else ""
+        out.append(f"server {b.server} (PostgreSQL {num(b.version.value)}, {via}"
+                   f"{src.label()}): {verdict}")
         out.append(f"  usable: {usable_expr(b)}")
         for c in b.contributions:
             first, *rest = contribution_lines(c)
