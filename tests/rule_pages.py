@@ -32,7 +32,9 @@ def _files(section: str) -> dict[str, str]:
         first = block.partition("\n")[0]
         m = _FILE.match(first)
         if m:
-            files[m.group(1)] = block  # keep the `file:` comment line; it is a comment
+            # The `file:` line becomes a blank line: not every format has `#` comments
+            # (SQL), and the lines below keep their numbers.
+            files[m.group(1)] = "\n" + block.partition("\n")[2]
     return files
 
 
