@@ -27,6 +27,7 @@ from advisor.model import (
 )
 from advisor.rules import load_rules
 from advisor.rules._transaction_mode import effective_mode
+from advisor.sources.pgbouncer_ini import pooler_from_ini, read_pgbouncer_ini
 from advisor.sql.extract import is_sql_candidate, scan_sql_sources, scan_text
 from advisor.sql.hazards import find_sql_hazards, scan_sql_text
 
@@ -508,14 +509,15 @@ def _page_findings(code: str, section: str, tmp_path: Path) -> list:
         target = tmp_path / name
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(body)
-    ini = next(body for name, body in files.items() if name.endswith("pgbouncer.ini"))
-    mode = next(
-        ln.split("=", 1)[1].strip() for ln in ini.splitlines() if ln.startswith("pool_mode")
-    )
-    others = [n for n in files if not n.endswith("pgbouncer.ini")]
-    hazards, problems = scan_sql_sources(Root.of(tmp_path), others)
+    root = Root.of(tmp_path)
+    ini_path = next(name for name in files if name.endswith("pgbouncer.ini"))
+    ini = read_pgbouncer_ini(root, ini_path)
+    assert ini.problems == []
+    bouncer = pooler_from_ini(ini, id="pgb", name="pgbouncer")
+    others = [n for n in files if n != ini_path]
+    hazards, problems = scan_sql_sources(root, others)
     assert problems == []
-    return run(code, Topology(poolers=[pooler(mode)], sql_hazards=hazards))
+    return run(code, Topology(poolers=[bouncer], sql_hazards=hazards))
 
 
 @pytest.mark.parametrize("page", PAGES, ids=[p.stem for p in PAGES])

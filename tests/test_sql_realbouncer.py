@@ -1,8 +1,9 @@
 """Proof against the real thing (issue 6 item 5): PgBouncer 1.18 in transaction mode in
 front of PostgreSQL 15, driven by two psycopg clients with deterministic server
 assignment, shows each PA4xx hazard actually breaks and its safe form does not; then the
-linter, given the same SQL and the pooler model built from that PgBouncer's own
-SHOW CONFIG / SHOW DATABASES / SHOW VERSION, flags exactly the breaking statements.
+linter, given the same SQL and that PgBouncer's own pgbouncer.ini (read by
+pool-advisor's reader and checked against SHOW CONFIG / SHOW DATABASES / SHOW VERSION),
+flags exactly the breaking statements.
 
 Server assignment:
 - database `share` has pool_size=1: every client gets the same server connection, so
@@ -22,20 +23,23 @@ from dataclasses import dataclass
 import pytest
 
 from advisor.context import RuleContext
+from advisor.fs import Root
 from advisor.model import (
     BouncerVersion,
     Client,
     Location,
     Pool,
     Pooler,
-    PoolerDatabase,
     Route,
     Setting,
     Source,
     Term,
     Topology,
 )
+from advisor.pgbouncer import effective_setting
 from advisor.rules import load_rules
+from advisor.rules._transaction_mode import effective_mode
+from advisor.sources.pgbouncer_ini import pooler_from_ini, read_pgbouncer_ini
 from advisor.sql.extract import scan_text
 from tests.realbouncer import have_pgbouncer, running_pgbouncer
 from tests.realpg import have_postgres, running_postgres
@@ -79,39 +83,23 @@ class Stack:
         return psycopg.connect(self.pg.dsn(), autocommit=True, connect_timeout=5)
 
     def pooler_model(self) -> Pooler:
-        """The linter's model of this PgBouncer, from what the running process reports."""
+        """The linter's model of this PgBouncer: its pgbouncer.ini read by pool-advisor's
+        reader, checked against what the running process reports."""
+        ini = read_pgbouncer_ini(Root.of(self.bouncer.dir), "pgbouncer.ini")
+        assert [p for p in ini.problems if p.fatal] == []
+        pooler = pooler_from_ini(ini, id="pgb", name="pgbouncer")
         config = {row["key"]: row["value"] for row in self.bouncer.admin_dicts("SHOW CONFIG")}
-        version_text = self.bouncer.admin("SHOW VERSION")[0][0]  # "PgBouncer 1.18.0"
-        major, minor = (int(x) for x in version_text.split()[1].split(".")[:2])
-        src = Source(path="pgbouncer.ini", key="SHOW CONFIG")
-        settings = {
-            key: Setting(name=key, raw=config[key], value=config[key], source=src)
-            for key in ("pool_mode", "ignore_startup_parameters")
-            if key in config
-        }
-        databases = []
-        for row in self.bouncer.admin_dicts("SHOW DATABASES"):
-            if row["name"] == "pgbouncer":
-                continue
-            mode = row.get("pool_mode") or None
-            databases.append(
-                PoolerDatabase(
-                    name=row["name"],
-                    pool_mode=Setting(name="pool_mode", raw=mode, value=mode, source=src)
-                    if mode
-                    else None,
-                    location=Location(path="pgbouncer.ini", line=2),
-                )
-            )
-        return Pooler(
-            id="pgb",
-            name="pgbouncer",
-            replicas=Term(label="replicas", value=1, source=src),
-            version=BouncerVersion(major=major, minor=minor, source=Source(default=version_text)),
-            settings=settings,
-            databases=databases,
-            location=Location(path="pgbouncer.ini", line=1),
+        assert (
+            effective_setting(pooler.settings, "pool_mode", pooler.version).value
+            == (config["pool_mode"])
         )
+        for row in self.bouncer.admin_dicts("SHOW DATABASES"):
+            if row["name"] != "pgbouncer":
+                expected = row["pool_mode"] or config["pool_mode"]
+                assert effective_mode(pooler, row["name"], "postgres").mode == expected
+        version_text = self.bouncer.admin("SHOW VERSION")[0][0]  # "PgBouncer 1.18.0"
+        assert version_text.startswith(f"PgBouncer {pooler.version.text}.")
+        return pooler
 
 
 @pytest.fixture

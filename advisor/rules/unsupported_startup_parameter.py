@@ -10,10 +10,11 @@ from advisor.rules import rule
 from advisor.rules._transaction_mode import (
     RouteMode,
     build_finding,
+    candidate_modes,
     client_route_mode,
-    effective_mode,
     is_suppressed,
     setting_list,
+    strictest,
 )
 from advisor.sql.drivers import startup_options
 
@@ -93,7 +94,7 @@ def unsupported_startup_parameter(topology: Topology, context: RuleContext) -> I
             routes = [r for r in [client_route_mode(topology, hazard.client_id)] if r]
             unmapped = False
         else:  # any PgBouncer in the repository that would refuse it
-            found = (effective_mode(p, None, None) for p in topology.poolers)
+            found = (strictest(candidate_modes(p, None, None)) for p in topology.poolers)
             routes = [r for r in found if r is not None]
             unmapped = True
         for route in routes:
