@@ -26,3 +26,15 @@ def test_refused_config_is_reported_with_log() -> None:
     outcome = try_pgbouncer("[pgbouncer]\ndefault_pool_size = 20 ; note\n")
     assert not outcome.started
     assert 'invalid value "20 ; note" for parameter default_pool_size' in outcome.log
+
+
+def test_harness_settings_do_not_reset_the_texts_own() -> None:
+    # A second [pgbouncer] header would reset max_client_conn: the harness inserts its
+    # settings into the text's last [pgbouncer] section instead.
+    ini = "[pgbouncer]\nmax_client_conn = 55\n[databases]\nappdb = host=127.0.0.1 port=1\n"
+    with running_pgbouncer(ini) as pgb:
+        config = {row["key"]: row["value"] for row in pgb.admin_dicts("SHOW CONFIG")}
+        assert config["max_client_conn"] == "55"
+        assert pgb.ini_text.index("listen_port") < pgb.ini_text.index("[databases]")
+    with running_pgbouncer("[databases]\nappdb = host=127.0.0.1 port=1\n") as pgb:
+        assert pgb.ini_text.rstrip().endswith("pgbouncer.pid")
