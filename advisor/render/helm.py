@@ -144,7 +144,7 @@ def _render_with_engine(helm: Any, root: Root, chart_path: Path, chart_rel: str,
                                      f"{_short(exc)}", fatal=True))
         return out
     with chart:
-        _note_missing_dependencies(helm, chart, chart_path, chart_rel, out)
+        missing = _note_missing_dependencies(helm, chart, chart_path, chart_rel, out)
         renderer = _Renderer(chart, release, namespace)
         try:
             baseline = renderer.render(user)
@@ -164,6 +164,11 @@ def _render_with_engine(helm: Any, root: Root, chart_path: Path, chart_rel: str,
                                f"{tracer.renders} renders; some numbers are reported at "
                                "their template line instead of the values file")
     out.objects.extend(objects.values())
+    every: dict[str, Any] = {}
+    for layer in defaults + layers:
+        every = merge_maps(every, _nest(layer.prefix, layer.plain))
+    out.objects.extend(_missing_bitnami(missing, every, defaults + layers, release, chart_rel,
+                                        namespace, out))
     shown = ", ".join(x.display for x in layers) or "no values files"
     out.notices.append(f"helm: rendered {chart_rel} as release {release!r}"
                        f"{' in namespace ' + repr(namespace) if namespace else ''} with "
@@ -199,14 +204,18 @@ def _render_problem(root: Root, chart_path: Path, chart_rel: str, exc: Exception
 
 
 def _note_missing_dependencies(helm: Any, chart: Any, chart_path: Path, chart_rel: str,
-                               out: Rendered) -> None:
+                               out: Rendered) -> list[tuple[str, str]]:
+    """(chart name, values key) of dependencies declared but not vendored."""
     loaded = {d.get("name") for d in chart.dependencies}
     declared = chart.metadata.get("dependencies") or []
-    missing = [d.get("name") for d in declared if d.get("name") not in loaded]
+    pairs = [(str(d.get("name")), str(d.get("alias") or d.get("name"))) for d in declared
+             if d.get("name") not in loaded]
+    missing = [name for name, _key in pairs]
     if missing:
         out.notices.append(f"helm: {chart_rel}: dependencies {', '.join(map(str, missing))} "
                            "are declared in Chart.yaml but not vendored in charts/; they are "
                            "not rendered (run `helm dependency build` to vendor them)")
+    return pairs
 
 
 # --- values ---------------------------------------------------------------------------
@@ -946,6 +955,26 @@ def values_only(root: Root, chart_path: Path, layers: list[ValuesLayer], *, rele
     return out
 
 
+def _missing_bitnami(missing: list[tuple[str, str]], user: dict[str, Any],
+                     layers: list[ValuesLayer], release: str, chart_rel: str,
+                     namespace: str | None, out: Rendered) -> list[K8sObject]:
+    """A Bitnami postgresql dependency that is not vendored: read from its values."""
+    built: list[K8sObject] = []
+    for name, key in missing:
+        section = user.get(key)
+        if name != "postgresql" or not isinstance(section, dict):
+            continue
+        found = _bitnami_postgresql(section, layers, (key,), release, key, chart_rel, namespace)
+        if found:
+            built.extend(found)
+            out.notices.append(
+                f"helm: {chart_rel}: dependency {key!r} (Bitnami postgresql) is not vendored; "
+                "its StatefulSets and configuration ConfigMaps were built from the values "
+                "(architecture, primary/readReplicas configuration, extendedConfiguration, "
+                "readReplicas.replicaCount), not rendered")
+    return built
+
+
 def _nest(prefix: Key, plain: dict[str, Any]) -> dict[str, Any]:
     node: dict[str, Any] = plain
     for k in reversed(prefix):
@@ -1107,17 +1136,20 @@ def _bitnami_postgresql(values: dict[str, Any], layers: list[ValuesLayer], prefi
         b = _Builder(layers, prefix)
         section = get(values, component) if isinstance(get(values, component), dict) else {}
         replicas = section.get("replicaCount", 1)
+        mounts: list[dict[str, Any]] = []
         body: dict[str, Any] = {
             "apiVersion": "apps/v1", "kind": "StatefulSet",
             "metadata": {"name": sts_name,
-                         "labels": {**labels, "app.kubernetes.io/component": component}},
+                         "labels": {**labels, "app.kubernetes.io/component":
+                                    "read" if component == "readReplicas" else component}},
             "spec": {"replicas": int(replicas),
                      "template": {"spec": {"containers": [{
-                         "name": "postgresql", "image": "docker.io/bitnami/postgresql"}]}}}}
+                         "name": "postgresql", "image": "docker.io/bitnami/postgresql"}],
+                         "volumes": mounts}}}}
         b.src(("spec", "replicas"), *replicas_key)
         anchor = leaf_source(layers, (*prefix, *replicas_key)) or leaf_source(
             layers, (*prefix, "architecture"))
-        built.append(b.build(body, anchor, chart_rel, namespace))
+        configmaps: list[K8sObject] = []
         for key, cm_suffix, data_key in (("configuration", "configuration", "postgresql.conf"),
                                          ("extendedConfiguration", "extended-configuration",
                                           "override.conf")):
@@ -1125,8 +1157,10 @@ def _bitnami_postgresql(values: dict[str, Any], layers: list[ValuesLayer], prefi
             if key not in config_keys or not isinstance(text, str) or not text.strip():
                 continue
             c = _Builder(layers, prefix)
+            cm_name = f"{sts_name}-{cm_suffix}"
+            mounts.append({"name": cm_suffix, "configMap": {"name": cm_name}})
             cm = {"apiVersion": "v1", "kind": "ConfigMap",
-                  "metadata": {"name": f"{sts_name}-{cm_suffix}",
+                  "metadata": {"name": cm_name,
                                "labels": {**labels, "app.kubernetes.io/component": component}},
                   "data": {data_key: text}}
             c.src(("data", data_key), component, key)
@@ -1137,12 +1171,20 @@ def _bitnami_postgresql(values: dict[str, Any], layers: list[ValuesLayer], prefi
                     c.sources[f"data.{data_key}#{k + 1}"] = Source(
                         path=shown, line=offset + k + 1,
                         key=f"values: {'.'.join(map(str, (*prefix, component, key)))}")
-            built.append(c.build(cm, leaf_source(layers, (*prefix, component, key)),
-                                 chart_rel, namespace))
+            configmaps.append(c.build(cm, leaf_source(layers, (*prefix, component, key)),
+                                      chart_rel, namespace))
+        if not mounts:
+            del body["spec"]["template"]["spec"]["volumes"]
+        built.append(b.build(body, anchor, chart_rel, namespace))
+        built.extend(configmaps)
 
-    statefulset("primary", str(fullname), ("primary", "replicaCount"),
-                ["configuration", "extendedConfiguration"])
-    if values.get("architecture") == "replication":
-        statefulset("readReplicas", f"{fullname}-read", ("readReplicas", "replicaCount"),
+    # templates/_helpers.tpl postgresql.v1.primary.fullname / readReplica.fullname
+    replication = values.get("architecture") == "replication"
+    primary_name = get(values, "primary", "name") or "primary"
+    read_name = get(values, "readReplicas", "name") or "read"
+    statefulset("primary", f"{fullname}-{primary_name}" if replication else str(fullname),
+                ("primary", "replicaCount"), ["configuration", "extendedConfiguration"])
+    if replication:
+        statefulset("readReplicas", f"{fullname}-{read_name}", ("readReplicas", "replicaCount"),
                     ["extendedConfiguration"])
     return built
