@@ -774,8 +774,9 @@ def settings_from_postgres_args(obj: K8sObject, container_keys: tuple[str | int,
                 continue
             chunk = words[i:i + 2] if i + 1 < len(words) and not words[i + 1].startswith("-") \
                 else words[i:i + 1]
+            at = i + len(chunk) - 1  # the item holding name=value
             found, probs = parse_postgres_args_checked(chunk, _src(obj, *container_keys,
-                                                                   field, i), version)
+                                                                   field, at), version)
             settings.update(found)
             problems.extend(probs)
     return settings, problems

@@ -1,0 +1,261 @@
+"""Operator resources and charts -> Servers, Poolers and service names, every number at
+its resource line; PA110 on the standbys they produce."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from advisor.context import RuleContext
+from advisor.fs import Root
+from advisor.model import EnvVar, Location, Source, Topology
+from advisor.rules import load_rules
+from advisor.sources.k8s import k8s_objects
+from advisor.sources.operators import (
+    bitnami_pgbouncer_databases,
+    host_forms,
+    operator_entities,
+    quantity,
+    settings_from_bitnami_pgbouncer_env,
+    settings_from_postgres_args,
+)
+from tests.deploy_helpers import FIXTURES, REPO, line_no
+
+
+def load(folder: str):
+    root = FIXTURES / folder
+    objects = []
+    for path in sorted(root.rglob("*.yaml")):
+        found, problems = k8s_objects(path.read_text(), path.relative_to(root).as_posix())
+        assert not problems
+        objects += found
+    return root, objects
+
+
+def server(entities, ident):
+    return next(s for s in entities.servers if s.id == ident)
+
+
+def pooler(entities, ident):
+    return next(p for p in entities.poolers if p.id == ident)
+
+
+def test_cnpg_cluster_and_poolers():
+    root, objects = load("cnpg")
+    e = operator_entities(objects)
+    cluster = root / "k8s" / "cluster.yaml"
+    primary = server(e, "cnpg:shop/orders-db")
+    standby = server(e, "cnpg:shop/orders-db/replicas")
+    assert primary.role == "primary" and primary.instances.value == 1
+    assert standby.role == "standby" and standby.primary_id == primary.id
+    assert standby.instances.value == 2  # instances: 3 = 1 primary + 2 replicas
+    assert standby.instances.source.line == line_no(cluster, "instances: 3")
+    mc = primary.settings["max_connections"]
+    assert (mc.value, mc.source.path, mc.source.line) == (
+        200, "k8s/cluster.yaml", line_no(cluster, 'max_connections: "200"'))
+    assert primary.settings["shared_buffers"].value == 131072  # 1GB in 8kB pages
+    assert primary.version.value == 16  # imageName tag
+    assert primary.memory_limit.value == 4 * 1024**3
+    rw = pooler(e, "cnpg-pooler:shop/orders-db-pooler-rw")
+    assert rw.server_id == primary.id and rw.replicas.value == 2
+    assert rw.settings["default_pool_size"].value == 25
+    assert rw.settings["pool_mode"].value == "transaction"
+    ro = pooler(e, "cnpg-pooler:shop/orders-db-pooler-ro")
+    assert ro.server_id == standby.id
+    assert e.services["orders-db-pooler-rw"] == ("pooler", rw.id)
+    assert e.services["orders-db-pooler-ro.shop.svc.cluster.local"] == ("pooler", ro.id)
+    assert e.services["orders-db-rw.shop"] == ("server", primary.id)
+    assert e.services["orders-db-ro"] == ("server", standby.id)
+    assert any("orders-db-r reaches every instance" in n for n in e.notices)
+
+
+def test_cnpg_numbers_must_be_strings_and_names_must_exist():
+    text = """apiVersion: postgresql.cnpg.io/v1
+kind: Cluster
+metadata:
+  name: db
+spec:
+  instances: 1
+  postgresql:
+    parameters:
+      max_connections: 300
+      max_conections: "10"
+      work_mem: "4mb"
+"""
+    objects, _ = k8s_objects(text, "c.yaml")
+    e = operator_entities(objects)
+    messages = [(p.location.line, p.message) for p in e.problems]
+    assert (9, "CloudNativePG spec.postgresql.parameters needs string values: "
+            "`max_connections: 300` is refused by the API server (write it quoted)") in messages
+    assert (10, 'unrecognized configuration parameter "max_conections"') in messages
+    assert any(line == 11 and 'invalid value for parameter "work_mem": "4mb"' in m
+               for line, m in messages)
+    assert e.services["db-ro"][1] == "cnpg:db"  # one instance: -ro falls back to it
+
+
+def test_zalando_pooler_divides_max_db_connections():
+    root, objects = load("zalando")
+    e = operator_entities(objects)
+    path = root / "k8s" / "postgresql.yaml"
+    primary = server(e, "zalando:shop/acid-orders")
+    assert primary.settings["max_connections"].value == 150
+    assert server(e, "zalando:shop/acid-orders/replicas").instances.value == 1
+    p = pooler(e, "zalando-pooler:shop/acid-orders-pooler")
+    assert p.server_id == primary.id
+    assert p.replicas.value == 3
+    s = p.settings
+    # 90 maxDBConnections // 3 pods = 30 per pod; pool 30 // 2 = 15; min = reserve = 7
+    assert (s["max_db_connections"].value, s["default_pool_size"].value,
+            s["min_pool_size"].value, s["reserve_pool_size"].value) == (30, 15, 7, 7)
+    assert s["max_db_connections"].source.line == line_no(path, "maxDBConnections: 90")
+    assert s["max_client_conn"].value == 10000
+    assert e.services["acid-orders-pooler.shop"] == ("pooler", p.id)
+    assert e.services["acid-orders-repl"] == ("server", "zalando:shop/acid-orders/replicas")
+
+
+def test_zalando_defaults_when_only_enabled():
+    text = """apiVersion: acid.zalan.do/v1
+kind: postgresql
+metadata:
+  name: acid-min
+spec:
+  numberOfInstances: 1
+  postgresql:
+    version: "16"
+  enableConnectionPooler: true
+"""
+    objects, _ = k8s_objects(text, "m.yaml")
+    e = operator_entities(objects)
+    [p] = e.poolers
+    # default 60 // default 2 pods = 30 per pod, 15 pool, 7 reserve
+    assert p.replicas.value == 2 and p.replicas.source.default
+    assert p.settings["max_db_connections"].value == 30
+    assert p.settings["default_pool_size"].value == 15
+    assert p.settings["pool_mode"].value == "transaction"
+
+
+def test_crunchy_cluster_and_pgbouncer():
+    root, objects = load("crunchy")
+    e = operator_entities(objects)
+    path = root / "k8s" / "hippo.yaml"
+    primary = server(e, "crunchy:zoo/hippo")
+    assert primary.settings["max_connections"].value == 300
+    assert primary.settings["max_connections"].source.line == line_no(path, "max_connections")
+    assert primary.version.value == 16
+    assert server(e, "crunchy:zoo/hippo/replicas").instances.value == 1
+    p = pooler(e, "crunchy-pooler:zoo/hippo-pgbouncer")
+    assert p.replicas.value == 2 and p.server_id == primary.id
+    assert p.settings["default_pool_size"].value == 30
+    assert [(d.name, d.host) for d in p.databases] == [("*", "hippo-primary")]
+    assert e.services["hippo-pgbouncer.zoo.svc"] == ("pooler", p.id)
+
+
+def test_bitnami_chart_values_give_primary_and_read_replicas():
+    from advisor.render.helm import render_chart
+
+    root = FIXTURES / "bitnami-values"
+    for use_engine in (True, False):
+        if use_engine:
+            pytest.importorskip("helm_python")
+        r = render_chart(Root.of(root), "charts/shop", values_files=["values-prod.yaml"],
+                         release="shop", namespace="shop", use_engine=use_engine)
+        e = operator_entities(r.objects, root=Root.of(root))
+        prod = root / "charts" / "shop" / "values-prod.yaml"
+        primary = server(e, "bitnami-postgresql:shop/shop-postgresql-primary")
+        read = server(e, "bitnami-postgresql:shop/shop-postgresql-read")
+        mc = primary.settings["max_connections"]
+        assert (mc.value, mc.source.path, mc.source.line) == (
+            500, "charts/shop/values-prod.yaml", line_no(prof := prod, "max_connections = 500"))
+        assert read.role == "standby" and read.primary_id == primary.id
+        assert read.instances.value == 2
+        assert read.instances.source.line == line_no(prof, "replicaCount: 2")
+        assert read.settings["max_connections"].value == 200
+        assert e.services["shop-postgresql-primary"] == ("server", primary.id)
+
+
+def test_bitnami_pgbouncer_env():
+    env = tuple(EnvVar(name=n, value=v, source=Source(path="d.yaml", line=i))
+                for i, (n, v) in enumerate([("PGBOUNCER_POOL_MODE", "transaction"),
+                                            ("PGBOUNCER_DEFAULT_POOL_SIZE", "5"),
+                                            ("PGBOUNCER_MAX_CLIENT_CONN", ""),
+                                            ("POSTGRESQL_HOST", "postgres"),
+                                            ("PGBOUNCER_DATABASE", "web")], start=10))
+    s = settings_from_bitnami_pgbouncer_env(env)
+    assert s["pool_mode"].value == "transaction" and s["pool_mode"].source.line == 10
+    assert s["default_pool_size"].value == 5
+    assert "max_client_conn" not in s  # empty: the image leaves PgBouncer's default
+    assert s["ignore_startup_parameters"].value == "extra_float_digits"
+    assert s["listen_port"].value == 6432 and s["listen_port"].source.default
+    [db] = bitnami_pgbouncer_databases(env, Location(path="d.yaml"))
+    assert (db.name, db.host, db.port, db.dbname) == ("web", "postgres", 5432, "web")
+
+
+def test_postgres_container_args_each_at_its_line():
+    root, objects = load("sidecar-pgbouncer")
+    sts = next(o for o in objects if o.kind == "StatefulSet")
+    settings, problems = settings_from_postgres_args(
+        sts, ("spec", "template", "spec", "containers", 0))
+    assert not problems
+    path = root / "k8s" / "postgres.yaml"
+    assert settings["max_connections"].value == 60
+    assert settings["max_connections"].source.line == line_no(path, "max_connections=60")
+    assert settings["shared_buffers"].value == 65536
+
+
+def test_host_forms_and_quantities():
+    assert host_forms("db", "ns") == ["db", "db.ns", "db.ns.svc", "db.ns.svc.cluster.local"]
+    assert host_forms("db", None) == ["db"]
+    assert quantity("2Gi") == 2 * 1024**3 and quantity("500m") == 0.5
+    assert quantity("1G") == 1e9 and quantity("x") is None
+
+
+def _blocks(page: str, heading: str) -> dict[str, str]:
+    section = page.split(f"## {heading}", 1)[1].split("\n## ", 1)[0]
+    out = {}
+    for block in re.findall(r"```[a-z]*\n(.*?)```", section, re.S):
+        first, _, rest = block.partition("\n")
+        out[first.removeprefix("# file:").strip()] = rest
+    return out
+
+
+def _pa110(files: dict[str, str]):
+    objects = []
+    for path, text in files.items():
+        found, _ = k8s_objects(text, path)
+        objects += found
+    e = operator_entities(objects)
+    registry = load_rules()
+    r = registry.resolve("standby-below-primary")
+    return list(r.func(Topology(servers=e.servers), RuleContext()))
+
+
+def test_pa110_rule_page_bad_triggers_and_good_does_not():
+    page = (REPO / "rules" / "PA110-standby-below-primary.md").read_text()
+    [finding] = _pa110(_blocks(page, "Bad"))
+    assert finding.code == "PA110" and finding.severity == "error"
+    assert finding.location.path == "k8s/postgresql.yaml"
+    assert finding.location.line == 15  # max_connections = 200 in the read ConfigMap
+    assert "max_connections = 200" in finding.message and "500" in finding.message
+    assert finding.fix.replacement.new == "500"
+    assert _pa110(_blocks(page, "Good")) == []
+
+
+def test_pa110_default_on_standby_counts_as_default():
+    from advisor.model import Server, Setting, Term
+
+    def srv(ident, role, settings, primary=None):
+        return Server(id=ident, name=ident, version=Term(label="v", value=15,
+                                                         source=Source(default="x")),
+                      instances=Term(label="n", value=1, source=Source(default="x")),
+                      location=Location(path=f"{ident}.yaml", line=1), role=role,
+                      primary_id=primary, settings=settings)
+    wal = Setting(name="max_wal_senders", raw="20", value=20,
+                  source=Source(path="p.yaml", line=4))
+    topo = Topology(servers=[srv("p", "primary", {"max_wal_senders": wal}),
+                             srv("s", "standby", {}, "p")])
+    registry = load_rules()
+    [f] = registry.resolve("PA110").func(topo, RuleContext())
+    # the standby runs with PostgreSQL 15's default max_wal_senders 10 < 20
+    assert "max_wal_senders = 10 (default: PostgreSQL 15 default)" in f.message
+    assert f.location.path == "s.yaml" and f.related[0].location.line == 4
