@@ -45,16 +45,21 @@ def pgx_pools(ctx: StackContext) -> list[Pool]:
                     and toks[i + 2].text in ("New", "ParseConfig", "Connect")
                     and toks[i + 3].text == "("):
                 continue
-            # the connection string argument: last argument before `)`
-            j = i + 4
-            while j < len(toks) and toks[j].text != ")":
+            # the connection string is the last argument: find the call's own `)`
+            j, depth = i + 3, 0
+            while j < len(toks):
+                depth += toks[j].text == "("
+                depth -= toks[j].text == ")"
+                if depth == 0:
+                    break
                 j += 1
-            arg = toks[j - 1] if j - 1 > i + 3 else None
             url_src = Source(path=g.file.path, line=toks[i].line)
-            getenv = arg is not None and toks[j - 2].text == "(" and toks[j - 3].text == "Getenv"
+            getenv = j - 4 > i + 3 and toks[j - 1].text == ")" and toks[j - 3].text == "(" \
+                and toks[j - 4].text == "Getenv"
+            arg = toks[j - 2] if getenv else (toks[j - 1] if j - 1 > i + 3 else None)
             url = literal(g, arg) if arg is not None and not getenv else None
             if getenv:
-                name = literal(g, toks[j - 1])
+                name = literal(g, toks[j - 2])
                 var = ctx.env(name or "")
                 if var is not None and var.value is not None:
                     url, url_src = var.value, var.source.model_copy(update={"key": name})

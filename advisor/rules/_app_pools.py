@@ -1,0 +1,42 @@
+"""Helpers for the application-pool rules (PA102-PA104)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from advisor.arith import num
+from advisor.model import Client, Location, Pool, RelatedLocation, Topology, peak_pods
+
+
+def pools_with(topo: Topology, bound: str) -> Iterator[tuple[Client, Pool]]:
+    for client in topo.clients:
+        for pool in client.pools:
+            if pool.bound == bound:
+                yield client, pool
+
+
+def location_of(client: Client, pool: Pool) -> Location:
+    return pool.size.source.location() or client.location
+
+
+def related_of(client: Client, pool: Pool) -> tuple[RelatedLocation, ...]:
+    out = []
+    for term in (client.replicas, pool.processes, pool.size):
+        if term is None:
+            continue
+        loc = term.source.location()
+        if loc is not None:
+            out.append(RelatedLocation(location=loc, message=f"{term.label} = {num(term.value)}"))
+    return tuple(out)
+
+
+def pods(client: Client) -> float:
+    return peak_pods(client.replicas, getattr(client, "surge", None))
+
+
+def processes(pool: Pool) -> float:
+    return pool.processes.value if pool.processes else 1
+
+
+def subject(client: Client, pool: Pool) -> str:
+    return f"{client.id}|{pool.label}"

@@ -1,0 +1,109 @@
+"""PA103 cpu-dependent-pool-size."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from advisor.arith import num
+from advisor.context import RuleContext
+from advisor.model import Finding, Fix, Severity, Topology
+from advisor.rules import rule
+from advisor.rules._app_pools import (
+    location_of,
+    pods,
+    pools_with,
+    processes,
+    related_of,
+    subject,
+)
+
+
+class CpuOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    # The CPU count of the nodes the pods run on (logical CPUs, as runtime.NumCPU and
+    # os.cpu_count see them). Unset: the message shows a few common node sizes.
+    node_cpus: int | None = Field(default=None, ge=1, le=1024)
+    # Logical CPUs per physical core, for libraries that count physical cores (Prisma).
+    threads_per_core: int = Field(default=2, ge=1, le=8)
+
+
+_EXAMPLE_SIZES = (2, 8, 32, 96)
+
+
+@rule("PA103", "cpu-dependent-pool-size", Severity.warning,
+      "A pool size or process count depends on the node's CPU count", options=CpuOptions)
+def cpu_dependent_pool_size(topo: Topology, ctx: RuleContext) -> Iterator[Finding]:
+    """## What it does
+    Reports pools whose size, or whose process count, the library derives from the CPUs
+    of the machine: pgx `pgxpool` without MaxConns/`pool_max_conns`
+    (`max(4, runtime.NumCPU())`), Prisma without `connection_limit`
+    (physical cores x 2 + 1), Celery without `--concurrency` (`cpu_count()`), gunicorn
+    configs with `multiprocessing.cpu_count() * 2 + 1`, PM2 `-i max`, Puma
+    `workers :auto`. It says what the number is on a given node size.
+
+    ## Why is this bad
+    These functions count the CPUs of the node, not the pod's CPU limit: the same image
+    opens 5 connections per pod on a 2-CPU node and 193 on a 96-CPU node. Moving the
+    workload to bigger nodes, or a cluster autoscaler choosing a larger instance type,
+    silently multiplies the connections every pod opens.
+
+    ## Example
+    ```go
+    pool, err := pgxpool.New(ctx, os.Getenv("DATABASE_URL"))  // MaxConns = max(4, NumCPU)
+    ```
+
+    ## Use instead
+    ```text
+    postgres://app@db:5432/app?pool_max_conns=10
+    ```
+    or `config.MaxConns = 10`; for Prisma `?connection_limit=10`; for Celery
+    `--concurrency=8`.
+
+    ## Options
+    - `node_cpus` (int, default unset): logical CPUs of the nodes; the message then gives
+      the per-process, per-pod and total figure for that node size.
+    - `threads_per_core` (int, default 2): logical CPUs per physical core, to convert
+      `node_cpus` for libraries that count physical cores (Prisma).
+
+    ## References
+    - jackc/pgx v5.10.0 pgxpool/pool.go (defaultMaxConns = 4; MaxConns = max(4, NumCPU)).
+    - prisma/prisma-engines quaint/src/pooled.rs (num_cpus::get_physical() * 2 + 1).
+    - celery/worker/worker.py (concurrency defaults to cpu_count()).
+    """
+    opts = ctx.options_for("PA103", CpuOptions)
+    assert isinstance(opts, CpuOptions)
+    for client, pool in pools_with(topo, "cpu"):
+        formula = pool.cpu_formula
+        if formula is None:
+            continue
+        n_pods = pods(client)
+
+        def at(cpus: int, formula=formula, opts=opts) -> float:
+            basis = max(1, cpus // opts.threads_per_core) if formula.physical else cpus
+            return formula.at(basis)
+
+        what = "processes per pod" if formula.applies_to == "processes" else \
+            "connections per process"
+        basis = "physical cores" if formula.physical else "CPUs"
+        if opts.node_cpus:
+            value = at(opts.node_cpus)
+            per_proc = pool.size.value if formula.applies_to == "processes" else value
+            procs = value if formula.applies_to == "processes" else processes(pool)
+            total = per_proc * procs * n_pods
+            detail = (f"on {opts.node_cpus}-CPU nodes: {num(value)} {what}, "
+                      f"{num(per_proc * procs)} per pod, {num(n_pods)} pods x "
+                      f"{num(per_proc * procs)} = {num(total)}")
+        else:
+            sizes = ", ".join(f"{num(at(c))} on {c} CPUs" for c in _EXAMPLE_SIZES)
+            assumed = pool.cpus.show() if pool.cpus is not None else "an assumed node size"
+            detail = f"{sizes} (the budget used {assumed}; set node_cpus)"
+        message = (f"{client.name}: {pool.label} {what} come from {formula.text} "
+                   f"({basis} of the node, not the pod's CPU limit): {detail}")
+        fix = Fix(description=f"set {pool.label.split(' (')[0]} explicitly so it does not "
+                              "change with the node size")
+        yield Finding(code="PA103", name="cpu-dependent-pool-size", severity=Severity.warning,
+                      message=message, location=location_of(client, pool),
+                      related=related_of(client, pool), fix=fix, subject=subject(client, pool))

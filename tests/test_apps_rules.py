@@ -1,0 +1,43 @@
+"""PA102-PA104 messages carry the numbers and where they came from."""
+
+from pathlib import Path
+
+from advisor.engine import CheckOptions, run_check
+from tests.rule_pages import load_pages, write_tree
+
+PAGES = {p.code: p for p in load_pages()}
+
+
+def _findings(tmp_path: Path, code: str, files: dict[str, str]):
+    write_tree(tmp_path, files)
+    result = run_check([str(tmp_path)], CheckOptions(select=[code]))
+    return [f for f in result.findings if f.code == code]
+
+
+def test_pa102_names_the_open_call(tmp_path):
+    (f,) = _findings(tmp_path, "PA102", PAGES["PA102"].bad)
+    assert f.severity == "error"
+    assert f.location.path == "notify/internal/db/db.go" and f.location.line == 12
+    assert "database/sql" in f.message and "unbounded" in f.message
+
+
+def test_pa103_figures_for_the_node_size(tmp_path):
+    (f,) = _findings(tmp_path, "PA103", PAGES["PA103"].bad)
+    assert "max(4, runtime.NumCPU())" in f.message
+    assert "on 32-CPU nodes: 32 connections per process" in f.message
+
+
+def test_pa103_without_node_cpus_lists_sizes(tmp_path):
+    files = dict(PAGES["PA103"].bad)
+    files[".pool-advisor.toml"] = '[[workloads]]\nname = "ledger"\nsource = "ledger"\n'
+    (f,) = _findings(tmp_path, "PA103", files)
+    assert "4 on 2 CPUs, 8 on 8 CPUs, 32 on 32 CPUs, 96 on 96 CPUs" in f.message
+    assert "assumed node size" in f.message
+
+
+def test_pa104_cites_the_default(tmp_path):
+    (f,) = _findings(tmp_path, "PA104", PAGES["PA104"].bad)
+    assert f.severity == "info"
+    assert "HikariCP maximumPoolSize = 10" in f.message
+    assert "HikariConfig.DEFAULT_POOL_SIZE" in f.message
+    assert f.location.path == "k8s/checkout.yaml"
