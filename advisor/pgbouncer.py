@@ -342,8 +342,9 @@ def effective_pool(pooler: Pooler, db: str, user: str) -> EffectivePool | None:
         return _setting_term(effective_setting(pooler.settings, name, version), label)
 
     # pool_size: user (1.23+) > database > default_pool_size (src/server.c pool_pool_size)
-    if user_entry is not None and user_entry.pool_size is not None and version.at_least(1, 23):
-        pool_size = user_entry.pool_size
+    user_pool = user_entry.pool_size if user_entry is not None else None
+    if user_pool is not None and user_pool.value >= 0 and version.at_least(1, 23):
+        pool_size = user_pool
     elif entry.pool_size is not None and entry.pool_size.value >= 0:
         pool_size = entry.pool_size
     else:

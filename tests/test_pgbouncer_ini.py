@@ -272,3 +272,13 @@ def test_unknown_version_says_which_tables(tmp_path: Path) -> None:
     ini = _read(tmp_path, "[pgbouncer]\n", version=BouncerVersion(major=1, minor=12))
     [note] = ini.problems
     assert not note.fatal and "tables of 1.18" in note.message
+
+
+def test_user_pool_size_from_123(tmp_path: Path) -> None:
+    text = "[databases]\nappdb = host=h pool_size=9\n[users]\nu = pool_size=4\nv = pool_size=-1\n"
+    text += "[pgbouncer]\npool_mode = transaction\n"
+    assert _read(tmp_path, text).fatal  # 1.18: unrecognized user parameter: pool_size
+    pooler = _pooler(tmp_path, text, BouncerVersion(major=1, minor=23))
+    sizes = {u: effective_pool(pooler, "appdb", u).pool_size for u in ("u", "v", "w")}
+    assert {u: t.value for u, t in sizes.items()} == {"u": 4, "v": 9, "w": 9}
+    assert sizes["u"].source.line == 4
