@@ -210,7 +210,8 @@ def scan_path(path: Path, settings: Settings, options: CheckOptions) -> Topology
     inputs = Inputs(root=root, objects=objects, pg_conf_files=found.pg_confs,
                     bouncer_ini_files=found.bouncer_inis, settings=settings,
                     pg_version_override=options.pg_version,
-                    app_dirs=_app_dirs(settings, found.root))
+                    app_dirs=_app_dirs(settings, found.root),
+                    app_candidates=app_source_dirs(found))
     topo = build_topology(inputs)
     topo.problems[:0] = problems
     topo.notices[:0] = notices
@@ -274,8 +275,25 @@ def _sql(found, root: Root, topo: Topology) -> None:
     topo.problems += problems
 
 
+# Files that mark the top of an application's source tree.
+APP_MARKERS = frozenset({
+    "pom.xml", "build.gradle", "build.gradle.kts", "package.json", "requirements.txt",
+    "pyproject.toml", "setup.py", "Pipfile", "go.mod", "Gemfile", "mix.exs", "Dockerfile",
+    "composer.json", "Cargo.toml", "manage.py", "Procfile"})
+
+
 def _app_dirs(settings: Settings, root: Path) -> dict[str, str]:
     return {w.name: w.source for w in settings.workloads if w.source}
+
+
+def app_source_dirs(found) -> list[str]:
+    """Folders (relative to the root) that hold an application: they contain a build or
+    packaging file. The topology maps workloads to them by name."""
+    dirs = {found.rel(p.parent) for p in found.other_files if p.name in APP_MARKERS}
+    dirs |= {found.rel(p.parent) for p in found.manifests
+             if p.name in ("application.yml", "application.yaml", "database.yml")
+             and p.parent.name in ("resources", "config")}
+    return sorted(d for d in dirs if d not in ("", "."))
 
 
 def _input_problem(exc: InputError) -> ConfigProblem:

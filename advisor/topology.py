@@ -50,6 +50,7 @@ class Inputs:
     pg_conf_files: list[Path] = field(default_factory=list)
     bouncer_ini_files: list[Path] = field(default_factory=list)
     app_dirs: dict[str, str] = field(default_factory=dict)  # workload name -> source dir
+    app_candidates: list[str] = field(default_factory=list)  # folders holding an app
     settings: Settings = field(default_factory=Settings)
     pg_version_override: int | None = None
 
@@ -74,7 +75,7 @@ def build_topology(inputs: Inputs) -> Topology:
                 topo.poolers.append(pooler)
     _operator_entities(inputs, topo, host_map)
     for decl in inputs.settings.servers:
-        topo.servers.append(_declared_server(decl, inputs))
+        topo.servers.append(_declared_server(decl, inputs, topo))
     _standalone_confs(inputs, topo)
     _standalone_inis(inputs, topo)
 
@@ -253,7 +254,7 @@ def _pg_version(inputs: Inputs, c: Container | None, fallback: int | None = None
 
 def _server_from_workload(inputs: Inputs, topo: Topology, w: Workload, c: Container,
                           index: ConfigIndex, replicas: Term) -> Server:
-    from advisor.sources.pgconf import parse_postgres_args, read_pgconf
+    from advisor.sources.pgconf import parse_postgres_args_checked, read_pgconf
 
     version = _pg_version(inputs, c)
     settings: dict[str, Setting] = {}
@@ -274,11 +275,16 @@ def _server_from_workload(inputs: Inputs, topo: Topology, w: Workload, c: Contai
             break  # the main file; its includes pull in the others
     # Command-line -c settings override the file, as on a real server.
     args = list(c.command[1:]) + list(c.args)
-    settings.update(parse_postgres_args(args, Source(path=c.source.path, line=c.source.line,
-                                                     key="args")))
+    found, problems = parse_postgres_args_checked(
+        args, Source(path=c.source.path, line=c.source.line, key="args"), version.int_value)
+    settings.update(found)
+    topo.problems.extend(problems)
     for env in c.env:
         if env.name == "POSTGRESQL_MAX_CONNECTIONS" and env.value:  # Bitnami image
-            settings.update(parse_postgres_args([f"--max_connections={env.value}"], env.source))
+            found, problems = parse_postgres_args_checked(
+                [f"--max_connections={env.value}"], env.source, version.int_value)
+            settings.update(found)
+            topo.problems.extend(problems)
     wid = _workload_id(w)
     return Server(
         id=wid, name=w.name, kind="workload", namespace=w.namespace, version=version,
@@ -286,8 +292,8 @@ def _server_from_workload(inputs: Inputs, topo: Topology, w: Workload, c: Contai
         cpu_limit=c.cpu_limit, location=w.obj.location(), suppressed=_suppressed_codes(w.obj))
 
 
-def _declared_server(decl: ServerDecl, inputs: Inputs) -> Server:
-    from advisor.sources.pgconf import parse_postgres_args
+def _declared_server(decl: ServerDecl, inputs: Inputs, topo: Topology) -> Server:
+    from advisor.sources.pgconf import parse_postgres_args_checked
 
     origin = inputs.settings.origin
     src = Source(path=origin, key=f"servers.{decl.name}")
@@ -296,10 +302,12 @@ def _declared_server(decl: ServerDecl, inputs: Inputs) -> Server:
         value = getattr(decl, name)
         if value is not None:
             args.append(f"--{name}={value}")
-    settings = parse_postgres_args(args, src)
+    version = _pg_version(inputs, None, decl.version)
+    settings, problems = parse_postgres_args_checked(args, src, version.int_value)
+    topo.problems.extend(problems)
     return Server(
         id=f"declared/{decl.name}", name=decl.name, kind="external",
-        version=_pg_version(inputs, None, decl.version), settings=settings,
+        version=version, settings=settings,
         instances=Term(label="instances", value=decl.instances, source=src),
         memory_limit=Term(label="declared memory", value=decl.memory, source=src)
         if decl.memory else None,
@@ -501,10 +509,36 @@ def _client_surge(inputs: Inputs, w: Workload, replicas: Term) -> Term | None:
 def _app_source(inputs: Inputs, w: Workload, topo: Topology):
     directory = inputs.app_dirs.get(w.name)
     if directory is None:
+        directory = _inferred_app_dir(inputs, w, topo)
+    if directory is None:
         return None
     from advisor.apps import scan_app_dir
 
     return scan_app_dir(inputs.root, directory)
+
+
+def _inferred_app_dir(inputs: Inputs, w: Workload, topo: Topology) -> str | None:
+    """The source folder named like the workload or its image (services/checkout for
+    Deployment checkout or image acme/checkout:1.2); only when exactly one matches."""
+    names = {w.name.lower()}
+    for c in w.containers:
+        repo = c.image.rsplit("/", 1)[-1].split(":", 1)[0].split("@", 1)[0].lower()
+        if repo:
+            names.add(repo)
+    matches = []
+    for d in inputs.app_candidates:
+        parts = [p.lower() for p in d.split("/")]
+        # application.yml sits in src/main/resources: the app is the folder above src/
+        top = parts[:parts.index("src")] if "src" in parts else parts
+        if top and top[-1] in names:
+            matches.append("/".join(d.split("/")[:len(top)]))
+    matches = sorted(set(matches))
+    if len(matches) != 1:
+        return None
+    topo.notices.append(f"{_workload_id(w)}: application source inferred as {matches[0]}/ "
+                        "(folder named like the workload or its image); declare "
+                        "[[workloads]] source = ... to choose another")
+    return matches[0]
 
 
 def _named_target(name: str, topo: Topology) -> tuple[str, str] | None:

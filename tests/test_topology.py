@@ -1,0 +1,162 @@
+"""Topology linking: app source inference, routing through Services, sidecars, declared
+servers and workloads."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+from advisor.engine import CheckOptions, run_check
+
+DB = """
+apiVersion: v1
+kind: Service
+metadata: {name: db}
+spec:
+  selector: {app: db}
+---
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: db}
+spec:
+  template:
+    metadata: {labels: {app: db}}
+    spec:
+      containers:
+        - name: postgres
+          image: postgres:16.2
+          args: ["-c", "max_connections=50"]
+"""
+
+
+def write(root: Path, files: dict[str, str]) -> Path:
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(textwrap.dedent(text))
+    return root
+
+
+def test_app_source_inferred_from_workload_name(tmp_path):
+    write(tmp_path, {
+        "k8s/db.yaml": DB,
+        "k8s/app.yaml": """
+            apiVersion: apps/v1
+            kind: Deployment
+            metadata: {name: checkout}
+            spec:
+              replicas: 3
+              strategy: {type: Recreate}
+              template:
+                spec:
+                  containers:
+                    - name: app
+                      image: acme/checkout:1.0
+                      env:
+                        - {name: SPRING_DATASOURCE_URL, value: "jdbc:postgresql://db:5432/shop"}
+            """,
+        "services/checkout/pom.xml": "<project/>\n",
+        "services/checkout/src/main/resources/application.yml": """
+            spring:
+              datasource:
+                hikari:
+                  maximum-pool-size: 15
+            """,
+    })
+    result = run_check([str(tmp_path)], CheckOptions())
+    (budget,) = result.budgets
+    assert budget.peak == 3 * 15
+    (c,) = budget.contributions
+    size = c.factors[-1]
+    assert size.source.path == "services/checkout/src/main/resources/application.yml"
+    assert size.source.line == 5
+    assert any("inferred as services/checkout/" in n for n in result.notices)
+    # PostgreSQL 16 from the image: reserved_connections exists, default 0 (not listed)
+    assert budget.version.value == 16 and budget.usable == 47
+
+
+def test_declared_external_server_and_workload(tmp_path):
+    write(tmp_path, {
+        ".pool-advisor.toml": """
+            [[servers]]
+            name = "orders-rds"
+            hosts = ["orders.abc.eu-west-1.rds.amazonaws.com"]
+            max_connections = 400
+            version = 16
+            reserved_connections = 5
+            headroom = 10
+
+            [[workloads]]
+            name = "reports"
+            pool-size = 5
+            processes = 4
+            replicas = 2
+            target = "orders-rds"
+            """,
+        "k8s/app.yaml": """
+            apiVersion: apps/v1
+            kind: Deployment
+            metadata: {name: web}
+            spec:
+              replicas: 10
+              strategy: {type: Recreate}
+              template:
+                spec:
+                  containers:
+                    - name: app
+                      image: acme/web:1
+                      env:
+                        - name: SPRING_DATASOURCE_URL
+                          value: jdbc:postgresql://orders.abc.eu-west-1.rds.amazonaws.com/o
+                        - {name: SPRING_DATASOURCE_HIKARI_MAXIMUMPOOLSIZE, value: "30"}
+            """,
+    })
+    result = run_check([str(tmp_path)], CheckOptions())
+    (budget,) = result.budgets
+    assert budget.usable == 400 - 3 - 5 - 10
+    assert budget.peak == 10 * 30 + 2 * 4 * 5
+    assert [f.code for f in result.findings] == []
+
+
+def test_sidecar_pgbouncer_is_a_pooler_per_pod(tmp_path):
+    write(tmp_path, {
+        "k8s/db.yaml": DB,
+        "k8s/app.yaml": """
+            apiVersion: v1
+            kind: ConfigMap
+            metadata: {name: bouncer}
+            data:
+              pgbouncer.ini: |
+                [databases]
+                shop = host=db port=5432 dbname=shop
+                [pgbouncer]
+                pool_mode = transaction
+                default_pool_size = 4
+            ---
+            apiVersion: apps/v1
+            kind: Deployment
+            metadata: {name: web}
+            spec:
+              replicas: 6
+              strategy: {type: Recreate}
+              template:
+                spec:
+                  containers:
+                    - name: app
+                      image: acme/web:1
+                      env:
+                        - {name: SPRING_DATASOURCE_URL, value: "jdbc:postgresql://localhost:6432/shop"}
+                        - {name: SPRING_DATASOURCE_USERNAME, value: shop}
+                        - {name: SPRING_DATASOURCE_HIKARI_MAXIMUMPOOLSIZE, value: "20"}
+                    - name: pgbouncer
+                      image: edoburu/pgbouncer:1.21.0
+                      volumeMounts: [{name: cfg, mountPath: /etc/pgbouncer}]
+                  volumes:
+                    - {name: cfg, configMap: {name: bouncer}}
+            """,
+    })
+    result = run_check([str(tmp_path)], CheckOptions())
+    (budget,) = result.budgets
+    (c,) = budget.contributions
+    assert c.kind == "pooler"
+    assert budget.peak == 6 * 4  # 6 pods, each with its own PgBouncer of pool 4
+    assert budget.usable == 47
