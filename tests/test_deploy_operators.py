@@ -259,3 +259,27 @@ def test_pa110_default_on_standby_counts_as_default():
     # the standby runs with PostgreSQL 15's default max_wal_senders 10 < 20
     assert "max_wal_senders = 10 (default: PostgreSQL 15 default)" in f.message
     assert f.location.path == "s.yaml" and f.related[0].location.line == 4
+
+
+def test_pooler_config_from_env_bitnami_and_edoburu():
+    from advisor.sources.operators import pooler_config_from_env
+
+    def env(*pairs):
+        return tuple(EnvVar(name=n, value=v, source=Source(path="p.yaml", line=i))
+                     for i, (n, v) in enumerate(pairs, start=1))
+
+    settings, [db] = pooler_config_from_env(env(("PGBOUNCER_DEFAULT_POOL_SIZE", "7"),
+                                                ("POSTGRESQL_HOST", "db")))
+    assert settings["default_pool_size"].value == 7 and db.host == "db"
+    assert db.location.line == 2
+    settings, [db] = pooler_config_from_env(env(("DB_HOST", "pg.prod"), ("DB_PORT", "6543"),
+                                                ("POOL_MODE", "transaction"),
+                                                ("MAX_DB_CONNECTIONS", "40")))
+    assert (db.name, db.host, db.port) == ("*", "pg.prod", 6543)
+    assert settings["pool_mode"].value == "transaction"
+    assert settings["max_db_connections"].value == 40
+    assert settings["max_db_connections"].source.line == 4
+    settings, [db] = pooler_config_from_env(env(("DATABASE_URL",
+                                                 "postgres://app@main-db:5432/shop"),))
+    assert (db.name, db.host, db.dbname) == ("shop", "main-db", "shop")
+    assert pooler_config_from_env(env(("FOO", "1"))) == ({}, [])

@@ -780,3 +780,73 @@ def settings_from_postgres_args(obj: K8sObject, container_keys: tuple[str | int,
             settings.update(found)
             problems.extend(probs)
     return settings, problems
+
+
+# --- PgBouncer images configured by environment ------------------------------------------
+
+EDOBURU_WHO = "edoburu/pgbouncer entrypoint.sh default"
+
+
+def pooler_config_from_env(env: tuple[EnvVar, ...]) -> tuple[dict[str, Setting],
+                                                              list[PoolerDatabase]]:
+    """[pgbouncer] settings and [databases] entries of a PgBouncer container configured
+    by environment: the Bitnami image (PGBOUNCER_* variables, see
+    `settings_from_bitnami_pgbouncer_env`) or edoburu/pgbouncer (entrypoint.sh writes
+    each set upper-case variable named like a [pgbouncer] key, e.g. POOL_MODE,
+    DEFAULT_POOL_SIZE, MAX_DB_CONNECTIONS, as that key, `ignore_startup_parameters`
+    defaulting to extra_float_digits, and `* = host=$DB_HOST port=$DB_PORT` or the
+    host of DATABASE_URL as its database)."""
+    names = {v.name for v in env}
+    if any(n.startswith("PGBOUNCER_") for n in names) or "POSTGRESQL_HOST" in names:
+        where = next((v.source.location() for v in env if v.name == "POSTGRESQL_HOST"), None)
+        first = next((v.source.location() for v in env if v.source.location()), None)
+        location = where or first or Location(path="", line=None)
+        return settings_from_bitnami_pgbouncer_env(env), bitnami_pgbouncer_databases(
+            env, location)
+    if not names & {"DB_HOST", "DATABASE_URL"}:
+        return {}, []
+    return _edoburu(env)
+
+
+def _edoburu(env: tuple[EnvVar, ...]) -> tuple[dict[str, Setting], list[PoolerDatabase]]:
+    from urllib.parse import urlsplit
+
+    from advisor.pgbouncer import params
+
+    version = BouncerVersion()
+    known = params(version)
+    settings: dict[str, Setting] = {}
+    setting = bouncer_setting("ignore_startup_parameters", "extra_float_digits",
+                              Source.default_of(EDOBURU_WHO, key="ignore_startup_parameters"),
+                              version)
+    if setting is not None:
+        settings["ignore_startup_parameters"] = setting
+    values: dict[str, EnvVar] = {}
+    for var in env:
+        values[var.name] = var
+        key = var.name.lower()
+        if key in known and var.value and not var.secret and var.name.isupper():
+            found = bouncer_setting(key, var.value, var.source, version)
+            if found is not None:
+                settings[key] = found
+    databases: list[PoolerDatabase] = []
+    url = values.get("DATABASE_URL")
+    host_var = values.get("DB_HOST")
+    if url is not None and url.value and not url.secret:
+        parts = urlsplit(url.value)
+        dbname = parts.path.lstrip("/") or None
+        databases.append(PoolerDatabase(
+            name=dbname or "*", host=parts.hostname, port=parts.port or 5432, dbname=dbname,
+            location=url.source.location() or Location(path="", line=None)))
+    elif host_var is not None and host_var.value:
+        port_var = values.get("DB_PORT")
+        name_var = values.get("DB_NAME")
+        try:
+            port = int(port_var.value) if port_var and port_var.value else 5432
+        except ValueError:
+            port = 5432
+        databases.append(PoolerDatabase(
+            name=(name_var.value if name_var and name_var.value else "*"),
+            host=host_var.value, port=port,
+            location=host_var.source.location() or Location(path="", line=None)))
+    return settings, databases
