@@ -104,11 +104,13 @@ def test_lines_follow_comments_blank_lines_and_multibyte_text() -> None:
 
 
 def test_unparseable_sql_is_a_problem_not_a_crash() -> None:
-    scan = scan_sql_text("SELECT 1;\nSELEC 2;\n", Location(path="bad.sql", line=1))
+    scan = scan_sql_text("SELECT 1;\nSELEC 2;\nSET x = 1;\n", Location(path="bad.sql", line=1))
     assert scan.hazards == []
     assert scan.problem is not None
     assert scan.problem.location.line == 2
     assert "syntax error" in scan.problem.message
+    # Text with no word any hazard needs is not parsed: it cannot hold a hazard.
+    assert scan_sql_text("SELEC 2;\n", Location(path="b.sql")).problem is None
 
 
 # --- files and code -------------------------------------------------------------------
@@ -147,7 +149,7 @@ def test_flyway_file_with_placeholders_and_psql_meta_commands() -> None:
 
 def test_sql_file_parse_error_reported_with_line(tmp_path: Path) -> None:
     (tmp_path / "db").mkdir()
-    (tmp_path / "db" / "bad.sql").write_text("SELECT 1;\n\nCREAT TABLE x ();\n")
+    (tmp_path / "db" / "bad.sql").write_text("SELECT 1;\n\nCREAT TEMP TABLE x ();\n")
     (tmp_path / "db" / "ok.sql").write_text("LISTEN x;\n")
     (tmp_path / "db" / "bin.sql").write_bytes(b"\x00\x01")
     hazards, problems = scan_sql_sources(

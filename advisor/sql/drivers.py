@@ -163,8 +163,12 @@ def literal_settings(path: str, literals: list[Literal], lang: str) -> list[SqlH
 # --- Python: asyncpg, psycopg, Django -------------------------------------------------
 
 
-def python_settings(path: str, tree: ast.AST, literals: list[Literal]) -> list[SqlHazard]:
+def python_settings(
+    path: str, tree: ast.AST, literals: list[Literal], text: str
+) -> list[SqlHazard]:
     found = literal_settings(path, literals, "python")
+    if not any(word in text for word in ("asyncpg", "psycopg", "DATABASES")):
+        return found
     for node in ast.walk(tree):
         if isinstance(node, ast.Call):
             found.extend(_python_call(path, node))

@@ -33,6 +33,7 @@ once with each placeholder replaced by an identifier (outside SQL quotes).
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import PurePosixPath
 
 from advisor.fs import InputError, Root
@@ -142,7 +143,7 @@ def scan_text(path: str, text: str, kind: str) -> tuple[list[SqlHazard], list[Co
             return [], problems
         literals = python_literals(tree)
         found = _literals_hazards(path, literals, "python")
-        found += drivers.python_settings(path, tree, literals)
+        found += drivers.python_settings(path, tree, literals, text)
     elif kind == "ruby":
         found = _literals_hazards(path, ruby_literals(text), "ruby")
     elif kind in ("java", "kotlin", "go", "js"):
@@ -180,7 +181,7 @@ def literal_hazards(path: str, lit: Literal, origin: str) -> list[SqlHazard]:
     where = Location(path=path, line=lit.line)
     scan = scan_sql_text(lit.text, where, origin=origin, char_lines=lit.lines)
     if scan.problem is not None:
-        text, lines = normalize_placeholders(lit.text, lit.lines)
+        text, lines = normalize_placeholders(lit.text, lit.lines, first_line=lit.line)
         scan = scan_sql_text(text, where, origin=origin, char_lines=lines)
     return [] if scan.problem is not None else scan.hazards
 
@@ -198,47 +199,55 @@ def looks_like_statement(text: str) -> bool:
 
 
 def normalize_placeholders(
-    text: str, lines: list[int] | None = None, *, sql_file: bool = False
+    text: str, lines: list[int] | None = None, *, first_line: int = 1, sql_file: bool = False
 ) -> tuple[str, list[int]]:
     """Replace driver placeholders outside SQL quotes with an identifier; returns the new
     text and the file line of each of its characters (from `lines`, the old text's; or
-    counted from 1). In .sql files also blank psql meta-command lines (\\set,
+    counted from `first_line`). In .sql files also blank psql meta-command lines (\\set,
     \\connect) and replace psql variables (:name, :'name') and Flyway's ${name}."""
-    if lines is None:
-        lines, line = [], 1
+    if not lines:  # the text's lines are 1:1 with the file's from `first_line`
+        lines, line = [], first_line
         for ch in text:
             lines.append(line)
             line += ch == "\n"
     out: list[str] = []
     out_lines: list[int] = []
-
-    def emit(piece: str, at: int) -> None:
-        out.append(piece)
-        out_lines.extend([lines[at]] * len(piece))
-
     i, n = 0, len(text)
     line_start = True
     while i < n:
-        ch = text[i]
         if sql_file and line_start and _meta_command_at(text, i):
             end = text.find("\n", i)
             i = n if end < 0 else end  # the newline itself is kept
             continue
-        line_start = ch == "\n"
-        j = _placeholder_end(text, i, sql_file)
-        if j > i:
-            emit(PLACEHOLDER, i)
+        found = _PLACEHOLDER_START.search(text, i)
+        j = found.start() if found else n
+        if j > i:  # an ordinary run, copied as is
+            out.append(text[i:j])
+            out_lines.extend(lines[i:j])
+            line_start = text[j - 1] == "\n"
             i = j
+            continue
+        ch = text[i]
+        line_start = ch == "\n"
+        end = _placeholder_end(text, i, sql_file)
+        if end > i:
+            out.append(PLACEHOLDER)
+            out_lines.extend([lines[i]] * len(PLACEHOLDER))
+            i = end
         elif ch == "'":  # SQL string: copied as is
             close = text.find("'", i + 1)
             close = n - 1 if close < 0 else close
-            for k in range(i, close + 1):
-                emit(text[k], k)
+            out.append(text[i : close + 1])
+            out_lines.extend(lines[i : close + 1])
             i = close + 1
         else:
-            emit(ch, i)
+            out.append(ch)
+            out_lines.append(lines[i])
             i += 1
     return "".join(out), out_lines
+
+
+_PLACEHOLDER_START = re.compile(r"[%$#?:'\n]")
 
 
 def _meta_command_at(text: str, i: int) -> bool:

@@ -15,7 +15,9 @@ heredocs and %q.
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 PLACEHOLDER = "x"
 
@@ -66,6 +68,19 @@ class _Cursor:
         self.pos += len(chunk)
         return chunk
 
+    def jump(self, pattern: re.Pattern[str]) -> None:
+        """Advance to the next match of `pattern` (or the end) in one step."""
+        found = pattern.search(self.text, self.pos)
+        self.advance((found.start() if found else len(self.text)) - self.pos)
+
+    def run(self, pattern: re.Pattern[str]) -> str:
+        """Consume and return the characters up to the next match of `pattern`."""
+        found = pattern.search(self.text, self.pos)
+        end = found.start() if found else len(self.text)
+        chunk = self.text[self.pos : end]
+        self.pos = end  # `pattern` matches every newline, so none is skipped here
+        return chunk
+
     def skip_to(self, marker: str) -> None:
         i = self.text.find(marker, self.pos)
         self.advance((len(self.text) if i < 0 else i + len(marker)) - self.pos)
@@ -110,7 +125,12 @@ def _quoted(
     start = cur.pos
     cur.advance(len(close))
     b = _Builder(cur.line)
+    special = _special(close[0])
     while not cur.done:
+        plain = cur.run(special)
+        if plain:
+            b.add(plain, cur.line)
+            continue
         if cur.startswith(close):
             cur.advance(len(close))
             return b.literal(start, cur.pos)
@@ -129,6 +149,16 @@ def _quoted(
         else:
             b.add(cur.advance(), cur.line)
     return b.literal(start, cur.pos)
+
+
+@lru_cache(maxsize=8)
+def _special(close: str) -> re.Pattern[str]:
+    """Characters a quoted-string scanner must look at: the rest it copies in runs."""
+    return re.compile("[" + re.escape(close + "\\\n$#") + "]")
+
+
+_CLIKE_START = re.compile(r"[/\"'`]")
+_RUBY_START = re.compile(r"[#\"'%<\n]")
 
 
 def _skip_char_literal(cur: _Cursor) -> None:
@@ -176,8 +206,10 @@ def clike_literals(text: str, lang: str) -> list[Literal]:
             found.append(
                 _quoted(cur, "`", escapes=lang == "js", interp="${" if lang == "js" else None)
             )
+        elif cur.peek() == "/":
+            cur.advance()  # division, or a JS regex literal: not looked into
         else:
-            cur.advance()
+            cur.jump(_CLIKE_START)
     return _merge_concatenated(text, found)
 
 
@@ -202,19 +234,19 @@ def ruby_literals(text: str) -> list[Literal]:
     cur = _Cursor(text)
     found: list[Literal] = []
     skip_at: dict[int, int] = {}  # heredoc body start -> end: jumped over when reached
-    line_start = True
+    at_line_start = True
     while not cur.done:
         if cur.pos in skip_at:
             cur.advance(skip_at.pop(cur.pos) - cur.pos)
             continue
-        ch = cur.peek()
-        if line_start and cur.startswith("=begin"):
+        if at_line_start and cur.startswith("=begin"):
             cur.skip_to("\n=end")
             continue
-        line_start = ch == "\n"
+        ch = cur.peek()
+        at_line_start = ch == "\n"
         if ch == "#":
             cur.skip_to("\n")
-            line_start = True
+            at_line_start = True
         elif ch == '"':
             found.append(_quoted(cur, '"', interp="#{"))
         elif ch == "'":
@@ -233,8 +265,10 @@ def ruby_literals(text: str) -> list[Literal]:
                 lit, body_start, body_end = heredoc
                 found.append(lit)
                 skip_at[body_start] = body_end
-        else:
+        elif ch in "\n%<":
             cur.advance()
+        else:
+            cur.jump(_RUBY_START)
     return found
 
 
@@ -355,11 +389,8 @@ def _python_string(node: ast.AST) -> str | None:
 def _python_literal(node: ast.AST, text: str) -> Literal:
     first = node.lineno
     last = node.end_lineno or first
-    newlines = text.count("\n")
-    if newlines != last - first:  # escapes or implicit concatenation: not 1:1 with source
+    if text.count("\n") != last - first:  # escapes or implicit concatenation
         return Literal(text, [first] * len(text), first)
-    lines, line = [], first
-    for ch in text:
-        lines.append(line)
-        line += ch == "\n"
-    return Literal(text, lines, first)
+    # Lines are 1:1 with the source: an empty map makes the scanner count newlines
+    # from `line`, which is exact here and saves building a list per string.
+    return Literal(text, [], first)
