@@ -296,6 +296,25 @@ DATABASES = {
     ]
 
 
+def test_psycopg_pool_sqlalchemy_asyncpg_pgx_and_django_later_assignment() -> None:
+    text = """from psycopg_pool import ConnectionPool
+a = ConnectionPool(dsn)
+b = ConnectionPool(dsn, kwargs={"prepare_threshold": None})
+url = "postgresql+asyncpg://app@pgbouncer/app"
+ok = "postgresql+asyncpg://app@pgbouncer/app?prepared_statement_cache_size=0"
+DATABASES = {"default": {"ENGINE": "django.db.backends.postgresql"}}
+DATABASES["default"]["DISABLE_SERVER_SIDE_CURSORS"] = True
+"""
+    assert driver("settings.py", text, "python") == [
+        (2, "protocol-prepare"),
+        (4, "protocol-prepare"),
+    ]
+    go = 'package db\nimport (\n\t"context"\n\t"github.com/jackc/pgx/v5/pgxpool"\n)\n'
+    assert driver("db.go", go, "go") == [(4, "protocol-prepare")]
+    safe = go + "var mode = pgx.QueryExecModeCacheDescribe\n"
+    assert driver("db.go", safe, "go") == []
+
+
 def test_jdbc_urls_spring_properties_and_hikari_init_sql() -> None:
     props = """spring.datasource.url=jdbc:postgresql://pgbouncer:6432/app
 spring.datasource.hikari.connection-init-sql=SET search_path TO app

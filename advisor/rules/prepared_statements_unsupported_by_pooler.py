@@ -52,8 +52,9 @@ def prepared_statements_unsupported_by_pooler(
     or with `max_prepared_statements = 0`:
     pgjdbc `prepareThreshold` (default 5: named statements from the 5th execution),
     asyncpg `statement_cache_size` (default 100), psycopg 3 `prepare_threshold`
-    (default 5), Rails `prepared_statements` (default true), Prisma without
-    `pgbouncer=true`.
+    (default 5, also through psycopg_pool `kwargs`), SQLAlchemy asyncpg URLs without
+    `prepared_statement_cache_size=0`, pgx's default `cache_statement` query exec mode,
+    Rails `prepared_statements` (default true), Prisma without `pgbouncer=true`.
 
     ## Why is this bad
     A named prepared statement lives in one server session. Behind a transaction pooler

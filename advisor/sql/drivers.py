@@ -9,8 +9,16 @@ SQL scanner, so the PA4xx rules treat both alike:
 - asyncpg `statement_cache_size` (connect/create_pool): default 100, every query a
   named prepared statement (asyncpg 0.32.0 connect() signature); 0 -> unnamed only.
   -> protocol-prepare
-- psycopg 3 `prepare_threshold` (connect): default 5 (psycopg 3.3.9
-  `_preparing.PrepareManager.prepare_threshold = 5`); None disables. -> protocol-prepare
+- psycopg 3 `prepare_threshold` (connect; psycopg_pool `kwargs`): default 5 (psycopg
+  3.3.9 `_preparing.PrepareManager.prepare_threshold = 5`); None disables.
+  -> protocol-prepare
+- SQLAlchemy `postgresql+asyncpg://` URLs: `prepared_statement_cache_size` default 100
+  (sqlalchemy/dialects/postgresql/asyncpg.py AsyncAdapt_asyncpg_connection); behind
+  PgBouncer also set `prepared_statement_name_func`. -> protocol-prepare
+- pgx (Go): v5 `default_query_exec_mode` defaults to cache_statement (pgx v5 conn.go
+  ParseConfig); v4 caches prepared statements unless `statement_cache_mode=describe`.
+  Flagged on a pgx import when the file names no unnamed-statement mode.
+  -> protocol-prepare
 - Rails `prepared_statements` (database.yml): default true (activerecord
   AbstractAdapter: `config.fetch(:prepared_statements, true)`, later
   `default_prepared_statements`). -> protocol-prepare
@@ -35,6 +43,7 @@ literals, .env files, Spring properties/YAML, database.yml. None of this runs co
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import PurePosixPath
 from urllib.parse import parse_qsl, unquote, urlsplit
 
@@ -90,6 +99,19 @@ def connection_string_hazards(text: str, path: str, line: int) -> list[SqlHazard
                         line,
                     )
                 )
+        if url.lower().startswith("postgresql+asyncpg://"):
+            size = params.get("prepared_statement_cache_size")
+            if size is None or size.strip() != "0":
+                shown = "not set: SQLAlchemy default 100" if size is None else size
+                found.append(
+                    _hazard(
+                        "protocol-prepare",
+                        f"SQLAlchemy asyncpg prepared_statement_cache_size {shown} in "
+                        f"{_redact(url)}",
+                        path,
+                        line,
+                    )
+                )
         if "options" in params:
             found.append(_hazard("startup-parameter", f"options: {params['options']}", path, line))
     if "://" not in text and "options" in text and ("host=" in text or "dbname=" in text):
@@ -99,16 +121,12 @@ def connection_string_hazards(text: str, path: str, line: int) -> list[SqlHazard
     return found
 
 
+_URL = re.compile(r"(?:jdbc:postgresql:|postgres(?:ql)?(?:\+\w+)?://)\S*", re.IGNORECASE)
+
+
 def _urls(text: str) -> list[str]:
-    out = []
-    for token in text.replace('"', " ").replace("'", " ").split():
-        low = token.lower()
-        for scheme in ("jdbc:postgresql:", "postgresql://", "postgres://"):
-            at = low.find(scheme)
-            if at >= 0:
-                out.append(token[at:])
-                break
-    return out
+    """PostgreSQL connection URLs in a text (JDBC, libpq, SQLAlchemy dialect+driver)."""
+    return [m.group(0).rstrip("\"'`,;)") for m in _URL.finditer(text)]
 
 
 def _query_params(url: str) -> dict[str, str]:
@@ -152,12 +170,50 @@ def startup_options(detail: str) -> list[str]:
     return names
 
 
-def literal_settings(path: str, literals: list[Literal], lang: str) -> list[SqlHazard]:
+def literal_settings(
+    path: str, literals: list[Literal], lang: str, text: str = ""
+) -> list[SqlHazard]:
     found: list[SqlHazard] = []
     for lit in literals:
         if "postgres" in lit.text or "options" in lit.text:
             found.extend(connection_string_hazards(lit.text, path, lit.line))
+    if lang == "go":
+        found.extend(_pgx(path, literals, text))
     return found
+
+
+# pgx v5 ParseConfig: default_query_exec_mode defaults to cache_statement (named
+# prepared statements per connection); v4 builds a prepared-statement cache unless
+# statement_cache_mode=describe or PreferSimpleProtocol. Modes below use only unnamed
+# statements, which a transaction pooler handles.
+_PGX_SAFE = (
+    "QueryExecModeSimpleProtocol",
+    "QueryExecModeExec",
+    "QueryExecModeDescribeExec",
+    "QueryExecModeCacheDescribe",
+    "PreferSimpleProtocol",
+    "default_query_exec_mode=simple_protocol",
+    "default_query_exec_mode=exec",
+    "default_query_exec_mode=describe_exec",
+    "default_query_exec_mode=cache_describe",
+    "statement_cache_mode=describe",
+)
+
+
+def _pgx(path: str, literals: list[Literal], text: str) -> list[SqlHazard]:
+    imports = [lit for lit in literals if lit.text.startswith("github.com/jackc/pgx")]
+    if not imports or any(marker in text for marker in _PGX_SAFE):
+        return []
+    return [
+        _hazard(
+            "protocol-prepare",
+            f"pgx ({imports[0].text}) default query exec mode cache_statement: named "
+            "prepared statements (set default_query_exec_mode=cache_describe or "
+            "simple_protocol, e.g. in the DSN)",
+            path,
+            imports[0].line,
+        )
+    ]
 
 
 # --- Python: asyncpg, psycopg, Django -------------------------------------------------
@@ -169,12 +225,29 @@ def python_settings(
     found = literal_settings(path, literals, "python")
     if not any(word in text for word in ("asyncpg", "psycopg", "DATABASES")):
         return found
+    django: list[SqlHazard] = []
+    disabled_later = False
     for node in ast.walk(tree):
         if isinstance(node, ast.Call):
-            found.extend(_python_call(path, node))
+            if "psycopg_pool" in text or not _dotted(node.func).endswith("ConnectionPool"):
+                found.extend(_python_call(path, node))
         elif isinstance(node, ast.Assign | ast.AnnAssign):
-            found.extend(_django_databases(path, node))
-    return found
+            django.extend(_django_databases(path, node))
+            disabled_later = disabled_later or _sets_disable_cursors(node)
+    # DATABASES["default"]["DISABLE_SERVER_SIDE_CURSORS"] = True elsewhere in the file
+    return found + ([] if disabled_later else django)
+
+
+def _sets_disable_cursors(node: ast.Assign | ast.AnnAssign) -> bool:
+    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+    return any(
+        isinstance(t, ast.Subscript)
+        and isinstance(t.slice, ast.Constant)
+        and t.slice.value == "DISABLE_SERVER_SIDE_CURSORS"
+        and isinstance(node.value, ast.Constant)
+        and node.value.value is True
+        for t in targets
+    )
 
 
 def _dotted(node: ast.AST) -> str:
@@ -200,6 +273,28 @@ def _python_call(path: str, call: ast.Call) -> list[SqlHazard]:
                 _hazard(
                     "protocol-prepare",
                     f"{name}(statement_cache_size {shown}): named prepared statements",
+                    path,
+                    call.lineno,
+                )
+            ]
+    if name.rsplit(".", 1)[-1] in ("ConnectionPool", "AsyncConnectionPool", "NullConnectionPool"):
+        kwargs = _keyword(call, "kwargs")
+        threshold = None
+        if isinstance(kwargs, ast.Dict):
+            threshold = next(
+                (
+                    v
+                    for k, v in zip(kwargs.keys, kwargs.values, strict=False)
+                    if isinstance(k, ast.Constant) and k.value == "prepare_threshold"
+                ),
+                None,
+            )
+        if not (isinstance(threshold, ast.Constant) and threshold.value is None):
+            return [
+                _hazard(
+                    "protocol-prepare",
+                    f"psycopg_pool {name}(kwargs without prepare_threshold=None): psycopg "
+                    "prepares a query server-side after 5 executions",
                     path,
                     call.lineno,
                 )

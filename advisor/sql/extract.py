@@ -149,7 +149,7 @@ def scan_text(path: str, text: str, kind: str) -> tuple[list[SqlHazard], list[Co
     elif kind in ("java", "kotlin", "go", "js"):
         literals = clike_literals(text, kind)
         found = _literals_hazards(path, literals, kind)
-        found += drivers.literal_settings(path, literals, kind)
+        found += drivers.literal_settings(path, literals, kind, text)
     else:
         found, problems = drivers.settings_file(path, text, kind)
     found.sort(key=lambda h: (h.location.line or 0, h.location.column or 0))
