@@ -245,7 +245,7 @@ _LOG_LINE = re.compile(r"^(?:.*? )?(LOG|FATAL|ERROR|WARNING|HINT|DETAIL|PANIC): 
 def log_messages(stderr: str) -> list[tuple[str, str]]:
     """(level, message) pairs of postgres stderr, without the log_line_prefix."""
     out = []
-    for line in stderr.splitlines():
+    for line in stderr.split("\n"):  # not splitlines(): \v, \f are message text
         m = _LOG_LINE.match(line)
         if m:
             out.append((m.group(1), m.group(2)))
@@ -274,14 +274,14 @@ class PostgresConfigError(RuntimeError):
 def _show_one(
     datadir: Path, name: str, args: tuple[str, ...] = ()
 ) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        _as_server_user([str(PG_BIN / "postgres"), "-C", name, "-D", str(datadir), *args]),
-        capture_output=True,
-        text=True,
-        encoding="utf-8",
-        errors="replace",
-        cwd=datadir,
-        timeout=60,
+    cmd = _as_server_user([str(PG_BIN / "postgres"), "-C", name, "-D", str(datadir), *args])
+    r = subprocess.run(cmd, capture_output=True, cwd=datadir, timeout=60)
+    # Decode by hand: text mode would turn a \r inside a logged token into a newline.
+    return subprocess.CompletedProcess(
+        cmd,
+        r.returncode,
+        r.stdout.decode("utf-8", "replace"),
+        r.stderr.decode("utf-8", "replace"),
     )
 
 

@@ -89,7 +89,7 @@ def test_configmap_include_not_in_repo_is_a_notice(tmp_path: Path) -> None:
     conf = read_pgconf(root, CM, text=text, line_offset=5)
     assert conf.settings["work_mem"].value == 8192
     assert [p.fatal for p in conf.problems] == [False, False]
-    assert conf.problems[0].location.label() == CM
+    assert conf.problems[0].location.label() == f"{CM}:6"
     assert "outside the scanned root" in conf.problems[0].message
     assert conf.problems[1].location.label() == f"{CM}:7"
     assert "not in this ConfigMap or the repository" in conf.problems[1].message

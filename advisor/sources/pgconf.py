@@ -181,12 +181,14 @@ class _Reader:
         )
 
     def shown(self, abs_path: str) -> str:
-        """How a PostgreSQL message names a file: its display path."""
+        """How our copy of a PostgreSQL message names a file: root-relative."""
         return self.root.rel(abs_path)
 
     # -- files --
 
-    def open_file(self, abs_path: str, calling: _File | None) -> _File | str | None:
+    def open_file(
+        self, abs_path: str, calling: _File, calling_line: int | None
+    ) -> _File | str | None:
         """The file at abs_path: a sibling ConfigMap key, else a file under the root.
         Returns an errno text ("No such file or directory") when it cannot be read
         the way PostgreSQL would fail, None when we cannot know (reported here)."""
@@ -197,9 +199,7 @@ class _Reader:
         try:
             real = self.root.resolve(abs_path)
         except InputError as exc:
-            where = calling.display if calling else exc.path
-            line = None
-            self.notice(where, line, f"not followed: {exc.message}")
+            self.notice(calling.display, calling_line, f"not followed: {exc.message}")
             return None
         if real.is_dir():
             return "is a directory"
@@ -256,16 +256,14 @@ class _Reader:
         if abs_path == calling.abs_path:
             self.fatal(*where, f'configuration file recursion in "{self.shown_of(calling)}"')
             return False
-        opened = self.open_file(abs_path, calling)
+        opened = self.open_file(abs_path, calling, calling_line)
         if opened is None:
             return True  # not followed; already reported as a notice
         if isinstance(opened, str):
             if opened == "is a directory":
                 # fopen() of a directory succeeds; flex's read then fails.
                 self.fatal(
-                    self.shown(abs_path),
-                    1,
-                    f'input in flex scanner failed at file "{self.shown(abs_path)}" line 1',
+                    *where, f'input in flex scanner failed at file "{self.shown(abs_path)}" line 1'
                 )
                 return False
             if not strict:
@@ -527,12 +525,12 @@ def read_pgconf(
         auto_path = posixpath.join(posixpath.dirname(abs_main), AUTO_CONF)
         opened = None
         if virtual and AUTO_CONF in reader.siblings:
-            opened = reader.open_file(auto_path, main)
+            opened = reader.open_file(auto_path, main, None)
         elif not virtual:
             try:
                 real = root.resolve(auto_path)
                 if real.is_file():
-                    opened = reader.open_file(auto_path, main)
+                    opened = reader.open_file(auto_path, main, None)
             except InputError:
                 opened = None
         if isinstance(opened, _File):
