@@ -191,3 +191,39 @@ def test_pgbouncer_waiting_clients_under_load(pg):
         if g["application_name"] == "batch" and g["backend_type"] == "client backend"
     ]
     assert sum(g["count"] for g in batch) == 2
+
+
+@pytest.mark.pgbouncer
+def test_repo_disagreements(pg, tmp_path):
+    if not have_pgbouncer():
+        pytest.skip("PgBouncer not installed")
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "postgresql.conf").write_text(
+        "max_connections = 50\nwork_mem = 8MB\nshared_buffers = 128MB\n"
+    )
+    (repo / "pgbouncer.ini").write_text(
+        "[databases]\nappdb = host=127.0.0.1 dbname=postgres\n\n"
+        "[pgbouncer]\npool_mode = transaction\ndefault_pool_size = 30\nmax_client_conn = 500\n"
+    )
+    ini = f"[databases]\nappdb = host=127.0.0.1 port={pg.port} dbname=postgres\n"
+    extra = {"pool_mode": "transaction", "default_pool_size": "5"}
+    with running_pgbouncer(ini, users=["app"], extra=extra) as bouncer:
+        admin = f"host=127.0.0.1 port={bouncer.port} dbname=pgbouncer user={ADMIN_USER}"
+        r = invoke("inspect", pg.dsn(), "--pgbouncer", admin, "--repo", str(repo),
+                   "--format", "json")
+    assert r.exit_code == 0, r.output
+    data = _json(r.output)
+    found = {(d["subject"].split()[0], d["key"]): d for d in data["disagreements"]}
+    # Live server: max_connections 20 (test conf), work_mem 4MB and shared_buffers 128MB
+    # (the defaults initdb leaves).
+    assert found[("server", "max_connections")]["repo_value"] == "50"
+    assert found[("server", "max_connections")]["live_value"] == "20"
+    assert found[("server", "max_connections")]["repo_source"] == "postgresql.conf:1"
+    assert found[("server", "work_mem")]["repo_value"] == "8MB"
+    assert found[("server", "work_mem")]["live_value"] == "4096kB = 4MB"
+    assert ("server", "shared_buffers") not in found  # 128MB = 16384 x 8kB: units agree
+    bouncer_keys = {k for s, k in found if s == "pgbouncer"}
+    assert bouncer_keys == {"default_pool_size", "max_client_conn"}
+    assert found[("pgbouncer", "default_pool_size")]["live_value"] == "5"
+    assert found[("pgbouncer", "max_client_conn")]["live_value"] == "100"  # PgBouncer default

@@ -16,6 +16,7 @@ COMMANDS: list[str] = [
     "sweep",
     "inspect",
     "comment",
+    "advise",
 ]
 
 

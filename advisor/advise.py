@@ -1,0 +1,763 @@
+"""`advise`: settings that make every server fit its connection budget, and why.
+
+Plain data in, plain data out: a Topology and its Budgets -> ServerAdvice per server.
+Proposals change values in a copy of the topology; the "after" arithmetic is the core
+budget code run again on that copy, so before and after are computed the same way.
+
+How a server that does not fit is made to fit (each step says which assumption it
+rests on):
+1. the usable slots are split over the contributions (direct clients, poolers) by
+   declared weight, else by their current share, never below a declared minimum and
+   never above what a contribution asks for today;
+2. a client's share becomes a pool size per process (pods x processes x size <= share);
+   a pooler's share becomes PgBouncer limits per replica: max_db_connections where that
+   cap binds, else pool_size / default_pool_size (reserve kept when it still fits);
+3. poolers in session mode are proposed transaction mode unless a hazard of a client
+   behind them forbids it; max_client_conn is sized to the clients behind each replica;
+4. where a memory limit is known, max_connections is brought down to what the clients
+   need and work_mem to what fits the limit;
+5. the target number of active server connections is stated from the sizing evidence:
+   (cores x 2) + spindles as a floor, or the USL fit of a sweep when one is given.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from advisor.model import (
+    Budget,
+    Client,
+    Contribution,
+    Pooler,
+    PoolerDatabase,
+    Server,
+    Setting,
+    Source,
+    Term,
+    Topology,
+)
+from advisor.usl import Recommendation, Sweep, recommend_active_connections
+
+KIB = 1024
+MIB = 1024 * 1024
+
+
+class AdviseOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
+
+    all_servers: bool = False  # advise on servers that already fit too
+    weights: dict[str, float] = Field(default_factory=dict)  # client or pooler name -> weight
+    minimums: dict[str, int] = Field(default_factory=dict)  # client name -> min pool size
+    sweep: Sweep | None = None
+    spindles: float = 1
+    memory: object | None = None  # advisor.budget.MemoryOptions
+
+
+class Edit(BaseModel):
+    """One value changed in one file at one line."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    path: str
+    line: int
+    key: str
+    old: str
+    new: str
+
+
+class Proposal(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    kind: Literal["client-pool", "pooler", "server"]
+    subject: str  # "checkout HikariCP", "pgbouncer", "postgres"
+    key: str
+    old: str  # the current value with its source
+    new: str
+    reason: str
+    assumption: str = ""
+    edit: Edit | None = None  # None: the value is a default or not at a file line
+    manual: str = ""  # what to do when there is no edit (add the key, ...)
+
+
+class ServerAdvice(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    server: str
+    server_id: str
+    fits_before: bool
+    usable_before: float
+    peak_before: float
+    before: list[str] = Field(default_factory=list)
+    proposals: list[Proposal] = Field(default_factory=list)
+    fits_after: bool
+    usable_after: float
+    peak_after: float
+    after: list[str] = Field(default_factory=list)
+    sizing: list[str] = Field(default_factory=list)
+    notes: list[str] = Field(default_factory=list)
+    memory_before: str = ""
+    memory_after: str = ""
+
+
+# --- allocation ------------------------------------------------------------------------
+
+
+class Share(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    who: str
+    kind: Literal["client", "pooler"]
+    demand: float
+    weight: float
+    minimum: float
+    alloc: float = 0
+
+
+def allocate(shares: list[Share], total: float) -> bool:
+    """Water-filling: split `total` by weight, each between its minimum and its demand.
+    Sets `alloc`; False when the minimums alone exceed the total (allocs = minimums)."""
+    if sum(s.minimum for s in shares) > total:
+        for s in shares:
+            s.alloc = s.minimum
+        return False
+    fixed: dict[int, float] = {}
+    while True:
+        free = total - sum(fixed.values())
+        open_ = [i for i in range(len(shares)) if i not in fixed]
+        weight = sum(shares[i].weight for i in open_)
+        changed = False
+        for i in open_:
+            s = shares[i]
+            want = free * s.weight / weight if weight > 0 else free / len(open_)
+            if want >= s.demand:
+                fixed[i] = s.demand
+                changed = True
+            elif want < s.minimum:
+                fixed[i] = s.minimum
+                changed = True
+        if not changed:
+            for i in open_:
+                s = shares[i]
+                s.alloc = free * s.weight / weight if weight > 0 else free / len(open_)
+            for i, v in fixed.items():
+                shares[i].alloc = v
+            return True
+
+
+# --- the plan ----------------------------------------------------------------------------
+
+
+def advise(
+    topo: Topology,
+    budgets: list[Budget],
+    options: AdviseOptions | None = None,
+) -> list[ServerAdvice]:
+    from advisor.budget import MemoryOptions
+
+    options = options or AdviseOptions()
+    memory = options.memory if isinstance(options.memory, MemoryOptions) else MemoryOptions()
+    out: list[ServerAdvice] = []
+    for b in budgets:
+        server = topo.server(b.server_id)
+        if server is None:
+            continue
+        if b.fits and not options.all_servers and not _memory_over(b):
+            continue
+        out.append(_advise_server(topo, server, b, options, memory))
+    return out
+
+
+def _memory_over(b: Budget) -> bool:
+    return (
+        b.memory is not None
+        and b.memory.limit is not None
+        and (b.memory.total > b.memory.limit.value)
+    )
+
+
+def _advise_server(
+    topo: Topology, server: Server, b: Budget, options: AdviseOptions, memory: object
+) -> ServerAdvice:
+    from advisor.arith import contribution_lines, peak_expr, usable_expr
+    from advisor.budget import server_budget
+
+    after_topo = topo.model_copy(deep=True)
+    after_server = after_topo.server(server.id)
+    assert after_server is not None
+    proposals: list[Proposal] = []
+    notes: list[str] = []
+    sizing = _sizing(server, options)
+    target_active = _target_active(sizing)
+
+    # 1-2: fit the slots.
+    if not b.fits or options.all_servers:
+        proposals += _fit_slots(after_topo, server, b, options, target_active, notes)
+    # 3: pooler modes and client limits.
+    for pooler in after_topo.poolers:
+        if pooler.server_id == server.id:
+            proposals += _pooler_client_side(after_topo, pooler, notes)
+    # 4: memory and max_connections, on the budget after the pool changes.
+    mid = server_budget(after_server, after_topo, memory)  # type: ignore[arg-type]
+    proposals += _server_settings(after_server, mid, memory, notes)
+    after = server_budget(after_server, after_topo, memory)  # type: ignore[arg-type]
+
+    def lines(x: Budget) -> list[str]:
+        out = [f"usable: {usable_expr(x)}", f"peak: {peak_expr(x)}"]
+        for c in x.contributions:
+            out += ["  " + ln for ln in contribution_lines(c)]
+        verdict = "fits" if x.fits else f"does not fit: {_n(x.peak)} > {_n(x.usable)}"
+        out.append(verdict)
+        return out
+
+    return ServerAdvice(
+        server=server.name,
+        server_id=server.id,
+        fits_before=b.fits,
+        usable_before=b.usable,
+        peak_before=b.peak,
+        before=lines(b),
+        proposals=proposals,
+        fits_after=after.fits,
+        usable_after=after.usable,
+        peak_after=after.peak,
+        after=lines(after),
+        sizing=sizing.reasons + ([sizing.alternative] if sizing.alternative else []),
+        notes=notes,
+        memory_before=_memory_line(b),
+        memory_after=_memory_line(after),
+    )
+
+
+def _sizing(server: Server, options: AdviseOptions) -> Recommendation:
+    cores = server.cpu_limit.model_copy(update={"label": "cores"}) if server.cpu_limit else None
+    return recommend_active_connections(cores, options.spindles, options.sweep)
+
+
+def _target_active(rec: Recommendation) -> float | None:
+    # Only a measurement caps the pools; the floor is where measuring starts.
+    return float(rec.active_connections) if rec.fit is not None else None
+
+
+def _memory_line(b: Budget) -> str:
+    from advisor.arith import size
+
+    m = b.memory
+    if m is None or m.limit is None:
+        return ""
+    verdict = "fits" if m.total <= m.limit.value else "over"
+    terms = " + ".join(f"{size(t.value)} ({t.label})" for t in m.terms)
+    limit = f"{size(m.limit.value)} ({m.limit.label}, {m.limit.source.label()})"
+    return f"memory: {terms} = {size(m.total)} vs limit {limit}: {verdict}"
+
+
+def _weight_of(name: str, demand: float, options: AdviseOptions) -> float:
+    return float(options.weights.get(name, demand))
+
+
+def _fit_slots(
+    topo: Topology,
+    server: Server,
+    b: Budget,
+    options: AdviseOptions,
+    target_active: float | None,
+    notes: list[str],
+) -> list[Proposal]:
+    shares: list[Share] = []
+    for c in b.contributions:
+        if c.kind == "client":
+            client = _client_named(topo, c.who)
+            minimum = _client_minimum(client, options) if client else 1.0
+        else:
+            pooler = _pooler_named(topo, c.who)
+            minimum = _pooler_minimum(pooler) if pooler else 1.0
+        shares.append(
+            Share(
+                who=c.who,
+                kind=c.kind,
+                demand=c.total,
+                weight=_weight_of(c.who, c.total, options),
+                minimum=min(minimum, c.total),
+            )
+        )
+    total = b.usable
+    pooled = [s for s in shares if s.kind == "pooler"]
+    if target_active is not None and pooled:
+        # Server connections behind poolers are the active ones: no more than the
+        # measured optimum needs (the rest only queue inside PostgreSQL).
+        direct = sum(s.demand for s in shares if s.kind == "client")
+        for s in pooled:
+            cap = max(s.minimum, target_active * s.weight / sum(p.weight for p in pooled))
+            if s.demand > cap:
+                s.demand = math.floor(cap)
+        total = min(total, direct + sum(s.demand for s in pooled))
+    if sum(s.demand for s in shares) <= total and not any(
+        s.kind == "pooler" and s.demand < c.total
+        for s, c in zip(shares, b.contributions, strict=True)
+    ):
+        return []
+    feasible = allocate(shares, total)
+    basis = (
+        "declared weights"
+        if any(s.who in options.weights for s in shares)
+        else "each one's current share of the peak"
+    )
+    if not feasible:
+        notes.append(
+            f"the declared minimums ({_n(sum(s.minimum for s in shares))} connections) exceed "
+            f"the {_n(total)} usable slots: pool sizes alone cannot make {server.name} fit; "
+            "raise max_connections (memory permitting) or put PgBouncer in transaction mode "
+            "in front of the clients"
+        )
+    direct_demand = sum(c.total for c in b.contributions if c.kind == "client")
+    if direct_demand > 2 * b.usable:
+        notes.append(_pooler_alternative(topo, server, b, target_active))
+    proposals: list[Proposal] = []
+    for s, c in zip(shares, b.contributions, strict=True):
+        if s.alloc >= c.total:
+            continue
+        assumption = f"split of {_n(total)} usable slots by {basis}" + (
+            f", at least {_n(s.minimum)} connections (the minimum pool size in every process)"
+            if s.minimum > 1
+            else ""
+        )
+        if s.kind == "client":
+            client = _client_named(topo, s.who)
+            if client is not None:
+                proposals += _shrink_client(client, c, s.alloc, assumption, options)
+        else:
+            pooler = _pooler_named(topo, s.who)
+            if pooler is not None:
+                proposals += _shrink_pooler(pooler, c, s.alloc, assumption, target_active)
+    return proposals
+
+
+def _pooler_alternative(
+    topo: Topology, server: Server, b: Budget, target_active: float | None
+) -> str:
+    direct = [c for c in b.contributions if c.kind == "client"]
+    demand = sum(c.total for c in direct)
+    names = ", ".join(c.who for c in direct)
+    ids = {c.id for c in topo.clients if c.name in {d.who for d in direct}}
+    hazards = [h for h in topo.sql_hazards if h.client_id in ids]
+    pool = min(b.usable, target_active) if target_active else None
+    sized = (
+        f"default_pool_size about {_n(math.floor(pool))} server connections in total (the "
+        "measured optimum)"
+        if pool
+        else f"a pool sized from a measurement (`pool-advisor sweep`), within {_n(b.usable)} usable"
+    )
+    text = (
+        f"alternative: {names} asks for {_n(demand)} connections, more than twice the "
+        f"{_n(b.usable)} usable; shrinking pools that far queues requests inside each pod. "
+        f"A PgBouncer in transaction mode in front of {server.name} lets them keep their "
+        f"pools: max_client_conn >= {_n(demand)} (over all PgBouncer replicas), {sized}"
+    )
+    if hazards:
+        text += "; but transaction mode would break: " + "; ".join(
+            f"{h.kind} at {h.location.label()}" for h in hazards[:5]
+        )
+    return text
+
+
+def _client_named(topo: Topology, name: str) -> Client | None:
+    return next((c for c in topo.clients if c.name == name), None)
+
+
+def _pooler_named(topo: Topology, name: str) -> Pooler | None:
+    return next((p for p in topo.poolers if p.name == name), None)
+
+
+def _pods(client: Client) -> float:
+    from advisor.model import peak_pods
+
+    return peak_pods(client.replicas, client.surge)
+
+
+def _client_minimum(client: Client, options: AdviseOptions) -> float:
+    per_process = options.minimums.get(client.name, 1)
+    return _pods(client) * sum(
+        per_process * (p.processes.value if p.processes else 1) for p in client.pools
+    )
+
+
+def _pooler_minimum(pooler: Pooler) -> float:
+    pairs = max(len(pooler.pairs), 1)
+    return pooler.replicas.value * pairs
+
+
+def _shrink_client(
+    client: Client, c: Contribution, alloc: float, assumption: str, options: AdviseOptions
+) -> list[Proposal]:
+    pods = _pods(client)
+    minimum = options.minimums.get(client.name, 1)
+    factor = alloc / c.total if c.total else 0
+    proposals = []
+    for i, pool in enumerate(client.pools):
+        processes = pool.processes.value if pool.processes else 1
+        new_size = max(minimum, math.floor(pool.size.value * factor))
+        # Floors: make sure pods x processes x size stays within the share.
+        while new_size > minimum and pods * processes * new_size > alloc:
+            new_size -= 1
+        if new_size >= pool.size.value:
+            continue
+        old = pool.size
+        client.pools[i] = pool.model_copy(
+            update={"size": old.model_copy(update={"value": new_size})}
+        )
+        per = f"{_n(pods)} pods" + (f" x {_n(processes)} processes" if processes != 1 else "")
+        proposals.append(
+            Proposal(
+                kind="client-pool",
+                subject=f"{client.name} {pool.label}",
+                key=old.source.key or old.label,
+                old=old.show(),
+                new=_n(new_size),
+                reason=(
+                    f"{per} x {_n(new_size)} = {_n(pods * processes * new_size)} connections "
+                    f"(was {_n(pods * processes * old.value)}), within its share of "
+                    f"{_n(math.floor(alloc))}"
+                ),
+                assumption=assumption,
+                edit=_edit(old.source, _n(old.value), _n(new_size)),
+                manual="" if old.source.path else _manual_for(old, new_size),
+            )
+        )
+    return proposals
+
+
+def _manual_for(term: Term, new: float) -> str:
+    return (
+        f"{term.label} is a default ({term.source.label()}): set it to {_n(new)} "
+        "explicitly in the application's configuration"
+    )
+
+
+def _shrink_pooler(
+    pooler: Pooler,
+    c: Contribution,
+    alloc: float,
+    assumption: str,
+    target_active: float | None,
+) -> list[Proposal]:
+    """Per-replica PgBouncer limits so that replicas x server connections <= alloc."""
+    from advisor.pgbouncer import _find_database, effective_pool
+
+    replicas = max(pooler.replicas.value + (pooler.surge.value if pooler.surge else 0), 1)
+    per_replica = math.floor(alloc / replicas)
+    current_per_replica = c.total / replicas if replicas else c.total
+    if per_replica >= current_per_replica:
+        return []
+    why = (
+        f"{_n(replicas)} replicas x {_n(per_replica)} = {_n(replicas * per_replica)} server "
+        f"connections (was {_n(c.total)})"
+    )
+    if target_active is not None:
+        why += f"; the measured optimum is {_n(target_active)} active connections"
+    proposals: list[Proposal] = []
+    db_parts = c.parts or [c]
+    raw_total = sum(p.total for p in db_parts) or 1
+    for part in db_parts:
+        db_share = math.floor(per_replica * part.total / raw_total)
+        entry = _find_database(pooler, part.who)
+        pool_parts = part.parts or []
+        users = [pp.who.split("/", 1)[1] for pp in pool_parts if "/" in pp.who]
+        pools = [p for p in (effective_pool(pooler, part.who, u) for u in users) if p]
+        if not pools:
+            continue
+        cap = pools[0].max_db_connections
+        raw = sum(p.server_max for p in pools)
+        if cap.value > 0 and cap.value <= raw:
+            # The cap binds: lowering it is the one-value change.
+            if db_share < cap.value:
+                proposals.append(
+                    _pooler_value(
+                        pooler, entry, "max_db_connections", cap, db_share, why, assumption
+                    )
+                )
+            continue
+        per_pool = max(1, math.floor(db_share / len(pools)))
+        for p in pools:
+            reserve = p.reserve_pool_size.value if p.reserve_used else 0
+            if reserve and per_pool - reserve < 1:
+                proposals.append(
+                    _pooler_value(
+                        pooler, entry, "reserve_pool_size", p.reserve_pool_size, 0, why, assumption
+                    )
+                )
+                reserve = 0
+            new_size = max(1, per_pool - int(reserve))
+            if new_size < p.pool_size.value:
+                key = "default_pool_size"
+                proposal = _pooler_value(pooler, entry, key, p.pool_size, new_size, why, assumption)
+                if all(x.key != proposal.key or x.subject != proposal.subject for x in proposals):
+                    proposals.append(proposal)
+    return proposals
+
+
+def _pooler_value(
+    pooler: Pooler,
+    entry: PoolerDatabase | None,
+    key: str,
+    old: Term,
+    new: float,
+    why: str,
+    assumption: str,
+) -> Proposal:
+    """Change one PgBouncer limit in the topology copy (on the [databases] entry when
+    that is where the value came from, else in [pgbouncer]) and say so."""
+    new_term = old.model_copy(update={"value": float(new)})
+    subject = pooler.name
+    entry_attr = {"default_pool_size": "pool_size"}.get(key, key)
+    if entry is not None and getattr(entry, entry_attr, None) == old:
+        setattr(entry, entry_attr, new_term)
+        subject = f"{pooler.name} [databases] {entry.name}"
+        manual = f"add `{entry_attr}={_n(new)}` to the {entry.name} line of [databases]"
+    else:
+        pooler.settings[key] = _setting_with(pooler.settings.get(key), key, new, old.source)
+        manual = f"add `{key} = {_n(new)}` to the [pgbouncer] section"
+    return Proposal(
+        kind="pooler",
+        subject=subject,
+        key=entry_attr if subject != pooler.name else key,
+        old=old.show(),
+        new=_n(new),
+        reason=why,
+        assumption=assumption,
+        edit=_edit(old.source, _n(old.value), _n(new)),
+        manual="" if old.source.path else manual,
+    )
+
+
+def _setting_with(old: Setting | None, name: str, value: float | str, source: Source) -> Setting:
+    raw = _n(value) if isinstance(value, float | int) else value
+    if old is None:
+        return Setting(name=name, raw=raw, value=value, source=source)
+    return old.model_copy(update={"raw": raw, "value": value})
+
+
+def _pooler_client_side(topo: Topology, pooler: Pooler, notes: list[str]) -> list[Proposal]:
+    from advisor.budget import client_contribution
+    from advisor.pgbouncer import effective_setting
+
+    proposals: list[Proposal] = []
+    behind = [c for c in topo.clients if c.target_kind == "pooler" and c.target_id == pooler.id]
+    mode = effective_setting(pooler.settings, "pool_mode", pooler.version)
+    if str(mode.value) == "session" and behind:
+        ids = {c.id for c in behind}
+        hazards = [h for h in topo.sql_hazards if h.client_id in ids]
+        unmapped = [h for h in topo.sql_hazards if h.client_id is None]
+        if hazards:
+            listed = "; ".join(f"{h.kind} at {h.location.label()}" for h in hazards[:5])
+            notes.append(
+                f"{pooler.name} stays in session mode: transaction mode would break "
+                f"{listed}. In session mode every client connection holds a server "
+                "connection, so the pooler cannot multiplex."
+            )
+        else:
+            caveat = (
+                f"; {len(unmapped)} hazard(s) found in code not mapped to a workload: check them"
+                if unmapped
+                else ""
+            )
+            proposals.append(
+                Proposal(
+                    kind="pooler",
+                    subject=pooler.name,
+                    key="pool_mode",
+                    old=f"{mode.raw} ({mode.source.label()})",
+                    new="transaction",
+                    reason=(
+                        "transaction mode lends a server connection per transaction, so many "
+                        "client connections share the few server connections the budget allows"
+                    ),
+                    assumption="no session-level feature (SET, LISTEN, advisory locks, SQL "
+                    "PREPARE, WITH HOLD cursors) found in the clients behind it" + caveat,
+                    edit=_edit(mode.source, mode.raw, "transaction"),
+                    manual=""
+                    if mode.source.path
+                    else "add `pool_mode = transaction` to the [pgbouncer] section",
+                )
+            )
+            pooler.settings["pool_mode"] = _setting_with(
+                pooler.settings.get("pool_mode"), "pool_mode", "transaction", mode.source
+            )
+    if behind:
+        clients_total = sum(client_contribution(c).total for c in behind)
+        replicas = max(pooler.replicas.value, 1)
+        needed = math.ceil(clients_total / replicas)
+        current = effective_setting(pooler.settings, "max_client_conn", pooler.version)
+        if needed > float(current.value):
+            with_headroom = -(-needed * 11 // 10)  # +10%, integer ceiling
+            new = -(-with_headroom // 10) * 10
+            proposals.append(
+                Proposal(
+                    kind="pooler",
+                    subject=pooler.name,
+                    key="max_client_conn",
+                    old=f"{current.raw} ({current.source.label()})",
+                    new=str(new),
+                    reason=(
+                        f"{_n(clients_total)} client connections at peak over {_n(replicas)} "
+                        f"replica(s) = {needed} per PgBouncer, + 10% headroom: clients past "
+                        "max_client_conn are refused"
+                    ),
+                    assumption="the Service spreads clients evenly over the replicas",
+                    edit=_edit(current.source, current.raw, str(new)),
+                    manual=""
+                    if current.source.path
+                    else f"add `max_client_conn = {new}` to the [pgbouncer] section",
+                )
+            )
+            pooler.settings["max_client_conn"] = _setting_with(
+                pooler.settings.get("max_client_conn"), "max_client_conn", new, current.source
+            )
+    return proposals
+
+
+def _server_settings(server: Server, b: Budget, memory: object, notes: list[str]) -> list[Proposal]:
+    """max_connections to what the clients need (when memory is short), then work_mem."""
+    from advisor.budget import memory_budget, setting_term
+
+    proposals: list[Proposal] = []
+    m = b.memory
+    if m is None or m.limit is None or m.total <= m.limit.value:
+        return proposals
+    limit = m.limit.value
+    max_conn = b.max_connections
+    reserved = sum(t.value for t in b.reserved)
+    counts_max = getattr(memory, "connections", "max_connections") == "max_connections"
+    needed = math.ceil(b.peak + reserved)
+    if counts_max and needed < max_conn.value:
+        new_max = int(math.ceil(needed / 5) * 5)
+        new_max = min(new_max, max_conn.int_value)
+        if new_max < max_conn.value:
+            _set_server(server, "max_connections", new_max, str(new_max), max_conn.source)
+            proposals.append(
+                Proposal(
+                    kind="server",
+                    subject=server.name,
+                    key="max_connections",
+                    old=max_conn.show(),
+                    new=str(new_max),
+                    reason=(
+                        f"the clients need {_n(b.peak)} + {_n(reserved)} reserved = {needed} "
+                        f"slots; every slot is memory the estimate must cover"
+                    ),
+                    assumption="memory estimate counts max_connections (PA301 connections)",
+                    edit=_edit(max_conn.source, _n(max_conn.value), str(new_max)),
+                    manual=""
+                    if max_conn.source.path
+                    else f"set max_connections = {new_max} in postgresql.conf",
+                )
+            )
+    after = memory_budget(server, b.peak, memory)  # type: ignore[arg-type]
+    if after is None or after.total <= limit:
+        return proposals
+    wm = setting_term(server, "work_mem")
+    if wm is None or len(after.terms) < 2:
+        return proposals
+    work_term = after.terms[1]
+    rest = after.total - work_term.value
+    per_kb = work_term.value / wm.value if wm.value else 0  # bytes per kB of work_mem
+    if per_kb <= 0:
+        return proposals
+    new_kb = math.floor((limit - rest) / per_kb)
+    new_mb = new_kb // 1024
+    if new_mb < 1:
+        notes.append(
+            f"work_mem cannot make {server.name} fit its memory limit: shared_buffers, "
+            "backend overhead and autovacuum alone leave less than 1MB per sort; lower "
+            "shared_buffers or max_connections"
+        )
+        return proposals
+    if new_mb * 1024 >= wm.value:
+        return proposals
+    old_raw = server.settings["work_mem"].raw if "work_mem" in server.settings else _n(wm.value)
+    _set_server(server, "work_mem", new_mb * 1024, f"{new_mb}MB", wm.source)
+    proposals.append(
+        Proposal(
+            kind="server",
+            subject=server.name,
+            key="work_mem",
+            old=f"{old_raw} ({wm.source.label()})",
+            new=f"{new_mb}MB",
+            reason=(
+                f"(limit {_mib(limit)} ({m.limit.source.label()}) - {_mib(rest)} for "
+                f"shared_buffers, backends and autovacuum) / {per_kb / 1024:g} (connections x "
+                f"sort/hash nodes x hash_mem_multiplier) = {new_mb}MB per sort or hash"
+            ),
+            assumption="; ".join(after.assumptions),
+            edit=_edit(wm.source, old_raw, f"{new_mb}MB"),
+            manual="" if wm.source.path else f"set work_mem = '{new_mb}MB' in postgresql.conf",
+        )
+    )
+    return proposals
+
+
+def _set_server(server: Server, name: str, value: float, raw: str, source: Source) -> None:
+    old = server.settings.get(name)
+    if old is not None:
+        server.settings[name] = old.model_copy(update={"value": int(value), "raw": raw})
+    else:
+        server.settings[name] = Setting(name=name, raw=raw, value=int(value), source=source)
+
+
+def _edit(source: Source, old: str, new: str) -> Edit | None:
+    if source.path is None or source.line is None:
+        return None
+    return Edit(path=source.path, line=source.line, key=source.key or "", old=old, new=new)
+
+
+def _mib(value: float) -> str:
+    from advisor.arith import size
+
+    return size(value)
+
+
+def _n(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else f"{value:g}"
+
+
+# --- rendering ---------------------------------------------------------------------------
+
+
+def render_text(advice: list[ServerAdvice]) -> str:
+    if not advice:
+        return "Every server fits its connection budget; nothing to propose (use --all)."
+    lines: list[str] = []
+    for a in advice:
+        state = "fits" if a.fits_before else "does not fit"
+        lines.append(
+            f"== {a.server}: {state} ({_n(a.peak_before)} at peak, {_n(a.usable_before)} usable)"
+        )
+        lines.append("Before:")
+        lines += [f"  {x}" for x in a.before]
+        if a.memory_before:
+            lines.append(f"  {a.memory_before}")
+        if a.proposals:
+            lines.append("Proposals:")
+            for i, p in enumerate(a.proposals, 1):
+                lines.append(f"  {i}. {p.subject}: {p.key} {p.old} -> {p.new}")
+                lines.append(f"     why: {p.reason}")
+                if p.assumption:
+                    lines.append(f"     assumes: {p.assumption}")
+                if p.edit is not None:
+                    lines.append(f"     edit: {p.edit.path}:{p.edit.line}")
+                elif p.manual:
+                    lines.append(f"     by hand: {p.manual}")
+        else:
+            lines.append("Proposals: none")
+        lines.append("After:")
+        lines += [f"  {x}" for x in a.after]
+        if a.memory_after:
+            lines.append(f"  {a.memory_after}")
+        if a.sizing:
+            lines.append("Active connections (sizing evidence):")
+            lines += [f"  {x}" for x in a.sizing]
+        for n in a.notes:
+            lines.append(f"note: {n}")
+        lines.append("")
+    return "\n".join(lines).rstrip() + "\n"

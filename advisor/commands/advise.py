@@ -1,0 +1,163 @@
+"""`pool-advisor advise`: proposed settings that fit, with the arithmetic and evidence."""
+
+from __future__ import annotations
+
+import sys
+from enum import StrEnum
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+if TYPE_CHECKING:
+    from advisor.advise import ServerAdvice
+
+
+class OutputFormat(StrEnum):
+    text = "text"
+    json = "json"
+
+
+def register(app: typer.Typer) -> None:
+    app.command(
+        "advise",
+        help=(
+            "Propose, for every server that does not fit (or all with --all), pool sizes, "
+            "PgBouncer settings, max_connections and work_mem that fit, each with the "
+            "arithmetic before and after and the assumption it rests on. --diff prints the "
+            "edits as a unified diff; --write applies them after asking."
+        ),
+    )(advise_command)
+
+
+def _pairs(values: list[str] | None, option: str, cast: type) -> dict[str, float]:
+    out: dict[str, float] = {}
+    for raw in values or []:
+        for item in raw.split(","):
+            name, sep, value = item.partition("=")
+            try:
+                if not sep or not name.strip():
+                    raise ValueError
+                out[name.strip()] = cast(value)
+                if out[name.strip()] < 0:
+                    raise ValueError
+            except ValueError:
+                raise typer.BadParameter(
+                    f"{item!r}: expected NAME=NUMBER (e.g. checkout=3)", param_hint=option
+                ) from None
+    return out
+
+
+def advise_command(
+    paths: Annotated[list[str], typer.Argument(help="Files or folders, as for check.")],
+    all_servers: Annotated[
+        bool, typer.Option("--all", help="Advise on servers that already fit too.")
+    ] = False,
+    sweep: Annotated[
+        Path | None,
+        typer.Option(
+            "--sweep",
+            help="A sweep table (CSV/TSV from `pool-advisor sweep` or your own: clients, tps, "
+            "p99_ms): its USL fit sets the active-connection target.",
+        ),
+    ] = None,
+    spindles: Annotated[
+        float, typer.Option("--spindles", min=0, help="Effective spindles for the floor.")
+    ] = 1,
+    weight: Annotated[
+        list[str] | None,
+        typer.Option("--weight", help="NAME=W: split the budget by these weights."),
+    ] = None,
+    minimum: Annotated[
+        list[str] | None,
+        typer.Option("--min", help="NAME=N: never give this workload a pool below N."),
+    ] = None,
+    diff: Annotated[bool, typer.Option("--diff", help="Print the edits as a unified diff.")] = (
+        False
+    ),
+    write: Annotated[
+        bool, typer.Option("--write", help="Apply the edits to the files (asks first).")
+    ] = False,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask before --write.")] = False,
+    config: Annotated[Path | None, typer.Option("--config", help="Configuration file.")] = None,
+    pg_version: Annotated[
+        int | None, typer.Option("--pg-version", help="PostgreSQL major version.")
+    ] = None,
+    output_format: Annotated[OutputFormat, typer.Option("--format")] = OutputFormat.text,
+) -> None:
+    from advisor.advise import AdviseOptions, advise, render_text
+    from advisor.fs import InputError
+    from advisor.scan import LoadError, load
+
+    try:
+        loaded_sweep = None
+        if sweep is not None:
+            from advisor.usl import read_sweep
+
+            loaded_sweep = read_sweep(sweep)
+        options = AdviseOptions(
+            all_servers=all_servers,
+            weights=_pairs(weight, "--weight", float),
+            minimums={k: int(v) for k, v in _pairs(minimum, "--min", int).items()},
+            sweep=loaded_sweep,
+            spindles=spindles,
+        )
+        topo, budgets, memory = load(paths, config=config, pg_version=pg_version)
+        options.memory = memory
+    except InputError as exc:
+        _fail(f"{exc.label()}: {exc.message}")
+        return
+    except LoadError as exc:
+        _fail(str(exc))
+        return
+    result = advise(topo, budgets, options)
+    edits = [p.edit for a in result for p in a.proposals if p.edit is not None]
+
+    if output_format is OutputFormat.json:
+        import json
+
+        payload = {
+            "schema_version": 1,
+            "servers": [a.model_dump(mode="json") for a in result],
+        }
+        typer.echo(json.dumps(payload, indent=2))
+    else:
+        typer.echo(render_text(result), nl=False)
+    if not (diff or write) or not edits:
+        if (diff or write) and not edits:
+            typer.echo("no file edits to make", err=True)
+        _exit_for(result)
+        return
+
+    from advisor.edits import plan
+    from advisor.edits import write as write_files
+
+    edit_plan = plan(edits, [Path(p) for p in paths if p != "-"])
+    for e, why in edit_plan.refused:
+        typer.echo(f"not edited: {e.key} {e.old} -> {e.new}: {why}", err=True)
+    if diff or write:
+        out = sys.stderr if output_format is OutputFormat.json else sys.stdout
+        out.write(edit_plan.diff())
+    if write and edit_plan.changes:
+        if not yes:
+            if not sys.stdin.isatty():
+                _fail("--write asks before changing files; pass --yes to write without asking")
+                return
+            names = ", ".join(c.path for c in edit_plan.changes)
+            if not typer.confirm(f"Write these changes to {names}?", default=False):
+                typer.echo("nothing written", err=True)
+                raise typer.Exit(0)
+        for name in write_files(edit_plan):
+            typer.echo(f"wrote {name}", err=True)
+    _exit_for(result)
+
+
+def _exit_for(result: list[ServerAdvice]) -> None:
+    # 1 when a server still would not fit even with every proposal applied.
+    if any(not a.fits_after for a in result):
+        raise typer.Exit(1)
+
+
+def _fail(message: str) -> None:
+    print(f"pool-advisor: {message}", file=sys.stderr)
+    raise typer.Exit(2)

@@ -1,0 +1,175 @@
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.shared_data import shared_file
+
+REPO = Path(__file__).resolve().parent.parent
+FIXTURES = REPO / "fixtures"
+PA301 = re.compile(r": (error|warning|info) PA301 ")
+
+
+def cli(*args: str, cwd: Path | None = None, stdin: str | None = None):
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    return subprocess.run(
+        [sys.executable, "-m", "advisor", *args],
+        capture_output=True, text=True, env=env, cwd=cwd, input=stdin, timeout=120,
+    )
+
+
+def copy_fixture(name: str, tmp_path: Path) -> Path:
+    target = tmp_path / name
+    shutil.copytree(FIXTURES / name, target)
+    return target
+
+
+def replace(path: Path, old: str, new: str) -> None:
+    text = path.read_text()
+    assert old in text, f"{old!r} not in {path}"
+    path.write_text(text.replace(old, new, 1))
+
+
+def advise_json(*args: str) -> list[dict]:
+    r = cli("advise", *args, "--format", "json")
+    assert r.returncode in (0, 1), r.stderr
+    return json.loads(r.stdout)["servers"]
+
+
+def test_acme_shop_pool_size_fits_and_write_makes_check_pass(tmp_path: Path):
+    repo = copy_fixture("acme-shop", tmp_path)
+    before = cli("check", str(repo))
+    assert before.returncode == 1 and "PA101" in before.stdout
+
+    (server,) = advise_json(str(repo))
+    assert server["server"] == "postgres" and not server["fits_before"]
+    assert server["peak_before"] == 800 and server["usable_before"] == 97
+    (p,) = server["proposals"]
+    assert p["kind"] == "client-pool" and p["new"] == "2"
+    assert p["edit"] == {
+        "path": "k8s/configmap.yaml", "line": 13,
+        "key": "SPRING_DATASOURCE_HIKARI_MAXIMUMPOOLSIZE", "old": "20", "new": "2",
+    }
+    assert server["fits_after"] and server["peak_after"] == 80
+    assert any("40 (HPA maxReplicas, k8s/hpa.yaml:12) x 2" in line for line in server["after"])
+    assert any("PgBouncer in transaction mode" in n for n in server["notes"])
+
+    text_before = (repo / "k8s/configmap.yaml").read_text()
+    r = cli("advise", str(repo), "--diff")
+    assert r.returncode == 0, r.stderr
+    assert '-  SPRING_DATASOURCE_HIKARI_MAXIMUMPOOLSIZE: "20"' in r.stdout
+    assert '+  SPRING_DATASOURCE_HIKARI_MAXIMUMPOOLSIZE: "2"' in r.stdout
+    assert (repo / "k8s/configmap.yaml").read_text() == text_before  # --diff writes nothing
+
+    r = cli("advise", str(repo), "--write", stdin="")
+    assert r.returncode == 2 and "--yes" in r.stderr
+    assert (repo / "k8s/configmap.yaml").read_text() == text_before
+
+    r = cli("advise", str(repo), "--write", "--yes")
+    assert r.returncode == 0, r.stderr
+    after = (repo / "k8s/configmap.yaml").read_text()
+    assert after == text_before.replace(
+        'MAXIMUMPOOLSIZE: "20"', 'MAXIMUMPOOLSIZE: "2"'
+    )  # the one value, comments and the rest untouched
+    # The oracle is the linter itself: the budget now fits.
+    again = cli("check", str(repo))
+    assert again.returncode == 0, again.stdout
+    assert "PA101" not in again.stdout
+
+
+def _overloaded_pooler(tmp_path: Path) -> Path:
+    repo = copy_fixture("acme-shop-pgbouncer", tmp_path)
+    replace(repo / "k8s/postgres-config.yaml", "max_connections = 100", "max_connections = 300")
+    ini = repo / "k8s/pgbouncer.yaml"
+    replace(ini, "default_pool_size = 20", "default_pool_size = 150")
+    replace(ini, "max_db_connections = 40", "max_db_connections = 0")
+    return repo
+
+
+def test_pooler_shrinks_to_the_budget(tmp_path: Path):
+    repo = _overloaded_pooler(tmp_path)
+    (server,) = advise_json(str(repo))
+    assert server["peak_before"] == 310 and server["usable_before"] == 297
+    keys = {p["key"]: p for p in server["proposals"]}
+    assert keys["default_pool_size"]["new"] == "143"  # 2 x (143 + 5 reserve) = 296 <= 297
+    assert keys["default_pool_size"]["edit"]["path"] == "k8s/pgbouncer.yaml"
+    assert server["fits_after"] and server["peak_after"] <= 297
+
+
+def test_sweep_caps_the_pooler_at_the_measured_optimum(tmp_path: Path):
+    repo = _overloaded_pooler(tmp_path)
+    sweep = shared_file("pool-sweep-1-256.tsv")
+    (server,) = advise_json(str(repo), "--sweep", str(sweep))
+    assert server["fits_after"]
+    # Never more than 128 active server connections for this workload.
+    assert server["peak_after"] <= 128
+    assert any("N* = sqrt((1 - sigma) / kappa)" in s for s in server["sizing"])
+    (p,) = [p for p in server["proposals"] if p["key"] == "default_pool_size"]
+    assert "measured optimum" in p["reason"]
+
+
+def test_memory_max_connections_and_work_mem(tmp_path: Path):
+    repo = copy_fixture("acme-shop-pgbouncer", tmp_path)
+    conf = repo / "k8s/postgres-config.yaml"
+    replace(conf, "max_connections = 100", "max_connections = 400")
+    replace(conf, "work_mem = 8MB", "work_mem = 64MB")
+    assert PA301.search(cli("check", str(repo)).stdout)
+    (server,) = advise_json(str(repo))
+    keys = {p["key"]: p for p in server["proposals"]}
+    assert keys["max_connections"]["new"] == "55"  # 50 from PgBouncer + 3 reserved, to 5s
+    assert keys["work_mem"]["new"].endswith("MB")
+    assert server["memory_after"].endswith("fits")
+    r = cli("advise", str(repo), "--write", "--yes")
+    assert r.returncode == 0, r.stderr
+    text = conf.read_text()
+    assert "max_connections = 55" in text and f"work_mem = {keys['work_mem']['new']}" in text
+    assert not PA301.search(cli("check", str(repo)).stdout)
+
+
+def test_session_mode_and_max_client_conn(tmp_path: Path):
+    repo = copy_fixture("acme-shop-pgbouncer", tmp_path)
+    ini = repo / "k8s/pgbouncer.yaml"
+    replace(ini, "pool_mode = transaction", "pool_mode = session")
+    replace(ini, "max_client_conn = 1000", "max_client_conn = 100")
+    (server,) = advise_json(str(repo), "--all")
+    keys = {p["key"]: p for p in server["proposals"]}
+    assert keys["pool_mode"]["new"] == "transaction"
+    # 40 pods x 20 = 800 clients over 2 replicas = 400 each, + 10%.
+    assert keys["max_client_conn"]["new"] == "440"
+    assert "evenly" in keys["max_client_conn"]["assumption"]
+
+
+def test_weights_and_minimums(tmp_path: Path):
+    repo = copy_fixture("acme-shop", tmp_path)
+    (server,) = advise_json(str(repo), "--min", "checkout=3")
+    (p,) = server["proposals"]
+    assert p["new"] == "3" and not server["fits_after"]  # 40 x 3 = 120 > 97
+    assert any("minimums" in n for n in server["notes"])
+    r = cli("advise", str(repo), "--min", "checkout=x")
+    assert r.returncode == 2 and "NAME=NUMBER" in r.stderr
+
+
+def test_fitting_repo_has_nothing_to_propose():
+    r = cli("advise", str(FIXTURES / "acme-shop-pgbouncer"))
+    assert r.returncode == 0, r.stderr
+    assert "nothing to propose" in r.stdout
+
+
+def test_bad_sweep_file_is_a_clear_error(tmp_path: Path):
+    bad = tmp_path / "s.csv"
+    bad.write_text("clients,tps\n1,x\n")
+    r = cli("advise", str(FIXTURES / "acme-shop"), "--sweep", str(bad))
+    assert r.returncode == 2 and "s.csv:2" in r.stderr and "Traceback" not in r.stderr
+
+
+@pytest.mark.parametrize("missing", ["nope"])
+def test_missing_path(missing: str, tmp_path: Path):
+    r = cli("advise", str(tmp_path / missing))
+    assert r.returncode == 2 and "no such file" in r.stderr
