@@ -65,8 +65,8 @@ def fail(message: str) -> None:
 
 @app.command()
 def check(
-    paths: Annotated[list[str], typer.Argument(
-        help="Files or folders; '-' reads a YAML stream from stdin.")],
+    paths: Annotated[list[str] | None, typer.Argument(
+        help="Files or folders; '-' reads a YAML stream from stdin.")] = None,
     format: Annotated[Format, typer.Option("--format", "-f", help="Output format.")] = (
         Format.text),
     fail_on: Annotated[Level | None, typer.Option(
@@ -94,7 +94,16 @@ def check(
     release: Annotated[str | None, typer.Option("--release",
                                                 help="Helm release name.")] = None,
     namespace: Annotated[str | None, typer.Option(
-        "--namespace", help="Namespace for rendered objects.")] = None,
+        "--namespace", help="Namespace for rendered objects; with --cluster, the only "
+        "namespace read.")] = None,
+    cluster: Annotated[bool, typer.Option(
+        "--cluster", help="Read the topology from the live Kubernetes cluster of your "
+        "kubeconfig instead of files (list calls only; Secrets are never read).")] = False,
+    kubeconfig: Annotated[Path | None, typer.Option(
+        "--kubeconfig", help="kubeconfig for --cluster (default: $KUBECONFIG or "
+        "~/.kube/config).")] = None,
+    context: Annotated[str | None, typer.Option(
+        "--context", help="kubeconfig context for --cluster (default: current).")] = None,
 ) -> None:
     """Lint: compute every server's connection budget and report what does not fit."""
     from advisor.engine import CheckOptions, UsageError, at_or_above, run_check
@@ -106,7 +115,12 @@ def check(
                            values_files=values or [], set_values=set_values or [],
                            release=release, namespace=namespace)
     try:
-        result = run_check(paths, options, registry)
+        if cluster:
+            result = _cluster_check(options, registry, kubeconfig, context, namespace)
+        elif not paths:
+            raise UsageError("give files or folders to check (or --cluster)")
+        else:
+            result = run_check(paths, options, registry)
     except UsageError as exc:
         fail(str(exc))
         return
@@ -120,6 +134,19 @@ def check(
     level = fail_on.value if fail_on else result.fail_on
     if at_or_above(result.findings, level):
         raise typer.Exit(1)
+
+
+def _cluster_check(options, registry, kubeconfig: Path | None, context: str | None,
+                   namespace: str | None):
+    from advisor.cluster import ClusterError, run_cluster_check
+    from advisor.engine import UsageError
+
+    try:
+        return run_cluster_check(options, registry, kubeconfig=str(kubeconfig) if kubeconfig
+                                 else None, context=context,
+                                 namespaces=[namespace] if namespace else None)
+    except ClusterError as exc:
+        raise UsageError(str(exc)) from None
 
 
 def render(fmt: str, result, registry, *, to_terminal: bool) -> str:
