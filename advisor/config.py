@@ -71,6 +71,9 @@ class WorkloadDecl(Strict):
     replicas: int | None = None
     target: str | None = None  # a server or pooler name
     source: str | None = None  # the application's source directory
+    # For `advise`: its share of a server's budget, and the pool it must keep.
+    weight: float | None = Field(default=None, gt=0)
+    min_pool_size: int | None = Field(default=None, alias="min-pool-size", ge=1)
 
 
 class ChartDecl(Strict):
