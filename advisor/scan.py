@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from advisor.budget import MemoryOptions
+    from advisor.config import Settings
     from advisor.model import Budget, Topology
 
 
@@ -17,6 +18,13 @@ class LoadError(Exception):
 def load(
     paths: list[str], *, config: Path | None = None, pg_version: int | None = None
 ) -> tuple[Topology, list[Budget], MemoryOptions]:
+    topo, budgets, memory, _ = load_with_settings(paths, config=config, pg_version=pg_version)
+    return topo, budgets, memory
+
+
+def load_with_settings(
+    paths: list[str], *, config: Path | None = None, pg_version: int | None = None
+) -> tuple[Topology, list[Budget], MemoryOptions, Settings]:
     # The engine's scan stages, as `run_check` runs them; callers here need the Topology.
     from advisor.budget import MemoryOptions, budgets
     from advisor.engine import CheckOptions, UsageError, _merge, _rule_options, _settings, scan_path
@@ -36,4 +44,4 @@ def load(
             raise LoadError(f"{raw}: no such file or directory")
         _merge(topo, scan_path(path, settings, options))
     memory_options = memory if isinstance(memory, MemoryOptions) else MemoryOptions()
-    return topo, budgets(topo, memory_options), memory_options
+    return topo, budgets(topo, memory_options), memory_options, settings

@@ -173,3 +173,51 @@ def test_bad_sweep_file_is_a_clear_error(tmp_path: Path):
 def test_missing_path(missing: str, tmp_path: Path):
     r = cli("advise", str(tmp_path / missing))
     assert r.returncode == 2 and "no such file" in r.stderr
+
+
+BILLING = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: billing
+  namespace: shop
+spec:
+  replicas: 10
+  selector:
+    matchLabels:
+      app: billing
+  template:
+    metadata:
+      labels:
+        app: billing
+    spec:
+      containers:
+        - name: billing
+          image: registry.acme.example/billing:1.0.0
+          env:
+            - name: SPRING_DATASOURCE_URL
+              value: jdbc:postgresql://postgres.shop.svc.cluster.local:5432/shop
+            - name: SPRING_DATASOURCE_HIKARI_MAXIMUMPOOLSIZE
+              value: "10"
+"""
+
+
+def test_declared_weights_and_minimum_from_configuration(tmp_path: Path):
+    repo = copy_fixture("acme-shop", tmp_path)
+    (repo / "k8s/billing.yaml").write_text(BILLING)
+    (repo / ".pool-advisor.toml").write_text(
+        '[[workloads]]\nname = "billing"\nweight = 1\nmin-pool-size = 4\n\n'
+        '[[workloads]]\nname = "checkout"\nweight = 3\n'
+    )
+    (server,) = advise_json(str(repo))
+    assert server["peak_before"] == 930  # 13 billing pods (10 + 25% surge) x 10 + 40 x 20
+    new = {p["subject"].split()[0]: p["new"] for p in server["proposals"]}
+    # billing's weighted share (97 / 4 = 24) is below its minimum of 13 pods x 4 = 52,
+    # so it keeps 52 and checkout gets the other 45: 40 pods x 1.
+    assert new == {"billing": "4", "checkout": "1"}
+    assert server["fits_after"] and server["peak_after"] == 92
+    assert all("declared weights" in p["assumption"] for p in server["proposals"])
+    # The command line overrides the configuration.
+    (server,) = advise_json(str(repo), "--weight", "billing=1,checkout=1", "--min", "billing=1")
+    new = {p["subject"].split()[0]: p["new"] for p in server["proposals"]}
+    assert new == {"billing": "3", "checkout": "1"}

@@ -87,7 +87,7 @@ def advise_command(
 ) -> None:
     from advisor.advise import AdviseOptions, advise, render_text
     from advisor.fs import InputError
-    from advisor.scan import LoadError, load
+    from advisor.scan import LoadError, load_with_settings
 
     try:
         loaded_sweep = None
@@ -102,8 +102,17 @@ def advise_command(
             sweep=loaded_sweep,
             spindles=spindles,
         )
-        topo, budgets, memory = load(paths, config=config, pg_version=pg_version)
+        topo, budgets, memory, settings = load_with_settings(
+            paths, config=config, pg_version=pg_version
+        )
         options.memory = memory
+        # Declared in the configuration ([[workloads]] weight, min-pool-size); the
+        # command line wins.
+        for w in settings.workloads:
+            if w.weight is not None:
+                options.weights.setdefault(w.name, w.weight)
+            if w.min_pool_size is not None:
+                options.minimums.setdefault(w.name, w.min_pool_size)
     except InputError as exc:
         _fail(f"{exc.label()}: {exc.message}")
         return
