@@ -25,27 +25,28 @@ def _formula(c: Contribution) -> str:
         return " + ".join(f"{num(p.total)} ({p.who})" for p in c.parts) or num(c.total)
     if c.op == "+":
         return " + ".join(t.show() for t in c.factors)
-    if c.kind == "client":
-        head, rest = _pods(c.factors)
-        return " x ".join([head, *(t.show() for t in rest)])
-    return " x ".join(t.show() for t in c.factors)
+    head, rest = _pods(c.factors)
+    return " x ".join([head, *(t.show() for t in rest)])
 
 
 def contribution_lines(c: Contribution, depth: int = 0) -> list[str]:
     """The contribution and, indented below it, how each part was computed."""
-    line = f"{c.who}: {_formula(c)} = {num(c.total)}"
-    if c.note:
-        line += f" ({c.note})"
-    lines = [("  " * depth) + line]
+    pad = "  " * depth
+    lines = [f"{pad}{c.who}: {_formula(c)} = {num(c.total)}"]
     for p in c.parts:
         lines.extend(contribution_lines(p, depth + 1))
+    # What was assumed, after the arithmetic it qualifies. Below the top only caps are
+    # worth a line: the rest restates the operator ("pool_size + reserve_pool_size").
+    if c.note and (depth == 0 or "capped" in c.note):
+        lines.append(f"{pad}  note: {c.note}")
     return lines
 
 
 def contribution_expr(c: Contribution) -> str:
     """One line: `checkout: 40 (HPA maxReplicas, k8s/hpa.yaml:9) x 20 (...) = 800`,
-    then each part after `; `."""
-    return "; ".join(x.strip() for x in contribution_lines(c))
+    then each part after `; ` (notes left out: the budget block shows them)."""
+    return "; ".join(x.strip() for x in contribution_lines(c)
+                     if not x.strip().startswith("note: "))
 
 
 def usable_expr(b: Budget) -> str:

@@ -80,21 +80,19 @@ def client_contribution(client: Client) -> Contribution:
 
 
 def pooler_contribution(pooler: Pooler) -> Contribution:
-    """Server connections the pooler may open: PgBouncer's own arithmetic (advisor.pgbouncer),
-    plus the extra replicas of a rolling update."""
+    """Server connections the pooler may open: PgBouncer's own arithmetic
+    (advisor.pgbouncer.server_side_max), with the extra pods of a rolling update added
+    to its replicas."""
     from advisor.pgbouncer import server_side_max
 
     found = server_side_max(pooler, pooler.pairs or None)
     if pooler.surge is None or pooler.replicas.value <= 0:
         return found
+    replicas, *rest = found.factors
     per_replica = found.total / pooler.replicas.value
-    extra = Contribution(who=f"{pooler.name} rolling-update surge", kind="pooler",
-                         factors=[pooler.surge], total=pooler.surge.value * per_replica,
-                         location=pooler.location,
-                         note=f"{per_replica:g} server connections per PgBouncer pod")
     return found.model_copy(update={
-        "total": found.total + extra.total,
-        "parts": [*found.parts, extra] if found.parts else [found.model_copy(), extra]})
+        "factors": [replicas, pooler.surge, *rest],
+        "total": (pooler.replicas.value + pooler.surge.value) * per_replica})
 
 
 def server_budget(server: Server, topo: Topology, memory: MemoryOptions | None = None) -> Budget:

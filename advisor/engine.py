@@ -206,13 +206,18 @@ def scan_path(path: Path, settings: Settings, options: CheckOptions) -> Topology
         objects += objs
         problems += probs
         suppressions[shown] = scan_suppressions(text)
-    _render(found, root, settings, options, objects, problems, notices)
-    inputs = Inputs(root=root, objects=objects, pg_conf_files=found.pg_confs,
-                    bouncer_ini_files=found.bouncer_inis, settings=settings,
-                    pg_version_override=options.pg_version,
-                    app_dirs=_app_dirs(settings, found.root),
-                    app_candidates=app_source_dirs(found))
-    topo = build_topology(inputs)
+    environments = _render(found, root, settings, options, objects, problems, notices)
+    topo = Topology()
+    for label, env_objects in environments or [("", [])]:
+        inputs = Inputs(root=root, objects=objects + env_objects, pg_conf_files=found.pg_confs,
+                        bouncer_ini_files=found.bouncer_inis, settings=settings,
+                        pg_version_override=options.pg_version,
+                        app_dirs=_app_dirs(settings, found.root),
+                        app_candidates=app_source_dirs(found))
+        built = build_topology(inputs)
+        if label:
+            _label_environment(built, label)
+        _merge(topo, built)
     topo.problems[:0] = problems
     topo.notices[:0] = notices
     for shown, lines in suppressions.items():
@@ -221,10 +226,32 @@ def scan_path(path: Path, settings: Settings, options: CheckOptions) -> Topology
     return topo
 
 
+def _label_environment(topo: Topology, label: str) -> None:
+    """Alternative overlays (staging, prod) are budgeted apart: each is its own
+    deployment. Their objects keep their names, qualified by the overlay."""
+    for entity in (*topo.servers, *topo.poolers, *topo.clients):
+        entity.name = f"{entity.name} [{label}]"
+    ids = {e.id: f"{label}|{e.id}" for e in (*topo.servers, *topo.poolers, *topo.clients)}
+    for entity in (*topo.servers, *topo.poolers, *topo.clients):
+        entity.id = ids[entity.id]
+    for s in topo.servers:
+        s.primary_id = ids.get(s.primary_id, s.primary_id) if s.primary_id else None
+    for p in topo.poolers:
+        p.server_id = ids.get(p.server_id, p.server_id) if p.server_id else None
+    for c in topo.clients:
+        c.target_id = ids.get(c.target_id, c.target_id) if c.target_id else None
+    for i, h in enumerate(topo.sql_hazards):
+        if h.client_id:
+            topo.sql_hazards[i] = h.model_copy(update={"client_id": ids.get(h.client_id)})
+
+
 def _render(found, root: Root, settings: Settings, options: CheckOptions,
             objects: list[K8sObject], problems: list[ConfigProblem], notices: list[str]
-            ) -> None:
-    """Helm charts and kustomize overlays, rendered as they would be deployed."""
+            ) -> list[tuple[str, list[K8sObject]]]:
+    """Helm charts and kustomize overlays, rendered as they would be deployed. Chart
+    objects join `objects`; kustomize leaves are returned as (label, objects): when two
+    leaves render the same object they are alternatives (staging, prod), each its own
+    environment, else they all join one."""
     if found.helm_charts:
         try:
             from advisor.render.helm import render_chart
@@ -255,11 +282,27 @@ def _render(found, root: Root, settings: Settings, options: CheckOptions,
                            "in this build; skipped: "
                            + ", ".join(root.rel(d) for d in found.kustomize_dirs))
         else:
+            leaves = []
             for d in found.kustomize_dirs:
                 rendered = render_kustomization(root, root.rel(d))
-                objects += rendered.objects
+                leaves.append((root.rel(d), rendered.objects))
                 problems += rendered.problems
                 notices += rendered.notices
+            if _alternatives(leaves):
+                return leaves
+            for _label, objs in leaves:
+                objects += objs
+    return []
+
+
+def _alternatives(leaves: list[tuple[str, list[K8sObject]]]) -> bool:
+    seen: set[tuple[str, str | None, str]] = set()
+    for _label, objs in leaves:
+        keys = {(o.kind, o.namespace, o.name) for o in objs}
+        if keys & seen:
+            return True
+        seen |= keys
+    return False
 
 
 def _sql(found, root: Root, topo: Topology) -> None:

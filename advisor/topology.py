@@ -117,7 +117,18 @@ def build_topology(inputs: Inputs) -> Topology:
                 topo.clients.append(client)
     _pooler_pairs(topo)
     _global_headroom(inputs.settings, topo)
+    _disambiguate_names(topo)
     return topo
+
+
+def _disambiguate_names(topo: Topology) -> None:
+    """Two servers (or poolers, or clients) of the same name in different namespaces
+    are shown as namespace/name."""
+    for group in (topo.servers, topo.poolers, topo.clients):
+        names = [e.name for e in group]
+        for e in group:
+            if names.count(e.name) > 1 and e.namespace:
+                e.name = f"{e.namespace}/{e.name}"
 
 
 def _global_headroom(settings: Settings, topo: Topology) -> None:
@@ -214,7 +225,8 @@ def resolve_host(host: str | None, namespace: str | None, host_map: dict[str, tu
     if not host:
         return None
     h = host.lower().strip().rstrip(".")
-    for candidate in (h, f"{h}.{namespace}" if namespace else None):
+    # A short name resolves in the client's own namespace first, as cluster DNS does.
+    for candidate in (f"{h}.{namespace}" if namespace and "." not in h else None, h):
         if candidate and candidate in host_map:
             return host_map[candidate]
     return None

@@ -160,3 +160,68 @@ def test_sidecar_pgbouncer_is_a_pooler_per_pod(tmp_path):
     assert c.kind == "pooler"
     assert budget.peak == 6 * 4  # 6 pods, each with its own PgBouncer of pool 4
     assert budget.usable == 47
+
+
+def test_short_service_names_resolve_in_the_clients_namespace(tmp_path):
+    def ns_files(ns: str, pool: int) -> dict[str, str]:
+        return {
+            f"{ns}/db.yaml": DB.replace("metadata: {name: db}",
+                                        f"metadata: {{name: db, namespace: {ns}}}"),
+            f"{ns}/app.yaml": f"""
+                apiVersion: apps/v1
+                kind: Deployment
+                metadata: {{name: web, namespace: {ns}}}
+                spec:
+                  replicas: 2
+                  strategy: {{type: Recreate}}
+                  template:
+                    spec:
+                      containers:
+                        - name: app
+                          image: acme/web:1
+                          env:
+                            - {{name: SPRING_DATASOURCE_URL, value: "jdbc:postgresql://db/x"}}
+                            - {{name: SPRING_DATASOURCE_HIKARI_MAXIMUMPOOLSIZE, value: "{pool}"}}
+                """}
+    write(tmp_path, {**ns_files("prod", 20), **ns_files("staging", 3)})
+    result = run_check([str(tmp_path)], CheckOptions())
+    peaks = {b.server: b.peak for b in result.budgets}
+    assert peaks == {"prod/db": 40, "staging/db": 6}
+
+
+def test_alternative_overlays_are_budgeted_apart(tmp_path):
+    import shutil
+
+    if shutil.which("kubectl") is None and shutil.which("kustomize") is None:
+        import pytest
+
+        pytest.skip("no kubectl or kustomize binary")
+    app = """
+        apiVersion: apps/v1
+        kind: Deployment
+        metadata: {name: web}
+        spec:
+          replicas: 2
+          strategy: {type: Recreate}
+          template:
+            spec:
+              containers:
+                - name: app
+                  image: acme/web:1
+                  env:
+                    - {name: SPRING_DATASOURCE_URL, value: "jdbc:postgresql://db/x"}
+                    - {name: SPRING_DATASOURCE_HIKARI_MAXIMUMPOOLSIZE, value: "20"}
+        """
+    write(tmp_path, {
+        "base/kustomization.yaml": "resources: [db.yaml, app.yaml]\n",
+        "base/db.yaml": DB, "base/app.yaml": app,
+        "overlays/small/kustomization.yaml": "resources: [../../base]\n",
+        "overlays/big/kustomization.yaml": (
+            "resources: [../../base]\nreplicas:\n  - name: web\n    count: 5\n"),
+    })
+    result = run_check([str(tmp_path)], CheckOptions())
+    peaks = {b.server: b.peak for b in result.budgets}
+    assert peaks == {"db [overlays/big]": 100, "db [overlays/small]": 40}
+    big = next(b for b in result.budgets if b.server == "db [overlays/big]")
+    assert big.contributions[0].factors[0].source.path == "overlays/big/kustomization.yaml"
+    assert any(f.code == "PA101" and "[overlays/big]" in f.message for f in result.findings)
