@@ -70,9 +70,6 @@ def test_kustomize_prod_overlay():
     assert api.factors[2].source.path == "overlays/prod/kustomization.yaml"
 
 
-@pytest.mark.xfail(strict=True, reason="topology.resolve_host tries the bare name before "
-                   "<name>.<namespace>, so staging's `postgres` resolves to prod's Service; "
-                   "Kubernetes resolves the pod's own namespace first")
 @pytest.mark.skipif(not (shutil.which("kubectl") or shutil.which("kustomize")),
                     reason="kubectl (kustomize) not installed")
 def test_kustomize_staging_overlay_uses_its_own_namespace():
