@@ -103,3 +103,52 @@ def test_remote_resources_are_not_fetched(tmp_path):
     r = render_kustomization(Root.of(tmp_path), ".", binary=["/bin/false"])
     [p] = r.problems
     assert "does not fetch from the network" in p.message and p.location.line == 2
+
+
+def test_helm_inflation_and_symlinked_resources_are_refused(tmp_path):
+    (tmp_path / "kustomization.yaml").write_text(
+        "helmCharts:\n  - name: postgresql\n    repo: https://charts.bitnami.com/bitnami\n")
+    r = render_kustomization(Root.of(tmp_path), ".", binary=["/bin/false"])
+    assert "--enable-helm" in r.problems[0].message and r.problems[0].location.line == 1
+
+    outside = tmp_path / "outside.yaml"
+    outside.write_text("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: leak\n")
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "leak.yaml").symlink_to(outside)
+    (repo / "kustomization.yaml").write_text("resources:\n  - leak.yaml\n")
+    r = render_kustomization(Root.of(repo), ".", binary=["/bin/false"])
+    assert r.objects == [] and "outside the scanned root" in r.problems[0].message
+
+
+@needs_kustomize
+def test_components_and_strategic_merge_env_patch(tmp_path):
+    (tmp_path / "base").mkdir()
+    (tmp_path / "base" / "kustomization.yaml").write_text("resources:\n  - app.yaml\n")
+    (tmp_path / "base" / "app.yaml").write_text(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: app\nspec:\n"
+        "  replicas: 1\n  template:\n    spec:\n      containers:\n        - name: app\n"
+        "          image: app:1\n          env:\n            - name: A\n              value: x\n"
+        "            - name: POOL\n              value: \"5\"\n")
+    (tmp_path / "comp").mkdir()
+    (tmp_path / "comp" / "kustomization.yaml").write_text(
+        "apiVersion: kustomize.config.k8s.io/v1alpha1\nkind: Component\npatches:\n"
+        "  - patch: |-\n      apiVersion: apps/v1\n      kind: Deployment\n      metadata:\n"
+        "        name: app\n      spec:\n        template:\n          spec:\n"
+        "            containers:\n              - name: app\n                env:\n"
+        "                  - name: POOL\n                    value: \"30\"\n")
+    (tmp_path / "prod").mkdir()
+    (tmp_path / "prod" / "kustomization.yaml").write_text(
+        "resources:\n  - ../base\ncomponents:\n  - ../comp\n")
+    r = render_kustomization(Root.of(tmp_path), "prod")
+    assert not r.problems, r.problems
+    app = by_ref(r.objects, "Deployment/app")
+    env = get(app.body, "spec", "template", "spec", "containers", 0, "env")
+    pool = next(i for i, e in enumerate(env) if e["name"] == "POOL")
+    assert env[pool]["value"] == "30"
+    src = field_source(app, "spec", "template", "spec", "containers", 0, "env", pool, "value")
+    # line 16 of comp/kustomization.yaml: `value: "30"` inside the inline patch
+    assert (src.path, src.line) == ("comp/kustomization.yaml", 16)
+    a = next(i for i, e in enumerate(env) if e["name"] == "A")
+    loc = app.location("spec", "template", "spec", "containers", 0, "env", a, "value")
+    assert (loc.path, loc.line) == ("base/app.yaml", 14)

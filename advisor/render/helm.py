@@ -61,6 +61,8 @@ Key = tuple[str | int, ...]
 # this many renders or seconds and say so.
 MAX_TRACE_RENDERS = 400
 MAX_TRACE_SECONDS = 5.0
+MAX_RETEST_DEPTH = 2  # re-renders of keys that vanished in a group (a flipped branch)
+MAX_DERIVED_RENDERS = 60  # numbers tested alone for arithmetic in templates
 SENTINEL_BASE = 900_001  # below 1e6: Helm prints larger float64 values as 1e+06
 
 
@@ -626,6 +628,9 @@ class _Tracer:
         self.effective = effective
         self.layers = layers
         self.baseline_text = "\n".join(baseline.values())
+        self.baseline_texts = dict(baseline)
+        self.found: set[str] = set()
+        self.derived_renders = 0
         try:
             self.baseline = _parse_all(baseline)
         except Exception:  # not YAML: k8s_objects already reported it; nothing to trace
@@ -677,9 +682,18 @@ class _Tracer:
         numbers = [x for x in leaves if not isinstance(x.sentinel, str)]
         strings = [x for x in leaves if isinstance(x.sentinel, str)]
         for group in (numbers, strings):
-            self._group(group)
+            self._group(group, 0)
+        # Numbers that never showed up verbatim may still reach a field through
+        # arithmetic: test them alone (one render each), within the budget.
+        for leaf in numbers:
+            if leaf.marker not in self.found and _appears(leaf.value, self.baseline_text):
+                if self.derived_renders >= MAX_DERIVED_RENDERS:
+                    self.stopped = True
+                    break
+                self.derived_renders += 1
+                self._group([leaf], MAX_RETEST_DEPTH)
 
-    def _group(self, group: list[_Leaf]) -> None:
+    def _group(self, group: list[_Leaf], depth: int) -> None:
         if not group or not self.budget_left():
             return
         values = copy.deepcopy(self.user)
@@ -688,35 +702,46 @@ class _Tracer:
         self.renders += 1
         try:
             rendered = self.renderer.render(values)
-        except Exception:  # a perturbed value failed schema or template checks
+            fields = self._parse_changed(rendered, group)
+        except Exception:  # a perturbed value failed schema/template checks, or not YAML
             if len(group) > 1:
                 half = len(group) // 2
-                self._group(group[:half])
-                self._group(group[half:])
-            return
-        try:
-            fields = _parse_all(rendered)
-        except Exception:  # the perturbed output is not YAML: treat as a failed render
-            fields = None
-        if fields is None:
-            if len(group) > 1:
-                half = len(group) // 2
-                self._group(group[:half])
-                self._group(group[half:])
+                self._group(group[:half], depth)
+                self._group(group[half:], depth)
             return
         found = self._collect(group, fields)
+        self.found |= found
         missing = [x for x in group if x.marker not in found
                    and _appears(x.value, self.baseline_text)]
         if len(group) == 1:
             if missing:
                 self._derived(group[0], fields)
             return
-        if missing and len(missing) < len(group):
-            self._group(missing)
-        elif missing:
+        # A key that did not show up may sit under a branch another key of the group
+        # flipped: try those again without the others, a bounded number of times.
+        if not missing or depth >= MAX_RETEST_DEPTH:
+            return
+        if len(missing) < len(group):
+            self._group(missing, depth + 1)
+        else:
             half = len(missing) // 2
-            self._group(missing[:half])
-            self._group(missing[half:])
+            self._group(missing[:half], depth + 1)
+            self._group(missing[half:], depth + 1)
+
+    def _parse_changed(self, rendered: dict[str, str], group: list[_Leaf]
+                       ) -> dict[Any, dict[Key, Any]]:
+        """Fields of the templates that changed; a template whose text is the
+        baseline's, or (for a group of more than one) carries none of the group's
+        markers, is not parsed again."""
+        markers = [x.marker for x in group]
+        changed: dict[str, str] = {}
+        for key, text in rendered.items():
+            if text == self.baseline_texts.get(key):
+                continue
+            if len(group) > 1 and not any(m in text for m in markers):
+                continue
+            changed[key] = text
+        return _parse_all(changed)
 
     def _collect(self, group: list[_Leaf], fields: dict[Any, dict[Key, Any]]) -> set[str]:
         by_marker = {x.marker: x for x in group}
