@@ -232,8 +232,9 @@ def _items(value: Any) -> list[Any]:
 # --- running kustomize ----------------------------------------------------------------
 
 
-def _run(command: list[str], directory: Path) -> tuple[str | None, str]:
-    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(directory),
+def _run(command: list[str], directory: Path, home: Path) -> tuple[str | None, str]:
+    # HOME is a scratch folder: nothing kubectl might cache lands in the user's tree.
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home),
            "KUBECONFIG": os.devnull, "LANG": "C.UTF-8",
            # kustomize fetches remote bases with git/http; the scan refuses them, and
            # these make sure nothing reaches the network if one slipped through.
@@ -261,18 +262,20 @@ def _build_annotated(root: Root, top: Path, tree: Tree, command: list[str]
     render the original directory without them."""
     with tempfile.TemporaryDirectory(prefix="pool-advisor-kustomize-") as tmp:
         mirror = Path(tmp)
+        home = mirror / ".pool-advisor-home"
+        home.mkdir()
         try:
             for f in tree.files:
                 dest = mirror / f.relative_to(root.path)
                 dest.parent.mkdir(parents=True, exist_ok=True)
                 shutil.copyfile(f, dest)
             _ask_for_origins(mirror / tree.layers[-1].file.relative_to(root.path))
-            text, _error = _run(command, mirror / top.relative_to(root.path))
+            text, _error = _run(command, mirror / top.relative_to(root.path), home)
         except (OSError, ValueError):
             text = None
-    if text is not None:
-        return text, ""
-    return _run(command, top)
+        if text is not None:
+            return text, ""
+        return _run(command, top, home)
 
 
 def _ask_for_origins(kfile: Path) -> None:
