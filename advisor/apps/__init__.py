@@ -17,13 +17,17 @@ from pydantic import BaseModel, ConfigDict, Field
 from advisor.apps.asyncpg import asyncpg_pools
 from advisor.apps.base import StackContext
 from advisor.apps.django import django_pools
+from advisor.apps.ecto import ecto_pools
 from advisor.apps.go_sql import go_sql_pools
 from advisor.apps.hikari import hikari_pools
 from advisor.apps.knex import knex_pools
 from advisor.apps.node_pg import node_pg_pools
+from advisor.apps.npgsql import npgsql_pools
 from advisor.apps.pgx import pgx_pools
 from advisor.apps.prisma import prisma_pools
 from advisor.apps.psycopg_pool import psycopg_pools
+from advisor.apps.quarkus import quarkus_pools
+from advisor.apps.rails import rails_pools
 from advisor.apps.sequelize import sequelize_pools
 from advisor.apps.source import AppFile, AppSource, scan_app_dir
 from advisor.apps.sqlalchemy import sqlalchemy_pools
@@ -56,6 +60,10 @@ READERS: tuple[tuple[str, Reader], ...] = (
     ("prisma", prisma_pools),
     ("pgx", pgx_pools),
     ("database/sql", go_sql_pools),
+    ("rails", rails_pools),
+    ("npgsql", npgsql_pools),
+    ("ecto", ecto_pools),
+    ("quarkus", quarkus_pools),
 )
 
 

@@ -1,0 +1,81 @@
+"""Rails, Npgsql, Ecto, Quarkus: per-pod figures written out as processes x pool size."""
+
+from pathlib import Path
+
+from advisor.apps import pools_for_container, scan_app_dir
+from advisor.fs import Root
+from tests.apphelpers import container, containers_of, product
+
+FIX = Path(__file__).parent / "fixtures_apps"
+
+
+def _app(stack: str):
+    return scan_app_dir(Root.of(FIX / stack), "")
+
+
+def _pools(stack: str, manifest: str = "k8s/deployment.yaml", index: int = 0, **kw):
+    return pools_for_container(containers_of(FIX / stack, manifest)[index], _app(stack), **kw)
+
+
+def test_rails_puma_three_tier_erb():
+    found = _pools("rails", "k8s/web.yaml", 0)
+    assert [p.label for p in found.pools] == [
+        "Rails production.primary pool", "Rails production.primary_replica pool",
+        "Rails production.queue pool"]
+    # Puma: WEB_CONCURRENCY=3 workers; pool <%= ENV.fetch("RAILS_MAX_THREADS") { 5 } %> = 8
+    assert product(found.pools) == "3 x 8 + 3 x 8 + 3 x 10 = 78"
+    primary, replica, queue = found.pools
+    assert primary.size.source.key == "RAILS_MAX_THREADS"
+    assert primary.processes.source.key == "WEB_CONCURRENCY"
+    assert queue.size.source.label() == "config/database.yml:23"
+    assert (primary.route.host, replica.route.host, queue.route.host) == (
+        "store-db", "store-db-ro", "queue-db")
+
+
+def test_rails_sidekiq_url_pool_and_erb_default():
+    found = _pools("rails", "k8s/web.yaml", 1)
+    # DATABASE_URL ?pool=15 for the primary; the replica keeps the ERB default 5 (line 4,
+    # through the <<: *default merge); Sidekiq is one process with 12 threads
+    assert product(found.pools) == "1 x 15 + 1 x 5 + 1 x 10 = 30"
+    assert found.pools[1].size.source.label() == "config/database.yml:4"
+    assert any("smaller than 12 (Sidekiq concurrency" in n for n in found.notices)
+
+
+def test_rails_development_default_env():
+    found = pools_for_container(container(), _app("rails"))
+    (pool,) = found.pools
+    assert product(found.pools) == "1 x 5 = 5" and pool.label == "Rails development pool"
+
+
+def test_npgsql_environment_override_and_env_connection_string():
+    found = _pools("npgsql")
+    assert product(found.pools) == "1 x 25 + 1 x 5 = 30"
+    orders, audit = found.pools
+    assert orders.size.source.label() == "appsettings.Production.json:3"
+    assert orders.route.host == "orders-pgbouncer" and orders.route.port == 6432
+    assert audit.size.source.key == "ConnectionStrings__Audit"
+    staging = pools_for_container(container({"ASPNETCORE_ENVIRONMENT": "Staging"}),
+                                  _app("npgsql"))
+    assert product(staging.pools) == "1 x 40 + 1 x 100 = 140"
+    assert staging.pools[1].bound == "default"
+
+
+def test_ecto_runtime_exs_env_and_pool_count():
+    found = _pools("ecto")
+    (pool,) = found.pools
+    assert product(found.pools) == "2 x 15 = 30"  # pool_count 2 x POOL_SIZE 15
+    assert pool.size.source.key == "POOL_SIZE" and pool.processes.label.endswith("pool_count")
+    assert pool.route.host == "shop-db"
+    plain = pools_for_container(container(), _app("ecto"))
+    assert product(plain.pools) == "2 x 10 = 20"  # the || "10" fallback
+
+
+def test_quarkus_prod_profile_and_named_datasource_env():
+    found = _pools("quarkus")
+    assert product(found.pools) == "1 x 16 + 1 x 4 = 20"
+    main, reporting = found.pools
+    assert main.size.source.label() == "src/main/resources/application.properties:4"
+    assert reporting.size.source.key == "QUARKUS_DATASOURCE__REPORTING__JDBC_MAX_SIZE"
+    dev = pools_for_container(container({"QUARKUS_PROFILE": "dev"}), _app("quarkus"))
+    assert product(dev.pools) == "1 x 2 + 1 x 20 = 22"
+    assert dev.pools[1].bound == "default"

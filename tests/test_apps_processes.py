@@ -1,0 +1,160 @@
+"""Processes per pod. gunicorn cases are checked against gunicorn's own configuration
+loader (WSGIApplication.load_config: command line, GUNICORN_CMD_ARGS, gunicorn.conf.py,
+WEB_CONCURRENCY), run in a subprocess in the app directory."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from advisor.apps import scan_app_dir
+from advisor.apps.base import StackContext
+from advisor.fs import Root
+from tests.apphelpers import container
+
+CPUS = os.cpu_count() or 1
+
+GUNICORN_CASES = [
+    (["-w", "4", "app:app"], {}, None),
+    (["-w4", "app:app"], {}, None),
+    (["--workers=6", "--threads", "3", "app:app"], {}, None),
+    (["app:app"], {"WEB_CONCURRENCY": "5"}, None),
+    (["app:app"], {"GUNICORN_CMD_ARGS": "--workers 7 --threads 2"}, None),
+    (["-w", "2", "app:app"], {"GUNICORN_CMD_ARGS": "--workers 7"}, None),  # CLI wins
+    (["app:app"], {}, "workers = 3\nthreads = 4\n"),
+    (["app:app"], {"WEB_CONCURRENCY": "9"}, "workers = 3\n"),  # conf beats WEB_CONCURRENCY
+    (["app:app"], {"GUNICORN_CMD_ARGS": "-w 8"}, "workers = 3\n"),  # env args beat conf
+    (["app:app"], {"GUNICORN_WORKERS": "6"},
+     'import os\nworkers = int(os.environ.get("GUNICORN_WORKERS", "2"))\n'),
+    (["app:app"], {}, 'import os\nworkers = int(os.environ.get("GUNICORN_WORKERS", "2"))\n'),
+    (["app:app"], {}, "import multiprocessing\nworkers = multiprocessing.cpu_count() * 2 + 1\n"),
+    (["-c", "deploy/gunicorn_prod.py", "app:app"], {}, "workers = 11\n"),
+    (["app:app"], {}, None),
+]
+
+
+def _real_gunicorn(tmp: Path, args: list[str], env: dict[str, str]) -> tuple[int, int]:
+    script = ("import sys, json; sys.argv = ['gunicorn'] + json.loads(sys.argv[1]);"
+              "from gunicorn.app.wsgiapp import WSGIApplication;"
+              "a = WSGIApplication('%(prog)s [OPTIONS] [APP_MODULE]');"
+              "print(json.dumps([a.cfg.workers, a.cfg.threads]))")
+    clean = {k: v for k, v in os.environ.items()
+             if k not in ("WEB_CONCURRENCY", "GUNICORN_CMD_ARGS")}
+    out = subprocess.run([sys.executable, "-c", script, json.dumps(args)], cwd=tmp,
+                         env={**clean, **env}, capture_output=True, text=True, timeout=60,
+                         check=True)
+    workers, threads = json.loads(out.stdout)
+    return workers, threads
+
+
+@pytest.mark.parametrize(("args", "env", "conf"), GUNICORN_CASES)
+def test_gunicorn_workers_match_real_gunicorn(tmp_path, args, env, conf):
+    pytest.importorskip("gunicorn")
+    if conf is not None:
+        target = "deploy/gunicorn_prod.py" if "-c" in args else "gunicorn.conf.py"
+        (tmp_path / target).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / target).write_text(conf)
+    real = _real_gunicorn(tmp_path, args, env)
+    app = scan_app_dir(Root.of(tmp_path), "")
+    ctx = StackContext(container=container(env, command=("gunicorn", *args)), app=app,
+                       profile=None, node_cpus=CPUS)
+    info = ctx.processes()
+    ours = (int(info.processes.value) if info.processes else 1,
+            int(info.threads.value) if info.threads else 1)
+    assert ours == real
+
+
+def _info(env=None, command=(), args=(), files=None, tmp_path=None, node_cpus=None):
+    app = None
+    if files is not None:
+        for name, text in files.items():
+            (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+            (tmp_path / name).write_text(text)
+        app = scan_app_dir(Root.of(tmp_path), "")
+    ctx = StackContext(container=container(env or {}, command=command, args=args), app=app,
+                       profile=None, node_cpus=node_cpus)
+    return ctx.processes()
+
+
+def test_gunicorn_cpu_count_config_is_cpu_dependent(tmp_path):
+    info = _info(command=("gunicorn", "app:app"), tmp_path=tmp_path, node_cpus=16, files={
+        "gunicorn.conf.py":
+            "import multiprocessing\nworkers = multiprocessing.cpu_count() * 2 + 1\n"})
+    assert info.processes.value == 33
+    assert info.cpu_formula.per_cpu == 2 and info.cpu_formula.plus == 1
+
+
+def test_shell_wrapped_commands_and_variables():
+    info = _info({"WORKERS": "6"}, command=("/bin/sh", "-c"),
+                 args=("cd /app && exec gunicorn -w ${WORKERS:-2} app:app",))
+    assert info.server == "gunicorn" and info.processes.value == 6
+    assert info.processes.source.key == "WORKERS"  # the env var that supplied it
+    info = _info({}, command=("sh", "-c", "exec gunicorn -w ${WORKERS:-2} app:app"))
+    assert info.processes.value == 2
+    info = _info({}, command=("python", "-m", "gunicorn", "--workers", "3", "app:app"))
+    assert info.processes.value == 3
+
+
+def test_uvicorn_workers_env_forms():
+    assert _info({"UVICORN_WORKERS": "4"}, command=("uvicorn", "m:app")).processes.value == 4
+    assert _info({"WEB_CONCURRENCY": "3"}, command=("uvicorn", "m:app")).processes.value == 3
+    assert _info({}, command=("uvicorn", "m:app", "--workers", "5")).processes.value == 5
+    assert _info({}, command=("uvicorn", "m:app")).processes.value == 1
+
+
+def test_celery_pools():
+    info = _info({}, command=("celery", "-A", "p", "worker", "-c", "4"))
+    assert info.processes.value == 4
+    info = _info({}, command=("celery", "-A", "p", "worker", "-P", "gevent", "-c", "100"))
+    assert info.processes is None and info.threads.value == 100
+    info = _info({}, command=("celery", "-A", "p", "worker"), node_cpus=6)
+    assert info.processes.value == 6 and info.cpu_formula is not None
+
+
+def test_puma_cli_and_config(tmp_path):
+    info = _info({}, command=("bundle", "exec", "puma", "-w", "3", "-t", "2:8"))
+    assert (info.processes.value, info.threads.value) == (3, 8)
+    info = _info({"WEB_CONCURRENCY": "auto"}, command=("puma",), node_cpus=8)
+    assert info.processes.value == 8 and info.cpu_formula is not None
+    info = _info({}, command=("bin/rails", "server"), tmp_path=tmp_path, files={
+        "config/puma.rb": "threads 3, 6\nworkers 4\n"})
+    assert (info.processes.value, info.threads.value) == (4, 6)
+    assert info.processes.source.label() == "config/puma.rb:2"
+    assert _info({}, command=("puma",)).processes.value == 1  # workers 0: single mode
+
+
+def test_sidekiq_concurrency_forms():
+    assert _info({}, command=("sidekiq", "-c", "20")).threads.value == 20
+    assert _info({"RAILS_MAX_THREADS": "7"}, command=("sidekiq",)).threads.value == 7
+    assert _info({}, command=("sidekiq",)).threads.value == 5
+    info = _info({"SIDEKIQ_COUNT": "4"}, command=("sidekiqswarm",))
+    assert info.processes.value == 4
+
+
+def test_php_fpm_and_pm2(tmp_path):
+    info = _info({}, command=("php-fpm",), tmp_path=tmp_path, files={
+        "docker/php-fpm.d/www.conf": "[www]\npm = dynamic\npm.max_children = 24\n"})
+    assert info.processes.value == 24
+    assert info.processes.source.label() == "docker/php-fpm.d/www.conf:3"
+    info = _info({}, command=("pm2-runtime", "app.js", "-i", "max"), node_cpus=12)
+    assert info.processes.value == 12 and info.cpu_formula is not None
+    assert _info({}, command=("pm2-runtime", "app.js", "-i", "3")).processes.value == 3
+
+
+def test_node_cluster_and_procfile(tmp_path):
+    info = _info({}, command=("node", "server.js"), tmp_path=tmp_path, node_cpus=4, files={
+        "server.js": "const cluster = require('cluster');\nconst os = require('os');\n"
+                     "if (cluster.isPrimary) { for (let i = 0; i < os.cpus().length; i++) "
+                     "cluster.fork(); }\n",
+        "Procfile": "web: gunicorn -w 3 app:app\nworker: celery -A app worker -c 2\n"})
+    assert info.server == "node-cluster" and info.processes.value == 4
+    app = scan_app_dir(Root.of(tmp_path), "")
+    ctx = StackContext(container=container().model_copy(update={"name": "worker"}), app=app,
+                       profile=None)
+    assert ctx.processes().processes.value == 2 and ctx.processes().server == "celery"
+    assert any("Procfile" in n for n in ctx.notices)
