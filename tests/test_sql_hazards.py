@@ -28,7 +28,7 @@ from advisor.model import (
 from advisor.rules import load_rules
 from advisor.rules._transaction_mode import effective_mode
 from advisor.sources.pgbouncer_ini import pooler_from_ini, read_pgbouncer_ini
-from advisor.sql.extract import is_sql_candidate, scan_sql_sources, scan_text
+from advisor.sql.extract import assign_clients, is_sql_candidate, scan_sql_sources, scan_text
 from advisor.sql.hazards import find_sql_hazards, scan_sql_text
 
 pytest.importorskip("pglast")
@@ -268,6 +268,22 @@ def test_suppression_comment_marks_the_hazard() -> None:
         ("session-set", ("PA401",)),
         ("listen", ()),
     ]
+
+
+def test_assign_clients_by_source_folder() -> None:
+    def at(path: str) -> SqlHazard:
+        return SqlHazard(kind="listen", detail="LISTEN x", location=Location(path=path, line=1))
+
+    hazards = [at("services/web/db/V1.sql"), at("services/web2/q.py"), at("db/x.sql")]
+    dirs = {"web": "services/web", "worker": "services/web/", "all": "."}
+    got = [(h.location.path, h.client_id) for h in assign_clients(hazards, dirs)]
+    assert got == [
+        ("services/web/db/V1.sql", "web"),
+        ("services/web/db/V1.sql", "worker"),
+        ("services/web2/q.py", "all"),
+        ("db/x.sql", "all"),
+    ]
+    assert assign_clients(hazards, {"web": "services/web"})[2].client_id is None
 
 
 # --- driver and ORM settings ----------------------------------------------------------

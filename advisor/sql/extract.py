@@ -25,6 +25,9 @@ Contract for discovery (`advisor/discover.py` calls this):
         `-- pool-advisor: ignore[PA401] reason` (or `#`/`//` comments in code) on the
         statement's line or the line above fills SqlHazard.suppressed with the codes.
 
+    assign_clients(hazards, source_dirs) -> hazards
+        Sets client_id from the workload -> source folder mapping (see its docstring).
+
 Placeholders that drivers rewrite (`%s`, `%(name)s`, `?`, `:name`, `${x}`, `#{x}`)
 make a statement unparseable for PostgreSQL; a text that fails to parse is retried
 once with each placeholder replaced by an identifier (outside SQL quotes).
@@ -297,3 +300,30 @@ def _apply_suppressions(hazards: list[SqlHazard], text: str) -> list[SqlHazard]:
         codes = tuple(c for at in sorted(lines) for c in marks.get(at, ()))
         result.append(h.model_copy(update={"suppressed": codes}) if codes else h)
     return result
+
+
+def assign_clients(hazards: list[SqlHazard], source_dirs: dict[str, str]) -> list[SqlHazard]:
+    """Map hazards to workloads by source folder: `source_dirs` is client id -> folder
+    (relative to the root, "" or "." for the whole root). A hazard under a folder gets that
+    client's id (the deepest folder wins); one hazard per client when several workloads
+    run the same source (web and worker from one codebase). Hazards under no folder stay
+    unmapped (client_id None): the PA4xx rules check them against the strictest mode."""
+    by_dir: dict[str, list[str]] = {}
+    for client_id, folder in source_dirs.items():
+        key = PurePosixPath(folder.replace("\\", "/")).as_posix().strip("/")
+        by_dir.setdefault("" if key == "." else key, []).append(client_id)
+    mapped: list[SqlHazard] = []
+    for h in hazards:
+        path = h.location.path
+        owners: list[str] = []
+        depth = -1
+        for folder, ids in by_dir.items():
+            inside = folder == "" or path == folder or path.startswith(folder + "/")
+            level = folder.count("/") + (folder != "")
+            if inside and level > depth:
+                owners, depth = ids, level
+        if not owners or h.client_id is not None:
+            mapped.append(h)
+            continue
+        mapped.extend(h.model_copy(update={"client_id": cid}) for cid in sorted(owners))
+    return mapped
