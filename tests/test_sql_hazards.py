@@ -3,7 +3,6 @@ and the PA4xx rules' pool-mode logic. The real-PgBouncer proof is test_sql_realb
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import pytest
@@ -27,7 +26,6 @@ from advisor.model import (
 )
 from advisor.rules import load_rules
 from advisor.rules._transaction_mode import effective_mode
-from advisor.sources.pgbouncer_ini import pooler_from_ini, read_pgbouncer_ini
 from advisor.sql.extract import assign_clients, is_sql_candidate, scan_sql_sources, scan_text
 from advisor.sql.hazards import find_sql_hazards, scan_sql_text
 
@@ -532,41 +530,3 @@ def test_startup_parameter_any_mode_unless_ignored_or_tracked() -> None:
     tz = [hazard("startup-parameter", client_id=None, detail="options: -c timezone=UTC")]
     assert run("PA410", Topology(poolers=[newer], sql_hazards=tz)) == []
     assert len(run("PA410", Topology(poolers=[pooler()], sql_hazards=tz))) == 1
-
-
-# --- rule pages -----------------------------------------------------------------------
-
-PAGES = sorted(Path(__file__).resolve().parent.parent.joinpath("rules").glob("PA4*.md"))
-BLOCK = re.compile(r"```\w*\n# file: (?P<path>\S+)\n(?P<body>.*?)```", re.S)
-
-
-def _page_findings(code: str, section: str, tmp_path: Path) -> list:
-    files = {m["path"]: m["body"] for m in BLOCK.finditer(section)}
-    for name, body in files.items():
-        target = tmp_path / name
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(body)
-    root = Root.of(tmp_path)
-    ini_path = next(name for name in files if name.endswith("pgbouncer.ini"))
-    ini = read_pgbouncer_ini(root, ini_path)
-    assert ini.problems == []
-    bouncer = pooler_from_ini(ini, id="pgb", name="pgbouncer")
-    others = [n for n in files if n != ini_path]
-    hazards, problems = scan_sql_sources(root, others)
-    assert problems == []
-    return run(code, Topology(poolers=[bouncer], sql_hazards=hazards))
-
-
-@pytest.mark.parametrize("page", PAGES, ids=[p.stem for p in PAGES])
-def test_rule_page_bad_triggers_and_good_does_not(page: Path, tmp_path: Path) -> None:
-    code = page.stem.split("-", 1)[0]
-    assert RULES.resolve(code).name == page.stem.split("-", 1)[1]
-    text = page.read_text()
-    bad, good = text.split("## Bad", 1)[1].split("## Good", 1)
-    assert _page_findings(code, bad, tmp_path / "bad")
-    assert _page_findings(code, good, tmp_path / "good") == []
-
-
-def test_every_pa4_rule_has_a_page() -> None:
-    codes = {c for c in RULES.rules if c.startswith("PA4")}
-    assert codes == {p.stem.split("-", 1)[0] for p in PAGES}

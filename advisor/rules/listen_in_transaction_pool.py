@@ -19,9 +19,7 @@ CONSEQUENCE = (
 
 @rule(CODE, NAME, Severity.error, "LISTEN/UNLISTEN behind a transaction pooler")
 def listen_in_transaction_pool(topology: Topology, context: RuleContext) -> Iterator[Finding]:
-    """LISTEN/UNLISTEN behind a transaction pooler.
-
-    ## What it does
+    """## What it does
     Finds `LISTEN` and `UNLISTEN` whose client goes through a transaction- or
     statement-mode PgBouncer pool.
 

@@ -19,9 +19,7 @@ CONSEQUENCE = (
 
 @rule(CODE, NAME, Severity.warning, "LOAD of a shared library behind a transaction pooler")
 def load_in_transaction_pool(topology: Topology, context: RuleContext) -> Iterator[Finding]:
-    """LOAD of a shared library behind a transaction pooler.
-
-    ## What it does
+    """## What it does
     Finds `LOAD 'library'` behind a transaction- or statement-mode PgBouncer pool.
 
     ## Why is this bad

@@ -44,9 +44,7 @@ def _breaks(hazard: SqlHazard, route: RouteMode) -> str | None:
 def prepared_statements_unsupported_by_pooler(
     topology: Topology, context: RuleContext
 ) -> Iterator[Finding]:
-    """Driver-level prepared statements behind a transaction pooler that does not track them.
-
-    ## What it does
+    """## What it does
     Finds drivers and ORMs set to use named protocol-level prepared statements, when
     their client goes through a transaction- or statement-mode PgBouncer older than 1.21
     or with `max_prepared_statements = 0`:

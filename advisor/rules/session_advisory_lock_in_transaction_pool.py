@@ -22,9 +22,7 @@ CONSEQUENCE = (
 def session_advisory_lock_in_transaction_pool(
     topology: Topology, context: RuleContext
 ) -> Iterator[Finding]:
-    """Session-level advisory locks behind a transaction pooler.
-
-    ## What it does
+    """## What it does
     Finds calls of `pg_advisory_lock`, `pg_try_advisory_lock`, their `_shared` variants
     and `pg_advisory_unlock*`, and Rails `database.yml` files that leave `advisory_locks`
     on (migrations take a session advisory lock), when the client uses a transaction- or

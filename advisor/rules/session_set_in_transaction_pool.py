@@ -24,9 +24,7 @@ CONSEQUENCE = (
     "Session-level SET/RESET/set_config(..., false) behind a transaction pooler",
 )
 def session_set_in_transaction_pool(topology: Topology, context: RuleContext) -> Iterator[Finding]:
-    """Session-level SET/RESET/set_config(..., false) behind a transaction pooler.
-
-    ## What it does
+    """## What it does
     Finds session-level `SET`, `RESET` and `set_config(name, value, false)` (in SQL files,
     code string literals and HikariCP `connectionInitSql`) whose client reaches PostgreSQL
     through a PgBouncer pool in transaction or statement mode.

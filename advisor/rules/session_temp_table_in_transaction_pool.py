@@ -26,9 +26,7 @@ CONSEQUENCE = (
 def session_temp_table_in_transaction_pool(
     topology: Topology, context: RuleContext
 ) -> Iterator[Finding]:
-    """Temporary tables that outlive their transaction behind a transaction pooler.
-
-    ## What it does
+    """## What it does
     Finds `CREATE TEMP TABLE` (also `CREATE TEMP TABLE ... AS` and `SELECT ... INTO TEMP`)
     without `ON COMMIT DROP` behind a transaction- or statement-mode PgBouncer pool.
 

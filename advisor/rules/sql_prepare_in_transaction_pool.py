@@ -20,9 +20,7 @@ CONSEQUENCE = (
 
 @rule(CODE, NAME, Severity.error, "SQL PREPARE/EXECUTE/DEALLOCATE behind a transaction pooler")
 def sql_prepare_in_transaction_pool(topology: Topology, context: RuleContext) -> Iterator[Finding]:
-    """SQL PREPARE/EXECUTE/DEALLOCATE behind a transaction pooler.
-
-    ## What it does
+    """## What it does
     Finds SQL-level `PREPARE`, `EXECUTE` and `DEALLOCATE` behind a transaction- or
     statement-mode PgBouncer pool.
 

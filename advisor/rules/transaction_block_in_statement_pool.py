@@ -21,9 +21,7 @@ CONSEQUENCE = (
 def transaction_block_in_statement_pool(
     topology: Topology, context: RuleContext
 ) -> Iterator[Finding]:
-    """Explicit transaction blocks behind a statement-mode pooler.
-
-    ## What it does
+    """## What it does
     Finds `BEGIN` / `START TRANSACTION` (a transaction of several statements) whose
     client goes through a PgBouncer pool in statement mode.
 

@@ -53,9 +53,7 @@ def _rejects(hazard: SqlHazard, route: RouteMode) -> str | None:
     "libpq `options` startup parameter that PgBouncer refuses",
 )
 def unsupported_startup_parameter(topology: Topology, context: RuleContext) -> Iterator[Finding]:
-    """libpq `options` startup parameter that PgBouncer refuses.
-
-    ## What it does
+    """## What it does
     Finds connection strings with `options=-c name=value` (URLs, libpq keyword strings,
     JDBC URLs) and `PGOPTIONS`, whose client goes through a PgBouncer (in any pool mode)
     that would refuse them.

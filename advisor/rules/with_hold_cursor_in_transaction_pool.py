@@ -26,9 +26,7 @@ CONSEQUENCE = (
 def with_hold_cursor_in_transaction_pool(
     topology: Topology, context: RuleContext
 ) -> Iterator[Finding]:
-    """WITH HOLD cursors (and Django server-side cursors) behind a transaction pooler.
-
-    ## What it does
+    """## What it does
     Finds `DECLARE ... WITH HOLD` and Django `DATABASES` entries for PostgreSQL without
     `DISABLE_SERVER_SIDE_CURSORS = True` (Django declares `WITH HOLD` cursors for
     `QuerySet.iterator()` in autocommit) behind a transaction- or statement-mode pool.
