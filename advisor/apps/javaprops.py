@@ -8,7 +8,13 @@ exactly `#---` or `!---` (Spring Boot reference, "Working With Multi-Document Fi
 
 from __future__ import annotations
 
+import re
+
 from pydantic import BaseModel, ConfigDict
+
+# Java's LineReader ends lines at \n, \r and \r\n only; str.splitlines would also split
+# at \f, \v, \x1c-\x1e, \x85, U+2028/2029 (found by the java.util.Properties oracle).
+_EOL = re.compile(r"\r\n|\r|\n")
 
 
 class PropLine(BaseModel):
@@ -32,7 +38,9 @@ _ESCAPES = {"t": "\t", "n": "\n", "r": "\r", "f": "\f"}
 def _logical_lines(text: str) -> list[tuple[int, str, bool]]:
     """(first line number, joined text, is_document_separator) for each logical line."""
     out: list[tuple[int, str, bool]] = []
-    physical = text.splitlines()
+    physical = _EOL.split(text)
+    if physical and physical[-1] == "":
+        physical.pop()
     i = 0
     while i < len(physical):
         start = i + 1
