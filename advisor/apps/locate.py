@@ -1,0 +1,127 @@
+"""Which directory holds a workload's application source, when the configuration does
+not say (`[[workloads]] source = "..."`). Inferred, in order, from:
+
+1. build contexts that name the image: skaffold.yaml `build.artifacts[].image/context`,
+   docker-compose `services.<name>.image` + `build` (also matched by service name);
+2. a directory with a Dockerfile whose name equals the image's repository name
+   (registry, path and tag stripped: ghcr.io/acme/orders-api:2.3 -> orders-api) or the
+   workload's name;
+3. the only Dockerfile in the repository.
+
+Every inference carries a reason, for a notice: the mapping is a guess the user can
+pin in configuration.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import PurePosixPath
+
+from pydantic import BaseModel, ConfigDict
+
+from advisor.apps.source import SKIP_DIRS
+from advisor.fs import InputError, Root
+
+MAX_DIRS = 20_000
+
+
+class BuildHints(BaseModel):
+    """What the repository says about images and their build directories (I/O done)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    dockerfile_dirs: tuple[str, ...] = ()  # relative to the root, "" for the root
+    contexts: tuple[tuple[str, str, str], ...] = ()  # (image or service, context, where)
+
+
+class AppDirGuess(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    directory: str
+    reason: str
+
+
+def image_name(image: str) -> str:
+    """Repository basename of an image reference, without registry, tag or digest."""
+    ref = image.split("@", 1)[0]
+    last = ref.rsplit("/", 1)[-1]
+    return last.split(":", 1)[0]
+
+
+def scan_build_hints(root: Root) -> BuildHints:
+    dirs: list[str] = []
+    contexts: list[tuple[str, str, str]] = []
+    for seen, (dirpath, dirnames, filenames) in enumerate(os.walk(root.path)):
+        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS and not d.startswith("."))
+        if seen >= MAX_DIRS:
+            break
+        rel = PurePosixPath(os.path.relpath(dirpath, root.path)).as_posix()
+        rel = "" if rel == "." else rel
+        if any(f == "Dockerfile" or f.endswith(".Dockerfile") for f in filenames):
+            dirs.append(rel)
+        for name in filenames:
+            if name in ("skaffold.yaml", "docker-compose.yml", "docker-compose.yaml",
+                        "compose.yaml", "compose.yml"):
+                contexts.extend(_contexts(root, os.path.join(dirpath, name), rel))
+    return BuildHints(dockerfile_dirs=tuple(dirs), contexts=tuple(contexts))
+
+
+def _contexts(root: Root, path: str, base: str) -> list[tuple[str, str, str]]:
+    from advisor.sources.k8s import load_yaml_stream
+
+    try:
+        text = root.read_text(path)
+    except InputError:
+        return []
+    shown = root.rel(path)
+    docs, _ = load_yaml_stream(text, shown)
+    out: list[tuple[str, str, str]] = []
+
+    def join(ctx: str) -> str:
+        p = PurePosixPath(base) / ctx if base else PurePosixPath(ctx)
+        parts: list[str] = []
+        for part in p.parts:
+            if part == "..":
+                if parts:
+                    parts.pop()
+            elif part != ".":
+                parts.append(part)
+        return "/".join(parts)
+
+    for doc, _line in docs:
+        if not isinstance(doc, dict):
+            continue
+        build = doc.get("build")
+        if isinstance(build, dict) and isinstance(build.get("artifacts"), list):  # skaffold
+            for art in build["artifacts"]:
+                if isinstance(art, dict) and isinstance(art.get("image"), str):
+                    out.append((art["image"], join(str(art.get("context", "."))), shown))
+        services = doc.get("services")
+        if isinstance(services, dict):  # compose
+            for name, svc in services.items():
+                if not isinstance(svc, dict) or "build" not in svc:
+                    continue
+                b = svc["build"]
+                ctx = b.get("context", ".") if isinstance(b, dict) else str(b)
+                for key in {str(name), str(svc.get("image", ""))} - {""}:
+                    out.append((key, join(str(ctx)), shown))
+    return out
+
+
+def match_app_dir(hints: BuildHints, workload: str, images: list[str]) -> AppDirGuess | None:
+    """Pure: the best directory for a workload, with the reason, or None."""
+    names = {image_name(i) for i in images if i} | {workload}
+    for key, ctx, where in hints.contexts:
+        if key in images or image_name(key) in names:
+            return AppDirGuess(directory=ctx, reason=f"build context of {key} in {where}")
+    for d in hints.dockerfile_dirs:
+        base = d.rsplit("/", 1)[-1] if d else ""
+        if base and base in names:
+            what = "workload name" if base == workload else f"image {base}"
+            return AppDirGuess(directory=d, reason=f"{d}/Dockerfile: directory name matches "
+                                                   f"the {what}")
+    if len(hints.dockerfile_dirs) == 1:
+        d = hints.dockerfile_dirs[0]
+        return AppDirGuess(directory=d, reason=f"the repository's only Dockerfile "
+                                               f"({d + '/' if d else ''}Dockerfile)")
+    return None

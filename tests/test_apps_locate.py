@@ -1,0 +1,42 @@
+from advisor.apps.locate import BuildHints, image_name, match_app_dir, scan_build_hints
+from advisor.fs import Root
+
+
+def test_image_name():
+    assert image_name("ghcr.io/acme/orders-api:2.3.0") == "orders-api"
+    assert image_name("localhost:5000/shop@sha256:abc") == "shop"
+    assert image_name("postgres") == "postgres"
+
+
+def test_match_by_directory_name_build_context_and_single(tmp_path):
+    for d in ("services/orders-api", "services/billing", "tools/migrate"):
+        (tmp_path / d).mkdir(parents=True)
+        (tmp_path / d / "Dockerfile").write_text("FROM python:3.12\n")
+    (tmp_path / "node_modules" / "x").mkdir(parents=True)
+    (tmp_path / "node_modules" / "x" / "Dockerfile").write_text("FROM x\n")
+    (tmp_path / "deploy").mkdir()
+    (tmp_path / "deploy" / "skaffold.yaml").write_text(
+        "apiVersion: skaffold/v4beta6\nkind: Config\nbuild:\n  artifacts:\n"
+        "    - image: ghcr.io/acme/pay\n      context: ../tools/migrate\n")
+    hints = scan_build_hints(Root.of(tmp_path))
+    assert set(hints.dockerfile_dirs) == {"services/orders-api", "services/billing",
+                                          "tools/migrate"}
+    g = match_app_dir(hints, "orders", ["ghcr.io/acme/orders-api:2.3.0"])
+    assert g.directory == "services/orders-api" and "image orders-api" in g.reason
+    g = match_app_dir(hints, "billing", ["registry/whatever:1"])
+    assert g.directory == "services/billing" and "workload name" in g.reason
+    g = match_app_dir(hints, "payments", ["ghcr.io/acme/pay:7"])
+    assert g.directory == "tools/migrate" and "deploy/skaffold.yaml" in g.reason
+    assert match_app_dir(hints, "unknown", ["nginx:1.27"]) is None
+    only = BuildHints(dockerfile_dirs=("",))
+    assert match_app_dir(only, "x", ["y"]).reason == "the repository's only Dockerfile (Dockerfile)"
+
+
+def test_compose_services(tmp_path):
+    (tmp_path / "web").mkdir()
+    (tmp_path / "compose.yaml").write_text(
+        "services:\n  web:\n    build: ./web\n    image: acme/storefront\n"
+        "  worker:\n    build:\n      context: web\n")
+    hints = scan_build_hints(Root.of(tmp_path))
+    assert match_app_dir(hints, "worker", ["acme/other"]).directory == "web"
+    assert match_app_dir(hints, "front", ["acme/storefront:1"]).directory == "web"
