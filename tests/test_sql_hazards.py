@@ -211,6 +211,8 @@ def test_java_text_block_concatenation_comments_and_char_literals() -> None:
 }
 """
     hazards, _ = scan_text("A.java", text, "java")
+    # Parsed with the placeholder replaced, reported as written.
+    assert hazards[0].detail == "pg_advisory_lock(...) in: SELECT pg_advisory_lock(?)"
     assert [(h.location.line, h.kind) for h in hazards] == [
         (5, "advisory-lock"),
         (8, "listen"),

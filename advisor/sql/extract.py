@@ -163,8 +163,12 @@ def _sql_file_hazards(path: str, text: str) -> tuple[list[SqlHazard], ConfigProb
     scan = scan_sql_text(text, Location(path=path, line=1))
     if scan.problem is None:
         return scan.hazards, None
-    normalized, lines = normalize_placeholders(text, sql_file=True)
-    retry = scan_sql_text(normalized, Location(path=path, line=1), char_lines=lines)
+    normalized, lines, src = normalize_placeholders(text, sql_file=True)
+
+    def shown(a: int, b: int) -> str:
+        return text[src[a] : src[b - 1] + 1] if b > a else ""
+
+    retry = scan_sql_text(normalized, Location(path=path, line=1), char_lines=lines, shown=shown)
     if retry.problem is None:
         return retry.hazards, None
     return [], scan.problem
@@ -184,8 +188,12 @@ def literal_hazards(path: str, lit: Literal, origin: str) -> list[SqlHazard]:
     where = Location(path=path, line=lit.line)
     scan = scan_sql_text(lit.text, where, origin=origin, char_lines=lit.lines)
     if scan.problem is not None:
-        text, lines = normalize_placeholders(lit.text, lit.lines, first_line=lit.line)
-        scan = scan_sql_text(text, where, origin=origin, char_lines=lines)
+        text, lines, src = normalize_placeholders(lit.text, lit.lines, first_line=lit.line)
+
+        def shown(a: int, b: int) -> str:  # the statement as written, placeholders kept
+            return lit.text[src[a] : src[b - 1] + 1] if b > a else ""
+
+        scan = scan_sql_text(text, where, origin=origin, char_lines=lines, shown=shown)
     return [] if scan.problem is not None else scan.hazards
 
 
@@ -203,11 +211,12 @@ def looks_like_statement(text: str) -> bool:
 
 def normalize_placeholders(
     text: str, lines: list[int] | None = None, *, first_line: int = 1, sql_file: bool = False
-) -> tuple[str, list[int]]:
+) -> tuple[str, list[int], list[int]]:
     """Replace driver placeholders outside SQL quotes with an identifier; returns the new
-    text and the file line of each of its characters (from `lines`, the old text's; or
-    counted from `first_line`). In .sql files also blank psql meta-command lines (\\set,
-    \\connect) and replace psql variables (:name, :'name') and Flyway's ${name}."""
+    text, the file line of each of its characters (from `lines`, the old text's; or
+    counted from `first_line`) and the old text's offset of each. In .sql files also
+    blank psql meta-command lines (\\set, \\connect) and replace psql variables (:name,
+    :'name') and Flyway's ${name}."""
     if not lines:  # the text's lines are 1:1 with the file's from `first_line`
         lines, line = [], first_line
         for ch in text:
@@ -215,6 +224,7 @@ def normalize_placeholders(
             line += ch == "\n"
     out: list[str] = []
     out_lines: list[int] = []
+    src: list[int] = []
     i, n = 0, len(text)
     line_start = True
     while i < n:
@@ -227,6 +237,7 @@ def normalize_placeholders(
         if j > i:  # an ordinary run, copied as is
             out.append(text[i:j])
             out_lines.extend(lines[i:j])
+            src.extend(range(i, j))
             line_start = text[j - 1] == "\n"
             i = j
             continue
@@ -236,18 +247,21 @@ def normalize_placeholders(
         if end > i:
             out.append(PLACEHOLDER)
             out_lines.extend([lines[i]] * len(PLACEHOLDER))
+            src.extend([end - 1] * len(PLACEHOLDER))  # shown up to the placeholder's end
             i = end
         elif ch == "'":  # SQL string: copied as is
             close = text.find("'", i + 1)
             close = n - 1 if close < 0 else close
             out.append(text[i : close + 1])
             out_lines.extend(lines[i : close + 1])
+            src.extend(range(i, close + 1))
             i = close + 1
         else:
             out.append(ch)
             out_lines.append(lines[i])
+            src.append(i)
             i += 1
-    return "".join(out), out_lines
+    return "".join(out), out_lines, src
 
 
 _PLACEHOLDER_START = re.compile(r"[%$#?:'\n]")

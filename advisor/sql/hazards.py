@@ -148,8 +148,11 @@ def scan_sql_text(
     *,
     origin: str = "sql",
     char_lines: Sequence[int] | None = None,
+    shown: Callable[[int, int], str] | None = None,
 ) -> SqlScan:
-    """Hazards in `sql` plus the parse problem, if PostgreSQL's parser rejects it."""
+    """Hazards in `sql` plus the parse problem, if PostgreSQL's parser rejects it.
+    `shown(start, end)` gives the statement text to report when `sql` is a rewritten
+    form of what the file says (placeholders replaced)."""
     import json
 
     from pglast.parser import ParseError, parse_sql_json
@@ -178,7 +181,7 @@ def scan_sql_text(
         length = raw.get("stmt_len", 0)
         end = to_char(raw.get("stmt_location", 0) + length) if length else len(sql)
         start = _skip_blank(sql, begin)
-        text = sql[start:end]
+        text = shown(start, end) if shown else sql[start:end]
         where = Location(
             path=location.path,
             line=lines.line_at(start),
