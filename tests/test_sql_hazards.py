@@ -12,6 +12,7 @@ from advisor.fs import Root
 from advisor.model import (
     BouncerVersion,
     Client,
+    EnvVar,
     Location,
     Pool,
     Pooler,
@@ -26,6 +27,7 @@ from advisor.model import (
 )
 from advisor.rules import load_rules
 from advisor.rules._transaction_mode import effective_mode
+from advisor.sql.drivers import env_hazards
 from advisor.sql.extract import assign_clients, is_sql_candidate, scan_sql_sources, scan_text
 from advisor.sql.hazards import find_sql_hazards, scan_sql_text
 
@@ -363,6 +365,19 @@ def test_rails_database_yml_prisma_and_env() -> None:
     assert driver("prisma/schema.prisma", ok, "prisma") == []
     env = "PGOPTIONS=-c statement_timeout=5s\nDATABASE_URL=postgres://a@b/c?options=-c%20x%3D1\n"
     assert driver(".env", env, "dotenv") == [(1, "startup-parameter"), (2, "startup-parameter")]
+
+
+def test_env_hazards_from_container_environment() -> None:
+    at = Source(path="k8s/web.yaml", line=30)
+    pgoptions = EnvVar(name="PGOPTIONS", value="-c statement_timeout=5s", source=at)
+    url = EnvVar(name="JDBC_URL", value="jdbc:postgresql://pgbouncer:6432/app", source=at)
+    secret = EnvVar(name="DATABASE_URL", value=None, source=at, secret=True)
+    got = [
+        (h.kind, h.client_id, h.location.line)
+        for e in (pgoptions, url, secret)
+        for h in env_hazards(e, "web")
+    ]
+    assert got == [("startup-parameter", "web", 30), ("protocol-prepare", "web", 30)]
 
 
 # --- rules ----------------------------------------------------------------------------

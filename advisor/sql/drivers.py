@@ -47,7 +47,7 @@ import re
 from pathlib import PurePosixPath
 from urllib.parse import parse_qsl, unquote, urlsplit
 
-from advisor.model import ConfigProblem, Location, SqlHazard
+from advisor.model import ConfigProblem, EnvVar, Location, SqlHazard
 from advisor.sql.hazards import scan_sql_text
 from advisor.sql.literals import Literal
 
@@ -482,3 +482,18 @@ def _split_key_value(row: str) -> tuple[str, str]:
             return row, ""
         cut = eq
     return row[:cut].strip(), row[cut + 1 :].strip()
+
+
+def env_hazards(env: EnvVar, client_id: str | None = None) -> list[SqlHazard]:
+    """Hazards in one container environment variable (PGOPTIONS, a DATABASE_URL with
+    options= or a JDBC URL without prepareThreshold=0), located where it is set. For
+    topology: workloads' env is read there, not by scan_sql_sources. Secret values are
+    never read (`env.value` is None for them)."""
+    if env.value is None or env.source.path is None:
+        return []
+    line = env.source.line or 1
+    if env.name == "PGOPTIONS":
+        found = [_hazard("startup-parameter", f"options: {env.value}", env.source.path, line)]
+    else:
+        found = connection_string_hazards(env.value, env.source.path, line)
+    return [h.model_copy(update={"client_id": client_id}) for h in found]
