@@ -18,6 +18,7 @@ PLURALS = {
     "CronJob": "cronjobs", "HorizontalPodAutoscaler": "horizontalpodautoscalers",
     "ConfigMap": "configmaps", "Service": "services", "Secret": "secrets",
     "ScaledObject": "scaledobjects", "Cluster": "clusters", "Pooler": "poolers",
+    "postgresql": "postgresqls", "PostgresCluster": "postgresclusters", "Rollout": "rollouts",
 }
 
 

@@ -221,3 +221,29 @@ def test_declared_weights_and_minimum_from_configuration(tmp_path: Path):
     (server,) = advise_json(str(repo), "--weight", "billing=1,checkout=1", "--min", "billing=1")
     new = {p["subject"].split()[0]: p["new"] for p in server["proposals"]}
     assert new == {"billing": "3", "checkout": "1"}
+
+
+def test_pooler_cap_that_binds_is_the_value_lowered(tmp_path: Path):
+    repo = copy_fixture("acme-shop-pgbouncer", tmp_path)
+    ini = repo / "k8s/pgbouncer.yaml"
+    replace(ini, "default_pool_size = 20", "default_pool_size = 60")
+    replace(ini, "max_db_connections = 40", "max_db_connections = 50")
+    (server,) = advise_json(str(repo))
+    assert server["peak_before"] == 100  # 2 replicas x min(65, max_db_connections 50)
+    (p,) = server["proposals"]
+    assert p["key"] == "max_db_connections" and p["new"] == "48"  # 2 x 48 = 96 <= 97
+    assert p["edit"]["path"] == "k8s/pgbouncer.yaml"
+    assert server["fits_after"] and server["peak_after"] == 96
+
+
+def test_driver_default_pool_is_a_manual_change(tmp_path: Path):
+    repo = copy_fixture("acme-shop", tmp_path)
+    cm = repo / "k8s/configmap.yaml"
+    replace(cm, '  SPRING_DATASOURCE_HIKARI_MAXIMUMPOOLSIZE: "20"\n', "")
+    (server,) = advise_json(str(repo))
+    assert server["peak_before"] == 400  # 40 pods x HikariCP's default of 10
+    (p,) = server["proposals"]
+    assert p["edit"] is None and p["new"] == "2"
+    assert "explicitly" in p["manual"]
+    r = cli("advise", str(repo), "--diff")
+    assert "no file edits to make" in r.stderr

@@ -92,3 +92,24 @@ def test_check_cluster_cli(tmp_path: Path):
     )
     assert missing.returncode == 2 and "kubeconfig" in missing.stderr
     assert "Traceback" not in missing.stderr
+
+
+@pytest.mark.parametrize("fixture", ["acme-shop-pgbouncer", "cnpg", "keda", "zalando", "crunchy"])
+def test_cluster_check_equals_the_file_check(fixture: str, tmp_path: Path):
+    """The same objects served by the API give the same budgets and findings as files."""
+    from advisor.engine import CheckOptions, run_check
+    from advisor.rules import load_rules
+
+    files = run_check([str(FIXTURES / fixture)], CheckOptions(), load_rules())
+    docs = load_manifests(FIXTURES / fixture)
+    with fake_kube(docs, tmp_path) as kube:
+        live = _check(kube.kubeconfig)
+
+    def summary(result):
+        return (
+            sorted((b.server, b.usable, b.peak) for b in result.budgets),
+            sorted(f.code for f in result.findings),
+        )
+
+    assert summary(live) == summary(files)
+    assert files.budgets  # the fixture has something to compare
