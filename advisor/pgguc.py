@@ -104,12 +104,14 @@ class Parsed:
         return self.error if not self.hint else f"{self.error}; HINT: {self.hint}"
 
 
+TABLE_VERSION = 15  # the one pg_settings table generated (scripts/gen_pg_settings.py)
+
+
 @functools.cache
-def pg_params(version: int = 15) -> dict[str, Param]:
+def pg_params(version: int = TABLE_VERSION) -> dict[str, Param]:
     """Parameter table by lower-case name. Only PostgreSQL 15's is generated; other
-    versions use it too (callers that care about version differences say so)."""
-    data_version = 15
-    raw = resources.files("advisor").joinpath(f"data/pg_settings_{data_version}.json")
+    versions use it too (advisor.pgdefaults adds the later parameters it knows)."""
+    raw = resources.files("advisor").joinpath(f"data/pg_settings_{TABLE_VERSION}.json")
     doc = json.loads(raw.read_text(encoding="utf-8"))
     out: dict[str, Param] = {}
     for key, p in doc["params"].items():

@@ -173,6 +173,14 @@ def test_unknown_parameter_depends_on_version(tmp_path: Path) -> None:
     assert pg17.problems == []
     assert pg17.settings["reserved_connections"].value == 5
     assert pg17.settings["transaction_timeout"].value == 60000
+    # A name PostgreSQL 15 lacks may exist in 18: kept, unchecked, and said so.
+    root = _root(tmp_path, {"postgresql.conf": "io_method = worker\nmax_connections = 0\n"})
+    pg18 = read_pgconf(root, "postgresql.conf", version=18)
+    assert pg18.settings["io_method"].value == "worker"
+    assert [(p.fatal, p.location.line) for p in pg18.problems] == [(False, 1), (True, 2)]
+    assert "not a PostgreSQL 15 parameter" in pg18.problems[0].message
+    _, problems = parse_postgres_args_checked(["-c", "io_method=sync"], Source(path="x"), 18)
+    assert [p.fatal for p in problems] == [False]
 
 
 def test_lexer_longest_match_rules() -> None:

@@ -10,6 +10,10 @@ ProcessConfigFileInternal in three phases, as the server runs them:
    last (same spelling) is kept;
 3. values, in file order: each is checked like set_config_option; the last one wins.
 
+Names and values are checked against PostgreSQL 15's pg_settings (the generated
+table). For another `version` an unknown name is a non-fatal notice, since it may be
+a parameter added since 15; the later ones advisor.pgdefaults knows are checked.
+
 Problems carry PostgreSQL's own wording (with the file named by its display path) and
 are `fatal` when the server would refuse to start. Unlike the server, the reader keeps
 the settings that did parse, so one typo does not hide the rest of the file.
@@ -21,6 +25,7 @@ from __future__ import annotations
 import os
 import posixpath
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -419,73 +424,75 @@ def parse_line(
 # --- ProcessConfigFileInternal -------------------------------------------------------
 
 
+def _param_lookup(version: int) -> Callable[[str], pgguc.Param | None]:
+    """Parameter by name for `version`: PostgreSQL 15's table plus the few later
+    parameters pool-advisor knows (advisor.pgdefaults)."""
+    from advisor.pgdefaults import version_only_params
+
+    params = pgguc.pg_params(version)
+    extras = version_only_params(version)
+    return lambda name: params.get(name.lower()) or extras.get(name.lower())
+
+
+def _unknown_for_version(name: str, version: int) -> str:
+    return (
+        f'"{name}" is not a PostgreSQL {pgguc.TABLE_VERSION} parameter; pool-advisor keeps '
+        f"it unchecked for PostgreSQL {version}"
+    )
+
+
 def _apply(reader: _Reader) -> dict[str, Setting]:
-    params = pgguc.pg_params(reader.version)
-    known_elsewhere = _other_version_names(reader.version)
+    param_of = _param_lookup(reader.version)
+    # The name check is exact only for the version whose pg_settings we generated;
+    # for others an unknown name may be a parameter added or renamed since.
+    exact = reader.version == pgguc.TABLE_VERSION
     seen: set[str] = set()
     name_errors = False
     for i, item in enumerate(reader.items):
-        param = params.get(item.name.lower())
+        param = param_of(item.name)
         if param is not None:
             if param.name.lower() in seen:
+                # Earlier entries spelled the same way are dropped (strcmp, so case counts).
                 for earlier in reader.items[:i]:
                     if not earlier.ignore and earlier.name == item.name:
                         earlier.ignore = True
             seen.add(param.name.lower())
         elif "." not in item.name:
-            if item.name.lower() in known_elsewhere:
-                continue  # a parameter of the target version that PG15's table lacks
-            reader.fatal(
-                item.display,
-                item.line,
-                f'unrecognized configuration parameter "{item.name}" in file '
-                f'"{item.display}" line {item.line}',
-            )
-            name_errors = True
+            if exact:
+                reader.fatal(
+                    item.display,
+                    item.line,
+                    f'unrecognized configuration parameter "{item.name}" in file '
+                    f'"{item.display}" line {item.line}',
+                )
+                name_errors = True
+            else:
+                reader.notice(
+                    item.display, item.line, _unknown_for_version(item.name, reader.version)
+                )
     settings: dict[str, Setting] = {}
     for item in reader.items:
         if item.ignore:
             continue
-        param = params.get(item.name.lower())
-        source = Source(path=item.display, line=item.line, key=item.name.lower())
+        param = param_of(item.name)
+        key = param.name.lower() if param else item.name.lower()
+        source = Source(path=item.display, line=item.line, key=key)
         if param is None:
-            extra = _other_version_param(item.name, reader.version)
-            if extra is None and "." not in item.name:
-                continue
-            if extra is not None:
-                param = extra
-            else:
-                # A custom (dotted) placeholder: kept as the string written.
-                settings[item.name.lower()] = Setting(
-                    name=item.name.lower(), raw=item.value, value=item.value, source=source
-                )
-                continue
+            if exact and "." not in item.name:
+                continue  # reported above
+            # A custom (dotted) placeholder, or a name we cannot check: the string.
+            settings[key] = Setting(name=key, raw=item.value, value=item.value, source=source)
+            continue
         parsed = pgguc.parse_value(param, item.name, item.value)
         if not parsed.ok:
             if not name_errors:  # PostgreSQL stops after the name phase's errors
                 reader.fatal(item.display, item.line, parsed.message())
             continue
         assert parsed.value is not None
-        settings[param.name.lower()] = Setting(
-            name=param.name.lower(),
-            raw=item.value,
-            value=parsed.value,
-            unit=param.unit,
-            source=Source(path=item.display, line=item.line, key=param.name.lower()),
+        settings[key] = Setting(
+            name=key, raw=item.value, value=parsed.value, unit=param.unit, source=source
         )
     return settings
-
-
-def _other_version_names(version: int) -> set[str]:
-    from advisor.pgdefaults import version_only_params
-
-    return set(version_only_params(version))
-
-
-def _other_version_param(name: str, version: int) -> pgguc.Param | None:
-    from advisor.pgdefaults import version_only_params
-
-    return version_only_params(version).get(name.lower())
 
 
 def read_pgconf(
@@ -613,33 +620,42 @@ def parse_postgres_args_checked(
             pairs.append((name.replace("-", "_"), value if eq else None, f"-c {optarg}"))
         elif opt in _SHORT:
             pairs.append((_SHORT[opt], optarg, f"-{opt} {optarg}"))
-    params = pgguc.pg_params(version)
+    param_of = _param_lookup(version)
     settings: dict[str, Setting] = {}
     problems: list[ConfigProblem] = []
     loc = source.location() or Location(path=source.path or "")
 
-    def problem(message: str) -> None:
-        problems.append(ConfigProblem(location=loc, message=message, fatal=True, program=PROGRAM))
+    def problem(message: str, fatal: bool = True) -> None:
+        problems.append(
+            ConfigProblem(
+                location=loc,
+                message=message,
+                fatal=fatal,
+                program=PROGRAM if fatal else "pool-advisor",
+            )
+        )
 
     for name, value, written in pairs:
         if value is None:
             problem(f"{written} requires a value")
             continue
-        key = name.lower()
+        param = param_of(name)
+        key = param.name.lower() if param else name.lower()
         src = source.model_copy(update={"key": key})
-        param = params.get(key) or _other_version_param(key, version)
         if param is None:
-            if "." in name:
-                settings[key] = Setting(name=key, raw=value, value=value, source=src)
-            elif key not in _other_version_names(version):
-                problem(f'unrecognized configuration parameter "{name}"')
+            if "." not in name:
+                if version == pgguc.TABLE_VERSION:
+                    problem(f'unrecognized configuration parameter "{name}"')
+                    continue
+                problem(_unknown_for_version(name, version), fatal=False)
+            settings[key] = Setting(name=key, raw=value, value=value, source=src)
             continue
         parsed = pgguc.parse_value(param, name, value)
         if not parsed.ok:
             problem(parsed.message())
             continue
         assert parsed.value is not None
-        settings[param.name.lower()] = Setting(
-            name=param.name.lower(), raw=value, value=parsed.value, unit=param.unit, source=src
+        settings[key] = Setting(
+            name=key, raw=value, value=parsed.value, unit=param.unit, source=src
         )
     return settings, problems
