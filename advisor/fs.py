@@ -56,16 +56,25 @@ class Root:
 
     def read_text(self, name: str | Path, *, relative_to: Path | None = None) -> str:
         real = self.resolve(name, relative_to=relative_to)
-        shown = self.rel(real)
+        given = Path(name) if Path(name).is_absolute() else (relative_to or self.path) / name
+        shown = self._shown(given)
+        via = "" if given.absolute() == real else f"symlink to {self.rel(real)}: "
         try:
             data = real.read_bytes()
         except IsADirectoryError:
-            raise InputError(shown, "is a directory, expected a file") from None
+            raise InputError(shown, f"{via}is a directory, expected a file") from None
         except FileNotFoundError:
-            raise InputError(shown, "file not found") from None
+            raise InputError(shown, f"{via}file not found") from None
         except OSError as exc:
-            raise InputError(shown, f"cannot read: {exc.strerror or exc}") from None
+            raise InputError(shown, f"{via}cannot read: {exc.strerror or exc}") from None
         return decode_text(shown, data)
+
+    def _shown(self, given: Path) -> str:
+        """The path as the user wrote it (a symlink's own name, not its target)."""
+        try:
+            return given.absolute().relative_to(self.path).as_posix()
+        except ValueError:
+            return self.rel(given)
 
 
 def decode_text(shown: str, data: bytes) -> str:

@@ -121,6 +121,17 @@ def test_bad_input_is_a_finding_with_location_and_others_still_checked(
     assert "PA101" in out.stdout  # the other files still produced their findings
 
 
+def test_dangling_symlink_is_reported_not_fatal(tmp_path: Path):
+    import shutil
+
+    shutil.copytree(ACME, tmp_path / "repo")
+    (tmp_path / "repo" / "k8s" / "gone.yaml").symlink_to(tmp_path / "repo" / "k8s" / "nope.yaml")
+    out = run_cli("check", str(tmp_path / "repo"))
+    assert "Traceback" not in out.stderr
+    assert "k8s/gone.yaml" in out.stdout and "PA901" in out.stdout
+    assert "PA101" in out.stdout
+
+
 def test_unreadable_file(tmp_path: Path):
     import os
     import shutil

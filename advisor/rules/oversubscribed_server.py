@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from advisor.arith import contribution_expr, num, usable_expr
 from advisor.context import RuleContext
-from advisor.model import Finding, Fix, Severity, Topology
+from advisor.model import Finding, Fix, Severity, Topology, peak_pods
 from advisor.rules import rule
 from advisor.rules._common import related
 
@@ -58,7 +58,8 @@ def oversubscribed_server(topo: Topology, ctx: RuleContext) -> Iterator[Finding]
         over = budget.peak - budget.usable
         message = (f"{budget.server}: peak {num(budget.peak)} connections > "
                    f"{usable_expr(budget)}; over by {num(over)}. "
-                   + "; ".join(lines))
+                   + "; ".join(lines) + "".join(
+                       f". {x}" for x in _over_share(topo, budget)))
         terms = [budget.max_connections, *budget.reserved]
         for c in budget.contributions:
             terms.extend(c.factors)
@@ -69,6 +70,31 @@ def oversubscribed_server(topo: Topology, ctx: RuleContext) -> Iterator[Finding]
         yield Finding(code="PA101", name="oversubscribed-server", severity=Severity.error,
                       message=message, location=location, related=related(terms), fix=fix,
                       subject=server.id)
+
+
+def _over_share(topo: Topology, budget) -> list[str]:
+    """Name each pool that exceeds its share of the usable slots (its share kept
+    proportional to what it asks for now)."""
+    import math
+
+    out = []
+    for c in budget.contributions:
+        client = next((x for x in topo.clients if x.name == c.who), None)
+        if client is None or c.kind != "client" or not client.pools:
+            continue
+        pods = peak_pods(client.replicas, client.surge)
+        share = budget.usable * c.total / budget.peak
+        per_pod = math.floor(share / pods) if pods else 0
+        for pool in client.pools:
+            processes = pool.processes.value if pool.processes else 1
+            allowed = math.floor(per_pod * pool.per_pod() / sum(
+                p.per_pod() for p in client.pools) / processes)
+            if pool.size.value > allowed:
+                out.append(f"{client.name}'s {pool.label} of {num(pool.size.value)} "
+                           f"({pool.size.source.label()}) exceeds its share: "
+                           f"{share:.0f} of {num(budget.usable)} usable over "
+                           f"{num(pods)} pods allows {allowed} per process")
+    return out
 
 
 def _advice(budget) -> str:
