@@ -23,7 +23,7 @@ from urllib.parse import quote, urlsplit
 from advisor import __version__
 from advisor.model import Severity
 from advisor.report import markdown as md
-from advisor.report.common import DEFAULT_DOCS_URL
+from advisor.report.common import DEFAULT_DOCS_URL, repo_paths
 
 if TYPE_CHECKING:
     from advisor.model import CheckResult
@@ -118,7 +118,8 @@ def _body(
     if findings:
         parts.append(md.findings_section(
             findings, registry, docs_url=docs_url, source_url=source_url,
-            new_fingerprints=new_fps, details=detail == "full", totals=totals))
+            new_fingerprints=new_fps, details=detail == "full", totals=totals,
+            to_repo=repo_paths(head.roots)))
     if diff is not None and diff.fixed:
         fixed = "\n".join(
             f"- ~~{f.code}~~ {md.md_text(f.message)}"

@@ -23,29 +23,19 @@ from advisor.model import CheckResult, Finding, Location, Severity
 REPO = Path(__file__).resolve().parent.parent
 TOKEN = "ghs_s3cr3tT0kenValue"
 
-# The lead's cli.py registers advisor.commands.COMMANDS; until then a two-line typer app
-# with only this command stands in, so the test exercises the real command module.
-RUNNER = """
-import typer
-from advisor.commands.comment import register
-app = typer.Typer()
-@app.callback()
-def main() -> None: pass
-register(app)
-app()
-"""
-
-
 def run_cli(args: list[str], env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     clean = {k: v for k, v in os.environ.items()
              if not k.startswith(("GITHUB_", "POOL_ADVISOR_"))}
     clean.update(PYTHONPATH=str(REPO), **(env or {}))
-    return subprocess.run([sys.executable, "-c", RUNNER, "comment", *args], env=clean,
-                          capture_output=True, text=True, timeout=60)
+    return subprocess.run([sys.executable, "-m", "advisor", "comment", *args], env=clean,
+                          capture_output=True, text=True, timeout=60, cwd=REPO)
 
 
 def write_result(path: Path, result: CheckResult) -> Path:
-    path.write_text(result.model_dump_json())
+    """As `pool-advisor check --format json` writes it."""
+    from advisor.report import json as json_report
+
+    path.write_text(json_report.render(result, rs.sample_registry()))
     return path
 
 
@@ -270,6 +260,19 @@ def test_clean_result_says_it_fits():
     tree = parse(body)
     assert tree.find_all("strong")[0].text() == "fits"
     assert not tree.find_all("h4")
+
+
+def test_runs_the_check_itself_and_reads_a_bare_model_dump(tmp_path):
+    proc = run_cli(["fixtures/acme-shop", "--dry-run"])
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith(MARKER)
+    tree = parse(proc.stdout)
+    rows = table_rows(tree.find_all("table")[0])
+    assert rows[0][0] == "Server" and len(rows) >= 2
+    dump = tmp_path / "dump.json"
+    dump.write_text(rs.clean_result().model_dump_json())
+    proc = run_cli(["--json", str(dump), "--dry-run"])
+    assert proc.returncode == 0 and "**fits**" in proc.stdout
 
 
 def test_dry_run_prints_the_body_without_a_token(tmp_path):

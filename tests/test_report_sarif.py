@@ -12,9 +12,17 @@ from advisor.report.sarif import FINGERPRINT_KEY, build_log, render
 REPO = Path(__file__).resolve().parent.parent
 
 
-def _log(tmp_path: Path, result: CheckResult | None = None, **kw) -> dict:
-    rs.write_sample_tree(tmp_path)
-    return build_log(result or rs.sample_result(tmp_path), rs.sample_registry(), **kw)
+@pytest.fixture
+def repo(tmp_path, monkeypatch):
+    """A checkout with the sample files under deploy/, scanned as `check deploy` from
+    the checkout's root: reported paths are relative to deploy/, SARIF's to the root."""
+    monkeypatch.chdir(tmp_path)
+    rs.write_sample_tree(tmp_path / "deploy")
+    return tmp_path
+
+
+def _log(result: CheckResult | None = None, **kw) -> dict:
+    return build_log(result or rs.sample_result("deploy"), rs.sample_registry(), **kw)
 
 
 def test_registry_of_formats_is_lazy_and_complete():
@@ -24,8 +32,8 @@ def test_registry_of_formats_is_lazy_and_complete():
         get_renderer("xml")
 
 
-def test_rules_carry_docs_help_and_links(tmp_path):
-    log = _log(tmp_path, docs_url="https://example.test/docs/")
+def test_rules_carry_docs_help_and_links(repo):
+    log = _log(docs_url="https://example.test/docs/")
     rules = {r["id"]: r for r in log["runs"][0]["tool"]["driver"]["rules"]}
     assert set(rules) == {"PA101", "PA301", "PA401", "PA901"}
     pa101 = rules["PA101"]
@@ -40,10 +48,10 @@ def test_rules_carry_docs_help_and_links(tmp_path):
     assert rules["PA901"]["defaultConfiguration"]["level"] == "error"
 
 
-def test_results_locations_fingerprints_related_and_fix(tmp_path):
-    log = _log(tmp_path, srcroot=str(tmp_path))
+def test_results_locations_fingerprints_related_and_fix(repo):
+    log = _log(srcroot=str(repo))
     run = log["runs"][0]
-    assert run["originalUriBaseIds"]["SRCROOT"]["uri"] == tmp_path.as_uri() + "/"
+    assert run["originalUriBaseIds"]["SRCROOT"]["uri"] == repo.as_uri() + "/"
     assert run["tool"]["driver"]["version"] == "0.1.0"
     assert run["tool"]["driver"]["semanticVersion"] == "0.1.0"
     assert run["invocations"][0]["executionSuccessful"] is True
@@ -57,10 +65,13 @@ def test_results_locations_fingerprints_related_and_fix(tmp_path):
     over = by_rule["PA101"]
     assert over["level"] == "error"
     assert [r["physicalLocation"]["artifactLocation"]["uri"] for r in over["relatedLocations"]] \
-        == ["k8s/hpa.yaml", "k8s/configmap.yaml", "db/postgresql.conf"]
+        == ["deploy/k8s/hpa.yaml", "deploy/k8s/configmap.yaml", "deploy/db/postgresql.conf"]
     assert over["relatedLocations"][0]["message"]["text"] == "40 pods at peak (HPA maxReplicas)."
     # The fix replaces exactly the "20" after the key on line 8.
+    assert over["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] \
+        == "deploy/db/postgresql.conf"
     (change,) = over["fixes"][0]["artifactChanges"]
+    assert change["artifactLocation"]["uri"] == "deploy/k8s/configmap.yaml"
     (repl,) = change["replacements"]
     line = rs.CONFIGMAP.splitlines()[7]
     region = repl["deletedRegion"]
@@ -91,23 +102,24 @@ def test_fingerprint_survives_line_moves_but_not_subject_changes():
     assert fp(other) != fp(f)
 
 
-def test_fix_is_omitted_when_the_value_is_not_on_its_line(tmp_path):
-    rs.write_sample_tree(tmp_path)
-    (tmp_path / "k8s/configmap.yaml").write_text("data: {}\n")
-    log = build_log(rs.sample_result(tmp_path), rs.sample_registry())
+def test_fix_is_omitted_when_the_value_is_not_on_its_line(repo):
+    (repo / "deploy/k8s/configmap.yaml").write_text("data: {}\n")
+    log = _log()
     over = next(r for r in log["runs"][0]["results"] if r["ruleId"] == "PA101")
     assert "fixes" not in over
 
 
-def test_github_validator_accepts_sarif_of_realistic_results(tmp_path):
-    rs.write_sample_tree(tmp_path)
+def test_github_validator_accepts_sarif_of_realistic_results(repo, tmp_path_factory):
     registry = rs.sample_registry()
+    outside = tmp_path_factory.mktemp("elsewhere")  # a root outside the checkout
+    rs.write_sample_tree(outside)
     unicode_msg = rs.session_set().model_copy(update={
         "message": "naïve SET ⟶ leaks: 100% of sessions, see\nline two",
     })
     cases = {
-        "full.sarif": render(rs.sample_result(tmp_path), registry, srcroot=str(tmp_path)),
-        "no-srcroot.sarif": render(rs.sample_result(tmp_path), registry),
+        "full.sarif": render(rs.sample_result("deploy"), registry, srcroot=str(repo)),
+        "no-srcroot.sarif": render(rs.sample_result("deploy"), registry),
+        "outside.sarif": render(rs.sample_result(outside), registry),
         "clean.sarif": render(rs.clean_result(), registry),
         "odd.sarif": render(CheckResult(tool_version="0.1.0.dev3+g1234", findings=[
             unicode_msg,
@@ -118,9 +130,9 @@ def test_github_validator_accepts_sarif_of_realistic_results(tmp_path):
     files = []
     for name, text in cases.items():
         json.loads(text)
-        (tmp_path / name).write_text(text, encoding="utf-8")
-        files.append(tmp_path / name)
-    results = validate(files, tmp_path / "validation.sarif")
+        (repo / name).write_text(text, encoding="utf-8")
+        files.append(repo / name)
+    results = validate(files, repo / "validation.sarif")
     assert problems(results) == []
 
 
@@ -148,7 +160,8 @@ def test_github_validator_accepts_sarif_of_every_fixture(tmp_path):
         options = _default_options(options_type)
         result = run_check([fx], options)
         out = tmp_path / f"{fx.name}.sarif"
-        out.write_text(render(result, registry, srcroot=str(fx)), encoding="utf-8")
+        # As in CI: run from the repository root, paths relative to it.
+        out.write_text(render(result, registry, srcroot=str(Path.cwd())), encoding="utf-8")
         files.append(out)
     assert problems(validate(files, tmp_path / "validation.sarif")) == []
 

@@ -94,29 +94,43 @@ def _comment(paths, json_file, base_json, repo, pr, token_env, api_url, docs_url
 
 
 def _load(path: Path):
+    """A result from `check --format json` (advisor.report.json's schema); a bare
+    CheckResult model dump is accepted too."""
+    import json
+
     from pydantic import ValidationError
 
     from advisor.comment import CommentError
     from advisor.model import CheckResult
+    from advisor.report import json as json_report
 
     try:
-        return CheckResult.model_validate_json(path.read_bytes())
-    except OSError as exc:
-        raise CommentError(f"cannot read {path}: {exc.strerror or exc}") from None
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CommentError(f"cannot read {path}: {getattr(exc, 'strerror', None) or exc}") from None
+    problem = "not JSON"
+    try:
+        data = json.loads(text)
+        if isinstance(data, dict) and "tool" in data:
+            return json_report.load(text)
+        return CheckResult.model_validate_json(text)
     except ValidationError as exc:
         first = exc.errors()[0]
         at = ".".join(str(p) for p in first["loc"]) or "top level"
-        raise CommentError(
-            f"{path} is not a pool-advisor check result (JSON from `check --format json`): "
-            f"{at}: {first['msg']}") from None
+        problem = f"{at}: {first['msg']}"
+    except (KeyError, TypeError) as exc:
+        problem = f"missing {exc}"
+    except ValueError as exc:
+        problem = str(exc)
+    raise CommentError(f"{path} is not a pool-advisor check result (JSON from "
+                       f"`check --format json`): {problem}")
 
 
 def _run_check(paths: list[Path]):
     from advisor.comment import CommentError
+    from advisor.engine import CheckOptions, UsageError, run_check
 
     try:
-        from advisor.engine import run_check  # type: ignore[attr-defined]
-    except ImportError:
-        raise CommentError("this build cannot run the check itself; pass --json FILE "
-                           "from `pool-advisor check --format json`") from None
-    return run_check(paths, None)
+        return run_check([str(p) for p in paths], CheckOptions())
+    except UsageError as exc:
+        raise CommentError(str(exc)) from None

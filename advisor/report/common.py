@@ -5,6 +5,7 @@ its line a one-value fix applies."""
 from __future__ import annotations
 
 import inspect
+import os
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -202,6 +203,43 @@ def _read_lines(bases: list[Path], path: str) -> list[str] | None:
         except InputError:
             continue
     return None
+
+
+PathMap = Callable[[str], str]
+
+
+def repo_paths(roots: Iterable[str], cwd: Path | None = None) -> PathMap:
+    """Map a reported path (relative to its scanned root, as the engine shows it) to one
+    relative to the working directory: in CI that is the repository root, which GitHub
+    code scanning, annotations, GitLab and reviewdog all resolve paths against
+    (codeql-action's upload "just assumes a relative path is relative to the src root").
+    With several roots, the one that holds the file wins. A root outside the working
+    directory gives absolute paths."""
+    here = Path(os.path.abspath(cwd or Path.cwd()))
+    bases: list[Path] = []
+    for r in roots:
+        if r == "-":
+            continue
+        p = Path(r)
+        bases.append(p.parent if p.is_file() else p)
+    if not bases:
+        return lambda path: path
+
+    def to_repo(path: str) -> str:
+        if path.startswith("/"):
+            return path
+        candidates = [b / path for b in bases]
+        chosen = candidates[0]
+        if len(candidates) > 1:
+            chosen = next((c for c in candidates if c.exists()), chosen)
+        # normpath, not resolve: a symlinked file keeps the name the engine reported.
+        absolute = Path(os.path.normpath(here / chosen))
+        try:
+            return absolute.relative_to(here).as_posix()
+        except ValueError:
+            return absolute.as_posix()
+
+    return to_repo
 
 
 def value_span(repl: Replacement, read_line: LineReader) -> ValueSpan | None:

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from advisor.model import Finding, Severity
+from advisor.report.common import PathMap, repo_paths
 
 if TYPE_CHECKING:
     from advisor.model import CheckResult
@@ -41,7 +42,9 @@ def workflow_command(name: str, properties: Mapping[str, object], message: str) 
     return f"{head}::{escape_data(message)}"
 
 
-def annotation(finding: Finding) -> str:
+def annotation(finding: Finding, to_repo: PathMap | None = None) -> str:
+    """One workflow command; `to_repo` maps the reported path to the workspace-relative
+    one GitHub expects."""
     loc = finding.location
     end_line = loc.end_line if loc.end_line is not None and loc.line is not None else None
     message = finding.message
@@ -50,7 +53,7 @@ def annotation(finding: Finding) -> str:
     return workflow_command(
         COMMANDS[finding.severity],
         {
-            "file": loc.path,
+            "file": to_repo(loc.path) if to_repo else loc.path,
             "line": loc.line,
             "endLine": end_line,
             "col": loc.column if loc.line is not None else None,
@@ -62,7 +65,8 @@ def annotation(finding: Finding) -> str:
 
 def render(result: CheckResult, registry: Registry) -> str:
     ordered = sorted(result.findings, key=lambda f: -f.severity.rank)
-    return "".join(annotation(f) + "\n" for f in ordered)
+    to_repo = repo_paths(result.roots)
+    return "".join(annotation(f, to_repo) + "\n" for f in ordered)
 
 
 def should_add_github_annotations(env: Mapping[str, str]) -> bool:

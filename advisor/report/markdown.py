@@ -8,11 +8,14 @@ import html
 import re
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
+from urllib.parse import quote
 
 from advisor.model import Budget, Contribution, Finding, Location, Severity, Term
 from advisor.report.common import (
     DEFAULT_DOCS_URL,
     SEVERITY_ORDER,
+    PathMap,
+    repo_paths,
     rule_doc_url,
     rule_info,
 )
@@ -52,18 +55,26 @@ def number(value: float) -> str:
     return f"{int(value):,}" if float(value).is_integer() else f"{value:,.1f}"
 
 
+def size(n_bytes: float) -> str:
+    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if n_bytes >= scale:
+            return f"{n_bytes / scale:,.1f} {unit}"
+    return f"{number(n_bytes)} B"
+
+
 def signed(value: float) -> str:
     return "±0" if value == 0 else f"{'+' if value > 0 else MINUS}{number(abs(value))}"
 
 
-def where(loc: Location, source_url: str | None = None) -> str:
+def where(loc: Location, source_url: str | None = None, to_repo: PathMap | None = None) -> str:
     """`path:line`, linked to the file at the reviewed commit when `source_url` is given
-    (e.g. https://github.com/o/r/blob/<sha>)."""
-    label = md_code(loc.label())
-    if source_url is None or loc.path.startswith("/"):
+    (e.g. https://github.com/o/r/blob/<sha>); `to_repo` makes the path repository-relative."""
+    path = to_repo(loc.path) if to_repo else loc.path
+    label = md_code(path if loc.line is None else f"{path}:{loc.line}")
+    if source_url is None or path.startswith("/"):
         return label
     anchor = f"#L{loc.line}" if loc.line else ""
-    return f"[{label}]({source_url.rstrip('/')}/{loc.path}{anchor})"
+    return f"[{label}]({source_url.rstrip('/')}/{quote(path)}{anchor})"
 
 
 # --- budgets -------------------------------------------------------------------------
@@ -132,9 +143,13 @@ def budget_details(b: Budget) -> str:
     for ns in b.not_subtracted:
         lines.append(f"- not subtracted: {term(ns.term)}: {md_text(ns.why)}")
     if b.memory is not None and b.memory.terms:
-        total = f"{b.memory.total / 2**30:,.1f} GiB"
-        lines.append(f"- worst-case memory {total} = "
-                     + " + ".join(term(t) for t in b.memory.terms))
+        lines.append(f"- worst-case memory {size(b.memory.total)} = "
+                     + " + ".join(f"{size(t.value)} ({md_text(t.label)}, "
+                                  f"{md_text(t.source.label())})" for t in b.memory.terms))
+        if b.memory.limit is not None:
+            lines.append(f"  - limit: {size(b.memory.limit.value)} "
+                         f"({md_text(b.memory.limit.label)}, "
+                         f"{md_text(b.memory.limit.source.label())})")
         lines.extend(f"  - assumption: {md_text(a)}" for a in b.memory.assumptions)
     return _details(f"{b.server}: how usable {number(b.usable)} and peak "
                     f"{number(b.peak)} were computed", "\n".join(lines))
@@ -178,23 +193,24 @@ def finding_block(
     source_url: str | None = None,
     new: bool = False,
     details: bool = True,
+    to_repo: PathMap | None = None,
 ) -> str:
     info = rule_info(registry, f)
     title = f"{f.code} {md_text(info.name)}"
     if info.registered:
         title = f"[{title}]({rule_doc_url(docs_url, info.code, info.name)})"
     badge = "\U0001f195 " if new else ""  # NEW button
-    head = f"{badge}**{title}** at {where(f.location, source_url)}: {md_text(f.message)}"
+    head = f"{badge}**{title}** at {where(f.location, source_url, to_repo)}: {md_text(f.message)}"
     if not details:
         return head
-    items = [f"- {md_text(r.message)}: {where(r.location, source_url)}" for r in f.related]
+    items = [f"- {md_text(r.message)}: {where(r.location, source_url, to_repo)}" for r in f.related]
     if f.fix is not None:
         fix = f"- **Fix:** {md_text(f.fix.description)}"
         r = f.fix.replacement
         if r is not None:
             at = Location(path=r.path, line=r.line)
             edit = f"{md_code(r.key)} {md_code(r.old)} {ARROW} {md_code(r.new)}"
-            fix += f" ({where(at, source_url)}: {edit})"
+            fix += f" ({where(at, source_url, to_repo)}: {edit})"
         items.append(fix)
     if not items:
         return head
@@ -210,6 +226,7 @@ def findings_section(
     new_fingerprints: set[str] | None = None,
     details: bool = True,
     totals: dict[Severity, int] | None = None,
+    to_repo: PathMap | None = None,
 ) -> str:
     """Findings under one heading per severity. `totals`: how many there are in all,
     when `findings` is only the part that fits ("Errors (40 of 1,000)")."""
@@ -225,7 +242,7 @@ def findings_section(
         for f in group:
             is_new = new_fingerprints is not None and f.fingerprint in new_fingerprints
             out.append(finding_block(f, registry, docs_url=docs_url, source_url=source_url,
-                                     new=is_new, details=details))
+                                     new=is_new, details=details, to_repo=to_repo))
     return "\n\n".join(out)
 
 
@@ -252,7 +269,8 @@ def render(
         parts.extend(budget_details(b) for b in result.budgets)
     if result.findings:
         parts.append(findings_section(result.findings, registry, docs_url=docs_url,
-                                      source_url=source_url))
+                                      source_url=source_url,
+                                      to_repo=repo_paths(result.roots)))
     if result.notices:
         parts.append("\n".join(f"> {md_text(n)}" for n in result.notices))
     return "\n\n".join(parts) + "\n"

@@ -14,7 +14,9 @@ from advisor.report.common import (
     DEFAULT_REPO_URL,
     TOOL_NAME,
     LineReader,
+    PathMap,
     file_line_reader,
+    repo_paths,
     rule_doc_url,
     rule_info,
     value_span,
@@ -35,17 +37,19 @@ def render(
     read_line: LineReader | None = None,
 ) -> str:
     reader = read_line or file_line_reader(result.roots)
+    to_repo = repo_paths(result.roots)
     doc = {
         "source": {"name": TOOL_NAME, "url": DEFAULT_REPO_URL},
         "diagnostics": [
-            d for f in result.findings for d in _diagnostics(f, registry, docs_url, reader)
+            d for f in result.findings
+            for d in _diagnostics(f, registry, docs_url, reader, to_repo)
         ],
     }
     return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
 
 
-def _location(loc: Location) -> dict[str, Any]:
-    out: dict[str, Any] = {"path": loc.path}
+def _location(loc: Location, to_repo: PathMap) -> dict[str, Any]:
+    out: dict[str, Any] = {"path": to_repo(loc.path)}
     if loc.line is not None:
         start: dict[str, int] = {"line": loc.line}
         if loc.column is not None:
@@ -57,7 +61,7 @@ def _location(loc: Location) -> dict[str, Any]:
 
 
 def _diagnostics(
-    f: Finding, registry: Registry, docs_url: str, read_line: LineReader
+    f: Finding, registry: Registry, docs_url: str, read_line: LineReader, to_repo: PathMap
 ) -> list[dict[str, Any]]:
     info = rule_info(registry, f)
     code = {"value": f.code}
@@ -66,13 +70,14 @@ def _diagnostics(
     message = f.message if f.fix is None else f"{f.message}\nFix: {f.fix.description}"
     main: dict[str, Any] = {
         "message": message,
-        "location": _location(f.location),
+        "location": _location(f.location, to_repo),
         "severity": SEVERITY[f.severity],
         "code": code,
     }
     if f.related:
         main["related_locations"] = [
-            {"message": rel.message, "location": _location(rel.location)} for rel in f.related
+            {"message": rel.message, "location": _location(rel.location, to_repo)}
+            for rel in f.related
         ]
     out = [main]
     repl = f.fix.replacement if f.fix is not None else None
@@ -86,7 +91,7 @@ def _diagnostics(
         # often sits elsewhere (the pool size, not the server): say so where it sits.
         out.append({
             "message": f"Fix for {f.code} ({f.message}): {f.fix.description}",
-            "location": {"path": repl.path, "range": suggestion["range"]},
+            "location": {"path": to_repo(repl.path), "range": suggestion["range"]},
             "severity": SEVERITY[f.severity],
             "code": code,
             "suggestions": [suggestion],

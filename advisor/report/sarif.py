@@ -22,10 +22,12 @@ from advisor.report.common import (
     DEFAULT_REPO_URL,
     TOOL_NAME,
     LineReader,
+    PathMap,
     RuleInfo,
     doc_markdown,
     file_line_reader,
     full_description,
+    repo_paths,
     rule_doc_url,
     rules_for,
     sentence,
@@ -73,6 +75,7 @@ def build_log(
     relative to (the CLI passes its working directory); omitted, SRCROOT is described
     but left for the consumer to bind, as GitHub does with the checkout."""
     reader = read_line or file_line_reader(result.roots)
+    to_repo = repo_paths(result.roots)
     infos = rules_for(result, registry)
     index = {info.code: i for i, info in enumerate(infos)}
     driver: dict[str, Any] = {
@@ -88,7 +91,7 @@ def build_log(
         "invocations": [_invocation(result)],
         "originalUriBaseIds": {SRCROOT: _srcroot(srcroot)},
         "columnKind": "utf16CodeUnits",
-        "results": [_result(f, index[f.code], reader) for f in result.findings],
+        "results": [_result(f, index[f.code], reader, to_repo) for f in result.findings],
     }
     return {"$schema": SCHEMA_URI, "version": "2.1.0", "runs": [run]}
 
@@ -168,8 +171,8 @@ def artifact_location(path: str) -> dict[str, Any]:
     return {"uri": quote(PurePosixPath(path).as_posix()), "uriBaseId": SRCROOT}
 
 
-def physical_location(loc: Location) -> dict[str, Any]:
-    return {"artifactLocation": artifact_location(loc.path), "region": _region(loc)}
+def physical_location(loc: Location, to_repo: PathMap) -> dict[str, Any]:
+    return {"artifactLocation": artifact_location(to_repo(loc.path)), "region": _region(loc)}
 
 
 def _region(loc: Location) -> dict[str, Any]:
@@ -185,25 +188,27 @@ def _region(loc: Location) -> dict[str, Any]:
     return region
 
 
-def _result(f: Finding, rule_index: int, read_line: LineReader) -> dict[str, Any]:
+def _result(
+    f: Finding, rule_index: int, read_line: LineReader, to_repo: PathMap
+) -> dict[str, Any]:
     out: dict[str, Any] = {
         "ruleId": f.code,
         "ruleIndex": rule_index,
         "level": LEVELS[f.severity],
         "message": {"text": _message(f)},
-        "locations": [{"physicalLocation": physical_location(f.location)}],
+        "locations": [{"physicalLocation": physical_location(f.location, to_repo)}],
         "partialFingerprints": {FINGERPRINT_KEY: f.fingerprint},
     }
     if f.related:
         out["relatedLocations"] = [
             {
                 "id": i,
-                "physicalLocation": physical_location(rel.location),
+                "physicalLocation": physical_location(rel.location, to_repo),
                 "message": {"text": sentence(rel.message)},
             }
             for i, rel in enumerate(f.related, start=1)
         ]
-    fix = _fix(f, read_line)
+    fix = _fix(f, read_line, to_repo)
     if fix is not None:
         out["fixes"] = [fix]
     return out
@@ -216,7 +221,7 @@ def _message(f: Finding) -> str:
     return text
 
 
-def _fix(f: Finding, read_line: LineReader) -> dict[str, Any] | None:
+def _fix(f: Finding, read_line: LineReader, to_repo: PathMap) -> dict[str, Any] | None:
     if f.fix is None or f.fix.replacement is None:
         return None
     repl = f.fix.replacement
@@ -228,7 +233,7 @@ def _fix(f: Finding, read_line: LineReader) -> dict[str, Any] | None:
         "description": {"text": sentence(f.fix.description)},
         "artifactChanges": [
             {
-                "artifactLocation": artifact_location(repl.path),
+                "artifactLocation": artifact_location(to_repo(repl.path)),
                 "replacements": [
                     {
                         "deletedRegion": {
