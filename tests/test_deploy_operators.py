@@ -283,3 +283,36 @@ def test_pooler_config_from_env_bitnami_and_edoburu():
                                                  "postgres://app@main-db:5432/shop"),))
     assert (db.name, db.host, db.dbname) == ("shop", "main-db", "shop")
     assert pooler_config_from_env(env(("FOO", "1"))) == ({}, [])
+
+
+def test_crunchy_databases_and_users_override():
+    text = """apiVersion: postgres-operator.crunchydata.com/v1beta1
+kind: PostgresCluster
+metadata:
+  name: hippo
+spec:
+  postgresVersion: 15
+  instances:
+    - name: a
+    - name: b
+      replicas: 2
+  proxy:
+    pgBouncer:
+      config:
+        databases:
+          app: host=hippo-primary port=5432 dbname=app pool_size=12 max_db_connections=40
+        users:
+          batch: pool_mode=session max_user_connections=5
+"""
+    objects, _ = k8s_objects(text, "h.yaml")
+    e = operator_entities(objects)
+    # instances: a (default 1) + b (2) = 3 pods: 1 primary, 2 replicas
+    assert server(e, "crunchy:hippo/replicas").instances.value == 2
+    [p] = e.poolers
+    assert p.replicas.value == 1 and p.replicas.source.default  # PGO default
+    [db] = p.databases
+    assert (db.name, db.host, db.pool_size.value, db.max_db_connections.value) == (
+        "app", "hippo-primary", 12, 40)
+    assert db.location.line == 15
+    [u] = p.users
+    assert (u.name, u.pool_mode.value, u.max_user_connections.value) == ("batch", "session", 5)

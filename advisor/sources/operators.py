@@ -80,6 +80,7 @@ from advisor.model import (
     Location,
     Pooler,
     PoolerDatabase,
+    PoolerUser,
     Server,
     Setting,
     Source,
@@ -388,8 +389,9 @@ def _cnpg_pooler(ctx: _Ctx, obj: K8sObject) -> None:
     cluster = get(obj.body, "spec", "cluster", "name")
     kind = str(get(obj.body, "spec", "type") or "rw")
     version = _bouncer_version(obj, ("spec", "template", "spec", "containers", 0, "image"))
-    settings = bouncer_parameter_settings(ctx, obj, ("spec", "pgbouncer", "parameters"),
-                                          version)
+    settings = bouncer_parameter_settings(
+        ctx, obj, ("spec", "pgbouncer", "parameters"), version,
+        strings_only="CloudNativePG spec.pgbouncer.parameters")
     mode = get(obj.body, "spec", "pgbouncer", "poolMode")
     settings["pool_mode"] = Setting(
         name="pool_mode", raw=str(mode or "session"), value=str(mode or "session"),
@@ -452,7 +454,8 @@ def bouncer_setting(name: str, raw: str, source: Source, version: BouncerVersion
 
 
 def bouncer_parameter_settings(ctx: _Ctx, obj: K8sObject, keys: tuple[str | int, ...],
-                               version: BouncerVersion) -> dict[str, Setting]:
+                               version: BouncerVersion, *, strings_only: str | None = None
+                               ) -> dict[str, Setting]:
     from advisor.pgbouncer import params
 
     found = get(obj.body, *keys)
@@ -461,6 +464,10 @@ def bouncer_parameter_settings(ctx: _Ctx, obj: K8sObject, keys: tuple[str | int,
         return settings
     for name, raw in found.items():
         name = str(name)
+        if strings_only and not isinstance(raw, str):
+            ctx.problem(obj, (*keys, name), f"{strings_only} needs string values: "
+                        f"`{name}: {raw}` is refused by the API server (write it quoted)",
+                        fatal=True, program="Kubernetes")
         setting = bouncer_setting(name, str(raw), _src(obj, *keys, name), version)
         if setting is None:
             known = name in params(version)
@@ -628,16 +635,18 @@ def _crunchy(ctx: _Ctx, obj: K8sObject) -> None:
     if isinstance(bouncer, dict):
         base = ("spec", "proxy", "pgBouncer")
         version_b = _bouncer_version(obj, (*base, "image"))
-        pooler_settings = bouncer_parameter_settings(ctx, obj, (*base, "config", "global"),
-                                                     version_b)
+        pooler_settings = bouncer_parameter_settings(
+            ctx, obj, (*base, "config", "global"), version_b,
+            strings_only="PGO proxy.pgBouncer.config.global")
         databases = _crunchy_databases(ctx, obj, (*base, "config", "databases"))
+        users = _crunchy_users(ctx, obj, (*base, "config", "users"))
         name = f"{obj.name}-pgbouncer"
         pid = f"crunchy-pooler:{obj.namespace + '/' if obj.namespace else ''}{name}"
         ctx.out.poolers.append(Pooler(
             id=pid, name=name, namespace=obj.namespace,
             replicas=_term(obj, "PgBouncer pods", (*base, "replicas"), 1,
                            "PGO proxy.pgBouncer.replicas default"),
-            version=version_b, settings=pooler_settings, databases=databases,
+            version=version_b, settings=pooler_settings, databases=databases, users=users,
             server_id=ident, location=_loc(obj, *base), hosts=host_forms(name, obj.namespace)))
         ctx.services([name], obj.namespace, "pooler", pid)
     ctx.out.claimed.append(obj.ref)
@@ -676,6 +685,37 @@ def _crunchy_databases(ctx: _Ctx, obj: K8sObject, keys: tuple[str | int, ...]
             or term("reserve_pool_size", "reserve_pool_size"),
             max_db_connections=term("max_db_connections", "max_db_connections"),
             location=_loc(obj, *keys, str(name))))
+    return out
+
+
+def _crunchy_users(ctx: _Ctx, obj: K8sObject, keys: tuple[str | int, ...]) -> list[PoolerUser]:
+    """config.users: name -> "pool_mode=... max_user_connections=..." ([users] lines)."""
+    from advisor.sources.pgbouncer_ini import parse_connstr
+
+    found = get(obj.body, *keys)
+    out: list[PoolerUser] = []
+    if not isinstance(found, dict):
+        return out
+    for name, line in found.items():
+        pairs, bad = parse_connstr(str(line))
+        src = _src(obj, *keys, str(name))
+        if bad:
+            ctx.problem(obj, (*keys, str(name)), f"PgBouncer cannot parse the settings of "
+                        f"user {name!r}", fatal=True, program="PgBouncer")
+        values = dict(pairs)
+        mode = values.get("pool_mode")
+
+        def term(key: str, values: dict[str, str] = values, src: Source = src) -> Term | None:
+            try:
+                return Term(label=key, value=int(values[key]), source=src)
+            except (KeyError, ValueError):
+                return None
+
+        out.append(PoolerUser(
+            name=str(name), location=_loc(obj, *keys, str(name)),
+            pool_mode=Setting(name="pool_mode", raw=mode, value=mode, source=src)
+            if mode else None,
+            pool_size=term("pool_size"), max_user_connections=term("max_user_connections")))
     return out
 
 
