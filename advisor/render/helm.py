@@ -1169,9 +1169,10 @@ def _bitnami_postgresql(values: dict[str, Any], layers: list[ValuesLayer], prefi
                                     "read" if component == "readReplicas" else component}},
             "spec": {"replicas": int(replicas),
                      "template": {"spec": {"containers": [{
-                         "name": "postgresql", "image": "docker.io/bitnami/postgresql"}],
+                         "name": "postgresql", "image": image}],
                          "volumes": mounts}}}}
         b.src(("spec", "replicas"), *replicas_key)
+        b.src(("spec", "template", "spec", "containers", 0, "image"), "image", "tag")
         anchor = leaf_source(layers, (*prefix, *replicas_key)) or leaf_source(
             layers, (*prefix, "architecture"))
         configmaps: list[K8sObject] = []
@@ -1202,6 +1203,13 @@ def _bitnami_postgresql(values: dict[str, Any], layers: list[ValuesLayer], prefi
             del body["spec"]["template"]["spec"]["volumes"]
         built.append(b.build(body, anchor, chart_rel, namespace))
         built.extend(configmaps)
+
+    # values image.registry/repository/tag (the chart's defaults are not known here)
+    image_values = values.get("image") if isinstance(values.get("image"), dict) else {}
+    image = (f"{image_values.get('registry') or 'docker.io'}/"
+             f"{image_values.get('repository') or 'bitnami/postgresql'}")
+    if image_values.get("tag"):
+        image += f":{image_values['tag']}"
 
     # templates/_helpers.tpl postgresql.v1.primary.fullname / readReplica.fullname
     replication = values.get("architecture") == "replication"
