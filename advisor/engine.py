@@ -253,45 +253,35 @@ def _render(found, root: Root, settings: Settings, options: CheckOptions,
     leaves render the same object they are alternatives (staging, prod), each its own
     environment, else they all join one."""
     if found.helm_charts:
-        try:
-            from advisor.render.helm import render_chart
-        except ImportError:
-            notices.append("Helm charts found but Helm rendering is not available in this "
-                           "build; charts were skipped: "
-                           + ", ".join(root.rel(c) for c in found.helm_charts))
-        else:
-            for chart in found.helm_charts:
-                rel = root.rel(chart)
-                decl = next((c for c in settings.charts if c.path.strip("/") == rel), None)
-                cli = len(found.helm_charts) == 1 and (options.values_files or
+        from advisor.render.helm import render_chart
+
+        for chart in found.helm_charts:
+            rel = root.rel(chart)
+            decl = next((c for c in settings.charts if c.path.strip("/") == rel), None)
+            cli = len(found.helm_charts) == 1 and bool(options.values_files or
                                                        options.set_values)
-                rendered = render_chart(
-                    root, rel,
-                    values_files=options.values_files if cli else (decl.values if decl else []),
-                    set_values=options.set_values if cli else (decl.set if decl else []),
-                    release=options.release or (decl.release if decl else "release"),
-                    namespace=options.namespace or (decl.namespace if decl else None))
-                objects += rendered.objects
-                problems += rendered.problems
-                notices += rendered.notices
+            rendered = render_chart(
+                root, rel,
+                values_files=options.values_files if cli else (decl.values if decl else []),
+                set_values=options.set_values if cli else (decl.set if decl else []),
+                release=options.release or (decl.release if decl else "release"),
+                namespace=options.namespace or (decl.namespace if decl else None))
+            objects += rendered.objects
+            problems += rendered.problems
+            notices += rendered.notices
     if found.kustomize_dirs:
-        try:
-            from advisor.render.kustomize import render_kustomization
-        except ImportError:
-            notices.append("kustomize folders found but kustomize rendering is not available "
-                           "in this build; skipped: "
-                           + ", ".join(root.rel(d) for d in found.kustomize_dirs))
-        else:
-            leaves = []
-            for d in found.kustomize_dirs:
-                rendered = render_kustomization(root, root.rel(d))
-                leaves.append((root.rel(d), rendered.objects))
-                problems += rendered.problems
-                notices += rendered.notices
-            if _alternatives(leaves):
-                return leaves
-            for _label, objs in leaves:
-                objects += objs
+        from advisor.render.kustomize import render_kustomization
+
+        leaves = []
+        for d in found.kustomize_dirs:
+            rendered = render_kustomization(root, root.rel(d))
+            leaves.append((root.rel(d), rendered.objects))
+            problems += rendered.problems
+            notices += rendered.notices
+        if _alternatives(leaves):
+            return leaves
+        for _label, objs in leaves:
+            objects += objs
     return []
 
 
@@ -306,10 +296,8 @@ def _alternatives(leaves: list[tuple[str, list[K8sObject]]]) -> bool:
 
 
 def _sql(found, root: Root, topo: Topology) -> None:
-    try:
-        from advisor.sql.extract import is_sql_candidate, scan_sql_sources
-    except ImportError:
-        return
+    from advisor.sql.extract import is_sql_candidate, scan_sql_sources
+
     candidates = [root.rel(p) for p in found.other_files if is_sql_candidate(root.rel(p))]
     if not candidates or not topo.poolers:
         return  # hazards only matter behind a pooler; skip the SQL parser otherwise

@@ -421,10 +421,8 @@ def _pooler_from_workload(inputs: Inputs, topo: Topology, w: Workload, c: Contai
 
 def _pooler_from_env(pooler: Pooler, c: Container) -> None:
     """PgBouncer images configured by environment (Bitnami PGBOUNCER_*, edoburu)."""
-    try:
-        from advisor.sources.operators import pooler_config_from_env
-    except ImportError:  # the operators module lands with deployment support
-        return
+    from advisor.sources.operators import pooler_config_from_env
+
     settings, databases = pooler_config_from_env(c.env)
     pooler.settings.update(settings)
     pooler.databases.extend(databases)
@@ -441,10 +439,8 @@ def _pooler_server(p: Pooler, host_map: dict, topo: Topology) -> str | None:
 
 
 def _operator_entities(inputs: Inputs, topo: Topology, host_map: dict) -> None:
-    try:
-        from advisor.sources.operators import operator_entities
-    except ImportError:  # lands with operator support
-        return
+    from advisor.sources.operators import operator_entities
+
     found = operator_entities(inputs.objects, version_default=_pg_version(inputs, None).int_value)
     topo.servers.extend(found.servers)
     topo.poolers.extend(found.poolers)
