@@ -152,3 +152,25 @@ def test_components_and_strategic_merge_env_patch(tmp_path):
     a = next(i for i, e in enumerate(env) if e["name"] == "A")
     loc = app.location("spec", "template", "spec", "containers", 0, "env", a, "value")
     assert (loc.path, loc.line) == ("base/app.yaml", 14)
+
+
+@needs_kustomize
+def test_label_selector_patch_is_traced_only_where_it_applied(tmp_path):
+    deployment = ("apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {n}\n"
+                  "  labels:\n    tier: {t}\nspec:\n  replicas: 1\n")
+    (tmp_path / "base").mkdir()
+    (tmp_path / "base" / "a.yaml").write_text(deployment.format(n="a", t="web"))
+    (tmp_path / "base" / "b.yaml").write_text(deployment.format(n="b", t="batch"))
+    (tmp_path / "base" / "kustomization.yaml").write_text("resources:\n  - a.yaml\n  - b.yaml\n")
+    (tmp_path / "prod").mkdir()
+    (tmp_path / "prod" / "kustomization.yaml").write_text(
+        "resources:\n  - ../base\npatches:\n  - target:\n      labelSelector: tier=web\n"
+        "    patch: |-\n      - op: replace\n        path: /spec/replicas\n        value: 5\n")
+    r = render_kustomization(Root.of(tmp_path), "prod")
+    a, b = by_ref(r.objects, "Deployment/a"), by_ref(r.objects, "Deployment/b")
+    assert get(a.body, "spec", "replicas") == 5
+    assert (field_source(a, "spec", "replicas").path,
+            field_source(a, "spec", "replicas").line) == ("prod/kustomization.yaml", 9)
+    assert get(b.body, "spec", "replicas") == 1
+    assert (field_source(b, "spec", "replicas").path,
+            field_source(b, "spec", "replicas").line) == ("base/b.yaml", 8)

@@ -445,7 +445,8 @@ def _replicas(layer: Layer, doc: Any, obj: K8sObject, names: set[str],
     if obj.kind not in REPLICA_KINDS:
         return
     for i, item in enumerate(_items(doc.get("replicas"))):
-        if isinstance(item, dict) and item.get("name") in names and "count" in item:
+        if (isinstance(item, dict) and item.get("name") in names and "count" in item
+                and _same(get(obj.body, "spec", "replicas"), item["count"])):
             found["spec.replicas"] = _at(layer, doc, "replicas", i, "count",
                                          key=f"replicas[{item['name']}].count")
 
@@ -530,7 +531,7 @@ def _strategic(patch: Any, target: Any, prefix: Key, shown: str, offset: int,
             child = target.get(k) if isinstance(target, dict) else None
             if isinstance(v, dict | list):
                 _strategic(v, child, (*prefix, str(k)), shown, offset, found)
-            else:
+            elif _same(child, v):  # not overridden later, and the patch did apply here
                 _patch_source(patch, k, shown, offset, (*prefix, k), found)
     elif isinstance(patch, list):
         items = target if isinstance(target, list) else []
@@ -541,8 +542,18 @@ def _strategic(patch: Any, target: Any, prefix: Key, shown: str, offset: int,
             j = next(n for n, x in enumerate(items) if x is counterpart)
             if isinstance(item, dict | list):
                 _strategic(item, counterpart, (*prefix, j), shown, offset, found)
-            else:
+            elif _same(counterpart, item):
                 _patch_source(patch, i, shown, offset, (*prefix, j), found)
+
+
+def _same(rendered: Any, written: Any) -> bool:
+    """Did this value survive into the output? (a later layer may have replaced it, or
+    a patch's target selector may not have matched this object)."""
+    if rendered is None:
+        return False
+    if isinstance(rendered, bool) or isinstance(written, bool):
+        return str(rendered).lower() == str(written).lower()
+    return str(rendered).strip() == str(written).strip()
 
 
 def _patch_source(node: Any, key: str | int, shown: str, offset: int, path: Key,
@@ -581,12 +592,14 @@ def _json6902(ops: list[Any], obj: K8sObject, shown: str, offset: int,
         line = None if line0 is None else line0 + 1 + offset
         value = op.get("value")
         if isinstance(value, dict | list):
-            for sub in flatten(value):
+            for sub, scalar in flatten(value).items():
+                if not _same(get(obj.body, *tokens, *sub), scalar):
+                    continue
                 sub0 = line_of(value, *sub)
                 found[field_path(*tokens, *sub)] = Source(
                     path=shown, line=line if sub0 is None else sub0 + 1 + offset,
                     key=f"patch: {pointer}")
-        else:
+        elif _same(get(obj.body, *tokens), value):
             found[field_path(*tokens)] = Source(path=shown, line=line, key=f"patch: {pointer}")
 
 
@@ -602,7 +615,11 @@ def _generators(root: Root, layer: Layer, doc: Any, obj: K8sObject,
             continue
         for j, literal in enumerate(_items(item.get("literals"))):
             if isinstance(literal, str) and "=" in literal:
-                key = literal.split("=", 1)[0].strip()
+                key, _, value = literal.partition("=")
+                key = key.strip()
+                if not _same(get(obj.body, "data", key), value.strip().strip("\"'")) \
+                        and obj.kind == "ConfigMap":
+                    continue
                 found[field_path("data", key)] = _at(layer, doc, gen_key, i, "literals", j,
                                                      key=f"{item['name']}: {key}")
         envs = _items(item.get("envs")) + ([item["env"]] if isinstance(item.get("env"), str)
@@ -616,7 +633,11 @@ def _generators(root: Root, layer: Layer, doc: Any, obj: K8sObject,
             for number, line in enumerate(text.splitlines(), start=1):
                 stripped = line.strip()
                 if stripped and not stripped.startswith("#") and "=" in stripped:
-                    key = stripped.split("=", 1)[0].strip()
+                    key, _, value = stripped.partition("=")
+                    key = key.strip()
+                    if obj.kind == "ConfigMap" and not _same(get(obj.body, "data", key),
+                                                             value.strip()):
+                        continue
                     found[field_path("data", key)] = Source(path=root.rel(real), line=number,
                                                             key=key)
         for entry in _items(item.get("files")):
