@@ -350,7 +350,8 @@ def _pooler_alternative(
         else f"a pool sized from a measurement (`pool-advisor sweep`), within {_n(b.usable)} usable"
     )
     text = (
-        f"alternative: {names} asks for {_n(demand)} connections, more than twice the "
+        f"alternative: {names} {'asks' if len(direct) == 1 else 'ask'} for {_n(demand)} "
+        "connections, more than twice the "
         f"{_n(b.usable)} usable; shrinking pools that far queues requests inside each pod. "
         f"A PgBouncer in transaction mode in front of {server.name} lets them keep their "
         f"pools: max_client_conn >= {_n(demand)} (over all PgBouncer replicas), {sized}"

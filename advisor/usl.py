@@ -362,13 +362,14 @@ def recommend_active_connections(
     sweep: Sweep | None = None,
     *,
     p99_tolerance: float = 2.0,
+    min_gain: float = 0.25,
 ) -> Recommendation:
     """Target for concurrently active server connections.
 
     Without a sweep: (cores x 2) + spindles, stated as a floor to measure from. With a
     sweep: the USL fit's N*, never above the measured throughput peak (past it the
-    sweep shows throughput falling), and stepped down to the largest measured point
-    whose p99 stays within `p99_tolerance` x the best p99 seen at or below it.
+    sweep shows throughput falling), and stepped down where a measured step multiplies
+    p99 by more than `p99_tolerance` for less than `min_gain` more throughput.
     """
     if cores is None:
         floor, floor_value = None, 0
@@ -434,7 +435,7 @@ def recommend_active_connections(
                 f"N* {n_star:.1f} is above the measured throughput peak at {_n(peak.n)} "
                 f"({peak.throughput:,.0f}/s): capped there, the sweep shows no gain beyond it."
             )
-    chosen = _latency_bounded(sweep.points, target, p99_tolerance, reasons)
+    chosen = _latency_bounded(sweep.points, target, p99_tolerance, min_gain, reasons)
     if chosen < target:
         basis = "measured p99 knee"
     active = max(math.floor(chosen), 1)
@@ -453,27 +454,38 @@ def recommend_active_connections(
 
 
 def _latency_bounded(
-    points: Sequence[SweepPoint], target: float, tolerance: float, reasons: list[str]
+    points: Sequence[SweepPoint],
+    target: float,
+    tolerance: float,
+    min_gain: float,
+    reasons: list[str],
 ) -> float:
-    """Largest measured n <= target whose p99 is within tolerance x the best p99 before it."""
+    """Walk the measured points up to `target`; stop at the first step that multiplies
+    p99 by more than `tolerance` while adding less than `min_gain` throughput.
+
+    Single noisy points do not stop the walk: a step that does not raise throughput is
+    no candidate either way, and a step that raises it a lot is worth some latency."""
     with_p99 = sorted((p for p in points if p.p99_ms is not None), key=lambda p: p.n)
-    if not with_p99:
-        return target
-    best_p99 = math.inf
-    last_ok: SweepPoint | None = None
+    accepted: SweepPoint | None = None
     for p in with_p99:
         assert p.p99_ms is not None
         if p.n > target:
             break
-        if p.p99_ms > tolerance * best_p99:
+        if accepted is None:
+            accepted = p
+            continue
+        assert accepted.p99_ms is not None
+        if p.throughput <= accepted.throughput:
+            continue
+        gain = p.throughput / accepted.throughput - 1 if accepted.throughput else math.inf
+        if p.p99_ms > tolerance * accepted.p99_ms and gain < min_gain:
             reasons.append(
                 f"p99 at {_n(p.n)} connections is {p.p99_ms:g} ms, more than {tolerance:g}x "
-                f"the best p99 seen below it ({best_p99:g} ms): stepped down to "
-                f"{_n(last_ok.n) if last_ok else _n(p.n)}."
+                f"the {accepted.p99_ms:g} ms at {_n(accepted.n)}, for only {gain:+.0%} "
+                f"throughput: stepped down to {_n(accepted.n)}."
             )
-            return last_ok.n if last_ok else target
-        best_p99 = min(best_p99, p.p99_ms)
-        last_ok = p
+            return accepted.n
+        accepted = p
     # Measured points may straddle a fitted N*: keep N* (it is <= the measured peak).
     return target
 

@@ -247,3 +247,13 @@ def test_driver_default_pool_is_a_manual_change(tmp_path: Path):
     assert "explicitly" in p["manual"]
     r = cli("advise", str(repo), "--diff")
     assert "no file edits to make" in r.stderr
+
+
+def test_sizing_floor_from_the_server_cpu_limit(tmp_path: Path):
+    repo = copy_fixture("acme-shop", tmp_path)
+    replace(repo / "k8s/postgres.yaml", "            limits:\n              memory: 8Gi",
+            '            limits:\n              cpu: "4"\n              memory: 8Gi')
+    (server,) = advise_json(str(repo))
+    floor = next(s for s in server["sizing"] if "(cores x 2) + spindles" in s)
+    assert "= 9" in floor and "k8s/postgres.yaml" in floor
+    assert "Measurement decides" in floor

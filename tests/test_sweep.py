@@ -182,3 +182,24 @@ def test_sweep_through_pgbouncer(tmp_path: Path):
     payload = json.loads(r.output[r.output.index("{") :])
     assert [s["clients"] for s in payload["steps"]] == [1, 4, 8]
     assert all(s["tps"] > 0 and s["p99_ms"] > 0 for s in payload["steps"])
+
+
+def test_registered_in_the_real_cli(tmp_path: Path):
+    import os
+    import subprocess
+    import sys
+
+    repo = Path(__file__).resolve().parent.parent
+    env = {**os.environ, "PYTHONPATH": str(repo)}
+    table = shared_file("pool-sweep-1-256.tsv")
+    r = subprocess.run(
+        [sys.executable, "-m", "advisor", "sweep", "--input", str(table), "--no-chart",
+         "-o", str(tmp_path / "t"), "--cores", "2"],
+        capture_output=True, text=True, env=env, timeout=60,
+    )
+    assert r.returncode == 0, r.stderr
+    assert "Recommended active connections: 118 (USL fit)" in r.stdout
+    for command in ("sweep", "inspect", "advise"):
+        h = subprocess.run([sys.executable, "-m", "advisor", command, "--help"],
+                           capture_output=True, text=True, env=env, timeout=60)
+        assert h.returncode == 0 and "Usage" in h.stdout

@@ -137,3 +137,14 @@ def test_unknown_cores_with_sweep_uses_the_fit():
     sweep = read_sweep(shared_file("pool-sweep-1-256.tsv"))
     rec = recommend_active_connections(None, 1, sweep)
     assert rec.fit is not None and 64 <= rec.active_connections <= 128
+
+
+def test_one_noisy_point_does_not_stop_the_walk():
+    from advisor.usl import Sweep
+
+    # Measured here: pgbench -S on 2 CPUs; the 4-client step was an outlier.
+    rows = [(1, 6947.6, 3.78), (2, 18411.7, 1.82), (4, 10319.6, 6.64), (8, 24289.6, 4.75),
+            (16, 25622.7, 4.51), (32, 22042.2, 9.01)]
+    pts = [SweepPoint(n=n, throughput=x, p99_ms=p) for n, x, p in rows]
+    rec = recommend_active_connections(2, 1, Sweep(points=pts))
+    assert rec.active_connections == 16  # N* 17.6, capped at the measured peak
