@@ -156,3 +156,12 @@ def test_hikari_default_matches_source_citation():
 
     assert hikari.DEFAULT_POOL_SIZE == 10
     assert "DEFAULT_POOL_SIZE = 10" in hikari.__doc__
+
+
+def test_command_line_only_spring_app():
+    c = container(command=("java", "-jar", "/app.jar",
+                           "--spring.datasource.url=jdbc:postgresql://pg:5432/x",
+                           "--spring.datasource.hikari.maximum-pool-size=12"))
+    (pool,) = pools_for_container(c).pools
+    assert pool.size.value == 12 and pool.route.host == "pg"
+    assert pool.size.source.key == "command[4]"

@@ -10,28 +10,14 @@ One small module per stack; each reader takes a StackContext and returns Pools.
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from advisor.apps.asyncpg import asyncpg_pools
 from advisor.apps.base import StackContext
-from advisor.apps.django import django_pools
-from advisor.apps.ecto import ecto_pools
-from advisor.apps.go_sql import go_sql_pools
-from advisor.apps.hikari import hikari_pools
-from advisor.apps.knex import knex_pools
-from advisor.apps.node_pg import node_pg_pools
-from advisor.apps.npgsql import npgsql_pools
-from advisor.apps.pgx import pgx_pools
-from advisor.apps.prisma import prisma_pools
-from advisor.apps.psycopg_pool import psycopg_pools
-from advisor.apps.quarkus import quarkus_pools
-from advisor.apps.rails import rails_pools
-from advisor.apps.sequelize import sequelize_pools
 from advisor.apps.source import AppFile, AppSource, scan_app_dir
-from advisor.apps.sqlalchemy import sqlalchemy_pools
-from advisor.apps.typeorm import typeorm_pools
 from advisor.apps.urls import route_from_env, route_from_url
 from advisor.model import ConfigProblem, Container, Pool
 
@@ -47,23 +33,51 @@ __all__ = [
 
 Reader = Callable[[StackContext], list[Pool]]
 
-READERS: tuple[tuple[str, Reader], ...] = (
-    ("hikari", hikari_pools),
-    ("sqlalchemy", sqlalchemy_pools),
-    ("django", django_pools),
-    ("psycopg_pool", psycopg_pools),
-    ("asyncpg", asyncpg_pools),
-    ("node-postgres", node_pg_pools),
-    ("sequelize", sequelize_pools),
-    ("knex", knex_pools),
-    ("typeorm", typeorm_pools),
-    ("prisma", prisma_pools),
-    ("pgx", pgx_pools),
-    ("database/sql", go_sql_pools),
-    ("rails", rails_pools),
-    ("npgsql", npgsql_pools),
-    ("ecto", ecto_pools),
-    ("quarkus", quarkus_pools),
+
+@dataclass(frozen=True)
+class StackReader:
+    """A stack's reader, imported only when the container or its app source has what
+    the stack reads (file kinds, env prefixes): `check` stays fast for the others."""
+
+    name: str
+    target: str  # "module:function" under advisor.apps
+    kinds: tuple[str, ...] = ()
+    env_prefixes: tuple[str, ...] = ()
+    arg_markers: tuple[str, ...] = ()  # e.g. "--spring." anywhere in command/args
+
+    def wanted(self, container: Container, app: AppSource | None) -> bool:
+        if app is not None and self.kinds and app.of_kind(*self.kinds):
+            return True
+        if self.env_prefixes and any(e.name.upper().startswith(self.env_prefixes)
+                                     for e in container.env):
+            return True
+        words = (*container.command, *container.args)
+        return any(m in w for m in self.arg_markers for w in words)
+
+    def load(self) -> Reader:
+        module, _, func = self.target.partition(":")
+        return getattr(importlib.import_module(f"advisor.apps.{module}"), func)
+
+
+_PY = ("python", "gunicorn-conf")
+READERS: tuple[StackReader, ...] = (
+    StackReader("hikari", "hikari:hikari_pools", ("spring-config", "build"), ("SPRING_",),
+                ("--spring.", "-Dspring.")),
+    StackReader("sqlalchemy", "sqlalchemy:sqlalchemy_pools", _PY),
+    StackReader("django", "django:django_pools", _PY),
+    StackReader("psycopg_pool", "psycopg_pool:psycopg_pools", _PY),
+    StackReader("asyncpg", "asyncpg:asyncpg_pools", _PY),
+    StackReader("node-postgres", "node_pg:node_pg_pools", ("js",)),
+    StackReader("sequelize", "sequelize:sequelize_pools", ("js",)),
+    StackReader("knex", "knex:knex_pools", ("js",)),
+    StackReader("typeorm", "typeorm:typeorm_pools", ("js",)),
+    StackReader("prisma", "prisma:prisma_pools", ("prisma",)),
+    StackReader("pgx", "pgx:pgx_pools", ("go",)),
+    StackReader("database/sql", "go_sql:go_sql_pools", ("go",)),
+    StackReader("rails", "rails:rails_pools", ("database-yml",)),
+    StackReader("npgsql", "npgsql:npgsql_pools", ("appsettings",), ("CONNECTIONSTRINGS__",)),
+    StackReader("ecto", "ecto:ecto_pools", ("elixir",)),
+    StackReader("quarkus", "quarkus:quarkus_pools", ("spring-config",)),
 )
 
 
@@ -98,8 +112,9 @@ def pools_for_container(container: Container, app: AppSource | None = None, *,
     it 4 CPUs are assumed and the pool says so (bound="cpu", cpus term)."""
     ctx = StackContext(container=container, app=app, profile=profile, node_cpus=node_cpus)
     pools: list[Pool] = []
-    for _, reader in READERS:
-        pools.extend(reader(ctx))
+    for reader in READERS:
+        if reader.wanted(container, app):
+            pools.extend(reader.load()(ctx))
     problems = list(app.problems) if app is not None else []
     notices = list(app.notices) if app is not None else []
     return AppPools(pools=pools, notices=notices + ctx.notices, problems=problems + ctx.problems)

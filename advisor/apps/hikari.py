@@ -110,7 +110,8 @@ def hikari_pools(ctx: StackContext) -> list[Pool]:
     has_files = bool(ctx.app and ctx.app.of_kind("spring-config"))
     spring_env = any(n.startswith("SPRING_") for n in env_names)
     if not has_files and not spring_env and not any(
-            w.startswith(("--spring.", "-Dspring.")) for w in ctx.container.args):
+            "--spring." in w or "-Dspring." in w
+            for w in (*ctx.container.command, *ctx.container.args)):
         return []
     props = spring_properties(ctx.container, ctx.app, ctx.profile, ctx.problems, ctx.notices)
     pools: list[Pool] = []
