@@ -21,6 +21,7 @@ import re
 import shutil
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Iterator
@@ -187,10 +188,11 @@ def running_postgres(
         _write_files(data, files or {})
         data.chmod(0o700)
         _chown_tree(top)
+        # Who started it, so a server left behind by a killed run can be traced.
+        (top / "owner").write_text(f"pid {os.getpid()}: {' '.join(sys.argv)}\n")
         server = _start(top, data)
-        try:
-            yield server
-        finally:
+
+        def stop() -> None:
             subprocess.run(
                 _as_server_user(
                     [str(PG_BIN / "pg_ctl"), "-D", str(data), "-m", "immediate", "-w", "stop"]
@@ -199,6 +201,15 @@ def running_postgres(
                 cwd=top,
                 timeout=60,
             )
+            shutil.rmtree(top, ignore_errors=True)
+
+        # Also at interpreter exit, for a generator fixture that is never finalised.
+        atexit.register(stop)
+        try:
+            yield server
+        finally:
+            atexit.unregister(stop)
+            stop()
     finally:
         shutil.rmtree(top, ignore_errors=True)
 

@@ -47,3 +47,29 @@ def test_postgres_C_files_values_and_refusal():
     bad = postgres_C_files({"postgresql.conf": "work_mem = 4mb\n"}, ["work_mem"])
     assert not bad.ok
     assert ("LOG", 'invalid value for parameter "work_mem": "4mb"') in bad.messages
+
+
+def test_server_left_open_is_stopped_at_interpreter_exit():
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    code = (
+        "from tests.realpg import running_postgres\n"
+        "pg = running_postgres().__enter__()\n"  # never exited, like an unfinalised fixture
+        "print(pg.port, pg.socket_dir)\n"
+    )
+    root = Path(__file__).resolve().parents[1]
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin:/usr/sbin:/sbin"},
+    )
+    assert out.returncode == 0, out.stderr
+    port, top = out.stdout.split()
+    assert not Path(top).exists()
+    with pytest.raises(OSError), socket.create_connection(("127.0.0.1", int(port)), timeout=1):
+        pass
