@@ -202,13 +202,20 @@ def test_session_set_leaks_to_another_client(stack: Stack) -> None:
 
 def test_listen_through_transaction_pooler_loses_notify(stack: Stack) -> None:
     with stack.connect("two") as listener, stack.direct() as direct_listener:
-        listener.execute("LISTEN jobs")
+        server = pid(listener)
+        listener.execute("LISTEN jobs")  # registers on server `server`, then released
         direct_listener.execute("LISTEN jobs")
         with stack.connect("two") as notifier:
-            notifier.execute("NOTIFY jobs, 'n1'")  # NOTIFY through the pooler works
-        # The direct session gets it; the pooled client never does.
+            to_notifier: list[str] = []
+            notifier.add_notify_handler(lambda n: to_notifier.append(n.payload))
+            assert pid(notifier) == server  # the idle listening server is handed out next
+            notifier.execute("NOTIFY jobs, 'n1'")  # NOTIFY through the pooler works...
+            notifier.execute("SELECT 1")
+        # ...the direct session gets it, the notifying client gets the pooled listener's
+        # copy (it holds the server connection that ran LISTEN), the listener gets none.
         got_direct = [n.payload for n in direct_listener.notifies(timeout=2, stop_after=1)]
         assert got_direct == ["n1"]
+        assert to_notifier == ["n1"]
         listener.execute("SELECT 1")
         got_pooled = [n.payload for n in listener.notifies(timeout=1, stop_after=1)]
         assert got_pooled == []
