@@ -79,3 +79,15 @@ def test_quarkus_prod_profile_and_named_datasource_env():
     dev = pools_for_container(container({"QUARKUS_PROFILE": "dev"}), _app("quarkus"))
     assert product(dev.pools) == "1 x 2 + 1 x 20 = 22"
     assert dev.pools[1].bound == "default"
+
+
+def test_no_fixture_trips_the_reader_guard():
+    from advisor.apps import INTERNAL_ERROR
+
+    for stack in sorted(p for p in FIX.iterdir() if p.is_dir()):
+        app = scan_app_dir(Root.of(stack), "")
+        containers = [c for m in sorted(stack.glob("k8s/*.yaml"))
+                      for c in containers_of(stack, str(m.relative_to(stack)))]
+        for c in [*containers, container()]:
+            found = pools_for_container(c, app)
+            assert not [p for p in found.problems if INTERNAL_ERROR in p.message], stack.name

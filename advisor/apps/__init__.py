@@ -32,6 +32,7 @@ __all__ = [
 ]
 
 Reader = Callable[[StackContext], list[Pool]]
+INTERNAL_ERROR = "pool-advisor internal error"
 
 
 @dataclass(frozen=True)
@@ -113,8 +114,17 @@ def pools_for_container(container: Container, app: AppSource | None = None, *,
     ctx = StackContext(container=container, app=app, profile=profile, node_cpus=node_cpus)
     pools: list[Pool] = []
     for reader in READERS:
-        if reader.wanted(container, app):
+        if not reader.wanted(container, app):
+            continue
+        try:
             pools.extend(reader.load()(ctx))
+        except (ValueError, TypeError, KeyError, IndexError, AttributeError,
+                RecursionError) as exc:
+            # A reader bug must not hide the other findings: report it where it happened.
+            where = app.directory if app is not None else container.name
+            ctx.problem(container.source, f"{INTERNAL_ERROR} reading {reader.name} pool "
+                        f"settings of {where or '.'}: {type(exc).__name__}: {exc}",
+                        program="pool-advisor")
     problems = list(app.problems) if app is not None else []
     notices = list(app.notices) if app is not None else []
     return AppPools(pools=pools, notices=notices + ctx.notices, problems=problems + ctx.problems)

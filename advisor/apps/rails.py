@@ -13,6 +13,7 @@ accepts `max_connections`. Each Puma worker (and each Sidekiq process) has its o
 from __future__ import annotations
 
 import re
+import warnings
 from urllib.parse import parse_qs, urlsplit
 
 from advisor.apps.base import StackContext, parse_int
@@ -68,7 +69,9 @@ def rails_pools(ctx: StackContext) -> list[Pool]:
     from ruamel.yaml.error import YAMLError
 
     try:
-        data = YAML(typ="rt").load(text)
+        with warnings.catch_warnings():  # ruamel warns on reused anchors; YAML allows them
+            warnings.simplefilter("ignore")
+            data = YAML(typ="rt").load(text)
     except YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         ctx.problem(Source(path=f.path, line=mark.line + 1 if mark else None),

@@ -7,6 +7,7 @@ walked with a node budget, so an alias bomb costs at most `MAX_NODES` visits.
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
@@ -44,7 +45,9 @@ def load_documents(text: str) -> list[list[FlatEntry]]:
 
     yaml = YAML(typ="rt")
     try:
-        docs = list(yaml.load_all(text))
+        with warnings.catch_warnings():  # ruamel warns on reused anchors; YAML allows them
+            warnings.simplefilter("ignore")
+            docs = list(yaml.load_all(text))
     except MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark is not None else None
