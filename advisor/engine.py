@@ -301,8 +301,11 @@ def _sql(found, root: Root, topo: Topology) -> None:
     candidates = [root.rel(p) for p in found.other_files if is_sql_candidate(root.rel(p))]
     if not candidates or not topo.poolers:
         return  # hazards only matter behind a pooler; skip the SQL parser otherwise
+    from advisor.sql.extract import assign_clients
+
     hazards, problems = scan_sql_sources(root, candidates)
-    topo.sql_hazards += hazards
+    topo.sql_hazards += assign_clients(
+        hazards, {c.id: c.source_dir for c in topo.clients if c.source_dir is not None})
     topo.problems += problems
 
 

@@ -300,6 +300,7 @@ class Client(BaseModel):
     target_id: str | None = None
     location: Location
     suppressed: list[str] = Field(default_factory=list)
+    source_dir: str | None = None  # the application source folder, when known
 
 
 class EnvVar(Frozen):

@@ -23,6 +23,7 @@ from advisor.model import (
     Server,
     Setting,
     Source,
+    SqlHazard,
     Term,
     Topology,
 )
@@ -465,7 +466,12 @@ def _client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
     pools: list[Pool] = []
     route: Route | None = None
     sidecar = next((p for p in topo.poolers if p.id.startswith(_workload_id(w) + "#")), None)
-    app = _app_source(inputs, w, topo)
+    directory = _app_directory(inputs, w, topo)
+    app = None
+    if directory is not None:
+        from advisor.apps import scan_app_dir
+
+        app = scan_app_dir(inputs.root, directory)
     for c in w.containers:
         if is_pgbouncer_container(c):
             continue
@@ -488,7 +494,9 @@ def _client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
         return None  # talks to no database we can see
     client = Client(id=_workload_id(w), name=w.name, namespace=w.namespace, kind=w.kind,
                     replicas=replicas, surge=_client_surge(inputs, w, replicas),
-                    pools=pools, location=w.obj.location(), suppressed=_suppressed_codes(w.obj))
+                    pools=pools, location=w.obj.location(), suppressed=_suppressed_codes(w.obj),
+                    source_dir=directory)
+    topo.sql_hazards.extend(_env_hazards(w, client.id))
     target = None
     if decl is not None and decl.target:
         target = _named_target(decl.target, topo)
@@ -510,19 +518,24 @@ def _client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
     return client
 
 
+def _env_hazards(w: Workload, client_id: str) -> list[SqlHazard]:
+    """Startup options and prepared-statement settings in the containers' connection
+    env (PGOPTIONS, URLs). Values from Secrets are not looked at: they would end up in
+    a finding's text."""
+    from advisor.sql.drivers import env_hazards
+
+    return [h for c in w.containers if not is_pgbouncer_container(c)
+            for e in c.env if not e.secret for h in env_hazards(e, client_id)]
+
+
 def _client_surge(inputs: Inputs, w: Workload, replicas: Term) -> Term | None:
     return surge(w.obj, replicas.value) if inputs.settings.count_surge else None
 
 
-def _app_source(inputs: Inputs, w: Workload, topo: Topology):
+def _app_directory(inputs: Inputs, w: Workload, topo: Topology) -> str | None:
+    """The workload's application source folder: declared, else inferred by name."""
     directory = inputs.app_dirs.get(w.name)
-    if directory is None:
-        directory = _inferred_app_dir(inputs, w, topo)
-    if directory is None:
-        return None
-    from advisor.apps import scan_app_dir
-
-    return scan_app_dir(inputs.root, directory)
+    return directory if directory is not None else _inferred_app_dir(inputs, w, topo)
 
 
 def _inferred_app_dir(inputs: Inputs, w: Workload, topo: Topology) -> str | None:

@@ -225,3 +225,86 @@ def test_alternative_overlays_are_budgeted_apart(tmp_path):
     big = next(b for b in result.budgets if b.server == "db [overlays/big]")
     assert big.contributions[0].factors[0].source.path == "overlays/big/kustomization.yaml"
     assert any(f.code == "PA101" and "[overlays/big]" in f.message for f in result.findings)
+
+
+BOUNCER = """
+apiVersion: v1
+kind: Service
+metadata: {name: bouncer}
+spec:
+  selector: {app: bouncer}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: bouncer-ini}
+data:
+  pgbouncer.ini: |
+    [databases]
+    shop = host=db port=5432 dbname=shop
+    [pgbouncer]
+    pool_mode = transaction
+    default_pool_size = 10
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: bouncer}
+spec:
+  replicas: 1
+  strategy: {type: Recreate}
+  template:
+    metadata: {labels: {app: bouncer}}
+    spec:
+      containers:
+        - name: pgbouncer
+          image: edoburu/pgbouncer:1.18.0
+          volumeMounts: [{name: ini, mountPath: /etc/pgbouncer}]
+      volumes:
+        - {name: ini, configMap: {name: bouncer-ini}}
+"""
+
+
+def _app(name: str, host: str, extra_env: str = "") -> str:
+    return f"""
+        apiVersion: apps/v1
+        kind: Deployment
+        metadata: {{name: {name}}}
+        spec:
+          replicas: 1
+          strategy: {{type: Recreate}}
+          template:
+            spec:
+              containers:
+                - name: app
+                  image: acme/{name}:1
+                  env:
+                    - {{name: SPRING_DATASOURCE_URL, value: "jdbc:postgresql://{host}/shop"}}
+                    - {{name: SPRING_DATASOURCE_USERNAME, value: app}}
+                    - {{name: SPRING_DATASOURCE_HIKARI_MAXIMUMPOOLSIZE, value: "5"}}{extra_env}
+        """
+
+
+def test_sql_hazards_belong_to_the_workload_whose_source_holds_them(tmp_path):
+    from advisor.config import Settings
+    from advisor.engine import scan_path
+
+    write(tmp_path, {
+        "k8s/db.yaml": DB,
+        "k8s/bouncer.yaml": BOUNCER,
+        "k8s/web.yaml": _app("web", "bouncer:5432"),
+        "k8s/batch.yaml": _app("batch", "db:5432", """
+                    - {name: PGOPTIONS, value: "-c statement_timeout=5s"}"""),
+        "web/pom.xml": "<project/>\n",
+        "web/db/migration/V1__init.sql": "SET search_path = shop;\nCREATE TABLE t (id int);\n",
+        "batch/pom.xml": "<project/>\n",
+        "batch/sql/V1__x.sql": "SET search_path = shop;\n",
+    })
+    topo = scan_path(tmp_path, Settings(), CheckOptions())
+    owners = {(h.location.path, h.kind): h.client_id for h in topo.sql_hazards}
+    assert owners[("web/db/migration/V1__init.sql", "session-set")] == "Deployment/web"
+    assert owners[("batch/sql/V1__x.sql", "session-set")] == "Deployment/batch"
+    assert owners[("k8s/batch.yaml", "startup-parameter")] == "Deployment/batch"
+    result = run_check([str(tmp_path)], CheckOptions())
+    pa401 = [f for f in result.findings if f.code == "PA401"]
+    # web goes through the transaction-mode PgBouncer; batch goes straight to the server
+    assert [f.location.path for f in pa401] == ["web/db/migration/V1__init.sql"]
+    assert not [f for f in result.findings if f.code == "PA410"]
