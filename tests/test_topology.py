@@ -308,3 +308,44 @@ def test_sql_hazards_belong_to_the_workload_whose_source_holds_them(tmp_path):
     # web goes through the transaction-mode PgBouncer; batch goes straight to the server
     assert [f.location.path for f in pa401] == ["web/db/migration/V1__init.sql"]
     assert not [f for f in result.findings if f.code == "PA410"]
+
+
+def test_secret_values_are_never_printed(tmp_path):
+    import base64
+
+    from advisor.report.json import render as render_json
+    from advisor.report.text import render as render_text
+    from advisor.rules import load_rules
+
+    url = "postgresql://app:hunter2-s3cret@db:5432/shop?options=-c%20search_path%3Dx"
+    write(tmp_path, {
+        "k8s/db.yaml": DB,
+        "k8s/secret.yaml": f"""
+            apiVersion: v1
+            kind: Secret
+            metadata: {{name: dburl}}
+            data:
+              DATABASE_URL: {base64.b64encode(url.encode()).decode()}
+            """,
+        "k8s/app.yaml": """
+            apiVersion: apps/v1
+            kind: Deployment
+            metadata: {name: web}
+            spec:
+              replicas: 2
+              strategy: {type: Recreate}
+              template:
+                spec:
+                  containers:
+                    - name: app
+                      image: acme/web:1
+                      envFrom: [{secretRef: {name: dburl}}]
+                      env:
+                        - {name: SPRING_DATASOURCE_HIKARI_MAXIMUMPOOLSIZE, value: "5"}
+            """,
+    })
+    result = run_check([str(tmp_path)], CheckOptions())
+    registry = load_rules()
+    for text in (render_text(result, registry), render_json(result, registry),
+                 repr(result)):
+        assert "hunter2" not in text
