@@ -165,3 +165,19 @@ def test_command_line_only_spring_app():
     (pool,) = pools_for_container(c).pools
     assert pool.size.value == 12 and pool.route.host == "pg"
     assert pool.size.source.key == "command[4]"
+
+
+def test_application_yml_from_a_mounted_configmap_beats_the_jar():
+    from advisor.apps import mounted_app_file
+
+    app = scan_app_dir(Root.of(FIXTURE), "")
+    # k8s/config.yaml: the ConfigMap key application.yml starts on line 8 (offset 7)
+    mounted = mounted_app_file("k8s/config.yaml", "application.yml",
+                               "spring:\n  datasource:\n    hikari:\n"
+                               "      maximum-pool-size: 7\n",
+                               mount_path="/workspace/config", line_offset=7)
+    found = pools_for_container(container({"SPRING_PROFILES_ACTIVE": "staging"}),
+                                app.with_files([mounted]))
+    # ./config/application.yml (outside the jar) beats the packaged profile file too
+    assert found.pools[0].size.value == 7
+    assert found.pools[0].size.source.label() == "k8s/config.yaml:11"

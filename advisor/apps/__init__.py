@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pydantic import BaseModel, ConfigDict, Field
 
 from advisor.apps.base import StackContext
-from advisor.apps.source import AppFile, AppSource, scan_app_dir
+from advisor.apps.source import AppFile, AppSource, mounted_app_file, scan_app_dir
 from advisor.apps.urls import route_from_env, route_from_url
 from advisor.model import ConfigProblem, Container, Pool
 
@@ -25,6 +25,7 @@ __all__ = [
     "AppFile",
     "AppPools",
     "AppSource",
+    "mounted_app_file",
     "pools_for_container",
     "route_from_env",
     "route_from_url",

@@ -71,6 +71,8 @@ class AppFile(BaseModel):
     kind: str  # "spring-config", "python", "js", "database-yml", ...
     text: str
     profile: str | None = None  # Spring profile of application-<profile>.yml
+    # For text embedded in another file (a ConfigMap key): add to its line numbers.
+    line_offset: int = 0
 
     @property
     def name(self) -> str:
@@ -90,6 +92,24 @@ class AppSource(BaseModel):
 
     def of_kind(self, *kinds: str) -> list[AppFile]:
         return [f for f in self.files if f.kind in kinds]
+
+    def with_files(self, extra: list[AppFile]) -> AppSource:
+        return self.model_copy(update={"files": (*self.files, *extra)})
+
+
+def mounted_app_file(display_path: str, key: str, text: str, *, mount_path: str,
+                     line_offset: int = 0) -> AppFile | None:
+    """An AppFile for a ConfigMap key mounted into the container (e.g. application.yml
+    at /workspace/config): classified by the key's name, placed at its mount path, so a
+    Spring `config/` mount ranks as the outside-the-jar ./config/ location.
+    `display_path`/`line_offset` say where the text sits in the manifest."""
+    rel = f"{mount_path.strip('/')}/{key}" if mount_path.strip("/") else key
+    found = classify(rel)
+    if found is None:
+        return None
+    kind, profile = found
+    return AppFile(path=display_path, rel=rel, kind=kind, text=text, profile=profile,
+                   line_offset=line_offset)
 
 
 def classify(rel: str) -> tuple[str, str | None] | None:

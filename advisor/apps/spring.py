@@ -207,7 +207,8 @@ def _documents(f: AppFile, problems: list[ConfigProblem]) -> list[_Doc]:
         else:
             raw = [[(e.key, e.value, e.line) for e in doc] for doc in load_documents(f.text)]
     except (PropError, YamlError) as exc:
-        problems.append(ConfigProblem(location=Location(path=f.path, line=exc.line),
+        line = exc.line + f.line_offset if exc.line is not None else None
+        problems.append(ConfigProblem(location=Location(path=f.path, line=line),
                                       message=exc.message, fatal=True, program="Spring Boot"))
         return []
     docs = []
@@ -361,7 +362,7 @@ def spring_properties(container: Container | None, app: AppSource | None,
                         or canonical(n).startswith("spring.profiles.active.[")]
                 if hits:
                     profiles = [p for _, v, _ in hits for p in _split_list(v)]
-                    where = f"{doc.file.path}:{hits[-1][2]}"
+                    where = f"{doc.file.path}:{hits[-1][2] + doc.file.line_offset}"
                     break
     if not profiles:
         profiles, where = ["default"], "Spring Boot default profile"
@@ -385,7 +386,8 @@ def spring_properties(container: Container | None, app: AppSource | None,
     for _, doc in ordered:
         for name, value, line in doc.entries:
             values[canonical(name)] = PropValue(
-                name=name, value=value, source=Source(path=doc.file.path, line=line, key=name),
+                name=name, value=value,
+                source=Source(path=doc.file.path, line=line + doc.file.line_offset, key=name),
                 origin="config")
     return SpringProps(config=values, upper=upper, env=env, profiles=tuple(profiles),
                        profiles_source=where)
