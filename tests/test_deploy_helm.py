@@ -191,3 +191,13 @@ def test_values_only_reading_without_engine():
     assert field_source(worker, "spec", "replicas").path == "--set"
     env = get(worker.body, "spec", "template", "spec", "containers", 0, "env")
     assert {"name": "SPRING_DATASOURCE_HIKARI_MAXIMUMPOOLSIZE", "value": "5"} in env
+
+
+def test_without_the_engine_installed_the_fallback_says_why(monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "helm_python", None)  # import now raises ImportError
+    r = render_prod()
+    [notice] = r.notices
+    assert "the Helm engine is not installed" in notice and "NOT rendered" in notice
+    assert by_ref(r.objects, "HorizontalPodAutoscaler/shop/orders-api")
