@@ -5,7 +5,8 @@ output, the values-file line traced by advisor.render; see `field_source`). Fiel
 paths and defaults were checked against the operators' own sources:
 
 - CloudNativePG (github.com/cloudnative-pg/cloudnative-pg, api/v1/cluster_types.go,
-  api/v1/pooler_types.go at main, Dec 2025; docs/src/connection_pooling.md):
+  api/v1/pooler_types.go at commit c4f9ce3f; docs/src/connection_pooling.md;
+  pkg/management/pgbouncer/config/strings.go at e4ac655d):
   `Cluster` spec.instances (default 1), spec.postgresql.parameters
   (map[string]string: numbers must be strings), spec.imageName (the tag gives the
   major version), spec.resources.limits. Services `<cluster>-rw` (primary), `-ro`
@@ -16,8 +17,8 @@ paths and defaults were checked against the operators' own sources:
   adds only log_stats and ignore_startup_parameters "extra_float_digits,options" to
   the user's parameters, so pool sizes are PgBouncer's defaults unless set.
 - Zalando postgres-operator (github.com/zalando/postgres-operator,
-  pkg/cluster/connection_pooler.go getConnectionPoolerEnvVars,
-  pkg/util/constants/pooler.go, docs/reference/cluster_manifest.md and
+  pkg/cluster/connection_pooler.go getConnectionPoolerEnvVars at commit 3de15d2b,
+  pkg/util/constants/pooler.go at 3cb9b938, docs/reference/cluster_manifest.md and
   operator_parameters.md): `postgresql` (acid.zalan.do/v1) spec.numberOfInstances,
   spec.postgresql.version, spec.postgresql.parameters (map[string]string),
   spec.enableConnectionPooler / spec.connectionPooler (a non-empty section enables
@@ -32,8 +33,8 @@ paths and defaults were checked against the operators' own sources:
   read). Services `<cluster>` (master), `<cluster>-repl`, `<cluster>-pooler`,
   `<cluster>-pooler-repl`.
 - Crunchy PGO v5 (github.com/CrunchyData/postgres-operator,
-  pkg/apis/postgres-operator.crunchydata.com/v1beta1/pgbouncer_types.go,
-  internal/pgbouncer/config.go): `PostgresCluster` spec.postgresVersion,
+  pkg/apis/postgres-operator.crunchydata.com/v1beta1/pgbouncer_types.go at commit
+  edd100f7, internal/pgbouncer/config.go at c09468ce): `PostgresCluster` spec.postgresVersion,
   spec.instances[].replicas (default 1 each; one pod of all is the primary),
   spec.patroni.dynamicConfiguration.postgresql.parameters, spec.proxy.pgBouncer
   .replicas (default 1), .config.global (map[string]string over PgBouncer's
@@ -42,9 +43,10 @@ paths and defaults were checked against the operators' own sources:
   `<cluster>-pgbouncer`.
 - Bitnami postgresql chart (github.com/bitnami/charts bitnami/postgresql,
   templates/_helpers.tpl postgresql.v1.primary.fullname / readReplica.fullname,
-  templates/primary/configmap.yaml, primary/extended-configmap.yaml,
-  read/extended-configmap.yaml): StatefulSets `<fullname>` (or `<fullname>-primary`
-  with architecture=replication) and `<fullname>-read` (readReplicas.replicaCount),
+  templates/primary/configmap.yaml at e459d86e, primary/extended-configmap.yaml at
+  4253372e, read/extended-configmap.yaml at 7587d195): StatefulSets `<fullname>`
+  (or `<fullname>-primary` with architecture=replication) and `<fullname>-read`
+  (readReplicas.replicaCount),
   ConfigMaps `<primary>-configuration` (key postgresql.conf, from
   primary.configuration) and `<sts>-extended-configuration` (key override.conf, from
   primary/readReplicas.extendedConfiguration). Recognised in rendered output (or
@@ -52,7 +54,8 @@ paths and defaults were checked against the operators' own sources:
   app.kubernetes.io/name=postgresql and app.kubernetes.io/component=primary|read;
   the ConfigMaps a StatefulSet mounts are the ones read.
 - Bitnami pgbouncer image (github.com/bitnami/containers bitnami/pgbouncer/1/
-  debian-12 rootfs/opt/bitnami/scripts/pgbouncer-env.sh and libpgbouncer.sh): each
+  debian-12 rootfs/opt/bitnami/scripts/pgbouncer-env.sh at 043f89c8, and
+  libpgbouncer.sh): each
   non-empty PGBOUNCER_* variable below becomes the [pgbouncer] key next to it; the
   image's own defaults: listen_port 6432, auth_type scram-sha-256,
   ignore_startup_parameters extra_float_digits; [databases] gets
