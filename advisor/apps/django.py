@@ -145,13 +145,45 @@ def _aliases(trees: list[tuple[str, ast.Module]], scope: PyScope, ctx: StackCont
         if call is None:
             continue
         url, src, _ = _url_alias(call, scope, ctx)
-        opts = {}
+        opts: dict[str, Val] = {}
         for k in call.keywords:
             got = evaluate(k.value, scope) if k.arg else None
             if got is not None:
                 opts[k.arg.upper()] = got
+        _apply_item_assignments(trees, alias, opts, scope)
         out[alias] = (opts, url, src, where)
     return out
+
+
+def _apply_item_assignments(trees: list[tuple[str, ast.Module]], alias: str,
+                            opts: dict[str, Val], scope: PyScope) -> None:
+    """`DATABASES[alias]["OPTIONS"] = {...}` after a URL helper built the alias: the
+    helper's dict is unknown statically, the later items are not."""
+    for _, tree in trees:
+        for stmt in tree.body:
+            if not isinstance(stmt, ast.Assign) or not isinstance(stmt.targets[0], ast.Subscript):
+                continue
+            keys: list[object] = []
+            node: ast.expr = stmt.targets[0]
+            while isinstance(node, ast.Subscript):
+                key = evaluate(node.slice, scope)
+                keys.append(key.value if key is not None else None)
+                node = node.value
+            keys.reverse()
+            if dotted(node) != "DATABASES" or len(keys) < 2 or keys[0] != alias \
+                    or not all(isinstance(k, str) for k in keys):
+                continue
+            value = evaluate(stmt.value, scope)
+            if value is None:
+                continue
+            target = opts
+            for k in keys[1:-1]:
+                inner = target.get(k)
+                if inner is None or not isinstance(inner.value, dict):
+                    inner = Val({}, value.source)
+                    target[k] = inner
+                target = inner.value
+            target[keys[-1]] = value
 
 
 def _text(settings: dict[str, Val], key: str) -> Val | None:
@@ -176,7 +208,8 @@ def _route(settings: dict[str, Val], url: str | None, url_src: Source | None,
 
 
 def django_pools(ctx: StackContext) -> list[Pool]:
-    if not any("django" in f.text for f in ctx.files("python")[:400]):
+    if not any("DATABASES" in f.text or "DJANGO_SETTINGS_MODULE" in f.text
+               for f in ctx.files("python")):
         return []
     f = _settings_file(ctx)
     if f is None:
