@@ -201,3 +201,10 @@ def test_without_the_engine_installed_the_fallback_says_why(monkeypatch):
     [notice] = r.notices
     assert "the Helm engine is not installed" in notice and "NOT rendered" in notice
     assert by_ref(r.objects, "HorizontalPodAutoscaler/shop/orders-api")
+
+
+def test_disabled_bitnami_dependency_is_not_read():
+    root = FIXTURES / "bitnami-values"
+    r = render_chart(Root.of(root), "charts/shop", values_files=["values-prod.yaml"],
+                     set_values=["postgresql.enabled=false"], release="shop")
+    assert not [o for o in r.objects if o.kind == "StatefulSet"]

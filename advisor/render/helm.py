@@ -206,13 +206,13 @@ def _render_problem(root: Root, chart_path: Path, chart_rel: str, exc: Exception
 
 
 def _note_missing_dependencies(helm: Any, chart: Any, chart_path: Path, chart_rel: str,
-                               out: Rendered) -> list[tuple[str, str]]:
-    """(chart name, values key) of dependencies declared but not vendored."""
+                               out: Rendered) -> list[tuple[str, str, str]]:
+    """(chart name, values key, condition) of dependencies declared but not vendored."""
     loaded = {d.get("name") for d in chart.dependencies}
     declared = chart.metadata.get("dependencies") or []
-    pairs = [(str(d.get("name")), str(d.get("alias") or d.get("name"))) for d in declared
-             if d.get("name") not in loaded]
-    missing = [name for name, _key in pairs]
+    pairs = [(str(d.get("name")), str(d.get("alias") or d.get("name")),
+              str(d.get("condition") or "")) for d in declared if d.get("name") not in loaded]
+    missing = [name for name, _key, _cond in pairs]
     if missing:
         out.notices.append(f"helm: {chart_rel}: dependencies {', '.join(map(str, missing))} "
                            "are declared in Chart.yaml but not vendored in charts/; they are "
@@ -980,14 +980,17 @@ def values_only(root: Root, chart_path: Path, layers: list[ValuesLayer], *, rele
     return out
 
 
-def _missing_bitnami(missing: list[tuple[str, str]], user: dict[str, Any],
+def _missing_bitnami(missing: list[tuple[str, str, str]], user: dict[str, Any],
                      layers: list[ValuesLayer], release: str, chart_rel: str,
                      namespace: str | None, out: Rendered) -> list[K8sObject]:
-    """A Bitnami postgresql dependency that is not vendored: read from its values."""
+    """A Bitnami postgresql dependency that is not vendored: read from its values
+    (unless its Chart.yaml `condition`, the first path of it that is set, is false)."""
     built: list[K8sObject] = []
-    for name, key in missing:
+    for name, key, condition in missing:
         section = user.get(key)
         if name != "postgresql" or not isinstance(section, dict):
+            continue
+        if _condition_false(user, condition):
             continue
         found = _bitnami_postgresql(section, layers, (key,), release, key, chart_rel, namespace)
         if found:
@@ -998,6 +1001,18 @@ def _missing_bitnami(missing: list[tuple[str, str]], user: dict[str, Any],
                 "(architecture, primary/readReplicas configuration, extendedConfiguration, "
                 "readReplicas.replicaCount), not rendered")
     return built
+
+
+def _condition_false(values: dict[str, Any], condition: str) -> bool:
+    """Helm's dependency condition: comma-separated value paths, the first that is a
+    bool decides."""
+    for path in (p.strip() for p in condition.split(",") if p.strip()):
+        node: Any = values
+        for part in path.split("."):
+            node = node.get(part) if isinstance(node, dict) else None
+        if isinstance(node, bool):
+            return not node
+    return False
 
 
 def _nest(prefix: Key, plain: dict[str, Any]) -> dict[str, Any]:
