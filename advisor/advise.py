@@ -201,7 +201,23 @@ def _advise_server(
             proposals += _pooler_client_side(after_topo, pooler, notes)
     # 4: memory and max_connections, on the budget after the pool changes.
     mid = server_budget(after_server, after_topo, memory)  # type: ignore[arg-type]
-    proposals += _server_settings(after_server, mid, memory, notes)
+    primary = topo.server(server.primary_id) if server.primary_id else None
+    if server.role == "standby" and primary is not None:
+        # A hot standby refuses to start with max_connections (and the other slot
+        # settings) below the primary's; in operator resources they are one setting.
+        if _memory_over(mid):
+            notes.append(
+                f"{server.name} is a standby of {primary.name}: its max_connections must stay "
+                f">= the primary's (a hot standby refuses to start otherwise), so memory is "
+                f"fitted through {primary.name}'s settings"
+            )
+    else:
+        standby_peaks = [
+            server_budget(sb, after_topo, memory).peak  # type: ignore[arg-type]
+            for sb in after_topo.servers
+            if sb.primary_id == server.id and sb.role == "standby"
+        ]
+        proposals += _server_settings(after_server, mid, memory, notes, standby_peaks)
     after = server_budget(after_server, after_topo, memory)  # type: ignore[arg-type]
 
     def lines(x: Budget) -> list[str]:
@@ -618,7 +634,13 @@ def _pooler_client_side(topo: Topology, pooler: Pooler, notes: list[str]) -> lis
     return proposals
 
 
-def _server_settings(server: Server, b: Budget, memory: object, notes: list[str]) -> list[Proposal]:
+def _server_settings(
+    server: Server,
+    b: Budget,
+    memory: object,
+    notes: list[str],
+    standby_peaks: list[float] | None = None,
+) -> list[Proposal]:
     """max_connections to what the clients need (when memory is short), then work_mem."""
     from advisor.budget import memory_budget, setting_term
 
@@ -630,7 +652,10 @@ def _server_settings(server: Server, b: Budget, memory: object, notes: list[str]
     max_conn = b.max_connections
     reserved = sum(t.value for t in b.reserved)
     counts_max = getattr(memory, "connections", "max_connections") == "max_connections"
-    needed = math.ceil(b.peak + reserved)
+    # Standbys take the primary's max_connections (they may not run with less): size it
+    # for the busiest of them too.
+    busiest = max([b.peak, *(standby_peaks or [])])
+    needed = math.ceil(busiest + reserved)
     if counts_max and needed < max_conn.value:
         new_max = int(math.ceil(needed / 5) * 5)
         new_max = min(new_max, max_conn.int_value)
@@ -644,8 +669,10 @@ def _server_settings(server: Server, b: Budget, memory: object, notes: list[str]
                     old=max_conn.show(),
                     new=str(new_max),
                     reason=(
-                        f"the clients need {_n(b.peak)} + {_n(reserved)} reserved = {needed} "
-                        f"slots; every slot is memory the estimate must cover"
+                        f"the clients need {_n(busiest)}"
+                        + (" (on the busiest standby)" if busiest > b.peak else "")
+                        + f" + {_n(reserved)} reserved = {needed} slots; every slot is memory "
+                        "the estimate must cover"
                     ),
                     assumption="memory estimate counts max_connections (PA301 connections)",
                     edit=_edit(max_conn.source, _n(max_conn.value), str(new_max)),

@@ -76,7 +76,7 @@ def plan(edits: Iterable[Edit], roots: Sequence[Path]) -> EditPlan:
     edits in memory, check YAML still loads."""
     result = EditPlan()
     by_path: dict[str, list[Edit]] = {}
-    for e in edits:
+    for e in _without_conflicts(list(edits), result):
         by_path.setdefault(e.path, []).append(e)
     for shown, file_edits in by_path.items():
         located = _locate(shown, roots)
@@ -117,6 +117,25 @@ def plan(edits: Iterable[Edit], roots: Sequence[Path]) -> EditPlan:
             continue
         result.changes.append(change)
     return result
+
+
+def _without_conflicts(edits: list[Edit], result: EditPlan) -> list[Edit]:
+    """One edit per file line: duplicates merge; different new values for one line are
+    refused (two proposals disagree; the user decides)."""
+    by_line: dict[tuple[str, int], list[Edit]] = {}
+    for e in edits:
+        by_line.setdefault((e.path, e.line), []).append(e)
+    kept: list[Edit] = []
+    for (path, line), group in by_line.items():
+        if len({(e.key, e.old, e.new) for e in group}) == 1:
+            kept.append(group[0])
+            continue
+        values = ", ".join(sorted({e.new for e in group}))
+        for e in group:
+            result.refused.append(
+                (e, f"{path}:{line}: proposals disagree on this line ({values}): edit it by hand")
+            )
+    return kept
 
 
 def _locate(shown: str, roots: Sequence[Path]) -> tuple[Root, Path] | None:

@@ -257,3 +257,15 @@ def test_sizing_floor_from_the_server_cpu_limit(tmp_path: Path):
     floor = next(s for s in server["sizing"] if "(cores x 2) + spindles" in s)
     assert "= 9" in floor and "k8s/postgres.yaml" in floor
     assert "Measurement decides" in floor
+
+
+def test_standby_settings_follow_the_primary():
+    (primary, standby) = advise_json(str(FIXTURES / "cnpg"))
+    assert standby["server"].endswith("replicas")
+    assert not [p for p in standby["proposals"] if p["kind"] == "server"]
+    assert any("standby" in n and ">= the primary's" in n for n in standby["notes"])
+    (mc,) = [p for p in primary["proposals"] if p["key"] == "max_connections"]
+    # Sized for the busier of primary (50) and standby (14) plus 3 reserved.
+    assert int(mc["new"]) >= max(primary["peak_before"], standby["peak_before"]) + 3
+    r = cli("advise", str(FIXTURES / "cnpg"), "--diff")
+    assert "disagree" not in r.stderr and "not edited" not in r.stderr

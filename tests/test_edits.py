@@ -67,3 +67,17 @@ def test_plan_refuses_outside_root_and_broken_yaml(tmp_path: Path):
     assert not p.changes and "not found" in p.refused[0][1]
     p = plan([Edit(path="a.yaml", line=2, key="b", old="2", new="2, ]]")], [tmp_path])
     assert not p.changes and "YAML invalid" in p.refused[0][1]
+
+
+def test_conflicting_edits_for_one_line_are_refused(tmp_path: Path):
+    (tmp_path / "c.conf").write_text("max_connections = 200\nwork_mem = 8MB\n")
+    edits = [
+        Edit(path="c.conf", line=1, key="max_connections", old="200", new="55"),
+        Edit(path="c.conf", line=1, key="max_connections", old="200", new="20"),
+        Edit(path="c.conf", line=2, key="work_mem", old="8MB", new="4MB"),
+        Edit(path="c.conf", line=2, key="work_mem", old="8MB", new="4MB"),
+    ]
+    p = plan(edits, [tmp_path])
+    assert [e.line for e, _ in p.refused] == [1, 1]
+    assert "disagree" in p.refused[0][1] and "20, 55" in p.refused[0][1]
+    assert p.changes[0].after == "max_connections = 200\nwork_mem = 4MB\n"
