@@ -1,0 +1,106 @@
+"""Smaller JS/TS and Go forms, each written here with the expected per-pod figure."""
+
+from pathlib import Path
+
+import pytest
+
+from advisor.apps import pools_for_container, scan_app_dir
+from advisor.fs import Root
+from tests.apphelpers import container, product
+
+
+def _found(tmp_path: Path, files: dict[str, str], env=None, command=("node", "index.js"),
+           **kw):
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    return pools_for_container(container(env or {}, command=command),
+                               scan_app_dir(Root.of(tmp_path), ""), **kw)
+
+
+@pytest.mark.parametrize(("code", "expected"), [
+    ("import pg from 'pg';\nexport const pool = new pg.Pool({ max: 30 });", "1 x 30 = 30"),
+    ("const { Pool } = require('pg');\nconst p = new Pool({ poolSize: 7 });", "1 x 7 = 7"),
+    ("const { Pool } = require('pg');\nconst p = new Pool({ max: 0 });", "1 x 10 = 10"),
+    ("const { Pool } = require('pg');\n/* new Pool({ max: 99 }) */\nconst p = new Pool();",
+     "1 x 10 = 10"),
+    ("const { Pool } = require('pg');\nconst p = new Pool({ max: process.env.PGMAX ?? 4 });",
+     "1 x 4 = 4"),
+    ("const { Pool } = require('mysql2');\nconst p = new Pool({ max: 50 });", " = 0"),
+])
+def test_node_postgres_forms(tmp_path, code, expected):
+    assert product(_found(tmp_path, {"index.js": code}).pools) == expected
+
+
+def test_sequelize_url_and_replication(tmp_path):
+    found = _found(tmp_path, {"db.js": (
+        "const { Sequelize } = require('sequelize');\n"
+        "const s = new Sequelize({ dialect: 'postgres', replication: {\n"
+        "  read: [{ host: 'ro-1' }, { host: 'ro-2' }], write: { host: 'rw' } },\n"
+        "  pool: { max: 6 } });\n")})
+    assert product(found.pools) == "1 x 6 + 1 x 6 + 1 x 6 = 18"
+    found = _found(tmp_path, {"db.js": "const s = new Sequelize('postgres://u@h:5432/d');\n"})
+    assert product(found.pools) == "1 x 5 = 5" and found.pools[0].route.host == "h"
+
+
+def test_knex_in_code(tmp_path):
+    found = _found(tmp_path, {"db.ts": (
+        "import knex from 'knex';\n"
+        "export const db = knex({ client: 'postgresql', connection: process.env.PG_URL,\n"
+        "  pool: { min: 0, max: 12 } });\n"
+        "export const other = require('knex')({ client: 'mysql2', pool: { max: 40 } });\n")},
+        env={"PG_URL": "postgres://k@knex-db/k"})
+    (pool,) = found.pools
+    assert product(found.pools) == "1 x 12 = 12" and pool.route.host == "knex-db"
+
+
+def test_typeorm_pool_size_and_replication(tmp_path):
+    found = _found(tmp_path, {"ds.ts": (
+        "TypeOrmModule.forRoot({ type: 'postgres', poolSize: 9,\n"
+        "  replication: { master: { host: 'm' }, slaves: [{ host: 's1' }] } })\n")})
+    assert product(found.pools) == "1 x 9 + 1 x 9 = 18"
+
+
+def test_pm2_cluster_multiplies_node_pools(tmp_path):
+    found = _found(tmp_path, {"index.js": "const { Pool } = require('pg');\n"
+                              "const p = new Pool({ max: 5 });\n"},
+                   command=("pm2-runtime", "index.js", "-i", "max"), node_cpus=6)
+    (pool,) = found.pools
+    assert product(found.pools) == "6 x 5 = 30"
+    assert pool.bound == "cpu" and pool.cpu_formula.applies_to == "processes"
+
+
+GO_HEADER = "package main\n\nimport (\n\t\"database/sql\"\n\t\"os\"\n)\n\n"
+
+
+@pytest.mark.parametrize(("body", "expected", "bound"), [
+    ('func main() {\n\tdb, _ := sql.Open("postgres", os.Getenv("DATABASE_URL"))\n'
+     '\tdb.SetMaxOpenConns(20)\n}\n', "1 x 20 = 20", "fixed"),
+    ('const maxConns = 15\n\nfunc main() {\n\tdb, _ := sqlx.Connect("pgx", dsn)\n'
+     '\tdb.SetMaxOpenConns(maxConns)\n}\n', "1 x 15 = 15", "fixed"),
+    ('func main() {\n\tdb, _ := sql.Open("pgx", dsn)\n\tdb.SetMaxOpenConns(0)\n}\n',
+     "1 x 0 = 0", "unbounded"),
+    ('func main() {\n\tdb, _ := gorm.Open(postgres.Open(dsn), &gorm.Config{})\n}\n',
+     "1 x 0 = 0", "unbounded"),
+    ('func main() {\n\tdb, _ := sql.Open("mysql", dsn)\n}\n', " = 0", None),
+    ('func main() {\n\tdb, _ := sql.Open("postgres", dsn)\n\tdb.SetMaxOpenConns(cfg.Max)\n}\n',
+     "1 x 0 = 0", "unbounded"),
+])
+def test_go_database_sql_forms(tmp_path, body, expected, bound):
+    found = _found(tmp_path, {"main.go": GO_HEADER + body},
+                   env={"DATABASE_URL": "postgres://g@go-db/g"}, command=("/app",))
+    assert product(found.pools) == expected
+    if bound:
+        assert found.pools[0].bound == bound
+
+
+def test_pgx_config_max_conns(tmp_path):
+    found = _found(tmp_path, {"main.go": (
+        "package main\n\nfunc main() {\n"
+        "\tcfg, _ := pgxpool.ParseConfig(os.Getenv(\"DATABASE_URL\"))\n"
+        "\tcfg.MaxConns = 12\n"
+        "\tpool, _ := pgxpool.NewWithConfig(ctx, cfg)\n}\n")},
+        env={"DATABASE_URL": "postgres://p@pgx-db/p"}, command=("/app",))
+    (pool,) = found.pools
+    assert product(found.pools) == "1 x 12 = 12"
+    assert pool.size.source.label() == "main.go:5" and pool.route.host == "pgx-db"
