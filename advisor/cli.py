@@ -104,6 +104,12 @@ def check(
         "~/.kube/config).")] = None,
     context: Annotated[str | None, typer.Option(
         "--context", help="kubeconfig context for --cluster (default: current).")] = None,
+    base: Annotated[str | None, typer.Option(
+        "--base", help="Git revision to compare with (e.g. origin/main): prints each "
+        "server's usable and peak before -> after.")] = None,
+    new_only: Annotated[bool, typer.Option(
+        "--new-only", help="With --base: report and fail only on findings the change "
+        "introduced (matched by fingerprint, not line).")] = False,
 ) -> None:
     """Lint: compute every server's connection budget and report what does not fit."""
     from advisor.engine import CheckOptions, UsageError, at_or_above, run_check
@@ -124,6 +130,21 @@ def check(
     except UsageError as exc:
         fail(str(exc))
         return
+    change = ""
+    if base is not None:
+        from advisor.basecheck import BaseError, apply_base, change_text, result_at
+
+        try:
+            if cluster:
+                raise BaseError("--base compares files of two git revisions, not --cluster")
+            base_result, sha = result_at(base, paths, options, registry)
+        except (BaseError, UsageError) as exc:
+            fail(str(exc))
+            return
+        result, diff = apply_base(result, base_result, new_only=new_only)
+        change = change_text(diff, base, sha)
+    elif new_only:
+        fail("--new-only needs --base REF (the revision to compare with)")
     text = render(format.value, result, registry, to_terminal=output is None)
     if output is not None:
         output.write_text(text, encoding="utf-8")
@@ -131,6 +152,10 @@ def check(
         sys.stdout.write(text)
         if format is Format.text and os.environ.get("GITHUB_ACTIONS") == "true":
             sys.stdout.write(render("github", result, registry, to_terminal=False))
+    if change:
+        # Machine-readable output stays parseable: the comparison goes to stderr then.
+        to_stdout = format is Format.text and output is None
+        (sys.stdout if to_stdout else sys.stderr).write(change)
     level = fail_on.value if fail_on else result.fail_on
     if at_or_above(result.findings, level):
         raise typer.Exit(1)

@@ -1,0 +1,123 @@
+"""`check --base REF` / `--new-only` against a real git repository made in a temp dir
+(fixtures/acme-shop committed, then changed in the working tree)."""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+FIXTURE = REPO / "fixtures/acme-shop"
+
+pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git not installed")
+
+
+def _env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "GIT_"))}
+    # A repository of our own making, whatever the user's git configuration says.
+    env.update(PYTHONPATH=str(REPO), GIT_CONFIG_GLOBAL=os.devnull, GIT_CONFIG_NOSYSTEM="1")
+    return env
+
+
+def git(cwd: Path, *args: str) -> str:
+    return subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@example.invalid", *args],
+        cwd=cwd, env=_env(), check=True, capture_output=True, text=True).stdout
+
+
+def check(cwd: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "advisor", "check", *args], cwd=cwd,
+                          env=_env(), capture_output=True, text=True, timeout=120)
+
+
+@pytest.fixture
+def repo(tmp_path):
+    root = tmp_path / "shop"
+    shutil.copytree(FIXTURE, root)
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "base")
+    return root
+
+
+def _raise_replicas(root: Path, to: int) -> None:
+    hpa = root / "k8s/hpa.yaml"
+    hpa.write_text(hpa.read_text().replace("maxReplicas: 40", f"maxReplicas: {to}"))
+
+
+def test_base_reports_peak_before_and_after(repo):
+    _raise_replicas(repo, 50)
+    proc = check(repo, "k8s", "--base", "main")
+    assert proc.returncode == 1, proc.stderr  # PA101 still an error
+    out = proc.stdout
+    assert "Budget change against main (" in out
+    row = next(line for line in out.splitlines() if line.strip().startswith("postgres "))
+    assert row.split() == ["postgres", "97", "800", "->", "1000", "+200", "over", "by", "903"]
+    assert "Findings: 0 new, 0 fixed, 1 unchanged" in out
+
+
+def test_new_only_ignores_findings_the_base_already_had(repo):
+    _raise_replicas(repo, 50)
+    proc = check(repo, "k8s", "--base", "HEAD", "--new-only", "--format", "json")
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)  # stdout stays JSON; the comparison went to stderr
+    assert doc["findings"] == []
+    assert doc["budgets"][0]["peak"] == 1000
+    assert "800 -> 1000" in proc.stderr
+
+
+def test_new_only_fails_on_a_new_finding(repo):
+    (repo / "k8s/broken.yaml").write_text("apiVersion: v1\nkind: ConfigMap\n  bad: [\n")
+    proc = check(repo, "k8s", "--base", "HEAD", "--new-only", "--format", "json")
+    assert proc.returncode == 1, proc.stderr
+    codes = [f["code"] for f in json.loads(proc.stdout)["findings"]]
+    assert codes == ["PA901"]
+
+
+def test_moved_lines_do_not_make_findings_new(repo):
+    hpa = repo / "k8s/hpa.yaml"
+    hpa.write_text("# a comment added above\n# and another\n" + hpa.read_text())
+    git(repo, "commit", "-qam", "move lines")
+    proc = check(repo, "k8s", "--base", "HEAD~1", "--new-only", "--format", "json")
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["findings"] == []
+
+
+def test_paths_added_by_the_change_and_subdirectories(repo):
+    shutil.copytree(repo / "k8s", repo / "k8s-new")
+    sub = repo / "k8s-new"
+    proc = check(sub, ".", "--base", "HEAD")
+    assert proc.returncode == 1, proc.stderr
+    row = next(line for line in proc.stdout.splitlines() if line.strip().startswith("postgres "))
+    assert row.split()[:8] == ["postgres", "-", "->", "97", "-", "->", "800", "new"]
+    # From a subdirectory, a path that exists at the base maps to the same files.
+    proc = check(repo / "k8s", ".", "--base", "HEAD")
+    assert "800 -> 800" in proc.stdout and "+0" in proc.stdout
+
+
+def test_bad_revision_and_no_repository_are_usage_errors(repo, tmp_path):
+    proc = check(repo, "k8s", "--base", "no-such-branch")
+    assert proc.returncode == 2 and "no such revision" in proc.stderr
+    assert "Traceback" not in proc.stderr
+    proc = check(repo, "k8s", "--base", "--upload-pack=evil")
+    assert proc.returncode == 2
+    plain = tmp_path / "plain"
+    shutil.copytree(FIXTURE, plain)
+    proc = check(plain, "k8s", "--base", "HEAD")
+    assert proc.returncode == 2 and "git rev-parse" in proc.stderr
+    proc = check(repo, "k8s", "--new-only")
+    assert proc.returncode == 2 and "--new-only needs --base" in proc.stderr
+
+
+def test_the_repository_is_left_untouched(repo):
+    _raise_replicas(repo, 50)
+    before = (git(repo, "status", "--porcelain"), git(repo, "worktree", "list"),
+              git(repo, "stash", "list"))
+    assert check(repo, "k8s", "--base", "HEAD").returncode == 1
+    after = (git(repo, "status", "--porcelain"), git(repo, "worktree", "list"),
+             git(repo, "stash", "list"))
+    assert before == after
