@@ -138,6 +138,13 @@ def test_session_mode_and_max_client_conn(tmp_path: Path):
     ini = repo / "k8s/pgbouncer.yaml"
     replace(ini, "pool_mode = transaction", "pool_mode = session")
     replace(ini, "max_client_conn = 1000", "max_client_conn = 100")
+    # As shipped, checkout's JDBC driver uses protocol-level prepared statements, which
+    # PgBouncer 1.18 cannot keep in transaction mode: advise must not propose it.
+    (server,) = advise_json(str(repo), "--all")
+    assert "pool_mode" not in {p["key"] for p in server["proposals"]}
+    assert any("stays in session mode" in n and "protocol-prepare" in n for n in server["notes"])
+    # With prepareThreshold=0 the hazard is gone and transaction mode is proposed.
+    replace(repo / "k8s/checkout.yaml", "6432/shop\n", "6432/shop?prepareThreshold=0\n")
     (server,) = advise_json(str(repo), "--all")
     keys = {p["key"]: p for p in server["proposals"]}
     assert keys["pool_mode"]["new"] == "transaction"
