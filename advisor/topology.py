@@ -63,8 +63,11 @@ def build_topology(inputs: Inputs) -> Topology:
     peaks = _autoscaler_maxima(inputs.objects)
     services = _services(inputs.objects)
 
-    # 1. servers and poolers that run as workloads
+    # 1. servers and poolers: operator resources first, then plain workloads (less the
+    # ones an operator entity already stands for, such as Bitnami's StatefulSets)
     host_map: dict[str, tuple[str, str]] = {}  # hostname -> (kind, id)
+    claimed = _operator_entities(inputs, topo, host_map)
+    loads = [w for w in loads if w.obj.ref not in claimed]
     for w in loads:
         replicas = peaks.get((w.namespace, w.kind, w.name), w.replicas)
         for c in w.containers:
@@ -74,7 +77,6 @@ def build_topology(inputs: Inputs) -> Topology:
             elif is_pgbouncer_container(c):
                 pooler = _pooler_from_workload(inputs, topo, w, c, index, replicas)
                 topo.poolers.append(pooler)
-    _operator_entities(inputs, topo, host_map)
     for decl in inputs.settings.servers:
         topo.servers.append(_declared_server(decl, inputs, topo))
     _standalone_confs(inputs, topo)
@@ -439,16 +441,20 @@ def _pooler_server(p: Pooler, host_map: dict, topo: Topology) -> str | None:
     return None
 
 
-def _operator_entities(inputs: Inputs, topo: Topology, host_map: dict) -> None:
+def _operator_entities(inputs: Inputs, topo: Topology, host_map: dict) -> set[str]:
+    """Servers and poolers from operator resources; returns the refs of the objects
+    they stand for."""
     from advisor.sources.operators import operator_entities
 
-    found = operator_entities(inputs.objects, version_default=_pg_version(inputs, None).int_value)
+    found = operator_entities(inputs.objects, root=inputs.root,
+                              version_default=_pg_version(inputs, None).int_value)
     topo.servers.extend(found.servers)
     topo.poolers.extend(found.poolers)
     topo.problems.extend(found.problems)
     topo.notices.extend(found.notices)
     for host, target in found.services.items():
         host_map.setdefault(host.lower(), target)
+    return set(found.claimed)
 
 
 # --- clients -------------------------------------------------------------------------

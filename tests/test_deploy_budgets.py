@@ -150,10 +150,6 @@ def test_keda_scaled_objects():
     assert "PA101" in codes(r)
 
 
-@pytest.mark.xfail(strict=True, reason="topology also builds a Server from each Bitnami "
-                   "StatefulSet as a plain postgres workload (max_connections at the default "
-                   "100, no override.conf): it should skip the workloads listed in "
-                   "OperatorEntities.claimed")
 def test_bitnami_statefulsets_are_budgeted_once():
     r = run_check([FIXTURES / "bitnami-values"])
     # only the two servers operator_entities builds: primary and read replicas
