@@ -203,3 +203,26 @@ def test_registered_in_the_real_cli(tmp_path: Path):
         h = subprocess.run([sys.executable, "-m", "advisor", command, "--help"],
                            capture_output=True, text=True, env=env, timeout=60)
         assert h.returncode == 0 and "Usage" in h.stdout
+
+
+@pytest.mark.postgres
+def test_sweep_runs_the_users_script(tmp_path: Path):
+    if not have_postgres():
+        pytest.skip("PostgreSQL 15 binaries not installed")
+    script = tmp_path / "sleep.sql"
+    script.write_text("SELECT pg_sleep(0.005);\n")
+    with running_postgres("max_connections = 20") as pg:
+        r = invoke(
+            "sweep", pg.dsn(), "-f", str(script), "-c", "1,2,4", "-T", "1",
+            "-o", str(tmp_path / "u"), "--format", "json", "--no-chart",
+        )
+    assert r.exit_code == 0, r.output
+    payload = json.loads(r.output[r.output.index("{") :])
+    assert payload["workload"] == f"script {script}"
+    for s in payload["steps"]:
+        # The script really ran: every transaction slept 5 ms, so no faster than that,
+        # and each client managed at most 200 per second.
+        assert s["p50_ms"] >= 5.0
+        assert 0 < s["tps"] <= 200 * s["clients"]
+    missing = invoke("sweep", "host=127.0.0.1", "-f", str(tmp_path / "nope.sql"))
+    assert missing.exit_code == 2 and "script file not found" in missing.output
