@@ -158,3 +158,31 @@ def test_node_cluster_and_procfile(tmp_path):
                        profile=None)
     assert ctx.processes().processes.value == 2 and ctx.processes().server == "celery"
     assert any("Procfile" in n for n in ctx.notices)
+
+
+@pytest.mark.parametrize("command", [
+    ("alembic", "upgrade", "head"),
+    ("python", "manage.py", "migrate", "--noinput"),
+    ("sh", "-c", "cd /app && bundle exec rake db:migrate"),
+    ("npx", "prisma", "migrate", "deploy"),
+    ("flyway", "-url=jdbc:postgresql://db/app", "migrate"),
+])
+def test_migration_jobs_count_one_connection(command):
+    from advisor.apps import pools_for_container
+
+    # the sqlalchemy fixture's engine (pool 5 + 10) is the serving process's, not the Job's
+    root = Path(__file__).parent / "fixtures_apps" / "sqlalchemy"
+    found = pools_for_container(container(command=command), scan_app_dir(Root.of(root), ""))
+    assert [(p.label.split(" (")[0], p.size.value) for p in found.pools] == [("migration", 1)]
+
+
+def test_migrate_then_serve_counts_the_server():
+    from advisor.apps import pools_for_container
+
+    root = Path(__file__).parent / "fixtures_apps" / "django"
+    found = pools_for_container(container(
+        {"DJANGO_SETTINGS_MODULE": "mysite.settings.production"},
+        command=("sh", "-c", "python manage.py migrate && exec gunicorn mysite.wsgi -w 2")),
+        scan_app_dir(Root.of(root), ""))
+    assert not any(p.label.startswith("migration") for p in found.pools)
+    assert len(found.pools) == 2

@@ -106,6 +106,38 @@ class AppPools(BaseModel):
         return sum(p.per_pod() for p in self.pools)
 
 
+# Schema migration tools hold one connection while they run (per database they touch):
+# a migration Job is one term, not the application's serving pools.
+_MIGRATION_WORDS = (("alembic", "upgrade"), ("manage.py", "migrate"), ("flyway", "migrate"),
+                    ("liquibase", "update"), ("rake", "db:migrate"), ("rails", "db:migrate"),
+                    ("mix", "ecto.migrate"), ("knex", "migrate:latest"),
+                    ("prisma", "migrate"), ("sequelize", "db:migrate"), ("migrate", "up"),
+                    ("goose", "up"), ("dotnet", "ef"), ("typeorm", "migration:run"))
+
+
+def _migration_pool(ctx: StackContext) -> Pool | None:
+    from advisor.apps.cmdline import command_line
+    from advisor.model import Source, Term
+
+    cmd = command_line(ctx.container, ctx.app, [])
+    segments = cmd.segments()
+    if not segments or ctx.processes().server:
+        return None  # a server process runs (perhaps after migrating): its pools count
+    words = [w.text.rsplit("/", 1)[-1] for w in segments[-1]]
+    for tool, action in _MIGRATION_WORDS:
+        if tool in words and any(w.startswith(action) for w in words):
+            where = segments[-1][0].source
+            ctx.notices.append(f"{ctx.container.name}: runs {tool} {action} "
+                               f"({where.label()}): counted as one connection")
+            return Pool(label=f"migration ({tool} {action})",
+                        size=Term(label=f"{tool} {action} connections", value=1,
+                                  source=Source.default_of(
+                                      "a schema migration holds one connection at a time",
+                                      key=tool)),
+                        note="migration tool: one connection while it runs")
+    return None
+
+
 def pools_for_container(container: Container, app: AppSource | None = None, *,
                         profile: str | None = None, node_cpus: int | None = None) -> AppPools:
     """Every pool the container's processes open, from its env/args and its app source.
@@ -113,6 +145,9 @@ def pools_for_container(container: Container, app: AppSource | None = None, *,
     `node_cpus` sizes CPU-derived defaults (pgx, Prisma, cpu_count() workers); without
     it 4 CPUs are assumed and the pool says so (bound="cpu", cpus term)."""
     ctx = StackContext(container=container, app=app, profile=profile, node_cpus=node_cpus)
+    migration = _migration_pool(ctx)
+    if migration is not None:
+        return AppPools(pools=[migration], notices=ctx.notices, problems=ctx.problems)
     pools: list[Pool] = []
     for reader in READERS:
         if not reader.wanted(container, app):
