@@ -91,3 +91,18 @@ def test_no_fixture_trips_the_reader_guard():
         for c in [*containers, container()]:
             found = pools_for_container(c, app)
             assert not [p for p in found.problems if INTERNAL_ERROR in p.message], stack.name
+
+
+def test_sidecars_and_init_containers_do_not_repeat_the_app_pools():
+    from advisor.model import Container, Source
+
+    app = _app("rails")
+    src = Source(path="k8s/web.yaml", line=30)
+    env = containers_of(FIX / "rails", "k8s/web.yaml")[0].env
+    proxy = Container(name="cloud-sql-proxy", image="gcr.io/cloud-sql-connectors/"
+                      "cloud-sql-proxy:2.11", env=env, source=src, role="sidecar")
+    assert pools_for_container(proxy, app).pools == []
+    init = Container(name="wait", image="ghcr.io/acme/store:7.1", env=env, source=src,
+                     role="init", command=("bundle", "exec", "puma"))
+    found = pools_for_container(init, app)
+    assert found.pools == [] and any("not counted at peak" in n for n in found.notices)

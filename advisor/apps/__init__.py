@@ -115,6 +115,19 @@ _MIGRATION_WORDS = (("alembic", "upgrade"), ("manage.py", "migrate"), ("flyway",
                     ("goose", "up"), ("dotnet", "ef"), ("typeorm", "migration:run"))
 
 
+# Images of proxies and agents that run next to an application in its pod.
+_SIDECAR_IMAGES = ("cloud-sql-proxy", "cloudsql-proxy", "cloud-sql-connectors", "istio/proxy",
+                   "proxyv2", "envoy", "linkerd", "datadog", "fluent-bit", "fluentd",
+                   "otel/opentelemetry-collector", "opentelemetry-collector", "vault",
+                   "nginx", "oauth2-proxy", "pgbouncer", "odyssey", "pgcat", "pgpool",
+                   "prometheus", "exporter", "jaeger", "busybox", "alpine/git")
+
+
+def _not_the_app(container: Container) -> bool:
+    image = container.image.lower()
+    return any(marker in image for marker in _SIDECAR_IMAGES)
+
+
 def _migration_pool(ctx: StackContext) -> Pool | None:
     from advisor.apps.cmdline import command_line
     from advisor.model import Source, Term
@@ -144,6 +157,8 @@ def pools_for_container(container: Container, app: AppSource | None = None, *,
     `profile` (e.g. a Spring profile from configuration) beats what the env says.
     `node_cpus` sizes CPU-derived defaults (pgx, Prisma, cpu_count() workers); without
     it 4 CPUs are assumed and the pool says so (bound="cpu", cpus term)."""
+    if app is not None and _not_the_app(container):
+        app = None  # a proxy/agent sidecar: the app's source files are not its settings
     ctx = StackContext(container=container, app=app, profile=profile, node_cpus=node_cpus)
     migration = _migration_pool(ctx)
     if migration is not None:
@@ -163,4 +178,10 @@ def pools_for_container(container: Container, app: AppSource | None = None, *,
                         program="pool-advisor")
     problems = list(app.problems) if app is not None else []
     notices = list(app.notices) if app is not None else []
+    if container.role == "init" and pools:
+        # init containers exit before the app containers start: no share of the peak
+        ctx.notices.append(f"init container {container.name}: "
+                           f"{', '.join(p.label for p in pools)} not counted at peak (it "
+                           "exits before the application containers start)")
+        pools = []
     return AppPools(pools=pools, notices=notices + ctx.notices, problems=problems + ctx.problems)
