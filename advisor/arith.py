@@ -58,10 +58,13 @@ def usable_expr(b: Budget) -> str:
 def peak_expr(b: Budget) -> str:
     if not b.contributions:
         return "0 (no client or pooler in the repository connects to it)"
-    if len(b.contributions) == 1:
-        return num(b.peak)
-    return " + ".join(f"{num(c.total)} ({c.who})" for c in b.contributions) + \
-        f" = {num(b.peak)}"
+    total = b.total_peak if b.total_peak is not None else b.peak
+    text = num(total) if len(b.contributions) == 1 else " + ".join(
+        f"{num(c.total)} ({c.who})" for c in b.contributions) + f" = {num(total)}"
+    if b.spread_over is not None:
+        text += (f", spread over {b.spread_over.show()}: {num(b.peak)} per instance "
+                 "(rounded up; assumes the Service spreads connections evenly)")
+    return text
 
 
 def size(value: float) -> str:

@@ -9,6 +9,8 @@ own and are listed, not subtracted.
 
 from __future__ import annotations
 
+import math
+
 from pydantic import BaseModel, Field
 
 from advisor.model import (
@@ -118,11 +120,17 @@ def server_budget(server: Server, topo: Topology, memory: MemoryOptions | None =
     for p in topo.poolers:
         if p.server_id == server.id:
             contributions.append(pooler_contribution(p))
-    peak = sum(c.total for c in contributions)
+    total = sum(c.total for c in contributions)
+    # Read-only traffic to a set of standbys is spread over them by the Service (one
+    # pick per connection); each instance has its own max_connections.
+    spread = server.instances if server.role == "standby" and server.instances.value > 1 \
+        else None
+    peak = math.ceil(total / spread.value) if spread else total
 
     return Budget(
         server_id=server.id, server=server.name, version=server.version,
         max_connections=max_conn, reserved=reserved, usable=usable, peak=peak,
+        total_peak=total if spread else None, spread_over=spread,
         contributions=contributions, not_subtracted=not_subtracted(server),
         memory=memory_budget(server, peak, memory or MemoryOptions()),
         location=server.location)

@@ -402,7 +402,11 @@ class Budget(BaseModel):
     max_connections: Term
     reserved: list[Term] = Field(default_factory=list)
     usable: float
-    peak: float
+    peak: float  # per instance
+    # For a set of standbys behind one Service: the sum over clients, and the instances
+    # it is spread over (peak = ceil(total_peak / spread_over)).
+    total_peak: float | None = None
+    spread_over: Term | None = None
     contributions: list[Contribution] = Field(default_factory=list)
     not_subtracted: list[NotSubtracted] = Field(default_factory=list)
     memory: MemoryBudget | None = None

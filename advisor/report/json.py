@@ -31,6 +31,7 @@ def to_dict(result: CheckResult) -> dict:
             "max_connections": b.max_connections.value,
             "usable": b.usable,
             "peak": b.peak,
+            "total_peak": b.total_peak,
             "fits": b.fits,
             "terms": {
                 "version": b.version.model_dump(),
@@ -38,6 +39,7 @@ def to_dict(result: CheckResult) -> dict:
                 "reserved": [t.model_dump() for t in b.reserved],
                 "contributions": [c.model_dump() for c in b.contributions],
                 "not_subtracted": [n.model_dump() for n in b.not_subtracted],
+                "spread_over": b.spread_over.model_dump() if b.spread_over else None,
             },
             "memory": b.memory.model_dump() if b.memory else None,
             "location": b.location.model_dump(exclude_none=True),
@@ -73,7 +75,9 @@ def load(text: str) -> CheckResult:
         raise ValueError(f"unsupported pool-advisor JSON schema_version "
                          f"{data.get('schema_version')!r} (expected {SCHEMA_VERSION})")
     budgets = [Budget(server=b["server"], server_id=b["server_id"], usable=b["usable"],
-                      peak=b["peak"], version=b["terms"]["version"],
+                      peak=b["peak"], total_peak=b.get("total_peak"),
+                      spread_over=b["terms"].get("spread_over"),
+                      version=b["terms"]["version"],
                       max_connections=b["terms"]["max_connections"],
                       reserved=b["terms"]["reserved"],
                       contributions=b["terms"]["contributions"],
