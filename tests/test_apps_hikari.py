@@ -181,3 +181,25 @@ def test_application_yml_from_a_mounted_configmap_beats_the_jar():
     # ./config/application.yml (outside the jar) beats the packaged profile file too
     assert found.pools[0].size.value == 7
     assert found.pools[0].size.source.label() == "k8s/config.yaml:11"
+
+
+def test_plain_java_hikari_config(tmp_path):
+    src = tmp_path / "src/main/java/com/acme/Db.java"
+    src.parent.mkdir(parents=True)
+    src.write_text("package com.acme;\nimport com.zaxxer.hikari.*;\nclass Db {\n"
+                   "  static final int MAX_POOL = 12;\n  HikariDataSource ds() {\n"
+                   "    HikariConfig config = new HikariConfig();\n"
+                   "    config.setJdbcUrl(System.getenv(\"JDBC_URL\"));\n"
+                   "    config.setMaximumPoolSize(MAX_POOL);\n"
+                   "    return new HikariDataSource(config);\n  }\n}\n")
+    (pool,) = pools_for_container(container(), scan_app_dir(Root.of(tmp_path), "")).pools
+    assert pool.size.value == 12
+    assert pool.size.source.label() == "src/main/java/com/acme/Db.java:8"
+
+
+def test_flask_sqlalchemy_2_legacy_keys(tmp_path):
+    (tmp_path / "app.py").write_text(
+        "from flask_sqlalchemy import SQLAlchemy\ndb = SQLAlchemy()\n"
+        "SQLALCHEMY_POOL_SIZE = 3\nSQLALCHEMY_MAX_OVERFLOW = 2\n")
+    (pool,) = pools_for_container(container(), scan_app_dir(Root.of(tmp_path), "")).pools
+    assert pool.size.value == 5

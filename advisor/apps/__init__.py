@@ -63,7 +63,7 @@ class StackReader:
 
 _PY = ("python", "gunicorn-conf")
 READERS: tuple[StackReader, ...] = (
-    StackReader("hikari", "hikari:hikari_pools", ("spring-config", "build"), ("SPRING_",),
+    StackReader("hikari", "hikari:hikari_pools", ("spring-config", "build", "java"), ("SPRING_",),
                 ("--spring.", "-Dspring.")),
     StackReader("sqlalchemy", "sqlalchemy:sqlalchemy_pools", _PY),
     StackReader("django", "django:django_pools", _PY),

@@ -6,6 +6,11 @@ SPRING_DATASOURCE_HIKARI_MAXIMUM_POOL_SIZE. Extra DataSources bound by applicati
 (`@ConfigurationProperties("app.datasource.replica")` on a HikariDataSource) are found
 by their `maximum-pool-size` / `jdbc-url` keys and reported as separate pools.
 
+Plain Java (no Spring): `config.setMaximumPoolSize(n)` on a HikariConfig or
+HikariDataSource in .java/.kt sources, with literal or `static final int` constants.
+When code builds its own DataSource, Spring Boot's auto-configured one backs off
+(@ConditionalOnMissingBean(DataSource.class)), so spring.datasource.hikari.* is not read.
+
 Default, read in HikariCP's source (brettwooldridge/HikariCP,
 src/main/java/com/zaxxer/hikari/HikariConfig.java at tags HikariCP-5.1.0 (98bd21c) and
 HikariCP-6.0.0 (7c74fd3)): `DEFAULT_POOL_SIZE = 10`, applied in validateNumerics() when
@@ -105,7 +110,34 @@ def _custom_prefixes(props: SpringProps) -> list[tuple[str, str]]:
     return sorted(found.items())
 
 
+_SETTER = re.compile(r"\.(?:setMaximumPoolSize|maximumPoolSize\s*=)\s*\(?\s*([A-Za-z_]\w*|\d+)")
+
+
+def _java_code_pools(ctx: StackContext) -> list[Pool]:
+    """HikariConfig used directly in Java/Kotlin code."""
+    pools = []
+    for f in ctx.files("java"):
+        if "Hikari" not in f.text:
+            continue
+        for m in _SETTER.finditer(f.text):
+            value = m.group(1)
+            if not value.isdigit():
+                const = re.search(rf"\b{re.escape(value)}\s*=\s*(\d+)\s*;?", f.text)
+                value = const.group(1) if const else ""
+            line = f.text[: m.start()].count("\n") + 1
+            src = Source(path=f.path, line=line, key="setMaximumPoolSize")
+            if not value:
+                ctx.notices.append(f"{src.label()}: setMaximumPoolSize argument not read "
+                                   "statically")
+                continue
+            pools.append(Pool(label=LABEL, size=term(LABEL, int(value), src)))
+    return pools
+
+
 def hikari_pools(ctx: StackContext) -> list[Pool]:
+    code_pools = _java_code_pools(ctx)
+    if code_pools:
+        return code_pools
     env_names = {e.name for e in ctx.container.env}
     has_files = bool(ctx.app and ctx.app.of_kind("spring-config"))
     spring_env = any(n.startswith("SPRING_") for n in env_names)

@@ -1,5 +1,6 @@
 """SQLAlchemy engines: `create_engine(url, pool_size=, max_overflow=, poolclass=)`,
-`create_async_engine(...)`, and Flask-SQLAlchemy's SQLALCHEMY_ENGINE_OPTIONS /
+`create_async_engine(...)`, and Flask-SQLAlchemy's SQLALCHEMY_ENGINE_OPTIONS (2.x:
+SQLALCHEMY_POOL_SIZE / SQLALCHEMY_MAX_OVERFLOW) /
 `SQLAlchemy(engine_options=...)` / SQLALCHEMY_BINDS (one engine, so one pool, per bind).
 
 A QueuePool holds at most pool_size + max_overflow connections; defaults verified by
@@ -132,6 +133,11 @@ def _flask(ctx: StackContext) -> list[Pool]:
     for module in modules.values():
         names = module.scope.names
         options = {**options, **_as_dict(names.get("SQLALCHEMY_ENGINE_OPTIONS"))}
+        # Flask-SQLAlchemy 2.x keys (removed in 3.0, still in older apps)
+        for legacy, option in (("SQLALCHEMY_POOL_SIZE", "pool_size"),
+                               ("SQLALCHEMY_MAX_OVERFLOW", "max_overflow")):
+            if legacy in names and option not in options:
+                options[option] = names[legacy]
         uri = names.get("SQLALCHEMY_DATABASE_URI", uri)
         binds = {**binds, **_as_dict(names.get("SQLALCHEMY_BINDS"))}
         for node in ast.walk(module.tree):
