@@ -187,3 +187,18 @@ def test_repo_paths_maps_root_relative_paths_to_the_working_directory(tmp_path):
     assert repo_paths([str(tmp_path)], tmp_path / "k8s")("db/postgresql.conf") \
         == str(tmp_path / "db/postgresql.conf")
     assert repo_paths([], tmp_path)("x.yaml") == "x.yaml"
+
+
+def test_every_fixture_matches_the_gitlab_and_reviewdog_schemas(monkeypatch):
+    from test_report_sarif import REPO, _fixture_results
+
+    monkeypatch.chdir(REPO)
+    registry, results = _fixture_results()
+    gl_schema = _schema("gitlab-code-quality.schema.json")
+    rd_schema = _schema("reviewdog-DiagnosticResult.json")
+    for _name, result in results:
+        issues = json.loads(gitlab.render(result, registry))
+        _validate(issues, gl_schema)
+        assert all((REPO / i["location"]["path"]).is_file() for i in issues)
+        _validate(json.loads(rdjson.render(result, registry)), rd_schema)
+        parse(markdown.render(result, registry))  # balanced HTML, GFM parses it
