@@ -36,6 +36,7 @@ class Recorded:
 @dataclass
 class FakeGitHub:
     token: str
+    read_only_token: str | None = None  # what a fork's pull request gets: reads only
     prefix: str = ""  # "/api/v3" for GitHub Enterprise Server
     repos: dict[tuple[str, str], int] = field(default_factory=dict)  # (owner, repo) -> id
     issues: dict[tuple[int, int], list[dict]] = field(default_factory=dict)
@@ -101,8 +102,12 @@ def _handler(gh: FakeGitHub):
                                         {k.lower(): v for k, v in self.headers.items()}, body))
 
             auth = self.headers.get("Authorization", "")
-            if auth not in (f"Bearer {gh.token}", f"token {gh.token}"):
+            tokens = [t for t in (gh.token, gh.read_only_token) if t]
+            if auth not in [f"{kind} {t}" for t in tokens for kind in ("Bearer", "token")]:
                 return self._error(401, "Bad credentials")
+            if gh.read_only_token and auth.endswith(f" {gh.read_only_token}") \
+                    and method != "GET":
+                return self._error(403, "Resource not accessible by integration")
             if not self.headers.get("User-Agent"):
                 return self._error(403, "Request forbidden by administrative rules. "
                                         "Please make sure your request has a User-Agent header")
