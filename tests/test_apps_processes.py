@@ -186,3 +186,10 @@ def test_migrate_then_serve_counts_the_server():
         scan_app_dir(Root.of(root), ""))
     assert not any(p.label.startswith("migration") for p in found.pools)
     assert len(found.pools) == 2
+
+
+def test_web_concurrency_without_a_server_command_is_noticed():
+    ctx = StackContext(container=container({"WEB_CONCURRENCY": "4"}), app=None, profile=None)
+    assert ctx.processes().processes is None
+    assert any("WEB_CONCURRENCY=4" in n and "one process per pod assumed" in n
+               for n in ctx.notices)

@@ -395,6 +395,11 @@ def detect_processes(ctx: StackContext, cpus: int, assumed: bool) -> ProcessInfo
         if "fpm" in ctx.container.image:
             return _php_fpm(ctx)
         node = _node_cluster(ctx, cpus, assumed)
+        if node is None and ctx.env_value("WEB_CONCURRENCY"):
+            return ProcessInfo(notes=[
+                f"{ctx.container.name}: WEB_CONCURRENCY={ctx.env_value('WEB_CONCURRENCY')} "
+                f"({ctx.env_source('WEB_CONCURRENCY').label()}) is set but no server command "
+                "was found (manifest, Dockerfile, Procfile): one process per pod assumed"])
         return node or ProcessInfo()
     name, words = found
     if name == "gunicorn":

@@ -25,6 +25,7 @@ SKIP_DIRS = frozenset({
     "target", "build", "dist", "out", ".tox", ".nox", ".mypy_cache", ".pytest_cache",
     ".ruff_cache", "site-packages", ".gradle", ".idea", ".next", "coverage", "bin", "obj",
     "test", "tests", "spec", "__tests__", "testdata", "e2e", "_build", "deps",
+    "docs", "examples", "example", "samples", "benchmarks", "bench",
 })
 
 _SPRING_CONFIG = re.compile(r"application(?:-(?P<profile>[^./]+))?\.(?:ya?ml|properties)")
