@@ -251,9 +251,9 @@ def run_cluster_check(
     namespaces: list[str] | None,
 ) -> CheckResult:
     """`check --cluster`: the rules over what the cluster runs. ClusterError -> exit 2."""
-    from advisor.engine import _settings, evaluate
+    from advisor.engine import evaluate, project_settings
 
-    settings = _settings([], options)
+    settings = project_settings([], options)
     read = read_cluster(kubeconfig=kubeconfig, context=context, namespaces=namespaces)
     topo = cluster_topology(read, settings, options.pg_version)
     return evaluate(topo, settings, options, registry, [read.label])

@@ -35,12 +35,20 @@ class UsageError(Exception):
     """Bad options or configuration: exit code 2."""
 
 
-def run_check(paths: list[str] | list[Path], options: CheckOptions | None = None,
-              registry: Registry | None = None) -> CheckResult:
+@dataclass
+class Scanned:
+    """What the scan stages produce, before the rules: for check, advise and inspect."""
+
+    topology: Topology
+    settings: Settings
+    roots: list[str]
+
+
+def scan(paths: list[str] | list[Path], options: CheckOptions | None = None) -> Scanned:
+    """paths -> discover -> sources -> topology, with the project's settings."""
     paths = [str(p) for p in paths]
     options = options or CheckOptions()
-    registry = registry or load_rules()
-    settings = _settings(paths, options)
+    settings = project_settings(paths, options)
     topo = Topology()
     roots: list[str] = []
     for raw in paths:
@@ -52,18 +60,32 @@ def run_check(paths: list[str] | list[Path], options: CheckOptions | None = None
             raise UsageError(f"{raw}: no such file or directory")
         roots.append(raw)
         _merge(topo, scan_path(path, settings, options))
-    return evaluate(topo, settings, options, registry, roots)
+    return Scanned(topo, settings, roots)
+
+
+def run_check(paths: list[str] | list[Path], options: CheckOptions | None = None,
+              registry: Registry | None = None) -> CheckResult:
+    options = options or CheckOptions()
+    registry = registry or load_rules()
+    scanned = scan(paths, options)
+    return evaluate(scanned.topology, scanned.settings, options, registry, scanned.roots)
+
+
+def memory_options(settings: Settings, registry: Registry):
+    """PA301's options (the memory estimate's assumptions) from the configuration."""
+    from advisor.budget import MemoryOptions
+
+    found = _rule_options(settings, registry).get("PA301")
+    return found if isinstance(found, MemoryOptions) else MemoryOptions()
 
 
 def evaluate(topo: Topology, settings: Settings, options: CheckOptions, registry: Registry,
              roots: list[str]) -> CheckResult:
-    from advisor.budget import MemoryOptions, budgets
+    from advisor.budget import budgets
 
     rule_options = _rule_options(settings, registry)
-    memory = rule_options.get("PA301")
     ctx = RuleContext(pg_version=options.pg_version, rule_options=rule_options,
-                      budgets=budgets(topo, memory if isinstance(memory, MemoryOptions)
-                                      else None))
+                      budgets=budgets(topo, memory_options(settings, registry)))
     selected = _selected_rules(registry, settings, options)
     raw = [(r, f) for r in selected for f in r.func(topo, ctx)]
     _scan_finding_files(topo, [f for _, f in raw], roots)
@@ -75,7 +97,8 @@ def evaluate(topo: Topology, settings: Settings, options: CheckOptions, registry
                        fail_on=settings.fail_on)
 
 
-def _settings(paths: list[str], options: CheckOptions) -> Settings:
+def project_settings(paths: list[str], options: CheckOptions) -> Settings:
+    """The configuration that applies: --config, else the nearest file above the paths."""
     config = options.config
     if config is None:
         first = next((Path(p) for p in paths if p != "-"), Path.cwd())
