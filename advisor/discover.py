@@ -59,21 +59,18 @@ def discover(root: Path, *, excludes: list[str] | None = None) -> Discovered:
     if root.is_file():
         _classify(found, root)
         return found
-    patterns = list(excludes or [])
-    gitignore = base / ".gitignore"
-    if gitignore.is_file():
-        with contextlib.suppress(OSError):
-            patterns += gitignore.read_text(encoding="utf-8", errors="replace").splitlines()
-    spec = pathspec.GitIgnoreSpec.from_lines(patterns)
+    ignores = Ignores(pathspec.GitIgnoreSpec.from_lines(list(excludes or [])))
 
     chart_dirs: list[Path] = []
     kustomize_dirs: list[Path] = []
     for folder, dirs, files in os.walk(base, followlinks=False):
         here = Path(folder)
         rel_here = found.rel(here)
+        if ".gitignore" in files:
+            ignores.add(rel_here, here / ".gitignore")
         dirs[:] = sorted(
             d for d in dirs
-            if d not in SKIP_DIRS and not spec.match_file(_dir_rel(rel_here, d))
+            if d not in SKIP_DIRS and not ignores.match(_dir_rel(rel_here, d))
             and not _escapes(base, here / d)
         )
         # Subcharts in charts/ belong to their parent chart: the renderer handles them.
@@ -89,7 +86,7 @@ def discover(root: Path, *, excludes: list[str] | None = None) -> Discovered:
         for name in sorted(files):
             path = here / name
             rel = found.rel(path)
-            if spec.match_file(rel):
+            if ignores.match(rel):
                 continue
             if path.is_symlink() and _escapes(base, path):
                 found.problems.append(ConfigProblem(
@@ -100,6 +97,26 @@ def discover(root: Path, *, excludes: list[str] | None = None) -> Discovered:
             _classify(found, path)
     found.kustomize_dirs = _leaf_kustomizations(kustomize_dirs)
     return found
+
+
+class Ignores:
+    """--exclude globs plus every .gitignore met on the way down, each applied (as git
+    does) to paths relative to the folder that holds it."""
+
+    def __init__(self, excludes) -> None:
+        self.specs = [("", excludes)]
+
+    def add(self, rel_dir: str, gitignore: Path) -> None:
+        import pathspec
+
+        with contextlib.suppress(OSError):
+            lines = gitignore.read_text(encoding="utf-8", errors="replace").splitlines()
+            prefix = "" if rel_dir in ("", ".") else rel_dir + "/"
+            self.specs.append((prefix, pathspec.GitIgnoreSpec.from_lines(lines)))
+
+    def match(self, rel: str) -> bool:
+        return any(rel.startswith(prefix) and spec.match_file(rel[len(prefix):])
+                   for prefix, spec in self.specs)
 
 
 def _dir_rel(rel_here: str, d: str) -> str:

@@ -1,0 +1,41 @@
+"""Directory walk: what is read, what is skipped."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from advisor.discover import discover
+
+
+def touch(root: Path, rel: str, text: str = "x: 1\n") -> None:
+    (root / rel).parent.mkdir(parents=True, exist_ok=True)
+    (root / rel).write_text(text)
+
+
+def test_skips_vcs_vendor_gitignored_and_excluded(tmp_path):
+    for rel in ("k8s/app.yaml", ".git/config.yaml", "node_modules/x/a.yaml",
+                "build/out.yaml", "svc/tmp/gen.yaml", "svc/keep.yaml", "legacy/old.yaml",
+                "db/postgresql.conf", "pgb/pgbouncer.ini", "chart/Chart.yaml",
+                "chart/templates/d.yaml", "ov/kustomization.yaml", "ov/p.yaml"):
+        touch(tmp_path, rel)
+    touch(tmp_path, ".gitignore", "build/\n")
+    touch(tmp_path, "svc/.gitignore", "tmp/\n")
+    found = discover(tmp_path, excludes=["legacy/**"])
+    manifests = sorted(found.rel(p) for p in found.manifests)
+    assert manifests == ["k8s/app.yaml", "ov/p.yaml", "svc/keep.yaml"]
+    assert [found.rel(p) for p in found.pg_confs] == ["db/postgresql.conf"]
+    assert [found.rel(p) for p in found.bouncer_inis] == ["pgb/pgbouncer.ini"]
+    assert [found.rel(p) for p in found.helm_charts] == ["chart"]
+    assert [found.rel(p) for p in found.kustomize_dirs] == ["ov"]
+
+
+def test_symlinked_folder_outside_root_is_not_followed(tmp_path):
+    outside = tmp_path / "outside"
+    touch(outside, "secret.yaml")
+    root = tmp_path / "repo"
+    touch(root, "k8s/app.yaml")
+    (root / "linked").symlink_to(outside, target_is_directory=True)
+    (root / "k8s" / "link.yaml").symlink_to(outside / "secret.yaml")
+    found = discover(root)
+    assert [found.rel(p) for p in found.manifests] == ["k8s/app.yaml"]
+    assert any("outside the scanned root" in p.message for p in found.problems)
