@@ -503,6 +503,13 @@ def _client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
                     pools=pools, location=w.obj.location(), suppressed=_suppressed_codes(w.obj),
                     source_dir=directory)
     topo.sql_hazards.extend(_env_hazards(w, client.id))
+    if w.kind == "CronJob" and get(w.obj.body, "spec", "concurrencyPolicy",
+                                   default="Allow") == "Allow":
+        topo.notices.append(
+            f"{client.id}: concurrencyPolicy Allow ({w.obj.source('spec').label()}, the "
+            "Kubernetes default): a run that outlasts the schedule overlaps the next, each "
+            "with its own pools; counted as one run (set concurrencyPolicy: Forbid, or "
+            "declare replicas for the overlap)")
     target = None
     if decl is not None and decl.target:
         target = _named_target(decl.target, topo)

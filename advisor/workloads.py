@@ -220,6 +220,18 @@ def surge(obj: K8sObject, peak: float) -> Term | None:
             return None
         keys: tuple[str, ...] = ("spec", "strategy", "rollingUpdate", "maxSurge")
     else:
+        if get(obj.body, "spec", "strategy", "blueGreen") is not None:
+            # The preview ReplicaSet runs at full size next to the active one until
+            # promotion (Argo Rollouts blueGreen; previewReplicaCount can lower it).
+            preview = get(obj.body, "spec", "strategy", "blueGreen", "previewReplicaCount")
+            if isinstance(preview, int):
+                return Term(label="blue-green preview pods (previewReplicaCount)",
+                            value=preview, source=obj.source(
+                                "spec", "strategy", "blueGreen", "previewReplicaCount",
+                                key="previewReplicaCount"))
+            return Term(label="rolling-update surge (blue-green: a full preview ReplicaSet)",
+                        value=peak, source=obj.source("spec", "strategy", "blueGreen",
+                                                      key="spec.strategy.blueGreen"))
         if get(obj.body, "spec", "strategy", "canary") is None:
             return None
         keys = ("spec", "strategy", "canary", "maxSurge")

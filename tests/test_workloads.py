@@ -180,3 +180,18 @@ def test_malformed_yaml_reports_line():
     found, problems = k8s_objects("apiVersion: v1\nkind: Pod\nspec:\n  x: [1\n", "bad.yaml")
     assert found == [] and problems[0].location.path == "bad.yaml"
     assert problems[0].location.line is not None
+
+
+def test_argo_rollout_blue_green_doubles_pods_at_promotion():
+    (obj,) = objs("""
+        apiVersion: argoproj.io/v1alpha1
+        kind: Rollout
+        metadata: {name: web}
+        spec:
+          replicas: 6
+          strategy:
+            blueGreen: {activeService: web}
+          template: {spec: {containers: [{name: a, image: x}]}}
+        """)
+    found = surge(obj, 6)
+    assert found.value == 6 and "blue-green" in found.label
