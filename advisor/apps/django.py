@@ -207,6 +207,26 @@ def _route(settings: dict[str, Val], url: str | None, url_src: Source | None,
                  source=host.source if host.source.path else fallback)
 
 
+def _check_pool_settings(ctx: StackContext, settings: dict[str, Val], pool: Val,
+                         alias: str) -> None:
+    """What Django and psycopg_pool refuse at startup (Django 5.2 postgresql/base.py
+    DatabaseWrapper.pool; psycopg_pool base.py _check_size)."""
+    age = settings.get("CONN_MAX_AGE")
+    if age is not None and not is_unknown(age) and age.value != 0:
+        ctx.problem(age.source, f"DATABASES[{alias!r}]: CONN_MAX_AGE={age.value!r} with "
+                    "OPTIONS pool: Django raises ImproperlyConfigured: Pooling doesn't "
+                    "support persistent connections. (set CONN_MAX_AGE = 0)", fatal=True,
+                    program="Django")
+    sizes = pool.value if isinstance(pool.value, dict) else {}
+    low, high = _text(sizes, "min_size"), _text(sizes, "max_size")
+    lo = parse_int(str(low.value)) if low else None
+    hi = parse_int(str(high.value)) if high else None
+    if lo is not None and hi is not None and hi < lo:
+        ctx.problem(high.source, f"DATABASES[{alias!r}] pool max_size {hi} < min_size {lo}: "
+                    "psycopg_pool raises ValueError: max_size must be greater or equal than "
+                    "min_size", fatal=True, program="psycopg_pool")
+
+
 def django_pools(ctx: StackContext) -> list[Pool]:
     if not any("DATABASES" in f.text or "DJANGO_SETTINGS_MODULE" in f.text
                for f in ctx.files("python")):
@@ -235,6 +255,7 @@ def django_pools(ctx: StackContext) -> list[Pool]:
             isinstance(options.value, dict) else None
         label = f"Django {alias}"
         if pool_opt is not None and not is_unknown(pool_opt) and pool_opt.value:
+            _check_pool_settings(ctx, settings, pool_opt, alias)
             sizes = pool_opt.value if isinstance(pool_opt.value, dict) else {}
             chosen = _text(sizes, "max_size") or _text(sizes, "min_size")
             n = parse_int(str(chosen.value)) if chosen is not None else None
