@@ -37,7 +37,7 @@ MEASURE = r"""
 import gc, json, runpy, sys
 from sqlalchemy.engine import Engine
 from sqlalchemy.pool import NullPool, QueuePool, StaticPool
-runpy.run_path(sys.argv[1], run_name="app")
+kept = runpy.run_path(sys.argv[1], run_name="app")  # keep the module alive
 out = []
 for e in sorted((o for o in gc.get_objects() if isinstance(o, Engine)), key=id):
     p = e.pool
