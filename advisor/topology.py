@@ -441,9 +441,23 @@ def _pooler_server(p: Pooler, host_map: dict, topo: Topology) -> str | None:
     return None
 
 
+# Kinds advisor.sources.operators reads (CloudNativePG Cluster/Pooler, Zalando
+# postgresql, Crunchy PostgresCluster) and the label of Bitnami's postgresql
+# StatefulSets: without them the module is not imported at all.
+OPERATOR_KINDS = frozenset({"Cluster", "Pooler", "postgresql", "PostgresCluster"})
+
+
+def _may_have_operator_entities(objects: list[K8sObject]) -> bool:
+    return any(o.kind in OPERATOR_KINDS or (
+        o.kind == "StatefulSet" and o.labels.get("app.kubernetes.io/name") == "postgresql")
+        for o in objects)
+
+
 def _operator_entities(inputs: Inputs, topo: Topology, host_map: dict) -> set[str]:
     """Servers and poolers from operator resources; returns the refs of the objects
     they stand for."""
+    if not _may_have_operator_entities(inputs.objects):
+        return set()
     from advisor.sources.operators import operator_entities
 
     found = operator_entities(inputs.objects, root=inputs.root,
