@@ -319,13 +319,13 @@ def _alternatives(leaves: list[tuple[str, list[K8sObject]]]) -> bool:
 
 
 def _sql(found, root: Root, topo: Topology) -> None:
-    from advisor.sql.extract import is_sql_candidate, scan_sql_sources
+    if not topo.poolers:
+        return  # hazards only matter behind a pooler; skip the SQL scanner otherwise
+    from advisor.sql.extract import assign_clients, is_sql_candidate, scan_sql_sources
 
     candidates = [root.rel(p) for p in found.other_files if is_sql_candidate(root.rel(p))]
-    if not candidates or not topo.poolers:
-        return  # hazards only matter behind a pooler; skip the SQL parser otherwise
-    from advisor.sql.extract import assign_clients
-
+    if not candidates:
+        return
     hazards, problems = scan_sql_sources(root, candidates)
     topo.sql_hazards += assign_clients(
         hazards, {c.id: c.source_dir for c in topo.clients if c.source_dir is not None})
