@@ -41,3 +41,19 @@ def test_pa104_cites_the_default(tmp_path):
     assert "HikariCP maximumPoolSize = 10" in f.message
     assert "HikariConfig.DEFAULT_POOL_SIZE" in f.message
     assert f.location.path == "k8s/checkout.yaml"
+
+
+def test_pa103_when_only_the_process_count_is_cpu_derived(tmp_path):
+    files = {
+        ".pool-advisor.toml": '[[workloads]]\nname = "reports"\nsource = "app"\n',
+        "app/tasks.py": "from sqlalchemy import create_engine\n"
+                        "engine = create_engine('postgresql://r@db/r')\n",
+        "k8s/worker.yaml": (
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: reports\nspec:\n"
+            "  replicas: 2\n  template:\n    spec:\n      containers:\n"
+            "        - name: worker\n          image: acme/reports:1\n"
+            "          command: [celery, -A, tasks, worker]\n"),
+    }
+    (f,) = _findings(tmp_path, "PA103", files)
+    assert "cpu_count()" in f.message and "processes per pod" in f.message
+    assert "15 on" not in f.message and "2 on 2 CPUs" in f.message

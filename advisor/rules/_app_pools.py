@@ -15,6 +15,15 @@ def pools_with(topo: Topology, bound: str) -> Iterator[tuple[Client, Pool]]:
                 yield client, pool
 
 
+def pools_with_cpu_formula(topo: Topology) -> Iterator[tuple[Client, Pool]]:
+    """Pools whose size or process count the library derives from the CPU count, also
+    when the size itself is a default (bound stays "default" then)."""
+    for client in topo.clients:
+        for pool in client.pools:
+            if pool.cpu_formula is not None:
+                yield client, pool
+
+
 def location_of(client: Client, pool: Pool) -> Location:
     return pool.size.source.location() or client.location
 

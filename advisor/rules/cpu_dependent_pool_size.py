@@ -13,7 +13,7 @@ from advisor.rules import rule
 from advisor.rules._app_pools import (
     location_of,
     pods,
-    pools_with,
+    pools_with_cpu_formula,
     processes,
     related_of,
     subject,
@@ -75,10 +75,9 @@ def cpu_dependent_pool_size(topo: Topology, ctx: RuleContext) -> Iterator[Findin
     """
     opts = ctx.options_for("PA103", CpuOptions)
     assert isinstance(opts, CpuOptions)
-    for client, pool in pools_with(topo, "cpu"):
+    for client, pool in pools_with_cpu_formula(topo):
         formula = pool.cpu_formula
-        if formula is None:
-            continue
+        assert formula is not None
         n_pods = pods(client)
 
         def at(cpus: int, formula=formula, opts=opts) -> float:
