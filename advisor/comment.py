@@ -296,11 +296,13 @@ class GitHub:
 
 
 def upsert(client: GitHub, target: Target, body: str) -> Outcome:
-    """Edit our comment (the first carrying MARKER) or create it; skip the edit when
-    nothing changed, so reruns do not notify anyone."""
-    if MARKER not in body:
-        raise ValueError("comment body lacks the marker")
-    ours = next((c for c in client.comments(target) if MARKER in c.body), None)
+    """Edit our comment (the first that starts with MARKER: someone quoting it has "> "
+    before it) or create it; skip the edit when nothing changed, so reruns do not notify
+    anyone."""
+    if not body.startswith(MARKER):
+        raise ValueError("comment body must start with the marker")
+    ours = next((c for c in client.comments(target) if c.body.lstrip().startswith(MARKER)),
+                None)
     if ours is None:
         return Outcome("created", client.create(target, body))
     if ours.body.strip() == body.strip():

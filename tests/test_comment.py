@@ -90,6 +90,16 @@ def test_creates_then_edits_the_same_comment(gh, tmp_path):
         _assert_clean(proc)
 
 
+def test_a_reply_quoting_our_comment_is_not_taken_for_it(tmp_path):
+    fake = FakeGitHub(token=TOKEN)
+    fake.add_pr("octo", "shop", 7, comments=[f"> {MARKER}\n> ### pool-advisor\n\nwhy?"])
+    with serve(fake):
+        proc = _post(fake, tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("pool-advisor: created")
+    assert fake.comments("octo", "shop", 7)[0]["body"].startswith("> ")
+
+
 def test_pages_through_comments_to_find_ours(gh, tmp_path):
     fake = FakeGitHub(token=TOKEN)
     bodies = [f"comment {i}" for i in range(250)]

@@ -162,3 +162,13 @@ def test_github_validator_accepts_sarif_of_every_fixture(tmp_path, monkeypatch):
             uri = res["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
             assert (REPO / uri).is_file(), uri
     assert problems(validate(files, tmp_path / "validation.sarif")) == []
+
+
+def test_help_uris_name_the_rule_pages_in_rules_dir():
+    from advisor.rules import load_rules
+
+    registry = load_rules()
+    log = build_log(CheckResult(tool_version="0.1.0"), registry, docs_url="https://x.test/blob/main")
+    for rule in log["runs"][0]["tool"]["driver"]["rules"]:
+        page = rule["helpUri"].removeprefix("https://x.test/blob/main/")
+        assert (REPO / page).is_file(), page
