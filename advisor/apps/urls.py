@@ -2,7 +2,8 @@
 key=value DSNs, Npgsql connection strings, and PG*/DB_* environment variables.
 
 Only host, port, database and user are kept (never the password). Formats:
-- libpq URIs `postgres[ql]://user:pw@host:port,host2/db?host=..&port=..` and key=value
+- libpq URIs `postgres[ql]://user:pw@host:port,host2/db?host=..&port=..` (also
+  `postgresql+psycopg://`, `postgis://`, `pgsql://`) and key=value
   DSNs (`host=h port=5432 dbname='my db'`), PostgreSQL 15 docs, "34.1.1 Connection
   Strings" (libpq-connect.html#LIBPQ-CONNSTRING).
 - pgJDBC `jdbc:postgresql://host:port/db?user=..`, `jdbc:postgresql:db`,
@@ -173,10 +174,15 @@ def _parse_npgsql(text: str) -> dict[str, str | None] | None:
     return fields or None
 
 
+_SCHEME_ALIAS = re.compile(r"^(?:postgres(?:ql)?\+[\w.-]+|postgis|pgsql|timescaledb)://", re.I)
+
+
 def route_from_url(url: str, source: Source) -> Route | None:
     """A Route from any connection string form above; None when there is no host or
-    database to follow (unresolved placeholders, other databases, unknown forms)."""
-    text = url.strip()
+    database to follow (unresolved placeholders, other databases, unknown forms).
+    SQLAlchemy's `postgresql+driver://`, `postgis://` and Laravel's `pgsql://` count as
+    PostgreSQL URLs."""
+    text = _SCHEME_ALIAS.sub("postgresql://", url.strip())
     lower = text.lower()
     for prefix in _PREFIXES:
         if lower.startswith(prefix):
