@@ -124,3 +124,25 @@ def test_node_postgres_pool_default_max(tmp_path_factory):
     assert got["default"] == node_pg.DEFAULT_MAX, version
     assert got["legacy"] == 7  # poolSize is still honoured
     assert got["zero"] == node_pg.DEFAULT_MAX  # max: 0 falls through to the default
+
+
+def test_pa104_reference_list_matches_the_readers_constants():
+    from advisor.apps import ecto, hikari, knex, node_pg, npgsql, quarkus, rails, sequelize
+    from advisor.rules import load_rules
+
+    doc = load_rules().resolve("PA104").doc
+    expected = [
+        f"HikariCP {hikari.DEFAULT_POOL_SIZE}:",
+        f"SQLAlchemy {sqlalchemy_mod.DEFAULT_POOL_SIZE} + {sqlalchemy_mod.DEFAULT_MAX_OVERFLOW}:",
+        f"psycopg_pool {psycopg_mod.DEFAULT_MIN_SIZE}:",
+        f"asyncpg {asyncpg_mod.DEFAULT_MAX_SIZE}:",
+        f"node-postgres {node_pg.DEFAULT_MAX}:",
+        f"Sequelize {sequelize.DEFAULT_MAX}:",
+        f"Knex {knex.DEFAULT_MAX}:",
+        f"Rails {rails.DEFAULT_POOL}:",
+        f"Npgsql {npgsql.DEFAULT_MAX_POOL_SIZE}:",
+        f"Ecto {ecto.DEFAULT_POOL_SIZE}:",
+        f"Quarkus Agroal {quarkus.DEFAULT_MAX_SIZE}:",
+    ]
+    for text in expected:
+        assert text in doc

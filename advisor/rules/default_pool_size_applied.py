@@ -46,9 +46,24 @@ def default_pool_size_applied(topo: Topology, ctx: RuleContext) -> Iterator[Find
     None.
 
     ## References
-    - Each reader's module documentation in advisor/apps/ cites the source file and
-      version its default was read from; tests/test_apps_defaults.py checks the Python
-      and node-postgres ones against the installed libraries.
+    Defaults and where they were read (each reader's module in advisor/apps/ has more):
+    - HikariCP 10: brettwooldridge/HikariCP HikariConfig.java, DEFAULT_POOL_SIZE = 10 at
+      tags HikariCP-5.1.0 and HikariCP-6.0.0 (also run: Debian libhikaricp-java 2.7.9).
+    - SQLAlchemy 5 + 10: QueuePool(pool_size=5, max_overflow=10), SQLAlchemy 2.1.9
+      (introspected by tests/test_apps_defaults.py).
+    - psycopg_pool 4: ConnectionPool(min_size=4, max_size=None -> min_size), 3.3.3.
+    - asyncpg 10: create_pool(min_size=10, max_size=10), 0.32.0.
+    - Django: one connection per thread per alias (ConnectionHandler.thread_critical),
+      5.2.19; OPTIONS pool=True -> psycopg_pool defaults.
+    - node-postgres 10: pg-pool 3.14.0 index.js `max || poolSize || 10` (run under node).
+    - Sequelize 5: sequelize v6.37.8 src/dialects/abstract/connection-manager.js:34.
+    - Knex 10: knex 3.3.0 lib/client.js:230 (`{ min: 2, max: 10 }`).
+    - TypeORM: pg-pool's 10 (typeorm 1.1.0 PostgresDriver.ts passes `max: poolSize`).
+    - Rails 5: rails/rails activerecord/.../database_configurations/hash_config.rb
+      (`(configuration_hash[:pool] || 5).to_i`).
+    - Npgsql 100: npgsql v10.0.0 NpgsqlConnectionStringBuilder.cs ([DefaultValue(100)]).
+    - Ecto 10: ecto v3.14.1 lib/ecto/repo/supervisor.ex:12 (`pool_size: 10`).
+    - Quarkus Agroal 20: quarkus DataSourceJdbcRuntimeConfig.java (`@WithDefault("20")`).
     """
     for client, pool in pools_with(topo, "default"):
         per_pod = pool.size.value * processes(pool)
