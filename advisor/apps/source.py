@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from advisor.fs import InputError, Root
 from advisor.model import ConfigProblem, Location
 
-MAX_APP_FILES = 4000  # source files read per application directory
+MAX_APP_FILES = 10_000  # source files read per application directory (~1 s)
 MAX_SOURCE_BYTES = 1024 * 1024  # larger source files are generated or vendored
 
 # Directories that never hold the deployed configuration (tests, dependencies, builds).
