@@ -36,6 +36,7 @@ from advisor.model import (
     Server,
     Setting,
     Source,
+    SqlHazard,
     Term,
     Topology,
 )
@@ -197,7 +198,7 @@ def _advise_server(
         proposals += _fit_slots(after_topo, server, b, options, target_active, notes)
     # 3: pooler modes and client limits.
     for pooler in after_topo.poolers:
-        if pooler.server_id == server.id:
+        if pooler.server_id == server.id and pooler.kind == "pgbouncer":
             proposals += _pooler_client_side(after_topo, pooler, notes)
     # 4: memory and max_connections, on the budget after the pool changes.
     mid = server_budget(after_server, after_topo, memory)  # type: ignore[arg-type]
@@ -345,7 +346,9 @@ def _fit_slots(
                 proposals += _shrink_client(client, c, s.alloc, assumption, options)
         else:
             pooler = _pooler_named(topo, s.who)
-            if pooler is not None:
+            if pooler is not None and pooler.kind == "rds-proxy":
+                notes.append(_shrink_proxy(pooler, b, s.alloc))
+            elif pooler is not None:
                 proposals += _shrink_pooler(pooler, c, s.alloc, assumption, target_active)
     return proposals
 
@@ -357,7 +360,7 @@ def _pooler_alternative(
     demand = sum(c.total for c in direct)
     names = ", ".join(c.who for c in direct)
     ids = {c.id for c in topo.clients if c.name in {d.who for d in direct}}
-    hazards = [h for h in topo.sql_hazards if h.client_id in ids]
+    hazards = [h for h in _bouncer_hazards(topo) if h.client_id in ids]
     pool = min(b.usable, target_active) if target_active else None
     sized = (
         f"default_pool_size about {_n(math.floor(pool))} server connections in total (the "
@@ -381,6 +384,14 @@ def _pooler_alternative(
 
 def _client_named(topo: Topology, name: str) -> Client | None:
     return next((c for c in topo.clients if c.name == name), None)
+
+
+def _shrink_proxy(proxy: Pooler, b: Budget, alloc: float) -> str:
+    """An RDS Proxy is configured in AWS, not in the repository: say what to set."""
+    percent = max(1, math.floor(alloc * 100 / max(b.max_connections.value, 1)))
+    return (f"{proxy.name} (RDS Proxy): set MaxConnectionsPercent to {percent} in AWS "
+            f"(floor({_n(alloc)} connections x 100 / {_n(b.max_connections.value)} "
+            "max_connections)) and in the proxy's declaration")
 
 
 def _pooler_named(topo: Topology, name: str) -> Pooler | None:
@@ -555,6 +566,13 @@ def _setting_with(old: Setting | None, name: str, value: float | str, source: So
     return old.model_copy(update={"raw": raw, "value": value})
 
 
+def _bouncer_hazards(topo: Topology) -> list[SqlHazard]:
+    """Hazards that break behind PgBouncer (not the forms only RDS Proxy pins on)."""
+    from advisor.sql.hazards import PINNING_ONLY_KINDS
+
+    return [h for h in topo.sql_hazards if h.kind not in PINNING_ONLY_KINDS]
+
+
 def _pooler_client_side(topo: Topology, pooler: Pooler, notes: list[str]) -> list[Proposal]:
     from advisor.budget import client_contribution
     from advisor.pgbouncer import effective_setting
@@ -564,8 +582,8 @@ def _pooler_client_side(topo: Topology, pooler: Pooler, notes: list[str]) -> lis
     mode = effective_setting(pooler.settings, "pool_mode", pooler.version)
     if str(mode.value) == "session" and behind:
         ids = {c.id for c in behind}
-        hazards = [h for h in topo.sql_hazards if h.client_id in ids]
-        unmapped = [h for h in topo.sql_hazards if h.client_id is None]
+        hazards = [h for h in _bouncer_hazards(topo) if h.client_id in ids]
+        unmapped = [h for h in _bouncer_hazards(topo) if h.client_id is None]
         if hazards:
             listed = "; ".join(f"{h.kind} at {h.location.label()}" for h in hazards[:5])
             notes.append(

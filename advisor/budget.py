@@ -81,12 +81,14 @@ def client_contribution(client: Client) -> Contribution:
                         parts=parts, total=pods * per_pod, location=client.location)
 
 
-def pooler_contribution(pooler: Pooler) -> Contribution:
+def pooler_contribution(pooler: Pooler, topo: Topology | None = None) -> Contribution:
     """Server connections the pooler may open: PgBouncer's own arithmetic
     (advisor.pgbouncer.server_side_max), with the extra pods of a rolling update added
-    to its replicas."""
+    to its replicas; for an RDS Proxy, `proxy_contribution` (needs `topo`)."""
     from advisor.pgbouncer import server_side_max
 
+    if pooler.kind == "rds-proxy":
+        return proxy_contribution(pooler, topo or Topology())
     found = server_side_max(pooler, pooler.pairs or None)
     if pooler.surge is None or pooler.replicas.value <= 0:
         return found
@@ -97,10 +99,52 @@ def pooler_contribution(pooler: Pooler) -> Contribution:
         "total": (pooler.replicas.value + pooler.surge.value) * per_replica})
 
 
+def proxy_contribution(proxy: Pooler, topo: Topology) -> Contribution:
+    """Server connections an RDS Proxy may open on its target: its pool's maximum is
+    MaxConnectionsPercent of the target's max_connections parameter (AWS: "a
+    percentage of the max_connections setting for the RDS DB instance"; 75% of 1,000
+    is 750). AWS takes the parameter itself: superuser_reserved_connections are not
+    taken off first. AWS does not say how a fraction is rounded; it is rounded down.
+    The proxy opens no more server connections than its clients hold at once (a
+    multiplexed session borrows one per transaction, a pinned session keeps one), so
+    with every client known the contribution is min(clients, the pool maximum)."""
+    import math
+
+    server = topo.server(proxy.server_id) if proxy.server_id else None
+    if server is None or proxy.max_connections_percent is None:
+        return Contribution(who=proxy.name, kind="pooler", total=0, location=proxy.location,
+                            note="RDS Proxy target server unknown: not budgeted")
+    max_conn = max_connections_term(server)
+    percent = proxy.max_connections_percent
+    # max_connections' own source is in the budget's usable line, next to this one
+    cap = Term(label=f"RDS Proxy pool maximum = floor({max_conn.value:g} max_connections x "
+                     f"MaxConnectionsPercent {percent.value:g} / 100)",
+               value=math.floor(max_conn.value * percent.value / 100), source=percent.source)
+    clients = [client_contribution(c) for c in topo.clients
+               if c.target_kind == "pooler" and c.target_id == proxy.id]
+    unbounded = any(p.bound == "unbounded" for c in topo.clients
+                    if c.target_kind == "pooler" and c.target_id == proxy.id for p in c.pools)
+    if not clients or unbounded:
+        why = ("no client in the repository routes to it: other clients may fill it"
+               if not clients else "a client's pool is unbounded")
+        return Contribution(who=proxy.name, kind="pooler", factors=[cap], total=cap.value,
+                            location=proxy.location,
+                            note=f"the RDS Proxy pool maximum counted in full: {why}")
+    demand = sum(c.total for c in clients)
+    return Contribution(who=proxy.name, kind="pooler", op="min", factors=[cap], parts=clients,
+                        total=min(demand, cap.value), location=proxy.location,
+                        note="RDS Proxy: at most one server connection per client connection "
+                             "(pinned sessions keep theirs), capped by the pool maximum")
+
+
+def max_connections_term(server: Server) -> Term:
+    return setting_term(server, "max_connections") or Term(
+        label="max_connections", value=100, source=Source.default_of("PostgreSQL default"))
+
+
 def server_budget(server: Server, topo: Topology, memory: MemoryOptions | None = None) -> Budget:
     version = server.version.int_value
-    max_conn = setting_term(server, "max_connections") or Term(
-        label="max_connections", value=100, source=Source.default_of("PostgreSQL default"))
+    max_conn = max_connections_term(server)
     reserved: list[Term] = []
     su = setting_term(server, "superuser_reserved_connections")
     if su is not None:
@@ -119,7 +163,7 @@ def server_budget(server: Server, topo: Topology, memory: MemoryOptions | None =
             contributions.append(client_contribution(c))
     for p in topo.poolers:
         if p.server_id == server.id:
-            contributions.append(pooler_contribution(p))
+            contributions.append(pooler_contribution(p, topo))
     total = sum(c.total for c in contributions)
     # Read-only traffic to a set of standbys is spread over them by the Service (one
     # pick per connection); each instance has its own max_connections.

@@ -10,7 +10,15 @@ import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+)
 
 from advisor.fs import InputError
 
@@ -61,6 +69,34 @@ class ServerDecl(Strict):
         return None if v is None else parse_size(v)
 
 
+class ProxyDecl(Strict):
+    """A managed connection proxy in front of a declared server (AWS RDS Proxy).
+
+    Defaults are AWS's (ConnectionPoolConfiguration, RDS API reference):
+    MaxConnectionsPercent 100 for PostgreSQL, MaxIdleConnectionsPercent half of
+    MaxConnectionsPercent (50 when that is not given), 0 <= idle <= max."""
+
+    name: str
+    kind: Literal["rds-proxy"]
+    hosts: list[str] = Field(default_factory=list)
+    target: str  # the name of a declared server
+    max_connections_percent: int = Field(default=100, ge=1, le=100)
+    max_idle_connections_percent: int | None = Field(default=None, ge=0, le=100)
+    # key -> line in the configuration file, for Sources; filled by load_settings.
+    _lines: dict[str, int] = PrivateAttr(default_factory=dict)
+
+    @field_validator("max_idle_connections_percent")
+    @classmethod
+    def _idle_within_max(cls, v: int | None, info: ValidationInfo) -> int | None:
+        top = info.data.get("max_connections_percent")
+        if v is not None and top is not None and v > top:
+            raise ValueError(f"must be at most max_connections_percent ({top}), as AWS requires")
+        return v
+
+    def line_of(self, key: str) -> int | None:
+        return self._lines.get(key) or self._lines.get("")
+
+
 class WorkloadDecl(Strict):
     """An explicit per-workload declaration; overrides what was read from files."""
 
@@ -99,6 +135,7 @@ class Settings(Strict):
     headroom: int = 0  # connections kept free on every server unless it says otherwise
     count_surge: bool = Field(default=True, alias="count-surge")
     servers: list[ServerDecl] = Field(default_factory=list)
+    proxies: list[ProxyDecl] = Field(default_factory=list)
     workloads: list[WorkloadDecl] = Field(default_factory=list)
     charts: list[ChartDecl] = Field(default_factory=list)
     rules: dict[str, dict[str, Any]] = Field(default_factory=dict)
@@ -152,10 +189,37 @@ def load_settings(path: Path | None, shown: str | None = None) -> Settings:
         loc = tuple(str(p) for p in err["loc"])
         what = "unknown key" if err["type"] == "extra_forbidden" else err["msg"]
         line = _line_of_key(text, prefix + loc)
+        if len(loc) >= 2 and loc[0] == "proxies" and loc[1].isdigit():
+            # the Nth [[proxies]] block, not the first one naming the key
+            blocks = _array_table_lines(text, (*prefix, "proxies"))
+            if int(loc[1]) < len(blocks):
+                block = blocks[int(loc[1])]
+                line = block.get(loc[2] if len(loc) > 2 else "", block[""])
         dotted = ".".join(loc)
         raise InputError(shown, f"{what}: {dotted}", line) from None
     settings.origin = shown
+    for proxy, lines in zip(settings.proxies, _array_table_lines(text, (*prefix, "proxies")),
+                            strict=False):
+        proxy._lines = lines
     return settings
+
+
+def _array_table_lines(text: str, table: tuple[str, ...]) -> list[dict[str, int]]:
+    """For each `[[a.b]]` block of `table`: its keys' lines ("" is the header's line)."""
+    header = re.compile(r"^\s*\[\[\s*" + r"\s*\.\s*".join(
+        rf"[\"']?{re.escape(part)}[\"']?" for part in table) + r"\s*\]\]")
+    key = re.compile(r"^\s*[\"']?([A-Za-z0-9_-]+)[\"']?\s*=")
+    blocks: list[dict[str, int]] = []
+    current: dict[str, int] | None = None
+    for number, line in enumerate(text.splitlines(), start=1):
+        if header.match(line):
+            current = {"": number}
+            blocks.append(current)
+        elif line.lstrip().startswith("["):
+            current = None
+        elif current is not None and (m := key.match(line)):
+            current.setdefault(m.group(1), number)
+    return blocks
 
 
 def _line_from_message(message: str) -> int | None:

@@ -326,7 +326,9 @@ def _sql(found, root: Root, topo: Topology) -> None:
     candidates = [root.rel(p) for p in found.other_files if is_sql_candidate(root.rel(p))]
     if not candidates:
         return
-    hazards, problems = scan_sql_sources(root, candidates)
+    # RDS Proxy pins on more than PgBouncer breaks on: look for those forms too.
+    pinning = any(p.kind == "rds-proxy" for p in topo.poolers)
+    hazards, problems = scan_sql_sources(root, candidates, pinning=pinning)
     topo.sql_hazards += assign_clients(
         hazards, {c.id: c.source_dir for c in topo.clients if c.source_dir is not None})
     topo.problems += problems

@@ -99,11 +99,12 @@ def _pick_server(
 
 
 def _pick_pooler(topo: Topology, server: Server | None) -> Pooler | None:
+    bouncers = [p for p in topo.poolers if p.kind == "pgbouncer"]  # not RDS Proxy
     if server is not None:
-        mine = [p for p in topo.poolers if p.server_id == server.id]
+        mine = [p for p in bouncers if p.server_id == server.id]
         if len(mine) == 1:
             return mine[0]
-    return topo.poolers[0] if len(topo.poolers) == 1 else None
+    return bouncers[0] if len(bouncers) == 1 else None
 
 
 def _same(repo_value: object, live: str) -> bool:

@@ -212,12 +212,18 @@ class BouncerVersion(Frozen):
 
 
 class Pooler(BaseModel):
-    """A PgBouncer (or compatible) deployment: config plus how many copies run."""
+    """A PgBouncer (or compatible) deployment: config plus how many copies run; or a
+    declared AWS RDS Proxy (kind "rds-proxy": no ini, no pool modes; its server side
+    is a percentage of its target's max_connections, see advisor.budget)."""
 
     model_config = ConfigDict(extra="forbid")
 
     id: str
     name: str
+    kind: Literal["pgbouncer", "rds-proxy"] = "pgbouncer"
+    # RDS Proxy only: MaxConnectionsPercent / MaxIdleConnectionsPercent, with sources.
+    max_connections_percent: Term | None = None
+    max_idle_connections_percent: Term | None = None
     namespace: str | None = None
     replicas: Term
     surge: Term | None = None

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from advisor.config import ServerDecl, Settings, WorkloadDecl
+from advisor.config import ProxyDecl, ServerDecl, Settings, WorkloadDecl
 from advisor.fs import Root
 from advisor.model import (
     BouncerVersion,
@@ -79,6 +79,8 @@ def build_topology(inputs: Inputs) -> Topology:
                 topo.poolers.append(pooler)
     for decl in inputs.settings.servers:
         topo.servers.append(_declared_server(decl, inputs, topo))
+    for proxy in inputs.settings.proxies:
+        topo.poolers.append(_declared_proxy(proxy, inputs, topo))
     _standalone_confs(inputs, topo)
     _standalone_inis(inputs, topo)
 
@@ -330,6 +332,40 @@ def _declared_server(decl: ServerDecl, inputs: Inputs, topo: Topology) -> Server
         headroom=Term(label="declared headroom", value=decl.headroom, source=src)
         if decl.headroom is not None else None,
         location=Location(path=origin or "configuration"),
+        hosts=[h.lower() for h in decl.hosts])
+
+
+def _declared_proxy(decl: ProxyDecl, inputs: Inputs, topo: Topology) -> Pooler:
+    """An RDS Proxy: reached by its hosts, linked to the declared server it targets."""
+    origin = inputs.settings.origin
+
+    def src(key: str, default: str) -> Source:
+        if key not in decl.model_fields_set:
+            return Source.default_of(default, key=key)
+        return Source(path=origin, line=decl.line_of(key), key=f"proxies.{decl.name}.{key}")
+
+    percent = Term(label="MaxConnectionsPercent", value=decl.max_connections_percent,
+                   source=src("max_connections_percent",
+                              "AWS RDS Proxy default MaxConnectionsPercent 100 (PostgreSQL)"))
+    idle_value = decl.max_idle_connections_percent
+    idle = Term(label="MaxIdleConnectionsPercent",
+                value=idle_value if idle_value is not None else percent.value / 2,
+                source=src("max_idle_connections_percent",
+                           "AWS RDS Proxy default: half of MaxConnectionsPercent"))
+    target = next((s for s in topo.servers if decl.target in (s.name, s.id)), None)
+    if target is None:
+        topo.problems.append(problem(
+            origin or "configuration", decl.line_of("target"),
+            f"proxy {decl.name}: target {decl.target!r} is no declared server; declare it "
+            "under [[servers]] (name, hosts, max_connections) to budget the proxy"))
+    return Pooler(
+        id=f"declared-proxy/{decl.name}", name=decl.name, kind="rds-proxy",
+        replicas=Term(label="RDS Proxy", value=1,
+                      source=Source.default_of("one managed proxy (AWS scales it)")),
+        version=BouncerVersion(source=Source.default_of("not PgBouncer: AWS RDS Proxy")),
+        max_connections_percent=percent, max_idle_connections_percent=idle,
+        server_id=target.id if target is not None else None,
+        location=Location(path=origin or "configuration", line=decl.line_of("")),
         hosts=[h.lower() for h in decl.hosts])
 
 

@@ -87,7 +87,10 @@ def effective_mode(pooler: Pooler, dbname: str | None, user: str | None) -> Rout
 
 
 def candidate_modes(pooler: Pooler, dbname: str | None, user: str | None) -> list[RouteMode]:
-    """Every mode a route may get when its database or user is not known."""
+    """Every mode a route may get when its database or user is not known. None for an
+    RDS Proxy: it has no pool modes (PA411 checks its pinning list instead)."""
+    if pooler.kind != "pgbouncer":
+        return []
     dbs = [dbname] if dbname is not None else [d.name for d in pooler.databases] or [None]
     users = [user] if user is not None else [u.name for u in pooler.users] + [None]
     modes = (effective_mode(pooler, d, u) for d in dbs for u in users)

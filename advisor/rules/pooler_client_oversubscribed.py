@@ -50,6 +50,8 @@ def pooler_client_oversubscribed(topo: Topology, ctx: RuleContext) -> Iterator[F
     from advisor.pgbouncer import bouncer_default
 
     for pooler in topo.poolers:
+        if pooler.kind != "pgbouncer":
+            continue  # RDS Proxy has no max_client_conn
         clients = [c for c in topo.clients
                    if c.target_kind == "pooler" and c.target_id == pooler.id]
         if not clients:

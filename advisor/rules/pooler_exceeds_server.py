@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 
 from advisor.arith import contribution_expr, num, usable_expr
 from advisor.context import RuleContext
-from advisor.model import Finding, Fix, Severity, Topology
+from advisor.model import Budget, Finding, Fix, Severity, Topology
 from advisor.rules import rule
 from advisor.rules._common import related
 
@@ -61,7 +62,17 @@ def pooler_exceeds_server(topo: Topology, ctx: RuleContext) -> Iterator[Finding]
                 location=next((t.source.location() for t in terms if t.source.location()),
                               c.location),
                 related=related([*terms, budget.max_connections]),
-                fix=Fix(description=f"cap the pooler at {num(budget.usable)} server "
-                        "connections in total: max_db_connections per database entry, "
-                        "divided by the replicas"),
+                fix=Fix(description=_fix(topo, c.who, budget)),
                 subject=f"{budget.server_id}|{c.who}")
+
+
+def _fix(topo: Topology, who: str, budget: Budget) -> str:
+    pooler = next((p for p in topo.poolers if p.name == who), None)
+    if pooler is not None and pooler.kind == "rds-proxy":
+        percent = math.floor(budget.usable * 100 / max(budget.max_connections.value, 1))
+        return (f"set the RDS Proxy's MaxConnectionsPercent to at most {percent} "
+                f"(floor({num(budget.usable)} usable x 100 / {num(budget.max_connections.value)}"
+                " max_connections)): AWS takes the percentage of max_connections without "
+                "leaving the reserved slots out")
+    return (f"cap the pooler at {num(budget.usable)} server connections in total: "
+            "max_db_connections per database entry, divided by the replicas")

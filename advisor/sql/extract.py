@@ -100,7 +100,9 @@ def is_sql_candidate(path: str) -> bool:
     return classify(path) is not None
 
 
-def scan_sql_sources(root: Root, paths: list[str]) -> tuple[list[SqlHazard], list[ConfigProblem]]:
+def scan_sql_sources(
+    root: Root, paths: list[str], *, pinning: bool = False
+) -> tuple[list[SqlHazard], list[ConfigProblem]]:
     hazards: list[SqlHazard] = []
     problems: list[ConfigProblem] = []
     for name in paths:
@@ -119,17 +121,20 @@ def scan_sql_sources(root: Root, paths: list[str]) -> tuple[list[SqlHazard], lis
                 )
             )
             continue
-        found, trouble = scan_text(shown, text, kind)
+        found, trouble = scan_text(shown, text, kind, pinning=pinning)
         hazards.extend(found)
         problems.extend(trouble)
     return hazards, problems
 
 
-def scan_text(path: str, text: str, kind: str) -> tuple[list[SqlHazard], list[ConfigProblem]]:
-    """Hazards in one file's text (`kind` from `classify`), suppressions applied."""
+def scan_text(
+    path: str, text: str, kind: str, *, pinning: bool = False
+) -> tuple[list[SqlHazard], list[ConfigProblem]]:
+    """Hazards in one file's text (`kind` from `classify`), suppressions applied;
+    `pinning` adds RDS Proxy's pinning-only kinds (hazards.PINNING_ONLY_KINDS)."""
     problems: list[ConfigProblem] = []
     if kind == "sql":
-        found, problem = _sql_file_hazards(path, text)
+        found, problem = _sql_file_hazards(path, text, pinning)
         if problem:
             problems.append(problem)
     elif kind == "python":
@@ -145,13 +150,13 @@ def scan_text(path: str, text: str, kind: str) -> tuple[list[SqlHazard], list[Co
             )
             return [], problems
         literals = python_literals(tree)
-        found = _literals_hazards(path, literals, "python")
+        found = _literals_hazards(path, literals, "python", pinning)
         found += drivers.python_settings(path, tree, literals, text)
     elif kind == "ruby":
-        found = _literals_hazards(path, ruby_literals(text), "ruby")
+        found = _literals_hazards(path, ruby_literals(text), "ruby", pinning)
     elif kind in ("java", "kotlin", "go", "js"):
         literals = clike_literals(text, kind)
-        found = _literals_hazards(path, literals, kind)
+        found = _literals_hazards(path, literals, kind, pinning)
         found += drivers.literal_settings(path, literals, kind, text)
     else:
         found, problems = drivers.settings_file(path, text, kind)
@@ -159,8 +164,10 @@ def scan_text(path: str, text: str, kind: str) -> tuple[list[SqlHazard], list[Co
     return _apply_suppressions(found, text), problems
 
 
-def _sql_file_hazards(path: str, text: str) -> tuple[list[SqlHazard], ConfigProblem | None]:
-    scan = scan_sql_text(text, Location(path=path, line=1))
+def _sql_file_hazards(
+    path: str, text: str, pinning: bool = False
+) -> tuple[list[SqlHazard], ConfigProblem | None]:
+    scan = scan_sql_text(text, Location(path=path, line=1), pinning=pinning)
     if scan.problem is None:
         return scan.hazards, None
     normalized, lines, src = normalize_placeholders(text, sql_file=True)
@@ -168,32 +175,40 @@ def _sql_file_hazards(path: str, text: str) -> tuple[list[SqlHazard], ConfigProb
     def shown(a: int, b: int) -> str:
         return text[src[a] : src[b - 1] + 1] if b > a else ""
 
-    retry = scan_sql_text(normalized, Location(path=path, line=1), char_lines=lines, shown=shown)
+    retry = scan_sql_text(
+        normalized, Location(path=path, line=1), char_lines=lines, shown=shown, pinning=pinning
+    )
     if retry.problem is None:
         return retry.hazards, None
     return [], scan.problem
 
 
-def _literals_hazards(path: str, literals: list[Literal], origin: str) -> list[SqlHazard]:
+def _literals_hazards(
+    path: str, literals: list[Literal], origin: str, pinning: bool = False
+) -> list[SqlHazard]:
     found: list[SqlHazard] = []
     for lit in literals:
-        found.extend(literal_hazards(path, lit, origin))
+        found.extend(literal_hazards(path, lit, origin, pinning=pinning))
     return found
 
 
-def literal_hazards(path: str, lit: Literal, origin: str) -> list[SqlHazard]:
+def literal_hazards(
+    path: str, lit: Literal, origin: str, *, pinning: bool = False
+) -> list[SqlHazard]:
     """Hazards of one code string literal, or none when it is not SQL."""
     if not looks_like_statement(lit.text):
         return []
     where = Location(path=path, line=lit.line)
-    scan = scan_sql_text(lit.text, where, origin=origin, char_lines=lit.lines)
+    scan = scan_sql_text(lit.text, where, origin=origin, char_lines=lit.lines, pinning=pinning)
     if scan.problem is not None:
         text, lines, src = normalize_placeholders(lit.text, lit.lines, first_line=lit.line)
 
         def shown(a: int, b: int) -> str:  # the statement as written, placeholders kept
             return lit.text[src[a] : src[b - 1] + 1] if b > a else ""
 
-        scan = scan_sql_text(text, where, origin=origin, char_lines=lines, shown=shown)
+        scan = scan_sql_text(
+            text, where, origin=origin, char_lines=lines, shown=shown, pinning=pinning
+        )
     return [] if scan.problem is not None else scan.hazards
 
 

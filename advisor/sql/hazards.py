@@ -16,6 +16,19 @@ connection another client gets next:
 | load | LOAD |
 | transaction-block | BEGIN / START TRANSACTION (statement mode allows no transaction blocks) |
 
+With `pinning=True` (a repository with an AWS RDS Proxy) also the forms that are safe
+behind PgBouncer but are on RDS Proxy's PostgreSQL pinning list (PINNING_ONLY_KINDS):
+
+| kind | statements |
+|---|---|
+| scoped-set | SET LOCAL, SET TRANSACTION, set_config(n, v, true or not a constant) |
+| cursor | DECLARE without WITH HOLD |
+| temp-object | CREATE TEMP TABLE ... ON COMMIT DROP, CREATE TEMP SEQUENCE / VIEW |
+| discard | DISCARD ALL / PLANS / SEQUENCES / TEMP |
+| sequence-function | nextval, setval, currval, lastval |
+| xact-advisory-lock | pg_advisory_xact_lock and its _try/_shared variants |
+| long-statement | a statement longer than 16 KB (LONG_STATEMENT_BYTES) |
+
 Decisions:
 - SET LOCAL is never flagged. Inside a transaction it is the fix. Outside a
   transaction block PostgreSQL ignores it with `WARNING: SET LOCAL can only be used in
@@ -104,6 +117,20 @@ HAZARD_FIXES: dict[str, tuple[str, str]] = {
     ),
 }
 
+# Kinds only RDS Proxy cares about (it pins the session); PgBouncer copes with them.
+PINNING_ONLY_KINDS = frozenset(
+    {"scoped-set", "cursor", "temp-object", "discard", "sequence-function",
+     "xact-advisory-lock", "long-statement"}
+)  # fmt: skip
+# AWS: "Any statement with a text size greater than 16 KB causes the proxy to pin the
+# session". KB read as 1024 bytes; the text is measured in UTF-8 bytes.
+LONG_STATEMENT_BYTES = 16 * 1024
+SEQUENCE_FUNCTIONS = frozenset({"nextval", "setval", "currval", "lastval"})
+XACT_ADVISORY_FUNCTIONS = frozenset(
+    {"pg_advisory_xact_lock", "pg_try_advisory_xact_lock", "pg_advisory_xact_lock_shared",
+     "pg_try_advisory_xact_lock_shared"}
+)  # fmt: skip
+
 SESSION_ADVISORY_FUNCTIONS = frozenset(
     {
         "pg_advisory_lock",
@@ -121,6 +148,7 @@ SESSION_ADVISORY_FUNCTIONS = frozenset(
 _MAY_HAVE_HAZARD = re.compile(
     r"set|listen|declare|prepare|execute|deallocate|temp|load|begin|start|advisory"
 )
+_MAY_PIN = re.compile(r"discard|nextval|setval|currval|lastval")
 _FALSE_TEXT = frozenset({"f", "false", "off", "no", "n", "0"})
 _DETAIL_MAX = 120
 
@@ -137,9 +165,12 @@ def find_sql_hazards(
     *,
     origin: str = "sql",
     char_lines: Sequence[int] | None = None,
+    pinning: bool = False,
 ) -> list[SqlHazard]:
     """Hazards in `sql`; unparseable text gives none (see `scan_sql_text` for why)."""
-    return scan_sql_text(sql, location, origin=origin, char_lines=char_lines).hazards
+    return scan_sql_text(
+        sql, location, origin=origin, char_lines=char_lines, pinning=pinning
+    ).hazards
 
 
 def scan_sql_text(
@@ -149,19 +180,25 @@ def scan_sql_text(
     origin: str = "sql",
     char_lines: Sequence[int] | None = None,
     shown: Callable[[int, int], str] | None = None,
+    pinning: bool = False,
 ) -> SqlScan:
     """Hazards in `sql` plus the parse problem, if PostgreSQL's parser rejects it.
     `shown(start, end)` gives the statement text to report when `sql` is a rewritten
-    form of what the file says (placeholders replaced)."""
+    form of what the file says (placeholders replaced). `pinning` adds the kinds of
+    PINNING_ONLY_KINDS (RDS Proxy's pinning list)."""
     import json
 
     from pglast.parser import ParseError, parse_sql_json
 
     lowered = sql.lower()
-    if not _MAY_HAVE_HAZARD.search(lowered):
+    may_pin = pinning and (
+        _MAY_PIN.search(lowered) is not None or len(sql) > LONG_STATEMENT_BYTES // 4
+    )
+    if not _MAY_HAVE_HAZARD.search(lowered) and not may_pin:
         return SqlScan([])  # no word any hazard needs: nothing to parse for
     lines = _LineIndex(sql, location.line or 1, char_lines)
     calls = "advisory" in lowered or "set_config" in lowered
+    calls = calls or (pinning and _MAY_PIN.search(lowered) is not None)
     try:
         # The JSON form is about 5x faster than pglast's Python AST objects.
         tree = json.loads(parse_sql_json(sql))
@@ -187,8 +224,17 @@ def scan_sql_text(
             line=lines.line_at(start),
             end_line=lines.line_at(max(start, end - 1)),
         )
-        for kind, what in _statement_hazards(raw.get("stmt", {}), calls):
-            detail = _shorten(text) if not what else f"{what}(...) in: {_shorten(text)}"
+        found = list(_statement_hazards(raw.get("stmt", {}), calls))
+        if pinning:
+            found += _pinning_hazards(raw.get("stmt", {}), calls)
+            size = len(sql[begin:end].encode("utf-8"))
+            if size > LONG_STATEMENT_BYTES:
+                found.append(("long-statement", f"{size} bytes"))
+        for kind, what in found:
+            if kind == "long-statement":
+                detail = f"statement of {what}: {_shorten(text)}"
+            else:
+                detail = _shorten(text) if not what else f"{what}(...) in: {_shorten(text)}"
             hazards.append(SqlHazard(kind=kind, detail=detail, location=where, origin=origin))
     return SqlScan(hazards)
 
@@ -248,6 +294,60 @@ def _statement_hazards(node: dict, calls: bool = True) -> Iterator[tuple[str, st
         if kind and kind not in seen:
             seen.add(kind)
             yield kind, _func_name(call)
+
+
+def _pinning_hazards(node: dict, calls: bool) -> list[tuple[str, str]]:
+    """(kind, function name or "") for each PINNING_ONLY_KINDS form in one statement:
+    the ones `_statement_hazards` leaves out because PgBouncer copes with them."""
+    if not node:
+        return []
+    ((tag, body),) = node.items()
+    found: list[tuple[str, str]] = []
+    if tag == "VariableSetStmt":
+        if body.get("is_local") or (
+            body.get("kind") == "VAR_SET_MULTI" and body.get("name") == "TRANSACTION"
+        ):
+            found.append(("scoped-set", ""))
+        return found
+    if tag == "DeclareCursorStmt" and not int(body.get("options", 0)) & _HOLD:
+        found.append(("cursor", ""))
+    if tag == "DiscardStmt":
+        return [("discard", "")]
+    if tag in _SCOPED:
+        return found
+    if _creates_temp_object(tag, body) and not _creates_session_temp_table(tag, body):
+        found.append(("temp-object", ""))
+    if not calls:
+        return found
+    seen: set[str] = set()
+    for call in _walk_calls(body):
+        name = _func_name(call)
+        kind = None
+        if name in SEQUENCE_FUNCTIONS:
+            kind = "sequence-function"
+        elif name in XACT_ADVISORY_FUNCTIONS:
+            kind = "xact-advisory-lock"
+        elif name == "set_config" and _call_hazard(call) is None:
+            kind = "scoped-set"  # true, or not a constant: still a SET to RDS Proxy
+        if kind and kind not in seen:
+            seen.add(kind)
+            found.append((kind, name))
+    return found
+
+
+def _creates_temp_object(tag: str, body: dict) -> bool:
+    """CREATE TEMP TABLE / TABLE AS / SELECT INTO TEMP / SEQUENCE / VIEW, any ON COMMIT."""
+    if tag in ("CreateStmt", "CreateSeqStmt"):
+        rel = body.get("relation" if tag == "CreateStmt" else "sequence", {})
+    elif tag == "ViewStmt":
+        rel = body.get("view", {})
+    elif tag == "CreateTableAsStmt":
+        rel = body.get("into", {}).get("rel", {})
+    elif tag == "SelectStmt" and "intoClause" in body:
+        rel = body["intoClause"].get("rel", {})
+    else:
+        return False
+    return rel.get("relpersistence") == "t"
 
 
 def _creates_session_temp_table(tag: str, body: dict) -> bool:
