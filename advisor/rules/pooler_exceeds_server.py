@@ -22,6 +22,9 @@ def pooler_exceeds_server(topo: Topology, ctx: RuleContext) -> Iterator[Finding]
     `default_pool_size`, capped per database entry by `max_db_connections` and per user
     by `max_user_connections`. It reports a pooler whose own total exceeds the usable
     slots of the server it points at (PA101 reports the sum over every client).
+    A declared RDS Proxy may open min(its clients' connections, floor(max_connections
+    x MaxConnectionsPercent / 100)): AWS takes the percentage of max_connections
+    without leaving out the reserved slots.
 
     ## Why is this bad
     A pooler sized beyond the server moves the failure from the application to

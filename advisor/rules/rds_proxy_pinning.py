@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from advisor.arith import num
 from advisor.context import RuleContext
@@ -91,6 +91,8 @@ SCOPED = frozenset({"scoped-set"})
 
 
 class PinningOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
     include_scoped_set: bool = Field(
         default=True,
         description="report SET LOCAL, SET TRANSACTION and set_config(..., true): AWS's "
