@@ -108,8 +108,6 @@ def proxy_contribution(proxy: Pooler, topo: Topology) -> Contribution:
     The proxy opens no more server connections than its clients hold at once (a
     multiplexed session borrows one per transaction, a pinned session keeps one), so
     with every client known the contribution is min(clients, the pool maximum)."""
-    import math
-
     server = topo.server(proxy.server_id) if proxy.server_id else None
     if server is None or proxy.max_connections_percent is None:
         return Contribution(who=proxy.name, kind="pooler", total=0, location=proxy.location,

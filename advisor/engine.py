@@ -100,16 +100,31 @@ def evaluate(topo: Topology, settings: Settings, options: CheckOptions, registry
 def project_settings(paths: list[str], options: CheckOptions) -> Settings:
     """The configuration that applies: --config, else the nearest file above the paths."""
     config = options.config
+    shown = str(config) if config else None
     if config is None:
         first = next((Path(p) for p in paths if p != "-"), Path.cwd())
         config = find_config(first.resolve())
+        shown = _shown_config(config, first) if config else None
     try:
-        settings = load_settings(config, str(config) if config else None)
+        settings = load_settings(config, shown)
     except InputError as exc:
         raise UsageError(f"{exc.label()}: {exc.message}") from None
     if options.pg_version is not None:
         settings.pg_version = options.pg_version
     return settings
+
+
+def _shown_config(config: Path, first: Path) -> str:
+    """A found configuration file as findings show it: relative to the scanned folder
+    like every other path (SARIF and GitLab reports need relative paths), else to the
+    working directory, else as it is."""
+    base = first if first.is_dir() else first.parent
+    for folder in (base, Path.cwd()):
+        try:
+            return config.resolve().relative_to(folder.resolve()).as_posix()
+        except ValueError:
+            continue
+    return str(config)
 
 
 def _rule_options(settings: Settings, registry: Registry) -> dict:
