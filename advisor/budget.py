@@ -13,6 +13,7 @@ import math
 
 from pydantic import BaseModel, Field
 
+from advisor.arith import num
 from advisor.model import (
     Budget,
     Client,
@@ -64,6 +65,13 @@ def client_contribution(client: Client) -> Contribution:
     sum of the per-pod pools (each pool a part)."""
     pods = peak_pods(client.replicas, client.surge)
     pod_factors = [client.replicas] + ([client.surge] if client.surge else [])
+    if any(p.bound == "unbounded" for p in client.pools):
+        # Say it where the number is printed: the sum below is a floor, not the peak.
+        client = client.model_copy(update={"pools": [
+            p if p.bound != "unbounded" else p.model_copy(update={
+                "note": f"{p.label} has no upper limit (PA102): counted as "
+                        f"{num(p.size.value)} here, the real peak is higher"})
+            for p in client.pools]})
     if len(client.pools) == 1:
         pool = client.pools[0]
         factors = [*pod_factors, *([pool.processes] if pool.processes else []), pool.size]

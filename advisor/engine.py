@@ -245,13 +245,15 @@ def scan_path(path: Path, settings: Settings, options: CheckOptions) -> Topology
         problems += probs
         suppressions[shown] = scan_suppressions(text)
     environments = _render(found, root, settings, options, objects, problems, notices)
+    hints = build_contexts(found, root)
     topo = Topology()
     for label, env_objects in environments or [("", [])]:
         inputs = Inputs(root=root, objects=objects + env_objects, pg_conf_files=found.pg_confs,
                         bouncer_ini_files=found.bouncer_inis, settings=settings,
                         pg_version_override=options.pg_version,
                         app_dirs=_app_dirs(settings, found.root),
-                        app_candidates=app_source_dirs(found))
+                        app_candidates=app_source_dirs(found),
+                        build_hints=hints)
         built = build_topology(inputs)
         if label:
             _label_environment(built, label)
@@ -358,6 +360,21 @@ APP_MARKERS = frozenset({
 
 def _app_dirs(settings: Settings, root: Path) -> dict[str, str]:
     return {w.name: w.source for w in settings.workloads if w.source}
+
+
+def build_contexts(found, root: Root):
+    """Image -> build folder from skaffold.yaml and compose files in the repository."""
+    files = [p for p in found.manifests if p.name in (
+        "skaffold.yaml", "docker-compose.yml", "docker-compose.yaml", "compose.yaml",
+        "compose.yml")]
+    if not files:
+        return None
+    from advisor.apps.locate import BuildHints, _contexts
+
+    contexts = []
+    for p in files:
+        contexts.extend(_contexts(root, str(p), found.rel(p.parent).strip(".")))
+    return BuildHints(contexts=tuple(contexts))
 
 
 def app_source_dirs(found) -> list[str]:

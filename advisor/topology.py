@@ -52,6 +52,8 @@ class Inputs:
     bouncer_ini_files: list[Path] = field(default_factory=list)
     app_dirs: dict[str, str] = field(default_factory=dict)  # workload name -> source dir
     app_candidates: list[str] = field(default_factory=list)  # folders holding an app
+    build_hints: object | None = None  # advisor.apps.locate.BuildHints: image -> context
+    app_cache: dict = field(default_factory=dict)  # folder -> AppSource, read once
     settings: Settings = field(default_factory=Settings)
     pg_version_override: int | None = None
 
@@ -527,11 +529,13 @@ def _client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
     if directory is not None:
         from advisor.apps import scan_app_dir
 
-        app = scan_app_dir(inputs.root, directory)
+        if directory not in inputs.app_cache:  # web and worker often share one codebase
+            inputs.app_cache[directory] = scan_app_dir(inputs.root, directory)
+        app = inputs.app_cache[directory]
     for c in w.containers:
         if is_pgbouncer_container(c):
             continue
-        found = pools_for_container(c, app)
+        found = pools_for_container(c, app, node_cpus=inputs.settings.node_cpus)
         topo.notices.extend(found.notices)
         topo.problems.extend(found.problems)
         c_route = route_from_env(c.env)
@@ -604,6 +608,15 @@ def _app_directory(inputs: Inputs, w: Workload, topo: Topology) -> str | None:
 def _inferred_app_dir(inputs: Inputs, w: Workload, topo: Topology) -> str | None:
     """The source folder named like the workload or its image (services/checkout for
     Deployment checkout or image acme/checkout:1.2); only when exactly one matches."""
+    if inputs.build_hints is not None and inputs.build_hints.contexts:
+        from advisor.apps.locate import match_app_dir
+
+        guess = match_app_dir(inputs.build_hints, w.name, [c.image for c in w.containers])
+        if guess is not None:
+            topo.notices.append(f"{_workload_id(w)}: application source inferred as "
+                                f"{guess.directory or '.'}/ ({guess.reason}); declare "
+                                "[[workloads]] source = ... to choose another")
+            return guess.directory
     names = {w.name.lower()}
     for c in w.containers:
         repo = c.image.rsplit("/", 1)[-1].split(":", 1)[0].split("@", 1)[0].lower()

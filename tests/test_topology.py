@@ -349,3 +349,36 @@ def test_secret_values_are_never_printed(tmp_path):
     for text in (render_text(result, registry), render_json(result, registry),
                  repr(result)):
         assert "hunter2" not in text
+
+
+def test_app_source_from_compose_build_context(tmp_path):
+    write(tmp_path, {
+        "k8s/db.yaml": DB,
+        "k8s/app.yaml": """
+            apiVersion: apps/v1
+            kind: Deployment
+            metadata: {name: orders}
+            spec:
+              replicas: 2
+              strategy: {type: Recreate}
+              template:
+                spec:
+                  containers:
+                    - name: app
+                      image: ghcr.io/acme/orders-api:3.1
+                      env:
+                        - {name: SPRING_DATASOURCE_URL, value: "jdbc:postgresql://db/o"}
+            """,
+        "docker-compose.yml": """
+            services:
+              api:
+                image: ghcr.io/acme/orders-api
+                build: ./code/backend
+            """,
+        "code/backend/src/main/resources/application.properties":
+            "spring.datasource.hikari.maximum-pool-size=7\n",
+    })
+    result = run_check([str(tmp_path)], CheckOptions())
+    (budget,) = result.budgets
+    assert budget.peak == 2 * 7
+    assert any("code/backend/ (build context of" in n for n in result.notices), result.notices
