@@ -18,7 +18,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
-from urllib.parse import quote, urlsplit
+from urllib.parse import quote, urljoin, urlsplit
 
 from advisor import __version__
 from advisor.model import Severity
@@ -235,15 +235,29 @@ class GitHub:
         self._token = token
         self._timeout = timeout
         self._origin = _origin(self.api_url)
+        self._opener = urllib.request.build_opener(_SameOriginRedirects(self._origin))
 
     def __repr__(self) -> str:  # never show the token, even in a traceback's locals
         return f"GitHub({self.api_url!r})"
 
     def request(self, method: str, url: str, body: dict[str, Any] | None = None):
         """(parsed JSON, response headers). Only ever sends the token to the API origin."""
-        if _origin(url) != self._origin:
-            raise CommentError(f"refusing to send the token to {_origin(url)}, "
-                               f"which is not the API host {self._origin}")
+        for _hop in range(3):
+            if _origin(url) != self._origin:
+                raise CommentError(f"refusing to send the token to {_origin(url)}, "
+                                   f"which is not the API host {self._origin}")
+            try:
+                return self._send(method, url, body)
+            except urllib.error.HTTPError as exc:
+                location = exc.headers.get("Location") if exc.headers else None
+                if exc.code in (307, 308) and location:
+                    # A renamed repository answers writes with 307: same method, same body.
+                    url = urljoin(url, location)
+                    continue
+                raise CommentError(self._redact(_http_problem(method, url, exc))) from None
+        raise CommentError(f"{method} {urlsplit(url).path}: too many redirects")
+
+    def _send(self, method: str, url: str, body: dict[str, Any] | None):
         data = None if body is None else json.dumps(body).encode()
         req = urllib.request.Request(url, data=data, method=method, headers={
             "Accept": "application/vnd.github+json",
@@ -253,11 +267,11 @@ class GitHub:
             **({"Content-Type": "application/json"} if data is not None else {}),
         })
         try:
-            with urllib.request.urlopen(req, timeout=self._timeout) as resp:
+            with self._opener.open(req, timeout=self._timeout) as resp:
                 payload = resp.read()
                 headers = resp.headers
-        except urllib.error.HTTPError as exc:
-            raise CommentError(self._redact(_http_problem(method, url, exc))) from None
+        except urllib.error.HTTPError:
+            raise
         except (urllib.error.URLError, OSError) as exc:
             reason = getattr(exc, "reason", exc)
             raise CommentError(self._redact(f"cannot reach {self.api_url}: {reason}")) from None
@@ -308,6 +322,22 @@ def upsert(client: GitHub, target: Target, body: str) -> Outcome:
     if ours.body.strip() == body.strip():
         return Outcome("unchanged", ours)
     return Outcome("updated", client.update(target, ours.id, body))
+
+
+class _SameOriginRedirects(urllib.request.HTTPRedirectHandler):
+    """urllib copies every header, Authorization included, onto a redirect, whatever
+    its host: follow a redirect only within the API's origin (GitHub answers a renamed
+    repository with a 301 to another path on the same host)."""
+
+    def __init__(self, origin: str) -> None:
+        self.origin = origin
+
+    def redirect_request(self, req, fp, code, msg, headers, newurl):
+        if _origin(newurl) != self.origin:
+            raise CommentError(f"{req.get_method()} {urlsplit(req.full_url).path}: HTTP {code} "
+                               f"redirect to {_origin(newurl)}, not the API host {self.origin}; "
+                               "refusing to send the token there")
+        return super().redirect_request(req, fp, code, msg, headers, newurl)
 
 
 _LINK = re.compile(r'<([^>]+)>\s*;\s*rel="?([^";]+)"?')

@@ -41,6 +41,7 @@ class FakeGitHub:
     repos: dict[tuple[str, str], int] = field(default_factory=dict)  # (owner, repo) -> id
     issues: dict[tuple[int, int], list[dict]] = field(default_factory=dict)
     requests: list[Recorded] = field(default_factory=list)
+    redirects: dict[str, str] = field(default_factory=dict)  # path -> Location
     next_id: int = 1000
     port: int = 0
 
@@ -101,6 +102,13 @@ def _handler(gh: FakeGitHub):
             gh.requests.append(Recorded(method, url.path, parse_qs(url.query),
                                         {k.lower(): v for k, v in self.headers.items()}, body))
 
+            if url.path in gh.redirects:
+                # As GitHub does for a renamed repository: 301 for GET, 307 otherwise.
+                self.send_response(301 if method == "GET" else 307)
+                self.send_header("Location", gh.redirects[url.path])
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+                return None
             auth = self.headers.get("Authorization", "")
             tokens = [t for t in (gh.token, gh.read_only_token) if t]
             if auth not in [f"{kind} {t}" for t in tokens for kind in ("Bearer", "token")]:

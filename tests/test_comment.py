@@ -292,6 +292,29 @@ def test_dry_run_prints_the_body_without_a_token(tmp_path):
     assert proc.stdout.startswith(MARKER) and "**fits**" in proc.stdout
 
 
+def test_redirects_are_followed_only_on_the_api_host(tmp_path):
+    other = FakeGitHub(token=TOKEN)
+    other.add_pr("octo", "shop", 7)
+    fake = FakeGitHub(token=TOKEN)
+    fake.add_pr("octo", "renamed", 7)
+    with serve(other), serve(fake):
+        # A renamed repository: GitHub answers 301 to the new name on the same host.
+        fake.redirects["/repos/octo/shop/issues/7/comments"] = \
+            f"{fake.api_url}/repos/octo/renamed/issues/7/comments?per_page=100"
+        proc = _post(fake, tmp_path)
+        assert proc.returncode == 0, proc.stderr
+        # The POST got a 307 and was re-sent, body and all, to the new name.
+        assert len(fake.comments("octo", "renamed", 7)) == 1
+        assert [r.method for r in fake.requests].count("POST") == 2
+        # A redirect to another host would carry the Authorization header with it.
+        fake.redirects["/repos/octo/shop/issues/7/comments"] = \
+            f"{other.api_url}/repos/octo/shop/issues/7/comments"
+        proc = _post(fake, tmp_path)
+    assert proc.returncode == 2 and "refusing to send the token" in proc.stderr
+    assert other.requests == []
+    _assert_clean(proc)
+
+
 def test_token_only_goes_to_the_api_origin():
     client = GitHub("https://api.github.com", TOKEN)
     with pytest.raises(CommentError, match="refusing to send the token") as exc:
