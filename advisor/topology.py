@@ -87,8 +87,9 @@ def build_topology(inputs: Inputs) -> Topology:
     _standalone_inis(inputs, topo)
 
     # hostnames: Services that select a server/pooler workload, declared hosts
+    targets = _service_targets(loads, topo)
     for svc in services:
-        target = _selected(svc, loads, topo)
+        target = _selected(svc, targets)
         if target is not None:
             for host in _host_forms(svc["name"], svc["namespace"]):
                 host_map.setdefault(host, target)
@@ -210,20 +211,33 @@ def _host_forms(name: str, namespace: str | None) -> list[str]:
     return [f.lower() for f in forms]
 
 
-def _selected(svc: dict, loads: list[Workload], topo: Topology) -> tuple[str, str] | None:
+def _service_targets(loads: list[Workload], topo: Topology
+                     ) -> list[tuple[Workload, tuple[str, str]]]:
+    """The workloads a Service can lead to (servers and poolers), in workload order, each
+    with its target. Computed once: scanning every workload per Service is quadratic."""
+    server_ids = {s.id for s in topo.servers}
+    out = []
+    for w in loads:
+        wid = _workload_id(w)
+        if wid in server_ids:
+            out.append((w, ("server", wid)))
+            continue
+        pooler = next((p for p in topo.poolers if p.id.startswith(wid)), None)
+        if pooler is not None:
+            out.append((w, ("pooler", pooler.id)))
+    return out
+
+
+def _selected(svc: dict, targets: list[tuple[Workload, tuple[str, str]]]
+              ) -> tuple[str, str] | None:
     selector = svc["selector"]
     if not selector:
         return None
-    for w in loads:
+    for w, target in targets:
         if svc["namespace"] and w.namespace and svc["namespace"] != w.namespace:
             continue
         if all(w.pod_labels.get(k) == v for k, v in selector.items()):
-            wid = _workload_id(w)
-            if any(s.id == wid for s in topo.servers):
-                return ("server", wid)
-            pooler = next((p for p in topo.poolers if p.id.startswith(wid)), None)
-            if pooler is not None:
-                return ("pooler", pooler.id)
+            return target
     return None
 
 
