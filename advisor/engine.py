@@ -340,7 +340,7 @@ def _sql(found, root: Root, topo: Topology) -> None:
         return  # hazards only matter behind a pooler; skip the SQL scanner otherwise
     from advisor.sql.extract import assign_clients, is_sql_candidate, scan_sql_sources
 
-    candidates = [root.rel(p) for p in found.other_files if is_sql_candidate(root.rel(p))]
+    candidates = [rel for rel in map(root.rel, found.other_files) if is_sql_candidate(rel)]
     if not candidates:
         return
     # RDS Proxy pins on more than PgBouncer breaks on: look for those forms too.
