@@ -347,7 +347,7 @@ def _fit_slots(
         else:
             pooler = _pooler_named(topo, s.who)
             if pooler is not None and pooler.kind == "rds-proxy":
-                notes.append(_shrink_proxy(pooler, b, s.alloc))
+                proposals += _shrink_proxy(pooler, b, s.alloc, assumption)
             elif pooler is not None:
                 proposals += _shrink_pooler(pooler, c, s.alloc, assumption, target_active)
     return proposals
@@ -386,12 +386,27 @@ def _client_named(topo: Topology, name: str) -> Client | None:
     return next((c for c in topo.clients if c.name == name), None)
 
 
-def _shrink_proxy(proxy: Pooler, b: Budget, alloc: float) -> str:
-    """An RDS Proxy is configured in AWS, not in the repository: say what to set."""
-    percent = max(1, math.floor(alloc * 100 / max(b.max_connections.value, 1)))
-    return (f"{proxy.name} (RDS Proxy): set MaxConnectionsPercent to {percent} in AWS "
-            f"(floor({_n(alloc)} connections x 100 / {_n(b.max_connections.value)} "
-            "max_connections)) and in the proxy's declaration")
+def _shrink_proxy(proxy: Pooler, b: Budget, alloc: float, assumption: str) -> list[Proposal]:
+    """RDS Proxy's pool maximum is MaxConnectionsPercent of max_connections (floored):
+    the largest percentage within `alloc`. Set in AWS; the declaration describes it."""
+    old = proxy.max_connections_percent
+    max_conn = max(b.max_connections.value, 1)
+    percent = max(1, math.floor(alloc * 100 / max_conn))
+    if old is None or percent >= old.value:
+        return []
+    proxy.max_connections_percent = old.model_copy(update={"value": float(percent)})
+    source = old.source.model_copy(update={"key": "max_connections_percent"})
+    return [Proposal(
+        kind="pooler", subject=f"{proxy.name} (RDS Proxy)", key="max_connections_percent",
+        old=old.show(), new=str(percent),
+        reason=(f"pool maximum floor({_n(max_conn)} max_connections x {percent} / 100) = "
+                f"{math.floor(max_conn * percent / 100)} server connections, within its "
+                f"share of {_n(math.floor(alloc))}; set the same on the proxy in AWS "
+                "(modify-db-proxy-target-group): the declaration only describes it"),
+        assumption=assumption, edit=_edit(source, _n(old.value), str(percent)),
+        manual=(f"set MaxConnectionsPercent to {percent} on the proxy's target group in AWS "
+                "(aws rds modify-db-proxy-target-group --connection-pool-config "
+                f"MaxConnectionsPercent={percent}); the declaration only describes it"))]
 
 
 def _pooler_named(topo: Topology, name: str) -> Pooler | None:

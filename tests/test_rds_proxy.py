@@ -303,3 +303,32 @@ def test_statements_over_16_kb() -> None:
     assert [(h.kind, h.detail.split(":")[0]) for h in over] == [
         ("long-statement", f"statement of {LONG_STATEMENT_BYTES + 1} bytes")]
     assert find_sql_hazards(statement(LONG_STATEMENT_BYTES + 1), loc) == []
+
+
+def test_advise_lowers_max_connections_percent_and_write_makes_it_fit(tmp_path: Path) -> None:
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from tests.deploy_helpers import REPO
+
+    repo = tmp_path / "repo"
+    shutil.copytree(FIXTURE, repo)
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+
+    def cli(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "advisor", *args], env=env,
+                              capture_output=True, text=True, cwd=tmp_path)
+
+    out = cli("advise", str(repo), "--format", "json")
+    (server,) = json.loads(out.stdout)["servers"]
+    (proxy,) = [p for p in server["proposals"] if p["key"] == "max_connections_percent"]
+    # 197 usable split by current demand: billing 197 x 20/200 = 19.7 -> 9 per pod x 2
+    # = 18; the proxy 197 x 180/200 = 177.3 -> floor(177.3 x 100 / 200) = 88% ->
+    # floor(200 x 88 / 100) = 176 server connections
+    assert proxy["new"] == "88" and proxy["edit"]["path"] == ".pool-advisor.toml"
+    assert server["fits_after"] and server["peak_after"] == 18 + 176
+    assert cli("advise", str(repo), "--write", "--yes").returncode == 0
+    assert "max_connections_percent = 88" in (repo / ".pool-advisor.toml").read_text()
+    assert "PA101" not in cli("check", str(repo)).stdout
