@@ -104,5 +104,6 @@ def _advice(budget) -> str:
         return (f"route {biggest.who} through a transaction-mode PgBouncer, or lower its "
                 f"pool size so the sum fits in {num(budget.usable)}, or raise "
                 "max_connections (check memory: PA301); `pool-advisor advise` computes sizes")
-    return (f"lower the poolers' default_pool_size/reserve_pool_size or max_db_connections "
-            f"so their total fits in {num(budget.usable)}")
+    return (f"lower the poolers' share so their total fits in {num(budget.usable)}: "
+            "default_pool_size/reserve_pool_size or max_db_connections for PgBouncer, "
+            "MaxConnectionsPercent for an RDS Proxy; `pool-advisor advise` computes them")
