@@ -59,7 +59,6 @@ def discover(root: Path, *, excludes: list[str] | None = None) -> Discovered:
         return found
     ignores = Ignores(_excludes_spec(excludes or []))
 
-    chart_dirs: list[Path] = []
     kustomize_dirs: list[Path] = []
     for folder, dirs, files in os.walk(base, followlinks=False):
         here = Path(folder)
@@ -71,12 +70,10 @@ def discover(root: Path, *, excludes: list[str] | None = None) -> Discovered:
             if d not in SKIP_DIRS and not ignores.match(_dir_rel(rel_here, d))
             and not _escapes(base, here / d)
         )
-        # Subcharts in charts/ belong to their parent chart: the renderer handles them.
-        if any(here.is_relative_to(c) and here != c for c in chart_dirs):
-            dirs[:] = []
-            continue
         if "Chart.yaml" in files:
-            chart_dirs.append(here)
+            # Nothing below a chart is walked: its templates and subcharts (charts/) are
+            # the renderer's (and a per-folder check against every chart was quadratic).
+            dirs[:] = []
             found.helm_charts.append(here)
             continue
         if any(k in files for k in KUSTOMIZATION_NAMES):
