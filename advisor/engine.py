@@ -89,7 +89,7 @@ def evaluate(topo: Topology, settings: Settings, options: CheckOptions, registry
     selected = _selected_rules(registry, settings, options)
     raw = [(r, f) for r in selected for f in r.func(topo, ctx)]
     _scan_finding_files(topo, [f for _, f in raw], roots)
-    findings = [f for r, f in raw if not _suppressed(f, r, topo)]
+    findings = _kept(raw, topo)
     findings.sort(key=lambda f: (-f.severity.rank, f.location.path, f.location.line or 0,
                                  f.code))
     return CheckResult(tool_version=__version__, roots=roots, budgets=ctx.budgets,
@@ -179,16 +179,25 @@ def _scan_finding_files(topo: Topology, findings: list[Finding], roots: list[str
             break
 
 
-def _suppressed(f: Finding, r: Rule, topo: Topology) -> bool:
+def _kept(raw: list[tuple[Rule, Finding]], topo: Topology) -> list[Finding]:
+    """Findings not suppressed by a comment or by an annotation on their subject."""
+    # Entity id -> its suppressed codes, built once: a scan of every entity per finding
+    # is findings x entities.
+    annotated: dict[str, list[list[str]]] = {}
+    for entity in (*topo.clients, *topo.servers, *topo.poolers):
+        if entity.suppressed:
+            annotated.setdefault(entity.id, []).append(entity.suppressed)
+    return [f for r, f in raw if not _suppressed(f, r, topo, annotated)]
+
+
+def _suppressed(f: Finding, r: Rule, topo: Topology,
+                annotated: dict[str, list[list[str]]]) -> bool:
     lines = topo.line_suppressions.get(f.location.path, {})
     if is_suppressed(lines, f.location.line, r.code, r.name):
         return True
     subject = f.subject.split("|", 1)[0]
-    for entity in (*topo.clients, *topo.servers, *topo.poolers):
-        if entity.id == subject and any(c.upper() == r.code or c.lower() == r.name
-                                        for c in entity.suppressed):
-            return True
-    return False
+    return any(c.upper() == r.code or c.lower() == r.name
+               for codes in annotated.get(subject, ()) for c in codes)
 
 
 def _merge(into: Topology, other: Topology) -> None:
