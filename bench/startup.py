@@ -24,6 +24,13 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 
 
+# The least any typer CLI with pydantic models can cost: the first model class makes
+# pydantic load its schema machinery (about as much again as `import pydantic`).
+FLOOR_NAME = "floor: + import typer + one pydantic model class"
+FLOOR_CODE = ("import pydantic, ruamel.yaml, typer\nfrom pydantic import BaseModel\n"
+              "class M(BaseModel):\n    a: int = 0\n")
+
+
 def interleaved(cmds: dict[str, list[str]], runs: int) -> dict[str, dict[str, float]]:
     """Median wall and CPU seconds of each command over `runs` interleaved rounds."""
     env = {**os.environ, "PYTHONPATH": str(REPO), "NO_COLOR": "1"}
@@ -79,6 +86,7 @@ def main() -> None:
     measured = interleaved({
         baseline_name: [py, "-c", "import pydantic, ruamel.yaml"],
         "pool-advisor --version": [py, "-m", "advisor", "--version"],
+        FLOOR_NAME: [py, "-c", FLOOR_CODE],
         check_name: [py, "-m", "advisor", "check", "fixtures/acme-shop"],
     }, args.runs)
     load_after = os.getloadavg()[0]
@@ -89,6 +97,7 @@ def main() -> None:
     heavy = heavy_modules_on_check_path()
     report = {"runs": args.runs, "seconds": figures, "cpu_seconds": cpu,
               "check_vs_import_ratio": ratio, "check_vs_import_cpu_ratio": cpu_ratio,
+              "floor_vs_import_ratio": figures[FLOOR_NAME] / figures[baseline_name],
               "load_average": [load_before, load_after],
               "heavy_modules_imported_by_check": heavy}
     if args.json:
@@ -99,6 +108,8 @@ def main() -> None:
     for name in figures:
         print(f"{figures[name] * 1000:8.1f} ms wall {cpu[name] * 1000:8.1f} ms cpu  {name}")
     print(f"check / import ratio: {ratio:.2f} wall, {cpu_ratio:.2f} cpu (target <= 1.5)")
+    print(f"floor / import ratio: {figures[FLOOR_NAME] / figures[baseline_name]:.2f} wall "
+          "(typer and one pydantic model, before any pool-advisor code)")
     print(f"heavy modules on the check path: {', '.join(heavy) or 'none'}")
 
 if __name__ == "__main__":
