@@ -166,16 +166,20 @@ def _selected_rules(registry: Registry, settings: Settings, options: CheckOption
 
 
 def _scan_finding_files(topo: Topology, findings: list[Finding], roots: list[str]) -> None:
-    """Suppression comments in files that no source reader scanned (a Helm values file,
-    an overlay patch): read them now, only where a finding points."""
-    for path in {f.location.path for f in findings} - set(topo.line_suppressions):
+    """Suppression comments are read here, once per file a finding points at (a manifest,
+    a Helm values file, an overlay patch), and merged with what the readers found (text
+    that is not on disk as such: stdin)."""
+    for path in {f.location.path for f in findings}:
         for r in roots:
             base = Path(r) if Path(r).is_dir() else Path(r).parent
             try:
                 text = Root.of(base).read_text(path)
             except InputError:
                 continue
-            topo.line_suppressions[path] = scan_suppressions(text)
+            known = topo.line_suppressions.setdefault(path, {})
+            for line, codes in scan_suppressions(text).items():
+                known.setdefault(line, []).extend(c for c in codes
+                                                  if c not in known.get(line, []))
             break
 
 
@@ -234,7 +238,6 @@ def scan_path(path: Path, settings: Settings, options: CheckOptions) -> Topology
     found = discover(path, excludes=[*settings.exclude, *options.excludes])
     root = Root(found.root)
     problems: list[ConfigProblem] = list(found.problems)
-    suppressions: dict[str, dict[int, list[str]]] = {}
     objects: list[K8sObject] = []
     notices: list[str] = []
     owned = manifests_owned_by_kustomize(found) if found.kustomize_dirs else set()
@@ -252,7 +255,6 @@ def scan_path(path: Path, settings: Settings, options: CheckOptions) -> Topology
         objs, probs = k8s_objects(text, shown)
         objects += objs
         problems += probs
-        suppressions[shown] = scan_suppressions(text)
     environments = _render(found, root, settings, options, objects, problems, notices)
     hints = build_contexts(found, root)
     topo = Topology()
@@ -260,7 +262,7 @@ def scan_path(path: Path, settings: Settings, options: CheckOptions) -> Topology
         inputs = Inputs(root=root, objects=objects + env_objects, pg_conf_files=found.pg_confs,
                         bouncer_ini_files=found.bouncer_inis, settings=settings,
                         pg_version_override=options.pg_version,
-                        app_dirs=_app_dirs(settings, found.root),
+                        app_dirs=_app_dirs(settings),
                         app_candidates=app_source_dirs(found),
                         build_hints=hints)
         built = build_topology(inputs)
@@ -269,8 +271,6 @@ def scan_path(path: Path, settings: Settings, options: CheckOptions) -> Topology
         _merge(topo, built)
     topo.problems[:0] = problems
     topo.notices[:0] = notices
-    for shown, lines in suppressions.items():
-        topo.line_suppressions.setdefault(shown, {}).update(lines)
     _sql(found, root, topo)
     return topo
 
@@ -367,7 +367,7 @@ APP_MARKERS = frozenset({
     "composer.json", "Cargo.toml", "manage.py", "Procfile"})
 
 
-def _app_dirs(settings: Settings, root: Path) -> dict[str, str]:
+def _app_dirs(settings: Settings) -> dict[str, str]:
     return {w.name: w.source for w in settings.workloads if w.source}
 
 
