@@ -22,7 +22,9 @@ rests on):
 
 from __future__ import annotations
 
+import copy
 import math
+from dataclasses import replace
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -185,7 +187,7 @@ def _advise_server(
     from advisor.arith import contribution_lines, peak_expr, usable_expr
     from advisor.budget import server_budget
 
-    after_topo = topo.model_copy(deep=True)
+    after_topo = copy.deepcopy(topo)
     after_server = after_topo.server(server.id)
     assert after_server is not None
     proposals: list[Proposal] = []
@@ -249,7 +251,7 @@ def _advise_server(
 
 
 def _sizing(server: Server, options: AdviseOptions) -> Recommendation:
-    cores = server.cpu_limit.model_copy(update={"label": "cores"}) if server.cpu_limit else None
+    cores = replace(server.cpu_limit, label="cores") if server.cpu_limit else None
     return recommend_active_connections(cores, options.spindles, options.sweep)
 
 
@@ -394,8 +396,8 @@ def _shrink_proxy(proxy: Pooler, b: Budget, alloc: float, assumption: str) -> li
     percent = max(1, math.floor(alloc * 100 / max_conn))
     if old is None or percent >= old.value:
         return []
-    proxy.max_connections_percent = old.model_copy(update={"value": float(percent)})
-    source = old.source.model_copy(update={"key": "max_connections_percent"})
+    proxy.max_connections_percent = replace(old, value=float(percent))
+    source = replace(old.source, key="max_connections_percent")
     return [Proposal(
         kind="pooler", subject=f"{proxy.name} (RDS Proxy)", key="max_connections_percent",
         old=old.show(), new=str(percent),
@@ -447,9 +449,7 @@ def _shrink_client(
         if new_size >= pool.size.value:
             continue
         old = pool.size
-        client.pools[i] = pool.model_copy(
-            update={"size": old.model_copy(update={"value": new_size})}
-        )
+        client.pools[i] = replace(pool, size=replace(old, value=new_size))
         per = f"{_n(pods)} pods" + (f" x {_n(processes)} processes" if processes != 1 else "")
         proposals.append(
             Proposal(
@@ -551,7 +551,7 @@ def _pooler_value(
 ) -> Proposal:
     """Change one PgBouncer limit in the topology copy (on the [databases] entry when
     that is where the value came from, else in [pgbouncer]) and say so."""
-    new_term = old.model_copy(update={"value": float(new)})
+    new_term = replace(old, value=float(new))
     subject = pooler.name
     entry_attr = {"default_pool_size": "pool_size"}.get(key, key)
     if entry is not None and getattr(entry, entry_attr, None) == old:
@@ -578,7 +578,7 @@ def _setting_with(old: Setting | None, name: str, value: float | str, source: So
     raw = _n(value) if isinstance(value, float | int) else value
     if old is None:
         return Setting(name=name, raw=raw, value=value, source=source)
-    return old.model_copy(update={"raw": raw, "value": value})
+    return replace(old, raw=raw, value=value)
 
 
 def _bouncer_hazards(topo: Topology) -> list[SqlHazard]:
@@ -761,7 +761,7 @@ def _server_settings(
 def _set_server(server: Server, name: str, value: float, raw: str, source: Source) -> None:
     old = server.settings.get(name)
     if old is not None:
-        server.settings[name] = old.model_copy(update={"value": int(value), "raw": raw})
+        server.settings[name] = replace(old, value=int(value), raw=raw)
     else:
         server.settings[name] = Setting(name=name, raw=raw, value=int(value), source=source)
 

@@ -121,7 +121,7 @@ def apply_base(head: CheckResult, base: CheckResult, *, new_only: bool
     change introduced (matched by fingerprint: rule, file, subject; not by line)."""
     diff = compare(base, head)
     if new_only:
-        head = head.model_copy(update={"findings": diff.new})
+        head = replace(head, findings=diff.new)
     return head, diff
 
 

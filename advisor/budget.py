@@ -10,8 +10,7 @@ own and are listed, not subtracted.
 from __future__ import annotations
 
 import math
-
-from pydantic import BaseModel, Field
+from dataclasses import replace
 
 from advisor.arith import num
 from advisor.model import (
@@ -26,26 +25,31 @@ from advisor.model import (
     Term,
     Topology,
     peak_pods,
+    record,
 )
+from advisor.options import OPTIONS_CONFIG, at_least
 
 MIB = 1024 * 1024
 
 
-class MemoryOptions(BaseModel):
+@record
+class MemoryOptions:
     """Assumptions of the worst-case memory estimate (PA301 options)."""
 
-    nodes_per_query: int = Field(
-        default=2, ge=1,
-        description="sort/hash nodes one query runs at once, each may use work_mem "
-                    "(x hash_mem_multiplier for hashes)")
-    backend_overhead: str = Field(
-        default="2MB",
-        description="private memory of one backend besides work_mem (idle backends "
-                    "were measured at about 1.7 MB on PostgreSQL 15)")
-    connections: str = Field(
-        default="max_connections",
-        description="'max_connections' (what the server admits) or 'peak' (what the "
-                    "repository's clients can open)")
+    __pydantic_config__ = OPTIONS_CONFIG
+
+    # sort/hash nodes one query runs at once, each may use work_mem (x hash_mem_multiplier
+    # for hashes)
+    nodes_per_query: int = 2
+    # private memory of one backend besides work_mem (idle backends were measured at
+    # about 1.7 MB on PostgreSQL 15)
+    backend_overhead: str = "2MB"
+    # 'max_connections' (what the server admits) or 'peak' (what the repository's
+    # clients can open)
+    connections: str = "max_connections"
+
+    def __post_init__(self) -> None:
+        at_least(self, "nodes_per_query", 1)
 
 
 def setting_term(server: Server, name: str, label: str | None = None) -> Term | None:
@@ -67,11 +71,11 @@ def client_contribution(client: Client) -> Contribution:
     pod_factors = [client.replicas] + ([client.surge] if client.surge else [])
     if any(p.bound == "unbounded" for p in client.pools):
         # Say it where the number is printed: the sum below is a floor, not the peak.
-        client = client.model_copy(update={"pools": [
-            p if p.bound != "unbounded" else p.model_copy(update={
-                "note": f"{p.label} has no upper limit (PA102): counted as "
-                        f"{num(p.size.value)} here, the real peak is higher"})
-            for p in client.pools]})
+        client = replace(client, pools=[
+            p if p.bound != "unbounded" else replace(
+                p, note=f"{p.label} has no upper limit (PA102): counted as "
+                        f"{num(p.size.value)} here, the real peak is higher")
+            for p in client.pools])
     if len(client.pools) == 1:
         pool = client.pools[0]
         factors = [*pod_factors, *([pool.processes] if pool.processes else []), pool.size]
@@ -102,9 +106,8 @@ def pooler_contribution(pooler: Pooler, topo: Topology | None = None) -> Contrib
         return found
     replicas, *rest = found.factors
     per_replica = found.total / pooler.replicas.value
-    return found.model_copy(update={
-        "factors": [replicas, pooler.surge, *rest],
-        "total": (pooler.replicas.value + pooler.surge.value) * per_replica})
+    return replace(found, factors=[replicas, pooler.surge, *rest],
+                   total=(pooler.replicas.value + pooler.surge.value) * per_replica)
 
 
 def proxy_contribution(proxy: Pooler, topo: Topology) -> Contribution:

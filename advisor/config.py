@@ -1,26 +1,22 @@
 """Project configuration: `[tool.pool-advisor]` in pyproject.toml or `.pool-advisor.toml`.
 
-Validated by pydantic; unknown keys are errors reported at their file:line.
+Validated by pydantic (advisor.config_schema, imported only when a file exists); unknown
+keys are errors reported at their file:line.
 """
 
 from __future__ import annotations
 
 import re
 import tomllib
+from dataclasses import field, fields
 from pathlib import Path
-from typing import Any, Literal
-
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-    Field,
-    PrivateAttr,
-    ValidationError,
-    ValidationInfo,
-    field_validator,
-)
+from typing import TYPE_CHECKING, Any, Literal
 
 from advisor.fs import InputError
+from advisor.model import record
+
+if TYPE_CHECKING:
+    from advisor.config_schema import ChartDecl, ProxyDecl, ServerDecl, WorkloadDecl
 
 CONFIG_NAMES = (".pool-advisor.toml", "pyproject.toml")
 
@@ -44,107 +40,28 @@ def parse_size(text: str | int | float) -> int:
     return int(float(m.group(1)) * _SIZE_FACTORS[m.group(2)])
 
 
-class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+@record
+class Settings:
+    """The settings the engine reads: these defaults, or what a configuration file set
+    (validated by advisor.config_schema.SettingsFile, whose fields these are)."""
 
-
-class ServerDecl(Strict):
-    """A server that is not in the repository (RDS, Cloud SQL, a VM)."""
-
-    name: str
-    hosts: list[str] = Field(default_factory=list)
-    max_connections: int | None = None
-    superuser_reserved_connections: int | None = None
-    reserved_connections: int | None = None
-    version: int = 15
-    memory: int | None = None  # bytes
-    cpus: float | None = None
-    headroom: int | None = None
-    settings: dict[str, str | int | float] = Field(default_factory=dict)
-    instances: int = 1
-
-    @field_validator("memory", mode="before")
-    @classmethod
-    def _size(cls, v: Any) -> Any:
-        return None if v is None else parse_size(v)
-
-
-class ProxyDecl(Strict):
-    """A managed connection proxy in front of a declared server (AWS RDS Proxy).
-
-    Defaults are AWS's (ConnectionPoolConfiguration, RDS API reference):
-    MaxConnectionsPercent 100 for PostgreSQL, MaxIdleConnectionsPercent half of
-    MaxConnectionsPercent (50 when that is not given), 0 <= idle <= max."""
-
-    name: str
-    kind: Literal["rds-proxy"]
-    hosts: list[str] = Field(default_factory=list)
-    target: str  # the name of a declared server
-    max_connections_percent: int = Field(default=100, ge=1, le=100)
-    max_idle_connections_percent: int | None = Field(default=None, ge=0, le=100)
-    # key -> line in the configuration file, for Sources; filled by load_settings.
-    _lines: dict[str, int] = PrivateAttr(default_factory=dict)
-
-    @field_validator("max_idle_connections_percent")
-    @classmethod
-    def _idle_within_max(cls, v: int | None, info: ValidationInfo) -> int | None:
-        top = info.data.get("max_connections_percent")
-        if v is not None and top is not None and v > top:
-            raise ValueError(f"must be at most max_connections_percent ({top}), as AWS requires")
-        return v
-
-    def line_of(self, key: str) -> int | None:
-        return self._lines.get(key) or self._lines.get("")
-
-
-class WorkloadDecl(Strict):
-    """An explicit per-workload declaration; overrides what was read from files."""
-
-    name: str
-    namespace: str | None = None
-    pool_size: int | None = Field(default=None, alias="pool-size")
-    processes: int | None = None
-    replicas: int | None = None
-    target: str | None = None  # a server or pooler name
-    source: str | None = None  # the application's source directory
-    # For `advise`: its share of a server's budget, and the pool it must keep.
-    weight: float | None = Field(default=None, gt=0)
-    min_pool_size: int | None = Field(default=None, alias="min-pool-size", ge=1)
-
-
-class ChartDecl(Strict):
-    """How a Helm chart is deployed: values files and --set values, release, namespace."""
-
-    path: str  # chart folder, relative to the scanned root
-    values: list[str] = Field(default_factory=list)  # relative to the chart folder or root
-    set: list[str] = Field(default_factory=list)
-    release: str = "release"
-    namespace: str | None = None
-
-
-class RuleOptions(Strict):
-    model_config = ConfigDict(extra="allow")
-
-
-class Settings(Strict):
-    fail_on: Literal["error", "warning", "info"] = Field(default="warning", alias="fail-on")
-    select: list[str] = Field(default_factory=list)
-    ignore: list[str] = Field(default_factory=list)
-    exclude: list[str] = Field(default_factory=list)
-    pg_version: int | None = Field(default=None, alias="pg-version")
+    fail_on: Literal["error", "warning", "info"] = "warning"
+    select: list[str] = field(default_factory=list)
+    ignore: list[str] = field(default_factory=list)
+    exclude: list[str] = field(default_factory=list)
+    pg_version: int | None = None
     headroom: int = 0  # connections kept free on every server unless it says otherwise
-    count_surge: bool = Field(default=True, alias="count-surge")
+    count_surge: bool = True
     # CPUs of the nodes pods run on: pool sizes derived from the CPU count (pgx, Prisma,
     # gunicorn's 2 x cores + 1) are computed for it; unset, the readers assume 4.
-    node_cpus: int | None = Field(default=None, alias="node-cpus", ge=1)
-    servers: list[ServerDecl] = Field(default_factory=list)
-    proxies: list[ProxyDecl] = Field(default_factory=list)
-    workloads: list[WorkloadDecl] = Field(default_factory=list)
-    charts: list[ChartDecl] = Field(default_factory=list)
-    rules: dict[str, dict[str, Any]] = Field(default_factory=dict)
-
+    node_cpus: int | None = None
+    servers: list[ServerDecl] = field(default_factory=list)
+    proxies: list[ProxyDecl] = field(default_factory=list)
+    workloads: list[WorkloadDecl] = field(default_factory=list)
+    charts: list[ChartDecl] = field(default_factory=list)
+    rules: dict[str, dict[str, Any]] = field(default_factory=dict)
     # Where these came from, for messages; not a user key.
-    origin: str | None = Field(default=None, exclude=True)
+    origin: str | None = None
 
 
 def find_config(start: Path) -> Path | None:
@@ -185,8 +102,12 @@ def load_settings(path: Path | None, shown: str | None = None) -> Settings:
     if path.name == "pyproject.toml":
         data = data.get("tool", {}).get("pool-advisor", {})
         prefix = ("tool", "pool-advisor")
+    from pydantic import ValidationError
+
+    from advisor.config_schema import SettingsFile
+
     try:
-        settings = Settings.model_validate(data)
+        validated = SettingsFile.model_validate(data)
     except ValidationError as exc:
         err = exc.errors()[0]
         loc = tuple(str(p) for p in err["loc"])
@@ -200,7 +121,8 @@ def load_settings(path: Path | None, shown: str | None = None) -> Settings:
                 line = block.get(loc[2] if len(loc) > 2 else "", block[""])
         dotted = ".".join(loc)
         raise InputError(shown, f"{what}: {dotted}", line) from None
-    settings.origin = shown
+    settings = Settings(**{f.name: getattr(validated, f.name) for f in fields(Settings)
+                           if f.name != "origin"}, origin=shown)
     for proxy, lines in zip(settings.proxies, _array_table_lines(text, (*prefix, "proxies")),
                             strict=False):
         proxy._lines = lines

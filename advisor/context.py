@@ -3,20 +3,22 @@ I/O handles."""
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from dataclasses import field
+from typing import Any, TypeVar
 
-from advisor.model import Budget
+from advisor.model import Budget, record
+
+Options = TypeVar("Options")
 
 
-class RuleContext(BaseModel):
-    model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
-
+@record
+class RuleContext:
     pg_version: int | None = None  # --pg-version: overrides what the repo says
-    # Per-rule options, validated against each rule's options model, keyed by rule code.
-    rule_options: dict[str, BaseModel] = Field(default_factory=dict)
-    budgets: list[Budget] = Field(default_factory=list)
+    # Per-rule options, validated against each rule's options class, keyed by rule code.
+    rule_options: dict[str, Any] = field(default_factory=dict)
+    budgets: list[Budget] = field(default_factory=list)
 
-    def options_for(self, code: str, model: type[BaseModel]) -> BaseModel:
+    def options_for(self, code: str, model: type[Options]) -> Options:
         found = self.rule_options.get(code)
         return found if isinstance(found, model) else model()
 

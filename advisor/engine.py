@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from advisor import __version__
@@ -128,19 +128,21 @@ def _shown_config(config: Path, first: Path) -> str:
 
 
 def _rule_options(settings: Settings, registry: Registry) -> dict:
+    out: dict = {}
+    if not settings.rules:
+        return out  # pydantic is imported only to validate what a configuration sets
     from pydantic import ValidationError
 
-    out = {}
+    from advisor.options import error_text, validate_options
+
     for key, values in settings.rules.items():
         r = registry.resolve(key)
         if r is None:
             raise UsageError(f"{settings.origin}: [rules.{key}]: no such rule")
         try:
-            out[r.code] = r.options.model_validate(values)
+            out[r.code] = validate_options(r.options, values)
         except ValidationError as exc:
-            err = exc.errors()[0]
-            raise UsageError(f"{settings.origin}: [rules.{key}] "
-                             f"{'.'.join(str(x) for x in err['loc'])}: {err['msg']}") from None
+            raise UsageError(f"{settings.origin}: [rules.{key}] {error_text(exc)}") from None
     return out
 
 
@@ -291,7 +293,7 @@ def _label_environment(topo: Topology, label: str) -> None:
         c.target_id = ids.get(c.target_id, c.target_id) if c.target_id else None
     for i, h in enumerate(topo.sql_hazards):
         if h.client_id:
-            topo.sql_hazards[i] = h.model_copy(update={"client_id": ids.get(h.client_id)})
+            topo.sql_hazards[i] = replace(h, client_id=ids.get(h.client_id))
 
 
 def _render(found, root: Root, settings: Settings, options: CheckOptions,

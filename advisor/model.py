@@ -2,22 +2,37 @@
 
 Every number that enters the arithmetic is a `Term`: a value plus the `Source` it came
 from (a file:line and key, or a named default). Rules never see a bare int.
+
+
+Plain dataclasses, keyword-only as the pydantic models they replace were: building
+pydantic model classes cost more than the whole `check` of a small repository, so
+pydantic stays at the boundaries (the configuration file, JSON read back in:
+`advisor.report.json.load`), where it validates these same classes. Float fields are
+floats, as those readers make them (`__post_init__` where an int may be passed).
 """
 
 from __future__ import annotations
 
 import hashlib
+from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+# Immutable values (a Source, a Term) and mutable records (a Server being linked).
+frozen = dataclass(frozen=True, kw_only=True)
+record = dataclass(kw_only=True)
 
 
-class Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+def _set_float(obj: object, *names: str) -> None:
+    """Store int values of float fields as floats (JSON shows 40.0, as documented)."""
+    for name in names:
+        value = getattr(obj, name)
+        if type(value) is int:
+            object.__setattr__(obj, name, float(value))
 
 
-class Source(Frozen):
+@frozen
+class Source:
     """Where a value came from: a file position, or a named default."""
 
     path: str | None = None
@@ -43,12 +58,16 @@ class Source(Frozen):
         return cls(default=who, key=key)
 
 
-class Term(Frozen):
+@frozen
+class Term:
     """One number in a product or sum, e.g. 40 (HPA maxReplicas, k8s/hpa.yaml:9)."""
 
     label: str
     value: float
     source: Source
+
+    def __post_init__(self) -> None:
+        _set_float(self, "value")
 
     @property
     def int_value(self) -> int:
@@ -63,7 +82,8 @@ def _fmt_number(value: float) -> str:
     return str(int(value)) if float(value).is_integer() else f"{value:g}"
 
 
-class Location(Frozen):
+@frozen
+class Location:
     path: str
     line: int | None = None
     column: int | None = None
@@ -73,7 +93,8 @@ class Location(Frozen):
         return self.path if self.line is None else f"{self.path}:{self.line}"
 
 
-class RelatedLocation(Frozen):
+@frozen
+class RelatedLocation:
     location: Location
     message: str
 
@@ -88,7 +109,8 @@ class Severity(StrEnum):
         return {"info": 1, "warning": 2, "error": 3}[self.value]
 
 
-class Replacement(Frozen):
+@frozen
+class Replacement:
     """A machine-readable one-value edit: set `key` at path:line from `old` to `new`."""
 
     path: str
@@ -98,12 +120,14 @@ class Replacement(Frozen):
     new: str
 
 
-class Fix(Frozen):
+@frozen
+class Fix:
     description: str
     replacement: Replacement | None = None
 
 
-class Finding(Frozen):
+@frozen
+class Finding:
     code: str
     name: str
     severity: Severity
@@ -124,7 +148,8 @@ class Finding(Frozen):
 # --- configuration as read from files -------------------------------------------------
 
 
-class Setting(Frozen):
+@frozen
+class Setting:
     """A configuration parameter's effective value and the line that set it."""
 
     name: str
@@ -134,7 +159,8 @@ class Setting(Frozen):
     source: Source
 
 
-class ConfigProblem(Frozen):
+@frozen
+class ConfigProblem:
     """A problem found while reading a file; `fatal` when the real program refuses it."""
 
     location: Location
@@ -146,32 +172,30 @@ class ConfigProblem(Frozen):
 # --- topology ------------------------------------------------------------------------
 
 
-class Server(BaseModel):
+@record
+class Server:
     """A PostgreSQL server (or a set of identical instances) that clients connect to."""
-
-    model_config = ConfigDict(extra="forbid")
 
     id: str
     name: str
     kind: Literal["workload", "external", "operator"] = "workload"
     namespace: str | None = None
     version: Term
-    settings: dict[str, Setting] = Field(default_factory=dict)
+    settings: dict[str, Setting] = field(default_factory=dict)
     instances: Term
     memory_limit: Term | None = None  # bytes
     cpu_limit: Term | None = None  # cores
     headroom: Term | None = None  # connections the user keeps free (psql, monitoring)
     location: Location
-    hosts: list[str] = Field(default_factory=list)  # names clients may use to reach it
+    hosts: list[str] = field(default_factory=list)  # names clients may use to reach it
     role: Literal["primary", "standby"] = "primary"
     primary_id: str | None = None
-    suppressed: list[str] = Field(default_factory=list)
+    suppressed: list[str] = field(default_factory=list)
 
 
-class PoolerDatabase(BaseModel):
+@record
+class PoolerDatabase:
     """A [databases] entry of pgbouncer.ini (or its operator equivalent)."""
-
-    model_config = ConfigDict(extra="forbid")
 
     name: str
     host: str | None = None
@@ -186,8 +210,8 @@ class PoolerDatabase(BaseModel):
     location: Location
 
 
-class PoolerUser(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+@record
+class PoolerUser:
 
     name: str
     pool_mode: Setting | None = None
@@ -196,7 +220,8 @@ class PoolerUser(BaseModel):
     location: Location
 
 
-class BouncerVersion(Frozen):
+@frozen
+class BouncerVersion:
     """PgBouncer version; a pair, since 1.9 < 1.18 and floats would say otherwise."""
 
     major: int = 1
@@ -211,12 +236,11 @@ class BouncerVersion(Frozen):
         return (self.major, self.minor) >= (major, minor)
 
 
-class Pooler(BaseModel):
+@record
+class Pooler:
     """A PgBouncer (or compatible) deployment: config plus how many copies run; or a
     declared AWS RDS Proxy (kind "rds-proxy": no ini, no pool modes; its server side
     is a percentage of its target's max_connections, see advisor.budget)."""
-
-    model_config = ConfigDict(extra="forbid")
 
     id: str
     name: str
@@ -228,18 +252,19 @@ class Pooler(BaseModel):
     replicas: Term
     surge: Term | None = None
     version: BouncerVersion
-    settings: dict[str, Setting] = Field(default_factory=dict)  # [pgbouncer] section
-    databases: list[PoolerDatabase] = Field(default_factory=list)
-    users: list[PoolerUser] = Field(default_factory=list)
+    settings: dict[str, Setting] = field(default_factory=dict)  # [pgbouncer] section
+    databases: list[PoolerDatabase] = field(default_factory=list)
+    users: list[PoolerUser] = field(default_factory=list)
     # Which (database, user) pairs clients actually use; filled by topology.
-    pairs: list[tuple[str, str]] = Field(default_factory=list)
+    pairs: list[tuple[str, str]] = field(default_factory=list)
     server_id: str | None = None
     location: Location
-    hosts: list[str] = Field(default_factory=list)
-    suppressed: list[str] = Field(default_factory=list)
+    hosts: list[str] = field(default_factory=list)
+    suppressed: list[str] = field(default_factory=list)
 
 
-class Route(Frozen):
+@frozen
+class Route:
     """Where a client says it connects: parsed from a URL, PGHOST env, JDBC URL..."""
 
     host: str | None = None
@@ -249,7 +274,8 @@ class Route(Frozen):
     source: Source
 
 
-class CpuFormula(Frozen):
+@frozen
+class CpuFormula:
     """A figure a library derives from the machine: max(floor, per_cpu x CPUs + plus).
     pgx: max(4, NumCPU) -> per_cpu=1, floor=4; Prisma: 2 x physical cores + 1;
     gunicorn configs with cpu_count() * 2 + 1 (applies_to="processes")."""
@@ -261,14 +287,16 @@ class CpuFormula(Frozen):
     applies_to: Literal["size", "processes"] = "size"
     text: str = ""  # as the library or config writes it, e.g. "max(4, runtime.NumCPU())"
 
+    def __post_init__(self) -> None:
+        _set_float(self, "per_cpu", "plus", "floor")
+
     def at(self, cpus: float) -> float:
         return max(self.floor, self.per_cpu * cpus + self.plus)
 
 
-class Pool(BaseModel):
+@record
+class Pool:
     """One connection pool inside one process: processes x size connections per pod."""
-
-    model_config = ConfigDict(extra="forbid")
 
     label: str  # "HikariCP", "SQLAlchemy", "declared"
     size: Term  # connections one process's pool may open
@@ -290,10 +318,9 @@ def peak_pods(replicas: Term, surge: Term | None) -> float:
     return replicas.value + (surge.value if surge else 0)
 
 
-class Client(BaseModel):
+@record
+class Client:
     """An application workload that opens connections."""
-
-    model_config = ConfigDict(extra="forbid")
 
     id: str
     name: str
@@ -301,15 +328,16 @@ class Client(BaseModel):
     kind: str = "Deployment"
     replicas: Term  # pods at peak: replicas, or the autoscaler's maximum
     surge: Term | None = None  # extra pods a rolling update runs at once (maxSurge)
-    pools: list[Pool] = Field(default_factory=list)
+    pools: list[Pool] = field(default_factory=list)
     target_kind: Literal["server", "pooler"] | None = None
     target_id: str | None = None
     location: Location
-    suppressed: list[str] = Field(default_factory=list)
+    suppressed: list[str] = field(default_factory=list)
     source_dir: str | None = None  # the application source folder, when known
 
 
-class EnvVar(Frozen):
+@frozen
+class EnvVar:
     """A container environment variable. Secret values are never kept as `value` for
     display; `secret` marks them so reporters do not print them."""
 
@@ -320,7 +348,8 @@ class EnvVar(Frozen):
     secret: bool = False
 
 
-class Container(Frozen):
+@frozen
+class Container:
     name: str
     image: str = ""
     command: tuple[str, ...] = ()
@@ -332,7 +361,8 @@ class Container(Frozen):
     source: Source
 
 
-class SqlHazard(Frozen):
+@frozen
+class SqlHazard:
     """A statement or driver setting that breaks behind transaction/statement pooling."""
 
     kind: str  # e.g. "session-set", "listen", "advisory-lock", "prepared-statements"
@@ -343,17 +373,17 @@ class SqlHazard(Frozen):
     suppressed: tuple[str, ...] = ()
 
 
-class Topology(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+@record
+class Topology:
 
-    servers: list[Server] = Field(default_factory=list)
-    poolers: list[Pooler] = Field(default_factory=list)
-    clients: list[Client] = Field(default_factory=list)
-    problems: list[ConfigProblem] = Field(default_factory=list)
-    notices: list[str] = Field(default_factory=list)
-    sql_hazards: list[SqlHazard] = Field(default_factory=list)
+    servers: list[Server] = field(default_factory=list)
+    poolers: list[Pooler] = field(default_factory=list)
+    clients: list[Client] = field(default_factory=list)
+    problems: list[ConfigProblem] = field(default_factory=list)
+    notices: list[str] = field(default_factory=list)
+    sql_hazards: list[SqlHazard] = field(default_factory=list)
     # path -> {line: [codes]} from `pool-advisor: ignore[...]` comments.
-    line_suppressions: dict[str, dict[int, list[str]]] = Field(default_factory=dict)
+    line_suppressions: dict[str, dict[int, list[str]]] = field(default_factory=dict)
 
     def server(self, server_id: str) -> Server | None:
         return next((s for s in self.servers if s.id == server_id), None)
@@ -365,73 +395,79 @@ class Topology(BaseModel):
 # --- budgets -------------------------------------------------------------------------
 
 
-class Contribution(BaseModel):
+@record
+class Contribution:
     """Connections one client or pooler brings to a server at peak: product of factors
     (for a pooler: replicas x the sum of its pools, each already capped)."""
-
-    model_config = ConfigDict(extra="forbid")
 
     who: str
     kind: Literal["client", "pooler"]
     # How `factors` combine: "x" product (pods x pool size), "+" sum (pool_size +
     # reserve_pool_size), "min" a cap (min(sum of parts, max_db_connections)).
     op: Literal["x", "+", "min"] = "x"
-    factors: list[Term] = Field(default_factory=list)
-    parts: list[Contribution] = Field(default_factory=list)  # e.g. one per pool
+    factors: list[Term] = field(default_factory=list)
+    parts: list[Contribution] = field(default_factory=list)  # e.g. one per pool
     total: float
     location: Location
     note: str = ""
 
+    def __post_init__(self) -> None:
+        _set_float(self, "total")
 
-class NotSubtracted(Frozen):
+
+@frozen
+class NotSubtracted:
     term: Term
     why: str
 
 
-class MemoryBudget(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+@record
+class MemoryBudget:
     limit: Term | None = None  # bytes
-    terms: list[Term] = Field(default_factory=list)  # each in bytes
+    terms: list[Term] = field(default_factory=list)  # each in bytes
     total: float = 0
-    assumptions: list[str] = Field(default_factory=list)
+    assumptions: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        _set_float(self, "total")
 
 
-class Budget(BaseModel):
+@record
+class Budget:
     """Slot accounting for one server."""
-
-    model_config = ConfigDict(extra="forbid")
 
     server_id: str
     server: str
     version: Term
     max_connections: Term
-    reserved: list[Term] = Field(default_factory=list)
+    reserved: list[Term] = field(default_factory=list)
     usable: float
     peak: float  # per instance
     # For a set of standbys behind one Service: the sum over clients, and the instances
     # it is spread over (peak = ceil(total_peak / spread_over)).
     total_peak: float | None = None
     spread_over: Term | None = None
-    contributions: list[Contribution] = Field(default_factory=list)
-    not_subtracted: list[NotSubtracted] = Field(default_factory=list)
+    contributions: list[Contribution] = field(default_factory=list)
+    not_subtracted: list[NotSubtracted] = field(default_factory=list)
     memory: MemoryBudget | None = None
     location: Location
+
+    def __post_init__(self) -> None:
+        _set_float(self, "usable", "peak", "total_peak")
 
     @property
     def fits(self) -> bool:
         return self.peak <= self.usable
 
 
-class CheckResult(BaseModel):
+@record
+class CheckResult:
     """Everything one `check` run produced; what reporters render."""
-
-    model_config = ConfigDict(extra="forbid")
 
     schema_version: int = 1
     tool_version: str
-    roots: list[str] = Field(default_factory=list)
-    budgets: list[Budget] = Field(default_factory=list)
-    findings: list[Finding] = Field(default_factory=list)
-    notices: list[str] = Field(default_factory=list)
+    roots: list[str] = field(default_factory=list)
+    budgets: list[Budget] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+    notices: list[str] = field(default_factory=list)
     fail_on: Literal["error", "warning", "info"] = "warning"  # from configuration

@@ -25,9 +25,8 @@ from __future__ import annotations
 
 import math
 import re
+from dataclasses import field
 from functools import lru_cache
-
-from pydantic import BaseModel, ConfigDict, Field
 
 from advisor.model import (
     BouncerVersion,
@@ -39,6 +38,7 @@ from advisor.model import (
     Setting,
     Source,
     Term,
+    record,
 )
 from advisor.pgbouncer_params import CHANGES, LOOKUPS, LOOKUPS_1_25_EXTRA, PARAMS_1_18, ParamSpec
 
@@ -267,10 +267,9 @@ def effective_setting(settings: dict[str, Setting], name: str, version: BouncerV
 # --- pools ----------------------------------------------------------------------------
 
 
-class EffectivePool(BaseModel):
+@record
+class EffectivePool:
     """The limits of one PgBouncer pool: one (database entry, server user) pair."""
-
-    model_config = ConfigDict(extra="forbid")
 
     database: str  # the [databases] entry (for the `*` fallback: the requested name)
     entry: str  # the entry that defined it: the name itself or "*"
@@ -284,7 +283,7 @@ class EffectivePool(BaseModel):
     max_user_connections: Term  # 0 = unlimited
     reserve_used: bool  # False when reserve_pool_timeout = 0: PgBouncer never uses it
     location: Location
-    notes: list[str] = Field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
 
     @property
     def server_max(self) -> int:

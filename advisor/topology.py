@@ -6,10 +6,11 @@ already parsed, project settings. Output: a `Topology` for the rules.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from advisor.config import ProxyDecl, ServerDecl, Settings, WorkloadDecl
+from advisor.config import Settings
 from advisor.fs import Root
 from advisor.model import (
     BouncerVersion,
@@ -28,6 +29,9 @@ from advisor.model import (
     Topology,
 )
 from advisor.sources.k8s import K8sObject, get
+
+if TYPE_CHECKING:
+    from advisor.config_schema import ProxyDecl, ServerDecl, WorkloadDecl
 from advisor.workloads import (
     ConfigIndex,
     Workload,
@@ -554,8 +558,7 @@ def _client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
         topo.problems.extend(found.problems)
         c_route = route_from_env(c.env)
         for pool in found.pools:
-            pools.append(pool if pool.route or not c_route else pool.model_copy(
-                update={"route": c_route}))
+            pools.append(pool if pool.route or not c_route else replace(pool, route=c_route))
         route = route or c_route
     if decl is not None and decl.pool_size is not None:
         src = Source(path=inputs.settings.origin, key=f"workloads.{w.name}.pool-size")

@@ -55,7 +55,7 @@ def heavy_modules_on_check_path() -> list[str]:
             "try:\n    runpy.run_module('advisor', run_name='__main__')\n"
             "except SystemExit: pass\n"
             "heavy=[m for m in ('kubernetes','pglast','helm_python','numpy','psycopg',"
-            "'matplotlib') if m in sys.modules]\n"
+            "'matplotlib','pydantic') if m in sys.modules]\n"
             "print('HEAVY='+','.join(heavy))")
     env = {**os.environ, "PYTHONPATH": str(REPO), "NO_COLOR": "1"}
     out = subprocess.run([sys.executable, "-c", code], cwd=REPO, env=env,

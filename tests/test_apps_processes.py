@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -154,7 +155,7 @@ def test_node_cluster_and_procfile(tmp_path):
         "Procfile": "web: gunicorn -w 3 app:app\nworker: celery -A app worker -c 2\n"})
     assert info.server == "node-cluster" and info.processes.value == 4
     app = scan_app_dir(Root.of(tmp_path), "")
-    ctx = StackContext(container=container().model_copy(update={"name": "worker"}), app=app,
+    ctx = StackContext(container=replace(container(), name="worker"), app=app,
                        profile=None)
     assert ctx.processes().processes.value == 2 and ctx.processes().server == "celery"
     assert any("Procfile" in n for n in ctx.notices)

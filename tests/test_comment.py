@@ -1,7 +1,9 @@
+
 import json
 import os
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -203,11 +205,9 @@ def test_bad_input_file_is_a_clear_error(tmp_path):
 
 def _many_findings(n: int) -> CheckResult:
     findings = [
-        rs.oversubscribed().model_copy(update={
-            "subject": f"s{i}",
-            "location": Location(path=f"k8s/app-{i}.yaml", line=i + 1),
-            "severity": [Severity.error, Severity.warning, Severity.info][i % 3],
-        })
+        replace(rs.oversubscribed(), subject=f"s{i}",
+                location=Location(path=f"k8s/app-{i}.yaml", line=i + 1),
+                severity=[Severity.error, Severity.warning, Severity.info][i % 3])
         for i in range(n)
     ]
     return CheckResult(tool_version="0.1.0", budgets=[rs.budget()], findings=findings)
@@ -240,7 +240,7 @@ def test_fallback_levels_keep_as_much_as_fits():
 def test_before_after_table_and_details_render_with_gfm():
     base = CheckResult(tool_version="0.1.0", budgets=[rs.budget(peak_pods=30)],
                        findings=[rs.oversubscribed(peak_pods=30), rs.memory_note(),
-                                 rs.session_set().model_copy(update={"subject": "gone"})])
+                                 replace(rs.session_set(), subject="gone")])
     head = rs.sample_result()
     body = build_body(head, rs.sample_registry(), base=base)
     tree = parse(body)
@@ -280,7 +280,11 @@ def test_runs_the_check_itself_and_reads_a_bare_model_dump(tmp_path):
     rows = table_rows(tree.find_all("table")[0])
     assert rows[0][0] == "Server" and len(rows) >= 2
     dump = tmp_path / "dump.json"
-    dump.write_text(rs.clean_result().model_dump_json())
+    from pydantic import TypeAdapter
+
+    from advisor.model import CheckResult
+
+    dump.write_bytes(TypeAdapter(CheckResult).dump_json(rs.clean_result()))
     proc = run_cli(["--json", str(dump), "--dry-run"])
     assert proc.returncode == 0 and "**fits**" in proc.stdout
 

@@ -1,3 +1,6 @@
+
+from dataclasses import replace
+
 import report_samples as rs
 
 from advisor.diff import compare, new_findings
@@ -21,8 +24,8 @@ def test_servers_before_after_and_change():
 
 def test_findings_matched_by_fingerprint_not_line():
     old = rs.oversubscribed(peak_pods=30)
-    moved = rs.oversubscribed(peak_pods=40).model_copy(
-        update={"location": Location(path="db/postgresql.conf", line=9)})
+    moved = replace(rs.oversubscribed(peak_pods=40),
+                    location=Location(path="db/postgresql.conf", line=9))
     base = _result([old, rs.memory_note()], [])
     head = _result([moved, rs.session_set()], [])
     d = compare(base, head)

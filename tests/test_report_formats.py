@@ -1,5 +1,7 @@
+
 import copy
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import jsonschema
@@ -144,10 +146,10 @@ def test_markdown_renders_table_details_and_groups_with_gfm(tmp_path):
 
 
 def test_markdown_escapes_hostile_text():
-    f = rs.session_set().model_copy(update={
-        "message": "a | b <script>x</script> **bold** [x](http://e) `tick` & done\nline2"})
+    f = replace(rs.session_set(),
+                message="a | b <script>x</script> **bold** [x](http://e) `tick` & done\nline2")
     result = CheckResult(tool_version="0", findings=[f],
-                         budgets=[rs.budget().model_copy(update={"server": "db|<b>"})])
+                         budgets=[replace(rs.budget(), server="db|<b>")])
     tree = parse(markdown.render(result, rs.sample_registry()))
     assert not tree.find_all("script")
     assert "bold" not in [s.text() for s in tree.find_all("strong")]

@@ -1,4 +1,6 @@
+
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -90,8 +92,8 @@ def test_results_locations_fingerprints_related_and_fix(repo):
 
 def test_fingerprint_survives_line_moves_but_not_subject_changes():
     f = rs.oversubscribed()
-    moved = f.model_copy(update={"location": Location(path=f.location.path, line=40)})
-    other = f.model_copy(update={"subject": "pg-replica"})
+    moved = replace(f, location=Location(path=f.location.path, line=40))
+    other = replace(f, subject="pg-replica")
 
     def fp(finding):
         log = build_log(CheckResult(tool_version="0.1.0", findings=[finding]),
@@ -113,9 +115,8 @@ def test_github_validator_accepts_sarif_of_realistic_results(repo, tmp_path_fact
     registry = rs.sample_registry()
     outside = tmp_path_factory.mktemp("elsewhere")  # a root outside the checkout
     rs.write_sample_tree(outside)
-    unicode_msg = rs.session_set().model_copy(update={
-        "message": "naïve SET ⟶ leaks: 100% of sessions, see\nline two",
-    })
+    unicode_msg = replace(rs.session_set(),
+                          message="naïve SET ⟶ leaks: 100% of sessions, see\nline two")
     cases = {
         "full.sarif": render(rs.sample_result("deploy"), registry, srcroot=str(repo)),
         "no-srcroot.sarif": render(rs.sample_result("deploy"), registry),
@@ -123,8 +124,8 @@ def test_github_validator_accepts_sarif_of_realistic_results(repo, tmp_path_fact
         "clean.sarif": render(rs.clean_result(), registry),
         "odd.sarif": render(CheckResult(tool_version="0.1.0.dev3+g1234", findings=[
             unicode_msg,
-            rs.engine_finding().model_copy(update={
-                "location": Location(path="dir with space/ä.yaml", line=2, end_line=4)}),
+            replace(rs.engine_finding(),
+                    location=Location(path="dir with space/ä.yaml", line=2, end_line=4)),
         ]), registry),
     }
     files = []

@@ -3,6 +3,7 @@ and the PA4xx rules' pool-mode logic. The real-PgBouncer proof is test_sql_realb
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -473,7 +474,7 @@ def test_pool_mode_precedence_user_over_database_over_global() -> None:
     assert "transaction mode ([databases] app, pgbouncer.ini:5)" in finding.message
     assert "SET LOCAL" in finding.fix.description
     assert {r.location.line for r in finding.related} == {5, 1}
-    batch = topo.model_copy(update={"clients": [client("app", "batch")]})
+    batch = replace(topo, clients=[client("app", "batch")])
     assert run("PA401", batch) == []
 
 
@@ -522,18 +523,14 @@ def test_protocol_prepares_depend_on_version_and_max_prepared_statements() -> No
     old = Topology(poolers=[pooler()], clients=c, sql_hazards=h)
     [finding] = run("PA405", old)
     assert "PgBouncer 1.18" in finding.message and "1.21" in finding.message
-    off = old.model_copy(update={"poolers": [pooler(version=(1, 21))]})
+    off = replace(old, poolers=[pooler(version=(1, 21))])
     assert "max_prepared_statements = 0" in run("PA405", off)[0].message
-    on = old.model_copy(
-        update={"poolers": [pooler(version=(1, 21), max_prepared_statements="100")]}
-    )
+    on = replace(old, poolers=[pooler(version=(1, 21), max_prepared_statements="100")])
     assert run("PA405", on) == []
-    default_on = old.model_copy(update={"poolers": [pooler(version=(1, 24))]})
+    default_on = replace(old, poolers=[pooler(version=(1, 24))])
     assert run("PA405", default_on) == []
     # SQL-level PREPARE is never tracked, whatever the version.
-    sql = old.model_copy(
-        update={"poolers": [pooler(version=(1, 24))], "sql_hazards": [hazard("sql-prepare")]}
-    )
+    sql = replace(old, poolers=[pooler(version=(1, 24))], sql_hazards=[hazard("sql-prepare")])
     assert len(run("PA404", sql)) == 1
 
 

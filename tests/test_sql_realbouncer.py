@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import pytest
 
@@ -153,7 +153,7 @@ def lint(code: str, pooler: Pooler, text: str, kind: str = "sql", db: str = "two
         target_id=pooler.id,
         location=Location(path="k8s/app.yaml", line=1),
     )
-    mapped = [h.model_copy(update={"client_id": "app"}) for h in hazards]
+    mapped = [replace(h, client_id="app") for h in hazards]
     topo = Topology(poolers=[pooler], clients=[client], sql_hazards=mapped)
     found = list(RULES.rules[code].func(topo, RuleContext()))
     return sorted(f.location.line for f in found)
@@ -306,10 +306,7 @@ def test_driver_prepared_statements_break_on_118(stack: Stack) -> None:
         kind="python",
     )
     # The same driver settings are fine on PgBouncer 1.21+ with tracking on.
-    tracked = pooler.model_copy(
-        update={
-            "version": BouncerVersion(major=1, minor=21),
-            "settings": {
+    tracked = replace(pooler, version=BouncerVersion(major=1, minor=21), settings={
                 **pooler.settings,
                 "max_prepared_statements": Setting(
                     name="max_prepared_statements",
@@ -317,9 +314,7 @@ def test_driver_prepared_statements_break_on_118(stack: Stack) -> None:
                     value=100,
                     source=Source(path="pgbouncer.ini", line=9),
                 ),
-            },
-        }
-    )
+            })
     assert lint("PA405", tracked, "psycopg.connect(dsn)\n", "python") == []
 
 

@@ -12,14 +12,12 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
-from dataclasses import dataclass
-
-from pydantic import BaseModel, ConfigDict, Field
+from dataclasses import dataclass, field
 
 from advisor.apps.base import StackContext
 from advisor.apps.source import AppFile, AppSource, mounted_app_file, scan_app_dir
 from advisor.apps.urls import route_from_env, route_from_url
-from advisor.model import ConfigProblem, Container, Pool
+from advisor.model import ConfigProblem, Container, Pool, record
 
 __all__ = [
     "AppFile",
@@ -83,12 +81,11 @@ READERS: tuple[StackReader, ...] = (
 )
 
 
-class AppPools(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    pools: list[Pool] = Field(default_factory=list)
-    notices: list[str] = Field(default_factory=list)
-    problems: list[ConfigProblem] = Field(default_factory=list)
+@record
+class AppPools:
+    pools: list[Pool] = field(default_factory=list)
+    notices: list[str] = field(default_factory=list)
+    problems: list[ConfigProblem] = field(default_factory=list)
 
     @property
     def default_applied(self) -> list[Pool]:

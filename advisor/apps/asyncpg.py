@@ -5,6 +5,8 @@ per call and is not a pool: not counted here.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from advisor.apps.base import StackContext, parse_int
 from advisor.apps.pyeval import is_unknown
 from advisor.apps.pysource import arg, calls, imports, python_modules, value_of
@@ -32,8 +34,8 @@ def asyncpg_pools(ctx: StackContext) -> list[Pool]:
             n = parse_int(str(v.value)) if v is not None and not is_unknown(v) else None
             if n is not None:
                 pools.append(ctx.pool("asyncpg create_pool max_size", n,
-                                      v.source.model_copy(update={"key": v.source.key
-                                                                  or "max_size"}),
+                                      replace(v.source, key=v.source.key
+                                                                  or "max_size"),
                                       route=route))
                 continue
             if node is not None:

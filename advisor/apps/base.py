@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Literal
 
 from advisor.apps.source import AppFile, AppSource
@@ -72,7 +72,7 @@ class StackContext:
     def env_source(self, name: str) -> Source:
         var = self.env(name)
         base = var.source if var is not None else self.container.source
-        return base.model_copy(update={"key": name})
+        return replace(base, key=name)
 
     def files(self, *kinds: str) -> list[AppFile]:
         return self.app.of_kind(*kinds) if self.app is not None else []
@@ -93,7 +93,7 @@ class StackContext:
         info = self.processes() if per_process else None
         if cpu is not None:
             bound = "cpu"
-            cpu = cpu.model_copy(update={"applies_to": "size"})
+            cpu = replace(cpu, applies_to="size")
         elif info is not None and info.cpu_formula is not None:
             bound = "cpu" if bound == "fixed" else bound
             cpu = info.cpu_formula

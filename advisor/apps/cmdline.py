@@ -11,29 +11,26 @@ from __future__ import annotations
 import json
 import re
 import shlex
-
-from pydantic import BaseModel, ConfigDict
+from dataclasses import replace
 
 from advisor.apps.source import AppSource
-from advisor.model import Container, EnvVar, Source
+from advisor.model import Container, EnvVar, Source, frozen
 
 _SHELLS = {"sh", "bash", "ash", "dash", "zsh", "/bin/sh", "/bin/bash", "/usr/bin/env"}
 _K8S_VAR = re.compile(r"\$\(([A-Za-z_][A-Za-z0-9_]*)\)")
 _SH_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::?-([^}]*))?\}|\$([A-Za-z_][A-Za-z0-9_]*)")
 
 
-class Word(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
+@frozen
+class Word:
     text: str
     source: Source
     from_env: str | None = None  # the env var that supplied (part of) it
     cpu: bool = False  # came from $(nproc)
 
 
-class CommandLine(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
+@frozen
+class CommandLine:
     words: tuple[Word, ...]
     origin: str  # "manifest", "Dockerfile", "Procfile", ""
 
@@ -166,9 +163,9 @@ def _procfile_command(app: AppSource, container_name: str) -> tuple[list[str], s
 def command_line(container: Container, app: AppSource | None, notices: list[str]
                  ) -> CommandLine:
     env = {e.name: e for e in container.env}
-    items = [(t, container.source.model_copy(update={"key": f"command[{i}]"}))
+    items = [(t, replace(container.source, key=f"command[{i}]"))
              for i, t in enumerate(container.command)]
-    items += [(t, container.source.model_copy(update={"key": f"args[{i}]"}))
+    items += [(t, replace(container.source, key=f"args[{i}]"))
               for i, t in enumerate(container.args)]
     if container.command or not app:
         if not items:

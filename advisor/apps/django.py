@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import ast
 import re
+from dataclasses import replace
 
 from advisor.apps.base import StackContext, parse_int
 from advisor.apps.pyeval import PyScope, Val, dotted, evaluate, is_unknown, module_names, parse
@@ -115,7 +116,7 @@ def _url_alias(call: ast.Call, scope: PyScope, ctx: StackContext
             default_node = call.args[1]
     var = ctx.env(env_name)
     if var is not None and var.value is not None:
-        return var.value, var.source.model_copy(update={"key": env_name}), {}
+        return var.value, replace(var.source, key=env_name), {}
     if default_node is not None:
         v = evaluate(default_node, scope)
         if v is not None and isinstance(v.value, str):
@@ -137,7 +138,7 @@ def _aliases(trees: list[tuple[str, ast.Module]], scope: PyScope, ctx: StackCont
                 helpers[(path, node.lineno)] = node
     out: dict[str, tuple[dict[str, Val], str | None, Source | None, Source]] = {}
     for alias, v in databases.value.items():
-        where = v.source.model_copy(update={"key": f"DATABASES[{alias!r}]"})
+        where = replace(v.source, key=f"DATABASES[{alias!r}]")
         if isinstance(v.value, dict):
             out[alias] = (v.value, None, None, where)
             continue

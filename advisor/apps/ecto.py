@@ -13,6 +13,7 @@ Forms read: integer literals, `String.to_integer(System.get_env("POOL_SIZE") || 
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from urllib.parse import parse_qs, urlsplit
 
 from advisor.apps.base import StackContext, parse_int
@@ -34,7 +35,7 @@ def _value(expr: str, line: int, path: str, ctx: StackContext) -> tuple[int, Sou
         return None
     var = ctx.env(m.group(1))
     if var is not None and var.value is not None and parse_int(var.value) is not None:
-        return parse_int(var.value), var.source.model_copy(update={"key": m.group(1)})
+        return parse_int(var.value), replace(var.source, key=m.group(1))
     default = m.group(2) or m.group(3)
     if default is not None:
         return int(default), Source(path=path, line=line, key=f"{m.group(1)} (default)")
@@ -78,7 +79,7 @@ def ecto_pools(ctx: StackContext) -> list[Pool]:
         env_url = ctx.env("DATABASE_URL")
         if route is None and env_url is not None and (env_url.value or "").startswith("ecto://"):
             route = route_from_url("postgres://" + env_url.value[len("ecto://"):],
-                                   env_url.source.model_copy(update={"key": "DATABASE_URL"}))
+                                   replace(env_url.source, key="DATABASE_URL"))
         url_text = str(entry.get("url", ""))
         lit = re.search(r'"(ecto|postgres(?:ql)?)://[^"]+"', url_text)
         if lit:
@@ -93,7 +94,7 @@ def ecto_pools(ctx: StackContext) -> list[Pool]:
         count = entry.get("pool_count")
         label = f"Ecto {repo} pool_size"
         if url_pool is not None:
-            size = (url_pool, url_var.source.model_copy(update={"key": "DATABASE_URL ?pool_size="}))
+            size = (url_pool, replace(url_var.source, key="DATABASE_URL ?pool_size="))
         if isinstance(size, tuple):
             pool = ctx.pool(label, size[0], size[1], route=route, per_process=False)
         else:
@@ -103,7 +104,7 @@ def ecto_pools(ctx: StackContext) -> list[Pool]:
                 note=f"{repo} sets no pool_size")
         if isinstance(count, tuple) and count[0] > 1:
             # pool_count pools per node: shown as the process-like factor of the product
-            pool = pool.model_copy(update={"processes": Term(
-                label=f"Ecto {repo} pool_count", value=count[0], source=count[1])})
+            pool = replace(pool, processes=Term(
+                label=f"Ecto {repo} pool_count", value=count[0], source=count[1]))
         pools.append(pool)
     return pools

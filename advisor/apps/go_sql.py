@@ -6,6 +6,8 @@ on the number of open connections. The default is 0 (unlimited)").
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from advisor.apps.base import StackContext, parse_int
 from advisor.apps.gosource import go_files, literal
 from advisor.apps.urls import route_from_env, route_from_url
@@ -67,7 +69,7 @@ def go_sql_pools(ctx: StackContext) -> list[Pool]:
             continue
         else:
             note = f"{here.label()}: no SetMaxOpenConns, database/sql default 0 = unlimited"
-        pools.append(ctx.pool("database/sql MaxOpenConns", 0, here.model_copy(
-            update={"default": "Go database/sql default MaxOpenConns 0 (unlimited)"}),
+        pools.append(ctx.pool("database/sql MaxOpenConns", 0, replace(
+            here, default="Go database/sql default MaxOpenConns 0 (unlimited)"),
             route=route, bound="unbounded", per_process=False, note=note))
     return pools

@@ -24,6 +24,7 @@ DataSourceConfiguration.Hikari binds spring.datasource.hikari.* onto HikariDataS
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 from advisor.apps.base import StackContext, parse_int, term
 from advisor.apps.spring import PropValue, SpringProps, spring_properties
@@ -65,7 +66,7 @@ def _route(props: SpringProps, prefix: str, ctx: StackContext) -> tuple[Route | 
     if route is not None:
         user = _resolved(props, f"{prefix}.username", ctx)
         if user is not None and user.value and "${" not in user.value:
-            route = route.model_copy(update={"user": user.value})
+            route = replace(route, user=user.value)
     return route, True
 
 

@@ -10,16 +10,15 @@ from __future__ import annotations
 
 import re
 
-from pydantic import BaseModel, ConfigDict
+from advisor.model import frozen
 
 # Java's LineReader ends lines at \n, \r and \r\n only; str.splitlines would also split
 # at \f, \v, \x1c-\x1e, \x85, U+2028/2029 (found by the java.util.Properties oracle).
 _EOL = re.compile(r"\r\n|\r|\n")
 
 
-class PropLine(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
+@frozen
+class PropLine:
     key: str
     value: str
     line: int  # 1-based line where the entry starts

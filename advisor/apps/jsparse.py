@@ -11,7 +11,7 @@ Repository code is never run. Unknown forms evaluate to None.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from advisor.apps.pyeval import Val
 from advisor.model import CpuFormula, EnvVar, Source
@@ -184,7 +184,7 @@ class JsParser:
             if var is not None:
                 if var.value is None:
                     return Val(UNKNOWN, var.source), j
-                return Val(var.value, var.source.model_copy(update={"key": key})), j
+                return Val(var.value, replace(var.source, key=key)), j
             return Val(None, self.src(i, key=key), from_default=True), j
         if name in ("parseInt", "Number", "parseFloat") and self.at(i + 1, "("):
             v, j = self.expr(i + 2)
@@ -280,12 +280,11 @@ def _arith(a: Val | None, b: Val | None, op: str) -> Val | None:
     const = b.value if a.cpu else a.value
     if cpu is not None:
         if op == "+":
-            cpu = cpu.model_copy(update={"plus": cpu.plus + const})
+            cpu = replace(cpu, plus=cpu.plus + const)
         elif op == "*":
-            cpu = cpu.model_copy(update={"per_cpu": cpu.per_cpu * const,
-                                         "plus": cpu.plus * const})
+            cpu = replace(cpu, per_cpu=cpu.per_cpu * const, plus=cpu.plus * const)
         elif op == "-" and a.cpu:
-            cpu = cpu.model_copy(update={"plus": cpu.plus - const})
+            cpu = replace(cpu, plus=cpu.plus - const)
         else:
             return None
     value = {"+": a.value + b.value, "-": a.value - b.value, "*": a.value * b.value}[op]

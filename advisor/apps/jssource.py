@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from advisor.apps.base import StackContext, parse_int
 from advisor.apps.jsparse import UNKNOWN, JsParser, JsScope, Tok, module_consts, tokenize
@@ -49,8 +49,7 @@ def dependencies(ctx: StackContext) -> set[str]:
         try:
             data = json.loads(f.text)
         except json.JSONDecodeError as exc:
-            ctx.problem(ctx.container.source.model_copy(update={"path": f.path,
-                                                                "line": exc.lineno}),
+            ctx.problem(replace(ctx.container.source, path=f.path, line=exc.lineno),
                         f"package.json is not valid JSON: {exc.msg}", program="npm")
             continue
         for key in ("dependencies", "devDependencies", "optionalDependencies"):

@@ -6,6 +6,8 @@ Default read in knex 3.3.0, lib/client.js:230 (`getPoolSettings`: `{ min: 2, max
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from advisor.apps.base import StackContext
 from advisor.apps.jsparse import Tok, call_args, find_calls
 from advisor.apps.jssource import JsModule, as_int, get, js_modules, known, route_of
@@ -46,8 +48,8 @@ def _pool(cfg: Val, where: Source, ctx: StackContext) -> Pool | None:
     v = get(cfg, "pool", "max")
     n = as_int(v)
     if n:
-        return ctx.pool("Knex pool.max", n, v.source.model_copy(
-            update={"key": v.source.key or "pool.max"}), route=route)
+        return ctx.pool("Knex pool.max", n, replace(v.source, key=v.source.key or "pool.max"),
+                        route=route)
     return ctx.pool("Knex pool.max", DEFAULT_MAX,
                     Source.default_of("Knex 3.x default (pool min 2, max 10)", key="pool.max"),
                     route=route, bound="default", note=f"knex config at {where.label()}")

@@ -17,26 +17,23 @@ from __future__ import annotations
 import os
 from pathlib import PurePosixPath
 
-from pydantic import BaseModel, ConfigDict
-
 from advisor.apps.source import SKIP_DIRS
 from advisor.fs import InputError, Root
+from advisor.model import frozen
 
 MAX_DIRS = 20_000
 
 
-class BuildHints(BaseModel):
+@frozen
+class BuildHints:
     """What the repository says about images and their build directories (I/O done)."""
-
-    model_config = ConfigDict(frozen=True)
 
     dockerfile_dirs: tuple[str, ...] = ()  # relative to the root, "" for the root
     contexts: tuple[tuple[str, str, str], ...] = ()  # (image or service, context, where)
 
 
-class AppDirGuess(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
+@frozen
+class AppDirGuess:
     directory: str
     reason: str
 

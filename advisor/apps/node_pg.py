@@ -8,6 +8,8 @@ also 10. tests/test_apps_defaults.py runs the installed pg-pool under node to ch
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from advisor.apps.base import StackContext
 from advisor.apps.jsparse import call_args, find_calls
 from advisor.apps.jssource import as_int, get, imports_module, js_modules, known, route_of
@@ -38,8 +40,9 @@ def node_pg_pools(ctx: StackContext) -> list[Pool]:
                 v = get(opts, key)
                 n = as_int(v)
                 if n:
-                    pools.append(ctx.pool("node-postgres Pool max", n, v.source.model_copy(
-                        update={"key": v.source.key or key}), route=route))
+                    pools.append(ctx.pool("node-postgres Pool max", n,
+                                          replace(v.source, key=v.source.key or key),
+                                          route=route))
                     break
                 if v is not None and not known(v) and not v.from_default:
                     ctx.notices.append(f"{here.label()}: Pool {key} not readable statically; "

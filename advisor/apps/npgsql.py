@@ -11,6 +11,7 @@ src/Npgsql/NpgsqlConnectionStringBuilder.cs:837-840 (`[DefaultValue(100)] MaxPoo
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 from advisor.apps.base import StackContext, parse_int
 from advisor.apps.urls import route_from_url
@@ -61,7 +62,7 @@ def npgsql_pools(ctx: StackContext) -> list[Pool]:
     for var in ctx.container.env:
         if var.name.lower().startswith("connectionstrings__") and var.value is not None:
             name = var.name.split("__", 1)[1]
-            found[name] = (var.value, var.source.model_copy(update={"key": var.name}))
+            found[name] = (var.value, replace(var.source, key=var.name))
     pools: list[Pool] = []
     for name, (conn, src) in found.items():
         keys = _keys(conn)

@@ -9,6 +9,7 @@ the process may run on (the node's, unless CPU affinity is set), not the pod's C
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from urllib.parse import parse_qs, urlsplit
 
 from advisor.apps.base import StackContext, parse_int
@@ -62,7 +63,7 @@ def pgx_pools(ctx: StackContext) -> list[Pool]:
                 name = literal(g, toks[j - 2])
                 var = ctx.env(name or "")
                 if var is not None and var.value is not None:
-                    url, url_src = var.value, var.source.model_copy(update={"key": name})
+                    url, url_src = var.value, replace(var.source, key=name)
             here = Source(path=g.file.path, line=toks[i].line, key=f"pgxpool.{toks[i + 2].text}")
             route: Route | None = route_from_url(url, url_src) if url else \
                 route_from_env(ctx.container.env)
@@ -70,7 +71,7 @@ def pgx_pools(ctx: StackContext) -> list[Pool]:
             if max_conns is not None:
                 n, src = max_conns
             elif from_url is not None:
-                n, src = from_url, url_src.model_copy(update={"key": "pool_max_conns"})
+                n, src = from_url, replace(url_src, key="pool_max_conns")
             else:
                 pools.append(ctx.pool(
                     "pgxpool MaxConns", CPU_FORMULA.at(ctx.cpus),

@@ -12,6 +12,7 @@ or `new PrismaClient({ datasources: { db: { url } } })` / `datasourceUrl`; a lit
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from urllib.parse import parse_qs, urlsplit
 
 from advisor.apps.base import StackContext, parse_int
@@ -42,7 +43,7 @@ def _schema(ctx: StackContext) -> tuple[str | None, Source | None, bool]:
         if url.group(1):
             var = ctx.env(url.group(1))
             if var is not None and var.value is not None:
-                return var.value, var.source.model_copy(update={"key": url.group(1)}), True
+                return var.value, replace(var.source, key=url.group(1)), True
             ctx.notices.append(f"{f.path}:{url_line}: env({url.group(1)}) is not set in the "
                                "container with a known value")
             return None, Source(path=f.path, line=url_line, key=url.group(1)), True
@@ -59,7 +60,7 @@ def prisma_pools(ctx: StackContext) -> list[Pool]:
         query = parse_qs(urlsplit(url).query)
         n = parse_int((query.get("connection_limit") or [None])[-1])
         if n is not None and url_src is not None:
-            limit = (n, url_src.model_copy(update={"key": f"{url_src.key} connection_limit"}))
+            limit = (n, replace(url_src, key=f"{url_src.key} connection_limit"))
         if (query.get("pgbouncer") or [""])[-1] == "true":
             ctx.notices.append(f"Prisma pgbouncer=true ({url_src.label() if url_src else ''})")
     for module in js_modules(ctx, "connection_limit"):

@@ -24,27 +24,25 @@ Sources read (versions whose source was checked):
 from __future__ import annotations
 
 import re
-
-from pydantic import BaseModel, ConfigDict, Field
+from dataclasses import field, replace
 
 from advisor.apps.base import StackContext, parse_int
 from advisor.apps.cmdline import CommandLine, Word, command_line
 from advisor.apps.pyeval import PyScope, module_names, parse
 from advisor.apps.rubyeval import RubyScope, ruby_eval
-from advisor.model import CpuFormula, Source, Term
+from advisor.model import CpuFormula, Source, Term, frozen
 
 
-class ProcessInfo(BaseModel):
+@frozen
+class ProcessInfo:
     """How many processes share nothing in one container, and threads in each."""
-
-    model_config = ConfigDict(frozen=True)
 
     server: str = ""  # "gunicorn", "uvicorn", "celery", "puma", "sidekiq", "php-fpm", ...
     processes: Term | None = None  # None: one process
     threads: Term | None = None  # threads per process that may each hold a connection
     cpu_formula: CpuFormula | None = None  # when processes come from the CPU count
     cpus: Term | None = None
-    notes: list[str] = Field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
 
 
 def _basename(word: str) -> str:
@@ -74,9 +72,9 @@ def _word_source(word: Word, ctx: StackContext, key: str) -> Source:
     if word.from_env:
         var = ctx.env(word.from_env)
         if var is not None:
-            return var.source.model_copy(update={"key": word.from_env})
+            return replace(var.source, key=word.from_env)
     where = word.source.key
-    return word.source.model_copy(update={"key": f"{key} ({where})" if where else key})
+    return replace(word.source, key=f"{key} ({where})" if where else key)
 
 
 def _cpus_term(cpus: int, assumed: bool) -> Term:
@@ -126,7 +124,7 @@ def _gunicorn_conf(ctx: StackContext, path_hint: str | None, cpus: int
         v = names.get(key)
         if v is None:
             continue
-        out[key] = (v.value, v.source.model_copy(update={"key": v.source.key or key}), v.cpu)
+        out[key] = (v.value, replace(v.source, key=v.source.key or key), v.cpu)
     return out
 
 
@@ -207,8 +205,8 @@ def _celery(ctx: StackContext, words: list[Word], cpus: int, assumed: bool) -> P
         return ProcessInfo(server="celery", notes=["celery -P solo: one process, one task"])
     term = Term(label="Celery concurrency", value=n, source=src)
     if kind in ("threads", "gevent", "eventlet"):
-        return ProcessInfo(server="celery", threads=term.model_copy(
-            update={"label": f"Celery {kind} concurrency"}))
+        return ProcessInfo(server="celery",
+                           threads=replace(term, label=f"Celery {kind} concurrency"))
     return ProcessInfo(server="celery", processes=term, cpu_formula=cpu,
                        cpus=_cpus_term(cpus, assumed) if cpu else None)
 
@@ -274,7 +272,7 @@ def _puma(ctx: StackContext, words: list[Word], cpus: int, assumed: bool) -> Pro
                                                 applies_to="processes")
     elif w is not None and parse_int(str(w.value)) is not None:
         workers = (parse_int(str(w.value)), w.source)
-        cpu = w.cpu.model_copy(update={"applies_to": "processes"}) if w.cpu else None
+        cpu = replace(w.cpu, applies_to="processes") if w.cpu else None
     t = from_file.get("threads")
     if t is not None and parse_int(str(t.value)) is not None:
         threads = (parse_int(str(t.value)), t.source)
@@ -416,9 +414,9 @@ def detect_processes(ctx: StackContext, cpus: int, assumed: bool) -> ProcessInfo
         info = _sidekiq(ctx, words, cpus)
         count = ctx.env("SIDEKIQ_COUNT")
         if name == "sidekiqswarm" and count is not None and parse_int(count.value):
-            info = info.model_copy(update={"processes": Term(
+            info = replace(info, processes=Term(
                 label="sidekiqswarm SIDEKIQ_COUNT", value=parse_int(count.value),
-                source=ctx.env_source("SIDEKIQ_COUNT"))})
+                source=ctx.env_source("SIDEKIQ_COUNT")))
         return info
     if name.startswith("php-fpm"):
         return _php_fpm(ctx)

@@ -9,6 +9,8 @@ psycopg2.pool: `SimpleConnectionPool/ThreadedConnectionPool(minconn, maxconn, ds
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from advisor.apps.base import StackContext, parse_int
 from advisor.apps.pyeval import is_unknown
 from advisor.apps.pysource import arg, calls, python_modules, value_of
@@ -42,15 +44,16 @@ def psycopg_pools(ctx: StackContext) -> list[Pool]:
             min_n = parse_int(str(min_v.value)) if min_v and not is_unknown(min_v) else None
             label = f"psycopg_pool {kind} max_size"
             if max_n is not None:
-                pools.append(ctx.pool(label, max_n, max_v.source.model_copy(
-                    update={"key": max_v.source.key or "max_size"}), route=route))
+                pools.append(ctx.pool(label, max_n,
+                                      replace(max_v.source, key=max_v.source.key or "max_size"),
+                                      route=route))
             elif null and min_n in (None, 0):
-                pools.append(ctx.pool(label, 0, here.model_copy(update={"key": "max_size"}),
+                pools.append(ctx.pool(label, 0, replace(here, key="max_size"),
                                       route=route, bound="unbounded",
                                       note=f"{kind} without max_size: no limit"))
             elif min_n is not None:
-                pools.append(ctx.pool(label, min_n, min_v.source.model_copy(
-                    update={"key": "min_size (max_size unset = min_size)"}), route=route))
+                pools.append(ctx.pool(label, min_n, replace(
+                    min_v.source, key="min_size (max_size unset = min_size)"), route=route))
             else:
                 if arg(call, 99, "max_size") is not None or arg(call, 99, "min_size") is not None:
                     ctx.notices.append(f"{here.label()}: {kind} size not readable statically; "

@@ -12,7 +12,7 @@ Anything else is unknown (None): callers say so instead of guessing.
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from advisor.model import CpuFormula, EnvVar, Source
@@ -66,7 +66,7 @@ def _env_lookup(name: str, default: ast.expr | None, node: ast.AST, scope: PySco
     if var is not None:
         if var.value is None:
             return None  # from a secret/ref: not in the repository
-        return Val(var.value, var.source.model_copy(update={"key": name}))
+        return Val(var.value, replace(var.source, key=name))
     if default is None:
         return Val(None, scope.src(node, key=name), from_default=True)
     got = evaluate(default, scope)
@@ -98,11 +98,11 @@ def _linear(a: Val, b: Val, op: ast.operator) -> CpuFormula | bool | None:
     if not isinstance(const, int | float) or cpu.floor:
         return False
     if isinstance(op, ast.Add):
-        return cpu.model_copy(update={"plus": cpu.plus + const})
+        return replace(cpu, plus=cpu.plus + const)
     if isinstance(op, ast.Sub) and a.cpu is not None:
-        return cpu.model_copy(update={"plus": cpu.plus - const})
+        return replace(cpu, plus=cpu.plus - const)
     if isinstance(op, ast.Mult):
-        return cpu.model_copy(update={"per_cpu": cpu.per_cpu * const, "plus": cpu.plus * const})
+        return replace(cpu, per_cpu=cpu.per_cpu * const, plus=cpu.plus * const)
     return False
 
 
@@ -193,7 +193,7 @@ def _call(node: ast.Call, scope: PyScope) -> Val | None:
         if name == "max" and (a.cpu or b.cpu) and not (a.cpu and b.cpu):
             cpu, floor = (a.cpu, b.value) if a.cpu else (b.cpu, a.value)
             return Val(max(a.value, b.value), scope.src(node),
-                       cpu.model_copy(update={"floor": max(cpu.floor, floor)}))
+                       replace(cpu, floor=max(cpu.floor, floor)))
         if a.cpu or b.cpu:
             return None
         return Val(max(a.value, b.value) if name == "max" else min(a.value, b.value),

@@ -13,6 +13,7 @@ the reactive pool (`quarkus.datasource.reactive.max-size`) also defaults to 20.
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 from advisor.apps.base import StackContext, parse_int
 from advisor.apps.javaprops import PropError, parse_properties
@@ -81,7 +82,7 @@ def quarkus_pools(ctx: StackContext) -> list[Pool]:
             var = ctx.env(env_key)
             if var is not None and parse_int(var.value) is not None:
                 pools.append(ctx.pool(label, parse_int(var.value),
-                                      var.source.model_copy(update={"key": env_key}),
+                                      replace(var.source, key=env_key),
                                       route=route, per_process=False))
                 continue
             written = keys.get(f"{flavour}.max-size")

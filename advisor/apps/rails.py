@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 import warnings
+from dataclasses import replace
 from urllib.parse import parse_qs, urlsplit
 
 from advisor.apps.base import StackContext, parse_int
@@ -90,7 +91,7 @@ def rails_pools(ctx: StackContext) -> list[Pool]:
         url = cfg.get("url")
         url_src = None
         if index == 0 and url_var is not None and url_var.value:
-            url, url_src = url_var.value, url_var.source.model_copy(update={"key": "DATABASE_URL"})
+            url, url_src = url_var.value, replace(url_var.source, key="DATABASE_URL")
         if not (adapter.startswith(("postgres", "postgis")) or
                 (isinstance(url, str) and url.startswith(("postgres", "postgis")))):
             continue
@@ -109,8 +110,8 @@ def rails_pools(ctx: StackContext) -> list[Pool]:
             if isinstance(url, str) and url_src is not None else None
         key = "max_connections" if "max_connections" in cfg else "pool"
         if from_url is not None:
-            pools.append(ctx.pool(label, from_url, url_src.model_copy(
-                update={"key": "DATABASE_URL ?pool="}), route=route))
+            pools.append(ctx.pool(label, from_url, replace(url_src, key="DATABASE_URL ?pool="),
+                                  route=route))
             continue
         if key in cfg:
             line = _line(cfg, key)

@@ -11,6 +11,7 @@ Unknown forms return None.
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 from advisor.apps.pyeval import Val
 from advisor.model import CpuFormula, EnvVar, Source
@@ -151,7 +152,7 @@ class _Parser:
         if var is not None:
             if var.value is None:
                 return None
-            return Val(var.value, var.source.model_copy(update={"key": name.value}))
+            return Val(var.value, replace(var.source, key=name.value))
         if default is not None:
             return Val(default.value, self.scope.src(key=f"{name.value} (default)"),
                        default.cpu, from_default=True)

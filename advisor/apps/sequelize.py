@@ -9,6 +9,8 @@ Default read in sequelize v6.37.8, src/dialects/abstract/connection-manager.js:3
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from advisor.apps.base import StackContext
 from advisor.apps.jsparse import call_args, find_calls
 from advisor.apps.jssource import as_int, get, js_modules, known, route_of
@@ -41,8 +43,9 @@ def sequelize_pools(ctx: StackContext) -> list[Pool]:
                     (f" read[{i}]", None) for i in range(len(reads.value))]
             for suffix, route in copies:
                 if n:
-                    pools.append(ctx.pool(f"Sequelize pool.max{suffix}", n, v.source.model_copy(
-                        update={"key": v.source.key or "pool.max"}), route=route))
+                    pools.append(ctx.pool(f"Sequelize pool.max{suffix}", n,
+                                          replace(v.source, key=v.source.key or "pool.max"),
+                                          route=route))
                 else:
                     pools.append(ctx.pool(
                         f"Sequelize pool.max{suffix}", DEFAULT_MAX,

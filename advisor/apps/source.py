@@ -9,12 +9,11 @@ from __future__ import annotations
 
 import os
 import re
+from dataclasses import replace
 from pathlib import PurePosixPath
 
-from pydantic import BaseModel, ConfigDict, Field
-
 from advisor.fs import InputError, Root
-from advisor.model import ConfigProblem, Location
+from advisor.model import ConfigProblem, Location, frozen
 
 MAX_APP_FILES = 10_000  # source files read per application directory (~1 s)
 MAX_SOURCE_BYTES = 1024 * 1024  # larger source files are generated or vendored
@@ -64,9 +63,8 @@ _BY_SUFFIX = {
 }
 
 
-class AppFile(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
+@frozen
+class AppFile:
     path: str  # as shown to users: relative to the scanned root
     rel: str  # relative to the application directory
     kind: str  # "spring-config", "python", "js", "database-yml", ...
@@ -80,22 +78,21 @@ class AppFile(BaseModel):
         return PurePosixPath(self.rel).name
 
 
-class AppSource(BaseModel):
+@frozen
+class AppSource:
     """The files of one application directory (text already read, safely)."""
-
-    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
 
     root: Root
     directory: str  # relative to root, "" for the root itself
     files: tuple[AppFile, ...] = ()
     problems: tuple[ConfigProblem, ...] = ()
-    notices: tuple[str, ...] = Field(default=())
+    notices: tuple[str, ...] = ()
 
     def of_kind(self, *kinds: str) -> list[AppFile]:
         return [f for f in self.files if f.kind in kinds]
 
     def with_files(self, extra: list[AppFile]) -> AppSource:
-        return self.model_copy(update={"files": (*self.files, *extra)})
+        return replace(self, files=(*self.files, *extra))
 
 
 def mounted_app_file(display_path: str, key: str, text: str, *, mount_path: str,

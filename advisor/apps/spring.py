@@ -25,13 +25,12 @@ import json
 import re
 import shlex
 from collections.abc import Iterable
-
-from pydantic import BaseModel, ConfigDict
+from dataclasses import replace
 
 from advisor.apps.javaprops import PropError, parse_properties
 from advisor.apps.source import AppFile, AppSource
 from advisor.apps.yamlflat import YamlError, load_documents
-from advisor.model import ConfigProblem, Container, EnvVar, Location, Source
+from advisor.model import ConfigProblem, Container, EnvVar, Location, Source, frozen, record
 
 _ELEMENT = re.compile(r"\[[^\]]*\]|[^.\[\]]+")
 
@@ -57,20 +56,18 @@ def env_names(dashed: str) -> tuple[str, ...]:
     return (uniform,) if uniform == legacy else (uniform, legacy)
 
 
-class PropValue(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
+@frozen
+class PropValue:
     name: str  # as written
     value: str | None
     source: Source
     origin: str  # "config", "env", "system-property", "application-json", "argument"
 
 
-class SpringProps(BaseModel):
+@frozen
+class SpringProps:
     """Resolved view. Layers are kept apart so env names can be matched the way Spring
     maps them (both mapper forms) rather than through a lossy reverse mapping."""
-
-    model_config = ConfigDict(frozen=True)
 
     config: dict[str, PropValue]  # canonical name -> winning config-data value
     upper: tuple[dict[str, PropValue], ...]  # argument, application-json, system-property
@@ -90,7 +87,7 @@ class SpringProps(BaseModel):
             if var is None:
                 continue
             found = PropValue(name=name, value=var.value, origin="env",
-                              source=var.source.model_copy(update={"key": name}))
+                              source=replace(var.source, key=name))
             if var.value is None:
                 skipped.append(found)
                 continue
@@ -115,16 +112,16 @@ class SpringProps(BaseModel):
         sources: list[Source] = []
         text = self._expand(prop.value, prop, sources, problems, depth=0)
         if text is None:
-            return prop.model_copy(update={"value": None})
+            return replace(prop, value=None)
         if len(sources) == 1 and prop.value.strip().startswith("${") \
                 and prop.value.strip().endswith("}"):
-            return prop.model_copy(update={"value": text, "source": sources[0]})
-        return prop.model_copy(update={"value": text})
+            return replace(prop, value=text, source=sources[0])
+        return replace(prop, value=text)
 
     def _lookup(self, name: str) -> tuple[str | None, Source | None]:
         var = self.env.get(name)
         if var is not None:
-            return var.value, var.source.model_copy(update={"key": var.name})
+            return var.value, replace(var.source, key=var.name)
         found = self.get(name)
         if found is not None and found.value is not None:
             return found.value, found.source
@@ -154,8 +151,8 @@ class SpringProps(BaseModel):
                 value = self._expand(value, prop, [], problems, depth + 1)
             if value is None and colon:
                 value = self._expand(default, prop, [], problems, depth + 1)
-                source = prop.source.model_copy(
-                    update={"key": f"{prop.source.key or prop.name} (placeholder default)"})
+                source = replace(
+                    prop.source, key=f"{prop.source.key or prop.name} (placeholder default)")
             if value is None:
                 _problem(problems, prop.source,
                          f"{prop.name}: placeholder ${{{name}}} has no value in the "
@@ -193,7 +190,8 @@ def _problem(problems: list[ConfigProblem], source: Source, message: str,
 # --- reading config files ---------------------------------------------------------------
 
 
-class _Doc(BaseModel):
+@record
+class _Doc:
     file: AppFile
     entries: list[tuple[str, str | None, int]]  # (name, value, line)
     on_profile: str | None = None
@@ -263,7 +261,7 @@ def _args_of(container: Container) -> list[tuple[str, Source]]:
     words: list[tuple[str, Source]] = []
     for field, items in (("command", container.command), ("args", container.args)):
         for index, item in enumerate(items):
-            source = container.source.model_copy(update={"key": f"{field}[{index}]"})
+            source = replace(container.source, key=f"{field}[{index}]")
             if " " in item:
                 try:
                     parts = shlex.split(item)
@@ -290,7 +288,7 @@ def _system_props(container: Container) -> list[tuple[str, str, Source]]:
             for word in words:
                 if word.startswith("-D") and "=" in word:
                     name, _, value = word[2:].partition("=")
-                    out.append((name, value, var.source.model_copy(update={"key": var.name})))
+                    out.append((name, value, replace(var.source, key=var.name)))
     return out
 
 
@@ -328,7 +326,7 @@ def spring_properties(container: Container | None, app: AppSource | None,
         try:
             flat: list[tuple[str, str | None]] = []
             _flatten_json(json.loads(json_var.value), "", flat)
-            src = json_var.source.model_copy(update={"key": "SPRING_APPLICATION_JSON"})
+            src = replace(json_var.source, key="SPRING_APPLICATION_JSON")
             app_json = {canonical(n): PropValue(name=n, value=v, source=src,
                                                 origin="application-json") for n, v in flat}
         except json.JSONDecodeError as exc:

@@ -13,7 +13,7 @@ hold one.
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from advisor.apps.base import StackContext, parse_int
 from advisor.apps.pyeval import Val, dotted, is_unknown
@@ -79,11 +79,11 @@ def pool_from_options(path: str, line: int | None, options: dict[str, Opt | None
     poolclass = options.get("poolclass")
     pc = poolclass.text.rsplit(".", 1)[-1] if poolclass is not None else ""
     if pc == "NullPool":
-        return ctx.pool(f"{label} NullPool", 0, src.model_copy(update={"key": "poolclass"}),
+        return ctx.pool(f"{label} NullPool", 0, replace(src, key="poolclass"),
                         route=route, bound="unbounded",
                         note="NullPool: a new connection per checkout, no limit per process")
     if pc in _ONE_CONNECTION:
-        return ctx.pool(f"{label} {pc}", 1, src.model_copy(update={"key": "poolclass"}),
+        return ctx.pool(f"{label} {pc}", 1, replace(src, key="poolclass"),
                         route=route)
     size, size_text, size_default = _int(options.get("pool_size"), "pool_size",
                                          DEFAULT_POOL_SIZE, path, ctx)

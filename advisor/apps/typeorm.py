@@ -9,6 +9,8 @@ options as `Object.assign({}, { ..., max: options.poolSize }, options.extra ?? {
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from advisor.apps.base import StackContext
 from advisor.apps.jsparse import call_args, find_calls
 from advisor.apps.jssource import as_int, get, js_modules, known, route_of
@@ -40,8 +42,9 @@ def typeorm_pools(ctx: StackContext) -> list[Pool]:
                                                 for i in range(len(slaves.value))]
             for suffix, route in copies:
                 if n:
-                    pools.append(ctx.pool(f"TypeORM {key}{suffix}", n, v.source.model_copy(
-                        update={"key": v.source.key or key}), route=route))
+                    pools.append(ctx.pool(f"TypeORM {key}{suffix}", n,
+                                          replace(v.source, key=v.source.key or key),
+                                          route=route))
                 else:
                     pools.append(ctx.pool(f"TypeORM pg Pool max{suffix}", DEFAULT_MAX,
                                           DEFAULT_SOURCE, route=route, bound="default",

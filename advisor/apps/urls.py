@@ -16,6 +16,7 @@ Only host, port, database and user are kept (never the password). Formats:
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from urllib.parse import parse_qs, unquote
 
 from advisor.model import EnvVar, Route, Source
@@ -244,7 +245,7 @@ def route_from_env(env: tuple[EnvVar, ...]) -> Route | None:
     for name in _URL_VARS:
         var = by_name.get(name)
         if var is not None and var.value:
-            route = route_from_url(var.value, var.source.model_copy(update={"key": name}))
+            route = route_from_url(var.value, replace(var.source, key=name))
             if route is not None:
                 return route
     for _, host_var, port_var, db_var, user_var in _PART_FAMILIES:
@@ -262,12 +263,12 @@ def route_from_env(env: tuple[EnvVar, ...]) -> Route | None:
         return _route(
             {"host": host.value, "port": value_of(port_var), "dbname": value_of(db_var),
              "user": value_of(user_var)},
-            host.source.model_copy(update={"key": host_var}),
+            replace(host.source, key=host_var),
         )
     # Any other *_DATABASE_URL / *_DB_URL (e.g. ORDERS_DATABASE_URL).
     for var in env:
         if var.value and re.fullmatch(r"[A-Z0-9_]*(DATABASE|DB|POSTGRES|PG)_(URL|DSN)", var.name):
-            route = route_from_url(var.value, var.source.model_copy(update={"key": var.name}))
+            route = route_from_url(var.value, replace(var.source, key=var.name))
             if route is not None:
                 return route
     return None

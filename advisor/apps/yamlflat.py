@@ -10,14 +10,13 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from advisor.model import frozen
 
 MAX_NODES = 100_000
 
 
-class FlatEntry(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
+@frozen
+class FlatEntry:
     key: str
     value: str | None  # None for YAML null / empty
     line: int  # 1-based

@@ -101,7 +101,6 @@ def _load(path: Path):
     from pydantic import ValidationError
 
     from advisor.comment import CommentError
-    from advisor.model import CheckResult
     from advisor.report import json as json_report
 
     try:
@@ -113,7 +112,7 @@ def _load(path: Path):
         data = json.loads(text)
         if isinstance(data, dict) and "tool" in data:
             return json_report.load(text)
-        return CheckResult.model_validate_json(text)
+        return json_report.check_result_from(text)
     except ValidationError as exc:
         first = exc.errors()[0]
         at = ".".join(str(p) for p in first["loc"]) or "top level"

@@ -46,7 +46,7 @@ import os
 import re
 import tarfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -515,8 +515,8 @@ def _objects_of(root: Root, chart_path: Path, chart_rel: str, rendered: dict[str
         display = _template_display(chart_rel, subdirs, key)
         found, problems = k8s_objects(text, display, origin=f"helm:{chart_rel}")
         for p in problems:
-            out.problems.append(p.model_copy(update={"message": f"{p.message} (in the "
-                                                     "rendered output of this template)"}))
+            out.problems.append(replace(p, message=f"{p.message} (in the "
+                                                     "rendered output of this template)"))
         template = _template_text(root, display)
         mapping = _line_map(template, text) if template is not None else {}
         for index, obj in enumerate(found):
@@ -874,7 +874,7 @@ def _apply_traces(by_key: dict[Any, K8sObject], tracer: _Tracer) -> None:
         first = hits[0]
         how = "" if first.verbatim else " (derived)" if first.derived else " (part of)"
         names = ", ".join(h.leaf.source.key or ".".join(map(str, h.leaf.key)) for h in hits)
-        source = first.leaf.source.model_copy(update={"key": f"values: {names}{how}"})
+        source = replace(first.leaf.source, key=f"values: {names}{how}")
         obj.value_sources[field_path(*path)] = source
         value = get(obj.body, *path)
         if isinstance(value, str) and "\n" in value:
@@ -1064,8 +1064,7 @@ class _Builder:
     def src(self, field_keys: Key, *value_key: str | int) -> None:
         source = leaf_source(self.layers, (*self.prefix, *value_key))
         if source is not None:
-            self.sources[field_path(*field_keys)] = source.model_copy(
-                update={"key": f"values: {source.key}"})
+            self.sources[field_path(*field_keys)] = replace(source, key=f"values: {source.key}")
 
     def build(self, body: dict[str, Any], anchor: Source | None, chart_rel: str,
               namespace: str | None) -> K8sObject:

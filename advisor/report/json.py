@@ -14,11 +14,16 @@ A Term is {"label", "value", "source": {"path", "line", "key", "default"}}.
 from __future__ import annotations
 
 import json
+from dataclasses import asdict
 
-from advisor.model import CheckResult
+from advisor.model import CheckResult, Location
 from advisor.rules import Registry
 
 SCHEMA_VERSION = 1
+
+
+def _location(location: Location) -> dict:
+    return {k: v for k, v in asdict(location).items() if v is not None}
 
 
 def to_dict(result: CheckResult) -> dict:
@@ -34,25 +39,25 @@ def to_dict(result: CheckResult) -> dict:
             "total_peak": b.total_peak,
             "fits": b.fits,
             "terms": {
-                "version": b.version.model_dump(),
-                "max_connections": b.max_connections.model_dump(),
-                "reserved": [t.model_dump() for t in b.reserved],
-                "contributions": [c.model_dump() for c in b.contributions],
-                "not_subtracted": [n.model_dump() for n in b.not_subtracted],
-                "spread_over": b.spread_over.model_dump() if b.spread_over else None,
+                "version": asdict(b.version),
+                "max_connections": asdict(b.max_connections),
+                "reserved": [asdict(t) for t in b.reserved],
+                "contributions": [asdict(c) for c in b.contributions],
+                "not_subtracted": [asdict(n) for n in b.not_subtracted],
+                "spread_over": asdict(b.spread_over) if b.spread_over else None,
             },
-            "memory": b.memory.model_dump() if b.memory else None,
-            "location": b.location.model_dump(exclude_none=True),
+            "memory": asdict(b.memory) if b.memory else None,
+            "location": _location(b.location),
         })
     findings = []
     for f in result.findings:
         findings.append({
             "code": f.code, "name": f.name, "severity": f.severity.value,
             "message": f.message,
-            "location": f.location.model_dump(exclude_none=True),
-            "related": [{"location": r.location.model_dump(exclude_none=True),
+            "location": _location(f.location),
+            "related": [{"location": _location(r.location),
                          "message": r.message} for r in f.related],
-            "fix": f.fix.model_dump() if f.fix else None,
+            "fix": asdict(f.fix) if f.fix else None,
             "fingerprint": f.fingerprint,
             "subject": f.subject,
         })
@@ -68,24 +73,34 @@ def render(result: CheckResult, registry: Registry) -> str:
 
 def load(text: str) -> CheckResult:
     """Read this module's output back into a CheckResult (for `comment`, `--base`)."""
-    from advisor.model import Budget, Finding
-
     data = json.loads(text)
     if data.get("schema_version") != SCHEMA_VERSION:
         raise ValueError(f"unsupported pool-advisor JSON schema_version "
                          f"{data.get('schema_version')!r} (expected {SCHEMA_VERSION})")
-    budgets = [Budget(server=b["server"], server_id=b["server_id"], usable=b["usable"],
-                      peak=b["peak"], total_peak=b.get("total_peak"),
-                      spread_over=b["terms"].get("spread_over"),
-                      version=b["terms"]["version"],
-                      max_connections=b["terms"]["max_connections"],
-                      reserved=b["terms"]["reserved"],
-                      contributions=b["terms"]["contributions"],
-                      not_subtracted=b["terms"]["not_subtracted"], memory=b["memory"],
-                      location=b["location"]) for b in data["budgets"]]
-    findings = [Finding(code=f["code"], name=f["name"], severity=f["severity"],
-                        message=f["message"], location=f["location"],
-                        related=tuple(f["related"]), fix=f["fix"],
-                        subject=f.get("subject", "")) for f in data["findings"]]
-    return CheckResult(tool_version=data["tool"]["version"], roots=data["roots"],
-                       budgets=budgets, findings=findings, notices=data["notices"])
+    budgets = [{"server": b["server"], "server_id": b["server_id"], "usable": b["usable"],
+                "peak": b["peak"], "total_peak": b.get("total_peak"),
+                "spread_over": b["terms"].get("spread_over"),
+                "version": b["terms"]["version"],
+                "max_connections": b["terms"]["max_connections"],
+                "reserved": b["terms"]["reserved"],
+                "contributions": b["terms"]["contributions"],
+                "not_subtracted": b["terms"]["not_subtracted"], "memory": b["memory"],
+                "location": b["location"]} for b in data["budgets"]]
+    findings = [{"code": f["code"], "name": f["name"], "severity": f["severity"],
+                 "message": f["message"], "location": f["location"],
+                 "related": f["related"], "fix": f["fix"],
+                 "subject": f.get("subject", "")} for f in data["findings"]]
+    return check_result_from({"tool_version": data["tool"]["version"],
+                              "roots": data["roots"], "budgets": budgets,
+                              "findings": findings, "notices": data["notices"]})
+
+
+def check_result_from(data: dict | str | bytes) -> CheckResult:
+    """A CheckResult from plain data or JSON text, validated by pydantic (the boundary
+    where these dataclasses meet outside input); pydantic.ValidationError if bad."""
+    from pydantic import TypeAdapter
+
+    adapter = TypeAdapter(CheckResult)
+    if isinstance(data, str | bytes):
+        return adapter.validate_json(data)
+    return adapter.validate_python(data)

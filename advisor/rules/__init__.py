@@ -13,9 +13,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from pydantic import BaseModel
-
-from advisor.model import Severity
+from advisor.model import Severity, record
+from advisor.options import OPTIONS_CONFIG
 
 if TYPE_CHECKING:
     from advisor.context import RuleContext
@@ -24,8 +23,9 @@ if TYPE_CHECKING:
 RuleFunc = Callable[["Topology", "RuleContext"], Iterable["Finding"]]
 
 
-class NoOptions(BaseModel):
-    pass
+@record
+class NoOptions:
+    __pydantic_config__ = OPTIONS_CONFIG
 
 
 @dataclass(frozen=True)
@@ -35,7 +35,7 @@ class Rule:
     severity: Severity
     summary: str
     func: RuleFunc
-    options: type[BaseModel] = NoOptions
+    options: type = NoOptions
     module: str = ""
 
     @property
@@ -72,7 +72,7 @@ def rule(
     name: str,
     severity: Severity,
     summary: str,
-    options: type[BaseModel] = NoOptions,
+    options: type = NoOptions,
 ) -> Callable[[RuleFunc], RuleFunc]:
     """Declare a rule. Collected by `load_rules()`; the decorator itself keeps no state
     beyond the module-level pending list that `load_rules` drains into a Registry."""

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from pydantic import BaseModel, ConfigDict, Field
-
 from advisor.arith import num
 from advisor.context import RuleContext
-from advisor.model import Finding, Fix, Severity, Topology
+from advisor.model import Finding, Fix, Severity, Topology, record
+from advisor.options import OPTIONS_CONFIG, in_range
 from advisor.rules import rule
 from advisor.rules._app_pools import (
     location_of,
@@ -20,14 +19,19 @@ from advisor.rules._app_pools import (
 )
 
 
-class CpuOptions(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+@record
+class CpuOptions:
+    __pydantic_config__ = OPTIONS_CONFIG
 
     # The CPU count of the nodes the pods run on (logical CPUs, as runtime.NumCPU and
     # os.cpu_count see them). Unset: the message shows a few common node sizes.
-    node_cpus: int | None = Field(default=None, ge=1, le=1024)
+    node_cpus: int | None = None
     # Logical CPUs per physical core, for libraries that count physical cores (Prisma).
-    threads_per_core: int = Field(default=2, ge=1, le=8)
+    threads_per_core: int = 2
+
+    def __post_init__(self) -> None:
+        in_range(self, "node_cpus", 1, 1024)
+        in_range(self, "threads_per_core", 1, 8)
 
 
 _EXAMPLE_SIZES = (2, 8, 32, 96)

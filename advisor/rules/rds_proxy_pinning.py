@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from pydantic import BaseModel, ConfigDict, Field
-
 from advisor.arith import num
 from advisor.context import RuleContext
 from advisor.model import (
@@ -17,7 +15,9 @@ from advisor.model import (
     Severity,
     SqlHazard,
     Topology,
+    record,
 )
+from advisor.options import OPTIONS_CONFIG
 from advisor.rules import rule
 from advisor.rules._transaction_mode import is_suppressed
 
@@ -90,14 +90,13 @@ PIN_CONDITIONS: dict[str, tuple[str, str, str]] = {
 SCOPED = frozenset({"scoped-set"})
 
 
-class PinningOptions(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+@record
+class PinningOptions:
+    __pydantic_config__ = OPTIONS_CONFIG
 
-    include_scoped_set: bool = Field(
-        default=True,
-        description="report SET LOCAL, SET TRANSACTION and set_config(..., true): AWS's "
-        "PostgreSQL list names SET commands with no exception for transaction-scoped ones",
-    )
+    # report SET LOCAL, SET TRANSACTION and set_config(..., true): AWS's PostgreSQL list
+    # names SET commands with no exception for transaction-scoped ones
+    include_scoped_set: bool = True
 
 
 @rule(

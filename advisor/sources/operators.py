@@ -70,10 +70,9 @@ instance) also goes to the replicas' Server, which overstates the load per insta
 from __future__ import annotations
 
 import re
+from dataclasses import field, replace
 from pathlib import Path
 from typing import Any
-
-from pydantic import BaseModel, ConfigDict, Field
 
 from advisor.fs import Root
 from advisor.model import (
@@ -88,6 +87,7 @@ from advisor.model import (
     Setting,
     Source,
     Term,
+    record,
 )
 from advisor.render import field_source, text_origin
 from advisor.sources.k8s import K8sObject, block_offset, get
@@ -145,16 +145,15 @@ ZALANDO_MAX_CLIENT_CONN = 10000  # constants.ConnectionPoolerMaxClientConnection
 ZALANDO_MODE = "transaction"  # constants.ConnectionPoolerDefaultMode
 
 
-class OperatorEntities(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    servers: list[Server] = Field(default_factory=list)
-    poolers: list[Pooler] = Field(default_factory=list)
+@record
+class OperatorEntities:
+    servers: list[Server] = field(default_factory=list)
+    poolers: list[Pooler] = field(default_factory=list)
     # hostname (name, name.ns, name.ns.svc, name.ns.svc.cluster.local) -> (kind, id)
-    services: dict[str, tuple[str, str]] = Field(default_factory=dict)
-    problems: list[ConfigProblem] = Field(default_factory=list)
-    notices: list[str] = Field(default_factory=list)
-    claimed: list[str] = Field(default_factory=list)  # K8sObject refs represented here
+    services: dict[str, tuple[str, str]] = field(default_factory=dict)
+    problems: list[ConfigProblem] = field(default_factory=list)
+    notices: list[str] = field(default_factory=list)
+    claimed: list[str] = field(default_factory=list)  # K8sObject refs represented here
 
 
 def operator_entities(objects: list[K8sObject], *, version_default: int = 15,
@@ -560,7 +559,7 @@ def _zalando_pooler(ctx: _Ctx, obj: K8sObject, name: str, server_id: str, target
     base = ("spec", "connectionPooler")
     replicas = _term(obj, "pooler pods", (*base, "numberOfInstances"), ZALANDO_POOLER_INSTANCES,
                      "Zalando operator configuration connection_pooler_number_of_instances")
-    replicas = replicas.model_copy(update={"value": max(1, replicas.value)})
+    replicas = replace(replicas, value=max(1, replicas.value))
     max_db = _term(obj, "maxDBConnections", (*base, "maxDBConnections"),
                    ZALANDO_MAX_DB_CONNECTIONS,
                    "Zalando operator connection_pooler_max_db_connections default")
@@ -575,12 +574,12 @@ def _zalando_pooler(ctx: _Ctx, obj: K8sObject, name: str, server_id: str, target
     version = BouncerVersion()
     values = {
         "max_db_connections": (str(per_pod), derived),
-        "default_pool_size": (str(default_size), derived.model_copy(
-            update={"default": f"{how}; default pool size = {per_pod} // 2"})),
-        "min_pool_size": (str(min_size), derived.model_copy(
-            update={"default": f"{how}; min pool size = {default_size} // 2"})),
-        "reserve_pool_size": (str(min_size), derived.model_copy(
-            update={"default": f"{how}; reserve = min pool size {min_size}"})),
+        "default_pool_size": (str(default_size), replace(
+            derived, default=f"{how}; default pool size = {per_pod} // 2")),
+        "min_pool_size": (str(min_size), replace(
+            derived, default=f"{how}; min pool size = {default_size} // 2")),
+        "reserve_pool_size": (str(min_size), replace(
+            derived, default=f"{how}; reserve = min pool size {min_size}")),
         "max_client_conn": (str(ZALANDO_MAX_CLIENT_CONN), Source.default_of(
             "Zalando operator constant ConnectionPoolerMaxClientConnections",
             key="max_client_conn")),
@@ -806,8 +805,8 @@ def settings_from_postgres_args(obj: K8sObject, container_keys: tuple[str | int,
 
     settings: dict[str, Setting] = {}
     problems: list[ConfigProblem] = []
-    for field in ("command", "args"):
-        items = get(obj.body, *container_keys, field)
+    for part in ("command", "args"):
+        items = get(obj.body, *container_keys, part)
         if not isinstance(items, list):
             continue
         words = [str(x) for x in items]
@@ -819,7 +818,7 @@ def settings_from_postgres_args(obj: K8sObject, container_keys: tuple[str | int,
                 else words[i:i + 1]
             at = i + len(chunk) - 1  # the item holding name=value
             found, probs = parse_postgres_args_checked(chunk, _src(obj, *container_keys,
-                                                                   field, at), version)
+                                                                   part, at), version)
             settings.update(found)
             problems.extend(probs)
     return settings, problems

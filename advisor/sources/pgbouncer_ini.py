@@ -34,8 +34,6 @@ from bisect import bisect_right
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from pydantic import BaseModel, ConfigDict, Field
-
 from advisor.fs import InputError, Root
 from advisor.model import (
     BouncerVersion,
@@ -47,6 +45,7 @@ from advisor.model import (
     Setting,
     Source,
     Term,
+    record,
 )
 from advisor.pgbouncer import (
     c_atoi,
@@ -65,24 +64,23 @@ _KEY_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123
 PROGRAM = "PgBouncer"
 
 
-class PgBouncerIni(BaseModel):
+@record
+class PgBouncerIni:
     """What PgBouncer would load from one pgbouncer.ini (and its includes)."""
-
-    model_config = ConfigDict(extra="forbid")
 
     path: str
     version: BouncerVersion
-    settings: dict[str, Setting] = Field(default_factory=dict)  # explicit [pgbouncer] values
-    databases: list[PoolerDatabase] = Field(default_factory=list)  # one per name, `*` too
-    users: list[PoolerUser] = Field(default_factory=list)
-    problems: list[ConfigProblem] = Field(default_factory=list)
-    files: list[str] = Field(default_factory=list)
-    suppressions: dict[str, dict[int, list[str]]] = Field(default_factory=dict)
+    settings: dict[str, Setting] = field(default_factory=dict)  # explicit [pgbouncer] values
+    databases: list[PoolerDatabase] = field(default_factory=list)  # one per name, `*` too
+    users: list[PoolerUser] = field(default_factory=list)
+    problems: list[ConfigProblem] = field(default_factory=list)
+    files: list[str] = field(default_factory=list)
+    suppressions: dict[str, dict[int, list[str]]] = field(default_factory=dict)
     # The ERROR lines PgBouncer logs (with its own file:line) before
     # "FATAL cannot load config file"; empty when it would start.
-    refusal: list[str] = Field(default_factory=list)
+    refusal: list[str] = field(default_factory=list)
     # Raw connection-string pairs of each [databases] entry (password left out).
-    database_params: dict[str, dict[str, str]] = Field(default_factory=dict)
+    database_params: dict[str, dict[str, str]] = field(default_factory=dict)
 
     @property
     def fatal(self) -> bool:

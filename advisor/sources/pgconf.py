@@ -26,14 +26,12 @@ import os
 import posixpath
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-
-from pydantic import BaseModel, ConfigDict, Field
 
 from advisor import pgguc
 from advisor.fs import InputError, Root
-from advisor.model import ConfigProblem, Location, Setting, Source
+from advisor.model import ConfigProblem, Location, Setting, Source, record
 from advisor.suppress import scan_suppressions
 
 PROGRAM = "PostgreSQL"
@@ -42,13 +40,12 @@ MAX_DEPTH = 10  # CONF_FILE_MAX_DEPTH
 MAX_SYNTAX_ERRORS = 100  # per file, then the file is abandoned
 
 
-class PgConf(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    settings: dict[str, Setting] = Field(default_factory=dict)  # by lower-case name
-    problems: list[ConfigProblem] = Field(default_factory=list)
-    files: list[str] = Field(default_factory=list)  # display paths, in reading order
-    suppressions: dict[str, dict[int, list[str]]] = Field(default_factory=dict)
+@record
+class PgConf:
+    settings: dict[str, Setting] = field(default_factory=dict)  # by lower-case name
+    problems: list[ConfigProblem] = field(default_factory=list)
+    files: list[str] = field(default_factory=list)  # display paths, in reading order
+    suppressions: dict[str, dict[int, list[str]]] = field(default_factory=dict)
 
 
 # --- the lexer (guc-file.l) ---------------------------------------------------------
@@ -524,7 +521,7 @@ def read_pgconf(
             text = root.read_text(abs_main)
         except InputError as exc:
             reader.fatal(exc.path, exc.line, exc.message)
-            reader.problems[-1] = reader.problems[-1].model_copy(update={"program": "pool-advisor"})
+            reader.problems[-1] = replace(reader.problems[-1], program="pool-advisor")
             return _result(reader, {})
     main = _File(abs_main, display, text.removeprefix("\ufeff"), line_offset)
     ok = reader.parse_fp(main, 0)
@@ -641,7 +638,7 @@ def parse_postgres_args_checked(
             continue
         param = param_of(name)
         key = param.name.lower() if param else name.lower()
-        src = source.model_copy(update={"key": key})
+        src = replace(source, key=key)
         if param is None:
             if "." not in name:
                 if version == pgguc.TABLE_VERSION:

@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import ast
 import re
+from dataclasses import replace
 from pathlib import PurePosixPath
 from urllib.parse import parse_qsl, unquote, urlsplit
 
@@ -458,7 +459,7 @@ def _key_value_file(path: str, text: str, kind: str) -> list[SqlHazard]:
             sql = value.strip("\"'")
             for h in scan_sql_text(sql, Location(path=path, line=n), origin=ORIGIN).hazards:
                 found.append(
-                    h.model_copy(update={"detail": f"HikariCP connectionInitSql: {h.detail}"})
+                    replace(h, detail=f"HikariCP connectionInitSql: {h.detail}")
                 )
         elif low == "pgoptions" and value:
             found.append(
@@ -496,4 +497,4 @@ def env_hazards(env: EnvVar, client_id: str | None = None) -> list[SqlHazard]:
         found = [_hazard("startup-parameter", f"options: {env.value}", env.source.path, line)]
     else:
         found = connection_string_hazards(env.value, env.source.path, line)
-    return [h.model_copy(update={"client_id": client_id}) for h in found]
+    return [replace(h, client_id=client_id) for h in found]

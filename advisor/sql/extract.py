@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import ast
 import re
+from dataclasses import replace
 from pathlib import PurePosixPath
 
 from advisor.fs import InputError, Root
@@ -327,7 +328,7 @@ def _apply_suppressions(hazards: list[SqlHazard], text: str) -> list[SqlHazard]:
         line = h.location.line or 0
         lines = {line - 1, line, h.location.end_line or line}
         codes = tuple(c for at in sorted(lines) for c in marks.get(at, ()))
-        result.append(h.model_copy(update={"suppressed": codes}) if codes else h)
+        result.append(replace(h, suppressed=codes) if codes else h)
     return result
 
 
@@ -354,5 +355,5 @@ def assign_clients(hazards: list[SqlHazard], source_dirs: dict[str, str]) -> lis
         if not owners or h.client_id is not None:
             mapped.append(h)
             continue
-        mapped.extend(h.model_copy(update={"client_id": cid}) for cid in sorted(owners))
+        mapped.extend(replace(h, client_id=cid) for cid in sorted(owners))
     return mapped

@@ -1,0 +1,238 @@
+"""YAML with positions, read fast: libyaml (PyYAML's C parser) composes the node tree,
+and this module builds plain dicts and lists from it that carry the `lc` line/column
+interface of ruamel.yaml's round-trip loader (`lc.line`, `lc.col`, `lc.key(k)`,
+`lc.value(k)`, `lc.item(i)`, `lc.data`), which advisor.sources.k8s and the renderers
+read and rewrite.
+
+Why not ruamel.yaml's round-trip loader itself: it is pure Python and was most of the
+time `check` spent on a small repository (51 ms of YAML for the 5 manifests of
+fixtures/acme-shop, against 1.6 ms for libyaml's parse). ruamel.yaml still reads what
+it must keep byte for byte (advise --write, Helm values for their comments).
+
+Scalars resolve as ruamel.yaml's round-trip loader resolves them (YAML 1.2 core
+schema: `yes`/`on` stay strings, `True`/`TRUE` are booleans, `0o17` is octal, `017`
+decimal, `_` allowed in numbers), checked against ruamel.yaml by
+tests/test_yamlpos.py, with two deliberate differences:
+- a key written twice keeps its last value, as Kubernetes (sigs.k8s.io/yaml) does;
+  ruamel.yaml with allow_duplicate_keys keeps the first;
+- dates and timestamps stay the strings they are written as.
+Aliases share one object, as in ruamel.yaml, so alias bombs stay small in memory and
+advisor.sources.k8s can refuse them by their expanded size. Merge keys (`<<`) merge.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Any
+
+import yaml
+from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+from yaml.resolver import BaseResolver
+
+try:  # libyaml; the pure-Python parser gives the same nodes, only slower
+    from yaml.cyaml import CParser as _Parser
+except ImportError:  # pragma: no cover - PyYAML built without libyaml
+    from yaml.composer import Composer
+    from yaml.parser import Parser
+    from yaml.reader import Reader
+    from yaml.scanner import Scanner
+
+    class _Parser(Reader, Scanner, Parser, Composer):  # type: ignore[no-redef]
+        def __init__(self, stream: str) -> None:
+            Reader.__init__(self, stream)
+            Scanner.__init__(self)
+            Parser.__init__(self)
+            Composer.__init__(self)
+
+YAMLError = yaml.YAMLError
+MarkedYAMLError = yaml.MarkedYAMLError
+
+_TAG = "tag:yaml.org,2002:"
+
+
+class LineCol:
+    """0-based positions, laid out as ruamel.yaml's LineCol: for a mapping,
+    data[key] = [key line, key col, value line, value col]; for a sequence,
+    data[index] = [line, col]."""
+
+    __slots__ = ("col", "data", "line")
+
+    def __init__(self, line: int, col: int) -> None:
+        self.line = line
+        self.col = col
+        self.data: dict[Any, list[int]] = {}
+
+    def key(self, k: Any) -> tuple[int, int]:
+        pos = self.data[k]
+        return pos[0], pos[1]
+
+    def value(self, k: Any) -> tuple[int, int]:
+        pos = self.data[k]
+        return pos[2], pos[3]
+
+    def item(self, index: int) -> tuple[int, int]:
+        pos = self.data[index]
+        return pos[0], pos[1]
+
+
+class PosMap(dict):
+    """A mapping with its positions (`lc`)."""
+
+    __slots__ = ("lc",)
+
+
+class PosList(list):
+    """A sequence with its positions (`lc`)."""
+
+    __slots__ = ("lc",)
+
+
+class BlockStr(str):
+    """A block scalar (`|` or `>`): its content starts on the line after the key."""
+
+    __slots__ = ("style",)
+
+
+class _Resolver(BaseResolver):
+    """YAML 1.2 core schema for plain scalars, as ruamel.yaml's round-trip loader."""
+
+
+def _implicit(tag: str, pattern: str, first: str | list[str]) -> None:
+    _Resolver.add_implicit_resolver(_TAG + tag, re.compile(pattern, re.X), list(first))
+
+
+_implicit("bool", r"^(?:true|True|TRUE|false|False|FALSE)$", "tTfF")
+_implicit("int", r"""^(?:[-+]?0b[0-1_]+
+                    |[-+]?0o?[0-7_]+
+                    |[-+]?[0-9_]+
+                    |[-+]?0x[0-9a-fA-F_]+)$""", "-+0123456789")
+_implicit("float", r"""^(?:[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+]?[0-9]+)?
+                      |[-+]?(?:[0-9][0-9_]*)(?:[eE][-+]?[0-9]+)
+                      |[-+]?\.[0-9_]+(?:[eE][-+][0-9]+)?
+                      |[-+]?\.(?:inf|Inf|INF)
+                      |\.(?:nan|NaN|NAN))$""", "-+0123456789.")
+_implicit("merge", r"^(?:<<)$", "<")
+_implicit("null", r"^(?:~|null|Null|NULL|)$", ["~", "n", "N", ""])
+
+
+class _Loader(_Parser, _Resolver):
+    def __init__(self, stream: str) -> None:
+        _Parser.__init__(self, stream)
+        _Resolver.__init__(self)
+
+
+def load_all(text: str) -> Iterator[Any]:
+    """The documents of a YAML stream: PosMap/PosList/scalars (None for empty ones).
+    Raises yaml.YAMLError (MarkedYAMLError with 0-based marks for syntax errors)."""
+    loader = _Loader(text)
+    try:
+        while loader.check_node():
+            node = loader.get_node()
+            yield None if node is None else _Builder().build(node)
+    finally:
+        loader.dispose()
+
+
+def load(text: str) -> Any:
+    """The first document of `text` (None when empty)."""
+    return next(load_all(text), None)
+
+
+class _Builder:
+    """Python values from one document's nodes; an alias is the same object."""
+
+    def __init__(self) -> None:
+        self.done: dict[int, Any] = {}
+
+    def build(self, node: Node) -> Any:
+        found = self.done.get(id(node))
+        if found is not None:
+            return found
+        if isinstance(node, ScalarNode):
+            return _scalar(node)
+        if isinstance(node, SequenceNode):
+            seq = PosList()
+            seq.lc = LineCol(node.start_mark.line, node.start_mark.column)
+            self.done[id(node)] = seq
+            for i, child in enumerate(node.value):
+                seq.lc.data[i] = [child.start_mark.line, child.start_mark.column]
+                seq.append(self.build(child))
+            return seq
+        mapping = PosMap()
+        mapping.lc = LineCol(node.start_mark.line, node.start_mark.column)
+        self.done[id(node)] = mapping
+        merged: list[MappingNode] = []
+        for key_node, value_node in node.value:
+            if key_node.tag == _TAG + "merge":
+                merged.extend(_merge_sources(value_node))
+                continue
+            key = self.build(key_node)
+            try:
+                hash(key)
+            except TypeError:
+                raise yaml.constructor.ConstructorError(
+                    "while constructing a mapping", node.start_mark,
+                    "found unhashable key", key_node.start_mark) from None
+            mapping.pop(key, None)  # the last of a repeated key wins, in its place
+            mapping[key] = self.build(value_node)
+            mapping.lc.data[key] = [key_node.start_mark.line, key_node.start_mark.column,
+                                    value_node.start_mark.line, value_node.start_mark.column]
+        for source in merged:  # written keys win over merged ones; earlier merges first
+            for key, value in self.build(source).items():
+                mapping.setdefault(key, value)
+        return mapping
+
+
+def _merge_sources(node: Node) -> list[MappingNode]:
+    if isinstance(node, MappingNode):
+        return [node]
+    if isinstance(node, SequenceNode) and all(isinstance(x, MappingNode) for x in node.value):
+        return list(node.value)
+    raise yaml.constructor.ConstructorError(
+        "while constructing a mapping", None,
+        f"expected a mapping or list of mappings for merging, but found {node.id}",
+        node.start_mark)
+
+
+def _scalar(node: ScalarNode) -> Any:
+    tag, text = node.tag, node.value
+    if tag == _TAG + "str" or not tag.startswith(_TAG):
+        if node.style in ("|", ">"):
+            block = BlockStr(text)
+            block.style = node.style
+            return block
+        return text
+    kind = tag[len(_TAG):]
+    try:
+        if kind == "null":
+            return None
+        if kind == "bool":
+            return text.lower() == "true"
+        if kind == "int":
+            return _int(text)
+        if kind == "float":
+            return _float(text)
+    except ValueError:
+        raise yaml.constructor.ConstructorError(
+            None, None, f"invalid {kind} value {text!r}", node.start_mark) from None
+    return text  # timestamps, binary, merge keys used as values: the text
+
+
+def _int(text: str) -> int:
+    digits = text.replace("_", "")
+    sign = -1 if digits.startswith("-") else 1
+    digits = digits.lstrip("+-")
+    for prefix, base in (("0b", 2), ("0x", 16), ("0o", 8)):
+        if digits.startswith(prefix):
+            return sign * int(digits[2:], base)
+    return sign * int(digits, 10)
+
+
+def _float(text: str) -> float:
+    digits = text.replace("_", "").lower()
+    if digits.endswith(".inf"):
+        return float("-inf") if digits.startswith("-") else float("inf")
+    if digits.endswith(".nan"):
+        return float("nan")
+    return float(digits)

@@ -1,0 +1,83 @@
+"""advisor.config.Settings (what the engine reads, a plain dataclass) and
+advisor.config_schema.SettingsFile (the file's pydantic schema) stay in step."""
+
+from dataclasses import MISSING, fields
+from pathlib import Path
+
+import pytest
+
+from advisor.config import Settings, load_settings
+from advisor.config_schema import SettingsFile
+from advisor.fs import InputError
+
+
+def _dataclass_defaults() -> dict:
+    out = {}
+    for f in fields(Settings):
+        out[f.name] = f.default_factory() if f.default_factory is not MISSING else f.default
+    return out
+
+
+def test_same_fields_and_defaults():
+    ours = _dataclass_defaults()
+    origin = ours.pop("origin")
+    assert origin is None
+    schema = SettingsFile()
+    assert set(ours) == set(SettingsFile.model_fields)
+    assert ours == {name: getattr(schema, name) for name in ours}
+
+
+def test_loaded_file_becomes_the_dataclass(tmp_path: Path):
+    cfg = tmp_path / ".pool-advisor.toml"
+    cfg.write_text('fail-on = "error"\nheadroom = 4\nnode-cpus = 8\n'
+                   '[[servers]]\nname = "rds"\nmax_connections = 400\nmemory = "16GiB"\n'
+                   '[rules.PA301]\nnodes_per_query = 3\n')
+    settings = load_settings(cfg, "cfg.toml")
+    assert isinstance(settings, Settings)
+    assert (settings.fail_on, settings.headroom, settings.node_cpus) == ("error", 4, 8)
+    assert settings.servers[0].memory == 16 * 1024**3
+    assert settings.rules == {"PA301": {"nodes_per_query": 3}}
+    assert settings.origin == "cfg.toml"
+
+
+def test_unknown_key_is_an_error_at_its_line(tmp_path: Path):
+    cfg = tmp_path / ".pool-advisor.toml"
+    cfg.write_text('headroom = 2\n\n[[servers]]\nname = "x"\nmax_conections = 3\n')
+    with pytest.raises(InputError) as info:
+        load_settings(cfg, "cfg.toml")
+    assert info.value.line == 5 and "unknown key" in info.value.message
+
+
+def test_no_file_builds_no_pydantic_model():
+    assert load_settings(None) == Settings()
+
+
+@pytest.mark.parametrize(("table", "message"), [
+    ("[rules.PA301]\nnodes_per_query = 0\n",
+     "[rules.PA301] nodes_per_query: Input should be greater than or equal to 1"),
+    ("[rules.PA103]\nthreads_per_core = 9\n",
+     "[rules.PA103] threads_per_core: Input should be less than or equal to 8"),
+    ("[rules.PA301]\nnodes = 3\n", "[rules.PA301] nodes: Unexpected keyword argument"),
+    ("[rules.PA411]\ninclude_scoped_set = 'maybe'\n",
+     "[rules.PA411] include_scoped_set: Input should be a valid boolean"),
+])
+def test_rule_options_are_validated(tmp_path: Path, table: str, message: str):
+    from advisor.engine import UsageError, run_check
+
+    (tmp_path / ".pool-advisor.toml").write_text(table)
+    (tmp_path / "postgresql.conf").write_text("max_connections = 10\n")
+    with pytest.raises(UsageError) as info:
+        run_check([str(tmp_path)])
+    assert message in str(info.value)
+
+
+def test_rule_options_reach_the_rule(tmp_path: Path):
+    from advisor.budget import MemoryOptions
+    from advisor.engine import CheckOptions, memory_options, project_settings
+    from advisor.rules import load_rules
+
+    (tmp_path / ".pool-advisor.toml").write_text(
+        '[rules.PA301]\nnodes_per_query = "3"\nbackend_overhead = "3MB"\n')
+    settings = project_settings([str(tmp_path)], CheckOptions())
+    assert memory_options(settings, load_rules()) == MemoryOptions(
+        nodes_per_query=3, backend_overhead="3MB")

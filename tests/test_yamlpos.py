@@ -1,0 +1,140 @@
+"""advisor.yamlpos (libyaml + positions) against ruamel.yaml's round-trip loader, which
+it replaces for reading manifests: the same values and the same line/column of every
+key, value and item, over every YAML file of the fixtures and a corpus of scalars."""
+
+from __future__ import annotations
+
+import datetime
+import math
+import warnings
+from pathlib import Path
+
+import pytest
+from ruamel.yaml import YAML
+
+from advisor import yamlpos
+
+REPO = Path(__file__).resolve().parent.parent
+
+# Plain scalars whose type a YAML 1.1 reader (PyYAML's own resolver) and a 1.2 one
+# (ruamel.yaml, Kubernetes' JSON-compatible view) tell apart, and numbers in every form.
+SCALARS = [
+    "on", "yes", "no", "off", "y", "n", "True", "TRUE", "tRue", "true", "false", "False",
+    "FALSE", "0o17", "017", "0x1F", "-0x1F", "+0x1f", "0X1F", "1_000", "1:30", "~", "null",
+    "Null", "NULL", "nULL", "", ".inf", "-.Inf", "+.inf", ".NaN", ".nan", "NaN", "1e3",
+    "1E3", "1e+3", "1.5e-3", "1.5", "+1", "-0", "0b101", "-0b11", "12e03", ".5", "+.5",
+    "-.5", "1.", "-1.", "0.", "00", "09", "0o8", "08", "1__2", "_1", "1_", "0x_1",
+    "3.14_15", "1,000", "12:30:45", "0.0.1", "v1", "1.2.3", "apps/v1", "'3'", '"3"',
+    "!!str 3", "!!int '3'", "!!float 3", "!!bool true", "!!null ''", "1e", "e3", ".e3",
+    "1.e3", "-", "+", "--1", "0o", "0x", "0b", "1 2", "8080", "80m", "2Gi", "512Mi", "0.5",
+    "100%", "|\n  a\n  b", ">\n  folded\n  text", "|-\n  x", "'it''s'", '"tab\\tx"',
+]
+
+
+def _ruamel(text: str) -> list:
+    yaml = YAML(typ="rt")
+    yaml.allow_duplicate_keys = True
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return list(yaml.load_all(text))
+
+
+def _plain(value, positions: list | None = None, path: str = ""):
+    """Values made comparable (ruamel's int/float/str subclasses as the base type; dates
+    as the text yamlpos keeps), and every position collected on the way."""
+    lc = getattr(value, "lc", None)
+    if isinstance(value, dict):
+        out = {}
+        for k, v in value.items():
+            key = _plain(k)
+            if positions is not None and lc is not None and k in lc.data:
+                positions.append((f"{path}/{key}", tuple(lc.data[k])))
+            out[key] = _plain(v, positions, f"{path}/{key}")
+        if positions is not None and lc is not None:
+            positions.append((path, (lc.line, lc.col)))
+        return out
+    if isinstance(value, list):
+        if positions is not None and lc is not None:
+            positions.append((path, (lc.line, lc.col)))
+            positions.extend((f"{path}[{i}]", tuple(lc.data[i])) for i in lc.data or {})
+        return [_plain(v, positions, f"{path}[{i}]") for i, v in enumerate(value)]
+    if isinstance(value, bool) or value is None:
+        return value
+    if isinstance(value, int):
+        return ("int", int(value))
+    if isinstance(value, float):
+        return ("float", "nan" if math.isnan(value) else float(value))
+    if isinstance(value, datetime.date):
+        return ("date", value.isoformat()[:10])
+    return ("str", str(value))
+
+
+@pytest.mark.parametrize("scalar", SCALARS)
+def test_scalars_resolve_as_ruamel_does(scalar: str) -> None:
+    text = f"k: {scalar}\n"
+    from ruamel.yaml.error import YAMLError
+
+    try:
+        theirs = _plain(_ruamel(text)[0]["k"])
+    except YAMLError:  # e.g. `k: -`: both refuse it
+        with pytest.raises(yamlpos.YAMLError):
+            yamlpos.load(text)
+        return
+    ours = _plain(yamlpos.load(text)["k"])
+    assert ours == theirs
+
+
+def test_dates_stay_text() -> None:
+    # ruamel.yaml builds datetime.date; Kubernetes reads these fields as strings
+    doc = yamlpos.load("d: 2001-12-14\nt: 2001-12-14T21:59:43.10-05:00\n")
+    assert doc == {"d": "2001-12-14", "t": "2001-12-14T21:59:43.10-05:00"}
+
+
+def _yaml_files() -> list[Path]:
+    found = [p for p in sorted((REPO / "fixtures").rglob("*")) + sorted(
+        (REPO / "tests").rglob("*")) if p.suffix in (".yaml", ".yml") and p.is_file()]
+    # Helm templates are not YAML until rendered
+    return [p for p in found if "templates" not in p.parts]
+
+
+def test_corpus_is_large() -> None:
+    assert len(_yaml_files()) >= 50
+
+
+@pytest.mark.parametrize("path", _yaml_files(), ids=lambda p: str(p.relative_to(REPO)))
+def test_files_read_as_ruamel_reads_them(path: Path) -> None:
+    text = path.read_text(encoding="utf-8")
+    theirs_pos: list = []
+    ours_pos: list = []
+    theirs = [_plain(d, theirs_pos) for d in _ruamel(text)]
+    ours = [_plain(d, ours_pos) for d in yamlpos.load_all(text)]
+    assert ours == theirs
+    assert ours_pos == theirs_pos
+
+
+def test_block_scalar_positions_and_style() -> None:
+    doc = yamlpos.load("data:\n  postgresql.conf: |\n    max_connections = 100\n")
+    value = doc["data"]["postgresql.conf"]
+    assert value == "max_connections = 100\n" and value.style == "|"
+    assert doc["data"].lc.key("postgresql.conf") == (1, 2)
+    assert doc["data"].lc.value("postgresql.conf") == (1, 19)
+
+
+def test_aliases_share_one_object_and_merge_keys_merge() -> None:
+    doc = yamlpos.load("base: &b {x: 1, y: 2}\nuse: *b\nmerged:\n  <<: *b\n  y: 3\n")
+    assert doc["use"] is doc["base"]
+    assert doc["merged"] == {"y": 3, "x": 1}
+
+
+def test_last_repeated_key_wins_as_in_kubernetes() -> None:
+    doc = yamlpos.load("replicas: 2\nname: a\nreplicas: 5\n")
+    assert doc == {"replicas": 5, "name": "a"}
+    assert doc.lc.key("replicas") == (2, 0)
+
+
+def test_errors_carry_their_line() -> None:
+    with pytest.raises(yamlpos.MarkedYAMLError) as info:
+        list(yamlpos.load_all("a: 1\nb: [1, 2\nc: 3\n"))
+    assert info.value.problem_mark is not None and info.value.problem_mark.line >= 1
+    with pytest.raises(yamlpos.MarkedYAMLError):
+        yamlpos.load("? [a]\n: 1\n")  # a sequence as a key: not a dict key
