@@ -162,14 +162,13 @@ def _leaf_kustomizations(dirs: list[Path]) -> list[Path]:
 
 
 def _kustomization_refs(d: Path) -> list[Path]:
-    from ruamel.yaml import YAML
-    from ruamel.yaml.error import YAMLError
+    from advisor.yamlpos import YAMLError, load
 
     for name in KUSTOMIZATION_NAMES:
         path = d / name
         if path.is_file():
             try:
-                data = YAML(typ="safe").load(path.read_text(encoding="utf-8"))
+                data = load(path.read_text(encoding="utf-8"))
             except (YAMLError, OSError, UnicodeDecodeError):
                 return []
             if not isinstance(data, dict):

@@ -122,27 +122,29 @@ class _Loader(_Parser, _Resolver):
         _Resolver.__init__(self)
 
 
-def load_all(text: str) -> Iterator[Any]:
+def load_all(text: str, *, unique_keys: bool = False) -> Iterator[Any]:
     """The documents of a YAML stream: PosMap/PosList/scalars (None for empty ones).
-    Raises yaml.YAMLError (MarkedYAMLError with 0-based marks for syntax errors)."""
-    loader = _Loader(text)
+    Raises yaml.YAMLError (MarkedYAMLError with 0-based marks for syntax errors); with
+    `unique_keys`, also for a key written twice in one mapping."""
+    loader = _Loader(str(text))  # libyaml takes exact str only, not a BlockStr
     try:
         while loader.check_node():
             node = loader.get_node()
-            yield None if node is None else _Builder().build(node)
+            yield None if node is None else _Builder(unique_keys).build(node)
     finally:
         loader.dispose()
 
 
-def load(text: str) -> Any:
+def load(text: str, *, unique_keys: bool = False) -> Any:
     """The first document of `text` (None when empty)."""
-    return next(load_all(text), None)
+    return next(load_all(text, unique_keys=unique_keys), None)
 
 
 class _Builder:
     """Python values from one document's nodes; an alias is the same object."""
 
-    def __init__(self) -> None:
+    def __init__(self, unique_keys: bool) -> None:
+        self.unique_keys = unique_keys
         self.done: dict[int, Any] = {}
 
     def build(self, node: Node) -> Any:
@@ -174,6 +176,10 @@ class _Builder:
                 raise yaml.constructor.ConstructorError(
                     "while constructing a mapping", node.start_mark,
                     "found unhashable key", key_node.start_mark) from None
+            if key in mapping and self.unique_keys:
+                raise yaml.constructor.ConstructorError(
+                    "while constructing a mapping", node.start_mark,
+                    f"found duplicate key {key!r}", key_node.start_mark)
             mapping.pop(key, None)  # the last of a repeated key wins, in its place
             mapping[key] = self.build(value_node)
             mapping.lc.data[key] = [key_node.start_mark.line, key_node.start_mark.column,

@@ -138,3 +138,15 @@ def test_errors_carry_their_line() -> None:
     assert info.value.problem_mark is not None and info.value.problem_mark.line >= 1
     with pytest.raises(yamlpos.MarkedYAMLError):
         yamlpos.load("? [a]\n: 1\n")  # a sequence as a key: not a dict key
+
+
+def test_a_block_scalar_is_read_again_as_yaml() -> None:
+    # kustomize inline patches: YAML text inside a YAML block scalar
+    outer = yamlpos.load("patch: |\n  spec:\n    replicas: 3\n")
+    assert yamlpos.load(outer["patch"]) == {"spec": {"replicas": 3}}
+
+
+def test_unique_keys_refuses_a_repeated_key() -> None:
+    with pytest.raises(yamlpos.MarkedYAMLError) as info:
+        yamlpos.load("a: 1\nb: 2\na: 3\n", unique_keys=True)
+    assert "duplicate key 'a'" in str(info.value) and info.value.problem_mark.line == 2

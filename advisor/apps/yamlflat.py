@@ -1,13 +1,12 @@
 """YAML application config flattened to dotted keys with line numbers, the way Spring
 Boot's YamlPropertySourceLoader flattens it (`a: {b: 1}` -> `a.b`, lists -> `a[0]`).
 
-Loaded with ruamel.yaml's round-trip loader (it builds no Python objects from tags) and
+Loaded with advisor.yamlpos (libyaml; it builds no Python objects from tags) and
 walked with a node budget, so an alias bomb costs at most `MAX_NODES` visits.
 """
 
 from __future__ import annotations
 
-import warnings
 from typing import Any
 
 from advisor.model import frozen
@@ -39,14 +38,11 @@ def _scalar_text(value: Any) -> str | None:
 
 def load_documents(text: str) -> list[list[FlatEntry]]:
     """Each YAML document as flattened entries. YamlError carries the line."""
-    from ruamel.yaml import YAML
-    from ruamel.yaml.error import MarkedYAMLError, YAMLError
+    from advisor.yamlpos import MarkedYAMLError, YAMLError, load_all
 
-    yaml = YAML(typ="rt")
     try:
-        with warnings.catch_warnings():  # ruamel warns on reused anchors; YAML allows them
-            warnings.simplefilter("ignore")
-            docs = list(yaml.load_all(text))
+        # Spring (SnakeYAML) refuses a repeated key, as ruamel.yaml did here before
+        docs = list(load_all(text, unique_keys=True))
     except MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark is not None else None

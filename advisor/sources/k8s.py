@@ -1,4 +1,5 @@
-"""Kubernetes manifests read with positions (ruamel.yaml round-trip loader).
+"""Kubernetes manifests read with positions (advisor.yamlpos: libyaml, with ruamel.yaml's
+`lc` line/column interface).
 
 Objects keep their ruamel node so any field's line can be asked for later; nothing
 here interprets workloads: that is topology's job.
@@ -114,7 +115,7 @@ def block_offset(node: Any, key: str) -> int:
         return 0
     value = node.get(key)
     style = getattr(value, "style", None) if value is not None else None
-    if style in ("|", ">") or type(value).__name__ in ("LiteralScalarString", "FoldedScalarString"):
+    if style in ("|", ">"):
         return value_line + 1  # content starts on the line after the indicator
     return value_line
 
@@ -140,15 +141,13 @@ def load_yaml_stream(text: str, display_path: str, line_offset: int = 0
                      ) -> tuple[list[tuple[Any, int]], list[ConfigProblem]]:
     """All documents of a YAML stream with their 1-based start lines; YAML errors and
     alias bombs become ConfigProblems with file:line."""
-    from ruamel.yaml import YAML
-    from ruamel.yaml.error import MarkedYAMLError, YAMLError
+    from advisor.yamlpos import MarkedYAMLError, YAMLError, load_all
 
-    yaml = YAML(typ="rt")
-    yaml.allow_duplicate_keys = True  # kubectl takes the last; duplicates are not ours to judge
     docs: list[tuple[Any, int]] = []
     problems: list[ConfigProblem] = []
     try:
-        for doc in yaml.load_all(text):
+        # a repeated key keeps its last value, as kubectl does (see advisor.yamlpos)
+        for doc in load_all(text):
             if doc is None:
                 continue
             start = (doc.lc.line if hasattr(doc, "lc") else 0) + 1 + line_offset
