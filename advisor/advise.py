@@ -24,9 +24,9 @@ from __future__ import annotations
 
 import copy
 import math
-from dataclasses import replace
 from typing import Literal
 
+from msgspec.structs import replace
 from pydantic import BaseModel, ConfigDict, Field
 
 from advisor.model import (

@@ -14,9 +14,10 @@ import os
 import subprocess
 import tarfile
 import tempfile
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from msgspec.structs import replace
 
 from advisor.diff import ResultDiff, compare
 from advisor.model import CheckResult

@@ -10,7 +10,8 @@ own and are listed, not subtracted.
 from __future__ import annotations
 
 import math
-from dataclasses import replace
+
+from msgspec.structs import replace
 
 from advisor.arith import num
 from advisor.model import (
@@ -25,14 +26,13 @@ from advisor.model import (
     Term,
     Topology,
     peak_pods,
-    record,
 )
-from advisor.options import OPTIONS_CONFIG, at_least
+from advisor.options import OPTIONS_CONFIG, at_least, options_class
 
 MIB = 1024 * 1024
 
 
-@record
+@options_class
 class MemoryOptions:
     """Assumptions of the worst-case memory estimate (PA301 options)."""
 

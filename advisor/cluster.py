@@ -15,9 +15,10 @@ that object's YAML.
 from __future__ import annotations
 
 import io
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from msgspec import Struct, field
 
 from advisor.model import ConfigProblem
 from advisor.sources.k8s import K8sObject, k8s_objects
@@ -29,8 +30,7 @@ if TYPE_CHECKING:
     from advisor.rules import Registry
 
 
-@dataclass(frozen=True)
-class Resource:
+class Resource(Struct, frozen=True):
     kind: str
     group: str  # "" for the core API
     version: str
@@ -74,8 +74,7 @@ class ClusterError(Exception):
     """The cluster cannot be read (no kubeconfig, unreachable, not allowed)."""
 
 
-@dataclass
-class ClusterRead:
+class ClusterRead(Struct):
     label: str  # "cluster:<context>"
     objects: list[K8sObject] = field(default_factory=list)
     problems: list[ConfigProblem] = field(default_factory=list)

@@ -15,10 +15,11 @@ import re
 import urllib.error
 import urllib.request
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import quote, urljoin, urlsplit
+
+from msgspec import Struct
 
 from advisor import __version__
 from advisor.model import Severity
@@ -152,8 +153,7 @@ def _verdict(head: CheckResult, diff) -> str:
 # --- where to post -------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Target:
+class Target(Struct, frozen=True):
     owner: str
     repo: str
     number: int
@@ -216,15 +216,13 @@ def api_url_from(arg: str | None, env: Mapping[str, str]) -> str:
 # --- the REST client -----------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Comment:
+class Comment(Struct, frozen=True):
     id: int
     body: str
     html_url: str
 
 
-@dataclass(frozen=True)
-class Outcome:
+class Outcome(Struct, frozen=True):
     action: Literal["created", "updated", "unchanged"]
     comment: Comment
 

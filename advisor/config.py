@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import re
 import tomllib
-from dataclasses import field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from msgspec import field
+
 from advisor.fs import InputError
-from advisor.model import record
+from advisor.model import Record
 
 if TYPE_CHECKING:
     from advisor.config_schema import ChartDecl, ProxyDecl, ServerDecl, WorkloadDecl
@@ -40,8 +41,7 @@ def parse_size(text: str | int | float) -> int:
     return int(float(m.group(1)) * _SIZE_FACTORS[m.group(2)])
 
 
-@record
-class Settings:
+class Settings(Record, kw_only=True):
     """The settings the engine reads: these defaults, or what a configuration file set
     (validated by advisor.config_schema.SettingsFile, whose fields these are)."""
 
@@ -121,8 +121,8 @@ def load_settings(path: Path | None, shown: str | None = None) -> Settings:
                 line = block.get(loc[2] if len(loc) > 2 else "", block[""])
         dotted = ".".join(loc)
         raise InputError(shown, f"{what}: {dotted}", line) from None
-    settings = Settings(**{f.name: getattr(validated, f.name) for f in fields(Settings)
-                           if f.name != "origin"}, origin=shown)
+    settings = Settings(**{name: getattr(validated, name) for name in Settings.__struct_fields__
+                           if name != "origin"}, origin=shown)
     for proxy, lines in zip(settings.proxies, _array_table_lines(text, (*prefix, "proxies")),
                             strict=False):
         proxy._lines = lines

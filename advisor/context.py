@@ -3,16 +3,16 @@ I/O handles."""
 
 from __future__ import annotations
 
-from dataclasses import field
 from typing import Any, TypeVar
 
-from advisor.model import Budget, record
+from msgspec import field
+
+from advisor.model import Budget, Record
 
 Options = TypeVar("Options")
 
 
-@record
-class RuleContext:
+class RuleContext(Record, kw_only=True):
     pg_version: int | None = None  # --pg-version: overrides what the repo says
     # Per-rule options, validated against each rule's options class, keyed by rule code.
     rule_options: dict[str, Any] = field(default_factory=dict)

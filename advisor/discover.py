@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import contextlib
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
+
+from msgspec import Struct, field
 
 from advisor.model import ConfigProblem, Location
 
@@ -22,8 +23,7 @@ YAML_SUFFIXES = (".yaml", ".yml")
 KUSTOMIZATION_NAMES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
 
 
-@dataclass
-class Discovered:
+class Discovered(Struct):
     root: Path
     manifests: list[Path] = field(default_factory=list)
     pg_confs: list[Path] = field(default_factory=list)

@@ -14,15 +14,15 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
+
+from msgspec import Struct, field
 
 from advisor.advise import Edit
 from advisor.fs import InputError, Root
 
 
-@dataclass
-class FileChange:
+class FileChange(Struct):
     path: str  # as shown (relative to the root)
     real: Path
     before: str
@@ -40,8 +40,7 @@ class FileChange:
         )
 
 
-@dataclass
-class EditPlan:
+class EditPlan(Struct):
     changes: list[FileChange] = field(default_factory=list)
     refused: list[tuple[Edit, str]] = field(default_factory=list)
 

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass, field, replace
 from pathlib import Path
+
+from msgspec import Struct, field
+from msgspec.structs import replace
 
 from advisor import __version__
 from advisor.config import Settings, find_config, load_settings
@@ -16,8 +18,7 @@ from advisor.sources.k8s import K8sObject, k8s_objects, looks_like_k8s
 from advisor.suppress import is_suppressed, scan_suppressions
 
 
-@dataclass
-class CheckOptions:
+class CheckOptions(Struct):
     select: list[str] = field(default_factory=list)
     ignore: list[str] = field(default_factory=list)
     config: Path | None = None
@@ -35,8 +36,7 @@ class UsageError(Exception):
     """Bad options or configuration: exit code 2."""
 
 
-@dataclass
-class Scanned:
+class Scanned(Struct):
     """What the scan stages produce, before the rules: for check, advise and inspect."""
 
     topology: Topology

@@ -7,8 +7,9 @@ bad file becomes one finding and never a traceback.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
+
+from msgspec import Struct
 
 MAX_FILE_BYTES = 8 * 1024 * 1024
 
@@ -26,8 +27,7 @@ class InputError(Exception):
         return self.path if self.line is None else f"{self.path}:{self.line}"
 
 
-@dataclass(frozen=True)
-class Root:
+class Root(Struct, frozen=True):
     """The folder being scanned. Paths reported to users are relative to `display`."""
 
     path: Path

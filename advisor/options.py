@@ -2,7 +2,7 @@
 file sets them (`[rules.PA301]`), so a check without one never builds a pydantic
 schema (see advisor/model.py for why).
 
-An options class is a `record` dataclass with `__pydantic_config__ = OPTIONS_CONFIG`
+An options class is an `options_class` dataclass with `__pydantic_config__ = OPTIONS_CONFIG`
 (pydantic reads it from stdlib dataclasses: unknown keys are errors) and its bounds
 checked in `__post_init__` with the helpers below, which pydantic reports as
 validation errors like its own.
@@ -10,9 +10,14 @@ validation errors like its own.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 OPTIONS_CONFIG = {"extra": "forbid"}
+
+# Stdlib dataclasses, not msgspec Structs like the rest of advisor.model: pydantic
+# validates these from the configuration file.
+options_class = dataclass(kw_only=True)
 
 
 def at_least(options: object, name: str, low: float) -> None:

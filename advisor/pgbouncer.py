@@ -25,8 +25,9 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import field
 from functools import lru_cache
+
+from msgspec import field
 
 from advisor.model import (
     BouncerVersion,
@@ -35,10 +36,10 @@ from advisor.model import (
     Pooler,
     PoolerDatabase,
     PoolerUser,
+    Record,
     Setting,
     Source,
     Term,
-    record,
 )
 from advisor.pgbouncer_params import CHANGES, LOOKUPS, LOOKUPS_1_25_EXTRA, PARAMS_1_18, ParamSpec
 
@@ -267,8 +268,7 @@ def effective_setting(settings: dict[str, Setting], name: str, version: BouncerV
 # --- pools ----------------------------------------------------------------------------
 
 
-@record
-class EffectivePool:
+class EffectivePool(Record, kw_only=True):
     """The limits of one PgBouncer pool: one (database entry, server user) pair."""
 
     database: str  # the [databases] entry (for the `*` fallback: the requested name)

@@ -17,8 +17,9 @@ import functools
 import json
 import math
 import re
-from dataclasses import dataclass, field
 from importlib import resources
+
+from msgspec import Struct, field
 
 INT_MAX = 2**31 - 1
 INT_MIN = -(2**31)
@@ -73,8 +74,7 @@ _TIME_TABLE: list[tuple[str, str, float]] = [
 ]
 
 
-@dataclass(frozen=True)
-class Param:
+class Param(Struct, frozen=True):
     """One parameter's row of pg_settings (plus accepted enum spellings)."""
 
     name: str
@@ -88,8 +88,7 @@ class Param:
     spellings: dict[str, str] = field(default_factory=dict)  # lower(spelling) -> shown
 
 
-@dataclass(frozen=True)
-class Parsed:
+class Parsed(Struct, frozen=True):
     """A parsed value, or PostgreSQL's error message (and HINT) for it."""
 
     value: str | int | float | None = None

@@ -6,9 +6,11 @@ already parsed, project settings. Output: a `Topology` for the rules.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from msgspec import Struct, field
+from msgspec.structs import replace
 
 from advisor.config import Settings
 from advisor.fs import Root
@@ -48,8 +50,7 @@ DEFAULT_PG_VERSION = 15
 ANNOTATION_IGNORE = "pool-advisor.io/ignore"
 
 
-@dataclass
-class Inputs:
+class Inputs(Struct):
     root: Root
     objects: list[K8sObject] = field(default_factory=list)
     pg_conf_files: list[Path] = field(default_factory=list)

@@ -9,8 +9,9 @@ import base64
 import binascii
 import math
 import re
-from dataclasses import dataclass, field
 from typing import Any
+
+from msgspec import Struct, field
 
 from advisor.model import Container, EnvVar, Source, Term
 from advisor.sources.k8s import K8sObject, get
@@ -30,8 +31,7 @@ POD_SPEC_PATHS: dict[str, tuple[str, ...]] = {
 K8S_DEFAULT = "Kubernetes default"
 
 
-@dataclass
-class ConfigMapData:
+class ConfigMapData(Struct):
     obj: K8sObject
     data: dict[str, str]
     secret: bool = False
@@ -54,8 +54,7 @@ class ConfigMapData:
         return self.obj.path, block_offset(section, key) + self.obj.line_offset
 
 
-@dataclass
-class Workload:
+class Workload(Struct):
     obj: K8sObject
     containers: list[Container]
     pod_labels: dict[str, str]

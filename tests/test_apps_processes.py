@@ -8,10 +8,10 @@ import json
 import os
 import subprocess
 import sys
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from msgspec.structs import replace
 
 from advisor.apps import scan_app_dir
 from advisor.apps.base import StackContext

@@ -3,13 +3,13 @@ import json
 import os
 import subprocess
 import sys
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
 import report_samples as rs
 from fake_github import MAX_BODY, FakeGitHub, serve
 from gfm import parse, table_rows
+from msgspec.structs import replace
 
 from advisor.comment import (
     MARKER,

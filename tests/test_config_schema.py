@@ -1,7 +1,6 @@
-"""advisor.config.Settings (what the engine reads, a plain dataclass) and
+"""advisor.config.Settings (what the engine reads, a msgspec Struct) and
 advisor.config_schema.SettingsFile (the file's pydantic schema) stay in step."""
 
-from dataclasses import MISSING, fields
 from pathlib import Path
 
 import pytest
@@ -11,15 +10,9 @@ from advisor.config_schema import SettingsFile
 from advisor.fs import InputError
 
 
-def _dataclass_defaults() -> dict:
-    out = {}
-    for f in fields(Settings):
-        out[f.name] = f.default_factory() if f.default_factory is not MISSING else f.default
-    return out
-
-
 def test_same_fields_and_defaults():
-    ours = _dataclass_defaults()
+    defaults = Settings()
+    ours = {name: getattr(defaults, name) for name in Settings.__struct_fields__}
     origin = ours.pop("origin")
     assert origin is None
     schema = SettingsFile()

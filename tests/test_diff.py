@@ -1,7 +1,6 @@
 
-from dataclasses import replace
-
 import report_samples as rs
+from msgspec.structs import replace
 
 from advisor.diff import compare, new_findings
 from advisor.model import CheckResult, Location

@@ -1,12 +1,12 @@
 
 import copy
 import json
-from dataclasses import replace
 from pathlib import Path
 
 import jsonschema
 import report_samples as rs
 from gfm import parse, table_rows
+from msgspec.structs import replace
 
 from advisor.model import CheckResult, Finding, Location, Severity
 from advisor.report import gitlab, markdown, rdjson

@@ -1,10 +1,10 @@
 
 import json
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
 import report_samples as rs
+from msgspec.structs import replace
 from sarif_tool import problems, validate
 
 from advisor.model import CheckResult, Location

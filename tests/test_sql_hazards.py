@@ -3,10 +3,10 @@ and the PA4xx rules' pool-mode logic. The real-PgBouncer proof is test_sql_realb
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from msgspec.structs import replace
 
 from advisor.context import RuleContext
 from advisor.fs import Root

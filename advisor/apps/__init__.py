@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
-from dataclasses import dataclass, field
+
+from msgspec import Struct, field
 
 from advisor.apps.base import StackContext
 from advisor.apps.source import AppFile, AppSource, mounted_app_file, scan_app_dir
 from advisor.apps.urls import route_from_env, route_from_url
-from advisor.model import ConfigProblem, Container, Pool, record
+from advisor.model import ConfigProblem, Container, Pool, Record
 
 __all__ = [
     "AppFile",
@@ -34,8 +35,7 @@ Reader = Callable[[StackContext], list[Pool]]
 INTERNAL_ERROR = "pool-advisor internal error"
 
 
-@dataclass(frozen=True)
-class StackReader:
+class StackReader(Struct, frozen=True):
     """A stack's reader, imported only when the container or its app source has what
     the stack reads (file kinds, env prefixes): `check` stays fast for the others."""
 
@@ -81,8 +81,7 @@ READERS: tuple[StackReader, ...] = (
 )
 
 
-@record
-class AppPools:
+class AppPools(Record, kw_only=True):
     pools: list[Pool] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)
     problems: list[ConfigProblem] = field(default_factory=list)

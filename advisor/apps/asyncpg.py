@@ -5,7 +5,7 @@ per call and is not a pool: not counted here.
 
 from __future__ import annotations
 
-from dataclasses import replace
+from msgspec.structs import replace
 
 from advisor.apps.base import StackContext, parse_int
 from advisor.apps.pyeval import is_unknown

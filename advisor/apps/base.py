@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Literal
+
+from msgspec import Struct, field
+from msgspec.structs import replace
 
 from advisor.apps.source import AppFile, AppSource
 from advisor.model import (
@@ -24,8 +26,7 @@ if TYPE_CHECKING:
 ASSUMED_NODE_CPUS = 4
 
 
-@dataclass
-class StackContext:
+class StackContext(Struct):
     """One container (and its application source, when known) being read for pools.
     Readers append to `problems`/`notices`; they do no I/O."""
 

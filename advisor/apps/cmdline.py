@@ -11,26 +11,25 @@ from __future__ import annotations
 import json
 import re
 import shlex
-from dataclasses import replace
+
+from msgspec.structs import replace
 
 from advisor.apps.source import AppSource
-from advisor.model import Container, EnvVar, Source, frozen
+from advisor.model import Container, EnvVar, Frozen, Source
 
 _SHELLS = {"sh", "bash", "ash", "dash", "zsh", "/bin/sh", "/bin/bash", "/usr/bin/env"}
 _K8S_VAR = re.compile(r"\$\(([A-Za-z_][A-Za-z0-9_]*)\)")
 _SH_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::?-([^}]*))?\}|\$([A-Za-z_][A-Za-z0-9_]*)")
 
 
-@frozen
-class Word:
+class Word(Frozen, kw_only=True):
     text: str
     source: Source
     from_env: str | None = None  # the env var that supplied (part of) it
     cpu: bool = False  # came from $(nproc)
 
 
-@frozen
-class CommandLine:
+class CommandLine(Frozen, kw_only=True):
     words: tuple[Word, ...]
     origin: str  # "manifest", "Dockerfile", "Procfile", ""
 

@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import ast
 import re
-from dataclasses import replace
+
+from msgspec.structs import replace
 
 from advisor.apps.base import StackContext, parse_int
 from advisor.apps.pyeval import PyScope, Val, dotted, evaluate, is_unknown, module_names, parse

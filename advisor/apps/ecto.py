@@ -13,8 +13,9 @@ Forms read: integer literals, `String.to_integer(System.get_env("POOL_SIZE") || 
 from __future__ import annotations
 
 import re
-from dataclasses import replace
 from urllib.parse import parse_qs, urlsplit
+
+from msgspec.structs import replace
 
 from advisor.apps.base import StackContext, parse_int
 from advisor.apps.urls import route_from_env, route_from_url

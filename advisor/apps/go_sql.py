@@ -6,7 +6,7 @@ on the number of open connections. The default is 0 (unlimited)").
 
 from __future__ import annotations
 
-from dataclasses import replace
+from msgspec.structs import replace
 
 from advisor.apps.base import StackContext, parse_int
 from advisor.apps.gosource import go_files, literal

@@ -6,15 +6,15 @@ lexical grammar matches closely enough for this (backquoted raw strings included
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+
+from msgspec import Struct
 
 from advisor.apps.base import StackContext
 from advisor.apps.jsparse import Tok, tokenize
 from advisor.apps.source import AppFile
 
 
-@dataclass
-class GoFile:
+class GoFile(Struct):
     file: AppFile
     toks: list[Tok]
     consts: dict[str, str]  # name -> literal text (numbers and strings)

@@ -24,7 +24,8 @@ DataSourceConfiguration.Hikari binds spring.datasource.hikari.* onto HikariDataS
 from __future__ import annotations
 
 import re
-from dataclasses import replace
+
+from msgspec.structs import replace
 
 from advisor.apps.base import StackContext, parse_int, term
 from advisor.apps.spring import PropValue, SpringProps, spring_properties

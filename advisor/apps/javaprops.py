@@ -10,15 +10,14 @@ from __future__ import annotations
 
 import re
 
-from advisor.model import frozen
+from advisor.model import Frozen
 
 # Java's LineReader ends lines at \n, \r and \r\n only; str.splitlines would also split
 # at \f, \v, \x1c-\x1e, \x85, U+2028/2029 (found by the java.util.Properties oracle).
 _EOL = re.compile(r"\r\n|\r|\n")
 
 
-@frozen
-class PropLine:
+class PropLine(Frozen, kw_only=True):
     key: str
     value: str
     line: int  # 1-based line where the entry starts

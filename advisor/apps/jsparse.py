@@ -11,7 +11,9 @@ Repository code is never run. Unknown forms evaluate to None.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, replace
+
+from msgspec import Struct
+from msgspec.structs import replace
 
 from advisor.apps.pyeval import Val
 from advisor.model import CpuFormula, EnvVar, Source
@@ -28,8 +30,7 @@ _TOKEN = re.compile(r"""
 """, re.S | re.X)
 
 
-@dataclass(frozen=True)
-class Tok:
+class Tok(Struct, frozen=True):
     kind: str
     text: str
     line: int
@@ -47,8 +48,7 @@ def tokenize(text: str) -> list[Tok]:
     return out
 
 
-@dataclass
-class JsScope:
+class JsScope(Struct):
     path: str
     env: dict[str, EnvVar]
     cpus: int

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, replace
+
+from msgspec import Struct
+from msgspec.structs import replace
 
 from advisor.apps.base import StackContext, parse_int
 from advisor.apps.jsparse import UNKNOWN, JsParser, JsScope, Tok, module_consts, tokenize
@@ -14,8 +16,7 @@ from advisor.apps.urls import route_from_env, route_from_url
 from advisor.model import Route
 
 
-@dataclass
-class JsModule:
+class JsModule(Struct):
     file: AppFile
     toks: list[Tok]
     parser: JsParser

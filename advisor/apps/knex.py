@@ -6,7 +6,7 @@ Default read in knex 3.3.0, lib/client.js:230 (`getPoolSettings`: `{ min: 2, max
 
 from __future__ import annotations
 
-from dataclasses import replace
+from msgspec.structs import replace
 
 from advisor.apps.base import StackContext
 from advisor.apps.jsparse import Tok, call_args, find_calls

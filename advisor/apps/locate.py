@@ -19,21 +19,19 @@ from pathlib import PurePosixPath
 
 from advisor.apps.source import SKIP_DIRS
 from advisor.fs import InputError, Root
-from advisor.model import frozen
+from advisor.model import Frozen
 
 MAX_DIRS = 20_000
 
 
-@frozen
-class BuildHints:
+class BuildHints(Frozen, kw_only=True):
     """What the repository says about images and their build directories (I/O done)."""
 
     dockerfile_dirs: tuple[str, ...] = ()  # relative to the root, "" for the root
     contexts: tuple[tuple[str, str, str], ...] = ()  # (image or service, context, where)
 
 
-@frozen
-class AppDirGuess:
+class AppDirGuess(Frozen, kw_only=True):
     directory: str
     reason: str
 

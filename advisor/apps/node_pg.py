@@ -8,7 +8,7 @@ also 10. tests/test_apps_defaults.py runs the installed pg-pool under node to ch
 
 from __future__ import annotations
 
-from dataclasses import replace
+from msgspec.structs import replace
 
 from advisor.apps.base import StackContext
 from advisor.apps.jsparse import call_args, find_calls

@@ -11,7 +11,8 @@ src/Npgsql/NpgsqlConnectionStringBuilder.cs:837-840 (`[DefaultValue(100)] MaxPoo
 from __future__ import annotations
 
 import json
-from dataclasses import replace
+
+from msgspec.structs import replace
 
 from advisor.apps.base import StackContext, parse_int
 from advisor.apps.urls import route_from_url

@@ -9,8 +9,9 @@ the process may run on (the node's, unless CPU affinity is set), not the pod's C
 from __future__ import annotations
 
 import re
-from dataclasses import replace
 from urllib.parse import parse_qs, urlsplit
+
+from msgspec.structs import replace
 
 from advisor.apps.base import StackContext, parse_int
 from advisor.apps.gosource import go_files, literal

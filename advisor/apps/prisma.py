@@ -12,8 +12,9 @@ or `new PrismaClient({ datasources: { db: { url } } })` / `datasourceUrl`; a lit
 from __future__ import annotations
 
 import re
-from dataclasses import replace
 from urllib.parse import parse_qs, urlsplit
+
+from msgspec.structs import replace
 
 from advisor.apps.base import StackContext, parse_int
 from advisor.apps.jssource import js_modules

@@ -24,17 +24,18 @@ Sources read (versions whose source was checked):
 from __future__ import annotations
 
 import re
-from dataclasses import field, replace
+
+from msgspec import field
+from msgspec.structs import replace
 
 from advisor.apps.base import StackContext, parse_int
 from advisor.apps.cmdline import CommandLine, Word, command_line
 from advisor.apps.pyeval import PyScope, module_names, parse
 from advisor.apps.rubyeval import RubyScope, ruby_eval
-from advisor.model import CpuFormula, Source, Term, frozen
+from advisor.model import CpuFormula, Frozen, Source, Term
 
 
-@frozen
-class ProcessInfo:
+class ProcessInfo(Frozen, kw_only=True):
     """How many processes share nothing in one container, and threads in each."""
 
     server: str = ""  # "gunicorn", "uvicorn", "celery", "puma", "sidekiq", "php-fpm", ...

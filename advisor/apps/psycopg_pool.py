@@ -9,7 +9,7 @@ psycopg2.pool: `SimpleConnectionPool/ThreadedConnectionPool(minconn, maxconn, ds
 
 from __future__ import annotations
 
-from dataclasses import replace
+from msgspec.structs import replace
 
 from advisor.apps.base import StackContext, parse_int
 from advisor.apps.pyeval import is_unknown

@@ -12,22 +12,22 @@ Anything else is unknown (None): callers say so instead of guessing.
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass, field, replace
 from typing import Any
+
+from msgspec import Struct, field
+from msgspec.structs import replace
 
 from advisor.model import CpuFormula, EnvVar, Source
 
 
-@dataclass(frozen=True)
-class Val:
+class Val(Struct, frozen=True):
     value: Any  # int/float/str/bool/None, dict[str, Val], list[Val]
     source: Source  # where the deciding literal or env var is
     cpu: CpuFormula | None = None  # set when value was computed from the CPU count
     from_default: bool = False  # an env lookup's fallback was used
 
 
-@dataclass
-class PyScope:
+class PyScope(Struct):
     path: str  # display path of the file
     env: dict[str, EnvVar]
     cpus: int  # CPU count assumed for cpu_count()

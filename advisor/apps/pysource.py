@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterator
-from dataclasses import dataclass
+
+from msgspec import Struct
 
 from advisor.apps.base import StackContext
 from advisor.apps.pyeval import PyScope, Val, dotted, evaluate, module_names, parse
@@ -22,8 +23,7 @@ def _skipped(rel: str) -> bool:
         or name.startswith("test_") or name.endswith("_test.py")
 
 
-@dataclass
-class PyModule:
+class PyModule(Struct):
     file: AppFile
     tree: ast.Module
     scope: PyScope

@@ -13,7 +13,8 @@ the reactive pool (`quarkus.datasource.reactive.max-size`) also defaults to 20.
 from __future__ import annotations
 
 import re
-from dataclasses import replace
+
+from msgspec.structs import replace
 
 from advisor.apps.base import StackContext, parse_int
 from advisor.apps.javaprops import PropError, parse_properties

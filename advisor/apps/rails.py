@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import re
 import warnings
-from dataclasses import replace
 from urllib.parse import parse_qs, urlsplit
+
+from msgspec.structs import replace
 
 from advisor.apps.base import StackContext, parse_int
 from advisor.apps.pyeval import Val

@@ -11,7 +11,8 @@ Unknown forms return None.
 from __future__ import annotations
 
 import re
-from dataclasses import replace
+
+from msgspec.structs import replace
 
 from advisor.apps.pyeval import Val
 from advisor.model import CpuFormula, EnvVar, Source

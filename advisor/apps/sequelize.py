@@ -9,7 +9,7 @@ Default read in sequelize v6.37.8, src/dialects/abstract/connection-manager.js:3
 
 from __future__ import annotations
 
-from dataclasses import replace
+from msgspec.structs import replace
 
 from advisor.apps.base import StackContext
 from advisor.apps.jsparse import call_args, find_calls

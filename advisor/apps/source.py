@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import replace
 from pathlib import PurePosixPath
 
+from msgspec.structs import replace
+
 from advisor.fs import InputError, Root
-from advisor.model import ConfigProblem, Location, frozen
+from advisor.model import ConfigProblem, Frozen, Location
 
 MAX_APP_FILES = 10_000  # source files read per application directory (~1 s)
 MAX_SOURCE_BYTES = 1024 * 1024  # larger source files are generated or vendored
@@ -63,8 +64,7 @@ _BY_SUFFIX = {
 }
 
 
-@frozen
-class AppFile:
+class AppFile(Frozen, kw_only=True):
     path: str  # as shown to users: relative to the scanned root
     rel: str  # relative to the application directory
     kind: str  # "spring-config", "python", "js", "database-yml", ...
@@ -78,8 +78,7 @@ class AppFile:
         return PurePosixPath(self.rel).name
 
 
-@frozen
-class AppSource:
+class AppSource(Frozen, kw_only=True):
     """The files of one application directory (text already read, safely)."""
 
     root: Root

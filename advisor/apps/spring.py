@@ -25,12 +25,13 @@ import json
 import re
 import shlex
 from collections.abc import Iterable
-from dataclasses import replace
+
+from msgspec.structs import replace
 
 from advisor.apps.javaprops import PropError, parse_properties
 from advisor.apps.source import AppFile, AppSource
 from advisor.apps.yamlflat import YamlError, load_documents
-from advisor.model import ConfigProblem, Container, EnvVar, Location, Source, frozen, record
+from advisor.model import ConfigProblem, Container, EnvVar, Frozen, Location, Record, Source
 
 _ELEMENT = re.compile(r"\[[^\]]*\]|[^.\[\]]+")
 
@@ -56,16 +57,14 @@ def env_names(dashed: str) -> tuple[str, ...]:
     return (uniform,) if uniform == legacy else (uniform, legacy)
 
 
-@frozen
-class PropValue:
+class PropValue(Frozen, kw_only=True):
     name: str  # as written
     value: str | None
     source: Source
     origin: str  # "config", "env", "system-property", "application-json", "argument"
 
 
-@frozen
-class SpringProps:
+class SpringProps(Frozen, kw_only=True):
     """Resolved view. Layers are kept apart so env names can be matched the way Spring
     maps them (both mapper forms) rather than through a lossy reverse mapping."""
 
@@ -190,8 +189,7 @@ def _problem(problems: list[ConfigProblem], source: Source, message: str,
 # --- reading config files ---------------------------------------------------------------
 
 
-@record
-class _Doc:
+class _Doc(Record, kw_only=True):
     file: AppFile
     entries: list[tuple[str, str | None, int]]  # (name, value, line)
     on_profile: str | None = None

@@ -13,7 +13,9 @@ hold one.
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass, replace
+
+from msgspec import Struct
+from msgspec.structs import replace
 
 from advisor.apps.base import StackContext, parse_int
 from advisor.apps.pyeval import Val, dotted, is_unknown
@@ -28,8 +30,7 @@ _ONE_CONNECTION = {"StaticPool", "SingletonThreadPool", "AssertionPool"}
 _OTHER_DATABASES = ("sqlite", "mysql", "mariadb", "oracle", "mssql")
 
 
-@dataclass(frozen=True)
-class Opt:
+class Opt(Struct, frozen=True):
     val: Val | None  # None: written but not readable statically
     text: str  # as written, for messages
     line: int | None

@@ -9,7 +9,7 @@ options as `Object.assign({}, { ..., max: options.poolSize }, options.extra ?? {
 
 from __future__ import annotations
 
-from dataclasses import replace
+from msgspec.structs import replace
 
 from advisor.apps.base import StackContext
 from advisor.apps.jsparse import call_args, find_calls

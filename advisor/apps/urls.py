@@ -16,8 +16,9 @@ Only host, port, database and user are kept (never the password). Formats:
 from __future__ import annotations
 
 import re
-from dataclasses import replace
 from urllib.parse import parse_qs, unquote
+
+from msgspec.structs import replace
 
 from advisor.model import EnvVar, Route, Source
 

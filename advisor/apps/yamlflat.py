@@ -9,13 +9,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from advisor.model import frozen
+from advisor.model import Frozen
 
 MAX_NODES = 100_000
 
 
-@frozen
-class FlatEntry:
+class FlatEntry(Frozen, kw_only=True):
     key: str
     value: str | None  # None for YAML null / empty
     line: int  # 1-based

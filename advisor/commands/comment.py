@@ -98,7 +98,7 @@ def _load(path: Path):
     CheckResult model dump is accepted too."""
     import json
 
-    from pydantic import ValidationError
+    import msgspec
 
     from advisor.comment import CommentError
     from advisor.report import json as json_report
@@ -113,10 +113,8 @@ def _load(path: Path):
         if isinstance(data, dict) and "tool" in data:
             return json_report.load(text)
         return json_report.check_result_from(text)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        at = ".".join(str(p) for p in first["loc"]) or "top level"
-        problem = f"{at}: {first['msg']}"
+    except msgspec.ValidationError as exc:  # e.g. "Expected `str`, got `int` - at `$.roots[0]`"
+        problem = str(exc)
     except (KeyError, TypeError) as exc:
         problem = f"missing {exc}"
     except ValueError as exc:

@@ -13,15 +13,15 @@ Rendered objects carry two kinds of position:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
+
+from msgspec import Struct, field
 
 from advisor.model import ConfigProblem, Source
 from advisor.sources.k8s import K8sObject
 
 
-@dataclass
-class Rendered:
+class Rendered(Struct):
     objects: list[K8sObject] = field(default_factory=list)
     problems: list[ConfigProblem] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)

@@ -46,9 +46,11 @@ import os
 import re
 import tarfile
 import time
-from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
+
+from msgspec import Struct, field
+from msgspec.structs import replace
 
 from advisor.fs import InputError, Root
 from advisor.model import ConfigProblem, Location, Source
@@ -66,8 +68,7 @@ MAX_DERIVED_RENDERS = 60  # numbers tested alone for arithmetic in templates
 SENTINEL_BASE = 900_001  # below 1e6: Helm prints larger float64 values as 1e+06
 
 
-@dataclass
-class ValuesLayer:
+class ValuesLayer(Struct):
     """One values source: a file (with positions) or a --set expression."""
 
     display: str  # path shown to users, or "--set"
@@ -603,8 +604,7 @@ def _relocate(node: Any, move: Any, depth: int = 0) -> None:
 # --- tracing --------------------------------------------------------------------------
 
 
-@dataclass
-class _Leaf:
+class _Leaf(Struct):
     key: Key
     value: Any
     source: Source
@@ -612,8 +612,7 @@ class _Leaf:
     marker: str = ""  # what identifies the sentinel in rendered text
 
 
-@dataclass
-class _Hit:
+class _Hit(Struct):
     leaf: _Leaf
     verbatim: bool  # the field is exactly the sentinel (vs part of a string / derived)
     derived: bool = False

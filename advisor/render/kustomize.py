@@ -29,9 +29,10 @@ import re
 import shutil
 import subprocess
 import tempfile
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from msgspec import Struct, field
 
 from advisor.fs import InputError, Root
 from advisor.model import ConfigProblem, Location, Source
@@ -54,8 +55,7 @@ _REMOTE = re.compile(r"^(?:[a-z][a-z0-9+.-]*://|git@|github\.com/|gitlab\.com/|b
 Key = tuple[str | int, ...]
 
 
-@dataclass
-class Layer:
+class Layer(Struct):
     """One kustomization in the tree, base-most first in `Tree.layers`."""
 
     directory: Path
@@ -64,8 +64,7 @@ class Layer:
     shown: str
 
 
-@dataclass
-class Tree:
+class Tree(Struct):
     layers: list[Layer] = field(default_factory=list)
     files: set[Path] = field(default_factory=set)  # every file kustomize will read
     resource_files: list[Path] = field(default_factory=list)  # plain manifests, in order

@@ -8,9 +8,10 @@ import inspect
 import os
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from msgspec import Struct
 
 from advisor.fs import InputError, Root
 from advisor.model import Finding, Replacement, Severity
@@ -37,8 +38,7 @@ SECTION_TITLES = (
 SEVERITY_ORDER = (Severity.error, Severity.warning, Severity.info)
 
 
-@dataclass(frozen=True)
-class RuleInfo:
+class RuleInfo(Struct, frozen=True):
     """What a reporter needs to describe a rule, whether or not it is registered."""
 
     code: str
@@ -131,8 +131,7 @@ def full_description(info: RuleInfo) -> str:
 LineReader = Callable[[str, int], "str | None"]
 
 
-@dataclass(frozen=True)
-class ValueSpan:
+class ValueSpan(Struct, frozen=True):
     """The characters of `line_text[start:end]` (0-based, end exclusive) that a
     Replacement's `old` value occupies."""
 

@@ -14,7 +14,9 @@ A Term is {"label", "value", "source": {"path", "line", "key", "default"}}.
 from __future__ import annotations
 
 import json
-from dataclasses import asdict
+
+import msgspec
+import msgspec.json
 
 from advisor.model import CheckResult, Location
 from advisor.rules import Registry
@@ -23,7 +25,7 @@ SCHEMA_VERSION = 1
 
 
 def _location(location: Location) -> dict:
-    return {k: v for k, v in asdict(location).items() if v is not None}
+    return {k: v for k, v in msgspec.structs.asdict(location).items() if v is not None}
 
 
 def to_dict(result: CheckResult) -> dict:
@@ -39,14 +41,14 @@ def to_dict(result: CheckResult) -> dict:
             "total_peak": b.total_peak,
             "fits": b.fits,
             "terms": {
-                "version": asdict(b.version),
-                "max_connections": asdict(b.max_connections),
-                "reserved": [asdict(t) for t in b.reserved],
-                "contributions": [asdict(c) for c in b.contributions],
-                "not_subtracted": [asdict(n) for n in b.not_subtracted],
-                "spread_over": asdict(b.spread_over) if b.spread_over else None,
+                "version": msgspec.to_builtins(b.version),
+                "max_connections": msgspec.to_builtins(b.max_connections),
+                "reserved": [msgspec.to_builtins(t) for t in b.reserved],
+                "contributions": [msgspec.to_builtins(c) for c in b.contributions],
+                "not_subtracted": [msgspec.to_builtins(n) for n in b.not_subtracted],
+                "spread_over": msgspec.to_builtins(b.spread_over) if b.spread_over else None,
             },
-            "memory": asdict(b.memory) if b.memory else None,
+            "memory": msgspec.to_builtins(b.memory) if b.memory else None,
             "location": _location(b.location),
         })
     findings = []
@@ -57,7 +59,7 @@ def to_dict(result: CheckResult) -> dict:
             "location": _location(f.location),
             "related": [{"location": _location(r.location),
                          "message": r.message} for r in f.related],
-            "fix": asdict(f.fix) if f.fix else None,
+            "fix": msgspec.to_builtins(f.fix) if f.fix else None,
             "fingerprint": f.fingerprint,
             "subject": f.subject,
         })
@@ -96,11 +98,8 @@ def load(text: str) -> CheckResult:
 
 
 def check_result_from(data: dict | str | bytes) -> CheckResult:
-    """A CheckResult from plain data or JSON text, validated by pydantic (the boundary
-    where these dataclasses meet outside input); pydantic.ValidationError if bad."""
-    from pydantic import TypeAdapter
-
-    adapter = TypeAdapter(CheckResult)
+    """A CheckResult from plain data or JSON text; msgspec.ValidationError (a
+    ValueError) names the first field that does not fit."""
     if isinstance(data, str | bytes):
-        return adapter.validate_json(data)
-    return adapter.validate_python(data)
+        return msgspec.json.decode(data, type=CheckResult)
+    return msgspec.convert(data, CheckResult)

@@ -10,11 +10,12 @@ from __future__ import annotations
 import importlib
 import pkgutil
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from advisor.model import Severity, record
-from advisor.options import OPTIONS_CONFIG
+from msgspec import Struct, field
+
+from advisor.model import Severity
+from advisor.options import OPTIONS_CONFIG, options_class
 
 if TYPE_CHECKING:
     from advisor.context import RuleContext
@@ -23,13 +24,12 @@ if TYPE_CHECKING:
 RuleFunc = Callable[["Topology", "RuleContext"], Iterable["Finding"]]
 
 
-@record
+@options_class
 class NoOptions:
     __pydantic_config__ = OPTIONS_CONFIG
 
 
-@dataclass(frozen=True)
-class Rule:
+class Rule(Struct, frozen=True):
     code: str
     name: str
     severity: Severity
@@ -43,8 +43,7 @@ class Rule:
         return (self.func.__doc__ or "").strip()
 
 
-@dataclass
-class Registry:
+class Registry(Struct):
     rules: dict[str, Rule] = field(default_factory=dict)
 
     def add(self, r: Rule) -> None:

@@ -15,7 +15,8 @@ advisor.pgbouncer.bouncer_default for the pooler's version.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+
+from msgspec import Struct
 
 from advisor.model import (
     Finding,
@@ -34,8 +35,7 @@ from advisor.sql.hazards import HAZARD_FIXES
 MODE_RANK = {"session": 0, "transaction": 1, "statement": 2}
 
 
-@dataclass(frozen=True)
-class RouteMode:
+class RouteMode(Struct, frozen=True):
     """The pool mode one route through one pooler gets, and why."""
 
     pooler: Pooler

@@ -6,8 +6,8 @@ from collections.abc import Iterator
 
 from advisor.arith import num
 from advisor.context import RuleContext
-from advisor.model import Finding, Fix, Severity, Topology, record
-from advisor.options import OPTIONS_CONFIG, in_range
+from advisor.model import Finding, Fix, Severity, Topology
+from advisor.options import OPTIONS_CONFIG, in_range, options_class
 from advisor.rules import rule
 from advisor.rules._app_pools import (
     location_of,
@@ -19,7 +19,7 @@ from advisor.rules._app_pools import (
 )
 
 
-@record
+@options_class
 class CpuOptions:
     __pydantic_config__ = OPTIONS_CONFIG
 

@@ -15,9 +15,8 @@ from advisor.model import (
     Severity,
     SqlHazard,
     Topology,
-    record,
 )
-from advisor.options import OPTIONS_CONFIG
+from advisor.options import OPTIONS_CONFIG, options_class
 from advisor.rules import rule
 from advisor.rules._transaction_mode import is_suppressed
 
@@ -90,7 +89,7 @@ PIN_CONDITIONS: dict[str, tuple[str, str, str]] = {
 SCOPED = frozenset({"scoped-set"})
 
 
-@record
+@options_class
 class PinningOptions:
     __pydantic_config__ = OPTIONS_CONFIG
 

@@ -8,8 +8,9 @@ here interprets workloads: that is topology's job.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from typing import Any
+
+from msgspec import Struct, field
 
 from advisor.model import ConfigProblem, Location, Source
 
@@ -19,8 +20,7 @@ from advisor.model import ConfigProblem, Location, Source
 MAX_EXPANDED_NODES = 200_000
 
 
-@dataclass
-class K8sObject:
+class K8sObject(Struct):
     kind: str
     api_version: str
     name: str

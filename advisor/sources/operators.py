@@ -70,9 +70,11 @@ instance) also goes to the replicas' Server, which overstates the load per insta
 from __future__ import annotations
 
 import re
-from dataclasses import field, replace
 from pathlib import Path
 from typing import Any
+
+from msgspec import field
+from msgspec.structs import replace
 
 from advisor.fs import Root
 from advisor.model import (
@@ -83,11 +85,11 @@ from advisor.model import (
     Pooler,
     PoolerDatabase,
     PoolerUser,
+    Record,
     Server,
     Setting,
     Source,
     Term,
-    record,
 )
 from advisor.render import field_source, text_origin
 from advisor.sources.k8s import K8sObject, block_offset, get
@@ -145,8 +147,7 @@ ZALANDO_MAX_CLIENT_CONN = 10000  # constants.ConnectionPoolerMaxClientConnection
 ZALANDO_MODE = "transaction"  # constants.ConnectionPoolerDefaultMode
 
 
-@record
-class OperatorEntities:
+class OperatorEntities(Record, kw_only=True):
     servers: list[Server] = field(default_factory=list)
     poolers: list[Pooler] = field(default_factory=list)
     # hostname (name, name.ns, name.ns.svc, name.ns.svc.cluster.local) -> (kind, id)

@@ -31,8 +31,9 @@ becomes a ConfigProblem with file:line, never an exception.
 from __future__ import annotations
 
 from bisect import bisect_right
-from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
+
+from msgspec import Struct, field
 
 from advisor.fs import InputError, Root
 from advisor.model import (
@@ -42,10 +43,10 @@ from advisor.model import (
     Pooler,
     PoolerDatabase,
     PoolerUser,
+    Record,
     Setting,
     Source,
     Term,
-    record,
 )
 from advisor.pgbouncer import (
     c_atoi,
@@ -64,8 +65,7 @@ _KEY_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123
 PROGRAM = "PgBouncer"
 
 
-@record
-class PgBouncerIni:
+class PgBouncerIni(Record, kw_only=True):
     """What PgBouncer would load from one pgbouncer.ini (and its includes)."""
 
     path: str
@@ -93,8 +93,7 @@ class PgBouncerIni:
         return next((u for u in self.users if u.name == name), None)
 
 
-@dataclass
-class _File:
+class _File(Struct):
     text: str
     fn: str  # the name PgBouncer would print: as given on the command line / %include
     display: str  # shown to users

@@ -26,12 +26,14 @@ import os
 import posixpath
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
 from pathlib import Path
+
+from msgspec import Struct, field
+from msgspec.structs import replace
 
 from advisor import pgguc
 from advisor.fs import InputError, Root
-from advisor.model import ConfigProblem, Location, Setting, Source, record
+from advisor.model import ConfigProblem, Location, Record, Setting, Source
 from advisor.suppress import scan_suppressions
 
 PROGRAM = "PostgreSQL"
@@ -40,8 +42,7 @@ MAX_DEPTH = 10  # CONF_FILE_MAX_DEPTH
 MAX_SYNTAX_ERRORS = 100  # per file, then the file is abandoned
 
 
-@record
-class PgConf:
+class PgConf(Record, kw_only=True):
     settings: dict[str, Setting] = field(default_factory=dict)  # by lower-case name
     problems: list[ConfigProblem] = field(default_factory=list)
     files: list[str] = field(default_factory=list)  # display paths, in reading order
@@ -130,8 +131,7 @@ def scanstr(token: str) -> str:
 # --- reading files -----------------------------------------------------------------
 
 
-@dataclass
-class _Item:
+class _Item(Struct):
     name: str
     value: str
     display: str
@@ -139,8 +139,7 @@ class _Item:
     ignore: bool = False
 
 
-@dataclass
-class _File:
+class _File(Struct):
     """A file to parse: real (path) or virtual (text, e.g. a ConfigMap key)."""
 
     abs_path: str  # lexical absolute path, as PostgreSQL would name it
@@ -149,8 +148,7 @@ class _File:
     line_offset: int = 0
 
 
-@dataclass
-class _Reader:
+class _Reader(Struct):
     root: Root
     siblings: dict[str, tuple[str, int]]
     virtual_display: str | None  # display path of ConfigMap-held files
@@ -385,8 +383,7 @@ class _Reader:
         return ok
 
 
-@dataclass(frozen=True)
-class _SyntaxError:
+class _SyntaxError(Struct, frozen=True):
     line: int
     near: str  # 'near token "x"' or "near end of line"
 

@@ -44,9 +44,10 @@ from __future__ import annotations
 
 import ast
 import re
-from dataclasses import replace
 from pathlib import PurePosixPath
 from urllib.parse import parse_qsl, unquote, urlsplit
+
+from msgspec.structs import replace
 
 from advisor.model import ConfigProblem, EnvVar, Location, SqlHazard
 from advisor.sql.hazards import scan_sql_text

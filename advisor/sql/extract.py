@@ -37,8 +37,9 @@ from __future__ import annotations
 
 import ast
 import re
-from dataclasses import replace
 from pathlib import PurePosixPath
+
+from msgspec.structs import replace
 
 from advisor.fs import InputError, Root
 from advisor.model import ConfigProblem, Location, SqlHazard

@@ -58,7 +58,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+
+from msgspec import Struct
 
 from advisor.model import ConfigProblem, Location, SqlHazard
 
@@ -153,8 +154,7 @@ _FALSE_TEXT = frozenset({"f", "false", "off", "no", "n", "0"})
 _DETAIL_MAX = 120
 
 
-@dataclass(frozen=True)
-class SqlScan:
+class SqlScan(Struct, frozen=True):
     hazards: list[SqlHazard]
     problem: ConfigProblem | None = None
 

@@ -16,16 +16,16 @@ from __future__ import annotations
 
 import ast
 import re
-from dataclasses import dataclass, field
 from functools import lru_cache
+
+from msgspec import Struct, field
 
 PLACEHOLDER = "x"
 
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "0": "\0", "b": "\b", "f": "\f", "v": "\v"}
 
 
-@dataclass
-class Literal:
+class Literal(Struct):
     text: str
     lines: list[int]  # file line of each character of `text`
     line: int  # file line where the literal starts
@@ -33,8 +33,7 @@ class Literal:
     end: int = 0
 
 
-@dataclass
-class _Builder:
+class _Builder(Struct):
     """Accumulates decoded text and the source line of every character."""
 
     line: int
