@@ -7,7 +7,6 @@ keys are errors reported at their file:line.
 from __future__ import annotations
 
 import re
-import tomllib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -93,6 +92,8 @@ def load_settings(path: Path | None, shown: str | None = None) -> Settings:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(shown, f"cannot read configuration: {exc}") from None
+    import tomllib  # here: only a run that found a configuration file reads TOML
+
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:

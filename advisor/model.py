@@ -15,7 +15,6 @@ floats, as the pydantic models made them (`_set_float`).
 
 from __future__ import annotations
 
-import hashlib
 from enum import StrEnum
 from typing import Any, Literal
 
@@ -160,6 +159,8 @@ class Finding(Frozen, kw_only=True):
     @property
     def fingerprint(self) -> str:
         basis = f"{self.code}|{self.location.path}|{self.subject or self.message}"
+        import hashlib  # here: its import is 5 ms of start-up, and few runs need it
+
         return hashlib.sha256(basis.encode()).hexdigest()[:16]
 
 

@@ -14,11 +14,11 @@ round-half-even) is reproduced here. tests/test_pgconf_oracle.py checks it again
 from __future__ import annotations
 
 import functools
-import json
 import math
 import re
-from importlib import resources
+from pathlib import Path
 
+import msgspec.json
 from msgspec import Struct, field
 
 INT_MAX = 2**31 - 1
@@ -110,8 +110,9 @@ TABLE_VERSION = 15  # the one pg_settings table generated (scripts/gen_pg_settin
 def pg_params(version: int = TABLE_VERSION) -> dict[str, Param]:
     """Parameter table by lower-case name. Only PostgreSQL 15's is generated; other
     versions use it too (advisor.pgdefaults adds the later parameters it knows)."""
-    raw = resources.files("advisor").joinpath(f"data/pg_settings_{TABLE_VERSION}.json")
-    doc = json.loads(raw.read_text(encoding="utf-8"))
+    # package data beside this module (msgspec reads JSON without importing json)
+    raw = Path(__file__).with_name("data") / f"pg_settings_{TABLE_VERSION}.json"
+    doc = msgspec.json.decode(raw.read_bytes())
     out: dict[str, Param] = {}
     for key, p in doc["params"].items():
         out[key] = Param(
