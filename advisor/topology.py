@@ -574,7 +574,8 @@ def _client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
                     replicas=replicas, surge=_client_surge(inputs, w, replicas),
                     pools=pools, location=w.obj.location(), suppressed=_suppressed_codes(w.obj),
                     source_dir=directory)
-    topo.sql_hazards.extend(_env_hazards(w, client.id))
+    if topo.poolers:  # as advisor.engine._sql: hazards only matter behind a pooler
+        topo.sql_hazards.extend(_env_hazards(w, client.id))
     if w.kind == "CronJob" and get(w.obj.body, "spec", "concurrencyPolicy",
                                    default="Allow") == "Allow":
         topo.notices.append(

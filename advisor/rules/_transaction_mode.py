@@ -29,8 +29,6 @@ from advisor.model import (
     SqlHazard,
     Topology,
 )
-from advisor.pgbouncer import UnknownSetting, effective_pool, effective_setting
-from advisor.sql.hazards import HAZARD_FIXES
 
 MODE_RANK = {"session": 0, "transaction": 1, "statement": 2}
 
@@ -65,6 +63,10 @@ _UNKNOWN_USER = "\x00unknown user"  # matches no [users] entry
 def effective_mode(pooler: Pooler, dbname: str | None, user: str | None) -> RouteMode | None:
     """pool_mode for (dbname, user): [users] over [databases] over [pgbouncer] over the
     default; None when PgBouncer would refuse the database (no entry, no `*`)."""
+    # PgBouncer's and the SQL scanner's modules are imported where a pooler or a hazard
+    # is there to look at: a repository without them skips their start-up cost
+    from advisor.pgbouncer import effective_pool, effective_setting
+
     if not pooler.databases:  # e.g. an operator's pooler: only the global mode is known
         setting = effective_setting(pooler.settings, "pool_mode", pooler.version)
         scope = "default" if setting.source.path is None else "[pgbouncer]"
@@ -190,6 +192,8 @@ def build_finding(
     consequence: str,
     reason: str = "",
 ) -> Finding:
+    from advisor.sql.hazards import HAZARD_FIXES
+
     what, fix = HAZARD_FIXES.get(hazard.kind, (hazard.kind, ""))
     origin = "" if hazard.origin == "sql" else f" ({hazard.origin})"
     via = route.describe()
@@ -227,6 +231,8 @@ def build_finding(
 
 def setting_int(pooler: Pooler, key: str) -> tuple[int, Source]:
     """The [pgbouncer] value of `key` (or the version's default) as an int."""
+    from advisor.pgbouncer import UnknownSetting, effective_setting
+
     try:
         setting = effective_setting(pooler.settings, key, pooler.version)
     except UnknownSetting:
@@ -239,6 +245,8 @@ def setting_int(pooler: Pooler, key: str) -> tuple[int, Source]:
 
 def setting_list(pooler: Pooler, key: str) -> list[str]:
     """A comma-separated [pgbouncer] value (or the version's default), lowercased."""
+    from advisor.pgbouncer import UnknownSetting, effective_setting
+
     try:
         setting = effective_setting(pooler.settings, key, pooler.version)
     except UnknownSetting:

@@ -47,11 +47,12 @@ def pooler_client_oversubscribed(topo: Topology, ctx: RuleContext) -> Iterator[F
     ## References
     - PgBouncer docs, configuration: max_client_conn (default 100).
     """
+    bouncers = [p for p in topo.poolers if p.kind == "pgbouncer"]  # RDS Proxy has no limit
+    if not bouncers:
+        return
     from advisor.pgbouncer import bouncer_default
 
-    for pooler in topo.poolers:
-        if pooler.kind != "pgbouncer":
-            continue  # RDS Proxy has no max_client_conn
+    for pooler in bouncers:
         clients = [c for c in topo.clients
                    if c.target_kind == "pooler" and c.target_id == pooler.id]
         if not clients:

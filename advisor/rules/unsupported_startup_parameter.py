@@ -16,7 +16,6 @@ from advisor.rules._transaction_mode import (
     setting_list,
     strictest,
 )
-from advisor.sql.drivers import startup_options
 
 CODE = "PA410"
 NAME = "unsupported-startup-parameter"
@@ -38,6 +37,8 @@ def _rejects(hazard: SqlHazard, route: RouteMode) -> str | None:
             "startup parameter unless it is listed in ignore_startup_parameters"
         )
     extra = setting_list(pooler, "track_extra_parameters")  # 1.20+ default IntervalStyle
+    from advisor.sql.drivers import startup_options  # only when there is a hazard
+
     names = startup_options(hazard.detail)
     unknown = [n for n in names if n not in TRACKED and n not in extra]
     if names and not unknown:
