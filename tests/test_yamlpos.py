@@ -150,3 +150,27 @@ def test_unique_keys_refuses_a_repeated_key() -> None:
     with pytest.raises(yamlpos.MarkedYAMLError) as info:
         yamlpos.load("a: 1\nb: 2\na: 3\n", unique_keys=True)
     assert "duplicate key 'a'" in str(info.value) and info.value.problem_mark.line == 2
+
+
+def test_primed_reader_pattern_matches_the_same_code_points() -> None:
+    import re
+
+    everything = "".join(map(chr, range(0x110000)))
+    # re.UNICODE (the default for str) gives another cache key: compiled afresh
+    theirs = re.compile(yamlpos.PYYAML_NON_PRINTABLE, re.UNICODE)
+    ours = re.compile(yamlpos.SAME_SET)
+    assert theirs is not ours
+    assert theirs.findall(everything) == ours.findall(everything)
+
+
+def test_primed_pattern_is_what_pyyaml_uses() -> None:
+    """In a fresh interpreter, importing advisor.yamlpos leaves yaml.reader with the
+    cheaper pattern (the start-up saving took; see advisor/yamlpos.py)."""
+    import subprocess
+    import sys
+
+    code = ("import advisor.yamlpos as y, yaml.reader as r;"
+            "print(r.Reader.NON_PRINTABLE.pattern == y.SAME_SET)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, cwd=Path(__file__).resolve().parent.parent)
+    assert out.stdout.strip() == "True"
