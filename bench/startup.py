@@ -1,12 +1,14 @@
 """Startup and demo wall time, next to importing pydantic + ruamel.yaml in the same run.
 
-    python bench/startup.py [--runs N] [--json]
+    python bench/startup.py [--runs N] [--json] [--instructions]
 
 Each figure is the median of N fresh interpreter runs (subprocess), so imports are
 cold in the Python sense (the OS page cache is warm, as it is on a developer machine).
 The three commands run interleaved (A, B, C, A, B, C, ...) so machine load hits them
 alike; CPU time (user+sys of the child) is reported next to wall time because load
 inflates wall time far more than CPU time. The load average is printed with the figures.
+On a shared machine the ratio still moves by +-0.1 from run to run; --instructions adds
+each command's instruction count under valgrind's callgrind, which does not move.
 """
 
 from __future__ import annotations
@@ -24,11 +26,10 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 
 
-# The least any typer CLI with pydantic models can cost: the first model class makes
-# pydantic load its schema machinery (about as much again as `import pydantic`).
-FLOOR_NAME = "floor: + import typer + one pydantic model class"
-FLOOR_CODE = ("import pydantic, ruamel.yaml, typer\nfrom pydantic import BaseModel\n"
-              "class M(BaseModel):\n    a: int = 0\n")
+# What the check path cannot do without: the CLI framework, the record classes' library
+# and the YAML parser (pydantic and ruamel.yaml are not imported on that path).
+FLOOR_NAME = "floor: import typer, msgspec, yaml"
+FLOOR_CODE = "import typer, msgspec, yaml"
 
 
 def interleaved(cmds: dict[str, list[str]], runs: int) -> dict[str, dict[str, float]]:
@@ -64,6 +65,24 @@ def heavy_modules_on_check_path() -> list[str]:
     return [m for m in line[6:].split(",") if m]
 
 
+def count_instructions(cmd: list[str]) -> int | None:
+    """Instructions one run executes, by valgrind --tool=callgrind (None without it)."""
+    import re
+    import shutil
+    import tempfile
+
+    if shutil.which("valgrind") is None:
+        return None
+    env = {**os.environ, "PYTHONPATH": str(REPO), "NO_COLOR": "1"}
+    with tempfile.TemporaryDirectory() as tmp:
+        proc = subprocess.run(["valgrind", "--tool=callgrind",
+                               f"--callgrind-out-file={tmp}/out", *cmd], cwd=REPO, env=env,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                              check=False)
+    found = re.search(r"Collected : (\d+)", proc.stderr)
+    return int(found.group(1)) if found else None
+
+
 def compile_sources() -> None:
     """Write bytecode first: an installed package has it (pip compiles on install), and a
     bench that recompiles every module on every run (PYTHONDONTWRITEBYTECODE=1) would
@@ -77,29 +96,36 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=15)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--instructions", action="store_true",
+                        help="also count instructions with valgrind's callgrind (one run "
+                        "each): repeatable where wall time on a shared machine is not")
     args = parser.parse_args()
     compile_sources()
     py = sys.executable
     baseline_name = "python -c 'import pydantic, ruamel.yaml'"
     check_name = "pool-advisor check fixtures/acme-shop"
     load_before = os.getloadavg()[0]
-    measured = interleaved({
+    commands = {
         baseline_name: [py, "-c", "import pydantic, ruamel.yaml"],
         "pool-advisor --version": [py, "-m", "advisor", "--version"],
         FLOOR_NAME: [py, "-c", FLOOR_CODE],
         check_name: [py, "-m", "advisor", "check", "fixtures/acme-shop"],
-    }, args.runs)
+    }
+    measured = interleaved(commands, args.runs)
     load_after = os.getloadavg()[0]
     figures = {name: m["wall"] for name, m in measured.items()}
     cpu = {name: m["cpu"] for name, m in measured.items()}
     ratio = figures[check_name] / figures[baseline_name]
     cpu_ratio = cpu[check_name] / cpu[baseline_name]
     heavy = heavy_modules_on_check_path()
+    instructions = {}
+    if args.instructions:
+        instructions = {name: count_instructions(cmd) for name, cmd in commands.items()}
     report = {"runs": args.runs, "seconds": figures, "cpu_seconds": cpu,
               "check_vs_import_ratio": ratio, "check_vs_import_cpu_ratio": cpu_ratio,
               "floor_vs_import_ratio": figures[FLOOR_NAME] / figures[baseline_name],
               "load_average": [load_before, load_after],
-              "heavy_modules_imported_by_check": heavy}
+              "heavy_modules_imported_by_check": heavy, "instructions": instructions}
     if args.json:
         print(json.dumps(report, indent=2))
         return
@@ -109,7 +135,13 @@ def main() -> None:
         print(f"{figures[name] * 1000:8.1f} ms wall {cpu[name] * 1000:8.1f} ms cpu  {name}")
     print(f"check / import ratio: {ratio:.2f} wall, {cpu_ratio:.2f} cpu (target <= 1.5)")
     print(f"floor / import ratio: {figures[FLOOR_NAME] / figures[baseline_name]:.2f} wall "
-          "(typer and one pydantic model, before any pool-advisor code)")
+          "(the libraries the check path needs, before any pool-advisor code)")
+    if instructions:
+        for name, count in instructions.items():
+            print(f"{count / 1e6:8.1f} M instructions  {name}")
+        if instructions.get(check_name) and instructions.get(baseline_name):
+            print(f"check / import ratio: "
+                  f"{instructions[check_name] / instructions[baseline_name]:.2f} instructions")
     print(f"heavy modules on the check path: {', '.join(heavy) or 'none'}")
 
 if __name__ == "__main__":
