@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import textwrap
 
 import pytest
@@ -208,3 +209,77 @@ def test_disabled_bitnami_dependency_is_not_read():
     r = render_chart(Root.of(root), "charts/shop", values_files=["values-prod.yaml"],
                      set_values=["postgresql.enabled=false"], release="shop")
     assert not [o for o in r.objects if o.kind == "StatefulSet"]
+
+
+def _count_renders(monkeypatch):
+    from advisor.render import helm as helm_render
+
+    calls = []
+    real = helm_render._Renderer.render
+
+    def render(self, values):
+        calls.append(values)
+        return real(self, values)
+
+    monkeypatch.setattr(helm_render._Renderer, "render", render)
+    return calls
+
+
+def test_scaffold_chart_is_traced_in_two_renders(tmp_path, monkeypatch):
+    # `helm create`: autoscaling, ingress and httpRoute are off, so their keys (1, 80,
+    # "/", "http": values found all over the output) never show up; the renders with
+    # the sentinels differ from the baseline by the sentinels only, so nothing is
+    # tried again.
+    app = _chart(tmp_path)
+    (app / "values-prod.yaml").write_text("replicaCount: 3\nservice:\n  port: 8080\n")
+    calls = _count_renders(monkeypatch)
+    r = render_chart(Root.of(tmp_path), "app", values_files=["values-prod.yaml"],
+                     release="r1")
+    assert not r.problems, r.problems
+    assert len(calls) == 3  # the baseline, the numbers, the strings
+    deployment = by_ref(r.objects, "Deployment/r1-app")
+    assert get(deployment.body, "spec", "replicas") == 3
+    src = field_source(deployment, "spec", "replicas")
+    assert (src.path, src.line, src.key) == ("app/values-prod.yaml", 1,
+                                             "values: replicaCount")
+    service = by_ref(r.objects, "Service/r1-app")
+    src = field_source(service, "spec", "ports", 0, "port")
+    assert (src.path, src.line) == ("app/values-prod.yaml", 3)
+    src = field_source(deployment, "spec", "template", "spec", "containers", 0, "image")
+    assert (src.path, src.key) == ("app/values.yaml", "values: image.repository (part of)")
+
+
+def test_a_value_under_a_branch_another_sentinel_flips_is_still_traced(tmp_path):
+    app = _chart(tmp_path)
+    (app / "values.yaml").write_text("shards: 2\nreplicas: 7\nport: 5\n")
+    shutil.rmtree(app / "templates")
+    (app / "templates").mkdir()
+    (app / "templates" / "db.yaml").write_text(textwrap.dedent("""\
+        apiVersion: apps/v1
+        kind: Deployment
+        metadata:
+          name: {{ .Release.Name }}-db
+        spec:
+          {{- if eq (int .Values.shards) 2 }}
+          replicas: {{ .Values.replicas }}
+          {{- else }}
+          replicas: 1
+          {{- end }}
+          template:
+            spec:
+              containers:
+                - name: db
+                  image: postgres:16
+                  ports:
+                    - containerPort: {{ .Values.port }}0
+        """))
+    r = render_chart(Root.of(tmp_path), "app", release="r1")
+    assert not r.problems, r.problems
+    db = by_ref(r.objects, "Deployment/r1-db")
+    assert get(db.body, "spec", "replicas") == 7
+    src = field_source(db, "spec", "replicas")
+    assert (src.path, src.line, src.key) == ("app/values.yaml", 2, "values: replicas")
+    # the sentinel lands inside a longer number: not verbatim, found tested alone
+    src = field_source(db, "spec", "template", "spec", "containers", 0, "ports", 0,
+                       "containerPort")
+    assert (src.path, src.line, src.key) == ("app/values.yaml", 3, "values: port (derived)")

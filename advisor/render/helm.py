@@ -23,7 +23,10 @@ What happens, in the order `helm template` does it:
    writer: a later `--values` file or `--set` wins). Many keys are perturbed per
    render and groups are split when a render fails or a sentinel disappears (a
    branch flipped), so the cost is about a few renders per hundred keys, plus one
-   per key that does not show up verbatim. Traced: values copied into a field as is
+   per key that does not show up verbatim, except that a render that is the
+   baseline once its sentinels are put back flipped no branch and derived nothing:
+   the keys that did not show up in it are not tried again (a `helm create` chart
+   takes two renders). Traced: values copied into a field as is
    or as part of a string (`"{{ .Values.db.host }}:5432"`, `| quote`, `| nindent`),
    including multi-line config text, line by line. A key that only reaches the
    output through arithmetic or encoding (`mul`, `b64enc`) is traced as "derived"
@@ -629,6 +632,9 @@ class _Tracer:
         self.baseline_text = "\n".join(baseline.values())
         self.baseline_texts = dict(baseline)
         self.found: set[str] = set()
+        # Markers another render cannot add to: tested alone already, or absent from a
+        # render that differed from the baseline by the sentinels only.
+        self.settled: set[str] = set()
         self.derived_renders = 0
         try:
             self.baseline = _parse_all(baseline)
@@ -685,6 +691,8 @@ class _Tracer:
         # Numbers that never showed up verbatim may still reach a field through
         # arithmetic: test them alone (one render each), within the budget.
         for leaf in numbers:
+            if leaf.marker in self.settled:
+                continue
             if leaf.marker not in self.found and _appears(leaf.value, self.baseline_text):
                 if self.derived_renders >= MAX_DERIVED_RENDERS:
                     self.stopped = True
@@ -699,6 +707,8 @@ class _Tracer:
         for leaf in group:
             _set_path(values, leaf.key, leaf.sentinel, self.effective)
         self.renders += 1
+        if len(group) == 1:
+            self.settled.add(group[0].marker)  # rendering it alone again says the same
         try:
             rendered = self.renderer.render(values)
             fields = self._parse_changed(rendered, group)
@@ -716,6 +726,11 @@ class _Tracer:
             if missing:
                 self._derived(group[0], fields)
             return
+        if missing and self._sentinels_only(rendered, group):
+            # Nothing but the sentinels changed: no branch flipped and no value went
+            # through arithmetic, so the keys that did not show up are not in the output.
+            self.settled.update(x.marker for x in missing)
+            return
         # A key that did not show up may sit under a branch another key of the group
         # flipped: try those again without the others, a bounded number of times.
         if not missing or depth >= MAX_RETEST_DEPTH:
@@ -726,6 +741,36 @@ class _Tracer:
             half = len(missing) // 2
             self._group(missing[:half], depth + 1)
             self._group(missing[half:], depth + 1)
+
+    def _sentinels_only(self, rendered: dict[str, str], group: list[_Leaf]) -> bool:
+        """Whether `rendered` is the baseline once each sentinel is put back to its
+        value (where `_collect` finds them: a number's marker not inside a longer
+        number). A sentinel a template transformed (upper, trunc, b64enc, arithmetic)
+        is not put back, and then the render does not count as the baseline."""
+        if rendered.keys() != self.baseline_texts.keys():
+            return False
+        back: dict[str, str] = {}
+        for leaf in group:
+            if isinstance(leaf.sentinel, str) and leaf.sentinel != leaf.marker:
+                back[leaf.marker] = ""  # value + marker: drop the marker
+            else:
+                value = leaf.value
+                if isinstance(value, float) and value.is_integer():
+                    value = int(value)
+                back[leaf.marker] = str(value)
+
+        def put_back(match: re.Match[str]) -> str:
+            return back.get(match.group(0), match.group(0))
+
+        for key, text in rendered.items():
+            base = self.baseline_texts[key]
+            if text == base:
+                continue
+            if len(text) > 4 * len(base) + 4096:  # a sentinel drove a loop (`until`)
+                return False
+            if _MARKERS.sub(put_back, text) != base:
+                return False
+        return True
 
     def _parse_changed(self, rendered: dict[str, str], group: list[_Leaf]
                        ) -> dict[Any, dict[Key, Any]]:
@@ -779,6 +824,10 @@ class _Tracer:
         bucket = self.hits.setdefault((obj_key, path), [])
         if all(h.leaf.key != hit.leaf.key for h in bucket):
             bucket.append(hit)
+
+
+# Every marker `leaves` hands out: six digits not inside a longer number, or zq<digits>x.
+_MARKERS = re.compile(r"zq\d+x|(?<!\d)\d{6}(?!\d)")
 
 
 def _digit_neighbours(text: str, start: int, end: int) -> bool:
