@@ -1,7 +1,7 @@
 """Kubernetes manifests read with positions (advisor.yamlpos: libyaml, with ruamel.yaml's
 `lc` line/column interface).
 
-Objects keep their ruamel node so any field's line can be asked for later; nothing
+Objects keep their YAML node (a PosMap) so any field's line can be asked for later; nothing
 here interprets workloads: that is topology's job.
 """
 
@@ -25,7 +25,7 @@ class K8sObject(Struct):
     api_version: str
     name: str
     namespace: str | None
-    body: Any  # ruamel CommentedMap
+    body: Any  # advisor.yamlpos.PosMap (positions in `lc`, as ruamel.yaml lays them out)
     path: str  # as shown to users
     line: int  # 1-based line of the document start
     line_offset: int = 0  # lines before this stream in `path` (ConfigMap, rendered)
