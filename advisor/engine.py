@@ -81,11 +81,12 @@ def memory_options(settings: Settings, registry: Registry):
 
 def evaluate(topo: Topology, settings: Settings, options: CheckOptions, registry: Registry,
              roots: list[str]) -> CheckResult:
-    from advisor.budget import budgets
+    from advisor.budget import MemoryOptions, budgets
 
-    rule_options = _rule_options(settings, registry)
-    ctx = RuleContext(pg_version=options.pg_version, rule_options=rule_options,
-                      budgets=budgets(topo, memory_options(settings, registry)))
+    # Validated once: with a configuration file, each validation builds a pydantic schema
+    ctx = RuleContext(pg_version=options.pg_version,
+                      rule_options=_rule_options(settings, registry))
+    ctx.budgets = budgets(topo, ctx.options_for("PA301", MemoryOptions))
     selected = _selected_rules(registry, settings, options)
     raw = [(r, f) for r in selected for f in r.func(topo, ctx)]
     _scan_finding_files(topo, [f for _, f in raw], roots)

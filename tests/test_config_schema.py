@@ -74,3 +74,17 @@ def test_rule_options_reach_the_rule(tmp_path: Path):
     settings = project_settings([str(tmp_path)], CheckOptions())
     assert memory_options(settings, load_rules()) == MemoryOptions(
         nodes_per_query=3, backend_overhead="3MB")
+
+
+def test_pa301_options_shape_the_checked_budget(tmp_path: Path):
+    import shutil
+
+    from advisor.engine import run_check
+
+    shutil.copytree(Path(__file__).resolve().parent.parent / "fixtures" / "acme-shop",
+                    tmp_path / "shop")
+    (tmp_path / "shop" / ".pool-advisor.toml").write_text(
+        "[rules.PA301]\nnodes_per_query = 3\n")
+    budget = run_check([str(tmp_path / "shop")]).budgets[0]
+    assert budget.memory is not None
+    assert any("3 sort/hash nodes per query" in a for a in budget.memory.assumptions)
