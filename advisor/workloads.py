@@ -272,12 +272,28 @@ def _container(obj: K8sObject, keys: tuple, c: Any, role: str, index: ConfigInde
             cpu = Term(label=f"container {name} CPU limit", value=n,
                        source=obj.source(*keys, "resources", "limits", "cpu",
                                          key="resources.limits.cpu"))
+    if cpu is None:
+        cpu = _cpu_request(obj, keys, c, name)
     return Container(
         name=name, image=str(c.get("image", "")),
         command=tuple(str(x) for x in c.get("command") or []),
         args=tuple(str(x) for x in c.get("args") or []),
         env=env, role=role, memory_limit=mem, cpu_limit=cpu,  # type: ignore[arg-type]
         source=obj.source(*keys, key=f"container {name}"))
+
+
+def _cpu_request(obj: K8sObject, keys: tuple, c: Any, name: str) -> Term | None:
+    """Without a CPU limit, the request is what the scheduler reserved for the container:
+    the cores it can count on (PA111)."""
+    requests = get(c, "resources", "requests") or {}
+    if not isinstance(requests, dict) or "cpu" not in requests:
+        return None
+    n = parse_quantity(str(requests["cpu"]))
+    if n is None:
+        return None
+    return Term(label=f"container {name} CPU request", value=n,
+                source=obj.source(*keys, "resources", "requests", "cpu",
+                                  key="resources.requests.cpu"))
 
 
 def _env(obj: K8sObject, keys: tuple, c: Any, index: ConfigIndex) -> list[EnvVar]:

@@ -324,12 +324,24 @@ def _memory_term(obj: K8sObject, keys: tuple[str | int, ...]) -> Term | None:
     return Term(label="memory limit", value=value, source=_src(obj, *keys))
 
 
+def _cpu_term(obj: K8sObject, resources: tuple[str | int, ...]) -> Term | None:
+    """The cores the database pods get: limits.cpu, else requests.cpu (PA111)."""
+    for kind in ("limits", "requests"):
+        raw = get(obj.body, *resources, kind, "cpu")
+        value = quantity(raw) if raw is not None else None
+        if value is not None and value > 0:
+            return Term(label=f"CPU {kind[:-1]}", value=value,
+                        source=_src(obj, *resources, kind, "cpu"))
+    return None
+
+
 def _server(ctx: _Ctx, obj: K8sObject, ident: str, name: str, *, version: Term,
             settings: dict[str, Setting], instances: Term, memory: Term | None,
+            cpu: Term | None = None,
             hosts: list[str], role: str = "primary", primary_id: str | None = None) -> Server:
     server = Server(id=ident, name=name, kind="operator", namespace=obj.namespace,
                     version=version, settings=dict(settings), instances=instances,
-                    memory_limit=memory, location=_loc(obj), role=role,
+                    memory_limit=memory, cpu_limit=cpu, location=_loc(obj), role=role,
                     primary_id=primary_id,
                     hosts=[h for n in hosts for h in host_forms(n, obj.namespace)])
     ctx.out.servers.append(server)
@@ -358,14 +370,15 @@ def _cnpg_cluster(ctx: _Ctx, obj: K8sObject) -> None:
                   "CloudNativePG spec.instances default")
     primary_n, standby_n = _split_instances(obj, total)
     memory = _memory_term(obj, ("spec", "resources", "limits", "memory"))
+    cpu = _cpu_term(obj, ("spec", "resources"))
     ident = _ident("cnpg", obj)
     primary = _server(ctx, obj, ident, obj.name, version=version, settings=settings,
-                      instances=primary_n, memory=memory, hosts=[f"{obj.name}-rw"])
+                      instances=primary_n, memory=memory, cpu=cpu, hosts=[f"{obj.name}-rw"])
     standby = None
     if standby_n is not None:
         standby = _server(ctx, obj, f"{ident}/replicas", f"{obj.name} replicas",
                           version=version, settings=settings, instances=standby_n,
-                          memory=memory, hosts=[f"{obj.name}-ro", f"{obj.name}-r"],
+                          memory=memory, cpu=cpu, hosts=[f"{obj.name}-ro", f"{obj.name}-r"],
                           role="standby", primary_id=ident)
         ctx.out.notices.append(
             f"cnpg: {obj.ref}: traffic to {obj.name}-ro is budgeted against the "
@@ -531,14 +544,15 @@ def _zalando(ctx: _Ctx, obj: K8sObject) -> None:
                   "Zalando spec.numberOfInstances missing")
     primary_n, standby_n = _split_instances(obj, total)
     memory = _memory_term(obj, ("spec", "resources", "limits", "memory"))
+    cpu = _cpu_term(obj, ("spec", "resources"))
     ident = _ident("zalando", obj)
     _server(ctx, obj, ident, obj.name, version=version, settings=settings,
-            instances=primary_n, memory=memory, hosts=[obj.name])
+            instances=primary_n, memory=memory, cpu=cpu, hosts=[obj.name])
     replica_id = ident
     if standby_n is not None:
         replica_id = f"{ident}/replicas"
         _server(ctx, obj, replica_id, f"{obj.name} replicas", version=version,
-                settings=settings, instances=standby_n, memory=memory,
+                settings=settings, instances=standby_n, memory=memory, cpu=cpu,
                 hosts=[f"{obj.name}-repl"], role="standby", primary_id=ident)
     else:
         ctx.services([f"{obj.name}-repl"], obj.namespace, "server", ident)
@@ -624,14 +638,15 @@ def _crunchy(ctx: _Ctx, obj: K8sObject) -> None:
     total = Term(label="instances", value=total_value, source=first)
     primary_n, standby_n = _split_instances(obj, total)
     memory = _memory_term(obj, ("spec", "instances", 0, "resources", "limits", "memory"))
+    cpu = _cpu_term(obj, ("spec", "instances", 0, "resources"))
     ident = _ident("crunchy", obj)
     _server(ctx, obj, ident, obj.name, version=version, settings=settings,
-            instances=primary_n, memory=memory, hosts=[f"{obj.name}-primary"])
+            instances=primary_n, memory=memory, cpu=cpu, hosts=[f"{obj.name}-primary"])
     replica_id = ident
     if standby_n is not None:
         replica_id = f"{ident}/replicas"
         _server(ctx, obj, replica_id, f"{obj.name} replicas", version=version,
-                settings=settings, instances=standby_n, memory=memory,
+                settings=settings, instances=standby_n, memory=memory, cpu=cpu,
                 hosts=[f"{obj.name}-replicas"], role="standby", primary_id=ident)
     del replica_id
     bouncer = get(obj.body, "spec", "proxy", "pgBouncer")
@@ -749,16 +764,17 @@ def _bitnami_postgresql(ctx: _Ctx) -> None:
         replicas = _term(obj, "replicas", ("spec", "replicas"), 1,
                          "StatefulSet spec.replicas default")
         memory = _memory_term(obj, (*image[:-1], "resources", "limits", "memory"))
+        cpu = _cpu_term(obj, (*image[:-1], "resources"))
         hosts = [obj.name, f"{obj.name}-hl"]
         ident = _ident("bitnami-postgresql", obj)
         if component == "primary":
             primaries[(obj.namespace, instance)] = _server(
                 ctx, obj, ident, obj.name, version=version, settings=settings,
-                instances=replicas, memory=memory, hosts=hosts)
+                instances=replicas, memory=memory, cpu=cpu, hosts=hosts)
         else:
             primary = primaries.get((obj.namespace, instance))
             _server(ctx, obj, ident, obj.name, version=version, settings=settings,
-                    instances=replicas, memory=memory, hosts=hosts, role="standby",
+                    instances=replicas, memory=memory, cpu=cpu, hosts=hosts, role="standby",
                     primary_id=primary.id if primary else None)
             ctx.out.notices.append(f"bitnami-postgresql: traffic to {obj.name} is budgeted "
                                    f"against its {int(replicas.value)} read replicas")
