@@ -318,6 +318,10 @@ class Pool(Record, kw_only=True):
     note: str = ""  # e.g. "pgx default max(4, NumCPU): NumCPU of the node, not the pod"
     cpus: Term | None = None  # the CPU count a "cpu" size was computed for
     cpu_formula: CpuFormula | None = None  # how to recompute it for another node size
+    # Timeouts of the pool, in seconds (PA5xx): "acquire" the longest a caller waits for
+    # a connection, "lifetime" the age at which the pool retires a connection (absent:
+    # never). A value of 0 means no limit, as the libraries write it.
+    timeouts: dict[str, Term] = field(default_factory=dict)
 
     def per_pod(self) -> float:
         return self.size.value * (self.processes.value if self.processes else 1)

@@ -30,7 +30,7 @@ from msgspec.structs import replace
 from advisor.apps.base import StackContext, parse_int, term
 from advisor.apps.spring import PropValue, SpringProps, spring_properties
 from advisor.apps.urls import route_from_url
-from advisor.model import Pool, Route, Source
+from advisor.model import Pool, Route, Source, Term
 
 DEFAULT_POOL_SIZE = 10
 DEFAULT_SOURCE = Source.default_of(
@@ -78,9 +78,10 @@ def _pool(props: SpringProps, prefix: str, hikari: str, label: str,
         ctx.notices.append(f"{prefix}: not a PostgreSQL DataSource, skipped")
         return None
     size = _resolved(props, f"{hikari}.maximum-pool-size", ctx)
+    timeouts = _timeouts(props, hikari, ctx)
     if size is None or size.value is None:
         return Pool(label=label, size=term(label, DEFAULT_POOL_SIZE, DEFAULT_SOURCE),
-                    route=route, bound="default",
+                    route=route, bound="default", timeouts=timeouts,
                     note=f"{hikari}.maximum-pool-size not set: HikariCP default "
                          f"{DEFAULT_POOL_SIZE} (minimumIdle defaults to the same)")
     value = parse_int(size.value)
@@ -94,7 +95,32 @@ def _pool(props: SpringProps, prefix: str, hikari: str, label: str,
                     "IllegalArgumentException: maxPoolSize cannot be less than 1",
                     fatal=True, program="HikariCP")
         return None
-    return Pool(label=label, size=term(label, value, size.source), route=route)
+    return Pool(label=label, size=term(label, value, size.source), route=route,
+                timeouts=timeouts)
+
+
+# HikariConfig.java (5.1.0, 6.0.0; the same in Debian's 2.7.9, tests/test_apps_hikari_real):
+# CONNECTION_TIMEOUT = SECONDS.toMillis(30), MAX_LIFETIME = MINUTES.toMillis(30); both in
+# milliseconds, maxLifetime 0 = no maximum lifetime.
+TIMEOUT_DEFAULTS = {
+    "acquire": ("connection-timeout", "connectionTimeout", 30_000),
+    "lifetime": ("max-lifetime", "maxLifetime", 1_800_000),
+}
+
+
+def _timeouts(props: SpringProps, hikari: str, ctx: StackContext) -> dict[str, Term]:
+    """connectionTimeout and maxLifetime in seconds, as written or HikariCP's default."""
+    out: dict[str, Term] = {}
+    for kind, (dashed, camel, default_ms) in TIMEOUT_DEFAULTS.items():
+        found = _resolved(props, f"{hikari}.{dashed}", ctx)
+        value = parse_int(found.value) if found is not None and found.value else None
+        if found is not None and value is not None and value >= 0:
+            out[kind] = Term(label=f"HikariCP {camel}", value=value / 1000, source=found.source)
+        else:
+            out[kind] = Term(label=f"HikariCP {camel}", value=default_ms / 1000,
+                             source=Source.default_of(
+                                 f"HikariCP default {default_ms} ms", key=camel))
+    return out
 
 
 def _custom_prefixes(props: SpringProps) -> list[tuple[str, str]]:

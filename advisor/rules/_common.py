@@ -32,3 +32,8 @@ def primary(terms: Iterable[Term], fallback: Location) -> Location:
         if loc is not None:
             return loc
     return fallback
+
+
+def secs(term: Term) -> str:
+    """`30 s (HikariCP connectionTimeout, k8s/app.yaml:9)`: a duration in seconds."""
+    return f"{num(term.value)} s ({term.label}, {term.source.label()})"
