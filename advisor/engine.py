@@ -226,7 +226,7 @@ def _read_stdin(topo: Topology, options: CheckOptions, settings: Settings,
     roots.append("-")
     objects, problems = k8s_objects(text, "<stdin>")
     inputs = Inputs(root=Root.of(Path.cwd()), objects=objects, settings=settings,
-                    pg_version_override=options.pg_version)
+                    pg_version_override=options.pg_version, namespace=options.namespace)
     built = build_topology(inputs)
     built.problems[:0] = problems
     built.line_suppressions["<stdin>"] = scan_suppressions(text)
@@ -267,7 +267,7 @@ def scan_path(path: Path, settings: Settings, options: CheckOptions) -> Topology
                         pg_version_override=options.pg_version,
                         app_dirs=_app_dirs(settings),
                         app_candidates=app_source_dirs(found),
-                        build_hints=hints)
+                        build_hints=hints, namespace=options.namespace)
         built = build_topology(inputs)
         if label:
             _label_environment(built, label)

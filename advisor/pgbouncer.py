@@ -423,6 +423,11 @@ def declared_pairs(pooler: Pooler) -> tuple[list[tuple[str, str]], list[str]]:
             pairs.append((db.name, "*"))
             assumed.append(f"{db.name}: no forced user; assumed one client user (one pool)")
     pairs.reverse()
+    if not pairs and _find_database(pooler, "*") is not None:
+        # Never a silent zero: the fallback serves whatever clients ask for.
+        pairs = [("*", "*")]
+        assumed.append("only the * fallback and no (database, user) pair named: assumed "
+                       "one pair, one pool")
     return pairs, assumed
 
 

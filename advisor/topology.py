@@ -42,11 +42,14 @@ from advisor.workloads import (
     is_pgbouncer_container,
     is_postgres_container,
     lookup,
+    postgres_arguments,
     surge,
     workloads,
 )
 
 DEFAULT_PG_VERSION = 15
+# Where `kubectl apply` puts an object without metadata.namespace (no --namespace).
+DEFAULT_NAMESPACE = "default"
 ANNOTATION_IGNORE = "pool-advisor.io/ignore"
 
 
@@ -61,11 +64,17 @@ class Inputs(Struct):
     app_cache: dict = field(default_factory=dict)  # folder -> AppSource, read once
     settings: Settings = field(default_factory=Settings)
     pg_version_override: int | None = None
+    # --namespace: where objects without metadata.namespace are deployed
+    namespace: str | None = None
 
 
 def build_topology(inputs: Inputs) -> Topology:
     topo = Topology()
+    default_ns = inputs.namespace or DEFAULT_NAMESPACE
     index = configmap_index(inputs.objects)
+    operator_secrets = _operator_secrets(inputs.objects, default_ns)
+    for key, made in operator_secrets.items():
+        index.setdefault(key, made)  # a Secret in the repository wins
     loads = workloads(inputs.objects, index)
     peaks = _autoscaler_maxima(inputs.objects)
     services = _services(inputs.objects)
@@ -73,7 +82,7 @@ def build_topology(inputs: Inputs) -> Topology:
     # 1. servers and poolers: operator resources first, then plain workloads (less the
     # ones an operator entity already stands for, such as Bitnami's StatefulSets)
     host_map: dict[str, tuple[str, str]] = {}  # hostname -> (kind, id)
-    claimed = _operator_entities(inputs, topo, host_map)
+    claimed = _operator_entities(inputs, topo, host_map, default_ns)
     loads = [w for w in loads if w.obj.ref not in claimed]
     for w in loads:
         replicas = peaks.get((w.namespace, w.kind, w.name), w.replicas)
@@ -96,7 +105,7 @@ def build_topology(inputs: Inputs) -> Topology:
     for svc in services:
         target = _selected(svc, targets)
         if target is not None:
-            for host in _host_forms(svc["name"], svc["namespace"]):
+            for host in _host_forms(svc["name"], svc["namespace"] or default_ns):
                 host_map.setdefault(host, target)
     for s in topo.servers:
         for h in s.hosts:
@@ -106,12 +115,12 @@ def build_topology(inputs: Inputs) -> Topology:
             host_map.setdefault(h.lower(), ("pooler", p.id))
     for svc in services:  # ExternalName services alias another host
         if svc.get("external") and svc["external"].lower() in host_map:
-            for host in _host_forms(svc["name"], svc["namespace"]):
+            for host in _host_forms(svc["name"], svc["namespace"] or default_ns):
                 host_map.setdefault(host, host_map[svc["external"].lower()])
 
     # 2. poolers point at servers
     for p in topo.poolers:
-        p.server_id = _pooler_server(p, host_map, topo)
+        p.server_id = _pooler_server(p, host_map, topo, default_ns)
 
     # 3. clients
     declared = {d.name: d for d in inputs.settings.workloads}
@@ -120,7 +129,8 @@ def build_topology(inputs: Inputs) -> Topology:
             continue
         if all(is_pgbouncer_container(c) for c in w.containers):
             continue
-        client = _client_from_workload(inputs, topo, w, peaks, host_map, declared.get(w.name))
+        client = _client_from_workload(inputs, topo, w, peaks, host_map, declared.get(w.name),
+                                       default_ns, operator_secrets)
         if client is not None:
             topo.clients.append(client)
     for decl in inputs.settings.workloads:
@@ -248,6 +258,9 @@ def _selected(svc: dict, targets: list[tuple[Workload, tuple[str, str]]]
 
 def resolve_host(host: str | None, namespace: str | None, host_map: dict[str, tuple[str, str]]
                  ) -> tuple[str, str] | None:
+    """The server or pooler a pod in `namespace` reaches at `host`, as cluster DNS
+    resolves it: `svc` in the pod's own namespace, `svc.ns`, `svc.ns.svc` and
+    `svc.ns.svc.cluster.local` (trailing dot and case ignored)."""
     if not host:
         return None
     h = host.lower().strip().rstrip(".")
@@ -296,8 +309,8 @@ def _server_from_workload(inputs: Inputs, topo: Topology, w: Workload, c: Contai
 
     version = _pg_version(inputs, c)
     settings: dict[str, Setting] = {}
-    for cm_name in w.configmaps_of(c.name):
-        cm = lookup(index, "configmap", w.namespace, cm_name)
+    for cm_kind, cm_name in w.config_sources(c.name):
+        cm = lookup(index, cm_kind, w.namespace, cm_name)
         if cm is None:
             continue
         keys = [k for k in cm.data if k.endswith(".conf") and "hba" not in k and "ident" not in k]
@@ -312,7 +325,8 @@ def _server_from_workload(inputs: Inputs, topo: Topology, w: Workload, c: Contai
             settings.update(conf.settings)
             break  # the main file; its includes pull in the others
     # Command-line -c settings override the file, as on a real server.
-    args = list(c.command[1:]) + list(c.args)
+    # -c settings only when the process is postgres itself (not a shell's -c)
+    args = postgres_arguments(c) or []
     found, problems = parse_postgres_args_checked(
         args, Source(path=c.source.path, line=c.source.line, key="args"), version.int_value)
     settings.update(found)
@@ -458,8 +472,8 @@ def _pooler_from_workload(inputs: Inputs, topo: Topology, w: Workload, c: Contai
                     namespace=w.namespace, replicas=replicas, version=version,
                     location=w.obj.location(), suppressed=_suppressed_codes(w.obj),
                     surge=surge(w.obj, replicas.value))
-    for cm_name in w.configmaps_of(c.name):
-        cm = lookup(index, "configmap", w.namespace, cm_name)
+    for cm_kind, cm_name in w.config_sources(c.name):
+        cm = lookup(index, cm_kind, w.namespace, cm_name)
         if cm is None:
             continue
         ini_keys = [k for k in cm.data if k.endswith(".ini")]
@@ -488,11 +502,11 @@ def _pooler_from_env(pooler: Pooler, c: Container) -> None:
     pooler.databases.extend(databases)
 
 
-def _pooler_server(p: Pooler, host_map: dict, topo: Topology) -> str | None:
+def _pooler_server(p: Pooler, host_map: dict, topo: Topology, default_ns: str) -> str | None:
     if p.server_id:
         return p.server_id
     for db in p.databases:
-        target = resolve_host(db.host, p.namespace, host_map)
+        target = resolve_host(db.host, p.namespace or default_ns, host_map)
         if target and target[0] == "server":
             return target[1]
     return None
@@ -510,7 +524,58 @@ def _may_have_operator_entities(objects: list[K8sObject]) -> bool:
         for o in objects)
 
 
-def _operator_entities(inputs: Inputs, topo: Topology, host_map: dict) -> set[str]:
+def _operator_secrets(objects: list[K8sObject], default_ns: str) -> ConfigIndex:
+    """Connection Secrets the operators create (CloudNativePG `<cluster>-app`, Crunchy
+    `<cluster>-pguser-<user>`, Zalando credentials), indexed as Secrets so that env
+    secretKeyRef/envFrom read their host, database and user."""
+    if not _may_have_operator_entities(objects):
+        return {}
+    from advisor.sources.operators import operator_secrets
+    from advisor.workloads import ConfigMapData
+
+    return {("secret", made.namespace, made.name): ConfigMapData(
+        made.obj, dict(made.data), secret=True, made_by=made.source)
+        for made in operator_secrets(objects, default_ns)}
+
+
+# Keys of an operator Secret that say where to connect (a password alone does not).
+_CONNECTION_KEYS = frozenset({"uri", "jdbc-uri", "fqdn-uri", "fqdn-jdbc-uri", "host",
+                              "pgbouncer-uri", "pgbouncer-jdbc-uri", "pgbouncer-host"})
+
+
+def _operator_secret_route(c: Container, made: ConfigIndex) -> Route | None:
+    """The route of a container that takes its connection from an operator-made Secret
+    under names no URL reader knows (envFrom: `uri`, `host`; KC_DB_URL_HOST from key
+    `host`): the Secret's own uri, through PgBouncer when the pgbouncer-* keys are
+    the ones used."""
+    from advisor.apps.urls import route_from_url
+
+    by_secret = {name: data for (_kind, _ns, name), data in made.items()}
+    for var in c.env:
+        ref = var.from_ref or ""
+        if not ref.startswith("secret:") or "/" not in ref:
+            continue
+        name, key = ref[len("secret:"):].split("/", 1)
+        data = by_secret.get(name)
+        if data is None or key not in _CONNECTION_KEYS:
+            continue
+        used = {e.from_ref.split("/", 1)[1] for e in c.env
+                if e.from_ref and e.from_ref.startswith(f"secret:{name}/")}
+        bouncer = any(k.startswith("pgbouncer-") for k in used) and not used & {"uri", "host"}
+        prefix = "pgbouncer-" if bouncer else ""
+        host = data.data.get(f"{prefix}host")
+        port = data.data.get(f"{prefix}port") or "5432"
+        user = data.data.get("user") or data.data.get("username")
+        url = f"postgresql://{user + '@' if user else ''}{host}:{port}/" \
+              f"{data.data.get('dbname') or ''}"
+        route = route_from_url(url, var.source)
+        if route is not None:
+            return route
+    return None
+
+
+def _operator_entities(inputs: Inputs, topo: Topology, host_map: dict, default_ns: str
+                       ) -> set[str]:
     """Servers and poolers from operator resources; returns the refs of the objects
     they stand for."""
     if not _may_have_operator_entities(inputs.objects):
@@ -518,7 +583,8 @@ def _operator_entities(inputs: Inputs, topo: Topology, host_map: dict) -> set[st
     from advisor.sources.operators import operator_entities
 
     found = operator_entities(inputs.objects, root=inputs.root,
-                              version_default=_pg_version(inputs, None).int_value)
+                              version_default=_pg_version(inputs, None).int_value,
+                              default_namespace=default_ns)
     topo.servers.extend(found.servers)
     topo.poolers.extend(found.poolers)
     topo.problems.extend(found.problems)
@@ -532,8 +598,9 @@ def _operator_entities(inputs: Inputs, topo: Topology, host_map: dict) -> set[st
 
 
 def _client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
-                          peaks: dict, host_map: dict, decl: WorkloadDecl | None
-                          ) -> Client | None:
+                          peaks: dict, host_map: dict, decl: WorkloadDecl | None,
+                          default_ns: str = "default",
+                          operator_secrets: ConfigIndex | None = None) -> Client | None:
     from advisor.apps import pools_for_container, route_from_env
 
     replicas = peaks.get((w.namespace, w.kind, w.name), w.replicas)
@@ -557,7 +624,7 @@ def _client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
         found = pools_for_container(c, app, node_cpus=inputs.settings.node_cpus)
         topo.notices.extend(found.notices)
         topo.problems.extend(found.problems)
-        c_route = route_from_env(c.env)
+        c_route = route_from_env(c.env) or _operator_secret_route(c, operator_secrets or {})
         for pool in found.pools:
             pools.append(pool if pool.route or not c_route else replace(pool, route=c_route))
         route = route or c_route
@@ -591,7 +658,7 @@ def _client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
         if sidecar is not None and host in ("localhost", "127.0.0.1", "::1", ""):
             target = ("pooler", sidecar.id)
         else:
-            target = resolve_host(route.host, w.namespace, host_map)
+            target = resolve_host(route.host, w.namespace or default_ns, host_map)
     if target is None and sidecar is not None:
         target = ("pooler", sidecar.id)
     if target is not None:
@@ -694,11 +761,19 @@ def _pooler_pairs(topo: Topology) -> None:
                 continue
             for pool in c.pools:
                 r = pool.route
-                if r is None or r.dbname is None or r.user is None:
+                if r is None or (r.dbname is None and r.user is None):
                     continue
-                if (r.dbname, r.user) not in pairs:
-                    pairs.append((r.dbname, r.user))
+                # a part the URL leaves out is one unknown name: one pool, not none
+                pair = (r.dbname or "*", r.user or "*")
+                if pair not in pairs:
+                    pairs.append(pair)
         p.pairs = pairs
+        if not pairs and p.kind == "pgbouncer" and p.databases and all(
+                d.name == "*" for d in p.databases):
+            topo.notices.append(
+                f"{p.id}: [databases] holds only the * fallback and no client names the "
+                "database and user it connects as: assumed one (database, user) pair, "
+                "one pool (each further pair a client uses opens another)")
 
 
 def _merge_suppressions(topo: Topology, found: dict[str, dict[int, list[str]]]) -> None:

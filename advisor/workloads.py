@@ -35,8 +35,14 @@ class ConfigMapData(Struct):
     obj: K8sObject
     data: dict[str, str]
     secret: bool = False
+    # A Secret an operator creates (CloudNativePG `<cluster>-app`): not in the repository;
+    # its values are derived from the resource at this source.
+    made_by: Source | None = None
 
     def source(self, key: str) -> Source:
+        if self.made_by is not None:
+            return Source(path=self.made_by.path, line=self.made_by.line, key=key,
+                          default=self.made_by.default)
         section = "stringData" if self.secret and key in (self.obj.body.get("stringData") or {}) \
             else "data"
         return self.obj.source(section, key, key=key)
@@ -60,6 +66,8 @@ class Workload(Struct):
     pod_labels: dict[str, str]
     replicas: Term
     volumes: dict[str, tuple[str, str]] = field(default_factory=dict)  # vol -> (kind, name)
+    # vol -> [("configmap" | "secret", name)]: configMap, secret and projected volumes
+    volume_sources: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
     mounts: dict[str, list[tuple[str, str]]] = field(default_factory=dict)  # ctr -> (vol, path)
     node_selector: dict[str, str] = field(default_factory=dict)
 
@@ -76,12 +84,15 @@ class Workload(Struct):
         return self.obj.namespace
 
     def configmaps_of(self, container: str) -> list[str]:
-        names = []
+        return [name for kind, name in self.config_sources(container) if kind == "configmap"]
+
+    def config_sources(self, container: str) -> list[tuple[str, str]]:
+        """("configmap" | "secret", name) of every ConfigMap and Secret mounted into
+        `container`, directly or through a projected volume, in mount order."""
+        out: list[tuple[str, str]] = []
         for vol, _path in self.mounts.get(container, []):
-            kind, name = self.volumes.get(vol, ("", ""))
-            if kind == "configMap":
-                names.append(name)
-        return names
+            out += self.volume_sources.get(vol, [])
+        return out
 
 
 ConfigIndex = dict[tuple[str, str | None, str], "ConfigMapData"]
@@ -151,6 +162,7 @@ def _workload(obj: K8sObject, path: tuple[str, ...], spec: Any, index: ConfigInd
     labels = {str(k): str(v) for k, v in (template_meta or {}).items()} if isinstance(
         template_meta, dict) else (obj.labels if obj.kind == "Pod" else {})
     volumes = {}
+    volume_sources: dict[str, list[tuple[str, str]]] = {}
     for vol in spec.get("volumes") or []:
         if not isinstance(vol, dict):
             continue
@@ -158,6 +170,7 @@ def _workload(obj: K8sObject, path: tuple[str, ...], spec: Any, index: ConfigInd
             volumes[str(vol.get("name"))] = ("configMap", str(vol["configMap"].get("name")))
         elif isinstance(vol.get("secret"), dict):
             volumes[str(vol.get("name"))] = ("secret", str(vol["secret"].get("secretName")))
+        volume_sources[str(vol.get("name"))] = _volume_sources(vol)
     containers: list[Container] = []
     mounts: dict[str, list[tuple[str, str]]] = {}
     for role, key in (("init", "initContainers"), ("main", "containers")):
@@ -174,7 +187,27 @@ def _workload(obj: K8sObject, path: tuple[str, ...], spec: Any, index: ConfigInd
                 (str(m.get("name")), str(m.get("mountPath")))
                 for m in c.get("volumeMounts") or [] if isinstance(m, dict)]
     return Workload(obj=obj, containers=containers, pod_labels=labels,
-                    replicas=base_replicas(obj), volumes=volumes, mounts=mounts)
+                    replicas=base_replicas(obj), volumes=volumes, mounts=mounts,
+                    volume_sources=volume_sources)
+
+
+def _volume_sources(vol: dict) -> list[tuple[str, str]]:
+    """The ConfigMaps and Secrets a pod volume shows as files: a configMap or secret
+    volume, or each configMap/secret source of a projected volume."""
+    out: list[tuple[str, str]] = []
+    if isinstance(vol.get("configMap"), dict):
+        out.append(("configmap", str(vol["configMap"].get("name"))))
+    elif isinstance(vol.get("secret"), dict):
+        out.append(("secret", str(vol["secret"].get("secretName"))))
+    elif isinstance(vol.get("projected"), dict):
+        for item in vol["projected"].get("sources") or []:
+            if not isinstance(item, dict):
+                continue
+            if isinstance(item.get("configMap"), dict):
+                out.append(("configmap", str(item["configMap"].get("name"))))
+            elif isinstance(item.get("secret"), dict):
+                out.append(("secret", str(item["secret"].get("name"))))
+    return out
 
 
 def base_replicas(obj: K8sObject) -> Term:
@@ -375,17 +408,112 @@ def image_version(image: str) -> tuple[int, int | None] | None:
     return int(m.group(1)), (int(m.group(2)) if m.group(2) else None)
 
 
+# Image repositories (the last path component, registry and tag removed) whose
+# default process is the PostgreSQL server: the official image and the distributions
+# built on it. Names that merely start with "postgres" are other programs
+# (postgres-operator, postgrest, postgres-meta, postgres-exporter).
+POSTGRES_IMAGES = frozenset({
+    "postgres",  # library/postgres, supabase/postgres
+    "postgresql",  # bitnami/postgresql, cloudnative-pg/postgresql
+    "postgresql-repmgr", "postgresql-ha",  # Bitnami
+    "postgis",  # postgis/postgis, cloudnative-pg/postgis
+    "timescaledb", "timescaledb-ha",  # timescale/
+    "spilo",  # Zalando (also spilo-<major>)
+    "pgvector",  # pgvector/pgvector, ankane/pgvector
+    "crunchy-postgres", "crunchy-postgres-gis",  # Crunchy Data
+    "citus",  # citusdata/citus
+    "paradedb",  # paradedb/paradedb
+    "pgvecto-rs",  # tensorchord/pgvecto-rs
+})
+SERVER_PROGRAMS = ("postgres", "postmaster")
+_SHELLS = ("sh", "bash", "ash", "dash", "zsh")
+# In a shell script: postgres (or the image entrypoint) started as a command.
+_SCRIPT_RUNS_POSTGRES = re.compile(
+    r"(?:^|[;&|\n(]\s*|\bexec\s+|\bgosu\s+\S+\s+|\bsu-exec\s+\S+\s+)"
+    r"(?:\S*/)?(?:postgres|postmaster|docker-entrypoint\.sh(?:\s+postgres)?)(?=\s|$|;)")
+
+
+def image_repository(image: str) -> str:
+    """The image's repository name without registry, tag or digest:
+    ghcr.io/cloudnative-pg/postgresql:16.2 -> postgresql."""
+    name = image.strip().lower().split("@", 1)[0]
+    last = name.rsplit("/", 1)[-1]
+    return last.split(":", 1)[0]
+
+
+def is_postgres_image(image: str) -> bool:
+    repo = image_repository(image)
+    return repo in POSTGRES_IMAGES or re.fullmatch(r"spilo-\d+", repo) is not None
+
+
+def _program(word: str) -> str:
+    return word.rsplit("/", 1)[-1]
+
+
+def postgres_arguments(c: Container) -> list[str] | None:
+    """The arguments of the postgres process a container runs (what `-c name=value`
+    settings are read from), or None when the container does not run postgres itself:
+    a PostgreSQL image with its default entrypoint and command, `postgres ...`, or
+    `docker-entrypoint.sh postgres ...` (the official entrypoint puts `postgres` before
+    arguments that start with "-"). `-c` given to a shell or to pg_isready is not a
+    server setting."""
+    argv = [*c.command, *c.args]
+    if argv and _program(argv[0]) in SERVER_PROGRAMS:
+        return argv[1:]
+    if not is_postgres_image(c.image):
+        return None
+    if not c.command:
+        # the image's entrypoint runs postgres with these arguments
+        if not c.args or c.args[0].startswith("-"):
+            return list(c.args)
+        if _program(c.args[0]) in SERVER_PROGRAMS:
+            return list(c.args[1:])
+        if _program(c.args[0]) == "docker-entrypoint.sh":
+            rest = list(c.args[1:])
+            return rest[1:] if rest and _program(rest[0]) in SERVER_PROGRAMS else rest
+        return None
+    if _program(c.command[0]) == "docker-entrypoint.sh":
+        rest = argv[1:]
+        if rest and _program(rest[0]) in SERVER_PROGRAMS:
+            return rest[1:]
+        return rest if not rest or rest[0].startswith("-") else None
+    return _script_postgres_arguments(argv)
+
+
+def _script_postgres_arguments(argv: list[str]) -> list[str] | None:
+    """`sh -c "... exec postgres -c max_connections=300"`: the words after postgres up
+    to the end of that shell command."""
+    import shlex
+
+    if len(argv) < 2 or _program(argv[0]) not in _SHELLS:
+        return None
+    script = " ".join(a for a in argv[1:] if not a.startswith("-") or " " in a)
+    match = _SCRIPT_RUNS_POSTGRES.search(script)
+    if match is None:
+        return None
+    tail = re.split(r"[;&|\n)]", script[match.end():], maxsplit=1)[0]
+    try:
+        return shlex.split(tail)
+    except ValueError:
+        return []
+
+
 def is_postgres_container(c: Container) -> bool:
-    image = c.image.lower().rsplit("/", 1)[-1].split(":")[0]
-    if "pgbouncer" in image or "exporter" in image:
+    """A container that runs the PostgreSQL server (see `postgres_arguments`), or a
+    PostgreSQL image's container whose shell script starts postgres. Never an init
+    container: `pg_isready` or a wait-for-db loop ends before the pod serves, and the
+    pod stays a client."""
+    if c.role == "init":
         return False
-    if image in ("postgres", "postgresql", "postgis", "timescaledb", "timescaledb-ha",
-                 "postgresql-repmgr", "spilo", "pgvector") or image.startswith("postgres"):
-        return True
-    return bool(c.command) and c.command[0].rsplit("/", 1)[-1] in ("postgres", "postmaster")
+    if not is_postgres_image(c.image) and not (c.command and _program(c.command[0])
+                                                in SERVER_PROGRAMS):
+        return False
+    return postgres_arguments(c) is not None
 
 
 def is_pgbouncer_container(c: Container) -> bool:
+    if c.role == "init":
+        return False
     image = c.image.lower().rsplit("/", 1)[-1].split(":")[0]
     if "exporter" in image:
         return False

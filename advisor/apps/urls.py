@@ -216,6 +216,7 @@ _URL_VARS = (
     "PG_DSN", "DSN", "DB_CONNECTION_STRING", "CONNECTION_STRING",
     "CONNECTIONSTRINGS__DEFAULTCONNECTION", "QUARKUS_DATASOURCE_JDBC_URL",
     "QUARKUS_DATASOURCE_REACTIVE_URL", "SPRING_R2DBC_URL",
+    "KC_DB_URL",  # Keycloak (Quarkus distribution): a JDBC URL
 )
 # (prefix, host, port, dbname, user) families for split variables.
 _PART_FAMILIES = (
@@ -226,6 +227,8 @@ _PART_FAMILIES = (
     ("POSTGRESQL", "POSTGRESQL_HOST", "POSTGRESQL_PORT", "POSTGRESQL_DATABASE",
      "POSTGRESQL_USER"),
     ("PG_", "PG_HOST", "PG_PORT", "PG_DATABASE", "PG_USER"),
+    # Keycloak: db-url-host, db-url-port, db-url-database, db-username
+    ("KC_DB", "KC_DB_URL_HOST", "KC_DB_URL_PORT", "KC_DB_URL_DATABASE", "KC_DB_USERNAME"),
 )
 _ALT_NAMES = {
     "DB_NAME": ("DB_DATABASE", "DB_DBNAME"),

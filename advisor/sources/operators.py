@@ -158,12 +158,14 @@ class OperatorEntities(Record, kw_only=True):
 
 
 def operator_entities(objects: list[K8sObject], *, version_default: int = 15,
-                      root: Root | None = None) -> OperatorEntities:
+                      root: Root | None = None, default_namespace: str = "default"
+                      ) -> OperatorEntities:
     """Servers, poolers and service names of every operator resource (and Bitnami
     postgresql StatefulSet) among `objects`. `root` lets postgresql.conf text held in
     ConfigMaps follow includes; without it includes are not followed."""
     out = OperatorEntities()
     ctx = _Ctx(objects, version_default, root or Root(Path("/nonexistent-pool-advisor")), out)
+    ctx.default_ns = default_namespace  # where an object without metadata.namespace lives
     for obj in objects:
         if obj.kind == "Cluster" and obj.api_version.startswith(CNPG_API):
             _cnpg_cluster(ctx, obj)
@@ -186,6 +188,7 @@ class _Ctx:
         self.root = root
         self.out = out
         self.cnpg: dict[tuple[str | None, str], tuple[Server, Server | None]] = {}
+        self.default_ns = "default"
 
     def problem(self, obj: K8sObject, keys: tuple[str | int, ...], message: str,
                 fatal: bool = False, program: str = "pool-advisor") -> None:
@@ -195,7 +198,7 @@ class _Ctx:
 
     def services(self, names: list[str], namespace: str | None, kind: str, ident: str) -> None:
         for name in names:
-            for host in host_forms(name, namespace):
+            for host in host_forms(name, namespace or self.default_ns):
                 self.out.services[host] = (kind, ident)
 
 
@@ -343,7 +346,8 @@ def _server(ctx: _Ctx, obj: K8sObject, ident: str, name: str, *, version: Term,
                     version=version, settings=dict(settings), instances=instances,
                     memory_limit=memory, cpu_limit=cpu, location=_loc(obj), role=role,
                     primary_id=primary_id,
-                    hosts=[h for n in hosts for h in host_forms(n, obj.namespace)])
+                    hosts=[h for n in hosts
+                           for h in host_forms(n, obj.namespace or ctx.default_ns)])
     ctx.out.servers.append(server)
     ctx.services(hosts, obj.namespace, "server", ident)
     return server
@@ -435,7 +439,7 @@ def _cnpg_pooler(ctx: _Ctx, obj: K8sObject) -> None:
         settings=settings, server_id=server_id, location=_loc(obj),
         databases=[PoolerDatabase(name="*", host=f"{cluster}-{service}", port=5432,
                                   location=_loc(obj, "spec", "cluster", "name"))],
-        hosts=host_forms(obj.name, obj.namespace))
+        hosts=host_forms(obj.name, obj.namespace or ctx.default_ns))
     ctx.out.poolers.append(pooler)
     ctx.services([obj.name], obj.namespace, "pooler", ident)
     ctx.out.claimed.append(obj.ref)
@@ -613,7 +617,7 @@ def _zalando_pooler(ctx: _Ctx, obj: K8sObject, name: str, server_id: str, target
         settings=settings, server_id=server_id, location=_loc(obj, *base)
         if get(obj.body, *base) is not None else _loc(obj, "spec", "enableConnectionPooler"),
         databases=[PoolerDatabase(name="*", host=target, port=5432, location=_loc(obj))],
-        hosts=host_forms(name, obj.namespace)))
+        hosts=host_forms(name, obj.namespace or ctx.default_ns)))
     ctx.services([name], obj.namespace, "pooler", ident)
 
 
@@ -665,7 +669,8 @@ def _crunchy(ctx: _Ctx, obj: K8sObject) -> None:
             replicas=_term(obj, "PgBouncer pods", (*base, "replicas"), 1,
                            "PGO proxy.pgBouncer.replicas default"),
             version=version_b, settings=pooler_settings, databases=databases, users=users,
-            server_id=ident, location=_loc(obj, *base), hosts=host_forms(name, obj.namespace)))
+            server_id=ident, location=_loc(obj, *base),
+            hosts=host_forms(name, obj.namespace or ctx.default_ns)))
         ctx.services([name], obj.namespace, "pooler", pid)
     ctx.out.claimed.append(obj.ref)
 
@@ -909,3 +914,125 @@ def _edoburu(env: tuple[EnvVar, ...]) -> tuple[dict[str, Setting], list[PoolerDa
             host=host_var.value, port=port,
             location=host_var.source.location() or Location(path="", line=None)))
     return settings, databases
+
+
+# --- Secrets the operators create -------------------------------------------------------
+
+CNPG_SECRETS_WHO = "CloudNativePG operator (pkg/specs/secrets.go CreateSecret)"
+CRUNCHY_SECRETS_WHO = "Crunchy PGO (generatePostgresUserSecret)"
+ZALANDO_SECRETS_WHO = ("Zalando operator secret_name_template "
+                       "{username}.{cluster}.credentials.postgresql.acid.zalan.do")
+
+
+class MadeSecret(Record, kw_only=True):
+    """A Secret an operator creates at run time (not in the repository): its
+    connection keys (never a password), derived from the resource at `source`."""
+
+    namespace: str | None
+    name: str
+    data: dict[str, str]
+    source: Source
+    obj: K8sObject
+
+
+def _uri(user: str | None, host: str, port: str, dbname: str | None) -> str:
+    who = f"{user}@" if user else ""
+    return f"postgresql://{who}{host}:{port}/{dbname or ''}"
+
+
+def _jdbc(user: str | None, host: str, port: str, dbname: str | None, extra: str = "") -> str:
+    query = f"?user={user}{extra}" if user else ""
+    return f"jdbc:postgresql://{host}:{port}/{dbname or ''}{query}"
+
+
+def operator_secrets(objects: list[K8sObject], default_namespace: str = "default"
+                     ) -> list[MadeSecret]:
+    """The connection Secrets CloudNativePG, Crunchy PGO and the Zalando operator
+    create for the clusters among `objects`, with the keys they write:
+
+    - CloudNativePG `<cluster>-app` (user and database of bootstrap initdb, default
+      app/app) and `<cluster>-superuser` (postgres, dbname `*`): username, user,
+      dbname, host `<cluster>-rw`, port 5432, uri and jdbc-uri at `<host>.<ns>`,
+      fqdn-uri and fqdn-jdbc-uri at `<host>.<ns>.svc.cluster.local`.
+    - Crunchy `<cluster>-pguser-<user>` per spec.users entry (default: user and
+      database named like the cluster): user, dbname (first database), host
+      `<cluster>-primary.<ns>.svc`, port, uri, jdbc-uri; with a pgBouncer proxy also
+      pgbouncer-host `<cluster>-pgbouncer.<ns>.svc`, pgbouncer-port (proxy.pgBouncer.port,
+      default 5432), pgbouncer-uri, pgbouncer-jdbc-uri.
+    - Zalando `<user>.<cluster>.credentials.postgresql.acid.zalan.do` per spec.users
+      entry and postgres: username (the operator writes no host)."""
+    out: list[MadeSecret] = []
+    for obj in objects:
+        ns = obj.namespace or default_namespace
+        if obj.kind == "Cluster" and obj.api_version.startswith(CNPG_API):
+            out += _cnpg_secrets(obj, ns)
+        elif obj.kind == "PostgresCluster" and obj.api_version.startswith(CRUNCHY_API):
+            out += _crunchy_secrets(obj, ns)
+        elif obj.kind == "postgresql" and obj.api_version.startswith(ZALANDO_API):
+            out += _zalando_secrets(obj)
+    return out
+
+
+def _made(obj: K8sObject, name: str, data: dict[str, str], who: str) -> MadeSecret:
+    at = _src(obj, "metadata", "name")
+    return MadeSecret(namespace=obj.namespace, name=name, data=data, obj=obj,
+                      source=Source(path=at.path, line=at.line, key=name,
+                                    default=f"Secret {name} made by the {who}"))
+
+
+def _cnpg_secrets(obj: K8sObject, ns: str) -> list[MadeSecret]:
+    bootstrap = get(obj.body, "spec", "bootstrap")
+    bootstrap = bootstrap if isinstance(bootstrap, dict) else {}
+    method = next((m for m in ("initdb", "recovery", "pg_basebackup")
+                   if isinstance(bootstrap.get(m), dict)), None)
+    section = bootstrap.get(method) if method else {}
+    dbname = str(section.get("database") or "app")
+    owner = str(section.get("owner") or dbname)
+    custom = get(section, "secret", "name")
+    host = f"{obj.name}-rw"
+    out = []
+    for name, user, db, made in ((f"{obj.name}-app", owner, dbname, not custom),
+                                 (f"{obj.name}-superuser", "postgres", "*", True)):
+        if not made:
+            continue  # the user's own Secret (spec.bootstrap.<method>.secret)
+        data = {"username": user, "user": user, "dbname": db, "host": host, "port": "5432",
+                "uri": _uri(user, f"{host}.{ns}", "5432", db),
+                "jdbc-uri": _jdbc(user, f"{host}.{ns}", "5432", db),
+                "fqdn-uri": _uri(user, f"{host}.{ns}.svc.cluster.local", "5432", db),
+                "fqdn-jdbc-uri": _jdbc(user, f"{host}.{ns}.svc.cluster.local", "5432", db)}
+        out.append(_made(obj, name, data, CNPG_SECRETS_WHO))
+    return out
+
+
+def _crunchy_secrets(obj: K8sObject, ns: str) -> list[MadeSecret]:
+    users = get(obj.body, "spec", "users")
+    entries = [u for u in users if isinstance(u, dict) and u.get("name")] \
+        if isinstance(users, list) and users else [{"name": obj.name, "databases": [obj.name]}]
+    bouncer = get(obj.body, "spec", "proxy", "pgBouncer")
+    host = f"{obj.name}-primary.{ns}.svc"
+    out = []
+    for entry in entries:
+        user = str(entry["name"])
+        dbs = entry.get("databases")
+        db = str(dbs[0]) if isinstance(dbs, list) and dbs else None
+        data = {"user": user, "host": host, "port": "5432"}
+        if db is not None:
+            data |= {"dbname": db, "uri": _uri(user, host, "5432", db),
+                     "jdbc-uri": _jdbc(user, host, "5432", db)}
+        if isinstance(bouncer, dict):
+            bhost = f"{obj.name}-pgbouncer.{ns}.svc"
+            bport = str(bouncer.get("port") or 5432)
+            data |= {"pgbouncer-host": bhost, "pgbouncer-port": bport}
+            if db is not None:
+                data |= {"pgbouncer-uri": _uri(user, bhost, bport, db),
+                         "pgbouncer-jdbc-uri": _jdbc(user, bhost, bport, db,
+                                                     "&prepareThreshold=0")}
+        out.append(_made(obj, f"{obj.name}-pguser-{user}", data, CRUNCHY_SECRETS_WHO))
+    return out
+
+
+def _zalando_secrets(obj: K8sObject) -> list[MadeSecret]:
+    users = get(obj.body, "spec", "users")
+    names = ["postgres", *(str(u) for u in users)] if isinstance(users, dict) else ["postgres"]
+    return [_made(obj, f"{u.replace('_', '-')}.{obj.name}.credentials.postgresql.acid.zalan.do",
+                  {"username": u}, ZALANDO_SECRETS_WHO) for u in names]
