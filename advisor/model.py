@@ -346,6 +346,7 @@ class Client(Record, kw_only=True):
     location: Location
     suppressed: list[str] = field(default_factory=list)
     source_dir: str | None = None  # the application source folder, when known
+    route: Route | None = None  # where its environment says it connects
 
 
 class EnvVar(Frozen, kw_only=True):

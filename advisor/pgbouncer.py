@@ -322,7 +322,9 @@ def effective_pool(pooler: Pooler, db: str, user: str) -> EffectivePool | None:
         entry = _find_database(pooler, "*")
         if entry is None or db == "pgbouncer":
             return None
-        notes.append(f"database {db!r} has no [databases] entry: created from the * fallback")
+        if db != "*":
+            notes.append(f"database {db!r} has no [databases] entry: created from the * "
+                         "fallback")
     forced = entry.user is not None
     server_user = entry.user if entry.user is not None else user
     # Before 1.23 a forced user is a separate object per database (src/objects.c
@@ -426,8 +428,9 @@ def declared_pairs(pooler: Pooler) -> tuple[list[tuple[str, str]], list[str]]:
     if not pairs and _find_database(pooler, "*") is not None:
         # Never a silent zero: the fallback serves whatever clients ask for.
         pairs = [("*", "*")]
-        assumed.append("only the * fallback and no (database, user) pair named: assumed "
-                       "one pair, one pool")
+        assumed = [a for a in assumed if not a.startswith("the * fallback is left out")]
+        assumed.append("[databases] holds only the * fallback and no client names its "
+                       "(database, user): assumed one pair, one pool")
     return pairs, assumed
 
 

@@ -640,7 +640,7 @@ def _client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
     client = Client(id=_workload_id(w), name=w.name, namespace=w.namespace, kind=w.kind,
                     replicas=replicas, surge=_client_surge(inputs, w, replicas),
                     pools=pools, location=w.obj.location(), suppressed=_suppressed_codes(w.obj),
-                    source_dir=directory)
+                    source_dir=directory, route=route)
     if topo.poolers:  # as advisor.engine._sql: hazards only matter behind a pooler
         topo.sql_hazards.extend(_env_hazards(w, client.id))
     if w.kind == "CronJob" and get(w.obj.body, "spec", "concurrencyPolicy",
@@ -759,8 +759,8 @@ def _pooler_pairs(topo: Topology) -> None:
         for c in topo.clients:
             if c.target_kind != "pooler" or c.target_id != p.id:
                 continue
-            for pool in c.pools:
-                r = pool.route
+            routes = [pool.route for pool in c.pools if pool.route is not None] or [c.route]
+            for r in routes:
                 if r is None or (r.dbname is None and r.user is None):
                     continue
                 # a part the URL leaves out is one unknown name: one pool, not none

@@ -56,7 +56,8 @@ class ConfigMapData(Struct):
         traced = self.obj.value_sources.get(f"data.{key}#1")
         if traced is not None and traced.path is not None and traced.line is not None:
             return traced.path, traced.line - 1
-        section = self.obj.body.get("data") or {}
+        strings = self.obj.body.get("stringData") or {}
+        section = strings if self.secret and key in strings else self.obj.body.get("data") or {}
         return self.obj.path, block_offset(section, key) + self.obj.line_offset
 
 

@@ -1,0 +1,393 @@
+"""Linking as the cluster resolves it (issue 12 items 3 and 4): host forms of objects
+without a namespace, configuration files read from Secrets and projected volumes,
+operator-made Secrets, PgBouncer `*` fallbacks, and which containers are servers."""
+
+from __future__ import annotations
+
+import base64
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from advisor.engine import CheckOptions, run_check, scan
+from advisor.model import Container, Source
+from advisor.workloads import is_postgres_container, postgres_arguments
+
+DB = """
+apiVersion: v1
+kind: Service
+metadata: {name: db}
+spec:
+  selector: {app: db}
+---
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: db}
+spec:
+  template:
+    metadata: {labels: {app: db}}
+    spec:
+      containers:
+        - name: postgres
+          image: postgres:16.2
+          args: ["-c", "max_connections=50"]
+"""
+
+
+def web(host: str, size: int = 7, replicas: int = 3, extra: str = "") -> str:
+    return f"""
+apiVersion: apps/v1
+kind: Deployment
+metadata: {{name: web}}
+spec:
+  replicas: {replicas}
+  strategy: {{type: Recreate}}
+  template:
+    spec:
+      containers:
+        - name: app
+          image: acme/web:1
+          env:
+            - {{name: SPRING_DATASOURCE_URL, value: "jdbc:postgresql://{host}:5432/shop"}}
+            - {{name: SPRING_DATASOURCE_HIKARI_MAXIMUMPOOLSIZE, value: "{size}"}}
+{extra}"""
+
+
+def write(root: Path, files: dict[str, str]) -> Path:
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(textwrap.dedent(text))
+    return root
+
+
+def budget_of(root: Path, **options):
+    result = run_check([str(root)], CheckOptions(**options))
+    return result, {b.server: b for b in result.budgets}
+
+
+@pytest.mark.parametrize("host", ["db", "db.default", "db.default.svc",
+                                  "db.default.svc.cluster.local", "DB.default.svc.cluster.local."])
+def test_host_forms_of_objects_without_namespace(tmp_path, host):
+    write(tmp_path, {"k8s/db.yaml": DB, "k8s/web.yaml": web(host)})
+    result, budgets = budget_of(tmp_path)
+    assert budgets["db"].peak == 3 * 7, result.notices
+
+
+def test_namespace_option_is_where_unnamespaced_objects_live(tmp_path):
+    write(tmp_path, {"k8s/db.yaml": DB, "k8s/web.yaml": web("db.shop.svc.cluster.local")})
+    _, budgets = budget_of(tmp_path, namespace="shop")
+    assert budgets["db"].peak == 21
+    write(tmp_path, {"k8s/web.yaml": web("db.default.svc")})
+    result, budgets = budget_of(tmp_path, namespace="shop")
+    assert budgets["db"].peak == 0  # db lives in shop, not default
+    assert any("db.default.svc" in n for n in result.notices)
+
+
+def test_other_namespace_does_not_match(tmp_path):
+    write(tmp_path, {"k8s/db.yaml": DB, "k8s/web.yaml": web("db.other.svc")})
+    result, budgets = budget_of(tmp_path)
+    assert budgets["db"].peak == 0
+    assert any("'db.other.svc'" in n for n in result.notices)
+
+
+INI = """[databases]
+shop = host=db port=5432 dbname=shop
+[pgbouncer]
+pool_mode = transaction
+default_pool_size = 9
+"""
+
+
+def bouncer(volume: str) -> str:
+    return f"""
+apiVersion: apps/v1
+kind: Deployment
+metadata: {{name: pgbouncer}}
+spec:
+  replicas: 2
+  strategy: {{type: Recreate}}
+  template:
+    metadata: {{labels: {{app: pgbouncer}}}}
+    spec:
+      containers:
+        - name: pgbouncer
+          image: bitnami/pgbouncer:1.22.1
+          volumeMounts: [{{name: cfg, mountPath: /etc/pgbouncer}}]
+      volumes:
+        - name: cfg
+{textwrap.indent(volume, "          ")}
+---
+apiVersion: v1
+kind: Service
+metadata: {{name: pgbouncer}}
+spec:
+  selector: {{app: pgbouncer}}
+"""
+
+
+@pytest.mark.parametrize("how", ["data", "stringData", "projected"])
+def test_pgbouncer_ini_from_secret_and_projected_volume(tmp_path, how):
+    if how == "data":
+        secret = ("apiVersion: v1\nkind: Secret\nmetadata: {name: cfg}\ndata:\n"
+                  f"  pgbouncer.ini: {base64.b64encode(INI.encode()).decode()}\n")
+        volume = "secret: {secretName: cfg}\n"
+    elif how == "stringData":
+        secret = ("apiVersion: v1\nkind: Secret\nmetadata: {name: cfg}\nstringData:\n"
+                  "  pgbouncer.ini: |\n" + textwrap.indent(INI, "    "))
+        volume = "secret: {secretName: cfg}\n"
+    else:
+        secret = ("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cfg}\ndata:\n"
+                  "  pgbouncer.ini: |\n" + textwrap.indent(INI, "    "))
+        volume = ("projected:\n  sources:\n    - secret: {name: users}\n"
+                  "    - configMap: {name: cfg}\n")
+    write(tmp_path, {"k8s/db.yaml": DB, "k8s/secret.yaml": secret,
+                     "k8s/bouncer.yaml": bouncer(volume), "k8s/web.yaml": web("pgbouncer")})
+    result, budgets = budget_of(tmp_path)
+    b = budgets["db"]
+    # pgbouncer: 2 pods x default_pool_size 9 (reserve_pool_size default 0) = 18
+    assert b.peak == 2 * 9, result.notices
+    if how == "stringData":
+        pooler = next(c for c in b.contributions if c.kind == "pooler")
+        size = pooler.parts[0].parts[0].factors[0]
+        assert (size.source.path, size.source.line) == ("k8s/secret.yaml", 10)
+
+
+def test_postgresql_conf_from_secret(tmp_path):
+    conf = "max_connections = 40\n"
+    write(tmp_path, {
+        "k8s/db.yaml": DB.replace('args: ["-c", "max_connections=50"]',
+                                  "volumeMounts: [{name: conf, mountPath: /etc/pg}]")
+        + "      volumes:\n        - name: conf\n          secret: {secretName: pgconf}\n",
+        "k8s/secret.yaml": "apiVersion: v1\nkind: Secret\nmetadata: {name: pgconf}\n"
+        f"data:\n  postgresql.conf: {base64.b64encode(conf.encode()).decode()}\n",
+    })
+    _, budgets = budget_of(tmp_path)
+    assert budgets["db"].max_connections.value == 40
+
+
+CNPG = """
+apiVersion: postgresql.cnpg.io/v1
+kind: Cluster
+metadata: {name: pg, namespace: shop}
+spec:
+  instances: 1
+  postgresql:
+    parameters: {max_connections: "100"}
+  bootstrap:
+    initdb: {database: orders, owner: orders_app}
+"""
+
+
+def secret_client(env: str) -> str:
+    return f"""
+apiVersion: apps/v1
+kind: Deployment
+metadata: {{name: api, namespace: shop}}
+spec:
+  replicas: 4
+  strategy: {{type: Recreate}}
+  template:
+    spec:
+      containers:
+        - name: api
+          image: acme/api:1
+{textwrap.indent(env, "          ")}
+"""
+
+
+def test_cnpg_app_secret_links_a_client_by_secret_key_ref(tmp_path):
+    env = ("env:\n"
+           "  - name: SPRING_DATASOURCE_URL\n"
+           "    valueFrom: {secretKeyRef: {name: pg-app, key: jdbc-uri}}\n"
+           "  - {name: SPRING_DATASOURCE_HIKARI_MAXIMUMPOOLSIZE, value: '5'}\n")
+    write(tmp_path, {"k8s/pg.yaml": CNPG, "k8s/api.yaml": secret_client(env)})
+    result, budgets = budget_of(tmp_path)
+    assert budgets["pg"].peak == 4 * 5, result.notices
+
+
+def test_cnpg_pooler_counts_the_pair_the_client_names(tmp_path):
+    pooler = """
+apiVersion: postgresql.cnpg.io/v1
+kind: Pooler
+metadata: {name: pg-pooler, namespace: shop}
+spec:
+  cluster: {name: pg}
+  instances: 3
+  pgbouncer:
+    poolMode: transaction
+    parameters: {default_pool_size: "12"}
+"""
+    env = ("env:\n"
+           "  - {name: DB_HOST, value: pg-pooler}\n"
+           "  - name: DB_USER\n"
+           "    valueFrom: {secretKeyRef: {name: pg-app, key: username}}\n"
+           "  - name: DB_NAME\n"
+           "    valueFrom: {secretKeyRef: {name: pg-app, key: dbname}}\n")
+    write(tmp_path, {"k8s/pg.yaml": CNPG + "---" + pooler,
+                     "k8s/api.yaml": secret_client(env)})
+    _result, budgets = budget_of(tmp_path)
+    contribution = next(c for c in budgets["pg"].contributions if c.kind == "pooler")
+    # one pool (orders, orders_app) from the Secret the operator makes; 3 pods x 12
+    assert [p.who for p in contribution.parts] == ["orders"]
+    assert contribution.parts[0].parts[0].who == "orders/orders_app"
+    assert contribution.total == 3 * 12
+
+
+def test_star_only_pooler_without_named_pairs_assumes_one(tmp_path):
+    pooler = """
+apiVersion: postgresql.cnpg.io/v1
+kind: Pooler
+metadata: {name: pg-pooler, namespace: shop}
+spec:
+  cluster: {name: pg}
+  instances: 2
+"""
+    write(tmp_path, {"k8s/pg.yaml": CNPG + "---" + pooler})
+    result, budgets = budget_of(tmp_path)
+    contribution = next(c for c in budgets["pg"].contributions if c.kind == "pooler")
+    # 2 pods x default_pool_size 20 (PgBouncer default), never 0
+    assert contribution.total == 2 * 20
+    assert "assumed one pair" in contribution.note
+    assert any("assumed one (database, user) pair" in n for n in result.notices)
+
+
+CRUNCHY = """
+apiVersion: postgres-operator.crunchydata.com/v1beta1
+kind: PostgresCluster
+metadata: {name: hippo}
+spec:
+  postgresVersion: 16
+  instances: [{replicas: 1}]
+  users:
+    - {name: rhino, databases: [zoo]}
+  proxy:
+    pgBouncer:
+      replicas: 2
+      config:
+        global: {default_pool_size: "8"}
+"""
+
+
+@pytest.mark.parametrize("how", ["uri", "envFrom", "host"])
+def test_crunchy_pguser_secret(tmp_path, how):
+    if how == "uri":
+        env = ("env:\n  - name: DATABASE_URL\n"
+               "    valueFrom: {secretKeyRef: {name: hippo-pguser-rhino, key: pgbouncer-uri}}\n")
+    elif how == "envFrom":
+        env = "envFrom:\n  - secretRef: {name: hippo-pguser-rhino}\n"
+    else:  # Keycloak's split variables, as in the Crunchy Keycloak example
+        env = ("env:\n  - {name: KC_DB, value: postgres}\n"
+               "  - name: KC_DB_URL_HOST\n"
+               "    valueFrom: {secretKeyRef: {name: hippo-pguser-rhino, key: host}}\n")
+    write(tmp_path, {"k8s/pg.yaml": CRUNCHY,
+                     "k8s/api.yaml": secret_client(env).replace("namespace: shop", "")})
+    topo = scan([str(tmp_path)], CheckOptions()).topology
+    topo_targets = {c.name: (c.target_kind, c.target_id) for c in topo.clients}
+    if how == "uri":
+        assert topo_targets["api"] == ("pooler", "crunchy-pooler:hippo-pgbouncer")
+        pooler = topo.poolers[0]
+        assert pooler.pairs == [("zoo", "rhino")]
+    else:
+        assert topo_targets["api"] == ("server", "crunchy:hippo")
+
+
+def test_zalando_credentials_secret_gives_the_user(tmp_path):
+    zalando = """
+apiVersion: acid.zalan.do/v1
+kind: postgresql
+metadata: {name: acid-shop}
+spec:
+  numberOfInstances: 1
+  postgresql: {version: "16"}
+  users: {shop_owner: []}
+  enableConnectionPooler: true
+"""
+    env = ("env:\n  - {name: DB_HOST, value: acid-shop-pooler}\n"
+           "  - {name: DB_NAME, value: shop}\n"
+           "  - name: DB_USER\n    valueFrom: {secretKeyRef: "
+           "{name: shop-owner.acid-shop.credentials.postgresql.acid.zalan.do, key: username}}\n")
+    write(tmp_path, {"k8s/pg.yaml": zalando,
+                     "k8s/api.yaml": secret_client(env).replace("namespace: shop", "")})
+    topo = scan([str(tmp_path)], CheckOptions()).topology
+    pooler = next(p for p in topo.poolers if p.name == "acid-shop-pooler")
+    assert pooler.pairs == [("shop", "shop_owner")]
+
+
+def ctr(image: str, command=(), args=(), role="main") -> Container:
+    return Container(name="c", image=image, command=tuple(command), args=tuple(args),
+                     role=role, source=Source(path="x.yaml"))
+
+
+@pytest.mark.parametrize("image", [
+    "postgres:16", "docker.io/library/postgres:15-alpine", "bitnami/postgresql:16.2.0",
+    "postgis/postgis:16-3.4", "timescale/timescaledb:2.14.2-pg16",
+    "timescale/timescaledb-ha:pg16", "supabase/postgres:15.1.1.78",
+    "ghcr.io/cloudnative-pg/postgresql:16.3",
+    "registry.developers.crunchydata.com/crunchydata/crunchy-postgres:ubi8-16.2-0",
+    "ghcr.io/zalando/spilo-16:3.2-p2", "pgvector/pgvector:pg16"])
+def test_postgresql_distributions_are_servers(image):
+    assert is_postgres_container(ctr(image))
+
+
+@pytest.mark.parametrize("image", [
+    "ghcr.io/zalando/postgres-operator:v1.12.2", "postgrest/postgrest:v12.0.2",
+    "supabase/postgres-meta:v0.80.0", "quay.io/prometheuscommunity/postgres-exporter:v0.15.0",
+    "prometheuscommunity/pgbouncer-exporter:v0.7.0", "bitnami/postgres-exporter:0.15.0",
+    "postgres-backup-s3:latest"])
+def test_programs_named_like_postgres_are_not_servers(image):
+    assert not is_postgres_container(ctr(image))
+
+
+def test_init_and_tool_containers_are_not_servers():
+    assert not is_postgres_container(ctr("postgres:16", role="init"))
+    assert not is_postgres_container(ctr("postgres:16", command=["pg_isready", "-h", "db"]))
+    assert not is_postgres_container(ctr("postgres:16", command=["sh", "-c"], args=[
+        "until pg_isready -h postgres; do sleep 1; done"]))
+    assert not is_postgres_container(ctr("postgres:16", command=["pg_dump", "-h", "db"]))
+    assert is_postgres_container(ctr("alpine:3", command=["/usr/local/bin/postgres"]))
+
+
+def test_dash_c_is_a_setting_only_for_postgres_itself():
+    assert postgres_arguments(ctr("postgres:16", args=["-c", "max_connections=5"])) == [
+        "-c", "max_connections=5"]
+    assert postgres_arguments(ctr("postgres:16", args=["postgres", "-c", "a=1"])) == ["-c", "a=1"]
+    assert postgres_arguments(ctr("postgres:16", command=["docker-entrypoint.sh"], args=[
+        "postgres", "-c", "a=1"])) == ["-c", "a=1"]
+    assert postgres_arguments(ctr("postgres:16", command=["bash", "-c"], args=[
+        "exec docker-entrypoint.sh postgres -c max_connections=300"])) == [
+        "-c", "max_connections=300"]
+    assert postgres_arguments(ctr("postgres:16", command=["bash", "-c"], args=[
+        "psql -c 'select 1'"])) is None
+
+
+def test_init_container_pod_stays_a_client(tmp_path):
+    extra = ("      initContainers:\n"
+             "        - name: wait-for-db\n"
+             "          image: postgres:16\n"
+             "          command: [sh, -c, 'until pg_isready -h db; do sleep 1; done']\n")
+    text = web("db").replace("      containers:", extra + "      containers:")
+    write(tmp_path, {"k8s/db.yaml": DB, "k8s/web.yaml": text})
+    _result, budgets = budget_of(tmp_path)
+    assert list(budgets) == ["db"]
+    assert budgets["db"].peak == 21
+
+
+def test_sidecar_exporter_and_postgrest_leave_one_server(tmp_path):
+    extra = """
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: rest}
+spec:
+  template:
+    spec:
+      containers:
+        - name: postgrest
+          image: postgrest/postgrest:v12.0.2
+        - name: exporter
+          image: quay.io/prometheuscommunity/postgres-exporter:v0.15.0
+"""
+    write(tmp_path, {"k8s/db.yaml": DB + extra})
+    _, budgets = budget_of(tmp_path)
+    assert list(budgets) == ["db"]
