@@ -58,9 +58,17 @@ def _split(values: list[str] | None) -> list[str]:
     return [v.strip() for raw in values or [] for v in raw.split(",") if v.strip()]
 
 
+def one_line(message: str) -> str:
+    """A message as one line of plain text: control characters (newlines, escapes) shown
+    escaped, so stderr cannot start a workflow command or move the terminal."""
+    from advisor.report.safe import escape_control
+
+    return escape_control(" ".join(message.strip().splitlines()))
+
+
 def fail(message: str) -> None:
     """Usage or input error: message on stderr, exit code 2."""
-    print(f"pool-advisor: {message}", file=sys.stderr)
+    print(f"pool-advisor: {one_line(message)}", file=sys.stderr)
     raise typer.Exit(2)
 
 
@@ -157,9 +165,21 @@ def check(
         # Machine-readable output stays parseable: the comparison goes to stderr then.
         to_stdout = format is Format.text and output is None
         (sys.stdout if to_stdout else sys.stderr).write(change)
+    exit_on_internal_errors(result)
     level = fail_on.value if fail_on else result.fail_on
     if at_or_above(result.findings, level):
         raise typer.Exit(1)
+
+
+def exit_on_internal_errors(result) -> None:
+    """A run in which something crashed (caught per file or per rule, the report above
+    shows the rest) exits 2 with one line naming the file: never 1, the findings code."""
+    from advisor.engine import internal_errors
+
+    errors = internal_errors(result)
+    if errors:
+        more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+        fail(f"{one_line(errors[0])}{more}; the report is incomplete")
 
 
 def _cluster_check(options, registry, kubeconfig: Path | None, context: str | None,
@@ -232,7 +252,33 @@ def main() -> None:
         from advisor.commands import register_all
 
         register_all(app)
+    raise SystemExit(run(sys.argv[1:]))
+
+
+def run(argv: list[str]) -> int:
+    """The command's exit code. Whatever goes wrong ends in one line on stderr and exit
+    2: usage errors click would print with a usage banner, and anything unexpected
+    (a traceback is never the output, and never exit 1, which means findings)."""
+    import click
+
     try:
-        app()
+        code = app(args=argv, prog_name="pool-advisor", standalone_mode=False)
     except KeyboardInterrupt:
-        raise SystemExit(130) from None
+        return 130
+    except click.exceptions.NoArgsIsHelpError as exc:
+        exc.show()  # `pool-advisor check` with no argument: its help, as click prints it
+        return 2
+    except click.ClickException as exc:
+        where = f" (see `{exc.ctx.command_path} --help`)" if getattr(exc, "ctx", None) else ""
+        print(f"pool-advisor: {one_line(exc.format_message())}{where}", file=sys.stderr)
+        return 2
+    except click.exceptions.Abort:
+        print("pool-advisor: aborted", file=sys.stderr)
+        return 2
+    except Exception as exc:  # the last line of defence: one line, exit 2
+        from advisor.guard import crash_text
+
+        print(f"pool-advisor: internal error: {one_line(crash_text(exc))} (please report "
+              "this)", file=sys.stderr)
+        return 2
+    return code if isinstance(code, int) else 0

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from functools import partial
 from pathlib import Path
 
 from msgspec import Struct, field
@@ -12,6 +13,7 @@ from advisor import __version__
 from advisor.config import Settings, find_config, load_settings
 from advisor.context import RuleContext
 from advisor.fs import InputError, Root
+from advisor.guard import crash_text, guarded, is_internal
 from advisor.model import CheckResult, ConfigProblem, Finding, Location, Severity, Topology
 from advisor.rules import Registry, Rule, load_rules
 from advisor.sources.k8s import K8sObject, k8s_objects, looks_like_k8s
@@ -88,14 +90,37 @@ def evaluate(topo: Topology, settings: Settings, options: CheckOptions, registry
                       rule_options=_rule_options(settings, registry))
     ctx.budgets = budgets(topo, ctx.options_for("PA301", MemoryOptions))
     selected = _selected_rules(registry, settings, options)
-    raw = [(r, f) for r in selected for f in r.func(topo, ctx)]
+    raw = [(r, f) for r in selected for f in _rule_findings(r, topo, ctx)]
     _scan_finding_files(topo, [f for _, f in raw], roots)
     findings = _kept(raw, topo)
     findings.sort(key=lambda f: (-f.severity.rank, f.location.path, f.location.line or 0,
                                  f.code))
+    shown = {(f.location.path, f.message) for f in findings}
+    for p in topo.problems:  # a crash stays visible with PA901 ignored or suppressed
+        if is_internal(p) and (p.location.path, p.message) not in shown:
+            topo.notices.append(f"{p.location.label()}: {p.message}")
     return CheckResult(tool_version=__version__, roots=roots, budgets=ctx.budgets,
                        findings=findings, notices=list(dict.fromkeys(topo.notices)),
                        fail_on=settings.fail_on)
+
+
+def _rule_findings(r: Rule, topo: Topology, ctx: RuleContext) -> list[Finding]:
+    """A rule's findings; a rule that raises is reported (its findings are missing) and
+    the other rules still run."""
+    try:
+        return list(r.func(topo, ctx))
+    except Exception as exc:  # one broken rule never ends the run
+        topo.notices.append(f"internal error in rule {r.code} {r.name} ({crash_text(exc)}); "
+                            "its findings are missing (please report this)")
+        return []
+
+
+def internal_errors(result: CheckResult) -> list[str]:
+    """What failed inside pool-advisor during a run (crashes caught per file and per
+    rule), one line each: such a run exits 2 whatever else it found."""
+    found = [f"{f.location.label()}: {f.message}" for f in result.findings
+             if f.code == "PA901" and f.message.startswith("internal error")]
+    return found + [n for n in result.notices if "internal error" in n.split("(", 1)[0]]
 
 
 def project_settings(paths: list[str], options: CheckOptions) -> Settings:
@@ -224,10 +249,13 @@ def _read_stdin(topo: Topology, options: CheckOptions, settings: Settings,
 
     text = options.stdin_text if options.stdin_text is not None else sys.stdin.read()
     roots.append("-")
-    objects, problems = k8s_objects(text, "<stdin>")
+    problems: list[ConfigProblem] = []
+    objects, problems = guarded(problems, "<stdin>", partial(k8s_objects, text, "<stdin>"),
+                                ([], problems))
     inputs = Inputs(root=Root.of(Path.cwd()), objects=objects, settings=settings,
                     pg_version_override=options.pg_version, namespace=options.namespace)
-    built = build_topology(inputs)
+    built = guarded(problems, "<stdin>", partial(build_topology, inputs), Topology(),
+                    "linking clients, poolers and servers")
     built.problems[:0] = problems
     built.line_suppressions["<stdin>"] = scan_suppressions(text)
     _merge(topo, built)
@@ -255,11 +283,12 @@ def scan_path(path: Path, settings: Settings, options: CheckOptions) -> Topology
             continue
         if not looks_like_k8s(text):
             continue
-        objs, probs = k8s_objects(text, shown)
+        objs, probs = guarded(problems, shown, partial(k8s_objects, text, shown), ([], []))
         objects += objs
         problems += probs
     environments = _render(found, root, settings, options, objects, problems, notices)
-    hints = build_contexts(found, root)
+    hints = guarded(problems, ".", partial(build_contexts, found, root), None,
+                    "reading skaffold and compose build contexts")
     topo = Topology()
     for label, env_objects in environments or [("", [])]:
         inputs = Inputs(root=root, objects=objects + env_objects, pg_conf_files=found.pg_confs,
@@ -268,13 +297,17 @@ def scan_path(path: Path, settings: Settings, options: CheckOptions) -> Topology
                         app_dirs=_app_dirs(settings),
                         app_candidates=app_source_dirs(found),
                         build_hints=hints, namespace=options.namespace)
-        built = build_topology(inputs)
+        built = guarded(problems, label or ".", partial(build_topology, inputs), None,
+                        "linking clients, poolers and servers")
+        if built is None:
+            continue
         if label:
             _label_environment(built, label)
         _merge(topo, built)
     topo.problems[:0] = problems
     topo.notices[:0] = notices
-    _sql(found, root, topo)
+    guarded(topo.problems, ".", partial(_sql, found, root, topo), None,
+            "scanning SQL for pooler hazards")
     return topo
 
 
@@ -312,12 +345,15 @@ def _render(found, root: Root, settings: Settings, options: CheckOptions,
             decl = next((c for c in settings.charts if c.path.strip("/") == rel), None)
             cli = len(found.helm_charts) == 1 and bool(options.values_files or
                                                        options.set_values)
-            rendered = render_chart(
-                root, rel,
+            rendered = guarded(problems, rel, partial(
+                render_chart, root, rel,
                 values_files=options.values_files if cli else (decl.values if decl else []),
                 set_values=options.set_values if cli else (decl.set if decl else []),
                 release=options.release or (decl.release if decl else "release"),
-                namespace=options.namespace or (decl.namespace if decl else None))
+                namespace=options.namespace or (decl.namespace if decl else None)), None,
+                "rendering this chart")
+            if rendered is None:
+                continue
             objects += rendered.objects
             problems += rendered.problems
             notices += rendered.notices
@@ -326,7 +362,10 @@ def _render(found, root: Root, settings: Settings, options: CheckOptions,
 
         leaves = []
         for d in found.kustomize_dirs:
-            rendered = render_kustomization(root, root.rel(d))
+            rendered = guarded(problems, root.rel(d), partial(
+                render_kustomization, root, root.rel(d)), None, "rendering this kustomization")
+            if rendered is None:
+                continue
             leaves.append((root.rel(d), rendered.objects))
             problems += rendered.problems
             notices += rendered.notices

@@ -6,6 +6,7 @@ already parsed, project settings. Output: a `Topology` for the rules.
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -14,6 +15,7 @@ from msgspec.structs import replace
 
 from advisor.config import Settings
 from advisor.fs import Root
+from advisor.guard import guarded
 from advisor.model import (
     BouncerVersion,
     Client,
@@ -71,13 +73,27 @@ class Inputs(Struct):
 def build_topology(inputs: Inputs) -> Topology:
     topo = Topology()
     default_ns = inputs.namespace or DEFAULT_NAMESPACE
-    index = configmap_index(inputs.objects)
-    operator_secrets = _operator_secrets(inputs.objects, default_ns)
+    # Each object is read on its own: a wrong-typed manifest is one problem, not a crash.
+    index: ConfigIndex = {}
+    peaks: dict[tuple[str | None, str, str], Term] = {}
+    loads: list[Workload] = []
+    services: list[dict] = []
+    for obj in inputs.objects:
+        one = [obj]
+        index.update(guarded(topo.problems, obj.path, partial(configmap_index, one), {},
+                             "reading this object", obj.line))
+    operator_secrets = guarded(topo.problems, ".", partial(
+        _operator_secrets, inputs.objects, default_ns), {}, "reading operator-made Secrets")
     for key, made in operator_secrets.items():
         index.setdefault(key, made)  # a Secret in the repository wins
-    loads = workloads(inputs.objects, index)
-    peaks = _autoscaler_maxima(inputs.objects)
-    services = _services(inputs.objects)
+    for obj in inputs.objects:
+        one = [obj]
+        loads += guarded(topo.problems, obj.path, partial(workloads, one, index), [],
+                         "reading this object", obj.line)
+        peaks.update(guarded(topo.problems, obj.path, partial(_autoscaler_maxima, one), {},
+                             "reading this object", obj.line))
+        services += guarded(topo.problems, obj.path, partial(_services, one), [],
+                            "reading this object", obj.line)
 
     # 1. servers and poolers: operator resources first, then plain workloads (less the
     # ones an operator entity already stands for, such as Bitnami's StatefulSets)
@@ -88,15 +104,28 @@ def build_topology(inputs: Inputs) -> Topology:
         replicas = peaks.get((w.namespace, w.kind, w.name), w.replicas)
         for c in w.containers:
             if is_postgres_container(c):
-                server = _server_from_workload(inputs, topo, w, c, index, replicas)
-                topo.servers.append(server)
+                server = guarded(topo.problems, w.obj.path, partial(
+                    _server_from_workload, inputs, topo, w, c, index, replicas), None,
+                    "reading this object", w.obj.line)
+                if server is not None:
+                    topo.servers.append(server)
             elif is_pgbouncer_container(c):
-                pooler = _pooler_from_workload(inputs, topo, w, c, index, replicas)
-                topo.poolers.append(pooler)
+                pooler = guarded(topo.problems, w.obj.path, partial(
+                    _pooler_from_workload, inputs, topo, w, c, index, replicas), None,
+                    "reading this object", w.obj.line)
+                if pooler is not None:
+                    topo.poolers.append(pooler)
+    origin = inputs.settings.origin or "<configuration>"
     for decl in inputs.settings.servers:
-        topo.servers.append(_declared_server(decl, inputs, topo))
+        found = guarded(topo.problems, origin, partial(_declared_server, decl, inputs, topo),
+                        None, "reading a declared server")
+        if found is not None:
+            topo.servers.append(found)
     for proxy in inputs.settings.proxies:
-        topo.poolers.append(_declared_proxy(proxy, inputs, topo))
+        found = guarded(topo.problems, origin, partial(_declared_proxy, proxy, inputs, topo),
+                        None, "reading a declared proxy")
+        if found is not None:
+            topo.poolers.append(found)
     _standalone_confs(inputs, topo)
     _standalone_inis(inputs, topo)
 
@@ -129,13 +158,15 @@ def build_topology(inputs: Inputs) -> Topology:
             continue
         if all(is_pgbouncer_container(c) for c in w.containers):
             continue
-        client = _client_from_workload(inputs, topo, w, peaks, host_map, declared.get(w.name),
-                                       default_ns, operator_secrets)
+        client = guarded(topo.problems, w.obj.path, partial(
+            _client_from_workload, inputs, topo, w, peaks, host_map, declared.get(w.name),
+            default_ns, operator_secrets), None, "reading this object", w.obj.line)
         if client is not None:
             topo.clients.append(client)
     for decl in inputs.settings.workloads:
         if not any(c.name == decl.name for c in topo.clients):
-            client = _declared_client(decl, inputs, topo)
+            client = guarded(topo.problems, origin, partial(
+                _declared_client, decl, inputs, topo), None, "reading a declared workload")
             if client is not None:
                 topo.clients.append(client)
     _pooler_pairs(topo)
@@ -417,7 +448,10 @@ def _standalone_confs(inputs: Inputs, topo: Topology) -> None:
             continue  # read with its postgresql.conf
         shown = inputs.root.rel(path)
         version = _pg_version(inputs, None)
-        conf = read_pgconf(inputs.root, path, version=version.int_value)
+        conf = guarded(topo.problems, shown, partial(
+            read_pgconf, inputs.root, path, version=version.int_value), None)
+        if conf is None:
+            continue
         topo.problems.extend(conf.problems)
         _merge_suppressions(topo, conf.suppressions)
         decl = next((d for d in inputs.settings.servers if shown in d.hosts), None)
@@ -443,7 +477,9 @@ def _standalone_inis(inputs: Inputs, topo: Topology) -> None:
 
     for path in inputs.bouncer_ini_files:
         shown = inputs.root.rel(path)
-        ini = read_pgbouncer_ini(inputs.root, path)
+        ini = guarded(topo.problems, shown, partial(read_pgbouncer_ini, inputs.root, path), None)
+        if ini is None:
+            continue
         topo.problems.extend(ini.problems)
         _merge_suppressions(topo, ini.suppressions)
         topo.poolers.append(pooler_from_ini(
@@ -584,7 +620,7 @@ def _operator_entities(inputs: Inputs, topo: Topology, host_map: dict, default_n
 
     found = operator_entities(inputs.objects, root=inputs.root,
                               version_default=_pg_version(inputs, None).int_value,
-                              default_namespace=default_ns)
+                              default_namespace=default_ns, guard=topo.problems)
     topo.servers.extend(found.servers)
     topo.poolers.extend(found.poolers)
     topo.problems.extend(found.problems)
@@ -616,12 +652,19 @@ def _client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
         from advisor.apps import scan_app_dir
 
         if directory not in inputs.app_cache:  # web and worker often share one codebase
-            inputs.app_cache[directory] = scan_app_dir(inputs.root, directory)
+            inputs.app_cache[directory] = guarded(
+                topo.problems, directory, partial(scan_app_dir, inputs.root, directory), None,
+                "reading this application folder")
         app = inputs.app_cache[directory]
     for c in w.containers:
         if is_pgbouncer_container(c):
             continue
-        found = pools_for_container(c, app, node_cpus=inputs.settings.node_cpus)
+        found = guarded(topo.problems, directory or w.obj.path, partial(
+            pools_for_container, c, app, node_cpus=inputs.settings.node_cpus), None,
+            f"reading the pool settings of container {c.name!r}",
+            None if directory else w.obj.line)
+        if found is None:
+            continue
         topo.notices.extend(found.notices)
         topo.problems.extend(found.problems)
         c_route = route_from_env(c.env) or _operator_secret_route(c, operator_secrets or {})

@@ -7,6 +7,7 @@ import sys
 
 from advisor.arith import contribution_lines, num, peak_expr, size, usable_expr
 from advisor.model import CheckResult, Finding
+from advisor.report.safe import safe_line
 from advisor.rules import Registry
 
 _COLORS = {"error": "\033[31m", "warning": "\033[33m", "info": "\033[36m"}
@@ -49,6 +50,9 @@ def render(result: CheckResult, registry: Registry, *, color: bool = False) -> s
         out.append(f"notice: {notice}")
     if result.notices:
         out.append("")
+    # Every line is one line of plain text whatever the repository holds (advisor.report.
+    # safe): names, paths and messages come from files anyone can write.
+    out = [safe_line(x) for x in out]
     for f in result.findings:
         out.extend(_finding(f, color))
     counts = {s: sum(1 for f in result.findings if f.severity.value == s)
@@ -62,14 +66,17 @@ def render(result: CheckResult, registry: Registry, *, color: bool = False) -> s
 
 def _finding(f: Finding, color: bool) -> list[str]:
     sev = f.severity.value
+    head = safe_line(f"{f.location.label()}: ")
+    rest = safe_line(f"{f.code} {f.name}: {f.message}")
     tag = f"{_COLORS[sev]}{sev}{_RESET}" if color else sev
-    lines = [f"{f.location.label()}: {tag} {f.code} {f.name}: {f.message}"]
+    lines = [f"{head}{tag} {rest}"]
     for r in f.related:
-        lines.append(f"    at {r.location.label()}: {r.message}")
+        lines.append(safe_line(f"    at {r.location.label()}: {r.message}"))
     if f.fix is not None:
-        lines.append(f"    fix: {f.fix.description}")
+        lines.append(safe_line(f"    fix: {f.fix.description}"))
         if f.fix.replacement is not None:
             rp = f.fix.replacement
-            lines.append(f"    edit: {rp.path}:{rp.line}: {rp.key} {rp.old} -> {rp.new}")
+            lines.append(safe_line(
+                f"    edit: {rp.path}:{rp.line}: {rp.key} {rp.old} -> {rp.new}"))
     lines.append("")
     return lines

@@ -77,6 +77,7 @@ from msgspec import field
 from msgspec.structs import replace
 
 from advisor.fs import Root
+from advisor.guard import guarded
 from advisor.model import (
     BouncerVersion,
     ConfigProblem,
@@ -158,25 +159,34 @@ class OperatorEntities(Record, kw_only=True):
 
 
 def operator_entities(objects: list[K8sObject], *, version_default: int = 15,
-                      root: Root | None = None, default_namespace: str = "default"
-                      ) -> OperatorEntities:
+                      root: Root | None = None, default_namespace: str = "default",
+                      guard: list[ConfigProblem] | None = None) -> OperatorEntities:
     """Servers, poolers and service names of every operator resource (and Bitnami
     postgresql StatefulSet) among `objects`. `root` lets postgresql.conf text held in
     ConfigMaps follow includes; without it includes are not followed."""
     out = OperatorEntities()
     ctx = _Ctx(objects, version_default, root or Root(Path("/nonexistent-pool-advisor")), out)
     ctx.default_ns = default_namespace  # where an object without metadata.namespace lives
+    # `guard`: where a crash reading one resource goes (advisor.guard), so that the
+    # others are still read; without it exceptions propagate (tests).
+    def each(fn, obj: K8sObject | None = None) -> None:
+        if guard is None:
+            fn()
+        else:
+            guarded(guard, obj.path if obj else "<operator resources>", fn, None,
+                    "reading this object", obj.line if obj else None)
+
     for obj in objects:
         if obj.kind == "Cluster" and obj.api_version.startswith(CNPG_API):
-            _cnpg_cluster(ctx, obj)
+            each(lambda o=obj: _cnpg_cluster(ctx, o), obj)
         elif obj.kind == "postgresql" and obj.api_version.startswith(ZALANDO_API):
-            _zalando(ctx, obj)
+            each(lambda o=obj: _zalando(ctx, o), obj)
         elif obj.kind == "PostgresCluster" and obj.api_version.startswith(CRUNCHY_API):
-            _crunchy(ctx, obj)
+            each(lambda o=obj: _crunchy(ctx, o), obj)
     for obj in objects:
         if obj.kind == "Pooler" and obj.api_version.startswith(CNPG_API):
-            _cnpg_pooler(ctx, obj)
-    _bitnami_postgresql(ctx)
+            each(lambda o=obj: _cnpg_pooler(ctx, o), obj)
+    each(lambda: _bitnami_postgresql(ctx))
     return out
 
 
