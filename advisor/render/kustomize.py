@@ -1,22 +1,27 @@
 """kustomize overlays rendered by the real kustomize (`kubectl kustomize DIR`, Debian's
 kubectl embeds Kustomize v5.5.0, or a `kustomize` binary when one is on PATH).
 
-Safety, before anything runs: every file and directory the kustomization tree names
-(resources, bases, components, patches, generators' files and envs, replacements,
-crds, configurations, openapi) is resolved through `Root`: a reference outside the
-scanned root, a remote resource (git/http: kustomize would fetch it) or a Helm
-chart inflator stops the render with a finding. kustomize then runs as a subprocess
-with a timeout, the default load restrictor (LoadRestrictionsRootOnly), no plugins
-(`--enable-alpha-plugins` and `--enable-helm` stay off, so no KRM function, exec
-plugin or helm binary runs) and no kubeconfig.
+Safety, in two layers:
+1. before anything runs, every file and directory the kustomization tree names
+   (resources, bases, components, patches, generators' files and envs, replacements,
+   crds, configurations, openapi) is resolved through `Root`: a remote resource (any
+   syntax kustomize accepts as a git or HTTP location), a reference outside the
+   repository, a symlinked kustomization file or a Helm chart inflator stops the
+   render with a finding;
+2. the boundary (advisor.render.sandbox): kustomize runs on a working copy of the
+   kustomization folders that holds only the repository's files, with an environment
+   in which git and helm cannot be found and proxies point at a closed port, in a
+   network namespace of its own when the kernel allows it, with a time and an output
+   limit, the default load restrictor and none of the flags that enable plugins,
+   exec or container functions, Helm or the network (the binary's `--help` is checked
+   for their defaults first).
 
-Positions: the referenced files are copied to a temporary tree and the copy of the
-kustomization gets `buildMetadata: [originAnnotations]`, so each output object says
-which file it came from (`config.kubernetes.io/origin`; the annotation is removed
-again). Each object is then reported in that file with that file's lines, and
-fields an overlay changed are traced (`K8sObject.value_sources`) to the overlay
-line that set them: `replicas:` entries, `images:` entries, strategic-merge patches
-(files, inline `patch:`, patchesStrategicMerge; list items matched by `name`),
+Positions: the copy of the top kustomization gets `buildMetadata: [originAnnotations]`,
+so each output object says which file it came from (`config.kubernetes.io/origin`; the
+annotation is removed again). Each object is then reported in that file with that
+file's lines, and fields an overlay changed are traced (`K8sObject.value_sources`) to
+the overlay line that set them: `replicas:` entries, `images:` entries, strategic-merge
+patches (files, inline `patch:`, patchesStrategicMerge; list items matched by `name`),
 JSON 6902 patches (replace/add of a path), and configMapGenerator/secretGenerator
 literals and env files. Labels, prefixes, namespaces and replacements are applied
 but not traced to a line.
@@ -24,10 +29,8 @@ but not traced to a line.
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
-import subprocess
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -36,7 +39,7 @@ from msgspec import Struct, field
 
 from advisor.fs import InputError, Root
 from advisor.model import ConfigProblem, Location, Source
-from advisor.render import Rendered, field_path, flatten
+from advisor.render import Rendered, field_path, flatten, sandbox
 from advisor.sources.k8s import (
     K8sObject,
     block_offset,
@@ -49,8 +52,12 @@ from advisor.sources.k8s import (
 KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
 TIMEOUT_SECONDS = 30
 ORIGIN = "config.kubernetes.io/origin"
-_REMOTE = re.compile(r"^(?:[a-z][a-z0-9+.-]*://|git@|github\.com/|gitlab\.com/|bitbucket\.org/)",
-                     re.I)
+# Locations kustomize would clone or download (api/internal/git/repospec.go and
+# loader.IsRemoteFile): URLs of any scheme, go-getter's `git::`, scp-like `user@host:path`,
+# `gh:` and bare git hosts, and query parameters only remote specs take.
+_REMOTE = re.compile(r"^(?:[a-z][a-z0-9+.-]*:/|git::|gh:|[\w.~-]+@[\w.-]+:|"
+                     r"(?:github\.com|gitlab\.com|bitbucket\.org)[/:])"
+                     r"|\?(?:ref|version|timeout|submodules)=|^//", re.I)
 
 Key = tuple[str | int, ...]
 
@@ -89,9 +96,12 @@ def render_kustomization(root: Root, directory: str, *, binary: list[str] | None
     shown = root.rel(top)
     if not command:
         return _plain(root, tree, shown, out)
-    text, error = _build_annotated(root, top, tree, command)
+    built = build_sandboxed(root, top, [layer.directory for layer in tree.layers], command,
+                            files=sorted(tree.files))
+    out.notices.extend(built.notices)
+    text = built.text
     if text is None:
-        out.problems.append(_problem(_kfile(root, top), f"kustomize failed: {error}",
+        out.problems.append(_problem(_kfile(root, top), f"kustomize failed: {built.error}",
                                      fatal=True, program="kustomize"))
         return out
     objects, problems = k8s_objects(text, f"{shown} (kustomize output)",
@@ -134,6 +144,11 @@ def _scan(root: Root, directory: Path, tree: Tree, seen: set[Path], depth: int) 
                                       fatal=True, program="kustomize"))
         return
     shown = root.rel(kfile)
+    if kfile.is_symlink():
+        tree.problems.append(_problem(shown, "the kustomization file is a symlink; not "
+                                      "followed (kustomize would read whatever it points at)",
+                                      fatal=True, program="kustomize"))
+        return
     try:
         text = root.read_text(kfile)
     except InputError as exc:
@@ -231,50 +246,65 @@ def _items(value: Any) -> list[Any]:
 # --- running kustomize ----------------------------------------------------------------
 
 
-def _run(command: list[str], directory: Path, home: Path) -> tuple[str | None, str]:
-    # HOME is a scratch folder: nothing kubectl might cache lands in the user's tree.
-    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home),
-           "KUBECONFIG": os.devnull, "LANG": "C.UTF-8",
-           # kustomize fetches remote bases with git/http; the scan refuses them, and
-           # these make sure nothing reaches the network if one slipped through.
-           "GIT_TERMINAL_PROMPT": "0", "GIT_ALLOW_PROTOCOL": "file",
-           "HTTP_PROXY": "http://127.0.0.1:9", "HTTPS_PROXY": "http://127.0.0.1:9",
-           "NO_PROXY": ""}
-    try:
-        proc = subprocess.run([*command, str(directory)], capture_output=True, text=True,
-                              timeout=TIMEOUT_SECONDS, env=env, cwd=str(directory),
-                              check=False)
-    except subprocess.TimeoutExpired:
-        return None, f"timed out after {TIMEOUT_SECONDS} s"
-    except OSError as exc:
-        return None, str(exc)
-    if proc.returncode != 0:
-        message = proc.stderr.strip().splitlines()
-        return None, (message[-1] if message else f"exit status {proc.returncode}")[:500]
-    return proc.stdout, ""
+class Build(Struct):
+    text: str | None
+    error: str = ""
+    notices: list[str] = field(default_factory=list)
 
 
-def _build_annotated(root: Root, top: Path, tree: Tree, command: list[str]
-                     ) -> tuple[str | None, str]:
-    """Render a copy of the referenced files whose top kustomization asks for origin
-    annotations; if that copy fails to build (a file the scan did not know about),
-    render the original directory without them."""
+def build_sandboxed(root: Root, top: Path, directories: list[Path], command: list[str],
+                    *, files: list[Path] | None = None, origins: bool = True) -> Build:
+    """Run `command` (kustomize) on a working copy of `directories` (the kustomization
+    folders of the tree, inside `root`) with the build at `top`, sealed as
+    advisor.render.sandbox describes. The URL filter of `_scan` is not needed for this to
+    hold: tests call it with kustomizations the filter would refuse."""
+    binary = Path(command[0])
     with tempfile.TemporaryDirectory(prefix="pool-advisor-kustomize-") as tmp:
-        mirror = Path(tmp)
-        home = mirror / ".pool-advisor-home"
-        home.mkdir()
+        scratch = Path(tmp)
+        env = sandbox.sealed_env(scratch / "env", binary)
+        argv = [env["PATH"] + "/" + binary.name, *command[1:]]
+        helped, _, failed = sandbox.run_bounded(sandbox.help_command(argv), env=env,
+                                                cwd=scratch, timeout=10)
+        if helped is None:
+            return Build(None, f"{' '.join(command)} --help failed: {failed}")
+        unsafe = sandbox.unsafe_defaults(helped.decode("utf-8", "replace"))
+        if unsafe:
+            return Build(None, f"{binary} defaults to {', '.join(unsafe)}; not run "
+                         "(pool-advisor runs kustomize without plugins, Helm or network)")
+        mirror = scratch / "repo"
+        mirror.mkdir()
         try:
-            for f in tree.files:
-                dest = mirror / f.relative_to(root.path)
-                dest.parent.mkdir(parents=True, exist_ok=True)
-                shutil.copyfile(f, dest)
-            _ask_for_origins(mirror / tree.layers[-1].file.relative_to(root.path))
-            text, _error = _run(command, mirror / top.relative_to(root.path), home)
-        except (OSError, ValueError):
-            text = None
-        if text is not None:
-            return text, ""
-        return _run(command, top, home)
+            copied = sandbox.copy_tree(root.path, directories, mirror)
+            for f in files or []:
+                sandbox.copy_file(root.path, f, mirror / f.relative_to(root.path), copied)
+            if origins:
+                _ask_for_origins(next(mirror / top.relative_to(root.path) / n
+                                      for n in KUSTOMIZATION_FILES
+                                      if (mirror / top.relative_to(root.path) / n).is_file()))
+        except (OSError, ValueError, StopIteration) as exc:
+            return Build(None, f"cannot copy the kustomization to a working folder: {exc}")
+        notices = [f"kustomize: {item}; not copied to kustomize's working folder"
+                   for item in copied.left_out]
+        if copied.full:
+            return Build(None, "the kustomization folders hold more than "
+                         f"{sandbox.MAX_COPY_BYTES // (1024 * 1024)} MiB or "
+                         f"{sandbox.MAX_COPY_FILES} files; not rendered", notices)
+        where = mirror / top.relative_to(root.path)
+        prefix = sandbox.network_namespace_prefix()
+        if not prefix:
+            notices.append("kustomize: no network namespace could be made here (unshare); "
+                           "remote bases are stopped by the URL filter and the sealed "
+                           "environment only")
+        out, _stderr, error = sandbox.run_bounded(
+            [*prefix, *argv, str(where), "--load-restrictor=LoadRestrictionsRootOnly"],
+            env=env, cwd=where, timeout=TIMEOUT_SECONDS)
+        if out is None:
+            return Build(None, error.replace(str(mirror) + "/", "").replace(str(mirror), "."),
+                         notices)
+        try:
+            return Build(out.decode("utf-8"), "", notices)
+        except UnicodeDecodeError:
+            return Build(None, "kustomize output is not UTF-8", notices)
 
 
 def _ask_for_origins(kfile: Path) -> None:
