@@ -69,11 +69,25 @@ def find_config(start: Path) -> Path | None:
     for folder in (here, *here.parents):
         for name in CONFIG_NAMES:
             candidate = folder / name
+            if candidate.is_symlink():
+                continue  # never followed: `symlinked_configs` says so
             if candidate.is_file() and (name != "pyproject.toml" or _has_tool_table(candidate)):
                 return candidate
         if (folder / ".git").exists():
             return None
     return None
+
+
+def symlinked_configs(start: Path) -> list[Path]:
+    """Configuration files `find_config` passed over because they are symlinks (one could
+    point anywhere on the machine), from `start` up to the first .git folder."""
+    here = start if start.is_dir() else start.parent
+    found: list[Path] = []
+    for folder in (here, *here.parents):
+        found += [folder / n for n in CONFIG_NAMES if (folder / n).is_symlink()]
+        if (folder / ".git").exists():
+            break
+    return found
 
 
 def _has_tool_table(path: Path) -> bool:

@@ -64,19 +64,31 @@ def discover(root: Path, *, excludes: list[str] | None = None) -> Discovered:
         here = Path(folder)
         rel_here = found.rel(here)
         if ".gitignore" in files:
-            ignores.add(rel_here, here / ".gitignore")
-        dirs[:] = sorted(
-            d for d in dirs
-            if d not in SKIP_DIRS and not ignores.match(_dir_rel(rel_here, d))
-            and not _escapes(base, here / d)
-        )
+            if (here / ".gitignore").is_symlink():
+                found.problems.append(_not_followed(found, here / ".gitignore"))
+            else:
+                ignores.add(rel_here, here / ".gitignore")
+        kept = []
+        for d in sorted(dirs):
+            if d in SKIP_DIRS or ignores.match(_dir_rel(rel_here, d)):
+                continue
+            if _escapes(base, here / d):
+                found.problems.append(ConfigProblem(
+                    location=Location(path=found.rel(here / d)),
+                    message="directory symlink points outside the scanned root; not followed",
+                    program="pool-advisor"))
+                continue
+            kept.append(d)
+        dirs[:] = kept
         if "Chart.yaml" in files:
             # Nothing below a chart is walked: its templates and subcharts (charts/) are
             # the renderer's (and a per-folder check against every chart was quadratic).
             dirs[:] = []
             found.helm_charts.append(here)
             continue
-        if any(k in files for k in KUSTOMIZATION_NAMES):
+        linked = [k for k in KUSTOMIZATION_NAMES if k in files and (here / k).is_symlink()]
+        found.problems.extend(_not_followed(found, here / k) for k in linked)
+        if any(k in files and k not in linked for k in KUSTOMIZATION_NAMES):
             kustomize_dirs.append(here)
         for name in sorted(files):
             path = here / name
@@ -92,6 +104,13 @@ def discover(root: Path, *, excludes: list[str] | None = None) -> Discovered:
             _classify(found, path)
     found.kustomize_dirs = _leaf_kustomizations(kustomize_dirs)
     return found
+
+
+def _not_followed(found: Discovered, path: Path) -> ConfigProblem:
+    return ConfigProblem(location=Location(path=found.rel(path)),
+                         message=f"{path.name} is a symlink; not followed (pool-advisor reads "
+                         "this file only as a regular file of the repository)",
+                         program="pool-advisor")
 
 
 class Ignores:

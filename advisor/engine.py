@@ -62,6 +62,13 @@ def scan(paths: list[str] | list[Path], options: CheckOptions | None = None) -> 
             raise UsageError(f"{raw}: no such file or directory")
         roots.append(raw)
         _merge(topo, scan_path(path, settings, options))
+    if options.config is None:
+        from advisor.config import symlinked_configs
+
+        first = next((Path(p) for p in paths if p != "-"), Path.cwd())
+        links = symlinked_configs(first.resolve())
+        topo.notices += [f"{_shown_config(link, first)} is a symlink; not followed (no "
+                         "configuration read from it)" for link in links]
     return Scanned(topo, settings, roots)
 
 

@@ -292,9 +292,12 @@ def build_sandboxed(root: Root, top: Path, directories: list[Path], command: lis
         where = mirror / top.relative_to(root.path)
         prefix = sandbox.network_namespace_prefix()
         if not prefix:
-            notices.append("kustomize: no network namespace could be made here (unshare); "
-                           "remote bases are stopped by the URL filter and the sealed "
-                           "environment only")
+            # Go's HTTP client sends loopback requests past any proxy: without a network
+            # namespace, a kustomization that names a location anywhere is not run.
+            named = _names_a_location(mirror)
+            if named:
+                return Build(None, f"{named} names a network or git location and no network "
+                             "namespace can be made here (unshare); not rendered", notices)
         out, _stderr, error = sandbox.run_bounded(
             [*prefix, *argv, str(where), "--load-restrictor=LoadRestrictionsRootOnly"],
             env=env, cwd=where, timeout=TIMEOUT_SECONDS)
@@ -305,6 +308,23 @@ def build_sandboxed(root: Root, top: Path, directories: list[Path], command: lis
             return Build(out.decode("utf-8"), "", notices)
         except UnicodeDecodeError:
             return Build(None, "kustomize output is not UTF-8", notices)
+
+
+_LOCATION = re.compile(r"[a-z][a-z0-9+.-]*://|git::|\bgh:|[\w.~-]+@[\w.-]+:[\w~/]|"
+                       r"(?:github\.com|gitlab\.com|bitbucket\.org)[/:]|\?ref=", re.I)
+
+
+def _names_a_location(mirror: Path) -> str | None:
+    """The first kustomization file in the working copy whose text names a URL or a git
+    location anywhere (resources, generators, inline function configs)."""
+    for kfile in sorted(p for name in KUSTOMIZATION_FILES for p in mirror.rglob(name)):
+        try:
+            text = kfile.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        if _LOCATION.search(text):
+            return kfile.relative_to(mirror).as_posix()
+    return None
 
 
 def _ask_for_origins(kfile: Path) -> None:
