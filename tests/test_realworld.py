@@ -91,3 +91,151 @@ def test_zalando_manifests_pooler_and_direct_client():
     assert contributions(primary) == {"acid-minimal-cluster-pooler": 2 * min(15 + 7, 30),
                                       "foo-reports": 2 * 10}
     assert primary["peak"] == 64
+
+
+def test_crunchy_ha_star_only_pgbouncer_assumes_one_pair():
+    b = budgets(check_json("crunchy-ha"))
+    # usable = max_connections 100 (PostgreSQL default: PGO sets none here) - 3
+    assert b["hippo-ha"]["usable"] == MAX_CONNECTIONS_DEFAULT - SUPERUSER_RESERVED_DEFAULT
+    # hippo-ha-pgbouncer: proxy.pgBouncer.replicas 2 x default_pool_size 20 (PgBouncer
+    #   default) for one assumed (database, user) pair: PGO writes only `*` and no client
+    #   is in the repository; never 0
+    assert contributions(b["hippo-ha"]) == {"hippo-ha-pgbouncer": 2 * PGBOUNCER_DEFAULT_POOL_SIZE}
+
+
+def test_posthog_bitnami_pgbouncer_with_hpa():
+    b = budgets(check_json("posthog"))["posthog-postgresql"]
+    # usable = 100 (no configuration in the Bitnami subchart) - 3 (PG 14 default)
+    assert b["usable"] == 97
+    # posthog-pgbouncer: HPA maxReplicas 10 + rolling-update surge ceil(10 x 25%) = 3
+    #   (Deployment default maxSurge) = 13 pods x default_pool_size 20 (PGBOUNCER_*
+    #   sets none: PgBouncer default) for its one database PGBOUNCER_DATABASE=posthog;
+    #   the pgbouncer-exporter sidecar is no pooler
+    assert contributions(b) == {"posthog-pgbouncer/posthog-pgbouncer": (10 + 3) * 20}
+    assert b["peak"] == 260 and b["fits"] is False
+
+
+@pytest.mark.xfail(strict=True, reason="issue 13: PostgREST's pool size (PGRST_DB_POOL, "
+                   "default 10) is not read; the client counts 0")
+def test_supabase_one_server_postgrest_a_client():
+    report = check_json("supabase")
+    b = budgets(report)
+    # one server: supabase/postgres (its init container is no second server); PostgREST,
+    # postgres-exporter are clients/tools, not servers
+    assert list(b) == ["supabase-supabase-db"]
+    # usable = max_connections=150 (-c argument of the db container) - 3 (PG 15 default)
+    assert b["supabase-supabase-db"]["usable"] == 147
+    # supabase-supabase-rest: 2 replicas x PGRST_DB_POOL 10
+    assert contributions(b["supabase-supabase-db"]) == {"supabase-supabase-rest": 2 * 10}
+
+
+def test_supabase_servers_only():
+    b = budgets(check_json("supabase"))
+    assert list(b) == ["supabase-supabase-db"]
+    assert b["supabase-supabase-db"]["usable"] == 150 - 3
+
+
+@pytest.mark.xfail(strict=True, reason="issue 13: Keycloak's KC_DB_POOL_MAX_SIZE (default "
+                   "100) is not read; the client counts 0 and the budget says fits")
+def test_keycloakx_over_budget():
+    b = budgets(check_json("keycloakx"))
+    # the dbchecker init container (postgres image, pg_isready) is no server
+    assert list(b) == ["keycloak-db"]
+    # usable = max_connections=60 (-c) - 3 (PG 16 default) = 57
+    # keycloak-keycloakx: 2 replicas x KC_DB_POOL_MAX_SIZE 40 = 80 > 57
+    assert b["keycloak-db"]["usable"] == 57
+    assert contributions(b["keycloak-db"]) == {"keycloak-keycloakx": 2 * 40}
+    assert b["keycloak-db"]["fits"] is False
+
+
+def test_keycloakx_links_and_init_container_is_no_server():
+    b = budgets(check_json("keycloakx"))
+    assert list(b) == ["keycloak-db"]
+    assert "keycloak-keycloakx" in contributions(b["keycloak-db"])
+
+
+@pytest.mark.xfail(strict=True, reason="issue 13: Harbor's POSTGRESQL_MAX_OPEN_CONNS / "
+                   "HARBOR_DATABASE_MAX_OPEN_CONNS (Go database/sql SetMaxOpenConns) are not "
+                   "read; both clients count 0")
+def test_harbor_external_database():
+    b = budgets(check_json("harbor"))["harbor-rds"]
+    # usable = max_connections 400 (declared in .pool-advisor.toml) - 3 (PG 15 default)
+    assert b["usable"] == 397
+    # harbor-core: 2 replicas x POSTGRESQL_MAX_OPEN_CONNS 900 (database.maxOpenConns)
+    # harbor-exporter: 1 replica x HARBOR_DATABASE_MAX_OPEN_CONNS 900
+    assert contributions(b) == {"harbor-core": 2 * 900, "harbor-exporter": 1 * 900}
+    assert b["peak"] == 2700 and b["fits"] is False
+
+
+@pytest.mark.xfail(strict=True, reason="issue 13: Mattermost's SqlSettings.MaxOpenConns "
+                   "(default 300) is not known; the client counts 0")
+def test_mattermost_default_max_open_conns():
+    b = budgets(check_json("mattermost"))
+    # the init-postgres init container (postgres:13, pg_isready) is no server
+    assert list(b) == ["mattermost-postgresql"]
+    # usable = max_connections=200 (-c) - 3 (PG 13 default) = 197
+    # mattermost: 1 replica x MaxOpenConns 300 (Mattermost default) = 300 > 197
+    assert contributions(b["mattermost-postgresql"]) == {
+        "mattermost-mattermost-team-edition": 300}
+
+
+def test_airflow_pgbouncer_ini_from_secret():
+    b = budgets(check_json("airflow"))["airflow-postgresql"]
+    # usable = POSTGRESQL_MAX_CONNECTIONS "120" (Bitnami image env) - 3 (PG 16 default)
+    assert b["usable"] == 117
+    # airflow-pgbouncer: 1 replica x (pool_size 10 of airflow-metadata
+    #   + pool_size 5 of airflow-result-backend), from pgbouncer.ini in the Secret
+    #   airflow-pgbouncer-config (base64 data); reserve_pool_size 0 (default)
+    assert contributions(b) == {"airflow-pgbouncer/pgbouncer": 1 * (10 + 5)}
+
+
+@pytest.mark.xfail(strict=True, reason="issue 13: Rails pool (DB_POOL || MAX_THREADS || 5) "
+                   "x Puma WEB_CONCURRENCY, Sidekiq DB_POOL and the streaming server's pg pool "
+                   "are not read from env; every client counts 0")
+def test_mastodon_web_sidekiq_streaming():
+    b = budgets(check_json("mastodon"))["mastodon-postgresql"]
+    assert b["usable"] == 97  # 100 (Bitnami subchart, no configuration) - 3
+    # web: 1 replica x WEB_CONCURRENCY 2 workers x pool MAX_THREADS 5 = 10
+    # sidekiq-all-queues: 1 replica x DB_POOL 25 = 25
+    # streaming: 1 replica x pg pool max 10 (DB_POOL unset) = 10
+    assert contributions(b) == {"mastodon-web": 10, "mastodon-sidekiq-all-queues": 25,
+                                "mastodon-streaming": 10}
+    assert b["peak"] == 45
+
+
+@pytest.mark.xfail(strict=True, reason="issue 13: Temporal's persistence maxConns in its "
+                   "config_template.yaml is not read, and the services are not linked to "
+                   "temporal-postgresql (connectAddr is in that file, not in env)")
+def test_temporal_four_services_two_stores():
+    b = budgets(check_json("temporal"))["temporal-postgresql"]
+    assert b["usable"] == 197  # max_connections=200 (-c) - 3
+    # each of frontend, history, matching, worker: 1 replica x (maxConns 20 default store
+    #   + maxConns 20 visibility store) = 40
+    assert contributions(b) == {f"temporal-{s}": 40
+                                for s in ("frontend", "history", "matching", "worker")}
+    assert b["peak"] == 160
+
+
+@pytest.mark.xfail(strict=True, reason="issue 13: Django DATABASES in sentry.conf.py and the "
+                   "Celery --concurrency of `sentry run worker` are not read; the worker is "
+                   "not linked")
+def test_sentry_worker_processes():
+    b = budgets(check_json("sentry"))["sentry-sentry-postgresql"]
+    assert b["usable"] == 97  # Bitnami subchart, no configuration: 100 - 3
+    # sentry-worker: 2 replicas x 4 Celery processes x 1 Django connection each
+    assert contributions(b) == {"sentry-worker": 2 * 4 * 1}
+
+
+def test_bitnami_postgresql_replication():
+    b = budgets(check_json("bitnami-postgresql"))
+    primary, read = b["pg-postgresql-primary"], b["pg-postgresql-read"]
+    # usable = max_connections 250 (override.conf, primary.extendedConfiguration, read
+    #   after postgresql.conf's 300) - 3 (PG 16 default)
+    assert primary["usable"] == 250 - 3
+    # orders: 3 replicas x HikariCP 20 to pg-postgresql-primary (FQDN form)
+    assert contributions(primary) == {"orders": 60}
+    # read: 2 replicas of pg-postgresql-read, mounting no configuration: 100 - 3;
+    #   reports: 2 x HikariCP 30 = 60, spread over 2 = 30 per instance
+    assert read["usable"] == 97
+    assert contributions(read) == {"reports": 60}
+    assert read["peak"] == 30

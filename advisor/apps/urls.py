@@ -217,6 +217,8 @@ _URL_VARS = (
     "CONNECTIONSTRINGS__DEFAULTCONNECTION", "QUARKUS_DATASOURCE_JDBC_URL",
     "QUARKUS_DATASOURCE_REACTIVE_URL", "SPRING_R2DBC_URL",
     "KC_DB_URL",  # Keycloak (Quarkus distribution): a JDBC URL
+    "PGRST_DB_URI",  # PostgREST
+    "MM_SQLSETTINGS_DATASOURCE",  # Mattermost
 )
 # (prefix, host, port, dbname, user) families for split variables.
 _PART_FAMILIES = (
@@ -229,6 +231,9 @@ _PART_FAMILIES = (
     ("PG_", "PG_HOST", "PG_PORT", "PG_DATABASE", "PG_USER"),
     # Keycloak: db-url-host, db-url-port, db-url-database, db-username
     ("KC_DB", "KC_DB_URL_HOST", "KC_DB_URL_PORT", "KC_DB_URL_DATABASE", "KC_DB_USERNAME"),
+    # Harbor exporter (HARBOR_DATABASE_*); Harbor core uses the POSTGRESQL family
+    ("HARBOR_DATABASE", "HARBOR_DATABASE_HOST", "HARBOR_DATABASE_PORT", "HARBOR_DATABASE_DBNAME",
+     "HARBOR_DATABASE_USERNAME"),
 )
 _ALT_NAMES = {
     "DB_NAME": ("DB_DATABASE", "DB_DBNAME"),

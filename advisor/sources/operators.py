@@ -776,6 +776,7 @@ def _bitnami_postgresql(ctx: _Ctx) -> None:
         version = _image_version(obj, image, ctx.version_default,
                                  "the Bitnami image tag does not give the major version")
         settings = _mounted_conf(ctx, obj, configmaps, int(version.value))
+        settings.update(_bitnami_env_settings(ctx, obj, int(version.value)))
         replicas = _term(obj, "replicas", ("spec", "replicas"), 1,
                          "StatefulSet spec.replicas default")
         memory = _memory_term(obj, (*image[:-1], "resources", "limits", "memory"))
@@ -794,6 +795,23 @@ def _bitnami_postgresql(ctx: _Ctx) -> None:
             ctx.out.notices.append(f"bitnami-postgresql: traffic to {obj.name} is budgeted "
                                    f"against its {int(replicas.value)} read replicas")
         ctx.out.claimed.append(obj.ref)
+
+
+def _bitnami_env_settings(ctx: _Ctx, obj: K8sObject, version: int) -> dict[str, Setting]:
+    """POSTGRESQL_MAX_CONNECTIONS of the Bitnami image (postgresql-env.sh: written to
+    postgresql.conf as max_connections, over the mounted configuration)."""
+    from advisor.sources.pgconf import parse_postgres_args_checked
+
+    env = get(obj.body, "spec", "template", "spec", "containers", 0, "env")
+    for i, var in enumerate(env if isinstance(env, list) else []):
+        if get(var, "name") == "POSTGRESQL_MAX_CONNECTIONS" and get(var, "value") is not None:
+            found, problems = parse_postgres_args_checked(
+                [f"--max_connections={get(var, 'value')}"],
+                _src(obj, "spec", "template", "spec", "containers", 0, "env", i, "value"),
+                version)
+            ctx.out.problems.extend(problems)
+            return found
+    return {}
 
 
 def _mounted_conf(ctx: _Ctx, obj: K8sObject, configmaps: dict[tuple[str | None, str], K8sObject],
