@@ -32,7 +32,11 @@ def _formula(c: Contribution) -> str:
 def contribution_lines(c: Contribution, depth: int = 0) -> list[str]:
     """The contribution and, indented below it, how each part was computed."""
     pad = "  " * depth
-    lines = [f"{pad}{c.who}: {_formula(c)} = {num(c.total)}"]
+    if c.unknown:
+        lines = [f"{pad}{c.who}: {_formula(c)} pods x unknown connections per pod: "
+                 "not counted"]
+    else:
+        lines = [f"{pad}{c.who}: {_formula(c)} = {num(c.total)}"]
     for p in c.parts:
         lines.extend(contribution_lines(p, depth + 1))
     # What was assumed, after the arithmetic it qualifies. Below the top only caps are
@@ -64,7 +68,22 @@ def peak_expr(b: Budget) -> str:
     if b.spread_over is not None:
         text += (f", spread over {b.spread_over.show()}: {num(b.peak)} per instance "
                  "(rounded up; assumes the Service spreads connections evenly)")
+    if b.unknown_clients:
+        text = f">= {text} ({unknown_clients_text(b)})"
     return text
+
+
+def unknown_clients_text(b: Budget) -> str:
+    """'2 clients unknown: web, worker' for a budget whose peak is a floor."""
+    n = len(b.unknown_clients)
+    return f"{n} client{'s' if n != 1 else ''} unknown: {', '.join(b.unknown_clients)}"
+
+
+def peak_text(b: Budget) -> str:
+    """'peak 120' or 'peak >= 120 (2 clients unknown: web, worker)'."""
+    if b.unknown_clients:
+        return f"peak >= {num(b.peak)} ({unknown_clients_text(b)})"
+    return f"peak {num(b.peak)}"
 
 
 def size(value: float) -> str:

@@ -69,6 +69,11 @@ def client_contribution(client: Client) -> Contribution:
     sum of the per-pod pools (each pool a part)."""
     pods = peak_pods(client.replicas, client.surge)
     pod_factors = [client.replicas] + ([client.surge] if client.surge else [])
+    if client.unknown or not client.pools:
+        return Contribution(who=client.name, kind="client", factors=pod_factors, total=0,
+                            location=client.location, unknown=True,
+                            note="connections per pod unknown (PA106): not counted, so the "
+                                 "peak is a floor")
     if any(p.bound == "unbounded" for p in client.pools):
         # Say it where the number is printed: the sum below is a floor, not the peak.
         client = replace(client, pools=[
@@ -167,9 +172,12 @@ def server_budget(server: Server, topo: Topology, memory: MemoryOptions | None =
     usable = max_conn.value - sum(t.value for t in reserved)
 
     contributions: list[Contribution] = []
+    unknown: list[str] = []
     for c in topo.clients:
         if c.target_kind == "server" and c.target_id == server.id:
             contributions.append(client_contribution(c))
+            if c.unknown or not c.pools:
+                unknown.append(c.name)
     for p in topo.poolers:
         if p.server_id == server.id:
             contributions.append(pooler_contribution(p, topo))
@@ -186,7 +194,7 @@ def server_budget(server: Server, topo: Topology, memory: MemoryOptions | None =
         total_peak=total if spread else None, spread_over=spread,
         contributions=contributions, not_subtracted=not_subtracted(server),
         memory=memory_budget(server, peak, memory or MemoryOptions()),
-        location=server.location)
+        location=server.location, unknown_clients=unknown)
 
 
 def not_subtracted(server: Server) -> list[NotSubtracted]:

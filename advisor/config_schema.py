@@ -79,6 +79,9 @@ class WorkloadDecl(Strict):
     namespace: str | None = None
     pool_size: int | None = Field(default=None, alias="pool-size")
     processes: int | None = None
+    # Connections one pod opens at peak, all pools and processes together (for a client
+    # whose pools cannot be read: PA106 unknown-client-connections).
+    connections: int | None = Field(default=None, ge=0)
     replicas: int | None = None
     target: str | None = None  # a server or pooler name
     source: str | None = None  # the application's source directory

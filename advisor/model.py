@@ -347,6 +347,9 @@ class Client(Record, kw_only=True):
     suppressed: list[str] = field(default_factory=list)
     source_dir: str | None = None  # the application source folder, when known
     route: Route | None = None  # where its environment says it connects
+    # Why its connections per pod could not be determined (what was looked for, where);
+    # empty when its pools are known. An unknown client is never counted as 0.
+    unknown: str = ""
 
 
 class EnvVar(Frozen, kw_only=True):
@@ -418,6 +421,7 @@ class Contribution(Record, kw_only=True):
     total: float
     location: Location
     note: str = ""
+    unknown: bool = False  # a client whose connections per pod are unknown (PA106)
 
     def __post_init__(self) -> None:
         _set_float(self, "total")
@@ -456,13 +460,22 @@ class Budget(Record, kw_only=True):
     not_subtracted: list[NotSubtracted] = field(default_factory=list)
     memory: MemoryBudget | None = None
     location: Location
+    # Clients linked to this server whose connections could not be determined: `peak`
+    # is then a floor (peak >= N, K clients unknown), never a fit.
+    unknown_clients: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         _set_float(self, "usable", "peak", "total_peak")
 
     @property
+    def peak_is_floor(self) -> bool:
+        """Some linked client's connections are unknown: the real peak is higher."""
+        return bool(self.unknown_clients)
+
+    @property
     def fits(self) -> bool:
-        return self.peak <= self.usable
+        """Known to fit: a floor that fits is not a fit."""
+        return self.peak <= self.usable and not self.unknown_clients
 
 
 class CheckResult(Record, kw_only=True):

@@ -678,12 +678,18 @@ def _client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
         pools = [Pool(label="declared pool", size=Term(label="declared pool size",
                                                        value=decl.pool_size, source=src),
                       processes=processes, route=route)]
+    if decl is not None and decl.connections is not None:
+        src = Source(path=inputs.settings.origin, key=f"workloads.{w.name}.connections")
+        pools = [Pool(label="declared connections per pod", size=Term(
+            label="declared connections per pod", value=decl.connections, source=src),
+            route=route)]
     if not pools and route is None:
         return None  # talks to no database we can see
     client = Client(id=_workload_id(w), name=w.name, namespace=w.namespace, kind=w.kind,
                     replicas=replicas, surge=_client_surge(inputs, w, replicas),
                     pools=pools, location=w.obj.location(), suppressed=_suppressed_codes(w.obj),
-                    source_dir=directory, route=route)
+                    source_dir=directory, route=route,
+                    unknown="" if pools else _why_unknown(w, directory, app))
     if topo.poolers:  # as advisor.engine._sql: hazards only matter behind a pooler
         topo.sql_hazards.extend(_env_hazards(w, client.id))
     if w.kind == "CronJob" and get(w.obj.body, "spec", "concurrencyPolicy",
@@ -712,6 +718,22 @@ def _client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
             "no Service, operator service or declared server in the repository; declare it "
             "under [[tool.pool-advisor.servers]] to budget it")
     return client
+
+
+def _why_unknown(w: Workload, directory: str | None, app: object | None) -> str:
+    """What was looked for, and where, when a client's connections per pod stay unknown."""
+    if directory is None:
+        return ("no application source folder found for it (looked for: [[workloads]] "
+                "source, skaffold/compose build contexts naming its image, a folder with a "
+                "Dockerfile or build file named like the image or workload, the root's "
+                "application files, the repository's only Dockerfile); its container env "
+                "names no pool size of a known stack")
+    files = getattr(app, "files", ())
+    return (f"read {directory or '.'}/ ({len(files)} application files) and the container "
+            "env: no pool of a known stack (HikariCP/Spring, Quarkus, SQLAlchemy, Django, "
+            "psycopg_pool, asyncpg, node-postgres, Sequelize, Knex, TypeORM, Prisma, pgx, "
+            "database/sql, Rails, Npgsql, Ecto) and no driver dependency to take a default "
+            "from")
 
 
 def _env_hazards(w: Workload, client_id: str) -> list[SqlHazard]:
@@ -778,9 +800,11 @@ def _named_target(name: str, topo: Topology) -> tuple[str, str] | None:
 
 
 def _declared_client(decl: WorkloadDecl, inputs: Inputs, topo: Topology) -> Client | None:
-    if decl.pool_size is None:
+    if decl.pool_size is None and decl.connections is None:
         return None
     src = Source(path=inputs.settings.origin, key=f"workloads.{decl.name}")
+    if decl.pool_size is None:
+        decl = decl.model_copy(update={"pool_size": decl.connections, "processes": None})
     client = Client(
         id=f"declared/{decl.name}", name=decl.name, namespace=decl.namespace,
         kind="declared",

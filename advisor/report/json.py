@@ -40,6 +40,8 @@ def to_dict(result: CheckResult) -> dict:
             "peak": b.peak,
             "total_peak": b.total_peak,
             "fits": b.fits,
+            "unknown_clients": list(b.unknown_clients),
+            "peak_is_floor": b.peak_is_floor,
             "terms": {
                 "version": msgspec.to_builtins(b.version),
                 "max_connections": msgspec.to_builtins(b.max_connections),
@@ -87,7 +89,8 @@ def load(text: str) -> CheckResult:
                 "reserved": b["terms"]["reserved"],
                 "contributions": b["terms"]["contributions"],
                 "not_subtracted": b["terms"]["not_subtracted"], "memory": b["memory"],
-                "location": b["location"]} for b in data["budgets"]]
+                "location": b["location"],
+                "unknown_clients": b.get("unknown_clients", [])} for b in data["budgets"]]
     findings = [{"code": f["code"], "name": f["name"], "severity": f["severity"],
                  "message": f["message"], "location": f["location"],
                  "related": f["related"], "fix": f["fix"],

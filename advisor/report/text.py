@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import sys
 
-from advisor.arith import contribution_lines, num, peak_expr, size, usable_expr
+from advisor.arith import contribution_lines, num, peak_expr, peak_text, size, usable_expr
 from advisor.model import CheckResult, Finding
 from advisor.report.safe import safe_line
 from advisor.rules import Registry
@@ -25,6 +25,10 @@ def render(result: CheckResult, registry: Registry, *, color: bool = False) -> s
     out: list[str] = []
     for b in result.budgets:
         verdict = "fits" if b.fits else f"OVER by {num(b.peak - b.usable)}"
+        if b.unknown_clients:
+            verdict = (f"{peak_text(b)}, " + (f"OVER by at least {num(b.peak - b.usable)}"
+                       if b.peak > b.usable else f"cannot tell whether it fits the "
+                       f"{num(b.usable)} usable"))
         src = b.version.source
         via = f"{src.key}, " if src.key and src.path else ""
         out.append(f"server {b.server} (PostgreSQL {num(b.version.value)}, {via}"
@@ -34,7 +38,8 @@ def render(result: CheckResult, registry: Registry, *, color: bool = False) -> s
             first, *rest = contribution_lines(c)
             out.append(f"  + {first}")
             out.extend(f"    {x}" for x in rest)
-        out.append(f"  peak:   {peak_expr(b)} {'<=' if b.fits else '>'} {num(b.usable)} usable")
+        sign = "<=" if b.peak <= b.usable else ">"
+        out.append(f"  peak:   {peak_expr(b)} {sign} {num(b.usable)} usable")
         for ns in b.not_subtracted:
             out.append(f"  not subtracted: {ns.term.show()}: {ns.why}")
         if b.memory is not None and b.memory.limit is not None:

@@ -1,0 +1,73 @@
+"""PA106 unknown-client-connections."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from advisor.arith import num
+from advisor.context import RuleContext
+from advisor.model import Finding, Fix, RelatedLocation, Severity, Topology
+from advisor.rules import rule
+from advisor.rules._app_pools import pods
+
+
+@rule("PA106", "unknown-client-connections", Severity.warning,
+      "A workload connects to a database but its connections per pod could not be read")
+def unknown_client_connections(topo: Topology, ctx: RuleContext) -> Iterator[Finding]:
+    """## What it does
+    Reports a workload that connects to PostgreSQL (its environment names a database URL
+    or host) when pool-advisor could not determine how many connections one of its pods
+    opens: no application source folder was found for it, or the folder holds no pool
+    setting of a stack pool-advisor reads and no driver dependency whose default could be
+    named. The message says what was looked for and where.
+
+    ## Why is this bad
+    Such a workload is not counted as 0: the server's budget prints
+    `peak >= N (K clients unknown)` and is never reported as fitting. The unknown pods
+    may be the ones that exhaust `max_connections`; a budget that leaves them out would
+    say "fits" for a deployment that refuses connections at peak.
+
+    ## Example
+    ```toml
+    # .pool-advisor.toml: nothing says what the reports worker opens
+    ```
+
+    ## Use instead
+    ```toml
+    [[workloads]]
+    name = "reports"
+    connections = 12        # per pod, all processes and pools together
+    # or: source = "services/reports"   (the folder its image is built from)
+    ```
+
+    ## Options
+    None.
+
+    ## References
+    - DESIGN.md: "a client whose pool size cannot be determined uses the driver default
+      and says so, or is reported as unknown. Never guess silently."
+    - PA104 default-pool-size-applied: when the stack is identified (URL scheme, driver in
+      the dependency files, image) its library default is used instead.
+    """
+    budgets = {b.server_id: b for b in ctx.budgets}
+    for client in topo.clients:
+        if not client.unknown:
+            continue
+        target = ""
+        if client.target_id is not None:
+            budget = budgets.get(client.target_id)
+            name = budget.server if budget is not None else client.target_id
+            target = f" in the budget of {client.target_kind} {name}"
+        related = []
+        if client.route is not None and (loc := client.route.source.location()) is not None:
+            related.append(RelatedLocation(location=loc, message="its database connection"))
+        yield Finding(
+            code="PA106", name="unknown-client-connections", severity=Severity.warning,
+            message=(f"{client.name}: connections per pod unknown, so its "
+                     f"{num(pods(client))} pods are not counted{target} (peak is a floor): "
+                     f"{client.unknown}. Declare it: [[workloads]] name = "
+                     f"\"{client.name}\" connections = N (per pod), or source = \"<folder>\""),
+            location=client.location, related=tuple(related),
+            fix=Fix(description=f"declare [[workloads]] name = \"{client.name}\" with "
+                                "connections = N or source = \"<folder>\""),
+            subject=f"{client.id}|unknown")

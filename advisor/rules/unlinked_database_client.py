@@ -1,0 +1,66 @@
+"""PA107 unlinked-database-client."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from advisor.arith import num
+from advisor.context import RuleContext
+from advisor.model import Finding, Fix, RelatedLocation, Severity, Topology
+from advisor.rules import rule
+from advisor.rules._app_pools import pods
+
+
+@rule("PA107", "unlinked-database-client", Severity.warning,
+      "A workload's database URL or host links to no server or pooler in the repository")
+def unlinked_database_client(topo: Topology, ctx: RuleContext) -> Iterator[Finding]:
+    """## What it does
+    Reports a workload whose environment names a PostgreSQL URL or host that matches no
+    Service, operator service, server or pooler in the repository and no declared
+    server: its connections are in no budget.
+
+    ## Why is this bad
+    The server it reaches (a managed database, a server in another repository, or a
+    Service name with a typo) gets connections nobody counted; the budgets printed for
+    the servers that were found say nothing about it. A misspelt host also fails only
+    at deploy time.
+
+    ## Example
+    ```yaml
+    env:
+      - name: DATABASE_URL
+        value: postgres://app@orders-db.prod.internal:5432/orders   # not in the repo
+    ```
+
+    ## Use instead
+    ```toml
+    # .pool-advisor.toml: declare the server the host names
+    [[servers]]
+    name = "orders-db"
+    hosts = ["orders-db.prod.internal"]
+    max_connections = 400
+    ```
+
+    ## Options
+    None.
+
+    ## References
+    - DESIGN.md: "a server whose max_connections is not in the repo (RDS, Cloud SQL) is
+      declared in configuration".
+    """
+    for client in topo.clients:
+        if client.target_id is not None or client.route is None:
+            continue
+        route = client.route
+        host = route.host or "(no host)"
+        loc = route.source.location()
+        yield Finding(
+            code="PA107", name="unlinked-database-client", severity=Severity.warning,
+            message=(f"{client.name}: connects to host {host!r} ({route.source.label()}), "
+                     "which is no Service, operator service, pooler or declared server in "
+                     f"the repository: its {num(pods(client))} pods are in no budget. "
+                     "Declare the server ([[servers]] with hosts) or its Service"),
+            location=loc or client.location,
+            related=(RelatedLocation(location=client.location, message="the workload"),),
+            fix=Fix(description=f"declare a [[servers]] entry whose hosts include {host!r}"),
+            subject=f"{client.id}|unlinked")
