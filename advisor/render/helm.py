@@ -58,6 +58,7 @@ from msgspec.structs import replace
 from advisor.fs import InputError, Root
 from advisor.model import ConfigProblem, Location, Source
 from advisor.render import Rendered, field_path, flatten
+from advisor.render.helm_process import RenderLimit
 from advisor.sources.k8s import K8sObject, block_offset, get, k8s_objects, line_of
 
 Key = tuple[str | int, ...]
@@ -68,7 +69,12 @@ MAX_TRACE_RENDERS = 400
 MAX_TRACE_SECONDS = 5.0
 MAX_RETEST_DEPTH = 2  # re-renders of keys that vanished in a group (a flipped branch)
 MAX_DERIVED_RENDERS = 60  # numbers tested alone for arithmetic in templates
-SENTINEL_BASE = 900_001  # below 1e6: Helm prints larger float64 values as 1e+06
+TRACE_RENDER_SECONDS = 2.0  # the least a tracing render may take before it is stopped
+# Sentinels for numbers are 1.9xxxxx: printed exactly by Helm (six decimals, no exponent)
+# and never a loop bound: `int` makes them 1 (`until`, `untilStep` and `range` then run
+# once), and a numeric string ("1.900001") is 0 to `int`. A sentinel of 900001 made
+# Bitnami postgresql-ha's `until` build 900,000 entries (55 s and 2.4 GB per check).
+SENTINEL_BASE = 900_001
 
 
 class ValuesLayer(Struct):
@@ -140,12 +146,14 @@ def _render_with_engine(helm: Any, root: Root, chart_path: Path, chart_rel: str,
     except helm.HelmError as exc:
         out.problems.append(_problem(chart_rel, f"invalid release name {release!r}: {exc}"))
         return out
+    from advisor.render.helm_process import EngineChart, EngineError
+
     user = {}
     for layer in layers:
         user = merge_maps(user, layer.plain)
     try:
-        chart = helm.Chart.load(str(chart_path))
-    except helm.HelmError as exc:
+        chart = EngineChart.load(chart_path)
+    except EngineError as exc:
         out.problems.append(_problem(f"{chart_rel}/Chart.yaml", f"Helm cannot load the chart: "
                                      f"{_short(exc)}", fatal=True))
         return out
@@ -154,21 +162,41 @@ def _render_with_engine(helm: Any, root: Root, chart_path: Path, chart_rel: str,
         renderer = _Renderer(chart, release, namespace)
         try:
             baseline = renderer.render(user)
-        except helm.HelmError as exc:
-            out.problems.append(_render_problem(root, chart_path, chart_rel, exc))
+        except RenderLimit as exc:
+            out.problems.append(_problem(f"{chart_rel}/Chart.yaml", "Helm render "
+                                         f"{exc}; the chart is not read", fatal=True))
+            out.notices.append(f"helm: {chart_rel}: the render was {exc}")
+            _warnings(chart_rel, chart.warnings, out)
+            return out
+        except EngineError as exc:
+            problem = _render_problem(root, chart_path, chart_rel, exc)
+            if missing and "no template" in str(exc):
+                names = ", ".join(name for name, _key, _cond in missing)
+                problem = replace(problem, message=(
+                    f"Helm cannot render the chart: a template it calls is defined in no "
+                    f"vendored chart; {names} declared in Chart.yaml but not vendored in "
+                    "charts/ (a library chart such as Bitnami `common` must be vendored: "
+                    f"`helm dependency build`). {problem.message}"))
+            out.problems.append(problem)
+            _warnings(chart_rel, chart.warnings, out)
             return out
         try:
             effective = chart.merge_values(user)
-        except helm.HelmError:
+        except EngineError:
             effective = user
         objects = _objects_of(root, chart_path, chart_rel, baseline, namespace, out)
         tracer = _Tracer(renderer, user, effective, defaults + layers, baseline)
         tracer.trace()
         _apply_traces(objects, tracer)
-        if tracer.stopped:
+        if tracer.limit:
+            out.notices.append(f"helm: {chart_rel}: values tracing stopped: a render with "
+                               f"traced values was {tracer.limit}; some numbers are reported "
+                               "at their template line instead of the values file")
+        elif tracer.stopped:
             out.notices.append(f"helm: {chart_rel}: values tracing stopped after "
                                f"{tracer.renders} renders; some numbers are reported at "
                                "their template line instead of the values file")
+        _warnings(chart_rel, chart.warnings, out)
     out.objects.extend(objects.values())
     every: dict[str, Any] = {}
     for layer in defaults + layers:
@@ -183,16 +211,37 @@ def _render_with_engine(helm: Any, root: Root, chart_path: Path, chart_rel: str,
 
 
 class _Renderer:
+    """Renders of one chart; the first (the baseline) sets how long a tracing render may
+    take: a few times the baseline, never the full limit of a render."""
+
     def __init__(self, chart: Any, release: str, namespace: str | None) -> None:
         self.chart = chart
         self.release = release
         self.namespace = namespace
         self.count = 0
+        self.baseline_seconds: float | None = None
 
     def render(self, values: dict[str, Any]) -> dict[str, str]:
+        from advisor.render.helm_process import RENDER_SECONDS
+
         self.count += 1
-        return self.chart.render(values=values, name=self.release, namespace=self.namespace,
-                                 is_install=True)
+        timeout = RENDER_SECONDS if self.baseline_seconds is None else min(
+            RENDER_SECONDS, max(TRACE_RENDER_SECONDS, 5 * self.baseline_seconds))
+        started = time.monotonic()
+        rendered = self.chart.render(values=values, name=self.release,
+                                     namespace=self.namespace, is_install=True, timeout=timeout)
+        if self.baseline_seconds is None:
+            self.baseline_seconds = time.monotonic() - started
+        return rendered
+
+
+def _warnings(chart_rel: str, warnings: list[str], out: Rendered) -> None:
+    """Helm's own messages (coalesce warnings, a skipped symlink), once each."""
+    for line in warnings[:20]:
+        out.notices.append(f"helm: {chart_rel}: Helm says: {line}")
+    if len(warnings) > 20:
+        out.notices.append(f"helm: {chart_rel}: {len(warnings) - 20} more Helm messages "
+                           "not shown")
 
 
 def _render_problem(root: Root, chart_path: Path, chart_rel: str, exc: Exception) -> ConfigProblem:
@@ -644,6 +693,7 @@ class _Tracer:
         self.started = time.monotonic()
         self.renders = 0
         self.stopped = False
+        self.limit = ""  # why a render was stopped, when one was
 
     def leaves(self) -> list[_Leaf]:
         leaves: list[_Leaf] = []
@@ -659,17 +709,18 @@ class _Tracer:
             source = leaf_source(self.layers, key)
             if source is None:
                 continue
-            while str(number) in self.baseline_text or str(number) in used:
-                number += 1
-            marker = str(number)
+            while (number % 10 == 0 or f"1.{number}" in self.baseline_text
+                   or f"1.{number}" in used):
+                number += 1  # a trailing zero would not be printed
+            marker = f"1.{number}"
             used.add(marker)
             number += 1
             if isinstance(value, int | float):
-                sentinel: Any = int(marker)
+                sentinel: Any = float(marker)
             elif re.fullmatch(r"-?\d+", value.strip()):
                 sentinel = marker  # numeric string ("20"): keep it a number-looking string
             else:
-                marker = f"zq{marker}x"
+                marker = f"zq{marker[2:]}x"
                 sentinel = (value + marker) if "\n" not in value else (value.rstrip("\n")
                                                                       + marker + "\n")
             leaves.append(_Leaf(key, value, source, sentinel, marker))
@@ -712,6 +763,10 @@ class _Tracer:
         try:
             rendered = self.renderer.render(values)
             fields = self._parse_changed(rendered, group)
+        except RenderLimit as exc:  # not split: each half could take as long again
+            self.stopped = True
+            self.limit = str(exc)
+            return
         except Exception:  # a perturbed value failed schema/template checks, or not YAML
             if len(group) > 1:
                 half = len(group) // 2
@@ -802,7 +857,8 @@ class _Tracer:
                 text = str(value)
                 for match in pattern.finditer(text):
                     m = match.group(0)
-                    if m.isdigit() and _digit_neighbours(text, match.start(), match.end()):
+                    if not m.startswith("zq") and _digit_neighbours(text, match.start(),
+                                                                    match.end()):
                         continue
                     found.add(m)
                     leaf = by_marker[m]
@@ -826,12 +882,13 @@ class _Tracer:
             bucket.append(hit)
 
 
-# Every marker `leaves` hands out: six digits not inside a longer number, or zq<digits>x.
-_MARKERS = re.compile(r"zq\d+x|(?<!\d)\d{6}(?!\d)")
+# Every marker `leaves` hands out: 1.<six digits> not inside a longer number, or zq<digits>x.
+_MARKERS = re.compile(r"zq\d+x|(?<![\d.])1\.\d{6}(?!\d)")
 
 
 def _digit_neighbours(text: str, start: int, end: int) -> bool:
-    return (start > 0 and text[start - 1].isdigit()) or (end < len(text) and text[end].isdigit())
+    before = text[start - 1] if start > 0 else ""
+    return before.isdigit() or before == "." or (end < len(text) and text[end].isdigit())
 
 
 def _appears(value: Any, text: str) -> bool:
@@ -899,14 +956,16 @@ def _fast_loader() -> Any:
     try:
         import yaml
 
-        loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+        # Scalars stay the text Helm printed: `{{ .Values.port }}0` is "1.9000020", not
+        # the float 1.900002 that would pass for the sentinel itself.
+        loader = getattr(yaml, "CBaseLoader", yaml.BaseLoader)
 
         def load(text: str) -> list[Any]:
-            return list(yaml.load_all(text, Loader=loader))  # a safe loader: no tags executed
+            return list(yaml.load_all(text, Loader=loader))  # no tags executed
     except ImportError:
         from ruamel.yaml import YAML
 
-        safe = YAML(typ="safe")
+        safe = YAML(typ="base")
 
         def load(text: str) -> list[Any]:
             return list(safe.load_all(text))
