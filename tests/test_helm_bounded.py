@@ -1,0 +1,192 @@
+"""Helm renders in bounded time (issue 12 item 7, issue 14 item 2): values tracing never
+feeds a value into a loop bound; each render has a time, memory and output limit enforced
+while it runs; Helm's warnings become notices; missing dependencies are named."""
+
+from __future__ import annotations
+
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from advisor.fs import Root
+from advisor.render import field_source, helm_process
+from advisor.render.helm import render_chart
+from advisor.sources.k8s import get
+from tests.deploy_helpers import by_ref
+
+pytest.importorskip("helm_python", reason="the helm extra (helm-python-sdk) is needed")
+
+
+def _chart(root: Path, values: str, templates: dict[str, str], chart_yaml: str = "") -> Path:
+    app = root / "app"
+    (app / "templates").mkdir(parents=True)
+    (app / "Chart.yaml").write_text(chart_yaml or "apiVersion: v2\nname: app\nversion: 0.1.0\n")
+    (app / "values.yaml").write_text(values)
+    for name, text in templates.items():
+        (app / "templates" / name).write_text(textwrap.dedent(text))
+    return app
+
+
+LOOPING = {
+    "sts.yaml": """\
+        apiVersion: apps/v1
+        kind: StatefulSet
+        metadata:
+          name: {{ .Release.Name }}-db
+          {{- $replicas := int .Values.replicas }}
+          annotations:
+            peers: {{ range $i := until $replicas }}db-{{ $i }}.{{ $.Values.domain }},{{ end }}
+            shards: {{ range $i := untilStep 0 (int .Values.shards) 1 }}s{{ $i }},{{ end }}
+        spec:
+          replicas: {{ .Values.replicas }}
+          template:
+            spec:
+              containers:
+                - name: db
+                  image: postgres:16
+                  ports:
+                    - containerPort: {{ .Values.port | int }}
+        """,
+}
+
+
+def test_values_that_bound_a_loop_render_in_the_time_of_a_plain_render(tmp_path: Path,
+                                                                       monkeypatch) -> None:
+    _chart(tmp_path, 'replicas: 3\nshards: "4"\nport: 5432\ndomain: example\n', LOOPING)
+    sizes: list[int] = []
+    real_render = helm_process.EngineChart.render
+
+    def recording(self, values, **kw):
+        rendered = real_render(self, values, **kw)
+        sizes.append(sum(map(len, rendered.values())))
+        return rendered
+
+    monkeypatch.setattr(helm_process.EngineChart, "render", recording)
+    started = time.monotonic()
+    r = render_chart(Root.of(tmp_path), "app", release="r1")
+    seconds = time.monotonic() - started
+    # No tracing render is much larger than the plain one: no sentinel became a loop
+    # bound (900001 did: 900,001 peers, about 20 MB per render).
+    assert len(sizes) > 1 and max(sizes) < 2 * sizes[0], sizes
+    assert not r.problems, r.problems
+    sts = by_ref(r.objects, "StatefulSet/r1-db")
+    assert get(sts.body, "spec", "replicas") == 3
+    src = field_source(sts, "spec", "replicas")
+    assert (src.path, src.line, src.key) == ("app/values.yaml", 1, "values: replicas")
+    # A sentinel of 900001 made each loop run 900,001 times (about 40 MB per render); the
+    # sentinels run each loop once. The bound leaves room for a loaded machine.
+    assert seconds < 15, seconds
+    assert not any("stopped" in n for n in r.notices), r.notices
+
+
+def test_a_render_past_its_time_limit_is_stopped_with_a_finding(tmp_path: Path,
+                                                                monkeypatch) -> None:
+    monkeypatch.setattr(helm_process, "RENDER_SECONDS", 1.5)
+    _chart(tmp_path, "count: 100000000\n", {"cm.yaml": """\
+        apiVersion: v1
+        kind: ConfigMap
+        metadata:
+          name: spin
+        data:
+          n: "{{ range until (int .Values.count) }}{{ end }}"
+        """})
+    started = time.monotonic()
+    r = render_chart(Root.of(tmp_path), "app")
+    assert time.monotonic() - started < 30
+    assert not r.objects
+    assert [p for p in r.problems if p.fatal and "time limit" in p.message], r.problems
+    assert any("time limit" in n for n in r.notices)
+
+
+def test_a_render_past_its_output_limit_is_stopped(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setattr(helm_process, "MAX_OUTPUT_BYTES", 1024 * 1024)
+    _chart(tmp_path, "count: 200000\n", {"cm.yaml": """\
+        apiVersion: v1
+        kind: ConfigMap
+        metadata:
+          name: big
+        data:
+          n: "{{ range until (int .Values.count) }}0123456789{{ end }}"
+        """})
+    r = render_chart(Root.of(tmp_path), "app")
+    assert not r.objects
+    assert [p for p in r.problems if p.fatal and "output limit" in p.message], r.problems
+
+
+def test_a_render_past_its_memory_limit_is_stopped(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setattr(helm_process, "MAX_RSS_BYTES", 400 * 1024 * 1024)
+    # A 1 GB string built in memory, of which only the length is printed: the output
+    # stays small, the memory does not.
+    _chart(tmp_path, "count: 1000000000\n", {"cm.yaml": """\
+        apiVersion: v1
+        kind: ConfigMap
+        metadata:
+          name: big
+        data:
+          n: "{{ len (repeat (int .Values.count) "x") }}"
+        """})
+    r = render_chart(Root.of(tmp_path), "app")
+    assert not r.objects
+    assert [p for p in r.problems if p.fatal and "memory limit" in p.message], r.problems
+
+
+def test_helm_warnings_are_notices_not_stderr(tmp_path: Path, capfd) -> None:
+    _chart(tmp_path, "c: 3\nreplicas: 2\n", {"cm.yaml": """\
+        apiVersion: v1
+        kind: ConfigMap
+        metadata:
+          name: x
+        data:
+          r: "{{ .Values.replicas }}"
+        """})
+    (tmp_path / "prod.yaml").write_text("c:\n  x: 1\n")
+    r = render_chart(Root.of(tmp_path), "app", values_files=["prod.yaml"])
+    assert not r.problems
+    captured = capfd.readouterr()
+    assert "skipped value" not in captured.err
+    warned = [n for n in r.notices if "Helm says: warning: skipped value for app.c" in n]
+    assert len(warned) == 1, r.notices  # once, though every tracing render repeats it
+
+
+COMMON_CALLER = {"cm.yaml": """\
+    apiVersion: v1
+    kind: ConfigMap
+    metadata:
+      name: {{ include "common.names.fullname" . }}
+    data:
+      max_connections: "{{ .Values.maxConnections }}"
+    """}
+WITH_COMMON = ("apiVersion: v2\nname: app\nversion: 0.1.0\ndependencies:\n"
+               "  - name: common\n    version: 2.x.x\n    repository: oci://charts.invalid/lib\n"
+               "  - name: cache\n    version: 1.x.x\n    repository: oci://charts.invalid/lib\n"
+               "    condition: cache.enabled\n")
+
+
+def test_a_missing_library_chart_is_named(tmp_path: Path) -> None:
+    _chart(tmp_path, "maxConnections: 200\n", COMMON_CALLER, WITH_COMMON)
+    r = render_chart(Root.of(tmp_path), "app", release="r1")
+    assert not r.objects
+    fatal = [p for p in r.problems if p.fatal]
+    assert fatal and "common, cache declared in Chart.yaml but not vendored" in \
+        fatal[0].message, fatal
+    assert (fatal[0].location.path, fatal[0].location.line) == ("app/templates/cm.yaml", 4)
+
+
+def test_a_vendored_library_chart_renders_and_the_rest_is_named(tmp_path: Path) -> None:
+    app = _chart(tmp_path, "maxConnections: 200\n", COMMON_CALLER, WITH_COMMON)
+    lib = app / "charts" / "common"
+    (lib / "templates").mkdir(parents=True)
+    (lib / "Chart.yaml").write_text("apiVersion: v2\nname: common\nversion: 2.1.0\n"
+                                    "type: library\n")
+    (lib / "templates" / "_names.tpl").write_text(
+        '{{- define "common.names.fullname" -}}\n'
+        '{{ printf "%s-%s" .Release.Name .Chart.Name | trunc 63 }}\n{{- end -}}\n')
+    r = render_chart(Root.of(tmp_path), "app", release="r1")
+    assert not r.problems, r.problems
+    cm = by_ref(r.objects, "ConfigMap/r1-app")
+    src = field_source(cm, "data", "max_connections")
+    assert (src.path, src.line) == ("app/values.yaml", 1)
+    assert any("dependencies cache are declared in Chart.yaml but not vendored" in n
+               for n in r.notices), r.notices
