@@ -277,6 +277,7 @@ def scan_path(path: Path, settings: Settings, options: CheckOptions) -> Topology
     root = Root(found.root)
     problems: list[ConfigProblem] = list(found.problems)
     objects: list[K8sObject] = []
+    lambdas: list = []  # advisor.sources.serverless.LambdaFunction
     notices: list[str] = []
     owned = manifests_owned_by_kustomize(found) if found.kustomize_dirs else set()
     for manifest in found.manifests:
@@ -289,6 +290,7 @@ def scan_path(path: Path, settings: Settings, options: CheckOptions) -> Topology
             problems.append(_input_problem(exc))
             continue
         if not looks_like_k8s(text):
+            _serverless(text, shown, lambdas, problems)
             continue
         objs, probs = guarded(problems, shown, partial(k8s_objects, text, shown), ([], []))
         objects += objs
@@ -303,7 +305,8 @@ def scan_path(path: Path, settings: Settings, options: CheckOptions) -> Topology
                         pg_version_override=options.pg_version,
                         app_dirs=_app_dirs(settings),
                         app_candidates=app_source_dirs(found),
-                        build_hints=hints, namespace=options.namespace)
+                        build_hints=hints, namespace=options.namespace,
+                        lambdas=lambdas)
         built = guarded(problems, label or ".", partial(build_topology, inputs), None,
                         "linking clients, poolers and servers")
         if built is None:
@@ -316,6 +319,22 @@ def scan_path(path: Path, settings: Settings, options: CheckOptions) -> Topology
     guarded(topo.problems, ".", partial(_sql, found, root, topo), None,
             "scanning SQL for pooler hazards")
     return topo
+
+
+def _serverless(text: str, shown: str, lambdas: list, problems: list[ConfigProblem]) -> None:
+    """AWS Lambda functions of a SAM/CloudFormation template or serverless.yml."""
+    from advisor.sources.serverless import lambda_functions, looks_like_serverless
+
+    if not looks_like_serverless(text):
+        return
+    try:
+        lambdas.extend(lambda_functions(text, shown))
+    except Exception as exc:  # a YAML error: reported like a manifest's
+        mark = getattr(exc, "problem_mark", None)
+        line = mark.line + 1 if mark is not None else None
+        problems.append(ConfigProblem(location=Location(path=shown, line=line),
+                                      message=f"not read as a serverless template: {exc}",
+                                      program="YAML"))
 
 
 def _label_environment(topo: Topology, label: str) -> None:

@@ -6,6 +6,7 @@ already parsed, project settings. Output: a `Topology` for the rules.
 
 from __future__ import annotations
 
+import re
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -36,6 +37,7 @@ from advisor.sources.k8s import K8sObject, get
 
 if TYPE_CHECKING:
     from advisor.config_schema import ProxyDecl, ServerDecl, WorkloadDecl
+    from advisor.sources.serverless import LambdaFunction
 from advisor.workloads import (
     ConfigIndex,
     Workload,
@@ -68,6 +70,7 @@ class Inputs(Struct):
     pg_version_override: int | None = None
     # --namespace: where objects without metadata.namespace are deployed
     namespace: str | None = None
+    lambdas: list = field(default_factory=list)  # advisor.sources.serverless.LambdaFunction
 
 
 def build_topology(inputs: Inputs) -> Topology:
@@ -169,6 +172,8 @@ def build_topology(inputs: Inputs) -> Topology:
                 _declared_client, decl, inputs, topo), None, "reading a declared workload")
             if client is not None:
                 topo.clients.append(client)
+    for fn in inputs.lambdas:
+        topo.clients.append(_lambda_client(fn, host_map, topo))
     _pooler_pairs(topo)
     _global_headroom(inputs.settings, topo)
     _disambiguate_names(topo)
@@ -816,6 +821,39 @@ def _declared_client(decl: WorkloadDecl, inputs: Inputs, topo: Topology) -> Clie
         location=Location(path=inputs.settings.origin or "configuration"))
     if decl.target and (target := _named_target(decl.target, topo)):
         client.target_kind, client.target_id = target  # type: ignore[assignment]
+    return client
+
+
+def _lambda_client(fn: LambdaFunction, host_map: dict, topo: Topology) -> Client:
+    """A Lambda function as a client: concurrency x connections per execution
+    environment (advisor.sources.serverless)."""
+    from advisor.apps import route_from_env
+
+    route = route_from_env(fn.env)
+    client = Client(
+        id=f"lambda/{fn.location.path}#{fn.name}", name=fn.name, kind="Lambda",
+        replicas=fn.concurrency,
+        # "fixed": the one connection is the platform's model, not a library default (PA104)
+        pools=[Pool(label="Lambda", size=fn.per_environment, route=route,
+                    note="one execution environment per concurrent invocation; a pool "
+                         "inside the function is per environment")],
+        location=fn.location)
+    target = resolve_host(route.host, None, host_map) if route is not None else None
+    if target is not None:
+        client.target_kind, client.target_id = target  # type: ignore[assignment]
+    elif route is None:
+        unread = [v.name for v in fn.env if re.search(r"DATABASE|POSTGRES|^PG|DB_", v.name)]
+        if unread:
+            topo.notices.append(
+                f"{client.name} (Lambda, {fn.location.label()}): database settings "
+                f"{', '.join(unread)} could not be resolved (a template parameter or "
+                "intrinsic function): not linked to a server, not budgeted")
+    else:
+        topo.notices.append(
+            f"{client.name} (Lambda, {fn.location.label()}): connects to host "
+            f"{route.host!r} ({route.source.label()}), which is no server or proxy in the "
+            "repository or configuration; declare it under [[tool.pool-advisor.servers]] "
+            "(with its endpoint in hosts) to budget it")
     return client
 
 
