@@ -20,3 +20,16 @@ def test_readme_demo_block_is_the_real_output():
     out = run_cli("check", "fixtures/acme-shop")
     assert out.returncode == 1
     assert out.stdout == block
+
+
+def test_readme_rule_table_lists_every_rule():
+    from advisor.rules import load_rules
+
+    text = (REPO / "README.md").read_text()
+    block = re.search(r"<!-- rules-table:start -->\n(.*?)<!-- rules-table:end -->", text,
+                      re.S).group(1)
+    rows = ["| code | name | severity | what it finds |", "|---|---|---|---|"]
+    rows += [f"| [{r.code}](rules/{r.code}-{r.name}.md) | `{r.name}` | {r.severity.value} "
+             f"| {r.summary} |" for r in load_rules().ordered()]
+    expected = "\n".join(rows) + "\n"
+    assert block == expected, "README's rule table is out of date; it should read:\n" + expected

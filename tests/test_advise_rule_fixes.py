@@ -1,0 +1,55 @@
+"""advise knows the one-value fixes of the timeout and single-PgBouncer rules (issue 18
+item 6): an edit where the value is written at a line, a manual step where it is a
+default, and the replicas of a single PgBouncer only where the server still fits."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.test_advise import advise_json, cli, copy_fixture, replace
+
+
+def test_timeout_fixes_are_proposed_and_written(tmp_path: Path):
+    repo = copy_fixture("acme-shop-pgbouncer", tmp_path)
+    ini = repo / "k8s/pgbouncer.yaml"
+    replace(ini, "query_wait_timeout = 25", "query_wait_timeout = 120")
+    replace(repo / "k8s/postgres-config.yaml", "idle_in_transaction_session_timeout = 60s",
+            "# idle_in_transaction_session_timeout off")
+    before = cli("check", str(repo))
+    assert "PA501" in before.stdout and "PA504" in before.stdout
+
+    (server,) = advise_json(str(repo))
+    assert server["fits_before"]  # listed for its rule fixes although it fits
+    by_key = {p["key"]: p for p in server["proposals"]}
+    wait = by_key["query_wait_timeout"]
+    assert (wait["old"], wait["new"]) == ("120", "25")
+    assert wait["edit"]["path"] == "k8s/pgbouncer.yaml"
+    assert wait["reason"].startswith("PA501 ")
+    idle = by_key["idle_in_transaction_session_timeout"]
+    assert idle["edit"] is None and "idle_in_transaction_session_timeout" in idle["manual"]
+
+    r = cli("advise", str(repo), "--write", "--yes")
+    assert r.returncode == 0, r.stderr
+    assert "query_wait_timeout = 25" in ini.read_text()
+    after = cli("check", str(repo))
+    assert "PA501" not in after.stdout
+    assert "PA504" in after.stdout  # a setting to add by hand: advise said so, not wrote it
+
+
+def test_second_pgbouncer_replica_only_when_it_fits(tmp_path: Path):
+    repo = copy_fixture("acme-shop-pgbouncer", tmp_path)
+    deploy = repo / "k8s/pgbouncer.yaml"
+    text = deploy.read_text()
+    assert text.count("replicas: 2") == 1
+    deploy.write_text(text.replace("replicas: 2", "replicas: 1"))
+    (server,) = advise_json(str(repo))
+    replicas = [p for p in server["proposals"] if p["key"] == "replicas"]
+    # 2 x min(25, 40) = 50 server connections <= 97 usable: the second replica fits
+    assert [(p["old"], p["new"]) for p in replicas] == [("1", "2")]
+    assert server["peak_after"] == 50
+
+    # With max_connections 40, one replica's 25 fit but two replicas' 50 do not.
+    replace(repo / "k8s/postgres-config.yaml", "max_connections = 100", "max_connections = 40")
+    (server,) = advise_json(str(repo))
+    assert not [p for p in server["proposals"] if p["key"] == "replicas"]
+    assert any(n.startswith("PA210: a second pgbouncer replica") for n in server["notes"])
