@@ -42,6 +42,7 @@ from advisor.workloads import (
     ConfigIndex,
     Workload,
     configmap_index,
+    image_repository,
     image_version,
     is_pgbouncer_container,
     is_postgres_container,
@@ -373,11 +374,31 @@ def _server_from_workload(inputs: Inputs, topo: Topology, w: Workload, c: Contai
                 [f"--max_connections={env.value}"], env.source, version.int_value)
             settings.update(found)
             topo.problems.extend(problems)
+    if image_repository(c.image) == "harbor-db":
+        settings.update(_harbor_db_max_connections(c, version.int_value, topo))
     wid = _workload_id(w)
     return Server(
         id=wid, name=w.name, kind="workload", namespace=w.namespace, version=version,
         settings=settings, instances=replicas, memory_limit=c.memory_limit,
         cpu_limit=c.cpu_limit, location=w.obj.location(), suppressed=_suppressed_codes(w.obj))
+
+
+HARBOR_DB_WHO = ("goharbor/harbor-db docker-entrypoint.sh: postgres -c "
+                 "max_connections=${POSTGRES_MAX_CONNECTIONS:-1024}")
+
+
+def _harbor_db_max_connections(c: Container, version: int, topo: Topology) -> dict:
+    """Harbor's database image starts `postgres -c max_connections=N`, N from
+    POSTGRES_MAX_CONNECTIONS or 1024 (make/photon/db/docker-entrypoint.sh)."""
+    from advisor.sources.pgconf import parse_postgres_args_checked
+
+    var = next((e for e in c.env if e.name == "POSTGRES_MAX_CONNECTIONS" and e.value), None)
+    value, source = (var.value, var.source) if var is not None else (
+        "1024", Source.default_of(HARBOR_DB_WHO, "max_connections"))
+    found, problems = parse_postgres_args_checked([f"--max_connections={value}"], source,
+                                                  version)
+    topo.problems.extend(problems)
+    return found
 
 
 def _declared_server(decl: ServerDecl, inputs: Inputs, topo: Topology) -> Server:

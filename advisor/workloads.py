@@ -425,6 +425,7 @@ POSTGRES_IMAGES = frozenset({
     "citus",  # citusdata/citus
     "paradedb",  # paradedb/paradedb
     "pgvecto-rs",  # tensorchord/pgvecto-rs
+    "harbor-db",  # goharbor/harbor-db (its entrypoint ends in `exec postgres`)
 })
 SERVER_PROGRAMS = ("postgres", "postmaster")
 _SHELLS = ("sh", "bash", "ash", "dash", "zsh")

@@ -167,6 +167,27 @@ def test_harbor_external_database():
     assert b["peak"] == 2700 and b["fits"] is False
 
 
+@pytest.mark.xfail(strict=True, reason="issue 13: Harbor core's POSTGRESQL_MAX_OPEN_CONNS "
+                   "(Go database/sql SetMaxOpenConns) is not read; core is an unknown client")
+def test_harbor_internal_database_over():
+    b = budgets(check_json("harbor-internal"))
+    # one server: harbor-database (goharbor/harbor-db); its init container is none
+    assert list(b) == ["harbor-database"]
+    # usable = max_connections 1024 (harbor-db entrypoint default, POSTGRES_MAX_CONNECTIONS
+    #   unset) - 3 superuser_reserved_connections (PostgreSQL default)
+    # harbor-core: 2 replicas x POSTGRESQL_MAX_OPEN_CONNS 900 = 1800 > 1021
+    assert b["harbor-database"]["usable"] == 1024 - 3
+    assert contributions(b["harbor-database"]) == {"harbor-core": 2 * 900}
+    assert b["harbor-database"]["fits"] is False
+
+
+def test_harbor_db_is_a_server_with_its_entrypoint_default():
+    b = budgets(check_json("harbor-internal"))
+    assert list(b) == ["harbor-database"]
+    assert b["harbor-database"]["max_connections"] == 1024
+    assert b["harbor-database"]["usable"] == 1021
+
+
 @pytest.mark.xfail(strict=True, reason="issue 13: Mattermost's SqlSettings.MaxOpenConns "
                    "(default 300) is not known; the client counts 0")
 def test_mattermost_default_max_open_conns():
@@ -239,3 +260,28 @@ def test_bitnami_postgresql_replication():
     assert read["usable"] == 97
     assert contributions(read) == {"reports": 60}
     assert read["peak"] == 30
+
+
+@pytest.mark.xfail(strict=True, reason="issue 13: NetBox's DATABASE in the mounted "
+                   "netbox.yaml and nginx unit's process count are not read; no client is "
+                   "linked")
+def test_netbox_unit_processes_worker_housekeeping():
+    b = budgets(check_json("netbox"))["netbox-postgresql"]
+    assert b["usable"] == 97  # Bitnami subchart, no configuration: 100 - 3
+    # netbox: 1 replica x 4 unit processes (nginx-unit.json processes.max) x 1 connection
+    # netbox-worker: 1 x 1 rqworker process; netbox-housekeeping: 1 run x 1 process
+    assert contributions(b) == {"netbox": 4, "netbox-worker": 1, "netbox-housekeeping": 1}
+    assert b["peak"] == 6
+
+
+def test_airflow_chart_renders_pgbouncer_ini_into_a_secret():
+    report = check_json("airflow-chart", "--release", "airflow", "--namespace", "default")
+    b = budgets(report)["airflow-postgresql"]
+    # usable = postgresql.maxConnections 120 (values.yaml -> POSTGRESQL_MAX_CONNECTIONS)
+    #          - 3 (PG 16 default)
+    assert b["usable"] == 117
+    assert b["terms"]["max_connections"]["source"]["path"] == "chart/values.yaml"
+    # airflow-pgbouncer: pgbouncer.replicas 2 x (metadataPoolSize 10 + resultBackendPoolSize
+    #   5), each the pool_size of its [databases] entry in the pgbouncer.ini that the chart
+    #   base64-encodes into the Secret airflow-pgbouncer-config
+    assert contributions(b) == {"airflow-pgbouncer": 2 * (10 + 5)}
