@@ -115,8 +115,6 @@ def test_posthog_bitnami_pgbouncer_with_hpa():
     assert b["peak"] == 260 and b["fits"] is False
 
 
-@pytest.mark.xfail(strict=True, reason="issue 13: PostgREST's pool size (PGRST_DB_POOL, "
-                   "default 10) is not read; the client counts 0")
 def test_supabase_one_server_postgrest_a_client():
     report = check_json("supabase")
     b = budgets(report)
@@ -135,8 +133,6 @@ def test_supabase_servers_only():
     assert b["supabase-supabase-db"]["usable"] == 150 - 3
 
 
-@pytest.mark.xfail(strict=True, reason="issue 13: Keycloak's KC_DB_POOL_MAX_SIZE (default "
-                   "100) is not read; the client counts 0 and the budget says fits")
 def test_keycloakx_over_budget():
     b = budgets(check_json("keycloakx"))
     # the dbchecker init container (postgres image, pg_isready) is no server
@@ -154,9 +150,6 @@ def test_keycloakx_links_and_init_container_is_no_server():
     assert "keycloak-keycloakx" in contributions(b["keycloak-db"])
 
 
-@pytest.mark.xfail(strict=True, reason="issue 13: Harbor's POSTGRESQL_MAX_OPEN_CONNS / "
-                   "HARBOR_DATABASE_MAX_OPEN_CONNS (Go database/sql SetMaxOpenConns) are not "
-                   "read; both clients count 0")
 def test_harbor_external_database():
     b = budgets(check_json("harbor"))["harbor-rds"]
     # usable = max_connections 400 (declared in .pool-advisor.toml) - 3 (PG 15 default)
@@ -167,8 +160,6 @@ def test_harbor_external_database():
     assert b["peak"] == 2700 and b["fits"] is False
 
 
-@pytest.mark.xfail(strict=True, reason="issue 13: Harbor core's POSTGRESQL_MAX_OPEN_CONNS "
-                   "(Go database/sql SetMaxOpenConns) is not read; core is an unknown client")
 def test_harbor_internal_database_over():
     b = budgets(check_json("harbor-internal"))
     # one server: harbor-database (goharbor/harbor-db); its init container is none
@@ -188,8 +179,6 @@ def test_harbor_db_is_a_server_with_its_entrypoint_default():
     assert b["harbor-database"]["usable"] == 1021
 
 
-@pytest.mark.xfail(strict=True, reason="issue 13: Mattermost's SqlSettings.MaxOpenConns "
-                   "(default 300) is not known; the client counts 0")
 def test_mattermost_default_max_open_conns():
     b = budgets(check_json("mattermost"))
     # the init-postgres init container (postgres:13, pg_isready) is no server

@@ -44,8 +44,12 @@ class StackReader(Struct, frozen=True):
     kinds: tuple[str, ...] = ()
     env_prefixes: tuple[str, ...] = ()
     arg_markers: tuple[str, ...] = ()  # e.g. "--spring." anywhere in command/args
+    image_markers: tuple[str, ...] = ()  # in the image reference (keycloak, mattermost)
 
     def wanted(self, container: Container, app: AppSource | None) -> bool:
+        if self.image_markers and any(m in container.image.lower()
+                                      for m in self.image_markers):
+            return True
         if app is not None and self.kinds and app.of_kind(*self.kinds):
             return True
         if self.env_prefixes and any(e.name.upper().startswith(self.env_prefixes)
@@ -78,6 +82,13 @@ READERS: tuple[StackReader, ...] = (
     StackReader("npgsql", "npgsql:npgsql_pools", ("appsettings",), ("CONNECTIONSTRINGS__",)),
     StackReader("ecto", "ecto:ecto_pools", ("elixir",)),
     StackReader("quarkus", "quarkus:quarkus_pools", ("spring-config",)),
+    # Applications run from their own images, configured by env (Keycloak, Mattermost,
+    # Harbor, PostgREST): advisor/apps/images.py. Markers repeated there.
+    StackReader("images", "images:image_pools", (),
+                ("KC_DB", "MM_SQLSETTINGS_", "POSTGRESQL_MAX_OPEN_CONNS",
+                 "HARBOR_DATABASE_MAX_OPEN_CONNS", "PGRST_DB_"),
+                image_markers=("keycloak", "mattermost", "harbor-core", "harbor-exporter",
+                               "postgrest")),
 )
 
 
