@@ -697,6 +697,8 @@ def _client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
         for pool in found.pools:
             pools.append(pool if pool.route or not c_route else replace(pool, route=c_route))
         route = route or c_route
+    if not pools and route is not None:
+        pools = _identified_defaults(inputs, topo, w, app, route)
     if decl is not None and decl.pool_size is not None:
         src = Source(path=inputs.settings.origin, key=f"workloads.{w.name}.pool-size")
         processes = Term(label="declared processes", value=decl.processes, source=src) \
@@ -744,6 +746,23 @@ def _client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
             "no Service, operator service or declared server in the repository; declare it "
             "under [[tool.pool-advisor.servers]] to budget it")
     return client
+
+
+def _identified_defaults(inputs: Inputs, topo: Topology, w: Workload, app: object,
+                         route: Route) -> list[Pool]:
+    """No reader found a pool: the default of the stack the URL or dependencies name."""
+    from advisor.apps import default_pools_for_container
+
+    for c in w.containers:
+        if is_pgbouncer_container(c) or c.role == "init":
+            continue
+        found = guarded(topo.problems, w.obj.path, partial(
+            default_pools_for_container, c, app, route, node_cpus=inputs.settings.node_cpus),
+            None, f"identifying the stack of container {c.name!r}", w.obj.line)
+        if found is not None and found.pools:
+            topo.notices.extend(found.notices)
+            return found.pools
+    return []
 
 
 def _why_unknown(w: Workload, directory: str | None, app: object | None) -> str:

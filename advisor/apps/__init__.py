@@ -192,3 +192,16 @@ def pools_for_container(container: Container, app: AppSource | None = None, *,
                            "exits before the application containers start)")
         pools = []
     return AppPools(pools=pools, notices=notices + ctx.notices, problems=problems + ctx.problems)
+
+
+def default_pools_for_container(container: Container, app: AppSource | None, route: object,
+                                *, node_cpus: int | None = None) -> AppPools:
+    """For a container that connects (`route`) but whose pools no reader found: the
+    default pool of the stack its URL scheme or dependency files identify, or none."""
+    from advisor.apps.identify import identified_pools
+
+    if app is not None and _not_the_app(container):
+        app = None
+    ctx = StackContext(container=container, app=app, profile=None, node_cpus=node_cpus)
+    pools = identified_pools(ctx, route)  # type: ignore[arg-type]
+    return AppPools(pools=pools, notices=ctx.notices, problems=ctx.problems)

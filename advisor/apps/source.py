@@ -52,6 +52,9 @@ _BY_NAME = {
     "php-fpm.conf": "php-fpm",
     "mix.exs": "mix",
     ".env": "dotenv",
+    # dependency manifests: which driver/framework the app uses (advisor/apps/identify.py)
+    "requirements.txt": "deps", "Pipfile": "deps", "pyproject.toml": "deps",
+    "Gemfile": "deps", "Gemfile.lock": "deps", "setup.cfg": "deps",
 }
 _BY_SUFFIX = {
     ".py": "python",
@@ -118,6 +121,9 @@ def classify(rel: str) -> tuple[str, str | None] | None:
         return "spring-config", m.group("profile")
     if name.startswith("appsettings") and name.endswith(".json"):
         return "appsettings", None
+    if (name.startswith("requirements") or "requirements/" in rel) and \
+            name.endswith((".txt", ".in")):
+        return "deps", None
     if name.startswith(".env"):
         return "dotenv", None
     if name in _BY_NAME:

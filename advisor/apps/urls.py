@@ -176,7 +176,9 @@ def _parse_npgsql(text: str) -> dict[str, str | None] | None:
     return fields or None
 
 
-_SCHEME_ALIAS = re.compile(r"^(?:postgres(?:ql)?\+[\w.-]+|postgis|pgsql|timescaledb)://", re.I)
+# ecto:// is Ecto's URL form for its configured adapter (Ecto.Repo.Supervisor.parse_url).
+_SCHEME_ALIAS = re.compile(
+    r"^(?:postgres(?:ql)?\+[\w.-]+|postgis|pgsql|timescaledb|ecto)://", re.I)
 
 
 def route_from_url(url: str, source: Source) -> Route | None:
