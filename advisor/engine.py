@@ -459,9 +459,13 @@ def app_source_dirs(found) -> list[str]:
     packaging file. The topology maps workloads to them by name."""
     dirs = {found.rel(p.parent) for p in found.other_files if p.name in APP_MARKERS}
     dirs |= {found.rel(p.parent) for p in found.manifests
-             if p.name in ("application.yml", "application.yaml", "database.yml")
+             if p.name in ("application.yml", "application.yaml")
              and p.parent.name in ("resources", "config")}
-    return sorted(d for d in dirs if d not in ("", "."))
+    # Rails: config/database.yml belongs to the folder above config/ (often the root)
+    dirs |= {found.rel(p.parent.parent) for p in found.manifests + found.other_files
+             if p.name == "database.yml" and p.parent.name == "config"}
+    # "" is the repository root: a candidate too (Rails/Django/Node apps with k8s/ beside)
+    return sorted({"" if d == "." else d for d in dirs})
 
 
 def _input_problem(exc: InputError) -> ConfigProblem:

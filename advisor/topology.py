@@ -826,6 +826,18 @@ def _inferred_app_dir(inputs: Inputs, w: Workload, topo: Topology) -> str | None
         if top and top[-1] in names:
             matches.append("/".join(d.split("/")[:len(top)]))
     matches = sorted(set(matches))
+    if not matches:
+        from advisor.apps.locate import fallback_app_dir, maybe_built_here
+
+        if not any(maybe_built_here(c.image) for c in w.containers if c.role != "init"):
+            return None
+        guess = fallback_app_dir(inputs.root, inputs.app_candidates)
+        if guess is None:
+            return None
+        topo.notices.append(f"{_workload_id(w)}: application source inferred as "
+                            f"{guess.directory or '.'}/ ({guess.reason}); declare "
+                            "[[workloads]] source = ... to choose another")
+        return guess.directory
     if len(matches) != 1:
         return None
     topo.notices.append(f"{_workload_id(w)}: application source inferred as {matches[0]}/ "

@@ -15,6 +15,7 @@ pin in configuration.
 from __future__ import annotations
 
 import os
+import re
 from pathlib import PurePosixPath
 
 from advisor.apps.source import SKIP_DIRS
@@ -120,3 +121,92 @@ def match_app_dir(hints: BuildHints, workload: str, images: list[str]) -> AppDir
         return AppDirGuess(directory=d, reason=f"the repository's only Dockerfile "
                                                f"({d + '/' if d else ''}Dockerfile)")
     return None
+
+
+# Files that make a folder an application's own (not only a Dockerfile or Procfile).
+APP_FILES = ("Gemfile", "requirements.txt", "pyproject.toml", "Pipfile", "setup.py",
+             "manage.py", "package.json", "go.mod", "mix.exs", "pom.xml", "build.gradle",
+             "build.gradle.kts", "config/database.yml", "composer.json")
+# Folders that hold deployment or tooling, not the application deployed.
+NOT_APP_DIRS = ("k8s", "kubernetes", "deploy", "deployment", "deployments", "helm", "charts",
+                "chart", "manifests", "infra", "ops", "terraform", "scripts", "tools",
+                "docs", "test", "tests", "e2e", "examples", "example", "bench", "benchmarks")
+_COPY = re.compile(r"^\s*(?:COPY|ADD)\s+(.+)$", re.I)
+
+
+def app_files_in(root: Root, directory: str) -> list[str]:
+    """Which APP_FILES the folder holds (I/O: stat only)."""
+    base = os.path.join(root.path, directory) if directory else str(root.path)
+    return [f for f in APP_FILES if os.path.isfile(os.path.join(base, f))]
+
+
+def has_dockerfile(root: Root, directory: str) -> bool:
+    base = os.path.join(root.path, directory) if directory else str(root.path)
+    return os.path.isfile(os.path.join(base, "Dockerfile"))
+
+
+def dockerfile_copy_dirs(root: Root, directory: str) -> list[tuple[str, int]]:
+    """Top folders a Dockerfile in `directory` copies from its context (COPY/ADD sources,
+    not --from= stages), with the line: `COPY backend/ /app` -> ("backend", 7)."""
+    path = os.path.join(root.path, directory, "Dockerfile") if directory else \
+        os.path.join(root.path, "Dockerfile")
+    try:
+        text = root.read_text(path)
+    except InputError:
+        return []
+    out: list[tuple[str, int]] = []
+    for n, line in enumerate(text.splitlines(), 1):
+        m = _COPY.match(line)
+        if not m:
+            continue
+        words = [w for w in m.group(1).split() if not w.startswith("--")]
+        if "--from" in m.group(1) or len(words) < 2:
+            continue
+        if words[0].startswith("["):
+            continue  # JSON form: rare for sources, skipped
+        for src in words[:-1]:
+            top = src.strip("./").split("/", 1)[0]
+            if top and "*" not in top and "$" not in top and \
+                    os.path.isdir(os.path.join(root.path, directory, top)):
+                out.append((f"{directory}/{top}" if directory else top, n))
+    return out
+
+
+def fallback_app_dir(root: Root, candidates: list[str]) -> AppDirGuess | None:
+    """When no folder is named like the workload: the repository root when it holds an
+    application's own files (Rails/Django/Node app with k8s/ beside it) — or the one
+    application folder a root Dockerfile copies; else the repository's only application
+    folder (app/ with the package one level down)."""
+    apps = [d for d in candidates if d and d.split("/", 1)[0].lower() not in NOT_APP_DIRS]
+    if "" in candidates:
+        own = app_files_in(root, "")
+        if own:
+            return AppDirGuess(directory="", reason="the repository root holds the "
+                               f"application's own files ({', '.join(own[:3])}) and no "
+                               "folder is named like the workload or its image")
+        copied = sorted({d for d, _ in dockerfile_copy_dirs(root, "") if d in apps})
+        if len(copied) == 1:
+            return AppDirGuess(directory=copied[0], reason="the root Dockerfile copies it "
+                               "(COPY) and no folder is named like the workload or image")
+    with_docker = [d for d in apps if has_dockerfile(root, d)]
+    if len(apps) == 1 or len(with_docker) == 1:
+        d = apps[0] if len(apps) == 1 else with_docker[0]
+        return AppDirGuess(directory=d, reason="the repository's only application folder"
+                           + ("" if len(apps) == 1 else " with a Dockerfile"))
+    return None
+
+
+# Published images that are never built from the repository being read.
+_PUBLISHED = ("bitnami/", "docker.io/library/", "quay.io/keycloak", "keycloak/",
+              "mattermost/", "goharbor/", "postgrest/", "temporalio/", "grafana/",
+              "prom/", "redis", "memcached", "nginx", "busybox", "alpine", "curlimages/",
+              "postgres", "pgbouncer", "edoburu/", "minio/", "rabbitmq", "elasticsearch")
+
+
+def maybe_built_here(image: str) -> bool:
+    """Whether an image could be built from this repository: not an official library
+    image (`redis:7`, no organisation) nor a well-known published one."""
+    ref = image.lower().split("@", 1)[0]
+    if not ref or "/" not in ref.split(":", 1)[0]:
+        return False  # official images have no organisation: postgres:16, redis
+    return not any(p in ref for p in _PUBLISHED)
