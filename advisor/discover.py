@@ -29,7 +29,8 @@ class Discovered(Struct):
     pg_confs: list[Path] = field(default_factory=list)
     bouncer_inis: list[Path] = field(default_factory=list)
     helm_charts: list[Path] = field(default_factory=list)
-    kustomize_dirs: list[Path] = field(default_factory=list)
+    kustomize_dirs: list[Path] = field(default_factory=list)  # the ones users build
+    kustomize_all: list[Path] = field(default_factory=list)  # bases and components too
     other_files: list[Path] = field(default_factory=list)  # app sources, SQL, ...
     problems: list[ConfigProblem] = field(default_factory=list)
 
@@ -102,6 +103,7 @@ def discover(root: Path, *, excludes: list[str] | None = None) -> Discovered:
                     "not followed", program="pool-advisor"))
                 continue
             _classify(found, path)
+    found.kustomize_all = kustomize_dirs
     found.kustomize_dirs = _leaf_kustomizations(kustomize_dirs)
     return found
 
@@ -171,50 +173,45 @@ def _classify(found: Discovered, path: Path) -> None:
 
 
 def _leaf_kustomizations(dirs: list[Path]) -> list[Path]:
-    """Kustomize folders nobody else includes: the overlays users actually deploy.
-    A base referenced by an overlay (`resources: [../../base]`) is rendered through it."""
+    """Kustomize folders users build: the ones no other kustomization includes.
+
+    A base referenced by an overlay (`resources: [../../base]`) is deployed through the
+    overlay and is not also built on its own: a base that is also applied alone is rare,
+    and counting it would add a second copy of every object the overlays deploy. A
+    `kind: Component` is never built alone (kustomize refuses to)."""
     referenced: set[Path] = set()
+    components: set[Path] = set()
     for d in dirs:
-        for ref in _kustomization_refs(d):
-            referenced.add(ref)
-    return [d for d in dirs if d.resolve() not in referenced]
+        refs, kind = _kustomization_refs_kind(d)
+        referenced.update(refs)
+        if kind == "Component":
+            components.add(d)
+    return [d for d in dirs if d.resolve() not in referenced and d not in components]
 
 
 def _kustomization_refs(d: Path) -> list[Path]:
+    return _kustomization_refs_kind(d)[0]
+
+
+def _kustomization_refs_kind(d: Path) -> tuple[list[Path], str]:
     from advisor.yamlpos import YAMLError, load
 
     for name in KUSTOMIZATION_NAMES:
         path = d / name
-        if path.is_file():
+        if path.is_file() and not path.is_symlink():
             try:
                 data = load(path.read_text(encoding="utf-8"))
             except (YAMLError, OSError, UnicodeDecodeError):
-                return []
+                return [], ""
             if not isinstance(data, dict):
-                return []
+                return [], ""
             refs = []
             for key in ("resources", "bases", "components"):
-                for item in data.get(key) or []:
+                items = data.get(key)
+                for item in items if isinstance(items, list) else []:
                     if isinstance(item, str) and "://" not in item:
                         target = (d / item).resolve()
                         if target.is_dir():
                             refs.append(target)
-            return refs
-    return []
-
-
-def manifests_owned_by_kustomize(found: Discovered) -> set[Path]:
-    """Plain YAML files that a rendered kustomization already includes (read once)."""
-    owned: set[Path] = set()
-    all_dirs: set[Path] = set()
-    stack = list(found.kustomize_dirs)
-    while stack:
-        d = stack.pop()
-        if d in all_dirs:
-            continue
-        all_dirs.add(d)
-        stack.extend(_kustomization_refs(d))
-    for m in found.manifests:
-        if any(m.resolve().is_relative_to(d) for d in all_dirs):
-            owned.add(m)
-    return owned
+            return refs, str(data.get("kind") or "Kustomization")
+    return [], ""

@@ -270,7 +270,7 @@ def _read_stdin(topo: Topology, options: CheckOptions, settings: Settings,
 
 def scan_path(path: Path, settings: Settings, options: CheckOptions) -> Topology:
     """Everything under one command-line path, as one topology."""
-    from advisor.discover import discover, manifests_owned_by_kustomize
+    from advisor.discover import discover
     from advisor.topology import Inputs, build_topology
 
     found = discover(path, excludes=[*settings.exclude, *options.excludes])
@@ -279,7 +279,16 @@ def scan_path(path: Path, settings: Settings, options: CheckOptions) -> Topology
     objects: list[K8sObject] = []
     lambdas: list = []  # advisor.sources.serverless.LambdaFunction
     notices: list[str] = []
-    owned = manifests_owned_by_kustomize(found) if found.kustomize_dirs else set()
+    owned: set[Path] = set()
+    beside: dict[Path, Path] = {}  # an unlisted manifest -> the overlay it sits in
+    beside_objects: dict[str, list[K8sObject]] = {}
+    if found.kustomize_all:
+        from advisor.render.kustomize import manifests_kustomize_reads
+
+        reads = manifests_kustomize_reads(root, found.kustomize_dirs, found.kustomize_all,
+                                          found.manifests)
+        owned, beside = reads.skip, reads.beside
+        notices += reads.notices
     for manifest in found.manifests:
         if manifest in owned:
             continue
@@ -293,13 +302,21 @@ def scan_path(path: Path, settings: Settings, options: CheckOptions) -> Topology
             _serverless(text, shown, lambdas, problems)
             continue
         objs, probs = guarded(problems, shown, partial(k8s_objects, text, shown), ([], []))
-        objects += objs
+        if manifest in beside:
+            beside_objects.setdefault(root.rel(beside[manifest]), []).extend(objs)
+        else:
+            objects += objs
         problems += probs
-    environments = _render(found, root, settings, options, objects, problems, notices)
+    environments = _render(found, root, settings, options, objects, problems, notices,
+                           beside_objects)
     hints = guarded(problems, ".", partial(build_contexts, found, root), None,
                     "reading skaffold and compose build contexts")
     topo = Topology()
-    for label, env_objects in environments or [("", [])]:
+    shared = Topology()
+    reached_by: dict[str, list[str]] = {}  # shared server or pooler -> overlays using it
+    # The objects outside the overlays first, once; then each alternative overlay with
+    # them, keeping only its own entities (its clients may still link to shared ones).
+    for label, env_objects in [("", []), *environments]:
         inputs = Inputs(root=root, objects=objects + env_objects, pg_conf_files=found.pg_confs,
                         bouncer_ini_files=found.bouncer_inis, settings=settings,
                         pg_version_override=options.pg_version,
@@ -312,8 +329,17 @@ def scan_path(path: Path, settings: Settings, options: CheckOptions) -> Topology
         if built is None:
             continue
         if label:
+            for reached in _drop_shared(built, shared):
+                reached_by.setdefault(reached, []).append(label)
             _label_environment(built, label)
+        else:
+            shared = built
         _merge(topo, built)
+    names = {e.id: e.name for e in (*shared.servers, *shared.poolers)}
+    notices += [f"{names[i]} is outside the overlays {', '.join(labels)}: the clients of all of "
+                "them count toward it together (if each overlay is deployed to a cluster of "
+                "its own with its own copy of it, each copy's peak is lower)"
+                for i, labels in reached_by.items() if len(labels) > 1 and i in names]
     topo.problems[:0] = problems
     topo.notices[:0] = notices
     guarded(topo.problems, ".", partial(_sql, found, root, topo), None,
@@ -337,6 +363,20 @@ def _serverless(text: str, shown: str, lambdas: list, problems: list[ConfigProbl
                                       program="YAML"))
 
 
+def _drop_shared(built: Topology, shared: Topology) -> list[str]:
+    """An environment's topology without what `shared` (the objects outside every overlay,
+    the config files and declared servers) already holds: those are one deployment
+    whatever the number of overlays, their findings reported once. Returns the shared
+    servers and poolers the environment's clients and poolers reach."""
+    ids = {e.id for e in (*shared.servers, *shared.poolers, *shared.clients)}
+    built.servers = [s for s in built.servers if s.id not in ids]
+    built.poolers = [p for p in built.poolers if p.id not in ids]
+    built.clients = [c for c in built.clients if c.id not in ids]
+    built.problems = [p for p in built.problems if p not in shared.problems]
+    reached = {c.target_id for c in built.clients} | {p.server_id for p in built.poolers}
+    return sorted(i for i in reached if i in ids)
+
+
 def _label_environment(topo: Topology, label: str) -> None:
     """Alternative overlays (staging, prod) are budgeted apart: each is its own
     deployment. Their objects keep their names, qualified by the overlay."""
@@ -357,7 +397,8 @@ def _label_environment(topo: Topology, label: str) -> None:
 
 
 def _render(found, root: Root, settings: Settings, options: CheckOptions,
-            objects: list[K8sObject], problems: list[ConfigProblem], notices: list[str]
+            objects: list[K8sObject], problems: list[ConfigProblem], notices: list[str],
+            beside: dict[str, list[K8sObject]] | None = None
             ) -> list[tuple[str, list[K8sObject]]]:
     """Helm charts and kustomize overlays, rendered as they would be deployed. Chart
     objects join `objects`; kustomize leaves are returned as (label, objects): when two
@@ -388,28 +429,32 @@ def _render(found, root: Root, settings: Settings, options: CheckOptions,
 
         leaves = []
         for d in found.kustomize_dirs:
+            extra = (beside or {}).get(root.rel(d), [])
             rendered = guarded(problems, root.rel(d), partial(
                 render_kustomization, root, root.rel(d)), None, "rendering this kustomization")
             if rendered is None:
+                leaves.append((root.rel(d), extra))
                 continue
-            leaves.append((root.rel(d), rendered.objects))
+            leaves.append((root.rel(d), rendered.objects + extra))
             problems += rendered.problems
             notices += rendered.notices
-        if _alternatives(leaves):
-            return leaves
-        for _label, objs in leaves:
-            objects += objs
+        alternatives = _alternatives(leaves)
+        for label, objs in leaves:
+            if label not in alternatives:
+                objects += objs
+        return [(label, objs) for label, objs in leaves if label in alternatives]
     return []
 
 
-def _alternatives(leaves: list[tuple[str, list[K8sObject]]]) -> bool:
-    seen: set[tuple[str, str | None, str]] = set()
-    for _label, objs in leaves:
-        keys = {(o.kind, o.namespace, o.name) for o in objs}
-        if keys & seen:
-            return True
-        seen |= keys
-    return False
+def _alternatives(leaves: list[tuple[str, list[K8sObject]]]) -> set[str]:
+    """Leaves that render an object another leaf renders too (the same kind, namespace
+    and name): they cannot run side by side, so each is its own environment (staging,
+    prod). A leaf that shares no object with another is deployed with the rest."""
+    owners: dict[tuple[str, str | None, str], set[str]] = {}
+    for label, objs in leaves:
+        for o in objs:
+            owners.setdefault((o.kind, o.namespace, o.name), set()).add(label)
+    return {label for labels in owners.values() if len(labels) > 1 for label in labels}
 
 
 def _sql(found, root: Root, topo: Topology) -> None:
