@@ -406,7 +406,11 @@ def _render(found, root: Root, settings: Settings, options: CheckOptions,
     environment, else they all join one."""
     if found.helm_charts:
         from advisor.render.helm import render_chart
+        from advisor.render.helm_process import EngineProcess
 
+        # One engine process for the run's charts (per-chart crashes are caught by
+        # `guarded`; the process also ends on its own when its stdin closes).
+        engine = EngineProcess()
         for chart in found.helm_charts:
             rel = root.rel(chart)
             decl = next((c for c in settings.charts if c.path.strip("/") == rel), None)
@@ -417,13 +421,14 @@ def _render(found, root: Root, settings: Settings, options: CheckOptions,
                 values_files=options.values_files if cli else (decl.values if decl else []),
                 set_values=options.set_values if cli else (decl.set if decl else []),
                 release=options.release or (decl.release if decl else "release"),
-                namespace=options.namespace or (decl.namespace if decl else None)), None,
-                "rendering this chart")
+                namespace=options.namespace or (decl.namespace if decl else None),
+                engine=engine), None, "rendering this chart")
             if rendered is None:
                 continue
             objects += rendered.objects
             problems += rendered.problems
             notices += rendered.notices
+        engine.close()
     if found.kustomize_dirs:
         from advisor.render.kustomize import render_kustomization
 

@@ -190,3 +190,27 @@ def test_a_vendored_library_chart_renders_and_the_rest_is_named(tmp_path: Path) 
     assert (src.path, src.line) == ("app/values.yaml", 1)
     assert any("dependencies cache are declared in Chart.yaml but not vendored" in n
                for n in r.notices), r.notices
+
+
+def test_the_charts_of_a_run_share_one_engine_process(tmp_path: Path, monkeypatch) -> None:
+    from advisor.engine import run_check
+
+    for name in ("one", "two", "three"):
+        chart = tmp_path / name
+        (chart / "templates").mkdir(parents=True)
+        (chart / "Chart.yaml").write_text(f"apiVersion: v2\nname: {name}\nversion: 0.1.0\n")
+        (chart / "values.yaml").write_text("replicas: 2\n")
+        (chart / "templates" / "cm.yaml").write_text(
+            f"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\ndata:\n"
+            '  r: "{{ .Values.replicas }}"\n')
+    starts: list[int] = []
+    real_start = helm_process.EngineProcess._start
+
+    def counting(self):
+        starts.append(1)
+        real_start(self)
+
+    monkeypatch.setattr(helm_process.EngineProcess, "_start", counting)
+    result = run_check([tmp_path])
+    assert sum("helm: rendered" in n for n in result.notices) == 3, result.notices
+    assert len(starts) == 1

@@ -58,7 +58,7 @@ from msgspec.structs import replace
 from advisor.fs import InputError, Root
 from advisor.model import ConfigProblem, Location, Source
 from advisor.render import Rendered, field_path, flatten
-from advisor.render.helm_process import RenderLimit
+from advisor.render.helm_process import EngineProcess, RenderLimit
 from advisor.sources.k8s import K8sObject, block_offset, get, k8s_objects, line_of
 
 Key = tuple[str | int, ...]
@@ -90,8 +90,11 @@ class ValuesLayer(Struct):
 
 def render_chart(root: Root, chart_dir: str, *, values_files: list[str] | None = None,
                  set_values: list[str] | None = None, release: str = "release",
-                 namespace: str | None = None, use_engine: bool = True) -> Rendered:
-    """Render the chart at `chart_dir` (inside `root`) as `helm template` would."""
+                 namespace: str | None = None, use_engine: bool = True,
+                 engine: EngineProcess | None = None) -> Rendered:
+    """Render the chart at `chart_dir` (inside `root`) as `helm template` would; in
+    `engine` (advisor.render.helm_process) when given, so that a run's charts share one
+    engine process, else in a process of its own."""
     values_files = list(values_files or [])
     set_values = list(set_values or [])
     out = Rendered()
@@ -119,7 +122,7 @@ def render_chart(root: Root, chart_dir: str, *, values_files: list[str] | None =
         return values_only(root, chart_path, defaults + layers, release=release,
                            namespace=namespace, out=out, reason=_engine_missing_reason())
     return _render_with_engine(helm, root, chart_path, chart_rel, defaults, layers,
-                               release, namespace, out)
+                               release, namespace, out, engine)
 
 
 # --- engine ---------------------------------------------------------------------------
@@ -140,7 +143,8 @@ def _engine_missing_reason() -> str:
 
 def _render_with_engine(helm: Any, root: Root, chart_path: Path, chart_rel: str,
                         defaults: list[ValuesLayer], layers: list[ValuesLayer],
-                        release: str, namespace: str | None, out: Rendered) -> Rendered:
+                        release: str, namespace: str | None, out: Rendered,
+                        engine: EngineProcess | None = None) -> Rendered:
     try:
         helm.validate_release_name(release)
     except helm.HelmError as exc:
@@ -152,7 +156,7 @@ def _render_with_engine(helm: Any, root: Root, chart_path: Path, chart_rel: str,
     for layer in layers:
         user = merge_maps(user, layer.plain)
     try:
-        chart = EngineChart.load(chart_path)
+        chart = EngineChart.load(chart_path, engine)
     except EngineError as exc:
         out.problems.append(_problem(f"{chart_rel}/Chart.yaml", f"Helm cannot load the chart: "
                                      f"{_short(exc)}", fatal=True))

@@ -41,7 +41,10 @@ class RenderLimit(EngineError):
 
 
 class EngineProcess:
-    def __init__(self, chart_dir: Path, *, max_output: int | None = None,
+    """One engine process, serving one chart at a time (`load` switches charts, so a run
+    with many charts starts the engine once); restarted after a limit stopped it."""
+
+    def __init__(self, chart_dir: Path | None = None, *, max_output: int | None = None,
                  max_rss: int | None = None) -> None:
         self.chart_dir = chart_dir
         self.max_output = MAX_OUTPUT_BYTES if max_output is None else max_output
@@ -63,13 +66,20 @@ class EngineProcess:
         self._collect_stderr()
         self.stderr.close()
 
+    def load(self, chart_dir: Path) -> Any:
+        """Make `chart_dir` the chart of the next requests; its metadata."""
+        self.chart_dir = chart_dir
+        self.warnings = []
+        if self.proc is None:
+            self._start()
+        # Starting the interpreter and loading the chart is not a render's time.
+        return self._call({"op": "load", "chart": str(chart_dir)}, START_SECONDS)
+
     def request(self, payload: dict[str, Any], timeout: float | None = None) -> Any:
         if self.proc is None:
             self._start()
-            # Starting the interpreter and loading the chart is not the request's time.
-            loaded = self._call({"op": "load"}, START_SECONDS)
-            if payload.get("op") == "load":
-                return loaded
+            assert self.chart_dir is not None
+            self._call({"op": "load", "chart": str(self.chart_dir)}, START_SECONDS)
         return self._call(payload, RENDER_SECONDS if timeout is None else timeout)
 
     def _call(self, payload: dict[str, Any], timeout: float) -> Any:
@@ -97,7 +107,7 @@ class EngineProcess:
             [package_parent, *filter(None, [env.get("PYTHONPATH")])])
         self.starts += 1
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "advisor.render.helm_worker", str(self.chart_dir)],
+            [sys.executable, "-m", "advisor.render.helm_worker"],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.stderr, env=env,
             start_new_session=True)
 
@@ -179,27 +189,32 @@ def _rss(pid: int) -> int:
 class EngineChart:
     """helm-python-sdk's Chart API (the parts the renderer uses) over an EngineProcess."""
 
-    def __init__(self, process: EngineProcess, loaded: dict[str, Any]) -> None:
+    def __init__(self, process: EngineProcess, loaded: dict[str, Any], *,
+                 owned: bool = True) -> None:
         self.process = process
+        self.owned = owned  # closed with the chart, or shared by the run's charts
         self.metadata: dict[str, Any] = loaded.get("metadata") or {}
         self.dependencies: list[dict[str, Any]] = [
             {"name": n} for n in loaded.get("dependencies") or []]
 
     @classmethod
-    def load(cls, chart_dir: Path, **limits: Any) -> EngineChart:
-        process = EngineProcess(chart_dir, **limits)
+    def load(cls, chart_dir: Path, process: EngineProcess | None = None) -> EngineChart:
+        owned = process is None
+        engine = EngineProcess() if process is None else process
         try:
-            loaded = process.request({"op": "load"})
+            loaded = engine.load(chart_dir)
         except BaseException:
-            process.close()
+            if owned:
+                engine.close()
             raise
-        return cls(process, loaded)
+        return cls(engine, loaded, owned=owned)
 
     def __enter__(self) -> EngineChart:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self.process.close()
+        if self.owned:
+            self.process.close()
 
     @property
     def warnings(self) -> list[str]:

@@ -6,7 +6,8 @@ engine here instead, in `python -m advisor.render.helm_worker CHART`, and kills 
 render passes its time, memory or output limit.
 
 Protocol: one JSON request per line on stdin, one JSON answer per line on stdout.
-  {"op": "load"} -> {"ok": {"metadata": {...}, "dependencies": [names]}}
+  {"op": "load", "chart": dir} -> {"ok": {"metadata": {...}, "dependencies": [names]}}
+    (the chart the next requests are about; one process serves a run's charts in turn)
   {"op": "merge", "values": {...}} -> {"ok": {...effective values}}
   {"op": "render", "values": {...}, "name": "r", "namespace": "ns"} -> {"ok": {path: text}}
 A Helm error is {"error": "message", "type": "HelmRenderError"}. Whatever the Go side
@@ -34,13 +35,19 @@ def serve(chart_dir: str) -> int:
     logger.propagate = False
     logger.setLevel(logging.WARNING)
     helm.enable_logging(logging.WARNING, logger)
-    chart = helm.Chart.load(chart_dir)
+    chart: Any = None
     out = sys.stdout
     for line in sys.stdin:
         if not line.strip():
             continue
         try:
             request = json.loads(line)
+            if request.get("op") == "load":
+                # One process serves the charts of a run in turn: the next replaces this.
+                if chart is not None:
+                    chart.close()
+                    chart = None
+                chart = helm.Chart.load(request.get("chart") or chart_dir)
             answer: dict[str, Any] = {"ok": _answer(helm, chart, request)}
         except helm.HelmError as exc:
             answer = {"error": str(exc), "type": type(exc).__name__}
@@ -66,4 +73,4 @@ def _answer(helm: Any, chart: Any, request: dict[str, Any]) -> Any:
 
 
 if __name__ == "__main__":
-    sys.exit(serve(sys.argv[1]))
+    sys.exit(serve(sys.argv[1] if len(sys.argv) > 1 else ""))
