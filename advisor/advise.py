@@ -56,6 +56,8 @@ class AdviseOptions(BaseModel):
     minimums: dict[str, int] = Field(default_factory=dict)  # client name -> min pool size
     sweep: Sweep | None = None
     spindles: float = 1
+    force: bool = False  # use a sweep whose fit is unreliable
+    min_r2: float = 0.8  # below it a sweep's fit is unreliable
     memory: object | None = None  # advisor.budget.MemoryOptions
 
 
@@ -338,7 +340,8 @@ def _rule_fixes(topo: Topology, server: Server, memory: object,
 
 def _sizing(server: Server, options: AdviseOptions) -> Recommendation:
     cores = replace(server.cpu_limit, label="cores") if server.cpu_limit else None
-    return recommend_active_connections(cores, options.spindles, options.sweep)
+    return recommend_active_connections(cores, options.spindles, options.sweep,
+                                        min_r2=options.min_r2, force=options.force)
 
 
 def _target_active(rec: Recommendation) -> float | None:

@@ -356,6 +356,46 @@ def sizing_floor(cores: float | Term, spindles: float | Term = 1) -> tuple[Term,
     return floor, f"{arithmetic} = {value}"
 
 
+# A sweep drives proposals only when the USL explains it: below this R² (or with fewer
+# points than this) the fit is reported as unreliable and not used unless forced.
+MIN_R2 = 0.8
+MIN_POINTS = 5
+# Throughput within this fraction of its maximum over the whole sweep: a flat curve.
+FLAT_SPREAD = 0.10
+
+
+class SweepTrust(BaseModel):
+    """Whether a sweep's fit may drive proposals, and why not."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    usable: bool
+    flat: bool = False
+    reason: str = ""
+
+
+def judge_sweep(sweep: Sweep, fit: USLFit | None, *, min_r2: float = MIN_R2,
+                min_points: int = MIN_POINTS) -> SweepTrust:
+    """Too few points, a poor fit or a flat curve: said, so nobody sizes from noise."""
+    counts = {p.n for p in sweep.points}
+    if len(counts) < min_points:
+        return SweepTrust(usable=False, reason=(
+            f"{len(counts)} distinct connection counts measured, fewer than {min_points}: "
+            "too few to trust a three-parameter fit"))
+    tps = [p.throughput for p in sweep.points]
+    if max(tps) > 0 and (max(tps) - min(tps)) / max(tps) <= FLAT_SPREAD:
+        return SweepTrust(usable=True, flat=True, reason=(
+            f"flat: throughput stays within {FLAT_SPREAD:.0%} ({min(tps):,.0f} to "
+            f"{max(tps):,.0f}/s) from {_n(min(counts))} to {_n(max(counts))} connections; "
+            "more connections buy nothing here, and the sweep shows no knee"))
+    if fit is not None and (fit.r2 is None or fit.r2 < min_r2):
+        r2 = "n/a" if fit.r2 is None else f"{fit.r2:.2f}"
+        return SweepTrust(usable=False, reason=(
+            f"the USL explains this sweep poorly (R² {r2} < {min_r2}): noisy steps, too "
+            "short a step, or a bottleneck outside the server"))
+    return SweepTrust(usable=True)
+
+
 def recommend_active_connections(
     cores: float | Term | None,
     spindles: float | Term = 1,
@@ -363,6 +403,8 @@ def recommend_active_connections(
     *,
     p99_tolerance: float = 2.0,
     min_gain: float = 0.25,
+    min_r2: float = MIN_R2,
+    force: bool = False,
 ) -> Recommendation:
     """Target for concurrently active server connections.
 
@@ -405,9 +447,24 @@ def recommend_active_connections(
             reasons=reasons,
         )
 
-    fit = fit_usl(sweep.points)
     where = sweep.source.label()
+    try:
+        fit: USLFit | None = fit_usl(sweep.points)
+    except FitError as exc:
+        fit, failed = None, str(exc)
+    else:
+        failed = ""
+    trust = judge_sweep(sweep, fit, min_r2=min_r2) if not failed else SweepTrust(
+        usable=False, reason=f"no USL fit: {failed}")
+    if trust.flat:
+        return _flat(sweep, floor, floor_arithmetic, trust, fit)
+    if not trust.usable and not force:
+        return _untrusted(floor, floor_arithmetic, where, trust)
     reasons: list[str] = []
+    if not trust.usable:
+        reasons.append(f"--force: {where} used although {trust.reason}.")
+    if fit is None:
+        return _untrusted(floor, floor_arithmetic, where, trust)
     terms: list[Term] = [floor] if floor is not None else []
     peak = max(sweep.points, key=lambda p: p.throughput)
     n_star = fit.n_star
@@ -439,6 +496,10 @@ def recommend_active_connections(
     if chosen < target:
         basis = "measured p99 knee"
     active = max(math.floor(chosen), 1)
+    if floor is not None and active < floor.value:
+        reasons.append(f"{_n(active)} from the sweep is below the floor, {floor_arithmetic}: "
+                       "the floor is kept.")
+        active = int(floor.value)
     terms.append(Term(label="recommended active connections", value=active, source=sweep.source))
     alternative = _lower_latency_alternative(sweep.points, active)
     reasons.append(f"Floor for comparison: {floor_arithmetic}; the measurement overrides it.")
@@ -451,6 +512,39 @@ def recommend_active_connections(
         reasons=reasons,
         alternative=alternative,
     )
+
+
+def _untrusted(floor: Term | None, floor_arithmetic: str, where: str,
+               trust: SweepTrust) -> Recommendation:
+    """The sweep is not used: the floor stands, or nothing when cores are unknown."""
+    why = (f"Sweep {where} not used: {trust.reason}. Pass --force to use it anyway, or "
+           "measure again (longer steps, more points).")
+    if floor is None:
+        return Recommendation(active_connections=0, basis="unknown", floor=None,
+                              reasons=[why, floor_arithmetic + "."])
+    return Recommendation(active_connections=max(int(floor.value), 1),
+                          basis="floor: (cores x 2) + spindles", floor=floor, terms=[floor],
+                          reasons=[why, f"{floor_arithmetic}: a floor to start measuring "
+                                   "from, not an answer."])
+
+
+def _flat(sweep: Sweep, floor: Term | None, floor_arithmetic: str, trust: SweepTrust,
+          fit: USLFit | None) -> Recommendation:
+    """A flat sweep: the fewest connections that reach the plateau (95% of the best
+    measured throughput), never below the floor."""
+    best = max(p.throughput for p in sweep.points)
+    fewest = min((p for p in sweep.points if p.throughput >= 0.95 * best), key=lambda p: p.n)
+    active = max(math.floor(fewest.n), 1)
+    reasons = [f"Sweep {sweep.source.label()}: {trust.reason}. The fewest connections "
+               f"that reach 95% of the best throughput: {_n(fewest.n)}."]
+    if floor is not None and active < floor.value:
+        reasons.append(f"Below the floor, {floor_arithmetic}: the floor is kept.")
+        active = int(floor.value)
+    terms = [floor] if floor is not None else []
+    terms.append(Term(label="recommended active connections", value=active,
+                      source=sweep.source))
+    return Recommendation(active_connections=active, basis="flat sweep: plateau reached",
+                          floor=floor, terms=terms, fit=fit, reasons=reasons)
 
 
 def _latency_bounded(

@@ -146,5 +146,51 @@ def test_one_noisy_point_does_not_stop_the_walk():
     rows = [(1, 6947.6, 3.78), (2, 18411.7, 1.82), (4, 10319.6, 6.64), (8, 24289.6, 4.75),
             (16, 25622.7, 4.51), (32, 22042.2, 9.01)]
     pts = [SweepPoint(n=n, throughput=x, p99_ms=p) for n, x, p in rows]
+    # R² 0.66: below 0.8 the fit is not trusted, and the floor stands unless forced
     rec = recommend_active_connections(2, 1, Sweep(points=pts))
+    assert rec.active_connections == 5 and rec.basis.startswith("floor")
+    assert "R² 0.66 < 0.8" in rec.reasons[0] and "--force" in rec.reasons[0]
+    rec = recommend_active_connections(2, 1, Sweep(points=pts), force=True)
+    assert rec.reasons[0].startswith("--force:")
     assert rec.active_connections == 16  # N* 17.6, capped at the measured peak
+
+
+def _sweep(rows):
+    from advisor.usl import Sweep
+
+    return Sweep(points=[SweepPoint(n=n, throughput=x) for n, x in rows])
+
+
+def test_too_few_points_are_not_trusted():
+    rec = recommend_active_connections(4, 1, _sweep([(1, 100), (8, 700), (64, 300)]))
+    assert rec.basis.startswith("floor") and rec.active_connections == 9
+    assert "3 distinct connection counts measured, fewer than 5" in rec.reasons[0]
+
+
+def test_degenerate_sweeps_are_messages_not_tracebacks():
+    zero = recommend_active_connections(4, 1, _sweep([(n, 0) for n in (1, 2, 4, 8, 16)]))
+    assert zero.active_connections == 9 and "every throughput in the sweep is zero" \
+        in zero.reasons[0]
+    one_n = recommend_active_connections(None, 1, _sweep([(8, 100 + i) for i in range(6)]))
+    assert one_n.active_connections == 0
+    assert "3 or more distinct connection counts" in one_n.reasons[0]
+
+
+def test_flat_sweep_is_reported_flat():
+    rows = [(1, 1000), (2, 1040), (4, 1010), (8, 1050), (16, 1020), (32, 1000)]
+    rec = recommend_active_connections(2, 1, _sweep(rows))
+    assert rec.basis == "flat sweep: plateau reached"
+    assert "flat: throughput stays within 10%" in rec.reasons[0]
+    # 95% of the best (1050) is 997.5: one connection already reaches it; floor 5 kept
+    assert rec.active_connections == 5
+
+
+def test_recommendation_never_below_the_floor():
+    # a clean USL curve peaking near 3 connections on a 16-core server
+    from advisor.usl import usl
+
+    rows = [(n, usl(n, 1000, 0.3, 0.08)) for n in (1, 2, 3, 4, 6, 8, 12)]
+    rec = recommend_active_connections(16, 1, _sweep(rows))
+    assert rec.fit is not None and rec.fit.n_star < 4
+    assert rec.active_connections == 33  # (16 x 2) + 1
+    assert any("below the floor" in r for r in rec.reasons)

@@ -64,6 +64,14 @@ def advise_command(
     spindles: Annotated[
         float, typer.Option("--spindles", min=0, help="Effective spindles for the floor.")
     ] = 1,
+    force: Annotated[
+        bool, typer.Option("--force", help="Use a --sweep whose fit is unreliable (too few "
+                           "points, R² below --min-r2).")
+    ] = False,
+    min_r2: Annotated[
+        float, typer.Option("--min-r2", min=0, max=1, help="R² below which a sweep's fit is "
+                            "not used without --force.")
+    ] = 0.8,
     weight: Annotated[
         list[str] | None,
         typer.Option("--weight", help="NAME=W: split the budget by these weights."),
@@ -101,6 +109,8 @@ def advise_command(
             minimums={k: int(v) for k, v in _pairs(minimum, "--min", int).items()},
             sweep=loaded_sweep,
             spindles=spindles,
+            force=force,
+            min_r2=min_r2,
         )
         topo, budgets, memory, settings = load_with_settings(
             paths, config=config, pg_version=pg_version

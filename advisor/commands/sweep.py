@@ -256,6 +256,15 @@ def _render_text(
                 f"  N* = sqrt((1 - sigma) / kappa) = {fit.n_star:.1f} connections, "
                 f"peak {peak:,.0f} tps (model)"
             )
+    if run.steps:
+        from advisor.usl import judge_sweep
+
+        trust = judge_sweep(run.sweep(run.target), fit)
+        if trust.flat:
+            lines.append(f"  {trust.reason}")
+        elif not trust.usable:
+            lines.append(f"  unreliable: {trust.reason}; advise will not use this sweep "
+                         "without --force")
     if recommendation is not None:
         lines.append("")
         lines.append(
