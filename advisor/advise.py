@@ -169,11 +169,33 @@ def advise(
         server = topo.server(b.server_id)
         if server is None:
             continue
+        zero = [c.who for c in b.contributions if c.kind == "client" and c.total <= 0]
+        if b.unknown_clients or zero:
+            out.append(_withheld(b, [*b.unknown_clients, *zero]))
+            continue
         if b.fits and not options.all_servers and not _memory_over(b) \
                 and not _has_rule_fixes(topo, server, memory):
             continue
         out.append(_advise_server(topo, server, b, options, memory))
     return out
+
+
+def _withheld(b: Budget, unknown: list[str]) -> ServerAdvice:
+    """No proposal for a server whose clients are not all counted: sizes shared out
+    without them would be wrong, and max_connections sized to a floor too small."""
+    from advisor.arith import peak_expr, usable_expr
+
+    names = ", ".join(dict.fromkeys(unknown))
+    lines = [f"usable: {usable_expr(b)}", f"peak: {peak_expr(b)}"]
+    return ServerAdvice(
+        server=b.server, server_id=b.server_id, fits_before=False, usable_before=b.usable,
+        peak_before=b.peak, before=lines, fits_after=False, usable_after=b.usable,
+        peak_after=b.peak, after=lines,
+        notes=[f"proposals withheld for {b.server}: the connections of {names} are not known "
+               "(PA106), so the peak is a floor and any size shared out without them would be "
+               "wrong; declare them under [[tool.pool-advisor.workloads]] (connections = N) "
+               "or point pool-advisor at their source (source = \"...\")"],
+        memory_before=_memory_line(b), memory_after=_memory_line(b))
 
 
 def _memory_over(b: Budget) -> bool:

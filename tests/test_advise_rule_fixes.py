@@ -29,7 +29,9 @@ def test_timeout_fixes_are_proposed_and_written(tmp_path: Path):
     assert idle["edit"] is None and "idle_in_transaction_session_timeout" in idle["manual"]
 
     r = cli("advise", str(repo), "--write", "--yes")
-    assert r.returncode == 0, r.stderr
+    # the setting to add by hand is what check still reports: exit 1, and it is named
+    assert r.returncode == 1, r.stderr
+    assert "Still reported by check after these edits (1)" in r.stderr and "PA504" in r.stderr
     assert "query_wait_timeout = 25" in ini.read_text()
     after = cli("check", str(repo))
     assert "PA501" not in after.stdout
@@ -53,3 +55,32 @@ def test_second_pgbouncer_replica_only_when_it_fits(tmp_path: Path):
     (server,) = advise_json(str(repo))
     assert not [p for p in server["proposals"] if p["key"] == "replicas"]
     assert any(n.startswith("PA210: a second pgbouncer replica") for n in server["notes"])
+
+
+def test_advise_exits_1_listing_what_check_would_still_report(tmp_path: Path):
+    """advise ends where check passes: what its edits cannot fix is listed, exit 1."""
+    repo = copy_fixture("acme-shop-pgbouncer", tmp_path)
+    replace(repo / "k8s/postgres-config.yaml", "idle_in_transaction_session_timeout = 60s",
+            "# idle_in_transaction_session_timeout off")
+    r = cli("advise", str(repo))
+    assert r.returncode == 1
+    assert "Still reported by check after these edits (1)" in r.stderr
+    assert "PA504 transaction-pool-without-idle-timeout" in r.stderr
+    # and where every finding has an edit, check passes after --write: exit 0
+    clean = copy_fixture("acme-shop", tmp_path / "second")
+    assert cli("advise", str(clean)).returncode == 0
+
+
+def test_proposals_withheld_when_a_client_is_unknown(tmp_path: Path):
+    repo = copy_fixture("acme-shop", tmp_path)
+    (repo / "k8s/mystery.yaml").write_text(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: mystery\n  namespace: shop\n"
+        "spec:\n  replicas: 3\n  template:\n    spec:\n      containers:\n"
+        "        - name: app\n          image: example/mystery:1\n          env:\n"
+        "            - name: DATABASE_URL\n"
+        "              value: postgres://app@postgres.shop.svc.cluster.local:5432/shop\n")
+    servers = advise_json(str(repo))
+    (server,) = servers
+    assert server["proposals"] == [] and not server["fits_after"]
+    assert any(n.startswith("proposals withheld for postgres") and "mystery" in n
+               for n in server["notes"])

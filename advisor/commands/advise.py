@@ -142,16 +142,18 @@ def advise_command(
         typer.echo(json.dumps(payload, indent=2))
     else:
         typer.echo(render_text(result), nl=False)
-    if not (diff or write) or not edits:
-        if (diff or write) and not edits:
-            typer.echo("no file edits to make", err=True)
-        _exit_for(result)
-        return
-
     from advisor.edits import plan
     from advisor.edits import write as write_files
 
-    edit_plan = plan(edits, [Path(p) for p in paths if p != "-"])
+    files = [Path(p) for p in paths if p != "-"]
+    edit_plan = plan(edits, files) if edits else None
+    left = _left_after(files, edit_plan, config, pg_version)
+    if not (diff or write) or edit_plan is None:
+        if (diff or write) and not edits:
+            typer.echo("no file edits to make", err=True)
+        _exit_for(result, left)
+        return
+
     for e, why in edit_plan.refused:
         typer.echo(f"not edited: {e.key} {e.old} -> {e.new}: {why}", err=True)
     if diff or write:
@@ -168,10 +170,34 @@ def advise_command(
                 raise typer.Exit(0)
         for name in write_files(edit_plan):
             typer.echo(f"wrote {name}", err=True)
-    _exit_for(result)
+    _exit_for(result, left)
 
 
-def _exit_for(result: list[ServerAdvice]) -> None:
+def _left_after(files: list[Path], edit_plan, config: Path | None,
+                pg_version: int | None) -> list | None:
+    """What check still reports once advise's edits are written (None: not known)."""
+    if not files:
+        return None
+    from advisor.advise_check import remaining_after
+
+    changes = [(c.real, c.after) for c in edit_plan.changes] if edit_plan else []
+    try:
+        return remaining_after(files, changes, config=config, pg_version=pg_version)
+    except Exception as exc:  # the trial check is advice about advice: never a crash
+        typer.echo(f"notice: could not check the repository after the edits: {exc}", err=True)
+        return None
+
+
+def _exit_for(result: list[ServerAdvice], left: list | None) -> None:
+    """0 when check passes after advise's edits; else 1, with what stays and why."""
+    if left:
+        print(f"\nStill reported by check after these edits ({len(left)}): fix by hand or "
+              "accept", file=sys.stderr)
+        for f in left:
+            how = f" — {f.fix.description}" if f.fix else ""
+            print(f"  {f.location.label()}: {f.code} {f.name}: "
+                  f"{f.message.split('. ')[0]}{how}", file=sys.stderr)
+        raise typer.Exit(1)
     # 1 when a server still would not fit even with every proposal applied.
     if any(not a.fits_after for a in result):
         raise typer.Exit(1)
