@@ -799,7 +799,11 @@ def _server_settings(
     # Standbys take the primary's max_connections (they may not run with less): size it
     # for the busiest of them too.
     busiest = max([b.peak, *(standby_peaks or [])])
-    needed = math.ceil(busiest + reserved)
+    # Room for people and tools (psql, monitoring, migrations) unless the configuration
+    # declares its own headroom, which is then already among the reserved terms.
+    declared = any("headroom" in t.label for t in b.reserved)
+    spare = 0 if declared else max(MIN_HEADROOM, math.ceil(busiest * HEADROOM_SHARE))
+    needed = math.ceil(busiest + reserved + spare)
     if counts_max and needed < max_conn.value:
         new_max = int(math.ceil(needed / 5) * 5)
         new_max = min(new_max, max_conn.int_value)
@@ -815,8 +819,11 @@ def _server_settings(
                     reason=(
                         f"the clients need {_n(busiest)}"
                         + (" (on the busiest standby)" if busiest > b.peak else "")
-                        + f" + {_n(reserved)} reserved = {needed} slots; every slot is memory "
-                        "the estimate must cover"
+                        + f" + {_n(reserved)} reserved"
+                        + (f" + {spare} headroom (10%, at least {MIN_HEADROOM}, for psql, "
+                           "monitoring and migrations)" if spare else "")
+                        + f" = {needed} slots, rounded up to 5s; every slot is memory the "
+                        "estimate must cover"
                     ),
                     assumption="memory estimate counts max_connections (PA301 connections)",
                     edit=_edit(max_conn.source, _n(max_conn.value), str(new_max)),
@@ -825,6 +832,7 @@ def _server_settings(
                     else f"set max_connections = {new_max} in postgresql.conf",
                 )
             )
+    proposals += _cache_settings(server, limit, m.limit.source.label())
     after = memory_budget(server, b.peak, memory)  # type: ignore[arg-type]
     if after is None or after.total <= limit:
         return proposals
@@ -837,36 +845,80 @@ def _server_settings(
     if per_kb <= 0:
         return proposals
     new_kb = math.floor((limit - rest) / per_kb)
-    new_mb = new_kb // 1024
-    if new_mb < 1:
+    if new_kb < WORK_MEM_MIN_KB:
         notes.append(
             f"work_mem cannot make {server.name} fit its memory limit: shared_buffers, "
-            "backend overhead and autovacuum alone leave less than 1MB per sort; lower "
-            "shared_buffers or max_connections"
+            f"backend overhead and autovacuum alone leave {max(new_kb, 0)}kB per sort or hash, "
+            f"below PostgreSQL's minimum of {WORK_MEM_MIN_KB}kB; lower max_connections (put "
+            "PgBouncer in front) or raise the memory limit"
         )
         return proposals
-    if new_mb * 1024 >= wm.value:
+    # Whole megabytes read better, but below 4MB a megabyte is a quarter of the value:
+    # kB there (PostgreSQL takes either).
+    new_kb = new_kb - new_kb % 1024 if new_kb >= 4096 else new_kb
+    if new_kb >= wm.value:
         return proposals
+    new_text = f"{new_kb // 1024}MB" if new_kb % 1024 == 0 else f"{new_kb}kB"
     old_raw = server.settings["work_mem"].raw if "work_mem" in server.settings else _n(wm.value)
-    _set_server(server, "work_mem", new_mb * 1024, f"{new_mb}MB", wm.source)
+    _set_server(server, "work_mem", new_kb, new_text, wm.source)
     proposals.append(
         Proposal(
             kind="server",
             subject=server.name,
             key="work_mem",
             old=f"{old_raw} ({wm.source.label()})",
-            new=f"{new_mb}MB",
+            new=new_text,
             reason=(
                 f"(limit {_mib(limit)} ({m.limit.source.label()}) - {_mib(rest)} for "
                 f"shared_buffers, backends and autovacuum) / {per_kb / 1024:g} (connections x "
-                f"sort/hash nodes x hash_mem_multiplier) = {new_mb}MB per sort or hash"
+                f"sort/hash nodes x hash_mem_multiplier) = {new_text} per sort or hash"
             ),
             assumption="; ".join(after.assumptions),
-            edit=_edit(wm.source, old_raw, f"{new_mb}MB"),
-            manual="" if wm.source.path else f"set work_mem = '{new_mb}MB' in postgresql.conf",
+            edit=_edit(wm.source, old_raw, new_text),
+            manual="" if wm.source.path else f"set work_mem = '{new_text}' in postgresql.conf",
         )
     )
     return proposals
+
+
+HEADROOM_SHARE = 0.10  # max_connections above the need, when no headroom is declared
+MIN_HEADROOM = 5
+WORK_MEM_MIN_KB = 64  # guc_tables.c: work_mem's minimum
+# pgtune (le0pard/pgtune, configuration.js) for every DB type but desktop, and the
+# PostgreSQL docs' "a reasonable starting value for shared_buffers is 25% of the memory
+# in your system": shared_buffers = RAM / 4, effective_cache_size = RAM x 3 / 4.
+SHARED_BUFFERS_SHARE = 0.25
+EFFECTIVE_CACHE_SHARE = 0.75
+
+
+def _cache_settings(server: Server, limit: float, limit_label: str) -> list[Proposal]:
+    """shared_buffers above 25% of the RAM the server has, effective_cache_size above
+    75% of it: brought to the pgtune values (whole MB)."""
+    from advisor.budget import setting_term
+
+    out: list[Proposal] = []
+    for name, share, unit_bytes in (("shared_buffers", SHARED_BUFFERS_SHARE, 8 * KIB),
+                                    ("effective_cache_size", EFFECTIVE_CACHE_SHARE, 8 * KIB)):
+        term = setting_term(server, name)
+        if term is None:
+            continue
+        current = term.value * unit_bytes
+        target_mb = math.floor(limit * share / MIB)
+        if current <= target_mb * MIB or target_mb < 1:
+            continue
+        new_text = f"{target_mb // 1024}GB" if target_mb % 1024 == 0 else f"{target_mb}MB"
+        old_raw = server.settings[name].raw if name in server.settings else _mib(current)
+        _set_server(server, name, target_mb * MIB // unit_bytes, new_text, term.source)
+        out.append(Proposal(
+            kind="server", subject=server.name, key=name,
+            old=f"{old_raw} ({term.source.label()})", new=new_text,
+            reason=(f"{share:.0%} of the {_mib(limit)} the server has ({limit_label}): the "
+                    "pgtune starting point (PostgreSQL docs: shared_buffers 25% of RAM; "
+                    "effective_cache_size, a planner hint, 75%)"),
+            assumption="the memory limit is the server's RAM",
+            edit=_edit(term.source, old_raw, new_text),
+            manual="" if term.source.path else f"set {name} = '{new_text}' in postgresql.conf"))
+    return out
 
 
 def _set_server(server: Server, name: str, value: float, raw: str, source: Source) -> None:

@@ -84,3 +84,30 @@ def test_proposals_withheld_when_a_client_is_unknown(tmp_path: Path):
     assert server["proposals"] == [] and not server["fits_after"]
     assert any(n.startswith("proposals withheld for postgres") and "mystery" in n
                for n in server["notes"])
+
+
+def test_memory_proposals_cache_settings_and_kb_work_mem(tmp_path: Path):
+    """shared_buffers and effective_cache_size to the pgtune 25% / 75% of the RAM the
+    server has; work_mem in kB when it falls below 4MB; check passes after --write."""
+    repo = copy_fixture("acme-shop", tmp_path)
+    conf = repo / "k8s/postgres-config.yaml"
+    replace(conf, "max_connections = 100", "max_connections = 1000")
+    replace(conf, "shared_buffers = 1GB", "shared_buffers = 4GB")
+    replace(conf, "effective_cache_size = 3GB", "effective_cache_size = 12GB")
+    replace(repo / "k8s/hpa.yaml", "maxReplicas: 40", "maxReplicas: 4")
+    replace(repo / "k8s/configmap.yaml", 'MAXIMUMPOOLSIZE: "20"', 'MAXIMUMPOOLSIZE: "200"')
+    (server,) = advise_json(str(repo))
+    keys = {p["key"]: p for p in server["proposals"]}
+    # 4 pods x 200 = 800 + 3 reserved + 80 headroom = 883, up to 5s
+    assert keys["max_connections"]["new"] == "885"
+    assert keys["shared_buffers"]["new"] == "2GB"  # 25% of 8Gi
+    assert keys["effective_cache_size"]["new"] == "6GB"  # 75% of 8Gi
+    work_mem = keys["work_mem"]["new"]
+    assert work_mem.endswith("kB") and 64 <= int(work_mem[:-2]) < 4096
+    r = cli("advise", str(repo), "--write", "--yes")
+    # memory fits now; 800 connections on 8 cores is past the knee, which no one value
+    # fixes: advise says so and exits 1
+    assert r.returncode == 1, r.stderr
+    assert "Still reported by check after these edits (1)" in r.stderr and "PA111" in r.stderr
+    assert f"work_mem = {work_mem}" in conf.read_text()
+    assert "PA301" not in cli("check", str(repo)).stdout
