@@ -4,7 +4,6 @@ what advise could not fix, and advise says so and exits 1."""
 
 from __future__ import annotations
 
-import os
 import shutil
 import tempfile
 from collections.abc import Sequence
@@ -17,19 +16,15 @@ _SKIP = shutil.ignore_patterns(".git", "node_modules", ".venv", "venv", "__pycac
                                ".tox", ".mypy_cache", ".ruff_cache", ".pytest_cache")
 
 
-def _base(paths: Sequence[Path]) -> Path:
-    folders = [p.resolve() if p.is_dir() else p.resolve().parent for p in paths]
-    return Path(os.path.commonpath([str(f) for f in folders]))
-
-
 def remaining_after(paths: Sequence[Path], changes: Sequence[tuple[Path, str]], *,
-                    config: Path | None, pg_version: int | None) -> list[Finding]:
+                    config: Path | None, pg_version: int | None, root: Path) -> list[Finding]:
     """Findings at or above the project's fail-on that `check` would still report after
-    writing `changes` ((file, new text) pairs): run on a copy, nothing of the user's is
-    touched. Symlinks are copied as links, never followed out of the tree."""
+    writing `changes` ((file, new text) pairs): run on a copy of the repository `root`
+    (what the paths read may be anywhere in it), nothing of the user's is touched.
+    Symlinks are copied as links, never followed out of the tree."""
     from advisor.engine import CheckOptions, project_settings, run_check
 
-    base = _base(paths)
+    base = root.resolve()
     with tempfile.TemporaryDirectory(prefix="pool-advisor-after-") as tmp:
         trial = Path(tmp) / base.name
         shutil.copytree(base, trial, symlinks=True, ignore=_SKIP)
@@ -37,7 +32,7 @@ def remaining_after(paths: Sequence[Path], changes: Sequence[tuple[Path, str]], 
             target = trial / real.resolve().relative_to(base)
             target.write_text(text, encoding="utf-8")
         trial_paths = [str(trial / p.resolve().relative_to(base)) for p in paths]
-        options = CheckOptions(config=config, pg_version=pg_version)
+        options = CheckOptions(config=config, pg_version=pg_version, root=trial)
         settings = project_settings(trial_paths, options)
         result = run_check(trial_paths, options)
     floor = Severity(settings.fail_on).rank

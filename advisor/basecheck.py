@@ -86,10 +86,14 @@ def result_at(
 ) -> tuple[CheckResult, str]:
     """Check `paths` as they are at `ref`; (result, commit id). Paths that do not exist
     at that revision (added by the change) are skipped; none left -> an empty result."""
+    from advisor.discover import repository_root
     from advisor.engine import run_check
 
     here = Path(os.path.abspath(cwd or Path.cwd()))
     top, sha = resolve(ref, here)
+    # The same repository root as the working tree's run, so paths and fingerprints match.
+    root = repository_root([here / p for p in paths if p != "-"],
+                           here / options.root if options.root is not None else None)
     with tempfile.TemporaryDirectory(prefix="pool-advisor-base-") as tmp:
         tree = Path(tmp)
         export(top, sha, tree)
@@ -100,10 +104,11 @@ def result_at(
             rel = _inside(Path(os.path.abspath(here / raw)), top)
             if (tree / rel).exists():
                 mapped.append(str(tree / rel))
-        base_options = options
+        base_options = replace(options, root=tree / _inside(root, top.resolve()))
         if options.config is not None:
             rel = _inside(Path(os.path.abspath(here / options.config)), top)
-            base_options = replace(options, config=tree / rel if (tree / rel).exists() else None)
+            config = tree / rel if (tree / rel).exists() else None
+            base_options = replace(base_options, config=config)
         if not mapped:
             return CheckResult(tool_version=_version()), sha
         result = run_check(mapped, base_options, registry)

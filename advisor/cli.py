@@ -96,10 +96,12 @@ def check(
     output: Annotated[Path | None, typer.Option(
         "--output", "-o", help="Write the report to this file instead of stdout.")] = None,
     values: Annotated[list[str] | None, typer.Option(
-        "--values", help="Helm values file for the chart given as PATH (repeatable).")
+        "--values", help="Helm values file (repeatable), read from the working directory "
+        "as helm -f reads it; with several charts, the chart whose folder holds it.")
                       ] = None,
     set_values: Annotated[list[str] | None, typer.Option(
-        "--set", help="Helm --set value for the chart given as PATH (repeatable).")] = None,
+        "--set", help="Helm --set value for the one chart among the paths (repeatable).")
+                          ] = None,
     release: Annotated[str | None, typer.Option("--release",
                                                 help="Helm release name.")] = None,
     namespace: Annotated[str | None, typer.Option(
@@ -119,6 +121,13 @@ def check(
     new_only: Annotated[bool, typer.Option(
         "--new-only", help="With --base: report and fail only on findings the change "
         "introduced (matched by fingerprint, not line).")] = False,
+    root: Annotated[Path | None, typer.Option(
+        "--root", help="The repository: nothing outside it is read and every path is "
+        "shown relative to it (default: the git top-level holding the paths, else their "
+        "common folder).")] = None,
+    changed_files: Annotated[bool, typer.Option(
+        "--changed-files", help="PATHs are changed files (what pre-commit passes): check "
+        "the whole repository holding them, and count the findings in them.")] = False,
 ) -> None:
     """Lint: compute every server's connection budget and report what does not fit."""
     from advisor.engine import CheckOptions, UsageError, at_or_above, run_check
@@ -128,7 +137,8 @@ def check(
     options = CheckOptions(select=_split(select), ignore=_split(ignore), config=config,
                            pg_version=pg_version, excludes=_split(exclude),
                            values_files=values or [], set_values=set_values or [],
-                           release=release, namespace=namespace)
+                           release=release, namespace=namespace, root=root,
+                           changed_files=changed_files)
     try:
         if cluster:
             result = _cluster_check(options, registry, kubeconfig, context, namespace)

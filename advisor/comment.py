@@ -24,7 +24,7 @@ from msgspec import Struct
 from advisor import __version__
 from advisor.model import Severity
 from advisor.report import markdown as md
-from advisor.report.common import DEFAULT_DOCS_URL, repo_paths
+from advisor.report.common import DEFAULT_DOCS_URL
 
 if TYPE_CHECKING:
     from advisor.model import CheckResult
@@ -119,8 +119,7 @@ def _body(
     if findings:
         parts.append(md.findings_section(
             findings, registry, docs_url=docs_url, source_url=source_url,
-            new_fingerprints=new_fps, details=detail == "full", totals=totals,
-            to_repo=repo_paths(head.roots)))
+            new_fingerprints=new_fps, details=detail == "full", totals=totals))
     if diff is not None and diff.fixed:
         fixed = "\n".join(
             f"- ~~{f.code}~~ {md.md_text(f.message)}"

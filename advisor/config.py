@@ -61,6 +61,10 @@ class Settings(Record, kw_only=True):
     rules: dict[str, dict[str, Any]] = field(default_factory=dict)
     # Where these came from, for messages; not a user key.
     origin: str | None = None
+    # The configuration file's folder relative to the repository root ("" at the root):
+    # the paths it names (charts, values, sources, excludes) are relative to it. Not a
+    # user key.
+    folder: str = ""
 
 
 def find_config(start: Path) -> Path | None:
@@ -137,7 +141,7 @@ def load_settings(path: Path | None, shown: str | None = None) -> Settings:
         dotted = ".".join(loc)
         raise InputError(shown, f"{what}: {dotted}", line) from None
     settings = Settings(**{name: getattr(validated, name) for name in Settings.__struct_fields__
-                           if name != "origin"}, origin=shown)
+                           if name not in ("origin", "folder")}, origin=shown)
     for proxy, lines in zip(settings.proxies, _array_table_lines(text, (*prefix, "proxies")),
                             strict=False):
         proxy._lines = lines

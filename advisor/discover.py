@@ -5,6 +5,13 @@ Like kube-linter: YAML manifests, Helm chart folders (Chart.yaml), kustomize fol
 pgbouncer.ini) and the application files the app and SQL scanners look at. Skips .git,
 node_modules, virtualenvs, `--exclude` globs and .gitignore'd paths; never follows a
 symlink out of the root.
+
+All the paths of one run are one deployment, read inside one boundary: the repository
+(`repository_root`: `--root`, else the git top-level that holds every path, else the
+paths' common folder). `Discovered.root` is that boundary; every reader and renderer
+gets it as its `Root` (a kustomize overlay reads `../../base`, a chart's values file
+may sit anywhere in it), and every path shown to users is relative to it, whatever the
+working directory and however the path was spelt.
 """
 
 from __future__ import annotations
@@ -12,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import os
 from pathlib import Path
+from typing import Any
 
 from msgspec import Struct, field
 
@@ -24,7 +32,7 @@ KUSTOMIZATION_NAMES = ("kustomization.yaml", "kustomization.yml", "Kustomization
 
 
 class Discovered(Struct):
-    root: Path
+    root: Path  # the repository: the boundary of every read, the base of every shown path
     manifests: list[Path] = field(default_factory=list)
     pg_confs: list[Path] = field(default_factory=list)
     bouncer_inis: list[Path] = field(default_factory=list)
@@ -50,17 +58,96 @@ def is_bouncer_ini(name: str) -> bool:
     return name.endswith(".ini") and "pgbouncer" in name.lower()
 
 
-def discover(root: Path, *, excludes: list[str] | None = None) -> Discovered:
-    """Classify every file under `root` (a folder or a single file)."""
-    root = root.resolve()
-    base = root if root.is_dir() else root.parent
-    found = Discovered(root=base)
-    if root.is_file():
-        _classify(found, root)
-        return found
-    ignores = Ignores(_excludes_spec(excludes or []))
+def repository_root(paths: list[Path], override: Path | None = None) -> Path:
+    """The folder nothing is read outside of and every shown path is relative to:
+    `override` (--root), else the git top-level holding every path (found by looking
+    for .git upwards, without running git), else the paths' common folder."""
+    if override is not None:
+        return override.resolve()
+    resolved = [p.resolve() for p in paths] or [Path.cwd().resolve()]
+    tops = {_git_top(p) for p in resolved}
+    if len(tops) == 1 and (top := next(iter(tops))) is not None:
+        return top
+    return Path(os.path.commonpath([p if p.is_dir() else p.parent for p in resolved]))
 
+
+def _git_top(path: Path) -> Path | None:
+    """The nearest folder at or above `path` with a .git (a folder, or a file in a
+    worktree or submodule)."""
+    start = path if path.is_dir() else path.parent
+    return next((d for d in (start, *start.parents) if (d / ".git").exists()), None)
+
+
+def discover(path: Path, *, excludes: list[str] | None = None) -> Discovered:
+    """Classify every file under `path` (a folder or a single file), as its own root."""
+    path = path.resolve()
+    return discover_paths(path if path.is_dir() else path.parent, [path],
+                          excludes=[("", excludes or [])])
+
+
+def discover_paths(root: Path, paths: list[Path], *,
+                   excludes: list[tuple[str, list[str]]] | None = None) -> Discovered:
+    """Classify the files under every path (folders walked, files taken as given) into
+    one `Discovered` relative to `root`. A path inside a Helm chart stands for the chart
+    (the outermost one below the root: subcharts render through their parent); a file
+    next to a kustomization.yaml stands for that kustomization (`check k8s/*.yaml` is
+    `check k8s`). Each file is classified once, however many paths hold it. `excludes`:
+    (folder relative to the root, gitignore-style globs relative to that folder)."""
+    root = root.resolve()
+    found = Discovered(root=root)
+    ignores = Ignores([(folder, spec) for folder, globs in excludes or []
+                       if (spec := _excludes_spec(globs)) is not None])
+    walked: list[Path] = []
+    seen: set[Path] = set()
     kustomize_dirs: list[Path] = []
+    # Parents first, so a folder inside one already walked is not walked again.
+    for path in sorted({p.resolve() for p in paths}, key=lambda p: len(p.parts)):
+        if any(path == w or w in path.parents for w in walked):
+            continue
+        chart = _enclosing_chart(root, path)
+        if chart is not None:
+            _add_once(found.helm_charts, chart)
+        elif path.is_dir():
+            walked.append(path)
+            _load_gitignores_above(ignores, found, path)
+            _walk(found, path, ignores, seen, kustomize_dirs)
+        elif any((path.parent / k).is_file() for k in KUSTOMIZATION_NAMES):
+            _add_once(kustomize_dirs, path.parent)
+        elif path not in seen and not ignores.match_excluded(found.rel(path)):
+            seen.add(path)
+            _classify(found, path)
+    found.helm_charts = [c for c in found.helm_charts
+                         if not any(w in c.parents for w in found.helm_charts)]
+    found.kustomize_all = kustomize_dirs
+    found.kustomize_dirs = _leaf_kustomizations(kustomize_dirs)
+    return found
+
+
+def _add_once(into: list[Path], item: Path) -> None:
+    if item not in into:
+        into.append(item)
+
+
+def _enclosing_chart(root: Path, path: Path) -> Path | None:
+    """The outermost folder from `root` down to `path` that holds a Chart.yaml."""
+    start = path if path.is_dir() else path.parent
+    if start != root and root not in start.parents:
+        return None
+    chain = [start, *(d for d in start.parents if d == root or root in d.parents)]
+    return next((d for d in reversed(chain) if (d / "Chart.yaml").is_file()), None)
+
+
+def _load_gitignores_above(ignores: Ignores, found: Discovered, folder: Path) -> None:
+    """.gitignore files between the root and `folder` (exclusive): they apply to a
+    folder given on the command line as they do to the same folder met in a walk."""
+    for d in sorted((p for p in folder.parents if p == found.root or found.root in p.parents),
+                    key=lambda p: len(p.parts)):
+        if (d / ".gitignore").is_file() and not (d / ".gitignore").is_symlink():
+            ignores.add(found.rel(d), d / ".gitignore")
+
+
+def _walk(found: Discovered, base: Path, ignores: Ignores, seen: set[Path],
+          kustomize_dirs: list[Path]) -> None:
     for folder, dirs, files in os.walk(base, followlinks=False):
         here = Path(folder)
         rel_here = found.rel(here)
@@ -73,7 +160,7 @@ def discover(root: Path, *, excludes: list[str] | None = None) -> Discovered:
         for d in sorted(dirs):
             if d in SKIP_DIRS or ignores.match(_dir_rel(rel_here, d)):
                 continue
-            if _escapes(base, here / d):
+            if _escapes(found.root, here / d):
                 found.problems.append(ConfigProblem(
                     location=Location(path=found.rel(here / d)),
                     message="directory symlink points outside the scanned root; not followed",
@@ -85,7 +172,7 @@ def discover(root: Path, *, excludes: list[str] | None = None) -> Discovered:
             # Nothing below a chart is walked: its templates and subcharts (charts/) are
             # the renderer's (and a per-folder check against every chart was quadratic).
             dirs[:] = []
-            found.helm_charts.append(here)
+            _add_once(found.helm_charts, here)
             continue
         linked = [k for k in KUSTOMIZATION_NAMES if k in files and (here / k).is_symlink()]
         found.problems.extend(_not_followed(found, here / k) for k in linked)
@@ -94,18 +181,16 @@ def discover(root: Path, *, excludes: list[str] | None = None) -> Discovered:
         for name in sorted(files):
             path = here / name
             rel = found.rel(path)
-            if ignores.match(rel):
+            if path in seen or ignores.match(rel):
                 continue
-            if path.is_symlink() and _escapes(base, path):
+            seen.add(path)
+            if path.is_symlink() and _escapes(found.root, path):
                 found.problems.append(ConfigProblem(
                     location=Location(path=rel),
                     message=f"symlink points outside the scanned root ({os.readlink(path)}); "
                     "not followed", program="pool-advisor"))
                 continue
             _classify(found, path)
-    found.kustomize_all = kustomize_dirs
-    found.kustomize_dirs = _leaf_kustomizations(kustomize_dirs)
-    return found
 
 
 def _not_followed(found: Discovered, path: Path) -> ConfigProblem:
@@ -119,20 +204,32 @@ class Ignores:
     """--exclude globs plus every .gitignore met on the way down, each applied (as git
     does) to paths relative to the folder that holds it."""
 
-    def __init__(self, excludes) -> None:
-        self.specs = [("", excludes)] if excludes is not None else []
+    def __init__(self, excludes: list[tuple[str, Any]]) -> None:
+        self.excludes = [(_prefix(folder), spec) for folder, spec in excludes]
+        self.specs = list(self.excludes)
 
     def add(self, rel_dir: str, gitignore: Path) -> None:
         import pathspec
 
         with contextlib.suppress(OSError):
             lines = gitignore.read_text(encoding="utf-8", errors="replace").splitlines()
-            prefix = "" if rel_dir in ("", ".") else rel_dir + "/"
-            self.specs.append((prefix, pathspec.GitIgnoreSpec.from_lines(lines)))
+            self.specs.append((_prefix(rel_dir), pathspec.GitIgnoreSpec.from_lines(lines)))
 
     def match(self, rel: str) -> bool:
-        return any(rel.startswith(prefix) and spec.match_file(rel[len(prefix):])
-                   for prefix, spec in self.specs)
+        return _matches(self.specs, rel)
+
+    def match_excluded(self, rel: str) -> bool:
+        """Excludes only: a file named on the command line is read even if git ignores it."""
+        return _matches(self.excludes, rel)
+
+
+def _prefix(rel_dir: str) -> str:
+    return "" if rel_dir in ("", ".") else rel_dir.rstrip("/") + "/"
+
+
+def _matches(specs: list[tuple[str, Any]], rel: str) -> bool:
+    return any(rel.startswith(prefix) and spec.match_file(rel[len(prefix):])
+               for prefix, spec in specs)
 
 
 def _excludes_spec(excludes: list[str]):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from functools import partial
 from pathlib import Path
@@ -32,6 +33,12 @@ class CheckOptions(Struct):
     set_values: list[str] = field(default_factory=list)
     release: str | None = None
     namespace: str | None = None
+    # The boundary of every read and the base of every shown path (--root); default:
+    # the git top-level holding the paths, else their common folder.
+    root: Path | None = None
+    # The paths are the changed files pre-commit passes: the whole repository that holds
+    # them is read (a budget is the deployment's, not one file's); they are the focus.
+    changed_files: bool = False
 
 
 class UsageError(Exception):
@@ -43,33 +50,62 @@ class Scanned(Struct):
 
     topology: Topology
     settings: Settings
-    roots: list[str]
+    roots: list[str]  # the paths given, relative to `root` ("." for the root itself)
+    root: Path  # the repository: see discover.repository_root
+    focus: list[str] = field(default_factory=list)  # changed files, relative to `root`
 
 
 def scan(paths: list[str] | list[Path], options: CheckOptions | None = None) -> Scanned:
-    """paths -> discover -> sources -> topology, with the project's settings."""
+    """paths -> discover -> sources -> topology, with the project's settings. All the
+    paths are one deployment: discovered together inside one repository root and built
+    into one topology, linked once."""
     paths = [str(p) for p in paths]
     options = options or CheckOptions()
-    settings = project_settings(paths, options)
-    topo = Topology()
-    roots: list[str] = []
-    for raw in paths:
-        if raw == "-":
-            _read_stdin(topo, options, settings, roots)
-            continue
-        path = Path(raw)
-        if not path.exists():
+    on_disk = [Path(raw) for raw in paths if raw != "-"]
+    for raw in on_disk:
+        if not raw.exists() and not options.changed_files:
             raise UsageError(f"{raw}: no such file or directory")
-        roots.append(raw)
-        _merge(topo, scan_path(path, settings, options))
+    root = _repository(on_disk, options)
+    focus = [_rel_to(root, p) for p in on_disk] if options.changed_files else []
+    if options.changed_files:
+        on_disk = [root]
+    settings = project_settings([str(p) for p in on_disk] or paths, options, root)
+    topo = Topology()
+    roots = [_rel_to(root, p) for p in on_disk]
+    if on_disk:
+        _merge(topo, scan_paths(Root(root), on_disk, settings, options))
+    if "-" in paths:
+        _read_stdin(topo, options, settings, roots)
     if options.config is None:
         from advisor.config import symlinked_configs
 
-        first = next((Path(p) for p in paths if p != "-"), Path.cwd())
-        links = symlinked_configs(first.resolve())
-        topo.notices += [f"{_shown_config(link, first)} is a symlink; not followed (no "
+        links = symlinked_configs(_config_start([str(p) for p in on_disk]))
+        topo.notices += [f"{_shown_config(link, root)} is a symlink; not followed (no "
                          "configuration read from it)" for link in links]
-    return Scanned(topo, settings, roots)
+    return Scanned(topo, settings, roots, root, focus)
+
+
+def _repository(paths: list[Path], options: CheckOptions) -> Path:
+    from advisor.discover import repository_root
+
+    if options.root is not None and not options.root.is_dir():
+        raise UsageError(f"--root {options.root}: not a directory")
+    root = repository_root(paths, options.root)
+    for p in paths:
+        if p.resolve() != root and root not in p.resolve().parents:
+            raise UsageError(f"{p} is outside --root {options.root}")
+    return root
+
+
+def _rel_to(root: Path, path: Path) -> str:
+    """`path` as shown: relative to the root, whatever the working directory."""
+    absolute = Path(os.path.abspath(path))
+    for candidate in (absolute, absolute.resolve()):
+        try:
+            return candidate.relative_to(root).as_posix() or "."
+        except ValueError:
+            continue
+    return absolute.as_posix()
 
 
 def run_check(paths: list[str] | list[Path], options: CheckOptions | None = None,
@@ -77,7 +113,10 @@ def run_check(paths: list[str] | list[Path], options: CheckOptions | None = None
     options = options or CheckOptions()
     registry = registry or load_rules()
     scanned = scan(paths, options)
-    return evaluate(scanned.topology, scanned.settings, options, registry, scanned.roots)
+    result = evaluate(scanned.topology, scanned.settings, options, registry, scanned.roots,
+                      root=scanned.root)
+    result.focus = scanned.focus
+    return result
 
 
 def memory_options(settings: Settings, registry: Registry):
@@ -89,7 +128,7 @@ def memory_options(settings: Settings, registry: Registry):
 
 
 def evaluate(topo: Topology, settings: Settings, options: CheckOptions, registry: Registry,
-             roots: list[str]) -> CheckResult:
+             roots: list[str], *, root: Path | None = None) -> CheckResult:
     from advisor.budget import MemoryOptions, budgets
 
     # Validated once: with a configuration file, each validation builds a pydantic schema
@@ -98,7 +137,8 @@ def evaluate(topo: Topology, settings: Settings, options: CheckOptions, registry
     ctx.budgets = budgets(topo, ctx.options_for("PA301", MemoryOptions))
     selected = _selected_rules(registry, settings, options)
     raw = [(r, f) for r in selected for f in _rule_findings(r, topo, ctx)]
-    _scan_finding_files(topo, [f for _, f in raw], roots)
+    if root is not None:
+        _scan_finding_files(topo, [f for _, f in raw], Root(root))
     findings = _kept(raw, topo)
     findings.sort(key=lambda f: (-f.severity.rank, f.location.path, f.location.line or 0,
                                  f.code))
@@ -108,7 +148,7 @@ def evaluate(topo: Topology, settings: Settings, options: CheckOptions, registry
             topo.notices.append(f"{p.location.label()}: {p.message}")
     return CheckResult(tool_version=__version__, roots=roots, budgets=ctx.budgets,
                        findings=findings, notices=list(dict.fromkeys(topo.notices)),
-                       fail_on=settings.fail_on)
+                       fail_on=settings.fail_on, root=str(root) if root else "")
 
 
 def _rule_findings(r: Rule, topo: Topology, ctx: RuleContext) -> list[Finding]:
@@ -130,34 +170,43 @@ def internal_errors(result: CheckResult) -> list[str]:
     return found + [n for n in result.notices if "internal error" in n.split("(", 1)[0]]
 
 
-def project_settings(paths: list[str], options: CheckOptions) -> Settings:
-    """The configuration that applies: --config, else the nearest file above the paths."""
+def project_settings(paths: list[str], options: CheckOptions,
+                     root: Path | None = None) -> Settings:
+    """The configuration that applies: --config, else the nearest file at or above the
+    paths' common folder (the same for `check db apps` as for `check .`)."""
     config = options.config
     shown = str(config) if config else None
     if config is None:
-        first = next((Path(p) for p in paths if p != "-"), Path.cwd())
-        config = find_config(first.resolve())
-        shown = _shown_config(config, first) if config else None
+        start = _config_start(paths)
+        config = find_config(start)
+        shown = _shown_config(config, root or start) if config else None
     try:
         settings = load_settings(config, shown)
     except InputError as exc:
         raise UsageError(f"{exc.label()}: {exc.message}") from None
+    if config is not None and root is not None:
+        folder = _rel_to(root, config.resolve().parent)
+        settings.folder = "" if folder == "." or folder.startswith("/") else folder
     if options.pg_version is not None:
         settings.pg_version = options.pg_version
     return settings
 
 
-def _shown_config(config: Path, first: Path) -> str:
-    """A found configuration file as findings show it: relative to the scanned folder
-    like every other path (SARIF and GitLab reports need relative paths), else to the
-    working directory, else as it is."""
-    base = first if first.is_dir() else first.parent
-    for folder in (base, Path.cwd()):
-        try:
-            return config.resolve().relative_to(folder.resolve()).as_posix()
-        except ValueError:
-            continue
-    return str(config)
+def _config_start(paths: list[str]) -> Path:
+    """Where the configuration is looked for: the paths' common folder."""
+    given = [Path(p).resolve() for p in paths if p != "-"]
+    if not given:
+        return Path.cwd()
+    return Path(os.path.commonpath([p if p.is_dir() else p.parent for p in given]))
+
+
+def _shown_config(config: Path, root: Path) -> str:
+    """A found configuration file as findings show it: relative to the repository root
+    like every other path (SARIF and GitLab reports need relative paths), else as it is."""
+    try:
+        return config.resolve().relative_to(root).as_posix()
+    except ValueError:
+        return str(config)
 
 
 def _rule_options(settings: Settings, registry: Registry) -> dict:
@@ -200,22 +249,18 @@ def _selected_rules(registry: Registry, settings: Settings, options: CheckOption
     return [r for r in registry.ordered() if r.code in select and r.code not in ignore]
 
 
-def _scan_finding_files(topo: Topology, findings: list[Finding], roots: list[str]) -> None:
+def _scan_finding_files(topo: Topology, findings: list[Finding], root: Root) -> None:
     """Suppression comments are read here, once per file a finding points at (a manifest,
     a Helm values file, an overlay patch), and merged with what the readers found (text
     that is not on disk as such: stdin)."""
     for path in {f.location.path for f in findings}:
-        for r in roots:
-            base = Path(r) if Path(r).is_dir() else Path(r).parent
-            try:
-                text = Root.of(base).read_text(path)
-            except InputError:
-                continue
-            known = topo.line_suppressions.setdefault(path, {})
-            for line, codes in scan_suppressions(text).items():
-                known.setdefault(line, []).extend(c for c in codes
-                                                  if c not in known.get(line, []))
-            break
+        try:
+            text = root.read_text(path)
+        except InputError:
+            continue
+        known = topo.line_suppressions.setdefault(path, {})
+        for line, codes in scan_suppressions(text).items():
+            known.setdefault(line, []).extend(c for c in codes if c not in known.get(line, []))
 
 
 def _kept(raw: list[tuple[Rule, Finding]], topo: Topology) -> list[Finding]:
@@ -268,13 +313,15 @@ def _read_stdin(topo: Topology, options: CheckOptions, settings: Settings,
     _merge(topo, built)
 
 
-def scan_path(path: Path, settings: Settings, options: CheckOptions) -> Topology:
-    """Everything under one command-line path, as one topology."""
-    from advisor.discover import discover
+def scan_paths(root: Root, paths: list[Path], settings: Settings, options: CheckOptions
+               ) -> Topology:
+    """Everything under the command-line paths, inside the repository `root`, as one
+    topology."""
+    from advisor.discover import discover_paths
     from advisor.topology import Inputs, build_topology
 
-    found = discover(path, excludes=[*settings.exclude, *options.excludes])
-    root = Root(found.root)
+    found = discover_paths(root.path, paths, excludes=[("", options.excludes),
+                                                       (settings.folder, settings.exclude)])
     problems: list[ConfigProblem] = list(found.problems)
     objects: list[K8sObject] = []
     lambdas: list = []  # advisor.sources.serverless.LambdaFunction
@@ -408,18 +455,20 @@ def _render(found, root: Root, settings: Settings, options: CheckOptions,
         from advisor.render.helm import render_chart
         from advisor.render.helm_process import EngineProcess
 
+        given = _chart_values(root, found.helm_charts, options)  # before a process starts
         # One engine process for the run's charts (per-chart crashes are caught by
         # `guarded`; the process also ends on its own when its stdin closes).
         engine = EngineProcess()
         for chart in found.helm_charts:
             rel = root.rel(chart)
-            decl = next((c for c in settings.charts if c.path.strip("/") == rel), None)
-            cli = len(found.helm_charts) == 1 and bool(options.values_files or
-                                                       options.set_values)
+            decl = next((c for c in settings.charts
+                         if _in_config_folder(settings, c.path.strip("/")) == rel), None)
+            values, sets = given.get(chart, ([], []))
+            cli = bool(values or sets)
             rendered = guarded(problems, rel, partial(
                 render_chart, root, rel,
-                values_files=options.values_files if cli else (decl.values if decl else []),
-                set_values=options.set_values if cli else (decl.set if decl else []),
+                values_files=values if cli else _declared_values(root, settings, chart, decl),
+                set_values=sets if cli else (decl.set if decl else []),
                 release=options.release or (decl.release if decl else "release"),
                 namespace=options.namespace or (decl.namespace if decl else None),
                 engine=engine), None, "rendering this chart")
@@ -449,6 +498,45 @@ def _render(found, root: Root, settings: Settings, options: CheckOptions,
                 objects += objs
         return [(label, objs) for label, objs in leaves if label in alternatives]
     return []
+
+
+def _chart_values(root: Root, charts: list[Path], options: CheckOptions
+                  ) -> dict[Path, tuple[list[str], list[str]]]:
+    """Which chart each --values and --set is for. A values file is read from the working
+    directory, as `helm -f` reads it, and may be anywhere in the repository; with several
+    charts it belongs to the chart whose folder holds it. What cannot be attributed is a
+    usage error, never ignored: a budget without the values the user named is wrong."""
+    if not (options.values_files or options.set_values):
+        return {}
+    if not charts:
+        raise UsageError("--values/--set are for a Helm chart, and there is none among the "
+                         "paths")
+    out: dict[Path, tuple[list[str], list[str]]] = {c: ([], []) for c in charts}
+    for name in options.values_files:
+        try:
+            real = root.resolve(Path(os.path.abspath(name)))
+        except InputError as exc:
+            raise UsageError(f"--values {name}: {exc.message}") from None
+        if not real.is_file():
+            near = [root.rel(c / name) for c in charts if (c / name).is_file()]
+            hint = f"; did you mean {near[0]}?" if near else ""
+            raise UsageError(f"--values {name}: no such file (read from the working "
+                             f"directory, as helm -f reads it{hint})")
+        holders = [c for c in charts if c in real.parents]
+        if len(charts) > 1 and not holders:
+            raise UsageError(
+                f"--values {name}: {len(charts)} charts are being checked "
+                f"({', '.join(root.rel(c) for c in charts)}) and the file is in none of them; "
+                "give the chart as the only path, or declare [[charts]] values in the "
+                "configuration")
+        out[holders[0] if holders else charts[0]][0].append(str(real))
+    if options.set_values:
+        if len(charts) > 1:
+            raise UsageError(f"--set: {len(charts)} charts are being checked "
+                             f"({', '.join(root.rel(c) for c in charts)}); give the chart as "
+                             "the only path, or declare [[charts]] set in the configuration")
+        out[charts[0]][1].extend(options.set_values)
+    return out
 
 
 def _alternatives(leaves: list[tuple[str, list[K8sObject]]]) -> set[str]:
@@ -486,7 +574,24 @@ APP_MARKERS = frozenset({
 
 
 def _app_dirs(settings: Settings) -> dict[str, str]:
-    return {w.name: w.source for w in settings.workloads if w.source}
+    return {w.name: _in_config_folder(settings, w.source) for w in settings.workloads
+            if w.source}
+
+
+def _in_config_folder(settings: Settings, path: str) -> str:
+    """A path the configuration names (relative to its own folder) as shown: relative to
+    the repository root."""
+    return os.path.normpath(os.path.join(settings.folder, path)).replace(os.sep, "/") \
+        if settings.folder else path
+
+
+def _declared_values(root: Root, settings: Settings, chart: Path, decl) -> list[str]:
+    """[[charts]] values: relative to the chart folder when the file is there, else to
+    the configuration file's folder."""
+    if decl is None:
+        return []
+    return [v if (chart / v).is_file() else str(root.path / _in_config_folder(settings, v))
+            for v in decl.values]
 
 
 def build_contexts(found, root: Root):

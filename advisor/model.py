@@ -483,7 +483,12 @@ class CheckResult(Record, kw_only=True):
 
     schema_version: int = 1
     tool_version: str
-    roots: list[str] = field(default_factory=list)
+    roots: list[str] = field(default_factory=list)  # the paths given, relative to `root`
+    # The repository every path is relative to (absolute; reporters read lines under it).
+    # Not in the JSON report, which is the same from every working directory and machine.
+    root: str = ""
+    # With --changed-files: the files pre-commit passed, relative to `root`.
+    focus: list[str] = field(default_factory=list)
     budgets: list[Budget] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)

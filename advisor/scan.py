@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
     from advisor.budget import MemoryOptions
@@ -15,24 +15,33 @@ class LoadError(Exception):
     """Bad paths, options or configuration; the message is for the user (exit 2)."""
 
 
+class Loaded(NamedTuple):
+    topology: Topology
+    budgets: list[Budget]
+    memory: MemoryOptions
+    settings: Settings
+    root: Path  # the repository: every path in the topology is relative to it
+
+
 def load(
     paths: list[str], *, config: Path | None = None, pg_version: int | None = None
 ) -> tuple[Topology, list[Budget], MemoryOptions]:
-    topo, budgets, memory, _ = load_with_settings(paths, config=config, pg_version=pg_version)
-    return topo, budgets, memory
+    loaded = load_with_settings(paths, config=config, pg_version=pg_version)
+    return loaded.topology, loaded.budgets, loaded.memory
 
 
 def load_with_settings(
-    paths: list[str], *, config: Path | None = None, pg_version: int | None = None
-) -> tuple[Topology, list[Budget], MemoryOptions, Settings]:
+    paths: list[str], *, config: Path | None = None, pg_version: int | None = None,
+    root: Path | None = None,
+) -> Loaded:
     from advisor.budget import budgets
     from advisor.engine import CheckOptions, UsageError, memory_options, scan
     from advisor.rules import load_rules
 
     try:
-        scanned = scan(paths, CheckOptions(config=config, pg_version=pg_version))
+        scanned = scan(paths, CheckOptions(config=config, pg_version=pg_version, root=root))
         memory = memory_options(scanned.settings, load_rules())
     except UsageError as exc:
         raise LoadError(str(exc)) from None
     topo = scanned.topology
-    return topo, budgets(topo, memory), memory, scanned.settings
+    return Loaded(topo, budgets(topo, memory), memory, scanned.settings, scanned.root)

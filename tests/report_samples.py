@@ -211,10 +211,12 @@ def engine_finding() -> Finding:
     )
 
 
-def sample_result(root: Path | None = None) -> CheckResult:
+def sample_result(root: Path | str | None = None) -> CheckResult:
+    """The sample findings as a check of the repository `root` (paths relative to it)."""
     return CheckResult(
         tool_version="0.1.0",
-        roots=[str(root)] if root is not None else [],
+        roots=["."] if root is not None else [],
+        root=str(Path(root).absolute()) if root is not None else "",
         budgets=[budget(), reporting_budget()],
         findings=[oversubscribed(), session_set(), memory_note(), engine_finding()],
         notices=["helm not installed: charts/ skipped"],

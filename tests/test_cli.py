@@ -23,10 +23,12 @@ def test_demo_reports_800_over_97_with_sources():
     out = run_cli("check", str(ACME))
     assert out.returncode == 1, out.stderr
     text = out.stdout
-    assert "40 (HPA maxReplicas, k8s/hpa.yaml:12)" in text
-    assert "20 (HikariCP maximumPoolSize, k8s/configmap.yaml:13)" in text
+    # Paths are relative to the repository holding the fixture: this checkout.
+    at = "fixtures/acme-shop/"
+    assert f"40 (HPA maxReplicas, {at}k8s/hpa.yaml:12)" in text
+    assert f"20 (HikariCP maximumPoolSize, {at}k8s/configmap.yaml:13)" in text
     assert "= 800" in text
-    assert "97 usable = 100 (max_connections, k8s/postgres-config.yaml:" in text
+    assert f"97 usable = 100 (max_connections, {at}k8s/postgres-config.yaml:" in text
     assert "3 (superuser_reserved_connections, default: PostgreSQL 15 default)" in text
     assert "PA101" in text and "oversubscribed-server" in text
     assert "not subtracted" in text and "autovacuum" in text
@@ -47,7 +49,8 @@ def test_json_schema_fields():
     (budget,) = data["budgets"]
     assert budget["max_connections"] == 100 and budget["usable"] == 97
     assert budget["peak"] == 800
-    assert budget["terms"]["max_connections"]["source"]["path"] == "k8s/postgres-config.yaml"
+    assert budget["terms"]["max_connections"]["source"]["path"] \
+        == "fixtures/acme-shop/k8s/postgres-config.yaml"
     finding = next(f for f in data["findings"] if f["code"] == "PA101")
     assert finding["name"] == "oversubscribed-server"
     assert finding["location"]["path"] and finding["location"]["line"]

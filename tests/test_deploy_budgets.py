@@ -11,7 +11,7 @@ import shutil
 
 import pytest
 
-from advisor.engine import run_check
+from advisor.engine import CheckOptions, run_check
 from tests.deploy_helpers import FIXTURES, line_no
 
 helm = pytest.importorskip("helm_python", reason="the helm extra (helm-python-sdk) is needed")
@@ -32,7 +32,8 @@ def codes(result):
 
 
 def test_helm_chart_with_prod_values():
-    r = run_check([FIXTURES / "helm-chart-prod"])
+    # Each fixture is a repository of its own: paths are relative to it.
+    r = run_check([FIXTURES / "helm-chart-prod"], CheckOptions(root=FIXTURES / "helm-chart-prod"))
     b = budget(r, "StatefulSet/shop/orders-db")
     # usable = 300 max_connections (k8s/postgres.yaml) - 3 superuser_reserved = 297
     assert (b.max_connections.value, b.usable) == (300, 297)
@@ -55,7 +56,8 @@ def test_helm_chart_with_prod_values():
 @pytest.mark.skipif(not (shutil.which("kubectl") or shutil.which("kustomize")),
                     reason="kubectl (kustomize) not installed")
 def test_kustomize_prod_overlay():
-    r = run_check([FIXTURES / "kustomize-overlays"])
+    r = run_check([FIXTURES / "kustomize-overlays"],
+                  CheckOptions(root=FIXTURES / "kustomize-overlays"))
     prod = budget(r, "StatefulSet/prod/postgres")
     # usable = 200 max_connections (overlays/prod/postgres-conf.yaml patch) - 3 = 197
     assert (prod.max_connections.value, prod.usable) == (200, 197)
@@ -115,7 +117,7 @@ def test_crunchy_cluster_with_pgbouncer():
 
 
 def test_bitnami_values_primary_and_read_replicas():
-    r = run_check([FIXTURES / "bitnami-values"])
+    r = run_check([FIXTURES / "bitnami-values"], CheckOptions(root=FIXTURES / "bitnami-values"))
     primary = budget(r, "bitnami-postgresql:shop/shop-postgresql-primary")
     # usable = 500 (primary.extendedConfiguration, values-prod.yaml) - 3 = 497
     # shop: replicaCount 6 + surge ceil(6 x 25%) = 2 -> 8 pods x HikariCP 25 = 200

@@ -17,9 +17,10 @@ pytest.importorskip("helm_python", reason="the helm extra (helm-python-sdk) is n
 def test_check_chart_with_values_file_on_the_command_line():
     chart = FIXTURES / "bitnami-values" / "charts" / "shop"
     proc = subprocess.run(
-        [sys.executable, "-m", "advisor", "check", str(chart), "--values", "values-prod.yaml",
+        # --values is read from the working directory, as `helm -f` reads it
+        [sys.executable, "-m", "advisor", "check", ".", "--values", "values-prod.yaml",
          "--release", "shop", "--namespace", "shop", "--format", "json"],
-        capture_output=True, text=True, cwd=REPO, timeout=120,
+        capture_output=True, text=True, cwd=chart, timeout=120,
         env={**os.environ, "PYTHONPATH": str(REPO)})
     assert proc.returncode == 1, proc.stderr  # PA110 is an error
     out = json.loads(proc.stdout)

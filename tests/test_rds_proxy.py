@@ -136,7 +136,7 @@ def test_fixture_budget_by_hand() -> None:
 
 
 def test_fixture_pinning_findings() -> None:
-    r = run_check([FIXTURE], CheckOptions(select=["PA411"]))
+    r = run_check([FIXTURE], CheckOptions(select=["PA411"], root=FIXTURE))
     api = FIXTURE / "services/orders-api/sql/queries.sql"
     jobs = FIXTURE / "services/orders-worker/sql/jobs.sql"
     found = {(f.location.path, f.location.line) for f in r.findings}

@@ -54,7 +54,7 @@ def test_gitlab_code_quality_matches_published_fields(tmp_path, monkeypatch):
     by_check = {i["check_name"]: i for i in issues}
     assert {k: by_check["PA101"][k] for k in ("severity", "location", "fingerprint")} == {
         "severity": "critical",
-        "location": {"path": "deploy/db/postgresql.conf", "lines": {"begin": 2}},
+        "location": {"path": "db/postgresql.conf", "lines": {"begin": 2}},
         "fingerprint": rs.oversubscribed().fingerprint,
     }
     assert by_check["PA401"]["severity"] == "major"
@@ -89,14 +89,14 @@ def test_rdjson_matches_reviewdog_schema_with_suggestions(tmp_path, monkeypatch)
     main = diags[0]
     assert main["severity"] == "ERROR" and main["code"]["value"] == "PA101"
     assert main["code"]["url"].endswith("/rules/PA101-oversubscribed-server.md")
-    assert main["location"] == {"path": "deploy/db/postgresql.conf",
+    assert main["location"] == {"path": "db/postgresql.conf",
                                 "range": {"start": {"line": 2}}}
     assert [r["location"]["path"] for r in main["related_locations"]] == [
-        "deploy/k8s/hpa.yaml", "deploy/k8s/configmap.yaml", "deploy/db/postgresql.conf"]
+        "k8s/hpa.yaml", "k8s/configmap.yaml", "db/postgresql.conf"]
     # The pool size to change is in another file: a second diagnostic sits on that line
     # and carries the suggestion (range of the value, end exclusive, UTF-8 columns).
     fix = diags[1]
-    assert fix["location"]["path"] == "deploy/k8s/configmap.yaml"
+    assert fix["location"]["path"] == "k8s/configmap.yaml"
     (sug,) = fix["suggestions"]
     assert sug["text"] == "2"
     line = rs.CONFIGMAP.splitlines()[7].encode()
@@ -115,7 +115,7 @@ def test_rdjson_suggestion_on_own_line_uses_utf8_columns(tmp_path):
         fix=rs.Fix(description="smaller", replacement=rs.Replacement(
             path="u.ini", line=2, key="default_pool_size", old="20", new="10")),
     )
-    doc = json.loads(rdjson.render(CheckResult(tool_version="0", roots=[str(tmp_path)],
+    doc = json.loads(rdjson.render(CheckResult(tool_version="0", root=str(tmp_path),
                                                findings=[f]), rs.sample_registry()))
     (d,) = doc["diagnostics"]
     rng = d["suggestions"][0]["range"]
@@ -166,29 +166,6 @@ def test_markdown_says_fits_when_clean():
     tree = parse(markdown.render(rs.clean_result(), rs.sample_registry()))
     assert "fits" in tree.find_all("strong")[0].text()
     assert not tree.find_all("h4")
-
-
-def test_repo_paths_maps_root_relative_paths_to_the_working_directory(tmp_path):
-    from advisor.report.common import repo_paths
-
-    (tmp_path / "k8s").mkdir()
-    (tmp_path / "db").mkdir()
-    (tmp_path / "db/postgresql.conf").write_text("")
-    (tmp_path / "k8s/app.yaml").write_text("")
-    assert repo_paths(["."], tmp_path)("k8s/app.yaml") == "k8s/app.yaml"
-    assert repo_paths(["./k8s"], tmp_path)("app.yaml") == "k8s/app.yaml"
-    assert repo_paths([str(tmp_path / "k8s")], tmp_path)("app.yaml") == "k8s/app.yaml"
-    # Several roots: the one holding the file.
-    to_repo = repo_paths([str(tmp_path / "k8s"), str(tmp_path / "db")], tmp_path)
-    assert to_repo("postgresql.conf") == "db/postgresql.conf"
-    assert to_repo("app.yaml") == "k8s/app.yaml"
-    # A single file given as the root: paths are relative to its folder.
-    assert repo_paths([str(tmp_path / "db/postgresql.conf")], tmp_path)("postgresql.conf") \
-        == "db/postgresql.conf"
-    # Outside the working directory: absolute.
-    assert repo_paths([str(tmp_path)], tmp_path / "k8s")("db/postgresql.conf") \
-        == str(tmp_path / "db/postgresql.conf")
-    assert repo_paths([], tmp_path)("x.yaml") == "x.yaml"
 
 
 def test_every_fixture_matches_the_gitlab_and_reviewdog_schemas(monkeypatch):

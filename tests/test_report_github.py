@@ -64,18 +64,18 @@ def test_exact_command_text():
 
 
 def test_render_one_annotation_per_finding_errors_first(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)  # `check deploy` from the workspace root
+    monkeypatch.chdir(tmp_path)  # the repository is deploy/
     rs.write_sample_tree(tmp_path / "deploy")
     out = render(rs.sample_result("deploy"), rs.sample_registry())
     lines = out.splitlines()
     assert len(lines) == 4 and out.endswith("\n")
     assert [_parse(x)[0] for x in lines] == ["error", "error", "warning", "notice"]
     _, props, data = _parse(lines[0])
-    assert props["file"] == "deploy/db/postgresql.conf" and props["line"] == "2"
+    assert props["file"] == "db/postgresql.conf" and props["line"] == "2"
     assert data.endswith("\nFix: Set HikariCP maximumPoolSize to 2 so 40 pods fit in 97 slots")
     # A finding without a line annotates the file.
     _, props, _ = _parse(lines[3])
-    assert props == {"file": "deploy/pool-advisor.toml", "title": "PA301 work-mem-oversubscribed"}
+    assert props == {"file": "pool-advisor.toml", "title": "PA301 work-mem-oversubscribed"}
     assert all(re.match(r"^::(error|warning|notice) ", x) for x in lines)
 
 

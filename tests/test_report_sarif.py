@@ -16,8 +16,8 @@ REPO = Path(__file__).resolve().parent.parent
 
 @pytest.fixture
 def repo(tmp_path, monkeypatch):
-    """A checkout with the sample files under deploy/, scanned as `check deploy` from
-    the checkout's root: reported paths are relative to deploy/, SARIF's to the root."""
+    """A repository, deploy/, holding the sample files: reported paths are relative to
+    it (wherever pool-advisor runs from), and so are SARIF's."""
     monkeypatch.chdir(tmp_path)
     rs.write_sample_tree(tmp_path / "deploy")
     return tmp_path
@@ -51,9 +51,9 @@ def test_rules_carry_docs_help_and_links(repo):
 
 
 def test_results_locations_fingerprints_related_and_fix(repo):
-    log = _log(srcroot=str(repo))
+    log = _log(srcroot=str(repo / "deploy"))
     run = log["runs"][0]
-    assert run["originalUriBaseIds"]["SRCROOT"]["uri"] == repo.as_uri() + "/"
+    assert run["originalUriBaseIds"]["SRCROOT"]["uri"] == (repo / "deploy").as_uri() + "/"
     assert run["tool"]["driver"]["version"] == "0.1.0"
     assert run["tool"]["driver"]["semanticVersion"] == "0.1.0"
     assert run["invocations"][0]["executionSuccessful"] is True
@@ -67,13 +67,13 @@ def test_results_locations_fingerprints_related_and_fix(repo):
     over = by_rule["PA101"]
     assert over["level"] == "error"
     assert [r["physicalLocation"]["artifactLocation"]["uri"] for r in over["relatedLocations"]] \
-        == ["deploy/k8s/hpa.yaml", "deploy/k8s/configmap.yaml", "deploy/db/postgresql.conf"]
+        == ["k8s/hpa.yaml", "k8s/configmap.yaml", "db/postgresql.conf"]
     assert over["relatedLocations"][0]["message"]["text"] == "40 pods at peak (HPA maxReplicas)."
     # The fix replaces exactly the "20" after the key on line 8.
     assert over["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] \
-        == "deploy/db/postgresql.conf"
+        == "db/postgresql.conf"
     (change,) = over["fixes"][0]["artifactChanges"]
-    assert change["artifactLocation"]["uri"] == "deploy/k8s/configmap.yaml"
+    assert change["artifactLocation"]["uri"] == "k8s/configmap.yaml"
     (repl,) = change["replacements"]
     line = rs.CONFIGMAP.splitlines()[7]
     region = repl["deletedRegion"]
@@ -118,7 +118,7 @@ def test_github_validator_accepts_sarif_of_realistic_results(repo, tmp_path_fact
     unicode_msg = replace(rs.session_set(),
                           message="naïve SET ⟶ leaks: 100% of sessions, see\nline two")
     cases = {
-        "full.sarif": render(rs.sample_result("deploy"), registry, srcroot=str(repo)),
+        "full.sarif": render(rs.sample_result("deploy"), registry, srcroot=str(repo / "deploy")),
         "no-srcroot.sarif": render(rs.sample_result("deploy"), registry),
         "outside.sarif": render(rs.sample_result(outside), registry),
         "clean.sarif": render(rs.clean_result(), registry),

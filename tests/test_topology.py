@@ -285,7 +285,8 @@ def _app(name: str, host: str, extra_env: str = "") -> str:
 
 def test_sql_hazards_belong_to_the_workload_whose_source_holds_them(tmp_path):
     from advisor.config import Settings
-    from advisor.engine import scan_path
+    from advisor.engine import scan_paths
+    from advisor.fs import Root
 
     write(tmp_path, {
         "k8s/db.yaml": DB,
@@ -298,7 +299,7 @@ def test_sql_hazards_belong_to_the_workload_whose_source_holds_them(tmp_path):
         "batch/pom.xml": "<project/>\n",
         "batch/sql/V1__x.sql": "SET search_path = shop;\n",
     })
-    topo = scan_path(tmp_path, Settings(), CheckOptions())
+    topo = scan_paths(Root.of(tmp_path), [tmp_path], Settings(), CheckOptions())
     owners = {(h.location.path, h.kind): h.client_id for h in topo.sql_hazards}
     assert owners[("web/db/migration/V1__init.sql", "session-set")] == "Deployment/web"
     assert owners[("batch/sql/V1__x.sql", "session-set")] == "Deployment/batch"

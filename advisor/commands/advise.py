@@ -92,6 +92,11 @@ def advise_command(
         int | None, typer.Option("--pg-version", help="PostgreSQL major version.")
     ] = None,
     output_format: Annotated[OutputFormat, typer.Option("--format")] = OutputFormat.text,
+    root: Annotated[
+        Path | None,
+        typer.Option("--root", help="The repository, as for check (default: the git "
+                     "top-level holding the paths, else their common folder)."),
+    ] = None,
 ) -> None:
     from advisor.advise import AdviseOptions, advise, render_text
     from advisor.fs import InputError
@@ -112,8 +117,8 @@ def advise_command(
             force=force,
             min_r2=min_r2,
         )
-        topo, budgets, memory, settings = load_with_settings(
-            paths, config=config, pg_version=pg_version
+        topo, budgets, memory, settings, repo = load_with_settings(
+            paths, config=config, pg_version=pg_version, root=root
         )
         options.memory = memory
         # Declared in the configuration ([[workloads]] weight, min-pool-size); the
@@ -146,8 +151,9 @@ def advise_command(
     from advisor.edits import write as write_files
 
     files = [Path(p) for p in paths if p != "-"]
-    edit_plan = plan(edits, files) if edits else None
-    left = _left_after(files, edit_plan, config, pg_version)
+    # Edits are relative to the repository root: the diff applies with `git apply` there.
+    edit_plan = plan(edits, [repo]) if edits else None
+    left = _left_after(files, repo, edit_plan, config, pg_version)
     if not (diff or write) or edit_plan is None:
         if (diff or write) and not edits:
             typer.echo("no file edits to make", err=True)
@@ -173,7 +179,7 @@ def advise_command(
     _exit_for(result, left)
 
 
-def _left_after(files: list[Path], edit_plan, config: Path | None,
+def _left_after(files: list[Path], repo: Path, edit_plan, config: Path | None,
                 pg_version: int | None) -> list | None:
     """What check still reports once advise's edits are written (None: not known)."""
     if not files:
@@ -182,7 +188,8 @@ def _left_after(files: list[Path], edit_plan, config: Path | None,
 
     changes = [(c.real, c.after) for c in edit_plan.changes] if edit_plan else []
     try:
-        return remaining_after(files, changes, config=config, pg_version=pg_version)
+        return remaining_after(files, changes, config=config, pg_version=pg_version,
+                               root=repo)
     except Exception as exc:  # the trial check is advice about advice: never a crash
         typer.echo(f"notice: could not check the repository after the edits: {exc}", err=True)
         return None

@@ -5,10 +5,8 @@ its line a one-value fix applies."""
 from __future__ import annotations
 
 import inspect
-import os
 import re
-from collections.abc import Callable, Iterable
-from pathlib import Path
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from msgspec import Struct
@@ -175,18 +173,16 @@ def locate_value(line_text: str, repl: Replacement) -> tuple[int, int] | None:
     return None
 
 
-def file_line_reader(roots: Iterable[str]) -> LineReader:
-    """Read line N of a reported path, looking under each scanned root, then the working
-    directory, through `Root` so nothing outside them is read. Caches per path."""
-    bases: list[Path] = []
-    for r in [*roots, "."]:
-        p = Path(r)
-        bases.append(p.parent if p.is_file() else p)
+def file_line_reader(root: str) -> LineReader:
+    """Read line N of a reported path (relative to the repository root `root`; the
+    working directory when empty, for a JSON report read back), through `Root` so
+    nothing outside it is read. Caches per path."""
+    base = Root.of(root or ".")
     cache: dict[str, list[str] | None] = {}
 
     def read(path: str, line: int) -> str | None:
         if path not in cache:
-            cache[path] = _read_lines(bases, path)
+            cache[path] = _read_lines(base, path)
         lines = cache[path]
         if lines is None or not 1 <= line <= len(lines):
             return None
@@ -195,50 +191,11 @@ def file_line_reader(roots: Iterable[str]) -> LineReader:
     return read
 
 
-def _read_lines(bases: list[Path], path: str) -> list[str] | None:
-    for base in bases:
-        try:
-            return Root.of(base).read_text(path).splitlines()
-        except InputError:
-            continue
-    return None
-
-
-PathMap = Callable[[str], str]
-
-
-def repo_paths(roots: Iterable[str], cwd: Path | None = None) -> PathMap:
-    """Map a reported path (relative to its scanned root, as the engine shows it) to one
-    relative to the working directory: in CI that is the repository root, which GitHub
-    code scanning, annotations, GitLab and reviewdog all resolve paths against
-    (codeql-action's upload "just assumes a relative path is relative to the src root").
-    With several roots, the one that holds the file wins. A root outside the working
-    directory gives absolute paths."""
-    here = Path(os.path.abspath(cwd or Path.cwd()))
-    bases: list[Path] = []
-    for r in roots:
-        if r == "-":
-            continue
-        p = Path(r)
-        bases.append(p.parent if p.is_file() else p)
-    if not bases:
-        return lambda path: path
-
-    def to_repo(path: str) -> str:
-        if path.startswith("/"):
-            return path
-        candidates = [b / path for b in bases]
-        chosen = candidates[0]
-        if len(candidates) > 1:
-            chosen = next((c for c in candidates if c.exists()), chosen)
-        # normpath, not resolve: a symlinked file keeps the name the engine reported.
-        absolute = Path(os.path.normpath(here / chosen))
-        try:
-            return absolute.relative_to(here).as_posix()
-        except ValueError:
-            return absolute.as_posix()
-
-    return to_repo
+def _read_lines(root: Root, path: str) -> list[str] | None:
+    try:
+        return root.read_text(path).splitlines()
+    except InputError:
+        return None
 
 
 def value_span(repl: Replacement, read_line: LineReader) -> ValueSpan | None:

@@ -13,7 +13,6 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from advisor.model import Finding, Severity
-from advisor.report.common import PathMap, repo_paths
 
 if TYPE_CHECKING:
     from advisor.model import CheckResult
@@ -42,9 +41,9 @@ def workflow_command(name: str, properties: Mapping[str, object], message: str) 
     return f"{head}::{escape_data(message)}"
 
 
-def annotation(finding: Finding, to_repo: PathMap | None = None) -> str:
-    """One workflow command; `to_repo` maps the reported path to the workspace-relative
-    one GitHub expects."""
+def annotation(finding: Finding) -> str:
+    """One workflow command. Its path is relative to the repository root, which GitHub
+    resolves it against."""
     loc = finding.location
     end_line = loc.end_line if loc.end_line is not None and loc.line is not None else None
     message = finding.message
@@ -53,7 +52,7 @@ def annotation(finding: Finding, to_repo: PathMap | None = None) -> str:
     return workflow_command(
         COMMANDS[finding.severity],
         {
-            "file": to_repo(loc.path) if to_repo else loc.path,
+            "file": loc.path,
             "line": loc.line,
             "endLine": end_line,
             "col": loc.column if loc.line is not None else None,
@@ -65,8 +64,7 @@ def annotation(finding: Finding, to_repo: PathMap | None = None) -> str:
 
 def render(result: CheckResult, registry: Registry) -> str:
     ordered = sorted(result.findings, key=lambda f: -f.severity.rank)
-    to_repo = repo_paths(result.roots)
-    return "".join(annotation(f, to_repo) + "\n" for f in ordered)
+    return "".join(annotation(f) + "\n" for f in ordered)
 
 
 def should_add_github_annotations(env: Mapping[str, str]) -> bool:

@@ -8,7 +8,6 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from advisor.model import Finding, Severity
-from advisor.report.common import PathMap, repo_paths
 
 if TYPE_CHECKING:
     from advisor.model import CheckResult
@@ -20,7 +19,7 @@ if TYPE_CHECKING:
 SEVERITY = {Severity.error: "critical", Severity.warning: "major", Severity.info: "info"}
 
 
-def issue(f: Finding, to_repo: PathMap) -> dict[str, Any]:
+def issue(f: Finding) -> dict[str, Any]:
     description = f.message
     if f.fix is not None:
         description = f"{description} Fix: {f.fix.description}"
@@ -33,11 +32,10 @@ def issue(f: Finding, to_repo: PathMap) -> dict[str, Any]:
         "check_name": f.code,
         "fingerprint": f.fingerprint,
         "severity": SEVERITY[f.severity],
-        "location": {"path": to_repo(f.location.path), "lines": lines},
+        "location": {"path": f.location.path, "lines": lines},
     }
 
 
 def render(result: CheckResult, registry: Registry) -> str:
     # No BOM: GitLab's parser rejects one. ensure_ascii keeps the file plain ASCII.
-    to_repo = repo_paths(result.roots)
-    return json.dumps([issue(f, to_repo) for f in result.findings], indent=2) + "\n"
+    return json.dumps([issue(f) for f in result.findings], indent=2) + "\n"

@@ -14,8 +14,6 @@ from advisor.model import Budget, Contribution, Finding, Location, Severity, Ter
 from advisor.report.common import (
     DEFAULT_DOCS_URL,
     SEVERITY_ORDER,
-    PathMap,
-    repo_paths,
     rule_doc_url,
     rule_info,
 )
@@ -66,10 +64,10 @@ def signed(value: float) -> str:
     return "±0" if value == 0 else f"{'+' if value > 0 else MINUS}{number(abs(value))}"
 
 
-def where(loc: Location, source_url: str | None = None, to_repo: PathMap | None = None) -> str:
-    """`path:line`, linked to the file at the reviewed commit when `source_url` is given
-    (e.g. https://github.com/o/r/blob/<sha>); `to_repo` makes the path repository-relative."""
-    path = to_repo(loc.path) if to_repo else loc.path
+def where(loc: Location, source_url: str | None = None) -> str:
+    """`path:line` (relative to the repository root), linked to the file at the reviewed
+    commit when `source_url` is given (e.g. https://github.com/o/r/blob/<sha>)."""
+    path = loc.path
     label = md_code(path if loc.line is None else f"{path}:{loc.line}")
     if source_url is None or path.startswith("/"):
         return label
@@ -193,24 +191,23 @@ def finding_block(
     source_url: str | None = None,
     new: bool = False,
     details: bool = True,
-    to_repo: PathMap | None = None,
 ) -> str:
     info = rule_info(registry, f)
     title = f"{f.code} {md_text(info.name)}"
     if info.registered:
         title = f"[{title}]({rule_doc_url(docs_url, info.code, info.name)})"
     badge = "\U0001f195 " if new else ""  # NEW button
-    head = f"{badge}**{title}** at {where(f.location, source_url, to_repo)}: {md_text(f.message)}"
+    head = f"{badge}**{title}** at {where(f.location, source_url)}: {md_text(f.message)}"
     if not details:
         return head
-    items = [f"- {md_text(r.message)}: {where(r.location, source_url, to_repo)}" for r in f.related]
+    items = [f"- {md_text(r.message)}: {where(r.location, source_url)}" for r in f.related]
     if f.fix is not None:
         fix = f"- **Fix:** {md_text(f.fix.description)}"
         r = f.fix.replacement
         if r is not None:
             at = Location(path=r.path, line=r.line)
             edit = f"{md_code(r.key)} {md_code(r.old)} {ARROW} {md_code(r.new)}"
-            fix += f" ({where(at, source_url, to_repo)}: {edit})"
+            fix += f" ({where(at, source_url)}: {edit})"
         items.append(fix)
     if not items:
         return head
@@ -226,7 +223,6 @@ def findings_section(
     new_fingerprints: set[str] | None = None,
     details: bool = True,
     totals: dict[Severity, int] | None = None,
-    to_repo: PathMap | None = None,
 ) -> str:
     """Findings under one heading per severity. `totals`: how many there are in all,
     when `findings` is only the part that fits ("Errors (40 of 1,000)")."""
@@ -242,7 +238,7 @@ def findings_section(
         for f in group:
             is_new = new_fingerprints is not None and f.fingerprint in new_fingerprints
             out.append(finding_block(f, registry, docs_url=docs_url, source_url=source_url,
-                                     new=is_new, details=details, to_repo=to_repo))
+                                     new=is_new, details=details))
     return "\n\n".join(out)
 
 
@@ -269,8 +265,7 @@ def render(
         parts.extend(budget_details(b) for b in result.budgets)
     if result.findings:
         parts.append(findings_section(result.findings, registry, docs_url=docs_url,
-                                      source_url=source_url,
-                                      to_repo=repo_paths(result.roots)))
+                                      source_url=source_url))
     if result.notices:
         parts.append("\n".join(f"> {md_text(n)}" for n in result.notices))
     return "\n\n".join(parts) + "\n"

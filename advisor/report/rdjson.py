@@ -14,9 +14,7 @@ from advisor.report.common import (
     DEFAULT_REPO_URL,
     TOOL_NAME,
     LineReader,
-    PathMap,
     file_line_reader,
-    repo_paths,
     rule_doc_url,
     rule_info,
     value_span,
@@ -36,20 +34,19 @@ def render(
     docs_url: str = DEFAULT_DOCS_URL,
     read_line: LineReader | None = None,
 ) -> str:
-    reader = read_line or file_line_reader(result.roots)
-    to_repo = repo_paths(result.roots)
+    reader = read_line or file_line_reader(result.root)
     doc = {
         "source": {"name": TOOL_NAME, "url": DEFAULT_REPO_URL},
         "diagnostics": [
             d for f in result.findings
-            for d in _diagnostics(f, registry, docs_url, reader, to_repo)
+            for d in _diagnostics(f, registry, docs_url, reader)
         ],
     }
     return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
 
 
-def _location(loc: Location, to_repo: PathMap) -> dict[str, Any]:
-    out: dict[str, Any] = {"path": to_repo(loc.path)}
+def _location(loc: Location) -> dict[str, Any]:
+    out: dict[str, Any] = {"path": loc.path}
     if loc.line is not None:
         start: dict[str, int] = {"line": loc.line}
         if loc.column is not None:
@@ -61,7 +58,7 @@ def _location(loc: Location, to_repo: PathMap) -> dict[str, Any]:
 
 
 def _diagnostics(
-    f: Finding, registry: Registry, docs_url: str, read_line: LineReader, to_repo: PathMap
+    f: Finding, registry: Registry, docs_url: str, read_line: LineReader
 ) -> list[dict[str, Any]]:
     info = rule_info(registry, f)
     code = {"value": f.code}
@@ -70,13 +67,13 @@ def _diagnostics(
     message = f.message if f.fix is None else f"{f.message}\nFix: {f.fix.description}"
     main: dict[str, Any] = {
         "message": message,
-        "location": _location(f.location, to_repo),
+        "location": _location(f.location),
         "severity": SEVERITY[f.severity],
         "code": code,
     }
     if f.related:
         main["related_locations"] = [
-            {"message": rel.message, "location": _location(rel.location, to_repo)}
+            {"message": rel.message, "location": _location(rel.location)}
             for rel in f.related
         ]
     out = [main]
@@ -91,7 +88,7 @@ def _diagnostics(
         # often sits elsewhere (the pool size, not the server): say so where it sits.
         out.append({
             "message": f"Fix for {f.code} ({f.message}): {f.fix.description}",
-            "location": {"path": to_repo(repl.path), "range": suggestion["range"]},
+            "location": {"path": repl.path, "range": suggestion["range"]},
             "severity": SEVERITY[f.severity],
             "code": code,
             "suggestions": [suggestion],

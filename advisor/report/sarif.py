@@ -22,12 +22,10 @@ from advisor.report.common import (
     DEFAULT_REPO_URL,
     TOOL_NAME,
     LineReader,
-    PathMap,
     RuleInfo,
     doc_markdown,
     file_line_reader,
     full_description,
-    repo_paths,
     rule_doc_url,
     rules_for,
     sentence,
@@ -71,11 +69,10 @@ def build_log(
     srcroot: str | None = None,
     read_line: LineReader | None = None,
 ) -> dict[str, Any]:
-    """The SARIF log as a dict. `srcroot`: absolute directory the result's paths are
-    relative to (the CLI passes its working directory); omitted, SRCROOT is described
-    but left for the consumer to bind, as GitHub does with the checkout."""
-    reader = read_line or file_line_reader(result.roots)
-    to_repo = repo_paths(result.roots)
+    """The SARIF log as a dict. `srcroot`: the absolute repository root the result's
+    paths are relative to; omitted, SRCROOT is described but left for the consumer to
+    bind, as GitHub does with the checkout."""
+    reader = read_line or file_line_reader(result.root)
     infos = rules_for(result, registry)
     index = {info.code: i for i, info in enumerate(infos)}
     driver: dict[str, Any] = {
@@ -91,7 +88,7 @@ def build_log(
         "invocations": [_invocation(result)],
         "originalUriBaseIds": {SRCROOT: _srcroot(srcroot)},
         "columnKind": "utf16CodeUnits",
-        "results": [_result(f, index[f.code], reader, to_repo) for f in result.findings],
+        "results": [_result(f, index[f.code], reader) for f in result.findings],
     }
     return {"$schema": SCHEMA_URI, "version": "2.1.0", "runs": [run]}
 
@@ -118,7 +115,7 @@ def _ident(text: str) -> str:
 
 def _srcroot(srcroot: str | None) -> dict[str, Any]:
     description = {
-        "text": "The directory pool-advisor was run from; result paths are relative to it."
+        "text": "The repository root; result paths are relative to it."
     }
     if srcroot is None:
         return {"description": description}
@@ -171,8 +168,8 @@ def artifact_location(path: str) -> dict[str, Any]:
     return {"uri": quote(PurePosixPath(path).as_posix()), "uriBaseId": SRCROOT}
 
 
-def physical_location(loc: Location, to_repo: PathMap) -> dict[str, Any]:
-    return {"artifactLocation": artifact_location(to_repo(loc.path)), "region": _region(loc)}
+def physical_location(loc: Location) -> dict[str, Any]:
+    return {"artifactLocation": artifact_location(loc.path), "region": _region(loc)}
 
 
 def _region(loc: Location) -> dict[str, Any]:
@@ -189,26 +186,26 @@ def _region(loc: Location) -> dict[str, Any]:
 
 
 def _result(
-    f: Finding, rule_index: int, read_line: LineReader, to_repo: PathMap
+    f: Finding, rule_index: int, read_line: LineReader
 ) -> dict[str, Any]:
     out: dict[str, Any] = {
         "ruleId": f.code,
         "ruleIndex": rule_index,
         "level": LEVELS[f.severity],
         "message": {"text": _message(f)},
-        "locations": [{"physicalLocation": physical_location(f.location, to_repo)}],
+        "locations": [{"physicalLocation": physical_location(f.location)}],
         "partialFingerprints": {FINGERPRINT_KEY: f.fingerprint},
     }
     if f.related:
         out["relatedLocations"] = [
             {
                 "id": i,
-                "physicalLocation": physical_location(rel.location, to_repo),
+                "physicalLocation": physical_location(rel.location),
                 "message": {"text": sentence(rel.message)},
             }
             for i, rel in enumerate(f.related, start=1)
         ]
-    fix = _fix(f, read_line, to_repo)
+    fix = _fix(f, read_line)
     if fix is not None:
         out["fixes"] = [fix]
     return out
@@ -221,7 +218,7 @@ def _message(f: Finding) -> str:
     return text
 
 
-def _fix(f: Finding, read_line: LineReader, to_repo: PathMap) -> dict[str, Any] | None:
+def _fix(f: Finding, read_line: LineReader) -> dict[str, Any] | None:
     if f.fix is None or f.fix.replacement is None:
         return None
     repl = f.fix.replacement
@@ -233,7 +230,7 @@ def _fix(f: Finding, read_line: LineReader, to_repo: PathMap) -> dict[str, Any] 
         "description": {"text": sentence(f.fix.description)},
         "artifactChanges": [
             {
-                "artifactLocation": artifact_location(to_repo(repl.path)),
+                "artifactLocation": artifact_location(repl.path),
                 "replacements": [
                     {
                         "deletedRegion": {

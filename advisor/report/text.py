@@ -63,10 +63,22 @@ def render(result: CheckResult, registry: Registry, *, color: bool = False) -> s
     counts = {s: sum(1 for f in result.findings if f.severity.value == s)
               for s in ("error", "warning", "info")}
     if result.findings:
-        out.append(", ".join(f"{n} {s}{'s' if n != 1 else ''}" for s, n in counts.items() if n))
+        out.append(", ".join(f"{n} {s}{'s' if n != 1 else ''}" for s, n in counts.items() if n)
+                   + _in_focus(result))
     else:
         out.append("no findings" + ("" if result.budgets else " (no PostgreSQL server found)"))
     return "\n".join(out) + "\n"
+
+
+def _in_focus(result: CheckResult) -> str:
+    """With --changed-files: how many findings point into the changed files (the rest are
+    the deployment's too: a budget changes where its servers are declared)."""
+    if not result.focus:
+        return ""
+    focus = set(result.focus)
+    n = sum(1 for f in result.findings
+            if f.location.path in focus or any(r.location.path in focus for r in f.related))
+    return f" ({n} in the changed files)"
 
 
 def _finding(f: Finding, color: bool) -> list[str]:
