@@ -28,8 +28,9 @@ PGBOUNCER_DEFAULT_POOL_SIZE = 20
 def check_json(folder: str, *args: str) -> dict:
     from advisor.cli import app
 
+    # Each fixture is a repository of its own (--root): paths are relative to it.
     result = CliRunner().invoke(app, ["check", str(CORPUS / folder), "--format", "json",
-                                      *args])
+                                      "--root", str(CORPUS / folder), *args])
     assert result.exit_code in (0, 1), result.output
     return json.loads(result.output[result.output.index("{"):])
 
