@@ -12,6 +12,7 @@ Anything else is unknown (None): callers say so instead of guessing.
 from __future__ import annotations
 
 import ast
+import sys
 from typing import Any
 
 from msgspec import Struct, field
@@ -294,6 +295,17 @@ def parse(text: str, path: str) -> tuple[ast.Module | None, str | None, int | No
     try:
         return ast.parse(text, filename=path), None, None
     except SyntaxError as exc:
-        return None, f"Python syntax error: {exc.msg}", exc.lineno
+        error = exc
     except (ValueError, RecursionError) as exc:
         return None, f"cannot parse Python: {exc}", None
+    if sys.version_info < (3, 12):
+        # Perhaps Python 3.12+ grammar (PEP 701 f-strings, PEP 695 `type`): read a
+        # rewritten copy with the same lines (advisor/apps/pycompat.py).
+        from advisor.apps.pycompat import rewrite_for_older_python
+
+        try:
+            rewritten, _notes = rewrite_for_older_python(text)
+            return ast.parse(rewritten, filename=path), None, None
+        except (SyntaxError, ValueError, RecursionError):
+            pass
+    return None, f"Python syntax error: {error.msg}", error.lineno
