@@ -9,8 +9,8 @@ import pytest
 
 from advisor.apps.pycompat import rewrite_for_older_python
 from advisor.apps.pyeval import parse
-from advisor.apps.sqlalchemy import sqlalchemy_pools
 from advisor.apps.source import AppFile, AppSource
+from advisor.apps.sqlalchemy import sqlalchemy_pools
 from advisor.fs import Root
 from tests.apphelpers import container
 
