@@ -19,6 +19,12 @@ Sources read (versions whose source was checked):
   RAILS_MAX_THREADS when set; `-c`, config/sidekiq.yml `concurrency`. One process.
 - PHP-FPM: `pm.max_children` of the pool config (www.conf); each child is a process.
 - PM2: `-i N|max|0` / ecosystem `instances` (max and 0 = CPU count); node `cluster.fork()`.
+- uWSGI (docs "Configuring uWSGI", "uWSGI Options"): `-p/--processes/--workers`,
+  `--threads`, an ini file (`uwsgi app.ini`, `--ini`) with `processes`/`workers`,
+  `threads` and `if-env`/`if-not-env` ... `endif` blocks; every option also as env
+  UWSGI_<OPTION>. Default 1 process, 1 thread. `attach-daemon` commands run next to
+  the workers: each `manage.py` daemon is one more process with its own connection.
+  Order assumed: ini < env < command line.
 """
 
 from __future__ import annotations
@@ -188,6 +194,92 @@ def _uvicorn(ctx: StackContext, words: list[Word]) -> ProcessInfo:
                                       key="workers")
     return ProcessInfo(server="uvicorn",
                        processes=Term(label="uvicorn workers", value=n or 1, source=src))
+
+
+def _uwsgi_ini(ctx: StackContext, hint: str | None) -> tuple[dict[str, tuple[str, Source]],
+                                                              list[Source]]:
+    """Options of the uWSGI ini file named on the command line (matched by path suffix),
+    with if-env/if-not-env blocks decided by the container env; and attach-daemon lines
+    that run manage.py."""
+    if ctx.app is None or not hint:
+        return {}, []
+    parts = hint.strip("/").split("/")
+    best, score = None, 0
+    for f in ctx.app.of_kind("uwsgi"):
+        fparts = f.rel.split("/")
+        n = 0
+        while n < min(len(parts), len(fparts)) and parts[-1 - n] == fparts[-1 - n]:
+            n += 1
+        if n > score:
+            best, score = f, n
+    if best is None:
+        return {}, []
+    env = ctx.env_map()
+    options: dict[str, tuple[str, Source]] = {}
+    daemons: list[Source] = []
+    active: list[bool] = []
+    section = ""
+    for n, raw in enumerate(best.text.splitlines(), 1):
+        line = raw.strip()
+        if not line or line.startswith((";", "#")):
+            continue
+        if line.startswith("["):
+            section = line.strip("[]").strip()
+            continue
+        if section != "uwsgi" or "=" not in line:
+            continue
+        key, value = (x.strip() for x in line.split("=", 1))
+        if key in ("if-env", "if-not-env"):
+            var = env.get(value)
+            is_set = var is not None and var.value not in (None, "")
+            active.append(is_set if key == "if-env" else not is_set)
+            continue
+        if key == "endif":
+            if active:
+                active.pop()
+            continue
+        if not all(active):
+            continue
+        src = Source(path=best.path, line=n + best.line_offset, key=key)
+        if key == "attach-daemon" and "manage.py" in value:
+            daemons.append(replace(src, key=f"attach-daemon {value}"))
+        else:
+            options[key] = (value, src)
+    return options, daemons
+
+
+def _uwsgi(ctx: StackContext, words: list[Word]) -> ProcessInfo:
+    ini = _opt(words, (), ("--ini",))
+    hint = ini[0] if ini else next((w.text for w in words if w.text.endswith(".ini")), None)
+    options, daemons = _uwsgi_ini(ctx, hint)
+
+    def pick(cli_short: tuple[str, ...], cli_long: tuple[str, ...], env_names: tuple[str, ...],
+             ini_keys: tuple[str, ...], what: str) -> tuple[int, Source]:
+        got = _opt(words, cli_short, cli_long)
+        if got and parse_int(got[0]) is not None:
+            return parse_int(got[0]) or 1, _word_source(got[1], ctx, cli_long[0])
+        for name in env_names:
+            if parse_int(ctx.env_value(name)) is not None:
+                return parse_int(ctx.env_value(name)) or 1, ctx.env_source(name)
+        for key in ini_keys:
+            if key in options and parse_int(options[key][0]) is not None:
+                return parse_int(options[key][0]) or 1, options[key][1]
+        return 1, Source.default_of(f"uWSGI default: 1 {what}", key=ini_keys[0])
+
+    n, src = pick(("-p",), ("--processes", "--workers"), ("UWSGI_PROCESSES", "UWSGI_WORKERS"),
+                  ("processes", "workers"), "process")
+    t, tsrc = pick((), ("--threads",), ("UWSGI_THREADS",), ("threads",), "thread")
+    notes = []
+    label = "uWSGI processes"
+    if daemons:
+        label = f"uWSGI processes {n} + {len(daemons)} attach-daemon manage.py command(s)"
+        notes.append(f"{ctx.container.name}: uWSGI attach-daemon runs "
+                     + ", ".join(d.label() for d in daemons)
+                     + ": each is one more process with its own connection")
+        n += len(daemons)
+    return ProcessInfo(server="uwsgi", processes=Term(label=label, value=n, source=src),
+                       threads=Term(label="uWSGI threads", value=t, source=tsrc)
+                       if t > 1 or tsrc.path else None, notes=notes)
 
 
 def _celery(ctx: StackContext, words: list[Word], cpus: int, assumed: bool) -> ProcessInfo:
@@ -383,7 +475,7 @@ def _node_cluster(ctx: StackContext, cpus: int, assumed: bool) -> ProcessInfo | 
     return None
 
 
-_SERVERS = ("gunicorn", "uvicorn", "celery", "puma", "sidekiq", "sidekiqswarm", "php-fpm",
+_SERVERS = ("gunicorn", "uvicorn", "uwsgi", "celery", "puma", "sidekiq", "sidekiqswarm", "php-fpm",
             "pm2-runtime", "pm2", "rails", "node", "php-fpm8.2", "php-fpm8.3", "php-fpm7.4")
 
 
@@ -405,6 +497,8 @@ def detect_processes(ctx: StackContext, cpus: int, assumed: bool) -> ProcessInfo
         return _gunicorn(ctx, words, cpus, assumed)
     if name == "uvicorn":
         return _uvicorn(ctx, words)
+    if name == "uwsgi":
+        return _uwsgi(ctx, words)
     if name == "celery":
         if any(w.text == "beat" for w in words) and not any(w.text == "worker" for w in words):
             return ProcessInfo(server="celery-beat")

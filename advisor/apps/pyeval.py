@@ -154,6 +154,28 @@ def evaluate(node: ast.AST | None, scope: PyScope) -> Val | None:
             if v.value:
                 return v
         return v
+    if isinstance(node, ast.Compare) and len(node.ops) == 1:
+        # `os.getenv("DB") == "postgres"`: settings modules choose DATABASES this way
+        a, b = evaluate(node.left, scope), evaluate(node.comparators[0], scope)
+        if a is None or b is None or a.value is _UNKNOWN or b.value is _UNKNOWN:
+            return None
+        op = node.ops[0]
+        try:
+            if isinstance(op, ast.Eq | ast.NotEq):
+                result = (a.value == b.value) == isinstance(op, ast.Eq)
+            elif isinstance(op, ast.In | ast.NotIn) and isinstance(b.value, list | str):
+                items = [x.value if isinstance(x, Val) else x for x in b.value] \
+                    if isinstance(b.value, list) else b.value
+                result = (a.value in items) == isinstance(op, ast.In)
+            else:
+                return None
+        except TypeError:
+            return None
+        return Val(result, scope.src(node))
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        v = evaluate(node.operand, scope)
+        return Val(not v.value, v.source) if v is not None and v.value is not _UNKNOWN \
+            else None
     if isinstance(node, ast.BinOp):
         a, b = evaluate(node.left, scope), evaluate(node.right, scope)
         if a is None or b is None:
@@ -239,8 +261,26 @@ def is_unknown(v: Val | None) -> bool:
 
 def module_names(tree: ast.Module, scope: PyScope) -> dict[str, Val]:
     """Top-level `NAME = expr` / `NAME: T = expr` / `D["k"]["j"] = expr` in order; the
-    result is also left in scope.names, so later lines see earlier ones."""
-    for stmt in tree.body:
+    result is also left in scope.names, so later lines see earlier ones. Module-level
+    `if` blocks are followed: the branch the condition picks when it can be evaluated
+    from the container env (`if os.getenv("DB") == "postgres":`), else the `if` body
+    (settings modules override defaults there); `try` bodies are read."""
+    _statements(tree.body, scope)
+    return scope.names
+
+
+def _statements(body: list[ast.stmt], scope: PyScope) -> None:
+    for stmt in body:
+        if isinstance(stmt, ast.If):
+            test = evaluate(stmt.test, scope)
+            if test is None or test.value is _UNKNOWN:
+                _statements(stmt.body, scope)
+            else:
+                _statements(stmt.body if test.value else stmt.orelse, scope)
+            continue
+        if isinstance(stmt, ast.Try):
+            _statements(stmt.body, scope)
+            continue
         targets: list[ast.expr] = []
         value: ast.expr | None = None
         if isinstance(stmt, ast.Assign):
@@ -259,7 +299,6 @@ def module_names(tree: ast.Module, scope: PyScope) -> dict[str, Val]:
                     scope.names[target.id] = Val(_UNKNOWN, scope.src(value))
             elif isinstance(target, ast.Subscript):
                 _assign_item(target, value, scope)
-    return scope.names
 
 
 def _assign_item(target: ast.Subscript, value: ast.expr, scope: PyScope) -> None:

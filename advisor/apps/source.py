@@ -124,6 +124,8 @@ def classify(rel: str) -> tuple[str, str | None] | None:
     if (name.startswith("requirements") or "requirements/" in rel) and \
             name.endswith((".txt", ".in")):
         return "deps", None
+    if name.endswith(".ini") and "uwsgi" in rel.lower():
+        return "uwsgi", None
     if name.startswith(".env"):
         return "dotenv", None
     if name in _BY_NAME:
