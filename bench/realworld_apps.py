@@ -93,7 +93,7 @@ def run(app: RealApp, real_root: Path, verbose: bool) -> tuple[str, float | None
             notes.append(f"{f.code}: {f.message}")
     budget = next((b for b in result.budgets if b.server == "db"), None)
     if budget is None:
-        return "wrong", None, notes + ["no budget for db"]
+        return "wrong", None, [*notes, "no budget for db"]
     if app.workload in budget.unknown_clients:
         got = None
     else:
