@@ -6,6 +6,8 @@ on the number of open connections. The default is 0 (unlimited)").
 
 from __future__ import annotations
 
+import re
+
 from msgspec.structs import replace
 
 from advisor.apps.base import StackContext, parse_int
@@ -62,6 +64,14 @@ def go_sql_pools(ctx: StackContext) -> list[Pool]:
             note = f"SetMaxOpenConns({n}) at {src.label()}: n <= 0 means no limit"
         elif limits:
             src = limits[-1][1]
+            configured = config_limit(ctx)
+            if configured is not None:
+                n, csrc, how = configured
+                bound = "default" if csrc.default else "fixed"
+                pools.append(ctx.pool("database/sql SetMaxOpenConns", n, csrc, route=route,
+                                      bound=bound, per_process=False,
+                                      note=f"SetMaxOpenConns at {src.label()} takes {how}"))
+                continue
             ctx.notices.append(f"{src.label()}: SetMaxOpenConns argument not read statically")
             pools.append(ctx.pool("database/sql SetMaxOpenConns", 0, src, route=route,
                                   bound="unbounded", per_process=False,
@@ -73,3 +83,47 @@ def go_sql_pools(ctx: StackContext) -> list[Pool]:
             here, default="Go database/sql default MaxOpenConns 0 (unlimited)"),
             route=route, bound="unbounded", per_process=False, note=note))
     return pools
+
+
+# Env names Go services use for their pool limit (miniflux DATABASE_MAX_CONNS, Harbor
+# POSTGRESQL_MAX_OPEN_CONNS, supabase auth GOTRUE_DB_MAX_POOL_SIZE, ...).
+_LIMIT_NAME = re.compile(r"[A-Z0-9_]*(?:MAX_OPEN_CONNS|MAX_CONNS|MAX_CONNECTIONS|MAX_POOL_SIZE"
+                         r"|POOL_SIZE|POOL_MAX)[A-Z0-9_]*")
+_DEFAULT_NEAR = re.compile(r"(?:default:\s*\"(\d+)\"|parsedIntValue:\s*(\d+)|,\s*(\d+)\s*\))")
+
+
+def config_limit(ctx: StackContext) -> tuple[int, Source, str] | None:
+    """SetMaxOpenConns(x) with x from configuration: an env name the Go source spells
+    (`"DATABASE_MAX_CONNS"`, or an envconfig field such as MaxPoolSize) that the
+    container sets, else the default written within three lines of that name
+    (`parsedIntValue: 20`, `getenvInt("X", 20)`, `default:"20"`)."""
+    names: list[tuple[str, Source, str]] = []  # (env name, where, file text after it)
+    for f in ctx.files("go"):
+        if f.name.endswith("_test.go"):
+            continue
+        lines = f.text.splitlines()
+        for n, line in enumerate(lines, 1):
+            for m in re.finditer(r'"([A-Z][A-Z0-9_]+)"', line):
+                if _LIMIT_NAME.fullmatch(m.group(1)):
+                    names.append((m.group(1), Source(path=f.path, line=n, key=m.group(1)),
+                                  "\n".join(lines[n - 1:n + 3])))
+            m = re.search(r"\b(Max(?:Open)?(?:Conns|PoolSize|Connections))\s+int\b.*`", line)
+            if m and "split_words" in line:  # envconfig: MaxPoolSize -> MAX_POOL_SIZE
+                snake = re.sub(r"(?<!^)(?=[A-Z])", "_", m.group(1)).upper()
+                names.append((snake, Source(path=f.path, line=n, key=m.group(1)), line))
+    env = ctx.env_map()
+    for name, where, _ in names:
+        for var in env.values():
+            if var.name == name or var.name.endswith("_" + name):
+                n = parse_int(var.value)
+                if n is not None and n > 0:
+                    return n, ctx.env_source(var.name), f"{name} ({where.label()})"
+    for name, where, text in names:
+        m = _DEFAULT_NEAR.search(text)
+        if m:
+            n = int(next(g for g in m.groups() if g))
+            if n > 0:
+                return n, Source(path=where.path, line=where.line, key=name,
+                                 default=f"{name} default {n} ({where.label()})"), \
+                    f"{name}, unset in the container env"
+    return None

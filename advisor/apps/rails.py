@@ -61,11 +61,31 @@ def _configs(block: object) -> list[tuple[str, dict]]:
     return [(str(name), cfg) for name, cfg in block.items() if isinstance(cfg, dict)]
 
 
+def _database_yml(ctx: StackContext) -> AppFile | None:
+    """config/database.yml, else the file a Dockerfile copies there
+    (`COPY config/database.yml.sample /app/config/database.yml`)."""
+    files = ctx.files("database-yml")
+    found = next((f for f in files if f.rel.endswith("config/database.yml")), None)
+    if found is not None:
+        return found
+    for docker in ctx.files("dockerfile"):
+        for n, line in enumerate(docker.text.splitlines(), 1):
+            words = [w for w in line.split() if not w.startswith("--")]
+            if len(words) == 3 and words[0].upper() in ("COPY", "ADD") \
+                    and words[2].endswith("config/database.yml"):
+                src = words[1].lstrip("./")
+                hit = next((f for f in files if f.rel == src), None)
+                if hit is not None:
+                    ctx.notices.append(f"{docker.path}:{n}: the image's config/database.yml "
+                                       f"is {hit.path} (COPY)")
+                    return hit
+    return None
+
+
 def rails_pools(ctx: StackContext) -> list[Pool]:
-    files = [f for f in ctx.files("database-yml") if f.rel.endswith("config/database.yml")]
-    if not files:
+    f = _database_yml(ctx)
+    if f is None:
         return []
-    f = files[0]
     text, values, _ = _render(f, ctx)
     from ruamel.yaml import YAML
     from ruamel.yaml.error import YAMLError
@@ -123,8 +143,7 @@ def rails_pools(ctx: StackContext) -> list[Pool]:
             else:
                 v = values.get(line or -1)
                 src = v.source if v is not None else Source(path=f.path, line=line, key=key)
-                pools.append(ctx.pool(label, n, src, route=route))
-                _check_threads(ctx, label, n)
+                pools.append(_capped_by_threads(ctx, label, n, src, route))
                 continue
         pools.append(ctx.pool(label, DEFAULT_POOL, Source.default_of(
             "Active Record default pool 5 (HashConfig#pool)", key="pool"), route=route,
@@ -132,11 +151,23 @@ def rails_pools(ctx: StackContext) -> list[Pool]:
     return pools
 
 
-def _check_threads(ctx: StackContext, label: str, size: int) -> None:
+def _capped_by_threads(ctx: StackContext, label: str, size: int, src: Source,
+                       route: Route | None) -> Pool:
+    """The rule for Rails (and Django, advisor/apps/django.py): a process holds at most
+    one connection per thread that can hold one, and never more than its pool. Active
+    Record opens connections lazily, one per thread that checks one out, so a pool of
+    30 under 3 Puma threads (or Sidekiq concurrency 3) opens 3; with threads unknown the
+    pool is counted. Threads above the pool wait (ActiveRecord::ConnectionTimeoutError)."""
     threads = ctx.processes().threads
     if threads is not None and threads.value > size:
         ctx.notices.append(f"{label} = {size} is smaller than {threads.show()}: threads wait "
                            "for a connection (ActiveRecord::ConnectionTimeoutError)")
+    if threads is not None and threads.value < size:
+        return ctx.pool(label, threads.value, threads.source, route=route,
+                        size_label=f"{label}: {threads.label} (pool {size} at "
+                                   f"{src.label()} is not reached: one connection per thread)",
+                        note=f"pool {size} ({src.label()}) capped by {threads.show()}")
+    return ctx.pool(label, size, src, route=route)
 
 
 def _line(cfg: object, key: str) -> int | None:

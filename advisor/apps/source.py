@@ -124,6 +124,8 @@ def classify(rel: str) -> tuple[str, str | None] | None:
     if (name.startswith("requirements") or "requirements/" in rel) and \
             name.endswith((".txt", ".in")):
         return "deps", None
+    if name.startswith("database.yml.") and "/config/" in f"/{rel}":
+        return "database-yml", None  # a sample a Dockerfile copies into place
     if name.endswith(".ini") and "uwsgi" in rel.lower():
         return "uwsgi", None
     if name.startswith(".env"):
