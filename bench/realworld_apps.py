@@ -70,6 +70,95 @@ APPS: tuple[RealApp, ...] = (
 """, 4 + 2, "docker/uwsgi.ini processes 4 (UWSGI_PROCESSES unset), threads 1, + 2 "
        "attach-daemon manage.py (sendalerts, sendreports); Django: 1 connection per thread, "
        "DATABASES under if DB == postgres"),
+    RealApp("miniflux", "apps-v2", "miniflux", """\
+        - name: miniflux
+          image: miniflux/miniflux:2.2.10
+          env:
+            - {name: DATABASE_URL, value: "postgres://miniflux@db/miniflux?sslmode=disable"}
+""", 20, "one database/sql pool, SetMaxOpenConns(maxConnections) from DATABASE_MAX_CONNS, "
+       "default 20 (internal/config/options.go)"),
+    RealApp("rubygems.org", "apps-rubygems.org", "rubygems", """\
+        - name: web
+          image: ghcr.io/rubygems/rubygems.org:latest
+          command: ["bundle", "exec", "rails", "server", "-b", "0.0.0.0"]
+          env:
+            - {name: RAILS_ENV, value: production}
+            - {name: WEB_CONCURRENCY, value: "2"}
+            - {name: DATABASE_URL, value: "postgres://rubygems@db/rubygems_production"}
+""", 2 * 3, "Puma workers WEB_CONCURRENCY 2 x min(pool 30 (config/database.yml.sample, "
+       "copied by the Dockerfile), RAILS_MAX_THREADS default 3 threads)"),
+    RealApp("openstreetmap", "apps-openstreetmap-website", "openstreetmap", """\
+        - name: web
+          image: ghcr.io/openstreetmap/openstreetmap-website:latest
+          command: ["bundle", "exec", "rails", "server", "-b", "0.0.0.0"]
+          env:
+            - {name: RAILS_ENV, value: production}
+            - {name: DATABASE_URL, value: "postgres://osm@db/openstreetmap"}
+""", 3, "no production database.yml in the repository: Active Record default pool 5, "
+       "capped by Puma's RAILS_MAX_THREADS default 3 threads (config/puma.rb), one process"),
+    RealApp("netbox", "apps-netbox", "netbox", """\
+        - name: netbox
+          image: ghcr.io/acme/netbox:4.4
+          command: ["gunicorn", "-c", "contrib/gunicorn.py", "netbox.wsgi"]
+          env:
+            - {name: DB_HOST, value: db}
+""", 5 * 3, "contrib/gunicorn.py workers 5 x threads 3 x 1 Django connection per thread "
+       "(DATABASES come from the operator's configuration.py: default alias only)"),
+    RealApp("saleor", "apps-saleor", "saleor", """\
+        - name: api
+          image: ghcr.io/saleor/saleor:3.21
+          env:
+            - {name: DATABASE_URL, value: "postgres://saleor@db/saleor"}
+""", 2 * 2, "Dockerfile CMD uvicorn --workers=2; DATABASES default and replica (both "
+       "dj_database_url, replica falls back to DATABASE_URL): 2 aliases x 1 connection"),
+    RealApp("redash", "apps-redash", "redash", """\
+        - name: server
+          image: redash/redash:25.1.0
+          args: ["server"]
+          env:
+            - {name: REDASH_DATABASE_URL, value: "postgresql://redash@db/redash"}
+""", 4 * 15, "bin/docker-entrypoint server: gunicorn -w ${REDASH_WEB_WORKERS:-4}; "
+       "Flask-SQLAlchemy 2.x, SQLALCHEMY_POOL_SIZE unset: QueuePool 5 + 10"),
+    RealApp("outline", "apps-outline", "outline", """\
+        - name: outline
+          image: outlinewiki/outline:0.85.0
+          env:
+            - {name: SERVICES, value: web}
+            - {name: WEB_CONCURRENCY, value: "2"}
+            - {name: DATABASE_URL, value: "postgres://outline@db/outline"}
+""", 2 * 5, "throng WEB_CONCURRENCY 2 web processes x Sequelize pool max "
+       "DATABASE_CONNECTION_POOL_MAX ?? 5 (server/storage/database.ts)"),
+    RealApp("umami", "apps-umami", "umami", """\
+        - name: umami
+          image: ghcr.io/umami-software/umami:postgresql-latest
+          env:
+            - {name: DATABASE_URL, value: "postgresql://umami@db/umami"}
+""", 10, "Prisma 7 with @prisma/adapter-pg: node-postgres Pool default max 10, one process "
+       "(DATABASE_REPLICA_URL unset)"),
+    RealApp("graphile-worker", "apps-worker", "worker", """\
+        - name: worker
+          image: ghcr.io/acme/graphile-worker:0.16
+          command: ["graphile-worker", "--jobs", "4"]
+          env:
+            - {name: DATABASE_URL, value: "postgres://worker@db/jobs"}
+""", 10, "node-postgres Pool max = maxPoolSize, default 10 (src/config.ts)"),
+    RealApp("supabase-auth", "apps-auth", "auth", """\
+        - name: auth
+          image: supabase/gotrue:v2.170.0
+          env:
+            - {name: GOTRUE_DB_DRIVER, value: postgres}
+            - {name: GOTRUE_DB_DATABASE_URL, value: "postgres://auth@db/postgres"}
+            - {name: GOTRUE_DB_MAX_POOL_SIZE, value: "15"}
+""", 15, "DBConfiguration.MaxPoolSize (envconfig split_words, GOTRUE_DB_MAX_POOL_SIZE) "
+       "-> pop ConnectionDetails.Pool / SetMaxOpenConns"),
+    RealApp("hexpm", "apps-hexpm", "hexpm", """\
+        - name: hexpm
+          image: ghcr.io/hexpm/hexpm:latest
+          env:
+            - {name: MIX_ENV, value: prod}
+            - {name: HEXPM_DATABASE_URL, value: "ecto://hexpm@db/hexpm"}
+            - {name: HEXPM_DATABASE_POOL_SIZE, value: "15"}
+""", 15, "Hexpm.Repo.init/2: HEXPM_DATABASE_POOL_SIZE overrides pool_size (lib/hexpm/repo.ex)"),
 )
 
 

@@ -135,10 +135,13 @@ def identified_pools(ctx: StackContext, route: Route | None) -> list[Pool]:
         return [ctx.pool(stack.label, formula.at(ctx.cpus), src, route=route,
                          per_process=False, note=why, cpu=formula)]
     size = stack.size
-    if stack is DJANGO:
-        threads = ctx.processes().threads
-        if threads is not None:
-            size = int(threads.value)
-            why += f"; {threads.show()}"
+    threads = ctx.processes().threads
+    if stack is DJANGO and threads is not None:
+        size = int(threads.value)
+        why += f"; {threads.show()}"
+    elif stack is RAILS and threads is not None and threads.value < size:
+        # one connection per thread that can hold one (advisor/apps/rails.py)
+        size = int(threads.value)
+        why += f"; capped by {threads.show()}"
     return [ctx.pool(stack.label, size, src, route=route, bound="default",
                      per_process=stack.per_process, note=why)]
