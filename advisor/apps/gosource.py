@@ -11,7 +11,7 @@ from msgspec import Struct
 
 from advisor.apps.base import StackContext
 from advisor.apps.jsparse import Tok, tokenize
-from advisor.apps.source import AppFile
+from advisor.apps.source import AppFile, auxiliary_script
 
 
 class GoFile(Struct):
@@ -25,7 +25,7 @@ def go_files(ctx: StackContext, needle: str) -> list[GoFile]:
     assert isinstance(cache, dict)
     out = []
     for f in ctx.files("go"):
-        if needle not in f.text or f.name.endswith("_test.go"):
+        if needle not in f.text or f.name.endswith("_test.go") or auxiliary_script(f.rel):
             continue
         if f.path not in cache:
             toks = tokenize(f.text)

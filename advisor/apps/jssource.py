@@ -11,7 +11,7 @@ from msgspec.structs import replace
 from advisor.apps.base import StackContext, parse_int
 from advisor.apps.jsparse import UNKNOWN, JsParser, JsScope, Tok, module_consts, tokenize
 from advisor.apps.pyeval import Val
-from advisor.apps.source import AppFile
+from advisor.apps.source import AppFile, auxiliary_script
 from advisor.apps.urls import route_from_env, route_from_url
 from advisor.model import Route
 
@@ -22,17 +22,29 @@ class JsModule(Struct):
     parser: JsParser
 
 
-def _skipped(rel: str) -> bool:
+_SOURCE_DIRS = ("src", "lib", "server", "app", "config")
+
+
+def _skipped(rel: str, has_source_dir: bool = False) -> bool:
+    """Tests, migrations, benchmark/example scripts; and when the app keeps its code in
+    src/, lib/, server/ or app/, scripts in its other top folders (load tests, tools)."""
     name = rel.rsplit("/", 1)[-1]
-    return bool(re.search(r"\.(test|spec)\.[cm]?[jt]s$", name)) or "/migrations/" in f"/{rel}"
+    if "/" in rel and has_source_dir and rel.split("/", 1)[0] not in _SOURCE_DIRS \
+            and rel.split("/", 1)[0] != "packages":
+        return True
+    return bool(re.search(r"\.(test|spec)\.[cm]?[jt]s$", name)) or \
+        "/migrations/" in f"/{rel}" or auxiliary_script(rel)
 
 
 def js_modules(ctx: StackContext, needle: str) -> list[JsModule]:
     cache = ctx.cache.setdefault("js", {})
     assert isinstance(cache, dict)
     out = []
-    for f in ctx.files("js"):
-        if needle not in f.text or _skipped(f.rel):
+    files = ctx.files("js")
+    has_source_dir = any(f.rel.split("/", 1)[0] in _SOURCE_DIRS[:-1] for f in files
+                         if "/" in f.rel)
+    for f in files:
+        if needle not in f.text or _skipped(f.rel, has_source_dir):
             continue
         if f.path not in cache:
             toks = tokenize(f.text)

@@ -6,7 +6,7 @@ machine the pod runs on, not its CPU limit. `pgbouncer=true` marks PgBouncer mod
 The URL comes from schema.prisma's `datasource` (`url = env("DATABASE_URL")` or a literal)
 or `new PrismaClient({ datasources: { db: { url } } })` / `datasourceUrl`; a literal
 `connection_limit=N` next to PrismaClient in code also counts. Prisma 7 driver adapters
-(`new PrismaPg(pool)`) use the pg pool, read by the node-postgres reader.
+(`new PrismaPg({...})`) open a node-postgres pool instead (see _adapter_pools).
 """
 
 from __future__ import annotations
@@ -52,10 +52,43 @@ def _schema(ctx: StackContext) -> tuple[str | None, Source | None, bool]:
     return None, None, False
 
 
+def _adapter_pools(ctx: StackContext) -> list[Pool] | None:
+    """Prisma 7 `new PrismaPg({ connectionString, max? })` (@prisma/adapter-pg): the
+    adapter opens a node-postgres pool, `this.externalPool ?? new pg.Pool(this.config)`
+    (prisma/prisma packages/adapter-pg/src/pg.ts, PrismaPgAdapterFactory.connect), so its
+    size is pg-pool's `max`, default 10. The first adapter is counted; later ones (a
+    replica client, usually behind a condition) are named in a notice."""
+    calls = []
+    for module in js_modules(ctx, "PrismaPg"):
+        for m in re.finditer(r"new\s+PrismaPg\s*\(([^;]*?)\)", module.file.text, re.S):
+            line = module.file.text[: m.start()].count("\n") + 1
+            calls.append((Source(path=module.file.path, line=line, key="new PrismaPg"),
+                          m.group(1)))
+    if not calls:
+        return None
+    (first, args), *others = calls
+    if not args.strip().startswith("{"):
+        return []  # an existing pg.Pool passed in: the node-postgres reader counts it
+    for where, _ in others:
+        ctx.notices.append(f"{where.label()}: another PrismaPg adapter (its own pg pool) is "
+                           "not counted: it is taken for a conditional replica client")
+    m = re.search(r"\bmax\s*:\s*(\d+)", args)
+    if m:
+        return [ctx.pool("Prisma adapter-pg (node-postgres) max", int(m.group(1)),
+                         replace(first, key="max"))]
+    return [ctx.pool("Prisma adapter-pg (node-postgres) max", 10, Source.default_of(
+        "pg-pool default max 10 (the pool @prisma/adapter-pg creates)", key="max"),
+        bound="default", note=f"new PrismaPg at {first.label()} sets no max")]
+
+
 def prisma_pools(ctx: StackContext) -> list[Pool]:
     url, url_src, postgres = _schema(ctx)
     if not postgres:
         return []
+    adapters = _adapter_pools(ctx)
+    if adapters is not None:
+        route = route_from_url(url, url_src) if url and url_src else None
+        return [replace(p, route=route) for p in adapters]
     limit: tuple[int, Source] | None = None
     if url:
         query = parse_qs(urlsplit(url).query)

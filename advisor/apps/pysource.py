@@ -9,7 +9,7 @@ from msgspec import Struct
 
 from advisor.apps.base import StackContext
 from advisor.apps.pyeval import PyScope, Val, dotted, evaluate, module_names, parse
-from advisor.apps.source import AppFile
+from advisor.apps.source import AppFile, auxiliary_script
 from advisor.model import Source
 
 # Code that runs only for migrations or tests is not the serving process's pool.
@@ -20,7 +20,7 @@ def _skipped(rel: str) -> bool:
     parts = rel.split("/")
     name = parts[-1]
     return any(p in _SKIP_DIRS for p in parts[:-1]) or name == "conftest.py" \
-        or name.startswith("test_") or name.endswith("_test.py")
+        or name.startswith("test_") or name.endswith("_test.py") or auxiliary_script(rel)
 
 
 class PyModule(Struct):

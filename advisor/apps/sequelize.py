@@ -22,7 +22,15 @@ DEFAULT_MAX = 5
 def sequelize_pools(ctx: StackContext) -> list[Pool]:
     pools: list[Pool] = []
     for module in js_modules(ctx, "Sequelize"):
+        previous: int | None = None
         for _, paren in find_calls(module.toks, {"Sequelize"}, new=True):
+            if previous is not None and _other_branch(module.toks, previous, paren):
+                ctx.notices.append(
+                    f"{module.file.path}:{module.toks[paren].line}: new Sequelize in the other "
+                    f"branch of the one at line {module.toks[previous].line}: one pool")
+                previous = None
+                continue
+            previous = paren
             args = call_args(module.parser, paren)
             opts = next((a for a in reversed(args) if a is not None and
                          isinstance(a.value, dict)), None)
@@ -52,3 +60,12 @@ def sequelize_pools(ctx: StackContext) -> list[Pool]:
                         Source.default_of("Sequelize 6/7 default (pool.max 5)", key="pool.max"),
                         route=route, bound="default", note=f"new Sequelize at {here.label()}"))
     return pools
+
+
+def _other_branch(toks: list, first: int, second: int) -> bool:
+    """Two constructions a few lines apart with `else` between them: if/else branches,
+    of which one runs (one pool per process, not two)."""
+    if toks[second].line - toks[first].line > 20:
+        return False
+    between = [t.text for t in toks[first:second]]
+    return "else" in between

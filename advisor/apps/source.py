@@ -187,3 +187,15 @@ def scan_app_dir(root: Root, directory: str) -> AppSource:
             break
     return AppSource(root=root, directory=directory, files=tuple(files),
                      problems=tuple(problems), notices=tuple(notices))
+
+
+# Folders of scripts that are not the deployed process: load tests, benchmarks, examples
+# and demos (perfTest/, benchmarks/, load-tests/, examples/...). Their pools are not a pod's.
+_AUXILIARY_DIR = re.compile(r"(?i)^(?:perf|bench|load[-_]?test|stress|example|demo|sample|"
+                            r"fixture|test|e2e|spec|__tests__|cypress|playwright)")
+
+
+def auxiliary_script(rel: str) -> bool:
+    """A file under a benchmark/test/example folder (any level below the app folder)."""
+    parts = rel.split("/")[:-1]
+    return any(_AUXILIARY_DIR.match(p) for p in parts)
