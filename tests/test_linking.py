@@ -391,3 +391,84 @@ spec:
     write(tmp_path, {"k8s/db.yaml": DB + extra})
     _, budgets = budget_of(tmp_path)
     assert list(budgets) == ["db"]
+
+
+def objects_of(text: str):
+    from advisor.sources.k8s import k8s_objects
+
+    found, problems = k8s_objects(textwrap.dedent(text), "ops.yaml")
+    assert not problems
+    return found
+
+
+def test_operator_secrets_names_and_keys():
+    from advisor.sources.operators import operator_secrets
+
+    made = {m.name: m for m in operator_secrets(objects_of(CNPG + "---" + CRUNCHY + """
+---
+apiVersion: postgresql.cnpg.io/v1
+kind: Cluster
+metadata: {name: own}
+spec:
+  bootstrap:
+    initdb: {database: x, secret: {name: own-credentials}}
+---
+apiVersion: postgres-operator.crunchydata.com/v1beta1
+kind: PostgresCluster
+metadata: {name: plain, namespace: ops}
+spec:
+  postgresVersion: 16
+"""), "default")}
+    app = made["pg-app"].data
+    assert (app["user"], app["dbname"], app["host"], app["port"]) == (
+        "orders_app", "orders", "pg-rw", "5432")
+    assert app["uri"] == "postgresql://orders_app@pg-rw.shop:5432/orders"
+    assert app["fqdn-uri"] == "postgresql://orders_app@pg-rw.shop.svc.cluster.local:5432/orders"
+    assert "password" not in app  # never a secret value, not even a made-up one
+    assert made["pg-superuser"].data["user"] == "postgres"
+    assert "own-app" not in made  # bootstrap.initdb.secret: the user's own Secret
+    rhino = made["hippo-pguser-rhino"].data
+    assert rhino["host"] == "hippo-primary.default.svc"  # no namespace: default
+    assert rhino["pgbouncer-uri"] == "postgresql://rhino@hippo-pgbouncer.default.svc:5432/zoo"
+    # PGO's default user and database are named like the cluster
+    assert made["plain-pguser-plain"].data["dbname"] == "plain"
+    assert made["plain-pguser-plain"].data["host"] == "plain-primary.ops.svc"
+    assert "pgbouncer-host" not in made["plain-pguser-plain"].data
+    src = made["pg-app"].source
+    assert (src.path, src.line) == ("ops.yaml", 4) and "CloudNativePG" in src.default
+
+
+def test_operator_services_of_unnamespaced_cluster_live_in_namespace_option(tmp_path):
+    cluster = CNPG.replace("metadata: {name: pg, namespace: shop}", "metadata: {name: pg}")
+    write(tmp_path, {"k8s/pg.yaml": cluster,
+                     "k8s/web.yaml": web("pg-rw.staging.svc.cluster.local")})
+    _, budgets = budget_of(tmp_path, namespace="staging")
+    assert budgets["pg"].peak == 21
+    _, budgets = budget_of(tmp_path)
+    assert budgets["pg"].peak == 0  # pg-rw lives in default without --namespace
+
+
+def test_harbor_db_server(tmp_path):
+    harbor = """
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: harbor-database}
+spec:
+  template:
+    spec:
+      containers:
+        - name: database
+          image: goharbor/harbor-db:v2.11.1
+          env:
+            - {name: POSTGRES_MAX_CONNECTIONS, value: "300"}
+"""
+    write(tmp_path, {"k8s/db.yaml": harbor})
+    _, budgets = budget_of(tmp_path)
+    b = budgets["harbor-database"]
+    assert b.max_connections.value == 300 and b.max_connections.source.line == 12
+    assert b.version.value == 15  # v2.11.1 is Harbor's version, not PostgreSQL's
+    write(tmp_path, {"k8s/db.yaml": harbor.replace(
+        '          env:\n            - {name: POSTGRES_MAX_CONNECTIONS, value: "300"}\n', "")})
+    _, budgets = budget_of(tmp_path)
+    b = budgets["harbor-database"]
+    assert b.max_connections.value == 1024 and "harbor-db" in b.max_connections.source.default
