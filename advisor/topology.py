@@ -301,6 +301,17 @@ def resolve_host(host: str | None, namespace: str | None, host_map: dict[str, tu
     if not host:
         return None
     h = host.lower().strip().rstrip(".")
+    found = _lookup_host(h, namespace, host_map)
+    if found is None:
+        # A StatefulSet pod's own name: <pod>.<governing service>[.ns[.svc[.domain]]]
+        pod, _, service = h.partition(".")
+        if service and re.fullmatch(r".+-\d+", pod):
+            found = _lookup_host(service, namespace, host_map)
+    return found
+
+
+def _lookup_host(h: str, namespace: str | None, host_map: dict[str, tuple[str, str]]
+                 ) -> tuple[str, str] | None:
     # A short name resolves in the client's own namespace first, as cluster DNS does.
     for candidate in (f"{h}.{namespace}" if namespace and "." not in h else None, h):
         if candidate and candidate in host_map:

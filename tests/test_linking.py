@@ -472,3 +472,16 @@ spec:
     _, budgets = budget_of(tmp_path)
     b = budgets["harbor-database"]
     assert b.max_connections.value == 1024 and "harbor-db" in b.max_connections.source.default
+
+
+@pytest.mark.parametrize("host", ["db-0.db", "db-0.db.default.svc.cluster.local"])
+def test_statefulset_pod_dns_name_resolves_through_its_service(tmp_path, host):
+    write(tmp_path, {"k8s/db.yaml": DB, "k8s/web.yaml": web(host)})
+    _, budgets = budget_of(tmp_path)
+    assert budgets["db"].peak == 21
+
+
+def test_pod_dns_needs_an_ordinal(tmp_path):
+    write(tmp_path, {"k8s/db.yaml": DB, "k8s/web.yaml": web("api.db")})
+    _, budgets = budget_of(tmp_path)
+    assert budgets["db"].peak == 0
