@@ -79,6 +79,7 @@ class ClusterRead(Struct):
     objects: list[K8sObject] = field(default_factory=list)
     problems: list[ConfigProblem] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)
+    forbidden: list[str] = field(default_factory=list)  # resources listing refused (401/403)
 
 
 def read_cluster(
@@ -102,7 +103,10 @@ def read_cluster(
             _, active = config.list_kube_config_contexts(config_file=kubeconfig)
             context = (active or {}).get("name") or "current"
     except (ConfigException, OSError) as exc:
-        raise ClusterError(f"cannot load kubeconfig: {exc}") from None
+        raise ClusterError(f"cannot load kubeconfig: {_short(exc)}") from None
+    except Exception as exc:  # a malformed file: YAML errors, wrong types, missing keys
+        raise ClusterError(f"cannot load kubeconfig: malformed ({type(exc).__name__}: "
+                           f"{_short(exc)})") from None
     label = f"cluster:{context}"
     read = ClusterRead(label=label)
     try:
@@ -171,6 +175,7 @@ def _list(
                 )
             return []
         if status in (401, 403):
+            read.forbidden.append(resource.plural)
             read.notices.append(
                 f"{read.label}: not allowed to list {resource.plural} "
                 f"({resource.api_version}): HTTP {status}; the budget may miss them"
@@ -236,9 +241,23 @@ def cluster_topology(read: ClusterRead, settings: Settings, pg_version: int | No
         app_dirs={w.name: w.source for w in settings.workloads if w.source},
     )
     topo = build_topology(inputs)
-    topo.problems[:0] = read.problems
+    topo.problems[:0] = read.problems + _unreadable_settings(read, topo)
     topo.notices[:0] = read.notices
     return topo
+
+
+def _unreadable_settings(read: ClusterRead, topo: Topology) -> list[ConfigProblem]:
+    """Servers run from plain workloads keep postgresql.conf in ConfigMaps: when those
+    could not be listed, their settings are unknown, and the defaults the budget would
+    show are not theirs. Said as an error per server, never passed off as a fit."""
+    if "configmaps" not in read.forbidden:
+        return []
+    return [ConfigProblem(
+        location=s.location, fatal=True, program="Kubernetes API",
+        message=(f"{s.name}: settings unknown: listing ConfigMaps was refused, so its "
+                 "postgresql.conf (max_connections, memory) could not be read; the PostgreSQL "
+                 "defaults in its budget are placeholders, not its settings"))
+        for s in topo.servers if s.kind == "workload"]
 
 
 def run_cluster_check(

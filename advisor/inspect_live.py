@@ -538,7 +538,9 @@ def _server_signals(server: ServerLive) -> list[Signal]:
             message += "; idle_in_transaction_session_timeout is 0 (off)"
         out.append(
             Signal(
-                severity="warning" if long_idle or timeout_off else "info",
+                # a session caught between two statements is idle in transaction for a
+                # moment: only one past the threshold is worth a warning
+                severity="warning" if long_idle else "info",
                 subject="server",
                 message=message,
             )

@@ -113,3 +113,26 @@ def test_cluster_check_equals_the_file_check(fixture: str, tmp_path: Path):
 
     assert summary(live) == summary(files)
     assert files.budgets  # the fixture has something to compare
+
+
+def test_forbidden_configmaps_make_server_settings_unknown(tmp_path: Path):
+    docs = load_manifests(FIXTURES / "acme-shop" / "k8s")
+    with fake_kube(docs, tmp_path, forbidden=("configmaps",)):
+        result = _check(tmp_path / "kubeconfig")
+    unknown = [f for f in result.findings if f.code == "PA901"]
+    assert len(unknown) == 1 and unknown[0].severity.value == "error"
+    assert "postgres: settings unknown: listing ConfigMaps was refused" in unknown[0].message
+
+
+@pytest.mark.parametrize("text", [
+    "apiVersion: v1\nkind: Config\nclusters: 7\n",
+    "{{{ not yaml",
+    "apiVersion: v1\nkind: Config\ncontexts:\n- name: x\n  context: [1, 2]\ncurrent-context: x\n",
+])
+def test_malformed_kubeconfig_is_a_clear_error(tmp_path: Path, text: str):
+    from advisor.cluster import ClusterError
+
+    cfg = tmp_path / "kubeconfig"
+    cfg.write_text(text)
+    with pytest.raises(ClusterError, match="cannot load kubeconfig"):
+        _check(cfg)

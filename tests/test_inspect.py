@@ -89,6 +89,9 @@ def test_server_groups_slots_and_idle_in_transaction(pg):
     assert len(idle) == 1 and idle[0]["usename"] == "app"
     messages = [s["message"] for s in data["signals"]]
     assert any("idle in transaction" in m and "timeout is 0" in m for m in messages)
+    # caught a moment after its statement: below the 60 s threshold, info not warning
+    idle_signal = next(s for s in data["signals"] if "idle in transaction" in s["message"])
+    assert idle_signal["severity"] == "info"
     assert data["server"]["settings"]["max_connections"]["setting"] == "20"
 
 
@@ -227,3 +230,11 @@ def test_repo_disagreements(pg, tmp_path):
     assert bouncer_keys == {"default_pool_size", "max_client_conn"}
     assert found[("pgbouncer", "default_pool_size")]["live_value"] == "5"
     assert found[("pgbouncer", "max_client_conn")]["live_value"] == "100"  # PgBouncer default
+
+
+def test_repo_that_does_not_exist_is_exit_2_before_connecting(tmp_path):
+    port = free_port()  # nothing listens: the check must come first
+    r = invoke("inspect", f"postgresql://x@127.0.0.1:{port}/db", "--repo",
+               str(tmp_path / "missing"))
+    assert r.exit_code == 2
+    assert "--repo" in r.output and "no such file or directory" in r.output

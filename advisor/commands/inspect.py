@@ -61,6 +61,9 @@ def inspect_command(
     if dsn is None and pgbouncer is None:
         typer.echo("error: give a PostgreSQL DSN, --pgbouncer DSN, or both", err=True)
         raise typer.Exit(2)
+    if repo is not None and not repo.exists():
+        typer.echo(f"error: --repo {repo}: no such file or directory", err=True)
+        raise typer.Exit(2)
     try:
         report = inspect(dsn, pgbouncer, tool_version=__version__, samples=samples,
                          interval=interval)
