@@ -275,3 +275,15 @@ def test_airflow_chart_renders_pgbouncer_ini_into_a_secret():
     #   5), each the pool_size of its [databases] entry in the pgbouncer.ini that the chart
     #   base64-encodes into the Secret airflow-pgbouncer-config
     assert contributions(b) == {"airflow-pgbouncer": 2 * (10 + 5)}
+
+
+def test_bitnami_chart_with_vendored_common_library():
+    b = budgets(check_json("bitnami-chart", "--release", "shop"))["shop-postgresql"]
+    # usable = max_connections = 180 (primary.extendedConfiguration -> override.conf,
+    #   values.yaml line 9) - 3 superuser_reserved_connections (PostgreSQL 17 default)
+    mc = b["terms"]["max_connections"]["source"]
+    assert (mc["path"], mc["line"]) == ("postgresql/values.yaml", 9)
+    assert b["usable"] == 177
+    # shop-api: 4 replicas x HikariCP 50 = 200 > 177: over by 23
+    assert contributions(b) == {"shop-api": 4 * 50}
+    assert b["peak"] == 200 and b["fits"] is False
