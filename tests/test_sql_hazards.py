@@ -211,6 +211,8 @@ def test_java_text_block_concatenation_comments_and_char_literals() -> None:
   String c = "SELECT a " +
       "FROM t; SET work_mem = '1GB'";
   String d = "SELECT 1\\n; SET lock_timeout = 1";
+  String label = "Reset MFA";  // a UI label is not SQL, however well it parses
+  void run() { stmt.execute(a); stmt.execute(b); jdbc.update(c + d); }
 }
 """
     hazards, _ = scan_text("A.java", text, "java")
@@ -227,17 +229,20 @@ def test_java_text_block_concatenation_comments_and_char_literals() -> None:
 def test_go_js_kotlin_ruby_literals_keep_lines() -> None:
     go = (
         "package x\nconst q = `\nSELECT 1;\nSET statement_timeout = 0;\n`\n"
-        'var s = "LISTEN \\"c\\""\n'
+        'var s = "LISTEN \\"c\\""\nfunc f() { db.Exec(q); db.Exec(s) }\n'
     )
     assert [(h.location.line, h.kind) for h in scan_text("a.go", go, "go")[0]] == [
         (4, "session-set"),
         (6, "listen"),
     ]
-    js = "const a = `SELECT ${\n  x\n}; PREPARE p AS SELECT 1`;\nconst b = 'SET LOCAL x = 1';\n"
+    js = (
+        "const a = `SELECT ${\n  x\n}; PREPARE p AS SELECT 1`;\nconst b = 'SET LOCAL x = 1';\n"
+        "await pool.query(a); await pool.query(b); showTitle('Reset MFA');\n"
+    )
     assert [(h.location.line, h.kind) for h in scan_text("a.ts", js, "js")[0]] == [
         (3, "sql-prepare")
     ]
-    kt = 'val q = """\n   SET search_path = $schema;\n"""\n'
+    kt = 'val q = """\n   SET search_path = $schema;\n"""\nfun f() = jdbc.execute(q)\n'
     assert [(h.location.line, h.kind) for h in scan_text("a.kt", kt, "kotlin")[0]] == [
         (2, "session-set")
     ]

@@ -44,6 +44,7 @@ from msgspec.structs import replace
 from advisor.fs import InputError, Root
 from advisor.model import ConfigProblem, Location, SqlHazard
 from advisor.sql import drivers
+from advisor.sql.context import CodeContext, python_sql_positions
 from advisor.sql.hazards import scan_sql_text
 from advisor.sql.literals import (
     PLACEHOLDER,
@@ -133,7 +134,9 @@ def scan_text(
     path: str, text: str, kind: str, *, pinning: bool = False
 ) -> tuple[list[SqlHazard], list[ConfigProblem]]:
     """Hazards in one file's text (`kind` from `classify`), suppressions applied;
-    `pinning` adds RDS Proxy's pinning-only kinds (hazards.PINNING_ONLY_KINDS)."""
+    `pinning` adds RDS Proxy's pinning-only kinds (hazards.PINNING_ONLY_KINDS).
+    Problems whose `program` is NOT_CHECKED are notices (SQL skipped on purpose, or
+    SQL in code the parser rejects), not unreadable input."""
     problems: list[ConfigProblem] = []
     if kind == "sql":
         found, problem = _sql_file_hazards(path, text, pinning)
@@ -152,13 +155,15 @@ def scan_text(
             )
             return [], problems
         literals = python_literals(tree)
-        found = _literals_hazards(path, literals, "python", pinning)
+        used = python_sql_positions(tree)
+        as_sql = [lit for lit in literals if (lit.line, lit.start) in used]
+        found = _literals_hazards(path, as_sql, "python", pinning, problems)
         found += drivers.python_settings(path, tree, literals, text)
-    elif kind == "ruby":
-        found = _literals_hazards(path, ruby_literals(text), "ruby", pinning)
-    elif kind in ("java", "kotlin", "go", "js"):
-        literals = clike_literals(text, kind)
-        found = _literals_hazards(path, literals, kind, pinning)
+    elif kind in ("ruby", "java", "kotlin", "go", "js"):
+        literals = ruby_literals(text) if kind == "ruby" else clike_literals(text, kind)
+        context = CodeContext(text, literals, kind)
+        as_sql = [lit for lit in literals if looks_like_statement(lit.text) and context.is_sql(lit)]
+        found = _literals_hazards(path, as_sql, kind, pinning, problems)
         found += drivers.literal_settings(path, literals, kind, text)
     else:
         found, problems = drivers.settings_file(path, text, kind)
@@ -166,31 +171,109 @@ def scan_text(
     return _apply_suppressions(found, text), problems
 
 
+# ConfigProblem.program of a notice: SQL deliberately not checked (another dialect, a
+# template, a statement the parser rejects with placeholders stood in). Not PA901.
+NOT_CHECKED = "not checked"
+
+_DIALECT_PATH = re.compile(r"(^|/)(mysql|mariadb|clickhouse|sqlite3?|mssql|sqlserver|oracle)(/|$)")
+_DIALECT_NAMES = {
+    "mysql": "MySQL", "mariadb": "MySQL", "clickhouse": "ClickHouse", "sqlite": "SQLite",
+    "sqlite3": "SQLite", "mssql": "SQL Server", "sqlserver": "SQL Server", "oracle": "Oracle",
+}  # fmt: skip
+_DIALECT_MARKERS = (
+    ("MySQL", re.compile(
+        r"ENGINE\s*=\s*(InnoDB|MyISAM)|AUTO_INCREMENT|^\s*DELIMITER\s|/\*!\d{5}|"
+        r"\bUNSIGNED\b|^\s*LOCK TABLES|\bSET\s+(NAMES|FOREIGN_KEY_CHECKS|SQL_MODE)\b|"
+        r"CHARSET\s*=|`\w+`\s*\(", re.IGNORECASE | re.MULTILINE)),
+    ("ClickHouse", re.compile(
+        r"ENGINE\s*=\s*\w*MergeTree|\bON CLUSTER\b|LowCardinality\(|\bDateTime64\b|"
+        r"\bNullable\(|\bMATERIALIZED VIEW\b.*\bTO\b", re.IGNORECASE)),
+    ("SQLite", re.compile(r"^\s*PRAGMA\s|\bAUTOINCREMENT\b", re.IGNORECASE | re.MULTILINE)),
+    ("SQL Server", re.compile(r"^\s*GO\s*$|\[dbo\]\.", re.MULTILINE)),
+    ("a template", re.compile(r"\{\{.*?\}\}|\{%.*?%\}|<%.*?%>", re.DOTALL)),
+)  # fmt: skip
+
+
+def other_dialect(path: str, text: str) -> str | None:
+    """The SQL dialect or template language of a .sql file that is not PostgreSQL's
+    SQL, or None. Only asked when PostgreSQL's parser rejects the file, or when a
+    dialect's own statements would look like hazards (SET NAMES, PRAGMA)."""
+    folder = _DIALECT_PATH.search(path.lower())
+    if folder:
+        return _DIALECT_NAMES[folder.group(2)]
+    for name, marker in _DIALECT_MARKERS:
+        if marker.search(text):
+            return name
+    return None
+
+
+# pg_dump's preamble (and its `SET default_tablespace = ''` between tables): a schema
+# dump (db/structure.sql) is loaded once by psql, not run by the application.
+_PG_DUMP = re.compile(r"^-- (PostgreSQL database dump|Dumped (from|by) )", re.MULTILINE)
+_PG_DUMP_SETTINGS = frozenset(
+    {"statement_timeout", "lock_timeout", "idle_in_transaction_session_timeout",
+     "transaction_timeout", "client_encoding", "standard_conforming_strings",
+     "check_function_bodies", "xmloption", "client_min_messages", "row_security",
+     "default_tablespace", "default_table_access_method", "default_with_oids", "search_path"}
+)  # fmt: skip
+_SET_NAME = re.compile(r"(?:SET\s+(\w+)|set_config\('(\w+)')", re.IGNORECASE)
+
+
+def _pg_dump_preamble(hazard: SqlHazard) -> bool:
+    if hazard.kind != "session-set":
+        return False
+    m = _SET_NAME.search(hazard.detail)
+    return m is not None and (m.group(1) or m.group(2) or "").lower() in _PG_DUMP_SETTINGS
+
+
 def _sql_file_hazards(
     path: str, text: str, pinning: bool = False
 ) -> tuple[list[SqlHazard], ConfigProblem | None]:
-    scan = scan_sql_text(text, Location(path=path, line=1), pinning=pinning)
-    if scan.problem is None:
-        return scan.hazards, None
-    normalized, lines, src = normalize_placeholders(text, sql_file=True)
+    dialect = other_dialect(path, text) if _DIALECT_PATH.search(path.lower()) else None
+    if dialect is None:
+        scan = scan_sql_text(text, Location(path=path, line=1), pinning=pinning)
+        if scan.problem is None:
+            return _without_dump_preamble(text, scan.hazards), None
+        normalized, lines, src = normalize_placeholders(text, sql_file=True)
 
-    def shown(a: int, b: int) -> str:
-        return text[src[a] : src[b - 1] + 1] if b > a else ""
+        def shown(a: int, b: int) -> str:
+            return text[src[a] : src[b - 1] + 1] if b > a else ""
 
-    retry = scan_sql_text(
-        normalized, Location(path=path, line=1), char_lines=lines, shown=shown, pinning=pinning
+        retry = scan_sql_text(
+            normalized, Location(path=path, line=1), char_lines=lines, shown=shown,
+            pinning=pinning,
+        )
+        if retry.problem is None:
+            return _without_dump_preamble(text, retry.hazards), None
+        dialect = other_dialect(path, text)
+        if dialect is None:
+            return [], scan.problem
+    return [], ConfigProblem(
+        location=Location(path=path, line=1),
+        message=f"SQL not checked for pooling hazards: written for {dialect}, not PostgreSQL",
+        program=NOT_CHECKED,
     )
-    if retry.problem is None:
-        return retry.hazards, None
-    return [], scan.problem
+
+
+def _without_dump_preamble(text: str, hazards: list[SqlHazard]) -> list[SqlHazard]:
+    if not hazards or not _PG_DUMP.search(text[:2000]):
+        return hazards
+    return [h for h in hazards if not _pg_dump_preamble(h)]
 
 
 def _literals_hazards(
-    path: str, literals: list[Literal], origin: str, pinning: bool = False
+    path: str,
+    literals: list[Literal],
+    origin: str,
+    pinning: bool = False,
+    problems: list[ConfigProblem] | None = None,
 ) -> list[SqlHazard]:
     found: list[SqlHazard] = []
     for lit in literals:
-        found.extend(literal_hazards(path, lit, origin, pinning=pinning))
+        hazards, problem = literal_scan(path, lit, origin, pinning=pinning)
+        found.extend(hazards)
+        if problem is not None and problems is not None:
+            problems.append(problem)
     return found
 
 
@@ -198,12 +281,22 @@ def literal_hazards(
     path: str, lit: Literal, origin: str, *, pinning: bool = False
 ) -> list[SqlHazard]:
     """Hazards of one code string literal, or none when it is not SQL."""
+    return literal_scan(path, lit, origin, pinning=pinning)[0]
+
+
+def literal_scan(
+    path: str, lit: Literal, origin: str, *, pinning: bool = False
+) -> tuple[list[SqlHazard], ConfigProblem | None]:
+    """Hazards of one code string literal used as SQL, and a NOT_CHECKED notice when
+    PostgreSQL's parser rejects it even with the placeholders stood in."""
     if not looks_like_statement(lit.text):
-        return []
+        return [], None
     where = Location(path=path, line=lit.line)
     scan = scan_sql_text(lit.text, where, origin=origin, char_lines=lit.lines, pinning=pinning)
     if scan.problem is not None:
-        text, lines, src = normalize_placeholders(lit.text, lit.lines, first_line=lit.line)
+        text, lines, src = normalize_placeholders(
+            lit.text, lit.lines, first_line=lit.line, code=True
+        )
 
         def shown(a: int, b: int) -> str:  # the statement as written, placeholders kept
             return lit.text[src[a] : src[b - 1] + 1] if b > a else ""
@@ -211,7 +304,14 @@ def literal_hazards(
         scan = scan_sql_text(
             text, where, origin=origin, char_lines=lines, shown=shown, pinning=pinning
         )
-    return [] if scan.problem is not None else scan.hazards
+    if scan.problem is not None:
+        return [], ConfigProblem(
+            location=where,
+            message="SQL not checked for pooling hazards: PostgreSQL's parser rejects it "
+            "with the placeholders stood in",
+            program=NOT_CHECKED,
+        )
+    return scan.hazards, None
 
 
 def looks_like_statement(text: str) -> bool:
@@ -227,7 +327,12 @@ def looks_like_statement(text: str) -> bool:
 
 
 def normalize_placeholders(
-    text: str, lines: list[int] | None = None, *, first_line: int = 1, sql_file: bool = False
+    text: str,
+    lines: list[int] | None = None,
+    *,
+    first_line: int = 1,
+    sql_file: bool = False,
+    code: bool = False,
 ) -> tuple[str, list[int], list[int]]:
     """Replace driver placeholders outside SQL quotes with an identifier; returns the new
     text, the file line of each of its characters (from `lines`, the old text's; or
@@ -260,7 +365,7 @@ def normalize_placeholders(
             continue
         ch = text[i]
         line_start = ch == "\n"
-        end = _placeholder_end(text, i, sql_file)
+        end = _placeholder_end(text, i, sql_file, code)
         if end > i:
             out.append(PLACEHOLDER)
             out_lines.extend([lines[i]] * len(PLACEHOLDER))
@@ -281,7 +386,7 @@ def normalize_placeholders(
     return "".join(out), out_lines, src
 
 
-_PLACEHOLDER_START = re.compile(r"[%$#?:'\n]")
+_PLACEHOLDER_START = re.compile(r"[%$#?:'\n{]")
 
 
 def _meta_command_at(text: str, i: int) -> bool:
@@ -290,13 +395,21 @@ def _meta_command_at(text: str, i: int) -> bool:
     return i < len(text) and text[i] == "\\"
 
 
-def _placeholder_end(text: str, i: int, sql_file: bool) -> int:
-    """End offset of a placeholder starting at i, or i when there is none."""
+def _placeholder_end(text: str, i: int, sql_file: bool, code: bool = False) -> int:
+    """End offset of a placeholder starting at i, or i when there is none. In `code`
+    also printf verbs (%d, %v, %q: fmt.Sprintf, Python %) and str.format fields ({},
+    {name}, {0!r})."""
     n = len(text)
     ch = text[i]
     nxt = text[i + 1] if i + 1 < n else ""
     if ch == "%" and nxt == "s":
         return i + 2
+    if code and ch == "%" and nxt and nxt in "dvqifx":
+        return i + 2
+    if code and ch == "{":
+        j = text.find("}", i)
+        if j > 0 and re.fullmatch(r"[\w.!:\[\]]*", text[i + 1 : j]):
+            return j + 1
     if ch == "%" and nxt == "(":
         j = text.find(")", i)
         if j > 0 and j + 1 < n and text[j + 1] == "s" and "\n" not in text[i:j]:

@@ -31,6 +31,7 @@ class Literal(Struct):
     line: int  # file line where the literal starts
     start: int = 0  # offsets in the file, for merging "a" + "b"
     end: int = 0
+    tag: str = ""  # a Ruby heredoc's identifier (SQL in <<~SQL)
 
 
 class _Builder(Struct):
@@ -212,16 +213,40 @@ def clike_literals(text: str, lang: str) -> list[Literal]:
     return _merge_concatenated(text, found)
 
 
+# `+ name +` between two literals, or `+ name` after the last: a value spliced into the
+# text (`"SET search_path = " + schema`), stood in for by the placeholder.
+_SPLICE = re.compile(r"\s*\+\s*[A-Za-z_$][\w.$]*(?:\([^()\n]*\))?(?:\[[^\]\n]*\])?\s*")
+
+
+_SPLICE_BETWEEN = re.compile(_SPLICE.pattern + r"\+\s*")
+
+
 def _merge_concatenated(text: str, found: list[Literal]) -> list[Literal]:
     merged: list[Literal] = []
     for lit in found:
-        if merged and text[merged[-1].end : lit.start].strip() == "+":
+        between = text[merged[-1].end : lit.start] if merged else ""
+        if merged and between.strip() == "+":
             prev = merged[-1]
             merged[-1] = Literal(
                 prev.text + lit.text, prev.lines + lit.lines, prev.line, prev.start, lit.end
             )
+        elif merged and _SPLICE_BETWEEN.fullmatch(between):
+            prev = merged[-1]
+            stand_in = [prev.lines[-1] if prev.lines else prev.line] * len(PLACEHOLDER)
+            merged[-1] = Literal(
+                prev.text + PLACEHOLDER + lit.text,
+                prev.lines + stand_in + lit.lines if prev.lines and lit.lines else [],
+                prev.line, prev.start, lit.end,
+            )
         else:
             merged.append(lit)
+    for i, lit in enumerate(merged):  # a trailing `+ value`
+        after = _SPLICE.match(text, lit.end)
+        if after and after.group().strip() and not text.startswith(("+", "=", "+="), after.end()):
+            tail = text[after.end() : after.end() + 1]
+            if tail in (")", ";", ",", "\n", "") or tail.isspace():
+                lines = lit.lines + [lit.lines[-1]] * len(PLACEHOLDER) if lit.lines else []
+                merged[i] = Literal(lit.text + PLACEHOLDER, lines, lit.line, lit.start, lit.end)
     return merged
 
 
@@ -257,11 +282,13 @@ def ruby_literals(text: str) -> list[Literal]:
             cur.advance()
             found.append(_ruby_delimited(cur, True))
         elif cur.startswith("<<"):
+            header = cur.pos
             heredoc = _ruby_heredoc(cur)
             if heredoc is None:
                 cur.advance(2)
             else:
                 lit, body_start, body_end = heredoc
+                lit.start = header  # where the expression using it is written
                 found.append(lit)
                 skip_at[body_start] = body_end
         elif ch in "\n%<":
@@ -331,6 +358,7 @@ def _ruby_heredoc(cur: _Cursor) -> tuple[Literal, int, int] | None:
         row = text[pos:end]
         if (row.strip() if squiggly else row) == ident:
             lit = b.literal(body_start, end)
+            lit.tag = ident
             lit.text = lit.text.removesuffix("\n")
             lit.lines = lit.lines[: len(lit.text)]
             body_end = min(len(text), end + 1)
@@ -382,14 +410,24 @@ def _python_string(node: ast.AST) -> str | None:
         left, right = _python_string(node.left), _python_string(node.right)
         if left is not None and right is not None:
             return left + right
+        if left is not None and _is_value(node.right):  # "SET x = " + value
+            return left + PLACEHOLDER
+        if right is not None and _is_value(node.left):
+            return PLACEHOLDER + right
     return None
+
+
+def _is_value(node: ast.AST) -> bool:
+    """A name, attribute, call or subscript spliced into a string with `+`."""
+    return isinstance(node, ast.Name | ast.Attribute | ast.Call | ast.Subscript)
 
 
 def _python_literal(node: ast.AST, text: str) -> Literal:
     first = node.lineno
     last = node.end_lineno or first
+    # `start` holds the column: with `line` it names the expression (context.py's keys)
     if text.count("\n") != last - first:  # escapes or implicit concatenation
-        return Literal(text, [first] * len(text), first)
+        return Literal(text, [first] * len(text), first, node.col_offset)
     # Lines are 1:1 with the source: an empty map makes the scanner count newlines
     # from `line`, which is exact here and saves building a list per string.
-    return Literal(text, [], first)
+    return Literal(text, [], first, node.col_offset)
