@@ -51,6 +51,9 @@ class Settings(Record, kw_only=True):
     pg_version: int | None = None
     headroom: int = 0  # connections kept free on every server unless it says otherwise
     count_surge: bool = True
+    # SQL hazards in test/, spec/, __tests__, fixtures and example folders (off: that
+    # code does not run in production)
+    scan_test_code: bool = False
     # CPUs of the nodes pods run on: pool sizes derived from the CPU count (pgx, Prisma,
     # gunicorn's 2 x cores + 1) are computed for it; unset, the readers assume 4.
     node_cpus: int | None = None

@@ -115,6 +115,7 @@ class SettingsFile(Strict):
     pg_version: int | None = Field(default=None, alias="pg-version")
     headroom: int = 0  # connections kept free on every server unless it says otherwise
     count_surge: bool = Field(default=True, alias="count-surge")
+    scan_test_code: bool = Field(default=False, alias="scan-test-code")
     # CPUs of the nodes pods run on: pool sizes derived from the CPU count (pgx, Prisma,
     # gunicorn's 2 x cores + 1) are computed for it; unset, the readers assume 4.
     node_cpus: int | None = Field(default=None, alias="node-cpus", ge=1)

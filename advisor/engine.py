@@ -389,8 +389,8 @@ def scan_paths(root: Root, paths: list[Path], settings: Settings, options: Check
                 for i, labels in reached_by.items() if len(labels) > 1 and i in names]
     topo.problems[:0] = problems
     topo.notices[:0] = notices
-    guarded(topo.problems, ".", partial(_sql, found, root, topo), None,
-            "scanning SQL for pooler hazards")
+    guarded(topo.problems, ".", partial(_sql, found, root, topo, settings.scan_test_code),
+            None, "scanning SQL for pooler hazards")
     return topo
 
 
@@ -550,12 +550,19 @@ def _alternatives(leaves: list[tuple[str, list[K8sObject]]]) -> set[str]:
     return {label for labels in owners.values() if len(labels) > 1 for label in labels}
 
 
-def _sql(found, root: Root, topo: Topology) -> None:
+def _sql(found, root: Root, topo: Topology, test_code: bool = False) -> None:
     if not topo.poolers:
         return  # hazards only matter behind a pooler; skip the SQL scanner otherwise
-    from advisor.sql.extract import assign_clients, is_sql_candidate, scan_sql_sources
+    from advisor.sql.extract import (
+        assign_clients,
+        is_sql_candidate,
+        is_test_path,
+        not_checked_notices,
+        scan_sql_sources,
+    )
 
-    candidates = [rel for rel in map(root.rel, found.other_files) if is_sql_candidate(rel)]
+    candidates = [rel for rel in map(root.rel, found.other_files) if is_sql_candidate(rel)
+                  and (test_code or not is_test_path(rel))]
     if not candidates:
         return
     # RDS Proxy pins on more than PgBouncer breaks on: look for those forms too.
@@ -563,7 +570,9 @@ def _sql(found, root: Root, topo: Topology) -> None:
     hazards, problems = scan_sql_sources(root, candidates, pinning=pinning)
     topo.sql_hazards += assign_clients(
         hazards, {c.id: c.source_dir for c in topo.clients if c.source_dir is not None})
+    notices, problems = not_checked_notices(problems)
     topo.problems += problems
+    topo.notices += notices
 
 
 # Files that mark the top of an application's source tree.

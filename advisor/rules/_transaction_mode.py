@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 
 from msgspec import Struct
+from msgspec.structs import replace
 
 from advisor.model import (
     Finding,
@@ -140,10 +141,28 @@ def repo_strictest_mode(topology: Topology) -> RouteMode | None:
 
 
 def hazard_mode(topology: Topology, hazard: SqlHazard) -> tuple[RouteMode | None, bool]:
-    """(mode the hazard runs under, whether it was unmapped)."""
+    """(mode the hazard runs under, whether it was checked against the repository's
+    strictest mode: unmapped code, or a client whose route is not resolved)."""
     if hazard.client_id is not None:
-        return client_route_mode(topology, hazard.client_id), False
+        route = client_route_mode(topology, hazard.client_id)
+        if route is None and _route_unresolved(topology, hazard.client_id):
+            fallback = repo_strictest_mode(topology)
+            if fallback is not None:
+                client = next(c for c in topology.clients if c.id == hazard.client_id)
+                note = (
+                    f"{client.name}'s route to a server is not resolved, so the strictest "
+                    "pool mode in the repository is used"
+                )
+                return replace(fallback, note=note), False
+        return route, False
     return repo_strictest_mode(topology), True
+
+
+def _route_unresolved(topology: Topology, client_id: str) -> bool:
+    """A client whose target (a server or a pooler) is not known; a client that goes
+    straight to a server is resolved and breaks on no pooler."""
+    client = next((c for c in topology.clients if c.id == client_id), None)
+    return client is not None and (client.target_kind is None or client.target_id is None)
 
 
 def is_suppressed(hazard: SqlHazard, code: str, name: str) -> bool:
@@ -152,6 +171,17 @@ def is_suppressed(hazard: SqlHazard, code: str, name: str) -> bool:
 
 
 Breaks = Callable[[SqlHazard, RouteMode], str | None]
+
+
+def by_place(hazards: Iterable[SqlHazard]) -> list[list[SqlHazard]]:
+    """Hazards grouped by where they are written: a folder several workloads run from
+    gives one hazard per workload (advisor.sql.extract.assign_clients), reported once."""
+    groups: dict[tuple, list[SqlHazard]] = {}
+    for h in hazards:
+        key = (h.kind, h.detail, h.origin, h.location.path, h.location.line,
+               h.location.column)  # fmt: skip
+        groups.setdefault(key, []).append(h)
+    return list(groups.values())
 
 
 def hazard_findings(
@@ -165,21 +195,42 @@ def hazard_findings(
     breaks: Breaks | None = None,
     consequence: str,
 ) -> Iterator[Finding]:
-    """One finding per hazard of `kinds` whose route's pool mode is at least `min_mode`.
+    """One finding per place of a hazard of `kinds` whose route's pool mode is at least
+    `min_mode` (the strictest route when several workloads run that code; the others
+    are related locations).
 
     `breaks(hazard, route)` may refine: it returns the reason it breaks on that pooler
     (appended to the message) or None when that pooler copes (e.g. PgBouncer 1.21+
     tracking protocol-level prepared statements)."""
-    for hazard in topology.sql_hazards:
-        if hazard.kind not in kinds or is_suppressed(hazard, code, name):
+    wanted = (h for h in topology.sql_hazards if h.kind in kinds)
+    for group in by_place(wanted):
+        if is_suppressed(group[0], code, name):
             continue
-        route, unmapped = hazard_mode(topology, hazard)
-        if route is None or route.rank < MODE_RANK[min_mode]:
+        hits: list[tuple[SqlHazard, RouteMode, bool, str]] = []
+        for hazard in group:
+            route, unmapped = hazard_mode(topology, hazard)
+            if route is None or route.rank < MODE_RANK[min_mode]:
+                continue
+            reason = breaks(hazard, route) if breaks else ""
+            if reason is not None:
+                hits.append((hazard, route, unmapped, reason))
+        if not hits:
             continue
-        reason = breaks(hazard, route) if breaks else ""
-        if reason is None:
-            continue
-        yield build_finding(code, name, severity, hazard, route, unmapped, consequence, reason)
+        hazard, route, unmapped, reason = max(hits, key=lambda hit: hit[1].rank)
+        found = build_finding(code, name, severity, hazard, route, unmapped, consequence, reason)
+        workloads = _workload_locations(topology, [hit[0] for hit in hits])
+        if len(workloads) > 1:
+            found = replace(found, related=found.related + tuple(workloads))
+        yield found
+
+
+def _workload_locations(topology: Topology, hazards: list[SqlHazard]) -> list[RelatedLocation]:
+    ids = {h.client_id for h in hazards if h.client_id is not None}
+    return [
+        RelatedLocation(location=c.location, message=f"runs this code: workload {c.name}")
+        for c in topology.clients
+        if c.id in ids
+    ]
 
 
 def build_finding(

@@ -103,6 +103,48 @@ def is_sql_candidate(path: str) -> bool:
     return classify(path) is not None
 
 
+# Folders and file names of code that does not run in production: skipped unless the
+# settings say scan-test-code = true.
+_TEST_DIRS = frozenset(
+    {"test", "tests", "spec", "specs", "__tests__", "__test__", "__mocks__", "fixtures",
+     "fixture", "testdata", "test_data", "testing", "example", "examples", "e2e",
+     "cypress", "playwright", "testutil", "testutils", "testhelpers", "factories",
+     "sample", "samples", "demo", "benchmarks"}
+)  # fmt: skip
+_TEST_FILE = re.compile(
+    r"(^test_.*\.py|.*_test\.(py|go|rb|exs?)|conftest\.py|.*_spec\.rb|"
+    r".*\.(test|spec)\.[cm]?[jt]sx?|.*(Test|Tests|IT|Spec)\.(java|kt))$"
+)
+
+
+def is_test_path(path: str) -> bool:
+    """Test, spec, fixture or example code (by folder or file name)."""
+    parts = PurePosixPath(path.replace("\\", "/")).parts
+    return any(p.lower() in _TEST_DIRS for p in parts[:-1]) or bool(
+        parts and _TEST_FILE.fullmatch(parts[-1])
+    )
+
+
+def not_checked_notices(
+    problems: list[ConfigProblem],
+) -> tuple[list[str], list[ConfigProblem]]:
+    """NOT_CHECKED problems as one notice per file (with their lines); the rest."""
+    by_file: dict[str, list[ConfigProblem]] = {}
+    rest: list[ConfigProblem] = []
+    for p in problems:
+        if p.program == NOT_CHECKED:
+            by_file.setdefault(p.location.path or "?", []).append(p)
+        else:
+            rest.append(p)
+    notices = []
+    for path, found in by_file.items():
+        reasons = sorted({p.message.split(": ", 1)[-1] for p in found})
+        lines = sorted({p.location.line for p in found if p.location.line})
+        at = f" (line{'s' if len(lines) > 1 else ''} {', '.join(map(str, lines))})" if lines else ""
+        notices.append(f"{path}{at}: SQL not checked for pooling hazards: {'; '.join(reasons)}")
+    return notices, rest
+
+
 def scan_sql_sources(
     root: Root, paths: list[str], *, pinning: bool = False
 ) -> tuple[list[SqlHazard], list[ConfigProblem]]:
