@@ -178,8 +178,7 @@ def by_place(hazards: Iterable[SqlHazard]) -> list[list[SqlHazard]]:
     gives one hazard per workload (advisor.sql.extract.assign_clients), reported once."""
     groups: dict[tuple, list[SqlHazard]] = {}
     for h in hazards:
-        key = (h.kind, h.detail, h.origin, h.location.path, h.location.line,
-               h.location.column)  # fmt: skip
+        key = (h.kind, h.location.path, h.location.line, h.location.column)
         groups.setdefault(key, []).append(h)
     return list(groups.values())
 

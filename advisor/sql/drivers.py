@@ -427,7 +427,9 @@ def _prisma(path: str, text: str) -> list[SqlHazard]:
             provider_line = n
         elif in_datasource and stripped.startswith("url"):
             url_row = stripped
-    if provider_line is None or "pgbouncer=true" in url_row:
+    # No url in the schema (Prisma 6.6+ takes it from prisma.config.ts or a driver
+    # adapter): nothing here says how it connects.
+    if provider_line is None or not url_row or "pgbouncer=true" in url_row:
         return []
     where = url_row.split("=", 1)[-1].strip() if url_row else "the datasource url"
     return [

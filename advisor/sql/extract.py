@@ -120,8 +120,19 @@ _TEST_FILE = re.compile(
 def is_test_path(path: str) -> bool:
     """Test, spec, fixture or example code (by folder or file name)."""
     parts = PurePosixPath(path.replace("\\", "/")).parts
-    return any(p.lower() in _TEST_DIRS for p in parts[:-1]) or bool(
+    return any(_test_dir(p) for p in parts[:-1]) or bool(
         parts and _TEST_FILE.fullmatch(parts[-1])
+    )
+
+
+def _test_dir(name: str) -> bool:
+    """test/, spec/, fixtures/ ...; Go test-helper packages (riverdbtest, httptest);
+    hidden folders (.github, .devcontainer, .claude: tooling, not the application)."""
+    low = name.lower()
+    return (
+        low in _TEST_DIRS
+        or (low.endswith(("test", "tests")) and low not in ("latest", "contest"))
+        or (name.startswith(".") and name not in (".", ".."))
     )
 
 
@@ -275,7 +286,7 @@ def _sql_file_hazards(
     if dialect is None:
         scan = scan_sql_text(text, Location(path=path, line=1), pinning=pinning)
         if scan.problem is None:
-            return _without_dump_preamble(text, scan.hazards), None
+            return _without_dump_preamble(path, text, scan.hazards), None
         normalized, lines, src = normalize_placeholders(text, sql_file=True)
 
         def shown(a: int, b: int) -> str:
@@ -286,7 +297,13 @@ def _sql_file_hazards(
             pinning=pinning,
         )
         if retry.problem is None:
-            return _without_dump_preamble(text, retry.hazards), None
+            return _without_dump_preamble(path, text, retry.hazards), None
+        # psql/graphile-style :NAME variables inside dollar-quoted bodies whose quotes
+        # the normalizer cannot follow: stood in everywhere (same length: lines kept).
+        blunt = _ANY_VARIABLE.sub(lambda m: PLACEHOLDER.ljust(len(m.group()), "_"), text)
+        last = scan_sql_text(blunt, Location(path=path, line=1), pinning=pinning)
+        if last.problem is None:
+            return _without_dump_preamble(path, text, last.hazards), None
         dialect = other_dialect(path, text)
         if dialect is None:
             return [], scan.problem
@@ -297,8 +314,22 @@ def _sql_file_hazards(
     )
 
 
-def _without_dump_preamble(text: str, hazards: list[SqlHazard]) -> list[SqlHazard]:
-    if not hazards or not _PG_DUMP.search(text[:2000]):
+_ANY_VARIABLE = re.compile(r"(?<![:\w]):[A-Za-z_]\w*|\$\{[^}\n]*\}")
+
+
+def _is_schema_dump(path: str, text: str) -> bool:
+    """pg_dump output: its header comment, Rails' db/structure.sql (comments stripped),
+    or a file that opens with pg_dump's `SET statement_timeout = 0;` preamble."""
+    name = PurePosixPath(path).name.lower()
+    return (
+        _PG_DUMP.search(text[:2000]) is not None
+        or (name in ("structure.sql", "schema.sql") and "set_config('search_path'" in text)
+        or text.lstrip().startswith("SET statement_timeout = 0;")
+    )
+
+
+def _without_dump_preamble(path: str, text: str, hazards: list[SqlHazard]) -> list[SqlHazard]:
+    if not hazards or not _is_schema_dump(path, text):
         return hazards
     return [h for h in hazards if not _pg_dump_preamble(h)]
 
