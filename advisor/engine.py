@@ -291,6 +291,7 @@ def _merge(into: Topology, other: Topology) -> None:
     into.problems += other.problems
     into.notices += other.notices
     into.sql_hazards += other.sql_hazards
+    into.client_env.update(other.client_env)
     for path, lines in other.line_suppressions.items():
         into.line_suppressions.setdefault(path, {}).update(lines)
 
@@ -441,6 +442,7 @@ def _label_environment(topo: Topology, label: str) -> None:
     for i, h in enumerate(topo.sql_hazards):
         if h.client_id:
             topo.sql_hazards[i] = replace(h, client_id=ids.get(h.client_id))
+    topo.client_env = {ids.get(k, k): v for k, v in topo.client_env.items()}
 
 
 def _render(found, root: Root, settings: Settings, options: CheckOptions,
@@ -568,8 +570,11 @@ def _sql(found, root: Root, topo: Topology, test_code: bool = False) -> None:
     # RDS Proxy pins on more than PgBouncer breaks on: look for those forms too.
     pinning = any(p.kind == "rds-proxy" for p in topo.poolers)
     hazards, problems = scan_sql_sources(root, candidates, pinning=pinning)
-    topo.sql_hazards += assign_clients(
+    from advisor.sql.drivers import resolve_erb
+
+    mapped = assign_clients(
         hazards, {c.id: c.source_dir for c in topo.clients if c.source_dir is not None})
+    topo.sql_hazards += resolve_erb(mapped, topo.client_env)
     notices, problems = not_checked_notices(problems)
     topo.problems += problems
     topo.notices += notices

@@ -396,6 +396,9 @@ class Topology(Record, kw_only=True):
     sql_hazards: list[SqlHazard] = field(default_factory=list)
     # path -> {line: [codes]} from `pool-advisor: ignore[...]` comments.
     line_suppressions: dict[str, dict[int, list[str]]] = field(default_factory=dict)
+    # client id -> its containers' env (not Secrets): hazards written as ERB in
+    # database.yml are evaluated with it (advisor.sql.drivers.resolve_erb)
+    client_env: dict[str, list[EnvVar]] = field(default_factory=dict)
 
     def server(self, server_id: str) -> Server | None:
         return next((s for s in self.servers if s.id == server_id), None)

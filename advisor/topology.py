@@ -731,6 +731,8 @@ def _client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
                     unknown="" if pools else _why_unknown(w, directory, app))
     if topo.poolers:  # as advisor.engine._sql: hazards only matter behind a pooler
         topo.sql_hazards.extend(_env_hazards(w, client.id))
+        topo.client_env[client.id] = [e for c in w.containers if not is_pgbouncer_container(c)
+                                      for e in c.env if not e.secret]
     if w.kind == "CronJob" and get(w.obj.body, "spec", "concurrencyPolicy",
                                    default="Allow") == "Allow":
         topo.notices.append(

@@ -333,8 +333,14 @@ DATABASES["default"]["DISABLE_SERVER_SIDE_CURSORS"] = True
         (2, "protocol-prepare"),
         (4, "protocol-prepare"),
     ]
-    go = 'package db\nimport (\n\t"context"\n\t"github.com/jackc/pgx/v5/pgxpool"\n)\n'
-    assert driver("db.go", go, "go") == [(4, "protocol-prepare")]
+    go = (
+        'package db\nimport (\n\t"context"\n\t"github.com/jackc/pgx/v5/pgxpool"\n)\n'
+        "func Open(ctx context.Context, url string) (*pgxpool.Pool, error) {\n"
+        "\treturn pgxpool.New(ctx, url)\n}\n"
+    )
+    # flagged where the pool is opened, not at every file importing pgx
+    assert driver("db.go", go, "go") == [(7, "protocol-prepare")]
+    assert driver("q.go", 'package db\nimport "github.com/jackc/pgx/v5"\n', "go") == []
     safe = go + "var mode = pgx.QueryExecModeCacheDescribe\n"
     assert driver("db.go", safe, "go") == []
 

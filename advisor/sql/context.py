@@ -58,6 +58,7 @@ LANGUAGE_CALLS = {
     "java": frozenset({"update", "batchupdate"}),
     "kotlin": frozenset({"update", "batchupdate", "exec"}),
     "ruby": frozenset({"run", "exec_prepared"}),
+    "elixir": frozenset({"query!", "query_many", "query_many!"}),
 }  # fmt: skip
 _SQL_NAME = re.compile(r"sql|query|stmt|statement", re.IGNORECASE)
 _IDENT_BEFORE = re.compile(r"(@?[A-Za-z_$][\w$]*(?:(?:\.|::)[A-Za-z_$][\w$]*)*[!?]?)\s*$")
@@ -97,7 +98,7 @@ class CodeContext:
         callees, head = self._enclosing_calls(lit.start)
         if any(is_sql_call(c, self.lang) for c in callees):
             return True
-        if self.lang == "ruby":
+        if self.lang in ("ruby", "elixir"):
             bare = re.search(r"(?:^|[\s.;(])([A-Za-z_][\w]*[!?]?)\s+(?:%[qQ]?)?$", head)
             if bare and is_sql_call(bare.group(1), "ruby"):
                 return True  # execute "..." / execute <<~SQL
@@ -162,7 +163,7 @@ def _names_reaching_sql(text: str, spans: list[tuple[int, int]], lang: str) -> s
             depth += {"(": 1, ")": -1}.get(text[j], 0)
             j += 1
         names.update(re.findall(r"[A-Za-z_$][\w$]*", _blank_literals(text, m.end(), j, spans)))
-    if lang == "ruby":
+    if lang in ("ruby", "elixir"):
         for m in re.finditer(r"\b([a-z_]\w*[!?]?)[ \t]+([a-z_@][\w.]*)", text):
             if is_sql_call(m.group(1), "ruby"):
                 names.add(m.group(2).split(".")[-1].lstrip("@"))

@@ -181,40 +181,161 @@ def literal_settings(
             found.extend(connection_string_hazards(lit.text, path, lit.line))
     if lang == "go":
         found.extend(_pgx(path, literals, text))
+    elif lang == "js":
+        found.extend(_node_pg(path, text))
+    elif lang == "ruby":
+        found.extend(_with_advisory_lock(path, text))
+    elif lang == "elixir":
+        found.extend(_ecto(path, text))
     return found
 
 
-# pgx v5 ParseConfig: default_query_exec_mode defaults to cache_statement (named
-# prepared statements per connection); v4 builds a prepared-statement cache unless
-# statement_cache_mode=describe or PreferSimpleProtocol. Modes below use only unnamed
-# statements, which a transaction pooler handles.
+# Postgrex (lib/postgrex.ex): `:prepare` "either `:named` to use named queries or
+# `:unnamed` to force unnamed queries (default: `:named`)"; Ecto passes the repo's
+# configuration on. Flagged at the Ecto repo module using the Postgres adapter; a
+# `prepare: :unnamed` in any scanned Elixir file (config/*.exs) clears it
+# (extract.scan_sql_sources). Postgrex.Notifications.listen holds a LISTEN session.
+ECTO_REPO_DETAIL = "Ecto repo with the Postgres adapter"
+_ECTO_REPO = re.compile(r"use\s+Ecto\.Repo\b[^\n]*(?:\n[^\n]*){0,3}?Ecto\.Adapters\.Postgres")
+_POSTGREX_LISTEN = re.compile(r"\bPostgrex\.Notifications\.listen!?\s*\(")
+
+
+def _ecto(path: str, text: str) -> list[SqlHazard]:
+    found = []
+    repo = _ECTO_REPO.search(text)
+    if repo and "prepare: :unnamed" not in text:
+        found.append(
+            _hazard(
+                "protocol-prepare",
+                f"{ECTO_REPO_DETAIL}: Postgrex prepares named statements (default "
+                "prepare: :named; set prepare: :unnamed in the repo's config)",
+                path,
+                text.count("\n", 0, repo.start()) + 1,
+            )
+        )
+    for m in _POSTGREX_LISTEN.finditer(text):
+        found.append(
+            _hazard(
+                "listen",
+                "Postgrex.Notifications.listen: LISTEN on a connection it keeps",
+                path,
+                text.count("\n", 0, m.start()) + 1,
+            )
+        )
+    return found
+
+
+# with_advisory_lock gem (postgresql_advisory.rb): pg_advisory_lock / pg_try_advisory_lock
+# unless `transaction: true` (then the _xact forms, released at COMMIT).
+_WITH_ADVISORY_LOCK = re.compile(r"\bwith_advisory_lock!?\s*\(?([^\n]*)")
+
+
+def _with_advisory_lock(path: str, text: str) -> list[SqlHazard]:
+    found = []
+    for m in _WITH_ADVISORY_LOCK.finditer(text):
+        line_start = text.rfind("\n", 0, m.start()) + 1
+        if text[line_start : m.start()].lstrip().startswith("#"):
+            continue
+        if re.search(r"transaction:\s*true", m.group(1)) or "def with_advisory_lock" in (
+            text[line_start : m.end()]
+        ):
+            continue
+        found.append(
+            _hazard(
+                "advisory-lock",
+                "with_advisory_lock without transaction: true (session pg_advisory_lock)",
+                path,
+                text.count("\n", 0, m.start()) + 1,
+            )
+        )
+    return found
+
+
+# pgx v5 conn.go ParseConfig: `defaultQueryExecMode := QueryExecModeCacheStatement`
+# (named prepared statements per connection), also through database/sql: stdlib's
+# Conn.QueryContext/ExecContext call the pgx conn's Query/Exec with that mode. pgx v4
+# ParseConfig: `statementCacheMode := stmtcache.ModePrepare` unless
+# statement_cache_mode=describe, or PreferSimpleProtocol. gobuffalo/pop v6 opens
+# PostgreSQL through pgx v4's stdlib driver. The modes below send no named statement;
+# QueryExecModeDescribeExec is not among them: it describes and executes the unnamed
+# statement in two round trips, which a transaction pooler may send to two servers
+# (its own doc comment in conn.go).
 _PGX_SAFE = (
     "QueryExecModeSimpleProtocol",
     "QueryExecModeExec",
-    "QueryExecModeDescribeExec",
     "QueryExecModeCacheDescribe",
     "PreferSimpleProtocol",
     "default_query_exec_mode=simple_protocol",
     "default_query_exec_mode=exec",
-    "default_query_exec_mode=describe_exec",
     "default_query_exec_mode=cache_describe",
     "statement_cache_mode=describe",
+    "prefer_simple_protocol=true",
 )
+# Where a pgx (or pop) pool or connection is opened: the place to set the mode.
+_PGX_OPEN = re.compile(
+    r"\b(?:pgxpool\.(?:New|NewWithConfig|Connect|ConnectConfig)|pgx\.(?:Connect|ConnectConfig)"
+    r"|stdlib\.(?:OpenDB|OpenDBFromPool)|pop\.(?:NewConnection|Connect))\s*\("
+    r"|\b(?:sql|sqlx|otelsql)\.(?:Open|Connect|MustConnect|MustOpen)\s*\(\s*\"pgx(?:/v5)?\""
+)
+_PGX_IMPORT = ("github.com/jackc/pgx", "github.com/gobuffalo/pop")
+# golang-migrate's postgres and pgx drivers: Lock() runs SELECT pg_advisory_lock($1).
+_MIGRATE_IMPORT = re.compile(r"github\.com/golang-migrate/migrate/v4/database/(postgres|pgx)")
 
 
 def _pgx(path: str, literals: list[Literal], text: str) -> list[SqlHazard]:
-    imports = [lit for lit in literals if lit.text.startswith("github.com/jackc/pgx")]
+    imports = [lit for lit in literals if lit.text.startswith(_PGX_IMPORT)]
+    found: list[SqlHazard] = []
+    for lit in literals:
+        if _MIGRATE_IMPORT.match(lit.text):
+            found.append(
+                _hazard(
+                    "advisory-lock",
+                    f"golang-migrate ({lit.text}) takes a session advisory lock "
+                    "(pg_advisory_lock) while it migrates",
+                    path,
+                    lit.line,
+                )
+            )
     if not imports or any(marker in text for marker in _PGX_SAFE):
+        return found
+    library = "pop (pgx v4 stdlib)" if "gobuffalo/pop" in imports[0].text else "pgx"
+    for m in _PGX_OPEN.finditer(text):
+        if m.group().startswith("pop.") and library == "pgx":
+            continue
+        found.append(
+            _hazard(
+                "protocol-prepare",
+                f"{library} {m.group().rstrip('( ')}: default query exec mode "
+                "cache_statement, named prepared statements (set "
+                "default_query_exec_mode=cache_describe or simple_protocol, e.g. in the DSN)",
+                path,
+                text.count("\n", 0, m.start()) + 1,
+            )
+        )
+    return found
+
+
+# node-postgres: a query config with `name` is always prepared as a named statement
+# (pg/lib/query.js requiresPreparation: "named queries must always be prepared").
+_PG_NAMED_QUERY = re.compile(
+    r"\{[^{}]*?\bname\s*:\s*[^,{}]+,[^{}]*?\btext\s*:"
+    r"|\{[^{}]*?\btext\s*:[^{}]*?\bname\s*:\s*['\"`\w]",
+    re.DOTALL,
+)
+_PG_IMPORT = re.compile(r"""(?:from\s+|require\(\s*)['"](?:pg|pg-pool)['"]""")
+
+
+def _node_pg(path: str, text: str) -> list[SqlHazard]:
+    if not _PG_IMPORT.search(text):
         return []
     return [
         _hazard(
             "protocol-prepare",
-            f"pgx ({imports[0].text}) default query exec mode cache_statement: named "
-            "prepared statements (set default_query_exec_mode=cache_describe or "
-            "simple_protocol, e.g. in the DSN)",
+            "node-postgres query with `name`: a named prepared statement per connection",
             path,
-            imports[0].line,
+            text.count("\n", 0, m.start()) + 1,
         )
+        for m in _PG_NAMED_QUERY.finditer(text)
     ]
 
 
@@ -225,6 +346,8 @@ def python_settings(
     path: str, tree: ast.AST, literals: list[Literal], text: str
 ) -> list[SqlHazard]:
     found = literal_settings(path, literals, "python")
+    if "django_pglocks" in text:
+        found.extend(_django_pglocks(path, tree))
     if not any(word in text for word in ("asyncpg", "psycopg", "DATABASES")):
         return found
     django: list[SqlHazard] = []
@@ -234,10 +357,32 @@ def python_settings(
             if "psycopg_pool" in text or not _dotted(node.func).endswith("ConnectionPool"):
                 found.extend(_python_call(path, node))
         elif isinstance(node, ast.Assign | ast.AnnAssign):
-            django.extend(_django_databases(path, node))
+            django.extend(_django_databases(path, node, text))
             disabled_later = disabled_later or _sets_disable_cursors(node)
-    # DATABASES["default"]["DISABLE_SERVER_SIDE_CURSORS"] = True elsewhere in the file
-    return found + ([] if disabled_later else django)
+    # DATABASES["default"]["DISABLE_SERVER_SIDE_CURSORS"] = True elsewhere in the file, or
+    # a DISABLE_SERVER_SIDE_CURSORS key taken from configuration: not this file's default
+    configured = _CURSORS_CONFIGURED.search(text)
+    return found + ([] if disabled_later or configured else django[:1])
+
+
+# django_pglocks.advisory_lock (django_pglocks/__init__.py): pg_advisory_lock or
+# pg_try_advisory_lock (session level), released with pg_advisory_unlock on exit.
+def _django_pglocks(path: str, tree: ast.AST) -> list[SqlHazard]:
+    return [
+        _hazard(
+            "advisory-lock",
+            "django_pglocks advisory_lock(...): session-level pg_advisory_lock",
+            path,
+            node.lineno,
+        )
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call) and _dotted(node.func).rsplit(".", 1)[-1] == "advisory_lock"
+    ]
+
+
+_CURSORS_CONFIGURED = re.compile(
+    r"""["']DISABLE_SERVER_SIDE_CURSORS["']\s*:\s*(?![\s]|True\b|False\b)"""
+)
 
 
 def _sets_disable_cursors(node: ast.Assign | ast.AnnAssign) -> bool:
@@ -317,38 +462,54 @@ def _python_call(path: str, call: ast.Call) -> list[SqlHazard]:
     return []
 
 
-def _django_databases(path: str, node: ast.Assign | ast.AnnAssign) -> list[SqlHazard]:
+def _django_databases(path: str, node: ast.Assign | ast.AnnAssign, text: str) -> list[SqlHazard]:
+    """A PostgreSQL DATABASES entry without DISABLE_SERVER_SIDE_CURSORS = True, however
+    the entry is built: a dict literal, dj_database_url.config()/parse(), django-environ
+    env.db(), a name or getattr() from another module (the engine is then taken from
+    what the file says: a postgresql backend or a postgres URL)."""
     targets = node.targets if isinstance(node, ast.Assign) else [node.target]
     if not any(isinstance(t, ast.Name) and t.id == "DATABASES" for t in targets):
         return []
-    if not isinstance(node.value, ast.Dict):
+    if node.value is None:
         return []
-    found = []
-    for alias, conf in zip(node.value.keys, node.value.values, strict=False):
-        if not isinstance(conf, ast.Dict):
+    postgres_file = bool(re.search(r"postgres|postgis", text))
+    entries: list[tuple[str, ast.expr]] = []
+    if isinstance(node.value, ast.Dict):
+        for alias, conf in zip(node.value.keys, node.value.values, strict=False):
+            label = alias.value if isinstance(alias, ast.Constant) else ast.unparse(alias or conf)
+            entries.append((str(label), conf))
+    else:
+        entries.append(("default", node.value))
+    for label, conf in entries:
+        if isinstance(conf, ast.Dict):
+            keys = {
+                k.value: v
+                for k, v in zip(conf.keys, conf.values, strict=False)
+                if isinstance(k, ast.Constant)
+            }
+            engine = keys.get("ENGINE")
+            disabled = keys.get("DISABLE_SERVER_SIDE_CURSORS")
+            if disabled is not None and not (
+                isinstance(disabled, ast.Constant) and disabled.value is False
+            ):
+                continue
+            if isinstance(engine, ast.Constant):
+                if "postgres" not in str(engine.value) and "postgis" not in str(engine.value):
+                    continue
+            elif not postgres_file:
+                continue
+        elif not postgres_file:
             continue
-        entries = {
-            k.value: v
-            for k, v in zip(conf.keys, conf.values, strict=False)
-            if isinstance(k, ast.Constant)
-        }
-        engine = entries.get("ENGINE")
-        if not (isinstance(engine, ast.Constant) and "postgres" in str(engine.value)):
-            continue
-        disabled = entries.get("DISABLE_SERVER_SIDE_CURSORS")
-        if isinstance(disabled, ast.Constant) and disabled.value is True:
-            continue
-        label = alias.value if isinstance(alias, ast.Constant) else "?"
-        found.append(
+        return [
             _hazard(
                 "with-hold-cursor",
                 f"Django DATABASES[{label!r}] without DISABLE_SERVER_SIDE_CURSORS = True "
                 "(QuerySet.iterator() declares WITH HOLD cursors in autocommit)",
                 path,
-                engine.lineno,
+                conf.lineno,
             )
-        )
-    return found
+        ]
+    return []
 
 
 # --- settings files ----------------------------------------------------------------
@@ -384,22 +545,35 @@ def _rails_database(path: str, text: str) -> list[SqlHazard]:
     if not adapters:
         return []
     values = {
-        key: [(_yaml_value(row, key) or "").lower() for _, row in rows if _yaml_value(row, key)]
+        key: [(n, _yaml_value(row, key) or "") for n, row in rows if _yaml_value(row, key)]
         for key in ("prepared_statements", "advisory_locks")
     }
     urls = " ".join(row for _, row in rows if "prepared_statements=false" in row)
     found = []
-    if "false" not in values["prepared_statements"] and not urls:
-        found.append(
-            _hazard(
-                "protocol-prepare",
-                "Rails postgresql adapter: prepared_statements not set to false "
-                "(ActiveRecord default true)",
-                path,
-                adapters[0],
+    prepared = values["prepared_statements"]
+    erb = [(n, v) for n, v in prepared if v.startswith("<%")]
+    if not any(v.lower() == "false" for _, v in prepared) and not urls:
+        if erb:  # decided by the container's env: resolve_erb evaluates it per workload
+            n, expr = erb[0]
+            found.append(
+                _hazard(
+                    "protocol-prepare",
+                    f"{RAILS_ERB_DETAIL} {expr}",
+                    path,
+                    n,
+                )
             )
-        )
-    if "false" not in values["advisory_locks"]:
+        else:
+            found.append(
+                _hazard(
+                    "protocol-prepare",
+                    "Rails postgresql adapter: prepared_statements not set to false "
+                    "(ActiveRecord default true)",
+                    path,
+                    adapters[0],
+                )
+            )
+    if not any(v.lower() == "false" for _, v in values["advisory_locks"]):
         found.append(
             _hazard(
                 "advisory-lock",
@@ -410,6 +584,44 @@ def _rails_database(path: str, text: str) -> list[SqlHazard]:
             )
         )
     return found
+
+
+RAILS_ERB_DETAIL = "Rails postgresql adapter: prepared_statements:"
+_ERB = re.compile(r"<%=?\s*(.*?)\s*-?%>")
+_FALSE_WORDS = frozenset({"false", "f", "0", "no", "off", "n"})
+
+
+def resolve_erb(hazards: list[SqlHazard], client_env: dict[str, list[EnvVar]]) -> list[SqlHazard]:
+    """database.yml `prepared_statements: <%= ENV['PREPARED_STATEMENTS'] || 'true' %>`
+    evaluated with each workload's container env (Mastodon's pattern): dropped where it
+    comes out false, else kept with what it came out as and why. Unmapped hazards, and
+    expressions this cannot evaluate, keep the hazard (the default is true)."""
+    from advisor.apps.rubyeval import RubyScope, ruby_eval
+
+    kept: list[SqlHazard] = []
+    for h in hazards:
+        m = _ERB.search(h.detail) if h.detail.startswith(RAILS_ERB_DETAIL) else None
+        if m is None:
+            kept.append(h)
+            continue
+        env = {e.name: e for e in client_env.get(h.client_id or "", [])}
+        scope = RubyScope(h.location.path, h.location.line or 1, env, 4)
+        value = ruby_eval(m.group(1), scope)
+        if value is None:
+            kept.append(replace(h, detail=f"{h.detail} (not evaluated: assumed true)"))
+            continue
+        shown = str(value.value).strip().lower()
+        if shown in _FALSE_WORDS:
+            continue
+        names = re.findall(r"ENV(?:\[|\.fetch\(?)\s*['\"](\w+)", m.group(1))
+        unset = [n for n in names if n not in env]
+        how = (
+            f"{', '.join(unset)} not set in the container env"
+            if unset
+            else f"{', '.join(names)} from the container env"
+        )
+        kept.append(replace(h, detail=f"{h.detail} = {value.value!r} ({how})"))
+    return kept
 
 
 def _prisma(path: str, text: str) -> list[SqlHazard]:

@@ -50,6 +50,8 @@ from advisor.sql.literals import (
     PLACEHOLDER,
     Literal,
     clike_literals,
+    elixir_literals,
+    elixir_source,
     python_literals,
     ruby_literals,
 )
@@ -71,6 +73,8 @@ _CODE_SUFFIXES = {
     ".tsx": "js",
     ".rb": "ruby",
     ".rake": "ruby",
+    ".ex": "elixir",
+    ".exs": "elixir",
 }
 _NEVER_UNDER = frozenset(
     {"node_modules", "vendor", ".git", ".venv", "venv", "site-packages", "__pycache__", ".tox"}
@@ -161,6 +165,7 @@ def scan_sql_sources(
 ) -> tuple[list[SqlHazard], list[ConfigProblem]]:
     hazards: list[SqlHazard] = []
     problems: list[ConfigProblem] = []
+    repo = _RepoFacts()
     for name in paths:
         kind = classify(str(name))
         if kind is None:
@@ -180,7 +185,32 @@ def scan_sql_sources(
         found, trouble = scan_text(shown, text, kind, pinning=pinning)
         hazards.extend(found)
         problems.extend(trouble)
-    return hazards, problems
+        repo.see(kind, text)
+    return repo.keep(hazards), problems
+
+
+class _RepoFacts:
+    """What one file's hazard depends on elsewhere in the repository: Django's server-side
+    cursors matter only where QuerySet.iterator() is called; an Ecto repo's named
+    prepares are off when a config file says `prepare: :unnamed`."""
+
+    def __init__(self) -> None:
+        self.iterator = False
+        self.unnamed = False
+
+    def see(self, kind: str, text: str) -> None:
+        self.iterator = self.iterator or (kind == "python" and ".iterator(" in text)
+        self.unnamed = self.unnamed or (kind == "elixir" and "prepare: :unnamed" in text)
+
+    def keep(self, hazards: list[SqlHazard]) -> list[SqlHazard]:
+        return [h for h in hazards if not self._moot(h)]
+
+    def _moot(self, h: SqlHazard) -> bool:
+        if h.origin != drivers.ORIGIN:
+            return False
+        if h.kind == "with-hold-cursor" and h.detail.startswith("Django"):
+            return not self.iterator
+        return self.unnamed and h.detail.startswith(drivers.ECTO_REPO_DETAIL)
 
 
 def scan_text(
@@ -212,9 +242,12 @@ def scan_text(
         as_sql = [lit for lit in literals if (lit.line, lit.start) in used]
         found = _literals_hazards(path, as_sql, "python", pinning, problems)
         found += drivers.python_settings(path, tree, literals, text)
-    elif kind in ("ruby", "java", "kotlin", "go", "js"):
-        literals = ruby_literals(text) if kind == "ruby" else clike_literals(text, kind)
-        context = CodeContext(text, literals, kind)
+    elif kind in ("ruby", "java", "kotlin", "go", "js", "elixir"):
+        if kind in ("ruby", "elixir"):
+            literals = ruby_literals(text) if kind == "ruby" else elixir_literals(text)
+        else:
+            literals = clike_literals(text, kind)
+        context = CodeContext(elixir_source(text) if kind == "elixir" else text, literals, kind)
         as_sql = [lit for lit in literals if looks_like_statement(lit.text) and context.is_sql(lit)]
         found = _literals_hazards(path, as_sql, kind, pinning, problems)
         found += drivers.literal_settings(path, literals, kind, text)

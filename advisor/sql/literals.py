@@ -298,6 +298,29 @@ def ruby_literals(text: str) -> list[Literal]:
     return found
 
 
+_ELIXIR_SIGIL_PAIR = re.compile(r"~([sS])(?=[(\[{<])")
+_ELIXIR_SIGIL_QUOTE = re.compile(r"~[sS](?=[\"'])")
+
+
+def elixir_literals(text: str) -> list[Literal]:
+    return [lit for lit in ruby_literals(elixir_source(text)) if lit.text]
+
+
+def elixir_source(text: str) -> str:
+    """String literals of Elixir source: "..." with #{} interpolation, \"\"\"
+    heredocs, ~s/~S sigils. Comments (#) as in Ruby. Heredocs and sigils are rewritten
+    to Ruby's %Q{}/%q of the same length, so offsets and lines are kept."""
+    rewritten = _ELIXIR_SIGIL_PAIR.sub(lambda m: "%Q" if m.group(1) == "s" else "%q", text)
+    rewritten = _ELIXIR_SIGIL_QUOTE.sub("  ", rewritten)
+    opening = [True]
+
+    def heredoc(_: re.Match[str]) -> str:  # \"\"\" ... \"\"\" -> %Q{ ... }
+        opening[0] = not opening[0]
+        return "}  " if opening[0] else "%Q{"
+
+    return re.sub(r'"""', heredoc, rewritten)
+
+
 def _ruby_delimited(cur: _Cursor, interpolate: bool) -> Literal:
     opener = cur.peek()
     closer = _RUBY_PAIRS[opener]
