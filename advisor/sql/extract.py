@@ -117,7 +117,8 @@ _TEST_DIRS = frozenset(
 )  # fmt: skip
 _TEST_FILE = re.compile(
     r"(^test_.*\.py|.*_test\.(py|go|rb|exs?)|conftest\.py|.*_spec\.rb|"
-    r".*\.(test|spec)\.[cm]?[jt]sx?|.*(Test|Tests|IT|Spec)\.(java|kt))$"
+    r".*\.(test|spec)\.[cm]?[jt]sx?|.*(Test|Tests|IT|Spec)\.(java|kt)|"
+    r".*[._-](example|sample|dist)\.\w+)$"
 )
 
 
