@@ -11,7 +11,8 @@ A finding on a line without a marker counts as a false positive, so the labels m
 complete. Each app folder is scanned as the engine scans a repository: the same file
 selection (test/spec/fixture/example code skipped), scan_sql_sources (cross-file facts),
 one finding per (rule, file, line), database.yml ERB evaluated with the env in the app's
-`bench-env` file (NAME=VALUE lines: the container env of its workload).
+`bench-env` file (NAME=VALUE lines: the container env of its workload), behind a
+transaction-mode PgBouncer unless its `bench-mode` file says `statement`.
 
     .venv/bin/python bench/hazards.py                 # confusion matrix per rule, overall
     .venv/bin/python bench/hazards.py --list          # also every miss and false alarm
@@ -96,9 +97,12 @@ class Score:
         return sum(m.tp + m.fp + m.fn + m.tn for m in self.rules.values())
 
 
-def scan_app(folder: Path, env: dict[str, str] | None = None) -> set[tuple[str, str, int]]:
+def scan_app(
+    folder: Path, env: dict[str, str] | None = None, mode: str = "transaction"
+) -> set[tuple[str, str, int]]:
     """(code, path, line) of every finding the hazard rules would report for one app
-    whose workload runs all of it behind a transaction-mode PgBouncer."""
+    whose workload runs all of it behind a PgBouncer in `mode` (PA409 needs statement
+    mode: the rule's min_mode)."""
     from advisor.sql.drivers import resolve_erb
     from advisor.sql.extract import (
         assign_clients,
@@ -123,6 +127,7 @@ def scan_app(folder: Path, env: dict[str, str] | None = None) -> set[tuple[str, 
         (KIND_CODE[h.kind], h.location.path, h.location.line or 0)
         for h in hazards
         if h.kind in KIND_CODE and not h.suppressed
+        and (h.kind != "transaction-block" or mode == "statement")
     }
 
 
@@ -189,7 +194,9 @@ def merge(into: Score, other: Score) -> None:
 def corpus_score(corpus: Path = CORPUS) -> Score:
     total = Score()
     for app in sorted(p for p in corpus.iterdir() if p.is_dir()):
-        found = scan_app(app, read_env(app))
+        mode_file = app / "bench-mode"
+        mode = mode_file.read_text().strip() if mode_file.is_file() else "transaction"
+        found = scan_app(app, read_env(app), mode)
         merge(total, score(found, labels_of(app), prefix=f"{app.name}/"))
     return total
 

@@ -197,13 +197,14 @@ def literal_settings(
 # (extract.scan_sql_sources). Postgrex.Notifications.listen holds a LISTEN session.
 ECTO_REPO_DETAIL = "Ecto repo with the Postgres adapter"
 _ECTO_REPO = re.compile(r"use\s+Ecto\.Repo\b[^\n]*(?:\n[^\n]*){0,3}?Ecto\.Adapters\.Postgres")
+ECTO_UNNAMED = re.compile(r"^[^#\n]*\bprepare:\s*:unnamed\b", re.MULTILINE)  # not in a comment
 _POSTGREX_LISTEN = re.compile(r"\bPostgrex\.Notifications\.listen!?\s*\(")
 
 
 def _ecto(path: str, text: str) -> list[SqlHazard]:
     found = []
     repo = _ECTO_REPO.search(text)
-    if repo and "prepare: :unnamed" not in text:
+    if repo and not ECTO_UNNAMED.search(text):
         found.append(
             _hazard(
                 "protocol-prepare",
@@ -328,15 +329,19 @@ _PG_IMPORT = re.compile(r"""(?:from\s+|require\(\s*)['"](?:pg|pg-pool)['"]""")
 def _node_pg(path: str, text: str) -> list[SqlHazard]:
     if not _PG_IMPORT.search(text):
         return []
-    return [
-        _hazard(
-            "protocol-prepare",
-            "node-postgres query with `name`: a named prepared statement per connection",
-            path,
-            text.count("\n", 0, m.start()) + 1,
+    found = []
+    for m in _PG_NAMED_QUERY.finditer(text):
+        key = re.search(r"\bname\s*:", m.group())
+        at = m.start() + (key.start() if key else 0)
+        found.append(
+            _hazard(
+                "protocol-prepare",
+                "node-postgres query with `name`: a named prepared statement per connection",
+                path,
+                text.count("\n", 0, at) + 1,
+            )
         )
-        for m in _PG_NAMED_QUERY.finditer(text)
-    ]
+    return found
 
 
 # --- Python: asyncpg, psycopg, Django -------------------------------------------------

@@ -201,7 +201,9 @@ class _RepoFacts:
 
     def see(self, kind: str, text: str) -> None:
         self.iterator = self.iterator or (kind == "python" and ".iterator(" in text)
-        self.unnamed = self.unnamed or (kind == "elixir" and "prepare: :unnamed" in text)
+        self.unnamed = self.unnamed or (
+            kind == "elixir" and drivers.ECTO_UNNAMED.search(text) is not None
+        )
 
     def keep(self, hazards: list[SqlHazard]) -> list[SqlHazard]:
         return [h for h in hazards if not self._moot(h)]

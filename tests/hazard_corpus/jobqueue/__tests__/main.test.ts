@@ -1,0 +1,3 @@
+test("listen", async () => {
+  await client.query("LISTEN test"); // safe: PA402 tests not scanned
+});
