@@ -60,7 +60,7 @@ LANGUAGE_CALLS = {
     "ruby": frozenset({"run", "exec_prepared"}),
     "elixir": frozenset({"query!", "query_many", "query_many!"}),
 }  # fmt: skip
-_SQL_NAME = re.compile(r"sql|query|stmt|statement", re.IGNORECASE)
+_SQL_NAME = re.compile(r"sql|quer(y|ies)|stmt|statement", re.IGNORECASE)
 _IDENT_BEFORE = re.compile(r"(@?[A-Za-z_$][\w$]*(?:(?:\.|::)[A-Za-z_$][\w$]*)*[!?]?)\s*$")
 _ASSIGN_BEFORE = re.compile(
     r"(?:^|[\s;{(,])(?:(?:const|let|var|val|final|static|private|public|String|string)\s+)*"
@@ -248,7 +248,10 @@ def _python_used_as_sql(
             return any(_target_is_sql(t, names) for t in targets)
         elif isinstance(parent, ast.Dict):
             key = _dict_key(parent, child)
-            return key is not None and bool(_SQL_NAME.search(key))
+            if key is not None and _SQL_NAME.search(key):
+                return True  # {"sql": "..."}; else the dict's own name decides
+            if child not in parent.values:
+                return False
         elif not isinstance(parent, _PASS_THROUGH):
             return False
         child, parent = parent, parents.get(parent)

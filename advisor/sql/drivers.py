@@ -486,6 +486,7 @@ def _django_databases(path: str, node: ast.Assign | ast.AnnAssign, text: str) ->
     else:
         entries.append(("default", node.value))
     for label, conf in entries:
+        at = conf.lineno
         if isinstance(conf, ast.Dict):
             keys = {
                 k.value: v
@@ -498,6 +499,8 @@ def _django_databases(path: str, node: ast.Assign | ast.AnnAssign, text: str) ->
                 isinstance(disabled, ast.Constant) and disabled.value is False
             ):
                 continue
+            if engine is not None:
+                at = engine.lineno
             if isinstance(engine, ast.Constant):
                 if "postgres" not in str(engine.value) and "postgis" not in str(engine.value):
                     continue
@@ -511,7 +514,7 @@ def _django_databases(path: str, node: ast.Assign | ast.AnnAssign, text: str) ->
                 f"Django DATABASES[{label!r}] without DISABLE_SERVER_SIDE_CURSORS = True "
                 "(QuerySet.iterator() declares WITH HOLD cursors in autocommit)",
                 path,
-                conf.lineno,
+                at,
             )
         ]
     return []

@@ -190,6 +190,9 @@ def scan_sql_sources(
     return repo.keep(hazards), problems
 
 
+_ITERATOR_CALL = re.compile(r"^[^#\n]*\.iterator\(", re.MULTILINE)  # not in a comment
+
+
 class _RepoFacts:
     """What one file's hazard depends on elsewhere in the repository: Django's server-side
     cursors matter only where QuerySet.iterator() is called; an Ecto repo's named
@@ -200,7 +203,9 @@ class _RepoFacts:
         self.unnamed = False
 
     def see(self, kind: str, text: str) -> None:
-        self.iterator = self.iterator or (kind == "python" and ".iterator(" in text)
+        self.iterator = self.iterator or (
+            kind == "python" and _ITERATOR_CALL.search(text) is not None
+        )
         self.unnamed = self.unnamed or (
             kind == "elixir" and drivers.ECTO_UNNAMED.search(text) is not None
         )
