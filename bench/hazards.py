@@ -6,6 +6,8 @@ Every candidate site carries a marker comment on its line:
 
     expect: PA401 <why it is a hazard>      a finding of PA401 must be reported here
     safe: [PA4xx] <why it is not>           nothing may be reported here
+    expect-next: / safe-next:               the same, for the next line (files whose
+                                            comments cannot share a line: .properties)
 
 A finding on a line without a marker counts as a false positive, so the labels must be
 complete. Each app folder is scanned as the engine scans a repository: the same file
@@ -53,7 +55,7 @@ KIND_CODE = {
     "transaction-block": "PA409",
     "startup-parameter": "PA410",
 }
-MARKER = re.compile(r"\b(expect|safe):\s*(PA\d{3})?\s*(.*)")
+MARKER = re.compile(r"\b(expect|safe)(-next)?:\s*(PA\d{3})?\s*(.*)")
 Site = tuple[str, int]  # (path, line)
 
 
@@ -149,7 +151,8 @@ def labels_of(folder: Path) -> dict[Site, tuple[str, str | None, str]]:
             for n, row in enumerate(path.read_text(errors="replace").splitlines(), start=1):
                 m = MARKER.search(row)
                 if m:
-                    found[(rel, n)] = (m.group(1), m.group(2), m.group(3).strip())
+                    at = n + 1 if m.group(2) else n
+                    found[(rel, at)] = (m.group(1), m.group(3), m.group(4).strip())
     return found
 
 
