@@ -39,8 +39,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from advisor.fs import Root  # noqa: E402
-from advisor.model import EnvVar, Source  # noqa: E402
+from advisor.fs import Root
+from advisor.model import EnvVar, Source
 
 CORPUS = Path(__file__).resolve().parents[1] / "tests" / "hazard_corpus"
 KIND_CODE = {
