@@ -118,7 +118,7 @@ _TEST_DIRS = frozenset(
 _TEST_FILE = re.compile(
     r"(^test_.*\.py|.*_test\.(py|go|rb|exs?)|conftest\.py|.*_spec\.rb|"
     r".*\.(test|spec)\.[cm]?[jt]sx?|.*(Test|Tests|IT|Spec)\.(java|kt)|"
-    r".*[._-](example|sample|dist)\.\w+)$"
+    r".*[a-z][._-](example|sample|dist)\.(?!sql$)\w+|.*\.(example|sample|dist|template))$"
 )
 
 
