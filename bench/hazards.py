@@ -113,6 +113,7 @@ def scan_app(
         scan_sql_sources,
     )
 
+    folder = folder.resolve()
     paths = []
     for dirpath, dirs, files in os.walk(folder):
         dirs[:] = [d for d in dirs if d not in ("node_modules", ".git", "vendor")]

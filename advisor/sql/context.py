@@ -64,7 +64,7 @@ _SQL_NAME = re.compile(r"sql|quer(y|ies)|stmt|statement", re.IGNORECASE)
 _IDENT_BEFORE = re.compile(r"(@?[A-Za-z_$][\w$]*(?:(?:\.|::)[A-Za-z_$][\w$]*)*[!?]?)\s*$")
 _ASSIGN_BEFORE = re.compile(
     r"(?:^|[\s;{(,])(?:(?:const|let|var|val|final|static|private|public|String|string)\s+)*"
-    r"(@{0,2}[A-Za-z_$][\w$.]*)\s*(?::\s*[\w<>\[\]]+\s*)?(?:=|:=|\+=|\|\|=|<<)\s*$"
+    r"(@{0,2}[A-Za-z_$][\w$.]*)\s*(?::\s*[\w<>\[\]]+\s*)?(?:=|:=|\|\|=)\s*$"
 )
 _SQL_HEREDOC = frozenset({"SQL", "PSQL", "EOSQL", "POSTGRESQL", "PGSQL"})
 _LOOKBACK = 800
@@ -91,6 +91,8 @@ class CodeContext:
         if lit.tag.upper() in _SQL_HEREDOC:
             return True
         before_start = self._code_before(lit.start)
+        if before_start.rstrip().endswith(("+", "+=", "<<")):
+            return False  # the tail of a text built by appending: not a statement's start
         if self.lang == "js" and self.text.startswith("`", lit.start):
             tag = _IDENT_BEFORE.search(before_start)
             if tag and is_sql_call(tag.group(1), self.lang):

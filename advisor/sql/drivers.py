@@ -185,6 +185,7 @@ def literal_settings(
         found.extend(_node_pg(path, text))
     elif lang == "ruby":
         found.extend(_with_advisory_lock(path, text))
+        found.extend(_strong_migrations(path, text))
     elif lang == "elixir":
         found.extend(_ecto(path, text))
     return found
@@ -229,6 +230,27 @@ def _ecto(path: str, text: str) -> list[SqlHazard]:
 # with_advisory_lock gem (postgresql_advisory.rb): pg_advisory_lock / pg_try_advisory_lock
 # unless `transaction: true` (then the _xact forms, released at COMMIT).
 _WITH_ADVISORY_LOCK = re.compile(r"\bwith_advisory_lock!?\s*\(?([^\n]*)")
+
+
+# strong_migrations: `StrongMigrations.lock_timeout = 10.seconds` makes every migration
+# run `SET lock_timeout TO ...` on its connection (session level; its own initializer
+# template says to drop these lines behind PgBouncer in transaction mode).
+_STRONG_MIGRATIONS = re.compile(
+    r"^[ \t]*StrongMigrations\.(lock_timeout|statement_timeout)\s*=", re.MULTILINE
+)
+
+
+def _strong_migrations(path: str, text: str) -> list[SqlHazard]:
+    return [
+        _hazard(
+            "session-set",
+            f"StrongMigrations.{m.group(1)}: every migration runs SET {m.group(1)} "
+            "(session level)",
+            path,
+            text.count("\n", 0, m.start()) + 1,
+        )
+        for m in _STRONG_MIGRATIONS.finditer(text)
+    ]
 
 
 def _with_advisory_lock(path: str, text: str) -> list[SqlHazard]:

@@ -419,13 +419,65 @@ def literal_scan(
             text, where, origin=origin, char_lines=lines, shown=shown, pinning=pinning
         )
     if scan.problem is not None:
+        by_words = lexical_hazards(lit.text, where, origin)
+        if by_words:
+            return _self_contained(lit.text, by_words), None
         return [], ConfigProblem(
             location=where,
             message="SQL not checked for pooling hazards: PostgreSQL's parser rejects it "
             "with the placeholders stood in",
             program=NOT_CHECKED,
         )
-    return scan.hazards, None
+    return _self_contained(lit.text, scan.hazards), None
+
+
+_DEALLOCATE = re.compile(r"\bDEALLOCATE\b", re.IGNORECASE)
+_PREPARE = re.compile(r"\bPREPARE\s+\w+", re.IGNORECASE)
+
+
+def _self_contained(text: str, hazards: list[SqlHazard]) -> list[SqlHazard]:
+    """PREPARE, EXECUTE and DEALLOCATE in one code string go to the server as one
+    simple-protocol message, which a transaction pooler runs on one server connection."""
+    if not any(h.kind == "sql-prepare" for h in hazards) or not (
+        _DEALLOCATE.search(text) and _PREPARE.search(text)
+    ):
+        return hazards
+    return [h for h in hazards if h.kind != "sql-prepare"]
+
+
+# The session forms, by their first words, for SQL in code the parser rejects even with
+# placeholders stood in (`SET SESSION CHARACTERISTICS AS TRANSACTION {mode}`: no stand-in
+# is a valid mode). Only unambiguous heads: `LOAD DATA INFILE` (MySQL) is no LOAD, and
+# `SET NAMES utf8` (MySQL) has no `=`/TO.
+_HEADS = (
+    ("session-set", re.compile(
+        r"^\s*SET\s+(SESSION\s+(?!AUTHORIZATION\b)\w+|(?!LOCAL\b|TRANSACTION\b|CONSTRAINTS\b)"
+        r"[\w.\"]+\s*(=|\bTO\b))|^\s*RESET\s+(ALL\b|[\w.\"]+\s*;?\s*$)", re.I)),
+    ("listen", re.compile(r"^\s*(UN)?LISTEN\s+[\w\"*]", re.I)),
+    ("load", re.compile(r"^\s*LOAD\s+'", re.I)),
+    ("sql-prepare", re.compile(r"^\s*(PREPARE\s+\w+\s*(\(|AS\b)|DEALLOCATE\b)", re.I)),
+    ("with-hold-cursor", re.compile(r"^\s*DECLARE\s+\w+[^;]*\bWITH\s+HOLD\b", re.I)),
+    ("temp-table", re.compile(
+        r"^\s*CREATE\s+(TEMP|TEMPORARY)\s+TABLE\b(?![^;]*ON\s+COMMIT\s+DROP)", re.I)),
+    ("advisory-lock", re.compile(
+        r"\bpg_(try_)?advisory_(lock|unlock)(_shared|_all)?\s*\(", re.I)),
+)  # fmt: skip
+
+
+def lexical_hazards(text: str, where: Location, origin: str) -> list[SqlHazard]:
+    """Hazards of a statement PostgreSQL's parser rejects, read from its first words."""
+    shown = " ".join(text.split())
+    shown = shown if len(shown) <= 120 else shown[:117] + "..."
+    return [
+        SqlHazard(
+            kind=kind,
+            detail=f"{shown} (not parsed: read by its first words)",
+            location=where,
+            origin=origin,
+        )
+        for kind, head in _HEADS
+        if head.search(text)
+    ][:1]
 
 
 def looks_like_statement(text: str) -> bool:

@@ -218,7 +218,7 @@ def clike_literals(text: str, lang: str) -> list[Literal]:
 _SPLICE = re.compile(r"\s*\+\s*[A-Za-z_$][\w.$]*(?:\([^()\n]*\))?(?:\[[^\]\n]*\])?\s*")
 
 
-_SPLICE_BETWEEN = re.compile(_SPLICE.pattern + r"\+\s*")
+_SPLICE_BETWEEN = re.compile(f"(?:{_SPLICE.pattern})+" + r"\+\s*")
 
 
 def _merge_concatenated(text: str, found: list[Literal]) -> list[Literal]:

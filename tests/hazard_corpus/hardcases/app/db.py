@@ -24,3 +24,9 @@ class Reports:
 
 def describe():
     return "Load average: %s" % 3  # safe: text formatted with %
+
+
+def set_session_type(allow_write):
+    with engine.raw_connection().cursor() as cursor:
+        mode = "READ WRITE" if allow_write else "READ ONLY"
+        cursor.execute(f"SET SESSION CHARACTERISTICS AS TRANSACTION {mode};")  # expect: PA401 unparseable with a stand-in: read by its first words
