@@ -340,21 +340,22 @@ def _pgx(path: str, literals: list[Literal], text: str) -> list[SqlHazard]:
 
 # node-postgres: a query config with `name` is always prepared as a named statement
 # (pg/lib/query.js requiresPreparation: "named queries must always be prepared").
-_PG_NAMED_QUERY = re.compile(
-    r"\{[^{}]*?\bname\s*:\s*[^,{}]+,[^{}]*?\btext\s*:"
-    r"|\{[^{}]*?\btext\s*:[^{}]*?\bname\s*:\s*['\"`\w]",
-    re.DOTALL,
-)
-_PG_IMPORT = re.compile(r"""(?:from\s+|require\(\s*)['"](?:pg|pg-pool)['"]""")
+_PG_QUERY_CALL = re.compile(r"\.query\s*(?:<[^()]*?>)?\s*\(\s*\{")
 
 
 def _node_pg(path: str, text: str) -> list[SqlHazard]:
-    if not _PG_IMPORT.search(text):
-        return []
+    """`client.query({ name, text, values })`: a query config with a name (unless it is
+    the literal `undefined`/`null`), at the line of its `name` key."""
     found = []
-    for m in _PG_NAMED_QUERY.finditer(text):
-        key = re.search(r"\bname\s*:", m.group())
-        at = m.start() + (key.start() if key else 0)
+    for m in _PG_QUERY_CALL.finditer(text):
+        body = _braced(text, m.end() - 1)
+        keys = {k.group(1): k for k in re.finditer(r"(?:^|[{,\s])(name|text)\s*:", body)}
+        if "name" not in keys or "text" not in keys:
+            continue
+        value = body[keys["name"].end() :].lstrip()
+        if value.startswith(("undefined", "null")):
+            continue
+        at = m.end() - 1 + keys["name"].start(1)
         found.append(
             _hazard(
                 "protocol-prepare",
@@ -364,6 +365,21 @@ def _node_pg(path: str, text: str) -> list[SqlHazard]:
             )
         )
     return found
+
+
+def _braced(text: str, start: int) -> str:
+    """The text of the {...} object at `start`, its nested braces kept (keys of nested
+    objects are at depth > 1 and ignored by blanking them)."""
+    depth, i, out = 0, start, []
+    while i < len(text) and i < start + 4000:
+        ch = text[i]
+        depth += ch == "{"
+        depth -= ch == "}"
+        out.append(ch if depth <= 1 or ch in "{}" else " ")
+        i += 1
+        if depth == 0:
+            break
+    return "".join(out)
 
 
 # --- Python: asyncpg, psycopg, Django -------------------------------------------------
