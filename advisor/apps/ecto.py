@@ -91,7 +91,7 @@ def ecto_pools(ctx: StackContext) -> list[Pool]:
         if url_var is not None and url_var.value and "DATABASE_URL" in url_text:
             url_pool = parse_int((parse_qs(urlsplit(url_var.value).query).get("pool_size")
                                   or [None])[-1])
-        size = entry.get("pool_size")
+        size = _init_override(ctx, repo) or entry.get("pool_size")
         count = entry.get("pool_count")
         label = f"Ecto {repo} pool_size"
         if url_pool is not None:
@@ -109,3 +109,31 @@ def ecto_pools(ctx: StackContext) -> list[Pool]:
                 label=f"Ecto {repo} pool_count", value=count[0], source=count[1]))
         pools.append(pool)
     return pools
+
+
+def _init_override(ctx: StackContext, repo: str) -> tuple[int, Source] | None:
+    """`def init(_type, config)` of the repo module (Ecto.Repo's runtime callback, run at
+    boot after config/*.exs) putting pool_size from the env: `System.get_env("X")` on a
+    line that mentions pool_size, or assigned to a variable used with :pool_size."""
+    for f in ctx.files("elixir"):
+        if "def init(" not in f.text or "pool_size" not in f.text:
+            continue
+        at = f.text.index("def init(")
+        mods = list(re.finditer(r"defmodule\s+([\w.]+)", f.text[:at]))
+        mod = mods[-1] if mods else None
+        if mod is None or mod.group(1) not in (repo, repo.removesuffix("Base")):
+            continue
+        body = f.text[at:]
+        for m in re.finditer(r'System\.get_env\(\s*"(\w+)"', body):
+            line_text = body[body.rfind("\n", 0, m.start()) + 1: body.find("\n", m.end())]
+            name = m.group(1)
+            if "pool_size" not in line_text.lower() and "POOL" not in name:
+                continue
+            var = ctx.env(name)
+            n = parse_int(var.value) if var is not None else None
+            if n is not None:
+                line = f.text[: at + m.start()].count("\n") + 1
+                ctx.notices.append(f"{f.path}:{line}: {mod.group(1)}.init/2 sets pool_size "
+                                   f"from {name}")
+                return n, ctx.env_source(name)
+    return None

@@ -20,7 +20,50 @@ _OPENERS = {("sql", "Open"), ("sqlx", "Open"), ("sqlx", "Connect"), ("sqlx", "Mu
             ("sqlx", "MustOpen"), ("stdlib", "OpenDB"), ("gorm", "Open"), ("otelsql", "Open")}
 
 
+def pop_pools(ctx: StackContext) -> list[Pool]:
+    """gobuffalo/pop: `pop.ConnectionDetails{..., Pool: x}`; pop's Connection.Open calls
+    `db.SetMaxOpenConns(details.Pool)` (gobuffalo/pop connection.go), so 0 or unset is
+    database/sql's no limit. x literal, or from configuration (config_limit)."""
+    unbounded: list[Pool] = []
+    for g in go_files(ctx, "ConnectionDetails"):
+        toks = g.toks
+        for i in range(len(toks) - 3):
+            if not (toks[i].text == "pop" and toks[i + 1].text == "."
+                    and toks[i + 2].text == "ConnectionDetails" and toks[i + 3].text == "{"):
+                continue
+            here = Source(path=g.file.path, line=toks[i].line, key="pop.ConnectionDetails")
+            j, depth = i + 3, 0
+            while j < len(toks) - 2:
+                depth += toks[j].text == "{"
+                depth -= toks[j].text == "}"
+                if depth == 0:
+                    break
+                if depth == 1 and toks[j].text == "Pool" and toks[j + 1].text == ":":
+                    value = literal(g, toks[j + 2])
+                    n = parse_int(value) if value is not None else None
+                    src = Source(path=g.file.path, line=toks[j].line, key="Pool")
+                    if n is not None and n > 0:
+                        return [ctx.pool("pop ConnectionDetails.Pool", n, src,
+                                         per_process=False)]
+                    configured = config_limit(ctx)
+                    if configured is not None:
+                        n, csrc, how = configured
+                        return [ctx.pool("pop ConnectionDetails.Pool", n, csrc,
+                                         bound="default" if csrc.default else "fixed",
+                                         per_process=False,
+                                         note=f"Pool at {src.label()} takes {how}")]
+                    break
+                j += 1
+            unbounded = unbounded or [ctx.pool(
+                "pop ConnectionDetails.Pool", 0, here, bound="unbounded", per_process=False,
+                note="pop passes Pool to SetMaxOpenConns: 0 or unset is no limit")]
+    return unbounded
+
+
 def go_sql_pools(ctx: StackContext) -> list[Pool]:
+    popped = pop_pools(ctx)
+    if popped:
+        return popped
     files = go_files(ctx, "Open")
     opens: list[tuple[Source, str | None]] = []
     limits: list[tuple[int | None, Source]] = []
