@@ -853,6 +853,19 @@ def _inferred_app_dir(inputs: Inputs, w: Workload, topo: Topology) -> str | None
         return guess.directory
     if len(matches) != 1:
         return None
+    from advisor.apps.locate import DEPENDENCY_FILES, app_files_in
+
+    if "/" not in matches[0] and "" in inputs.app_candidates and \
+            not app_files_in(inputs.root, matches[0], DEPENDENCY_FILES) and \
+            app_files_in(inputs.root, "", DEPENDENCY_FILES):
+        # the package one level down (netbox/netbox, app/<pkg>): the application's own
+        # files (requirements, configs the command names) are at the root
+        topo.notices.append(f"{_workload_id(w)}: application source inferred as ./ (the "
+                            f"folder {matches[0]}/ named like it is a package of the root's "
+                            "application: "
+                            f"{', '.join(app_files_in(inputs.root, '', DEPENDENCY_FILES)[:3])}); "
+                            "declare [[workloads]] source = ... to choose another")
+        return ""
     topo.notices.append(f"{_workload_id(w)}: application source inferred as {matches[0]}/ "
                         "(folder named like the workload or its image); declare "
                         "[[workloads]] source = ... to choose another")

@@ -134,10 +134,15 @@ NOT_APP_DIRS = ("k8s", "kubernetes", "deploy", "deployment", "deployments", "hel
 _COPY = re.compile(r"^\s*(?:COPY|ADD)\s+(.+)$", re.I)
 
 
-def app_files_in(root: Root, directory: str) -> list[str]:
-    """Which APP_FILES the folder holds (I/O: stat only)."""
+DEPENDENCY_FILES = ("Gemfile", "requirements.txt", "pyproject.toml", "Pipfile", "setup.py",
+                    "package.json", "go.mod", "mix.exs", "pom.xml", "build.gradle",
+                    "build.gradle.kts", "composer.json")
+
+
+def app_files_in(root: Root, directory: str, names: tuple[str, ...] = APP_FILES) -> list[str]:
+    """Which of `names` (APP_FILES) the folder holds (I/O: stat only)."""
     base = os.path.join(root.path, directory) if directory else str(root.path)
-    return [f for f in APP_FILES if os.path.isfile(os.path.join(base, f))]
+    return [f for f in names if os.path.isfile(os.path.join(base, f))]
 
 
 def has_dockerfile(root: Root, directory: str) -> bool:
