@@ -160,6 +160,32 @@ def _procfile_command(app: AppSource, container_name: str) -> tuple[list[str], s
     return None
 
 
+def _entrypoint_function(app: AppSource, words: list[str]) -> tuple[list[str], str, str] | None:
+    """An ENTRYPOINT script that dispatches on its first argument to a shell function
+    (`server() { exec gunicorn ... }`, then `case "$1" in server) server ;;`): the
+    function's exec line for that argument."""
+    if len(words) < 2:
+        return None
+    name = words[0].rsplit("/", 1)[-1]
+    for f in app.of_kind("entrypoint"):
+        if f.name != name:
+            continue
+        lines = f.text.splitlines()
+        start = next((i for i, line in enumerate(lines)
+                      if re.match(rf"\s*(?:function\s+)?{re.escape(words[1])}\s*\(\)", line)),
+                     None)
+        if start is None:
+            return None
+        for i in range(start + 1, min(len(lines), start + 40)):
+            text = lines[i].strip()
+            if text.startswith("}"):
+                break
+            if text.startswith("exec "):
+                return (["/bin/sh", "-c", text[5:]], f"{f.path}:{i + 1 + f.line_offset}",
+                        "entrypoint")
+    return None
+
+
 def command_line(container: Container, app: AppSource | None, notices: list[str]
                  ) -> CommandLine:
     env = {e.name: e for e in container.env}
@@ -185,6 +211,9 @@ def command_line(container: Container, app: AppSource | None, notices: list[str]
         return CommandLine(words=tuple(_words_of(items, env, k8s=True)),
                            origin="manifest" if items else "")
     words, where, origin = chosen
+    script = _entrypoint_function(app, words)
+    if script is not None:
+        words, where, origin = script
     notices.append(f"{container.name}: command taken from {where} (the manifest sets none)")
     path, _, line = where.partition(":")
     src = Source(path=path, line=int(line) if line.isdigit() else None, key=origin)

@@ -23,7 +23,7 @@ MAX_SOURCE_BYTES = 1024 * 1024  # larger source files are generated or vendored
 SKIP_DIRS = frozenset({
     ".git", ".hg", ".svn", "node_modules", "vendor", "venv", ".venv", "env", "__pycache__",
     "target", "build", "dist", "out", ".tox", ".nox", ".mypy_cache", ".pytest_cache",
-    ".ruff_cache", "site-packages", ".gradle", ".idea", ".next", "coverage", "bin", "obj",
+    ".ruff_cache", "site-packages", ".gradle", ".idea", ".next", "coverage", "obj",
     "test", "tests", "spec", "__tests__", "testdata", "e2e", "_build", "deps",
     "docs", "examples", "example", "samples", "benchmarks", "bench",
 })
@@ -126,6 +126,8 @@ def classify(rel: str) -> tuple[str, str | None] | None:
         return "deps", None
     if name.startswith("database.yml.") and "/config/" in f"/{rel}":
         return "database-yml", None  # a sample a Dockerfile copies into place
+    if re.fullmatch(r"(docker-)?entrypoint(\.sh)?|docker-entrypoint\.\w+", name):
+        return "entrypoint", None  # the image's ENTRYPOINT script (commands per argument)
     if name.endswith(".ini") and "uwsgi" in rel.lower():
         return "uwsgi", None
     if name.startswith(".env"):
