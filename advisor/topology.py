@@ -708,6 +708,10 @@ def _client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
         for pool in found.pools:
             pools.append(pool if pool.route or not c_route else replace(pool, route=c_route))
         route = route or c_route
+    if route is None:
+        # no URL in the env: the host the application's own configuration names
+        # (application.yml, database.yml, a config file) links it, or says it links nowhere
+        route = next((p.route for p in pools if p.route is not None and p.route.host), None)
     if not pools and route is not None:
         pools = _identified_defaults(inputs, topo, w, app, route)
     if decl is not None and decl.pool_size is not None:

@@ -50,6 +50,7 @@ class RealApp:
     container: str  # YAML of the container list entry, indented 8
     per_pod: float | None  # None: the honest answer is "unknown"
     why: str
+    server: str = "db"  # "" with container "": the repository's own manifests are used
 
 
 def deployment(app: RealApp) -> str:
@@ -159,6 +160,10 @@ APPS: tuple[RealApp, ...] = (
             - {name: HEXPM_DATABASE_URL, value: "ecto://hexpm@db/hexpm"}
             - {name: HEXPM_DATABASE_POOL_SIZE, value: "15"}
 """, 15, "Hexpm.Repo.init/2: HEXPM_DATABASE_POOL_SIZE overrides pool_size (lib/hexpm/repo.ex)"),
+    RealApp("spring-petclinic", "apps-spring-petclinic", "petclinic", "", 10,
+            "the repository's own k8s/petclinic.yml and k8s/db.yml: profile postgres, URL "
+            "through the service binding of Secret demo-db; HikariCP default 10",
+            server="demo-db"),
 )
 
 
@@ -172,17 +177,19 @@ def run(app: RealApp, real_root: Path, verbose: bool) -> tuple[str, float | None
         dst = Path(tmp) / app.checkout
         shutil.copytree(src, dst, ignore=shutil.ignore_patterns("node_modules", ".git"),
                         symlinks=True)
-        (dst / "pool-advisor-k8s").mkdir()
-        (dst / "pool-advisor-k8s" / "app.yaml").write_text(deployment(app))
-        (dst / "pool-advisor-k8s" / "db.yaml").write_text(DB)
+        if app.container:
+            (dst / "pool-advisor-k8s").mkdir()
+            (dst / "pool-advisor-k8s" / "app.yaml").write_text(deployment(app))
+            (dst / "pool-advisor-k8s" / "db.yaml").write_text(DB)
         result = run_check([str(dst)], CheckOptions())
     notes = [n for n in result.notices if app.workload in n]
     for f in result.findings:
         if f.code in ("PA104", "PA106", "PA107", "PA102", "PA103") and app.workload in f.message:
             notes.append(f"{f.code}: {f.message}")
-    budget = next((b for b in result.budgets if b.server == "db"), None)
+    budget = next((b for b in result.budgets if b.server == app.server), None)
     if budget is None:
-        return "wrong", None, [*notes, "no budget for db"]
+        return "wrong", None, [*notes, f"no budget for {app.server}",
+                               *[f"{f.code}: {f.message}" for f in result.findings]]
     if app.workload in budget.unknown_clients:
         got = None
     else:
