@@ -19,6 +19,18 @@ T = TypeVar("T")
 INTERNAL = "internal error"
 
 
+class WrongType(Exception):
+    """A value of the wrong type or out of range where the real program refuses the whole
+    object (kubectl's strict decoding): reported at its file:line as what it is, not as
+    an internal error, and the object is skipped."""
+
+    def __init__(self, location: Location, message: str, program: str = "Kubernetes") -> None:
+        super().__init__(message)
+        self.location = location
+        self.message = message
+        self.program = program
+
+
 def crash_text(exc: BaseException) -> str:
     """One line: the exception's type and its first line, bounded."""
     first = (str(exc).splitlines() or [""])[0][:200]
@@ -41,6 +53,10 @@ def guarded(problems: list[ConfigProblem], path: str, fn: Callable[[], T], defau
     KeyboardInterrupt and SystemExit pass through (they are not Exceptions)."""
     try:
         return fn()
+    except WrongType as exc:
+        problems.append(ConfigProblem(location=exc.location, message=exc.message, fatal=True,
+                                      program=exc.program))
+        return default
     except Exception as exc:
         problems.append(crash_problem(path, exc, what, line))
         return default

@@ -89,7 +89,12 @@ class Term(Frozen, kw_only=True):
     source: Source
 
     def __post_init__(self) -> None:
-        _set_float(self, "value")
+        try:
+            _set_float(self, "value")
+        except OverflowError:  # 400 digits in a file: no float holds it
+            raise _unusable(self) from None
+        if self.value != self.value or self.value in (float("inf"), float("-inf")):
+            raise _unusable(self)
 
     @property
     def int_value(self) -> int:
@@ -98,6 +103,17 @@ class Term(Frozen, kw_only=True):
     def show(self) -> str:
         number = _fmt_number(self.value)
         return f"{number} ({self.label}, {self.source.label()})"
+
+
+def _unusable(term: Term) -> Exception:
+    """1e308 summed, 400 digits, inf, nan: reported where the number was written."""
+    from advisor.guard import WrongType
+
+    shown = str(term.value)
+    shown = shown if len(shown) <= 24 else f"{shown[:12]}...({len(shown)} characters)"
+    return WrongType(Location(path=term.source.path or "<input>", line=term.source.line),
+                     f"{term.label} = {shown} is not a usable number (too large, or not "
+                     "finite); what depends on it is not counted", program="pool-advisor")
 
 
 def _fmt_number(value: float) -> str:

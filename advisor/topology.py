@@ -33,7 +33,7 @@ from advisor.model import (
     Term,
     Topology,
 )
-from advisor.sources.k8s import K8sObject, get
+from advisor.sources.k8s import K8sObject, count_field, get
 
 if TYPE_CHECKING:
     from advisor.config_schema import ProxyDecl, ServerDecl, WorkloadDecl
@@ -210,8 +210,8 @@ def _autoscaler_maxima(objects: list[K8sObject]) -> dict[tuple[str | None, str, 
     for obj in objects:
         if obj.kind == "HorizontalPodAutoscaler":
             ref = get(obj.body, "spec", "scaleTargetRef") or {}
-            value = get(obj.body, "spec", "maxReplicas")
-            if isinstance(ref, dict) and isinstance(value, int):
+            value = count_field(obj, ("spec", "maxReplicas"), get(obj.body, "spec", "maxReplicas"))
+            if isinstance(ref, dict) and value is not None:
                 key = (obj.namespace, str(ref.get("kind", "Deployment")), str(ref.get("name")))
                 found[key] = Term(label="HPA maxReplicas", value=value,
                                   source=obj.source("spec", "maxReplicas",
@@ -223,8 +223,9 @@ def _autoscaler_maxima(objects: list[K8sObject]) -> dict[tuple[str | None, str, 
             if not isinstance(ref, dict):
                 continue
             key = (obj.namespace, str(ref.get("kind") or "Deployment"), str(ref.get("name")))
-            value = get(obj.body, "spec", "maxReplicaCount")
-            if isinstance(value, int):
+            value = count_field(obj, ("spec", "maxReplicaCount"),
+                                get(obj.body, "spec", "maxReplicaCount"))
+            if value is not None:
                 term = Term(label=f"KEDA {obj.kind} maxReplicaCount", value=value,
                             source=obj.source("spec", "maxReplicaCount",
                                               key="spec.maxReplicaCount"))

@@ -14,7 +14,7 @@ from typing import Any
 from msgspec import Struct, field
 
 from advisor.model import Container, EnvVar, Source, Term
-from advisor.sources.k8s import K8sObject, get
+from advisor.sources.k8s import K8sObject, count_field, get, listed, mapped
 
 # kind -> path to the pod template spec
 POD_SPEC_PATHS: dict[str, tuple[str, ...]] = {
@@ -105,16 +105,17 @@ def configmap_index(objects: list[K8sObject]) -> ConfigIndex:
     index: ConfigIndex = {}
     for obj in objects:
         if obj.kind == "ConfigMap":
-            data = {str(k): str(v) for k, v in (obj.body.get("data") or {}).items()}
+            data = {str(k): str(v) for k, v in mapped(obj, ("data",),
+                                                      obj.body.get("data")).items()}
             index[("configmap", obj.namespace, obj.name)] = ConfigMapData(obj, data)
         elif obj.kind == "Secret":
             data = {}
-            for k, v in (obj.body.get("data") or {}).items():
+            for k, v in mapped(obj, ("data",), obj.body.get("data")).items():
                 try:
                     data[str(k)] = base64.b64decode(str(v), validate=True).decode("utf-8")
                 except (binascii.Error, UnicodeDecodeError, ValueError):
                     continue
-            for k, v in (obj.body.get("stringData") or {}).items():
+            for k, v in mapped(obj, ("stringData",), obj.body.get("stringData")).items():
                 data[str(k)] = str(v)
             index[("secret", obj.namespace, obj.name)] = ConfigMapData(obj, data, secret=True)
     return index
@@ -137,7 +138,12 @@ def parse_quantity(text: str) -> float | None:
     m = _QUANTITY.match(str(text).strip())
     if not m:
         return None
-    number, suffix = float(m.group(1)), m.group(2)
+    try:
+        number, suffix = float(m.group(1)), m.group(2)
+    except ValueError:  # `1.2.3`: the pattern admits it, Kubernetes does not
+        return None
+    if not math.isfinite(number):
+        return None
     if suffix in _BIN:
         return number * _BIN[suffix]
     if suffix in _DEC:
@@ -164,7 +170,7 @@ def _workload(obj: K8sObject, path: tuple[str, ...], spec: Any, index: ConfigInd
         template_meta, dict) else (obj.labels if obj.kind == "Pod" else {})
     volumes = {}
     volume_sources: dict[str, list[tuple[str, str]]] = {}
-    for vol in spec.get("volumes") or []:
+    for vol in listed(obj, (*path, "volumes"), spec.get("volumes")):
         if not isinstance(vol, dict):
             continue
         if isinstance(vol.get("configMap"), dict):
@@ -175,7 +181,7 @@ def _workload(obj: K8sObject, path: tuple[str, ...], spec: Any, index: ConfigInd
     containers: list[Container] = []
     mounts: dict[str, list[tuple[str, str]]] = {}
     for role, key in (("init", "initContainers"), ("main", "containers")):
-        for i, c in enumerate(spec.get(key) or []):
+        for i, c in enumerate(listed(obj, (*path, key), spec.get(key))):
             if not isinstance(c, dict):
                 continue
             ctr_role = role
@@ -186,7 +192,8 @@ def _workload(obj: K8sObject, path: tuple[str, ...], spec: Any, index: ConfigInd
             containers.append(_container(obj, keys, c, ctr_role, index))
             mounts[str(c.get("name"))] = [
                 (str(m.get("name")), str(m.get("mountPath")))
-                for m in c.get("volumeMounts") or [] if isinstance(m, dict)]
+                for m in listed(obj, (*keys, "volumeMounts"), c.get("volumeMounts"))
+                if isinstance(m, dict)]
     return Workload(obj=obj, containers=containers, pod_labels=labels,
                     replicas=base_replicas(obj), volumes=volumes, mounts=mounts,
                     volume_sources=volume_sources)
@@ -214,8 +221,8 @@ def _volume_sources(vol: dict) -> list[tuple[str, str]]:
 def base_replicas(obj: K8sObject) -> Term:
     kind = obj.kind
     if kind in ("Deployment", "StatefulSet", "ReplicaSet", "ReplicationController", "Rollout"):
-        value = get(obj.body, "spec", "replicas")
-        if isinstance(value, int):
+        value = count_field(obj, ("spec", "replicas"), get(obj.body, "spec", "replicas"))
+        if value is not None:
             return Term(label=f"{kind} replicas", value=value,
                         source=obj.source("spec", "replicas", key="spec.replicas"))
         return Term(label=f"{kind} replicas", value=1,
@@ -233,8 +240,9 @@ def base_replicas(obj: K8sObject) -> Term:
 
 
 def _parallelism(obj: K8sObject, spec_path: tuple[str, ...]) -> Term:
-    value = get(obj.body, *spec_path, "parallelism")
-    if isinstance(value, int):
+    value = count_field(obj, (*spec_path, "parallelism"),
+                        get(obj.body, *spec_path, "parallelism"))
+    if value is not None:
         return Term(label=f"{obj.kind} parallelism", value=value,
                     source=obj.source(*spec_path, "parallelism", key="parallelism"))
     return Term(label=f"{obj.kind} parallelism", value=1,
@@ -298,11 +306,11 @@ def _container(obj: K8sObject, keys: tuple, c: Any, role: str, index: ConfigInde
     limits = get(c, "resources", "limits") or {}
     mem = cpu = None
     if isinstance(limits, dict):
-        if "memory" in limits and (n := parse_quantity(str(limits["memory"]))) is not None:
+        if "memory" in limits and (n := _quantity(obj, keys, limits, "memory")) is not None:
             mem = Term(label=f"container {name} memory limit", value=n,
                        source=obj.source(*keys, "resources", "limits", "memory",
                                          key="resources.limits.memory"))
-        if "cpu" in limits and (n := parse_quantity(str(limits["cpu"]))) is not None:
+        if "cpu" in limits and (n := _quantity(obj, keys, limits, "cpu")) is not None:
             cpu = Term(label=f"container {name} CPU limit", value=n,
                        source=obj.source(*keys, "resources", "limits", "cpu",
                                          key="resources.limits.cpu"))
@@ -310,10 +318,25 @@ def _container(obj: K8sObject, keys: tuple, c: Any, role: str, index: ConfigInde
         cpu = _cpu_request(obj, keys, c, name)
     return Container(
         name=name, image=str(c.get("image", "")),
-        command=tuple(str(x) for x in c.get("command") or []),
-        args=tuple(str(x) for x in c.get("args") or []),
+        command=tuple(str(x) for x in listed(obj, (*keys, "command"), c.get("command"))),
+        args=tuple(str(x) for x in listed(obj, (*keys, "args"), c.get("args"))),
         env=env, role=role, memory_limit=mem, cpu_limit=cpu,  # type: ignore[arg-type]
         source=obj.source(*keys, key=f"container {name}"))
+
+
+def _quantity(obj: K8sObject, keys: tuple, limits: dict, name: str) -> float | None:
+    """A limit Kubernetes would accept, else WrongType (`1.2.3Gi`, `-1`, 1e400)."""
+    value = limits[name]
+    n = parse_quantity(str(value)) if not isinstance(value, bool | list | dict) else None
+    if n is None and value is not None:
+        from advisor.guard import WrongType
+        from advisor.sources.k8s import type_name
+
+        raise WrongType(obj.location(*keys, "resources", "limits", name),
+                        f"{obj.ref} resources.limits.{name}: {type_name(value)} is not a "
+                        "Kubernetes quantity; Kubernetes refuses this object, so it is not "
+                        "read")
+    return n
 
 
 def _cpu_request(obj: K8sObject, keys: tuple, c: Any, name: str) -> Term | None:
@@ -334,7 +357,7 @@ def _env(obj: K8sObject, keys: tuple, c: Any, index: ConfigIndex) -> list[EnvVar
     ns = obj.namespace
     out: list[EnvVar] = []
     # envFrom first: explicit env entries override them (Kubernetes semantics).
-    for j, ref in enumerate(c.get("envFrom") or []):
+    for j, ref in enumerate(listed(obj, (*keys, "envFrom"), c.get("envFrom"))):
         if not isinstance(ref, dict):
             continue
         prefix = str(ref.get("prefix") or "")
@@ -352,7 +375,7 @@ def _env(obj: K8sObject, keys: tuple, c: Any, index: ConfigIndex) -> list[EnvVar
                 out.append(EnvVar(name=prefix + k, value=v, source=data.source(k),
                                   from_ref=f"{kind}:{target.get('name')}/{k}",
                                   secret=kind == "secret"))
-    for j, e in enumerate(c.get("env") or []):
+    for j, e in enumerate(listed(obj, (*keys, "env"), c.get("env"))):
         if not isinstance(e, dict) or "name" not in e:
             continue
         name = str(e["name"])

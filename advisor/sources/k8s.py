@@ -79,6 +79,59 @@ def get(node: Any, *keys: str | int, default: Any = None) -> Any:
     return node
 
 
+def type_name(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, dict):
+        return "a mapping"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, str):
+        return f"the string {value[:40]!r}"
+    return f"the {type(value).__name__} {str(value)[:40]}"
+
+
+def _wrong(obj: Any, keys: tuple, expected: str, value: Any):
+    from advisor.guard import WrongType
+
+    where = ".".join(str(k) for k in keys)
+    return WrongType(obj.location(*keys), f"{obj.ref} {where}: expected {expected}, found "
+                     f"{type_name(value)}; Kubernetes refuses this object, so it is not read")
+
+
+def listed(obj: Any, keys: tuple, value: Any) -> list:
+    """`value` (found at `keys` of `obj`) as a list: [] when unset; WrongType otherwise."""
+    if value is None:
+        return []
+    if isinstance(value, list):
+        return value
+    raise _wrong(obj, keys, "a list", value)
+
+
+def mapped(obj: Any, keys: tuple, value: Any) -> dict:
+    """`value` as a mapping: {} when unset; WrongType otherwise."""
+    if value is None:
+        return {}
+    if isinstance(value, dict):
+        return value
+    raise _wrong(obj, keys, "a mapping", value)
+
+
+INT32_MAX = 2**31 - 1
+
+
+def count_field(obj: Any, keys: tuple, value: Any) -> int | None:
+    """A replica or parallelism count: None when unset; a non-negative int32 as the API
+    server accepts, else WrongType (a string, a float, 1e308, 400 digits, -3)."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= INT32_MAX:
+        raise _wrong(obj, keys, "a count from 0 to 2147483647", value)
+    return value
+
+
 def line_of(node: Any, *keys: str | int) -> int | None:
     """0-based line of the value at `keys` (the key's line for scalars), if known."""
     parent, last = None, None

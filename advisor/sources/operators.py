@@ -69,6 +69,7 @@ instance) also goes to the replicas' Server, which overstates the load per insta
 
 from __future__ import annotations
 
+import math
 import re
 from pathlib import Path
 from typing import Any
@@ -93,7 +94,7 @@ from advisor.model import (
     Term,
 )
 from advisor.render import field_source, text_origin
-from advisor.sources.k8s import K8sObject, block_offset, get
+from advisor.sources.k8s import K8sObject, block_offset, count_field, get
 
 CNPG_API = "postgresql.cnpg.io/"
 ZALANDO_API = "acid.zalan.do/"
@@ -241,6 +242,7 @@ def _term(obj: K8sObject, label: str, keys: tuple[str | int, ...], default: floa
     except ValueError:
         return Term(label=label, value=default, source=Source.default_of(
             f"{who} ({'.'.join(map(str, keys))}={raw!r} is not a number)"))
+    count_field(obj, keys, value)  # 400 digits or -3: the operator's schema refuses it
     return Term(label=label, value=value, source=_src(obj, *keys))
 
 
@@ -326,15 +328,30 @@ def quantity(text: Any) -> float | None:
     match = _QUANTITY.match(str(text))
     if not match:
         return None
-    return float(match.group(1)) * _FACTORS[match.group(2)]
+    try:
+        value = float(match.group(1)) * _FACTORS[match.group(2)]
+    except ValueError:  # `1.2.3`: the pattern admits it, Kubernetes does not
+        return None
+    return value if math.isfinite(value) else None
 
 
 def _memory_term(obj: K8sObject, keys: tuple[str | int, ...]) -> Term | None:
     raw = get(obj.body, *keys)
     value = quantity(raw) if raw is not None else None
     if value is None:
+        if raw is not None:  # `1.2.3Gi`: the resource's schema refuses it
+            _not_a_quantity(obj, keys, raw)
         return None
     return Term(label="memory limit", value=value, source=_src(obj, *keys))
+
+
+def _not_a_quantity(obj: K8sObject, keys: tuple[str | int, ...], raw: Any) -> None:
+    from advisor.guard import WrongType
+    from advisor.sources.k8s import type_name
+
+    raise WrongType(_loc(obj, *keys), f"{obj.ref} {'.'.join(map(str, keys))}: "
+                    f"{type_name(raw)} is not a Kubernetes quantity; Kubernetes refuses this "
+                    "object, so it is not read")
 
 
 def _cpu_term(obj: K8sObject, resources: tuple[str | int, ...]) -> Term | None:
@@ -342,6 +359,8 @@ def _cpu_term(obj: K8sObject, resources: tuple[str | int, ...]) -> Term | None:
     for kind in ("limits", "requests"):
         raw = get(obj.body, *resources, kind, "cpu")
         value = quantity(raw) if raw is not None else None
+        if raw is not None and value is None:
+            _not_a_quantity(obj, (*resources, kind, "cpu"), raw)
         if value is not None and value > 0:
             return Term(label=f"CPU {kind[:-1]}", value=value,
                         source=_src(obj, *resources, kind, "cpu"))
