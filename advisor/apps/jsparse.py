@@ -20,9 +20,9 @@ from advisor.model import CpuFormula, EnvVar, Source
 
 _TOKEN = re.compile(r"""
     (?P<ws>\s+)
-  | (?P<comment>//[^\n]*|/\*.*?\*/)
+  | (?P<comment>//[^\n]*|/\*(?:.*?\*/|.*\Z))
   | (?P<str>"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*')
-  | (?P<tpl>`(?:[^`\\]|\\.)*`)
+  | (?P<tpl>`(?:[^`\\]|\\.)*(?:`|\\?\Z))
   | (?P<num>\d[\d_]*(?:\.\d+)?)
   | (?P<id>[A-Za-z_$][\w$]*)
   | (?P<op>\.\.\.|\?\?|\|\||&&|=>|===|!==|==|!=|[{}()\[\],:;.=?!+\-*/<>|&])
@@ -62,9 +62,27 @@ class _Unknown:
 UNKNOWN = _Unknown()
 
 
+# Brackets nested deeper than this evaluate to unknown (a 1000-deep literal is no pool
+# setting, and Python's own stack is about 1000 frames).
+MAX_NESTING = 100
+
+
 class JsParser:
     def __init__(self, toks: list[Tok], scope: JsScope) -> None:
         self.t, self.scope = toks, scope
+        self.depth = 0
+        # Index after each opening bracket's group, found once: skip_balanced is called
+        # for every call and literal, and scanning to the end each time was quadratic
+        # for a file of unclosed `new Pool(`.
+        self.after: dict[int, int] = {}
+        stack: list[int] = []
+        for i, tok in enumerate(toks):
+            if tok.text in ("{", "(", "["):
+                stack.append(i)
+            elif tok.text in ("}", ")", "]") and stack:
+                self.after[stack.pop()] = i + 1
+        for i in stack:
+            self.after[i] = len(toks)
 
     def src(self, i: int, key: str | None = None) -> Source:
         line = self.t[i].line if i < len(self.t) else None
@@ -75,19 +93,7 @@ class JsParser:
 
     def skip_balanced(self, i: int) -> int:
         """Index after the bracketed group starting at i, or after one token."""
-        pairs = {"{": "}", "(": ")", "[": "]"}
-        if i >= len(self.t) or self.t[i].text not in pairs:
-            return i + 1
-        depth = 0
-        while i < len(self.t):
-            if self.t[i].text in pairs:
-                depth += 1
-            elif self.t[i].text in pairs.values():
-                depth -= 1
-                if depth == 0:
-                    return i + 1
-            i += 1
-        return i
+        return self.after.get(i, i + 1)
 
     # expression := unary (('||' | '??' | '&&') unary)*  ; stops at , } ) ]
     def expr(self, i: int) -> tuple[Val | None, int]:
@@ -129,6 +135,15 @@ class JsParser:
         return v, i
 
     def atom(self, i: int) -> tuple[Val | None, int]:
+        if self.depth >= MAX_NESTING:
+            return None, self.skip_balanced(i)
+        self.depth += 1
+        try:
+            return self._atom(i)
+        finally:
+            self.depth -= 1
+
+    def _atom(self, i: int) -> tuple[Val | None, int]:
         if i >= len(self.t):
             return None, i
         tok = self.t[i]
@@ -136,8 +151,11 @@ class JsParser:
             n = float(tok.text.replace("_", ""))
             return Val(int(n) if n.is_integer() else n, self.src(i)), i + 1
         if tok.kind == "str":
-            return Val(bytes(tok.text[1:-1], "utf-8").decode("unicode_escape"), self.src(i)), \
-                i + 1
+            try:
+                text = bytes(tok.text[1:-1], "utf-8").decode("unicode_escape")
+            except UnicodeDecodeError:  # "\u12": a syntax error in JavaScript too
+                return None, i + 1
+            return Val(text, self.src(i)), i + 1
         if tok.kind == "tpl":
             body = tok.text[1:-1]
             return (Val(body, self.src(i)) if "${" not in body else None), i + 1

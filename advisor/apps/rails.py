@@ -38,7 +38,11 @@ def _render(f: AppFile, ctx: StackContext) -> tuple[str, dict[int, Val], list[in
     unknown: list[int] = []
     out_lines = []
     for n, line in enumerate(f.text.splitlines(), 1):
-        line = _ERB_CODE.sub("", line)
+        # Tags are looked for only up to the last `%>`: past it, each unclosed `<%` would
+        # scan to the end of the line again (quadratic on a 44 KB line of them).
+        cut = line.rfind("%>") + 2
+        line = _ERB_CODE.sub("", line[:cut]) + line[cut:] if cut >= 2 else line
+        cut = line.rfind("%>") + 2
 
         def sub(m: re.Match[str], n: int = n) -> str:
             v = ruby_eval(m.group(1), RubyScope(f.path, n, env, ctx.cpus))
@@ -48,7 +52,7 @@ def _render(f: AppFile, ctx: StackContext) -> tuple[str, dict[int, Val], list[in
             values[n] = v
             return str(v.value)
 
-        out_lines.append(_ERB_OUT.sub(sub, line))
+        out_lines.append(_ERB_OUT.sub(sub, line[:cut]) + line[cut:] if cut >= 2 else line)
     return "\n".join(out_lines), values, unknown
 
 

@@ -28,11 +28,14 @@ _CPU_NAMES = {
 }
 
 
+_BLANK_TAIL = re.compile(r"\s*\Z")
+
+
 def _tokens(text: str) -> list[tuple[str, str]] | None:
     out: list[tuple[str, str]] = []
     pos = 0
     while pos < len(text):
-        if text[pos:].strip() == "":
+        if _BLANK_TAIL.match(text, pos):  # not text[pos:].strip(): a copy per token
             break
         m = _TOKEN.match(text, pos)
         if not m or m.end() == pos:
@@ -180,6 +183,6 @@ def ruby_eval(text: str, scope: RubyScope) -> Val | None:
     parser = _Parser(tokens, scope)
     try:
         v = parser.expr()
-    except (ValueError, IndexError):
+    except (ValueError, IndexError, OverflowError, RecursionError):  # 1e400, "((((" x 5000
         return None
     return v if parser.i == len(tokens) else None

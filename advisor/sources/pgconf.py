@@ -40,6 +40,12 @@ PROGRAM = "PostgreSQL"
 AUTO_CONF = "postgresql.auto.conf"
 MAX_DEPTH = 10  # CONF_FILE_MAX_DEPTH
 MAX_SYNTAX_ERRORS = 100  # per file, then the file is abandoned
+# Files opened per read. PostgreSQL has no such limit, but ten files each including the
+# next ten, ten deep, is 10^10 reads: exponential for it and for us.
+MAX_INCLUDES = 1000
+# A line needs at most four tokens (name, =, value, one too many for the error): a
+# 100 KB line is not tokenized past them.
+_MAX_TOKENS = 4
 
 
 class PgConf(Record, kw_only=True):
@@ -75,11 +81,32 @@ _RULES: list[tuple[int, re.Pattern[str]]] = [
 ]
 
 
-def tokenize_line(line: str) -> list[tuple[int, str]]:
-    """Tokens of one line (no newline inside; tokens never span lines)."""
+_LETTER_RULES = [r for r in _RULES if r[0] in (ID, QUALIFIED_ID, UNQUOTED)]
+_NUMBER_RULES = [r for r in _RULES if r[0] in (INTEGER, REAL)]
+_STRING_RULES = [r for r in _RULES if r[0] == STRING]
+_EQUALS_RULES = [r for r in _RULES if r[0] == EQUALS]
+
+
+def _rules_for(c: str) -> list[tuple[int, re.Pattern[str]]]:
+    """The rules that can match at a character (by what each pattern starts with): a
+    third of the regex calls of trying all eight."""
+    if not c.isascii() or c.isalpha() or c == "_":
+        return _LETTER_RULES
+    if c.isdigit() or c in "+-.":
+        return _NUMBER_RULES
+    if c == "'":
+        return _STRING_RULES
+    if c == "=":
+        return _EQUALS_RULES
+    return []
+
+
+def tokenize_line(line: str, limit: int | None = None) -> list[tuple[int, str]]:
+    """Tokens of one line (no newline inside; tokens never span lines); the first
+    `limit` only when given."""
     out: list[tuple[int, str]] = []
     i, n = 0, len(line)
-    while i < n:
+    while i < n and (limit is None or len(out) < limit):
         c = line[i]
         if c in " \t\r":
             i += 1
@@ -87,7 +114,7 @@ def tokenize_line(line: str) -> list[tuple[int, str]]:
         if c == "#":
             break  # comment to end of line
         best_kind, best_len = ERROR, 1  # the "." rule: any other single character
-        for kind, rx in _RULES:  # in rule order, so a later rule must be longer
+        for kind, rx in _rules_for(c):  # in rule order, so a later rule must be longer
             m = rx.match(line, i)
             length = m.end() - i if m else 0
             if length > best_len or (length == best_len and best_kind == ERROR):
@@ -157,6 +184,7 @@ class _Reader(Struct):
     problems: list[ConfigProblem] = field(default_factory=list)
     files: list[str] = field(default_factory=list)
     suppressions: dict[str, dict[int, list[str]]] = field(default_factory=dict)
+    included: int = 0  # files opened by include directives (MAX_INCLUDES)
 
     # -- reporting --
 
@@ -252,6 +280,12 @@ class _Reader(Struct):
                 "maximum nesting depth exceeded",
             )
             return False
+        self.included += 1
+        if self.included > MAX_INCLUDES:
+            if self.included == MAX_INCLUDES + 1:
+                self.fatal(*where, f"more than {MAX_INCLUDES} configuration files included "
+                           "(includes that fan out); pool-advisor stops reading includes here")
+            return False
         abs_path = self.absolute(config_file, calling)
         if abs_path == calling.abs_path:
             self.fatal(*where, f'configuration file recursion in "{self.shown_of(calling)}"')
@@ -343,7 +377,7 @@ class _Reader(Struct):
         for index, line in enumerate(lines):
             number = index + 1
             has_newline = ends_with_newline or index < len(lines) - 1
-            tokens = tokenize_line(line)
+            tokens = tokenize_line(line, _MAX_TOKENS)
             if not tokens:
                 continue
             parsed = parse_line(tokens, number, has_newline)
@@ -441,16 +475,19 @@ def _apply(reader: _Reader) -> dict[str, Setting]:
     # for others an unknown name may be a parameter added or renamed since.
     exact = reader.version == pgguc.TABLE_VERSION
     seen: set[str] = set()
+    # Exact spelling -> items not dropped yet: each is dropped once, so 40,000 repeats of
+    # a setting are linear, not a scan of every earlier item per repeat.
+    live: dict[str, list[_Item]] = {}
     name_errors = False
-    for i, item in enumerate(reader.items):
+    for item in reader.items:
         param = param_of(item.name)
         if param is not None:
             if param.name.lower() in seen:
                 # Earlier entries spelled the same way are dropped (strcmp, so case counts).
-                for earlier in reader.items[:i]:
-                    if not earlier.ignore and earlier.name == item.name:
-                        earlier.ignore = True
+                for earlier in live.pop(item.name, ()):
+                    earlier.ignore = True
             seen.add(param.name.lower())
+            live.setdefault(item.name, []).append(item)
         elif "." not in item.name:
             if exact:
                 reader.fatal(
