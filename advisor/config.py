@@ -99,7 +99,9 @@ def symlinked_configs(start: Path) -> list[Path]:
 
 def _has_tool_table(path: Path) -> bool:
     try:
-        return "[tool.pool-advisor" in path.read_text(encoding="utf-8", errors="replace")
+        from advisor.fs import read_regular
+
+        return "[tool.pool-advisor" in read_regular(path).decode("utf-8", "replace")
     except OSError:
         return False
 
@@ -110,7 +112,9 @@ def load_settings(path: Path | None, shown: str | None = None) -> Settings:
         return Settings()
     shown = shown or str(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        from advisor.fs import read_regular
+
+        text = read_regular(path).decode("utf-8")  # never a FIFO, never 1 GB
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(shown, f"cannot read configuration: {exc}") from None
     import tomllib  # here: only a run that found a configuration file reads TOML

@@ -41,6 +41,7 @@ class Discovered(Struct):
     kustomize_all: list[Path] = field(default_factory=list)  # bases and components too
     other_files: list[Path] = field(default_factory=list)  # app sources, SQL, ...
     problems: list[ConfigProblem] = field(default_factory=list)
+    notices: list[str] = field(default_factory=list)  # FIFOs, sockets, devices skipped
 
     def rel(self, p: Path) -> str:
         try:
@@ -115,6 +116,9 @@ def discover_paths(root: Path, paths: list[Path], *,
             _add_once(kustomize_dirs, path.parent)
         elif path not in seen and not ignores.match_excluded(found.rel(path)):
             seen.add(path)
+            if (kind := _special(path)) is not None:
+                found.notices.append(f"{found.rel(path)}: {kind}, not a regular file; skipped")
+                continue
             _classify(found, path)
     found.helm_charts = [c for c in found.helm_charts
                          if not any(w in c.parents for w in found.helm_charts)]
@@ -190,6 +194,10 @@ def _walk(found: Discovered, base: Path, ignores: Ignores, seen: set[Path],
                     message=f"symlink points outside the scanned root ({os.readlink(path)}); "
                     "not followed", program="pool-advisor"))
                 continue
+            if (kind := _special(path)) is not None:
+                # never opened: a FIFO blocks the reader until a writer comes
+                found.notices.append(f"{rel}: {kind}, not a regular file; skipped")
+                continue
             _classify(found, path)
 
 
@@ -211,8 +219,10 @@ class Ignores:
     def add(self, rel_dir: str, gitignore: Path) -> None:
         import pathspec
 
+        from advisor.fs import read_regular
+
         with contextlib.suppress(OSError):
-            lines = gitignore.read_text(encoding="utf-8", errors="replace").splitlines()
+            lines = read_regular(gitignore).decode("utf-8", "replace").splitlines()
             self.specs.append((_prefix(rel_dir), pathspec.GitIgnoreSpec.from_lines(lines)))
 
     def match(self, rel: str) -> bool:
@@ -252,6 +262,15 @@ def _escapes(base: Path, path: Path) -> bool:
     except OSError:
         return True
     return real != base and base not in real.parents
+
+
+def _special(path: Path) -> str | None:
+    from advisor.fs import special_kind
+
+    try:
+        return special_kind(path.stat().st_mode)
+    except OSError:
+        return None  # a dangling symlink: reported when read
 
 
 def _classify(found: Discovered, path: Path) -> None:
@@ -296,9 +315,11 @@ def _kustomization_refs_kind(d: Path) -> tuple[list[Path], str]:
     for name in KUSTOMIZATION_NAMES:
         path = d / name
         if path.is_file() and not path.is_symlink():
+            from advisor.fs import read_regular
+
             try:
-                data = load(path.read_text(encoding="utf-8"))
-            except (YAMLError, OSError, UnicodeDecodeError):
+                data = load(read_regular(path).decode("utf-8"))
+            except (YAMLError, OSError, UnicodeDecodeError, RecursionError):
                 return [], ""
             if not isinstance(data, dict):
                 return [], ""

@@ -142,6 +142,7 @@ def evaluate(topo: Topology, settings: Settings, options: CheckOptions, registry
     findings = _kept(raw, topo)
     findings.sort(key=lambda f: (-f.severity.rank, f.location.path, f.location.line or 0,
                                  f.code))
+    findings = _capped(findings, topo.notices)
     shown = {(f.location.path, f.message) for f in findings}
     for p in topo.problems:  # a crash stays visible with PA901 ignored or suppressed
         if is_internal(p) and (p.location.path, p.message) not in shown:
@@ -149,6 +150,33 @@ def evaluate(topo: Topology, settings: Settings, options: CheckOptions, registry
     return CheckResult(tool_version=__version__, roots=roots, budgets=ctx.budgets,
                        findings=findings, notices=list(dict.fromkeys(topo.notices)),
                        fail_on=settings.fail_on, root=str(root) if root else "")
+
+
+# A file of 40,000 bad lines is not 40,000 findings: the first ones (most severe first)
+# are shown, and a notice counts the rest.
+MAX_PER_FILE_AND_RULE = 50
+MAX_PER_RULE = 500
+
+
+def _capped(findings: list[Finding], notices: list[str]) -> list[Finding]:
+    kept: list[Finding] = []
+    per_pair: dict[tuple[str, str], int] = {}
+    per_rule: dict[str, int] = {}
+    left_out: dict[tuple[str, str], int] = {}
+    for f in findings:
+        pair = (f.code, f.location.path)
+        if per_pair.get(pair, 0) >= MAX_PER_FILE_AND_RULE or \
+                per_rule.get(f.code, 0) >= MAX_PER_RULE:
+            left_out[pair] = left_out.get(pair, 0) + 1
+            continue
+        per_pair[pair] = per_pair.get(pair, 0) + 1
+        per_rule[f.code] = per_rule.get(f.code, 0) + 1
+        kept.append(f)
+    for (code, path), count in left_out.items():
+        notices.append(f"{code}: {count} more finding{'s' if count != 1 else ''} in {path} "
+                       f"not shown (at most {MAX_PER_FILE_AND_RULE} per file and rule, "
+                       f"{MAX_PER_RULE} per rule)")
+    return kept
 
 
 def _rule_findings(r: Rule, topo: Topology, ctx: RuleContext) -> list[Finding]:
@@ -326,7 +354,7 @@ def scan_paths(root: Root, paths: list[Path], settings: Settings, options: Check
     problems: list[ConfigProblem] = list(found.problems)
     objects: list[K8sObject] = []
     lambdas: list = []  # advisor.sources.serverless.LambdaFunction
-    notices: list[str] = []
+    notices: list[str] = list(found.notices)
     owned: set[Path] = set()
     beside: dict[Path, Path] = {}  # an unlisted manifest -> the overlay it sits in
     beside_objects: dict[str, list[K8sObject]] = {}

@@ -7,6 +7,8 @@ bad file becomes one finding and never a traceback.
 
 from __future__ import annotations
 
+import os
+import stat
 from pathlib import Path
 
 from msgspec import Struct
@@ -60,7 +62,13 @@ class Root(Struct, frozen=True):
         shown = self._shown(given)
         via = "" if given.absolute() == real else f"symlink to {self.rel(real)}: "
         try:
-            data = real.read_bytes()
+            data = read_regular(real)
+        except NotRegularFile as exc:
+            raise InputError(shown, f"{via}{exc.kind}, not a regular file; not read") from None
+        except FileTooLarge as exc:
+            raise InputError(shown, f"{via}file is larger than "
+                             f"{MAX_FILE_BYTES // (1024 * 1024)} MiB ({exc.size} bytes); "
+                             "not read") from None
         except IsADirectoryError:
             raise InputError(shown, f"{via}is a directory, expected a file") from None
         except FileNotFoundError:
@@ -75,6 +83,72 @@ class Root(Struct, frozen=True):
             return given.absolute().relative_to(self.path).as_posix()
         except ValueError:
             return self.rel(given)
+
+
+class NotRegularFile(OSError):
+    def __init__(self, kind: str) -> None:
+        super().__init__(kind)
+        self.kind = kind
+
+
+class FileTooLarge(OSError):
+    def __init__(self, size: int) -> None:
+        super().__init__(f"{size} bytes")
+        self.size = size
+
+
+def special_kind(mode: int) -> str | None:
+    """What a non-regular file is ("a FIFO", "a socket", ...); None for a regular file
+    or a directory."""
+    if stat.S_ISFIFO(mode):
+        return "a FIFO (named pipe)"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISCHR(mode):
+        return "a character device"
+    if stat.S_ISBLK(mode):
+        return "a block device"
+    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+        return None
+    return "not a regular file"
+
+
+def read_regular(path: Path, limit: int = MAX_FILE_BYTES) -> bytes:
+    """The bytes of a regular file of at most `limit` bytes. Checked before reading:
+    a FIFO, socket or device is never opened for reading (stat first: opening a FIFO
+    blocks until a writer comes, a device may act on open), and the size is known
+    before a byte is read. O_NONBLOCK guards the moment between stat and open, and the
+    opened file is checked again."""
+    st = os.stat(path)
+    kind = special_kind(st.st_mode)
+    if kind is not None:
+        raise NotRegularFile(kind)
+    if stat.S_ISDIR(st.st_mode):
+        raise IsADirectoryError(21, "Is a directory", str(path))
+    if st.st_size > limit:
+        raise FileTooLarge(st.st_size)
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
+    fd = os.open(path, flags)
+    try:
+        st = os.fstat(fd)
+        kind = special_kind(st.st_mode)
+        if kind is not None:
+            raise NotRegularFile(kind)
+        if stat.S_ISDIR(st.st_mode):
+            raise IsADirectoryError(21, "Is a directory", str(path))
+        chunks: list[bytes] = []
+        total = 0
+        while total <= limit:  # the file may grow after the stat
+            chunk = os.read(fd, min(1 << 20, limit + 1 - total))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            total += len(chunk)
+        if total > limit:
+            raise FileTooLarge(total)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
 
 
 def decode_text(shown: str, data: bytes) -> str:

@@ -101,3 +101,109 @@ def test_an_unexpected_exception_in_a_command_is_one_line_exit_2(monkeypatch, ca
     _out, err = capsys.readouterr()
     assert err == "pool-advisor: internal error: ZeroDivisionError: division by zero " \
         "(please report this)\n"
+
+
+def test_fifos_sockets_and_devices_are_skipped_with_a_notice_never_opened(acme):
+    import os
+    import socket
+
+    os.mkfifo(acme / "k8s" / "blocked.yaml")
+    os.mkfifo(acme / "postgresql.conf")
+    os.mkfifo(acme / ".gitignore")
+    sock = socket.socket(socket.AF_UNIX)
+    sock.bind(str(acme / "pgbouncer.ini"))
+    os.symlink("/dev/zero", acme / "k8s" / "zero.yaml")  # escapes the root: not followed
+    os.symlink("/dev/null", acme / "k8s" / "null.yaml")
+    try:
+        result = run_check([str(acme)])  # a FIFO opened for reading would hang here
+    finally:
+        sock.close()
+    assert "PA101" in _codes(result)
+    notices = "\n".join(result.notices)
+    assert "k8s/blocked.yaml: a FIFO (named pipe), not a regular file; skipped" in notices
+    assert "postgresql.conf: a FIFO" in notices
+    assert "pgbouncer.ini: a socket" in notices
+    assert not internal_errors(result)
+
+
+def test_a_fifo_met_through_an_include_is_not_opened(tmp_path):
+    import os
+
+    from advisor.fs import Root
+    from advisor.sources.pgconf import read_pgconf
+
+    os.mkfifo(tmp_path / "extra.conf")
+    (tmp_path / "postgresql.conf").write_text("include 'extra.conf'\nmax_connections = 50\n")
+    conf = read_pgconf(Root.of(tmp_path), tmp_path / "postgresql.conf")
+    text = " ".join(p.message for p in conf.problems)
+    assert "a FIFO (named pipe), not a regular file" in text
+
+
+def test_the_size_limit_is_checked_before_reading(tmp_path, monkeypatch):
+    from advisor import fs
+
+    big = tmp_path / "big.yaml"
+    with big.open("wb") as f:  # sparse: 9 MiB that take no disk
+        f.truncate(fs.MAX_FILE_BYTES + 1)
+    read = []
+    real_read = os_read = __import__("os").read
+
+    def counting(fd, n):
+        read.append(n)
+        return real_read(fd, n)
+
+    monkeypatch.setattr("os.read", counting)
+    with pytest.raises(fs.InputError, match="larger than 8 MiB"):
+        fs.Root.of(tmp_path).read_text("big.yaml")
+    assert read == [] and os_read is real_read
+
+
+BOMB = "".join(f"l{i}: &l{i} [" + ", ".join([f"*l{i - 1}"] * 9) + "]\n" for i in range(1, 12))
+
+
+@pytest.mark.parametrize("name", ["config/database.yml", "config/application.yml"])
+def test_alias_bombs_are_refused_in_application_yaml_too(tmp_path, name):
+    from advisor.apps import pools_for_container
+    from advisor.apps.source import scan_app_dir
+    from advisor.fs import Root
+    from tests.apphelpers import container
+
+    (tmp_path / "config").mkdir()
+    if name.endswith("database.yml"):
+        (tmp_path / "Gemfile").write_text("gem 'rails'\ngem 'pg'\n")
+        body = "l0: &l0 [x]\n" + BOMB + "production:\n  adapter: postgresql\n  pool: 5\n"
+        web = container(env={"RAILS_ENV": "production"}, command=("bundle", "exec", "puma"))
+    else:
+        (tmp_path / "pom.xml").write_text("<project><artifactId>x</artifactId>"
+                                          "<dependency>spring-boot-starter-jdbc</dependency>"
+                                          "</project>")
+        body = "l0: &l0 [x]\n" + BOMB + "spring:\n  datasource:\n    hikari:\n" \
+            "      maximum-pool-size: 5\n"
+        web = container(command=("java", "-jar", "app.jar"))
+    (tmp_path / name).write_text(body)
+    app = scan_app_dir(Root.of(tmp_path), "")
+    found = cpu = None
+    import time
+
+    start = time.process_time()
+    found = pools_for_container(web, app)
+    cpu = time.process_time() - start
+    assert cpu < 2.0
+    text = " ".join(p.message for p in found.problems)
+    assert "alias" in text, (found.problems, found.notices)
+
+
+def test_findings_are_capped_per_file_and_rule_with_a_count_of_the_rest(tmp_path):
+    from advisor.engine import MAX_PER_FILE_AND_RULE
+
+    (tmp_path / "postgresql.conf").write_text("".join(f"no_such_setting_{i} = 1\n"
+                                                      for i in range(300)))
+    (tmp_path / "pgbouncer.ini").write_text("[databases]\n" + "".join(
+        f"db{i} = host=x port=notaport{i}\n" for i in range(300)) + "[pgbouncer]\n")
+    result = run_check([str(tmp_path)])
+    by_file: dict[tuple[str, str], int] = {}
+    for f in result.findings:
+        by_file[(f.code, f.location.path)] = by_file.get((f.code, f.location.path), 0) + 1
+    assert by_file and max(by_file.values()) <= MAX_PER_FILE_AND_RULE
+    counted = [n for n in result.notices if "not shown (at most" in n]
+    assert any(n.startswith("PA109: ") and "postgresql.conf" in n for n in counted), counted

@@ -98,11 +98,18 @@ def rails_pools(ctx: StackContext) -> list[Pool]:
         with warnings.catch_warnings():  # ruamel warns on reused anchors; YAML allows them
             warnings.simplefilter("ignore")
             data = YAML(typ="rt").load(text)
-    except YAMLError as exc:
+    except (YAMLError, RecursionError) as exc:
         mark = getattr(exc, "problem_mark", None)
         ctx.problem(Source(path=f.path, line=mark.line + 1 if mark else None),
                     f"invalid YAML after ERB: {getattr(exc, 'problem', exc)}", fatal=True,
                     program="Rails")
+        return []
+    from advisor.sources.k8s import MAX_EXPANDED_NODES, too_big
+
+    if too_big(data):
+        ctx.problem(Source(path=f.path, line=1), f"YAML expands to more than "
+                    f"{MAX_EXPANDED_NODES} nodes through aliases; refusing to read it "
+                    "(possible alias bomb)", fatal=True, program="YAML")
         return []
     env_name = ctx.env_value("RAILS_ENV") or ctx.env_value("RACK_ENV") or "development"
     if not isinstance(data, dict) or env_name not in data:

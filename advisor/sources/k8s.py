@@ -173,6 +173,12 @@ def block_offset(node: Any, key: str) -> int:
     return value_line
 
 
+def too_big(data: Any) -> bool:
+    """More than MAX_EXPANDED_NODES nodes once aliases are expanded (an alias bomb), or
+    nested deeper than 200: any YAML reader checks this before walking what it loaded."""
+    return _expanded_size(data, {}) > MAX_EXPANDED_NODES
+
+
 def _expanded_size(node: Any, memo: dict[int, int], depth: int = 0) -> int:
     if depth > 200:
         return MAX_EXPANDED_NODES + 1
