@@ -375,7 +375,7 @@ def scan_paths(root: Root, paths: list[Path], settings: Settings, options: Check
             problems.append(_input_problem(exc))
             continue
         if not looks_like_k8s(text):
-            _serverless(text, shown, lambdas, problems)
+            guarded(problems, shown, partial(_serverless, text, shown, lambdas, problems), None)
             continue
         objs, probs = guarded(problems, shown, partial(k8s_objects, text, shown), ([], []))
         if manifest in beside:
