@@ -77,6 +77,7 @@ class Inputs(Struct):
 def build_topology(inputs: Inputs) -> Topology:
     topo = Topology()
     default_ns = inputs.namespace or DEFAULT_NAMESPACE
+    inputs = replace(inputs, objects=_as_applied(inputs.objects, default_ns, topo.notices))
     # Each object is read on its own: a wrong-typed manifest is one problem, not a crash.
     index: ConfigIndex = {}
     peaks: dict[tuple[str | None, str, str], Term] = {}
@@ -179,6 +180,35 @@ def build_topology(inputs: Inputs) -> Topology:
     _global_headroom(inputs.settings, topo)
     _disambiguate_names(topo)
     return topo
+
+
+def _as_applied(objects: list[K8sObject], default_ns: str, notices: list[str]
+                ) -> list[K8sObject]:
+    """One object per (kind, API group, namespace, name), as the cluster keeps it: a
+    later definition replaces an earlier one (`kubectl apply -f` goes through files in
+    order), so a folder of alternative samples is not counted once per sample."""
+    last: dict[tuple[str, str, str, str], int] = {}
+    for i, obj in enumerate(objects):
+        group = obj.api_version.rpartition("/")[0]
+        last[(obj.kind, group, obj.namespace or default_ns, obj.name)] = i
+    if len(last) == len(objects):
+        return objects
+    kept = sorted(last.values())
+    dropped: dict[int, list[K8sObject]] = {}
+    keys = {v: k for k, v in last.items()}
+    for i, obj in enumerate(objects):
+        group = obj.api_version.rpartition("/")[0]
+        winner = last[(obj.kind, group, obj.namespace or default_ns, obj.name)]
+        if winner != i:
+            dropped.setdefault(winner, []).append(obj)
+    for winner, earlier in dropped.items():
+        obj = objects[winner]
+        places = ", ".join(f"{o.path}:{o.line}" for o in earlier)
+        kind, _group, ns, name = keys[winner]
+        notices.append(f"{kind} {ns}/{name} is defined {len(earlier) + 1} times ({places}, "
+                       f"{obj.path}:{obj.line}): the cluster keeps one, the last applied "
+                       f"({obj.path}:{obj.line}); counted once")
+    return [objects[i] for i in kept]
 
 
 def _disambiguate_names(topo: Topology) -> None:

@@ -485,3 +485,25 @@ def test_pod_dns_needs_an_ordinal(tmp_path):
     write(tmp_path, {"k8s/db.yaml": DB, "k8s/web.yaml": web("api.db")})
     _, budgets = budget_of(tmp_path)
     assert budgets["db"].peak == 0
+
+
+def test_an_object_defined_twice_is_counted_once(tmp_path):
+    # a folder of alternative samples: two Clusters of one name, as `kubectl apply -f`
+    # would leave one; the Pooler is not counted once per copy
+    pooler = """
+apiVersion: postgresql.cnpg.io/v1
+kind: Pooler
+metadata: {name: pg-pooler, namespace: shop}
+spec:
+  cluster: {name: pg}
+  instances: 2
+"""
+    write(tmp_path, {"k8s/a-pg.yaml": CNPG,
+                     "k8s/b-pg.yaml": CNPG.replace('"100"', '"150"'),
+                     "k8s/pooler.yaml": pooler})
+    result, budgets = budget_of(tmp_path)
+    assert len(result.budgets) == 1
+    b = budgets["pg"]
+    assert b.max_connections.value == 150  # the last applied (b-pg.yaml)
+    assert b.peak == 2 * 20
+    assert any("Cluster shop/pg is defined 2 times" in n for n in result.notices)
