@@ -1,8 +1,13 @@
 """Slot accounting and memory arithmetic for one server. Pure functions, versioned.
 
-The client budget (FACTS.md, verified on PostgreSQL 15):
-  usable = max_connections - superuser_reserved_connections
-           - reserved_connections (PostgreSQL 16+) - headroom the user declares
+The client budget (FACTS.md; checked against real servers of 11, 15 and 18 by
+tests/test_budget_oracle.py):
+  usable = max_connections - superuser_reserved_connections (every version)
+           - reserved_connections (PostgreSQL 16+)
+           - max_wal_senders (before PostgreSQL 12, when WAL senders took normal
+             connection slots; PostgreSQL 12 release notes: "Make max_wal_senders not
+             count as part of max_connections")
+           - headroom the user declares
 Autovacuum workers, WAL senders (since 12) and background workers have slots of their
 own and are listed, not subtracted.
 """
@@ -30,6 +35,8 @@ from advisor.model import (
 from advisor.options import OPTIONS_CONFIG, at_least, options_class
 
 MIB = 1024 * 1024
+WAL_SENDERS_BEFORE_12 = ("max_wal_senders: before PostgreSQL 12 each WAL sender takes a "
+                         "max_connections slot (PostgreSQL 12 release notes)")
 
 
 @options_class
@@ -167,6 +174,10 @@ def server_budget(server: Server, topo: Topology, memory: MemoryOptions | None =
         rc = setting_term(server, "reserved_connections")
         if rc is not None and rc.value:
             reserved.append(rc)
+    if version < 12:
+        ws = setting_term(server, "max_wal_senders", WAL_SENDERS_BEFORE_12)
+        if ws is not None and ws.value:
+            reserved.append(ws)
     if server.headroom is not None and server.headroom.value:
         reserved.append(server.headroom)
     usable = max_conn.value - sum(t.value for t in reserved)
@@ -206,11 +217,10 @@ def not_subtracted(server: Server) -> list[NotSubtracted]:
     if av is not None:
         out.append(NotSubtracted(term=av, why="autovacuum workers have their own slots "
                                  "(since PostgreSQL 8.3), outside max_connections"))
-    ws = setting_term(server, "max_wal_senders")
-    if ws is not None:
-        why = ("WAL senders have their own slots since PostgreSQL 12" if version >= 12
-               else "before PostgreSQL 12 WAL senders DID count against max_connections")
-        out.append(NotSubtracted(term=ws, why=why))
+    ws = setting_term(server, "max_wal_senders") if version >= 12 else None
+    if ws is not None:  # before 12 they are subtracted (server_budget)
+        out.append(NotSubtracted(term=ws, why="WAL senders have their own slots since "
+                                 "PostgreSQL 12"))
     bw = setting_term(server, "max_worker_processes")
     if bw is not None:
         out.append(NotSubtracted(term=bw, why="background and parallel workers never take "

@@ -31,7 +31,7 @@ class ServerDecl(Strict):
     max_connections: int | None = None
     superuser_reserved_connections: int | None = None
     reserved_connections: int | None = None
-    version: int = 15
+    version: float | None = None  # major (9.6, 10..18); unset: pg-version or assumed
     memory: int | None = None  # bytes
     cpus: float | None = None
     headroom: int | None = None

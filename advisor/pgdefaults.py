@@ -1,119 +1,118 @@
-"""Built-in defaults (boot values) of the parameters pool-advisor reasons about, per
-PostgreSQL major version 12..18, in the base units the config reader uses.
+"""Built-in defaults (boot values) of PostgreSQL parameters per major version, in the
+base units the config reader uses.
 
-PostgreSQL 15 values are checked against a real server's pg_settings.boot_val by
-tests/test_pgdefaults.py. The others come from the upstream documentation
-(runtime-config-*.html of each version; summarised per parameter with "Since" at
-https://postgresqlco.nf/doc/en/param/<name>/) and the commits that changed them:
-- hash_mem_multiplier: added in 13 with default 1.0 (commit "Add hash_mem_multiplier
-  GUC", Peter Geoghegan, July 2020: "The default value ... is 1.0"); 2.0 from 15
-  (release-15 notes; PG15 boot_val 2 observed here).
-- reserved_connections: added in 16, default 0 (commit "Introduce
-  reserved_connections and pg_use_reserved_connections", Nathan Bossart, 2023).
-- idle_session_timeout: added in 14, default 0.
-- transaction_timeout: added in 17, default 0 (commit "Introduce
-  transaction_timeout", Andrey Borodin).
-- autovacuum_worker_slots: added in 18, default 16 (postgresqlco.nf: "Default 16,
-  Min 1, Max 262143, Since 18"; initdb may lower it like max_connections).
-Everything else here has kept its default since before 12: max_connections 100,
-superuser_reserved_connections 3, work_mem 4MB, maintenance_work_mem 64MB,
-autovacuum_work_mem -1, autovacuum_max_workers 3, max_wal_senders 10 (since 10),
-max_worker_processes 8, max_parallel_workers 8 (since 10), shared_buffers 128MB,
-max_prepared_transactions 0, max_locks_per_transaction 64, timeouts 0 (off).
+10 to 18: the boot_val of that major's own pg_settings table (advisor/data, generated
+from a real server of that major by scripts/gen_pg_settings.py; tests/test_pg_tables.py
+checks them against the real servers). A major after 18 uses 18's table, and says so.
 
-Note initdb writes max_connections and shared_buffers into postgresql.conf after
-probing the kernel (normally 100 and 128MB): those are file settings, not defaults.
+9.6 (version 9 here): no 9.6 server is packaged on the registries this project can use,
+so only the slot and memory parameters pool-advisor reasons about are given, from the
+PostgreSQL 9.6 documentation (runtime-config-connection.html,
+runtime-config-replication.html, runtime-config-resource.html, runtime-config-autovacuum
+.html of /docs/9.6/): max_connections "typically 100", superuser_reserved_connections
+"three connections", max_wal_senders "The default is zero" (10 was made the default in
+PostgreSQL 10: release-10 notes, "Change the default value of max_wal_senders to 10"),
+autovacuum_max_workers 3, max_worker_processes 8, shared_buffers 128MB, work_mem 4MB,
+maintenance_work_mem 64MB, autovacuum_work_mem -1, max_prepared_transactions 0,
+max_locks_per_transaction 64.
+
+initdb writes max_connections and shared_buffers into postgresql.conf after probing the
+kernel (normally 100 and 128MB; initdb.c tries those first). Every PostgreSQL image runs
+initdb, so where the boot value differs (shared_buffers is 1024 x 8kB = 8MB in the
+pg_settings of 10 to 14, 128MB from 15) the value initdb writes is the default, and the
+source says so.
 """
 
 from __future__ import annotations
 
+from advisor import pgguc
 from advisor.model import Setting, Source
-from advisor.pgguc import Param
 
-MIN_VERSION, MAX_VERSION = 12, 18
+MIN_VERSION, MAX_VERSION = 9, 18  # 9 is 9.6 (slot arithmetic only)
 
+# The parameters pool-advisor reasons about (budget, memory, standby and timeout rules).
+KNOWN = (
+    "max_connections",
+    "superuser_reserved_connections",
+    "reserved_connections",
+    "work_mem",
+    "hash_mem_multiplier",
+    "maintenance_work_mem",
+    "autovacuum_work_mem",
+    "autovacuum_max_workers",
+    "autovacuum_worker_slots",
+    "max_wal_senders",
+    "max_worker_processes",
+    "max_parallel_workers",
+    "shared_buffers",
+    "max_prepared_transactions",
+    "max_locks_per_transaction",
+    "idle_in_transaction_session_timeout",
+    "idle_session_timeout",
+    "transaction_timeout",
+    "statement_timeout",
+)
 
-# name -> (type, base unit, min, max, first version, {first version: default})
-_DEFAULTS: dict[str, tuple[str, str | None, float, float, int, dict[int, float]]] = {
-    "max_connections": ("integer", None, 1, 262143, 12, {12: 100}),
-    "superuser_reserved_connections": ("integer", None, 0, 262143, 12, {12: 3}),
-    "reserved_connections": ("integer", None, 0, 262143, 16, {16: 0}),
-    "work_mem": ("integer", "kB", 64, 2147483647, 12, {12: 4096}),
-    "hash_mem_multiplier": ("real", None, 1, 1000, 13, {13: 1.0, 15: 2.0}),
-    "maintenance_work_mem": ("integer", "kB", 1024, 2147483647, 12, {12: 65536}),
-    "autovacuum_work_mem": ("integer", "kB", -1, 2147483647, 12, {12: -1}),
-    "autovacuum_max_workers": ("integer", None, 1, 262143, 12, {12: 3}),
-    "autovacuum_worker_slots": ("integer", None, 1, 262143, 18, {18: 16}),
-    "max_wal_senders": ("integer", None, 0, 262143, 12, {12: 10}),
-    "max_worker_processes": ("integer", None, 0, 262143, 12, {12: 8}),
-    "max_parallel_workers": ("integer", None, 0, 1024, 12, {12: 8}),
-    "shared_buffers": ("integer", "8kB", 16, 1073741823, 12, {12: 16384}),
-    "max_prepared_transactions": ("integer", None, 0, 262143, 12, {12: 0}),
-    "max_locks_per_transaction": ("integer", None, 10, 2147483647, 12, {12: 64}),
-    "idle_in_transaction_session_timeout": ("integer", "ms", 0, 2147483647, 12, {12: 0}),
-    "idle_session_timeout": ("integer", "ms", 0, 2147483647, 14, {14: 0}),
-    "transaction_timeout": ("integer", "ms", 0, 2147483647, 17, {17: 0}),
-    "statement_timeout": ("integer", "ms", 0, 2147483647, 12, {12: 0}),
+# PostgreSQL 9.6, from its documentation (see the module docstring): (unit, default)
+_NINE_SIX: dict[str, tuple[str | None, int]] = {
+    "max_connections": (None, 100),
+    "superuser_reserved_connections": (None, 3),
+    "max_wal_senders": (None, 0),
+    "autovacuum_max_workers": (None, 3),
+    "max_worker_processes": (None, 8),
+    "shared_buffers": ("8kB", 16384),
+    "work_mem": ("kB", 4096),
+    "maintenance_work_mem": ("kB", 65536),
+    "autovacuum_work_mem": ("kB", -1),
+    "max_prepared_transactions": (None, 0),
+    "max_locks_per_transaction": (None, 64),
+    "statement_timeout": ("ms", 0),
+    "idle_in_transaction_session_timeout": ("ms", 0),
 }
 
-# In 18 autovacuum_max_workers became sighup and is capped by autovacuum_worker_slots;
-# the default stays 3.
+
+# initdb.c: the first values it tries (and writes unless the kernel refuses them)
+_INITDB: dict[str, int] = {"max_connections": 100, "shared_buffers": 16384}
 
 
 def known_defaults() -> list[str]:
-    return list(_DEFAULTS)
+    return list(KNOWN)
 
 
-def _value_at(name: str, version: int) -> float | None:
-    entry = _DEFAULTS.get(name)
-    if entry is None:
-        return None
-    _type, _unit, _lo, _hi, since, changes = entry
-    if version < since:
-        return None
-    value = None
-    for first, v in sorted(changes.items()):
-        if version >= first:
-            value = v
-    return value
+def _label(version: int) -> str:
+    if version < 10:
+        return "PostgreSQL 9.6 default (9.6 documentation)"
+    major = pgguc.table_major(version)
+    if major != version:
+        return f"PostgreSQL {version} default, taken from PostgreSQL {major}'s table"
+    return f"PostgreSQL {version} default"
 
 
 def pg_default(name: str, version: int) -> Setting | None:
-    """The built-in default of `name` in PostgreSQL `version`, or None when the
-    parameter does not exist in that version (or is not in this table)."""
+    """The built-in default of numeric parameter `name` in PostgreSQL `version`, or None
+    when that version has no such parameter (or it is not a number)."""
     key = name.lower()
-    value = _value_at(key, version)
-    if value is None:
+    if version < 10:
+        found = _NINE_SIX.get(key) if version == 9 else None
+        if found is None:
+            return None
+        unit, value = found
+        return Setting(name=key, raw=str(value), value=value, unit=unit,
+                       source=Source.default_of(_label(version), key=key))
+    param = pgguc.lookup(key, version)
+    if param is None or param.type not in ("integer", "real"):
         return None
-    vartype, unit = _DEFAULTS[key][0], _DEFAULTS[key][1]
-    typed: int | float = float(value) if vartype == "real" else int(value)
-    return Setting(
-        name=key,
-        raw=str(typed),
-        value=typed,
-        unit=unit,
-        source=Source.default_of(f"PostgreSQL {version} default", key=key),
-    )
+    if not isinstance(param.boot, int | float) or isinstance(param.boot, bool):
+        return None
+    typed: int | float = float(param.boot) if param.type == "real" else int(param.boot)
+    label = _label(version)
+    if key in _INITDB and _INITDB[key] != typed:
+        label += f": what initdb writes (boot value {typed})"
+        typed = _INITDB[key]
+    return Setting(name=key, raw=str(typed), value=typed, unit=param.unit,
+                   source=Source.default_of(label, key=key))
 
 
 def setting_or_default(settings: dict[str, Setting], name: str, version: int) -> Setting | None:
     """The configured setting if present, else the version's default (or None)."""
     return settings.get(name.lower()) or pg_default(name, version)
-
-
-def version_only_params(version: int) -> dict[str, Param]:
-    """Parameters of `version` that PostgreSQL 15's table (the one generated) lacks,
-    typed so the reader can check their values."""
-    out: dict[str, Param] = {}
-    for name, (vartype, unit, lo, hi, since, _changes) in _DEFAULTS.items():
-        if since > 15 and version >= since:
-            out[name] = Param(
-                name=name,
-                type=vartype,
-                context="postmaster",
-                unit=unit,
-                min=lo,
-                max=hi,
-                boot=_value_at(name, version),
-            )
-    return out

@@ -1,7 +1,8 @@
 """PostgreSQL parameter (GUC) types and value parsing, exactly as the server does it.
 
-The parameter table is advisor/data/pg_settings_<version>.json, generated from a real
-server's pg_settings by scripts/gen_pg_settings.py. The parsing below follows
+The parameter tables are advisor/data/pg_settings_<major>.json, one per major 10..18,
+each generated from a real server of that major's pg_settings by
+scripts/gen_pg_settings.py. The parsing below follows
 PostgreSQL 15 src/backend/utils/misc/guc.c: parse_int, parse_real,
 convert_to_base_unit, memory_unit_conversion_table / time_unit_conversion_table,
 parse_and_validate_value (range and enum messages), and parse_bool in
@@ -103,16 +104,42 @@ class Parsed(Struct, frozen=True):
         return self.error if not self.hint else f"{self.error}; HINT: {self.hint}"
 
 
-TABLE_VERSION = 15  # the one pg_settings table generated (scripts/gen_pg_settings.py)
+# The majors whose pg_settings table was generated from a real server of that major
+# (scripts/gen_pg_settings.py; each file names the release and package it came from).
+TABLE_MAJORS = (10, 11, 12, 13, 14, 15, 16, 17, 18)
+TABLE_VERSION = 15  # the default major (and Debian's, the one tests run a server of)
+
+
+def table_major(version: int) -> int:
+    """The major whose table serves `version`: its own, else the nearest one (9.6 uses
+    10's, a major after 18 uses 18's)."""
+    if version in TABLE_MAJORS:
+        return version
+    return min(TABLE_MAJORS, key=lambda m: (abs(m - version), -m))
+
+
+def has_table(version: int) -> bool:
+    """Whether `version`'s own parameter table is here (names can be checked exactly)."""
+    return version in TABLE_MAJORS
+
+
+def _table_path(major: int) -> Path:
+    # package data beside this module (msgspec reads JSON without importing json)
+    return Path(__file__).with_name("data") / f"pg_settings_{major}.json"
+
+
+@functools.cache
+def table_source(version: int) -> str:
+    """Where the table used for `version` came from (release and package)."""
+    doc = msgspec.json.decode(_table_path(table_major(version)).read_bytes())
+    return str(doc.get("source", ""))
 
 
 @functools.cache
 def pg_params(version: int = TABLE_VERSION) -> dict[str, Param]:
-    """Parameter table by lower-case name. Only PostgreSQL 15's is generated; other
-    versions use it too (advisor.pgdefaults adds the later parameters it knows)."""
-    # package data beside this module (msgspec reads JSON without importing json)
-    raw = Path(__file__).with_name("data") / f"pg_settings_{TABLE_VERSION}.json"
-    doc = msgspec.json.decode(raw.read_bytes())
+    """Parameter table of PostgreSQL `version` by lower-case name (the nearest generated
+    major's for a version without one: see has_table)."""
+    doc = msgspec.json.decode(_table_path(table_major(version)).read_bytes())
     out: dict[str, Param] = {}
     for key, p in doc["params"].items():
         out[key] = Param(
@@ -129,8 +156,32 @@ def pg_params(version: int = TABLE_VERSION) -> dict[str, Param]:
     return out
 
 
-def lookup(name: str, version: int = 15) -> Param | None:
+def lookup(name: str, version: int = TABLE_VERSION) -> Param | None:
     return pg_params(version).get(name.lower())
+
+
+def majors_having(name: str) -> list[int]:
+    """The generated majors whose table has parameter `name` (to say when it was added
+    or removed)."""
+    key = name.lower()
+    return [m for m in TABLE_MAJORS if key in pg_params(m)]
+
+
+def version_note(name: str, version: int) -> str | None:
+    """Why `name` is not a parameter of `version` when another major has it:
+    "removed in PostgreSQL 16 (last in 15)" or "added in PostgreSQL 17"."""
+    having = majors_having(name)
+    if not having or version in having:
+        return None
+    earlier = [m for m in having if m < version]
+    later = [m for m in having if m > version]
+    if earlier and not later:
+        last = max(earlier)
+        removed = min(m for m in TABLE_MAJORS if m > last)
+        return f"removed in PostgreSQL {removed} (a parameter up to {last})"
+    if later and not earlier:
+        return f"added in PostgreSQL {min(later)}"
+    return None
 
 
 # --- C library number parsing -------------------------------------------------------
@@ -258,12 +309,63 @@ def convert_to_base_unit(value: float, unit: str, base_unit: str) -> float | Non
     return None
 
 
-def _units_hint(base_unit: str) -> str:
-    return MEMORY_UNITS_HINT if base_unit in _MEMORY_BASES else TIME_UNITS_HINT
+def _units_hint(base_unit: str, version: int = 12) -> str:
+    if base_unit in _MEMORY_BASES:
+        if version < 11:  # "B" came in 11
+            return 'Valid units for this parameter are "kB", "MB", "GB", and "TB".'
+        return MEMORY_UNITS_HINT
+    if version < 12:  # "us" came in 12
+        return 'Valid units for this parameter are "ms", "s", "min", "h", and "d".'
+    return TIME_UNITS_HINT
 
 
-def parse_int(value: str, unit: str | None) -> tuple[int | None, str | None]:
-    """guc.c parse_int: (result, None) or (None, hint-or-None)."""
+def _legacy_to_base_unit(value: int, unit: str, base_unit: str, version: int) -> int | None:
+    """PostgreSQL 10/11 guc.c convert_to_base_unit: integers only; a unit larger than
+    the base multiplies, a smaller one divides (C integer division, truncating)."""
+    if (unit == "B" and version < 11) or unit == "us":
+        return None
+    table = _MEMORY_TABLE if base_unit in _MEMORY_BASES else _TIME_TABLE
+    for name, base, multiplier in table:
+        if base == base_unit and name == unit:
+            if multiplier >= 1:
+                return value * int(multiplier)
+            divisor = round(1 / multiplier)
+            quotient = abs(value) // divisor
+            return quotient if value >= 0 else -quotient
+    return None
+
+
+def _parse_int_legacy(value: str, unit: str | None, version: int
+                      ) -> tuple[int | None, str | None]:
+    """PostgreSQL 10/11 guc.c parse_int: strtol only (no fractions, no exponent)."""
+    ival, end, erange = c_strtol(value)
+    if end == 0:
+        return None, None
+    if erange or ival > INT_MAX or ival < INT_MIN:
+        return None, INT_RANGE_HINT
+    end = _skip_space(value, end)
+    if end < len(value):
+        if unit is None:
+            return None, None
+        i = end
+        while i < len(value) and value[i] not in _C_SPACE and i - end < MAX_UNIT_LEN:
+            i += 1
+        converted = None
+        if _skip_space(value, i) == len(value):
+            converted = _legacy_to_base_unit(ival, value[end:i], unit, version)
+        if converted is None:
+            return None, _units_hint(unit, version)
+        ival = converted
+    if ival > INT_MAX or ival < INT_MIN:
+        return None, INT_RANGE_HINT
+    return ival, None
+
+
+def parse_int(value: str, unit: str | None, version: int = 12) -> tuple[int | None, str | None]:
+    """guc.c parse_int: (result, None) or (None, hint-or-None). Before 12 it is
+    _parse_int_legacy."""
+    if version < 12:
+        return _parse_int_legacy(value, unit, version)
     # strtol first (octal and hex allowed); at a '.', 'e' or overflow, re-parse as float.
     ival, end, erange = c_strtol(value)
     val: float = float(ival)
@@ -285,14 +387,16 @@ def parse_int(value: str, unit: str | None) -> tuple[int | None, str | None]:
     return int(val), None
 
 
-def parse_real(value: str, unit: str | None) -> tuple[float | None, str | None]:
-    """guc.c parse_real: (result, None) or (None, hint-or-None)."""
+def parse_real(value: str, unit: str | None, version: int = 12
+               ) -> tuple[float | None, str | None]:
+    """guc.c parse_real: (result, None) or (None, hint-or-None). Before 12 reals take
+    no unit."""
     val, end, erange = c_strtod(value)
     if end == 0 or erange or math.isnan(val):
         return None, None
     end = _skip_space(value, end)
     if end < len(value):
-        if unit is None:
+        if unit is None or version < 12:
             return None, None
         converted = convert_to_base_unit(val, value[end:], unit)
         if converted is None:
@@ -337,9 +441,10 @@ def _clean_ascii(value: str) -> str:
 _STRING_CLEANERS = {"application_name": _clean_ascii, "cluster_name": _clean_ascii}
 
 
-def parse_value(param: Param, name_as_written: str, value: str) -> Parsed:
-    """Validate `value` for `param` the way set_config_option does from a config file.
-    Messages name the parameter as written (PostgreSQL does too)."""
+def parse_value(param: Param, name_as_written: str, value: str, version: int = 15) -> Parsed:
+    """Validate `value` for `param` the way set_config_option of PostgreSQL `version`
+    does from a config file. Messages name the parameter as written (PostgreSQL does
+    too); a range message names the unit from 12, of the bounds too from 17."""
     name = name_as_written
     if param.context == "internal":
         return Parsed(error=f'parameter "{name}" cannot be changed')
@@ -350,27 +455,31 @@ def parse_value(param: Param, name_as_written: str, value: str) -> Parsed:
         return Parsed(value="on" if b else "off")
     invalid = f'invalid value for parameter "{name}": "{value}"'
     if param.type == "integer":
-        ival, hint = parse_int(value, param.unit)
+        ival, hint = parse_int(value, param.unit, version)
         if ival is None:
             return Parsed(error=invalid, hint=hint)
         lo, hi = int(param.min or 0), int(param.max or 0)
         if ival < lo or ival > hi:
-            unit = f" {param.unit}" if param.unit else ""
+            unit = f" {param.unit}" if param.unit and version >= 12 else ""
+            bound = unit if version >= 17 else ""  # 17 names the unit of the bounds too
             return Parsed(
                 error=f'{ival}{unit} is outside the valid range for parameter "{name}" '
-                f"({lo} .. {hi})"
+                f"({lo}{bound} .. {hi}{bound})"
             )
         return Parsed(value=ival)
     if param.type == "real":
-        rval, hint = parse_real(value, param.unit)
+        rval, hint = parse_real(value, param.unit, version)
+        if rval is None and version < 12:  # 10/11 guc.c set_config_option's words
+            return Parsed(error=f'parameter "{name}" requires a numeric value')
         if rval is None:
             return Parsed(error=invalid, hint=hint)
         lo_f, hi_f = float(param.min or 0.0), float(param.max or 0.0)
         if rval < lo_f or rval > hi_f:
-            unit = f" {param.unit}" if param.unit else ""
+            unit = f" {param.unit}" if param.unit and version >= 12 else ""
+            bound = unit if version >= 17 else ""
             return Parsed(
                 error=f"{format_g(rval)}{unit} is outside the valid range for parameter "
-                f'"{name}" ({format_g(lo_f)} .. {format_g(hi_f)})'
+                f'"{name}" ({format_g(lo_f)}{bound} .. {format_g(hi_f)}{bound})'
             )
         return Parsed(value=rval)
     if param.type == "enum":

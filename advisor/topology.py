@@ -33,6 +33,7 @@ from advisor.model import (
     Term,
     Topology,
 )
+from advisor.pgversion import declared_major, image_major
 from advisor.sources.k8s import K8sObject, count_field, get
 
 if TYPE_CHECKING:
@@ -363,23 +364,25 @@ def _suppressed_codes(obj: K8sObject) -> list[str]:
 # --- servers -------------------------------------------------------------------------
 
 
-def _pg_version(inputs: Inputs, c: Container | None, fallback: int | None = None) -> Term:
+def _pg_version(inputs: Inputs, c: Container | None, fallback: float | None = None) -> Term:
     if inputs.pg_version_override:
         return Term(label="PostgreSQL major version", value=inputs.pg_version_override,
                     source=Source(default="--pg-version", key="pg_version"))
-    if c is not None and (v := image_version(c.image)) and 9 <= v[0] <= 30:
-        return Term(label="PostgreSQL major version", value=v[0],
+    if c is not None and (major := image_major(c.image)) is not None:
+        return Term(label="PostgreSQL major version", value=major,
                     source=Source(path=c.source.path, line=c.source.line,
                                   key=f"image {c.image}"))
-    if fallback:
+    if fallback is not None:
         return Term(label="PostgreSQL major version", value=fallback,
                     source=Source(default="declared version", key="version"))
     if inputs.settings.pg_version:
         return Term(label="PostgreSQL major version", value=inputs.settings.pg_version,
                     source=Source(path=inputs.settings.origin, key="pg-version"))
+    why = (f"image {c.image} names no PostgreSQL version" if c is not None
+           else "no version in the repository")
     return Term(label="PostgreSQL major version", value=DEFAULT_PG_VERSION,
-                source=Source.default_of(f"assumed PostgreSQL {DEFAULT_PG_VERSION}: no "
-                                         "version in the repository (set --pg-version)"))
+                source=Source.default_of(f"assumed PostgreSQL {DEFAULT_PG_VERSION}: {why} "
+                                         "(set --pg-version)"))
 
 
 def _server_from_workload(inputs: Inputs, topo: Topology, w: Workload, c: Container,
@@ -453,7 +456,7 @@ def _declared_server(decl: ServerDecl, inputs: Inputs, topo: Topology) -> Server
         value = getattr(decl, name)
         if value is not None:
             args.append(f"--{name}={value}")
-    version = _pg_version(inputs, None, decl.version)
+    version = _pg_version(inputs, None, declared_major(decl.version))
     settings, problems = parse_postgres_args_checked(args, src, version.int_value)
     topo.problems.extend(problems)
     return Server(

@@ -1,28 +1,40 @@
 #!/usr/bin/env python3
-"""Generate advisor/data/pg_settings_15.json from a REAL PostgreSQL 15.
+"""Generate advisor/data/pg_settings_<major>.json from a REAL PostgreSQL of that major.
 
-    /work/main/.venv/bin/python scripts/gen_pg_settings.py
+    .venv/bin/python scripts/gen_pg_settings.py            # 15: Debian's server
+    .venv/bin/python scripts/get_pg_binaries.py 18         # other majors: install first
+    .venv/bin/python scripts/gen_pg_settings.py 18 ...     # then generate
 
-Starts a throwaway server (tests/realpg.py), reads pg_settings (name, vartype, unit,
-boot_val, min_val, max_val, enumvals, context) and asks `postgres -C` how every enum
-spelling is accepted and printed: enum lookup is case-insensitive and accepts hidden
-aliases that pg_settings does not list (guc.c marks "true", "yes", "1", "debug",
-"hot_standby"... as hidden), and some visible values print as another one
-(wal_compression on -> pglz). The runtime reads the result with one json.load.
+Starts a throwaway server (tests/realpg.py, 127.0.0.1, temp dir), reads pg_settings
+(name, vartype, unit, boot_val, min_val, max_val, enumvals, context) and asks
+`postgres -C` how every enum spelling is accepted and printed: enum lookup is
+case-insensitive and accepts hidden aliases that pg_settings does not list (guc.c marks
+"true", "yes", "1", "debug", "hot_standby"... as hidden), and some visible values print
+as another one (wal_compression on -> pglz). The table records the server version and
+the package the server came from. The runtime reads the result with msgspec.
 """
 
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.realpg import postgres_C_files, running_postgres  # noqa: E402
+from scripts.get_pg_binaries import origin  # noqa: E402
+from tests.realpg import (  # noqa: E402
+    OTHER_MAJORS,
+    PG_BIN,
+    have_postgres,
+    pg_bin_for,
+    postgres_C_files,
+    running_postgres,
+)
 
-OUT = ROOT / "advisor" / "data" / "pg_settings_15.json"
+DATA = ROOT / "advisor" / "data"
 
 # Hidden enum spellings seen in guc.c option tables (config_enum_entry with hidden=true);
 # each is tried against every enum parameter and kept only where postgres accepts it.
@@ -78,21 +90,37 @@ def _quote(value: str) -> str:
     return "'" + value.replace("'", "''") + "'"
 
 
-def _enum_spellings(name: str, visible: list[str]) -> dict[str, str]:
+def _enum_spellings(name: str, visible: list[str], bin_dir: Path) -> dict[str, str]:
     """lower(spelling) -> what postgres -C prints, for every accepted spelling."""
     seen: dict[str, str] = {}
     for spelling in [*visible, *HIDDEN_CANDIDATES]:
         key = spelling.lower()
         if key in seen:
             continue
-        res = postgres_C_files({"postgresql.conf": f"{name} = {_quote(spelling)}\n"}, [name])
+        res = postgres_C_files({"postgresql.conf": f"{name} = {_quote(spelling)}\n"}, [name],
+                               bin_dir=bin_dir)
         if res.ok:
             seen[key] = res.values[name]
     return seen
 
 
-def main() -> None:
-    with running_postgres() as pg:
+def _debian_origin(package: str) -> str:
+    r = subprocess.run(["dpkg-query", "-W", "-f", "${Version}", package],
+                       capture_output=True, text=True)
+    return f"Debian package {package} {r.stdout.strip()}" if r.returncode == 0 \
+        else f"{package} (version unknown)"
+
+
+def generate(major: int) -> Path:
+    # the newest build scripts/get_pg_binaries.py installed, else the installed server
+    bin_dir = OTHER_MAJORS / str(major) / "bin"
+    if not have_postgres(bin_dir):
+        bin_dir = pg_bin_for(major)
+    if bin_dir is None:
+        raise SystemExit(f"no PostgreSQL {major} here: run scripts/get_pg_binaries.py {major}")
+    came_from = _debian_origin(f"postgresql-{major}") if bin_dir == PG_BIN \
+        else origin(str(major)) or str(bin_dir)
+    with running_postgres(bin_dir=bin_dir) as pg:
         version = pg.psql("show server_version").strip()
         rows = json.loads(pg.psql(_QUERY))
     params: dict[str, dict[str, object]] = {}
@@ -111,11 +139,15 @@ def main() -> None:
             if context == "internal":
                 entry["spellings"] = {v.lower(): v for v in enumvals}
             else:
-                entry["spellings"] = _enum_spellings(name, enumvals)
+                entry["spellings"] = _enum_spellings(name, enumvals, bin_dir)
         params[name.lower()] = entry
     for name, (vartype, context) in NO_SHOW_ALL.items():
-        res = postgres_C_files({"postgresql.conf": ""}, [name])
+        if name in params:
+            continue  # listed by this major's pg_settings (default_with_oids before 12)
+        res = postgres_C_files({"postgresql.conf": ""}, [name], bin_dir=bin_dir)
         if not res.ok:
+            if "unrecognized configuration parameter" in res.stderr:
+                continue  # not a parameter of this major
             raise SystemExit(f"{name}: postgres -C refused: {res.stderr}")
         params[name] = {
             "name": name,
@@ -128,14 +160,24 @@ def main() -> None:
             # guc.c: seed is a real in -1 .. 1 (phony_random_seed)
             params[name].update(min=-1.0, max=1.0, boot=float(res.values[name]))
     doc = {
-        "source": f"pg_settings of PostgreSQL {version}; enum spellings from postgres -C",
-        "generator": "scripts/gen_pg_settings.py",
+        "major": major,
+        "server_version": version,
+        "source": f"pg_settings of PostgreSQL {version} ({came_from}); "
+                  "enum spellings from postgres -C",
+        "generator": f"scripts/gen_pg_settings.py {major}",
         "params": params,
     }
-    OUT.parent.mkdir(parents=True, exist_ok=True)
-    OUT.write_text(json.dumps(doc, separators=(",", ":"), sort_keys=True) + "\n")
-    print(f"wrote {OUT.relative_to(ROOT)}: {len(params)} parameters ({version})")
+    out = DATA / f"pg_settings_{major}.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(doc, separators=(",", ":"), sort_keys=True) + "\n")
+    print(f"wrote {out.relative_to(ROOT)}: {len(params)} parameters ({version}, {came_from})")
+    return out
+
+
+def main(argv: list[str]) -> None:
+    for major in argv or ["15"]:
+        generate(int(major))
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1:])

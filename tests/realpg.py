@@ -32,6 +32,8 @@ from pathlib import Path
 
 PG_BIN = Path("/usr/lib/postgresql/15/bin")
 RUN_AS = "nobody"  # only used when we are root
+# Other majors, installed from registry packages by scripts/get_pg_binaries.py
+OTHER_MAJORS = Path(__file__).resolve().parents[1] / ".tools" / "pg"
 
 # Settings every test server gets before the test's own conf (which may override them).
 _BASE_CONF = """
@@ -43,8 +45,23 @@ log_min_messages = warning
 """
 
 
-def have_postgres() -> bool:
-    return all((PG_BIN / p).is_file() for p in ("initdb", "pg_ctl", "postgres", "psql"))
+def have_postgres(bin_dir: Path = PG_BIN) -> bool:
+    return all((bin_dir / p).is_file() for p in ("initdb", "pg_ctl", "postgres")) \
+        and _psql(bin_dir).is_file()
+
+
+def pg_bin_for(major: int) -> Path | None:
+    """Where a real server of `major` is installed here: Debian's 15, or a tree
+    scripts/get_pg_binaries.py installed; None when there is none."""
+    bin_dir = PG_BIN if major == 15 else OTHER_MAJORS / str(major) / "bin"
+    return bin_dir if have_postgres(bin_dir) else None
+
+
+def _psql(bin_dir: Path) -> Path:
+    """The tree's psql, else Debian's (some packaged trees ship the server only; psql 15
+    talks to servers back to 9.2)."""
+    own = bin_dir / "psql"
+    return own if own.is_file() else PG_BIN / "psql"
 
 
 def free_port() -> int:
@@ -85,17 +102,18 @@ def _run(cmd: list[str], *, cwd: Path | None = None, timeout: float = 60) -> Non
 
 
 @functools.cache
-def template_datadir() -> Path:
-    """An initdb'd data directory, made once per process and removed at exit. Copy it."""
-    if not have_postgres():
-        raise RuntimeError(f"PostgreSQL binaries not found in {PG_BIN}")
+def template_datadir(bin_dir: Path = PG_BIN) -> Path:
+    """An initdb'd data directory (of the PostgreSQL in `bin_dir`), made once per
+    process and removed at exit. Copy it."""
+    if not have_postgres(bin_dir):
+        raise RuntimeError(f"PostgreSQL binaries not found in {bin_dir}")
     top = _mkdtemp("pa-pgtmpl-")
     atexit.register(shutil.rmtree, top, True)
     data = top / "data"
     _run(
         _as_server_user(
             [
-                str(PG_BIN / "initdb"),
+                str(bin_dir / "initdb"),
                 "-D", str(data),
                 "-U", "postgres",
                 "-A", "trust",
@@ -123,6 +141,7 @@ class PgServer:
     datadir: Path
     socket_dir: Path
     log_file: Path
+    bin_dir: Path = PG_BIN
 
     def dsn(self, user: str = "postgres", dbname: str = "postgres") -> str:
         return f"host={self.host} port={self.port} user={user} dbname={dbname} sslmode=disable"
@@ -130,7 +149,7 @@ class PgServer:
     def psql(self, sql: str, user: str = "postgres", dbname: str = "postgres") -> str:
         """Run `sql` with psql over the unix socket (always trusted); stdout, unaligned."""
         cmd = [
-            str(PG_BIN / "psql"),
+            str(_psql(self.bin_dir)),
             "-X", "-q", "-A", "-t",
             "-v", "ON_ERROR_STOP=1",
             "-h", str(self.socket_dir),
@@ -167,8 +186,10 @@ def running_postgres(
     *,
     files: dict[str, str] | None = None,
     auth: str = "trust",
+    bin_dir: Path = PG_BIN,
 ) -> Iterator[PgServer]:
-    """A fresh PostgreSQL 15 on 127.0.0.1 and a free port; stopped and removed after.
+    """A fresh PostgreSQL (15, or the one in `bin_dir`) on 127.0.0.1 and a free port;
+    stopped and removed after.
 
     `conf` is appended to the template's postgresql.conf (so it overrides it); `files`
     are written into the data dir (relative names, subfolders allowed) after that, so
@@ -178,7 +199,7 @@ def running_postgres(
     top = _mkdtemp("pa-pg-")
     try:
         data = top / "data"
-        shutil.copytree(template_datadir(), data, symlinks=True)
+        shutil.copytree(template_datadir(bin_dir), data, symlinks=True)
         conf_path = data / "postgresql.conf"
         with conf_path.open("a", encoding="utf-8") as f:
             f.write(_BASE_CONF)
@@ -190,12 +211,12 @@ def running_postgres(
         _chown_tree(top)
         # Who started it, so a server left behind by a killed run can be traced.
         (top / "owner").write_text(f"pid {os.getpid()}: {' '.join(sys.argv)}\n")
-        server = _start(top, data)
+        server = _start(top, data, bin_dir)
 
         def stop() -> None:
             subprocess.run(
                 _as_server_user(
-                    [str(PG_BIN / "pg_ctl"), "-D", str(data), "-m", "immediate", "-w", "stop"]
+                    [str(bin_dir / "pg_ctl"), "-D", str(data), "-m", "immediate", "-w", "stop"]
                 ),
                 capture_output=True,
                 cwd=top,
@@ -214,7 +235,7 @@ def running_postgres(
         shutil.rmtree(top, ignore_errors=True)
 
 
-def _start(top: Path, data: Path, attempts: int = 3) -> PgServer:
+def _start(top: Path, data: Path, bin_dir: Path = PG_BIN, attempts: int = 3) -> PgServer:
     log_file = top / "server.log"
     last = ""
     for _ in range(attempts):
@@ -223,7 +244,7 @@ def _start(top: Path, data: Path, attempts: int = 3) -> PgServer:
         r = subprocess.run(
             _as_server_user(
                 [
-                    str(PG_BIN / "pg_ctl"),
+                    str(bin_dir / "pg_ctl"),
                     "-D", str(data),
                     "-l", str(log_file),
                     "-o", opts,
@@ -237,7 +258,7 @@ def _start(top: Path, data: Path, attempts: int = 3) -> PgServer:
             timeout=60,
         )
         if r.returncode == 0:
-            return PgServer("127.0.0.1", port, data, top, log_file)
+            return PgServer("127.0.0.1", port, data, top, log_file, bin_dir)
         last = r.stdout + r.stderr
         with suppress(OSError):
             last += log_file.read_text(errors="replace")
@@ -283,9 +304,9 @@ class PostgresConfigError(RuntimeError):
 
 
 def _show_one(
-    datadir: Path, name: str, args: tuple[str, ...] = ()
+    datadir: Path, name: str, args: tuple[str, ...] = (), bin_dir: Path = PG_BIN
 ) -> subprocess.CompletedProcess[str]:
-    cmd = _as_server_user([str(PG_BIN / "postgres"), "-C", name, "-D", str(datadir), *args])
+    cmd = _as_server_user([str(bin_dir / "postgres"), "-C", name, "-D", str(datadir), *args])
     r = subprocess.run(cmd, capture_output=True, cwd=datadir, timeout=60)
     # Decode by hand: text mode would turn a \r inside a logged token into a newline.
     return subprocess.CompletedProcess(
@@ -297,7 +318,8 @@ def _show_one(
 
 
 def postgres_C_result(
-    datadir: Path, names: list[str], args: list[str] | tuple[str, ...] = ()
+    datadir: Path, names: list[str], args: list[str] | tuple[str, ...] = (),
+    bin_dir: Path = PG_BIN,
 ) -> PgCResult:
     """Run `postgres -C name -D datadir [args]` per name (in parallel; `args` are
     extra command-line options such as "-c", "work_mem=8MB"). Never raises on a
@@ -306,7 +328,7 @@ def postgres_C_result(
         names = ["max_connections"]  # still learn whether postgres accepts the config
     extra = tuple(args)
     with ThreadPoolExecutor(max_workers=8) as pool:
-        runs = list(pool.map(lambda n: _show_one(datadir, n, extra), names))
+        runs = list(pool.map(lambda n: _show_one(datadir, n, extra, bin_dir), names))
     result = PgCResult()
     for name, r in zip(names, runs, strict=True):
         if r.returncode != 0:
@@ -345,7 +367,8 @@ def config_dir(files: dict[str, str | bytes]) -> Iterator[Path]:
         shutil.rmtree(top, ignore_errors=True)
 
 
-def postgres_C_files(files: dict[str, str | bytes], names: list[str]) -> PgCResult:
+def postgres_C_files(files: dict[str, str | bytes], names: list[str],
+                     bin_dir: Path = PG_BIN) -> PgCResult:
     """Write `files` into a bare dir and ask `postgres -C` for each name."""
     with config_dir(files) as data:
-        return postgres_C_result(data, names)
+        return postgres_C_result(data, names, bin_dir=bin_dir)

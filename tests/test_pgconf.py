@@ -165,21 +165,30 @@ def test_unknown_parameter_depends_on_version(tmp_path: Path) -> None:
     )
     pg15 = read_pgconf(root, "postgresql.conf", version=15)
     unknown = 'unrecognized configuration parameter "{}" in file "postgresql.conf" line {}'
-    assert [p.message for p in pg15.problems] == [
-        unknown.format("reserved_connections", 1),
-        unknown.format("transaction_timeout", 2),
+    added = '"{}" was added in PostgreSQL {}: not a PostgreSQL 15 parameter'
+    assert [(p.fatal, p.message) for p in pg15.problems] == [
+        (True, unknown.format("reserved_connections", 1)),
+        (False, added.format("reserved_connections", 16)),
+        (True, unknown.format("transaction_timeout", 2)),
+        (False, added.format("transaction_timeout", 17)),
     ]
     pg17 = read_pgconf(root, "postgresql.conf", version=17)
     assert pg17.problems == []
     assert pg17.settings["reserved_connections"].value == 5
     assert pg17.settings["transaction_timeout"].value == 60000
-    # A name PostgreSQL 15 lacks may exist in 18: kept, unchecked, and said so.
+    # 18's own table: io_method is checked like any other parameter
     root = _root(tmp_path, {"postgresql.conf": "io_method = worker\nmax_connections = 0\n"})
     pg18 = read_pgconf(root, "postgresql.conf", version=18)
     assert pg18.settings["io_method"].value == "worker"
-    assert [(p.fatal, p.location.line) for p in pg18.problems] == [(False, 1), (True, 2)]
-    assert "not a PostgreSQL 15 parameter" in pg18.problems[0].message
+    assert [(p.fatal, p.location.line) for p in pg18.problems] == [(True, 2)]
     _, problems = parse_postgres_args_checked(["-c", "io_method=sync"], Source(path="x"), 18)
+    assert problems == []
+    _, problems = parse_postgres_args_checked(["-c", "io_method=sync"], Source(path="x"), 17)
+    assert [(p.fatal, p.message) for p in problems] == [
+        (True, 'unrecognized configuration parameter "io_method"'),
+        (False, '"io_method" was added in PostgreSQL 18: not a PostgreSQL 17 parameter')]
+    # a major without a table (after 18): the nearest table, unknown names unchecked
+    _, problems = parse_postgres_args_checked(["-c", "new_in_19=1"], Source(path="x"), 19)
     assert [p.fatal for p in problems] == [False]
 
 

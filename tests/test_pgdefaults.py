@@ -62,33 +62,3 @@ def test_setting_or_default_prefers_the_file() -> None:
     assert fallback is not None and fallback.value == 3
     assert fallback.source.label() == "default: PostgreSQL 16 default"
     assert setting_or_default({}, "reserved_connections", 14) is None
-
-
-# Settings whose value is the point release (15.18, 150018), not a fact of PostgreSQL 15.
-MINOR_RELEASE_SETTINGS = {"server_version", "server_version_num"}
-
-
-@pytest.mark.postgres
-def test_pg_settings_json_matches_the_real_server() -> None:
-    """advisor/data/pg_settings_15.json is what scripts/gen_pg_settings.py read."""
-    sql = (
-        "select json_agg(json_build_array(name, vartype, unit, boot_val, min_val, max_val,"
-        " context, enumvals)) from pg_settings"
-    )
-    with running_postgres() as pg:
-        rows = json.loads(pg.psql(sql))
-    params = pgguc.pg_params(15)
-    for name, vartype, unit, boot, lo, hi, context, enumvals in rows:
-        p = params[name.lower()]
-        assert (p.name, p.type, p.unit, p.context) == (name, vartype, unit, context)
-        if name in MINOR_RELEASE_SETTINGS:
-            # Debian ships 15.x point releases; the generated file names the one it read.
-            assert pgguc.show(p.boot)[:2] == boot[:2] == "15", name
-            continue
-        assert (None if p.boot is None else pgguc.show(p.boot)) == boot, name
-        if vartype in ("integer", "real"):
-            assert (pgguc.show(p.min), pgguc.show(p.max)) == (lo, hi), name
-        if vartype == "enum":
-            assert list(p.values) == enumvals
-            assert {v.lower() for v in enumvals} <= set(p.spellings)
-    assert len(params) >= len(rows)

@@ -279,11 +279,18 @@ def pg_parameter_settings(ctx: _Ctx | None, obj: K8sObject, keys: tuple[str | in
         param = params.get(name.lower())
         if param is None:
             if "." not in name:
+                exact = pgguc.has_table(version)  # else the nearest major's table
                 sink.append(ConfigProblem(
-                    location=at, program="PostgreSQL", fatal=True,
-                    message=f'unrecognized configuration parameter "{name}"'))
+                    location=at, program="PostgreSQL" if exact else "pool-advisor",
+                    fatal=exact, message=f'unrecognized configuration parameter "{name}"'
+                    + ("" if exact else f" (checked against PostgreSQL "
+                                        f"{pgguc.table_major(version)}'s parameters)")))
+                if exact and (note := pgguc.version_note(name, version)) is not None:
+                    sink.append(ConfigProblem(
+                        location=at, program="pool-advisor", fatal=False,
+                        message=f'"{name}" was {note}: not a PostgreSQL {version} parameter'))
             continue
-        parsed = pgguc.parse_value(param, name, text)
+        parsed = pgguc.parse_value(param, name, text, version)
         if not parsed.ok:
             sink.append(ConfigProblem(location=at, program="PostgreSQL", fatal=True,
                                       message=parsed.message()))
@@ -296,23 +303,27 @@ def pg_parameter_settings(ctx: _Ctx | None, obj: K8sObject, keys: tuple[str | in
 
 def _version_term(obj: K8sObject, keys: tuple[str | int, ...], default: int, who: str
                   ) -> Term:
+    from advisor.pgversion import declared_major
+
     raw = get(obj.body, *keys)
-    match = re.match(r"\s*(\d+)", str(raw)) if raw is not None else None
-    if match:
-        return Term(label="PostgreSQL version", value=int(match.group(1)),
-                    source=_src(obj, *keys))
+    major = declared_major(raw)
+    if major is not None:
+        return Term(label="PostgreSQL version", value=major, source=_src(obj, *keys))
+    if raw is not None:
+        who = f"{'.'.join(map(str, keys))} {raw!r} is not a PostgreSQL major"
     return Term(label="PostgreSQL version", value=default,
                 source=Source.default_of(f"assumed PostgreSQL {default}: {who}"))
 
 
 def _image_version(obj: K8sObject, keys: tuple[str | int, ...], default: int, who: str) -> Term:
+    from advisor.pgversion import image_major
+
     image = get(obj.body, *keys)
     if isinstance(image, str):
-        tag = image.rsplit("/", 1)[-1].partition(":")[2].split("@")[0]
-        match = re.match(r"(\d+)", tag)
-        if match:
-            return Term(label="PostgreSQL version", value=int(match.group(1)),
-                        source=_src(obj, *keys))
+        major = image_major(image)
+        if major is not None:
+            return Term(label="PostgreSQL version", value=major, source=_src(obj, *keys))
+        who = f"image {image} names no PostgreSQL version"
     return Term(label="PostgreSQL version", value=default,
                 source=Source.default_of(f"assumed PostgreSQL {default}: {who}"))
 

@@ -10,9 +10,11 @@ ProcessConfigFileInternal in three phases, as the server runs them:
    last (same spelling) is kept;
 3. values, in file order: each is checked like set_config_option; the last one wins.
 
-Names and values are checked against PostgreSQL 15's pg_settings (the generated
-table). For another `version` an unknown name is a non-fatal notice, since it may be
-a parameter added since 15; the later ones advisor.pgdefaults knows are checked.
+Names and values are checked against the pg_settings of the server's own major (the
+tables generated from real servers of 10 to 18, advisor.pgguc); an unknown name is what
+PostgreSQL says of it, with a notice when another major has it (removed in 16, added in
+17). A version without a table (9.6, or after 18) uses the nearest one's and an unknown
+name is a non-fatal notice.
 
 Problems carry PostgreSQL's own wording (with the file named by its display path) and
 are `fatal` when the server would refuse to start. Unlike the server, the reader keeps
@@ -453,27 +455,30 @@ def parse_line(
 
 
 def _param_lookup(version: int) -> Callable[[str], pgguc.Param | None]:
-    """Parameter by name for `version`: PostgreSQL 15's table plus the few later
-    parameters pool-advisor knows (advisor.pgdefaults)."""
-    from advisor.pgdefaults import version_only_params
-
+    """Parameter by name in `version`'s own table (the nearest major's without one)."""
     params = pgguc.pg_params(version)
-    extras = version_only_params(version)
-    return lambda name: params.get(name.lower()) or extras.get(name.lower())
+    return lambda name: params.get(name.lower())
 
 
 def _unknown_for_version(name: str, version: int) -> str:
+    shown = "9.6" if version == 9 else str(version)
     return (
-        f'"{name}" is not a PostgreSQL {pgguc.TABLE_VERSION} parameter; pool-advisor keeps '
-        f"it unchecked for PostgreSQL {version}"
+        f'"{name}" is not a PostgreSQL {pgguc.table_major(version)} parameter; pool-advisor '
+        f"has no parameter table of PostgreSQL {shown} and keeps it unchecked"
     )
+
+
+def _version_note(name: str, version: int) -> str | None:
+    """For an unrecognized name that another major has: when it was removed or added."""
+    note = pgguc.version_note(name, version)
+    return None if note is None else f'"{name}" was {note}: not a PostgreSQL {version} parameter'
 
 
 def _apply(reader: _Reader) -> dict[str, Setting]:
     param_of = _param_lookup(reader.version)
-    # The name check is exact only for the version whose pg_settings we generated;
-    # for others an unknown name may be a parameter added or renamed since.
-    exact = reader.version == pgguc.TABLE_VERSION
+    # The name check is exact for the majors whose pg_settings was generated; for
+    # others an unknown name may be a parameter added or renamed since.
+    exact = pgguc.has_table(reader.version)
     seen: set[str] = set()
     # Exact spelling -> items not dropped yet: each is dropped once, so 40,000 repeats of
     # a setting are linear, not a scan of every earlier item per repeat.
@@ -497,6 +502,8 @@ def _apply(reader: _Reader) -> dict[str, Setting]:
                     f'"{item.display}" line {item.line}',
                 )
                 name_errors = True
+                if (note := _version_note(item.name, reader.version)) is not None:
+                    reader.notice(item.display, item.line, note)
             else:
                 reader.notice(
                     item.display, item.line, _unknown_for_version(item.name, reader.version)
@@ -514,7 +521,7 @@ def _apply(reader: _Reader) -> dict[str, Setting]:
             # A custom (dotted) placeholder, or a name we cannot check: the string.
             settings[key] = Setting(name=key, raw=item.value, value=item.value, source=source)
             continue
-        parsed = pgguc.parse_value(param, item.name, item.value)
+        parsed = pgguc.parse_value(param, item.name, item.value, reader.version)
         if not parsed.ok:
             if not name_errors:  # PostgreSQL stops after the name phase's errors
                 reader.fatal(item.display, item.line, parsed.message())
@@ -675,13 +682,15 @@ def parse_postgres_args_checked(
         src = replace(source, key=key)
         if param is None:
             if "." not in name:
-                if version == pgguc.TABLE_VERSION:
+                if pgguc.has_table(version):
                     problem(f'unrecognized configuration parameter "{name}"')
+                    if (note := _version_note(name, version)) is not None:
+                        problem(note, fatal=False)
                     continue
                 problem(_unknown_for_version(name, version), fatal=False)
             settings[key] = Setting(name=key, raw=value, value=value, source=src)
             continue
-        parsed = pgguc.parse_value(param, name, value)
+        parsed = pgguc.parse_value(param, name, value, version)
         if not parsed.ok:
             problem(parsed.message())
             continue
