@@ -442,7 +442,9 @@ def _cnpg_version(ctx: _Ctx, obj: K8sObject) -> Term:
         return _version_term(obj, ("spec", "imageCatalogRef", "major"), ctx.version_default,
                              "image catalog major")
     return _image_version(obj, ("spec", "imageName"), ctx.version_default,
-                          "spec.imageName not set; the operator's default image decides")
+                          "spec.imageName not set; the operator's default image decides "
+                          "(PostgreSQL 18 in CloudNativePG 1.30, versions.go DefaultImageName; "
+                          "set --pg-version)")
 
 
 def _cnpg_pooler(ctx: _Ctx, obj: K8sObject) -> None:
