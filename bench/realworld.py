@@ -1,7 +1,7 @@
 """Run pool-advisor over checkouts of real repositories and print, per repository, what
-it found: servers, poolers, clients linked to a server or pooler, clients unknown
-(they connect somewhere the repository does not show, or their pool size is not
-known), notices and problems, and wall time.
+it found: servers, poolers, clients, clients linked to a server or pooler, clients
+unlinked (they connect somewhere the repository does not show), clients unknown (their
+connections per pod are not known), and wall time.
 
     python bench/realworld.py DIR [DIR ...] [--timeout S] [--json]
 
@@ -30,14 +30,17 @@ import json, sys
 from advisor.engine import CheckOptions, scan
 topo = scan([sys.argv[1]], CheckOptions()).topology
 linked = [c for c in topo.clients if c.target_id]
-unknown = [c for c in topo.clients if not c.target_id or not c.pools]
+unlinked = [c for c in topo.clients if not c.target_id]
+unknown = [c for c in topo.clients if getattr(c, "unknown", "") or not c.pools]
 print(json.dumps({
     "servers": len(topo.servers),
     "standbys": sum(1 for s in topo.servers if s.role == "standby"),
     "poolers": len(topo.poolers),
     "clients": len(topo.clients),
     "linked": len(linked),
+    "unlinked": len(unlinked),
     "unknown": len(unknown),
+    "unlinked_names": sorted(c.name for c in unlinked)[:8],
     "unknown_names": sorted(c.name for c in unknown)[:8],
     "server_names": sorted(s.name for s in topo.servers)[:8],
     "notices": len(topo.notices),
@@ -78,12 +81,13 @@ def run_one(repo: Path, timeout: float) -> dict:
 
 
 def table(rows: list[dict]) -> str:
-    head = ("repository", "servers", "poolers", "clients", "linked", "unknown", "wall s",
-            "status")
+    head = ("repository", "servers", "poolers", "clients", "linked", "unlinked", "unknown",
+            "wall s", "status")
     lines = [head]
     for r in rows:
         lines.append((r["repo"], *(str(r.get(k, "-")) for k in
-                                   ("servers", "poolers", "clients", "linked", "unknown")),
+                                   ("servers", "poolers", "clients", "linked", "unlinked",
+                                    "unknown")),
                       f"{r['wall']:.1f}", r["status"]))
     widths = [max(len(str(line[i])) for line in lines) for i in range(len(head))]
     return "\n".join("  ".join(str(c).ljust(w) for c, w in zip(line, widths, strict=True))
