@@ -555,3 +555,128 @@ def test_startup_parameter_any_mode_unless_ignored_or_tracked() -> None:
     tz = [hazard("startup-parameter", client_id=None, detail="options: -c timezone=UTC")]
     assert run("PA410", Topology(poolers=[newer], sql_hazards=tz)) == []
     assert len(run("PA410", Topology(poolers=[pooler()], sql_hazards=tz))) == 1
+
+
+# --- issue 15: one finding per place, unresolved routes, ERB, what is SQL -------------
+
+
+def test_shared_folder_hazard_is_one_finding_with_the_workloads_related() -> None:
+    web = client("app", "app")
+    worker = replace(client("app", "app"), id="worker", name="worker",
+                     location=Location(path="k8s/worker.yaml", line=1))
+    topo = Topology(
+        poolers=[pooler()],
+        clients=[web, worker],
+        sql_hazards=assign_clients([hazard(client_id=None)], {"web": "app", "worker": "app"}),
+    )
+    [finding] = run("PA401", topo)
+    related = {r.location.path for r in finding.related}
+    assert {"k8s/web.yaml", "k8s/worker.yaml"} <= related
+
+
+def test_client_with_unresolved_route_uses_strictest_mode_and_says_so() -> None:
+    lost = replace(client("app", "app"), target_kind=None, target_id=None)
+    direct = replace(client("app", "app", target=None), id="direct", name="direct")
+    topo = Topology(
+        poolers=[pooler()],
+        clients=[lost, direct],
+        sql_hazards=[hazard(), hazard(client_id="direct")],
+    )
+    [finding] = run("PA401", topo)  # the client that goes straight to a server: no finding
+    assert "route to a server is not resolved" in finding.message
+    assert "strictest pool mode" in finding.message
+
+
+def test_database_yml_erb_evaluated_with_the_workload_env() -> None:
+    from advisor.sql.drivers import resolve_erb
+
+    text = (
+        "production:\n  adapter: postgresql\n  advisory_locks: false\n"
+        "  prepared_statements: <%= ENV['PREPARED_STATEMENTS'] || 'true' %>\n"
+    )
+    [h] = scan_text("config/database.yml", text, "rails-database")[0]
+    assert h.kind == "protocol-prepare" and h.location.line == 4
+    mapped = replace(h, client_id="web")
+    off = EnvVar(name="PREPARED_STATEMENTS", value="false", source=Source(path="k8s/web.yaml"))
+    assert resolve_erb([mapped], {"web": [off]}) == []
+    [kept] = resolve_erb([mapped], {})
+    assert "PREPARED_STATEMENTS not set in the container env" in kept.detail
+
+
+def test_labels_logs_and_rake_descriptions_are_not_sql() -> None:
+    rb = (
+        'desc "Reset MFA for a user"\n'
+        'link_to "Execute Selected", path\n'
+        'Rails.logger.info "Set up done"\n'
+        'connection.execute("RESET statement_timeout")\n'
+    )
+    assert driver("lib/tasks/x.rake", rb, "ruby") == [(4, "session-set")]
+    py = (
+        'label = _("Execute Selected")\n'
+        'log.info("Listen started")\n'
+        'cursor.execute(f"SET search_path TO {schema}")\n'
+        'query = "SELECT pg_advisory_lock(%s)" % key\n'
+    )
+    assert driver("app/views.py", py, "python") == [(3, "session-set"), (4, "advisory-lock")]
+
+
+def test_test_and_example_code_is_not_production() -> None:
+    from advisor.sql.extract import is_test_path
+
+    for path in ("spec/models/a_spec.rb", "app/__tests__/x.ts", "internal/riverdbtest/db.go",
+                 "netbox/configuration_example.py", "test/fixtures/q.sql", "examples/a.py",
+                 ".github/scripts/x.py", "pkg/db_test.go"):
+        assert is_test_path(path), path
+    for path in ("db/migrations/V2__example.sql", "app/models/latest.rb", "db/structure.sql"):
+        assert not is_test_path(path), path
+
+
+def test_other_dialects_and_templates_are_a_notice_not_pa901() -> None:
+    from advisor.sql.extract import NOT_CHECKED, not_checked_notices
+
+    mysql = "SET NAMES utf8mb4;\nCREATE TABLE `a` (`id` int) ENGINE=InnoDB;\n"
+    hazards, problems = scan_text("db/mysql/1.sql", mysql, "sql")
+    assert hazards == [] and [p.program for p in problems] == [NOT_CHECKED]
+    templated = "SET search_path = {{ index .Options \"Namespace\" }};\n"
+    hazards, problems = scan_text("migrations/1.up.sql", templated, "sql")
+    assert hazards == [] and "template" in problems[0].message
+    notices, rest = not_checked_notices(problems)
+    assert rest == [] and notices[0].startswith("migrations/1.up.sql")
+
+
+def test_pg_dump_preamble_is_not_a_hazard_but_a_migration_set_is() -> None:
+    dump = (
+        "SET statement_timeout = 0;\nSET lock_timeout = 0;\n"
+        "SELECT pg_catalog.set_config('search_path', '', false);\n"
+        "CREATE TABLE t (a int);\nLISTEN x;\n"
+    )
+    assert driver("db/structure.sql", dump, "sql") == [(5, "listen")]
+    assert driver("db/migrate/V3__t.sql", "SET search_path = app;\n", "sql") == [
+        (1, "session-set")
+    ]
+
+
+def test_elixir_ecto_named_prepares_and_postgrex_queries() -> None:
+    repo = (
+        "defmodule App.Repo do\n  use Ecto.Repo,\n    otp_app: :app,\n"
+        "    adapter: Ecto.Adapters.Postgres\nend\n"
+        'def lock(k), do: Repo.query!("SELECT pg_try_advisory_lock($1)", [k])\n'
+    )
+    assert driver("lib/app/repo.ex", repo, "elixir") == [
+        (2, "protocol-prepare"),
+        (6, "advisory-lock"),
+    ]
+    assert driver("lib/app/repo.ex", repo.replace("end\n", "  prepare: :unnamed\nend\n", 1),
+                  "elixir") == [(7, "advisory-lock")]
+
+
+def test_wrapper_locks_and_named_queries() -> None:
+    py = "from django_pglocks import advisory_lock\nwith advisory_lock('k'):\n    pass\n"
+    assert driver("app/jobs.py", py, "python") == [(2, "advisory-lock")]
+    rb = 'with_advisory_lock("a") { }\nwith_advisory_lock("b", transaction: true) { }\n'
+    assert driver("app/models/a.rb", rb, "ruby") == [(1, "advisory-lock")]
+    js = (
+        "await client.query({\n  name: 'get_job',\n  text: 'select 1',\n});\n"
+        "await client.query({ name: undefined, text: 'select 2' });\n"
+    )
+    assert driver("src/q.ts", js, "js") == [(2, "protocol-prepare")]
