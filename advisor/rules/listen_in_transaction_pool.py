@@ -20,8 +20,17 @@ CONSEQUENCE = (
 @rule(CODE, NAME, Severity.error, "LISTEN/UNLISTEN behind a transaction pooler")
 def listen_in_transaction_pool(topology: Topology, context: RuleContext) -> Iterator[Finding]:
     """## What it does
-    Finds `LISTEN` and `UNLISTEN` whose client goes through a transaction- or
-    statement-mode PgBouncer pool.
+    Finds `LISTEN` and `UNLISTEN` (also built by concatenation, `LISTEN "` + channel +
+    `"`) and Elixir `Postgrex.Notifications.listen` whose client goes through a
+    transaction- or statement-mode PgBouncer pool.
+
+    Where the SQL is: `.sql` files and migrations, and code strings used as SQL (passed
+    to execute/query/raw/exec calls or an `sql` tagged template, assigned to a name that
+    reaches one, a `<<~SQL` heredoc); UI labels, log messages and rake descriptions are
+    not SQL. SQL built with f-strings, `%`, `.format`, `fmt.Sprintf` or `+` is parsed
+    with a stand-in for each value. Test, spec, fixture and example folders are not
+    scanned unless `scan-test-code = true`; pg_dump preambles are not hazards. A place
+    run by several workloads is one finding, the workloads its related locations.
 
     ## Why is this bad
     Notifications are delivered to the server session that ran `LISTEN`. Behind a

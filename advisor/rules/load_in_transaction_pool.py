@@ -22,6 +22,9 @@ def load_in_transaction_pool(topology: Topology, context: RuleContext) -> Iterat
     """## What it does
     Finds `LOAD 'library'` behind a transaction- or statement-mode PgBouncer pool.
 
+        Code strings count only where they are used as SQL, test and example code is not
+    scanned, and a place run by several workloads is one finding (see PA401).
+
     ## Why is this bad
     `LOAD` affects the server session it runs in. Behind a transaction pooler that is
     a different session from one transaction to the next.

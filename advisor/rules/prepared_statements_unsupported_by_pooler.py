@@ -51,8 +51,15 @@ def prepared_statements_unsupported_by_pooler(
     pgjdbc `prepareThreshold` (default 5: named statements from the 5th execution),
     asyncpg `statement_cache_size` (default 100), psycopg 3 `prepare_threshold`
     (default 5, also through psycopg_pool `kwargs`), SQLAlchemy asyncpg URLs without
-    `prepared_statement_cache_size=0`, pgx's default `cache_statement` query exec mode,
-    Rails `prepared_statements` (default true), Prisma without `pgbouncer=true`.
+    `prepared_statement_cache_size=0`, pgx's default `cache_statement` query exec mode
+    (flagged where a pool or connection is opened: `pgxpool.New`, `pgx.Connect`,
+    `sql.Open("pgx", ...)`, `stdlib.OpenDB`, gobuffalo/pop's `pop.NewConnection`, which
+    opens pgx v4's stdlib driver; not where pgx is merely imported), node-postgres
+    queries with a `name`, Ecto repos with the Postgres adapter unless a config sets
+    `prepare: :unnamed`, Rails `prepared_statements` (default true; an ERB value such as
+    `<%= ENV['PREPARED_STATEMENTS'] || 'true' %>` is evaluated with the workload's
+    container env), Prisma without `pgbouncer=true` in a datasource url it can read (no
+    url in schema.prisma: not reported).
 
     ## Why is this bad
     A named prepared statement lives in one server session. Behind a transaction pooler
@@ -87,6 +94,18 @@ def prepared_statements_unsupported_by_pooler(
       https://jdbc.postgresql.org/documentation/use/
     - psycopg prepared statements: https://www.psycopg.org/psycopg3/docs/advanced/prepare.html
     - asyncpg and PgBouncer: https://magicstack.github.io/asyncpg/current/faq.html
+    - pgx v5 `conn.go` ParseConfig: `defaultQueryExecMode := QueryExecModeCacheStatement`;
+      `stdlib/sql.go` Conn.QueryContext/ExecContext run through that conn; pgx v4
+      `conn.go`: `statementCacheMode := stmtcache.ModePrepare` unless
+      `statement_cache_mode=describe` (https://github.com/jackc/pgx, tags v5.9.2, v4.18.3).
+      QueryExecModeDescribeExec is not counted safe: its own doc comment says it may break
+      behind poolers that switch connections between its two round trips.
+    - node-postgres `packages/pg/lib/query.js` requiresPreparation: "named queries must
+      always be prepared" (https://github.com/brianc/node-postgres)
+    - Postgrex `lib/postgrex.ex`: `:prepare` "(default: `:named`)", `:unnamed` for
+      PgBouncer before 1.21 (https://github.com/elixir-ecto/postgrex)
+    - psycopg `psycopg/psycopg/_preparing.py`: `prepare_threshold: int | None = 5`
+      (https://github.com/psycopg/psycopg)
     """
     yield from hazard_findings(
         topology,

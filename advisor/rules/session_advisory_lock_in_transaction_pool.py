@@ -26,7 +26,19 @@ def session_advisory_lock_in_transaction_pool(
     Finds calls of `pg_advisory_lock`, `pg_try_advisory_lock`, their `_shared` variants
     and `pg_advisory_unlock*`, and Rails `database.yml` files that leave `advisory_locks`
     on (migrations take a session advisory lock), when the client uses a transaction- or
-    statement-mode PgBouncer pool.
+    statement-mode PgBouncer pool. Also the wrappers that take session locks:
+    django_pglocks `advisory_lock(...)` (decorator or context manager), the Ruby
+    with_advisory_lock gem without `transaction: true`, golang-migrate's postgres/pgx
+    drivers (their `Lock()` runs `pg_advisory_lock`), and helpers that run these
+    functions through Ecto/Postgrex `query!`, pop `RawQuery`, or `fmt.Sprintf`.
+
+    Where the SQL is: `.sql` files and migrations, and code strings used as SQL (passed
+    to execute/query/raw/exec calls or an `sql` tagged template, assigned to a name that
+    reaches one, a `<<~SQL` heredoc); UI labels, log messages and rake descriptions are
+    not SQL. SQL built with f-strings, `%`, `.format`, `fmt.Sprintf` or `+` is parsed
+    with a stand-in for each value. Test, spec, fixture and example folders are not
+    scanned unless `scan-test-code = true`; pg_dump preambles are not hazards. A place
+    run by several workloads is one finding, the workloads its related locations.
 
     ## Why is this bad
     A session advisory lock is held by the server session until it is unlocked or the
@@ -56,6 +68,11 @@ def session_advisory_lock_in_transaction_pool(
     ## References
     - PostgreSQL advisory lock functions: https://www.postgresql.org/docs/15/functions-admin.html#FUNCTIONS-ADVISORY-LOCKS
     - PgBouncer feature map: https://www.pgbouncer.org/features.html
+    - django-pglocks `django_pglocks/__init__.py`: `advisory_lock` builds
+      `pg_[try_]advisory_lock[_shared]` and releases with `pg_advisory_unlock`
+      (https://github.com/Xof/django-pglocks)
+    - with_advisory_lock `lib/with_advisory_lock/postgresql_advisory.rb`: the `_xact`
+      functions only when `transaction: true` (https://github.com/ClosureTree/with_advisory_lock)
     """
     yield from hazard_findings(
         topology,

@@ -27,7 +27,16 @@ def session_set_in_transaction_pool(topology: Topology, context: RuleContext) ->
     """## What it does
     Finds session-level `SET`, `RESET` and `set_config(name, value, false)` (in SQL files,
     code string literals and HikariCP `connectionInitSql`) whose client reaches PostgreSQL
-    through a PgBouncer pool in transaction or statement mode.
+    through a PgBouncer pool in transaction or statement mode, and strong_migrations'
+    `StrongMigrations.lock_timeout` / `statement_timeout` (every migration runs `SET`).
+
+    Where the SQL is: `.sql` files and migrations, and code strings used as SQL (passed
+    to execute/query/raw/exec calls or an `sql` tagged template, assigned to a name that
+    reaches one, a `<<~SQL` heredoc); UI labels, log messages and rake descriptions are
+    not SQL. SQL built with f-strings, `%`, `.format`, `fmt.Sprintf` or `+` is parsed
+    with a stand-in for each value. Test, spec, fixture and example folders are not
+    scanned unless `scan-test-code = true`; pg_dump preambles are not hazards. A place
+    run by several workloads is one finding, the workloads its related locations.
 
     ## Why is this bad
     In transaction mode a server connection belongs to a client only for one

@@ -30,6 +30,9 @@ def session_temp_table_in_transaction_pool(
     Finds `CREATE TEMP TABLE` (also `CREATE TEMP TABLE ... AS` and `SELECT ... INTO TEMP`)
     without `ON COMMIT DROP` behind a transaction- or statement-mode PgBouncer pool.
 
+        Code strings count only where they are used as SQL, test and example code is not
+    scanned, and a place run by several workloads is one finding (see PA401).
+
     ## Why is this bad
     A temporary table belongs to the server session. With `ON COMMIT PRESERVE ROWS`
     (the default) or `DELETE ROWS` it outlives the transaction, so it stays behind on a

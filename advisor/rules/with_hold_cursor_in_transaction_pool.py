@@ -30,6 +30,19 @@ def with_hold_cursor_in_transaction_pool(
     Finds `DECLARE ... WITH HOLD` and Django `DATABASES` entries for PostgreSQL without
     `DISABLE_SERVER_SIDE_CURSORS = True` (Django declares `WITH HOLD` cursors for
     `QuerySet.iterator()` in autocommit) behind a transaction- or statement-mode pool.
+    DATABASES is read however it is built: a dict literal, `dj_database_url.config()`,
+    django-environ `env.db()`, a name or `getattr()` from a configuration module (the
+    engine then from the file's postgresql backend or postgres URL). It is reported only
+    when the repository calls `.iterator(` somewhere: Django declares server-side cursors
+    for nothing else.
+
+    Where the SQL is: `.sql` files and migrations, and code strings used as SQL (passed
+    to execute/query/raw/exec calls or an `sql` tagged template, assigned to a name that
+    reaches one, a `<<~SQL` heredoc); UI labels, log messages and rake descriptions are
+    not SQL. SQL built with f-strings, `%`, `.format`, `fmt.Sprintf` or `+` is parsed
+    with a stand-in for each value. Test, spec, fixture and example folders are not
+    scanned unless `scan-test-code = true`; pg_dump preambles are not hazards. A place
+    run by several workloads is one finding, the workloads its related locations.
 
     ## Why is this bad
     A holdable cursor survives `COMMIT` by staying in the server session. Behind a
