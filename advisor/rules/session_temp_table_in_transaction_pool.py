@@ -30,7 +30,7 @@ def session_temp_table_in_transaction_pool(
     Finds `CREATE TEMP TABLE` (also `CREATE TEMP TABLE ... AS` and `SELECT ... INTO TEMP`)
     without `ON COMMIT DROP` behind a transaction- or statement-mode PgBouncer pool.
 
-        Code strings count only where they are used as SQL, test and example code is not
+    Code strings count only where they are used as SQL, test and example code is not
     scanned, and a place run by several workloads is one finding (see PA401).
 
     ## Why is this bad

@@ -24,7 +24,7 @@ def sql_prepare_in_transaction_pool(topology: Topology, context: RuleContext) ->
     Finds SQL-level `PREPARE`, `EXECUTE` and `DEALLOCATE` behind a transaction- or
     statement-mode PgBouncer pool.
 
-        Code strings count only where they are used as SQL, test and example code is not
+    Code strings count only where they are used as SQL, test and example code is not
     scanned, and a place run by several workloads is one finding (see PA401).
 
     ## Why is this bad

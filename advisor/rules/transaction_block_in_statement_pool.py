@@ -25,7 +25,7 @@ def transaction_block_in_statement_pool(
     Finds `BEGIN` / `START TRANSACTION` (a transaction of several statements) whose
     client goes through a PgBouncer pool in statement mode.
 
-        Code strings count only where they are used as SQL, test and example code is not
+    Code strings count only where they are used as SQL, test and example code is not
     scanned, and a place run by several workloads is one finding (see PA401).
 
     ## Why is this bad
