@@ -389,6 +389,8 @@ def python_settings(
     path: str, tree: ast.AST, literals: list[Literal], text: str
 ) -> list[SqlHazard]:
     found = literal_settings(path, literals, "python")
+    if "+psycopg://" in text and not re.search(r"^[^#\n]*prepare_threshold", text, re.M):
+        found.extend(_sqlalchemy_psycopg(path, literals))
     if "django_pglocks" in text:
         found.extend(_django_pglocks(path, tree))
     if not any(word in text for word in ("asyncpg", "psycopg", "DATABASES")):
@@ -406,6 +408,23 @@ def python_settings(
     # a DISABLE_SERVER_SIDE_CURSORS key taken from configuration: not this file's default
     configured = _CURSORS_CONFIGURED.search(text)
     return found + ([] if disabled_later or configured else django[:1])
+
+
+# SQLAlchemy's psycopg (3) dialect hands connections to psycopg, whose prepare_threshold
+# defaults to 5 (psycopg/_preparing.py); connect_args={"prepare_threshold": None} (or the
+# URL's ?prepare_threshold=) turns it off. A file that names prepare_threshold is left alone.
+def _sqlalchemy_psycopg(path: str, literals: list[Literal]) -> list[SqlHazard]:
+    return [
+        _hazard(
+            "protocol-prepare",
+            "SQLAlchemy postgresql+psycopg URL without prepare_threshold: psycopg 3 "
+            "prepares a query server-side after 5 executions",
+            path,
+            lit.line,
+        )
+        for lit in literals
+        if re.match(r"postgres(ql)?\+psycopg://", lit.text)
+    ][:1]
 
 
 # django_pglocks.advisory_lock (django_pglocks/__init__.py): pg_advisory_lock or

@@ -53,6 +53,7 @@ from advisor.sql.literals import (
     elixir_literals,
     elixir_source,
     python_literals,
+    python_text_literals,
     ruby_literals,
 )
 from advisor.suppress import scan_suppressions
@@ -154,10 +155,10 @@ def not_checked_notices(
             rest.append(p)
     notices = []
     for path, found in by_file.items():
-        reasons = sorted({p.message.split(": ", 1)[-1] for p in found})
+        messages = sorted({p.message for p in found})
         lines = sorted({p.location.line for p in found if p.location.line})
         at = f" (line{'s' if len(lines) > 1 else ''} {', '.join(map(str, lines))})" if lines else ""
-        notices.append(f"{path}{at}: SQL not checked for pooling hazards: {'; '.join(reasons)}")
+        notices.append(f"{path}{at}: {'; '.join(messages)}")
     return notices, rest
 
 
@@ -237,14 +238,23 @@ def scan_text(
         try:
             tree = ast.parse(text, filename=path)
         except SyntaxError as exc:
+            # Syntax newer than this Python (PEP 695 generics on 3.11) or broken code:
+            # its strings are still read, by a scanner instead of `ast`.
             problems.append(
                 ConfigProblem(
                     location=Location(path=path, line=exc.lineno),
-                    message=f"Python source not scanned for SQL: {exc.msg}",
-                    program="Python",
+                    message=f"Python's parser stops at '{exc.msg}' (syntax newer than this "
+                    "Python?): its strings were read by a plain scanner to check their SQL",
+                    program=NOT_CHECKED,
                 )
             )
-            return [], problems
+            literals = python_text_literals(text)
+            context = CodeContext(text, literals, "python")
+            as_sql = [lit for lit in literals if looks_like_statement(lit.text)
+                      and context.is_sql(lit)]
+            found = _literals_hazards(path, as_sql, "python", pinning, problems)
+            found.sort(key=lambda h: (h.location.line or 0, h.location.column or 0))
+            return _apply_suppressions(found, text), problems
         literals = python_literals(tree)
         used = python_sql_positions(tree)
         as_sql = [lit for lit in literals if (lit.line, lit.start) in used]

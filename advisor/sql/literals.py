@@ -101,7 +101,8 @@ def _escape(cur: _Cursor, b: _Builder) -> None:
 
 
 def _interpolation(cur: _Cursor, b: _Builder, opener: str) -> None:
-    """At `${` / `#{`: skip the balanced expression, emit the placeholder."""
+    """At `${` / `#{` (or an f-string's `{`): skip the balanced expression, emit the
+    placeholder."""
     cur.advance(len(opener))
     depth = 1
     while not cur.done and depth:
@@ -125,7 +126,7 @@ def _quoted(
     start = cur.pos
     cur.advance(len(close))
     b = _Builder(cur.line)
-    special = _special(close[0])
+    special = _special(close[0] + ("{}" if interp == "{" else ""))
     while not cur.done:
         plain = cur.run(special)
         if plain:
@@ -139,6 +140,8 @@ def _quoted(
             break  # unterminated: stop at the line end
         if escapes and ch == "\\":
             _escape(cur, b)
+        elif interp == "{" and (cur.startswith("{{") or cur.startswith("}}")):
+            b.add(cur.advance(2)[0], cur.line)  # an f-string's escaped brace
         elif interp and cur.startswith(interp):
             _interpolation(cur, b, interp)
         elif dollar_names and ch == "$" and (cur.peek(1).isalpha() or cur.peek(1) == "_"):
@@ -397,6 +400,41 @@ def _ruby_heredoc(cur: _Cursor) -> tuple[Literal, int, int] | None:
                 b.add(sub.advance(), line)
         pos, line = end + 1, line + 1
     return None
+
+
+_PY_START = re.compile(r"[#\"'\n]")
+_PY_PREFIX = re.compile(r"([rRbBuUfF]{0,2})$")
+
+
+def python_text_literals(text: str) -> list[Literal]:
+    """String literals of Python source that `ast` cannot parse (syntax newer than the
+    running Python, e.g. PEP 695 `def f[T]()` on 3.11): quotes, triple quotes, string
+    prefixes, f-string fields -> placeholder, # comments. Adjacent `+` literals are
+    merged as for C-like code."""
+    cur = _Cursor(text)
+    found: list[Literal] = []
+    while not cur.done:
+        ch = cur.peek()
+        if ch == "#":
+            cur.skip_to("\n")
+        elif ch in "\"'":
+            prefix = _PY_PREFIX.search(text[max(0, cur.pos - 2) : cur.pos])
+            flags = (prefix.group(1) if prefix else "").lower()
+            close = ch * 3 if cur.startswith(ch * 3) else ch
+            found.append(
+                _quoted(
+                    cur,
+                    close,
+                    escapes="r" not in flags,
+                    interp="{" if "f" in flags else None,
+                    single_line=len(close) == 1,
+                )
+            )
+        elif ch == "\n":
+            cur.advance()
+        else:
+            cur.jump(_PY_START)
+    return _merge_concatenated(text, found)
 
 
 def python_literals(tree: ast.AST) -> list[Literal]:

@@ -30,3 +30,9 @@ def set_session_type(allow_write):
     with engine.raw_connection().cursor() as cursor:
         mode = "READ WRITE" if allow_write else "READ ONLY"
         cursor.execute(f"SET SESSION CHARACTERISTICS AS TRANSACTION {mode};")  # expect: PA401 unparseable with a stand-in: read by its first words
+
+
+def reporting_engine():
+    from sqlalchemy import create_engine as make
+
+    return make("postgresql+psycopg://reports@pgbouncer/reports")  # expect: PA405 SQLAlchemy psycopg 3 dialect, prepare_threshold default 5
