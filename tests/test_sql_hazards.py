@@ -680,3 +680,17 @@ def test_wrapper_locks_and_named_queries() -> None:
         "await client.query({ name: undefined, text: 'select 2' });\n"
     )
     assert driver("src/q.ts", js, "js") == [(2, "protocol-prepare")]
+
+
+def test_python_newer_syntax_is_read_by_the_string_scanner_with_a_notice() -> None:
+    from advisor.sql.extract import NOT_CHECKED
+
+    text = (
+        "def first[T](rows: list[T]) -> T:\n"
+        '    cursor.execute(f"SET search_path TO {schema}")  # {braces} in a comment\n'
+        '    title = "Reset MFA"\n'
+        "    return rows[0]\n"
+    )
+    hazards, problems = scan_text("app/generic.py", text, "python")
+    assert [(h.location.line, h.kind) for h in hazards] == [(2, "session-set")]
+    assert [p.program for p in problems] == [NOT_CHECKED]
