@@ -100,6 +100,8 @@ def prepared_statements_unsupported_by_pooler(
       `statement_cache_mode=describe` (https://github.com/jackc/pgx, tags v5.9.2, v4.18.3).
       QueryExecModeDescribeExec is not counted safe: its own doc comment says it may break
       behind poolers that switch connections between its two round trips.
+    - gobuffalo/pop `dialect_postgresql.go`: imports `github.com/jackc/pgx/v4/stdlib`,
+      `DefaultDriver()` "pgx" (https://github.com/gobuffalo/pop)
     - node-postgres `packages/pg/lib/query.js` requiresPreparation: "named queries must
       always be prepared" (https://github.com/brianc/node-postgres)
     - Postgrex `lib/postgrex.ex`: `:prepare` "(default: `:named`)", `:unnamed` for

@@ -73,6 +73,8 @@ def session_advisory_lock_in_transaction_pool(
       (https://github.com/Xof/django-pglocks)
     - with_advisory_lock `lib/with_advisory_lock/postgresql_advisory.rb`: the `_xact`
       functions only when `transaction: true` (https://github.com/ClosureTree/with_advisory_lock)
+    - golang-migrate `database/postgres/postgres.go` Lock(): `SELECT pg_advisory_lock($1)`
+      unless `x-no-lock=true` (https://github.com/golang-migrate/migrate)
     """
     yield from hazard_findings(
         topology,

@@ -301,15 +301,17 @@ _PGX_OPEN = re.compile(
     r"|\b(?:sql|sqlx|otelsql)\.(?:Open|Connect|MustConnect|MustOpen)\s*\(\s*\"pgx(?:/v5)?\""
 )
 _PGX_IMPORT = ("github.com/jackc/pgx", "github.com/gobuffalo/pop")
-# golang-migrate's postgres and pgx drivers: Lock() runs SELECT pg_advisory_lock($1).
+# golang-migrate's postgres and pgx drivers: Lock() runs SELECT pg_advisory_lock($1)
+# (database/postgres/postgres.go) unless the URL says x-no-lock=true (Config.NoLock).
 _MIGRATE_IMPORT = re.compile(r"github\.com/golang-migrate/migrate/v4/database/(postgres|pgx)")
 
 
 def _pgx(path: str, literals: list[Literal], text: str) -> list[SqlHazard]:
     imports = [lit for lit in literals if lit.text.startswith(_PGX_IMPORT)]
     found: list[SqlHazard] = []
+    no_lock = re.search(r"x-no-lock=(true|1)|NoLock:\s*true", text) is not None
     for lit in literals:
-        if _MIGRATE_IMPORT.match(lit.text):
+        if _MIGRATE_IMPORT.match(lit.text) and not no_lock:
             found.append(
                 _hazard(
                     "advisory-lock",
