@@ -6,6 +6,9 @@ import pytest
 
 from tests.realpg import PG_BIN, have_postgres
 
+# Application code written as test data for bench/hazards.py, not tests to run.
+collect_ignore = ["hazard_corpus"]
+
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     if have_postgres():
