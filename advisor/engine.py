@@ -509,13 +509,15 @@ def _render(found, root: Root, settings: Settings, options: CheckOptions,
             notices += rendered.notices
         engine.close()
     if found.kustomize_dirs:
-        from advisor.render.kustomize import render_kustomization
+        from advisor.render.kustomize import prepare_kustomize, render_kustomization
 
+        prepared = prepare_kustomize()  # the binary's flags checked once for the run
         leaves = []
         for d in found.kustomize_dirs:
             extra = (beside or {}).get(root.rel(d), [])
             rendered = guarded(problems, root.rel(d), partial(
-                render_kustomization, root, root.rel(d)), None, "rendering this kustomization")
+                render_kustomization, root, root.rel(d), prepared=prepared), None,
+                "rendering this kustomization")
             if rendered is None:
                 leaves.append((root.rel(d), extra))
                 continue

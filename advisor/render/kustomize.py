@@ -78,9 +78,10 @@ class Tree(Struct):
     problems: list[ConfigProblem] = field(default_factory=list)
 
 
-def render_kustomization(root: Root, directory: str, *, binary: list[str] | None = None
-                         ) -> Rendered:
-    """Render the kustomization in `directory` (inside `root`)."""
+def render_kustomization(root: Root, directory: str, *, binary: list[str] | None = None,
+                         prepared: Prepared | None = None) -> Rendered:
+    """Render the kustomization in `directory` (inside `root`); `prepared` (from
+    `prepare_kustomize`, once per run) saves checking the binary again for each one."""
     out = Rendered()
     try:
         top = root.resolve(directory)
@@ -92,12 +93,13 @@ def render_kustomization(root: Root, directory: str, *, binary: list[str] | None
     if tree.problems:
         out.problems.extend(tree.problems)
         return out
-    command = binary if binary is not None else find_kustomize()
+    command = prepared.command if prepared is not None else (
+        binary if binary is not None else find_kustomize())
     shown = root.rel(top)
     if not command:
         return _plain(root, tree, shown, out)
-    built = build_sandboxed(root, top, [layer.directory for layer in tree.layers], command,
-                            files=sorted(tree.files))
+    built = build_sandboxed(root, top, [layer.directory for layer in tree.layers],
+                            prepared or command, files=sorted(tree.files))
     out.notices.extend(built.notices)
     text = built.text
     if text is None:
@@ -314,25 +316,51 @@ class Build(Struct):
     notices: list[str] = field(default_factory=list)
 
 
-def build_sandboxed(root: Root, top: Path, directories: list[Path], command: list[str],
-                    *, files: list[Path] | None = None, origins: bool = True) -> Build:
-    """Run `command` (kustomize) on a working copy of `directories` (the kustomization
-    folders of the tree, inside `root`) with the build at `top`, sealed as
-    advisor.render.sandbox describes. The URL filter of `_scan` is not needed for this to
-    hold: tests call it with kustomizations the filter would refuse."""
+class Prepared(Struct):
+    """A kustomize binary checked once for a run: its `--help` defaults are safe (else
+    `error`), and the network-namespace prefix this machine allows."""
+
+    command: list[str]
+    prefix: list[str] = field(default_factory=list)
+    error: str = ""
+
+
+def prepare_kustomize(command: list[str] | None = None) -> Prepared | None:
+    """None when there is no kustomize binary (`command` None: the one on PATH)."""
+    command = command if command is not None else find_kustomize()
+    if not command:
+        return None
     binary = Path(command[0])
+    with tempfile.TemporaryDirectory(prefix="pool-advisor-kustomize-") as tmp:
+        env = sandbox.sealed_env(Path(tmp), binary)
+        argv = [env["PATH"] + "/" + binary.name, *command[1:]]
+        helped, _, failed = sandbox.run_bounded(sandbox.help_command(argv), env=env,
+                                                cwd=Path(tmp), timeout=10)
+    if helped is None:
+        return Prepared(command, error=f"{' '.join(command)} --help failed: {failed}")
+    unsafe = sandbox.unsafe_defaults(helped.decode("utf-8", "replace"))
+    if unsafe:
+        return Prepared(command, error=f"{binary} defaults to {', '.join(unsafe)}; not run "
+                        "(pool-advisor runs kustomize without plugins, Helm or network)")
+    return Prepared(command, prefix=sandbox.network_namespace_prefix())
+
+
+def build_sandboxed(root: Root, top: Path, directories: list[Path],
+                    command: list[str] | Prepared, *, files: list[Path] | None = None,
+                    origins: bool = True) -> Build:
+    """Run kustomize (`command`, checked by `prepare_kustomize` unless it is already) on a
+    working copy of `directories` (the kustomization folders of the tree, inside `root`)
+    with the build at `top`, sealed as advisor.render.sandbox describes. The URL filter
+    of `_scan` is not needed for this to hold: tests call it with kustomizations the
+    filter would refuse."""
+    prepared = command if isinstance(command, Prepared) else prepare_kustomize(command)
+    if prepared is None or prepared.error:
+        return Build(None, prepared.error if prepared else "no kustomize binary")
+    binary = Path(prepared.command[0])
     with tempfile.TemporaryDirectory(prefix="pool-advisor-kustomize-") as tmp:
         scratch = Path(tmp)
         env = sandbox.sealed_env(scratch / "env", binary)
-        argv = [env["PATH"] + "/" + binary.name, *command[1:]]
-        helped, _, failed = sandbox.run_bounded(sandbox.help_command(argv), env=env,
-                                                cwd=scratch, timeout=10)
-        if helped is None:
-            return Build(None, f"{' '.join(command)} --help failed: {failed}")
-        unsafe = sandbox.unsafe_defaults(helped.decode("utf-8", "replace"))
-        if unsafe:
-            return Build(None, f"{binary} defaults to {', '.join(unsafe)}; not run "
-                         "(pool-advisor runs kustomize without plugins, Helm or network)")
+        argv = [env["PATH"] + "/" + binary.name, *prepared.command[1:]]
         mirror = scratch / "repo"
         mirror.mkdir()
         try:
@@ -352,7 +380,7 @@ def build_sandboxed(root: Root, top: Path, directories: list[Path], command: lis
                          f"{sandbox.MAX_COPY_BYTES // (1024 * 1024)} MiB or "
                          f"{sandbox.MAX_COPY_FILES} files; not rendered", notices)
         where = mirror / top.relative_to(root.path)
-        prefix = sandbox.network_namespace_prefix()
+        prefix = prepared.prefix
         if not prefix:
             # Go's HTTP client sends loopback requests past any proxy: without a network
             # namespace, a kustomization that names a location anywhere is not run.
