@@ -177,3 +177,26 @@ def test_unlisted_manifest_is_read_with_a_notice_and_unused_component_is_not(rep
     whos = [c.who for b in r.budgets for c in b.contributions]
     assert sorted(whos).count("api [deploy/overlays/prod]") == 1
     assert not any("patch.yaml" in (f.location.path or "") for f in r.findings)
+
+
+def test_crds_in_kustomize_output_are_not_parsed(tmp_path: Path) -> None:
+    from advisor.fs import Root
+    from advisor.render.kustomize import render_kustomization
+
+    crd = """\
+        apiVersion: apiextensions.k8s.io/v1
+        kind: CustomResourceDefinition
+        metadata:
+          name: widgets.example.com
+        spec:
+          group: example.com
+          names: {kind: Widget, plural: widgets}
+          scope: Namespaced
+          versions: [{name: v1, served: true, storage: true}]
+        """
+    _write(tmp_path / "k" / "kustomization.yaml", "resources:\n  - crd.yaml\n  - db.yaml\n")
+    _write(tmp_path / "k" / "crd.yaml", crd)
+    _write(tmp_path / "k" / "db.yaml", _server("db", 100))
+    r = render_kustomization(Root.of(tmp_path), "k")
+    assert sorted(o.kind for o in r.objects) == ["Service", "StatefulSet"]
+    assert any("1 CustomResourceDefinition(s) in the output not read" in n for n in r.notices)

@@ -290,3 +290,9 @@ def test_symlinked_gitignore_config_and_directories_are_not_followed(tmp_path: P
     assert ".pool-advisor.toml is a symlink; not followed" in text
     assert "directory symlink points outside the scanned root; not followed" in text
     assert scanned.settings.select == []  # the linked configuration was not read
+
+
+def test_run_bounded_stops_a_cpu_hog(tmp_path: Path) -> None:
+    out, _, error = sandbox.run_bounded([sys.executable, "-c", "while True: pass"], env={},
+                                        cwd=tmp_path, timeout=30, cpu_seconds=1)
+    assert out is None and "CPU limit" in error

@@ -50,7 +50,7 @@ from advisor.sources.k8s import (
 )
 
 KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
-TIMEOUT_SECONDS = 30
+TIMEOUT_SECONDS = sandbox.TIMEOUT_SECONDS
 ORIGIN = "config.kubernetes.io/origin"
 # Locations kustomize would clone or download (api/internal/git/repospec.go and
 # loader.IsRemoteFile): URLs of any scheme, go-getter's `git::`, scp-like `user@host:path`,
@@ -106,6 +106,10 @@ def render_kustomization(root: Root, directory: str, *, binary: list[str] | None
         out.problems.append(_problem(_kfile(root, top), f"kustomize failed: {built.error}",
                                      fatal=True, program="kustomize"))
         return out
+    text, crds = _without_crds(text)
+    if crds:
+        out.notices.append(f"kustomize: {shown}: {crds} CustomResourceDefinition(s) in the "
+                           "output not read (schemas, no workload or setting)")
     objects, problems = k8s_objects(text, f"{shown} (kustomize output)",
                                     origin=f"kustomize:{shown}")
     out.problems.extend(problems)
@@ -176,6 +180,18 @@ def manifests_kustomize_reads(root: Root, leaves: list[Path], every: list[Path],
         out.notices.append(f"kustomize: {root.rel(home)} is a kustomization that no built "
                            f"kustomization uses; its {count} YAML file(s) are not read")
     return out
+
+
+_CRD = re.compile(r"^kind: CustomResourceDefinition\s*$", re.M)
+
+
+def _without_crds(text: str) -> tuple[str, int]:
+    """kustomize's output without its CustomResourceDefinitions (an operator's install
+    tree holds megabytes of them; parsing them with positions took minutes). kustomize
+    prints each document's top-level keys at column 0 between `---` lines."""
+    docs = re.split(r"(?m)^---[ \t]*\n", text)
+    kept = [d for d in docs if not _CRD.search(d)]
+    return "---\n".join(kept), len(docs) - len(kept)
 
 
 def find_kustomize() -> list[str] | None:

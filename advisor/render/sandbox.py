@@ -30,6 +30,7 @@ import os
 import re
 import selectors
 import shutil
+import signal
 import stat
 import subprocess
 import time
@@ -37,7 +38,11 @@ from pathlib import Path
 
 from msgspec import Struct, field
 
-TIMEOUT_SECONDS = 30.0
+# Wall-clock and CPU limits: a 12 MB tree of CRDs (argo-workflows' install manifests)
+# takes kustomize about 9 s of CPU, and several times that in wall time on a busy CI
+# machine; the CPU limit is what bounds the work, the wall limit what bounds a hang.
+TIMEOUT_SECONDS = 120.0
+CPU_SECONDS = 60
 MAX_OUTPUT_BYTES = 64 * 1024 * 1024
 MAX_COPY_BYTES = 256 * 1024 * 1024
 MAX_COPY_FILES = 50_000
@@ -215,14 +220,21 @@ def sealed_env(scratch: Path, binary: Path) -> dict[str, str]:
 
 
 def run_bounded(argv: list[str], *, env: dict[str, str], cwd: Path,
-                timeout: float = TIMEOUT_SECONDS, max_output: int = MAX_OUTPUT_BYTES
-                ) -> tuple[bytes | None, str, str]:
+                timeout: float = TIMEOUT_SECONDS, max_output: int = MAX_OUTPUT_BYTES,
+                cpu_seconds: int = CPU_SECONDS) -> tuple[bytes | None, str, str]:
     """(stdout, stderr text, error): stdout None with an error when the process failed,
-    ran longer than `timeout` or wrote more than `max_output` bytes (killed then)."""
+    ran longer than `timeout`, used more than `cpu_seconds` of CPU (the kernel stops it:
+    RLIMIT_CPU) or wrote more than `max_output` bytes (killed then)."""
+
+    def limit_cpu() -> None:
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_CPU, (cpu_seconds, cpu_seconds + 5))
+
     try:
         proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, env=env, cwd=str(cwd),
-                                start_new_session=True)
+                                start_new_session=True, preexec_fn=limit_cpu)
     except OSError as exc:
         return None, "", str(exc)
     chunks: dict[int, list[bytes]] = {1: [], 2: []}
@@ -259,6 +271,8 @@ def run_bounded(argv: list[str], *, env: dict[str, str], cwd: Path,
     stderr = b"".join(chunks[2]).decode("utf-8", "replace")
     if error:
         return None, stderr, error
+    if rc in (-signal.SIGXCPU, -signal.SIGKILL):  # RLIMIT_CPU's soft, then hard limit
+        return None, stderr, f"stopped after {cpu_seconds} s of CPU (CPU limit)"
     if rc != 0:
         lines = stderr.strip().splitlines()
         return None, stderr, (lines[-1] if lines else f"exit status {rc}")[:500]
