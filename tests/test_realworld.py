@@ -200,9 +200,6 @@ def test_airflow_pgbouncer_ini_from_secret():
     assert contributions(b) == {"airflow-pgbouncer/pgbouncer": 1 * (10 + 5)}
 
 
-@pytest.mark.xfail(strict=True, reason="issue 13: Rails pool (DB_POOL || MAX_THREADS || 5) "
-                   "x Puma WEB_CONCURRENCY, Sidekiq DB_POOL and the streaming server's pg pool "
-                   "are not read from env; every client counts 0")
 def test_mastodon_web_sidekiq_streaming():
     b = budgets(check_json("mastodon"))["mastodon-postgresql"]
     assert b["usable"] == 97  # 100 (Bitnami subchart, no configuration) - 3

@@ -88,7 +88,7 @@ READERS: tuple[StackReader, ...] = (
                 ("KC_DB", "MM_SQLSETTINGS_", "POSTGRESQL_MAX_OPEN_CONNS",
                  "HARBOR_DATABASE_MAX_OPEN_CONNS", "PGRST_DB_"),
                 image_markers=("keycloak", "mattermost", "harbor-core", "harbor-exporter",
-                               "postgrest")),
+                               "postgrest", "mastodon")),
 )
 
 

@@ -14,11 +14,17 @@ Defaults, each read in the application's own source:
   DefaultValue: "0"`), passed to Go database/sql SetMaxOpenConns: 0 is no limit.
 - PostgREST `db-pool`, env PGRST_DB_POOL, default 10: PostgREST/postgrest
   src/PostgREST/Config.hs (`fromMaybe 10 <$> optInt "db-pool"`).
+- Mastodon (mastodon/mastodon): config/database.yml
+  `pool: <%= ENV["DB_POOL"] || ENV['MAX_THREADS'] || 5 %>`; config/puma.rb workers
+  `ENV.fetch('WEB_CONCURRENCY') { 2 }`, threads `ENV.fetch('MAX_THREADS') { 5 }`;
+  Sidekiq `-c N`; streaming/database.js `max: parseIntFromEnvValue(env.DB_POOL, 10, ...)`.
+  Rails processes hold at most one connection per thread (advisor/apps/rails.py).
 """
 
 from __future__ import annotations
 
 from msgspec import Struct
+from msgspec.structs import replace
 
 from advisor.apps.base import StackContext, parse_int
 from advisor.model import Pool, Source
@@ -72,7 +78,62 @@ def image_stack(ctx: StackContext) -> ImageStack | None:
     return None
 
 
+def _int_env(ctx: StackContext, name: str) -> tuple[int, Source] | None:
+    n = parse_int(ctx.env_value(name))
+    return (n, ctx.env_source(name)) if n is not None else None
+
+
+def mastodon_pools(ctx: StackContext) -> list[Pool]:
+    """Mastodon run from its image with env only (its own files are in the image)."""
+    from advisor.model import Term
+
+    if ctx.files("database-yml"):
+        return []  # its source is in the repository: the Rails reader reads it
+
+    name = _repo_name(ctx.container.image)
+    words = [w.rsplit("/", 1)[-1] for w in (*ctx.container.command, *ctx.container.args)]
+    default = "mastodon default"
+    if name == "mastodon-streaming" or any("streaming" in w for w in words):
+        got = _int_env(ctx, "DB_POOL")
+        if got:
+            return [ctx.pool("Mastodon streaming pg pool max (DB_POOL)", got[0], got[1],
+                             per_process=False)]
+        return [ctx.pool("Mastodon streaming pg pool max", 10, Source.default_of(
+            "Mastodon streaming/database.js: DB_POOL, default 10", key="DB_POOL"),
+            bound="default", per_process=False)]
+    pool = _int_env(ctx, "DB_POOL") or _int_env(ctx, "MAX_THREADS")
+    pool_src = pool[1] if pool else Source.default_of(
+        "Mastodon config/database.yml: DB_POOL || MAX_THREADS || 5", key="pool")
+    size = pool[0] if pool else 5
+    if "sidekiq" in words:
+        conc = None
+        for i, w in enumerate(words[:-1]):
+            if w in ("-c", "--concurrency"):
+                conc = parse_int(words[i + 1])
+        threads = conc or 5
+        n = min(size, threads)
+        return [ctx.pool("Mastodon Sidekiq Rails pool", n, pool_src if n == size else
+                         replace(ctx.container.source, key="sidekiq -c"),
+                         bound="fixed" if pool or conc else "default", per_process=False,
+                         note=f"pool {size} vs Sidekiq concurrency {threads}: one "
+                              "connection per thread, never more than the pool")]
+    workers = _int_env(ctx, "WEB_CONCURRENCY")
+    threads = _int_env(ctx, "MAX_THREADS")
+    n_threads = threads[0] if threads else 5
+    n = min(size, n_threads)
+    processes = Term(label="Puma workers (WEB_CONCURRENCY)", value=workers[0] if workers else 2,
+                     source=workers[1] if workers else Source.default_of(
+                         f"{default}: config/puma.rb WEB_CONCURRENCY 2", key="workers"))
+    pool_obj = ctx.pool("Mastodon web Rails pool", n, pool_src,
+                        bound="fixed" if pool else "default", per_process=False,
+                        note=f"pool {size} vs {n_threads} Puma threads: one connection per "
+                             "thread, never more than the pool")
+    return [replace(pool_obj, processes=processes)]
+
+
 def image_pools(ctx: StackContext) -> list[Pool]:
+    if "mastodon" in _repo_name(ctx.container.image):
+        return mastodon_pools(ctx)
     stack = image_stack(ctx)
     if stack is None:
         return []
