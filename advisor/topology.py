@@ -166,7 +166,8 @@ def build_topology(inputs: Inputs) -> Topology:
             continue
         client = guarded(topo.problems, w.obj.path, partial(
             _client_from_workload, inputs, topo, w, peaks, host_map, declared.get(w.name),
-            default_ns, operator_secrets), None, "reading this object", w.obj.line)
+            default_ns, operator_secrets, _mounted_files(w, index)), None,
+            "reading this object", w.obj.line)
         if client is not None:
             topo.clients.append(client)
     for decl in inputs.settings.workloads:
@@ -704,10 +705,35 @@ def _operator_entities(inputs: Inputs, topo: Topology, host_map: dict, default_n
 # --- clients -------------------------------------------------------------------------
 
 
+def _mounted_files(w: Workload, index: ConfigIndex) -> list:
+    """Application config files the pod mounts from ConfigMaps in the repository (a
+    Temporal config_template.yaml, a Spring application.yml): classified by key name,
+    with the ConfigMap's own lines."""
+    from advisor.apps import mounted_app_file
+
+    out = []
+    for mounts in w.mounts.values():
+        for vol, path in mounts:
+            kind, name = w.volumes.get(vol, ("", ""))
+            data = lookup(index, "configmap", w.namespace, name) if kind == "configMap" \
+                else None
+            if data is None:
+                continue
+            for key, text in data.data.items():
+                directory = path.rsplit("/", 1)[0] if path.endswith("/" + key) else path
+                shown, offset = data.text_origin(key)
+                found = mounted_app_file(shown, key, text, mount_path=directory,
+                                         line_offset=offset)
+                if found is not None and found.kind in ("temporal-config",):
+                    out.append(found)
+    return out
+
+
 def _client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
                           peaks: dict, host_map: dict, decl: WorkloadDecl | None,
                           default_ns: str = "default",
-                          operator_secrets: ConfigIndex | None = None) -> Client | None:
+                          operator_secrets: ConfigIndex | None = None,
+                          mounted: list | None = None) -> Client | None:
     from advisor.apps import pools_for_container, route_from_env
 
     replicas = peaks.get((w.namespace, w.kind, w.name), w.replicas)
@@ -727,6 +753,11 @@ def _client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
                 topo.problems, directory, partial(scan_app_dir, inputs.root, directory), None,
                 "reading this application folder")
         app = inputs.app_cache[directory]
+    if mounted:
+        from advisor.apps import AppSource
+
+        app = app.with_files(mounted) if app is not None else AppSource(
+            root=inputs.root, directory="", files=tuple(mounted))
     for c in w.containers:
         if is_pgbouncer_container(c):
             continue

@@ -211,9 +211,6 @@ def test_mastodon_web_sidekiq_streaming():
     assert b["peak"] == 45
 
 
-@pytest.mark.xfail(strict=True, reason="issue 13: Temporal's persistence maxConns in its "
-                   "config_template.yaml is not read, and the services are not linked to "
-                   "temporal-postgresql (connectAddr is in that file, not in env)")
 def test_temporal_four_services_two_stores():
     b = budgets(check_json("temporal"))["temporal-postgresql"]
     assert b["usable"] == 197  # max_connections=200 (-c) - 3

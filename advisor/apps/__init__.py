@@ -82,6 +82,7 @@ READERS: tuple[StackReader, ...] = (
     StackReader("npgsql", "npgsql:npgsql_pools", ("appsettings",), ("CONNECTIONSTRINGS__",)),
     StackReader("ecto", "ecto:ecto_pools", ("elixir",)),
     StackReader("quarkus", "quarkus:quarkus_pools", ("spring-config",)),
+    StackReader("temporal", "temporal:temporal_pools", ("temporal-config",)),
     # Applications run from their own images, configured by env (Keycloak, Mattermost,
     # Harbor, PostgREST): advisor/apps/images.py. Markers repeated there.
     StackReader("images", "images:image_pools", (),

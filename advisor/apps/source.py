@@ -128,6 +128,8 @@ def classify(rel: str) -> tuple[str, str | None] | None:
         return "database-yml", None  # a sample a Dockerfile copies into place
     if re.fullmatch(r"(docker-)?entrypoint(\.sh)?|docker-entrypoint\.\w+", name):
         return "entrypoint", None  # the image's ENTRYPOINT script (commands per argument)
+    if name == "config_template.yaml":
+        return "temporal-config", None  # Temporal server persistence (advisor/apps/temporal.py)
     if name.endswith(".ini") and "uwsgi" in rel.lower():
         return "uwsgi", None
     if name.startswith(".env"):
