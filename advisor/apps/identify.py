@@ -88,8 +88,15 @@ def _deps(f: AppFile) -> list[tuple[str, int]]:
             m = re.search(r"<artifactId>([\w.-]+)</artifactId>|['\"][\w.-]+:([\w.-]+)", text)
         elif f.name.startswith("Gemfile"):
             m = re.match(r"gem\s+['\"]([\w-]+)['\"]|\s*([\w-]+) \(", line)
-        else:  # requirements, Pipfile, pyproject, setup.cfg
-            m = re.match(r"['\"]?([A-Za-z][\w.-]*)(?:\[[^\]]*\])?\s*(?:[<>=~!;'\",]|$)", text)
+        elif f.name in ("pyproject.toml", "Pipfile", "setup.cfg"):
+            # names in quoted requirement strings anywhere on the line ("flask-sqlalchemy>=2")
+            for q in re.finditer(r"['\"]([A-Za-z][\w.-]*)(?:\[[^\]]*\])?\s*(?:[<>=~!;]|['\"])",
+                                 text):
+                out.append((q.group(1), n))
+            m = re.match(r"([A-Za-z][\w.-]*)\s*=\s*['\"{*]", text) if f.name == "Pipfile" \
+                else None
+        else:  # requirements
+            m = re.match(r"([A-Za-z][\w.-]*)(?:\[[^\]]*\])?\s*(?:[<>=~!;@]|$)", text)
         if m:
             name = next((g for g in m.groups() if g), "")
             if name:

@@ -212,6 +212,8 @@ def maybe_built_here(image: str) -> bool:
     """Whether an image could be built from this repository: not an official library
     image (`redis:7`, no organisation) nor a well-known published one."""
     ref = image.lower().split("@", 1)[0]
-    if not ref or "/" not in ref.split(":", 1)[0]:
+    last = ref.rsplit("/", 1)[-1]
+    repo = ref[: len(ref) - len(last)] + last.split(":", 1)[0]  # the tag is not a name
+    if not repo or "/" not in repo:
         return False  # official images have no organisation: postgres:16, redis
-    return not any(p in ref for p in _PUBLISHED)
+    return not any(p in repo for p in _PUBLISHED)

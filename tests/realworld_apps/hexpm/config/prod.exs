@@ -1,0 +1,4 @@
+import Config
+
+config :pkgs, Pkgs.Repo,
+  ssl: false
