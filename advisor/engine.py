@@ -481,6 +481,9 @@ def _render(found, root: Root, settings: Settings, options: CheckOptions,
     objects join `objects`; kustomize leaves are returned as (label, objects): when two
     leaves render the same object they are alternatives (staging, prod), each its own
     environment, else they all join one."""
+    if not found.helm_charts and (options.values_files or options.set_values):
+        raise UsageError("--values/--set are for a Helm chart, and there is none among the "
+                         "paths")
     if found.helm_charts:
         from advisor.render.helm import render_chart
         from advisor.render.helm_process import EngineProcess
@@ -540,9 +543,6 @@ def _chart_values(root: Root, charts: list[Path], options: CheckOptions
     usage error, never ignored: a budget without the values the user named is wrong."""
     if not (options.values_files or options.set_values):
         return {}
-    if not charts:
-        raise UsageError("--values/--set are for a Helm chart, and there is none among the "
-                         "paths")
     out: dict[Path, tuple[list[str], list[str]]] = {c: ([], []) for c in charts}
     for name in options.values_files:
         try:
