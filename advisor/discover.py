@@ -102,7 +102,7 @@ def discover_paths(root: Path, paths: list[Path], *,
     seen: set[Path] = set()
     kustomize_dirs: list[Path] = []
     # Parents first, so a folder inside one already walked is not walked again.
-    for path in sorted({p.resolve() for p in paths}, key=lambda p: len(p.parts)):
+    for path in sorted({p.resolve() for p in paths}, key=lambda p: (len(p.parts), p)):
         if any(path == w or w in path.parents for w in walked):
             continue
         chart = _enclosing_chart(root, path)
@@ -122,9 +122,22 @@ def discover_paths(root: Path, paths: list[Path], *,
             _classify(found, path)
     found.helm_charts = [c for c in found.helm_charts
                          if not any(w in c.parents for w in found.helm_charts)]
+    # One order whatever the paths and their order: a walk of the root (files of a folder,
+    # then its subfolders, each by name), so `check k8s/*.yaml` lists what `check k8s` does.
+    for files in (found.manifests, found.pg_confs, found.bouncer_inis, found.other_files):
+        files.sort(key=lambda p: _walk_order(root, p, is_file=True))
+    for dirs in (found.helm_charts, kustomize_dirs):
+        dirs.sort(key=lambda p: _walk_order(root, p, is_file=False))
     found.kustomize_all = kustomize_dirs
     found.kustomize_dirs = _leaf_kustomizations(kustomize_dirs)
     return found
+
+
+def _walk_order(root: Path, path: Path, *, is_file: bool) -> tuple[tuple[int, str], ...]:
+    parts = path.relative_to(root).parts if path.is_relative_to(root) else path.parts
+    if not is_file:
+        return tuple((1, d) for d in parts)
+    return (*((1, d) for d in parts[:-1]), (0, parts[-1]))
 
 
 def _add_once(into: list[Path], item: Path) -> None:

@@ -259,11 +259,30 @@ def test_fingerprints_match_from_the_repository_a_folder_and_one_file(kustomized
 
 
 def test_glob_of_a_folder_is_the_folder(split: Path, monkeypatch):
+    # Clients of hosts the repository does not hold: one notice each, in file order.
+    for n in ("b", "e", "a", "d", "c"):
+        (split / f"apps/api/{n}-job.yaml").write_text(
+            API.replace("name: api", f"name: job-{n}").replace(
+                "postgres.shop.svc.cluster.local", f"db-{n}.example.test"))
     folder = report(split, "apps/api", "db", "-f", "json", monkeypatch=monkeypatch)
     globbed = report(split, *sorted(str(p.relative_to(split)) for p in
                                     (split / "apps/api").glob("*.yaml")), "db/postgres.yaml",
                      "-f", "json", monkeypatch=monkeypatch)
     assert budget_and_findings(globbed) == budget_and_findings(folder)
+    assert len(json.loads(folder)["notices"]) >= 5
+    shuffled = report(split, "db/postgres.yaml", *sorted(
+        (str(p.relative_to(split)) for p in (split / "apps/api").glob("*.yaml")),
+        reverse=True), "-f", "json", monkeypatch=monkeypatch)
+    assert budget_and_findings(shuffled) == budget_and_findings(folder)
+    # Files at several depths: the order of a walk of the folders, not of the arguments.
+    for rel, n in (("apps/f-job.yaml", "f"), ("db/z-job.yaml", "z")):
+        (split / rel).write_text(API.replace("name: api", f"name: job-{n}").replace(
+            "postgres.shop.svc.cluster.local", f"db-{n}.example.test"))
+    walked = report(split, "apps", "db", "-f", "json", monkeypatch=monkeypatch)
+    listed = report(split, *sorted(str(p.relative_to(split)) for p in split.rglob("*.yaml")
+                                   if ".git" not in p.parts),
+                    "-f", "json", monkeypatch=monkeypatch)
+    assert budget_and_findings(listed) == budget_and_findings(walked)
 
 
 def test_changed_files_read_the_whole_repository_and_count_the_findings_in_them(
