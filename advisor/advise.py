@@ -57,6 +57,7 @@ class AdviseOptions(BaseModel):
     sweep: Sweep | None = None
     spindles: float = 1
     force: bool = False  # use a sweep whose fit is unreliable
+    new_pooler: bool = True  # may propose a PgBouncer where pools would shrink too far
     min_r2: float = 0.8  # below it a sweep's fit is unreliable
     memory: object | None = None  # advisor.budget.MemoryOptions
 
@@ -73,6 +74,15 @@ class Edit(BaseModel):
     new: str
 
 
+class NewFile(BaseModel):
+    """A file advise proposes to add; never written over an existing one."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    path: str
+    text: str
+
+
 class Proposal(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -85,6 +95,7 @@ class Proposal(BaseModel):
     assumption: str = ""
     edit: Edit | None = None  # None: the value is a default or not at a file line
     manual: str = ""  # what to do when there is no edit (add the key, ...)
+    new_file: NewFile | None = None  # a file to add (a proposed PgBouncer's manifest)
 
 
 class ServerAdvice(BaseModel):
@@ -220,8 +231,13 @@ def _advise_server(
     sizing = _sizing(server, options)
     target_active = _target_active(sizing)
 
+    # 0: a transaction-mode PgBouncer for direct clients past what the server should run
+    # (not when the user shapes the pools' shares: --weight, --min, their declarations)
+    pooled = _new_pooler(after_topo, after_server, b, target_active, notes) \
+        if options.new_pooler and not (options.weights or options.minimums) else []
+    proposals += pooled
     # 1-2: fit the slots.
-    if not b.fits or options.all_servers:
+    if (not b.fits or options.all_servers) and not pooled:
         proposals += _fit_slots(after_topo, server, b, options, target_active, notes)
     # 3: pooler modes and client limits.
     for pooler in after_topo.poolers:
@@ -275,6 +291,38 @@ def _advise_server(
         memory_before=_memory_line(b),
         memory_after=_memory_line(after),
     )
+
+
+def _new_pooler(topo: Topology, server: Server, b: Budget, target_active: float | None,
+                notes: list[str]) -> list[Proposal]:
+    """The PgBouncer to add (advisor.advise_pooler), applied to `topo` (a copy), and the
+    client hosts to point at it."""
+    from advisor.advise_pooler import apply_to, propose_pooler
+
+    new = propose_pooler(topo, server, b, target_active)
+    if new is None:
+        return []
+    apply_to(topo, server, new)
+    out = [Proposal(
+        kind="pooler", subject=new.name, key="PgBouncer (new)", old="none",
+        new=new.path, reason="; ".join(new.reasons),
+        assumption="transaction pooling suits the clients: pool-advisor checks their SQL and "
+                   "drivers for session features (PA4xx) once the pooler is there",
+        manual=f"add {new.path}; create the pgbouncer-userlist Secret (userlist.txt)",
+        new_file=NewFile(path=new.path, text=new.text))]
+    for client, old, new_host in new.host_edits:
+        route = next(p.route for p in client.pools if p.route is not None)
+        src = route.source
+        out.append(Proposal(
+            kind="client-pool", subject=client.name, key="database host", old=old,
+            new=new_host, reason=f"connect through {new.name} instead of {server.name}",
+            edit=Edit(path=src.path, line=src.line, key=src.key or "", old=old, new=new_host)
+            if src.path and src.line else None,
+            manual="" if src.path and src.line else
+            f"point {client.name}'s database host at {new_host} (port 5432)"))
+    notes.append(f"{server.name}: PgBouncer {new.name} proposed instead of smaller pools: the "
+                 "pools stay as they are and queue in PgBouncer")
+    return out
 
 
 # Rules whose fix is one value: a timeout, a lifetime, PgBouncer replicas.

@@ -30,6 +30,7 @@ def remaining_after(paths: Sequence[Path], changes: Sequence[tuple[Path, str]], 
         shutil.copytree(base, trial, symlinks=True, ignore=_SKIP)
         for real, text in changes:
             target = trial / real.resolve().relative_to(base)
+            target.parent.mkdir(parents=True, exist_ok=True)  # a file advise adds
             target.write_text(text, encoding="utf-8")
         trial_paths = [str(trial / p.resolve().relative_to(base)) for p in paths]
         options = CheckOptions(config=config, pg_version=pg_version, root=trial)

@@ -68,6 +68,11 @@ def advise_command(
         bool, typer.Option("--force", help="Use a --sweep whose fit is unreliable (too few "
                            "points, R² below --min-r2).")
     ] = False,
+    new_pooler: Annotated[
+        bool, typer.Option("--new-pooler/--no-new-pooler", help="Propose a transaction-mode "
+                           "PgBouncer where direct clients ask for more than twice what the "
+                           "server should run at once (else: smaller pools only).")
+    ] = True,
     min_r2: Annotated[
         float, typer.Option("--min-r2", min=0, max=1, help="R² below which a sweep's fit is "
                             "not used without --force.")
@@ -116,6 +121,7 @@ def advise_command(
             spindles=spindles,
             force=force,
             min_r2=min_r2,
+            new_pooler=new_pooler,
         )
         topo, budgets, memory, settings, repo = load_with_settings(
             paths, config=config, pg_version=pg_version, root=root
@@ -153,40 +159,76 @@ def advise_command(
     files = [Path(p) for p in paths if p != "-"]
     # Edits are relative to the repository root: the diff applies with `git apply` there.
     edit_plan = plan(edits, [repo]) if edits else None
-    left = _left_after(files, repo, edit_plan, config, pg_version)
-    if not (diff or write) or edit_plan is None:
+    new_files = _new_files(result, repo)
+    left = _left_after(files, repo, edit_plan, new_files, config, pg_version)
+    if not (diff or write) or (edit_plan is None and not new_files):
         if (diff or write) and not edits:
             typer.echo("no file edits to make", err=True)
         _exit_for(result, left)
         return
 
+    from advisor.edits import EditPlan
+
+    edit_plan = edit_plan or EditPlan()
     for e, why in edit_plan.refused:
         typer.echo(f"not edited: {e.key} {e.old} -> {e.new}: {why}", err=True)
     if diff or write:
         out = sys.stderr if output_format is OutputFormat.json else sys.stdout
-        out.write(edit_plan.diff())
-    if write and edit_plan.changes:
+        out.write(edit_plan.diff() + "".join(_added_diff(shown, text)
+                                             for _, shown, text in new_files))
+    if write and (edit_plan.changes or new_files):
         if not yes:
             if not sys.stdin.isatty():
                 _fail("--write asks before changing files; pass --yes to write without asking")
                 return
-            names = ", ".join(c.path for c in edit_plan.changes)
+            names = ", ".join([c.path for c in edit_plan.changes]
+                              + [shown for _, shown, _ in new_files])
             if not typer.confirm(f"Write these changes to {names}?", default=False):
                 typer.echo("nothing written", err=True)
                 raise typer.Exit(0)
         for name in write_files(edit_plan):
             typer.echo(f"wrote {name}", err=True)
+        for real, shown, text in new_files:
+            with real.open("x", encoding="utf-8") as handle:  # never over an existing file
+                handle.write(text)
+            typer.echo(f"added {shown}", err=True)
     _exit_for(result, left)
 
 
-def _left_after(files: list[Path], repo: Path, edit_plan, config: Path | None,
-                pg_version: int | None) -> list | None:
+def _new_files(result: list[ServerAdvice], repo: Path) -> list[tuple[Path, str, str]]:
+    """(real path, shown path, text) of the files advise proposes to add; one that
+    exists already is not overwritten, and said."""
+    out = []
+    for a in result:
+        for p in a.proposals:
+            if p.new_file is None:
+                continue
+            real = repo / p.new_file.path
+            if real.exists() or real.is_symlink():
+                typer.echo(f"not added: {p.new_file.path} exists; add the proposal by hand",
+                           err=True)
+                continue
+            out.append((real, p.new_file.path, p.new_file.text))
+    return out
+
+
+def _added_diff(shown: str, text: str) -> str:
+    """A new file as `git apply` takes it."""
+    lines = text.splitlines()
+    body = "".join(f"+{line}\n" for line in lines)
+    return (f"diff --git a/{shown} b/{shown}\nnew file mode 100644\n--- /dev/null\n"
+            f"+++ b/{shown}\n@@ -0,0 +1,{len(lines)} @@\n{body}")
+
+
+def _left_after(files: list[Path], repo: Path, edit_plan, new_files: list,
+                config: Path | None, pg_version: int | None) -> list | None:
     """What check still reports once advise's edits are written (None: not known)."""
     if not files:
         return None
     from advisor.advise_check import remaining_after
 
     changes = [(c.real, c.after) for c in edit_plan.changes] if edit_plan else []
+    changes += [(real, text) for real, _, text in new_files]
     try:
         return remaining_after(files, changes, config=config, pg_version=pg_version,
                                root=repo)

@@ -1,0 +1,80 @@
+"""advise proposes a transaction-mode PgBouncer where direct clients ask for more than
+twice what the server should run at once (issue 17 item 1): a manifest to add and the
+clients' hosts pointed at it, in a diff `git apply` takes; its pgbouncer.ini is one the
+real PgBouncer runs with the settings the budget counted."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.realbouncer import have_pgbouncer, running_pgbouncer
+from tests.realpg import have_postgres, running_postgres
+from tests.test_advise import advise_json, cli, copy_fixture
+
+NEW = "k8s/pgbouncer-postgres.yaml"
+
+
+def _git(repo: Path, *args: str) -> None:
+    subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True)
+
+
+def test_pgbouncer_proposed_applied_and_check_passes(tmp_path: Path):
+    repo = copy_fixture("acme-shop", tmp_path)
+    _git(repo, "init", "-q")
+    _git(repo, "add", "-A")
+    _git(repo, "-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", "base")
+    (server,) = advise_json(str(repo))
+    new = next(p for p in server["proposals"] if p["new_file"])
+    assert new["new_file"]["path"] == NEW and new["key"] == "PgBouncer (new)"
+    # 800 asked > 2 x 87 (90% of 97 usable): 2 replicas x default_pool_size 43 = 86
+    assert "2 replicas x 1 pool(s) x default_pool_size 43 = 86" in new["reason"]
+    host = next(p for p in server["proposals"] if p["key"] == "database host")
+    assert host["new"] == "pgbouncer-postgres.shop.svc.cluster.local"
+    assert server["fits_after"] and server["peak_after"] == 86
+
+    r = cli("advise", str(repo), "--diff")
+    assert r.returncode == 0, r.stderr  # check passes on the trial copy with the edits
+    diff = r.stdout[r.stdout.index("--- a/"):]
+    (tmp_path / "p.diff").write_text(diff)
+    _git(repo, "apply", "--check", str(tmp_path / "p.diff"))
+    assert not (repo / NEW).exists()  # --diff writes nothing
+
+    r = cli("advise", str(repo), "--write", "--yes")
+    assert r.returncode == 0, r.stderr
+    assert f"added {NEW}" in r.stderr
+    after = cli("check", str(repo))
+    assert after.returncode == 0, after.stdout
+    # a second run does not write over the file it added
+    assert "PgBouncer (new)" not in [p["key"] for s in advise_json(str(repo))
+                                     for p in s["proposals"]]
+
+
+@pytest.mark.pgbouncer
+@pytest.mark.skipif(not (have_pgbouncer() and have_postgres()),
+                    reason="needs PostgreSQL and PgBouncer")
+def test_the_proposed_ini_runs_on_the_real_pgbouncer(tmp_path: Path):
+    (server,) = advise_json(str(copy_fixture("acme-shop", tmp_path)))
+    text = next(p for p in server["proposals"] if p["new_file"])["new_file"]["text"]
+    ini = text.split("pgbouncer.ini: |\n", 1)[1].split("\n---", 1)[0]
+    ini = "\n".join(line[4:] for line in ini.splitlines()) + "\n"
+    with running_postgres() as pg:
+        ini = ini.replace("host=postgres.shop.svc.cluster.local port=5432",
+                          f"host=127.0.0.1 port={pg.port}")
+        # the harness listens on loopback with its own auth file; Debian's 1.18 has no
+        # max_prepared_statements (1.21+), which the manifest's image provides
+        ini = "\n".join(line for line in ini.splitlines()
+                        if not line.startswith(("listen_", "auth_", "max_prepared")))
+        with running_pgbouncer(ini, users=["postgres"]) as bouncer:
+            config = {r["key"]: r["value"] for r in bouncer.admin_dicts("SHOW CONFIG")}
+            assert bouncer.admin("SHOW VERSION")
+            with __import__("psycopg").connect(bouncer.dsn("postgres", "postgres"),
+                                               autocommit=True) as conn:
+                assert conn.execute("select 1").fetchone()[0] == 1
+    assert config["pool_mode"] == "transaction"
+    assert config["default_pool_size"] == "43"
+    assert config["max_client_conn"] == "480"
+    assert config["query_wait_timeout"] == "25"
+    assert config["idle_transaction_timeout"] == "60"
