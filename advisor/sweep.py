@@ -413,6 +413,11 @@ def run_sweep(
             report(0.0, None)
             try:
                 step = run_step(plan, pgbench, clients, Path(tmp), report)
+            except KeyboardInterrupt:
+                # Ctrl-C: the steps measured so far are kept and written
+                run.skipped_clients = plan.clients[index:]
+                run.stopped_reason = "interrupted (Ctrl-C)"
+                break
             except SweepError as exc:
                 if not run.steps:
                     raise

@@ -226,3 +226,36 @@ def test_sweep_runs_the_users_script(tmp_path: Path):
         assert 0 < s["tps"] <= 200 * s["clients"]
     missing = invoke("sweep", "host=127.0.0.1", "-f", str(tmp_path / "nope.sql"))
     assert missing.exit_code == 2 and "script file not found" in missing.output
+
+
+@pytest.mark.postgres
+def test_relative_script_ctrl_c_and_one_line_per_step(tmp_path: Path, monkeypatch):
+    """-f relative to the working directory; Ctrl-C keeps the steps measured (CSV and
+    JSON written); without a TTY, one progress line per step."""
+    import advisor.sweep as sweep_module
+
+    if not have_postgres():
+        pytest.skip("PostgreSQL 15 binaries not installed")
+    (tmp_path / "q.sql").write_text("SELECT 1;\n")
+    monkeypatch.chdir(tmp_path)
+    real_step = sweep_module.run_step
+    calls: list[int] = []
+
+    def interrupted_after_one(plan, pgbench, clients, workdir, report):
+        calls.append(clients)
+        if len(calls) > 1:
+            raise KeyboardInterrupt
+        return real_step(plan, pgbench, clients, workdir, report)
+
+    monkeypatch.setattr(sweep_module, "run_step", interrupted_after_one)
+    with running_postgres("max_connections = 20") as pg:
+        r = invoke("sweep", pg.dsn(), "-f", "q.sql", "-c", "1,2,4", "-T", "1",
+                   "-o", "part", "--format", "json", "--no-chart")
+    assert r.exit_code == 0, r.output
+    payload = json.loads(r.output[r.output.index("{"):])
+    assert payload["workload"] == f"script {tmp_path / 'q.sql'}"
+    assert [s["clients"] for s in payload["steps"]] == [1]
+    assert payload["skipped_clients"] == [2, 4]
+    assert payload["stopped_reason"] == "interrupted (Ctrl-C)"
+    assert (tmp_path / "part.csv").is_file() and (tmp_path / "part.json").is_file()
+    assert "step 1/3: 1 clients:" in r.output  # CliRunner is no TTY: the plain lines

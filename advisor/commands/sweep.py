@@ -163,7 +163,8 @@ def sweep_command(
                 max_total_seconds=max_total,
                 jobs=jobs,
                 builtin=None if script else ("select-only" if select_only else builtin.value),
-                script=script,
+                # pgbench runs in a scratch folder: a relative -f is the user's, from here
+                script=script.resolve() if script is not None else None,
                 protocol=protocol.value,
                 sampling_rate=sampling_rate,
                 init_scale=init_scale,
@@ -290,6 +291,8 @@ class _ProgressDisplay:
         self.task: int | None = None
 
     def __enter__(self) -> Callable[[Progress], None]:
+        if not sys.stderr.isatty():  # CI logs: one line per step, no bar redraws
+            return self._simple
         try:
             from rich.console import Console
             from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
