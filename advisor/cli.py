@@ -269,7 +269,10 @@ def run(argv: list[str]) -> int:
     """The command's exit code. Whatever goes wrong ends in one line on stderr and exit
     2: usage errors click would print with a usage banner, and anything unexpected
     (a traceback is never the output, and never exit 1, which means findings)."""
-    import click
+    try:  # typer 0.2x runs on a vendored click, whose exceptions are its own classes
+        from typer import _click as click
+    except ImportError:  # older typer: the click package
+        import click
 
     try:
         code = app(args=argv, prog_name="pool-advisor", standalone_mode=False)
