@@ -212,6 +212,20 @@ class Disagreement(BaseModel):
     live_value: str
 
 
+class PoolProposal(BaseModel):
+    """A pool size to change, from what the pool did while inspect watched it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    database: str
+    user: str
+    key: str = "pool_size"  # or default_pool_size, where the repository sets it
+    current: int
+    proposed: int
+    reason: str
+    where: str = ""  # the file:line that holds the setting (with --repo)
+
+
 class LiveReport(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -222,6 +236,7 @@ class LiveReport(BaseModel):
     pgbouncer: BouncerLive | None = None
     signals: list[Signal] = Field(default_factory=list)
     disagreements: list[Disagreement] = Field(default_factory=list)
+    proposals: list[PoolProposal] = Field(default_factory=list)
     notices: list[str] = Field(default_factory=list)
 
 
@@ -619,7 +634,43 @@ def inspect(
     if bouncer_dsn is not None:
         report.pgbouncer = read_pgbouncer(bouncer_dsn, samples=samples, interval=interval)
     report.signals = signals_for(report.server, report.pgbouncer)
+    if report.pgbouncer is not None:
+        report.proposals = propose_pool_sizes(report.server, report.pgbouncer)
     return report
+
+
+def propose_pool_sizes(server: ServerLive | None, bouncer: BouncerLive) -> list[PoolProposal]:
+    """A pool whose clients queued (cl_waiting, maxwait) while every server connection
+    was busy grows by the clients that waited, within the slots the server has free
+    (usable - client connections at their peak). Queueing is the signal: a pool that
+    never made anyone wait is not grown, whatever its size."""
+    out: list[PoolProposal] = []
+    for p in bouncer.pools:
+        waiting = max(p.cl_waiting, p.cl_waiting_peak)
+        wait = max(p.maxwait_seconds, p.maxwait_peak_seconds)
+        size_text = _pool_size(bouncer, p.database)
+        if not waiting or not size_text.isdigit() or p.sv_active < int(size_text):
+            continue
+        current = int(size_text)
+        want = current + waiting
+        reason = (f"{waiting} client(s) waited (cl_waiting, peak over {bouncer.samples} "
+                  f"sample(s)), the oldest {wait:.2f} s (maxwait), with all {current} server "
+                  f"connections active: {current} + {waiting} = {want}")
+        proposed = want
+        if server is not None:
+            free = server.slots.usable - server.slots.client_backends_peak
+            room = current + max(free, 0)
+            if room < want:
+                proposed = room
+                reason += (f", capped at {room}: the server has {max(free, 0)} free of "
+                           f"{server.slots.usable} usable slots ({server.slots.arithmetic})")
+        if proposed <= current:
+            continue
+        reason += ("; measure the server's knee with `pool-advisor sweep` before growing "
+                   "further: past it, more connections make every query slower")
+        out.append(PoolProposal(database=p.database, user=p.user, current=current,
+                                proposed=proposed, reason=reason))
+    return out
 
 
 # --- rendering -----------------------------------------------------------------------
@@ -667,11 +718,13 @@ def render_text(report: LiveReport) -> str:
             "max_user_connections",
         )
         lines.append("  " + ", ".join(f"{k}={b.config[k]}" for k in keys if k in b.config))
-        lines.append("  pools (database/user: cl_active cl_waiting sv_active sv_idle maxwait):")
+        lines.append(f"  pools (database/user: cl_active sv_active sv_idle at the last "
+                     f"sample; cl_waiting maxwait at their peak over {b.samples} sample(s)):")
         for p in b.pools:
             lines.append(
-                f"    {p.database}/{p.user}: {p.cl_active} {p.cl_waiting_peak} {p.sv_active} "
-                f"{p.sv_idle} {p.maxwait_peak_seconds:.2f}s ({p.pool_mode or '-'})"
+                f"    {p.database}/{p.user}: {p.cl_active} {p.sv_active} {p.sv_idle}; "
+                f"{max(p.cl_waiting, p.cl_waiting_peak)} "
+                f"{max(p.maxwait_seconds, p.maxwait_peak_seconds):.2f}s ({p.pool_mode or '-'})"
             )
     if report.signals:
         lines.append("")
@@ -685,5 +738,13 @@ def render_text(report: LiveReport) -> str:
                 f"  {d.subject}: {d.key} = {d.live_value} live, {d.repo_value} in "
                 f"the repository ({d.repo_source})"
             )
+    if report.proposals:
+        lines.append("")
+        lines.append("Proposals:")
+        for pr in report.proposals:
+            where = f" ({pr.where})" if pr.where else ""
+            lines.append(f"  {pr.database}/{pr.user}: {pr.key} {pr.current} -> {pr.proposed}"
+                         f"{where}")
+            lines.append(f"    why: {pr.reason}")
     lines.extend(f"notice: {n}" for n in report.notices)
     return "\n".join(lines)

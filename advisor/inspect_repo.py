@@ -68,6 +68,7 @@ def compare_with_repo(
             report.notices.append(f"--repo {repo}: no PgBouncer in the repository to compare")
         else:
             _compare_pooler(report, pooler)
+            _locate_proposals(report, pooler)
 
 
 def _pick_server(
@@ -170,3 +171,17 @@ def _compare_pooler(report: LiveReport, pooler: Pooler) -> None:
                 live_value=live[key],
             )
         )
+
+
+def _locate_proposals(report: LiveReport, pooler: Pooler) -> None:
+    """Which file:line holds each proposed pool size: the [databases] entry's pool_size,
+    else default_pool_size (or that it is PgBouncer's default, to add)."""
+    for pr in report.proposals:
+        entry = next((d for d in reversed(pooler.databases) if d.name == pr.database), None)
+        if entry is not None and entry.pool_size is not None:
+            pr.key, pr.where = "pool_size", entry.pool_size.source.label()
+            continue
+        setting = pooler.settings.get("default_pool_size")
+        pr.key = "default_pool_size"
+        pr.where = (setting.source.label() if setting is not None
+                    else f"not set in {pooler.name}'s pgbouncer.ini: add it")

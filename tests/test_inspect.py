@@ -238,3 +238,46 @@ def test_repo_that_does_not_exist_is_exit_2_before_connecting(tmp_path):
                str(tmp_path / "missing"))
     assert r.exit_code == 2
     assert "--repo" in r.output and "no such file or directory" in r.output
+
+
+@pytest.mark.pgbouncer
+def test_inspect_proposes_a_pool_size_and_names_its_file(pg, tmp_path):
+    """Clients queue behind a pool of 2 on the real PgBouncer: inspect proposes 2 + the
+    clients that waited, within the server's free slots, at the repository's line."""
+    if not have_pgbouncer():
+        pytest.skip("PgBouncer not installed")
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "pgbouncer.ini").write_text(
+        "[databases]\nappdb = host=127.0.0.1 dbname=postgres\n\n"
+        "[pgbouncer]\npool_mode = transaction\ndefault_pool_size = 2\nmax_client_conn = 50\n")
+    ini = f"[databases]\nappdb = host=127.0.0.1 port={pg.port} dbname=postgres\n"
+    extra = {"pool_mode": "transaction", "default_pool_size": "2", "max_client_conn": "50"}
+    with running_pgbouncer(ini, users=["app"], extra=extra) as bouncer:
+
+        def slow_query() -> None:
+            with psycopg.connect(bouncer.dsn("appdb", "app"), autocommit=True) as c:
+                c.execute("select pg_sleep(2)")
+
+        load = [threading.Thread(target=slow_query) for _ in range(5)]
+        for t in load:
+            t.start()
+        try:
+            _wait_for(lambda: any(p["database"] == "appdb" and int(p["cl_waiting"]) >= 3
+                                  for p in bouncer.admin_dicts("SHOW POOLS")))
+            admin = f"postgresql://{ADMIN_USER}@127.0.0.1:{bouncer.port}/pgbouncer"
+            r = invoke("inspect", pg.dsn(), "--pgbouncer", admin, "--repo", str(repo),
+                       "--format", "json")
+        finally:
+            for t in load:
+                t.join()
+    assert r.exit_code == 0, r.output
+    data = _json(r.output)
+    (pool,) = [p for p in data["pgbouncer"]["pools"] if p["database"] == "appdb"]
+    (proposal,) = data["proposals"]
+    assert (proposal["database"], proposal["current"]) == ("appdb", 2)
+    # 2 + the clients that waited (3 of the 5), within 17 usable - the peak in use
+    assert proposal["proposed"] == 2 + max(pool["cl_waiting"], pool["cl_waiting_peak"])
+    assert proposal["key"] == "default_pool_size"
+    assert proposal["where"] == "pgbouncer.ini:6"
+    assert "waited" in proposal["reason"] and "pool-advisor sweep" in proposal["reason"]
