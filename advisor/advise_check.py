@@ -17,7 +17,9 @@ _SKIP = shutil.ignore_patterns(".git", "node_modules", ".venv", "venv", "__pycac
 
 
 def remaining_after(paths: Sequence[Path], changes: Sequence[tuple[Path, str]], *,
-                    config: Path | None, pg_version: int | None, root: Path) -> list[Finding]:
+                    config: Path | None, pg_version: int | None, root: Path,
+                    values_files: Sequence[str] = (), set_values: Sequence[str] = (),
+                    release: str | None = None, namespace: str | None = None) -> list[Finding]:
     """Findings at or above the project's fail-on that `check` would still report after
     writing `changes` ((file, new text) pairs): run on a copy of the repository `root`
     (what the paths read may be anywhere in it), nothing of the user's is touched.
@@ -33,7 +35,13 @@ def remaining_after(paths: Sequence[Path], changes: Sequence[tuple[Path, str]], 
             target.parent.mkdir(parents=True, exist_ok=True)  # a file advise adds
             target.write_text(text, encoding="utf-8")
         trial_paths = [str(trial / p.resolve().relative_to(base)) for p in paths]
-        options = CheckOptions(config=config, pg_version=pg_version, root=trial)
+        # values files as helm -f reads them, from the working directory: the copy's own
+        # where they are in the repository (advise may have edited them)
+        values = [str(trial / Path(v).resolve().relative_to(base))
+                  if Path(v).resolve().is_relative_to(base) else v for v in values_files]
+        options = CheckOptions(config=config, pg_version=pg_version, root=trial,
+                               values_files=values, set_values=list(set_values),
+                               release=release, namespace=namespace)
         settings = project_settings(trial_paths, options)
         result = run_check(trial_paths, options)
     floor = Severity(settings.fail_on).rank

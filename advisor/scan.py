@@ -32,14 +32,18 @@ def load(
 
 def load_with_settings(
     paths: list[str], *, config: Path | None = None, pg_version: int | None = None,
-    root: Path | None = None,
+    root: Path | None = None, values_files: list[str] | None = None,
+    set_values: list[str] | None = None, release: str | None = None,
+    namespace: str | None = None,
 ) -> Loaded:
     from advisor.budget import budgets
     from advisor.engine import CheckOptions, UsageError, memory_options, scan
     from advisor.rules import load_rules
 
     try:
-        scanned = scan(paths, CheckOptions(config=config, pg_version=pg_version, root=root))
+        scanned = scan(paths, CheckOptions(
+            config=config, pg_version=pg_version, root=root, values_files=values_files or [],
+            set_values=set_values or [], release=release, namespace=namespace))
         memory = memory_options(scanned.settings, load_rules())
     except UsageError as exc:
         raise LoadError(str(exc)) from None

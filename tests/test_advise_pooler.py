@@ -78,3 +78,22 @@ def test_the_proposed_ini_runs_on_the_real_pgbouncer(tmp_path: Path):
     assert config["max_client_conn"] == "480"
     assert config["query_wait_timeout"] == "25"
     assert config["idle_transaction_timeout"] == "60"
+
+
+def test_helm_values_are_edited_where_templates_read_them(tmp_path: Path):
+    """advise takes --values like check; a pool size a template interpolates is edited
+    in the values file line it was traced to, and check passes on the result."""
+    repo = copy_fixture("helm-chart-prod", tmp_path)
+    pg = repo / "k8s/postgres.yaml"
+    pg.write_text(pg.read_text().replace("max_connections = 300", "max_connections = 150"))
+    values = str(repo / "charts/api/values-prod.yaml")
+    args = (str(repo / "charts/api"), str(repo / "k8s"), "--values", values, "--no-new-pooler")
+    before = cli("check", *args[:-1])
+    assert before.returncode == 1 and "PA101" in before.stdout
+    (server,) = advise_json(*args)
+    edits = {p["edit"]["path"] for p in server["proposals"] if p["edit"]}
+    assert edits == {"charts/api/values-prod.yaml"}
+    r = cli("advise", *args, "--write", "--yes")
+    assert r.returncode == 0, r.stderr
+    assert "poolSize: 8" in Path(values).read_text()
+    assert cli("check", *args[:-1]).returncode == 0

@@ -92,6 +92,14 @@ def advise_command(
         bool, typer.Option("--write", help="Apply the edits to the files (asks first).")
     ] = False,
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask before --write.")] = False,
+    values: Annotated[list[str] | None, typer.Option(
+        "--values", help="Helm values file (repeatable), as for check.")] = None,
+    set_values: Annotated[list[str] | None, typer.Option(
+        "--set", help="Helm --set value (repeatable), as for check.")] = None,
+    release: Annotated[str | None, typer.Option("--release", help="Helm release name.")
+                       ] = None,
+    namespace: Annotated[str | None, typer.Option(
+        "--namespace", help="Namespace for objects that name none.")] = None,
     config: Annotated[Path | None, typer.Option("--config", help="Configuration file.")] = None,
     pg_version: Annotated[
         int | None, typer.Option("--pg-version", help="PostgreSQL major version.")
@@ -123,8 +131,10 @@ def advise_command(
             min_r2=min_r2,
             new_pooler=new_pooler,
         )
+        helm = {"values_files": values or [], "set_values": set_values or [],
+                "release": release, "namespace": namespace}
         topo, budgets, memory, settings, repo = load_with_settings(
-            paths, config=config, pg_version=pg_version, root=root
+            paths, config=config, pg_version=pg_version, root=root, **helm
         )
         options.memory = memory
         # Declared in the configuration ([[workloads]] weight, min-pool-size); the
@@ -160,7 +170,7 @@ def advise_command(
     # Edits are relative to the repository root: the diff applies with `git apply` there.
     edit_plan = plan(edits, [repo]) if edits else None
     new_files = _new_files(result, repo)
-    left = _left_after(files, repo, edit_plan, new_files, config, pg_version)
+    left = _left_after(files, repo, edit_plan, new_files, config, pg_version, helm)
     if not (diff or write) or (edit_plan is None and not new_files):
         if (diff or write) and not edits:
             typer.echo("no file edits to make", err=True)
@@ -221,7 +231,7 @@ def _added_diff(shown: str, text: str) -> str:
 
 
 def _left_after(files: list[Path], repo: Path, edit_plan, new_files: list,
-                config: Path | None, pg_version: int | None) -> list | None:
+                config: Path | None, pg_version: int | None, helm: dict) -> list | None:
     """What check still reports once advise's edits are written (None: not known)."""
     if not files:
         return None
@@ -231,7 +241,7 @@ def _left_after(files: list[Path], repo: Path, edit_plan, new_files: list,
     changes += [(real, text) for real, _, text in new_files]
     try:
         return remaining_after(files, changes, config=config, pg_version=pg_version,
-                               root=repo)
+                               root=repo, **helm)
     except Exception as exc:  # the trial check is advice about advice: never a crash
         typer.echo(f"notice: could not check the repository after the edits: {exc}", err=True)
         return None
