@@ -493,8 +493,10 @@ class ChartUnavailable(Exception):
     """matplotlib is not installed; the message says how to get it."""
 
 
-def write_chart(run: SweepRun, path: Path, fit: USLFit | None = None) -> None:
-    """Throughput (points and USL curve) and p99 against clients, N* marked."""
+def write_chart(run: SweepRun, path: Path, fit: USLFit | None = None,
+                recommended: int | None = None) -> None:
+    """Throughput (points and USL curve) and p99 against clients; N*, the measured peak
+    and the recommended N marked; the legend outside the plot, so it covers no data."""
     try:
         import matplotlib
 
@@ -527,6 +529,12 @@ def write_chart(run: SweepRun, path: Path, fit: USLFit | None = None) -> None:
             ax.axvline(
                 fit.n_star, color="tab:green", linestyle="--", label=f"N* = {fit.n_star:.1f}"
             )
+    best = max(steps, key=lambda s: s.tps)
+    ax.plot([best.clients], [best.tps], "*", color="tab:orange", markersize=14,
+            label=f"measured peak: {best.clients} clients, {best.tps:,.0f} tps")
+    if recommended is not None:
+        ax.axvline(recommended, color="tab:purple", linestyle=":",
+                   label=f"recommended N = {recommended}")
     ax.set_xlabel("clients (concurrent connections)")
     ax.set_ylabel("throughput (tps)")
     ax.set_xlim(left=0)
@@ -540,8 +548,11 @@ def write_chart(run: SweepRun, path: Path, fit: USLFit | None = None) -> None:
         ax2.set_ylim(bottom=0)
         h2, l2 = ax2.get_legend_handles_labels()
         handles, labels = handles + h2, labels + l2
-    ax.legend(handles, labels, loc="upper left", fontsize="small")
-    ax.set_title(f"pgbench sweep: {run.workload}", fontsize="medium")
+    # below the axes: inside, the legend hid the points of the low-N steps
+    ax.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, -0.18), ncol=3,
+              fontsize="small", frameon=False)
+    title = f"pgbench sweep: {run.workload}"
+    ax.set_title(title if len(title) <= 90 else title[:87] + "...", fontsize="medium")
     fig.tight_layout()
     fig.savefig(path)
     plt.close(fig)

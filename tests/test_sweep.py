@@ -259,3 +259,31 @@ def test_relative_script_ctrl_c_and_one_line_per_step(tmp_path: Path, monkeypatc
     assert payload["stopped_reason"] == "interrupted (Ctrl-C)"
     assert (tmp_path / "part.csv").is_file() and (tmp_path / "part.json").is_file()
     assert "step 1/3: 1 clients:" in r.output  # CliRunner is no TTY: the plain lines
+
+
+def test_chart_marks_peak_and_recommendation(tmp_path: Path, monkeypatch):
+    pytest.importorskip("matplotlib")
+    import matplotlib.figure
+
+    from advisor.sweep import run_from_table, write_chart
+
+    seen = {}
+    savefig = matplotlib.figure.Figure.savefig
+
+    def inspecting_savefig(fig, path, *args, **kwargs):
+        ax = fig.axes[0]
+        legend = ax.get_legend()
+        renderer = fig.canvas.get_renderer()
+        seen["labels"] = [t.get_text() for t in legend.get_texts()]
+        # the legend sits below the axes, where it covers no data
+        seen["below"] = (legend.get_window_extent(renderer).y1
+                         <= ax.get_window_extent(renderer).y0)
+        return savefig(fig, path, *args, **kwargs)
+
+    monkeypatch.setattr(matplotlib.figure.Figure, "savefig", inspecting_savefig)
+    run = run_from_table(read_sweep(shared_file("pool-sweep-1-256.tsv")), tool_version="t")
+    write_chart(run, tmp_path / "c.png", run.usl(), 118)
+    assert (tmp_path / "c.png").stat().st_size > 0
+    assert "recommended N = 118" in seen["labels"]
+    assert any(t.startswith("measured peak: 128 clients") for t in seen["labels"])
+    assert seen["below"]

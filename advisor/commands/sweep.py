@@ -188,19 +188,19 @@ def sweep_command(
         target.write_text(text, encoding="utf-8")
         written.append(str(target))
     notices = []
-    if chart:
-        target = prefix.with_name(prefix.name + ".png")
-        try:
-            write_chart(run, target, run.usl())
-            written.append(str(target))
-        except ChartUnavailable as exc:
-            notices.append(str(exc))
-
     recommendation = None
     if cores is not None and len(run.steps) >= 3:
         from advisor.usl import recommend_active_connections
 
         recommendation = recommend_active_connections(cores, spindles, run.sweep(written[0]))
+    if chart:
+        target = prefix.with_name(prefix.name + ".png")
+        try:
+            write_chart(run, target, run.usl(), recommendation.active_connections
+                        if recommendation and recommendation.active_connections else None)
+            written.append(str(target))
+        except ChartUnavailable as exc:
+            notices.append(str(exc))
 
     if output_format is OutputFormat.json:
         import json
