@@ -735,6 +735,7 @@ def _client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
                           operator_secrets: ConfigIndex | None = None,
                           mounted: list | None = None) -> Client | None:
     from advisor.apps import pools_for_container, route_from_env
+    from advisor.apps.urls import route_from_args
 
     replicas = peaks.get((w.namespace, w.kind, w.name), w.replicas)
     if decl is not None and decl.replicas is not None:
@@ -769,7 +770,8 @@ def _client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
             continue
         topo.notices.extend(found.notices)
         topo.problems.extend(found.problems)
-        c_route = route_from_env(c.env) or _operator_secret_route(c, operator_secrets or {})
+        c_route = route_from_env(c.env) or _operator_secret_route(c, operator_secrets or {}) \
+            or route_from_args(c.command, c.args, c.source)
         for pool in found.pools:
             pools.append(pool if pool.route or not c_route else replace(pool, route=c_route))
         route = route or c_route

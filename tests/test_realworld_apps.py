@@ -5,8 +5,9 @@ from the fixture's files and the library's documented default, and compared with
 budget `pool-advisor check --format json` prints. Every Deployment uses
 strategy Recreate (no surge), so a contribution is pods x connections per pod.
 
-Counts (this file): 20 workloads in 17 layouts; 19 sized right, 1 unknown on purpose
-(reported by PA106, never counted as 0), 0 wrong."""
+Counts (this file): 17 layouts, 23 workloads: 21 sized right (CASES), 1 unbounded
+and reported so (auth-nolimit, PA102), 1 unknown on purpose (ledger: reported by PA106,
+never counted as 0), 0 wrong."""
 
 from __future__ import annotations
 
@@ -80,6 +81,8 @@ CASES = [
     ("graphile-worker", "jobs", 1, 10,
      "src/lib.ts new Pool max maxPoolSize = 10; perfTest/ and benchmarks/ pools are "
      "scripts, not the pod's"),
+    ("graphile-worker", "jobs-cli", 2, 10,
+     "the URL only on the command line (-c postgres://...): linked by it; pool as above"),
     ("miniflux", "reader", 1, 20,
      "SetMaxOpenConns(maxConnections) <- DATABASE_MAX_CONNS, default parsedIntValue 20"),
     ("miniflux", "reader-big", 1, 35, "DATABASE_MAX_CONNS=35 in the container env"),

@@ -10,6 +10,11 @@ psycopg_pool.ConnectionPool per process (django/db/backends/postgresql/base.py:
 `ConnectionPool(..., **pool_options)`), so max_size, or min_size when max_size is
 unset (default min_size 4).
 
+Rails and Django follow one rule (also advisor/apps/rails.py): a process holds at most
+one connection per thread that can hold one, and never more than its pool. Django has
+no pool without OPTIONS pool, so it is the thread count per alias; with a pool it is
+max_size (psycopg_pool opens min_size at start and grows to max_size under load).
+
 Settings are found through DJANGO_SETTINGS_MODULE (container env, else the
 `os.environ.setdefault(...)` in manage.py/wsgi.py/asgi.py), else a settings.py that
 defines DATABASES. `from .base import *` is followed. dj_database_url.config()/parse()

@@ -131,6 +131,11 @@ def _flask(ctx: StackContext) -> list[Pool]:
     where: tuple[str, int | None] | None = None
     modules = {m.file.path: m for needle in ("SQLALCHEMY", "SQLAlchemy")
                for m in python_modules(ctx, needle)}
+    # `class RedashSQLAlchemy(SQLAlchemy)`: instances of a subclass are the extension too
+    constructors = {"SQLAlchemy"} | {
+        node.name for module in modules.values() for node in ast.walk(module.tree)
+        if isinstance(node, ast.ClassDef)
+        and any(dotted(b).rsplit(".", 1)[-1] == "SQLAlchemy" for b in node.bases)}
     for module in modules.values():
         names = module.scope.names
         options = {**options, **_as_dict(names.get("SQLALCHEMY_ENGINE_OPTIONS"))}
@@ -150,7 +155,7 @@ def _flask(ctx: StackContext) -> list[Pool]:
                     options = {**options, **_as_dict(value_of(module, node.value))}
                 elif key is not None and key.value == "SQLALCHEMY_DATABASE_URI":
                     uri = value_of(module, node.value)
-        for call, _ in calls(module, {"SQLAlchemy"}):
+        for call, _ in calls(module, constructors):
             extra = kwarg(call, "engine_options")
             if extra is not None:
                 options = {**options, **_as_dict(value_of(module, extra))}

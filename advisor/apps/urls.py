@@ -283,3 +283,21 @@ def route_from_env(env: tuple[EnvVar, ...]) -> Route | None:
             if route is not None:
                 return route
     return None
+
+
+_ARG_URL = re.compile(r"(?:jdbc:|ecto://|postgres(?:ql)?(?:\+\w+)?://)\S+", re.I)
+
+
+def route_from_args(command: tuple[str, ...], args: tuple[str, ...], source: Source
+                    ) -> Route | None:
+    """A connection URL given only on the command line (`graphile-worker -c
+    postgres://...`, `--database-url=postgres://...`): the first one, with the word's
+    position as its key. `$(VAR)` references are not URLs."""
+    for field, words in (("command", command), ("args", args)):
+        for i, word in enumerate(words):
+            m = _ARG_URL.search(word)
+            if m and "$(" not in m.group(0):
+                route = route_from_url(m.group(0), replace(source, key=f"{field}[{i}]"))
+                if route is not None:
+                    return route
+    return None
