@@ -975,10 +975,11 @@ def _declared_client(decl: WorkloadDecl, inputs: Inputs, topo: Topology) -> Clie
 
 def _lambda_client(fn: LambdaFunction, host_map: dict, topo: Topology) -> Client:
     """A Lambda function as a client: concurrency x connections per execution
-    environment (advisor.sources.serverless)."""
+    environment (advisor.sources.serverless). A database setting that links nowhere is
+    the client's route, so PA107 names it and how to declare the server."""
     from advisor.apps import route_from_env
 
-    route = route_from_env(fn.env)
+    route = route_from_env(fn.env) or _lambda_db_setting(fn)
     client = Client(
         id=f"lambda/{fn.location.path}#{fn.name}", name=fn.name, kind="Lambda",
         replicas=fn.concurrency,
@@ -986,24 +987,27 @@ def _lambda_client(fn: LambdaFunction, host_map: dict, topo: Topology) -> Client
         pools=[Pool(label="Lambda", size=fn.per_environment, route=route,
                     note="one execution environment per concurrent invocation; a pool "
                          "inside the function is per environment")],
-        location=fn.location)
+        location=fn.location, route=route)
     target = resolve_host(route.host, None, host_map) if route is not None else None
     if target is not None:
         client.target_kind, client.target_id = target  # type: ignore[assignment]
-    elif route is None:
-        unread = [v.name for v in fn.env if re.search(r"DATABASE|POSTGRES|^PG|DB_", v.name)]
-        if unread:
-            topo.notices.append(
-                f"{client.name} (Lambda, {fn.location.label()}): database settings "
-                f"{', '.join(unread)} could not be resolved (a template parameter or "
-                "intrinsic function): not linked to a server, not budgeted")
-    else:
-        topo.notices.append(
-            f"{client.name} (Lambda, {fn.location.label()}): connects to host "
-            f"{route.host!r} ({route.source.label()}), which is no server or proxy in the "
-            "repository or configuration; declare it under [[tool.pool-advisor.servers]] "
-            "(with its endpoint in hosts) to budget it")
     return client
+
+
+# Environment names (any case) that carry a Lambda's database host or URL in templates
+# that name them their own way (rds_endpoint, DB_HOST, PG_URL, database_dsn...).
+_LAMBDA_DB_NAME = re.compile(r"rds|database|postgres|^pg|(^|_)db(_|$)|dsn|endpoint", re.I)
+_NOT_A_HOST = re.compile(r"user|pass|secret|port|name|region|arn|timeout", re.I)
+
+
+def _lambda_db_setting(fn: LambdaFunction) -> Route | None:
+    """The value of a database-looking variable as the host, when no URL or PGHOST-style
+    variable is there: a CloudFormation `!Ref DbEndpoint` arrives as its parameter's
+    name, which a [[servers]] entry's hosts can then name."""
+    for var in fn.env:
+        if var.value and _LAMBDA_DB_NAME.search(var.name) and not _NOT_A_HOST.search(var.name):
+            return Route(host=var.value, source=replace(var.source, key=var.name))
+    return None
 
 
 def _pooler_pairs(topo: Topology) -> None:

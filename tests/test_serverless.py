@@ -137,8 +137,33 @@ max_connections_percent = 50
     assert budget.peak == 50
 
 
-def test_unresolved_url_is_a_notice(tmp_path):
+def test_unresolved_database_setting_is_pa107(tmp_path):
+    """A URL built by an intrinsic function links nowhere: PA107 names the function and
+    the variable, never a silent 0."""
     root = _repo(tmp_path, {"template.yaml": SAM, ".pool-advisor.toml": CONFIG})
     result = run_check([str(root)])
-    assert any("Plain (Lambda, template.yaml" in n and "could not be resolved" in n
-               for n in result.notices)
+    unlinked = [f for f in result.findings if f.code == "PA107"]
+    assert [f.message.split(":")[0] for f in unlinked] == ["Plain"]
+    assert unlinked[0].location.line == 28  # the DATABASE_URL line
+
+
+def test_cloudformation_parameter_reference_can_be_declared(tmp_path):
+    """`rds_endpoint: !Ref RdsEndpoint` (a template parameter) arrives as the parameter's
+    name: a [[servers]] entry whose hosts name it links the function."""
+    template = """\
+Resources:
+  Fn:
+    Type: AWS::Serverless::Function
+    Properties:
+      ReservedConcurrentExecutions: 40
+      Environment:
+        Variables:
+          region: !Ref AWS::Region
+          rds_endpoint: !Ref RdsEndpoint
+"""
+    config = '[[servers]]\nname = "aurora"\nhosts = ["RdsEndpoint"]\nmax_connections = 100\n'
+    root = _repo(tmp_path, {"template.yaml": template, ".pool-advisor.toml": config})
+    result = run_check([str(root)])
+    (budget,) = result.budgets
+    assert budget.peak == 40  # 40 reserved x 1
+    assert [f.code for f in result.findings] == ["PA112"]
