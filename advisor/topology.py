@@ -166,7 +166,7 @@ def build_topology(inputs: Inputs) -> Topology:
             continue
         client = guarded(topo.problems, w.obj.path, partial(
             _client_from_workload, inputs, topo, w, peaks, host_map, declared.get(w.name),
-            default_ns, operator_secrets, _mounted_files(w, index)), None,
+            default_ns, operator_secrets, _mounted_files(w, index), index), None,
             "reading this object", w.obj.line)
         if client is not None:
             topo.clients.append(client)
@@ -733,7 +733,8 @@ def _client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
                           peaks: dict, host_map: dict, decl: WorkloadDecl | None,
                           default_ns: str = "default",
                           operator_secrets: ConfigIndex | None = None,
-                          mounted: list | None = None) -> Client | None:
+                          mounted: list | None = None,
+                          index: ConfigIndex | None = None) -> Client | None:
     from advisor.apps import pools_for_container, route_from_env
     from advisor.apps.urls import route_from_args
 
@@ -779,6 +780,10 @@ def _client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
         # no URL in the env: the host the application's own configuration names
         # (application.yml, database.yml, a config file) links it, or says it links nowhere
         route = next((p.route for p in pools if p.route is not None and p.route.host), None)
+    if route is None and not pools and index:
+        # the host a mounted configuration file names (Temporal's connectAddr, Django
+        # settings in a ConfigMap): linked, so that its unknown size is reported
+        route = _mounted_config_route(w, index, host_map, w.namespace or default_ns)
     if not pools and route is not None:
         pools = _identified_defaults(inputs, topo, w, app, route)
     if decl is not None and decl.pool_size is not None:
@@ -863,6 +868,37 @@ def _why_unknown(w: Workload, directory: str | None, app: object | None) -> str:
             "psycopg_pool, asyncpg, node-postgres, Sequelize, Knex, TypeORM, Prisma, pgx, "
             "database/sql, Rails, Npgsql, Ecto) and no driver dependency to take a default "
             "from")
+
+
+# A line of a configuration file that names where to connect.
+_CONNECTION_LINE = re.compile(r"host|addr|server|dsn|url|uri|endpoint|seeds|://", re.I)
+_HOST_TOKEN = re.compile(r"[a-z0-9](?:[-a-z0-9.]*[a-z0-9])?")
+_MAX_CONFIG_SCAN = 256 * 1024  # characters of one mounted file looked through
+
+
+def _mounted_config_route(w: Workload, index: ConfigIndex, host_map: dict,
+                          namespace: str) -> Route | None:
+    """A route to a known server or pooler named on a connection line (host, addr,
+    url, dsn...) of a ConfigMap or Secret file mounted into one of the workload's
+    containers; the source is that line."""
+    for c in w.containers:
+        if is_pgbouncer_container(c):
+            continue
+        for kind, name in w.config_sources(c.name):
+            data = lookup(index, kind, w.namespace, name)
+            if data is None or data.made_by is not None:
+                continue
+            for key, text in data.data.items():
+                for number, line in enumerate(text[:_MAX_CONFIG_SCAN].splitlines(), start=1):
+                    if not _CONNECTION_LINE.search(line):
+                        continue
+                    for token in _HOST_TOKEN.findall(line.lower()):
+                        if resolve_host(token, namespace, host_map) is None:
+                            continue
+                        shown, offset = data.text_origin(key)
+                        return Route(host=token, source=Source(
+                            path=shown, line=offset + number, key=f"{name}/{key}"))
+    return None
 
 
 def _env_hazards(w: Workload, client_id: str) -> list[SqlHazard]:

@@ -507,3 +507,45 @@ spec:
     assert b.max_connections.value == 150  # the last applied (b-pg.yaml)
     assert b.peak == 2 * 20
     assert any("Cluster shop/pg is defined 2 times" in n for n in result.notices)
+
+
+def mounted(config: str) -> str:
+    return f"""
+apiVersion: v1
+kind: ConfigMap
+metadata: {{name: app-config}}
+data:
+  settings.yaml: |
+{textwrap.indent(config, "    ")}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {{name: worker}}
+spec:
+  template:
+    spec:
+      containers:
+        - name: worker
+          image: example/worker:1
+          volumeMounts: [{{name: cfg, mountPath: /etc/app}}]
+      volumes:
+        - name: cfg
+          configMap: {{name: app-config}}
+"""
+
+
+def test_host_in_a_mounted_config_file_links_the_client(tmp_path):
+    write(tmp_path, {"k8s/db.yaml": DB, "k8s/worker.yaml": mounted(
+        "persistence:\n  sql:\n    connectAddr: \"db:5432\"\n    maxConns: 20\n")})
+    topo = scan([str(tmp_path)], CheckOptions()).topology
+    (client,) = topo.clients
+    assert (client.target_kind, client.target_id) == ("server", "StatefulSet/db")
+    # the route's source is the line of the file inside the ConfigMap
+    assert (client.route.source.path, client.route.source.line) == ("k8s/worker.yaml", 9)
+
+
+def test_a_word_on_another_line_of_a_mounted_file_does_not_link(tmp_path):
+    write(tmp_path, {"k8s/db.yaml": DB, "k8s/worker.yaml": mounted(
+        "title: db\nlabels: [db]\n")})
+    topo = scan([str(tmp_path)], CheckOptions()).topology
+    assert topo.clients == []

@@ -221,9 +221,9 @@ def test_temporal_four_services_two_stores():
     assert b["peak"] == 160
 
 
-@pytest.mark.xfail(strict=True, reason="issue 13: Django DATABASES in sentry.conf.py and the "
-                   "Celery --concurrency of `sentry run worker` are not read; the worker is "
-                   "not linked")
+@pytest.mark.xfail(strict=True, reason="issue 13: the Celery --concurrency of `sentry run "
+                   "worker` (Django, one connection per process) is not read: the worker is "
+                   "linked (HOST in the mounted sentry.conf.py) but its size is unknown")
 def test_sentry_worker_processes():
     b = budgets(check_json("sentry"))["sentry-sentry-postgresql"]
     assert b["usable"] == 97  # Bitnami subchart, no configuration: 100 - 3
@@ -246,9 +246,9 @@ def test_bitnami_postgresql_replication():
     assert read["peak"] == 30
 
 
-@pytest.mark.xfail(strict=True, reason="issue 13: NetBox's DATABASE in the mounted "
-                   "netbox.yaml and nginx unit's process count are not read; no client is "
-                   "linked")
+@pytest.mark.xfail(strict=True, reason="issue 13: nginx unit's process count (NetBox image) "
+                   "and Django's one connection per process are not known: the three clients "
+                   "are linked (HOST in the mounted netbox.yaml) but their sizes are unknown")
 def test_netbox_unit_processes_worker_housekeeping():
     b = budgets(check_json("netbox"))["netbox-postgresql"]
     assert b["usable"] == 97  # Bitnami subchart, no configuration: 100 - 3
@@ -281,3 +281,17 @@ def test_bitnami_chart_with_vendored_common_library():
     # shop-api: 4 replicas x HikariCP 50 = 200 > 177: over by 23
     assert contributions(b) == {"shop-api": 4 * 50}
     assert b["peak"] == 200 and b["fits"] is False
+
+
+@pytest.mark.parametrize(("folder", "server", "clients"), [
+    ("sentry", "sentry-sentry-postgresql", ["sentry-worker"]),
+    ("netbox", "netbox-postgresql", ["netbox", "netbox-worker", "netbox-housekeeping"]),
+])
+def test_clients_configured_by_mounted_files_are_linked_never_fits_by_default(
+        folder, server, clients):
+    # The host is in a file the pod mounts from a ConfigMap (Sentry DATABASES HOST,
+    # NetBox DATABASE HOST): each client is linked to the server, and
+    # while its size is unknown the budget is a floor, never "fits".
+    b = budgets(check_json(folder))[server]
+    assert sorted(b["unknown_clients"]) == sorted(clients)
+    assert b["peak_is_floor"] is True and b["fits"] is False
