@@ -58,3 +58,41 @@ def test_host_linking_to_nothing_is_a_warning(tmp_path):
     write_tree(tmp_path, page.bad)
     (f,) = [f for f in _check(tmp_path).findings if f.code == "PA107"]
     assert f.severity.value == "warning" and "'orders-db'" in f.message
+
+
+def _web(tmp_path, url: str, files: dict[str, str]) -> object:
+    page = dict(PAGE.bad)
+    page["k8s/reports.yaml"] = page["k8s/reports.yaml"].replace(
+        "postgres://reports@db:5432/shop", url).replace("acme/reports:1.0", "acme/web:1.0")
+    write_tree(tmp_path, {**page, **files})
+    return _check(tmp_path)
+
+
+def test_url_scheme_names_the_stack_and_pa104_says_so(tmp_path):
+    # postgresql+psycopg:// is SQLAlchemy's: QueuePool 5 + 10 per process, 1 process
+    result = _web(tmp_path, "postgresql+psycopg://reports@db:5432/shop",
+                  {"web/Dockerfile": "FROM python:3.12\n"})
+    (budget,) = result.budgets
+    assert budget.unknown_clients == [] and budget.peak == (3 + 1) * 15
+    (f,) = [f for f in result.findings if f.code == "PA104"]
+    assert "the URL scheme postgresql+psycopg:// of DATABASE_URL" in f.message
+
+
+def test_dependency_file_names_the_stack(tmp_path):
+    # package.json names pg (node-postgres) and no `new Pool` is read: pg-pool default 10
+    result = _web(tmp_path, "postgres://reports@db:5432/shop",
+                  {"web/package.json": '{"dependencies": {"pg": "^8.11.0"}}\n',
+                   "web/Dockerfile": "FROM node:22\n"})
+    (budget,) = result.budgets
+    assert budget.unknown_clients == [] and budget.peak == (3 + 1) * 10
+    (f,) = [f for f in result.findings if f.code == "PA104"]
+    assert "stack identified by pg (web/package.json:1)" in f.message
+
+
+def test_published_images_are_never_given_the_repository_source():
+    from advisor.apps.locate import maybe_built_here
+
+    assert maybe_built_here("ghcr.io/acme/stats:postgresql-latest")  # a tag is no name
+    assert not maybe_built_here("postgres:16")
+    assert not maybe_built_here("quay.io/keycloak/keycloak:26.0")
+    assert not maybe_built_here("bitnami/pgbouncer:1.23")

@@ -79,7 +79,8 @@ def _deps(f: AppFile) -> list[tuple[str, int]]:
         if not text:
             continue
         if f.name == "package.json":
-            m = re.match(r'"(@?[\w./-]+)"\s*:', text)
+            out.extend((q.group(1), n) for q in re.finditer(r'"(@?[\w./-]+)"\s*:', text))
+            continue
         elif f.name == "go.mod":
             m = re.match(r"(?:require\s+)?([\w.-]+\.[\w./-]+)\s+v", text)
         elif f.name == "mix.exs":
