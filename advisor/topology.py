@@ -951,7 +951,7 @@ def _inferred_app_dir(inputs: Inputs, w: Workload, topo: Topology) -> str | None
 
         if not any(maybe_built_here(c.image) for c in w.containers if c.role != "init"):
             return None
-        guess = fallback_app_dir(inputs.root, inputs.app_candidates)
+        guess = fallback_app_dir(inputs.root, inputs.app_candidates, names)
         if guess is None:
             return None
         topo.notices.append(f"{_workload_id(w)}: application source inferred as "

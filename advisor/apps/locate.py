@@ -177,13 +177,15 @@ def dockerfile_copy_dirs(root: Root, directory: str) -> list[tuple[str, int]]:
     return out
 
 
-def fallback_app_dir(root: Root, candidates: list[str]) -> AppDirGuess | None:
+def fallback_app_dir(root: Root, candidates: list[str], names: set[str]) -> AppDirGuess | None:
     """When no folder is named like the workload: the repository root when it holds an
     application's own files (Rails/Django/Node app with k8s/ beside it) — or the one
     application folder a root Dockerfile copies; else the repository's only application
-    folder (app/ with the package one level down)."""
+    folder (app/ with the package one level down). The root is not taken for a
+    workload whose image and name disagree with the root project's own name (a Helm
+    chart repository's operator code is not the Keycloak it deploys)."""
     apps = [d for d in candidates if d and d.split("/", 1)[0].lower() not in NOT_APP_DIRS]
-    if "" in candidates:
+    if "" in candidates and names_the_project(root_project_name(root), names):
         own = app_files_in(root, "")
         if own:
             return AppDirGuess(directory="", reason="the repository root holds the "
@@ -217,3 +219,46 @@ def maybe_built_here(image: str) -> bool:
     if not repo or "/" not in repo:
         return False  # official images have no organisation: postgres:16, redis
     return not any(p in repo for p in _PUBLISHED)
+
+
+def root_project_name(root: Root) -> str | None:
+    """The name the root's own project declares (go.mod module, package.json name,
+    pyproject.toml project name), normalised: miniflux.app/v2 -> miniflux."""
+    import json
+
+    base = str(root.path)
+    try:
+        path = os.path.join(base, "go.mod")
+        if os.path.isfile(path):
+            m = re.search(r"^module\s+(\S+)", root.read_text(path), re.M)
+            if m:
+                parts = [p for p in m.group(1).split("/") if not re.fullmatch(r"v\d+", p)]
+                last = parts[-1]
+                return (last.split(".")[0] if len(parts) == 1 else last).lower()
+        path = os.path.join(base, "package.json")
+        if os.path.isfile(path):
+            name = json.loads(root.read_text(path)).get("name")
+            if isinstance(name, str) and name:
+                return name.rsplit("/", 1)[-1].lower()
+        path = os.path.join(base, "pyproject.toml")
+        if os.path.isfile(path):
+            m = re.search(r"^\[(?:project|tool\.poetry)\][^\[]*?^name\s*=\s*['\"]([^'\"]+)",
+                          root.read_text(path), re.M | re.S)
+            if m:
+                return m.group(1).lower()
+    except (InputError, ValueError, AttributeError):
+        return None
+    return None
+
+
+def _norm(text: str) -> str:
+    return re.sub(r"[^a-z0-9]", "", text.lower())
+
+
+def names_the_project(project: str | None, names: set[str]) -> bool:
+    """Whether a workload/image name and the root project's name plausibly agree (no
+    project name: nothing says otherwise)."""
+    if not project:
+        return True
+    p = _norm(project)
+    return any(p and (p in _norm(n) or (_norm(n) and _norm(n) in p)) for n in names)
