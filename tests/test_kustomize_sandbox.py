@@ -296,3 +296,16 @@ def test_run_bounded_stops_a_cpu_hog(tmp_path: Path) -> None:
     out, _, error = sandbox.run_bounded([sys.executable, "-c", "while True: pass"], env={},
                                         cwd=tmp_path, timeout=30, cpu_seconds=1)
     assert out is None and "CPU limit" in error
+
+
+def test_folders_too_big_to_copy_fall_back_to_the_named_files(tmp_path: Path,
+                                                              monkeypatch) -> None:
+    monkeypatch.setattr(sandbox, "MAX_COPY_BYTES", 4096)
+    root = tmp_path / "repo"
+    _write(root / "kustomization.yaml", "resources:\n  - k8s/cm.yaml\n")
+    _write(root / "k8s" / "cm.yaml", _configmap("own"))
+    (root / "docs").mkdir()
+    (root / "docs" / "big.bin").write_bytes(b"x" * 10_000)
+    rendered = render_kustomization(Root.of(root), ".")
+    assert [o.name for o in rendered.objects] == ["own"], rendered.problems
+    assert any("only the files its entries name were copied" in n for n in rendered.notices)

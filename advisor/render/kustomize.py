@@ -379,8 +379,18 @@ def build_sandboxed(root: Root, top: Path, directories: list[Path],
         argv = [env["PATH"] + "/" + binary.name, *prepared.command[1:]]
         mirror = scratch / "repo"
         mirror.mkdir()
+        notices: list[str] = []
         try:
             copied = sandbox.copy_tree(root.path, directories, mirror)
+            if copied.full and files:
+                # The folders are too big to copy whole (a kustomization at the top of a
+                # large repository): only the files the scan found it reads.
+                shutil.rmtree(mirror)
+                mirror.mkdir()
+                copied = sandbox.Copied()
+                notices.append("kustomize: the kustomization folders are larger than "
+                               f"{sandbox.MAX_COPY_BYTES // 2**20} MiB; only the files "
+                               "its entries name were copied for kustomize")
             for f in files or []:
                 sandbox.copy_file(root.path, f, mirror / f.relative_to(root.path), copied)
             if origins:
@@ -389,8 +399,8 @@ def build_sandboxed(root: Root, top: Path, directories: list[Path],
                                       if (mirror / top.relative_to(root.path) / n).is_file()))
         except (OSError, ValueError, StopIteration) as exc:
             return Build(None, f"cannot copy the kustomization to a working folder: {exc}")
-        notices = [f"kustomize: {item}; not copied to kustomize's working folder"
-                   for item in copied.left_out]
+        notices += [f"kustomize: {item}; not copied to kustomize's working folder"
+                    for item in copied.left_out]
         if copied.full:
             return Build(None, "the kustomization folders hold more than "
                          f"{sandbox.MAX_COPY_BYTES // (1024 * 1024)} MiB or "
