@@ -14,12 +14,15 @@ Generates, in a temporary directory (nothing is committed):
   YAML a chart check cannot avoid reading.
 
 For each tree it times `pool-advisor check TREE --format json` (a fresh interpreter, as
-pre-commit runs it) and, in the same run, a fresh interpreter that only parses every
-YAML file of the tree once with ruamel.yaml's round-trip loader (what the engine
-uses). Figures: files per second of both and their ratio (target: check within 2x of
-parse-only), and seconds per 1,000 files across sizes (linear means flat). Times are
-medians of --runs, each pair run back to back so machine load hits both; CPU seconds
-(user+sys of the child) are shown too: they are what load distorts least.
+pre-commit runs it) and, in the same run, a fresh interpreter that only reads every
+YAML file of the tree once with PyYAML's CSafeLoader (libyaml: the floor, what
+advisor.yamlpos is built on; ruamel.yaml's round-trip loader is no longer on the check
+path). Figures: files per second of both and their ratio (target: check within 2x of
+the floor), CPU seconds per 1,000 files across sizes (linear means flat: target within
+1.1x from the smallest to the largest tree), and peak RSS of each child with the check's
+memory above the floor's per manifest (target: 5 KB). Times are medians of --runs, each
+pair run back to back so machine load hits both; CPU seconds (user+sys of the child)
+are what load distorts least.
 Bytecode is compiled first, as an install does (the environment may set
 PYTHONDONTWRITEBYTECODE=1).
 """
@@ -43,18 +46,16 @@ CHART_TEMPLATE = REPO / "fixtures" / "helm-chart-prod" / "charts" / "api"
 APPS_PER_NAMESPACE = 50
 
 PARSE_ONLY = r"""
-import os, sys
-from ruamel.yaml import YAML
+import os, sys, yaml
+loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 n = bad = 0
 for folder, dirs, files in os.walk(sys.argv[1]):
     for name in files:
         if name.endswith((".yaml", ".yml")):
             with open(os.path.join(folder, name), encoding="utf-8") as fh:
                 text = fh.read()
-            yaml = YAML(typ="rt")  # one per file, as the engine does
-            yaml.allow_duplicate_keys = True
             try:
-                n += sum(1 for _ in yaml.load_all(text))
+                n += sum(1 for _ in yaml.load_all(text, Loader=loader))
             except Exception:  # Helm templates are not YAML until rendered
                 bad += 1
 print(n, bad)
@@ -350,15 +351,27 @@ def _env() -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": str(REPO), "NO_COLOR": "1"}
 
 
-def timed(cmd: list[str]) -> tuple[float, float, subprocess.CompletedProcess]:
-    """(wall seconds, child CPU seconds, result)."""
+def timed(cmd: list[str]) -> tuple[float, float, float, subprocess.CompletedProcess]:
+    """(wall seconds, child CPU seconds, child peak RSS in bytes, result). The peak is
+    read with /usr/bin/time's %M when it is there (RUSAGE_CHILDREN's maximum would be
+    the largest child so far, not this one's)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    timer = shutil.which("time") if os.path.exists("/usr/bin/time") else None
+    wrapped = [timer, "-f", "%M", *cmd] if timer else cmd
     start = time.perf_counter()
-    proc = subprocess.run(cmd, env=_env(), capture_output=True, text=True, check=False)
+    proc = subprocess.run(wrapped, env=_env(), capture_output=True, text=True, check=False)
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return wall, cpu, proc
+    rss = float("nan")
+    if timer:
+        *rest, last = proc.stderr.rstrip("\n").rsplit("\n", 1) or [""]
+        if last.strip().isdigit():
+            rss = int(last) * 1024.0
+            proc.stderr = rest[0] if rest else ""
+    else:
+        rss = after.ru_maxrss * 1024.0
+    return wall, cpu, rss, proc
 
 
 def check_cmd(tree: Path) -> list[str]:
@@ -392,21 +405,23 @@ def measure(tree: Path, files: int, runs: int, parse_tree: Path | None = None) -
     """Check `tree`; parse-only `parse_tree` (default: the same tree)."""
     checks, parses = [], []
     for _ in range(runs):
-        w, c, proc = timed(check_cmd(tree))
+        w, c, m, proc = timed(check_cmd(tree))
         if proc.returncode not in (0, 1):
             raise SystemExit(f"check failed on {tree} (exit {proc.returncode}):\n"
                              f"{proc.stderr[-2000:]}")
-        checks.append((w, c))
-        w, c, proc = timed(parse_cmd(parse_tree or tree))
+        checks.append((w, c, m))
+        w, c, m, proc = timed(parse_cmd(parse_tree or tree))
         if proc.returncode != 0:
             raise SystemExit(f"parse-only failed: {proc.stderr[-2000:]}")
-        parses.append((w, c))
+        parses.append((w, c, m))
     med = statistics.median
-    cw, cc = med(w for w, _ in checks), med(c for _, c in checks)
-    pw, pc = med(w for w, _ in parses), med(c for _, c in parses)
+    cw, cc, cm = (med(x[i] for x in checks) for i in range(3))
+    pw, pc, pm = (med(x[i] for x in parses) for i in range(3))
     return {"files": files, "check_wall_s": cw, "check_cpu_s": cc, "parse_wall_s": pw,
             "parse_cpu_s": pc, "check_files_per_s": files / cw,
-            "parse_files_per_s": files / pw, "ratio_wall": cw / pw, "ratio_cpu": cc / pc}
+            "parse_files_per_s": files / pw, "ratio_wall": cw / pw, "ratio_cpu": cc / pc,
+            "check_peak_rss": cm, "parse_peak_rss": pm,
+            "held_bytes_per_file": (cm - pm) / files}
 
 
 def compile_sources() -> None:
@@ -417,7 +432,7 @@ def compile_sources() -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--sizes", default="2500,5000,10000")
+    parser.add_argument("--sizes", default="1000,10000,30000")
     parser.add_argument("--charts", type=int, default=200)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--json", action="store_true")
@@ -456,8 +471,8 @@ def main() -> None:
         return
     print(f"load average {results['load_before'][0]:.1f} -> {results['load_after'][0]:.1f}; "
           f"medians of {args.runs} runs (check and parse-only run back to back)")
-    print(f"{'tree':<18}{'files':>7}{'check f/s':>11}{'parse f/s':>11}{'ratio':>7}"
-          f"{'cpu ratio':>11}{'check s/1k':>12}{'cpu s/1k':>10}")
+    print(f"{'tree':<18}{'files':>7}{'check f/s':>11}{'floor f/s':>11}{'ratio':>7}"
+          f"{'cpu ratio':>11}{'check s/1k':>12}{'cpu s/1k':>10}{'RSS MB':>8}{'KB/file':>9}")
     rows = [(f"manifests-{r['files']}", r) for r in results["manifests"]]
     if results["charts"]:
         rows.append((f"charts-{results['charts']['charts']}", results["charts"]))
@@ -467,14 +482,19 @@ def main() -> None:
         print(f"{label:<18}{r['files']:>7}{r['check_files_per_s']:>11.0f}"
               f"{r['parse_files_per_s']:>11.0f}{r['ratio_wall']:>7.2f}{r['ratio_cpu']:>11.2f}"
               f"{r['check_wall_s'] / r['files'] * 1000:>12.3f}"
-              f"{r['check_cpu_s'] / r['files'] * 1000:>10.3f}")
-    per_k = [r["check_cpu_s"] / r["files"] for r in results["manifests"]]
-    if len(per_k) > 1:
-        print(f"linearity: CPU per file at the largest size / at the smallest = "
-              f"{per_k[-1] / per_k[0]:.2f} (1.0 is linear)")
-    print("target: check within 2x of parse-only (ratio <= 2); charts are compared with")
-    print("parsing their files (templates are not YAML until rendered) and, 'vs rendered',")
-    print("with parsing their values.yaml plus what the engine renders from them")
+              f"{r['check_cpu_s'] / r['files'] * 1000:>10.3f}"
+              f"{r['check_peak_rss'] / 2**20:>8.0f}{r['held_bytes_per_file'] / 1024:>9.1f}")
+    manifests = results["manifests"]
+    if len(manifests) >= 2:
+        first, last = manifests[0], manifests[-1]
+        growth = (last["check_cpu_s"] / last["files"]) / (first["check_cpu_s"] / first["files"])
+        print(f"CPU per file, {last['files']} vs {first['files']} manifests: x{growth:.2f} "
+              "(target <= 1.10); check vs floor at the largest: "
+              f"x{last['ratio_cpu']:.2f} CPU (target <= 2.0); held per manifest: "
+              f"{last['held_bytes_per_file'] / 1024:.1f} KB (target <= 5)")
+    print("charts are compared with parsing their files (templates are not YAML until")
+    print("rendered) and, 'vs rendered', with parsing their values.yaml plus what the")
+    print("engine renders from them")
 
 
 if __name__ == "__main__":
