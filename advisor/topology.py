@@ -216,10 +216,12 @@ def _as_applied(objects: list[K8sObject], default_ns: str, notices: list[str]
 def _disambiguate_names(topo: Topology) -> None:
     """Two servers (or poolers, or clients) of the same name in different namespaces
     are shown as namespace/name."""
+    from collections import Counter
+
     for group in (topo.servers, topo.poolers, topo.clients):
-        names = [e.name for e in group]
+        counts = Counter(e.name for e in group)  # once per group: names.count was O(n²)
         for e in group:
-            if names.count(e.name) > 1 and e.namespace:
+            if counts[e.name] > 1 and e.namespace:
                 e.name = f"{e.namespace}/{e.name}"
 
 
