@@ -207,3 +207,47 @@ def test_findings_are_capped_per_file_and_rule_with_a_count_of_the_rest(tmp_path
     assert by_file and max(by_file.values()) <= MAX_PER_FILE_AND_RULE
     counted = [n for n in result.notices if "not shown (at most" in n]
     assert any(n.startswith("PA109: ") and "postgresql.conf" in n for n in counted), counted
+
+
+EVIL = "x\n::error file=a.yaml::injected\r\n##[warning]legacy\x1b[2J\x07 @octocat \u2028::debug::y"
+
+
+def _evil_repo(acme: Path) -> Path:
+    checkout = acme / "k8s" / "checkout.yaml"
+    quoted = EVIL.replace("\\", "\\\\").replace("\n", "\\n").replace("\r", "\\r") \
+        .replace("\x1b", "\\e").replace("\x07", "\\a").replace("\u2028", "\\L")
+    checkout.write_text(checkout.read_text().replace("name: checkout\n",
+                                                     f'name: "checkout{quoted}"\n', 1))
+    # a file whose name is a workflow command, holding invalid YAML (a PA901 finding)
+    (acme / "::error::file.yaml").write_text("kind: x\napiVersion: v1\nspec: [\n")
+    (acme / "k8s" / "##[group]x.yaml").write_text("kind: x\napiVersion: v1\nspec: [\n")
+    return acme
+
+
+def _assert_inert(text: str) -> None:
+    for line in text.splitlines():
+        assert not line.lstrip().startswith("::"), line
+        assert "##[" not in line, line
+    assert not any(c in text for c in "\x1b\x07\r\u2028"), repr(text)
+
+
+def test_the_text_report_cannot_inject_workflow_commands_or_terminal_escapes(acme, capsys,
+                                                                           monkeypatch):
+    monkeypatch.delenv("GITHUB_ACTIONS", raising=False)
+    _evil_repo(acme)
+    code = cli.run(["check", str(acme)])
+    out, err = capsys.readouterr()
+    assert code == 1, err
+    assert "checkout" in out and "injected" in out  # shown, escaped
+    assert ":\\:error::file.yaml:" in out  # the path is there, escaped at a line's start
+    _assert_inert(out)
+    _assert_inert(err)
+
+
+def test_the_markdown_comment_does_not_ping_mentions(acme):
+    from advisor.report.markdown import render
+
+    result = run_check([str(_evil_repo(acme))])
+    text = render(result, load_rules())
+    assert "@octocat" not in text
+    assert "@&#8203;octocat" in text or "octocat" not in text

@@ -29,13 +29,16 @@ SEVERITY_WORDS = {Severity.error: "error", Severity.warning: "warning", Severity
 # Typographic signs for the arithmetic, spelled as escapes so the source stays ASCII.
 MINUS, TIMES, DASH, ARROW = "\u2212", "\u00d7", "\u2013", "\u2192"
 
+# `@name` in a repository's object or file name must not notify a GitHub user or team
+# when the comment is posted: a zero-width space after the @ (as Dependabot does).
+NO_MENTION = "@&#8203;"
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]<>|~#!])")
 
 
 def md_text(text: str) -> str:
     """Plain text as inline GFM: markdown and HTML syntax escaped, line breaks kept as
     <br> so the text can sit in a table cell or a paragraph alike."""
-    escaped = _MD_SPECIAL.sub(r"\\\1", text.replace("&", "&amp;"))
+    escaped = _MD_SPECIAL.sub(r"\\\1", text.replace("&", "&amp;")).replace("@", NO_MENTION)
     return "<br>".join(line.strip() for line in escaped.splitlines()) or escaped
 
 
@@ -168,7 +171,8 @@ def _contribution(c: Contribution, depth: int) -> list[str]:
 def _details(summary: str, body: str) -> str:
     # Blank lines around the body: GFM ends an HTML block at a blank line, so the
     # markdown inside is parsed as markdown.
-    return f"<details>\n<summary>{html.escape(summary)}</summary>\n\n{body}\n\n</details>"
+    shown = html.escape(summary).replace("@", NO_MENTION)
+    return f"<details>\n<summary>{shown}</summary>\n\n{body}\n\n</details>"
 
 
 # --- findings ------------------------------------------------------------------------
