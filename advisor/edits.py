@@ -11,6 +11,7 @@ with the reason, never guessed.
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import re
 from collections.abc import Iterable, Sequence
@@ -19,7 +20,7 @@ from pathlib import Path
 from msgspec import Struct, field
 
 from advisor.advise import Edit
-from advisor.fs import InputError, Root
+from advisor.fs import InputError, Root, decode_text, read_regular
 
 
 class FileChange(Struct):
@@ -28,16 +29,23 @@ class FileChange(Struct):
     before: str
     after: str
     applied: list[Edit] = field(default_factory=list)
+    digest: str = ""  # sha256 of the bytes read: the file must still hold them at write
+    bom: bool = False  # a UTF-8 byte order mark, written back
+    root: Path | None = None  # the repository: nothing outside it is written
 
     def diff(self) -> str:
-        return "".join(
-            difflib.unified_diff(
-                self.before.splitlines(keepends=True),
-                self.after.splitlines(keepends=True),
-                fromfile=f"a/{self.path}",
-                tofile=f"b/{self.path}",
-            )
-        )
+        """The change as a unified diff. Context lines that hold a secret (a password
+        key, a URL's password, any line of a Kubernetes Secret) show `***` for it: such
+        a hunk no longer applies with `git apply`, `advise --write` applies it."""
+        in_secret = _SECRET_KIND.search(self.before) is not None
+        out = []
+        for line in difflib.unified_diff(editor_lines(self.before), editor_lines(self.after),
+                                         fromfile=f"a/{self.path}", tofile=f"b/{self.path}"):
+            if line.startswith(" ") or (line[:1] in "+-" and not line.startswith(("+++",
+                                                                                  "---"))):
+                line = line[0] + masked(line[1:], whole=in_secret and line[0] == " ")
+            out.append(line)
+        return "".join(out)
 
 
 class EditPlan(Struct):
@@ -85,13 +93,23 @@ def plan(edits: Iterable[Edit], roots: Sequence[Path]) -> EditPlan:
             continue
         root, real = located
         try:
-            text = root.read_text(real)
+            linked = symlink_on_the_way(root.path, shown)
+            if linked is not None:
+                raise InputError(shown, f"{linked} is a symlink; edits are not written "
+                                 "through symlinks")
+            data = read_regular(real)
+            text = decode_text(shown, data)
         except InputError as exc:
             for e in file_edits:
                 result.refused.append((e, f"{exc.label()}: {exc.message}"))
             continue
-        lines = text.splitlines(keepends=True)
-        change = FileChange(path=shown, real=real, before=text, after=text)
+        except OSError as exc:
+            for e in file_edits:
+                result.refused.append((e, f"{shown}: cannot read: {exc.strerror or exc}"))
+            continue
+        lines = editor_lines(text)
+        change = FileChange(path=shown, real=real, before=text, after=text,
+                            digest=_sha256(data), bom=data.startswith(BOM), root=root.path)
         for e in sorted(file_edits, key=lambda x: x.line):
             if not 1 <= e.line <= len(lines):
                 result.refused.append((e, f"{shown}:{e.line}: no such line"))
@@ -163,10 +181,110 @@ def _still_loads(shown: str, text: str) -> str | None:
     return None
 
 
+# Keys whose values are secrets, in any of the formats edited (YAML, ini, .properties,
+# .env, postgresql.conf, libpq connection strings `password=x`), and a URL's password.
+_SECRET_KEY = re.compile(
+    r"(?i)((?:[\w.-]*(?:pass(?:word|wd)?|pwd|secret|token|credential|api[_-]?key|"
+    r"private[_-]?key)[\w.-]*)[\"']?\s*[:=]\s*)([^\s#;]+|\"[^\"]*\"|'[^']*')")
+_URL_PASSWORD = re.compile(r"(://[^/\s:@]*:)([^@\s/]+)(@)")
+_SECRET_KIND = re.compile(r"(?m)^kind:\s*Secret\s*$")
+
+
+def masked(line: str, *, whole: bool = False) -> str:
+    """`line` with secret values as `***` (every value after a `:` for `whole`: a line
+    of a Secret manifest)."""
+    end = line[len(line.rstrip("\r\n")):]
+    body = line[: len(line) - len(end)]
+    if whole:
+        key, sep, value = body.partition(":")
+        return (f"{key}{sep} ***" if sep and value.strip() else body) + end
+    body = _URL_PASSWORD.sub(r"\1***\3", body)
+    return _SECRET_KEY.sub(r"\1***", body) + end
+
+
+BOM = b"\xef\xbb\xbf"
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
+
+
+def editor_lines(text: str) -> list[str]:
+    """Lines as editors number them, each with its ending: LF, CRLF or a lone CR end a
+    line; a form feed, vertical tab or U+2028 inside a .properties comment does not
+    (str.splitlines would split there and shift every later edit)."""
+    return _LINE.findall(text)
+
+
+def _sha256(data: bytes) -> str:
+    import hashlib
+
+    return hashlib.sha256(data).hexdigest()
+
+
+def symlink_on_the_way(root: Path, shown: str) -> str | None:
+    """The first component of `shown` (relative to `root`) that is a symlink, if any."""
+    here = root
+    for part in Path(shown).parts:
+        here = here / part
+        if here.is_symlink():
+            return here.relative_to(root).as_posix()
+    return None
+
+
+class WriteRefused(Exception):
+    def __init__(self, message: str, written: list[str] | None = None) -> None:
+        super().__init__(message)
+        self.written = written or []
+
+
 def write(plan_: EditPlan) -> list[str]:
-    """Write every change; returns the paths written."""
-    written = []
+    """Write every change; returns the paths written. Each file is checked again first
+    (still the bytes the diff was made from, not a symlink, inside the repository) and
+    replaced atomically: a temporary file in the same folder, its mode set to the
+    file's, renamed over it. A refused file raises WriteRefused after the others."""
+    written, refused = [], []
     for c in plan_.changes:
-        c.real.write_text(c.after, encoding="utf-8")
+        try:
+            _write_one(c)
+        except WriteRefused as exc:
+            refused.append(str(exc))
+            continue
         written.append(c.path)
+    if refused:
+        raise WriteRefused("; ".join(refused), written)
     return written
+
+
+def _write_one(c: FileChange) -> None:
+    import os
+    import stat
+    import tempfile
+
+    root = c.root or c.real.parent
+    linked = symlink_on_the_way(root, c.path)
+    if linked is not None:
+        raise WriteRefused(f"{c.path}: not written: {linked} is a symlink")
+    target = root / c.path
+    real = target.resolve()
+    if real != c.real or (real != root and root not in real.parents):
+        raise WriteRefused(f"{c.path}: not written: it is outside the repository {root}")
+    try:
+        now = read_regular(target)
+    except OSError as exc:
+        raise WriteRefused(f"{c.path}: not written: {exc}") from None
+    if _sha256(now) != c.digest:
+        raise WriteRefused(f"{c.path}: not written: the file changed since the diff was made "
+                           "(run advise again)")
+    mode = stat.S_IMODE(os.stat(target).st_mode)
+    data = (BOM if c.bom else b"") + c.after.encode("utf-8")
+    fd, temp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.",
+                                suffix=".pool-advisor")
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
+            out.flush()
+            os.fsync(out.fileno())
+        os.chmod(temp, mode)
+        os.replace(temp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temp)
+        raise

@@ -81,3 +81,75 @@ def test_conflicting_edits_for_one_line_are_refused(tmp_path: Path):
     assert [e.line for e, _ in p.refused] == [1, 1]
     assert "disagree" in p.refused[0][1] and "20, 55" in p.refused[0][1]
     assert p.changes[0].after == "max_connections = 200\nwork_mem = 4MB\n"
+
+
+def test_writes_keep_bom_crlf_final_newline_and_mode(tmp_path: Path):
+    import os
+
+    f = tmp_path / "pgbouncer.ini"
+    original = b"\xef\xbb\xbf[pgbouncer]\r\ndefault_pool_size = 20\r\nmax_client_conn = 100"
+    f.write_bytes(original)
+    os.chmod(f, 0o640)
+    p = plan([Edit(path="pgbouncer.ini", line=2, key="default_pool_size", old="20",
+                   new="10")], [tmp_path])
+    assert write(p) == ["pgbouncer.ini"]
+    assert f.read_bytes() == original.replace(b"= 20", b"= 10")
+    assert os.stat(f).st_mode & 0o777 == 0o640
+    assert [x.name for x in tmp_path.iterdir()] == ["pgbouncer.ini"]  # no temp file left
+
+
+def test_a_form_feed_in_a_properties_comment_does_not_shift_the_edit(tmp_path: Path):
+    f = tmp_path / "application.properties"
+    f.write_text("# header \f page two\nspring.datasource.hikari.maximum-pool-size=20\n"
+                 "other.max=20\n")
+    p = plan([Edit(path="application.properties", line=2,
+                   key="spring.datasource.hikari.maximum-pool-size", old="20", new="5")],
+             [tmp_path])
+    write(p)
+    assert f.read_text() == (
+        "# header \f page two\nspring.datasource.hikari.maximum-pool-size=5\nother.max=20\n")
+
+
+def test_write_rechecks_the_file_and_refuses_symlinks(tmp_path: Path):
+    import pytest
+
+    from advisor.edits import WriteRefused
+
+    f = tmp_path / "postgresql.conf"
+    f.write_text("max_connections = 100\n")
+    p = plan([Edit(path="postgresql.conf", line=1, key="max_connections", old="100",
+                   new="200")], [tmp_path])
+    f.write_text("max_connections = 100\n# changed meanwhile\n")
+    with pytest.raises(WriteRefused, match="changed since the diff"):
+        write(p)
+    assert f.read_text().endswith("# changed meanwhile\n")
+    # a symlink (inside the repository) is never written through
+    (tmp_path / "real.conf").write_text("max_connections = 100\n")
+    (tmp_path / "link.conf").symlink_to(tmp_path / "real.conf")
+    p = plan([Edit(path="link.conf", line=1, key="max_connections", old="100", new="200")],
+             [tmp_path])
+    assert not p.changes and "symlink" in p.refused[0][1]
+    # swapped for a symlink between the diff and the write
+    f.write_text("max_connections = 100\n")
+    p = plan([Edit(path="postgresql.conf", line=1, key="max_connections", old="100",
+                   new="200")], [tmp_path])
+    f.unlink()
+    f.symlink_to(tmp_path / "real.conf")
+    with pytest.raises(WriteRefused, match="symlink"):
+        write(p)
+    assert (tmp_path / "real.conf").read_text() == "max_connections = 100\n"
+
+
+def test_the_diff_never_shows_password_lines_as_context(tmp_path: Path):
+    ini = tmp_path / "pgbouncer.ini"
+    ini.write_text("[databases]\nshop = host=db password=hunter2 dbname=shop\n[pgbouncer]\n"
+                   "auth_type = md5\ndefault_pool_size = 20\nstats_password = s3cret\n")
+    secret = tmp_path / "secret.yaml"
+    secret.write_text("apiVersion: v1\nkind: Secret\nmetadata:\n  name: db\nstringData:\n"
+                      "  DB_POOL: \"20\"\n  DB_PASS: topsecret\n  other: alsosecret\n")
+    p = plan([Edit(path="pgbouncer.ini", line=5, key="default_pool_size", old="20", new="5"),
+              Edit(path="secret.yaml", line=6, key="DB_POOL", old="20", new="5")], [tmp_path])
+    diff = p.diff()
+    for leaked in ("hunter2", "s3cret", "topsecret", "alsosecret"):
+        assert leaked not in diff, diff
+    assert "+default_pool_size = 5" in diff and "auth_type = md5" in diff

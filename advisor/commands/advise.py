@@ -196,8 +196,16 @@ def advise_command(
             if not typer.confirm(f"Write these changes to {names}?", default=False):
                 typer.echo("nothing written", err=True)
                 raise typer.Exit(0)
-        for name in write_files(edit_plan):
-            typer.echo(f"wrote {name}", err=True)
+        from advisor.edits import WriteRefused
+
+        try:
+            for name in write_files(edit_plan):
+                typer.echo(f"wrote {name}", err=True)
+        except WriteRefused as exc:
+            for name in exc.written:
+                typer.echo(f"wrote {name}", err=True)
+            _fail(str(exc))
+            return
         for real, shown, text in new_files:
             with real.open("x", encoding="utf-8") as handle:  # never over an existing file
                 handle.write(text)
