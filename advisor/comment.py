@@ -36,6 +36,7 @@ MAX_BODY = 65_536
 DEFAULT_API_URL = "https://api.github.com"
 API_VERSION = "2022-11-28"
 PER_PAGE = 100
+MAX_PAGES = 50  # 5,000 comments: a pull request with more is not searched further
 TIMEOUT_S = 30
 
 
@@ -287,23 +288,36 @@ class GitHub:
         url: str | None = f"{self._repo(t)}/issues/{t.number}/comments?per_page={PER_PAGE}"
         seen = set()
         while url is not None and url not in seen:
+            if len(seen) >= MAX_PAGES:
+                raise CommentError(f"more than {MAX_PAGES} pages of comments "
+                                   f"({MAX_PAGES * PER_PAGE}); stopped paging")
             seen.add(url)
             items, headers = self.request("GET", url)
             if not isinstance(items, list):
-                raise CommentError(f"GET {url}: expected a list of comments")
+                raise CommentError(f"GET {urlsplit(url).path}: expected a list of comments")
             for item in items:
-                yield Comment(int(item["id"]), item.get("body") or "", item.get("html_url", ""))
-            url = next_link(headers.get("Link"))
+                yield _comment_of(item, f"GET {urlsplit(url).path}")
+            url = next_link(headers.get("Link") if headers is not None else None)
 
     def create(self, t: Target, body: str) -> Comment:
         item, _ = self.request("POST", f"{self._repo(t)}/issues/{t.number}/comments",
                                {"body": body})
-        return Comment(int(item["id"]), item.get("body") or "", item.get("html_url", ""))
+        return _comment_of(item, "POST comment")
 
     def update(self, t: Target, comment_id: int, body: str) -> Comment:
         item, _ = self.request("PATCH", f"{self._repo(t)}/issues/comments/{comment_id}",
                                {"body": body})
-        return Comment(int(item["id"]), item.get("body") or "", item.get("html_url", ""))
+        return _comment_of(item, "PATCH comment")
+
+
+def _comment_of(item: Any, what: str) -> Comment:
+    """A comment from the API's JSON; anything else is a one-line error, not a crash."""
+    ident = item.get("id") if isinstance(item, dict) else None
+    if isinstance(ident, bool) or not isinstance(ident, int):
+        raise CommentError(f"{what}: GitHub sent a malformed comment (no integer id)")
+    body, url = item.get("body"), item.get("html_url")
+    return Comment(ident, body if isinstance(body, str) else "",
+                   url if isinstance(url, str) else "")
 
 
 def upsert(client: GitHub, target: Target, body: str) -> Outcome:

@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from advisor.sweep import mask_dsn
+from advisor.sweep import mask_dsn, scrub
 
 SETTINGS = (
     "max_connections",
@@ -256,7 +256,11 @@ def _connect(dsn: str, what: str) -> Any:
             application_name="pool-advisor-inspect",
         )
     except psycopg.Error as exc:
-        raise LiveError(f"cannot connect to {what} {mask_dsn(dsn)}: {_first_line(exc)}") from None
+        raise LiveError(f"cannot connect to {what} {mask_dsn(dsn)}: "
+                        f"{scrub(_first_line(exc), dsn)}") from None
+    except Exception as exc:  # a DSN psycopg cannot even parse: never its text
+        raise LiveError(f"cannot connect to {what} {mask_dsn(dsn)}: "
+                        f"{scrub(_first_line(exc), dsn)}") from None
 
 
 def _first_line(exc: BaseException) -> str:
@@ -333,7 +337,8 @@ def read_server(
                 client_peak = max(client_peak, _count(groups, "client backend"))
             idle = _rows(conn, _IDLE_IN_XACT_SQL)
     except psycopg.Error as exc:
-        raise LiveError(f"reading PostgreSQL {mask_dsn(dsn)} failed: {_first_line(exc)}") from None
+        raise LiveError(f"reading PostgreSQL {mask_dsn(dsn)} failed: "
+                        f"{scrub(_first_line(exc), dsn)}") from None
 
     def num(name: str) -> int:
         s = settings.get(name)
@@ -467,7 +472,8 @@ def read_pgbouncer(
                 for r in _rows(conn, "SHOW STATS")
             ]
     except psycopg.Error as exc:
-        raise LiveError(f"reading PgBouncer {mask_dsn(dsn)} failed: {_first_line(exc)}") from None
+        raise LiveError(f"reading PgBouncer {mask_dsn(dsn)} failed: "
+                        f"{scrub(_first_line(exc), dsn)}") from None
     return BouncerLive(
         target=mask_dsn(dsn),
         version=version,

@@ -251,3 +251,63 @@ def test_the_markdown_comment_does_not_ping_mentions(acme):
     text = render(result, load_rules())
     assert "@octocat" not in text
     assert "@&#8203;octocat" in text or "octocat" not in text
+
+
+@pytest.mark.parametrize("dsn, secret", [
+    ("host=127.0.0.1 port=1 password=hunter2 user=u", "hunter2"),
+    ("host=127.0.0.1 port=1 password='hunter2 unclosed", "hunter2"),
+    ("host=127.0.0.1 port=1 password=hunter2 tail", "tail"),
+    ("postgresql://u:hun@ter2@127.0.0.1:1/db", "ter2"),
+    ("POSTGRESQL://u:hunter2@127.0.0.1:1/db", "hunter2"),
+    ("postgresql://u:hunter%zz2@127.0.0.1:1/db", "hunter"),
+    ("postgresql://u@127.0.0.1:1/db?password=hunter2&x", "hunter2"),
+    ("  postgresql://u:hunter2@127.0.0.1:1/db", "hunter2"),
+])
+def test_inspect_never_echoes_a_dsn_password_even_malformed(dsn, secret, capsys):
+    pytest.importorskip("psycopg")
+    code = cli.run(["inspect", dsn])
+    out, err = capsys.readouterr()
+    assert code == 2
+    assert secret not in out + err, err
+    assert err.count("\n") == 1
+
+
+class _StubGitHub:
+    """advisor.comment.GitHub with canned answers instead of HTTP."""
+
+    @staticmethod
+    def make(answer):
+        from advisor.comment import GitHub
+
+        class Stub(GitHub):
+            def __init__(self):
+                super().__init__("https://api.github.test", "t0ken")
+                self.gets = 0
+
+            def request(self, method, url, body=None):
+                self.gets += method == "GET"
+                return answer(self, method, url)
+
+        return Stub()
+
+
+def test_the_comment_bot_stops_paging_after_a_bound():
+    from advisor.comment import MAX_PAGES, CommentError, Target
+
+    def endless(stub, method, url):
+        return [], {"Link": f'<https://api.github.test/next?page={stub.gets}>; rel="next"'}
+
+    gh = _StubGitHub.make(endless)
+    with pytest.raises(CommentError, match="pages of comments"):
+        list(gh.comments(Target(owner="o", repo="r", number=1)))
+    assert gh.gets == MAX_PAGES
+
+
+@pytest.mark.parametrize("items", [[1], [{"id": "7"}], [{"body": "x"}], [{"id": True}], [None]])
+def test_malformed_api_answers_are_one_line_errors(items):
+    from advisor.comment import CommentError, Target, upsert
+
+    gh = _StubGitHub.make(lambda stub, method, url: (items, {}))
+    with pytest.raises(CommentError) as exc:
+        upsert(gh, Target(owner="o", repo="r", number=1), "<!-- pool-advisor -->")
+    assert "\n" not in str(exc.value) and "malformed" in str(exc.value)
