@@ -285,7 +285,7 @@ def run(argv: list[str]) -> int:
         where = f" (see `{exc.ctx.command_path} --help`)" if getattr(exc, "ctx", None) else ""
         print(f"pool-advisor: {one_line(exc.format_message())}{where}", file=sys.stderr)
         return 2
-    except click.exceptions.Abort:
+    except typer.Abort:
         print("pool-advisor: aborted", file=sys.stderr)
         return 2
     except Exception as exc:  # the last line of defence: one line, exit 2
