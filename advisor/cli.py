@@ -90,7 +90,7 @@ def check(
         "pyproject.toml with [tool.pool-advisor]).")] = None,
     pg_version: Annotated[int | None, typer.Option(
         "--pg-version", help="PostgreSQL major version for every server (overrides what "
-        "the repository says).")] = None,
+        "the repository says; 9 is 9.6).")] = None,
     exclude: Annotated[list[str] | None, typer.Option(
         "--exclude", help="gitignore-style globs to skip.")] = None,
     output: Annotated[Path | None, typer.Option(

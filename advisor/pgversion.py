@@ -77,5 +77,10 @@ def declared_major(raw: object) -> float | None:
     return major_of(int(m.group(1)), int(m.group(2)) if m.group(2) else None)
 
 
+def option_major(major: int) -> float:
+    """--pg-version / pg-version take an integer: 9 stands for 9.6."""
+    return 9.6 if major == 9 else major
+
+
 def shown(major: float) -> str:
     return f"{major:g}"

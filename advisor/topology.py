@@ -33,7 +33,7 @@ from advisor.model import (
     Term,
     Topology,
 )
-from advisor.pgversion import declared_major, image_major
+from advisor.pgversion import declared_major, image_major, option_major
 from advisor.sources.k8s import K8sObject, count_field, get
 
 if TYPE_CHECKING:
@@ -369,7 +369,8 @@ def _suppressed_codes(obj: K8sObject) -> list[str]:
 
 def _pg_version(inputs: Inputs, c: Container | None, fallback: float | None = None) -> Term:
     if inputs.pg_version_override:
-        return Term(label="PostgreSQL major version", value=inputs.pg_version_override,
+        return Term(label="PostgreSQL major version",
+                    value=option_major(inputs.pg_version_override),
                     source=Source(default="--pg-version", key="pg_version"))
     if c is not None and (major := image_major(c.image)) is not None:
         return Term(label="PostgreSQL major version", value=major,
@@ -379,7 +380,8 @@ def _pg_version(inputs: Inputs, c: Container | None, fallback: float | None = No
         return Term(label="PostgreSQL major version", value=fallback,
                     source=Source(default="declared version", key="version"))
     if inputs.settings.pg_version:
-        return Term(label="PostgreSQL major version", value=inputs.settings.pg_version,
+        return Term(label="PostgreSQL major version",
+                    value=option_major(inputs.settings.pg_version),
                     source=Source(path=inputs.settings.origin, key="pg-version"))
     why = (f"image {c.image} names no PostgreSQL version" if c is not None
            else "no version in the repository")

@@ -204,3 +204,12 @@ def test_operator_resources_give_the_major(tmp_path: Path, text: str, major: int
     assert primary.version.source.path == "k8s/pg.yaml"
     assert primary.usable == usable
     assert not [f for f in result.findings if f.code == "PA109"]
+
+
+def test_pg_version_option_9_is_96(tmp_path: Path) -> None:
+    repo = _repo(tmp_path, {"db/postgresql.conf": "max_connections = 20\n"})
+    result = run_check([str(repo)], CheckOptions(pg_version=9))
+    (b,) = result.budgets
+    assert b.version.value == 9.6
+    assert b.usable == 20 - 3  # 9.6: max_wal_senders defaults to 0
+    assert "(PostgreSQL 9.6, " in render(result, load_rules())
