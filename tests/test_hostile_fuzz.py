@@ -27,8 +27,9 @@ from advisor.fs import Root  # noqa: E402
 
 EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "40"))
 # FUZZ_RANDOM=1 (local campaigns only): a new random seed each run instead of the fixed one
-FUZZ = settings(max_examples=EXAMPLES, derandomize=not os.environ.get("FUZZ_RANDOM"), deadline=None, database=None,
-                suppress_health_check=list(HealthCheck), print_blob=True)
+FUZZ = settings(max_examples=EXAMPLES, derandomize=not os.environ.get("FUZZ_RANDOM"),
+                deadline=None, database=None, suppress_health_check=list(HealthCheck),
+                print_blob=True)
 REPO = Path(__file__).resolve().parent.parent
 
 
