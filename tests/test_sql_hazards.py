@@ -694,3 +694,8 @@ def test_python_newer_syntax_is_read_by_the_string_scanner_with_a_notice() -> No
     hazards, problems = scan_text("app/generic.py", text, "python")
     assert [(h.location.line, h.kind) for h in hazards] == [(2, "session-set")]
     assert [p.program for p in problems] == [NOT_CHECKED]
+
+
+def test_backtick_in_java_or_kotlin_does_not_hang_the_scanner() -> None:
+    for kind, path in (("java", "A.java"), ("kotlin", "a.kt")):
+        assert scan_text(path, 'class A { String s = "`"; char c = \'`\'; } `x`\n', kind)

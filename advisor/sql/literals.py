@@ -209,8 +209,8 @@ def clike_literals(text: str, lang: str) -> list[Literal]:
             found.append(
                 _quoted(cur, "`", escapes=lang == "js", interp="${" if lang == "js" else None)
             )
-        elif cur.peek() == "/":
-            cur.advance()  # division, or a JS regex literal: not looked into
+        elif cur.peek() in "/`":
+            cur.advance()  # division, a JS regex literal, a Java/Kotlin backtick: skipped
         else:
             cur.jump(_CLIKE_START)
     return _merge_concatenated(text, found)
