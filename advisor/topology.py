@@ -728,8 +728,9 @@ def _mounted_files(w: Workload, index: ConfigIndex) -> list:
                 shown, offset = data.text_origin(key)
                 found = mounted_app_file(shown, key, text, mount_path=directory,
                                          line_offset=offset)
-                if found is not None and found.kind in ("temporal-config",):
-                    out.append(found)
+                if found is not None and (found.kind == "temporal-config" or (
+                        found.kind == "python" and "DATABASES" in text)):
+                    out.append(found)  # Temporal config; Django settings (sentry.conf.py)
     return out
 
 

@@ -221,9 +221,6 @@ def test_temporal_four_services_two_stores():
     assert b["peak"] == 160
 
 
-@pytest.mark.xfail(strict=True, reason="issue 13: the Celery --concurrency of `sentry run "
-                   "worker` (Django, one connection per process) is not read: the worker is "
-                   "linked (HOST in the mounted sentry.conf.py) but its size is unknown")
 def test_sentry_worker_processes():
     b = budgets(check_json("sentry"))["sentry-sentry-postgresql"]
     assert b["usable"] == 97  # Bitnami subchart, no configuration: 100 - 3
@@ -284,7 +281,6 @@ def test_bitnami_chart_with_vendored_common_library():
 
 
 @pytest.mark.parametrize(("folder", "server", "clients"), [
-    ("sentry", "sentry-sentry-postgresql", ["sentry-worker"]),
     ("netbox", "netbox-postgresql", ["netbox", "netbox-worker", "netbox-housekeeping"]),
 ])
 def test_clients_configured_by_mounted_files_are_linked_never_fits_by_default(

@@ -35,7 +35,8 @@ from advisor.apps.urls import route_from_url
 from advisor.model import Pool, Route, Source
 
 DEFAULT_POOL_MIN_SIZE = 4  # psycopg_pool ConnectionPool min_size default
-_PG_ENGINES = ("postgresql", "postgis", "psycopg")
+# django.db.backends.postgresql, ...gis...postgis, sentry.db.postgres, tenant backends
+_PG_ENGINES = ("postgres", "postgis", "psycopg")
 _URL_HELPERS = {"dj_database_url.config", "dj_database_url.parse", "env.db", "env.db_url",
                 "environ.Env.db", "db_url"}
 
@@ -64,7 +65,7 @@ def _settings_file(ctx: StackContext) -> AppFile | None:
             return found
         ctx.notices.append(f"DJANGO_SETTINGS_MODULE={name}: module not found in the app source")
     candidates = [f for f in ctx.files("python")
-                  if (f.name == "settings.py" or "/settings/" in f"/{f.rel}")
+                  if (f.name in ("settings.py", "sentry.conf.py") or "/settings/" in f"/{f.rel}")
                   and "DATABASES" in f.text]
     return sorted(candidates, key=lambda f: (f.rel.count("/"), f.rel))[0] if candidates else None
 

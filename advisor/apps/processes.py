@@ -475,7 +475,8 @@ def _node_cluster(ctx: StackContext, cpus: int, assumed: bool) -> ProcessInfo | 
     return None
 
 
-_SERVERS = ("gunicorn", "uvicorn", "uwsgi", "celery", "puma", "sidekiq", "sidekiqswarm", "php-fpm",
+_SERVERS = ("gunicorn", "uvicorn", "uwsgi", "celery", "sentry",
+            "puma", "sidekiq", "sidekiqswarm", "php-fpm",
             "pm2-runtime", "pm2", "rails", "node", "php-fpm8.2", "php-fpm8.3", "php-fpm7.4")
 
 
@@ -499,6 +500,9 @@ def detect_processes(ctx: StackContext, cpus: int, assumed: bool) -> ProcessInfo
         return _uvicorn(ctx, words)
     if name == "uwsgi":
         return _uwsgi(ctx, words)
+    if name == "sentry" and words[:2] and [w.text for w in words[:2]] == ["run", "worker"]:
+        # `sentry run worker -c N` runs a Celery worker with N processes
+        return _celery(ctx, words[2:], cpus, assumed)
     if name == "celery":
         if any(w.text == "beat" for w in words) and not any(w.text == "worker" for w in words):
             return ProcessInfo(server="celery-beat")
