@@ -15,6 +15,7 @@ def test_same_fields_and_defaults():
     ours = {name: getattr(defaults, name) for name in Settings.__struct_fields__}
     origin = ours.pop("origin")
     assert origin is None
+    assert ours.pop("folder") == ""  # where the file is, like origin: not a user key
     schema = SettingsFile()
     assert set(ours) == set(SettingsFile.model_fields)
     assert ours == {name: getattr(schema, name) for name in ours}
