@@ -1,6 +1,17 @@
-"""The arithmetic, written out: every number with its label and source."""
+"""The arithmetic, written out: every number with its label and source.
+
+This is the one place a budget's terms become text. Every format (text, markdown and
+the PR comment, and the finding messages JSON, SARIF, GitLab, rdjson and GitHub
+annotations carry) goes through `formula`, which joins a contribution's terms with
+its own operator: "x" for a product, "+" for a sum, "min(...)" for a cap. A `Style`
+only changes how a number, a term and a sign look (markdown: thousands separators,
+escaped labels, typographic signs), never the arithmetic.
+"""
 
 from __future__ import annotations
+
+from collections.abc import Callable
+from typing import NamedTuple
 
 from advisor.model import Budget, Contribution, Term
 
@@ -9,74 +20,104 @@ def num(value: float) -> str:
     return str(int(value)) if float(value).is_integer() else f"{value:g}"
 
 
-def _pods(factors: list[Term]) -> tuple[str, list[Term]]:
+class Style(NamedTuple):
+    """How a number, a term, a name and the signs are written."""
+
+    number: Callable[[float], str] = num
+    term: Callable[[Term], str] = Term.show
+    name: Callable[[str], str] = str
+    times: str = "x"
+    minus: str = "-"
+
+
+PLAIN = Style()
+
+
+def _pods(factors: list[Term], s: Style) -> tuple[str, list[Term]]:
     """Leading replica factors, with a surge term added to the pod count."""
     if len(factors) >= 2 and "surge" in factors[1].label:
-        return f"({factors[0].show()} + {factors[1].show()})", factors[2:]
-    return factors[0].show(), factors[1:]
+        return f"({s.term(factors[0])} + {s.term(factors[1])})", factors[2:]
+    return s.term(factors[0]), factors[1:]
 
 
-def _formula(c: Contribution) -> str:
+def _part(p: Contribution, s: Style) -> str:
+    return f"{s.number(p.total)} ({s.name(p.who)})"
+
+
+def formula(c: Contribution, s: Style = PLAIN) -> str:
+    """The right-hand side of `who: ... = total`, honouring `c.op`."""
     if c.op == "min":
-        inner = " + ".join(f"{num(p.total)} ({p.who})" for p in c.parts) or "0"
-        caps = ", ".join(t.show() for t in c.factors)
+        inner = " + ".join(_part(p, s) for p in c.parts) or "0"
+        caps = ", ".join(s.term(t) for t in c.factors)
         return f"min({inner}, {caps})"
     if not c.factors:
-        return " + ".join(f"{num(p.total)} ({p.who})" for p in c.parts) or num(c.total)
+        return " + ".join(_part(p, s) for p in c.parts) or s.number(c.total)
     if c.op == "+":
-        return " + ".join(t.show() for t in c.factors)
-    head, rest = _pods(c.factors)
-    return " x ".join([head, *(t.show() for t in rest)])
+        return " + ".join(s.term(t) for t in c.factors)
+    head, rest = _pods(c.factors, s)
+    return f" {s.times} ".join([head, *(s.term(t) for t in rest)])
 
 
-def contribution_lines(c: Contribution, depth: int = 0) -> list[str]:
+def equation(c: Contribution, s: Style = PLAIN) -> str:
+    """`who: formula = total`."""
+    return f"{s.name(c.who)}: {formula(c, s)} = {s.number(c.total)}"
+
+
+def contribution_lines(c: Contribution, depth: int = 0, s: Style = PLAIN) -> list[str]:
     """The contribution and, indented below it, how each part was computed."""
     pad = "  " * depth
     if c.unknown:
-        lines = [f"{pad}{c.who}: {_formula(c)} pods x unknown connections per pod: "
+        lines = [f"{pad}{s.name(c.who)}: {formula(c, s)} pods x unknown connections per pod: "
                  "not counted"]
     else:
-        lines = [f"{pad}{c.who}: {_formula(c)} = {num(c.total)}"]
+        lines = [f"{pad}{equation(c, s)}"]
     for p in c.parts:
-        lines.extend(contribution_lines(p, depth + 1))
+        lines.extend(contribution_lines(p, depth + 1, s))
     # What was assumed, after the arithmetic it qualifies. Below the top only caps are
     # worth a line: the rest restates the operator ("pool_size + reserve_pool_size").
     if c.note and (depth == 0 or "capped" in c.note):
-        lines.append(f"{pad}  note: {c.note}")
+        lines.append(f"{pad}  note: {s.name(c.note)}")
     return lines
 
 
-def contribution_expr(c: Contribution) -> str:
+def contribution_expr(c: Contribution, s: Style = PLAIN) -> str:
     """One line: `checkout: 40 (HPA maxReplicas, k8s/hpa.yaml:9) x 20 (...) = 800`,
     then each part after `; ` (notes left out: the budget block shows them)."""
-    return "; ".join(x.strip() for x in contribution_lines(c)
+    return "; ".join(x.strip() for x in contribution_lines(c, 0, s)
                      if not x.strip().startswith("note: "))
 
 
-def usable_expr(b: Budget) -> str:
-    """`97 usable = 100 max_connections (postgresql.conf:64) - 3 superuser_... (default)`."""
-    parts = [b.max_connections.show()] + [t.show() for t in b.reserved]
-    return f"{num(b.usable)} usable = " + " - ".join(parts)
+def usable_expr(b: Budget, s: Style = PLAIN) -> str:
+    """`97 usable = 100 (max_connections, postgresql.conf:64) - 3 (superuser_..., default)`."""
+    parts = [s.term(b.max_connections)] + [s.term(t) for t in b.reserved]
+    return f"{s.number(b.usable)} usable = " + f" {s.minus} ".join(parts)
 
 
-def peak_expr(b: Budget) -> str:
+def peak_sum(b: Budget, s: Style = PLAIN) -> str:
+    """`800 (checkout) + 50 (pgbouncer) = 850`, or the one total."""
+    total = b.total_peak if b.total_peak is not None else b.peak
+    if len(b.contributions) == 1:
+        return s.number(total)
+    return " + ".join(_part(c, s) for c in b.contributions) + f" = {s.number(total)}"
+
+
+def peak_expr(b: Budget, s: Style = PLAIN) -> str:
     if not b.contributions:
         return "0 (no client or pooler in the repository connects to it)"
-    total = b.total_peak if b.total_peak is not None else b.peak
-    text = num(total) if len(b.contributions) == 1 else " + ".join(
-        f"{num(c.total)} ({c.who})" for c in b.contributions) + f" = {num(total)}"
+    text = peak_sum(b, s)
     if b.spread_over is not None:
-        text += (f", spread over {b.spread_over.show()}: {num(b.peak)} per instance "
+        text += (f", spread over {s.term(b.spread_over)}: {s.number(b.peak)} per instance "
                  "(rounded up; assumes the Service spreads connections evenly)")
     if b.unknown_clients:
-        text = f">= {text} ({unknown_clients_text(b)})"
+        text = f">= {text} ({unknown_clients_text(b, s)})"
     return text
 
 
-def unknown_clients_text(b: Budget) -> str:
+def unknown_clients_text(b: Budget, s: Style = PLAIN) -> str:
     """'2 clients unknown: web, worker' for a budget whose peak is a floor."""
     n = len(b.unknown_clients)
-    return f"{n} client{'s' if n != 1 else ''} unknown: {', '.join(b.unknown_clients)}"
+    names = ", ".join(s.name(x) for x in b.unknown_clients)
+    return f"{n} client{'s' if n != 1 else ''} unknown: {names}"
 
 
 def peak_text(b: Budget) -> str:
@@ -84,6 +125,22 @@ def peak_text(b: Budget) -> str:
     if b.unknown_clients:
         return f"peak >= {num(b.peak)} ({unknown_clients_text(b)})"
     return f"peak {num(b.peak)}"
+
+
+def derivation(b: Budget, s: Style = PLAIN) -> list[str]:
+    """A budget's whole arithmetic, one line each: usable, every contribution (parts
+    indented), peak against usable."""
+    out = [f"usable: {usable_expr(b, s)}"]
+    for c in b.contributions:
+        out.extend(contribution_lines(c, 0, s))
+    out.append(f"peak: {peak_expr(b, s)} {compare_sign(b)} {s.number(b.usable)} usable")
+    return out
+
+
+def compare_sign(b: Budget) -> str:
+    """How the peak compares with usable: a floor that fits so far is `<=` too (the
+    unknown clients are named next to it), so the sign is always arithmetic."""
+    return "<=" if b.peak <= b.usable else ">"
 
 
 def size(value: float) -> str:

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from msgspec.structs import replace
 
-from advisor.diff import ResultDiff, compare
+from advisor.diff import ResultDiff, TermChange, compare
 from advisor.model import CheckResult
 
 if TYPE_CHECKING:
@@ -121,14 +121,23 @@ def _version() -> str:
     return __version__
 
 
-def apply_base(head: CheckResult, base: CheckResult, *, new_only: bool
-               ) -> tuple[CheckResult, ResultDiff]:
-    """The diff, and the head result to report: with `new_only`, only the findings the
-    change introduced (matched by fingerprint: rule, file, subject; not by line)."""
-    diff = compare(base, head)
-    if new_only:
-        head = replace(head, findings=diff.new)
-    return head, diff
+def apply_base(head: CheckResult, base: CheckResult) -> tuple[CheckResult, ResultDiff]:
+    """The diff (new findings matched by fingerprint: rule, file, subject, not line;
+    plus findings about a server the change made worse). Every finding stays in the
+    result: `--new-only` changes what fails, not what is reported, so code scanning
+    keeps the alerts that still exist."""
+    return head, compare(base, head)
+
+
+def term_move(t: TermChange) -> str:
+    """`checkout: HPA maxReplicas 40 -> 50 (k8s/hpa.yaml:12)`."""
+    def n(v: float | None) -> str:
+        return "-" if v is None else (str(int(v)) if float(v).is_integer() else f"{v:g}")
+
+    where = t.source_after or t.source_before
+    if t.source_before and t.source_after and t.source_before != t.source_after:
+        where = f"{t.source_before} -> {t.source_after}"
+    return f"{t.where}: {t.label} {n(t.before)} -> {n(t.after)} ({where})"
 
 
 def change_text(diff: ResultDiff, ref: str, sha: str) -> str:
@@ -150,6 +159,11 @@ def change_text(diff: ResultDiff, ref: str, sha: str) -> str:
     lines = [f"Budget change against {ref} ({sha[:12]}):"]
     for r in rows:
         lines.append("  " + "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip())
-    lines.append(f"Findings: {len(diff.new)} new, {len(diff.fixed)} fixed, "
+    for s in diff.servers:
+        for t in s.terms:
+            lines.append(f"  {s.server}: {term_move(t)}")
+    regressed = f" ({len(diff.regressed)} of them existed but got worse)" \
+        if diff.regressed else ""
+    lines.append(f"Findings: {len(diff.new)} new{regressed}, {len(diff.fixed)} fixed, "
                  f"{len(diff.unchanged)} unchanged (matched by fingerprint).")
     return "\n".join(lines) + "\n"

@@ -119,8 +119,9 @@ def check(
         "--base", help="Git revision to compare with (e.g. origin/main): prints each "
         "server's usable and peak before -> after.")] = None,
     new_only: Annotated[bool, typer.Option(
-        "--new-only", help="With --base: report and fail only on findings the change "
-        "introduced (matched by fingerprint, not line).")] = False,
+        "--new-only", help="With --base: fail only on findings the change introduced or "
+        "made worse (matched by fingerprint, not line); every finding is still reported.")
+                        ] = False,
     root: Annotated[Path | None, typer.Option(
         "--root", help="The repository: nothing outside it is read and every path is "
         "shown relative to it (default: the git top-level holding the paths, else their "
@@ -128,12 +129,22 @@ def check(
     changed_files: Annotated[bool, typer.Option(
         "--changed-files", help="PATHs are changed files (what pre-commit passes): check "
         "the whole repository holding them, and count the findings in them.")] = False,
+    verbose: Annotated[bool, typer.Option(
+        "--show-arithmetic", "-v", help="Text: each finding's full derivation, the lines "
+        "of its numbers and its fix.")] = False,
+    show_statistics: Annotated[bool, typer.Option(
+        "--statistics", help="Text: counts per rule instead of one line per finding.")
+                               ] = False,
+    write: Annotated[list[str] | None, typer.Option(
+        "--write", help="Also write FORMAT to PATH from the same run, e.g. "
+        "--write sarif=results.sarif (repeatable; PATH '-' is stdout).")] = None,
 ) -> None:
     """Lint: compute every server's connection budget and report what does not fit."""
     from advisor.engine import CheckOptions, UsageError, at_or_above, run_check
     from advisor.rules import load_rules
 
     registry = load_rules()
+    extra_outputs = _outputs(write or [])
     options = CheckOptions(select=_split(select), ignore=_split(ignore), config=config,
                            pg_version=pg_version, excludes=_split(exclude),
                            values_files=values or [], set_values=set_values or [],
@@ -150,6 +161,7 @@ def check(
         fail(str(exc))
         return
     change = ""
+    failing = result.findings
     if base is not None:
         from advisor.basecheck import BaseError, apply_base, change_text, result_at
 
@@ -160,24 +172,34 @@ def check(
         except (BaseError, UsageError) as exc:
             fail(str(exc))
             return
-        result, diff = apply_base(result, base_result, new_only=new_only)
+        result, diff = apply_base(result, base_result)
         change = change_text(diff, base, sha)
+        if new_only:
+            failing = diff.new
     elif new_only:
         fail("--new-only needs --base REF (the revision to compare with)")
-    text = render(format.value, result, registry, to_terminal=output is None)
-    if output is not None:
-        output.write_text(text, encoding="utf-8")
-    else:
+    to_stdout = output is None or str(output) == "-"
+    text = render(format.value, result, registry, to_terminal=to_stdout, verbose=verbose,
+                  show_statistics=show_statistics)
+    if to_stdout:
         sys.stdout.write(text)
         if format is Format.text and os.environ.get("GITHUB_ACTIONS") == "true":
             sys.stdout.write(render("github", result, registry, to_terminal=False))
+    else:
+        _write(output, text)
+    for fmt, path in extra_outputs:
+        extra = render(fmt, result, registry, to_terminal=False, verbose=verbose)
+        if str(path) == "-":
+            sys.stdout.write(extra)
+        else:
+            _write(path, extra)
     if change:
         # Machine-readable output stays parseable: the comparison goes to stderr then.
-        to_stdout = format is Format.text and output is None
-        (sys.stdout if to_stdout else sys.stderr).write(change)
+        on_stdout = format is Format.text and to_stdout
+        (sys.stdout if on_stdout else sys.stderr).write(change)
     exit_on_internal_errors(result)
     level = fail_on.value if fail_on else result.fail_on
-    if at_or_above(result.findings, level):
+    if at_or_above(failing, level):
         raise typer.Exit(1)
 
 
@@ -190,6 +212,26 @@ def exit_on_internal_errors(result) -> None:
     if errors:
         more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
         fail(f"{one_line(errors[0])}{more}; the report is incomplete")
+
+
+def _outputs(specs: list[str]) -> list[tuple[str, Path]]:
+    """`--write FORMAT=PATH` values, checked before the run so a typo costs nothing."""
+    out = []
+    for spec in specs:
+        fmt, sep, path = spec.partition("=")
+        if not sep or not path or fmt not in Format.__members__:
+            fail(f"--write {spec!r}: expected FORMAT=PATH with FORMAT one of "
+                 f"{', '.join(Format.__members__)}")
+        out.append((fmt, Path(path)))
+    return out
+
+
+def _write(path: Path, text: str) -> None:
+    """Write a report; a path that cannot be written is a usage error (exit 2)."""
+    try:
+        path.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        fail(f"cannot write the report to {path}: {exc.strerror or exc}")
 
 
 def _cluster_check(options, registry, kubeconfig: Path | None, context: str | None,
@@ -205,12 +247,14 @@ def _cluster_check(options, registry, kubeconfig: Path | None, context: str | No
         raise UsageError(str(exc)) from None
 
 
-def render(fmt: str, result, registry, *, to_terminal: bool) -> str:
+def render(fmt: str, result, registry, *, to_terminal: bool, verbose: bool = False,
+           show_statistics: bool = False) -> str:
     if fmt == "text":
         from advisor.report.text import render as render_text
         from advisor.report.text import use_color
 
-        return render_text(result, registry, color=to_terminal and use_color())
+        return render_text(result, registry, color=to_terminal and use_color(),
+                           verbose=verbose, show_statistics=show_statistics)
     try:
         module = importlib.import_module(f"advisor.report.{fmt}")
     except ImportError:
@@ -224,8 +268,10 @@ def list_rules() -> None:
     """List every rule: code, name, default severity, summary."""
     from advisor.rules import load_rules
 
-    for r in load_rules().ordered():
-        print(f"{r.code}  {r.name:<40} {r.severity.value:<8} {r.summary}")
+    ordered = load_rules().ordered()
+    name_width = max((len(r.name) for r in ordered), default=0)
+    for r in ordered:
+        print(f"{r.code}  {r.name:<{name_width}}  {r.severity.value:<7}  {r.summary}")
 
 
 @app.command()

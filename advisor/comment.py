@@ -56,12 +56,14 @@ def build_body(
     source_url: str | None = None,
     commit: str | None = None,
     limit: int = MAX_BODY,
+    new_only: bool = False,
 ) -> str:
     """The comment: marker, verdict, budget table (before -> after with `base`), how each
     budget was computed, findings by severity with sources in <details>, rule links.
     Falls back to shorter forms until it fits `limit` characters."""
     for detail in ("full", "no-finding-details", "no-details"):
-        body = _body(head, registry, base, docs_url, source_url, commit, detail, None)
+        body = _body(head, registry, base, docs_url, source_url, commit, detail, None,
+                     new_only)
         if len(body) <= limit:
             return body
     # Summary fallback: list as many findings (one line each) as fit.
@@ -69,11 +71,12 @@ def build_body(
     lo, hi = 0, shown
     while lo < hi:  # largest count that fits
         mid = (lo + hi + 1) // 2
-        if len(_body(head, registry, base, docs_url, source_url, commit, "summary", mid)) <= limit:
+        if len(_body(head, registry, base, docs_url, source_url, commit, "summary", mid,
+                     new_only)) <= limit:
             lo = mid
         else:
             hi = mid - 1
-    body = _body(head, registry, base, docs_url, source_url, commit, "summary", lo)
+    body = _body(head, registry, base, docs_url, source_url, commit, "summary", lo, new_only)
     if len(body) > limit:  # even the table does not fit: thousands of servers
         note = "\n\n_(cut to fit GitHub's comment size limit)_\n"
         body = body[: limit - len(note)] + note
@@ -92,6 +95,7 @@ def _body(
     commit: str | None,
     detail: Detail,
     max_findings: int | None,
+    new_only: bool = False,
 ) -> str:
     from advisor.diff import compare
 
@@ -99,14 +103,29 @@ def _body(
     parts = [MARKER, "### pool-advisor", _verdict(head, diff)]
     if diff is not None and diff.servers:
         parts.append(md.diff_table(diff))
+        moves = md.term_moves(diff, source_url)
+        if moves:
+            parts.append(f"**What changed in the budget**\n\n{moves}")
     elif head.budgets:
         parts.append(md.budget_table(head.budgets))
+    if head.notices and detail != "summary":
+        parts.append(md.notices_section(head.notices))
     if detail in ("full", "no-finding-details"):
         parts.extend(md.budget_details(b) for b in head.budgets)
 
     new_fps = {f.fingerprint for f in diff.new} if diff is not None else None
+    worse_fps = {f.fingerprint for f in diff.regressed} if diff is not None else None
     findings = head.findings
+    if new_only and diff is not None:
+        findings = diff.new
+        left_out = len(head.findings) - len(findings)
+        if left_out:
+            parts.append(f"{left_out} finding{'s' if left_out != 1 else ''} the base "
+                         "already had, unchanged, not listed (`--new-only`).")
     totals = {sev: sum(1 for f in findings if f.severity == sev) for sev in Severity}
+    if head.suppressed:
+        parts.append(f"{len(head.suppressed)} finding{'s' if len(head.suppressed) != 1 else ''}"
+                     " suppressed by `pool-advisor: ignore[...]` comments or annotations.")
     if detail == "summary":
         assert max_findings is not None
         hidden = len(findings) - max_findings
@@ -120,7 +139,8 @@ def _body(
     if findings:
         parts.append(md.findings_section(
             findings, registry, docs_url=docs_url, source_url=source_url,
-            new_fingerprints=new_fps, details=detail == "full", totals=totals))
+            new_fingerprints=new_fps, worse_fingerprints=worse_fps,
+            details=detail == "full", totals=totals))
     if diff is not None and diff.fixed:
         fixed = "\n".join(
             f"- ~~{f.code}~~ {md.md_text(f.message)}"
@@ -144,7 +164,8 @@ def _verdict(head: CheckResult, diff) -> str:
         return text
     bits = []
     if diff.new:
-        bits.append(f"{len(diff.new)} new")
+        worse = f" ({len(diff.regressed)} made worse)" if diff.regressed else ""
+        bits.append(f"{len(diff.new)} new{worse}")
     if diff.fixed:
         bits.append(f"{len(diff.fixed)} fixed")
     return text + (f" ({', '.join(bits)} compared with the base)" if bits else "")

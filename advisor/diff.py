@@ -8,7 +8,21 @@ from collections import Counter
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from advisor.model import Budget, CheckResult, Finding
+from advisor.model import Budget, CheckResult, Contribution, Finding, Term
+
+
+class TermChange(BaseModel):
+    """One number of a budget that differs between the revisions: which term of whose
+    arithmetic, its value before and after, and where each came from."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    where: str  # "usable", or the contribution path: "pgbouncer / appdb"
+    label: str
+    before: float | None = None  # None: the term is new
+    after: float | None = None  # None: the term is gone
+    source_before: str = ""
+    source_after: str = ""
 
 
 class ServerChange(BaseModel):
@@ -20,6 +34,29 @@ class ServerChange(BaseModel):
     usable_after: float | None = None
     peak_before: float | None = None
     peak_after: float | None = None
+    terms: list[TermChange] = Field(default_factory=list)
+
+    @property
+    def over_before(self) -> float | None:
+        if self.peak_before is None or self.usable_before is None:
+            return None
+        return self.peak_before - self.usable_before
+
+    @property
+    def over_after(self) -> float | None:
+        if self.peak_after is None or self.usable_after is None:
+            return None
+        return self.peak_after - self.usable_after
+
+    @property
+    def worse(self) -> bool:
+        """Over after the change, and by more than before (a server that was not there,
+        or fitted, and is now over counts too)."""
+        after = self.over_after
+        if after is None or after <= 0:
+            return False
+        before = self.over_before
+        return before is None or after > max(before, 0)
 
     @property
     def change(self) -> float | None:
@@ -41,6 +78,9 @@ class ResultDiff(BaseModel):
     new: list[Finding] = Field(default_factory=list)
     fixed: list[Finding] = Field(default_factory=list)
     unchanged: list[Finding] = Field(default_factory=list)
+    # Findings the base already had, about a server the change made worse: in `new` too,
+    # so a regression is never hidden by its finding having existed before.
+    regressed: list[Finding] = Field(default_factory=list)
 
 
 def compare(base: CheckResult, head: CheckResult) -> ResultDiff:
@@ -52,9 +92,15 @@ def compare(base: CheckResult, head: CheckResult) -> ResultDiff:
     servers = [_change(before.get(sid), after.get(sid)) for sid in order]
     new = _unmatched(head.findings, base.findings)
     fixed = _unmatched(base.findings, head.findings)
+    worse = {s.server_id for s in servers if s.worse}
     new_ids = {id(f) for f in new}
+    regressed = [f for f in head.findings
+                 if id(f) not in new_ids and f.subject.split("|", 1)[0] in worse]
+    new_ids |= {id(f) for f in regressed}
+    new = [f for f in head.findings if id(f) in new_ids]
     unchanged = [f for f in head.findings if id(f) not in new_ids]
-    return ResultDiff(servers=servers, new=new, fixed=fixed, unchanged=unchanged)
+    return ResultDiff(servers=servers, new=new, fixed=fixed, unchanged=unchanged,
+                      regressed=regressed)
 
 
 def new_findings(base: CheckResult, head: CheckResult) -> list[Finding]:
@@ -72,7 +118,41 @@ def _change(b: Budget | None, a: Budget | None) -> ServerChange:
         usable_after=a.usable if a else None,
         peak_before=b.peak if b else None,
         peak_after=a.peak if a else None,
+        terms=term_changes(b, a) if a and b else [],
     )
+
+
+def _terms(b: Budget) -> dict[tuple[str, str], Term]:
+    """Every term of a budget keyed by (whose arithmetic, label)."""
+    out: dict[tuple[str, str], Term] = {("usable", b.max_connections.label): b.max_connections}
+    out.update({("usable", t.label): t for t in b.reserved})
+
+    def walk(c: Contribution, prefix: str) -> None:
+        where = f"{prefix} / {c.who}" if prefix else c.who
+        for t in c.factors:
+            out.setdefault((where, t.label), t)
+        for p in c.parts:
+            walk(p, where)
+
+    for c in b.contributions:
+        walk(c, "")
+    return out
+
+
+def term_changes(before: Budget, after: Budget) -> list[TermChange]:
+    """The terms whose value differs (or that appear or disappear), in the head's order."""
+    old, new = _terms(before), _terms(after)
+    out = []
+    for key in [*new, *(k for k in old if k not in new)]:
+        b, a = old.get(key), new.get(key)
+        if b is not None and a is not None and b.value == a.value:
+            continue
+        out.append(TermChange(
+            where=key[0], label=key[1],
+            before=b.value if b else None, after=a.value if a else None,
+            source_before=b.source.label() if b else "",
+            source_after=a.source.label() if a else ""))
+    return out
 
 
 def _unmatched(these: list[Finding], others: list[Finding]) -> list[Finding]:

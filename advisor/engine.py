@@ -136,19 +136,32 @@ def evaluate(topo: Topology, settings: Settings, options: CheckOptions, registry
                       rule_options=_rule_options(settings, registry))
     ctx.budgets = budgets(topo, ctx.options_for("PA301", MemoryOptions))
     selected = _selected_rules(registry, settings, options)
-    raw = [(r, f) for r in selected for f in _rule_findings(r, topo, ctx)]
+    # PA902 judges the suppressions, so it runs after the rules whose findings they match
+    last = [r for r in selected if r.code == UNUSED_SUPPRESSION]
+    raw = [(r, f) for r in selected if r not in last for f in _rule_findings(r, topo, ctx)]
     if root is not None:
         _scan_finding_files(topo, [f for _, f in raw], Root(root))
-    findings = _kept(raw, topo)
-    findings.sort(key=lambda f: (-f.severity.rank, f.location.path, f.location.line or 0,
-                                 f.code))
+    use = _suppression_use(topo, registry, selected)
+    findings, suppressed = _kept(raw, topo, use)
+    if last:
+        ctx.suppression_use = use
+        more, more_suppressed = _kept(
+            [(r, f) for r in last for f in _rule_findings(r, topo, ctx)], topo, None)
+        findings += more
+        suppressed += more_suppressed
+
+    def order(f: Finding):
+        return (-f.severity.rank, f.location.path, f.location.line or 0, f.code)
+
+    findings.sort(key=order)
     findings = _capped(findings, topo.notices)
     shown = {(f.location.path, f.message) for f in findings}
     for p in topo.problems:  # a crash stays visible with PA901 ignored or suppressed
         if is_internal(p) and (p.location.path, p.message) not in shown:
             topo.notices.append(f"{p.location.label()}: {p.message}")
     return CheckResult(tool_version=__version__, roots=roots, budgets=ctx.budgets,
-                       findings=findings, notices=list(dict.fromkeys(topo.notices)),
+                       findings=findings, suppressed=sorted(suppressed, key=order),
+                       notices=list(dict.fromkeys(topo.notices)),
                        fail_on=settings.fail_on, root=str(root) if root else "")
 
 
@@ -286,30 +299,69 @@ def _scan_finding_files(topo: Topology, findings: list[Finding], root: Root) -> 
             text = root.read_text(path)
         except InputError:
             continue
-        known = topo.line_suppressions.setdefault(path, {})
-        for line, codes in scan_suppressions(text).items():
-            known.setdefault(line, []).extend(c for c in codes if c not in known.get(line, []))
+        _add_suppressions(topo, path, scan_suppressions(text))
 
 
-def _kept(raw: list[tuple[Rule, Finding]], topo: Topology) -> list[Finding]:
-    """Findings not suppressed by a comment or by an annotation on their subject."""
-    # Entity id -> its suppressed codes, built once: a scan of every entity per finding
-    # is findings x entities.
-    annotated: dict[str, list[list[str]]] = {}
+def _add_suppressions(topo: Topology, path: str, found: dict[int, list[str]]) -> None:
+    known = topo.line_suppressions.setdefault(path, {})
+    for line, codes in found.items():
+        known.setdefault(line, []).extend(c for c in codes if c not in known.get(line, []))
+
+
+UNUSED_SUPPRESSION = "PA902"
+
+
+def _suppression_use(topo: Topology, registry: Registry, selected: list[Rule]):
+    from advisor.context import SuppressionUse
+
+    use = SuppressionUse(selected={r.code for r in selected})
+    for r in registry.ordered():
+        use.known[r.code] = r.code
+        use.known[r.name] = r.code
+    for path, lines in topo.line_suppressions.items():
+        for line, codes in lines.items():
+            use.lines[(path, line)] = list(dict.fromkeys(codes))
     for entity in (*topo.clients, *topo.servers, *topo.poolers):
         if entity.suppressed:
-            annotated.setdefault(entity.id, []).append(entity.suppressed)
-    return [f for r, f in raw if not _suppressed(f, r, topo, annotated)]
+            loc = entity.location
+            use.annotations[(entity.id, loc.path, loc.line)] = list(entity.suppressed)
+    return use
 
 
-def _suppressed(f: Finding, r: Rule, topo: Topology,
-                annotated: dict[str, list[list[str]]]) -> bool:
+def _kept(raw: list[tuple[Rule, Finding]], topo: Topology, use
+          ) -> tuple[list[Finding], list[Finding]]:
+    """(findings kept, findings suppressed by a comment or an annotation on their
+    subject); `use` records which suppression matched."""
+    # Entity id -> its suppressed codes, built once: a scan of every entity per finding
+    # is findings x entities.
+    annotated: dict[str, list[tuple[tuple[str, str, int | None], list[str]]]] = {}
+    for entity in (*topo.clients, *topo.servers, *topo.poolers):
+        if entity.suppressed:
+            key = (entity.id, entity.location.path, entity.location.line)
+            annotated.setdefault(entity.id, []).append((key, entity.suppressed))
+    kept, suppressed = [], []
+    for r, f in raw:
+        (suppressed if _suppressed(f, r, topo, annotated, use) else kept).append(f)
+    return kept, suppressed
+
+
+def _suppressed(f: Finding, r: Rule, topo: Topology, annotated, use) -> bool:
     lines = topo.line_suppressions.get(f.location.path, {})
-    if is_suppressed(lines, f.location.line, r.code, r.name):
-        return True
+    line = f.location.line
+    for at in (line, line - 1) if line is not None else ():
+        for c in lines.get(at, ()):
+            if is_suppressed({at: [c]}, line, r.code, r.name):
+                if use is not None:
+                    use.used.add((f.location.path, at, c))
+                return True
     subject = f.subject.split("|", 1)[0]
-    return any(c.upper() == r.code or c.lower() == r.name
-               for codes in annotated.get(subject, ()) for c in codes)
+    for key, codes in annotated.get(subject, ()):
+        for c in codes:
+            if c.upper() == r.code or c.lower() == r.name:
+                if use is not None:
+                    use.used.add((key[1], key[2], c))
+                return True
+    return False
 
 
 def _merge(into: Topology, other: Topology) -> None:
@@ -365,6 +417,7 @@ def scan_paths(root: Root, paths: list[Path], settings: Settings, options: Check
                                           found.manifests)
         owned, beside = reads.skip, reads.beside
         notices += reads.notices
+    comments: dict[str, dict[int, list[str]]] = {}
     for manifest in found.manifests:
         if manifest in owned:
             continue
@@ -377,6 +430,8 @@ def scan_paths(root: Root, paths: list[Path], settings: Settings, options: Check
         if not looks_like_k8s(text):
             guarded(problems, shown, partial(_serverless, text, shown, lambdas, problems), None)
             continue
+        if "pool-advisor:" in text:  # every suppression, for PA902, not only those used
+            comments[shown] = scan_suppressions(text)
         objs, probs = guarded(problems, shown, partial(k8s_objects, text, shown), ([], []))
         if manifest in beside:
             beside_objects.setdefault(root.rel(beside[manifest]), []).extend(objs)
@@ -418,6 +473,8 @@ def scan_paths(root: Root, paths: list[Path], settings: Settings, options: Check
                 for i, labels in reached_by.items() if len(labels) > 1 and i in names]
     topo.problems[:0] = problems
     topo.notices[:0] = notices
+    for path, lines in comments.items():
+        _add_suppressions(topo, path, lines)
     guarded(topo.problems, ".", partial(_sql, found, root, topo, settings.scan_test_code),
             None, "scanning SQL for pooler hazards")
     return topo
@@ -596,6 +653,14 @@ def _sql(found, root: Root, topo: Topology, test_code: bool = False) -> None:
     candidates = [rel for rel in map(root.rel, found.other_files) if is_sql_candidate(rel)
                   and (test_code or not is_test_path(rel))]
     if not candidates:
+        return
+    import importlib.util
+
+    if importlib.util.find_spec("pglast") is None:  # a slim install: say what is not read
+        topo.notices.append(
+            f"SQL not checked for transaction-mode hazards (PA4xx) in {len(candidates)} "
+            "file(s): pglast, PostgreSQL's parser, is not installed (a slim install; "
+            "it is a default dependency)")
         return
     # RDS Proxy pins on more than PgBouncer breaks on: look for those forms too.
     pinning = any(p.kind == "rds-proxy" for p in topo.poolers)

@@ -168,6 +168,9 @@ class Finding(Frozen, kw_only=True):
     location: Location
     related: tuple[RelatedLocation, ...] = ()
     fix: Fix | None = None
+    # How the numbers in `message` were reached, one step a line (a budget's arithmetic):
+    # the terminal shows it with -v, the PR comment in a collapsible block.
+    detail: str = ""
     # Stable identity for "new findings only" and SARIF partialFingerprints: what the
     # finding is about, not the line it sits on.
     subject: str = ""
@@ -512,3 +515,6 @@ class CheckResult(Record, kw_only=True):
     findings: list[Finding] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)
     fail_on: Literal["error", "warning", "info"] = "warning"  # from configuration
+    # Findings an inline comment or annotation suppressed: counted, and carried as SARIF
+    # suppressions, never silently dropped.
+    suppressed: list[Finding] = field(default_factory=list)

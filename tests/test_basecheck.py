@@ -30,6 +30,8 @@ def git(cwd: Path, *args: str) -> str:
 
 
 def check(cwd: Path, *args: str) -> subprocess.CompletedProcess:
+    # The budget and input rules only: other rules' findings would change the counts.
+    args = (*args, "--select", "PA101,PA901")
     return subprocess.run([sys.executable, "-m", "advisor", "check", *args], cwd=cwd,
                           env=_env(), capture_output=True, text=True, timeout=120)
 
@@ -57,34 +59,49 @@ def test_base_reports_peak_before_and_after(repo):
     assert "Budget change against main (" in out
     row = next(line for line in out.splitlines() if line.strip().startswith("postgres "))
     assert row.split() == ["postgres", "97", "800", "->", "1000", "+200", "over", "by", "903"]
-    assert "Findings: 0 new, 0 fixed, 1 unchanged" in out
+    # PA101 existed at the base, but the budget got worse: it is new, never hidden.
+    assert "Findings: 1 new (1 of them existed but got worse), 0 fixed, 0 unchanged" in out
+    # ... and the comparison says which number moved, from which file:line.
+    moved = next(line for line in out.splitlines() if "HPA maxReplicas 40 -> 50" in line)
+    assert moved.strip().startswith("postgres: checkout:") and "hpa.yaml:12)" in moved
 
 
-def test_new_only_ignores_findings_the_base_already_had(repo):
+def test_new_only_fails_on_a_regression_of_a_finding_the_base_had(repo):
+    # 703 over -> 903 over: the finding existed, the overload grew. --new-only must fail.
     _raise_replicas(repo, 50)
     proc = check(repo, "k8s", "--base", "HEAD", "--new-only", "--format", "json")
-    assert proc.returncode == 0, proc.stderr
+    assert proc.returncode == 1, proc.stderr
     doc = json.loads(proc.stdout)  # stdout stays JSON; the comparison went to stderr
-    assert doc["findings"] == []
+    assert [f["code"] for f in doc["findings"]] == ["PA101"]
     assert doc["budgets"][0]["peak"] == 1000
     assert "800 -> 1000" in proc.stderr
+
+
+def test_new_only_passes_an_improvement_but_reports_every_finding(repo):
+    # 703 over -> 503 over: still over, not worse. Exit 0 under --new-only, and the
+    # SARIF keeps the alert (code scanning would close alerts missing from the upload).
+    _raise_replicas(repo, 30)
+    proc = check(repo, "k8s", "--base", "HEAD", "--new-only", "--format", "sarif")
+    assert proc.returncode == 0, proc.stderr
+    results = json.loads(proc.stdout)["runs"][0]["results"]
+    assert [r["ruleId"] for r in results] == ["PA101"]
 
 
 def test_new_only_fails_on_a_new_finding(repo):
     (repo / "k8s/broken.yaml").write_text("apiVersion: v1\nkind: ConfigMap\n  bad: [\n")
     proc = check(repo, "k8s", "--base", "HEAD", "--new-only", "--format", "json")
     assert proc.returncode == 1, proc.stderr
-    codes = [f["code"] for f in json.loads(proc.stdout)["findings"]]
-    assert codes == ["PA901"]
+    codes = sorted(f["code"] for f in json.loads(proc.stdout)["findings"])
+    assert codes == ["PA101", "PA901"]  # the full set; PA901 is what fails
 
 
 def test_moved_lines_do_not_make_findings_new(repo):
     hpa = repo / "k8s/hpa.yaml"
     hpa.write_text("# a comment added above\n# and another\n" + hpa.read_text())
     git(repo, "commit", "-qam", "move lines")
-    proc = check(repo, "k8s", "--base", "HEAD~1", "--new-only", "--format", "json")
+    proc = check(repo, "k8s", "--base", "HEAD~1", "--new-only")
     assert proc.returncode == 0, proc.stderr
-    assert json.loads(proc.stdout)["findings"] == []
+    assert "Findings: 0 new, 0 fixed, 1 unchanged" in proc.stdout
 
 
 def test_paths_added_by_the_change_and_subdirectories(repo):

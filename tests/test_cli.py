@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -20,7 +21,7 @@ def test_version():
 
 
 def test_demo_reports_800_over_97_with_sources():
-    out = run_cli("check", str(ACME))
+    out = run_cli("check", str(ACME), "-v", env={"COLUMNS": "200"})
     assert out.returncode == 1, out.stderr
     text = out.stdout
     # Paths are relative to the repository holding the fixture: this checkout.
@@ -30,7 +31,7 @@ def test_demo_reports_800_over_97_with_sources():
     assert "= 800" in text
     assert f"97 usable = 100 (max_connections, {at}k8s/postgres-config.yaml:" in text
     assert "3 (superuser_reserved_connections, default: PostgreSQL 15 default)" in text
-    assert "PA101" in text and "oversubscribed-server" in text
+    assert "PA101 [error] postgres: peak 800 connections > 97 usable, over by 703" in text
     assert "not subtracted" in text and "autovacuum" in text
     assert "Traceback" not in out.stderr
 
@@ -200,3 +201,59 @@ def test_inline_suppression_comment(tmp_path: Path):
         "    max_connections = 100\n"))
     out = run_cli("check", str(tmp_path / "repo"))
     assert "PA101" not in out.stdout, out.stdout
+
+
+def test_default_text_is_the_budget_once_then_one_line_per_finding():
+    out = run_cli("check", str(ACME), env={"COLUMNS": "80"})
+    assert out.returncode == 1, out.stderr
+    lines = out.stdout.splitlines()
+    budget = lines[:lines.index("")]
+    assert all(len(x) <= 80 for x in budget), "the budget is wrapped to the terminal"
+    assert sum("= 800" in x for x in lines) == 1, "the arithmetic is printed once"
+    (finding,) = [x for x in lines if " PA101 " in x]
+    assert finding.startswith(f"{ACME.name}/k8s/postgres-config.yaml:10: PA101 [error] ") or \
+        re.match(r"^\S+postgres-config.yaml:10: PA101 \[error\] postgres: peak 800", finding)
+    assert "not subtracted" not in out.stdout  # -v only
+
+
+def test_statistics_counts_per_rule():
+    out = run_cli("check", str(ACME), "--statistics")
+    assert out.returncode == 1
+    assert re.search(r"^1  PA101  oversubscribed-server +\[error\]$", out.stdout, re.M)
+    assert "PA101 [error]" not in out.stdout
+
+
+def test_output_dash_is_stdout_and_an_unwritable_output_is_exit_2(tmp_path):
+    out = run_cli("check", str(ACME), "-o", "-", "-f", "json")
+    assert out.returncode == 1 and json.loads(out.stdout)["summary"]["error"] == 1
+    bad = run_cli("check", str(ACME), "-o", str(tmp_path / "missing" / "r.json"))
+    assert bad.returncode == 2
+    assert bad.stderr.startswith("pool-advisor: cannot write the report to ")
+    assert "Traceback" not in bad.stderr and bad.stdout == ""
+
+
+def test_write_renders_several_formats_from_one_run(tmp_path):
+    out = run_cli("check", str(ACME), "-f", "json", "-o", str(tmp_path / "r.json"),
+                  "--write", f"sarif={tmp_path / 'r.sarif'}", "--write", "github=-")
+    assert out.returncode == 1, out.stderr
+    assert json.loads((tmp_path / "r.sarif").read_text())["runs"][0]["results"]
+    assert out.stdout.startswith("::error file=")
+    assert run_cli("check", str(ACME), "--write", "pdf=x").returncode == 2
+
+
+def test_colour_follows_no_color_and_force_color():
+    forced = run_cli("check", str(ACME), env={"NO_COLOR": "", "FORCE_COLOR": "1"})
+    assert "\033[1;31mOVER by 703\033[0m" in forced.stdout
+    assert "[\033[31merror\033[0m]" in forced.stdout
+    both = run_cli("check", str(ACME), env={"NO_COLOR": "1", "FORCE_COLOR": "1"})
+    assert "\033[" not in both.stdout
+    piped = run_cli("check", str(ACME), env={"NO_COLOR": ""})
+    assert "\033[" not in piped.stdout  # not a terminal
+
+
+def test_rules_output_is_aligned_for_every_name():
+    out = run_cli("rules")
+    rows = out.stdout.splitlines()
+    starts = {len(r) - len(r.split("  ", 1)[1].lstrip()) for r in rows}  # name column
+    severity_at = {r.index(r.split()[2], len(r.split()[0]) + 2 + len(r.split()[1])) for r in rows}
+    assert len(starts) == 1 and len(severity_at) == 1, rows

@@ -254,11 +254,15 @@ def test_before_after_table_and_details_render_with_gfm():
     for d in tree.find_all("details"):
         assert "ul" in d.child_tags()
     text = tree.text()
-    assert "2 new, 1 fixed compared with the base" in text
+    assert "3 new (1 made worse), 1 fixed compared with the base" in text
     assert "Fixed by this change (1)" in text
-    # PA101 matched by fingerprint (same subject), so it is not marked new.
+    # PA101 matched by fingerprint (same subject), but pg-primary went from 503 over to
+    # 703 over: a regression is reported as new, marked worse, never hidden.
     heads = [p.text() for p in tree.find_all("p") if "PA101" in p.text()]
-    assert heads and not any("\U0001f195" in h for h in heads)
+    assert heads and all("\U0001f4c8 worse" in h for h in heads)
+    # ... and the comment says which number moved, from which file:line.
+    assert "What changed in the budget" in text
+    assert "pg-primary: checkout: HPA maxReplicas 30 \u2192 40 (k8s/hpa.yaml:7)" in text
     assert any("\U0001f195" in p.text() and "PA401" in p.text() for p in tree.find_all("p"))
     links = [a.attrs["href"] for a in tree.find_all("a")]
     assert any(h.endswith("/rules/PA401-session-state-in-transaction-mode.md") for h in links)

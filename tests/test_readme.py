@@ -17,7 +17,7 @@ def test_readme_demo_block_is_the_real_output():
     text = (REPO / "README.md").read_text()
     block = re.search(r"<!-- demo-output:start -->\n```text\n(.*?)```\n<!-- demo-output:end -->",
                       text, re.S).group(1)
-    out = run_cli("check", "fixtures/acme-shop")
+    out = run_cli("check", "fixtures/acme-shop", env={"COLUMNS": "100"})
     assert out.returncode == 1
     assert out.stdout == block
 

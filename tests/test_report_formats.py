@@ -103,8 +103,10 @@ def test_rdjson_matches_reviewdog_schema_with_suggestions(tmp_path, monkeypatch)
     rng = sug["range"]
     assert rng["start"]["line"] == rng["end"]["line"] == 8
     assert line[rng["start"]["column"] - 1 : rng["end"]["column"] - 1] == b"20"
-    assert len(diags) == 5
+    assert len(diags) == 6
     assert "code" in diags[4] and "url" not in diags[4]["code"]  # PA901: no rule page
+    # The notice that charts were skipped lowers accuracy: a warning, at a real file.
+    assert diags[5]["severity"] == "WARNING" and "charts/ skipped" in diags[5]["message"]
 
 
 def test_rdjson_suggestion_on_own_line_uses_utf8_columns(tmp_path):
@@ -138,9 +140,9 @@ def test_markdown_renders_table_details_and_groups_with_gfm(tmp_path):
         assert d.child_tags()[0] == "summary"
         assert "ul" in d.child_tags(), "markdown inside <details> was not parsed"
     arithmetic = details[0].text()
-    assert "40 HPA maxReplicas (k8s/hpa.yaml:7) \u00d7 20 HikariCP maximumPoolSize" in arithmetic
+    assert "40 (HPA maxReplicas, k8s/hpa.yaml:7) \u00d7 20 (HikariCP maximumPoolSize" in arithmetic
     headings = [h.text() for h in tree.find_all("h4")]
-    assert headings == ["Errors (2)", "Warnings (1)", "Info (1)"]
+    assert headings == ["Errors (2)", "Warnings (1)", "Info (1)", "Notices"]
     links = [a.attrs["href"] for a in tree.find_all("a")]
     assert any(h.endswith("rules/PA101-oversubscribed-server.md") for h in links)
 

@@ -68,8 +68,10 @@ def test_render_one_annotation_per_finding_errors_first(tmp_path, monkeypatch):
     rs.write_sample_tree(tmp_path / "deploy")
     out = render(rs.sample_result("deploy"), rs.sample_registry())
     lines = out.splitlines()
-    assert len(lines) == 4 and out.endswith("\n")
-    assert [_parse(x)[0] for x in lines] == ["error", "error", "warning", "notice"]
+    assert len(lines) == 5 and out.endswith("\n")
+    assert [_parse(x)[0] for x in lines] == ["error", "error", "warning", "notice", "warning"]
+    # The notice that charts were skipped lowers accuracy: a warning, after the findings.
+    assert lines[4] == "::warning title=pool-advisor::helm not installed: charts/ skipped"
     _, props, data = _parse(lines[0])
     assert props["file"] == "db/postgresql.conf" and props["line"] == "2"
     assert data.endswith("\nFix: Set HikariCP maximumPoolSize to 2 so 40 pods fit in 97 slots")

@@ -40,20 +40,23 @@ def comment(
         show_default=False),
     dry_run: bool = typer.Option(
         False, "--dry-run", help="Print the comment instead of posting it."),
+    new_only: bool = typer.Option(
+        False, "--new-only", help="With --base-json: list only findings the change "
+        "introduced or made worse."),
 ) -> None:
     """Create or update the pool-advisor comment on a pull request."""
     from advisor.comment import CommentError
 
     try:
         _comment(paths or [], json_file, base_json, repo, pr, token_env, api_url, docs_url,
-                 dry_run, os.environ)
+                 dry_run, os.environ, new_only)
     except CommentError as exc:
         print(f"pool-advisor comment: error: {exc}", file=sys.stderr)
         raise typer.Exit(2) from None
 
 
 def _comment(paths, json_file, base_json, repo, pr, token_env, api_url, docs_url, dry_run,
-             env) -> None:
+             env, new_only=False) -> None:
     from advisor.comment import (
         CommentError,
         GitHub,
@@ -82,7 +85,7 @@ def _comment(paths, json_file, base_json, repo, pr, token_env, api_url, docs_url
         server = env.get("GITHUB_SERVER_URL", "https://github.com").rstrip("/")
         source_url = f"{server}/{target.owner}/{target.repo}/blob/{target.head_sha}"
     body = build_body(head, load_rules(), base=base, docs_url=docs, source_url=source_url,
-                      commit=target.head_sha if target else None)
+                      commit=target.head_sha if target else None, new_only=new_only)
     if dry_run:
         sys.stdout.write(body)
         return

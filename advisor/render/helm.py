@@ -137,8 +137,8 @@ def _engine() -> Any:
 
 
 def _engine_missing_reason() -> str:
-    return ("the Helm engine is not installed (pip install 'pool-advisor[helm]' for "
-            "helm-python-sdk)")
+    return ("the Helm engine is not installed (helm-python-sdk, a default dependency: "
+            "left out by a slim install, or it does not load on this platform)")
 
 
 def _render_with_engine(helm: Any, root: Root, chart_path: Path, chart_rel: str,

@@ -7,12 +7,13 @@ from __future__ import annotations
 import inspect
 import re
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from msgspec import Struct
 
 from advisor.fs import InputError, Root
-from advisor.model import Finding, Replacement, Severity
+from advisor.model import Finding, Location, Replacement, Severity
 
 if TYPE_CHECKING:
     from advisor.model import CheckResult
@@ -65,9 +66,20 @@ def _info(r: Rule) -> RuleInfo:
 def rules_for(result: CheckResult, registry: Registry) -> list[RuleInfo]:
     """Every registered rule, then any code only findings carry, in code order."""
     infos = {r.code: _info(r) for r in registry.ordered()}
-    for f in result.findings:
+    for f in [*result.findings, *result.suppressed]:
         infos.setdefault(f.code, rule_info(registry, f))
     return [infos[c] for c in sorted(infos)]
+
+
+def long_message(f: Finding, *, fix: bool = True) -> str:
+    """The finding's message, then its arithmetic one step a line, then its fix: what a
+    format with a single text field (SARIF, GitLab, rdjson, annotations) carries."""
+    text = f.message
+    if f.detail:
+        text += "\n" + "\n".join(x.strip() for x in f.detail.splitlines() if x.strip())
+    if fix and f.fix is not None:
+        text += f"\nFix: {f.fix.description}"
+    return text
 
 
 def rule_doc_url(docs_url: str, code: str, name: str) -> str:
@@ -122,6 +134,39 @@ def full_description(info: RuleInfo) -> str:
     what = doc_sections(info.doc).get("What it does", "")
     first = what.split("\n\n", 1)[0] if what else ""
     return sentence(first or info.summary or info.name)
+
+
+# --- notices -------------------------------------------------------------------------
+
+# Notices whose words say the numbers may be incomplete (a chart not rendered, a values-
+# only reading, a value not read, a file skipped, clients unknown): these are warnings in
+# every format; the rest (which profile was read, how a chart was rendered) are notes.
+_DEGRADES = re.compile(
+    r"NOT rendered|values[- ]only|not (?:read|readable|checked|followed|installed|"
+    r"evaluated|available|budgeted)|cannot be read|could not|skipped|unknown|stopped|"
+    r"missing|unresolved|ignored|assum", re.IGNORECASE)
+_NOTICE_PATH = re.compile(r"([\w.@+-]*[\w@+-]/?[\w./@+-]*\.[A-Za-z0-9]+)(?::(\d+))?")
+
+
+def degrades(notice: str) -> bool:
+    """True when the notice says what the numbers mean changed (accuracy is lower)."""
+    return _DEGRADES.search(notice) is not None
+
+
+def notice_location(notice: str, result: CheckResult,
+                    exists: Callable[[str], bool] | None = None) -> Location | None:
+    """Where a notice belongs, for formats that need a file (GitLab, reviewdog): the
+    first file it names that exists in the repository, else the first server's or
+    finding's file. Paths are relative to the repository root, as the report's are."""
+    base = Path(result.root) if getattr(result, "root", "") else Path(".")
+    exists = exists or (lambda p: (base / p).is_file())
+    for m in _NOTICE_PATH.finditer(notice):
+        if exists(m.group(1)):
+            return Location(path=m.group(1), line=int(m.group(2)) if m.group(2) else None)
+    for loc in [*(b.location for b in result.budgets), *(f.location for f in result.findings)]:
+        if exists(loc.path):
+            return Location(path=loc.path, line=loc.line)
+    return None
 
 
 # --- where a one-value fix sits on its line ------------------------------------------

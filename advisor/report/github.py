@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from advisor.model import Finding, Severity
+from advisor.report.common import degrades, long_message
 
 if TYPE_CHECKING:
     from advisor.model import CheckResult
@@ -46,9 +47,7 @@ def annotation(finding: Finding) -> str:
     resolves it against."""
     loc = finding.location
     end_line = loc.end_line if loc.end_line is not None and loc.line is not None else None
-    message = finding.message
-    if finding.fix is not None:
-        message = f"{message}\nFix: {finding.fix.description}"
+    message = long_message(finding)
     return workflow_command(
         COMMANDS[finding.severity],
         {
@@ -62,9 +61,16 @@ def annotation(finding: Finding) -> str:
     )
 
 
+def notice_annotation(notice: str) -> str:
+    """A notice that lowers accuracy is a `::warning`, any other a `::notice`."""
+    name = "warning" if degrades(notice) else "notice"
+    return workflow_command(name, {"title": "pool-advisor"}, notice)
+
+
 def render(result: CheckResult, registry: Registry) -> str:
     ordered = sorted(result.findings, key=lambda f: -f.severity.rank)
-    return "".join(annotation(f) + "\n" for f in ordered)
+    return "".join([*(annotation(f) + "\n" for f in ordered),
+                    *(notice_annotation(n) + "\n" for n in result.notices)])
 
 
 def should_add_github_annotations(env: Mapping[str, str]) -> bool:

@@ -8,6 +8,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from advisor.model import Finding, Severity
+from advisor.report.common import degrades, long_message, notice_location
 
 if TYPE_CHECKING:
     from advisor.model import CheckResult
@@ -20,9 +21,10 @@ SEVERITY = {Severity.error: "critical", Severity.warning: "major", Severity.info
 
 
 def issue(f: Finding) -> dict[str, Any]:
-    description = f.message
+    # One line (the merge request widget shows one): message, its arithmetic, the fix.
+    description = "; ".join(long_message(f, fix=False).splitlines())
     if f.fix is not None:
-        description = f"{description} Fix: {f.fix.description}"
+        description = f"{description}. Fix: {f.fix.description}"
     loc = f.location
     lines: dict[str, int] = {"begin": loc.line or 1}
     if loc.line is not None and loc.end_line is not None and loc.end_line > loc.line:
@@ -38,4 +40,23 @@ def issue(f: Finding) -> dict[str, Any]:
 
 def render(result: CheckResult, registry: Registry) -> str:
     # No BOM: GitLab's parser rejects one. ensure_ascii keeps the file plain ASCII.
-    return json.dumps([issue(f) for f in result.findings], indent=2) + "\n"
+    issues = [issue(f) for f in result.findings]
+    issues += [i for n in result.notices if (i := notice_issue(n, result))]
+    return json.dumps(issues, indent=2) + "\n"
+
+
+def notice_issue(notice: str, result: CheckResult) -> dict[str, Any] | None:
+    """A notice as an issue (GitLab has no other channel in the report): `minor` when
+    it lowers accuracy, else `info`, at the file it names (or the first server's)."""
+    loc = notice_location(notice, result)
+    if loc is None:
+        return None
+    import hashlib
+
+    return {
+        "description": f"pool-advisor notice: {notice}",
+        "check_name": "pool-advisor-notice",
+        "fingerprint": hashlib.sha256(f"notice|{notice}".encode()).hexdigest()[:32],
+        "severity": "minor" if degrades(notice) else "info",
+        "location": {"path": loc.path, "lines": {"begin": loc.line or 1}},
+    }

@@ -18,7 +18,8 @@ import json
 import msgspec
 import msgspec.json
 
-from advisor.model import CheckResult, Location
+from advisor.arith import derivation
+from advisor.model import CheckResult, Finding, Location
 from advisor.rules import Registry
 
 SCHEMA_VERSION = 1
@@ -50,25 +51,42 @@ def to_dict(result: CheckResult) -> dict:
                 "not_subtracted": [msgspec.to_builtins(n) for n in b.not_subtracted],
                 "spread_over": msgspec.to_builtins(b.spread_over) if b.spread_over else None,
             },
+            # The arithmetic as every other format prints it (advisor.arith), one step a line
+            "arithmetic": derivation(b),
             "memory": msgspec.to_builtins(b.memory) if b.memory else None,
             "location": _location(b.location),
         })
-    findings = []
-    for f in result.findings:
-        findings.append({
-            "code": f.code, "name": f.name, "severity": f.severity.value,
-            "message": f.message,
-            "location": _location(f.location),
-            "related": [{"location": _location(r.location),
-                         "message": r.message} for r in f.related],
-            "fix": msgspec.to_builtins(f.fix) if f.fix else None,
-            "fingerprint": f.fingerprint,
-            "subject": f.subject,
-        })
     return {"schema_version": SCHEMA_VERSION,
             "tool": {"name": "pool-advisor", "version": result.tool_version},
-            "roots": result.roots, "budgets": budgets, "findings": findings,
-            "notices": result.notices}
+            "roots": result.roots, "budgets": budgets,
+            "findings": [_finding(f) for f in result.findings],
+            "suppressed": [_finding(f) for f in result.suppressed],
+            "notices": result.notices,
+            "summary": _summary(result)}
+
+
+def _finding(f: Finding) -> dict:
+    return {
+        "code": f.code, "name": f.name, "severity": f.severity.value,
+        "message": f.message,
+        "detail": f.detail,
+        "location": _location(f.location),
+        "related": [{"location": _location(r.location),
+                     "message": r.message} for r in f.related],
+        "fix": msgspec.to_builtins(f.fix) if f.fix else None,
+        "fingerprint": f.fingerprint,
+        "subject": f.subject,
+    }
+
+
+def _summary(result: CheckResult) -> dict:
+    counts = {s: 0 for s in ("error", "warning", "info")}
+    for f in result.findings:
+        counts[f.severity.value] += 1
+    return {"findings": len(result.findings), **counts,
+            "suppressed": len(result.suppressed), "notices": len(result.notices),
+            "servers": len(result.budgets),
+            "over": sum(1 for b in result.budgets if not b.fits)}
 
 
 def render(result: CheckResult, registry: Registry) -> str:
@@ -91,13 +109,18 @@ def load(text: str) -> CheckResult:
                 "not_subtracted": b["terms"]["not_subtracted"], "memory": b["memory"],
                 "location": b["location"],
                 "unknown_clients": b.get("unknown_clients", [])} for b in data["budgets"]]
-    findings = [{"code": f["code"], "name": f["name"], "severity": f["severity"],
-                 "message": f["message"], "location": f["location"],
-                 "related": f["related"], "fix": f["fix"],
-                 "subject": f.get("subject", "")} for f in data["findings"]]
+
+    def finding(f: dict) -> dict:
+        return {"code": f["code"], "name": f["name"], "severity": f["severity"],
+                "message": f["message"], "detail": f.get("detail", ""),
+                "location": f["location"], "related": f["related"], "fix": f["fix"],
+                "subject": f.get("subject", "")}
+
     return check_result_from({"tool_version": data["tool"]["version"],
                               "roots": data["roots"], "budgets": budgets,
-                              "findings": findings, "notices": data["notices"]})
+                              "findings": [finding(f) for f in data["findings"]],
+                              "suppressed": [finding(f) for f in data.get("suppressed", [])],
+                              "notices": data["notices"]})
 
 
 def check_result_from(data: dict | str | bytes) -> CheckResult:

@@ -10,10 +10,12 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 from urllib.parse import quote
 
+from advisor.arith import Style, contribution_lines, peak_expr, usable_expr
 from advisor.model import Budget, Contribution, Finding, Location, Severity, Term
 from advisor.report.common import (
     DEFAULT_DOCS_URL,
     SEVERITY_ORDER,
+    degrades,
     rule_doc_url,
     rule_info,
 )
@@ -120,6 +122,23 @@ def diff_table(diff: ResultDiff) -> str:
     return "\n".join(rows)
 
 
+def term_moves(diff: ResultDiff, source_url: str | None = None) -> str:
+    """Which numbers of each budget changed, from which file:line: the reason a peak
+    moved, so a reviewer sees it without reading the arithmetic."""
+    lines = []
+    for s in diff.servers:
+        for t in s.terms:
+            before = DASH if t.before is None else number(t.before)
+            after = DASH if t.after is None else number(t.after)
+            src = t.source_after or t.source_before
+            path, _, line = src.rpartition(":")
+            at = (where(Location(path=path, line=int(line)), source_url)
+                  if path and line.isdigit() else md_text(src))
+            lines.append(f"- {md_text(s.server)}: {md_text(t.where)}: {md_text(t.label)} "
+                         f"{before} {ARROW} {after} ({at})")
+    return "\n".join(lines)
+
+
 def _arrow(before: float | None, after: float | None, *, always: bool = False) -> str:
     b = DASH if before is None else number(before)
     a = DASH if after is None else number(after)
@@ -127,20 +146,21 @@ def _arrow(before: float | None, after: float | None, *, always: bool = False) -
 
 
 def term(t: Term) -> str:
-    return f"{number(t.value)} {md_text(t.label)} ({md_text(t.source.label())})"
+    return f"{number(t.value)} ({md_text(t.label)}, {md_text(t.source.label())})"
+
+
+# The arithmetic is advisor.arith's, as in every format; markdown only changes how a
+# number, a term and the signs look.
+MD = Style(number=number, term=term, name=md_text, times=TIMES, minus=MINUS)
 
 
 def budget_details(b: Budget) -> str:
     """How `usable` and `peak` were reached, every number with its source."""
-    lines = [
-        f"- **usable {number(b.usable)}** = {term(b.max_connections)}"
-        + "".join(f" {MINUS} {term(t)}" for t in b.reserved)
-    ]
-    lines.append(f"- **peak {number(b.peak)}** = "
-                 + (" + ".join(f"{number(c.total)} {md_text(c.who)}" for c in b.contributions)
-                    or "0 (no clients found)"))
+    lines = [f"- **usable** {usable_expr(b, MD)}"]
     for c in b.contributions:
-        lines.extend(_contribution(c, depth=1))
+        lines.extend(_contribution(c))
+    sign = "\u2264" if b.fits else ">"
+    lines.append(f"- **peak** {peak_expr(b, MD)} {sign} {number(b.usable)} usable")
     for ns in b.not_subtracted:
         lines.append(f"- not subtracted: {term(ns.term)}: {md_text(ns.why)}")
     if b.memory is not None and b.memory.terms:
@@ -156,16 +176,10 @@ def budget_details(b: Budget) -> str:
                     f"{number(b.peak)} were computed", "\n".join(lines))
 
 
-def _contribution(c: Contribution, depth: int) -> list[str]:
-    pad = "  " * depth
-    product = f" {TIMES} ".join(term(t) for t in c.factors)
-    text = f"{pad}- {md_text(c.who)}: " + (f"{product} = " if product else "") + number(c.total)
-    if c.note:
-        text += f" ({md_text(c.note)})"
-    out = [text]
-    for part in c.parts:
-        out.extend(_contribution(part, depth + 1))
-    return out
+def _contribution(c: Contribution) -> list[str]:
+    # contribution_lines indents parts by two spaces a level: a nested markdown list.
+    return [f"{' ' * (len(x) - len(x.lstrip()))}- {x.strip()}"
+            for x in contribution_lines(c, 0, MD)]
 
 
 def _details(summary: str, body: str) -> str:
@@ -194,17 +208,20 @@ def finding_block(
     docs_url: str = DEFAULT_DOCS_URL,
     source_url: str | None = None,
     new: bool = False,
+    worse: bool = False,
     details: bool = True,
 ) -> str:
     info = rule_info(registry, f)
     title = f"{f.code} {md_text(info.name)}"
     if info.registered:
         title = f"[{title}]({rule_doc_url(docs_url, info.code, info.name)})"
-    badge = "\U0001f195 " if new else ""  # NEW button
+    # NEW button; a finding the base had, about a budget the change made worse, is new too
+    badge = "\U0001f195 \U0001f4c8 worse: " if worse else "\U0001f195 " if new else ""
     head = f"{badge}**{title}** at {where(f.location, source_url)}: {md_text(f.message)}"
     if not details:
         return head
-    items = [f"- {md_text(r.message)}: {where(r.location, source_url)}" for r in f.related]
+    items = [f"- {md_text(x.strip())}" for x in f.detail.splitlines() if x.strip()]
+    items += [f"- {md_text(r.message)}: {where(r.location, source_url)}" for r in f.related]
     if f.fix is not None:
         fix = f"- **Fix:** {md_text(f.fix.description)}"
         r = f.fix.replacement
@@ -215,7 +232,8 @@ def finding_block(
         items.append(fix)
     if not items:
         return head
-    return f"{head}\n\n{_details('Sources and fix', chr(10).join(items))}"
+    title = "Arithmetic, sources and fix" if f.detail else "Sources and fix"
+    return f"{head}\n\n{_details(title, chr(10).join(items))}"
 
 
 def findings_section(
@@ -225,6 +243,7 @@ def findings_section(
     docs_url: str = DEFAULT_DOCS_URL,
     source_url: str | None = None,
     new_fingerprints: set[str] | None = None,
+    worse_fingerprints: set[str] | None = None,
     details: bool = True,
     totals: dict[Severity, int] | None = None,
 ) -> str:
@@ -241,8 +260,9 @@ def findings_section(
         out.append(f"#### {SEVERITY_TITLES[sev]} ({shown})")
         for f in group:
             is_new = new_fingerprints is not None and f.fingerprint in new_fingerprints
+            is_worse = worse_fingerprints is not None and f.fingerprint in worse_fingerprints
             out.append(finding_block(f, registry, docs_url=docs_url, source_url=source_url,
-                                     new=is_new, details=details))
+                                     new=is_new, worse=is_worse, details=details))
     return "\n\n".join(out)
 
 
@@ -271,5 +291,12 @@ def render(
         parts.append(findings_section(result.findings, registry, docs_url=docs_url,
                                       source_url=source_url))
     if result.notices:
-        parts.append("\n".join(f"> {md_text(n)}" for n in result.notices))
+        parts.append(notices_section(result.notices))
     return "\n\n".join(parts) + "\n"
+
+
+def notices_section(notices: list[str]) -> str:
+    """Notices, those that lower the numbers' accuracy first and marked."""
+    ordered = sorted(notices, key=lambda n: not degrades(n))
+    lines = [f"- {'⚠️ ' if degrades(n) else ''}{md_text(n)}" for n in ordered]
+    return "#### Notices\n\n" + "\n".join(lines)

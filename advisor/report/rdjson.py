@@ -14,7 +14,10 @@ from advisor.report.common import (
     DEFAULT_REPO_URL,
     TOOL_NAME,
     LineReader,
+    degrades,
     file_line_reader,
+    long_message,
+    notice_location,
     rule_doc_url,
     rule_info,
     value_span,
@@ -40,9 +43,19 @@ def render(
         "diagnostics": [
             d for f in result.findings
             for d in _diagnostics(f, registry, docs_url, reader)
-        ],
+        ] + [d for n in result.notices if (d := _notice(n, result))],
     }
     return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+
+
+def _notice(notice: str, result: CheckResult) -> dict[str, Any] | None:
+    loc = notice_location(notice, result)
+    if loc is None:
+        return None
+    return {"message": f"pool-advisor notice: {notice}",
+            "location": _location(loc),
+            "severity": "WARNING" if degrades(notice) else "INFO",
+            "code": {"value": "notice"}}
 
 
 def _location(loc: Location) -> dict[str, Any]:
@@ -64,7 +77,7 @@ def _diagnostics(
     code = {"value": f.code}
     if info.registered:
         code["url"] = rule_doc_url(docs_url, info.code, info.name)
-    message = f.message if f.fix is None else f"{f.message}\nFix: {f.fix.description}"
+    message = long_message(f)
     main: dict[str, Any] = {
         "message": message,
         "location": _location(f.location),

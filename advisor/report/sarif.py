@@ -23,6 +23,7 @@ from advisor.report.common import (
     TOOL_NAME,
     LineReader,
     RuleInfo,
+    degrades,
     doc_markdown,
     file_line_reader,
     full_description,
@@ -39,6 +40,11 @@ if TYPE_CHECKING:
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 SRCROOT = "SRCROOT"
 FINGERPRINT_KEY = "poolAdvisorFinding/v1"
+
+SUPPRESSION = {
+    "kind": "inSource",
+    "justification": "pool-advisor: ignore[...] comment or pool-advisor.io/ignore annotation",
+}
 
 LEVELS = {Severity.error: "error", Severity.warning: "warning", Severity.info: "note"}
 # GitHub's `problem.severity` for non-security alerts.
@@ -88,7 +94,10 @@ def build_log(
         "invocations": [_invocation(result)],
         "originalUriBaseIds": {SRCROOT: _srcroot(srcroot)},
         "columnKind": "utf16CodeUnits",
-        "results": [_result(f, index[f.code], reader) for f in result.findings],
+        "results": [_result(f, index[f.code], reader) for f in result.findings] + [
+            # Suppressed in the source: GitHub shows these as closed, not as open alerts.
+            _result(f, index[f.code], reader) | {"suppressions": [SUPPRESSION]}
+            for f in result.suppressed],
     }
     return {"$schema": SCHEMA_URI, "version": "2.1.0", "runs": [run]}
 
@@ -128,7 +137,8 @@ def _invocation(result: CheckResult) -> dict[str, Any]:
     inv: dict[str, Any] = {"executionSuccessful": True}
     if result.notices:
         inv["toolExecutionNotifications"] = [
-            {"message": {"text": sentence(n)}, "level": "note"} for n in result.notices
+            {"message": {"text": sentence(n)}, "level": "warning" if degrades(n) else "note"}
+            for n in result.notices
         ]
     return inv
 
@@ -212,10 +222,14 @@ def _result(
 
 
 def _message(f: Finding) -> str:
-    text = sentence(f.message)
+    """The sentence, the arithmetic one step a line (GitHub keeps the line breaks), the
+    fix; ending in a full stop, as the validator asks."""
+    lines = [sentence(f.message)]
+    lines += [x.strip() for x in f.detail.splitlines() if x.strip()]
     if f.fix is not None:
-        text = f"{text} Fix: {sentence(f.fix.description)}"
-    return text
+        lines.append(f"Fix: {sentence(f.fix.description)}")
+    return sentence("\n".join(lines)) if len(lines) == 1 else \
+        "\n".join([*lines[:-1], sentence(lines[-1])])
 
 
 def _fix(f: Finding, read_line: LineReader) -> dict[str, Any] | None:

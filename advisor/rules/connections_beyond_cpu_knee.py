@@ -109,14 +109,20 @@ def connections_beyond_cpu_knee(topo: Topology, ctx: RuleContext) -> Iterator[Fi
         for c in budget.contributions:
             terms.extend(c.factors)
         ratio = budget.peak / knee.value
-        message = (
-            f"{server.name}: up to {num(budget.peak)} connections at once per instance "
-            f"(peak of its budget) > {knee_text} its CPUs serve before throughput falls "
-            f"(x{ratio:.1f}). For scale: {EVIDENCE}. Past the knee PostgreSQL runs the "
-            "extra connections, slower for everyone, instead of queueing them.")
+        # One short line; the derivation and the evidence are the finding's detail (-v,
+        # the PR comment's collapsible block, the long text of SARIF and annotations).
+        message = (f"{server.name}: up to {num(budget.peak)} connections at once > "
+                   f"{num(knee.value)} its CPUs serve before throughput falls "
+                   f"(x{ratio:.1f})")
+        detail = "\n".join([
+            f"knee: {knee_text}",
+            f"peak of its budget, per instance: {num(budget.peak)}",
+            f"For scale: {EVIDENCE}.",
+            "Past the knee PostgreSQL runs the extra connections, slower for everyone, "
+            "instead of queueing them."])
         yield Finding(
             code="PA111", name="connections-beyond-cpu-knee", severity=Severity.warning,
-            message=message, location=primary([cores], server.location),
+            message=message, detail=detail, location=primary([cores], server.location),
             related=related(terms),
             fix=Fix(description=(
                 f"put a transaction-mode PgBouncer in front of {server.name} with a "

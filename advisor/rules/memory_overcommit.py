@@ -57,13 +57,17 @@ def memory_overcommit(topo: Topology, ctx: RuleContext) -> Iterator[Finding]:
         mem = budget.memory
         if mem is None or mem.limit is None or mem.total <= mem.limit.value:
             continue
-        detail = " + ".join(f"{size(t.value)} ({t.label}, {t.source.label()})"
-                            for t in mem.terms)
+        # One short line; the sum, term by term, and its assumptions are the detail.
+        detail = "\n".join([
+            "worst case: " + " + ".join(f"{size(t.value)} ({t.label}, {t.source.label()})"
+                                        for t in mem.terms) + f" = {size(mem.total)}",
+            f"limit: {size(mem.limit.value)} ({mem.limit.label}, {mem.limit.source.label()})",
+            "assumes: " + "; ".join(mem.assumptions)])
         yield Finding(
             code="PA301", name="memory-overcommit", severity=Severity.warning,
             message=(f"{budget.server}: worst-case memory {size(mem.total)} > "
-                     f"{size(mem.limit.value)} ({mem.limit.label}, {mem.limit.source.label()})"
-                     f" = {detail}. Assumes: " + "; ".join(mem.assumptions)),
+                     f"{size(mem.limit.value)} {mem.limit.label}"),
+            detail=detail,
             location=mem.terms[1].source.location() or budget.location,
             related=related([*mem.terms, mem.limit], fmt=size),
             fix=Fix(description="lower work_mem or max_connections (put PgBouncer in "

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from advisor.arith import contribution_expr, num, usable_expr
+from advisor.arith import derivation, num
 from advisor.context import RuleContext
 from advisor.model import Finding, Fix, Severity, Topology, peak_pods
 from advisor.rules import rule
@@ -54,12 +54,11 @@ def oversubscribed_server(topo: Topology, ctx: RuleContext) -> Iterator[Finding]
         server = topo.server(budget.server_id)
         if server is None or budget.peak <= budget.usable:
             continue
-        lines = [contribution_expr(c) for c in budget.contributions]
         over = budget.peak - budget.usable
+        shares = _over_share(topo, budget)
         message = (f"{budget.server}: peak {num(budget.peak)} connections > "
-                   f"{usable_expr(budget)}; over by {num(over)}. "
-                   + "; ".join(lines) + "".join(
-                       f". {x}" for x in _over_share(topo, budget)))
+                   f"{num(budget.usable)} usable, over by {num(over)}")
+        detail = "\n".join([*derivation(budget), *shares])
         terms = [budget.max_connections, *budget.reserved]
         for c in budget.contributions:
             terms.extend(c.factors)
@@ -68,7 +67,8 @@ def oversubscribed_server(topo: Topology, ctx: RuleContext) -> Iterator[Finding]
         location = budget.max_connections.source.location() or budget.location
         fix = Fix(description=_advice(budget))
         yield Finding(code="PA101", name="oversubscribed-server", severity=Severity.error,
-                      message=message, location=location, related=related(terms), fix=fix,
+                      message=message, detail=detail, location=location,
+                      related=related(terms), fix=fix,
                       subject=server.id)
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from advisor.arith import contribution_expr, num
+from advisor.arith import contribution_lines, num
 from advisor.budget import client_contribution
 from advisor.context import RuleContext
 from advisor.model import Finding, Fix, Replacement, Severity, Term, Topology
@@ -67,9 +67,14 @@ def pooler_client_oversubscribed(topo: Topology, ctx: RuleContext) -> Iterator[F
             continue
         per_replica = demand / max(pooler.replicas.value, 1)
         message = (f"{pooler.name}: {num(demand)} client connections at peak > "
-                   f"{limit.show()} x {pooler.replicas.show()} = {num(capacity)} "
-                   f"(assuming clients spread evenly: {per_replica:.0f} per replica). "
-                   + "; ".join(contribution_expr(c) for c in contributions))
+                   f"{num(capacity)} max_client_conn x replicas "
+                   f"({per_replica:.0f} per replica, if clients spread evenly)")
+        detail = "\n".join([
+            f"capacity: {limit.show()} x {pooler.replicas.show()} = {num(capacity)}",
+            *(line for c in contributions for line in contribution_lines(c)),
+            "client connections at peak: "
+            + " + ".join(f"{num(c.total)} ({c.who})" for c in contributions)
+            + f" = {num(demand)}"])
         needed = int(-(-per_replica // 1))
         replacement = None
         loc = limit.source.location()
@@ -81,7 +86,8 @@ def pooler_client_oversubscribed(topo: Topology, ctx: RuleContext) -> Iterator[F
             terms.extend(c.factors)
         yield Finding(
             code="PA201", name="pooler-client-oversubscribed", severity=Severity.error,
-            message=message, location=loc or pooler.location, related=related(terms),
+            message=message, detail=detail, location=loc or pooler.location,
+            related=related(terms),
             fix=Fix(description=f"set max_client_conn to at least {needed} per replica "
                     "(and raise the open-files limit to match), or add replicas",
                     replacement=replacement),

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator
 
-from advisor.arith import contribution_expr, num, usable_expr
+from advisor.arith import contribution_lines, num, usable_expr
 from advisor.context import RuleContext
 from advisor.model import Budget, Finding, Fix, Severity, Topology
 from advisor.rules import rule
@@ -61,7 +61,9 @@ def pooler_exceeds_server(topo: Topology, ctx: RuleContext) -> Iterator[Finding]
             terms = list(c.factors) + [t for p in c.parts for t in p.factors]
             yield Finding(
                 code="PA105", name="pooler-exceeds-server", severity=Severity.error,
-                message=f"{contribution_expr(c)} > {usable_expr(budget)} on {budget.server}",
+                message=(f"{c.who}: {num(c.total)} server connections > "
+                         f"{num(budget.usable)} usable on {budget.server}"),
+                detail="\n".join([*contribution_lines(c), f"usable: {usable_expr(budget)}"]),
                 location=next((t.source.location() for t in terms if t.source.location()),
                               c.location),
                 related=related([*terms, budget.max_connections]),
