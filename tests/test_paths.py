@@ -433,3 +433,16 @@ def test_advise_is_the_same_from_any_cwd_and_its_diff_applies_with_git_apply(
     after = json.loads(report(split, ".", "-f", "json", monkeypatch=monkeypatch))
     (b,) = after["budgets"]
     assert b["peak"] <= b["usable"]
+
+
+def test_base_revision_lines_up_from_any_cwd(split: Path, monkeypatch):
+    """--base checks the revision's tree with the same repository root: fingerprints
+    match, so an unchanged finding is unchanged whatever the cwd and spelling."""
+    (split / "apps/api/hpa.yaml").write_text(HPA.replace("maxReplicas: 12", "maxReplicas: 14"))
+    for cwd, paths in ((split, ["db", "apps"]), (split / "apps", ["../db", "."]),
+                       (split, ["--changed-files", "apps/api/hpa.yaml"])):
+        code, _, err = run(cwd, "check", *paths, "--base", "HEAD", "-f", "json",
+                           monkeypatch=monkeypatch)
+        assert code == 1
+        assert f"{PEAK} -> {14 * 15}" in err
+        assert "0 new, 0 fixed, 1 unchanged" in err
