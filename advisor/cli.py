@@ -92,7 +92,8 @@ def check(
         "--pg-version", help="PostgreSQL major version for every server (overrides what "
         "the repository says; 9 is 9.6).")] = None,
     exclude: Annotated[list[str] | None, typer.Option(
-        "--exclude", help="gitignore-style globs to skip.")] = None,
+        "--exclude", help="gitignore-style globs to skip, relative to the repository root.")
+                      ] = None,
     output: Annotated[Path | None, typer.Option(
         "--output", "-o", help="Write the report to this file instead of stdout.")] = None,
     values: Annotated[list[str] | None, typer.Option(
