@@ -63,7 +63,13 @@ def test_action_is_composite_with_sarif_upload_and_comment():
     # Inputs and event fields reach scripts through env only.
     assert not [s["name"] for s in runs if "${{" in s["run"]]
     scripts = "\n".join(s["run"] for s in runs)
-    assert "--format sarif" in scripts and "pool-advisor comment --json" in scripts
+    assert '--write "sarif=' in scripts and "pool-advisor comment --json" in scripts
+    # The check runs once for the head (every format from that result) and once for the base.
+    assert scripts.count("pool-advisor check ") == 2
+    # Pull requests from forks get a read-only token: no upload, no comment.
+    for name in ("Upload SARIF", "Comment on the pull request"):
+        step = next(s for s in steps if s.get("name") == name)
+        assert "head.repo.full_name == github.repository" in step["if"]
     comment = next(s for s in steps if s.get("name") == "Comment on the pull request")
     assert "github.event_name == 'pull_request'" in comment["if"]
 
