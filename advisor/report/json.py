@@ -1,4 +1,5 @@
-"""JSON output. Schema (version 1), documented in docs/json-schema.md:
+"""JSON output. Schema (version 1): schemas/pool-advisor-report.schema.json, documented
+in docs/json-schema.md. In short:
 
 {"schema_version": 1, "tool": {"name", "version"}, "roots": [...],
  "budgets": [{"server", "server_id", "version", "max_connections", "usable", "peak",
