@@ -37,8 +37,10 @@ def _git(cwd: Path, *args: str) -> str:
 
 
 class Runner:
-    def __init__(self, tmp: Path, api_url: str, token: str, inputs: dict[str, str]):
+    def __init__(self, tmp: Path, api_url: str, token: str, inputs: dict[str, str],
+                 head_repo: str = "octo/shop"):
         self.tmp = tmp
+        self.head_repo = head_repo
         self.ws = tmp / "ws"
         shutil.copytree(REPO / "fixtures/acme-shop", self.ws)
         _git(self.ws, "init", "-q", "-b", "main")
@@ -96,6 +98,8 @@ class Runner:
             "github.action_path": str(REPO),
             "github.token": TOKEN,
             "github.event.pull_request.base.sha": self.base_sha,
+            "github.repository": "octo/shop",
+            "github.event.pull_request.head.repo.full_name": self.head_repo,
         }
         if expr in known:
             return known[expr]
@@ -207,3 +211,13 @@ def test_clean_repository_passes(gh, tmp_path):
     assert rc == 0, runner.all_output()
     body = gh.comments("octo", "shop", 7)[-1]["body"]
     assert "\u2705 **fits**" in body, body[:600]
+
+
+def test_pull_request_from_a_fork_skips_upload_and_comment(gh, tmp_path):
+    runner = Runner(tmp_path, gh.api_url, FORK_TOKEN, {"paths": "k8s"},
+                    head_repo="someone/shop")
+    assert runner.run() == 1  # the findings still fail the job
+    assert runner.uploaded == []
+    assert "Comment on the pull request" not in dict(runner.log)
+    assert len(gh.comments("octo", "shop", 7)) == 1
+    assert "### pool-advisor" in runner.files["summary"].read_text()

@@ -69,7 +69,7 @@ def test_action_is_composite_with_sarif_upload_and_comment():
     # Pull requests from forks get a read-only token: no upload, no comment.
     for name in ("Upload SARIF", "Comment on the pull request"):
         step = next(s for s in steps if s.get("name") == name)
-        assert "head.repo.full_name == github.repository" in step["if"]
+        assert "steps.check.outputs.can-write == 'true'" in step["if"]
     comment = next(s for s in steps if s.get("name") == "Comment on the pull request")
     assert "github.event_name == 'pull_request'" in comment["if"]
 
