@@ -14,7 +14,7 @@ from tests.shared_data import shared_file
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "fixtures"
-PA301 = re.compile(r": (error|warning|info) PA301 ")
+PA301 = re.compile(r": PA301 \[(error|warning|info)\] ")
 
 
 def cli(*args: str, cwd: Path | None = None, stdin: str | None = None):
