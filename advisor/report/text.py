@@ -169,8 +169,9 @@ def render(result: CheckResult, registry: Registry, *, color: bool = False,
     # The budgets are wrapped to the terminal; finding lines are not, so each stays one
     # `path:line: CODE` line for grep and editors.
     for b in result.budgets:
-        out.extend(w for line in budget_lines(b, verbose=verbose, color=color)
-                   for w in _wrap(line, width))
+        head, *block = budget_lines(b, verbose=verbose, color=color)
+        out.append(head)  # the server's verdict stays one line, like a finding
+        out.extend(w for line in block for w in _wrap(line, width))
         out.append("")
     for notice in result.notices:
         out.append(f"{_paint('notice', 'notice', color)}: {safe_line(notice)}")
