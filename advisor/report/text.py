@@ -46,14 +46,18 @@ def use_color(stream=None, env: Mapping[str, str] | None = None) -> bool:
     return hasattr(stream, "isatty") and stream.isatty()
 
 
-def terminal_width(env: Mapping[str, str] | None = None) -> int:
-    """$COLUMNS, else the terminal's width, else 100 (a log, a pipe)."""
+def terminal_width(env: Mapping[str, str] | None = None, stream=None) -> int | None:
+    """$COLUMNS, else the terminal's width; None when writing to a pipe or a file (a CI
+    log, grep): then lines are not wrapped."""
     env = os.environ if env is None else env
     try:
         columns = int(env.get("COLUMNS", ""))
     except ValueError:
         columns = 0
     if columns <= 0:
+        stream = stream or sys.stdout
+        if not (hasattr(stream, "isatty") and stream.isatty()):
+            return None
         columns = shutil.get_terminal_size((DEFAULT_WIDTH, 24)).columns
     return max(columns, 40)
 
@@ -66,7 +70,7 @@ def _wrap(line: str, width: int) -> list[str]:
     """One logical line, wrapped at spaces (words and paths are never broken);
     continuation lines indented four more than the line itself."""
     indent = len(line) - len(line.lstrip(" "))
-    if len(line) <= width:
+    if not width or len(line) <= width:
         return [line]
     return textwrap.wrap(line, width=width, subsequent_indent=" " * (indent + 4),
                          break_long_words=False, break_on_hyphens=False) or [line]
@@ -164,7 +168,7 @@ def summary(result: CheckResult) -> str:
 def render(result: CheckResult, registry: Registry, *, color: bool = False,
            verbose: bool = False, show_statistics: bool = False,
            width: int | None = None) -> str:
-    width = width or terminal_width()
+    width = width or terminal_width() or 0
     out: list[str] = []
     # The budgets are wrapped to the terminal; finding lines are not, so each stays one
     # `path:line: CODE` line for grep and editors.
