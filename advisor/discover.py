@@ -23,6 +23,7 @@ from typing import Any
 
 from msgspec import Struct, field
 
+from advisor.fs import walk
 from advisor.model import ConfigProblem, Location
 
 SKIP_DIRS = frozenset({".git", ".hg", ".svn", "node_modules", ".venv", "venv", "__pycache__",
@@ -165,7 +166,7 @@ def _load_gitignores_above(ignores: Ignores, found: Discovered, folder: Path) ->
 
 def _walk(found: Discovered, base: Path, ignores: Ignores, seen: set[Path],
           kustomize_dirs: list[Path]) -> None:
-    for folder, dirs, files in os.walk(base, followlinks=False):
+    for folder, dirs, files in walk(base):
         here = Path(folder)
         rel_here = found.rel(here)
         if ".gitignore" in files:

@@ -40,6 +40,9 @@ class Root(Struct, frozen=True):
 
     def resolve(self, name: str | Path, *, relative_to: Path | None = None) -> Path:
         """Absolute, symlink-free path for `name`; InputError when it leaves the root."""
+        if "\x00" in str(name):  # no OS path holds one (a C string ends there)
+            raise InputError(str(name).replace("\x00", "\\0"),
+                             "file name contains a NUL byte; not read")
         p = Path(name)
         if not p.is_absolute():
             p = (relative_to or self.path) / p
@@ -162,3 +165,28 @@ def decode_text(shown: str, data: bytes) -> str:
         line = data[: exc.start].count(b"\n") + 1
         raise InputError(shown, f"not valid UTF-8 (byte 0x{data[exc.start]:02x})", line) from None
     return text.removeprefix("\ufeff")
+
+
+def walk(top: str | Path, followlinks: bool = False):
+    """os.walk, top-down, without recursion: Python 3.11's os.walk recurses once per
+    level, so a 1000-deep folder tree raised RecursionError. The caller may prune
+    `dirs` in place, as with os.walk. Unreadable folders are skipped."""
+    stack = [os.fspath(top)]
+    while stack:
+        folder = stack.pop()
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        dirs, files = [], []
+        for entry in entries:
+            try:
+                is_dir = entry.is_dir()  # as os.walk: a symlink to a folder is listed there
+            except OSError:
+                is_dir = False
+            (dirs if is_dir else files).append(entry.name)
+        yield folder, dirs, files
+        for d in reversed(dirs):
+            path = os.path.join(folder, d)
+            if followlinks or not os.path.islink(path):
+                stack.append(path)

@@ -311,3 +311,27 @@ def test_malformed_api_answers_are_one_line_errors(items):
     with pytest.raises(CommentError) as exc:
         upsert(gh, Target(owner="o", repo="r", number=1), "<!-- pool-advisor -->")
     assert "\n" not in str(exc.value) and "malformed" in str(exc.value)
+
+
+@pytest.mark.parametrize("directive", ["include 'a\x00b.conf'", "include 'a\\000b.conf'",
+                                       "include_dir 'd\x00'", "include_if_exists 'x\x00'"])
+def test_nul_in_include_names_is_a_problem_with_file_and_line(tmp_path, directive):
+    from advisor.fs import Root
+    from advisor.sources.pgconf import read_pgconf
+
+    conf = read_pgconf(Root.of(tmp_path), "postgresql.conf", text=f"{directive}\n",
+                       display_path="postgresql.conf")
+    assert [(p.location.label(), "NUL" in p.message) for p in conf.problems] == [
+        ("postgresql.conf:1", True)]
+
+
+def test_1000_deep_directories_are_read(acme):
+    deep = acme
+    for _ in range(1000):  # one at a time: mkdir(parents=True) recurses per level
+        deep = deep / "d"
+        deep.mkdir()
+    (deep / "postgresql.conf").write_text("max_connections = 7\n")
+    result = run_check([str(acme)])
+    assert not internal_errors(result)
+    assert any(b.server.endswith("postgresql.conf") and b.max_connections.value == 7
+               for b in result.budgets), [b.server for b in result.budgets]

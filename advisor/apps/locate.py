@@ -19,7 +19,7 @@ import re
 from pathlib import PurePosixPath
 
 from advisor.apps.source import SKIP_DIRS
-from advisor.fs import InputError, Root
+from advisor.fs import InputError, Root, walk
 from advisor.model import Frozen
 
 MAX_DIRS = 20_000
@@ -47,7 +47,7 @@ def image_name(image: str) -> str:
 def scan_build_hints(root: Root) -> BuildHints:
     dirs: list[str] = []
     contexts: list[tuple[str, str, str]] = []
-    for seen, (dirpath, dirnames, filenames) in enumerate(os.walk(root.path)):
+    for seen, (dirpath, dirnames, filenames) in enumerate(walk(root.path)):
         dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS and not d.startswith("."))
         if seen >= MAX_DIRS:
             break

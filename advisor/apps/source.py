@@ -13,7 +13,7 @@ from pathlib import PurePosixPath
 
 from msgspec.structs import replace
 
-from advisor.fs import InputError, Root
+from advisor.fs import InputError, Root, walk
 from advisor.model import ConfigProblem, Frozen, Location
 
 MAX_APP_FILES = 10_000  # source files read per application directory (~1 s)
@@ -162,7 +162,7 @@ def scan_app_dir(root: Root, directory: str) -> AppSource:
                                 message="application directory not found")
         return AppSource(root=root, directory=directory, problems=(problem,))
     count = 0
-    for dirpath, dirnames, filenames in os.walk(base):
+    for dirpath, dirnames, filenames in walk(base):
         dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS
                              and not (d.startswith(".") and d != ".config"))
         for filename in sorted(filenames):
