@@ -84,6 +84,11 @@ spec:
 {args}"""
 
 
+def _text(result) -> str:
+    """The text report with its line wrapping undone (wrapped lines are indented)."""
+    return " ".join(render(result, load_rules()).split())
+
+
 def _check(repo: Path):
     result = run_check([str(repo)], CheckOptions())
     (budget,) = result.budgets
@@ -103,7 +108,7 @@ def test_pg11_image_subtracts_superuser_reserved_and_wal_senders(tmp_path: Path)
     ]
     assert b.usable == 87
     assert not any(ns.term.label == "max_wal_senders" for ns in b.not_subtracted)
-    text = render(result, load_rules())
+    text = _text(result)
     assert "87 usable = 100 (max_connections, default: PostgreSQL 11 default) - 3 " in text
     assert "before PostgreSQL 12 each WAL sender takes a max_connections slot" in text
 
@@ -115,7 +120,7 @@ def test_pg96_wal_senders_default_zero_and_args(tmp_path: Path) -> None:
     result, b = _check(repo)
     assert b.version.value == 9.6
     assert b.usable == 50 - 2 - 4
-    text = render(result, load_rules())
+    text = _text(result)
     assert "server db (PostgreSQL 9.6, image postgres:9.6.24" in text
     repo = _repo(tmp_path / "b", {"k8s/db.yaml": _deployment("postgres:9.6")})
     _, b = _check(repo)
@@ -140,7 +145,7 @@ def test_unknown_version_is_named_as_an_assumption(tmp_path: Path) -> None:
     repo = _repo(tmp_path, {"k8s/db.yaml": _deployment("postgres:latest")})
     result, b = _check(repo)
     assert b.version.value == 15
-    text = render(result, load_rules())
+    text = _text(result)
     assert ("(PostgreSQL 15, default: assumed PostgreSQL 15: image postgres:latest names no "
             "PostgreSQL version (set --pg-version))") in text
 
@@ -212,4 +217,4 @@ def test_pg_version_option_9_is_96(tmp_path: Path) -> None:
     (b,) = result.budgets
     assert b.version.value == 9.6
     assert b.usable == 20 - 3  # 9.6: max_wal_senders defaults to 0
-    assert "(PostgreSQL 9.6, " in render(result, load_rules())
+    assert "(PostgreSQL 9.6, " in _text(result)
