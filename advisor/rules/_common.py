@@ -37,3 +37,11 @@ def primary(terms: Iterable[Term], fallback: Location) -> Location:
 def secs(term: Term) -> str:
     """`30 s (HikariCP connectionTimeout, k8s/app.yaml:9)`: a duration in seconds."""
     return f"{num(term.value)} s ({term.label}, {term.source.label()})"
+
+
+def pg_seconds(setting: object) -> float:
+    """A PostgreSQL time setting in seconds (its value is in its base unit, ms by
+    default): one conversion for every rule that compares timeouts."""
+    value = float(getattr(setting, "value", 0) or 0)
+    unit = getattr(setting, "unit", None) or "ms"
+    return value * {"us": 1e-6, "ms": 1e-3, "s": 1.0, "min": 60.0}.get(unit, 1e-3)

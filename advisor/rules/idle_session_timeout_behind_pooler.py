@@ -9,14 +9,7 @@ from advisor.arith import num
 from advisor.context import RuleContext
 from advisor.model import Finding, Fix, Replacement, Severity, Term, Topology
 from advisor.rules import rule
-from advisor.rules._common import related
-
-
-def _seconds(setting: object) -> float:
-    """A PostgreSQL time setting (base unit ms) in seconds."""
-    value = float(getattr(setting, "value", 0) or 0)
-    unit = getattr(setting, "unit", "ms")
-    return value * {"us": 1e-6, "ms": 1e-3, "s": 1, "min": 60}.get(unit or "ms", 1e-3)
+from advisor.rules._common import pg_seconds, related
 
 
 @rule("PA503", "idle-session-timeout-behind-pooler", Severity.warning,
@@ -67,9 +60,9 @@ def idle_session_timeout_behind_pooler(topo: Topology, ctx: RuleContext) -> Iter
         if server is None or server.version.value < 14:
             continue
         setting = server.settings.get("idle_session_timeout")
-        if setting is None or _seconds(setting) <= 0:
+        if setting is None or pg_seconds(setting) <= 0:
             continue
-        timeout = Term(label="idle_session_timeout", value=_seconds(setting),
+        timeout = Term(label="idle_session_timeout", value=pg_seconds(setting),
                        source=setting.source)
         terms = [timeout]
         pooler_side = ""

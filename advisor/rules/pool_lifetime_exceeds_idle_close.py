@@ -10,7 +10,7 @@ from advisor.context import RuleContext
 from advisor.model import Client, Finding, Fix, Severity, Source, Term, Topology
 from advisor.options import OPTIONS_CONFIG, at_least, options_class
 from advisor.rules import rule
-from advisor.rules._common import related, secs
+from advisor.rules._common import pg_seconds, related, secs
 
 
 @options_class
@@ -25,9 +25,6 @@ class IdleCloseOptions:
         at_least(self, "load_balancer_idle_timeout", 1)
 
 
-def _seconds(value: float, unit: str | None) -> float:
-    return value * {"us": 1e-6, "ms": 1e-3, "s": 1.0, "min": 60.0}.get(unit or "ms", 1e-3)
-
 
 def _closers(client: Client, topo: Topology, options: IdleCloseOptions) -> list[Term]:
     """What closes this client's idle connections underneath its pool, in seconds."""
@@ -40,7 +37,7 @@ def _closers(client: Client, topo: Topology, options: IdleCloseOptions) -> list[
         server = topo.server(client.target_id)
         setting = server.settings.get("idle_session_timeout") if server else None
         if server is not None and setting is not None and server.version.value >= 14:
-            seconds = _seconds(float(setting.value or 0), setting.unit)
+            seconds = pg_seconds(setting)
             if seconds > 0:
                 out.append(Term(label=f"idle_session_timeout on {server.name}", value=seconds,
                                 source=setting.source))
