@@ -33,6 +33,7 @@ from advisor.model import (
     Budget,
     Client,
     Contribution,
+    Pool,
     Pooler,
     PoolerDatabase,
     Server,
@@ -504,7 +505,7 @@ def _fit_slots(
         if s.kind == "client":
             client = _client_named(topo, s.who)
             if client is not None:
-                proposals += _shrink_client(client, c, s.alloc, assumption, options)
+                proposals += _shrink_client(client, c, s.alloc, assumption, options, notes)
         else:
             pooler = _pooler_named(topo, s.who)
             if pooler is not None and pooler.kind == "rds-proxy":
@@ -593,7 +594,8 @@ def _pooler_minimum(pooler: Pooler) -> float:
 
 
 def _shrink_client(
-    client: Client, c: Contribution, alloc: float, assumption: str, options: AdviseOptions
+    client: Client, c: Contribution, alloc: float, assumption: str, options: AdviseOptions,
+    notes: list[str],
 ) -> list[Proposal]:
     pods = _pods(client)
     minimum = options.minimums.get(client.name, 1)
@@ -608,7 +610,11 @@ def _shrink_client(
         if new_size >= pool.size.value:
             continue
         old = pool.size
-        client.pools[i] = replace(pool, size=replace(old, value=new_size))
+        along = _moved_along(client, pool, new_size, notes)
+        if along is None:
+            continue
+        client.pools[i] = replace(pool, size=replace(old, value=new_size), moves_with=[
+            replace(t, value=min(t.value, new_size)) for t in pool.moves_with])
         per = f"{_n(pods)} pods" + (f" x {_n(processes)} processes" if processes != 1 else "")
         proposals.append(
             Proposal(
@@ -627,7 +633,36 @@ def _shrink_client(
                 manual="" if old.source.path else _manual_for(old, new_size),
             )
         )
+        proposals += along
     return proposals
+
+
+def _moved_along(client: Client, pool: Pool, new_size: float,
+                 notes: list[str]) -> list[Proposal] | None:
+    """The threads (Sidekiq -c, Puma threads) or pool setting that must move with a pool
+    shrunk to `new_size`, each edited at its own line; None (the pool is left as it is,
+    with a note) when one of them is a default or not at a line: more threads than
+    pool slots wait for a connection (ActiveRecord::ConnectionTimeoutError)."""
+    out: list[Proposal] = []
+    for term in pool.moves_with:
+        same_line = (term.source.path, term.source.line) == (pool.size.source.path,
+                                                            pool.size.source.line)
+        if term.value <= new_size or same_line:
+            continue  # already within the new size, or the one edit moves both
+        if term.source.path is None or term.source.line is None:
+            notes.append(
+                f"{client.name} {pool.label}: not shrunk to {_n(new_size)}: {term.show()} "
+                f"would stay above it (threads wait for a connection: "
+                "ActiveRecord::ConnectionTimeoutError) and it is not set at a file line; set "
+                f"it to {_n(new_size)} explicitly, then run advise again")
+            return None
+        out.append(Proposal(
+            kind="client-pool", subject=f"{client.name} {term.label}",
+            key=term.source.key or term.label, old=term.show(), new=_n(new_size),
+            reason=f"moves with {pool.label} ({_n(pool.size.value)} -> {_n(new_size)}): "
+                   "one connection per thread, never more threads than pool slots",
+            edit=_edit(term.source, _n(term.value), _n(new_size))))
+    return out
 
 
 def _manual_for(term: Term, new: float) -> str:

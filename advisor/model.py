@@ -341,6 +341,10 @@ class Pool(Record, kw_only=True):
     # a connection, "lifetime" the age at which the pool retires a connection (absent:
     # never). A value of 0 means no limit, as the libraries write it.
     timeouts: dict[str, Term] = field(default_factory=dict)
+    # Settings that must move with `size` (the threads that check connections out of
+    # this pool, or the pool those threads use): more threads than pool slots wait
+    # (ActiveRecord::ConnectionTimeoutError). advise edits them together.
+    moves_with: list[Term] = field(default_factory=list)
 
     def per_pod(self) -> float:
         return self.size.value * (self.processes.value if self.processes else 1)
@@ -387,6 +391,9 @@ class Container(Frozen, kw_only=True):
     image: str = ""
     command: tuple[str, ...] = ()
     args: tuple[str, ...] = ()
+    # Where each command item, then each args item, is written (its own list line, or
+    # the values-file line a template took it from); empty when not known.
+    word_sources: tuple[Source, ...] = ()
     env: tuple[EnvVar, ...] = ()
     role: Literal["main", "init", "sidecar"] = "main"
     memory_limit: Term | None = None  # bytes

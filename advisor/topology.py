@@ -414,10 +414,10 @@ def _server_from_workload(inputs: Inputs, topo: Topology, w: Workload, c: Contai
     # Command-line -c settings override the file, as on a real server.
     # -c settings only when the process is postgres itself (not a shell's -c)
     args = postgres_arguments(c) or []
-    found, problems = parse_postgres_args_checked(
-        args, Source(path=c.source.path, line=c.source.line, key="args"), version.int_value)
-    settings.update(found)
-    topo.problems.extend(problems)
+    for chunk, src in _args_at_their_lines(c, args):
+        found, problems = parse_postgres_args_checked(chunk, src, version.int_value)
+        settings.update(found)
+        topo.problems.extend(problems)
     for env in c.env:
         if env.name == "POSTGRESQL_MAX_CONNECTIONS" and env.value:  # Bitnami image
             found, problems = parse_postgres_args_checked(
@@ -431,6 +431,25 @@ def _server_from_workload(inputs: Inputs, topo: Topology, w: Workload, c: Contai
         id=wid, name=w.name, kind="workload", namespace=w.namespace, version=version,
         settings=settings, instances=replicas, memory_limit=c.memory_limit,
         cpu_limit=c.cpu_limit, location=w.obj.location(), suppressed=_suppressed_codes(w.obj))
+
+
+def _args_at_their_lines(c: Container, args: list[str]) -> list[tuple[list[str], Source]]:
+    """postgres options each with the line of the list item holding its value (`-c`,
+    `max_connections=200` on two lines: the second), when the arguments are the tail of
+    the container's command/args; else all at the container's line."""
+    argv = [*c.command, *c.args]
+    start = len(argv) - len(args)
+    whole = [(args, Source(path=c.source.path, line=c.source.line, key="args"))]
+    if not args or len(c.word_sources) != len(argv) or argv[start:] != args:
+        return whole
+    out: list[tuple[list[str], Source]] = []
+    for i, word in enumerate(args):
+        if not word.startswith("-"):
+            continue
+        takes_next = len(word) == 2 and i + 1 < len(args) and not args[i + 1].startswith("-")
+        at = i + 1 if takes_next else i
+        out.append((args[i:at + 1], c.word_sources[start + at]))
+    return out
 
 
 HARBOR_DB_WHO = ("goharbor/harbor-db docker-entrypoint.sh: postgres -c "

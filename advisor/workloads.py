@@ -316,11 +316,14 @@ def _container(obj: K8sObject, keys: tuple, c: Any, role: str, index: ConfigInde
                                          key="resources.limits.cpu"))
     if cpu is None:
         cpu = _cpu_request(obj, keys, c, name)
+    command = tuple(str(x) for x in listed(obj, (*keys, "command"), c.get("command")))
+    args = tuple(str(x) for x in listed(obj, (*keys, "args"), c.get("args")))
+    word_sources = tuple(obj.source(*keys, part, i, key=f"{part}[{i}]")
+                         for part, items in (("command", command), ("args", args))
+                         for i in range(len(items)))
     return Container(
-        name=name, image=str(c.get("image", "")),
-        command=tuple(str(x) for x in listed(obj, (*keys, "command"), c.get("command"))),
-        args=tuple(str(x) for x in listed(obj, (*keys, "args"), c.get("args"))),
-        env=env, role=role, memory_limit=mem, cpu_limit=cpu,  # type: ignore[arg-type]
+        name=name, image=str(c.get("image", "")), command=command, args=args,
+        word_sources=word_sources, env=env, role=role, memory_limit=mem, cpu_limit=cpu,  # type: ignore[arg-type]
         source=obj.source(*keys, key=f"container {name}"))
 
 

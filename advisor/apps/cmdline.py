@@ -193,6 +193,8 @@ def command_line(container: Container, app: AppSource | None, notices: list[str]
              for i, t in enumerate(container.command)]
     items += [(t, replace(container.source, key=f"args[{i}]"))
               for i, t in enumerate(container.args)]
+    if len(container.word_sources) == len(items):  # each item at its own line
+        items = [(t, src) for (t, _), src in zip(items, container.word_sources, strict=True)]
     if container.command or not app:
         if not items:
             return CommandLine(words=(), origin="")

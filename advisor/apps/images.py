@@ -107,16 +107,26 @@ def mastodon_pools(ctx: StackContext) -> list[Pool]:
     size = pool[0] if pool else 5
     if "sidekiq" in words:
         conc = None
+        conc_src = Source.default_of("Sidekiq 7/8 default concurrency 5", key="concurrency")
         for i, w in enumerate(words[:-1]):
             if w in ("-c", "--concurrency"):
                 conc = parse_int(words[i + 1])
+                conc_src = ctx.container.word_sources[i + 1] \
+                    if len(ctx.container.word_sources) == len(words) \
+                    else replace(ctx.container.source, key="sidekiq -c")
         threads = conc or 5
         n = min(size, threads)
-        return [ctx.pool("Mastodon Sidekiq Rails pool", n, pool_src if n == size else
-                         replace(ctx.container.source, key="sidekiq -c"),
-                         bound="fixed" if pool or conc else "default", per_process=False,
-                         note=f"pool {size} vs Sidekiq concurrency {threads}: one "
-                              "connection per thread, never more than the pool")]
+        # The pool and the concurrency move together (advise): the one not counted is
+        # carried along so that shrinking one shrinks the other.
+        pool_term = Term(label="Mastodon Rails pool (DB_POOL)", value=size, source=pool_src)
+        conc_term = Term(label="Sidekiq concurrency (-c)", value=threads, source=conc_src)
+        counted = ctx.pool("Mastodon Sidekiq Rails pool", n, pool_src if n == size else
+                           conc_src, bound="fixed" if pool or conc else "default",
+                           per_process=False,
+                           note=f"pool {size} vs Sidekiq concurrency {threads}: one "
+                                "connection per thread, never more than the pool")
+        moves = [] if conc_src == pool_src else [conc_term if n == size else pool_term]
+        return [replace(counted, moves_with=moves)]
     workers = _int_env(ctx, "WEB_CONCURRENCY")
     threads = _int_env(ctx, "MAX_THREADS")
     n_threads = threads[0] if threads else 5
@@ -124,11 +134,18 @@ def mastodon_pools(ctx: StackContext) -> list[Pool]:
     processes = Term(label="Puma workers (WEB_CONCURRENCY)", value=workers[0] if workers else 2,
                      source=workers[1] if workers else Source.default_of(
                          f"{default}: config/puma.rb WEB_CONCURRENCY 2", key="workers"))
-    pool_obj = ctx.pool("Mastodon web Rails pool", n, pool_src,
+    threads_term = Term(label="Puma max threads (MAX_THREADS)", value=n_threads,
+                        source=threads[1] if threads else Source.default_of(
+                            f"{default}: config/puma.rb MAX_THREADS 5", key="MAX_THREADS"))
+    pool_term = Term(label="Mastodon Rails pool (DB_POOL)", value=size, source=pool_src)
+    pool_obj = ctx.pool("Mastodon web Rails pool", n,
+                        pool_src if n == size else threads_term.source,
                         bound="fixed" if pool else "default", per_process=False,
                         note=f"pool {size} vs {n_threads} Puma threads: one connection per "
                              "thread, never more than the pool")
-    return [replace(pool_obj, processes=processes)]
+    moves = [] if threads_term.source == pool_src else \
+        [threads_term if n == size else pool_term]
+    return [replace(pool_obj, processes=processes, moves_with=moves)]
 
 
 def image_pools(ctx: StackContext) -> list[Pool]:

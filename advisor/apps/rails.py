@@ -23,7 +23,7 @@ from advisor.apps.pyeval import Val
 from advisor.apps.rubyeval import RubyScope, ruby_eval
 from advisor.apps.source import AppFile
 from advisor.apps.urls import route_from_url
-from advisor.model import Pool, Route, Source
+from advisor.model import Pool, Route, Source, Term
 
 DEFAULT_POOL = 5
 _ERB_OUT = re.compile(r"<%=\s*(.*?)\s*-?%>")
@@ -174,11 +174,13 @@ def _capped_by_threads(ctx: StackContext, label: str, size: int, src: Source,
         ctx.notices.append(f"{label} = {size} is smaller than {threads.show()}: threads wait "
                            "for a connection (ActiveRecord::ConnectionTimeoutError)")
     if threads is not None and threads.value < size:
-        return ctx.pool(label, threads.value, threads.source, route=route,
+        pool = ctx.pool(label, threads.value, threads.source, route=route,
                         size_label=f"{label}: {threads.label} (pool {size} at "
                                    f"{src.label()} is not reached: one connection per thread)",
                         note=f"pool {size} ({src.label()}) capped by {threads.show()}")
-    return ctx.pool(label, size, src, route=route)
+        return replace(pool, moves_with=[Term(label=label, value=size, source=src)])
+    pool = ctx.pool(label, size, src, route=route)
+    return replace(pool, moves_with=[threads] if threads is not None else [])
 
 
 def _line(cfg: object, key: str) -> int | None:

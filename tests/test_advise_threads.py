@@ -1,0 +1,183 @@
+"""advise moves a Rails pool and the threads that use it together (issue 17: "Sidekiq
+-c, Puma threads and pool sizes move together"), and postgres `-c` options are read
+and edited at the line of their own list item."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.test_advise import advise_json, cli
+
+POSTGRES = """\
+apiVersion: apps/v1
+kind: StatefulSet
+metadata:
+  name: postgres
+  namespace: social
+spec:
+  replicas: 1
+  serviceName: postgres
+  selector:
+    matchLabels: {app: postgres}
+  template:
+    metadata:
+      labels: {app: postgres}
+    spec:
+      containers:
+        - name: postgres
+          image: postgres:15
+ARGS
+          resources:
+            limits:
+              memory: 4Gi
+              cpu: "8"
+---
+apiVersion: v1
+kind: Service
+metadata:
+  name: postgres
+  namespace: social
+spec:
+  selector: {app: postgres}
+  ports:
+    - port: 5432
+"""
+
+BLOCK_ARGS = """\
+          args:
+            - -c
+            - max_connections=60"""
+
+SIDEKIQ = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: mastodon-sidekiq
+  namespace: social
+spec:
+  replicas: 2
+  selector:
+    matchLabels: {app: sidekiq}
+  template:
+    metadata:
+      labels: {app: sidekiq}
+    spec:
+      containers:
+        - name: sidekiq
+          image: ghcr.io/mastodon/mastodon:v4.3.0
+          command:
+            - bundle
+            - exec
+            - sidekiq
+            - -c
+            - "25"
+          env:
+            - name: DB_HOST
+              value: postgres.social.svc.cluster.local
+            - name: DB_POOL
+              value: "25"
+"""
+
+WEB = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: mastodon-web
+  namespace: social
+spec:
+  replicas: 2
+  selector:
+    matchLabels: {app: web}
+  template:
+    metadata:
+      labels: {app: web}
+    spec:
+      containers:
+        - name: web
+          image: ghcr.io/mastodon/mastodon:v4.3.0
+          command: [bundle, exec, puma, -C, config/puma.rb]
+          env:
+            - name: DB_HOST
+              value: postgres.social.svc.cluster.local
+            - name: WEB_CONCURRENCY
+              value: "1"
+            - name: DB_POOL
+              value: "4"
+"""
+
+
+def _repo(tmp_path: Path, files: dict[str, str]) -> Path:
+    repo = tmp_path / "social"
+    for rel, text in files.items():
+        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+        (repo / rel).write_text(text)
+    return repo
+
+
+def _line_of(path: Path, text: str) -> int:
+    return next(n for n, line in enumerate(path.read_text().splitlines(), 1) if text in line)
+
+
+def test_sidekiq_concurrency_moves_with_the_pool(tmp_path: Path):
+    repo = _repo(tmp_path, {"k8s/postgres.yaml": POSTGRES.replace("ARGS", BLOCK_ARGS),
+                            "k8s/sidekiq.yaml": SIDEKIQ})
+    sidekiq = repo / "k8s/sidekiq.yaml"
+    before = cli("check", str(repo))
+    assert before.returncode == 1 and "PA101" in before.stdout
+    (server,) = advise_json(str(repo), "--no-new-pooler")
+    edits = {p["edit"]["line"]: p for p in server["proposals"] if p["edit"]}
+    pool_line, conc_line = _line_of(sidekiq, '"25"'), _line_of(sidekiq, 'value: "25"')
+    assert pool_line != conc_line
+    # (2 replicas + 1 surge) x 19 = 57 = 60 - 3 usable; -c moves to the same 19
+    assert edits[conc_line]["new"] == "19" and edits[conc_line]["key"] == "DB_POOL"
+    assert edits[pool_line]["new"] == "19" and "Sidekiq concurrency" in edits[pool_line]["subject"]
+    r = cli("advise", str(repo), "--write", "--yes", "--no-new-pooler")
+    assert r.returncode == 0, r.stdout + r.stderr
+    lines = sidekiq.read_text().splitlines()
+    assert lines[pool_line - 1].strip() == '- "19"'  # sidekiq -c 19
+    assert lines[conc_line - 1].strip() == 'value: "19"'  # DB_POOL 19
+    after = cli("check", str(repo))
+    assert after.returncode == 0, after.stdout
+    assert "x 19 (Mastodon Sidekiq Rails pool" in after.stdout
+    assert "Sidekiq concurrency 19" in after.stdout  # threads == pool
+
+
+def test_threads_that_cannot_be_edited_withhold_the_pool(tmp_path: Path):
+    # Puma threads are Mastodon's default 5 (no MAX_THREADS): a DB_POOL shrunk below 5
+    # would leave threads waiting, so the pool is not shrunk and a note says why.
+    postgres = POSTGRES.replace("ARGS", BLOCK_ARGS.replace("=60", "=8"))
+    repo = _repo(tmp_path, {"k8s/postgres.yaml": postgres, "k8s/web.yaml": WEB})
+    (server,) = advise_json(str(repo), "--no-new-pooler")
+    assert not [p for p in server["proposals"] if p["key"] == "DB_POOL"]
+    assert any("Puma max threads" in n and "not set at a file line" in n
+               for n in server["notes"])
+    assert not server["fits_after"]
+
+
+@pytest.mark.parametrize("args", [
+    BLOCK_ARGS,
+    '          args: ["-c", "max_connections=60"]',
+    "          command: [postgres, -c, max_connections=60]",
+    "          command:\n            - postgres\n            - -c\n"
+    "            - max_connections=60",
+])
+def test_postgres_c_option_at_its_own_line(tmp_path: Path, args: str):
+    # 60 connections do not fit 1Gi: advise sizes max_connections to the need
+    # ((2 + 1) x 5 = 15) at the line of `max_connections=60`
+    postgres = POSTGRES.replace("ARGS", args).replace("memory: 4Gi", "memory: 1Gi")
+    repo = _repo(tmp_path, {"k8s/postgres.yaml": postgres,
+                            "k8s/sidekiq.yaml": SIDEKIQ.replace('"25"', '"5"')})
+    db = repo / "k8s/postgres.yaml"
+    line = _line_of(db, "max_connections=60")
+    r = cli("check", str(repo))
+    assert f"60 (max_connections, k8s/postgres.yaml:{line})" in r.stdout, r.stdout
+    (server,) = advise_json(str(repo), "--no-new-pooler")
+    mc = [p for p in server["proposals"] if p["key"] == "max_connections"]
+    assert mc and mc[0]["edit"]["line"] == line
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    w = cli("advise", str(repo), "--write", "--yes", "--no-new-pooler")
+    assert w.returncode == 0, w.stdout + w.stderr
+    assert f"max_connections={mc[0]['new']}" in db.read_text().splitlines()[line - 1]
