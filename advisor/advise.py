@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import copy
 import math
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from msgspec.structs import replace
 from pydantic import BaseModel, ConfigDict, Field
@@ -44,6 +44,9 @@ from advisor.model import (
     Topology,
 )
 from advisor.usl import Recommendation, Sweep, recommend_active_connections
+
+if TYPE_CHECKING:
+    from advisor.rules import Registry
 
 KIB = 1024
 MIB = 1024 * 1024
@@ -173,9 +176,11 @@ def advise(
     options: AdviseOptions | None = None,
 ) -> list[ServerAdvice]:
     from advisor.budget import MemoryOptions
+    from advisor.rules import load_rules
 
     options = options or AdviseOptions()
     memory = options.memory if isinstance(options.memory, MemoryOptions) else MemoryOptions()
+    registry = load_rules()  # once: the one-value rules run for every server advised
     out: list[ServerAdvice] = []
     for b in budgets:
         server = topo.server(b.server_id)
@@ -185,10 +190,13 @@ def advise(
         if b.unknown_clients or zero:
             out.append(_withheld(b, [*b.unknown_clients, *zero]))
             continue
-        if b.fits and not options.all_servers and not _memory_over(b) \
-                and not _has_rule_fixes(topo, server, memory):
-            continue
-        out.append(_advise_server(topo, server, b, options, memory))
+        # A server that fits is listed only for a one-value rule fix (or a note why
+        # not); those are computed once, inside _advise_server.
+        only_for_rules = b.fits and not options.all_servers and not _memory_over(b)
+        advice = _advise_server(topo, server, b, options, memory, registry,
+                                only_for_rules=only_for_rules)
+        if advice is not None:
+            out.append(advice)
     return out
 
 
@@ -219,8 +227,11 @@ def _memory_over(b: Budget) -> bool:
 
 
 def _advise_server(
-    topo: Topology, server: Server, b: Budget, options: AdviseOptions, memory: object
-) -> ServerAdvice:
+    topo: Topology, server: Server, b: Budget, options: AdviseOptions, memory: object,
+    registry: Registry, *, only_for_rules: bool = False,
+) -> ServerAdvice | None:
+    """The advice for one server; None when `only_for_rules` (it fits) and no one-value
+    rule has a fix or a note for it."""
     from advisor.arith import contribution_lines, peak_expr, usable_expr
     from advisor.budget import server_budget
 
@@ -264,7 +275,12 @@ def _advise_server(
         ]
         proposals += _server_settings(after_server, mid, memory, notes, standby_peaks)
     # 5: timeouts, lifetimes and a single PgBouncer (PA5xx, PA210): one value each
-    proposals += _rule_fixes(after_topo, after_server, memory, notes)
+    rule_notes: list[str] = []
+    fixes = _rule_fixes(after_topo, after_server, memory, rule_notes, registry)
+    if only_for_rules and not fixes and not rule_notes:
+        return None
+    proposals += fixes
+    notes += rule_notes
     after = server_budget(after_server, after_topo, memory)  # type: ignore[arg-type]
 
     def lines(x: Budget) -> list[str]:
@@ -359,23 +375,15 @@ def _server_of(topo: Topology, subject: str) -> str | None:
     return None
 
 
-def _has_rule_fixes(topo: Topology, server: Server, memory: object) -> bool:
-    """Whether a fitting server still has a one-value rule fix, or a note why not."""
-    notes: list[str] = []
-    return bool(_rule_fixes(copy.deepcopy(topo), server, memory, notes) or notes)
-
-
 def _rule_fixes(topo: Topology, server: Server, memory: object,
-                notes: list[str]) -> list[Proposal]:
+                notes: list[str], registry: Registry) -> list[Proposal]:
     """Proposals for the one-value rules' findings about `server`, applied to `topo` (a
     copy) where they change the budget: PgBouncer replicas 1 -> 2 only when the server
     still fits with the second replica's server connections."""
     from advisor.budget import budgets as all_budgets
     from advisor.budget import server_budget
     from advisor.context import RuleContext
-    from advisor.rules import load_rules
 
-    registry = load_rules()
     ctx = RuleContext(budgets=all_budgets(topo, memory))  # type: ignore[arg-type]
     out: list[Proposal] = []
     for code in ONE_VALUE_RULES:

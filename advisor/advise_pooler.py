@@ -12,6 +12,7 @@ failure, PA210). The Service listens on 5432, so a URL that names no port still 
 from __future__ import annotations
 
 import math
+import textwrap
 from pathlib import PurePosixPath
 
 from msgspec import Struct, field
@@ -30,6 +31,8 @@ class NewPooler(Struct):
     name: str
     pool_size: int
     max_client_conn: int
+    ini_text: str = ""  # the pgbouncer.ini the manifest's ConfigMap holds
+    ini_offset: int = 0  # lines in the manifest before the ini's first line
     clients: list[str] = field(default_factory=list)
     host_edits: list[tuple[Client, str, str]] = field(default_factory=list)  # client, old, new
     reasons: list[str] = field(default_factory=list)
@@ -76,9 +79,11 @@ def propose_pooler(topo: Topology, server: Server, b: Budget,
     folder = PurePosixPath(server.location.path).parent
     path = str(folder / f"{name}.yaml")
     ns = f"\n  namespace: {server.namespace}" if server.namespace else ""
-    text = _MANIFEST.format(name=name, ns=ns, host=host, pool_size=pool_size,
-                            max_client_conn=max_client, replicas=REPLICAS,
-                            query_wait=QUERY_WAIT, idle_tx=IDLE_TRANSACTION)
+    ini_text = _INI.format(host=host, pool_size=pool_size, max_client_conn=max_client,
+                           query_wait=QUERY_WAIT, idle_tx=IDLE_TRANSACTION)
+    head = _HEAD.format(name=name, ns=ns, host=host)
+    text = head + textwrap.indent(ini_text, "    ") + _REST.format(name=name, ns=ns,
+                                                                  replicas=REPLICAS)
     edits = []
     for c in direct:
         for p in c.pools:
@@ -97,7 +102,8 @@ def propose_pooler(topo: Topology, server: Server, b: Budget,
            f"{REPLICAS * len(pairs) * pool_size} server connections; max_client_conn "
            f"{max_client} per replica ({demand:g} clients / {REPLICAS}, +20%)"]
     return NewPooler(path=path, text=text, name=name, pool_size=pool_size,
-                     max_client_conn=max_client, clients=[c.name for c in direct],
+                     max_client_conn=max_client, ini_text=ini_text,
+                     ini_offset=head.count("\n"), clients=[c.name for c in direct],
                      host_edits=edits, reasons=why)
 
 
@@ -108,11 +114,8 @@ def apply_to(topo: Topology, server: Server, new: NewPooler) -> None:
     from advisor.model import Location, Source, Term
     from advisor.sources.pgbouncer_ini import pooler_from_ini, read_pgbouncer_ini
 
-    ini_text = new.text.split("pgbouncer.ini: |\n", 1)[1].split("\n---", 1)[0]
-    ini_text = "\n".join(line[4:] for line in ini_text.splitlines()) + "\n"
-    offset = new.text[:new.text.index("pgbouncer.ini: |\n")].count("\n") + 1
-    ini = read_pgbouncer_ini(Root.of("."), new.path, text=ini_text, display_path=new.path,
-                             line_offset=offset)
+    ini = read_pgbouncer_ini(Root.of("."), new.path, text=new.ini_text,
+                             display_path=new.path, line_offset=new.ini_offset)
     pooler = pooler_from_ini(
         ini, id=f"proposed/{new.name}", name=new.name,
         replicas=Term(label="PgBouncer replicas (proposed)", value=REPLICAS,
@@ -129,7 +132,7 @@ def apply_to(topo: Topology, server: Server, new: NewPooler) -> None:
     topo.poolers.append(pooler)
 
 
-_MANIFEST = """\
+_HEAD = """\
 # Proposed by pool-advisor advise: a transaction-mode PgBouncer in front of {host}.
 # Provide the userlist Secret (pgbouncer-userlist); PgBouncer 1.24 (1.21+ for
 # max_prepared_statements): check the image you run.
@@ -139,21 +142,27 @@ metadata:
   name: {name}-config{ns}
 data:
   pgbouncer.ini: |
-    [databases]
-    * = host={host} port=5432
+"""
 
-    [pgbouncer]
-    listen_addr = 0.0.0.0
-    listen_port = 6432
-    auth_type = scram-sha-256
-    auth_file = /etc/pgbouncer-auth/userlist.txt
-    pool_mode = transaction
-    default_pool_size = {pool_size}
-    max_client_conn = {max_client_conn}
-    query_wait_timeout = {query_wait}
-    idle_transaction_timeout = {idle_tx}
-    ; protocol-level prepared statements (pgjdbc, pgx, asyncpg...) tracked: 1.21+
-    max_prepared_statements = 200
+_INI = """\
+[databases]
+* = host={host} port=5432
+
+[pgbouncer]
+listen_addr = 0.0.0.0
+listen_port = 6432
+auth_type = scram-sha-256
+auth_file = /etc/pgbouncer-auth/userlist.txt
+pool_mode = transaction
+default_pool_size = {pool_size}
+max_client_conn = {max_client_conn}
+query_wait_timeout = {query_wait}
+idle_transaction_timeout = {idle_tx}
+; protocol-level prepared statements (pgjdbc, pgx, asyncpg...) tracked: 1.21+
+max_prepared_statements = 200
+"""
+
+_REST = """\
 ---
 apiVersion: v1
 kind: Service
