@@ -55,6 +55,7 @@ class SweepPlan(BaseModel):
     sampling_rate: float | None = None  # pgbench --sampling-rate for very fast servers
     init_scale: int | None = None  # run pgbench -i -s N first (drops pgbench_* tables)
     pgbench: str | None = None  # path to the binary; found on PATH or in PostgreSQL's bin
+    pooler_admin: str | None = None  # DSN of a PgBouncer admin/stats user (SHOW POOLS)
 
     @property
     def workload(self) -> str:
@@ -78,6 +79,10 @@ class StepResult(BaseModel):
     p99_ms: float | None = None
     max_ms: float | None = None
     logged: int = 0  # transactions whose latency was logged (sampling may make this fewer)
+    # Through PgBouncer: server connections in use (SHOW POOLS sv_active), mean and most
+    # over the step's samples; the USL's N then.
+    server_active: float | None = None
+    server_active_max: int | None = None
 
 
 class SweepRun(BaseModel):
@@ -96,11 +101,26 @@ class SweepRun(BaseModel):
     stopped_reason: str | None = None
     fit: dict[str, float | int | None] | None = None
     fit_error: str | None = None
+    # What answered at the DSN (advisor.sweep_pooler) and what N the fit uses.
+    target_kind: str = "unknown"
+    target_detail: str = ""
+    n_basis: str = "pgbench clients"
 
     def usl(self) -> USLFit | None:
         if self.fit is None:
             return None
         return USLFit(**{k: self.fit[k] for k in ("lambda", "sigma", "kappa", "r2")})
+
+    @property
+    def server_side(self) -> bool:
+        return self.n_basis.startswith("server")
+
+    def n_of(self, step: StepResult) -> float:
+        """The step's N for the USL: the server-side active connections through a
+        pooler (as measured), else pgbench's client count."""
+        if self.server_side and step.server_active is not None:
+            return step.server_active
+        return step.clients
 
     def sweep(self, source_label: str = "sweep") -> Sweep:
         from advisor.model import Source
@@ -108,7 +128,8 @@ class SweepRun(BaseModel):
         return Sweep(
             points=[
                 SweepPoint(
-                    n=s.clients, throughput=s.tps, p50_ms=s.p50_ms, p95_ms=s.p95_ms, p99_ms=s.p99_ms
+                    n=self.n_of(s), throughput=s.tps, p50_ms=s.p50_ms, p95_ms=s.p95_ms,
+                    p99_ms=s.p99_ms,
                 )
                 for s in self.steps
             ],
@@ -412,6 +433,14 @@ def run_sweep(
         max_total_seconds=plan.max_total_seconds,
     )
     _workload_args(plan)  # fail before any load if the script is missing
+    from advisor.sweep_pooler import ActiveSampler, probe
+
+    target = probe(plan.dsn, plan.pooler_admin)
+    run.target_kind, run.target_detail = target.kind, target.detail
+    sampled = target.kind == "pgbouncer" and target.admin
+    if sampled:
+        run.n_basis = ("server-side active connections (PgBouncer SHOW POOLS sv_active, "
+                       f"mean per step, database {target.database})")
     begun = clock()
     initialize(plan, pgbench)
     total = len(plan.clients)
@@ -441,7 +470,18 @@ def run_sweep(
 
             report(0.0, None)
             try:
-                step = run_step(plan, pgbench, clients, Path(tmp), report)
+                if sampled:
+                    with ActiveSampler(plan.pooler_admin or plan.dsn,
+                                       target.database) as sampler:
+                        step = run_step(plan, pgbench, clients, Path(tmp), report)
+                    mean = sampler.mean()
+                    if mean is None:
+                        raise SweepError(f"SHOW POOLS could not be sampled during the step "
+                                         f"with {clients} clients: {sampler.error or 'no rows'}")
+                    step.server_active = round(mean, 2)
+                    step.server_active_max = max(sampler.samples)
+                else:
+                    step = run_step(plan, pgbench, clients, Path(tmp), report)
             except KeyboardInterrupt:
                 # Ctrl-C: the steps measured so far are kept and written
                 run.skipped_clients = plan.clients[index:]
@@ -473,8 +513,14 @@ def run_sweep(
 
 
 def attach_fit(run: SweepRun) -> USLFit | None:
+    if run.target_kind == "pgbouncer" and not run.server_side:
+        run.fit, run.fit_error = None, (
+            "through PgBouncer the pgbench client count is not the server's concurrency, "
+            "and the server-side active connections could not be read: "
+            f"{run.target_detail}")
+        return None
     try:
-        fit = fit_usl([(s.clients, s.tps) for s in run.steps])
+        fit = fit_usl([(run.n_of(s), s.tps) for s in run.steps])
     except FitError as exc:
         run.fit, run.fit_error = None, str(exc)
         return None
@@ -507,10 +553,12 @@ def to_csv(run: SweepRun) -> str:
     buf = io.StringIO()
     buf.write(f"# pool-advisor sweep {run.started_at}: {run.workload}; target {run.target}\n")
     writer = csv.writer(buf, lineterminator="\n")
-    writer.writerow(CSV_COLUMNS)
+    # through a pooler, `active` (what read_sweep takes as N first) is the server side
+    columns = CSV_COLUMNS if not run.server_side else ("clients", "active", *CSV_COLUMNS[1:])
+    writer.writerow(columns)
     for s in run.steps:
-        row = s.model_dump()
-        writer.writerow(["" if row[c] is None else row[c] for c in CSV_COLUMNS])
+        row = {**s.model_dump(), "active": s.server_active}
+        writer.writerow(["" if row[c] is None else row[c] for c in columns])
     return buf.getvalue()
 
 
@@ -538,7 +586,7 @@ def write_chart(run: SweepRun, path: Path, fit: USLFit | None = None,
     steps = run.steps
     if not steps:
         raise ChartUnavailable("chart skipped: no measured steps")
-    xs = [s.clients for s in steps]
+    xs = [run.n_of(s) for s in steps]
     fig, ax = plt.subplots(figsize=(8, 4.5), dpi=100)
     ax.plot(xs, [s.tps for s in steps], "o", color="tab:blue", label="measured tps")
     if fit is not None:
@@ -559,17 +607,19 @@ def write_chart(run: SweepRun, path: Path, fit: USLFit | None = None,
                 fit.n_star, color="tab:green", linestyle="--", label=f"N* = {fit.n_star:.1f}"
             )
     best = max(steps, key=lambda s: s.tps)
-    ax.plot([best.clients], [best.tps], "*", color="tab:orange", markersize=14,
-            label=f"measured peak: {best.clients} clients, {best.tps:,.0f} tps")
+    unit = "server connections" if run.server_side else "clients"
+    ax.plot([run.n_of(best)], [best.tps], "*", color="tab:orange", markersize=14,
+            label=f"measured peak: {run.n_of(best):g} {unit}, {best.tps:,.0f} tps")
     if recommended is not None:
         ax.axvline(recommended, color="tab:purple", linestyle=":",
                    label=f"recommended N = {recommended}")
-    ax.set_xlabel("clients (concurrent connections)")
+    ax.set_xlabel("server-side active connections (PgBouncer sv_active)" if run.server_side
+                  else "clients (concurrent connections)")
     ax.set_ylabel("throughput (tps)")
     ax.set_xlim(left=0)
     ax.set_ylim(bottom=0)
     handles, labels = ax.get_legend_handles_labels()
-    p99 = [(s.clients, s.p99_ms) for s in steps if s.p99_ms is not None]
+    p99 = [(run.n_of(s), s.p99_ms) for s in steps if s.p99_ms is not None]
     if p99:
         ax2 = ax.twinx()
         ax2.plot([c for c, _ in p99], [v for _, v in p99], "s-", color="tab:red", label="p99 ms")

@@ -182,6 +182,56 @@ def test_sweep_through_pgbouncer(tmp_path: Path):
     payload = json.loads(r.output[r.output.index("{") :])
     assert [s["clients"] for s in payload["steps"]] == [1, 4, 8]
     assert all(s["tps"] > 0 and s["p99_ms"] > 0 for s in payload["steps"])
+    # bench is not in admin_users/stats_users: PgBouncer is detected by its console's
+    # `not allowed`, and the client counts are not fitted as if they were the server's N
+    assert payload["target_kind"] == "pgbouncer" and "not allowed" in payload["target_detail"]
+    assert payload["fit"] is None and "not the server's concurrency" in payload["fit_error"]
+    assert all(s["server_active"] is None for s in payload["steps"])
+
+
+@pytest.mark.postgres
+@pytest.mark.pgbouncer
+@pytest.mark.slow
+def test_sweep_through_pgbouncer_fits_server_side_active(tmp_path: Path):
+    """Through PgBouncer with a pool of 3, N is what the server ran (SHOW POOLS
+    sv_active), not pgbench's 1..16 clients."""
+    from tests.realbouncer import ADMIN_USER, have_pgbouncer, running_pgbouncer
+
+    if not have_postgres() or not have_pgbouncer():
+        pytest.skip("PostgreSQL 15 or PgBouncer not installed")
+    with running_postgres("max_connections = 20") as pg:
+        pg.psql("create role bench login superuser")
+        ini = f"[databases]\nbench = host=127.0.0.1 port={pg.port} dbname=postgres\n"
+        extra = {"pool_mode": "transaction", "default_pool_size": "3", "max_client_conn": "40"}
+        with running_pgbouncer(ini, users=["bench"], extra=extra) as bouncer:
+            out = tmp_path / "b"
+            r = invoke(
+                "sweep", bouncer.dsn("bench", "bench"), "-s", "1", "-c", "1,2,4,8,16",
+                "-T", "2", "-o", str(out), "--format", "json", "--no-chart",
+                "--pooler-admin", bouncer.dsn("pgbouncer", ADMIN_USER),
+            )
+            assert r.exit_code == 0, r.output
+            text = invoke("sweep", "--input", str(out.with_suffix(".csv")), "--no-chart",
+                          "-o", str(tmp_path / "again"))
+        # the direct server: PostgreSQL itself, not a pooler
+        direct = invoke("sweep", pg.dsn(), "-S", "-c", "1,2", "-T", "1", "--no-chart",
+                        "-o", str(tmp_path / "d"), "--format", "json")
+    payload = json.loads(r.output[r.output.index("{"):])
+    assert payload["target_kind"] == "pgbouncer" and payload["target_detail"].startswith(
+        "PgBouncer 1.")
+    assert payload["n_basis"].startswith("server-side active connections")
+    steps = payload["steps"]
+    assert [s["clients"] for s in steps] == [1, 2, 4, 8, 16]
+    # never more server connections than the pool, whatever the client count
+    assert all(0 < s["server_active"] <= s["server_active_max"] <= 3 for s in steps)
+    assert steps[-1]["server_active"] > 2  # 16 clients keep the 3 server connections busy
+    # the fit is over what the server ran: the CSV's `active` column, read back as N
+    assert payload["fit"] is None or payload["fit"]["points"] == 5
+    table = read_sweep(out.with_suffix(".csv"))
+    assert [p.n for p in table.points] == [s["server_active"] for s in steps]
+    assert text.exit_code == 0, text.output
+    d = json.loads(direct.output[direct.output.index("{"):])
+    assert d["target_kind"] == "postgresql" and d["n_basis"] == "pgbench clients"
 
 
 def test_registered_in_the_real_cli(tmp_path: Path):

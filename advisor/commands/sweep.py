@@ -103,6 +103,15 @@ def sweep_command(
     pgbench: Annotated[
         str | None, typer.Option("--pgbench", help="path to the pgbench binary")
     ] = None,
+    pooler_admin: Annotated[
+        str | None,
+        typer.Option(
+            "--pooler-admin",
+            help="through PgBouncer: DSN of a user in its admin_users or stats_users, to read "
+            "the server-side active connections (SHOW POOLS) used as the fit's N; default: "
+            "the sweep's own DSN",
+        ),
+    ] = None,
     input_table: Annotated[
         Path | None,
         typer.Option(
@@ -169,6 +178,7 @@ def sweep_command(
                 sampling_rate=sampling_rate,
                 init_scale=init_scale,
                 pgbench=pgbench,
+                pooler_admin=pooler_admin,
             )
             with _ProgressDisplay(plan) as on_progress:
                 run = run_sweep(plan, tool_version=__version__, on_progress=on_progress)
@@ -224,9 +234,15 @@ def _render_text(
     lines = [f"pgbench sweep: {run.workload}; target {run.target}"]
     if run.pgbench_version:
         lines.append(run.pgbench_version)
+    if run.target_kind == "pgbouncer":
+        lines.append(f"target is a pooler: {run.target_detail}")
+        if run.server_side:
+            lines.append(f"N for the USL fit: {run.n_basis}, not the pgbench client count")
     lines.append("")
     header = ("clients", 8), ("tps", 12), ("p50 ms", 9), ("p95 ms", 9), ("p99 ms", 9)
-    lines.append(" ".join(f"{h:>{w}}" for h, w in header) + f" {'failed':>7}")
+    server = run.server_side
+    lines.append(" ".join(f"{h:>{w}}" for h, w in header) + f" {'failed':>7}"
+                 + (f" {'server N':>9} {'max':>4}" if server else ""))
 
     def ms(v: float | None) -> str:
         return "-" if v is None else f"{v:.2f}"
@@ -235,6 +251,7 @@ def _render_text(
         lines.append(
             f"{s.clients:>8} {s.tps:>12,.1f} {ms(s.p50_ms):>9} {ms(s.p95_ms):>9} "
             f"{ms(s.p99_ms):>9} {s.failed:>7}"
+            + (f" {run.n_of(s):>9.2f} {s.server_active_max or 0:>4}" if server else "")
         )
     if run.skipped_clients:
         lines.append(
