@@ -72,10 +72,12 @@ class Edit(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     path: str
-    line: int
+    line: int  # the line holding the value; for an insert, the line to add it after
     key: str
-    old: str
-    new: str
+    old: str  # "" for an insert
+    new: str  # the new value; for an insert, the whole line to add (its indentation
+    #          taken from the line it follows)
+    insert: bool = False
 
 
 class NewFile(BaseModel):
@@ -899,7 +901,10 @@ def _server_settings(
         new_max = int(math.ceil(needed / 5) * 5)
         new_max = min(new_max, max_conn.int_value)
         if new_max < max_conn.value:
-            _set_server(server, "max_connections", new_max, str(new_max), max_conn.source)
+            mc_edit, mc_manual = _set_or_insert(server, max_conn.source, "max_connections",
+                                                _n(max_conn.value), str(new_max))
+            _set_server(server, "max_connections", new_max, str(new_max),
+                        _added_at(mc_edit) or max_conn.source)
             proposals.append(
                 Proposal(
                     kind="server",
@@ -917,10 +922,8 @@ def _server_settings(
                         "estimate must cover"
                     ),
                     assumption="memory estimate counts max_connections (PA301 connections)",
-                    edit=_edit(max_conn.source, _n(max_conn.value), str(new_max)),
-                    manual=""
-                    if max_conn.source.path
-                    else f"set max_connections = {new_max} in postgresql.conf",
+                    edit=mc_edit,
+                    manual=mc_manual,
                 )
             )
     proposals += _cache_settings(server, limit, m.limit.source.label())
@@ -951,7 +954,8 @@ def _server_settings(
         return proposals
     new_text = f"{new_kb // 1024}MB" if new_kb % 1024 == 0 else f"{new_kb}kB"
     old_raw = server.settings["work_mem"].raw if "work_mem" in server.settings else _n(wm.value)
-    _set_server(server, "work_mem", new_kb, new_text, wm.source)
+    wm_edit, wm_manual = _set_or_insert(server, wm.source, "work_mem", old_raw, new_text)
+    _set_server(server, "work_mem", new_kb, new_text, _added_at(wm_edit) or wm.source)
     proposals.append(
         Proposal(
             kind="server",
@@ -965,8 +969,8 @@ def _server_settings(
                 f"sort/hash nodes x hash_mem_multiplier) = {new_text} per sort or hash"
             ),
             assumption="; ".join(after.assumptions),
-            edit=_edit(wm.source, old_raw, new_text),
-            manual="" if wm.source.path else f"set work_mem = '{new_text}' in postgresql.conf",
+            edit=wm_edit,
+            manual=wm_manual,
         )
     )
     return proposals
@@ -999,7 +1003,9 @@ def _cache_settings(server: Server, limit: float, limit_label: str) -> list[Prop
             continue
         new_text = f"{target_mb // 1024}GB" if target_mb % 1024 == 0 else f"{target_mb}MB"
         old_raw = server.settings[name].raw if name in server.settings else _mib(current)
-        _set_server(server, name, target_mb * MIB // unit_bytes, new_text, term.source)
+        edit, manual = _set_or_insert(server, term.source, name, old_raw, new_text)
+        _set_server(server, name, target_mb * MIB // unit_bytes, new_text,
+                    _added_at(edit) or term.source)
         out.append(Proposal(
             kind="server", subject=server.name, key=name,
             old=f"{old_raw} ({term.source.label()})", new=new_text,
@@ -1007,17 +1013,48 @@ def _cache_settings(server: Server, limit: float, limit_label: str) -> list[Prop
                     "pgtune starting point (PostgreSQL docs: shared_buffers 25% of RAM; "
                     "effective_cache_size, a planner hint, 75%)"),
             assumption="the memory limit is the server's RAM",
-            edit=_edit(term.source, old_raw, new_text),
-            manual="" if term.source.path else f"set {name} = '{new_text}' in postgresql.conf"))
+            edit=edit, manual=manual))
     return out
 
 
 def _set_server(server: Server, name: str, value: float, raw: str, source: Source) -> None:
     old = server.settings.get(name)
-    if old is not None:
+    if old is not None and old.source.path is None and source.path is not None:
+        server.settings[name] = replace(old, value=int(value), raw=raw, source=source)
+    elif old is not None:
         server.settings[name] = replace(old, value=int(value), raw=raw)
     else:
         server.settings[name] = Setting(name=name, raw=raw, value=int(value), source=source)
+
+
+def _conf_insert(server: Server, name: str, value: str) -> Edit | None:
+    """`name = value` added after the last line of the server's postgresql.conf (the
+    setting is absent, so nothing later in that file overrides it), when the server has
+    one; never as a new `-c` argument."""
+    end = server.conf_end
+    if end is None or end.path is None or end.line is None:
+        return None
+    return Edit(path=end.path, line=end.line, key=name, old="", new=f"{name} = {value}",
+                insert=True)
+
+
+def _set_or_insert(server: Server, source: Source, name: str, old: str,
+                   new: str) -> tuple[Edit | None, str]:
+    """The edit for a server setting (replaced at its line, else added to the conf
+    file) and the manual step when neither is possible."""
+    if source.path is not None and source.line is not None:
+        return _edit(source, old, new), ""
+    added = _conf_insert(server, name, new)
+    if added is not None:
+        return added, ""
+    return None, f"set {name} = {new} in postgresql.conf (or as `-c {name}={new}`)"
+
+
+def _added_at(edit: Edit | None) -> Source | None:
+    """Where an inserted setting will be, for the after-budget's labels."""
+    if edit is None or not edit.insert:
+        return None
+    return Source(path=edit.path, key=f"{edit.key} (added after line {edit.line})")
 
 
 def _edit(source: Source, old: str, new: str) -> Edit | None:
@@ -1059,7 +1096,9 @@ def render_text(advice: list[ServerAdvice]) -> str:
                 lines.append(f"     why: {p.reason}")
                 if p.assumption:
                     lines.append(f"     assumes: {p.assumption}")
-                if p.edit is not None:
+                if p.edit is not None and p.edit.insert:
+                    lines.append(f"     add: `{p.edit.new}` after {p.edit.path}:{p.edit.line}")
+                elif p.edit is not None:
                     lines.append(f"     edit: {p.edit.path}:{p.edit.line}")
                 elif p.manual:
                     lines.append(f"     by hand: {p.manual}")

@@ -111,6 +111,8 @@ def plan(edits: Iterable[Edit], roots: Sequence[Path]) -> EditPlan:
         change = FileChange(path=shown, real=real, before=text, after=text,
                             digest=_sha256(data), bom=data.startswith(BOM), root=root.path)
         for e in sorted(file_edits, key=lambda x: x.line):
+            if e.insert:
+                continue  # after the replacements, which keep line numbers
             if not 1 <= e.line <= len(lines):
                 result.refused.append((e, f"{shown}:{e.line}: no such line"))
                 continue
@@ -124,6 +126,15 @@ def plan(edits: Iterable[Edit], roots: Sequence[Path]) -> EditPlan:
                 continue
             lines[e.line - 1] = edited
             change.applied.append(e)
+        inserts = [e for e in file_edits if e.insert]
+        for e in sorted(reversed(inserts), key=lambda x: -x.line):  # bottom up, in order
+            if not 1 <= e.line <= len(lines):
+                result.refused.append((e, f"{shown}:{e.line}: no such line"))
+                continue
+            lines[e.line:e.line] = [_inserted_line(lines, e.line, e.new)]
+            if not lines[e.line - 1].endswith(("\n", "\r")):
+                lines[e.line - 1] += _ending(lines[e.line - 1], lines)
+            change.applied.append(e)
         change.after = "".join(lines)
         if not change.applied:
             continue
@@ -136,14 +147,35 @@ def plan(edits: Iterable[Edit], roots: Sequence[Path]) -> EditPlan:
     return result
 
 
+def _inserted_line(lines: list[str], after: int, text: str) -> str:
+    """`text` as a line after line `after`, indented like the nearest non-blank line at
+    or above it (a conf file inside a YAML block keeps the block's indentation)."""
+    indent = ""
+    for body in reversed(lines[:after]):
+        if body.strip():
+            indent = body[: len(body) - len(body.lstrip(" \t"))]
+            break
+    return indent + text + _ending(lines[after - 1], lines)
+
+
+def _ending(line: str, lines: list[str]) -> str:
+    """The file's line ending: the given line's, else the first one found, else LF."""
+    for body in (line, *lines):
+        stripped = body.rstrip("\r\n")
+        if stripped != body:
+            return body[len(stripped):]
+    return "\n"
+
+
 def _without_conflicts(edits: list[Edit], result: EditPlan) -> list[Edit]:
     """One edit per file line: duplicates merge; different new values for one line are
-    refused (two proposals disagree; the user decides)."""
-    by_line: dict[tuple[str, int], list[Edit]] = {}
+    refused (two proposals disagree; the user decides). Lines added after one line are
+    told apart by their key."""
+    by_line: dict[tuple[str, int, str], list[Edit]] = {}
     for e in edits:
-        by_line.setdefault((e.path, e.line), []).append(e)
+        by_line.setdefault((e.path, e.line, e.key if e.insert else ""), []).append(e)
     kept: list[Edit] = []
-    for (path, line), group in by_line.items():
+    for (path, line, _), group in by_line.items():
         if len({(e.key, e.old, e.new) for e in group}) == 1:
             kept.append(group[0])
             continue

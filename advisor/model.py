@@ -217,6 +217,8 @@ class Server(Record, kw_only=True):
     namespace: str | None = None
     version: Term
     settings: dict[str, Setting] = field(default_factory=dict)
+    # The last line of its main postgresql.conf: where advise adds an absent setting.
+    conf_end: Source | None = None
     instances: Term
     memory_limit: Term | None = None  # bytes
     cpu_limit: Term | None = None  # cores

@@ -396,6 +396,7 @@ def _server_from_workload(inputs: Inputs, topo: Topology, w: Workload, c: Contai
 
     version = _pg_version(inputs, c)
     settings: dict[str, Setting] = {}
+    conf_end: Source | None = None
     for cm_kind, cm_name in w.config_sources(c.name):
         cm = lookup(index, cm_kind, w.namespace, cm_name)
         if cm is None:
@@ -410,6 +411,9 @@ def _server_from_workload(inputs: Inputs, topo: Topology, w: Workload, c: Contai
             topo.problems.extend(conf.problems)
             _merge_suppressions(topo, conf.suppressions)
             settings.update(conf.settings)
+            lines = cm.data[key].splitlines()
+            if lines:
+                conf_end = Source(path=shown, line=offset + len(lines), key=key)
             break  # the main file; its includes pull in the others
     # Command-line -c settings override the file, as on a real server.
     # -c settings only when the process is postgres itself (not a shell's -c)
@@ -429,7 +433,7 @@ def _server_from_workload(inputs: Inputs, topo: Topology, w: Workload, c: Contai
     wid = _workload_id(w)
     return Server(
         id=wid, name=w.name, kind="workload", namespace=w.namespace, version=version,
-        settings=settings, instances=replicas, memory_limit=c.memory_limit,
+        settings=settings, conf_end=conf_end, instances=replicas, memory_limit=c.memory_limit,
         cpu_limit=c.cpu_limit, location=w.obj.location(), suppressed=_suppressed_codes(w.obj))
 
 

@@ -181,3 +181,66 @@ def test_postgres_c_option_at_its_own_line(tmp_path: Path, args: str):
     w = cli("advise", str(repo), "--write", "--yes", "--no-new-pooler")
     assert w.returncode == 0, w.stdout + w.stderr
     assert f"max_connections={mc[0]['new']}" in db.read_text().splitlines()[line - 1]
+
+
+CONF_MAP = """\
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: postgres-config
+  namespace: social
+data:
+  postgresql.conf: |
+    listen_addresses = '*'
+    # connections
+    superuser_reserved_connections = 3
+---
+"""
+
+
+def test_absent_settings_are_added_to_the_conf_and_git_apply_takes_the_diff(tmp_path: Path):
+    # max_connections, work_mem and effective_cache_size are defaults (not in the
+    # ConfigMap's postgresql.conf): advise adds them at its end, in the block's indentation
+    postgres = POSTGRES.replace(
+        "ARGS", '          args: ["-c", "config_file=/etc/postgresql/postgresql.conf"]'
+    ).replace("memory: 4Gi", "memory: 512Mi").replace(
+        '              cpu: "8"',
+        '              cpu: "8"\n          volumeMounts:\n            - name: config\n'
+        '              mountPath: /etc/postgresql\n      volumes:\n        - name: config\n'
+        '          configMap:\n            name: postgres-config')
+    repo = _repo(tmp_path, {"k8s/postgres.yaml": CONF_MAP + postgres,
+                            "k8s/sidekiq.yaml": SIDEKIQ.replace('"25"', '"5"')})
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    before = cli("check", str(repo))
+    assert before.returncode == 1 and "PA301" in before.stdout, before.stdout
+    (server,) = advise_json(str(repo))
+    added = {p["key"]: p["edit"] for p in server["proposals"] if p["edit"]}
+    assert {"max_connections", "work_mem", "effective_cache_size"} <= set(added)
+    assert all(e["insert"] and e["line"] == 10 for e in added.values())  # after line 10
+    # (2 + 1 surge) x 5 = 15 + 3 reserved + 5 headroom = 23, up to 25
+    assert added["max_connections"]["new"] == "max_connections = 25"
+    diff = cli("advise", str(repo), "--diff")
+    patch = diff.stdout[diff.stdout.index("--- a/"):]
+    assert "+    max_connections = 25\n" in patch
+    applied = subprocess.run(["git", "apply", "-"], input=patch, text=True, cwd=repo,
+                             capture_output=True)
+    assert applied.returncode == 0, applied.stderr
+    after = cli("check", str(repo))
+    assert after.returncode == 0, after.stdout
+    assert "25 (max_connections, k8s/postgres.yaml:11)" in after.stdout
+
+
+def test_insert_keeps_line_endings_and_order(tmp_path: Path):
+    from advisor.advise import Edit
+    from advisor.edits import plan
+
+    conf = tmp_path / "postgresql.conf"
+    conf.write_bytes(b"listen_addresses = '*'\r\nshared_buffers = 1GB")  # no final newline
+    edits = [Edit(path="postgresql.conf", line=2, key=k, old="", new=f"{k} = {v}", insert=True)
+             for k, v in (("max_connections", "30"), ("work_mem", "2MB"))]
+    edits.append(Edit(path="postgresql.conf", line=2, key="shared_buffers", old="1GB",
+                      new="128MB"))
+    result = plan(edits, [tmp_path])
+    assert not result.refused
+    assert result.changes[0].after == ("listen_addresses = '*'\r\nshared_buffers = 128MB\r\n"
+                                       "max_connections = 30\r\nwork_mem = 2MB\r\n")
