@@ -414,7 +414,7 @@ class SqlHazard(Frozen, kw_only=True):
     suppressed: tuple[str, ...] = ()
 
 
-class Topology(Record, kw_only=True):
+class Topology(Record, kw_only=True, dict=True):
 
     servers: list[Server] = field(default_factory=list)
     poolers: list[Pooler] = field(default_factory=list)
@@ -429,10 +429,39 @@ class Topology(Record, kw_only=True):
     client_env: dict[str, list[EnvVar]] = field(default_factory=dict)
 
     def server(self, server_id: str) -> Server | None:
-        return next((s for s in self.servers if s.id == server_id), None)
+        return _first_with_id(self, "servers", server_id)
 
     def pooler(self, pooler_id: str) -> Pooler | None:
-        return next((p for p in self.poolers if p.id == pooler_id), None)
+        return _first_with_id(self, "poolers", pooler_id)
+
+    def client(self, client_id: str) -> Client | None:
+        return _first_with_id(self, "clients", client_id)
+
+
+def _first_with_id(topo: Topology, group: str, wanted: str):
+    """The first entity of `topo.<group>` with id `wanted`, through an index kept on
+    the topology (not a field: never encoded): rules look entities up per client, and
+    a scan per lookup was clients x servers. The index is rebuilt when the list is
+    another or its length changed, or when a hit's id no longer matches (ids are
+    renamed once, by advisor.engine._label_environment, before any rule runs)."""
+    entities = getattr(topo, group)
+    cached = topo.__dict__.get(group)
+    if cached is None or cached[0] is not entities or cached[1] != len(entities):
+        cached = (entities, len(entities), _index_by_id(entities))
+        topo.__dict__[group] = cached
+    found = cached[2].get(wanted)
+    if found is not None and found.id != wanted:
+        cached = (entities, len(entities), _index_by_id(entities))
+        topo.__dict__[group] = cached
+        found = cached[2].get(wanted)
+    return found
+
+
+def _index_by_id(entities: list) -> dict:
+    index: dict = {}
+    for e in entities:
+        index.setdefault(e.id, e)
+    return index
 
 
 # --- budgets -------------------------------------------------------------------------

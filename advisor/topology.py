@@ -137,8 +137,9 @@ def build_topology(inputs: Inputs) -> Topology:
 
     # hostnames: Services that select a server/pooler workload, declared hosts
     targets = _service_targets(loads, topo)
+    by_namespace = _targets_by_namespace(targets)
     for svc in services:
-        target = _selected(svc, targets)
+        target = _selected(svc, targets, by_namespace)
         if target is not None:
             for host in _host_forms(svc["name"], svc["namespace"] or default_ns):
                 host_map.setdefault(host, target)
@@ -159,6 +160,7 @@ def build_topology(inputs: Inputs) -> Topology:
 
     # 3. clients
     declared = {d.name: d for d in inputs.settings.workloads}
+    sidecars = _sidecars(topo)
     for w in loads:
         if any(is_postgres_container(c) for c in w.containers):
             continue
@@ -166,7 +168,7 @@ def build_topology(inputs: Inputs) -> Topology:
             continue
         client = guarded(topo.problems, w.obj.path, partial(
             _client_from_workload, inputs, topo, w, peaks, host_map, declared.get(w.name),
-            default_ns, operator_secrets, _mounted_files(w, index), index), None,
+            default_ns, operator_secrets, _mounted_files(w, index), index, sidecars), None,
             "reading this object", w.obj.line)
         if client is not None:
             topo.clients.append(client)
@@ -303,24 +305,61 @@ def _service_targets(loads: list[Workload], topo: Topology
     """The workloads a Service can lead to (servers and poolers), in workload order, each
     with its target. Computed once: scanning every workload per Service is quadratic."""
     server_ids = {s.id for s in topo.servers}
+    prefixed = _PrefixIndex([p.id for p in topo.poolers])
     out = []
     for w in loads:
         wid = _workload_id(w)
         if wid in server_ids:
             out.append((w, ("server", wid)))
             continue
-        pooler = next((p for p in topo.poolers if p.id.startswith(wid)), None)
-        if pooler is not None:
-            out.append((w, ("pooler", pooler.id)))
+        first = prefixed.first(wid)
+        if first is not None:
+            out.append((w, ("pooler", topo.poolers[first].id)))
     return out
 
 
-def _selected(svc: dict, targets: list[tuple[Workload, tuple[str, str]]]
-              ) -> tuple[str, str] | None:
+class _PrefixIndex:
+    """The first of `ids` (by position) that starts with a prefix, by bisection of the
+    sorted ids: a scan of every pooler per workload was workloads x poolers."""
+
+    def __init__(self, ids: list[str]) -> None:
+        self.order = sorted(range(len(ids)), key=ids.__getitem__)
+        self.keys = [ids[i] for i in self.order]
+
+    def first(self, prefix: str) -> int | None:
+        from bisect import bisect_left
+
+        at = bisect_left(self.keys, prefix)
+        best = None
+        while at < len(self.keys) and self.keys[at].startswith(prefix):
+            if best is None or self.order[at] < best:
+                best = self.order[at]
+            at += 1
+        return best
+
+
+def _targets_by_namespace(targets: list[tuple[Workload, tuple[str, str]]]
+                          ) -> dict[str | None, list[tuple[int, Workload, tuple[str, str]]]]:
+    """Service targets grouped by namespace (None: no namespace, seen from every
+    namespace), each with its position: a Service only looks at its own namespace's."""
+    out: dict[str | None, list[tuple[int, Workload, tuple[str, str]]]] = {}
+    for i, (w, target) in enumerate(targets):
+        out.setdefault(w.namespace or None, []).append((i, w, target))
+    return out
+
+
+def _selected(svc: dict, targets: list[tuple[Workload, tuple[str, str]]],
+              by_namespace: dict | None = None) -> tuple[str, str] | None:
+    """The first target (in workload order) whose pods the Service selects."""
     selector = svc["selector"]
     if not selector:
         return None
-    for w, target in targets:
+    if svc["namespace"] and by_namespace is not None:
+        candidates = sorted(by_namespace.get(svc["namespace"], []) +
+                            by_namespace.get(None, []), key=lambda t: t[0])
+    else:
+        candidates = [(i, w, target) for i, (w, target) in enumerate(targets)]
+    for _, w, target in candidates:
         if svc["namespace"] and w.namespace and svc["namespace"] != w.namespace:
             continue
         if all(w.pod_labels.get(k) == v for k, v in selector.items()):
@@ -732,6 +771,18 @@ def _operator_entities(inputs: Inputs, topo: Topology, host_map: dict, default_n
 # --- clients -------------------------------------------------------------------------
 
 
+def _sidecars(topo: Topology) -> dict[str, Pooler]:
+    """Workload id -> the first pooler that is a container of it (id `<workload>#<name>`),
+    indexed once: a scan of every pooler per client was clients x poolers."""
+    out: dict[str, Pooler] = {}
+    for p in topo.poolers:
+        at = p.id.find("#")
+        while at >= 0:  # every "<prefix>#" the id starts with (a name may hold a "#")
+            out.setdefault(p.id[:at], p)
+            at = p.id.find("#", at + 1)
+    return out
+
+
 def _mounted_files(w: Workload, index: ConfigIndex) -> list:
     """Application config files the pod mounts from ConfigMaps in the repository (a
     Temporal config_template.yaml, a Spring application.yml): classified by key name,
@@ -762,7 +813,8 @@ def _client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
                           default_ns: str = "default",
                           operator_secrets: ConfigIndex | None = None,
                           mounted: list | None = None,
-                          index: ConfigIndex | None = None) -> Client | None:
+                          index: ConfigIndex | None = None,
+                          sidecars: dict[str, Pooler] | None = None) -> Client | None:
     from advisor.apps import pools_for_container, route_from_env
     from advisor.apps.urls import route_from_args
 
@@ -772,7 +824,7 @@ def _client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
                         source=Source(path=inputs.settings.origin, key=f"workloads.{w.name}"))
     pools: list[Pool] = []
     route: Route | None = None
-    sidecar = next((p for p in topo.poolers if p.id.startswith(_workload_id(w) + "#")), None)
+    sidecar = (sidecars if sidecars is not None else _sidecars(topo)).get(_workload_id(w))
     directory = _app_directory(inputs, w, topo)
     app = None
     if directory is not None:
@@ -1076,11 +1128,13 @@ def _lambda_db_setting(fn: LambdaFunction) -> Route | None:
 
 def _pooler_pairs(topo: Topology) -> None:
     """Which (database, user) pools each pooler will open, from its clients' routes."""
+    behind: dict[str, list[Client]] = {}  # pooler id -> its clients, in order: built once
+    for c in topo.clients:
+        if c.target_kind == "pooler" and c.target_id is not None:
+            behind.setdefault(c.target_id, []).append(c)
     for p in topo.poolers:
         pairs: list[tuple[str, str]] = []
-        for c in topo.clients:
-            if c.target_kind != "pooler" or c.target_id != p.id:
-                continue
+        for c in behind.get(p.id, ()):
             routes = [pool.route for pool in c.pools if pool.route is not None] or [c.route]
             for r in routes:
                 if r is None or (r.dbname is None and r.user is None):

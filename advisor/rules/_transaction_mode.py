@@ -20,6 +20,7 @@ from msgspec import Struct
 from msgspec.structs import replace
 
 from advisor.model import (
+    Client,
     Finding,
     Fix,
     Location,
@@ -109,7 +110,7 @@ def strictest(modes: Iterable[RouteMode]) -> RouteMode | None:
 
 
 def client_route_mode(topology: Topology, client_id: str) -> RouteMode | None:
-    client = next((c for c in topology.clients if c.id == client_id), None)
+    client = topology.client(client_id)
     if client is None or client.target_kind != "pooler" or client.target_id is None:
         return None
     pooler = topology.pooler(client.target_id)
@@ -140,15 +141,26 @@ def repo_strictest_mode(topology: Topology) -> RouteMode | None:
     return strictest(modes)
 
 
-def hazard_mode(topology: Topology, hazard: SqlHazard) -> tuple[RouteMode | None, bool]:
+def hazard_mode(topology: Topology, hazard: SqlHazard, memo: dict | None = None
+                ) -> tuple[RouteMode | None, bool]:
     """(mode the hazard runs under, whether it was checked against the repository's
-    strictest mode: unmapped code, or a client whose route is not resolved)."""
+    strictest mode: unmapped code, or a client whose route is not resolved). `memo`
+    keeps the answer per client for one pass over the hazards (a client has many)."""
+    if memo is None:
+        return _hazard_mode(topology, hazard)
+    key = hazard.client_id
+    if key not in memo:
+        memo[key] = _hazard_mode(topology, hazard)
+    return memo[key]
+
+
+def _hazard_mode(topology: Topology, hazard: SqlHazard) -> tuple[RouteMode | None, bool]:
     if hazard.client_id is not None:
         route = client_route_mode(topology, hazard.client_id)
         if route is None and _route_unresolved(topology, hazard.client_id):
             fallback = repo_strictest_mode(topology)
             if fallback is not None:
-                client = next(c for c in topology.clients if c.id == hazard.client_id)
+                client = topology.client(hazard.client_id)
                 note = (
                     f"{client.name}'s route to a server is not resolved, so the strictest "
                     "pool mode in the repository is used"
@@ -161,7 +173,7 @@ def hazard_mode(topology: Topology, hazard: SqlHazard) -> tuple[RouteMode | None
 def _route_unresolved(topology: Topology, client_id: str) -> bool:
     """A client whose target (a server or a pooler) is not known; a client that goes
     straight to a server is resolved and breaks on no pooler."""
-    client = next((c for c in topology.clients if c.id == client_id), None)
+    client = topology.client(client_id)
     return client is not None and (client.target_kind is None or client.target_id is None)
 
 
@@ -202,12 +214,14 @@ def hazard_findings(
     (appended to the message) or None when that pooler copes (e.g. PgBouncer 1.21+
     tracking protocol-level prepared statements)."""
     wanted = (h for h in topology.sql_hazards if h.kind in kinds)
+    modes: dict = {}  # client id -> its hazard_mode: the same for each of its hazards
+    by_id: dict[str, list[tuple[int, Client]]] | None = None
     for group in by_place(wanted):
         if is_suppressed(group[0], code, name):
             continue
         hits: list[tuple[SqlHazard, RouteMode, bool, str]] = []
         for hazard in group:
-            route, unmapped = hazard_mode(topology, hazard)
+            route, unmapped = hazard_mode(topology, hazard, modes)
             if route is None or route.rank < MODE_RANK[min_mode]:
                 continue
             reason = breaks(hazard, route) if breaks else ""
@@ -217,18 +231,29 @@ def hazard_findings(
             continue
         hazard, route, unmapped, reason = max(hits, key=lambda hit: hit[1].rank)
         found = build_finding(code, name, severity, hazard, route, unmapped, consequence, reason)
-        workloads = _workload_locations(topology, [hit[0] for hit in hits])
+        if by_id is None:
+            by_id = _clients_by_id(topology)
+        workloads = _workload_locations(by_id, [hit[0] for hit in hits])
         if len(workloads) > 1:
             found = replace(found, related=found.related + tuple(workloads))
         yield found
 
 
-def _workload_locations(topology: Topology, hazards: list[SqlHazard]) -> list[RelatedLocation]:
+def _clients_by_id(topology: Topology) -> dict[str, list[tuple[int, Client]]]:
+    """Client id -> (position, client): built once per rule, not a scan per place."""
+    out: dict[str, list[tuple[int, Client]]] = {}
+    for i, c in enumerate(topology.clients):
+        out.setdefault(c.id, []).append((i, c))
+    return out
+
+
+def _workload_locations(by_id: dict[str, list[tuple[int, Client]]], hazards: list[SqlHazard]
+                        ) -> list[RelatedLocation]:
     ids = {h.client_id for h in hazards if h.client_id is not None}
+    found = sorted((hit for i in ids for hit in by_id.get(i, ())), key=lambda hit: hit[0])
     return [
         RelatedLocation(location=c.location, message=f"runs this code: workload {c.name}")
-        for c in topology.clients
-        if c.id in ids
+        for _, c in found
     ]
 
 

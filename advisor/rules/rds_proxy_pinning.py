@@ -177,7 +177,7 @@ def _proxies_of(topology: Topology, hazard: SqlHazard, proxies: list[Pooler]
     """The RDS Proxy the hazard's client goes through; every one when it is unmapped."""
     if hazard.client_id is None:
         return [(p, True) for p in proxies]
-    client = next((c for c in topology.clients if c.id == hazard.client_id), None)
+    client = topology.client(hazard.client_id)
     if client is None or client.target_kind != "pooler":
         return []
     return [(p, False) for p in proxies if p.id == client.target_id]
@@ -194,7 +194,7 @@ def _finding(topology: Topology, hazard: SqlHazard, proxy: Pooler, unmapped: boo
                 "repository")
     pool = proxy_contribution(proxy, topology)
     cap = pool.factors[0] if pool.factors else None
-    client = next((c for c in topology.clients if c.id == hazard.client_id), None)
+    client = topology.client(hazard.client_id)
     held = ""
     if client is not None and cap is not None:
         demand = client_contribution(client).total
