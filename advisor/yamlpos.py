@@ -23,7 +23,10 @@ advisor.sources.k8s can refuse them by their expanded size. Merge keys (`<<`) me
 from __future__ import annotations
 
 import re
+import struct
+from array import array
 from collections.abc import Iterator
+from sys import intern
 from typing import Any
 
 # PyYAML's pure-Python reader, which libyaml replaces here, compiles at import a negated
@@ -71,27 +74,72 @@ MarkedYAMLError = yaml.MarkedYAMLError
 _TAG = "tag:yaml.org,2002:"
 
 
+_PAIR = struct.Struct("=2i")  # two of array("i")'s ints, as its bytes hold them
+
+
 class LineCol:
     """0-based positions, laid out as ruamel.yaml's LineCol: for a mapping,
     data[key] = [key line, key col, value line, value col]; for a sequence,
-    data[index] = [line, col]."""
+    data[index] = [line, col].
 
-    __slots__ = ("col", "data", "line")
+    Held packed, as read: the keys (None for a sequence) and the bytes of an int array,
+    4 per key or 2 per item. `data` is made from them the first time it is asked for (and is
+    then what key/value/item read, so a renderer may rewrite it): a dict of 4-int lists
+    per mapping was two thirds of the memory a manifest held."""
 
-    def __init__(self, line: int, col: int) -> None:
+    __slots__ = ("_data", "_keys", "_pos", "col", "line")
+
+    def __init__(self, line: int, col: int, keys: tuple | None = None,
+                 pos: bytes | None = None) -> None:
         self.line = line
         self.col = col
-        self.data: dict[Any, list[int]] = {}
+        self._keys = keys
+        self._pos = pos
+        self._data: dict[Any, list[int]] | None = None if pos is not None else {}
+
+    @property
+    def data(self) -> dict[Any, list[int]]:
+        if self._data is None:
+            pos = self._ints()
+            if self._keys is None:
+                self._data = {i: [pos[2 * i], pos[2 * i + 1]] for i in range(len(pos) // 2)}
+            else:
+                self._data = {k: list(pos[4 * i:4 * i + 4]) for i, k in enumerate(self._keys)}
+            self._keys = self._pos = None
+        return self._data
+
+    def _ints(self) -> memoryview:
+        return memoryview(self._pos).cast("i")
+
+    def _slot(self, k: Any) -> int:
+        """4 x the index of key `k` in the packed positions; -1 when they are not (or
+        no longer) packed, or the mapping is long enough for a dict to pay."""
+        keys = self._keys
+        if self._data is not None or keys is None or len(keys) > 8:
+            return -1
+        try:
+            return 4 * keys.index(k)
+        except ValueError:
+            raise KeyError(k) from None
 
     def key(self, k: Any) -> tuple[int, int]:
+        i = self._slot(k)
+        if i >= 0:
+            return _PAIR.unpack_from(self._pos, 4 * i)
         pos = self.data[k]
         return pos[0], pos[1]
 
     def value(self, k: Any) -> tuple[int, int]:
+        i = self._slot(k)
+        if i >= 0:
+            return _PAIR.unpack_from(self._pos, 4 * (i + 2))
         pos = self.data[k]
         return pos[2], pos[3]
 
     def item(self, index: int) -> tuple[int, int]:
+        if self._data is None and self._keys is None and type(index) is int \
+                and 0 <= index < len(self._pos) // 8:
+            return _PAIR.unpack_from(self._pos, 8 * index)
         pos = self.data[index]
         return pos[0], pos[1]
 
@@ -175,16 +223,21 @@ class _Builder:
             return _scalar(node)
         if isinstance(node, SequenceNode):
             seq = PosList()
-            seq.lc = LineCol(node.start_mark.line, node.start_mark.column)
             self.done[id(node)] = seq
-            for i, child in enumerate(node.value):
-                seq.lc.data[i] = [child.start_mark.line, child.start_mark.column]
+            places = array("i")
+            for child in node.value:
+                mark = child.start_mark
+                places.append(mark.line)
+                places.append(mark.column)
                 seq.append(self.build(child))
+            seq.lc = LineCol(node.start_mark.line, node.start_mark.column, None,
+                             places.tobytes())
             return seq
         mapping = PosMap()
-        mapping.lc = LineCol(node.start_mark.line, node.start_mark.column)
         self.done[id(node)] = mapping
         merged: list[MappingNode] = []
+        keys: list[Any] = []  # in the order of `places`: a repeated key keeps its first slot
+        places = array("i")
         for key_node, value_node in node.value:
             if key_node.tag == _TAG + "merge":
                 merged.extend(_merge_sources(value_node))
@@ -196,14 +249,22 @@ class _Builder:
                 raise yaml.constructor.ConstructorError(
                     "while constructing a mapping", node.start_mark,
                     "found unhashable key", key_node.start_mark) from None
-            if key in mapping and self.unique_keys:
-                raise yaml.constructor.ConstructorError(
-                    "while constructing a mapping", node.start_mark,
-                    f"found duplicate key {key!r}", key_node.start_mark)
-            mapping.pop(key, None)  # the last of a repeated key wins, in its place
+            mark, value_mark = key_node.start_mark, value_node.start_mark
+            here = (mark.line, mark.column, value_mark.line, value_mark.column)
+            if key in mapping:
+                if self.unique_keys:
+                    raise yaml.constructor.ConstructorError(
+                        "while constructing a mapping", node.start_mark,
+                        f"found duplicate key {key!r}", key_node.start_mark)
+                del mapping[key]  # the last of a repeated key wins, in its place
+                slot = 4 * keys.index(key)
+                places[slot:slot + 4] = array("i", here)
+            else:
+                keys.append(key)
+                places.extend(here)
             mapping[key] = self.build(value_node)
-            mapping.lc.data[key] = [key_node.start_mark.line, key_node.start_mark.column,
-                                    value_node.start_mark.line, value_node.start_mark.column]
+        mapping.lc = LineCol(node.start_mark.line, node.start_mark.column, tuple(keys),
+                             places.tobytes())
         for source in merged:  # written keys win over merged ones; earlier merges first
             for key, value in self.build(source).items():
                 mapping.setdefault(key, value)
@@ -221,6 +282,9 @@ def _merge_sources(node: Node) -> list[MappingNode]:
         node.start_mark)
 
 
+_INTERNED_LENGTH = 64
+
+
 def _scalar(node: ScalarNode) -> Any:
     tag, text = node.tag, node.value
     if tag == _TAG + "str" or not tag.startswith(_TAG):
@@ -228,7 +292,9 @@ def _scalar(node: ScalarNode) -> Any:
             block = BlockStr(text)
             block.style = node.style
             return block
-        return text
+        # Keys and short values repeat from manifest to manifest (kind, apiVersion,
+        # name, "8080"): one copy of each, not one per document.
+        return intern(text) if len(text) <= _INTERNED_LENGTH else text
     kind = tag[len(_TAG):]
     try:
         if kind == "null":
