@@ -23,7 +23,7 @@ from typing import Any
 
 from msgspec import Struct, field
 
-from advisor.fs import walk
+from advisor.fs import relative_posix, walk_entries
 from advisor.model import ConfigProblem, Location
 
 SKIP_DIRS = frozenset({".git", ".hg", ".svn", "node_modules", ".venv", "venv", "__pycache__",
@@ -45,10 +45,8 @@ class Discovered(Struct):
     notices: list[str] = field(default_factory=list)  # FIFOs, sockets, devices skipped
 
     def rel(self, p: Path) -> str:
-        try:
-            return p.relative_to(self.root).as_posix()
-        except ValueError:
-            return p.as_posix()
+        found = relative_posix(str(p), str(self.root)) if p.is_absolute() else None
+        return found if found is not None else p.as_posix()
 
 
 def is_pg_conf(name: str) -> bool:
@@ -100,7 +98,7 @@ def discover_paths(root: Path, paths: list[Path], *,
     ignores = Ignores([(folder, spec) for folder, globs in excludes or []
                        if (spec := _excludes_spec(globs)) is not None])
     walked: list[Path] = []
-    seen: set[Path] = set()
+    seen: set[str] = set()  # str(path): a Path hashes its parts
     kustomize_dirs: list[Path] = []
     # Parents first, so a folder inside one already walked is not walked again.
     for path in sorted({p.resolve() for p in paths}, key=lambda p: (len(p.parts), p)):
@@ -115,8 +113,8 @@ def discover_paths(root: Path, paths: list[Path], *,
             _walk(found, path, ignores, seen, kustomize_dirs)
         elif any((path.parent / k).is_file() for k in KUSTOMIZATION_NAMES):
             _add_once(kustomize_dirs, path.parent)
-        elif path not in seen and not ignores.match_excluded(found.rel(path)):
-            seen.add(path)
+        elif str(path) not in seen and not ignores.match_excluded(found.rel(path)):
+            seen.add(str(path))
             if (kind := _special(path)) is not None:
                 found.notices.append(f"{found.rel(path)}: {kind}, not a regular file; skipped")
                 continue
@@ -135,7 +133,9 @@ def discover_paths(root: Path, paths: list[Path], *,
 
 
 def _walk_order(root: Path, path: Path, *, is_file: bool) -> tuple[tuple[int, str], ...]:
-    parts = path.relative_to(root).parts if path.is_relative_to(root) else path.parts
+    rel = relative_posix(str(path), str(root)) if path.is_absolute() else None
+    # Path(rel).parts, without parsing it again
+    parts = path.parts if rel is None else () if rel == "." else tuple(rel.split("/"))
     if not is_file:
         return tuple((1, d) for d in parts)
     return (*((1, d) for d in parts[:-1]), (0, parts[-1]))
@@ -164,11 +164,16 @@ def _load_gitignores_above(ignores: Ignores, found: Discovered, folder: Path) ->
             ignores.add(found.rel(d), d / ".gitignore")
 
 
-def _walk(found: Discovered, base: Path, ignores: Ignores, seen: set[Path],
+def _walk(found: Discovered, base: Path, ignores: Ignores, seen: set[str],
           kustomize_dirs: list[Path]) -> None:
-    for folder, dirs, files in walk(base):
+    for folder, dirs, entries in walk_entries(base):
         here = Path(folder)
         rel_here = found.rel(here)
+        # The walk starts from a resolved folder and never enters a linked one: `here`
+        # is its real path, and a subfolder that is no symlink is inside the root when
+        # `here` is (only a symlink needs resolving).
+        here_inside = relative_posix(folder, str(found.root)) is not None
+        files = [entry.name for entry in entries]
         if ".gitignore" in files:
             if (here / ".gitignore").is_symlink():
                 found.problems.append(_not_followed(found, here / ".gitignore"))
@@ -178,7 +183,8 @@ def _walk(found: Discovered, base: Path, ignores: Ignores, seen: set[Path],
         for d in sorted(dirs):
             if d in SKIP_DIRS or ignores.match(_dir_rel(rel_here, d)):
                 continue
-            if _escapes(found.root, here / d):
+            if (not here_inside or os.path.islink(os.path.join(folder, d))) and \
+                    _escapes(found.root, here / d):
                 found.problems.append(ConfigProblem(
                     location=Location(path=found.rel(here / d)),
                     message="directory symlink points outside the scanned root; not followed",
@@ -196,23 +202,41 @@ def _walk(found: Discovered, base: Path, ignores: Ignores, seen: set[Path],
         found.problems.extend(_not_followed(found, here / k) for k in linked)
         if any(k in files and k not in linked for k in KUSTOMIZATION_NAMES):
             kustomize_dirs.append(here)
-        for name in sorted(files):
+        prefix = "" if rel_here in ("", ".") else rel_here + "/"
+        for entry in sorted(entries, key=lambda e: e.name):
+            name = entry.name
             path = here / name
-            rel = found.rel(path)
-            if path in seen or ignores.match(rel):
+            rel = prefix + name  # found.rel(path), without pathlib
+            if str(path) in seen or ignores.match(rel):
                 continue
-            seen.add(path)
-            if path.is_symlink() and _escapes(found.root, path):
+            seen.add(str(path))
+            linked = _is_symlink(entry)
+            if linked and _escapes(found.root, path):
                 found.problems.append(ConfigProblem(
                     location=Location(path=rel),
                     message=f"symlink points outside the scanned root ({os.readlink(path)}); "
                     "not followed", program="pool-advisor"))
                 continue
-            if (kind := _special(path)) is not None:
+            regular = not linked and _is_regular(entry)  # known from the listing
+            if not regular and (kind := _special(path)) is not None:
                 # never opened: a FIFO blocks the reader until a writer comes
                 found.notices.append(f"{rel}: {kind}, not a regular file; skipped")
                 continue
             _classify(found, path)
+
+
+def _is_symlink(entry: os.DirEntry) -> bool:
+    try:
+        return entry.is_symlink()
+    except OSError:
+        return False
+
+
+def _is_regular(entry: os.DirEntry) -> bool:
+    try:
+        return entry.is_file(follow_symlinks=False)
+    except OSError:
+        return False
 
 
 def _not_followed(found: Discovered, path: Path) -> ConfigProblem:

@@ -43,27 +43,31 @@ class Root(Struct, frozen=True):
         if "\x00" in str(name):  # no OS path holds one (a C string ends there)
             raise InputError(str(name).replace("\x00", "\\0"),
                              "file name contains a NUL byte; not read")
+        return self._resolved(self._given(name, relative_to))
+
+    def _given(self, name: str | Path, relative_to: Path | None) -> Path:
         p = Path(name)
-        if not p.is_absolute():
-            p = (relative_to or self.path) / p
-        real = p.resolve()
-        if real != self.path and self.path not in real.parents:
-            raise InputError(self.rel(p), f"{p} is outside the scanned root {self.path}")
+        return p if p.is_absolute() else (relative_to or self.path) / p
+
+    def _resolved(self, given: Path) -> Path:
+        real = given.resolve()
+        if relative_posix(str(real), str(self.path)) is None:
+            raise InputError(self.rel(given), f"{given} is outside the scanned root {self.path}")
         return real
 
     def rel(self, p: str | Path) -> str:
         """Path as shown to users: relative to the root when inside it."""
         path = Path(p)
-        try:
-            return path.resolve().relative_to(self.path).as_posix()
-        except ValueError:
-            return path.as_posix()
+        found = relative_posix(str(path.resolve()), str(self.path))
+        return found if found is not None else path.as_posix()
 
     def read_text(self, name: str | Path, *, relative_to: Path | None = None) -> str:
-        real = self.resolve(name, relative_to=relative_to)
-        given = Path(name) if Path(name).is_absolute() else (relative_to or self.path) / name
+        if "\x00" in str(name):
+            self.resolve(name)  # the InputError it raises
+        given = self._given(name, relative_to)
+        real = self._resolved(given)
         shown = self._shown(given)
-        via = "" if given.absolute() == real else f"symlink to {self.rel(real)}: "
+        via = "" if str(given.absolute()) == str(real) else f"symlink to {self.rel(real)}: "
         try:
             data = read_regular(real)
         except NotRegularFile as exc:
@@ -82,10 +86,18 @@ class Root(Struct, frozen=True):
 
     def _shown(self, given: Path) -> str:
         """The path as the user wrote it (a symlink's own name, not its target)."""
-        try:
-            return given.absolute().relative_to(self.path).as_posix()
-        except ValueError:
-            return self.rel(given)
+        found = relative_posix(str(given.absolute()), str(self.path))
+        return found if found is not None else self.rel(given)
+
+
+def relative_posix(path: str, root: str) -> str | None:
+    """`Path(path).relative_to(root).as_posix()` for two absolute, normalised POSIX path
+    strings (str() of a Path), or None when `path` is not `root` or below it: string
+    work, where pathlib parses both paths again (a third of reading a small manifest)."""
+    if path == root:
+        return "."
+    prefix = root if root.endswith("/") else root + "/"
+    return path[len(prefix):] if path.startswith(prefix) else None
 
 
 class NotRegularFile(OSError):
@@ -171,6 +183,13 @@ def walk(top: str | Path, followlinks: bool = False):
     """os.walk, top-down, without recursion: Python 3.11's os.walk recurses once per
     level, so a 1000-deep folder tree raised RecursionError. The caller may prune
     `dirs` in place, as with os.walk. Unreadable folders are skipped."""
+    for folder, dirs, files in walk_entries(top, followlinks):
+        yield folder, dirs, [entry.name for entry in files]
+
+
+def walk_entries(top: str | Path, followlinks: bool = False):
+    """`walk`, with the files as os.DirEntry: their type (symlink, regular file) comes
+    with the folder listing, without a stat per file."""
     stack = [os.fspath(top)]
     while stack:
         folder = stack.pop()
@@ -184,7 +203,10 @@ def walk(top: str | Path, followlinks: bool = False):
                 is_dir = entry.is_dir()  # as os.walk: a symlink to a folder is listed there
             except OSError:
                 is_dir = False
-            (dirs if is_dir else files).append(entry.name)
+            if is_dir:
+                dirs.append(entry.name)
+            else:
+                files.append(entry)
         yield folder, dirs, files
         for d in reversed(dirs):
             path = os.path.join(folder, d)
