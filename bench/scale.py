@@ -424,6 +424,36 @@ def measure(tree: Path, files: int, runs: int, parse_tree: Path | None = None) -
             "held_bytes_per_file": (cm - pm) / files}
 
 
+# Issue 19's targets for the manifest trees.
+TARGET_CPU_RATIO = 2.0  # check CPU / CSafeLoader parse CPU, same files
+TARGET_GROWTH = 1.10  # CPU per file at a size / CPU per file at the smallest size
+TARGET_HELD_KB = 5.0  # peak RSS above the floor's, per manifest
+
+
+def verdict(ok: bool) -> str:
+    return "PASS" if ok else "MISS"
+
+
+def target_lines(manifests: list[dict]) -> list[str]:
+    """Each target at each size, with PASS or MISS."""
+    if not manifests:
+        return []
+    first = manifests[0]
+    base = first["check_cpu_s"] / first["files"]
+    lines = [f"targets (CPU, not wall): check <= {TARGET_CPU_RATIO}x the parse floor; CPU per "
+             f"file within {TARGET_GROWTH}x of the {first['files']}-manifest tree's; "
+             f"<= {TARGET_HELD_KB:.0f} KB held per manifest"]
+    for r in manifests:
+        growth = (r["check_cpu_s"] / r["files"]) / base
+        held = r["held_bytes_per_file"] / 1024
+        lines.append(
+            f"  manifests-{r['files']:<7} vs floor x{r['ratio_cpu']:.2f} "
+            f"{verdict(r['ratio_cpu'] <= TARGET_CPU_RATIO)}   per-file growth x{growth:.2f} "
+            f"{verdict(growth <= TARGET_GROWTH)}   held {held:.1f} KB "
+            f"{verdict(held <= TARGET_HELD_KB)}")
+    return lines
+
+
 def compile_sources() -> None:
     subprocess.run([sys.executable, "-m", "compileall", "-q", str(REPO / "advisor")],
                    check=True, env={k: v for k, v in os.environ.items()
@@ -484,14 +514,8 @@ def main() -> None:
               f"{r['check_wall_s'] / r['files'] * 1000:>12.3f}"
               f"{r['check_cpu_s'] / r['files'] * 1000:>10.3f}"
               f"{r['check_peak_rss'] / 2**20:>8.0f}{r['held_bytes_per_file'] / 1024:>9.1f}")
-    manifests = results["manifests"]
-    if len(manifests) >= 2:
-        first, last = manifests[0], manifests[-1]
-        growth = (last["check_cpu_s"] / last["files"]) / (first["check_cpu_s"] / first["files"])
-        print(f"CPU per file, {last['files']} vs {first['files']} manifests: x{growth:.2f} "
-              "(target <= 1.10); check vs floor at the largest: "
-              f"x{last['ratio_cpu']:.2f} CPU (target <= 2.0); held per manifest: "
-              f"{last['held_bytes_per_file'] / 1024:.1f} KB (target <= 5)")
+    for line in target_lines(results["manifests"]):
+        print(line)
     print("charts are compared with parsing their files (templates are not YAML until")
     print("rendered) and, 'vs rendered', with parsing their values.yaml plus what the")
     print("engine renders from them")
