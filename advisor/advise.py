@@ -763,8 +763,13 @@ def _pooler_value(
         subject = f"{pooler.name} [databases] {entry.name}"
         manual = f"add `{entry_attr}={_n(new)}` to the {entry.name} line of [databases]"
     else:
-        pooler.settings[key] = _setting_with(pooler.settings.get(key), key, new, old.source)
+        edit = _ini_insert(pooler, key, _n(new)) if old.source.path is None else None
+        pooler.settings[key] = _setting_with(pooler.settings.get(key), key, new,
+                                             _added_at(edit) or old.source)
         manual = f"add `{key} = {_n(new)}` to the [pgbouncer] section"
+        if edit is not None:
+            return Proposal(kind="pooler", subject=subject, key=key, old=old.show(),
+                            new=_n(new), reason=why, assumption=assumption, edit=edit)
     return Proposal(
         kind="pooler",
         subject=subject,
@@ -1048,6 +1053,17 @@ def _set_or_insert(server: Server, source: Source, name: str, old: str,
     if added is not None:
         return added, ""
     return None, f"set {name} = {new} in postgresql.conf (or as `-c {name}={new}`)"
+
+
+def _ini_insert(pooler: Pooler, key: str, value: str) -> Edit | None:
+    """`key = value` added at the end of the pooler's [pgbouncer] section (the key is
+    absent: its default applies), when its pgbouncer.ini was read; not for images
+    configured by environment."""
+    end = pooler.main_end
+    if end is None or end.path is None or end.line is None:
+        return None
+    return Edit(path=end.path, line=end.line, key=key, old="", new=f"{key} = {value}",
+                insert=True)
 
 
 def _added_at(edit: Edit | None) -> Source | None:

@@ -286,6 +286,7 @@ class Pooler(Record, kw_only=True):
     surge: Term | None = None
     version: BouncerVersion
     settings: dict[str, Setting] = field(default_factory=dict)  # [pgbouncer] section
+    main_end: Source | None = None  # its pgbouncer.ini's last [pgbouncer] line (inserts)
     databases: list[PoolerDatabase] = field(default_factory=list)
     users: list[PoolerUser] = field(default_factory=list)
     # Which (database, user) pairs clients actually use; filled by topology.

@@ -661,6 +661,7 @@ def _pooler_from_workload(inputs: Inputs, topo: Topology, w: Workload, c: Contai
         topo.problems.extend(ini.problems)
         _merge_suppressions(topo, ini.suppressions)
         pooler.settings, pooler.databases, pooler.users = ini.settings, ini.databases, ini.users
+        pooler.main_end = ini.main_end
         break
     else:
         _pooler_from_env(pooler, c)

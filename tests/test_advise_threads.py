@@ -244,3 +244,47 @@ def test_insert_keeps_line_endings_and_order(tmp_path: Path):
     assert not result.refused
     assert result.changes[0].after == ("listen_addresses = '*'\r\nshared_buffers = 128MB\r\n"
                                        "max_connections = 30\r\nwork_mem = 2MB\r\n")
+
+
+@pytest.mark.pgbouncer
+def test_absent_default_pool_size_is_added_to_the_pgbouncer_section(tmp_path: Path):
+    """default_pool_size not in pgbouncer.ini (PgBouncer's default 20 applies) and 2 x 20
+    over the 27 usable slots: advise adds `default_pool_size = 13` at the end of the
+    [pgbouncer] section; `git apply` takes the diff, check passes, and the real PgBouncer
+    loads the edited ini with that value."""
+    import shutil
+
+    from ruamel.yaml import YAML
+
+    from tests.realbouncer import have_pgbouncer, running_pgbouncer
+    from tests.test_advise import FIXTURES, replace
+
+    repo = tmp_path / "shop"
+    shutil.copytree(FIXTURES / "acme-shop-pgbouncer", repo)
+    ini_file = repo / "k8s/pgbouncer.yaml"
+    for line in ("    default_pool_size = 20\n", "    reserve_pool_size = 5\n",
+                 "    max_db_connections = 40\n"):
+        replace(ini_file, line, "")
+    replace(repo / "k8s/postgres-config.yaml", "max_connections = 100", "max_connections = 30")
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    assert cli("check", str(repo)).returncode == 1
+    (server,) = advise_json(str(repo))
+    (p,) = [p for p in server["proposals"] if p["key"] == "default_pool_size"]
+    last = _line_of(ini_file, "query_wait_timeout = 25")  # the section's last setting
+    assert p["edit"] == {"path": "k8s/pgbouncer.yaml", "line": last, "key": "default_pool_size",
+                         "old": "", "new": "default_pool_size = 13", "insert": True}
+    diff = cli("advise", str(repo), "--diff").stdout
+    patch = diff[diff.index("--- a/"):]
+    applied = subprocess.run(["git", "apply", "-"], input=patch, text=True, cwd=repo,
+                             capture_output=True)
+    assert applied.returncode == 0, applied.stderr
+    assert ini_file.read_text().splitlines()[last] == "    default_pool_size = 13"
+    after = cli("check", str(repo))
+    assert after.returncode == 0, after.stdout
+    if not have_pgbouncer():
+        pytest.skip("PgBouncer not installed")
+    ini = next(d for d in YAML(typ="safe").load_all(ini_file.read_text())
+               if d["kind"] == "ConfigMap")["data"]["pgbouncer.ini"]
+    with running_pgbouncer(ini.replace("auth_type = scram-sha-256", "")) as bouncer:
+        config = {row["key"]: row["value"] for row in bouncer.admin_dicts("SHOW CONFIG")}
+    assert config["default_pool_size"] == "13"

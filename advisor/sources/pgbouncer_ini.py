@@ -81,6 +81,8 @@ class PgBouncerIni(Record, kw_only=True):
     refusal: list[str] = field(default_factory=list)
     # Raw connection-string pairs of each [databases] entry (password left out).
     database_params: dict[str, dict[str, str]] = field(default_factory=dict)
+    # The last line read in its [pgbouncer] section: where an absent setting is added.
+    main_end: Source | None = None
 
     @property
     def fatal(self) -> bool:
@@ -147,6 +149,7 @@ class _Loader:
         self.files: list[str] = []
         self.suppressions: dict[str, dict[int, list[str]]] = {}
         self.refusal: list[str] = []
+        self.main_end: Source | None = None  # last line of the [pgbouncer] section
 
     # --- problems --------------------------------------------------------------------
 
@@ -250,6 +253,7 @@ class _Loader:
         if name != "pgbouncer":
             return
         self.got_main = True
+        self.main_end = f.source(at, "[pgbouncer]")
         # fill_defaults: keys with a default go back to it; keys without one keep theirs.
         lost = [k for k in self.settings if self.params.get(k, ("", None, False))[1] is not None]
         if lost:
@@ -277,6 +281,7 @@ class _Loader:
             self.settings[key] = Setting(
                 name=key, raw=value, value=parsed, unit=unit, source=f.source(at, key)
             )
+            self.main_end = f.source(at, key)
             return None
         if self.section == "databases":
             return self.set_database(f, key, value, at)
@@ -645,6 +650,7 @@ def read_pgbouncer_ini(
     result.suppressions = loader.suppressions
     result.refusal = loader.refusal
     result.database_params = loader.database_params
+    result.main_end = loader.main_end
     return result
 
 
@@ -670,6 +676,7 @@ def pooler_from_ini(
         users=list(ini.users),
         location=location or Location(path=ini.path, line=None),
         suppressed=[],
+        main_end=ini.main_end,
     )
 
 
