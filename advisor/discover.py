@@ -255,13 +255,11 @@ class Ignores:
         self.specs = list(self.excludes)
 
     def add(self, rel_dir: str, gitignore: Path) -> None:
-        import pathspec
-
         from advisor.fs import read_regular
 
         with contextlib.suppress(OSError):
             lines = read_regular(gitignore).decode("utf-8", "replace").splitlines()
-            self.specs.append((_prefix(rel_dir), pathspec.GitIgnoreSpec.from_lines(lines)))
+            self.specs.append((_prefix(rel_dir), LazyGitignore(lines)))
 
     def match(self, rel: str) -> bool:
         return _matches(self.specs, rel)
@@ -269,6 +267,56 @@ class Ignores:
     def match_excluded(self, rel: str) -> bool:
         """Excludes only: a file named on the command line is read even if git ignores it."""
         return _matches(self.excludes, rel)
+
+
+class LazyGitignore:
+    """One .gitignore, handed to pathspec only when a path could match one of its patterns.
+    Importing pathspec and compiling the patterns is ~7% of the demo's whole check, and
+    most paths contain none of the literal text of a repository's patterns (`.venv/`,
+    `*.egg-info/`). A pattern ignores a path only if the path holds every literal piece of
+    the pattern (the text between `/`, `*` and `?`); negations only re-include. Lines this
+    test does not model (`[...]`, backslash escapes, a bare `!`) and patterns without a
+    literal piece (`*`) send every path to pathspec, compiled at once as before."""
+
+    def __init__(self, lines: list[str]) -> None:
+        self.lines = lines
+        self.pieces = _literal_pieces(lines)
+        self.spec = None if self.pieces is not None else _gitignore_spec(lines)
+
+    def match_file(self, rel: str) -> bool:
+        if self.pieces is not None and not any(all(p in rel for p in pieces)
+                                               for pieces in self.pieces):
+            return False
+        if self.spec is None:
+            self.spec = _gitignore_spec(self.lines)
+        return self.spec.match_file(rel)
+
+
+def _gitignore_spec(lines: list[str]) -> Any:
+    import pathspec
+
+    return pathspec.GitIgnoreSpec.from_lines(lines)
+
+
+def _literal_pieces(lines: list[str]) -> list[tuple[str, ...]] | None:
+    """Per ignoring pattern, the pieces of text a path must hold to match it; None when a
+    line needs pathspec's own reading (see LazyGitignore)."""
+    found: list[tuple[str, ...]] = []
+    for line in lines:
+        pattern = line.rstrip()  # pathspec strips trailing white space (no `\ ` here)
+        if not pattern or pattern.startswith("#") or pattern == "/":
+            continue
+        if "\\" in pattern or "[" in pattern:
+            return None
+        if pattern.startswith("!"):
+            if not pattern[1:]:
+                return None  # pathspec rejects it: let it, as before
+            continue
+        pieces = tuple(p for p in pattern.replace("*", "/").replace("?", "/").split("/") if p)
+        if not pieces:
+            return None
+        found.append(pieces)
+    return found
 
 
 def _prefix(rel_dir: str) -> str:

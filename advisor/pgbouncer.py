@@ -29,6 +29,7 @@ from functools import lru_cache
 
 from msgspec import field
 
+from advisor.lazyregex import lazy
 from advisor.model import (
     BouncerVersion,
     Contribution,
@@ -139,8 +140,8 @@ def user_keys(version: BouncerVersion) -> frozenset[str]:
 # --- C number parsing, as PgBouncer does it --------------------------------------------
 
 _C_SPACE = " \t\n\v\f\r"
-_STRTOL = re.compile(r"[ \t\n\v\f\r]*([+-]?)(0[xX][0-9a-fA-F]+|0[0-7]*|[1-9][0-9]*)")
-_STRTOD = re.compile(
+_STRTOL = lazy(r"[ \t\n\v\f\r]*([+-]?)(0[xX][0-9a-fA-F]+|0[0-7]*|[1-9][0-9]*)")
+_STRTOD = lazy(
     r"[ \t\n\v\f\r]*[+-]?(?:0[xX](?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)"
     r"(?:[pP][+-]?[0-9]+)?|(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
     r"|inf(?:inity)?|nan)",

@@ -22,6 +22,8 @@ from pathlib import Path
 import msgspec.json
 from msgspec import Struct, field
 
+from advisor.lazyregex import lazy
+
 INT_MAX = 2**31 - 1
 INT_MIN = -(2**31)
 LONG_MAX = 2**63 - 1
@@ -82,11 +84,17 @@ class Param(Struct, frozen=True):
     type: str  # bool, integer, real, string, enum
     context: str  # internal, postmaster, sighup, ...
     unit: str | None = None
-    min: float | None = None
-    max: float | None = None
+    min: int | float | None = None  # as the table has it: 100 stays an int
+    max: int | float | None = None
     boot: str | int | float | None = None
     values: tuple[str, ...] = ()  # visible enum options, in guc.c order
     spellings: dict[str, str] = field(default_factory=dict)  # lower(spelling) -> shown
+
+
+class _Table(Struct):
+    """A data/pg_settings_N.json file, as far as pg_params reads it."""
+
+    params: dict[str, Param]
 
 
 class Parsed(Struct, frozen=True):
@@ -139,21 +147,9 @@ def table_source(version: int) -> str:
 def pg_params(version: int = TABLE_VERSION) -> dict[str, Param]:
     """Parameter table of PostgreSQL `version` by lower-case name (the nearest generated
     major's for a version without one: see has_table)."""
-    doc = msgspec.json.decode(_table_path(table_major(version)).read_bytes())
-    out: dict[str, Param] = {}
-    for key, p in doc["params"].items():
-        out[key] = Param(
-            name=p["name"],
-            type=p["type"],
-            context=p["context"],
-            unit=p.get("unit"),
-            min=p.get("min"),
-            max=p.get("max"),
-            boot=p.get("boot"),
-            values=tuple(p.get("values") or ()),
-            spellings=p.get("spellings") or {},
-        )
-    return out
+    # decoded straight into Param rows (msgspec's C decoder; no dict per row first)
+    raw = _table_path(table_major(version)).read_bytes()
+    return msgspec.json.decode(raw, type=_Table).params
 
 
 def lookup(name: str, version: int = TABLE_VERSION) -> Param | None:
@@ -222,12 +218,12 @@ def c_strtol(s: str) -> tuple[int, int, bool]:
     return value, i, False
 
 
-_INF = re.compile(r"inf(?:inity)?", re.IGNORECASE)
-_NAN = re.compile(r"nan(?:\([0-9A-Za-z_]*\))?", re.IGNORECASE)
-_HEXFLOAT = re.compile(
+_INF = lazy(r"inf(?:inity)?", re.IGNORECASE)
+_NAN = lazy(r"nan(?:\([0-9A-Za-z_]*\))?", re.IGNORECASE)
+_HEXFLOAT = lazy(
     r"0[xX](?:([0-9a-fA-F]+)(?:\.([0-9a-fA-F]*))?|\.([0-9a-fA-F]+))([pP][+-]?[0-9]+)?"
 )
-_DECFLOAT = re.compile(r"(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+_DECFLOAT = lazy(r"(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 _DBL_MIN = 2.2250738585072014e-308
 
 

@@ -17,6 +17,7 @@ from msgspec.structs import replace
 from advisor.config import Settings
 from advisor.fs import Root
 from advisor.guard import guarded
+from advisor.lazyregex import lazy
 from advisor.model import (
     BouncerVersion,
     Client,
@@ -952,8 +953,8 @@ def _why_unknown(w: Workload, directory: str | None, app: object | None) -> str:
 
 
 # A line of a configuration file that names where to connect.
-_CONNECTION_LINE = re.compile(r"host|addr|server|dsn|url|uri|endpoint|seeds|://", re.I)
-_HOST_TOKEN = re.compile(r"[a-z0-9](?:[-a-z0-9.]*[a-z0-9])?")
+_CONNECTION_LINE = lazy(r"host|addr|server|dsn|url|uri|endpoint|seeds|://", re.I)
+_HOST_TOKEN = lazy(r"[a-z0-9](?:[-a-z0-9.]*[a-z0-9])?")
 _MAX_CONFIG_SCAN = 256 * 1024  # characters of one mounted file looked through
 
 
@@ -1113,8 +1114,8 @@ def _lambda_client(fn: LambdaFunction, host_map: dict, topo: Topology) -> Client
 
 # Environment names (any case) that carry a Lambda's database host or URL in templates
 # that name them their own way (rds_endpoint, DB_HOST, PG_URL, database_dsn...).
-_LAMBDA_DB_NAME = re.compile(r"rds|database|postgres|^pg|(^|_)db(_|$)|dsn|endpoint", re.I)
-_NOT_A_HOST = re.compile(r"user|pass|secret|port|name|region|arn|timeout", re.I)
+_LAMBDA_DB_NAME = lazy(r"rds|database|postgres|^pg|(^|_)db(_|$)|dsn|endpoint", re.I)
+_NOT_A_HOST = lazy(r"user|pass|secret|port|name|region|arn|timeout", re.I)
 
 
 def _lambda_db_setting(fn: LambdaFunction) -> Route | None:

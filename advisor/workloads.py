@@ -13,6 +13,7 @@ from typing import Any
 
 from msgspec import Struct, field
 
+from advisor.lazyregex import lazy
 from advisor.model import Container, EnvVar, Source, Term
 from advisor.sources.k8s import K8sObject, count_field, get, listed, mapped
 
@@ -423,7 +424,7 @@ def env_map(container: Container) -> dict[str, EnvVar]:
     return {e.name: e for e in container.env}
 
 
-_IMAGE_VERSION = re.compile(r":v?(\d+)(?:\.(\d+))?")
+_IMAGE_VERSION = lazy(r":v?(\d+)(?:\.(\d+))?")
 
 
 def image_version(image: str) -> tuple[int, int | None] | None:
@@ -456,7 +457,7 @@ POSTGRES_IMAGES = frozenset({
 SERVER_PROGRAMS = ("postgres", "postmaster")
 _SHELLS = ("sh", "bash", "ash", "dash", "zsh")
 # In a shell script: postgres (or the image entrypoint) started as a command.
-_SCRIPT_RUNS_POSTGRES = re.compile(
+_SCRIPT_RUNS_POSTGRES = lazy(
     r"(?:^|[;&|\n(]\s*|\bexec\s+|\bgosu\s+\S+\s+|\bsu-exec\s+\S+\s+)"
     r"(?:\S*/)?(?:postgres|postmaster|docker-entrypoint\.sh(?:\s+postgres)?)(?=\s|$|;)")
 

@@ -1,5 +1,8 @@
 """Startup and demo wall time, next to importing pydantic + ruamel.yaml in the same run.
 
+Target (issue 19): `check fixtures/acme-shop` <= 1.3x the floor (import typer, msgspec,
+yaml) by instruction count; printed as PASS or MISS with --instructions.
+
     python bench/startup.py [--runs N] [--json] [--instructions]
 
 Each figure is the median of N fresh interpreter runs (subprocess), so imports are
@@ -30,6 +33,21 @@ REPO = Path(__file__).resolve().parent.parent
 # and the YAML parser (pydantic and ruamel.yaml are not imported on that path).
 FLOOR_NAME = "floor: import typer, msgspec, yaml"
 FLOOR_CODE = "import typer, msgspec, yaml"
+
+
+# Issue 19: the demo's check within 1.3x of the floor, by instruction count (callgrind),
+# the figure machine load does not move.
+FLOOR_TARGET = 1.3
+
+
+def floor_verdict(check: int | None, floor: int | None) -> str:
+    """The target line: the check's instructions over the floor's, PASS or MISS."""
+    if not check or not floor:
+        return (f"check / floor: target <= {FLOOR_TARGET:.2f} by instruction count; "
+                "not measured (run with --instructions, needs valgrind)")
+    ratio = check / floor
+    verdict = "PASS" if ratio <= FLOOR_TARGET else "MISS"
+    return (f"check / floor: {ratio:.3f} instructions (target <= {FLOOR_TARGET:.2f}) {verdict}")
 
 
 def interleaved(cmds: dict[str, list[str]], runs: int) -> dict[str, dict[str, float]]:
@@ -121,7 +139,12 @@ def main() -> None:
     instructions = {}
     if args.instructions:
         instructions = {name: count_instructions(cmd) for name, cmd in commands.items()}
-    report = {"runs": args.runs, "seconds": figures, "cpu_seconds": cpu,
+    floor_ratio = (instructions[check_name] / instructions[FLOOR_NAME]
+                   if instructions.get(check_name) and instructions.get(FLOOR_NAME) else None)
+    report = {"runs": args.runs, "check_vs_floor_instructions": floor_ratio,
+              "check_vs_floor_target": FLOOR_TARGET,
+              "check_vs_floor_pass": None if floor_ratio is None else floor_ratio <= FLOOR_TARGET,
+              "seconds": figures, "cpu_seconds": cpu,
               "check_vs_import_ratio": ratio, "check_vs_import_cpu_ratio": cpu_ratio,
               "floor_vs_import_ratio": figures[FLOOR_NAME] / figures[baseline_name],
               "load_average": [load_before, load_after],
@@ -142,6 +165,7 @@ def main() -> None:
         if instructions.get(check_name) and instructions.get(baseline_name):
             print(f"check / import ratio: "
                   f"{instructions[check_name] / instructions[baseline_name]:.2f} instructions")
+    print(floor_verdict(instructions.get(check_name), instructions.get(FLOOR_NAME)))
     print(f"heavy modules on the check path: {', '.join(heavy) or 'none'}")
 
 if __name__ == "__main__":

@@ -14,11 +14,12 @@ import shlex
 from msgspec.structs import replace
 
 from advisor.apps.source import AppSource
+from advisor.lazyregex import lazy
 from advisor.model import Container, EnvVar, Frozen, Source
 
 _SHELLS = {"sh", "bash", "ash", "dash", "zsh", "/bin/sh", "/bin/bash", "/usr/bin/env"}
-_K8S_VAR = re.compile(r"\$\(([A-Za-z_][A-Za-z0-9_]*)\)")
-_SH_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::?-([^}]*))?\}|\$([A-Za-z_][A-Za-z0-9_]*)")
+_K8S_VAR = lazy(r"\$\(([A-Za-z_][A-Za-z0-9_]*)\)")
+_SH_VAR = lazy(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::?-([^}]*))?\}|\$([A-Za-z_][A-Za-z0-9_]*)")
 
 
 class Word(Frozen, kw_only=True):

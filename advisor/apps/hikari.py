@@ -30,6 +30,7 @@ from msgspec.structs import replace
 from advisor.apps.base import StackContext, parse_int, term
 from advisor.apps.spring import PropValue, SpringProps, spring_properties
 from advisor.apps.urls import route_from_url
+from advisor.lazyregex import lazy
 from advisor.model import Pool, Route, Source, Term
 
 DEFAULT_POOL_SIZE = 10
@@ -37,7 +38,7 @@ DEFAULT_SOURCE = Source.default_of(
     "HikariCP 5.1/6.0 default (HikariConfig.DEFAULT_POOL_SIZE)", key="maximumPoolSize")
 LABEL = "HikariCP maximumPoolSize"
 
-_BUILD_HINTS = re.compile(
+_BUILD_HINTS = lazy(
     r"spring-boot-starter-(data-jpa|jdbc|data-jdbc)|com\.zaxxer|HikariCP", re.IGNORECASE)
 
 
@@ -138,7 +139,7 @@ def _custom_prefixes(props: SpringProps) -> list[tuple[str, str]]:
     return sorted(found.items())
 
 
-_SETTER = re.compile(r"\.(?:setMaximumPoolSize|maximumPoolSize\s*=)\s*\(?\s*([A-Za-z_]\w*|\d+)")
+_SETTER = lazy(r"\.(?:setMaximumPoolSize|maximumPoolSize\s*=)\s*\(?\s*([A-Za-z_]\w*|\d+)")
 
 
 def _java_code_pools(ctx: StackContext) -> list[Pool]:

@@ -20,6 +20,7 @@ from pathlib import PurePosixPath
 
 from advisor.apps.source import SKIP_DIRS
 from advisor.fs import InputError, Root, walk
+from advisor.lazyregex import lazy
 from advisor.model import Frozen
 
 MAX_DIRS = 20_000
@@ -131,7 +132,7 @@ APP_FILES = ("Gemfile", "requirements.txt", "pyproject.toml", "Pipfile", "setup.
 NOT_APP_DIRS = ("k8s", "kubernetes", "deploy", "deployment", "deployments", "helm", "charts",
                 "chart", "manifests", "infra", "ops", "terraform", "scripts", "tools",
                 "docs", "test", "tests", "e2e", "examples", "example", "bench", "benchmarks")
-_COPY = re.compile(r"^\s*(?:COPY|ADD)\s+(.+)$", re.I)
+_COPY = lazy(r"^\s*(?:COPY|ADD)\s+(.+)$", re.I)
 
 
 DEPENDENCY_FILES = ("Gemfile", "requirements.txt", "pyproject.toml", "Pipfile", "setup.py",

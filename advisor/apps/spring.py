@@ -27,9 +27,7 @@ from collections.abc import Iterable
 
 from msgspec.structs import replace
 
-from advisor.apps.javaprops import PropError, parse_properties
 from advisor.apps.source import AppFile, AppSource
-from advisor.apps.yamlflat import YamlError, load_documents
 from advisor.model import ConfigProblem, Container, EnvVar, Frozen, Location, Record, Source
 
 _ELEMENT = re.compile(r"\[[^\]]*\]|[^.\[\]]+")
@@ -195,6 +193,10 @@ class _Doc(Record, kw_only=True):
 
 
 def _documents(f: AppFile, problems: list[ConfigProblem]) -> list[_Doc]:
+    # imported here: a run with no Spring configuration file never needs either reader
+    from advisor.apps.javaprops import PropError, parse_properties
+    from advisor.apps.yamlflat import YamlError, load_documents
+
     raw: list[list[tuple[str, str | None, int]]] = []
     try:
         if f.rel.endswith(".properties"):

@@ -20,6 +20,7 @@ from urllib.parse import parse_qs, unquote
 
 from msgspec.structs import replace
 
+from advisor.lazyregex import lazy
 from advisor.model import EnvVar, Route, Source
 
 _URL_SCHEMES = ("postgres://", "postgresql://")
@@ -124,7 +125,7 @@ def _parse_jdbc(url: str) -> dict[str, str | None] | None:
     return fields
 
 
-_KV_TOKEN = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_]*)\s*=\s*")
+_KV_TOKEN = lazy(r"\s*([A-Za-z_][A-Za-z0-9_]*)\s*=\s*")
 
 
 def _parse_libpq_kv(dsn: str) -> dict[str, str | None] | None:
@@ -285,7 +286,7 @@ def route_from_env(env: tuple[EnvVar, ...]) -> Route | None:
     return None
 
 
-_ARG_URL = re.compile(r"(?:jdbc:|ecto://|postgres(?:ql)?(?:\+\w+)?://)\S+", re.I)
+_ARG_URL = lazy(r"(?:jdbc:|ecto://|postgres(?:ql)?(?:\+\w+)?://)\S+", re.I)
 
 
 def route_from_args(command: tuple[str, ...], args: tuple[str, ...], source: Source

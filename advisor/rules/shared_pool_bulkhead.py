@@ -7,12 +7,13 @@ import re
 from collections.abc import Iterator
 
 from advisor.context import RuleContext
+from advisor.lazyregex import lazy
 from advisor.model import Client, Finding, Fix, Pooler, RelatedLocation, Severity, Topology
 from advisor.rules import rule
 
 # Names that say a workload runs long transactions rather than serving requests.
-_BATCH_NAME = re.compile(r"(^|[-_.])(batch|report|reports|reporting|etl|export|import|"
-                         r"analytics|backfill|nightly|cron|jobs?)([-_.]|$)", re.I)
+_BATCH_NAME = lazy(r"(^|[-_.])(batch|report|reports|reporting|etl|export|import|"
+                   r"analytics|backfill|nightly|cron|jobs?)([-_.]|$)", re.I)
 
 
 def is_batch(client: Client) -> bool:

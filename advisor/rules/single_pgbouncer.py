@@ -68,12 +68,12 @@ def single_pgbouncer(topo: Topology, ctx: RuleContext) -> Iterator[Finding]:
       instances on the same host ... to make use of multiple CPU cores").
     - PgBouncer FAQ: PgBouncer is single-threaded.
     """
-    from advisor.pgbouncer import effective_setting
-
     options = ctx.options_for("PA210", SingleBouncerOptions)
     for pooler in topo.poolers:
         if pooler.kind != "pgbouncer" or pooler.replicas.value != 1:
             continue
+        from advisor.pgbouncer import effective_setting  # only with a PgBouncer to look at
+
         reuse = effective_setting(pooler.settings, "so_reuseport", pooler.version)
         if str(reuse.value).strip().lower() in ("1", "true", "yes", "on"):
             continue
