@@ -623,6 +623,7 @@ def _shrink_client(
         along = _moved_along(client, pool, new_size, notes)
         if along is None:
             continue
+        edit = _edit(old.source, _n(old.value), _n(new_size)) or _pool_insert(pool, new_size)
         client.pools[i] = replace(pool, size=replace(old, value=new_size), moves_with=[
             replace(t, value=min(t.value, new_size)) for t in pool.moves_with])
         per = f"{_n(pods)} pods" + (f" x {_n(processes)} processes" if processes != 1 else "")
@@ -639,12 +640,22 @@ def _shrink_client(
                     f"{_n(math.floor(alloc))}"
                 ),
                 assumption=assumption,
-                edit=_edit(old.source, _n(old.value), _n(new_size)),
-                manual="" if old.source.path else _manual_for(old, new_size),
+                edit=edit,
+                manual="" if edit is not None else _manual_for(old, new_size),
             )
         )
         proposals += along
     return proposals
+
+
+def _pool_insert(pool: Pool, new_size: float) -> Edit | None:
+    """`pool: N` added to the database.yml mapping that sets none (Active Record's
+    default 5 applied), after its last scalar key, in that key's indentation."""
+    at = pool.insert_at
+    if at is None or at.path is None or at.line is None:
+        return None
+    return Edit(path=at.path, line=at.line, key="pool", old="",
+                new=f"pool: {_n(new_size)}", insert=True)
 
 
 def _moved_along(client: Client, pool: Pool, new_size: float,

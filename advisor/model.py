@@ -348,6 +348,9 @@ class Pool(Record, kw_only=True):
     # this pool, or the pool those threads use): more threads than pool slots wait
     # (ActiveRecord::ConnectionTimeoutError). advise edits them together.
     moves_with: list[Term] = field(default_factory=list)
+    # Where the setting would be added when `size` is a default (the line to add it
+    # after, in the mapping or section that lacks it); None: not known.
+    insert_at: Source | None = None
 
     def per_pod(self) -> float:
         return self.size.value * (self.processes.value if self.processes else 1)

@@ -288,3 +288,76 @@ def test_absent_default_pool_size_is_added_to_the_pgbouncer_section(tmp_path: Pa
     with running_pgbouncer(ini.replace("auth_type = scram-sha-256", "")) as bouncer:
         config = {row["key"]: row["value"] for row in bouncer.admin_dicts("SHOW CONFIG")}
     assert config["default_pool_size"] == "13"
+
+
+RAILS_DB_YML = """\
+default: &default
+  adapter: postgresql
+  encoding: unicode
+
+production:
+  <<: *default
+  host: db
+  database: shop
+  variables:
+    statement_timeout: 5s
+  username: shop
+"""
+
+RAILS_WORKER = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: worker
+spec:
+  replicas: 8
+  selector:
+    matchLabels: {app: worker}
+  template:
+    metadata:
+      labels: {app: worker}
+    spec:
+      containers:
+        - name: sidekiq
+          image: registry.example/shop:1.0
+          args:
+            - bundle
+            - exec
+            - sidekiq
+            - -c
+            - "5"
+          env:
+            - name: RAILS_ENV
+              value: production
+"""
+
+
+def test_rails_pool_absent_is_added_and_sidekiq_c_moves_with_it(tmp_path: Path):
+    """database.yml's production sets no pool (Active Record's 5) and Sidekiq runs -c 5:
+    advise adds `pool: 3` to the production mapping (after its last scalar key, not
+    inside `variables:`) and moves -c to 3 at its own list item; git apply, check 0."""
+    db = POSTGRES.replace("ARGS", BLOCK_ARGS.replace("=60", "=40")).replace(
+        "name: postgres\n  namespace: social", "name: db").replace(
+        "serviceName: postgres", "serviceName: db").replace("app: postgres", "app: db")
+    db = db.replace("  namespace: social\n", "")
+    repo = _repo(tmp_path, {
+        "Gemfile": 'source "https://rubygems.org"\ngem "rails", "~> 7.1"\ngem "pg"\n'
+                   'gem "sidekiq", "~> 7.2"\n',
+        "config/database.yml": RAILS_DB_YML, "k8s/worker.yaml": RAILS_WORKER,
+        "k8s/db.yaml": db})
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    before = cli("check", str(repo))
+    assert before.returncode == 1 and "x 5 (Rails production pool, default: Active Record" \
+        in before.stdout, before.stdout
+    diff = cli("advise", str(repo), "--no-new-pooler", "--diff").stdout
+    patch = diff[diff.index("--- a/"):]
+    assert "+  pool: 3\n" in patch and '+            - "3"\n' in patch
+    applied = subprocess.run(["git", "apply", "-"], input=patch, text=True, cwd=repo,
+                             capture_output=True)
+    assert applied.returncode == 0, applied.stderr
+    assert (repo / "config/database.yml").read_text().endswith("  username: shop\n  pool: 3\n")
+    after = cli("check", str(repo))
+    assert after.returncode == 0, after.stdout
+    # (8 + 2 surge) x 3 = 30 <= 37, the pool at its new line, -c 3 == pool 3
+    assert "x 3 (Rails production pool, config/database.yml:12)" in after.stdout, after.stdout
+    assert '- "3"' in (repo / "k8s/worker.yaml").read_text()

@@ -156,10 +156,33 @@ def rails_pools(ctx: StackContext) -> list[Pool]:
                 src = v.source if v is not None else Source(path=f.path, line=line, key=key)
                 pools.append(_capped_by_threads(ctx, label, n, src, route))
                 continue
-        pools.append(ctx.pool(label, DEFAULT_POOL, Source.default_of(
+        pool = ctx.pool(label, DEFAULT_POOL, Source.default_of(
             "Active Record default pool 5 (HashConfig#pool)", key="pool"), route=route,
-            bound="default", note=f"{f.path}: {env_name}.{name} sets no pool"))
+            bound="default", note=f"{f.path}: {env_name}.{name} sets no pool")
+        threads = ctx.processes().threads
+        after = _last_scalar_line(cfg) if not f.line_offset else None
+        pools.append(replace(
+            pool, moves_with=[threads] if threads is not None else [],
+            insert_at=Source(path=f.path, line=after, key="pool") if after else None))
     return pools
+
+
+def _last_scalar_line(cfg: object) -> int | None:
+    """The line of the last key written in this mapping itself whose value is a scalar:
+    `pool:` added after it stays in the mapping (not inside a nested one)."""
+    lc = getattr(cfg, "lc", None)
+    own = getattr(cfg, "_ok", None)
+    if lc is None or not isinstance(cfg, dict):
+        return None
+    lines = []
+    for key, value in cfg.items():
+        if (own is not None and key not in own) or isinstance(value, dict | list):
+            continue
+        try:
+            lines.append(lc.key(key)[0] + 1)
+        except (KeyError, TypeError):
+            continue
+    return max(lines) if lines else None
 
 
 def _capped_by_threads(ctx: StackContext, label: str, size: int, src: Source,
