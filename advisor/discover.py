@@ -119,8 +119,11 @@ def discover_paths(root: Path, paths: list[Path], *,
                 found.notices.append(f"{found.rel(path)}: {kind}, not a regular file; skipped")
                 continue
             _classify(found, path)
+    # A chart inside another renders through it (by set: a pairwise test of 200 charts
+    # was 40,000 `parents` scans).
+    charts = set(found.helm_charts)
     found.helm_charts = [c for c in found.helm_charts
-                         if not any(w in c.parents for w in found.helm_charts)]
+                         if not any(p in charts for p in c.parents)]
     # One order whatever the paths and their order: a walk of the root (files of a folder,
     # then its subfolders, each by name), so `check k8s/*.yaml` lists what `check k8s` does.
     for files in (found.manifests, found.pg_confs, found.bouncer_inis, found.other_files):

@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import copy
 import difflib
+import functools
 import io
 import os
 import re
@@ -136,6 +137,12 @@ def _engine() -> Any:
     return helm_python
 
 
+@functools.cache
+def _sdk_version(helm: Any) -> str:
+    """The engine's version, asked once per run (a call into the Go library each time)."""
+    return str(helm.helm_sdk_version())
+
+
 def _engine_missing_reason() -> str:
     return ("the Helm engine is not installed (helm-python-sdk, a default dependency: "
             "left out by a slim install, or it does not load on this platform)")
@@ -210,7 +217,7 @@ def _render_with_engine(helm: Any, root: Root, chart_path: Path, chart_rel: str,
     shown = ", ".join(x.display for x in layers) or "no values files"
     out.notices.append(f"helm: rendered {chart_rel} as release {release!r}"
                        f"{' in namespace ' + repr(namespace) if namespace else ''} with "
-                       f"values.yaml + {shown} (Helm {helm.helm_sdk_version()} engine)")
+                       f"values.yaml + {shown} (Helm {_sdk_version(helm)} engine)")
     return out
 
 

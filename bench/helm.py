@@ -1,0 +1,110 @@
+"""Helm at scale: `pool-advisor check` of a monorepo of N charts, next to rendering each
+chart once with the same engine.
+
+    python bench/helm.py [--charts 200] [--runs 3] [--json] [--keep]
+
+The tree is bench/scale.py's chart monorepo (N copies of the `helm create` scaffold plus a
+database ConfigMap, each with its own name and values, and the PostgreSQL manifests they
+connect to). The floor is a fresh interpreter that loads each chart and renders it once
+with helm-python-sdk in-process (default values, release "release"): what `helm template`
+costs per chart with the engine pool-advisor uses. The check is the whole command
+(`check TREE --format json`, a fresh interpreter as pre-commit runs it), so it also pays
+for what is not Helm (start-up, the four PostgreSQL manifests, rules, report).
+
+CPU seconds (user+sys of the child and of its children: the engine process) are the
+figure compared; wall time is printed next to it. Target (issue 19): check <= 2.0x the
+floor at 200 charts, printed as PASS or MISS. Times are medians of --runs, each check run
+back to back with a floor run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from scale import compile_sources, generate_charts, timed
+
+REPO = Path(__file__).resolve().parent.parent
+TARGET = 2.0
+
+RENDER_ONCE = r"""
+import sys
+from pathlib import Path
+import helm_python
+
+n = 0
+for chart_dir in sorted(Path(sys.argv[1], "charts").iterdir()):
+    with helm_python.Chart.load(str(chart_dir)) as chart:
+        rendered = chart.render(values={}, name="release", namespace=None, is_install=True)
+    n += sum(1 for text in rendered.values() if text.strip())
+print(n)
+"""
+
+
+def measure(tree: Path, runs: int) -> dict[str, float]:
+    checks, floors = [], []
+    for _ in range(runs):
+        wall, cpu, rss, proc = timed([sys.executable, "-m", "advisor", "check", str(tree),
+                                      "--format", "json"])
+        if proc.returncode not in (0, 1):
+            raise SystemExit(f"check failed (exit {proc.returncode}):\n{proc.stderr[-2000:]}")
+        checks.append((wall, cpu, rss))
+        wall, cpu, rss, proc = timed([sys.executable, "-c", RENDER_ONCE, str(tree)])
+        if proc.returncode != 0:
+            raise SystemExit(f"render-once failed:\n{proc.stderr[-2000:]}")
+        floors.append((wall, cpu, rss))
+    med = statistics.median
+    return {"check_wall_s": med(c[0] for c in checks), "check_cpu_s": med(c[1] for c in checks),
+            "floor_wall_s": med(f[0] for f in floors), "floor_cpu_s": med(f[1] for f in floors),
+            "check_peak_rss": med(c[2] for c in checks)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--charts", type=int, default=200)
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--json", action="store_true")
+    parser.add_argument("--keep", action="store_true", help="keep the generated tree")
+    args = parser.parse_args()
+    try:
+        import helm_python  # noqa: F401
+    except ImportError:
+        raise SystemExit("helm-python-sdk is not installed (pip install -e '.[helm]')") from None
+    compile_sources()
+    tmp = Path(tempfile.mkdtemp(prefix="pool-advisor-helm-"))
+    load_before = os.getloadavg()[0]
+    try:
+        tree = tmp / f"charts-{args.charts}"
+        generate_charts(tree, args.charts)
+        result = {"charts": args.charts, **measure(tree, args.runs)}
+    finally:
+        if args.keep:
+            print(f"tree kept in {tmp}", file=sys.stderr)
+        else:
+            shutil.rmtree(tmp, ignore_errors=True)
+    ratio = result["check_cpu_s"] / result["floor_cpu_s"]
+    result.update(ratio_cpu=ratio, ratio_wall=result["check_wall_s"] / result["floor_wall_s"],
+                  target=TARGET, passed=ratio <= TARGET,
+                  load_average=[load_before, os.getloadavg()[0]])
+    if args.json:
+        print(json.dumps(result, indent=2))
+        return
+    print(f"load average {load_before:.1f} -> {os.getloadavg()[0]:.1f}; medians of {args.runs} "
+          "runs")
+    print(f"{args.charts} charts: check {result['check_cpu_s']:.2f} s CPU "
+          f"({result['check_wall_s']:.2f} s wall); render each once "
+          f"{result['floor_cpu_s']:.2f} s CPU ({result['floor_wall_s']:.2f} s wall)")
+    print(f"check / render-once: {ratio:.2f} CPU, {result['ratio_wall']:.2f} wall "
+          f"(target <= {TARGET:.1f} CPU) {'PASS' if ratio <= TARGET else 'MISS'}")
+
+
+if __name__ == "__main__":
+    main()
