@@ -104,7 +104,8 @@ def result_at(
             rel = _inside(Path(os.path.abspath(here / raw)), top)
             if (tree / rel).exists():
                 mapped.append(str(tree / rel))
-        base_options = replace(options, root=tree / _inside(root, top.resolve()))
+        base_options = replace(options, root=tree / _inside(root, top.resolve()),
+                               cache=False)
         if options.config is not None:
             rel = _inside(Path(os.path.abspath(here / options.config)), top)
             config = tree / rel if (tree / rel).exists() else None

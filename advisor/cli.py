@@ -139,6 +139,11 @@ def check(
     write: Annotated[list[str] | None, typer.Option(
         "--write", help="Also write FORMAT to PATH from the same run, e.g. "
         "--write sarif=results.sarif (repeatable; PATH '-' is stdout).")] = None,
+    no_cache: Annotated[bool, typer.Option(
+        "--no-cache", envvar="POOL_ADVISOR_NO_CACHE",
+        help="Parse every file again and write no cache. By default what each file "
+        "parses to is kept in .pool-advisor-cache/ at the repository root (with its own "
+        ".gitignore; the only thing check writes there).")] = False,
 ) -> None:
     """Lint: compute every server's connection budget and report what does not fit."""
     from advisor.engine import CheckOptions, UsageError, at_or_above, run_check
@@ -150,7 +155,7 @@ def check(
                            pg_version=pg_version, excludes=_split(exclude),
                            values_files=values or [], set_values=set_values or [],
                            release=release, namespace=namespace, root=root,
-                           changed_files=changed_files)
+                           changed_files=changed_files, cache=not no_cache)
     try:
         if cluster:
             result = _cluster_check(options, registry, kubeconfig, context, namespace)

@@ -27,7 +27,8 @@ from advisor.fs import relative_posix, walk_entries
 from advisor.model import ConfigProblem, Location
 
 SKIP_DIRS = frozenset({".git", ".hg", ".svn", "node_modules", ".venv", "venv", "__pycache__",
-                       ".tox", ".mypy_cache", ".ruff_cache", ".pytest_cache", ".terraform"})
+                       ".tox", ".mypy_cache", ".ruff_cache", ".pytest_cache", ".terraform",
+                       ".pool-advisor-cache"})
 YAML_SUFFIXES = (".yaml", ".yml")
 KUSTOMIZATION_NAMES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
 

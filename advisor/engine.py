@@ -39,6 +39,9 @@ class CheckOptions(Struct):
     # The paths are the changed files pre-commit passes: the whole repository that holds
     # them is read (a budget is the deployment's, not one file's); they are the focus.
     changed_files: bool = False
+    # Per-file parse results cached in the repository's .pool-advisor-cache/ (advisor.cache):
+    # the command line's default (--no-cache), off for library calls and --base's checkout.
+    cache: bool = False
 
 
 class UsageError(Exception):
@@ -418,6 +421,7 @@ def scan_paths(root: Root, paths: list[Path], settings: Settings, options: Check
         owned, beside = reads.skip, reads.beside
         notices += reads.notices
     comments: dict[str, dict[int, list[str]]] = {}
+    cache = _open_cache(root, options)
     for manifest in found.manifests:
         if manifest in owned:
             continue
@@ -430,14 +434,16 @@ def scan_paths(root: Root, paths: list[Path], settings: Settings, options: Check
         if not looks_like_k8s(text):
             guarded(problems, shown, partial(_serverless, text, shown, lambdas, problems), None)
             continue
-        if "pool-advisor:" in text:  # every suppression, for PA902, not only those used
-            comments[shown] = scan_suppressions(text)
-        objs, probs = guarded(problems, shown, partial(k8s_objects, text, shown), ([], []))
+        objs, probs, found_comments = guarded(
+            problems, shown, partial(_manifest, text, shown, cache), ([], [], None))
+        if found_comments is not None:  # every suppression, for PA902, not only those used
+            comments[shown] = found_comments
         if manifest in beside:
             beside_objects.setdefault(root.rel(beside[manifest]), []).extend(objs)
         else:
             objects += objs
         problems += probs
+    cache.save()
     environments = _render(found, root, settings, options, objects, problems, notices,
                            beside_objects)
     hints = guarded(problems, ".", partial(build_contexts, found, root), None,
@@ -478,6 +484,44 @@ def scan_paths(root: Root, paths: list[Path], settings: Settings, options: Check
     guarded(topo.problems, ".", partial(_sql, found, root, topo, settings.scan_test_code),
             None, "scanning SQL for pooler hazards")
     return topo
+
+
+def _open_cache(root: Root, options: CheckOptions):
+    from advisor.cache import FileCache, disabled_by_env
+
+    if not options.cache or disabled_by_env():
+        return FileCache.disabled()
+    return FileCache.open(root.path)
+
+
+def _manifest(text: str, shown: str, cache) -> tuple[list[K8sObject], list[ConfigProblem],
+                                                     dict[int, list[str]] | None]:
+    """A Kubernetes YAML file's objects, problems and suppression comments (None without
+    any): from the cache when this content was read before."""
+    from advisor.cache import CachedObject, ManifestEntry, decode_tree, encode_tree
+
+    entry = cache.get("k8s", shown, text, ManifestEntry)
+    if entry is not None:
+        try:
+            objs = [K8sObject(kind=o.kind, api_version=o.api_version, name=o.name,
+                              namespace=o.namespace, body=decode_tree(o.body), path=shown,
+                              line=o.line, line_offset=o.line_offset, origin=o.origin)
+                    for o in entry.objects]
+            return objs, entry.problems, entry.comments
+        except (ValueError, TypeError, KeyError, IndexError):
+            pass  # not what this version writes: parsed again below
+    comments = scan_suppressions(text) if "pool-advisor:" in text else None
+    objs, probs = k8s_objects(text, shown)
+    if cache.enabled:
+        try:
+            cached = [CachedObject(kind=o.kind, api_version=o.api_version, name=o.name,
+                                   namespace=o.namespace, body=encode_tree(o.body), line=o.line,
+                                   line_offset=o.line_offset, origin=o.origin) for o in objs]
+        except TypeError:
+            cached = None
+        if cached is not None and all(not o.value_sources for o in objs):
+            cache.put("k8s", shown, text, ManifestEntry(cached, probs, comments))
+    return objs, probs, comments
 
 
 def _serverless(text: str, shown: str, lambdas: list, problems: list[ConfigProblem]) -> None:

@@ -1,0 +1,148 @@
+"""The parse cache on a large repository: `check` cold, warm and warm after one change.
+
+    python bench/cache.py [--manifests 5000] [--runs 3] [--stages]
+
+Generates bench/scale.py's tree of N manifests in a temporary git repository (nothing
+is committed) and times `pool-advisor check TREE --format json` in a fresh interpreter
+(as pre-commit runs it), medians of --runs:
+- no-cache: --no-cache (every file parsed, nothing written);
+- cold: an empty .pool-advisor-cache (every file parsed, the cache written);
+- warm-unchanged: the cache as the cold run left it;
+- warm-one-changed: one Deployment's replicas edited before each run (the pre-commit
+  case: one file changed, the whole repository's answer).
+Target: warm-one-changed <= 0.5 s wall (PASS/MISS). --stages then times the stages of
+one warm-one-changed run in-process (import, discover, reading, cache, linking, rules,
+report), to say where the rest goes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from scale import REPO, compile_sources, generate_manifests, timed
+
+TARGET_S = 0.5
+
+STAGES = r"""
+import sys, time
+t0 = time.perf_counter()
+import advisor.engine as E, advisor.topology as T, advisor.discover as D, advisor.fs as F
+import advisor.cache as C
+from advisor.rules import load_rules
+from advisor.report import json as J
+marks = {"import": time.perf_counter() - t0}
+def wrap(mod, name, label):
+    real = getattr(mod, name)
+    def timed(*a, **k):
+        s = time.perf_counter()
+        try:
+            return real(*a, **k)
+        finally:
+            marks[label] = marks.get(label, 0) + time.perf_counter() - s
+    setattr(mod, name, timed)
+wrap(D, "discover_paths", "discover")
+wrap(F.Root, "read_text", "read files")
+wrap(E, "_manifest", "manifests (cache or parse)")
+wrap(C.FileCache, "open", "cache open")
+wrap(C.FileCache, "save", "cache save")
+wrap(T, "build_topology", "linking (build_topology)")
+wrap(E, "_sql", "SQL scan")
+wrap(E, "evaluate", "budgets + rules (evaluate)")
+reg = load_rules()
+s = time.perf_counter()
+result = E.run_check([sys.argv[1]], E.CheckOptions(cache=True), reg)
+marks["run_check"] = time.perf_counter() - s
+s = time.perf_counter()
+J.render(result, reg)
+marks["JSON report"] = time.perf_counter() - s
+for k, v in marks.items():
+    print(f"  {k:<30}{v:8.3f} s")
+"""
+
+
+def check_cmd(tree: Path, *extra: str) -> list[str]:
+    return [sys.executable, "-m", "advisor", "check", str(tree), "--format", "json", *extra]
+
+
+def run(cmd: list[str]) -> tuple[float, float, str]:
+    wall, cpu, _rss, proc = timed(cmd)
+    if proc.returncode not in (0, 1):
+        raise SystemExit(f"check failed (exit {proc.returncode}):\n{proc.stderr[-2000:]}")
+    return wall, cpu, proc.stdout
+
+
+def edit_one(tree: Path, step: int) -> None:
+    target = tree / "team-000" / "svc-001" / "deployment.yaml"
+    text = target.read_text(encoding="utf-8")
+    lines = text.splitlines(keepends=True)
+    for i, line in enumerate(lines):
+        if line.startswith("  replicas:"):
+            lines[i] = f"  replicas: {2 + step % 5}\n"
+    target.write_text("".join(lines), encoding="utf-8")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--manifests", type=int, default=5000)
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--stages", action="store_true")
+    args = parser.parse_args()
+    compile_sources()
+    tmp = Path(tempfile.mkdtemp(prefix="pool-advisor-cache-"))
+    tree = tmp / "repo"
+    try:
+        generate_manifests(tree, args.manifests)
+        (tree / ".git").mkdir()  # the repository root: where the cache folder goes
+        rows: dict[str, list[tuple[float, float]]] = {}
+        outputs: dict[str, str] = {}
+        load_before = os.getloadavg()[0]
+        for i in range(args.runs):
+            w, c, outputs["no-cache"] = run(check_cmd(tree, "--no-cache"))
+            rows.setdefault("no-cache", []).append((w, c))
+            shutil.rmtree(tree / ".pool-advisor-cache", ignore_errors=True)
+            w, c, outputs["cold"] = run(check_cmd(tree))
+            rows.setdefault("cold", []).append((w, c))
+            w, c, outputs["warm-unchanged"] = run(check_cmd(tree))
+            rows.setdefault("warm-unchanged", []).append((w, c))
+            edit_one(tree, i + 1)
+            w, c, changed = run(check_cmd(tree))
+            rows.setdefault("warm-one-changed", []).append((w, c))
+            if changed != run(check_cmd(tree, "--no-cache"))[2]:
+                raise SystemExit("warm-one-changed output differs from --no-cache")
+        if len({outputs["no-cache"], outputs["cold"], outputs["warm-unchanged"]}) != 1:
+            raise SystemExit("cold, warm and --no-cache outputs differ")
+        print(f"{args.manifests} manifests, medians of {args.runs} runs, load average "
+              f"{load_before:.1f} -> {os.getloadavg()[0]:.1f}, {os.cpu_count()} CPUs")
+        print(f"{'run':<20}{'wall s':>8}{'cpu s':>8}")
+        for label, values in rows.items():
+            wall = statistics.median(v[0] for v in values)
+            cpu = statistics.median(v[1] for v in values)
+            verdict = ""
+            if label == "warm-one-changed":
+                verdict = f"   {'PASS' if wall <= TARGET_S else 'MISS'} (target <= {TARGET_S} s)"
+            print(f"{label:<20}{wall:>8.2f}{cpu:>8.2f}{verdict}")
+        if args.stages:
+            edit_one(tree, 0)
+            start = time.perf_counter()
+            proc = subprocess.run([sys.executable, "-c", STAGES, str(tree)], text=True,
+                                  capture_output=True, check=False,
+                                  env={**os.environ, "PYTHONPATH": str(REPO)})
+            print(f"stages of one warm-one-changed run (in-process, "
+                  f"{time.perf_counter() - start:.2f} s wall with the interpreter):")
+            print(proc.stdout.rstrip() or proc.stderr[-2000:])
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

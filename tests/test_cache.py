@@ -1,0 +1,323 @@
+"""The per-file parse cache (advisor.cache): hits give the same answer as parsing, any
+change of a file's content or of the tool invalidates, a bad cache is a miss, concurrent
+runs and read-only roots are safe, --no-cache writes nothing."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from advisor import cache as cache_mod
+from advisor import engine
+from advisor.cache import CACHE_DIR, PACK, decode_tree, encode_tree
+from advisor.engine import CheckOptions, run_check
+from advisor.report.json import render
+from advisor.rules import load_rules
+from tests.cli_helpers import REPO, run_cli
+
+REGISTRY = load_rules()
+
+DEPLOYMENT = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: api
+spec:
+  replicas: {replicas}
+  template:
+    spec:
+      containers:
+        - name: api
+          image: example/api:1
+          env:
+            - name: DATABASE_URL
+              value: postgresql://app@db:5432/app
+            - name: DB_POOL_SIZE
+              value: "20"
+"""
+DATABASE = """\
+apiVersion: apps/v1
+kind: StatefulSet
+metadata:
+  name: db
+spec:
+  replicas: 1
+  template:
+    spec:
+      containers:
+        - name: postgres
+          image: postgres:15
+          args: ["-c", "max_connections=30"]
+---
+apiVersion: v1
+kind: Service
+metadata:
+  name: db
+spec:
+  ports:
+    - port: 5432
+"""
+
+
+def _repo(tmp_path: Path, replicas: int = 2) -> Path:
+    repo = tmp_path / "repo"
+    (repo / "k8s").mkdir(parents=True)
+    (repo / ".git").mkdir()
+    (repo / "k8s" / "api.yaml").write_text(DEPLOYMENT.format(replicas=replicas))
+    (repo / "k8s" / "db.yaml").write_text(DATABASE)
+    return repo
+
+
+def _check(path: Path, *, cache: bool = True) -> str:
+    result = run_check([str(path)], CheckOptions(cache=cache), REGISTRY)
+    return render(result, REGISTRY)
+
+
+@pytest.fixture
+def parses(monkeypatch) -> list[str]:
+    """The manifests parsed (not taken from the cache) during a run."""
+    seen: list[str] = []
+    real = engine.k8s_objects
+
+    def counting(text, shown, **kw):
+        seen.append(shown)
+        return real(text, shown, **kw)
+
+    monkeypatch.setattr(engine, "k8s_objects", counting)
+    return seen
+
+
+def test_warm_run_parses_nothing_and_answers_the_same(tmp_path, parses):
+    repo = _repo(tmp_path)
+    cold = _check(repo)
+    assert sorted(parses) == ["k8s/api.yaml", "k8s/db.yaml"]
+    assert (repo / CACHE_DIR / ".gitignore").read_text().splitlines()[-1] == "*"
+    parses.clear()
+    warm = _check(repo)
+    assert parses == []
+    assert warm == cold
+    assert _check(repo, cache=False) == cold
+
+
+def test_a_changed_file_is_parsed_again_and_changes_the_answer(tmp_path, parses):
+    repo = _repo(tmp_path, replicas=1)
+    before = json.loads(_check(repo))
+    (repo / "k8s" / "api.yaml").write_text(DEPLOYMENT.format(replicas=3))
+    parses.clear()
+    after = _check(repo)
+    assert parses == ["k8s/api.yaml"]  # db.yaml came from the cache
+    assert json.loads(after) != before
+    assert after == _check(repo, cache=False)
+
+
+def test_the_same_content_at_another_path_is_its_own_entry(tmp_path, parses):
+    repo = _repo(tmp_path)
+    _check(repo)
+    shutil.copy(repo / "k8s" / "db.yaml", repo / "k8s" / "db2.yaml")
+    (repo / "k8s" / "db.yaml").unlink()
+    parses.clear()
+    warm = _check(repo)
+    assert parses == ["k8s/db2.yaml"]
+    assert "k8s/db2.yaml" in warm and '"k8s/db.yaml"' not in warm
+
+
+def test_another_tool_version_does_not_reuse_entries(tmp_path, parses, monkeypatch):
+    repo = _repo(tmp_path)
+    _check(repo)
+    monkeypatch.setattr(cache_mod, "__version__", "999.0.0")
+    parses.clear()
+    _check(repo)
+    assert sorted(parses) == ["k8s/api.yaml", "k8s/db.yaml"]
+    assert any(p.name.startswith("999.0.0-") for p in (repo / CACHE_DIR).iterdir())
+
+
+def test_an_edited_advisor_source_does_not_reuse_entries(monkeypatch):
+    before = cache_mod.code_fingerprint()
+    real_stat = os.stat
+
+    def later(path, *a, **kw):
+        st = real_stat(path, *a, **kw)
+        if str(path).endswith(os.path.join("sources", "k8s.py")):
+            return os.stat_result((*st[:8], st.st_mtime + 1, st.st_ctime))
+        return st
+
+    monkeypatch.setattr(cache_mod.os, "stat", later)
+    assert cache_mod.code_fingerprint() != before
+
+
+@pytest.mark.parametrize("damage", ["truncated", "garbage", "empty", "foreign", "entry",
+                                    "tree"])
+def test_a_damaged_cache_is_a_miss_never_a_crash(tmp_path, parses, damage):
+    repo = _repo(tmp_path)
+    cold = _check(repo)
+    [pack] = (repo / CACHE_DIR).glob(f"*/{PACK}")
+    data = pack.read_bytes()
+    if damage == "truncated":
+        pack.write_bytes(data[: len(data) // 2])
+    elif damage == "garbage":
+        pack.write_bytes(os.urandom(len(data)))
+    elif damage == "empty":
+        pack.write_bytes(b"")
+    elif damage == "foreign":  # a valid pack written under another key
+        import msgspec
+
+        old = msgspec.msgpack.decode(data, type=cache_mod._Pack)
+        pack.write_bytes(msgspec.msgpack.encode(cache_mod._Pack("other", old.entries)))
+    else:  # a valid pack whose entries are not what they claim
+        import msgspec
+
+        old = msgspec.msgpack.decode(data, type=cache_mod._Pack)
+        entry = [[["Deployment", 1, [9, "x"]]], [], {}] if damage == "entry" else \
+            [[["Deployment", "apps/v1", "x", None, [0, 1, 1, ["a"], [], []], 1]], [], None]
+        bad = {k: msgspec.msgpack.encode(entry) for k in old.entries}
+        pack.write_bytes(msgspec.msgpack.encode(cache_mod._Pack(old.key, bad)))
+    parses.clear()
+    assert _check(repo) == cold
+    assert sorted(parses) == ["k8s/api.yaml", "k8s/db.yaml"]
+    parses.clear()
+    assert _check(repo) == cold  # rewritten: warm again
+    assert parses == []
+
+
+def test_malformed_trees_are_rejected():
+    for bad in ([0, 1, 1, ["a"], [], []], [1, 0, 0, [1, 2], [0, 0]], [7], [0, 1, 1, [["x"]],
+                [1], [0, 0, 0, 0]], {"a": 1}):
+        with pytest.raises((ValueError, TypeError)):
+            decode_tree(bad)
+
+
+def test_tree_round_trip_keeps_positions_and_block_scalars():
+    from advisor.yamlpos import load
+
+    text = "a: 1\nb:\n  - x\n  - {c: true}\nd: |\n  line\ne: null\n7: 1.5\n"
+    tree = load(text)
+    back = decode_tree(encode_tree(tree))
+    assert back == tree
+    assert back.lc.data == tree.lc.data and back["b"].lc.data == tree["b"].lc.data
+    assert back["b"][1].lc.line == tree["b"][1].lc.line
+    assert back["d"].style == "|"
+
+
+def test_no_cache_writes_nothing(tmp_path):
+    repo = _repo(tmp_path)
+    before = sorted(p.relative_to(repo) for p in repo.rglob("*"))
+    proc = run_cli("check", str(repo), "--no-cache", "--format", "json")
+    assert proc.returncode in (0, 1), proc.stderr
+    assert sorted(p.relative_to(repo) for p in repo.rglob("*")) == before
+    proc = run_cli("check", str(repo), "--format", "json",
+                   env={"POOL_ADVISOR_NO_CACHE": "1"})
+    assert proc.returncode in (0, 1), proc.stderr
+    assert sorted(p.relative_to(repo) for p in repo.rglob("*")) == before
+    proc = run_cli("check", str(repo), "--format", "json")
+    assert (repo / CACHE_DIR).is_dir()
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes to read-only folders")
+def test_a_read_only_root_runs_without_cache(tmp_path):
+    repo = _repo(tmp_path)
+    cold = _check(repo, cache=False)
+    modes = {}
+    for p in [repo, *repo.rglob("*")]:
+        if p.is_dir():
+            modes[p] = p.stat().st_mode
+            p.chmod(stat.S_IRUSR | stat.S_IXUSR)
+    try:
+        assert _check(repo) == cold
+        assert not (repo / CACHE_DIR).exists()
+    finally:
+        for p, mode in modes.items():
+            p.chmod(mode)
+
+
+def test_a_read_only_file_system_runs_without_cache(tmp_path, monkeypatch):
+    """(As root, chmod does not stop writes: EROFS is simulated.)"""
+    repo = _repo(tmp_path)
+    cold = _check(repo, cache=False)
+
+    def read_only(self, *a, **kw):
+        raise OSError(30, "Read-only file system")
+
+    monkeypatch.setattr(cache_mod.Path, "mkdir", read_only)
+    assert _check(repo) == cold
+    assert not (repo / CACHE_DIR).exists()
+
+
+def test_an_unwritable_cache_folder_runs_without_cache(tmp_path, monkeypatch):
+    """(As root, chmod does not stop writes: the failure is simulated.)"""
+    repo = _repo(tmp_path)
+    cold = _check(repo, cache=False)
+
+    def refuse(*a, **kw):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(cache_mod.tempfile, "mkstemp", refuse)
+    assert _check(repo) == cold
+    assert not list((repo / CACHE_DIR).glob(f"*/{PACK}")) if (repo / CACHE_DIR).exists() \
+        else True
+
+
+def test_a_symlinked_cache_folder_is_not_written_through(tmp_path):
+    repo = _repo(tmp_path)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (repo / CACHE_DIR).symlink_to(elsewhere)
+    cold = _check(repo, cache=False)
+    assert _check(repo) == cold
+    assert list(elsewhere.iterdir()) == []
+
+
+CONCURRENT = """
+import sys
+from advisor.engine import CheckOptions, run_check
+from advisor.report.json import render
+from advisor.rules import load_rules
+reg = load_rules()
+for _ in range(int(sys.argv[2])):
+    print(render(run_check([sys.argv[1]], CheckOptions(cache=True), reg), reg))
+"""
+
+
+def test_two_processes_writing_at_once(tmp_path):
+    repo = _repo(tmp_path)
+    for i in range(40):  # enough entries that the writes take a while
+        (repo / "k8s" / f"svc-{i}.yaml").write_text(
+            DEPLOYMENT.format(replicas=1).replace("name: api", f"name: api-{i}"))
+    expected = _check(repo, cache=False)
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    procs = [subprocess.Popen([sys.executable, "-c", CONCURRENT, str(repo), "4"], env=env,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for _ in range(2)]
+    for p in procs:
+        out, err = p.communicate(timeout=120)
+        assert p.returncode == 0, err
+        reports = [r for r in out.split("\n}\n") if r.strip()]
+        assert len(reports) == 4
+        for r in reports:
+            assert json.loads(r + "\n}") == json.loads(expected)
+    assert not list((repo / CACHE_DIR).glob("*/.tmp-*"))  # no temporary file left
+    assert _check(repo) == expected
+
+
+def _fixture_dirs() -> list[Path]:
+    return [p for base in (REPO / "fixtures", REPO / "tests" / "realworld")
+            for p in sorted(base.iterdir()) if p.is_dir()]
+
+
+@pytest.mark.parametrize("fixture", _fixture_dirs(), ids=lambda p: p.name)
+def test_fixture_reports_are_the_same_cold_warm_and_without_cache(tmp_path, fixture):
+    repo = tmp_path / fixture.name
+    shutil.copytree(fixture, repo, ignore=shutil.ignore_patterns("__pycache__"))
+    (repo / ".git").mkdir()
+    uncached = _check(repo, cache=False)
+    assert not (repo / CACHE_DIR).exists()
+    cold = _check(repo)
+    warm = _check(repo)
+    assert cold == uncached
+    assert warm == uncached
