@@ -49,9 +49,20 @@ def _try_repo(repo: Path, home: Path) -> subprocess.CompletedProcess[str]:
 
 def test_hook_fails_on_demo_and_passes_on_fixed_variant(tmp_path: Path):
     home = tmp_path / "pre-commit-home"  # one cache: the hook env is built once
-    bad = _try_repo(_user_repo(tmp_path, "acme-shop"), home)
+    user = _user_repo(tmp_path, "acme-shop")
+    bad = _try_repo(user, home)
     assert bad.returncode == 1, bad.stdout + bad.stderr
     assert "PA101" in bad.stdout and "Failed" in bad.stdout
+    # The hook uses the parse cache unconfigured, and git does not see it
+    assert list((user / ".pool-advisor-cache").glob("*/files.msgpack"))
+    status = subprocess.run(["git", "status", "--porcelain"], cwd=user, capture_output=True,
+                            text=True, check=True)
+    assert status.stdout == ""
+    again = _try_repo(user, home)
+    def report(out: str) -> str:  # the hook's part: try-repo's header names temp repos
+        return out[out.index("pool-advisor....."):]
+
+    assert again.returncode == 1 and report(again.stdout) == report(bad.stdout)
     good = _try_repo(_user_repo(tmp_path, "acme-shop-pgbouncer"), home)
     assert good.returncode == 0, good.stdout + good.stderr
     assert "Passed" in good.stdout
