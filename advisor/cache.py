@@ -94,7 +94,8 @@ def code_fingerprint() -> str:
                     st = os.stat(os.path.join(folder, name))
                     digest.update(f"{folder[len(str(package)):]}/{name}:{st.st_size}:"
                                   f"{st.st_mtime_ns}\n".encode())
-    py = f"py{sys.version_info[0]}{sys.version_info[1]}"
+    # positions are native ints (advisor.yamlpos): the byte order is part of the key
+    py = f"py{sys.version_info[0]}{sys.version_info[1]}{sys.byteorder[0]}"
     return f"{__version__}-{py}-s{SCHEMA}-{digest.hexdigest()}"
 
 
@@ -218,36 +219,37 @@ def _write_atomic(path: Path, data: bytes) -> None:
 
 
 # --- YAML node trees ---------------------------------------------------------------
-# A mapping is [0, line, col, keys, values, positions (4 per key)], a sequence
-# [1, line, col, values, positions (2 per item)], a block scalar [2, text, style];
-# other scalars are themselves (a list is always one of the three above).
+# A mapping is [0, line, col, keys, values, position keys, positions], a sequence
+# [1, line, col, values, positions], a block scalar [2, text, style]; other scalars are
+# themselves (a list is always one of the three). Positions are LineCol's packed form
+# (the bytes of an int array: 4 per position key, 2 per item), as advisor.yamlpos holds
+# them; a LineCol whose `data` was unpacked (rewritten by a renderer) is not cached.
 
 
 def encode_tree(value: Any) -> Any:
     from advisor.yamlpos import BlockStr, PosList, PosMap
 
     if isinstance(value, PosMap):
-        data = value.lc.data
-        pos: list[int] = []
-        for k in value:
-            pos.extend(data[k])
-        return [0, value.lc.line, value.lc.col, list(value.keys()),
-                [encode_tree(v) for v in value.values()], pos]
+        lc = value.lc
+        if lc._data is not None or lc._keys is None:
+            raise TypeError("positions not packed")
+        return [0, lc.line, lc.col, list(value.keys()), [encode_tree(v) for v in value.values()],
+                list(lc._keys), bytes(lc._pos)]
     if isinstance(value, PosList):
-        data = value.lc.data
-        pos = []
-        for i in range(len(value)):
-            pos.extend(data[i])
-        return [1, value.lc.line, value.lc.col, [encode_tree(v) for v in value], pos]
+        lc = value.lc
+        if lc._data is not None or lc._keys is not None:
+            raise TypeError("positions not packed")
+        return [1, lc.line, lc.col, [encode_tree(v) for v in value], bytes(lc._pos)]
     if isinstance(value, BlockStr):
         return [2, str(value), value.style]
-    if isinstance(value, (dict, list, tuple)):  # a plain container: not from yamlpos
+    if isinstance(value, (dict, list, tuple, bytes)):  # a plain container: not from yamlpos
         raise TypeError("not a yamlpos tree")
     return value
 
 
 def decode_tree(value: Any) -> Any:
-    """encode_tree's inverse; ValueError for what encode_tree cannot have written."""
+    """encode_tree's inverse; ValueError (or TypeError) for what encode_tree cannot have
+    written."""
     from advisor.yamlpos import BlockStr, LineCol, PosList, PosMap
 
     if value.__class__ is not list:
@@ -256,20 +258,19 @@ def decode_tree(value: Any) -> Any:
         return value
     tag = value[0]
     if tag == 0:
-        _, line, col, keys, values, pos = value
-        if len(keys) != len(values) or len(pos) != 4 * len(keys):
+        _, line, col, keys, values, lc_keys, pos = value
+        if len(keys) != len(values) or pos.__class__ is not bytes \
+                or len(pos) != 16 * len(lc_keys):
             raise ValueError("not an encoded tree")
         mapping = PosMap(zip(keys, map(decode_tree, values), strict=True))
-        lc = mapping.lc = LineCol(line, col)
-        lc.data = {k: pos[i:i + 4] for k, i in zip(keys, range(0, len(pos), 4), strict=True)}
+        mapping.lc = LineCol(line, col, tuple(lc_keys), pos)
         return mapping
     if tag == 1:
         _, line, col, values, pos = value
-        if len(pos) != 2 * len(values):
+        if pos.__class__ is not bytes or len(pos) != 8 * len(values):
             raise ValueError("not an encoded tree")
         seq = PosList(map(decode_tree, values))
-        lc = seq.lc = LineCol(line, col)
-        lc.data = {i: pos[2 * i:2 * i + 2] for i in range(len(values))}
+        seq.lc = LineCol(line, col, None, pos)
         return seq
     if tag == 2:
         block = BlockStr(value[1])

@@ -12,6 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import msgspec
 import pytest
 
 from advisor import cache as cache_mod
@@ -187,8 +188,9 @@ def test_a_damaged_cache_is_a_miss_never_a_crash(tmp_path, parses, damage):
 
 
 def test_malformed_trees_are_rejected():
-    for bad in ([0, 1, 1, ["a"], [], []], [1, 0, 0, [1, 2], [0, 0]], [7], [0, 1, 1, [["x"]],
-                [1], [0, 0, 0, 0]], {"a": 1}):
+    for bad in ([0, 1, 1, ["a"], [], ["a"], bytes(16)], [1, 0, 0, [1, 2], bytes(8)], [7],
+                [0, 1, 1, [["x"]], [1], [["x"]], bytes(16)], {"a": 1},
+                [0, 1, 1, ["a"], [1], ["a"], bytes(8)], [1, 0, 0, [1], [0, 0]]):
         with pytest.raises((ValueError, TypeError)):
             decode_tree(bad)
 
@@ -196,9 +198,13 @@ def test_malformed_trees_are_rejected():
 def test_tree_round_trip_keeps_positions_and_block_scalars():
     from advisor.yamlpos import load
 
-    text = "a: 1\nb:\n  - x\n  - {c: true}\nd: |\n  line\ne: null\n7: 1.5\n"
+    text = ("base: &b {x: 1}\na: 1\nb:\n  - x\n  - {c: true}\nd: |\n  line\ne: null\n"
+            "7: 1.5\na: 2\nm:\n  <<: *b\n  y: 2\n")
     tree = load(text)
-    back = decode_tree(encode_tree(tree))
+    back = decode_tree(msgspec.msgpack.decode(msgspec.msgpack.encode(encode_tree(tree))))
+    assert list(back) == list(tree) and list(back["m"]) == list(tree["m"])
+    assert [back.lc.key(k) for k in back] == [tree.lc.key(k) for k in tree]
+    assert [back["m"].lc.value(k) for k in ("y",)] == [tree["m"].lc.value(k) for k in ("y",)]
     assert back == tree
     assert back.lc.data == tree.lc.data and back["b"].lc.data == tree["b"].lc.data
     assert back["b"][1].lc.line == tree["b"][1].lc.line
