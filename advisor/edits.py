@@ -206,8 +206,12 @@ def _still_loads(shown: str, text: str) -> str | None:
     from ruamel.yaml import YAML
     from ruamel.yaml.error import YAMLError
 
+    yaml = YAML(typ="rt")
+    # Helm and kubectl read duplicate keys (the last wins; the real Mastodon chart's
+    # values.yaml has one): a file that had them is not made invalid by an edit
+    yaml.allow_duplicate_keys = True
     try:
-        list(YAML(typ="rt").load_all(text))
+        list(yaml.load_all(text))
     except YAMLError as exc:
         return f"{shown}: the edit would make the YAML invalid ({str(exc).splitlines()[0]})"
     return None

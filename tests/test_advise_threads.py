@@ -361,3 +361,37 @@ def test_rails_pool_absent_is_added_and_sidekiq_c_moves_with_it(tmp_path: Path):
     # (8 + 2 surge) x 3 = 30 <= 37, the pool at its new line, -c 3 == pool 3
     assert "x 3 (Rails production pool, config/database.yml:12)" in after.stdout, after.stdout
     assert '- "3"' in (repo / "k8s/worker.yaml").read_text()
+
+
+def test_puma_min_threads_move_down_with_max(tmp_path: Path):
+    # Mastodon web with MAX_THREADS 5 and MIN_THREADS 5 (as its Helm chart sets them):
+    # max shrinks to fit and min may not stay above it (Puma refuses to start)
+    web = WEB.replace('''            - name: DB_POOL
+              value: "4"''', '''            - name: MIN_THREADS
+              value: "5"
+            - name: MAX_THREADS
+              value: "5"''')
+    postgres = POSTGRES.replace("ARGS", BLOCK_ARGS.replace("=60", "=12"))
+    repo = _repo(tmp_path, {"k8s/postgres.yaml": postgres, "k8s/web.yaml": web})
+    (server,) = advise_json(str(repo), "--no-new-pooler")
+    by_line = {p["edit"]["line"]: p["new"] for p in server["proposals"] if p["edit"]}
+    path = repo / "k8s/web.yaml"
+    min_line, max_line = _line_of(path, 'value: "5"'), _line_of(path, "MAX_THREADS") + 1
+    # (2 + 1 surge) pods x 1 worker x 3 = 9 = 12 - 3 usable
+    assert by_line == {max_line: "3", min_line: "3"}
+
+
+def test_yaml_with_duplicate_keys_can_still_be_edited(tmp_path: Path):
+    # Helm reads duplicate keys (the last wins); the real Mastodon chart's values.yaml has
+    # one. The edit is checked for what it changes, not refused for what was there.
+    from advisor.advise import Edit
+    from advisor.edits import plan
+
+    (tmp_path / "values.yaml").write_text("redis:\n  replica: {a: 1}\n  replica: {b: 2}\n"
+                                          "sidekiq:\n  concurrency: 25\n")
+    result = plan([Edit(path="values.yaml", line=5, key="concurrency", old="25", new="5")],
+                  [tmp_path])
+    assert not result.refused and "concurrency: 5" in result.changes[0].after
+    broken = plan([Edit(path="values.yaml", line=5, key="concurrency", old="25", new="[5")],
+                  [tmp_path])
+    assert broken.refused and "invalid" in broken.refused[0][1]

@@ -145,6 +145,11 @@ def mastodon_pools(ctx: StackContext) -> list[Pool]:
                              "thread, never more than the pool")
     moves = [] if threads_term.source == pool_src else \
         [threads_term if n == size else pool_term]
+    min_threads = _int_env(ctx, "MIN_THREADS")
+    if min_threads is not None:
+        # Puma refuses to start with min threads above max: it moves down with them
+        moves.append(Term(label="Puma min threads (MIN_THREADS)", value=min_threads[0],
+                          source=min_threads[1]))
     return [replace(pool_obj, processes=processes, moves_with=moves)]
 
 
