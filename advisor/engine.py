@@ -13,7 +13,7 @@ from msgspec.structs import replace
 from advisor import __version__
 from advisor.config import Settings, find_config, load_settings
 from advisor.context import RuleContext
-from advisor.fs import InputError, Root
+from advisor.fs import InputError, ReadOnce, Root
 from advisor.guard import crash_text, guarded, is_internal
 from advisor.model import CheckResult, ConfigProblem, Finding, Location, Severity, Topology
 from advisor.rules import Registry, Rule, load_rules
@@ -56,6 +56,8 @@ class Scanned(Struct):
     roots: list[str]  # the paths given, relative to `root` ("." for the root itself)
     root: Path  # the repository: see discover.repository_root
     focus: list[str] = field(default_factory=list)  # changed files, relative to `root`
+    # Files whose every suppression comment the scan read (not read again for them)
+    suppressions_read: frozenset[str] = frozenset()
 
 
 def scan(paths: list[str] | list[Path], options: CheckOptions | None = None) -> Scanned:
@@ -75,8 +77,9 @@ def scan(paths: list[str] | list[Path], options: CheckOptions | None = None) -> 
     settings = project_settings([str(p) for p in on_disk] or paths, options, root)
     topo = Topology()
     roots = [_rel_to(root, p) for p in on_disk]
+    once = ReadOnce()  # each file read once: app sources, manifests' suppressions
     if on_disk:
-        _merge(topo, scan_paths(Root(root), on_disk, settings, options))
+        _merge(topo, scan_paths(Root(root, once), on_disk, settings, options))
     if "-" in paths:
         _read_stdin(topo, options, settings, roots)
     if options.config is None:
@@ -85,7 +88,8 @@ def scan(paths: list[str] | list[Path], options: CheckOptions | None = None) -> 
         links = symlinked_configs(_config_start([str(p) for p in on_disk]))
         topo.notices += [f"{_shown_config(link, root)} is a symlink; not followed (no "
                          "configuration read from it)" for link in links]
-    return Scanned(topo, settings, roots, root, focus)
+    return Scanned(topo, settings, roots, root, focus,
+                   suppressions_read=frozenset(once.suppressions_read))
 
 
 def _repository(paths: list[Path], options: CheckOptions) -> Path:
@@ -117,7 +121,7 @@ def run_check(paths: list[str] | list[Path], options: CheckOptions | None = None
     registry = registry or load_rules()
     scanned = scan(paths, options)
     result = evaluate(scanned.topology, scanned.settings, options, registry, scanned.roots,
-                      root=scanned.root)
+                      root=scanned.root, suppressions_read=scanned.suppressions_read)
     result.focus = scanned.focus
     return result
 
@@ -131,7 +135,8 @@ def memory_options(settings: Settings, registry: Registry):
 
 
 def evaluate(topo: Topology, settings: Settings, options: CheckOptions, registry: Registry,
-             roots: list[str], *, root: Path | None = None) -> CheckResult:
+             roots: list[str], *, root: Path | None = None,
+             suppressions_read: frozenset[str] = frozenset()) -> CheckResult:
     from advisor.budget import MemoryOptions, budgets
 
     # Validated once: with a configuration file, each validation builds a pydantic schema
@@ -143,7 +148,8 @@ def evaluate(topo: Topology, settings: Settings, options: CheckOptions, registry
     last = [r for r in selected if r.code == UNUSED_SUPPRESSION]
     raw = [(r, f) for r in selected if r not in last for f in _rule_findings(r, topo, ctx)]
     if root is not None:
-        _scan_finding_files(topo, [f for _, f in raw], Root(root))
+        _scan_finding_files(topo, [f for _, f in raw if f.location.path not in
+                                   suppressions_read], Root(root))
     use = _suppression_use(topo, registry, selected)
     findings, suppressed = _kept(raw, topo, use)
     if last:
@@ -438,6 +444,8 @@ def scan_paths(root: Root, paths: list[Path], settings: Settings, options: Check
             problems, shown, partial(_manifest, text, shown, cache), ([], [], None))
         if found_comments is not None:  # every suppression, for PA902, not only those used
             comments[shown] = found_comments
+        if root.once is not None:
+            root.once.suppressions_read.add(shown)
         if manifest in beside:
             beside_objects.setdefault(root.rel(beside[manifest]), []).extend(objs)
         else:

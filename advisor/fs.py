@@ -29,10 +29,24 @@ class InputError(Exception):
         return self.path if self.line is None else f"{self.path}:{self.line}"
 
 
+class ReadOnce:
+    """What one run has read, so each file is read once: the texts of application
+    sources (the app scan reads them for pool settings, the SQL scan again for queries)
+    and the manifests whose suppression comments are known. Identity-hashed: a Root
+    holding it stays hashable."""
+
+    __slots__ = ("suppressions_read", "texts")
+
+    def __init__(self) -> None:
+        self.texts: dict[Path, str] = {}
+        self.suppressions_read: set[str] = set()
+
+
 class Root(Struct, frozen=True):
     """The folder being scanned. Paths reported to users are relative to `display`."""
 
     path: Path
+    once: ReadOnce | None = None  # a run's reads (advisor.engine.scan); None: no memory
 
     @classmethod
     def of(cls, path: str | Path) -> Root:
@@ -61,11 +75,16 @@ class Root(Struct, frozen=True):
         found = relative_posix(str(path.resolve()), str(self.path))
         return found if found is not None else path.as_posix()
 
-    def read_text(self, name: str | Path, *, relative_to: Path | None = None) -> str:
+    def read_text(self, name: str | Path, *, relative_to: Path | None = None,
+                  keep: bool = False) -> str:
+        """The text of a file under the root. `keep`: another reader of this run will
+        ask for it too (an application source): kept in `once`, not read again."""
         if "\x00" in str(name):
             self.resolve(name)  # the InputError it raises
         given = self._given(name, relative_to)
         real = self._resolved(given)
+        if self.once is not None and (kept := self.once.texts.get(real)) is not None:
+            return kept
         shown = self._shown(given)
         via = "" if str(given.absolute()) == str(real) else f"symlink to {self.rel(real)}: "
         try:
@@ -82,7 +101,10 @@ class Root(Struct, frozen=True):
             raise InputError(shown, f"{via}file not found") from None
         except OSError as exc:
             raise InputError(shown, f"{via}cannot read: {exc.strerror or exc}") from None
-        return decode_text(shown, data)
+        text = decode_text(shown, data)
+        if keep and self.once is not None:
+            self.once.texts[real] = text
+        return text
 
     def _shown(self, given: Path) -> str:
         """The path as the user wrote it (a symlink's own name, not its target)."""

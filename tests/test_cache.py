@@ -327,3 +327,55 @@ def test_fixture_reports_are_the_same_cold_warm_and_without_cache(tmp_path, fixt
     warm = _check(repo)
     assert cold == uncached
     assert warm == uncached
+
+
+# --- each source file read once ------------------------------------------------------
+
+
+@pytest.fixture
+def reads(monkeypatch) -> dict[str, int]:
+    """How many times each file was read during a run (every reader goes through
+    advisor.fs.read_regular)."""
+    from advisor import fs
+
+    counts: dict[str, int] = {}
+    real = fs.read_regular
+
+    def counting(path, *a, **kw):
+        counts[str(path)] = counts.get(str(path), 0) + 1
+        return real(path, *a, **kw)
+
+    monkeypatch.setattr(fs, "read_regular", counting)
+    return counts
+
+
+def test_app_sources_are_read_once_by_the_app_and_sql_scans(tmp_path, reads):
+    """A Django app behind PgBouncer: the app scan reads its sources for the pool
+    settings and the SQL scan for queries, from one read."""
+    repo = tmp_path / "django"
+    shutil.copytree(REPO / "tests" / "fixtures_apps" / "django", repo,
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(REPO / "fixtures" / "acme-shop-pgbouncer" / "k8s" / "pgbouncer.yaml",
+                repo / "k8s" / "pgbouncer.yaml")
+    (repo / ".git").mkdir()
+    _check(repo, cache=False)
+    sources = [p for p in reads if p.endswith(".py")]
+    assert any(p.endswith("settings/production.py") for p in sources)  # the scans ran
+    assert {p: n for p, n in reads.items() if n > 1} == {}
+
+
+# Charts and kustomize overlays are read by their renderers (several times, per overlay
+# and per chart): not part of this check yet.
+READ_ONCE = ["acme-shop", "acme-shop-pgbouncer", "cnpg", "crunchy", "keda", "sidecar-pgbouncer",
+             "zalando"]
+
+
+@pytest.mark.parametrize("fixture", READ_ONCE)
+def test_fixture_files_are_read_once(tmp_path, reads, fixture):
+    repo = tmp_path / fixture
+    shutil.copytree(REPO / "fixtures" / fixture, repo)
+    (repo / ".git").mkdir()
+    for cache in (False, True, True):  # without the cache, cold, warm
+        reads.clear()
+        _check(repo, cache=cache)
+        assert reads and {p: n for p, n in reads.items() if n > 1} == {}

@@ -180,7 +180,7 @@ def scan_app_dir(root: Root, directory: str) -> AppSource:
                                "the rest were not read for pool settings")
                 break
             try:
-                text = root.read_text(full)
+                text = root.read_text(full, keep=True)  # the SQL scan reads it too
             except InputError as exc:
                 problems.append(ConfigProblem(location=Location(path=exc.path, line=exc.line),
                                               message=exc.message))
