@@ -319,7 +319,8 @@ def _fixture_dirs() -> list[Path]:
 @pytest.mark.parametrize("fixture", _fixture_dirs(), ids=lambda p: p.name)
 def test_fixture_reports_are_the_same_cold_warm_and_without_cache(tmp_path, fixture):
     repo = tmp_path / fixture.name
-    shutil.copytree(fixture, repo, ignore=shutil.ignore_patterns("__pycache__"))
+    # (other tests' runs leave a cache in the fixture folders)
+    shutil.copytree(fixture, repo, ignore=shutil.ignore_patterns("__pycache__", CACHE_DIR))
     (repo / ".git").mkdir()
     uncached = _check(repo, cache=False)
     assert not (repo / CACHE_DIR).exists()
@@ -354,7 +355,7 @@ def test_app_sources_are_read_once_by_the_app_and_sql_scans(tmp_path, reads):
     settings and the SQL scan for queries, from one read."""
     repo = tmp_path / "django"
     shutil.copytree(REPO / "tests" / "fixtures_apps" / "django", repo,
-                    ignore=shutil.ignore_patterns("__pycache__"))
+                    ignore=shutil.ignore_patterns("__pycache__", CACHE_DIR))
     shutil.copy(REPO / "fixtures" / "acme-shop-pgbouncer" / "k8s" / "pgbouncer.yaml",
                 repo / "k8s" / "pgbouncer.yaml")
     (repo / ".git").mkdir()
@@ -373,7 +374,7 @@ READ_ONCE = ["acme-shop", "acme-shop-pgbouncer", "cnpg", "crunchy", "keda", "sid
 @pytest.mark.parametrize("fixture", READ_ONCE)
 def test_fixture_files_are_read_once(tmp_path, reads, fixture):
     repo = tmp_path / fixture
-    shutil.copytree(REPO / "fixtures" / fixture, repo)
+    shutil.copytree(REPO / "fixtures" / fixture, repo, ignore=shutil.ignore_patterns(CACHE_DIR))
     (repo / ".git").mkdir()
     for cache in (False, True, True):  # without the cache, cold, warm
         reads.clear()
