@@ -441,6 +441,7 @@ def python_literals(tree: ast.AST) -> list[Literal]:
     """String constants, f-strings (formatted parts -> placeholder) and `"a" + "b"`,
     skipping bare string statements (docstrings)."""
     found: list[Literal] = []
+    node_type = ast.AST
 
     def visit(node: ast.AST) -> None:
         if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant | ast.JoinedStr):
@@ -449,8 +450,15 @@ def python_literals(tree: ast.AST) -> list[Literal]:
         if text is not None:
             found.append(_python_literal(node, text))
             return
-        for child in ast.iter_child_nodes(node):
-            visit(child)
+        # ast.iter_child_nodes' order, without its two generators per node
+        for name in node._fields:
+            value = getattr(node, name, None)
+            if isinstance(value, node_type):
+                visit(value)
+            elif isinstance(value, list):
+                for item in value:
+                    if isinstance(item, node_type):
+                        visit(item)
 
     visit(tree)
     return found

@@ -1,0 +1,126 @@
+"""The SQL/app scan against its parse floor, over application source trees.
+
+    python bench/scan.py TREE [TREE ...] [--runs 5] [--json]
+
+For each tree, the files the check's SQL scan reads (advisor.engine._sql: every
+`is_sql_candidate` path outside test folders, as a check with `scan-test-code = false`
+lists them) are scanned in this process with `advisor.sql.extract.scan_sql_sources`, and,
+in the same process, the floor reads each of them once and parses it with the parser its
+language has here: `ast.parse` for Python, `pglast.parse_sql` for SQL. Ruby, JS/TS, Go,
+Java, Kotlin, Elixir and the settings files (database.yml, .env, ...) have no parser in
+this environment: their floor is reading and decoding the file (a lower floor than a
+parse, so their share of the ratio is the scanner's whole cost).
+
+CPU seconds of this process (time.process_time), medians of --runs, the scan and the
+floor alternating. Target (issue 19): scan <= 1.5x the floor over all trees, printed
+as PASS or MISS. Needs pglast (pip install -e '.[sql]').
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import json
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+TARGET = 1.5
+
+
+def candidates(tree: Path) -> list[str]:
+    from advisor.discover import SKIP_DIRS
+    from advisor.sql.extract import is_sql_candidate, is_test_path
+
+    found: list[str] = []
+    for folder, dirs, files in os.walk(tree):
+        dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS)
+        for name in sorted(files):
+            rel = Path(folder, name).relative_to(tree).as_posix()
+            if is_sql_candidate(rel) and not is_test_path(rel):
+                found.append(rel)
+    return found
+
+
+def floor(tree: Path, files: list[str]) -> int:
+    import pglast
+
+    from advisor.sql.extract import classify
+
+    parsed = 0
+    for rel in files:
+        text = (tree / rel).read_bytes().decode("utf-8", "replace")
+        kind = classify(rel)
+        try:
+            if kind == "python":
+                ast.parse(text)
+                parsed += 1
+            elif kind == "sql":
+                pglast.parse_sql(text)
+                parsed += 1
+        except Exception:  # a file the parser rejects still cost its parse
+            continue
+    return parsed
+
+
+def scan(tree: Path, files: list[str]) -> int:
+    from advisor.fs import Root
+    from advisor.sql.extract import scan_sql_sources
+
+    hazards, _problems = scan_sql_sources(Root.of(tree), files)
+    return len(hazards)
+
+
+def cpu(fn, *args) -> float:
+    start = time.process_time()
+    fn(*args)
+    return time.process_time() - start
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("trees", nargs="+", type=Path)
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    import pglast  # noqa: F401  (imported before timing: neither side pays for it)
+
+    rows = []
+    for tree in args.trees:
+        files = candidates(tree)
+        if not files:
+            continue
+        scan(tree, files)  # warm: regexes compiled, modules imported, page cache
+        floor(tree, files)
+        scans, floors = [], []
+        for _ in range(args.runs):
+            scans.append(cpu(scan, tree, files))
+            floors.append(cpu(floor, tree, files))
+        rows.append({"tree": str(tree), "files": len(files),
+                     "scan_cpu_s": statistics.median(scans),
+                     "floor_cpu_s": statistics.median(floors)})
+    total_scan = sum(r["scan_cpu_s"] for r in rows)
+    total_floor = sum(r["floor_cpu_s"] for r in rows)
+    ratio = total_scan / total_floor if total_floor else float("nan")
+    if args.json:
+        print(json.dumps({"trees": rows, "ratio": ratio, "target": TARGET,
+                          "passed": ratio <= TARGET}, indent=2))
+        return
+    print(f"medians of {args.runs} runs, CPU seconds of this process")
+    print(f"{'tree':<44}{'files':>7}{'scan s':>9}{'floor s':>9}{'ratio':>7}")
+    for r in rows:
+        print(f"{Path(r['tree']).name[:43]:<44}{r['files']:>7}{r['scan_cpu_s']:>9.3f}"
+              f"{r['floor_cpu_s']:>9.3f}{r['scan_cpu_s'] / r['floor_cpu_s']:>7.2f}")
+    print(f"{'all':<44}{sum(r['files'] for r in rows):>7}{total_scan:>9.3f}{total_floor:>9.3f}"
+          f"{ratio:>7.2f}")
+    print(f"scan / floor: {ratio:.2f} CPU (target <= {TARGET:.1f}) "
+          f"{'PASS' if ratio <= TARGET else 'MISS'}")
+
+
+if __name__ == "__main__":
+    main()
