@@ -72,6 +72,8 @@ YAMLError = yaml.YAMLError
 MarkedYAMLError = yaml.MarkedYAMLError
 
 _TAG = "tag:yaml.org,2002:"
+_STR_TAG = _TAG + "str"
+_MERGE_TAG = _TAG + "merge"
 
 
 _PAIR = struct.Struct("=2i")  # two of array("i")'s ints, as its bytes hold them
@@ -194,11 +196,29 @@ def load_all(text: str, *, unique_keys: bool = False) -> Iterator[Any]:
     """The documents of a YAML stream: PosMap/PosList/scalars (None for empty ones).
     Raises yaml.YAMLError (MarkedYAMLError with 0-based marks for syntax errors); with
     `unique_keys`, also for a key written twice in one mapping."""
+    for doc, _builder in _documents(text, unique_keys):
+        yield doc
+
+
+def load_all_sized(text: str) -> Iterator[tuple[Any, int | None]]:
+    """load_all's documents, each with its node count and nesting depth when these are
+    known from the reading (a tree: no alias, merge or repeated key), else None: an alias
+    bomb is then found by walking the document (advisor.sources.k8s)."""
+    for doc, builder in _documents(text, False):
+        known = builder is not None and builder.simple
+        yield doc, ((builder.nodes, builder.deepest) if known else None)
+
+
+def _documents(text: str, unique_keys: bool) -> Iterator[tuple[Any, _Builder | None]]:
     loader = _Loader(str(text))  # libyaml takes exact str only, not a BlockStr
     try:
         while loader.check_node():
             node = loader.get_node()
-            yield None if node is None else _Builder(unique_keys).build(node)
+            if node is None:
+                yield None, None
+                continue
+            builder = _Builder(unique_keys)
+            yield builder.build(node), builder
     finally:
         loader.dispose()
 
@@ -214,14 +234,34 @@ class _Builder:
     def __init__(self, unique_keys: bool) -> None:
         self.unique_keys = unique_keys
         self.done: dict[int, Any] = {}
+        # For a tree, what advisor.sources.k8s's alias-bomb walk would find: its nodes
+        # (values, items and keys) and the depth of the deepest; `simple` turns False at
+        # an alias, a merge or a repeated key (the walk is needed then).
+        self.simple = True
+        self.nodes = 1
+        self.deepest = 0
+        self.level = 0
 
     def build(self, node: Node) -> Any:
+        if isinstance(node, ScalarNode):  # most nodes; never in `done`
+            return _scalar(node)
         found = self.done.get(id(node))
         if found is not None:
+            self.simple = False
             return found
-        if isinstance(node, ScalarNode):
-            return _scalar(node)
+        if node.value:
+            self.deepest = max(self.deepest, self.level + 1)
+        else:
+            self.deepest = max(self.deepest, self.level)
+        self.level += 1
+        try:
+            return self._container(node)
+        finally:
+            self.level -= 1
+
+    def _container(self, node: Node) -> Any:
         if isinstance(node, SequenceNode):
+            self.nodes += len(node.value)
             seq = PosList()
             self.done[id(node)] = seq
             places = array("i")
@@ -233,25 +273,29 @@ class _Builder:
             seq.lc = LineCol(node.start_mark.line, node.start_mark.column, None,
                              places.tobytes())
             return seq
+        self.nodes += 2 * len(node.value)
         mapping = PosMap()
         self.done[id(node)] = mapping
         merged: list[MappingNode] = []
         keys: list[Any] = []  # in the order of `places`: a repeated key keeps its first slot
         places = array("i")
         for key_node, value_node in node.value:
-            if key_node.tag == _TAG + "merge":
+            if key_node.tag == _MERGE_TAG:
+                self.simple = False
                 merged.extend(_merge_sources(value_node))
                 continue
-            key = self.build(key_node)
-            try:
-                hash(key)
-            except TypeError:
-                raise yaml.constructor.ConstructorError(
-                    "while constructing a mapping", node.start_mark,
-                    "found unhashable key", key_node.start_mark) from None
+            key = _scalar(key_node) if isinstance(key_node, ScalarNode) else self.build(key_node)
+            if type(key) is not str:
+                try:
+                    hash(key)
+                except TypeError:
+                    raise yaml.constructor.ConstructorError(
+                        "while constructing a mapping", node.start_mark,
+                        "found unhashable key", key_node.start_mark) from None
             mark, value_mark = key_node.start_mark, value_node.start_mark
             here = (mark.line, mark.column, value_mark.line, value_mark.column)
             if key in mapping:
+                self.simple = False
                 if self.unique_keys:
                     raise yaml.constructor.ConstructorError(
                         "while constructing a mapping", node.start_mark,
@@ -287,7 +331,7 @@ _INTERNED_LENGTH = 64
 
 def _scalar(node: ScalarNode) -> Any:
     tag, text = node.tag, node.value
-    if tag == _TAG + "str" or not tag.startswith(_TAG):
+    if tag == _STR_TAG or not tag.startswith(_TAG):
         if node.style in ("|", ">"):
             block = BlockStr(text)
             block.style = node.style

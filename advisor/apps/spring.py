@@ -24,6 +24,7 @@ from __future__ import annotations
 import re
 import shlex
 from collections.abc import Iterable
+from functools import lru_cache
 
 from msgspec.structs import replace
 
@@ -33,6 +34,7 @@ from advisor.model import ConfigProblem, Container, EnvVar, Frozen, Location, Re
 _ELEMENT = re.compile(r"\[[^\]]*\]|[^.\[\]]+")
 
 
+@lru_cache(maxsize=4096)  # pure; asked for the same few names per client, per workload
 def canonical(name: str) -> str:
     """Relaxed-binding form: `spring.datasource.hikari.maximum-pool-size` and
     `Spring.DataSource.Hikari.maximumPoolSize` both give
@@ -46,6 +48,7 @@ def canonical(name: str) -> str:
     return ".".join(p for p in parts if p)
 
 
+@lru_cache(maxsize=4096)
 def env_names(dashed: str) -> tuple[str, ...]:
     """Env names Spring binds to a property (both mappings of SystemEnvironmentPropertyMapper)."""
     elements = [e for e in _ELEMENT.findall(dashed) if not e.startswith("[")]

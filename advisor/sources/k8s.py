@@ -200,17 +200,22 @@ def load_yaml_stream(text: str, display_path: str, line_offset: int = 0
                      ) -> tuple[list[tuple[Any, int]], list[ConfigProblem]]:
     """All documents of a YAML stream with their 1-based start lines; YAML errors and
     alias bombs become ConfigProblems with file:line."""
-    from advisor.yamlpos import MarkedYAMLError, YAMLError, load_all
+    from advisor.yamlpos import MarkedYAMLError, YAMLError, load_all_sized
 
     docs: list[tuple[Any, int]] = []
     problems: list[ConfigProblem] = []
     try:
         # a repeated key keeps its last value, as kubectl does (see advisor.yamlpos)
-        for doc in load_all(text):
+        for doc, known in load_all_sized(text):
             if doc is None:
                 continue
             start = (doc.lc.line if hasattr(doc, "lc") else 0) + 1 + line_offset
-            if _expanded_size(doc, {}) > MAX_EXPANDED_NODES:
+            if known is not None:  # a tree: its size and depth came with the reading
+                nodes, deepest = known
+                refused = nodes > MAX_EXPANDED_NODES or deepest > 200
+            else:
+                refused = _expanded_size(doc, {}) > MAX_EXPANDED_NODES
+            if refused:
                 problems.append(ConfigProblem(
                     location=Location(path=display_path, line=start),
                     message=f"YAML document expands to more than {MAX_EXPANDED_NODES} nodes "

@@ -128,6 +128,8 @@ _URL = re.compile(r"(?:jdbc:postgresql:|postgres(?:ql)?(?:\+\w+)?://)\S*", re.IG
 
 def _urls(text: str) -> list[str]:
     """PostgreSQL connection URLs in a text (JDBC, libpq, SQLAlchemy dialect+driver)."""
+    if "postgres" not in text.casefold():  # every form holds it: skip the regex scan
+        return []
     return [m.group(0).rstrip("\"'`,;)") for m in _URL.finditer(text)]
 
 
