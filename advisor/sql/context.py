@@ -153,16 +153,23 @@ class CodeContext:
         return not before.endswith(("(", ",", "+", "=", "{", "[", "\\", "&&", "||", "<<"))
 
 
+_PAREN_DEPTH = {"(": 1, ")": -1}  # built once, not per character scanned
+_CALL_OPEN = re.compile(r"(?<![A-Za-z_$])([A-Za-z_$][\w$]*[!?]?)\s*\(")
+
+
 def _names_reaching_sql(text: str, spans: list[tuple[int, int]], lang: str) -> set[str]:
     """Identifiers that appear in the argument list of a SQL call (`execute(sql)`,
     `db.Query(ctx, q, id)`, Ruby `execute sql`)."""
     names: set[str] = set()
-    for m in re.finditer(r"([A-Za-z_$][\w$]*[!?]?)\s*\(", text):
+    # The look-behind starts a try only where a name starts: the same matches (one starting
+    # inside a name would have matched from the letter before it), without retrying every
+    # suffix of every name that is not a call (quadratic in the name's length).
+    for m in _CALL_OPEN.finditer(text):
         if not is_sql_call(m.group(1), lang):
             continue
         depth, j, end = 1, m.end(), min(len(text), m.end() + 400)
         while j < end and depth:
-            depth += {"(": 1, ")": -1}.get(text[j], 0)
+            depth += _PAREN_DEPTH.get(text[j], 0)
             j += 1
         names.update(re.findall(r"[A-Za-z_$][\w$]*", _blank_literals(text, m.end(), j, spans)))
     if lang in ("ruby", "elixir"):
