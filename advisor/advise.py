@@ -648,6 +648,13 @@ def _shrink_client(
     return proposals
 
 
+def _is_threads(term: Term) -> bool:
+    """A thread count (Puma threads, Sidekiq/Celery concurrency, gunicorn/uWSGI threads)
+    rather than a pool setting: the labels the readers give them."""
+    label = term.label.lower()
+    return "thread" in label or "concurrency" in label
+
+
 def _pool_insert(pool: Pool, new_size: float) -> Edit | None:
     """`pool: N` added to the database.yml mapping that sets none (Active Record's
     default 5 applied), after its last scalar key, in that key's indentation."""
@@ -665,6 +672,16 @@ def _moved_along(client: Client, pool: Pool, new_size: float,
     with a note) when one of them is a default or not at a line: more threads than
     pool slots wait for a connection (ActiveRecord::ConnectionTimeoutError)."""
     out: list[Proposal] = []
+    size = pool.size
+    if (size.source.path is None or size.source.line is None) and _is_threads(size) \
+            and any(not _is_threads(t) for t in pool.moves_with):
+        # the threads are the default counted: a smaller pool alone would make them wait
+        notes.append(
+            f"{client.name} {pool.label}: not shrunk to {_n(new_size)}: {size.show()} is a "
+            "default, and a pool below the threads makes them wait for a connection "
+            f"(ActiveRecord::ConnectionTimeoutError); set the threads to {_n(new_size)} "
+            "explicitly, then run advise again")
+        return None
     for term in pool.moves_with:
         same_line = (term.source.path, term.source.line) == (pool.size.source.path,
                                                             pool.size.source.line)

@@ -395,3 +395,31 @@ def test_yaml_with_duplicate_keys_can_still_be_edited(tmp_path: Path):
     broken = plan([Edit(path="values.yaml", line=5, key="concurrency", old="25", new="[5")],
                   [tmp_path])
     assert broken.refused and "invalid" in broken.refused[0][1]
+
+
+def test_pool_above_default_threads_is_not_shrunk_alone(tmp_path: Path):
+    # pool 30 under Puma's default 5 threads: 5 are counted (a default). Shrinking the
+    # pool to 3 would leave 5 threads on 3 connections: withheld, with a note.
+    db = POSTGRES.replace("ARGS", BLOCK_ARGS.replace("=60", "=25")).replace(
+        "name: postgres\n  namespace: social", "name: db").replace(
+        "serviceName: postgres", "serviceName: db").replace("app: postgres", "app: db")
+    db = db.replace("  namespace: social\n", "")
+    web = RAILS_WORKER.replace('''            - bundle
+            - exec
+            - sidekiq
+            - -c
+            - "5"''', '''            - bundle
+            - exec
+            - puma''')
+    repo = _repo(tmp_path, {
+        "Gemfile": 'source "https://rubygems.org"\ngem "rails", "~> 7.1"\ngem "pg"\n'
+                   'gem "puma"\n',
+        "config/database.yml": RAILS_DB_YML.replace("  username: shop\n",
+                                                    "  username: shop\n  pool: 30\n"),
+        "k8s/worker.yaml": web, "k8s/db.yaml": db})
+    before = cli("check", str(repo))
+    assert "Puma max threads" in before.stdout and "default: Puma" in before.stdout, \
+        before.stdout
+    (server,) = advise_json(str(repo), "--no-new-pooler")
+    assert not [p for p in server["proposals"] if p["kind"] == "client-pool"]
+    assert any("is a default, and a pool below the threads" in n for n in server["notes"])
