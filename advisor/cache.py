@@ -32,7 +32,6 @@ import contextlib
 import hashlib
 import os
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -206,6 +205,8 @@ def _read_pack(path: Path, key: str) -> dict[str, bytes]:
 
 
 def _write_atomic(path: Path, data: bytes) -> None:
+    import tempfile  # only when something is written: not on a warm run's path
+
     fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as fh:

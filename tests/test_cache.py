@@ -263,7 +263,9 @@ def test_an_unwritable_cache_folder_runs_without_cache(tmp_path, monkeypatch):
     def refuse(*a, **kw):
         raise PermissionError(13, "Permission denied")
 
-    monkeypatch.setattr(cache_mod.tempfile, "mkstemp", refuse)
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "mkstemp", refuse)
     assert _check(repo) == cold
     assert not list((repo / CACHE_DIR).glob(f"*/{PACK}")) if (repo / CACHE_DIR).exists() \
         else True
