@@ -374,8 +374,11 @@ def timed(cmd: list[str]) -> tuple[float, float, float, subprocess.CompletedProc
     return wall, cpu, rss, proc
 
 
-def check_cmd(tree: Path) -> list[str]:
-    return [sys.executable, "-m", "advisor", "check", str(tree), "--format", "json"]
+def check_cmd(tree: Path, cache: bool = False) -> list[str]:
+    """The check as timed: without the parse cache unless asked (with --runs > 1 every
+    run after the first would read a warm cache; this bench measures the reading)."""
+    return [sys.executable, "-m", "advisor", "check", str(tree), "--format", "json",
+            *([] if cache else ["--no-cache"])]
 
 
 def parse_cmd(tree: Path) -> list[str]:
@@ -401,11 +404,12 @@ def render_charts(tree: Path, dest: Path) -> None:
     shutil.copytree(tree / "k8s", dest / "k8s")
 
 
-def measure(tree: Path, files: int, runs: int, parse_tree: Path | None = None) -> dict:
+def measure(tree: Path, files: int, runs: int, parse_tree: Path | None = None,
+            cache: bool = False) -> dict:
     """Check `tree`; parse-only `parse_tree` (default: the same tree)."""
     checks, parses = [], []
     for _ in range(runs):
-        w, c, m, proc = timed(check_cmd(tree))
+        w, c, m, proc = timed(check_cmd(tree, cache))
         if proc.returncode not in (0, 1):
             raise SystemExit(f"check failed on {tree} (exit {proc.returncode}):\n"
                              f"{proc.stderr[-2000:]}")
@@ -467,6 +471,8 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--keep", action="store_true", help="keep the generated trees")
+    parser.add_argument("--cache", action="store_true",
+                        help="let check use its parse cache (default: --no-cache)")
     args = parser.parse_args()
     compile_sources()
     sizes = [int(s) for s in args.sizes.split(",") if s]
@@ -476,7 +482,7 @@ def main() -> None:
         for n in sizes:
             tree = tmp / f"manifests-{n}"
             generate_manifests(tree, n)
-            results["manifests"].append(measure(tree, n, args.runs))
+            results["manifests"].append(measure(tree, n, args.runs, cache=args.cache))
         if args.charts:
             tree = tmp / f"charts-{args.charts}"
             files = generate_charts(tree, args.charts)
