@@ -445,17 +445,18 @@ class Topology(Record, kw_only=True, dict=True):
 def _first_with_id(topo: Topology, group: str, wanted: str):
     """The first entity of `topo.<group>` with id `wanted`, through an index kept on
     the topology (not a field: never encoded): rules look entities up per client, and
-    a scan per lookup was clients x servers. The index is rebuilt when the list is
-    another or its length changed, or when a hit's id no longer matches (ids are
-    renamed once, by advisor.engine._label_environment, before any rule runs)."""
+    a scan per lookup was clients x servers. The index is made again when the list is
+    another, its length changed, its first or last entity's id changed (ids are renamed
+    all at once, by advisor.engine._label_environment), or a hit's id no longer matches."""
     entities = getattr(topo, group)
+    stamp = (len(entities), entities[0].id, entities[-1].id) if entities else (0,)
     cached = topo.__dict__.get(group)
-    if cached is None or cached[0] is not entities or cached[1] != len(entities):
-        cached = (entities, len(entities), _index_by_id(entities))
+    if cached is None or cached[0] is not entities or cached[1] != stamp:
+        cached = (entities, stamp, _index_by_id(entities))
         topo.__dict__[group] = cached
     found = cached[2].get(wanted)
     if found is not None and found.id != wanted:
-        cached = (entities, len(entities), _index_by_id(entities))
+        cached = (entities, stamp, _index_by_id(entities))
         topo.__dict__[group] = cached
         found = cached[2].get(wanted)
     return found
