@@ -170,7 +170,7 @@ def check(
     change = ""
     failing = result.findings
     if base is not None:
-        from advisor.basecheck import BaseError, apply_base, change_text, result_at
+        from advisor.ci.basecheck import BaseError, apply_base, change_text, result_at
 
         try:
             if cluster:
@@ -243,8 +243,8 @@ def _write(path: Path, text: str) -> None:
 
 def _cluster_check(options, registry, kubeconfig: Path | None, context: str | None,
                    namespace: str | None):
-    from advisor.cluster import ClusterError, run_cluster_check
     from advisor.engine import UsageError
+    from advisor.live.cluster import ClusterError, run_cluster_check
 
     try:
         return run_cluster_check(options, registry, kubeconfig=str(kubeconfig) if kubeconfig

@@ -11,14 +11,14 @@ from msgspec import Struct, field
 from msgspec.structs import replace
 
 from advisor import __version__
-from advisor.config import Settings, find_config, load_settings
-from advisor.context import RuleContext
-from advisor.fs import InputError, ReadOnce, Root
+from advisor.config.settings import Settings, find_config, load_settings
 from advisor.guard import crash_text, guarded, is_internal
 from advisor.model import CheckResult, ConfigProblem, Finding, Location, Severity, Topology
+from advisor.read.fs import InputError, ReadOnce, Root
+from advisor.read.sources.k8s import K8sObject, k8s_objects, looks_like_k8s
+from advisor.read.suppress import is_suppressed, scan_suppressions
+from advisor.rule_context import RuleContext
 from advisor.rules import Registry, Rule, load_rules
-from advisor.sources.k8s import K8sObject, k8s_objects, looks_like_k8s
-from advisor.suppress import is_suppressed, scan_suppressions
 
 
 class CheckOptions(Struct):
@@ -39,7 +39,7 @@ class CheckOptions(Struct):
     # The paths are the changed files pre-commit passes: the whole repository that holds
     # them is read (a budget is the deployment's, not one file's); they are the focus.
     changed_files: bool = False
-    # Per-file parse results cached in the repository's .pool-advisor-cache/ (advisor.cache):
+    # Per-file parse results cached in the repository's .pool-advisor-cache/ (advisor.read.cache):
     # the command line's default (--no-cache), off for library calls and --base's checkout.
     cache: bool = False
 
@@ -83,7 +83,7 @@ def scan(paths: list[str] | list[Path], options: CheckOptions | None = None) -> 
     if "-" in paths:
         _read_stdin(topo, options, settings, roots)
     if options.config is None:
-        from advisor.config import symlinked_configs
+        from advisor.config.settings import symlinked_configs
 
         links = symlinked_configs(_config_start([str(p) for p in on_disk]))
         topo.notices += [f"{_shown_config(link, root)} is a symlink; not followed (no "
@@ -93,7 +93,7 @@ def scan(paths: list[str] | list[Path], options: CheckOptions | None = None) -> 
 
 
 def _repository(paths: list[Path], options: CheckOptions) -> Path:
-    from advisor.discover import repository_root
+    from advisor.read.discover import repository_root
 
     if options.root is not None and not options.root.is_dir():
         raise UsageError(f"--root {options.root}: not a directory")
@@ -128,7 +128,7 @@ def run_check(paths: list[str] | list[Path], options: CheckOptions | None = None
 
 def memory_options(settings: Settings, registry: Registry):
     """PA301's options (the memory estimate's assumptions) from the configuration."""
-    from advisor.budget import MemoryOptions
+    from advisor.budget.slots import MemoryOptions
 
     found = _rule_options(settings, registry).get("PA301")
     return found if isinstance(found, MemoryOptions) else MemoryOptions()
@@ -137,7 +137,7 @@ def memory_options(settings: Settings, registry: Registry):
 def evaluate(topo: Topology, settings: Settings, options: CheckOptions, registry: Registry,
              roots: list[str], *, root: Path | None = None,
              suppressions_read: frozenset[str] = frozenset()) -> CheckResult:
-    from advisor.budget import MemoryOptions, budgets
+    from advisor.budget.slots import MemoryOptions, budgets
 
     # Validated once: with a configuration file, each validation builds a pydantic schema
     ctx = RuleContext(pg_version=options.pg_version,
@@ -321,7 +321,7 @@ UNUSED_SUPPRESSION = "PA902"
 
 
 def _suppression_use(topo: Topology, registry: Registry, selected: list[Rule]):
-    from advisor.context import SuppressionUse
+    from advisor.rule_context import SuppressionUse
 
     use = SuppressionUse(selected={r.code for r in selected})
     for r in registry.ordered():
@@ -387,7 +387,7 @@ def _merge(into: Topology, other: Topology) -> None:
 
 def _read_stdin(topo: Topology, options: CheckOptions, settings: Settings,
                 roots: list[str]) -> None:
-    from advisor.topology import Inputs, build_topology
+    from advisor.link.topology import Inputs, build_topology
 
     text = options.stdin_text if options.stdin_text is not None else sys.stdin.read()
     roots.append("-")
@@ -407,20 +407,20 @@ def scan_paths(root: Root, paths: list[Path], settings: Settings, options: Check
                ) -> Topology:
     """Everything under the command-line paths, inside the repository `root`, as one
     topology."""
-    from advisor.discover import discover_paths
-    from advisor.topology import Inputs, build_topology
+    from advisor.link.topology import Inputs, build_topology
+    from advisor.read.discover import discover_paths
 
     found = discover_paths(root.path, paths, excludes=[("", options.excludes),
                                                        (settings.folder, settings.exclude)])
     problems: list[ConfigProblem] = list(found.problems)
     objects: list[K8sObject] = []
-    lambdas: list = []  # advisor.sources.serverless.LambdaFunction
+    lambdas: list = []  # advisor.read.sources.serverless.LambdaFunction
     notices: list[str] = list(found.notices)
     owned: set[Path] = set()
     beside: dict[Path, Path] = {}  # an unlisted manifest -> the overlay it sits in
     beside_objects: dict[str, list[K8sObject]] = {}
     if found.kustomize_all:
-        from advisor.render.kustomize import manifests_kustomize_reads
+        from advisor.read.render.kustomize import manifests_kustomize_reads
 
         reads = manifests_kustomize_reads(root, found.kustomize_dirs, found.kustomize_all,
                                           found.manifests)
@@ -495,7 +495,7 @@ def scan_paths(root: Root, paths: list[Path], settings: Settings, options: Check
 
 
 def _open_cache(root: Root, options: CheckOptions):
-    from advisor.cache import FileCache, disabled_by_env
+    from advisor.read.cache import FileCache, disabled_by_env
 
     if not options.cache or disabled_by_env():
         return FileCache.disabled()
@@ -506,7 +506,7 @@ def _manifest(text: str, shown: str, cache) -> tuple[list[K8sObject], list[Confi
                                                      dict[int, list[str]] | None]:
     """A Kubernetes YAML file's objects, problems and suppression comments (None without
     any): from the cache when this content was read before."""
-    from advisor.cache import CachedObject, ManifestEntry, decode_tree, encode_tree
+    from advisor.read.cache import CachedObject, ManifestEntry, decode_tree, encode_tree
 
     entry = cache.get("k8s", shown, text, ManifestEntry)
     if entry is not None:
@@ -534,7 +534,7 @@ def _manifest(text: str, shown: str, cache) -> tuple[list[K8sObject], list[Confi
 
 def _serverless(text: str, shown: str, lambdas: list, problems: list[ConfigProblem]) -> None:
     """AWS Lambda functions of a SAM/CloudFormation template or serverless.yml."""
-    from advisor.sources.serverless import lambda_functions, looks_like_serverless
+    from advisor.read.sources.serverless import lambda_functions, looks_like_serverless
 
     if not looks_like_serverless(text):
         return
@@ -594,8 +594,8 @@ def _render(found, root: Root, settings: Settings, options: CheckOptions,
         raise UsageError("--values/--set are for a Helm chart, and there is none among the "
                          "paths")
     if found.helm_charts:
-        from advisor.render.helm import render_chart
-        from advisor.render.helm_process import EngineProcess
+        from advisor.read.render.helm import render_chart
+        from advisor.read.render.helm_process import EngineProcess
 
         given = _chart_values(root, found.helm_charts, options)  # before a process starts
         # One engine process for the run's charts (per-chart crashes are caught by
@@ -621,7 +621,7 @@ def _render(found, root: Root, settings: Settings, options: CheckOptions,
             notices += rendered.notices
         engine.close()
     if found.kustomize_dirs:
-        from advisor.render.kustomize import prepare_kustomize, render_kustomization
+        from advisor.read.render.kustomize import prepare_kustomize, render_kustomization
 
         prepared = prepare_kustomize()  # the binary's flags checked once for the run
         leaves = []
@@ -694,7 +694,7 @@ def _alternatives(leaves: list[tuple[str, list[K8sObject]]]) -> set[str]:
 def _sql(found, root: Root, topo: Topology, test_code: bool = False) -> None:
     if not topo.poolers:
         return  # hazards only matter behind a pooler; skip the SQL scanner otherwise
-    from advisor.sql.extract import (
+    from advisor.read.sql.extract import (
         assign_clients,
         is_sql_candidate,
         is_test_path,
@@ -717,7 +717,7 @@ def _sql(found, root: Root, topo: Topology, test_code: bool = False) -> None:
     # RDS Proxy pins on more than PgBouncer breaks on: look for those forms too.
     pinning = any(p.kind == "rds-proxy" for p in topo.poolers)
     hazards, problems = scan_sql_sources(root, candidates, pinning=pinning)
-    from advisor.sql.drivers import resolve_erb
+    from advisor.read.sql.drivers import resolve_erb
 
     mapped = assign_clients(
         hazards, {c.id: c.source_dir for c in topo.clients if c.source_dir is not None})
@@ -762,7 +762,7 @@ def build_contexts(found, root: Root):
         "compose.yml")]
     if not files:
         return None
-    from advisor.apps.locate import BuildHints, _contexts
+    from advisor.read.apps.locate import BuildHints, _contexts
 
     contexts = []
     for p in files:

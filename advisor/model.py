@@ -8,7 +8,7 @@ not pydantic, nor stdlib dataclasses: defining the classes is most of what a `ch
 a small repository costs, and pre-commit pays it on every commit. pydantic built a
 schema per class; dataclasses compile four to six generated methods per class (90 ms
 for the 70 on the check path); a Struct class is made in C (about 0.1 ms). pydantic
-stays where input is validated (the configuration file: advisor.config_schema), and
+stays where input is validated (the configuration file: advisor.config.schema), and
 can hold these types (see `_Struct.__get_pydantic_core_schema__`). Float fields hold
 floats, as the pydantic models made them (`_set_float`).
 """
@@ -273,7 +273,7 @@ class BouncerVersion(Frozen, kw_only=True):
 class Pooler(Record, kw_only=True):
     """A PgBouncer (or compatible) deployment: config plus how many copies run; or a
     declared AWS RDS Proxy (kind "rds-proxy": no ini, no pool modes; its server side
-    is a percentage of its target's max_connections, see advisor.budget)."""
+    is a percentage of its target's max_connections, see advisor.budget.slots)."""
 
     id: str
     name: str
@@ -429,7 +429,7 @@ class Topology(Record, kw_only=True, dict=True):
     # path -> {line: [codes]} from `pool-advisor: ignore[...]` comments.
     line_suppressions: dict[str, dict[int, list[str]]] = field(default_factory=dict)
     # client id -> its containers' env (not Secrets): hazards written as ERB in
-    # database.yml are evaluated with it (advisor.sql.drivers.resolve_erb)
+    # database.yml are evaluated with it (advisor.read.sql.drivers.resolve_erb)
     client_env: dict[str, list[EnvVar]] = field(default_factory=dict)
 
     def server(self, server_id: str) -> Server | None:

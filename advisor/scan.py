@@ -6,8 +6,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
-    from advisor.budget import MemoryOptions
-    from advisor.config import Settings
+    from advisor.budget.slots import MemoryOptions
+    from advisor.config.settings import Settings
     from advisor.model import Budget, Topology
 
 
@@ -36,7 +36,7 @@ def load_with_settings(
     set_values: list[str] | None = None, release: str | None = None,
     namespace: str | None = None,
 ) -> Loaded:
-    from advisor.budget import budgets
+    from advisor.budget.slots import budgets
     from advisor.engine import CheckOptions, UsageError, memory_options, scan
     from advisor.rules import load_rules
 

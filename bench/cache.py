@@ -36,8 +36,9 @@ TARGET_S = 0.5
 STAGES = r"""
 import sys, time
 t0 = time.perf_counter()
-import advisor.engine as E, advisor.topology as T, advisor.discover as D, advisor.fs as F
-import advisor.cache as C
+import advisor.engine as E, advisor.link.topology as T
+import advisor.read.discover as D, advisor.read.fs as F
+import advisor.read.cache as C
 from advisor.rules import load_rules
 from advisor.report import json as J
 marks = {"import": time.perf_counter() - t0}

@@ -39,8 +39,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from advisor.fs import Root
 from advisor.model import EnvVar, Source
+from advisor.read.fs import Root
 
 CORPUS = Path(__file__).resolve().parents[1] / "tests" / "hazard_corpus"
 KIND_CODE = {
@@ -105,8 +105,8 @@ def scan_app(
     """(code, path, line) of every finding the hazard rules would report for one app
     whose workload runs all of it behind a PgBouncer in `mode` (PA409 needs statement
     mode: the rule's min_mode)."""
-    from advisor.sql.drivers import resolve_erb
-    from advisor.sql.extract import (
+    from advisor.read.sql.drivers import resolve_erb
+    from advisor.read.sql.extract import (
         assign_clients,
         is_sql_candidate,
         is_test_path,

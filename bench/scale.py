@@ -16,7 +16,7 @@ Generates, in a temporary directory (nothing is committed):
 For each tree it times `pool-advisor check TREE --format json` (a fresh interpreter, as
 pre-commit runs it) and, in the same run, a fresh interpreter that only reads every
 YAML file of the tree once with PyYAML's CSafeLoader (libyaml: the floor, what
-advisor.yamlpos is built on; ruamel.yaml's round-trip loader is no longer on the check
+advisor.read.yamlpos is built on; ruamel.yaml's round-trip loader is no longer on the check
 path). Figures: files per second of both and their ratio (target: check within 2x of
 the floor), CPU seconds per 1,000 files across sizes (linear means flat: target within
 1.1x from the smallest to the largest tree), and peak RSS of each child with the check's

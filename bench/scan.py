@@ -4,7 +4,7 @@
 
 For each tree, the files the check's SQL scan reads (advisor.engine._sql: every
 `is_sql_candidate` path outside test folders, as a check with `scan-test-code = false`
-lists them) are scanned in this process with `advisor.sql.extract.scan_sql_sources`, and,
+lists them) are scanned in this process with `advisor.read.sql.extract.scan_sql_sources`, and,
 in the same process, the floor reads each of them once and parses it with the parser its
 language has here: `ast.parse` for Python, `pglast.parse_sql` for SQL. Ruby, JS/TS, Go,
 Java, Kotlin, Elixir and the settings files (database.yml, .env, ...) have no parser in
@@ -34,8 +34,8 @@ TARGET = 1.5
 
 
 def candidates(tree: Path) -> list[str]:
-    from advisor.discover import SKIP_DIRS
-    from advisor.sql.extract import is_sql_candidate, is_test_path
+    from advisor.read.discover import SKIP_DIRS
+    from advisor.read.sql.extract import is_sql_candidate, is_test_path
 
     found: list[str] = []
     for folder, dirs, files in os.walk(tree):
@@ -50,7 +50,7 @@ def candidates(tree: Path) -> list[str]:
 def floor(tree: Path, files: list[str]) -> int:
     import pglast
 
-    from advisor.sql.extract import classify
+    from advisor.read.sql.extract import classify
 
     parsed = 0
     for rel in files:
@@ -69,8 +69,8 @@ def floor(tree: Path, files: list[str]) -> int:
 
 
 def scan(tree: Path, files: list[str]) -> int:
-    from advisor.fs import Root
-    from advisor.sql.extract import scan_sql_sources
+    from advisor.read.fs import Root
+    from advisor.read.sql.extract import scan_sql_sources
 
     hazards, _problems = scan_sql_sources(Root.of(tree), files)
     return len(hazards)

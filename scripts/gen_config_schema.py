@@ -1,5 +1,5 @@
 """Write schemas/pool-advisor-config.schema.json from the configuration's pydantic models
-(advisor.config_schema); tests/test_json_schemas.py checks the file is current."""
+(advisor.config.schema); tests/test_json_schemas.py checks the file is current."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ OUT = REPO / "schemas" / "pool-advisor-config.schema.json"
 
 
 def config_schema() -> dict:
-    from advisor.config_schema import SettingsFile
+    from advisor.config.schema import SettingsFile
 
     schema = SettingsFile.model_json_schema(by_alias=True)
     # `memory` is read by a validator that takes sizes as written ("16GiB") or bytes:

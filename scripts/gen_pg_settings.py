@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Generate advisor/data/pg_settings_<major>.json from a REAL PostgreSQL of that major.
+"""Generate advisor/facts/data/pg_settings_<major>.json from a REAL PostgreSQL of that major.
 
     .venv/bin/python scripts/gen_pg_settings.py            # 15: Debian's server
     .venv/bin/python scripts/get_pg_binaries.py 18         # other majors: install first

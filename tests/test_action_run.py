@@ -20,7 +20,7 @@ import pytest
 from fake_github import FakeGitHub, serve
 from ruamel.yaml import YAML
 
-from advisor.comment import MARKER
+from advisor.ci.comment import MARKER
 
 REPO = Path(__file__).resolve().parent.parent
 TOKEN = "ghs_actionRunT0ken"

@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from advisor.apps import asyncpg as asyncpg_mod
-from advisor.apps import django as django_mod
-from advisor.apps import psycopg_pool as psycopg_mod
-from advisor.apps import sqlalchemy as sqlalchemy_mod
+from advisor.read.apps import asyncpg as asyncpg_mod
+from advisor.read.apps import django as django_mod
+from advisor.read.apps import psycopg_pool as psycopg_mod
+from advisor.read.apps import sqlalchemy as sqlalchemy_mod
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -104,7 +104,7 @@ def _pg_pool_dir(tmp_path_factory) -> Path:
 
 
 def test_node_postgres_pool_default_max(tmp_path_factory):
-    from advisor.apps import node_pg
+    from advisor.read.apps import node_pg
 
     node = shutil.which("node")
     if node is None:
@@ -127,7 +127,7 @@ def test_node_postgres_pool_default_max(tmp_path_factory):
 
 
 def test_pa104_reference_list_matches_the_readers_constants():
-    from advisor.apps import ecto, hikari, knex, node_pg, npgsql, quarkus, rails, sequelize
+    from advisor.read.apps import ecto, hikari, knex, node_pg, npgsql, quarkus, rails, sequelize
     from advisor.rules import load_rules
 
     doc = load_rules().resolve("PA104").doc

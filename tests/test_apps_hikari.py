@@ -2,9 +2,9 @@ from pathlib import Path
 
 import pytest
 
-from advisor.apps import pools_for_container, scan_app_dir
-from advisor.apps.spring import canonical, env_names
-from advisor.fs import Root
+from advisor.read.apps import pools_for_container, scan_app_dir
+from advisor.read.apps.spring import canonical, env_names
+from advisor.read.fs import Root
 from tests.apphelpers import container, containers_of, product
 
 FIXTURE = Path(__file__).parent / "fixtures_apps" / "hikari"
@@ -152,7 +152,7 @@ def test_relaxed_names():
 
 
 def test_hikari_default_matches_source_citation():
-    from advisor.apps import hikari
+    from advisor.read.apps import hikari
 
     assert hikari.DEFAULT_POOL_SIZE == 10
     assert "DEFAULT_POOL_SIZE = 10" in hikari.__doc__
@@ -168,7 +168,7 @@ def test_command_line_only_spring_app():
 
 
 def test_application_yml_from_a_mounted_configmap_beats_the_jar():
-    from advisor.apps import mounted_app_file
+    from advisor.read.apps import mounted_app_file
 
     app = scan_app_dir(Root.of(FIXTURE), "")
     # k8s/config.yaml: the ConfigMap key application.yml starts on line 8 (offset 7)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from advisor.apps import hikari
+from advisor.read.apps import hikari
 
 JARS = [Path("/usr/share/java/HikariCP.jar"), Path("/usr/share/java/slf4j-api.jar")]
 PROBE = """

@@ -1,4 +1,4 @@
-"""advisor/apps/javaprops.py against the real java.util.Properties.load(Reader) (JDK 17):
+"""advisor/read/apps/javaprops.py against the real java.util.Properties.load(Reader) (JDK 17):
 for every file in tests/javaprops_corpus/ the keys and values must be identical."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from advisor.apps.javaprops import parse_properties
+from advisor.read.apps.javaprops import parse_properties
 
 CORPUS = sorted((Path(__file__).parent / "javaprops_corpus").glob("*.properties"))
 

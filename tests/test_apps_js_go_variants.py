@@ -4,8 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from advisor.apps import pools_for_container, scan_app_dir
-from advisor.fs import Root
+from advisor.read.apps import pools_for_container, scan_app_dir
+from advisor.read.fs import Root
 from tests.apphelpers import container, product
 
 

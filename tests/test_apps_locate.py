@@ -1,5 +1,5 @@
-from advisor.apps.locate import BuildHints, image_name, match_app_dir, scan_build_hints
-from advisor.fs import Root
+from advisor.read.apps.locate import BuildHints, image_name, match_app_dir, scan_build_hints
+from advisor.read.fs import Root
 
 
 def test_image_name():

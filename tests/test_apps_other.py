@@ -2,8 +2,8 @@
 
 from pathlib import Path
 
-from advisor.apps import pools_for_container, scan_app_dir
-from advisor.fs import Root
+from advisor.read.apps import pools_for_container, scan_app_dir
+from advisor.read.fs import Root
 from tests.apphelpers import container, containers_of, product
 
 FIX = Path(__file__).parent / "fixtures_apps"
@@ -24,7 +24,7 @@ def test_rails_puma_three_tier_erb():
         "Rails production.queue pool"]
     # Puma: WEB_CONCURRENCY=3 workers; pool <%= ENV.fetch("RAILS_MAX_THREADS") { 5 } %> = 8;
     # the queue pool 10 (line 23) is capped by the 8 Puma threads (one connection per
-    # thread, Active Record opens them lazily: advisor/apps/rails.py _capped_by_threads)
+    # thread, Active Record opens them lazily: advisor/read/apps/rails.py _capped_by_threads)
     assert product(found.pools) == "3 x 8 + 3 x 8 + 3 x 8 = 72"
     primary, replica, queue = found.pools
     assert primary.size.source.key == "RAILS_MAX_THREADS"
@@ -84,7 +84,7 @@ def test_quarkus_prod_profile_and_named_datasource_env():
 
 
 def test_no_fixture_trips_the_reader_guard():
-    from advisor.apps import INTERNAL_ERROR
+    from advisor.read.apps import INTERNAL_ERROR
 
     for stack in sorted(p for p in FIX.iterdir() if p.is_dir()):
         app = scan_app_dir(Root.of(stack), "")

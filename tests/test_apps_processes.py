@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 from msgspec.structs import replace
 
-from advisor.apps import scan_app_dir
-from advisor.apps.base import StackContext
-from advisor.fs import Root
+from advisor.read.apps import scan_app_dir
+from advisor.read.apps.base import StackContext
+from advisor.read.fs import Root
 from tests.apphelpers import container
 
 CPUS = os.cpu_count() or 1
@@ -169,7 +169,7 @@ def test_node_cluster_and_procfile(tmp_path):
     ("flyway", "-url=jdbc:postgresql://db/app", "migrate"),
 ])
 def test_migration_jobs_count_one_connection(command):
-    from advisor.apps import pools_for_container
+    from advisor.read.apps import pools_for_container
 
     # the sqlalchemy fixture's engine (pool 5 + 10) is the serving process's, not the Job's
     root = Path(__file__).parent / "fixtures_apps" / "sqlalchemy"
@@ -178,7 +178,7 @@ def test_migration_jobs_count_one_connection(command):
 
 
 def test_migrate_then_serve_counts_the_server():
-    from advisor.apps import pools_for_container
+    from advisor.read.apps import pools_for_container
 
     root = Path(__file__).parent / "fixtures_apps" / "django"
     found = pools_for_container(container(

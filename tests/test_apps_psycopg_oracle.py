@@ -9,8 +9,8 @@ import sys
 
 import pytest
 
-from advisor.apps import pools_for_container, scan_app_dir
-from advisor.fs import Root
+from advisor.read.apps import pools_for_container, scan_app_dir
+from advisor.read.fs import Root
 from tests.apphelpers import container
 
 HEAD = "import os\nfrom psycopg_pool import ConnectionPool, NullConnectionPool\n"

@@ -7,11 +7,11 @@ import sys
 
 import pytest
 
-from advisor.apps.pycompat import rewrite_for_older_python
-from advisor.apps.pyeval import parse
-from advisor.apps.source import AppFile, AppSource
-from advisor.apps.sqlalchemy import sqlalchemy_pools
-from advisor.fs import Root
+from advisor.read.apps.pycompat import rewrite_for_older_python
+from advisor.read.apps.pyeval import parse
+from advisor.read.apps.source import AppFile, AppSource
+from advisor.read.apps.sqlalchemy import sqlalchemy_pools
+from advisor.read.fs import Root
 from tests.apphelpers import container
 
 SOURCE = '''import os
@@ -66,7 +66,7 @@ def test_pool_read_from_a_312_module(tmp_path):
     # pool_size 7 (os.getenv default, line 18) + max_overflow 3 = 10 per process
     f = AppFile(path="app/db.py", rel="db.py", kind="python", text=SOURCE)
     app = AppSource(root=Root(tmp_path), directory="app", files=(f,))
-    from advisor.apps.base import StackContext
+    from advisor.read.apps.base import StackContext
 
     ctx = StackContext(container=container({"DATABASE_URL": "postgresql://u@db/x"}), app=app,
                        profile=None)

@@ -2,8 +2,8 @@
 
 from pathlib import Path
 
-from advisor.apps import pools_for_container, scan_app_dir
-from advisor.fs import Root
+from advisor.read.apps import pools_for_container, scan_app_dir
+from advisor.read.fs import Root
 from tests.apphelpers import container, containers_of, product
 
 FIX = Path(__file__).parent / "fixtures_apps"

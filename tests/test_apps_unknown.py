@@ -90,7 +90,7 @@ def test_dependency_file_names_the_stack(tmp_path):
 
 
 def test_published_images_are_never_given_the_repository_source():
-    from advisor.apps.locate import maybe_built_here
+    from advisor.read.apps.locate import maybe_built_here
 
     assert maybe_built_here("ghcr.io/acme/stats:postgresql-latest")  # a tag is no name
     assert not maybe_built_here("postgres:16")

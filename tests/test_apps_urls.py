@@ -1,8 +1,8 @@
 import pytest
 
-from advisor.apps import route_from_env, route_from_url
-from advisor.apps.javaprops import PropError, parse_properties
 from advisor.model import EnvVar, Source
+from advisor.read.apps import route_from_env, route_from_url
+from advisor.read.apps.javaprops import PropError, parse_properties
 
 SRC = Source(path="k8s/app.yaml", line=3)
 

@@ -1,4 +1,4 @@
-"""The per-file parse cache (advisor.cache): hits give the same answer as parsing, any
+"""The per-file parse cache (advisor.read.cache): hits give the same answer as parsing, any
 change of a file's content or of the tool invalidates, a bad cache is a miss, concurrent
 runs and read-only roots are safe, --no-cache writes nothing."""
 
@@ -15,10 +15,10 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from advisor import cache as cache_mod
 from advisor import engine
-from advisor.cache import CACHE_DIR, PACK, decode_tree, encode_tree
 from advisor.engine import CheckOptions, run_check
+from advisor.read import cache as cache_mod
+from advisor.read.cache import CACHE_DIR, PACK, decode_tree, encode_tree
 from advisor.report.json import render
 from advisor.rules import load_rules
 from tests.cli_helpers import REPO, run_cli
@@ -196,7 +196,7 @@ def test_malformed_trees_are_rejected():
 
 
 def test_tree_round_trip_keeps_positions_and_block_scalars():
-    from advisor.yamlpos import load
+    from advisor.read.yamlpos import load
 
     text = ("base: &b {x: 1}\na: 1\nb:\n  - x\n  - {c: true}\nd: |\n  line\ne: null\n"
             "7: 1.5\na: 2\nm:\n  <<: *b\n  y: 2\n")
@@ -338,8 +338,8 @@ def test_fixture_reports_are_the_same_cold_warm_and_without_cache(tmp_path, fixt
 @pytest.fixture
 def reads(monkeypatch) -> dict[str, int]:
     """How many times each file was read during a run (every reader goes through
-    advisor.fs.read_regular)."""
-    from advisor import fs
+    advisor.read.fs.read_regular)."""
+    from advisor.read import fs
 
     counts: dict[str, int] = {}
     real = fs.read_regular

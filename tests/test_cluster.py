@@ -12,8 +12,8 @@ FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 
 
 def _check(kubeconfig: Path, **kw):
-    from advisor.cluster import run_cluster_check
     from advisor.engine import CheckOptions
+    from advisor.live.cluster import run_cluster_check
     from advisor.rules import load_rules
 
     return run_cluster_check(CheckOptions(), load_rules(), kubeconfig=str(kubeconfig),
@@ -52,7 +52,7 @@ def test_namespace_and_forbidden_kinds(tmp_path: Path):
 
 
 def test_unreachable_cluster_is_a_clear_error(tmp_path: Path):
-    from advisor.cluster import ClusterError
+    from advisor.live.cluster import ClusterError
     from tests.realpg import free_port
 
     cfg = tmp_path / "kubeconfig"
@@ -130,7 +130,7 @@ def test_forbidden_configmaps_make_server_settings_unknown(tmp_path: Path):
     "apiVersion: v1\nkind: Config\ncontexts:\n- name: x\n  context: [1, 2]\ncurrent-context: x\n",
 ])
 def test_malformed_kubeconfig_is_a_clear_error(tmp_path: Path, text: str):
-    from advisor.cluster import ClusterError
+    from advisor.live.cluster import ClusterError
 
     cfg = tmp_path / "kubeconfig"
     cfg.write_text(text)

@@ -11,7 +11,7 @@ from fake_github import MAX_BODY, FakeGitHub, serve
 from gfm import parse, table_rows
 from msgspec.structs import replace
 
-from advisor.comment import (
+from advisor.ci.comment import (
     MARKER,
     CommentError,
     GitHub,

@@ -1,13 +1,13 @@
-"""advisor.config.Settings (what the engine reads, a msgspec Struct) and
-advisor.config_schema.SettingsFile (the file's pydantic schema) stay in step."""
+"""advisor.config.settings.Settings (what the engine reads, a msgspec Struct) and
+advisor.config.schema.SettingsFile (the file's pydantic schema) stay in step."""
 
 from pathlib import Path
 
 import pytest
 
-from advisor.config import Settings, load_settings
-from advisor.config_schema import SettingsFile
-from advisor.fs import InputError
+from advisor.config.schema import SettingsFile
+from advisor.config.settings import Settings, load_settings
+from advisor.read.fs import InputError
 
 
 def test_same_fields_and_defaults():
@@ -66,7 +66,7 @@ def test_rule_options_are_validated(tmp_path: Path, table: str, message: str):
 
 
 def test_rule_options_reach_the_rule(tmp_path: Path):
-    from advisor.budget import MemoryOptions
+    from advisor.budget.slots import MemoryOptions
     from advisor.engine import CheckOptions, memory_options, project_settings
     from advisor.rules import load_rules
 

@@ -8,10 +8,10 @@ import textwrap
 
 import pytest
 
-from advisor.fs import Root
-from advisor.render import field_source, text_origin
-from advisor.render.helm import render_chart
-from advisor.sources.k8s import get
+from advisor.read.fs import Root
+from advisor.read.render import field_source, text_origin
+from advisor.read.render.helm import render_chart
+from advisor.read.sources.k8s import get
 from tests.deploy_helpers import FIXTURES, by_ref, line_no
 
 helm = pytest.importorskip("helm_python", reason="the helm extra (helm-python-sdk) is needed")
@@ -212,7 +212,7 @@ def test_disabled_bitnami_dependency_is_not_read():
 
 
 def _count_renders(monkeypatch):
-    from advisor.render import helm as helm_render
+    from advisor.read.render import helm as helm_render
 
     calls = []
     real = helm_render._Renderer.render

@@ -7,10 +7,10 @@ import shutil
 
 import pytest
 
-from advisor.fs import Root
-from advisor.render import field_source, text_origin
-from advisor.render.kustomize import render_kustomization
-from advisor.sources.k8s import get
+from advisor.read.fs import Root
+from advisor.read.render import field_source, text_origin
+from advisor.read.render.kustomize import render_kustomization
+from advisor.read.sources.k8s import get
 from tests.deploy_helpers import FIXTURES, by_ref, line_no
 
 KZ = FIXTURES / "kustomize-overlays"

@@ -7,12 +7,10 @@ import re
 
 import pytest
 
-from advisor.context import RuleContext
-from advisor.fs import Root
 from advisor.model import EnvVar, Location, Source, Topology
-from advisor.rules import load_rules
-from advisor.sources.k8s import k8s_objects
-from advisor.sources.operators import (
+from advisor.read.fs import Root
+from advisor.read.sources.k8s import k8s_objects
+from advisor.read.sources.operators import (
     bitnami_pgbouncer_databases,
     host_forms,
     operator_entities,
@@ -20,6 +18,8 @@ from advisor.sources.operators import (
     settings_from_bitnami_pgbouncer_env,
     settings_from_postgres_args,
 )
+from advisor.rule_context import RuleContext
+from advisor.rules import load_rules
 from tests.deploy_helpers import FIXTURES, REPO, line_no
 
 
@@ -152,7 +152,7 @@ def test_crunchy_cluster_and_pgbouncer():
 
 
 def test_bitnami_chart_values_give_primary_and_read_replicas():
-    from advisor.render.helm import render_chart
+    from advisor.read.render.helm import render_chart
 
     root = FIXTURES / "bitnami-values"
     for use_engine in (True, False):
@@ -262,7 +262,7 @@ def test_pa110_default_on_standby_counts_as_default():
 
 
 def test_pooler_config_from_env_bitnami_and_edoburu():
-    from advisor.sources.operators import pooler_config_from_env
+    from advisor.read.sources.operators import pooler_config_from_env
 
     def env(*pairs):
         return tuple(EnvVar(name=n, value=v, source=Source(path="p.yaml", line=i))

@@ -8,11 +8,11 @@ import subprocess
 
 import pytest
 
-from advisor.context import RuleContext
-from advisor.fs import Root
 from advisor.model import Location, Server, Source, Term, Topology
+from advisor.read.fs import Root
+from advisor.read.sources.pgconf import read_pgconf
+from advisor.rule_context import RuleContext
 from advisor.rules import load_rules
-from advisor.sources.pgconf import read_pgconf
 from tests.realpg import (
     PG_BIN,
     _as_server_user,

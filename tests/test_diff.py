@@ -2,8 +2,8 @@
 import report_samples as rs
 from msgspec.structs import replace
 
-from advisor.diff import compare, new_findings
 from advisor.model import CheckResult, Location
+from advisor.report.compare import compare, new_findings
 
 
 def _result(findings, budgets):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from advisor.discover import discover
+from advisor.read.discover import discover
 
 
 def touch(root: Path, rel: str, text: str = "x: 1\n") -> None:

@@ -8,7 +8,7 @@ import pathspec
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from advisor.discover import LazyGitignore
+from advisor.read.discover import LazyGitignore
 
 SEGMENT = st.sampled_from(["build", "dist", ".venv", "node_modules", "a", "b.yaml", "x.py",
                            "deploy", "charts", "tmp", "values.yaml", "build.yaml"])
@@ -51,7 +51,7 @@ def test_same_answers_as_pathspec(lines, paths):
 
 
 def test_typical_gitignore_does_not_import_pathspec():
-    code = ("import sys\nfrom advisor.discover import LazyGitignore\n"
+    code = ("import sys\nfrom advisor.read.discover import LazyGitignore\n"
             "g = LazyGitignore(['.venv/', '__pycache__/', '*.egg-info/', '!keep.yaml', '# x'])\n"
             "assert not g.match_file('k8s/deployment.yaml')\n"
             "assert 'pathspec' not in sys.modules\n"

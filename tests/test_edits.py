@@ -2,8 +2,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from advisor.advise import Edit
-from advisor.edits import edit_line, plan, write
+from advisor.advise.edits import edit_line, plan, write
+from advisor.advise.plan import Edit
 
 CONFIGMAP = """\
 apiVersion: v1
@@ -113,7 +113,7 @@ def test_a_form_feed_in_a_properties_comment_does_not_shift_the_edit(tmp_path: P
 def test_write_rechecks_the_file_and_refuses_symlinks(tmp_path: Path):
     import pytest
 
-    from advisor.edits import WriteRefused
+    from advisor.advise.edits import WriteRefused
 
     f = tmp_path / "postgresql.conf"
     f.write_text("max_connections = 100\n")

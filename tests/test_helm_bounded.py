@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from advisor.fs import Root
-from advisor.render import field_source, helm_process
-from advisor.render.helm import render_chart
-from advisor.sources.k8s import get
+from advisor.read.fs import Root
+from advisor.read.render import field_source, helm_process
+from advisor.read.render.helm import render_chart
+from advisor.read.sources.k8s import get
 from tests.deploy_helpers import by_ref
 
 pytest.importorskip("helm_python", reason="the helm extra (helm-python-sdk) is needed")

@@ -27,7 +27,7 @@ def _codes(result) -> list[str]:
 
 
 def test_a_crashing_reader_is_one_finding_and_the_other_files_still_count(acme, monkeypatch):
-    from advisor.sources import pgbouncer_ini
+    from advisor.read.sources import pgbouncer_ini
 
     (acme / "pgbouncer.ini").write_text("[databases]\n* = host=postgres\n")
 
@@ -45,7 +45,7 @@ def test_a_crashing_reader_is_one_finding_and_the_other_files_still_count(acme, 
 
 
 def test_a_crash_exits_2_with_one_line_naming_the_file(acme, monkeypatch, capsys):
-    from advisor.sources import pgbouncer_ini
+    from advisor.read.sources import pgbouncer_ini
 
     (acme / "pgbouncer.ini").write_text("[databases]\n* = host=postgres\n")
     monkeypatch.setattr(pgbouncer_ini, "read_pgbouncer_ini",
@@ -129,8 +129,8 @@ def test_fifos_sockets_and_devices_are_skipped_with_a_notice_never_opened(acme):
 def test_a_fifo_met_through_an_include_is_not_opened(tmp_path):
     import os
 
-    from advisor.fs import Root
-    from advisor.sources.pgconf import read_pgconf
+    from advisor.read.fs import Root
+    from advisor.read.sources.pgconf import read_pgconf
 
     os.mkfifo(tmp_path / "extra.conf")
     (tmp_path / "postgresql.conf").write_text("include 'extra.conf'\nmax_connections = 50\n")
@@ -140,7 +140,7 @@ def test_a_fifo_met_through_an_include_is_not_opened(tmp_path):
 
 
 def test_the_size_limit_is_checked_before_reading(tmp_path, monkeypatch):
-    from advisor import fs
+    from advisor.read import fs
 
     big = tmp_path / "big.yaml"
     with big.open("wb") as f:  # sparse: 9 MiB that take no disk
@@ -163,9 +163,9 @@ BOMB = "".join(f"l{i}: &l{i} [" + ", ".join([f"*l{i - 1}"] * 9) + "]\n" for i in
 
 @pytest.mark.parametrize("name", ["config/database.yml", "config/application.yml"])
 def test_alias_bombs_are_refused_in_application_yaml_too(tmp_path, name):
-    from advisor.apps import pools_for_container
-    from advisor.apps.source import scan_app_dir
-    from advisor.fs import Root
+    from advisor.read.apps import pools_for_container
+    from advisor.read.apps.source import scan_app_dir
+    from advisor.read.fs import Root
     from tests.apphelpers import container
 
     (tmp_path / "config").mkdir()
@@ -273,11 +273,11 @@ def test_inspect_never_echoes_a_dsn_password_even_malformed(dsn, secret, capsys)
 
 
 class _StubGitHub:
-    """advisor.comment.GitHub with canned answers instead of HTTP."""
+    """advisor.ci.comment.GitHub with canned answers instead of HTTP."""
 
     @staticmethod
     def make(answer):
-        from advisor.comment import GitHub
+        from advisor.ci.comment import GitHub
 
         class Stub(GitHub):
             def __init__(self):
@@ -292,7 +292,7 @@ class _StubGitHub:
 
 
 def test_the_comment_bot_stops_paging_after_a_bound():
-    from advisor.comment import MAX_PAGES, CommentError, Target
+    from advisor.ci.comment import MAX_PAGES, CommentError, Target
 
     def endless(stub, method, url):
         return [], {"Link": f'<https://api.github.test/next?page={stub.gets}>; rel="next"'}
@@ -305,7 +305,7 @@ def test_the_comment_bot_stops_paging_after_a_bound():
 
 @pytest.mark.parametrize("items", [[1], [{"id": "7"}], [{"body": "x"}], [{"id": True}], [None]])
 def test_malformed_api_answers_are_one_line_errors(items):
-    from advisor.comment import CommentError, Target, upsert
+    from advisor.ci.comment import CommentError, Target, upsert
 
     gh = _StubGitHub.make(lambda stub, method, url: (items, {}))
     with pytest.raises(CommentError) as exc:
@@ -316,8 +316,8 @@ def test_malformed_api_answers_are_one_line_errors(items):
 @pytest.mark.parametrize("directive", ["include 'a\x00b.conf'", "include 'a\\000b.conf'",
                                        "include_dir 'd\x00'", "include_if_exists 'x\x00'"])
 def test_nul_in_include_names_is_a_problem_with_file_and_line(tmp_path, directive):
-    from advisor.fs import Root
-    from advisor.sources.pgconf import read_pgconf
+    from advisor.read.fs import Root
+    from advisor.read.sources.pgconf import read_pgconf
 
     conf = read_pgconf(Root.of(tmp_path), "postgresql.conf", text=f"{directive}\n",
                        display_path="postgresql.conf")

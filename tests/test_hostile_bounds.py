@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from advisor.fs import Root
+from advisor.read.fs import Root
 
 BOUND_S = 2.0  # CPU seconds; each case takes a small fraction of this on an idle machine
 
@@ -22,7 +22,7 @@ def cpu_seconds(fn: Callable[[], object]) -> float:
 
 
 def _pgconf(tmp: Path, text: str, extra: dict[str, str] | None = None):
-    from advisor.sources.pgconf import read_pgconf
+    from advisor.read.sources.pgconf import read_pgconf
 
     (tmp / "postgresql.conf").write_text(text)
     for name, body in (extra or {}).items():
@@ -31,7 +31,7 @@ def _pgconf(tmp: Path, text: str, extra: dict[str, str] | None = None):
 
 
 def _ini(tmp: Path, text: str):
-    from advisor.sources.pgbouncer_ini import read_pgbouncer_ini
+    from advisor.read.sources.pgbouncer_ini import read_pgbouncer_ini
 
     (tmp / "pgbouncer.ini").write_text(text)
     return read_pgbouncer_ini(Root.of(tmp), tmp / "pgbouncer.ini")
@@ -98,8 +98,8 @@ def test_40000_duplicate_pgbouncer_settings(tmp_path):
 def _js(text: str) -> None:
     """What the Node readers do with a file: tokens, module constants, each pool call's
     arguments."""
-    from advisor.apps.jsparse import JsParser, JsScope, call_args, find_calls, module_consts
-    from advisor.apps.jsparse import tokenize as js_tokens
+    from advisor.read.apps.jsparse import JsParser, JsScope, call_args, find_calls, module_consts
+    from advisor.read.apps.jsparse import tokenize as js_tokens
 
     toks = js_tokens(text)
     scope = JsScope(path="db.js", env={}, cpus=4, names={})
@@ -136,15 +136,15 @@ RUBY_44KB = {
 
 @pytest.mark.parametrize("shape", list(RUBY_44KB))
 def test_a_44kb_ruby_expression(shape):
-    from advisor.apps.rubyeval import RubyScope, ruby_eval
+    from advisor.read.apps.rubyeval import RubyScope, ruby_eval
 
     scope = RubyScope("config/puma.rb", 1, {}, 4)
     assert cpu_seconds(lambda: ruby_eval(RUBY_44KB[shape], scope)) < BOUND_S
 
 
 def test_a_44kb_line_of_unclosed_erb_tags(tmp_path):
-    from advisor.apps import pools_for_container
-    from advisor.apps.source import scan_app_dir
+    from advisor.read.apps import pools_for_container
+    from advisor.read.apps.source import scan_app_dir
     from tests.apphelpers import container
 
     (tmp_path / "config").mkdir()

@@ -23,7 +23,7 @@ hypothesis = pytest.importorskip("hypothesis")
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from advisor.fs import Root  # noqa: E402
+from advisor.read.fs import Root  # noqa: E402
 
 EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "40"))
 # FUZZ_RANDOM=1 (local campaigns only): a new random seed each run instead of the fixed one
@@ -55,7 +55,7 @@ YAML = ["a: ", "- ", "  ", "&x ", "*x", "<<: ", "{", "}", "[", "]", ",", ": ", "
 @FUZZ
 @given(texts(PGCONF))
 def test_postgresql_conf_reader_never_raises(text):
-    from advisor.sources.pgconf import read_pgconf
+    from advisor.read.sources.pgconf import read_pgconf
 
     conf = read_pgconf(Root.of(tempfile.gettempdir()), "postgresql.conf", text=text,
                        display_path="postgresql.conf")
@@ -65,7 +65,7 @@ def test_postgresql_conf_reader_never_raises(text):
 @FUZZ
 @given(texts(INI))
 def test_pgbouncer_ini_reader_never_raises(text):
-    from advisor.sources.pgbouncer_ini import read_pgbouncer_ini
+    from advisor.read.sources.pgbouncer_ini import read_pgbouncer_ini
 
     read_pgbouncer_ini(Root.of(tempfile.gettempdir()), "pgbouncer.ini", text=text,
                        display_path="pgbouncer.ini")
@@ -74,8 +74,8 @@ def test_pgbouncer_ini_reader_never_raises(text):
 @FUZZ
 @given(texts(YAML))
 def test_yaml_with_positions_and_manifests_never_raise(text):
-    from advisor.apps.yamlflat import YamlError, load_documents
-    from advisor.sources.k8s import k8s_objects
+    from advisor.read.apps.yamlflat import YamlError, load_documents
+    from advisor.read.sources.k8s import k8s_objects
 
     k8s_objects(text, "x.yaml")
     with contextlib.suppress(YamlError):
@@ -120,8 +120,8 @@ APP_FILES = {
 
 @pytest.mark.parametrize("stack", list(APP_FILES))
 def test_app_readers_never_raise(stack):
-    from advisor.apps import pools_for_container
-    from advisor.apps.source import scan_app_dir
+    from advisor.read.apps import pools_for_container
+    from advisor.read.apps.source import scan_app_dir
     from tests.apphelpers import container
 
     rel, marker, marker_text, command, fragments = APP_FILES[stack]
@@ -149,7 +149,7 @@ SQL = ["SELECT ", "SET ", "LISTEN x", "PREPARE p AS ", "BEGIN;", "COMMIT;", "'",
 @pytest.mark.parametrize("name", ["schema.sql", "repo.py", "db.js", "store.go", "Repo.java"])
 def test_sql_extraction_never_raises(name):
     pytest.importorskip("pglast")
-    from advisor.sql.extract import classify, scan_text
+    from advisor.read.sql.extract import classify, scan_text
 
     kind = classify(name)
     if kind is None:
@@ -197,7 +197,7 @@ def test_js_regressions(text):
 
 @pytest.mark.parametrize("expr", ["(" * 3000, "9" * 400, "1e400.to_i"])
 def test_ruby_regressions(expr):
-    from advisor.apps.rubyeval import RubyScope, ruby_eval
+    from advisor.read.apps.rubyeval import RubyScope, ruby_eval
 
     ruby_eval(expr, RubyScope("config/puma.rb", 1, {}, 4))
 

@@ -180,8 +180,8 @@ def test_unlisted_manifest_is_read_with_a_notice_and_unused_component_is_not(rep
 
 
 def test_crds_in_kustomize_output_are_not_parsed(tmp_path: Path) -> None:
-    from advisor.fs import Root
-    from advisor.render.kustomize import render_kustomization
+    from advisor.read.fs import Root
+    from advisor.read.render.kustomize import render_kustomization
 
     crd = """\
         apiVersion: apiextensions.k8s.io/v1

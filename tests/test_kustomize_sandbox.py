@@ -18,9 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from advisor.fs import Root
-from advisor.render import sandbox
-from advisor.render.kustomize import build_sandboxed, find_kustomize, render_kustomization
+from advisor.read.fs import Root
+from advisor.read.render import sandbox
+from advisor.read.render.kustomize import build_sandboxed, find_kustomize, render_kustomization
 
 pytestmark = pytest.mark.skipif(find_kustomize() is None, reason="no kubectl or kustomize")
 
@@ -161,8 +161,8 @@ def test_no_git_or_helm_is_executed(tmp_path: Path, outside_git_repo: Path) -> N
         """)
     script = textwrap.dedent(f"""\
         from pathlib import Path
-        from advisor.fs import Root
-        from advisor.render.kustomize import build_sandboxed, find_kustomize
+        from advisor.read.fs import Root
+        from advisor.read.render.kustomize import build_sandboxed, find_kustomize
         top = Path({str(top.resolve())!r})
         built = build_sandboxed(Root.of({str(root)!r}), top, [top], find_kustomize())
         print((built.text or "") + built.error)

@@ -12,7 +12,7 @@ import pytest
 
 from advisor.engine import CheckOptions, run_check, scan
 from advisor.model import Container, Source
-from advisor.workloads import is_postgres_container, postgres_arguments
+from advisor.read.workloads import is_postgres_container, postgres_arguments
 
 DB = """
 apiVersion: v1
@@ -394,7 +394,7 @@ spec:
 
 
 def objects_of(text: str):
-    from advisor.sources.k8s import k8s_objects
+    from advisor.read.sources.k8s import k8s_objects
 
     found, problems = k8s_objects(textwrap.dedent(text), "ops.yaml")
     assert not problems
@@ -402,7 +402,7 @@ def objects_of(text: str):
 
 
 def test_operator_secrets_names_and_keys():
-    from advisor.sources.operators import operator_secrets
+    from advisor.read.sources.operators import operator_secrets
 
     made = {m.name: m for m in operator_secrets(objects_of(CNPG + "---" + CRUNCHY + """
 ---

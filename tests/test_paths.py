@@ -19,7 +19,7 @@ from typer.testing import CliRunner
 
 from advisor.cli import app
 from advisor.commands import register_all
-from advisor.discover import repository_root
+from advisor.read.discover import repository_root
 
 register_all(app)  # advise, as `main()` registers it
 

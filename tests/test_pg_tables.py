@@ -1,4 +1,4 @@
-"""The per-major parameter tables (advisor/data/pg_settings_<major>.json): each equals
+"""The per-major parameter tables (advisor/facts/data/pg_settings_<major>.json): each equals
 the pg_settings of a real server of its major, and the config reader's verdict on a
 name or value is what that major's `postgres -C` says.
 
@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from advisor import pgguc
+from advisor.facts import pg_guc as pgguc
+from advisor.facts.pg_defaults import pg_default
 from advisor.model import Source
-from advisor.pgdefaults import pg_default
-from advisor.sources.pgconf import parse_postgres_args_checked, read_pgconf
+from advisor.read.sources.pgconf import parse_postgres_args_checked, read_pgconf
 from tests.realpg import pg_bin_for, postgres_C_files, running_postgres
 
 DATA = Path(pgguc.__file__).with_name("data")
@@ -135,7 +135,7 @@ def _conf_verdict(major: int, line: str) -> list[tuple[bool, str]]:
     root_files = {"postgresql.conf": line + "\n"}
     import tempfile
 
-    from advisor.fs import Root
+    from advisor.read.fs import Root
 
     with tempfile.TemporaryDirectory() as tmp:
         for name, text in root_files.items():
@@ -207,7 +207,7 @@ def _value_shown(major: int, line: str) -> str:
     """What the reader made of the line, as `postgres -C` prints it (base units)."""
     import tempfile
 
-    from advisor.fs import Root
+    from advisor.read.fs import Root
 
     with tempfile.TemporaryDirectory() as tmp:
         (Path(tmp) / "postgresql.conf").write_text(line + "\n")

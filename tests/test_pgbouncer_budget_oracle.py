@@ -23,10 +23,10 @@ from pathlib import Path
 
 import pytest
 
-from advisor.fs import Root
+from advisor.facts.pgbouncer import server_side_max
 from advisor.model import BouncerVersion
-from advisor.pgbouncer import server_side_max
-from advisor.sources.pgbouncer_ini import pooler_from_ini, read_pgbouncer_ini
+from advisor.read.fs import Root
+from advisor.read.sources.pgbouncer_ini import pooler_from_ini, read_pgbouncer_ini
 from tests.realbouncer import have_pgbouncer, running_pgbouncer
 from tests.realpg import PgServer, have_postgres, running_postgres
 

@@ -7,9 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from advisor.fs import Root
-from advisor.model import BouncerVersion, Term
-from advisor.pgbouncer import (
+from advisor.facts.pgbouncer import (
     UnknownSetting,
     bouncer_default,
     c_atoi,
@@ -18,7 +16,9 @@ from advisor.pgbouncer import (
     effective_pool,
     server_side_max,
 )
-from advisor.sources.pgbouncer_ini import parse_connstr, pooler_from_ini, read_pgbouncer_ini
+from advisor.model import BouncerVersion, Term
+from advisor.read.fs import Root
+from advisor.read.sources.pgbouncer_ini import parse_connstr, pooler_from_ini, read_pgbouncer_ini
 
 V118 = BouncerVersion(major=1, minor=18)
 

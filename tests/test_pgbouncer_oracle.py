@@ -3,7 +3,7 @@
 For each file: PgBouncer refuses to start exactly when the parser marks it fatal, with
 exactly the ERROR lines (file:line included) the parser predicts; when it starts, SHOW
 CONFIG, SHOW DATABASES and SHOW USERS equal the parser's explicit values merged with
-the version's defaults (advisor.pgbouncer.bouncer_default). The text compared is the
+the version's defaults (advisor.facts.pgbouncer.bouncer_default). The text compared is the
 exact text PgBouncer loaded (the corpus file plus the harness's listen/auth settings).
 """
 
@@ -19,10 +19,10 @@ from pathlib import Path
 
 import pytest
 
-from advisor.fs import Root
+from advisor.facts.pgbouncer import bouncer_default, effective_pool, params, show_value
 from advisor.model import BouncerVersion
-from advisor.pgbouncer import bouncer_default, effective_pool, params, show_value
-from advisor.sources.pgbouncer_ini import PgBouncerIni, pooler_from_ini, read_pgbouncer_ini
+from advisor.read.fs import Root
+from advisor.read.sources.pgbouncer_ini import PgBouncerIni, pooler_from_ini, read_pgbouncer_ini
 from tests.realbouncer import (
     ADMIN_USER,
     PSQL,

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from advisor import pgguc
-from advisor.fs import Root
+from advisor.facts import pg_guc as pgguc
 from advisor.model import Source
-from advisor.sources.pgconf import (
+from advisor.read.fs import Root
+from advisor.read.sources.pgconf import (
     parse_postgres_args,
     parse_postgres_args_checked,
     read_pgconf,

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from advisor import pgguc
-from advisor.fs import Root
-from advisor.sources.pgconf import read_pgconf
+from advisor.facts import pg_guc as pgguc
+from advisor.read.fs import Root
+from advisor.read.sources.pgconf import read_pgconf
 from tests.realpg import config_dir, log_messages, postgres_C_result
 
 pytestmark = pytest.mark.postgres

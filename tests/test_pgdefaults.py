@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from advisor import pgguc
+from advisor.facts import pg_guc as pgguc
+from advisor.facts.pg_defaults import known_defaults, pg_default, setting_or_default
 from advisor.model import Setting, Source
-from advisor.pgdefaults import known_defaults, pg_default, setting_or_default
 from tests.realpg import running_postgres
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from advisor.engine import CheckOptions, run_check
-from advisor.pgversion import declared_major, image_major
+from advisor.facts.pg_version import declared_major, image_major
 from advisor.report.text import render
 from advisor.rules import load_rules
 

@@ -17,11 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from advisor.budget import proxy_contribution
-from advisor.config import load_settings
-from advisor.context import RuleContext
+from advisor.budget.slots import proxy_contribution
+from advisor.config.settings import load_settings
 from advisor.engine import CheckOptions, run_check
-from advisor.fs import InputError
 from advisor.model import (
     BouncerVersion,
     Client,
@@ -36,6 +34,8 @@ from advisor.model import (
     Term,
     Topology,
 )
+from advisor.read.fs import InputError
+from advisor.rule_context import RuleContext
 from advisor.rules import load_rules
 from tests.deploy_helpers import FIXTURES, line_no
 
@@ -228,7 +228,7 @@ def test_an_unbounded_client_counts_the_whole_pool() -> None:
 
 
 def _run(code: str, topo: Topology) -> list:
-    from advisor.budget import budgets
+    from advisor.budget.slots import budgets
 
     return list(RULES.rules[code].func(topo, RuleContext(budgets=budgets(topo))))
 
@@ -261,7 +261,7 @@ def test_pgbouncer_rules_ignore_proxy_routes() -> None:
 
 
 def test_pinning_kinds_are_added_only_when_asked() -> None:
-    from advisor.sql.hazards import PINNING_ONLY_KINDS, find_sql_hazards
+    from advisor.read.sql.hazards import PINNING_ONLY_KINDS, find_sql_hazards
 
     sql = """\
 SET LOCAL work_mem = '1MB';
@@ -289,7 +289,7 @@ SELECT 1;
 
 
 def test_statements_over_16_kb() -> None:
-    from advisor.sql.hazards import LONG_STATEMENT_BYTES, find_sql_hazards
+    from advisor.read.sql.hazards import LONG_STATEMENT_BYTES, find_sql_hazards
 
     def statement(size: int) -> str:
         head = "SELECT '"

@@ -12,7 +12,7 @@ import urllib.parse
 
 import pytest
 
-from advisor.arith import Style, formula
+from advisor.budget.arith import Style, formula
 from advisor.model import Contribution, Location, Source, Term
 from advisor.report import get_renderer
 from advisor.report.text import render as render_text
@@ -87,7 +87,7 @@ def equations(text: str) -> list[tuple[str, float, float]]:
 
 
 def _outputs(result, registry) -> dict[str, str]:
-    from advisor.comment import build_body
+    from advisor.ci.comment import build_body
 
     out = {fmt: get_renderer(fmt)(result, registry)
            for fmt in ("json", "sarif", "gitlab", "rdjson", "github", "markdown")}

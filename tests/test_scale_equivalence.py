@@ -7,11 +7,11 @@ from __future__ import annotations
 import os
 import random
 
-from advisor.fs import Root
+from advisor.link.topology import _PrefixIndex
 from advisor.model import Location, Server, Source, Term, Topology
-from advisor.sources.k8s import MAX_EXPANDED_NODES, _expanded_size
-from advisor.topology import _PrefixIndex
-from advisor.yamlpos import load, load_all_sized
+from advisor.read.fs import Root
+from advisor.read.sources.k8s import MAX_EXPANDED_NODES, _expanded_size
+from advisor.read.yamlpos import load, load_all_sized
 
 DOC = """\
 apiVersion: apps/v1

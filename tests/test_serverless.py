@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from advisor.engine import CheckOptions, run_check
-from advisor.sources.serverless import ACCOUNT_CONCURRENCY, lambda_functions
+from advisor.read.sources.serverless import ACCOUNT_CONCURRENCY, lambda_functions
 
 SAM = """\
 AWSTemplateFormatVersion: '2010-09-09'

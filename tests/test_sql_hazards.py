@@ -8,8 +8,6 @@ from pathlib import Path
 import pytest
 from msgspec.structs import replace
 
-from advisor.context import RuleContext
-from advisor.fs import Root
 from advisor.model import (
     BouncerVersion,
     Client,
@@ -26,11 +24,13 @@ from advisor.model import (
     Term,
     Topology,
 )
+from advisor.read.fs import Root
+from advisor.read.sql.drivers import env_hazards
+from advisor.read.sql.extract import assign_clients, is_sql_candidate, scan_sql_sources, scan_text
+from advisor.read.sql.hazards import find_sql_hazards, scan_sql_text
+from advisor.rule_context import RuleContext
 from advisor.rules import load_rules
 from advisor.rules._transaction_mode import effective_mode
-from advisor.sql.drivers import env_hazards
-from advisor.sql.extract import assign_clients, is_sql_candidate, scan_sql_sources, scan_text
-from advisor.sql.hazards import find_sql_hazards, scan_sql_text
 
 pytest.importorskip("pglast")
 
@@ -588,7 +588,7 @@ def test_client_with_unresolved_route_uses_strictest_mode_and_says_so() -> None:
 
 
 def test_database_yml_erb_evaluated_with_the_workload_env() -> None:
-    from advisor.sql.drivers import resolve_erb
+    from advisor.read.sql.drivers import resolve_erb
 
     text = (
         "production:\n  adapter: postgresql\n  advisory_locks: false\n"
@@ -621,7 +621,7 @@ def test_labels_logs_and_rake_descriptions_are_not_sql() -> None:
 
 
 def test_test_and_example_code_is_not_production() -> None:
-    from advisor.sql.extract import is_test_path
+    from advisor.read.sql.extract import is_test_path
 
     for path in ("spec/models/a_spec.rb", "app/__tests__/x.ts", "internal/riverdbtest/db.go",
                  "netbox/configuration_example.py", "test/fixtures/q.sql", "examples/a.py",
@@ -632,7 +632,7 @@ def test_test_and_example_code_is_not_production() -> None:
 
 
 def test_other_dialects_and_templates_are_a_notice_not_pa901() -> None:
-    from advisor.sql.extract import NOT_CHECKED, not_checked_notices
+    from advisor.read.sql.extract import NOT_CHECKED, not_checked_notices
 
     mysql = "SET NAMES utf8mb4;\nCREATE TABLE `a` (`id` int) ENGINE=InnoDB;\n"
     hazards, problems = scan_text("db/mysql/1.sql", mysql, "sql")
@@ -683,7 +683,7 @@ def test_wrapper_locks_and_named_queries() -> None:
 
 
 def test_python_newer_syntax_is_read_by_the_string_scanner_with_a_notice() -> None:
-    from advisor.sql.extract import NOT_CHECKED
+    from advisor.read.sql.extract import NOT_CHECKED
 
     text = (
         "def first[T](rows: list[T]) -> T:\n"

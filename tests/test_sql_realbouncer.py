@@ -23,8 +23,7 @@ from dataclasses import dataclass
 import pytest
 from msgspec.structs import replace
 
-from advisor.context import RuleContext
-from advisor.fs import Root
+from advisor.facts.pgbouncer import effective_setting
 from advisor.model import (
     BouncerVersion,
     Client,
@@ -37,11 +36,12 @@ from advisor.model import (
     Term,
     Topology,
 )
-from advisor.pgbouncer import effective_setting
+from advisor.read.fs import Root
+from advisor.read.sources.pgbouncer_ini import pooler_from_ini, read_pgbouncer_ini
+from advisor.read.sql.extract import scan_text
+from advisor.rule_context import RuleContext
 from advisor.rules import load_rules
 from advisor.rules._transaction_mode import effective_mode
-from advisor.sources.pgbouncer_ini import pooler_from_ini, read_pgbouncer_ini
-from advisor.sql.extract import scan_text
 from tests.realbouncer import have_pgbouncer, running_pgbouncer
 from tests.realpg import have_postgres, running_postgres
 

@@ -8,14 +8,14 @@ import typer
 from typer.testing import CliRunner
 
 from advisor.commands import register_all
-from advisor.sweep import (
+from advisor.live.sweep import (
     SweepError,
     mask_dsn,
     parse_clients,
     percentile,
     read_transaction_logs,
 )
-from advisor.usl import read_sweep
+from advisor.live.usl import read_sweep
 from tests.realpg import free_port, have_postgres, running_postgres
 from tests.shared_data import shared_file
 
@@ -282,7 +282,7 @@ def test_sweep_runs_the_users_script(tmp_path: Path):
 def test_relative_script_ctrl_c_and_one_line_per_step(tmp_path: Path, monkeypatch):
     """-f relative to the working directory; Ctrl-C keeps the steps measured (CSV and
     JSON written); without a TTY, one progress line per step."""
-    import advisor.sweep as sweep_module
+    import advisor.live.sweep as sweep_module
 
     if not have_postgres():
         pytest.skip("PostgreSQL 15 binaries not installed")
@@ -315,7 +315,7 @@ def test_chart_marks_peak_and_recommendation(tmp_path: Path, monkeypatch):
     pytest.importorskip("matplotlib")
     import matplotlib.figure
 
-    from advisor.sweep import run_from_table, write_chart
+    from advisor.live.sweep import run_from_table, write_chart
 
     seen = {}
     savefig = matplotlib.figure.Figure.savefig

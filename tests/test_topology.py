@@ -284,9 +284,9 @@ def _app(name: str, host: str, extra_env: str = "") -> str:
 
 
 def test_sql_hazards_belong_to_the_workload_whose_source_holds_them(tmp_path):
-    from advisor.config import Settings
+    from advisor.config.settings import Settings
     from advisor.engine import scan_paths
-    from advisor.fs import Root
+    from advisor.read.fs import Root
 
     write(tmp_path, {
         "k8s/db.yaml": DB,

@@ -5,8 +5,7 @@ import math
 
 import pytest
 
-from advisor.fs import InputError
-from advisor.usl import (
+from advisor.live.usl import (
     FitError,
     SweepPoint,
     USLFit,
@@ -16,6 +15,7 @@ from advisor.usl import (
     recommend_active_connections,
     usl,
 )
+from advisor.read.fs import InputError
 from tests.shared_data import shared_file
 
 
@@ -78,7 +78,7 @@ def test_advice_is_capped_at_the_measured_peak():
         SweepPoint(n=16, throughput=1450, p99_ms=12),
         SweepPoint(n=32, throughput=2700, p99_ms=13),
     ]
-    from advisor.usl import Sweep
+    from advisor.live.usl import Sweep
 
     rec = recommend_active_connections(4, 1, Sweep(points=pts))
     assert rec.active_connections <= 32
@@ -90,7 +90,7 @@ def test_advice_steps_down_when_p99_degrades():
         SweepPoint(n=n, throughput=usl(n, 1000, 0.02, 0.0001), p99_ms=p99)
         for n, p99 in ((1, 2.0), (10, 2.2), (40, 2.5), (80, 9.0), (160, 30.0))
     ]
-    from advisor.usl import Sweep
+    from advisor.live.usl import Sweep
 
     rec = recommend_active_connections(4, 1, Sweep(points=pts))
     # N* = 99 but p99 at 80 is 3.6x the best before it.
@@ -140,7 +140,7 @@ def test_unknown_cores_with_sweep_uses_the_fit():
 
 
 def test_one_noisy_point_does_not_stop_the_walk():
-    from advisor.usl import Sweep
+    from advisor.live.usl import Sweep
 
     # Measured here: pgbench -S on 2 CPUs; the 4-client step was an outlier.
     rows = [(1, 6947.6, 3.78), (2, 18411.7, 1.82), (4, 10319.6, 6.64), (8, 24289.6, 4.75),
@@ -156,7 +156,7 @@ def test_one_noisy_point_does_not_stop_the_walk():
 
 
 def _sweep(rows):
-    from advisor.usl import Sweep
+    from advisor.live.usl import Sweep
 
     return Sweep(points=[SweepPoint(n=n, throughput=x) for n, x in rows])
 
@@ -187,7 +187,7 @@ def test_flat_sweep_is_reported_flat():
 
 def test_recommendation_never_below_the_floor():
     # a clean USL curve peaking near 3 connections on a 16-core server
-    from advisor.usl import usl
+    from advisor.live.usl import usl
 
     rows = [(n, usl(n, 1000, 0.3, 0.08)) for n in (1, 2, 3, 4, 6, 8, 12)]
     rec = recommend_active_connections(16, 1, _sweep(rows))

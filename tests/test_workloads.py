@@ -6,9 +6,9 @@ import textwrap
 
 import pytest
 
-from advisor.sources.k8s import k8s_objects
-from advisor.topology import _autoscaler_maxima
-from advisor.workloads import configmap_index, parse_quantity, surge, workloads
+from advisor.link.topology import _autoscaler_maxima
+from advisor.read.sources.k8s import k8s_objects
+from advisor.read.workloads import configmap_index, parse_quantity, surge, workloads
 
 
 def objs(text: str):

@@ -1,4 +1,4 @@
-"""advisor.yamlpos (libyaml + positions) against ruamel.yaml's round-trip loader, which
+"""advisor.read.yamlpos (libyaml + positions) against ruamel.yaml's round-trip loader, which
 it replaces for reading manifests: the same values and the same line/column of every
 key, value and item, over every YAML file of the fixtures and a corpus of scalars."""
 
@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from ruamel.yaml import YAML
 
-from advisor import yamlpos
+from advisor.read import yamlpos
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -164,12 +164,12 @@ def test_primed_reader_pattern_matches_the_same_code_points() -> None:
 
 
 def test_primed_pattern_is_what_pyyaml_uses() -> None:
-    """In a fresh interpreter, importing advisor.yamlpos leaves yaml.reader with the
-    cheaper pattern (the start-up saving took; see advisor/yamlpos.py)."""
+    """In a fresh interpreter, importing advisor.read.yamlpos leaves yaml.reader with the
+    cheaper pattern (the start-up saving took; see advisor/read/yamlpos.py)."""
     import subprocess
     import sys
 
-    code = ("import advisor.yamlpos as y, yaml.reader as r;"
+    code = ("import advisor.read.yamlpos as y, yaml.reader as r;"
             "print(r.Reader.NON_PRINTABLE.pattern == y.SAME_SET)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, cwd=Path(__file__).resolve().parent.parent)

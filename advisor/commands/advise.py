@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 if TYPE_CHECKING:
-    from advisor.advise import ServerAdvice
+    from advisor.advise.plan import ServerAdvice
 
 
 class OutputFormat(StrEnum):
@@ -111,14 +111,14 @@ def advise_command(
                      "top-level holding the paths, else their common folder)."),
     ] = None,
 ) -> None:
-    from advisor.advise import AdviseOptions, advise, render_text
-    from advisor.fs import InputError
+    from advisor.advise.plan import AdviseOptions, advise, render_text
+    from advisor.read.fs import InputError
     from advisor.scan import LoadError, load_with_settings
 
     try:
         loaded_sweep = None
         if sweep is not None:
-            from advisor.usl import read_sweep
+            from advisor.live.usl import read_sweep
 
             loaded_sweep = read_sweep(sweep)
         options = AdviseOptions(
@@ -163,8 +163,8 @@ def advise_command(
         typer.echo(json.dumps(payload, indent=2))
     else:
         typer.echo(render_text(result), nl=False)
-    from advisor.edits import plan
-    from advisor.edits import write as write_files
+    from advisor.advise.edits import plan
+    from advisor.advise.edits import write as write_files
 
     files = [Path(p) for p in paths if p != "-"]
     # Edits are relative to the repository root: the diff applies with `git apply` there.
@@ -177,7 +177,7 @@ def advise_command(
         _exit_for(result, left)
         return
 
-    from advisor.edits import EditPlan
+    from advisor.advise.edits import EditPlan
 
     edit_plan = edit_plan or EditPlan()
     for e, why in edit_plan.refused:
@@ -196,7 +196,7 @@ def advise_command(
             if not typer.confirm(f"Write these changes to {names}?", default=False):
                 typer.echo("nothing written", err=True)
                 raise typer.Exit(0)
-        from advisor.edits import WriteRefused
+        from advisor.advise.edits import WriteRefused
 
         try:
             for name in write_files(edit_plan):
@@ -243,7 +243,7 @@ def _left_after(files: list[Path], repo: Path, edit_plan, new_files: list,
     """What check still reports once advise's edits are written (None: not known)."""
     if not files:
         return None
-    from advisor.advise_check import remaining_after
+    from advisor.advise.trial import remaining_after
 
     changes = [(c.real, c.after) for c in edit_plan.changes] if edit_plan else []
     changes += [(real, text) for real, _, text in new_files]

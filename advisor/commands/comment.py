@@ -45,7 +45,7 @@ def comment(
         "introduced or made worse."),
 ) -> None:
     """Create or update the pool-advisor comment on a pull request."""
-    from advisor.comment import CommentError
+    from advisor.ci.comment import CommentError
 
     try:
         _comment(paths or [], json_file, base_json, repo, pr, token_env, api_url, docs_url,
@@ -57,7 +57,7 @@ def comment(
 
 def _comment(paths, json_file, base_json, repo, pr, token_env, api_url, docs_url, dry_run,
              env, new_only=False) -> None:
-    from advisor.comment import (
+    from advisor.ci.comment import (
         CommentError,
         GitHub,
         api_url_from,
@@ -103,7 +103,7 @@ def _load(path: Path):
 
     import msgspec
 
-    from advisor.comment import CommentError
+    from advisor.ci.comment import CommentError
     from advisor.report import json as json_report
 
     try:
@@ -127,7 +127,7 @@ def _load(path: Path):
 
 
 def _run_check(paths: list[Path]):
-    from advisor.comment import CommentError
+    from advisor.ci.comment import CommentError
     from advisor.engine import CheckOptions, UsageError, run_check
 
     try:

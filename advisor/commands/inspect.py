@@ -56,7 +56,7 @@ def inspect_command(
     output_format: Annotated[OutputFormat, typer.Option("--format")] = OutputFormat.text,
 ) -> None:
     from advisor import __version__
-    from advisor.inspect_live import LiveError, inspect, render_text
+    from advisor.live.inspect import LiveError, inspect, render_text
 
     if dsn is None and pgbouncer is None:
         typer.echo("error: give a PostgreSQL DSN, --pgbouncer DSN, or both", err=True)
@@ -71,7 +71,7 @@ def inspect_command(
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None
     if repo is not None:
-        from advisor.inspect_repo import compare_with_repo
+        from advisor.live.repo import compare_with_repo
 
         compare_with_repo(report, repo, server_name=server_name, live_host=_host_of(dsn))
     if output_format is OutputFormat.json:

@@ -12,8 +12,8 @@ import typer
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from advisor.sweep import Progress, SweepPlan, SweepRun
-    from advisor.usl import Recommendation
+    from advisor.live.sweep import Progress, SweepPlan, SweepRun
+    from advisor.live.usl import Recommendation
 
 
 class Builtin(StrEnum):
@@ -140,8 +140,7 @@ def sweep_command(
     ] = OutputFormat.text,
 ) -> None:
     from advisor import __version__
-    from advisor.fs import InputError
-    from advisor.sweep import (
+    from advisor.live.sweep import (
         ChartUnavailable,
         SweepError,
         SweepPlan,
@@ -152,7 +151,8 @@ def sweep_command(
         to_json,
         write_chart,
     )
-    from advisor.usl import read_sweep
+    from advisor.live.usl import read_sweep
+    from advisor.read.fs import InputError
 
     try:
         if input_table is not None:
@@ -200,7 +200,7 @@ def sweep_command(
     notices = []
     recommendation = None
     if cores is not None and len(run.steps) >= 3:
-        from advisor.usl import recommend_active_connections
+        from advisor.live.usl import recommend_active_connections
 
         recommendation = recommend_active_connections(cores, spindles, run.sweep(written[0]))
     if chart:
@@ -275,7 +275,7 @@ def _render_text(
                 f"peak {peak:,.0f} tps (model)"
             )
     if run.steps:
-        from advisor.usl import judge_sweep
+        from advisor.live.usl import judge_sweep
 
         trust = judge_sweep(run.sweep(run.target), fit)
         if trust.flat:

@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING
 
 from msgspec import Struct
 
-from advisor.fs import InputError, Root
 from advisor.model import Finding, Location, Replacement, Severity
+from advisor.read.fs import InputError, Root
 
 if TYPE_CHECKING:
     from advisor.model import CheckResult

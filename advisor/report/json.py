@@ -19,7 +19,7 @@ import json
 import msgspec
 import msgspec.json
 
-from advisor.arith import derivation
+from advisor.budget.arith import derivation
 from advisor.model import CheckResult, Finding, Location
 from advisor.rules import Registry
 
@@ -52,7 +52,7 @@ def to_dict(result: CheckResult) -> dict:
                 "not_subtracted": [msgspec.to_builtins(n) for n in b.not_subtracted],
                 "spread_over": msgspec.to_builtins(b.spread_over) if b.spread_over else None,
             },
-            # The arithmetic as every other format prints it (advisor.arith), one step a line
+            # The arithmetic as every other format prints it (advisor.budget.arith), one step a line
             "arithmetic": derivation(b),
             "memory": msgspec.to_builtins(b.memory) if b.memory else None,
             "location": _location(b.location),

@@ -10,7 +10,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 from urllib.parse import quote
 
-from advisor.arith import Style, contribution_lines, peak_expr, usable_expr
+from advisor.budget.arith import Style, contribution_lines, peak_expr, usable_expr
 from advisor.model import Budget, Contribution, Finding, Location, Severity, Term
 from advisor.report.common import (
     DEFAULT_DOCS_URL,
@@ -21,8 +21,8 @@ from advisor.report.common import (
 )
 
 if TYPE_CHECKING:
-    from advisor.diff import ResultDiff
     from advisor.model import CheckResult
+    from advisor.report.compare import ResultDiff
     from advisor.rules import Registry
 
 SEVERITY_TITLES = {Severity.error: "Errors", Severity.warning: "Warnings", Severity.info: "Info"}
@@ -149,7 +149,7 @@ def term(t: Term) -> str:
     return f"{number(t.value)} ({md_text(t.label)}, {md_text(t.source.label())})"
 
 
-# The arithmetic is advisor.arith's, as in every format; markdown only changes how a
+# The arithmetic is advisor.budget.arith's, as in every format; markdown only changes how a
 # number, a term and the signs look.
 MD = Style(number=number, term=term, name=md_text, times=TIMES, minus=MINUS)
 

@@ -13,7 +13,7 @@ import textwrap
 from collections import Counter
 from collections.abc import Mapping
 
-from advisor.arith import (
+from advisor.budget.arith import (
     compare_sign,
     contribution_lines,
     num,
@@ -78,7 +78,7 @@ def _wrap(line: str, width: int) -> list[str]:
 
 def _verdict(b: Budget, color: bool) -> str:
     if b.unknown_clients:
-        # A floor: over only when even the known clients are over (advisor.arith).
+        # A floor: over only when even the known clients are over (advisor.budget.arith).
         text = (f"OVER by at least {num(b.peak - b.usable)}" if b.peak > b.usable
                 else f"cannot tell whether it fits the {num(b.usable)} usable")
         return f"{safe_line(peak_text(b))}, {_paint(text, 'over', color)}"

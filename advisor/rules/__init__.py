@@ -18,8 +18,8 @@ from advisor.model import Severity
 from advisor.options import OPTIONS_CONFIG, options_class
 
 if TYPE_CHECKING:
-    from advisor.context import RuleContext
     from advisor.model import Finding, Topology
+    from advisor.rule_context import RuleContext
 
 RuleFunc = Callable[["Topology", "RuleContext"], Iterable["Finding"]]
 

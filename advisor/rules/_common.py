@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from advisor.arith import num
+from advisor.budget.arith import num
 from advisor.model import Location, RelatedLocation, Term
 
 

@@ -7,9 +7,9 @@ is checked against the strictest entry that could apply, and the message says so
 A hazard not mapped to a client (client_id None) is checked against the strictest
 mode among all the repository's poolers, and the message says that too.
 
-The (database, user) -> pool resolution is advisor.pgbouncer.effective_pool (forced
+The (database, user) -> pool resolution is advisor.facts.pgbouncer.effective_pool (forced
 users, the `*` fallback, repeated entries, version differences), defaults come from
-advisor.pgbouncer.bouncer_default for the pooler's version.
+advisor.facts.pgbouncer.bouncer_default for the pooler's version.
 """
 
 from __future__ import annotations
@@ -67,7 +67,7 @@ def effective_mode(pooler: Pooler, dbname: str | None, user: str | None) -> Rout
     default; None when PgBouncer would refuse the database (no entry, no `*`)."""
     # PgBouncer's and the SQL scanner's modules are imported where a pooler or a hazard
     # is there to look at: a repository without them skips their start-up cost
-    from advisor.pgbouncer import effective_pool, effective_setting
+    from advisor.facts.pgbouncer import effective_pool, effective_setting
 
     if not pooler.databases:  # e.g. an operator's pooler: only the global mode is known
         setting = effective_setting(pooler.settings, "pool_mode", pooler.version)
@@ -187,7 +187,7 @@ Breaks = Callable[[SqlHazard, RouteMode], str | None]
 
 def by_place(hazards: Iterable[SqlHazard]) -> list[list[SqlHazard]]:
     """Hazards grouped by where they are written: a folder several workloads run from
-    gives one hazard per workload (advisor.sql.extract.assign_clients), reported once."""
+    gives one hazard per workload (advisor.read.sql.extract.assign_clients), reported once."""
     groups: dict[tuple, list[SqlHazard]] = {}
     for h in hazards:
         key = (h.kind, h.location.path, h.location.line, h.location.column)
@@ -267,7 +267,7 @@ def build_finding(
     consequence: str,
     reason: str = "",
 ) -> Finding:
-    from advisor.sql.hazards import HAZARD_FIXES
+    from advisor.read.sql.hazards import HAZARD_FIXES
 
     what, fix = HAZARD_FIXES.get(hazard.kind, (hazard.kind, ""))
     origin = "" if hazard.origin == "sql" else f" ({hazard.origin})"
@@ -306,7 +306,7 @@ def build_finding(
 
 def setting_int(pooler: Pooler, key: str) -> tuple[int, Source]:
     """The [pgbouncer] value of `key` (or the version's default) as an int."""
-    from advisor.pgbouncer import UnknownSetting, effective_setting
+    from advisor.facts.pgbouncer import UnknownSetting, effective_setting
 
     try:
         setting = effective_setting(pooler.settings, key, pooler.version)
@@ -320,7 +320,7 @@ def setting_int(pooler: Pooler, key: str) -> tuple[int, Source]:
 
 def setting_list(pooler: Pooler, key: str) -> list[str]:
     """A comma-separated [pgbouncer] value (or the version's default), lowercased."""
-    from advisor.pgbouncer import UnknownSetting, effective_setting
+    from advisor.facts.pgbouncer import UnknownSetting, effective_setting
 
     try:
         setting = effective_setting(pooler.settings, key, pooler.version)

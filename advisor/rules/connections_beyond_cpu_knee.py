@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from advisor.arith import num
-from advisor.context import RuleContext
+from advisor.budget.arith import num
 from advisor.model import Finding, Fix, Severity, Source, Term, Topology
 from advisor.options import OPTIONS_CONFIG, at_least, options_class
+from advisor.rule_context import RuleContext
 from advisor.rules import rule
 from advisor.rules._common import primary, related
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from advisor.arith import num
-from advisor.context import RuleContext
+from advisor.budget.arith import num
 from advisor.model import Finding, Fix, Severity, Topology
 from advisor.options import OPTIONS_CONFIG, in_range, options_class
+from advisor.rule_context import RuleContext
 from advisor.rules import rule
 from advisor.rules._app_pools import (
     location_of,

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from advisor.arith import num
-from advisor.context import RuleContext
+from advisor.budget.arith import num
 from advisor.model import Finding, Fix, Severity, Topology
+from advisor.rule_context import RuleContext
 from advisor.rules import rule
 from advisor.rules._app_pools import location_of, pods, pools_with, processes, related_of, subject
 
@@ -46,7 +46,7 @@ def default_pool_size_applied(topo: Topology, ctx: RuleContext) -> Iterator[Find
     None.
 
     ## References
-    Defaults and where they were read (each reader's module in advisor/apps/ has more):
+    Defaults and where they were read (each reader's module in advisor/read/apps/ has more):
     - HikariCP 10: brettwooldridge/HikariCP HikariConfig.java, DEFAULT_POOL_SIZE = 10 at
       tags HikariCP-5.1.0 and HikariCP-6.0.0 (also run: Debian libhikaricp-java 2.7.9).
     - SQLAlchemy 5 + 10: QueuePool(pool_size=5, max_overflow=10), SQLAlchemy 2.1.9

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from advisor.arith import num
-from advisor.context import RuleContext
+from advisor.budget.arith import num
 from advisor.model import Finding, Fix, Replacement, Severity, Term, Topology
+from advisor.rule_context import RuleContext
 from advisor.rules import rule
 from advisor.rules._common import pg_seconds, related
 
@@ -53,7 +53,7 @@ def idle_session_timeout_behind_pooler(topo: Topology, ctx: RuleContext) -> Iter
     - PostgreSQL docs, runtime-config-client: idle_session_timeout (since 14).
     - PgBouncer docs, configuration: server_idle_timeout (default 600), server_lifetime.
     """
-    from advisor.pgbouncer import effective_setting
+    from advisor.facts.pgbouncer import effective_setting
 
     for pooler in topo.poolers:
         server = topo.server(pooler.server_id) if pooler.server_id else None

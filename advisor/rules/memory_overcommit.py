@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from advisor.arith import size
-from advisor.budget import MemoryOptions
-from advisor.context import RuleContext
+from advisor.budget.arith import size
+from advisor.budget.slots import MemoryOptions
 from advisor.model import Finding, Fix, Severity, Topology
+from advisor.rule_context import RuleContext
 from advisor.rules import rule
 from advisor.rules._common import related
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from advisor.context import RuleContext
 from advisor.model import Finding, Severity, Topology
+from advisor.rule_context import RuleContext
 from advisor.rules import rule
 
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from advisor.arith import num
-from advisor.context import RuleContext
+from advisor.budget.arith import num
 from advisor.model import Client, Finding, Fix, Severity, Source, Term, Topology
 from advisor.options import OPTIONS_CONFIG, at_least, options_class
+from advisor.rule_context import RuleContext
 from advisor.rules import rule
 from advisor.rules._common import pg_seconds, related, secs
 
@@ -44,7 +44,7 @@ def _closers(client: Client, topo: Topology, options: IdleCloseOptions) -> list[
     elif client.target_kind == "pooler" and client.target_id:
         pooler = topo.pooler(client.target_id)
         if pooler is not None and pooler.kind == "pgbouncer":
-            from advisor.pgbouncer import effective_setting
+            from advisor.facts.pgbouncer import effective_setting
 
             setting = effective_setting(pooler.settings, "client_idle_timeout", pooler.version)
             if float(setting.value or 0) > 0:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from advisor.arith import contribution_lines, num
-from advisor.budget import client_contribution
-from advisor.context import RuleContext
+from advisor.budget.arith import contribution_lines, num
+from advisor.budget.slots import client_contribution
 from advisor.model import Finding, Fix, Replacement, Severity, Term, Topology
+from advisor.rule_context import RuleContext
 from advisor.rules import rule
 from advisor.rules._common import related
 
@@ -50,7 +50,7 @@ def pooler_client_oversubscribed(topo: Topology, ctx: RuleContext) -> Iterator[F
     bouncers = [p for p in topo.poolers if p.kind == "pgbouncer"]  # RDS Proxy has no limit
     if not bouncers:
         return
-    from advisor.pgbouncer import bouncer_default
+    from advisor.facts.pgbouncer import bouncer_default
 
     for pooler in bouncers:
         clients = [c for c in topo.clients

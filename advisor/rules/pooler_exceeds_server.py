@@ -5,9 +5,9 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator
 
-from advisor.arith import contribution_lines, num, usable_expr
-from advisor.context import RuleContext
+from advisor.budget.arith import contribution_lines, num, usable_expr
 from advisor.model import Budget, Finding, Fix, Severity, Topology
+from advisor.rule_context import RuleContext
 from advisor.rules import rule
 from advisor.rules._common import related
 

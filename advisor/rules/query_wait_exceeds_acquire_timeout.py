@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from advisor.arith import num
-from advisor.context import RuleContext
+from advisor.budget.arith import num
 from advisor.model import Finding, Fix, Replacement, Severity, Term, Topology
+from advisor.rule_context import RuleContext
 from advisor.rules import rule
 from advisor.rules._common import related, secs
 
@@ -55,7 +55,7 @@ def query_wait_exceeds_acquire_timeout(topo: Topology, ctx: RuleContext) -> Iter
       allowed to spend waiting for execution", default 120 s, 0 disables).
     - HikariCP README: connectionTimeout (default 30000 ms).
     """
-    from advisor.pgbouncer import effective_setting
+    from advisor.facts.pgbouncer import effective_setting
 
     for client in topo.clients:
         if client.target_kind != "pooler" or client.target_id is None:

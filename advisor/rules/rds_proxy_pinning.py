@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from advisor.arith import num
-from advisor.context import RuleContext
+from advisor.budget.arith import num
 from advisor.model import (
     Finding,
     Fix,
@@ -17,6 +16,7 @@ from advisor.model import (
     Topology,
 )
 from advisor.options import OPTIONS_CONFIG, options_class
+from advisor.rule_context import RuleContext
 from advisor.rules import rule
 from advisor.rules._transaction_mode import is_suppressed
 
@@ -184,7 +184,7 @@ def _proxies_of(topology: Topology, hazard: SqlHazard, proxies: list[Pooler]
 
 
 def _finding(topology: Topology, hazard: SqlHazard, proxy: Pooler, unmapped: bool) -> Finding:
-    from advisor.budget import client_contribution, proxy_contribution
+    from advisor.budget.slots import client_contribution, proxy_contribution
 
     what, condition, fix = PIN_CONDITIONS[hazard.kind]
     origin = "" if hazard.origin == "sql" else f" ({hazard.origin})"

@@ -6,9 +6,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from advisor.context import RuleContext
 from advisor.lazyregex import lazy
 from advisor.model import Client, Finding, Fix, Pooler, RelatedLocation, Severity, Topology
+from advisor.rule_context import RuleContext
 from advisor.rules import rule
 
 # Names that say a workload runs long transactions rather than serving requests.

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from advisor.arith import num
-from advisor.budget import client_contribution
-from advisor.context import RuleContext
+from advisor.budget.arith import num
+from advisor.budget.slots import client_contribution
 from advisor.model import Finding, Fix, Replacement, Severity, Topology
 from advisor.options import OPTIONS_CONFIG, at_least, options_class
+from advisor.rule_context import RuleContext
 from advisor.rules import rule
 from advisor.rules._common import related
 
@@ -72,7 +72,7 @@ def single_pgbouncer(topo: Topology, ctx: RuleContext) -> Iterator[Finding]:
     for pooler in topo.poolers:
         if pooler.kind != "pgbouncer" or pooler.replicas.value != 1:
             continue
-        from advisor.pgbouncer import effective_setting  # only with a PgBouncer to look at
+        from advisor.facts.pgbouncer import effective_setting  # only with a PgBouncer to look at
 
         reuse = effective_setting(pooler.settings, "so_reuseport", pooler.version)
         if str(reuse.value).strip().lower() in ("1", "true", "yes", "on"):

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from advisor.context import RuleContext
 from advisor.model import (
     Finding,
     Fix,
@@ -17,6 +16,7 @@ from advisor.model import (
     Severity,
     Topology,
 )
+from advisor.rule_context import RuleContext
 from advisor.rules import rule
 
 # xlog.c CheckRequiredParameterValues / xlogrecovery.c RecoveryRequiresIntParameter
@@ -97,7 +97,7 @@ def standby_below_primary(topology: Topology, context: RuleContext) -> Iterable[
     - Observed with PostgreSQL 15 from Debian (tests/test_deploy_standby.py starts a
       real primary and standby).
     """
-    from advisor.pgdefaults import setting_or_default
+    from advisor.facts.pg_defaults import setting_or_default
 
     for standby in topology.servers:
         if standby.role != "standby" or not standby.primary_id:

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from advisor.context import RuleContext
 from advisor.model import Finding, Fix, Pooler, RelatedLocation, Setting, Severity, Topology
+from advisor.rule_context import RuleContext
 from advisor.rules import rule
 
 _GUARDS = ("idle_in_transaction_session_timeout", "transaction_timeout")
@@ -14,7 +14,7 @@ _GUARDS = ("idle_in_transaction_session_timeout", "transaction_timeout")
 
 def _transaction_modes(pooler: Pooler) -> list[Setting]:
     """The pool_mode settings of `pooler` that say transaction or statement."""
-    from advisor.pgbouncer import effective_setting
+    from advisor.facts.pgbouncer import effective_setting
 
     found = [effective_setting(pooler.settings, "pool_mode", pooler.version)]
     found += [d.pool_mode for d in pooler.databases if d.pool_mode is not None]
@@ -72,7 +72,7 @@ def transaction_pool_without_idle_timeout(topo: Topology, ctx: RuleContext) -> I
     - PgBouncer docs, configuration: idle_transaction_timeout (default 0),
       transaction_timeout (1.25+).
     """
-    from advisor.pgbouncer import effective_setting, has_setting
+    from advisor.facts.pgbouncer import effective_setting, has_setting
 
     for pooler in topo.poolers:
         if pooler.kind != "pgbouncer":

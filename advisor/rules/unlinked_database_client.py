@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from advisor.arith import num
-from advisor.context import RuleContext
+from advisor.budget.arith import num
 from advisor.model import Finding, Fix, RelatedLocation, Severity, Topology
+from advisor.rule_context import RuleContext
 from advisor.rules import rule
 from advisor.rules._app_pools import pods
 

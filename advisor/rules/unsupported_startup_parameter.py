@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from advisor.context import RuleContext
 from advisor.model import Finding, Severity, SqlHazard, Topology
+from advisor.rule_context import RuleContext
 from advisor.rules import rule
 from advisor.rules._transaction_mode import (
     RouteMode,
@@ -37,7 +37,7 @@ def _rejects(hazard: SqlHazard, route: RouteMode) -> str | None:
             "startup parameter unless it is listed in ignore_startup_parameters"
         )
     extra = setting_list(pooler, "track_extra_parameters")  # 1.20+ default IntervalStyle
-    from advisor.sql.drivers import startup_options  # only when there is a hazard
+    from advisor.read.sql.drivers import startup_options  # only when there is a hazard
 
     names = startup_options(hazard.detail)
     unknown = [n for n in names if n not in TRACKED and n not in extra]

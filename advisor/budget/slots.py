@@ -1,0 +1,288 @@
+"""Slot accounting and memory arithmetic for one server. Pure functions, versioned.
+
+The client budget (FACTS.md; checked against real servers of 11, 15 and 18 by
+tests/test_budget_oracle.py):
+  usable = max_connections - superuser_reserved_connections (every version)
+           - reserved_connections (PostgreSQL 16+)
+           - max_wal_senders (before PostgreSQL 12, when WAL senders took normal
+             connection slots; PostgreSQL 12 release notes: "Make max_wal_senders not
+             count as part of max_connections")
+           - headroom the user declares
+Autovacuum workers, WAL senders (since 12) and background workers have slots of their
+own and are listed, not subtracted.
+"""
+
+from __future__ import annotations
+
+import math
+
+from msgspec.structs import replace
+
+from advisor.budget.arith import num
+from advisor.model import (
+    Budget,
+    Client,
+    Contribution,
+    MemoryBudget,
+    NotSubtracted,
+    Pooler,
+    Server,
+    Source,
+    Term,
+    Topology,
+    peak_pods,
+)
+from advisor.options import OPTIONS_CONFIG, at_least, options_class
+
+MIB = 1024 * 1024
+WAL_SENDERS_BEFORE_12 = ("max_wal_senders: before PostgreSQL 12 each WAL sender takes a "
+                         "max_connections slot (PostgreSQL 12 release notes)")
+
+
+@options_class
+class MemoryOptions:
+    """Assumptions of the worst-case memory estimate (PA301 options)."""
+
+    __pydantic_config__ = OPTIONS_CONFIG
+
+    # sort/hash nodes one query runs at once, each may use work_mem (x hash_mem_multiplier
+    # for hashes)
+    nodes_per_query: int = 2
+    # private memory of one backend besides work_mem (idle backends were measured at
+    # about 1.7 MB on PostgreSQL 15)
+    backend_overhead: str = "2MB"
+    # 'max_connections' (what the server admits) or 'peak' (what the repository's
+    # clients can open)
+    connections: str = "max_connections"
+
+    def __post_init__(self) -> None:
+        at_least(self, "nodes_per_query", 1)
+
+
+def setting_term(server: Server, name: str, label: str | None = None) -> Term | None:
+    """A server parameter as a Term: the file value, or the version's default."""
+    from advisor.facts.pg_defaults import pg_default
+
+    found = server.settings.get(name)
+    if found is None:
+        found = pg_default(name, server.version.int_value)
+    if found is None or not isinstance(found.value, int | float) or isinstance(found.value, bool):
+        return None
+    return Term(label=label or name, value=float(found.value), source=found.source)
+
+
+def client_contribution(client: Client) -> Contribution:
+    """pods at peak x processes x pool size; with several pools per pod, pods x the
+    sum of the per-pod pools (each pool a part)."""
+    pods = peak_pods(client.replicas, client.surge)
+    pod_factors = [client.replicas] + ([client.surge] if client.surge else [])
+    if client.unknown or not client.pools:
+        return Contribution(who=client.name, kind="client", factors=pod_factors, total=0,
+                            location=client.location, unknown=True,
+                            note="connections per pod unknown (PA106): not counted, so the "
+                                 "peak is a floor")
+    if any(p.bound == "unbounded" for p in client.pools):
+        # Say it where the number is printed: the sum below is a floor, not the peak.
+        client = replace(client, pools=[
+            p if p.bound != "unbounded" else replace(
+                p, note=f"{p.label} has no upper limit (PA102): counted as "
+                        f"{num(p.size.value)} here, the real peak is higher")
+            for p in client.pools])
+    if len(client.pools) == 1:
+        pool = client.pools[0]
+        factors = [*pod_factors, *([pool.processes] if pool.processes else []), pool.size]
+        return Contribution(who=client.name, kind="client", factors=factors,
+                            total=pods * pool.per_pod(), location=client.location,
+                            note=pool.note)
+    parts = [Contribution(who=pool.label, kind="client", factors=[
+                 *([pool.processes] if pool.processes else []), pool.size],
+                 total=pool.per_pod(), location=client.location, note=pool.note)
+             for pool in client.pools]
+    per_pod = sum(p.total for p in parts)
+    per_pod_term = Term(label="connections per pod, the pools below",
+                        value=per_pod, source=Source.default_of("sum of the pools below"))
+    return Contribution(who=client.name, kind="client", factors=[*pod_factors, per_pod_term],
+                        parts=parts, total=pods * per_pod, location=client.location)
+
+
+def pooler_contribution(pooler: Pooler, topo: Topology | None = None) -> Contribution:
+    """Server connections the pooler may open: PgBouncer's own arithmetic
+    (advisor.facts.pgbouncer.server_side_max), with the extra pods of a rolling update added
+    to its replicas; for an RDS Proxy, `proxy_contribution` (needs `topo`)."""
+    from advisor.facts.pgbouncer import server_side_max
+
+    if pooler.kind == "rds-proxy":
+        return proxy_contribution(pooler, topo or Topology())
+    found = server_side_max(pooler, pooler.pairs or None)
+    if pooler.surge is None or pooler.replicas.value <= 0:
+        return found
+    replicas, *rest = found.factors
+    per_replica = found.total / pooler.replicas.value
+    return replace(found, factors=[replicas, pooler.surge, *rest],
+                   total=(pooler.replicas.value + pooler.surge.value) * per_replica)
+
+
+def proxy_contribution(proxy: Pooler, topo: Topology) -> Contribution:
+    """Server connections an RDS Proxy may open on its target: its pool's maximum is
+    MaxConnectionsPercent of the target's max_connections parameter (AWS: "a
+    percentage of the max_connections setting for the RDS DB instance"; 75% of 1,000
+    is 750). AWS takes the parameter itself: superuser_reserved_connections are not
+    taken off first. AWS does not say how a fraction is rounded; it is rounded down.
+    The proxy opens no more server connections than its clients hold at once (a
+    multiplexed session borrows one per transaction, a pinned session keeps one), so
+    with every client known the contribution is min(clients, the pool maximum)."""
+    server = topo.server(proxy.server_id) if proxy.server_id else None
+    if server is None or proxy.max_connections_percent is None:
+        return Contribution(who=proxy.name, kind="pooler", total=0, location=proxy.location,
+                            note="RDS Proxy target server unknown: not budgeted")
+    max_conn = max_connections_term(server)
+    percent = proxy.max_connections_percent
+    # max_connections' own source is in the budget's usable line, next to this one
+    cap = Term(label=f"RDS Proxy pool maximum = floor({max_conn.value:g} max_connections x "
+                     f"MaxConnectionsPercent {percent.value:g} / 100)",
+               value=math.floor(max_conn.value * percent.value / 100), source=percent.source)
+    clients = [client_contribution(c) for c in topo.clients
+               if c.target_kind == "pooler" and c.target_id == proxy.id]
+    unbounded = any(p.bound == "unbounded" for c in topo.clients
+                    if c.target_kind == "pooler" and c.target_id == proxy.id for p in c.pools)
+    if not clients or unbounded:
+        why = ("no client in the repository routes to it: other clients may fill it"
+               if not clients else "a client's pool is unbounded")
+        return Contribution(who=proxy.name, kind="pooler", factors=[cap], total=cap.value,
+                            location=proxy.location,
+                            note=f"the RDS Proxy pool maximum counted in full: {why}")
+    demand = sum(c.total for c in clients)
+    return Contribution(who=proxy.name, kind="pooler", op="min", factors=[cap], parts=clients,
+                        total=min(demand, cap.value), location=proxy.location,
+                        note="RDS Proxy: at most one server connection per client connection "
+                             "(pinned sessions keep theirs), capped by the pool maximum")
+
+
+def max_connections_term(server: Server) -> Term:
+    return setting_term(server, "max_connections") or Term(
+        label="max_connections", value=100, source=Source.default_of("PostgreSQL default"))
+
+
+def server_budget(server: Server, topo: Topology, memory: MemoryOptions | None = None) -> Budget:
+    version = server.version.int_value
+    max_conn = max_connections_term(server)
+    reserved: list[Term] = []
+    su = setting_term(server, "superuser_reserved_connections")
+    if su is not None:
+        reserved.append(su)
+    if version >= 16:
+        rc = setting_term(server, "reserved_connections")
+        if rc is not None and rc.value:
+            reserved.append(rc)
+    if version < 12:
+        ws = setting_term(server, "max_wal_senders", WAL_SENDERS_BEFORE_12)
+        if ws is not None and ws.value:
+            reserved.append(ws)
+    if server.headroom is not None and server.headroom.value:
+        reserved.append(server.headroom)
+    usable = max_conn.value - sum(t.value for t in reserved)
+
+    contributions: list[Contribution] = []
+    unknown: list[str] = []
+    for c in topo.clients:
+        if c.target_kind == "server" and c.target_id == server.id:
+            contributions.append(client_contribution(c))
+            if c.unknown or not c.pools:
+                unknown.append(c.name)
+    for p in topo.poolers:
+        if p.server_id == server.id:
+            contributions.append(pooler_contribution(p, topo))
+    total = sum(c.total for c in contributions)
+    # Read-only traffic to a set of standbys is spread over them by the Service (one
+    # pick per connection); each instance has its own max_connections.
+    spread = server.instances if server.role == "standby" and server.instances.value > 1 \
+        else None
+    peak = math.ceil(total / spread.value) if spread else total
+
+    return Budget(
+        server_id=server.id, server=server.name, version=server.version,
+        max_connections=max_conn, reserved=reserved, usable=usable, peak=peak,
+        total_peak=total if spread else None, spread_over=spread,
+        contributions=contributions, not_subtracted=not_subtracted(server),
+        memory=memory_budget(server, peak, memory or MemoryOptions()),
+        location=server.location, unknown_clients=unknown)
+
+
+def not_subtracted(server: Server) -> list[NotSubtracted]:
+    """Process slots users often subtract from max_connections, and why they are not."""
+    version = server.version.int_value
+    out = []
+    av_name = "autovacuum_worker_slots" if version >= 18 else "autovacuum_max_workers"
+    av = setting_term(server, av_name)
+    if av is not None:
+        out.append(NotSubtracted(term=av, why="autovacuum workers have their own slots "
+                                 "(since PostgreSQL 8.3), outside max_connections"))
+    ws = setting_term(server, "max_wal_senders") if version >= 12 else None
+    if ws is not None:  # before 12 they are subtracted (server_budget)
+        out.append(NotSubtracted(term=ws, why="WAL senders have their own slots since "
+                                 "PostgreSQL 12"))
+    bw = setting_term(server, "max_worker_processes")
+    if bw is not None:
+        out.append(NotSubtracted(term=bw, why="background and parallel workers never take "
+                                 "client connection slots"))
+    return out
+
+
+def memory_budget(server: Server, peak: float, options: MemoryOptions) -> MemoryBudget | None:
+    """Worst case: shared_buffers + connections x (work_mem x nodes x hash_mem_multiplier
+    + backend overhead) + autovacuum workers x maintenance memory."""
+    from advisor.config.settings import parse_size
+
+    if server.memory_limit is None:
+        return None
+    version = server.version.int_value
+    sb = setting_term(server, "shared_buffers")  # 8kB blocks
+    wm = setting_term(server, "work_mem")  # kB
+    hm = setting_term(server, "hash_mem_multiplier") if version >= 13 else None
+    mwm = setting_term(server, "maintenance_work_mem")  # kB
+    avwm = setting_term(server, "autovacuum_work_mem")  # kB, -1 = maintenance_work_mem
+    av_name = "autovacuum_worker_slots" if version >= 18 else "autovacuum_max_workers"
+    avw = setting_term(server, "autovacuum_max_workers") or setting_term(server, av_name)
+    if sb is None or wm is None or mwm is None or avw is None:
+        return None
+    if options.connections == "peak":
+        conns = Term(label="peak client connections", value=peak,
+                     source=Source.default_of("sum of the budget above"))
+    else:
+        conns = setting_term(server, "max_connections") or Term(
+            label="max_connections", value=100, source=Source.default_of("PostgreSQL default"))
+    multiplier = hm.value if hm is not None else 1.0
+    overhead = parse_size(options.backend_overhead.replace("MB", "MiB").replace("kB", "KiB"))
+    av_mem_kb = avwm.value if avwm is not None and avwm.value != -1 else mwm.value
+    av_label = "autovacuum_work_mem" if avwm is not None and avwm.value != -1 \
+        else "maintenance_work_mem (autovacuum_work_mem = -1)"
+    terms = [
+        Term(label="shared_buffers", value=sb.value * 8192, source=sb.source),
+        Term(label=f"{conns.show()} x work_mem {_mib(wm.value * 1024)} x "
+                   f"{options.nodes_per_query} nodes x hash_mem_multiplier {multiplier:g}",
+             value=conns.value * wm.value * 1024 * options.nodes_per_query * multiplier,
+             source=wm.source),
+        Term(label=f"{conns.value:g} connections x backend overhead {options.backend_overhead}",
+             value=conns.value * overhead,
+             source=Source.default_of("assumed per-backend overhead (PA301 backend_overhead)")),
+        Term(label=f"{avw.show()} x {av_label} {_mib(av_mem_kb * 1024)}",
+             value=avw.value * av_mem_kb * 1024,
+             source=(avwm.source if avwm is not None and avwm.value != -1 else mwm.source)),
+    ]
+    return MemoryBudget(
+        limit=server.memory_limit, terms=terms, total=sum(t.value for t in terms),
+        assumptions=[f"{options.nodes_per_query} sort/hash nodes per query at once, each using "
+                     "work_mem x hash_mem_multiplier (option nodes_per_query)",
+                     f"{options.backend_overhead} private memory per backend "
+                     "(option backend_overhead)",
+                     f"connections counted: {options.connections}"])
+
+
+def _mib(value: float) -> str:
+    if value >= 1024**3 and value % (1024**3) == 0:
+        return f"{value / 1024**3:g}GB"
+    return f"{value / MIB:g}MB"
+
+
+def budgets(topo: Topology, memory: MemoryOptions | None = None) -> list[Budget]:
+    return [server_budget(s, topo, memory) for s in topo.servers]

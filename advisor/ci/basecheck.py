@@ -1,0 +1,170 @@
+"""`check --base REF`: the same check on a git revision, for a before -> after budget
+and `--new-only`.
+
+The revision's files are exported with `git archive` into a temporary folder (read-only
+for the repository: no worktree, no checkout, no index change) and checked with the
+same paths and options, so reported paths and fingerprints line up with the working
+tree's. Only git is run, never anything from the repository.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import subprocess
+import tarfile
+import tempfile
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from msgspec.structs import replace
+
+from advisor.model import CheckResult
+from advisor.report.compare import ResultDiff, TermChange, compare
+
+if TYPE_CHECKING:
+    from advisor.engine import CheckOptions
+    from advisor.rules import Registry
+
+GIT_TIMEOUT_S = 120
+
+
+class BaseError(Exception):
+    """The base revision cannot be checked: a usage error (exit code 2)."""
+
+
+def _git(args: list[str], cwd: Path) -> bytes:
+    try:
+        proc = subprocess.run(["git", *args], cwd=cwd, capture_output=True,
+                              timeout=GIT_TIMEOUT_S, check=False)
+    except FileNotFoundError:
+        raise BaseError("--base needs git, which is not installed") from None
+    except subprocess.TimeoutExpired:
+        raise BaseError(f"git {args[0]} took longer than {GIT_TIMEOUT_S} s") from None
+    if proc.returncode != 0:
+        message = proc.stderr.decode(errors="replace").strip().splitlines()
+        raise BaseError(f"git {args[0]}: {message[-1] if message else 'failed'}")
+    return proc.stdout
+
+
+def resolve(ref: str, cwd: Path) -> tuple[Path, str]:
+    """(repository top level, full commit id of `ref`)."""
+    if ref.startswith("-"):
+        raise BaseError(f"--base {ref!r} is not a revision")
+    top = Path(_git(["rev-parse", "--show-toplevel"], cwd).decode().strip())
+    try:
+        sha = _git(["rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"], cwd).decode().strip()
+    except BaseError:
+        raise BaseError(f"--base {ref}: no such revision in {top}") from None
+    return top, sha
+
+
+def export(top: Path, sha: str, into: Path) -> None:
+    """Write the tree of `sha` under `into`. The archive is git's own output, but it is
+    still extracted with tarfile's "data" filter: no links out, no devices, no absolute
+    or parent paths."""
+    data = _git(["archive", "--format=tar", sha], top)
+    with tarfile.open(fileobj=io.BytesIO(data)) as tar:
+        tar.extractall(into, filter="data")
+
+
+def _inside(path: Path, top: Path) -> Path:
+    try:
+        return path.relative_to(top)
+    except ValueError:
+        raise BaseError(f"{path} is outside the git repository {top}; --base compares "
+                        "files of one repository") from None
+
+
+def result_at(
+    ref: str,
+    paths: list[str],
+    options: CheckOptions,
+    registry: Registry,
+    *,
+    cwd: Path | None = None,
+) -> tuple[CheckResult, str]:
+    """Check `paths` as they are at `ref`; (result, commit id). Paths that do not exist
+    at that revision (added by the change) are skipped; none left -> an empty result."""
+    from advisor.engine import run_check
+    from advisor.read.discover import repository_root
+
+    here = Path(os.path.abspath(cwd or Path.cwd()))
+    top, sha = resolve(ref, here)
+    # The same repository root as the working tree's run, so paths and fingerprints match.
+    root = repository_root([here / p for p in paths if p != "-"],
+                           here / options.root if options.root is not None else None)
+    with tempfile.TemporaryDirectory(prefix="pool-advisor-base-") as tmp:
+        tree = Path(tmp)
+        export(top, sha, tree)
+        mapped = []
+        for raw in paths:
+            if raw == "-":
+                raise BaseError("--base cannot compare input read from stdin")
+            rel = _inside(Path(os.path.abspath(here / raw)), top)
+            if (tree / rel).exists():
+                mapped.append(str(tree / rel))
+        base_options = replace(options, root=tree / _inside(root, top.resolve()),
+                               cache=False)
+        if options.config is not None:
+            rel = _inside(Path(os.path.abspath(here / options.config)), top)
+            config = tree / rel if (tree / rel).exists() else None
+            base_options = replace(base_options, config=config)
+        if not mapped:
+            return CheckResult(tool_version=_version()), sha
+        result = run_check(mapped, base_options, registry)
+    return result, sha
+
+
+def _version() -> str:
+    from advisor import __version__
+
+    return __version__
+
+
+def apply_base(head: CheckResult, base: CheckResult) -> tuple[CheckResult, ResultDiff]:
+    """The diff (new findings matched by fingerprint: rule, file, subject, not line;
+    plus findings about a server the change made worse). Every finding stays in the
+    result: `--new-only` changes what fails, not what is reported, so code scanning
+    keeps the alerts that still exist."""
+    return head, compare(base, head)
+
+
+def term_move(t: TermChange) -> str:
+    """`checkout: HPA maxReplicas 40 -> 50 (k8s/hpa.yaml:12)`."""
+    def n(v: float | None) -> str:
+        return "-" if v is None else (str(int(v)) if float(v).is_integer() else f"{v:g}")
+
+    where = t.source_after or t.source_before
+    if t.source_before and t.source_after and t.source_before != t.source_after:
+        where = f"{t.source_before} -> {t.source_after}"
+    return f"{t.where}: {t.label} {n(t.before)} -> {n(t.after)} ({where})"
+
+
+def change_text(diff: ResultDiff, ref: str, sha: str) -> str:
+    """Plain-text table: per server, usable and peak before -> after and the change."""
+    def n(v: float | None) -> str:
+        return "-" if v is None else (str(int(v)) if float(v).is_integer() else f"{v:g}")
+
+    rows = [("server", "usable", "peak before -> after", "change", "status")]
+    for s in diff.servers:
+        usable = n(s.usable_after) if s.usable_before == s.usable_after else \
+            f"{n(s.usable_before)} -> {n(s.usable_after)}"
+        change = "new" if s.peak_before is None else (
+            "removed" if s.change is None else f"{s.change:+g}")
+        verdict = "" if s.fits_after is None else ("fits" if s.fits_after else
+                                                   f"over by {n(s.peak_after - s.usable_after)}")
+        rows.append((s.server, usable, f"{n(s.peak_before)} -> {n(s.peak_after)}", change,
+                     verdict))
+    widths = [max(len(r[i]) for r in rows) for i in range(5)]
+    lines = [f"Budget change against {ref} ({sha[:12]}):"]
+    for r in rows:
+        lines.append("  " + "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip())
+    for s in diff.servers:
+        for t in s.terms:
+            lines.append(f"  {s.server}: {term_move(t)}")
+    regressed = f" ({len(diff.regressed)} of them existed but got worse)" \
+        if diff.regressed else ""
+    lines.append(f"Findings: {len(diff.new)} new{regressed}, {len(diff.fixed)} fixed, "
+                 f"{len(diff.unchanged)} unchanged (matched by fingerprint).")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,126 @@
+"""The project configuration file's schema, validated by pydantic: unknown keys and bad
+values are errors that advisor.config.settings reports at their file:line. Imported only when a
+configuration file exists; the engine reads the result as `advisor.config.settings.Settings`.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationInfo,
+    field_validator,
+)
+
+from advisor.config.settings import parse_size
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+
+class ServerDecl(Strict):
+    """A server that is not in the repository (RDS, Cloud SQL, a VM)."""
+
+    name: str
+    hosts: list[str] = Field(default_factory=list)
+    max_connections: int | None = None
+    superuser_reserved_connections: int | None = None
+    reserved_connections: int | None = None
+    version: float | None = None  # major (9.6, 10..18); unset: pg-version or assumed
+    memory: int | None = None  # bytes
+    cpus: float | None = None
+    headroom: int | None = None
+    settings: dict[str, str | int | float] = Field(default_factory=dict)
+    instances: int = 1
+
+    @field_validator("memory", mode="before")
+    @classmethod
+    def _size(cls, v: Any) -> Any:
+        return None if v is None else parse_size(v)
+
+
+class ProxyDecl(Strict):
+    """A managed connection proxy in front of a declared server (AWS RDS Proxy).
+
+    Defaults are AWS's (ConnectionPoolConfiguration, RDS API reference):
+    MaxConnectionsPercent 100 for PostgreSQL, MaxIdleConnectionsPercent half of
+    MaxConnectionsPercent (50 when that is not given), 0 <= idle <= max."""
+
+    name: str
+    kind: Literal["rds-proxy"]
+    hosts: list[str] = Field(default_factory=list)
+    target: str  # the name of a declared server
+    max_connections_percent: int = Field(default=100, ge=1, le=100)
+    max_idle_connections_percent: int | None = Field(default=None, ge=0, le=100)
+    # key -> line in the configuration file, for Sources; filled by load_settings.
+    _lines: dict[str, int] = PrivateAttr(default_factory=dict)
+
+    @field_validator("max_idle_connections_percent")
+    @classmethod
+    def _idle_within_max(cls, v: int | None, info: ValidationInfo) -> int | None:
+        top = info.data.get("max_connections_percent")
+        if v is not None and top is not None and v > top:
+            raise ValueError(f"must be at most max_connections_percent ({top}), as AWS requires")
+        return v
+
+    def line_of(self, key: str) -> int | None:
+        return self._lines.get(key) or self._lines.get("")
+
+
+class WorkloadDecl(Strict):
+    """An explicit per-workload declaration; overrides what was read from files."""
+
+    name: str
+    namespace: str | None = None
+    pool_size: int | None = Field(default=None, alias="pool-size")
+    processes: int | None = None
+    # Connections one pod opens at peak, all pools and processes together (for a client
+    # whose pools cannot be read: PA106 unknown-client-connections).
+    connections: int | None = Field(default=None, ge=0)
+    replicas: int | None = None
+    target: str | None = None  # a server or pooler name
+    source: str | None = None  # the application's source directory
+    # For `advise`: its share of a server's budget, and the pool it must keep.
+    weight: float | None = Field(default=None, gt=0)
+    min_pool_size: int | None = Field(default=None, alias="min-pool-size", ge=1)
+
+
+class ChartDecl(Strict):
+    """How a Helm chart is deployed: values files and --set values, release, namespace."""
+
+    path: str  # chart folder, relative to the scanned root
+    values: list[str] = Field(default_factory=list)  # relative to the chart folder or root
+    set: list[str] = Field(default_factory=list)
+    release: str = "release"
+    namespace: str | None = None
+
+
+class RuleOptions(Strict):
+    model_config = ConfigDict(extra="allow")
+
+
+class SettingsFile(Strict):
+    """`.pool-advisor.toml`, or `[tool.pool-advisor]` of pyproject.toml. Keep in step with
+    advisor.config.settings.Settings (a test compares their fields and defaults)."""
+
+    fail_on: Literal["error", "warning", "info"] = Field(default="warning", alias="fail-on")
+    select: list[str] = Field(default_factory=list)
+    ignore: list[str] = Field(default_factory=list)
+    exclude: list[str] = Field(default_factory=list)
+    pg_version: int | None = Field(default=None, alias="pg-version")
+    headroom: int = 0  # connections kept free on every server unless it says otherwise
+    count_surge: bool = Field(default=True, alias="count-surge")
+    scan_test_code: bool = Field(default=False, alias="scan-test-code")
+    # CPUs of the nodes pods run on: pool sizes derived from the CPU count (pgx, Prisma,
+    # gunicorn's 2 x cores + 1) are computed for it; unset, the readers assume 4.
+    node_cpus: int | None = Field(default=None, alias="node-cpus", ge=1)
+    servers: list[ServerDecl] = Field(default_factory=list)
+    proxies: list[ProxyDecl] = Field(default_factory=list)
+    workloads: list[WorkloadDecl] = Field(default_factory=list)
+    charts: list[ChartDecl] = Field(default_factory=list)
+    rules: dict[str, dict[str, Any]] = Field(default_factory=dict)

@@ -1,0 +1,198 @@
+"""Project configuration: `[tool.pool-advisor]` in pyproject.toml or `.pool-advisor.toml`.
+
+Validated by pydantic (advisor.config.schema, imported only when a file exists); unknown
+keys are errors reported at their file:line.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from msgspec import field
+
+from advisor.model import Record
+from advisor.read.fs import InputError
+
+if TYPE_CHECKING:
+    from advisor.config.schema import ChartDecl, ProxyDecl, ServerDecl, WorkloadDecl
+
+CONFIG_NAMES = (".pool-advisor.toml", "pyproject.toml")
+
+_SIZE = re.compile(
+    r"^\s*(\d+(?:\.\d+)?)\s*(B|KB|KiB|kB|MB|MiB|GB|GiB|TB|TiB|Ki|Mi|Gi|Ti|K|M|G|T)?\s*$")
+_SIZE_FACTORS = {
+    None: 1, "B": 1, "K": 1000, "KB": 1000, "kB": 1024, "KiB": 1024, "Ki": 1024,
+    "M": 1000**2, "MB": 1024**2, "MiB": 1024**2, "Mi": 1024**2,
+    "G": 1000**3, "GB": 1024**3, "GiB": 1024**3, "Gi": 1024**3,
+    "T": 1000**4, "TB": 1024**4, "TiB": 1024**4, "Ti": 1024**4,
+}
+
+
+def parse_size(text: str | int | float) -> int:
+    """Bytes from `16GiB`, `16Gi`, `512MB` (PostgreSQL meaning: 1024-based) or a number."""
+    if isinstance(text, int | float):
+        return int(text)
+    m = _SIZE.match(text)
+    if not m:
+        raise ValueError(f"not a size: {text!r} (examples: 16GiB, 512Mi, 8GB)")
+    return int(float(m.group(1)) * _SIZE_FACTORS[m.group(2)])
+
+
+class Settings(Record, kw_only=True):
+    """The settings the engine reads: these defaults, or what a configuration file set
+    (validated by advisor.config.schema.SettingsFile, whose fields these are)."""
+
+    fail_on: Literal["error", "warning", "info"] = "warning"
+    select: list[str] = field(default_factory=list)
+    ignore: list[str] = field(default_factory=list)
+    exclude: list[str] = field(default_factory=list)
+    pg_version: int | None = None
+    headroom: int = 0  # connections kept free on every server unless it says otherwise
+    count_surge: bool = True
+    # SQL hazards in test/, spec/, __tests__, fixtures and example folders (off: that
+    # code does not run in production)
+    scan_test_code: bool = False
+    # CPUs of the nodes pods run on: pool sizes derived from the CPU count (pgx, Prisma,
+    # gunicorn's 2 x cores + 1) are computed for it; unset, the readers assume 4.
+    node_cpus: int | None = None
+    servers: list[ServerDecl] = field(default_factory=list)
+    proxies: list[ProxyDecl] = field(default_factory=list)
+    workloads: list[WorkloadDecl] = field(default_factory=list)
+    charts: list[ChartDecl] = field(default_factory=list)
+    rules: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # Where these came from, for messages; not a user key.
+    origin: str | None = None
+    # The configuration file's folder relative to the repository root ("" at the root):
+    # the paths it names (charts, values, sources, excludes) are relative to it. Not a
+    # user key.
+    folder: str = ""
+
+
+def find_config(start: Path) -> Path | None:
+    """The nearest config file at `start` or above (stops at a .git folder)."""
+    here = start if start.is_dir() else start.parent
+    for folder in (here, *here.parents):
+        for name in CONFIG_NAMES:
+            candidate = folder / name
+            if candidate.is_symlink():
+                continue  # never followed: `symlinked_configs` says so
+            if candidate.is_file() and (name != "pyproject.toml" or _has_tool_table(candidate)):
+                return candidate
+        if (folder / ".git").exists():
+            return None
+    return None
+
+
+def symlinked_configs(start: Path) -> list[Path]:
+    """Configuration files `find_config` passed over because they are symlinks (one could
+    point anywhere on the machine), from `start` up to the first .git folder."""
+    here = start if start.is_dir() else start.parent
+    found: list[Path] = []
+    for folder in (here, *here.parents):
+        found += [folder / n for n in CONFIG_NAMES if (folder / n).is_symlink()]
+        if (folder / ".git").exists():
+            break
+    return found
+
+
+def _has_tool_table(path: Path) -> bool:
+    try:
+        from advisor.read.fs import read_regular
+
+        return "[tool.pool-advisor" in read_regular(path).decode("utf-8", "replace")
+    except OSError:
+        return False
+
+
+def load_settings(path: Path | None, shown: str | None = None) -> Settings:
+    """Read and validate; InputError with file:line for any problem."""
+    if path is None:
+        return Settings()
+    shown = shown or str(path)
+    try:
+        from advisor.read.fs import read_regular
+
+        text = read_regular(path).decode("utf-8")  # never a FIFO, never 1 GB
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(shown, f"cannot read configuration: {exc}") from None
+    import tomllib  # here: only a run that found a configuration file reads TOML
+
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        line = getattr(exc, "lineno", None) or _line_from_message(str(exc))
+        raise InputError(shown, f"invalid TOML: {exc}", line) from None
+    prefix: tuple[str, ...] = ()
+    if path.name == "pyproject.toml":
+        data = data.get("tool", {}).get("pool-advisor", {})
+        prefix = ("tool", "pool-advisor")
+    from pydantic import ValidationError
+
+    from advisor.config.schema import SettingsFile
+
+    try:
+        validated = SettingsFile.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        loc = tuple(str(p) for p in err["loc"])
+        what = "unknown key" if err["type"] == "extra_forbidden" else err["msg"]
+        line = _line_of_key(text, prefix + loc)
+        if len(loc) >= 2 and loc[0] == "proxies" and loc[1].isdigit():
+            # the Nth [[proxies]] block, not the first one naming the key
+            blocks = _array_table_lines(text, (*prefix, "proxies"))
+            if int(loc[1]) < len(blocks):
+                block = blocks[int(loc[1])]
+                line = block.get(loc[2] if len(loc) > 2 else "", block[""])
+        dotted = ".".join(loc)
+        raise InputError(shown, f"{what}: {dotted}", line) from None
+    settings = Settings(**{name: getattr(validated, name) for name in Settings.__struct_fields__
+                           if name not in ("origin", "folder")}, origin=shown)
+    for proxy, lines in zip(settings.proxies, _array_table_lines(text, (*prefix, "proxies")),
+                            strict=False):
+        proxy._lines = lines
+    return settings
+
+
+def _array_table_lines(text: str, table: tuple[str, ...]) -> list[dict[str, int]]:
+    """For each `[[a.b]]` block of `table`: its keys' lines ("" is the header's line)."""
+    header = re.compile(r"^\s*\[\[\s*" + r"\s*\.\s*".join(
+        rf"[\"']?{re.escape(part)}[\"']?" for part in table) + r"\s*\]\]")
+    key = re.compile(r"^\s*[\"']?([A-Za-z0-9_-]+)[\"']?\s*=")
+    blocks: list[dict[str, int]] = []
+    current: dict[str, int] | None = None
+    for number, line in enumerate(text.splitlines(), start=1):
+        if header.match(line):
+            current = {"": number}
+            blocks.append(current)
+        elif line.lstrip().startswith("["):
+            current = None
+        elif current is not None and (m := key.match(line)):
+            current.setdefault(m.group(1), number)
+    return blocks
+
+
+def _line_from_message(message: str) -> int | None:
+    m = re.search(r"line (\d+)", message)
+    return int(m.group(1)) if m else None
+
+
+def _line_of_key(text: str, loc: tuple[str, ...]) -> int | None:
+    """Best line for a dotted key path: the last key's `name =` line after its table."""
+    keys = [k for k in loc if not k.isdigit()]
+    if not keys:
+        return None
+    last = keys[-1]
+    pattern = re.compile(rf"^\s*[\"']?{re.escape(last)}[\"']?\s*=")
+    header_seen = len(keys) == 1
+    for number, line in enumerate(text.splitlines(), start=1):
+        stripped = line.strip()
+        if stripped.startswith("[") and len(keys) > 1 and keys[-2] in stripped:
+            header_seen = True
+        if header_seen and pattern.match(line):
+            return number
+    for number, line in enumerate(text.splitlines(), start=1):
+        if pattern.match(line) or (line.strip().startswith("[") and last in line):
+            return number
+    return None

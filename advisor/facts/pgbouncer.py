@@ -1,0 +1,597 @@
+"""PgBouncer semantics, pure: parameter tables and value types per version, defaults,
+the effective pool of a (database, user) pair, and the server connections a pooler
+may open.
+
+Everything here follows PgBouncer's own source (github.com/pgbouncer/pgbouncer, tags
+pgbouncer_1_18_0 ... pgbouncer_1_25_0), cited where used:
+- src/main.c bouncer_params[]: keys, types, defaults (advisor/facts/pgbouncer_params.py);
+- src/server.c pool_pool_size / pool_res_pool_size / database_max_connections /
+  user_max_connections / pool_pool_mode: user overrides database overrides global;
+- src/objects.c launch_new_connection: the reserve pool is used only when
+  reserve_pool_timeout > 0; max_db_connections counts every server connection of the
+  database entry (all its users' pools, reserve included); max_user_connections
+  counts the user's connections across databases; a queued cancel request may open
+  up to 2 x pool_size regardless of those caps.
+
+Version history used for defaults (NEWS.md at tag pgbouncer_1_25_0): 1.21.0 adds
+max_prepared_statements (default 0 = off); 1.24.0 "Enable prepared statement support by
+default" (200); 1.25.0 adds transaction_timeout, globally and per user. 1.18 values are
+checked against the real Debian 1.18 binary's SHOW CONFIG (tests/test_pgbouncer_oracle.py).
+Newer versions reuse 1.18's ini grammar: libusual's quoted-key support (commit 6b7fc84,
+2025) is in none of the lib submodules of tags 1.19.0 ... 1.25.0 that we could check.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from functools import lru_cache
+
+from msgspec import field
+
+from advisor.facts.pgbouncer_params import (
+    CHANGES,
+    LOOKUPS,
+    LOOKUPS_1_25_EXTRA,
+    PARAMS_1_18,
+    ParamSpec,
+)
+from advisor.lazyregex import lazy
+from advisor.model import (
+    BouncerVersion,
+    Contribution,
+    Location,
+    Pooler,
+    PoolerDatabase,
+    PoolerUser,
+    Record,
+    Setting,
+    Source,
+    Term,
+)
+
+OLDEST = (1, 18)
+NEWEST = (1, 25)
+
+# [databases] connection-string keys and [users] keys per version (src/loader.c
+# parse_database / parse_user at each tag).
+_DB_KEYS: list[tuple[tuple[int, int], tuple[str, ...]]] = [
+    (
+        (1, 18),
+        (
+            "dbname",
+            "host",
+            "port",
+            "user",
+            "password",
+            "auth_user",
+            "client_encoding",
+            "datestyle",
+            "timezone",
+            "pool_size",
+            "min_pool_size",
+            "reserve_pool",
+            "max_db_connections",
+            "pool_mode",
+            "connect_query",
+            "application_name",
+        ),
+    ),
+    ((1, 19), ("auth_dbname",)),
+    ((1, 22), ("auth_query",)),
+    ((1, 23), ("server_lifetime",)),
+    ((1, 24), ("reserve_pool_size", "max_db_client_connections", "load_balance_hosts")),
+]
+_USER_KEYS: list[tuple[tuple[int, int], tuple[str, ...]]] = [
+    ((1, 18), ("pool_mode", "max_user_connections")),
+    ((1, 23), ("pool_size",)),
+    (
+        (1, 24),
+        (
+            "reserve_pool_size",
+            "idle_transaction_timeout",
+            "query_timeout",
+            "client_idle_timeout",
+            "max_user_client_connections",
+        ),
+    ),
+    ((1, 25), ("transaction_timeout",)),
+]
+
+
+class UnknownSetting(KeyError):
+    """The parameter does not exist in that PgBouncer version."""
+
+
+def table_version(version: BouncerVersion) -> tuple[int, int]:
+    """The parameter table used for `version`: the newest known one not after it."""
+    v = (version.major, version.minor)
+    return max(OLDEST, min(v, NEWEST))
+
+
+@lru_cache(maxsize=16)
+def _params(v: tuple[int, int]) -> dict[str, ParamSpec]:
+    table = dict(PARAMS_1_18)
+    for at, (changed, removed) in sorted(CHANGES.items()):
+        if at > v:
+            break
+        table.update(changed)
+        for name in removed:
+            table.pop(name, None)
+    return table
+
+
+def params(version: BouncerVersion) -> dict[str, ParamSpec]:
+    """name -> (type, default, no_reload) of the [pgbouncer] section in `version`."""
+    return _params(table_version(version))
+
+
+def lookup_names(kind: str, version: BouncerVersion) -> tuple[str, ...]:
+    names = LOOKUPS[kind.removeprefix("lookup:")]
+    if table_version(version) >= (1, 25):
+        names = names + LOOKUPS_1_25_EXTRA.get(kind.removeprefix("lookup:"), ())
+    return names
+
+
+def database_keys(version: BouncerVersion) -> frozenset[str]:
+    v = table_version(version)
+    return frozenset(k for at, keys in _DB_KEYS if at <= v for k in keys)
+
+
+def user_keys(version: BouncerVersion) -> frozenset[str]:
+    v = table_version(version)
+    return frozenset(k for at, keys in _USER_KEYS if at <= v for k in keys)
+
+
+# --- C number parsing, as PgBouncer does it --------------------------------------------
+
+_C_SPACE = " \t\n\v\f\r"
+_STRTOL = lazy(r"[ \t\n\v\f\r]*([+-]?)(0[xX][0-9a-fA-F]+|0[0-7]*|[1-9][0-9]*)")
+_STRTOD = lazy(
+    r"[ \t\n\v\f\r]*[+-]?(?:0[xX](?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)"
+    r"(?:[pP][+-]?[0-9]+)?|(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
+    r"|inf(?:inity)?|nan)",
+    re.IGNORECASE,
+)
+
+
+def _to_int32(n: int) -> int:
+    n &= 0xFFFFFFFF
+    return n - (1 << 32) if n >= 1 << 31 else n
+
+
+def c_strtol_full(text: str, *, unsigned: bool = False) -> int | None:
+    """libusual cf_set_int/cf_set_uint: strtol(value, &end, 0), rejecting a partial
+    parse; the long is then stored into a C int (truncated)."""
+    m = _STRTOL.match(text)
+    if not m or m.end() != len(text):
+        return None
+    sign, digits = m.groups()
+    if digits[:2].lower() == "0x":
+        n = int(digits[2:], 16)
+    elif digits.startswith("0") and len(digits) > 1:
+        n = int(digits[1:], 8)
+    else:
+        n = int(digits)
+    n = -n if sign == "-" else n
+    limit = 1 << 64 if unsigned else 1 << 63
+    if not unsigned:
+        n = max(-limit, min(limit - 1, n))  # strtol saturates at LONG_MIN/LONG_MAX
+    else:
+        n %= limit
+    if unsigned:
+        return n & 0xFFFFFFFF
+    return _to_int32(n)
+
+
+def c_atoi(text: str) -> int:
+    """atoi(): leading space, sign, digits; whatever follows is ignored; no digits = 0."""
+    m = re.match(r"[ \t\n\v\f\r]*([+-]?)([0-9]*)", text)
+    assert m is not None
+    sign, digits = m.groups()
+    if not digits:
+        return 0
+    n = int(digits)
+    return _to_int32(-n if sign == "-" else n)
+
+
+def c_parse_time(text: str) -> float | None:
+    """libusual parse_time: strtod, whole string, not negative; seconds as a double,
+    stored as integer microseconds (usec_t)."""
+    m = _STRTOD.match(text)
+    if not m or m.end() != len(text):
+        return None
+    try:
+        v = float.fromhex(m.group(0).strip()) if "x" in m.group(0).lower() else float(m.group(0))
+    except ValueError:
+        return None
+    if v < 0:
+        return None
+    if math.isnan(v) or math.isinf(v):
+        # Accepted by PgBouncer; the cast to usec_t is undefined in C. On x86-64 the
+        # real 1.18 shows nan as 9.22337e+12 s (2**63 us) and inf as 0.
+        return 2**63 / 1_000_000 if math.isnan(v) else 0.0
+    return int(v * 1_000_000) / 1_000_000
+
+
+def parse_param_value(
+    kind: str, raw: str, version: BouncerVersion
+) -> tuple[bool, str | int | float, str | None]:
+    """(accepted, value, unit) as PgBouncer's setter for this type would store it."""
+    if kind == "int":
+        n = c_strtol_full(raw)
+        return (n is not None, n if n is not None else 0, None)
+    if kind == "uint":
+        n = c_strtol_full(raw, unsigned=True)
+        return (n is not None, n if n is not None else 0, None)
+    if kind == "time":
+        t = c_parse_time(raw)
+        return (t is not None, t if t is not None else 0.0, "s")
+    if kind.startswith("lookup:"):
+        for name in lookup_names(kind, version):
+            if name.lower() == raw.lower():  # cf_set_lookup uses strcasecmp
+                return (True, name, None)
+        return (False, raw, None)
+    return (True, raw, None)
+
+
+def show_value(kind: str, value: str | int | float | bool) -> str:
+    """How SHOW CONFIG prints a stored value (cf_get_int %d, cf_get_time_usec %g...)."""
+    if kind == "time":
+        return f"{float(value):g}"
+    if kind in ("int", "uint"):
+        return str(int(value))
+    return str(value)
+
+
+def bouncer_default(name: str, version: BouncerVersion) -> Setting:
+    """PgBouncer's built-in default for `name`, with its version as the source."""
+    spec = params(version).get(name)
+    if spec is None:
+        raise UnknownSetting(f"PgBouncer {version.text} has no parameter {name!r}")
+    kind, default, _ = spec
+    raw = default if default is not None else ""
+    ok, value, unit = parse_param_value(kind, raw, version)
+    if not ok:  # e.g. verbose (NULL default: the C variable starts at 0)
+        value = 0 if kind in ("int", "uint") else raw
+    return Setting(
+        name=name,
+        raw=raw,
+        value=value,
+        unit=unit,
+        source=Source.default_of(f"PgBouncer {version.text} default", key=name),
+    )
+
+
+def has_setting(name: str, version: BouncerVersion) -> bool:
+    return name in params(version)
+
+
+def effective_setting(settings: dict[str, Setting], name: str, version: BouncerVersion) -> Setting:
+    """The explicit [pgbouncer] value if set, else the version's default."""
+    return settings.get(name) or bouncer_default(name, version)
+
+
+# --- pools ----------------------------------------------------------------------------
+
+
+class EffectivePool(Record, kw_only=True):
+    """The limits of one PgBouncer pool: one (database entry, server user) pair."""
+
+    database: str  # the [databases] entry (for the `*` fallback: the requested name)
+    entry: str  # the entry that defined it: the name itself or "*"
+    user: str  # the user PgBouncer logs in to the server as (the forced user if any)
+    forced_user: bool
+    pool_size: Term
+    reserve_pool_size: Term
+    min_pool_size: Term
+    pool_mode: Setting
+    max_db_connections: Term  # 0 = unlimited
+    max_user_connections: Term  # 0 = unlimited
+    reserve_used: bool  # False when reserve_pool_timeout = 0: PgBouncer never uses it
+    location: Location
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def server_max(self) -> int:
+        """Connections this pool alone may open: pool_size (+ reserve when usable)."""
+        reserve = self.reserve_pool_size.int_value if self.reserve_used else 0
+        return max(0, self.pool_size.int_value) + max(0, reserve)
+
+
+def _find_database(pooler: Pooler, name: str) -> PoolerDatabase | None:
+    found = None
+    for db in pooler.databases:
+        if db.name == name:
+            found = db  # a later entry of the same name replaces the earlier one
+    return found
+
+
+def _find_user(pooler: Pooler, name: str) -> PoolerUser | None:
+    found = None
+    for u in pooler.users:
+        if u.name == name:
+            found = u
+    return found
+
+
+def _setting_term(setting: Setting, label: str) -> Term:
+    return Term(label=label, value=float(setting.value), source=setting.source)
+
+
+def effective_pool(pooler: Pooler, db: str, user: str) -> EffectivePool | None:
+    """The pool a client of `db` as `user` lands in; None when PgBouncer would reject
+    the database (no [databases] entry of that name and no `*` fallback)."""
+    version = pooler.version
+    entry = _find_database(pooler, db) if db != "*" else None
+    notes: list[str] = []
+    if entry is None:
+        entry = _find_database(pooler, "*")
+        if entry is None or db == "pgbouncer":
+            return None
+        if db != "*":
+            notes.append(f"database {db!r} has no [databases] entry: created from the * "
+                         "fallback")
+    forced = entry.user is not None
+    server_user = entry.user if entry.user is not None else user
+    # Before 1.23 a forced user is a separate object per database (src/objects.c
+    # force_user): the [users] entry of that name does not apply to it. From 1.23 the
+    # forced user is the global user (force_user_credentials -> global_user).
+    user_entry = None
+    if not forced or version.at_least(1, 23):
+        user_entry = _find_user(pooler, server_user)
+    if forced and user_entry is None and _find_user(pooler, server_user) is not None:
+        notes.append(
+            f"[users] {server_user} does not apply to the forced user of {entry.name} "
+            f"in PgBouncer {version.text} (src/objects.c force_user)"
+        )
+
+    def glob(name: str, label: str) -> Term:
+        return _setting_term(effective_setting(pooler.settings, name, version), label)
+
+    # pool_size: user (1.23+) > database > default_pool_size (src/server.c pool_pool_size)
+    user_pool = user_entry.pool_size if user_entry is not None else None
+    if user_pool is not None and user_pool.value >= 0 and version.at_least(1, 23):
+        pool_size = user_pool
+    elif entry.pool_size is not None and entry.pool_size.value >= 0:
+        pool_size = entry.pool_size
+    else:
+        pool_size = glob("default_pool_size", "default_pool_size")
+    if entry.reserve_pool_size is not None and entry.reserve_pool_size.value >= 0:
+        reserve = entry.reserve_pool_size
+    else:
+        reserve = glob("reserve_pool_size", "reserve_pool_size")
+    if entry.min_pool_size is not None and entry.min_pool_size.value >= 0:
+        min_pool = entry.min_pool_size
+    else:
+        min_pool = glob("min_pool_size", "min_pool_size")
+    # max_db_connections: a value <= 0 on the entry falls back to the global one.
+    if entry.max_db_connections is not None and entry.max_db_connections.value > 0:
+        max_db = entry.max_db_connections
+    else:
+        max_db = glob("max_db_connections", "max_db_connections")
+    if (
+        user_entry is not None
+        and user_entry.max_user_connections is not None
+        and user_entry.max_user_connections.value > 0
+    ):
+        max_user = user_entry.max_user_connections
+    else:
+        max_user = glob("max_user_connections", "max_user_connections")
+    if user_entry is not None and user_entry.pool_mode is not None:
+        pool_mode = user_entry.pool_mode
+    elif entry.pool_mode is not None:
+        pool_mode = entry.pool_mode
+    else:
+        pool_mode = effective_setting(pooler.settings, "pool_mode", version)
+    timeout = effective_setting(pooler.settings, "reserve_pool_timeout", version)
+    reserve_used = float(timeout.value) > 0 and reserve.value > 0
+    if reserve.value > 0 and not reserve_used:
+        notes.append(
+            f"reserve_pool_timeout = 0 ({timeout.source.label()}): PgBouncer never "
+            f"opens the reserve pool (src/objects.c launch_new_connection)"
+        )
+    if pool_size.value <= 0:
+        notes.append("pool_size 0: this pool cannot open server connections")
+    return EffectivePool(
+        database=db if entry.name == "*" else entry.name,
+        entry=entry.name,
+        user=server_user,
+        forced_user=forced,
+        pool_size=pool_size,
+        reserve_pool_size=reserve,
+        min_pool_size=min_pool,
+        pool_mode=pool_mode,
+        max_db_connections=max_db,
+        max_user_connections=max_user,
+        reserve_used=reserve_used,
+        location=entry.location,
+        notes=notes,
+    )
+
+
+def declared_pairs(pooler: Pooler) -> tuple[list[tuple[str, str]], list[str]]:
+    """(db, user) pairs the config itself names, and what was assumed to get them."""
+    pairs: list[tuple[str, str]] = []
+    assumed: list[str] = []
+    names = [u.name for u in pooler.users]
+    seen: set[str] = set()
+    for db in reversed(pooler.databases):
+        if db.name in seen:
+            continue
+        seen.add(db.name)
+        if db.name == "*":
+            assumed.append("the * fallback is left out: its databases are not known")
+            continue
+        if db.user is not None:
+            pairs.append((db.name, db.user))
+        elif names:
+            pairs += [(db.name, u) for u in names]
+            assumed.append(f"{db.name}: no forced user; assumed one pool per [users] entry")
+        else:
+            pairs.append((db.name, "*"))
+            assumed.append(f"{db.name}: no forced user; assumed one client user (one pool)")
+    pairs.reverse()
+    if not pairs and _find_database(pooler, "*") is not None:
+        # Never a silent zero: the fallback serves whatever clients ask for.
+        pairs = [("*", "*")]
+        assumed = [a for a in assumed if not a.startswith("the * fallback is left out")]
+        assumed.append("[databases] holds only the * fallback and no client names its "
+                       "(database, user): assumed one pair, one pool")
+    return pairs, assumed
+
+
+def _max_flow(
+    pools: list[tuple[str, str, int]], db_caps: dict[str, int], user_caps: dict[str, int]
+) -> int:
+    """Largest total of server connections: source -> db (cap) -> pool (cap) -> user
+    (cap) -> sink. Caps of 0 or less mean unlimited. Tiny graphs: Edmonds-Karp."""
+    big = sum(c for _, _, c in pools) + 1
+    nodes = ["s", "t", *{f"d:{d}" for d, _, _ in pools}, *{f"u:{u}" for _, u, _ in pools}]
+    idx = {n: i for i, n in enumerate(nodes)}
+    n = len(nodes)
+    cap = [[0] * n for _ in range(n)]
+    for d, u, c in pools:
+        dcap = db_caps.get(d, 0)
+        cap[idx["s"]][idx[f"d:{d}"]] = dcap if dcap > 0 else big
+        cap[idx[f"d:{d}"]][idx[f"u:{u}"]] += max(0, c)
+        ucap = user_caps.get(u, 0)
+        cap[idx[f"u:{u}"]][idx["t"]] = ucap if ucap > 0 else big
+    flow = 0
+    s, t = idx["s"], idx["t"]
+    while True:
+        parent = [-1] * n
+        parent[s] = s
+        queue = [s]
+        for x in queue:
+            for y in range(n):
+                if parent[y] < 0 and cap[x][y] > 0:
+                    parent[y] = x
+                    queue.append(y)
+        if parent[t] < 0:
+            return flow
+        push = big
+        y = t
+        while y != s:
+            push = min(push, cap[parent[y]][y])
+            y = parent[y]
+        y = t
+        while y != s:
+            cap[parent[y]][y] -= push
+            cap[y][parent[y]] += push
+            y = parent[y]
+        flow += push
+
+
+def server_side_max(pooler: Pooler, pairs: list[tuple[str, str]] | None) -> Contribution:
+    """Server connections `pooler` may open at most: replicas x (sum over its pools of
+    pool_size + usable reserve, capped per database entry by max_db_connections and per
+    user by max_user_connections)."""
+    notes: list[str] = []
+    if pairs is None:
+        pairs, assumed = declared_pairs(pooler)
+        notes.append("pairs not given: used the (database, user) pairs the config declares")
+        notes += assumed
+    pools: list[EffectivePool] = []
+    seen: set[tuple[str, str]] = set()
+    for db, user in pairs:
+        pool = effective_pool(pooler, db, user)
+        if pool is None:
+            notes.append(f"database {db!r} is not served by this pooler: no pool")
+            continue
+        key = (pool.database, pool.user)
+        if key in seen:
+            continue  # several client users behind one forced user share one pool
+        seen.add(key)
+        pools.append(pool)
+        notes += pool.notes
+    # Connection counters (src/objects.c): per database object; per user object,
+    # which before 1.23 is private to the database when the user is forced.
+    def user_key(p: EffectivePool) -> str:
+        if p.forced_user and not pooler.version.at_least(1, 23):
+            return f"{p.database}\x00{p.user}"
+        return p.user
+
+    by_db: dict[str, list[EffectivePool]] = {}
+    for p in pools:
+        by_db.setdefault(p.database, []).append(p)
+    db_caps = {d: ps[0].max_db_connections.int_value for d, ps in by_db.items()}
+    user_caps: dict[str, int] = {}
+    user_terms: dict[str, Term] = {}
+    for p in pools:
+        user_caps[user_key(p)] = p.max_user_connections.int_value
+        user_terms[user_key(p)] = p.max_user_connections
+    flows = [(p.database, user_key(p), p.server_max) for p in pools]
+    per_replica = _max_flow(flows, db_caps, user_caps)
+
+    parts: list[Contribution] = []
+    for d, ps in by_db.items():
+        pool_parts = []
+        for p in ps:
+            factors = [p.pool_size]
+            if p.reserve_used:
+                factors.append(p.reserve_pool_size)
+            pool_parts.append(
+                Contribution(
+                    who=f"{d}/{p.user}",
+                    kind="pooler",
+                    op="+",
+                    factors=factors,
+                    total=float(p.server_max),
+                    location=p.location,
+                    note="pool_size + reserve_pool_size" if p.reserve_used else "pool_size",
+                )
+            )
+        raw = sum(p.server_max for p in ps)
+        cap = ps[0].max_db_connections
+        factors = []
+        note = f"sum of {len(ps)} pool(s)"
+        total = float(raw)
+        if cap.value > 0:
+            factors.append(cap)
+            if cap.value < raw:
+                note += f", capped by max_db_connections {cap.int_value}"
+            total = float(min(raw, cap.int_value))
+        parts.append(
+            Contribution(
+                who=d,
+                kind="pooler",
+                op="min" if factors else "+",
+                factors=factors,
+                parts=pool_parts,
+                total=total,
+                location=ps[0].location,
+                note=note,
+            )
+        )
+    if sum(part.total for part in parts) > per_replica:
+        capped = [
+            f"{k.split(chr(0))[-1]} max_user_connections {user_terms[k].int_value}"
+            for k, v in user_caps.items()
+            if v > 0
+        ]
+        notes.append("capped per user: " + ", ".join(capped))
+    so_reuseport = effective_setting(pooler.settings, "so_reuseport", pooler.version)
+    if int(so_reuseport.value):
+        notes.append(
+            f"so_reuseport = 1 ({so_reuseport.source.label()}): every PgBouncer process "
+            f"sharing the port has these limits; replicas must count processes"
+        )
+    notes.append(
+        "a queued cancel request may briefly open up to 2 x pool_size per pool, past "
+        "max_db_connections/max_user_connections (src/objects.c launch_new_connection)"
+    )
+    per = Term(
+        label="server connections per PgBouncer process (sum of capped pools)",
+        value=float(per_replica),
+        source=Source.default_of("computed: the database entries below"),
+    )
+    return Contribution(
+        who=pooler.name,
+        kind="pooler",
+        factors=[pooler.replicas, per],
+        parts=parts,
+        total=pooler.replicas.value * per_replica,
+        location=pooler.location,
+        note="; ".join(notes),
+    )

@@ -1,0 +1,208 @@
+"""Application connection pools: which pools a container's processes open, how big
+each is, and where every number was written (or which library default applied).
+
+    app = scan_app_dir(root, "services/checkout")      # I/O: read the source files
+    found = pools_for_container(container, app)        # pure
+    found.pools  -> [Pool(label="HikariCP maximumPoolSize", size=20 (application.yml:7))]
+
+One small module per stack; each reader takes a StackContext and returns Pools.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+
+from msgspec import Struct, field
+
+from advisor.model import ConfigProblem, Container, Pool, Record
+from advisor.read.apps.base import StackContext
+from advisor.read.apps.source import AppFile, AppSource, mounted_app_file, scan_app_dir
+from advisor.read.apps.urls import route_from_env, route_from_url
+
+__all__ = [
+    "AppFile",
+    "AppPools",
+    "AppSource",
+    "mounted_app_file",
+    "pools_for_container",
+    "route_from_env",
+    "route_from_url",
+    "scan_app_dir",
+]
+
+Reader = Callable[[StackContext], list[Pool]]
+INTERNAL_ERROR = "pool-advisor internal error"
+
+
+class StackReader(Struct, frozen=True):
+    """A stack's reader, imported only when the container or its app source has what
+    the stack reads (file kinds, env prefixes): `check` stays fast for the others."""
+
+    name: str
+    target: str  # "module:function" under advisor.read.apps
+    kinds: tuple[str, ...] = ()
+    env_prefixes: tuple[str, ...] = ()
+    arg_markers: tuple[str, ...] = ()  # e.g. "--spring." anywhere in command/args
+    image_markers: tuple[str, ...] = ()  # in the image reference (keycloak, mattermost)
+
+    def wanted(self, container: Container, app: AppSource | None) -> bool:
+        if self.image_markers and any(m in container.image.lower()
+                                      for m in self.image_markers):
+            return True
+        if app is not None and self.kinds and app.of_kind(*self.kinds):
+            return True
+        if self.env_prefixes and any(e.name.upper().startswith(self.env_prefixes)
+                                     for e in container.env):
+            return True
+        words = (*container.command, *container.args)
+        return any(m in w for m in self.arg_markers for w in words)
+
+    def load(self) -> Reader:
+        module, _, func = self.target.partition(":")
+        return getattr(importlib.import_module(f"advisor.read.apps.{module}"), func)
+
+
+_PY = ("python", "gunicorn-conf")
+READERS: tuple[StackReader, ...] = (
+    StackReader("hikari", "hikari:hikari_pools", ("spring-config", "build", "java"), ("SPRING_",),
+                ("--spring.", "-Dspring.")),
+    StackReader("sqlalchemy", "sqlalchemy:sqlalchemy_pools", _PY),
+    StackReader("django", "django:django_pools", _PY),
+    StackReader("psycopg_pool", "psycopg_pool:psycopg_pools", _PY),
+    StackReader("asyncpg", "asyncpg:asyncpg_pools", _PY),
+    StackReader("node-postgres", "node_pg:node_pg_pools", ("js",)),
+    StackReader("sequelize", "sequelize:sequelize_pools", ("js",)),
+    StackReader("knex", "knex:knex_pools", ("js",)),
+    StackReader("typeorm", "typeorm:typeorm_pools", ("js",)),
+    StackReader("prisma", "prisma:prisma_pools", ("prisma",)),
+    StackReader("pgx", "pgx:pgx_pools", ("go",)),
+    StackReader("database/sql", "go_sql:go_sql_pools", ("go",)),
+    StackReader("rails", "rails:rails_pools", ("database-yml",)),
+    StackReader("npgsql", "npgsql:npgsql_pools", ("appsettings",), ("CONNECTIONSTRINGS__",)),
+    StackReader("ecto", "ecto:ecto_pools", ("elixir",)),
+    StackReader("quarkus", "quarkus:quarkus_pools", ("spring-config",)),
+    StackReader("temporal", "temporal:temporal_pools", ("temporal-config",)),
+    # Applications run from their own images, configured by env (Keycloak, Mattermost,
+    # Harbor, PostgREST): advisor/read/apps/images.py. Markers repeated there.
+    StackReader("images", "images:image_pools", (),
+                ("KC_DB", "MM_SQLSETTINGS_", "POSTGRESQL_MAX_OPEN_CONNS",
+                 "HARBOR_DATABASE_MAX_OPEN_CONNS", "PGRST_DB_"),
+                image_markers=("keycloak", "mattermost", "harbor-core", "harbor-exporter",
+                               "postgrest", "mastodon")),
+)
+
+
+class AppPools(Record, kw_only=True):
+    pools: list[Pool] = field(default_factory=list)
+    notices: list[str] = field(default_factory=list)
+    problems: list[ConfigProblem] = field(default_factory=list)
+
+    @property
+    def default_applied(self) -> list[Pool]:
+        return [p for p in self.pools if p.bound == "default"]
+
+    @property
+    def unbounded(self) -> list[Pool]:
+        return [p for p in self.pools if p.bound == "unbounded"]
+
+    @property
+    def cpu_dependent(self) -> list[Pool]:
+        return [p for p in self.pools if p.bound == "cpu"]
+
+    def per_pod(self) -> float:
+        return sum(p.per_pod() for p in self.pools)
+
+
+# Schema migration tools hold one connection while they run (per database they touch):
+# a migration Job is one term, not the application's serving pools.
+_MIGRATION_WORDS = (("alembic", "upgrade"), ("manage.py", "migrate"), ("flyway", "migrate"),
+                    ("liquibase", "update"), ("rake", "db:migrate"), ("rails", "db:migrate"),
+                    ("mix", "ecto.migrate"), ("knex", "migrate:latest"),
+                    ("prisma", "migrate"), ("sequelize", "db:migrate"), ("migrate", "up"),
+                    ("goose", "up"), ("dotnet", "ef"), ("typeorm", "migration:run"))
+
+
+# Images of proxies and agents that run next to an application in its pod.
+_SIDECAR_IMAGES = ("cloud-sql-proxy", "cloudsql-proxy", "cloud-sql-connectors", "istio/proxy",
+                   "proxyv2", "envoy", "linkerd", "datadog", "fluent-bit", "fluentd",
+                   "otel/opentelemetry-collector", "opentelemetry-collector", "vault",
+                   "nginx", "oauth2-proxy", "pgbouncer", "odyssey", "pgcat", "pgpool",
+                   "prometheus", "exporter", "jaeger", "busybox", "alpine/git")
+
+
+def _not_the_app(container: Container) -> bool:
+    image = container.image.lower()
+    return any(marker in image for marker in _SIDECAR_IMAGES)
+
+
+def _migration_pool(ctx: StackContext) -> Pool | None:
+    from advisor.model import Source, Term
+    from advisor.read.apps.cmdline import command_line
+
+    cmd = command_line(ctx.container, ctx.app, [])
+    segments = cmd.segments()
+    if not segments or ctx.processes().server:
+        return None  # a server process runs (perhaps after migrating): its pools count
+    words = [w.text.rsplit("/", 1)[-1] for w in segments[-1]]
+    for tool, action in _MIGRATION_WORDS:
+        if tool in words and any(w.startswith(action) for w in words):
+            where = segments[-1][0].source
+            ctx.notices.append(f"{ctx.container.name}: runs {tool} {action} "
+                               f"({where.label()}): counted as one connection")
+            return Pool(label=f"migration ({tool} {action})",
+                        size=Term(label=f"{tool} {action} connections", value=1,
+                                  source=Source.default_of(
+                                      "a schema migration holds one connection at a time",
+                                      key=tool)),
+                        note="migration tool: one connection while it runs")
+    return None
+
+
+def pools_for_container(container: Container, app: AppSource | None = None, *,
+                        profile: str | None = None, node_cpus: int | None = None) -> AppPools:
+    """Every pool the container's processes open, from its env/args and its app source.
+    `profile` (e.g. a Spring profile from configuration) beats what the env says.
+    `node_cpus` sizes CPU-derived defaults (pgx, Prisma, cpu_count() workers); without
+    it 4 CPUs are assumed and the pool says so (bound="cpu", cpus term)."""
+    if app is not None and _not_the_app(container):
+        app = None  # a proxy/agent sidecar: the app's source files are not its settings
+    ctx = StackContext(container=container, app=app, profile=profile, node_cpus=node_cpus)
+    migration = _migration_pool(ctx)
+    if migration is not None:
+        return AppPools(pools=[migration], notices=ctx.notices, problems=ctx.problems)
+    pools: list[Pool] = []
+    for reader in READERS:
+        if not reader.wanted(container, app):
+            continue
+        try:
+            pools.extend(reader.load()(ctx))
+        except (ValueError, TypeError, KeyError, IndexError, AttributeError,
+                RecursionError) as exc:
+            # A reader bug must not hide the other findings: report it where it happened.
+            where = app.directory if app is not None else container.name
+            ctx.problem(container.source, f"{INTERNAL_ERROR} reading {reader.name} pool "
+                        f"settings of {where or '.'}: {type(exc).__name__}: {exc}",
+                        program="pool-advisor")
+    problems = list(app.problems) if app is not None else []
+    notices = list(app.notices) if app is not None else []
+    if container.role == "init" and pools:
+        # init containers exit before the app containers start: no share of the peak
+        ctx.notices.append(f"init container {container.name}: "
+                           f"{', '.join(p.label for p in pools)} not counted at peak (it "
+                           "exits before the application containers start)")
+        pools = []
+    return AppPools(pools=pools, notices=notices + ctx.notices, problems=problems + ctx.problems)
+
+
+def default_pools_for_container(container: Container, app: AppSource | None, route: object,
+                                *, node_cpus: int | None = None) -> AppPools:
+    """For a container that connects (`route`) but whose pools no reader found: the
+    default pool of the stack its URL scheme or dependency files identify, or none."""
+    from advisor.read.apps.identify import identified_pools
+
+    if app is not None and _not_the_app(container):
+        app = None
+    ctx = StackContext(container=container, app=app, profile=None, node_cpus=node_cpus)
+    pools = identified_pools(ctx, route)  # type: ignore[arg-type]
+    return AppPools(pools=pools, notices=ctx.notices, problems=ctx.problems)

@@ -1,0 +1,122 @@
+"""What every stack reader gets, and small helpers they share."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Literal
+
+from msgspec import Struct, field
+from msgspec.structs import replace
+
+from advisor.model import (
+    ConfigProblem,
+    Container,
+    CpuFormula,
+    EnvVar,
+    Location,
+    Pool,
+    Route,
+    Source,
+    Term,
+)
+from advisor.read.apps.source import AppFile, AppSource
+
+if TYPE_CHECKING:
+    from advisor.read.apps.processes import ProcessInfo
+
+ASSUMED_NODE_CPUS = 4
+
+
+class StackContext(Struct):
+    """One container (and its application source, when known) being read for pools.
+    Readers append to `problems`/`notices`; they do no I/O."""
+
+    container: Container
+    app: AppSource | None
+    profile: str | None
+    node_cpus: int | None = None
+    problems: list[ConfigProblem] = field(default_factory=list)
+    notices: list[str] = field(default_factory=list)
+    _processes: ProcessInfo | None = None
+    cache: dict[str, object] = field(default_factory=dict)  # per-container parse results
+
+    @property
+    def cpus(self) -> int:
+        return self.node_cpus or ASSUMED_NODE_CPUS
+
+    @property
+    def cpus_assumed(self) -> bool:
+        return self.node_cpus is None
+
+    def cpus_term(self) -> Term:
+        src = Source.default_of(f"assumed node size: {ASSUMED_NODE_CPUS} CPUs (set node_cpus)") \
+            if self.cpus_assumed else Source.default_of("node_cpus option")
+        return Term(label="node CPUs", value=self.cpus, source=src)
+
+    def processes(self) -> ProcessInfo:
+        if self._processes is None:
+            from advisor.read.apps.processes import detect_processes
+
+            self._processes = detect_processes(self, self.cpus, self.cpus_assumed)
+            self.notices.extend(self._processes.notes)
+        return self._processes
+
+    def env(self, name: str) -> EnvVar | None:
+        return next((e for e in self.container.env if e.name == name), None)
+
+    def env_map(self) -> dict[str, EnvVar]:
+        return {e.name: e for e in self.container.env}
+
+    def env_value(self, name: str) -> str | None:
+        var = self.env(name)
+        return var.value if var is not None else None
+
+    def env_source(self, name: str) -> Source:
+        var = self.env(name)
+        base = var.source if var is not None else self.container.source
+        return replace(base, key=name)
+
+    def files(self, *kinds: str) -> list[AppFile]:
+        return self.app.of_kind(*kinds) if self.app is not None else []
+
+    def problem(self, source: Source, message: str, *, fatal: bool = False,
+                program: str = "") -> None:
+        location = source.location() or Location(path=self.container.source.path or "<input>")
+        self.problems.append(ConfigProblem(location=location, message=message, fatal=fatal,
+                                           program=program))
+
+    def pool(self, label: str, size: float, source: Source, *, route: Route | None = None,
+             bound: Literal["fixed", "default", "unbounded", "cpu"] = "fixed", note: str = "",
+             cpu: CpuFormula | None = None, per_process: bool = True,
+             size_label: str | None = None) -> Pool:
+        """A Pool with this container's processes attached (per_process=False for
+        runtimes that run one OS process: JVM, Go, .NET, BEAM)."""
+        processes = self.processes().processes if per_process else None
+        info = self.processes() if per_process else None
+        if cpu is not None:
+            bound = "cpu"
+            cpu = replace(cpu, applies_to="size")
+        elif info is not None and info.cpu_formula is not None:
+            bound = "cpu" if bound == "fixed" else bound
+            cpu = info.cpu_formula
+            note = (note + "; " if note else "") + \
+                f"{processes.label if processes else 'processes'} from {cpu.text}"
+        return Pool(label=label, size=Term(label=size_label or label, value=size, source=source),
+                    processes=processes, route=route, bound=bound, note=note, cpu_formula=cpu,
+                    cpus=self.cpus_term() if cpu is not None else None)
+
+
+def parse_int(text: str | None) -> int | None:
+    """An integer as config binders accept it: surrounding whitespace, +/-, 0x hex."""
+    if text is None:
+        return None
+    t = str(text).strip()
+    try:
+        if t.lower().startswith(("0x", "-0x", "+0x")):
+            return int(t, 16)
+        return int(t, 10)
+    except ValueError:
+        return None
+
+
+def term(label: str, value: float, source: Source) -> Term:
+    return Term(label=label, value=value, source=source)

@@ -1,0 +1,292 @@
+"""Django: one pool-like term per DATABASES alias (primary and replica are separate).
+
+Without a pool, Django holds one connection per thread per alias
+(django/db/utils.py: ConnectionHandler.thread_critical = True, so connections live in a
+thread-local; Django 5.2.19, checked in tests/test_apps_defaults.py). CONN_MAX_AGE only
+decides whether that connection outlives a request, not how many there are, so a
+process holds up to its thread count (gunicorn --threads, default 1).
+Django 5.1+ with psycopg 3: `OPTIONS: {"pool": True}` or `{"pool": {...}}` builds a
+psycopg_pool.ConnectionPool per process (django/db/backends/postgresql/base.py:
+`ConnectionPool(..., **pool_options)`), so max_size, or min_size when max_size is
+unset (default min_size 4).
+
+Rails and Django follow one rule (also advisor/read/apps/rails.py): a process holds at most
+one connection per thread that can hold one, and never more than its pool. Django has
+no pool without OPTIONS pool, so it is the thread count per alias; with a pool it is
+max_size (psycopg_pool opens min_size at start and grows to max_size under load).
+
+Settings are found through DJANGO_SETTINGS_MODULE (container env, else the
+`os.environ.setdefault(...)` in manage.py/wsgi.py/asgi.py), else a settings.py that
+defines DATABASES. `from .base import *` is followed. dj_database_url.config()/parse()
+and django-environ's env.db() read DATABASE_URL (or their `env=`/first argument).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from msgspec.structs import replace
+
+from advisor.model import Pool, Route, Source
+from advisor.read.apps.base import StackContext, parse_int
+from advisor.read.apps.pyeval import PyScope, Val, dotted, evaluate, is_unknown, module_names, parse
+from advisor.read.apps.source import AppFile
+from advisor.read.apps.urls import route_from_url
+
+DEFAULT_POOL_MIN_SIZE = 4  # psycopg_pool ConnectionPool min_size default
+# django.db.backends.postgresql, ...gis...postgis, sentry.db.postgres, tenant backends
+_PG_ENGINES = ("postgres", "postgis", "psycopg")
+_URL_HELPERS = {"dj_database_url.config", "dj_database_url.parse", "env.db", "env.db_url",
+                "environ.Env.db", "db_url"}
+
+
+def _module_file(ctx: StackContext, module: str) -> AppFile | None:
+    rel = module.replace(".", "/")
+    for f in ctx.files("python"):
+        if f.rel in (f"{rel}.py", f"{rel}/__init__.py") or f.rel.endswith(
+                (f"/{rel}.py", f"/{rel}/__init__.py")):
+            return f
+    return None
+
+
+def _settings_file(ctx: StackContext) -> AppFile | None:
+    name = ctx.env_value("DJANGO_SETTINGS_MODULE")
+    if not name:
+        for f in ctx.files("python"):
+            if f.name in ("manage.py", "wsgi.py", "asgi.py"):
+                m = re.search(r"""DJANGO_SETTINGS_MODULE["']\s*,\s*["']([\w.]+)["']""", f.text)
+                if m:
+                    name = m.group(1)
+                    break
+    if name:
+        found = _module_file(ctx, name)
+        if found is not None:
+            return found
+        ctx.notices.append(f"DJANGO_SETTINGS_MODULE={name}: module not found in the app source")
+    candidates = [f for f in ctx.files("python")
+                  if (f.name in ("settings.py", "sentry.conf.py") or "/settings/" in f"/{f.rel}")
+                  and "DATABASES" in f.text]
+    return sorted(candidates, key=lambda f: (f.rel.count("/"), f.rel))[0] if candidates else None
+
+
+def _load(ctx: StackContext, f: AppFile, scope: PyScope, trees: list[tuple[str, ast.Module]],
+          depth: int = 0) -> None:
+    """Evaluate a settings module into `scope`, following `from X import *` first."""
+    tree, error, line = parse(f.text, f.path)
+    if tree is None:
+        ctx.problem(Source(path=f.path, line=line), error or "", program="Python")
+        return
+    for stmt in tree.body:
+        if isinstance(stmt, ast.ImportFrom) and any(a.name == "*" for a in stmt.names) \
+                and depth < 5:
+            base = _import_target(ctx, f, stmt)
+            if base is not None:
+                _load(ctx, base, PyScope(path=base.path, env=scope.env, cpus=scope.cpus,
+                                         names=scope.names), trees, depth + 1)
+    module_names(tree, PyScope(path=f.path, env=scope.env, cpus=scope.cpus, names=scope.names))
+    trees.append((f.path, tree))
+
+
+def _import_target(ctx: StackContext, f: AppFile, stmt: ast.ImportFrom) -> AppFile | None:
+    if stmt.level:
+        package = f.rel.rsplit("/", 1)[0] if "/" in f.rel else ""
+        for _ in range(stmt.level - 1):
+            package = package.rsplit("/", 1)[0] if "/" in package else ""
+        rel = "/".join(p for p in (package, (stmt.module or "").replace(".", "/")) if p)
+        return next((x for x in ctx.files("python")
+                     if x.rel in (f"{rel}.py", f"{rel}/__init__.py")), None)
+    return _module_file(ctx, stmt.module or "")
+
+
+def _url_alias(call: ast.Call, scope: PyScope, ctx: StackContext
+               ) -> tuple[str | None, Source | None, dict[str, Val]]:
+    """(url, its source, extra options) for dj_database_url.config()/env.db()."""
+    name = dotted(call.func)
+    env_name = "DATABASE_URL"
+    default_node = None
+    if name.endswith("parse") and call.args:
+        v = evaluate(call.args[0], scope)
+        if v is not None and isinstance(v.value, str):
+            return v.value, v.source, {}
+        return None, None, {}
+    for k in call.keywords:
+        if k.arg in ("env", "var"):
+            v = evaluate(k.value, scope)
+            env_name = v.value if v is not None and isinstance(v.value, str) else env_name
+        if k.arg == "default":
+            default_node = k.value
+    if name.startswith("env.") and call.args:
+        v = evaluate(call.args[0], scope)
+        env_name = v.value if v is not None and isinstance(v.value, str) else env_name
+        if len(call.args) > 1:
+            default_node = call.args[1]
+    var = ctx.env(env_name)
+    if var is not None and var.value is not None:
+        return var.value, replace(var.source, key=env_name), {}
+    if default_node is not None:
+        v = evaluate(default_node, scope)
+        if v is not None and isinstance(v.value, str):
+            return v.value, v.source, {}
+    return None, None, {}
+
+
+def _aliases(trees: list[tuple[str, ast.Module]], scope: PyScope, ctx: StackContext
+             ) -> dict[str, tuple[dict[str, Val], str | None, Source | None, Source]]:
+    """alias -> (settings dict, URL if from a helper, URL source, where it is defined)."""
+    databases = scope.names.get("DATABASES")
+    if databases is None or not isinstance(databases.value, dict):
+        return {}
+    helpers: dict[tuple[str, int], ast.Call] = {}
+    for path, tree in trees:
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and (dotted(node.func) in _URL_HELPERS
+                                               or dotted(node.func).endswith(".db")):
+                helpers[(path, node.lineno)] = node
+    out: dict[str, tuple[dict[str, Val], str | None, Source | None, Source]] = {}
+    for alias, v in databases.value.items():
+        where = replace(v.source, key=f"DATABASES[{alias!r}]")
+        if isinstance(v.value, dict):
+            out[alias] = (v.value, None, None, where)
+            continue
+        call = helpers.get((v.source.path or "", v.source.line or 0))
+        if call is None:
+            continue
+        url, src, _ = _url_alias(call, scope, ctx)
+        opts: dict[str, Val] = {}
+        for k in call.keywords:
+            got = evaluate(k.value, scope) if k.arg else None
+            if got is not None:
+                opts[k.arg.upper()] = got
+        _apply_item_assignments(trees, alias, opts, scope)
+        out[alias] = (opts, url, src, where)
+    return out
+
+
+def _apply_item_assignments(trees: list[tuple[str, ast.Module]], alias: str,
+                            opts: dict[str, Val], scope: PyScope) -> None:
+    """`DATABASES[alias]["OPTIONS"] = {...}` after a URL helper built the alias: the
+    helper's dict is unknown statically, the later items are not."""
+    for _, tree in trees:
+        for stmt in tree.body:
+            if not isinstance(stmt, ast.Assign) or not isinstance(stmt.targets[0], ast.Subscript):
+                continue
+            keys: list[object] = []
+            node: ast.expr = stmt.targets[0]
+            while isinstance(node, ast.Subscript):
+                key = evaluate(node.slice, scope)
+                keys.append(key.value if key is not None else None)
+                node = node.value
+            keys.reverse()
+            if dotted(node) != "DATABASES" or len(keys) < 2 or keys[0] != alias \
+                    or not all(isinstance(k, str) for k in keys):
+                continue
+            value = evaluate(stmt.value, scope)
+            if value is None:
+                continue
+            target = opts
+            for k in keys[1:-1]:
+                inner = target.get(k)
+                if inner is None or not isinstance(inner.value, dict):
+                    inner = Val({}, value.source)
+                    target[k] = inner
+                target = inner.value
+            target[keys[-1]] = value
+
+
+def _text(settings: dict[str, Val], key: str) -> Val | None:
+    v = settings.get(key)
+    return v if v is not None and not is_unknown(v) and v.value not in (None, "") else None
+
+
+def _route(settings: dict[str, Val], url: str | None, url_src: Source | None,
+           fallback: Source) -> Route | None:
+    if url and url_src is not None:
+        return route_from_url(url.replace("postgis://", "postgresql://")
+                              .replace("pgsql://", "postgresql://"), url_src)
+    host = _text(settings, "HOST")
+    if host is None:
+        return None
+    port = _text(settings, "PORT")
+    name = _text(settings, "NAME")
+    user = _text(settings, "USER")
+    return Route(host=str(host.value), port=parse_int(str(port.value)) if port else None,
+                 dbname=str(name.value) if name else None, user=str(user.value) if user else None,
+                 source=host.source if host.source.path else fallback)
+
+
+def _check_pool_settings(ctx: StackContext, settings: dict[str, Val], pool: Val,
+                         alias: str) -> None:
+    """What Django and psycopg_pool refuse at startup (Django 5.2 postgresql/base.py
+    DatabaseWrapper.pool; psycopg_pool base.py _check_size)."""
+    age = settings.get("CONN_MAX_AGE")
+    if age is not None and not is_unknown(age) and age.value != 0:
+        ctx.problem(age.source, f"DATABASES[{alias!r}]: CONN_MAX_AGE={age.value!r} with "
+                    "OPTIONS pool: Django raises ImproperlyConfigured: Pooling doesn't "
+                    "support persistent connections. (set CONN_MAX_AGE = 0)", fatal=True,
+                    program="Django")
+    sizes = pool.value if isinstance(pool.value, dict) else {}
+    low, high = _text(sizes, "min_size"), _text(sizes, "max_size")
+    lo = parse_int(str(low.value)) if low else None
+    hi = parse_int(str(high.value)) if high else None
+    if lo is not None and hi is not None and hi < lo:
+        ctx.problem(high.source, f"DATABASES[{alias!r}] pool max_size {hi} < min_size {lo}: "
+                    "psycopg_pool raises ValueError: max_size must be greater or equal than "
+                    "min_size", fatal=True, program="psycopg_pool")
+
+
+def django_pools(ctx: StackContext) -> list[Pool]:
+    if not any("DATABASES" in f.text or "DJANGO_SETTINGS_MODULE" in f.text
+               for f in ctx.files("python")):
+        return []
+    f = _settings_file(ctx)
+    if f is None:
+        return []
+    scope = PyScope(path=f.path, env=ctx.env_map(), cpus=ctx.cpus)
+    trees: list[tuple[str, ast.Module]] = []
+    _load(ctx, f, scope, trees)
+    pools: list[Pool] = []
+    for alias, (settings, url, url_src, here) in _aliases(trees, scope, ctx).items():
+        engine = _text(settings, "ENGINE")
+        if url is not None:
+            if not url.split(":", 1)[0].lower().startswith(("postgres", "postgis", "pgsql")):
+                continue
+        elif engine is None or not any(e in str(engine.value) for e in _PG_ENGINES):
+            if engine is None and url_src is None and settings.get("ENGINE") is None \
+                    and not settings:
+                ctx.notices.append(f"{here.label()}: database {alias!r} uses a URL helper with "
+                                   "no DATABASE_URL in the container env; engine unknown")
+            continue
+        route = _route(settings, url, url_src, here)
+        options = settings.get("OPTIONS")
+        pool_opt = options.value.get("pool") if options is not None and \
+            isinstance(options.value, dict) else None
+        label = f"Django {alias}"
+        if pool_opt is not None and not is_unknown(pool_opt) and pool_opt.value:
+            _check_pool_settings(ctx, settings, pool_opt, alias)
+            sizes = pool_opt.value if isinstance(pool_opt.value, dict) else {}
+            chosen = _text(sizes, "max_size") or _text(sizes, "min_size")
+            n = parse_int(str(chosen.value)) if chosen is not None else None
+            if n is not None:
+                pools.append(ctx.pool(f"{label} OPTIONS pool max_size", n, chosen.source,
+                                      route=route))
+            else:
+                pools.append(ctx.pool(
+                    f"{label} OPTIONS pool max_size", DEFAULT_POOL_MIN_SIZE,
+                    Source.default_of("psycopg_pool 3.3 default (min_size=4, max_size=None)",
+                                      key="pool"),
+                    route=route, bound="default",
+                    note=f"{here.label()}: pool=True uses psycopg_pool defaults"))
+            continue
+        threads = ctx.processes().threads
+        if threads is not None:
+            pools.append(ctx.pool(f"{label} (1 connection per thread)", threads.value,
+                                  threads.source, route=route,
+                                  size_label=f"{label}: 1 connection x {threads.label}"))
+        else:
+            pools.append(ctx.pool(
+                f"{label} (1 connection per thread)", 1,
+                Source.default_of("Django: one connection per thread per alias "
+                                  "(ConnectionHandler thread-local)", key=alias),
+                route=route, note="one thread per process assumed (sync workers)"))
+    return pools

@@ -1,0 +1,139 @@
+"""Ecto (Elixir): `config :app, App.Repo, pool_size: ..., pool_count: ...` in
+config/runtime.exs (read at boot, wins), config/prod.exs, config/config.exs; also
+`?pool_size=` in the repo URL. A BEAM node is one OS process: pods x pool_size x
+pool_count.
+
+Default read in elixir-ecto/ecto v3.14.1 lib/ecto/repo/supervisor.ex:12
+(`@defaults [timeout: 15000, pool_size: 10]`); pool_count defaults to 1
+(lib/ecto/repo.ex docs: total connections = pool_size * pool_count).
+Forms read: integer literals, `String.to_integer(System.get_env("POOL_SIZE") || "10")`,
+`System.get_env("POOL_SIZE", "10") |> String.to_integer()`, `System.fetch_env!("X")`.
+"""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import parse_qs, urlsplit
+
+from msgspec.structs import replace
+
+from advisor.model import Pool, Source, Term
+from advisor.read.apps.base import StackContext, parse_int
+from advisor.read.apps.urls import route_from_env, route_from_url
+
+DEFAULT_POOL_SIZE = 10
+_ORDER = {"config/config.exs": 0, "config/prod.exs": 1, "config/runtime.exs": 2}
+_GET_ENV = re.compile(
+    r"""System\.(?:get_env|fetch_env!)\(\s*"(\w+)"\s*(?:,\s*"?(\d+)"?\s*)?\)(?:\s*\|\|\s*"?(\d+)"?)?""")
+
+
+def _value(expr: str, line: int, path: str, ctx: StackContext) -> tuple[int, Source] | None:
+    expr = expr.strip().rstrip(",")
+    if re.fullmatch(r"\d+", expr):
+        return int(expr), Source(path=path, line=line, key="pool_size")
+    m = _GET_ENV.search(expr)
+    if not m:
+        return None
+    var = ctx.env(m.group(1))
+    if var is not None and var.value is not None and parse_int(var.value) is not None:
+        return parse_int(var.value), replace(var.source, key=m.group(1))
+    default = m.group(2) or m.group(3)
+    if default is not None:
+        return int(default), Source(path=path, line=line, key=f"{m.group(1)} (default)")
+    return None
+
+
+def ecto_pools(ctx: StackContext) -> list[Pool]:
+    files = sorted((f for f in ctx.files("elixir") if f.rel in _ORDER),
+                   key=lambda f: _ORDER[f.rel])
+    if not files:
+        return []
+    postgres_repos = set()
+    for f in ctx.files("elixir"):
+        for m in re.finditer(r"defmodule\s+([\w.]+)\s+do\s+use\s+Ecto\.Repo\b(?:(?!\bend\b).)"
+                             r"{0,400}?Ecto\.Adapters\.Postgres", f.text, re.S):
+            postgres_repos.add(m.group(1))
+    repos: dict[str, dict[str, tuple[int, Source] | str]] = {}
+    for f in files:
+        for block in re.finditer(r"^\s*config\s+:\w+,\s*([A-Z][\w.]*Repo\w*)\s*,(.*?)"
+                                 r"(?=^\s*(?:config|if|import)\b|\Z)", f.text, re.S | re.M):
+            repo, body = block.group(1), block.group(2)
+            start = f.text[: block.start(2)].count("\n") + 1
+            entry = repos.setdefault(repo, {})
+            for key in ("pool_size", "pool_count"):
+                km = re.search(rf"\b{key}:\s*([^\n]+)", body)
+                if km:
+                    line = start + body[: km.start()].count("\n")
+                    got = _value(km.group(1), line, f.path, ctx)
+                    if got is None:
+                        ctx.notices.append(f"{f.path}:{line}: {key} not readable statically")
+                    else:
+                        entry[key] = got
+            um = re.search(r"\burl:\s*([^\n]+)", body)
+            if um:
+                entry["url"] = um.group(1)
+    pools: list[Pool] = []
+    for repo, entry in repos.items():
+        if postgres_repos and repo not in postgres_repos:
+            continue
+        route = route_from_env(ctx.container.env)
+        env_url = ctx.env("DATABASE_URL")
+        if route is None and env_url is not None and (env_url.value or "").startswith("ecto://"):
+            route = route_from_url("postgres://" + env_url.value[len("ecto://"):],
+                                   replace(env_url.source, key="DATABASE_URL"))
+        url_text = str(entry.get("url", ""))
+        lit = re.search(r'"(ecto|postgres(?:ql)?)://[^"]+"', url_text)
+        if lit:
+            route = route_from_url(lit.group(0).strip('"').replace("ecto://", "postgres://", 1),
+                                   Source(path=files[-1].path, key="url"))
+        url_var = ctx.env("DATABASE_URL")
+        url_pool = None
+        if url_var is not None and url_var.value and "DATABASE_URL" in url_text:
+            url_pool = parse_int((parse_qs(urlsplit(url_var.value).query).get("pool_size")
+                                  or [None])[-1])
+        size = _init_override(ctx, repo) or entry.get("pool_size")
+        count = entry.get("pool_count")
+        label = f"Ecto {repo} pool_size"
+        if url_pool is not None:
+            size = (url_pool, replace(url_var.source, key="DATABASE_URL ?pool_size="))
+        if isinstance(size, tuple):
+            pool = ctx.pool(label, size[0], size[1], route=route, per_process=False)
+        else:
+            pool = ctx.pool(label, DEFAULT_POOL_SIZE, Source.default_of(
+                "Ecto 3.x default pool_size 10 (Ecto.Repo.Supervisor @defaults)",
+                key="pool_size"), route=route, bound="default", per_process=False,
+                note=f"{repo} sets no pool_size")
+        if isinstance(count, tuple) and count[0] > 1:
+            # pool_count pools per node: shown as the process-like factor of the product
+            pool = replace(pool, processes=Term(
+                label=f"Ecto {repo} pool_count", value=count[0], source=count[1]))
+        pools.append(pool)
+    return pools
+
+
+def _init_override(ctx: StackContext, repo: str) -> tuple[int, Source] | None:
+    """`def init(_type, config)` of the repo module (Ecto.Repo's runtime callback, run at
+    boot after config/*.exs) putting pool_size from the env: `System.get_env("X")` on a
+    line that mentions pool_size, or assigned to a variable used with :pool_size."""
+    for f in ctx.files("elixir"):
+        if "def init(" not in f.text or "pool_size" not in f.text:
+            continue
+        at = f.text.index("def init(")
+        mods = list(re.finditer(r"defmodule\s+([\w.]+)", f.text[:at]))
+        mod = mods[-1] if mods else None
+        if mod is None or mod.group(1) not in (repo, repo.removesuffix("Base")):
+            continue
+        body = f.text[at:]
+        for m in re.finditer(r'System\.get_env\(\s*"(\w+)"', body):
+            line_text = body[body.rfind("\n", 0, m.start()) + 1: body.find("\n", m.end())]
+            name = m.group(1)
+            if "pool_size" not in line_text.lower() and "POOL" not in name:
+                continue
+            var = ctx.env(name)
+            n = parse_int(var.value) if var is not None else None
+            if n is not None:
+                line = f.text[: at + m.start()].count("\n") + 1
+                ctx.notices.append(f"{f.path}:{line}: {mod.group(1)}.init/2 sets pool_size "
+                                   f"from {name}")
+                return n, ctx.env_source(name)
+    return None

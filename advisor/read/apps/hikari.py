@@ -1,0 +1,199 @@
+"""HikariCP under Spring Boot: `maximumPoolSize` per DataSource.
+
+Keys: `spring.datasource.hikari.maximum-pool-size` (any relaxed form, any property
+source, see advisor/read/apps/spring.py), env SPRING_DATASOURCE_HIKARI_MAXIMUMPOOLSIZE or
+SPRING_DATASOURCE_HIKARI_MAXIMUM_POOL_SIZE. Extra DataSources bound by application code
+(`@ConfigurationProperties("app.datasource.replica")` on a HikariDataSource) are found
+by their `maximum-pool-size` / `jdbc-url` keys and reported as separate pools.
+
+Plain Java (no Spring): `config.setMaximumPoolSize(n)` on a HikariConfig or
+HikariDataSource in .java/.kt sources, with literal or `static final int` constants.
+When code builds its own DataSource, Spring Boot's auto-configured one backs off
+(@ConditionalOnMissingBean(DataSource.class)), so spring.datasource.hikari.* is not read.
+
+Default, read in HikariCP's source (brettwooldridge/HikariCP,
+src/main/java/com/zaxxer/hikari/HikariConfig.java at tags HikariCP-5.1.0 (98bd21c) and
+HikariCP-6.0.0 (7c74fd3)): `DEFAULT_POOL_SIZE = 10`, applied in validateNumerics() when
+maximumPoolSize is unset (`maxPoolSize < 1`); minimumIdle unset means minimumIdle =
+maximumPoolSize, so the pool fills to its maximum. `setMaximumPoolSize(n)` throws
+`IllegalArgumentException("maxPoolSize cannot be less than 1")` for n < 1, which makes
+Spring's binding, and the application, fail. Spring Boot adds no default of its own:
+DataSourceConfiguration.Hikari binds spring.datasource.hikari.* onto HikariDataSource.
+"""
+
+from __future__ import annotations
+
+import re
+
+from msgspec.structs import replace
+
+from advisor.lazyregex import lazy
+from advisor.model import Pool, Route, Source, Term
+from advisor.read.apps.base import StackContext, parse_int, term
+from advisor.read.apps.spring import PropValue, SpringProps, spring_properties
+from advisor.read.apps.urls import route_from_url
+
+DEFAULT_POOL_SIZE = 10
+DEFAULT_SOURCE = Source.default_of(
+    "HikariCP 5.1/6.0 default (HikariConfig.DEFAULT_POOL_SIZE)", key="maximumPoolSize")
+LABEL = "HikariCP maximumPoolSize"
+
+_BUILD_HINTS = lazy(
+    r"spring-boot-starter-(data-jpa|jdbc|data-jdbc)|com\.zaxxer|HikariCP", re.IGNORECASE)
+
+
+def _resolved(props: SpringProps, dashed: str, ctx: StackContext) -> PropValue | None:
+    found, skipped = props.lookup(dashed)
+    for s in skipped:
+        ctx.notices.append(f"{s.name} ({s.source.label()}) is set from a secret or reference "
+                           "whose value is not in the repository; it was not used")
+    if found is None:
+        return None
+    return props.resolve(found, ctx.problems)
+
+
+def _route(props: SpringProps, prefix: str, ctx: StackContext) -> tuple[Route | None, bool]:
+    """(route, is_postgres). A non-PostgreSQL URL means this DataSource is not ours."""
+    url = None
+    for key in (f"{prefix}.url", f"{prefix}.jdbc-url", f"{prefix}.hikari.jdbc-url"):
+        url = _resolved(props, key, ctx)
+        if url is not None and url.value:
+            break
+    if url is None or not url.value:
+        return None, True
+    lower = url.value.strip().lower()
+    if lower.startswith(("jdbc:", "r2dbc:")) and "postgresql" not in lower.split("//")[0]:
+        return None, False
+    route = route_from_url(url.value, url.source)
+    if route is not None:
+        user = _resolved(props, f"{prefix}.username", ctx)
+        if user is not None and user.value and "${" not in user.value:
+            route = replace(route, user=user.value)
+    return route, True
+
+
+def _pool(props: SpringProps, prefix: str, hikari: str, label: str,
+          ctx: StackContext) -> Pool | None:
+    route, postgres = _route(props, prefix, ctx)
+    if not postgres:
+        ctx.notices.append(f"{prefix}: not a PostgreSQL DataSource, skipped")
+        return None
+    size = _resolved(props, f"{hikari}.maximum-pool-size", ctx)
+    timeouts = _timeouts(props, hikari, ctx)
+    if size is None or size.value is None:
+        return Pool(label=label, size=term(label, DEFAULT_POOL_SIZE, DEFAULT_SOURCE),
+                    route=route, bound="default", timeouts=timeouts,
+                    note=f"{hikari}.maximum-pool-size not set: HikariCP default "
+                         f"{DEFAULT_POOL_SIZE} (minimumIdle defaults to the same)")
+    value = parse_int(size.value)
+    if value is None:
+        ctx.problem(size.source, f"Failed to bind properties under '{hikari}.maximum-pool-size'"
+                    f" to int: {size.value!r} is not a number", fatal=True,
+                    program="Spring Boot")
+        return None
+    if value < 1:
+        ctx.problem(size.source, f"{hikari}.maximum-pool-size={value}: HikariCP throws "
+                    "IllegalArgumentException: maxPoolSize cannot be less than 1",
+                    fatal=True, program="HikariCP")
+        return None
+    return Pool(label=label, size=term(label, value, size.source), route=route,
+                timeouts=timeouts)
+
+
+# HikariConfig.java (5.1.0, 6.0.0; the same in Debian's 2.7.9, tests/test_apps_hikari_real):
+# CONNECTION_TIMEOUT = SECONDS.toMillis(30), MAX_LIFETIME = MINUTES.toMillis(30); both in
+# milliseconds, maxLifetime 0 = no maximum lifetime.
+TIMEOUT_DEFAULTS = {
+    "acquire": ("connection-timeout", "connectionTimeout", 30_000),
+    "lifetime": ("max-lifetime", "maxLifetime", 1_800_000),
+}
+
+
+def _timeouts(props: SpringProps, hikari: str, ctx: StackContext) -> dict[str, Term]:
+    """connectionTimeout and maxLifetime in seconds, as written or HikariCP's default."""
+    out: dict[str, Term] = {}
+    for kind, (dashed, camel, default_ms) in TIMEOUT_DEFAULTS.items():
+        found = _resolved(props, f"{hikari}.{dashed}", ctx)
+        value = parse_int(found.value) if found is not None and found.value else None
+        if found is not None and value is not None and value >= 0:
+            out[kind] = Term(label=f"HikariCP {camel}", value=value / 1000, source=found.source)
+        else:
+            out[kind] = Term(label=f"HikariCP {camel}", value=default_ms / 1000,
+                             source=Source.default_of(
+                                 f"HikariCP default {default_ms} ms", key=camel))
+    return out
+
+
+def _custom_prefixes(props: SpringProps) -> list[tuple[str, str]]:
+    """(datasource prefix, hikari prefix) for DataSources bound under other prefixes."""
+    found: dict[str, str] = {}
+    for name in sorted(props.names_under("")):
+        for leaf in (".maximumpoolsize", ".jdbcurl"):
+            if name.endswith(leaf):
+                hikari = name[: -len(leaf)]
+                if hikari in ("spring.datasource", "spring.datasource.hikari") \
+                        or hikari.startswith(("spring.r2dbc", "quarkus.")):
+                    continue
+                base = hikari[: -len(".hikari")] if hikari.endswith(".hikari") else hikari
+                found.setdefault(base, hikari)
+    return sorted(found.items())
+
+
+_SETTER = lazy(r"\.(?:setMaximumPoolSize|maximumPoolSize\s*=)\s*\(?\s*([A-Za-z_]\w*|\d+)")
+
+
+def _java_code_pools(ctx: StackContext) -> list[Pool]:
+    """HikariConfig used directly in Java/Kotlin code."""
+    pools = []
+    for f in ctx.files("java"):
+        if "Hikari" not in f.text:
+            continue
+        for m in _SETTER.finditer(f.text):
+            value = m.group(1)
+            if not value.isdigit():
+                const = re.search(rf"\b{re.escape(value)}\s*=\s*(\d+)\s*;?", f.text)
+                value = const.group(1) if const else ""
+            line = f.text[: m.start()].count("\n") + 1
+            src = Source(path=f.path, line=line, key="setMaximumPoolSize")
+            if not value:
+                ctx.notices.append(f"{src.label()}: setMaximumPoolSize argument not read "
+                                   "statically")
+                continue
+            pools.append(Pool(label=LABEL, size=term(LABEL, int(value), src)))
+    return pools
+
+
+def hikari_pools(ctx: StackContext) -> list[Pool]:
+    code_pools = _java_code_pools(ctx)
+    if code_pools:
+        return code_pools
+    env_names = {e.name for e in ctx.container.env}
+    has_files = bool(ctx.app and ctx.app.of_kind("spring-config"))
+    spring_env = any(n.startswith("SPRING_") for n in env_names)
+    if not has_files and not spring_env and not any(
+            "--spring." in w or "-Dspring." in w
+            for w in (*ctx.container.command, *ctx.container.args)):
+        return []
+    props = spring_properties(ctx.container, ctx.app, ctx.profile, ctx.problems, ctx.notices)
+    pools: list[Pool] = []
+    datasource_type = _resolved(props, "spring.datasource.type", ctx)
+    uses_default = bool(props.names_under("spring.datasource")) or any(
+        n.startswith("SPRING_DATASOURCE_") for n in env_names)
+    if not uses_default and ctx.app is not None:
+        uses_default = any(_BUILD_HINTS.search(f.text) for f in ctx.app.of_kind("build"))
+    if datasource_type is not None and datasource_type.value \
+            and "hikari" not in datasource_type.value.lower():
+        ctx.notices.append(f"spring.datasource.type={datasource_type.value} "
+                           f"({datasource_type.source.label()}): not HikariCP, not modelled")
+        uses_default = False
+    if uses_default:
+        pool = _pool(props, "spring.datasource", "spring.datasource.hikari", LABEL, ctx)
+        if pool is not None:
+            pools.append(pool)
+    for base, hikari in _custom_prefixes(props):
+        pool = _pool(props, base, hikari, f"{LABEL} ({base})", ctx)
+        if pool is not None:
+            ctx.notices.append(f"{base}: DataSource bound by application code "
+                               "(@ConfigurationProperties), inferred from its keys")
+            pools.append(pool)
+    return pools

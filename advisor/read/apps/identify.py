@@ -1,0 +1,155 @@
+"""The stack of a client whose pool settings no reader found: from its connection URL's
+scheme, then the driver or framework in its dependency files. When identified, the
+library's default pool applies (bound="default", so PA104 names it); when not, the
+client stays unknown (PA106). Pure: reads only the StackContext.
+
+Defaults are the ones the stack readers use (each cited there and in PA104):
+SQLAlchemy QueuePool 5 + 10 overflow, Django one connection per thread, HikariCP 10,
+Active Record 5, node-postgres 10, Sequelize 5, Knex 10, TypeORM 10, Ecto 10,
+pgx pgxpool max(4, NumCPU), Go database/sql no limit, asyncpg 10, psycopg_pool 4.
+"""
+
+from __future__ import annotations
+
+import re
+
+from msgspec import Struct
+from msgspec.structs import replace
+
+from advisor.model import CpuFormula, Pool, Route, Source
+from advisor.read.apps.base import StackContext
+from advisor.read.apps.source import AppFile
+
+
+class Stack(Struct, frozen=True):
+    label: str
+    size: int  # per process; 0 = unbounded; -1 = pgx CPU formula
+    default_text: str
+    per_process: bool = True
+    note: str = ""
+
+
+SQLALCHEMY = Stack("SQLAlchemy QueuePool (pool_size 5 + max_overflow 10)", 15,
+                   "SQLAlchemy 2.x QueuePool default pool_size 5 + max_overflow 10")
+DJANGO = Stack("Django connection per thread", 1,
+               "Django: one connection per thread per alias (CONN_MAX_AGE, no pool)")
+HIKARI = Stack("HikariCP maximumPoolSize", 10, "HikariCP default maximumPoolSize 10",
+               per_process=False)
+RAILS = Stack("Rails pool", 5, "Active Record default pool 5 (HashConfig#pool)")
+NODE_PG = Stack("node-postgres Pool max", 10, "pg-pool 3.14 default (max || poolSize || 10)")
+SEQUELIZE = Stack("Sequelize pool.max", 5, "Sequelize v6 default pool.max 5")
+KNEX = Stack("Knex pool.max", 10, "Knex default pool { min: 2, max: 10 }")
+TYPEORM = Stack("TypeORM poolSize", 10, "TypeORM passes no max: pg-pool default 10")
+ECTO = Stack("Ecto pool_size", 10, "Ecto 3.x default pool_size 10", per_process=False)
+PGX = Stack("pgxpool pool_max_conns", -1, "pgxpool default max(4, NumCPU)",
+            per_process=False)
+GO_SQL = Stack("database/sql MaxOpenConns", 0, "Go database/sql default 0 = no limit",
+               per_process=False)
+ASYNCPG = Stack("asyncpg create_pool max_size", 10, "asyncpg default max_size 10")
+
+# (dependency name pattern, stack), most specific first: an ORM before its driver.
+_PYTHON = ((r"django", DJANGO), (r"flask[-_]sqlalchemy|sqlalchemy|sqlmodel", SQLALCHEMY),
+           (r"asyncpg", ASYNCPG))
+_RUBY = ((r"rails|activerecord", RAILS),)
+_NODE = ((r"sequelize", SEQUELIZE), (r"knex", KNEX), (r"typeorm", TYPEORM),
+         (r"pg|pg-pool", NODE_PG))
+_GO = ((r"github\.com/jackc/pgx/v\d+", PGX), (r"github\.com/lib/pq", GO_SQL))
+_ELIXIR = ((r"ecto_sql|postgrex", ECTO),)
+_JAVA = ((r"spring-boot-starter-(?:jdbc|data-jpa)|HikariCP", HIKARI),)
+
+
+def _scheme_stack(url: str) -> Stack | None:
+    lower = url.strip().lower()
+    if lower.startswith("ecto://"):
+        return ECTO
+    if lower.startswith("jdbc:postgresql"):
+        return HIKARI
+    if re.match(r"postgres(?:ql)?\+asyncpg://", lower):
+        return SQLALCHEMY  # SQLAlchemy's async engine (AsyncAdaptedQueuePool, same sizes)
+    if re.match(r"postgres(?:ql)?\+[\w.-]+://", lower):
+        return SQLALCHEMY
+    return None
+
+
+def _deps(f: AppFile) -> list[tuple[str, int]]:
+    """(dependency name, line) pairs of one manifest, loosely: names only, no versions."""
+    out = []
+    for n, line in enumerate(f.text.splitlines(), 1):
+        text = line.split("#", 1)[0].strip() if f.kind == "deps" else line.strip()
+        if not text:
+            continue
+        if f.name == "package.json":
+            out.extend((q.group(1), n) for q in re.finditer(r'"(@?[\w./-]+)"\s*:', text))
+            continue
+        elif f.name == "go.mod":
+            m = re.match(r"(?:require\s+)?([\w.-]+\.[\w./-]+)\s+v", text)
+        elif f.name == "mix.exs":
+            m = re.search(r"\{:(\w+)\s*,", text)
+        elif f.kind == "build":
+            m = re.search(r"<artifactId>([\w.-]+)</artifactId>|['\"][\w.-]+:([\w.-]+)", text)
+        elif f.name.startswith("Gemfile"):
+            m = re.match(r"gem\s+['\"]([\w-]+)['\"]|\s*([\w-]+) \(", line)
+        elif f.name in ("pyproject.toml", "Pipfile", "setup.cfg"):
+            # names in quoted requirement strings anywhere on the line ("flask-sqlalchemy>=2")
+            for q in re.finditer(r"['\"]([A-Za-z][\w.-]*)(?:\[[^\]]*\])?\s*(?:[<>=~!;]|['\"])",
+                                 text):
+                out.append((q.group(1), n))
+            m = re.match(r"([A-Za-z][\w.-]*)\s*=\s*['\"{*]", text) if f.name == "Pipfile" \
+                else None
+        else:  # requirements
+            m = re.match(r"([A-Za-z][\w.-]*)(?:\[[^\]]*\])?\s*(?:[<>=~!;@]|$)", text)
+        if m:
+            name = next((g for g in m.groups() if g), "")
+            if name:
+                out.append((name, n))
+    return out
+
+
+def _dep_stack(ctx: StackContext) -> tuple[Stack, Source] | None:
+    groups = (("deps", _PYTHON), ("deps", _RUBY), ("package-json", _NODE), ("go-mod", _GO),
+              ("mix", _ELIXIR), ("build", _JAVA))
+    for kind, table in groups:
+        files = [f for f in ctx.files(kind)
+                 if kind != "deps" or (table is _RUBY) == f.name.startswith("Gemfile")]
+        found: list[tuple[str, int, AppFile]] = [(d, n, f) for f in files
+                                                 for d, n in _deps(f)]
+        for pattern, stack in table:
+            for dep, line, f in found:
+                if re.fullmatch(pattern, dep, re.I):
+                    return stack, Source(path=f.path, line=line + f.line_offset, key=dep)
+    return None
+
+
+def identified_pools(ctx: StackContext, route: Route | None) -> list[Pool]:
+    """The library default of the stack the URL scheme or dependencies name, or []."""
+    found: tuple[Stack, Source] | None = None
+    if route is not None and route.source.key:
+        var = ctx.env(route.source.key)
+        if var is not None and var.value and (stack := _scheme_stack(var.value)):
+            scheme = var.value.strip().split("//", 1)[0].rstrip(":/")
+            found = stack, replace(ctx.env_source(route.source.key),
+                                   key=f"the URL scheme {scheme}:// of {route.source.key}")
+    found = found or _dep_stack(ctx)
+    if found is None:
+        return []
+    stack, evidence = found
+    why = f"stack identified by {evidence.key} ({evidence.label()}); no pool setting read"
+    src = Source.default_of(stack.default_text, key=stack.label)
+    if stack.size == 0:
+        return [ctx.pool(stack.label, 0, src, route=route, bound="unbounded",
+                         per_process=stack.per_process, note=why)]
+    if stack.size == -1:
+        formula = CpuFormula(per_cpu=1, floor=4, text="max(4, runtime.NumCPU())")
+        return [ctx.pool(stack.label, formula.at(ctx.cpus), src, route=route,
+                         per_process=False, note=why, cpu=formula)]
+    size = stack.size
+    threads = ctx.processes().threads
+    if stack is DJANGO and threads is not None:
+        size = int(threads.value)
+        why += f"; {threads.show()}"
+    elif stack is RAILS and threads is not None and threads.value < size:
+        # one connection per thread that can hold one (advisor/read/apps/rails.py)
+        size = int(threads.value)
+        why += f"; capped by {threads.show()}"
+    return [ctx.pool(stack.label, size, src, route=route, bound="default",
+                     per_process=stack.per_process, note=why)]

@@ -1,0 +1,184 @@
+"""Applications deployed from their published images with env only: the pool is an
+env variable of the image's own configuration, or the application's documented
+default. One JVM / Go / Haskell process per container (pools are not per worker).
+
+Defaults, each read in the application's own source:
+- Keycloak (Quarkus distribution) `db-pool-max-size`, env KC_DB_POOL_MAX_SIZE, default
+  100: keycloak/keycloak quarkus/config-api .../DatabaseOptions.java
+  (`DB_POOL_MAX_SIZE = new OptionBuilder<>("db-pool-max-size", ...).defaultValue(100)`).
+- Mattermost SqlSettings.MaxOpenConns, env MM_SQLSETTINGS_MAXOPENCONNS, default 300:
+  mattermost/mattermost server/public/model/config.go SqlSettings.SetDefaults
+  (`s.MaxOpenConns = NewPointer(300)`).
+- Harbor core `POSTGRESQL_MAX_OPEN_CONNS`, default "0": goharbor/harbor
+  src/lib/config/metadata/metadatalist.go (`EnvKey: "POSTGRESQL_MAX_OPEN_CONNS",
+  DefaultValue: "0"`), passed to Go database/sql SetMaxOpenConns: 0 is no limit.
+- PostgREST `db-pool`, env PGRST_DB_POOL, default 10: PostgREST/postgrest
+  src/PostgREST/Config.hs (`fromMaybe 10 <$> optInt "db-pool"`).
+- Mastodon (mastodon/mastodon): config/database.yml
+  `pool: <%= ENV["DB_POOL"] || ENV['MAX_THREADS'] || 5 %>`; config/puma.rb workers
+  `ENV.fetch('WEB_CONCURRENCY') { 2 }`, threads `ENV.fetch('MAX_THREADS') { 5 }`;
+  Sidekiq `-c N`; streaming/database.js `max: parseIntFromEnvValue(env.DB_POOL, 10, ...)`.
+  Rails processes hold at most one connection per thread (advisor/read/apps/rails.py).
+"""
+
+from __future__ import annotations
+
+from msgspec import Struct
+from msgspec.structs import replace
+
+from advisor.model import Pool, Source
+from advisor.read.apps.base import StackContext, parse_int
+
+
+class ImageStack(Struct, frozen=True):
+    label: str
+    markers: tuple[str, ...]  # in the image's repository name
+    env: tuple[str, ...]  # variables that set the pool, first wins
+    default: int | None  # None: no default known -> unknown; 0 -> unbounded
+    default_text: str = ""
+    trigger_env: tuple[str, ...] = ()  # env names that identify the stack without the image
+
+
+STACKS: tuple[ImageStack, ...] = (
+    ImageStack("Keycloak db-pool-max-size", ("keycloak",), ("KC_DB_POOL_MAX_SIZE",), 100,
+               "Keycloak default db-pool-max-size 100 (DatabaseOptions.java)",
+               ("KC_DB", "KC_DB_URL", "KC_DB_URL_HOST")),
+    ImageStack("Mattermost SqlSettings.MaxOpenConns", ("mattermost",),
+               ("MM_SQLSETTINGS_MAXOPENCONNS",), 300,
+               "Mattermost default SqlSettings.MaxOpenConns 300 (model/config.go)",
+               ("MM_SQLSETTINGS_DATASOURCE",)),
+    ImageStack("Harbor core POSTGRESQL_MAX_OPEN_CONNS", ("harbor-core",),
+               ("POSTGRESQL_MAX_OPEN_CONNS",), 0,
+               "Harbor default POSTGRESQL_MAX_OPEN_CONNS 0 = database/sql without a limit "
+               "(metadatalist.go)"),
+    ImageStack("Harbor exporter HARBOR_DATABASE_MAX_OPEN_CONNS", ("harbor-exporter",),
+               ("HARBOR_DATABASE_MAX_OPEN_CONNS",), None),
+    ImageStack("PostgREST db-pool", ("postgrest",), ("PGRST_DB_POOL",), 10,
+               "PostgREST default db-pool 10 (Config.hs)", ("PGRST_DB_URI",)),
+)
+ENV_PREFIXES = ("KC_DB", "MM_SQLSETTINGS_", "POSTGRESQL_MAX_OPEN_CONNS",
+                "HARBOR_DATABASE_MAX_OPEN_CONNS", "PGRST_DB_")
+IMAGE_MARKERS = tuple(m for s in STACKS for m in s.markers)
+
+
+def _repo_name(image: str) -> str:
+    ref = image.split("@", 1)[0].lower()
+    return ref.rsplit("/", 1)[-1].split(":", 1)[0]
+
+
+def image_stack(ctx: StackContext) -> ImageStack | None:
+    name = _repo_name(ctx.container.image)
+    names = {e.name for e in ctx.container.env}
+    for stack in STACKS:
+        if any(m in name for m in stack.markers):
+            return stack
+    for stack in STACKS:
+        if names & set(stack.env) or names & set(stack.trigger_env):
+            return stack
+    return None
+
+
+def _int_env(ctx: StackContext, name: str) -> tuple[int, Source] | None:
+    n = parse_int(ctx.env_value(name))
+    return (n, ctx.env_source(name)) if n is not None else None
+
+
+def mastodon_pools(ctx: StackContext) -> list[Pool]:
+    """Mastodon run from its image with env only (its own files are in the image)."""
+    from advisor.model import Term
+
+    if ctx.files("database-yml"):
+        return []  # its source is in the repository: the Rails reader reads it
+
+    name = _repo_name(ctx.container.image)
+    words = [w.rsplit("/", 1)[-1] for w in (*ctx.container.command, *ctx.container.args)]
+    default = "mastodon default"
+    if name == "mastodon-streaming" or any("streaming" in w for w in words):
+        got = _int_env(ctx, "DB_POOL")
+        if got:
+            return [ctx.pool("Mastodon streaming pg pool max (DB_POOL)", got[0], got[1],
+                             per_process=False)]
+        return [ctx.pool("Mastodon streaming pg pool max", 10, Source.default_of(
+            "Mastodon streaming/database.js: DB_POOL, default 10", key="DB_POOL"),
+            bound="default", per_process=False)]
+    pool = _int_env(ctx, "DB_POOL") or _int_env(ctx, "MAX_THREADS")
+    pool_src = pool[1] if pool else Source.default_of(
+        "Mastodon config/database.yml: DB_POOL || MAX_THREADS || 5", key="pool")
+    size = pool[0] if pool else 5
+    if "sidekiq" in words:
+        conc = None
+        conc_src = Source.default_of("Sidekiq 7/8 default concurrency 5", key="concurrency")
+        for i, w in enumerate(words[:-1]):
+            if w in ("-c", "--concurrency"):
+                conc = parse_int(words[i + 1])
+                conc_src = ctx.container.word_sources[i + 1] \
+                    if len(ctx.container.word_sources) == len(words) \
+                    else replace(ctx.container.source, key="sidekiq -c")
+        threads = conc or 5
+        n = min(size, threads)
+        # The pool and the concurrency move together (advise): the one not counted is
+        # carried along so that shrinking one shrinks the other.
+        pool_term = Term(label="Mastodon Rails pool (DB_POOL)", value=size, source=pool_src)
+        conc_term = Term(label="Sidekiq concurrency (-c)", value=threads, source=conc_src)
+        counted = ctx.pool("Mastodon Sidekiq Rails pool", n, pool_src if n == size else
+                           conc_src, bound="fixed" if pool or conc else "default",
+                           per_process=False,
+                           note=f"pool {size} vs Sidekiq concurrency {threads}: one "
+                                "connection per thread, never more than the pool")
+        moves = [] if conc_src == pool_src else [conc_term if n == size else pool_term]
+        return [replace(counted, moves_with=moves)]
+    workers = _int_env(ctx, "WEB_CONCURRENCY")
+    threads = _int_env(ctx, "MAX_THREADS")
+    n_threads = threads[0] if threads else 5
+    n = min(size, n_threads)
+    processes = Term(label="Puma workers (WEB_CONCURRENCY)", value=workers[0] if workers else 2,
+                     source=workers[1] if workers else Source.default_of(
+                         f"{default}: config/puma.rb WEB_CONCURRENCY 2", key="workers"))
+    threads_term = Term(label="Puma max threads (MAX_THREADS)", value=n_threads,
+                        source=threads[1] if threads else Source.default_of(
+                            f"{default}: config/puma.rb MAX_THREADS 5", key="MAX_THREADS"))
+    pool_term = Term(label="Mastodon Rails pool (DB_POOL)", value=size, source=pool_src)
+    pool_obj = ctx.pool("Mastodon web Rails pool", n,
+                        pool_src if n == size else threads_term.source,
+                        bound="fixed" if pool else "default", per_process=False,
+                        note=f"pool {size} vs {n_threads} Puma threads: one connection per "
+                             "thread, never more than the pool")
+    moves = [] if threads_term.source == pool_src else \
+        [threads_term if n == size else pool_term]
+    min_threads = _int_env(ctx, "MIN_THREADS")
+    if min_threads is not None:
+        # Puma refuses to start with min threads above max: it moves down with them
+        moves.append(Term(label="Puma min threads (MIN_THREADS)", value=min_threads[0],
+                          source=min_threads[1]))
+    return [replace(pool_obj, processes=processes, moves_with=moves)]
+
+
+def image_pools(ctx: StackContext) -> list[Pool]:
+    if "mastodon" in _repo_name(ctx.container.image):
+        return mastodon_pools(ctx)
+    stack = image_stack(ctx)
+    if stack is None:
+        return []
+    for var in stack.env:
+        found = ctx.env(var)
+        if found is None:
+            continue
+        n = parse_int(found.value)
+        if n is None:
+            ctx.notices.append(f"{ctx.container.name}: {var} is not a number we can read "
+                               f"({ctx.env_source(var).label()})")
+            return []
+        if n <= 0:
+            return [ctx.pool(stack.label, 0, ctx.env_source(var), bound="unbounded",
+                             per_process=False, note=f"{var}={n}: no limit")]
+        return [ctx.pool(stack.label, n, ctx.env_source(var), per_process=False)]
+    if stack.default is None:
+        ctx.notices.append(f"{ctx.container.name}: {stack.label} not set in its env and "
+                           "its default is not known to pool-advisor")
+        return []
+    source = Source.default_of(stack.default_text, key=stack.env[0])
+    if stack.default == 0:
+        return [ctx.pool(stack.label, 0, source, bound="unbounded", per_process=False,
+                         note=f"{stack.env[0]} unset: {stack.default_text}")]
+    return [ctx.pool(stack.label, stack.default, source, bound="default", per_process=False,
+                     note=f"{stack.env[0]} unset in the container env")]

@@ -1,0 +1,362 @@
+"""Just enough JavaScript/TypeScript to read pool options: a tokenizer (strings,
+template literals, comments, regex-free) and an evaluator for object literals and the
+expressions pool sizes are written with:
+
+    max: 20, max: Number(process.env.PG_POOL_MAX) || 10, poolSize: parseInt(x ?? "5", 10),
+    pool: { min: 2, max: MAX_CONNECTIONS }, connectionString: process.env.DATABASE_URL
+
+Repository code is never run. Unknown forms evaluate to None.
+"""
+
+from __future__ import annotations
+
+import re
+
+from msgspec import Struct
+from msgspec.structs import replace
+
+from advisor.model import CpuFormula, EnvVar, Source
+from advisor.read.apps.pyeval import Val
+
+_TOKEN = re.compile(r"""
+    (?P<ws>\s+)
+  | (?P<comment>//[^\n]*|/\*(?:.*?\*/|.*\Z))
+  | (?P<str>"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*')
+  | (?P<tpl>`(?:[^`\\]|\\.)*(?:`|\\?\Z))
+  | (?P<num>\d[\d_]*(?:\.\d+)?)
+  | (?P<id>[A-Za-z_$][\w$]*)
+  | (?P<op>\.\.\.|\?\?|\|\||&&|=>|===|!==|==|!=|[{}()\[\],:;.=?!+\-*/<>|&])
+  | (?P<other>.)
+""", re.S | re.X)
+
+
+class Tok(Struct, frozen=True):
+    kind: str
+    text: str
+    line: int
+
+
+def tokenize(text: str) -> list[Tok]:
+    out: list[Tok] = []
+    line = 1
+    for m in _TOKEN.finditer(text):
+        kind = m.lastgroup or "other"
+        value = m.group(kind)
+        if kind not in ("ws", "comment"):
+            out.append(Tok(kind, value, line))
+        line += value.count("\n")
+    return out
+
+
+class JsScope(Struct):
+    path: str
+    env: dict[str, EnvVar]
+    cpus: int
+    names: dict[str, Val]
+
+
+class _Unknown:
+    pass
+
+
+UNKNOWN = _Unknown()
+
+
+# Brackets nested deeper than this evaluate to unknown (a 1000-deep literal is no pool
+# setting, and Python's own stack is about 1000 frames).
+MAX_NESTING = 100
+
+
+class JsParser:
+    def __init__(self, toks: list[Tok], scope: JsScope) -> None:
+        self.t, self.scope = toks, scope
+        self.depth = 0
+        # Index after each opening bracket's group, found once: skip_balanced is called
+        # for every call and literal, and scanning to the end each time was quadratic
+        # for a file of unclosed `new Pool(`.
+        self.after: dict[int, int] = {}
+        stack: list[int] = []
+        for i, tok in enumerate(toks):
+            if tok.text in ("{", "(", "["):
+                stack.append(i)
+            elif tok.text in ("}", ")", "]") and stack:
+                self.after[stack.pop()] = i + 1
+        for i in stack:
+            self.after[i] = len(toks)
+
+    def src(self, i: int, key: str | None = None) -> Source:
+        line = self.t[i].line if i < len(self.t) else None
+        return Source(path=self.scope.path, line=line, key=key)
+
+    def at(self, i: int, text: str) -> bool:
+        return i < len(self.t) and self.t[i].text == text
+
+    def skip_balanced(self, i: int) -> int:
+        """Index after the bracketed group starting at i, or after one token."""
+        return self.after.get(i, i + 1)
+
+    # expression := unary (('||' | '??' | '&&') unary)*  ; stops at , } ) ]
+    def expr(self, i: int) -> tuple[Val | None, int]:
+        left, i = self.postfix(i)
+        while i < len(self.t) and self.t[i].text in ("||", "??", "&&", "+", "-", "*"):
+            op = self.t[i].text
+            right, i = self.postfix(i + 1)
+            if op == "||":
+                left = left if left is not None and left.value not in (None, "", 0, False) \
+                    and left.value is not UNKNOWN else right
+            elif op == "??":
+                left = left if left is not None and left.value is not None \
+                    and left.value is not UNKNOWN else right
+            elif op == "&&":
+                left = None
+            else:
+                left = _arith(left, right, op)
+        if i < len(self.t) and self.t[i].text == "?":  # ternary: unknown
+            depth = 0
+            while i < len(self.t) and not (depth == 0 and self.t[i].text in (",", "}", ")")):
+                depth += self.t[i].text in "([{"
+                depth -= self.t[i].text in ")]}"
+                i += 1
+            return None, i
+        return left, i
+
+    def postfix(self, i: int) -> tuple[Val | None, int]:
+        v, i = self.atom(i)
+        while self.at(i, ".") or self.at(i, "!"):
+            if self.at(i, "!"):  # TypeScript non-null assertion
+                i += 1
+                continue
+            i += 2
+            if self.at(i, "("):
+                i = self.skip_balanced(i)
+                v = None
+        while self.at(i, "as") and i + 1 < len(self.t):  # `x as number`
+            i += 2
+        return v, i
+
+    def atom(self, i: int) -> tuple[Val | None, int]:
+        if self.depth >= MAX_NESTING:
+            return None, self.skip_balanced(i)
+        self.depth += 1
+        try:
+            return self._atom(i)
+        finally:
+            self.depth -= 1
+
+    def _atom(self, i: int) -> tuple[Val | None, int]:
+        if i >= len(self.t):
+            return None, i
+        tok = self.t[i]
+        if tok.kind == "num":
+            n = float(tok.text.replace("_", ""))
+            return Val(int(n) if n.is_integer() else n, self.src(i)), i + 1
+        if tok.kind == "str":
+            try:
+                text = bytes(tok.text[1:-1], "utf-8").decode("unicode_escape")
+            except UnicodeDecodeError:  # "\u12": a syntax error in JavaScript too
+                return None, i + 1
+            return Val(text, self.src(i)), i + 1
+        if tok.kind == "tpl":
+            body = tok.text[1:-1]
+            return (Val(body, self.src(i)) if "${" not in body else None), i + 1
+        if tok.text == "{":
+            return self.object(i)
+        if tok.text == "[":
+            end = self.skip_balanced(i)
+            items = []
+            j = i + 1
+            while j < end - 1:
+                v, j = self.expr(j)
+                items.append(v if v is not None else Val(UNKNOWN, self.src(j)))
+                if self.at(j, ","):
+                    j += 1
+                elif j < end - 1:
+                    return None, end
+            return Val(items, self.src(i)), end
+        if tok.text == "(":
+            v, j = self.expr(i + 1)
+            return (v, j + 1) if self.at(j, ")") else (None, self.skip_balanced(i))
+        if tok.text in ("+", "-") :
+            v, j = self.postfix(i + 1)
+            if v is not None and tok.text == "+":
+                return _to_number(v), j
+            if v is not None and isinstance(v.value, int | float):
+                return Val(-v.value, v.source), j
+            return None, j
+        if tok.kind == "id":
+            return self.identifier(i)
+        return None, i + 1
+
+    def identifier(self, i: int) -> tuple[Val | None, int]:
+        name = self.t[i].text
+        if name == "process" and self.at(i + 1, ".") and self.at(i + 2, "env"):
+            j = i + 3
+            key = None
+            if self.at(j, ".") and j + 1 < len(self.t):
+                key, j = self.t[j + 1].text, j + 2
+            elif self.at(j, "[") and j + 1 < len(self.t) and self.t[j + 1].kind == "str":
+                key, j = self.t[j + 1].text[1:-1], j + 3
+            if key is None:
+                return None, j
+            var = self.scope.env.get(key)
+            if var is not None:
+                if var.value is None:
+                    return Val(UNKNOWN, var.source), j
+                return Val(var.value, replace(var.source, key=key)), j
+            return Val(None, self.src(i, key=key), from_default=True), j
+        if name in ("parseInt", "Number", "parseFloat") and self.at(i + 1, "("):
+            v, j = self.expr(i + 2)
+            end = self.skip_balanced(i + 1)
+            return (_to_number(v) if v is not None else None), end
+        if name == "os" and self.at(i + 1, ".") and i + 2 < len(self.t) \
+                and self.t[i + 2].text in ("cpus", "availableParallelism"):
+            end = self.skip_balanced(i + 3)
+            if self.t[i + 2].text == "cpus":
+                if not (self.at(end, ".") and self.at(end + 1, "length")):
+                    return None, end
+                end += 2
+            text = "os.cpus().length" if self.t[i + 2].text == "cpus" \
+                else "os.availableParallelism()"
+            return Val(self.scope.cpus, self.src(i, key=text),
+                       CpuFormula(per_cpu=1, text=text)), end
+        if name in ("true", "false"):
+            return Val(name == "true", self.src(i)), i + 1
+        if name in ("null", "undefined"):
+            return Val(None, self.src(i)), i + 1
+        if name == "new" or self.at(i + 1, "("):
+            j = i + 1
+            while j < len(self.t) and not self.at(j, "("):
+                j += 1
+            return None, self.skip_balanced(j)
+        if name in self.scope.names and not self.at(i + 1, "."):
+            return self.scope.names[name], i + 1
+        j = i + 1
+        while self.at(j, ".") and j + 1 < len(self.t):
+            j += 2
+        return None, j
+
+    def object(self, i: int) -> tuple[Val | None, int]:
+        """{ key: value, "k": v, shorthand, ...spread, method() {} } -> dict of Vals."""
+        out: dict[str, Val] = {}
+        start = i
+        end = self.skip_balanced(i)
+        i += 1
+        while i < end - 1:
+            tok = self.t[i]
+            if tok.text == "...":
+                v, i = self.expr(i + 1)
+                if v is not None and isinstance(v.value, dict):
+                    out.update(v.value)
+            elif tok.kind in ("id", "str", "num") and self.at(i + 1, ":"):
+                key = tok.text[1:-1] if tok.kind == "str" else tok.text
+                v, i = self.expr(i + 2)
+                out[key] = v if v is not None else Val(UNKNOWN, self.src(i))
+            elif tok.kind == "id" and (self.at(i + 1, ",") or i + 1 == end - 1):
+                v = self.scope.names.get(tok.text)
+                out[tok.text] = v if v is not None else Val(UNKNOWN, self.src(i))
+                i += 1
+            else:  # methods, computed keys: skip to the next top-level comma
+                depth = 0
+                while i < end - 1 and not (depth == 0 and self.t[i].text == ","):
+                    depth += self.t[i].text in "([{"
+                    depth -= self.t[i].text in ")]}"
+                    i += 1
+            if self.at(i, ","):
+                i += 1
+            elif i < end - 1:
+                i = self._to_comma(i, end)
+        return Val(out, self.src(start)), end
+
+    def _to_comma(self, i: int, end: int) -> int:
+        depth = 0
+        while i < end - 1 and not (depth == 0 and self.t[i].text == ","):
+            depth += self.t[i].text in "([{"
+            depth -= self.t[i].text in ")]}"
+            i += 1
+        return i + 1 if self.at(i, ",") else i
+
+
+def _to_number(v: Val) -> Val | None:
+    if v.value is UNKNOWN:
+        return v
+    if v.value is None:
+        return Val(None, v.source, v.cpu, v.from_default)  # NaN: falsy, `|| 10` decides
+    try:
+        n = float(str(v.value).strip())
+    except ValueError:
+        return Val(None, v.source, v.cpu, v.from_default)
+    return Val(int(n) if n.is_integer() else n, v.source, v.cpu, v.from_default)
+
+
+def _arith(a: Val | None, b: Val | None, op: str) -> Val | None:
+    if a is None or b is None or not all(isinstance(x.value, int | float) and
+                                         not isinstance(x.value, bool) for x in (a, b)):
+        return None
+    if a.cpu and b.cpu:
+        return None
+    cpu = a.cpu or b.cpu
+    const = b.value if a.cpu else a.value
+    if cpu is not None:
+        if op == "+":
+            cpu = replace(cpu, plus=cpu.plus + const)
+        elif op == "*":
+            cpu = replace(cpu, per_cpu=cpu.per_cpu * const, plus=cpu.plus * const)
+        elif op == "-" and a.cpu:
+            cpu = replace(cpu, plus=cpu.plus - const)
+        else:
+            return None
+    value = {"+": a.value + b.value, "-": a.value - b.value, "*": a.value * b.value}[op]
+    return Val(value, a.source if not a.cpu else b.source, cpu)
+
+
+def module_consts(toks: list[Tok], scope: JsScope) -> None:
+    """Top-level `const|let|var NAME = expr` (best effort, in order) into scope.names."""
+    parser = JsParser(toks, scope)
+    depth = 0
+    i = 0
+    while i < len(toks):
+        t = toks[i].text
+        if t in "({[":
+            depth += 1
+        elif t in ")}]":
+            depth -= 1
+        elif depth == 0 and t in ("const", "let", "var") and i + 2 < len(toks) \
+                and toks[i + 1].kind == "id" and toks[i + 2].text == "=":
+            v, j = parser.expr(i + 3)
+            if v is not None:
+                scope.names[toks[i + 1].text] = v
+            i = max(j, i + 3)
+            continue
+        i += 1
+
+
+def call_args(parser: JsParser, open_paren: int) -> list[Val | None]:
+    """Evaluated arguments of the call whose `(` is at open_paren."""
+    end = parser.skip_balanced(open_paren)
+    out: list[Val | None] = []
+    i = open_paren + 1
+    while i < end - 1:
+        v, i = parser.expr(i)
+        out.append(v)
+        i = parser._to_comma(i, end) if not parser.at(i, ",") else i + 1
+    return out
+
+
+def find_calls(toks: list[Tok], names: set[str], *, new: bool | None = None
+               ) -> list[tuple[str, int]]:
+    """(dotted callee, index of its `(`) for calls like `new pg.Pool(` or `knex(`."""
+    out = []
+    for i, tok in enumerate(toks):
+        if tok.kind != "id" or (i > 0 and toks[i - 1].text == "."):
+            continue
+        j = i
+        name = tok.text
+        while j + 2 < len(toks) and toks[j + 1].text == "." and toks[j + 2].kind == "id":
+            name += "." + toks[j + 2].text
+            j += 2
+        if j + 1 < len(toks) and toks[j + 1].text == "(" and (
+                name in names or name.rsplit(".", 1)[-1] in names):
+            is_new = i > 0 and toks[i - 1].text == "new"
+            if new is None or new == is_new:
+                out.append((name, j + 1))
+    return out

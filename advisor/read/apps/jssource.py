@@ -1,0 +1,102 @@
+"""JS/TS sources of an app, tokenized once per container; helpers the JS stacks share."""
+
+from __future__ import annotations
+
+import json
+import re
+
+from msgspec import Struct
+from msgspec.structs import replace
+
+from advisor.model import Route
+from advisor.read.apps.base import StackContext, parse_int
+from advisor.read.apps.jsparse import UNKNOWN, JsParser, JsScope, Tok, module_consts, tokenize
+from advisor.read.apps.pyeval import Val
+from advisor.read.apps.source import AppFile, auxiliary_script
+from advisor.read.apps.urls import route_from_env, route_from_url
+
+
+class JsModule(Struct):
+    file: AppFile
+    toks: list[Tok]
+    parser: JsParser
+
+
+_SOURCE_DIRS = ("src", "lib", "server", "app", "config")
+
+
+def _skipped(rel: str, has_source_dir: bool = False) -> bool:
+    """Tests, migrations, benchmark/example scripts; and when the app keeps its code in
+    src/, lib/, server/ or app/, scripts in its other top folders (load tests, tools)."""
+    name = rel.rsplit("/", 1)[-1]
+    if "/" in rel and has_source_dir and rel.split("/", 1)[0] not in _SOURCE_DIRS \
+            and rel.split("/", 1)[0] != "packages":
+        return True
+    return bool(re.search(r"\.(test|spec)\.[cm]?[jt]s$", name)) or \
+        "/migrations/" in f"/{rel}" or auxiliary_script(rel)
+
+
+def js_modules(ctx: StackContext, needle: str) -> list[JsModule]:
+    cache = ctx.cache.setdefault("js", {})
+    assert isinstance(cache, dict)
+    out = []
+    files = ctx.files("js")
+    has_source_dir = any(f.rel.split("/", 1)[0] in _SOURCE_DIRS[:-1] for f in files
+                         if "/" in f.rel)
+    for f in files:
+        if needle not in f.text or _skipped(f.rel, has_source_dir):
+            continue
+        if f.path not in cache:
+            toks = tokenize(f.text)
+            scope = JsScope(path=f.path, env=ctx.env_map(), cpus=ctx.cpus, names={})
+            module_consts(toks, scope)
+            cache[f.path] = JsModule(file=f, toks=toks, parser=JsParser(toks, scope))
+        out.append(cache[f.path])
+    return out
+
+
+def dependencies(ctx: StackContext) -> set[str]:
+    """Names in dependencies/devDependencies of every package.json in the app."""
+    names: set[str] = set()
+    for f in ctx.files("package-json"):
+        try:
+            data = json.loads(f.text)
+        except json.JSONDecodeError as exc:
+            ctx.problem(replace(ctx.container.source, path=f.path, line=exc.lineno),
+                        f"package.json is not valid JSON: {exc.msg}", program="npm")
+            continue
+        for key in ("dependencies", "devDependencies", "optionalDependencies"):
+            section = data.get(key) if isinstance(data, dict) else None
+            if isinstance(section, dict):
+                names.update(section)
+    return names
+
+
+def known(v: Val | None) -> bool:
+    return v is not None and v.value is not UNKNOWN and v.value is not None
+
+
+def as_int(v: Val | None) -> int | None:
+    return parse_int(str(v.value)) if known(v) else None
+
+
+def get(obj: Val | None, *path: str) -> Val | None:
+    cur = obj
+    for key in path:
+        if cur is None or not isinstance(cur.value, dict):
+            return None
+        cur = cur.value.get(key)
+    return cur
+
+
+def route_of(v: Val | None, ctx: StackContext) -> Route | None:
+    """Route from a URL value; the container env when the value is not known."""
+    if known(v) and isinstance(v.value, str):
+        return route_from_url(v.value, v.source)
+    return route_from_env(ctx.container.env)
+
+
+def imports_module(module: JsModule, package: str) -> bool:
+    text = module.file.text
+    return bool(re.search(rf"""(?:require\(\s*|from\s+|import\s+)["']{re.escape(package)}["']""",
+                          text))

@@ -1,0 +1,265 @@
+"""Which directory holds a workload's application source, when the configuration does
+not say (`[[workloads]] source = "..."`). Inferred, in order, from:
+
+1. build contexts that name the image: skaffold.yaml `build.artifacts[].image/context`,
+   docker-compose `services.<name>.image` + `build` (also matched by service name);
+2. a directory with a Dockerfile whose name equals the image's repository name
+   (registry, path and tag stripped: ghcr.io/acme/orders-api:2.3 -> orders-api) or the
+   workload's name;
+3. the only Dockerfile in the repository.
+
+Every inference carries a reason, for a notice: the mapping is a guess the user can
+pin in configuration.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import PurePosixPath
+
+from advisor.lazyregex import lazy
+from advisor.model import Frozen
+from advisor.read.apps.source import SKIP_DIRS
+from advisor.read.fs import InputError, Root, walk
+
+MAX_DIRS = 20_000
+
+
+class BuildHints(Frozen, kw_only=True):
+    """What the repository says about images and their build directories (I/O done)."""
+
+    dockerfile_dirs: tuple[str, ...] = ()  # relative to the root, "" for the root
+    contexts: tuple[tuple[str, str, str], ...] = ()  # (image or service, context, where)
+
+
+class AppDirGuess(Frozen, kw_only=True):
+    directory: str
+    reason: str
+
+
+def image_name(image: str) -> str:
+    """Repository basename of an image reference, without registry, tag or digest."""
+    ref = image.split("@", 1)[0]
+    last = ref.rsplit("/", 1)[-1]
+    return last.split(":", 1)[0]
+
+
+def scan_build_hints(root: Root) -> BuildHints:
+    dirs: list[str] = []
+    contexts: list[tuple[str, str, str]] = []
+    for seen, (dirpath, dirnames, filenames) in enumerate(walk(root.path)):
+        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS and not d.startswith("."))
+        if seen >= MAX_DIRS:
+            break
+        rel = PurePosixPath(os.path.relpath(dirpath, root.path)).as_posix()
+        rel = "" if rel == "." else rel
+        if any(f == "Dockerfile" or f.endswith(".Dockerfile") for f in filenames):
+            dirs.append(rel)
+        for name in filenames:
+            if name in ("skaffold.yaml", "docker-compose.yml", "docker-compose.yaml",
+                        "compose.yaml", "compose.yml"):
+                contexts.extend(_contexts(root, os.path.join(dirpath, name), rel))
+    return BuildHints(dockerfile_dirs=tuple(dirs), contexts=tuple(contexts))
+
+
+def _contexts(root: Root, path: str, base: str) -> list[tuple[str, str, str]]:
+    from advisor.read.sources.k8s import load_yaml_stream
+
+    try:
+        text = root.read_text(path)
+    except InputError:
+        return []
+    shown = root.rel(path)
+    docs, _ = load_yaml_stream(text, shown)
+    out: list[tuple[str, str, str]] = []
+
+    def join(ctx: str) -> str:
+        p = PurePosixPath(base) / ctx if base else PurePosixPath(ctx)
+        parts: list[str] = []
+        for part in p.parts:
+            if part == "..":
+                if parts:
+                    parts.pop()
+            elif part != ".":
+                parts.append(part)
+        return "/".join(parts)
+
+    for doc, _line in docs:
+        if not isinstance(doc, dict):
+            continue
+        build = doc.get("build")
+        if isinstance(build, dict) and isinstance(build.get("artifacts"), list):  # skaffold
+            for art in build["artifacts"]:
+                if isinstance(art, dict) and isinstance(art.get("image"), str):
+                    out.append((art["image"], join(str(art.get("context", "."))), shown))
+        services = doc.get("services")
+        if isinstance(services, dict):  # compose
+            for name, svc in services.items():
+                if not isinstance(svc, dict) or "build" not in svc:
+                    continue
+                b = svc["build"]
+                ctx = b.get("context", ".") if isinstance(b, dict) else str(b)
+                for key in {str(name), str(svc.get("image", ""))} - {""}:
+                    out.append((key, join(str(ctx)), shown))
+    return out
+
+
+def match_app_dir(hints: BuildHints, workload: str, images: list[str]) -> AppDirGuess | None:
+    """Pure: the best directory for a workload, with the reason, or None."""
+    names = {image_name(i) for i in images if i} | {workload}
+    for key, ctx, where in hints.contexts:
+        if key in images or image_name(key) in names:
+            return AppDirGuess(directory=ctx, reason=f"build context of {key} in {where}")
+    for d in hints.dockerfile_dirs:
+        base = d.rsplit("/", 1)[-1] if d else ""
+        if base and base in names:
+            what = "workload name" if base == workload else f"image {base}"
+            return AppDirGuess(directory=d, reason=f"{d}/Dockerfile: directory name matches "
+                                                   f"the {what}")
+    if len(hints.dockerfile_dirs) == 1:
+        d = hints.dockerfile_dirs[0]
+        return AppDirGuess(directory=d, reason=f"the repository's only Dockerfile "
+                                               f"({d + '/' if d else ''}Dockerfile)")
+    return None
+
+
+# Files that make a folder an application's own (not only a Dockerfile or Procfile).
+APP_FILES = ("Gemfile", "requirements.txt", "pyproject.toml", "Pipfile", "setup.py",
+             "manage.py", "package.json", "go.mod", "mix.exs", "pom.xml", "build.gradle",
+             "build.gradle.kts", "config/database.yml", "composer.json")
+# Folders that hold deployment or tooling, not the application deployed.
+NOT_APP_DIRS = ("k8s", "kubernetes", "deploy", "deployment", "deployments", "helm", "charts",
+                "chart", "manifests", "infra", "ops", "terraform", "scripts", "tools",
+                "docs", "test", "tests", "e2e", "examples", "example", "bench", "benchmarks")
+_COPY = lazy(r"^\s*(?:COPY|ADD)\s+(.+)$", re.I)
+
+
+DEPENDENCY_FILES = ("Gemfile", "requirements.txt", "pyproject.toml", "Pipfile", "setup.py",
+                    "package.json", "go.mod", "mix.exs", "pom.xml", "build.gradle",
+                    "build.gradle.kts", "composer.json")
+
+
+def app_files_in(root: Root, directory: str, names: tuple[str, ...] = APP_FILES) -> list[str]:
+    """Which of `names` (APP_FILES) the folder holds (I/O: stat only)."""
+    base = os.path.join(root.path, directory) if directory else str(root.path)
+    return [f for f in names if os.path.isfile(os.path.join(base, f))]
+
+
+def has_dockerfile(root: Root, directory: str) -> bool:
+    base = os.path.join(root.path, directory) if directory else str(root.path)
+    return os.path.isfile(os.path.join(base, "Dockerfile"))
+
+
+def dockerfile_copy_dirs(root: Root, directory: str) -> list[tuple[str, int]]:
+    """Top folders a Dockerfile in `directory` copies from its context (COPY/ADD sources,
+    not --from= stages), with the line: `COPY backend/ /app` -> ("backend", 7)."""
+    path = os.path.join(root.path, directory, "Dockerfile") if directory else \
+        os.path.join(root.path, "Dockerfile")
+    try:
+        text = root.read_text(path)
+    except InputError:
+        return []
+    out: list[tuple[str, int]] = []
+    for n, line in enumerate(text.splitlines(), 1):
+        m = _COPY.match(line)
+        if not m:
+            continue
+        words = [w for w in m.group(1).split() if not w.startswith("--")]
+        if "--from" in m.group(1) or len(words) < 2:
+            continue
+        if words[0].startswith("["):
+            continue  # JSON form: rare for sources, skipped
+        for src in words[:-1]:
+            top = src.strip("./").split("/", 1)[0]
+            if top and "*" not in top and "$" not in top and \
+                    os.path.isdir(os.path.join(root.path, directory, top)):
+                out.append((f"{directory}/{top}" if directory else top, n))
+    return out
+
+
+def fallback_app_dir(root: Root, candidates: list[str], names: set[str]) -> AppDirGuess | None:
+    """When no folder is named like the workload: the repository root when it holds an
+    application's own files (Rails/Django/Node app with k8s/ beside it) — or the one
+    application folder a root Dockerfile copies; else the repository's only application
+    folder (app/ with the package one level down). The root is not taken for a
+    workload whose image and name disagree with the root project's own name (a Helm
+    chart repository's operator code is not the Keycloak it deploys)."""
+    apps = [d for d in candidates if d and d.split("/", 1)[0].lower() not in NOT_APP_DIRS]
+    if "" in candidates and names_the_project(root_project_name(root), names):
+        own = app_files_in(root, "")
+        if own:
+            return AppDirGuess(directory="", reason="the repository root holds the "
+                               f"application's own files ({', '.join(own[:3])}) and no "
+                               "folder is named like the workload or its image")
+        copied = sorted({d for d, _ in dockerfile_copy_dirs(root, "") if d in apps})
+        if len(copied) == 1:
+            return AppDirGuess(directory=copied[0], reason="the root Dockerfile copies it "
+                               "(COPY) and no folder is named like the workload or image")
+    with_docker = [d for d in apps if has_dockerfile(root, d)]
+    if len(apps) == 1 or len(with_docker) == 1:
+        d = apps[0] if len(apps) == 1 else with_docker[0]
+        return AppDirGuess(directory=d, reason="the repository's only application folder"
+                           + ("" if len(apps) == 1 else " with a Dockerfile"))
+    return None
+
+
+# Published images that are never built from the repository being read.
+_PUBLISHED = ("bitnami/", "docker.io/library/", "quay.io/keycloak", "keycloak/",
+              "mattermost/", "goharbor/", "postgrest/", "temporalio/", "grafana/",
+              "prom/", "redis", "memcached", "nginx", "busybox", "alpine", "curlimages/",
+              "postgres", "pgbouncer", "edoburu/", "minio/", "rabbitmq", "elasticsearch")
+
+
+def maybe_built_here(image: str) -> bool:
+    """Whether an image could be built from this repository: not an official library
+    image (`redis:7`, no organisation) nor a well-known published one."""
+    ref = image.lower().split("@", 1)[0]
+    last = ref.rsplit("/", 1)[-1]
+    repo = ref[: len(ref) - len(last)] + last.split(":", 1)[0]  # the tag is not a name
+    if not repo or "/" not in repo:
+        return False  # official images have no organisation: postgres:16, redis
+    return not any(p in repo for p in _PUBLISHED)
+
+
+def root_project_name(root: Root) -> str | None:
+    """The name the root's own project declares (go.mod module, package.json name,
+    pyproject.toml project name), normalised: miniflux.app/v2 -> miniflux."""
+    import json
+
+    base = str(root.path)
+    try:
+        path = os.path.join(base, "go.mod")
+        if os.path.isfile(path):
+            m = re.search(r"^module\s+(\S+)", root.read_text(path), re.M)
+            if m:
+                parts = [p for p in m.group(1).split("/") if not re.fullmatch(r"v\d+", p)]
+                last = parts[-1]
+                return (last.split(".")[0] if len(parts) == 1 else last).lower()
+        path = os.path.join(base, "package.json")
+        if os.path.isfile(path):
+            name = json.loads(root.read_text(path)).get("name")
+            if isinstance(name, str) and name:
+                return name.rsplit("/", 1)[-1].lower()
+        path = os.path.join(base, "pyproject.toml")
+        if os.path.isfile(path):
+            m = re.search(r"^\[(?:project|tool\.poetry)\][^\[]*?^name\s*=\s*['\"]([^'\"]+)",
+                          root.read_text(path), re.M | re.S)
+            if m:
+                return m.group(1).lower()
+    except (InputError, ValueError, AttributeError):
+        return None
+    return None
+
+
+def _norm(text: str) -> str:
+    return re.sub(r"[^a-z0-9]", "", text.lower())
+
+
+def names_the_project(project: str | None, names: set[str]) -> bool:
+    """Whether a workload/image name and the root project's name plausibly agree (no
+    project name: nothing says otherwise)."""
+    if not project:
+        return True
+    p = _norm(project)
+    return any(p and (p in _norm(n) or (_norm(n) and _norm(n) in p)) for n in names)

@@ -1,0 +1,54 @@
+"""node-postgres: `new Pool({ max, connectionString })` from `pg` (also `pg.Pool`,
+`new Pool(...)` from `pg-pool`; the legacy `poolSize` is still honoured).
+
+Default read from pg-pool 3.14.0 (packages/pg-pool/index.js:89 in brianc/node-postgres):
+`this.options.max = this.options.max || this.options.poolSize || 10`, so a max of 0 is
+also 10. tests/test_apps_defaults.py runs the installed pg-pool under node to check.
+"""
+
+from __future__ import annotations
+
+from msgspec.structs import replace
+
+from advisor.model import Pool, Source
+from advisor.read.apps.base import StackContext
+from advisor.read.apps.jsparse import call_args, find_calls
+from advisor.read.apps.jssource import as_int, get, imports_module, js_modules, known, route_of
+
+DEFAULT_MAX = 10
+DEFAULT_SOURCE = Source.default_of("pg-pool 3.14 default (max || poolSize || 10)", key="max")
+
+
+def node_pg_pools(ctx: StackContext) -> list[Pool]:
+    pools: list[Pool] = []
+    for module in js_modules(ctx, "Pool"):
+        if not (imports_module(module, "pg") or imports_module(module, "pg-pool")):
+            continue
+        for name, paren in find_calls(module.toks, {"Pool"}, new=True):
+            if name not in ("Pool", "pg.Pool", "Pg.Pool", "postgres.Pool"):
+                continue
+            args = call_args(module.parser, paren)
+            opts = args[0] if args else None
+            here = Source(path=module.file.path, line=module.toks[paren].line)
+            url = get(opts, "connectionString")
+            route = route_of(url, ctx)
+            if route is None:
+                host = get(opts, "host")
+                if known(host):
+                    route = route_of(None, ctx)
+            for key in ("max", "poolSize"):
+                v = get(opts, key)
+                n = as_int(v)
+                if n:
+                    pools.append(ctx.pool("node-postgres Pool max", n,
+                                          replace(v.source, key=v.source.key or key),
+                                          route=route))
+                    break
+                if v is not None and not known(v) and not v.from_default:
+                    ctx.notices.append(f"{here.label()}: Pool {key} not readable statically; "
+                                       f"pg-pool default {DEFAULT_MAX} assumed")
+            else:
+                pools.append(ctx.pool("node-postgres Pool max", DEFAULT_MAX, DEFAULT_SOURCE,
+                                      route=route, bound="default",
+                                      note=f"new Pool at {here.label()} without max"))
+    return pools

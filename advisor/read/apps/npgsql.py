@@ -1,0 +1,88 @@
+"""Npgsql (.NET): connection strings in appsettings.json / appsettings.{Environment}.json
+(`ConnectionStrings:<name>`) and env `ConnectionStrings__<name>` (ASP.NET Core: env
+beats appsettings.{ASPNETCORE_ENVIRONMENT}.json beats appsettings.json; the environment
+defaults to Production). Npgsql keeps one pool per distinct connection string.
+
+Keys are case-insensitive and spaces are ignored: `Maximum Pool Size` (also `Max Pool
+Size`), `Pooling=false` means no pool (no limit). Default read in npgsql v10.0.0
+src/Npgsql/NpgsqlConnectionStringBuilder.cs:837-840 (`[DefaultValue(100)] MaxPoolSize`).
+"""
+
+from __future__ import annotations
+
+import json
+
+from msgspec.structs import replace
+
+from advisor.model import Pool, Source
+from advisor.read.apps.base import StackContext, parse_int
+from advisor.read.apps.urls import route_from_url
+
+DEFAULT_MAX_POOL_SIZE = 100
+
+
+def _keys(conn: str) -> dict[str, str]:
+    out = {}
+    for part in conn.split(";"):
+        key, eq, value = part.partition("=")
+        if eq:
+            out[key.strip().lower().replace(" ", "")] = value.strip()
+    return out
+
+
+def _is_npgsql(keys: dict[str, str]) -> bool:
+    return ("host" in keys or "server" in keys) and not any(
+        k in keys for k in ("initialcatalog", "datasource", "trustservercertificate"))
+
+
+def _line_of(text: str, needle: str) -> int | None:
+    pos = text.find(needle)
+    return text[:pos].count("\n") + 1 if pos >= 0 else None
+
+
+def npgsql_pools(ctx: StackContext) -> list[Pool]:
+    env_name = (ctx.env_value("ASPNETCORE_ENVIRONMENT") or ctx.env_value("DOTNET_ENVIRONMENT")
+                or "Production")
+    found: dict[str, tuple[str, Source]] = {}
+    files = sorted(ctx.files("appsettings"), key=lambda f: f.name != "appsettings.json")
+    for f in files:
+        if f.name not in ("appsettings.json", f"appsettings.{env_name}.json"):
+            continue
+        try:
+            data = json.loads(f.text)
+        except json.JSONDecodeError as exc:
+            ctx.problem(Source(path=f.path, line=exc.lineno), f"invalid JSON: {exc.msg}",
+                        program=".NET")
+            continue
+        strings = data.get("ConnectionStrings") if isinstance(data, dict) else None
+        if isinstance(strings, dict):
+            for name, conn in strings.items():
+                if isinstance(conn, str):
+                    found[name] = (conn, Source(path=f.path, line=_line_of(f.text, conn),
+                                                key=f"ConnectionStrings:{name}"))
+    for var in ctx.container.env:
+        if var.name.lower().startswith("connectionstrings__") and var.value is not None:
+            name = var.name.split("__", 1)[1]
+            found[name] = (var.value, replace(var.source, key=var.name))
+    pools: list[Pool] = []
+    for name, (conn, src) in found.items():
+        keys = _keys(conn)
+        if not _is_npgsql(keys):
+            continue
+        route = route_from_url(conn, src)
+        label = f"Npgsql {name} Maximum Pool Size"
+        if keys.get("pooling", "true").lower() == "false":
+            pools.append(ctx.pool(f"Npgsql {name} (Pooling=false)", 0, src, route=route,
+                                  bound="unbounded", per_process=False,
+                                  note="Pooling=false: a physical connection per open"))
+            continue
+        size = keys.get("maximumpoolsize") or keys.get("maxpoolsize")
+        n = parse_int(size)
+        if n is not None:
+            pools.append(ctx.pool(label, n, src, route=route, per_process=False))
+        else:
+            pools.append(ctx.pool(label, DEFAULT_MAX_POOL_SIZE, Source.default_of(
+                "Npgsql default Maximum Pool Size 100 (NpgsqlConnectionStringBuilder)",
+                key="Maximum Pool Size"), route=route, bound="default", per_process=False,
+                note=f"{src.label()} ({src.key}) sets no Maximum Pool Size"))
+    return pools

@@ -1,0 +1,85 @@
+"""pgx v5 pgxpool: `pgxpool.New(ctx, connString)` / `pgxpool.ParseConfig(connString)` +
+`cfg.MaxConns = N` / `pool_max_conns=N` in the connection string.
+
+Default read in jackc/pgx v5.10.0 pgxpool/pool.go:19,384-386: `defaultMaxConns = 4`,
+and when unset `MaxConns = max(4, runtime.NumCPU())`. runtime.NumCPU counts the CPUs
+the process may run on (the node's, unless CPU affinity is set), not the pod's CPU limit.
+"""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import parse_qs, urlsplit
+
+from msgspec.structs import replace
+
+from advisor.model import CpuFormula, Pool, Route, Source
+from advisor.read.apps.base import StackContext, parse_int
+from advisor.read.apps.gosource import go_files, literal
+from advisor.read.apps.urls import route_from_env, route_from_url
+
+CPU_FORMULA = CpuFormula(per_cpu=1, floor=4, text="max(4, runtime.NumCPU())")
+
+
+def _pool_max_conns(url: str) -> int | None:
+    if "://" in url:
+        return parse_int((parse_qs(urlsplit(url).query).get("pool_max_conns") or [None])[-1])
+    m = re.search(r"(?:^|\s)pool_max_conns\s*=\s*(\d+)", url)
+    return int(m.group(1)) if m else None
+
+
+def pgx_pools(ctx: StackContext) -> list[Pool]:
+    pools: list[Pool] = []
+    for g in go_files(ctx, "pgxpool"):
+        toks = g.toks
+        max_conns: tuple[int, Source] | None = None
+        for i in range(len(toks) - 3):
+            if toks[i].text == "." and toks[i + 1].text == "MaxConns" and toks[i + 2].text == "=":
+                value = literal(g, toks[i + 3])
+                if value is not None and parse_int(value) is not None:
+                    max_conns = (parse_int(value), Source(path=g.file.path, line=toks[i].line,
+                                                          key="MaxConns"))
+                else:
+                    ctx.notices.append(f"{g.file.path}:{toks[i].line}: MaxConns set from an "
+                                       "expression not read statically")
+        for i in range(len(toks) - 4):
+            if not (toks[i].text == "pgxpool" and toks[i + 1].text == "."
+                    and toks[i + 2].text in ("New", "ParseConfig", "Connect")
+                    and toks[i + 3].text == "("):
+                continue
+            # the connection string is the last argument: find the call's own `)`
+            j, depth = i + 3, 0
+            while j < len(toks):
+                depth += toks[j].text == "("
+                depth -= toks[j].text == ")"
+                if depth == 0:
+                    break
+                j += 1
+            url_src = Source(path=g.file.path, line=toks[i].line)
+            getenv = j - 4 > i + 3 and toks[j - 1].text == ")" and toks[j - 3].text == "(" \
+                and toks[j - 4].text == "Getenv"
+            arg = toks[j - 2] if getenv else (toks[j - 1] if j - 1 > i + 3 else None)
+            url = literal(g, arg) if arg is not None and not getenv else None
+            if getenv:
+                name = literal(g, toks[j - 2])
+                var = ctx.env(name or "")
+                if var is not None and var.value is not None:
+                    url, url_src = var.value, replace(var.source, key=name)
+            here = Source(path=g.file.path, line=toks[i].line, key=f"pgxpool.{toks[i + 2].text}")
+            route: Route | None = route_from_url(url, url_src) if url else \
+                route_from_env(ctx.container.env)
+            from_url = _pool_max_conns(url) if url else None
+            if max_conns is not None:
+                n, src = max_conns
+            elif from_url is not None:
+                n, src = from_url, replace(url_src, key="pool_max_conns")
+            else:
+                pools.append(ctx.pool(
+                    "pgxpool MaxConns", CPU_FORMULA.at(ctx.cpus),
+                    Source.default_of("pgx v5 default: max(4, runtime.NumCPU())",
+                                      key="MaxConns"),
+                    route=route, cpu=CPU_FORMULA, per_process=False,
+                    note=f"{here.label()}: no MaxConns / pool_max_conns; NumCPU of the node"))
+                continue
+            pools.append(ctx.pool("pgxpool MaxConns", n, src, route=route, per_process=False))
+    return pools

@@ -1,0 +1,114 @@
+"""Prisma ORM (<= 6, Rust query engine): the pool size is the URL's
+`connection_limit`; without it the engine uses `num_cpus::get_physical() * 2 + 1`
+(prisma/prisma-engines quaint/src/pooled.rs, Builder::new), i.e. physical cores of the
+machine the pod runs on, not its CPU limit. `pgbouncer=true` marks PgBouncer mode.
+
+The URL comes from schema.prisma's `datasource` (`url = env("DATABASE_URL")` or a literal)
+or `new PrismaClient({ datasources: { db: { url } } })` / `datasourceUrl`; a literal
+`connection_limit=N` next to PrismaClient in code also counts. Prisma 7 driver adapters
+(`new PrismaPg({...})`) open a node-postgres pool instead (see _adapter_pools).
+"""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import parse_qs, urlsplit
+
+from msgspec.structs import replace
+
+from advisor.model import CpuFormula, Pool, Source
+from advisor.read.apps.base import StackContext, parse_int
+from advisor.read.apps.jssource import js_modules
+from advisor.read.apps.urls import route_from_url
+
+CPU_FORMULA = CpuFormula(per_cpu=2, plus=1, physical=True,
+                         text="num_cpus::get_physical() * 2 + 1")
+_DATASOURCE = re.compile(r"datasource\s+\w+\s*\{(?P<body>[^}]*)\}", re.S)
+
+
+def _schema(ctx: StackContext) -> tuple[str | None, Source | None, bool]:
+    """(url, its source, is_postgres) from schema.prisma."""
+    for f in ctx.files("prisma"):
+        m = _DATASOURCE.search(f.text)
+        if not m:
+            continue
+        body = m.group("body")
+        provider = re.search(r"""provider\s*=\s*["'](\w+)["']""", body)
+        if provider is None or provider.group(1) not in ("postgresql", "postgres", "cockroachdb"):
+            return None, None, False
+        line_of = f.text[: m.start("body")].count("\n") + 1
+        url = re.search(r"""url\s*=\s*(?:env\(\s*["'](\w+)["']\s*\)|["']([^"']+)["'])""", body)
+        if url is None:
+            return None, Source(path=f.path, line=line_of), True
+        url_line = line_of + body[: url.start()].count("\n")
+        if url.group(1):
+            var = ctx.env(url.group(1))
+            if var is not None and var.value is not None:
+                return var.value, replace(var.source, key=url.group(1)), True
+            ctx.notices.append(f"{f.path}:{url_line}: env({url.group(1)}) is not set in the "
+                               "container with a known value")
+            return None, Source(path=f.path, line=url_line, key=url.group(1)), True
+        return url.group(2), Source(path=f.path, line=url_line, key="url"), True
+    return None, None, False
+
+
+def _adapter_pools(ctx: StackContext) -> list[Pool] | None:
+    """Prisma 7 `new PrismaPg({ connectionString, max? })` (@prisma/adapter-pg): the
+    adapter opens a node-postgres pool, `this.externalPool ?? new pg.Pool(this.config)`
+    (prisma/prisma packages/adapter-pg/src/pg.ts, PrismaPgAdapterFactory.connect), so its
+    size is pg-pool's `max`, default 10. The first adapter is counted; later ones (a
+    replica client, usually behind a condition) are named in a notice."""
+    calls = []
+    for module in js_modules(ctx, "PrismaPg"):
+        for m in re.finditer(r"new\s+PrismaPg\s*\(([^;]*?)\)", module.file.text, re.S):
+            line = module.file.text[: m.start()].count("\n") + 1
+            calls.append((Source(path=module.file.path, line=line, key="new PrismaPg"),
+                          m.group(1)))
+    if not calls:
+        return None
+    (first, args), *others = calls
+    if not args.strip().startswith("{"):
+        return []  # an existing pg.Pool passed in: the node-postgres reader counts it
+    for where, _ in others:
+        ctx.notices.append(f"{where.label()}: another PrismaPg adapter (its own pg pool) is "
+                           "not counted: it is taken for a conditional replica client")
+    m = re.search(r"\bmax\s*:\s*(\d+)", args)
+    if m:
+        return [ctx.pool("Prisma adapter-pg (node-postgres) max", int(m.group(1)),
+                         replace(first, key="max"))]
+    return [ctx.pool("Prisma adapter-pg (node-postgres) max", 10, Source.default_of(
+        "pg-pool default max 10 (the pool @prisma/adapter-pg creates)", key="max"),
+        bound="default", note=f"new PrismaPg at {first.label()} sets no max")]
+
+
+def prisma_pools(ctx: StackContext) -> list[Pool]:
+    url, url_src, postgres = _schema(ctx)
+    if not postgres:
+        return []
+    adapters = _adapter_pools(ctx)
+    if adapters is not None:
+        route = route_from_url(url, url_src) if url and url_src else None
+        return [replace(p, route=route) for p in adapters]
+    limit: tuple[int, Source] | None = None
+    if url:
+        query = parse_qs(urlsplit(url).query)
+        n = parse_int((query.get("connection_limit") or [None])[-1])
+        if n is not None and url_src is not None:
+            limit = (n, replace(url_src, key=f"{url_src.key} connection_limit"))
+        if (query.get("pgbouncer") or [""])[-1] == "true":
+            ctx.notices.append(f"Prisma pgbouncer=true ({url_src.label() if url_src else ''})")
+    for module in js_modules(ctx, "connection_limit"):
+        if "PrismaClient" not in module.file.text:
+            continue
+        for m in re.finditer(r"connection_limit=(\d+)", module.file.text):
+            line = module.file.text[: m.start()].count("\n") + 1
+            limit = (int(m.group(1)), Source(path=module.file.path, line=line,
+                                             key="connection_limit"))
+    route = route_from_url(url, url_src) if url and url_src else None
+    if limit is not None:
+        return [ctx.pool("Prisma connection_limit", limit[0], limit[1], route=route)]
+    value = CPU_FORMULA.at(ctx.cpus)
+    return [ctx.pool("Prisma connection_limit", value, Source.default_of(
+        "Prisma <= 6 default: physical CPU cores x 2 + 1 (quaint pooled.rs)",
+        key="connection_limit"), route=route, cpu=CPU_FORMULA,
+        note=f"no connection_limit: {CPU_FORMULA.text} of the node (not the pod CPU limit)")]

@@ -1,0 +1,526 @@
+"""Processes per pod (and threads per process): each process has its own pool, so the
+per-pod figure is processes x pool size.
+
+Sources read (versions whose source was checked):
+- gunicorn 27.0.1 (gunicorn/config.py): `-w/--workers`, default
+  `int(os.environ.get("WEB_CONCURRENCY", 1))`; `--threads` default 1; `-c/--config`,
+  default `./gunicorn.conf.py`. Later beats earlier: WEB_CONCURRENCY < config file <
+  GUNICORN_CMD_ARGS < command line (gunicorn docs, "Configuration Overview").
+- uvicorn 0.55.0 (uvicorn/config.py:357, main.py:71): `--workers`, else
+  $WEB_CONCURRENCY, else 1; every option also as UVICORN_<NAME> env (click
+  auto_envvar_prefix), so UVICORN_WORKERS works.
+- Celery (celery/worker/worker.py, setup_defaults): `-c/--concurrency`, default
+  `cpu_count()` of the machine; `-P threads|gevent|eventlet|solo` runs one process.
+- Puma v8.0.1 (lib/puma/configuration.rb): workers default 0 (one process), env
+  WEB_CONCURRENCY (`auto` = processor count), threads 0:5 on MRI, env
+  PUMA_MAX_THREADS/MAX_THREADS; the config file (config/puma.rb) overrides env
+  defaults; the command line overrides both.
+- Sidekiq v8.1.7 (lib/sidekiq/config.rb:15, cli.rb:290): concurrency 5, else
+  RAILS_MAX_THREADS when set; `-c`, config/sidekiq.yml `concurrency`. One process.
+- PHP-FPM: `pm.max_children` of the pool config (www.conf); each child is a process.
+- PM2: `-i N|max|0` / ecosystem `instances` (max and 0 = CPU count); node `cluster.fork()`.
+- uWSGI (docs "Configuring uWSGI", "uWSGI Options"): `-p/--processes/--workers`,
+  `--threads`, an ini file (`uwsgi app.ini`, `--ini`) with `processes`/`workers`,
+  `threads` and `if-env`/`if-not-env` ... `endif` blocks; every option also as env
+  UWSGI_<OPTION>. Default 1 process, 1 thread. `attach-daemon` commands run next to
+  the workers: each `manage.py` daemon is one more process with its own connection.
+  Order assumed: ini < env < command line.
+"""
+
+from __future__ import annotations
+
+import re
+
+from msgspec import field
+from msgspec.structs import replace
+
+from advisor.model import CpuFormula, Frozen, Source, Term
+from advisor.read.apps.base import StackContext, parse_int
+from advisor.read.apps.cmdline import CommandLine, Word, command_line
+from advisor.read.apps.pyeval import PyScope, module_names, parse
+from advisor.read.apps.rubyeval import RubyScope, ruby_eval
+
+
+class ProcessInfo(Frozen, kw_only=True):
+    """How many processes share nothing in one container, and threads in each."""
+
+    server: str = ""  # "gunicorn", "uvicorn", "celery", "puma", "sidekiq", "php-fpm", ...
+    processes: Term | None = None  # None: one process
+    threads: Term | None = None  # threads per process that may each hold a connection
+    cpu_formula: CpuFormula | None = None  # when processes come from the CPU count
+    cpus: Term | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+def _basename(word: str) -> str:
+    return word.rsplit("/", 1)[-1]
+
+
+def _opt(words: list[Word], short: tuple[str, ...], long: tuple[str, ...]
+         ) -> tuple[str, Word] | None:
+    """Last value of an option: -w 4, -w4, --workers 4, --workers=4."""
+    found = None
+    for i, w in enumerate(words):
+        t = w.text
+        for name in long:
+            if t == name and i + 1 < len(words):
+                found = (words[i + 1].text, words[i + 1])
+            elif t.startswith(name + "="):
+                found = (t.split("=", 1)[1], w)
+        for name in short:
+            if t == name and i + 1 < len(words):
+                found = (words[i + 1].text, words[i + 1])
+            elif t.startswith(name) and len(t) > len(name) and not t.startswith("--"):
+                found = (t[len(name):].lstrip("="), w)
+    return found
+
+
+def _word_source(word: Word, ctx: StackContext, key: str) -> Source:
+    if word.from_env:
+        var = ctx.env(word.from_env)
+        if var is not None:
+            return replace(var.source, key=word.from_env)
+    where = word.source.key
+    return replace(word.source, key=f"{key} ({where})" if where else key)
+
+
+def _cpus_term(cpus: int, assumed: bool) -> Term:
+    src = Source.default_of("assumed node size (set node_cpus)") if assumed \
+        else Source.default_of("node_cpus option")
+    return Term(label="node CPUs", value=cpus, source=src)
+
+
+def _find_server(cmd: CommandLine, names: tuple[str, ...]) -> tuple[str, list[Word]] | None:
+    for segment in cmd.segments():
+        for i, w in enumerate(segment):
+            base = _basename(w.text)
+            if base in names:
+                return base, segment[i + 1:]
+            if base.startswith("python") and i + 2 < len(segment) + 1 \
+                    and i + 1 < len(segment) and segment[i + 1].text == "-m" \
+                    and i + 2 < len(segment) and segment[i + 2].text in names:
+                return segment[i + 2].text, segment[i + 3:]
+    return None
+
+
+# --- gunicorn / uvicorn ----------------------------------------------------------------
+
+
+def _gunicorn_conf(ctx: StackContext, path_hint: str | None, cpus: int
+                   ) -> dict[str, tuple[object, Source, CpuFormula | None]]:
+    if ctx.app is None:
+        return {}
+    files = ctx.app.of_kind("gunicorn-conf", "python")
+    wanted = None
+    if path_hint and not path_hint.startswith("python:"):
+        hint = path_hint.lstrip("./")
+        wanted = next((f for f in files if f.rel == hint or f.rel.endswith("/" + hint)), None)
+    if wanted is None and not path_hint:
+        wanted = next((f for f in files if f.rel == "gunicorn.conf.py"), None) or next(
+            (f for f in ctx.app.of_kind("gunicorn-conf")), None)
+    if wanted is None:
+        return {}
+    tree, error, line = parse(wanted.text, wanted.path)
+    if tree is None:
+        ctx.problem(Source(path=wanted.path, line=line), error or "", program="gunicorn")
+        return {}
+    scope = PyScope(path=wanted.path, env={e.name: e for e in ctx.container.env}, cpus=cpus)
+    names = module_names(tree, scope)
+    out: dict[str, tuple[object, Source, CpuFormula | None]] = {}
+    for key in ("workers", "threads", "worker_class"):
+        v = names.get(key)
+        if v is None:
+            continue
+        out[key] = (v.value, replace(v.source, key=v.source.key or key), v.cpu)
+    return out
+
+
+def _gunicorn(ctx: StackContext, words: list[Word], cpus: int, assumed: bool) -> ProcessInfo:
+    notes: list[str] = []
+    workers: tuple[int, Source] | None = None
+    threads: tuple[int, Source] | None = None
+    cpu: CpuFormula | None = None
+    web = ctx.env("WEB_CONCURRENCY")
+    if web is not None and web.value is not None and parse_int(web.value) is not None:
+        workers = (parse_int(web.value), ctx.env_source("WEB_CONCURRENCY"))
+    conf_path = _opt(words, ("-c",), ("--config",))
+    conf = _gunicorn_conf(ctx, conf_path[0] if conf_path else None, cpus)
+    if "workers" in conf:
+        value, src, cpu_f = conf["workers"]
+        number = parse_int(str(value)) if value is not None else None
+        if number is not None:
+            workers, cpu = (number, src), cpu_f
+        else:
+            notes.append(f"gunicorn workers at {src.label()} could not be read statically")
+    if "threads" in conf and parse_int(str(conf["threads"][0])) is not None:
+        threads = (parse_int(str(conf["threads"][0])), conf["threads"][1])
+    cmd_args = ctx.env("GUNICORN_CMD_ARGS")
+    layers: list[list[Word]] = []
+    if cmd_args is not None and cmd_args.value:
+        src = ctx.env_source("GUNICORN_CMD_ARGS")
+        layers.append([Word(text=t, source=src) for t in cmd_args.value.split()])
+    layers.append(words)
+    for layer in layers:
+        got = _opt(layer, ("-w",), ("--workers",))
+        if got and parse_int(got[0]) is not None:
+            workers = (parse_int(got[0]), _word_source(got[1], ctx, "--workers"))
+            cpu = CpuFormula(per_cpu=1, text="$(nproc)", applies_to="processes") \
+                if got[1].cpu else None
+        got = _opt(layer, (), ("--threads",))
+        if got and parse_int(got[0]) is not None:
+            threads = (parse_int(got[0]), _word_source(got[1], ctx, "--threads"))
+    if workers is None:
+        workers = (1, Source.default_of("gunicorn 27 default (no --workers, no WEB_CONCURRENCY)",
+                                        key="workers"))
+    info = ProcessInfo(
+        server="gunicorn",
+        processes=Term(label="gunicorn workers", value=workers[0], source=workers[1]),
+        threads=Term(label="gunicorn threads", value=threads[0], source=threads[1])
+        if threads else None,
+        cpu_formula=cpu, cpus=_cpus_term(cpus, assumed) if cpu else None, notes=notes)
+    return info
+
+
+def _uvicorn(ctx: StackContext, words: list[Word]) -> ProcessInfo:
+    got = _opt(words, (), ("--workers",))
+    if got and parse_int(got[0]) is not None:
+        n, src = parse_int(got[0]), _word_source(got[1], ctx, "--workers")
+    elif parse_int(ctx.env_value("UVICORN_WORKERS")) is not None:
+        n, src = parse_int(ctx.env_value("UVICORN_WORKERS")), ctx.env_source("UVICORN_WORKERS")
+    elif parse_int(ctx.env_value("WEB_CONCURRENCY")) is not None:
+        n, src = parse_int(ctx.env_value("WEB_CONCURRENCY")), ctx.env_source("WEB_CONCURRENCY")
+    else:
+        n, src = 1, Source.default_of("uvicorn default (no --workers, no WEB_CONCURRENCY)",
+                                      key="workers")
+    return ProcessInfo(server="uvicorn",
+                       processes=Term(label="uvicorn workers", value=n or 1, source=src))
+
+
+def _uwsgi_ini(ctx: StackContext, hint: str | None) -> tuple[dict[str, tuple[str, Source]],
+                                                              list[Source]]:
+    """Options of the uWSGI ini file named on the command line (matched by path suffix),
+    with if-env/if-not-env blocks decided by the container env; and attach-daemon lines
+    that run manage.py."""
+    if ctx.app is None or not hint:
+        return {}, []
+    parts = hint.strip("/").split("/")
+    best, score = None, 0
+    for f in ctx.app.of_kind("uwsgi"):
+        fparts = f.rel.split("/")
+        n = 0
+        while n < min(len(parts), len(fparts)) and parts[-1 - n] == fparts[-1 - n]:
+            n += 1
+        if n > score:
+            best, score = f, n
+    if best is None:
+        return {}, []
+    env = ctx.env_map()
+    options: dict[str, tuple[str, Source]] = {}
+    daemons: list[Source] = []
+    active: list[bool] = []
+    section = ""
+    for n, raw in enumerate(best.text.splitlines(), 1):
+        line = raw.strip()
+        if not line or line.startswith((";", "#")):
+            continue
+        if line.startswith("["):
+            section = line.strip("[]").strip()
+            continue
+        if section != "uwsgi" or "=" not in line:
+            continue
+        key, value = (x.strip() for x in line.split("=", 1))
+        if key in ("if-env", "if-not-env"):
+            var = env.get(value)
+            is_set = var is not None and var.value not in (None, "")
+            active.append(is_set if key == "if-env" else not is_set)
+            continue
+        if key == "endif":
+            if active:
+                active.pop()
+            continue
+        if not all(active):
+            continue
+        src = Source(path=best.path, line=n + best.line_offset, key=key)
+        if key == "attach-daemon" and "manage.py" in value:
+            daemons.append(replace(src, key=f"attach-daemon {value}"))
+        else:
+            options[key] = (value, src)
+    return options, daemons
+
+
+def _uwsgi(ctx: StackContext, words: list[Word]) -> ProcessInfo:
+    ini = _opt(words, (), ("--ini",))
+    hint = ini[0] if ini else next((w.text for w in words if w.text.endswith(".ini")), None)
+    options, daemons = _uwsgi_ini(ctx, hint)
+
+    def pick(cli_short: tuple[str, ...], cli_long: tuple[str, ...], env_names: tuple[str, ...],
+             ini_keys: tuple[str, ...], what: str) -> tuple[int, Source]:
+        got = _opt(words, cli_short, cli_long)
+        if got and parse_int(got[0]) is not None:
+            return parse_int(got[0]) or 1, _word_source(got[1], ctx, cli_long[0])
+        for name in env_names:
+            if parse_int(ctx.env_value(name)) is not None:
+                return parse_int(ctx.env_value(name)) or 1, ctx.env_source(name)
+        for key in ini_keys:
+            if key in options and parse_int(options[key][0]) is not None:
+                return parse_int(options[key][0]) or 1, options[key][1]
+        return 1, Source.default_of(f"uWSGI default: 1 {what}", key=ini_keys[0])
+
+    n, src = pick(("-p",), ("--processes", "--workers"), ("UWSGI_PROCESSES", "UWSGI_WORKERS"),
+                  ("processes", "workers"), "process")
+    t, tsrc = pick((), ("--threads",), ("UWSGI_THREADS",), ("threads",), "thread")
+    notes = []
+    label = "uWSGI processes"
+    if daemons:
+        label = f"uWSGI processes {n} + {len(daemons)} attach-daemon manage.py command(s)"
+        notes.append(f"{ctx.container.name}: uWSGI attach-daemon runs "
+                     + ", ".join(d.label() for d in daemons)
+                     + ": each is one more process with its own connection")
+        n += len(daemons)
+    return ProcessInfo(server="uwsgi", processes=Term(label=label, value=n, source=src),
+                       threads=Term(label="uWSGI threads", value=t, source=tsrc)
+                       if t > 1 or tsrc.path else None, notes=notes)
+
+
+def _celery(ctx: StackContext, words: list[Word], cpus: int, assumed: bool) -> ProcessInfo:
+    pool = _opt(words, ("-P",), ("--pool",))
+    got = _opt(words, ("-c",), ("--concurrency",))
+    cpu = None
+    if got and parse_int(got[0]):
+        n, src = parse_int(got[0]), _word_source(got[1], ctx, "--concurrency")
+    else:
+        n = cpus
+        src = Source.default_of("Celery default concurrency: cpu_count() of the node",
+                                key="concurrency")
+        cpu = CpuFormula(per_cpu=1, text="cpu_count()", applies_to="processes")
+    kind = pool[0] if pool else "prefork"
+    if kind == "solo":
+        return ProcessInfo(server="celery", notes=["celery -P solo: one process, one task"])
+    term = Term(label="Celery concurrency", value=n, source=src)
+    if kind in ("threads", "gevent", "eventlet"):
+        return ProcessInfo(server="celery",
+                           threads=replace(term, label=f"Celery {kind} concurrency"))
+    return ProcessInfo(server="celery", processes=term, cpu_formula=cpu,
+                       cpus=_cpus_term(cpus, assumed) if cpu else None)
+
+
+# --- Ruby ------------------------------------------------------------------------------
+
+
+def _puma_file(ctx: StackContext, hint: str | None, cpus: int) -> dict[str, object]:
+    if ctx.app is None:
+        return {}
+    files = ctx.app.of_kind("puma", "ruby")
+    rails_env = ctx.env_value("RAILS_ENV") or ctx.env_value("RACK_ENV") or "development"
+    candidates = [hint.lstrip("./")] if hint else [f"config/puma/{rails_env}.rb",
+                                                   "config/puma.rb"]
+    f = next((f for c in candidates for f in files if f.rel == c), None)
+    if f is None:
+        return {}
+    env = {e.name: e for e in ctx.container.env}
+    names: dict = {}
+    out: dict[str, object] = {}
+    for n, raw in enumerate(f.text.splitlines(), 1):
+        line = raw.split("#", 1)[0].strip()
+        scope = RubyScope(f.path, n, env, cpus, names)
+        m = re.fullmatch(r"([a-z_]\w*)\s*=\s*(.+)", line)
+        if m:
+            v = ruby_eval(m.group(2), scope)
+            if v is not None:
+                names[m.group(1)] = v
+            continue
+        m = re.fullmatch(r"workers\s*\(?\s*(.+?)\s*\)?", line)
+        if m:
+            text = m.group(1)
+            out["workers"] = ("auto", Source(path=f.path, line=n, key="workers")) \
+                if text == ":auto" else ruby_eval(text, scope)
+            continue
+        m = re.fullmatch(r"threads\s*\(?\s*(.+?)\s*,\s*(.+?)\s*\)?", line)
+        if m:
+            out["threads"] = ruby_eval(m.group(2), scope)
+    return out
+
+
+def _puma(ctx: StackContext, words: list[Word], cpus: int, assumed: bool) -> ProcessInfo:
+    cpu = None
+    workers: tuple[int, Source] = (0, Source.default_of("Puma 8 default: workers 0 (single mode)",
+                                                        key="workers"))
+    threads: tuple[int, Source] = (5, Source.default_of("Puma 8 default: max threads 5 (MRI)",
+                                                        key="threads"))
+    for name in ("PUMA_MAX_THREADS", "MAX_THREADS"):
+        if parse_int(ctx.env_value(name)) is not None:
+            threads = (parse_int(ctx.env_value(name)), ctx.env_source(name))
+            break
+    web = ctx.env_value("WEB_CONCURRENCY")
+    if web is not None and web.strip() == "auto":
+        workers, cpu = (cpus, ctx.env_source("WEB_CONCURRENCY")), CpuFormula(
+            per_cpu=1, text="WEB_CONCURRENCY=auto", applies_to="processes")
+    elif parse_int(web) is not None:
+        workers = (parse_int(web), ctx.env_source("WEB_CONCURRENCY"))
+    conf = _opt(words, ("-C",), ("--config",))
+    from_file = _puma_file(ctx, conf[0] if conf else None, cpus)
+    w = from_file.get("workers")
+    if isinstance(w, tuple):
+        workers, cpu = (cpus, w[1]), CpuFormula(per_cpu=1, text="workers :auto",
+                                                applies_to="processes")
+    elif w is not None and parse_int(str(w.value)) is not None:
+        workers = (parse_int(str(w.value)), w.source)
+        cpu = replace(w.cpu, applies_to="processes") if w.cpu else None
+    t = from_file.get("threads")
+    if t is not None and parse_int(str(t.value)) is not None:
+        threads = (parse_int(str(t.value)), t.source)
+    got = _opt(words, ("-w",), ("--workers",))
+    if got and parse_int(got[0]) is not None:
+        workers, cpu = (parse_int(got[0]), _word_source(got[1], ctx, "--workers")), None
+    got = _opt(words, ("-t",), ("--threads",))
+    if got:
+        maximum = parse_int(got[0].split(":")[-1])
+        if maximum is not None:
+            threads = (maximum, _word_source(got[1], ctx, "--threads"))
+    processes = Term(label="Puma workers", value=max(workers[0], 1), source=workers[1])
+    return ProcessInfo(server="puma", processes=processes,
+                       threads=Term(label="Puma max threads", value=threads[0],
+                                    source=threads[1]),
+                       cpu_formula=cpu, cpus=_cpus_term(cpus, assumed) if cpu else None)
+
+
+def _sidekiq(ctx: StackContext, words: list[Word], cpus: int) -> ProcessInfo:
+    conc: tuple[int, Source] = (5, Source.default_of("Sidekiq 7/8 default concurrency 5",
+                                                     key="concurrency"))
+    if parse_int(ctx.env_value("RAILS_MAX_THREADS")) is not None:
+        conc = (parse_int(ctx.env_value("RAILS_MAX_THREADS")), ctx.env_source("RAILS_MAX_THREADS"))
+    conf = _opt(words, ("-C",), ("--config",))
+    hint = conf[0].lstrip("./") if conf else "config/sidekiq.yml"
+    if ctx.app is not None:
+        for f in ctx.app.of_kind("sidekiq-yml"):
+            if f.rel != hint:
+                continue
+            env = {e.name: e for e in ctx.container.env}
+            for n, line in enumerate(f.text.splitlines(), 1):
+                m = re.match(r"\s*:?concurrency:\s*(.+)", line)
+                if not m:
+                    continue
+                text = m.group(1).strip()
+                erb = re.fullmatch(r"<%=\s*(.+?)\s*%>", text)
+                v = ruby_eval(erb.group(1) if erb else text, RubyScope(f.path, n, env, cpus))
+                if v is not None and parse_int(str(v.value)) is not None:
+                    conc = (parse_int(str(v.value)), v.source)
+    got = _opt(words, ("-c",), ("--concurrency",))
+    if got and parse_int(got[0]) is not None:
+        conc = (parse_int(got[0]), _word_source(got[1], ctx, "--concurrency"))
+    return ProcessInfo(server="sidekiq", threads=Term(label="Sidekiq concurrency",
+                                                      value=conc[0], source=conc[1]))
+
+
+# --- PHP-FPM, PM2, node cluster ---------------------------------------------------------
+
+
+def _php_fpm(ctx: StackContext) -> ProcessInfo:
+    found = None
+    if ctx.app is not None:
+        for f in ctx.app.of_kind("php-fpm"):
+            for n, line in enumerate(f.text.splitlines(), 1):
+                m = re.match(r"\s*pm\.max_children\s*=\s*(\d+)\s*$", line)
+                if m:
+                    found = (int(m.group(1)), Source(path=f.path, line=n, key="pm.max_children"))
+    if found is None:
+        found = (5, Source.default_of("php:fpm image www.conf (pm.max_children = 5)",
+                                      key="pm.max_children"))
+    return ProcessInfo(server="php-fpm", processes=Term(label="PHP-FPM pm.max_children",
+                                                        value=found[0], source=found[1]))
+
+
+def _pm2(ctx: StackContext, words: list[Word], cpus: int, assumed: bool) -> ProcessInfo:
+    got = _opt(words, ("-i",), ("--instances",))
+    value, src = (got[0], _word_source(got[1], ctx, "--instances")) if got else (None, None)
+    if value is None and ctx.app is not None:
+        for f in ctx.app.of_kind("pm2"):
+            for n, line in enumerate(f.text.splitlines(), 1):
+                m = re.search(r"""["']?instances["']?\s*:\s*["']?(\w+|-1)["']?""", line)
+                if m:
+                    value, src = m.group(1), Source(path=f.path, line=n, key="instances")
+    if value is None:
+        return ProcessInfo(server="pm2")
+    if value in ("max", "0", "-1"):
+        per = CpuFormula(per_cpu=1, plus=-1 if value == "-1" else 0, floor=1,
+                         text=f"instances {value}", applies_to="processes")
+        return ProcessInfo(server="pm2", processes=Term(label="PM2 instances",
+                                                        value=per.at(cpus), source=src),
+                           cpu_formula=per, cpus=_cpus_term(cpus, assumed))
+    n = parse_int(value)
+    return ProcessInfo(server="pm2", processes=Term(label="PM2 instances", value=n, source=src)
+                       if n else None)
+
+
+def _node_cluster(ctx: StackContext, cpus: int, assumed: bool) -> ProcessInfo | None:
+    if ctx.app is None:
+        return None
+    for f in ctx.app.of_kind("js"):
+        if "cluster.fork(" not in f.text and "throng(" not in f.text:
+            continue
+        line = f.text[: f.text.find("fork(") if "fork(" in f.text else 0].count("\n") + 1
+        web = ctx.env("WEB_CONCURRENCY")
+        if "WEB_CONCURRENCY" in f.text and web is not None and parse_int(web.value):
+            return ProcessInfo(server="node-cluster", processes=Term(
+                label="node cluster workers", value=parse_int(web.value),
+                source=ctx.env_source("WEB_CONCURRENCY")))
+        if re.search(r"cpus\(\)\.length|availableParallelism\(\)", f.text):
+            per = CpuFormula(per_cpu=1, text="os.cpus().length", applies_to="processes")
+            return ProcessInfo(server="node-cluster", processes=Term(
+                label="node cluster workers", value=cpus,
+                source=Source(path=f.path, line=line, key="os.cpus().length")),
+                cpu_formula=per, cpus=_cpus_term(cpus, assumed))
+        return ProcessInfo(server="node-cluster", notes=[
+            f"{f.path}:{line}: node cluster with a worker count not read statically"])
+    return None
+
+
+_SERVERS = ("gunicorn", "uvicorn", "uwsgi", "celery", "sentry",
+            "puma", "sidekiq", "sidekiqswarm", "php-fpm",
+            "pm2-runtime", "pm2", "rails", "node", "php-fpm8.2", "php-fpm8.3", "php-fpm7.4")
+
+
+def detect_processes(ctx: StackContext, cpus: int, assumed: bool) -> ProcessInfo:
+    cmd = command_line(ctx.container, ctx.app, ctx.notices)
+    found = _find_server(cmd, _SERVERS)
+    if found is None:
+        if "fpm" in ctx.container.image:
+            return _php_fpm(ctx)
+        node = _node_cluster(ctx, cpus, assumed)
+        if node is None and ctx.env_value("WEB_CONCURRENCY"):
+            return ProcessInfo(notes=[
+                f"{ctx.container.name}: WEB_CONCURRENCY={ctx.env_value('WEB_CONCURRENCY')} "
+                f"({ctx.env_source('WEB_CONCURRENCY').label()}) is set but no server command "
+                "was found (manifest, Dockerfile, Procfile): one process per pod assumed"])
+        return node or ProcessInfo()
+    name, words = found
+    if name == "gunicorn":
+        return _gunicorn(ctx, words, cpus, assumed)
+    if name == "uvicorn":
+        return _uvicorn(ctx, words)
+    if name == "uwsgi":
+        return _uwsgi(ctx, words)
+    if name == "sentry" and words[:2] and [w.text for w in words[:2]] == ["run", "worker"]:
+        # `sentry run worker -c N` runs a Celery worker with N processes
+        return _celery(ctx, words[2:], cpus, assumed)
+    if name == "celery":
+        if any(w.text == "beat" for w in words) and not any(w.text == "worker" for w in words):
+            return ProcessInfo(server="celery-beat")
+        return _celery(ctx, words, cpus, assumed)
+    if name == "puma" or (name == "rails" and words and words[0].text in ("s", "server")):
+        return _puma(ctx, words, cpus, assumed)
+    if name in ("sidekiq", "sidekiqswarm"):
+        info = _sidekiq(ctx, words, cpus)
+        count = ctx.env("SIDEKIQ_COUNT")
+        if name == "sidekiqswarm" and count is not None and parse_int(count.value):
+            info = replace(info, processes=Term(
+                label="sidekiqswarm SIDEKIQ_COUNT", value=parse_int(count.value),
+                source=ctx.env_source("SIDEKIQ_COUNT")))
+        return info
+    if name.startswith("php-fpm"):
+        return _php_fpm(ctx)
+    if name in ("pm2", "pm2-runtime"):
+        return _pm2(ctx, words, cpus, assumed)
+    if name == "node":
+        return _node_cluster(ctx, cpus, assumed) or ProcessInfo(server="node")
+    return ProcessInfo(server=name)

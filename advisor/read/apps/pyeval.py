@@ -1,0 +1,350 @@
+"""Static evaluation of the small Python expressions pool settings are written with,
+using `ast` only (repository code is never imported or executed):
+
+    pool_size=10                                  -> 10
+    int(os.environ.get("POOL_SIZE", "5"))          -> the container's env, else 5
+    os.getenv("X") or 4, env.int("X", default=4)   -> django-environ / decouple forms too
+    multiprocessing.cpu_count() * 2 + 1            -> CPU-derived (a CpuFormula)
+
+Anything else is unknown (None): callers say so instead of guessing.
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+from typing import Any
+
+from msgspec import Struct, field
+from msgspec.structs import replace
+
+from advisor.model import CpuFormula, EnvVar, Source
+
+
+class Val(Struct, frozen=True):
+    value: Any  # int/float/str/bool/None, dict[str, Val], list[Val]
+    source: Source  # where the deciding literal or env var is
+    cpu: CpuFormula | None = None  # set when value was computed from the CPU count
+    from_default: bool = False  # an env lookup's fallback was used
+
+
+class PyScope(Struct):
+    path: str  # display path of the file
+    env: dict[str, EnvVar]
+    cpus: int  # CPU count assumed for cpu_count()
+    names: dict[str, Val] = field(default_factory=dict)
+
+    def src(self, node: ast.AST, key: str | None = None) -> Source:
+        return Source(path=self.path, line=getattr(node, "lineno", None), key=key)
+
+
+def dotted(node: ast.AST) -> str:
+    """`os.environ.get` for an Attribute chain, "" for anything else."""
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+        return ".".join(reversed(parts))
+    return ""
+
+
+_ENV_GETTERS = {"os.environ.get", "os.getenv", "environ.get", "getenv", "os.environ.setdefault"}
+_TYPED_ENV = {"env", "env.int", "env.str", "env.bool", "env.float", "config", "env.db",
+              "environ.Env.int"}
+_CPU_CALLS = {"multiprocessing.cpu_count", "os.cpu_count", "cpu_count", "psutil.cpu_count",
+              "os.process_cpu_count", "len.os.sched_getaffinity"}
+
+
+def _kw(call: ast.Call, name: str) -> ast.expr | None:
+    return next((k.value for k in call.keywords if k.arg == name), None)
+
+
+def _env_lookup(name: str, default: ast.expr | None, node: ast.AST, scope: PyScope
+                ) -> Val | None:
+    var = scope.env.get(name)
+    if var is not None:
+        if var.value is None:
+            return None  # from a secret/ref: not in the repository
+        return Val(var.value, replace(var.source, key=name))
+    if default is None:
+        return Val(None, scope.src(node, key=name), from_default=True)
+    got = evaluate(default, scope)
+    if got is None:
+        return None
+    return Val(got.value, scope.src(node, key=f"{name} (default)"), got.cpu, from_default=True)
+
+
+def _number(v: Val, cast: type) -> Val | None:
+    try:
+        if isinstance(v.value, str):
+            return Val(cast(v.value.strip()), v.source, v.cpu, v.from_default)
+        if isinstance(v.value, bool):
+            return None
+        if isinstance(v.value, int | float):
+            return Val(cast(v.value), v.source, v.cpu, v.from_default)
+    except ValueError:
+        return None
+    return None
+
+
+def _linear(a: Val, b: Val, op: ast.operator) -> CpuFormula | bool | None:
+    """Combine CPU formulas through + - * with a constant; False when not linear."""
+    if a.cpu is not None and b.cpu is not None:
+        return False
+    cpu, const = (a.cpu, b.value) if a.cpu is not None else (b.cpu, a.value)
+    if cpu is None:
+        return None
+    if not isinstance(const, int | float) or cpu.floor:
+        return False
+    if isinstance(op, ast.Add):
+        return replace(cpu, plus=cpu.plus + const)
+    if isinstance(op, ast.Sub) and a.cpu is not None:
+        return replace(cpu, plus=cpu.plus - const)
+    if isinstance(op, ast.Mult):
+        return replace(cpu, per_cpu=cpu.per_cpu * const, plus=cpu.plus * const)
+    return False
+
+
+def evaluate(node: ast.AST | None, scope: PyScope) -> Val | None:
+    if node is None:
+        return None
+    if isinstance(node, ast.Constant):
+        return Val(node.value, scope.src(node))
+    if isinstance(node, ast.Name):
+        return scope.names.get(node.id)
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        v = evaluate(node.operand, scope)
+        if v is not None and isinstance(v.value, int | float) and v.cpu is None:
+            return Val(-v.value, v.source)
+        return None
+    if isinstance(node, ast.Dict):
+        out: dict[str, Val] = {}
+        for k, v in zip(node.keys, node.values, strict=True):
+            if k is None:  # {**other}
+                merged = evaluate(v, scope)
+                if merged is not None and isinstance(merged.value, dict):
+                    out.update(merged.value)
+                continue
+            key = evaluate(k, scope)
+            val = evaluate(v, scope)
+            if key is not None and isinstance(key.value, str):
+                out[key.value] = val if val is not None else Val(_UNKNOWN, scope.src(v))
+        return Val(out, scope.src(node))
+    if isinstance(node, ast.List | ast.Tuple):
+        items = [evaluate(e, scope) for e in node.elts]
+        return Val([i if i is not None else Val(_UNKNOWN, scope.src(node)) for i in items],
+                   scope.src(node))
+    if isinstance(node, ast.Subscript):
+        base = dotted(node.value)
+        key = evaluate(node.slice, scope)
+        if base in ("os.environ", "environ") and key is not None and isinstance(key.value, str):
+            found = _env_lookup(key.value, None, node, scope)
+            return found if found is not None and found.value is not None else None
+        container = evaluate(node.value, scope)
+        if container is not None and key is not None and isinstance(container.value, dict):
+            return container.value.get(key.value)
+        return None
+    if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or):
+        for value in node.values:
+            v = evaluate(value, scope)
+            if v is None:
+                return None
+            if v.value:
+                return v
+        return v
+    if isinstance(node, ast.Compare) and len(node.ops) == 1:
+        # `os.getenv("DB") == "postgres"`: settings modules choose DATABASES this way
+        a, b = evaluate(node.left, scope), evaluate(node.comparators[0], scope)
+        if a is None or b is None or a.value is _UNKNOWN or b.value is _UNKNOWN:
+            return None
+        op = node.ops[0]
+        try:
+            if isinstance(op, ast.Eq | ast.NotEq):
+                result = (a.value == b.value) == isinstance(op, ast.Eq)
+            elif isinstance(op, ast.In | ast.NotIn) and isinstance(b.value, list | str):
+                items = [x.value if isinstance(x, Val) else x for x in b.value] \
+                    if isinstance(b.value, list) else b.value
+                result = (a.value in items) == isinstance(op, ast.In)
+            else:
+                return None
+        except TypeError:
+            return None
+        return Val(result, scope.src(node))
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        v = evaluate(node.operand, scope)
+        return Val(not v.value, v.source) if v is not None and v.value is not _UNKNOWN \
+            else None
+    if isinstance(node, ast.BinOp):
+        a, b = evaluate(node.left, scope), evaluate(node.right, scope)
+        if a is None or b is None:
+            return None
+        if not all(isinstance(x.value, int | float) and not isinstance(x.value, bool)
+                   for x in (a, b)):
+            return None
+        ops = {ast.Add: lambda x, y: x + y, ast.Sub: lambda x, y: x - y,
+               ast.Mult: lambda x, y: x * y, ast.FloorDiv: lambda x, y: x // y if y else None}
+        fn = ops.get(type(node.op))
+        if fn is None:
+            return None
+        cpu = _linear(a, b, node.op)
+        if cpu is False:
+            return None
+        result = fn(a.value, b.value)
+        if result is None:
+            return None
+        return Val(result, scope.src(node), cpu if isinstance(cpu, CpuFormula) else None)
+    if isinstance(node, ast.Call):
+        return _call(node, scope)
+    return None
+
+
+def _call(node: ast.Call, scope: PyScope) -> Val | None:
+    name = dotted(node.func)
+    args = node.args
+    if name in ("int", "float"):
+        v = evaluate(args[0], scope) if args else None
+        return _number(v, int if name == "int" else float) if v is not None else None
+    if name == "str" and args:
+        v = evaluate(args[0], scope)
+        return Val(str(v.value), v.source, v.cpu, v.from_default) if v is not None else None
+    if name in ("max", "min") and len(args) == 2:
+        a, b = evaluate(args[0], scope), evaluate(args[1], scope)
+        if a is None or b is None or not all(isinstance(x.value, int | float) for x in (a, b)):
+            return None
+        if name == "max" and (a.cpu or b.cpu) and not (a.cpu and b.cpu):
+            cpu, floor = (a.cpu, b.value) if a.cpu else (b.cpu, a.value)
+            return Val(max(a.value, b.value), scope.src(node),
+                       replace(cpu, floor=max(cpu.floor, floor)))
+        if a.cpu or b.cpu:
+            return None
+        return Val(max(a.value, b.value) if name == "max" else min(a.value, b.value),
+                   scope.src(node))
+    if name == "len" and args and dotted(getattr(args[0], "func", ast.Name(id=""))) \
+            == "os.sched_getaffinity":
+        name = "len.os.sched_getaffinity"
+    if name in _CPU_CALLS:
+        text = "len(os.sched_getaffinity(0))" if name.startswith("len.") else f"{name}()"
+        return Val(scope.cpus, scope.src(node, key=text),
+                   CpuFormula(per_cpu=1, text=text, applies_to="processes"))
+    if name in _ENV_GETTERS and args:
+        key = evaluate(args[0], scope)
+        if key is None or not isinstance(key.value, str):
+            return None
+        default = args[1] if len(args) > 1 else _kw(node, "default")
+        return _env_lookup(key.value, default, node, scope)
+    if (name in _TYPED_ENV or name.endswith((".int", ".str"))) and args:
+        key = evaluate(args[0], scope)
+        if key is None or not isinstance(key.value, str):
+            return None
+        default = _kw(node, "default") or (args[1] if len(args) > 1 else None)
+        found = _env_lookup(key.value, default, node, scope)
+        cast = _kw(node, "cast")
+        if found is not None and (name.endswith(".int") or dotted(cast) == "int"):
+            return _number(found, int)
+        return found
+    return None
+
+
+class _Unknown:
+    def __repr__(self) -> str:
+        return "<unknown>"
+
+
+_UNKNOWN = _Unknown()
+
+
+def is_unknown(v: Val | None) -> bool:
+    return v is None or v.value is _UNKNOWN
+
+
+def module_names(tree: ast.Module, scope: PyScope) -> dict[str, Val]:
+    """Top-level `NAME = expr` / `NAME: T = expr` / `D["k"]["j"] = expr` in order; the
+    result is also left in scope.names, so later lines see earlier ones. Module-level
+    `if` blocks are followed: the branch the condition picks when it can be evaluated
+    from the container env (`if os.getenv("DB") == "postgres":`), else the `if` body
+    (settings modules override defaults there); `try` bodies are read."""
+    _statements(tree.body, scope)
+    return scope.names
+
+
+def _statements(body: list[ast.stmt], scope: PyScope) -> None:
+    for stmt in body:
+        if isinstance(stmt, ast.If):
+            test = evaluate(stmt.test, scope)
+            if test is None or test.value is _UNKNOWN:
+                _statements(stmt.body, scope)
+            else:
+                _statements(stmt.body if test.value else stmt.orelse, scope)
+            continue
+        if isinstance(stmt, ast.Try):
+            _statements(stmt.body, scope)
+            continue
+        targets: list[ast.expr] = []
+        value: ast.expr | None = None
+        if isinstance(stmt, ast.Assign):
+            targets, value = stmt.targets, stmt.value
+        elif isinstance(stmt, ast.AnnAssign) and stmt.value is not None:
+            targets, value = [stmt.target], stmt.value
+        if value is None:
+            continue
+        for target in targets:
+            if isinstance(target, ast.Name):
+                got = evaluate(value, scope)
+                if got is not None:
+                    scope.names[target.id] = got
+                else:
+                    scope.names.pop(target.id, None)
+                    scope.names[target.id] = Val(_UNKNOWN, scope.src(value))
+            elif isinstance(target, ast.Subscript):
+                _assign_item(target, value, scope)
+
+
+def _assign_item(target: ast.Subscript, value: ast.expr, scope: PyScope) -> None:
+    """DATABASES["default"]["CONN_MAX_AGE"] = 60 (dicts are copied, Vals are frozen)."""
+    path: list[Any] = []
+    node: ast.expr = target
+    while isinstance(node, ast.Subscript):
+        key = evaluate(node.slice, scope)
+        if key is None:
+            return
+        path.append(key.value)
+        node = node.value
+    if not isinstance(node, ast.Name) or node.id not in scope.names:
+        return
+    path.reverse()
+    got = evaluate(value, scope) or Val(_UNKNOWN, scope.src(value))
+
+    def put(cur: Val, keys: list[Any]) -> Val:
+        if not isinstance(cur.value, dict):
+            return cur
+        items = dict(cur.value)
+        if len(keys) == 1:
+            items[keys[0]] = got
+        elif keys[0] in items:
+            items[keys[0]] = put(items[keys[0]], keys[1:])
+        return Val(items, cur.source)
+
+    scope.names[node.id] = put(scope.names[node.id], path)
+
+
+def parse(text: str, path: str) -> tuple[ast.Module | None, str | None, int | None]:
+    """(tree, error message, error line): syntax errors are reported, never raised."""
+    try:
+        return ast.parse(text, filename=path), None, None
+    except SyntaxError as exc:
+        error = exc
+    except (ValueError, RecursionError) as exc:
+        return None, f"cannot parse Python: {exc}", None
+    if sys.version_info < (3, 12):
+        # Perhaps Python 3.12+ grammar (PEP 701 f-strings, PEP 695 `type`): read a
+        # rewritten copy with the same lines (advisor/read/apps/pycompat.py).
+        from advisor.read.apps.pycompat import rewrite_for_older_python
+
+        try:
+            rewritten, _notes = rewrite_for_older_python(text)
+            return ast.parse(rewritten, filename=path), None, None
+        except (SyntaxError, ValueError, RecursionError):
+            pass
+    return None, f"Python syntax error: {error.msg}", error.lineno

@@ -1,0 +1,71 @@
+"""Sequelize: `new Sequelize(url, { pool: { max } })` or
+`new Sequelize(database, user, password, { dialect: "postgres", pool: {...} })`;
+`replication: { read: [...], write: {...} }` opens one pool per read host and one for
+the write host.
+
+Default read in sequelize v6.37.8, src/dialects/abstract/connection-manager.js:34
+(`pool: { max: 5, min: 0, ... }`; the same in v7 packages/core/src/sequelize-typescript.ts).
+"""
+
+from __future__ import annotations
+
+from msgspec.structs import replace
+
+from advisor.model import Pool, Source
+from advisor.read.apps.base import StackContext
+from advisor.read.apps.jsparse import call_args, find_calls
+from advisor.read.apps.jssource import as_int, get, js_modules, known, route_of
+
+DEFAULT_MAX = 5
+
+
+def sequelize_pools(ctx: StackContext) -> list[Pool]:
+    pools: list[Pool] = []
+    for module in js_modules(ctx, "Sequelize"):
+        previous: int | None = None
+        for _, paren in find_calls(module.toks, {"Sequelize"}, new=True):
+            if previous is not None and _other_branch(module.toks, previous, paren):
+                ctx.notices.append(
+                    f"{module.file.path}:{module.toks[paren].line}: new Sequelize in the other "
+                    f"branch of the one at line {module.toks[previous].line}: one pool")
+                previous = None
+                continue
+            previous = paren
+            args = call_args(module.parser, paren)
+            opts = next((a for a in reversed(args) if a is not None and
+                         isinstance(a.value, dict)), None)
+            url = args[0] if args and known(args[0]) and isinstance(args[0].value, str) \
+                and "://" in args[0].value else None
+            dialect = get(opts, "dialect")
+            is_pg = (known(dialect) and str(dialect.value).startswith("postgres")) or (
+                url is not None and str(url.value).startswith("postgres"))
+            if not is_pg and not (url is None and not known(dialect)):
+                continue
+            here = Source(path=module.file.path, line=module.toks[paren].line)
+            v = get(opts, "pool", "max")
+            n = as_int(v)
+            reads = get(opts, "replication", "read")
+            copies = [("", route_of(url, ctx))]
+            if reads is not None and isinstance(reads.value, list):
+                copies = [(" write", route_of(None, ctx))] + [
+                    (f" read[{i}]", None) for i in range(len(reads.value))]
+            for suffix, route in copies:
+                if n:
+                    pools.append(ctx.pool(f"Sequelize pool.max{suffix}", n,
+                                          replace(v.source, key=v.source.key or "pool.max"),
+                                          route=route))
+                else:
+                    pools.append(ctx.pool(
+                        f"Sequelize pool.max{suffix}", DEFAULT_MAX,
+                        Source.default_of("Sequelize 6/7 default (pool.max 5)", key="pool.max"),
+                        route=route, bound="default", note=f"new Sequelize at {here.label()}"))
+    return pools
+
+
+def _other_branch(toks: list, first: int, second: int) -> bool:
+    """Two constructions a few lines apart with `else` between them: if/else branches,
+    of which one runs (one pool per process, not two)."""
+    if toks[second].line - toks[first].line > 20:
+        return False
+    between = [t.text for t in toks[first:second]]
+    return "else" in between

@@ -1,0 +1,205 @@
+"""An application's source directory as the pool readers need it: which files exist and
+their text. `scan_app_dir` is the only I/O here; everything downstream is pure.
+
+Files are classified by name only. Python is later read with `ast` and JS/TS/Go/Ruby
+with token-level scanners: nothing from the repository is imported or executed.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import PurePosixPath
+
+from msgspec.structs import replace
+
+from advisor.model import ConfigProblem, Frozen, Location
+from advisor.read.fs import InputError, Root, walk
+
+MAX_APP_FILES = 10_000  # source files read per application directory (~1 s)
+MAX_SOURCE_BYTES = 1024 * 1024  # larger source files are generated or vendored
+
+# Directories that never hold the deployed configuration (tests, dependencies, builds).
+SKIP_DIRS = frozenset({
+    ".git", ".hg", ".svn", "node_modules", "vendor", "venv", ".venv", "env", "__pycache__",
+    "target", "build", "dist", "out", ".tox", ".nox", ".mypy_cache", ".pytest_cache",
+    ".ruff_cache", "site-packages", ".gradle", ".idea", ".next", "coverage", "obj",
+    "test", "tests", "spec", "__tests__", "testdata", "e2e", "_build", "deps",
+    "docs", "examples", "example", "samples", "benchmarks", "bench",
+})
+
+_SPRING_CONFIG = re.compile(r"application(?:-(?P<profile>[^./]+))?\.(?:ya?ml|properties)")
+
+_BY_NAME = {
+    "database.yml": "database-yml",
+    "gunicorn.conf.py": "gunicorn-conf",
+    "gunicorn_conf.py": "gunicorn-conf",
+    "Procfile": "procfile",
+    "package.json": "package-json",
+    "puma.rb": "puma",
+    "sidekiq.yml": "sidekiq-yml",
+    "schema.prisma": "prisma",
+    "pom.xml": "build",
+    "build.gradle": "build",
+    "build.gradle.kts": "build",
+    "go.mod": "go-mod",
+    "Dockerfile": "dockerfile",
+    "ecosystem.config.js": "pm2",
+    "ecosystem.config.cjs": "pm2",
+    "pm2.json": "pm2",
+    "process.yml": "pm2",
+    "www.conf": "php-fpm",
+    "php-fpm.conf": "php-fpm",
+    "mix.exs": "mix",
+    ".env": "dotenv",
+    # dependency manifests: which driver/framework the app uses (advisor/read/apps/identify.py)
+    "requirements.txt": "deps", "Pipfile": "deps", "pyproject.toml": "deps",
+    "Gemfile": "deps", "Gemfile.lock": "deps", "setup.cfg": "deps",
+}
+_BY_SUFFIX = {
+    ".py": "python",
+    ".js": "js", ".mjs": "js", ".cjs": "js", ".ts": "js", ".mts": "js", ".cts": "js",
+    ".go": "go",
+    ".rb": "ruby",
+    ".exs": "elixir", ".ex": "elixir",
+    ".cs": "csharp",
+    ".java": "java", ".kt": "java",
+}
+
+
+class AppFile(Frozen, kw_only=True):
+    path: str  # as shown to users: relative to the scanned root
+    rel: str  # relative to the application directory
+    kind: str  # "spring-config", "python", "js", "database-yml", ...
+    text: str
+    profile: str | None = None  # Spring profile of application-<profile>.yml
+    # For text embedded in another file (a ConfigMap key): add to its line numbers.
+    line_offset: int = 0
+
+    @property
+    def name(self) -> str:
+        return PurePosixPath(self.rel).name
+
+
+class AppSource(Frozen, kw_only=True):
+    """The files of one application directory (text already read, safely)."""
+
+    root: Root
+    directory: str  # relative to root, "" for the root itself
+    files: tuple[AppFile, ...] = ()
+    problems: tuple[ConfigProblem, ...] = ()
+    notices: tuple[str, ...] = ()
+
+    def of_kind(self, *kinds: str) -> list[AppFile]:
+        return [f for f in self.files if f.kind in kinds]
+
+    def with_files(self, extra: list[AppFile]) -> AppSource:
+        return replace(self, files=(*self.files, *extra))
+
+
+def mounted_app_file(display_path: str, key: str, text: str, *, mount_path: str,
+                     line_offset: int = 0) -> AppFile | None:
+    """An AppFile for a ConfigMap key mounted into the container (e.g. application.yml
+    at /workspace/config): classified by the key's name, placed at its mount path, so a
+    Spring `config/` mount ranks as the outside-the-jar ./config/ location.
+    `display_path`/`line_offset` say where the text sits in the manifest."""
+    rel = f"{mount_path.strip('/')}/{key}" if mount_path.strip("/") else key
+    found = classify(rel)
+    if found is None:
+        return None
+    kind, profile = found
+    return AppFile(path=display_path, rel=rel, kind=kind, text=text, profile=profile,
+                   line_offset=line_offset)
+
+
+def classify(rel: str) -> tuple[str, str | None] | None:
+    """(kind, spring profile) for a path relative to the app directory, or None."""
+    p = PurePosixPath(rel)
+    name = p.name
+    m = _SPRING_CONFIG.fullmatch(name)
+    if m:
+        return "spring-config", m.group("profile")
+    if name.startswith("appsettings") and name.endswith(".json"):
+        return "appsettings", None
+    if (name.startswith("requirements") or "requirements/" in rel) and \
+            name.endswith((".txt", ".in")):
+        return "deps", None
+    if name.startswith("database.yml.") and "/config/" in f"/{rel}":
+        return "database-yml", None  # a sample a Dockerfile copies into place
+    if re.fullmatch(r"(docker-)?entrypoint(\.sh)?|docker-entrypoint\.\w+", name):
+        return "entrypoint", None  # the image's ENTRYPOINT script (commands per argument)
+    if name == "config_template.yaml":
+        return "temporal-config", None  # Temporal server persistence (apps/temporal.py)
+    if name.endswith(".ini") and "uwsgi" in rel.lower():
+        return "uwsgi", None
+    if name.startswith(".env"):
+        return "dotenv", None
+    if name in _BY_NAME:
+        return _BY_NAME[name], None
+    if name.endswith(".conf") and "php-fpm" in rel:
+        return "php-fpm", None
+    if name.startswith("Dockerfile") or name.endswith(".Dockerfile"):
+        return "dockerfile", None
+    if name.endswith(".d.ts") or name.endswith(".min.js"):
+        return None
+    kind = _BY_SUFFIX.get(p.suffix)
+    return (kind, None) if kind else None
+
+
+def scan_app_dir(root: Root, directory: str) -> AppSource:
+    """Read the application files under `directory` (relative to the root). Unreadable
+    files become ConfigProblems; the walk never leaves the root or follows symlinks."""
+    try:
+        base = root.resolve(directory or ".")
+    except InputError as exc:
+        problem = ConfigProblem(location=Location(path=exc.path), message=exc.message)
+        return AppSource(root=root, directory=directory, problems=(problem,))
+    files: list[AppFile] = []
+    problems: list[ConfigProblem] = []
+    notices: list[str] = []
+    if not base.is_dir():
+        problem = ConfigProblem(location=Location(path=root.rel(base)),
+                                message="application directory not found")
+        return AppSource(root=root, directory=directory, problems=(problem,))
+    count = 0
+    for dirpath, dirnames, filenames in walk(base):
+        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS
+                             and not (d.startswith(".") and d != ".config"))
+        for filename in sorted(filenames):
+            full = os.path.join(dirpath, filename)
+            rel = PurePosixPath(os.path.relpath(full, base)).as_posix()
+            found = classify(rel)
+            if found is None or os.path.islink(full):
+                continue
+            kind, profile = found
+            if kind in _BY_SUFFIX.values() and os.path.getsize(full) > MAX_SOURCE_BYTES:
+                continue
+            count += 1
+            if count > MAX_APP_FILES:
+                notices.append(f"{root.rel(base)}: more than {MAX_APP_FILES} source files; "
+                               "the rest were not read for pool settings")
+                break
+            try:
+                text = root.read_text(full, keep=True)  # the SQL scan reads it too
+            except InputError as exc:
+                problems.append(ConfigProblem(location=Location(path=exc.path, line=exc.line),
+                                              message=exc.message))
+                continue
+            files.append(AppFile(path=root.rel(full), rel=rel, kind=kind, text=text,
+                                 profile=profile))
+        if count > MAX_APP_FILES:
+            break
+    return AppSource(root=root, directory=directory, files=tuple(files),
+                     problems=tuple(problems), notices=tuple(notices))
+
+
+# Folders of scripts that are not the deployed process: load tests, benchmarks, examples
+# and demos (perfTest/, benchmarks/, load-tests/, examples/...). Their pools are not a pod's.
+_AUXILIARY_DIR = re.compile(r"(?i)^(?:perf|bench|load[-_]?test|stress|example|demo|sample|"
+                            r"fixture|test|e2e|spec|__tests__|cypress|playwright)")
+
+
+def auxiliary_script(rel: str) -> bool:
+    """A file under a benchmark/test/example folder (any level below the app folder)."""
+    parts = rel.split("/")[:-1]
+    return any(_AUXILIARY_DIR.match(p) for p in parts)

@@ -1,0 +1,71 @@
+"""Temporal server (temporalio/server image): SQL persistence in its config file
+(config_template.yaml, or config/*.yaml mounted from a ConfigMap):
+`persistence.datastores.<name>.sql.{pluginName, connectAddr, maxConns}`; each SQL
+datastore the server uses (defaultStore, visibilityStore) is one database/sql pool with
+SetMaxOpenConns(maxConns) per service process. The docker config template writes
+`maxConns: {{ default .Env.SQL_MAX_CONNS "20" }}`: the env value, else that default.
+A missing or 0 maxConns is database/sql's no limit.
+"""
+
+from __future__ import annotations
+
+import re
+
+from advisor.model import Pool, Route, Source
+from advisor.read.apps.base import StackContext, parse_int
+
+_DEFAULT_TPL = re.compile(r'\{\{\s*default\s+\.Env\.(\w+)\s+"?(\d+)"?\s*\}\}')
+_ENV_TPL = re.compile(r"\{\{\s*\.Env\.(\w+)\s*\}\}")
+
+
+def _resolve(ctx: StackContext, text: str) -> str:
+    def default(m: re.Match[str]) -> str:
+        return ctx.env_value(m.group(1)) or m.group(2)
+
+    text = _DEFAULT_TPL.sub(default, text)
+    return _ENV_TPL.sub(lambda m: ctx.env_value(m.group(1)) or "", text)
+
+
+def temporal_pools(ctx: StackContext) -> list[Pool]:
+    from advisor.read.sources.k8s import load_yaml_stream
+
+    pools: list[Pool] = []
+    for f in ctx.files("temporal-config"):
+        text = _resolve(ctx, f.text)
+        docs, _ = load_yaml_stream(text, f.path)
+        for doc, _line in docs:
+            persistence = doc.get("persistence") if isinstance(doc, dict) else None
+            if not isinstance(persistence, dict):
+                continue
+            stores = persistence.get("datastores") or {}
+            used = [persistence.get("defaultStore"), persistence.get("visibilityStore")]
+            lines = text.splitlines()
+            for name in [u for u in used if isinstance(u, str)]:
+                sql = (stores.get(name) or {}).get("sql") if isinstance(stores, dict) else None
+                if not isinstance(sql, dict) or "postgres" not in str(sql.get("pluginName", "")):
+                    continue
+                line = next((i + 1 for i, t in enumerate(lines)
+                             if re.match(r"\s*maxConns\s*:", t) and i > _line_of(lines, name)),
+                            None)
+                src = Source(path=f.path, line=(line + f.line_offset) if line else None,
+                             key=f"persistence.datastores.{name}.sql.maxConns")
+                addr = str(sql.get("connectAddr", ""))
+                host, _, port = addr.rpartition(":") if ":" in addr else (addr, "", "")
+                route = Route(host=host or None, port=parse_int(port),
+                              dbname=str(sql.get("databaseName") or "") or None,
+                              user=str(sql.get("user") or "") or None,
+                              source=Source(path=f.path, key=f"{name}.sql.connectAddr"))
+                n = parse_int(str(sql.get("maxConns", "")))
+                label = f"Temporal {name} store maxConns"
+                if n is None or n <= 0:
+                    pools.append(ctx.pool(label, 0, src, route=route, bound="unbounded",
+                                          per_process=False,
+                                          note="maxConns unset or 0: database/sql no limit"))
+                else:
+                    pools.append(ctx.pool(label, n, src, route=route, per_process=False))
+    return pools
+
+
+def _line_of(lines: list[str], name: str) -> int:
+    return next((i for i, t in enumerate(lines) if re.match(rf"\s*{re.escape(name)}\s*:", t)),
+                -1)

@@ -1,0 +1,284 @@
+"""The cache of per-file parse results, like ruff's `.ruff_cache`.
+
+What is cached: what a reader extracts from ONE file (a manifest's Kubernetes objects
+with their YAML positions, its YAML problems, its suppression comments), keyed by the
+file's path as shown and a hash of its content. Nothing that depends on another file
+(linking, budgets, findings) is cached: the topology and the rules run on every check,
+so the answer is always the whole repository's.
+
+Where: `.pool-advisor-cache/` at the repository root, holding a `.gitignore` of `*`
+(git never sees it) and a CACHEDIR.TAG; nothing else the user owns is written. One
+folder per cache key: the tool version, the Python version, this file's SCHEMA and a
+fingerprint of the installed advisor sources (their sizes and mtimes: a development
+checkout whose parser changed does not reuse what the old parser produced).
+
+Serialization: msgpack (msgspec) of our own structures, decoded into typed structs; a
+YAML node tree is stored as plain lists and rebuilt into PosMap/PosList. Not pickle:
+the cache folder is inside a repository that may come from anyone (a pull request
+checked in CI can commit a `.pool-advisor-cache/` with `git add -f`), and unpickling
+runs code. A corrupt, truncated or foreign file decodes to an error, which is a miss.
+
+Concurrency: the pack is written to a temporary file in the same folder and moved over
+the old one with os.replace (atomic on POSIX and Windows): a reader sees the old pack or
+the new one, never half of one. Two runs writing at once: the last one wins; both packs
+are valid, entries are keyed by content, so either is right.
+
+A root that cannot be written (a read-only checkout): the run goes on without the cache.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+try:  # hashlib's own blake2b (it hands out this one), without hashlib's OpenSSL load:
+    from _blake2 import blake2b  # ~11 M instructions of a 470 M check of the demo
+except ImportError:  # pragma: no cover - a Python without the built-in module
+    from hashlib import blake2b
+
+from advisor import __version__
+from advisor.model import ConfigProblem
+
+CACHE_DIR = ".pool-advisor-cache"
+SCHEMA = 1
+PACK = "files.msgpack"
+NO_CACHE_ENV = "POOL_ADVISOR_NO_CACHE"
+# Entries of earlier runs kept beside this run's (a check of one folder does not evict
+# the rest of the repository), up to this many in all.
+MAX_ENTRIES = 200_000
+
+
+class _Pack(msgspec.Struct, array_like=True):
+    key: str  # the cache key the pack was written under (a foreign pack is a miss)
+    entries: dict[str, bytes]
+
+
+class CachedObject(msgspec.Struct, array_like=True):
+    """A K8sObject without its path (the entry's key holds it)."""
+
+    kind: str
+    api_version: str
+    name: str
+    namespace: str | None
+    body: Any  # encode_tree's lists
+    line: int
+    line_offset: int = 0
+    origin: str = ""
+
+
+class ManifestEntry(msgspec.Struct, array_like=True):
+    """What scan_paths takes from a YAML file that looks like Kubernetes."""
+
+    objects: list[CachedObject]
+    problems: list[ConfigProblem]
+    comments: dict[int, list[str]] | None = None
+
+
+def disabled_by_env(environ: dict[str, str] | None = None) -> bool:
+    value = (environ if environ is not None else os.environ).get(NO_CACHE_ENV, "")
+    return value.strip().lower() not in ("", "0", "false", "no", "off")
+
+
+def code_fingerprint() -> str:
+    """The tool version, Python version, SCHEMA and the advisor sources' sizes and
+    mtimes: what produced an entry."""
+    package = Path(__file__).resolve().parent
+    digest = blake2b(digest_size=8)
+    for folder, dirs, files in os.walk(package):
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+        for name in sorted(files):
+            if name.endswith((".py", ".json", ".toml")):
+                with contextlib.suppress(OSError):
+                    st = os.stat(os.path.join(folder, name))
+                    digest.update(f"{folder[len(str(package)):]}/{name}:{st.st_size}:"
+                                  f"{st.st_mtime_ns}\n".encode())
+    # positions are native ints (advisor.read.yamlpos): the byte order is part of the key
+    py = f"py{sys.version_info[0]}{sys.version_info[1]}{sys.byteorder[0]}"
+    return f"{__version__}-{py}-s{SCHEMA}-{digest.hexdigest()}"
+
+
+class FileCache:
+    """Per-file results of one run: `get` and `put` by (kind, path, text); `save` once."""
+
+    def __init__(self, folder: Path | None, key: str = "") -> None:
+        self.folder = folder  # None: disabled (--no-cache, unwritable root)
+        self.key = key
+        self._old: dict[str, bytes] = {}
+        self._used: dict[str, bytes] = {}
+        self._dirty = False
+        self.hits = 0
+        self.misses = 0
+
+    @classmethod
+    def disabled(cls) -> FileCache:
+        return cls(None)
+
+    @classmethod
+    def open(cls, root: Path) -> FileCache:
+        """The cache of the repository at `root`; disabled when it cannot be made."""
+        key = code_fingerprint()
+        base = root / CACHE_DIR
+        try:
+            _make_base(base)
+        except OSError:
+            return cls.disabled()
+        cache = cls(base / key, key)
+        cache._old = _read_pack(base / key / PACK, key)
+        return cache
+
+    @property
+    def enabled(self) -> bool:
+        return self.folder is not None
+
+    def _entry_key(self, kind: str, path: str, text: str) -> str:
+        digest = blake2b(digest_size=16)
+        digest.update(f"{kind}\0{path}\0".encode("utf-8", "surrogatepass"))
+        digest.update(text.encode("utf-8", "surrogatepass"))
+        return digest.hexdigest()
+
+    def get(self, kind: str, path: str, text: str, type_: type) -> Any | None:
+        if self.folder is None:
+            return None
+        key = self._entry_key(kind, path, text)
+        raw = self._old.get(key)
+        if raw is None:
+            self.misses += 1
+            return None
+        try:
+            value = msgspec.msgpack.decode(raw, type=type_)
+        except (msgspec.DecodeError, msgspec.ValidationError, ValueError, TypeError):
+            self.misses += 1
+            return None
+        self._used[key] = raw
+        self.hits += 1
+        return value
+
+    def put(self, kind: str, path: str, text: str, value: Any) -> None:
+        if self.folder is None:
+            return
+        try:
+            raw = msgspec.msgpack.encode(value)
+        except (TypeError, ValueError, OverflowError):  # an int beyond 64 bits: not cached
+            return
+        self._used[self._entry_key(kind, path, text)] = raw
+        self._dirty = True
+
+    def save(self) -> None:
+        """Write this run's entries (and earlier ones, up to MAX_ENTRIES) when anything
+        is new. A failure to write is not the user's problem: the next run parses again."""
+        if self.folder is None or not self._dirty:
+            return
+        entries = dict(self._used)
+        for key, raw in self._old.items():
+            if len(entries) >= MAX_ENTRIES:
+                break
+            entries.setdefault(key, raw)
+        with contextlib.suppress(OSError):
+            self.folder.mkdir(exist_ok=True)
+            _write_atomic(self.folder / PACK, msgspec.msgpack.encode(_Pack(self.key, entries)))
+
+
+def _make_base(base: Path) -> None:
+    """The cache folder with its .gitignore and CACHEDIR.TAG; OSError when the root is
+    not writable."""
+    if base.is_symlink():
+        raise OSError(f"{base} is a symlink")  # never write through one
+    base.mkdir(exist_ok=True)
+    ignore = base / ".gitignore"
+    if not ignore.is_file():
+        _write_atomic(ignore, b"# Automatically created by pool-advisor.\n*\n")
+    tag = base / "CACHEDIR.TAG"
+    if not tag.is_file():
+        _write_atomic(tag, b"Signature: 8a477f597d28d172789f06886806bc55\n"
+                      b"# This file is a cache directory tag created by pool-advisor.\n")
+
+
+def _read_pack(path: Path, key: str) -> dict[str, bytes]:
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+        pack = msgspec.msgpack.decode(data, type=_Pack)
+    except (OSError, msgspec.DecodeError, msgspec.ValidationError, ValueError, TypeError):
+        return {}
+    return pack.entries if pack.key == key else {}
+
+
+def _write_atomic(path: Path, data: bytes) -> None:
+    import tempfile  # only when something is written: not on a warm run's path
+
+    fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.chmod(tmp, 0o644)  # mkstemp's 0600 would differ from the user's other files
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+# --- YAML node trees ---------------------------------------------------------------
+# A mapping is [0, line, col, keys, values, position keys, positions], a sequence
+# [1, line, col, values, positions], a block scalar [2, text, style]; other scalars are
+# themselves (a list is always one of the three). Positions are LineCol's packed form
+# (the bytes of an int array: 4 per position key, 2 per item), as advisor.read.yamlpos holds
+# them; a LineCol whose `data` was unpacked (rewritten by a renderer) is not cached.
+
+
+def encode_tree(value: Any) -> Any:
+    from advisor.read.yamlpos import BlockStr, PosList, PosMap
+
+    if isinstance(value, PosMap):
+        lc = value.lc
+        if lc._data is not None or lc._keys is None:
+            raise TypeError("positions not packed")
+        return [0, lc.line, lc.col, list(value.keys()), [encode_tree(v) for v in value.values()],
+                list(lc._keys), bytes(lc._pos)]
+    if isinstance(value, PosList):
+        lc = value.lc
+        if lc._data is not None or lc._keys is not None:
+            raise TypeError("positions not packed")
+        return [1, lc.line, lc.col, [encode_tree(v) for v in value], bytes(lc._pos)]
+    if isinstance(value, BlockStr):
+        return [2, str(value), value.style]
+    if isinstance(value, (dict, list, tuple, bytes)):  # a plain container: not from yamlpos
+        raise TypeError("not a yamlpos tree")
+    return value
+
+
+def decode_tree(value: Any) -> Any:
+    """encode_tree's inverse; ValueError (or TypeError) for what encode_tree cannot have
+    written."""
+    from advisor.read.yamlpos import BlockStr, LineCol, PosList, PosMap
+
+    if value.__class__ is not list:
+        if isinstance(value, (dict, bytes)):
+            raise ValueError("not an encoded tree")
+        return value
+    tag = value[0]
+    if tag == 0:
+        _, line, col, keys, values, lc_keys, pos = value
+        if len(keys) != len(values) or pos.__class__ is not bytes \
+                or len(pos) != 16 * len(lc_keys):
+            raise ValueError("not an encoded tree")
+        mapping = PosMap(zip(keys, map(decode_tree, values), strict=True))
+        mapping.lc = LineCol(line, col, tuple(lc_keys), pos)
+        return mapping
+    if tag == 1:
+        _, line, col, values, pos = value
+        if pos.__class__ is not bytes or len(pos) != 8 * len(values):
+            raise ValueError("not an encoded tree")
+        seq = PosList(map(decode_tree, values))
+        seq.lc = LineCol(line, col, None, pos)
+        return seq
+    if tag == 2:
+        block = BlockStr(value[1])
+        block.style = value[2]
+        return block
+    raise ValueError("not an encoded tree")

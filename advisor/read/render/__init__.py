@@ -1,0 +1,74 @@
+"""Rendering what users deploy from: Helm charts (advisor.read.render.helm) and kustomize
+overlays (advisor.read.render.kustomize) into K8sObjects, with numbers traced back to the
+values file or overlay line that set them.
+
+Rendered objects carry two kinds of position:
+- `K8sObject.path`/`line` and `location(*keys)`: the rendered stream's positions,
+  mapped to the template (Helm) or the file the object came from (kustomize) where
+  that is known, see each renderer;
+- `K8sObject.value_sources`: field path -> Source of the line a user edits to change
+  that value (a values file line, an overlay patch line). Ask `field_source` rather
+  than `obj.source` for rendered objects: it prefers the traced source.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from msgspec import Struct, field
+
+from advisor.model import ConfigProblem, Source
+from advisor.read.sources.k8s import K8sObject
+
+
+class Rendered(Struct):
+    objects: list[K8sObject] = field(default_factory=list)
+    problems: list[ConfigProblem] = field(default_factory=list)
+    notices: list[str] = field(default_factory=list)
+
+
+def field_path(*keys: str | int) -> str:
+    """The dotted key of `value_sources`: `spec.template.spec.containers.0.env.3.value`.
+    A line inside a multi-line string (a config file held in a ConfigMap) is
+    `data.postgresql.conf#12` (12 = 1-based line within the string)."""
+    return ".".join(str(k) for k in keys)
+
+
+def field_source(obj: K8sObject, *keys: str | int, text_line: int | None = None,
+                 key: str | None = None) -> Source:
+    """Where the value at `keys` was set: the traced values-file/overlay line when
+    known, else the object's own position."""
+    dotted = field_path(*keys)
+    if text_line is not None:
+        traced = obj.value_sources.get(f"{dotted}#{text_line}")
+        if traced is not None:
+            return traced
+    traced = obj.value_sources.get(dotted)
+    if traced is not None:
+        return traced
+    return obj.source(*keys, key=key)
+
+
+def text_origin(obj: K8sObject, *keys: str | int) -> tuple[str, int] | None:
+    """For a multi-line string copied verbatim from a values file (a postgresql.conf
+    block in values), the (path, line_offset) to parse it at its real position, so a
+    parser's line 1 lands on the values file's first content line. None otherwise."""
+    dotted = field_path(*keys)
+    first = obj.value_sources.get(f"{dotted}#1")
+    if first is None or first.path is None or first.line is None:
+        return None
+    return first.path, first.line - 1
+
+
+def flatten(node: Any, prefix: tuple[str | int, ...] = ()) -> dict[tuple[str | int, ...], Any]:
+    """Scalar leaves of a YAML/JSON tree keyed by their key path."""
+    out: dict[tuple[str | int, ...], Any] = {}
+    if isinstance(node, dict):
+        for k, v in node.items():
+            out.update(flatten(v, (*prefix, str(k))))
+    elif isinstance(node, list):
+        for i, v in enumerate(node):
+            out.update(flatten(v, (*prefix, i)))
+    else:
+        out[prefix] = node
+    return out

@@ -1,0 +1,230 @@
+"""The parent side of advisor.read.render.helm_worker: a chart loaded in a child process whose
+every request has a time limit, a memory limit and an output-size limit, enforced while it
+runs (the child is killed, and started again for the next request).
+
+`EngineChart` offers what advisor.read.render.helm uses of helm-python-sdk's `Chart`
+(metadata, dependencies, merge_values, render), so the renderer does not know the engine
+is in another process. Whatever the engine prints on stderr (Helm's warnings) is kept in
+`warnings`, one entry per distinct line, for notices.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import selectors
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+RENDER_SECONDS = 20.0  # one render; a plain render of the largest Bitnami chart is < 1 s
+MAX_OUTPUT_BYTES = 64 * 1024 * 1024  # the rendered manifests of one render, as JSON
+MAX_RSS_BYTES = 1536 * 1024 * 1024  # the engine process's resident memory
+START_SECONDS = 60.0  # starting the engine and loading the chart
+_POLL = 0.05
+
+
+class EngineError(Exception):
+    """Helm refused: a template error, bad values, a chart it cannot load."""
+
+    def __init__(self, message: str, kind: str = "HelmError") -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
+class RenderLimit(EngineError):
+    """A request passed its time, memory or output limit; the engine was stopped."""
+
+
+class EngineProcess:
+    """One engine process, serving one chart at a time (`load` switches charts, so a run
+    with many charts starts the engine once); restarted after a limit stopped it."""
+
+    def __init__(self, chart_dir: Path | None = None, *, max_output: int | None = None,
+                 max_rss: int | None = None) -> None:
+        self.chart_dir = chart_dir
+        self.max_output = MAX_OUTPUT_BYTES if max_output is None else max_output
+        self.max_rss = MAX_RSS_BYTES if max_rss is None else max_rss
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.stderr = tempfile.TemporaryFile()  # noqa: SIM115 (closed in close())
+        self.stderr_seen = 0
+        self.warnings: list[str] = []
+        self.starts = 0
+
+    def __enter__(self) -> EngineProcess:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._stop()
+        self._collect_stderr()
+        self.stderr.close()
+
+    def load(self, chart_dir: Path) -> Any:
+        """Make `chart_dir` the chart of the next requests; its metadata."""
+        self.chart_dir = chart_dir
+        self.warnings = []
+        if self.proc is None:
+            self._start()
+        # Starting the interpreter and loading the chart is not a render's time.
+        return self._call({"op": "load", "chart": str(chart_dir)}, START_SECONDS)
+
+    def request(self, payload: dict[str, Any], timeout: float | None = None) -> Any:
+        if self.proc is None:
+            self._start()
+            assert self.chart_dir is not None
+            self._call({"op": "load", "chart": str(self.chart_dir)}, START_SECONDS)
+        return self._call(payload, RENDER_SECONDS if timeout is None else timeout)
+
+    def _call(self, payload: dict[str, Any], timeout: float) -> Any:
+        proc = self.proc
+        assert proc is not None and proc.stdin is not None and proc.stdout is not None
+        try:
+            proc.stdin.write(json.dumps(payload).encode() + b"\n")
+            proc.stdin.flush()
+        except OSError:
+            self._stop()
+            raise EngineError(self._died()) from None
+        try:
+            line = self._read_line(proc, timeout)
+        finally:
+            self._collect_stderr()
+        answer = json.loads(line)
+        if "error" in answer:
+            raise EngineError(str(answer["error"]), str(answer.get("type", "HelmError")))
+        return answer["ok"]
+
+    def _start(self) -> None:
+        package_parent = str(Path(__file__).resolve().parents[3])
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join(
+            [package_parent, *filter(None, [env.get("PYTHONPATH")])])
+        self.starts += 1
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "advisor.read.render.helm_worker"],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.stderr, env=env,
+            start_new_session=True)
+
+    def _read_line(self, proc: subprocess.Popen[bytes], timeout: float) -> bytes:
+        assert proc.stdout is not None
+        deadline = time.monotonic() + timeout
+        chunks: list[bytes] = []
+        size = 0
+        fd = proc.stdout.fileno()
+        with selectors.DefaultSelector() as sel:
+            sel.register(fd, selectors.EVENT_READ)
+            while True:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    self._stop()
+                    raise RenderLimit(f"stopped after {timeout:g} s (time limit)")
+                if sel.select(timeout=min(left, _POLL)):
+                    data = os.read(fd, 1024 * 1024)
+                    if not data:
+                        self._stop()
+                        raise EngineError(self._died())
+                    chunks.append(data)
+                    size += len(data)
+                    if data.endswith(b"\n"):
+                        return b"".join(chunks)
+                    if size > self.max_output:
+                        self._stop()
+                        raise RenderLimit(f"stopped after {self.max_output // 2**20} MiB "
+                                          "of rendered output (output limit)")
+                rss = _rss(proc.pid)
+                if rss > self.max_rss:
+                    self._stop()
+                    raise RenderLimit(f"stopped at {rss // 2**20} MiB of memory (memory "
+                                      f"limit {self.max_rss // 2**20} MiB)")
+
+    def _died(self) -> str:
+        self._collect_stderr()
+        tail = self.warnings[-1] if self.warnings else "no message"
+        return f"the Helm engine process ended: {tail}"
+
+    def _stop(self) -> None:
+        proc, self.proc = self.proc, None
+        if proc is None:
+            return
+        if proc.poll() is None:
+            try:
+                os.killpg(proc.pid, 9)
+            except OSError:
+                proc.kill()
+        proc.wait()
+        for stream in (proc.stdin, proc.stdout):
+            if stream is not None:
+                stream.close()
+
+    def _collect_stderr(self) -> None:
+        if self.stderr.closed:
+            return
+        self.stderr.seek(self.stderr_seen)
+        data = self.stderr.read(1024 * 1024)
+        self.stderr_seen += len(data)
+        self.stderr.seek(0, os.SEEK_END)
+        for raw in data.decode("utf-8", "replace").splitlines():
+            line = _GO_LOG_TIME.sub("", raw.strip())  # Go's `log` prefix
+            if line and line not in self.warnings and len(self.warnings) < 50:
+                self.warnings.append(line[:300])
+
+
+_GO_LOG_TIME = re.compile(r"^\d{4}/\d\d/\d\d \d\d:\d\d:\d\d(?:\.\d+)? ")
+
+
+def _rss(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/statm", "rb") as handle:
+            return int(handle.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+class EngineChart:
+    """helm-python-sdk's Chart API (the parts the renderer uses) over an EngineProcess."""
+
+    def __init__(self, process: EngineProcess, loaded: dict[str, Any], *,
+                 owned: bool = True) -> None:
+        self.process = process
+        self.owned = owned  # closed with the chart, or shared by the run's charts
+        self.metadata: dict[str, Any] = loaded.get("metadata") or {}
+        self.dependencies: list[dict[str, Any]] = [
+            {"name": n} for n in loaded.get("dependencies") or []]
+
+    @classmethod
+    def load(cls, chart_dir: Path, process: EngineProcess | None = None) -> EngineChart:
+        owned = process is None
+        engine = EngineProcess() if process is None else process
+        try:
+            loaded = engine.load(chart_dir)
+        except BaseException:
+            if owned:
+                engine.close()
+            raise
+        return cls(engine, loaded, owned=owned)
+
+    def __enter__(self) -> EngineChart:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.owned:
+            self.process.close()
+
+    @property
+    def warnings(self) -> list[str]:
+        return self.process.warnings
+
+    def merge_values(self, values: dict[str, Any]) -> dict[str, Any]:
+        return self.process.request({"op": "merge", "values": values})
+
+    def render(self, values: dict[str, Any], *, name: str, namespace: str | None,
+               is_install: bool = True, timeout: float | None = None) -> dict[str, str]:
+        del is_install  # the worker always renders as an install, as `helm template`
+        return self.process.request({"op": "render", "values": values, "name": name,
+                                     "namespace": namespace}, timeout=timeout)

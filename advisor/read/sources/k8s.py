@@ -1,0 +1,274 @@
+"""Kubernetes manifests read with positions (advisor.read.yamlpos: libyaml, with ruamel.yaml's
+`lc` line/column interface).
+
+Objects keep their YAML node (a PosMap) so any field's line can be asked for later; nothing
+here interprets workloads: that is topology's job.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from msgspec import Struct, field
+
+from advisor.model import ConfigProblem, Location, Source
+
+# A YAML "billion laughs" expands aliases exponentially. Loading shares nodes, so it
+# is cheap; we refuse documents whose expanded size would exceed this before anything
+# walks them.
+MAX_EXPANDED_NODES = 200_000
+
+
+class K8sObject(Struct):
+    kind: str
+    api_version: str
+    name: str
+    namespace: str | None
+    body: Any  # advisor.read.yamlpos.PosMap (positions in `lc`, as ruamel.yaml lays them out)
+    path: str  # as shown to users
+    line: int  # 1-based line of the document start
+    line_offset: int = 0  # lines before this stream in `path` (ConfigMap, rendered)
+    origin: str = ""  # "helm:charts/api", "kustomize:overlays/prod" when rendered
+    value_sources: dict[str, Source] = field(default_factory=dict)  # rendered -> values file
+
+    @property
+    def ref(self) -> str:
+        ns = f"{self.namespace}/" if self.namespace else ""
+        return f"{self.kind}/{ns}{self.name}"
+
+    def location(self, *keys: str | int) -> Location:
+        line0 = line_of(self.body, *keys)
+        line = self.line if line0 is None else line0 + 1 + self.line_offset
+        return Location(path=self.path, line=line)
+
+    def source(self, *keys: str | int, key: str | None = None) -> Source:
+        """Where the value at `keys` was set. For rendered objects (Helm, kustomize)
+        that is the traced values-file or overlay line when known."""
+        traced = self.value_sources.get(".".join(str(k) for k in keys))
+        if traced is not None:
+            return traced
+        loc = self.location(*keys)
+        return Source(path=loc.path, line=loc.line,
+                      key=key or ".".join(str(k) for k in keys) or None)
+
+    @property
+    def annotations(self) -> dict[str, str]:
+        meta = self.body.get("metadata") or {}
+        found = meta.get("annotations") or {}
+        return {str(k): str(v) for k, v in found.items()} if isinstance(found, dict) else {}
+
+    @property
+    def labels(self) -> dict[str, str]:
+        meta = self.body.get("metadata") or {}
+        found = meta.get("labels") or {}
+        return {str(k): str(v) for k, v in found.items()} if isinstance(found, dict) else {}
+
+
+def get(node: Any, *keys: str | int, default: Any = None) -> Any:
+    """Walk mappings/sequences; `default` when any step is missing or of the wrong type."""
+    for k in keys:
+        if isinstance(k, int):
+            if not isinstance(node, list) or not -len(node) <= k < len(node):
+                return default
+            node = node[k]
+        else:
+            if not isinstance(node, dict) or k not in node:
+                return default
+            node = node[k]
+    return node
+
+
+def type_name(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, dict):
+        return "a mapping"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, str):
+        return f"the string {value[:40]!r}"
+    return f"the {type(value).__name__} {str(value)[:40]}"
+
+
+def _wrong(obj: Any, keys: tuple, expected: str, value: Any):
+    from advisor.guard import WrongType
+
+    where = ".".join(str(k) for k in keys)
+    return WrongType(obj.location(*keys), f"{obj.ref} {where}: expected {expected}, found "
+                     f"{type_name(value)}; Kubernetes refuses this object, so it is not read")
+
+
+def listed(obj: Any, keys: tuple, value: Any) -> list:
+    """`value` (found at `keys` of `obj`) as a list: [] when unset; WrongType otherwise."""
+    if value is None:
+        return []
+    if isinstance(value, list):
+        return value
+    raise _wrong(obj, keys, "a list", value)
+
+
+def mapped(obj: Any, keys: tuple, value: Any) -> dict:
+    """`value` as a mapping: {} when unset; WrongType otherwise."""
+    if value is None:
+        return {}
+    if isinstance(value, dict):
+        return value
+    raise _wrong(obj, keys, "a mapping", value)
+
+
+INT32_MAX = 2**31 - 1
+
+
+def count_field(obj: Any, keys: tuple, value: Any) -> int | None:
+    """A replica or parallelism count: None when unset; a non-negative int32 as the API
+    server accepts, else WrongType (a string, a float, 1e308, 400 digits, -3)."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= INT32_MAX:
+        raise _wrong(obj, keys, "a count from 0 to 2147483647", value)
+    return value
+
+
+def line_of(node: Any, *keys: str | int) -> int | None:
+    """0-based line of the value at `keys` (the key's line for scalars), if known."""
+    parent, last = None, None
+    cur = node
+    for k in keys:
+        parent, last = cur, k
+        cur = get(cur, k)
+        if cur is None:
+            break
+    if parent is None:
+        lc = getattr(node, "lc", None)
+        return lc.line if lc is not None else None
+    lc = getattr(parent, "lc", None)
+    if lc is None:
+        return None
+    try:
+        if isinstance(last, int):
+            return lc.item(last)[0]
+        return lc.key(last)[0]
+    except (KeyError, IndexError, TypeError, AttributeError):
+        return getattr(lc, "line", None)
+
+
+def block_offset(node: Any, key: str) -> int:
+    """Line offset to pass a parser for the text of `node[key]` (a YAML block scalar):
+    content line 1 then maps to the line after `key: |`. For plain or quoted
+    single-line scalars the value's own line is used."""
+    lc = getattr(node, "lc", None)
+    if lc is None:
+        return 0
+    try:
+        value_line, _col = lc.value(key)
+    except (KeyError, TypeError):
+        return 0
+    value = node.get(key)
+    style = getattr(value, "style", None) if value is not None else None
+    if style in ("|", ">"):
+        return value_line + 1  # content starts on the line after the indicator
+    return value_line
+
+
+def too_big(data: Any) -> bool:
+    """More than MAX_EXPANDED_NODES nodes once aliases are expanded (an alias bomb), or
+    nested deeper than 200: any YAML reader checks this before walking what it loaded."""
+    return _expanded_size(data, {}) > MAX_EXPANDED_NODES
+
+
+def _expanded_size(node: Any, memo: dict[int, int], depth: int = 0) -> int:
+    if depth > 200:
+        return MAX_EXPANDED_NODES + 1
+    key = id(node)
+    if key in memo:
+        return memo[key]
+    memo[key] = 1  # cycles count once
+    if isinstance(node, dict):
+        total = 1 + sum(_expanded_size(v, memo, depth + 1) for v in node.values()) + len(node)
+    elif isinstance(node, list):
+        total = 1 + sum(_expanded_size(v, memo, depth + 1) for v in node)
+    else:
+        total = 1
+    memo[key] = min(total, MAX_EXPANDED_NODES + 1)
+    return memo[key]
+
+
+def load_yaml_stream(text: str, display_path: str, line_offset: int = 0
+                     ) -> tuple[list[tuple[Any, int]], list[ConfigProblem]]:
+    """All documents of a YAML stream with their 1-based start lines; YAML errors and
+    alias bombs become ConfigProblems with file:line."""
+    from advisor.read.yamlpos import MarkedYAMLError, YAMLError, load_all_sized
+
+    docs: list[tuple[Any, int]] = []
+    problems: list[ConfigProblem] = []
+    try:
+        # a repeated key keeps its last value, as kubectl does (see advisor.read.yamlpos)
+        for doc, known in load_all_sized(text):
+            if doc is None:
+                continue
+            start = (doc.lc.line if hasattr(doc, "lc") else 0) + 1 + line_offset
+            if known is not None:  # a tree: its size and depth came with the reading
+                nodes, deepest = known
+                refused = nodes > MAX_EXPANDED_NODES or deepest > 200
+            else:
+                refused = _expanded_size(doc, {}) > MAX_EXPANDED_NODES
+            if refused:
+                problems.append(ConfigProblem(
+                    location=Location(path=display_path, line=start),
+                    message=f"YAML document expands to more than {MAX_EXPANDED_NODES} nodes "
+                    "through aliases; refusing to read it (possible alias bomb)",
+                    fatal=True, program="YAML"))
+                continue
+            docs.append((doc, start))
+    except MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = (mark.line + 1 + line_offset) if mark is not None else None
+        what = " ".join(x for x in (exc.context, exc.problem) if x)
+        problems.append(ConfigProblem(location=Location(path=display_path, line=line),
+                                      message=f"invalid YAML: {what}", fatal=True,
+                                      program="YAML"))
+    except (YAMLError, RecursionError, ValueError) as exc:
+        problems.append(ConfigProblem(location=Location(path=display_path, line=None),
+                                      message=f"invalid YAML: {exc}", fatal=True,
+                                      program="YAML"))
+    return docs, problems
+
+
+def k8s_objects(text: str, display_path: str, *, line_offset: int = 0, origin: str = ""
+                ) -> tuple[list[K8sObject], list[ConfigProblem]]:
+    """Kubernetes objects in a YAML stream (documents with kind + metadata.name);
+    `List` kinds are unpacked. Other YAML documents are ignored."""
+    docs, problems = load_yaml_stream(text, display_path, line_offset)
+    objects: list[K8sObject] = []
+    for doc, start in docs:
+        for body in _unpack(doc):
+            kind = body.get("kind")
+            name = get(body, "metadata", "name")
+            if not isinstance(kind, str) or not isinstance(name, str):
+                continue
+            ns = get(body, "metadata", "namespace")
+            objects.append(K8sObject(
+                kind=kind, api_version=str(body.get("apiVersion", "")), name=name,
+                namespace=str(ns) if ns else None, body=body, path=display_path,
+                line=((body.lc.line + 1 + line_offset) if hasattr(body, "lc") else start),
+                line_offset=line_offset, origin=origin))
+    return objects, problems
+
+
+def _unpack(doc: Any) -> Iterator[Any]:
+    if not isinstance(doc, dict):
+        return
+    if str(doc.get("kind", "")).endswith("List") and isinstance(doc.get("items"), list):
+        for item in doc["items"]:
+            if isinstance(item, dict):
+                yield item
+    else:
+        yield doc
+
+
+def looks_like_k8s(text: str) -> bool:
+    """Cheap pre-check before a full YAML parse: has both `kind:` and `apiVersion:`."""
+    return "kind:" in text and "apiVersion:" in text

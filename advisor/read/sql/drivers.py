@@ -1,0 +1,784 @@
+"""Driver and ORM settings that break behind transaction pooling (issue 6 item 4).
+
+Each finding is a `SqlHazard` with origin "driver-setting" and the same kinds as the
+SQL scanner, so the PA4xx rules treat both alike:
+
+- pgjdbc `prepareThreshold` (JDBC URL or dataSource property): default 5, named
+  server-side statements from the 5th execution (pgjdbc PGProperty.PREPARE_THRESHOLD
+  "5"); 0 turns them off. -> protocol-prepare
+- asyncpg `statement_cache_size` (connect/create_pool): default 100, every query a
+  named prepared statement (asyncpg 0.32.0 connect() signature); 0 -> unnamed only.
+  -> protocol-prepare
+- psycopg 3 `prepare_threshold` (connect; psycopg_pool `kwargs`): default 5 (psycopg
+  3.3.9 `_preparing.PrepareManager.prepare_threshold = 5`); None disables.
+  -> protocol-prepare
+- SQLAlchemy `postgresql+asyncpg://` URLs: `prepared_statement_cache_size` default 100
+  (sqlalchemy/dialects/postgresql/asyncpg.py AsyncAdapt_asyncpg_connection); behind
+  PgBouncer also set `prepared_statement_name_func`. -> protocol-prepare
+- pgx (Go): v5 `default_query_exec_mode` defaults to cache_statement (pgx v5 conn.go
+  ParseConfig); v4 caches prepared statements unless `statement_cache_mode=describe`.
+  Flagged on a pgx import when the file names no unnamed-statement mode.
+  -> protocol-prepare
+- Rails `prepared_statements` (database.yml): default true (activerecord
+  AbstractAdapter: `config.fetch(:prepared_statements, true)`, later
+  `default_prepared_statements`). -> protocol-prepare
+- Prisma: named prepared statements unless the URL says `pgbouncer=true`.
+  -> protocol-prepare
+- Rails `advisory_locks` (database.yml): default true (activerecord AbstractAdapter
+  `config.fetch(:advisory_locks, true)`): migrations take pg_advisory_lock.
+  -> advisory-lock
+- Django `DISABLE_SERVER_SIDE_CURSORS`: default False; QuerySet.iterator() declares
+  cursors with `withhold=self.connection.autocommit`
+  (django/db/backends/postgresql/base.py). -> with-hold-cursor
+- HikariCP `connectionInitSql` (properties/YAML; in Java code it is a string literal
+  the SQL scanner reads): runs once per connection to the pooler. -> the SQL's kinds
+- libpq `options=-c ...` (URL, keyword string) and PGOPTIONS: PgBouncer < 1.20
+  rejects the `options` startup parameter; 1.20+ parses it and accepts only `-c` of
+  the parameters it tracks (PgBouncer changelog 1.20.0, PR #908). -> startup-parameter
+
+Connection strings are read wherever a scanned file has them as text: code string
+literals, .env files, Spring properties/YAML, database.yml. None of this runs code.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import PurePosixPath
+from urllib.parse import parse_qsl, unquote, urlsplit
+
+from msgspec.structs import replace
+
+from advisor.model import ConfigProblem, EnvVar, Location, SqlHazard
+from advisor.read.sql.hazards import scan_sql_text
+from advisor.read.sql.literals import Literal
+
+ORIGIN = "driver-setting"
+
+
+def classify_settings_file(p: PurePosixPath) -> str | None:
+    name = p.name.lower()
+    if name == "database.yml":
+        return "rails-database"
+    if name.startswith(("application", "bootstrap")) and p.suffix in (
+        ".properties",
+        ".yml",
+        ".yaml",
+    ):
+        return "spring"
+    if name == "schema.prisma":
+        return "prisma"
+    if name == ".env" or name.startswith(".env.") or p.suffix == ".env":
+        return "dotenv"
+    return None
+
+
+def _hazard(kind: str, detail: str, path: str, line: int) -> SqlHazard:
+    return SqlHazard(
+        kind=kind, detail=detail, location=Location(path=path, line=line), origin=ORIGIN
+    )
+
+
+# --- connection strings ---------------------------------------------------------------
+
+
+def connection_string_hazards(text: str, path: str, line: int) -> list[SqlHazard]:
+    """JDBC URLs without prepareThreshold=0; `options` startup parameters in URLs and
+    libpq keyword strings."""
+    found: list[SqlHazard] = []
+    for url in _urls(text):
+        params = _query_params(url)
+        if url.startswith("jdbc:postgresql:"):
+            threshold = params.get("preparethreshold")
+            if threshold is None or threshold.strip() != "0":
+                shown = "not set: pgjdbc default 5" if threshold is None else threshold
+                found.append(
+                    _hazard(
+                        "protocol-prepare",
+                        f"pgjdbc prepareThreshold {shown} (named server-side prepared "
+                        f"statements) in {_redact(url)}",
+                        path,
+                        line,
+                    )
+                )
+        if url.lower().startswith("postgresql+asyncpg://"):
+            size = params.get("prepared_statement_cache_size")
+            if size is None or size.strip() != "0":
+                shown = "not set: SQLAlchemy default 100" if size is None else size
+                found.append(
+                    _hazard(
+                        "protocol-prepare",
+                        f"SQLAlchemy asyncpg prepared_statement_cache_size {shown} in "
+                        f"{_redact(url)}",
+                        path,
+                        line,
+                    )
+                )
+        if "options" in params:
+            found.append(_hazard("startup-parameter", f"options: {params['options']}", path, line))
+    if "://" not in text and "options" in text and ("host=" in text or "dbname=" in text):
+        options = _keyword_dsn_options(text)
+        if options:
+            found.append(_hazard("startup-parameter", f"options: {options}", path, line))
+    return found
+
+
+_URL = re.compile(r"(?:jdbc:postgresql:|postgres(?:ql)?(?:\+\w+)?://)\S*", re.IGNORECASE)
+
+
+def _urls(text: str) -> list[str]:
+    """PostgreSQL connection URLs in a text (JDBC, libpq, SQLAlchemy dialect+driver)."""
+    if "postgres" not in text.casefold():  # every form holds it: skip the regex scan
+        return []
+    return [m.group(0).rstrip("\"'`,;)") for m in _URL.finditer(text)]
+
+
+def _query_params(url: str) -> dict[str, str]:
+    body = url.removeprefix("jdbc:")
+    query = urlsplit(body).query if "?" in body else ""
+    # pgjdbc also accepts ';' separated properties? No: only '&'. Keys are case-sensitive
+    # there, but users write PrepareThreshold too; compare case-insensitively.
+    return {k.lower(): unquote(v) for k, v in parse_qsl(query, keep_blank_values=True)}
+
+
+def _redact(url: str) -> str:
+    parts = urlsplit(url.removeprefix("jdbc:"))
+    if parts.password:
+        url = url.replace(f":{parts.password}@", ":***@")
+    return url
+
+
+def _keyword_dsn_options(text: str) -> str | None:
+    """`options` of a libpq keyword/value string: host=db options='-c a=b'."""
+    i = text.find("options")
+    rest = text[i + len("options") :].lstrip()
+    if not rest.startswith("="):
+        return None
+    rest = rest[1:].lstrip()
+    if rest.startswith("'"):
+        end = rest.find("'", 1)
+        return rest[1:end] if end > 0 else None
+    return rest.split()[0] if rest.split() else None
+
+
+def startup_options(detail: str) -> list[str]:
+    """Parameter names set by `-c name=value` / `--name=value` in an options hazard."""
+    text = detail.removeprefix("options:").strip()
+    names: list[str] = []
+    words = text.replace("-c ", "-c").split()
+    for word in words:
+        if word.startswith("-c") and "=" in word:
+            names.append(word[2:].split("=", 1)[0].strip().lower())
+        elif word.startswith("--") and "=" in word:
+            names.append(word[2:].split("=", 1)[0].strip().lower().replace("-", "_"))
+    return names
+
+
+def literal_settings(
+    path: str, literals: list[Literal], lang: str, text: str = ""
+) -> list[SqlHazard]:
+    found: list[SqlHazard] = []
+    for lit in literals:
+        if "postgres" in lit.text or "options" in lit.text:
+            found.extend(connection_string_hazards(lit.text, path, lit.line))
+    if lang == "go":
+        found.extend(_pgx(path, literals, text))
+    elif lang == "js":
+        found.extend(_node_pg(path, text))
+    elif lang == "ruby":
+        found.extend(_with_advisory_lock(path, text))
+        found.extend(_strong_migrations(path, text))
+    elif lang == "elixir":
+        found.extend(_ecto(path, text))
+    return found
+
+
+# Postgrex (lib/postgrex.ex): `:prepare` "either `:named` to use named queries or
+# `:unnamed` to force unnamed queries (default: `:named`)"; Ecto passes the repo's
+# configuration on. Flagged at the Ecto repo module using the Postgres adapter; a
+# `prepare: :unnamed` in any scanned Elixir file (config/*.exs) clears it
+# (extract.scan_sql_sources). Postgrex.Notifications.listen holds a LISTEN session.
+ECTO_REPO_DETAIL = "Ecto repo with the Postgres adapter"
+_ECTO_REPO = re.compile(r"use\s+Ecto\.Repo\b[^\n]*(?:\n[^\n]*){0,3}?Ecto\.Adapters\.Postgres")
+ECTO_UNNAMED = re.compile(r"^[^#\n]*\bprepare:\s*:unnamed\b", re.MULTILINE)  # not in a comment
+_POSTGREX_LISTEN = re.compile(r"\bPostgrex\.Notifications\.listen!?\s*\(")
+
+
+def _ecto(path: str, text: str) -> list[SqlHazard]:
+    found = []
+    repo = _ECTO_REPO.search(text)
+    if repo and not ECTO_UNNAMED.search(text):
+        found.append(
+            _hazard(
+                "protocol-prepare",
+                f"{ECTO_REPO_DETAIL}: Postgrex prepares named statements (default "
+                "prepare: :named; set prepare: :unnamed in the repo's config)",
+                path,
+                text.count("\n", 0, repo.start()) + 1,
+            )
+        )
+    for m in _POSTGREX_LISTEN.finditer(text):
+        found.append(
+            _hazard(
+                "listen",
+                "Postgrex.Notifications.listen: LISTEN on a connection it keeps",
+                path,
+                text.count("\n", 0, m.start()) + 1,
+            )
+        )
+    return found
+
+
+# with_advisory_lock gem (postgresql_advisory.rb): pg_advisory_lock / pg_try_advisory_lock
+# unless `transaction: true` (then the _xact forms, released at COMMIT).
+_WITH_ADVISORY_LOCK = re.compile(r"\bwith_advisory_lock!?\s*\(?([^\n]*)")
+
+
+# strong_migrations: `StrongMigrations.lock_timeout = 10.seconds` makes every migration
+# run `SET lock_timeout TO ...` on its connection (session level; its own initializer
+# template says to drop these lines behind PgBouncer in transaction mode).
+_STRONG_MIGRATIONS = re.compile(
+    r"^[ \t]*StrongMigrations\.(lock_timeout|statement_timeout)\s*=", re.MULTILINE
+)
+
+
+def _strong_migrations(path: str, text: str) -> list[SqlHazard]:
+    return [
+        _hazard(
+            "session-set",
+            f"StrongMigrations.{m.group(1)}: every migration runs SET {m.group(1)} "
+            "(session level)",
+            path,
+            text.count("\n", 0, m.start()) + 1,
+        )
+        for m in _STRONG_MIGRATIONS.finditer(text)
+    ]
+
+
+def _with_advisory_lock(path: str, text: str) -> list[SqlHazard]:
+    found = []
+    for m in _WITH_ADVISORY_LOCK.finditer(text):
+        line_start = text.rfind("\n", 0, m.start()) + 1
+        if text[line_start : m.start()].lstrip().startswith("#"):
+            continue
+        if re.search(r"transaction:\s*true", m.group(1)) or "def with_advisory_lock" in (
+            text[line_start : m.end()]
+        ):
+            continue
+        found.append(
+            _hazard(
+                "advisory-lock",
+                "with_advisory_lock without transaction: true (session pg_advisory_lock)",
+                path,
+                text.count("\n", 0, m.start()) + 1,
+            )
+        )
+    return found
+
+
+# pgx v5 conn.go ParseConfig: `defaultQueryExecMode := QueryExecModeCacheStatement`
+# (named prepared statements per connection), also through database/sql: stdlib's
+# Conn.QueryContext/ExecContext call the pgx conn's Query/Exec with that mode. pgx v4
+# ParseConfig: `statementCacheMode := stmtcache.ModePrepare` unless
+# statement_cache_mode=describe, or PreferSimpleProtocol. gobuffalo/pop v6 opens
+# PostgreSQL through pgx v4's stdlib driver. The modes below send no named statement;
+# QueryExecModeDescribeExec is not among them: it describes and executes the unnamed
+# statement in two round trips, which a transaction pooler may send to two servers
+# (its own doc comment in conn.go).
+_PGX_SAFE = (
+    "QueryExecModeSimpleProtocol",
+    "QueryExecModeExec",
+    "QueryExecModeCacheDescribe",
+    "PreferSimpleProtocol",
+    "default_query_exec_mode=simple_protocol",
+    "default_query_exec_mode=exec",
+    "default_query_exec_mode=cache_describe",
+    "statement_cache_mode=describe",
+    "prefer_simple_protocol=true",
+)
+# Where a pgx (or pop) pool or connection is opened: the place to set the mode.
+_PGX_OPEN = re.compile(
+    r"\b(?:pgxpool\.(?:New|NewWithConfig|Connect|ConnectConfig)|pgx\.(?:Connect|ConnectConfig)"
+    r"|stdlib\.(?:OpenDB|OpenDBFromPool)|pop\.(?:NewConnection|Connect))\s*\("
+    r"|\b(?:sql|sqlx|otelsql)\.(?:Open|Connect|MustConnect|MustOpen)\s*\(\s*\"pgx(?:/v5)?\""
+)
+_PGX_IMPORT = ("github.com/jackc/pgx", "github.com/gobuffalo/pop")
+# golang-migrate's postgres and pgx drivers: Lock() runs SELECT pg_advisory_lock($1)
+# (database/postgres/postgres.go) unless the URL says x-no-lock=true (Config.NoLock).
+_MIGRATE_IMPORT = re.compile(r"github\.com/golang-migrate/migrate/v4/database/(postgres|pgx)")
+
+
+def _pgx(path: str, literals: list[Literal], text: str) -> list[SqlHazard]:
+    imports = [lit for lit in literals if lit.text.startswith(_PGX_IMPORT)]
+    found: list[SqlHazard] = []
+    no_lock = re.search(r"x-no-lock=(true|1)|NoLock:\s*true", text) is not None
+    for lit in literals:
+        if _MIGRATE_IMPORT.match(lit.text) and not no_lock:
+            found.append(
+                _hazard(
+                    "advisory-lock",
+                    f"golang-migrate ({lit.text}) takes a session advisory lock "
+                    "(pg_advisory_lock) while it migrates",
+                    path,
+                    lit.line,
+                )
+            )
+    if not imports or any(marker in text for marker in _PGX_SAFE):
+        return found
+    library = "pop (pgx v4 stdlib)" if "gobuffalo/pop" in imports[0].text else "pgx"
+    for m in _PGX_OPEN.finditer(text):
+        if m.group().startswith("pop.") and library == "pgx":
+            continue
+        found.append(
+            _hazard(
+                "protocol-prepare",
+                f"{library} {m.group().rstrip('( ')}: default query exec mode "
+                "cache_statement, named prepared statements (set "
+                "default_query_exec_mode=cache_describe or simple_protocol, e.g. in the DSN)",
+                path,
+                text.count("\n", 0, m.start()) + 1,
+            )
+        )
+    return found
+
+
+# node-postgres: a query config with `name` is always prepared as a named statement
+# (pg/lib/query.js requiresPreparation: "named queries must always be prepared").
+_PG_QUERY_CALL = re.compile(r"\.query\s*(?:<[^()]*?>)?\s*\(\s*\{")
+
+
+def _node_pg(path: str, text: str) -> list[SqlHazard]:
+    """`client.query({ name, text, values })`: a query config with a name (unless it is
+    the literal `undefined`/`null`), at the line of its `name` key."""
+    found = []
+    for m in _PG_QUERY_CALL.finditer(text):
+        body = _braced(text, m.end() - 1)
+        keys = {k.group(1): k for k in re.finditer(r"(?:^|[{,\s])(name|text)\s*:", body)}
+        if "name" not in keys or "text" not in keys:
+            continue
+        value = body[keys["name"].end() :].lstrip()
+        if value.startswith(("undefined", "null")):
+            continue
+        at = m.end() - 1 + keys["name"].start(1)
+        found.append(
+            _hazard(
+                "protocol-prepare",
+                "node-postgres query with `name`: a named prepared statement per connection",
+                path,
+                text.count("\n", 0, at) + 1,
+            )
+        )
+    return found
+
+
+def _braced(text: str, start: int) -> str:
+    """The text of the {...} object at `start`, its nested braces kept (keys of nested
+    objects are at depth > 1 and ignored by blanking them)."""
+    depth, i, out = 0, start, []
+    while i < len(text) and i < start + 4000:
+        ch = text[i]
+        depth += ch == "{"
+        depth -= ch == "}"
+        out.append(ch if depth <= 1 or ch in "{}" else " ")
+        i += 1
+        if depth == 0:
+            break
+    return "".join(out)
+
+
+# --- Python: asyncpg, psycopg, Django -------------------------------------------------
+
+
+def python_settings(
+    path: str, tree: ast.AST, literals: list[Literal], text: str
+) -> list[SqlHazard]:
+    found = literal_settings(path, literals, "python")
+    if "+psycopg://" in text and not re.search(r"^[^#\n]*prepare_threshold", text, re.M):
+        found.extend(_sqlalchemy_psycopg(path, literals))
+    if "django_pglocks" in text:
+        found.extend(_django_pglocks(path, tree))
+    if not any(word in text for word in ("asyncpg", "psycopg", "DATABASES")):
+        return found
+    django: list[SqlHazard] = []
+    disabled_later = False
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            if "psycopg_pool" in text or not _dotted(node.func).endswith("ConnectionPool"):
+                found.extend(_python_call(path, node))
+        elif isinstance(node, ast.Assign | ast.AnnAssign):
+            django.extend(_django_databases(path, node, text))
+            disabled_later = disabled_later or _sets_disable_cursors(node)
+    # DATABASES["default"]["DISABLE_SERVER_SIDE_CURSORS"] = True elsewhere in the file, or
+    # a DISABLE_SERVER_SIDE_CURSORS key taken from configuration: not this file's default
+    configured = _CURSORS_CONFIGURED.search(text)
+    return found + ([] if disabled_later or configured else django[:1])
+
+
+# SQLAlchemy's psycopg (3) dialect hands connections to psycopg, whose prepare_threshold
+# defaults to 5 (psycopg/_preparing.py); connect_args={"prepare_threshold": None} (or the
+# URL's ?prepare_threshold=) turns it off. A file that names prepare_threshold is left alone.
+def _sqlalchemy_psycopg(path: str, literals: list[Literal]) -> list[SqlHazard]:
+    return [
+        _hazard(
+            "protocol-prepare",
+            "SQLAlchemy postgresql+psycopg URL without prepare_threshold: psycopg 3 "
+            "prepares a query server-side after 5 executions",
+            path,
+            lit.line,
+        )
+        for lit in literals
+        if re.match(r"postgres(ql)?\+psycopg://", lit.text)
+    ][:1]
+
+
+# django_pglocks.advisory_lock (django_pglocks/__init__.py): pg_advisory_lock or
+# pg_try_advisory_lock (session level), released with pg_advisory_unlock on exit.
+def _django_pglocks(path: str, tree: ast.AST) -> list[SqlHazard]:
+    return [
+        _hazard(
+            "advisory-lock",
+            "django_pglocks advisory_lock(...): session-level pg_advisory_lock",
+            path,
+            node.lineno,
+        )
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call) and _dotted(node.func).rsplit(".", 1)[-1] == "advisory_lock"
+    ]
+
+
+_CURSORS_CONFIGURED = re.compile(
+    r"""["']DISABLE_SERVER_SIDE_CURSORS["']\s*:\s*(?![\s]|True\b|False\b)"""
+)
+
+
+def _sets_disable_cursors(node: ast.Assign | ast.AnnAssign) -> bool:
+    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+    return any(
+        isinstance(t, ast.Subscript)
+        and isinstance(t.slice, ast.Constant)
+        and t.slice.value == "DISABLE_SERVER_SIDE_CURSORS"
+        and isinstance(node.value, ast.Constant)
+        and node.value.value is True
+        for t in targets
+    )
+
+
+def _dotted(node: ast.AST) -> str:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        inner = _dotted(node.value)
+        return f"{inner}.{node.attr}" if inner else ""
+    return ""
+
+
+def _keyword(call: ast.Call, name: str) -> ast.expr | None:
+    return next((k.value for k in call.keywords if k.arg == name), None)
+
+
+def _python_call(path: str, call: ast.Call) -> list[SqlHazard]:
+    name = _dotted(call.func)
+    if name in ("asyncpg.connect", "asyncpg.create_pool", "asyncpg.pool.create_pool"):
+        size = _keyword(call, "statement_cache_size")
+        if not (isinstance(size, ast.Constant) and size.value == 0):
+            shown = "not set: asyncpg default 100" if size is None else ast.unparse(size)
+            return [
+                _hazard(
+                    "protocol-prepare",
+                    f"{name}(statement_cache_size {shown}): named prepared statements",
+                    path,
+                    call.lineno,
+                )
+            ]
+    if name.rsplit(".", 1)[-1] in ("ConnectionPool", "AsyncConnectionPool", "NullConnectionPool"):
+        kwargs = _keyword(call, "kwargs")
+        threshold = None
+        if isinstance(kwargs, ast.Dict):
+            threshold = next(
+                (
+                    v
+                    for k, v in zip(kwargs.keys, kwargs.values, strict=False)
+                    if isinstance(k, ast.Constant) and k.value == "prepare_threshold"
+                ),
+                None,
+            )
+        if not (isinstance(threshold, ast.Constant) and threshold.value is None):
+            return [
+                _hazard(
+                    "protocol-prepare",
+                    f"psycopg_pool {name}(kwargs without prepare_threshold=None): psycopg "
+                    "prepares a query server-side after 5 executions",
+                    path,
+                    call.lineno,
+                )
+            ]
+    if name in ("psycopg.connect", "psycopg.Connection.connect", "psycopg.AsyncConnection.connect"):
+        threshold = _keyword(call, "prepare_threshold")
+        if not (isinstance(threshold, ast.Constant) and threshold.value is None):
+            shown = "not set: psycopg default 5" if threshold is None else ast.unparse(threshold)
+            return [
+                _hazard(
+                    "protocol-prepare",
+                    f"{name}(prepare_threshold {shown}): prepared server-side after "
+                    "repeated execution",
+                    path,
+                    call.lineno,
+                )
+            ]
+    return []
+
+
+def _django_databases(path: str, node: ast.Assign | ast.AnnAssign, text: str) -> list[SqlHazard]:
+    """A PostgreSQL DATABASES entry without DISABLE_SERVER_SIDE_CURSORS = True, however
+    the entry is built: a dict literal, dj_database_url.config()/parse(), django-environ
+    env.db(), a name or getattr() from another module (the engine is then taken from
+    what the file says: a postgresql backend or a postgres URL)."""
+    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+    if not any(isinstance(t, ast.Name) and t.id == "DATABASES" for t in targets):
+        return []
+    if node.value is None:
+        return []
+    postgres_file = bool(re.search(r"postgres|postgis", text))
+    entries: list[tuple[str, ast.expr]] = []
+    if isinstance(node.value, ast.Dict):
+        for alias, conf in zip(node.value.keys, node.value.values, strict=False):
+            label = alias.value if isinstance(alias, ast.Constant) else ast.unparse(alias or conf)
+            entries.append((str(label), conf))
+    else:
+        entries.append(("default", node.value))
+    for label, conf in entries:
+        at = conf.lineno
+        if isinstance(conf, ast.Dict):
+            keys = {
+                k.value: v
+                for k, v in zip(conf.keys, conf.values, strict=False)
+                if isinstance(k, ast.Constant)
+            }
+            engine = keys.get("ENGINE")
+            disabled = keys.get("DISABLE_SERVER_SIDE_CURSORS")
+            if disabled is not None and not (
+                isinstance(disabled, ast.Constant) and disabled.value is False
+            ):
+                continue
+            if engine is not None:
+                at = engine.lineno
+            if isinstance(engine, ast.Constant):
+                if "postgres" not in str(engine.value) and "postgis" not in str(engine.value):
+                    continue
+            elif not postgres_file:
+                continue
+        elif not postgres_file:
+            continue
+        return [
+            _hazard(
+                "with-hold-cursor",
+                f"Django DATABASES[{label!r}] without DISABLE_SERVER_SIDE_CURSORS = True "
+                "(QuerySet.iterator() declares WITH HOLD cursors in autocommit)",
+                path,
+                at,
+            )
+        ]
+    return []
+
+
+# --- settings files ----------------------------------------------------------------
+
+
+def settings_file(path: str, text: str, kind: str) -> tuple[list[SqlHazard], list[ConfigProblem]]:
+    if kind == "rails-database":
+        return _rails_database(path, text), []
+    if kind == "prisma":
+        return _prisma(path, text), []
+    return _key_value_file(path, text, kind), []
+
+
+def _rows(text: str) -> list[tuple[int, str]]:
+    return [(n, row) for n, row in enumerate(text.splitlines(), start=1)]
+
+
+def _yaml_value(row: str, key: str) -> str | None:
+    stripped = row.strip()
+    if stripped.startswith("#") or not stripped.startswith(key):
+        return None
+    rest = stripped[len(key) :].lstrip()
+    if not rest.startswith(":"):
+        return None
+    return rest[1:].split(" #", 1)[0].strip().strip("\"'")
+
+
+def _rails_database(path: str, text: str) -> list[SqlHazard]:
+    rows = _rows(text)
+    adapters = [
+        n for n, row in rows if (_yaml_value(row, "adapter") or "") in ("postgresql", "postgis")
+    ]
+    if not adapters:
+        return []
+    values = {
+        key: [(n, _yaml_value(row, key) or "") for n, row in rows if _yaml_value(row, key)]
+        for key in ("prepared_statements", "advisory_locks")
+    }
+    urls = " ".join(row for _, row in rows if "prepared_statements=false" in row)
+    found = []
+    prepared = values["prepared_statements"]
+    erb = [(n, v) for n, v in prepared if v.startswith("<%")]
+    if not any(v.lower() == "false" for _, v in prepared) and not urls:
+        if erb:  # decided by the container's env: resolve_erb evaluates it per workload
+            n, expr = erb[0]
+            found.append(
+                _hazard(
+                    "protocol-prepare",
+                    f"{RAILS_ERB_DETAIL} {expr}",
+                    path,
+                    n,
+                )
+            )
+        else:
+            found.append(
+                _hazard(
+                    "protocol-prepare",
+                    "Rails postgresql adapter: prepared_statements not set to false "
+                    "(ActiveRecord default true)",
+                    path,
+                    adapters[0],
+                )
+            )
+    if not any(v.lower() == "false" for _, v in values["advisory_locks"]):
+        found.append(
+            _hazard(
+                "advisory-lock",
+                "Rails migrations take a session advisory lock (pg_advisory_lock): "
+                "advisory_locks not set to false (ActiveRecord default true)",
+                path,
+                adapters[0],
+            )
+        )
+    return found
+
+
+RAILS_ERB_DETAIL = "Rails postgresql adapter: prepared_statements:"
+_ERB = re.compile(r"<%=?\s*(.*?)\s*-?%>")
+_FALSE_WORDS = frozenset({"false", "f", "0", "no", "off", "n"})
+
+
+def resolve_erb(hazards: list[SqlHazard], client_env: dict[str, list[EnvVar]]) -> list[SqlHazard]:
+    """database.yml `prepared_statements: <%= ENV['PREPARED_STATEMENTS'] || 'true' %>`
+    evaluated with each workload's container env (Mastodon's pattern): dropped where it
+    comes out false, else kept with what it came out as and why. Unmapped hazards, and
+    expressions this cannot evaluate, keep the hazard (the default is true)."""
+    from advisor.read.apps.rubyeval import RubyScope, ruby_eval
+
+    kept: list[SqlHazard] = []
+    for h in hazards:
+        m = _ERB.search(h.detail) if h.detail.startswith(RAILS_ERB_DETAIL) else None
+        if m is None:
+            kept.append(h)
+            continue
+        env = {e.name: e for e in client_env.get(h.client_id or "", [])}
+        scope = RubyScope(h.location.path, h.location.line or 1, env, 4)
+        value = ruby_eval(m.group(1), scope)
+        if value is None:
+            kept.append(replace(h, detail=f"{h.detail} (not evaluated: assumed true)"))
+            continue
+        shown = str(value.value).strip().lower()
+        if shown in _FALSE_WORDS:
+            continue
+        names = re.findall(r"ENV(?:\[|\.fetch\(?)\s*['\"](\w+)", m.group(1))
+        unset = [n for n in names if n not in env]
+        how = (
+            f"{', '.join(unset)} not set in the container env"
+            if unset
+            else f"{', '.join(names)} from the container env"
+        )
+        kept.append(replace(h, detail=f"{h.detail} = {value.value!r} ({how})"))
+    return kept
+
+
+def _prisma(path: str, text: str) -> list[SqlHazard]:
+    rows = _rows(text)
+    in_datasource = False
+    provider_line = None
+    url_row = ""
+    for n, row in rows:
+        stripped = row.strip()
+        if stripped.startswith("datasource "):
+            in_datasource = True
+        elif in_datasource and stripped.startswith("}"):
+            in_datasource = False
+        elif in_datasource and stripped.startswith("provider") and "postgres" in stripped:
+            provider_line = n
+        elif in_datasource and stripped.startswith("url"):
+            url_row = stripped
+    # No url in the schema (Prisma 6.6+ takes it from prisma.config.ts or a driver
+    # adapter): nothing here says how it connects.
+    if provider_line is None or not url_row or "pgbouncer=true" in url_row:
+        return []
+    where = url_row.split("=", 1)[-1].strip() if url_row else "the datasource url"
+    return [
+        _hazard(
+            "protocol-prepare",
+            f"Prisma datasource ({where}) without pgbouncer=true: Prisma uses named "
+            "prepared statements",
+            path,
+            provider_line,
+        )
+    ]
+
+
+_INIT_SQL_KEYS = ("connection-init-sql", "connectioninitsql", "connection_init_sql")
+
+
+def _key_value_file(path: str, text: str, kind: str) -> list[SqlHazard]:
+    """Spring application.properties / application.yml and .env files, line by line."""
+    found: list[SqlHazard] = []
+    threshold_zero = False
+    for n, row in _rows(text):
+        stripped = row.strip()
+        if not stripped or stripped.startswith(("#", "!")):
+            continue
+        key, value = _split_key_value(stripped)
+        low = key.lower()
+        if low.endswith("preparethreshold") and value.strip("\"' ") == "0":
+            threshold_zero = True
+        if low.rsplit(".", 1)[-1] in _INIT_SQL_KEYS and value:
+            sql = value.strip("\"'")
+            for h in scan_sql_text(sql, Location(path=path, line=n), origin=ORIGIN).hazards:
+                found.append(
+                    replace(h, detail=f"HikariCP connectionInitSql: {h.detail}")
+                )
+        elif low == "pgoptions" and value:
+            found.append(
+                _hazard("startup-parameter", f"options: {value.strip(chr(34) + chr(39))}", path, n)
+            )
+        else:
+            found.extend(connection_string_hazards(value, path, n))
+    if threshold_zero:
+        found = [h for h in found if not h.detail.startswith("pgjdbc prepareThreshold")]
+    return found
+
+
+def _split_key_value(row: str) -> tuple[str, str]:
+    row = row.removeprefix("export ").strip()
+    cut = min((i for i in (row.find("="), row.find(":")) if i >= 0), default=-1)
+    if cut < 0:
+        return row, ""
+    if row[cut] == ":" and row[cut + 1 : cut + 2] not in ("", " "):
+        eq = row.find("=")  # "url: jdbc:postgresql://" vs "jdbc:..." inside a value
+        if eq < 0:
+            return row, ""
+        cut = eq
+    return row[:cut].strip(), row[cut + 1 :].strip()
+
+
+def env_hazards(env: EnvVar, client_id: str | None = None) -> list[SqlHazard]:
+    """Hazards in one container environment variable (PGOPTIONS, a DATABASE_URL with
+    options= or a JDBC URL without prepareThreshold=0), located where it is set. For
+    topology: workloads' env is read there, not by scan_sql_sources. Secret values are
+    never read (`env.value` is None for them)."""
+    if env.value is None or env.source.path is None:
+        return []
+    line = env.source.line or 1
+    if env.name == "PGOPTIONS":
+        found = [_hazard("startup-parameter", f"options: {env.value}", env.source.path, line)]
+    else:
+        found = connection_string_hazards(env.value, env.source.path, line)
+    return [replace(h, client_id=client_id) for h in found]

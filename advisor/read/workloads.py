@@ -1,0 +1,549 @@
+"""From Kubernetes objects to workloads: pod templates, containers, env, peak pods.
+
+Pure functions over already-loaded objects; no file I/O.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import math
+import re
+from typing import Any
+
+from msgspec import Struct, field
+
+from advisor.lazyregex import lazy
+from advisor.model import Container, EnvVar, Source, Term
+from advisor.read.sources.k8s import K8sObject, count_field, get, listed, mapped
+
+# kind -> path to the pod template spec
+POD_SPEC_PATHS: dict[str, tuple[str, ...]] = {
+    "Deployment": ("spec", "template", "spec"),
+    "StatefulSet": ("spec", "template", "spec"),
+    "DaemonSet": ("spec", "template", "spec"),
+    "ReplicaSet": ("spec", "template", "spec"),
+    "ReplicationController": ("spec", "template", "spec"),
+    "Job": ("spec", "template", "spec"),
+    "CronJob": ("spec", "jobTemplate", "spec", "template", "spec"),
+    "Rollout": ("spec", "template", "spec"),
+    "Pod": ("spec",),
+}
+K8S_DEFAULT = "Kubernetes default"
+
+
+class ConfigMapData(Struct):
+    obj: K8sObject
+    data: dict[str, str]
+    secret: bool = False
+    # A Secret an operator creates (CloudNativePG `<cluster>-app`): not in the repository;
+    # its values are derived from the resource at this source.
+    made_by: Source | None = None
+
+    def source(self, key: str) -> Source:
+        if self.made_by is not None:
+            return Source(path=self.made_by.path, line=self.made_by.line, key=key,
+                          default=self.made_by.default)
+        section = "stringData" if self.secret and key in (self.obj.body.get("stringData") or {}) \
+            else "data"
+        return self.obj.source(section, key, key=key)
+
+    def text_origin(self, key: str) -> tuple[str, int]:
+        """(display path, line offset) to parse the file held at data[key] so that its
+        line 1 lands where a user edits it: the ConfigMap's own lines, or the values
+        file a Helm chart copied the text from."""
+        from advisor.read.sources.k8s import block_offset
+
+        traced = self.obj.value_sources.get(f"data.{key}#1")
+        if traced is not None and traced.path is not None and traced.line is not None:
+            return traced.path, traced.line - 1
+        strings = self.obj.body.get("stringData") or {}
+        section = strings if self.secret and key in strings else self.obj.body.get("data") or {}
+        return self.obj.path, block_offset(section, key) + self.obj.line_offset
+
+
+class Workload(Struct):
+    obj: K8sObject
+    containers: list[Container]
+    pod_labels: dict[str, str]
+    replicas: Term
+    volumes: dict[str, tuple[str, str]] = field(default_factory=dict)  # vol -> (kind, name)
+    # vol -> [("configmap" | "secret", name)]: configMap, secret and projected volumes
+    volume_sources: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
+    mounts: dict[str, list[tuple[str, str]]] = field(default_factory=dict)  # ctr -> (vol, path)
+    node_selector: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def kind(self) -> str:
+        return self.obj.kind
+
+    @property
+    def name(self) -> str:
+        return self.obj.name
+
+    @property
+    def namespace(self) -> str | None:
+        return self.obj.namespace
+
+    def configmaps_of(self, container: str) -> list[str]:
+        return [name for kind, name in self.config_sources(container) if kind == "configmap"]
+
+    def config_sources(self, container: str) -> list[tuple[str, str]]:
+        """("configmap" | "secret", name) of every ConfigMap and Secret mounted into
+        `container`, directly or through a projected volume, in mount order."""
+        out: list[tuple[str, str]] = []
+        for vol, _path in self.mounts.get(container, []):
+            out += self.volume_sources.get(vol, [])
+        return out
+
+
+ConfigIndex = dict[tuple[str, str | None, str], "ConfigMapData"]
+
+
+def configmap_index(objects: list[K8sObject]) -> ConfigIndex:
+    """ConfigMaps and Secrets by (namespace, name). Secret values are decoded only so
+    that hosts and ports can be read; reporters never print them."""
+    index: ConfigIndex = {}
+    for obj in objects:
+        if obj.kind == "ConfigMap":
+            data = {str(k): str(v) for k, v in mapped(obj, ("data",),
+                                                      obj.body.get("data")).items()}
+            index[("configmap", obj.namespace, obj.name)] = ConfigMapData(obj, data)
+        elif obj.kind == "Secret":
+            data = {}
+            for k, v in mapped(obj, ("data",), obj.body.get("data")).items():
+                try:
+                    data[str(k)] = base64.b64decode(str(v), validate=True).decode("utf-8")
+                except (binascii.Error, UnicodeDecodeError, ValueError):
+                    continue
+            for k, v in mapped(obj, ("stringData",), obj.body.get("stringData")).items():
+                data[str(k)] = str(v)
+            index[("secret", obj.namespace, obj.name)] = ConfigMapData(obj, data, secret=True)
+    return index
+
+
+def lookup(index: ConfigIndex, kind: str, namespace: str | None, name: str
+           ) -> ConfigMapData | None:
+    """`kind` is "configmap" or "secret"; an object without a namespace matches any."""
+    return index.get((kind, namespace, name)) or index.get((kind, None, name))
+
+
+_QUANTITY = re.compile(r"^([0-9.]+(?:[eE][0-9]+)?)([a-zA-Z]*)$")
+_BIN = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
+_DEC = {"": 1, "k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12, "P": 10**15, "E": 10**18,
+        "m": 10**-3}
+
+
+def parse_quantity(text: str) -> float | None:
+    """A Kubernetes resource quantity (`2Gi`, `512M`, `500m`, `1e9`) as a number."""
+    m = _QUANTITY.match(str(text).strip())
+    if not m:
+        return None
+    try:
+        number, suffix = float(m.group(1)), m.group(2)
+    except ValueError:  # `1.2.3`: the pattern admits it, Kubernetes does not
+        return None
+    if not math.isfinite(number):
+        return None
+    if suffix in _BIN:
+        return number * _BIN[suffix]
+    if suffix in _DEC:
+        return number * _DEC[suffix]
+    return None
+
+
+def workloads(objects: list[K8sObject], index: ConfigIndex) -> list[Workload]:
+    found = []
+    for obj in objects:
+        path = POD_SPEC_PATHS.get(obj.kind)
+        if path is None:
+            continue
+        spec = get(obj.body, *path)
+        if not isinstance(spec, dict):
+            continue
+        found.append(_workload(obj, path, spec, index))
+    return found
+
+
+def _workload(obj: K8sObject, path: tuple[str, ...], spec: Any, index: ConfigIndex) -> Workload:
+    template_meta = get(obj.body, *path[:-1], "metadata", "labels") if len(path) > 1 else None
+    labels = {str(k): str(v) for k, v in (template_meta or {}).items()} if isinstance(
+        template_meta, dict) else (obj.labels if obj.kind == "Pod" else {})
+    volumes = {}
+    volume_sources: dict[str, list[tuple[str, str]]] = {}
+    for vol in listed(obj, (*path, "volumes"), spec.get("volumes")):
+        if not isinstance(vol, dict):
+            continue
+        if isinstance(vol.get("configMap"), dict):
+            volumes[str(vol.get("name"))] = ("configMap", str(vol["configMap"].get("name")))
+        elif isinstance(vol.get("secret"), dict):
+            volumes[str(vol.get("name"))] = ("secret", str(vol["secret"].get("secretName")))
+        volume_sources[str(vol.get("name"))] = _volume_sources(vol)
+    containers: list[Container] = []
+    mounts: dict[str, list[tuple[str, str]]] = {}
+    for role, key in (("init", "initContainers"), ("main", "containers")):
+        for i, c in enumerate(listed(obj, (*path, key), spec.get(key))):
+            if not isinstance(c, dict):
+                continue
+            ctr_role = role
+            # Native sidecars (KEP-753): init containers that keep running.
+            if role == "init" and c.get("restartPolicy") == "Always":
+                ctr_role = "sidecar"
+            keys = (*path, key, i)
+            containers.append(_container(obj, keys, c, ctr_role, index))
+            mounts[str(c.get("name"))] = [
+                (str(m.get("name")), str(m.get("mountPath")))
+                for m in listed(obj, (*keys, "volumeMounts"), c.get("volumeMounts"))
+                if isinstance(m, dict)]
+    return Workload(obj=obj, containers=containers, pod_labels=labels,
+                    replicas=base_replicas(obj), volumes=volumes, mounts=mounts,
+                    volume_sources=volume_sources)
+
+
+def _volume_sources(vol: dict) -> list[tuple[str, str]]:
+    """The ConfigMaps and Secrets a pod volume shows as files: a configMap or secret
+    volume, or each configMap/secret source of a projected volume."""
+    out: list[tuple[str, str]] = []
+    if isinstance(vol.get("configMap"), dict):
+        out.append(("configmap", str(vol["configMap"].get("name"))))
+    elif isinstance(vol.get("secret"), dict):
+        out.append(("secret", str(vol["secret"].get("secretName"))))
+    elif isinstance(vol.get("projected"), dict):
+        for item in vol["projected"].get("sources") or []:
+            if not isinstance(item, dict):
+                continue
+            if isinstance(item.get("configMap"), dict):
+                out.append(("configmap", str(item["configMap"].get("name"))))
+            elif isinstance(item.get("secret"), dict):
+                out.append(("secret", str(item["secret"].get("name"))))
+    return out
+
+
+def base_replicas(obj: K8sObject) -> Term:
+    kind = obj.kind
+    if kind in ("Deployment", "StatefulSet", "ReplicaSet", "ReplicationController", "Rollout"):
+        value = count_field(obj, ("spec", "replicas"), get(obj.body, "spec", "replicas"))
+        if value is not None:
+            return Term(label=f"{kind} replicas", value=value,
+                        source=obj.source("spec", "replicas", key="spec.replicas"))
+        return Term(label=f"{kind} replicas", value=1,
+                    source=Source.default_of(f"{K8S_DEFAULT}: spec.replicas unset",
+                                             "spec.replicas"))
+    if kind == "Job":
+        return _parallelism(obj, ("spec",))
+    if kind == "CronJob":
+        return _parallelism(obj, ("spec", "jobTemplate", "spec"))
+    if kind == "DaemonSet":
+        return Term(label="DaemonSet: one pod per node", value=1,
+                    source=Source.default_of("node count not declared; assumed 1 node "
+                                             "(declare it with [[workloads]] replicas)"))
+    return Term(label="Pod", value=1, source=obj.source())
+
+
+def _parallelism(obj: K8sObject, spec_path: tuple[str, ...]) -> Term:
+    value = count_field(obj, (*spec_path, "parallelism"),
+                        get(obj.body, *spec_path, "parallelism"))
+    if value is not None:
+        return Term(label=f"{obj.kind} parallelism", value=value,
+                    source=obj.source(*spec_path, "parallelism", key="parallelism"))
+    return Term(label=f"{obj.kind} parallelism", value=1,
+                source=Source.default_of(f"{K8S_DEFAULT}: parallelism 1", "parallelism"))
+
+
+def surge(obj: K8sObject, peak: float) -> Term | None:
+    """Extra pods a rolling update runs at once. Kubernetes rounds a maxSurge
+    percentage up (deployment/util ResolveFenceposts: intstr.GetScaledValueFromIntOrPercent
+    with roundUp=true)."""
+    if obj.kind not in ("Deployment", "Rollout"):
+        return None
+    if obj.kind == "Deployment":
+        strategy = get(obj.body, "spec", "strategy", "type", default="RollingUpdate")
+        if strategy == "Recreate":
+            return None
+        keys: tuple[str, ...] = ("spec", "strategy", "rollingUpdate", "maxSurge")
+    else:
+        if get(obj.body, "spec", "strategy", "blueGreen") is not None:
+            # The preview ReplicaSet runs at full size next to the active one until
+            # promotion (Argo Rollouts blueGreen; previewReplicaCount can lower it).
+            preview = get(obj.body, "spec", "strategy", "blueGreen", "previewReplicaCount")
+            if isinstance(preview, int):
+                return Term(label="blue-green preview pods (previewReplicaCount)",
+                            value=preview, source=obj.source(
+                                "spec", "strategy", "blueGreen", "previewReplicaCount",
+                                key="previewReplicaCount"))
+            return Term(label="rolling-update surge (blue-green: a full preview ReplicaSet)",
+                        value=peak, source=obj.source("spec", "strategy", "blueGreen",
+                                                      key="spec.strategy.blueGreen"))
+        if get(obj.body, "spec", "strategy", "canary") is None:
+            return None
+        keys = ("spec", "strategy", "canary", "maxSurge")
+    raw = get(obj.body, *keys)
+    if raw is None:
+        value = math.ceil(peak * 0.25)
+        return Term(label="rolling-update surge (maxSurge 25%, rounded up)", value=value,
+                    source=Source.default_of(f"{K8S_DEFAULT}: maxSurge 25%", ".".join(keys)))
+    text = str(raw).strip()
+    if text.endswith("%"):
+        try:
+            pct = float(text[:-1])
+        except ValueError:
+            return None
+        value = math.ceil(peak * pct / 100)
+        label = f"rolling-update surge (maxSurge {text}, rounded up)"
+    else:
+        try:
+            value = int(text)
+        except ValueError:
+            return None
+        label = "rolling-update surge (maxSurge)"
+    if value <= 0:
+        return None
+    return Term(label=label, value=value, source=obj.source(*keys, key=".".join(keys)))
+
+
+def _container(obj: K8sObject, keys: tuple, c: Any, role: str, index: ConfigIndex) -> Container:
+    name = str(c.get("name", ""))
+    env = tuple(_env(obj, keys, c, index))
+    limits = get(c, "resources", "limits") or {}
+    mem = cpu = None
+    if isinstance(limits, dict):
+        if "memory" in limits and (n := _quantity(obj, keys, limits, "memory")) is not None:
+            mem = Term(label=f"container {name} memory limit", value=n,
+                       source=obj.source(*keys, "resources", "limits", "memory",
+                                         key="resources.limits.memory"))
+        if "cpu" in limits and (n := _quantity(obj, keys, limits, "cpu")) is not None:
+            cpu = Term(label=f"container {name} CPU limit", value=n,
+                       source=obj.source(*keys, "resources", "limits", "cpu",
+                                         key="resources.limits.cpu"))
+    if cpu is None:
+        cpu = _cpu_request(obj, keys, c, name)
+    command = tuple(str(x) for x in listed(obj, (*keys, "command"), c.get("command")))
+    args = tuple(str(x) for x in listed(obj, (*keys, "args"), c.get("args")))
+    word_sources = tuple(obj.source(*keys, part, i, key=f"{part}[{i}]")
+                         for part, items in (("command", command), ("args", args))
+                         for i in range(len(items)))
+    return Container(
+        name=name, image=str(c.get("image", "")), command=command, args=args,
+        word_sources=word_sources, env=env, role=role, memory_limit=mem, cpu_limit=cpu,  # type: ignore[arg-type]
+        source=obj.source(*keys, key=f"container {name}"))
+
+
+def _quantity(obj: K8sObject, keys: tuple, limits: dict, name: str) -> float | None:
+    """A limit Kubernetes would accept, else WrongType (`1.2.3Gi`, `-1`, 1e400)."""
+    value = limits[name]
+    n = parse_quantity(str(value)) if not isinstance(value, bool | list | dict) else None
+    if n is None and value is not None:
+        from advisor.guard import WrongType
+        from advisor.read.sources.k8s import type_name
+
+        raise WrongType(obj.location(*keys, "resources", "limits", name),
+                        f"{obj.ref} resources.limits.{name}: {type_name(value)} is not a "
+                        "Kubernetes quantity; Kubernetes refuses this object, so it is not "
+                        "read")
+    return n
+
+
+def _cpu_request(obj: K8sObject, keys: tuple, c: Any, name: str) -> Term | None:
+    """Without a CPU limit, the request is what the scheduler reserved for the container:
+    the cores it can count on (PA111)."""
+    requests = get(c, "resources", "requests") or {}
+    if not isinstance(requests, dict) or "cpu" not in requests:
+        return None
+    n = parse_quantity(str(requests["cpu"]))
+    if n is None:
+        return None
+    return Term(label=f"container {name} CPU request", value=n,
+                source=obj.source(*keys, "resources", "requests", "cpu",
+                                  key="resources.requests.cpu"))
+
+
+def _env(obj: K8sObject, keys: tuple, c: Any, index: ConfigIndex) -> list[EnvVar]:
+    ns = obj.namespace
+    out: list[EnvVar] = []
+    # envFrom first: explicit env entries override them (Kubernetes semantics).
+    for j, ref in enumerate(listed(obj, (*keys, "envFrom"), c.get("envFrom"))):
+        if not isinstance(ref, dict):
+            continue
+        prefix = str(ref.get("prefix") or "")
+        for kind, field_name in (("configmap", "configMapRef"), ("secret", "secretRef")):
+            target = ref.get(field_name)
+            if not isinstance(target, dict):
+                continue
+            data = lookup(index, kind, ns, str(target.get("name")))
+            if data is None:
+                out.append(EnvVar(name=f"{prefix}*", source=obj.source(*keys, "envFrom", j),
+                                  from_ref=f"{kind}:{target.get('name')} (not in repository)",
+                                  secret=kind == "secret"))
+                continue
+            for k, v in data.data.items():
+                out.append(EnvVar(name=prefix + k, value=v, source=data.source(k),
+                                  from_ref=f"{kind}:{target.get('name')}/{k}",
+                                  secret=kind == "secret"))
+    for j, e in enumerate(listed(obj, (*keys, "env"), c.get("env"))):
+        if not isinstance(e, dict) or "name" not in e:
+            continue
+        name = str(e["name"])
+        src = obj.source(*keys, "env", j, "value" if "value" in e else "name", key=name)
+        if "value" in e:
+            out.append(EnvVar(name=name, value=_expand(str(e["value"]), out), source=src))
+            continue
+        vf = e.get("valueFrom") or {}
+        for kind, field_name in (("configmap", "configMapKeyRef"), ("secret", "secretKeyRef")):
+            ref = vf.get(field_name) if isinstance(vf, dict) else None
+            if isinstance(ref, dict):
+                data = lookup(index, kind, ns, str(ref.get("name")))
+                key = str(ref.get("key"))
+                if data is not None and key in data.data:
+                    out.append(EnvVar(name=name, value=data.data[key], source=data.source(key),
+                                      from_ref=f"{kind}:{ref.get('name')}/{key}",
+                                      secret=kind == "secret"))
+                else:
+                    out.append(EnvVar(name=name, source=src,
+                                      from_ref=f"{kind}:{ref.get('name')}/{key} "
+                                      "(not in repository)", secret=kind == "secret"))
+                break
+        else:
+            out.append(EnvVar(name=name, source=src, from_ref="valueFrom"))
+    # Later definitions win, like the kubelet.
+    last: dict[str, EnvVar] = {}
+    for var in out:
+        last[var.name] = var
+    return list(last.values())
+
+
+_VAR_REF = re.compile(r"\$\(([A-Za-z_][A-Za-z0-9_]*)\)")
+
+
+def _expand(value: str, earlier: list[EnvVar]) -> str:
+    """Kubernetes `$(VAR)` expansion against variables defined before this one."""
+    known = {v.name: v.value for v in earlier if v.value is not None}
+    return _VAR_REF.sub(lambda m: known.get(m.group(1), m.group(0)), value)
+
+
+def env_map(container: Container) -> dict[str, EnvVar]:
+    return {e.name: e for e in container.env}
+
+
+_IMAGE_VERSION = lazy(r":v?(\d+)(?:\.(\d+))?")
+
+
+def image_version(image: str) -> tuple[int, int | None] | None:
+    """Major (and minor) version from an image tag: postgres:15.4-alpine -> (15, 4)."""
+    tag = image.rsplit("/", 1)[-1]
+    m = _IMAGE_VERSION.search(tag)
+    if not m:
+        return None
+    return int(m.group(1)), (int(m.group(2)) if m.group(2) else None)
+
+
+# Image repositories (the last path component, registry and tag removed) whose
+# default process is the PostgreSQL server: the official image and the distributions
+# built on it. Names that merely start with "postgres" are other programs
+# (postgres-operator, postgrest, postgres-meta, postgres-exporter).
+POSTGRES_IMAGES = frozenset({
+    "postgres",  # library/postgres, supabase/postgres
+    "postgresql",  # bitnami/postgresql, cloudnative-pg/postgresql
+    "postgresql-repmgr", "postgresql-ha",  # Bitnami
+    "postgis",  # postgis/postgis, cloudnative-pg/postgis
+    "timescaledb", "timescaledb-ha",  # timescale/
+    "spilo",  # Zalando (also spilo-<major>)
+    "pgvector",  # pgvector/pgvector, ankane/pgvector
+    "crunchy-postgres", "crunchy-postgres-gis",  # Crunchy Data
+    "citus",  # citusdata/citus
+    "paradedb",  # paradedb/paradedb
+    "pgvecto-rs",  # tensorchord/pgvecto-rs
+    "harbor-db",  # goharbor/harbor-db (its entrypoint ends in `exec postgres`)
+})
+SERVER_PROGRAMS = ("postgres", "postmaster")
+_SHELLS = ("sh", "bash", "ash", "dash", "zsh")
+# In a shell script: postgres (or the image entrypoint) started as a command.
+_SCRIPT_RUNS_POSTGRES = lazy(
+    r"(?:^|[;&|\n(]\s*|\bexec\s+|\bgosu\s+\S+\s+|\bsu-exec\s+\S+\s+)"
+    r"(?:\S*/)?(?:postgres|postmaster|docker-entrypoint\.sh(?:\s+postgres)?)(?=\s|$|;)")
+
+
+def image_repository(image: str) -> str:
+    """The image's repository name without registry, tag or digest:
+    ghcr.io/cloudnative-pg/postgresql:16.2 -> postgresql."""
+    name = image.strip().lower().split("@", 1)[0]
+    last = name.rsplit("/", 1)[-1]
+    return last.split(":", 1)[0]
+
+
+def is_postgres_image(image: str) -> bool:
+    repo = image_repository(image)
+    return repo in POSTGRES_IMAGES or re.fullmatch(r"spilo-\d+", repo) is not None
+
+
+def _program(word: str) -> str:
+    return word.rsplit("/", 1)[-1]
+
+
+def postgres_arguments(c: Container) -> list[str] | None:
+    """The arguments of the postgres process a container runs (what `-c name=value`
+    settings are read from), or None when the container does not run postgres itself:
+    a PostgreSQL image with its default entrypoint and command, `postgres ...`, or
+    `docker-entrypoint.sh postgres ...` (the official entrypoint puts `postgres` before
+    arguments that start with "-"). `-c` given to a shell or to pg_isready is not a
+    server setting."""
+    argv = [*c.command, *c.args]
+    if argv and _program(argv[0]) in SERVER_PROGRAMS:
+        return argv[1:]
+    if not is_postgres_image(c.image):
+        return None
+    if not c.command:
+        # the image's entrypoint runs postgres with these arguments
+        if not c.args or c.args[0].startswith("-"):
+            return list(c.args)
+        if _program(c.args[0]) in SERVER_PROGRAMS:
+            return list(c.args[1:])
+        if _program(c.args[0]) == "docker-entrypoint.sh":
+            rest = list(c.args[1:])
+            return rest[1:] if rest and _program(rest[0]) in SERVER_PROGRAMS else rest
+        return None
+    if _program(c.command[0]) == "docker-entrypoint.sh":
+        rest = argv[1:]
+        if rest and _program(rest[0]) in SERVER_PROGRAMS:
+            return rest[1:]
+        return rest if not rest or rest[0].startswith("-") else None
+    return _script_postgres_arguments(argv)
+
+
+def _script_postgres_arguments(argv: list[str]) -> list[str] | None:
+    """`sh -c "... exec postgres -c max_connections=300"`: the words after postgres up
+    to the end of that shell command."""
+    import shlex
+
+    if len(argv) < 2 or _program(argv[0]) not in _SHELLS:
+        return None
+    script = " ".join(a for a in argv[1:] if not a.startswith("-") or " " in a)
+    match = _SCRIPT_RUNS_POSTGRES.search(script)
+    if match is None:
+        return None
+    tail = re.split(r"[;&|\n)]", script[match.end():], maxsplit=1)[0]
+    try:
+        return shlex.split(tail)
+    except ValueError:
+        return []
+
+
+def is_postgres_container(c: Container) -> bool:
+    """A container that runs the PostgreSQL server (see `postgres_arguments`), or a
+    PostgreSQL image's container whose shell script starts postgres. Never an init
+    container: `pg_isready` or a wait-for-db loop ends before the pod serves, and the
+    pod stays a client."""
+    if c.role == "init":
+        return False
+    if not is_postgres_image(c.image) and not (c.command and _program(c.command[0])
+                                                in SERVER_PROGRAMS):
+        return False
+    return postgres_arguments(c) is not None
+
+
+def is_pgbouncer_container(c: Container) -> bool:
+    if c.role == "init":
+        return False
+    image = c.image.lower().rsplit("/", 1)[-1].split(":")[0]
+    if "exporter" in image:
+        return False
+    return "pgbouncer" in image or (bool(c.command) and "pgbouncer" in c.command[0])
