@@ -11,24 +11,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TypeVar
 
-from advisor.model import ConfigProblem, Location
+from advisor.model import ConfigProblem, Location, WrongType
 
 T = TypeVar("T")
 
 # Marks an internal failure in a problem's message; the CLI exits 2 when one is present.
 INTERNAL = "internal error"
-
-
-class WrongType(Exception):
-    """A value of the wrong type or out of range where the real program refuses the whole
-    object (kubectl's strict decoding): reported at its file:line as what it is, not as
-    an internal error, and the object is skipped."""
-
-    def __init__(self, location: Location, message: str, program: str = "Kubernetes") -> None:
-        super().__init__(message)
-        self.location = location
-        self.message = message
-        self.program = program
 
 
 def crash_text(exc: BaseException) -> str:

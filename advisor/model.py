@@ -107,8 +107,6 @@ class Term(Frozen, kw_only=True):
 
 def _unusable(term: Term) -> Exception:
     """1e308 summed, 400 digits, inf, nan: reported where the number was written."""
-    from advisor.guard import WrongType
-
     shown = str(term.value)
     shown = shown if len(shown) <= 24 else f"{shown[:12]}...({len(shown)} characters)"
     return WrongType(Location(path=term.source.path or "<input>", line=term.source.line),
@@ -128,6 +126,18 @@ class Location(Frozen, kw_only=True):
 
     def label(self) -> str:
         return self.path if self.line is None else f"{self.path}:{self.line}"
+
+
+class WrongType(Exception):
+    """A value of the wrong type or out of range where the real program refuses the whole
+    object (kubectl's strict decoding): reported at its file:line as what it is, not as
+    an internal error, and the object is skipped."""
+
+    def __init__(self, location: Location, message: str, program: str = "Kubernetes") -> None:
+        super().__init__(message)
+        self.location = location
+        self.message = message
+        self.program = program
 
 
 class RelatedLocation(Frozen, kw_only=True):

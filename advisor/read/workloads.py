@@ -333,7 +333,7 @@ def _quantity(obj: K8sObject, keys: tuple, limits: dict, name: str) -> float | N
     value = limits[name]
     n = parse_quantity(str(value)) if not isinstance(value, bool | list | dict) else None
     if n is None and value is not None:
-        from advisor.guard import WrongType
+        from advisor.model import WrongType
         from advisor.read.sources.k8s import type_name
 
         raise WrongType(obj.location(*keys, "resources", "limits", name),

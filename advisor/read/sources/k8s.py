@@ -94,7 +94,7 @@ def type_name(value: Any) -> str:
 
 
 def _wrong(obj: Any, keys: tuple, expected: str, value: Any):
-    from advisor.guard import WrongType
+    from advisor.model import WrongType
 
     where = ".".join(str(k) for k in keys)
     return WrongType(obj.location(*keys), f"{obj.ref} {where}: expected {expected}, found "

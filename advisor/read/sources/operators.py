@@ -357,7 +357,7 @@ def _memory_term(obj: K8sObject, keys: tuple[str | int, ...]) -> Term | None:
 
 
 def _not_a_quantity(obj: K8sObject, keys: tuple[str | int, ...], raw: Any) -> None:
-    from advisor.guard import WrongType
+    from advisor.model import WrongType
     from advisor.read.sources.k8s import type_name
 
     raise WrongType(_loc(obj, *keys), f"{obj.ref} {'.'.join(map(str, keys))}: "
