@@ -231,7 +231,7 @@ def not_subtracted(server: Server) -> list[NotSubtracted]:
 def memory_budget(server: Server, peak: float, options: MemoryOptions) -> MemoryBudget | None:
     """Worst case: shared_buffers + connections x (work_mem x nodes x hash_mem_multiplier
     + backend overhead) + autovacuum workers x maintenance memory."""
-    from advisor.config.settings import parse_size
+    from advisor.config.sizes import parse_size
 
     if server.memory_limit is None:
         return None

@@ -16,7 +16,7 @@ from pydantic import (
     field_validator,
 )
 
-from advisor.config.settings import parse_size
+from advisor.config.sizes import parse_size
 
 
 class Strict(BaseModel):
