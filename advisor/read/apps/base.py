@@ -105,18 +105,5 @@ class StackContext(Struct):
                     cpus=self.cpus_term() if cpu is not None else None)
 
 
-def parse_int(text: str | None) -> int | None:
-    """An integer as config binders accept it: surrounding whitespace, +/-, 0x hex."""
-    if text is None:
-        return None
-    t = str(text).strip()
-    try:
-        if t.lower().startswith(("0x", "-0x", "+0x")):
-            return int(t, 16)
-        return int(t, 10)
-    except ValueError:
-        return None
-
-
 def term(label: str, value: float, source: Source) -> Term:
     return Term(label=label, value=value, source=source)

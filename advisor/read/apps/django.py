@@ -29,7 +29,8 @@ import re
 from msgspec.structs import replace
 
 from advisor.model import Pool, Route, Source
-from advisor.read.apps.base import StackContext, parse_int
+from advisor.read.apps.base import StackContext
+from advisor.read.apps.numbers import parse_int
 from advisor.read.apps.pyeval import PyScope, Val, dotted, evaluate, is_unknown, module_names, parse
 from advisor.read.apps.source import AppFile
 from advisor.read.apps.urls import route_from_url

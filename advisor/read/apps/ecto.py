@@ -18,7 +18,8 @@ from urllib.parse import parse_qs, urlsplit
 from msgspec.structs import replace
 
 from advisor.model import Pool, Source, Term
-from advisor.read.apps.base import StackContext, parse_int
+from advisor.read.apps.base import StackContext
+from advisor.read.apps.numbers import parse_int
 from advisor.read.apps.urls import route_from_env, route_from_url
 
 DEFAULT_POOL_SIZE = 10

@@ -11,8 +11,9 @@ import re
 from msgspec.structs import replace
 
 from advisor.model import Pool, Source
-from advisor.read.apps.base import StackContext, parse_int
+from advisor.read.apps.base import StackContext
 from advisor.read.apps.gosource import go_files, literal
+from advisor.read.apps.numbers import parse_int
 from advisor.read.apps.urls import route_from_env, route_from_url
 
 _PG_DRIVERS = {"postgres", "pgx", "pgx/v5", "cloudsqlpostgres", "nrpostgres", "postgresql"}

@@ -29,7 +29,8 @@ from msgspec.structs import replace
 
 from advisor.lazyregex import lazy
 from advisor.model import Pool, Route, Source, Term
-from advisor.read.apps.base import StackContext, parse_int, term
+from advisor.read.apps.base import StackContext, term
+from advisor.read.apps.numbers import parse_int
 from advisor.read.apps.spring import PropValue, SpringProps, spring_properties
 from advisor.read.apps.urls import route_from_url
 

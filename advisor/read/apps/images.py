@@ -27,7 +27,8 @@ from msgspec import Struct
 from msgspec.structs import replace
 
 from advisor.model import Pool, Source
-from advisor.read.apps.base import StackContext, parse_int
+from advisor.read.apps.base import StackContext
+from advisor.read.apps.numbers import parse_int
 
 
 class ImageStack(Struct, frozen=True):

@@ -9,8 +9,9 @@ from msgspec import Struct
 from msgspec.structs import replace
 
 from advisor.model import Route
-from advisor.read.apps.base import StackContext, parse_int
+from advisor.read.apps.base import StackContext
 from advisor.read.apps.jsparse import UNKNOWN, JsParser, JsScope, Tok, module_consts, tokenize
+from advisor.read.apps.numbers import parse_int
 from advisor.read.apps.pyeval import Val
 from advisor.read.apps.source import AppFile, auxiliary_script
 from advisor.read.apps.urls import route_from_env, route_from_url

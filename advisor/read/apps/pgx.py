@@ -14,8 +14,9 @@ from urllib.parse import parse_qs, urlsplit
 from msgspec.structs import replace
 
 from advisor.model import CpuFormula, Pool, Route, Source
-from advisor.read.apps.base import StackContext, parse_int
+from advisor.read.apps.base import StackContext
 from advisor.read.apps.gosource import go_files, literal
+from advisor.read.apps.numbers import parse_int
 from advisor.read.apps.urls import route_from_env, route_from_url
 
 CPU_FORMULA = CpuFormula(per_cpu=1, floor=4, text="max(4, runtime.NumCPU())")

@@ -17,8 +17,9 @@ from urllib.parse import parse_qs, urlsplit
 from msgspec.structs import replace
 
 from advisor.model import CpuFormula, Pool, Source
-from advisor.read.apps.base import StackContext, parse_int
+from advisor.read.apps.base import StackContext
 from advisor.read.apps.jssource import js_modules
+from advisor.read.apps.numbers import parse_int
 from advisor.read.apps.urls import route_from_url
 
 CPU_FORMULA = CpuFormula(per_cpu=2, plus=1, physical=True,

@@ -30,15 +30,35 @@ Sources read (versions whose source was checked):
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING, Protocol
 
 from msgspec import field
 from msgspec.structs import replace
 
-from advisor.model import CpuFormula, Frozen, Source, Term
-from advisor.read.apps.base import StackContext, parse_int
+from advisor.model import Container, CpuFormula, EnvVar, Frozen, Source, Term
 from advisor.read.apps.cmdline import CommandLine, Word, command_line
+from advisor.read.apps.numbers import parse_int
 from advisor.read.apps.pyeval import PyScope, module_names, parse
 from advisor.read.apps.rubyeval import RubyScope, ruby_eval
+
+if TYPE_CHECKING:
+    from advisor.read.apps.source import AppSource
+
+
+class ContainerReading(Protocol):
+    """What process detection reads of a container (apps.base.StackContext is one):
+    detection sits below the pool readers, so it names what it needs, not their context."""
+
+    container: Container
+    app: AppSource | None
+    notices: list[str]
+
+    def env(self, name: str) -> EnvVar | None: ...
+    def env_map(self) -> dict[str, EnvVar]: ...
+    def env_source(self, name: str) -> Source: ...
+    def env_value(self, name: str) -> str | None: ...
+    def problem(self, source: Source, message: str, *, fatal: bool = False,
+                program: str = "") -> None: ...
 
 
 class ProcessInfo(Frozen, kw_only=True):
@@ -75,7 +95,7 @@ def _opt(words: list[Word], short: tuple[str, ...], long: tuple[str, ...]
     return found
 
 
-def _word_source(word: Word, ctx: StackContext, key: str) -> Source:
+def _word_source(word: Word, ctx: ContainerReading, key: str) -> Source:
     if word.from_env:
         var = ctx.env(word.from_env)
         if var is not None:
@@ -106,7 +126,7 @@ def _find_server(cmd: CommandLine, names: tuple[str, ...]) -> tuple[str, list[Wo
 # --- gunicorn / uvicorn ----------------------------------------------------------------
 
 
-def _gunicorn_conf(ctx: StackContext, path_hint: str | None, cpus: int
+def _gunicorn_conf(ctx: ContainerReading, path_hint: str | None, cpus: int
                    ) -> dict[str, tuple[object, Source, CpuFormula | None]]:
     if ctx.app is None:
         return {}
@@ -135,7 +155,7 @@ def _gunicorn_conf(ctx: StackContext, path_hint: str | None, cpus: int
     return out
 
 
-def _gunicorn(ctx: StackContext, words: list[Word], cpus: int, assumed: bool) -> ProcessInfo:
+def _gunicorn(ctx: ContainerReading, words: list[Word], cpus: int, assumed: bool) -> ProcessInfo:
     notes: list[str] = []
     workers: tuple[int, Source] | None = None
     threads: tuple[int, Source] | None = None
@@ -181,7 +201,7 @@ def _gunicorn(ctx: StackContext, words: list[Word], cpus: int, assumed: bool) ->
     return info
 
 
-def _uvicorn(ctx: StackContext, words: list[Word]) -> ProcessInfo:
+def _uvicorn(ctx: ContainerReading, words: list[Word]) -> ProcessInfo:
     got = _opt(words, (), ("--workers",))
     if got and parse_int(got[0]) is not None:
         n, src = parse_int(got[0]), _word_source(got[1], ctx, "--workers")
@@ -196,7 +216,7 @@ def _uvicorn(ctx: StackContext, words: list[Word]) -> ProcessInfo:
                        processes=Term(label="uvicorn workers", value=n or 1, source=src))
 
 
-def _uwsgi_ini(ctx: StackContext, hint: str | None) -> tuple[dict[str, tuple[str, Source]],
+def _uwsgi_ini(ctx: ContainerReading, hint: str | None) -> tuple[dict[str, tuple[str, Source]],
                                                               list[Source]]:
     """Options of the uWSGI ini file named on the command line (matched by path suffix),
     with if-env/if-not-env blocks decided by the container env; and attach-daemon lines
@@ -248,7 +268,7 @@ def _uwsgi_ini(ctx: StackContext, hint: str | None) -> tuple[dict[str, tuple[str
     return options, daemons
 
 
-def _uwsgi(ctx: StackContext, words: list[Word]) -> ProcessInfo:
+def _uwsgi(ctx: ContainerReading, words: list[Word]) -> ProcessInfo:
     ini = _opt(words, (), ("--ini",))
     hint = ini[0] if ini else next((w.text for w in words if w.text.endswith(".ini")), None)
     options, daemons = _uwsgi_ini(ctx, hint)
@@ -282,7 +302,7 @@ def _uwsgi(ctx: StackContext, words: list[Word]) -> ProcessInfo:
                        if t > 1 or tsrc.path else None, notes=notes)
 
 
-def _celery(ctx: StackContext, words: list[Word], cpus: int, assumed: bool) -> ProcessInfo:
+def _celery(ctx: ContainerReading, words: list[Word], cpus: int, assumed: bool) -> ProcessInfo:
     pool = _opt(words, ("-P",), ("--pool",))
     got = _opt(words, ("-c",), ("--concurrency",))
     cpu = None
@@ -307,7 +327,7 @@ def _celery(ctx: StackContext, words: list[Word], cpus: int, assumed: bool) -> P
 # --- Ruby ------------------------------------------------------------------------------
 
 
-def _puma_file(ctx: StackContext, hint: str | None, cpus: int) -> dict[str, object]:
+def _puma_file(ctx: ContainerReading, hint: str | None, cpus: int) -> dict[str, object]:
     if ctx.app is None:
         return {}
     files = ctx.app.of_kind("puma", "ruby")
@@ -341,7 +361,7 @@ def _puma_file(ctx: StackContext, hint: str | None, cpus: int) -> dict[str, obje
     return out
 
 
-def _puma(ctx: StackContext, words: list[Word], cpus: int, assumed: bool) -> ProcessInfo:
+def _puma(ctx: ContainerReading, words: list[Word], cpus: int, assumed: bool) -> ProcessInfo:
     cpu = None
     workers: tuple[int, Source] = (0, Source.default_of("Puma 8 default: workers 0 (single mode)",
                                                         key="workers"))
@@ -384,7 +404,7 @@ def _puma(ctx: StackContext, words: list[Word], cpus: int, assumed: bool) -> Pro
                        cpu_formula=cpu, cpus=_cpus_term(cpus, assumed) if cpu else None)
 
 
-def _sidekiq(ctx: StackContext, words: list[Word], cpus: int) -> ProcessInfo:
+def _sidekiq(ctx: ContainerReading, words: list[Word], cpus: int) -> ProcessInfo:
     conc: tuple[int, Source] = (5, Source.default_of("Sidekiq 7/8 default concurrency 5",
                                                      key="concurrency"))
     if parse_int(ctx.env_value("RAILS_MAX_THREADS")) is not None:
@@ -415,7 +435,7 @@ def _sidekiq(ctx: StackContext, words: list[Word], cpus: int) -> ProcessInfo:
 # --- PHP-FPM, PM2, node cluster ---------------------------------------------------------
 
 
-def _php_fpm(ctx: StackContext) -> ProcessInfo:
+def _php_fpm(ctx: ContainerReading) -> ProcessInfo:
     found = None
     if ctx.app is not None:
         for f in ctx.app.of_kind("php-fpm"):
@@ -430,7 +450,7 @@ def _php_fpm(ctx: StackContext) -> ProcessInfo:
                                                         value=found[0], source=found[1]))
 
 
-def _pm2(ctx: StackContext, words: list[Word], cpus: int, assumed: bool) -> ProcessInfo:
+def _pm2(ctx: ContainerReading, words: list[Word], cpus: int, assumed: bool) -> ProcessInfo:
     got = _opt(words, ("-i",), ("--instances",))
     value, src = (got[0], _word_source(got[1], ctx, "--instances")) if got else (None, None)
     if value is None and ctx.app is not None:
@@ -452,7 +472,7 @@ def _pm2(ctx: StackContext, words: list[Word], cpus: int, assumed: bool) -> Proc
                        if n else None)
 
 
-def _node_cluster(ctx: StackContext, cpus: int, assumed: bool) -> ProcessInfo | None:
+def _node_cluster(ctx: ContainerReading, cpus: int, assumed: bool) -> ProcessInfo | None:
     if ctx.app is None:
         return None
     for f in ctx.app.of_kind("js"):
@@ -480,7 +500,7 @@ _SERVERS = ("gunicorn", "uvicorn", "uwsgi", "celery", "sentry",
             "pm2-runtime", "pm2", "rails", "node", "php-fpm8.2", "php-fpm8.3", "php-fpm7.4")
 
 
-def detect_processes(ctx: StackContext, cpus: int, assumed: bool) -> ProcessInfo:
+def detect_processes(ctx: ContainerReading, cpus: int, assumed: bool) -> ProcessInfo:
     cmd = command_line(ctx.container, ctx.app, ctx.notices)
     found = _find_server(cmd, _SERVERS)
     if found is None:

@@ -12,7 +12,8 @@ from __future__ import annotations
 from msgspec.structs import replace
 
 from advisor.model import Pool, Route, Source
-from advisor.read.apps.base import StackContext, parse_int
+from advisor.read.apps.base import StackContext
+from advisor.read.apps.numbers import parse_int
 from advisor.read.apps.pyeval import is_unknown
 from advisor.read.apps.pysource import arg, calls, python_modules, value_of
 from advisor.read.apps.urls import route_from_env, route_from_url

@@ -17,8 +17,9 @@ import re
 from msgspec.structs import replace
 
 from advisor.model import Pool, Source
-from advisor.read.apps.base import StackContext, parse_int
+from advisor.read.apps.base import StackContext
 from advisor.read.apps.javaprops import PropError, parse_properties
+from advisor.read.apps.numbers import parse_int
 from advisor.read.apps.urls import route_from_url
 
 DEFAULT_MAX_SIZE = 20

@@ -19,7 +19,8 @@ from urllib.parse import parse_qs, urlsplit
 from msgspec.structs import replace
 
 from advisor.model import Pool, Route, Source, Term
-from advisor.read.apps.base import StackContext, parse_int
+from advisor.read.apps.base import StackContext
+from advisor.read.apps.numbers import parse_int
 from advisor.read.apps.pyeval import Val
 from advisor.read.apps.rubyeval import RubyScope, ruby_eval
 from advisor.read.apps.source import AppFile

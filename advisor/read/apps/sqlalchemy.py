@@ -18,7 +18,8 @@ from msgspec import Struct
 from msgspec.structs import replace
 
 from advisor.model import Pool, Route, Source
-from advisor.read.apps.base import StackContext, parse_int
+from advisor.read.apps.base import StackContext
+from advisor.read.apps.numbers import parse_int
 from advisor.read.apps.pyeval import Val, dotted, is_unknown
 from advisor.read.apps.pysource import (
     PyModule,

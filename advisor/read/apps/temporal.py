@@ -12,7 +12,8 @@ from __future__ import annotations
 import re
 
 from advisor.model import Pool, Route, Source
-from advisor.read.apps.base import StackContext, parse_int
+from advisor.read.apps.base import StackContext
+from advisor.read.apps.numbers import parse_int
 
 _DEFAULT_TPL = re.compile(r'\{\{\s*default\s+\.Env\.(\w+)\s+"?(\d+)"?\s*\}\}')
 _ENV_TPL = re.compile(r"\{\{\s*\.Env\.(\w+)\s*\}\}")
