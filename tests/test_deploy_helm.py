@@ -212,16 +212,16 @@ def test_disabled_bitnami_dependency_is_not_read():
 
 
 def _count_renders(monkeypatch):
-    from advisor.read.render import helm as helm_render
+    from advisor.read.render import helm_trace
 
     calls = []
-    real = helm_render._Renderer.render
+    real = helm_trace._Renderer.render
 
     def render(self, values):
         calls.append(values)
         return real(self, values)
 
-    monkeypatch.setattr(helm_render._Renderer, "render", render)
+    monkeypatch.setattr(helm_trace._Renderer, "render", render)
     return calls
 
 

@@ -2,6 +2,12 @@
 overlays (advisor.read.render.kustomize) into K8sObjects, with numbers traced back to the
 values file or overlay line that set them.
 
+The Helm modules, one job each: helm (render a chart: its values files, the render call,
+limits, notices), helm_process and helm_worker (the engine in a child process with limits),
+helm_values (the values layers and the file line of each key), helm_positions (the
+template line of each rendered line), helm_trace (which values line set each rendered
+field) and helm_fallback (objects read from values only when the engine cannot render).
+
 Rendered objects carry two kinds of position:
 - `K8sObject.path`/`line` and `location(*keys)`: the rendered stream's positions,
   mapped to the template (Helm) or the file the object came from (kustomize) where

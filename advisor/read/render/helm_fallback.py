@@ -1,0 +1,317 @@
+"""The values-only fallback: objects built from a chart's values when the Helm engine
+cannot render it, and for a Bitnami postgresql dependency that is not vendored.
+
+Without the engine (the `helm` extra not installed), `values_only` reads the
+scaffold's conventional keys (replicaCount, autoscaling.*, env, image, resources)
+and the Bitnami postgresql subchart's keys into synthetic objects at the values
+file's lines, and says exactly that in a notice.
+"""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+from typing import Any
+
+from msgspec.structs import replace
+
+from advisor.model import Source
+from advisor.read.fs import InputError, Root
+from advisor.read.render import Rendered, field_path
+from advisor.read.render.helm_positions import _relocate
+from advisor.read.render.helm_values import (
+    Key,
+    ValuesLayer,
+    _chart_name,
+    _nest,
+    _subchart_dirs,
+    block_start,
+    leaf_source,
+    merge_maps,
+)
+from advisor.read.sources.k8s import K8sObject, get, k8s_objects
+
+
+def values_only(root: Root, chart_path: Path, layers: list[ValuesLayer], *, release: str,
+                namespace: str | None, out: Rendered, reason: str) -> Rendered:
+    """Synthetic objects from the conventional values keys of `helm create`'s scaffold
+    (replicaCount, autoscaling.enabled/minReplicas/maxReplicas, env, image,
+    resources) and of the Bitnami postgresql chart when it is a dependency."""
+    chart_rel = root.rel(chart_path)
+    values: dict[str, Any] = {}
+    for layer in layers:
+        values = merge_maps(values, _nest(layer.prefix, layer.plain))
+    chart_name = _chart_name(root, chart_path / "Chart.yaml") or chart_path.name
+    charts: list[tuple[Key, str, dict[str, Any]]] = [((), chart_name, values)]
+    subcharts = list(_subchart_dirs(root, chart_path)) + _declared_dependencies(root, chart_path)
+    for sub in dict.fromkeys(subcharts):
+        if isinstance(values.get(sub), dict):
+            charts.append(((sub,), sub, values[sub]))
+    built: list[K8sObject] = []
+    for prefix, name, section in charts:
+        if name == "postgresql" and any(k in section for k in ("primary", "architecture")):
+            built.extend(_bitnami_postgresql(section, layers, prefix, release, name,
+                                             chart_rel, namespace))
+        else:
+            built.extend(_synthetic_workload(section, layers, prefix,
+                                             _fullname(section, name, release), name,
+                                             chart_rel, namespace))
+    out.objects.extend(built)
+    out.notices.append(
+        f"helm: {chart_rel} was NOT rendered: {reason}. Read instead from values only: "
+        "replicaCount, autoscaling.enabled/minReplicas/maxReplicas, env, image and "
+        "resources.limits (the `helm create` scaffold's keys) and the Bitnami postgresql "
+        "keys (architecture, primary/readReplicas configuration and extendedConfiguration, "
+        "readReplicas.replicaCount); templates, other keys, ConfigMaps, Services and any "
+        "custom template logic were not evaluated")
+    return out
+
+
+def _missing_bitnami(missing: list[tuple[str, str, str]], user: dict[str, Any],
+                     layers: list[ValuesLayer], release: str, chart_rel: str,
+                     namespace: str | None, out: Rendered) -> list[K8sObject]:
+    """A Bitnami postgresql dependency that is not vendored: read from its values
+    (unless its Chart.yaml `condition`, the first path of it that is set, is false)."""
+    built: list[K8sObject] = []
+    for name, key, condition in missing:
+        section = user.get(key)
+        if name != "postgresql" or not isinstance(section, dict):
+            continue
+        if _condition_false(user, condition):
+            continue
+        found = _bitnami_postgresql(section, layers, (key,), release, key, chart_rel, namespace)
+        if found:
+            built.extend(found)
+            out.notices.append(
+                f"helm: {chart_rel}: dependency {key!r} (Bitnami postgresql) is not vendored; "
+                "its StatefulSets and configuration ConfigMaps were built from the values "
+                "(architecture, primary/readReplicas configuration, extendedConfiguration, "
+                "readReplicas.replicaCount), not rendered")
+    return built
+
+
+def _condition_false(values: dict[str, Any], condition: str) -> bool:
+    """Helm's dependency condition: comma-separated value paths, the first that is a
+    bool decides."""
+    for path in (p.strip() for p in condition.split(",") if p.strip()):
+        node: Any = values
+        for part in path.split("."):
+            node = node.get(part) if isinstance(node, dict) else None
+        if isinstance(node, bool):
+            return not node
+    return False
+
+
+def _declared_dependencies(root: Root, chart_path: Path) -> list[str]:
+    from advisor.read.sources.k8s import load_yaml_stream
+
+    try:
+        text = root.read_text(chart_path / "Chart.yaml")
+    except InputError:
+        return []
+    docs, _ = load_yaml_stream(text, "Chart.yaml")
+    if not docs:
+        return []
+    deps = get(docs[0][0], "dependencies") or []
+    names = []
+    for dep in deps if isinstance(deps, list) else []:
+        name = get(dep, "alias") or get(dep, "name")
+        if isinstance(name, str):
+            names.append(name)
+    return names
+
+
+def _fullname(values: dict[str, Any], chart_name: str, release: str) -> str:
+    """The scaffold's `<chart>.fullname` helper."""
+    override = values.get("fullnameOverride")
+    if isinstance(override, str) and override:
+        return override[:63].rstrip("-")
+    name = values.get("nameOverride") or chart_name
+    if str(name) in release:
+        return release[:63].rstrip("-")
+    return f"{release}-{name}"[:63].rstrip("-")
+
+
+class _Builder:
+    """Builds a synthetic manifest while recording, per field, the values key it
+    reads; then loads it with ruamel and pins every position to the values lines."""
+
+    def __init__(self, layers: list[ValuesLayer], prefix: Key) -> None:
+        self.layers = layers
+        self.prefix = prefix
+        self.sources: dict[str, Source] = {}
+
+    def src(self, field_keys: Key, *value_key: str | int) -> None:
+        source = leaf_source(self.layers, (*self.prefix, *value_key))
+        if source is not None:
+            self.sources[field_path(*field_keys)] = replace(source, key=f"values: {source.key}")
+
+    def build(self, body: dict[str, Any], anchor: Source | None, chart_rel: str,
+              namespace: str | None) -> K8sObject:
+        from ruamel.yaml import YAML
+
+        yaml = YAML(typ="rt")
+        buffer = io.StringIO()
+        yaml.dump(body, buffer)
+        objects, _ = k8s_objects(buffer.getvalue(), anchor.path if anchor and anchor.path
+                                 else f"{chart_rel}/values.yaml")
+        obj = objects[0]
+        line0 = ((anchor.line or 1) - 1) if anchor else 0
+        _relocate(obj.body, lambda _line: line0)
+        obj.line = line0 + 1
+        obj.value_sources = dict(self.sources)
+        obj.origin = f"helm-values:{chart_rel}"
+        if obj.namespace is None and namespace:
+            obj.namespace = namespace
+        return obj
+
+
+def _synthetic_workload(values: dict[str, Any], layers: list[ValuesLayer], prefix: Key,
+                        fullname: str, chart_name: str, chart_rel: str,
+                        namespace: str | None) -> list[K8sObject]:
+    if "replicaCount" not in values and "autoscaling" not in values:
+        return []
+    b = _Builder(layers, prefix)
+    container: dict[str, Any] = {"name": chart_name}
+    cpath: Key = ("spec", "template", "spec", "containers", 0)
+    image = values.get("image")
+    if isinstance(image, dict) and image.get("repository"):
+        tag = image.get("tag") or ""
+        container["image"] = f"{image['repository']}:{tag}" if tag else str(image["repository"])
+        b.src((*cpath, "image"), "image", "repository")
+    env = _env_list(values.get("env"))
+    if env:
+        container["env"] = env
+        for i, item in enumerate(env):
+            raw = values.get("env")
+            b.src((*cpath, "env", i, "value"), "env", *((i, "value") if isinstance(raw, list)
+                                                        else (item["name"],)))
+    limits = get(values, "resources", "limits")
+    if isinstance(limits, dict) and limits:
+        container["resources"] = {"limits": {k: limits[k] for k in limits}}
+        for k in limits:
+            b.src((*cpath, "resources", "limits", k), "resources", "limits", k)
+    labels = {"app.kubernetes.io/name": chart_name, "app.kubernetes.io/instance": fullname}
+    autoscaling = values.get("autoscaling") if isinstance(values.get("autoscaling"), dict) else {}
+    deployment: dict[str, Any] = {
+        "apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": fullname, "labels": labels},
+        "spec": {"selector": {"matchLabels": labels},
+                 "template": {"metadata": {"labels": labels},
+                              "spec": {"containers": [container]}}}}
+    if not autoscaling.get("enabled"):
+        deployment["spec"]["replicas"] = int(values.get("replicaCount", 1) or 1)
+        b.src(("spec", "replicas"), "replicaCount")
+    anchor = leaf_source(layers, (*prefix, "replicaCount")) or leaf_source(
+        layers, (*prefix, "autoscaling", "enabled"))
+    built = [b.build(deployment, anchor, chart_rel, namespace)]
+    if autoscaling.get("enabled"):
+        h = _Builder(layers, prefix)
+        hpa = {"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler",
+               "metadata": {"name": fullname},
+               "spec": {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment",
+                                           "name": fullname},
+                        "minReplicas": autoscaling.get("minReplicas", 1),
+                        "maxReplicas": autoscaling.get("maxReplicas", 100)}}
+        h.src(("spec", "minReplicas"), "autoscaling", "minReplicas")
+        h.src(("spec", "maxReplicas"), "autoscaling", "maxReplicas")
+        built.append(h.build(hpa, leaf_source(layers, (*prefix, "autoscaling", "maxReplicas"))
+                             or anchor, chart_rel, namespace))
+    return built
+
+
+def _env_list(raw: Any) -> list[dict[str, str]]:
+    """`env:` as a list of {name, value} or as a name -> value map."""
+    out: list[dict[str, str]] = []
+    if isinstance(raw, list):
+        for item in raw:
+            if isinstance(item, dict) and "name" in item and "value" in item:
+                out.append({"name": str(item["name"]), "value": str(item["value"])})
+    elif isinstance(raw, dict):
+        for k, v in raw.items():
+            if not isinstance(v, dict | list):
+                out.append({"name": str(k), "value": str(v)})
+    return out
+
+
+def _bitnami_postgresql(values: dict[str, Any], layers: list[ValuesLayer], prefix: Key,
+                        release: str, name: str, chart_rel: str, namespace: str | None
+                        ) -> list[K8sObject]:
+    """What bitnami/postgresql renders that matters for the budget: the primary
+    StatefulSet (and read replicas with architecture=replication) and the ConfigMaps
+    holding primary.configuration / primary.extendedConfiguration. Names follow the
+    chart's `postgresql.v1.primary.fullname` (<release>-postgresql, with -read for
+    replicas); see advisor.read.sources.operators for the field paths and their source."""
+    if not any(k in values for k in ("primary", "architecture", "readReplicas", "auth")):
+        return []
+    base = f"{release}-{name}" if name not in release else release
+    fullname = values.get("fullnameOverride") or base
+    built: list[K8sObject] = []
+    labels = {"app.kubernetes.io/name": "postgresql", "app.kubernetes.io/instance": release,
+              "helm.sh/chart": "postgresql"}
+
+    def statefulset(component: str, sts_name: str, replicas_key: Key, config_keys: list[str]
+                    ) -> None:
+        b = _Builder(layers, prefix)
+        section = get(values, component) if isinstance(get(values, component), dict) else {}
+        replicas = section.get("replicaCount", 1)
+        mounts: list[dict[str, Any]] = []
+        body: dict[str, Any] = {
+            "apiVersion": "apps/v1", "kind": "StatefulSet",
+            "metadata": {"name": sts_name,
+                         "labels": {**labels, "app.kubernetes.io/component":
+                                    "read" if component == "readReplicas" else component}},
+            "spec": {"replicas": int(replicas),
+                     "template": {"spec": {"containers": [{
+                         "name": "postgresql", "image": image}],
+                         "volumes": mounts}}}}
+        b.src(("spec", "replicas"), *replicas_key)
+        b.src(("spec", "template", "spec", "containers", 0, "image"), "image", "tag")
+        anchor = leaf_source(layers, (*prefix, *replicas_key)) or leaf_source(
+            layers, (*prefix, "architecture"))
+        configmaps: list[K8sObject] = []
+        for key, cm_suffix, data_key in (("configuration", "configuration", "postgresql.conf"),
+                                         ("extendedConfiguration", "extended-configuration",
+                                          "override.conf")):
+            text = section.get(key)
+            if key not in config_keys or not isinstance(text, str) or not text.strip():
+                continue
+            c = _Builder(layers, prefix)
+            cm_name = f"{sts_name}-{cm_suffix}"
+            mounts.append({"name": cm_suffix, "configMap": {"name": cm_name}})
+            cm = {"apiVersion": "v1", "kind": "ConfigMap",
+                  "metadata": {"name": cm_name,
+                               "labels": {**labels, "app.kubernetes.io/component": component}},
+                  "data": {data_key: text}}
+            c.src(("data", data_key), component, key)
+            start = block_start(layers, (*prefix, component, key))
+            if start is not None:
+                shown, offset = start
+                for k in range(len(text.splitlines())):
+                    c.sources[f"data.{data_key}#{k + 1}"] = Source(
+                        path=shown, line=offset + k + 1,
+                        key=f"values: {'.'.join(map(str, (*prefix, component, key)))}")
+            configmaps.append(c.build(cm, leaf_source(layers, (*prefix, component, key)),
+                                      chart_rel, namespace))
+        if not mounts:
+            del body["spec"]["template"]["spec"]["volumes"]
+        built.append(b.build(body, anchor, chart_rel, namespace))
+        built.extend(configmaps)
+
+    # values image.registry/repository/tag (the chart's defaults are not known here)
+    image_values = values.get("image") if isinstance(values.get("image"), dict) else {}
+    image = (f"{image_values.get('registry') or 'docker.io'}/"
+             f"{image_values.get('repository') or 'bitnami/postgresql'}")
+    if image_values.get("tag"):
+        image += f":{image_values['tag']}"
+
+    # templates/_helpers.tpl postgresql.v1.primary.fullname / readReplica.fullname
+    replication = values.get("architecture") == "replication"
+    primary_name = get(values, "primary", "name") or "primary"
+    read_name = get(values, "readReplicas", "name") or "read"
+    statefulset("primary", f"{fullname}-{primary_name}" if replication else str(fullname),
+                ("primary", "replicaCount"), ["configuration", "extendedConfiguration"])
+    if replication:
+        statefulset("readReplicas", f"{fullname}-{read_name}", ("readReplicas", "replicaCount"),
+                    ["extendedConfiguration"])
+    return built

@@ -1,0 +1,92 @@
+"""Positions of rendered Helm output: the path shown for a template, the template line
+each rendered line comes from, and rewriting ruamel line info to point there."""
+
+from __future__ import annotations
+
+import difflib
+import re
+from typing import Any
+
+from advisor.read.fs import InputError, Root
+
+
+def _template_display(chart_rel: str, subdirs: dict[str, str], key: str) -> str:
+    """`api/charts/db/templates/x.yaml` (engine key) -> path shown to users: the
+    template under the chart (or subchart) directory, `archive.tgz#db/templates/x.yaml`
+    inside a packaged subchart. `subdirs`: "db" / "db/inner" -> its path."""
+    rest = key.split("/")[1:]
+    base = chart_rel
+    chain: list[str] = []
+    while len(rest) >= 3 and rest[0] == "charts":
+        chain.append(rest[1])
+        where = subdirs.get("/".join(chain))
+        if where is None:
+            break
+        if where.endswith(".tgz"):
+            return f"{where}#{'/'.join(rest[1:])}"
+        base, rest = where, rest[2:]
+    return "/".join([base, *rest]) if base else "/".join(rest)
+
+
+def _template_text(root: Root, display: str) -> str | None:
+    if "#" in display:
+        return None  # inside a .tgz: positions stay those of the rendered stream
+    try:
+        return root.read_text(display)
+    except InputError:
+        return None
+
+
+_KEY = re.compile(r"^\s*(?:-\s+)*([\"']?[\w./-]+[\"']?)\s*:(?:\s|$)")
+
+
+def _line_key(line: str) -> str:
+    stripped = line.strip()
+    if stripped.startswith("{{") and stripped.endswith("}}"):
+        return "\0ctl"
+    match = _KEY.match(line)
+    if match:
+        return match.group(1).strip("\"'") + ":"
+    return stripped
+
+
+def _line_map(template: str, rendered: str) -> dict[int, int]:
+    """0-based rendered line -> 0-based template line, by aligning YAML keys."""
+    t_keys = [_line_key(x) for x in template.splitlines()]
+    r_keys = [_line_key(x) for x in rendered.splitlines()]
+    matcher = difflib.SequenceMatcher(None, t_keys, r_keys, autojunk=False)
+    mapping: dict[int, int] = {}
+    for block in matcher.get_matching_blocks():
+        for k in range(block.size):
+            mapping[block.b + k] = block.a + k
+    last = 0
+    for r in range(len(r_keys)):
+        if r in mapping:
+            last = mapping[r]
+        else:
+            mapping[r] = last
+    return mapping
+
+
+def _relocate(node: Any, move: Any, depth: int = 0) -> None:
+    """Rewrite ruamel line info in place (0-based lines) so `location()` reports
+    positions in the file the object really comes from."""
+    if depth > 100:
+        return
+    lc = getattr(node, "lc", None)
+    if lc is not None:
+        if getattr(lc, "line", None) is not None:
+            lc.line = move(lc.line)
+        data = getattr(lc, "data", None) or {}
+        for k, pos in list(data.items()):
+            pos = list(pos)
+            pos[0] = move(pos[0])
+            if len(pos) >= 3:
+                pos[2] = move(pos[2])
+            data[k] = pos
+    if isinstance(node, dict):
+        for v in node.values():
+            _relocate(v, move, depth + 1)
+    elif isinstance(node, list):
+        for v in node:
+            _relocate(v, move, depth + 1)

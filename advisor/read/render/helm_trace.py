@@ -1,0 +1,443 @@
+"""Values tracing for charts the Helm engine renders: which values file line set each
+rendered field (advisor.read.render.helm renders; advise edits the line traced here).
+
+4. values tracing (`K8sObject.value_sources`): each scalar of the effective values
+   (defaults and user files) is replaced by a unique sentinel and the chart is
+   rendered again; a rendered field that then carries the sentinel came from that
+   values key, and is reported at the values file line that set it (the last
+   writer: a later `--values` file or `--set` wins). Many keys are perturbed per
+   render and groups are split when a render fails or a sentinel disappears (a
+   branch flipped), so the cost is about a few renders per hundred keys, plus one
+   per key that does not show up verbatim, except that a render that is the
+   baseline once its sentinels are put back flipped no branch and derived nothing:
+   the keys that did not show up in it are not tried again (a `helm create` chart
+   takes two renders). Traced: values copied into a field as is
+   or as part of a string (`"{{ .Values.db.host }}:5432"`, `| quote`, `| nindent`),
+   including multi-line config text, line by line. A key that only reaches the
+   output through arithmetic or encoding (`mul`, `b64enc`) is traced as "derived"
+   when it is tested alone and the field changes without carrying the sentinel.
+   Not traced: values that only select a branch (`if .Values.autoscaling.enabled`),
+   lookups and randomness.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+import time
+from typing import Any
+
+from msgspec import Struct
+from msgspec.structs import replace
+
+from advisor.model import Source
+from advisor.read.render import field_path, flatten
+from advisor.read.render.helm_process import RenderLimit
+from advisor.read.render.helm_values import Key, ValuesLayer, block_start, leaf_source
+from advisor.read.sources.k8s import K8sObject, get
+
+# Tracing budget: renders are ~1 ms for a scaffold-sized chart; stop refining after
+# this many renders or seconds and say so.
+MAX_TRACE_RENDERS = 400
+MAX_TRACE_SECONDS = 5.0
+MAX_RETEST_DEPTH = 2  # re-renders of keys that vanished in a group (a flipped branch)
+MAX_DERIVED_RENDERS = 60  # numbers tested alone for arithmetic in templates
+TRACE_RENDER_SECONDS = 2.0  # the least a tracing render may take before it is stopped
+# Sentinels for numbers are 1.9xxxxx: printed exactly by Helm (six decimals, no exponent)
+# and never a loop bound: `int` makes them 1 (`until`, `untilStep` and `range` then run
+# once), and a numeric string ("1.900001") is 0 to `int`. A sentinel of 900001 made
+# Bitnami postgresql-ha's `until` build 900,000 entries (55 s and 2.4 GB per check).
+SENTINEL_BASE = 900_001
+
+
+class _Renderer:
+    """Renders of one chart; the first (the baseline) sets how long a tracing render may
+    take: a few times the baseline, never the full limit of a render."""
+
+    def __init__(self, chart: Any, release: str, namespace: str | None) -> None:
+        self.chart = chart
+        self.release = release
+        self.namespace = namespace
+        self.count = 0
+        self.baseline_seconds: float | None = None
+
+    def render(self, values: dict[str, Any]) -> dict[str, str]:
+        from advisor.read.render.helm_process import RENDER_SECONDS
+
+        self.count += 1
+        timeout = RENDER_SECONDS if self.baseline_seconds is None else min(
+            RENDER_SECONDS, max(TRACE_RENDER_SECONDS, 5 * self.baseline_seconds))
+        started = time.monotonic()
+        rendered = self.chart.render(values=values, name=self.release,
+                                     namespace=self.namespace, is_install=True, timeout=timeout)
+        if self.baseline_seconds is None:
+            self.baseline_seconds = time.monotonic() - started
+        return rendered
+
+
+# --- tracing --------------------------------------------------------------------------
+
+
+class _Leaf(Struct):
+    key: Key
+    value: Any
+    source: Source
+    sentinel: Any = None
+    marker: str = ""  # what identifies the sentinel in rendered text
+
+
+class _Hit(Struct):
+    leaf: _Leaf
+    verbatim: bool  # the field is exactly the sentinel (vs part of a string / derived)
+    derived: bool = False
+    at: int = 0  # where in the field's text (a URL's host comes before its port)
+
+
+class _Tracer:
+    def __init__(self, renderer: _Renderer, user: dict[str, Any], effective: dict[str, Any],
+                 layers: list[ValuesLayer], baseline: dict[str, str]) -> None:
+        self.renderer = renderer
+        self.user = user
+        self.effective = effective
+        self.layers = layers
+        self.baseline_text = "\n".join(baseline.values())
+        self.baseline_texts = dict(baseline)
+        self.found: set[str] = set()
+        # Markers another render cannot add to: tested alone already, or absent from a
+        # render that differed from the baseline by the sentinels only.
+        self.settled: set[str] = set()
+        self.derived_renders = 0
+        try:
+            self.baseline = _parse_all(baseline)
+        except Exception:  # not YAML: k8s_objects already reported it; nothing to trace
+            self.baseline = {}
+        self.hits: dict[tuple[Any, Key], list[_Hit]] = {}
+        self.started = time.monotonic()
+        self.renders = 0
+        self.stopped = False
+        self.limit = ""  # why a render was stopped, when one was
+
+    def leaves(self) -> list[_Leaf]:
+        leaves: list[_Leaf] = []
+        used: set[str] = set()
+        number = SENTINEL_BASE
+        for key, value in flatten(self.effective).items():
+            if not key or isinstance(value, bool) or value is None:
+                continue
+            if isinstance(value, str) and not value.strip():
+                continue
+            if not isinstance(value, int | float | str):
+                continue
+            source = leaf_source(self.layers, key)
+            if source is None:
+                continue
+            while (number % 10 == 0 or f"1.{number}" in self.baseline_text
+                   or f"1.{number}" in used):
+                number += 1  # a trailing zero would not be printed
+            marker = f"1.{number}"
+            used.add(marker)
+            number += 1
+            if isinstance(value, int | float):
+                sentinel: Any = float(marker)
+            elif re.fullmatch(r"-?\d+", value.strip()):
+                sentinel = marker  # numeric string ("20"): keep it a number-looking string
+            else:
+                marker = f"zq{marker[2:]}x"
+                sentinel = (value + marker) if "\n" not in value else (value.rstrip("\n")
+                                                                      + marker + "\n")
+            leaves.append(_Leaf(key, value, source, sentinel, marker))
+        return leaves
+
+    def budget_left(self) -> bool:
+        if (self.renders >= MAX_TRACE_RENDERS
+                or time.monotonic() - self.started > MAX_TRACE_SECONDS):
+            self.stopped = True
+            return False
+        return True
+
+    def trace(self) -> None:
+        leaves = self.leaves()
+        numbers = [x for x in leaves if not isinstance(x.sentinel, str)]
+        strings = [x for x in leaves if isinstance(x.sentinel, str)]
+        for group in (numbers, strings):
+            self._group(group, 0)
+        # Numbers that never showed up verbatim may still reach a field through
+        # arithmetic: test them alone (one render each), within the budget.
+        for leaf in numbers:
+            if leaf.marker in self.settled:
+                continue
+            if leaf.marker not in self.found and _appears(leaf.value, self.baseline_text):
+                if self.derived_renders >= MAX_DERIVED_RENDERS:
+                    self.stopped = True
+                    break
+                self.derived_renders += 1
+                self._group([leaf], MAX_RETEST_DEPTH)
+
+    def _group(self, group: list[_Leaf], depth: int) -> None:
+        if not group or not self.budget_left():
+            return
+        values = copy.deepcopy(self.user)
+        for leaf in group:
+            _set_path(values, leaf.key, leaf.sentinel, self.effective)
+        self.renders += 1
+        if len(group) == 1:
+            self.settled.add(group[0].marker)  # rendering it alone again says the same
+        try:
+            rendered = self.renderer.render(values)
+            fields = self._parse_changed(rendered, group)
+        except RenderLimit as exc:  # not split: each half could take as long again
+            self.stopped = True
+            self.limit = str(exc)
+            return
+        except Exception:  # a perturbed value failed schema/template checks, or not YAML
+            if len(group) > 1:
+                half = len(group) // 2
+                self._group(group[:half], depth)
+                self._group(group[half:], depth)
+            return
+        found = self._collect(group, fields)
+        self.found |= found
+        missing = [x for x in group if x.marker not in found
+                   and _appears(x.value, self.baseline_text)]
+        if len(group) == 1:
+            if missing:
+                self._derived(group[0], fields)
+            return
+        if missing and self._sentinels_only(rendered, group):
+            # Nothing but the sentinels changed: no branch flipped and no value went
+            # through arithmetic, so the keys that did not show up are not in the output.
+            self.settled.update(x.marker for x in missing)
+            return
+        # A key that did not show up may sit under a branch another key of the group
+        # flipped: try those again without the others, a bounded number of times.
+        if not missing or depth >= MAX_RETEST_DEPTH:
+            return
+        if len(missing) < len(group):
+            self._group(missing, depth + 1)
+        else:
+            half = len(missing) // 2
+            self._group(missing[:half], depth + 1)
+            self._group(missing[half:], depth + 1)
+
+    def _sentinels_only(self, rendered: dict[str, str], group: list[_Leaf]) -> bool:
+        """Whether `rendered` is the baseline once each sentinel is put back to its
+        value (where `_collect` finds them: a number's marker not inside a longer
+        number). A sentinel a template transformed (upper, trunc, b64enc, arithmetic)
+        is not put back, and then the render does not count as the baseline."""
+        if rendered.keys() != self.baseline_texts.keys():
+            return False
+        back: dict[str, str] = {}
+        for leaf in group:
+            if isinstance(leaf.sentinel, str) and leaf.sentinel != leaf.marker:
+                back[leaf.marker] = ""  # value + marker: drop the marker
+            else:
+                value = leaf.value
+                if isinstance(value, float) and value.is_integer():
+                    value = int(value)
+                back[leaf.marker] = str(value)
+
+        def put_back(match: re.Match[str]) -> str:
+            return back.get(match.group(0), match.group(0))
+
+        for key, text in rendered.items():
+            base = self.baseline_texts[key]
+            if text == base:
+                continue
+            if len(text) > 4 * len(base) + 4096:  # a sentinel drove a loop (`until`)
+                return False
+            if _MARKERS.sub(put_back, text) != base:
+                return False
+        return True
+
+    def _parse_changed(self, rendered: dict[str, str], group: list[_Leaf]
+                       ) -> dict[Any, dict[Key, Any]]:
+        """Fields of the templates that changed; a template whose text is the
+        baseline's, or (for a group of more than one) carries none of the group's
+        markers, is not parsed again."""
+        markers = [x.marker for x in group]
+        changed: dict[str, str] = {}
+        for key, text in rendered.items():
+            if text == self.baseline_texts.get(key):
+                continue
+            if len(group) > 1 and not any(m in text for m in markers):
+                continue
+            changed[key] = text
+        return _parse_all(changed)
+
+    def _collect(self, group: list[_Leaf], fields: dict[Any, dict[Key, Any]]) -> set[str]:
+        by_marker = {x.marker: x for x in group}
+        pattern = re.compile("|".join(re.escape(m) for m in sorted(by_marker, key=len,
+                                                                     reverse=True)))
+        found: set[str] = set()
+        for obj_key, leaves in fields.items():
+            base = self.baseline.get(obj_key)
+            if base is None:
+                continue
+            for path, value in leaves.items():
+                if path not in base:
+                    continue
+                text = str(value)
+                for match in pattern.finditer(text):
+                    m = match.group(0)
+                    if not m.startswith("zq") and _digit_neighbours(text, match.start(),
+                                                                    match.end()):
+                        continue
+                    found.add(m)
+                    leaf = by_marker[m]
+                    verbatim = text == str(leaf.sentinel) or (
+                        isinstance(value, int | float) and value == leaf.sentinel)
+                    self._add(obj_key, path, _Hit(leaf, verbatim, at=match.start()))
+        return found
+
+    def _derived(self, leaf: _Leaf, fields: dict[Any, dict[Key, Any]]) -> None:
+        for obj_key, leaves in fields.items():
+            base = self.baseline.get(obj_key)
+            if base is None or len(base) != len(leaves):
+                continue  # the object changed shape: a branch, not a value
+            for path, value in leaves.items():
+                if path in base and str(base[path]) != str(value):
+                    self._add(obj_key, path, _Hit(leaf, verbatim=False, derived=True))
+
+    def _add(self, obj_key: Any, path: Key, hit: _Hit) -> None:
+        bucket = self.hits.setdefault((obj_key, path), [])
+        if all(h.leaf.key != hit.leaf.key for h in bucket):
+            bucket.append(hit)
+
+
+# Every marker `leaves` hands out: 1.<six digits> not inside a longer number, or zq<digits>x.
+_MARKERS = re.compile(r"zq\d+x|(?<![\d.])1\.\d{6}(?!\d)")
+
+
+def _digit_neighbours(text: str, start: int, end: int) -> bool:
+    before = text[start - 1] if start > 0 else ""
+    return before.isdigit() or before == "." or (end < len(text) and text[end].isdigit())
+
+
+def _appears(value: Any, text: str) -> bool:
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    shown = str(value)
+    if "\n" in shown:
+        shown = shown.strip().splitlines()[0]
+    return shown in text
+
+
+def _set_path(tree: dict[str, Any], key: Key, value: Any, effective: Any) -> None:
+    """Set `key` in the user values, copying containers from the effective values
+    where the user values do not have them (lists are replaced whole by Helm)."""
+    node: Any = tree
+    ref: Any = effective
+    for i, k in enumerate(key[:-1]):
+        ref = ref[k] if isinstance(ref, dict | list) else None
+        nxt = key[i + 1]
+        if isinstance(node, dict):
+            child = node.get(k)
+            want_list = isinstance(nxt, int)
+            if not isinstance(child, list if want_list else dict):
+                child = copy.deepcopy(ref) if ref is not None else ([] if want_list else {})
+                node[k] = child
+        else:
+            child = node[k]
+        node = child
+    last = key[-1]
+    if isinstance(node, list) and isinstance(last, int):
+        while len(node) <= last:
+            node.append(None)
+    node[last] = value
+
+
+def _parse_all(rendered: dict[str, str]) -> dict[Any, dict[Key, Any]]:
+    """(template key, kind, index) -> flattened scalar fields of each object, indexed
+    as `k8s_objects` indexes them. Tracing parses every perturbed render, so this uses
+    libyaml (PyYAML's C loader, part of the `helm` extra) when present; positions are
+    not needed here."""
+    load = _fast_loader()
+    out: dict[Any, dict[Key, Any]] = {}
+    for key, text in rendered.items():
+        if key.endswith("NOTES.txt") or not text.strip():
+            continue
+        index = 0
+        for doc in load(text):
+            for body in _unpack_plain(doc):
+                if isinstance(body.get("kind"), str) and isinstance(
+                        get(body, "metadata", "name"), str):
+                    out[(key, body["kind"], index)] = flatten(body)
+                    index += 1
+    return out
+
+
+def _unpack_plain(doc: Any) -> list[dict[str, Any]]:
+    if not isinstance(doc, dict):
+        return []
+    if str(doc.get("kind", "")).endswith("List") and isinstance(doc.get("items"), list):
+        return [x for x in doc["items"] if isinstance(x, dict)]
+    return [doc]
+
+
+def _fast_loader() -> Any:
+    try:
+        import yaml
+
+        # Scalars stay the text Helm printed: `{{ .Values.port }}0` is "1.9000020", not
+        # the float 1.900002 that would pass for the sentinel itself.
+        loader = getattr(yaml, "CBaseLoader", yaml.BaseLoader)
+
+        def load(text: str) -> list[Any]:
+            return list(yaml.load_all(text, Loader=loader))  # no tags executed
+    except ImportError:
+        from ruamel.yaml import YAML
+
+        safe = YAML(typ="base")
+
+        def load(text: str) -> list[Any]:
+            return list(safe.load_all(text))
+    return load
+
+
+def _apply_traces(by_key: dict[Any, K8sObject], tracer: _Tracer) -> None:
+    for (obj_key, path), hits in tracer.hits.items():
+        obj = by_key.get(obj_key)
+        if obj is None:
+            continue
+        hits.sort(key=lambda h: (not h.verbatim, h.derived, h.at))
+        first = hits[0]
+        how = "" if first.verbatim else " (derived)" if first.derived else " (part of)"
+        names = ", ".join(h.leaf.source.key or ".".join(map(str, h.leaf.key)) for h in hits)
+        source = replace(first.leaf.source, key=f"values: {names}{how}")
+        obj.value_sources[field_path(*path)] = source
+        value = get(obj.body, *path)
+        if isinstance(value, str) and "\n" in value:
+            _trace_text_lines(obj, path, value, hits, tracer.layers)
+
+
+def _trace_text_lines(obj: K8sObject, path: Key, rendered: str, hits: list[_Hit],
+                      layers: list[ValuesLayer]) -> None:
+    """A multi-line field holding values text verbatim (a postgresql.conf block):
+    map each of its lines to the values file line it came from."""
+    rendered_lines = [x.rstrip() for x in rendered.splitlines()]
+    for hit in hits:
+        if not isinstance(hit.leaf.value, str) or "\n" not in hit.leaf.value:
+            continue
+        start = block_start(layers, hit.leaf.key)
+        if start is None:
+            continue
+        value_lines = [x.rstrip() for x in hit.leaf.value.splitlines()]
+        at = _find_run(rendered_lines, value_lines)
+        if at is None:
+            continue
+        shown, offset = start
+        for k in range(len(value_lines)):
+            obj.value_sources[f"{field_path(*path)}#{at + k + 1}"] = Source(
+                path=shown, line=offset + k + 1,
+                key=f"values: {'.'.join(map(str, hit.leaf.key))}")
+
+
+def _find_run(haystack: list[str], needle: list[str]) -> int | None:
+    while needle and not needle[-1]:
+        needle = needle[:-1]
+    if not needle:
+        return None
+    for i in range(len(haystack) - len(needle) + 1):
+        if haystack[i:i + len(needle)] == needle:
+            return i
+    return None
