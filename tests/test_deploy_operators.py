@@ -10,11 +10,10 @@ import pytest
 from advisor.model import EnvVar, Location, Source, Topology
 from advisor.read.fs import Root
 from advisor.read.sources.k8s import k8s_objects
-from advisor.read.sources.operators import (
+from advisor.read.sources.operators import operator_entities
+from advisor.read.sources.operators.common import host_forms, quantity
+from advisor.read.sources.operators.containers import (
     bitnami_pgbouncer_databases,
-    host_forms,
-    operator_entities,
-    quantity,
     settings_from_bitnami_pgbouncer_env,
     settings_from_postgres_args,
 )
@@ -262,7 +261,7 @@ def test_pa110_default_on_standby_counts_as_default():
 
 
 def test_pooler_config_from_env_bitnami_and_edoburu():
-    from advisor.read.sources.operators import pooler_config_from_env
+    from advisor.read.sources.operators.containers import pooler_config_from_env
 
     def env(*pairs):
         return tuple(EnvVar(name=n, value=v, source=Source(path="p.yaml", line=i))

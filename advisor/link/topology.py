@@ -671,7 +671,7 @@ def _pooler_from_workload(inputs: Inputs, topo: Topology, w: Workload, c: Contai
 
 def _pooler_from_env(pooler: Pooler, c: Container) -> None:
     """PgBouncer images configured by environment (Bitnami PGBOUNCER_*, edoburu)."""
-    from advisor.read.sources.operators import pooler_config_from_env
+    from advisor.read.sources.operators.containers import pooler_config_from_env
 
     settings, databases = pooler_config_from_env(c.env)
     pooler.settings.update(settings)

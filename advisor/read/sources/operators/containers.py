@@ -1,0 +1,205 @@
+"""Plain PostgreSQL and PgBouncer containers configured by command line or environment
+(no operator): `postgres -c` options, the Bitnami pgbouncer image and
+edoburu/pgbouncer.
+
+- Bitnami pgbouncer image (github.com/bitnami/containers bitnami/pgbouncer/1/
+  debian-12 rootfs/opt/bitnami/scripts/pgbouncer-env.sh at 043f89c8, and
+  libpgbouncer.sh): each
+  non-empty PGBOUNCER_* variable below becomes the [pgbouncer] key next to it; the
+  image's own defaults: listen_port 6432, auth_type scram-sha-256,
+  ignore_startup_parameters extra_float_digits; [databases] gets
+  `$PGBOUNCER_DATABASE = host=$POSTGRESQL_HOST port=$POSTGRESQL_PORT`.
+"""
+
+from __future__ import annotations
+
+from advisor.model import (
+    BouncerVersion,
+    ConfigProblem,
+    EnvVar,
+    Location,
+    PoolerDatabase,
+    Setting,
+    Source,
+)
+from advisor.read.sources.k8s import K8sObject, get
+from advisor.read.sources.operators.common import _src, bouncer_setting
+
+# Bitnami pgbouncer image: variable -> pgbouncer.ini key (libpgbouncer.sh).
+BITNAMI_PGBOUNCER_ENV: dict[str, str] = {
+    "PGBOUNCER_PORT": "listen_port",
+    "PGBOUNCER_LISTEN_ADDRESS": "listen_addr",
+    "PGBOUNCER_AUTH_TYPE": "auth_type",
+    "PGBOUNCER_AUTH_USER": "auth_user",
+    "PGBOUNCER_AUTH_QUERY": "auth_query",
+    "PGBOUNCER_STATS_USERS": "stats_users",
+    "PGBOUNCER_POOL_MODE": "pool_mode",
+    "PGBOUNCER_QUERY_WAIT_TIMEOUT": "query_wait_timeout",
+    "PGBOUNCER_MAX_CLIENT_CONN": "max_client_conn",
+    "PGBOUNCER_MAX_DB_CONNECTIONS": "max_db_connections",
+    "PGBOUNCER_IDLE_TRANSACTION_TIMEOUT": "idle_transaction_timeout",
+    "PGBOUNCER_SERVER_IDLE_TIMEOUT": "server_idle_timeout",
+    "PGBOUNCER_SERVER_RESET_QUERY": "server_reset_query",
+    "PGBOUNCER_DEFAULT_POOL_SIZE": "default_pool_size",
+    "PGBOUNCER_MIN_POOL_SIZE": "min_pool_size",
+    "PGBOUNCER_RESERVE_POOL_SIZE": "reserve_pool_size",
+    "PGBOUNCER_RESERVE_POOL_TIMEOUT": "reserve_pool_timeout",
+    "PGBOUNCER_IGNORE_STARTUP_PARAMETERS": "ignore_startup_parameters",
+    "PGBOUNCER_LOG_CONNECTIONS": "log_connections",
+    "PGBOUNCER_LOG_DISCONNECTIONS": "log_disconnections",
+    "PGBOUNCER_LOG_POOLER_ERRORS": "log_pooler_errors",
+    "PGBOUNCER_LOG_STATS": "log_stats",
+    "PGBOUNCER_STATS_PERIOD": "stats_period",
+    "PGBOUNCER_SERVER_ROUND_ROBIN": "server_round_robin",
+    "PGBOUNCER_SERVER_FAST_CLOSE": "server_fast_close",
+    "PGBOUNCER_MAX_PREPARED_STATEMENTS": "max_prepared_statements",
+    "PGBOUNCER_APPLICATION_NAME_ADD_HOST": "application_name_add_host",
+    "PGBOUNCER_SERVER_LIFETIME": "server_lifetime",
+    "PGBOUNCER_SERVER_CONNECT_TIMEOUT": "server_connect_timeout",
+    "PGBOUNCER_SERVER_LOGIN_RETRY": "server_login_retry",
+    "PGBOUNCER_CLIENT_LOGIN_TIMEOUT": "client_login_timeout",
+    "PGBOUNCER_AUTODB_IDLE_TIMEOUT": "autodb_idle_timeout",
+    "PGBOUNCER_QUERY_TIMEOUT": "query_timeout",
+    "PGBOUNCER_CLIENT_IDLE_TIMEOUT": "client_idle_timeout",
+    "PGBOUNCER_CLIENT_TLS_SSLMODE": "client_tls_sslmode",
+    "PGBOUNCER_SERVER_TLS_SSLMODE": "server_tls_sslmode",
+}
+BITNAMI_PGBOUNCER_DEFAULTS = {"listen_port": "6432", "auth_type": "scram-sha-256",
+                              "ignore_startup_parameters": "extra_float_digits"}
+BITNAMI_PGBOUNCER_WHO = "bitnami/pgbouncer image default (pgbouncer-env.sh)"
+
+
+def settings_from_bitnami_pgbouncer_env(env: tuple[EnvVar, ...]) -> dict[str, Setting]:
+    """[pgbouncer] settings the Bitnami pgbouncer image writes from its environment
+    (non-empty PGBOUNCER_* variables; empty ones are skipped as the image skips
+    them), plus the image's own defaults where the variable is not set."""
+    version = BouncerVersion()
+    settings: dict[str, Setting] = {}
+    for key, value in BITNAMI_PGBOUNCER_DEFAULTS.items():
+        setting = bouncer_setting(key, value, Source.default_of(BITNAMI_PGBOUNCER_WHO, key=key),
+                                  version)
+        if setting is not None:
+            settings[key] = setting
+    for var in env:
+        key = BITNAMI_PGBOUNCER_ENV.get(var.name)
+        if key is None or var.secret or var.value is None or not var.value.strip():
+            continue
+        setting = bouncer_setting(key, var.value, var.source, version)
+        if setting is not None:
+            settings[key] = setting
+    return settings
+
+
+def bitnami_pgbouncer_databases(env: tuple[EnvVar, ...], location: Location
+                                ) -> list[PoolerDatabase]:
+    """The one [databases] entry the Bitnami image writes."""
+    values = {v.name: v.value for v in env if v.value is not None and not v.secret}
+    name = values.get("PGBOUNCER_DATABASE") or "postgres"
+    host = values.get("POSTGRESQL_HOST") or "postgresql"
+    try:
+        port = int(values.get("POSTGRESQL_PORT") or 5432)
+    except ValueError:
+        port = 5432
+    dbname = None if name == "*" else (values.get("POSTGRESQL_DATABASE") or name)
+    return [PoolerDatabase(name=name, host=host, port=port, dbname=dbname, location=location)]
+
+
+# --- plain postgres containers ---------------------------------------------------------------
+
+
+def settings_from_postgres_args(obj: K8sObject, container_keys: tuple[str | int, ...],
+                                version: int = 15) -> tuple[dict[str, Setting],
+                                                            list[ConfigProblem]]:
+    """`postgres -c max_connections=200 ...` in a container's command/args: each
+    setting at the line of its own list item."""
+    from advisor.read.sources.pgconf import parse_postgres_args_checked
+
+    settings: dict[str, Setting] = {}
+    problems: list[ConfigProblem] = []
+    for part in ("command", "args"):
+        items = get(obj.body, *container_keys, part)
+        if not isinstance(items, list):
+            continue
+        words = [str(x) for x in items]
+        for i in range(len(words)):
+            # parse each option with its argument, so each Setting gets its own line
+            if not words[i].startswith("-"):
+                continue
+            chunk = words[i:i + 2] if i + 1 < len(words) and not words[i + 1].startswith("-") \
+                else words[i:i + 1]
+            at = i + len(chunk) - 1  # the item holding name=value
+            found, probs = parse_postgres_args_checked(chunk, _src(obj, *container_keys,
+                                                                   part, at), version)
+            settings.update(found)
+            problems.extend(probs)
+    return settings, problems
+
+
+# --- PgBouncer images configured by environment ------------------------------------------
+
+EDOBURU_WHO = "edoburu/pgbouncer entrypoint.sh default"
+
+
+def pooler_config_from_env(env: tuple[EnvVar, ...]) -> tuple[dict[str, Setting],
+                                                              list[PoolerDatabase]]:
+    """[pgbouncer] settings and [databases] entries of a PgBouncer container configured
+    by environment: the Bitnami image (PGBOUNCER_* variables, see
+    `settings_from_bitnami_pgbouncer_env`) or edoburu/pgbouncer (entrypoint.sh writes
+    each set upper-case variable named like a [pgbouncer] key, e.g. POOL_MODE,
+    DEFAULT_POOL_SIZE, MAX_DB_CONNECTIONS, as that key, `ignore_startup_parameters`
+    defaulting to extra_float_digits, and `* = host=$DB_HOST port=$DB_PORT` or the
+    host of DATABASE_URL as its database)."""
+    names = {v.name for v in env}
+    if any(n.startswith("PGBOUNCER_") for n in names) or "POSTGRESQL_HOST" in names:
+        where = next((v.source.location() for v in env if v.name == "POSTGRESQL_HOST"), None)
+        first = next((v.source.location() for v in env if v.source.location()), None)
+        location = where or first or Location(path="", line=None)
+        return settings_from_bitnami_pgbouncer_env(env), bitnami_pgbouncer_databases(
+            env, location)
+    if not names & {"DB_HOST", "DATABASE_URL"}:
+        return {}, []
+    return _edoburu(env)
+
+
+def _edoburu(env: tuple[EnvVar, ...]) -> tuple[dict[str, Setting], list[PoolerDatabase]]:
+    from urllib.parse import urlsplit
+
+    from advisor.facts.pgbouncer import params
+
+    version = BouncerVersion()
+    known = params(version)
+    settings: dict[str, Setting] = {}
+    setting = bouncer_setting("ignore_startup_parameters", "extra_float_digits",
+                              Source.default_of(EDOBURU_WHO, key="ignore_startup_parameters"),
+                              version)
+    if setting is not None:
+        settings["ignore_startup_parameters"] = setting
+    values: dict[str, EnvVar] = {}
+    for var in env:
+        values[var.name] = var
+        key = var.name.lower()
+        if key in known and var.value and not var.secret and var.name.isupper():
+            found = bouncer_setting(key, var.value, var.source, version)
+            if found is not None:
+                settings[key] = found
+    databases: list[PoolerDatabase] = []
+    url = values.get("DATABASE_URL")
+    host_var = values.get("DB_HOST")
+    if url is not None and url.value and not url.secret:
+        parts = urlsplit(url.value)
+        dbname = parts.path.lstrip("/") or None
+        databases.append(PoolerDatabase(
+            name=dbname or "*", host=parts.hostname, port=parts.port or 5432, dbname=dbname,
+            location=url.source.location() or Location(path="", line=None)))
+    elif host_var is not None and host_var.value:
+        port_var = values.get("DB_PORT")
+        name_var = values.get("DB_NAME")
+        try:
+            port = int(port_var.value) if port_var and port_var.value else 5432
+        except ValueError:
+            port = 5432
+        databases.append(PoolerDatabase(
+            name=(name_var.value if name_var and name_var.value else "*"),
+            host=host_var.value, port=port,
+            location=host_var.source.location() or Location(path="", line=None)))
+    return settings, databases

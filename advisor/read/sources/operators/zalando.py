@@ -1,0 +1,150 @@
+"""The Zalando operator's `postgresql` resources, their connection poolers, and the Secrets
+the operator makes.
+
+- Zalando postgres-operator (github.com/zalando/postgres-operator,
+  pkg/cluster/connection_pooler.go getConnectionPoolerEnvVars at commit 3de15d2b,
+  pkg/util/constants/pooler.go at 3cb9b938, docs/reference/cluster_manifest.md and
+  operator_parameters.md): `postgresql` (acid.zalan.do/v1) spec.numberOfInstances,
+  spec.postgresql.version, spec.postgresql.parameters (map[string]string),
+  spec.enableConnectionPooler / spec.connectionPooler (a non-empty section enables
+  it), spec.enableReplicaConnectionPooler. Pooler: numberOfInstances (operator
+  configuration default 2), mode (default transaction), maxDBConnections (default
+  60). Per pooler pod the operator sets maxDBConn = maxDBConnections /
+  numberOfInstances (integer division), default pool size = maxDBConn / 2, min pool
+  size = default / 2, reserve = min, max client conn 10000, passed to the pooler image
+  as CONNECTION_POOLER_* variables (that the image writes them to pgbouncer.ini as
+  max_db_connections, default_pool_size, min_pool_size, reserve_pool_size and
+  max_client_conn follows the variable names; the image's template itself was not
+  read). Services `<cluster>` (master), `<cluster>-repl`, `<cluster>-pooler`,
+  `<cluster>-pooler-repl`.
+"""
+
+from __future__ import annotations
+
+from msgspec.structs import replace
+
+from advisor.model import BouncerVersion, Pooler, PoolerDatabase, Source
+from advisor.read.sources.k8s import K8sObject, get
+from advisor.read.sources.operators.common import (
+    MadeSecret,
+    _cpu_term,
+    _Ctx,
+    _ident,
+    _loc,
+    _made,
+    _memory_term,
+    _server,
+    _split_instances,
+    _src,
+    _term,
+    _version_term,
+    bouncer_setting,
+    host_forms,
+    pg_parameter_settings,
+)
+
+ZALANDO_API = "acid.zalan.do/"
+
+ZALANDO_POOLER_INSTANCES = 2  # operator configuration connection_pooler_number_of_instances
+ZALANDO_MAX_DB_CONNECTIONS = 60  # constants.ConnectionPoolerMaxDBConnections
+ZALANDO_MAX_CLIENT_CONN = 10000  # constants.ConnectionPoolerMaxClientConnections
+ZALANDO_MODE = "transaction"  # constants.ConnectionPoolerDefaultMode
+
+
+# --- Zalando -------------------------------------------------------------------------
+
+
+def _zalando(ctx: _Ctx, obj: K8sObject) -> None:
+    version = _version_term(obj, ("spec", "postgresql", "version"), ctx.version_default,
+                            "spec.postgresql.version missing")
+    settings = pg_parameter_settings(ctx, obj, ("spec", "postgresql", "parameters"),
+                                     int(version.value),
+                                     strings_only="Zalando spec.postgresql.parameters")
+    total = _term(obj, "instances", ("spec", "numberOfInstances"), 1,
+                  "Zalando spec.numberOfInstances missing")
+    primary_n, standby_n = _split_instances(obj, total)
+    memory = _memory_term(obj, ("spec", "resources", "limits", "memory"))
+    cpu = _cpu_term(obj, ("spec", "resources"))
+    ident = _ident("zalando", obj)
+    _server(ctx, obj, ident, obj.name, version=version, settings=settings,
+            instances=primary_n, memory=memory, cpu=cpu, hosts=[obj.name])
+    replica_id = ident
+    if standby_n is not None:
+        replica_id = f"{ident}/replicas"
+        _server(ctx, obj, replica_id, f"{obj.name} replicas", version=version,
+                settings=settings, instances=standby_n, memory=memory, cpu=cpu,
+                hosts=[f"{obj.name}-repl"], role="standby", primary_id=ident)
+    else:
+        ctx.services([f"{obj.name}-repl"], obj.namespace, "server", ident)
+    ctx.out.notices.append(
+        f"zalando: {obj.ref}: max_connections and the other parameters not set in "
+        "spec.postgresql.parameters are PostgreSQL's defaults here; Spilo/Patroni may set "
+        "its own, which pool-advisor has not verified")
+    section = get(obj.body, "spec", "connectionPooler")
+    enabled = get(obj.body, "spec", "enableConnectionPooler")
+    master = enabled is True or (enabled is None and isinstance(section, dict) and bool(section))
+    if master:
+        _zalando_pooler(ctx, obj, f"{obj.name}-pooler", ident, obj.name)
+    if get(obj.body, "spec", "enableReplicaConnectionPooler") is True:
+        _zalando_pooler(ctx, obj, f"{obj.name}-pooler-repl", replica_id, f"{obj.name}-repl")
+    ctx.out.claimed.append(obj.ref)
+
+
+def _zalando_pooler(ctx: _Ctx, obj: K8sObject, name: str, server_id: str, target: str) -> None:
+    base = ("spec", "connectionPooler")
+    replicas = _term(obj, "pooler pods", (*base, "numberOfInstances"), ZALANDO_POOLER_INSTANCES,
+                     "Zalando operator configuration connection_pooler_number_of_instances")
+    replicas = replace(replicas, value=max(1, replicas.value))
+    max_db = _term(obj, "maxDBConnections", (*base, "maxDBConnections"),
+                   ZALANDO_MAX_DB_CONNECTIONS,
+                   "Zalando operator connection_pooler_max_db_connections default")
+    per_pod = int(max_db.value) // int(replicas.value)
+    default_size = per_pod // 2
+    min_size = default_size // 2
+    how = (f"Zalando operator: maxDBConnections {int(max_db.value)} ({max_db.source.label()}) "
+           f"// {int(replicas.value)} pooler pods = {per_pod} per pod")
+    derived = Source(path=max_db.source.path, line=max_db.source.line, key="maxDBConnections",
+                     default=how)
+    mode_raw = get(obj.body, *base, "mode")
+    version = BouncerVersion()
+    values = {
+        "max_db_connections": (str(per_pod), derived),
+        "default_pool_size": (str(default_size), replace(
+            derived, default=f"{how}; default pool size = {per_pod} // 2")),
+        "min_pool_size": (str(min_size), replace(
+            derived, default=f"{how}; min pool size = {default_size} // 2")),
+        "reserve_pool_size": (str(min_size), replace(
+            derived, default=f"{how}; reserve = min pool size {min_size}")),
+        "max_client_conn": (str(ZALANDO_MAX_CLIENT_CONN), Source.default_of(
+            "Zalando operator constant ConnectionPoolerMaxClientConnections",
+            key="max_client_conn")),
+        "pool_mode": (str(mode_raw or ZALANDO_MODE),
+                      _src(obj, *base, "mode") if mode_raw else Source.default_of(
+                          "Zalando operator connection_pooler_mode default", key="pool_mode")),
+    }
+    settings = {}
+    for key, (raw, source) in values.items():
+        setting = bouncer_setting(key, raw, source, version)
+        if setting is not None:
+            settings[key] = setting
+    ident = f"zalando-pooler:{obj.namespace + '/' if obj.namespace else ''}{name}"
+    ctx.out.poolers.append(Pooler(
+        id=ident, name=name, namespace=obj.namespace, replicas=replicas, version=version,
+        settings=settings, server_id=server_id, location=_loc(obj, *base)
+        if get(obj.body, *base) is not None else _loc(obj, "spec", "enableConnectionPooler"),
+        databases=[PoolerDatabase(name="*", host=target, port=5432, location=_loc(obj))],
+        hosts=host_forms(name, obj.namespace or ctx.default_ns)))
+    ctx.services([name], obj.namespace, "pooler", ident)
+
+
+# --- Secrets the operator creates --------------------------------------------------------
+
+ZALANDO_SECRETS_WHO = ("Zalando operator secret_name_template "
+                       "{username}.{cluster}.credentials.postgresql.acid.zalan.do")
+
+
+def _zalando_secrets(obj: K8sObject) -> list[MadeSecret]:
+    users = get(obj.body, "spec", "users")
+    names = ["postgres", *(str(u) for u in users)] if isinstance(users, dict) else ["postgres"]
+    return [_made(obj, f"{u.replace('_', '-')}.{obj.name}.credentials.postgresql.acid.zalan.do",
+                  {"username": u}, ZALANDO_SECRETS_WHO) for u in names]
