@@ -387,7 +387,8 @@ def _merge(into: Topology, other: Topology) -> None:
 
 def _read_stdin(topo: Topology, options: CheckOptions, settings: Settings,
                 roots: list[str]) -> None:
-    from advisor.link.topology import Inputs, build_topology
+    from advisor.link.inputs import Inputs
+    from advisor.link.topology import build_topology
 
     text = options.stdin_text if options.stdin_text is not None else sys.stdin.read()
     roots.append("-")
@@ -407,7 +408,8 @@ def scan_paths(root: Root, paths: list[Path], settings: Settings, options: Check
                ) -> Topology:
     """Everything under the command-line paths, inside the repository `root`, as one
     topology."""
-    from advisor.link.topology import Inputs, build_topology
+    from advisor.link.inputs import Inputs
+    from advisor.link.topology import build_topology
     from advisor.read.discover import discover_paths
 
     found = discover_paths(root.path, paths, excludes=[("", options.excludes),

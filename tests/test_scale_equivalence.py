@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 import random
 
-from advisor.link.topology import _PrefixIndex
+from advisor.link.hosts import _PrefixIndex
 from advisor.model import Location, Server, Source, Term, Topology
 from advisor.read.fs import Root
 from advisor.read.sources.k8s import MAX_EXPANDED_NODES, _expanded_size

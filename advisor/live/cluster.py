@@ -230,7 +230,8 @@ def _short(exc: BaseException) -> str:
 
 def cluster_topology(read: ClusterRead, settings: Settings, pg_version: int | None) -> Topology:
     """The topology of what the cluster runs, built exactly as for files."""
-    from advisor.link.topology import Inputs, build_topology
+    from advisor.link.inputs import Inputs
+    from advisor.link.topology import build_topology
     from advisor.read.fs import Root
 
     inputs = Inputs(

@@ -1,0 +1,395 @@
+"""Clients: the application workloads, their pools per pod (read from the application's
+source folder, mounted configuration, or a stack's default), where they connect, and
+clients declared in the configuration or deployed as Lambda functions."""
+
+from __future__ import annotations
+
+import re
+from functools import partial
+from typing import TYPE_CHECKING
+
+from msgspec.structs import replace
+
+from advisor.guard import guarded
+from advisor.lazyregex import lazy
+from advisor.link.hosts import resolve_host
+from advisor.link.inputs import Inputs, suppressed_codes, workload_id
+from advisor.link.operators import operator_secret_route
+from advisor.model import (
+    Client,
+    Location,
+    Pool,
+    Pooler,
+    Route,
+    Source,
+    SqlHazard,
+    Term,
+    Topology,
+)
+from advisor.read.sources.k8s import get
+from advisor.read.workloads import (
+    ConfigIndex,
+    Workload,
+    is_pgbouncer_container,
+    lookup,
+    surge,
+)
+
+if TYPE_CHECKING:
+    from advisor.config.schema import WorkloadDecl
+    from advisor.read.sources.serverless import LambdaFunction
+
+
+def sidecars_by_workload(topo: Topology) -> dict[str, Pooler]:
+    """Workload id -> the first pooler that is a container of it (id `<workload>#<name>`),
+    indexed once: a scan of every pooler per client was clients x poolers."""
+    out: dict[str, Pooler] = {}
+    for p in topo.poolers:
+        at = p.id.find("#")
+        while at >= 0:  # every "<prefix>#" the id starts with (a name may hold a "#")
+            out.setdefault(p.id[:at], p)
+            at = p.id.find("#", at + 1)
+    return out
+
+
+def mounted_files(w: Workload, index: ConfigIndex) -> list:
+    """Application config files the pod mounts from ConfigMaps in the repository (a
+    Temporal config_template.yaml, a Spring application.yml): classified by key name,
+    with the ConfigMap's own lines."""
+    from advisor.read.apps import mounted_app_file
+
+    out = []
+    for mounts in w.mounts.values():
+        for vol, path in mounts:
+            kind, name = w.volumes.get(vol, ("", ""))
+            data = lookup(index, "configmap", w.namespace, name) if kind == "configMap" \
+                else None
+            if data is None:
+                continue
+            for key, text in data.data.items():
+                directory = path.rsplit("/", 1)[0] if path.endswith("/" + key) else path
+                shown, offset = data.text_origin(key)
+                found = mounted_app_file(shown, key, text, mount_path=directory,
+                                         line_offset=offset)
+                if found is not None and (found.kind == "temporal-config" or (
+                        found.kind == "python" and "DATABASES" in text)):
+                    out.append(found)  # Temporal config; Django settings (sentry.conf.py)
+    return out
+
+
+def client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
+                          peaks: dict, host_map: dict, decl: WorkloadDecl | None,
+                          default_ns: str = "default",
+                          operator_secrets: ConfigIndex | None = None,
+                          mounted: list | None = None,
+                          index: ConfigIndex | None = None,
+                          sidecars: dict[str, Pooler] | None = None) -> Client | None:
+    from advisor.read.apps import pools_for_container, route_from_env
+    from advisor.read.apps.urls import route_from_args
+
+    replicas = peaks.get((w.namespace, w.kind, w.name), w.replicas)
+    if decl is not None and decl.replicas is not None:
+        replicas = Term(label="declared replicas", value=decl.replicas,
+                        source=Source(path=inputs.settings.origin, key=f"workloads.{w.name}"))
+    pools: list[Pool] = []
+    route: Route | None = None
+    sidecar = (sidecars if sidecars is not None else sidecars_by_workload(topo)).get(workload_id(w))
+    directory = _app_directory(inputs, w, topo)
+    app = None
+    if directory is not None:
+        from advisor.read.apps import scan_app_dir
+
+        if directory not in inputs.app_cache:  # web and worker often share one codebase
+            inputs.app_cache[directory] = guarded(
+                topo.problems, directory, partial(scan_app_dir, inputs.root, directory), None,
+                "reading this application folder")
+        app = inputs.app_cache[directory]
+    if mounted:
+        from advisor.read.apps import AppSource
+
+        app = app.with_files(mounted) if app is not None else AppSource(
+            root=inputs.root, directory="", files=tuple(mounted))
+    for c in w.containers:
+        if is_pgbouncer_container(c):
+            continue
+        found = guarded(topo.problems, directory or w.obj.path, partial(
+            pools_for_container, c, app, node_cpus=inputs.settings.node_cpus), None,
+            f"reading the pool settings of container {c.name!r}",
+            None if directory else w.obj.line)
+        if found is None:
+            continue
+        topo.notices.extend(found.notices)
+        topo.problems.extend(found.problems)
+        c_route = route_from_env(c.env) or operator_secret_route(c, operator_secrets or {}) \
+            or route_from_args(c.command, c.args, c.source)
+        for pool in found.pools:
+            pools.append(pool if pool.route or not c_route else replace(pool, route=c_route))
+        route = route or c_route
+    if route is None:
+        # no URL in the env: the host the application's own configuration names
+        # (application.yml, database.yml, a config file) links it, or says it links nowhere
+        route = next((p.route for p in pools if p.route is not None and p.route.host), None)
+    if route is None and not pools and index:
+        # the host a mounted configuration file names (Temporal's connectAddr, Django
+        # settings in a ConfigMap): linked, so that its unknown size is reported
+        route = _mounted_config_route(w, index, host_map, w.namespace or default_ns)
+    if not pools and route is not None:
+        pools = _identified_defaults(inputs, topo, w, app, route)
+    if decl is not None and decl.pool_size is not None:
+        src = Source(path=inputs.settings.origin, key=f"workloads.{w.name}.pool-size")
+        processes = Term(label="declared processes", value=decl.processes, source=src) \
+            if decl.processes else None
+        pools = [Pool(label="declared pool", size=Term(label="declared pool size",
+                                                       value=decl.pool_size, source=src),
+                      processes=processes, route=route)]
+    if decl is not None and decl.connections is not None:
+        src = Source(path=inputs.settings.origin, key=f"workloads.{w.name}.connections")
+        pools = [Pool(label="declared connections per pod", size=Term(
+            label="declared connections per pod", value=decl.connections, source=src),
+            route=route)]
+    if not pools and route is None:
+        return None  # talks to no database we can see
+    client = Client(id=workload_id(w), name=w.name, namespace=w.namespace, kind=w.kind,
+                    replicas=replicas, surge=_client_surge(inputs, w, replicas),
+                    pools=pools, location=w.obj.location(), suppressed=suppressed_codes(w.obj),
+                    source_dir=directory, route=route,
+                    unknown="" if pools else _why_unknown(w, directory, app))
+    if topo.poolers:  # as advisor.engine._sql: hazards only matter behind a pooler
+        topo.sql_hazards.extend(_env_hazards(w, client.id))
+        topo.client_env[client.id] = [e for c in w.containers if not is_pgbouncer_container(c)
+                                      for e in c.env if not e.secret]
+    if w.kind == "CronJob" and get(w.obj.body, "spec", "concurrencyPolicy",
+                                   default="Allow") == "Allow":
+        topo.notices.append(
+            f"{client.id}: concurrencyPolicy Allow ({w.obj.source('spec').label()}, the "
+            "Kubernetes default): a run that outlasts the schedule overlaps the next, each "
+            "with its own pools; counted as one run (set concurrencyPolicy: Forbid, or "
+            "declare replicas for the overlap)")
+    target = None
+    if decl is not None and decl.target:
+        target = _named_target(decl.target, topo)
+    if target is None and route is not None:
+        host = (route.host or "").lower()
+        if sidecar is not None and host in ("localhost", "127.0.0.1", "::1", ""):
+            target = ("pooler", sidecar.id)
+        else:
+            target = resolve_host(route.host, w.namespace or default_ns, host_map)
+    if target is None and sidecar is not None:
+        target = ("pooler", sidecar.id)
+    if target is not None:
+        client.target_kind, client.target_id = target  # type: ignore[assignment]
+    elif route is not None:
+        topo.notices.append(
+            f"{client.id}: connects to host {route.host!r} ({route.source.label()}), which is "
+            "no Service, operator service or declared server in the repository; declare it "
+            "under [[tool.pool-advisor.servers]] to budget it")
+    return client
+
+
+def _identified_defaults(inputs: Inputs, topo: Topology, w: Workload, app: object,
+                         route: Route) -> list[Pool]:
+    """No reader found a pool: the default of the stack the URL or dependencies name."""
+    from advisor.read.apps import default_pools_for_container
+
+    for c in w.containers:
+        if is_pgbouncer_container(c) or c.role == "init":
+            continue
+        found = guarded(topo.problems, w.obj.path, partial(
+            default_pools_for_container, c, app, route, node_cpus=inputs.settings.node_cpus),
+            None, f"identifying the stack of container {c.name!r}", w.obj.line)
+        if found is not None and found.pools:
+            topo.notices.extend(found.notices)
+            return found.pools
+    return []
+
+
+def _why_unknown(w: Workload, directory: str | None, app: object | None) -> str:
+    """What was looked for, and where, when a client's connections per pod stay unknown."""
+    if directory is None:
+        return ("no application source folder found for it (looked for: [[workloads]] "
+                "source, skaffold/compose build contexts naming its image, a folder with a "
+                "Dockerfile or build file named like the image or workload, the root's "
+                "application files, the repository's only Dockerfile); its container env "
+                "names no pool size of a known stack")
+    files = getattr(app, "files", ())
+    return (f"read {directory or '.'}/ ({len(files)} application files) and the container "
+            "env: no pool of a known stack (HikariCP/Spring, Quarkus, SQLAlchemy, Django, "
+            "psycopg_pool, asyncpg, node-postgres, Sequelize, Knex, TypeORM, Prisma, pgx, "
+            "database/sql, Rails, Npgsql, Ecto) and no driver dependency to take a default "
+            "from")
+
+
+# A line of a configuration file that names where to connect.
+_CONNECTION_LINE = lazy(r"host|addr|server|dsn|url|uri|endpoint|seeds|://", re.I)
+_HOST_TOKEN = lazy(r"[a-z0-9](?:[-a-z0-9.]*[a-z0-9])?")
+_MAX_CONFIG_SCAN = 256 * 1024  # characters of one mounted file looked through
+
+
+def _mounted_config_route(w: Workload, index: ConfigIndex, host_map: dict,
+                          namespace: str) -> Route | None:
+    """A route to a known server or pooler named on a connection line (host, addr,
+    url, dsn...) of a ConfigMap or Secret file mounted into one of the workload's
+    containers; the source is that line."""
+    for c in w.containers:
+        if is_pgbouncer_container(c):
+            continue
+        for kind, name in w.config_sources(c.name):
+            data = lookup(index, kind, w.namespace, name)
+            if data is None or data.made_by is not None:
+                continue
+            for key, text in data.data.items():
+                for number, line in enumerate(text[:_MAX_CONFIG_SCAN].splitlines(), start=1):
+                    if not _CONNECTION_LINE.search(line):
+                        continue
+                    for token in _HOST_TOKEN.findall(line.lower()):
+                        if resolve_host(token, namespace, host_map) is None:
+                            continue
+                        shown, offset = data.text_origin(key)
+                        return Route(host=token, source=Source(
+                            path=shown, line=offset + number, key=f"{name}/{key}"))
+    return None
+
+
+def _env_hazards(w: Workload, client_id: str) -> list[SqlHazard]:
+    """Startup options and prepared-statement settings in the containers' connection
+    env (PGOPTIONS, URLs). Values from Secrets are not looked at: they would end up in
+    a finding's text."""
+    from advisor.read.sql.drivers import env_hazards
+
+    return [h for c in w.containers if not is_pgbouncer_container(c)
+            for e in c.env if not e.secret for h in env_hazards(e, client_id)]
+
+
+def _client_surge(inputs: Inputs, w: Workload, replicas: Term) -> Term | None:
+    return surge(w.obj, replicas.value) if inputs.settings.count_surge else None
+
+
+def _app_directory(inputs: Inputs, w: Workload, topo: Topology) -> str | None:
+    """The workload's application source folder: declared, else inferred by name."""
+    directory = inputs.app_dirs.get(w.name)
+    return directory if directory is not None else _inferred_app_dir(inputs, w, topo)
+
+
+def _inferred_app_dir(inputs: Inputs, w: Workload, topo: Topology) -> str | None:
+    """The source folder named like the workload or its image (services/checkout for
+    Deployment checkout or image acme/checkout:1.2); only when exactly one matches."""
+    if inputs.build_hints is not None and inputs.build_hints.contexts:
+        from advisor.read.apps.locate import match_app_dir
+
+        guess = match_app_dir(inputs.build_hints, w.name, [c.image for c in w.containers])
+        if guess is not None:
+            topo.notices.append(f"{workload_id(w)}: application source inferred as "
+                                f"{guess.directory or '.'}/ ({guess.reason}); declare "
+                                "[[workloads]] source = ... to choose another")
+            return guess.directory
+    names = {w.name.lower()}
+    for c in w.containers:
+        repo = c.image.rsplit("/", 1)[-1].split(":", 1)[0].split("@", 1)[0].lower()
+        if repo:
+            names.add(repo)
+    matches = []
+    for d in inputs.app_candidates:
+        parts = [p.lower() for p in d.split("/")]
+        # application.yml sits in src/main/resources: the app is the folder above src/
+        top = parts[:parts.index("src")] if "src" in parts else parts
+        if top and top[-1] in names:
+            matches.append("/".join(d.split("/")[:len(top)]))
+    matches = sorted(set(matches))
+    if not matches:
+        from advisor.read.apps.locate import fallback_app_dir, maybe_built_here
+
+        if not any(maybe_built_here(c.image) for c in w.containers if c.role != "init"):
+            return None
+        guess = fallback_app_dir(inputs.root, inputs.app_candidates, names)
+        if guess is None:
+            return None
+        topo.notices.append(f"{workload_id(w)}: application source inferred as "
+                            f"{guess.directory or '.'}/ ({guess.reason}); declare "
+                            "[[workloads]] source = ... to choose another")
+        return guess.directory
+    if len(matches) != 1:
+        return None
+    from advisor.read.apps.locate import DEPENDENCY_FILES, app_files_in
+
+    if "/" not in matches[0] and "" in inputs.app_candidates and \
+            not app_files_in(inputs.root, matches[0], DEPENDENCY_FILES) and \
+            app_files_in(inputs.root, "", DEPENDENCY_FILES):
+        # the package one level down (netbox/netbox, app/<pkg>): the application's own
+        # files (requirements, configs the command names) are at the root
+        topo.notices.append(f"{workload_id(w)}: application source inferred as ./ (the "
+                            f"folder {matches[0]}/ named like it is a package of the root's "
+                            "application: "
+                            f"{', '.join(app_files_in(inputs.root, '', DEPENDENCY_FILES)[:3])}); "
+                            "declare [[workloads]] source = ... to choose another")
+        return ""
+    topo.notices.append(f"{workload_id(w)}: application source inferred as {matches[0]}/ "
+                        "(folder named like the workload or its image); declare "
+                        "[[workloads]] source = ... to choose another")
+    return matches[0]
+
+
+def _named_target(name: str, topo: Topology) -> tuple[str, str] | None:
+    for s in topo.servers:
+        if name in (s.name, s.id):
+            return ("server", s.id)
+    for p in topo.poolers:
+        if name in (p.name, p.id):
+            return ("pooler", p.id)
+    return None
+
+
+def declared_client(decl: WorkloadDecl, inputs: Inputs, topo: Topology) -> Client | None:
+    if decl.pool_size is None and decl.connections is None:
+        return None
+    src = Source(path=inputs.settings.origin, key=f"workloads.{decl.name}")
+    if decl.pool_size is None:
+        decl = decl.model_copy(update={"pool_size": decl.connections, "processes": None})
+    client = Client(
+        id=f"declared/{decl.name}", name=decl.name, namespace=decl.namespace,
+        kind="declared",
+        replicas=Term(label="declared replicas", value=decl.replicas or 1, source=src),
+        pools=[Pool(label="declared pool",
+                    size=Term(label="declared pool size", value=decl.pool_size, source=src),
+                    processes=Term(label="declared processes", value=decl.processes,
+                                   source=src) if decl.processes else None)],
+        location=Location(path=inputs.settings.origin or "configuration"))
+    if decl.target and (target := _named_target(decl.target, topo)):
+        client.target_kind, client.target_id = target  # type: ignore[assignment]
+    return client
+
+
+def lambda_client(fn: LambdaFunction, host_map: dict, topo: Topology) -> Client:
+    """A Lambda function as a client: concurrency x connections per execution
+    environment (advisor.read.sources.serverless). A database setting that links nowhere is
+    the client's route, so PA107 names it and how to declare the server."""
+    from advisor.read.apps import route_from_env
+
+    route = route_from_env(fn.env) or _lambda_db_setting(fn)
+    client = Client(
+        id=f"lambda/{fn.location.path}#{fn.name}", name=fn.name, kind="Lambda",
+        replicas=fn.concurrency,
+        # "fixed": the one connection is the platform's model, not a library default (PA104)
+        pools=[Pool(label="Lambda", size=fn.per_environment, route=route,
+                    note="one execution environment per concurrent invocation; a pool "
+                         "inside the function is per environment")],
+        location=fn.location, route=route)
+    target = resolve_host(route.host, None, host_map) if route is not None else None
+    if target is not None:
+        client.target_kind, client.target_id = target  # type: ignore[assignment]
+    return client
+
+
+# Environment names (any case) that carry a Lambda's database host or URL in templates
+# that name them their own way (rds_endpoint, DB_HOST, PG_URL, database_dsn...).
+_LAMBDA_DB_NAME = lazy(r"rds|database|postgres|^pg|(^|_)db(_|$)|dsn|endpoint", re.I)
+_NOT_A_HOST = lazy(r"user|pass|secret|port|name|region|arn|timeout", re.I)
+
+
+def _lambda_db_setting(fn: LambdaFunction) -> Route | None:
+    """The value of a database-looking variable as the host, when no URL or PGHOST-style
+    variable is there: a CloudFormation `!Ref DbEndpoint` arrives as its parameter's
+    name, which a [[servers]] entry's hosts can then name."""
+    for var in fn.env:
+        if var.value and _LAMBDA_DB_NAME.search(var.name) and not _NOT_A_HOST.search(var.name):
+            return Route(host=var.value, source=replace(var.source, key=var.name))
+    return None

@@ -1,0 +1,129 @@
+"""Host resolution: the Services in the manifests, the workloads (servers, poolers)
+each selects, the DNS names each answers to, and which server or pooler a pod reaches
+at a host, as cluster DNS resolves it."""
+
+from __future__ import annotations
+
+import re
+
+from advisor.link.inputs import workload_id
+from advisor.model import Topology
+from advisor.read.sources.k8s import K8sObject, get
+from advisor.read.workloads import Workload
+
+
+def read_services(objects: list[K8sObject]) -> list[dict]:
+    out = []
+    for obj in objects:
+        if obj.kind != "Service":
+            continue
+        selector = get(obj.body, "spec", "selector") or {}
+        out.append({
+            "name": obj.name, "namespace": obj.namespace, "obj": obj,
+            "selector": {str(k): str(v) for k, v in selector.items()}
+            if isinstance(selector, dict) else {},
+            "external": get(obj.body, "spec", "externalName")
+            if get(obj.body, "spec", "type") == "ExternalName" else None,
+        })
+    return out
+
+
+def host_forms(name: str, namespace: str | None) -> list[str]:
+    forms = [name.lower()]
+    if namespace:
+        ns = namespace.lower()
+        forms += [f"{name}.{ns}", f"{name}.{ns}.svc", f"{name}.{ns}.svc.cluster.local"]
+    return [f.lower() for f in forms]
+
+
+def service_targets(loads: list[Workload], topo: Topology
+                     ) -> list[tuple[Workload, tuple[str, str]]]:
+    """The workloads a Service can lead to (servers and poolers), in workload order, each
+    with its target. Computed once: scanning every workload per Service is quadratic."""
+    server_ids = {s.id for s in topo.servers}
+    prefixed = _PrefixIndex([p.id for p in topo.poolers])
+    out = []
+    for w in loads:
+        wid = workload_id(w)
+        if wid in server_ids:
+            out.append((w, ("server", wid)))
+            continue
+        first = prefixed.first(wid)
+        if first is not None:
+            out.append((w, ("pooler", topo.poolers[first].id)))
+    return out
+
+
+class _PrefixIndex:
+    """The first of `ids` (by position) that starts with a prefix, by bisection of the
+    sorted ids: a scan of every pooler per workload was workloads x poolers."""
+
+    def __init__(self, ids: list[str]) -> None:
+        self.order = sorted(range(len(ids)), key=ids.__getitem__)
+        self.keys = [ids[i] for i in self.order]
+
+    def first(self, prefix: str) -> int | None:
+        from bisect import bisect_left
+
+        at = bisect_left(self.keys, prefix)
+        best = None
+        while at < len(self.keys) and self.keys[at].startswith(prefix):
+            if best is None or self.order[at] < best:
+                best = self.order[at]
+            at += 1
+        return best
+
+
+def targets_by_namespace(targets: list[tuple[Workload, tuple[str, str]]]
+                          ) -> dict[str | None, list[tuple[int, Workload, tuple[str, str]]]]:
+    """Service targets grouped by namespace (None: no namespace, seen from every
+    namespace), each with its position: a Service only looks at its own namespace's."""
+    out: dict[str | None, list[tuple[int, Workload, tuple[str, str]]]] = {}
+    for i, (w, target) in enumerate(targets):
+        out.setdefault(w.namespace or None, []).append((i, w, target))
+    return out
+
+
+def selected(svc: dict, targets: list[tuple[Workload, tuple[str, str]]],
+              by_namespace: dict | None = None) -> tuple[str, str] | None:
+    """The first target (in workload order) whose pods the Service selects."""
+    selector = svc["selector"]
+    if not selector:
+        return None
+    if svc["namespace"] and by_namespace is not None:
+        candidates = sorted(by_namespace.get(svc["namespace"], []) +
+                            by_namespace.get(None, []), key=lambda t: t[0])
+    else:
+        candidates = [(i, w, target) for i, (w, target) in enumerate(targets)]
+    for _, w, target in candidates:
+        if svc["namespace"] and w.namespace and svc["namespace"] != w.namespace:
+            continue
+        if all(w.pod_labels.get(k) == v for k, v in selector.items()):
+            return target
+    return None
+
+
+def resolve_host(host: str | None, namespace: str | None, host_map: dict[str, tuple[str, str]]
+                 ) -> tuple[str, str] | None:
+    """The server or pooler a pod in `namespace` reaches at `host`, as cluster DNS
+    resolves it: `svc` in the pod's own namespace, `svc.ns`, `svc.ns.svc` and
+    `svc.ns.svc.cluster.local` (trailing dot and case ignored)."""
+    if not host:
+        return None
+    h = host.lower().strip().rstrip(".")
+    found = _lookup_host(h, namespace, host_map)
+    if found is None:
+        # A StatefulSet pod's own name: <pod>.<governing service>[.ns[.svc[.domain]]]
+        pod, _, service = h.partition(".")
+        if service and re.fullmatch(r".+-\d+", pod):
+            found = _lookup_host(service, namespace, host_map)
+    return found
+
+
+def _lookup_host(h: str, namespace: str | None, host_map: dict[str, tuple[str, str]]
+                 ) -> tuple[str, str] | None:
+    # A short name resolves in the client's own namespace first, as cluster DNS does.
+    for candidate in (f"{h}.{namespace}" if namespace and "." not in h else None, h):
+        if candidate and candidate in host_map:
+            return host_map[candidate]
+    return None

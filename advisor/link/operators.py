@@ -1,0 +1,96 @@
+"""What PostgreSQL operators make: their servers and poolers (CloudNativePG, Zalando,
+Crunchy, Bitnami's chart), the connection Secrets they create, and the route of a
+container that takes its connection from one of those Secrets."""
+
+from __future__ import annotations
+
+from advisor.link.inputs import Inputs
+from advisor.link.servers import pg_version
+from advisor.model import (
+    Container,
+    Route,
+    Topology,
+)
+from advisor.read.sources.k8s import K8sObject
+from advisor.read.workloads import ConfigIndex
+
+# Kinds advisor.read.sources.operators reads (CloudNativePG Cluster/Pooler, Zalando
+# postgresql, Crunchy PostgresCluster) and the label of Bitnami's postgresql
+# StatefulSets: without them the module is not imported at all.
+OPERATOR_KINDS = frozenset({"Cluster", "Pooler", "postgresql", "PostgresCluster"})
+
+
+def _may_have_operator_entities(objects: list[K8sObject]) -> bool:
+    return any(o.kind in OPERATOR_KINDS or (
+        o.kind == "StatefulSet" and o.labels.get("app.kubernetes.io/name") == "postgresql")
+        for o in objects)
+
+
+def operator_secret_index(objects: list[K8sObject], default_ns: str) -> ConfigIndex:
+    """Connection Secrets the operators create (CloudNativePG `<cluster>-app`, Crunchy
+    `<cluster>-pguser-<user>`, Zalando credentials), indexed as Secrets so that env
+    secretKeyRef/envFrom read their host, database and user."""
+    if not _may_have_operator_entities(objects):
+        return {}
+    from advisor.read.sources.operators import operator_secrets
+    from advisor.read.workloads import ConfigMapData
+
+    return {("secret", made.namespace, made.name): ConfigMapData(
+        made.obj, dict(made.data), secret=True, made_by=made.source)
+        for made in operator_secrets(objects, default_ns)}
+
+
+# Keys of an operator Secret that say where to connect (a password alone does not).
+_CONNECTION_KEYS = frozenset({"uri", "jdbc-uri", "fqdn-uri", "fqdn-jdbc-uri", "host",
+                              "pgbouncer-uri", "pgbouncer-jdbc-uri", "pgbouncer-host"})
+
+
+def operator_secret_route(c: Container, made: ConfigIndex) -> Route | None:
+    """The route of a container that takes its connection from an operator-made Secret
+    under names no URL reader knows (envFrom: `uri`, `host`; KC_DB_URL_HOST from key
+    `host`): the Secret's own uri, through PgBouncer when the pgbouncer-* keys are
+    the ones used."""
+    from advisor.read.apps.urls import route_from_url
+
+    by_secret = {name: data for (_kind, _ns, name), data in made.items()}
+    for var in c.env:
+        ref = var.from_ref or ""
+        if not ref.startswith("secret:") or "/" not in ref:
+            continue
+        name, key = ref[len("secret:"):].split("/", 1)
+        data = by_secret.get(name)
+        if data is None or key not in _CONNECTION_KEYS:
+            continue
+        used = {e.from_ref.split("/", 1)[1] for e in c.env
+                if e.from_ref and e.from_ref.startswith(f"secret:{name}/")}
+        bouncer = any(k.startswith("pgbouncer-") for k in used) and not used & {"uri", "host"}
+        prefix = "pgbouncer-" if bouncer else ""
+        host = data.data.get(f"{prefix}host")
+        port = data.data.get(f"{prefix}port") or "5432"
+        user = data.data.get("user") or data.data.get("username")
+        url = f"postgresql://{user + '@' if user else ''}{host}:{port}/" \
+              f"{data.data.get('dbname') or ''}"
+        route = route_from_url(url, var.source)
+        if route is not None:
+            return route
+    return None
+
+
+def add_operator_entities(inputs: Inputs, topo: Topology, host_map: dict, default_ns: str
+                       ) -> set[str]:
+    """Servers and poolers from operator resources; returns the refs of the objects
+    they stand for."""
+    if not _may_have_operator_entities(inputs.objects):
+        return set()
+    from advisor.read.sources.operators import operator_entities
+
+    found = operator_entities(inputs.objects, root=inputs.root,
+                              version_default=pg_version(inputs, None).int_value,
+                              default_namespace=default_ns, guard=topo.problems)
+    topo.servers.extend(found.servers)
+    topo.poolers.extend(found.poolers)
+    topo.problems.extend(found.problems)
+    topo.notices.extend(found.notices)
+    for host, target in found.services.items():
+        host_map.setdefault(host.lower(), target)
+    return set(found.claimed)

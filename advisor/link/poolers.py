@@ -1,0 +1,181 @@
+"""Poolers: PgBouncer from workloads (pgbouncer.ini in a ConfigMap, or environment),
+standalone pgbouncer.ini files, declared RDS Proxies, the server each pooler points at,
+and the (database, user) pairs its clients will open."""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import TYPE_CHECKING
+
+from advisor.guard import guarded
+from advisor.link.hosts import resolve_host
+from advisor.link.inputs import Inputs, merge_suppressions, suppressed_codes, workload_id
+from advisor.model import (
+    BouncerVersion,
+    Client,
+    ConfigProblem,
+    Container,
+    Location,
+    Pooler,
+    Source,
+    Term,
+    Topology,
+)
+from advisor.read.workloads import (
+    ConfigIndex,
+    Workload,
+    image_version,
+    lookup,
+    surge,
+)
+
+if TYPE_CHECKING:
+    from advisor.config.schema import ProxyDecl
+
+
+def standalone_inis(inputs: Inputs, topo: Topology) -> None:
+    """pgbouncer.ini files in the repository that no workload mounts: one PgBouncer
+    process each (a VM or a container configured outside the manifests)."""
+    if not inputs.bouncer_ini_files:
+        return
+    from advisor.read.sources.pgbouncer_ini import pooler_from_ini, read_pgbouncer_ini
+
+    for path in inputs.bouncer_ini_files:
+        shown = inputs.root.rel(path)
+        ini = guarded(topo.problems, shown, partial(read_pgbouncer_ini, inputs.root, path), None)
+        if ini is None:
+            continue
+        topo.problems.extend(ini.problems)
+        merge_suppressions(topo, ini.suppressions)
+        topo.poolers.append(pooler_from_ini(
+            ini, id=f"file/{shown}", name=shown,
+            replicas=Term(label="PgBouncer processes", value=1,
+                          source=Source.default_of("one PgBouncer process per pgbouncer.ini")),
+            location=Location(path=shown, line=1)))
+
+
+def declared_proxy(decl: ProxyDecl, inputs: Inputs, topo: Topology) -> Pooler:
+    """An RDS Proxy: reached by its hosts, linked to the declared server it targets."""
+    origin = inputs.settings.origin
+
+    def src(key: str, default: str) -> Source:
+        if key not in decl.model_fields_set:
+            return Source.default_of(default, key=key)
+        return Source(path=origin, line=decl.line_of(key), key=f"proxies.{decl.name}.{key}")
+
+    percent = Term(label="MaxConnectionsPercent", value=decl.max_connections_percent,
+                   source=src("max_connections_percent",
+                              "AWS RDS Proxy default MaxConnectionsPercent 100 (PostgreSQL)"))
+    idle_value = decl.max_idle_connections_percent
+    idle = Term(label="MaxIdleConnectionsPercent",
+                value=idle_value if idle_value is not None else percent.value / 2,
+                source=src("max_idle_connections_percent",
+                           "AWS RDS Proxy default: half of MaxConnectionsPercent"))
+    target = next((s for s in topo.servers if decl.target in (s.name, s.id)), None)
+    if target is None:
+        topo.problems.append(problem(
+            origin or "configuration", decl.line_of("target"),
+            f"proxy {decl.name}: target {decl.target!r} is no declared server; declare it "
+            "under [[servers]] (name, hosts, max_connections) to budget the proxy"))
+    return Pooler(
+        id=f"declared-proxy/{decl.name}", name=decl.name, kind="rds-proxy",
+        replicas=Term(label="RDS Proxy", value=1,
+                      source=Source.default_of("one managed proxy (AWS scales it)")),
+        version=BouncerVersion(source=Source.default_of("not PgBouncer: AWS RDS Proxy")),
+        max_connections_percent=percent, max_idle_connections_percent=idle,
+        server_id=target.id if target is not None else None,
+        location=Location(path=origin or "configuration", line=decl.line_of("")),
+        hosts=[h.lower() for h in decl.hosts])
+
+
+
+def _bouncer_version(c: Container | None) -> BouncerVersion:
+    if c is not None and (v := image_version(c.image)) and v[0] == 1 and v[1] is not None:
+        return BouncerVersion(major=1, minor=v[1],
+                              source=Source(path=c.source.path, line=c.source.line,
+                                            key=f"image {c.image}"))
+    return BouncerVersion()
+
+
+def pooler_from_workload(inputs: Inputs, topo: Topology, w: Workload, c: Container,
+                          index: ConfigIndex, replicas: Term) -> Pooler:
+    from advisor.read.sources.pgbouncer_ini import read_pgbouncer_ini
+
+    version = _bouncer_version(c)
+    wid = workload_id(w)
+    pooler = Pooler(id=f"{wid}#{c.name}" if c.role == "sidecar" or len(w.containers) > 1
+                    else wid, name=w.name if len(w.containers) == 1 else f"{w.name}/{c.name}",
+                    namespace=w.namespace, replicas=replicas, version=version,
+                    location=w.obj.location(), suppressed=suppressed_codes(w.obj),
+                    surge=surge(w.obj, replicas.value))
+    for cm_kind, cm_name in w.config_sources(c.name):
+        cm = lookup(index, cm_kind, w.namespace, cm_name)
+        if cm is None:
+            continue
+        ini_keys = [k for k in cm.data if k.endswith(".ini")]
+        if not ini_keys:
+            continue
+        key = "pgbouncer.ini" if "pgbouncer.ini" in ini_keys else ini_keys[0]
+        siblings = {k: (cm.data[k], cm.text_origin(k)[1]) for k in cm.data}
+        shown, offset = cm.text_origin(key)
+        ini = read_pgbouncer_ini(inputs.root, key, text=cm.data[key], line_offset=offset,
+                                 display_path=shown, siblings=siblings, version=version)
+        topo.problems.extend(ini.problems)
+        merge_suppressions(topo, ini.suppressions)
+        pooler.settings, pooler.databases, pooler.users = ini.settings, ini.databases, ini.users
+        pooler.main_end = ini.main_end
+        break
+    else:
+        _pooler_from_env(pooler, c)
+    return pooler
+
+
+def _pooler_from_env(pooler: Pooler, c: Container) -> None:
+    """PgBouncer images configured by environment (Bitnami PGBOUNCER_*, edoburu)."""
+    from advisor.read.sources.operators.containers import pooler_config_from_env
+
+    settings, databases = pooler_config_from_env(c.env)
+    pooler.settings.update(settings)
+    pooler.databases.extend(databases)
+
+
+def pooler_server(p: Pooler, host_map: dict, topo: Topology, default_ns: str) -> str | None:
+    if p.server_id:
+        return p.server_id
+    for db in p.databases:
+        target = resolve_host(db.host, p.namespace or default_ns, host_map)
+        if target and target[0] == "server":
+            return target[1]
+    return None
+
+
+def pooler_pairs(topo: Topology) -> None:
+    """Which (database, user) pools each pooler will open, from its clients' routes."""
+    behind: dict[str, list[Client]] = {}  # pooler id -> its clients, in order: built once
+    for c in topo.clients:
+        if c.target_kind == "pooler" and c.target_id is not None:
+            behind.setdefault(c.target_id, []).append(c)
+    for p in topo.poolers:
+        pairs: list[tuple[str, str]] = []
+        for c in behind.get(p.id, ()):
+            routes = [pool.route for pool in c.pools if pool.route is not None] or [c.route]
+            for r in routes:
+                if r is None or (r.dbname is None and r.user is None):
+                    continue
+                # a part the URL leaves out is one unknown name: one pool, not none
+                pair = (r.dbname or "*", r.user or "*")
+                if pair not in pairs:
+                    pairs.append(pair)
+        p.pairs = pairs
+        if not pairs and p.kind == "pgbouncer" and p.databases and all(
+                d.name == "*" for d in p.databases):
+            topo.notices.append(
+                f"{p.id}: [databases] holds only the * fallback and no client names the "
+                "database and user it connects as: assumed one (database, user) pair, "
+                "one pool (each further pair a client uses opens another)")
+
+
+def problem(path: str, line: int | None, message: str, program: str = "pool-advisor"
+            ) -> ConfigProblem:
+    return ConfigProblem(location=Location(path=path, line=line), message=message,
+                         program=program)

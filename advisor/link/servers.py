@@ -1,0 +1,196 @@
+"""Servers: PostgreSQL from workloads (config files, command-line options, Bitnami and
+Harbor images), declared servers, standalone postgresql.conf files, and the PostgreSQL
+major version each is read as."""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import TYPE_CHECKING
+
+from advisor.facts.pg_version import declared_major, image_major, option_major
+from advisor.guard import guarded
+from advisor.link.inputs import Inputs, merge_suppressions, suppressed_codes, workload_id
+from advisor.model import (
+    Container,
+    Location,
+    Server,
+    Setting,
+    Source,
+    Term,
+    Topology,
+)
+from advisor.read.workloads import (
+    ConfigIndex,
+    Workload,
+    image_repository,
+    lookup,
+    postgres_arguments,
+)
+
+if TYPE_CHECKING:
+    from advisor.config.schema import ServerDecl
+
+DEFAULT_PG_VERSION = 15
+
+
+def pg_version(inputs: Inputs, c: Container | None, fallback: float | None = None) -> Term:
+    if inputs.pg_version_override:
+        return Term(label="PostgreSQL major version",
+                    value=option_major(inputs.pg_version_override),
+                    source=Source(default="--pg-version", key="pg_version"))
+    if c is not None and (major := image_major(c.image)) is not None:
+        return Term(label="PostgreSQL major version", value=major,
+                    source=Source(path=c.source.path, line=c.source.line,
+                                  key=f"image {c.image}"))
+    if fallback is not None:
+        return Term(label="PostgreSQL major version", value=fallback,
+                    source=Source(default="declared version", key="version"))
+    if inputs.settings.pg_version:
+        return Term(label="PostgreSQL major version",
+                    value=option_major(inputs.settings.pg_version),
+                    source=Source(path=inputs.settings.origin, key="pg-version"))
+    why = (f"image {c.image} names no PostgreSQL version" if c is not None
+           else "no version in the repository")
+    return Term(label="PostgreSQL major version", value=DEFAULT_PG_VERSION,
+                source=Source.default_of(f"assumed PostgreSQL {DEFAULT_PG_VERSION}: {why} "
+                                         "(set --pg-version)"))
+
+
+def server_from_workload(inputs: Inputs, topo: Topology, w: Workload, c: Container,
+                          index: ConfigIndex, replicas: Term) -> Server:
+    from advisor.read.sources.pgconf import parse_postgres_args_checked, read_pgconf
+
+    version = pg_version(inputs, c)
+    settings: dict[str, Setting] = {}
+    conf_end: Source | None = None
+    for cm_kind, cm_name in w.config_sources(c.name):
+        cm = lookup(index, cm_kind, w.namespace, cm_name)
+        if cm is None:
+            continue
+        keys = [k for k in cm.data if k.endswith(".conf") and "hba" not in k and "ident" not in k]
+        siblings = {k: (cm.data[k], cm.text_origin(k)[1]) for k in cm.data}
+        for key in sorted(keys, key=lambda k: (k != "postgresql.conf", k)):
+            shown, offset = cm.text_origin(key)
+            conf = read_pgconf(inputs.root, key, text=cm.data[key], line_offset=offset,
+                               display_path=shown, siblings=siblings,
+                               version=version.int_value)
+            topo.problems.extend(conf.problems)
+            merge_suppressions(topo, conf.suppressions)
+            settings.update(conf.settings)
+            lines = cm.data[key].splitlines()
+            if lines:
+                conf_end = Source(path=shown, line=offset + len(lines), key=key)
+            break  # the main file; its includes pull in the others
+    # Command-line -c settings override the file, as on a real server.
+    # -c settings only when the process is postgres itself (not a shell's -c)
+    args = postgres_arguments(c) or []
+    for chunk, src in _args_at_their_lines(c, args):
+        found, problems = parse_postgres_args_checked(chunk, src, version.int_value)
+        settings.update(found)
+        topo.problems.extend(problems)
+    for env in c.env:
+        if env.name == "POSTGRESQL_MAX_CONNECTIONS" and env.value:  # Bitnami image
+            found, problems = parse_postgres_args_checked(
+                [f"--max_connections={env.value}"], env.source, version.int_value)
+            settings.update(found)
+            topo.problems.extend(problems)
+    if image_repository(c.image) == "harbor-db":
+        settings.update(_harbor_db_max_connections(c, version.int_value, topo))
+    wid = workload_id(w)
+    return Server(
+        id=wid, name=w.name, kind="workload", namespace=w.namespace, version=version,
+        settings=settings, conf_end=conf_end, instances=replicas, memory_limit=c.memory_limit,
+        cpu_limit=c.cpu_limit, location=w.obj.location(), suppressed=suppressed_codes(w.obj))
+
+
+def _args_at_their_lines(c: Container, args: list[str]) -> list[tuple[list[str], Source]]:
+    """postgres options each with the line of the list item holding its value (`-c`,
+    `max_connections=200` on two lines: the second), when the arguments are the tail of
+    the container's command/args; else all at the container's line."""
+    argv = [*c.command, *c.args]
+    start = len(argv) - len(args)
+    whole = [(args, Source(path=c.source.path, line=c.source.line, key="args"))]
+    if not args or len(c.word_sources) != len(argv) or argv[start:] != args:
+        return whole
+    out: list[tuple[list[str], Source]] = []
+    for i, word in enumerate(args):
+        if not word.startswith("-"):
+            continue
+        takes_next = len(word) == 2 and i + 1 < len(args) and not args[i + 1].startswith("-")
+        at = i + 1 if takes_next else i
+        out.append((args[i:at + 1], c.word_sources[start + at]))
+    return out
+
+
+HARBOR_DB_WHO = ("goharbor/harbor-db docker-entrypoint.sh: postgres -c "
+                 "max_connections=${POSTGRES_MAX_CONNECTIONS:-1024}")
+
+
+def _harbor_db_max_connections(c: Container, version: int, topo: Topology) -> dict:
+    """Harbor's database image starts `postgres -c max_connections=N`, N from
+    POSTGRES_MAX_CONNECTIONS or 1024 (make/photon/db/docker-entrypoint.sh)."""
+    from advisor.read.sources.pgconf import parse_postgres_args_checked
+
+    var = next((e for e in c.env if e.name == "POSTGRES_MAX_CONNECTIONS" and e.value), None)
+    value, source = (var.value, var.source) if var is not None else (
+        "1024", Source.default_of(HARBOR_DB_WHO, "max_connections"))
+    found, problems = parse_postgres_args_checked([f"--max_connections={value}"], source,
+                                                  version)
+    topo.problems.extend(problems)
+    return found
+
+
+def declared_server(decl: ServerDecl, inputs: Inputs, topo: Topology) -> Server:
+    from advisor.read.sources.pgconf import parse_postgres_args_checked
+
+    origin = inputs.settings.origin
+    src = Source(path=origin, key=f"servers.{decl.name}")
+    args = [f"--{k}={v}" for k, v in decl.settings.items()]
+    for name in ("max_connections", "superuser_reserved_connections", "reserved_connections"):
+        value = getattr(decl, name)
+        if value is not None:
+            args.append(f"--{name}={value}")
+    version = pg_version(inputs, None, declared_major(decl.version))
+    settings, problems = parse_postgres_args_checked(args, src, version.int_value)
+    topo.problems.extend(problems)
+    return Server(
+        id=f"declared/{decl.name}", name=decl.name, kind="external",
+        version=version, settings=settings,
+        instances=Term(label="instances", value=decl.instances, source=src),
+        memory_limit=Term(label="declared memory", value=decl.memory, source=src)
+        if decl.memory else None,
+        cpu_limit=Term(label="declared CPUs", value=decl.cpus, source=src) if decl.cpus else None,
+        headroom=Term(label="declared headroom", value=decl.headroom, source=src)
+        if decl.headroom is not None else None,
+        location=Location(path=origin or "configuration"),
+        hosts=[h.lower() for h in decl.hosts])
+
+
+def standalone_confs(inputs: Inputs, topo: Topology) -> None:
+    """postgresql.conf files in the repository that no workload mounts: each is a
+    server of its own (a VM, or a file the user keeps in git), reachable by no host
+    unless declared."""
+    if not inputs.pg_conf_files:
+        return
+    from advisor.read.sources.pgconf import read_pgconf
+
+    for path in inputs.pg_conf_files:
+        if path.name == "postgresql.auto.conf" and (path.parent / "postgresql.conf").exists():
+            continue  # read with its postgresql.conf
+        shown = inputs.root.rel(path)
+        version = pg_version(inputs, None)
+        conf = guarded(topo.problems, shown, partial(
+            read_pgconf, inputs.root, path, version=version.int_value), None)
+        if conf is None:
+            continue
+        topo.problems.extend(conf.problems)
+        merge_suppressions(topo, conf.suppressions)
+        decl = next((d for d in inputs.settings.servers if shown in d.hosts), None)
+        if decl is not None:
+            continue
+        topo.servers.append(Server(
+            id=f"file/{shown}", name=shown, kind="external", version=version,
+            settings=conf.settings,
+            instances=Term(label="instances", value=1,
+                           source=Source.default_of("one server per postgresql.conf")),
+            location=Location(path=shown, line=1)))
