@@ -215,13 +215,13 @@ def _count_renders(monkeypatch):
     from advisor.read.render import helm_trace
 
     calls = []
-    real = helm_trace._Renderer.render
+    real = helm_trace.ChartRenderer.render
 
     def render(self, values):
         calls.append(values)
         return real(self, values)
 
-    monkeypatch.setattr(helm_trace._Renderer, "render", render)
+    monkeypatch.setattr(helm_trace.ChartRenderer, "render", render)
     return calls
 
 

@@ -37,24 +37,24 @@ from msgspec.structs import replace
 from advisor.model import ConfigProblem, Location
 from advisor.read.fs import InputError, Root
 from advisor.read.render import Rendered
-from advisor.read.render.helm_fallback import _missing_bitnami, values_only
+from advisor.read.render.helm_fallback import missing_bitnami, values_only
 from advisor.read.render.helm_positions import (
-    _line_map,
-    _relocate,
-    _template_display,
-    _template_text,
+    line_map,
+    relocate,
+    template_display,
+    template_text,
 )
 from advisor.read.render.helm_process import EngineProcess, RenderLimit
-from advisor.read.render.helm_trace import _apply_traces, _Renderer, _Tracer
+from advisor.read.render.helm_trace import ChartRenderer, ValuesTracer, apply_traces
 from advisor.read.render.helm_values import (
     ValuesLayer,
-    _default_layers,
-    _nest,
-    _problem,
-    _short,
-    _subchart_dirs,
-    _user_layers,
+    default_layers,
+    helm_problem,
     merge_maps,
+    nest,
+    short_error,
+    subchart_dirs,
+    user_layers,
 )
 from advisor.read.sources.k8s import K8sObject, k8s_objects
 
@@ -72,23 +72,23 @@ def render_chart(root: Root, chart_dir: str, *, values_files: list[str] | None =
     try:
         chart_path = root.resolve(chart_dir)
     except InputError as exc:
-        out.problems.append(_problem(exc.path, exc.message))
+        out.problems.append(helm_problem(exc.path, exc.message))
         return out
     chart_rel = root.rel(chart_path)
     if not (chart_path / "Chart.yaml").is_file():
-        out.problems.append(_problem(chart_rel, "not a Helm chart: no Chart.yaml"))
+        out.problems.append(helm_problem(chart_rel, "not a Helm chart: no Chart.yaml"))
         return out
     escaping = _links_outside(root, chart_path)
     if escaping:
-        out.problems.append(_problem(escaping, "symlink points outside the scanned root; "
-                                     "the chart is not rendered"))
+        out.problems.append(helm_problem(escaping, "symlink points outside the scanned root; "
+                                         "the chart is not rendered"))
         return out
     helm = _engine() if use_engine else None
-    layers, problems = _user_layers(root, chart_path, values_files, set_values, helm)
+    layers, problems = user_layers(root, chart_path, values_files, set_values, helm)
     out.problems.extend(problems)
     if any(p.fatal for p in problems):
         return out
-    defaults = _default_layers(root, chart_path, helm, out)
+    defaults = default_layers(root, chart_path, helm, out)
     if helm is None:
         return values_only(root, chart_path, defaults + layers, release=release,
                            namespace=namespace, out=out, reason=_engine_missing_reason())
@@ -125,7 +125,7 @@ def _render_with_engine(helm: Any, root: Root, chart_path: Path, chart_rel: str,
     try:
         helm.validate_release_name(release)
     except helm.HelmError as exc:
-        out.problems.append(_problem(chart_rel, f"invalid release name {release!r}: {exc}"))
+        out.problems.append(helm_problem(chart_rel, f"invalid release name {release!r}: {exc}"))
         return out
     from advisor.read.render.helm_process import EngineChart, EngineError
 
@@ -135,17 +135,18 @@ def _render_with_engine(helm: Any, root: Root, chart_path: Path, chart_rel: str,
     try:
         chart = EngineChart.load(chart_path, engine)
     except EngineError as exc:
-        out.problems.append(_problem(f"{chart_rel}/Chart.yaml", f"Helm cannot load the chart: "
-                                     f"{_short(exc)}", fatal=True))
+        out.problems.append(helm_problem(f"{chart_rel}/Chart.yaml",
+                                         f"Helm cannot load the chart: {short_error(exc)}",
+                                         fatal=True))
         return out
     with chart:
         missing = _note_missing_dependencies(helm, chart, chart_path, chart_rel, out)
-        renderer = _Renderer(chart, release, namespace)
+        renderer = ChartRenderer(chart, release, namespace)
         try:
             baseline = renderer.render(user)
         except RenderLimit as exc:
-            out.problems.append(_problem(f"{chart_rel}/Chart.yaml", "Helm render "
-                                         f"{exc}; the chart is not read", fatal=True))
+            out.problems.append(helm_problem(f"{chart_rel}/Chart.yaml", "Helm render "
+                                             f"{exc}; the chart is not read", fatal=True))
             out.notices.append(f"helm: {chart_rel}: the render was {exc}")
             _warnings(chart_rel, chart.warnings, out)
             return out
@@ -166,9 +167,9 @@ def _render_with_engine(helm: Any, root: Root, chart_path: Path, chart_rel: str,
         except EngineError:
             effective = user
         objects = _objects_of(root, chart_path, chart_rel, baseline, namespace, out)
-        tracer = _Tracer(renderer, user, effective, defaults + layers, baseline)
+        tracer = ValuesTracer(renderer, user, effective, defaults + layers, baseline)
         tracer.trace()
-        _apply_traces(objects, tracer)
+        apply_traces(objects, tracer)
         if tracer.limit:
             out.notices.append(f"helm: {chart_rel}: values tracing stopped: a render with "
                                f"traced values was {tracer.limit}; some numbers are reported "
@@ -181,9 +182,9 @@ def _render_with_engine(helm: Any, root: Root, chart_path: Path, chart_rel: str,
     out.objects.extend(objects.values())
     every: dict[str, Any] = {}
     for layer in defaults + layers:
-        every = merge_maps(every, _nest(layer.prefix, layer.plain))
-    out.objects.extend(_missing_bitnami(missing, every, defaults + layers, release, chart_rel,
-                                        namespace, out))
+        every = merge_maps(every, nest(layer.prefix, layer.plain))
+    out.objects.extend(missing_bitnami(missing, every, defaults + layers, release, chart_rel,
+                                       namespace, out))
     shown = ", ".join(x.display for x in layers) or "no values files"
     out.notices.append(f"helm: rendered {chart_rel} as release {release!r}"
                        f"{' in namespace ' + repr(namespace) if namespace else ''} with "
@@ -201,17 +202,17 @@ def _warnings(chart_rel: str, warnings: list[str], out: Rendered) -> None:
 
 
 def _render_problem(root: Root, chart_path: Path, chart_rel: str, exc: Exception) -> ConfigProblem:
-    text = _short(exc)
+    text = short_error(exc)
     # "app/templates/x.yaml:6:56\n executing ...", "execution error at
     # (app/templates/x.yaml:6:8): need b", "parse error at (app/templates/x.yaml:7): ..."
     match = re.search(r"([\w.-]+(?:/[\w.-]+)*/templates/[^:\s()]+):(\d+)", text)
     if match:
-        shown = _template_display(chart_rel, _all_subdirs(root, chart_path), match.group(1))
+        shown = template_display(chart_rel, _all_subdirs(root, chart_path), match.group(1))
         return ConfigProblem(location=Location(path=shown, line=int(match.group(2))),
                              message=f"Helm cannot render the chart: {text}", fatal=True,
                              program="Helm")
-    return _problem(f"{chart_rel}/Chart.yaml", f"Helm cannot render the chart: {text}",
-                    fatal=True)
+    return helm_problem(f"{chart_rel}/Chart.yaml", f"Helm cannot render the chart: {text}",
+                        fatal=True)
 
 
 def _note_missing_dependencies(helm: Any, chart: Any, chart_path: Path, chart_rel: str,
@@ -234,7 +235,7 @@ def _all_subdirs(root: Root, chart_path: Path, prefix: str = "", depth: int = 0
     out: dict[str, str] = {}
     if depth > 5:
         return out
-    for name, where in _subchart_dirs(root, chart_path).items():
+    for name, where in subchart_dirs(root, chart_path).items():
         key = f"{prefix}{name}"
         out[key] = root.rel(where)
         if where.is_dir():
@@ -252,19 +253,19 @@ def _objects_of(root: Root, chart_path: Path, chart_rel: str, rendered: dict[str
         text = rendered[key]
         if key.endswith("NOTES.txt") or not text.strip():
             continue
-        display = _template_display(chart_rel, subdirs, key)
+        display = template_display(chart_rel, subdirs, key)
         found, problems = k8s_objects(text, display, origin=f"helm:{chart_rel}")
         for p in problems:
             out.problems.append(replace(p, message=f"{p.message} (in the "
                                                      "rendered output of this template)"))
-        template = _template_text(root, display)
-        mapping = _line_map(template, text) if template is not None else {}
+        template = template_text(root, display)
+        mapping = line_map(template, text) if template is not None else {}
         for index, obj in enumerate(found):
             hook = obj.annotations.get("helm.sh/hook", "")
             if "test" in [h.strip() for h in hook.split(",")]:
                 dropped.append(obj.ref)
                 continue
-            _relocate(obj.body, lambda line0, m=mapping: m.get(line0, line0))
+            relocate(obj.body, lambda line0, m=mapping: m.get(line0, line0))
             obj.line = mapping.get(obj.line - 1, obj.line - 1) + 1
             if obj.namespace is None and namespace:
                 obj.namespace = namespace

@@ -18,16 +18,16 @@ from msgspec.structs import replace
 from advisor.model import Source
 from advisor.read.fs import InputError, Root
 from advisor.read.render import Rendered, field_path
-from advisor.read.render.helm_positions import _relocate
+from advisor.read.render.helm_positions import relocate
 from advisor.read.render.helm_values import (
     Key,
     ValuesLayer,
-    _chart_name,
-    _nest,
-    _subchart_dirs,
     block_start,
+    chart_yaml_name,
     leaf_source,
     merge_maps,
+    nest,
+    subchart_dirs,
 )
 from advisor.read.sources.k8s import K8sObject, get, k8s_objects
 
@@ -40,10 +40,10 @@ def values_only(root: Root, chart_path: Path, layers: list[ValuesLayer], *, rele
     chart_rel = root.rel(chart_path)
     values: dict[str, Any] = {}
     for layer in layers:
-        values = merge_maps(values, _nest(layer.prefix, layer.plain))
-    chart_name = _chart_name(root, chart_path / "Chart.yaml") or chart_path.name
+        values = merge_maps(values, nest(layer.prefix, layer.plain))
+    chart_name = chart_yaml_name(root, chart_path / "Chart.yaml") or chart_path.name
     charts: list[tuple[Key, str, dict[str, Any]]] = [((), chart_name, values)]
-    subcharts = list(_subchart_dirs(root, chart_path)) + _declared_dependencies(root, chart_path)
+    subcharts = list(subchart_dirs(root, chart_path)) + _declared_dependencies(root, chart_path)
     for sub in dict.fromkeys(subcharts):
         if isinstance(values.get(sub), dict):
             charts.append(((sub,), sub, values[sub]))
@@ -67,9 +67,9 @@ def values_only(root: Root, chart_path: Path, layers: list[ValuesLayer], *, rele
     return out
 
 
-def _missing_bitnami(missing: list[tuple[str, str, str]], user: dict[str, Any],
-                     layers: list[ValuesLayer], release: str, chart_rel: str,
-                     namespace: str | None, out: Rendered) -> list[K8sObject]:
+def missing_bitnami(missing: list[tuple[str, str, str]], user: dict[str, Any],
+                    layers: list[ValuesLayer], release: str, chart_rel: str,
+                    namespace: str | None, out: Rendered) -> list[K8sObject]:
     """A Bitnami postgresql dependency that is not vendored: read from its values
     (unless its Chart.yaml `condition`, the first path of it that is set, is false)."""
     built: list[K8sObject] = []
@@ -157,7 +157,7 @@ class _Builder:
                                  else f"{chart_rel}/values.yaml")
         obj = objects[0]
         line0 = ((anchor.line or 1) - 1) if anchor else 0
-        _relocate(obj.body, lambda _line: line0)
+        relocate(obj.body, lambda _line: line0)
         obj.line = line0 + 1
         obj.value_sources = dict(self.sources)
         obj.origin = f"helm-values:{chart_rel}"

@@ -10,7 +10,7 @@ from typing import Any
 from advisor.read.fs import InputError, Root
 
 
-def _template_display(chart_rel: str, subdirs: dict[str, str], key: str) -> str:
+def template_display(chart_rel: str, subdirs: dict[str, str], key: str) -> str:
     """`api/charts/db/templates/x.yaml` (engine key) -> path shown to users: the
     template under the chart (or subchart) directory, `archive.tgz#db/templates/x.yaml`
     inside a packaged subchart. `subdirs`: "db" / "db/inner" -> its path."""
@@ -28,7 +28,7 @@ def _template_display(chart_rel: str, subdirs: dict[str, str], key: str) -> str:
     return "/".join([base, *rest]) if base else "/".join(rest)
 
 
-def _template_text(root: Root, display: str) -> str | None:
+def template_text(root: Root, display: str) -> str | None:
     if "#" in display:
         return None  # inside a .tgz: positions stay those of the rendered stream
     try:
@@ -50,7 +50,7 @@ def _line_key(line: str) -> str:
     return stripped
 
 
-def _line_map(template: str, rendered: str) -> dict[int, int]:
+def line_map(template: str, rendered: str) -> dict[int, int]:
     """0-based rendered line -> 0-based template line, by aligning YAML keys."""
     t_keys = [_line_key(x) for x in template.splitlines()]
     r_keys = [_line_key(x) for x in rendered.splitlines()]
@@ -68,7 +68,7 @@ def _line_map(template: str, rendered: str) -> dict[int, int]:
     return mapping
 
 
-def _relocate(node: Any, move: Any, depth: int = 0) -> None:
+def relocate(node: Any, move: Any, depth: int = 0) -> None:
     """Rewrite ruamel line info in place (0-based lines) so `location()` reports
     positions in the file the object really comes from."""
     if depth > 100:
@@ -86,7 +86,7 @@ def _relocate(node: Any, move: Any, depth: int = 0) -> None:
             data[k] = pos
     if isinstance(node, dict):
         for v in node.values():
-            _relocate(v, move, depth + 1)
+            relocate(v, move, depth + 1)
     elif isinstance(node, list):
         for v in node:
-            _relocate(v, move, depth + 1)
+            relocate(v, move, depth + 1)

@@ -50,7 +50,7 @@ TRACE_RENDER_SECONDS = 2.0  # the least a tracing render may take before it is s
 SENTINEL_BASE = 900_001
 
 
-class _Renderer:
+class ChartRenderer:
     """Renders of one chart; the first (the baseline) sets how long a tracing render may
     take: a few times the baseline, never the full limit of a render."""
 
@@ -93,8 +93,8 @@ class _Hit(Struct):
     at: int = 0  # where in the field's text (a URL's host comes before its port)
 
 
-class _Tracer:
-    def __init__(self, renderer: _Renderer, user: dict[str, Any], effective: dict[str, Any],
+class ValuesTracer:
+    def __init__(self, renderer: ChartRenderer, user: dict[str, Any], effective: dict[str, Any],
                  layers: list[ValuesLayer], baseline: dict[str, str]) -> None:
         self.renderer = renderer
         self.user = user
@@ -394,7 +394,7 @@ def _fast_loader() -> Any:
     return load
 
 
-def _apply_traces(by_key: dict[Any, K8sObject], tracer: _Tracer) -> None:
+def apply_traces(by_key: dict[Any, K8sObject], tracer: ValuesTracer) -> None:
     for (obj_key, path), hits in tracer.hits.items():
         obj = by_key.get(obj_key)
         if obj is None:

@@ -55,8 +55,8 @@ def _find_values_file(root: Root, chart_path: Path, name: str) -> Path:
     return root.resolve(candidate)
 
 
-def _user_layers(root: Root, chart_path: Path, values_files: list[str], set_values: list[str],
-                 helm: Any) -> tuple[list[ValuesLayer], list[ConfigProblem]]:
+def user_layers(root: Root, chart_path: Path, values_files: list[str], set_values: list[str],
+                helm: Any) -> tuple[list[ValuesLayer], list[ConfigProblem]]:
     layers: list[ValuesLayer] = []
     problems: list[ConfigProblem] = []
     for name in values_files:
@@ -64,7 +64,7 @@ def _user_layers(root: Root, chart_path: Path, values_files: list[str], set_valu
             real = _find_values_file(root, chart_path, name)
             text = root.read_text(real)
         except InputError as exc:
-            problems.append(_problem(exc.path, exc.message, fatal=True, line=exc.line))
+            problems.append(helm_problem(exc.path, exc.message, fatal=True, line=exc.line))
             continue
         layer = _layer_from_text(root.rel(real), text, helm, problems)
         if layer is not None:
@@ -73,14 +73,14 @@ def _user_layers(root: Root, chart_path: Path, values_files: list[str], set_valu
         try:
             plain = _parse_set(expr, helm)
         except ValueError as exc:
-            problems.append(_problem("--set", f"invalid --set {expr!r}: {exc}", fatal=True))
+            problems.append(helm_problem("--set", f"invalid --set {expr!r}: {exc}", fatal=True))
             continue
         layers.append(ValuesLayer(display="--set", plain=plain, set_text=expr,
                                   positions=dict.fromkeys(flatten(plain), 0)))
     return layers, problems
 
 
-def _default_layers(root: Root, chart_path: Path, helm: Any, out: Rendered) -> list[ValuesLayer]:
+def default_layers(root: Root, chart_path: Path, helm: Any, out: Rendered) -> list[ValuesLayer]:
     """values.yaml of the chart and of each vendored subchart (under its name), for
     positions; the engine applies them itself."""
     layers: list[ValuesLayer] = []
@@ -98,10 +98,10 @@ def _default_layers(root: Root, chart_path: Path, helm: Any, out: Rendered) -> l
             try:
                 add(root.rel(values), root.read_text(values), prefix)
             except InputError as exc:
-                out.problems.append(_problem(exc.path, exc.message, line=exc.line))
+                out.problems.append(helm_problem(exc.path, exc.message, line=exc.line))
         if depth > 5:
             return
-        for name, where in _subchart_dirs(root, chart).items():
+        for name, where in subchart_dirs(root, chart).items():
             if where.is_dir():
                 walk(where, (*prefix, name), depth + 1)
             else:
@@ -128,13 +128,14 @@ def _layer_from_text(display: str, text: str, helm: Any,
         try:
             plain = helm.values_from_yaml(text)
         except helm.HelmError as exc:
-            problems.append(_problem(display, f"Helm cannot read the values: {_short(exc)}",
-                                     fatal=True))
+            problems.append(helm_problem(display,
+                                         f"Helm cannot read the values: {short_error(exc)}",
+                                         fatal=True))
             return None
     else:
         plain = _to_plain(doc)
     if not isinstance(plain, dict):
-        problems.append(_problem(display, "values file is not a mapping", fatal=True))
+        problems.append(helm_problem(display, "values file is not a mapping", fatal=True))
         return None
     positions: dict[Key, int] = {}
     blocks: dict[Key, int] = {}
@@ -179,7 +180,7 @@ def _parse_set(expr: str, helm: Any) -> dict[str, Any]:
         try:
             return helm.parse_set_string(expr)
         except helm.HelmError as exc:
-            raise ValueError(_short(exc)) from None
+            raise ValueError(short_error(exc)) from None
     # Without the engine: `a.b=1,c=x` (no lists or escapes).
     out: dict[str, Any] = {}
     for part in expr.split(","):
@@ -224,7 +225,7 @@ def block_start(layers: list[ValuesLayer], key: Key) -> tuple[str, int] | None:
     return None
 
 
-def _subchart_dirs(root: Root, chart: Path) -> dict[str, Path]:
+def subchart_dirs(root: Root, chart: Path) -> dict[str, Path]:
     """Chart name -> its directory or .tgz under charts/."""
     found: dict[str, Path] = {}
     charts = chart / "charts"
@@ -232,7 +233,7 @@ def _subchart_dirs(root: Root, chart: Path) -> dict[str, Path]:
         return found
     for entry in sorted(charts.iterdir()):
         if entry.is_dir() and (entry / "Chart.yaml").is_file():
-            name = _chart_name(root, entry / "Chart.yaml") or entry.name
+            name = chart_yaml_name(root, entry / "Chart.yaml") or entry.name
             found[name] = entry
         elif entry.name.endswith(".tgz") and entry.is_file():
             name = _tgz_chart_name(entry)
@@ -241,7 +242,7 @@ def _subchart_dirs(root: Root, chart: Path) -> dict[str, Path]:
     return found
 
 
-def _chart_name(root: Root, chart_yaml: Path) -> str | None:
+def chart_yaml_name(root: Root, chart_yaml: Path) -> str | None:
     try:
         text = root.read_text(chart_yaml)
     except InputError:
@@ -279,19 +280,19 @@ def _tgz_values(root: Root, archive: Path, name: str) -> list[tuple[str, str]]:
     return [(f"{root.rel(archive)}#{name}/values.yaml", text)]
 
 
-def _nest(prefix: Key, plain: dict[str, Any]) -> dict[str, Any]:
+def nest(prefix: Key, plain: dict[str, Any]) -> dict[str, Any]:
     node: dict[str, Any] = plain
     for k in reversed(prefix):
         node = {str(k): node}
     return node
 
 
-def _problem(path: str, message: str, *, fatal: bool = False, line: int | None = None
-             ) -> ConfigProblem:
+def helm_problem(path: str, message: str, *, fatal: bool = False, line: int | None = None
+                 ) -> ConfigProblem:
     return ConfigProblem(location=Location(path=path, line=line), message=message,
                          fatal=fatal, program="Helm")
 
 
-def _short(exc: Exception) -> str:
+def short_error(exc: Exception) -> str:
     text = str(exc).strip()
     return text if len(text) < 600 else text[:600] + "..."
