@@ -241,7 +241,7 @@ def _bitnami_postgresql(values: dict[str, Any], layers: list[ValuesLayer], prefi
     StatefulSet (and read replicas with architecture=replication) and the ConfigMaps
     holding primary.configuration / primary.extendedConfiguration. Names follow the
     chart's `postgresql.v1.primary.fullname` (<release>-postgresql, with -read for
-    replicas); see advisor.read.sources.operators for the field paths and their source."""
+    replicas); see advisor.read.sources.operators.bitnami for the field paths and their source."""
     if not any(k in values for k in ("primary", "architecture", "readReplicas", "auth")):
         return []
     base = f"{release}-{name}" if name not in release else release

@@ -10,7 +10,7 @@ override.conf of the ConfigMaps they mount.
   ConfigMaps `<primary>-configuration` (key postgresql.conf, from
   primary.configuration) and `<sts>-extended-configuration` (key override.conf, from
   primary/readReplicas.extendedConfiguration). Recognised in rendered output (or
-  the values-only objects advisor.read.render.helm builds) by the labels
+  the values-only objects advisor.read.render.helm_fallback builds) by the labels
   app.kubernetes.io/name=postgresql and app.kubernetes.io/component=primary|read;
   the ConfigMaps a StatefulSet mounts are the ones read.
 """
