@@ -30,11 +30,11 @@ from advisor.guard import guarded
 from advisor.model import ConfigProblem
 from advisor.read.fs import Root
 from advisor.read.sources.k8s import K8sObject
-from advisor.read.sources.operators.bitnami import _bitnami_postgresql
-from advisor.read.sources.operators.cnpg import CNPG_API, _cnpg_cluster, _cnpg_pooler, _cnpg_secrets
-from advisor.read.sources.operators.common import MadeSecret, OperatorEntities, _Ctx
-from advisor.read.sources.operators.crunchy import CRUNCHY_API, _crunchy, _crunchy_secrets
-from advisor.read.sources.operators.zalando import ZALANDO_API, _zalando, _zalando_secrets
+from advisor.read.sources.operators.bitnami import bitnami_postgresql
+from advisor.read.sources.operators.cnpg import CNPG_API, cnpg_cluster, cnpg_pooler, cnpg_secrets
+from advisor.read.sources.operators.common import MadeSecret, OperatorEntities, ReadContext
+from advisor.read.sources.operators.crunchy import CRUNCHY_API, crunchy_cluster, crunchy_secrets
+from advisor.read.sources.operators.zalando import ZALANDO_API, zalando_cluster, zalando_secrets
 
 
 def operator_entities(objects: list[K8sObject], *, version_default: int = 15,
@@ -44,7 +44,8 @@ def operator_entities(objects: list[K8sObject], *, version_default: int = 15,
     postgresql StatefulSet) among `objects`. `root` lets postgresql.conf text held in
     ConfigMaps follow includes; without it includes are not followed."""
     out = OperatorEntities()
-    ctx = _Ctx(objects, version_default, root or Root(Path("/nonexistent-pool-advisor")), out)
+    ctx = ReadContext(objects, version_default,
+                      root or Root(Path("/nonexistent-pool-advisor")), out)
     ctx.default_ns = default_namespace  # where an object without metadata.namespace lives
     # `guard`: where a crash reading one resource goes (advisor.guard), so that the
     # others are still read; without it exceptions propagate (tests).
@@ -57,15 +58,15 @@ def operator_entities(objects: list[K8sObject], *, version_default: int = 15,
 
     for obj in objects:
         if obj.kind == "Cluster" and obj.api_version.startswith(CNPG_API):
-            each(lambda o=obj: _cnpg_cluster(ctx, o), obj)
+            each(lambda o=obj: cnpg_cluster(ctx, o), obj)
         elif obj.kind == "postgresql" and obj.api_version.startswith(ZALANDO_API):
-            each(lambda o=obj: _zalando(ctx, o), obj)
+            each(lambda o=obj: zalando_cluster(ctx, o), obj)
         elif obj.kind == "PostgresCluster" and obj.api_version.startswith(CRUNCHY_API):
-            each(lambda o=obj: _crunchy(ctx, o), obj)
+            each(lambda o=obj: crunchy_cluster(ctx, o), obj)
     for obj in objects:
         if obj.kind == "Pooler" and obj.api_version.startswith(CNPG_API):
-            each(lambda o=obj: _cnpg_pooler(ctx, o), obj)
-    each(lambda: _bitnami_postgresql(ctx))
+            each(lambda o=obj: cnpg_pooler(ctx, o), obj)
+    each(lambda: bitnami_postgresql(ctx))
     return out
 
 
@@ -89,9 +90,9 @@ def operator_secrets(objects: list[K8sObject], default_namespace: str = "default
     for obj in objects:
         ns = obj.namespace or default_namespace
         if obj.kind == "Cluster" and obj.api_version.startswith(CNPG_API):
-            out += _cnpg_secrets(obj, ns)
+            out += cnpg_secrets(obj, ns)
         elif obj.kind == "PostgresCluster" and obj.api_version.startswith(CRUNCHY_API):
-            out += _crunchy_secrets(obj, ns)
+            out += crunchy_secrets(obj, ns)
         elif obj.kind == "postgresql" and obj.api_version.startswith(ZALANDO_API):
-            out += _zalando_secrets(obj)
+            out += zalando_secrets(obj)
     return out

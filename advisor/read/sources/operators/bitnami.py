@@ -21,14 +21,14 @@ from advisor.model import Server, Setting
 from advisor.read.render import text_origin
 from advisor.read.sources.k8s import K8sObject, block_offset, get
 from advisor.read.sources.operators.common import (
-    _cpu_term,
-    _Ctx,
-    _ident,
-    _image_version,
-    _memory_term,
-    _server,
-    _src,
-    _term,
+    ReadContext,
+    add_server,
+    cpu_term,
+    entity_id,
+    image_version,
+    int_term,
+    memory_term,
+    source_at,
 )
 
 # --- Bitnami postgresql chart --------------------------------------------------------------
@@ -42,7 +42,7 @@ def _is_bitnami_postgresql(obj: K8sObject) -> bool:
             and labels.get("app.kubernetes.io/component") in ("primary", "read"))
 
 
-def _bitnami_postgresql(ctx: _Ctx) -> None:
+def bitnami_postgresql(ctx: ReadContext) -> None:
     sets = [o for o in ctx.objects if _is_bitnami_postgresql(o)]
     if not sets:
         return
@@ -52,31 +52,31 @@ def _bitnami_postgresql(ctx: _Ctx) -> None:
         component = obj.labels["app.kubernetes.io/component"]
         instance = obj.labels.get("app.kubernetes.io/instance", "")
         image = ("spec", "template", "spec", "containers", 0, "image")
-        version = _image_version(obj, image, ctx.version_default,
-                                 "the Bitnami image tag does not give the major version")
+        version = image_version(obj, image, ctx.version_default,
+                                "the Bitnami image tag does not give the major version")
         settings = _mounted_conf(ctx, obj, configmaps, int(version.value))
         settings.update(_bitnami_env_settings(ctx, obj, int(version.value)))
-        replicas = _term(obj, "replicas", ("spec", "replicas"), 1,
-                         "StatefulSet spec.replicas default")
-        memory = _memory_term(obj, (*image[:-1], "resources", "limits", "memory"))
-        cpu = _cpu_term(obj, (*image[:-1], "resources"))
+        replicas = int_term(obj, "replicas", ("spec", "replicas"), 1,
+                            "StatefulSet spec.replicas default")
+        memory = memory_term(obj, (*image[:-1], "resources", "limits", "memory"))
+        cpu = cpu_term(obj, (*image[:-1], "resources"))
         hosts = [obj.name, f"{obj.name}-hl"]
-        ident = _ident("bitnami-postgresql", obj)
+        ident = entity_id("bitnami-postgresql", obj)
         if component == "primary":
-            primaries[(obj.namespace, instance)] = _server(
+            primaries[(obj.namespace, instance)] = add_server(
                 ctx, obj, ident, obj.name, version=version, settings=settings,
                 instances=replicas, memory=memory, cpu=cpu, hosts=hosts)
         else:
             primary = primaries.get((obj.namespace, instance))
-            _server(ctx, obj, ident, obj.name, version=version, settings=settings,
-                    instances=replicas, memory=memory, cpu=cpu, hosts=hosts, role="standby",
-                    primary_id=primary.id if primary else None)
+            add_server(ctx, obj, ident, obj.name, version=version, settings=settings,
+                       instances=replicas, memory=memory, cpu=cpu, hosts=hosts, role="standby",
+                       primary_id=primary.id if primary else None)
             ctx.out.notices.append(f"bitnami-postgresql: traffic to {obj.name} is budgeted "
                                    f"against its {int(replicas.value)} read replicas")
         ctx.out.claimed.append(obj.ref)
 
 
-def _bitnami_env_settings(ctx: _Ctx, obj: K8sObject, version: int) -> dict[str, Setting]:
+def _bitnami_env_settings(ctx: ReadContext, obj: K8sObject, version: int) -> dict[str, Setting]:
     """POSTGRESQL_MAX_CONNECTIONS of the Bitnami image (postgresql-env.sh: written to
     postgresql.conf as max_connections, over the mounted configuration)."""
     from advisor.read.sources.pgconf import parse_postgres_args_checked
@@ -86,14 +86,15 @@ def _bitnami_env_settings(ctx: _Ctx, obj: K8sObject, version: int) -> dict[str, 
         if get(var, "name") == "POSTGRESQL_MAX_CONNECTIONS" and get(var, "value") is not None:
             found, problems = parse_postgres_args_checked(
                 [f"--max_connections={get(var, 'value')}"],
-                _src(obj, "spec", "template", "spec", "containers", 0, "env", i, "value"),
+                source_at(obj, "spec", "template", "spec", "containers", 0, "env", i, "value"),
                 version)
             ctx.out.problems.extend(problems)
             return found
     return {}
 
 
-def _mounted_conf(ctx: _Ctx, obj: K8sObject, configmaps: dict[tuple[str | None, str], K8sObject],
+def _mounted_conf(ctx: ReadContext, obj: K8sObject,
+                  configmaps: dict[tuple[str | None, str], K8sObject],
                   version: int) -> dict[str, Setting]:
     """postgresql.conf then override.conf from the ConfigMaps the StatefulSet mounts
     (later files win, as the image includes override.conf last)."""

@@ -20,24 +20,24 @@ from advisor.model import Pooler, PoolerDatabase, Setting, Source, Term
 from advisor.read.sources.k8s import K8sObject, get
 from advisor.read.sources.operators.common import (
     MadeSecret,
-    _bouncer_version,
-    _cpu_term,
-    _Ctx,
-    _ident,
-    _image_version,
-    _jdbc,
-    _loc,
-    _made,
-    _memory_term,
-    _server,
-    _split_instances,
-    _src,
-    _term,
-    _uri,
-    _version_term,
+    ReadContext,
+    add_server,
     bouncer_parameter_settings,
+    bouncer_version,
+    cpu_term,
+    entity_id,
     host_forms,
+    image_version,
+    int_term,
+    jdbc_uri,
+    location_at,
+    made_secret,
+    memory_term,
     pg_parameter_settings,
+    pg_uri,
+    source_at,
+    split_instances,
+    version_term,
 )
 
 CNPG_API = "postgresql.cnpg.io/"
@@ -46,25 +46,25 @@ CNPG_API = "postgresql.cnpg.io/"
 # --- CloudNativePG --------------------------------------------------------------------
 
 
-def _cnpg_cluster(ctx: _Ctx, obj: K8sObject) -> None:
+def cnpg_cluster(ctx: ReadContext, obj: K8sObject) -> None:
     version = _cnpg_version(ctx, obj)
     settings = pg_parameter_settings(ctx, obj, ("spec", "postgresql", "parameters"),
                                      int(version.value),
                                      strings_only="CloudNativePG spec.postgresql.parameters")
-    total = _term(obj, "instances", ("spec", "instances"), 1,
-                  "CloudNativePG spec.instances default")
-    primary_n, standby_n = _split_instances(obj, total)
-    memory = _memory_term(obj, ("spec", "resources", "limits", "memory"))
-    cpu = _cpu_term(obj, ("spec", "resources"))
-    ident = _ident("cnpg", obj)
-    primary = _server(ctx, obj, ident, obj.name, version=version, settings=settings,
-                      instances=primary_n, memory=memory, cpu=cpu, hosts=[f"{obj.name}-rw"])
+    total = int_term(obj, "instances", ("spec", "instances"), 1,
+                     "CloudNativePG spec.instances default")
+    primary_n, standby_n = split_instances(obj, total)
+    memory = memory_term(obj, ("spec", "resources", "limits", "memory"))
+    cpu = cpu_term(obj, ("spec", "resources"))
+    ident = entity_id("cnpg", obj)
+    primary = add_server(ctx, obj, ident, obj.name, version=version, settings=settings,
+                         instances=primary_n, memory=memory, cpu=cpu, hosts=[f"{obj.name}-rw"])
     standby = None
     if standby_n is not None:
-        standby = _server(ctx, obj, f"{ident}/replicas", f"{obj.name} replicas",
-                          version=version, settings=settings, instances=standby_n,
-                          memory=memory, cpu=cpu, hosts=[f"{obj.name}-ro", f"{obj.name}-r"],
-                          role="standby", primary_id=ident)
+        standby = add_server(ctx, obj, f"{ident}/replicas", f"{obj.name} replicas",
+                             version=version, settings=settings, instances=standby_n,
+                             memory=memory, cpu=cpu, hosts=[f"{obj.name}-ro", f"{obj.name}-r"],
+                             role="standby", primary_id=ident)
         ctx.out.notices.append(
             f"cnpg: {obj.ref}: traffic to {obj.name}-ro is budgeted against the "
             f"{int(standby_n.value)} replicas; {obj.name}-r reaches every instance and is "
@@ -77,36 +77,36 @@ def _cnpg_cluster(ctx: _Ctx, obj: K8sObject) -> None:
     ctx.out.claimed.append(obj.ref)
 
 
-def _cnpg_version(ctx: _Ctx, obj: K8sObject) -> Term:
+def _cnpg_version(ctx: ReadContext, obj: K8sObject) -> Term:
     major = get(obj.body, "spec", "imageCatalogRef", "major")
     if major is not None:
-        return _version_term(obj, ("spec", "imageCatalogRef", "major"), ctx.version_default,
-                             "image catalog major")
-    return _image_version(obj, ("spec", "imageName"), ctx.version_default,
-                          "spec.imageName not set; the operator's default image decides "
-                          "(PostgreSQL 18 in CloudNativePG 1.30, versions.go DefaultImageName; "
-                          "set --pg-version)")
+        return version_term(obj, ("spec", "imageCatalogRef", "major"), ctx.version_default,
+                            "image catalog major")
+    return image_version(obj, ("spec", "imageName"), ctx.version_default,
+                         "spec.imageName not set; the operator's default image decides "
+                         "(PostgreSQL 18 in CloudNativePG 1.30, versions.go DefaultImageName; "
+                         "set --pg-version)")
 
 
-def _cnpg_pooler(ctx: _Ctx, obj: K8sObject) -> None:
+def cnpg_pooler(ctx: ReadContext, obj: K8sObject) -> None:
     cluster = get(obj.body, "spec", "cluster", "name")
     kind = str(get(obj.body, "spec", "type") or "rw")
-    version = _bouncer_version(obj, ("spec", "template", "spec", "containers", 0, "image"))
+    version = bouncer_version(obj, ("spec", "template", "spec", "containers", 0, "image"))
     settings = bouncer_parameter_settings(
         ctx, obj, ("spec", "pgbouncer", "parameters"), version,
         strings_only="CloudNativePG spec.pgbouncer.parameters")
     mode = get(obj.body, "spec", "pgbouncer", "poolMode")
     settings["pool_mode"] = Setting(
         name="pool_mode", raw=str(mode or "session"), value=str(mode or "session"),
-        source=_src(obj, "spec", "pgbouncer", "poolMode") if mode else
+        source=source_at(obj, "spec", "pgbouncer", "poolMode") if mode else
         Source.default_of("CloudNativePG spec.pgbouncer.poolMode default", key="pool_mode"))
     settings.setdefault("ignore_startup_parameters", Setting(
         name="ignore_startup_parameters", raw="extra_float_digits,options",
         value="extra_float_digits,options",
         source=Source.default_of("CloudNativePG operator (pgbouncer config strings.go)",
                                  key="ignore_startup_parameters")))
-    replicas = _term(obj, "PgBouncer pods", ("spec", "instances"), 1,
-                     "CloudNativePG Pooler spec.instances default")
+    replicas = int_term(obj, "PgBouncer pods", ("spec", "instances"), 1,
+                        "CloudNativePG Pooler spec.instances default")
     pair = ctx.cnpg.get((obj.namespace, str(cluster)))
     server_id = None
     if pair is None:
@@ -116,12 +116,12 @@ def _cnpg_pooler(ctx: _Ctx, obj: K8sObject) -> None:
         primary, standby = pair
         server_id = primary.id if kind == "rw" or standby is None else standby.id
     service = {"rw": "rw", "ro": "ro", "r": "r"}.get(kind, "rw")
-    ident = _ident("cnpg-pooler", obj)
+    ident = entity_id("cnpg-pooler", obj)
     pooler = Pooler(
         id=ident, name=obj.name, namespace=obj.namespace, replicas=replicas, version=version,
-        settings=settings, server_id=server_id, location=_loc(obj),
+        settings=settings, server_id=server_id, location=location_at(obj),
         databases=[PoolerDatabase(name="*", host=f"{cluster}-{service}", port=5432,
-                                  location=_loc(obj, "spec", "cluster", "name"))],
+                                  location=location_at(obj, "spec", "cluster", "name"))],
         hosts=host_forms(obj.name, obj.namespace or ctx.default_ns))
     ctx.out.poolers.append(pooler)
     ctx.services([obj.name], obj.namespace, "pooler", ident)
@@ -133,7 +133,7 @@ def _cnpg_pooler(ctx: _Ctx, obj: K8sObject) -> None:
 CNPG_SECRETS_WHO = "CloudNativePG operator (pkg/specs/secrets.go CreateSecret)"
 
 
-def _cnpg_secrets(obj: K8sObject, ns: str) -> list[MadeSecret]:
+def cnpg_secrets(obj: K8sObject, ns: str) -> list[MadeSecret]:
     bootstrap = get(obj.body, "spec", "bootstrap")
     bootstrap = bootstrap if isinstance(bootstrap, dict) else {}
     method = next((m for m in ("initdb", "recovery", "pg_basebackup")
@@ -149,9 +149,9 @@ def _cnpg_secrets(obj: K8sObject, ns: str) -> list[MadeSecret]:
         if not made:
             continue  # the user's own Secret (spec.bootstrap.<method>.secret)
         data = {"username": user, "user": user, "dbname": db, "host": host, "port": "5432",
-                "uri": _uri(user, f"{host}.{ns}", "5432", db),
-                "jdbc-uri": _jdbc(user, f"{host}.{ns}", "5432", db),
-                "fqdn-uri": _uri(user, f"{host}.{ns}.svc.cluster.local", "5432", db),
-                "fqdn-jdbc-uri": _jdbc(user, f"{host}.{ns}.svc.cluster.local", "5432", db)}
-        out.append(_made(obj, name, data, CNPG_SECRETS_WHO))
+                "uri": pg_uri(user, f"{host}.{ns}", "5432", db),
+                "jdbc-uri": jdbc_uri(user, f"{host}.{ns}", "5432", db),
+                "fqdn-uri": pg_uri(user, f"{host}.{ns}.svc.cluster.local", "5432", db),
+                "fqdn-jdbc-uri": jdbc_uri(user, f"{host}.{ns}.svc.cluster.local", "5432", db)}
+        out.append(made_secret(obj, name, data, CNPG_SECRETS_WHO))
     return out

@@ -2,7 +2,7 @@
 context, the host names of a Service, Terms and Sources at a resource's field, PostgreSQL
 and PgBouncer settings from a parameters map, versions from a field or an image tag,
 Kubernetes quantities, the Servers a cluster resource becomes, and the Secrets an
-operator makes.
+operator makes. Used by the other modules of this package only.
 """
 
 from __future__ import annotations
@@ -39,7 +39,11 @@ class OperatorEntities(Record, kw_only=True):
     claimed: list[str] = field(default_factory=list)  # K8sObject refs represented here
 
 
-class _Ctx:
+class ReadContext:
+    """One read of the operator resources: the objects, the PostgreSQL major to assume,
+    the root includes are read under, what the read fills, CloudNativePG clusters by
+    (namespace, name) for their Poolers, and the namespace of objects without one."""
+
     def __init__(self, objects: list[K8sObject], version_default: int, root: Root,
                  out: OperatorEntities) -> None:
         self.objects = objects
@@ -51,7 +55,7 @@ class _Ctx:
 
     def problem(self, obj: K8sObject, keys: tuple[str | int, ...], message: str,
                 fatal: bool = False, program: str = "pool-advisor") -> None:
-        loc = _loc(obj, *keys)
+        loc = location_at(obj, *keys)
         self.out.problems.append(ConfigProblem(location=loc, message=message, fatal=fatal,
                                                program=program))
 
@@ -69,17 +73,17 @@ def host_forms(name: str, namespace: str | None) -> list[str]:
             f"{name}.{namespace}.svc.cluster.local"]
 
 
-def _src(obj: K8sObject, *keys: str | int) -> Source:
+def source_at(obj: K8sObject, *keys: str | int) -> Source:
     return field_source(obj, *keys)
 
 
-def _loc(obj: K8sObject, *keys: str | int) -> Location:
-    s = _src(obj, *keys)
+def location_at(obj: K8sObject, *keys: str | int) -> Location:
+    s = source_at(obj, *keys)
     return Location(path=s.path or obj.path, line=s.line)
 
 
-def _term(obj: K8sObject, label: str, keys: tuple[str | int, ...], default: float,
-          who: str) -> Term:
+def int_term(obj: K8sObject, label: str, keys: tuple[str | int, ...], default: float,
+             who: str) -> Term:
     """The integer at `keys`, or `default` with `who` as its named default."""
     raw = get(obj.body, *keys)
     if raw is None:
@@ -91,10 +95,10 @@ def _term(obj: K8sObject, label: str, keys: tuple[str | int, ...], default: floa
         return Term(label=label, value=default, source=Source.default_of(
             f"{who} ({'.'.join(map(str, keys))}={raw!r} is not a number)"))
     count_field(obj, keys, value)  # 400 digits or -3: the operator's schema refuses it
-    return Term(label=label, value=value, source=_src(obj, *keys))
+    return Term(label=label, value=value, source=source_at(obj, *keys))
 
 
-def _ident(prefix: str, obj: K8sObject, suffix: str = "") -> str:
+def entity_id(prefix: str, obj: K8sObject, suffix: str = "") -> str:
     ns = f"{obj.namespace}/" if obj.namespace else ""
     return f"{prefix}:{ns}{obj.name}{suffix}"
 
@@ -102,7 +106,7 @@ def _ident(prefix: str, obj: K8sObject, suffix: str = "") -> str:
 # --- PostgreSQL settings from a parameters map --------------------------------------
 
 
-def pg_parameter_settings(ctx: _Ctx | None, obj: K8sObject, keys: tuple[str | int, ...],
+def pg_parameter_settings(ctx: ReadContext | None, obj: K8sObject, keys: tuple[str | int, ...],
                           version: int, *, strings_only: str | None = None,
                           problems: list[ConfigProblem] | None = None) -> dict[str, Setting]:
     """postgresql.conf settings from a CR's parameter map (name -> value), each at its
@@ -117,7 +121,7 @@ def pg_parameter_settings(ctx: _Ctx | None, obj: K8sObject, keys: tuple[str | in
     params = pgguc.pg_params(version)
     for name, raw in found.items():
         name = str(name)
-        at = _loc(obj, *keys, name)
+        at = location_at(obj, *keys, name)
         if strings_only and not isinstance(raw, str):
             sink.append(ConfigProblem(
                 location=at, program="Kubernetes", fatal=True,
@@ -145,32 +149,32 @@ def pg_parameter_settings(ctx: _Ctx | None, obj: K8sObject, keys: tuple[str | in
             continue
         settings[param.name.lower()] = Setting(
             name=param.name.lower(), raw=text, value=parsed.value, unit=param.unit,
-            source=_src(obj, *keys, name))
+            source=source_at(obj, *keys, name))
     return settings
 
 
-def _version_term(obj: K8sObject, keys: tuple[str | int, ...], default: int, who: str
-                  ) -> Term:
+def version_term(obj: K8sObject, keys: tuple[str | int, ...], default: int, who: str
+                 ) -> Term:
     from advisor.facts.pg_version import declared_major
 
     raw = get(obj.body, *keys)
     major = declared_major(raw)
     if major is not None:
-        return Term(label="PostgreSQL version", value=major, source=_src(obj, *keys))
+        return Term(label="PostgreSQL version", value=major, source=source_at(obj, *keys))
     if raw is not None:
         who = f"{'.'.join(map(str, keys))} {raw!r} is not a PostgreSQL major"
     return Term(label="PostgreSQL version", value=default,
                 source=Source.default_of(f"assumed PostgreSQL {default}: {who}"))
 
 
-def _image_version(obj: K8sObject, keys: tuple[str | int, ...], default: int, who: str) -> Term:
+def image_version(obj: K8sObject, keys: tuple[str | int, ...], default: int, who: str) -> Term:
     from advisor.facts.pg_version import image_major
 
     image = get(obj.body, *keys)
     if isinstance(image, str):
         major = image_major(image)
         if major is not None:
-            return Term(label="PostgreSQL version", value=major, source=_src(obj, *keys))
+            return Term(label="PostgreSQL version", value=major, source=source_at(obj, *keys))
         who = f"image {image} names no PostgreSQL version"
     return Term(label="PostgreSQL version", value=default,
                 source=Source.default_of(f"assumed PostgreSQL {default}: {who}"))
@@ -194,26 +198,26 @@ def quantity(text: Any) -> float | None:
     return value if math.isfinite(value) else None
 
 
-def _memory_term(obj: K8sObject, keys: tuple[str | int, ...]) -> Term | None:
+def memory_term(obj: K8sObject, keys: tuple[str | int, ...]) -> Term | None:
     raw = get(obj.body, *keys)
     value = quantity(raw) if raw is not None else None
     if value is None:
         if raw is not None:  # `1.2.3Gi`: the resource's schema refuses it
             _not_a_quantity(obj, keys, raw)
         return None
-    return Term(label="memory limit", value=value, source=_src(obj, *keys))
+    return Term(label="memory limit", value=value, source=source_at(obj, *keys))
 
 
 def _not_a_quantity(obj: K8sObject, keys: tuple[str | int, ...], raw: Any) -> None:
     from advisor.model import WrongType
     from advisor.read.sources.k8s import type_name
 
-    raise WrongType(_loc(obj, *keys), f"{obj.ref} {'.'.join(map(str, keys))}: "
+    raise WrongType(location_at(obj, *keys), f"{obj.ref} {'.'.join(map(str, keys))}: "
                     f"{type_name(raw)} is not a Kubernetes quantity; Kubernetes refuses this "
                     "object, so it is not read")
 
 
-def _cpu_term(obj: K8sObject, resources: tuple[str | int, ...]) -> Term | None:
+def cpu_term(obj: K8sObject, resources: tuple[str | int, ...]) -> Term | None:
     """The cores the database pods get: limits.cpu, else requests.cpu (PA111)."""
     for kind in ("limits", "requests"):
         raw = get(obj.body, *resources, kind, "cpu")
@@ -222,17 +226,17 @@ def _cpu_term(obj: K8sObject, resources: tuple[str | int, ...]) -> Term | None:
             _not_a_quantity(obj, (*resources, kind, "cpu"), raw)
         if value is not None and value > 0:
             return Term(label=f"CPU {kind[:-1]}", value=value,
-                        source=_src(obj, *resources, kind, "cpu"))
+                        source=source_at(obj, *resources, kind, "cpu"))
     return None
 
 
-def _server(ctx: _Ctx, obj: K8sObject, ident: str, name: str, *, version: Term,
-            settings: dict[str, Setting], instances: Term, memory: Term | None,
-            cpu: Term | None = None,
-            hosts: list[str], role: str = "primary", primary_id: str | None = None) -> Server:
+def add_server(ctx: ReadContext, obj: K8sObject, ident: str, name: str, *, version: Term,
+               settings: dict[str, Setting], instances: Term, memory: Term | None,
+               cpu: Term | None = None,
+               hosts: list[str], role: str = "primary", primary_id: str | None = None) -> Server:
     server = Server(id=ident, name=name, kind="operator", namespace=obj.namespace,
                     version=version, settings=dict(settings), instances=instances,
-                    memory_limit=memory, cpu_limit=cpu, location=_loc(obj), role=role,
+                    memory_limit=memory, cpu_limit=cpu, location=location_at(obj), role=role,
                     primary_id=primary_id,
                     hosts=[h for n in hosts
                            for h in host_forms(n, obj.namespace or ctx.default_ns)])
@@ -241,7 +245,7 @@ def _server(ctx: _Ctx, obj: K8sObject, ident: str, name: str, *, version: Term,
     return server
 
 
-def _split_instances(obj: K8sObject, total: Term) -> tuple[Term, Term | None]:
+def split_instances(obj: K8sObject, total: Term) -> tuple[Term, Term | None]:
     """One primary and total - 1 standbys (Terms keep the total's source)."""
     primary = Term(label="primary instance", value=1, source=total.source)
     if total.value <= 1:
@@ -253,13 +257,13 @@ def _split_instances(obj: K8sObject, total: Term) -> tuple[Term, Term | None]:
 # --- PgBouncer settings -----------------------------------------------------------------
 
 
-def _bouncer_version(obj: K8sObject, keys: tuple[str | int, ...]) -> BouncerVersion:
+def bouncer_version(obj: K8sObject, keys: tuple[str | int, ...]) -> BouncerVersion:
     image = get(obj.body, *keys)
     if isinstance(image, str):
         match = re.search(r":v?(\d+)\.(\d+)", image)
         if match:
             return BouncerVersion(major=int(match.group(1)), minor=int(match.group(2)),
-                                  source=_src(obj, *keys))
+                                  source=source_at(obj, *keys))
     return BouncerVersion()
 
 
@@ -278,7 +282,7 @@ def bouncer_setting(name: str, raw: str, source: Source, version: BouncerVersion
     return Setting(name=name, raw=raw, value=value, unit=unit, source=source)
 
 
-def bouncer_parameter_settings(ctx: _Ctx, obj: K8sObject, keys: tuple[str | int, ...],
+def bouncer_parameter_settings(ctx: ReadContext, obj: K8sObject, keys: tuple[str | int, ...],
                                version: BouncerVersion, *, strings_only: str | None = None
                                ) -> dict[str, Setting]:
     from advisor.facts.pgbouncer import params
@@ -293,7 +297,7 @@ def bouncer_parameter_settings(ctx: _Ctx, obj: K8sObject, keys: tuple[str | int,
             ctx.problem(obj, (*keys, name), f"{strings_only} needs string values: "
                         f"`{name}: {raw}` is refused by the API server (write it quoted)",
                         fatal=True, program="Kubernetes")
-        setting = bouncer_setting(name, str(raw), _src(obj, *keys, name), version)
+        setting = bouncer_setting(name, str(raw), source_at(obj, *keys, name), version)
         if setting is None:
             known = name in params(version)
             ctx.problem(obj, (*keys, name), (
@@ -316,18 +320,18 @@ class MadeSecret(Record, kw_only=True):
     obj: K8sObject
 
 
-def _uri(user: str | None, host: str, port: str, dbname: str | None) -> str:
+def pg_uri(user: str | None, host: str, port: str, dbname: str | None) -> str:
     who = f"{user}@" if user else ""
     return f"postgresql://{who}{host}:{port}/{dbname or ''}"
 
 
-def _jdbc(user: str | None, host: str, port: str, dbname: str | None, extra: str = "") -> str:
+def jdbc_uri(user: str | None, host: str, port: str, dbname: str | None, extra: str = "") -> str:
     query = f"?user={user}{extra}" if user else ""
     return f"jdbc:postgresql://{host}:{port}/{dbname or ''}{query}"
 
 
-def _made(obj: K8sObject, name: str, data: dict[str, str], who: str) -> MadeSecret:
-    at = _src(obj, "metadata", "name")
+def made_secret(obj: K8sObject, name: str, data: dict[str, str], who: str) -> MadeSecret:
+    at = source_at(obj, "metadata", "name")
     return MadeSecret(namespace=obj.namespace, name=name, data=data, obj=obj,
                       source=Source(path=at.path, line=at.line, key=name,
                                     default=f"Secret {name} made by the {who}"))

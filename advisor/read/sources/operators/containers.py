@@ -23,7 +23,7 @@ from advisor.model import (
     Source,
 )
 from advisor.read.sources.k8s import K8sObject, get
-from advisor.read.sources.operators.common import _src, bouncer_setting
+from advisor.read.sources.operators.common import bouncer_setting, source_at
 
 # Bitnami pgbouncer image: variable -> pgbouncer.ini key (libpgbouncer.sh).
 BITNAMI_PGBOUNCER_ENV: dict[str, str] = {
@@ -128,8 +128,8 @@ def settings_from_postgres_args(obj: K8sObject, container_keys: tuple[str | int,
             chunk = words[i:i + 2] if i + 1 < len(words) and not words[i + 1].startswith("-") \
                 else words[i:i + 1]
             at = i + len(chunk) - 1  # the item holding name=value
-            found, probs = parse_postgres_args_checked(chunk, _src(obj, *container_keys,
-                                                                   part, at), version)
+            found, probs = parse_postgres_args_checked(chunk, source_at(obj, *container_keys,
+                                                                        part, at), version)
             settings.update(found)
             problems.extend(probs)
     return settings, problems

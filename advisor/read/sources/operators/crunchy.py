@@ -18,23 +18,23 @@ from advisor.model import Pooler, PoolerDatabase, PoolerUser, Setting, Source, T
 from advisor.read.sources.k8s import K8sObject, get
 from advisor.read.sources.operators.common import (
     MadeSecret,
-    _bouncer_version,
-    _cpu_term,
-    _Ctx,
-    _ident,
-    _jdbc,
-    _loc,
-    _made,
-    _memory_term,
-    _server,
-    _split_instances,
-    _src,
-    _term,
-    _uri,
-    _version_term,
+    ReadContext,
+    add_server,
     bouncer_parameter_settings,
+    bouncer_version,
+    cpu_term,
+    entity_id,
     host_forms,
+    int_term,
+    jdbc_uri,
+    location_at,
+    made_secret,
+    memory_term,
     pg_parameter_settings,
+    pg_uri,
+    source_at,
+    split_instances,
+    version_term,
 )
 
 CRUNCHY_API = "postgres-operator.crunchydata.com/"
@@ -43,39 +43,39 @@ CRUNCHY_API = "postgres-operator.crunchydata.com/"
 # --- Crunchy ---------------------------------------------------------------------------
 
 
-def _crunchy(ctx: _Ctx, obj: K8sObject) -> None:
-    version = _version_term(obj, ("spec", "postgresVersion"), ctx.version_default,
-                            "spec.postgresVersion missing")
+def crunchy_cluster(ctx: ReadContext, obj: K8sObject) -> None:
+    version = version_term(obj, ("spec", "postgresVersion"), ctx.version_default,
+                           "spec.postgresVersion missing")
     settings = pg_parameter_settings(
         ctx, obj, ("spec", "patroni", "dynamicConfiguration", "postgresql", "parameters"),
         int(version.value))
     sets = get(obj.body, "spec", "instances")
     sets = sets if isinstance(sets, list) and sets else [{}]
-    counts = [_term(obj, f"instances[{get(s, 'name') or i}].replicas",
-                    ("spec", "instances", i, "replicas"), 1,
-                    "PGO instances[].replicas default") for i, s in enumerate(sets)]
+    counts = [int_term(obj, f"instances[{get(s, 'name') or i}].replicas",
+                       ("spec", "instances", i, "replicas"), 1,
+                       "PGO instances[].replicas default") for i, s in enumerate(sets)]
     total_value = sum(t.value for t in counts)
     first = counts[0].source if len(counts) == 1 else Source(
-        path=obj.path, line=_loc(obj, "spec", "instances").line, key="spec.instances",
+        path=obj.path, line=location_at(obj, "spec", "instances").line, key="spec.instances",
         default=" + ".join(t.show() for t in counts))
     total = Term(label="instances", value=total_value, source=first)
-    primary_n, standby_n = _split_instances(obj, total)
-    memory = _memory_term(obj, ("spec", "instances", 0, "resources", "limits", "memory"))
-    cpu = _cpu_term(obj, ("spec", "instances", 0, "resources"))
-    ident = _ident("crunchy", obj)
-    _server(ctx, obj, ident, obj.name, version=version, settings=settings,
-            instances=primary_n, memory=memory, cpu=cpu, hosts=[f"{obj.name}-primary"])
+    primary_n, standby_n = split_instances(obj, total)
+    memory = memory_term(obj, ("spec", "instances", 0, "resources", "limits", "memory"))
+    cpu = cpu_term(obj, ("spec", "instances", 0, "resources"))
+    ident = entity_id("crunchy", obj)
+    add_server(ctx, obj, ident, obj.name, version=version, settings=settings,
+               instances=primary_n, memory=memory, cpu=cpu, hosts=[f"{obj.name}-primary"])
     replica_id = ident
     if standby_n is not None:
         replica_id = f"{ident}/replicas"
-        _server(ctx, obj, replica_id, f"{obj.name} replicas", version=version,
-                settings=settings, instances=standby_n, memory=memory, cpu=cpu,
-                hosts=[f"{obj.name}-replicas"], role="standby", primary_id=ident)
+        add_server(ctx, obj, replica_id, f"{obj.name} replicas", version=version,
+                   settings=settings, instances=standby_n, memory=memory, cpu=cpu,
+                   hosts=[f"{obj.name}-replicas"], role="standby", primary_id=ident)
     del replica_id
     bouncer = get(obj.body, "spec", "proxy", "pgBouncer")
     if isinstance(bouncer, dict):
         base = ("spec", "proxy", "pgBouncer")
-        version_b = _bouncer_version(obj, (*base, "image"))
+        version_b = bouncer_version(obj, (*base, "image"))
         pooler_settings = bouncer_parameter_settings(
             ctx, obj, (*base, "config", "global"), version_b,
             strings_only="PGO proxy.pgBouncer.config.global")
@@ -85,23 +85,23 @@ def _crunchy(ctx: _Ctx, obj: K8sObject) -> None:
         pid = f"crunchy-pooler:{obj.namespace + '/' if obj.namespace else ''}{name}"
         ctx.out.poolers.append(Pooler(
             id=pid, name=name, namespace=obj.namespace,
-            replicas=_term(obj, "PgBouncer pods", (*base, "replicas"), 1,
-                           "PGO proxy.pgBouncer.replicas default"),
+            replicas=int_term(obj, "PgBouncer pods", (*base, "replicas"), 1,
+                              "PGO proxy.pgBouncer.replicas default"),
             version=version_b, settings=pooler_settings, databases=databases, users=users,
-            server_id=ident, location=_loc(obj, *base),
+            server_id=ident, location=location_at(obj, *base),
             hosts=host_forms(name, obj.namespace or ctx.default_ns)))
         ctx.services([name], obj.namespace, "pooler", pid)
     ctx.out.claimed.append(obj.ref)
 
 
-def _crunchy_databases(ctx: _Ctx, obj: K8sObject, keys: tuple[str | int, ...]
+def _crunchy_databases(ctx: ReadContext, obj: K8sObject, keys: tuple[str | int, ...]
                        ) -> list[PoolerDatabase]:
     from advisor.read.sources.pgbouncer_ini import parse_connstr
 
     found = get(obj.body, *keys)
     if not isinstance(found, dict) or not found:
         return [PoolerDatabase(name="*", host=f"{obj.name}-primary", port=5432,
-                               location=_loc(obj, *keys[:-1]))]
+                               location=location_at(obj, *keys[:-1]))]
     out: list[PoolerDatabase] = []
     for name, connstr in found.items():
         pairs, bad = parse_connstr(str(connstr))
@@ -109,7 +109,7 @@ def _crunchy_databases(ctx: _Ctx, obj: K8sObject, keys: tuple[str | int, ...]
             ctx.problem(obj, (*keys, str(name)), f"PgBouncer cannot parse the connection "
                         f"string of database {name!r}", fatal=True, program="PgBouncer")
         values = dict(pairs)
-        src = _src(obj, *keys, str(name))
+        src = source_at(obj, *keys, str(name))
 
         def term(key: str, label: str, values: dict[str, str] = values, src: Source = src
                  ) -> Term | None:
@@ -126,11 +126,12 @@ def _crunchy_databases(ctx: _Ctx, obj: K8sObject, keys: tuple[str | int, ...]
             reserve_pool_size=term("reserve_pool", "reserve_pool")
             or term("reserve_pool_size", "reserve_pool_size"),
             max_db_connections=term("max_db_connections", "max_db_connections"),
-            location=_loc(obj, *keys, str(name))))
+            location=location_at(obj, *keys, str(name))))
     return out
 
 
-def _crunchy_users(ctx: _Ctx, obj: K8sObject, keys: tuple[str | int, ...]) -> list[PoolerUser]:
+def _crunchy_users(ctx: ReadContext, obj: K8sObject, keys: tuple[str | int, ...]
+                   ) -> list[PoolerUser]:
     """config.users: name -> "pool_mode=... max_user_connections=..." ([users] lines)."""
     from advisor.read.sources.pgbouncer_ini import parse_connstr
 
@@ -140,7 +141,7 @@ def _crunchy_users(ctx: _Ctx, obj: K8sObject, keys: tuple[str | int, ...]) -> li
         return out
     for name, line in found.items():
         pairs, bad = parse_connstr(str(line))
-        src = _src(obj, *keys, str(name))
+        src = source_at(obj, *keys, str(name))
         if bad:
             ctx.problem(obj, (*keys, str(name)), f"PgBouncer cannot parse the settings of "
                         f"user {name!r}", fatal=True, program="PgBouncer")
@@ -154,7 +155,7 @@ def _crunchy_users(ctx: _Ctx, obj: K8sObject, keys: tuple[str | int, ...]) -> li
                 return None
 
         out.append(PoolerUser(
-            name=str(name), location=_loc(obj, *keys, str(name)),
+            name=str(name), location=location_at(obj, *keys, str(name)),
             pool_mode=Setting(name="pool_mode", raw=mode, value=mode, source=src)
             if mode else None,
             pool_size=term("pool_size"), max_user_connections=term("max_user_connections")))
@@ -166,7 +167,7 @@ def _crunchy_users(ctx: _Ctx, obj: K8sObject, keys: tuple[str | int, ...]) -> li
 CRUNCHY_SECRETS_WHO = "Crunchy PGO (generatePostgresUserSecret)"
 
 
-def _crunchy_secrets(obj: K8sObject, ns: str) -> list[MadeSecret]:
+def crunchy_secrets(obj: K8sObject, ns: str) -> list[MadeSecret]:
     users = get(obj.body, "spec", "users")
     entries = [u for u in users if isinstance(u, dict) and u.get("name")] \
         if isinstance(users, list) and users else [{"name": obj.name, "databases": [obj.name]}]
@@ -179,15 +180,15 @@ def _crunchy_secrets(obj: K8sObject, ns: str) -> list[MadeSecret]:
         db = str(dbs[0]) if isinstance(dbs, list) and dbs else None
         data = {"user": user, "host": host, "port": "5432"}
         if db is not None:
-            data |= {"dbname": db, "uri": _uri(user, host, "5432", db),
-                     "jdbc-uri": _jdbc(user, host, "5432", db)}
+            data |= {"dbname": db, "uri": pg_uri(user, host, "5432", db),
+                     "jdbc-uri": jdbc_uri(user, host, "5432", db)}
         if isinstance(bouncer, dict):
             bhost = f"{obj.name}-pgbouncer.{ns}.svc"
             bport = str(bouncer.get("port") or 5432)
             data |= {"pgbouncer-host": bhost, "pgbouncer-port": bport}
             if db is not None:
-                data |= {"pgbouncer-uri": _uri(user, bhost, bport, db),
-                         "pgbouncer-jdbc-uri": _jdbc(user, bhost, bport, db,
-                                                     "&prepareThreshold=0")}
-        out.append(_made(obj, f"{obj.name}-pguser-{user}", data, CRUNCHY_SECRETS_WHO))
+                data |= {"pgbouncer-uri": pg_uri(user, bhost, bport, db),
+                         "pgbouncer-jdbc-uri": jdbc_uri(user, bhost, bport, db,
+                                                        "&prepareThreshold=0")}
+        out.append(made_secret(obj, f"{obj.name}-pguser-{user}", data, CRUNCHY_SECRETS_WHO))
     return out

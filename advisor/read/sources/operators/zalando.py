@@ -27,20 +27,20 @@ from advisor.model import BouncerVersion, Pooler, PoolerDatabase, Source
 from advisor.read.sources.k8s import K8sObject, get
 from advisor.read.sources.operators.common import (
     MadeSecret,
-    _cpu_term,
-    _Ctx,
-    _ident,
-    _loc,
-    _made,
-    _memory_term,
-    _server,
-    _split_instances,
-    _src,
-    _term,
-    _version_term,
+    ReadContext,
+    add_server,
     bouncer_setting,
+    cpu_term,
+    entity_id,
     host_forms,
+    int_term,
+    location_at,
+    made_secret,
+    memory_term,
     pg_parameter_settings,
+    source_at,
+    split_instances,
+    version_term,
 )
 
 ZALANDO_API = "acid.zalan.do/"
@@ -54,26 +54,26 @@ ZALANDO_MODE = "transaction"  # constants.ConnectionPoolerDefaultMode
 # --- Zalando -------------------------------------------------------------------------
 
 
-def _zalando(ctx: _Ctx, obj: K8sObject) -> None:
-    version = _version_term(obj, ("spec", "postgresql", "version"), ctx.version_default,
-                            "spec.postgresql.version missing")
+def zalando_cluster(ctx: ReadContext, obj: K8sObject) -> None:
+    version = version_term(obj, ("spec", "postgresql", "version"), ctx.version_default,
+                           "spec.postgresql.version missing")
     settings = pg_parameter_settings(ctx, obj, ("spec", "postgresql", "parameters"),
                                      int(version.value),
                                      strings_only="Zalando spec.postgresql.parameters")
-    total = _term(obj, "instances", ("spec", "numberOfInstances"), 1,
-                  "Zalando spec.numberOfInstances missing")
-    primary_n, standby_n = _split_instances(obj, total)
-    memory = _memory_term(obj, ("spec", "resources", "limits", "memory"))
-    cpu = _cpu_term(obj, ("spec", "resources"))
-    ident = _ident("zalando", obj)
-    _server(ctx, obj, ident, obj.name, version=version, settings=settings,
-            instances=primary_n, memory=memory, cpu=cpu, hosts=[obj.name])
+    total = int_term(obj, "instances", ("spec", "numberOfInstances"), 1,
+                     "Zalando spec.numberOfInstances missing")
+    primary_n, standby_n = split_instances(obj, total)
+    memory = memory_term(obj, ("spec", "resources", "limits", "memory"))
+    cpu = cpu_term(obj, ("spec", "resources"))
+    ident = entity_id("zalando", obj)
+    add_server(ctx, obj, ident, obj.name, version=version, settings=settings,
+               instances=primary_n, memory=memory, cpu=cpu, hosts=[obj.name])
     replica_id = ident
     if standby_n is not None:
         replica_id = f"{ident}/replicas"
-        _server(ctx, obj, replica_id, f"{obj.name} replicas", version=version,
-                settings=settings, instances=standby_n, memory=memory, cpu=cpu,
-                hosts=[f"{obj.name}-repl"], role="standby", primary_id=ident)
+        add_server(ctx, obj, replica_id, f"{obj.name} replicas", version=version,
+                   settings=settings, instances=standby_n, memory=memory, cpu=cpu,
+                   hosts=[f"{obj.name}-repl"], role="standby", primary_id=ident)
     else:
         ctx.services([f"{obj.name}-repl"], obj.namespace, "server", ident)
     ctx.out.notices.append(
@@ -90,14 +90,15 @@ def _zalando(ctx: _Ctx, obj: K8sObject) -> None:
     ctx.out.claimed.append(obj.ref)
 
 
-def _zalando_pooler(ctx: _Ctx, obj: K8sObject, name: str, server_id: str, target: str) -> None:
+def _zalando_pooler(ctx: ReadContext, obj: K8sObject, name: str, server_id: str,
+                    target: str) -> None:
     base = ("spec", "connectionPooler")
-    replicas = _term(obj, "pooler pods", (*base, "numberOfInstances"), ZALANDO_POOLER_INSTANCES,
-                     "Zalando operator configuration connection_pooler_number_of_instances")
+    replicas = int_term(obj, "pooler pods", (*base, "numberOfInstances"), ZALANDO_POOLER_INSTANCES,
+                        "Zalando operator configuration connection_pooler_number_of_instances")
     replicas = replace(replicas, value=max(1, replicas.value))
-    max_db = _term(obj, "maxDBConnections", (*base, "maxDBConnections"),
-                   ZALANDO_MAX_DB_CONNECTIONS,
-                   "Zalando operator connection_pooler_max_db_connections default")
+    max_db = int_term(obj, "maxDBConnections", (*base, "maxDBConnections"),
+                      ZALANDO_MAX_DB_CONNECTIONS,
+                      "Zalando operator connection_pooler_max_db_connections default")
     per_pod = int(max_db.value) // int(replicas.value)
     default_size = per_pod // 2
     min_size = default_size // 2
@@ -119,7 +120,7 @@ def _zalando_pooler(ctx: _Ctx, obj: K8sObject, name: str, server_id: str, target
             "Zalando operator constant ConnectionPoolerMaxClientConnections",
             key="max_client_conn")),
         "pool_mode": (str(mode_raw or ZALANDO_MODE),
-                      _src(obj, *base, "mode") if mode_raw else Source.default_of(
+                      source_at(obj, *base, "mode") if mode_raw else Source.default_of(
                           "Zalando operator connection_pooler_mode default", key="pool_mode")),
     }
     settings = {}
@@ -130,9 +131,9 @@ def _zalando_pooler(ctx: _Ctx, obj: K8sObject, name: str, server_id: str, target
     ident = f"zalando-pooler:{obj.namespace + '/' if obj.namespace else ''}{name}"
     ctx.out.poolers.append(Pooler(
         id=ident, name=name, namespace=obj.namespace, replicas=replicas, version=version,
-        settings=settings, server_id=server_id, location=_loc(obj, *base)
-        if get(obj.body, *base) is not None else _loc(obj, "spec", "enableConnectionPooler"),
-        databases=[PoolerDatabase(name="*", host=target, port=5432, location=_loc(obj))],
+        settings=settings, server_id=server_id, location=location_at(obj, *base)
+        if get(obj.body, *base) is not None else location_at(obj, "spec", "enableConnectionPooler"),
+        databases=[PoolerDatabase(name="*", host=target, port=5432, location=location_at(obj))],
         hosts=host_forms(name, obj.namespace or ctx.default_ns)))
     ctx.services([name], obj.namespace, "pooler", ident)
 
@@ -143,8 +144,9 @@ ZALANDO_SECRETS_WHO = ("Zalando operator secret_name_template "
                        "{username}.{cluster}.credentials.postgresql.acid.zalan.do")
 
 
-def _zalando_secrets(obj: K8sObject) -> list[MadeSecret]:
+def zalando_secrets(obj: K8sObject) -> list[MadeSecret]:
     users = get(obj.body, "spec", "users")
     names = ["postgres", *(str(u) for u in users)] if isinstance(users, dict) else ["postgres"]
-    return [_made(obj, f"{u.replace('_', '-')}.{obj.name}.credentials.postgresql.acid.zalan.do",
-                  {"username": u}, ZALANDO_SECRETS_WHO) for u in names]
+    return [made_secret(obj,
+                        f"{u.replace('_', '-')}.{obj.name}.credentials.postgresql.acid.zalan.do",
+                        {"username": u}, ZALANDO_SECRETS_WHO) for u in names]
