@@ -232,7 +232,7 @@ def test_absent_settings_are_added_to_the_conf_and_git_apply_takes_the_diff(tmp_
 
 def test_insert_keeps_line_endings_and_order(tmp_path: Path):
     from advisor.advise.edits import plan
-    from advisor.advise.plan import Edit
+    from advisor.advise.records import Edit
 
     conf = tmp_path / "postgresql.conf"
     conf.write_bytes(b"listen_addresses = '*'\r\nshared_buffers = 1GB")  # no final newline
@@ -385,7 +385,7 @@ def test_yaml_with_duplicate_keys_can_still_be_edited(tmp_path: Path):
     # Helm reads duplicate keys (the last wins); the real Mastodon chart's values.yaml has
     # one. The edit is checked for what it changes, not refused for what was there.
     from advisor.advise.edits import plan
-    from advisor.advise.plan import Edit
+    from advisor.advise.records import Edit
 
     (tmp_path / "values.yaml").write_text("redis:\n  replica: {a: 1}\n  replica: {b: 2}\n"
                                           "sidekiq:\n  concurrency: 25\n")

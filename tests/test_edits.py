@@ -3,7 +3,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from advisor.advise.edits import edit_line, plan, write
-from advisor.advise.plan import Edit
+from advisor.advise.records import Edit
 
 CONFIGMAP = """\
 apiVersion: v1

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from msgspec import Struct, field
 
-from advisor.advise.plan import Edit
+from advisor.advise.records import Edit
 from advisor.read.fs import InputError, Root, decode_text, read_regular
 
 

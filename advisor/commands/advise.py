@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 if TYPE_CHECKING:
-    from advisor.advise.plan import ServerAdvice
+    from advisor.advise.records import ServerAdvice
 
 
 class OutputFormat(StrEnum):
@@ -111,7 +111,9 @@ def advise_command(
                      "top-level holding the paths, else their common folder)."),
     ] = None,
 ) -> None:
-    from advisor.advise.plan import AdviseOptions, advise, render_text
+    from advisor.advise.plan import advise
+    from advisor.advise.records import AdviseOptions
+    from advisor.advise.text import render_text
     from advisor.read.fs import InputError
     from advisor.scan import LoadError, load_with_settings
 

@@ -1,0 +1,252 @@
+"""Pooler proposals of the advise plan for the poolers a server already has: PgBouncer
+limits per replica within a pooler's share (max_db_connections, default_pool_size,
+reserve_pool_size, on the [databases] entry or in [pgbouncer]), RDS Proxy's
+MaxConnectionsPercent, and the client side: pool_mode transaction unless a SQL hazard
+forbids it, max_client_conn sized to the clients behind each replica."""
+
+from __future__ import annotations
+
+import math
+
+from msgspec.structs import replace
+
+from advisor.advise.records import Edit, Proposal, _added_at, _edit, _n
+from advisor.model import (
+    Budget,
+    Contribution,
+    Pooler,
+    PoolerDatabase,
+    Setting,
+    Source,
+    SqlHazard,
+    Term,
+    Topology,
+)
+
+
+def _shrink_proxy(proxy: Pooler, b: Budget, alloc: float, assumption: str) -> list[Proposal]:
+    """RDS Proxy's pool maximum is MaxConnectionsPercent of max_connections (floored):
+    the largest percentage within `alloc`. Set in AWS; the declaration describes it."""
+    old = proxy.max_connections_percent
+    max_conn = max(b.max_connections.value, 1)
+    percent = max(1, math.floor(alloc * 100 / max_conn))
+    if old is None or percent >= old.value:
+        return []
+    proxy.max_connections_percent = replace(old, value=float(percent))
+    source = replace(old.source, key="max_connections_percent")
+    return [Proposal(
+        kind="pooler", subject=f"{proxy.name} (RDS Proxy)", key="max_connections_percent",
+        old=old.show(), new=str(percent),
+        reason=(f"pool maximum floor({_n(max_conn)} max_connections x {percent} / 100) = "
+                f"{math.floor(max_conn * percent / 100)} server connections, within its "
+                f"share of {_n(math.floor(alloc))}; set the same on the proxy in AWS "
+                "(modify-db-proxy-target-group): the declaration only describes it"),
+        assumption=assumption, edit=_edit(source, _n(old.value), str(percent)),
+        manual=(f"set MaxConnectionsPercent to {percent} on the proxy's target group in AWS "
+                "(aws rds modify-db-proxy-target-group --connection-pool-config "
+                f"MaxConnectionsPercent={percent}); the declaration only describes it"))]
+
+
+def _shrink_pooler(
+    pooler: Pooler,
+    c: Contribution,
+    alloc: float,
+    assumption: str,
+    target_active: float | None,
+) -> list[Proposal]:
+    """Per-replica PgBouncer limits so that replicas x server connections <= alloc."""
+    from advisor.facts.pgbouncer import _find_database, effective_pool
+
+    replicas = max(pooler.replicas.value + (pooler.surge.value if pooler.surge else 0), 1)
+    per_replica = math.floor(alloc / replicas)
+    current_per_replica = c.total / replicas if replicas else c.total
+    if per_replica >= current_per_replica:
+        return []
+    why = (
+        f"{_n(replicas)} replicas x {_n(per_replica)} = {_n(replicas * per_replica)} server "
+        f"connections (was {_n(c.total)})"
+    )
+    if target_active is not None:
+        why += f"; the measured optimum is {_n(target_active)} active connections"
+    proposals: list[Proposal] = []
+    db_parts = c.parts or [c]
+    raw_total = sum(p.total for p in db_parts) or 1
+    for part in db_parts:
+        db_share = math.floor(per_replica * part.total / raw_total)
+        entry = _find_database(pooler, part.who)
+        pool_parts = part.parts or []
+        users = [pp.who.split("/", 1)[1] for pp in pool_parts if "/" in pp.who]
+        pools = [p for p in (effective_pool(pooler, part.who, u) for u in users) if p]
+        if not pools:
+            continue
+        cap = pools[0].max_db_connections
+        raw = sum(p.server_max for p in pools)
+        if cap.value > 0 and cap.value <= raw:
+            # The cap binds: lowering it is the one-value change.
+            if db_share < cap.value:
+                proposals.append(
+                    _pooler_value(
+                        pooler, entry, "max_db_connections", cap, db_share, why, assumption
+                    )
+                )
+            continue
+        per_pool = max(1, math.floor(db_share / len(pools)))
+        for p in pools:
+            reserve = p.reserve_pool_size.value if p.reserve_used else 0
+            if reserve and per_pool - reserve < 1:
+                proposals.append(
+                    _pooler_value(
+                        pooler, entry, "reserve_pool_size", p.reserve_pool_size, 0, why, assumption
+                    )
+                )
+                reserve = 0
+            new_size = max(1, per_pool - int(reserve))
+            if new_size < p.pool_size.value:
+                key = "default_pool_size"
+                proposal = _pooler_value(pooler, entry, key, p.pool_size, new_size, why, assumption)
+                if all(x.key != proposal.key or x.subject != proposal.subject for x in proposals):
+                    proposals.append(proposal)
+    return proposals
+
+
+def _pooler_value(
+    pooler: Pooler,
+    entry: PoolerDatabase | None,
+    key: str,
+    old: Term,
+    new: float,
+    why: str,
+    assumption: str,
+) -> Proposal:
+    """Change one PgBouncer limit in the topology copy (on the [databases] entry when
+    that is where the value came from, else in [pgbouncer]) and say so."""
+    new_term = replace(old, value=float(new))
+    subject = pooler.name
+    entry_attr = {"default_pool_size": "pool_size"}.get(key, key)
+    if entry is not None and getattr(entry, entry_attr, None) == old:
+        setattr(entry, entry_attr, new_term)
+        subject = f"{pooler.name} [databases] {entry.name}"
+        manual = f"add `{entry_attr}={_n(new)}` to the {entry.name} line of [databases]"
+    else:
+        edit = _ini_insert(pooler, key, _n(new)) if old.source.path is None else None
+        pooler.settings[key] = _setting_with(pooler.settings.get(key), key, new,
+                                             _added_at(edit) or old.source)
+        manual = f"add `{key} = {_n(new)}` to the [pgbouncer] section"
+        if edit is not None:
+            return Proposal(kind="pooler", subject=subject, key=key, old=old.show(),
+                            new=_n(new), reason=why, assumption=assumption, edit=edit)
+    return Proposal(
+        kind="pooler",
+        subject=subject,
+        key=entry_attr if subject != pooler.name else key,
+        old=old.show(),
+        new=_n(new),
+        reason=why,
+        assumption=assumption,
+        edit=_edit(old.source, _n(old.value), _n(new)),
+        manual="" if old.source.path else manual,
+    )
+
+
+def _setting_with(old: Setting | None, name: str, value: float | str, source: Source) -> Setting:
+    raw = _n(value) if isinstance(value, float | int) else value
+    if old is None:
+        return Setting(name=name, raw=raw, value=value, source=source)
+    return replace(old, raw=raw, value=value)
+
+
+def _bouncer_hazards(topo: Topology) -> list[SqlHazard]:
+    """Hazards that break behind PgBouncer (not the forms only RDS Proxy pins on)."""
+    from advisor.read.sql.hazards import PINNING_ONLY_KINDS
+
+    return [h for h in topo.sql_hazards if h.kind not in PINNING_ONLY_KINDS]
+
+
+def _pooler_client_side(topo: Topology, pooler: Pooler, notes: list[str]) -> list[Proposal]:
+    from advisor.budget.slots import client_contribution
+    from advisor.facts.pgbouncer import effective_setting
+
+    proposals: list[Proposal] = []
+    behind = [c for c in topo.clients if c.target_kind == "pooler" and c.target_id == pooler.id]
+    mode = effective_setting(pooler.settings, "pool_mode", pooler.version)
+    if str(mode.value) == "session" and behind:
+        ids = {c.id for c in behind}
+        hazards = [h for h in _bouncer_hazards(topo) if h.client_id in ids]
+        unmapped = [h for h in _bouncer_hazards(topo) if h.client_id is None]
+        if hazards:
+            listed = "; ".join(f"{h.kind} at {h.location.label()}" for h in hazards[:5])
+            notes.append(
+                f"{pooler.name} stays in session mode: transaction mode would break "
+                f"{listed}. In session mode every client connection holds a server "
+                "connection, so the pooler cannot multiplex."
+            )
+        else:
+            caveat = (
+                f"; {len(unmapped)} hazard(s) found in code not mapped to a workload: check them"
+                if unmapped
+                else ""
+            )
+            proposals.append(
+                Proposal(
+                    kind="pooler",
+                    subject=pooler.name,
+                    key="pool_mode",
+                    old=f"{mode.raw} ({mode.source.label()})",
+                    new="transaction",
+                    reason=(
+                        "transaction mode lends a server connection per transaction, so many "
+                        "client connections share the few server connections the budget allows"
+                    ),
+                    assumption="no session-level feature (SET, LISTEN, advisory locks, SQL "
+                    "PREPARE, WITH HOLD cursors) found in the clients behind it" + caveat,
+                    edit=_edit(mode.source, mode.raw, "transaction"),
+                    manual=""
+                    if mode.source.path
+                    else "add `pool_mode = transaction` to the [pgbouncer] section",
+                )
+            )
+            pooler.settings["pool_mode"] = _setting_with(
+                pooler.settings.get("pool_mode"), "pool_mode", "transaction", mode.source
+            )
+    if behind:
+        clients_total = sum(client_contribution(c).total for c in behind)
+        replicas = max(pooler.replicas.value, 1)
+        needed = math.ceil(clients_total / replicas)
+        current = effective_setting(pooler.settings, "max_client_conn", pooler.version)
+        if needed > float(current.value):
+            with_headroom = -(-needed * 11 // 10)  # +10%, integer ceiling
+            new = -(-with_headroom // 10) * 10
+            proposals.append(
+                Proposal(
+                    kind="pooler",
+                    subject=pooler.name,
+                    key="max_client_conn",
+                    old=f"{current.raw} ({current.source.label()})",
+                    new=str(new),
+                    reason=(
+                        f"{_n(clients_total)} client connections at peak over {_n(replicas)} "
+                        f"replica(s) = {needed} per PgBouncer, + 10% headroom: clients past "
+                        "max_client_conn are refused"
+                    ),
+                    assumption="the Service spreads clients evenly over the replicas",
+                    edit=_edit(current.source, current.raw, str(new)),
+                    manual=""
+                    if current.source.path
+                    else f"add `max_client_conn = {new}` to the [pgbouncer] section",
+                )
+            )
+            pooler.settings["max_client_conn"] = _setting_with(
+                pooler.settings.get("max_client_conn"), "max_client_conn", new, current.source
+            )
+    return proposals
+
+
+def _ini_insert(pooler: Pooler, key: str, value: str) -> Edit | None:
+    """`key = value` added at the end of the pooler's [pgbouncer] section (the key is
+    absent: its default applies), when its pgbouncer.ini was read; not for images
+    configured by environment."""
+    end = pooler.main_end
+    if end is None or end.path is None or end.line is None:
+        return None
+    return Edit(path=end.path, line=end.line, key=key, old="", new=f"{key} = {value}",
+                insert=True)

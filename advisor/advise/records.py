@@ -1,0 +1,103 @@
+"""The records of the advise plan and the small helpers that fill them: the options
+(AdviseOptions), one proposed change (Proposal) with its edit at a file line (Edit) or
+the file it adds (NewFile), the advice for one server (ServerAdvice); a number as
+written in a proposal (_n), the edit of a value at its source line (_edit) and where an
+inserted setting will be (_added_at)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from advisor.live.usl import Sweep
+from advisor.model import Source
+
+
+class AdviseOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
+
+    all_servers: bool = False  # advise on servers that already fit too
+    weights: dict[str, float] = Field(default_factory=dict)  # client or pooler name -> weight
+    minimums: dict[str, int] = Field(default_factory=dict)  # client name -> min pool size
+    sweep: Sweep | None = None
+    spindles: float = 1
+    force: bool = False  # use a sweep whose fit is unreliable
+    new_pooler: bool = True  # may propose a PgBouncer where pools would shrink too far
+    min_r2: float = 0.8  # below it a sweep's fit is unreliable
+    memory: object | None = None  # advisor.budget.slots.MemoryOptions
+
+
+class Edit(BaseModel):
+    """One value changed in one file at one line."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    path: str
+    line: int  # the line holding the value; for an insert, the line to add it after
+    key: str
+    old: str  # "" for an insert
+    new: str  # the new value; for an insert, the whole line to add (its indentation
+    #          taken from the line it follows)
+    insert: bool = False
+
+
+class NewFile(BaseModel):
+    """A file advise proposes to add; never written over an existing one."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    path: str
+    text: str
+
+
+class Proposal(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    kind: Literal["client-pool", "pooler", "server"]
+    subject: str  # "checkout HikariCP", "pgbouncer", "postgres"
+    key: str
+    old: str  # the current value with its source
+    new: str
+    reason: str
+    assumption: str = ""
+    edit: Edit | None = None  # None: the value is a default or not at a file line
+    manual: str = ""  # what to do when there is no edit (add the key, ...)
+    new_file: NewFile | None = None  # a file to add (a proposed PgBouncer's manifest)
+
+
+class ServerAdvice(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    server: str
+    server_id: str
+    fits_before: bool
+    usable_before: float
+    peak_before: float
+    before: list[str] = Field(default_factory=list)
+    proposals: list[Proposal] = Field(default_factory=list)
+    fits_after: bool
+    usable_after: float
+    peak_after: float
+    after: list[str] = Field(default_factory=list)
+    sizing: list[str] = Field(default_factory=list)
+    notes: list[str] = Field(default_factory=list)
+    memory_before: str = ""
+    memory_after: str = ""
+
+
+def _added_at(edit: Edit | None) -> Source | None:
+    """Where an inserted setting will be, for the after-budget's labels."""
+    if edit is None or not edit.insert:
+        return None
+    return Source(path=edit.path, key=f"{edit.key} (added after line {edit.line})")
+
+
+def _edit(source: Source, old: str, new: str) -> Edit | None:
+    if source.path is None or source.line is None:
+        return None
+    return Edit(path=source.path, line=source.line, key=source.key or "", old=old, new=new)
+
+
+def _n(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else f"{value:g}"

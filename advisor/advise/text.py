@@ -1,0 +1,48 @@
+"""The advise plan as text for the terminal: per server, the arithmetic before, the
+numbered proposals (why, what they assume, where to edit), the arithmetic after, the
+sizing evidence and the notes."""
+
+from __future__ import annotations
+
+from advisor.advise.records import ServerAdvice, _n
+
+
+def render_text(advice: list[ServerAdvice]) -> str:
+    if not advice:
+        return "Every server fits its connection budget; nothing to propose (use --all)."
+    lines: list[str] = []
+    for a in advice:
+        state = "fits" if a.fits_before else "does not fit"
+        lines.append(
+            f"== {a.server}: {state} ({_n(a.peak_before)} at peak, {_n(a.usable_before)} usable)"
+        )
+        lines.append("Before:")
+        lines += [f"  {x}" for x in a.before]
+        if a.memory_before:
+            lines.append(f"  {a.memory_before}")
+        if a.proposals:
+            lines.append("Proposals:")
+            for i, p in enumerate(a.proposals, 1):
+                lines.append(f"  {i}. {p.subject}: {p.key} {p.old} -> {p.new}")
+                lines.append(f"     why: {p.reason}")
+                if p.assumption:
+                    lines.append(f"     assumes: {p.assumption}")
+                if p.edit is not None and p.edit.insert:
+                    lines.append(f"     add: `{p.edit.new}` after {p.edit.path}:{p.edit.line}")
+                elif p.edit is not None:
+                    lines.append(f"     edit: {p.edit.path}:{p.edit.line}")
+                elif p.manual:
+                    lines.append(f"     by hand: {p.manual}")
+        else:
+            lines.append("Proposals: none")
+        lines.append("After:")
+        lines += [f"  {x}" for x in a.after]
+        if a.memory_after:
+            lines.append(f"  {a.memory_after}")
+        if a.sizing:
+            lines.append("Active connections (sizing evidence):")
+            lines += [f"  {x}" for x in a.sizing]
+        for n in a.notes:
+            lines.append(f"note: {n}")
+        lines.append("")
+    return "\n".join(lines).rstrip() + "\n"
