@@ -147,7 +147,9 @@ def check(
         ".gitignore; the only thing check writes there).")] = False,
 ) -> None:
     """Lint: compute every server's connection budget and report what does not fit."""
-    from advisor.engine import CheckOptions, UsageError, at_or_above, run_check
+    from advisor.engine.check import run_check
+    from advisor.engine.evaluate import at_or_above
+    from advisor.engine.options import CheckOptions, UsageError
     from advisor.rules import load_rules
 
     registry = load_rules()
@@ -213,7 +215,7 @@ def check(
 def exit_on_internal_errors(result) -> None:
     """A run in which something crashed (caught per file or per rule, the report above
     shows the rest) exits 2 with one line naming the file: never 1, the findings code."""
-    from advisor.engine import internal_errors
+    from advisor.engine.check import internal_errors
 
     errors = internal_errors(result)
     if errors:
@@ -243,7 +245,7 @@ def _write(path: Path, text: str) -> None:
 
 def _cluster_check(options, registry, kubeconfig: Path | None, context: str | None,
                    namespace: str | None):
-    from advisor.engine import UsageError
+    from advisor.engine.options import UsageError
     from advisor.live.cluster import ClusterError, run_cluster_check
 
     try:

@@ -457,7 +457,8 @@ def _first_with_id(topo: Topology, group: str, wanted: str):
     the topology (not a field: never encoded): rules look entities up per client, and
     a scan per lookup was clients x servers. The index is made again when the list is
     another, its length changed, its first or last entity's id changed (ids are renamed
-    all at once, by advisor.engine._label_environment), or a hit's id no longer matches."""
+    all at once, by advisor.engine.repository._label_environment), or a hit's id no
+    longer matches."""
     entities = getattr(topo, group)
     stamp = (len(entities), entities[0].id, entities[-1].id) if entities else (0,)
     cached = topo.__dict__.get(group)

@@ -37,7 +37,9 @@ def load_with_settings(
     namespace: str | None = None,
 ) -> Loaded:
     from advisor.budget.slots import budgets
-    from advisor.engine import CheckOptions, UsageError, memory_options, scan
+    from advisor.engine.check import scan
+    from advisor.engine.evaluate import memory_options
+    from advisor.engine.options import CheckOptions, UsageError
     from advisor.rules import load_rules
 
     try:

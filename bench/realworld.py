@@ -27,7 +27,8 @@ REPO = Path(__file__).resolve().parent.parent
 # Run in the child: scan one repository, print one JSON line of counts.
 _CHILD = r"""
 import json, sys
-from advisor.engine import CheckOptions, scan
+from advisor.engine.check import scan
+from advisor.engine.options import CheckOptions
 topo = scan([sys.argv[1]], CheckOptions()).topology
 linked = [c for c in topo.clients if c.target_id]
 unlinked = [c for c in topo.clients if not c.target_id]

@@ -168,7 +168,8 @@ APPS: tuple[RealApp, ...] = (
 
 
 def run(app: RealApp, real_root: Path, verbose: bool) -> tuple[str, float | None, list[str]]:
-    from advisor.engine import CheckOptions, run_check
+    from advisor.engine.check import run_check
+    from advisor.engine.options import CheckOptions
 
     src = real_root / app.checkout
     if not src.is_dir():

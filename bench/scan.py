@@ -2,7 +2,7 @@
 
     python bench/scan.py TREE [TREE ...] [--runs 5] [--json]
 
-For each tree, the files the check's SQL scan reads (advisor.engine._sql: every
+For each tree, the files the check's SQL scan reads (advisor.engine.repository._sql: every
 `is_sql_candidate` path outside test folders, as a check with `scan-test-code = false`
 lists them) are scanned in this process with `advisor.read.sql.extract.scan_sql_sources`, and,
 in the same process, the floor reads each of them once and parses it with the parser its

@@ -2,7 +2,8 @@
 
 from pathlib import Path
 
-from advisor.engine import CheckOptions, run_check
+from advisor.engine.check import run_check
+from advisor.engine.options import CheckOptions
 from tests.rule_pages import load_pages, write_tree
 
 PAGES = {p.code: p for p in load_pages()}

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 
-from advisor.engine import CheckOptions, run_check
+from advisor.engine.check import run_check
+from advisor.engine.options import CheckOptions
 from tests.rule_pages import load_pages, write_tree
 
 PAGE = next(p for p in load_pages() if p.code == "PA106")

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from advisor.engine import CheckOptions, run_check
+from advisor.engine.check import run_check
+from advisor.engine.options import CheckOptions
 from tests.realpg import have_postgres, running_postgres
 
 pytestmark = [pytest.mark.postgres,

@@ -15,8 +15,9 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from advisor import engine
-from advisor.engine import CheckOptions, run_check
+from advisor.engine import repository
+from advisor.engine.check import run_check
+from advisor.engine.options import CheckOptions
 from advisor.read import cache as cache_mod
 from advisor.read.cache import CACHE_DIR, PACK, decode_tree, encode_tree
 from advisor.report.json import render
@@ -85,13 +86,13 @@ def _check(path: Path, *, cache: bool = True) -> str:
 def parses(monkeypatch) -> list[str]:
     """The manifests parsed (not taken from the cache) during a run."""
     seen: list[str] = []
-    real = engine.k8s_objects
+    real = repository.k8s_objects
 
     def counting(text, shown, **kw):
         seen.append(shown)
         return real(text, shown, **kw)
 
-    monkeypatch.setattr(engine, "k8s_objects", counting)
+    monkeypatch.setattr(repository, "k8s_objects", counting)
     return seen
 
 
@@ -283,7 +284,8 @@ def test_a_symlinked_cache_folder_is_not_written_through(tmp_path):
 
 CONCURRENT = """
 import sys
-from advisor.engine import CheckOptions, run_check
+from advisor.engine.check import run_check
+from advisor.engine.options import CheckOptions
 from advisor.report.json import render
 from advisor.rules import load_rules
 reg = load_rules()

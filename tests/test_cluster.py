@@ -12,7 +12,7 @@ FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 
 
 def _check(kubeconfig: Path, **kw):
-    from advisor.engine import CheckOptions
+    from advisor.engine.options import CheckOptions
     from advisor.live.cluster import run_cluster_check
     from advisor.rules import load_rules
 
@@ -97,7 +97,8 @@ def test_check_cluster_cli(tmp_path: Path):
 @pytest.mark.parametrize("fixture", ["acme-shop-pgbouncer", "cnpg", "keda", "zalando", "crunchy"])
 def test_cluster_check_equals_the_file_check(fixture: str, tmp_path: Path):
     """The same objects served by the API give the same budgets and findings as files."""
-    from advisor.engine import CheckOptions, run_check
+    from advisor.engine.check import run_check
+    from advisor.engine.options import CheckOptions
     from advisor.rules import load_rules
 
     files = run_check([str(FIXTURES / fixture)], CheckOptions(), load_rules())

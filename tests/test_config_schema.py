@@ -56,7 +56,8 @@ def test_no_file_builds_no_pydantic_model():
      "[rules.PA411] include_scoped_set: Input should be a valid boolean"),
 ])
 def test_rule_options_are_validated(tmp_path: Path, table: str, message: str):
-    from advisor.engine import UsageError, run_check
+    from advisor.engine.check import run_check
+    from advisor.engine.options import UsageError
 
     (tmp_path / ".pool-advisor.toml").write_text(table)
     (tmp_path / "postgresql.conf").write_text("max_connections = 10\n")
@@ -67,7 +68,9 @@ def test_rule_options_are_validated(tmp_path: Path, table: str, message: str):
 
 def test_rule_options_reach_the_rule(tmp_path: Path):
     from advisor.budget.slots import MemoryOptions
-    from advisor.engine import CheckOptions, memory_options, project_settings
+    from advisor.engine.check import project_settings
+    from advisor.engine.evaluate import memory_options
+    from advisor.engine.options import CheckOptions
     from advisor.rules import load_rules
 
     (tmp_path / ".pool-advisor.toml").write_text(
@@ -80,7 +83,7 @@ def test_rule_options_reach_the_rule(tmp_path: Path):
 def test_pa301_options_shape_the_checked_budget(tmp_path: Path):
     import shutil
 
-    from advisor.engine import run_check
+    from advisor.engine.check import run_check
 
     shutil.copytree(Path(__file__).resolve().parent.parent / "fixtures" / "acme-shop",
                     tmp_path / "shop")

@@ -1,5 +1,5 @@
 """One realistic project per deployment form, checked end to end with the engine
-(`advisor.engine.run_check`); the expected budget is worked out by hand in each test.
+(`advisor.engine.check.run_check`); the expected budget is worked out by hand in each test.
 
 Peak pods include the rolling-update surge the engine counts by default: maxSurge
 25% of the peak, rounded up (Kubernetes rounds surge up), unless the workload sets it.
@@ -11,7 +11,8 @@ import shutil
 
 import pytest
 
-from advisor.engine import CheckOptions, run_check
+from advisor.engine.check import run_check
+from advisor.engine.options import CheckOptions
 from tests.deploy_helpers import FIXTURES, line_no
 
 helm = pytest.importorskip("helm_python", reason="the helm extra (helm-python-sdk) is needed")

@@ -193,7 +193,7 @@ def test_a_vendored_library_chart_renders_and_the_rest_is_named(tmp_path: Path) 
 
 
 def test_the_charts_of_a_run_share_one_engine_process(tmp_path: Path, monkeypatch) -> None:
-    from advisor.engine import run_check
+    from advisor.engine.check import run_check
 
     for name in ("one", "two", "three"):
         chart = tmp_path / name

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from advisor import cli
-from advisor.engine import internal_errors, run_check
+from advisor.engine.check import internal_errors, run_check
 from advisor.rules import load_rules
 
 REPO = Path(__file__).resolve().parent.parent
@@ -94,9 +94,9 @@ def test_cli_usage_errors_are_one_line_exit_2(argv, capsys):
 
 
 def test_an_unexpected_exception_in_a_command_is_one_line_exit_2(monkeypatch, capsys, acme):
-    from advisor import engine
+    from advisor.engine import check
 
-    monkeypatch.setattr(engine, "scan", lambda *a, **k: 1 / 0)
+    monkeypatch.setattr(check, "scan", lambda *a, **k: 1 / 0)
     assert cli.run(["check", str(acme)]) == 2
     _out, err = capsys.readouterr()
     assert err == "pool-advisor: internal error: ZeroDivisionError: division by zero " \
@@ -194,7 +194,7 @@ def test_alias_bombs_are_refused_in_application_yaml_too(tmp_path, name):
 
 
 def test_findings_are_capped_per_file_and_rule_with_a_count_of_the_rest(tmp_path):
-    from advisor.engine import MAX_PER_FILE_AND_RULE
+    from advisor.engine.evaluate import MAX_PER_FILE_AND_RULE
 
     (tmp_path / "postgresql.conf").write_text("".join(f"no_such_setting_{i} = 1\n"
                                                       for i in range(300)))

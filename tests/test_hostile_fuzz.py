@@ -170,7 +170,7 @@ FIXTURES = ["acme-shop", "acme-shop-pgbouncer", "cnpg", "zalando", "crunchy", "k
 @FUZZ
 @given(st.sampled_from(FIXTURES), st.integers(0, 2**32 - 1))
 def test_whole_repositories_with_wrong_typed_manifests_have_no_internal_errors(fixture, seed):
-    from advisor.engine import internal_errors, run_check
+    from advisor.engine.check import internal_errors, run_check
     from tests.mutate import mutants
 
     with tempfile.TemporaryDirectory() as d:
@@ -212,7 +212,7 @@ def test_ruby_regressions(expr):
     ("k8s/checkout.yaml", "containers:", "containers: 3\n      x:"),
 ])
 def test_wrong_typed_manifest_regressions(tmp_path, path, old, new):
-    from advisor.engine import internal_errors, run_check
+    from advisor.engine.check import internal_errors, run_check
 
     repo = Path(shutil.copytree(REPO / "fixtures" / "acme-shop", tmp_path / "r"))
     f = repo / path

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from advisor.engine import run_check
+from advisor.engine.check import run_check
 
 pytestmark = pytest.mark.skipif(not (shutil.which("kubectl") or shutil.which("kustomize")),
                                 reason="kubectl (kustomize) not installed")

@@ -271,7 +271,7 @@ def test_run_bounded_kills_on_time_and_output(tmp_path: Path) -> None:
 
 
 def test_symlinked_gitignore_config_and_directories_are_not_followed(tmp_path: Path) -> None:
-    from advisor.engine import scan
+    from advisor.engine.check import scan
 
     outside = tmp_path / "outside"
     _write(outside / ".gitignore", "*.yaml\n")

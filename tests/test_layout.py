@@ -25,13 +25,17 @@ FLOORS: dict[str, int] = {
     "advisor.rules": 6,
     "advisor.report": 7,
     "advisor.engine": 8,
-    "advisor.scan": 9,
-    "advisor.live": 10,
-    "advisor.advise": 11,
-    "advisor.ci": 12,
-    "advisor.commands": 13,
-    "advisor.cli": 14,
-    "advisor.__main__": 15,
+    "advisor.engine.options": 8,
+    "advisor.engine.evaluate": 9,  # rules and suppressions; the reading adds suppressions
+    "advisor.engine.repository": 10,
+    "advisor.engine.check": 11,
+    "advisor.scan": 12,
+    "advisor.live": 13,
+    "advisor.advise": 14,
+    "advisor.ci": 15,
+    "advisor.commands": 16,
+    "advisor.cli": 17,
+    "advisor.__main__": 18,
 }
 
 

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from advisor.engine import CheckOptions, run_check, scan
+from advisor.engine.check import run_check, scan
+from advisor.engine.options import CheckOptions
 from advisor.model import Container, Source
 from advisor.read.workloads import is_postgres_container, postgres_arguments
 

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from advisor.engine import CheckOptions, run_check
+from advisor.engine.check import run_check
+from advisor.engine.options import CheckOptions
 from advisor.facts.pg_version import declared_major, image_major
 from advisor.report.text import render
 from advisor.rules import load_rules

@@ -19,7 +19,8 @@ import pytest
 
 from advisor.budget.slots import proxy_contribution
 from advisor.config.settings import load_settings
-from advisor.engine import CheckOptions, run_check
+from advisor.engine.check import run_check
+from advisor.engine.options import CheckOptions
 from advisor.model import (
     BouncerVersion,
     Client,

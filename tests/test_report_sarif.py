@@ -140,7 +140,8 @@ def test_github_validator_accepts_sarif_of_realistic_results(repo, tmp_path_fact
 def _fixture_results():
     """(name, CheckResult) for every fixture, checked from the repository root as CI
     runs it."""
-    from advisor.engine import CheckOptions, run_check
+    from advisor.engine.check import run_check
+    from advisor.engine.options import CheckOptions
     from advisor.rules import load_rules
 
     registry = load_rules()

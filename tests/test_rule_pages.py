@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from advisor.engine import CheckOptions, run_check
+from advisor.engine.check import run_check
+from advisor.engine.options import CheckOptions
 from advisor.rules import load_rules
 from tests.rule_pages import load_pages, write_tree
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from advisor.engine import CheckOptions, run_check
+from advisor.engine.check import run_check
+from advisor.engine.options import CheckOptions
 from advisor.read.sources.serverless import ACCOUNT_CONCURRENCY, lambda_functions
 
 SAM = """\

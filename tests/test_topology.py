@@ -6,7 +6,8 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
-from advisor.engine import CheckOptions, run_check
+from advisor.engine.check import run_check
+from advisor.engine.options import CheckOptions
 
 DB = """
 apiVersion: v1
@@ -285,7 +286,7 @@ def _app(name: str, host: str, extra_env: str = "") -> str:
 
 def test_sql_hazards_belong_to_the_workload_whose_source_holds_them(tmp_path):
     from advisor.config.settings import Settings
-    from advisor.engine import scan_paths
+    from advisor.engine.repository import scan_paths
     from advisor.read.fs import Root
 
     write(tmp_path, {

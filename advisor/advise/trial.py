@@ -24,7 +24,8 @@ def remaining_after(paths: Sequence[Path], changes: Sequence[tuple[Path, str]], 
     writing `changes` ((file, new text) pairs): run on a copy of the repository `root`
     (what the paths read may be anywhere in it), nothing of the user's is touched.
     Symlinks are copied as links, never followed out of the tree."""
-    from advisor.engine import CheckOptions, project_settings, run_check
+    from advisor.engine.check import project_settings, run_check
+    from advisor.engine.options import CheckOptions
 
     base = root.resolve()
     with tempfile.TemporaryDirectory(prefix="pool-advisor-after-") as tmp:

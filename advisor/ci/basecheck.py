@@ -23,7 +23,7 @@ from advisor.model import CheckResult
 from advisor.report.compare import ResultDiff, TermChange, compare
 
 if TYPE_CHECKING:
-    from advisor.engine import CheckOptions
+    from advisor.engine.options import CheckOptions
     from advisor.rules import Registry
 
 GIT_TIMEOUT_S = 120
@@ -86,7 +86,7 @@ def result_at(
 ) -> tuple[CheckResult, str]:
     """Check `paths` as they are at `ref`; (result, commit id). Paths that do not exist
     at that revision (added by the change) are skipped; none left -> an empty result."""
-    from advisor.engine import run_check
+    from advisor.engine.check import run_check
     from advisor.read.discover import repository_root
 
     here = Path(os.path.abspath(cwd or Path.cwd()))

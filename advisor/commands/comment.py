@@ -128,7 +128,8 @@ def _load(path: Path):
 
 def _run_check(paths: list[Path]):
     from advisor.ci.comment import CommentError
-    from advisor.engine import CheckOptions, UsageError, run_check
+    from advisor.engine.check import run_check
+    from advisor.engine.options import CheckOptions, UsageError
 
     try:
         return run_check([str(p) for p in paths], CheckOptions())

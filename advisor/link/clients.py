@@ -154,7 +154,7 @@ def client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
                     pools=pools, location=w.obj.location(), suppressed=suppressed_codes(w.obj),
                     source_dir=directory, route=route,
                     unknown="" if pools else _why_unknown(w, directory, app))
-    if topo.poolers:  # as advisor.engine._sql: hazards only matter behind a pooler
+    if topo.poolers:  # as advisor.engine.repository._sql: hazards only matter behind a pooler
         topo.sql_hazards.extend(_env_hazards(w, client.id))
         topo.client_env[client.id] = [e for c in w.containers if not is_pgbouncer_container(c)
                                       for e in c.env if not e.secret]

@@ -25,7 +25,7 @@ from advisor.read.sources.k8s import K8sObject, k8s_objects
 
 if TYPE_CHECKING:
     from advisor.config.settings import Settings
-    from advisor.engine import CheckOptions
+    from advisor.engine.options import CheckOptions
     from advisor.model import CheckResult, Topology
     from advisor.rules import Registry
 
@@ -270,7 +270,8 @@ def run_cluster_check(
     namespaces: list[str] | None,
 ) -> CheckResult:
     """`check --cluster`: the rules over what the cluster runs. ClusterError -> exit 2."""
-    from advisor.engine import evaluate, project_settings
+    from advisor.engine.check import project_settings
+    from advisor.engine.evaluate import evaluate
 
     settings = project_settings([], options)
     read = read_cluster(kubeconfig=kubeconfig, context=context, namespaces=namespaces)

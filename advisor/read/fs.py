@@ -47,7 +47,7 @@ class Root(Struct, frozen=True, dict=True):
     (`dict`: room for what is worked out once per root, never compared or encoded.)"""
 
     path: Path
-    once: ReadOnce | None = None  # a run's reads (advisor.engine.scan); None: no memory
+    once: ReadOnce | None = None  # a run's reads (advisor.engine.check.scan); None: no memory
 
     @classmethod
     def of(cls, path: str | Path) -> Root:
