@@ -10,8 +10,10 @@ rendered field (advisor.read.render.helm renders; advise edits the line traced h
    branch flipped), so the cost is about a few renders per hundred keys, plus one
    per key that does not show up verbatim, except that a render that is the
    baseline once its sentinels are put back flipped no branch and derived nothing:
-   the keys that did not show up in it are not tried again (a `helm create` chart
-   takes two renders). Traced: values copied into a field as is
+   the keys that did not show up in it are not tried again. Numbers and strings are
+   perturbed in one render, each group read as if rendered alone, when that render is
+   such a baseline (a `helm create` chart: one render besides the baseline), else in a
+   render each. Traced: values copied into a field as is
    or as part of a string (`"{{ .Values.db.host }}:5432"`, `| quote`, `| nindent`),
    including multi-line config text, line by line. A key that only reaches the
    output through arithmetic or encoding (`mul`, `b64enc`) is traced as "derived"
@@ -159,8 +161,9 @@ class ValuesTracer:
         leaves = self.leaves()
         numbers = [x for x in leaves if not isinstance(x.sentinel, str)]
         strings = [x for x in leaves if isinstance(x.sentinel, str)]
-        for group in (numbers, strings):
-            self._group(group, 0)
+        if not self._together(numbers, strings):
+            for group in (numbers, strings):
+                self._group(group, 0)
         # Numbers that never showed up verbatim may still reach a field through
         # arithmetic: test them alone (one render each), within the budget.
         for leaf in numbers:
@@ -173,27 +176,70 @@ class ValuesTracer:
                 self.derived_renders += 1
                 self._group([leaf], MAX_RETEST_DEPTH)
 
-    def _group(self, group: list[_Leaf], depth: int) -> None:
-        if not group or not self.budget_left():
-            return
+    def _together(self, numbers: list[_Leaf], strings: list[_Leaf]) -> bool:
+        """The numbers and the strings traced in one render instead of one each, when
+        that render is the baseline once its sentinels are put back (no branch flipped,
+        nothing derived: the common case, a `helm create` chart): each group then reads
+        the render with the other group's sentinels put back, which is the text a render
+        of that group alone gives, and goes on as after its own render. Otherwise (a
+        render that fails, is stopped or differs) nothing is kept and each group is
+        rendered on its own, as before; the render tried is not counted."""
+        if not numbers or not strings or not self.budget_left():
+            return False
+        both = numbers + strings
+        try:
+            rendered = self.renderer.render(self._values(both))
+        except Exception:  # RenderLimit included: the groups alone may still render
+            return False
+        if not self._sentinels_only(rendered, both):
+            return False
+        for group, others in ((numbers, strings), (strings, numbers)):
+            back = _put_back(others)
+            alone = {key: _MARKERS.sub(back, text) for key, text in rendered.items()}
+            self._count(group)  # as the render of this group alone would be
+            self._rendered(group, 0, alone)
+        return True
+
+    def _values(self, group: list[_Leaf]) -> dict[str, Any]:
         values = copy.deepcopy(self.user)
         for leaf in group:
             _set_path(values, leaf.key, leaf.sentinel, self.effective)
+        return values
+
+    def _count(self, group: list[_Leaf]) -> None:
         self.renders += 1
         if len(group) == 1:
             self.settled.add(group[0].marker)  # rendering it alone again says the same
+
+    def _group(self, group: list[_Leaf], depth: int) -> None:
+        if not group or not self.budget_left():
+            return
+        values = self._values(group)
+        self._count(group)
         try:
             rendered = self.renderer.render(values)
-            fields = self._parse_changed(rendered, group)
         except RenderLimit as exc:  # not split: each half could take as long again
             self.stopped = True
             self.limit = str(exc)
             return
-        except Exception:  # a perturbed value failed schema/template checks, or not YAML
-            if len(group) > 1:
-                half = len(group) // 2
-                self._group(group[:half], depth)
-                self._group(group[half:], depth)
+        except Exception:  # a perturbed value failed schema/template checks
+            self._split(group, depth)
+            return
+        self._rendered(group, depth, rendered)
+
+    def _split(self, group: list[_Leaf], depth: int) -> None:
+        if len(group) > 1:
+            half = len(group) // 2
+            self._group(group[:half], depth)
+            self._group(group[half:], depth)
+
+    def _rendered(self, group: list[_Leaf], depth: int, rendered: dict[str, str]) -> None:
+        """What a render of `group`'s sentinels says: the keys found, and which are
+        tried again."""
+        try:
+            fields = self._parse_changed(rendered, group)
+        except Exception:  # not YAML
+            self._split(group, depth)
             return
         found = self._collect(group, fields)
         self.found |= found
@@ -226,19 +272,7 @@ class ValuesTracer:
         is not put back, and then the render does not count as the baseline."""
         if rendered.keys() != self.baseline_texts.keys():
             return False
-        back: dict[str, str] = {}
-        for leaf in group:
-            if isinstance(leaf.sentinel, str) and leaf.sentinel != leaf.marker:
-                back[leaf.marker] = ""  # value + marker: drop the marker
-            else:
-                value = leaf.value
-                if isinstance(value, float) and value.is_integer():
-                    value = int(value)
-                back[leaf.marker] = str(value)
-
-        def put_back(match: re.Match[str]) -> str:
-            return back.get(match.group(0), match.group(0))
-
+        put_back = _put_back(group)
         for key, text in rendered.items():
             base = self.baseline_texts[key]
             if text == base:
@@ -306,6 +340,25 @@ class ValuesTracer:
 
 # Every marker `leaves` hands out: 1.<six digits> not inside a longer number, or zq<digits>x.
 _MARKERS = re.compile(r"zq\d+x|(?<![\d.])1\.\d{6}(?!\d)")
+
+
+def _put_back(group: list[_Leaf]) -> Any:
+    """For `_MARKERS.sub`: each marker of `group` back to the text of its value (a string
+    sentinel that is the value + marker loses its marker); other markers stay."""
+    back: dict[str, str] = {}
+    for leaf in group:
+        if isinstance(leaf.sentinel, str) and leaf.sentinel != leaf.marker:
+            back[leaf.marker] = ""  # value + marker: drop the marker
+        else:
+            value = leaf.value
+            if isinstance(value, float) and value.is_integer():
+                value = int(value)
+            back[leaf.marker] = str(value)
+
+    def put_back(match: re.Match[str]) -> str:
+        return back.get(match.group(0), match.group(0))
+
+    return put_back
 
 
 def _digit_neighbours(text: str, start: int, end: int) -> bool:
