@@ -12,7 +12,7 @@ from msgspec import Struct, field
 from advisor.config.settings import Settings, find_config, load_settings
 from advisor.engine.evaluate import evaluate
 from advisor.engine.options import CheckOptions, UsageError
-from advisor.engine.repository import _merge, _read_stdin, scan_paths
+from advisor.engine.repository import merge, read_stdin, scan_paths
 from advisor.model import CheckResult, Topology
 from advisor.read.fs import InputError, ReadOnce, Root
 from advisor.rules import Registry, load_rules
@@ -49,9 +49,9 @@ def scan(paths: list[str] | list[Path], options: CheckOptions | None = None) -> 
     roots = [_rel_to(root, p) for p in on_disk]
     once = ReadOnce()  # each file read once: app sources, manifests' suppressions
     if on_disk:
-        _merge(topo, scan_paths(Root(root, once), on_disk, settings, options))
+        merge(topo, scan_paths(Root(root, once), on_disk, settings, options))
     if "-" in paths:
-        _read_stdin(topo, options, settings, roots)
+        read_stdin(topo, options, settings, roots)
     if options.config is None:
         from advisor.config.settings import symlinked_configs
 

@@ -151,10 +151,10 @@ def _scan_finding_files(topo: Topology, findings: list[Finding], root: Root) -> 
             text = root.read_text(path)
         except InputError:
             continue
-        _add_suppressions(topo, path, scan_suppressions(text))
+        add_suppressions(topo, path, scan_suppressions(text))
 
 
-def _add_suppressions(topo: Topology, path: str, found: dict[int, list[str]]) -> None:
+def add_suppressions(topo: Topology, path: str, found: dict[int, list[str]]) -> None:
     known = topo.line_suppressions.setdefault(path, {})
     for line, codes in found.items():
         known.setdefault(line, []).extend(c for c in codes if c not in known.get(line, []))

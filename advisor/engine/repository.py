@@ -13,7 +13,7 @@ from pathlib import Path
 from msgspec.structs import replace
 
 from advisor.config.settings import Settings
-from advisor.engine.evaluate import _add_suppressions
+from advisor.engine.evaluate import add_suppressions
 from advisor.engine.options import CheckOptions, UsageError
 from advisor.guard import guarded
 from advisor.model import ConfigProblem, Location, Topology
@@ -22,7 +22,7 @@ from advisor.read.sources.k8s import K8sObject, k8s_objects, looks_like_k8s
 from advisor.read.suppress import scan_suppressions
 
 
-def _merge(into: Topology, other: Topology) -> None:
+def merge(into: Topology, other: Topology) -> None:
     into.servers += other.servers
     into.poolers += other.poolers
     into.clients += other.clients
@@ -34,8 +34,8 @@ def _merge(into: Topology, other: Topology) -> None:
         into.line_suppressions.setdefault(path, {}).update(lines)
 
 
-def _read_stdin(topo: Topology, options: CheckOptions, settings: Settings,
-                roots: list[str]) -> None:
+def read_stdin(topo: Topology, options: CheckOptions, settings: Settings,
+               roots: list[str]) -> None:
     from advisor.link.inputs import Inputs
     from advisor.link.topology import build_topology
 
@@ -50,7 +50,7 @@ def _read_stdin(topo: Topology, options: CheckOptions, settings: Settings,
                     "linking clients, poolers and servers")
     built.problems[:0] = problems
     built.line_suppressions["<stdin>"] = scan_suppressions(text)
-    _merge(topo, built)
+    merge(topo, built)
 
 
 def scan_paths(root: Root, paths: list[Path], settings: Settings, options: CheckOptions
@@ -130,7 +130,7 @@ def scan_paths(root: Root, paths: list[Path], settings: Settings, options: Check
             _label_environment(built, label)
         else:
             shared = built
-        _merge(topo, built)
+        merge(topo, built)
     names = {e.id: e.name for e in (*shared.servers, *shared.poolers)}
     notices += [f"{names[i]} is outside the overlays {', '.join(labels)}: the clients of all of "
                 "them count toward it together (if each overlay is deployed to a cluster of "
@@ -139,7 +139,7 @@ def scan_paths(root: Root, paths: list[Path], settings: Settings, options: Check
     topo.problems[:0] = problems
     topo.notices[:0] = notices
     for path, lines in comments.items():
-        _add_suppressions(topo, path, lines)
+        add_suppressions(topo, path, lines)
     guarded(topo.problems, ".", partial(_sql, found, root, topo, settings.scan_test_code),
             None, "scanning SQL for pooler hazards")
     return topo
