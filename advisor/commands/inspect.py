@@ -56,7 +56,9 @@ def inspect_command(
     output_format: Annotated[OutputFormat, typer.Option("--format")] = OutputFormat.text,
 ) -> None:
     from advisor import __version__
-    from advisor.live.inspect import LiveError, inspect, render_text
+    from advisor.live.inspect import inspect
+    from advisor.live.inspect_records import LiveError
+    from advisor.live.inspect_text import render_text
 
     if dsn is None and pgbouncer is None:
         typer.echo("error: give a PostgreSQL DSN, --pgbouncer DSN, or both", err=True)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from advisor.live.inspect import Disagreement, LiveReport, Signal
+from advisor.live.inspect_records import Disagreement, LiveReport, Signal
 from advisor.model import Pooler, Server, Topology
 
 # PgBouncer settings worth comparing: the ones the budget and the hazards depend on.
