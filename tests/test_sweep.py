@@ -8,13 +8,9 @@ import typer
 from typer.testing import CliRunner
 
 from advisor.commands import register_all
-from advisor.live.sweep import (
-    SweepError,
-    mask_dsn,
-    parse_clients,
-    percentile,
-    read_transaction_logs,
-)
+from advisor.live.dsn import mask_dsn
+from advisor.live.sweep import percentile, read_transaction_logs
+from advisor.live.sweep_records import SweepError, parse_clients
 from advisor.live.usl import read_sweep
 from tests.realpg import free_port, have_postgres, running_postgres
 from tests.shared_data import shared_file
@@ -315,7 +311,8 @@ def test_chart_marks_peak_and_recommendation(tmp_path: Path, monkeypatch):
     pytest.importorskip("matplotlib")
     import matplotlib.figure
 
-    from advisor.live.sweep import run_from_table, write_chart
+    from advisor.live.sweep_output import write_chart
+    from advisor.live.sweep_records import run_from_table
 
     seen = {}
     savefig = matplotlib.figure.Figure.savefig

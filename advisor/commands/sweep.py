@@ -12,7 +12,7 @@ import typer
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from advisor.live.sweep import Progress, SweepPlan, SweepRun
+    from advisor.live.sweep_records import Progress, SweepPlan, SweepRun
     from advisor.live.usl import Recommendation
 
 
@@ -140,17 +140,9 @@ def sweep_command(
     ] = OutputFormat.text,
 ) -> None:
     from advisor import __version__
-    from advisor.live.sweep import (
-        ChartUnavailable,
-        SweepError,
-        SweepPlan,
-        parse_clients,
-        run_from_table,
-        run_sweep,
-        to_csv,
-        to_json,
-        write_chart,
-    )
+    from advisor.live.sweep import run_sweep
+    from advisor.live.sweep_output import ChartUnavailable, to_csv, to_json, write_chart
+    from advisor.live.sweep_records import SweepError, SweepPlan, parse_clients, run_from_table
     from advisor.live.usl import read_sweep
     from advisor.read.fs import InputError
 

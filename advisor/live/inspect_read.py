@@ -7,6 +7,7 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+from advisor.live.dsn import mask_dsn, scrub
 from advisor.live.inspect_records import (
     ActivityGroup,
     BouncerDatabase,
@@ -18,7 +19,6 @@ from advisor.live.inspect_records import (
     ServerLive,
     Slots,
 )
-from advisor.live.sweep import mask_dsn, scrub
 
 SETTINGS = (
     "max_connections",
