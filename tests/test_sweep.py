@@ -11,7 +11,7 @@ from advisor.commands import register_all
 from advisor.live.dsn import mask_dsn
 from advisor.live.sweep import percentile, read_transaction_logs
 from advisor.live.sweep_records import SweepError, parse_clients
-from advisor.live.usl import read_sweep
+from advisor.live.sweep_table import read_sweep
 from tests.realpg import free_port, have_postgres, running_postgres
 from tests.shared_data import shared_file
 

@@ -5,14 +5,13 @@ import math
 
 import pytest
 
+from advisor.live.sizing import recommend_active_connections
+from advisor.live.sweep_table import parse_sweep, read_sweep
 from advisor.live.usl import (
     FitError,
     SweepPoint,
     USLFit,
     fit_usl,
-    parse_sweep,
-    read_sweep,
-    recommend_active_connections,
     usl,
 )
 from advisor.read.fs import InputError

@@ -32,7 +32,7 @@ from advisor.advise.memory import _server_settings
 from advisor.advise.pooler_limits import _pooler_client_side
 from advisor.advise.records import AdviseOptions, Edit, NewFile, Proposal, ServerAdvice, _n
 from advisor.advise.rulefixes import _rule_fixes
-from advisor.live.usl import Recommendation, recommend_active_connections
+from advisor.live.sizing import Recommendation, recommend_active_connections
 from advisor.model import Budget, Server, Topology
 
 if TYPE_CHECKING:

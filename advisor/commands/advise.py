@@ -120,7 +120,7 @@ def advise_command(
     try:
         loaded_sweep = None
         if sweep is not None:
-            from advisor.live.usl import read_sweep
+            from advisor.live.sweep_table import read_sweep
 
             loaded_sweep = read_sweep(sweep)
         options = AdviseOptions(

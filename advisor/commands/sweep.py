@@ -12,8 +12,8 @@ import typer
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from advisor.live.sizing import Recommendation
     from advisor.live.sweep_records import Progress, SweepPlan, SweepRun
-    from advisor.live.usl import Recommendation
 
 
 class Builtin(StrEnum):
@@ -143,7 +143,7 @@ def sweep_command(
     from advisor.live.sweep import run_sweep
     from advisor.live.sweep_output import ChartUnavailable, to_csv, to_json, write_chart
     from advisor.live.sweep_records import SweepError, SweepPlan, parse_clients, run_from_table
-    from advisor.live.usl import read_sweep
+    from advisor.live.sweep_table import read_sweep
     from advisor.read.fs import InputError
 
     try:
@@ -192,7 +192,7 @@ def sweep_command(
     notices = []
     recommendation = None
     if cores is not None and len(run.steps) >= 3:
-        from advisor.live.usl import recommend_active_connections
+        from advisor.live.sizing import recommend_active_connections
 
         recommendation = recommend_active_connections(cores, spindles, run.sweep(written[0]))
     if chart:
@@ -267,7 +267,7 @@ def _render_text(
                 f"peak {peak:,.0f} tps (model)"
             )
     if run.steps:
-        from advisor.live.usl import judge_sweep
+        from advisor.live.sizing import judge_sweep
 
         trust = judge_sweep(run.sweep(run.target), fit)
         if trust.flat:
