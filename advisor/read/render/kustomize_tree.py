@@ -1,0 +1,165 @@
+"""The kustomization tree a build reads, checked before anything runs: every file and
+directory it names (resources, bases, components, patches, generators' files and envs,
+replacements, crds, configurations, openapi) resolved inside the repository; a remote
+resource, a reference outside the root, a symlinked kustomization file or a Helm chart
+inflator stops the render with a finding (advisor.read.render.kustomize runs the build)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from msgspec import Struct, field
+
+from advisor.model import ConfigProblem, Location
+from advisor.read.fs import InputError, Root
+from advisor.read.sources.k8s import get, line_of, load_yaml_stream
+
+KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
+
+
+# Locations kustomize would clone or download (api/internal/git/repospec.go and
+# loader.IsRemoteFile): URLs of any scheme, go-getter's `git::`, scp-like `user@host:path`,
+# `gh:` and bare git hosts, and query parameters only remote specs take.
+_REMOTE = re.compile(r"^(?:[a-z][a-z0-9+.-]*:/|git::|gh:|[\w.~-]+@[\w.-]+:|"
+                     r"(?:github\.com|gitlab\.com|bitbucket\.org)[/:])"
+                     r"|\?(?:ref|version|timeout|submodules)=|^//", re.I)
+
+
+class Layer(Struct):
+    """One kustomization in the tree, base-most first in `Tree.layers`."""
+
+    directory: Path
+    file: Path
+    doc: Any
+    shown: str
+
+
+class Tree(Struct):
+    layers: list[Layer] = field(default_factory=list)
+    files: set[Path] = field(default_factory=set)  # every file kustomize will read
+    resource_files: list[Path] = field(default_factory=list)  # plain manifests, in order
+    problems: list[ConfigProblem] = field(default_factory=list)
+
+
+def _kfile(root: Root, directory: Path) -> str:
+    for name in KUSTOMIZATION_FILES:
+        if (directory / name).is_file():
+            return root.rel(directory / name)
+    return root.rel(directory)
+
+
+def _scan(root: Root, directory: Path, tree: Tree, seen: set[Path], depth: int) -> None:
+    if directory in seen or depth > 20:
+        return
+    seen.add(directory)
+    kfile = next((directory / n for n in KUSTOMIZATION_FILES if (directory / n).is_file()), None)
+    if kfile is None:
+        tree.problems.append(_problem(root.rel(directory), "no kustomization.yaml here",
+                                      fatal=True, program="kustomize"))
+        return
+    shown = root.rel(kfile)
+    if kfile.is_symlink():
+        tree.problems.append(_problem(shown, "the kustomization file is a symlink; not "
+                                      "followed (kustomize would read whatever it points at)",
+                                      fatal=True, program="kustomize"))
+        return
+    try:
+        text = root.read_text(kfile)
+    except InputError as exc:
+        tree.problems.append(_problem(exc.path, exc.message, fatal=True))
+        return
+    docs, problems = load_yaml_stream(text, shown)
+    if problems:
+        tree.problems.extend(problems)
+        return
+    doc = docs[0][0] if docs else {}
+    if not isinstance(doc, dict):
+        tree.problems.append(_problem(shown, "kustomization is not a mapping", fatal=True))
+        return
+    tree.files.add(kfile)
+
+    def at(*keys: str | int) -> int | None:
+        line0 = line_of(doc, *keys)
+        return None if line0 is None else line0 + 1
+
+    def ref(entry: Any, *keys: str | int, allow_dir: bool, resource: bool = False
+            ) -> None:
+        if not isinstance(entry, str) or not entry.strip():
+            return
+        if _REMOTE.match(entry.strip()):
+            tree.problems.append(_problem(shown, f"remote resource {entry!r}: pool-advisor "
+                                          "does not fetch from the network; vendor it into "
+                                          "the repository", fatal=True, line=at(*keys),
+                                          program="kustomize"))
+            return
+        try:
+            target = root.resolve(entry.strip(), relative_to=directory)
+        except InputError:
+            tree.problems.append(_problem(shown, f"{entry!r} is outside the scanned root; "
+                                          "not rendered", fatal=True, line=at(*keys),
+                                          program="kustomize"))
+            return
+        if target.is_dir():
+            if allow_dir:
+                _scan(root, target, tree, seen, depth + 1)
+                return
+            tree.problems.append(_problem(shown, f"{entry!r} is a directory", fatal=True,
+                                          line=at(*keys), program="kustomize"))
+            return
+        if not target.is_file():
+            tree.problems.append(_problem(shown, f"{entry!r} not found", fatal=True,
+                                          line=at(*keys), program="kustomize"))
+            return
+        tree.files.add(target)
+        if resource:
+            tree.resource_files.append(target)
+
+    for key in ("resources", "bases", "components"):
+        for i, entry in enumerate(_items(doc.get(key))):
+            ref(entry, key, i, allow_dir=True, resource=True)
+    for i, patch in enumerate(_items(doc.get("patches")) + _items(doc.get("patchesJson6902"))):
+        if isinstance(patch, dict) and "path" in patch:
+            key = "patches" if i < len(_items(doc.get("patches"))) else "patchesJson6902"
+            index = i if key == "patches" else i - len(_items(doc.get("patches")))
+            ref(patch["path"], key, index, allow_dir=False)
+    for i, entry in enumerate(_items(doc.get("patchesStrategicMerge"))):
+        if isinstance(entry, str) and "\n" not in entry and ":" not in entry:
+            ref(entry, "patchesStrategicMerge", i, allow_dir=False)
+    for gen in ("configMapGenerator", "secretGenerator"):
+        for i, item in enumerate(_items(doc.get(gen))):
+            if not isinstance(item, dict):
+                continue
+            for j, entry in enumerate(_items(item.get("files"))):
+                if isinstance(entry, str):
+                    ref(entry.split("=", 1)[-1], gen, i, "files", j, allow_dir=False)
+            for j, entry in enumerate(_items(item.get("envs"))):
+                ref(entry, gen, i, "envs", j, allow_dir=False)
+            if isinstance(item.get("env"), str):
+                ref(item["env"], gen, i, "env", allow_dir=False)
+    for key in ("crds", "configurations", "generators", "transformers", "validators"):
+        for i, entry in enumerate(_items(doc.get(key))):
+            if isinstance(entry, str) and "\n" not in entry:
+                ref(entry, key, i, allow_dir=True)
+    for i, item in enumerate(_items(doc.get("replacements"))):
+        if isinstance(item, dict) and isinstance(item.get("path"), str):
+            ref(item["path"], "replacements", i, allow_dir=False)
+    if isinstance(get(doc, "openapi", "path"), str):
+        ref(doc["openapi"]["path"], "openapi", "path", allow_dir=False)
+    if doc.get("helmCharts") or doc.get("helmChartInflationGenerator"):
+        tree.problems.append(_problem(shown, "helmCharts needs kustomize --enable-helm, which "
+                                      "runs a helm binary; point pool-advisor at the chart "
+                                      "instead", fatal=True, line=at("helmCharts"),
+                                      program="kustomize"))
+    tree.layers.append(Layer(directory=directory, file=kfile, doc=doc, shown=shown))
+
+
+def _items(value: Any) -> list[Any]:
+    return list(value) if isinstance(value, list) else []
+
+
+def _problem(path: str, message: str, *, fatal: bool = False, line: int | None = None,
+             program: str = "kustomize") -> ConfigProblem:
+    return ConfigProblem(location=Location(path=path, line=line), message=message,
+                         fatal=fatal, program=program)
