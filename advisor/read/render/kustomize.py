@@ -38,8 +38,8 @@ from msgspec import Struct, field
 
 from advisor.read.fs import InputError, Root
 from advisor.read.render import Rendered, sandbox
-from advisor.read.render.kustomize_positions import _place
-from advisor.read.render.kustomize_tree import KUSTOMIZATION_FILES, Tree, _kfile, _problem, _scan
+from advisor.read.render.kustomize_positions import place
+from advisor.read.render.kustomize_tree import KUSTOMIZATION_FILES, Tree, kfile_shown, problem, scan
 from advisor.read.sources.k8s import k8s_objects
 
 TIMEOUT_SECONDS = sandbox.TIMEOUT_SECONDS
@@ -53,10 +53,10 @@ def render_kustomization(root: Root, directory: str, *, binary: list[str] | None
     try:
         top = root.resolve(directory)
     except InputError as exc:
-        out.problems.append(_problem(exc.path, exc.message, fatal=True))
+        out.problems.append(problem(exc.path, exc.message, fatal=True))
         return out
     tree = Tree()
-    _scan(root, top, tree, set(), depth=0)
+    scan(root, top, tree, set(), depth=0)
     if tree.problems:
         out.problems.extend(tree.problems)
         return out
@@ -70,8 +70,8 @@ def render_kustomization(root: Root, directory: str, *, binary: list[str] | None
     out.notices.extend(built.notices)
     text = built.text
     if text is None:
-        out.problems.append(_problem(_kfile(root, top), f"kustomize failed: {built.error}",
-                                     fatal=True, program="kustomize"))
+        out.problems.append(problem(kfile_shown(root, top), f"kustomize failed: {built.error}",
+                                    fatal=True, program="kustomize"))
         return out
     text, crds = _without_crds(text)
     if crds:
@@ -81,7 +81,7 @@ def render_kustomization(root: Root, directory: str, *, binary: list[str] | None
                                     origin=f"kustomize:{shown}")
     out.problems.extend(problems)
     for obj in objects:
-        _place(root, top, tree, obj)
+        place(root, top, tree, obj)
     out.objects.extend(objects)
     out.notices.append(f"kustomize: rendered {shown} with {' '.join(command)}")
     return out
@@ -111,7 +111,7 @@ def manifests_kustomize_reads(root: Root, leaves: list[Path], every: list[Path],
     users: dict[Path, list[Path]] = {}  # kustomization folder -> leaves that build it
     for leaf in leaves:
         tree = Tree()
-        _scan(root, leaf.resolve(), tree, set(), depth=0)
+        scan(root, leaf.resolve(), tree, set(), depth=0)
         read |= tree.files
         for layer in tree.layers:
             users.setdefault(layer.directory, []).append(leaf)
@@ -212,7 +212,7 @@ def build_sandboxed(root: Root, top: Path, directories: list[Path],
     """Run kustomize (`command`, checked by `prepare_kustomize` unless it is already) on a
     working copy of `directories` (the kustomization folders of the tree, inside `root`)
     with the build at `top`, sealed as advisor.read.render.sandbox describes. The URL filter
-    of `_scan` is not needed for this to hold: tests call it with kustomizations the
+    of `scan` is not needed for this to hold: tests call it with kustomizations the
     filter would refuse."""
     prepared = command if isinstance(command, Prepared) else prepare_kustomize(command)
     if prepared is None or prepared.error:
@@ -306,7 +306,7 @@ def _plain(root: Root, tree: Tree, shown: str, out: Rendered) -> Rendered:
         try:
             text = root.read_text(f)
         except InputError as exc:
-            out.problems.append(_problem(exc.path, exc.message, line=exc.line))
+            out.problems.append(problem(exc.path, exc.message, line=exc.line))
             continue
         objects, problems = k8s_objects(text, root.rel(f), origin=f"kustomize-plain:{shown}")
         out.objects.extend(objects)

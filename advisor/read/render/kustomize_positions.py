@@ -9,14 +9,14 @@ from pathlib import Path
 from typing import Any
 
 from advisor.read.fs import InputError, Root
-from advisor.read.render.kustomize_trace import _match_item, _overlay_sources
+from advisor.read.render.kustomize_trace import match_item, overlay_sources
 from advisor.read.render.kustomize_tree import Tree
 from advisor.read.sources.k8s import K8sObject, get, k8s_objects, line_of, load_yaml_stream
 
 ORIGIN = "config.kubernetes.io/origin"
 
 
-def _place(root: Root, top: Path, tree: Tree, obj: K8sObject) -> None:
+def place(root: Root, top: Path, tree: Tree, obj: K8sObject) -> None:
     origin_text = obj.annotations.get(ORIGIN)
     _drop_origin_annotation(obj)
     if not origin_text:
@@ -41,7 +41,7 @@ def _place(root: Root, top: Path, tree: Tree, obj: K8sObject) -> None:
         obj.line = line0 + 1
     obj.path = shown
     obj.line_offset = 0
-    obj.value_sources = _overlay_sources(root, tree, obj, base)
+    obj.value_sources = overlay_sources(root, tree, obj, base)
 
 
 def line_of_configured(root: Root, kfile: Path, origin: Any) -> int | None:
@@ -99,7 +99,7 @@ def _relocate_pair(node: Any, base: Any, fallback0: int) -> None:
     elif isinstance(node, list):
         base_items = base if isinstance(base, list) else []
         for i, item in enumerate(node):
-            counterpart = _match_item(base_items, item, i)
+            counterpart = match_item(base_items, item, i)
             here = fallback0
             if counterpart is not None:
                 j = next(n for n, x in enumerate(base_items) if x is counterpart)

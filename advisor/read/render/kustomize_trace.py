@@ -13,13 +13,13 @@ from typing import Any
 from advisor.model import Source
 from advisor.read.fs import InputError, Root
 from advisor.read.render import field_path, flatten
-from advisor.read.render.kustomize_tree import Layer, Tree, _items
+from advisor.read.render.kustomize_tree import Layer, Tree, as_list
 from advisor.read.sources.k8s import K8sObject, block_offset, get, line_of, load_yaml_stream
 
 Key = tuple[str | int, ...]
 
 
-def _match_item(items: list[Any], item: Any, index: int) -> Any:
+def match_item(items: list[Any], item: Any, index: int) -> Any:
     """Strategic-merge list matching: by `name` when both have one, else by index."""
     name = item.get("name") if isinstance(item, dict) else None
     if name is not None:
@@ -27,8 +27,8 @@ def _match_item(items: list[Any], item: Any, index: int) -> Any:
     return items[index] if index < len(items) else None
 
 
-def _overlay_sources(root: Root, tree: Tree, obj: K8sObject, base: K8sObject | None
-                     ) -> dict[str, Source]:
+def overlay_sources(root: Root, tree: Tree, obj: K8sObject, base: K8sObject | None
+                    ) -> dict[str, Source]:
     """Field path -> overlay line, for fields the overlays set; base-most layer first so
     the top overlay wins, as kustomize applies them."""
     found: dict[str, Source] = {}
@@ -56,7 +56,7 @@ def _replicas(layer: Layer, doc: Any, obj: K8sObject, names: set[str],
               found: dict[str, Source]) -> None:
     if obj.kind not in REPLICA_KINDS:
         return
-    for i, item in enumerate(_items(doc.get("replicas"))):
+    for i, item in enumerate(as_list(doc.get("replicas"))):
         if (isinstance(item, dict) and item.get("name") in names and "count" in item
                 and _same(get(obj.body, "spec", "replicas"), item["count"])):
             found["spec.replicas"] = _at(layer, doc, "replicas", i, "count",
@@ -64,7 +64,7 @@ def _replicas(layer: Layer, doc: Any, obj: K8sObject, names: set[str],
 
 
 def _images(layer: Layer, doc: Any, obj: K8sObject, found: dict[str, Source]) -> None:
-    images = _items(doc.get("images"))
+    images = as_list(doc.get("images"))
     if not images:
         return
     for path, value in flatten(obj.body).items():
@@ -101,10 +101,10 @@ def _patch_targets(patch_doc: Any, selector: Any, obj: K8sObject, names: set[str
 def _patches(root: Root, layer: Layer, doc: Any, obj: K8sObject, names: set[str],
              found: dict[str, Source]) -> None:
     entries: list[tuple[Any, Any]] = []  # (entry, selector)
-    for item in _items(doc.get("patches")) + _items(doc.get("patchesJson6902")):
+    for item in as_list(doc.get("patches")) + as_list(doc.get("patchesJson6902")):
         if isinstance(item, dict):
             entries.append((item, item.get("target")))
-    for item in _items(doc.get("patchesStrategicMerge")):
+    for item in as_list(doc.get("patchesStrategicMerge")):
         entries.append(({"path": item} if "\n" not in str(item) else {"patch": item}, None))
     for entry, selector in entries:
         if "path" in entry and isinstance(entry["path"], str):
@@ -148,7 +148,7 @@ def _strategic(patch: Any, target: Any, prefix: Key, shown: str, offset: int,
     elif isinstance(patch, list):
         items = target if isinstance(target, list) else []
         for i, item in enumerate(patch):
-            counterpart = _match_item(items, item, i)
+            counterpart = match_item(items, item, i)
             if counterpart is None:
                 continue
             j = next(n for n, x in enumerate(items) if x is counterpart)
@@ -220,12 +220,12 @@ def _generators(root: Root, layer: Layer, doc: Any, obj: K8sObject,
     gen_key = {"ConfigMap": "configMapGenerator", "Secret": "secretGenerator"}.get(obj.kind)
     if gen_key is None:
         return
-    for i, item in enumerate(_items(doc.get(gen_key))):
+    for i, item in enumerate(as_list(doc.get(gen_key))):
         if not isinstance(item, dict) or not item.get("name"):
             continue
         if str(item["name"]) not in obj.name:
             continue
-        for j, literal in enumerate(_items(item.get("literals"))):
+        for j, literal in enumerate(as_list(item.get("literals"))):
             if isinstance(literal, str) and "=" in literal:
                 key, _, value = literal.partition("=")
                 key = key.strip()
@@ -234,8 +234,8 @@ def _generators(root: Root, layer: Layer, doc: Any, obj: K8sObject,
                     continue
                 found[field_path("data", key)] = _at(layer, doc, gen_key, i, "literals", j,
                                                      key=f"{item['name']}: {key}")
-        envs = _items(item.get("envs")) + ([item["env"]] if isinstance(item.get("env"), str)
-                                           else [])
+        envs = as_list(item.get("envs")) + ([item["env"]] if isinstance(item.get("env"), str)
+                                            else [])
         for env_file in envs:
             try:
                 real = root.resolve(env_file, relative_to=layer.directory)
@@ -252,7 +252,7 @@ def _generators(root: Root, layer: Layer, doc: Any, obj: K8sObject,
                         continue
                     found[field_path("data", key)] = Source(path=root.rel(real), line=number,
                                                             key=key)
-        for entry in _items(item.get("files")):
+        for entry in as_list(item.get("files")):
             if not isinstance(entry, str):
                 continue
             key, _, name = entry.partition("=")

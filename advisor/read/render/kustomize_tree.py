@@ -43,32 +43,32 @@ class Tree(Struct):
     problems: list[ConfigProblem] = field(default_factory=list)
 
 
-def _kfile(root: Root, directory: Path) -> str:
+def kfile_shown(root: Root, directory: Path) -> str:
     for name in KUSTOMIZATION_FILES:
         if (directory / name).is_file():
             return root.rel(directory / name)
     return root.rel(directory)
 
 
-def _scan(root: Root, directory: Path, tree: Tree, seen: set[Path], depth: int) -> None:
+def scan(root: Root, directory: Path, tree: Tree, seen: set[Path], depth: int) -> None:
     if directory in seen or depth > 20:
         return
     seen.add(directory)
     kfile = next((directory / n for n in KUSTOMIZATION_FILES if (directory / n).is_file()), None)
     if kfile is None:
-        tree.problems.append(_problem(root.rel(directory), "no kustomization.yaml here",
-                                      fatal=True, program="kustomize"))
+        tree.problems.append(problem(root.rel(directory), "no kustomization.yaml here",
+                                     fatal=True, program="kustomize"))
         return
     shown = root.rel(kfile)
     if kfile.is_symlink():
-        tree.problems.append(_problem(shown, "the kustomization file is a symlink; not "
-                                      "followed (kustomize would read whatever it points at)",
-                                      fatal=True, program="kustomize"))
+        tree.problems.append(problem(shown, "the kustomization file is a symlink; not "
+                                     "followed (kustomize would read whatever it points at)",
+                                     fatal=True, program="kustomize"))
         return
     try:
         text = root.read_text(kfile)
     except InputError as exc:
-        tree.problems.append(_problem(exc.path, exc.message, fatal=True))
+        tree.problems.append(problem(exc.path, exc.message, fatal=True))
         return
     docs, problems = load_yaml_stream(text, shown)
     if problems:
@@ -76,7 +76,7 @@ def _scan(root: Root, directory: Path, tree: Tree, seen: set[Path], depth: int) 
         return
     doc = docs[0][0] if docs else {}
     if not isinstance(doc, dict):
-        tree.problems.append(_problem(shown, "kustomization is not a mapping", fatal=True))
+        tree.problems.append(problem(shown, "kustomization is not a mapping", fatal=True))
         return
     tree.files.add(kfile)
 
@@ -89,77 +89,77 @@ def _scan(root: Root, directory: Path, tree: Tree, seen: set[Path], depth: int) 
         if not isinstance(entry, str) or not entry.strip():
             return
         if _REMOTE.match(entry.strip()):
-            tree.problems.append(_problem(shown, f"remote resource {entry!r}: pool-advisor "
-                                          "does not fetch from the network; vendor it into "
-                                          "the repository", fatal=True, line=at(*keys),
-                                          program="kustomize"))
+            tree.problems.append(problem(shown, f"remote resource {entry!r}: pool-advisor "
+                                         "does not fetch from the network; vendor it into "
+                                         "the repository", fatal=True, line=at(*keys),
+                                         program="kustomize"))
             return
         try:
             target = root.resolve(entry.strip(), relative_to=directory)
         except InputError:
-            tree.problems.append(_problem(shown, f"{entry!r} is outside the scanned root; "
-                                          "not rendered", fatal=True, line=at(*keys),
-                                          program="kustomize"))
+            tree.problems.append(problem(shown, f"{entry!r} is outside the scanned root; "
+                                         "not rendered", fatal=True, line=at(*keys),
+                                         program="kustomize"))
             return
         if target.is_dir():
             if allow_dir:
-                _scan(root, target, tree, seen, depth + 1)
+                scan(root, target, tree, seen, depth + 1)
                 return
-            tree.problems.append(_problem(shown, f"{entry!r} is a directory", fatal=True,
-                                          line=at(*keys), program="kustomize"))
+            tree.problems.append(problem(shown, f"{entry!r} is a directory", fatal=True,
+                                         line=at(*keys), program="kustomize"))
             return
         if not target.is_file():
-            tree.problems.append(_problem(shown, f"{entry!r} not found", fatal=True,
-                                          line=at(*keys), program="kustomize"))
+            tree.problems.append(problem(shown, f"{entry!r} not found", fatal=True,
+                                         line=at(*keys), program="kustomize"))
             return
         tree.files.add(target)
         if resource:
             tree.resource_files.append(target)
 
     for key in ("resources", "bases", "components"):
-        for i, entry in enumerate(_items(doc.get(key))):
+        for i, entry in enumerate(as_list(doc.get(key))):
             ref(entry, key, i, allow_dir=True, resource=True)
-    for i, patch in enumerate(_items(doc.get("patches")) + _items(doc.get("patchesJson6902"))):
+    for i, patch in enumerate(as_list(doc.get("patches")) + as_list(doc.get("patchesJson6902"))):
         if isinstance(patch, dict) and "path" in patch:
-            key = "patches" if i < len(_items(doc.get("patches"))) else "patchesJson6902"
-            index = i if key == "patches" else i - len(_items(doc.get("patches")))
+            key = "patches" if i < len(as_list(doc.get("patches"))) else "patchesJson6902"
+            index = i if key == "patches" else i - len(as_list(doc.get("patches")))
             ref(patch["path"], key, index, allow_dir=False)
-    for i, entry in enumerate(_items(doc.get("patchesStrategicMerge"))):
+    for i, entry in enumerate(as_list(doc.get("patchesStrategicMerge"))):
         if isinstance(entry, str) and "\n" not in entry and ":" not in entry:
             ref(entry, "patchesStrategicMerge", i, allow_dir=False)
     for gen in ("configMapGenerator", "secretGenerator"):
-        for i, item in enumerate(_items(doc.get(gen))):
+        for i, item in enumerate(as_list(doc.get(gen))):
             if not isinstance(item, dict):
                 continue
-            for j, entry in enumerate(_items(item.get("files"))):
+            for j, entry in enumerate(as_list(item.get("files"))):
                 if isinstance(entry, str):
                     ref(entry.split("=", 1)[-1], gen, i, "files", j, allow_dir=False)
-            for j, entry in enumerate(_items(item.get("envs"))):
+            for j, entry in enumerate(as_list(item.get("envs"))):
                 ref(entry, gen, i, "envs", j, allow_dir=False)
             if isinstance(item.get("env"), str):
                 ref(item["env"], gen, i, "env", allow_dir=False)
     for key in ("crds", "configurations", "generators", "transformers", "validators"):
-        for i, entry in enumerate(_items(doc.get(key))):
+        for i, entry in enumerate(as_list(doc.get(key))):
             if isinstance(entry, str) and "\n" not in entry:
                 ref(entry, key, i, allow_dir=True)
-    for i, item in enumerate(_items(doc.get("replacements"))):
+    for i, item in enumerate(as_list(doc.get("replacements"))):
         if isinstance(item, dict) and isinstance(item.get("path"), str):
             ref(item["path"], "replacements", i, allow_dir=False)
     if isinstance(get(doc, "openapi", "path"), str):
         ref(doc["openapi"]["path"], "openapi", "path", allow_dir=False)
     if doc.get("helmCharts") or doc.get("helmChartInflationGenerator"):
-        tree.problems.append(_problem(shown, "helmCharts needs kustomize --enable-helm, which "
-                                      "runs a helm binary; point pool-advisor at the chart "
-                                      "instead", fatal=True, line=at("helmCharts"),
-                                      program="kustomize"))
+        tree.problems.append(problem(shown, "helmCharts needs kustomize --enable-helm, which "
+                                     "runs a helm binary; point pool-advisor at the chart "
+                                     "instead", fatal=True, line=at("helmCharts"),
+                                     program="kustomize"))
     tree.layers.append(Layer(directory=directory, file=kfile, doc=doc, shown=shown))
 
 
-def _items(value: Any) -> list[Any]:
+def as_list(value: Any) -> list[Any]:
     return list(value) if isinstance(value, list) else []
 
 
-def _problem(path: str, message: str, *, fatal: bool = False, line: int | None = None,
-             program: str = "kustomize") -> ConfigProblem:
+def problem(path: str, message: str, *, fatal: bool = False, line: int | None = None,
+            program: str = "kustomize") -> ConfigProblem:
     return ConfigProblem(location=Location(path=path, line=line), message=message,
                          fatal=fatal, program=program)
