@@ -7,6 +7,10 @@ limits, notices), helm_process and helm_worker (the engine in a child process wi
 helm_values (the values layers and the file line of each key), helm_positions (the
 template line of each rendered line), helm_trace (which values line set each rendered
 field) and helm_fallback (objects read from values only when the engine cannot render).
+The kustomize modules: kustomize (run the binary in the sandbox, read its output),
+kustomize_tree (the files a kustomization names, checked before anything runs),
+kustomize_positions (each object placed back in the file it came from) and
+kustomize_trace (which overlay line set each field).
 
 Rendered objects carry two kinds of position:
 - `K8sObject.path`/`line` and `location(*keys)`: the rendered stream's positions,

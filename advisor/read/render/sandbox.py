@@ -2,8 +2,8 @@
 
 A kustomization can name remote bases in many syntaxes (`git::file://`, `github.com:org/repo`,
 `user@host:org/repo`, `https://...?ref=`), HTTP generator/transformer configs, Helm charts and
-KRM functions (exec or container). The URL filter in advisor.read.render.kustomize refuses the ones
-it recognises; this module is the boundary that holds when the filter misses one:
+KRM functions (exec or container). The URL filter in advisor.read.render.kustomize_tree refuses the
+ones it recognises; this module is the boundary that holds when the filter misses one:
 
 - a working copy: the kustomization directories are copied into a temporary folder, regular
   files only; a symlink is copied as the file it names only when that file is inside the
