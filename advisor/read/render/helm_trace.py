@@ -25,12 +25,15 @@ rendered field (advisor.read.render.helm renders; advise edits the line traced h
 from __future__ import annotations
 
 import copy
+import functools
 import re
 import time
 from typing import Any
 
 from msgspec import Struct
 from msgspec.structs import replace
+from yaml.constructor import ConstructorError
+from yaml.nodes import MappingNode, ScalarNode, SequenceNode
 
 from advisor.model import Source
 from advisor.read.render import field_path, flatten
@@ -428,22 +431,83 @@ def _unpack_plain(doc: Any) -> list[dict[str, Any]]:
 
 
 def _fast_loader() -> Any:
+    """Documents as PyYAML's BaseLoader builds them (every scalar the text Helm printed:
+    `{{ .Values.port }}0` is "1.9000020", not the float 1.900002 that would pass for the
+    sentinel itself; no tags executed, `<<` a plain key), read by libyaml."""
     try:
-        import yaml
-
-        # Scalars stay the text Helm printed: `{{ .Values.port }}0` is "1.9000020", not
-        # the float 1.900002 that would pass for the sentinel itself.
-        loader = getattr(yaml, "CBaseLoader", yaml.BaseLoader)
-
-        def load(text: str) -> list[Any]:
-            return list(yaml.load_all(text, Loader=loader))  # no tags executed
+        from yaml.cyaml import CParser
     except ImportError:
-        from ruamel.yaml import YAML
+        return _python_loader()
+    parser_class = _text_parser(CParser)
 
-        safe = YAML(typ="base")
+    def load(text: str) -> list[Any]:
+        parser = parser_class(text)
+        try:
+            docs = []
+            while parser.check_node():
+                node = parser.get_node()
+                docs.append(None if node is None else _plain(node, {}, set()))
+            return docs
+        finally:
+            parser.dispose()
+    return load
 
-        def load(text: str) -> list[Any]:
-            return list(safe.load_all(text))
+
+@functools.cache
+def _text_parser(cparser: Any) -> Any:
+    class TextParser(cparser):  # type: ignore[misc, valid-type]
+        """libyaml's composer without tag resolution: the tags of a BaseLoader's nodes
+        select nothing (it has no constructors), and resolving each node in Python was
+        half of the read."""
+
+        def descend_resolver(self, current_node: Any, current_index: Any) -> None:
+            pass
+
+        def ascend_resolver(self) -> None:
+            pass
+
+        def resolve(self, kind: Any, value: Any, implicit: Any) -> str:
+            return ""
+
+    return TextParser
+
+
+def _plain(node: Any, done: dict[int, Any], active: set[int]) -> Any:
+    """BaseConstructor's value of `node`: scalars their text, sequences lists, mappings
+    dicts (a repeated key keeps its first place and its last value); an alias is the
+    object of its anchor; a key that is not a scalar, or a node inside itself, raises."""
+    if isinstance(node, ScalarNode):
+        return node.value
+    ident = id(node)
+    if ident in done:
+        return done[ident]
+    if ident in active:
+        raise ConstructorError(None, None, "found unconstructable recursive node",
+                               node.start_mark)
+    active.add(ident)
+    data: Any
+    if isinstance(node, SequenceNode):
+        data = [_plain(child, done, active) for child in node.value]
+    elif isinstance(node, MappingNode):
+        data = {}
+        for key_node, value_node in node.value:
+            key = _plain(key_node, done, active)
+            if not isinstance(key, str):
+                raise ConstructorError("while constructing a mapping", node.start_mark,
+                                       "found unhashable key", key_node.start_mark)
+            data[key] = _plain(value_node, done, active)
+    else:
+        raise ConstructorError(None, None, f"unexpected node {node!r}", node.start_mark)
+    active.discard(ident)
+    done[ident] = data
+    return data
+
+
+def _python_loader() -> Any:
+    import yaml  # PyYAML built without libyaml: its own BaseLoader, slower
+
+    def load(text: str) -> list[Any]:
+        return list(yaml.load_all(text, Loader=yaml.BaseLoader))  # no tags executed
     return load
 
 
