@@ -10,9 +10,9 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from advisor.advise.client_pools import _pods, _shrink_client
-from advisor.advise.pooler_limits import _bouncer_hazards, _shrink_pooler, _shrink_proxy
-from advisor.advise.records import AdviseOptions, Proposal, _n
+from advisor.advise.client_pools import client_pods, shrink_client
+from advisor.advise.pooler_limits import bouncer_hazards, shrink_pooler, shrink_proxy
+from advisor.advise.records import AdviseOptions, Proposal, num
 from advisor.model import Budget, Client, Pooler, Server, Topology
 
 
@@ -62,7 +62,7 @@ def _weight_of(name: str, demand: float, options: AdviseOptions) -> float:
     return float(options.weights.get(name, demand))
 
 
-def _fit_slots(
+def fit_slots(
     topo: Topology,
     server: Server,
     b: Budget,
@@ -111,8 +111,8 @@ def _fit_slots(
     )
     if not feasible:
         notes.append(
-            f"the declared minimums ({_n(sum(s.minimum for s in shares))} connections) exceed "
-            f"the {_n(total)} usable slots: pool sizes alone cannot make {server.name} fit; "
+            f"the declared minimums ({num(sum(s.minimum for s in shares))} connections) exceed "
+            f"the {num(total)} usable slots: pool sizes alone cannot make {server.name} fit; "
             "raise max_connections (memory permitting) or put PgBouncer in transaction mode "
             "in front of the clients"
         )
@@ -123,21 +123,21 @@ def _fit_slots(
     for s, c in zip(shares, b.contributions, strict=True):
         if s.alloc >= c.total:
             continue
-        assumption = f"split of {_n(total)} usable slots by {basis}" + (
-            f", at least {_n(s.minimum)} connections (the minimum pool size in every process)"
+        assumption = f"split of {num(total)} usable slots by {basis}" + (
+            f", at least {num(s.minimum)} connections (the minimum pool size in every process)"
             if s.minimum > 1
             else ""
         )
         if s.kind == "client":
             client = _client_named(topo, s.who)
             if client is not None:
-                proposals += _shrink_client(client, c, s.alloc, assumption, options, notes)
+                proposals += shrink_client(client, c, s.alloc, assumption, options, notes)
         else:
             pooler = _pooler_named(topo, s.who)
             if pooler is not None and pooler.kind == "rds-proxy":
-                proposals += _shrink_proxy(pooler, b, s.alloc, assumption)
+                proposals += shrink_proxy(pooler, b, s.alloc, assumption)
             elif pooler is not None:
-                proposals += _shrink_pooler(pooler, c, s.alloc, assumption, target_active)
+                proposals += shrink_pooler(pooler, c, s.alloc, assumption, target_active)
     return proposals
 
 
@@ -148,20 +148,21 @@ def _pooler_alternative(
     demand = sum(c.total for c in direct)
     names = ", ".join(c.who for c in direct)
     ids = {c.id for c in topo.clients if c.name in {d.who for d in direct}}
-    hazards = [h for h in _bouncer_hazards(topo) if h.client_id in ids]
+    hazards = [h for h in bouncer_hazards(topo) if h.client_id in ids]
     pool = min(b.usable, target_active) if target_active else None
     sized = (
-        f"default_pool_size about {_n(math.floor(pool))} server connections in total (the "
+        f"default_pool_size about {num(math.floor(pool))} server connections in total (the "
         "measured optimum)"
         if pool
-        else f"a pool sized from a measurement (`pool-advisor sweep`), within {_n(b.usable)} usable"
+        else f"a pool sized from a measurement (`pool-advisor sweep`), within {num(b.usable)} "
+        "usable"
     )
     text = (
-        f"alternative: {names} {'asks' if len(direct) == 1 else 'ask'} for {_n(demand)} "
+        f"alternative: {names} {'asks' if len(direct) == 1 else 'ask'} for {num(demand)} "
         "connections, more than twice the "
-        f"{_n(b.usable)} usable; shrinking pools that far queues requests inside each pod. "
+        f"{num(b.usable)} usable; shrinking pools that far queues requests inside each pod. "
         f"A PgBouncer in transaction mode in front of {server.name} lets them keep their "
-        f"pools: max_client_conn >= {_n(demand)} (over all PgBouncer replicas), {sized}"
+        f"pools: max_client_conn >= {num(demand)} (over all PgBouncer replicas), {sized}"
     )
     if hazards:
         text += "; but transaction mode would break: " + "; ".join(
@@ -180,7 +181,7 @@ def _pooler_named(topo: Topology, name: str) -> Pooler | None:
 
 def _client_minimum(client: Client, options: AdviseOptions) -> float:
     per_process = options.minimums.get(client.name, 1)
-    return _pods(client) * sum(
+    return client_pods(client) * sum(
         per_process * (p.processes.value if p.processes else 1) for p in client.pools
     )
 

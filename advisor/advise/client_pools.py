@@ -9,21 +9,21 @@ import math
 
 from msgspec.structs import replace
 
-from advisor.advise.records import AdviseOptions, Edit, Proposal, _edit, _n
+from advisor.advise.records import AdviseOptions, Edit, Proposal, edit_at, num
 from advisor.model import Client, Contribution, Pool, Term
 
 
-def _pods(client: Client) -> float:
+def client_pods(client: Client) -> float:
     from advisor.model import peak_pods
 
     return peak_pods(client.replicas, client.surge)
 
 
-def _shrink_client(
+def shrink_client(
     client: Client, c: Contribution, alloc: float, assumption: str, options: AdviseOptions,
     notes: list[str],
 ) -> list[Proposal]:
-    pods = _pods(client)
+    pods = client_pods(client)
     minimum = options.minimums.get(client.name, 1)
     factor = alloc / c.total if c.total else 0
     proposals = []
@@ -39,21 +39,21 @@ def _shrink_client(
         along = _moved_along(client, pool, new_size, notes)
         if along is None:
             continue
-        edit = _edit(old.source, _n(old.value), _n(new_size)) or _pool_insert(pool, new_size)
+        edit = edit_at(old.source, num(old.value), num(new_size)) or _pool_insert(pool, new_size)
         client.pools[i] = replace(pool, size=replace(old, value=new_size), moves_with=[
             replace(t, value=min(t.value, new_size)) for t in pool.moves_with])
-        per = f"{_n(pods)} pods" + (f" x {_n(processes)} processes" if processes != 1 else "")
+        per = f"{num(pods)} pods" + (f" x {num(processes)} processes" if processes != 1 else "")
         proposals.append(
             Proposal(
                 kind="client-pool",
                 subject=f"{client.name} {pool.label}",
                 key=old.source.key or old.label,
                 old=old.show(),
-                new=_n(new_size),
+                new=num(new_size),
                 reason=(
-                    f"{per} x {_n(new_size)} = {_n(pods * processes * new_size)} connections "
-                    f"(was {_n(pods * processes * old.value)}), within its share of "
-                    f"{_n(math.floor(alloc))}"
+                    f"{per} x {num(new_size)} = {num(pods * processes * new_size)} connections "
+                    f"(was {num(pods * processes * old.value)}), within its share of "
+                    f"{num(math.floor(alloc))}"
                 ),
                 assumption=assumption,
                 edit=edit,
@@ -78,7 +78,7 @@ def _pool_insert(pool: Pool, new_size: float) -> Edit | None:
     if at is None or at.path is None or at.line is None:
         return None
     return Edit(path=at.path, line=at.line, key="pool", old="",
-                new=f"pool: {_n(new_size)}", insert=True)
+                new=f"pool: {num(new_size)}", insert=True)
 
 
 def _moved_along(client: Client, pool: Pool, new_size: float,
@@ -93,9 +93,9 @@ def _moved_along(client: Client, pool: Pool, new_size: float,
             and any(not _is_threads(t) for t in pool.moves_with):
         # the threads are the default counted: a smaller pool alone would make them wait
         notes.append(
-            f"{client.name} {pool.label}: not shrunk to {_n(new_size)}: {size.show()} is a "
+            f"{client.name} {pool.label}: not shrunk to {num(new_size)}: {size.show()} is a "
             "default, and a pool below the threads makes them wait for a connection "
-            f"(ActiveRecord::ConnectionTimeoutError); set the threads to {_n(new_size)} "
+            f"(ActiveRecord::ConnectionTimeoutError); set the threads to {num(new_size)} "
             "explicitly, then run advise again")
         return None
     for term in pool.moves_with:
@@ -105,22 +105,22 @@ def _moved_along(client: Client, pool: Pool, new_size: float,
             continue  # already within the new size, or the one edit moves both
         if term.source.path is None or term.source.line is None:
             notes.append(
-                f"{client.name} {pool.label}: not shrunk to {_n(new_size)}: {term.show()} "
+                f"{client.name} {pool.label}: not shrunk to {num(new_size)}: {term.show()} "
                 f"would stay above it (threads wait for a connection: "
                 "ActiveRecord::ConnectionTimeoutError) and it is not set at a file line; set "
-                f"it to {_n(new_size)} explicitly, then run advise again")
+                f"it to {num(new_size)} explicitly, then run advise again")
             return None
         out.append(Proposal(
             kind="client-pool", subject=f"{client.name} {term.label}",
-            key=term.source.key or term.label, old=term.show(), new=_n(new_size),
-            reason=f"moves with {pool.label} ({_n(pool.size.value)} -> {_n(new_size)}): "
+            key=term.source.key or term.label, old=term.show(), new=num(new_size),
+            reason=f"moves with {pool.label} ({num(pool.size.value)} -> {num(new_size)}): "
                    "one connection per thread, never more threads than pool slots",
-            edit=_edit(term.source, _n(term.value), _n(new_size))))
+            edit=edit_at(term.source, num(term.value), num(new_size))))
     return out
 
 
 def _manual_for(term: Term, new: float) -> str:
     return (
-        f"{term.label} is a default ({term.source.label()}): set it to {_n(new)} "
+        f"{term.label} is a default ({term.source.label()}): set it to {num(new)} "
         "explicitly in the application's configuration"
     )

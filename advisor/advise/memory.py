@@ -9,7 +9,7 @@ import math
 
 from msgspec.structs import replace
 
-from advisor.advise.records import Edit, Proposal, _added_at, _edit, _n
+from advisor.advise.records import Edit, Proposal, added_at, edit_at, num
 from advisor.model import Budget, Server, Setting, Source
 
 KIB = 1024
@@ -24,7 +24,7 @@ SHARED_BUFFERS_SHARE = 0.25
 EFFECTIVE_CACHE_SHARE = 0.75
 
 
-def _server_settings(
+def server_settings(
     server: Server,
     b: Budget,
     memory: object,
@@ -55,9 +55,9 @@ def _server_settings(
         new_max = min(new_max, max_conn.int_value)
         if new_max < max_conn.value:
             mc_edit, mc_manual = _set_or_insert(server, max_conn.source, "max_connections",
-                                                _n(max_conn.value), str(new_max))
+                                                num(max_conn.value), str(new_max))
             _set_server(server, "max_connections", new_max, str(new_max),
-                        _added_at(mc_edit) or max_conn.source)
+                        added_at(mc_edit) or max_conn.source)
             proposals.append(
                 Proposal(
                     kind="server",
@@ -66,9 +66,9 @@ def _server_settings(
                     old=max_conn.show(),
                     new=str(new_max),
                     reason=(
-                        f"the clients need {_n(busiest)}"
+                        f"the clients need {num(busiest)}"
                         + (" (on the busiest standby)" if busiest > b.peak else "")
-                        + f" + {_n(reserved)} reserved"
+                        + f" + {num(reserved)} reserved"
                         + (f" + {spare} headroom (10%, at least {MIN_HEADROOM}, for psql, "
                            "monitoring and migrations)" if spare else "")
                         + f" = {needed} slots, rounded up to 5s; every slot is memory the "
@@ -106,9 +106,9 @@ def _server_settings(
     if new_kb >= wm.value:
         return proposals
     new_text = f"{new_kb // 1024}MB" if new_kb % 1024 == 0 else f"{new_kb}kB"
-    old_raw = server.settings["work_mem"].raw if "work_mem" in server.settings else _n(wm.value)
+    old_raw = server.settings["work_mem"].raw if "work_mem" in server.settings else num(wm.value)
     wm_edit, wm_manual = _set_or_insert(server, wm.source, "work_mem", old_raw, new_text)
-    _set_server(server, "work_mem", new_kb, new_text, _added_at(wm_edit) or wm.source)
+    _set_server(server, "work_mem", new_kb, new_text, added_at(wm_edit) or wm.source)
     proposals.append(
         Proposal(
             kind="server",
@@ -148,7 +148,7 @@ def _cache_settings(server: Server, limit: float, limit_label: str) -> list[Prop
         old_raw = server.settings[name].raw if name in server.settings else _mib(current)
         edit, manual = _set_or_insert(server, term.source, name, old_raw, new_text)
         _set_server(server, name, target_mb * MIB // unit_bytes, new_text,
-                    _added_at(edit) or term.source)
+                    added_at(edit) or term.source)
         out.append(Proposal(
             kind="server", subject=server.name, key=name,
             old=f"{old_raw} ({term.source.label()})", new=new_text,
@@ -186,7 +186,7 @@ def _set_or_insert(server: Server, source: Source, name: str, old: str,
     """The edit for a server setting (replaced at its line, else added to the conf
     file) and the manual step when neither is possible."""
     if source.path is not None and source.line is not None:
-        return _edit(source, old, new), ""
+        return edit_at(source, old, new), ""
     added = _conf_insert(server, name, new)
     if added is not None:
         return added, ""

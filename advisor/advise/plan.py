@@ -27,11 +27,11 @@ from typing import TYPE_CHECKING
 
 from msgspec.structs import replace
 
-from advisor.advise.allocation import _fit_slots
-from advisor.advise.memory import _server_settings
-from advisor.advise.pooler_limits import _pooler_client_side
-from advisor.advise.records import AdviseOptions, Edit, NewFile, Proposal, ServerAdvice, _n
-from advisor.advise.rulefixes import _rule_fixes
+from advisor.advise.allocation import fit_slots
+from advisor.advise.memory import server_settings
+from advisor.advise.pooler_limits import pooler_client_side
+from advisor.advise.records import AdviseOptions, Edit, NewFile, Proposal, ServerAdvice, num
+from advisor.advise.rulefixes import rule_fixes
 from advisor.live.sizing import Recommendation, recommend_active_connections
 from advisor.model import Budget, Server, Topology
 
@@ -119,11 +119,11 @@ def _advise_server(
     proposals += pooled
     # 1-2: fit the slots.
     if (not b.fits or options.all_servers) and not pooled:
-        proposals += _fit_slots(after_topo, server, b, options, target_active, notes)
+        proposals += fit_slots(after_topo, server, b, options, target_active, notes)
     # 3: pooler modes and client limits.
     for pooler in after_topo.poolers:
         if pooler.server_id == server.id and pooler.kind == "pgbouncer":
-            proposals += _pooler_client_side(after_topo, pooler, notes)
+            proposals += pooler_client_side(after_topo, pooler, notes)
     # 4: memory and max_connections, on the budget after the pool changes.
     mid = server_budget(after_server, after_topo, memory)  # type: ignore[arg-type]
     primary = topo.server(server.primary_id) if server.primary_id else None
@@ -142,10 +142,10 @@ def _advise_server(
             for sb in after_topo.servers
             if sb.primary_id == server.id and sb.role == "standby"
         ]
-        proposals += _server_settings(after_server, mid, memory, notes, standby_peaks)
+        proposals += server_settings(after_server, mid, memory, notes, standby_peaks)
     # 5: timeouts, lifetimes and a single PgBouncer (PA5xx, PA210): one value each
     rule_notes: list[str] = []
-    fixes = _rule_fixes(after_topo, after_server, memory, rule_notes, registry)
+    fixes = rule_fixes(after_topo, after_server, memory, rule_notes, registry)
     if only_for_rules and not fixes and not rule_notes:
         return None
     proposals += fixes
@@ -156,7 +156,7 @@ def _advise_server(
         out = [f"usable: {usable_expr(x)}", f"peak: {peak_expr(x)}"]
         for c in x.contributions:
             out += ["  " + ln for ln in contribution_lines(c)]
-        verdict = "fits" if x.fits else f"does not fit: {_n(x.peak)} > {_n(x.usable)}"
+        verdict = "fits" if x.fits else f"does not fit: {num(x.peak)} > {num(x.usable)}"
         out.append(verdict)
         return out
 

@@ -10,7 +10,7 @@ import math
 
 from msgspec.structs import replace
 
-from advisor.advise.records import Edit, Proposal, _added_at, _edit, _n
+from advisor.advise.records import Edit, Proposal, added_at, edit_at, num
 from advisor.model import (
     Budget,
     Contribution,
@@ -24,7 +24,7 @@ from advisor.model import (
 )
 
 
-def _shrink_proxy(proxy: Pooler, b: Budget, alloc: float, assumption: str) -> list[Proposal]:
+def shrink_proxy(proxy: Pooler, b: Budget, alloc: float, assumption: str) -> list[Proposal]:
     """RDS Proxy's pool maximum is MaxConnectionsPercent of max_connections (floored):
     the largest percentage within `alloc`. Set in AWS; the declaration describes it."""
     old = proxy.max_connections_percent
@@ -37,17 +37,17 @@ def _shrink_proxy(proxy: Pooler, b: Budget, alloc: float, assumption: str) -> li
     return [Proposal(
         kind="pooler", subject=f"{proxy.name} (RDS Proxy)", key="max_connections_percent",
         old=old.show(), new=str(percent),
-        reason=(f"pool maximum floor({_n(max_conn)} max_connections x {percent} / 100) = "
+        reason=(f"pool maximum floor({num(max_conn)} max_connections x {percent} / 100) = "
                 f"{math.floor(max_conn * percent / 100)} server connections, within its "
-                f"share of {_n(math.floor(alloc))}; set the same on the proxy in AWS "
+                f"share of {num(math.floor(alloc))}; set the same on the proxy in AWS "
                 "(modify-db-proxy-target-group): the declaration only describes it"),
-        assumption=assumption, edit=_edit(source, _n(old.value), str(percent)),
+        assumption=assumption, edit=edit_at(source, num(old.value), str(percent)),
         manual=(f"set MaxConnectionsPercent to {percent} on the proxy's target group in AWS "
                 "(aws rds modify-db-proxy-target-group --connection-pool-config "
                 f"MaxConnectionsPercent={percent}); the declaration only describes it"))]
 
 
-def _shrink_pooler(
+def shrink_pooler(
     pooler: Pooler,
     c: Contribution,
     alloc: float,
@@ -63,11 +63,11 @@ def _shrink_pooler(
     if per_replica >= current_per_replica:
         return []
     why = (
-        f"{_n(replicas)} replicas x {_n(per_replica)} = {_n(replicas * per_replica)} server "
-        f"connections (was {_n(c.total)})"
+        f"{num(replicas)} replicas x {num(per_replica)} = {num(replicas * per_replica)} server "
+        f"connections (was {num(c.total)})"
     )
     if target_active is not None:
-        why += f"; the measured optimum is {_n(target_active)} active connections"
+        why += f"; the measured optimum is {num(target_active)} active connections"
     proposals: list[Proposal] = []
     db_parts = c.parts or [c]
     raw_total = sum(p.total for p in db_parts) or 1
@@ -126,43 +126,43 @@ def _pooler_value(
     if entry is not None and getattr(entry, entry_attr, None) == old:
         setattr(entry, entry_attr, new_term)
         subject = f"{pooler.name} [databases] {entry.name}"
-        manual = f"add `{entry_attr}={_n(new)}` to the {entry.name} line of [databases]"
+        manual = f"add `{entry_attr}={num(new)}` to the {entry.name} line of [databases]"
     else:
-        edit = _ini_insert(pooler, key, _n(new)) if old.source.path is None else None
+        edit = _ini_insert(pooler, key, num(new)) if old.source.path is None else None
         pooler.settings[key] = _setting_with(pooler.settings.get(key), key, new,
-                                             _added_at(edit) or old.source)
-        manual = f"add `{key} = {_n(new)}` to the [pgbouncer] section"
+                                             added_at(edit) or old.source)
+        manual = f"add `{key} = {num(new)}` to the [pgbouncer] section"
         if edit is not None:
             return Proposal(kind="pooler", subject=subject, key=key, old=old.show(),
-                            new=_n(new), reason=why, assumption=assumption, edit=edit)
+                            new=num(new), reason=why, assumption=assumption, edit=edit)
     return Proposal(
         kind="pooler",
         subject=subject,
         key=entry_attr if subject != pooler.name else key,
         old=old.show(),
-        new=_n(new),
+        new=num(new),
         reason=why,
         assumption=assumption,
-        edit=_edit(old.source, _n(old.value), _n(new)),
+        edit=edit_at(old.source, num(old.value), num(new)),
         manual="" if old.source.path else manual,
     )
 
 
 def _setting_with(old: Setting | None, name: str, value: float | str, source: Source) -> Setting:
-    raw = _n(value) if isinstance(value, float | int) else value
+    raw = num(value) if isinstance(value, float | int) else value
     if old is None:
         return Setting(name=name, raw=raw, value=value, source=source)
     return replace(old, raw=raw, value=value)
 
 
-def _bouncer_hazards(topo: Topology) -> list[SqlHazard]:
+def bouncer_hazards(topo: Topology) -> list[SqlHazard]:
     """Hazards that break behind PgBouncer (not the forms only RDS Proxy pins on)."""
     from advisor.read.sql.hazards import PINNING_ONLY_KINDS
 
     return [h for h in topo.sql_hazards if h.kind not in PINNING_ONLY_KINDS]
 
 
-def _pooler_client_side(topo: Topology, pooler: Pooler, notes: list[str]) -> list[Proposal]:
+def pooler_client_side(topo: Topology, pooler: Pooler, notes: list[str]) -> list[Proposal]:
     from advisor.budget.slots import client_contribution
     from advisor.facts.pgbouncer import effective_setting
 
@@ -171,8 +171,8 @@ def _pooler_client_side(topo: Topology, pooler: Pooler, notes: list[str]) -> lis
     mode = effective_setting(pooler.settings, "pool_mode", pooler.version)
     if str(mode.value) == "session" and behind:
         ids = {c.id for c in behind}
-        hazards = [h for h in _bouncer_hazards(topo) if h.client_id in ids]
-        unmapped = [h for h in _bouncer_hazards(topo) if h.client_id is None]
+        hazards = [h for h in bouncer_hazards(topo) if h.client_id in ids]
+        unmapped = [h for h in bouncer_hazards(topo) if h.client_id is None]
         if hazards:
             listed = "; ".join(f"{h.kind} at {h.location.label()}" for h in hazards[:5])
             notes.append(
@@ -199,7 +199,7 @@ def _pooler_client_side(topo: Topology, pooler: Pooler, notes: list[str]) -> lis
                     ),
                     assumption="no session-level feature (SET, LISTEN, advisory locks, SQL "
                     "PREPARE, WITH HOLD cursors) found in the clients behind it" + caveat,
-                    edit=_edit(mode.source, mode.raw, "transaction"),
+                    edit=edit_at(mode.source, mode.raw, "transaction"),
                     manual=""
                     if mode.source.path
                     else "add `pool_mode = transaction` to the [pgbouncer] section",
@@ -224,12 +224,12 @@ def _pooler_client_side(topo: Topology, pooler: Pooler, notes: list[str]) -> lis
                     old=f"{current.raw} ({current.source.label()})",
                     new=str(new),
                     reason=(
-                        f"{_n(clients_total)} client connections at peak over {_n(replicas)} "
+                        f"{num(clients_total)} client connections at peak over {num(replicas)} "
                         f"replica(s) = {needed} per PgBouncer, + 10% headroom: clients past "
                         "max_client_conn are refused"
                     ),
                     assumption="the Service spreads clients evenly over the replicas",
-                    edit=_edit(current.source, current.raw, str(new)),
+                    edit=edit_at(current.source, current.raw, str(new)),
                     manual=""
                     if current.source.path
                     else f"add `max_client_conn = {new}` to the [pgbouncer] section",

@@ -1,8 +1,8 @@
 """The records of the advise plan and the small helpers that fill them: the options
 (AdviseOptions), one proposed change (Proposal) with its edit at a file line (Edit) or
 the file it adds (NewFile), the advice for one server (ServerAdvice); a number as
-written in a proposal (_n), the edit of a value at its source line (_edit) and where an
-inserted setting will be (_added_at)."""
+written in a proposal (num), the edit of a value at its source line (edit_at) and where an
+inserted setting will be (added_at)."""
 
 from __future__ import annotations
 
@@ -86,18 +86,18 @@ class ServerAdvice(BaseModel):
     memory_after: str = ""
 
 
-def _added_at(edit: Edit | None) -> Source | None:
+def added_at(edit: Edit | None) -> Source | None:
     """Where an inserted setting will be, for the after-budget's labels."""
     if edit is None or not edit.insert:
         return None
     return Source(path=edit.path, key=f"{edit.key} (added after line {edit.line})")
 
 
-def _edit(source: Source, old: str, new: str) -> Edit | None:
+def edit_at(source: Source, old: str, new: str) -> Edit | None:
     if source.path is None or source.line is None:
         return None
     return Edit(path=source.path, line=source.line, key=source.key or "", old=old, new=new)
 
 
-def _n(value: float) -> str:
+def num(value: float) -> str:
     return str(int(value)) if float(value).is_integer() else f"{value:g}"

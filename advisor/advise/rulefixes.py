@@ -48,7 +48,7 @@ def _server_of(topo: Topology, subject: str) -> str | None:
     return None
 
 
-def _rule_fixes(topo: Topology, server: Server, memory: object,
+def rule_fixes(topo: Topology, server: Server, memory: object,
                 notes: list[str], registry: Registry) -> list[Proposal]:
     """Proposals for the one-value rules' findings about `server`, applied to `topo` (a
     copy) where they change the budget: PgBouncer replicas 1 -> 2 only when the server

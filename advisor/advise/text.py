@@ -4,7 +4,7 @@ sizing evidence and the notes."""
 
 from __future__ import annotations
 
-from advisor.advise.records import ServerAdvice, _n
+from advisor.advise.records import ServerAdvice, num
 
 
 def render_text(advice: list[ServerAdvice]) -> str:
@@ -14,7 +14,7 @@ def render_text(advice: list[ServerAdvice]) -> str:
     for a in advice:
         state = "fits" if a.fits_before else "does not fit"
         lines.append(
-            f"== {a.server}: {state} ({_n(a.peak_before)} at peak, {_n(a.usable_before)} usable)"
+            f"== {a.server}: {state} ({num(a.peak_before)} at peak, {num(a.usable_before)} usable)"
         )
         lines.append("Before:")
         lines += [f"  {x}" for x in a.before]
