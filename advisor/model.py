@@ -297,6 +297,10 @@ class Pooler(Record, kw_only=True):
     version: BouncerVersion
     settings: dict[str, Setting] = field(default_factory=dict)  # [pgbouncer] section
     main_end: Source | None = None  # its pgbouncer.ini's last [pgbouncer] line (inserts)
+    # Configured by environment instead: the image's convention ("bitnami", "edoburu")
+    # and the container's first env item, before which advise adds a variable.
+    env_style: str = ""
+    env_first: Source | None = None
     databases: list[PoolerDatabase] = field(default_factory=list)
     users: list[PoolerUser] = field(default_factory=list)
     # Which (database, user) pairs clients actually use; filled by topology.
@@ -411,6 +415,9 @@ class Container(Frozen, kw_only=True):
     # the values-file line a template took it from); empty when not known.
     word_sources: tuple[Source, ...] = ()
     env: tuple[EnvVar, ...] = ()
+    # The first item of the container's own `env:` list in a plain manifest (where advise
+    # inserts a variable); None when rendered from a template or there is no such list.
+    env_first: Source | None = None
     role: Literal["main", "init", "sidecar"] = "main"
     memory_limit: Term | None = None  # bytes
     cpu_limit: Term | None = None  # cores

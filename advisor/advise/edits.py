@@ -127,11 +127,21 @@ def plan(edits: Iterable[Edit], roots: Sequence[Path]) -> EditPlan:
             lines[e.line - 1] = edited
             change.applied.append(e)
         inserts = [e for e in file_edits if e.insert]
+        item_indent = {e.indent_from: _item_indent(lines, e.indent_from)
+                       for e in inserts if e.indent_from is not None}  # before lines move
         for e in sorted(reversed(inserts), key=lambda x: -x.line):  # bottom up, in order
             if not 1 <= e.line <= len(lines):
                 result.refused.append((e, f"{shown}:{e.line}: no such line"))
                 continue
-            lines[e.line:e.line] = [_inserted_line(lines, e.line, e.new)]
+            if e.indent_from is None:
+                lines[e.line:e.line] = [_inserted_line(lines, e.line, e.new)]
+            elif (indent := item_indent[e.indent_from]) is None:
+                result.refused.append(
+                    (e, f"{shown}:{e.indent_from}: not a `- ` list item as scanned (changed "
+                        "since the scan?): add it by hand"))
+                continue
+            else:
+                lines[e.line:e.line] = [indent + e.new + _ending(lines[e.line - 1], lines)]
             if not lines[e.line - 1].endswith(("\n", "\r")):
                 lines[e.line - 1] += _ending(lines[e.line - 1], lines)
             change.applied.append(e)
@@ -145,6 +155,16 @@ def plan(edits: Iterable[Edit], roots: Sequence[Path]) -> EditPlan:
             continue
         result.changes.append(change)
     return result
+
+
+def _item_indent(lines: list[str], line: int) -> str | None:
+    """The indentation of the YAML list item at `line` (what precedes its `- `), None
+    when that line is not a block list item."""
+    if not 1 <= line <= len(lines):
+        return None
+    body = lines[line - 1]
+    indent = body[: len(body) - len(body.lstrip(" "))]
+    return indent if body[len(indent):].startswith("- ") else None
 
 
 def _inserted_line(lines: list[str], after: int, text: str) -> str:

@@ -78,8 +78,8 @@ def _withheld(b: Budget, unknown: list[str]) -> ServerAdvice:
     lines = [f"usable: {usable_expr(b)}", f"peak: {peak_expr(b)}"]
     return ServerAdvice(
         server=b.server, server_id=b.server_id, fits_before=False, usable_before=b.usable,
-        peak_before=b.peak, before=lines, fits_after=False, usable_after=b.usable,
-        peak_after=b.peak, after=lines,
+        peak_before=b.peak, unknown=list(dict.fromkeys(unknown)), before=lines,
+        fits_after=False, usable_after=b.usable, peak_after=b.peak, after=lines,
         notes=[f"proposals withheld for {b.server}: the connections of {names} are not known "
                "(PA106), so the peak is a floor and any size shared out without them would be "
                "wrong; declare them under [[tool.pool-advisor.read.workloads]] (connections = N) "

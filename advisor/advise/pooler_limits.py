@@ -128,10 +128,11 @@ def _pooler_value(
         subject = f"{pooler.name} [databases] {entry.name}"
         manual = f"add `{entry_attr}={num(new)}` to the {entry.name} line of [databases]"
     else:
-        edit = _ini_insert(pooler, key, num(new)) if old.source.path is None else None
+        edit, manual = setting_insert(pooler, key, num(new))
+        if old.source.path is not None:
+            edit = None
         pooler.settings[key] = _setting_with(pooler.settings.get(key), key, new,
                                              added_at(edit) or old.source)
-        manual = f"add `{key} = {num(new)}` to the [pgbouncer] section"
         if edit is not None:
             return Proposal(kind="pooler", subject=subject, key=key, old=old.show(),
                             new=num(new), reason=why, assumption=assumption, edit=edit)
@@ -199,10 +200,11 @@ def pooler_client_side(topo: Topology, pooler: Pooler, notes: list[str]) -> list
                     ),
                     assumption="no session-level feature (SET, LISTEN, advisory locks, SQL "
                     "PREPARE, WITH HOLD cursors) found in the clients behind it" + caveat,
-                    edit=edit_at(mode.source, mode.raw, "transaction"),
+                    edit=edit_at(mode.source, mode.raw, "transaction")
+                    or setting_insert(pooler, "pool_mode", "transaction")[0],
                     manual=""
                     if mode.source.path
-                    else "add `pool_mode = transaction` to the [pgbouncer] section",
+                    else setting_insert(pooler, "pool_mode", "transaction")[1],
                 )
             )
             pooler.settings["pool_mode"] = _setting_with(
@@ -229,16 +231,36 @@ def pooler_client_side(topo: Topology, pooler: Pooler, notes: list[str]) -> list
                         "max_client_conn are refused"
                     ),
                     assumption="the Service spreads clients evenly over the replicas",
-                    edit=edit_at(current.source, current.raw, str(new)),
+                    edit=edit_at(current.source, current.raw, str(new))
+                    or setting_insert(pooler, "max_client_conn", str(new))[0],
                     manual=""
                     if current.source.path
-                    else f"add `max_client_conn = {new}` to the [pgbouncer] section",
+                    else setting_insert(pooler, "max_client_conn", str(new))[1],
                 )
             )
             pooler.settings["max_client_conn"] = _setting_with(
                 pooler.settings.get("max_client_conn"), "max_client_conn", new, current.source
             )
     return proposals
+
+
+def setting_insert(pooler: Pooler, key: str, value: str) -> tuple[Edit | None, str]:
+    """A [pgbouncer] key the pooler's files do not set (its default applies), added where
+    its configuration is written: `key = value` at the end of the [pgbouncer] section of
+    its pgbouncer.ini, or the image's variable as the first item of the container's env
+    (Bitnami PGBOUNCER_*, edoburu upper-case keys). Also what to do by hand."""
+    from advisor.read.sources.operators.containers import bouncer_env_variable
+
+    variable = bouncer_env_variable(pooler.env_style, key)
+    if pooler.main_end is None and variable is not None:
+        manual = f"add `{variable}: \"{value}\"` to the PgBouncer container's env"
+        first = pooler.env_first
+        if first is None or first.path is None or first.line is None:
+            return None, manual
+        return Edit(path=first.path, line=first.line - 1, key=variable, old="",
+                    new=f"- {{name: {variable}, value: \"{value}\"}}", insert=True,
+                    indent_from=first.line), manual
+    return _ini_insert(pooler, key, value), f"add `{key} = {value}` to the [pgbouncer] section"
 
 
 def _ini_insert(pooler: Pooler, key: str, value: str) -> Edit | None:

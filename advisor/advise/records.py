@@ -40,6 +40,9 @@ class Edit(BaseModel):
     new: str  # the new value; for an insert, the whole line to add (its indentation
     #          taken from the line it follows)
     insert: bool = False
+    # An insert into a YAML list: the item line whose indentation (up to its `- `) the
+    # added line takes; None: the nearest non-blank line at or above the insert point.
+    indent_from: int | None = None
 
 
 class NewFile(BaseModel):
@@ -74,6 +77,8 @@ class ServerAdvice(BaseModel):
     fits_before: bool
     usable_before: float
     peak_before: float
+    # Clients whose connections are not known: the peak is only a floor (proposals withheld)
+    unknown: list[str] = Field(default_factory=list)
     before: list[str] = Field(default_factory=list)
     proposals: list[Proposal] = Field(default_factory=list)
     fits_after: bool

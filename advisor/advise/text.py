@@ -9,13 +9,16 @@ from advisor.advise.records import ServerAdvice, num
 
 def render_text(advice: list[ServerAdvice]) -> str:
     if not advice:
-        return "Every server fits its connection budget; nothing to propose (use --all)."
+        return "Every server fits its connection budget; nothing to propose (use --all).\n"
     lines: list[str] = []
     for a in advice:
-        state = "fits" if a.fits_before else "does not fit"
-        lines.append(
-            f"== {a.server}: {state} ({num(a.peak_before)} at peak, {num(a.usable_before)} usable)"
-        )
+        if a.unknown:  # a floor: neither "fits" nor "does not fit" can be said
+            lines.append(f"== {a.server}: not known ({num(a.peak_before)} or more at peak, "
+                         f"{num(a.usable_before)} usable; {len(a.unknown)} client(s) unknown)")
+        else:
+            state = "fits" if a.fits_before else "does not fit"
+            lines.append(f"== {a.server}: {state} ({num(a.peak_before)} at peak, "
+                         f"{num(a.usable_before)} usable)")
         lines.append("Before:")
         lines += [f"  {x}" for x in a.before]
         if a.memory_before:

@@ -132,11 +132,13 @@ def pooler_from_workload(inputs: Inputs, topo: Topology, w: Workload, c: Contain
 
 def _pooler_from_env(pooler: Pooler, c: Container) -> None:
     """PgBouncer images configured by environment (Bitnami PGBOUNCER_*, edoburu)."""
-    from advisor.read.sources.operators.containers import pooler_config_from_env
+    from advisor.read.sources.operators.containers import bouncer_env_style, pooler_config_from_env
 
-    settings, databases = pooler_config_from_env(c.env)
+    settings, databases = pooler_config_from_env(c.env, pooler.version)
     pooler.settings.update(settings)
     pooler.databases.extend(databases)
+    pooler.env_style = bouncer_env_style(c.env)
+    pooler.env_first = c.env_first if pooler.env_style else None
 
 
 def pooler_server(p: Pooler, host_map: dict, topo: Topology, default_ns: str) -> str | None:

@@ -324,8 +324,22 @@ def _container(obj: K8sObject, keys: tuple, c: Any, role: str, index: ConfigInde
                          for i in range(len(items)))
     return Container(
         name=name, image=str(c.get("image", "")), command=command, args=args,
-        word_sources=word_sources, env=env, role=role, memory_limit=mem, cpu_limit=cpu,  # type: ignore[arg-type]
+        word_sources=word_sources, env=env, env_first=_env_first(obj, keys, c), role=role,
+        memory_limit=mem, cpu_limit=cpu,  # type: ignore[arg-type]
         source=obj.source(*keys, key=f"container {name}"))
+
+
+def _env_first(obj: K8sObject, keys: tuple, c: Any) -> Source | None:
+    """Where the container's first `env:` item is written, when a line added before it is
+    a line of the object's own file: not for rendered objects (the line is in a template
+    or a values file) nor for an empty or missing list."""
+    env = c.get("env")
+    if obj.origin or not isinstance(env, list) or not env:
+        return None
+    loc = obj.location(*keys, "env", 0)
+    if loc.path is None or loc.line is None:
+        return None
+    return Source(path=loc.path, line=loc.line, key="env[0]")
 
 
 def _quantity(obj: K8sObject, keys: tuple, limits: dict, name: str) -> float | None:

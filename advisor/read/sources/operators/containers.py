@@ -69,11 +69,14 @@ BITNAMI_PGBOUNCER_DEFAULTS = {"listen_port": "6432", "auth_type": "scram-sha-256
 BITNAMI_PGBOUNCER_WHO = "bitnami/pgbouncer image default (pgbouncer-env.sh)"
 
 
-def settings_from_bitnami_pgbouncer_env(env: tuple[EnvVar, ...]) -> dict[str, Setting]:
+def settings_from_bitnami_pgbouncer_env(env: tuple[EnvVar, ...],
+                                        version: BouncerVersion | None = None
+                                        ) -> dict[str, Setting]:
     """[pgbouncer] settings the Bitnami pgbouncer image writes from its environment
     (non-empty PGBOUNCER_* variables; empty ones are skipped as the image skips
-    them), plus the image's own defaults where the variable is not set."""
-    version = BouncerVersion()
+    them), plus the image's own defaults where the variable is not set. Parsed as the
+    image's PgBouncer version does (a key added in 1.21 is dropped by an older table)."""
+    version = version or BouncerVersion()
     settings: dict[str, Setting] = {}
     for key, value in BITNAMI_PGBOUNCER_DEFAULTS.items():
         setting = bouncer_setting(key, value, Source.default_of(BITNAMI_PGBOUNCER_WHO, key=key),
@@ -140,8 +143,29 @@ def settings_from_postgres_args(obj: K8sObject, container_keys: tuple[str | int,
 EDOBURU_WHO = "edoburu/pgbouncer entrypoint.sh default"
 
 
-def pooler_config_from_env(env: tuple[EnvVar, ...]) -> tuple[dict[str, Setting],
-                                                              list[PoolerDatabase]]:
+def bouncer_env_style(env: tuple[EnvVar, ...]) -> str:
+    """Which image's convention configures a PgBouncer container by environment:
+    "bitnami" (PGBOUNCER_* variables), "edoburu" (DB_HOST or DATABASE_URL), else ""."""
+    names = {v.name for v in env}
+    if any(n.startswith("PGBOUNCER_") for n in names) or "POSTGRESQL_HOST" in names:
+        return "bitnami"
+    return "edoburu" if names & {"DB_HOST", "DATABASE_URL"} else ""
+
+
+def bouncer_env_variable(style: str, key: str) -> str | None:
+    """The variable that sets [pgbouncer] `key` in an image configured by environment
+    (the reverse of what the image's entrypoint writes), None when it has none."""
+    if style == "bitnami":
+        return next((name for name, k in BITNAMI_PGBOUNCER_ENV.items() if k == key), None)
+    if style == "edoburu":
+        from advisor.facts.pgbouncer import params
+
+        return key.upper() if key in params(BouncerVersion(major=1, minor=99)) else None
+    return None
+
+
+def pooler_config_from_env(env: tuple[EnvVar, ...], version: BouncerVersion | None = None
+                           ) -> tuple[dict[str, Setting], list[PoolerDatabase]]:
     """[pgbouncer] settings and [databases] entries of a PgBouncer container configured
     by environment: the Bitnami image (PGBOUNCER_* variables, see
     `settings_from_bitnami_pgbouncer_env`) or edoburu/pgbouncer (entrypoint.sh writes
@@ -149,24 +173,24 @@ def pooler_config_from_env(env: tuple[EnvVar, ...]) -> tuple[dict[str, Setting],
     DEFAULT_POOL_SIZE, MAX_DB_CONNECTIONS, as that key, `ignore_startup_parameters`
     defaulting to extra_float_digits, and `* = host=$DB_HOST port=$DB_PORT` or the
     host of DATABASE_URL as its database)."""
-    names = {v.name for v in env}
-    if any(n.startswith("PGBOUNCER_") for n in names) or "POSTGRESQL_HOST" in names:
+    style = bouncer_env_style(env)
+    if style == "bitnami":
         where = next((v.source.location() for v in env if v.name == "POSTGRESQL_HOST"), None)
         first = next((v.source.location() for v in env if v.source.location()), None)
         location = where or first or Location(path="", line=None)
-        return settings_from_bitnami_pgbouncer_env(env), bitnami_pgbouncer_databases(
+        return settings_from_bitnami_pgbouncer_env(env, version), bitnami_pgbouncer_databases(
             env, location)
-    if not names & {"DB_HOST", "DATABASE_URL"}:
+    if style != "edoburu":
         return {}, []
-    return _edoburu(env)
+    return _edoburu(env, version or BouncerVersion())
 
 
-def _edoburu(env: tuple[EnvVar, ...]) -> tuple[dict[str, Setting], list[PoolerDatabase]]:
+def _edoburu(env: tuple[EnvVar, ...], version: BouncerVersion
+             ) -> tuple[dict[str, Setting], list[PoolerDatabase]]:
     from urllib.parse import urlsplit
 
     from advisor.facts.pgbouncer import params
 
-    version = BouncerVersion()
     known = params(version)
     settings: dict[str, Setting] = {}
     setting = bouncer_setting("ignore_startup_parameters", "extra_float_digits",
