@@ -154,6 +154,25 @@ def test_pgbouncer_ini_from_secret_and_projected_volume(tmp_path, how):
         assert (size.source.path, size.source.line) == ("k8s/secret.yaml", 10)
 
 
+def test_service_of_an_application_does_not_lead_to_its_named_alike_pooler(tmp_path):
+    # A pooler is its workload (or `<workload>#<container>`); `web` is not `web-pgbouncer`
+    # although one id starts with the other.
+    cfg = ("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cfg}\ndata:\n"
+           "  pgbouncer.ini: |\n" + textwrap.indent(INI, "    "))
+    pooler = bouncer("configMap: {name: cfg}\n").replace("name: pgbouncer}", "name: web-pgbouncer}")
+    app = web("web-pgbouncer").replace(
+        "  template:\n    spec:", "  template:\n    metadata: {labels: {app: web}}\n    spec:")
+    app += ("---\napiVersion: v1\nkind: Service\nmetadata: {name: web}\n"
+            "spec:\n  selector: {app: web}\n")
+    worker = web("web").replace("name: web}", "name: worker}")
+    write(tmp_path, {"k8s/db.yaml": DB, "k8s/cfg.yaml": cfg, "k8s/bouncer.yaml": pooler,
+                     "k8s/web.yaml": app, "k8s/worker.yaml": worker})
+    topo = scan([str(tmp_path)], CheckOptions()).topology
+    targets = {c.name: (c.target_kind, c.target_id) for c in topo.clients}
+    assert targets["web"] == ("pooler", "Deployment/web-pgbouncer")
+    assert targets["worker"][1] is None, targets
+
+
 def test_postgresql_conf_from_secret(tmp_path):
     conf = "max_connections = 40\n"
     write(tmp_path, {

@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 import random
 
-from advisor.link.hosts import _PrefixIndex
+from advisor.link.hosts import pooler_index
 from advisor.model import Location, Server, Source, Term, Topology
 from advisor.read.fs import Root
 from advisor.read.sources.k8s import MAX_EXPANDED_NODES, _expanded_size
@@ -150,7 +150,9 @@ def test_topology_lookups_follow_changes():
     assert topo.server("prod|b") is None and topo.server("z") is topo.servers[0]
 
 
-def test_prefix_index_is_the_first_startswith():
+def test_pooler_index_is_the_first_pooler_of_each_workload():
+    from types import SimpleNamespace
+
     rng = random.Random(19)
     words = [
         "Deployment/ns/pgbouncer",
@@ -162,7 +164,8 @@ def test_prefix_index_is_the_first_startswith():
     ]
     for _ in range(200):
         ids = [rng.choice(words) for _ in range(rng.randint(0, 8))]
-        index = _PrefixIndex(ids)
-        for prefix in {*words, "Deployment/ns/", "Nope"}:
-            expected = next((i for i, x in enumerate(ids) if x.startswith(prefix)), None)
-            assert index.first(prefix) == expected
+        index = pooler_index([SimpleNamespace(id=x) for x in ids])
+        for wid in {*(w for w in words if "#" not in w), "Deployment/ns/", "Nope"}:
+            expected = next((i for i, x in enumerate(ids)
+                             if x == wid or x.startswith(wid + "#")), None)
+            assert index.get(wid) == expected

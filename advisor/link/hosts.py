@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 
 from advisor.link.inputs import workload_id
-from advisor.model import Topology
+from advisor.model import Pooler, Topology
 from advisor.read.sources.k8s import K8sObject, get
 from advisor.read.workloads import Workload
 
@@ -41,37 +41,28 @@ def service_targets(loads: list[Workload], topo: Topology
     """The workloads a Service can lead to (servers and poolers), in workload order, each
     with its target. Computed once: scanning every workload per Service is quadratic."""
     server_ids = {s.id for s in topo.servers}
-    prefixed = _PrefixIndex([p.id for p in topo.poolers])
+    poolers = pooler_index(topo.poolers)
     out = []
     for w in loads:
         wid = workload_id(w)
         if wid in server_ids:
             out.append((w, ("server", wid)))
             continue
-        first = prefixed.first(wid)
+        first = poolers.get(wid)
         if first is not None:
             out.append((w, ("pooler", topo.poolers[first].id)))
     return out
 
 
-class _PrefixIndex:
-    """The first of `ids` (by position) that starts with a prefix, by bisection of the
-    sorted ids: a scan of every pooler per workload was workloads x poolers."""
-
-    def __init__(self, ids: list[str]) -> None:
-        self.order = sorted(range(len(ids)), key=ids.__getitem__)
-        self.keys = [ids[i] for i in self.order]
-
-    def first(self, prefix: str) -> int | None:
-        from bisect import bisect_left
-
-        at = bisect_left(self.keys, prefix)
-        best = None
-        while at < len(self.keys) and self.keys[at].startswith(prefix):
-            if best is None or self.order[at] < best:
-                best = self.order[at]
-            at += 1
-        return best
+def pooler_index(poolers: list[Pooler]) -> dict[str, int]:
+    """The first pooler (by position) of each workload: a pooler's id is its workload's id,
+    or `<workload id>#<container>` for a sidecar or one of several containers. Matching by
+    id prefix instead also took `Deployment/ns/api-pgbouncer` for the workload
+    `Deployment/ns/api`, so a Service selecting the application led to the pooler."""
+    first: dict[str, int] = {}
+    for at, pooler in enumerate(poolers):
+        first.setdefault(pooler.id.split("#", 1)[0], at)
+    return first
 
 
 def targets_by_namespace(targets: list[tuple[Workload, tuple[str, str]]]
