@@ -56,7 +56,7 @@ def test_acme_shop_pool_size_fits_and_write_makes_check_pass(tmp_path: Path):
     assert p["edit"] == {
         "path": "k8s/configmap.yaml", "line": 13,
         "key": "SPRING_DATASOURCE_HIKARI_MAXIMUMPOOLSIZE", "old": "20", "new": "2",
-        "insert": False,
+        "insert": False, "indent_from": None,
     }
     assert server["fits_after"] and server["peak_after"] == 80
     assert any("40 (HPA maxReplicas, k8s/hpa.yaml:12) x 2" in line for line in server["after"])

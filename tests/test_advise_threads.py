@@ -272,7 +272,8 @@ def test_absent_default_pool_size_is_added_to_the_pgbouncer_section(tmp_path: Pa
     (p,) = [p for p in server["proposals"] if p["key"] == "default_pool_size"]
     last = _line_of(ini_file, "query_wait_timeout = 25")  # the section's last setting
     assert p["edit"] == {"path": "k8s/pgbouncer.yaml", "line": last, "key": "default_pool_size",
-                         "old": "", "new": "default_pool_size = 13", "insert": True}
+                         "old": "", "new": "default_pool_size = 13", "insert": True,
+                         "indent_from": None}
     diff = cli("advise", str(repo), "--diff").stdout
     patch = diff[diff.index("--- a/"):]
     applied = subprocess.run(["git", "apply", "-"], input=patch, text=True, cwd=repo,
