@@ -205,7 +205,8 @@ def test_nothing_to_propose_ends_its_line(tmp_path):
 def test_env_settings_are_read_as_the_images_pgbouncer_version(tmp_path, image, env):
     # max_prepared_statements is a 1.21 key: it was dropped when the environment was read
     # with the assumed 1.18 table, so PA405 fired although the image tracks statements.
-    from advisor.engine import CheckOptions, scan
+    from advisor.engine.check import scan
+    from advisor.engine.options import CheckOptions
 
     topo = scan([str(repo(tmp_path, image, env))], CheckOptions()).topology
     (pooler,) = topo.poolers
