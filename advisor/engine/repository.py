@@ -71,7 +71,7 @@ def scan_paths(root: Root, paths: list[Path], settings: Settings, options: Check
     beside: dict[Path, Path] = {}  # an unlisted manifest -> the overlay it sits in
     beside_objects: dict[str, list[K8sObject]] = {}
     if found.kustomize_all:
-        from advisor.read.render.kustomize import manifests_kustomize_reads
+        from advisor.read.render.kustomize_tree import manifests_kustomize_reads
 
         reads = manifests_kustomize_reads(root, found.kustomize_dirs, found.kustomize_all,
                                           found.manifests)

@@ -87,68 +87,6 @@ def render_kustomization(root: Root, directory: str, *, binary: list[str] | None
     return out
 
 
-class KustomizeReads(Struct):
-    skip: set[Path] = field(default_factory=set)  # not read as plain manifests
-    notices: list[str] = field(default_factory=list)
-    # An unlisted manifest in the folders of one built kustomization only: deployed (by
-    # hand) with it, so it joins that kustomization's environment.
-    beside: dict[Path, Path] = field(default_factory=dict)  # manifest -> leaf
-
-
-def manifests_kustomize_reads(root: Root, leaves: list[Path], every: list[Path],
-                              manifests: list[Path]) -> KustomizeReads:
-    """Which of `manifests` not to read as plain files, and notices, for the kustomization
-    folders `every` of which `leaves` are built:
-    - a file a built kustomization reads (a resource, a patch, a generator's input) is
-      read through the render only;
-    - a Kubernetes manifest in a built kustomization's folder that it does not list is
-      still read as a plain manifest, with a notice that kustomize would not deploy it;
-    - the files of a kustomization no built one uses (an unused component, whose patches
-      are fragments rather than objects) are not read, with a notice."""
-    from advisor.read.sources.k8s import looks_like_k8s
-
-    read: set[Path] = set()
-    users: dict[Path, list[Path]] = {}  # kustomization folder -> leaves that build it
-    for leaf in leaves:
-        tree = Tree()
-        scan(root, leaf.resolve(), tree, set(), depth=0)
-        read |= tree.files
-        for layer in tree.layers:
-            users.setdefault(layer.directory, []).append(leaf)
-    homes = sorted({d.resolve() for d in every}, key=lambda p: -len(p.parts))
-    out = KustomizeReads()
-    unused: dict[Path, int] = {}
-    for manifest in manifests:
-        real = manifest.resolve()
-        home = next((d for d in homes if real.is_relative_to(d)), None)
-        if real in read:
-            out.skip.add(manifest)
-        elif home is None:
-            continue
-        elif home not in users:
-            out.skip.add(manifest)
-            unused[home] = unused.get(home, 0) + 1
-        else:
-            try:
-                text = root.read_text(real)
-            except InputError:
-                continue  # the plain reader reports it
-            if not looks_like_k8s(text):
-                continue
-            built_by = sorted(set(users[home]))
-            if len(built_by) == 1:
-                out.beside[manifest] = built_by[0]
-            out.notices.append(f"kustomize: {root.rel(manifest)} is in {root.rel(home)} but "
-                               "its kustomization does not list it, so kustomize would not "
-                               "deploy it; read as a plain manifest"
-                               + (f" deployed with {root.rel(built_by[0])}"
-                                  if len(built_by) == 1 and built_by[0] != home else ""))
-    for home, count in sorted(unused.items()):
-        out.notices.append(f"kustomize: {root.rel(home)} is a kustomization that no built "
-                           f"kustomization uses; its {count} YAML file(s) are not read")
-    return out
-
-
 _CRD = re.compile(r"^kind: CustomResourceDefinition\s*$", re.M)
 
 
