@@ -1,0 +1,38 @@
+"""Root.real looks at each folder below the root once per run, and still finds symlinks."""
+
+from __future__ import annotations
+
+import os
+
+from advisor.read.fs import Root
+
+
+def test_each_folder_is_looked_at_once(tmp_path, monkeypatch):
+    (tmp_path / "a" / "b").mkdir(parents=True)
+    for name in ("x.yaml", "y.yaml", "z.yaml"):
+        (tmp_path / "a" / "b" / name).write_text("k: 1\n")
+    root = Root.of(tmp_path)
+    looked: list[str] = []
+    real_lstat = os.lstat
+
+    def counting(path, *args, **kwargs):
+        looked.append(os.fspath(path))
+        return real_lstat(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "lstat", counting)
+    for name in ("x.yaml", "y.yaml", "z.yaml"):
+        assert root.read_text(root.path / "a" / "b" / name) == "k: 1\n"
+        assert root.rel(root.path / "a" / "b" / name) == f"a/b/{name}"
+    below = str(root.path) + "/"  # (the root itself is resolved once, by realpath)
+    folders = [p for p in looked if p.startswith(below) and not p.endswith(".yaml")]
+    assert sorted(folders) == [str(root.path / "a"), str(root.path / "a" / "b")]
+
+
+def test_a_symlinked_folder_is_still_resolved(tmp_path):
+    (tmp_path / "real").mkdir()
+    (tmp_path / "real" / "x.yaml").write_text("k: 1\n")
+    (tmp_path / "link").symlink_to(tmp_path / "real")
+    root = Root.of(tmp_path)
+    assert root.rel(root.path / "real" / "x.yaml") == "real/x.yaml"
+    assert root.rel(root.path / "link" / "x.yaml") == "real/x.yaml"
+    assert root.real(root.path / "link" / "x.yaml") == root.path / "real" / "x.yaml"
