@@ -191,7 +191,9 @@ def test_a_damaged_cache_is_a_miss_never_a_crash(tmp_path, parses, damage):
 def test_malformed_trees_are_rejected():
     for bad in ([0, 1, 1, ["a"], [], ["a"], bytes(16)], [1, 0, 0, [1, 2], bytes(8)], [7],
                 [0, 1, 1, [["x"]], [1], [["x"]], bytes(16)], {"a": 1},
-                [0, 1, 1, ["a"], [1], ["a"], bytes(8)], [1, 0, 0, [1], [0, 0]]):
+                [0, 1, 1, ["a"], [1], ["a"], bytes(8)], [1, 0, 0, [1], [0, 0]],
+                [0, 1, 1, ["a"], [{"x": 1}], ["a"], bytes(16)], [1, 0, 0, [b"x"], bytes(8)],
+                [1, 0, 0, [msgspec.msgpack.Ext(1, b"")], bytes(8)]):
         with pytest.raises((ValueError, TypeError)):
             decode_tree(bad)
 

@@ -252,33 +252,45 @@ def encode_tree(value: Any) -> Any:
     return value
 
 
+# What a scalar decodes to (msgpack's other types, a map, bytes or an extension, are
+# not what encode_tree writes).
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
 def decode_tree(value: Any) -> Any:
     """encode_tree's inverse; ValueError (or TypeError) for what encode_tree cannot have
-    written."""
+    written. Scalars are taken as they are without a call each (a warm check decodes
+    every manifest's tree: the recursion per scalar was half of it)."""
+    if value.__class__ in _SCALARS:
+        return value
     from advisor.read.yamlpos import BlockStr, LineCol, PosList, PosMap
 
-    if value.__class__ is not list:
-        if isinstance(value, (dict, bytes)):
+    scalars = _SCALARS
+
+    def node(value: Any) -> Any:
+        if value.__class__ is not list:
             raise ValueError("not an encoded tree")
-        return value
-    tag = value[0]
-    if tag == 0:
-        _, line, col, keys, values, lc_keys, pos = value
-        if len(keys) != len(values) or pos.__class__ is not bytes \
-                or len(pos) != 16 * len(lc_keys):
-            raise ValueError("not an encoded tree")
-        mapping = PosMap(zip(keys, map(decode_tree, values), strict=True))
-        mapping.lc = LineCol(line, col, tuple(lc_keys), pos)
-        return mapping
-    if tag == 1:
-        _, line, col, values, pos = value
-        if pos.__class__ is not bytes or len(pos) != 8 * len(values):
-            raise ValueError("not an encoded tree")
-        seq = PosList(map(decode_tree, values))
-        seq.lc = LineCol(line, col, None, pos)
-        return seq
-    if tag == 2:
-        block = BlockStr(value[1])
-        block.style = value[2]
-        return block
-    raise ValueError("not an encoded tree")
+        tag = value[0]
+        if tag == 0:
+            _, line, col, keys, values, lc_keys, pos = value
+            if len(keys) != len(values) or pos.__class__ is not bytes \
+                    or len(pos) != 16 * len(lc_keys):
+                raise ValueError("not an encoded tree")
+            mapping = PosMap(zip(keys, [v if v.__class__ in scalars else node(v)
+                                        for v in values], strict=True))
+            mapping.lc = LineCol(line, col, tuple(lc_keys), pos)
+            return mapping
+        if tag == 1:
+            _, line, col, values, pos = value
+            if pos.__class__ is not bytes or len(pos) != 8 * len(values):
+                raise ValueError("not an encoded tree")
+            seq = PosList([v if v.__class__ in scalars else node(v) for v in values])
+            seq.lc = LineCol(line, col, None, pos)
+            return seq
+        if tag == 2:
+            block = BlockStr(value[1])
+            block.style = value[2]
+            return block
+        raise ValueError("not an encoded tree")
+
+    return node(value)
