@@ -13,26 +13,10 @@ import pytest
 from advisor.advise.edits import plan
 from advisor.advise.records import Edit
 from tests.test_advise import cli
+from tests.test_linking import DB as LINKING_DB
 
-DB = """\
-apiVersion: v1
-kind: Service
-metadata: {name: db}
-spec:
-  selector: {app: db}
----
-apiVersion: apps/v1
-kind: StatefulSet
-metadata: {name: db}
-spec:
-  template:
-    metadata: {labels: {app: db}}
-    spec:
-      containers:
-        - name: postgres
-          image: postgres:16.2
-          args: ["-c", "max_connections=40"]
-"""
+# the database of tests/test_linking.py, with 40 slots: 37 usable (3 reserved)
+DB = LINKING_DB.lstrip("\n").replace("max_connections=50", "max_connections=40")
 
 BITNAMI_ENV = """\
             - name: POSTGRESQL_HOST
