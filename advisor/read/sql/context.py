@@ -24,8 +24,9 @@ from __future__ import annotations
 import ast
 import re
 from bisect import bisect_right
+from functools import cached_property, lru_cache
 
-from advisor.read.sql.literals import Literal
+from advisor.read.sql.literals import CHILD_FIELDS, Literal
 
 # Call names (the last part of a dotted name, lowercased) that run their SQL argument,
 # in every language, and the generic ones only where that language's libraries use them
@@ -68,10 +69,14 @@ _ASSIGN_BEFORE = re.compile(
 )
 _SQL_HEREDOC = frozenset({"SQL", "PSQL", "EOSQL", "POSTGRESQL", "PGSQL"})
 _LOOKBACK = 800
+_DOTTED_PART = re.compile(r"\.|::")
 
 
+@lru_cache(maxsize=4096)
 def is_sql_call(name: str, lang: str = "") -> bool:
-    last = re.split(r"\.|::", name)[-1].lstrip("@").rstrip("!?").lower()
+    # Cached: a file asks it of every call it makes, and the same few hundred names
+    # (get, map, push, filter ...) come back in every file of a tree.
+    last = _DOTTED_PART.split(name)[-1].lstrip("@").rstrip("!?").lower()
     if last in SQL_CALLS or last in LANGUAGE_CALLS.get(lang, ()):
         return True
     return last.endswith("sql") and last not in ("tosql", "to_sql", "nosql", "mysql")
@@ -85,7 +90,12 @@ class CodeContext:
         self.lang = lang
         self._starts = [lit.start for lit in literals]
         self._spans = [(lit.start, lit.end) for lit in literals]
-        self.sql_names = _names_reaching_sql(text, self._spans, lang)
+
+    @cached_property
+    def sql_names(self) -> set[str]:
+        """Names reaching a SQL call: worked out when a literal assigned to a name asks,
+        not for every file (most files have no literal that looks like a statement)."""
+        return _names_reaching_sql(self.text, self._spans, self.lang)
 
     def is_sql(self, lit: Literal) -> bool:
         if lit.tag.upper() in _SQL_HEREDOC:
@@ -215,8 +225,9 @@ def _walk_with_parents(tree: ast.AST) -> tuple[list[ast.AST], dict[ast.AST, ast.
     parents: dict[ast.AST, ast.AST] = {}
     nodes: list[ast.AST] = [tree]
     node_type = ast.AST
+    children = CHILD_FIELDS
     for node in nodes:  # grows while iterated: a queue
-        for name in node._fields:
+        for name in children.get(type(node), node._fields):  # no ctx, op: leaves
             value = getattr(node, name, None)
             if isinstance(value, node_type):
                 parents[value] = node
@@ -229,9 +240,12 @@ def _walk_with_parents(tree: ast.AST) -> tuple[list[ast.AST], dict[ast.AST, ast.
     return nodes, parents
 
 
-def python_sql_positions(tree: ast.AST) -> set[tuple[int, int]]:
+def python_sql_positions(
+    tree: ast.AST, wanted: set[tuple[int, int]] | None = None
+) -> set[tuple[int, int]]:
     """(line, column) of the string expressions (constants, f-strings, `+` chains) of a
-    Python module that are used as SQL."""
+    Python module that are used as SQL; with `wanted`, only those among `wanted` are
+    sure to be in the answer (the others are not looked at)."""
     nodes, parents = _walk_with_parents(tree)
     names: set[str] = set()
     for node in nodes:
@@ -244,14 +258,17 @@ def python_sql_positions(tree: ast.AST) -> set[tuple[int, int]]:
                         names.add(sub.attr)
     found: set[tuple[int, int]] = set()
     for node in nodes:
-        if isinstance(node, ast.Constant | ast.JoinedStr) and _python_used_as_sql(
-            node, parents, names
-        ):
-            found.add((node.lineno, node.col_offset))
-            top = node
-            while isinstance(parents.get(top), ast.BinOp | ast.JoinedStr):
-                top = parents[top]
-                found.add((top.lineno, top.col_offset))  # a `+` chain is one literal
+        if not isinstance(node, ast.Constant | ast.JoinedStr):
+            continue
+        at = [(node.lineno, node.col_offset)]
+        top = node
+        while isinstance(parents.get(top), ast.BinOp | ast.JoinedStr):
+            top = parents[top]
+            at.append((top.lineno, top.col_offset))  # a `+` chain is one literal
+        if wanted is not None and wanted.isdisjoint(at):
+            continue
+        if _python_used_as_sql(node, parents, names):
+            found.update(at)
     return found
 
 

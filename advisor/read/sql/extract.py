@@ -256,8 +256,12 @@ def scan_text(
             found.sort(key=lambda h: (h.location.line or 0, h.location.column or 0))
             return _apply_suppressions(found, text), problems
         literals = python_literals(tree)
-        used = python_sql_positions(tree)
-        as_sql = [lit for lit in literals if (lit.line, lit.start) in used]
+        # Only a literal that looks like a statement can be SQL (literal_scan): the walk
+        # that decides which are used as SQL runs only for the files that have one.
+        statements = [lit for lit in literals if looks_like_statement(lit.text)]
+        wanted = {(lit.line, lit.start) for lit in statements}
+        used = python_sql_positions(tree, wanted) if statements else set()
+        as_sql = [lit for lit in statements if (lit.line, lit.start) in used]
         found = _literals_hazards(path, as_sql, "python", pinning, problems)
         found += drivers.python_settings(path, tree, literals, text)
     elif kind in ("ruby", "java", "kotlin", "go", "js", "elixir"):

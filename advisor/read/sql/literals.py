@@ -442,16 +442,21 @@ def python_literals(tree: ast.AST) -> list[Literal]:
     skipping bare string statements (docstrings)."""
     found: list[Literal] = []
     node_type = ast.AST
+    expr, string_kinds, children = ast.Expr, _STRING_KINDS, CHILD_FIELDS
 
     def visit(node: ast.AST) -> None:
-        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant | ast.JoinedStr):
-            return
-        text = _python_string(node)
-        if text is not None:
-            found.append(_python_literal(node, text))
-            return
-        # ast.iter_child_nodes' order, without its two generators per node
-        for name in node._fields:
+        kind = type(node)
+        if kind is expr:
+            if type(node.value) in _DOC_KINDS:
+                return
+        elif kind in string_kinds:
+            text = _python_string(node)
+            if text is not None:
+                found.append(_python_literal(node, text))
+                return
+        # ast.iter_child_nodes' order, without its two generators per node, and without
+        # the fields that never hold a string (ctx, op, names ...)
+        for name in children.get(kind, node._fields):
             value = getattr(node, name, None)
             if isinstance(value, node_type):
                 visit(value)
@@ -462,6 +467,23 @@ def python_literals(tree: ast.AST) -> list[Literal]:
 
     visit(tree)
     return found
+
+
+# The node kinds _python_string can read, and the statement kinds that are docstrings.
+_STRING_KINDS = frozenset({ast.Constant, ast.JoinedStr, ast.BinOp})
+_DOC_KINDS = frozenset({ast.Constant, ast.JoinedStr})
+# Fields whose value is never a node holding a string: expression contexts, operators
+# (leaf nodes) and plain values. A Constant's value is a plain value too.
+_NO_STRING_FIELDS = frozenset(
+    {"ctx", "op", "ops", "id", "attr", "arg", "kind", "type_comment", "level", "module",
+     "is_async", "conversion", "lineno", "col_offset", "end_lineno", "end_col_offset"}
+)  # fmt: skip
+CHILD_FIELDS: dict[type, tuple[str, ...]] = {
+    kind: () if kind is ast.Constant else
+    tuple(f for f in kind._fields if f not in _NO_STRING_FIELDS)
+    for kind in vars(ast).values()
+    if isinstance(kind, type) and issubclass(kind, ast.AST)
+}
 
 
 def _python_string(node: ast.AST) -> str | None:
