@@ -104,14 +104,19 @@ def _interpolation(cur: _Cursor, b: _Builder, opener: str) -> None:
     """At `${` / `#{` (or an f-string's `{`): skip the balanced expression, emit the
     placeholder."""
     cur.advance(len(opener))
-    depth = 1
-    while not cur.done and depth:
-        ch = cur.advance()
-        if ch == "{":
-            depth += 1
-        elif ch == "}":
-            depth -= 1
+    text, pos, depth = cur.text, cur.pos, 1
+    while depth:  # from brace to brace, past the one that closes the opener
+        brace = _BRACE.search(text, pos)
+        if brace is None:
+            pos = len(text)
+            break
+        pos = brace.end()
+        depth += 1 if brace.group() == "{" else -1
+    cur.advance(pos - cur.pos)
     b.add(PLACEHOLDER, cur.line)
+
+
+_BRACE = re.compile(r"[{}]")
 
 
 def _quoted(
@@ -160,8 +165,9 @@ def _special(close: str) -> re.Pattern[str]:
     return re.compile("[" + re.escape(close + "\\\n$#") + "]")
 
 
-_CLIKE_START = re.compile(r"[/\"'`]")
-_RUBY_START = re.compile(r"[#\"'%<\n]")
+_CLIKE_TOKEN = re.compile(r"//|/\*|[\"']")
+_CLIKE_TOKEN_BACKTICK = re.compile(r"//|/\*|[\"'`]")
+_RUBY_NEXT = re.compile(r"[#\"'%<]|\n(?==begin)")
 
 
 def _skip_char_literal(cur: _Cursor) -> None:
@@ -175,45 +181,97 @@ def clike_literals(text: str, lang: str) -> list[Literal]:
     """String literals of Java, Kotlin, Go or JS/TS source."""
     cur = _Cursor(text)
     found: list[Literal] = []
-    while not cur.done:
-        if cur.startswith("//"):
-            cur.skip_to("\n")
-        elif cur.startswith("/*"):
-            cur.skip_to("*/")
-        elif lang in ("java", "kotlin") and cur.startswith('"""'):
-            found.append(
-                _quoted(
-                    cur,
-                    '"""',
-                    escapes=lang == "java",
-                    interp="${" if lang == "kotlin" else None,
-                    dollar_names=lang == "kotlin",
-                )
-            )
-        elif cur.peek() == '"':
-            found.append(
-                _quoted(
-                    cur,
-                    '"',
-                    interp="${" if lang == "kotlin" else None,
-                    dollar_names=lang == "kotlin",
-                    single_line=True,
-                )
-            )
-        elif cur.peek() == "'":
-            if lang == "js":
-                found.append(_quoted(cur, "'", single_line=True))
-            else:
-                _skip_char_literal(cur)
-        elif cur.peek() == "`" and lang in ("go", "js"):
-            found.append(
-                _quoted(cur, "`", escapes=lang == "js", interp="${" if lang == "js" else None)
-            )
-        elif cur.peek() in "/`":
-            cur.advance()  # division, a JS regex literal, a Java/Kotlin backtick: skipped
-        else:
-            cur.jump(_CLIKE_START)
+    java_like, kotlin, js = lang in ("java", "kotlin"), lang == "kotlin", lang == "js"
+    backticks = lang in ("go", "js")
+    # A literal with nothing to decode is matched whole (most of them), the rest is read
+    # by _quoted; offsets and lines are kept here, not in the cursor, between literals.
+    plain_backtick = _PLAIN_GO_RAW if lang == "go" else _PLAIN_BACKTICK
+    token = _CLIKE_TOKEN_BACKTICK if backticks else _CLIKE_TOKEN
+    pos, line, n = 0, 1, len(text)
+    while pos < n:
+        # To the next comment or quote: a lone `/` (division, a JS regex literal) and a
+        # Java/Kotlin backtick are skipped.
+        found_token = token.search(text, pos)
+        if found_token is None:
+            break
+        line += text.count("\n", pos, found_token.start())
+        pos = found_token.start()
+        ch = found_token.group()
+        if ch in ("//", "/*"):  # a comment: to the line end (included), or past */
+            marker = "\n" if ch == "//" else "*/"
+            i = text.find(marker, pos)
+            stop = n if i < 0 else i + len(marker)
+        elif ch == '"' and not (java_like and text.startswith('"""', pos)):
+            plain = _PLAIN_DOUBLE.match(text, pos)
+            if plain:
+                found.append(_plain(plain, line))
+                pos = plain.end()
+                continue
+            cur.pos, cur.line = pos, line
+            found.append(_quoted(cur, '"', interp="${" if kotlin else None,
+                                 dollar_names=kotlin, single_line=True))
+            pos, line = cur.pos, cur.line
+            continue
+        elif ch == '"':
+            cur.pos, cur.line = pos, line
+            found.append(_quoted(cur, '"""', escapes=lang == "java",
+                                 interp="${" if kotlin else None, dollar_names=kotlin))
+            pos, line = cur.pos, cur.line
+            continue
+        elif ch == "'" and js:
+            plain = _PLAIN_SINGLE.match(text, pos)
+            if plain:
+                found.append(_plain(plain, line))
+                pos = plain.end()
+                continue
+            cur.pos, cur.line = pos, line
+            found.append(_quoted(cur, "'", single_line=True))
+            pos, line = cur.pos, cur.line
+            continue
+        elif ch == "'":
+            cur.pos, cur.line = pos, line
+            _skip_char_literal(cur)
+            pos, line = cur.pos, cur.line
+            continue
+        else:  # a backtick, in Go and JS
+            plain = plain_backtick.match(text, pos)
+            if plain:
+                found.append(_plain(plain, line))
+                line += plain.group(1).count("\n")
+                pos = plain.end()
+                continue
+            cur.pos, cur.line = pos, line
+            found.append(_quoted(cur, "`", escapes=js, interp="${" if js else None))
+            pos, line = cur.pos, cur.line
+            continue
+        line += text.count("\n", pos, stop)
+        pos = stop
     return _merge_concatenated(text, found)
+
+
+# Literals _quoted would copy character for character: no escape, no interpolation
+# (`$`, `#`: the languages that interpolate), no line end where a literal must close on
+# its line. Go's raw strings decode nothing.
+_PLAIN_DOUBLE = re.compile(r'"([^"\\\n$#]*)"')
+_PLAIN_SINGLE = re.compile(r"'([^'\\\n$#]*)'")
+_PLAIN_BACKTICK = re.compile(r"`([^`\\$#]*)`")
+_PLAIN_GO_RAW = re.compile(r"`([^`]*)`")
+_PLAIN_RUBY_DOUBLE = re.compile(r'"([^"\\#]*)"')
+_PLAIN_RUBY_SINGLE = re.compile(r"'([^']*)'")  # no escapes read in '...' (as _quoted)
+
+
+def _plain(match: re.Match[str], line: int) -> Literal:
+    """The literal of a plain match: its text as written, each character on the line
+    _quoted gives it (a line end counts on the line it opens)."""
+    body = match.group(1)
+    if "\n" not in body:
+        return Literal(body, [line] * len(body), line, match.start(), match.end())
+    lines: list[int] = []
+    for k, row in enumerate(body.split("\n")):
+        if k:
+            lines.append(line + k)
+        lines.extend([line + k] * len(row))
+    return Literal(body, lines, line, match.start(), match.end())
 
 
 # `+ name +` between two literals, or `+ name` after the last: a value spliced into the
@@ -222,18 +280,21 @@ _SPLICE = re.compile(r"\s*\+\s*[A-Za-z_$][\w.$]*(?:\([^()\n]*\))?(?:\[[^\]\n]*\]
 
 
 _SPLICE_BETWEEN = re.compile(f"(?:{_SPLICE.pattern})+" + r"\+\s*")
+_PLUS = re.compile(r"\s*\+")
 
 
 def _merge_concatenated(text: str, found: list[Literal]) -> list[Literal]:
     merged: list[Literal] = []
     for lit in found:
-        between = text[merged[-1].end : lit.start] if merged else ""
-        if merged and between.strip() == "+":
+        # Both joins start with a `+`: no slice of the code between the others.
+        joined = bool(merged) and _PLUS.match(text, merged[-1].end, lit.start) is not None
+        between = text[merged[-1].end : lit.start] if joined else ""
+        if joined and between.strip() == "+":
             prev = merged[-1]
             merged[-1] = Literal(
                 prev.text + lit.text, prev.lines + lit.lines, prev.line, prev.start, lit.end
             )
-        elif merged and _SPLICE_BETWEEN.fullmatch(between):
+        elif joined and _SPLICE_BETWEEN.fullmatch(between):
             prev = merged[-1]
             stand_in = [prev.lines[-1] if prev.lines else prev.line] * len(PLACEHOLDER)
             merged[-1] = Literal(
@@ -274,10 +335,16 @@ def ruby_literals(text: str) -> list[Literal]:
         if ch == "#":
             cur.skip_to("\n")
             at_line_start = True
-        elif ch == '"':
-            found.append(_quoted(cur, '"', interp="#{"))
-        elif ch == "'":
-            found.append(_quoted(cur, "'", escapes=False))
+        elif ch in "\"'":
+            plain = (_PLAIN_RUBY_DOUBLE if ch == '"' else _PLAIN_RUBY_SINGLE).match(text, cur.pos)
+            if plain:
+                found.append(_plain(plain, cur.line))
+                cur.line += plain.group(1).count("\n")
+                cur.pos = plain.end()
+            elif ch == '"':
+                found.append(_quoted(cur, '"', interp="#{"))
+            else:
+                found.append(_quoted(cur, "'", escapes=False))
         elif ch == "%" and cur.peek(1) in "qQ" and cur.peek(2) in _RUBY_PAIRS:
             cur.advance(2)
             found.append(_ruby_delimited(cur, cur.peek(-1) == "Q"))
@@ -297,7 +364,12 @@ def ruby_literals(text: str) -> list[Literal]:
         elif ch in "\n%<":
             cur.advance()
         else:
-            cur.jump(_RUBY_START)
+            # Plain code: on to the next quote, comment, %, <<, or line start that matters
+            # (=begin, a heredoc's body), not line by line.
+            stop = _RUBY_NEXT.search(text, cur.pos)
+            target = stop.start() if stop else len(text)
+            bodies = [start - 1 for start in skip_at if start - 1 >= cur.pos]
+            cur.advance(min([target, *bodies]) - cur.pos)
     return found
 
 
