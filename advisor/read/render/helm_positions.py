@@ -4,6 +4,7 @@ each rendered line comes from, and rewriting ruamel line info to point there."""
 from __future__ import annotations
 
 import difflib
+import functools
 import re
 from typing import Any
 
@@ -40,6 +41,7 @@ def template_text(root: Root, display: str) -> str | None:
 _KEY = re.compile(r"^\s*(?:-\s+)*([\"']?[\w./-]+[\"']?)\s*:(?:\s|$)")
 
 
+@functools.lru_cache(maxsize=8192)  # lines repeat within a chart and across its copies
 def _line_key(line: str) -> str:
     stripped = line.strip()
     if stripped.startswith("{{") and stripped.endswith("}}"):

@@ -198,7 +198,9 @@ class ValuesTracer:
             return False
         for group, others in ((numbers, strings), (strings, numbers)):
             back = _put_back(others)
-            alone = {key: _MARKERS.sub(back, text) for key, text in rendered.items()}
+            # A template the sentinels did not change is the baseline's, in either render.
+            alone = {key: text if text == self.baseline_texts[key] else _MARKERS.sub(back, text)
+                     for key, text in rendered.items()}
             self._count(group)  # as the render of this group alone would be
             self._rendered(group, 0, alone)
         return True
