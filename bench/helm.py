@@ -8,7 +8,8 @@ database ConfigMap, each with its own name and values, and the PostgreSQL manife
 connect to). The floor is a fresh interpreter that loads each chart and renders it once
 with helm-python-sdk in-process (default values, release "release"): what `helm template`
 costs per chart with the engine pool-advisor uses. The check is the whole command
-(`check TREE --format json`, a fresh interpreter as pre-commit runs it), so it also pays
+(`check TREE --format json --no-cache`, a fresh interpreter as pre-commit runs it;
+without --no-cache the runs after the first would read a warm cache), so it also pays
 for what is not Helm (start-up, the four PostgreSQL manifests, rules, report).
 
 CPU seconds (user+sys of the child and of its children: the engine process) are the
@@ -30,7 +31,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from scale import compile_sources, generate_charts, timed
+from scale import check_cmd, compile_sources, generate_charts, timed
 
 REPO = Path(__file__).resolve().parent.parent
 TARGET = 2.0
@@ -52,8 +53,7 @@ print(n)
 def measure(tree: Path, runs: int) -> dict[str, float]:
     checks, floors = [], []
     for _ in range(runs):
-        wall, cpu, rss, proc = timed([sys.executable, "-m", "advisor", "check", str(tree),
-                                      "--format", "json"])
+        wall, cpu, rss, proc = timed(check_cmd(tree))  # --no-cache: each run renders
         if proc.returncode not in (0, 1):
             raise SystemExit(f"check failed (exit {proc.returncode}):\n{proc.stderr[-2000:]}")
         checks.append((wall, cpu, rss))
