@@ -188,8 +188,14 @@ def check(
     elif new_only:
         fail("--new-only needs --base REF (the revision to compare with)")
     to_stdout = output is None or str(output) == "-"
-    text = render(format.value, result, registry, to_terminal=to_stdout, verbose=verbose,
-                  show_statistics=show_statistics)
+    if to_stdout and format is Format.json:  # streamed: a large report is not held whole
+        from advisor.report.json import write as write_json
+
+        write_json(result, registry, sys.stdout)
+        text = ""
+    else:
+        text = render(format.value, result, registry, to_terminal=to_stdout, verbose=verbose,
+                      show_statistics=show_statistics)
     if to_stdout:
         sys.stdout.write(text)
         if format is Format.text and os.environ.get("GITHUB_ACTIONS") == "true":

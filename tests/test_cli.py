@@ -67,6 +67,28 @@ def test_json_round_trips():
     assert json.loads(render(result, load_rules())) == json.loads(out.stdout)
 
 
+def test_json_streamed_is_the_rendered_text(monkeypatch, tmp_path):
+    """check --format json to stdout is written as it is encoded (report.json.write):
+    byte for byte what render() returns, however the chunks are batched, and what the
+    CLI printed for a file written with --output (the rendered text)."""
+    import io
+
+    from advisor.report import json as json_report
+    from tests.report_samples import sample_registry, sample_result
+
+    result, registry = sample_result(), sample_registry()
+    whole = json_report.render(result, registry)
+    for per_write in (1, 7, json_report.CHUNKS_PER_WRITE):
+        monkeypatch.setattr(json_report, "CHUNKS_PER_WRITE", per_write)
+        out = io.StringIO()
+        json_report.write(result, registry, out)
+        assert out.getvalue() == whole
+    streamed = run_cli("check", "--format", "json", "--no-cache", str(ACME))
+    written = tmp_path / "report.json"
+    run_cli("check", "--format", "json", "--no-cache", "-o", str(written), str(ACME))
+    assert streamed.stdout == written.read_text(encoding="utf-8")
+
+
 def test_fail_on_error_and_select_ignore():
     assert run_cli("check", "--ignore", "PA101", "--fail-on", "error", str(ACME)
                    ).returncode == 0

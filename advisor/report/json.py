@@ -15,6 +15,7 @@ A Term is {"label", "value", "source": {"path", "line", "key", "default"}}.
 from __future__ import annotations
 
 import json
+from typing import TextIO
 
 import msgspec
 import msgspec.json
@@ -92,6 +93,24 @@ def _summary(result: CheckResult) -> dict:
 
 def render(result: CheckResult, registry: Registry) -> str:
     return json.dumps(to_dict(result), indent=2) + "\n"
+
+
+# Chunks of the encoder joined per write: few enough writes, little text held at once.
+CHUNKS_PER_WRITE = 8192
+
+
+def write(result: CheckResult, registry: Registry, out: TextIO) -> None:
+    """render()'s text, written to `out` as it is encoded. The whole text of a large
+    repository's report was held three times at once (the encoder's chunks, their join,
+    stdout's UTF-8 bytes): 24 MB of text, ~50 MB at the peak of a 30,000-manifest check."""
+    batch: list[str] = []
+    for chunk in json.JSONEncoder(indent=2).iterencode(to_dict(result)):
+        batch.append(chunk)
+        if len(batch) >= CHUNKS_PER_WRITE:
+            out.write("".join(batch))
+            batch.clear()
+    batch.append("\n")
+    out.write("".join(batch))
 
 
 def load(text: str) -> CheckResult:
