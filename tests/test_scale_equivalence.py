@@ -169,3 +169,28 @@ def test_pooler_index_is_the_first_pooler_of_each_workload():
             expected = next((i for i, x in enumerate(ids)
                              if x == wid or x.startswith(wid + "#")), None)
             assert index.get(wid) == expected
+
+
+def test_sql_candidates_are_every_file_resolved_first(tmp_path):
+    """engine.repository.sql_candidates resolves only names that may be SQL sources (or
+    symlinks): the same list as resolving every file and asking of its real path."""
+    from advisor.engine.repository import sql_candidates
+    from advisor.read.sql.extract import is_sql_candidate, is_test_path
+
+    root = tmp_path / "repo"
+    for rel in ("db/queries.sql", "app/models.py", "k8s/api.yaml", "config/database.yml",
+                "tests/test_api.py", "node_modules/x/q.sql", "app/README.md",
+                "src/main/resources/application.yml"):
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text("select 1;\n")
+    (root / "notes.txt").symlink_to(root / "db" / "queries.sql")  # a name that is not one
+    (root / "linked.sql").symlink_to(root / "app" / "README.md")  # a name that is, target not
+    (root / "db2").symlink_to(root / "db", target_is_directory=True)
+    files = sorted(p for p in root.rglob("*") if p.is_file())
+    files.append(root / "db2" / "queries.sql")  # through a symlinked folder
+    shown = Root.of(root)
+    for test_code in (False, True):
+        plain = [rel for rel in map(shown.rel, files) if is_sql_candidate(rel)
+                 and (test_code or not is_test_path(rel))]
+        assert sql_candidates(files, shown, test_code) == plain
+        assert "db/queries.sql" in plain and plain.count("db/queries.sql") == 3

@@ -347,14 +347,11 @@ def _sql(found, root: Root, topo: Topology, test_code: bool = False) -> None:
         return  # hazards only matter behind a pooler; skip the SQL scanner otherwise
     from advisor.read.sql.extract import (
         assign_clients,
-        is_sql_candidate,
-        is_test_path,
         not_checked_notices,
         scan_sql_sources,
     )
 
-    candidates = [rel for rel in map(root.rel, found.other_files) if is_sql_candidate(rel)
-                  and (test_code or not is_test_path(rel))]
+    candidates = sql_candidates(found.other_files, root, test_code)
     if not candidates:
         return
     import importlib.util
@@ -376,6 +373,19 @@ def _sql(found, root: Root, topo: Topology, test_code: bool = False) -> None:
     notices, problems = not_checked_notices(problems)
     topo.problems += problems
     topo.notices += notices
+
+
+def sql_candidates(files: list[Path], root: Root, test_code: bool = False) -> list[str]:
+    """The files the SQL scan reads, as shown (their real path, relative to the root).
+    Whether a file is one depends on that path's name first: only a name that may be one
+    (or a symlink's, whose target's name may) is worth resolving (root.rel: an lstat per
+    folder below the root). Every manifest is among the files: resolving them all was
+    two thirds of the SQL step on a tree of manifests."""
+    from advisor.read.sql.extract import is_sql_candidate, is_test_path
+
+    maybe = [p for p in files if is_sql_candidate(p.name) or p.is_symlink()]
+    return [rel for rel in map(root.rel, maybe) if is_sql_candidate(rel)
+            and (test_code or not is_test_path(rel))]
 
 
 # Files that mark the top of an application's source tree.
