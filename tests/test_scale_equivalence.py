@@ -194,3 +194,16 @@ def test_sql_candidates_are_every_file_resolved_first(tmp_path):
                  and (test_code or not is_test_path(rel))]
         assert sql_candidates(files, shown, test_code) == plain
         assert "db/queries.sql" in plain and plain.count("db/queries.sql") == 3
+
+
+def test_mappings_share_their_key_tuples_only_when_equal_as_written():
+    """yamlpos keeps one tuple per run of string keys (the same keys in two manifests
+    share it); keys that are not all strings are never shared: (1,) equals (True,)."""
+    first, second = load(DOC), load(DOC.replace("api", "web"))
+    assert first["metadata"].lc._keys is second["metadata"].lc._keys
+    assert first["metadata"].lc._keys == ("name", "labels")
+    ones = load("1: a\n")
+    trues = load("true: b\n")
+    assert ones.lc._keys == (1,) and type(ones.lc._keys[0]) is int
+    assert trues.lc._keys == (True,) and type(trues.lc._keys[0]) is bool
+    assert list(trues.lc.data) == [True] and trues.lc.key(True) == (0, 0)

@@ -278,6 +278,7 @@ class _Builder:
         self.done[id(node)] = mapping
         merged: list[MappingNode] = []
         keys: list[Any] = []  # in the order of `places`: a repeated key keeps its first slot
+        all_str = True
         places = array("i")
         for key_node, value_node in node.value:
             if key_node.tag == _MERGE_TAG:
@@ -286,6 +287,7 @@ class _Builder:
                 continue
             key = _scalar(key_node) if isinstance(key_node, ScalarNode) else self.build(key_node)
             if type(key) is not str:
+                all_str = False
                 try:
                     hash(key)
                 except TypeError:
@@ -307,12 +309,31 @@ class _Builder:
                 keys.append(key)
                 places.extend(here)
             mapping[key] = self.build(value_node)
-        mapping.lc = LineCol(node.start_mark.line, node.start_mark.column, tuple(keys),
+        mapping.lc = LineCol(node.start_mark.line, node.start_mark.column,
+                             _shared_keys(tuple(keys)) if all_str else tuple(keys),
                              places.tobytes())
         for source in merged:  # written keys win over merged ones; earlier merges first
             for key, value in self.build(source).items():
                 mapping.setdefault(key, value)
         return mapping
+
+
+# The keys of a mapping, in order, recur from manifest to manifest ((name, namespace,
+# labels), (apiVersion, kind, metadata, spec)): one tuple for each, not one per mapping
+# (a tenth of what a parsed manifest held). Only keys that are all strings: a tuple of
+# 1 equals one of True or 1.0, and the key kept must be the one written. Bounded, as
+# re's cache is: past the bound a new tuple is simply not shared.
+_KEY_TUPLES: dict[tuple[str, ...], tuple[str, ...]] = {}
+_KEY_TUPLES_MAX = 8192
+
+
+def _shared_keys(keys: tuple[str, ...]) -> tuple[str, ...]:
+    found = _KEY_TUPLES.get(keys)
+    if found is not None:
+        return found
+    if len(_KEY_TUPLES) < _KEY_TUPLES_MAX:
+        _KEY_TUPLES[keys] = keys
+    return keys
 
 
 def _merge_sources(node: Node) -> list[MappingNode]:
