@@ -28,6 +28,8 @@ class Scanned(Struct):
     focus: list[str] = field(default_factory=list)  # changed files, relative to `root`
     # Files whose every suppression comment the scan read (not read again for them)
     suppressions_read: frozenset[str] = frozenset()
+    # The suppression comments of the application sources the scan read, by path
+    marks: dict[str, dict[int, list[str]]] = field(default_factory=dict)
 
 
 def scan(paths: list[str] | list[Path], options: CheckOptions | None = None) -> Scanned:
@@ -59,7 +61,7 @@ def scan(paths: list[str] | list[Path], options: CheckOptions | None = None) -> 
         topo.notices += [f"{_shown_config(link, root)} is a symlink; not followed (no "
                          "configuration read from it)" for link in links]
     return Scanned(topo, settings, roots, root, focus,
-                   suppressions_read=frozenset(once.suppressions_read))
+                   suppressions_read=frozenset(once.suppressions_read), marks=once.marks)
 
 
 def _repository(paths: list[Path], options: CheckOptions) -> Path:
@@ -91,7 +93,8 @@ def run_check(paths: list[str] | list[Path], options: CheckOptions | None = None
     registry = registry or load_rules()
     scanned = scan(paths, options)
     result = evaluate(scanned.topology, scanned.settings, options, registry, scanned.roots,
-                      root=scanned.root, suppressions_read=scanned.suppressions_read)
+                      root=scanned.root, suppressions_read=scanned.suppressions_read,
+                      marks=scanned.marks)
     result.focus = scanned.focus
     return result
 

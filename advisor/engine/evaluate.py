@@ -26,7 +26,8 @@ def memory_options(settings: Settings, registry: Registry):
 
 def evaluate(topo: Topology, settings: Settings, options: CheckOptions, registry: Registry,
              roots: list[str], *, root: Path | None = None,
-             suppressions_read: frozenset[str] = frozenset()) -> CheckResult:
+             suppressions_read: frozenset[str] = frozenset(),
+             marks: dict[str, dict[int, list[str]]] | None = None) -> CheckResult:
     from advisor.budget.slots import MemoryOptions, budgets
 
     # Validated once: with a configuration file, each validation builds a pydantic schema
@@ -39,7 +40,7 @@ def evaluate(topo: Topology, settings: Settings, options: CheckOptions, registry
     raw = [(r, f) for r in selected if r not in last for f in _rule_findings(r, topo, ctx)]
     if root is not None:
         _scan_finding_files(topo, [f for _, f in raw if f.location.path not in
-                                   suppressions_read], Root(root))
+                                   suppressions_read], Root(root), marks or {})
     use = _suppression_use(topo, registry, selected)
     findings, suppressed = _kept(raw, topo, use)
     if last:
@@ -142,16 +143,20 @@ def _selected_rules(registry: Registry, settings: Settings, options: CheckOption
     return [r for r in registry.ordered() if r.code in select and r.code not in ignore]
 
 
-def _scan_finding_files(topo: Topology, findings: list[Finding], root: Root) -> None:
+def _scan_finding_files(topo: Topology, findings: list[Finding], root: Root,
+                        marks: dict[str, dict[int, list[str]]]) -> None:
     """Suppression comments are read here, once per file a finding points at (a manifest,
     a Helm values file, an overlay patch), and merged with what the readers found (text
-    that is not on disk as such: stdin)."""
+    that is not on disk as such: stdin). `marks`: those of the application sources the
+    scan read already (not read again)."""
     for path in {f.location.path for f in findings}:
-        try:
-            text = root.read_text(path)
-        except InputError:
-            continue
-        add_suppressions(topo, path, scan_suppressions(text))
+        known = marks.get(path)
+        if known is None:
+            try:
+                known = scan_suppressions(root.read_text(path))
+            except InputError:
+                continue
+        add_suppressions(topo, path, known)
 
 
 def add_suppressions(topo: Topology, path: str, found: dict[int, list[str]]) -> None:

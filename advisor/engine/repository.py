@@ -89,6 +89,7 @@ def scan_paths(root: Root, paths: list[Path], settings: Settings, options: Check
             problems.append(_input_problem(exc))
             continue
         if not looks_like_k8s(text):
+            root.keep(manifest, text)  # an app's settings (application.yml): read by the app scan
             guarded(problems, shown, partial(_serverless, text, shown, lambdas, problems), None)
             continue
         objs, probs, found_comments = guarded(

@@ -35,11 +35,19 @@ class ReadOnce:
     and the manifests whose suppression comments are known. Identity-hashed: a Root
     holding it stays hashable."""
 
-    __slots__ = ("suppressions_read", "texts")
+    __slots__ = ("marks", "suppressions_read", "texts")
 
     def __init__(self) -> None:
         self.texts: dict[Path, str] = {}
         self.suppressions_read: set[str] = set()
+        # The suppression comments of the sources the app and SQL scans read, by path as
+        # shown: a finding in one of them does not make the check read it again.
+        self.marks: dict[str, dict[int, list[str]]] = {}
+
+    def note_marks(self, shown: str, text: str) -> None:
+        from advisor.read.suppress import scan_suppressions
+
+        self.marks[shown] = scan_suppressions(text) if "pool-advisor" in text else {}
 
 
 class Root(Struct, frozen=True, dict=True):
@@ -154,6 +162,11 @@ class Root(Struct, frozen=True, dict=True):
         if keep and self.once is not None:
             self.once.texts[real] = text
         return text
+
+    def keep(self, name: str | Path, text: str) -> None:
+        """Keep a text read without `keep` for the run's other readers (see read_text)."""
+        if self.once is not None:
+            self.once.texts[self._resolved(self._given(name, None))] = text
 
     def _shown(self, given: Path) -> str:
         """The path as the user wrote it (a symlink's own name, not its target)."""

@@ -224,27 +224,28 @@ def maybe_built_here(image: str) -> bool:
 
 def root_project_name(root: Root) -> str | None:
     """The name the root's own project declares (go.mod module, package.json name,
-    pyproject.toml project name), normalised: miniflux.app/v2 -> miniflux."""
+    pyproject.toml project name), normalised: miniflux.app/v2 -> miniflux. Kept: the app
+    scan reads them too."""
     import json
 
     base = str(root.path)
     try:
         path = os.path.join(base, "go.mod")
         if os.path.isfile(path):
-            m = re.search(r"^module\s+(\S+)", root.read_text(path), re.M)
+            m = re.search(r"^module\s+(\S+)", root.read_text(path, keep=True), re.M)
             if m:
                 parts = [p for p in m.group(1).split("/") if not re.fullmatch(r"v\d+", p)]
                 last = parts[-1]
                 return (last.split(".")[0] if len(parts) == 1 else last).lower()
         path = os.path.join(base, "package.json")
         if os.path.isfile(path):
-            name = json.loads(root.read_text(path)).get("name")
+            name = json.loads(root.read_text(path, keep=True)).get("name")
             if isinstance(name, str) and name:
                 return name.rsplit("/", 1)[-1].lower()
         path = os.path.join(base, "pyproject.toml")
         if os.path.isfile(path):
             m = re.search(r"^\[(?:project|tool\.poetry)\][^\[]*?^name\s*=\s*['\"]([^'\"]+)",
-                          root.read_text(path), re.M | re.S)
+                          root.read_text(path, keep=True), re.M | re.S)
             if m:
                 return m.group(1).lower()
     except (InputError, ValueError, AttributeError):

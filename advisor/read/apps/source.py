@@ -185,8 +185,10 @@ def scan_app_dir(root: Root, directory: str) -> AppSource:
                 problems.append(ConfigProblem(location=Location(path=exc.path, line=exc.line),
                                               message=exc.message))
                 continue
-            files.append(AppFile(path=root.rel(full), rel=rel, kind=kind, text=text,
-                                 profile=profile))
+            shown = root.rel(full)
+            if root.once is not None:
+                root.once.note_marks(shown, text)
+            files.append(AppFile(path=shown, rel=rel, kind=kind, text=text, profile=profile))
         if count > MAX_APP_FILES:
             break
     return AppSource(root=root, directory=directory, files=tuple(files),

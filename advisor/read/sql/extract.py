@@ -184,6 +184,8 @@ def scan_sql_sources(
                 )
             )
             continue
+        if root.once is not None:
+            root.once.note_marks(shown, text)
         found, trouble = scan_text(shown, text, kind, pinning=pinning)
         hazards.extend(found)
         problems.extend(trouble)
