@@ -133,13 +133,17 @@ class Root(Struct, frozen=True, dict=True):
         return found if found is not None else path.as_posix()
 
     def read_text(self, name: str | Path, *, relative_to: Path | None = None,
-                  keep: bool = False) -> str:
+                  keep: bool = False, resolved: bool = False) -> str:
         """The text of a file under the root. `keep`: another reader of this run will
-        ask for it too (an application source): kept in `once`, not read again."""
-        if "\x00" in str(name):
-            self.resolve(name)  # the InputError it raises
-        given = self._given(name, relative_to)
-        real = self._resolved(given)
+        ask for it too (an application source): kept in `once`, not read again.
+        `resolved`: `name` is what `resolve` returned (not looked at again)."""
+        if resolved:
+            given = real = Path(name)
+        else:
+            if "\x00" in str(name):
+                self.resolve(name)  # the InputError it raises
+            given = self._given(name, relative_to)
+            real = self._resolved(given)
         if self.once is not None and (kept := self.once.texts.get(real)) is not None:
             return kept
         shown = self._shown(given)

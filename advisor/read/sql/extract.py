@@ -42,7 +42,7 @@ from pathlib import PurePosixPath
 from msgspec.structs import replace
 
 from advisor.model import ConfigProblem, Location, SqlHazard
-from advisor.read.fs import InputError, Root
+from advisor.read.fs import InputError, Root, relative_posix
 from advisor.read.sql import drivers
 from advisor.read.sql.context import CodeContext, python_sql_positions
 from advisor.read.sql.hazards import scan_sql_text
@@ -174,8 +174,9 @@ def scan_sql_sources(
             continue
         try:
             real = root.resolve(name)
-            shown = root.rel(real)
-            text = root.read_text(real)
+            # resolved once: real (symlink-free, inside the root) is its own shown path
+            shown = relative_posix(str(real), str(root.path)) or root.rel(real)
+            text = root.read_text(real, resolved=True)
         except InputError as exc:
             problems.append(
                 ConfigProblem(
