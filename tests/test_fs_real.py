@@ -1,4 +1,4 @@
-"""Root.real looks at each folder below the root once per run, and still finds symlinks."""
+"""Root.real looks at each path below the root once per run, and still finds symlinks."""
 
 from __future__ import annotations
 
@@ -26,6 +26,8 @@ def test_each_folder_is_looked_at_once(tmp_path, monkeypatch):
     below = str(root.path) + "/"  # (the root itself is resolved once, by realpath)
     folders = [p for p in looked if p.startswith(below) and not p.endswith(".yaml")]
     assert sorted(folders) == [str(root.path / "a"), str(root.path / "a" / "b")]
+    files = sorted(p for p in looked if p.endswith(".yaml"))  # read and shown: once each
+    assert files == [str(root.path / "a" / "b" / n) for n in ("x.yaml", "y.yaml", "z.yaml")]
 
 
 def test_a_symlinked_folder_is_still_resolved(tmp_path):

@@ -93,8 +93,10 @@ class Root(Struct, frozen=True, dict=True):
             return path.resolve()
         if rel == ".":
             return path
+        seen = self._real_seen()
+        if str(path) in seen:  # found so this run
+            return path
         here = root.rstrip("/")
-        seen = self._real_dirs()
         for part in rel.split("/"):
             if part in ("", ".", ".."):
                 return path.resolve()
@@ -107,17 +109,16 @@ class Root(Struct, frozen=True, dict=True):
                 return path.resolve()
             if stat.S_ISLNK(mode):
                 return path.resolve()
-            if stat.S_ISDIR(mode):
-                seen.add(here)
+            seen.add(here)
         return path
 
-    def _real_dirs(self) -> set[str]:
-        """Folders below the root found to be real folders (not symlinks) this run: each
-        is looked at once, not once per file below it and again per read of the file
+    def _real_seen(self) -> set[str]:
+        """The paths below the root found to be no symlink this run (folders and files):
+        each is looked at once, not once per file below it and again per read of the file
         (three lstats of the same folders per manifest were a tenth of a warm check)."""
-        seen = self.__dict__.get("real_dirs")
+        seen = self.__dict__.get("real_seen")
         if seen is None:
-            seen = self.__dict__["real_dirs"] = set()
+            seen = self.__dict__["real_seen"] = set()
         return seen
 
     def _resolved(self, given: Path) -> Path:
