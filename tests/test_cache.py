@@ -386,3 +386,52 @@ def test_fixture_files_are_read_once(tmp_path, reads, fixture):
         reads.clear()
         _check(repo, cache=cache)
         assert reads and {p: n for p, n in reads.items() if n > 1} == {}
+
+
+# --- warm runs after one file changed: the whole repository's answer, as without cache ----
+
+
+def _first_manifest(repo: Path) -> Path | None:
+    from advisor.read.discover import discover_paths
+
+    return next(iter(discover_paths(repo, [repo]).manifests), None)
+
+
+@pytest.mark.parametrize("fixture", _fixture_dirs(), ids=lambda p: p.name)
+def test_fixture_reports_after_one_file_changed_are_the_same_as_without_cache(tmp_path,
+                                                                             fixture):
+    repo = tmp_path / fixture.name
+    shutil.copytree(fixture, repo, ignore=shutil.ignore_patterns("__pycache__", CACHE_DIR))
+    (repo / ".git").mkdir()
+    _check(repo)  # the cache written
+    edited = _first_manifest(repo)
+    if edited is None:
+        pytest.skip("no manifest")
+    # a line moved down: every position below it changes, and a cached tree would show it
+    edited.write_bytes(b"# edited\n" + edited.read_bytes())
+    assert _check(repo) == _check(repo, cache=False)
+
+
+def test_generated_tree_warm_and_one_changed_are_the_same_as_without_cache(tmp_path, parses):
+    sys.path.insert(0, str(REPO / "bench"))
+    try:
+        from scale import generate_manifests
+    finally:
+        sys.path.remove(str(REPO / "bench"))
+    repo = tmp_path / "repo"
+    generate_manifests(repo, 300)
+    (repo / ".git").mkdir()
+    uncached = _check(repo, cache=False)
+    assert _check(repo) == uncached  # cold: the cache written
+    parses.clear()
+    assert _check(repo) == uncached  # warm
+    assert parses == []
+    target = repo / "team-000" / "svc-001" / "configmap.yaml"  # its pool size
+    text = target.read_text()
+    assert 'MAXIMUMPOOLSIZE: "6"\n' in text
+    target.write_text(text.replace('MAXIMUMPOOLSIZE: "6"\n', 'MAXIMUMPOOLSIZE: "60"\n'))
+    parses.clear()
+    changed = _check(repo)
+    assert parses == ["team-000/svc-001/configmap.yaml"]
+    assert changed == _check(repo, cache=False)
+    assert changed != uncached  # the edit is in the answer
