@@ -435,3 +435,22 @@ def test_generated_tree_warm_and_one_changed_are_the_same_as_without_cache(tmp_p
     assert parses == ["team-000/svc-001/configmap.yaml"]
     assert changed == _check(repo, cache=False)
     assert changed != uncached  # the edit is in the answer
+
+
+def test_decoding_a_tree_leaves_nothing_to_the_cycle_collector():
+    import gc
+
+    from advisor.read.yamlpos import load
+
+    encoded = msgspec.msgpack.decode(msgspec.msgpack.encode(encode_tree(
+        load("a: 1\nb:\n  - x\n  - {c: true}\nd: |\n  line\n"))))
+    gc.collect()
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        for _ in range(10):
+            decode_tree(encoded)
+        assert gc.collect() == 0
+    finally:
+        if enabled:
+            gc.enable()
