@@ -8,8 +8,9 @@ is committed) and times `pool-advisor check TREE --format json` in a fresh inter
 - no-cache: --no-cache (every file parsed, nothing written);
 - cold: an empty .pool-advisor-cache (every file parsed, the cache written);
 - warm-unchanged: the cache as the cold run left it;
-- warm-one-changed: one Deployment's replicas edited before each run (the pre-commit
-  case: one file changed, the whole repository's answer).
+- warm-one-changed: one application's pool size edited before each run (the pre-commit
+  case: one file changed, the whole repository's answer, which the edit must change;
+  its HPA would override a replicas edit).
 Target: warm-one-changed <= 0.5 s wall (PASS/MISS). --stages then times the stages of
 one warm-one-changed run in-process (import, discover, reading, cache, linking, rules,
 report; wall and CPU seconds), to say where the rest goes.
@@ -94,12 +95,14 @@ def run(cmd: list[str]) -> tuple[float, float, str]:
 
 
 def edit_one(tree: Path, step: int) -> None:
-    target = tree / "team-000" / "svc-001" / "deployment.yaml"
+    """One application's pool size changed (its HPA overrides replicas, so editing those
+    would leave the answer as it was): the budget the warm run must give changes."""
+    target = tree / "team-000" / "svc-001" / "configmap.yaml"
     text = target.read_text(encoding="utf-8")
     lines = text.splitlines(keepends=True)
     for i, line in enumerate(lines):
-        if line.startswith("  replicas:"):
-            lines[i] = f"  replicas: {2 + step % 5}\n"
+        if line.startswith("  SPRING_DATASOURCE_HIKARI_MAXIMUMPOOLSIZE:"):
+            lines[i] = f'  SPRING_DATASOURCE_HIKARI_MAXIMUMPOOLSIZE: "{20 + step % 5}"\n'
     target.write_text("".join(lines), encoding="utf-8")
 
 
@@ -129,6 +132,8 @@ def main() -> None:
             edit_one(tree, i + 1)
             w, c, changed = run(check_cmd(tree))
             rows.setdefault("warm-one-changed", []).append((w, c))
+            if changed == outputs["warm-unchanged"]:
+                raise SystemExit("the edit did not change the answer: the bench proves nothing")
             if changed != run(check_cmd(tree, "--no-cache"))[2]:
                 raise SystemExit("warm-one-changed output differs from --no-cache")
         if len({outputs["no-cache"], outputs["cold"], outputs["warm-unchanged"]}) != 1:
