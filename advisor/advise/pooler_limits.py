@@ -200,11 +200,7 @@ def pooler_client_side(topo: Topology, pooler: Pooler, notes: list[str]) -> list
                     ),
                     assumption="no session-level feature (SET, LISTEN, advisory locks, SQL "
                     "PREPARE, WITH HOLD cursors) found in the clients behind it" + caveat,
-                    edit=edit_at(mode.source, mode.raw, "transaction")
-                    or setting_insert(pooler, "pool_mode", "transaction")[0],
-                    manual=""
-                    if mode.source.path
-                    else setting_insert(pooler, "pool_mode", "transaction")[1],
+                    **_set_or_add(pooler, "pool_mode", mode.source, mode.raw, "transaction"),
                 )
             )
             pooler.settings["pool_mode"] = _setting_with(
@@ -231,17 +227,23 @@ def pooler_client_side(topo: Topology, pooler: Pooler, notes: list[str]) -> list
                         "max_client_conn are refused"
                     ),
                     assumption="the Service spreads clients evenly over the replicas",
-                    edit=edit_at(current.source, current.raw, str(new))
-                    or setting_insert(pooler, "max_client_conn", str(new))[0],
-                    manual=""
-                    if current.source.path
-                    else setting_insert(pooler, "max_client_conn", str(new))[1],
+                    **_set_or_add(pooler, "max_client_conn", current.source, current.raw,
+                                  str(new)),
                 )
             )
             pooler.settings["max_client_conn"] = _setting_with(
                 pooler.settings.get("max_client_conn"), "max_client_conn", new, current.source
             )
     return proposals
+
+
+def _set_or_add(pooler: Pooler, key: str, source: Source, old: str, new: str) -> dict:
+    """A Proposal's edit and manual text for a [pgbouncer] key: edited at its line when a
+    file sets it, else added where the pooler's configuration is written."""
+    if source.path:
+        return {"edit": edit_at(source, old, new), "manual": ""}
+    edit, manual = setting_insert(pooler, key, new)
+    return {"edit": edit, "manual": manual}
 
 
 def setting_insert(pooler: Pooler, key: str, value: str) -> tuple[Edit | None, str]:
