@@ -14,6 +14,7 @@ from advisor.advise.edits import plan
 from advisor.advise.records import Edit
 from tests.test_advise import cli
 from tests.test_linking import DB as LINKING_DB
+from tests.test_linking import web
 
 # the database of tests/test_linking.py, with 40 slots: 37 usable (3 reserved)
 DB = LINKING_DB.lstrip("\n").replace("max_connections=50", "max_connections=40")
@@ -67,22 +68,8 @@ spec:
 """
 
 
-WEB = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: web}
-spec:
-  replicas: 4
-  strategy: {type: Recreate}
-  template:
-    spec:
-      containers:
-        - name: app
-          image: acme/web:1
-          env:
-            - {name: SPRING_DATASOURCE_URL, value: "jdbc:postgresql://pgbouncer:5432/shop"}
-            - {name: SPRING_DATASOURCE_HIKARI_MAXIMUMPOOLSIZE, value: "10"}
-"""
+# 4 pods x HikariCP 10, through the PgBouncer
+WEB = web("pgbouncer", size=10, replicas=4)
 
 
 def repo(tmp_path: Path, image: str, env: str) -> Path:
