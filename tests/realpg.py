@@ -54,7 +54,36 @@ def pg_bin_for(major: int) -> Path | None:
     """Where a real server of `major` is installed here: Debian's 15, or a tree
     scripts/get_pg_binaries.py installed; None when there is none."""
     bin_dir = PG_BIN if major == 15 else OTHER_MAJORS / str(major) / "bin"
-    return bin_dir if have_postgres(bin_dir) else None
+    if not have_postgres(bin_dir):
+        return None
+    if os.geteuid() == 0 and not _others_can_reach(bin_dir):
+        bin_dir = _reachable_copy(bin_dir.parent) / "bin"
+    return bin_dir
+
+
+def _others_can_reach(path: Path) -> bool:
+    """Whether RUN_AS can traverse to `path`: a checkout in a 0700 folder (mktemp -d)
+    holds .tools/pg where `nobody` cannot execute initdb."""
+    import stat
+
+    return all(p.stat().st_mode & stat.S_IXOTH for p in (path, *path.parents))
+
+
+def _reachable_copy(tree: Path) -> Path:
+    """A copy of an installed PostgreSQL tree under the temp folder that RUN_AS can
+    execute, made once per source tree and reused."""
+    import hashlib
+
+    key = hashlib.sha256(str(tree).encode()).hexdigest()[:12]
+    target = Path(tempfile.gettempdir()) / f"pool-advisor-pg-{key}"
+    if not (target / "bin" / "postgres").is_file():
+        staging = Path(tempfile.mkdtemp(prefix="pool-advisor-pg-"))
+        shutil.copytree(tree, staging / "tree", symlinks=True)
+        shutil.rmtree(target, ignore_errors=True)
+        (staging / "tree").rename(target)
+        staging.rmdir()
+    target.chmod(0o755)
+    return target
 
 
 def _psql(bin_dir: Path) -> Path:
