@@ -103,9 +103,11 @@ def scan_paths(root: Root, paths: list[Path], settings: Settings, options: Check
         else:
             objects += objs
         problems += probs
-    cache.save()
-    environments = _render(found, root, settings, options, objects, problems, notices,
-                           beside_objects)
+    try:
+        environments = _render(found, root, settings, options, objects, problems, notices,
+                               beside_objects, cache)
+    finally:
+        cache.save()
     hints = guarded(problems, ".", partial(build_contexts, found, root), None,
                     "reading skaffold and compose build contexts")
     topo = Topology()
@@ -236,20 +238,23 @@ def _label_environment(topo: Topology, label: str) -> None:
 
 def _render(found, root: Root, settings: Settings, options: CheckOptions,
             objects: list[K8sObject], problems: list[ConfigProblem], notices: list[str],
-            beside: dict[str, list[K8sObject]] | None = None
+            beside: dict[str, list[K8sObject]] | None = None, cache=None
             ) -> list[tuple[str, list[K8sObject]]]:
     """Helm charts and kustomize overlays, rendered as they would be deployed. Chart
     objects join `objects`; kustomize leaves are returned as (label, objects): when two
     leaves render the same object they are alternatives (staging, prod), each its own
-    environment, else they all join one."""
+    environment, else they all join one. A chart rendered before with the same inputs
+    comes from `cache` (advisor.read.render.helm_cache)."""
     if not found.helm_charts and (options.values_files or options.set_values):
         raise UsageError("--values/--set are for a Helm chart, and there is none among the "
                          "paths")
     if found.helm_charts:
         from advisor.read.render.helm import render_chart
+        from advisor.read.render.helm_cache import engine_identity
         from advisor.read.render.helm_process import EngineProcess
 
         given = _chart_values(root, found.helm_charts, options)  # before a process starts
+        engine_id = engine_identity() if cache is not None and cache.enabled else None
         # One engine process for the run's charts (per-chart crashes are caught by
         # `guarded`; the process also ends on its own when its stdin closes).
         engine = EngineProcess()
@@ -265,7 +270,7 @@ def _render(found, root: Root, settings: Settings, options: CheckOptions,
                 set_values=sets if cli else (decl.set if decl else []),
                 release=options.release or (decl.release if decl else "release"),
                 namespace=options.namespace or (decl.namespace if decl else None),
-                engine=engine), None, "rendering this chart")
+                engine=engine, cache=cache, engine_id=engine_id), None, "rendering this chart")
             if rendered is None:
                 continue
             objects += rendered.objects

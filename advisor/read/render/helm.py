@@ -62,10 +62,13 @@ from advisor.read.sources.k8s import K8sObject, k8s_objects
 def render_chart(root: Root, chart_dir: str, *, values_files: list[str] | None = None,
                  set_values: list[str] | None = None, release: str = "release",
                  namespace: str | None = None, use_engine: bool = True,
-                 engine: EngineProcess | None = None) -> Rendered:
+                 engine: EngineProcess | None = None, cache: Any = None,
+                 engine_id: str | None = None) -> Rendered:
     """Render the chart at `chart_dir` (inside `root`) as `helm template` would; in
     `engine` (advisor.read.render.helm_process) when given, so that a run's charts share one
-    engine process, else in a process of its own."""
+    engine process, else in a process of its own. With a `cache` (advisor.read.cache) and
+    the `engine_id` (advisor.read.render.helm_cache.engine_identity), a render of the same
+    inputs is taken from it, and no engine is loaded or started."""
     values_files = list(values_files or [])
     set_values = list(set_values or [])
     out = Rendered()
@@ -83,6 +86,15 @@ def render_chart(root: Root, chart_dir: str, *, values_files: list[str] | None =
         out.problems.append(helm_problem(escaping, "symlink points outside the scanned root; "
                                          "the chart is not rendered"))
         return out
+    key = None
+    if use_engine and engine_id is not None and cache is not None and cache.enabled:
+        from advisor.read.render.helm_cache import chart_key, lookup
+
+        key = chart_key(root, chart_path, chart_rel, values_files, set_values, release,
+                        namespace, engine_id)
+        cached = lookup(cache, chart_rel, key) if key is not None else None
+        if cached is not None:
+            return cached
     helm = _engine() if use_engine else None
     layers, problems = user_layers(root, chart_path, values_files, set_values, helm)
     out.problems.extend(problems)
@@ -92,8 +104,13 @@ def render_chart(root: Root, chart_dir: str, *, values_files: list[str] | None =
     if helm is None:
         return values_only(root, chart_path, defaults + layers, release=release,
                            namespace=namespace, out=out, reason=_engine_missing_reason())
-    return _render_with_engine(helm, root, chart_path, chart_rel, defaults, layers,
-                               release, namespace, out, engine)
+    out, deterministic = _render_with_engine(helm, root, chart_path, chart_rel, defaults,
+                                             layers, release, namespace, out, engine)
+    if key is not None and deterministic:
+        from advisor.read.render.helm_cache import store
+
+        store(cache, chart_rel, key, out)
+    return out
 
 
 # --- engine ---------------------------------------------------------------------------
@@ -121,25 +138,30 @@ def _engine_missing_reason() -> str:
 def _render_with_engine(helm: Any, root: Root, chart_path: Path, chart_rel: str,
                         defaults: list[ValuesLayer], layers: list[ValuesLayer],
                         release: str, namespace: str | None, out: Rendered,
-                        engine: EngineProcess | None = None) -> Rendered:
+                        engine: EngineProcess | None = None) -> tuple[Rendered, bool]:
+    """The chart rendered and traced; and whether the same inputs always give this
+    (no limit stopped a render, the engine did not die, tracing was not cut short by
+    its time or render budget)."""
     try:
         helm.validate_release_name(release)
     except helm.HelmError as exc:
         out.problems.append(helm_problem(chart_rel, f"invalid release name {release!r}: {exc}"))
-        return out
+        return out, True
     from advisor.read.render.helm_process import EngineChart, EngineError
 
     user = {}
     for layer in layers:
         user = merge_maps(user, layer.plain)
+    failures = engine.failures if engine is not None else 0
     try:
         chart = EngineChart.load(chart_path, engine)
     except EngineError as exc:
         out.problems.append(helm_problem(f"{chart_rel}/Chart.yaml",
                                          f"Helm cannot load the chart: {short_error(exc)}",
                                          fatal=True))
-        return out
+        return out, engine is not None and engine.failures == failures
     with chart:
+        process = chart.process
         missing = _note_missing_dependencies(helm, chart, chart_path, chart_rel, out)
         renderer = ChartRenderer(chart, release, namespace)
         try:
@@ -149,7 +171,7 @@ def _render_with_engine(helm: Any, root: Root, chart_path: Path, chart_rel: str,
                                              f"{exc}; the chart is not read", fatal=True))
             out.notices.append(f"helm: {chart_rel}: the render was {exc}")
             _warnings(chart_rel, chart.warnings, out)
-            return out
+            return out, False
         except EngineError as exc:
             problem = _render_problem(root, chart_path, chart_rel, exc)
             if missing and "no template" in str(exc):
@@ -161,7 +183,7 @@ def _render_with_engine(helm: Any, root: Root, chart_path: Path, chart_rel: str,
                     f"`helm dependency build`). {problem.message}"))
             out.problems.append(problem)
             _warnings(chart_rel, chart.warnings, out)
-            return out
+            return out, process.failures == failures
         try:
             effective = chart.merge_values(user)
         except EngineError:
@@ -179,6 +201,7 @@ def _render_with_engine(helm: Any, root: Root, chart_path: Path, chart_rel: str,
                                f"{tracer.renders} renders; some numbers are reported at "
                                "their template line instead of the values file")
         _warnings(chart_rel, chart.warnings, out)
+        deterministic = process.failures == failures and not tracer.stopped
     out.objects.extend(objects.values())
     every: dict[str, Any] = {}
     for layer in defaults + layers:
@@ -189,7 +212,7 @@ def _render_with_engine(helm: Any, root: Root, chart_path: Path, chart_rel: str,
     out.notices.append(f"helm: rendered {chart_rel} as release {release!r}"
                        f"{' in namespace ' + repr(namespace) if namespace else ''} with "
                        f"values.yaml + {shown} (Helm {_sdk_version(helm)} engine)")
-    return out
+    return out, deterministic
 
 
 def _warnings(chart_rel: str, warnings: list[str], out: Rendered) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import difflib
 import functools
 import re
+from array import array
 from typing import Any
 
 from advisor.read.fs import InputError, Root
@@ -71,8 +72,10 @@ def line_map(template: str, rendered: str) -> dict[int, int]:
 
 
 def relocate(node: Any, move: Any, depth: int = 0) -> None:
-    """Rewrite ruamel line info in place (0-based lines) so `location()` reports
-    positions in the file the object really comes from."""
+    """Rewrite the line info in place (0-based lines) so `location()` reports positions
+    in the file the object really comes from. The moved positions are held packed, as
+    advisor.read.yamlpos reads them (a dict of lists per mapping was most of a tree's
+    memory), which is also what the parse cache stores."""
     if depth > 100:
         return
     lc = getattr(node, "lc", None)
@@ -86,9 +89,33 @@ def relocate(node: Any, move: Any, depth: int = 0) -> None:
             if len(pos) >= 3:
                 pos[2] = move(pos[2])
             data[k] = pos
+        packed = _packed(node, lc, data)
+        if packed is not None:
+            node.lc = packed
     if isinstance(node, dict):
         for v in node.values():
             relocate(v, move, depth + 1)
     elif isinstance(node, list):
         for v in node:
             relocate(v, move, depth + 1)
+
+
+def _packed(node: Any, lc: Any, data: dict[Any, list[int]]) -> Any:
+    """`lc` with its positions packed as advisor.read.yamlpos holds them (4 ints per
+    mapping key, 2 per sequence item); None when they do not have that form (left as
+    they are)."""
+    from advisor.read.yamlpos import LineCol, PosList, PosMap
+
+    if type(lc) is not LineCol or not isinstance(lc.line, int) or not isinstance(lc.col, int):
+        return None
+    width = 4 if isinstance(node, PosMap) else 2 if isinstance(node, PosList) else 0
+    if width == 0 or (width == 2 and list(data) != list(range(len(data)))):
+        return None
+    flat = [x for pos in data.values() for x in pos]
+    if len(flat) != width * len(data) or not all(type(x) is int for x in flat):
+        return None
+    try:
+        ints = array("i", flat)
+    except OverflowError:
+        return None
+    return LineCol(lc.line, lc.col, tuple(data) if width == 4 else None, ints.tobytes())

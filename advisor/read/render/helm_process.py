@@ -54,6 +54,9 @@ class EngineProcess:
         self.stderr_seen = 0
         self.warnings: list[str] = []
         self.starts = 0
+        # Requests the process did not answer (a limit stopped it, it died): a render
+        # that saw one may differ from the same render on another run (cached only if not).
+        self.failures = 0
 
     def __enter__(self) -> EngineProcess:
         return self
@@ -89,6 +92,7 @@ class EngineProcess:
             proc.stdin.write(json.dumps(payload).encode() + b"\n")
             proc.stdin.flush()
         except OSError:
+            self.failures += 1
             self._stop()
             raise EngineError(self._died()) from None
         try:
@@ -122,11 +126,13 @@ class EngineProcess:
             while True:
                 left = deadline - time.monotonic()
                 if left <= 0:
+                    self.failures += 1
                     self._stop()
                     raise RenderLimit(f"stopped after {timeout:g} s (time limit)")
                 if sel.select(timeout=min(left, _POLL)):
                     data = os.read(fd, 1024 * 1024)
                     if not data:
+                        self.failures += 1
                         self._stop()
                         raise EngineError(self._died())
                     chunks.append(data)
@@ -134,11 +140,13 @@ class EngineProcess:
                     if data.endswith(b"\n"):
                         return b"".join(chunks)
                     if size > self.max_output:
+                        self.failures += 1
                         self._stop()
                         raise RenderLimit(f"stopped after {self.max_output // 2**20} MiB "
                                           "of rendered output (output limit)")
                 rss = _rss(proc.pid)
                 if rss > self.max_rss:
+                    self.failures += 1
                     self._stop()
                     raise RenderLimit(f"stopped at {rss // 2**20} MiB of memory (memory "
                                       f"limit {self.max_rss // 2**20} MiB)")

@@ -46,7 +46,7 @@ def merge_maps(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _find_values_file(root: Root, chart_path: Path, name: str) -> Path:
+def find_values_file(root: Root, chart_path: Path, name: str) -> Path:
     """`--values` paths: relative to the chart directory when the file is there, else
     to the scanned root."""
     candidate = Path(name)
@@ -61,7 +61,7 @@ def user_layers(root: Root, chart_path: Path, values_files: list[str], set_value
     problems: list[ConfigProblem] = []
     for name in values_files:
         try:
-            real = _find_values_file(root, chart_path, name)
+            real = find_values_file(root, chart_path, name)
             text = root.read_text(real)
         except InputError as exc:
             problems.append(helm_problem(exc.path, exc.message, fatal=True, line=exc.line))
