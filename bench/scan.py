@@ -14,6 +14,10 @@ parse, so their share of the ratio is the scanner's whole cost).
 CPU seconds of this process (time.process_time), medians of --runs, the scan and the
 floor alternating. Target (issue 19): scan <= 1.5x the floor over all trees, printed
 as PASS or MISS. Needs pglast (pip install -e '.[sql]').
+
+The warm column (no target) is the scan with a warm cache (advisor.read.cache, written
+to a temporary folder, never into the tree): the pack opened and every file read,
+hashed and taken from it, as a check's SQL step does when nothing changed.
 """
 
 from __future__ import annotations
@@ -76,6 +80,17 @@ def scan(tree: Path, files: list[str]) -> int:
     return len(hazards)
 
 
+def warm_scan(tree: Path, files: list[str], cache_root: Path) -> int:
+    from advisor.read.cache import FileCache
+    from advisor.read.fs import Root
+    from advisor.read.sql.extract import scan_sql_sources
+
+    cache = FileCache.open(cache_root)
+    hazards, _problems = scan_sql_sources(Root.of(tree), files, cache=cache)
+    cache.save()  # nothing new after the first run: writes nothing
+    return len(hazards)
+
+
 def cpu(fn, *args) -> float:
     start = time.process_time()
     fn(*args)
@@ -88,6 +103,8 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
+    import tempfile
+
     import pglast  # noqa: F401  (imported before timing: neither side pays for it)
 
     rows = []
@@ -97,29 +114,36 @@ def main() -> None:
             continue
         scan(tree, files)  # warm: regexes compiled, modules imported, page cache
         floor(tree, files)
-        scans, floors = [], []
-        for _ in range(args.runs):
-            scans.append(cpu(scan, tree, files))
-            floors.append(cpu(floor, tree, files))
+        with tempfile.TemporaryDirectory(prefix="scan-bench-") as cache_root:
+            warm_scan(tree, files, Path(cache_root))  # cold: the cache written
+            scans, floors, warms = [], [], []
+            for _ in range(args.runs):
+                scans.append(cpu(scan, tree, files))
+                floors.append(cpu(floor, tree, files))
+                warms.append(cpu(warm_scan, tree, files, Path(cache_root)))
         rows.append({"tree": str(tree), "files": len(files),
                      "scan_cpu_s": statistics.median(scans),
-                     "floor_cpu_s": statistics.median(floors)})
+                     "floor_cpu_s": statistics.median(floors),
+                     "warm_cpu_s": statistics.median(warms)})
     total_scan = sum(r["scan_cpu_s"] for r in rows)
     total_floor = sum(r["floor_cpu_s"] for r in rows)
+    total_warm = sum(r["warm_cpu_s"] for r in rows)
     ratio = total_scan / total_floor if total_floor else float("nan")
     if args.json:
         print(json.dumps({"trees": rows, "ratio": ratio, "target": TARGET,
                           "passed": ratio <= TARGET}, indent=2))
         return
     print(f"medians of {args.runs} runs, CPU seconds of this process")
-    print(f"{'tree':<44}{'files':>7}{'scan s':>9}{'floor s':>9}{'ratio':>7}")
+    print(f"{'tree':<44}{'files':>7}{'scan s':>9}{'floor s':>9}{'ratio':>7}{'warm s':>9}")
     for r in rows:
         print(f"{Path(r['tree']).name[:43]:<44}{r['files']:>7}{r['scan_cpu_s']:>9.3f}"
-              f"{r['floor_cpu_s']:>9.3f}{r['scan_cpu_s'] / r['floor_cpu_s']:>7.2f}")
+              f"{r['floor_cpu_s']:>9.3f}{r['scan_cpu_s'] / r['floor_cpu_s']:>7.2f}"
+              f"{r['warm_cpu_s']:>9.3f}")
     print(f"{'all':<44}{sum(r['files'] for r in rows):>7}{total_scan:>9.3f}{total_floor:>9.3f}"
-          f"{ratio:>7.2f}")
+          f"{ratio:>7.2f}{total_warm:>9.3f}")
     print(f"scan / floor: {ratio:.2f} CPU (target <= {TARGET:.1f}) "
-          f"{'PASS' if ratio <= TARGET else 'MISS'}")
+          f"{'PASS' if ratio <= TARGET else 'MISS'}; warm cache {total_warm:.3f} s "
+          f"({total_warm / total_floor:.2f}x the floor)")
 
 
 if __name__ == "__main__":

@@ -108,6 +108,7 @@ def scan_paths(root: Root, paths: list[Path], settings: Settings, options: Check
                                beside_objects, cache)
     finally:
         cache.save()
+    misses = cache.misses  # the SQL scan's new entries are saved after it, below
     hints = guarded(problems, ".", partial(build_contexts, found, root), None,
                     "reading skaffold and compose build contexts")
     topo = Topology()
@@ -143,8 +144,10 @@ def scan_paths(root: Root, paths: list[Path], settings: Settings, options: Check
     topo.notices[:0] = notices
     for path, lines in comments.items():
         add_suppressions(topo, path, lines)
-    guarded(topo.problems, ".", partial(_sql, found, root, topo, settings.scan_test_code),
-            None, "scanning SQL for pooler hazards")
+    guarded(topo.problems, ".", partial(_sql, found, root, topo, settings.scan_test_code,
+                                        cache), None, "scanning SQL for pooler hazards")
+    if cache.misses > misses:  # a source file scanned (not taken from the cache)
+        cache.save()
     return topo
 
 
@@ -348,7 +351,7 @@ def _alternatives(leaves: list[tuple[str, list[K8sObject]]]) -> set[str]:
     return {label for labels in owners.values() if len(labels) > 1 for label in labels}
 
 
-def _sql(found, root: Root, topo: Topology, test_code: bool = False) -> None:
+def _sql(found, root: Root, topo: Topology, test_code: bool = False, cache=None) -> None:
     if not topo.poolers:
         return  # hazards only matter behind a pooler; skip the SQL scanner otherwise
     from advisor.read.sql.extract import (
@@ -370,7 +373,7 @@ def _sql(found, root: Root, topo: Topology, test_code: bool = False) -> None:
         return
     # RDS Proxy pins on more than PgBouncer breaks on: look for those forms too.
     pinning = any(p.kind == "rds-proxy" for p in topo.poolers)
-    hazards, problems = scan_sql_sources(root, candidates, pinning=pinning)
+    hazards, problems = scan_sql_sources(root, candidates, pinning=pinning, cache=cache)
     from advisor.read.sql.drivers import resolve_erb
 
     mapped = assign_clients(

@@ -38,7 +38,9 @@ from __future__ import annotations
 import ast
 import re
 from pathlib import PurePosixPath
+from typing import TYPE_CHECKING
 
+from msgspec import Struct
 from msgspec.structs import replace
 
 from advisor.model import ConfigProblem, Location, SqlHazard
@@ -57,6 +59,9 @@ from advisor.read.sql.literals import (
     ruby_literals,
 )
 from advisor.read.suppress import scan_suppressions
+
+if TYPE_CHECKING:
+    from advisor.read.cache import FileCache
 
 _CODE_SUFFIXES = {
     ".py": "python",
@@ -162,12 +167,27 @@ def not_checked_notices(
     return notices, rest
 
 
+class SqlEntry(Struct, array_like=True):
+    """What scan_text found in one file, and the file's facts _RepoFacts looks for: the
+    cache's entry (advisor.read.cache), keyed by the file's path as shown, its reader
+    kind, `pinning` and its content. Nothing in it depends on another file."""
+
+    hazards: list[SqlHazard]
+    problems: list[ConfigProblem]
+    iterator: bool = False
+    unnamed: bool = False
+
+
 def scan_sql_sources(
-    root: Root, paths: list[str], *, pinning: bool = False
+    root: Root, paths: list[str], *, pinning: bool = False, cache: FileCache | None = None
 ) -> tuple[list[SqlHazard], list[ConfigProblem]]:
+    """Every candidate file read (once) and scanned; with an enabled `cache`, a file whose
+    content was scanned before (same path, kind and `pinning`) takes the last scan's
+    result. What depends on other files (_RepoFacts) is applied to the whole list."""
     hazards: list[SqlHazard] = []
     problems: list[ConfigProblem] = []
     repo = _RepoFacts()
+    cached = cache is not None and cache.enabled
     for name in paths:
         kind = classify(str(name))
         if kind is None:
@@ -187,11 +207,30 @@ def scan_sql_sources(
             continue
         if root.once is not None:
             root.once.note_marks(shown, text)
-        found, trouble = scan_text(shown, text, kind, pinning=pinning)
-        hazards.extend(found)
-        problems.extend(trouble)
-        repo.see(kind, text)
+        entry = _scan_file(shown, text, kind, pinning, cache) if cached \
+            else _scan_entry(shown, text, kind, pinning)
+        hazards.extend(entry.hazards)
+        problems.extend(entry.problems)
+        repo.iterator = repo.iterator or entry.iterator
+        repo.unnamed = repo.unnamed or entry.unnamed
     return repo.keep(hazards), problems
+
+
+def _scan_entry(shown: str, text: str, kind: str, pinning: bool) -> SqlEntry:
+    found, trouble = scan_text(shown, text, kind, pinning=pinning)
+    return SqlEntry(found, trouble, kind == "python" and _ITERATOR_CALL.search(text) is not None,
+                    kind == "elixir" and drivers.ECTO_UNNAMED.search(text) is not None)
+
+
+def _scan_file(shown: str, text: str, kind: str, pinning: bool, cache: FileCache) -> SqlEntry:
+    """_scan_entry through the cache: the kind and `pinning` are part of the entry's key
+    (a symlink's name may give another reader than its target's; RDS Proxy adds kinds)."""
+    key = f"sql-{kind}-pin" if pinning else f"sql-{kind}"
+    entry = cache.get(key, shown, text, SqlEntry)
+    if entry is None:
+        entry = _scan_entry(shown, text, kind, pinning)
+        cache.put(key, shown, text, entry)
+    return entry
 
 
 _ITERATOR_CALL = re.compile(r"^[^#\n]*\.iterator\(", re.MULTILINE)  # not in a comment
@@ -200,19 +239,12 @@ _ITERATOR_CALL = re.compile(r"^[^#\n]*\.iterator\(", re.MULTILINE)  # not in a c
 class _RepoFacts:
     """What one file's hazard depends on elsewhere in the repository: Django's server-side
     cursors matter only where QuerySet.iterator() is called; an Ecto repo's named
-    prepares are off when a config file says `prepare: :unnamed`."""
+    prepares are off when a config file says `prepare: :unnamed` (each file's part in
+    SqlEntry)."""
 
     def __init__(self) -> None:
         self.iterator = False
         self.unnamed = False
-
-    def see(self, kind: str, text: str) -> None:
-        self.iterator = self.iterator or (
-            kind == "python" and _ITERATOR_CALL.search(text) is not None
-        )
-        self.unnamed = self.unnamed or (
-            kind == "elixir" and drivers.ECTO_UNNAMED.search(text) is not None
-        )
 
     def keep(self, hazards: list[SqlHazard]) -> list[SqlHazard]:
         return [h for h in hazards if not self._moot(h)]
