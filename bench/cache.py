@@ -10,8 +10,12 @@ is committed) and times `pool-advisor check TREE --format json` in a fresh inter
 - warm-unchanged: the cache as the cold run left it;
 - warm-one-changed: one application's pool size edited before each run (the pre-commit
   case: one file changed, the whole repository's answer, which the edit must change;
-  its HPA would override a replicas edit).
-Target: warm-one-changed <= 0.5 s wall (PASS/MISS). --stages then times the stages of
+  its HPA would override a replicas edit);
+- pre-commit-one-changed: the same edit, then exactly what the pre-commit hook runs
+  (.pre-commit-hooks.yaml): `check --changed-files FILE` from the repository root, text
+  output.
+Each warm-one-changed answer is checked against --no-cache's. Target: both one-changed
+rows <= 0.5 s wall (PASS/MISS). --stages then times the stages of
 one warm-one-changed run in-process (import, discover, reading, cache, linking, rules,
 report; wall and CPU seconds), to say where the rest goes.
 """
@@ -33,6 +37,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from scale import REPO, compile_sources, generate_manifests, timed
 
 TARGET_S = 0.5
+EDITED = "team-000/svc-001/configmap.yaml"  # relative to the tree, as pre-commit passes it
 
 STAGES = r"""
 import gc, sys, time
@@ -87,8 +92,13 @@ def check_cmd(tree: Path, *extra: str) -> list[str]:
     return [sys.executable, "-m", "advisor", "check", str(tree), "--format", "json", *extra]
 
 
-def run(cmd: list[str]) -> tuple[float, float, str]:
-    wall, cpu, _rss, proc = timed(cmd)
+def precommit_cmd(*extra: str) -> list[str]:
+    """The hook's entry, `pool-advisor check --changed-files`, with the file it passes."""
+    return [sys.executable, "-m", "advisor", "check", "--changed-files", EDITED, *extra]
+
+
+def run(cmd: list[str], cwd: Path | None = None) -> tuple[float, float, str]:
+    wall, cpu, _rss, proc = timed(cmd, cwd)
     if proc.returncode not in (0, 1):
         raise SystemExit(f"check failed (exit {proc.returncode}):\n{proc.stderr[-2000:]}")
     return wall, cpu, proc.stdout
@@ -97,7 +107,7 @@ def run(cmd: list[str]) -> tuple[float, float, str]:
 def edit_one(tree: Path, step: int) -> None:
     """One application's pool size changed (its HPA overrides replicas, so editing those
     would leave the answer as it was): the budget the warm run must give changes."""
-    target = tree / "team-000" / "svc-001" / "configmap.yaml"
+    target = tree / EDITED
     text = target.read_text(encoding="utf-8")
     lines = text.splitlines(keepends=True)
     for i, line in enumerate(lines):
@@ -136,18 +146,23 @@ def main() -> None:
                 raise SystemExit("the edit did not change the answer: the bench proves nothing")
             if changed != run(check_cmd(tree, "--no-cache"))[2]:
                 raise SystemExit("warm-one-changed output differs from --no-cache")
+            edit_one(tree, i + 3)
+            w, c, hook = run(precommit_cmd(), cwd=tree)
+            rows.setdefault("pre-commit-one-changed", []).append((w, c))
+            if hook != run(precommit_cmd("--no-cache"), cwd=tree)[2]:
+                raise SystemExit("pre-commit-one-changed output differs from --no-cache")
         if len({outputs["no-cache"], outputs["cold"], outputs["warm-unchanged"]}) != 1:
             raise SystemExit("cold, warm and --no-cache outputs differ")
         print(f"{args.manifests} manifests, medians of {args.runs} runs, load average "
               f"{load_before:.1f} -> {os.getloadavg()[0]:.1f}, {os.cpu_count()} CPUs")
-        print(f"{'run':<20}{'wall s':>8}{'cpu s':>8}")
+        print(f"{'run':<24}{'wall s':>8}{'cpu s':>8}")
         for label, values in rows.items():
             wall = statistics.median(v[0] for v in values)
             cpu = statistics.median(v[1] for v in values)
             verdict = ""
-            if label == "warm-one-changed":
+            if label.endswith("one-changed"):
                 verdict = f"   {'PASS' if wall <= TARGET_S else 'MISS'} (target <= {TARGET_S} s)"
-            print(f"{label:<20}{wall:>8.2f}{cpu:>8.2f}{verdict}")
+            print(f"{label:<24}{wall:>8.2f}{cpu:>8.2f}{verdict}")
         if args.stages:
             edit_one(tree, 0)
             start = time.perf_counter()

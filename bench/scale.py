@@ -351,7 +351,8 @@ def _env() -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": str(REPO), "NO_COLOR": "1"}
 
 
-def timed(cmd: list[str]) -> tuple[float, float, float, subprocess.CompletedProcess]:
+def timed(cmd: list[str], cwd: Path | None = None
+          ) -> tuple[float, float, float, subprocess.CompletedProcess]:
     """(wall seconds, child CPU seconds, child peak RSS in bytes, result). The peak is
     read with /usr/bin/time's %M when it is there (RUSAGE_CHILDREN's maximum would be
     the largest child so far, not this one's)."""
@@ -359,7 +360,8 @@ def timed(cmd: list[str]) -> tuple[float, float, float, subprocess.CompletedProc
     timer = shutil.which("time") if os.path.exists("/usr/bin/time") else None
     wrapped = [timer, "-f", "%M", *cmd] if timer else cmd
     start = time.perf_counter()
-    proc = subprocess.run(wrapped, env=_env(), capture_output=True, text=True, check=False)
+    proc = subprocess.run(wrapped, env=_env(), capture_output=True, text=True, check=False,
+                          cwd=cwd)
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
