@@ -69,6 +69,8 @@ def wrap(mod, name, label):
     setattr(mod, name, timed)
 wrap(D, "discover_paths", "discover")
 wrap(F.Root, "read_text", "read files")
+wrap(F.Root, "regular", "stat files")
+wrap(R, "_unchanged_manifest", "manifests known by stat")
 wrap(R, "_manifest", "manifests (cache or parse)")
 wrap(C.FileCache, "open", "cache open")
 wrap(C.FileCache, "save", "cache save")

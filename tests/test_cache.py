@@ -454,3 +454,143 @@ def test_decoding_a_tree_leaves_nothing_to_the_cycle_collector():
     finally:
         if enabled:
             gc.enable()
+
+
+# --- unchanged files known by their stat, not read ------------------------------------
+
+
+def _times_old(monkeypatch) -> None:
+    """Every file counts as written long before the run (as in a repository checked out
+    earlier): its stat signature is recorded."""
+    monkeypatch.setattr(cache_mod, "RACY_NS", -10**15)
+
+
+def _manifest_reads(reads: dict[str, int]) -> list[str]:
+    return sorted(p for p in reads if p.endswith(".yaml"))
+
+
+def test_a_file_whose_stat_is_unchanged_is_not_read(tmp_path, reads, parses, monkeypatch):
+    _times_old(monkeypatch)
+    repo = _repo(tmp_path)
+    cold = _check(repo)
+    reads.clear()
+    parses.clear()
+    assert _check(repo) == cold
+    assert _manifest_reads(reads) == [] and parses == []
+    assert cold == _check(repo, cache=False)
+
+
+def test_a_file_rewritten_with_the_same_size_and_mtime_is_read(tmp_path, reads, parses,
+                                                                monkeypatch):
+    """Same size, mtime set back (as a tool preserving times does): the ctime moved."""
+    _times_old(monkeypatch)
+    repo = _repo(tmp_path, replicas=1)
+    before = _check(repo)
+    api = repo / "k8s" / "api.yaml"
+    st = api.stat()
+    api.write_text(DEPLOYMENT.format(replicas=3))
+    os.utime(api, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert (api.stat().st_size, api.stat().st_mtime_ns) == (st.st_size, st.st_mtime_ns)
+    reads.clear()
+    parses.clear()
+    after = _check(repo)
+    assert parses == ["k8s/api.yaml"]
+    assert _manifest_reads(reads) == [str(api)]
+    assert after != before
+    assert after == _check(repo, cache=False)
+
+
+def test_a_file_replaced_by_another_of_the_same_size_and_mtime_is_read(tmp_path, parses,
+                                                                        monkeypatch):
+    """Moved over the old one (an editor's save, a checkout): another inode."""
+    _times_old(monkeypatch)
+    repo = _repo(tmp_path, replicas=1)
+    before = _check(repo)
+    api = repo / "k8s" / "api.yaml"
+    st = api.stat()
+    new = repo / "k8s" / "api.yaml.new"
+    new.write_text(DEPLOYMENT.format(replicas=3))
+    os.utime(new, ns=(st.st_atime_ns, st.st_mtime_ns))
+    os.replace(new, api)
+    parses.clear()
+    after = _check(repo)
+    assert parses == ["k8s/api.yaml"]
+    assert after != before
+    assert after == _check(repo, cache=False)
+
+
+def test_a_file_edited_within_the_clock_tick_it_was_read_in_is_read_again(tmp_path, parses):
+    """Racily clean: a file written as recently as a run looks at it may change again
+    without its signature changing (same size, times within one tick of the clock): its
+    signature is not recorded, so the next run reads it whatever its stat says."""
+    repo = _repo(tmp_path, replicas=1)
+    api = repo / "k8s" / "api.yaml"
+    _check(repo)  # the files were just written: not trusted
+    st = api.stat()
+    pack = msgspec.msgpack.decode(next((repo / CACHE_DIR).glob(f"*/{PACK}")).read_bytes(),
+                                  type=cache_mod._Pack)
+    assert pack.stats == {}
+    parses.clear()
+    api.write_text(DEPLOYMENT.format(replicas=3))
+    os.utime(api, ns=(st.st_atime_ns, st.st_mtime_ns))
+    after = _check(repo)
+    assert parses == ["k8s/api.yaml"]
+    assert after == _check(repo, cache=False)
+
+
+def test_a_signature_is_trusted_only_when_the_file_is_older_than_the_run():
+    from types import SimpleNamespace
+
+    started = 10**18
+    tick = cache_mod.RACY_NS
+
+    def st(mtime: int, ctime: int) -> SimpleNamespace:
+        return SimpleNamespace(st_size=10, st_mtime_ns=mtime, st_ctime_ns=ctime, st_ino=1,
+                               st_dev=2)
+
+    assert cache_mod.trusted(st(started - 2 * tick, started - 2 * tick), started)
+    assert not cache_mod.trusted(st(started - 2 * tick, started - tick // 2), started)
+    assert not cache_mod.trusted(st(started - tick // 2, started - 2 * tick), started)
+    assert not cache_mod.trusted(st(started + tick, started + tick), started)  # clock skew
+    # recorded only when trusted; a racy file's old record is dropped
+    cache = cache_mod.FileCache(Path("/nonexistent"), "k", started)
+    cache.put("k8s", "a.yaml", "text", [1], st(started - tick // 2, started - tick // 2))
+    assert cache.unchanged("k8s", "a.yaml", st(started - tick // 2, started - tick // 2),
+                           list) is None
+    old = st(started - 2 * tick, started - 2 * tick)
+    cache.put("k8s", "a.yaml", "text", [1], old)
+    assert cache.unchanged("k8s", "a.yaml", old, list) == [1]
+    assert cache.unchanged("k8s", "b.yaml", old, list) is None  # another path
+    moved = st(started - 2 * tick, started - 2 * tick + 1)
+    assert cache.unchanged("k8s", "a.yaml", moved, list) is None
+    cache.get("k8s", "a.yaml", "text", list, st(started, started))  # read again: racy now
+    assert cache.unchanged("k8s", "a.yaml", old, list) is None
+
+
+def test_a_new_and_a_removed_file_are_seen(tmp_path, parses, monkeypatch):
+    _times_old(monkeypatch)
+    repo = _repo(tmp_path)
+    _check(repo)
+    (repo / "k8s" / "api2.yaml").write_text(DEPLOYMENT.format(replicas=4).replace(
+        "name: api", "name: api2"))
+    parses.clear()
+    added = _check(repo)
+    assert parses == ["k8s/api2.yaml"]
+    assert "k8s/api2.yaml" in added and added == _check(repo, cache=False)
+    (repo / "k8s" / "api.yaml").unlink()
+    parses.clear()
+    removed = _check(repo)
+    assert parses == []
+    assert '"k8s/api.yaml' not in removed and removed == _check(repo, cache=False)
+
+
+def test_fixture_reports_with_every_file_known_by_its_stat(tmp_path, monkeypatch):
+    """Each fixture, its files taken by their stat on the warm run: the same answer."""
+    _times_old(monkeypatch)
+    for fixture in _fixture_dirs():
+        repo = tmp_path / fixture.name
+        shutil.copytree(fixture, repo, ignore=shutil.ignore_patterns("__pycache__", CACHE_DIR))
+        (repo / ".git").mkdir()
+        uncached = _check(repo, cache=False)
+        assert _check(repo) == uncached, fixture.name
+        assert _check(repo) == uncached, fixture.name

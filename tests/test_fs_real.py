@@ -38,3 +38,22 @@ def test_a_symlinked_folder_is_still_resolved(tmp_path):
     assert root.rel(root.path / "real" / "x.yaml") == "real/x.yaml"
     assert root.rel(root.path / "link" / "x.yaml") == "real/x.yaml"
     assert root.real(root.path / "link" / "x.yaml") == root.path / "real" / "x.yaml"
+
+
+def test_regular_gives_a_regular_file_reached_without_a_symlink(tmp_path):
+    (tmp_path / "real").mkdir()
+    (tmp_path / "real" / "x.yaml").write_text("k: 1\n")
+    (tmp_path / "real" / "y.yaml").symlink_to(tmp_path / "real" / "x.yaml")
+    (tmp_path / "link").symlink_to(tmp_path / "real")
+    os.mkfifo(tmp_path / "real" / "pipe.yaml")
+    root = Root.of(tmp_path)
+    shown, st = root.regular(root.path / "real" / "x.yaml")
+    assert shown == "real/x.yaml"
+    assert st.st_ino == os.stat(tmp_path / "real" / "x.yaml").st_ino
+    assert root.regular(root.path / "real" / "y.yaml") is None  # a symlink
+    assert root.regular(root.path / "link" / "x.yaml") is None  # in a linked folder
+    assert root.regular(root.path / "real" / "pipe.yaml") is None  # never opened
+    assert root.regular(root.path / "real" / "gone.yaml") is None
+    assert root.regular(root.path / "real") is None  # a folder
+    assert root.regular(root.path / "real" / ".." / "real" / "x.yaml") is None
+    assert root.regular(tmp_path.parent / "elsewhere.yaml") is None  # outside the root

@@ -224,7 +224,7 @@ def _pack(repo: Path) -> Path:
 def _helm_entries(repo: Path, change) -> int:
     """Rewrite every rendered chart in the pack with `change(raw) -> raw`; how many."""
     pack_path = _pack(repo)
-    key, entries = msgspec.msgpack.decode(pack_path.read_bytes())
+    key, entries, *rest = msgspec.msgpack.decode(pack_path.read_bytes())  # rest: stats
     n = 0
     for k, raw in list(entries.items()):
         try:
@@ -233,7 +233,7 @@ def _helm_entries(repo: Path, change) -> int:
             continue
         entries[k] = change(raw)
         n += 1
-    pack_path.write_bytes(msgspec.msgpack.encode([key, entries]))
+    pack_path.write_bytes(msgspec.msgpack.encode([key, entries, *rest]))
     return n
 
 

@@ -80,20 +80,30 @@ def scan_paths(root: Root, paths: list[Path], settings: Settings, options: Check
     comments: dict[str, dict[int, list[str]]] = {}
     cache = _open_cache(root, options)
     for manifest in found.manifests:
-        if manifest in owned:
+        if owned and manifest in owned:
             continue
-        shown = root.rel(manifest)
-        try:
-            text = root.read_text(manifest)
-        except InputError as exc:
-            problems.append(_input_problem(exc))
-            continue
-        if not looks_like_k8s(text):
-            root.keep(manifest, text)  # an app's settings (application.yml): read by the app scan
-            guarded(problems, shown, partial(_serverless, text, shown, lambdas, problems), None)
-            continue
-        objs, probs, found_comments = guarded(
-            problems, shown, partial(_manifest, text, shown, cache), ([], [], None))
+        # A file the cache knows unchanged by its stat is not read (nothing else reads
+        # a manifest's text: its suppression comments are in the entry).
+        regular = root.regular(manifest) if cache.enabled else None
+        known = regular and guarded(problems, regular[0],
+                                    partial(_unchanged_manifest, *regular, cache), None)
+        if known is not None:
+            shown, (objs, probs, found_comments) = regular[0], known
+        else:
+            shown = regular[0] if regular else root.rel(manifest)
+            try:
+                text = root.read_text(manifest)
+            except InputError as exc:
+                problems.append(_input_problem(exc))
+                continue
+            if not looks_like_k8s(text):
+                root.keep(manifest, text)  # an app's settings (application.yml), for the app scan
+                guarded(problems, shown, partial(_serverless, text, shown, lambdas, problems),
+                        None)
+                continue
+            objs, probs, found_comments = guarded(
+                problems, shown, partial(_manifest, text, shown, cache,
+                                         regular[1] if regular else None), ([], [], None))
         if found_comments is not None:  # every suppression, for PA902, not only those used
             comments[shown] = found_comments
         if root.once is not None:
@@ -159,22 +169,42 @@ def _open_cache(root: Root, options: CheckOptions):
     return FileCache.open(root.path)
 
 
-def _manifest(text: str, shown: str, cache) -> tuple[list[K8sObject], list[ConfigProblem],
-                                                     dict[int, list[str]] | None]:
-    """A Kubernetes YAML file's objects, problems and suppression comments (None without
-    any): from the cache when this content was read before."""
-    from advisor.read.cache import CachedObject, ManifestEntry, decode_tree, encode_tree
+Manifest = tuple[list[K8sObject], list[ConfigProblem], dict[int, list[str]] | None]
 
-    entry = cache.get("k8s", shown, text, ManifestEntry)
+
+def _unchanged_manifest(shown: str, st: os.stat_result, cache) -> Manifest | None:
+    """A manifest's objects, problems and suppression comments from the cache, when
+    its stat says it has not changed since the cache took it (None: read it)."""
+    from advisor.read.cache import ManifestEntry
+
+    entry = cache.unchanged("k8s", shown, st, ManifestEntry)
+    return None if entry is None else _from_entry(entry, shown)
+
+
+def _from_entry(entry, shown: str) -> Manifest | None:
+    from advisor.read.cache import decode_tree
+
+    try:
+        objs = [K8sObject(kind=o.kind, api_version=o.api_version, name=o.name,
+                          namespace=o.namespace, body=decode_tree(o.body), path=shown,
+                          line=o.line, line_offset=o.line_offset, origin=o.origin)
+                for o in entry.objects]
+    except (ValueError, TypeError, KeyError, IndexError):
+        return None  # not what this version writes: parsed again
+    return objs, entry.problems, entry.comments
+
+
+def _manifest(text: str, shown: str, cache, st: os.stat_result | None = None) -> Manifest:
+    """A Kubernetes YAML file's objects, problems and suppression comments (None without
+    any): from the cache when this content was read before. `st`: the file's stat,
+    taken before it was read, recorded with its entry."""
+    from advisor.read.cache import CachedObject, ManifestEntry, encode_tree
+
+    entry = cache.get("k8s", shown, text, ManifestEntry, st)
     if entry is not None:
-        try:
-            objs = [K8sObject(kind=o.kind, api_version=o.api_version, name=o.name,
-                              namespace=o.namespace, body=decode_tree(o.body), path=shown,
-                              line=o.line, line_offset=o.line_offset, origin=o.origin)
-                    for o in entry.objects]
-            return objs, entry.problems, entry.comments
-        except (ValueError, TypeError, KeyError, IndexError):
-            pass  # not what this version writes: parsed again below
+        found = _from_entry(entry, shown)
+        if found is not None:
+            return found
     comments = scan_suppressions(text) if "pool-advisor:" in text else None
     objs, probs = k8s_objects(text, shown)
     if cache.enabled:
@@ -185,7 +215,7 @@ def _manifest(text: str, shown: str, cache) -> tuple[list[K8sObject], list[Confi
         except TypeError:
             cached = None
         if cached is not None and all(not o.value_sources for o in objs):
-            cache.put("k8s", shown, text, ManifestEntry(cached, probs, comments))
+            cache.put("k8s", shown, text, ManifestEntry(cached, probs, comments), st)
     return objs, probs, comments
 
 

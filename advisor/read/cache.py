@@ -12,6 +12,15 @@ folder per cache key: the tool version, the Python version, this file's SCHEMA a
 fingerprint of the installed advisor sources (their sizes and mtimes: a development
 checkout whose parser changed does not reuse what the old parser produced).
 
+Unchanged files are not read again: the pack also holds, per file, its stat signature
+(size, mtime, ctime, inode, device) next to the key of its entry, as git's index and
+ruff's cache do. A file whose signature is the one recorded has the content it had
+then: writing a file sets its ctime to the clock's time, which no program can set
+back. A signature is recorded only when the file's mtime and ctime are older than the
+run's start by RACY_NS: a file written in the same clock tick as it was looked at
+(racily clean, in git's words) could change again without its signature changing, so
+it is read and hashed until its times are old enough.
+
 Serialization: msgpack (msgspec) of our own structures, decoded into typed structs; a
 YAML node tree is stored as plain lists and rebuilt into PosMap/PosList. Not pickle:
 the cache folder is inside a repository that may come from anyone (a pull request
@@ -31,6 +40,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -45,17 +55,27 @@ from advisor import __version__
 from advisor.model import ConfigProblem
 
 CACHE_DIR = ".pool-advisor-cache"
-SCHEMA = 1
+SCHEMA = 2
 PACK = "files.msgpack"
 NO_CACHE_ENV = "POOL_ADVISOR_NO_CACHE"
 # Entries of earlier runs kept beside this run's (a check of one folder does not evict
 # the rest of the repository), up to this many in all.
 MAX_ENTRIES = 200_000
+# How much older than the run's start a file's mtime and ctime must be for its stat
+# signature to be trusted next time: more than a file system's timestamp granularity
+# (2 s on FAT, 1 s on ext3 and HFS+, a clock tick on ext4) and the skew between the
+# clock that stamps files and this process's clock.
+RACY_NS = 2_000_000_000
+
+# A file's stat signature: size, mtime_ns, ctime_ns, inode, device; with its entry's key.
+Signature = tuple[int, int, int, int, int]
 
 
 class _Pack(msgspec.Struct, array_like=True):
     key: str  # the cache key the pack was written under (a foreign pack is a miss)
     entries: dict[str, bytes]
+    # "kind\0path" -> (size, mtime_ns, ctime_ns, inode, device, entry key)
+    stats: dict[str, tuple[int, int, int, int, int, str]] = {}
 
 
 class CachedObject(msgspec.Struct, array_like=True):
@@ -84,6 +104,17 @@ def disabled_by_env(environ: dict[str, str] | None = None) -> bool:
     return value.strip().lower() not in ("", "0", "false", "no", "off")
 
 
+def signature(st: os.stat_result) -> Signature:
+    return (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev)
+
+
+def trusted(st: os.stat_result, started_ns: int) -> bool:
+    """Whether a file looked at by a run started at `started_ns` (time.time_ns()) can
+    be known by its signature next time: its mtime and ctime are older than the start
+    by RACY_NS (a later write sets the ctime to a later time)."""
+    return max(st.st_mtime_ns, st.st_ctime_ns) < started_ns - RACY_NS
+
+
 def code_fingerprint() -> str:
     """The tool version, Python version, SCHEMA and the advisor sources' sizes and
     mtimes: what produced an entry."""
@@ -103,13 +134,16 @@ def code_fingerprint() -> str:
 
 
 class FileCache:
-    """Per-file results of one run: `get` and `put` by (kind, path, text); `save` once."""
+    """Per-file results of one run: `get` and `put` by (kind, path, text), `unchanged`
+    by (kind, path, stat) for a file not read again; `save` once."""
 
-    def __init__(self, folder: Path | None, key: str = "") -> None:
+    def __init__(self, folder: Path | None, key: str = "", started_ns: int = 0) -> None:
         self.folder = folder  # None: disabled (--no-cache, unwritable root)
         self.key = key
+        self.started_ns = started_ns  # time.time_ns() at the start: see trusted()
         self._old: dict[str, bytes] = {}
         self._used: dict[str, bytes] = {}
+        self._stats: dict[str, tuple[int, int, int, int, int, str]] = {}
         self._dirty = False
         self.hits = 0
         self.misses = 0
@@ -121,14 +155,17 @@ class FileCache:
     @classmethod
     def open(cls, root: Path) -> FileCache:
         """The cache of the repository at `root`; disabled when it cannot be made."""
+        started = time.time_ns()  # before any file of the run is looked at
         key = code_fingerprint()
         base = root / CACHE_DIR
         try:
             _make_base(base)
         except OSError:
             return cls.disabled()
-        cache = cls(base / key, key)
-        cache._old = _read_pack(base / key / PACK, key)
+        cache = cls(base / key, key, started)
+        pack = _read_pack(base / key / PACK, key)
+        if pack is not None:
+            cache._old, cache._stats = pack.entries, pack.stats
         return cache
 
     @property
@@ -141,11 +178,33 @@ class FileCache:
         digest.update(text.encode("utf-8", "surrogatepass"))
         return digest.hexdigest()
 
-    def get(self, kind: str, path: str, text: str, type_: type) -> Any | None:
+    def get(self, kind: str, path: str, text: str, type_: type,
+            stat: os.stat_result | None = None) -> Any | None:
+        """The entry for this content at this path. `stat`: the file's, taken before
+        its text was read: recorded with the entry (see `unchanged`)."""
         if self.folder is None:
             return None
         key = self._entry_key(kind, path, text)
+        value = self._decoded(key, type_)
+        if value is not None and stat is not None:
+            self._record(kind, path, stat, key)
+        return value
+
+    def unchanged(self, kind: str, path: str, stat: os.stat_result, type_: type
+                  ) -> Any | None:
+        """The entry of a file whose stat signature is the one recorded with it, without
+        its text: None when the file may have changed (read it and `get`)."""
+        if self.folder is None:
+            return None
+        known = self._stats.get(f"{kind}\0{path}")
+        if known is None or known[:5] != signature(stat):
+            return None
+        return self._decoded(known[5], type_)
+
+    def _decoded(self, key: str, type_: type) -> Any | None:
         raw = self._old.get(key)
+        if raw is None:
+            raw = self._used.get(key)
         if raw is None:
             self.misses += 1
             return None
@@ -158,15 +217,30 @@ class FileCache:
         self.hits += 1
         return value
 
-    def put(self, kind: str, path: str, text: str, value: Any) -> None:
+    def _record(self, kind: str, path: str, stat: os.stat_result, key: str) -> None:
+        name = f"{kind}\0{path}"
+        if not trusted(stat, self.started_ns):
+            if self._stats.pop(name, None) is not None:  # that file has changed since
+                self._dirty = True
+            return
+        known = (*signature(stat), key)
+        if self._stats.get(name) != known:
+            self._stats[name] = known
+            self._dirty = True
+
+    def put(self, kind: str, path: str, text: str, value: Any,
+            stat: os.stat_result | None = None) -> None:
         if self.folder is None:
             return
         try:
             raw = msgspec.msgpack.encode(value)
         except (TypeError, ValueError, OverflowError):  # an int beyond 64 bits: not cached
             return
-        self._used[self._entry_key(kind, path, text)] = raw
+        key = self._entry_key(kind, path, text)
+        self._used[key] = raw
         self._dirty = True
+        if stat is not None:
+            self._record(kind, path, stat, key)
 
     def save(self) -> None:
         """Write this run's entries (and earlier ones, up to MAX_ENTRIES) when anything
@@ -178,9 +252,12 @@ class FileCache:
             if len(entries) >= MAX_ENTRIES:
                 break
             entries.setdefault(key, raw)
+        # signatures whose entry is gone are of no use
+        stats = {name: known for name, known in self._stats.items() if known[5] in entries}
         with contextlib.suppress(OSError):
             self.folder.mkdir(exist_ok=True)
-            _write_atomic(self.folder / PACK, msgspec.msgpack.encode(_Pack(self.key, entries)))
+            _write_atomic(self.folder / PACK,
+                          msgspec.msgpack.encode(_Pack(self.key, entries, stats)))
 
 
 def _make_base(base: Path) -> None:
@@ -198,14 +275,14 @@ def _make_base(base: Path) -> None:
                       b"# This file is a cache directory tag created by pool-advisor.\n")
 
 
-def _read_pack(path: Path, key: str) -> dict[str, bytes]:
+def _read_pack(path: Path, key: str) -> _Pack | None:
     try:
         with open(path, "rb") as fh:
             data = fh.read()
         pack = msgspec.msgpack.decode(data, type=_Pack)
     except (OSError, msgspec.DecodeError, msgspec.ValidationError, ValueError, TypeError):
-        return {}
-    return pack.entries if pack.key == key else {}
+        return None
+    return pack if pack.key == key else None
 
 
 def _write_atomic(path: Path, data: bytes) -> None:
@@ -224,11 +301,15 @@ def _write_atomic(path: Path, data: bytes) -> None:
 
 
 # --- YAML node trees ---------------------------------------------------------------
-# A mapping is [0, line, col, keys, values, position keys, positions], a sequence
-# [1, line, col, values, positions], a block scalar [2, text, style]; other scalars are
-# themselves (a list is always one of the three). Positions are LineCol's packed form
-# (the bytes of an int array: 4 per position key, 2 per item), as advisor.read.yamlpos holds
-# them; a LineCol whose `data` was unpacked (rewritten by a renderer) is not cached.
+# A mapping whose keys are strings, each with its position, is [0, line, col, {key:
+# value}, positions] (a msgpack map: msgspec decodes it into a dict in C, and its key
+# cache gives one str per recurring key); another mapping (keys that are not all
+# strings, or merged keys without a position) is [3, line, col, keys, values, position
+# keys, positions]; a sequence [1, line, col, values, positions], a block scalar [2, text,
+# style]; other scalars are themselves (a list is always one of these). Positions are
+# LineCol's packed form (the bytes of an int array: 4 per position key, 2 per item), as
+# advisor.read.yamlpos holds them; a LineCol whose `data` was unpacked (rewritten by a
+# renderer) is not cached.
 
 
 def encode_tree(value: Any) -> Any:
@@ -238,7 +319,11 @@ def encode_tree(value: Any) -> Any:
         lc = value.lc
         if lc._data is not None or lc._keys is None:
             raise TypeError("positions not packed")
-        return [0, lc.line, lc.col, list(value.keys()), [encode_tree(v) for v in value.values()],
+        keys = tuple(value)
+        if keys == lc._keys and all(k.__class__ is str for k in keys):
+            return [0, lc.line, lc.col, {k: encode_tree(v) for k, v in value.items()},
+                    bytes(lc._pos)]
+        return [3, lc.line, lc.col, list(keys), [encode_tree(v) for v in value.values()],
                 list(lc._keys), bytes(lc._pos)]
     if isinstance(value, PosList):
         lc = value.lc
@@ -263,7 +348,7 @@ def decode_tree(value: Any) -> Any:
     every manifest's tree: the recursion per scalar was half of it)."""
     if value.__class__ in _SCALARS:
         return value
-    from advisor.read.yamlpos import BlockStr, LineCol, PosList, PosMap
+    from advisor.read.yamlpos import BlockStr, LineCol, PosList, PosMap, shared_keys
 
     scalars = _SCALARS
 
@@ -272,6 +357,20 @@ def decode_tree(value: Any) -> Any:
             raise ValueError("not an encoded tree")
         tag = value[0]
         if tag == 0:
+            _, line, col, items, pos = value
+            if items.__class__ is not dict or pos.__class__ is not bytes \
+                    or len(pos) != 16 * len(items):
+                raise ValueError("not an encoded tree")
+            keys = tuple(items)
+            if not all(k.__class__ is str for k in keys):
+                raise ValueError("not an encoded tree")
+            mapping = PosMap(items)
+            for k, v in items.items():
+                if v.__class__ not in scalars:
+                    mapping[k] = node(v)
+            mapping.lc = LineCol(line, col, shared_keys(keys), pos)
+            return mapping
+        if tag == 3:
             _, line, col, keys, values, lc_keys, pos = value
             if len(keys) != len(values) or pos.__class__ is not bytes \
                     or len(pos) != 16 * len(lc_keys):

@@ -112,6 +112,35 @@ class Root(Struct, frozen=True, dict=True):
             seen.add(here)
         return path
 
+    def regular(self, path: Path) -> tuple[str, os.stat_result] | None:
+        """(`path` as shown, its lstat) for a regular file below a root that is its own
+        real path, reached without a symlink (its folders looked at as `real` does, once
+        per run); None for anything else: `read_text` reads it and says what is wrong.
+        One lstat of the file: what a reader needs to know it unchanged (advisor.read.cache)."""
+        root = self._real_root()
+        if root is None:
+            return None
+        shown = str(path)
+        rel = relative_posix(shown, root)
+        if rel is None or rel == ".":
+            return None
+        folder, _, name = shown.rpartition("/")
+        if name in ("", ".", ".."):
+            return None
+        seen = self._real_seen()
+        if folder != root and folder not in seen:
+            parent = Path(folder)
+            if self.real(parent) is not parent:  # a symlink, `..` or missing on the way
+                return None
+        try:
+            st = os.lstat(shown)
+        except OSError:
+            return None
+        if not stat.S_ISREG(st.st_mode):
+            return None
+        seen.add(shown)
+        return rel, st
+
     def _real_seen(self) -> set[str]:
         """The paths below the root found to be no symlink this run (folders and files):
         each is looked at once, not once per file below it and again per read of the file

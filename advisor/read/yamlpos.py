@@ -310,7 +310,7 @@ class _Builder:
                 places.extend(here)
             mapping[key] = self.build(value_node)
         mapping.lc = LineCol(node.start_mark.line, node.start_mark.column,
-                             _shared_keys(tuple(keys)) if all_str else tuple(keys),
+                             shared_keys(tuple(keys)) if all_str else tuple(keys),
                              places.tobytes())
         for source in merged:  # written keys win over merged ones; earlier merges first
             for key, value in self.build(source).items():
@@ -327,7 +327,7 @@ _KEY_TUPLES: dict[tuple[str, ...], tuple[str, ...]] = {}
 _KEY_TUPLES_MAX = 8192
 
 
-def _shared_keys(keys: tuple[str, ...]) -> tuple[str, ...]:
+def shared_keys(keys: tuple[str, ...]) -> tuple[str, ...]:
     found = _KEY_TUPLES.get(keys)
     if found is not None:
         return found
