@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 from advisor.budget.arith import num
-from advisor.model import Location, RelatedLocation, Term
+from advisor.model import Location, Pooler, RelatedLocation, Term
 
 
 def related(terms: Iterable[Term], fmt: Callable[[float], str] = num
@@ -45,3 +45,33 @@ def pg_seconds(setting: object) -> float:
     value = float(getattr(setting, "value", 0) or 0)
     unit = getattr(setting, "unit", None) or "ms"
     return value * {"us": 1e-6, "ms": 1e-3, "s": 1.0, "min": 60.0}.get(unit, 1e-3)
+
+
+# Keys the CloudNativePG Pooler webhook lets through spec.pgbouncer.parameters
+# (internal/webhook/v1/pooler_webhook.go AllowedPgbouncerGenericConfigurationParameters);
+# only those the rules propose are listed.
+_CNPG_POOLER_PARAMETERS = frozenset({"idle_transaction_timeout", "query_wait_timeout"})
+
+
+def bouncer_key_place(pooler: Pooler, key: str) -> str | None:
+    """Where the user sets PgBouncer `key` for `pooler`, in the words of how it is
+    deployed: its pgbouncer.ini, the image's environment variable, or the operator's
+    field; None when the deployment offers no way (the Zalando operator's pooler takes
+    only mode and maxDBConnections, CloudNativePG only its allowed parameters)."""
+    from advisor.read.sources.operators.containers import bouncer_env_variable
+
+    origin = pooler.id.split(":", 1)[0]
+    if origin == "zalando-pooler":
+        return None
+    if origin == "cnpg-pooler":
+        return (f"spec.pgbouncer.parameters of Pooler {pooler.name}"
+                if key in _CNPG_POOLER_PARAMETERS else None)
+    if origin == "crunchy-pooler":
+        cluster = pooler.name.removesuffix("-pgbouncer")  # PGO names it <cluster>-pgbouncer
+        return f"spec.proxy.pgBouncer.config.global of PostgresCluster {cluster}"
+    if pooler.env_style and pooler.main_end is None:
+        variable = bouncer_env_variable(pooler.env_style, key)
+        if variable is None:
+            return f"a pgbouncer.ini mounted into {pooler.name} (its image has no variable for it)"
+        return f"the {variable} variable of {pooler.name}'s PgBouncer container"
+    return f"{pooler.name}'s pgbouncer.ini"

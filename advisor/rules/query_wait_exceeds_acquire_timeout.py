@@ -6,10 +6,19 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from advisor.budget.arith import num
-from advisor.model import Finding, Fix, Replacement, Severity, Term, Topology
+from advisor.model import Finding, Fix, Pooler, Replacement, Severity, Term, Topology
 from advisor.rule_context import RuleContext
 from advisor.rules import rule
-from advisor.rules._common import related, secs
+from advisor.rules._common import bouncer_key_place, related, secs
+
+
+def _fix_text(pooler: Pooler, client_name: str, target: int, acquire: Term) -> str:
+    place = bouncer_key_place(pooler, "query_wait_timeout")
+    below = f"below {client_name}'s {num(acquire.value)} s"
+    if place is None:
+        return (f"{pooler.name}'s deployment offers no query_wait_timeout setting: run a "
+                f"PgBouncer whose query_wait_timeout you set ({target}, {below})")
+    return f"set query_wait_timeout = {target} in {place} ({below})"
 
 
 @rule("PA501", "query-wait-exceeds-acquire-timeout", Severity.warning,
@@ -87,7 +96,6 @@ def query_wait_exceeds_acquire_timeout(topo: Topology, ctx: RuleContext) -> Iter
                      f"hang past the application's timeout"
                      + (f" ({wait.value / acquire.value:.0f}x)" if wait.value else "")),
             location=loc or pooler.location, related=related([acquire, wait]),
-            fix=Fix(description=(f"set query_wait_timeout = {target} in {pooler.name}'s "
-                                 f"pgbouncer.ini (below {client.name}'s "
-                                 f"{num(acquire.value)} s)"), replacement=replacement),
+            fix=Fix(description=_fix_text(pooler, client.name, target, acquire),
+                    replacement=replacement),
             subject=f"{pooler.id}|{client.id}")

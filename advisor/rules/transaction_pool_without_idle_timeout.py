@@ -29,6 +29,15 @@ def _enabled(setting: Setting | None) -> bool:
         return False
 
 
+def _fix_text(server_name: str, pooler: Pooler) -> str:
+    from advisor.rules._common import bouncer_key_place
+
+    text = f"set idle_in_transaction_session_timeout (e.g. 60s) on {server_name}"
+    place = bouncer_key_place(pooler, "idle_transaction_timeout")
+    return text + (f", or idle_transaction_timeout in {place}" if place else
+                   f" ({pooler.name}'s deployment offers no PgBouncer idle_transaction_timeout)")
+
+
 @rule("PA504", "transaction-pool-without-idle-timeout", Severity.warning,
       "A transaction-mode pooler fronts a server that never ends idle transactions")
 def transaction_pool_without_idle_timeout(topo: Topology, ctx: RuleContext) -> Iterator[Finding]:
@@ -104,7 +113,5 @@ def transaction_pool_without_idle_timeout(topo: Topology, ctx: RuleContext) -> I
             location=mode.source.location() or pooler.location,
             related=tuple(RelatedLocation(location=loc, message=f"pool_mode = {mode.raw}")
                           for loc in [mode.source.location()] if loc is not None),
-            fix=Fix(description=f"set idle_in_transaction_session_timeout (e.g. 60s) on "
-                    f"{server.name}, or idle_transaction_timeout in {pooler.name}'s "
-                    "pgbouncer.ini"),
+            fix=Fix(description=_fix_text(server.name, pooler)),
             subject=pooler.id)
