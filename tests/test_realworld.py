@@ -291,3 +291,31 @@ def test_clients_configured_by_mounted_files_are_linked_never_fits_by_default(
     b = budgets(check_json(folder))[server]
     assert sorted(b["unknown_clients"]) == sorted(clients)
     assert b["peak_is_floor"] is True and b["fits"] is False
+
+
+def test_bank_of_anthos_databases_built_from_postgres():
+    """The databases run the project's own images (registry/.../ledger-db:v0.6.10), built
+    FROM postgres in src/<team>/<db>/Dockerfile: each is a server, its major version read
+    from that FROM line; a client's URL variable of any name (ACCOUNTS_DB_URI) links it;
+    an application under src/<team>/<service>/ is found by its folder's name."""
+    report = check_json("bank-of-anthos")
+    by_server = budgets(report)
+    assert set(by_server) == {"ledger-db", "accounts-db"}
+    ledger = by_server["ledger-db"]
+    # FROM postgres:16.4-alpine (the FROM and its continuation start on line 2)
+    assert ledger["terms"]["version"]["value"] == 16
+    assert ledger["terms"]["version"]["source"]["path"].endswith(
+        "src/ledger/ledger-db/Dockerfile")
+    assert ledger["terms"]["version"]["source"]["line"] == 2
+    assert ledger["usable"] == MAX_CONNECTIONS_DEFAULT - SUPERUSER_RESERVED_DEFAULT
+    # ledgerwriter: (1 replica + 1 surge (maxSurge 25% rounded up)) x HikariCP default 10
+    # (SPRING_DATASOURCE_URL from ledger-db-config). The StatefulSet ledger-db reads the
+    # same ConfigMap but is the server, not a client of itself.
+    assert contributions(ledger) == {"ledgerwriter": (1 + 1) * 10}
+    accounts = by_server["accounts-db"]
+    # ARG PG_MAJOR=15 / FROM postgres:${PG_MAJOR}-bookworm
+    assert accounts["terms"]["version"]["value"] == 15
+    # userservice: (2 replicas + 1 surge) x 1 gunicorn worker (--threads 2 only) x
+    # SQLAlchemy create_engine defaults (pool_size 5 + max_overflow 10)
+    assert contributions(accounts) == {"userservice": (2 + 1) * 1 * (5 + 10)}
+    assert not [f for f in report["findings"] if f["code"] in ("PA106", "PA107")]

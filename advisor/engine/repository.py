@@ -460,14 +460,24 @@ def build_contexts(found, root: Root):
     files = [p for p in found.manifests if p.name in (
         "skaffold.yaml", "docker-compose.yml", "docker-compose.yaml", "compose.yaml",
         "compose.yml")]
-    if not files:
+    dockerfiles = [p for p in found.other_files if p.name == "Dockerfile"]
+    if not files and not dockerfiles:
         return None
-    from advisor.read.apps.locate import BuildHints, _contexts
+    from advisor.read.apps.locate import BuildHints, _contexts, dockerfile_base
 
     contexts = []
     for p in files:
         contexts.extend(_contexts(root, str(p), found.rel(p.parent).strip(".")))
-    return BuildHints(contexts=tuple(contexts))
+    bases = []
+    for p in dockerfiles:
+        try:  # kept: the process-count reader reads it too
+            base = dockerfile_base(root.read_text(p, keep=True))
+        except InputError:
+            continue  # an unreadable Dockerfile: its image is read as it is named
+        if base is not None:
+            folder = found.rel(p.parent)
+            bases.append(("" if folder == "." else folder, base[0], root.rel(p), base[1]))
+    return BuildHints(contexts=tuple(contexts), bases=tuple(bases))
 
 
 def app_source_dirs(found) -> list[str]:

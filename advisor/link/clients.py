@@ -291,7 +291,10 @@ def _inferred_app_dir(inputs: Inputs, w: Workload, topo: Topology) -> str | None
     for d in inputs.app_candidates:
         parts = [p.lower() for p in d.split("/")]
         # application.yml sits in src/main/resources: the app is the folder above src/
-        top = parts[:parts.index("src")] if "src" in parts else parts
+        # (not a repository's own src/<team>/<service>/ folders: src/ must hold main/)
+        cut = next((i for i, p in enumerate(parts[:-1]) if p == "src" and parts[i + 1] == "main"),
+                   None)
+        top = parts[:cut] if cut is not None else parts
         if top and top[-1] in names:
             matches.append("/".join(d.split("/")[:len(top)]))
     matches = sorted(set(matches))

@@ -7,6 +7,8 @@ from __future__ import annotations
 from functools import partial
 from typing import TYPE_CHECKING
 
+from msgspec.structs import replace
+
 from advisor.facts.pg_version import declared_major, image_major, option_major
 from advisor.guard import guarded
 from advisor.link.inputs import Inputs, merge_suppressions, suppressed_codes, workload_id
@@ -23,6 +25,7 @@ from advisor.read.workloads import (
     ConfigIndex,
     Workload,
     image_repository,
+    is_postgres_image,
     lookup,
     postgres_arguments,
 )
@@ -33,15 +36,32 @@ if TYPE_CHECKING:
 DEFAULT_PG_VERSION = 15
 
 
-def pg_version(inputs: Inputs, c: Container | None, fallback: float | None = None) -> Term:
+def as_built(inputs: Inputs, c: Container) -> tuple[Container, Source | None]:
+    """`c`, or `c` with the image its own image is built FROM when the repository builds
+    it on a PostgreSQL image (a Dockerfile `FROM postgres:16` that adds init scripts):
+    that container runs the PostgreSQL server. The Source is that FROM line."""
+    from advisor.read.apps.locate import BuildHints, built_from
+
+    hints = inputs.build_hints
+    if not isinstance(hints, BuildHints) or not hints.bases or is_postgres_image(c.image):
+        return c, None
+    found = built_from(hints, c.image)
+    if found is None or not is_postgres_image(found[0]):
+        return c, None
+    base, shown, line = found
+    return replace(c, image=base), Source(path=shown, line=line, key=f"FROM {base}")
+
+
+def pg_version(inputs: Inputs, c: Container | None, fallback: float | None = None,
+               built: Source | None = None) -> Term:
     if inputs.pg_version_override:
         return Term(label="PostgreSQL major version",
                     value=option_major(inputs.pg_version_override),
                     source=Source(default="--pg-version", key="pg_version"))
     if c is not None and (major := image_major(c.image)) is not None:
         return Term(label="PostgreSQL major version", value=major,
-                    source=Source(path=c.source.path, line=c.source.line,
-                                  key=f"image {c.image}"))
+                    source=built or Source(path=c.source.path, line=c.source.line,
+                                           key=f"image {c.image}"))
     if fallback is not None:
         return Term(label="PostgreSQL major version", value=fallback,
                     source=Source(default="declared version", key="version"))
@@ -57,10 +77,13 @@ def pg_version(inputs: Inputs, c: Container | None, fallback: float | None = Non
 
 
 def server_from_workload(inputs: Inputs, topo: Topology, w: Workload, c: Container,
-                          index: ConfigIndex, replicas: Term) -> Server:
+                          index: ConfigIndex, replicas: Term, built: Source | None = None
+                          ) -> Server:
+    """The server `c` runs; `built`: the Dockerfile FROM line its image is built on (then
+    `c.image` is that base image, see `as_built`)."""
     from advisor.read.sources.pgconf import parse_postgres_args_checked, read_pgconf
 
-    version = pg_version(inputs, c)
+    version = pg_version(inputs, c, built=built)
     settings: dict[str, Setting] = {}
     conf_end: Source | None = None
     for cm_kind, cm_name in w.config_sources(c.name):

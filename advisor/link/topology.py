@@ -40,6 +40,7 @@ from advisor.link.poolers import (
     standalone_inis,
 )
 from advisor.link.servers import (
+    as_built,
     declared_server,
     server_from_workload,
     standalone_confs,
@@ -96,10 +97,11 @@ def build_topology(inputs: Inputs) -> Topology:
     loads = [w for w in loads if w.obj.ref not in claimed]
     for w in loads:
         replicas = peaks.get((w.namespace, w.kind, w.name), w.replicas)
-        for c in w.containers:
+        for given in w.containers:
+            c, built = as_built(inputs, given)
             if is_postgres_container(c):
                 server = guarded(topo.problems, w.obj.path, partial(
-                    server_from_workload, inputs, topo, w, c, index, replicas), None,
+                    server_from_workload, inputs, topo, w, c, index, replicas, built), None,
                     "reading this object", w.obj.line)
                 if server is not None:
                     topo.servers.append(server)
@@ -150,7 +152,7 @@ def build_topology(inputs: Inputs) -> Topology:
     declared = {d.name: d for d in inputs.settings.workloads}
     sidecars = sidecars_by_workload(topo)
     for w in loads:
-        if any(is_postgres_container(c) for c in w.containers):
+        if any(is_postgres_container(as_built(inputs, c)[0]) for c in w.containers):
             continue
         if all(is_pgbouncer_container(c) for c in w.containers):
             continue

@@ -31,6 +31,9 @@ class BuildHints(Frozen, kw_only=True):
 
     dockerfile_dirs: tuple[str, ...] = ()  # relative to the root, "" for the root
     contexts: tuple[tuple[str, str, str], ...] = ()  # (image or service, context, where)
+    # (folder, the image its Dockerfile's last stage is FROM, the Dockerfile as shown,
+    # the FROM line): what a custom image is built on (a PostgreSQL server's own image)
+    bases: tuple[tuple[str, str, str, int], ...] = ()
 
 
 class AppDirGuess(Frozen, kw_only=True):
@@ -88,11 +91,20 @@ def _contexts(root: Root, path: str, base: str) -> list[tuple[str, str, str]]:
     for doc, _line in docs:
         if not isinstance(doc, dict):
             continue
-        build = doc.get("build")
-        if isinstance(build, dict) and isinstance(build.get("artifacts"), list):  # skaffold
+        profiles = doc.get("profiles")
+        builds = [doc.get("build"), *(p.get("build") for p in profiles if isinstance(p, dict))
+                  ] if isinstance(profiles, list) else [doc.get("build")]
+        for build in builds:  # skaffold: the top level's and each profile's artifacts
+            if not isinstance(build, dict) or not isinstance(build.get("artifacts"), list):
+                continue
             for art in build["artifacts"]:
                 if isinstance(art, dict) and isinstance(art.get("image"), str):
-                    out.append((art["image"], join(str(art.get("context", "."))), shown))
+                    context = str(art.get("context", "."))
+                    jib = art.get("jib")
+                    if isinstance(jib, dict) and isinstance(jib.get("project"), str):
+                        # Jib builds one module of a multi-module build from its root
+                        context = f"{context.rstrip('/')}/{jib['project']}"
+                    out.append((art["image"], join(context), shown))
         services = doc.get("services")
         if isinstance(services, dict):  # compose
             for name, svc in services.items():
@@ -103,6 +115,71 @@ def _contexts(root: Root, path: str, base: str) -> list[tuple[str, str, str]]:
                 for key in {str(name), str(svc.get("image", ""))} - {""}:
                     out.append((key, join(str(ctx)), shown))
     return out
+
+
+_FROM = lazy(r"^\s*FROM\s+(?:--\S+\s+)*(\S+)(?:\s+AS\s+(\S+))?\s*$", re.I)
+_ARG = lazy(r"^\s*ARG\s+(\w+)=(\S+)\s*$", re.I)
+_VAR = lazy(r"\$\{(\w+)(?::?-([^}]*))?\}|\$(\w+)")
+
+
+def dockerfile_base(text: str) -> tuple[str, int] | None:
+    """The image a Dockerfile's last stage is built FROM, and that FROM's line: a stage
+    named earlier (`FROM postgres:16 AS base` ... `FROM base`) is followed to its image,
+    `${ARG}` replaced by the default of an ARG declared before the first FROM. None
+    without a FROM, or when the image is still a variable."""
+    args: dict[str, str] = {}
+    stages: dict[str, str] = {}
+    found: tuple[str, int] | None = None
+    for number, line in _logical_lines(text):
+        if found is None and (arg := _ARG.match(line)):
+            args[arg.group(1)] = arg.group(2).strip("\"'")
+            continue
+        match = _FROM.match(line)
+        if match is None:
+            continue
+        image = _VAR.sub(lambda m: args.get(m.group(1) or m.group(3), m.group(2) or m.group(0)),
+                         match.group(1))
+        image = stages.get(image.lower(), image)
+        if match.group(2):
+            stages[match.group(2).lower()] = image
+        found = (image, number)
+    if found is None or "$" in found[0]:
+        return None
+    return found
+
+
+def _logical_lines(text: str) -> list[tuple[int, str]]:
+    """Lines with their continuations (a trailing backslash) joined, numbered by the line
+    each starts on."""
+    out: list[tuple[int, str]] = []
+    start, parts = 0, []
+    for number, line in enumerate(text.splitlines(), 1):
+        if not parts:
+            start = number
+        if line.rstrip().endswith("\\"):
+            parts.append(line.rstrip()[:-1])
+            continue
+        out.append((start, " ".join([*parts, line])))
+        parts = []
+    if parts:
+        out.append((start, " ".join(parts)))
+    return out
+
+
+def built_from(hints: BuildHints, image: str) -> tuple[str, str, int] | None:
+    """The (base image, Dockerfile as shown, FROM line) that `image` is built from in
+    this repository: the Dockerfile of its skaffold/compose build context, else of the
+    folder named like its repository (registry, path and tag stripped); None when the
+    repository does not build it."""
+    if not hints.bases or not image:
+        return None
+    by_dir = {d: (base, shown, line) for d, base, shown, line in hints.bases}
+    name = image_name(image)
+    for key, ctx, _where in hints.contexts:
+        if (key == image or image_name(key) == name) and ctx in by_dir:
+            return by_dir[ctx]
+    named = [d for d in by_dir if d.rsplit("/", 1)[-1] == name]
+    return by_dir[named[0]] if len(named) == 1 else None
 
 
 def match_app_dir(hints: BuildHints, workload: str, images: list[str]) -> AppDirGuess | None:

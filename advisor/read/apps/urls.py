@@ -277,13 +277,25 @@ def route_from_env(env: tuple[EnvVar, ...]) -> Route | None:
              "user": value_of(user_var)},
             replace(host.source, key=host_var),
         )
-    # Any other *_DATABASE_URL / *_DB_URL (e.g. ORDERS_DATABASE_URL).
+    # Any other *_DATABASE_URL / *_DB_URI / *_PG_DSN (e.g. ORDERS_DATABASE_URL).
     for var in env:
-        if var.value and re.fullmatch(r"[A-Z0-9_]*(DATABASE|DB|POSTGRES|PG)_(URL|DSN)", var.name):
+        if var.value and re.fullmatch(r"[A-Z0-9_]*(DATABASE|DB|POSTGRES|PG)_(URL|URI|DSN)",
+                                      var.name):
             route = route_from_url(var.value, replace(var.source, key=var.name))
             if route is not None:
                 return route
+    # Then the one variable of any name whose value is a PostgreSQL URL: the scheme says
+    # what it is (bank-of-anthos: ACCOUNTS_DB_URI=postgresql://...@accounts-db:5432/...).
+    # Several such URLs (Airflow's metadata database and Celery result backend) are not
+    # one route: a client here has one, and picking either would drop the other's pool.
+    urls = {var.value.strip(): var for var in env if var.value and _ANY_PG_URL.match(var.value)}
+    if len(urls) == 1:
+        ((value, var),) = urls.items()
+        return route_from_url(value, replace(var.source, key=var.name))
     return None
+
+
+_ANY_PG_URL = lazy(r"\s*(?:\w+\+)?(?:jdbc:)?postgres(?:ql)?(?:\+\w+)?://", re.I)
 
 
 _ARG_URL = lazy(r"(?:jdbc:|ecto://|postgres(?:ql)?(?:\+\w+)?://)\S+", re.I)
