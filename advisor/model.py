@@ -393,6 +393,9 @@ class Client(Record, kw_only=True):
     # Why its connections per pod could not be determined (what was looked for, where);
     # empty when its pools are known. An unknown client is never counted as 0.
     unknown: str = ""
+    # When its route links to nothing but names a Service of the repository: that Service
+    # and why it leads nowhere (PA107 says so instead of "no Service").
+    unlinked_service: str = ""
 
 
 class EnvVar(Frozen, kw_only=True):

@@ -319,3 +319,22 @@ def test_bank_of_anthos_databases_built_from_postgres():
     # SQLAlchemy create_engine defaults (pool_size 5 + max_overflow 10)
     assert contributions(accounts) == {"userservice": (2 + 1) * 1 * (5 + 10)}
     assert not [f for f in report["findings"] if f["code"] in ("PA106", "PA107")]
+
+
+def test_bank_of_anthos_manifests_alone_name_the_service_that_leads_nowhere():
+    """`check kubernetes-manifests` without src/: the databases' Dockerfiles are not
+    scanned, so their images are not known as PostgreSQL; each client is PA107, and the
+    message names the Service its host is instead of calling it "no Service"."""
+    from advisor.cli import app
+
+    root = CORPUS / "bank-of-anthos"
+    result = CliRunner().invoke(app, ["check", str(root / "kubernetes-manifests"), "--format",
+                                      "json", "--root", str(root), "--no-cache"])
+    report = json.loads(result.output[result.output.index("{"):])
+    assert report["budgets"] == []
+    unlinked = {f["message"].split(":", 1)[0]: f["message"] for f in report["findings"]
+                if f["code"] == "PA107"}
+    assert {"ledgerwriter", "userservice"} <= set(unlinked)
+    assert "which is Service ledger-db (kubernetes-manifests/ledger-db.yaml:15)" \
+        in unlinked["ledgerwriter"], unlinked["ledgerwriter"]
+    assert "no Service" not in unlinked["userservice"]

@@ -170,6 +170,7 @@ def build_topology(inputs: Inputs) -> Topology:
                 topo.clients.append(client)
     for fn in inputs.lambdas:
         topo.clients.append(lambda_client(fn, host_map, topo))
+    _name_unlinked_services(topo, services, default_ns)
     pooler_pairs(topo)
     _global_headroom(inputs.settings, topo)
     _disambiguate_names(topo)
@@ -203,6 +204,33 @@ def _as_applied(objects: list[K8sObject], default_ns: str, notices: list[str]
                        f"{obj.path}:{obj.line}): the cluster keeps one, the last applied "
                        f"({obj.path}:{obj.line}); counted once")
     return [objects[i] for i in kept]
+
+
+def _name_unlinked_services(topo: Topology, services: list[dict], default_ns: str) -> None:
+    """A client whose host links to nothing but is a Service of the repository: say
+    which, so PA107 does not call it "no Service". That Service selects no workload read
+    as PostgreSQL or PgBouncer (an image not recognised, or built from a Dockerfile
+    outside the scanned paths)."""
+    from advisor.link.hosts import resolve_host
+
+    unlinked = [c for c in topo.clients
+                if c.target_id is None and c.route is not None and c.route.host]
+    if not unlinked:
+        return
+    by_host: dict[str, tuple[str, str]] = {}
+    for svc in services:
+        obj = svc["obj"]
+        where = obj.location().label()
+        for host in host_forms(svc["name"], svc["namespace"] or default_ns):
+            by_host.setdefault(host, ("service", f"{svc['name']}|{where}"))
+    for client in unlinked:
+        found = resolve_host(client.route.host, client.namespace or default_ns, by_host)
+        if found is not None:
+            name, where = found[1].split("|", 1)
+            client.unlinked_service = (
+                f"Service {name} ({where}), whose pods run no image read as PostgreSQL or "
+                "PgBouncer (a custom image counts when the Dockerfile that builds it, "
+                "FROM postgres, is among the scanned paths)")
 
 
 def _disambiguate_names(topo: Topology) -> None:
