@@ -214,3 +214,21 @@ def test_the_charts_of_a_run_share_one_engine_process(tmp_path: Path, monkeypatc
     result = run_check([tmp_path])
     assert sum("helm: rendered" in n for n in result.notices) == 3, result.notices
     assert len(starts) == 1
+
+
+def test_a_template_error_is_one_line_at_its_template_line(tmp_path: Path) -> None:
+    """Helm's include error spans lines (`:21:39\\n  executing ...\\n    error calling
+    include:`); the finding prints it on one line, at the template's line."""
+    _chart(tmp_path, "x: 1\n", {"sts.yaml": """\
+        apiVersion: v1
+        kind: ConfigMap
+        metadata:
+          name: c
+          annotations:
+            checksum: {{ include (print $.Template.BasePath "/secrets.yaml") . | sha256sum }}
+        """})
+    r = render_chart(Root.of(tmp_path), "app")
+    (problem,) = [p for p in r.problems if p.fatal]
+    assert problem.location.path.endswith("templates/sts.yaml") and problem.location.line == 6
+    assert "\n" not in problem.message
+    assert "error calling include: template: no template" in problem.message

@@ -294,5 +294,7 @@ def helm_problem(path: str, message: str, *, fatal: bool = False, line: int | No
 
 
 def short_error(exc: Exception) -> str:
-    text = str(exc).strip()
+    """Helm's error on one line: its continuation lines (`\n  executing ...`,
+    `\n    error calling include:`) joined by a space, as a finding prints one line."""
+    text = re.sub(r"\s*\n\s*", " ", str(exc).strip())
     return text if len(text) < 600 else text[:600] + "..."
