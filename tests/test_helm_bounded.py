@@ -4,6 +4,7 @@ while it runs; Helm's warnings become notices; missing dependencies are named.""
 
 from __future__ import annotations
 
+import os
 import textwrap
 import time
 from pathlib import Path
@@ -232,3 +233,15 @@ def test_a_template_error_is_one_line_at_its_template_line(tmp_path: Path) -> No
     assert problem.location.path.endswith("templates/sts.yaml") and problem.location.line == 6
     assert "\n" not in problem.message
     assert "error calling include: template: no template" in problem.message
+
+
+def test_the_engine_collects_garbage_less_often_unless_the_user_tuned_it():
+    env = helm_process.engine_environ({"PATH": "/bin"}, 1024 * 2**20)
+    # half the RSS limit: the heap never grows past what GOGC=100 let it reach above that
+    assert (env["PATH"], env["GOGC"], env["GOMEMLIMIT"]) == ("/bin", "400", "512MiB")
+    assert env["PYTHONPATH"].split(os.pathsep)[0] == str(Path(helm_process.__file__)
+                                                         .resolve().parents[3])
+    for tuned in ({"GOGC": "50"}, {"GOMEMLIMIT": "2GiB"}):
+        env = helm_process.engine_environ(tuned, 1024 * 2**20)
+        assert {k: env.get(k) for k in ("GOGC", "GOMEMLIMIT")} == {
+            "GOGC": None, "GOMEMLIMIT": None, **tuned}

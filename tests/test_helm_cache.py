@@ -307,3 +307,13 @@ def test_relocated_positions_stay_packed_and_read_the_same():
                 walk(a[k], b[k])
 
     walk(moved, plain)
+
+
+def test_a_symlink_out_of_the_root_is_refused_with_the_cache_too(tmp_path, renders):
+    repo = _copy(PROD, tmp_path)
+    (tmp_path / "secret.yaml").write_text("kind: Secret\n")
+    (repo / API / "templates" / "stolen.yaml").symlink_to(tmp_path / "secret.yaml")
+    for _ in range(2):
+        report = _check([repo])
+        assert "symlink points outside the scanned root" in report
+    assert renders == []

@@ -81,20 +81,24 @@ def render_chart(root: Root, chart_dir: str, *, values_files: list[str] | None =
     if not (chart_path / "Chart.yaml").is_file():
         out.problems.append(helm_problem(chart_rel, "not a Helm chart: no Chart.yaml"))
         return out
-    escaping = _links_outside(root, chart_path)
-    if escaping:
-        out.problems.append(helm_problem(escaping, "symlink points outside the scanned root; "
-                                         "the chart is not rendered"))
-        return out
     key = None
     if use_engine and engine_id is not None and cache is not None and cache.enabled:
         from advisor.read.render.helm_cache import chart_key, lookup
 
+        # (chart_key reads no symlink: it has no key for a chart that holds one)
         key = chart_key(root, chart_path, chart_rel, values_files, set_values, release,
                         namespace, engine_id)
         cached = lookup(cache, chart_rel, key) if key is not None else None
         if cached is not None:
             return cached
+    # A chart with a key holds no symlink, unless in the cache folder its key leaves out
+    # (a chart at the repository root): nothing in it can point outside the root.
+    if key is None or chart_path == root.path:
+        escaping = _links_outside(root, chart_path)
+        if escaping:
+            out.problems.append(helm_problem(escaping, "symlink points outside the scanned "
+                                             "root; the chart is not rendered"))
+            return out
     helm = _engine() if use_engine else None
     layers, problems = user_layers(root, chart_path, values_files, set_values, helm)
     out.problems.extend(problems)

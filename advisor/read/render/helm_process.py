@@ -105,10 +105,7 @@ class EngineProcess:
         return answer["ok"]
 
     def _start(self) -> None:
-        package_parent = str(Path(__file__).resolve().parents[3])
-        env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join(
-            [package_parent, *filter(None, [env.get("PYTHONPATH")])])
+        env = engine_environ(os.environ, self.max_rss)
         self.starts += 1
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "advisor.read.render.helm_worker"],
@@ -181,6 +178,23 @@ class EngineProcess:
             line = _GO_LOG_TIME.sub("", raw.strip())  # Go's `log` prefix
             if line and line not in self.warnings and len(self.warnings) < 50:
                 self.warnings.append(line[:300])
+
+
+def engine_environ(environ: Any, max_rss: int) -> dict[str, str]:
+    """The engine process's environment: this one, with this package importable, and
+    Go's collector tuned unless the user tuned it. A render leaves mostly garbage: at
+    the default GOGC=100 collecting it was a fifth of the engine's CPU (replaying the
+    requests of a 200-chart run: 1.20 -> 0.92 s). With the soft memory limit at half the
+    RSS limit, the heap grows beyond what it reached at GOGC=100 only up to that half:
+    a chart the memory limit did not stop before is not stopped now."""
+    package_parent = str(Path(__file__).resolve().parents[3])
+    env = dict(environ)
+    env["PYTHONPATH"] = os.pathsep.join(
+        [package_parent, *filter(None, [env.get("PYTHONPATH")])])
+    if "GOGC" not in env and "GOMEMLIMIT" not in env:
+        env["GOGC"] = "400"
+        env["GOMEMLIMIT"] = f"{max(max_rss // 2 // 2**20, 64)}MiB"
+    return env
 
 
 _GO_LOG_TIME = re.compile(r"^\d{4}/\d\d/\d\d \d\d:\d\d:\d\d(?:\.\d+)? ")
