@@ -57,3 +57,27 @@ def test_regular_gives_a_regular_file_reached_without_a_symlink(tmp_path):
     assert root.regular(root.path / "real") is None  # a folder
     assert root.regular(root.path / "real" / ".." / "real" / "x.yaml") is None
     assert root.regular(tmp_path.parent / "elsewhere.yaml") is None  # outside the root
+
+
+def test_the_walk_knows_linked_folders_from_the_listing(tmp_path, monkeypatch):
+    """A subfolder that is a symlink is not entered, known from the folder listing
+    (d_type) without an lstat per subfolder."""
+    from advisor.read.fs import walk_entries
+
+    (tmp_path / "a" / "b").mkdir(parents=True)
+    (tmp_path / "a" / "b" / "x.yaml").write_text("k: 1\n")
+    (tmp_path / "link").symlink_to(tmp_path / "a")
+    looked: list[str] = []
+    real_lstat = os.lstat
+
+    def counting(path, *args, **kwargs):
+        looked.append(os.fspath(path))
+        return real_lstat(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "lstat", counting)
+    walked = {folder: (sorted(dirs), [e.name for e in files], links)
+              for folder, dirs, files, links in walk_entries(tmp_path)}
+    assert walked == {str(tmp_path): (["a", "link"], [], {"link"}),
+                      str(tmp_path / "a"): (["b"], [], set()),
+                      str(tmp_path / "a" / "b"): ([], ["x.yaml"], set())}
+    assert looked == []

@@ -108,7 +108,7 @@ def scan_paths(root: Root, paths: list[Path], settings: Settings, options: Check
             comments[shown] = found_comments
         if root.once is not None:
             root.once.suppressions_read.add(shown)
-        if manifest in beside:
+        if beside and manifest in beside:
             beside_objects.setdefault(root.rel(beside[manifest]), []).extend(objs)
         else:
             objects += objs

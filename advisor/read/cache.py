@@ -348,9 +348,10 @@ def decode_tree(value: Any) -> Any:
     every manifest's tree: the recursion per scalar was half of it)."""
     if value.__class__ in _SCALARS:
         return value
-    from advisor.read.yamlpos import BlockStr, LineCol, PosList, PosMap, shared_keys
+    from advisor.read.yamlpos import _KEY_TUPLES, BlockStr, LineCol, PosList, PosMap, shared_keys
 
     scalars = _SCALARS
+    known_keys = _KEY_TUPLES
 
     def node(value: Any) -> Any:
         if value.__class__ is not list:
@@ -362,13 +363,12 @@ def decode_tree(value: Any) -> Any:
                     or len(pos) != 16 * len(items):
                 raise ValueError("not an encoded tree")
             keys = tuple(items)
-            if not all(k.__class__ is str for k in keys):
-                raise ValueError("not an encoded tree")
+            "".join(keys)  # TypeError unless every key is a string, as written
             mapping = PosMap(items)
             for k, v in items.items():
                 if v.__class__ not in scalars:
                     mapping[k] = node(v)
-            mapping.lc = LineCol(line, col, shared_keys(keys), pos)
+            mapping.lc = LineCol(line, col, known_keys.get(keys) or shared_keys(keys), pos)
             return mapping
         if tag == 3:
             _, line, col, keys, values, lc_keys, pos = value

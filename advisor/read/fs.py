@@ -301,13 +301,14 @@ def walk(top: str | Path, followlinks: bool = False):
     """os.walk, top-down, without recursion: Python 3.11's os.walk recurses once per
     level, so a 1000-deep folder tree raised RecursionError. The caller may prune
     `dirs` in place, as with os.walk. Unreadable folders are skipped."""
-    for folder, dirs, files in walk_entries(top, followlinks):
+    for folder, dirs, files, _links in walk_entries(top, followlinks):
         yield folder, dirs, [entry.name for entry in files]
 
 
 def walk_entries(top: str | Path, followlinks: bool = False):
-    """`walk`, with the files as os.DirEntry: their type (symlink, regular file) comes
-    with the folder listing, without a stat per file."""
+    """`walk`, with the files as os.DirEntry (their type, symlink or regular file, comes
+    with the folder listing, without a stat per file), and the names of the subfolders
+    that are symlinks (known from the listing too, not by an lstat of each)."""
     stack = [os.fspath(top)]
     while stack:
         folder = stack.pop()
@@ -316,6 +317,7 @@ def walk_entries(top: str | Path, followlinks: bool = False):
         except OSError:
             continue
         dirs, files = [], []
+        links: set[str] = set()
         for entry in entries:
             try:
                 is_dir = entry.is_dir()  # as os.walk: a symlink to a folder is listed there
@@ -323,10 +325,18 @@ def walk_entries(top: str | Path, followlinks: bool = False):
                 is_dir = False
             if is_dir:
                 dirs.append(entry.name)
+                if _is_link(entry):
+                    links.add(entry.name)
             else:
                 files.append(entry)
-        yield folder, dirs, files
+        yield folder, dirs, files, links
         for d in reversed(dirs):
-            path = os.path.join(folder, d)
-            if followlinks or not os.path.islink(path):
-                stack.append(path)
+            if followlinks or d not in links:
+                stack.append(os.path.join(folder, d))
+
+
+def _is_link(entry: os.DirEntry) -> bool:
+    try:
+        return entry.is_symlink()
+    except OSError:
+        return False
