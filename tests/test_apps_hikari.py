@@ -203,3 +203,27 @@ def test_flask_sqlalchemy_2_legacy_keys(tmp_path):
         "SQLALCHEMY_POOL_SIZE = 3\nSQLALCHEMY_MAX_OVERFLOW = 2\n")
     (pool,) = pools_for_container(container(), scan_app_dir(Root.of(tmp_path), "")).pools
     assert pool.size.value == 5
+
+
+def test_shell_words_split_as_shlex_does():
+    """JAVA_OPTS and `sh -c` words: without a quote or backslash the fast split gives
+    shlex.split's words (its whitespace only: not \\v, \\f or no-break spaces); with one,
+    shlex itself, and str.split where shlex refuses the text."""
+    import random
+    import shlex
+
+    from advisor.read.apps.spring import _shell_words
+
+    alphabet = "ab-D=.:/ \t\r\n\x0b\x0c\u00a0\u2003#;&|$()*~'\"\\"
+    rng = random.Random(19)
+    for _ in range(20_000):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 14)))
+        try:
+            expected = shlex.split(text)
+        except ValueError:
+            expected = text.split()
+        assert _shell_words(text) == expected, repr(text)
+    assert _shell_words("-Xmx512m  -Dspring.datasource.hikari.maximum-pool-size=7\t") == \
+        ["-Xmx512m", "-Dspring.datasource.hikari.maximum-pool-size=7"]
+    assert _shell_words("-Da='b c' -Dd=e\\ f") == ["-Da=b c", "-Dd=e f"]
+    assert _shell_words("-Da='open") == ["-Da='open"]

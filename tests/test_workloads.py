@@ -195,3 +195,66 @@ def test_argo_rollout_blue_green_doubles_pods_at_promotion():
         """)
     found = surge(obj, 6)
     assert found.value == 6 and "blue-green" in found.label
+
+
+def _key_paths(node, at=()):
+    """Every key path below `node` (mapping keys, list indexes), with the node there."""
+    if isinstance(node, dict):
+        items = list(node.items())
+    elif isinstance(node, list):
+        items = list(enumerate(node))
+    else:
+        return
+    for k, v in items:
+        yield (*at, k), v
+        yield from _key_paths(v, (*at, k))
+
+
+def test_source_in_is_source_walked_from_a_node_below_the_root():
+    """Linking takes container and env sources from the container or env item it holds
+    (source_in / line_in): the same Source as the walk from the document's root, for
+    every node and every key below it, missing keys and rendered objects included."""
+    from msgspec.structs import replace
+
+    from advisor.model import Source
+
+    (deploy,) = [o for o in objs(DEPLOY) if o.kind == "Deployment"]
+    rendered = replace(deploy, value_sources={
+        "spec.template.spec.containers.0.env.0.value": Source(path="values.yaml", line=3)})
+    checked = 0
+    for obj in (deploy, rendered):
+        for at, base in [((), obj.body), *_key_paths(obj.body)]:
+            if not isinstance(base, dict | list):
+                continue
+            below = [k for k, _ in _key_paths(base)] + [("missing",), (7,), ("env", 9)]
+            for keys in below:
+                for key in (None, "", "shown"):
+                    assert obj.source_in(base, at, *keys, key=key) == \
+                        obj.source(*at, *keys, key=key), (at, keys)
+                    checked += 1
+                assert obj.line_in(base, *keys) == obj.location(*at, *keys).line
+    assert checked > 500
+    traced = rendered.source_in(rendered.body["spec"], ("spec",), "template", "spec",
+                                "containers", 0, "env", 0, "value")
+    assert traced == Source(path="values.yaml", line=3)
+
+
+def test_env_expansion_sees_only_earlier_variables():
+    """$(VAR) expands from variables defined before it; a value without `$(` stays as
+    written (it is not expanded at all), one naming a later variable keeps the text."""
+    (deploy,) = workloads(objs("""
+        apiVersion: v1
+        kind: Pod
+        metadata: {name: p}
+        spec:
+          containers:
+            - name: app
+              image: acme/app:1
+              env:
+                - {name: A, value: "x"}
+                - {name: B, value: "$(A)-$(C)"}
+                - {name: C, value: "c"}
+                - {name: D, value: "plain $ (A) text"}
+        """), {})
+    env = {e.name: e.value for e in deploy.containers[0].env}
+    assert env == {"A": "x", "B": "x-$(C)", "C": "c", "D": "plain $ (A) text"}

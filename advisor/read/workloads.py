@@ -309,17 +309,17 @@ def _container(obj: K8sObject, keys: tuple, c: Any, role: str, index: ConfigInde
     if isinstance(limits, dict):
         if "memory" in limits and (n := _quantity(obj, keys, limits, "memory")) is not None:
             mem = Term(label=f"container {name} memory limit", value=n,
-                       source=obj.source(*keys, "resources", "limits", "memory",
-                                         key="resources.limits.memory"))
+                       source=obj.source_in(c, keys, "resources", "limits", "memory",
+                                            key="resources.limits.memory"))
         if "cpu" in limits and (n := _quantity(obj, keys, limits, "cpu")) is not None:
             cpu = Term(label=f"container {name} CPU limit", value=n,
-                       source=obj.source(*keys, "resources", "limits", "cpu",
-                                         key="resources.limits.cpu"))
+                       source=obj.source_in(c, keys, "resources", "limits", "cpu",
+                                            key="resources.limits.cpu"))
     if cpu is None:
         cpu = _cpu_request(obj, keys, c, name)
     command = tuple(str(x) for x in listed(obj, (*keys, "command"), c.get("command")))
     args = tuple(str(x) for x in listed(obj, (*keys, "args"), c.get("args")))
-    word_sources = tuple(obj.source(*keys, part, i, key=f"{part}[{i}]")
+    word_sources = tuple(obj.source_in(c, keys, part, i, key=f"{part}[{i}]")
                          for part, items in (("command", command), ("args", args))
                          for i in range(len(items)))
     return Container(
@@ -336,10 +336,10 @@ def _env_first(obj: K8sObject, keys: tuple, c: Any) -> Source | None:
     env = c.get("env")
     if obj.origin or not isinstance(env, list) or not env:
         return None
-    loc = obj.location(*keys, "env", 0)
-    if loc.path is None or loc.line is None:
+    line = obj.line_in(c, "env", 0)
+    if obj.path is None or line is None:
         return None
-    return Source(path=loc.path, line=loc.line, key="env[0]")
+    return Source(path=obj.path, line=line, key="env[0]")
 
 
 def _quantity(obj: K8sObject, keys: tuple, limits: dict, name: str) -> float | None:
@@ -367,8 +367,8 @@ def _cpu_request(obj: K8sObject, keys: tuple, c: Any, name: str) -> Term | None:
     if n is None:
         return None
     return Term(label=f"container {name} CPU request", value=n,
-                source=obj.source(*keys, "resources", "requests", "cpu",
-                                  key="resources.requests.cpu"))
+                source=obj.source_in(c, keys, "resources", "requests", "cpu",
+                                     key="resources.requests.cpu"))
 
 
 def _env(obj: K8sObject, keys: tuple, c: Any, index: ConfigIndex) -> list[EnvVar]:
@@ -397,9 +397,14 @@ def _env(obj: K8sObject, keys: tuple, c: Any, index: ConfigIndex) -> list[EnvVar
         if not isinstance(e, dict) or "name" not in e:
             continue
         name = str(e["name"])
-        src = obj.source(*keys, "env", j, "value" if "value" in e else "name", key=name)
+        src = obj.source_in(e, (*keys, "env", j), "value" if "value" in e else "name",
+                            key=name)
         if "value" in e:
-            out.append(EnvVar(name=name, value=_expand(str(e["value"]), out), source=src))
+            value = str(e["value"])
+            # only a value with a `$(` can expand: the others need no map of the earlier
+            # variables (one per variable was quadratic in a container's env)
+            out.append(EnvVar(name=name, value=_expand(value, out) if "$(" in value
+                              else value, source=src))
             continue
         vf = e.get("valueFrom") or {}
         for kind, field_name in (("configmap", "configMapKeyRef"), ("secret", "secretKeyRef")):

@@ -28,6 +28,7 @@ from functools import lru_cache
 
 from msgspec.structs import replace
 
+from advisor.lazyregex import lazy
 from advisor.model import ConfigProblem, Container, EnvVar, Frozen, Location, Record, Source
 from advisor.read.apps.source import AppFile, AppSource
 
@@ -258,6 +259,23 @@ def _split_list(value: str | None) -> list[str]:
 # --- the other property sources ---------------------------------------------------------
 
 
+# Text shlex would only split at its whitespace: no quote and no escape in it.
+_SHLEX_PLAIN = lazy(r"[^'\"\\]*")
+_SHLEX_SPACE = lazy(r"[ \t\r\n]+")
+
+
+def _shell_words(text: str) -> list[str]:
+    """shlex.split(text), or text.split() where shlex refuses it (an open quote). Most
+    texts (JAVA_OPTS=-Xmx512m -XX:+UseG1GC) have no quote nor backslash: split at shlex's
+    whitespace without its character-by-character lexer, which was a tenth of linking."""
+    if _SHLEX_PLAIN.fullmatch(text):
+        return [w for w in _SHLEX_SPACE.split(text) if w]
+    try:
+        return shlex.split(text)
+    except ValueError:
+        return text.split()
+
+
 def _args_of(container: Container) -> list[tuple[str, Source]]:
     """Every word of command and args; `sh -c "java -D... -jar"` strings are split."""
     words: list[tuple[str, Source]] = []
@@ -265,10 +283,7 @@ def _args_of(container: Container) -> list[tuple[str, Source]]:
         for index, item in enumerate(items):
             source = replace(container.source, key=f"{field}[{index}]")
             if " " in item:
-                try:
-                    parts = shlex.split(item)
-                except ValueError:
-                    parts = item.split()
+                parts = _shell_words(item)
                 words.extend((p, source) for p in parts)
             else:
                 words.append((item, source))
@@ -283,11 +298,7 @@ def _system_props(container: Container) -> list[tuple[str, str, Source]]:
             out.append((name, value, source))
     for var in container.env:
         if var.name in ("JAVA_TOOL_OPTIONS", "JDK_JAVA_OPTIONS", "JAVA_OPTS") and var.value:
-            try:
-                words = shlex.split(var.value)
-            except ValueError:
-                words = var.value.split()
-            for word in words:
+            for word in _shell_words(var.value):
                 if word.startswith("-D") and "=" in word:
                     name, _, value = word[2:].partition("=")
                     out.append((name, value, replace(var.source, key=var.name)))

@@ -45,12 +45,39 @@ class K8sObject(Struct):
     def source(self, *keys: str | int, key: str | None = None) -> Source:
         """Where the value at `keys` was set. For rendered objects (Helm, kustomize)
         that is the traced values-file or overlay line when known."""
-        traced = self.value_sources.get(".".join(str(k) for k in keys))
-        if traced is not None:
-            return traced
-        loc = self.location(*keys)
-        return Source(path=loc.path, line=loc.line,
-                      key=key or ".".join(str(k) for k in keys) or None)
+        # Linking asks this for every env item, limit and word of every container: the
+        # dotted key is joined only when a traced source or the shown key needs it.
+        dotted = None
+        if self.value_sources:
+            dotted = ".".join([str(k) for k in keys])
+            traced = self.value_sources.get(dotted)
+            if traced is not None:
+                return traced
+        line0 = line_of(self.body, *keys)
+        if not key:
+            if dotted is None:
+                dotted = ".".join([str(k) for k in keys])
+            key = dotted or None
+        return Source(path=self.path,
+                      line=self.line if line0 is None else line0 + 1 + self.line_offset,
+                      key=key)
+
+    def line_in(self, base: Any, *keys: str | int) -> int:
+        """location(*at, *keys).line, where `base` is the node at some keys `at` and
+        `keys` are not empty: the walk starts at `base` (a container, an env item)
+        instead of the document's root, and ends where the whole walk would."""
+        line0 = line_of(base, *keys)
+        return self.line if line0 is None else line0 + 1 + self.line_offset
+
+    def source_in(self, base: Any, at: tuple, *keys: str | int, key: str | None = None
+                  ) -> Source:
+        """source(*at, *keys), `base` being the node at `at` and `keys` not empty (see
+        line_in)."""
+        if self.value_sources:
+            return self.source(*at, *keys, key=key)
+        if not key:
+            key = ".".join([str(k) for k in (*at, *keys)]) or None
+        return Source(path=self.path, line=self.line_in(base, *keys), key=key)
 
     @property
     def annotations(self) -> dict[str, str]:
@@ -134,16 +161,22 @@ def count_field(obj: Any, keys: tuple, value: Any) -> int | None:
 
 def line_of(node: Any, *keys: str | int) -> int | None:
     """0-based line of the value at `keys` (the key's line for scalars), if known."""
-    parent, last = None, None
+    if not keys:
+        lc = getattr(node, "lc", None)
+        return lc.line if lc is not None else None
+    # get()'s walk, inline: this runs for every source linking records
+    parent, last = node, keys[0]
     cur = node
     for k in keys:
         parent, last = cur, k
-        cur = get(cur, k)
+        if isinstance(k, int):
+            if not isinstance(cur, list) or not -len(cur) <= k < len(cur):
+                break
+        elif not isinstance(cur, dict) or k not in cur:
+            break
+        cur = cur[k]
         if cur is None:
             break
-    if parent is None:
-        lc = getattr(node, "lc", None)
-        return lc.line if lc is not None else None
     lc = getattr(parent, "lc", None)
     if lc is None:
         return None
