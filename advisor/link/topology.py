@@ -52,6 +52,7 @@ from advisor.model import (
 )
 from advisor.read.sources.k8s import K8sObject, count_field, get
 from advisor.read.workloads import (
+    POD_SPEC_PATHS,
     ConfigIndex,
     Workload,
     configmap_index,
@@ -74,6 +75,8 @@ def build_topology(inputs: Inputs) -> Topology:
     loads: list[Workload] = []
     services: list[dict] = []
     for obj in inputs.objects:
+        if obj.kind not in _CONFIG_KINDS:
+            continue  # configmap_index([obj]) is {}
         one = [obj]
         index.update(guarded(topo.problems, obj.path, partial(configmap_index, one), {},
                              "reading this object", obj.line))
@@ -82,27 +85,38 @@ def build_topology(inputs: Inputs) -> Topology:
     for key, made in operator_secrets.items():
         index.setdefault(key, made)  # a Secret in the repository wins
     for obj in inputs.objects:
+        # each reader reads only its kinds (and gives nothing for the others): the
+        # others are not handed to it
+        kind = obj.kind
         one = [obj]
-        loads += guarded(topo.problems, obj.path, partial(workloads, one, index), [],
-                         "reading this object", obj.line)
-        peaks.update(guarded(topo.problems, obj.path, partial(_autoscaler_maxima, one), {},
-                             "reading this object", obj.line))
-        services += guarded(topo.problems, obj.path, partial(read_services, one), [],
-                            "reading this object", obj.line)
+        if kind in POD_SPEC_PATHS:
+            loads += guarded(topo.problems, obj.path, partial(workloads, one, index), [],
+                             "reading this object", obj.line)
+        elif kind in _AUTOSCALER_KINDS:
+            peaks.update(guarded(topo.problems, obj.path, partial(_autoscaler_maxima, one),
+                                 {}, "reading this object", obj.line))
+        elif kind == "Service":
+            services += guarded(topo.problems, obj.path, partial(read_services, one), [],
+                                "reading this object", obj.line)
 
     # 1. servers and poolers: operator resources first, then plain workloads (less the
     # ones an operator entity already stands for, such as Bitnami's StatefulSets)
     host_map: dict[str, tuple[str, str]] = {}  # hostname -> (kind, id)
     claimed = add_operator_entities(inputs, topo, host_map, default_ns)
     loads = [w for w in loads if w.obj.ref not in claimed]
+    # Workloads that run a server or only poolers are no clients (step 3): known here
+    not_clients: set[int] = set()
     for w in loads:
+        built = [as_built(inputs, given) for given in w.containers]
+        servers = [is_postgres_container(c) for c, _ in built]
+        if any(servers) or all(is_pgbouncer_container(c) for c in w.containers):
+            not_clients.add(id(w))
         replicas = peaks.get((w.namespace, w.kind, w.name), w.replicas)
-        for given in w.containers:
-            c, built = as_built(inputs, given)
-            if is_postgres_container(c):
+        for (c, built_from), server_c in zip(built, servers, strict=True):
+            if server_c:
                 server = guarded(topo.problems, w.obj.path, partial(
-                    server_from_workload, inputs, topo, w, c, index, replicas, built), None,
-                    "reading this object", w.obj.line)
+                    server_from_workload, inputs, topo, w, c, index, replicas, built_from),
+                    None, "reading this object", w.obj.line)
                 if server is not None:
                     topo.servers.append(server)
             elif is_pgbouncer_container(c):
@@ -152,9 +166,7 @@ def build_topology(inputs: Inputs) -> Topology:
     declared = {d.name: d for d in inputs.settings.workloads}
     sidecars = sidecars_by_workload(topo)
     for w in loads:
-        if any(is_postgres_container(as_built(inputs, c)[0]) for c in w.containers):
-            continue
-        if all(is_pgbouncer_container(c) for c in w.containers):
+        if id(w) in not_clients:
             continue
         client = guarded(topo.problems, w.obj.path, partial(
             client_from_workload, inputs, topo, w, peaks, host_map, declared.get(w.name),
@@ -175,6 +187,10 @@ def build_topology(inputs: Inputs) -> Topology:
     _global_headroom(inputs.settings, topo)
     _disambiguate_names(topo)
     return topo
+
+
+_CONFIG_KINDS = frozenset({"ConfigMap", "Secret"})  # what configmap_index reads
+_AUTOSCALER_KINDS = frozenset({"HorizontalPodAutoscaler", "ScaledObject", "ScaledJob"})
 
 
 def _as_applied(objects: list[K8sObject], default_ns: str, notices: list[str]

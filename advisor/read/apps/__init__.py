@@ -46,15 +46,23 @@ class StackReader(Struct, frozen=True):
     arg_markers: tuple[str, ...] = ()  # e.g. "--spring." anywhere in command/args
     image_markers: tuple[str, ...] = ()  # in the image reference (keycloak, mattermost)
 
-    def wanted(self, container: Container, app: AppSource | None) -> bool:
+    def wanted(self, container: Container, app: AppSource | None,
+               env_names: tuple[str, ...] | None = None) -> bool:
+        """`env_names`: the container's env names upper-cased, when the caller asks
+        every reader about one container (made once, not once per reader)."""
         if self.image_markers and any(m in container.image.lower()
                                       for m in self.image_markers):
             return True
         if app is not None and self.kinds and app.of_kind(*self.kinds):
             return True
-        if self.env_prefixes and any(e.name.upper().startswith(self.env_prefixes)
-                                     for e in container.env):
-            return True
+        if self.env_prefixes:
+            if env_names is None:
+                env_names = tuple(e.name.upper() for e in container.env)
+            for name in env_names:
+                if name.startswith(self.env_prefixes):
+                    return True
+        if not self.arg_markers:
+            return False
         words = (*container.command, *container.args)
         return any(m in w for m in self.arg_markers for w in words)
 
@@ -172,8 +180,9 @@ def pools_for_container(container: Container, app: AppSource | None = None, *,
     if migration is not None:
         return AppPools(pools=[migration], notices=ctx.notices, problems=ctx.problems)
     pools: list[Pool] = []
+    env_names = tuple(e.name.upper() for e in container.env)
     for reader in READERS:
-        if not reader.wanted(container, app):
+        if not reader.wanted(container, app, env_names):
             continue
         try:
             pools.extend(reader.load()(ctx))

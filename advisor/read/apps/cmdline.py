@@ -189,6 +189,8 @@ def _entrypoint_function(app: AppSource, words: list[str]) -> tuple[list[str], s
 
 def command_line(container: Container, app: AppSource | None, notices: list[str]
                  ) -> CommandLine:
+    if not app and not container.command and not container.args:
+        return CommandLine(words=(), origin="")  # nothing to read (most containers)
     env = {e.name: e for e in container.env}
     items = [(t, replace(container.source, key=f"command[{i}]"))
              for i, t in enumerate(container.command)]
