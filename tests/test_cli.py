@@ -78,8 +78,8 @@ def test_json_streamed_is_the_rendered_text(monkeypatch, tmp_path):
 
     result, registry = sample_result(), sample_registry()
     whole = json_report.render(result, registry)
-    for per_write in (1, 7, json_report.CHUNKS_PER_WRITE):
-        monkeypatch.setattr(json_report, "CHUNKS_PER_WRITE", per_write)
+    for per_write in (1, 7, 300, json_report.WRITE_SIZE):  # characters gathered per write
+        monkeypatch.setattr(json_report, "WRITE_SIZE", per_write)
         out = io.StringIO()
         json_report.write(result, registry, out)
         assert out.getvalue() == whole

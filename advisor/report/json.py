@@ -15,6 +15,7 @@ A Term is {"label", "value", "source": {"path", "line", "key", "default"}}.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from typing import TextIO
 
 import msgspec
@@ -92,11 +93,11 @@ def _summary(result: CheckResult) -> dict:
 
 
 def render(result: CheckResult, registry: Registry) -> str:
-    return json.dumps(to_dict(result), indent=2) + "\n"
+    return "".join(_chunks(to_dict(result))) + "\n"
 
 
-# Chunks of the encoder joined per write: few enough writes, little text held at once.
-CHUNKS_PER_WRITE = 8192
+# Bytes of text gathered per write: few writes, little text held at once.
+WRITE_SIZE = 1 << 20
 
 
 def write(result: CheckResult, registry: Registry, out: TextIO) -> None:
@@ -104,13 +105,49 @@ def write(result: CheckResult, registry: Registry, out: TextIO) -> None:
     repository's report was held three times at once (the encoder's chunks, their join,
     stdout's UTF-8 bytes): 24 MB of text, ~50 MB at the peak of a 30,000-manifest check."""
     batch: list[str] = []
-    for chunk in json.JSONEncoder(indent=2).iterencode(to_dict(result)):
+    size = 0
+    for chunk in _chunks(to_dict(result)):
         batch.append(chunk)
-        if len(batch) >= CHUNKS_PER_WRITE:
+        size += len(chunk)
+        if size >= WRITE_SIZE:
             out.write("".join(batch))
             batch.clear()
+            size = 0
     batch.append("\n")
     out.write("".join(batch))
+
+
+def _chunks(data: dict) -> Iterator[str]:
+    """json.dumps(data, indent=2) in pieces: the top-level lists (budgets, findings,
+    notices) one item at a time, so that a large report is never held whole."""
+    if not data or any(type(k) is not str for k in data):
+        yield _indented(data)  # json turns other keys into text its own way
+        return
+    sep = "{\n  "
+    for key, value in data.items():
+        yield f"{sep}{json.dumps(key)}: "
+        sep = ",\n  "
+        if isinstance(value, list) and value:
+            item_sep = "[\n    "
+            for item in value:
+                yield item_sep + _indented(item).replace("\n", "\n    ")
+                item_sep = ",\n    "
+            yield "\n  ]"
+        else:
+            yield _indented(value).replace("\n", "\n  ")
+    yield "\n}"
+
+
+def _indented(value: object) -> str:
+    """json.dumps(value, indent=2), made faster: with an indent, json takes its
+    pure-Python encoder (0.23 s for a 5,000-manifest repository's 4.6 MB), without one
+    its C encoder; msgspec lays that text out with the same indentation, every token
+    (numbers, escapes) as the C encoder wrote it. NaN and Infinity are no JSON, and
+    msgspec refuses them: such a value takes json's own indent=2."""
+    try:
+        return msgspec.json.format(json.dumps(value), indent=2)
+    except msgspec.DecodeError:
+        return json.dumps(value, indent=2)
 
 
 def load(text: str) -> CheckResult:
