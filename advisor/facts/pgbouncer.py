@@ -246,6 +246,12 @@ def show_value(kind: str, value: str | int | float | bool) -> str:
 
 def bouncer_default(name: str, version: BouncerVersion) -> Setting:
     """PgBouncer's built-in default for `name`, with its version as the source."""
+    return _bouncer_default(name, version.major, version.minor)
+
+
+@lru_cache(maxsize=1024)  # a budget asks for the same few per pool: parsed once each
+def _bouncer_default(name: str, major: int, minor: int) -> Setting:
+    version = BouncerVersion(major=major, minor=minor)  # all a default depends on
     spec = params(version).get(name)
     if spec is None:
         raise UnknownSetting(f"PgBouncer {version.text} has no parameter {name!r}")
@@ -445,38 +451,45 @@ def _max_flow(
     pools: list[tuple[str, str, int]], db_caps: dict[str, int], user_caps: dict[str, int]
 ) -> int:
     """Largest total of server connections: source -> db (cap) -> pool (cap) -> user
-    (cap) -> sink. Caps of 0 or less mean unlimited. Tiny graphs: Edmonds-Karp."""
+    (cap) -> sink. Caps of 0 or less mean unlimited. Edmonds-Karp over the edges there
+    are (a matrix walked whole per path was most of a budget's time with 25 databases)."""
     big = sum(c for _, _, c in pools) + 1
-    nodes = ["s", "t", *{f"d:{d}" for d, _, _ in pools}, *{f"u:{u}" for _, u, _ in pools}]
-    idx = {n: i for i, n in enumerate(nodes)}
-    n = len(nodes)
-    cap = [[0] * n for _ in range(n)]
+    cap: dict[str, dict[str, int]] = {"s": {}, "t": {}}
+
+    def edge(x: str, y: str) -> None:
+        cap.setdefault(x, {}).setdefault(y, 0)
+        cap.setdefault(y, {}).setdefault(x, 0)  # the residual edge back
+
     for d, u, c in pools:
+        db, user = f"d:{d}", f"u:{u}"
+        edge("s", db)
+        edge(db, user)
+        edge(user, "t")
         dcap = db_caps.get(d, 0)
-        cap[idx["s"]][idx[f"d:{d}"]] = dcap if dcap > 0 else big
-        cap[idx[f"d:{d}"]][idx[f"u:{u}"]] += max(0, c)
+        cap["s"][db] = dcap if dcap > 0 else big
+        cap[db][user] += max(0, c)
         ucap = user_caps.get(u, 0)
-        cap[idx[f"u:{u}"]][idx["t"]] = ucap if ucap > 0 else big
+        cap[user]["t"] = ucap if ucap > 0 else big
     flow = 0
-    s, t = idx["s"], idx["t"]
     while True:
-        parent = [-1] * n
-        parent[s] = s
-        queue = [s]
+        parent = {"s": "s"}
+        queue = ["s"]
         for x in queue:
-            for y in range(n):
-                if parent[y] < 0 and cap[x][y] > 0:
+            for y, left in cap[x].items():
+                if left > 0 and y not in parent:
                     parent[y] = x
                     queue.append(y)
-        if parent[t] < 0:
+            if "t" in parent:
+                break
+        if "t" not in parent:
             return flow
         push = big
-        y = t
-        while y != s:
+        y = "t"
+        while y != "s":
             push = min(push, cap[parent[y]][y])
             y = parent[y]
-        y = t
-        while y != s:
+        y = "t"
+        while y != "s":
             cap[parent[y]][y] -= push
             cap[y][parent[y]] += push
             y = parent[y]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from advisor.budget.arith import derivation, num
-from advisor.model import Finding, Fix, Severity, Topology, peak_pods
+from advisor.model import Client, Finding, Fix, Severity, Topology, peak_pods
 from advisor.rule_context import RuleContext
 from advisor.rules import rule
 from advisor.rules._common import related
@@ -50,12 +50,15 @@ def oversubscribed_server(topo: Topology, ctx: RuleContext) -> Iterator[Finding]
       superuser_reserved_connections; PostgreSQL 16: reserved_connections.
     - src/backend/utils/init/postinit.c (InitPostgres: the reserved-slot checks).
     """
+    clients: dict[str, Client] = {}  # by name, the first of a name: once, not per budget
+    for client in topo.clients:
+        clients.setdefault(client.name, client)
     for budget in ctx.budgets:
         server = topo.server(budget.server_id)
         if server is None or budget.peak <= budget.usable:
             continue
         over = budget.peak - budget.usable
-        shares = _over_share(topo, budget)
+        shares = _over_share(clients, budget)
         message = (f"{budget.server}: peak {num(budget.peak)} connections > "
                    f"{num(budget.usable)} usable, over by {num(over)}")
         detail = "\n".join([*derivation(budget), *shares])
@@ -72,14 +75,14 @@ def oversubscribed_server(topo: Topology, ctx: RuleContext) -> Iterator[Finding]
                       subject=server.id)
 
 
-def _over_share(topo: Topology, budget) -> list[str]:
+def _over_share(clients: dict[str, Client], budget) -> list[str]:
     """Name each pool that exceeds its share of the usable slots (its share kept
-    proportional to what it asks for now)."""
+    proportional to what it asks for now). `clients`: the first client of each name."""
     import math
 
     out = []
     for c in budget.contributions:
-        client = next((x for x in topo.clients if x.name == c.who), None)
+        client = clients.get(c.who)
         if client is None or c.kind != "client" or not client.pools:
             continue
         pods = peak_pods(client.replicas, client.surge)
