@@ -307,8 +307,8 @@ def _write_atomic(path: Path, data: bytes) -> None:
 # strings, or merged keys without a position) is [3, line, col, keys, values, position
 # keys, positions]; a sequence [1, line, col, values, positions], a block scalar [2, text,
 # style]; other scalars are themselves (a list is always one of these). Positions are
-# LineCol's packed form (the bytes of an int array: 4 per position key, 2 per item), as
-# advisor.read.yamlpos holds them; a LineCol whose `data` was unpacked (rewritten by a
+# yamlpos.Positions' packed form (the bytes of an int array: 4 per position key, 2 per item), as
+# advisor.read.yamlpos holds them; a node whose `data` was unpacked (rewritten by a
 # renderer) is not cached.
 
 
@@ -348,7 +348,7 @@ def decode_tree(value: Any) -> Any:
     every manifest's tree: the recursion per scalar was half of it)."""
     if value.__class__ in _SCALARS:
         return value
-    from advisor.read.yamlpos import _KEY_TUPLES, BlockStr, LineCol, PosList, PosMap, shared_keys
+    from advisor.read.yamlpos import _KEY_TUPLES, BlockStr, PosList, PosMap, shared_keys
 
     scalars = _SCALARS
     known_keys = _KEY_TUPLES
@@ -368,7 +368,12 @@ def decode_tree(value: Any) -> Any:
             for k, v in items.items():
                 if v.__class__ not in scalars:
                     mapping[k] = node(v)
-            mapping.lc = LineCol(line, col, known_keys.get(keys) or shared_keys(keys), pos)
+            # the positions set here, not by a call to place(): a third of decoding
+            mapping.line = line
+            mapping.col = col
+            mapping._keys = known_keys.get(keys) or shared_keys(keys)
+            mapping._pos = pos
+            mapping._data = None
             return mapping
         if tag == 3:
             _, line, col, keys, values, lc_keys, pos = value
@@ -377,14 +382,18 @@ def decode_tree(value: Any) -> Any:
                 raise ValueError("not an encoded tree")
             mapping = PosMap(zip(keys, [v if v.__class__ in scalars else node(v)
                                         for v in values], strict=True))
-            mapping.lc = LineCol(line, col, tuple(lc_keys), pos)
+            mapping.place(line, col, tuple(lc_keys), pos)
             return mapping
         if tag == 1:
             _, line, col, values, pos = value
             if pos.__class__ is not bytes or len(pos) != 8 * len(values):
                 raise ValueError("not an encoded tree")
             seq = PosList([v if v.__class__ in scalars else node(v) for v in values])
-            seq.lc = LineCol(line, col, None, pos)
+            seq.line = line
+            seq.col = col
+            seq._keys = None
+            seq._pos = pos
+            seq._data = None
             return seq
         if tag == 2:
             block = BlockStr(value[1])

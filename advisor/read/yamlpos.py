@@ -79,25 +79,39 @@ _MERGE_TAG = _TAG + "merge"
 _PAIR = struct.Struct("=2i")  # two of array("i")'s ints, as its bytes hold them
 
 
-class LineCol:
-    """0-based positions, laid out as ruamel.yaml's LineCol: for a mapping,
+class Positions:
+    """0-based positions of a mapping or sequence, its `lc` (itself: no object of their
+    own), read as ruamel.yaml's LineCol: `line`, `col` where it starts; for a mapping,
     data[key] = [key line, key col, value line, value col]; for a sequence,
     data[index] = [line, col].
 
     Held packed, as read: the keys (None for a sequence) and the bytes of an int array,
     4 per key or 2 per item. `data` is made from them the first time it is asked for (and is
     then what key/value/item read, so a renderer may rewrite it): a dict of 4-int lists
-    per mapping was two thirds of the memory a manifest held."""
+    per mapping was two thirds of the memory a manifest held, and a LineCol object per
+    mapping beside it 72 bytes more. A PosMap/PosList whose positions were never set
+    has no `lc` (AttributeError, as a plain dict)."""
 
-    __slots__ = ("_data", "_keys", "_pos", "col", "line")
+    __slots__ = ()
+    line: int
+    col: int
+    _keys: tuple | None
+    _pos: bytes | None
+    _data: dict[Any, list[int]] | None
 
-    def __init__(self, line: int, col: int, keys: tuple | None = None,
-                 pos: bytes | None = None) -> None:
+    def place(self, line: int, col: int, keys: tuple | None = None,
+              pos: bytes | None = None) -> None:
+        """Set the positions (`pos` None: none known per key or item yet)."""
         self.line = line
         self.col = col
         self._keys = keys
         self._pos = pos
-        self._data: dict[Any, list[int]] | None = None if pos is not None else {}
+        self._data = None if pos is not None else {}
+
+    @property
+    def lc(self) -> Positions:
+        self.line  # noqa: B018 - AttributeError when no positions were set
+        return self
 
     @property
     def data(self) -> dict[Any, list[int]]:
@@ -146,16 +160,16 @@ class LineCol:
         return pos[0], pos[1]
 
 
-class PosMap(dict):
-    """A mapping with its positions (`lc`)."""
+class PosMap(Positions, dict):
+    """A mapping with its positions (`lc`: itself)."""
 
-    __slots__ = ("lc",)
+    __slots__ = ("_data", "_keys", "_pos", "col", "line")
 
 
-class PosList(list):
-    """A sequence with its positions (`lc`)."""
+class PosList(Positions, list):
+    """A sequence with its positions (`lc`: itself)."""
 
-    __slots__ = ("lc",)
+    __slots__ = ("_data", "_keys", "_pos", "col", "line")
 
 
 class BlockStr(str):
@@ -270,8 +284,7 @@ class _Builder:
                 places.append(mark.line)
                 places.append(mark.column)
                 seq.append(self.build(child))
-            seq.lc = LineCol(node.start_mark.line, node.start_mark.column, None,
-                             places.tobytes())
+            seq.place(node.start_mark.line, node.start_mark.column, None, places.tobytes())
             return seq
         self.nodes += 2 * len(node.value)
         mapping = PosMap()
@@ -309,9 +322,8 @@ class _Builder:
                 keys.append(key)
                 places.extend(here)
             mapping[key] = self.build(value_node)
-        mapping.lc = LineCol(node.start_mark.line, node.start_mark.column,
-                             shared_keys(tuple(keys)) if all_str else tuple(keys),
-                             places.tobytes())
+        mapping.place(node.start_mark.line, node.start_mark.column,
+                      shared_keys(tuple(keys)) if all_str else tuple(keys), places.tobytes())
         for source in merged:  # written keys win over merged ones; earlier merges first
             for key, value in self.build(source).items():
                 mapping.setdefault(key, value)

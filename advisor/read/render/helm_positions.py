@@ -91,7 +91,7 @@ def relocate(node: Any, move: Any, depth: int = 0) -> None:
             data[k] = pos
         packed = _packed(node, lc, data)
         if packed is not None:
-            node.lc = packed
+            node.place(lc.line, lc.col, *packed)
     if isinstance(node, dict):
         for v in node.values():
             relocate(v, move, depth + 1)
@@ -100,14 +100,14 @@ def relocate(node: Any, move: Any, depth: int = 0) -> None:
             relocate(v, move, depth + 1)
 
 
-def _packed(node: Any, lc: Any, data: dict[Any, list[int]]) -> Any:
-    """`lc` with its positions packed as advisor.read.yamlpos holds them (4 ints per
-    mapping key, 2 per sequence item); None when they do not have that form (left as
-    they are)."""
-    from advisor.read.yamlpos import LineCol, PosList, PosMap
+def _packed(node: Any, lc: Any, data: dict[Any, list[int]]) -> tuple[tuple | None, bytes] | None:
+    """`lc`'s positions packed as advisor.read.yamlpos holds them (the keys, None for a
+    sequence, and 4 ints per mapping key, 2 per sequence item); None when they do not
+    have that form (left as they are)."""
+    from advisor.read.yamlpos import PosList, PosMap
 
-    if type(lc) is not LineCol or not isinstance(lc.line, int) or not isinstance(lc.col, int):
-        return None
+    if lc is not node or not isinstance(lc.line, int) or not isinstance(lc.col, int):
+        return None  # a yamlpos node is its own `lc`
     width = 4 if isinstance(node, PosMap) else 2 if isinstance(node, PosList) else 0
     if width == 0 or (width == 2 and list(data) != list(range(len(data)))):
         return None
@@ -118,4 +118,4 @@ def _packed(node: Any, lc: Any, data: dict[Any, list[int]]) -> Any:
         ints = array("i", flat)
     except OverflowError:
         return None
-    return LineCol(lc.line, lc.col, tuple(data) if width == 4 else None, ints.tobytes())
+    return (tuple(data) if width == 4 else None), ints.tobytes()
