@@ -50,10 +50,12 @@ from advisor.read.sql.context import CodeContext, python_sql_positions
 from advisor.read.sql.hazards import scan_sql_text
 from advisor.read.sql.literals import (
     PLACEHOLDER,
+    STATEMENT_WORDS,
     Literal,
     clike_literals,
     elixir_literals,
     elixir_source,
+    may_hold_sql_literal,
     python_literals,
     python_text_literals,
     ruby_literals,
@@ -85,15 +87,7 @@ _CODE_SUFFIXES = {
 _NEVER_UNDER = frozenset(
     {"node_modules", "vendor", ".git", ".venv", "venv", "site-packages", "__pycache__", ".tox"}
 )
-# First words of statements worth parsing in a code literal: parsing every string of a
-# large tree with the PostgreSQL parser would be slow, and "hello" is not SQL.
-_STATEMENT_WORDS = frozenset(
-    {
-        "select", "set", "reset", "listen", "unlisten", "declare", "prepare", "execute",
-        "deallocate", "create", "load", "begin", "start", "with", "insert", "update",
-        "delete", "do", "alter", "values", "lock", "call", "copy", "notify", "discard",
-    }
-)  # fmt: skip
+_STATEMENT_WORDS = STATEMENT_WORDS
 
 
 def classify(path: str) -> str | None:
@@ -290,7 +284,9 @@ def scan_text(
             found = _literals_hazards(path, as_sql, "python", pinning, problems)
             found.sort(key=lambda h: (h.location.line or 0, h.location.column or 0))
             return _apply_suppressions(found, text), problems
-        literals = python_literals(tree)
+        # Only a literal that looks like a statement or names postgres/options is used
+        # below: a source that cannot hold one is not walked (may_hold_sql_literal).
+        literals = python_literals(tree) if may_hold_sql_literal(text) else []
         # Only a literal that looks like a statement can be SQL (literal_scan): the walk
         # that decides which are used as SQL runs only for the files that have one.
         statements = [lit for lit in literals if looks_like_statement(lit.text)]

@@ -21,6 +21,15 @@ from functools import lru_cache
 from msgspec import Struct, field
 
 PLACEHOLDER = "x"
+# First words of statements worth parsing in a code literal: parsing every string of a
+# large tree with the PostgreSQL parser would be slow, and "hello" is not SQL.
+STATEMENT_WORDS = frozenset(
+    {
+        "select", "set", "reset", "listen", "unlisten", "declare", "prepare", "execute",
+        "deallocate", "create", "load", "begin", "start", "with", "insert", "update",
+        "delete", "do", "alter", "values", "lock", "call", "copy", "notify", "discard",
+    }
+)  # fmt: skip
 
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "0": "\0", "b": "\b", "f": "\f", "v": "\v"}
 
@@ -507,6 +516,42 @@ def python_text_literals(text: str) -> list[Literal]:
         else:
             cur.jump(_PY_START)
     return _merge_concatenated(text, found)
+
+
+# What a Python literal the SQL scan uses can look like in the source (extract.scan_text
+# uses a literal only when it looks like a statement, or holds "postgres" or "options"):
+# a quote, then only quotes, string prefixes before a quote, whitespace, `+`, parentheses,
+# escapes and comments (implicit concatenation, a leading "\n"), then a statement's first
+# word; or the words "postgres"/"options" anywhere. A text none of these can be in has no
+# literal that matters, and the walk (0.2-0.3x of ast.parse) is skipped. Decoding makes
+# such a word out of other source text only by an escape that makes a letter (\x73,
+# \u0073, \N{...}, octal), a word split across joined literals ("SEL" "ECT", "post" +
+# "gres", a backslash-newline inside a string) or a placeholder completing "execute"
+# (f"e{x}ecute", "e" + v + "ecute"): each of those makes the walk run.
+_JUNK = r"""(?:[\s"'+()]|\\\r?\n|\#[^\n]*)*"""
+_QUOTED = re.compile(
+    r"""["'](?:"""
+    # a word split across joined literals: letter, quote, what joins them, quote, letter
+    rf"""(?<=[A-Za-z]["']){_JUNK}[rRuUbBfF]{{0,2}}["'][A-Za-z]"""
+    # what may open a literal's text before its first word (possessive: nothing to undo)
+    r"""|(?:[\s"'+()]|[rRuUbBfF]{1,2}(?=["'])|\\.|\#[^\n]*)*+(?i:"""
+    rf"""(?:{"|".join(sorted(STATEMENT_WORDS))})\b"""
+    # "e", then a placeholder ("x") that may make "execute"
+    r"""|e(?=\{|(?:[\s()"'rRuUbBfF]|\#[^\n]*)*[+{])))""",
+    re.DOTALL,
+)
+# An escape that may make a letter; a backslash-newline inside a word ("post\<newline>gres")
+_ESCAPED = re.compile(
+    r"\\(?:[xuUN0-7]|\n(?<=[A-Za-z]\\\n)[A-Za-z]|\r\n(?<=[A-Za-z]\\\r\n)[A-Za-z]"
+    r"|\r(?<=[A-Za-z]\\\r)[A-Za-z])"
+)
+
+
+def may_hold_sql_literal(text: str) -> bool:
+    """False when no string literal of this Python source can look like a statement or
+    hold "postgres"/"options" (see _QUOTED); True when one may."""
+    return ("postgres" in text or "options" in text or _ESCAPED.search(text) is not None
+            or _QUOTED.search(text) is not None)
 
 
 def python_literals(tree: ast.AST) -> list[Literal]:

@@ -1,0 +1,105 @@
+"""The SQL scan skips the literal walk of a Python file none of whose strings can matter
+(advisor.read.sql.literals.may_hold_sql_literal, issue 19): every literal the scan uses
+(one that looks like a statement, or holds "postgres"/"options") is in a file the filter
+lets through, however the source writes it, and the scan's result is the same."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from advisor.read.sql import extract
+from advisor.read.sql.extract import looks_like_statement, scan_text
+from advisor.read.sql.literals import may_hold_sql_literal, python_literals
+
+REPO = Path(__file__).resolve().parent.parent
+
+# Each source has a literal the scan uses, written the ways decoding can hide its word.
+MATTERS = [
+    'cur.execute("SELECT 1")',
+    'q = "" "select 1"',
+    'q = ("" # a comment between joined literals\n      "select 1")',
+    'q = "\\n  SET search_path = app"',
+    'q = """\nLISTEN jobs"""',
+    'q = rf"  begin; select 1"',
+    'q = u"BEGIN"',
+    'q = ("\\\n" "do $$ begin end $$")',
+    'q = "SEL" "ECT 1"',
+    'q = "SEL" + "ECT 1"',
+    'q = ("SEL"\n     # split\n     "ECT 1")',
+    'q = "SEL\\\nECT 1"',
+    'q = "SEL\\\r\nECT 1"',
+    'q = "\\x53ELECT 1"',
+    'q = "\\u0053ELECT 1"',
+    'q = "\\N{LATIN CAPITAL LETTER S}ELECT 1"',
+    'q = "\\123ELECT 1"',
+    'q = f"e{x}ecute p"',
+    'q = "e" + x + "ecute p"',
+    'q = "e" f"{x}ecute p"',
+    'q = ("e"  # c\n     + x + "ecute p")',
+    'dsn = "postgresql://app@db/app"',
+    'dsn = "post" "gres://app@db/app"',
+    'dsn = "host=db options=\'-c search_path=app\'"',
+    'dsn = "opt" + "ions=-c x=1"',
+]
+
+
+def _used(source: str) -> list[str]:
+    return [lit.text for lit in python_literals(ast.parse(source))
+            if looks_like_statement(lit.text) or "postgres" in lit.text
+            or "options" in lit.text]
+
+
+@pytest.mark.parametrize("source", MATTERS)
+def test_every_way_of_writing_a_used_literal_is_let_through(source):
+    assert _used(source)  # the case is one the scan uses
+    assert may_hold_sql_literal(source)
+
+
+@pytest.mark.parametrize("source", [
+    'x = "hello"\nitems = set(a)\n',
+    'name = "settings"\nlabel = "Resetting MFA"\n',
+    'a = b \\\n    + c\nmsg = "a" + str(b)\n',
+    'flags = {"sel": 1, "selected": True}\n',
+])
+def test_a_source_without_such_a_literal_is_skipped(source):
+    assert not _used(source)
+    assert not may_hold_sql_literal(source)
+
+
+def _python_files() -> list[Path]:
+    return sorted(p for base in ("advisor", "tests", "fixtures", "bench")
+                  for p in (REPO / base).rglob("*.py") if "__pycache__" not in p.parts)
+
+
+def test_no_used_literal_is_skipped_in_this_repository():
+    checked = skipped = 0
+    for path in _python_files():
+        text = path.read_text(encoding="utf-8", errors="replace")
+        try:
+            used = _used(text)
+        except SyntaxError:
+            continue
+        checked += 1
+        if used:
+            assert may_hold_sql_literal(text), path
+        skipped += not may_hold_sql_literal(text)
+    assert checked > 300 and skipped > 50  # the filter skips files (else it buys nothing)
+
+
+def test_the_scan_finds_the_same_with_and_without_the_filter(monkeypatch):
+    files = [p for p in _python_files() if p.parent.name != "sql"]
+    texts = {p.relative_to(REPO).as_posix(): p.read_text(encoding="utf-8", errors="replace")
+             for p in files}
+    filtered = {path: _scan(path, text) for path, text in texts.items()}
+    monkeypatch.setattr(extract, "may_hold_sql_literal", lambda text: True)
+    assert filtered == {path: _scan(path, text) for path, text in texts.items()}
+
+
+def _scan(path: str, text: str) -> object:
+    try:
+        return scan_text(path, text, "python")
+    except ValueError as exc:  # urlsplit on a literal "postgresql://[..." (tests/test_advise.py)
+        return repr(exc)
