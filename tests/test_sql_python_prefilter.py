@@ -103,3 +103,70 @@ def _scan(path: str, text: str) -> object:
         return scan_text(path, text, "python")
     except ValueError as exc:  # urlsplit on a literal "postgresql://[..." (tests/test_advise.py)
         return repr(exc)
+
+
+# --- JS/TS: the same filter before clike_literals ---------------------------------------
+
+JS_MATTERS = [
+    'db.query("SELECT 1")',
+    "db.query('  select 1')",
+    "db.query(`\n  LISTEN jobs`)",
+    'db.query("" + "select 1")',
+    'db.query("\\n" + "select 1")',
+    'db.query("SEL" + "ECT 1")',
+    'db.query("SEL" +\n  "ECT 1")',
+    'db.query("SEL\\\nECT 1")',
+    'db.query("\\SELECT 1")',
+    'db.query("S\\ELECT 1")',
+    'db.query("\\u0053ELECT 1")',
+    "db.query(`e${x}ecute p`)",
+    'db.query("e" + x + "ecute p")',
+    'const url = "postgres://app@db/app?options=-c%20x%3D1"',
+    'const url = "POSTGRESQL://app@db/app?options=-c%20x%3D1"',
+    'const url = "post" + "gres://app@db/app?options=-c%20x%3D1"',
+    'const dsn = "host=db options=\'-c search_path=app\'"',
+    'const dsn = "host" + "=db options=\'-c search_path=app\'"',
+    'const dsn = "host=db opt\\ions=\'-c search_path=app\'"',
+]
+
+
+def _js_used(source: str) -> list[str]:
+    from advisor.read.sql.drivers import literal_settings
+    from advisor.read.sql.literals import clike_literals
+
+    literals = clike_literals(source, "js")
+    return [lit.text for lit in literals if looks_like_statement(lit.text)] + \
+        [h.detail for h in literal_settings("a.js", literals, "js")]
+
+
+@pytest.mark.parametrize("source", JS_MATTERS)
+def test_every_way_of_writing_a_used_js_literal_is_let_through(source):
+    from advisor.read.sql.literals import may_hold_js_sql_literal
+
+    assert _js_used(source)  # the case is one the scan uses
+    assert may_hold_js_sql_literal(source)
+
+
+@pytest.mark.parametrize("source", [
+    'const label = "Resetting"; const options = {a: "b"};\n',
+    "el.setAttribute('selected', x) // don't\n",
+    'const re = /a+/; const msg = "a" + name;\n',
+])
+def test_a_js_source_without_such_a_literal_is_skipped(source):
+    from advisor.read.sql.literals import may_hold_js_sql_literal
+
+    assert not _js_used(source)
+    assert not may_hold_js_sql_literal(source)
+
+
+def test_the_js_scan_finds_the_same_with_and_without_the_filter(monkeypatch):
+    files = sorted(p for base in ("tests", "fixtures") for p in (REPO / base).rglob("*")
+                   if p.suffix in (".js", ".ts", ".mjs", ".cjs", ".jsx", ".tsx")
+                   and "node_modules" not in p.parts)
+    texts = {p.relative_to(REPO).as_posix(): p.read_text(encoding="utf-8", errors="replace")
+             for p in files}
+    texts.update({f"case{i}.js": source for i, source in enumerate(JS_MATTERS)})
+    filtered = {path: scan_text(path, text, "js") for path, text in texts.items()}
+    assert any(found for found, _problems in filtered.values())
+    monkeypatch.setattr(extract, "may_hold_js_sql_literal", lambda text: True)
+    assert filtered == {path: scan_text(path, text, "js") for path, text in texts.items()}

@@ -55,6 +55,7 @@ from advisor.read.sql.literals import (
     clike_literals,
     elixir_literals,
     elixir_source,
+    may_hold_js_sql_literal,
     may_hold_sql_literal,
     python_literals,
     python_text_literals,
@@ -298,6 +299,8 @@ def scan_text(
     elif kind in ("ruby", "java", "kotlin", "go", "js", "elixir"):
         if kind in ("ruby", "elixir"):
             literals = ruby_literals(text) if kind == "ruby" else elixir_literals(text)
+        elif kind == "js" and not may_hold_js_sql_literal(text):
+            literals = []  # none the scan would use: not scanned (may_hold_js_sql_literal)
         else:
             literals = clike_literals(text, kind)
         context = CodeContext(elixir_source(text) if kind == "elixir" else text, literals, kind)

@@ -554,6 +554,28 @@ def may_hold_sql_literal(text: str) -> bool:
             or _QUOTED.search(text) is not None)
 
 
+# The same for JS/TS (clike_literals), whose literals the scan uses when they look like
+# a statement or hold a connection string (drivers.literal_settings: a hazard needs
+# "postgres", any case, or "options" with "host="/"dbname="): `+` joins and template
+# fields (`${x}`, the placeholder) as Python's, and an escape of any character but
+# b f n r t v is that character ("\s" is "s"), so such an escape makes the scan run.
+_QUOTED_JS = re.compile(
+    r"""[`'"](?:(?<=[A-Za-z][`'"])[\s+()]*[`'"][A-Za-z=]"""
+    r"""|(?:[\s`'"+()]|\\.)*+(?i:"""
+    rf"""(?:{"|".join(sorted(STATEMENT_WORDS))})\b|e(?=\$\{{|[\s`'"()]*\+)))""",
+    re.DOTALL,
+)
+_ESCAPED_JS = re.compile(r"\\(?:[A-Zacdeghijklmopqsuwxyz=]|\r?\n|\r)")
+
+
+def may_hold_js_sql_literal(text: str) -> bool:
+    """False when no string literal of this JS/TS source can look like a statement or
+    hold a connection string the scan reads (see _QUOTED_JS); True when one may."""
+    return ("postgres" in text.casefold()
+            or ("options" in text and ("host=" in text or "dbname=" in text))
+            or _ESCAPED_JS.search(text) is not None or _QUOTED_JS.search(text) is not None)
+
+
 def python_literals(tree: ast.AST) -> list[Literal]:
     """String constants, f-strings (formatted parts -> placeholder) and `"a" + "b"`,
     skipping bare string statements (docstrings)."""
