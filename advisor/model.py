@@ -47,6 +47,9 @@ class Record(_Struct):
     """A mutable record (a Server being linked, a Topology being built)."""
 
 
+_INF = float("inf")
+
+
 def _set_float(obj: Struct, *names: str) -> None:
     """Store int values of float fields as floats (JSON shows 40.0, as documented)."""
     for name in names:
@@ -89,11 +92,15 @@ class Term(Frozen, kw_only=True):
     source: Source
 
     def __post_init__(self) -> None:
-        try:
-            _set_float(self, "value")
-        except OverflowError:  # 400 digits in a file: no float holds it
-            raise _unusable(self) from None
-        if self.value != self.value or self.value in (float("inf"), float("-inf")):
+        # _set_float's work, inline: every number linking and the budgets record is a Term
+        value = self.value
+        if type(value) is int:
+            try:
+                value = float(value)
+            except OverflowError:  # 400 digits in a file: no float holds it
+                raise _unusable(self) from None
+            force_setattr(self, "value", value)
+        if value != value or value == _INF or value == -_INF:
             raise _unusable(self)
 
     @property

@@ -20,17 +20,21 @@ from advisor.read.workloads import ConfigIndex
 OPERATOR_KINDS = frozenset({"Cluster", "Pooler", "postgresql", "PostgresCluster"})
 
 
-def _may_have_operator_entities(objects: list[K8sObject]) -> bool:
+def may_have_operator_entities(objects: list[K8sObject]) -> bool:
+    """Whether any object is an operator's resource (or a Bitnami PostgreSQL
+    StatefulSet): without one, there is nothing for the operator readers."""
     return any(o.kind in OPERATOR_KINDS or (
         o.kind == "StatefulSet" and o.labels.get("app.kubernetes.io/name") == "postgresql")
         for o in objects)
 
 
-def operator_secret_index(objects: list[K8sObject], default_ns: str) -> ConfigIndex:
+def operator_secret_index(objects: list[K8sObject], default_ns: str,
+                          likely: bool | None = None) -> ConfigIndex:
     """Connection Secrets the operators create (CloudNativePG `<cluster>-app`, Crunchy
     `<cluster>-pguser-<user>`, Zalando credentials), indexed as Secrets so that env
-    secretKeyRef/envFrom read their host, database and user."""
-    if not _may_have_operator_entities(objects):
+    secretKeyRef/envFrom read their host, database and user. `likely`: what
+    may_have_operator_entities(objects) said, when the caller asked it already."""
+    if not (may_have_operator_entities(objects) if likely is None else likely):
         return {}
     from advisor.read.sources.operators import operator_secrets
     from advisor.read.workloads import ConfigMapData
@@ -76,11 +80,11 @@ def operator_secret_route(c: Container, made: ConfigIndex) -> Route | None:
     return None
 
 
-def add_operator_entities(inputs: Inputs, topo: Topology, host_map: dict, default_ns: str
-                       ) -> set[str]:
+def add_operator_entities(inputs: Inputs, topo: Topology, host_map: dict, default_ns: str,
+                          likely: bool | None = None) -> set[str]:
     """Servers and poolers from operator resources; returns the refs of the objects
-    they stand for."""
-    if not _may_have_operator_entities(inputs.objects):
+    they stand for. `likely`: as for operator_secret_index."""
+    if not (may_have_operator_entities(inputs.objects) if likely is None else likely):
         return set()
     from advisor.read.sources.operators import operator_entities
 

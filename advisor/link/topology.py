@@ -31,7 +31,11 @@ from advisor.link.hosts import (
     targets_by_namespace,
 )
 from advisor.link.inputs import Inputs
-from advisor.link.operators import add_operator_entities, operator_secret_index
+from advisor.link.operators import (
+    add_operator_entities,
+    may_have_operator_entities,
+    operator_secret_index,
+)
 from advisor.link.poolers import (
     declared_proxy,
     pooler_from_workload,
@@ -80,8 +84,10 @@ def build_topology(inputs: Inputs) -> Topology:
         one = [obj]
         index.update(guarded(topo.problems, obj.path, partial(configmap_index, one), {},
                              "reading this object", obj.line))
+    operated = may_have_operator_entities(inputs.objects)  # asked once, for both steps
     operator_secrets = guarded(topo.problems, ".", partial(
-        operator_secret_index, inputs.objects, default_ns), {}, "reading operator-made Secrets")
+        operator_secret_index, inputs.objects, default_ns, operated), {},
+        "reading operator-made Secrets")
     for key, made in operator_secrets.items():
         index.setdefault(key, made)  # a Secret in the repository wins
     for obj in inputs.objects:
@@ -102,7 +108,7 @@ def build_topology(inputs: Inputs) -> Topology:
     # 1. servers and poolers: operator resources first, then plain workloads (less the
     # ones an operator entity already stands for, such as Bitnami's StatefulSets)
     host_map: dict[str, tuple[str, str]] = {}  # hostname -> (kind, id)
-    claimed = add_operator_entities(inputs, topo, host_map, default_ns)
+    claimed = add_operator_entities(inputs, topo, host_map, default_ns, operated)
     loads = [w for w in loads if w.obj.ref not in claimed]
     # Workloads that run a server or only poolers are no clients (step 3): known here
     not_clients: set[int] = set()
