@@ -16,6 +16,7 @@ Only host, port, database and user are kept (never the password). Formats:
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from urllib.parse import parse_qs, unquote
 
 from msgspec.structs import replace
@@ -182,6 +183,9 @@ _SCHEME_ALIAS = re.compile(
     r"^(?:postgres(?:ql)?\+[\w.-]+|postgis|pgsql|timescaledb|ecto)://", re.I)
 
 
+# Pure, and asked twice for most clients (the Spring/Hikari reader and the env's URL):
+# the second time answered from here.
+@lru_cache(maxsize=1024)
 def route_from_url(url: str, source: Source) -> Route | None:
     """A Route from any connection string form above; None when there is no host or
     database to follow (unresolved placeholders, other databases, unknown forms).
