@@ -135,16 +135,22 @@ def _urls(text: str) -> list[str]:
 
 def _query_params(url: str) -> dict[str, str]:
     body = url.removeprefix("jdbc:")
-    query = urlsplit(body).query if "?" in body else ""
+    try:
+        query = urlsplit(body).query if "?" in body else ""
+    except ValueError:  # "postgresql://[..." (an unclosed IPv6 bracket): not a URL's query
+        query = body.partition("?")[2]
     # pgjdbc also accepts ';' separated properties? No: only '&'. Keys are case-sensitive
     # there, but users write PrepareThreshold too; compare case-insensitively.
     return {k.lower(): unquote(v) for k, v in parse_qsl(query, keep_blank_values=True)}
 
 
 def _redact(url: str) -> str:
-    parts = urlsplit(url.removeprefix("jdbc:"))
-    if parts.password:
-        url = url.replace(f":{parts.password}@", ":***@")
+    try:
+        password = urlsplit(url.removeprefix("jdbc:")).password
+    except ValueError:  # not parseable as a URL: hide whatever sits between ':' and '@'
+        return re.sub(r"(//[^/:@]*:)[^@/]*@", r"\1***@", url)
+    if password:
+        url = url.replace(f":{password}@", ":***@")
     return url
 
 

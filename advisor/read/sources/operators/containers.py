@@ -210,10 +210,18 @@ def _edoburu(env: tuple[EnvVar, ...], version: BouncerVersion
     url = values.get("DATABASE_URL")
     host_var = values.get("DB_HOST")
     if url is not None and url.value and not url.secret:
-        parts = urlsplit(url.value)
+        try:
+            parts = urlsplit(url.value)
+        except ValueError:  # a bracket left open: nothing of it can be trusted
+            parts = urlsplit("")
+        try:
+            port = parts.port or 5432
+        except ValueError:  # a port that is no number ($(DB_PORT)): PostgreSQL's default
+            port = 5432
+        host = parts.hostname
         dbname = parts.path.lstrip("/") or None
         databases.append(PoolerDatabase(
-            name=dbname or "*", host=parts.hostname, port=parts.port or 5432, dbname=dbname,
+            name=dbname or "*", host=host, port=port, dbname=dbname,
             location=url.source.location() or Location(path="", line=None)))
     elif host_var is not None and host_var.value:
         port_var = values.get("DB_PORT")
