@@ -52,3 +52,24 @@ def test_a_pgbouncer_database_url_with_a_variable_port_keeps_the_pooler():
     assert settings["pool_mode"].value == "transaction"
     (db,) = databases
     assert db.dbname == "orders" and db.port == 5432
+
+
+def test_kubernetes_dollar_escapes_in_env_values():
+    """Kubernetes expands `$(VAR)` from variables defined earlier, keeps an unknown
+    reference as written, and reads `$$` as one `$` (so `$$(A)` is the text `$(A)`)."""
+    from advisor.read.sources.k8s import k8s_objects
+    from advisor.read.workloads import configmap_index, workloads
+
+    text = (
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec:\n"
+        "  template:\n    spec:\n      containers:\n        - name: web\n"
+        "          image: web:1\n          env:\n"
+        "            - {name: HOST, value: db}\n"
+        "            - {name: URL, value: 'postgres://app@$(HOST):5432/$(NOPE)'}\n"
+        "            - {name: LITERAL, value: 'keep $$(HOST) and pa$$word'}\n")
+    objects, problems = k8s_objects(text, "k8s/web.yaml")
+    assert not problems
+    (load,) = workloads(objects, configmap_index(objects))
+    env = {e.name: e.value for e in load.containers[0].env}
+    assert env["URL"] == "postgres://app@db:5432/$(NOPE)"
+    assert env["LITERAL"] == "keep $(HOST) and pa$word"

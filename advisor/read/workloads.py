@@ -401,9 +401,9 @@ def _env(obj: K8sObject, keys: tuple, c: Any, index: ConfigIndex) -> list[EnvVar
                             key=name)
         if "value" in e:
             value = str(e["value"])
-            # only a value with a `$(` can expand: the others need no map of the earlier
-            # variables (one per variable was quadratic in a container's env)
-            out.append(EnvVar(name=name, value=_expand(value, out) if "$(" in value
+            # only a value with a `$` can change (`$(VAR)`, or `$$` for a `$`): the others
+            # need no map of the earlier variables (one per variable was quadratic)
+            out.append(EnvVar(name=name, value=_expand(value, out) if "$" in value
                               else value, source=src))
             continue
         vf = e.get("valueFrom") or {}
@@ -430,13 +430,15 @@ def _env(obj: K8sObject, keys: tuple, c: Any, index: ConfigIndex) -> list[EnvVar
     return list(last.values())
 
 
-_VAR_REF = re.compile(r"\$\(([A-Za-z_][A-Za-z0-9_]*)\)")
+# `$$` first: Kubernetes reads it as an escaped `$` (`$$(A)` is the text `$(A)`).
+_VAR_REF = re.compile(r"\$\$|\$\(([A-Za-z_][A-Za-z0-9_]*)\)")
 
 
 def _expand(value: str, earlier: list[EnvVar]) -> str:
     """Kubernetes `$(VAR)` expansion against variables defined before this one."""
     known = {v.name: v.value for v in earlier if v.value is not None}
-    return _VAR_REF.sub(lambda m: known.get(m.group(1), m.group(0)), value)
+    return _VAR_REF.sub(lambda m: "$" if m.group(1) is None else known.get(m.group(1), m.group(0)),
+                        value)
 
 
 def env_map(container: Container) -> dict[str, EnvVar]:
