@@ -25,3 +25,20 @@ def pg_template():
     from tests.realpg import template_datadir
 
     return template_datadir()
+
+
+@pytest.fixture
+def reads(monkeypatch) -> dict[str, int]:
+    """How many times each file was read during a test (every reader goes through
+    advisor.read.fs.read_regular): the read-once and cache tests count with it."""
+    from advisor.read import fs
+
+    counts: dict[str, int] = {}
+    real = fs.read_regular
+
+    def counting(path, *a, **kw):
+        counts[str(path)] = counts.get(str(path), 0) + 1
+        return real(path, *a, **kw)
+
+    monkeypatch.setattr(fs, "read_regular", counting)
+    return counts

@@ -339,23 +339,6 @@ def test_fixture_reports_are_the_same_cold_warm_and_without_cache(tmp_path, fixt
 # --- each source file read once ------------------------------------------------------
 
 
-@pytest.fixture
-def reads(monkeypatch) -> dict[str, int]:
-    """How many times each file was read during a run (every reader goes through
-    advisor.read.fs.read_regular)."""
-    from advisor.read import fs
-
-    counts: dict[str, int] = {}
-    real = fs.read_regular
-
-    def counting(path, *a, **kw):
-        counts[str(path)] = counts.get(str(path), 0) + 1
-        return real(path, *a, **kw)
-
-    monkeypatch.setattr(fs, "read_regular", counting)
-    return counts
-
-
 def test_app_sources_are_read_once_by_the_app_and_sql_scans(tmp_path, reads):
     """A Django app behind PgBouncer: the app scan reads its sources for the pool
     settings and the SQL scan for queries, from one read."""

@@ -56,21 +56,6 @@ def scans(monkeypatch) -> list[str]:
     return seen
 
 
-@pytest.fixture
-def reads(monkeypatch) -> dict[str, int]:
-    from advisor.read import fs
-
-    counts: dict[str, int] = {}
-    real = fs.read_regular
-
-    def counting(path, *a, **kw):
-        counts[str(path)] = counts.get(str(path), 0) + 1
-        return real(path, *a, **kw)
-
-    monkeypatch.setattr(fs, "read_regular", counting)
-    return counts
-
-
 TREES = [*sorted(p for p in APPS.iterdir() if p.is_dir()),
          *sorted(p for p in REAL_APPS.iterdir() if p.is_dir())]
 

@@ -19,22 +19,6 @@ APPS = REPO / "tests" / "fixtures_apps"
 REGISTRY = load_rules()
 
 
-@pytest.fixture
-def reads(monkeypatch) -> dict[str, int]:
-    """How many times each file was read (every reader goes through read_regular)."""
-    from advisor.read import fs
-
-    counts: dict[str, int] = {}
-    real = fs.read_regular
-
-    def counting(path, *a, **kw):
-        counts[str(path)] = counts.get(str(path), 0) + 1
-        return real(path, *a, **kw)
-
-    monkeypatch.setattr(fs, "read_regular", counting)
-    return counts
-
-
 def _behind_pgbouncer(tmp_path: Path, app: str) -> Path:
     """The app fixture with a PgBouncer beside it: the SQL scan runs too."""
     repo = tmp_path / app
