@@ -239,18 +239,17 @@ def _name_unlinked_services(topo: Topology, services: list[dict], default_ns: st
                 if c.target_id is None and c.route is not None and c.route.host]
     if not unlinked:
         return
-    by_host: dict[str, tuple[str, str]] = {}
-    for svc in services:
-        obj = svc["obj"]
-        where = obj.location().label()
+    by_host: dict[str, tuple[str, str]] = {}  # host -> ("service", its index in services)
+    for at, svc in enumerate(services):
         for host in host_forms(svc["name"], svc["namespace"] or default_ns):
-            by_host.setdefault(host, ("service", f"{svc['name']}|{where}"))
+            by_host.setdefault(host, ("service", str(at)))
     for client in unlinked:
         found = resolve_host(client.route.host, client.namespace or default_ns, by_host)
         if found is not None:
-            name, where = found[1].split("|", 1)
+            svc = services[int(found[1])]
             client.unlinked_service = (
-                f"Service {name} ({where}), whose pods run no image read as PostgreSQL or "
+                f"Service {svc['name']} ({svc['obj'].location().label()}), whose pods run "
+                "no image read as PostgreSQL or "
                 "PgBouncer (a custom image counts when the Dockerfile that builds it, "
                 "FROM postgres, is among the scanned paths)")
 
