@@ -17,7 +17,8 @@ def unlinked_database_client(topo: Topology, ctx: RuleContext) -> Iterator[Findi
     """## What it does
     Reports a workload whose environment names a PostgreSQL URL or host that matches no
     Service, operator service, server or pooler in the repository and no declared
-    server: its connections are in no budget.
+    server, or a Service whose pods run no image read as PostgreSQL or PgBouncer (the
+    finding names that Service and its file:line): its connections are in no budget.
 
     ## Why is this bad
     The server it reaches (a managed database, a server in another repository, or a
