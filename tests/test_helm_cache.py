@@ -10,6 +10,7 @@ import io
 import shutil
 import sys
 import tarfile
+import tempfile
 from pathlib import Path
 
 import msgspec
@@ -317,3 +318,61 @@ def test_a_symlink_out_of_the_root_is_refused_with_the_cache_too(tmp_path, rende
         report = _check([repo])
         assert "symlink points outside the scanned root" in report
     assert renders == []
+
+
+# --- a chart at the repository root: the cache folder is inside it --------------------
+
+FILES_LIST = """apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: files
+data:
+  list: |
+{{- range $path, $_ := .Files.Glob "**" }}
+    {{ $path }}
+{{- end }}
+"""
+
+
+def _root_chart(tmp_path: Path) -> Path:
+    """A repository that is a chart (no .helmignore), one of whose templates lists every
+    file Helm loaded; with a .git folder, and a symlink to a folder Helm follows."""
+    repo = tmp_path / "repo"
+    (repo / "templates").mkdir(parents=True)
+    (repo / "Chart.yaml").write_text("apiVersion: v2\nname: rootchart\nversion: 0.1.0\n")
+    (repo / "values.yaml").write_text("x: 1\n")
+    (repo / "templates" / "files.yaml").write_text(FILES_LIST)
+    (repo / ".git").mkdir()
+    (repo / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
+    (repo / "conf").mkdir()
+    (repo / "conf" / "a.txt").write_text("a\n")
+    (repo / "linked").symlink_to("conf")
+    return repo
+
+
+def _files_listed(repo: Path) -> tuple[list[str], list[str]]:
+    """The files the chart's template listed; the notices of the render."""
+    from advisor.read.fs import Root
+
+    rendered = helm_mod.render_chart(Root(repo), ".")
+    (files,) = [o for o in rendered.objects if o.name == "files"]
+    return files.body["data"]["list"].split(), rendered.notices
+
+
+def test_a_chart_at_the_root_does_not_load_the_cache_folder(tmp_path):
+    """Helm loads every file of the chart folder .helmignore does not name (checked with
+    the engine: without the view, the list holds .pool-advisor-cache/...): the cache
+    folder is not one of them, whether the cache is used or not; the rest is as Helm
+    loads it (.git included, a symlinked folder followed)."""
+    repo = _root_chart(tmp_path)
+    listed, notices = _files_listed(repo)  # no cache folder yet
+    assert listed == [".git/HEAD", "conf/a.txt", "linked/a.txt"]
+    # Helm's own word about the chart's symlink, for the chart's own folder
+    assert any(f"path={repo}/linked resolved={repo}/conf" in n for n in notices), notices
+    first = _check([repo])  # writes the cache folder
+    assert (repo / CACHE_DIR / ".gitignore").is_file()
+    assert _files_listed(repo) == (listed, notices)
+    assert _check([repo], cache=False) == first
+    (repo / CACHE_DIR / "extra.txt").write_text("x\n")  # the cache changing: same key
+    assert _check([repo]) == first
+    assert not list(Path(tempfile.gettempdir()).glob("pool-advisor-chart-*"))  # cleaned up

@@ -44,7 +44,7 @@ from advisor.read.render.helm_positions import (
     template_display,
     template_text,
 )
-from advisor.read.render.helm_process import EngineProcess, RenderLimit
+from advisor.read.render.helm_process import EngineProcess, EngineView, RenderLimit
 from advisor.read.render.helm_trace import ChartRenderer, ValuesTracer, apply_traces
 from advisor.read.render.helm_values import (
     ValuesLayer,
@@ -146,6 +146,15 @@ def _render_with_engine(helm: Any, root: Root, chart_path: Path, chart_rel: str,
     """The chart rendered and traced; and whether the same inputs always give this
     (no limit stopped a render, the engine did not die, tracing was not cut short by
     its time or render budget)."""
+    with EngineView(root.path, chart_path) as view:
+        return _render_in(helm, root, chart_path, chart_rel, defaults, layers, release,
+                          namespace, out, engine, view)
+
+
+def _render_in(helm: Any, root: Root, chart_path: Path, chart_rel: str,
+               defaults: list[ValuesLayer], layers: list[ValuesLayer], release: str,
+               namespace: str | None, out: Rendered, engine: EngineProcess | None,
+               view: EngineView) -> tuple[Rendered, bool]:
     try:
         helm.validate_release_name(release)
     except helm.HelmError as exc:
@@ -158,10 +167,10 @@ def _render_with_engine(helm: Any, root: Root, chart_path: Path, chart_rel: str,
         user = merge_maps(user, layer.plain)
     failures = engine.failures if engine is not None else 0
     try:
-        chart = EngineChart.load(chart_path, engine)
+        chart = EngineChart.load(view.path, engine, said=view.said)
     except EngineError as exc:
-        out.problems.append(helm_problem(f"{chart_rel}/Chart.yaml",
-                                         f"Helm cannot load the chart: {short_error(exc)}",
+        out.problems.append(helm_problem(f"{chart_rel}/Chart.yaml", "Helm cannot load the "
+                                         f"chart: {short_error(view.error(exc))}",
                                          fatal=True))
         return out, engine is not None and engine.failures == failures
     with chart:
@@ -177,7 +186,7 @@ def _render_with_engine(helm: Any, root: Root, chart_path: Path, chart_rel: str,
             _warnings(chart_rel, chart.warnings, out)
             return out, False
         except EngineError as exc:
-            problem = _render_problem(root, chart_path, chart_rel, exc)
+            problem = _render_problem(root, chart_path, chart_rel, view.error(exc))
             if missing and "no template" in str(exc):
                 names = ", ".join(name for name, _key, _cond in missing)
                 problem = replace(problem, message=(

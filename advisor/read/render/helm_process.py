@@ -14,10 +14,12 @@ import json
 import os
 import re
 import selectors
+import shutil
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -53,6 +55,7 @@ class EngineProcess:
         self.stderr = tempfile.TemporaryFile()  # noqa: SIM115 (closed in close())
         self.stderr_seen = 0
         self.warnings: list[str] = []
+        self.said: Callable[[str], str | None] | None = None  # see EngineView.said
         self.starts = 0
         # Requests the process did not answer (a limit stopped it, it died): a render
         # that saw one may differ from the same render on another run (cached only if not).
@@ -69,9 +72,11 @@ class EngineProcess:
         self._collect_stderr()
         self.stderr.close()
 
-    def load(self, chart_dir: Path) -> Any:
-        """Make `chart_dir` the chart of the next requests; its metadata."""
+    def load(self, chart_dir: Path, said: Callable[[str], str | None] | None = None) -> Any:
+        """Make `chart_dir` the chart of the next requests; its metadata. `said`: what
+        is kept of each line the engine prints while it serves this chart."""
         self.chart_dir = chart_dir
+        self.said = said
         self.warnings = []
         if self.proc is None:
             self._start()
@@ -175,7 +180,9 @@ class EngineProcess:
         self.stderr_seen += len(data)
         self.stderr.seek(0, os.SEEK_END)
         for raw in data.decode("utf-8", "replace").splitlines():
-            line = _GO_LOG_TIME.sub("", raw.strip())  # Go's `log` prefix
+            line: str | None = _GO_LOG_TIME.sub("", raw.strip())  # Go's `log` prefix
+            if line and self.said is not None:
+                line = self.said(line)
             if line and line not in self.warnings and len(self.warnings) < 50:
                 self.warnings.append(line[:300])
 
@@ -220,11 +227,12 @@ class EngineChart:
             {"name": n} for n in loaded.get("dependencies") or []]
 
     @classmethod
-    def load(cls, chart_dir: Path, process: EngineProcess | None = None) -> EngineChart:
+    def load(cls, chart_dir: Path, process: EngineProcess | None = None, *,
+             said: Callable[[str], str | None] | None = None) -> EngineChart:
         owned = process is None
         engine = EngineProcess() if process is None else process
         try:
-            loaded = engine.load(chart_dir)
+            loaded = engine.load(chart_dir, said)
         except BaseException:
             if owned:
                 engine.close()
@@ -250,3 +258,65 @@ class EngineChart:
         del is_install  # the worker always renders as an install, as `helm template`
         return self.process.request({"op": "render", "values": values, "name": name,
                                      "namespace": namespace}, timeout=timeout)
+
+
+class EngineView:
+    """The folder the engine loads a chart from: the chart's own, except for a chart at
+    the scanned root, which holds the parse cache's folder (advisor.read.cache.CACHE_DIR).
+    Helm loads every file under a chart that .helmignore does not name as a chart file
+    (`.Files`; checked with the engine: `.Files.Glob "**"` lists the cache's pack), so
+    that chart is loaded from a temporary folder of symlinks to each of its entries but
+    the cache folder. Helm follows them (it reads the same files under the same names)
+    and says so on stderr for each: those lines are dropped, and the temporary folder's
+    path is put back to the chart's in whatever else Helm says."""
+
+    def __init__(self, root: Path, chart_path: Path) -> None:
+        self.real = chart_path
+        self.path = chart_path
+        self.root = root
+        self._made: Path | None = None
+
+    def __enter__(self) -> EngineView:
+        from advisor.read.cache import CACHE_DIR
+
+        if self.real != self.root or not os.path.lexists(self.real / CACHE_DIR):
+            return self
+        made = Path(tempfile.mkdtemp(prefix="pool-advisor-chart-"))
+        self._made = made
+        try:
+            with os.scandir(self.real) as entries:
+                for entry in entries:
+                    if entry.name != CACHE_DIR:
+                        os.symlink(entry.path, made / entry.name)
+        except OSError:
+            self.__exit__()
+            raise
+        self.path = made
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        made, self._made = self._made, None
+        if made is not None:
+            shutil.rmtree(made, ignore_errors=True)  # unlinks the symlinks, not what they name
+        self.path = self.real
+
+    def said(self, line: str) -> str | None:
+        """A line the engine printed, as it reads for the chart's own folder; None for
+        Helm's note about one of this view's symlinks."""
+        if self._made is None:
+            return line
+        made = str(self._made)
+        if "found symbolic link in path" in line:
+            for name in os.listdir(made):
+                link, target = os.path.join(made, name), os.path.join(self.real, name)
+                if line.endswith((f"path={link} resolved={target}",
+                                  f'path="{link}" resolved="{target}"')):
+                    return None
+        return line.replace(made, str(self.real))
+
+    def error(self, exc: Exception) -> Exception:
+        """`exc` with the view's path put back to the chart's."""
+        if self._made is None or str(self._made) not in str(exc):
+            return exc
+        text = str(exc).replace(str(self._made), str(self.real))
+        return EngineError(text, getattr(exc, "kind", "HelmError"))
