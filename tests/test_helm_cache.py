@@ -7,6 +7,7 @@ render that is not deterministic (tracing cut short) is not kept."""
 from __future__ import annotations
 
 import io
+import os
 import shutil
 import sys
 import tarfile
@@ -376,3 +377,54 @@ def test_a_chart_at_the_root_does_not_load_the_cache_folder(tmp_path):
     (repo / CACHE_DIR / "extra.txt").write_text("x\n")  # the cache changing: same key
     assert _check([repo]) == first
     assert not list(Path(tempfile.gettempdir()).glob("pool-advisor-chart-*"))  # cleaned up
+
+
+# --- a chart known by its files' stat signatures ---------------------------------------
+
+
+@pytest.fixture
+def chart_reads(monkeypatch) -> list[str]:
+    """Files read to make a chart's key."""
+    seen: list[str] = []
+    real = helm_cache.read_regular
+
+    def counting(path, *a, **kw):
+        seen.append(str(path))
+        return real(path, *a, **kw)
+
+    monkeypatch.setattr(helm_cache, "read_regular", counting)
+    return seen
+
+
+def test_an_unchanged_chart_is_known_without_reading_its_files(tmp_path, renders,
+                                                               chart_reads, monkeypatch):
+    from advisor.read import cache as cache_mod
+
+    monkeypatch.setattr(cache_mod, "RACY_NS", -10**15)  # every file old enough
+    repo = _copy(PROD, tmp_path)
+    first = _check([repo])  # renders, reads every file for the key, keeps its signature
+    assert renders == ["charts/api"] and chart_reads
+    renders.clear()
+    chart_reads.clear()
+    assert _check([repo]) == first
+    assert renders == [] and chart_reads == []
+    # Same size, same mtime, another content: the ctime moved, so it is read again.
+    values = repo / API / "values-prod.yaml"
+    st = values.stat()
+    _replace(values, "replicaCount: 4", "replicaCount: 6")
+    os.utime(values, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert values.stat().st_size == st.st_size and values.stat().st_mtime_ns == st.st_mtime_ns
+    changed = _check([repo])
+    assert renders == ["charts/api"] and str(values) in chart_reads
+    assert changed != first and changed == _check([repo], cache=False)
+
+
+def test_a_chart_written_in_this_clock_tick_is_read_again(tmp_path, renders, chart_reads):
+    """Files younger than RACY_NS at the run's start (all of them: just copied) are not
+    known by their signature: a warm run reads them to make the key."""
+    repo = _copy(PROD, tmp_path)
+    first = _check([repo])
+    renders.clear()
+    chart_reads.clear()
+    assert _check([repo]) == first
+    assert renders == [] and str(repo / API / "values-prod.yaml") in chart_reads

@@ -83,11 +83,12 @@ def render_chart(root: Root, chart_dir: str, *, values_files: list[str] | None =
         return out
     key = None
     if use_engine and engine_id is not None and cache is not None and cache.enabled:
-        from advisor.read.render.helm_cache import chart_key, lookup
+        from advisor.read.render.helm_cache import known_key, lookup
 
-        # (chart_key reads no symlink: it has no key for a chart that holds one)
-        key = chart_key(root, chart_path, chart_rel, values_files, set_values, release,
-                        namespace, engine_id)
+        # (chart_key reads no symlink: it has no key for a chart that holds one; known
+        # from the files' stat signatures when none changed since a run that made it)
+        key = known_key(cache, root, chart_path, chart_rel, values_files, set_values,
+                        release, namespace, engine_id)
         cached = lookup(cache, chart_rel, key) if key is not None else None
         if cached is not None:
             return cached

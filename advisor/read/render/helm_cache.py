@@ -13,6 +13,13 @@ is stored under a key made of every input that can change it:
   and modification time, and the HELM_* environment;
 - the tool itself: FileCache keeps one folder per tool version and advisor sources.
 
+A warm run does not read the chart's files to make that key when none changed: the key
+is also kept under the chart's stat signature (every file's and folder's name, and each
+file's size, mtime, ctime, inode and device, plus the other inputs above), kind
+`helm-stat`, as advisor.read.cache knows an unchanged manifest. It is kept only when
+every file's mtime and ctime are older than the run's start by RACY_NS (a file written
+in the clock tick it was looked at could change again without its signature changing).
+
 What is not deterministic is not stored: a render a limit stopped, an engine that died,
 values tracing stopped by its time or render budget, the values-only reading without
 the engine.
@@ -40,6 +47,7 @@ except ImportError:  # pragma: no cover - a Python without the built-in module
     from hashlib import blake2b
 
 KIND = "helm"  # the FileCache kind of a rendered chart
+STAT_KIND = "helm-stat"  # the FileCache kind of a chart's key under its stat signature
 SCHEMA = 1
 MAX_CHART_BYTES = 256 * 1024 * 1024  # a chart larger than this is rendered, not hashed
 
@@ -94,21 +102,41 @@ def engine_identity(environ: dict[str, str] | None = None) -> str | None:
     return "\n".join(parts)
 
 
+def known_key(cache: Any, root: Root, chart_path: Path, chart_rel: str,
+              values_files: list[str], set_values: list[str], release: str,
+              namespace: str | None, engine: str) -> str | None:
+    """`chart_key`, taken from `cache` when no input's stat signature changed since a
+    run that made it; else made (every input read), and kept under the signature when
+    every input is old enough to be known by it (advisor.read.cache.trusted)."""
+    from advisor.read.cache import trusted
+
+    head = _head(root, chart_path, chart_rel, values_files, set_values, release, namespace,
+                 engine)
+    signed = _stat_signature(root, chart_path, values_files, head)
+    if signed is None:
+        return None  # a symlink, a special file, an input that cannot be read
+    signature, newest = signed
+    known = cache.get(STAT_KIND, chart_rel, signature, str)
+    if known is not None:
+        return known
+    key = chart_key(root, chart_path, chart_rel, values_files, set_values, release,
+                    namespace, engine)
+    if key is not None and trusted(newest, cache.started_ns):
+        cache.put(STAT_KIND, chart_rel, signature, key)
+    return key
+
+
 def chart_key(root: Root, chart_path: Path, chart_rel: str, values_files: list[str],
               set_values: list[str], release: str, namespace: str | None,
               engine: str) -> str | None:
     """The key of a render of `chart_path` with these values (see the module's text);
     None when an input cannot be read as a plain file (the render says why, if it must)."""
-    from advisor.read.cache import CACHE_DIR
     from advisor.read.render.helm_values import find_values_file
 
     digest = blake2b(digest_size=32)
-    digest.update(json.dumps([SCHEMA, engine, str(root.path), chart_rel, values_files,
-                              set_values, release, namespace]).encode("utf-8", "surrogatepass"))
-    # The cache folder is in the chart when the chart is the repository root: it changes
-    # on every run that writes it.
-    skip = {CACHE_DIR} if chart_path == root.path else set()
-    if not _hash_folder(digest, chart_path, "", skip):
+    digest.update(_head(root, chart_path, chart_rel, values_files, set_values, release,
+                        namespace, engine))
+    if not _hash_folder(digest, chart_path, "", _skipped(root, chart_path)):
         return None
     for name in values_files:
         try:
@@ -120,9 +148,76 @@ def chart_key(root: Root, chart_path: Path, chart_rel: str, values_files: list[s
     return digest.hexdigest()
 
 
+def _head(root: Root, chart_path: Path, chart_rel: str, values_files: list[str],
+          set_values: list[str], release: str, namespace: str | None, engine: str) -> bytes:
+    """The inputs of a render that are not files."""
+    return json.dumps([SCHEMA, engine, str(root.path), chart_rel, values_files, set_values,
+                       release, namespace]).encode("utf-8", "surrogatepass")
+
+
+def _skipped(root: Root, chart_path: Path) -> set[str]:
+    """The cache folder is in the chart when the chart is the repository root: it changes
+    on every run that writes it, and the engine does not load it (EngineView)."""
+    from advisor.read.cache import CACHE_DIR
+
+    return {CACHE_DIR} if chart_path == root.path else set()
+
+
+class _Newest:
+    """The latest mtime and ctime seen, in the shape advisor.read.cache.trusted reads."""
+
+    st_mtime_ns = 0
+    st_ctime_ns = 0
+
+
+def _stat_signature(root: Root, chart_path: Path, values_files: list[str], head: bytes
+                    ) -> tuple[str, _Newest] | None:
+    """A digest of what `chart_key` reads, by stat signature instead of content (the same
+    walk, so the same files and folders); and the newest times among them. None where
+    `chart_key` is None for the kind of a file, or an input cannot be looked at."""
+    from advisor.read.render.helm_values import find_values_file
+
+    digest = blake2b(digest_size=32)
+    digest.update(head)
+    newest = _Newest()
+    if not _walk(chart_path, "", _skipped(root, chart_path),
+                 lambda shown, st, path: _signed(digest, newest, shown, st),
+                 lambda shown: digest.update(f"d\0{shown}\0".encode("utf-8",
+                                                                        "surrogatepass"))):
+        return None
+    for name in values_files:
+        try:
+            real = find_values_file(root, chart_path, name)
+            st = os.stat(real, follow_symlinks=False)
+        except (InputError, OSError):
+            return None
+        if not stat.S_ISREG(st.st_mode):
+            return None
+        _signed(digest, newest, str(real), st)
+    return digest.hexdigest(), newest
+
+
+def _signed(digest: Any, newest: _Newest, shown: str, st: os.stat_result) -> bool:
+    digest.update(f"f\0{shown}\0{st.st_size}\0{st.st_mtime_ns}\0{st.st_ctime_ns}\0"
+                  f"{st.st_ino}\0{st.st_dev}\0".encode("utf-8", "surrogatepass"))
+    newest.st_mtime_ns = max(newest.st_mtime_ns, st.st_mtime_ns)
+    newest.st_ctime_ns = max(newest.st_ctime_ns, st.st_ctime_ns)
+    return True
+
+
 def _hash_folder(digest: Any, folder: Path, rel: str, skip: set[str]) -> bool:
     """Every file under `folder`, by path and content, in name order; False for a
     symlink, a special file or too much to read."""
+    return _walk(folder, rel, skip,
+                 lambda shown, st, path: _hash_file(digest, path, shown),
+                 lambda shown: digest.update(f"d\0{shown}\0".encode("utf-8",
+                                                                        "surrogatepass")))
+
+
+def _walk(folder: Path, rel: str, skip: set[str], on_file: Any, on_folder: Any) -> bool:
+    """`on_folder(shown)` for each folder and `on_file(shown, stat, path)` for each file
+    under `folder` (`shown`: its path under `folder`, after `rel`), in name order; False for a
+    symlink, a special file, more than MAX_CHART_BYTES, or `on_file` saying False."""
     total = 0
     stack = [(folder, rel)]
     while stack:
@@ -142,11 +237,11 @@ def _hash_folder(digest: Any, folder: Path, rel: str, skip: set[str]) -> bool:
             except OSError:
                 return False
             if stat.S_ISDIR(st.st_mode):
-                digest.update(f"d\0{shown}\0".encode("utf-8", "surrogatepass"))
+                on_folder(shown)
                 subfolders.append((Path(entry.path), f"{shown}/"))
             elif stat.S_ISREG(st.st_mode):
                 total += st.st_size
-                if total > MAX_CHART_BYTES or not _hash_file(digest, Path(entry.path), shown):
+                if total > MAX_CHART_BYTES or not on_file(shown, st, Path(entry.path)):
                     return False
             else:  # a symlink (Helm follows it), a FIFO, a socket: not cached
                 return False
