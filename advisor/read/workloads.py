@@ -54,7 +54,8 @@ class ConfigMapData(Struct):
         file a Helm chart copied the text from."""
         from advisor.read.sources.k8s import block_offset
 
-        traced = self.obj.value_sources.get(f"data.{key}#1")
+        sources = self.obj.value_sources
+        traced = sources.get(f"data.{key}#1") if sources else None
         if traced is not None and traced.path is not None and traced.line is not None:
             return traced.path, traced.line - 1
         strings = self.obj.body.get("stringData") or {}

@@ -48,14 +48,16 @@ def field_source(obj: K8sObject, *keys: str | int, text_line: int | None = None,
                  key: str | None = None) -> Source:
     """Where the value at `keys` was set: the traced values-file/overlay line when
     known, else the object's own position."""
-    dotted = field_path(*keys)
-    if text_line is not None:
-        traced = obj.value_sources.get(f"{dotted}#{text_line}")
+    sources = obj.value_sources
+    if sources:
+        dotted = field_path(*keys)
+        if text_line is not None:
+            traced = sources.get(f"{dotted}#{text_line}")
+            if traced is not None:
+                return traced
+        traced = sources.get(dotted)
         if traced is not None:
             return traced
-    traced = obj.value_sources.get(dotted)
-    if traced is not None:
-        return traced
     return obj.source(*keys, key=key)
 
 
@@ -63,8 +65,9 @@ def text_origin(obj: K8sObject, *keys: str | int) -> tuple[str, int] | None:
     """For a multi-line string copied verbatim from a values file (a postgresql.conf
     block in values), the (path, line_offset) to parse it at its real position, so a
     parser's line 1 lands on the values file's first content line. None otherwise."""
-    dotted = field_path(*keys)
-    first = obj.value_sources.get(f"{dotted}#1")
+    if not obj.value_sources:
+        return None
+    first = obj.value_sources.get(f"{field_path(*keys)}#1")
     if first is None or first.path is None or first.line is None:
         return None
     return first.path, first.line - 1

@@ -285,7 +285,7 @@ def store(cache: Any, chart_rel: str, key: str, rendered: Rendered) -> None:
         objects = [CachedHelmObject(kind=o.kind, api_version=o.api_version, name=o.name,
                                     namespace=o.namespace, body=encode_tree(o.body),
                                     path=o.path, line=o.line, line_offset=o.line_offset,
-                                    origin=o.origin, value_sources=o.value_sources)
+                                    origin=o.origin, value_sources=o.value_sources or {})
                    for o in rendered.objects]
     except TypeError:
         return

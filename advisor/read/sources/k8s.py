@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from msgspec import Struct, field
+from msgspec import Struct
 
 from advisor.model import ConfigProblem, Location, Source
 
@@ -30,7 +30,10 @@ class K8sObject(Struct):
     line: int  # 1-based line of the document start
     line_offset: int = 0  # lines before this stream in `path` (ConfigMap, rendered)
     origin: str = ""  # "helm:charts/api", "kustomize:overlays/prod" when rendered
-    value_sources: dict[str, Source] = field(default_factory=dict)  # rendered -> values file
+    # Rendered field -> the values file or overlay line that set it (Helm, kustomize);
+    # None (no dict at all) for a plain manifest: an empty dict per object was 64 bytes
+    # of every manifest held. Renderers assign a dict before they trace into it.
+    value_sources: dict[str, Source] | None = None
 
     @property
     def ref(self) -> str:
