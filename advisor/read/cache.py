@@ -317,19 +317,20 @@ def encode_tree(value: Any) -> Any:
 
     if isinstance(value, PosMap):
         lc = value.lc
-        if lc._data is not None or lc._keys is None:
+        pos = lc.packed
+        if pos is None or lc._keys is None:
             raise TypeError("positions not packed")
         keys = tuple(value)
         if keys == lc._keys and all(k.__class__ is str for k in keys):
-            return [0, lc.line, lc.col, {k: encode_tree(v) for k, v in value.items()},
-                    bytes(lc._pos)]
+            return [0, lc.line, lc.col, {k: encode_tree(v) for k, v in value.items()}, pos]
         return [3, lc.line, lc.col, list(keys), [encode_tree(v) for v in value.values()],
-                list(lc._keys), bytes(lc._pos)]
+                list(lc._keys), pos]
     if isinstance(value, PosList):
         lc = value.lc
-        if lc._data is not None or lc._keys is not None:
+        pos = lc.packed
+        if pos is None or lc._keys is not None:
             raise TypeError("positions not packed")
-        return [1, lc.line, lc.col, [encode_tree(v) for v in value], bytes(lc._pos)]
+        return [1, lc.line, lc.col, [encode_tree(v) for v in value], pos]
     if isinstance(value, BlockStr):
         return [2, str(value), value.style]
     if isinstance(value, (dict, list, tuple, bytes)):  # a plain container: not from yamlpos
@@ -348,10 +349,11 @@ def decode_tree(value: Any) -> Any:
     every manifest's tree: the recursion per scalar was half of it)."""
     if value.__class__ in _SCALARS:
         return value
-    from advisor.read.yamlpos import _KEY_TUPLES, BlockStr, PosList, PosMap, shared_keys
+    from advisor.read.yamlpos import _KEY_TUPLES, _PAIR, BlockStr, PosList, PosMap, shared_keys
 
     scalars = _SCALARS
     known_keys = _KEY_TUPLES
+    head = _PAIR.pack  # a packed `_pos` opens with the node's line and col
 
     def node(value: Any) -> Any:
         if value.__class__ is not list:
@@ -369,11 +371,8 @@ def decode_tree(value: Any) -> Any:
                 if v.__class__ not in scalars:
                     mapping[k] = node(v)
             # the positions set here, not by a call to place(): a third of decoding
-            mapping.line = line
-            mapping.col = col
             mapping._keys = known_keys.get(keys) or shared_keys(keys)
-            mapping._pos = pos
-            mapping._data = None
+            mapping._pos = head(line, col) + pos
             return mapping
         if tag == 3:
             _, line, col, keys, values, lc_keys, pos = value
@@ -389,11 +388,8 @@ def decode_tree(value: Any) -> Any:
             if pos.__class__ is not bytes or len(pos) != 8 * len(values):
                 raise ValueError("not an encoded tree")
             seq = PosList([v if v.__class__ in scalars else node(v) for v in values])
-            seq.line = line
-            seq.col = col
             seq._keys = None
-            seq._pos = pos
-            seq._data = None
+            seq._pos = head(line, col) + pos
             return seq
         if tag == 2:
             block = BlockStr(value[1])

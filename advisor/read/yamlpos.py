@@ -77,6 +77,18 @@ _MERGE_TAG = _TAG + "merge"
 
 
 _PAIR = struct.Struct("=2i")  # two of array("i")'s ints, as its bytes hold them
+_HEAD = 8  # bytes of the (line, col) pair that opens a packed `_pos`
+
+
+class _Unpacked:
+    """Where a Positions keeps its line, col and `data` once `data` was asked for."""
+
+    __slots__ = ("col", "data", "line")
+
+    def __init__(self, line: int, col: int, data: dict[Any, list[int]]) -> None:
+        self.line = line
+        self.col = col
+        self.data = data
 
 
 class Positions:
@@ -85,53 +97,93 @@ class Positions:
     data[key] = [key line, key col, value line, value col]; for a sequence,
     data[index] = [line, col].
 
-    Held packed, as read: the keys (None for a sequence) and the bytes of an int array,
-    4 per key or 2 per item. `data` is made from them the first time it is asked for (and is
-    then what key/value/item read, so a renderer may rewrite it): a dict of 4-int lists
-    per mapping was two thirds of the memory a manifest held, and a LineCol object per
-    mapping beside it 72 bytes more. A PosMap/PosList whose positions were never set
-    has no `lc` (AttributeError, as a plain dict)."""
+    Held packed, as read, in two slots: the keys (None for a sequence) and the bytes of an
+    int array, line and col first, then 4 per key or 2 per item. `data` is made from
+    them the first time it is asked for (and is then what key/value/item read, so a
+    renderer may rewrite it; `_keys` then holds it, with line and col, and `_pos` is
+    None): a dict of 4-int lists per mapping was two thirds of the memory a manifest
+    held, a LineCol object per mapping beside it 72 bytes more, and slots of their own
+    for line, col and the unpacked data 32 bytes more (a mapping of 112 bytes is 80 with
+    two). A PosMap/PosList whose positions were never set has no `lc` (AttributeError,
+    as a plain dict)."""
 
     __slots__ = ()
-    line: int
-    col: int
-    _keys: tuple | None
+    _keys: Any  # tuple | None while packed; _Unpacked once `data` was made
     _pos: bytes | None
-    _data: dict[Any, list[int]] | None
 
     def place(self, line: int, col: int, keys: tuple | None = None,
               pos: bytes | None = None) -> None:
         """Set the positions (`pos` None: none known per key or item yet)."""
-        self.line = line
-        self.col = col
-        self._keys = keys
-        self._pos = pos
-        self._data = None if pos is not None else {}
+        if pos is None:
+            self._keys = _Unpacked(line, col, {})
+            self._pos = None
+        else:
+            self._keys = keys
+            self._pos = _PAIR.pack(line, col) + pos
+
+    @property
+    def line(self) -> int:
+        pos = self._pos
+        return self._keys.line if pos is None else _PAIR.unpack_from(pos)[0]
+
+    @line.setter
+    def line(self, line: int) -> None:
+        pos = self._pos
+        if pos is None:
+            self._keys.line = line
+        else:
+            self._pos = _PAIR.pack(line, _PAIR.unpack_from(pos)[1]) + pos[_HEAD:]
+
+    @property
+    def col(self) -> int:
+        pos = self._pos
+        return self._keys.col if pos is None else _PAIR.unpack_from(pos)[1]
+
+    @col.setter
+    def col(self, col: int) -> None:
+        pos = self._pos
+        if pos is None:
+            self._keys.col = col
+        else:
+            self._pos = _PAIR.pack(_PAIR.unpack_from(pos)[0], col) + pos[_HEAD:]
+
+    @property
+    def _data(self) -> dict[Any, list[int]] | None:
+        """The unpacked `data`; None while the positions are packed."""
+        return None if self._pos is not None else self._keys.data
+
+    @property
+    def packed(self) -> bytes | None:
+        """The per-key or per-item positions as packed (without line and col), or None
+        once `data` was made."""
+        pos = self._pos
+        return None if pos is None else pos[_HEAD:]
 
     @property
     def lc(self) -> Positions:
-        self.line  # noqa: B018 - AttributeError when no positions were set
+        self._pos  # noqa: B018 - AttributeError when no positions were set
         return self
 
     @property
     def data(self) -> dict[Any, list[int]]:
-        if self._data is None:
-            pos = self._ints()
-            if self._keys is None:
-                self._data = {i: [pos[2 * i], pos[2 * i + 1]] for i in range(len(pos) // 2)}
-            else:
-                self._data = {k: list(pos[4 * i:4 * i + 4]) for i, k in enumerate(self._keys)}
-            self._keys = self._pos = None
-        return self._data
-
-    def _ints(self) -> memoryview:
-        return memoryview(self._pos).cast("i")
+        pos = self._pos
+        if pos is None:
+            return self._keys.data
+        ints = memoryview(pos).cast("i")
+        line, col = ints[0], ints[1]
+        if self._keys is None:
+            data = {i: [ints[2 * i + 2], ints[2 * i + 3]] for i in range(len(ints) // 2 - 1)}
+        else:
+            data = {k: list(ints[4 * i + 2:4 * i + 6]) for i, k in enumerate(self._keys)}
+        self._keys = _Unpacked(line, col, data)
+        self._pos = None
+        return data
 
     def _slot(self, k: Any) -> int:
         """4 x the index of key `k` in the packed positions; -1 when they are not (or
         no longer) packed, or the mapping is long enough for a dict to pay."""
         keys = self._keys
-        if self._data is not None or keys is None or len(keys) > 8:
+        if self._pos is None or keys is None or len(keys) > 8:
             return -1
         try:
             return 4 * keys.index(k)
@@ -141,35 +193,36 @@ class Positions:
     def key(self, k: Any) -> tuple[int, int]:
         i = self._slot(k)
         if i >= 0:
-            return _PAIR.unpack_from(self._pos, 4 * i)
+            return _PAIR.unpack_from(self._pos, _HEAD + 4 * i)
         pos = self.data[k]
         return pos[0], pos[1]
 
     def value(self, k: Any) -> tuple[int, int]:
         i = self._slot(k)
         if i >= 0:
-            return _PAIR.unpack_from(self._pos, 4 * (i + 2))
+            return _PAIR.unpack_from(self._pos, _HEAD + 4 * (i + 2))
         pos = self.data[k]
         return pos[2], pos[3]
 
     def item(self, index: int) -> tuple[int, int]:
-        if self._data is None and self._keys is None and type(index) is int \
-                and 0 <= index < len(self._pos) // 8:
-            return _PAIR.unpack_from(self._pos, 8 * index)
-        pos = self.data[index]
-        return pos[0], pos[1]
+        pos = self._pos
+        if pos is not None and self._keys is None and type(index) is int \
+                and 0 <= index < (len(pos) - _HEAD) // 8:
+            return _PAIR.unpack_from(pos, _HEAD + 8 * index)
+        got = self.data[index]
+        return got[0], got[1]
 
 
 class PosMap(Positions, dict):
     """A mapping with its positions (`lc`: itself)."""
 
-    __slots__ = ("_data", "_keys", "_pos", "col", "line")
+    __slots__ = ("_keys", "_pos")
 
 
 class PosList(Positions, list):
     """A sequence with its positions (`lc`: itself)."""
 
-    __slots__ = ("_data", "_keys", "_pos", "col", "line")
+    __slots__ = ("_keys", "_pos")
 
 
 class BlockStr(str):
@@ -278,13 +331,15 @@ class _Builder:
             self.nodes += len(node.value)
             seq = PosList()
             self.done[id(node)] = seq
-            places = array("i")
+            start = node.start_mark
+            places = array("i", (start.line, start.column))  # Positions' packed form
             for child in node.value:
                 mark = child.start_mark
                 places.append(mark.line)
                 places.append(mark.column)
                 seq.append(self.build(child))
-            seq.place(node.start_mark.line, node.start_mark.column, None, places.tobytes())
+            seq._keys = None
+            seq._pos = places.tobytes()
             return seq
         self.nodes += 2 * len(node.value)
         mapping = PosMap()
@@ -292,7 +347,8 @@ class _Builder:
         merged: list[MappingNode] = []
         keys: list[Any] = []  # in the order of `places`: a repeated key keeps its first slot
         all_str = True
-        places = array("i")
+        start = node.start_mark
+        places = array("i", (start.line, start.column))  # Positions' packed form
         for key_node, value_node in node.value:
             if key_node.tag == _MERGE_TAG:
                 self.simple = False
@@ -316,14 +372,14 @@ class _Builder:
                         "while constructing a mapping", node.start_mark,
                         f"found duplicate key {key!r}", key_node.start_mark)
                 del mapping[key]  # the last of a repeated key wins, in its place
-                slot = 4 * keys.index(key)
+                slot = 2 + 4 * keys.index(key)
                 places[slot:slot + 4] = array("i", here)
             else:
                 keys.append(key)
                 places.extend(here)
             mapping[key] = self.build(value_node)
-        mapping.place(node.start_mark.line, node.start_mark.column,
-                      shared_keys(tuple(keys)) if all_str else tuple(keys), places.tobytes())
+        mapping._keys = shared_keys(tuple(keys)) if all_str else tuple(keys)
+        mapping._pos = places.tobytes()
         for source in merged:  # written keys win over merged ones; earlier merges first
             for key, value in self.build(source).items():
                 mapping.setdefault(key, value)
