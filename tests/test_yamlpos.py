@@ -174,3 +174,46 @@ def test_primed_pattern_is_what_pyyaml_uses() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, cwd=Path(__file__).resolve().parent.parent)
     assert out.stdout.strip() == "True"
+
+
+def _positions(node) -> list:
+    """Every position of a tree, as lc reads them (line, col, key/value/item pairs)."""
+    out: list = []
+    if isinstance(node, dict):
+        out.append(("map", node.lc.line, node.lc.col))
+        for k, v in node.items():
+            out.append((k, node.lc.key(k), node.lc.value(k)))
+            out += _positions(v)
+    elif isinstance(node, list):
+        out.append(("seq", node.lc.line, node.lc.col))
+        for i, v in enumerate(node):
+            out.append((i, node.lc.item(i)))
+            out += _positions(v)
+    return out
+
+
+@pytest.mark.parametrize("pad", [0, 65_530, 70_000])
+def test_positions_past_two_byte_lines_and_columns(pad: int) -> None:
+    """Positions are held two bytes each when they fit, four when a line or column passes
+    65,535: both read the same, through lc, `data` and the parse cache."""
+    from advisor.read.cache import decode_tree, encode_tree
+
+    text = "\n" * pad + (
+        "a:\n  b: [1, {c: 2}]\n  d:\n    - e: 3\n      f: x\n"
+        + "  wide: {" + " " * 70_000 + "g: 4}\n")
+    ours = yamlpos.load(text)
+    theirs = YAML().load(text)
+    assert ours.lc.line == pad and ours["a"].lc.line == pad + 1
+    assert ours["a"]["d"][0].lc.key("f") == (pad + 4, 6)
+    assert ours["a"]["wide"].lc.key("g")[1] > 65_536
+    expected = _positions(ours)
+    assert expected == _positions(decode_tree(encode_tree(ours)))
+    assert [p for p in expected if p[0] == "map"] == [
+        ("map", n.lc.line, n.lc.col) for n in (theirs, theirs["a"], theirs["a"]["b"][1],
+                                              theirs["a"]["d"][0], theirs["a"]["wide"])]
+    for node in (ours, ours["a"], ours["a"]["b"], ours["a"]["d"]):
+        node.lc.data  # noqa: B018 - unpacked: the same positions from the dict
+    assert _positions(ours) == expected
+    moved = yamlpos.load(text)
+    moved["a"].lc.line = pad + 70_000  # a renderer moving a node (helm_positions)
+    assert moved["a"].lc.line == pad + 70_000 and moved["a"].lc.key("b") == (pad + 1, 2)

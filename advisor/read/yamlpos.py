@@ -77,7 +77,32 @@ _MERGE_TAG = _TAG + "merge"
 
 
 _PAIR = struct.Struct("=2i")  # two of array("i")'s ints, as its bytes hold them
-_HEAD = 8  # bytes of the (line, col) pair that opens a packed `_pos`
+_SHORT_PAIR = struct.Struct("=2H")  # two of array("H")'s, the short form (below)
+_HEAD = 8  # bytes of the (line, col) pair that opens a packed `_pos` of ints
+
+
+def pack_positions(ints: array) -> bytes:
+    """Positions' packed form of `ints` (array("i"): line, col, then the positions):
+    two bytes each when every one is below 65,536 (nearly every file), marked by one
+    byte more (an odd length), else four."""
+    if not ints or (max(ints) < 65536 and min(ints) >= 0):
+        return array("H", ints).tobytes() + b"\0"
+    return ints.tobytes()
+
+
+def _pair(pos: bytes, j: int) -> tuple[int, int]:
+    """The j-th (line, col) pair of a packed `_pos` (0: the node's own)."""
+    if len(pos) & 1:
+        return _SHORT_PAIR.unpack_from(pos, 4 * j)
+    return _PAIR.unpack_from(pos, 8 * j)
+
+
+def _pairs(pos: bytes) -> int:
+    return len(pos) // 4 if len(pos) & 1 else len(pos) // 8
+
+
+def _ints(pos: bytes) -> memoryview:
+    return memoryview(pos)[:-1].cast("H") if len(pos) & 1 else memoryview(pos).cast("i")
 
 
 class _Unpacked:
@@ -98,14 +123,14 @@ class Positions:
     data[index] = [line, col].
 
     Held packed, as read, in two slots: the keys (None for a sequence) and the bytes of an
-    int array, line and col first, then 4 per key or 2 per item. `data` is made from
-    them the first time it is asked for (and is then what key/value/item read, so a
-    renderer may rewrite it; `_keys` then holds it, with line and col, and `_pos` is
-    None): a dict of 4-int lists per mapping was two thirds of the memory a manifest
-    held, a LineCol object per mapping beside it 72 bytes more, and slots of their own
-    for line, col and the unpacked data 32 bytes more (a mapping of 112 bytes is 80 with
-    two). A PosMap/PosList whose positions were never set has no `lc` (AttributeError,
-    as a plain dict)."""
+    int array, line and col first, then 4 per key or 2 per item, two bytes each when
+    they all fit (pack_positions). `data` is made from them the first time it is asked
+    for (and is then what key/value/item read, so a renderer may rewrite it; `_keys`
+    then holds it, with line and col, and `_pos` is None): a dict of 4-int lists per
+    mapping was two thirds of the memory a manifest held, a LineCol object per mapping
+    beside it 72 bytes more, and slots of their own for line, col and the unpacked data
+    32 bytes more (a mapping of 112 bytes is 80 with two). A PosMap/PosList whose
+    positions were never set has no `lc` (AttributeError, as a plain dict)."""
 
     __slots__ = ()
     _keys: Any  # tuple | None while packed; _Unpacked once `data` was made
@@ -113,39 +138,43 @@ class Positions:
 
     def place(self, line: int, col: int, keys: tuple | None = None,
               pos: bytes | None = None) -> None:
-        """Set the positions (`pos` None: none known per key or item yet)."""
+        """Set the positions (`pos` None: none known per key or item yet; else the bytes
+        of an int array, 4 ints per key or 2 per item)."""
         if pos is None:
             self._keys = _Unpacked(line, col, {})
             self._pos = None
         else:
             self._keys = keys
-            self._pos = _PAIR.pack(line, col) + pos
+            self._pos = pack_positions(array("i", (line, col)) + array("i", pos))
 
     @property
     def line(self) -> int:
         pos = self._pos
-        return self._keys.line if pos is None else _PAIR.unpack_from(pos)[0]
+        return self._keys.line if pos is None else _pair(pos, 0)[0]
 
     @line.setter
     def line(self, line: int) -> None:
-        pos = self._pos
-        if pos is None:
+        if self._pos is None:
             self._keys.line = line
         else:
-            self._pos = _PAIR.pack(line, _PAIR.unpack_from(pos)[1]) + pos[_HEAD:]
+            self._repack(0, line)
 
     @property
     def col(self) -> int:
         pos = self._pos
-        return self._keys.col if pos is None else _PAIR.unpack_from(pos)[1]
+        return self._keys.col if pos is None else _pair(pos, 0)[1]
 
     @col.setter
     def col(self, col: int) -> None:
-        pos = self._pos
-        if pos is None:
+        if self._pos is None:
             self._keys.col = col
         else:
-            self._pos = _PAIR.pack(_PAIR.unpack_from(pos)[0], col) + pos[_HEAD:]
+            self._repack(1, col)
+
+    def _repack(self, at: int, value: int) -> None:
+        ints = array("i", _ints(self._pos))
+        ints[at] = value
+        self._pos = pack_positions(ints)
 
     @property
     def _data(self) -> dict[Any, list[int]] | None:
@@ -154,10 +183,12 @@ class Positions:
 
     @property
     def packed(self) -> bytes | None:
-        """The per-key or per-item positions as packed (without line and col), or None
-        once `data` was made."""
+        """The per-key or per-item positions as the bytes of an int array (without line
+        and col), or None once `data` was made."""
         pos = self._pos
-        return None if pos is None else pos[_HEAD:]
+        if pos is None:
+            return None
+        return array("i", _ints(pos)[2:]).tobytes() if len(pos) & 1 else pos[_HEAD:]
 
     @property
     def lc(self) -> Positions:
@@ -169,7 +200,7 @@ class Positions:
         pos = self._pos
         if pos is None:
             return self._keys.data
-        ints = memoryview(pos).cast("i")
+        ints = _ints(pos)
         line, col = ints[0], ints[1]
         if self._keys is None:
             data = {i: [ints[2 * i + 2], ints[2 * i + 3]] for i in range(len(ints) // 2 - 1)}
@@ -180,35 +211,35 @@ class Positions:
         return data
 
     def _slot(self, k: Any) -> int:
-        """4 x the index of key `k` in the packed positions; -1 when they are not (or
+        """The index of key `k`'s pair in the packed positions; -1 when they are not (or
         no longer) packed, or the mapping is long enough for a dict to pay."""
         keys = self._keys
         if self._pos is None or keys is None or len(keys) > 8:
             return -1
         try:
-            return 4 * keys.index(k)
+            return 1 + 2 * keys.index(k)
         except ValueError:
             raise KeyError(k) from None
 
     def key(self, k: Any) -> tuple[int, int]:
-        i = self._slot(k)
-        if i >= 0:
-            return _PAIR.unpack_from(self._pos, _HEAD + 4 * i)
+        j = self._slot(k)
+        if j >= 0:
+            return _pair(self._pos, j)
         pos = self.data[k]
         return pos[0], pos[1]
 
     def value(self, k: Any) -> tuple[int, int]:
-        i = self._slot(k)
-        if i >= 0:
-            return _PAIR.unpack_from(self._pos, _HEAD + 4 * (i + 2))
+        j = self._slot(k)
+        if j >= 0:
+            return _pair(self._pos, j + 1)
         pos = self.data[k]
         return pos[2], pos[3]
 
     def item(self, index: int) -> tuple[int, int]:
         pos = self._pos
         if pos is not None and self._keys is None and type(index) is int \
-                and 0 <= index < (len(pos) - _HEAD) // 8:
-            return _PAIR.unpack_from(pos, _HEAD + 8 * index)
+                and 0 <= index < _pairs(pos) - 1:
+            return _pair(pos, 1 + index)
         got = self.data[index]
         return got[0], got[1]
 
@@ -339,7 +370,7 @@ class _Builder:
                 places.append(mark.column)
                 seq.append(self.build(child))
             seq._keys = None
-            seq._pos = places.tobytes()
+            seq._pos = pack_positions(places)
             return seq
         self.nodes += 2 * len(node.value)
         mapping = PosMap()
@@ -379,7 +410,7 @@ class _Builder:
                 places.extend(here)
             mapping[key] = self.build(value_node)
         mapping._keys = shared_keys(tuple(keys)) if all_str else tuple(keys)
-        mapping._pos = places.tobytes()
+        mapping._pos = pack_positions(places)
         for source in merged:  # written keys win over merged ones; earlier merges first
             for key, value in self.build(source).items():
                 mapping.setdefault(key, value)
