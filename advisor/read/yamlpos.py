@@ -223,23 +223,28 @@ class Positions:
 
     def key(self, k: Any) -> tuple[int, int]:
         j = self._slot(k)
-        if j >= 0:
-            return _pair(self._pos, j)
-        pos = self.data[k]
-        return pos[0], pos[1]
+        if j >= 0:  # _pair, inline: linking asks this for every source it records
+            pos = self._pos
+            return _SHORT_PAIR.unpack_from(pos, 4 * j) if len(pos) & 1 \
+                else _PAIR.unpack_from(pos, 8 * j)
+        got = self.data[k]
+        return got[0], got[1]
 
     def value(self, k: Any) -> tuple[int, int]:
         j = self._slot(k)
         if j >= 0:
-            return _pair(self._pos, j + 1)
-        pos = self.data[k]
-        return pos[2], pos[3]
+            pos = self._pos
+            return _SHORT_PAIR.unpack_from(pos, 4 * j + 4) if len(pos) & 1 \
+                else _PAIR.unpack_from(pos, 8 * j + 8)
+        got = self.data[k]
+        return got[2], got[3]
 
     def item(self, index: int) -> tuple[int, int]:
         pos = self._pos
         if pos is not None and self._keys is None and type(index) is int \
                 and 0 <= index < _pairs(pos) - 1:
-            return _pair(pos, 1 + index)
+            return _SHORT_PAIR.unpack_from(pos, 4 + 4 * index) if len(pos) & 1 \
+                else _PAIR.unpack_from(pos, 8 + 8 * index)
         got = self.data[index]
         return got[0], got[1]
 
@@ -315,7 +320,7 @@ def _documents(text: str, unique_keys: bool) -> Iterator[tuple[Any, _Builder | N
             if node is None:
                 yield None, None
                 continue
-            builder = _Builder(unique_keys)
+            builder = _Builder(unique_keys, len(text) < 65536)
             yield builder.build(node), builder
     finally:
         loader.dispose()
@@ -329,8 +334,13 @@ def load(text: str, *, unique_keys: bool = False) -> Any:
 class _Builder:
     """Python values from one document's nodes; an alias is the same object."""
 
-    def __init__(self, unique_keys: bool) -> None:
+    def __init__(self, unique_keys: bool, short: bool = False) -> None:
         self.unique_keys = unique_keys
+        # A text shorter than 65,536 characters has no line or column past 65,535: its
+        # positions are built two bytes each at once (pack_positions' narrowing of an
+        # int array costs a microsecond or more per node).
+        self.code = "H" if short else "i"
+        self.tail = b"\0" if short else b""
         self.done: dict[int, Any] = {}
         # For a tree, what advisor.read.sources.k8s's alias-bomb walk would find: its nodes
         # (values, items and keys) and the depth of the deepest; `simple` turns False at
@@ -363,14 +373,14 @@ class _Builder:
             seq = PosList()
             self.done[id(node)] = seq
             start = node.start_mark
-            places = array("i", (start.line, start.column))  # Positions' packed form
+            places = array(self.code, (start.line, start.column))  # Positions' packed form
             for child in node.value:
                 mark = child.start_mark
                 places.append(mark.line)
                 places.append(mark.column)
                 seq.append(self.build(child))
             seq._keys = None
-            seq._pos = pack_positions(places)
+            seq._pos = places.tobytes() + self.tail
             return seq
         self.nodes += 2 * len(node.value)
         mapping = PosMap()
@@ -379,7 +389,7 @@ class _Builder:
         keys: list[Any] = []  # in the order of `places`: a repeated key keeps its first slot
         all_str = True
         start = node.start_mark
-        places = array("i", (start.line, start.column))  # Positions' packed form
+        places = array(self.code, (start.line, start.column))  # Positions' packed form
         for key_node, value_node in node.value:
             if key_node.tag == _MERGE_TAG:
                 self.simple = False
@@ -404,13 +414,13 @@ class _Builder:
                         f"found duplicate key {key!r}", key_node.start_mark)
                 del mapping[key]  # the last of a repeated key wins, in its place
                 slot = 2 + 4 * keys.index(key)
-                places[slot:slot + 4] = array("i", here)
+                places[slot:slot + 4] = array(self.code, here)
             else:
                 keys.append(key)
                 places.extend(here)
             mapping[key] = self.build(value_node)
         mapping._keys = shared_keys(tuple(keys)) if all_str else tuple(keys)
-        mapping._pos = pack_positions(places)
+        mapping._pos = places.tobytes() + self.tail
         for source in merged:  # written keys win over merged ones; earlier merges first
             for key, value in self.build(source).items():
                 mapping.setdefault(key, value)
