@@ -428,3 +428,34 @@ def test_a_chart_written_in_this_clock_tick_is_read_again(tmp_path, renders, cha
     chart_reads.clear()
     assert _check([repo]) == first
     assert renders == [] and str(repo / API / "values-prod.yaml") in chart_reads
+
+
+@pytest.mark.parametrize("text", [
+    "a:\n  b: 1\n  c: [1, 2]\nd:\n- x: 1\n- 2\n- []\n- {}\n",
+    "a: 1\na: 2\nb:\n  c: 3\n  c: 4\n",  # repeated keys: the last one's positions
+    "base: &b\n  x: 1\n  y: 2\nuse:\n  <<: *b\n  z: 3\nlist: &l [1, 2]\nagain: *l\n",
+    "k: |\n  text\n  more\nn: null\ne: ''\n",
+])
+def test_relocating_packed_positions_gives_what_unpacking_gives(text):
+    """The packed fast path of relocate is the unpack-move-repack it replaces."""
+    from advisor.read.render import helm_positions
+    from advisor.read.yamlpos import load_all
+
+    def slow(node, move, depth=0):
+        helm_positions._relocate_data(node, move)
+        for v in node.values() if isinstance(node, dict) else (
+                node if isinstance(node, list) else []):
+            slow(v, move, depth + 1)
+
+    def shape(node):
+        if isinstance(node, dict | list):
+            lc = node.lc
+            items = list(node.items()) if isinstance(node, dict) else list(enumerate(node))
+            return (lc.line, lc.col, dict(lc.data), [(k, shape(v)) for k, v in items])
+        return node
+
+    moves = {0: 7, 1: 9, 3: 2, 5: 40}
+    fast, plain = next(load_all(text)), next(load_all(text))
+    helm_positions.relocate(fast, lambda line0: moves.get(line0, line0 + 100))
+    slow(plain, lambda line0: moves.get(line0, line0 + 100))
+    assert shape(fast) == shape(plain)

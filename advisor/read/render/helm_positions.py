@@ -10,6 +10,7 @@ from array import array
 from typing import Any
 
 from advisor.read.fs import InputError, Root
+from advisor.read.yamlpos import Positions
 
 
 def template_display(chart_rel: str, subdirs: dict[str, str], key: str) -> str:
@@ -54,9 +55,17 @@ def _line_key(line: str) -> str:
 
 
 def line_map(template: str, rendered: str) -> dict[int, int]:
-    """0-based rendered line -> 0-based template line, by aligning YAML keys."""
-    t_keys = [_line_key(x) for x in template.splitlines()]
-    r_keys = [_line_key(x) for x in rendered.splitlines()]
+    """0-based rendered line -> 0-based template line, by aligning YAML keys. Read
+    only: the same map is handed out for the same keys."""
+    return _aligned(tuple(_line_key(x) for x in template.splitlines()),
+                    tuple(_line_key(x) for x in rendered.splitlines()))
+
+
+# The alignment depends on the lines' keys only: the same template rendered with other
+# values (a chart's copies in a monorepo, a chart rendered per environment) gives the
+# same keys, and difflib's alignment was paid again for each.
+@functools.lru_cache(maxsize=256)
+def _aligned(t_keys: tuple[str, ...], r_keys: tuple[str, ...]) -> dict[int, int]:
     matcher = difflib.SequenceMatcher(None, t_keys, r_keys, autojunk=False)
     mapping: dict[int, int] = {}
     for block in matcher.get_matching_blocks():
@@ -78,6 +87,47 @@ def relocate(node: Any, move: Any, depth: int = 0) -> None:
     memory), which is also what the parse cache stores."""
     if depth > 100:
         return
+    if not _relocate_packed(node, move):
+        _relocate_data(node, move)
+    if isinstance(node, dict):
+        for v in node.values():
+            relocate(v, move, depth + 1)
+    elif isinstance(node, list):
+        for v in node:
+            relocate(v, move, depth + 1)
+
+
+def _relocate_packed(node: Any, move: Any) -> bool:
+    """`_relocate_data`'s result for a mapping or sequence whose positions are still
+    packed as read, without unpacking them: the lines moved in a copy of the ints (a
+    dict of lists made and packed again per mapping was most of relocating). False,
+    nothing changed, for anything else (a node without positions, unpacked ones, a
+    mapping whose packed keys repeat one: unpacking keeps its last)."""
+    if not isinstance(node, Positions) or getattr(node, "_data", False) is not None:
+        return False
+    keys, packed = node._keys, node._pos
+    if packed is None or (keys is not None and len(set(keys)) != len(keys)):
+        return False
+    ints = array("i")
+    ints.frombytes(packed)
+    step = 2 if keys is None else 4
+    if len(ints) != (step * len(keys) if keys is not None else len(ints) // 2 * 2):
+        return False
+    try:
+        for i in range(0, len(ints), step):
+            ints[i] = move(ints[i])
+            if step == 4:
+                ints[i + 2] = move(ints[i + 2])
+        line = move(node.line)
+    except (OverflowError, TypeError):  # not a C int: left unpacked, as _packed does
+        return False
+    if type(line) is not int or type(node.col) is not int:
+        return False
+    node.place(line, node.col, keys, ints.tobytes())
+    return True
+
+
+def _relocate_data(node: Any, move: Any) -> None:
     lc = getattr(node, "lc", None)
     if lc is not None:
         if getattr(lc, "line", None) is not None:
@@ -92,12 +142,6 @@ def relocate(node: Any, move: Any, depth: int = 0) -> None:
         packed = _packed(node, lc, data)
         if packed is not None:
             node.place(lc.line, lc.col, *packed)
-    if isinstance(node, dict):
-        for v in node.values():
-            relocate(v, move, depth + 1)
-    elif isinstance(node, list):
-        for v in node:
-            relocate(v, move, depth + 1)
 
 
 def _packed(node: Any, lc: Any, data: dict[Any, list[int]]) -> tuple[tuple | None, bytes] | None:
