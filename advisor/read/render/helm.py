@@ -130,6 +130,17 @@ def _engine() -> Any:
 
 
 @functools.cache
+def _release_name_error(helm: Any, release: str) -> str | None:
+    """Why Helm refuses `release`, if it does; asked once per name in a run (a call into
+    the Go library each time, and most runs have one release name for every chart)."""
+    try:
+        helm.validate_release_name(release)
+    except helm.HelmError as exc:
+        return str(exc)
+    return None
+
+
+@functools.cache
 def _sdk_version(helm: Any) -> str:
     """The engine's version, asked once per run (a call into the Go library each time)."""
     return str(helm.helm_sdk_version())
@@ -156,10 +167,10 @@ def _render_in(helm: Any, root: Root, chart_path: Path, chart_rel: str,
                defaults: list[ValuesLayer], layers: list[ValuesLayer], release: str,
                namespace: str | None, out: Rendered, engine: EngineProcess | None,
                view: EngineView) -> tuple[Rendered, bool]:
-    try:
-        helm.validate_release_name(release)
-    except helm.HelmError as exc:
-        out.problems.append(helm_problem(chart_rel, f"invalid release name {release!r}: {exc}"))
+    refused = _release_name_error(helm, release)
+    if refused is not None:
+        out.problems.append(helm_problem(chart_rel, f"invalid release name {release!r}: "
+                                         f"{refused}"))
         return out, True
     from advisor.read.render.helm_process import EngineChart, EngineError
 
@@ -319,13 +330,31 @@ def _objects_of(root: Root, chart_path: Path, chart_rel: str, rendered: dict[str
 
 def _links_outside(root: Root, chart_path: Path) -> str | None:
     """A symlink under the chart that resolves outside the root, if any: Helm's
-    loader would follow it."""
-    for dirpath, dirnames, filenames in os.walk(chart_path, followlinks=False):
-        for name in dirnames + filenames:
-            p = Path(dirpath) / name
-            if p.is_symlink():
-                try:
-                    root.resolve(p)
-                except InputError:
-                    return root.rel(p)
+    loader would follow it. The first in os.walk's order (top down; in each folder its
+    folders, symlinks to folders included, then the rest, each in listing order), told
+    from the listing (d_type) rather than by a stat per file."""
+    try:
+        with os.scandir(chart_path) as it:
+            entries = list(it)
+    except OSError:
+        return None
+    folders, files = [], []
+    for entry in entries:
+        try:
+            is_folder = entry.is_dir()
+        except OSError:
+            is_folder = False
+        (folders if is_folder else files).append(entry)
+    for entry in folders + files:
+        if entry.is_symlink():
+            p = Path(entry.path)
+            try:
+                root.resolve(p)
+            except InputError:
+                return root.rel(p)
+    for entry in folders:
+        if not entry.is_symlink():
+            found = _links_outside(root, Path(entry.path))
+            if found is not None:
+                return found
     return None
