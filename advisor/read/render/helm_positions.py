@@ -10,7 +10,7 @@ from array import array
 from typing import Any
 
 from advisor.read.fs import InputError, Root
-from advisor.read.yamlpos import Positions
+from advisor.read.yamlpos import Positions, _ints
 
 
 def template_display(chart_rel: str, subdirs: dict[str, str], key: str) -> str:
@@ -108,8 +108,9 @@ def _relocate_packed(node: Any, move: Any) -> bool:
     keys, packed = node._keys, node._pos
     if packed is None or (keys is not None and len(set(keys)) != len(keys)):
         return False
-    ints = array("i")
-    ints.frombytes(packed)
+    # The packed ints open with the node's own (line, col), two or four bytes each.
+    head = array("i", _ints(packed))
+    ints = head[2:]
     step = 2 if keys is None else 4
     if len(ints) != (step * len(keys) if keys is not None else len(ints) // 2 * 2):
         return False
@@ -118,12 +119,12 @@ def _relocate_packed(node: Any, move: Any) -> bool:
             ints[i] = move(ints[i])
             if step == 4:
                 ints[i + 2] = move(ints[i + 2])
-        line = move(node.line)
+        line = move(head[0])
     except (OverflowError, TypeError):  # not a C int: left unpacked, as _packed does
         return False
-    if type(line) is not int or type(node.col) is not int:
+    if type(line) is not int or type(head[1]) is not int:
         return False
-    node.place(line, node.col, keys, ints.tobytes())
+    node.place(line, head[1], keys, ints.tobytes())
     return True
 
 
