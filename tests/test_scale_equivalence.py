@@ -194,6 +194,15 @@ def test_sql_candidates_are_every_file_resolved_first(tmp_path):
                  and (test_code or not is_test_path(rel))]
         assert sql_candidates(files, shown, test_code) == plain
         assert "db/queries.sql" in plain and plain.count("db/queries.sql") == 3
+    # the walk's own list, with the symlinks it saw in the folder listings (no lstat each)
+    from advisor.read.discover import discover_paths
+
+    found = discover_paths(root, [root])
+    assert found.linked == {str(root / "notes.txt"), str(root / "linked.sql")}
+    for test_code in (False, True):
+        walked = sql_candidates(found.other_files, shown, test_code)
+        assert sql_candidates(found.other_files, shown, test_code, found.linked) == walked
+        assert "db/queries.sql" in walked  # notes.txt, a symlink to it, is read as it
 
 
 def test_mappings_share_their_key_tuples_only_when_equal_as_written():

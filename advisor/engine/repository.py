@@ -390,7 +390,7 @@ def _sql(found, root: Root, topo: Topology, test_code: bool = False, cache=None)
         scan_sql_sources,
     )
 
-    candidates = sql_candidates(found.other_files, root, test_code)
+    candidates = sql_candidates(found.other_files, root, test_code, found.linked)
     if not candidates:
         return
     import importlib.util
@@ -414,15 +414,27 @@ def _sql(found, root: Root, topo: Topology, test_code: bool = False, cache=None)
     topo.notices += notices
 
 
-def sql_candidates(files: list[Path], root: Root, test_code: bool = False) -> list[str]:
+def sql_candidates(files: list[Path], root: Root, test_code: bool = False,
+                   linked: set[str] | None = None) -> list[str]:
     """The files the SQL scan reads, as shown (their real path, relative to the root).
     Whether a file is one depends on that path's name first: only a name that may be one
     (or a symlink's, whose target's name may) is worth resolving (root.rel: an lstat per
     folder below the root). Every manifest is among the files: resolving them all was
-    two thirds of the SQL step on a tree of manifests."""
+    two thirds of the SQL step on a tree of manifests. `linked`: str() of the files that
+    are symlinks, when the walk knows them (Discovered.linked); else an lstat each. Each
+    name is classified once (a tree of manifests repeats a few names thousands of times)."""
     from advisor.read.sql.extract import is_sql_candidate, is_test_path
 
-    maybe = [p for p in files if is_sql_candidate(p.name) or p.is_symlink()]
+    by_name: dict[str, bool] = {}
+
+    def maybe_sql(p: Path) -> bool:
+        name = p.name
+        known = by_name.get(name)
+        if known is None:
+            known = by_name[name] = is_sql_candidate(name)
+        return known or (p.is_symlink() if linked is None else bool(linked) and str(p) in linked)
+
+    maybe = [p for p in files if maybe_sql(p)]
     return [rel for rel in map(root.rel, maybe) if is_sql_candidate(rel)
             and (test_code or not is_test_path(rel))]
 

@@ -42,6 +42,10 @@ class Discovered(Struct):
     kustomize_dirs: list[Path] = field(default_factory=list)  # the ones users build
     kustomize_all: list[Path] = field(default_factory=list)  # bases and components too
     other_files: list[Path] = field(default_factory=list)  # app sources, SQL, ...
+    # str() of the files met in a walk that are symlinks (known from the folder listing):
+    # a reader that cares asks this set, not an lstat per file. Files named on the command
+    # line are resolved, never symlinks.
+    linked: set[str] = field(default_factory=set)
     problems: list[ConfigProblem] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)  # FIFOs, sockets, devices skipped
 
@@ -224,6 +228,8 @@ def _walk(found: Discovered, base: Path, ignores: Ignores, seen: set[str],
             seen.add(entry.path)
             path = here / name
             linked = _is_symlink(entry)
+            if linked:
+                found.linked.add(entry.path)
             if linked and _escapes(found.root, path):
                 found.problems.append(ConfigProblem(
                     location=Location(path=rel),
