@@ -155,7 +155,7 @@ def test_an_edited_advisor_source_does_not_reuse_entries(monkeypatch):
 
 
 @pytest.mark.parametrize("damage", ["truncated", "garbage", "empty", "foreign", "entry",
-                                    "tree"])
+                                    "tree", "body"])
 def test_a_damaged_cache_is_a_miss_never_a_crash(tmp_path, parses, damage):
     repo = _repo(tmp_path)
     cold = _check(repo)
@@ -168,18 +168,24 @@ def test_a_damaged_cache_is_a_miss_never_a_crash(tmp_path, parses, damage):
     elif damage == "empty":
         pack.write_bytes(b"")
     elif damage == "foreign":  # a valid pack written under another key
-        import msgspec
-
         old = msgspec.msgpack.decode(data, type=cache_mod._Pack)
         pack.write_bytes(msgspec.msgpack.encode(cache_mod._Pack("other", old.entries)))
-    else:  # a valid pack whose entries are not what they claim
-        import msgspec
-
+    elif damage == "entry":  # a valid pack whose entries are not what they claim
         old = msgspec.msgpack.decode(data, type=cache_mod._Pack)
-        entry = [[["Deployment", 1, [9, "x"]]], [], {}] if damage == "entry" else \
-            [[["Deployment", "apps/v1", "x", None, [0, 1, 1, ["a"], [], []], 1]], [], None]
+        entry = [[["Deployment", 1, [9, "x"]]], [], {}]
         bad = {k: msgspec.msgpack.encode(entry) for k in old.entries}
         pack.write_bytes(msgspec.msgpack.encode(cache_mod._Pack(old.key, bad)))
+    else:  # valid entries whose objects' trees are not: each file read again when one
+        # of its bodies is needed (bodies are decoded when a reader first asks)
+        old = msgspec.msgpack.decode(data, type=cache_mod._Pack)
+        bad = {}
+        for k, raw in old.entries.items():
+            entry = msgspec.msgpack.decode(raw, type=cache_mod.ManifestEntry)
+            for o in entry.objects:
+                o.body = msgspec.Raw(msgspec.msgpack.encode(
+                    [0, 1, 1, ["a"], [], []] if damage == "tree" else b"\xc1"))
+            bad[k] = msgspec.msgpack.encode(entry)
+        pack.write_bytes(msgspec.msgpack.encode(cache_mod._Pack(old.key, bad, old.stats)))
     parses.clear()
     assert _check(repo) == cold
     assert sorted(parses) == ["k8s/api.yaml", "k8s/db.yaml"]

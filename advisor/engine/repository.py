@@ -85,8 +85,9 @@ def scan_paths(root: Root, paths: list[Path], settings: Settings, options: Check
         # A file the cache knows unchanged by its stat is not read (nothing else reads
         # a manifest's text: its suppression comments are in the entry).
         regular = root.regular(manifest) if cache.enabled else None
-        known = regular and guarded(problems, regular[0],
-                                    partial(_unchanged_manifest, *regular, cache), None)
+        known = regular and guarded(problems, regular[0], partial(
+            _unchanged_manifest, *regular, cache,
+            partial(_reread_objects, root, manifest, regular[0], cache)), None)
         if known is not None:
             shown, (objs, probs, found_comments) = regular[0], known
         else:
@@ -118,7 +119,6 @@ def scan_paths(root: Root, paths: list[Path], settings: Settings, options: Check
                                beside_objects, cache)
     finally:
         cache.save()
-    misses = cache.misses  # the SQL scan's new entries are saved after it, below
     hints = guarded(problems, ".", partial(build_contexts, found, root), None,
                     "reading skaffold and compose build contexts")
     topo = Topology()
@@ -156,8 +156,9 @@ def scan_paths(root: Root, paths: list[Path], settings: Settings, options: Check
         add_suppressions(topo, path, lines)
     guarded(topo.problems, ".", partial(_sql, found, root, topo, settings.scan_test_code,
                                         cache), None, "scanning SQL for pooler hazards")
-    if cache.misses > misses:  # a source file scanned (not taken from the cache)
-        cache.save()
+    # a source file the SQL scan read, or a damaged tree parsed again while linking
+    # (saves nothing when neither happened)
+    cache.save()
     return topo
 
 
@@ -172,51 +173,111 @@ def _open_cache(root: Root, options: CheckOptions):
 Manifest = tuple[list[K8sObject], list[ConfigProblem], dict[int, list[str]] | None]
 
 
-def _unchanged_manifest(shown: str, st: os.stat_result, cache) -> Manifest | None:
+def _unchanged_manifest(shown: str, st: os.stat_result, cache, reparse=None
+                        ) -> Manifest | None:
     """A manifest's objects, problems and suppression comments from the cache, when
-    its stat says it has not changed since the cache took it (None: read it)."""
+    its stat says it has not changed since the cache took it (None: read it).
+    `reparse`: the file's objects parsed again (for a body whose cached bytes are
+    damaged: see _from_entry)."""
     from advisor.read.cache import ManifestEntry
 
     entry = cache.unchanged("k8s", shown, st, ManifestEntry)
-    return None if entry is None else _from_entry(entry, shown)
+    return None if entry is None else _from_entry(entry, shown, reparse)
 
 
-def _from_entry(entry, shown: str) -> Manifest | None:
-    from advisor.read.cache import decode_tree
+def _from_entry(entry, shown: str, reparse=None) -> Manifest | None:
+    """The entry's objects, their bodies decoded when first read (LazyK8sObject); a
+    body whose bytes do not decode is parsed again from the file (`reparse`, called at
+    most once per file), as a damaged entry is a miss."""
+    from advisor.read.sources.k8s import LazyK8sObject
 
+    again = _Reparsed(reparse, len(entry.objects)) if reparse is not None else None
     try:
-        objs = [K8sObject(kind=o.kind, api_version=o.api_version, name=o.name,
-                          namespace=o.namespace, body=decode_tree(o.body), path=shown,
-                          line=o.line, line_offset=o.line_offset, origin=o.origin)
-                for o in entry.objects]
+        objs = [LazyK8sObject(kind=o.kind, api_version=o.api_version, name=o.name,
+                              namespace=o.namespace, body=None, path=shown, line=o.line,
+                              line_offset=o.line_offset, origin=o.origin, raw=o.body,
+                              kept=o.extract, lines=None if o.lines is None else
+                              {tuple(keys): line for keys, line in o.lines},
+                              reparse=again and partial(again.body, i))
+                for i, o in enumerate(entry.objects)]
     except (ValueError, TypeError, KeyError, IndexError):
         return None  # not what this version writes: parsed again
     return objs, entry.problems, entry.comments
+
+
+class _Reparsed:
+    """The bodies of one file's objects parsed again, once, for LazyK8sObject.reparse."""
+
+    def __init__(self, parse, count: int) -> None:
+        self.parse = parse
+        self.count = count
+        self.bodies: list | None = None
+
+    def body(self, i: int):
+        if self.bodies is None:
+            objs = self.parse()
+            # the same objects the entry lists, unless the file changed since its stat
+            self.bodies = [o.body for o in objs] if len(objs) == self.count else []
+        if i >= len(self.bodies):
+            raise ValueError("the cached object is no longer in its file")
+        return self.bodies[i]
 
 
 def _manifest(text: str, shown: str, cache, st: os.stat_result | None = None) -> Manifest:
     """A Kubernetes YAML file's objects, problems and suppression comments (None without
     any): from the cache when this content was read before. `st`: the file's stat,
     taken before it was read, recorded with its entry."""
-    from advisor.read.cache import CachedObject, ManifestEntry, encode_tree
+    from advisor.read.cache import ManifestEntry
 
     entry = cache.get("k8s", shown, text, ManifestEntry, st)
     if entry is not None:
-        found = _from_entry(entry, shown)
+        found = _from_entry(entry, shown, partial(_objects_of, text, shown, cache))
         if found is not None:
             return found
     comments = scan_suppressions(text) if "pool-advisor:" in text else None
     objs, probs = k8s_objects(text, shown)
-    if cache.enabled:
-        try:
-            cached = [CachedObject(kind=o.kind, api_version=o.api_version, name=o.name,
-                                   namespace=o.namespace, body=encode_tree(o.body), line=o.line,
-                                   line_offset=o.line_offset, origin=o.origin) for o in objs]
-        except TypeError:
-            cached = None
-        if cached is not None and all(not o.value_sources for o in objs):
-            cache.put("k8s", shown, text, ManifestEntry(cached, probs, comments), st)
+    _put(cache, text, shown, objs, probs, comments, st)
     return objs, probs, comments
+
+
+def _put(cache, text: str, shown: str, objs: list[K8sObject], probs: list[ConfigProblem],
+         comments: dict[int, list[str]] | None, st: os.stat_result | None) -> None:
+    """A parsed manifest into the cache: each object's tree, and what its kind's reader
+    takes (advisor.read.extract)."""
+    from advisor.read.cache import CachedObject, ManifestEntry, encode_body
+    from advisor.read.extract import extract_of
+
+    if not cache.enabled or any(o.value_sources for o in objs):
+        return
+    try:
+        cached = []
+        for o in objs:
+            kept = extract_of(o)
+            cached.append(CachedObject(
+                kind=o.kind, api_version=o.api_version, name=o.name,
+                namespace=o.namespace, body=encode_body(o.body), line=o.line,
+                line_offset=o.line_offset, origin=o.origin,
+                extract=None if kept is None else kept[0],
+                lines=None if kept is None else kept[1]))
+    except (TypeError, ValueError, OverflowError):
+        return
+    cache.put("k8s", shown, text, ManifestEntry(cached, probs, comments), st)
+
+
+def _objects_of(text: str, shown: str, cache) -> list[K8sObject]:
+    """A manifest's objects parsed again, its cache entry written anew (a cached body
+    that is damaged)."""
+    cache.forget("k8s", shown, text)
+    objs, probs = k8s_objects(text, shown)
+    _put(cache, text, shown, objs, probs,
+         scan_suppressions(text) if "pool-advisor:" in text else None, None)
+    return objs
+
+
+def _reread_objects(root: Root, manifest: Path, shown: str, cache) -> list[K8sObject]:
+    """_objects_of for a file known by its stat (not read this run)."""
+    cache.forget("k8s", shown)
+    return _objects_of(root.read_text(manifest), shown, cache)
 
 
 def _serverless(text: str, shown: str, lambdas: list, problems: list[ConfigProblem]) -> None:

@@ -8,23 +8,20 @@ import re
 
 from advisor.link.inputs import workload_id
 from advisor.model import Pooler, Topology
-from advisor.read.sources.k8s import K8sObject, get
+from advisor.read.sources.k8s import K8sObject
 from advisor.read.workloads import Workload
 
 
 def read_services(objects: list[K8sObject]) -> list[dict]:
+    from advisor.read.extract import service_fields
+
     out = []
     for obj in objects:
         if obj.kind != "Service":
             continue
-        selector = get(obj.body, "spec", "selector") or {}
-        out.append({
-            "name": obj.name, "namespace": obj.namespace, "obj": obj,
-            "selector": {str(k): str(v) for k, v in selector.items()}
-            if isinstance(selector, dict) else {},
-            "external": get(obj.body, "spec", "externalName")
-            if get(obj.body, "spec", "type") == "ExternalName" else None,
-        })
+        selector, external = service_fields(obj)
+        out.append({"name": obj.name, "namespace": obj.namespace, "obj": obj,
+                    "selector": selector, "external": external})
     return out
 
 

@@ -54,6 +54,7 @@ from advisor.model import (
     Term,
     Topology,
 )
+from advisor.read.extract import hpa_target
 from advisor.read.sources.k8s import K8sObject, count_field, get
 from advisor.read.workloads import (
     POD_SPEC_PATHS,
@@ -285,13 +286,12 @@ def _autoscaler_maxima(objects: list[K8sObject]) -> dict[tuple[str | None, str, 
     found: dict[tuple[str | None, str, str], Term] = {}
     for obj in objects:
         if obj.kind == "HorizontalPodAutoscaler":
-            ref = get(obj.body, "spec", "scaleTargetRef") or {}
-            value = count_field(obj, ("spec", "maxReplicas"), get(obj.body, "spec", "maxReplicas"))
-            if isinstance(ref, dict) and value is not None:
-                key = (obj.namespace, str(ref.get("kind", "Deployment")), str(ref.get("name")))
-                found[key] = Term(label="HPA maxReplicas", value=value,
-                                  source=obj.source("spec", "maxReplicas",
-                                                    key="spec.maxReplicas"))
+            target = hpa_target(obj)
+            if target is not None:
+                kind, name, value = target
+                found[(obj.namespace, kind, name)] = Term(
+                    label="HPA maxReplicas", value=value,
+                    source=obj.source("spec", "maxReplicas", key="spec.maxReplicas"))
         elif obj.kind in ("ScaledObject", "ScaledJob") and "keda.sh" in obj.api_version:
             ref = get(obj.body, "spec", "scaleTargetRef") or {}
             if obj.kind == "ScaledJob":

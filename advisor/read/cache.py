@@ -55,7 +55,7 @@ from advisor import __version__
 from advisor.model import ConfigProblem
 
 CACHE_DIR = ".pool-advisor-cache"
-SCHEMA = 2
+SCHEMA = 3
 PACK = "files.msgpack"
 NO_CACHE_ENV = "POOL_ADVISOR_NO_CACHE"
 # Entries of earlier runs kept beside this run's (a check of one folder does not evict
@@ -85,10 +85,16 @@ class CachedObject(msgspec.Struct, array_like=True):
     api_version: str
     name: str
     namespace: str | None
-    body: Any  # encode_tree's lists
+    # encode_tree's lists, as msgpack bytes of their own: decoding an entry leaves them
+    # as they are, and a reader that needs the tree decodes it (LazyK8sObject)
+    body: msgspec.Raw
     line: int
     line_offset: int = 0
     origin: str = ""
+    # What the reader of its kind takes (advisor.read.extract), and the lines it asks for
+    # ([keys, line0] pairs); lines None: no extract, the reader reads the body.
+    extract: Any = None
+    lines: list[tuple[list[str | int], int | None]] | None = None
 
 
 class ManifestEntry(msgspec.Struct, array_like=True):
@@ -201,6 +207,20 @@ class FileCache:
             return None
         return self._decoded(known[5], type_)
 
+    def forget(self, kind: str, path: str, text: str | None = None) -> None:
+        """Drop a file's entry found damaged after it was taken (a body that does not
+        decode, see LazyK8sObject): the next run parses the file and writes it anew.
+        `text`: the content it was looked up by; else the one its signature recorded."""
+        if self.folder is None:
+            return
+        known = self._stats.pop(f"{kind}\0{path}", None)
+        key = self._entry_key(kind, path, text) if text is not None else \
+            known[5] if known is not None else None
+        if key is not None:
+            self._old.pop(key, None)
+            self._used.pop(key, None)
+        self._dirty = True
+
     def _decoded(self, key: str, type_: type) -> Any | None:
         raw = self._old.get(key)
         if raw is None:
@@ -254,6 +274,7 @@ class FileCache:
             entries.setdefault(key, raw)
         # signatures whose entry is gone are of no use
         stats = {name: known for name, known in self._stats.items() if known[5] in entries}
+        self._dirty = False  # saved (or not writable: not tried again this run)
         with contextlib.suppress(OSError):
             self.folder.mkdir(exist_ok=True)
             _write_atomic(self.folder / PACK,
@@ -336,6 +357,20 @@ def encode_tree(value: Any) -> Any:
     if isinstance(value, (dict, list, tuple, bytes)):  # a plain container: not from yamlpos
         raise TypeError("not a yamlpos tree")
     return value
+
+
+def encode_body(value: Any) -> msgspec.Raw:
+    """A K8sObject's body for CachedObject.body; TypeError for what encode_tree refuses."""
+    return msgspec.Raw(msgspec.msgpack.encode(encode_tree(value)))
+
+
+def decode_body(raw: Any) -> Any:
+    """encode_body's inverse (LazyK8sObject.body); ValueError or TypeError when damaged."""
+    try:
+        value = msgspec.msgpack.decode(raw)
+    except msgspec.DecodeError as exc:
+        raise ValueError(str(exc)) from None
+    return decode_tree(value)
 
 
 # What a scalar decodes to (msgpack's other types, a map, bytes or an extension, are

@@ -107,9 +107,10 @@ def configmap_index(objects: list[K8sObject]) -> ConfigIndex:
     index: ConfigIndex = {}
     for obj in objects:
         if obj.kind == "ConfigMap":
-            data = {str(k): str(v) for k, v in mapped(obj, ("data",),
-                                                      obj.body.get("data")).items()}
-            index[("configmap", obj.namespace, obj.name)] = ConfigMapData(obj, data)
+            from advisor.read.extract import configmap_data
+
+            index[("configmap", obj.namespace, obj.name)] = ConfigMapData(obj,
+                                                                          configmap_data(obj))
         elif obj.kind == "Secret":
             data = {}
             for k, v in mapped(obj, ("data",), obj.body.get("data")).items():

@@ -40,8 +40,17 @@ class K8sObject(Struct):
         ns = f"{self.namespace}/" if self.namespace else ""
         return f"{self.kind}/{ns}{self.name}"
 
+    def line0(self, keys: tuple) -> int | None:
+        """line_of(self.body, *keys): the 0-based line linking records for `keys`."""
+        return line_of(self.body, *keys)
+
+    def extract(self) -> Any:
+        """What its kind's reader takes from this object, as the parse cache kept it
+        (advisor.read.extract); NO_EXTRACT: read the body."""
+        return NO_EXTRACT
+
     def location(self, *keys: str | int) -> Location:
-        line0 = line_of(self.body, *keys)
+        line0 = self.line0(keys)
         line = self.line if line0 is None else line0 + 1 + self.line_offset
         return Location(path=self.path, line=line)
 
@@ -56,7 +65,7 @@ class K8sObject(Struct):
             traced = self.value_sources.get(dotted)
             if traced is not None:
                 return traced
-        line0 = line_of(self.body, *keys)
+        line0 = self.line0(keys)
         if not key:
             if dotted is None:
                 dotted = ".".join([str(k) for k in keys])
@@ -93,6 +102,65 @@ class K8sObject(Struct):
         meta = self.body.get("metadata") or {}
         found = meta.get("labels") or {}
         return {str(k): str(v) for k, v in found.items()} if isinstance(found, dict) else {}
+
+
+NO_EXTRACT = object()  # K8sObject.extract(): nothing kept, the reader reads the body
+_MISSING = object()
+_BODY = K8sObject.__dict__["body"]  # the field's own slot, under LazyK8sObject's property
+
+
+class LazyK8sObject(K8sObject):
+    """A K8sObject from the parse cache: its body is decoded from the cached bytes when a
+    reader first asks for it. The reader of its kind (ConfigMap data, a Service's
+    selector, an HPA's target: advisor.read.extract) takes what the cache kept of it
+    instead, with the lines it records, and a warm run builds no tree for those.
+    Equal to the K8sObject it was cached from (the body is decoded to compare)."""
+
+    raw: Any = None  # the body as advisor.read.cache encoded it (msgpack bytes)
+    kept: Any = None  # extract(), when `lines` is not None
+    lines: dict[tuple, int | None] | None = None  # keys -> line0, as the reader asks
+    # The body parsed again from the file, when the cached bytes do not decode (a damaged
+    # entry is a miss, never a crash); None: the error is raised.
+    reparse: Any = None
+
+    @property
+    def body(self) -> Any:  # type: ignore[override]
+        found = _BODY.__get__(self)
+        if found is None:
+            from advisor.read.cache import decode_body
+
+            try:
+                found = decode_body(self.raw)
+            except (ValueError, TypeError, KeyError, IndexError):
+                if self.reparse is None:
+                    raise
+                found = self.reparse()
+            _BODY.__set__(self, found)
+        return found
+
+    def line0(self, keys: tuple) -> int | None:
+        if self.lines is not None:
+            found = self.lines.get(keys, _MISSING)
+            if found is not _MISSING:
+                return found  # type: ignore[return-value]
+        return line_of(self.body, *keys)
+
+    def extract(self) -> Any:
+        return self.kept if self.lines is not None else NO_EXTRACT
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, K8sObject):
+            return NotImplemented
+        return _fields(self) == _fields(other)
+
+    def __ne__(self, other: object) -> bool:
+        equal = self.__eq__(other)
+        return equal if equal is NotImplemented else not equal
+
+
+def _fields(obj: K8sObject) -> tuple:
+    return (obj.kind, obj.api_version, obj.name, obj.namespace, obj.body, obj.path,
+            obj.line, obj.line_offset, obj.origin, obj.value_sources)
 
 
 def get(node: Any, *keys: str | int, default: Any = None) -> Any:

@@ -1,0 +1,90 @@
+"""What linking reads of a ConfigMap, a Service and an HPA, as one pure function of the
+object each: the reader calls it, and the parse cache keeps its result (with the lines
+the reader asks for) next to the object's tree, so that a warm run hands the reader the
+result without building the tree (advisor.read.sources.k8s.LazyK8sObject).
+
+A function here may raise what reading the body raises (WrongType): the cache then
+keeps no extract, and the reader raises it again from the body, as without a cache.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from advisor.read.sources.k8s import NO_EXTRACT, K8sObject, count_field, get, line_of, mapped
+
+
+def configmap_data(obj: K8sObject) -> dict[str, str]:
+    """A ConfigMap's data, keys and values as text (advisor.read.workloads.configmap_index)."""
+    known = obj.extract()
+    if known is not NO_EXTRACT:
+        return dict(known)  # the index's own dict: a cached one is not shared
+    return {str(k): str(v) for k, v in mapped(obj, ("data",), obj.body.get("data")).items()}
+
+
+def _configmap_lines(obj: K8sObject, data: dict[str, str]) -> list[tuple]:
+    """ConfigMapData.source(key) asks for ("data", key) of every key."""
+    return [("data", key) for key in data]
+
+
+def service_fields(obj: K8sObject) -> tuple[dict[str, str], str | None]:
+    """A Service's selector (as text) and, for type ExternalName, its externalName
+    (advisor.link.hosts.read_services)."""
+    known = obj.extract()
+    if known is not NO_EXTRACT:
+        selector, external = known
+        return dict(selector), external
+    selector = get(obj.body, "spec", "selector") or {}
+    external = get(obj.body, "spec", "externalName") \
+        if get(obj.body, "spec", "type") == "ExternalName" else None
+    return ({str(k): str(v) for k, v in selector.items()} if isinstance(selector, dict)
+            else {}, external)
+
+
+def _service_lines(obj: K8sObject, fields: Any) -> list[tuple]:
+    if fields[1] is not None and fields[1].__class__ is not str:
+        raise TypeError("an externalName that is no plain string: read from the body")
+    return []
+
+
+def hpa_target(obj: K8sObject) -> tuple[str, str, int] | None:
+    """An HPA's scale target (kind, name) and maxReplicas; None when either is missing
+    (advisor.link.topology._autoscaler_maxima). WrongType for a maxReplicas Kubernetes
+    refuses."""
+    known = obj.extract()
+    if known is not NO_EXTRACT:
+        return None if known is None else (known[0], known[1], known[2])
+    ref = get(obj.body, "spec", "scaleTargetRef") or {}
+    value = count_field(obj, ("spec", "maxReplicas"), get(obj.body, "spec", "maxReplicas"))
+    if not isinstance(ref, dict) or value is None:
+        return None
+    return str(ref.get("kind", "Deployment")), str(ref.get("name")), value
+
+
+def _hpa_lines(obj: K8sObject, target: Any) -> list[tuple]:
+    return [("spec", "maxReplicas")] if target is not None else []
+
+
+# kind -> (the reader's function, the keys whose lines it asks for given its result)
+EXTRACTS: dict[str, tuple[Callable[[K8sObject], Any], Callable[[K8sObject, Any], list]]] = {
+    "ConfigMap": (configmap_data, _configmap_lines),
+    "Service": (service_fields, _service_lines),
+    "HorizontalPodAutoscaler": (hpa_target, _hpa_lines),
+}
+
+
+def extract_of(obj: K8sObject) -> tuple[Any, list[tuple[list, int | None]]] | None:
+    """(extract, [keys, line0] pairs) for the parse cache, None for a kind without one
+    or an object its reader refuses. The location of the object itself (keys ()) is
+    always among the lines."""
+    found = EXTRACTS.get(obj.kind)
+    if found is None or obj.value_sources:
+        return None
+    reader, lines_of = found
+    try:
+        value = reader(obj)
+        keys = [(), *lines_of(obj, value)]
+    except Exception:
+        return None
+    return value, [(list(k), line_of(obj.body, *k)) for k in keys]

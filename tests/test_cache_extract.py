@@ -1,0 +1,210 @@
+"""What the parse cache keeps of an object for its kind's reader (advisor.read.extract):
+the reader given a cached object (LazyK8sObject) answers what it answers from the parsed
+one, values, lines and errors alike, without decoding its tree; a lazy object equals the
+parsed one and copies lazily; a cached tree that does not decode is parsed again."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import msgspec
+import pytest
+from msgspec.structs import replace
+
+from advisor.engine import repository
+from advisor.engine.check import run_check
+from advisor.engine.options import CheckOptions
+from advisor.link.hosts import read_services
+from advisor.link.topology import _autoscaler_maxima
+from advisor.model import WrongType
+from advisor.read import cache as cache_mod
+from advisor.read.cache import FileCache
+from advisor.read.sources import k8s
+from advisor.read.sources.k8s import K8sObject, LazyK8sObject, k8s_objects
+from advisor.read.workloads import configmap_index
+from advisor.report.json import render
+from advisor.rules import load_rules
+
+REGISTRY = load_rules()
+
+# Every reader with an extract, on the forms it reads and those it refuses.
+TEXTS = [
+    "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, namespace: n}\n"
+    "data:\n  A: '1'\n  7: x\n  B: |\n    text\n  C: null\n  D: [1, 2]\n",
+    "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: empty}\n",
+    "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: null-data}\ndata: null\n",
+    "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: list-data}\ndata: [a, b]\n",
+    "apiVersion: v1\nkind: Service\nmetadata: {name: s, namespace: n}\n"
+    "spec:\n  selector: {app: db, 3: true}\n  ports: [{port: 5432}]\n",
+    "apiVersion: v1\nkind: Service\nmetadata: {name: ext}\n"
+    "spec: {type: ExternalName, externalName: db.example.com}\n",
+    "apiVersion: v1\nkind: Service\nmetadata: {name: ext-block}\n"
+    "spec:\n  type: ExternalName\n  externalName: |\n    db\n",
+    "apiVersion: v1\nkind: Service\nmetadata: {name: odd}\nspec: {selector: [a], type: 3}\n",
+    "apiVersion: v1\nkind: Service\nmetadata: {name: bare}\n",
+    "apiVersion: autoscaling/v2\nkind: HorizontalPodAutoscaler\nmetadata: {name: h}\n"
+    "spec:\n  scaleTargetRef: {kind: StatefulSet, name: db}\n  maxReplicas: 7\n",
+    "apiVersion: autoscaling/v2\nkind: HorizontalPodAutoscaler\nmetadata: {name: h2}\n"
+    "spec:\n  scaleTargetRef: {name: api}\n  maxReplicas: 3\n",
+    "apiVersion: autoscaling/v2\nkind: HorizontalPodAutoscaler\nmetadata: {name: h3}\n"
+    "spec:\n  scaleTargetRef: {name: api}\n  maxReplicas: -1\n",
+    "apiVersion: autoscaling/v2\nkind: HorizontalPodAutoscaler\nmetadata: {name: h4}\n"
+    "spec:\n  scaleTargetRef: [x]\n  maxReplicas: 2\n",
+    "apiVersion: autoscaling/v2\nkind: HorizontalPodAutoscaler\nmetadata: {name: h5}\n"
+    "spec: {}\n",
+]
+
+
+def _through_cache(tmp_path: Path, text: str) -> tuple[list[K8sObject], list[K8sObject]]:
+    """(parsed objects, the same objects as a cache entry gives them back)."""
+    cache = FileCache(tmp_path / "c", "key")
+    objs, probs = k8s_objects(text, "m.yaml")
+    repository._put(cache, text, "m.yaml", objs, probs, None, None)
+    entry = cache.get("k8s", "m.yaml", text, cache_mod.ManifestEntry)
+    assert entry is not None
+    lazy, _probs, _comments = repository._from_entry(entry, "m.yaml")
+    assert all(type(o) is LazyK8sObject for o in lazy)
+    return objs, lazy
+
+
+def _outcome(read, objs):
+    try:
+        return read(objs)
+    except WrongType as exc:
+        return ("WrongType", exc.location, str(exc))
+
+
+def _sources(index):
+    return {k: (v.data, {key: v.source(key) for key in v.data}) for k, v in index.items()}
+
+
+@pytest.mark.parametrize("text", TEXTS)
+def test_readers_answer_the_same_from_the_cache_without_the_tree(tmp_path, text, monkeypatch):
+    objs, lazy = _through_cache(tmp_path, text)
+    decoded: list[str] = []
+    real = cache_mod.decode_body
+
+    def counting(raw):
+        decoded.append("body")
+        return real(raw)
+
+    monkeypatch.setattr(cache_mod, "decode_body", counting)
+    for read in (lambda o: _sources(configmap_index(o)),
+                 lambda o: [{**s, "obj": None, "at": s["obj"].location()}
+                            for s in read_services(o)],
+                 _autoscaler_maxima):
+        assert _outcome(read, lazy) == _outcome(read, objs)
+    if all(o.lines is not None for o in lazy):
+        assert decoded == [], "a kept extract was answered from the tree"
+    assert lazy == objs and objs == lazy  # equal once decoded, both ways
+
+
+def test_refused_objects_keep_no_extract(tmp_path):
+    for text, name in ((TEXTS[3], "list-data"), (TEXTS[6], "ext-block"), (TEXTS[11], "h3")):
+        _objs, lazy = _through_cache(tmp_path, text)
+        assert [o.name for o in lazy if o.lines is None] == [name]
+
+
+def test_a_lazy_object_copies_and_replaces_without_decoding(tmp_path):
+    objs, lazy = _through_cache(tmp_path, TEXTS[0])
+    (one,) = lazy
+    moved = replace(one, namespace="other")
+    copied = copy.deepcopy(one)
+    assert k8s._BODY.__get__(one) is None and k8s._BODY.__get__(copied) is None
+    assert moved.namespace == "other" and moved.body == objs[0].body
+    assert copied == objs[0] and copied != moved
+
+
+def test_a_damaged_body_is_parsed_from_the_file_again(tmp_path):
+    text = TEXTS[0]
+    cache = FileCache(tmp_path / "c", "key")
+    objs, probs = k8s_objects(text, "m.yaml")
+    repository._put(cache, text, "m.yaml", objs, probs, None, None)
+    entry = cache.get("k8s", "m.yaml", text, cache_mod.ManifestEntry)
+    entry.objects[0].body = msgspec.Raw(b"\xc1")  # not msgpack
+    parsed: list[int] = []
+
+    def again():
+        parsed.append(1)
+        return k8s_objects(text, "m.yaml")[0]
+
+    lazy, _p, _c = repository._from_entry(entry, "m.yaml", again)
+    assert lazy[0].body == objs[0].body and parsed == [1]
+    lazy, _p, _c = repository._from_entry(entry, "m.yaml")  # nothing to parse it from
+    with pytest.raises(ValueError):
+        _ = lazy[0].body
+
+
+KINDS_TREE = {
+    "k8s/app.yaml": "\n---\n".join(TEXTS[0:1] + TEXTS[5:6] + TEXTS[9:11]) + "\n---\n" + """\
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: pool, namespace: n}
+data:
+  SPRING_DATASOURCE_HIKARI_MAXIMUMPOOLSIZE: "5"
+---
+apiVersion: v1
+kind: Service
+metadata: {name: s, namespace: n}
+spec:
+  selector: {app: db}
+---
+apiVersion: autoscaling/v2
+kind: HorizontalPodAutoscaler
+metadata: {name: api, namespace: n}
+spec:
+  scaleTargetRef: {kind: Deployment, name: api}
+  maxReplicas: 7
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: api, namespace: n}
+spec:
+  replicas: 2
+  template:
+    spec:
+      containers:
+        - name: api
+          image: example/api:1
+          envFrom: [{configMapRef: {name: a}}, {configMapRef: {name: pool}}]
+          env:
+            - {name: SPRING_DATASOURCE_URL, value: "jdbc:postgresql://s:5432/app"}
+""",
+    "k8s/db.yaml": """\
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: db, namespace: n}
+spec:
+  template:
+    metadata: {labels: {app: db}}
+    spec:
+      containers:
+        - {name: postgres, image: "postgres:15", args: ["-c", "max_connections=30"]}
+""",
+}
+
+
+def _tree(tmp_path: Path) -> Path:
+    repo = tmp_path / "repo"
+    for rel, text in KINDS_TREE.items():
+        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+        (repo / rel).write_text(text)
+    (repo / ".git").mkdir()
+    return repo
+
+
+def _check(repo: Path, cache: bool = True) -> str:
+    return render(run_check([str(repo)], CheckOptions(cache=cache), REGISTRY), REGISTRY)
+
+
+def test_warm_and_one_changed_runs_answer_as_without_cache(tmp_path):
+    repo = _tree(tmp_path)
+    cold = _check(repo)
+    assert cold == _check(repo) == _check(repo, cache=False)
+    assert "HPA maxReplicas" in cold and "k8s/app.yaml:" in cold
+    app = repo / "k8s" / "app.yaml"
+    app.write_text(app.read_text().replace("maxReplicas: 7", "maxReplicas: 9")
+                   .replace("A: '1'", "A: '2'\n  E: e").replace('SIZE: "5"', 'SIZE: "6"'))
+    changed = _check(repo)
+    assert changed != cold and changed == _check(repo, cache=False) == _check(repo)
