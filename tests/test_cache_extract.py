@@ -208,3 +208,196 @@ def test_warm_and_one_changed_runs_answer_as_without_cache(tmp_path):
                    .replace("A: '1'", "A: '2'\n  E: e").replace('SIZE: "5"', 'SIZE: "6"'))
     changed = _check(repo)
     assert changed != cold and changed == _check(repo, cache=False) == _check(repo)
+
+
+WORKLOADS = [
+    """\
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: cfg, namespace: n}
+data: {POOL: "7", HOST: db}
+---
+apiVersion: v1
+kind: Secret
+metadata: {name: sec, namespace: n}
+stringData: {PASSWORD: x, URL: "postgresql://u@db/app"}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: api
+  namespace: n
+  annotations: {pool-advisor.io/ignore: "PA106, PA107"}
+spec:
+  replicas: 3
+  strategy: {rollingUpdate: {maxSurge: 40%}}
+  template:
+    metadata: {labels: {app: api, tier: 2}}
+    spec:
+      volumes:
+        - {name: c, configMap: {name: cfg}}
+        - {name: s, secret: {secretName: sec}}
+        - {name: p, projected: {sources: [{configMap: {name: cfg}}, {secret: {name: sec}}, x]}}
+        - just-a-string
+      initContainers:
+        - {name: wait, image: busybox, command: [sh, -c, "until nc -z db 5432; do sleep 1; done"]}
+        - name: proxy
+          image: bitnami/pgbouncer:1.22
+          restartPolicy: Always
+      containers:
+        - name: api
+          image: example/api:1.2
+          args: ["--pool", "$(POOL)"]
+          envFrom:
+            - {configMapRef: {name: cfg}, prefix: APP_}
+            - {secretRef: {name: sec}}
+            - {configMapRef: {name: missing}}
+            - not-a-mapping
+          env:
+            - {name: POOL, value: "9"}
+            - {name: URL2, value: "postgresql://$(HOST):5432/$(APP_POOL)?x=$$(Y)"}
+            - {name: FROM_CM, valueFrom: {configMapKeyRef: {name: cfg, key: POOL}}}
+            - {name: FROM_SECRET, valueFrom: {secretKeyRef: {name: sec, key: URL}}}
+            - {name: GONE, valueFrom: {secretKeyRef: {name: sec, key: nope}}}
+            - {name: NODE, valueFrom: {fieldRef: {fieldPath: spec.nodeName}}}
+            - {name: 12, value: 13}
+            - {value: no-name}
+            - {name: POOL, value: "10"}
+          volumeMounts: [{name: c, mountPath: /etc/app}, {name: p, mountPath: /p}]
+          resources:
+            limits: {memory: 768Mi, cpu: "1.5"}
+        - name: side
+          image: example/side
+          resources: {requests: {cpu: 250m}}
+""",
+    """\
+apiVersion: argoproj.io/v1alpha1
+kind: Rollout
+metadata: {name: bg}
+spec:
+  replicas: 2
+  strategy: {blueGreen: {previewReplicaCount: 1}}
+  template:
+    spec:
+      containers: [{name: a, image: a}]
+---
+apiVersion: argoproj.io/v1alpha1
+kind: Rollout
+metadata: {name: bg-full}
+spec:
+  strategy: {blueGreen: {activeService: x}}
+  template: {spec: {containers: [{name: a, image: a}]}}
+---
+apiVersion: argoproj.io/v1alpha1
+kind: Rollout
+metadata: {name: canary}
+spec:
+  strategy: {canary: {maxSurge: 3}}
+  template: {spec: {containers: [{name: a, image: a}]}}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: recreate}
+spec:
+  strategy: {type: Recreate}
+  template: {spec: {containers: [{name: a, image: a}]}}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: odd-surge}
+spec:
+  strategy: {rollingUpdate: {maxSurge: [1]}}
+  template: {spec: {containers: [{name: a, image: a}]}}
+---
+apiVersion: batch/v1
+kind: CronJob
+metadata: {name: cron}
+spec:
+  jobTemplate:
+    spec:
+      parallelism: 4
+      template: {spec: {containers: [{name: a, image: a}]}}
+---
+apiVersion: batch/v1
+kind: Job
+metadata: {name: job}
+spec:
+  template: {spec: {containers: [{name: a, image: a}]}}
+---
+apiVersion: apps/v1
+kind: DaemonSet
+metadata: {name: ds}
+spec:
+  template: {spec: {containers: [{name: a, image: a}]}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: pod, labels: {app: pod}}
+spec:
+  containers: [{name: a, image: a}]
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: no-spec}
+spec: {template: {spec: [x]}}
+""",
+    "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: bad-env}\n"
+    "spec: {template: {spec: {containers: [{name: a, env: {X: 1}}]}}}\n",
+    "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: bad-limit}\n"
+    "spec: {template: {spec: {containers: [{name: a, resources: {limits: {memory: 1.2.3Gi}}}]}}}\n",
+    "apiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: bad-replicas}\n"
+    "spec: {replicas: '3', template: {spec: {containers: [{name: a}]}}}\n",
+    "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: bad-volumes}\n"
+    "spec: {template: {spec: {volumes: {a: 1}, containers: [{name: a}]}}}\n",
+]
+
+
+def _workload_view(objs):
+    from advisor.link.inputs import suppressed_codes
+    from advisor.read.workloads import surge, workloads
+
+    index = configmap_index(objs)
+    return [(w.containers, w.pod_labels, w.replicas, w.volumes, w.volume_sources, w.mounts,
+             surge(w.obj, 10), suppressed_codes(w.obj), w.obj.location())
+            for w in workloads([o for o in objs if o.kind not in ("ConfigMap", "Secret")],
+                               index)]
+
+
+@pytest.mark.parametrize("text", WORKLOADS)
+def test_workloads_link_the_same_from_the_cache_without_their_tree(tmp_path, text,
+                                                                   monkeypatch):
+    objs, lazy = _through_cache(tmp_path, text)
+    want = _outcome(_workload_view, objs)
+    decoded: list[str] = []
+    real = cache_mod.decode_body
+
+    def counting(raw):
+        decoded.append("body")
+        return real(raw)
+
+    monkeypatch.setattr(cache_mod, "decode_body", counting)
+    assert _outcome(_workload_view, lazy) == want
+    if not isinstance(want, tuple):  # read without an error: from what the cache kept
+        from advisor.read.workloads import POD_SPEC_PATHS
+
+        assert all(o.lines is not None for o in lazy if o.kind in POD_SPEC_PATHS)
+        assert len(decoded) == sum(o.kind == "Secret" for o in objs)  # no extract kind
+    else:  # refused: the same error, from the body (the cache kept no shape of it)
+        assert [o.name for o in lazy if o.lines is None and o.kind != "Secret"]
+    # the cold run with the cache on links the values a warm run decodes
+    cache = FileCache(tmp_path / "c2", "key")
+    used = repository._put(cache, text, "m.yaml", *k8s_objects(text, "m.yaml"), None, None)
+    assert _outcome(_workload_view, used) == want
+
+
+def test_the_first_workload_keeps_every_form():
+    objs, _ = k8s_objects(WORKLOADS[0], "m.yaml")
+    (view,) = _workload_view(objs)
+    containers = view[0]
+    env = {e.name: e for e in containers[2].env}
+    assert [c.role for c in containers] == ["init", "sidecar", "main", "main"]
+    assert env["POOL"].value == "10" and env["APP_POOL"].value == "7"
+    assert env["URL2"].value == "postgresql://$(HOST):5432/7?x=$(Y)"  # HOST is APP_HOST
+    assert env["FROM_SECRET"].secret and env["GONE"].from_ref.endswith("(not in repository)")
+    assert env["NODE"].from_ref == "valueFrom" and "*" in env
+    assert view[6].value == 4 and view[7] == ["PA106", "PA107"]

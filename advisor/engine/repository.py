@@ -236,32 +236,48 @@ def _manifest(text: str, shown: str, cache, st: os.stat_result | None = None) ->
             return found
     comments = scan_suppressions(text) if "pool-advisor:" in text else None
     objs, probs = k8s_objects(text, shown)
-    _put(cache, text, shown, objs, probs, comments, st)
-    return objs, probs, comments
+    return _put(cache, text, shown, objs, probs, comments, st), probs, comments
 
 
 def _put(cache, text: str, shown: str, objs: list[K8sObject], probs: list[ConfigProblem],
-         comments: dict[int, list[str]] | None, st: os.stat_result | None) -> None:
+         comments: dict[int, list[str]] | None, st: os.stat_result | None
+         ) -> list[K8sObject]:
     """A parsed manifest into the cache: each object's tree, and what its kind's reader
-    takes (advisor.read.extract)."""
+    takes (advisor.read.extract), kept only when it decodes back to what it is. Returns
+    the objects linking reads: each with the extract as a warm run decodes it (the
+    reader takes the same value cold and warm, and does not work it out twice)."""
+    from msgspec import Raw
+    from msgspec.msgpack import encode
+
     from advisor.read.cache import CachedObject, ManifestEntry, encode_body
-    from advisor.read.extract import extract_of
+    from advisor.read.extract import decode_extract, extract_of
+    from advisor.read.sources.k8s import NO_EXTRACT, LazyK8sObject
 
     if not cache.enabled or any(o.value_sources for o in objs):
-        return
+        return objs
     try:
         cached = []
+        used: list[K8sObject] = []
         for o in objs:
             kept = extract_of(o)
+            raw = Raw(encode(kept[0])) if kept is not None else Raw(b"\xc0")
+            back = decode_extract(o.kind, raw) if kept is not None else NO_EXTRACT
+            if back is NO_EXTRACT or back != kept[0]:  # type: ignore[index]
+                kept = None
             cached.append(CachedObject(
                 kind=o.kind, api_version=o.api_version, name=o.name,
                 namespace=o.namespace, body=encode_body(o.body), line=o.line,
-                line_offset=o.line_offset, origin=o.origin,
-                extract=None if kept is None else kept[0],
+                line_offset=o.line_offset, origin=o.origin, extract=raw,
                 lines=None if kept is None else kept[1]))
+            used.append(o if kept is None else LazyK8sObject(
+                kind=o.kind, api_version=o.api_version, name=o.name, namespace=o.namespace,
+                body=o.body, path=o.path, line=o.line, line_offset=o.line_offset,
+                origin=o.origin, kept=back,
+                lines={tuple(keys): line for keys, line in kept[1]}))
     except (TypeError, ValueError, OverflowError):
-        return
+        return objs
     cache.put("k8s", shown, text, ManifestEntry(cached, probs, comments), st)
+    return used
 
 
 def _objects_of(text: str, shown: str, cache) -> list[K8sObject]:
@@ -271,7 +287,7 @@ def _objects_of(text: str, shown: str, cache) -> list[K8sObject]:
     objs, probs = k8s_objects(text, shown)
     _put(cache, text, shown, objs, probs,
          scan_suppressions(text) if "pool-advisor:" in text else None, None)
-    return objs
+    return objs  # only their bodies are taken
 
 
 def _reread_objects(root: Root, manifest: Path, shown: str, cache) -> list[K8sObject]:

@@ -12,7 +12,7 @@ from advisor.config.settings import Settings
 from advisor.model import Topology
 from advisor.read.fs import Root
 from advisor.read.sources.k8s import K8sObject
-from advisor.read.workloads import Workload
+from advisor.read.workloads import Workload, WorkloadShape
 
 
 class Inputs(Struct):
@@ -40,7 +40,9 @@ def workload_id(w: Workload) -> str:
 
 
 def suppressed_codes(obj: K8sObject) -> list[str]:
-    raw = obj.annotations.get(ANNOTATION_IGNORE, "")
+    known = obj.extract()  # a workload's annotations are in what the cache kept of it
+    found = known.annotations if isinstance(known, WorkloadShape) else obj.annotations
+    raw = found.get(ANNOTATION_IGNORE, "")
     return [c.strip() for c in raw.replace(";", ",").split(",") if c.strip()]
 
 

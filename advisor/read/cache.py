@@ -91,9 +91,10 @@ class CachedObject(msgspec.Struct, array_like=True):
     line: int
     line_offset: int = 0
     origin: str = ""
-    # What the reader of its kind takes (advisor.read.extract), and the lines it asks for
-    # ([keys, line0] pairs); lines None: no extract, the reader reads the body.
-    extract: Any = None
+    # What the reader of its kind takes (advisor.read.extract), as msgpack bytes decoded
+    # with its type when first asked for, and the lines the reader asks for ([keys,
+    # line0] pairs); lines None: no extract, the reader reads the body.
+    extract: msgspec.Raw = msgspec.Raw(b"\xc0")
     lines: list[tuple[list[str | int], int | None]] | None = None
 
 

@@ -1,7 +1,8 @@
-"""What linking reads of a ConfigMap, a Service and an HPA, as one pure function of the
-object each: the reader calls it, and the parse cache keeps its result (with the lines
-the reader asks for) next to the object's tree, so that a warm run hands the reader the
-result without building the tree (advisor.read.sources.k8s.LazyK8sObject).
+"""What linking reads of a ConfigMap, a Service, an HPA and a workload (its containers:
+advisor.read.workloads.workload_shape), as one pure function of the object each: the
+reader calls it, and the parse cache keeps its result (with the lines the reader asks
+for) next to the object's tree, so that a warm run hands the reader the result without
+building the tree (advisor.read.sources.k8s.LazyK8sObject).
 
 A function here may raise what reading the body raises (WrongType): the cache then
 keeps no extract, and the reader raises it again from the body, as without a cache.
@@ -12,7 +13,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import msgspec
+
 from advisor.read.sources.k8s import NO_EXTRACT, K8sObject, count_field, get, line_of, mapped
+from advisor.read.workloads import POD_SPEC_PATHS, WorkloadShape, workload_shape
 
 
 def configmap_data(obj: K8sObject) -> dict[str, str]:
@@ -66,12 +70,33 @@ def _hpa_lines(obj: K8sObject, target: Any) -> list[tuple]:
     return [("spec", "maxReplicas")] if target is not None else []
 
 
-# kind -> (the reader's function, the keys whose lines it asks for given its result)
-EXTRACTS: dict[str, tuple[Callable[[K8sObject], Any], Callable[[K8sObject, Any], list]]] = {
-    "ConfigMap": (configmap_data, _configmap_lines),
-    "Service": (service_fields, _service_lines),
-    "HorizontalPodAutoscaler": (hpa_target, _hpa_lines),
+def _workload_lines(obj: K8sObject, shape: Any) -> list[tuple]:
+    return []  # the shape holds its sources; the object's own line is kept for all kinds
+
+
+_WORKLOAD = (workload_shape, _workload_lines, WorkloadShape | None)
+
+# kind -> (the reader's function, the keys whose lines it asks for given its result, the
+# type the result decodes to)
+EXTRACTS: dict[str, tuple[Callable[[K8sObject], Any], Callable[[K8sObject, Any], list],
+                          Any]] = {
+    "ConfigMap": (configmap_data, _configmap_lines, dict[str, str]),
+    "Service": (service_fields, _service_lines, tuple[dict[str, str], str | None]),
+    "HorizontalPodAutoscaler": (hpa_target, _hpa_lines, tuple[str, str, int] | None),
+    **{kind: _WORKLOAD for kind in POD_SPEC_PATHS},
 }
+
+
+def decode_extract(kind: str, raw: Any) -> Any:
+    """A kept extract, from the cache's bytes (LazyK8sObject.extract); NO_EXTRACT when
+    they are not what this version writes."""
+    found = EXTRACTS.get(kind)
+    if found is None:
+        return NO_EXTRACT
+    try:
+        return msgspec.msgpack.decode(raw, type=found[2])
+    except (msgspec.DecodeError, msgspec.ValidationError, ValueError, TypeError):
+        return NO_EXTRACT
 
 
 def extract_of(obj: K8sObject) -> tuple[Any, list[tuple[list, int | None]]] | None:
@@ -81,7 +106,7 @@ def extract_of(obj: K8sObject) -> tuple[Any, list[tuple[list, int | None]]] | No
     found = EXTRACTS.get(obj.kind)
     if found is None or obj.value_sources:
         return None
-    reader, lines_of = found
+    reader, lines_of, _type = found
     try:
         value = reader(obj)
         keys = [(), *lines_of(obj, value)]

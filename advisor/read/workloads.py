@@ -12,10 +12,11 @@ import re
 from typing import Any
 
 from msgspec import Struct, field
+from msgspec.structs import replace
 
 from advisor.lazyregex import lazy
 from advisor.model import Container, EnvVar, Source, Term
-from advisor.read.sources.k8s import K8sObject, count_field, get, listed, mapped
+from advisor.read.sources.k8s import NO_EXTRACT, K8sObject, count_field, get, listed, mapped
 
 # kind -> path to the pod template spec
 POD_SPEC_PATHS: dict[str, tuple[str, ...]] = {
@@ -157,17 +158,74 @@ def parse_quantity(text: str) -> float | None:
 def workloads(objects: list[K8sObject], index: ConfigIndex) -> list[Workload]:
     found = []
     for obj in objects:
-        path = POD_SPEC_PATHS.get(obj.kind)
-        if path is None:
+        if obj.kind not in POD_SPEC_PATHS:
             continue
-        spec = get(obj.body, *path)
-        if not isinstance(spec, dict):
+        shape = workload_shape(obj)
+        if shape is None:
             continue
-        found.append(_workload(obj, path, spec, index))
+        found.append(_linked(obj, shape, index))
     return found
 
 
-def _workload(obj: K8sObject, path: tuple[str, ...], spec: Any, index: ConfigIndex) -> Workload:
+class EnvItem(Struct, array_like=True, frozen=True, gc=False):
+    """One variable of a container's env as written, before its ConfigMap and Secret
+    references are looked up: `form` "from" (an envFrom source: `name` is its prefix),
+    "ref" (a valueFrom configMapKeyRef/secretKeyRef), "value" (a value, `$(VAR)`
+    expanded when linked), "other" (another valueFrom)."""
+
+    form: str
+    name: str
+    source: Source
+    kind: str = ""  # "configmap" | "secret" for "from" and "ref"
+    target: str = ""  # the ConfigMap's or Secret's name, as written
+    key: str = ""  # the key of a "ref"
+    value: str = ""  # the text of a "value"
+
+
+class ContainerShape(Struct, array_like=True, frozen=True, gc=False):
+    """A container as read from its object: all but its env, which is linked."""
+
+    container: Container  # env: ()
+    env: tuple[EnvItem, ...]
+
+
+class SurgeSpec(Struct, array_like=True, frozen=True, gc=False):
+    """What `surge` reads of a Deployment or Rollout (its peak applied when linked):
+    `form` "preview" (blue-green previewReplicaCount `value`), "full" (a blue-green
+    preview of full size), "default" (no maxSurge at `keys`), "given" (maxSurge `text`)."""
+
+    form: str
+    keys: str = ""
+    value: bool | int | None = None
+    text: str = ""
+    source: Source | None = None
+
+
+class WorkloadShape(Struct, array_like=True, gc=False):
+    """What linking reads of a workload's object, one pure function of it
+    (`workload_shape`): the parse cache keeps it (advisor.read.extract), so a warm run
+    links a cached workload without building its tree."""
+
+    containers: tuple[ContainerShape, ...]
+    pod_labels: dict[str, str]
+    replicas: Term
+    volumes: dict[str, tuple[str, str]]
+    volume_sources: dict[str, list[tuple[str, str]]]
+    mounts: dict[str, list[tuple[str, str]]]
+    annotations: dict[str, str]
+    surge: SurgeSpec | None
+
+
+def workload_shape(obj: K8sObject) -> WorkloadShape | None:
+    """The object's workload as read from its body (None: its pod spec is no mapping);
+    WrongType for a field Kubernetes refuses."""
+    known = obj.extract()
+    if known is not NO_EXTRACT:
+        return known
+    path = POD_SPEC_PATHS[obj.kind]
+    spec = get(obj.body, *path)
+    if not isinstance(spec, dict):
+        return None
     template_meta = get(obj.body, *path[:-1], "metadata", "labels") if len(path) > 1 else None
     labels = {str(k): str(v) for k, v in (template_meta or {}).items()} if isinstance(
         template_meta, dict) else (obj.labels if obj.kind == "Pod" else {})
@@ -181,7 +239,7 @@ def _workload(obj: K8sObject, path: tuple[str, ...], spec: Any, index: ConfigInd
         elif isinstance(vol.get("secret"), dict):
             volumes[str(vol.get("name"))] = ("secret", str(vol["secret"].get("secretName")))
         volume_sources[str(vol.get("name"))] = _volume_sources(vol)
-    containers: list[Container] = []
+    containers: list[ContainerShape] = []
     mounts: dict[str, list[tuple[str, str]]] = {}
     for role, key in (("init", "initContainers"), ("main", "containers")):
         for i, c in enumerate(listed(obj, (*path, key), spec.get(key))):
@@ -192,14 +250,25 @@ def _workload(obj: K8sObject, path: tuple[str, ...], spec: Any, index: ConfigInd
             if role == "init" and c.get("restartPolicy") == "Always":
                 ctr_role = "sidecar"
             keys = (*path, key, i)
-            containers.append(_container(obj, keys, c, ctr_role, index))
+            containers.append(_container(obj, keys, c, ctr_role))
             mounts[str(c.get("name"))] = [
                 (str(m.get("name")), str(m.get("mountPath")))
                 for m in listed(obj, (*keys, "volumeMounts"), c.get("volumeMounts"))
                 if isinstance(m, dict)]
-    return Workload(obj=obj, containers=containers, pod_labels=labels,
-                    replicas=base_replicas(obj), volumes=volumes, mounts=mounts,
-                    volume_sources=volume_sources)
+    return WorkloadShape(containers=tuple(containers), pod_labels=labels,
+                         replicas=base_replicas(obj), volumes=volumes,
+                         volume_sources=volume_sources, mounts=mounts,
+                         annotations=obj.annotations, surge=_surge_spec(obj))
+
+
+def _linked(obj: K8sObject, shape: WorkloadShape, index: ConfigIndex) -> Workload:
+    """The workload, its containers' env references looked up in `index`."""
+    containers = [replace(c.container, env=tuple(_env(obj.namespace, c.env, index)))
+                  for c in shape.containers]
+    return Workload(obj=obj, containers=containers, pod_labels=dict(shape.pod_labels),
+                    replicas=shape.replicas, volumes=dict(shape.volumes),
+                    mounts={k: list(v) for k, v in shape.mounts.items()},
+                    volume_sources={k: list(v) for k, v in shape.volume_sources.items()})
 
 
 def _volume_sources(vol: dict) -> list[tuple[str, str]]:
@@ -258,33 +327,21 @@ def surge(obj: K8sObject, peak: float) -> Term | None:
     with roundUp=true)."""
     if obj.kind not in ("Deployment", "Rollout"):
         return None
-    if obj.kind == "Deployment":
-        strategy = get(obj.body, "spec", "strategy", "type", default="RollingUpdate")
-        if strategy == "Recreate":
-            return None
-        keys: tuple[str, ...] = ("spec", "strategy", "rollingUpdate", "maxSurge")
-    else:
-        if get(obj.body, "spec", "strategy", "blueGreen") is not None:
-            # The preview ReplicaSet runs at full size next to the active one until
-            # promotion (Argo Rollouts blueGreen; previewReplicaCount can lower it).
-            preview = get(obj.body, "spec", "strategy", "blueGreen", "previewReplicaCount")
-            if isinstance(preview, int):
-                return Term(label="blue-green preview pods (previewReplicaCount)",
-                            value=preview, source=obj.source(
-                                "spec", "strategy", "blueGreen", "previewReplicaCount",
-                                key="previewReplicaCount"))
-            return Term(label="rolling-update surge (blue-green: a full preview ReplicaSet)",
-                        value=peak, source=obj.source("spec", "strategy", "blueGreen",
-                                                      key="spec.strategy.blueGreen"))
-        if get(obj.body, "spec", "strategy", "canary") is None:
-            return None
-        keys = ("spec", "strategy", "canary", "maxSurge")
-    raw = get(obj.body, *keys)
-    if raw is None:
+    known = obj.extract()
+    spec = known.surge if isinstance(known, WorkloadShape) else _surge_spec(obj)
+    if spec is None:
+        return None
+    if spec.form == "preview":
+        return Term(label="blue-green preview pods (previewReplicaCount)", value=spec.value,
+                    source=spec.source)
+    if spec.form == "full":
+        return Term(label="rolling-update surge (blue-green: a full preview ReplicaSet)",
+                    value=peak, source=spec.source)
+    if spec.form == "default":
         value = math.ceil(peak * 0.25)
         return Term(label="rolling-update surge (maxSurge 25%, rounded up)", value=value,
-                    source=Source.default_of(f"{K8S_DEFAULT}: maxSurge 25%", ".".join(keys)))
-    text = str(raw).strip()
+                    source=Source.default_of(f"{K8S_DEFAULT}: maxSurge 25%", spec.keys))
+    text = spec.text
     if text.endswith("%"):
         try:
             pct = float(text[:-1])
@@ -300,12 +357,42 @@ def surge(obj: K8sObject, peak: float) -> Term | None:
         label = "rolling-update surge (maxSurge)"
     if value <= 0:
         return None
-    return Term(label=label, value=value, source=obj.source(*keys, key=".".join(keys)))
+    return Term(label=label, value=value, source=spec.source)
 
 
-def _container(obj: K8sObject, keys: tuple, c: Any, role: str, index: ConfigIndex) -> Container:
+def _surge_spec(obj: K8sObject) -> SurgeSpec | None:
+    """What `surge` reads of a Deployment's or Rollout's body."""
+    if obj.kind not in ("Deployment", "Rollout"):
+        return None
+    if obj.kind == "Deployment":
+        strategy = get(obj.body, "spec", "strategy", "type", default="RollingUpdate")
+        if strategy == "Recreate":
+            return None
+        keys: tuple[str, ...] = ("spec", "strategy", "rollingUpdate", "maxSurge")
+    else:
+        if get(obj.body, "spec", "strategy", "blueGreen") is not None:
+            # The preview ReplicaSet runs at full size next to the active one until
+            # promotion (Argo Rollouts blueGreen; previewReplicaCount can lower it).
+            preview = get(obj.body, "spec", "strategy", "blueGreen", "previewReplicaCount")
+            if isinstance(preview, int):
+                return SurgeSpec("preview", value=preview, source=obj.source(
+                    "spec", "strategy", "blueGreen", "previewReplicaCount",
+                    key="previewReplicaCount"))
+            return SurgeSpec("full", source=obj.source("spec", "strategy", "blueGreen",
+                                                       key="spec.strategy.blueGreen"))
+        if get(obj.body, "spec", "strategy", "canary") is None:
+            return None
+        keys = ("spec", "strategy", "canary", "maxSurge")
+    raw = get(obj.body, *keys)
+    if raw is None:
+        return SurgeSpec("default", keys=".".join(keys))
+    return SurgeSpec("given", text=str(raw).strip(),
+                     source=obj.source(*keys, key=".".join(keys)))
+
+
+def _container(obj: K8sObject, keys: tuple, c: Any, role: str) -> ContainerShape:
     name = str(c.get("name", ""))
-    env = tuple(_env(obj, keys, c, index))
+    env = tuple(_env_items(obj, keys, c))
     limits = get(c, "resources", "limits") or {}
     mem = cpu = None
     if isinstance(limits, dict):
@@ -324,11 +411,11 @@ def _container(obj: K8sObject, keys: tuple, c: Any, role: str, index: ConfigInde
     word_sources = tuple(obj.source_in(c, keys, part, i, key=f"{part}[{i}]")
                          for part, items in (("command", command), ("args", args))
                          for i in range(len(items)))
-    return Container(
+    return ContainerShape(Container(
         name=name, image=str(c.get("image", "")), command=command, args=args,
-        word_sources=word_sources, env=env, env_first=_env_first(obj, keys, c), role=role,
+        word_sources=word_sources, env_first=_env_first(obj, keys, c), role=role,
         memory_limit=mem, cpu_limit=cpu,  # type: ignore[arg-type]
-        source=obj.source(*keys, key=f"container {name}"))
+        source=obj.source(*keys, key=f"container {name}")), env)
 
 
 def _env_first(obj: K8sObject, keys: tuple, c: Any) -> Source | None:
@@ -373,9 +460,9 @@ def _cpu_request(obj: K8sObject, keys: tuple, c: Any, name: str) -> Term | None:
                                      key="resources.requests.cpu"))
 
 
-def _env(obj: K8sObject, keys: tuple, c: Any, index: ConfigIndex) -> list[EnvVar]:
-    ns = obj.namespace
-    out: list[EnvVar] = []
+def _env_items(obj: K8sObject, keys: tuple, c: Any) -> list[EnvItem]:
+    """A container's env as written (`_env` links it)."""
+    out: list[EnvItem] = []
     # envFrom first: explicit env entries override them (Kubernetes semantics).
     for j, ref in enumerate(listed(obj, (*keys, "envFrom"), c.get("envFrom"))):
         if not isinstance(ref, dict):
@@ -385,16 +472,8 @@ def _env(obj: K8sObject, keys: tuple, c: Any, index: ConfigIndex) -> list[EnvVar
             target = ref.get(field_name)
             if not isinstance(target, dict):
                 continue
-            data = lookup(index, kind, ns, str(target.get("name")))
-            if data is None:
-                out.append(EnvVar(name=f"{prefix}*", source=obj.source(*keys, "envFrom", j),
-                                  from_ref=f"{kind}:{target.get('name')} (not in repository)",
-                                  secret=kind == "secret"))
-                continue
-            for k, v in data.data.items():
-                out.append(EnvVar(name=prefix + k, value=v, source=data.source(k),
-                                  from_ref=f"{kind}:{target.get('name')}/{k}",
-                                  secret=kind == "secret"))
+            out.append(EnvItem("from", prefix, obj.source(*keys, "envFrom", j), kind=kind,
+                               target=str(target.get("name"))))
     for j, e in enumerate(listed(obj, (*keys, "env"), c.get("env"))):
         if not isinstance(e, dict) or "name" not in e:
             continue
@@ -402,29 +481,58 @@ def _env(obj: K8sObject, keys: tuple, c: Any, index: ConfigIndex) -> list[EnvVar
         src = obj.source_in(e, (*keys, "env", j), "value" if "value" in e else "name",
                             key=name)
         if "value" in e:
-            value = str(e["value"])
-            # only a value with a `$` can change (`$(VAR)`, or `$$` for a `$`): the others
-            # need no map of the earlier variables (one per variable was quadratic)
-            out.append(EnvVar(name=name, value=_expand(value, out) if "$" in value
-                              else value, source=src))
+            out.append(EnvItem("value", name, src, value=str(e["value"])))
             continue
         vf = e.get("valueFrom") or {}
         for kind, field_name in (("configmap", "configMapKeyRef"), ("secret", "secretKeyRef")):
             ref = vf.get(field_name) if isinstance(vf, dict) else None
             if isinstance(ref, dict):
-                data = lookup(index, kind, ns, str(ref.get("name")))
-                key = str(ref.get("key"))
-                if data is not None and key in data.data:
-                    out.append(EnvVar(name=name, value=data.data[key], source=data.source(key),
-                                      from_ref=f"{kind}:{ref.get('name')}/{key}",
-                                      secret=kind == "secret"))
-                else:
-                    out.append(EnvVar(name=name, source=src,
-                                      from_ref=f"{kind}:{ref.get('name')}/{key} "
-                                      "(not in repository)", secret=kind == "secret"))
+                out.append(EnvItem("ref", name, src, kind=kind, target=str(ref.get("name")),
+                                   key=str(ref.get("key"))))
                 break
         else:
-            out.append(EnvVar(name=name, source=src, from_ref="valueFrom"))
+            out.append(EnvItem("other", name, src))
+    return out
+
+
+def _env(ns: str | None, items: tuple[EnvItem, ...], index: ConfigIndex) -> list[EnvVar]:
+    """A container's env: its items with the ConfigMap and Secret values they name
+    (`ns`: the workload's namespace)."""
+    out: list[EnvVar] = []
+    for item in items:
+        form, kind = item.form, item.kind
+        if form == "value":
+            value = item.value
+            # only a value with a `$` can change (`$(VAR)`, or `$$` for a `$`): the others
+            # need no map of the earlier variables (one per variable was quadratic)
+            out.append(EnvVar(name=item.name, value=_expand(value, out) if "$" in value
+                              else value, source=item.source))
+        elif form == "from":
+            prefix = item.name
+            data = lookup(index, kind, ns, item.target)
+            if data is None:
+                out.append(EnvVar(name=f"{prefix}*", source=item.source,
+                                  from_ref=f"{kind}:{item.target} (not in repository)",
+                                  secret=kind == "secret"))
+                continue
+            for k, v in data.data.items():
+                out.append(EnvVar(name=prefix + k, value=v, source=data.source(k),
+                                  from_ref=f"{kind}:{item.target}/{k}",
+                                  secret=kind == "secret"))
+        elif form == "ref":
+            data = lookup(index, kind, ns, item.target)
+            key = item.key
+            if data is not None and key in data.data:
+                out.append(EnvVar(name=item.name, value=data.data[key],
+                                  source=data.source(key),
+                                  from_ref=f"{kind}:{item.target}/{key}",
+                                  secret=kind == "secret"))
+            else:
+                out.append(EnvVar(name=item.name, source=item.source,
+                                  from_ref=f"{kind}:{item.target}/{key} "
+                                  "(not in repository)", secret=kind == "secret"))
+        else:
+            out.append(EnvVar(name=item.name, source=item.source, from_ref="valueFrom"))
     # Later definitions win, like the kubelet.
     last: dict[str, EnvVar] = {}
     for var in out:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from msgspec import Struct
+from msgspec import Raw, Struct
 
 from advisor.model import ConfigProblem, Location, Source
 
@@ -117,7 +117,9 @@ class LazyK8sObject(K8sObject):
     Equal to the K8sObject it was cached from (the body is decoded to compare)."""
 
     raw: Any = None  # the body as advisor.read.cache encoded it (msgpack bytes)
-    kept: Any = None  # extract(), when `lines` is not None
+    # extract(), when `lines` is not None: msgpack bytes until first asked for
+    # (advisor.read.extract.decode_extract), then what they decode to
+    kept: Any = None
     lines: dict[tuple, int | None] | None = None  # keys -> line0, as the reader asks
     # The body parsed again from the file, when the cached bytes do not decode (a damaged
     # entry is a miss, never a crash); None: the error is raised.
@@ -146,7 +148,16 @@ class LazyK8sObject(K8sObject):
         return line_of(self.body, *keys)
 
     def extract(self) -> Any:
-        return self.kept if self.lines is not None else NO_EXTRACT
+        if self.lines is None:
+            return NO_EXTRACT
+        kept = self.kept
+        if kept.__class__ is Raw:
+            from advisor.read.extract import decode_extract
+
+            kept = self.kept = decode_extract(self.kind, kept)
+            if kept is NO_EXTRACT:  # not what this version writes: the body answers
+                self.lines = None
+        return kept
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, K8sObject):
