@@ -40,3 +40,17 @@ def test_pydantic_models_can_hold_records():
     assert held.model_dump(mode="json") == {
         "term": {"label": "x", "value": 2.0,
                  "source": {"path": "a", "line": 1, "key": None, "default": None}}}
+
+
+def test_finding_fingerprint_is_sha256_of_its_subject_without_hashlib():
+    """model._sha256 is CPython's own sha256 (hashlib's OpenSSL load is not needed for
+    a few hundred bytes): the digests are hashlib's, so fingerprints do not change."""
+    import hashlib
+
+    from advisor.model import Finding, Location, Severity, _sha256
+
+    for data in (b"", b"abc", "PA101|k8s/\u00e9.yaml|x".encode() * 100):
+        assert _sha256()(data).hexdigest() == hashlib.sha256(data).hexdigest()
+    f = Finding(code="PA101", name="oversubscribed-server", severity=Severity.error,
+                message="m", location=Location(path="k8s/db.yaml", line=3), subject="db")
+    assert f.fingerprint == hashlib.sha256(b"PA101|k8s/db.yaml|db").hexdigest()[:16]
