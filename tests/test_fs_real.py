@@ -81,3 +81,39 @@ def test_the_walk_knows_linked_folders_from_the_listing(tmp_path, monkeypatch):
                       str(tmp_path / "a"): (["b"], [], set()),
                       str(tmp_path / "a" / "b"): ([], ["x.yaml"], set())}
     assert looked == []
+
+
+def test_folders_a_walk_entered_are_trusted_and_symlinked_ones_are_not(tmp_path,
+                                                                       monkeypatch):
+    """Root.trust_folders(Discovered.real_dirs): regular() gives what it gives without,
+    and looks at no folder the walk entered; a symlinked folder is never among them."""
+    from advisor.read.discover import discover_paths
+
+    (tmp_path / "a" / "b").mkdir(parents=True)
+    for name in ("x.yaml", "y.yaml"):
+        (tmp_path / "a" / "b" / name).write_text("k: 1\n")
+    (tmp_path / "a" / "z.yaml").symlink_to(tmp_path / "a" / "b" / "x.yaml")
+    (tmp_path / "link").symlink_to(tmp_path / "a")
+    found = discover_paths(tmp_path, [tmp_path])
+    top = tmp_path.resolve()
+    assert sorted(found.real_dirs) == [str(top), str(top / "a"), str(top / "a" / "b")]
+    files = [*found.manifests, tmp_path / "link" / "b" / "x.yaml"]
+    plain = [Root.of(tmp_path).regular(p) for p in files]
+    root = Root.of(tmp_path)
+    root.trust_folders([*found.real_dirs, str(tmp_path.parent)])  # outside: not trusted
+    looked: list[str] = []
+    real_lstat = os.lstat
+
+    def counting(path, *args, **kwargs):
+        looked.append(os.fspath(path))
+        return real_lstat(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "lstat", counting)
+    trusted = [root.regular(p) for p in found.manifests]
+    assert not [p for p in looked if not p.endswith(".yaml")]  # no folder looked at
+    trusted.append(root.regular(files[-1]))
+    assert str(top / "link") in looked  # a symlinked folder is: its file is not regular
+    assert [t and t[0] for t in trusted] == [p and p[0] for p in plain]
+    assert [t and t[1].st_ino for t in trusted] == [p and p[1].st_ino for p in plain]
+    assert plain[-1] is None and [p is None for p in plain].count(True) == 2
+    assert root.regular(tmp_path.parent / "elsewhere.yaml") is None

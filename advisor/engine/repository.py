@@ -63,6 +63,7 @@ def scan_paths(root: Root, paths: list[Path], settings: Settings, options: Check
 
     found = discover_paths(root.path, paths, excludes=[("", options.excludes),
                                                        (settings.folder, settings.exclude)])
+    root.trust_folders(found.real_dirs)
     problems: list[ConfigProblem] = list(found.problems)
     objects: list[K8sObject] = []
     lambdas: list = []  # advisor.read.sources.serverless.LambdaFunction

@@ -46,6 +46,9 @@ class Discovered(Struct):
     # a reader that cares asks this set, not an lstat per file. Files named on the command
     # line are resolved, never symlinks.
     linked: set[str] = field(default_factory=set)
+    # str() of the folders a walk entered below the root: real paths (the walk starts
+    # from a resolved folder and never enters a symlinked one), see Root.trust_folders
+    real_dirs: list[str] = field(default_factory=list)
     problems: list[ConfigProblem] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)  # FIFOs, sockets, devices skipped
 
@@ -191,6 +194,8 @@ def _walk(found: Discovered, base: Path, ignores: Ignores, seen: set[str],
         # is its real path, and a subfolder that is no symlink is inside the root when
         # `here` is (only a symlink needs resolving).
         here_inside = inside is not None
+        if here_inside:
+            found.real_dirs.append(folder)
         files = [entry.name for entry in entries]
         if ".gitignore" in files:
             if (here / ".gitignore").is_symlink():
