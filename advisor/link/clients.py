@@ -36,6 +36,8 @@ from advisor.read.workloads import (
 )
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from advisor.config.schema import WorkloadDecl
     from advisor.read.sources.serverless import LambdaFunction
 
@@ -83,7 +85,10 @@ def client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
                           operator_secrets: ConfigIndex | None = None,
                           mounted: list | None = None,
                           index: ConfigIndex | None = None,
-                          sidecars: dict[str, Pooler] | None = None) -> Client | None:
+                          sidecars: dict[str, Pooler] | None = None,
+                          own: Callable[..., dict | None] | None = None) -> Client | None:
+    """`own(host, w)`: the Service at host when it selects w's own pods (hosts.own_service);
+    routes to it are dropped, and a workload left with none is no client."""
     from advisor.read.apps import pools_for_container, route_from_env
     from advisor.read.apps.urls import route_from_args
 
@@ -129,10 +134,24 @@ def client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
         # no URL in the env: the host the application's own configuration names
         # (application.yml, database.yml, a config file) links it, or says it links nowhere
         route = next((p.route for p in pools if p.route is not None and p.route.host), None)
+    dropped: list[tuple[Route, dict]] = []  # routes to the workload's own Service
+    if own is not None:
+        pools, route = _without_own_routes(w, pools, route, own, dropped)
     if route is None and not pools and index:
         # the host a mounted configuration file names (Temporal's connectAddr, Django
         # settings in a ConfigMap): linked, so that its unknown size is reported
         route = _mounted_config_route(w, index, host_map, w.namespace or default_ns)
+        if route is not None and own is not None and (svc := own(route.host, w)) is not None:
+            dropped.append((route, svc))
+            route = None
+    if dropped and not pools and route is None:
+        first, svc = dropped[0]
+        topo.notices.append(
+            f"{workload_id(w)}: connects to host {first.host!r} ({first.source.label()}), "
+            f"which is Service {svc['name']} ({svc['obj'].location().label()}) selecting "
+            "its own pods: a server's own pods are not its clients, so it is not counted "
+            "as one")
+        return None
     if not pools and route is not None:
         pools = _identified_defaults(inputs, topo, w, app, route)
     if decl is not None and decl.pool_size is not None:
@@ -184,6 +203,31 @@ def client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
             "no Service, operator service or declared server in the repository; declare it "
             "under [[tool.pool-advisor.servers]] to budget it")
     return client
+
+
+def _without_own_routes(w: Workload, pools: list[Pool], route: Route | None,
+                        own: Callable[..., dict | None],
+                        dropped: list[tuple[Route, dict]]) -> tuple[list[Pool], Route | None]:
+    """The pools and route left once those reaching the workload's own Service are taken
+    off (each taken off is added to `dropped` with its Service): a database StatefulSet
+    whose env names its own Service (bank-of-anthos ledger-db's SPRING_DATASOURCE_URL,
+    shared with its clients through one ConfigMap) is not a client of itself."""
+    verdicts: dict[Route, dict | None] = {}
+
+    def is_own(r: Route | None) -> bool:
+        if r is None:
+            return False
+        if r not in verdicts:
+            verdicts[r] = own(r.host, w)
+            if verdicts[r] is not None:
+                dropped.append((r, verdicts[r]))  # type: ignore[arg-type]
+        return verdicts[r] is not None
+
+    own_route = is_own(route)
+    kept = [p for p in pools if not is_own(p.route)]
+    if own_route:
+        route = next((p.route for p in kept if p.route is not None and p.route.host), None)
+    return kept, route
 
 
 def _identified_defaults(inputs: Inputs, topo: Topology, w: Workload, app: object,

@@ -25,8 +25,10 @@ from advisor.link.clients import (
 )
 from advisor.link.hosts import (
     host_forms,
+    own_service,
     read_services,
     selected,
+    service_host_index,
     service_targets,
     targets_by_namespace,
 )
@@ -175,12 +177,14 @@ def build_topology(inputs: Inputs) -> Topology:
     # all of them held to the end were a tenth of the peak memory of a large check.
     pending = [w for w in loads if id(w) not in not_clients]
     del loads
+    svc_by_host = service_host_index(services, default_ns)
+    own = partial(own_service, services=services, by_host=svc_by_host, default_ns=default_ns)
     pending.reverse()
     while pending:
         w = pending.pop()
         client = guarded(topo.problems, w.obj.path, partial(
             client_from_workload, inputs, topo, w, peaks, host_map, declared.get(w.name),
-            default_ns, operator_secrets, mounted_files(w, index), index, sidecars), None,
+            default_ns, operator_secrets, mounted_files(w, index), index, sidecars, own), None,
             "reading this object", w.obj.line)
         if client is not None:
             topo.clients.append(client)
@@ -192,7 +196,7 @@ def build_topology(inputs: Inputs) -> Topology:
                 topo.clients.append(client)
     for fn in inputs.lambdas:
         topo.clients.append(lambda_client(fn, host_map, topo))
-    _name_unlinked_services(topo, services, default_ns)
+    _name_unlinked_services(topo, services, svc_by_host, default_ns)
     pooler_pairs(topo)
     _global_headroom(inputs.settings, topo)
     _disambiguate_names(topo)
@@ -232,7 +236,8 @@ def _as_applied(objects: list[K8sObject], default_ns: str, notices: list[str]
     return [objects[i] for i in kept]
 
 
-def _name_unlinked_services(topo: Topology, services: list[dict], default_ns: str) -> None:
+def _name_unlinked_services(topo: Topology, services: list[dict],
+                            by_host: dict[str, tuple[str, str]], default_ns: str) -> None:
     """A client whose host links to nothing but is a Service of the repository: say
     which, so PA107 does not call it "no Service". That Service selects no workload read
     as PostgreSQL or PgBouncer (an image not recognised, or built from a Dockerfile
@@ -243,10 +248,6 @@ def _name_unlinked_services(topo: Topology, services: list[dict], default_ns: st
                 if c.target_id is None and c.route is not None and c.route.host]
     if not unlinked:
         return
-    by_host: dict[str, tuple[str, str]] = {}  # host -> ("service", its index in services)
-    for at, svc in enumerate(services):
-        for host in host_forms(svc["name"], svc["namespace"] or default_ns):
-            by_host.setdefault(host, ("service", str(at)))
     for client in unlinked:
         found = resolve_host(client.route.host, client.namespace or default_ns, by_host)
         if found is not None:
