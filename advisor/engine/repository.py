@@ -263,6 +263,7 @@ def _label_environment(topo: Topology, label: str) -> None:
         p.server_id = ids.get(p.server_id, p.server_id) if p.server_id else None
     for c in topo.clients:
         c.target_id = ids.get(c.target_id, c.target_id) if c.target_id else None
+        c.part_of = ids.get(c.part_of, c.part_of) if c.part_of else None
     for i, h in enumerate(topo.sql_hazards):
         if h.client_id:
             topo.sql_hazards[i] = replace(h, client_id=ids.get(h.client_id))

@@ -182,12 +182,10 @@ def build_topology(inputs: Inputs) -> Topology:
     pending.reverse()
     while pending:
         w = pending.pop()
-        client = guarded(topo.problems, w.obj.path, partial(
+        topo.clients += guarded(topo.problems, w.obj.path, partial(
             client_from_workload, inputs, topo, w, peaks, host_map, declared.get(w.name),
-            default_ns, operator_secrets, mounted_files(w, index), index, sidecars, own), None,
+            default_ns, operator_secrets, mounted_files(w, index), index, sidecars, own), [],
             "reading this object", w.obj.line)
-        if client is not None:
-            topo.clients.append(client)
     for decl in inputs.settings.workloads:
         if not any(c.name == decl.name for c in topo.clients):
             client = guarded(topo.problems, origin, partial(
@@ -265,7 +263,8 @@ def _disambiguate_names(topo: Topology) -> None:
     from collections import Counter
 
     for group in (topo.servers, topo.poolers, topo.clients):
-        counts = Counter(e.name for e in group)  # once per group: names.count was O(n²)
+        # once per group (names.count was O(n²)); a client's parts share its name
+        counts = Counter(e.name for e in group if getattr(e, "part_of", None) is None)
         for e in group:
             if counts[e.name] > 1 and e.namespace:
                 e.name = f"{e.namespace}/{e.name}"
