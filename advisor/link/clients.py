@@ -173,6 +173,8 @@ def client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
         pools = [Pool(label="declared connections per pod", size=Term(
             label="declared connections per pod", value=decl.connections, source=src),
             route=route)]
+    if route is None:
+        topo.notices.extend(_remote_connection_notes(w))
     if not pools and route is None:
         return []  # talks to no database we can see
     client = Client(id=workload_id(w), name=w.name, namespace=w.namespace, kind=w.kind,
@@ -213,6 +215,45 @@ def client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
         client.extra_routes = extra  # the declared target takes them all
         return [client]
     return [client, *_split_by_target(topo, client, extra, target, target_of)]
+
+
+# Variable names that say where to connect (not a password or a token).
+_CONNECTION_NAME = lazy(r"URL|URI|DSN|HOST|ADDR|CONN|DATABASE|(^|_)DB(_|$)|POSTGRES|(^|_)PG",
+                        re.I)
+_SECRET_NAME = lazy(r"PASS|SECRET|TOKEN|(^|_)KEY", re.I)
+
+
+def _remote_connection_notes(w: Workload) -> list[str]:
+    """A connection variable whose value (or host) is fetched from a remote store when
+    applied (an ExternalSecret's): where the workload connects is unknown here, and
+    said so, instead of the workload quietly talking to no database."""
+    notes = []
+    for c in w.containers:
+        if is_pgbouncer_container(c):
+            continue
+        for var in c.env:
+            ref = var.from_ref or ""
+            if var.name.endswith("*") and var.value is None and "(remote: " in ref:
+                notes.append(f"{workload_id(w)}: takes variables of names not known here "
+                             f"from {ref.split(' ', 1)[0]} ({var.source.label()}): "
+                             f"{ref[ref.index('(remote: ') + 9:-1]}; if where it connects "
+                             "is among them, it is unknown, and in no budget (declare it: "
+                             "[[workloads]] target and connections)")
+                continue
+            if not _CONNECTION_NAME.search(var.name) or _SECRET_NAME.search(var.name):
+                continue
+            if var.value is None and "(remote: " in ref:
+                why = ref[ref.index("(remote: ") + 9:-1]
+            elif var.value is not None and "{{ ." in var.value and ref.startswith("secret:"):
+                why = "its host is " + ("templated from values fetched from the remote store"
+                                        " when applied")
+            else:
+                continue
+            notes.append(f"{workload_id(w)}: {var.name} ({ref.split(' ', 1)[0]}, "
+                         f"{var.source.label()}) is unknown here: {why}; where it connects "
+                         "is not known, so it is in no budget (declare it: [[workloads]] "
+                         "target and connections)")
+    return notes
 
 
 def _not_operator_made(env: tuple[EnvVar, ...], made: ConfigIndex | None

@@ -80,12 +80,16 @@ def build_topology(inputs: Inputs) -> Topology:
     peaks: dict[tuple[str | None, str, str], Term] = {}
     loads: list[Workload] = []
     services: list[dict] = []
+    external: list[K8sObject] = []
     for obj in inputs.objects:
         if obj.kind not in _CONFIG_KINDS:
+            if obj.kind == "ExternalSecret":
+                external.append(obj)
             continue  # configmap_index([obj]) is {}
         one = [obj]
         index.update(guarded(topo.problems, obj.path, partial(configmap_index, one), {},
                              "reading this object", obj.line))
+    _add_external_secrets(topo, external, index)
     operated = may_have_operator_entities(inputs.objects)  # asked once, for both steps
     operator_secrets = guarded(topo.problems, ".", partial(
         operator_secret_index, inputs.objects, default_ns, operated), {},
@@ -202,6 +206,22 @@ def build_topology(inputs: Inputs) -> Topology:
 
 
 _CONFIG_KINDS = frozenset({"ConfigMap", "Secret"})  # what configmap_index reads
+
+
+def _add_external_secrets(topo: Topology, objects: list[K8sObject], index: ConfigIndex
+                          ) -> None:
+    """The Secrets ExternalSecrets make, beside the repository's own (which win: the
+    one written out is what a reader of the repository can check)."""
+    if not objects:
+        return
+    from advisor.read.sources.external_secrets import external_secret_index
+
+    made: ConfigIndex = {}
+    for obj in objects:  # one at a time: a malformed object is one problem
+        made.update(guarded(topo.problems, obj.path, partial(
+            external_secret_index, [obj], index), {}, "reading this object", obj.line))
+    for key, data in made.items():
+        index.setdefault(key, data)
 _AUTOSCALER_KINDS = frozenset({"HorizontalPodAutoscaler", "ScaledObject", "ScaledJob"})
 
 

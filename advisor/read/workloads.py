@@ -39,8 +39,24 @@ class ConfigMapData(Struct):
     # A Secret an operator creates (CloudNativePG `<cluster>-app`): not in the repository;
     # its values are derived from the resource at this source.
     made_by: Source | None = None
+    # Keys the Secret holds whose values are not in the repository (an ExternalSecret's
+    # fetched values): key -> why. A reference to one is unknown, never empty.
+    unknown: dict[str, str] = field(default_factory=dict)
+    # Not empty when it may hold further keys not named here (an ExternalSecret's
+    # dataFrom): why. A reference to a key not listed is then unknown too.
+    open: str = ""
+    # Where each key is written, when that is not `made_by` (an ExternalSecret's line).
+    key_sources: dict[str, Source] | None = None
+
+    def remote(self, key: str) -> str | None:
+        """Why the value of `key` is not known here, when it is a key this may hold."""
+        if key in self.data:
+            return None
+        return self.unknown.get(key) or self.open or None
 
     def source(self, key: str) -> Source:
+        if self.key_sources and key in self.key_sources:
+            return self.key_sources[key]
         if self.made_by is not None:
             return Source(path=self.made_by.path, line=self.made_by.line, key=key,
                           default=self.made_by.default)
@@ -394,6 +410,14 @@ def _env(obj: K8sObject, keys: tuple, c: Any, index: ConfigIndex) -> list[EnvVar
                 out.append(EnvVar(name=prefix + k, value=v, source=data.source(k),
                                   from_ref=f"{kind}:{target.get('name')}/{k}",
                                   secret=kind == "secret"))
+            for k, why in data.unknown.items():
+                out.append(EnvVar(name=prefix + k, source=data.source(k),
+                                  from_ref=f"{kind}:{target.get('name')}/{k} (remote: {why})",
+                                  secret=True))
+            if data.open:
+                out.append(EnvVar(name=f"{prefix}*", source=obj.source(*keys, "envFrom", j),
+                                  from_ref=f"{kind}:{target.get('name')} (remote: "
+                                  f"{data.open})", secret=True))
     for j, e in enumerate(listed(obj, (*keys, "env"), c.get("env"))):
         if not isinstance(e, dict) or "name" not in e:
             continue
@@ -417,6 +441,11 @@ def _env(obj: K8sObject, keys: tuple, c: Any, index: ConfigIndex) -> list[EnvVar
                     out.append(EnvVar(name=name, value=data.data[key], source=data.source(key),
                                       from_ref=f"{kind}:{ref.get('name')}/{key}",
                                       secret=kind == "secret"))
+                elif data is not None and (why := data.remote(key)) is not None:
+                    out.append(EnvVar(name=name, source=data.source(key) if key in
+                                      data.unknown else src,
+                                      from_ref=f"{kind}:{ref.get('name')}/{key} (remote: "
+                                      f"{why})", secret=True))
                 else:
                     out.append(EnvVar(name=name, source=src,
                                       from_ref=f"{kind}:{ref.get('name')}/{key} "

@@ -61,12 +61,17 @@ def _first_host(text: str | None) -> str | None:
     return first or None
 
 
+def _known(text: str | None) -> str | None:
+    return text if text and "{{" not in text else None
+
+
 def _route(fields: dict[str, str | None], source: Source) -> Route | None:
     host = _first_host(fields.get("host"))
     if host is not None and _has_placeholder(host):
         return None
-    dbname = fields.get("dbname") or None
-    user = fields.get("user") or None
+    # a template part (an ExternalSecret's `{{ .username }}`) is a name not known here
+    dbname = _known(fields.get("dbname"))
+    user = _known(fields.get("user"))
     if host is None and dbname is None:
         return None
     return Route(host=host, port=_port(fields.get("port")), dbname=dbname, user=user,
