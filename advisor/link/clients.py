@@ -217,10 +217,11 @@ def client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
     return [client, *_split_by_target(topo, client, extra, target, target_of)]
 
 
-# Variable names that say where to connect (not a password or a token).
-_CONNECTION_NAME = lazy(r"URL|URI|DSN|HOST|ADDR|CONN|DATABASE|(^|_)DB(_|$)|POSTGRES|(^|_)PG",
-                        re.I)
-_SECRET_NAME = lazy(r"PASS|SECRET|TOKEN|(^|_)KEY", re.I)
+# Variable names of a database connection (DATABASE_URL, DB_HOST, PGHOST, ATUIN_DB_URI,
+# AIRFLOW__DATABASE__SQL_ALCHEMY_CONN), less those that do not say where it leads (a
+# password, user, port or database name): REDIS_HOST or SENTRY_DSN are not asked about.
+_CONNECTION_NAME = lazy(r"DATABASE|(^|_)DB|POSTGRES|(^|_)PG|JDBC|SQL", re.I)
+_SECRET_NAME = lazy(r"PASS|SECRET|TOKEN|(^|_)KEY|USER|PORT|NAME", re.I)
 
 
 def _remote_connection_notes(w: Workload) -> list[str]:
