@@ -79,6 +79,8 @@ def scan_paths(root: Root, paths: list[Path], settings: Settings, options: Check
         notices += reads.notices
     comments: dict[str, dict[int, list[str]]] = {}
     cache = _open_cache(root, options)
+    if root.once is not None and cache.enabled:
+        root.once.cache = cache  # for the app readers' per-file extracts (apps/appcache.py)
     for manifest in found.manifests:
         if owned and manifest in owned:
             continue
@@ -156,7 +158,7 @@ def scan_paths(root: Root, paths: list[Path], settings: Settings, options: Check
         add_suppressions(topo, path, lines)
     guarded(topo.problems, ".", partial(_sql, found, root, topo, settings.scan_test_code,
                                         cache), None, "scanning SQL for pooler hazards")
-    if cache.misses > misses:  # a source file scanned (not taken from the cache)
+    if cache.misses > misses:  # a source file scanned or read for pools (not from the cache)
         cache.save()
     return topo
 

@@ -36,9 +36,12 @@ class ReadOnce:
     and the manifests whose suppression comments are known. Identity-hashed: a Root
     holding it stays hashable."""
 
-    __slots__ = ("marks", "suppressions_read", "texts")
+    __slots__ = ("cache", "marks", "suppressions_read", "texts")
 
     def __init__(self) -> None:
+        # The run's parse cache (advisor.read.cache.FileCache), once it is open: the app
+        # readers keep what they extract from one source file there (apps/appcache.py).
+        self.cache: object | None = None
         self.texts: dict[str, str] = {}  # by real path (str of the resolved Path)
         self.suppressions_read: set[str] = set()
         # The suppression comments of the sources the app and SQL scans read, by path as
