@@ -412,6 +412,9 @@ class Client(Record, kw_only=True):
     # Why its connections per pod could not be determined (what was looked for, where);
     # empty when its pools are known. An unknown client is never counted as 0.
     unknown: str = ""
+    # Its pods at peak are unknown too (a release of a chart that is not rendered):
+    # `replicas` is then a placeholder that no text shows as a count.
+    replicas_unknown: bool = False
     # When its route links to nothing but names a Service of the repository: that Service
     # and why it leads nowhere (PA107 says so instead of "no Service").
     unlinked_service: str = ""

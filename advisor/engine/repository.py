@@ -49,6 +49,7 @@ def read_stdin(topo: Topology, options: CheckOptions, settings: Settings,
     built = guarded(problems, "<stdin>", partial(build_topology, inputs), Topology(),
                     "linking clients, poolers and servers")
     built.problems[:0] = problems
+    built.notices[:0] = _releases_notice(inputs.root.path, objects)
     built.line_suppressions["<stdin>"] = scan_suppressions(text)
     merge(topo, built)
 
@@ -121,6 +122,8 @@ def scan_paths(root: Root, paths: list[Path], settings: Settings, options: Check
     finally:
         cache.save()
     misses = cache.misses  # the SQL scan's new entries are saved after it, below
+    notices += _releases_notice(root.path, objects + [o for _label, objs in environments
+                                                     for o in objs])
     hints = guarded(problems, ".", partial(build_contexts, found, root), None,
                     "reading skaffold and compose build contexts")
     topo = Topology()
@@ -161,6 +164,19 @@ def scan_paths(root: Root, paths: list[Path], settings: Settings, options: Check
     if cache.misses > misses:  # a source file scanned or read for pools (not from the cache)
         cache.save()
     return topo
+
+
+def _releases_notice(root: Path, objects: list[K8sObject]) -> list[str]:
+    """The one notice naming the chart releases (Flux, Argo CD) not rendered, each once
+    whatever the number of overlays that hold it (advisor.link.releases)."""
+    from advisor.link.topology import may_have_releases
+
+    if not may_have_releases(objects):
+        return []
+    from advisor.link.releases import not_rendered_notice
+
+    found = not_rendered_notice(root, objects)
+    return [found] if found else []
 
 
 def _open_cache(root: Root, options: CheckOptions):
@@ -313,11 +329,11 @@ def _render(found, root: Root, settings: Settings, options: CheckOptions,
             problems += rendered.problems
             notices += rendered.notices
         engine.close()
+    leaves: list[tuple[str, list[K8sObject]]] = []
     if found.kustomize_dirs:
         from advisor.read.render.kustomize import prepare_kustomize, render_kustomization
 
         prepared = prepare_kustomize()  # the binary's flags checked once for the run
-        leaves = []
         for d in found.kustomize_dirs:
             extra = (beside or {}).get(root.rel(d), [])
             rendered = guarded(problems, root.rel(d), partial(
@@ -329,12 +345,37 @@ def _render(found, root: Root, settings: Settings, options: CheckOptions,
             leaves.append((root.rel(d), rendered.objects + extra))
             problems += rendered.problems
             notices += rendered.notices
+    leaves = _flux_namespaces(root, objects, leaves, notices)
+    if leaves:
         alternatives = _alternatives(leaves)
         for label, objs in leaves:
             if label not in alternatives:
                 objects += objs
         return [(label, objs) for label, objs in leaves if label in alternatives]
     return []
+
+
+def _flux_namespaces(root: Root, objects: list[K8sObject],
+                     leaves: list[tuple[str, list[K8sObject]]], notices: list[str]
+                     ) -> list[tuple[str, list[K8sObject]]]:
+    """Flux Kustomization targetNamespace set on what each builds (advisor.read.flux):
+    `objects` (plain manifests) is changed in place; the kustomize outputs are returned."""
+    from advisor.read.flux import FLUX_KUSTOMIZE_GROUP
+
+    if not any(o.kind == "Kustomization" and o.api_version.startswith(FLUX_KUSTOMIZE_GROUP)
+               for objs in ([objects] + [objs for _label, objs in leaves]) for o in objs):
+        return leaves
+    from advisor.read.flux import apply_target_namespaces, target_namespaces
+    from advisor.read.releases import repo_folder
+
+    top = root.path
+    folders, found = target_namespaces(
+        objects + [o for _label, objs in leaves for o in objs],
+        lambda path: repo_folder(path, top.parts, lambda rel: (top / rel).is_dir()))
+    notices += found
+    leaves, plain = apply_target_namespaces(leaves, objects, folders)
+    objects[:] = plain
+    return leaves
 
 
 def _chart_values(root: Root, charts: list[Path], options: CheckOptions

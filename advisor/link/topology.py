@@ -190,6 +190,13 @@ def build_topology(inputs: Inputs) -> Topology:
             client_from_workload, inputs, topo, w, peaks, host_map, declared.get(w.name),
             default_ns, operator_secrets, mounted_files(w, index), index, sidecars, own), [],
             "reading this object", w.obj.line)
+    if may_have_releases(inputs.objects):
+        # releases of charts not in the repository: clients of unknown size, never 0
+        from advisor.link.releases import release_clients
+
+        topo.clients += guarded(topo.problems, ".", partial(
+            release_clients, inputs, topo, index, operator_secrets, host_map, default_ns,
+            declared), [], "reading chart releases (Flux HelmRelease, Argo CD Application)")
     for decl in inputs.settings.workloads:
         if not any(c.name == decl.name for c in topo.clients):
             client = guarded(topo.problems, origin, partial(
@@ -222,6 +229,15 @@ def _add_external_secrets(topo: Topology, objects: list[K8sObject], index: Confi
             external_secret_index, [obj], index), {}, "reading this object", obj.line))
     for key, data in made.items():
         index.setdefault(key, data)
+
+
+_RELEASE_KINDS = frozenset({"HelmRelease", "Application"})  # advisor.read.releases
+
+
+def may_have_releases(objects: list[K8sObject]) -> bool:
+    """Whether any object may be a Flux HelmRelease or Argo CD Application: without
+    one, advisor.link.releases is not imported."""
+    return any(o.kind in _RELEASE_KINDS for o in objects)
 _AUTOSCALER_KINDS = frozenset({"HorizontalPodAutoscaler", "ScaledObject", "ScaledJob"})
 
 
