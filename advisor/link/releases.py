@@ -63,8 +63,9 @@ def not_rendered_notice(root: Path, objects: list[K8sObject]) -> str | None:
     names = ", ".join(f"{r.kind} {r.namespace + '/' if r.namespace else ''}{r.name}"
                       for r in found)
     git = [r.name for r in found if r.git_path_missing]
-    missing = (f"; {len(git)} of them name a chart path of a git repository that is not in "
-               f"the scanned repository ({', '.join(git)})") if git else ""
+    missing = (f"; {len(git)} of them name{'s' if len(git) == 1 else ''} a chart path of a "
+               f"git repository that is not in the scanned repository ({', '.join(git)})") \
+        if git else ""
     return (f"{len(found)} chart release{'s' if len(found) != 1 else ''} not rendered: "
             "the chart is not in the repository (a Helm or OCI repository, or another git "
             "repository), so its workloads are not read; its values are read for database "

@@ -321,7 +321,14 @@ def _referenced(values: Values, keys: tuple, kind: str, name: str, prefix: str,
 # A values key that names a database host (`externalDatabase.host`, `postgresql.host`,
 # `database.hostname`): the key itself, and an ancestor that says it is a database.
 _HOST_KEY = re.compile(r"host|hostname|server|address|addr|endpoint", re.I)
-_DB_PARENT = re.compile(r"postgres|postgresql|pg|database|db|sql", re.I)
+# whole words of a key (camelCase, snake_case, kebab-case split): `upgrade` holds no `pg`
+_WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+")
+_DB_WORDS = frozenset({"postgres", "postgresql", "pg", "pgsql", "psql", "database", "databases",
+                       "db", "sql", "cnpg", "pgbouncer"})
+
+
+def _db_like(key: str) -> bool:
+    return any(w.lower() in _DB_WORDS for w in _WORD.findall(key))
 
 
 def value_hosts(values: Values) -> Iterator[tuple[str, str, Source, dict]]:
@@ -331,7 +338,7 @@ def value_hosts(values: Values) -> Iterator[tuple[str, str, Source, dict]]:
     from advisor.read.apps.urls import _ANY_PG_URL
 
     for keys, node in _mappings(values.node):
-        db_parent = any(isinstance(k, str) and _DB_PARENT.search(k) for k in keys)
+        db_parent = any(isinstance(k, str) and _db_like(k) for k in keys)
         for k, v in node.items():
             if not isinstance(v, str) or not v.strip():
                 continue
