@@ -21,6 +21,11 @@ def unknown_client_connections(topo: Topology, ctx: RuleContext) -> Iterator[Fin
     setting of a stack pool-advisor reads and no driver dependency whose default could be
     named. The message says what was looked for and where.
 
+    A Flux HelmRelease or Argo CD Application whose chart is not in the repository (a Helm
+    or OCI repository) is not rendered: when its values connect it to a server or pooler
+    of the repository (env, referenced Secrets, a database host), its pods are unknown
+    too, and the finding names the release and its chart and asks for both numbers.
+
     ## Why is this bad
     Such a workload is not counted as 0: the server's budget prints
     `peak >= N (K clients unknown)` and is never reported as fitting. The unknown pods
@@ -38,6 +43,11 @@ def unknown_client_connections(topo: Topology, ctx: RuleContext) -> Iterator[Fin
     name = "reports"
     connections = 12        # per pod, all processes and pools together
     # or: source = "services/reports"   (the folder its image is built from)
+
+    [[workloads]]
+    name = "miniflux"       # a HelmRelease of a chart not in the repository
+    connections = 10
+    replicas = 2            # its pods at peak: the chart is not rendered
     ```
 
     ## Options
