@@ -415,12 +415,29 @@ class Client(Record, kw_only=True):
     suppressed: list[str] = field(default_factory=list)
     source_dir: str | None = None  # the application source folder, when known
     route: Route | None = None  # where its environment says it connects
+    # Its further routes to the same target (Airflow's metadata database and Celery result
+    # backend through one PgBouncer): each (database, user) opens its own pooler pool.
+    extra_routes: list[Route] = field(default_factory=list)
+    # The id of the client this is a part of: the same pods, reaching another target with
+    # the pools read for those routes (link.clients._split_by_target); None for a whole one.
+    part_of: str | None = None
     # Why its connections per pod could not be determined (what was looked for, where);
     # empty when its pools are known. An unknown client is never counted as 0.
     unknown: str = ""
+    # Its pods at peak are unknown too (a release of a chart that is not rendered):
+    # `replicas` is then a placeholder that no text shows as a count.
+    replicas_unknown: bool = False
     # When its route links to nothing but names a Service of the repository: that Service
     # and why it leads nowhere (PA107 says so instead of "no Service").
     unlinked_service: str = ""
+
+    def routes(self) -> list[Route]:
+        """Every route its connections take: its pools' (else its own), then its
+        further routes."""
+        found = [p.route for p in self.pools if p.route is not None]
+        if not found and self.route is not None:
+            found = [self.route]
+        return found + [r for r in self.extra_routes if r not in found]
 
 
 class EnvVar(Frozen, kw_only=True):

@@ -200,6 +200,21 @@ def test_airflow_pgbouncer_ini_from_secret():
     assert contributions(b) == {"airflow-pgbouncer/pgbouncer": 1 * (10 + 5)}
 
 
+def test_airflow_scheduler_takes_both_its_routes():
+    """The scheduler's env holds two PostgreSQL URLs (AIRFLOW__DATABASE__SQL_ALCHEMY_CONN,
+    and AIRFLOW__CELERY__RESULT_BACKEND with Celery's db+ prefix), both through
+    airflow-pgbouncer: it is a client of that pooler (its size unknown: PA106, never
+    left out), and each URL's (database, user) is a pair the pooler opens a pool for."""
+    report = check_json("airflow")
+    unknown = [f["message"] for f in report["findings"] if f["code"] == "PA106"]
+    assert [m.split(":", 1)[0] for m in unknown] == ["airflow-scheduler"], unknown
+    assert "airflow-pgbouncer" in unknown[0]
+    bouncer = budgets(report)["airflow-postgresql"]["terms"]["contributions"][0]
+    text = json.dumps(bouncer)
+    assert "airflow-metadata/postgres" in text and "airflow-result-backend/postgres" in text
+    assert "pairs not given" not in text
+
+
 def test_mastodon_web_sidekiq_streaming():
     b = budgets(check_json("mastodon"))["mastodon-postgresql"]
     assert b["usable"] == 97  # 100 (Bitnami subchart, no configuration) - 3
@@ -338,3 +353,8 @@ def test_bank_of_anthos_manifests_alone_name_the_service_that_leads_nowhere():
     assert "which is Service ledger-db (kubernetes-manifests/ledger-db.yaml:15)" \
         in unlinked["ledgerwriter"], unlinked["ledgerwriter"]
     assert "no Service" not in unlinked["userservice"]
+    # the StatefulSets ledger-db and accounts-db name their own Services (ledger-db-config's
+    # SPRING_DATASOURCE_URL, accounts-db-config's ACCOUNTS_DB_URI): they are the servers,
+    # never their own clients, whatever their images are read as
+    named = {f["message"].split(":", 1)[0] for f in report["findings"]}
+    assert not named & {"ledger-db", "accounts-db"}, named

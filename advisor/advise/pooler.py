@@ -17,7 +17,7 @@ from pathlib import PurePosixPath
 
 from msgspec import Struct, field
 
-from advisor.model import Budget, Client, Server, Topology
+from advisor.model import Budget, Client, Route, Server, Topology
 
 REPLICAS = 2
 SERVER_SHARE = 0.9  # of the usable slots: the rest stays for migrations, psql, monitoring
@@ -51,6 +51,11 @@ def _host_of(server: Server, direct: list[Client]) -> str | None:
     return (short or server.hosts or [None])[0]
 
 
+def _pool_routes(c: Client) -> list[Route]:
+    """The routes of a client's pools, then its further routes to the same target."""
+    return [*(p.route for p in c.pools if p.route is not None), *c.extra_routes]
+
+
 def propose_pooler(topo: Topology, server: Server, b: Budget,
                    target_active: float | None) -> NewPooler | None:
     """The PgBouncer to add in front of `server`, or None when one is there already,
@@ -71,8 +76,8 @@ def propose_pooler(topo: Topology, server: Server, b: Budget,
     # would queue most requests inside each pod, and a pooler shares the slots instead.
     if demand <= 2 * target:
         return None
-    pairs = {(p.route.dbname, p.route.user) for c in direct for p in c.pools
-             if p.route is not None and p.route.dbname and p.route.user} or {("*", "*")}
+    pairs = {(r.dbname, r.user) for c in direct for r in _pool_routes(c)
+             if r.dbname and r.user} or {("*", "*")}
     pool_size = max(1, math.floor(target / REPLICAS / len(pairs)))
     max_client = math.ceil(demand / REPLICAS * 1.2)
     name = f"pgbouncer-{server.name.split()[0].split('/')[-1]}"
@@ -126,9 +131,9 @@ def apply_to(topo: Topology, server: Server, new: NewPooler) -> None:
     for c in topo.clients:
         if c.name in moved and c.target_kind == "server" and c.target_id == server.id:
             c.target_kind, c.target_id = "pooler", pooler.id
-    pooler.pairs = sorted({(p.route.dbname, p.route.user) for c in topo.clients
-                           if c.target_id == pooler.id for p in c.pools
-                           if p.route is not None and p.route.dbname and p.route.user})
+    pooler.pairs = sorted({(r.dbname, r.user) for c in topo.clients
+                           if c.target_id == pooler.id for r in _pool_routes(c)
+                           if r.dbname and r.user})
     topo.poolers.append(pooler)
 
 

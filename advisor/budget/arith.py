@@ -66,7 +66,10 @@ def equation(c: Contribution, s: Style = PLAIN) -> str:
 def contribution_lines(c: Contribution, depth: int = 0, s: Style = PLAIN) -> list[str]:
     """The contribution and, indented below it, how each part was computed."""
     pad = "  " * depth
-    if c.unknown:
+    if c.unknown and not c.factors:  # not even its pods are known (a chart not rendered)
+        lines = [f"{pad}{s.name(c.who)}: unknown pods x unknown connections per pod: "
+                 "not counted"]
+    elif c.unknown:
         lines = [f"{pad}{s.name(c.who)}: {formula(c, s)} pods x unknown connections per pod: "
                  "not counted"]
     else:

@@ -76,6 +76,11 @@ def client_contribution(client: Client) -> Contribution:
     sum of the per-pod pools (each pool a part)."""
     pods = peak_pods(client.replicas, client.surge)
     pod_factors = [client.replicas] + ([client.surge] if client.surge else [])
+    if client.replicas_unknown:  # a release of a chart not rendered: no count to show
+        return Contribution(who=client.name, kind="client", total=0,
+                            location=client.location, unknown=True,
+                            note="pods and connections per pod unknown (PA106): not counted, "
+                                 "so the peak is a floor")
     if client.unknown or not client.pools:
         return Contribution(who=client.name, kind="client", factors=pod_factors, total=0,
                             location=client.location, unknown=True,

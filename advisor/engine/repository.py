@@ -49,6 +49,7 @@ def read_stdin(topo: Topology, options: CheckOptions, settings: Settings,
     built = guarded(problems, "<stdin>", partial(build_topology, inputs), Topology(),
                     "linking clients, poolers and servers")
     built.problems[:0] = problems
+    built.notices[:0] = _releases_notice(inputs.root.path, objects)
     built.line_suppressions["<stdin>"] = scan_suppressions(text)
     merge(topo, built)
 
@@ -80,6 +81,8 @@ def scan_paths(root: Root, paths: list[Path], settings: Settings, options: Check
         notices += reads.notices
     comments: dict[str, dict[int, list[str]]] = {}
     cache = _open_cache(root, options)
+    if root.once is not None and cache.enabled:
+        root.once.cache = cache  # for the app readers' per-file extracts (apps/appcache.py)
     for manifest in found.manifests:
         if owned and manifest in owned:
             continue
@@ -120,6 +123,8 @@ def scan_paths(root: Root, paths: list[Path], settings: Settings, options: Check
                                beside_objects, cache)
     finally:
         cache.save()
+    notices += _releases_notice(root.path, objects + [o for _label, objs in environments
+                                                     for o in objs])
     hints = guarded(problems, ".", partial(build_contexts, found, root), None,
                     "reading skaffold and compose build contexts")
     topo = Topology()
@@ -157,10 +162,23 @@ def scan_paths(root: Root, paths: list[Path], settings: Settings, options: Check
         add_suppressions(topo, path, lines)
     guarded(topo.problems, ".", partial(_sql, found, root, topo, settings.scan_test_code,
                                         cache), None, "scanning SQL for pooler hazards")
-    # a source file the SQL scan read, or a damaged tree parsed again while linking
-    # (saves nothing when neither happened)
+    # a source file the SQL scan read or read for pools (not from the cache), or a
+    # damaged tree parsed again while linking (saves nothing when none of them happened)
     cache.save()
     return topo
+
+
+def _releases_notice(root: Path, objects: list[K8sObject]) -> list[str]:
+    """The one notice naming the chart releases (Flux, Argo CD) not rendered, each once
+    whatever the number of overlays that hold it (advisor.link.releases)."""
+    from advisor.link.topology import may_have_releases
+
+    if not may_have_releases(objects):
+        return []
+    from advisor.link.releases import not_rendered_notice
+
+    found = not_rendered_notice(root, objects)
+    return [found] if found else []
 
 
 def _open_cache(root: Root, options: CheckOptions):
@@ -341,6 +359,7 @@ def _label_environment(topo: Topology, label: str) -> None:
         p.server_id = ids.get(p.server_id, p.server_id) if p.server_id else None
     for c in topo.clients:
         c.target_id = ids.get(c.target_id, c.target_id) if c.target_id else None
+        c.part_of = ids.get(c.part_of, c.part_of) if c.part_of else None
     for i, h in enumerate(topo.sql_hazards):
         if h.client_id:
             topo.sql_hazards[i] = replace(h, client_id=ids.get(h.client_id))
@@ -388,11 +407,11 @@ def _render(found, root: Root, settings: Settings, options: CheckOptions,
             problems += rendered.problems
             notices += rendered.notices
         engine.close()
+    leaves: list[tuple[str, list[K8sObject]]] = []
     if found.kustomize_dirs:
         from advisor.read.render.kustomize import prepare_kustomize, render_kustomization
 
         prepared = prepare_kustomize()  # the binary's flags checked once for the run
-        leaves = []
         for d in found.kustomize_dirs:
             extra = (beside or {}).get(root.rel(d), [])
             rendered = guarded(problems, root.rel(d), partial(
@@ -404,12 +423,37 @@ def _render(found, root: Root, settings: Settings, options: CheckOptions,
             leaves.append((root.rel(d), rendered.objects + extra))
             problems += rendered.problems
             notices += rendered.notices
+    leaves = _flux_namespaces(root, objects, leaves, notices)
+    if leaves:
         alternatives = _alternatives(leaves)
         for label, objs in leaves:
             if label not in alternatives:
                 objects += objs
         return [(label, objs) for label, objs in leaves if label in alternatives]
     return []
+
+
+def _flux_namespaces(root: Root, objects: list[K8sObject],
+                     leaves: list[tuple[str, list[K8sObject]]], notices: list[str]
+                     ) -> list[tuple[str, list[K8sObject]]]:
+    """Flux Kustomization targetNamespace set on what each builds (advisor.read.flux):
+    `objects` (plain manifests) is changed in place; the kustomize outputs are returned."""
+    from advisor.read.flux import FLUX_KUSTOMIZE_GROUP
+
+    if not any(o.kind == "Kustomization" and o.api_version.startswith(FLUX_KUSTOMIZE_GROUP)
+               for objs in ([objects] + [objs for _label, objs in leaves]) for o in objs):
+        return leaves
+    from advisor.read.flux import apply_target_namespaces, target_namespaces
+    from advisor.read.releases import repo_folder
+
+    top = root.path
+    folders, found = target_namespaces(
+        objects + [o for _label, objs in leaves for o in objs],
+        lambda path: repo_folder(path, top.parts, lambda rel: (top / rel).is_dir()))
+    notices += found
+    leaves, plain = apply_target_namespaces(leaves, objects, folders)
+    objects[:] = plain
+    return leaves
 
 
 def _chart_values(root: Root, charts: list[Path], options: CheckOptions

@@ -17,6 +17,7 @@ from advisor.link.inputs import Inputs, suppressed_codes, workload_id
 from advisor.link.operators import operator_secret_route
 from advisor.model import (
     Client,
+    EnvVar,
     Location,
     Pool,
     Pooler,
@@ -36,6 +37,8 @@ from advisor.read.workloads import (
 )
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from advisor.config.schema import WorkloadDecl
     from advisor.read.sources.serverless import LambdaFunction
 
@@ -83,9 +86,12 @@ def client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
                           operator_secrets: ConfigIndex | None = None,
                           mounted: list | None = None,
                           index: ConfigIndex | None = None,
-                          sidecars: dict[str, Pooler] | None = None) -> Client | None:
+                          sidecars: dict[str, Pooler] | None = None,
+                          own: Callable[..., dict | None] | None = None) -> list[Client]:
+    """`own(host, w)`: the Service at host when it selects w's own pods (hosts.own_service);
+    routes to it are dropped, and a workload left with none is no client."""
     from advisor.read.apps import pools_for_container, route_from_env
-    from advisor.read.apps.urls import route_from_args
+    from advisor.read.apps.urls import route_from_args, routes_from_env
 
     replicas = peaks.get((w.namespace, w.kind, w.name), w.replicas)
     if decl is not None and decl.replicas is not None:
@@ -93,6 +99,7 @@ def client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
                         source=Source(path=inputs.settings.origin, key=f"workloads.{w.name}"))
     pools: list[Pool] = []
     route: Route | None = None
+    further: list[Route] = []  # every other route the containers' env names
     sidecar = (sidecars if sidecars is not None else sidecars_by_workload(topo)).get(workload_id(w))
     directory = _app_directory(inputs, w, topo)
     app = None
@@ -120,19 +127,38 @@ def client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
             continue
         topo.notices.extend(found.notices)
         topo.problems.extend(found.problems)
+        # an operator's Secret lists one connection several ways (uri, jdbc-uri,
+        # pgbouncer-uri): taken by envFrom, those are alternatives, not further routes
+        c_routes = routes_from_env(c.env, _not_operator_made(c.env, operator_secrets))
         c_route = route_from_env(c.env) or operator_secret_route(c, operator_secrets or {}) \
-            or route_from_args(c.command, c.args, c.source)
+            or route_from_args(c.command, c.args, c.source) or next(iter(c_routes), None)
         for pool in found.pools:
             pools.append(pool if pool.route or not c_route else replace(pool, route=c_route))
         route = route or c_route
+        further += c_routes
     if route is None:
         # no URL in the env: the host the application's own configuration names
         # (application.yml, database.yml, a config file) links it, or says it links nowhere
         route = next((p.route for p in pools if p.route is not None and p.route.host), None)
+    extra = _other_routes(route, further)
+    dropped: list[tuple[Route, dict]] = []  # routes to the workload's own Service
+    if own is not None:
+        pools, route, extra = _without_own_routes(w, pools, route, extra, own, dropped)
     if route is None and not pools and index:
         # the host a mounted configuration file names (Temporal's connectAddr, Django
         # settings in a ConfigMap): linked, so that its unknown size is reported
         route = _mounted_config_route(w, index, host_map, w.namespace or default_ns)
+        if route is not None and own is not None and (svc := own(route.host, w)) is not None:
+            dropped.append((route, svc))
+            route = None
+    if dropped and not pools and route is None:
+        first, svc = dropped[0]
+        topo.notices.append(
+            f"{workload_id(w)}: connects to host {first.host!r} ({first.source.label()}), "
+            f"which is Service {svc['name']} ({svc['obj'].location().label()}) selecting "
+            "its own pods: a server's own pods are not its clients, so it is not counted "
+            "as one")
+        return []
     if not pools and route is not None:
         pools = _identified_defaults(inputs, topo, w, app, route)
     if decl is not None and decl.pool_size is not None:
@@ -147,8 +173,10 @@ def client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
         pools = [Pool(label="declared connections per pod", size=Term(
             label="declared connections per pod", value=decl.connections, source=src),
             route=route)]
+    if route is None:
+        topo.notices.extend(_remote_connection_notes(w))
     if not pools and route is None:
-        return None  # talks to no database we can see
+        return []  # talks to no database we can see
     client = Client(id=workload_id(w), name=w.name, namespace=w.namespace, kind=w.kind,
                     replicas=replicas, surge=_client_surge(inputs, w, replicas),
                     pools=pools, location=w.obj.location(), suppressed=suppressed_codes(w.obj),
@@ -165,25 +193,180 @@ def client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
             "Kubernetes default): a run that outlasts the schedule overlaps the next, each "
             "with its own pools; counted as one run (set concurrencyPolicy: Forbid, or "
             "declare replicas for the overlap)")
-    target = None
-    if decl is not None and decl.target:
-        target = _named_target(decl.target, topo)
-    if target is None and route is not None:
-        host = (route.host or "").lower()
-        if sidecar is not None and host in ("localhost", "127.0.0.1", "::1", ""):
-            target = ("pooler", sidecar.id)
-        else:
-            target = resolve_host(route.host, w.namespace or default_ns, host_map)
-    if target is None and sidecar is not None:
-        target = ("pooler", sidecar.id)
+    namespace = w.namespace or default_ns
+
+    def target_of(r: Route | None) -> tuple[str, str] | None:
+        if r is not None:
+            host = (r.host or "").lower()
+            if sidecar is not None and host in ("localhost", "127.0.0.1", "::1", ""):
+                return ("pooler", sidecar.id)
+            found = resolve_host(r.host, namespace, host_map)
+            if found is not None:
+                return found
+        return ("pooler", sidecar.id) if sidecar is not None else None
+
+    declared = _named_target(decl.target, topo) if decl is not None and decl.target else None
+    target = declared or target_of(route)
     if target is not None:
         client.target_kind, client.target_id = target  # type: ignore[assignment]
     elif route is not None:
-        topo.notices.append(
-            f"{client.id}: connects to host {route.host!r} ({route.source.label()}), which is "
-            "no Service, operator service or declared server in the repository; declare it "
-            "under [[tool.pool-advisor.servers]] to budget it")
-    return client
+        _note_unlinked(topo, client.id, route)
+    if declared is not None:
+        client.extra_routes = extra  # the declared target takes them all
+        return [client]
+    return [client, *_split_by_target(topo, client, extra, target, target_of)]
+
+
+# Variable names of a database connection (DATABASE_URL, DB_HOST, PGHOST, ATUIN_DB_URI,
+# AIRFLOW__DATABASE__SQL_ALCHEMY_CONN), less those that do not say where it leads (a
+# password, user, port or database name): REDIS_HOST or SENTRY_DSN are not asked about.
+_CONNECTION_NAME = lazy(r"DATABASE|(^|_)DB|POSTGRES|(^|_)PG|JDBC|SQL", re.I)
+_SECRET_NAME = lazy(r"PASS|SECRET|TOKEN|(^|_)KEY|USER|PORT|NAME", re.I)
+
+
+def _remote_connection_notes(w: Workload) -> list[str]:
+    """A connection variable whose value (or host) is fetched from a remote store when
+    applied (an ExternalSecret's): where the workload connects is unknown here, and
+    said so, instead of the workload quietly talking to no database."""
+    notes = []
+    for c in w.containers:
+        if is_pgbouncer_container(c):
+            continue
+        for var in c.env:
+            ref = var.from_ref or ""
+            if var.name.endswith("*") and var.value is None and "(remote: " in ref:
+                notes.append(f"{workload_id(w)}: takes variables of names not known here "
+                             f"from {ref.split(' ', 1)[0]} ({var.source.label()}): "
+                             f"{ref[ref.index('(remote: ') + 9:-1]}; if where it connects "
+                             "is among them, it is unknown, and in no budget (declare it: "
+                             "[[workloads]] target and connections)")
+                continue
+            if not _CONNECTION_NAME.search(var.name) or _SECRET_NAME.search(var.name):
+                continue
+            if var.value is None and "(remote: " in ref:
+                why = ref[ref.index("(remote: ") + 9:-1]
+            elif var.value is not None and "{{ ." in var.value and ref.startswith("secret:"):
+                why = "its host is " + ("templated from values fetched from the remote store"
+                                        " when applied")
+            else:
+                continue
+            notes.append(f"{workload_id(w)}: {var.name} ({ref.split(' ', 1)[0]}, "
+                         f"{var.source.label()}) is unknown here: {why}; where it connects "
+                         "is not known, so it is in no budget (declare it: [[workloads]] "
+                         "target and connections)")
+    return notes
+
+
+def _not_operator_made(env: tuple[EnvVar, ...], made: ConfigIndex | None
+                       ) -> tuple[EnvVar, ...]:
+    """The variables that do not come from a Secret an operator makes."""
+    if not made:
+        return env
+    names = {f"secret:{name}/" for (_kind, _ns, name) in made}
+    return tuple(e for e in env if not (e.from_ref and e.from_ref[:e.from_ref.find("/") + 1]
+                                        in names))
+
+
+def _note_unlinked(topo: Topology, client_id: str, route: Route) -> None:
+    topo.notices.append(
+        f"{client_id}: connects to host {route.host!r} ({route.source.label()}), which is "
+        "no Service, operator service or declared server in the repository; declare it "
+        "under [[tool.pool-advisor.servers]] to budget it")
+
+
+def _split_by_target(topo: Topology, client: Client, extra: list[Route],
+                     target: tuple[str, str] | None,
+                     target_of: Callable[[Route], tuple[str, str] | None]) -> list[Client]:
+    """The client's further routes: those reaching its own target stay its
+    `extra_routes` (their pairs open pools on that pooler); each other target reached
+    gets a part of the client (same pods, `part_of` its id) holding the pools read for
+    those routes, so every server or pooler the workload reaches counts it, each pool
+    once. A part none of whose pools is known is unknown there (PA106), never 0."""
+    from advisor.read.apps.urls import route_key
+
+    groups: dict[tuple[str, str] | None, list[Route]] = {}
+    for r in extra:
+        at = target_of(r)
+        if at == target:
+            client.extra_routes.append(r)
+        else:
+            groups.setdefault(at, []).append(r)
+    parts = []
+    for at, routes in groups.items():
+        keys = {route_key(r) for r in routes}
+        moved = [p for p in client.pools if p.route is not None and route_key(p.route) in keys]
+        first = routes[0]
+        part = Client(
+            id=f"{client.id}>{at[1] if at is not None else first.host}", name=client.name,
+            namespace=client.namespace, kind=client.kind, replicas=client.replicas,
+            surge=client.surge, pools=moved, location=client.location,
+            suppressed=client.suppressed, source_dir=client.source_dir, route=first,
+            extra_routes=routes[1:], part_of=client.id,
+            unknown="" if moved else client.unknown or _why_unknown_route(client, first))
+        if at is not None:
+            part.target_kind, part.target_id = at  # type: ignore[assignment]
+        else:
+            _note_unlinked(topo, part.id, first)
+        parts.append(part)
+        if moved:
+            had = [p.label for p in client.pools]
+            gone = {id(p) for p in moved}
+            client.pools = [p for p in client.pools if id(p) not in gone]
+            if not client.pools and not client.unknown and client.route is not None:
+                client.unknown = _why_unknown_route(part, client.route, had)
+    return parts
+
+
+def _why_unknown_route(other: Client, route: Route, labels: list[str] | None = None) -> str:
+    """Why a client's connections on `route` are unknown when its pools read are all
+    on other routes."""
+    read = ", ".join(dict.fromkeys(labels or [p.label for p in other.pools])) or "none"
+    return (f"the pools read for it ({read}) connect elsewhere ("
+            f"{other.route.host if other.route else '?'}); none is known for its connection "
+            f"to {route.host} ({route.source.label()}, {route.source.key or 'its route'})")
+
+
+def _without_own_routes(w: Workload, pools: list[Pool], route: Route | None,
+                        extra: list[Route], own: Callable[..., dict | None],
+                        dropped: list[tuple[Route, dict]]
+                        ) -> tuple[list[Pool], Route | None, list[Route]]:
+    """The pools, route and further routes left once those reaching the workload's own
+    Service are taken off (each taken off is added to `dropped` with its Service): a
+    database StatefulSet whose env names its own Service (bank-of-anthos ledger-db's
+    SPRING_DATASOURCE_URL, shared with its clients through one ConfigMap) is not a
+    client of itself."""
+    verdicts: dict[Route, dict | None] = {}
+
+    def is_own(r: Route | None) -> bool:
+        if r is None:
+            return False
+        if r not in verdicts:
+            verdicts[r] = own(r.host, w)
+            if verdicts[r] is not None:
+                dropped.append((r, verdicts[r]))  # type: ignore[arg-type]
+        return verdicts[r] is not None
+
+    own_route = is_own(route)
+    kept = [p for p in pools if not is_own(p.route)]
+    extra = [r for r in extra if not is_own(r)]
+    if own_route:
+        route = next((p.route for p in kept if p.route is not None and p.route.host), None)
+        if route is None and extra:
+            route, extra = extra[0], extra[1:]
+    return kept, route, _other_routes(route, extra)
+
+
+def _other_routes(route: Route | None, routes: list[Route]) -> list[Route]:
+    """`routes` less `route` and repeats (the same host, port, database and user)."""
+    from advisor.read.apps.urls import route_key
+
+    seen = {route_key(route)} if route is not None else set()
+    out = []
+    for r in routes:
+        if route_key(r) not in seen:
+            seen.add(route_key(r))
+            out.append(r)
+    return out
 
 
 def _identified_defaults(inputs: Inputs, topo: Topology, w: Workload, app: object,

@@ -91,6 +91,32 @@ def selected(svc: dict, targets: list[tuple[Workload, tuple[str, str]]],
     return None
 
 
+def service_host_index(services: list[dict], default_ns: str) -> dict[str, tuple[str, str]]:
+    """Every DNS name of every Service -> ("service", its index in `services`): the
+    first Service of a name wins, as in host_map."""
+    by_host: dict[str, tuple[str, str]] = {}
+    for at, svc in enumerate(services):
+        for host in host_forms(svc["name"], svc["namespace"] or default_ns):
+            by_host.setdefault(host, ("service", str(at)))
+    return by_host
+
+
+def own_service(host: str | None, w: Workload, services: list[dict],
+                by_host: dict[str, tuple[str, str]], default_ns: str) -> dict | None:
+    """The Service a pod of `w` reaches at `host` when that Service selects `w`'s own
+    pods (a database StatefulSet whose env names its own Service for its init scripts):
+    a workload is never a client of itself, whatever its image is read as."""
+    namespace = w.namespace or default_ns
+    found = resolve_host(host, namespace, by_host)
+    if found is None:
+        return None
+    svc = services[int(found[1])]
+    selector = svc["selector"]
+    if not selector or (svc["namespace"] or default_ns) != namespace:
+        return None
+    return svc if all(w.pod_labels.get(k) == v for k, v in selector.items()) else None
+
+
 def resolve_host(host: str | None, namespace: str | None, host_map: dict[str, tuple[str, str]]
                  ) -> tuple[str, str] | None:
     """The server or pooler a pod in `namespace` reaches at `host`, as cluster DNS

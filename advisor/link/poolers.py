@@ -160,8 +160,7 @@ def pooler_pairs(topo: Topology) -> None:
     for p in topo.poolers:
         pairs: list[tuple[str, str]] = []
         for c in behind.get(p.id, ()):
-            routes = [pool.route for pool in c.pools if pool.route is not None] or [c.route]
-            for r in routes:
+            for r in c.routes():
                 if r is None or (r.dbname is None and r.user is None):
                     continue
                 # a part the URL leaves out is one unknown name: one pool, not none

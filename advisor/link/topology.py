@@ -25,8 +25,10 @@ from advisor.link.clients import (
 )
 from advisor.link.hosts import (
     host_forms,
+    own_service,
     read_services,
     selected,
+    service_host_index,
     service_targets,
     targets_by_namespace,
 )
@@ -79,12 +81,16 @@ def build_topology(inputs: Inputs) -> Topology:
     peaks: dict[tuple[str | None, str, str], Term] = {}
     loads: list[Workload] = []
     services: list[dict] = []
+    external: list[K8sObject] = []
     for obj in inputs.objects:
         if obj.kind not in _CONFIG_KINDS:
+            if obj.kind == "ExternalSecret":
+                external.append(obj)
             continue  # configmap_index([obj]) is {}
         one = [obj]
         index.update(guarded(topo.problems, obj.path, partial(configmap_index, one), {},
                              "reading this object", obj.line))
+    _add_external_secrets(topo, external, index)
     operated = may_have_operator_entities(inputs.objects)  # asked once, for both steps
     operator_secrets = guarded(topo.problems, ".", partial(
         operator_secret_index, inputs.objects, default_ns, operated), {},
@@ -176,15 +182,22 @@ def build_topology(inputs: Inputs) -> Topology:
     # all of them held to the end were a tenth of the peak memory of a large check.
     pending = [w for w in loads if id(w) not in not_clients]
     del loads
+    svc_by_host = service_host_index(services, default_ns)
+    own = partial(own_service, services=services, by_host=svc_by_host, default_ns=default_ns)
     pending.reverse()
     while pending:
         w = pending.pop()
-        client = guarded(topo.problems, w.obj.path, partial(
+        topo.clients += guarded(topo.problems, w.obj.path, partial(
             client_from_workload, inputs, topo, w, peaks, host_map, declared.get(w.name),
-            default_ns, operator_secrets, mounted_files(w, index), index, sidecars), None,
+            default_ns, operator_secrets, mounted_files(w, index), index, sidecars, own), [],
             "reading this object", w.obj.line)
-        if client is not None:
-            topo.clients.append(client)
+    if may_have_releases(inputs.objects):
+        # releases of charts not in the repository: clients of unknown size, never 0
+        from advisor.link.releases import release_clients
+
+        topo.clients += guarded(topo.problems, ".", partial(
+            release_clients, inputs, topo, index, operator_secrets, host_map, default_ns,
+            declared), [], "reading chart releases (Flux HelmRelease, Argo CD Application)")
     for decl in inputs.settings.workloads:
         if not any(c.name == decl.name for c in topo.clients):
             client = guarded(topo.problems, origin, partial(
@@ -193,7 +206,7 @@ def build_topology(inputs: Inputs) -> Topology:
                 topo.clients.append(client)
     for fn in inputs.lambdas:
         topo.clients.append(lambda_client(fn, host_map, topo))
-    _name_unlinked_services(topo, services, default_ns)
+    _name_unlinked_services(topo, services, svc_by_host, default_ns)
     pooler_pairs(topo)
     _global_headroom(inputs.settings, topo)
     _disambiguate_names(topo)
@@ -201,6 +214,31 @@ def build_topology(inputs: Inputs) -> Topology:
 
 
 _CONFIG_KINDS = frozenset({"ConfigMap", "Secret"})  # what configmap_index reads
+
+
+def _add_external_secrets(topo: Topology, objects: list[K8sObject], index: ConfigIndex
+                          ) -> None:
+    """The Secrets ExternalSecrets make, beside the repository's own (which win: the
+    one written out is what a reader of the repository can check)."""
+    if not objects:
+        return
+    from advisor.read.sources.external_secrets import external_secret_index
+
+    made: ConfigIndex = {}
+    for obj in objects:  # one at a time: a malformed object is one problem
+        made.update(guarded(topo.problems, obj.path, partial(
+            external_secret_index, [obj], index), {}, "reading this object", obj.line))
+    for key, data in made.items():
+        index.setdefault(key, data)
+
+
+_RELEASE_KINDS = frozenset({"HelmRelease", "Application"})  # advisor.read.releases
+
+
+def may_have_releases(objects: list[K8sObject]) -> bool:
+    """Whether any object may be a Flux HelmRelease or Argo CD Application: without
+    one, advisor.link.releases is not imported."""
+    return any(o.kind in _RELEASE_KINDS for o in objects)
 _AUTOSCALER_KINDS = frozenset({"HorizontalPodAutoscaler", "ScaledObject", "ScaledJob"})
 
 
@@ -233,7 +271,8 @@ def _as_applied(objects: list[K8sObject], default_ns: str, notices: list[str]
     return [objects[i] for i in kept]
 
 
-def _name_unlinked_services(topo: Topology, services: list[dict], default_ns: str) -> None:
+def _name_unlinked_services(topo: Topology, services: list[dict],
+                            by_host: dict[str, tuple[str, str]], default_ns: str) -> None:
     """A client whose host links to nothing but is a Service of the repository: say
     which, so PA107 does not call it "no Service". That Service selects no workload read
     as PostgreSQL or PgBouncer (an image not recognised, or built from a Dockerfile
@@ -244,10 +283,6 @@ def _name_unlinked_services(topo: Topology, services: list[dict], default_ns: st
                 if c.target_id is None and c.route is not None and c.route.host]
     if not unlinked:
         return
-    by_host: dict[str, tuple[str, str]] = {}  # host -> ("service", its index in services)
-    for at, svc in enumerate(services):
-        for host in host_forms(svc["name"], svc["namespace"] or default_ns):
-            by_host.setdefault(host, ("service", str(at)))
     for client in unlinked:
         found = resolve_host(client.route.host, client.namespace or default_ns, by_host)
         if found is not None:
@@ -265,7 +300,8 @@ def _disambiguate_names(topo: Topology) -> None:
     from collections import Counter
 
     for group in (topo.servers, topo.poolers, topo.clients):
-        counts = Counter(e.name for e in group)  # once per group: names.count was O(n²)
+        # once per group (names.count was O(n²)); a client's parts share its name
+        counts = Counter(e.name for e in group if getattr(e, "part_of", None) is None)
         for e in group:
             if counts[e.name] > 1 and e.namespace:
                 e.name = f"{e.namespace}/{e.name}"

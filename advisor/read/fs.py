@@ -8,6 +8,7 @@ bad file becomes one finding and never a traceback.
 from __future__ import annotations
 
 import os
+import posixpath
 import stat
 from pathlib import Path
 
@@ -35,10 +36,13 @@ class ReadOnce:
     and the manifests whose suppression comments are known. Identity-hashed: a Root
     holding it stays hashable."""
 
-    __slots__ = ("marks", "suppressions_read", "texts")
+    __slots__ = ("cache", "marks", "suppressions_read", "texts")
 
     def __init__(self) -> None:
-        self.texts: dict[Path, str] = {}
+        # The run's parse cache (advisor.read.cache.FileCache), once it is open: the app
+        # readers keep what they extract from one source file there (apps/appcache.py).
+        self.cache: object | None = None
+        self.texts: dict[str, str] = {}  # by real path (str of the resolved Path)
         self.suppressions_read: set[str] = set()
         # The suppression comments of the sources the app and SQL scans read, by path as
         # shown: a finding in one of them does not make the check read it again.
@@ -120,7 +124,9 @@ class Root(Struct, frozen=True, dict=True):
         root = self._real_root()
         if root is None:
             return None
-        shown = str(path)
+        return self._regular(str(path), root)
+
+    def _regular(self, shown: str, root: str) -> tuple[str, os.stat_result] | None:
         rel = relative_posix(shown, root)
         if rel is None or rel == ".":
             return None
@@ -150,6 +156,38 @@ class Root(Struct, frozen=True, dict=True):
         if root is not None:
             self._real_seen().update(f for f in folders
                                      if relative_posix(f, root) not in (None, "."))
+
+    def read_below(self, rel: str, *, keep: bool = False
+                   ) -> tuple[str, os.stat_result | None] | None:
+        """(text, lstat) of the file at `rel`, a path relative to the root as shown (what
+        `rel` returns, as the SQL scan's candidates are), read with one lstat of it, no
+        pathlib and no stat before the open (the lstat said it is a regular file; the
+        opened file is checked again): reading every source of a tree through
+        `read_text` cost three times the read. The lstat is None when the text is one
+        another reader of this run kept (`keep`, as read_text's). None when the file is
+        not plainly a regular file below a root that is its own real path (a symlink on
+        the way, `..`, missing, too large): `resolve` and `read_text` say what is wrong.
+        InputError when it is one but is no UTF-8 text, as read_text's."""
+        root = self._real_root()
+        if root is None or not rel or rel[0] == "/" or "\x00" in rel \
+                or posixpath.normpath(rel) != rel:
+            return None  # "", absolute, `..`, `.` or `//` in it: not a path as shown
+        full = f"{root.rstrip('/')}/{rel}"
+        once = self.once
+        if once is not None and (kept := once.texts.get(full)) is not None:
+            return kept, None
+        found = self._regular(full, root)
+        if found is None or found[0] != rel or found[1].st_size > MAX_FILE_BYTES:
+            return None
+        st = found[1]
+        try:
+            data = read_regular(Path(full), lstat=st)
+        except OSError:
+            return None  # changed under us: read_text says how
+        text = decode_text(rel, data)
+        if keep and once is not None:
+            once.texts[full] = text
+        return text, st
 
     def _real_seen(self) -> set[str]:
         """The paths below the root found to be no symlink this run (folders and files):
@@ -184,7 +222,7 @@ class Root(Struct, frozen=True, dict=True):
                 self.resolve(name)  # the InputError it raises
             given = self._given(name, relative_to)
             real = self._resolved(given)
-        if self.once is not None and (kept := self.once.texts.get(real)) is not None:
+        if self.once is not None and (kept := self.once.texts.get(str(real))) is not None:
             return kept
         shown = self._shown(given)
         via = "" if str(given.absolute()) == str(real) else f"symlink to {self.rel(real)}: "
@@ -204,13 +242,13 @@ class Root(Struct, frozen=True, dict=True):
             raise InputError(shown, f"{via}cannot read: {exc.strerror or exc}") from None
         text = decode_text(shown, data)
         if keep and self.once is not None:
-            self.once.texts[real] = text
+            self.once.texts[str(real)] = text
         return text
 
     def keep(self, name: str | Path, text: str) -> None:
         """Keep a text read without `keep` for the run's other readers (see read_text)."""
         if self.once is not None:
-            self.once.texts[self._resolved(self._given(name, None))] = text
+            self.once.texts[str(self._resolved(self._given(name, None)))] = text
 
     def _shown(self, given: Path) -> str:
         """The path as the user wrote it (a symlink's own name, not its target)."""
@@ -256,13 +294,15 @@ def special_kind(mode: int) -> str | None:
     return "not a regular file"
 
 
-def read_regular(path: Path, limit: int = MAX_FILE_BYTES) -> bytes:
+def read_regular(path: Path, limit: int = MAX_FILE_BYTES, *,
+                 lstat: os.stat_result | None = None) -> bytes:
     """The bytes of a regular file of at most `limit` bytes. Checked before reading:
     a FIFO, socket or device is never opened for reading (stat first: opening a FIFO
     blocks until a writer comes, a device may act on open), and the size is known
     before a byte is read. O_NONBLOCK guards the moment between stat and open, and the
-    opened file is checked again."""
-    st = os.stat(path)
+    opened file is checked again. `lstat`: the caller's lstat of `path`, which found a
+    regular file (no symlink): the stat before the open is that one."""
+    st = lstat if lstat is not None and stat.S_ISREG(lstat.st_mode) else os.stat(path)
     kind = special_kind(st.st_mode)
     if kind is not None:
         raise NotRegularFile(kind)

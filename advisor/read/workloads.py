@@ -40,8 +40,24 @@ class ConfigMapData(Struct):
     # A Secret an operator creates (CloudNativePG `<cluster>-app`): not in the repository;
     # its values are derived from the resource at this source.
     made_by: Source | None = None
+    # Keys the Secret holds whose values are not in the repository (an ExternalSecret's
+    # fetched values): key -> why. A reference to one is unknown, never empty.
+    unknown: dict[str, str] = field(default_factory=dict)
+    # Not empty when it may hold further keys not named here (an ExternalSecret's
+    # dataFrom): why. A reference to a key not listed is then unknown too.
+    open: str = ""
+    # Where each key is written, when that is not `made_by` (an ExternalSecret's line).
+    key_sources: dict[str, Source] | None = None
+
+    def remote(self, key: str) -> str | None:
+        """Why the value of `key` is not known here, when it is a key this may hold."""
+        if key in self.data:
+            return None
+        return self.unknown.get(key) or self.open or None
 
     def source(self, key: str) -> Source:
+        if self.key_sources and key in self.key_sources:
+            return self.key_sources[key]
         if self.made_by is not None:
             return Source(path=self.made_by.path, line=self.made_by.line, key=key,
                           default=self.made_by.default)
@@ -519,6 +535,14 @@ def _env(ns: str | None, items: tuple[EnvItem, ...], index: ConfigIndex) -> list
                 out.append(EnvVar(name=prefix + k, value=v, source=data.source(k),
                                   from_ref=f"{kind}:{item.target}/{k}",
                                   secret=kind == "secret"))
+            for k, why in data.unknown.items():
+                out.append(EnvVar(name=prefix + k, source=data.source(k),
+                                  from_ref=f"{kind}:{item.target}/{k} (remote: {why})",
+                                  secret=True))
+            if data.open:
+                out.append(EnvVar(name=f"{prefix}*", source=item.source,
+                                  from_ref=f"{kind}:{item.target} (remote: {data.open})",
+                                  secret=True))
         elif form == "ref":
             data = lookup(index, kind, ns, item.target)
             key = item.key
@@ -527,6 +551,11 @@ def _env(ns: str | None, items: tuple[EnvItem, ...], index: ConfigIndex) -> list
                                   source=data.source(key),
                                   from_ref=f"{kind}:{item.target}/{key}",
                                   secret=kind == "secret"))
+            elif data is not None and (why := data.remote(key)) is not None:
+                out.append(EnvVar(name=item.name, source=data.source(key) if key in
+                                  data.unknown else item.source,
+                                  from_ref=f"{kind}:{item.target}/{key} (remote: {why})",
+                                  secret=True))
             else:
                 out.append(EnvVar(name=item.name, source=item.source,
                                   from_ref=f"{kind}:{item.target}/{key} "

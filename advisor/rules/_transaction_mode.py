@@ -26,6 +26,7 @@ from advisor.model import (
     Location,
     Pooler,
     RelatedLocation,
+    Route,
     Severity,
     Source,
     SqlHazard,
@@ -116,7 +117,7 @@ def client_route_mode(topology: Topology, client_id: str) -> RouteMode | None:
     pooler = topology.pooler(client.target_id)
     if pooler is None:
         return None
-    routes = [p.route for p in client.pools if p.route is not None] or [None]
+    routes: list[Route | None] = [*client.routes()] or [None]
     modes: list[RouteMode] = []
     unknown = False
     for route in routes:

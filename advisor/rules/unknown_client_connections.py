@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from advisor.budget.arith import num
-from advisor.model import Finding, Fix, RelatedLocation, Severity, Topology
+from advisor.model import Client, Finding, Fix, RelatedLocation, Severity, Topology
 from advisor.rule_context import RuleContext
 from advisor.rules import rule
 from advisor.rules._app_pools import pods
@@ -20,6 +20,11 @@ def unknown_client_connections(topo: Topology, ctx: RuleContext) -> Iterator[Fin
     opens: no application source folder was found for it, or the folder holds no pool
     setting of a stack pool-advisor reads and no driver dependency whose default could be
     named. The message says what was looked for and where.
+
+    A Flux HelmRelease or Argo CD Application whose chart is not in the repository (a Helm
+    or OCI repository) is not rendered: when its values connect it to a server or pooler
+    of the repository (env, referenced Secrets, a database host), its pods are unknown
+    too, and the finding names the release and its chart and asks for both numbers.
 
     ## Why is this bad
     Such a workload is not counted as 0: the server's budget prints
@@ -38,6 +43,11 @@ def unknown_client_connections(topo: Topology, ctx: RuleContext) -> Iterator[Fin
     name = "reports"
     connections = 12        # per pod, all processes and pools together
     # or: source = "services/reports"   (the folder its image is built from)
+
+    [[workloads]]
+    name = "miniflux"       # a HelmRelease of a chart not in the repository
+    connections = 10
+    replicas = 2            # its pods at peak: the chart is not rendered
     ```
 
     ## Options
@@ -61,6 +71,9 @@ def unknown_client_connections(topo: Topology, ctx: RuleContext) -> Iterator[Fin
         related = []
         if client.route is not None and (loc := client.route.source.location()) is not None:
             related.append(RelatedLocation(location=loc, message="its database connection"))
+        if client.kind in RELEASE_KINDS:
+            yield _release_finding(client, target, tuple(related))
+            continue
         yield Finding(
             code="PA106", name="unknown-client-connections", severity=Severity.warning,
             message=(f"{client.name}: connections per pod unknown, so its "
@@ -71,3 +84,27 @@ def unknown_client_connections(topo: Topology, ctx: RuleContext) -> Iterator[Fin
             fix=Fix(description=f"declare [[workloads]] name = \"{client.name}\" with "
                                 "connections = N or source = \"<folder>\""),
             subject=f"{client.id}|unknown")
+
+
+# Clients that are releases of a chart not rendered (advisor.link.releases): neither
+# their pods nor their pools are read, and no source folder would tell.
+RELEASE_KINDS = frozenset({"HelmRelease", "Application"})
+
+
+def _release_finding(client: Client, target: str, related: tuple[RelatedLocation, ...]
+                     ) -> Finding:
+    """PA106 for a release: it asks for what is missing, connections per pod and/or
+    replicas (`client.unknown` starts with what that is)."""
+    asks = []
+    if client.unknown.startswith("connections per pod"):
+        asks.append("connections = N (per pod)")
+    if client.replicas_unknown:
+        asks.append("replicas = N (pods at peak)")
+    declare = f"[[workloads]] name = \"{client.name}\" " + " ".join(asks)
+    return Finding(
+        code="PA106", name="unknown-client-connections", severity=Severity.warning,
+        message=(f"{client.name}: {client.unknown}; it is not counted{target} (peak is a "
+                 f"floor). Declare it: {declare}"),
+        location=client.location, related=related,
+        fix=Fix(description=f"declare {declare}"),
+        subject=f"{client.id}|unknown")

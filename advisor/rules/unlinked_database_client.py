@@ -57,10 +57,11 @@ def unlinked_database_client(topo: Topology, ctx: RuleContext) -> Iterator[Findi
         loc = route.source.location()
         what = (client.unlinked_service or "no Service, operator service, pooler or declared "
                 "server in the repository")
+        count = "" if client.replicas_unknown else f"{num(pods(client))} "
         yield Finding(
             code="PA107", name="unlinked-database-client", severity=Severity.warning,
             message=(f"{client.name}: connects to host {host!r} ({route.source.label()}), "
-                     f"which is {what}: its {num(pods(client))} pods are in no budget. "
+                     f"which is {what}: its {count}pods are in no budget. "
                      "Declare the server ([[servers]] with hosts) or its Service"),
             location=loc or client.location,
             related=(RelatedLocation(location=client.location, message="the workload"),),

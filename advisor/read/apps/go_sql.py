@@ -19,6 +19,8 @@ from advisor.read.apps.urls import route_from_env, route_from_url
 _PG_DRIVERS = {"postgres", "pgx", "pgx/v5", "cloudsqlpostgres", "nrpostgres", "postgresql"}
 _OPENERS = {("sql", "Open"), ("sqlx", "Open"), ("sqlx", "Connect"), ("sqlx", "MustConnect"),
             ("sqlx", "MustOpen"), ("stdlib", "OpenDB"), ("gorm", "Open"), ("otelsql", "Open")}
+# A file gives go_sql_pools an opener or a limit only when it holds one of these.
+_OPEN_KEYS = frozenset({fn for _, fn in _OPENERS} | {"SetMaxOpenConns"})
 
 
 def pop_pools(ctx: StackContext) -> list[Pool]:
@@ -26,7 +28,7 @@ def pop_pools(ctx: StackContext) -> list[Pool]:
     `db.SetMaxOpenConns(details.Pool)` (gobuffalo/pop connection.go), so 0 or unset is
     database/sql's no limit. x literal, or from configuration (config_limit)."""
     unbounded: list[Pool] = []
-    for g in go_files(ctx, "ConnectionDetails"):
+    for g in go_files(ctx, "ConnectionDetails", frozenset({"ConnectionDetails"})):
         toks = g.toks
         for i in range(len(toks) - 3):
             if not (toks[i].text == "pop" and toks[i + 1].text == "."
@@ -65,7 +67,7 @@ def go_sql_pools(ctx: StackContext) -> list[Pool]:
     popped = pop_pools(ctx)
     if popped:
         return popped
-    files = go_files(ctx, "Open")
+    files = go_files(ctx, "Open", _OPEN_KEYS)
     opens: list[tuple[Source, str | None]] = []
     limits: list[tuple[int | None, Source]] = []
     for g in files:

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 
-from msgspec import Struct
 from msgspec.structs import replace
 
 from advisor.model import Route
+from advisor.read.apps.appcache import JS_KEYS, file_keys, run_cache
 from advisor.read.apps.base import StackContext
 from advisor.read.apps.jsparse import UNKNOWN, JsParser, JsScope, Tok, module_consts, tokenize
 from advisor.read.apps.numbers import parse_int
@@ -17,10 +18,30 @@ from advisor.read.apps.source import AppFile, auxiliary_script
 from advisor.read.apps.urls import route_from_env, route_from_url
 
 
-class JsModule(Struct):
-    file: AppFile
-    toks: list[Tok]
-    parser: JsParser
+class JsModule:
+    """A JS/TS file as the readers read it; tokenized and its top-level constants
+    evaluated only when a reader asks (a warm run asks for the few that matter)."""
+
+    def __init__(self, file: AppFile, ctx: StackContext) -> None:
+        self.file = file
+        self._ctx = ctx
+        self._toks: list[Tok] | None = None
+        self._parser: JsParser | None = None
+
+    @property
+    def toks(self) -> list[Tok]:
+        if self._toks is None:
+            self._toks = tokenize(self.file.text)
+        return self._toks
+
+    @property
+    def parser(self) -> JsParser:
+        if self._parser is None:
+            ctx = self._ctx
+            scope = JsScope(path=self.file.path, env=ctx.env_map(), cpus=ctx.cpus, names={})
+            module_consts(self.toks, scope)
+            self._parser = JsParser(self.toks, scope)
+        return self._parser
 
 
 _SOURCE_DIRS = ("src", "lib", "server", "app", "config")
@@ -37,22 +58,33 @@ def _skipped(rel: str, has_source_dir: bool = False) -> bool:
         "/migrations/" in f"/{rel}" or auxiliary_script(rel)
 
 
-def js_modules(ctx: StackContext, needle: str) -> list[JsModule]:
+def js_modules(ctx: StackContext, needle: str, keys: frozenset[str] | None = None,
+               where: Callable[[AppFile], bool] | None = None) -> list[JsModule]:
+    """The app's JS/TS modules whose text holds `needle`, that `where` accepts, and
+    (`keys`, a subset of appcache.JS_KEYS) that hold one of `keys` as an identifier:
+    the readers' call names (known from the cache for an unchanged file)."""
     cache = ctx.cache.setdefault("js", {})
     assert isinstance(cache, dict)
     out = []
     files = ctx.files("js")
     has_source_dir = any(f.rel.split("/", 1)[0] in _SOURCE_DIRS[:-1] for f in files
                          if "/" in f.rel)
+    run = run_cache(ctx) if keys is not None else None
     for f in files:
-        if needle not in f.text or _skipped(f.rel, has_source_dir):
+        if needle not in f.text or _skipped(f.rel, has_source_dir) or \
+                (where is not None and not where(f)):
             continue
-        if f.path not in cache:
-            toks = tokenize(f.text)
-            scope = JsScope(path=f.path, env=ctx.env_map(), cpus=ctx.cpus, names={})
-            module_consts(toks, scope)
-            cache[f.path] = JsModule(file=f, toks=toks, parser=JsParser(toks, scope))
-        out.append(cache[f.path])
+        module = cache.get(f.path)
+        if module is None:
+            module = cache[f.path] = JsModule(f, ctx)
+        if keys is not None:
+            held = ctx.cache.setdefault("js-keys", {})
+            assert isinstance(held, dict)
+            if f.path not in held:
+                held[f.path] = file_keys(f, run, "app-js", JS_KEYS, lambda m=module: m.toks)
+            if held[f.path].isdisjoint(keys):
+                continue
+        out.append(module)
     return out
 
 

@@ -13,6 +13,7 @@ from advisor.read.apps.base import StackContext
 from advisor.read.apps.jsparse import Tok, call_args, find_calls
 from advisor.read.apps.jssource import JsModule, as_int, get, js_modules, known, route_of
 from advisor.read.apps.pyeval import Val
+from advisor.read.apps.source import AppFile
 
 DEFAULT_MAX = 10
 _PG_CLIENTS = ("pg", "postgres", "postgresql", "pg-native", "pgnative")
@@ -55,10 +56,22 @@ def _pool(cfg: Val, where: Source, ctx: StackContext) -> Pool | None:
                     route=route, bound="default", note=f"knex config at {where.label()}")
 
 
+_CALLS = frozenset({"knex", "Knex", "require"})
+
+
+def _knexfile(f: AppFile) -> bool:
+    return f.name.startswith("knexfile.")
+
+
 def knex_pools(ctx: StackContext) -> list[Pool]:
     pools: list[Pool] = []
-    knexfiles = [m for m in js_modules(ctx, "client") if m.file.name.startswith("knexfile.")]
-    for module in knexfiles + [m for m in js_modules(ctx, "knex") if m not in knexfiles]:
+    # knexfiles picked by name before anything is tokenized (every file naming `client`
+    # was); other modules only when they call knex( / Knex( / require( at all
+    knexfiles = js_modules(ctx, "client", where=_knexfile)
+    calling = {id(m) for m in js_modules(ctx, "knex", _CALLS)}
+    rest = [m for m in js_modules(ctx, "knex") if m not in knexfiles
+            and (_knexfile(m.file) or id(m) in calling)]
+    for module in knexfiles + rest:
         if module.file.name.startswith("knexfile."):
             cfg = _exported_config(module, ctx)
             if cfg is not None:
@@ -66,7 +79,7 @@ def knex_pools(ctx: StackContext) -> list[Pool]:
                 if pool is not None:
                     pools.append(pool)
             continue
-        for name, paren in find_calls(module.toks, {"knex", "Knex", "require"}):
+        for name, paren in find_calls(module.toks, _CALLS):
             if name == "require":
                 # require("knex")({...})
                 close = module.parser.skip_balanced(paren)

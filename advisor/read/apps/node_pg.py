@@ -21,7 +21,7 @@ DEFAULT_SOURCE = Source.default_of("pg-pool 3.14 default (max || poolSize || 10)
 
 def node_pg_pools(ctx: StackContext) -> list[Pool]:
     pools: list[Pool] = []
-    for module in js_modules(ctx, "Pool"):
+    for module in js_modules(ctx, "Pool", frozenset({"Pool"})):
         if not (imports_module(module, "pg") or imports_module(module, "pg-pool")):
             continue
         for name, paren in find_calls(module.toks, {"Pool"}, new=True):

@@ -31,7 +31,7 @@ def _pool_max_conns(url: str) -> int | None:
 
 def pgx_pools(ctx: StackContext) -> list[Pool]:
     pools: list[Pool] = []
-    for g in go_files(ctx, "pgxpool"):
+    for g in go_files(ctx, "pgxpool", frozenset({"MaxConns", "pgxpool"})):
         toks = g.toks
         max_conns: tuple[int, Source] | None = None
         for i in range(len(toks) - 3):

@@ -21,7 +21,7 @@ DEFAULT_MAX = 5
 
 def sequelize_pools(ctx: StackContext) -> list[Pool]:
     pools: list[Pool] = []
-    for module in js_modules(ctx, "Sequelize"):
+    for module in js_modules(ctx, "Sequelize", frozenset({"Sequelize"})):
         previous: int | None = None
         for _, paren in find_calls(module.toks, {"Sequelize"}, new=True):
             if previous is not None and _other_branch(module.toks, previous, paren):

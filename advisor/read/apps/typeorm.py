@@ -17,12 +17,12 @@ from advisor.read.apps.jsparse import call_args, find_calls
 from advisor.read.apps.jssource import as_int, get, js_modules, known, route_of
 from advisor.read.apps.node_pg import DEFAULT_MAX, DEFAULT_SOURCE
 
-_CALLS = {"DataSource", "forRoot", "createConnection", "createConnections"}
+_CALLS = frozenset({"DataSource", "forRoot", "createConnection", "createConnections"})
 
 
 def typeorm_pools(ctx: StackContext) -> list[Pool]:
     pools: list[Pool] = []
-    for module in js_modules(ctx, "postgres"):
+    for module in js_modules(ctx, "postgres", _CALLS):
         for _, paren in find_calls(module.toks, _CALLS):
             args = call_args(module.parser, paren)
             cfg = args[0] if args else None

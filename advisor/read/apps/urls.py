@@ -61,12 +61,17 @@ def _first_host(text: str | None) -> str | None:
     return first or None
 
 
+def _known(text: str | None) -> str | None:
+    return text if text and "{{" not in text else None
+
+
 def _route(fields: dict[str, str | None], source: Source) -> Route | None:
     host = _first_host(fields.get("host"))
     if host is not None and _has_placeholder(host):
         return None
-    dbname = fields.get("dbname") or None
-    user = fields.get("user") or None
+    # a template part (an ExternalSecret's `{{ .username }}`) is a name not known here
+    dbname = _known(fields.get("dbname"))
+    user = _known(fields.get("user"))
     if host is None and dbname is None:
         return None
     return Route(host=host, port=_port(fields.get("port")), dbname=dbname, user=user,
@@ -179,8 +184,12 @@ def _parse_npgsql(text: str) -> dict[str, str | None] | None:
 
 
 # ecto:// is Ecto's URL form for its configured adapter (Ecto.Repo.Supervisor.parse_url).
+# Celery's database result backend is `db+` and an SQLAlchemy URL (celery/backends/
+# database: the scheme after `db+` goes to create_engine): Airflow's
+# AIRFLOW__CELERY__RESULT_BACKEND=db+postgresql://...
 _SCHEME_ALIAS = re.compile(
-    r"^(?:postgres(?:ql)?\+[\w.-]+|postgis|pgsql|timescaledb|ecto)://", re.I)
+    r"^(?:db\+postgres(?:ql)?(?:\+[\w.-]+)?|postgres(?:ql)?\+[\w.-]+|postgis|pgsql|timescaledb"
+    r"|ecto)://", re.I)
 
 
 # Pure, and asked twice for most clients (the Spring/Hikari reader and the env's URL):
@@ -297,6 +306,41 @@ def route_from_env(env: tuple[EnvVar, ...]) -> Route | None:
         ((value, var),) = urls.items()
         return route_from_url(value, replace(var.source, key=var.name))
     return None
+
+
+def routes_from_env(env: tuple[EnvVar, ...], others: tuple[EnvVar, ...] | None = None
+                    ) -> list[Route]:
+    """Every place a container's environment says it connects, each once: the route
+    route_from_env names first (or, when several PostgreSQL URLs leave it none, the
+    first of them), then every other connection-string variable and every value that
+    is a PostgreSQL URL by its scheme, in env order. Airflow's metadata database
+    (AIRFLOW__DATABASE__SQL_ALCHEMY_CONN) and Celery result backend
+    (AIRFLOW__CELERY__RESULT_BACKEND=db+postgresql://...) are two routes, and both
+    count where they lead. `others`: the variables the further routes are read from
+    (default: all of `env`)."""
+    first = route_from_env(env)
+    found: list[Route] = [first] if first is not None else []
+    seen = {route_key(first)} if first is not None else set()
+    for var in env if others is None else others:
+        if not var.value:
+            continue
+        if not (var.name in _URL_VAR_SET or _NAMED_URL_VAR.fullmatch(var.name)
+                or _ANY_PG_URL.match(var.value)):
+            continue
+        route = route_from_url(var.value.strip(), replace(var.source, key=var.name))
+        if route is not None and route_key(route) not in seen:
+            seen.add(route_key(route))
+            found.append(route)
+    return found
+
+
+def route_key(route: Route) -> tuple:
+    """What makes two routes the same connection (where they were read aside)."""
+    return ((route.host or "").lower(), route.port, route.dbname, route.user)
+
+
+_URL_VAR_SET = frozenset(_URL_VARS)
+_NAMED_URL_VAR = lazy(r"[A-Z0-9_]*(DATABASE|DB|POSTGRES|PG)_(URL|URI|DSN)")
 
 
 _ANY_PG_URL = lazy(r"\s*(?:\w+\+)?(?:jdbc:)?postgres(?:ql)?(?:\+\w+)?://", re.I)

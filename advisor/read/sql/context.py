@@ -171,6 +171,9 @@ def _names_reaching_sql(text: str, spans: list[tuple[int, int]], lang: str) -> s
     """Identifiers that appear in the argument list of a SQL call (`execute(sql)`,
     `db.Query(ctx, q, id)`, Ruby `execute sql`)."""
     names: set[str] = set()
+    spans = sorted(spans)
+    if any(spans[k][1] > spans[k + 1][0] for k in range(len(spans) - 1)):
+        spans = _merged(spans)  # nested or overlapping (a heredoc): as one span each
     # The look-behind starts a try only where a name starts: the same matches (one starting
     # inside a name would have matched from the letter before it), without retrying every
     # suffix of every name that is not a call (quadratic in the name's length).
@@ -189,13 +192,36 @@ def _names_reaching_sql(text: str, spans: list[tuple[int, int]], lang: str) -> s
     return names
 
 
-def _blank_literals(text: str, a: int, b: int, spans: list[tuple[int, int]]) -> str:
-    chunk = list(text[a:b])
+def _merged(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Sorted spans with the overlapping ones joined: what they cover together."""
+    out: list[tuple[int, int]] = []
     for s, e in spans:
-        if e > a and s < b:
-            for k in range(max(s, a), min(e, b)):
-                chunk[k - a] = " "
-    return "".join(chunk)
+        if out and s < out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], e))
+        else:
+            out.append((s, e))
+    return out
+
+
+def _blank_literals(text: str, a: int, b: int, spans: list[tuple[int, int]]) -> str:
+    """text[a:b] with the literals in it blanked. `spans` are sorted and do not
+    overlap: the first one that may reach past `a` is found by bisection (a look at
+    every literal of the file per SQL call was calls x literals)."""
+    k = max(0, bisect_right(spans, (a, a)) - 1)
+    pieces: list[str] = []
+    at = a
+    while k < len(spans) and spans[k][0] < b:
+        s, e = spans[k]
+        k += 1
+        if e <= at:
+            continue
+        s = max(s, at)
+        pieces.append(text[at:s])
+        end = min(e, b)
+        pieces.append(" " * (end - s))
+        at = end
+    pieces.append(text[at:b])
+    return "".join(pieces)
 
 
 # --- Python -------------------------------------------------------------------------

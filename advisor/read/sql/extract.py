@@ -91,16 +91,28 @@ _NEVER_UNDER = frozenset(
 _STATEMENT_WORDS = STATEMENT_WORDS
 
 
+# JavaScript built for browsers or shipped bundled: minified files (jquery.min.js), bundles
+# (app.bundle.js, vendor.chunk.js) and what a build wrote to dist/ or build/. Generated
+# from sources the scan reads (or from dependencies), never where a query is written;
+# a minified file is one line of up to megabytes that every scanner crosses whole.
+_BUILT_JS = re.compile(r"(?i).*[.-](min|bundle|chunk)\.[cm]?js")
+_BUILT_DIRS = frozenset({"dist", "build"})
+
+
 def classify(path: str) -> str | None:
     """The reader for `path`: "sql", a language, or a drivers.py settings kind."""
     p = PurePosixPath(path.replace("\\", "/"))
-    if any(part in _NEVER_UNDER for part in p.parts[:-1]):
+    folders = p.parts[:-1]
+    if any(part in _NEVER_UNDER for part in folders):
         return None
     suffix = p.suffix.lower()
     if suffix == ".sql":
         return "sql"
     if suffix in _CODE_SUFFIXES:
-        return _CODE_SUFFIXES[suffix]
+        kind = _CODE_SUFFIXES[suffix]
+        if kind == "js" and (_BUILT_JS.fullmatch(p.name) or not _BUILT_DIRS.isdisjoint(folders)):
+            return None
+        return kind
     return drivers.classify_settings_file(p)
 
 
@@ -188,10 +200,17 @@ def scan_sql_sources(
         if kind is None:
             continue
         try:
-            real = root.resolve(name)
-            # resolved once: real (symlink-free, inside the root) is its own shown path
-            shown = relative_posix(str(real), str(root.path)) or root.rel(real)
-            text = root.read_text(real, resolved=True)
+            # A candidate is its real path as shown (sql_candidates): read with one lstat,
+            # or from the app scan's read of it (Root.read_below); anything else (a
+            # symlink, `..`, a missing file) the long way, which says what is wrong.
+            below = root.read_below(name) if name.__class__ is str else None
+            if below is not None:
+                shown, text = name, below[0]
+            else:
+                real = root.resolve(name)
+                # resolved once: real (symlink-free, inside the root) is its own shown path
+                shown = relative_posix(str(real), str(root.path)) or root.rel(real)
+                text = root.read_text(real, resolved=True)
         except InputError as exc:
             problems.append(
                 ConfigProblem(
@@ -213,7 +232,10 @@ def scan_sql_sources(
 
 def _scan_entry(shown: str, text: str, kind: str, pinning: bool) -> SqlEntry:
     found, trouble = scan_text(shown, text, kind, pinning=pinning)
-    return SqlEntry(found, trouble, kind == "python" and _ITERATOR_CALL.search(text) is not None,
+    # the regex tries every line of a file: only where the call is written at all
+    iterator = kind == "python" and ".iterator(" in text and \
+        _ITERATOR_CALL.search(text) is not None
+    return SqlEntry(found, trouble, iterator,
                     kind == "elixir" and drivers.ECTO_UNNAMED.search(text) is not None)
 
 

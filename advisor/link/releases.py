@@ -1,0 +1,184 @@
+"""Releases of charts that are not in the repository (Flux HelmRelease, Argo CD
+Application; advisor.read.releases) as clients: their values name where they connect,
+but their pods and pools are in a chart that is not rendered, so their connections are
+unknown, never 0. The budget of the server they reach is a floor and PA106 asks for
+the numbers; one notice names every release not rendered."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from msgspec.structs import replace
+
+from advisor.link.hosts import resolve_host
+from advisor.link.inputs import Inputs, suppressed_codes
+from advisor.link.operators import operator_secret_route
+from advisor.model import Client, Container, EnvVar, Pool, Route, Source, Term, Topology
+from advisor.read.releases import (
+    Release,
+    Values,
+    env_scopes,
+    find_releases,
+    repo_folder,
+    value_hosts,
+)
+from advisor.read.sources.k8s import K8sObject
+from advisor.read.workloads import ConfigIndex
+
+if TYPE_CHECKING:
+    from advisor.config.schema import WorkloadDecl
+
+NOT_RENDERED = "the chart is not in the repository, so it is not rendered"
+
+
+def release_clients(inputs: Inputs, topo: Topology, index: ConfigIndex,
+                    operator_secrets: ConfigIndex, host_map: dict[str, tuple[str, str]],
+                    default_ns: str, declared: dict[str, WorkloadDecl]) -> list[Client]:
+    """A client for every release not rendered whose values lead to a database (the
+    notice naming them all is `not_rendered_notice`, once per run)."""
+    found = releases_in(inputs.root.path, inputs.objects)
+    clients = []
+    for release in found:
+        client = release_client(release, index, operator_secrets, host_map, default_ns,
+                                declared.get(release.name), inputs.settings.origin)
+        if client is not None:
+            clients.append(client)
+    return clients
+
+
+def releases_in(root: Path, objects: list[K8sObject]) -> list[Release]:
+    """The releases among `objects` whose chart is not a chart folder under `root`."""
+    return find_releases(objects, lambda path: repo_folder(
+        path, root.parts, lambda rel: (root / rel / "Chart.yaml").is_file()) is not None)
+
+
+def not_rendered_notice(root: Path, objects: list[K8sObject]) -> str | None:
+    """One line for all the releases not rendered (each once, by id): how many, and
+    which; None without any."""
+    found = list({r.id: r for r in releases_in(root, objects)}.values())
+    if not found:
+        return None
+    names = ", ".join(f"{r.kind} {r.namespace + '/' if r.namespace else ''}{r.name}"
+                      for r in found)
+    git = [r.name for r in found if r.git_path_missing]
+    missing = (f"; {len(git)} of them name{'s' if len(git) == 1 else ''} a chart path of a "
+               f"git repository that is not in the scanned repository ({', '.join(git)})") \
+        if git else ""
+    return (f"{len(found)} chart release{'s' if len(found) != 1 else ''} not rendered: "
+            "the chart is not in the repository (a Helm or OCI repository, or another git "
+            "repository), so its workloads are not read; its values are read for database "
+            f"connections only, and one that connects is a client of unknown size (PA106): "
+            f"{names}{missing}")
+
+
+def release_client(release: Release, index: ConfigIndex, operator_secrets: ConfigIndex,
+                   host_map: dict[str, tuple[str, str]], default_ns: str,
+                   decl: WorkloadDecl | None, origin: str | None) -> Client | None:
+    """The release as a client when its values name a database route; None otherwise."""
+    namespace = release.namespace or default_ns
+    route = None
+    for values in release.values:
+        route = _env_route(release, values, index, operator_secrets, host_map, namespace) \
+            or _value_route(values, host_map, namespace)
+        if route is not None:
+            break
+    if route is None:
+        return None
+    pools: list[Pool] = []
+    replicas = Term(label="replicas unknown", value=1,
+                    source=Source.default_of(f"{NOT_RENDERED}; 1 is not counted"))
+    unknown_parts = ["connections per pod", "replicas"]
+    if decl is not None:
+        src = Source(path=origin, key=f"workloads.{decl.name}")
+        per_pod = decl.connections if decl.connections is not None else decl.pool_size
+        if per_pod is not None:
+            processes = Term(label="declared processes", value=decl.processes, source=src) \
+                if decl.connections is None and decl.processes else None
+            pools = [Pool(label="declared connections per pod", size=Term(
+                label="declared connections per pod", value=per_pod, source=src),
+                processes=processes, route=route)]
+            unknown_parts.remove("connections per pod")
+        if decl.replicas is not None:
+            replicas = Term(label="declared replicas", value=decl.replicas, source=src)
+            unknown_parts.remove("replicas")
+    client = Client(id=release.id, name=release.name, namespace=release.namespace,
+                    kind=release.kind, replicas=replicas, pools=pools,
+                    location=release.obj.location(), suppressed=suppressed_codes(release.obj),
+                    route=route, replicas_unknown="replicas" in unknown_parts,
+                    unknown=(f"{' and '.join(unknown_parts)} unknown: {release.describe()}: "
+                             f"{NOT_RENDERED}, and its values say only where it connects")
+                    if unknown_parts else "")
+    target = resolve_host(route.host, namespace, host_map)
+    if target is not None:
+        client.target_kind, client.target_id = target  # type: ignore[assignment]
+    return client
+
+
+def _env_route(release: Release, values: Values, index: ConfigIndex,
+               operator_secrets: ConfigIndex, host_map: dict[str, tuple[str, str]],
+               namespace: str) -> Route | None:
+    """The route an environment of the values names (a URL or PGHOST-style variables,
+    also from referenced Secrets and ConfigMaps, or an operator Secret's keys), else an
+    application's own database host variable that leads to a server or pooler."""
+    from advisor.read.apps import route_from_env
+
+    for env in env_scopes(values, index, namespace):
+        route = route_from_env(env) or operator_secret_route(
+            Container(name=release.name, env=env, source=release.obj.source()),
+            operator_secrets) or _host_variable_route(env, host_map, namespace)
+        if route is not None:
+            return route
+    return None
+
+
+# An application's own name for its database host (DJANGO_DATABASE_HOST,
+# AUTOBRR__POSTGRES_HOST, SYMFONY__ENV__DATABASE_HOST), and its siblings' endings.
+_HOST_VAR = re.compile(r"(.*(?:DATABASE|POSTGRES|POSTGRESQL|PG|DB)_+)(?:HOST|HOSTNAME|SERVER)",
+                       re.I)
+_SIBLINGS = {"port": ("PORT",), "dbname": ("NAME", "DATABASE", "DB", "DBNAME"),
+             "user": ("USER", "USERNAME")}
+
+
+def _host_variable_route(env: tuple[EnvVar, ...], host_map: dict[str, tuple[str, str]],
+                         namespace: str) -> Route | None:
+    """A `<PREFIX>_HOST` variable whose value is a server or pooler of the repository;
+    its `<PREFIX>_PORT`, `_NAME`/`_DATABASE` and `_USER` siblings complete the route.
+    Only a host that links counts: the name alone is not evidence enough."""
+    by_name = {e.name.upper(): e for e in env if e.value}
+    for var in env:
+        m = _HOST_VAR.fullmatch(var.name)
+        if m is None or not var.value or resolve_host(var.value, namespace, host_map) is None:
+            continue
+        prefix = m.group(1).upper()
+        found: dict[str, str | None] = {}
+        for part, endings in _SIBLINGS.items():
+            found[part] = next((by_name[prefix + e].value for e in endings
+                                if prefix + e in by_name), None)
+        port = found["port"]
+        return Route(host=var.value.strip(), port=int(port) if port and port.isdigit()
+                     else None, dbname=found["dbname"], user=found["user"],
+                     source=replace(var.source, key=var.name))
+    return None
+
+
+def _value_route(values: Values, host_map: dict[str, tuple[str, str]], namespace: str
+                 ) -> Route | None:
+    """A PostgreSQL URL anywhere in the values, else a database host key
+    (`externalDatabase.host`) that leads to a server or pooler of the repository."""
+    from advisor.read.apps.urls import route_from_url
+
+    for kind, text, source, node in value_hosts(values):
+        if kind == "url":
+            route = route_from_url(text, source)
+            if route is not None:
+                return route
+        elif resolve_host(text, namespace, host_map) is not None:
+            port = node.get("port")
+            dbname = node.get("database") or node.get("dbname")
+            user = node.get("user") or node.get("username")
+            return Route(host=text.strip(), port=port if isinstance(port, int) else None,
+                         dbname=dbname if isinstance(dbname, str) else None,
+                         user=user if isinstance(user, str) else None, source=source)
+    return None

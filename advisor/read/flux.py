@@ -1,0 +1,86 @@
+"""Flux Kustomization (kustomize.toolkit.fluxcd.io) `spec.targetNamespace`: Flux sets
+that namespace on every namespaced object it builds from `spec.path`, so the Secrets,
+Services and releases of an app folder whose files name no namespace are read in the
+namespace they are deployed to (and two apps' same-named objects are not taken for
+alternatives of one another).
+
+Pure functions over already-loaded objects; whether a folder exists is asked through
+the `resolve` callable the caller gives.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from msgspec.structs import replace
+
+from advisor.read.releases import FLUX_KUSTOMIZE_GROUP
+from advisor.read.sources.k8s import K8sObject, get
+
+# Kinds that have no namespace: Flux leaves them as they are.
+CLUSTER_SCOPED = frozenset({
+    "Namespace", "ClusterRole", "ClusterRoleBinding", "CustomResourceDefinition",
+    "PersistentVolume", "StorageClass", "PriorityClass", "IngressClass", "RuntimeClass",
+    "MutatingWebhookConfiguration", "ValidatingWebhookConfiguration", "APIService",
+    "ClusterIssuer", "ClusterSecretStore", "ClusterExternalSecret", "ClusterPolicy",
+    "CSIDriver", "VolumeSnapshotClass", "Node"})
+
+
+def target_namespaces(objects: list[K8sObject], resolve: Callable[[str], str | None]
+                      ) -> tuple[dict[str, str], list[str]]:
+    """Folder of the repository (as `resolve` gives it from `spec.path`) -> the
+    targetNamespace of the Flux Kustomization that builds it, and notices (a folder
+    built twice into different namespaces keeps the first)."""
+    folders: dict[str, str] = {}
+    notices: list[str] = []
+    for obj in objects:
+        if obj.kind != "Kustomization" or not obj.api_version.startswith(FLUX_KUSTOMIZE_GROUP):
+            continue
+        namespace, path = get(obj.body, "spec", "targetNamespace"), get(obj.body, "spec", "path")
+        if not isinstance(namespace, str) or not namespace or not isinstance(path, str):
+            continue
+        folder = resolve(path)
+        if folder is None:
+            continue
+        if folders.setdefault(folder, namespace) != namespace:
+            notices.append(f"Flux Kustomization {obj.name} ({obj.path}:{obj.line}) builds "
+                           f"{folder} into namespace {namespace}, which another builds into "
+                           f"{folders[folder]}: read in {folders[folder]} only")
+    return folders, notices
+
+
+def namespace_of(place: str, folders: dict[str, str]) -> str | None:
+    """The targetNamespace for a folder or file `place` (relative to the root): the one
+    of the deepest built folder holding it."""
+    best: tuple[int, str] | None = None
+    for folder, namespace in folders.items():
+        holds = place == folder or place.startswith(folder + "/") or folder == ""
+        if holds and (best is None or len(folder) > best[0]):
+            best = (len(folder), namespace)
+    return best[1] if best is not None else None
+
+
+def in_namespace(objects: list[K8sObject], namespace: str) -> list[K8sObject]:
+    """The objects as Flux applies them with targetNamespace `namespace`."""
+    return [obj if obj.kind in CLUSTER_SCOPED or obj.namespace == namespace
+            else replace(obj, namespace=namespace) for obj in objects]
+
+
+def apply_target_namespaces(leaves: list[tuple[str, list[K8sObject]]],
+                            plain: list[K8sObject], folders: dict[str, str]
+                            ) -> tuple[list[tuple[str, list[K8sObject]]], list[K8sObject]]:
+    """Kustomize outputs (by their folder) and plain manifests (by their file) in the
+    namespace of the Flux Kustomization that builds them; rendered Helm charts are
+    left alone (Flux does not build them from a path)."""
+    if not folders:
+        return leaves, plain
+    out_leaves = []
+    for label, objs in leaves:
+        namespace = namespace_of(label, folders)
+        out_leaves.append((label, in_namespace(objs, namespace) if namespace else objs))
+    out_plain = []
+    for obj in plain:
+        namespace = namespace_of(obj.path, folders) if not obj.origin else None
+        out_plain.append(obj if namespace is None or obj.kind in CLUSTER_SCOPED
+                         else replace(obj, namespace=namespace))
+    return out_leaves, out_plain

@@ -1,0 +1,258 @@
+"""advisor.read.releases, advisor.read.flux and advisor.link.releases on small objects:
+which releases are not rendered, the env forms charts take, and the routes that count."""
+
+from __future__ import annotations
+
+import base64
+
+from advisor.link.releases import release_client
+from advisor.read.flux import apply_target_namespaces, namespace_of, target_namespaces
+from advisor.read.releases import env_scopes, find_releases, repo_folder, value_hosts
+from advisor.read.sources.k8s import k8s_objects
+from advisor.read.workloads import configmap_index
+
+HOSTS = {"pg-rw.db.svc": ("server", "s1"), "pg-rw.db": ("server", "s1"),
+         "pg-rw.db.svc.cluster.local": ("server", "s1")}
+
+
+def objects(text: str):
+    found, problems = k8s_objects(text, "r.yaml")
+    assert not problems
+    return found
+
+
+def never(_path: str) -> bool:
+    return False
+
+
+def test_repo_folder_strips_the_roots_own_folders_from_a_git_top_path():
+    exists = {"apps/x/app", "kubernetes/main/apps/y"}.__contains__
+    root = ("home", "repo", "kubernetes", "main")
+    assert repo_folder("./kubernetes/main/apps/x/app", root, exists) == "apps/x/app"
+    assert repo_folder("kubernetes/main/apps/y", root, exists) == "kubernetes/main/apps/y"
+    assert repo_folder("./apps/x/app/", root, exists) == "apps/x/app"
+    assert repo_folder("./other/apps/x/app", root, exists) is None  # no suffix guessing
+    assert repo_folder("../apps/x/app", root, lambda _p: True) is None
+
+
+RELEASES = """
+apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata: {name: a, namespace: n1}
+spec:
+  chart: {spec: {chart: app-template, sourceRef: {kind: HelmRepository, name: bjw}}}
+  values: {x: 1}
+---
+apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata: {name: b}
+spec:
+  targetNamespace: n2
+  releaseName: b-release
+  chartRef: {kind: OCIRepository, name: b-chart}
+---
+apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata: {name: in-repo}
+spec:
+  chart: {spec: {chart: ./charts/mine, sourceRef: {kind: GitRepository, name: self}}}
+---
+apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata: {name: elsewhere}
+spec:
+  chart: {spec: {chart: ./charts/theirs, sourceRef: {kind: GitRepository, name: other}}}
+---
+apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata: {name: argo, namespace: argocd}
+spec:
+  destination: {namespace: n3}
+  sources:
+    - {repoURL: https://charts.example.org, chart: one, helm: {valuesObject: {a: 1}}}
+    - {repoURL: https://git.example.org/x.git, path: manifests}
+---
+apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmReleaseList
+metadata: {name: not-a-release}
+"""
+
+
+def test_which_releases_are_not_rendered():
+    found = find_releases(objects(RELEASES), lambda path: path == "./charts/mine")
+    assert [(r.kind, r.name, r.namespace, r.chart, r.origin, r.git_path_missing)
+            for r in found] == [
+        ("HelmRelease", "a", "n1", "app-template", "HelmRepository bjw", False),
+        ("HelmRelease", "b-release", "n2", "b-chart", "OCIRepository b-chart", False),
+        ("HelmRelease", "elsewhere", None, "./charts/theirs", "GitRepository other", True),
+        ("Application", "argo", "n3", "one", "Helm repository https://charts.example.org",
+         False)]
+    assert [len(r.values) for r in found] == [1, 0, 0, 1]
+
+
+VALUES = """
+apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata: {name: app, namespace: apps}
+spec:
+  chartRef: {kind: OCIRepository, name: c}
+  values:
+    controllers:
+      main:
+        containers:
+          app:
+            env:
+              PLAIN: "1"
+              FROM_SECRET:
+                valueFrom:
+                  secretKeyRef: {name: s1, key: url}
+              SHORT:
+                secretKeyRef: {name: s1, key: url}
+              MISSING:
+                valueFrom:
+                  secretKeyRef: {name: nowhere, key: k}
+            envFrom:
+              - secret: s1
+              - configMapRef: {name: cm1}
+                prefix: P_
+    extraEnvVars:
+      - {name: LISTED, value: two}
+    extraEnvVarsSecret: s1
+    upgrade:
+      host: pg-rw.db.svc
+    externalDatabase:
+      host: pg-rw.db.svc
+      port: 5432
+---
+apiVersion: v1
+kind: Secret
+metadata: {name: s1, namespace: apps}
+data:
+  url: URL_B64
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: cm1, namespace: apps}
+data: {K: v}
+""".replace("URL_B64", base64.b64encode(b"postgres://u@pg-rw.db.svc/app").decode())
+
+
+def test_env_forms_of_the_charts():
+    objs = objects(VALUES)
+    index = configmap_index(objs)
+    (release,) = find_releases(objs, never)
+    scopes = env_scopes(release.values[0], index, "apps")
+    by_scope = [{e.name: (e.value, e.from_ref) for e in env} for env in scopes]
+    top, container = by_scope  # breadth first: the values' top level, then the container
+    assert top == {"url": ("postgres://u@pg-rw.db.svc/app", "secret:s1/url"),
+                   "LISTED": ("two", None)}
+    assert container == {
+        "url": ("postgres://u@pg-rw.db.svc/app", "secret:s1/url"),
+        "P_K": ("v", "configmap:cm1/K"),
+        "PLAIN": ("1", None),
+        "FROM_SECRET": ("postgres://u@pg-rw.db.svc/app", "secret:s1/url"),
+        "SHORT": ("postgres://u@pg-rw.db.svc/app", "secret:s1/url"),
+        "MISSING": (None, "secret:nowhere/k (not in repository)")}
+    plain = next(e for e in scopes[1] if e.name == "PLAIN")
+    assert (plain.source.path, plain.source.line) == ("r.yaml", 13)
+
+
+def test_a_secret_of_another_namespace_is_not_read():
+    objs = objects(VALUES)
+    index = configmap_index(objs)
+    (release,) = find_releases(objs, never)
+    scopes = env_scopes(release.values[0], index, "elsewhere")
+    assert all(e.value is None for env in scopes for e in env if e.from_ref
+               and e.from_ref.startswith("secret:"))
+
+
+def test_database_hosts_in_values_only_under_a_database_key():
+    (release,) = find_releases(objects(VALUES), never)
+    found = [(kind, text, src.key) for kind, text, src, _node in value_hosts(release.values[0])]
+    # `upgrade.host` is no database key (no `pg` word in it); externalDatabase.host is
+    assert found == [("host", "pg-rw.db.svc", "externalDatabase.host")]
+
+
+ARGO_TEXT = """
+apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata: {name: wiki, namespace: argocd}
+spec:
+  destination: {namespace: docs}
+  source:
+    repoURL: https://charts.example.org
+    chart: wiki
+    helm:
+      values: |
+        replicaCount: 2
+        env:
+          - name: DB_HOST
+            value: pg-rw.db.svc
+          - name: DB_NAME
+            value: wiki
+"""
+
+
+def test_argo_values_text_is_read_at_its_lines_and_links():
+    (release,) = find_releases(objects(ARGO_TEXT), never)
+    client = release_client(release, {}, {}, HOSTS, "default", None, None)
+    assert client is not None and (client.target_kind, client.target_id) == ("server", "s1")
+    assert client.route.host == "pg-rw.db.svc" and client.route.dbname == "wiki"
+    assert (client.route.source.path, client.route.source.line) == ("r.yaml", 15)
+    assert client.kind == "Application" and client.namespace == "docs"
+    assert client.replicas_unknown and client.unknown.startswith(
+        "connections per pod and replicas unknown: Application wiki (chart wiki")
+
+
+APP_HOST = """
+apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata: {name: tracker, namespace: apps}
+spec:
+  chartRef: {kind: OCIRepository, name: c}
+  values:
+    env:
+      TRACKER__POSTGRES_HOST: HOST_VALUE
+      TRACKER__POSTGRES_PORT: "6432"
+      TRACKER__POSTGRES_USER: tracker
+"""
+
+
+def test_an_applications_own_host_variable_counts_only_when_it_links():
+    (linked,) = find_releases(objects(APP_HOST.replace("HOST_VALUE", "pg-rw.db.svc")), never)
+    client = release_client(linked, {}, {}, HOSTS, "default", None, None)
+    assert client is not None and client.target_id == "s1"
+    assert (client.route.port, client.route.user) == (6432, "tracker")
+    (elsewhere,) = find_releases(objects(APP_HOST.replace("HOST_VALUE", "cache.apps.svc")), never)
+    assert release_client(elsewhere, {}, {}, HOSTS, "default", None, None) is None
+
+
+FLUX = """
+apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata: {name: a, namespace: flux-system}
+spec: {targetNamespace: ns-a, path: ./kubernetes/apps/a}
+---
+apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata: {name: a2, namespace: flux-system}
+spec: {targetNamespace: ns-other, path: ./kubernetes/apps/a}
+---
+apiVersion: kustomize.config.k8s.io/v1beta1
+kind: Kustomization
+metadata: {name: plain-kustomize}
+"""
+
+
+def test_flux_target_namespace_on_what_it_builds():
+    folders, notices = target_namespaces(
+        objects(FLUX), lambda p: repo_folder(p, ("repo", "kubernetes"), {"apps/a"}.__contains__))
+    assert folders == {"apps/a": "ns-a"}
+    assert len(notices) == 1 and "read in ns-a only" in notices[0]
+    assert namespace_of("apps/a/app", folders) == "ns-a"
+    assert namespace_of("apps/ab", folders) is None
+    built = objects("apiVersion: v1\nkind: Secret\nmetadata: {name: s}\n---\n"
+                    "apiVersion: v1\nkind: Namespace\nmetadata: {name: ns-a}\n")
+    leaves, plain = apply_target_namespaces([("apps/a/app", built)], built, folders)
+    assert [o.namespace for o in leaves[0][1]] == ["ns-a", None]  # a Namespace has none
+    assert [o.namespace for o in plain] == [None, None]  # r.yaml is in no built folder
