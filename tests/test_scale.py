@@ -66,12 +66,14 @@ def test_reduced_scale_tree_is_checked_in_linear_time(tmp_path):
 def test_check_imports_no_heavy_module():
     """What bench/startup.py reports: the check path of the demo leaves the kubernetes
     client, pglast, the Helm engine and friends unimported, and pydantic too (its models
-    are built only where a configuration file or JSON is read back)."""
-    code = ("import sys, runpy; sys.argv=['pool-advisor','check','fixtures/acme-shop']\n"
+    are built only where a configuration file or JSON is read back); the Flux and chart
+    release readers without a Flux or Argo CD object, hashlib (OpenSSL) for its JSON."""
+    code = ("import sys, runpy; sys.argv=['pool-advisor','check','fixtures/acme-shop',"
+            "'--format','json']\n"
             "try:\n    runpy.run_module('advisor', run_name='__main__')\n"
             "except SystemExit: pass\n"
             "heavy=[m for m in ('kubernetes','pglast','helm_python','numpy','psycopg',"
-            "'pydantic')"
+            "'pydantic','advisor.read.flux','advisor.read.releases','hashlib')"
             " if m in sys.modules]\n"
             "print('HEAVY=' + ','.join(heavy))")
     env = {**os.environ, "PYTHONPATH": str(REPO), "NO_COLOR": "1"}
