@@ -335,7 +335,22 @@ def main() -> None:
         # one collection the thresholds above let through walked the 100,000 objects
         # of a warm 5,000-manifest run (0.04-0.05 s CPU). Freed by reference counts.
         gc.disable()
+        hard_exit(run(sys.argv[1:]))
     raise SystemExit(run(sys.argv[1:]))
+
+
+def hard_exit(code: int) -> None:
+    """End a check without the interpreter's teardown (as mypy's fast_exit does): with
+    the collector off, freeing every object one by one at exit was 0.03-0.05 s of a
+    warm 5,000-manifest check. Nothing is left to clean: the cache is written by then
+    (atomic renames), no atexit handler is registered; the streams are flushed here."""
+    import contextlib
+
+    for stream in (sys.stdout, sys.stderr):
+        # a closed pipe (`| head`): nothing more to say
+        with contextlib.suppress(OSError, ValueError):
+            stream.flush()
+    os._exit(code)
 
 
 def run(argv: list[str]) -> int:

@@ -208,6 +208,7 @@ def _from_entry(entry, shown: str, reparse=None) -> Manifest | None:
     """The entry's objects, their bodies decoded when first read (LazyK8sObject); a
     body whose bytes do not decode is parsed again from the file (`reparse`, called at
     most once per file), as a damaged entry is a miss."""
+    from advisor.read.extract import decode_extract
     from advisor.read.sources.k8s import LazyK8sObject
 
     again = _Reparsed(reparse, len(entry.objects)) if reparse is not None else None
@@ -215,7 +216,8 @@ def _from_entry(entry, shown: str, reparse=None) -> Manifest | None:
         objs = [LazyK8sObject(kind=o.kind, api_version=o.api_version, name=o.name,
                               namespace=o.namespace, body=None, path=shown, line=o.line,
                               line_offset=o.line_offset, origin=o.origin, raw=o.body,
-                              kept=o.extract, lines=None if o.lines is None else
+                              kept=o.extract, decode=decode_extract,
+                              lines=None if o.lines is None else
                               {tuple(keys): line for keys, line in o.lines},
                               reparse=again and partial(again.body, i))
                 for i, o in enumerate(entry.objects)]

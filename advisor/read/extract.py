@@ -15,16 +15,8 @@ from typing import Any
 
 import msgspec
 
-from advisor.read.sources.k8s import NO_EXTRACT, K8sObject, count_field, get, line_of, mapped
-from advisor.read.workloads import POD_SPEC_PATHS, WorkloadShape, workload_shape
-
-
-def configmap_data(obj: K8sObject) -> dict[str, str]:
-    """A ConfigMap's data, keys and values as text (advisor.read.workloads.configmap_index)."""
-    known = obj.extract()
-    if known is not NO_EXTRACT:
-        return dict(known)  # the index's own dict: a cached one is not shared
-    return {str(k): str(v) for k, v in mapped(obj, ("data",), obj.body.get("data")).items()}
+from advisor.read.sources.k8s import NO_EXTRACT, K8sObject, count_field, get, line_of
+from advisor.read.workloads import POD_SPEC_PATHS, WorkloadShape, configmap_data, workload_shape
 
 
 def _configmap_lines(obj: K8sObject, data: dict[str, str]) -> list[tuple]:

@@ -118,14 +118,21 @@ class Workload(Struct):
 ConfigIndex = dict[tuple[str, str | None, str], "ConfigMapData"]
 
 
+def configmap_data(obj: K8sObject) -> dict[str, str]:
+    """A ConfigMap's data, keys and values as text (configmap_index); the parse cache keeps it
+    (advisor.read.extract)."""
+    known = obj.extract()
+    if known is not NO_EXTRACT:
+        return dict(known)  # the index's own dict: a cached one is not shared
+    return {str(k): str(v) for k, v in mapped(obj, ("data",), obj.body.get("data")).items()}
+
+
 def configmap_index(objects: list[K8sObject]) -> ConfigIndex:
     """ConfigMaps and Secrets by (namespace, name). Secret values are decoded only so
     that hosts and ports can be read; reporters never print them."""
     index: ConfigIndex = {}
     for obj in objects:
         if obj.kind == "ConfigMap":
-            from advisor.read.extract import configmap_data
-
             index[("configmap", obj.namespace, obj.name)] = ConfigMapData(obj,
                                                                           configmap_data(obj))
         elif obj.kind == "Secret":

@@ -120,6 +120,9 @@ class LazyK8sObject(K8sObject):
     # extract(), when `lines` is not None: msgpack bytes until first asked for
     # (advisor.read.extract.decode_extract), then what they decode to
     kept: Any = None
+    # decodes `kept` (advisor.read.extract.decode_extract, given by whoever makes the
+    # object: that module reads workloads, which sit above this one)
+    decode: Any = None
     lines: dict[tuple, int | None] | None = None  # keys -> line0, as the reader asks
     # The body parsed again from the file, when the cached bytes do not decode (a damaged
     # entry is a miss, never a crash); None: the error is raised.
@@ -152,9 +155,8 @@ class LazyK8sObject(K8sObject):
             return NO_EXTRACT
         kept = self.kept
         if kept.__class__ is Raw:
-            from advisor.read.extract import decode_extract
-
-            kept = self.kept = decode_extract(self.kind, kept)
+            kept = self.kept = self.decode(self.kind, kept) if self.decode is not None \
+                else NO_EXTRACT
             if kept is NO_EXTRACT:  # not what this version writes: the body answers
                 self.lines = None
         return kept
