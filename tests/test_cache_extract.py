@@ -210,6 +210,78 @@ def test_warm_and_one_changed_runs_answer_as_without_cache(tmp_path):
     assert changed != cold and changed == _check(repo, cache=False) == _check(repo)
 
 
+
+def _compacted(tmp_path: Path, text: str) -> tuple[list[K8sObject], list[K8sObject], list]:
+    """(parsed objects, the same as a --no-cache check keeps them, the file's reads)."""
+    from advisor.read.fs import Root
+
+    path = tmp_path / "m.yaml"
+    path.write_text(text)
+    reads: list[Path] = []
+
+    class Counting(Root):
+        def read_text(self, name, **kw):
+            reads.append(name)
+            return super().read_text(name, **kw)
+
+    objs, _probs = k8s_objects(text, "m.yaml")
+    kept = repository._compacted(k8s_objects(text, "m.yaml")[0], "m.yaml",
+                                 (Counting(tmp_path), path))
+    return objs, kept, reads
+
+
+@pytest.mark.parametrize("text", TEXTS)
+def test_without_cache_readers_answer_the_same_without_the_tree(tmp_path, text):
+    objs, kept, reads = _compacted(tmp_path, text)
+    for read in (lambda o: _sources(configmap_index(o)),
+                 lambda o: [{**s, "obj": None, "at": s["obj"].location()}
+                            for s in read_services(o)],
+                 _autoscaler_maxima):
+        assert _outcome(read, kept) == _outcome(read, objs)
+    lazy = [o for o in kept if type(o) is LazyK8sObject]
+    assert all(k8s._BODY.__get__(o) is None for o in lazy)  # the trees were let go
+    assert reads == []  # every reader took the extract
+    assert kept == objs  # the trees asked for: the file read again, once
+    assert len(reads) == (1 if lazy else 0)
+
+
+def test_without_cache_a_file_read_again_once_for_all_its_objects(tmp_path):
+    text = "\n---\n".join(TEXTS[1:2] + TEXTS[4:6] + TEXTS[9:10])
+    objs, kept, reads = _compacted(tmp_path, text)
+    assert [type(o) for o in kept] == [LazyK8sObject] * 4
+    assert [o.body for o in kept] == [o.body for o in objs] and len(reads) == 1
+    _objs, kept, _reads = _compacted(tmp_path, text)
+    (tmp_path / "m.yaml").write_text(TEXTS[1])  # changed since: its other objects are gone
+    with pytest.raises(ValueError):
+        _ = kept[1].body
+
+
+def test_without_cache_trees_readers_take_are_kept():
+    kept = [o.name for text in [*TEXTS, KINDS_TREE["k8s/db.yaml"], ONE_LINE_CONF]
+            for o in k8s_objects(text, "m.yaml")[0] if repository._tree_read(o)]
+    assert kept == ["a", "db", "conf"]
+
+
+ONE_LINE_CONF = ("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: conf}\n"
+                 "data: {postgresql.conf: max_connections = 30}\n")
+
+
+def test_without_cache_the_check_answers_as_with_it(tmp_path, monkeypatch):
+    repo = _tree(tmp_path)
+    compacted: list[int] = []
+    real = repository._compacted
+
+    def counting(objs, shown, file):
+        out = real(objs, shown, file)
+        compacted.append(sum(type(o) is LazyK8sObject for o in out))
+        return out
+
+    monkeypatch.setattr(repository, "_compacted", counting)
+    assert _check(repo, cache=False) == _check(repo)
+    # ConfigMap pool, Services, HPAs, the Deployment; not the StatefulSet, nor ConfigMap
+    # a (a value of two lines: a file whose lines a reader places)
+    assert sum(compacted) == 7
+
 WORKLOADS = [
     """\
 apiVersion: v1

@@ -9,6 +9,7 @@ import os
 import sys
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 from msgspec.structs import replace
 
@@ -108,7 +109,8 @@ def scan_paths(root: Root, paths: list[Path], settings: Settings, options: Check
                 continue
             objs, probs, found_comments = guarded(
                 problems, shown, partial(_manifest, text, shown, cache,
-                                         regular[1] if regular else None), ([], [], None))
+                                         regular[1] if regular else None,
+                                         (root, manifest)), ([], [], None))
         if found_comments is not None:  # every suppression, for PA902, not only those used
             comments[shown] = found_comments
         if root.once is not None:
@@ -219,35 +221,75 @@ def _from_entry(entry, shown: str, reparse=None) -> Manifest | None:
                               kept=o.extract, decode=decode_extract,
                               lines=None if o.lines is None else
                               {tuple(keys): line for keys, line in o.lines},
-                              reparse=again and partial(again.body, i))
-                for i, o in enumerate(entry.objects)]
+                              reparse=again)
+                for o in entry.objects]
     except (ValueError, TypeError, KeyError, IndexError):
         return None  # not what this version writes: parsed again
     return objs, entry.problems, entry.comments
 
 
+def _tree_read(obj: K8sObject) -> bool:
+    """Whether readers take this object's tree, not only its extract (_compacted)."""
+    if obj.kind in ("StatefulSet", "CronJob"):  # CronJob: its concurrencyPolicy
+        return True
+    if obj.kind != "ConfigMap":
+        return False
+    data = obj.body.get("data") if isinstance(obj.body, dict) else None
+    # a file's text has lines, or a file name (a one-line postgresql.conf)
+    return isinstance(data, dict) and any(
+        (isinstance(v, str) and "\n" in v) or "." in str(k) for k, v in data.items())
+
+
 class _Reparsed:
-    """The bodies of one file's objects parsed again, once, for LazyK8sObject.reparse."""
+    """The bodies of one file's objects parsed again, once, for LazyK8sObject.reparse:
+    one per file (a callable per object was a tenth of the objects' memory), each
+    object found by the line it starts on."""
+
+    __slots__ = ("bodies", "count", "parse")
 
     def __init__(self, parse, count: int) -> None:
         self.parse = parse
         self.count = count
-        self.bodies: list | None = None
+        self.bodies: dict[int, Any] | None = None
 
-    def body(self, i: int):
+    def objects(self) -> list[K8sObject]:
+        return self.parse()
+
+    def body_of(self, obj: K8sObject) -> Any:
         if self.bodies is None:
-            objs = self.parse()
-            # the same objects the entry lists, unless the file changed since its stat
-            self.bodies = [o.body for o in objs] if len(objs) == self.count else []
-        if i >= len(self.bodies):
-            raise ValueError("the cached object is no longer in its file")
-        return self.bodies[i]
+            objs = self.objects()
+            # the same objects as before, unless the file changed since
+            self.bodies = {o.line: o.body for o in objs} if len(objs) == self.count else {}
+        found = self.bodies.get(obj.line, _GONE)
+        if found is _GONE:
+            raise ValueError("the object is no longer in its file")
+        return found
 
 
-def _manifest(text: str, shown: str, cache, st: os.stat_result | None = None) -> Manifest:
+class _Reread(_Reparsed):
+    """_Reparsed for a file read without a cache: read and parsed again."""
+
+    __slots__ = ("manifest", "root", "shown")
+
+    def __init__(self, root: Root, manifest: Path, shown: str, count: int) -> None:
+        super().__init__(None, count)
+        self.root = root
+        self.manifest = manifest
+        self.shown = shown
+
+    def objects(self) -> list[K8sObject]:
+        return k8s_objects(self.root.read_text(self.manifest), self.shown)[0]
+
+
+_GONE = object()
+
+
+def _manifest(text: str, shown: str, cache, st: os.stat_result | None = None,
+              file: tuple[Root, Path] | None = None) -> Manifest:
     """A Kubernetes YAML file's objects, problems and suppression comments (None without
     any): from the cache when this content was read before. `st`: the file's stat,
-    taken before it was read, recorded with its entry."""
+    taken before it was read, recorded with its entry. `file`: where to read it again,
+    for an object whose tree was let go (_compacted) when a reader asks for it."""
     from advisor.read.cache import ManifestEntry
 
     entry = cache.get("k8s", shown, text, ManifestEntry, st)
@@ -257,7 +299,37 @@ def _manifest(text: str, shown: str, cache, st: os.stat_result | None = None) ->
             return found
     comments = scan_suppressions(text) if "pool-advisor:" in text else None
     objs, probs = k8s_objects(text, shown)
+    if not cache.enabled:
+        return _compacted(objs, shown, file), probs, comments
     return _put(cache, text, shown, objs, probs, comments, st), probs, comments
+
+
+def _compacted(objs: list[K8sObject], shown: str, file: tuple[Root, Path] | None
+               ) -> list[K8sObject]:
+    """Without a cache: each object its kind's reader takes an extract of (ConfigMap,
+    Service, HPA, workloads: advisor.read.extract) keeps that extract and the lines the
+    reader asks for, and lets its tree go, as a warm run's objects do. The trees of a
+    large repository were most of a check's memory (bench/scale.py: KB per manifest).
+    Kept whole: what readers take the tree of (a StatefulSet's labels, a server's
+    spec, a CronJob's concurrencyPolicy; a ConfigMap holding a file, postgresql.conf
+    or pgbouncer.ini, whose lines are placed by its block scalar), so that each file
+    is read once; any other tree asked for parses its file again."""
+    from advisor.read.extract import extract_of
+    from advisor.read.sources.k8s import LazyK8sObject
+
+    if file is None or any(o.value_sources for o in objs):
+        return objs
+    again = _Reread(*file, shown, len(objs))
+    used: list[K8sObject] = []
+    for o in objs:
+        kept = None if _tree_read(o) else extract_of(o)
+        used.append(o if kept is None else LazyK8sObject(
+            kind=o.kind, api_version=o.api_version, name=o.name, namespace=o.namespace,
+            body=None, path=o.path, line=o.line, line_offset=o.line_offset,
+            origin=o.origin, kept=kept[0],
+            lines={tuple(keys): line for keys, line in kept[1]},
+            reparse=again))
+    return used
 
 
 def _put(cache, text: str, shown: str, objs: list[K8sObject], probs: list[ConfigProblem],

@@ -124,8 +124,9 @@ class LazyK8sObject(K8sObject):
     # object: that module reads workloads, which sit above this one)
     decode: Any = None
     lines: dict[tuple, int | None] | None = None  # keys -> line0, as the reader asks
-    # The body parsed again from the file, when the cached bytes do not decode (a damaged
-    # entry is a miss, never a crash); None: the error is raised.
+    # The body parsed again from the file (`reparse.body_of(self)`), when the cached bytes
+    # do not decode (a damaged entry is a miss, never a crash) or none were kept
+    # (--no-cache); None: the error is raised.
     reparse: Any = None
 
     @property
@@ -135,11 +136,13 @@ class LazyK8sObject(K8sObject):
             from advisor.read.cache import decode_body
 
             try:
+                if self.raw is None:  # not cached (--no-cache): the file parsed again
+                    raise ValueError("no cached body")
                 found = decode_body(self.raw)
             except (ValueError, TypeError, KeyError, IndexError):
                 if self.reparse is None:
                     raise
-                found = self.reparse()
+                found = self.reparse.body_of(self)
             _BODY.__set__(self, found)
         return found
 
