@@ -194,8 +194,10 @@ def upgrade():
 
 
 def test_python_syntax_error_is_a_problem() -> None:
-    hazards, problems = scan_text("broken.py", "def f(:\n", "python")
+    hazards, problems = scan_text("broken.py", "def f(:\n    q = 'SELECT 1'\n", "python")
     assert hazards == [] and problems[0].location.line == 1
+    # a source with no literal the scan would use is not parsed: nothing to say of it
+    assert scan_text("broken.py", "def f(:\n", "python") == ([], [])
 
 
 def test_java_text_block_concatenation_comments_and_char_literals() -> None:

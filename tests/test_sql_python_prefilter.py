@@ -98,6 +98,32 @@ def test_the_scan_finds_the_same_with_and_without_the_filter(monkeypatch):
     assert filtered == {path: _scan(path, text) for path, text in texts.items()}
 
 
+def test_a_source_neither_filter_lets_through_is_not_parsed(monkeypatch):
+    files = [p for p in _python_files() if p.parent.name != "sql"]
+    texts = {p.relative_to(REPO).as_posix(): p.read_text(encoding="utf-8", errors="replace")
+             for p in files}
+    parsed: list[str] = []
+    real = ast.parse
+
+    def counting(text, *args, **kwargs):
+        parsed.append(kwargs.get("filename", ""))
+        return real(text, *args, **kwargs)
+
+    monkeypatch.setattr(extract.ast, "parse", counting)
+    filtered = {path: _scan(path, text) for path, text in texts.items()}
+    skipped = {path for path in texts if path not in parsed}
+    assert len(skipped) > 50  # else the filter buys nothing
+    assert all(not may_hold_sql_literal(texts[p]) and not any(
+        w in texts[p] for w in ("django_pglocks", "asyncpg", "psycopg", "DATABASES"))
+        for p in skipped)
+    monkeypatch.setattr(extract, "may_hold_sql_literal", lambda text: True)
+    monkeypatch.setattr(extract.drivers, "python_settings_may_apply", lambda text: True)
+    assert filtered == {path: _scan(path, text) for path, text in texts.items()}
+    driver_only = 'import psycopg\nconn = psycopg.connect(dsn)\n'  # no statement literal
+    assert not may_hold_sql_literal(driver_only)
+    assert extract.drivers.python_settings_may_apply(driver_only)
+
+
 def _scan(path: str, text: str) -> object:
     try:
         return scan_text(path, text, "python")

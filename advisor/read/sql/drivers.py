@@ -395,6 +395,16 @@ def _braced(text: str, start: int) -> str:
 # --- Python: asyncpg, psycopg, Django -------------------------------------------------
 
 
+# What python_settings reads beyond the literals: a source naming none of these gives
+# nothing without literals (advisor.read.sql.extract.scan_text does not parse it).
+_PYTHON_SETTING_WORDS = ("django_pglocks", "asyncpg", "psycopg", "DATABASES")
+
+
+def python_settings_may_apply(text: str) -> bool:
+    """Whether python_settings may find a hazard in a source without literals."""
+    return any(word in text for word in _PYTHON_SETTING_WORDS)
+
+
 def python_settings(
     path: str, tree: ast.AST, literals: list[Literal], text: str
 ) -> list[SqlHazard]:

@@ -287,6 +287,11 @@ def scan_text(
         if problem:
             problems.append(problem)
     elif kind == "python":
+        may_hold = may_hold_sql_literal(text)
+        if not may_hold and not drivers.python_settings_may_apply(text):
+            # No literal the scan would use and no driver setting it reads: nothing the
+            # parse could give (half of a Django project's files, half its scan time).
+            return [], problems
         try:
             tree = ast.parse(text, filename=path)
         except SyntaxError as exc:
@@ -309,7 +314,7 @@ def scan_text(
             return _apply_suppressions(found, text), problems
         # Only a literal that looks like a statement or names postgres/options is used
         # below: a source that cannot hold one is not walked (may_hold_sql_literal).
-        literals = python_literals(tree) if may_hold_sql_literal(text) else []
+        literals = python_literals(tree) if may_hold else []
         # Only a literal that looks like a statement can be SQL (literal_scan): the walk
         # that decides which are used as SQL runs only for the files that have one.
         statements = [lit for lit in literals if looks_like_statement(lit.text)]
