@@ -26,6 +26,7 @@ import re
 from bisect import bisect_right
 from functools import cached_property, lru_cache
 
+from advisor.lazyregex import lazy
 from advisor.read.sql.literals import CHILD_FIELDS, Literal
 
 # Call names (the last part of a dotted name, lowercased) that run their SQL argument,
@@ -61,15 +62,15 @@ LANGUAGE_CALLS = {
     "ruby": frozenset({"run", "exec_prepared"}),
     "elixir": frozenset({"query!", "query_many", "query_many!"}),
 }  # fmt: skip
-_SQL_NAME = re.compile(r"sql|quer(y|ies)|stmt|statement", re.IGNORECASE)
-_IDENT_BEFORE = re.compile(r"(@?[A-Za-z_$][\w$]*(?:(?:\.|::)[A-Za-z_$][\w$]*)*[!?]?)\s*$")
-_ASSIGN_BEFORE = re.compile(
+_SQL_NAME = lazy(r"sql|quer(y|ies)|stmt|statement", re.IGNORECASE)
+_IDENT_BEFORE = lazy(r"(@?[A-Za-z_$][\w$]*(?:(?:\.|::)[A-Za-z_$][\w$]*)*[!?]?)\s*$")
+_ASSIGN_BEFORE = lazy(
     r"(?:^|[\s;{(,])(?:(?:const|let|var|val|final|static|private|public|String|string)\s+)*"
     r"(@{0,2}[A-Za-z_$][\w$.]*)\s*(?::\s*[\w<>\[\]]+\s*)?(?:=|:=|\|\|=)\s*$"
 )
 _SQL_HEREDOC = frozenset({"SQL", "PSQL", "EOSQL", "POSTGRESQL", "PGSQL"})
 _LOOKBACK = 800
-_DOTTED_PART = re.compile(r"\.|::")
+_DOTTED_PART = lazy(r"\.|::")
 
 
 @lru_cache(maxsize=4096)
@@ -164,7 +165,7 @@ class CodeContext:
 
 
 _PAREN_DEPTH = {"(": 1, ")": -1}  # built once, not per character scanned
-_CALL_OPEN = re.compile(r"(?<![A-Za-z_$])([A-Za-z_$][\w$]*[!?]?)\s*\(")
+_CALL_OPEN = lazy(r"(?<![A-Za-z_$])([A-Za-z_$][\w$]*[!?]?)\s*\(")
 
 
 def _names_reaching_sql(text: str, spans: list[tuple[int, int]], lang: str) -> set[str]:

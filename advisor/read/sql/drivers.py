@@ -49,6 +49,7 @@ from urllib.parse import parse_qsl, unquote, urlsplit
 
 from msgspec.structs import replace
 
+from advisor.lazyregex import lazy
 from advisor.model import ConfigProblem, EnvVar, Location, SqlHazard
 from advisor.read.sql.hazards import scan_sql_text
 from advisor.read.sql.literals import Literal
@@ -123,7 +124,7 @@ def connection_string_hazards(text: str, path: str, line: int) -> list[SqlHazard
     return found
 
 
-_URL = re.compile(r"(?:jdbc:postgresql:|postgres(?:ql)?(?:\+\w+)?://)\S*", re.IGNORECASE)
+_URL = lazy(r"(?:jdbc:postgresql:|postgres(?:ql)?(?:\+\w+)?://)\S*", re.IGNORECASE)
 
 
 def _urls(text: str) -> list[str]:
@@ -205,9 +206,9 @@ def literal_settings(
 # `prepare: :unnamed` in any scanned Elixir file (config/*.exs) clears it
 # (extract.scan_sql_sources). Postgrex.Notifications.listen holds a LISTEN session.
 ECTO_REPO_DETAIL = "Ecto repo with the Postgres adapter"
-_ECTO_REPO = re.compile(r"use\s+Ecto\.Repo\b[^\n]*(?:\n[^\n]*){0,3}?Ecto\.Adapters\.Postgres")
-ECTO_UNNAMED = re.compile(r"^[^#\n]*\bprepare:\s*:unnamed\b", re.MULTILINE)  # not in a comment
-_POSTGREX_LISTEN = re.compile(r"\bPostgrex\.Notifications\.listen!?\s*\(")
+_ECTO_REPO = lazy(r"use\s+Ecto\.Repo\b[^\n]*(?:\n[^\n]*){0,3}?Ecto\.Adapters\.Postgres")
+ECTO_UNNAMED = lazy(r"^[^#\n]*\bprepare:\s*:unnamed\b", re.MULTILINE)  # not in a comment
+_POSTGREX_LISTEN = lazy(r"\bPostgrex\.Notifications\.listen!?\s*\(")
 
 
 def _ecto(path: str, text: str) -> list[SqlHazard]:
@@ -237,13 +238,13 @@ def _ecto(path: str, text: str) -> list[SqlHazard]:
 
 # with_advisory_lock gem (postgresql_advisory.rb): pg_advisory_lock / pg_try_advisory_lock
 # unless `transaction: true` (then the _xact forms, released at COMMIT).
-_WITH_ADVISORY_LOCK = re.compile(r"\bwith_advisory_lock!?\s*\(?([^\n]*)")
+_WITH_ADVISORY_LOCK = lazy(r"\bwith_advisory_lock!?\s*\(?([^\n]*)")
 
 
 # strong_migrations: `StrongMigrations.lock_timeout = 10.seconds` makes every migration
 # run `SET lock_timeout TO ...` on its connection (session level; its own initializer
 # template says to drop these lines behind PgBouncer in transaction mode).
-_STRONG_MIGRATIONS = re.compile(
+_STRONG_MIGRATIONS = lazy(
     r"^[ \t]*StrongMigrations\.(lock_timeout|statement_timeout)\s*=", re.MULTILINE
 )
 
@@ -303,7 +304,7 @@ _PGX_SAFE = (
     "prefer_simple_protocol=true",
 )
 # Where a pgx (or pop) pool or connection is opened: the place to set the mode.
-_PGX_OPEN = re.compile(
+_PGX_OPEN = lazy(
     r"\b(?:pgxpool\.(?:New|NewWithConfig|Connect|ConnectConfig)|pgx\.(?:Connect|ConnectConfig)"
     r"|stdlib\.(?:OpenDB|OpenDBFromPool)|pop\.(?:NewConnection|Connect))\s*\("
     r"|\b(?:sql|sqlx|otelsql)\.(?:Open|Connect|MustConnect|MustOpen)\s*\(\s*\"pgx(?:/v5)?\""
@@ -311,7 +312,7 @@ _PGX_OPEN = re.compile(
 _PGX_IMPORT = ("github.com/jackc/pgx", "github.com/gobuffalo/pop")
 # golang-migrate's postgres and pgx drivers: Lock() runs SELECT pg_advisory_lock($1)
 # (database/postgres/postgres.go) unless the URL says x-no-lock=true (Config.NoLock).
-_MIGRATE_IMPORT = re.compile(r"github\.com/golang-migrate/migrate/v4/database/(postgres|pgx)")
+_MIGRATE_IMPORT = lazy(r"github\.com/golang-migrate/migrate/v4/database/(postgres|pgx)")
 
 
 def _pgx(path: str, literals: list[Literal], text: str) -> list[SqlHazard]:
@@ -350,7 +351,7 @@ def _pgx(path: str, literals: list[Literal], text: str) -> list[SqlHazard]:
 
 # node-postgres: a query config with `name` is always prepared as a named statement
 # (pg/lib/query.js requiresPreparation: "named queries must always be prepared").
-_PG_QUERY_CALL = re.compile(r"\.query\s*(?:<[^()]*?>)?\s*\(\s*\{")
+_PG_QUERY_CALL = lazy(r"\.query\s*(?:<[^()]*?>)?\s*\(\s*\{")
 
 
 def _node_pg(path: str, text: str) -> list[SqlHazard]:
@@ -462,7 +463,7 @@ def _django_pglocks(path: str, tree: ast.AST) -> list[SqlHazard]:
     ]
 
 
-_CURSORS_CONFIGURED = re.compile(
+_CURSORS_CONFIGURED = lazy(
     r"""["']DISABLE_SERVER_SIDE_CURSORS["']\s*:\s*(?![\s]|True\b|False\b)"""
 )
 
@@ -672,7 +673,7 @@ def _rails_database(path: str, text: str) -> list[SqlHazard]:
 
 
 RAILS_ERB_DETAIL = "Rails postgresql adapter: prepared_statements:"
-_ERB = re.compile(r"<%=?\s*(.*?)\s*-?%>")
+_ERB = lazy(r"<%=?\s*(.*?)\s*-?%>")
 _FALSE_WORDS = frozenset({"false", "f", "0", "no", "off", "n"})
 
 

@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING
 from msgspec import Struct
 from msgspec.structs import replace
 
+from advisor.lazyregex import lazy
 from advisor.model import ConfigProblem, Location, SqlHazard
 from advisor.read.fs import InputError, Root, relative_posix
 from advisor.read.sql import drivers
@@ -95,7 +96,7 @@ _STATEMENT_WORDS = STATEMENT_WORDS
 # (app.bundle.js, vendor.chunk.js) and what a build wrote to dist/ or build/. Generated
 # from sources the scan reads (or from dependencies), never where a query is written;
 # a minified file is one line of up to megabytes that every scanner crosses whole.
-_BUILT_JS = re.compile(r"(?i).*[.-](min|bundle|chunk)\.[cm]?js")
+_BUILT_JS = lazy(r"(?i).*[.-](min|bundle|chunk)\.[cm]?js")
 _BUILT_DIRS = frozenset({"dist", "build"})
 
 
@@ -128,7 +129,7 @@ _TEST_DIRS = frozenset(
      "cypress", "playwright", "testutil", "testutils", "testhelpers", "factories",
      "sample", "samples", "demo", "benchmarks"}
 )  # fmt: skip
-_TEST_FILE = re.compile(
+_TEST_FILE = lazy(
     r"(^test_.*\.py|.*_test\.(py|go|rb|exs?)|conftest\.py|.*_spec\.rb|"
     r".*\.(test|spec)\.[cm]?[jt]sx?|.*(Test|Tests|IT|Spec)\.(java|kt)|"
     r".*[a-z][._-](example|sample|dist)\.(?!sql$)\w+|.*\.(example|sample|dist|template))$"
@@ -250,7 +251,7 @@ def _scan_file(shown: str, text: str, kind: str, pinning: bool, cache: FileCache
     return entry
 
 
-_ITERATOR_CALL = re.compile(r"^[^#\n]*\.iterator\(", re.MULTILINE)  # not in a comment
+_ITERATOR_CALL = lazy(r"^[^#\n]*\.iterator\(", re.MULTILINE)  # not in a comment
 
 
 class _RepoFacts:
@@ -344,22 +345,22 @@ def scan_text(
 # template, a statement the parser rejects with placeholders stood in). Not PA901.
 NOT_CHECKED = "not checked"
 
-_DIALECT_PATH = re.compile(r"(^|/)(mysql|mariadb|clickhouse|sqlite3?|mssql|sqlserver|oracle)(/|$)")
+_DIALECT_PATH = lazy(r"(^|/)(mysql|mariadb|clickhouse|sqlite3?|mssql|sqlserver|oracle)(/|$)")
 _DIALECT_NAMES = {
     "mysql": "MySQL", "mariadb": "MySQL", "clickhouse": "ClickHouse", "sqlite": "SQLite",
     "sqlite3": "SQLite", "mssql": "SQL Server", "sqlserver": "SQL Server", "oracle": "Oracle",
 }  # fmt: skip
 _DIALECT_MARKERS = (
-    ("MySQL", re.compile(
+    ("MySQL", lazy(
         r"ENGINE\s*=\s*(InnoDB|MyISAM)|AUTO_INCREMENT|^\s*DELIMITER\s|/\*!\d{5}|"
         r"\bUNSIGNED\b|^\s*LOCK TABLES|\bSET\s+(NAMES|FOREIGN_KEY_CHECKS|SQL_MODE)\b|"
         r"CHARSET\s*=|`\w+`\s*\(", re.IGNORECASE | re.MULTILINE)),
-    ("ClickHouse", re.compile(
+    ("ClickHouse", lazy(
         r"ENGINE\s*=\s*\w*MergeTree|\bON CLUSTER\b|LowCardinality\(|\bDateTime64\b|"
         r"\bNullable\(|\bMATERIALIZED VIEW\b.*\bTO\b", re.IGNORECASE)),
-    ("SQLite", re.compile(r"^\s*PRAGMA\s|\bAUTOINCREMENT\b", re.IGNORECASE | re.MULTILINE)),
-    ("SQL Server", re.compile(r"^\s*GO\s*$|\[dbo\]\.", re.MULTILINE)),
-    ("a template", re.compile(r"\{\{.*?\}\}|\{%.*?%\}|<%.*?%>", re.DOTALL)),
+    ("SQLite", lazy(r"^\s*PRAGMA\s|\bAUTOINCREMENT\b", re.IGNORECASE | re.MULTILINE)),
+    ("SQL Server", lazy(r"^\s*GO\s*$|\[dbo\]\.", re.MULTILINE)),
+    ("a template", lazy(r"\{\{.*?\}\}|\{%.*?%\}|<%.*?%>", re.DOTALL)),
 )  # fmt: skip
 
 
@@ -378,14 +379,14 @@ def other_dialect(path: str, text: str) -> str | None:
 
 # pg_dump's preamble (and its `SET default_tablespace = ''` between tables): a schema
 # dump (db/structure.sql) is loaded once by psql, not run by the application.
-_PG_DUMP = re.compile(r"^-- (PostgreSQL database dump|Dumped (from|by) )", re.MULTILINE)
+_PG_DUMP = lazy(r"^-- (PostgreSQL database dump|Dumped (from|by) )", re.MULTILINE)
 _PG_DUMP_SETTINGS = frozenset(
     {"statement_timeout", "lock_timeout", "idle_in_transaction_session_timeout",
      "transaction_timeout", "client_encoding", "standard_conforming_strings",
      "check_function_bodies", "xmloption", "client_min_messages", "row_security",
      "default_tablespace", "default_table_access_method", "default_with_oids", "search_path"}
 )  # fmt: skip
-_SET_NAME = re.compile(r"(?:SET\s+(\w+)|set_config\('(\w+)')", re.IGNORECASE)
+_SET_NAME = lazy(r"(?:SET\s+(\w+)|set_config\('(\w+)')", re.IGNORECASE)
 
 
 def _pg_dump_preamble(hazard: SqlHazard) -> bool:
@@ -430,7 +431,7 @@ def _sql_file_hazards(
     )
 
 
-_ANY_VARIABLE = re.compile(r"(?<![:\w]):[A-Za-z_]\w*|\$\{[^}\n]*\}")
+_ANY_VARIABLE = lazy(r"(?<![:\w]):[A-Za-z_]\w*|\$\{[^}\n]*\}")
 
 
 def _is_schema_dump(path: str, text: str) -> bool:
@@ -506,8 +507,8 @@ def literal_scan(
     return _self_contained(lit.text, scan.hazards), None
 
 
-_DEALLOCATE = re.compile(r"\bDEALLOCATE\b", re.IGNORECASE)
-_PREPARE = re.compile(r"\bPREPARE\s+\w+", re.IGNORECASE)
+_DEALLOCATE = lazy(r"\bDEALLOCATE\b", re.IGNORECASE)
+_PREPARE = lazy(r"\bPREPARE\s+\w+", re.IGNORECASE)
 
 
 def _self_contained(text: str, hazards: list[SqlHazard]) -> list[SqlHazard]:
@@ -525,16 +526,16 @@ def _self_contained(text: str, hazards: list[SqlHazard]) -> list[SqlHazard]:
 # is a valid mode). Only unambiguous heads: `LOAD DATA INFILE` (MySQL) is no LOAD, and
 # `SET NAMES utf8` (MySQL) has no `=`/TO.
 _HEADS = (
-    ("session-set", re.compile(
+    ("session-set", lazy(
         r"^\s*SET\s+(SESSION\s+(?!AUTHORIZATION\b)\w+|(?!LOCAL\b|TRANSACTION\b|CONSTRAINTS\b)"
         r"[\w.\"]+\s*(=|\bTO\b))|^\s*RESET\s+(ALL\b|[\w.\"]+\s*;?\s*$)", re.I)),
-    ("listen", re.compile(r"^\s*(UN)?LISTEN\s+[\w\"*]", re.I)),
-    ("load", re.compile(r"^\s*LOAD\s+'", re.I)),
-    ("sql-prepare", re.compile(r"^\s*(PREPARE\s+\w+\s*(\(|AS\b)|DEALLOCATE\b)", re.I)),
-    ("with-hold-cursor", re.compile(r"^\s*DECLARE\s+\w+[^;]*\bWITH\s+HOLD\b", re.I)),
-    ("temp-table", re.compile(
+    ("listen", lazy(r"^\s*(UN)?LISTEN\s+[\w\"*]", re.I)),
+    ("load", lazy(r"^\s*LOAD\s+'", re.I)),
+    ("sql-prepare", lazy(r"^\s*(PREPARE\s+\w+\s*(\(|AS\b)|DEALLOCATE\b)", re.I)),
+    ("with-hold-cursor", lazy(r"^\s*DECLARE\s+\w+[^;]*\bWITH\s+HOLD\b", re.I)),
+    ("temp-table", lazy(
         r"^\s*CREATE\s+(TEMP|TEMPORARY)\s+TABLE\b(?![^;]*ON\s+COMMIT\s+DROP)", re.I)),
-    ("advisory-lock", re.compile(
+    ("advisory-lock", lazy(
         r"\bpg_(try_)?advisory_(lock|unlock)(_shared|_all)?\s*\(", re.I)),
 )  # fmt: skip
 
@@ -627,7 +628,7 @@ def normalize_placeholders(
     return "".join(out), out_lines, src
 
 
-_PLACEHOLDER_START = re.compile(r"[%$#?:'\n{]")
+_PLACEHOLDER_START = lazy(r"[%$#?:'\n{]")
 
 
 def _meta_command_at(text: str, i: int) -> bool:

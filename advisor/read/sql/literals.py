@@ -20,6 +20,8 @@ from functools import lru_cache
 
 from msgspec import Struct, field
 
+from advisor.lazyregex import lazy
+
 PLACEHOLDER = "x"
 # First words of statements worth parsing in a code literal: parsing every string of a
 # large tree with the PostgreSQL parser would be slow, and "hello" is not SQL.
@@ -125,7 +127,7 @@ def _interpolation(cur: _Cursor, b: _Builder, opener: str) -> None:
     b.add(PLACEHOLDER, cur.line)
 
 
-_BRACE = re.compile(r"[{}]")
+_BRACE = lazy(r"[{}]")
 
 
 def _quoted(
@@ -174,9 +176,9 @@ def _special(close: str) -> re.Pattern[str]:
     return re.compile("[" + re.escape(close + "\\\n$#") + "]")
 
 
-_CLIKE_TOKEN = re.compile(r"//|/\*|[\"']")
-_CLIKE_TOKEN_BACKTICK = re.compile(r"//|/\*|[\"'`]")
-_RUBY_NEXT = re.compile(r"[#\"'%<]|\n(?==begin)")
+_CLIKE_TOKEN = lazy(r"//|/\*|[\"']")
+_CLIKE_TOKEN_BACKTICK = lazy(r"//|/\*|[\"'`]")
+_RUBY_NEXT = lazy(r"[#\"'%<]|\n(?==begin)")
 
 
 def _skip_char_literal(cur: _Cursor) -> None:
@@ -261,12 +263,12 @@ def clike_literals(text: str, lang: str) -> list[Literal]:
 # Literals _quoted would copy character for character: no escape, no interpolation
 # (`$`, `#`: the languages that interpolate), no line end where a literal must close on
 # its line. Go's raw strings decode nothing.
-_PLAIN_DOUBLE = re.compile(r'"([^"\\\n$#]*)"')
-_PLAIN_SINGLE = re.compile(r"'([^'\\\n$#]*)'")
-_PLAIN_BACKTICK = re.compile(r"`([^`\\$#]*)`")
-_PLAIN_GO_RAW = re.compile(r"`([^`]*)`")
-_PLAIN_RUBY_DOUBLE = re.compile(r'"([^"\\#]*)"')
-_PLAIN_RUBY_SINGLE = re.compile(r"'([^']*)'")  # no escapes read in '...' (as _quoted)
+_PLAIN_DOUBLE = lazy(r'"([^"\\\n$#]*)"')
+_PLAIN_SINGLE = lazy(r"'([^'\\\n$#]*)'")
+_PLAIN_BACKTICK = lazy(r"`([^`\\$#]*)`")
+_PLAIN_GO_RAW = lazy(r"`([^`]*)`")
+_PLAIN_RUBY_DOUBLE = lazy(r'"([^"\\#]*)"')
+_PLAIN_RUBY_SINGLE = lazy(r"'([^']*)'")  # no escapes read in '...' (as _quoted)
 
 
 def _plain(match: re.Match[str], line: int) -> Literal:
@@ -285,11 +287,11 @@ def _plain(match: re.Match[str], line: int) -> Literal:
 
 # `+ name +` between two literals, or `+ name` after the last: a value spliced into the
 # text (`"SET search_path = " + schema`), stood in for by the placeholder.
-_SPLICE = re.compile(r"\s*\+\s*[A-Za-z_$][\w.$]*(?:\([^()\n]*\))?(?:\[[^\]\n]*\])?\s*")
+_SPLICE = lazy(r"\s*\+\s*[A-Za-z_$][\w.$]*(?:\([^()\n]*\))?(?:\[[^\]\n]*\])?\s*")
 
 
-_SPLICE_BETWEEN = re.compile(f"(?:{_SPLICE.pattern})+" + r"\+\s*")
-_PLUS = re.compile(r"\s*\+")
+_SPLICE_BETWEEN = lazy(f"(?:{_SPLICE.pattern})+" + r"\+\s*")
+_PLUS = lazy(r"\s*\+")
 
 
 def _merge_concatenated(text: str, found: list[Literal]) -> list[Literal]:
@@ -382,8 +384,8 @@ def ruby_literals(text: str) -> list[Literal]:
     return found
 
 
-_ELIXIR_SIGIL_PAIR = re.compile(r"~([sS])(?=[(\[{<])")
-_ELIXIR_SIGIL_QUOTE = re.compile(r"~[sS](?=[\"'])")
+_ELIXIR_SIGIL_PAIR = lazy(r"~([sS])(?=[(\[{<])")
+_ELIXIR_SIGIL_QUOTE = lazy(r"~[sS](?=[\"'])")
 
 
 def elixir_literals(text: str) -> list[Literal]:
@@ -483,8 +485,8 @@ def _ruby_heredoc(cur: _Cursor) -> tuple[Literal, int, int] | None:
     return None
 
 
-_PY_START = re.compile(r"[#\"'\n]")
-_PY_PREFIX = re.compile(r"([rRbBuUfF]{0,2})$")
+_PY_START = lazy(r"[#\"'\n]")
+_PY_PREFIX = lazy(r"([rRbBuUfF]{0,2})$")
 
 
 def python_text_literals(text: str) -> list[Literal]:
@@ -529,7 +531,7 @@ def python_text_literals(text: str) -> list[Literal]:
 # "gres", a backslash-newline inside a string) or a placeholder completing "execute"
 # (f"e{x}ecute", "e" + v + "ecute"): each of those makes the walk run.
 _JUNK = r"""(?:[\s"'+()]|\\\r?\n|\#[^\n]*)*"""
-_QUOTED = re.compile(
+_QUOTED = lazy(
     r"""["'](?:"""
     # a word split across joined literals: letter, quote, what joins them, quote, letter
     rf"""(?<=[A-Za-z]["']){_JUNK}[rRuUbBfF]{{0,2}}["'][A-Za-z]"""
@@ -541,7 +543,7 @@ _QUOTED = re.compile(
     re.DOTALL,
 )
 # An escape that may make a letter; a backslash-newline inside a word ("post\<newline>gres")
-_ESCAPED = re.compile(
+_ESCAPED = lazy(
     r"\\(?:[xuUN0-7]|\n(?<=[A-Za-z]\\\n)[A-Za-z]|\r\n(?<=[A-Za-z]\\\r\n)[A-Za-z]"
     r"|\r(?<=[A-Za-z]\\\r)[A-Za-z])"
 )
@@ -559,13 +561,13 @@ def may_hold_sql_literal(text: str) -> bool:
 # "postgres", any case, or "options" with "host="/"dbname="): `+` joins and template
 # fields (`${x}`, the placeholder) as Python's, and an escape of any character but
 # b f n r t v is that character ("\s" is "s"), so such an escape makes the scan run.
-_QUOTED_JS = re.compile(
+_QUOTED_JS = lazy(
     r"""[`'"](?:(?<=[A-Za-z][`'"])[\s+()]*[`'"][A-Za-z=]"""
     r"""|(?:[\s`'"+()]|\\.)*+(?i:"""
     rf"""(?:{"|".join(sorted(STATEMENT_WORDS))})\b|e(?=\$\{{|[\s`'"()]*\+)))""",
     re.DOTALL,
 )
-_ESCAPED_JS = re.compile(r"\\(?:[A-Zacdeghijklmopqsuwxyz=]|\r?\n|\r)")
+_ESCAPED_JS = lazy(r"\\(?:[A-Zacdeghijklmopqsuwxyz=]|\r?\n|\r)")
 
 
 def may_hold_js_sql_literal(text: str) -> bool:
