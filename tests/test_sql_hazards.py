@@ -394,6 +394,26 @@ def test_env_hazards_from_container_environment() -> None:
     assert got == [("startup-parameter", "web", 30), ("protocol-prepare", "web", 30)]
 
 
+@pytest.mark.parametrize("name, value", [
+    ("PGOPTIONS", "-c statement_timeout=5s"), ("PGOPTIONS", ""),
+    ("JDBC_URL", "jdbc:postgresql://pgbouncer:6432/app"),
+    ("JDBC_URL", "jdbc:postgresql://pgbouncer:6432/app?prepareThreshold=0"),
+    ("DATABASE_URL", "POSTGRES://a@b/c?options=-c%20x%3D1"),
+    ("DATABASE_URL", "postgresql+asyncpg://a@b/c"),
+    ("DSN", "host=db dbname=app options='-c search_path=x'"),
+    ("DSN", "host=db dbname=app"), ("JAVA_OPTS", "-Xmx512m"), ("POOL", "20"),
+    ("URL", "mysql://a@b/c?options=x"), ("EMPTY", ""), ("SECRET", None),
+])
+def test_env_hazards_prefilter_lets_every_hazard_through(name, value) -> None:
+    from advisor.read.sql.drivers import may_hold_env_hazard
+
+    env = EnvVar(name=name, value=value, source=Source(path="k8s/web.yaml", line=3))
+    if not may_hold_env_hazard(env):
+        assert env_hazards(env, "web") == []
+    assert may_hold_env_hazard(env) == (value is not None and (
+        name == "PGOPTIONS" or "options" in value or "postgres" in value.lower()))
+
+
 # --- rules ----------------------------------------------------------------------------
 
 SRC = Source(path="pgbouncer.ini", line=3)

@@ -91,6 +91,7 @@ def client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
     """`own(host, w)`: the Service at host when it selects w's own pods (hosts.own_service);
     routes to it are dropped, and a workload left with none is no client."""
     from advisor.read.apps import pools_for_container, route_from_env
+    from advisor.read.apps.poolcache import container_pools
     from advisor.read.apps.urls import route_from_args, routes_from_env
 
     replicas = peaks.get((w.namespace, w.kind, w.name), w.replicas)
@@ -119,8 +120,10 @@ def client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
     for c in w.containers:
         if is_pgbouncer_container(c):
             continue
-        found = guarded(topo.problems, directory or w.obj.path, partial(
-            pools_for_container, c, app, node_cpus=inputs.settings.node_cpus), None,
+        read = partial(pools_for_container, c, app, node_cpus=inputs.settings.node_cpus) \
+            if app is not None else partial(container_pools, c, _run_cache(inputs),
+                                            node_cpus=inputs.settings.node_cpus)
+        found = guarded(topo.problems, directory or w.obj.path, read, None,
             f"reading the pool settings of container {c.name!r}",
             None if directory else w.obj.line)
         if found is None:
@@ -433,14 +436,21 @@ def _mounted_config_route(w: Workload, index: ConfigIndex, host_map: dict,
     return None
 
 
+def _run_cache(inputs: Inputs) -> object | None:
+    """The run's parse cache (advisor.read.cache.FileCache), None without one."""
+    once = inputs.root.once
+    return once.cache if once is not None else None
+
+
 def _env_hazards(w: Workload, client_id: str) -> list[SqlHazard]:
     """Startup options and prepared-statement settings in the containers' connection
     env (PGOPTIONS, URLs). Values from Secrets are not looked at: they would end up in
     a finding's text."""
-    from advisor.read.sql.drivers import env_hazards
+    from advisor.read.sql.drivers import env_hazards, may_hold_env_hazard
 
     return [h for c in w.containers if not is_pgbouncer_container(c)
-            for e in c.env if not e.secret for h in env_hazards(e, client_id)]
+            for e in c.env if not e.secret and may_hold_env_hazard(e)
+            for h in env_hazards(e, client_id)]
 
 
 def _client_surge(inputs: Inputs, w: Workload, replicas: Term) -> Term | None:

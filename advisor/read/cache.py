@@ -197,6 +197,33 @@ class FileCache:
             self._record(kind, path, stat, key)
         return value
 
+    def get_keyed(self, kind: str, key: bytes, type_: type) -> Any | None:
+        """The entry put by `put_keyed` for this key (the bytes of what the value is a
+        pure function of), not tied to a file."""
+        if self.folder is None:
+            return None
+        return self._decoded(self._bytes_key(kind, key), type_)
+
+    def put_keyed(self, kind: str, key: bytes, value: Any, type_: type) -> None:
+        """Keep `value` for `key`, when it decodes back (as `type_`) equal to itself."""
+        if self.folder is None:
+            return
+        try:
+            raw = msgspec.msgpack.encode(value)
+            if msgspec.msgpack.decode(raw, type=type_) != value:
+                return
+        except (TypeError, ValueError, OverflowError, msgspec.DecodeError):
+            return
+        self._used[self._bytes_key(kind, key)] = raw
+        self._dirty = True
+
+    @staticmethod
+    def _bytes_key(kind: str, key: bytes) -> str:
+        digest = blake2b(digest_size=16)
+        digest.update(f"{kind}\0\0".encode())
+        digest.update(key)
+        return digest.hexdigest()
+
     def unchanged(self, kind: str, path: str, stat: os.stat_result, type_: type
                   ) -> Any | None:
         """The entry of a file whose stat signature is the one recorded with it, without

@@ -786,6 +786,16 @@ def _split_key_value(row: str) -> tuple[str, str]:
     return row[:cut].strip(), row[cut + 1 :].strip()
 
 
+def may_hold_env_hazard(env: EnvVar) -> bool:
+    """False when env_hazards finds nothing in this variable: not PGOPTIONS, and a value
+    naming neither "postgres" (every URL form) nor "options" (a keyword string). Linking
+    asks it of every variable of every container, most of them neither."""
+    value = env.value
+    if value is None or env.name == "PGOPTIONS":
+        return value is not None
+    return "options" in value or "postgres" in value.casefold()
+
+
 def env_hazards(env: EnvVar, client_id: str | None = None) -> list[SqlHazard]:
     """Hazards in one container environment variable (PGOPTIONS, a DATABASE_URL with
     options= or a JDBC URL without prepareThreshold=0), located where it is set. For
