@@ -79,9 +79,8 @@ def _sources(index):
     return {k: (v.data, {key: v.source(key) for key in v.data}) for k, v in index.items()}
 
 
-@pytest.mark.parametrize("text", TEXTS)
-def test_readers_answer_the_same_from_the_cache_without_the_tree(tmp_path, text, monkeypatch):
-    objs, lazy = _through_cache(tmp_path, text)
+def _count_decodes(monkeypatch) -> list[str]:
+    """A list that grows by one for each cached tree decoded from here on."""
     decoded: list[str] = []
     real = cache_mod.decode_body
 
@@ -90,10 +89,20 @@ def test_readers_answer_the_same_from_the_cache_without_the_tree(tmp_path, text,
         return real(raw)
 
     monkeypatch.setattr(cache_mod, "decode_body", counting)
-    for read in (lambda o: _sources(configmap_index(o)),
-                 lambda o: [{**s, "obj": None, "at": s["obj"].location()}
-                            for s in read_services(o)],
-                 _autoscaler_maxima):
+    return decoded
+
+
+# The readers with an extract, each as a function of the objects it is given.
+READERS = (lambda o: _sources(configmap_index(o)),
+           lambda o: [{**s, "obj": None, "at": s["obj"].location()} for s in read_services(o)],
+           _autoscaler_maxima)
+
+
+@pytest.mark.parametrize("text", TEXTS)
+def test_readers_answer_the_same_from_the_cache_without_the_tree(tmp_path, text, monkeypatch):
+    objs, lazy = _through_cache(tmp_path, text)
+    decoded = _count_decodes(monkeypatch)
+    for read in READERS:
         assert _outcome(read, lazy) == _outcome(read, objs)
     if all(o.lines is not None for o in lazy):
         assert decoded == [], "a kept extract was answered from the tree"
@@ -233,10 +242,7 @@ def _compacted(tmp_path: Path, text: str) -> tuple[list[K8sObject], list[K8sObje
 @pytest.mark.parametrize("text", TEXTS)
 def test_without_cache_readers_answer_the_same_without_the_tree(tmp_path, text):
     objs, kept, reads = _compacted(tmp_path, text)
-    for read in (lambda o: _sources(configmap_index(o)),
-                 lambda o: [{**s, "obj": None, "at": s["obj"].location()}
-                            for s in read_services(o)],
-                 _autoscaler_maxima):
+    for read in READERS:
         assert _outcome(read, kept) == _outcome(read, objs)
     lazy = [o for o in kept if type(o) is LazyK8sObject]
     assert all(k8s._BODY.__get__(o) is None for o in lazy)  # the trees were let go
@@ -440,14 +446,7 @@ def test_workloads_link_the_same_from_the_cache_without_their_tree(tmp_path, tex
                                                                    monkeypatch):
     objs, lazy = _through_cache(tmp_path, text)
     want = _outcome(_workload_view, objs)
-    decoded: list[str] = []
-    real = cache_mod.decode_body
-
-    def counting(raw):
-        decoded.append("body")
-        return real(raw)
-
-    monkeypatch.setattr(cache_mod, "decode_body", counting)
+    decoded = _count_decodes(monkeypatch)
     assert _outcome(_workload_view, lazy) == want
     if not isinstance(want, tuple):  # read without an error: from what the cache kept
         from advisor.read.workloads import POD_SPEC_PATHS
