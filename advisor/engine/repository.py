@@ -18,8 +18,10 @@ from advisor.engine.evaluate import add_suppressions
 from advisor.engine.options import CheckOptions, UsageError
 from advisor.guard import guarded
 from advisor.model import ConfigProblem, Location, Topology
+from advisor.read.cache import ManifestEntry
+from advisor.read.extract import decode_extract, extract_of
 from advisor.read.fs import InputError, Root
-from advisor.read.sources.k8s import K8sObject, k8s_objects, looks_like_k8s
+from advisor.read.sources.k8s import K8sObject, LazyK8sObject, k8s_objects, looks_like_k8s
 from advisor.read.suppress import scan_suppressions
 
 
@@ -200,8 +202,6 @@ def _unchanged_manifest(shown: str, st: os.stat_result, cache, reparse=None
     its stat says it has not changed since the cache took it (None: read it).
     `reparse`: the file's objects parsed again (for a body whose cached bytes are
     damaged: see _from_entry)."""
-    from advisor.read.cache import ManifestEntry
-
     entry = cache.unchanged("k8s", shown, st, ManifestEntry)
     return None if entry is None else _from_entry(entry, shown, reparse)
 
@@ -210,9 +210,6 @@ def _from_entry(entry, shown: str, reparse=None) -> Manifest | None:
     """The entry's objects, their bodies decoded when first read (LazyK8sObject); a
     body whose bytes do not decode is parsed again from the file (`reparse`, called at
     most once per file), as a damaged entry is a miss."""
-    from advisor.read.extract import decode_extract
-    from advisor.read.sources.k8s import LazyK8sObject
-
     again = _Reparsed(reparse, len(entry.objects)) if reparse is not None else None
     try:
         objs = [LazyK8sObject(kind=o.kind, api_version=o.api_version, name=o.name,
@@ -290,8 +287,6 @@ def _manifest(text: str, shown: str, cache, st: os.stat_result | None = None,
     any): from the cache when this content was read before. `st`: the file's stat,
     taken before it was read, recorded with its entry. `file`: where to read it again,
     for an object whose tree was let go (_compacted) when a reader asks for it."""
-    from advisor.read.cache import ManifestEntry
-
     entry = cache.get("k8s", shown, text, ManifestEntry, st)
     if entry is not None:
         found = _from_entry(entry, shown, partial(_objects_of, text, shown, cache))
@@ -314,9 +309,6 @@ def _compacted(objs: list[K8sObject], shown: str, file: tuple[Root, Path] | None
     spec, a CronJob's concurrencyPolicy; a ConfigMap holding a file, postgresql.conf
     or pgbouncer.ini, whose lines are placed by its block scalar), so that each file
     is read once; any other tree asked for parses its file again."""
-    from advisor.read.extract import extract_of
-    from advisor.read.sources.k8s import LazyK8sObject
-
     if file is None or any(o.value_sources for o in objs):
         return objs
     again = _Reread(*file, shown, len(objs))
@@ -342,9 +334,8 @@ def _put(cache, text: str, shown: str, objs: list[K8sObject], probs: list[Config
     from msgspec import Raw
     from msgspec.msgpack import encode
 
-    from advisor.read.cache import CachedObject, ManifestEntry, encode_body
-    from advisor.read.extract import decode_extract, extract_of
-    from advisor.read.sources.k8s import NO_EXTRACT, LazyK8sObject
+    from advisor.read.cache import CachedObject, encode_body
+    from advisor.read.sources.k8s import NO_EXTRACT
 
     if not cache.enabled or any(o.value_sources for o in objs):
         return objs

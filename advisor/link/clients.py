@@ -27,7 +27,25 @@ from advisor.model import (
     Term,
     Topology,
 )
+from advisor.read.apps import (
+    AppSource,
+    default_pools_for_container,
+    mounted_app_file,
+    pools_for_container,
+    route_from_env,
+    scan_app_dir,
+)
+from advisor.read.apps.locate import (
+    DEPENDENCY_FILES,
+    app_files_in,
+    fallback_app_dir,
+    match_app_dir,
+    maybe_built_here,
+)
+from advisor.read.apps.poolcache import container_pools
+from advisor.read.apps.urls import route_from_args, route_key, routes_from_env
 from advisor.read.sources.k8s import get
+from advisor.read.sql.drivers import env_hazards, may_hold_env_hazard
 from advisor.read.workloads import (
     ConfigIndex,
     Workload,
@@ -59,7 +77,6 @@ def mounted_files(w: Workload, index: ConfigIndex) -> list:
     """Application config files the pod mounts from ConfigMaps in the repository (a
     Temporal config_template.yaml, a Spring application.yml): classified by key name,
     with the ConfigMap's own lines."""
-    from advisor.read.apps import mounted_app_file
 
     out = []
     for mounts in w.mounts.values():
@@ -90,9 +107,6 @@ def client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
                           own: Callable[..., dict | None] | None = None) -> list[Client]:
     """`own(host, w)`: the Service at host when it selects w's own pods (hosts.own_service);
     routes to it are dropped, and a workload left with none is no client."""
-    from advisor.read.apps import pools_for_container, route_from_env
-    from advisor.read.apps.poolcache import container_pools
-    from advisor.read.apps.urls import route_from_args, routes_from_env
 
     replicas = peaks.get((w.namespace, w.kind, w.name), w.replicas)
     if decl is not None and decl.replicas is not None:
@@ -105,16 +119,12 @@ def client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
     directory = _app_directory(inputs, w, topo)
     app = None
     if directory is not None:
-        from advisor.read.apps import scan_app_dir
-
         if directory not in inputs.app_cache:  # web and worker often share one codebase
             inputs.app_cache[directory] = guarded(
                 topo.problems, directory, partial(scan_app_dir, inputs.root, directory), None,
                 "reading this application folder")
         app = inputs.app_cache[directory]
     if mounted:
-        from advisor.read.apps import AppSource
-
         app = app.with_files(mounted) if app is not None else AppSource(
             root=inputs.root, directory="", files=tuple(mounted))
     for c in w.containers:
@@ -285,7 +295,6 @@ def _split_by_target(topo: Topology, client: Client, extra: list[Route],
     gets a part of the client (same pods, `part_of` its id) holding the pools read for
     those routes, so every server or pooler the workload reaches counts it, each pool
     once. A part none of whose pools is known is unknown there (PA106), never 0."""
-    from advisor.read.apps.urls import route_key
 
     groups: dict[tuple[str, str] | None, list[Route]] = {}
     for r in extra:
@@ -361,7 +370,6 @@ def _without_own_routes(w: Workload, pools: list[Pool], route: Route | None,
 
 def _other_routes(route: Route | None, routes: list[Route]) -> list[Route]:
     """`routes` less `route` and repeats (the same host, port, database and user)."""
-    from advisor.read.apps.urls import route_key
 
     seen = {route_key(route)} if route is not None else set()
     out = []
@@ -375,7 +383,6 @@ def _other_routes(route: Route | None, routes: list[Route]) -> list[Route]:
 def _identified_defaults(inputs: Inputs, topo: Topology, w: Workload, app: object,
                          route: Route) -> list[Pool]:
     """No reader found a pool: the default of the stack the URL or dependencies name."""
-    from advisor.read.apps import default_pools_for_container
 
     for c in w.containers:
         if is_pgbouncer_container(c) or c.role == "init":
@@ -446,7 +453,6 @@ def _env_hazards(w: Workload, client_id: str) -> list[SqlHazard]:
     """Startup options and prepared-statement settings in the containers' connection
     env (PGOPTIONS, URLs). Values from Secrets are not looked at: they would end up in
     a finding's text."""
-    from advisor.read.sql.drivers import env_hazards, may_hold_env_hazard
 
     return [h for c in w.containers if not is_pgbouncer_container(c)
             for e in c.env if not e.secret and may_hold_env_hazard(e)
@@ -467,8 +473,6 @@ def _inferred_app_dir(inputs: Inputs, w: Workload, topo: Topology) -> str | None
     """The source folder named like the workload or its image (services/checkout for
     Deployment checkout or image acme/checkout:1.2); only when exactly one matches."""
     if inputs.build_hints is not None and inputs.build_hints.contexts:
-        from advisor.read.apps.locate import match_app_dir
-
         guess = match_app_dir(inputs.build_hints, w.name, [c.image for c in w.containers])
         if guess is not None:
             topo.notices.append(f"{workload_id(w)}: application source inferred as "
@@ -492,8 +496,6 @@ def _inferred_app_dir(inputs: Inputs, w: Workload, topo: Topology) -> str | None
             matches.append("/".join(d.split("/")[:len(top)]))
     matches = sorted(set(matches))
     if not matches:
-        from advisor.read.apps.locate import fallback_app_dir, maybe_built_here
-
         if not any(maybe_built_here(c.image) for c in w.containers if c.role != "init"):
             return None
         guess = fallback_app_dir(inputs.root, inputs.app_candidates, names)
@@ -505,7 +507,6 @@ def _inferred_app_dir(inputs: Inputs, w: Workload, topo: Topology) -> str | None
         return guess.directory
     if len(matches) != 1:
         return None
-    from advisor.read.apps.locate import DEPENDENCY_FILES, app_files_in
 
     if "/" not in matches[0] and "" in inputs.app_candidates and \
             not app_files_in(inputs.root, matches[0], DEPENDENCY_FILES) and \
@@ -558,7 +559,6 @@ def lambda_client(fn: LambdaFunction, host_map: dict, topo: Topology) -> Client:
     """A Lambda function as a client: concurrency x connections per execution
     environment (advisor.read.sources.serverless). A database setting that links nowhere is
     the client's route, so PA107 names it and how to declare the server."""
-    from advisor.read.apps import route_from_env
 
     route = route_from_env(fn.env) or _lambda_db_setting(fn)
     client = Client(

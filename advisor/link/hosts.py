@@ -8,13 +8,12 @@ import re
 
 from advisor.link.inputs import workload_id
 from advisor.model import Pooler, Topology
+from advisor.read.extract import service_fields
 from advisor.read.sources.k8s import K8sObject
 from advisor.read.workloads import Workload
 
 
 def read_services(objects: list[K8sObject]) -> list[dict]:
-    from advisor.read.extract import service_fields
-
     out = []
     for obj in objects:
         if obj.kind != "Service":

@@ -21,6 +21,7 @@ from advisor.model import (
     Term,
     Topology,
 )
+from advisor.read.apps.locate import BuildHints, built_from
 from advisor.read.workloads import (
     ConfigIndex,
     Workload,
@@ -40,8 +41,6 @@ def as_built(inputs: Inputs, c: Container) -> tuple[Container, Source | None]:
     """`c`, or `c` with the image its own image is built FROM when the repository builds
     it on a PostgreSQL image (a Dockerfile `FROM postgres:16` that adds init scripts):
     that container runs the PostgreSQL server. The Source is that FROM line."""
-    from advisor.read.apps.locate import BuildHints, built_from
-
     hints = inputs.build_hints
     if not isinstance(hints, BuildHints) or not hints.bases or is_postgres_image(c.image):
         return c, None

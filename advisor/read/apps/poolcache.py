@@ -17,6 +17,7 @@ import msgspec
 
 from advisor.model import Container
 from advisor.read.apps import AppPools, pools_for_container
+from advisor.read.cache import FileCache
 
 KIND = "pools"
 
@@ -25,8 +26,6 @@ def container_pools(container: Container, cache: Any, *, node_cpus: int | None =
                     ) -> AppPools:
     """pools_for_container(container, None, node_cpus=...), through `cache` (a
     FileCache, or None: read as it is)."""
-    from advisor.read.cache import FileCache
-
     if not isinstance(cache, FileCache) or not cache.enabled:
         return pools_for_container(container, None, node_cpus=node_cpus)
     try:

@@ -301,7 +301,8 @@ def route_from_env(env: tuple[EnvVar, ...]) -> Route | None:
     # what it is (bank-of-anthos: ACCOUNTS_DB_URI=postgresql://...@accounts-db:5432/...).
     # Several such URLs (Airflow's metadata database and Celery result backend) are not
     # one route: a client here has one, and picking either would drop the other's pool.
-    urls = {var.value.strip(): var for var in env if var.value and _ANY_PG_URL.match(var.value)}
+    urls = {var.value.strip(): var for var in env
+            if var.value and "://" in var.value and _ANY_PG_URL.match(var.value)}
     if len(urls) == 1:
         ((value, var),) = urls.items()
         return route_from_url(value, replace(var.source, key=var.name))
@@ -324,8 +325,10 @@ def routes_from_env(env: tuple[EnvVar, ...], others: tuple[EnvVar, ...] | None =
     for var in env if others is None else others:
         if not var.value:
             continue
-        if not (var.name in _URL_VAR_SET or _NAMED_URL_VAR.fullmatch(var.name)
-                or _ANY_PG_URL.match(var.value)):
+        # the suffix and "://" are what the patterns need: most variables have neither
+        if not (var.name in _URL_VAR_SET
+                or (var.name.endswith(_NAMED_SUFFIXES) and _NAMED_URL_VAR.fullmatch(var.name))
+                or ("://" in var.value and _ANY_PG_URL.match(var.value))):
             continue
         route = route_from_url(var.value.strip(), replace(var.source, key=var.name))
         if route is not None and route_key(route) not in seen:
@@ -341,6 +344,7 @@ def route_key(route: Route) -> tuple:
 
 _URL_VAR_SET = frozenset(_URL_VARS)
 _NAMED_URL_VAR = lazy(r"[A-Z0-9_]*(DATABASE|DB|POSTGRES|PG)_(URL|URI|DSN)")
+_NAMED_SUFFIXES = ("_URL", "_URI", "_DSN")
 
 
 _ANY_PG_URL = lazy(r"\s*(?:\w+\+)?(?:jdbc:)?postgres(?:ql)?(?:\+\w+)?://", re.I)
