@@ -659,12 +659,16 @@ def _declared_values(root: Root, settings: Settings, chart: Path, decl) -> list[
             for v in decl.values]
 
 
+BUILD_FILES = frozenset({"skaffold.yaml", "docker-compose.yml", "docker-compose.yaml",
+                         "compose.yaml", "compose.yml"})
+
+
 def build_contexts(found, root: Root):
     """Image -> build folder from skaffold.yaml and compose files in the repository."""
-    files = [p for p in found.manifests if p.name in (
-        "skaffold.yaml", "docker-compose.yml", "docker-compose.yaml", "compose.yaml",
-        "compose.yml")]
-    dockerfiles = [p for p in found.other_files if p.name == "Dockerfile"]
+    named = found.names
+    files = [p for p in found.manifests if p.name in BUILD_FILES] \
+        if any(n in named for n in BUILD_FILES) else []
+    dockerfiles = list(named.get("Dockerfile", ()))
     if not files and not dockerfiles:
         return None
     from advisor.read.apps.locate import BuildHints, _contexts, dockerfile_base
@@ -687,13 +691,13 @@ def build_contexts(found, root: Root):
 def app_source_dirs(found) -> list[str]:
     """Folders (relative to the root) that hold an application: they contain a build or
     packaging file. The topology maps workloads to them by name."""
-    dirs = {found.rel(p.parent) for p in found.other_files if p.name in APP_MARKERS}
-    dirs |= {found.rel(p.parent) for p in found.manifests
-             if p.name in ("application.yml", "application.yaml")
-             and p.parent.name in ("resources", "config")}
+    named = found.names
+    dirs = {found.rel(p.parent) for name in APP_MARKERS for p in named.get(name, ())}
+    dirs |= {found.rel(p.parent) for name in ("application.yml", "application.yaml")
+             for p in named.get(name, ()) if p.parent.name in ("resources", "config")}
     # Rails: config/database.yml belongs to the folder above config/ (often the root)
-    dirs |= {found.rel(p.parent.parent) for p in found.manifests + found.other_files
-             if p.name == "database.yml" and p.parent.name == "config"}
+    dirs |= {found.rel(p.parent.parent) for p in named.get("database.yml", ())
+             if p.parent.name == "config"}
     # "" is the repository root: a candidate too (Rails/Django/Node apps with k8s/ beside)
     return sorted({"" if d == "." else d for d in dirs})
 

@@ -49,6 +49,9 @@ class Discovered(Struct):
     # str() of the folders a walk entered below the root: real paths (the walk starts
     # from a resolved folder and never enters a symlinked one), see Root.trust_folders
     real_dirs: list[str] = field(default_factory=list)
+    # every file classified, by its name, in the order found: readers that look for a
+    # few names (Dockerfile, package.json) do not ask each file for its name
+    names: dict[str, list[Path]] = field(default_factory=dict)
     problems: list[ConfigProblem] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)  # FIFOs, sockets, devices skipped
 
@@ -388,6 +391,7 @@ def _classify(found: Discovered, path: Path, name: str | None = None) -> None:
     name = path.name if name is None else name
     if name in KUSTOMIZATION_NAMES:
         return
+    found.names.setdefault(name, []).append(path)
     if name.endswith(YAML_SUFFIXES):
         found.manifests.append(path)  # YAML that is not Kubernetes is skipped when read
         found.other_files.append(path)  # application.yml, database.yml
