@@ -309,3 +309,20 @@ def test_folders_too_big_to_copy_fall_back_to_the_named_files(tmp_path: Path,
     rendered = render_kustomization(Root.of(root), ".")
     assert [o.name for o in rendered.objects] == ["own"], rendered.problems
     assert any("only the files its entries name were copied" in n for n in rendered.notices)
+
+
+def test_a_failure_message_has_no_klog_header(tmp_path: Path) -> None:
+    """kustomize (and kubectl) print errors through klog, whose header holds the time to
+    the microsecond: kept in a PA901 message, the same failure got a new fingerprint on
+    every run."""
+    line = ('E1204 16:59:47.427432   12502 run.go:72] "command failed" err="no matches for '
+            'Id Cluster.v1.postgresql.cnpg.io/x"')
+    assert sandbox.without_klog_header(line) == \
+        '"command failed" err="no matches for Id Cluster.v1.postgresql.cnpg.io/x"'
+    assert sandbox.without_klog_header("Error: accumulating resources") == \
+        "Error: accumulating resources"
+    script = tmp_path / "fails.sh"
+    script.write_text(f"#!/bin/sh\necho '{line}' >&2\nexit 1\n")
+    script.chmod(0o755)
+    out, _stderr, error = sandbox.run_bounded([str(script)], env=dict(os.environ), cwd=tmp_path)
+    assert out is None and error.startswith('"command failed"')

@@ -275,8 +275,20 @@ def run_bounded(argv: list[str], *, env: dict[str, str], cwd: Path,
         return None, stderr, f"stopped after {cpu_seconds} s of CPU (CPU limit)"
     if rc != 0:
         lines = stderr.strip().splitlines()
-        return None, stderr, (lines[-1] if lines else f"exit status {rc}")[:500]
+        return None, stderr, (without_klog_header(lines[-1]) if lines
+                              else f"exit status {rc}")[:500]
     return b"".join(chunks[1]), stderr, ""
+
+
+# klog's line header (kubectl and kustomize log through it): severity, date, time to the
+# microsecond, thread id, file:line. In an error message it would make the same failure
+# a new finding on each run (its fingerprint holds the message).
+_KLOG_HEADER = re.compile(r"^[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+ [\w.-]+:\d+\] ")
+
+
+def without_klog_header(line: str) -> str:
+    """`line` without a leading klog header (E1204 16:59:47.427432 12502 run.go:72] ...)."""
+    return _KLOG_HEADER.sub("", line, count=1)
 
 
 def _kill(proc: subprocess.Popen) -> None:
