@@ -593,3 +593,28 @@ def test_fixture_reports_with_every_file_known_by_its_stat(tmp_path, monkeypatch
         uncached = _check(repo, cache=False)
         assert _check(repo) == uncached, fixture.name
         assert _check(repo) == uncached, fixture.name
+
+
+def test_old_key_folders_are_pruned_when_a_new_one_is_made(tmp_path):
+    """Each change of pool-advisor's sources (or version) makes a new key folder of a few
+    MB: the newest few are kept, the rest removed when another is made; a folder without
+    a pack is not ours and stays."""
+    base = tmp_path / CACHE_DIR
+    for i in range(6):
+        folder = base / f"old-{i}"
+        folder.mkdir(parents=True)
+        (folder / PACK).write_bytes(b"x")
+        os.utime(folder / PACK, ns=(10**18 + i, 10**18 + i))
+    (base / "not-ours").mkdir()
+    cache = cache_mod.FileCache(base / "current", "current")
+    cache.put("k8s", "a.yaml", "text", [1])
+    cache.save()
+    kept = sorted(p.name for p in base.iterdir() if p.is_dir())
+    assert kept == ["current", "not-ours", "old-3", "old-4", "old-5"]
+    cache.put("k8s", "b.yaml", "text", [2])
+    cache.save()  # the folder is there: nothing looked at again
+    (base / "old-0").mkdir()
+    (base / "old-0" / PACK).write_bytes(b"x")
+    cache.put("k8s", "c.yaml", "text", [3])
+    cache.save()
+    assert (base / "old-0").is_dir()

@@ -304,9 +304,39 @@ class FileCache:
         stats = {name: known for name, known in self._stats.items() if known[5] in entries}
         self._dirty = False  # saved (or not writable: not tried again this run)
         with contextlib.suppress(OSError):
+            new = not self.folder.is_dir()
             self.folder.mkdir(exist_ok=True)
             _write_atomic(self.folder / PACK,
                           msgspec.msgpack.encode(_Pack(self.key, entries, stats)))
+            if new:
+                _prune_versions(self.folder.parent, self.folder.name)
+
+
+# Key folders kept beside a new one (the newest by their pack's mtime): each change of
+# pool-advisor's sources in a checkout, or a new version, makes a new folder of a few MB.
+# Two versions used in turn (a pinned pre-commit hook and a development install) are
+# both kept; a folder is looked at only when another is made.
+KEEP_VERSIONS = 4
+
+
+def _prune_versions(base: Path, current: str) -> None:
+    """Remove the key folders of `base` beyond the KEEP_VERSIONS newest (with `current`).
+    Only folders holding a pack are ours to remove."""
+    found: list[tuple[int, str]] = []
+    with os.scandir(base) as entries:
+        for entry in entries:
+            if entry.name == current or not entry.is_dir(follow_symlinks=False):
+                continue
+            try:
+                found.append((os.stat(os.path.join(entry.path, PACK)).st_mtime_ns, entry.path))
+            except OSError:
+                continue
+    if len(found) < KEEP_VERSIONS:
+        return
+    import shutil  # only when a folder is removed
+
+    for _mtime, path in sorted(found, reverse=True)[KEEP_VERSIONS - 1:]:
+        shutil.rmtree(path, ignore_errors=True)
 
 
 def _make_base(base: Path) -> None:
