@@ -618,3 +618,77 @@ def test_old_key_folders_are_pruned_when_a_new_one_is_made(tmp_path):
     cache.put("k8s", "c.yaml", "text", [3])
     cache.save()
     assert (base / "old-0").is_dir()
+
+
+def _folder(repo: Path) -> Path:
+    [pack] = (repo / CACHE_DIR).glob(f"*/{PACK}")
+    return pack.parent
+
+
+def test_one_changed_file_writes_a_delta_not_the_pack(tmp_path, parses, reads, monkeypatch):
+    """After a run wrote the pack, a run that adds little writes only what it added
+    (cache_mod.DELTA, for that pack's token); the next run reads both and parses nothing.
+    (A two-file repository's pack is small: any addition is more than DELTA_SHARE of it.)"""
+    _times_old(monkeypatch)
+    monkeypatch.setattr(cache_mod, "DELTA_SHARE", 10.0)
+    repo = _repo(tmp_path, replicas=1)
+    _check(repo)
+    folder = _folder(repo)
+    pack_bytes = (folder / PACK).read_bytes()
+    api = repo / "k8s" / "api.yaml"
+    api.write_text(DEPLOYMENT.format(replicas=3))
+    parses.clear()
+    edited = _check(repo)
+    assert parses == ["k8s/api.yaml"] and edited == _check(repo, cache=False)
+    assert (folder / PACK).read_bytes() == pack_bytes  # not written again
+    delta = msgspec.msgpack.decode((folder / cache_mod.DELTA).read_bytes(),
+                                   type=cache_mod._Delta)
+    token = msgspec.msgpack.decode(pack_bytes, type=cache_mod._Pack).token
+    assert delta.token == token and len(delta.entries) == 1
+    assert list(delta.stats) == ["k8s\0k8s/api.yaml"]
+    parses.clear()
+    reads.clear()
+    assert _check(repo) == edited
+    assert parses == [] and _manifest_reads(reads) == []  # known from pack + delta
+    api.write_text(DEPLOYMENT.format(replicas=4))  # the next delta keeps the first's
+    _check(repo)
+    delta = msgspec.msgpack.decode((folder / cache_mod.DELTA).read_bytes(),
+                                   type=cache_mod._Delta)
+    assert len(delta.entries) == 2 and (folder / PACK).read_bytes() == pack_bytes
+
+
+def test_a_delta_of_another_pack_or_damaged_is_ignored(tmp_path, parses, monkeypatch):
+    _times_old(monkeypatch)
+    monkeypatch.setattr(cache_mod, "DELTA_SHARE", 10.0)
+    repo = _repo(tmp_path, replicas=1)
+    _check(repo)
+    folder = _folder(repo)
+    api = repo / "k8s" / "api.yaml"
+    api.write_text(DEPLOYMENT.format(replicas=3))
+    edited = _check(repo)
+    delta_path = folder / cache_mod.DELTA
+    good = delta_path.read_bytes()
+    for bad in (msgspec.msgpack.encode(cache_mod._Delta(
+                    msgspec.msgpack.decode(good, type=cache_mod._Delta).key, "another-token",
+                    msgspec.msgpack.decode(good, type=cache_mod._Delta).entries,
+                    msgspec.msgpack.decode(good, type=cache_mod._Delta).stats)),
+                good[: len(good) // 2], b"\xc1"):
+        delta_path.write_bytes(bad)
+        parses.clear()
+        assert _check(repo) == edited
+        assert parses == ["k8s/api.yaml"]  # what only the delta knew is parsed again
+
+
+def test_a_delta_that_grew_is_folded_into_the_pack(tmp_path, parses, monkeypatch):
+    _times_old(monkeypatch)
+    monkeypatch.setattr(cache_mod, "DELTA_SHARE", 0.0)  # any addition is too much
+    repo = _repo(tmp_path, replicas=1)
+    _check(repo)
+    folder = _folder(repo)
+    before = (folder / PACK).read_bytes()
+    (repo / "k8s" / "api.yaml").write_text(DEPLOYMENT.format(replicas=3))
+    edited = _check(repo)
+    assert (folder / PACK).read_bytes() != before
+    assert not (folder / cache_mod.DELTA).exists()
+    parses.clear()
+    assert _check(repo) == edited and parses == []

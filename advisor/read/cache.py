@@ -57,6 +57,12 @@ from advisor.model import ConfigProblem
 CACHE_DIR = ".pool-advisor-cache"
 SCHEMA = 3
 PACK = "files.msgpack"
+# What runs after the pack was written added to it (entries and stat signatures), for
+# that pack only (its token): one changed file writes this, not the whole pack again.
+DELTA = "delta.msgpack"
+# A delta grows until it holds this share of the pack's bytes; the next save then writes
+# the pack whole, with everything, and removes the delta.
+DELTA_SHARE = 0.25
 NO_CACHE_ENV = "POOL_ADVISOR_NO_CACHE"
 # Entries of earlier runs kept beside this run's (a check of one folder does not evict
 # the rest of the repository), up to this many in all.
@@ -76,6 +82,16 @@ class _Pack(msgspec.Struct, array_like=True):
     entries: dict[str, bytes]
     # "kind\0path" -> (size, mtime_ns, ctime_ns, inode, device, entry key)
     stats: dict[str, tuple[int, int, int, int, int, str]] = {}
+    # Made anew each time the pack is written whole: a delta names the pack it adds to
+    # ("": no delta applies).
+    token: str = ""
+
+
+class _Delta(msgspec.Struct, array_like=True):
+    key: str
+    token: str  # the pack's: a delta for a pack written since by another run is ignored
+    entries: dict[str, bytes]
+    stats: dict[str, tuple[int, int, int, int, int, str]]
 
 
 class CachedObject(msgspec.Struct, array_like=True):
@@ -152,6 +168,13 @@ class FileCache:
         self._used: dict[str, bytes] = {}
         self._stats: dict[str, tuple[int, int, int, int, int, str]] = {}
         self._dirty = False
+        # The pack as read (its token, entries, signatures, size): save writes a delta to it
+        # when this run added little (see DELTA).
+        self._pack: _Pack | None = None
+        self._pack_size = 0
+        self._put: set[str] = set()  # keys put this run (a damaged entry put anew)
+        self._recorded: set[str] = set()  # signatures set this run ("kind\0path")
+        self._delta: _Delta | None = None  # the delta read with the pack
         self.hits = 0
         self.misses = 0
 
@@ -170,9 +193,17 @@ class FileCache:
         except OSError:
             return cls.disabled()
         cache = cls(base / key, key, started)
-        pack = _read_pack(base / key / PACK, key)
-        if pack is not None:
-            cache._old, cache._stats = pack.entries, pack.stats
+        found = _read_pack(base / key / PACK, key)
+        if found is not None:
+            pack, size = found
+            cache._old, cache._stats = dict(pack.entries), dict(pack.stats)
+            if pack.token:
+                cache._pack, cache._pack_size = pack, size
+                delta = _read_delta(base / key / DELTA, key, pack.token)
+                if delta is not None:
+                    cache._delta = delta
+                    cache._old.update(delta.entries)
+                    cache._stats.update(delta.stats)
         return cache
 
     @property
@@ -214,7 +245,9 @@ class FileCache:
                 return
         except (TypeError, ValueError, OverflowError, msgspec.DecodeError):
             return
-        self._used[self._bytes_key(kind, key)] = raw
+        digest = self._bytes_key(kind, key)
+        self._used[digest] = raw
+        self._put.add(digest)
         self._dirty = True
 
     @staticmethod
@@ -274,6 +307,7 @@ class FileCache:
         known = (*signature(stat), key)
         if self._stats.get(name) != known:
             self._stats[name] = known
+            self._recorded.add(name)
             self._dirty = True
 
     def put(self, kind: str, path: str, text: str, value: Any,
@@ -286,30 +320,64 @@ class FileCache:
             return
         key = self._entry_key(kind, path, text)
         self._used[key] = raw
+        self._put.add(key)
         self._dirty = True
         if stat is not None:
             self._record(kind, path, stat, key)
 
     def save(self) -> None:
         """Write this run's entries (and earlier ones, up to MAX_ENTRIES) when anything
-        is new. A failure to write is not the user's problem: the next run parses again."""
+        is new: as a delta to the pack read when that is little, else the pack whole. A
+        failure to write is not the user's problem: the next run parses again."""
         if self.folder is None or not self._dirty:
             return
-        entries = dict(self._used)
-        for key, raw in self._old.items():
-            if len(entries) >= MAX_ENTRIES:
-                break
-            entries.setdefault(key, raw)
-        # signatures whose entry is gone are of no use
-        stats = {name: known for name, known in self._stats.items() if known[5] in entries}
         self._dirty = False  # saved (or not writable: not tried again this run)
         with contextlib.suppress(OSError):
+            if self._save_delta():
+                return
+            entries = dict(self._used)
+            for key, raw in self._old.items():
+                if len(entries) >= MAX_ENTRIES:
+                    break
+                entries.setdefault(key, raw)
+            # signatures whose entry is gone are of no use
+            stats = {name: known for name, known in self._stats.items()
+                     if known[5] in entries}
             new = not self.folder.is_dir()
             self.folder.mkdir(exist_ok=True)
+            token = os.urandom(8).hex()
             _write_atomic(self.folder / PACK,
-                          msgspec.msgpack.encode(_Pack(self.key, entries, stats)))
+                          msgspec.msgpack.encode(_Pack(self.key, entries, stats, token)))
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(self.folder / DELTA)
             if new:
                 _prune_versions(self.folder.parent, self.folder.name)
+
+    def _save_delta(self) -> bool:
+        """Write what runs added to the pack this one read (the delta read with it, and
+        this run's new entries and signatures) as that pack's delta, when it is little
+        (DELTA_SHARE of the pack); False: the pack is to be written whole. A signature
+        this run dropped stays in the pack: a stat the file no longer has (a miss)."""
+        pack, folder = self._pack, self.folder
+        if pack is None or folder is None:
+            return False
+        old = pack.entries
+        added = dict(self._delta.entries) if self._delta is not None else {}
+        for key in self._put:
+            raw = self._used.get(key)
+            if raw is not None and old.get(key) != raw:
+                added[key] = raw
+        stats = dict(self._delta.stats) if self._delta is not None else {}
+        for name in self._recorded:
+            known = self._stats.get(name)
+            if known is not None and pack.stats.get(name) != known:
+                stats[name] = known
+        if sum(len(raw) for raw in added.values()) + 64 * len(stats) \
+                > DELTA_SHARE * self._pack_size:
+            return False
+        _write_atomic(folder / DELTA,
+                      msgspec.msgpack.encode(_Delta(self.key, pack.token, added, stats)))
+        return True
 
 
 # Key folders kept beside a new one (the newest by their pack's mtime): each change of
@@ -354,14 +422,27 @@ def _make_base(base: Path) -> None:
                       b"# This file is a cache directory tag created by pool-advisor.\n")
 
 
-def _read_pack(path: Path, key: str) -> _Pack | None:
+def _read_pack(path: Path, key: str) -> tuple[_Pack, int] | None:
+    """The pack at `path` and its size in bytes; None when it is missing, damaged or
+    another key's."""
     try:
         with open(path, "rb") as fh:
             data = fh.read()
         pack = msgspec.msgpack.decode(data, type=_Pack)
     except (OSError, msgspec.DecodeError, msgspec.ValidationError, ValueError, TypeError):
         return None
-    return pack if pack.key == key else None
+    return (pack, len(data)) if pack.key == key else None
+
+
+def _read_delta(path: Path, key: str, token: str) -> _Delta | None:
+    """The delta at `path` when it adds to the pack of `token` (else None: written for
+    a pack another run has replaced since, damaged, or none)."""
+    try:
+        with open(path, "rb") as fh:
+            delta = msgspec.msgpack.decode(fh.read(), type=_Delta)
+    except (OSError, msgspec.DecodeError, msgspec.ValidationError, ValueError, TypeError):
+        return None
+    return delta if delta.key == key and delta.token == token else None
 
 
 def _write_atomic(path: Path, data: bytes) -> None:
