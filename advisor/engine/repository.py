@@ -315,13 +315,19 @@ def _compacted(objs: list[K8sObject], shown: str, file: tuple[Root, Path] | None
     used: list[K8sObject] = []
     for o in objs:
         kept = None if _tree_read(o) else extract_of(o)
-        used.append(o if kept is None else LazyK8sObject(
-            kind=o.kind, api_version=o.api_version, name=o.name, namespace=o.namespace,
-            body=None, path=o.path, line=o.line, line_offset=o.line_offset,
-            origin=o.origin, kept=kept[0],
-            lines={tuple(keys): line for keys, line in kept[1]},
-            reparse=again))
+        used.append(o if kept is None else _with_extract(o, *kept, reparse=again))
     return used
+
+
+def _with_extract(obj: K8sObject, extract: Any, lines: list, *, body: Any = None,
+                  reparse: _Reparsed | None = None) -> LazyK8sObject:
+    """`obj` as linking reads it: its kind's extract and the lines recorded with it (see
+    advisor.read.extract), with `body` (None: decoded or parsed again when asked)."""
+    return LazyK8sObject(
+        kind=obj.kind, api_version=obj.api_version, name=obj.name, namespace=obj.namespace,
+        body=body, path=obj.path, line=obj.line, line_offset=obj.line_offset,
+        origin=obj.origin, kept=extract, lines={tuple(keys): line for keys, line in lines},
+        reparse=reparse)
 
 
 def _put(cache, text: str, shown: str, objs: list[K8sObject], probs: list[ConfigProblem],
@@ -353,11 +359,7 @@ def _put(cache, text: str, shown: str, objs: list[K8sObject], probs: list[Config
                 namespace=o.namespace, body=encode_body(o.body), line=o.line,
                 line_offset=o.line_offset, origin=o.origin, extract=raw,
                 lines=None if kept is None else kept[1]))
-            used.append(o if kept is None else LazyK8sObject(
-                kind=o.kind, api_version=o.api_version, name=o.name, namespace=o.namespace,
-                body=o.body, path=o.path, line=o.line, line_offset=o.line_offset,
-                origin=o.origin, kept=back,
-                lines={tuple(keys): line for keys, line in kept[1]}))
+            used.append(o if kept is None else _with_extract(o, back, kept[1], body=o.body))
     except (TypeError, ValueError, OverflowError):
         return objs
     cache.put("k8s", shown, text, ManifestEntry(cached, probs, comments), st)
@@ -505,21 +507,20 @@ def _flux_namespaces(root: Root, objects: list[K8sObject],
     `objects` (plain manifests) is changed in place; the kustomize outputs are returned."""
     # by kind first: advisor.read.flux (and advisor.read.releases under it) cost 8-10 ms
     # to import, on every run without a Flux Kustomization too
-    if not any(o.kind == "Kustomization" for objs in ([objects] + [objs for _label, objs
-                                                                    in leaves]) for o in objs):
+    every = objects + [o for _label, objs in leaves for o in objs]
+    if not any(o.kind == "Kustomization" for o in every):
         return leaves
     from advisor.read.flux import FLUX_KUSTOMIZE_GROUP
 
     if not any(o.kind == "Kustomization" and o.api_version.startswith(FLUX_KUSTOMIZE_GROUP)
-               for objs in ([objects] + [objs for _label, objs in leaves]) for o in objs):
+               for o in every):
         return leaves
     from advisor.read.flux import apply_target_namespaces, target_namespaces
     from advisor.read.releases import repo_folder
 
     top = root.path
     folders, found = target_namespaces(
-        objects + [o for _label, objs in leaves for o in objs],
-        lambda path: repo_folder(path, top.parts, lambda rel: (top / rel).is_dir()))
+        every, lambda path: repo_folder(path, top.parts, lambda rel: (top / rel).is_dir()))
     notices += found
     leaves, plain = apply_target_namespaces(leaves, objects, folders)
     objects[:] = plain

@@ -245,9 +245,12 @@ class FileCache:
                 return
         except (TypeError, ValueError, OverflowError, msgspec.DecodeError):
             return
-        digest = self._bytes_key(kind, key)
-        self._used[digest] = raw
-        self._put.add(digest)
+        self._keep(self._bytes_key(kind, key), raw)
+
+    def _keep(self, key: str, raw: bytes) -> None:
+        """An entry put this run: saved with the others (whole pack or delta)."""
+        self._used[key] = raw
+        self._put.add(key)
         self._dirty = True
 
     @staticmethod
@@ -319,9 +322,7 @@ class FileCache:
         except (TypeError, ValueError, OverflowError):  # an int beyond 64 bits: not cached
             return
         key = self._entry_key(kind, path, text)
-        self._used[key] = raw
-        self._put.add(key)
-        self._dirty = True
+        self._keep(key, raw)
         if stat is not None:
             self._record(kind, path, stat, key)
 
@@ -422,27 +423,30 @@ def _make_base(base: Path) -> None:
                       b"# This file is a cache directory tag created by pool-advisor.\n")
 
 
-def _read_pack(path: Path, key: str) -> tuple[_Pack, int] | None:
-    """The pack at `path` and its size in bytes; None when it is missing, damaged or
-    another key's."""
+def _read(path: Path, type_: type) -> tuple[Any, int] | None:
+    """The file at `path` decoded as `type_`, and its size in bytes; None when it is
+    missing or damaged."""
     try:
         with open(path, "rb") as fh:
             data = fh.read()
-        pack = msgspec.msgpack.decode(data, type=_Pack)
+        return msgspec.msgpack.decode(data, type=type_), len(data)
     except (OSError, msgspec.DecodeError, msgspec.ValidationError, ValueError, TypeError):
         return None
-    return (pack, len(data)) if pack.key == key else None
+
+
+def _read_pack(path: Path, key: str) -> tuple[_Pack, int] | None:
+    """The pack at `path` and its size in bytes; None when it is missing, damaged or
+    another key's."""
+    found = _read(path, _Pack)
+    return found if found is not None and found[0].key == key else None
 
 
 def _read_delta(path: Path, key: str, token: str) -> _Delta | None:
     """The delta at `path` when it adds to the pack of `token` (else None: written for
     a pack another run has replaced since, damaged, or none)."""
-    try:
-        with open(path, "rb") as fh:
-            delta = msgspec.msgpack.decode(fh.read(), type=_Delta)
-    except (OSError, msgspec.DecodeError, msgspec.ValidationError, ValueError, TypeError):
-        return None
-    return delta if delta.key == key and delta.token == token else None
+    found = _read(path, _Delta)
+    delta = found[0] if found is not None else None
+    return delta if delta is not None and delta.key == key and delta.token == token else None
 
 
 def _write_atomic(path: Path, data: bytes) -> None:

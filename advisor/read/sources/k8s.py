@@ -133,18 +133,24 @@ class LazyK8sObject(K8sObject):
     def body(self) -> Any:  # type: ignore[override]
         found = _BODY.__get__(self)
         if found is None:
+            found = self._decoded_body()
+            _BODY.__set__(self, found)
+        return found
+
+    def _decoded_body(self) -> Any:
+        """The cached bytes decoded; the file parsed again (`reparse`) when none were kept
+        (--no-cache) or they do not decode."""
+        if self.raw is not None:
             from advisor.read.cache import decode_body
 
             try:
-                if self.raw is None:  # not cached (--no-cache): the file parsed again
-                    raise ValueError("no cached body")
-                found = decode_body(self.raw)
+                return decode_body(self.raw)
             except (ValueError, TypeError, KeyError, IndexError):
                 if self.reparse is None:
                     raise
-                found = self.reparse.body_of(self)
-            _BODY.__set__(self, found)
-        return found
+        elif self.reparse is None:
+            raise ValueError("no cached body and no file to parse it from")
+        return self.reparse.body_of(self)
 
     def line0(self, keys: tuple) -> int | None:
         if self.lines is not None:
