@@ -43,7 +43,7 @@ from advisor.read.apps.locate import (
     maybe_built_here,
 )
 from advisor.read.apps.poolcache import container_pools
-from advisor.read.apps.urls import route_from_args, route_key, routes_from_env
+from advisor.read.apps.urls import route_from_args, route_key, routes_after
 from advisor.read.sources.k8s import get
 from advisor.read.sql.drivers import env_hazards, may_hold_env_hazard
 from advisor.read.workloads import (
@@ -142,8 +142,9 @@ def client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
         topo.problems.extend(found.problems)
         # an operator's Secret lists one connection several ways (uri, jdbc-uri,
         # pgbouncer-uri): taken by envFrom, those are alternatives, not further routes
-        c_routes = routes_from_env(c.env, _not_operator_made(c.env, operator_secrets))
-        c_route = route_from_env(c.env) or operator_secret_route(c, operator_secrets or {}) \
+        env_route = route_from_env(c.env)
+        c_routes = routes_after(env_route, _not_operator_made(c.env, operator_secrets))
+        c_route = env_route or operator_secret_route(c, operator_secrets or {}) \
             or route_from_args(c.command, c.args, c.source) or next(iter(c_routes), None)
         for pool in found.pools:
             pools.append(pool if pool.route or not c_route else replace(pool, route=c_route))

@@ -292,8 +292,8 @@ def route_from_env(env: tuple[EnvVar, ...]) -> Route | None:
         )
     # Any other *_DATABASE_URL / *_DB_URI / *_PG_DSN (e.g. ORDERS_DATABASE_URL).
     for var in env:
-        if var.value and re.fullmatch(r"[A-Z0-9_]*(DATABASE|DB|POSTGRES|PG)_(URL|URI|DSN)",
-                                      var.name):
+        if var.value and var.name.endswith(_NAMED_SUFFIXES) and _NAMED_URL_VAR.fullmatch(
+                var.name):
             route = route_from_url(var.value, replace(var.source, key=var.name))
             if route is not None:
                 return route
@@ -319,10 +319,16 @@ def routes_from_env(env: tuple[EnvVar, ...], others: tuple[EnvVar, ...] | None =
     (AIRFLOW__CELERY__RESULT_BACKEND=db+postgresql://...) are two routes, and both
     count where they lead. `others`: the variables the further routes are read from
     (default: all of `env`)."""
-    first = route_from_env(env)
+    return routes_after(route_from_env(env), env if others is None else others)
+
+
+def routes_after(first: Route | None, env: tuple[EnvVar, ...]) -> list[Route]:
+    """routes_from_env, given its first route (route_from_env of the container's whole
+    env, which callers have already asked) and the variables further routes are read
+    from."""
     found: list[Route] = [first] if first is not None else []
     seen = {route_key(first)} if first is not None else set()
-    for var in env if others is None else others:
+    for var in env:
         if not var.value:
             continue
         # the suffix and "://" are what the patterns need: most variables have neither
