@@ -188,9 +188,10 @@ def test_a_damaged_cache_is_a_miss_never_a_crash(tmp_path, parses, damage):
             for o in entry.objects:
                 if damage == "extract":  # what a reader takes: the body answers instead
                     o.extract = msgspec.Raw(msgspec.msgpack.encode([1, "x"]))
-                else:
+                else:  # a body is a bin value holding the tree's msgpack bytes
                     o.body = msgspec.Raw(msgspec.msgpack.encode(
-                        [0, 1, 1, ["a"], [], []] if damage == "tree" else b"\xc1"))
+                        msgspec.msgpack.encode([0, 1, 1, ["a"], [], []]) if damage == "tree"
+                        else b"\xc1"))
             bad[k] = msgspec.msgpack.encode(entry)
         pack.write_bytes(msgspec.msgpack.encode(cache_mod._Pack(old.key, bad, old.stats)))
     parses.clear()
