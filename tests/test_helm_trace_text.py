@@ -44,3 +44,24 @@ def test_put_back_is_the_substitution_it_replaces():
         text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 40)))
         assert _put_back(group)(text) == _by_sub(group, text)
     assert _put_back([])("no markers") == "no markers"
+
+
+# The markers as first written: the look-behind before the "1" (re tries it at every
+# character); `_MARKERS` checks the same character after the "1", which is faster.
+_LOOK_BEHIND_FIRST = r"zq\d+x|(?<![\d.])1\.\d{6}(?!\d)"
+
+
+def test_markers_match_where_the_look_behind_first_pattern_does():
+    import re
+
+    reference = re.compile(_LOOK_BEHIND_FIRST)
+    rng = random.Random(7)
+    pieces = ["1", "1.", "9", "0", ".", "zq", "x", " ", "\n", "a", "-", "11", "1.900001"]
+    for _ in range(3000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 24)))
+        found = [(m.start(), m.group(0)) for m in _MARKERS.finditer(text)]
+        assert found == [(m.start(), m.group(0)) for m in reference.finditer(text)], text
+    # Each boundary the look-behind guards: a digit or a dot before the "1", the start.
+    assert [m.group(0) for m in _MARKERS.finditer("1.900001 51.900002 .1.900003 "
+                                                  "x1.900004 1.9000055")] == [
+        "1.900001", "1.900004"]
