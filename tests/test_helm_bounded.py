@@ -327,3 +327,19 @@ def test_the_worker_answers_a_failed_merge_beside_its_render() -> None:
         "merged": {"a": 2, "default": 1}}
     assert helm_worker._merged(helm, Chart(), {"values": {"bad": 1}}) == {
         "merge_error": "cannot merge", "merge_type": "HelmError"}
+
+
+def test_the_engine_process_imports_none_of_the_packages_above_it(tmp_path: Path) -> None:
+    # Run as a script: `-m advisor.read.render.helm_worker` imported advisor.read.render
+    # (the model, the manifest readers) before the worker's first line.
+    import subprocess
+
+    command = helm_process.worker_command()
+    ran = subprocess.run([command[0], "-X", "importtime", *command[1:]], input="",
+                         capture_output=True, text=True, cwd=tmp_path,
+                         env=helm_process.engine_environ(os.environ, 2**30))
+    assert ran.returncode == 0, ran.stderr
+    imported = [line.rsplit("|", 1)[-1].strip() for line in ran.stderr.splitlines()
+                if line.startswith("import time:")]
+    assert "helm_python" in imported  # the worker started the engine, and ended
+    assert not [name for name in imported if name.split(".")[0] == "advisor"], imported

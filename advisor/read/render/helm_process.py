@@ -118,7 +118,7 @@ class EngineProcess:
         env = engine_environ(os.environ, self.max_rss)
         self.starts += 1
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "advisor.read.render.helm_worker"],
+            worker_command(),
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.stderr, env=env,
             start_new_session=True)
 
@@ -192,6 +192,14 @@ class EngineProcess:
                 line = self.said(line)
             if line and line not in self.warnings and len(self.warnings) < 50:
                 self.warnings.append(line[:300])
+
+
+def worker_command() -> list[str]:
+    """The engine process: helm_worker.py run as a script, not `-m` (which imports the
+    packages above it first: advisor.read.render's model and manifest readers, a fifth
+    of the engine's start-up); -P keeps the script's folder (helm.py, sandbox.py) and
+    the working directory off its import path."""
+    return [sys.executable, "-P", str(Path(__file__).with_name("helm_worker.py"))]
 
 
 def engine_environ(environ: Any, max_rss: int) -> dict[str, str]:

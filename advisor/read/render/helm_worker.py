@@ -1,8 +1,9 @@
 """The Helm engine in a child process, so that a render can be stopped.
 
 helm-python-sdk renders in-process through a C ABI with no way to interrupt a template
-that loops (`range until .Values.n`) or prints without end. advisor.read.render.helm runs the
-engine here instead, in `python -m advisor.read.render.helm_worker CHART`, and kills it when a
+that loops (`range until .Values.n`) or prints without end. advisor.read.render.helm runs
+the engine here instead, in `python -P .../helm_worker.py CHART` (helm_process's
+worker_command: a script, so no package above it is imported), and kills it when a
 render passes its time, memory or output limit.
 
 Protocol: one JSON request per line on stdin, one JSON answer per line on stdout.
