@@ -57,8 +57,8 @@ def _line_key(line: str) -> str:
 def line_map(template: str, rendered: str) -> dict[int, int]:
     """0-based rendered line -> 0-based template line, by aligning YAML keys. Read
     only: the same map is handed out for the same keys."""
-    return _aligned(tuple(_line_key(x) for x in template.splitlines()),
-                    tuple(_line_key(x) for x in rendered.splitlines()))
+    return _aligned(tuple(map(_line_key, template.splitlines())),
+                    tuple(map(_line_key, rendered.splitlines())))
 
 
 # The alignment depends on the lines' keys only: the same template rendered with other
