@@ -245,3 +245,101 @@ def test_the_engine_collects_garbage_less_often_unless_the_user_tuned_it():
         env = helm_process.engine_environ(tuned, 1024 * 2**20)
         assert {k: env.get(k) for k in ("GOGC", "GOMEMLIMIT")} == {
             "GOGC": None, "GOMEMLIMIT": None, **tuned}
+
+
+def test_the_baseline_render_merges_its_values_in_the_same_request(tmp_path: Path) -> None:
+    app = _chart(tmp_path, "replicas: 3\nport: 5432\ndb:\n  host: a\n", {"cm.yaml": """\
+        apiVersion: v1
+        kind: ConfigMap
+        metadata:
+          name: cm
+        data:
+          port: "{{ .Values.port }}"
+        """})
+    user = {"replicas": 5, "db": {"user": "u"}}
+    with helm_process.EngineChart.load(app) as chart:
+        sent: list[dict] = []
+        real_call = chart.process._call
+
+        def recording(payload, timeout):
+            sent.append(payload)
+            return real_call(payload, timeout)
+
+        chart.process._call = recording  # type: ignore[method-assign]
+        rendered = chart.render(user, name="r", namespace=None, merge=True)
+        merged = chart.merge_values(user)
+        assert [p["op"] for p in sent] == ["render"] and sent[0]["merge"] is True
+        # What the requests of their own answer: another merge is asked of the engine.
+        assert chart.merge_values(user) == merged
+        assert chart.render(user, name="r", namespace=None) == rendered
+        assert [p["op"] for p in sent] == ["render", "merge", "render"]
+    assert merged == {"replicas": 5, "port": 5432, "db": {"host": "a", "user": "u"}}
+    assert rendered["app/templates/cm.yaml"].endswith('port: "5432"\n')
+
+
+class _Answering:
+    """An EngineProcess that answers each request with the next of `answers`."""
+
+    def __init__(self, *answers: dict) -> None:
+        self.answers = list(answers)
+        self.sent: list[dict] = []
+
+    def answer(self, payload: dict, timeout: float | None = None) -> dict:
+        self.sent.append(payload)
+        return self.answers.pop(0)
+
+    def request(self, payload: dict, timeout: float | None = None) -> object:
+        return self.answer(payload, timeout)["ok"]
+
+
+def test_a_merge_that_failed_in_the_render_request_raises_as_a_merge_request_would() -> None:
+    process = _Answering({"ok": {"t.yaml": "x"}, "merge_error": "bad values",
+                          "merge_type": "HelmValuesError"}, {"ok": {"a": 1}})
+    chart = helm_process.EngineChart(process, {}, owned=False)  # type: ignore[arg-type]
+    user = {"a": 1}
+    assert chart.render(user, name="r", namespace=None, merge=True) == {"t.yaml": "x"}
+    with pytest.raises(helm_process.EngineError) as raised:
+        chart.merge_values(user)
+    assert (str(raised.value), raised.value.kind) == ("bad values", "HelmValuesError")
+    # Values other than the render's (here: the same again, once read) ask the engine.
+    assert chart.merge_values(user) == {"a": 1}
+    assert [p["op"] for p in process.sent] == ["render", "merge"]
+
+
+def test_the_worker_answers_a_failed_merge_beside_its_render() -> None:
+    from advisor.read.render import helm_worker
+
+    class HelmError(Exception):
+        pass
+
+    class Helm:
+        pass
+
+    class Chart:
+        def merge_values(self, values: dict) -> dict:
+            if "bad" in values:
+                raise HelmError("cannot merge")
+            return {**values, "default": 1}
+
+    helm = Helm()
+    helm.HelmError = HelmError  # type: ignore[attr-defined]
+    assert helm_worker._merged(helm, Chart(), {"values": {"a": 2}}) == {
+        "merged": {"a": 2, "default": 1}}
+    assert helm_worker._merged(helm, Chart(), {"values": {"bad": 1}}) == {
+        "merge_error": "cannot merge", "merge_type": "HelmError"}
+
+
+def test_the_engine_process_imports_none_of_the_packages_above_it(tmp_path: Path) -> None:
+    # Run as a script: `-m advisor.read.render.helm_worker` imported advisor.read.render
+    # (the model, the manifest readers) before the worker's first line.
+    import subprocess
+
+    command = helm_process.worker_command()
+    ran = subprocess.run([command[0], "-X", "importtime", *command[1:]], input="",
+                         capture_output=True, text=True, cwd=tmp_path,
+                         env=helm_process.engine_environ(os.environ, 2**30))
+    assert ran.returncode == 0, ran.stderr
+    imported = [line.rsplit("|", 1)[-1].strip() for line in ran.stderr.splitlines()
+                if line.startswith("import time:")]
+    assert "helm_python" in imported  # the worker started the engine, and ended
+    assert not [name for name in imported if name.split(".")[0] == "advisor"], imported

@@ -459,3 +459,34 @@ def test_relocating_packed_positions_gives_what_unpacking_gives(text):
     helm_positions.relocate(fast, lambda line0: moves.get(line0, line0 + 100))
     slow(plain, lambda line0: moves.get(line0, line0 + 100))
     assert shape(fast) == shape(plain)
+
+
+@pytest.mark.parametrize("text", [
+    "a:\n  b: 1\n  c: [1, 2]\nd:\n- x: 1\n- 2\n- []\n- {}\n",
+    "a: 1\na: 2\nb:\n  c: 3\n  c: 4\n",
+    "base: &b\n  x: 1\n  y: 2\nuse:\n  <<: *b\n  z: 3\nlist: &l [1, 2]\nagain: *l\n",
+    "k: |\n  text\n  more\nn: null\ne: ''\n",
+])
+def test_relocating_by_a_dict_is_relocating_by_its_lookup(text):
+    """A dict `move` (a line not in it stays) moves what the function looking it up does,
+    packed or not: the mapping is unpacked first in one of the trees."""
+    from advisor.read.render import helm_positions
+    from advisor.read.yamlpos import load_all
+
+    def shape(node):
+        if isinstance(node, dict | list):
+            lc = node.lc
+            items = list(node.items()) if isinstance(node, dict) else list(enumerate(node))
+            return (lc.line, lc.col, dict(lc.data), [(k, shape(v)) for k, v in items])
+        return node
+
+    moves = {0: 7, 1: 9, 3: 2, 5: 40, 6: 70000}
+    for unpack in (False, True):
+        by_dict, by_function = next(load_all(text)), next(load_all(text))
+        if unpack:
+            by_dict.lc.data  # noqa: B018 (unpacked: moved through `data`)
+            by_function.lc.data  # noqa: B018
+        helm_positions.relocate(by_dict, moves)
+        helm_positions.relocate(by_function, lambda line0: moves.get(line0, line0))
+        assert shape(by_dict) == shape(by_function)
+        assert shape(by_dict) != shape(next(load_all(text)))

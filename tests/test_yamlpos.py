@@ -217,3 +217,23 @@ def test_positions_past_two_byte_lines_and_columns(pad: int) -> None:
     moved = yamlpos.load(text)
     moved["a"].lc.line = pad + 70_000  # a renderer moving a node (helm_positions)
     assert moved["a"].lc.line == pad + 70_000 and moved["a"].lc.key("b") == (pad + 1, 2)
+
+
+def test_the_loader_resolves_as_base_resolver_does():
+    # _Loader.resolve skips BaseResolver's path-resolver steps (yamlpos registers none):
+    # the same tag for every scalar of the corpus, plain or not, and for containers.
+    from yaml.nodes import MappingNode, ScalarNode, SequenceNode
+    from yaml.resolver import BaseResolver
+
+    loader = yamlpos._Loader("a: 1\n")
+    try:
+        reference = yamlpos._Resolver()
+        for text in [*SCALARS, "<<", "<", "0", "~x", "nulls", "f", "t", "-.", ".", "_"]:
+            for implicit in ((True, False), (False, True), (False, False)):
+                assert loader.resolve(ScalarNode, text, implicit) == BaseResolver.resolve(
+                    reference, ScalarNode, text, implicit), (text, implicit)
+        for kind in (SequenceNode, MappingNode):
+            assert loader.resolve(kind, None, True) == BaseResolver.resolve(
+                reference, kind, None, True)
+    finally:
+        loader.dispose()

@@ -313,7 +313,7 @@ def _objects_of(root: Root, chart_path: Path, chart_rel: str, rendered: dict[str
             if "test" in [h.strip() for h in hook.split(",")]:
                 dropped.append(obj.ref)
                 continue
-            relocate(obj.body, lambda line0, m=mapping: m.get(line0, line0))
+            relocate(obj.body, mapping)
             obj.line = mapping.get(obj.line - 1, obj.line - 1) + 1
             if obj.namespace is None and namespace:
                 obj.namespace = namespace

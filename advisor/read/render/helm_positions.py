@@ -10,7 +10,7 @@ from array import array
 from typing import Any
 
 from advisor.read.fs import InputError, Root
-from advisor.read.yamlpos import Positions, _ints
+from advisor.read.yamlpos import Positions, _ints, pack_positions
 
 
 def template_display(chart_rel: str, subdirs: dict[str, str], key: str) -> str:
@@ -57,8 +57,8 @@ def _line_key(line: str) -> str:
 def line_map(template: str, rendered: str) -> dict[int, int]:
     """0-based rendered line -> 0-based template line, by aligning YAML keys. Read
     only: the same map is handed out for the same keys."""
-    return _aligned(tuple(_line_key(x) for x in template.splitlines()),
-                    tuple(_line_key(x) for x in rendered.splitlines()))
+    return _aligned(tuple(map(_line_key, template.splitlines())),
+                    tuple(map(_line_key, rendered.splitlines())))
 
 
 # The alignment depends on the lines' keys only: the same template rendered with other
@@ -82,19 +82,26 @@ def _aligned(t_keys: tuple[str, ...], r_keys: tuple[str, ...]) -> dict[int, int]
 
 def relocate(node: Any, move: Any, depth: int = 0) -> None:
     """Rewrite the line info in place (0-based lines) so `location()` reports positions
-    in the file the object really comes from. The moved positions are held packed, as
-    advisor.read.yamlpos reads them (a dict of lists per mapping was most of a tree's
-    memory), which is also what the parse cache stores."""
+    in the file the object really comes from. `move`: line -> line, a function or a dict
+    (a line not in it stays; looked up without a Python call per line). The moved
+    positions are held packed, as advisor.read.yamlpos reads them (a dict of lists per
+    mapping was most of a tree's memory), which is also what the parse cache stores."""
     if depth > 100:
         return
     if not _relocate_packed(node, move):
-        _relocate_data(node, move)
+        _relocate_data(node, _as_function(move))
     if isinstance(node, dict):
-        for v in node.values():
-            relocate(v, move, depth + 1)
+        children: Any = node.values()
     elif isinstance(node, list):
-        for v in node:
+        children = node
+    else:
+        return
+    for v in children:
+        if type(v) not in _PLAIN_SCALARS:  # nothing to move in a str, number or null
             relocate(v, move, depth + 1)
+
+
+_PLAIN_SCALARS = frozenset({str, int, float, bool, type(None)})
 
 
 def _relocate_packed(node: Any, move: Any) -> bool:
@@ -108,24 +115,26 @@ def _relocate_packed(node: Any, move: Any) -> bool:
     keys, packed = node._keys, node._pos
     if packed is None or (keys is not None and len(set(keys)) != len(keys)):
         return False
-    # The packed ints open with the node's own (line, col), two or four bytes each.
-    head = array("i", _ints(packed))
-    ints = head[2:]
-    step = 2 if keys is None else 4
-    if len(ints) != (step * len(keys) if keys is not None else len(ints) // 2 * 2):
+    # The packed ints: the node's own (line, col), then (line, col) per item or (key
+    # line, key col, value line, value col) per key: every line at an even index.
+    ints = array("i", _ints(packed))
+    body = len(ints) - 2
+    if body != (4 * len(keys) if keys is not None else body // 2 * 2):
         return False
     try:
-        for i in range(0, len(ints), step):
-            ints[i] = move(ints[i])
-            if step == 4:
-                ints[i + 2] = move(ints[i + 2])
-        line = move(head[0])
+        at = ints[0::2]
+        lines = array("i", map(move.get, at, at) if type(move) is dict else map(move, at))
     except (OverflowError, TypeError):  # not a C int: left unpacked, as _packed does
         return False
-    if type(line) is not int or type(head[1]) is not int:
-        return False
-    node.place(line, head[1], keys, ints.tobytes())
+    ints[0::2] = lines
+    node._pos = pack_positions(ints)
     return True
+
+
+def _as_function(move: Any) -> Any:
+    if type(move) is dict:
+        return lambda line0: move.get(line0, line0)
+    return move
 
 
 def _relocate_data(node: Any, move: Any) -> None:

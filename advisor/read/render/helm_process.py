@@ -11,9 +11,10 @@ is in another process. Whatever the engine prints on stderr (Helm's warnings) is
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
-import selectors
+import select
 import shutil
 import subprocess
 import sys
@@ -81,16 +82,20 @@ class EngineProcess:
         if self.proc is None:
             self._start()
         # Starting the interpreter and loading the chart is not a render's time.
-        return self._call({"op": "load", "chart": str(chart_dir)}, START_SECONDS)
+        return self._call({"op": "load", "chart": str(chart_dir)}, START_SECONDS)["ok"]
 
     def request(self, payload: dict[str, Any], timeout: float | None = None) -> Any:
+        return self.answer(payload, timeout)["ok"]
+
+    def answer(self, payload: dict[str, Any], timeout: float | None = None) -> dict[str, Any]:
+        """The whole answer to `payload`: its "ok" and what else the op adds."""
         if self.proc is None:
             self._start()
             assert self.chart_dir is not None
             self._call({"op": "load", "chart": str(self.chart_dir)}, START_SECONDS)
         return self._call(payload, RENDER_SECONDS if timeout is None else timeout)
 
-    def _call(self, payload: dict[str, Any], timeout: float) -> Any:
+    def _call(self, payload: dict[str, Any], timeout: float) -> dict[str, Any]:
         proc = self.proc
         assert proc is not None and proc.stdin is not None and proc.stdout is not None
         try:
@@ -104,16 +109,16 @@ class EngineProcess:
             line = self._read_line(proc, timeout)
         finally:
             self._collect_stderr()
-        answer = json.loads(line)
+        answer: dict[str, Any] = json.loads(line)
         if "error" in answer:
             raise EngineError(str(answer["error"]), str(answer.get("type", "HelmError")))
-        return answer["ok"]
+        return answer
 
     def _start(self) -> None:
         env = engine_environ(os.environ, self.max_rss)
         self.starts += 1
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "advisor.read.render.helm_worker"],
+            worker_command(),
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.stderr, env=env,
             start_new_session=True)
 
@@ -123,35 +128,37 @@ class EngineProcess:
         chunks: list[bytes] = []
         size = 0
         fd = proc.stdout.fileno()
-        with selectors.DefaultSelector() as sel:
-            sel.register(fd, selectors.EVENT_READ)
-            while True:
-                left = deadline - time.monotonic()
-                if left <= 0:
+        # poll on the one descriptor: a selectors.DefaultSelector per request was an
+        # epoll descriptor made, registered and closed each time.
+        waiting = select.poll()
+        waiting.register(fd, select.POLLIN)
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                self.failures += 1
+                self._stop()
+                raise RenderLimit(f"stopped after {timeout:g} s (time limit)")
+            if waiting.poll(math.ceil(min(left, _POLL) * 1000)):
+                data = os.read(fd, 1024 * 1024)
+                if not data:
                     self.failures += 1
                     self._stop()
-                    raise RenderLimit(f"stopped after {timeout:g} s (time limit)")
-                if sel.select(timeout=min(left, _POLL)):
-                    data = os.read(fd, 1024 * 1024)
-                    if not data:
-                        self.failures += 1
-                        self._stop()
-                        raise EngineError(self._died())
-                    chunks.append(data)
-                    size += len(data)
-                    if data.endswith(b"\n"):
-                        return b"".join(chunks)
-                    if size > self.max_output:
-                        self.failures += 1
-                        self._stop()
-                        raise RenderLimit(f"stopped after {self.max_output // 2**20} MiB "
-                                          "of rendered output (output limit)")
-                rss = _rss(proc.pid)
-                if rss > self.max_rss:
+                    raise EngineError(self._died())
+                chunks.append(data)
+                size += len(data)
+                if data.endswith(b"\n"):
+                    return b"".join(chunks)
+                if size > self.max_output:
                     self.failures += 1
                     self._stop()
-                    raise RenderLimit(f"stopped at {rss // 2**20} MiB of memory (memory "
-                                      f"limit {self.max_rss // 2**20} MiB)")
+                    raise RenderLimit(f"stopped after {self.max_output // 2**20} MiB "
+                                      "of rendered output (output limit)")
+            rss = _rss(proc.pid)
+            if rss > self.max_rss:
+                self.failures += 1
+                self._stop()
+                raise RenderLimit(f"stopped at {rss // 2**20} MiB of memory (memory "
+                                  f"limit {self.max_rss // 2**20} MiB)")
 
     def _died(self) -> str:
         self._collect_stderr()
@@ -185,6 +192,14 @@ class EngineProcess:
                 line = self.said(line)
             if line and line not in self.warnings and len(self.warnings) < 50:
                 self.warnings.append(line[:300])
+
+
+def worker_command() -> list[str]:
+    """The engine process: helm_worker.py run as a script, not `-m` (which imports the
+    packages above it first: advisor.read.render's model and manifest readers, a fifth
+    of the engine's start-up); -P keeps the script's folder (helm.py, sandbox.py) and
+    the working directory off its import path."""
+    return [sys.executable, "-P", str(Path(__file__).with_name("helm_worker.py"))]
 
 
 def engine_environ(environ: Any, max_rss: int) -> dict[str, str]:
@@ -225,6 +240,9 @@ class EngineChart:
         self.metadata: dict[str, Any] = loaded.get("metadata") or {}
         self.dependencies: list[dict[str, Any]] = [
             {"name": n} for n in loaded.get("dependencies") or []]
+        # The values a render with `merge` was asked for, and its answer: merge_values of
+        # the same values is read from it instead of another request.
+        self._merged: tuple[dict[str, Any], dict[str, Any]] | None = None
 
     @classmethod
     def load(cls, chart_dir: Path, process: EngineProcess | None = None, *,
@@ -251,13 +269,29 @@ class EngineChart:
         return self.process.warnings
 
     def merge_values(self, values: dict[str, Any]) -> dict[str, Any]:
+        asked, self._merged = self._merged, None
+        if asked is not None and asked[0] is values:
+            answer = asked[1]
+            if "merge_error" in answer:
+                raise EngineError(str(answer["merge_error"]),
+                                  str(answer.get("merge_type", "HelmError")))
+            merged: dict[str, Any] = answer["merged"]
+            return merged
         return self.process.request({"op": "merge", "values": values})
 
     def render(self, values: dict[str, Any], *, name: str, namespace: str | None,
-               is_install: bool = True, timeout: float | None = None) -> dict[str, str]:
+               is_install: bool = True, timeout: float | None = None,
+               merge: bool = False) -> dict[str, str]:
+        """The rendered templates; with `merge`, the values are merged in the same request
+        (after a render that succeeded), for the merge_values of these values next."""
         del is_install  # the worker always renders as an install, as `helm template`
-        return self.process.request({"op": "render", "values": values, "name": name,
-                                     "namespace": namespace}, timeout=timeout)
+        payload = {"op": "render", "values": values, "name": name, "namespace": namespace}
+        if not merge:
+            return self.process.request(payload, timeout=timeout)
+        answer = self.process.answer({**payload, "merge": True}, timeout=timeout)
+        self._merged = (values, answer)
+        rendered: dict[str, str] = answer["ok"]
+        return rendered
 
 
 class EngineView:

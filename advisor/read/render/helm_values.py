@@ -119,6 +119,11 @@ def _layer_from_text(display: str, text: str, helm: Any,
                      problems: list[ConfigProblem]) -> ValuesLayer | None:
     from advisor.read.sources.k8s import load_yaml_stream
 
+    # With the engine, the values come from Helm's own reader and only the lines from
+    # ours: read straight from the YAML nodes when the text is a plain tree (most files).
+    known = key_lines(text) if helm is not None else None
+    if known is not None:
+        return _engine_layer(display, text, helm, problems, *known)
     docs, yaml_problems = load_yaml_stream(text, display)
     if yaml_problems:
         problems.extend(yaml_problems)
@@ -141,6 +146,38 @@ def _layer_from_text(display: str, text: str, helm: Any,
     blocks: dict[Key, int] = {}
     _positions(doc, (), positions, blocks)
     return ValuesLayer(display=display, plain=plain, positions=positions, block_lines=blocks)
+
+
+def _engine_layer(display: str, text: str, helm: Any, problems: list[ConfigProblem],
+                  positions: dict[Key, int], blocks: dict[Key, int]) -> ValuesLayer | None:
+    """The layer of a values file read by the engine, its lines already known."""
+    try:
+        plain = helm.values_from_yaml(text)
+    except helm.HelmError as exc:
+        problems.append(helm_problem(display, f"Helm cannot read the values: {short_error(exc)}",
+                                     fatal=True))
+        return None
+    if not isinstance(plain, dict):
+        problems.append(helm_problem(display, "values file is not a mapping", fatal=True))
+        return None
+    return ValuesLayer(display=display, plain=plain, positions=positions, block_lines=blocks)
+
+
+def key_lines(text: str) -> tuple[dict[Key, int], dict[Key, int]] | None:
+    """What `_positions` makes of the first document of `text` read with positions (1-based
+    line of each leaf, line offset of each multi-line string), read from libyaml's nodes
+    without building the positioned tree (half of reading a values file). None when the
+    text is not a plain tree that load_yaml_stream reads without a problem: a YAML error,
+    an alias, a merge key, an explicit tag, a key written twice, a key that is not a
+    scalar or very large or deep documents; the caller then reads it as before."""
+    from yaml import YAMLError
+
+    from advisor.read.render.helm_value_lines import NotPlain, first_document_lines
+
+    try:
+        return first_document_lines(text)
+    except (NotPlain, YAMLError, ValueError, RecursionError):
+        return None
 
 
 def _positions(node: Any, prefix: Key, out: dict[Key, int], blocks: dict[Key, int]) -> None:

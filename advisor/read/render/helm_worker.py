@@ -1,8 +1,9 @@
 """The Helm engine in a child process, so that a render can be stopped.
 
 helm-python-sdk renders in-process through a C ABI with no way to interrupt a template
-that loops (`range until .Values.n`) or prints without end. advisor.read.render.helm runs the
-engine here instead, in `python -m advisor.read.render.helm_worker CHART`, and kills it when a
+that loops (`range until .Values.n`) or prints without end. advisor.read.render.helm runs
+the engine here instead, in `python -P .../helm_worker.py CHART` (helm_process's
+worker_command: a script, so no package above it is imported), and kills it when a
 render passes its time, memory or output limit.
 
 Protocol: one JSON request per line on stdin, one JSON answer per line on stdout.
@@ -10,6 +11,9 @@ Protocol: one JSON request per line on stdin, one JSON answer per line on stdout
     (the chart the next requests are about; one process serves a run's charts in turn)
   {"op": "merge", "values": {...}} -> {"ok": {...effective values}}
   {"op": "render", "values": {...}, "name": "r", "namespace": "ns"} -> {"ok": {path: text}}
+    with "merge": true, the values merged too, after a render that succeeded (one
+    request for the baseline render and its effective values): -> {"ok": {path: text},
+    "merged": {...}} or {"ok": {path: text}, "merge_error": "message"}
 A Helm error is {"error": "message", "type": "HelmRenderError"}. Whatever the Go side
 prints (Helm's own warnings) goes to stderr, which the parent turns into notices.
 """
@@ -36,7 +40,7 @@ def serve(chart_dir: str) -> int:
     logger.setLevel(logging.WARNING)
     helm.enable_logging(logging.WARNING, logger)
     chart: Any = None
-    out = sys.stdout
+    out = sys.stdout.buffer
     for line in sys.stdin:
         if not line.strip():
             continue
@@ -49,12 +53,14 @@ def serve(chart_dir: str) -> int:
                     chart = None
                 chart = helm.Chart.load(request.get("chart") or chart_dir)
             answer: dict[str, Any] = {"ok": _answer(helm, chart, request)}
+            if request.get("op") == "render" and request.get("merge"):
+                answer.update(_merged(helm, chart, request))
         except helm.HelmError as exc:
             answer = {"error": str(exc), "type": type(exc).__name__}
         except Exception as exc:  # a request the engine could not take; the parent reports it
             answer = {"error": f"{type(exc).__name__}: {exc}", "type": "WorkerError"}
-        out.write(json.dumps(answer))
-        out.write("\n")
+        # One write per answer: the parent reads it whole instead of a piece per buffer.
+        out.write(json.dumps(answer).encode() + b"\n")
         out.flush()
     return 0
 
@@ -70,6 +76,17 @@ def _answer(helm: Any, chart: Any, request: dict[str, Any]) -> Any:
         return chart.render(values=request.get("values") or {}, name=request.get("name"),
                             namespace=request.get("namespace"), is_install=True)
     raise ValueError(f"unknown op {op!r}")
+
+
+def _merged(helm: Any, chart: Any, request: dict[str, Any]) -> dict[str, Any]:
+    """The "merged" (or "merge_error") part of a render's answer, as a merge request
+    would have answered."""
+    try:
+        return {"merged": chart.merge_values(request.get("values") or {})}
+    except helm.HelmError as exc:
+        return {"merge_error": str(exc), "merge_type": type(exc).__name__}
+    except Exception as exc:
+        return {"merge_error": f"{type(exc).__name__}: {exc}", "merge_type": "WorkerError"}
 
 
 if __name__ == "__main__":
