@@ -430,6 +430,15 @@ def test_a_chart_written_in_this_clock_tick_is_read_again(tmp_path, renders, cha
     assert renders == [] and str(repo / API / "values-prod.yaml") in chart_reads
 
 
+def _positions_shape(node):
+    """A positioned tree as plain data: each node's line, column, key positions, children."""
+    if isinstance(node, dict | list):
+        lc = node.lc
+        items = list(node.items()) if isinstance(node, dict) else list(enumerate(node))
+        return (lc.line, lc.col, dict(lc.data), [(k, _positions_shape(v)) for k, v in items])
+    return node
+
+
 @pytest.mark.parametrize("text", [
     "a:\n  b: 1\n  c: [1, 2]\nd:\n- x: 1\n- 2\n- []\n- {}\n",
     "a: 1\na: 2\nb:\n  c: 3\n  c: 4\n",  # repeated keys: the last one's positions
@@ -447,18 +456,11 @@ def test_relocating_packed_positions_gives_what_unpacking_gives(text):
                 node if isinstance(node, list) else []):
             slow(v, move, depth + 1)
 
-    def shape(node):
-        if isinstance(node, dict | list):
-            lc = node.lc
-            items = list(node.items()) if isinstance(node, dict) else list(enumerate(node))
-            return (lc.line, lc.col, dict(lc.data), [(k, shape(v)) for k, v in items])
-        return node
-
     moves = {0: 7, 1: 9, 3: 2, 5: 40}
     fast, plain = next(load_all(text)), next(load_all(text))
     helm_positions.relocate(fast, lambda line0: moves.get(line0, line0 + 100))
     slow(plain, lambda line0: moves.get(line0, line0 + 100))
-    assert shape(fast) == shape(plain)
+    assert _positions_shape(fast) == _positions_shape(plain)
 
 
 @pytest.mark.parametrize("text", [
@@ -473,13 +475,6 @@ def test_relocating_by_a_dict_is_relocating_by_its_lookup(text):
     from advisor.read.render import helm_positions
     from advisor.read.yamlpos import load_all
 
-    def shape(node):
-        if isinstance(node, dict | list):
-            lc = node.lc
-            items = list(node.items()) if isinstance(node, dict) else list(enumerate(node))
-            return (lc.line, lc.col, dict(lc.data), [(k, shape(v)) for k, v in items])
-        return node
-
     moves = {0: 7, 1: 9, 3: 2, 5: 40, 6: 70000}
     for unpack in (False, True):
         by_dict, by_function = next(load_all(text)), next(load_all(text))
@@ -488,5 +483,5 @@ def test_relocating_by_a_dict_is_relocating_by_its_lookup(text):
             by_function.lc.data  # noqa: B018
         helm_positions.relocate(by_dict, moves)
         helm_positions.relocate(by_function, lambda line0: moves.get(line0, line0))
-        assert shape(by_dict) == shape(by_function)
-        assert shape(by_dict) != shape(next(load_all(text)))
+        assert _positions_shape(by_dict) == _positions_shape(by_function)
+        assert _positions_shape(by_dict) != _positions_shape(next(load_all(text)))
