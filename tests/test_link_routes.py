@@ -156,7 +156,7 @@ def test_celery_db_prefix_is_an_sqlalchemy_url():
 
 def test_every_url_of_the_env_is_a_route_each_once():
     from advisor.model import EnvVar, Source
-    from advisor.read.apps.urls import routes_from_env
+    from advisor.read.apps.urls import route_from_env, routes_after
 
     def var(name: str, value: str, line: int) -> EnvVar:
         return EnvVar(name=name, value=value, source=Source(path="a.yaml", line=line))
@@ -165,7 +165,7 @@ def test_every_url_of_the_env_is_a_route_each_once():
            var("AIRFLOW__CELERY__RESULT_BACKEND", "db+postgresql://u@pg/results", 2),
            var("AIRFLOW__CORE__OTHER", "postgresql://u@pg/meta", 3),  # the first again
            var("REDIS_URL", "redis://cache:6379/0", 4))
-    routes = routes_from_env(env)
+    routes = routes_after(route_from_env(env), env)
     assert [(r.dbname, r.source.key) for r in routes] == [
         ("meta", "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN"),
         ("results", "AIRFLOW__CELERY__RESULT_BACKEND")]

@@ -77,7 +77,6 @@ def mounted_files(w: Workload, index: ConfigIndex) -> list:
     """Application config files the pod mounts from ConfigMaps in the repository (a
     Temporal config_template.yaml, a Spring application.yml): classified by key name,
     with the ConfigMap's own lines."""
-
     out = []
     for mounts in w.mounts.values():
         for vol, path in mounts:
@@ -107,7 +106,6 @@ def client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
                           own: Callable[..., dict | None] | None = None) -> list[Client]:
     """`own(host, w)`: the Service at host when it selects w's own pods (hosts.own_service);
     routes to it are dropped, and a workload left with none is no client."""
-
     replicas = peaks.get((w.namespace, w.kind, w.name), w.replicas)
     if decl is not None and decl.replicas is not None:
         replicas = Term(label="declared replicas", value=decl.replicas,
@@ -296,7 +294,6 @@ def _split_by_target(topo: Topology, client: Client, extra: list[Route],
     gets a part of the client (same pods, `part_of` its id) holding the pools read for
     those routes, so every server or pooler the workload reaches counts it, each pool
     once. A part none of whose pools is known is unknown there (PA106), never 0."""
-
     groups: dict[tuple[str, str] | None, list[Route]] = {}
     for r in extra:
         at = target_of(r)
@@ -371,7 +368,6 @@ def _without_own_routes(w: Workload, pools: list[Pool], route: Route | None,
 
 def _other_routes(route: Route | None, routes: list[Route]) -> list[Route]:
     """`routes` less `route` and repeats (the same host, port, database and user)."""
-
     seen = {route_key(route)} if route is not None else set()
     out = []
     for r in routes:
@@ -384,7 +380,6 @@ def _other_routes(route: Route | None, routes: list[Route]) -> list[Route]:
 def _identified_defaults(inputs: Inputs, topo: Topology, w: Workload, app: object,
                          route: Route) -> list[Pool]:
     """No reader found a pool: the default of the stack the URL or dependencies name."""
-
     for c in w.containers:
         if is_pgbouncer_container(c) or c.role == "init":
             continue
@@ -454,7 +449,6 @@ def _env_hazards(w: Workload, client_id: str) -> list[SqlHazard]:
     """Startup options and prepared-statement settings in the containers' connection
     env (PGOPTIONS, URLs). Values from Secrets are not looked at: they would end up in
     a finding's text."""
-
     return [h for c in w.containers if not is_pgbouncer_container(c)
             for e in c.env if not e.secret and may_hold_env_hazard(e)
             for h in env_hazards(e, client_id)]
@@ -560,7 +554,6 @@ def lambda_client(fn: LambdaFunction, host_map: dict, topo: Topology) -> Client:
     """A Lambda function as a client: concurrency x connections per execution
     environment (advisor.read.sources.serverless). A database setting that links nowhere is
     the client's route, so PA107 names it and how to declare the server."""
-
     route = route_from_env(fn.env) or _lambda_db_setting(fn)
     client = Client(
         id=f"lambda/{fn.location.path}#{fn.name}", name=fn.name, kind="Lambda",

@@ -163,9 +163,10 @@ def _indented(value: object, floatless: bool = False) -> str:
         try:
             compact = msgspec.json.encode(value)
         except (TypeError, ValueError, OverflowError, UnicodeEncodeError):
-            compact = b"\x80"
-        if compact.isascii() and b"\x7f" not in compact:
-            return msgspec.json.format(compact, indent=2).decode("ascii")
+            pass
+        else:
+            if compact.isascii() and b"\x7f" not in compact:
+                return msgspec.json.format(compact, indent=2).decode("ascii")
     try:
         return msgspec.json.format(_COMPACT.encode(value), indent=2)
     except msgspec.DecodeError:

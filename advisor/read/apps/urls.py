@@ -292,8 +292,7 @@ def route_from_env(env: tuple[EnvVar, ...]) -> Route | None:
         )
     # Any other *_DATABASE_URL / *_DB_URI / *_PG_DSN (e.g. ORDERS_DATABASE_URL).
     for var in env:
-        if var.value and var.name.endswith(_NAMED_SUFFIXES) and _NAMED_URL_VAR.fullmatch(
-                var.name):
+        if var.value and _named_url_var(var.name):
             route = route_from_url(var.value, replace(var.source, key=var.name))
             if route is not None:
                 return route
@@ -302,39 +301,28 @@ def route_from_env(env: tuple[EnvVar, ...]) -> Route | None:
     # Several such URLs (Airflow's metadata database and Celery result backend) are not
     # one route: a client here has one, and picking either would drop the other's pool.
     urls = {var.value.strip(): var for var in env
-            if var.value and "://" in var.value and _ANY_PG_URL.match(var.value)}
+            if var.value and _pg_url(var.value)}
     if len(urls) == 1:
         ((value, var),) = urls.items()
         return route_from_url(value, replace(var.source, key=var.name))
     return None
 
 
-def routes_from_env(env: tuple[EnvVar, ...], others: tuple[EnvVar, ...] | None = None
-                    ) -> list[Route]:
-    """Every place a container's environment says it connects, each once: the route
-    route_from_env names first (or, when several PostgreSQL URLs leave it none, the
-    first of them), then every other connection-string variable and every value that
-    is a PostgreSQL URL by its scheme, in env order. Airflow's metadata database
-    (AIRFLOW__DATABASE__SQL_ALCHEMY_CONN) and Celery result backend
-    (AIRFLOW__CELERY__RESULT_BACKEND=db+postgresql://...) are two routes, and both
-    count where they lead. `others`: the variables the further routes are read from
-    (default: all of `env`)."""
-    return routes_after(route_from_env(env), env if others is None else others)
-
-
 def routes_after(first: Route | None, env: tuple[EnvVar, ...]) -> list[Route]:
-    """routes_from_env, given its first route (route_from_env of the container's whole
-    env, which callers have already asked) and the variables further routes are read
-    from."""
+    """Every place a container's environment says it connects, each once: `first`
+    (route_from_env of the container's whole env, which callers have already asked; or,
+    when several PostgreSQL URLs leave it none, the first of them), then every other
+    connection-string variable of `env` and every value that is a PostgreSQL URL by its
+    scheme, in env order. Airflow's metadata database (AIRFLOW__DATABASE__SQL_ALCHEMY_CONN)
+    and Celery result backend (AIRFLOW__CELERY__RESULT_BACKEND=db+postgresql://...) are
+    two routes, and both count where they lead. `env`: the variables the further routes
+    are read from (the container's, less those an operator's Secret lists several ways)."""
     found: list[Route] = [first] if first is not None else []
     seen = {route_key(first)} if first is not None else set()
     for var in env:
         if not var.value:
             continue
-        # the suffix and "://" are what the patterns need: most variables have neither
-        if not (var.name in _URL_VAR_SET
-                or (var.name.endswith(_NAMED_SUFFIXES) and _NAMED_URL_VAR.fullmatch(var.name))
-                or ("://" in var.value and _ANY_PG_URL.match(var.value))):
+        if not (var.name in _URL_VAR_SET or _named_url_var(var.name) or _pg_url(var.value)):
             continue
         route = route_from_url(var.value.strip(), replace(var.source, key=var.name))
         if route is not None and route_key(route) not in seen:
@@ -354,6 +342,19 @@ _NAMED_SUFFIXES = ("_URL", "_URI", "_DSN")
 
 
 _ANY_PG_URL = lazy(r"\s*(?:\w+\+)?(?:jdbc:)?postgres(?:ql)?(?:\+\w+)?://", re.I)
+
+
+# The suffix and "://" are what the patterns need, and most variables have neither:
+# told before a pattern is tried (linking asks of every variable of every container).
+def _named_url_var(name: str) -> bool:
+    """A *_DATABASE_URL / *_DB_URI / *_PG_DSN name (ORDERS_DATABASE_URL)."""
+    return name.endswith(_NAMED_SUFFIXES) and _NAMED_URL_VAR.fullmatch(name) is not None
+
+
+def _pg_url(value: str) -> bool:
+    """A value that is a PostgreSQL URL by its scheme (postgresql://, jdbc:postgresql://,
+    postgresql+psycopg://)."""
+    return "://" in value and _ANY_PG_URL.match(value) is not None
 
 
 _ARG_URL = lazy(r"(?:jdbc:|ecto://|postgres(?:ql)?(?:\+\w+)?://)\S+", re.I)
