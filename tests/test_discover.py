@@ -39,3 +39,13 @@ def test_symlinked_folder_outside_root_is_not_followed(tmp_path):
     found = discover(root)
     assert [found.rel(p) for p in found.manifests] == ["k8s/app.yaml"]
     assert any("outside the scanned root" in p.message for p in found.problems)
+
+
+def test_a_listed_name_joins_its_folder_as_slash_does():
+    from advisor.read.discover import _child
+
+    for folder in (Path("/"), Path("/tmp/a b"), Path("rel/dir"), Path(".")):
+        for name in ("x.yaml", ".gitignore", "ünï", "a.b.c"):
+            joined = _child(folder, name)
+            assert joined == folder / name and str(joined) == str(folder / name)
+            assert joined.parts == (folder / name).parts and joined.name == name
