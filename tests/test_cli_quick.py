@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from advisor.cli import typer_app
+from advisor.cli import check, typer_app
 from advisor.cli.check import CheckArgs
 from advisor.cli.quick import FLAGS, LISTS, VALUES, quick_check_args
 
@@ -26,7 +26,7 @@ def typer_args(argv: list[str], monkeypatch: pytest.MonkeyPatch) -> CheckArgs | 
         seen.append(args)
         return 0
 
-    monkeypatch.setattr(typer_app, "check_command", record)
+    monkeypatch.setattr(check, "check_command", record)  # what the typer command calls
     try:
         typer_app.app(args=argv, prog_name="pool-advisor", standalone_mode=False)
     except Exception as exc:  # click's usage errors

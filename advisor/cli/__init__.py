@@ -78,13 +78,14 @@ def run(argv: list[str]) -> int:
     2: usage errors click would print with a usage banner, and anything unexpected
     (a traceback is never the output, and never exit 1, which means findings)."""
     try:
-        from advisor.cli.quick import quick_check_args
+        if argv[:1] == ["check"]:  # the other commands do not import the check's modules
+            from advisor.cli.quick import quick_check_args
 
-        args = quick_check_args(argv, os.environ)
-        if args is not None:
-            from advisor.cli.check import check_command
+            args = quick_check_args(argv, os.environ)
+            if args is not None:
+                from advisor.cli.check import check_command
 
-            return check_command(args)
+                return check_command(args)
         return _run_app(argv)
     except KeyboardInterrupt:
         return 130
@@ -101,7 +102,6 @@ def _run_app(argv: list[str]) -> int:
     """The typer application's exit code for `argv`; its usage errors as one line."""
     import typer
 
-    from advisor.cli.check import one_line
     from advisor.cli.typer_app import app
 
     try:  # typer 0.2x runs on a vendored click, whose exceptions are its own classes
@@ -115,6 +115,8 @@ def _run_app(argv: list[str]) -> int:
         exc.show()  # `pool-advisor check` with no argument: its help, as click prints it
         return 2
     except click.ClickException as exc:
+        from advisor.cli.check import one_line
+
         where = f" (see `{exc.ctx.command_path} --help`)" if getattr(exc, "ctx", None) else ""
         print(f"pool-advisor: {one_line(exc.format_message())}{where}", file=sys.stderr)
         return 2

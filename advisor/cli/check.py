@@ -11,27 +11,12 @@ from __future__ import annotations
 import importlib
 import os
 import sys
-from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
 from msgspec import Struct
 
-
-class Format(StrEnum):
-    text = "text"
-    json = "json"
-    sarif = "sarif"
-    github = "github"
-    gitlab = "gitlab"
-    rdjson = "rdjson"
-    markdown = "markdown"
-
-
-class Level(StrEnum):
-    error = "error"
-    warning = "warning"
-    info = "info"
+from advisor.cli.formats import Format, Level
 
 
 class CheckArgs(Struct, kw_only=True):

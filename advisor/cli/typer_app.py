@@ -12,7 +12,7 @@ from typing import Annotated
 import typer
 
 from advisor import __version__
-from advisor.cli.check import CheckArgs, Format, Level, check_command, one_line
+from advisor.cli.formats import Format, Level
 
 app = typer.Typer(
     name="pool-advisor", no_args_is_help=True, add_completion=False,
@@ -108,6 +108,8 @@ def check(
         ".gitignore; the only thing check writes there).")] = False,
 ) -> None:
     """Lint: compute every server's connection budget and report what does not fit."""
+    from advisor.cli.check import CheckArgs, check_command
+
     args = CheckArgs(paths=paths, format=format, fail_on=fail_on, select=select, ignore=ignore,
                      config=config, pg_version=pg_version, exclude=exclude, output=output,
                      values=values, set_values=set_values, release=release,
@@ -140,6 +142,8 @@ def explain(rule: Annotated[str, typer.Argument(help="Rule code or name.")]) -> 
 
     found = load_rules().resolve(rule)
     if found is None:
+        from advisor.cli.check import one_line
+
         print(f"pool-advisor: {one_line(f'unknown rule {rule!r} (see `pool-advisor rules`)')}",
               file=sys.stderr)
         raise typer.Exit(2)
