@@ -40,3 +40,18 @@ def test_compose_services(tmp_path):
     hints = scan_build_hints(Root.of(tmp_path))
     assert match_app_dir(hints, "worker", ["acme/other"]).directory == "web"
     assert match_app_dir(hints, "front", ["acme/storefront:1"]).directory == "web"
+
+
+def test_a_published_image_is_told_by_one_scan_as_by_each_name():
+    from advisor.read.apps.locate import _PUBLISHED, maybe_built_here
+
+    images = ["acme/checkout:1.2", "bitnami/postgresql:16", "docker.io/library/redis:7",
+              "quay.io/keycloak/keycloak:24", "ghcr.io/acme/api@sha256:abc", "postgres:16",
+              "registry.example.com/team/web", "edoburu/pgbouncer", "ACME/Minio/thing:1",
+              "grafana/grafana", "acme/my-postgres-tools:2", "", "a/b", "nginx/x"]
+    for image in images:
+        ref = image.lower().split("@", 1)[0]
+        last = ref.rsplit("/", 1)[-1]
+        repo = ref[: len(ref) - len(last)] + last.split(":", 1)[0]
+        expected = bool(repo) and "/" in repo and not any(p in repo for p in _PUBLISHED)
+        assert maybe_built_here(image) is expected, image

@@ -106,3 +106,26 @@ def test_properties_multi_document():
     docs = parse_properties("a=1\n#---\na=2\n!---\nb=3\n")
     assert [[(e.key, e.value, e.line) for e in d] for d in docs] == [
         [("a", "1", 1)], [("a", "2", 3)], [("b", "3", 5)]]
+
+
+def test_urls_without_a_query_or_credentials_read_as_with_the_parsers():
+    """The shortcuts (no '?': no query parameters; no '@': nothing to redact) give what
+    urlsplit/parse_qsl/parse_qs give."""
+    from urllib.parse import parse_qs
+
+    from advisor.read.apps.urls import _parse_jdbc
+    from advisor.read.sql.drivers import _query_params, _redact
+
+    for url in ["jdbc:postgresql://db:5432/app", "postgresql://db/app", "jdbc:postgresql:app",
+                "postgresql://[::1", "jdbc:postgresql://h/d?user=u&prepareThreshold=0",
+                "postgresql://u:secret@db/app?options=-c%20x%3D1", "postgresql://u@db/app"]:
+        body = url.removeprefix("jdbc:")
+        query = body.partition("?")[2]
+        if "?" not in url:
+            assert _query_params(url) == {} and not parse_qs(query)
+        if "@" not in url:
+            assert _redact(url) == url
+    assert _redact("postgresql://u:secret@db/app") == "postgresql://u:***@db/app"
+    assert _query_params("jdbc:postgresql://h/d?PrepareThreshold=0") == {"preparethreshold": "0"}
+    assert _parse_jdbc("postgresql://h:1/d") == {"host": "h", "port": "1", "dbname": "d"}
+    assert _parse_jdbc("postgresql://h/d?user=u")["user"] == "u"

@@ -125,6 +125,8 @@ def _parse_jdbc(url: str) -> dict[str, str | None] | None:
     else:  # jdbc:postgresql:db connects to localhost:5432
         fields["host"] = "localhost"
         fields["dbname"] = unquote(body.lstrip("/")) or None
+    if not query:
+        return fields
     for key, values in parse_qs(query, keep_blank_values=True).items():
         if key.lower() == "user" and values and values[-1]:
             fields["user"] = values[-1]

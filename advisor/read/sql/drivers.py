@@ -135,6 +135,8 @@ def _urls(text: str) -> list[str]:
 
 
 def _query_params(url: str) -> dict[str, str]:
+    if "?" not in url:
+        return {}  # no query: nothing for urlsplit and parse_qsl to find
     body = url.removeprefix("jdbc:")
     try:
         query = urlsplit(body).query if "?" in body else ""
@@ -146,6 +148,8 @@ def _query_params(url: str) -> dict[str, str]:
 
 
 def _redact(url: str) -> str:
+    if "@" not in url:
+        return url  # no user part, so no password in it
     try:
         password = urlsplit(url.removeprefix("jdbc:")).password
     except ValueError:  # not parseable as a URL: hide whatever sits between ':' and '@'
