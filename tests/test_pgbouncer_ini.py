@@ -231,6 +231,22 @@ def test_effective_pool_overrides_and_fallback(tmp_path: Path) -> None:
     assert effective_pool(no_star, "pgbouncer", "u1") is None
 
 
+def test_the_pool_mode_alone_is_the_pools(tmp_path: Path) -> None:
+    """effective_pool_mode (what the pool-mode rules ask per client) is effective_pool's
+    pool_mode for every database and user, forced or not, before and after 1.23."""
+    from advisor.facts.pgbouncer import effective_pool_mode
+
+    for version in (V118, BouncerVersion(major=1, minor=23)):
+        for text in (POOLS, POOLS.replace("* = host=h pool_size=2\n", ""),
+                     POOLS.replace("pool_mode = transaction\n", "pool_mode = statement\n")):
+            pooler = _pooler(tmp_path, text, version)
+            for db in ("db1", "db2", "fixed", "other", "pgbouncer", "*"):
+                for user in ("u1", "u2", "svc", "anyone"):
+                    pool = effective_pool(pooler, db, user)
+                    mode = effective_pool_mode(pooler, db, user)
+                    assert mode == (pool.pool_mode if pool is not None else None), (db, user)
+
+
 def test_server_side_max_caps_and_replicas(tmp_path: Path) -> None:
     pooler = _pooler(tmp_path, POOLS, replicas=3)
     c = server_side_max(pooler, [("db1", "u1"), ("db1", "u2"), ("db2", "u1"), ("db2", "u2")])

@@ -26,6 +26,7 @@ from __future__ import annotations
 import math
 import re
 from functools import lru_cache
+from typing import NamedTuple
 
 from msgspec import field
 
@@ -325,9 +326,21 @@ def _setting_term(setting: Setting, label: str) -> Term:
     return Term(label=label, value=float(setting.value), source=setting.source)
 
 
-def effective_pool(pooler: Pooler, db: str, user: str) -> EffectivePool | None:
-    """The pool a client of `db` as `user` lands in; None when PgBouncer would reject
-    the database (no [databases] entry of that name and no `*` fallback)."""
+class _PoolEntries(NamedTuple):
+    """Where a client of a database as a user lands: the [databases] entry, the user
+    PgBouncer logs in to the server as, whether that user is forced by the entry, the
+    [users] entry that applies to it, and what was assumed on the way."""
+
+    entry: PoolerDatabase
+    server_user: str
+    forced: bool
+    user_entry: PoolerUser | None
+    notes: list[str]
+
+
+def _pool_entries(pooler: Pooler, db: str, user: str) -> _PoolEntries | None:
+    """The entries a client of `db` as `user` is configured by; None when PgBouncer
+    would reject the database (no [databases] entry of that name and no `*` fallback)."""
     version = pooler.version
     entry = _find_database(pooler, db) if db != "*" else None
     notes: list[str] = []
@@ -351,6 +364,33 @@ def effective_pool(pooler: Pooler, db: str, user: str) -> EffectivePool | None:
             f"[users] {server_user} does not apply to the forced user of {entry.name} "
             f"in PgBouncer {version.text} (src/objects.c force_user)"
         )
+    return _PoolEntries(entry, server_user, forced, user_entry, notes)
+
+
+def _pool_mode(pooler: Pooler, found: _PoolEntries) -> Setting:
+    """pool_mode: [users] over [databases] over [pgbouncer] over the default."""
+    if found.user_entry is not None and found.user_entry.pool_mode is not None:
+        return found.user_entry.pool_mode
+    if found.entry.pool_mode is not None:
+        return found.entry.pool_mode
+    return effective_setting(pooler.settings, "pool_mode", pooler.version)
+
+
+def effective_pool_mode(pooler: Pooler, db: str, user: str) -> Setting | None:
+    """effective_pool(pooler, db, user).pool_mode, without working out the pool's
+    sizes (asked per client by the pool-mode rules)."""
+    found = _pool_entries(pooler, db, user)
+    return None if found is None else _pool_mode(pooler, found)
+
+
+def effective_pool(pooler: Pooler, db: str, user: str) -> EffectivePool | None:
+    """The pool a client of `db` as `user` lands in; None when PgBouncer would reject
+    the database (no [databases] entry of that name and no `*` fallback)."""
+    found = _pool_entries(pooler, db, user)
+    if found is None:
+        return None
+    version = pooler.version
+    entry, server_user, forced, user_entry, notes = found
 
     def glob(name: str, label: str) -> Term:
         return _setting_term(effective_setting(pooler.settings, name, version), label)
@@ -384,12 +424,7 @@ def effective_pool(pooler: Pooler, db: str, user: str) -> EffectivePool | None:
         max_user = user_entry.max_user_connections
     else:
         max_user = glob("max_user_connections", "max_user_connections")
-    if user_entry is not None and user_entry.pool_mode is not None:
-        pool_mode = user_entry.pool_mode
-    elif entry.pool_mode is not None:
-        pool_mode = entry.pool_mode
-    else:
-        pool_mode = effective_setting(pooler.settings, "pool_mode", version)
+    pool_mode = _pool_mode(pooler, found)
     timeout = effective_setting(pooler.settings, "reserve_pool_timeout", version)
     reserve_used = float(timeout.value) > 0 and reserve.value > 0
     if reserve.value > 0 and not reserve_used:

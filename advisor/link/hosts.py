@@ -78,8 +78,11 @@ def selected(svc: dict, targets: list[tuple[Workload, tuple[str, str]]],
     if not selector:
         return None
     if svc["namespace"] and by_namespace is not None:
-        candidates = sorted(by_namespace.get(svc["namespace"], []) +
-                            by_namespace.get(None, []), key=lambda t: t[0])
+        own = by_namespace.get(svc["namespace"], [])
+        anywhere = by_namespace.get(None)
+        # each group is in workload order already: merged only when both have some
+        candidates = sorted(own + anywhere, key=lambda t: t[0]) if anywhere and own else \
+            own or anywhere or []
     else:
         candidates = [(i, w, target) for i, (w, target) in enumerate(targets)]
     for _, w, target in candidates:

@@ -639,7 +639,12 @@ def image_repository(image: str) -> str:
 
 def is_postgres_image(image: str) -> bool:
     repo = image_repository(image)
-    return repo in POSTGRES_IMAGES or re.fullmatch(r"spilo-\d+", repo) is not None
+    # the pattern only for a spilo-* name: linking asks this of every container twice
+    return repo in POSTGRES_IMAGES or (
+        repo.startswith("spilo-") and _SPILO.fullmatch(repo) is not None)
+
+
+_SPILO = lazy(r"spilo-\d+")
 
 
 def _program(word: str) -> str:

@@ -68,16 +68,17 @@ def effective_mode(pooler: Pooler, dbname: str | None, user: str | None) -> Rout
     default; None when PgBouncer would refuse the database (no entry, no `*`)."""
     # PgBouncer's and the SQL scanner's modules are imported where a pooler or a hazard
     # is there to look at: a repository without them skips their start-up cost
-    from advisor.facts.pgbouncer import effective_pool, effective_setting
+    from advisor.facts.pgbouncer import effective_pool_mode, effective_setting
 
     if not pooler.databases:  # e.g. an operator's pooler: only the global mode is known
         setting = effective_setting(pooler.settings, "pool_mode", pooler.version)
         scope = "default" if setting.source.path is None else "[pgbouncer]"
         return RouteMode(pooler, _mode_of(setting), scope, setting.source)
-    pool = effective_pool(pooler, dbname if dbname is not None else "*", user or _UNKNOWN_USER)
-    if pool is None:
+    found = effective_pool_mode(pooler, dbname if dbname is not None else "*",
+                                user or _UNKNOWN_USER)
+    if found is None:
         return None
-    setting = pool.pool_mode
+    setting = found
     user_entry = next((u for u in pooler.users if u.pool_mode == setting), None)
     db_entry = next((d for d in pooler.databases if d.pool_mode == setting), None)
     if user_entry is not None:
