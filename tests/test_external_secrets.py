@@ -7,13 +7,13 @@ ExternalSecret beside its Deployment."""
 from __future__ import annotations
 
 import textwrap
-from pathlib import Path
 
 import pytest
 
 from advisor.engine.check import run_check, scan
 from advisor.engine.options import CheckOptions
 from advisor.read.sources.external_secrets import render
+from tests.tree_helpers import write
 
 CLUSTER = """
 apiVersion: postgresql.cnpg.io/v1
@@ -66,13 +66,6 @@ spec:
           image: ghcr.io/acme/{name}:1.0
 {textwrap.indent(textwrap.dedent(env).strip(), "          ")}
 """
-
-
-def write(root: Path, files: dict[str, str]) -> Path:
-    for rel, text in files.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(textwrap.dedent(text))
-    return root
 
 
 def test_template_data_gives_the_host_and_the_pool_size(tmp_path):

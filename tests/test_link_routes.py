@@ -4,10 +4,10 @@ never its clients (bank-of-anthos ledger-db names its own Service in its env).""
 from __future__ import annotations
 
 import textwrap
-from pathlib import Path
 
 from advisor.engine.check import run_check
 from advisor.engine.options import CheckOptions
+from tests.tree_helpers import write
 
 # A database built from the project's own image (not read as PostgreSQL) whose env,
 # shared with its clients through one ConfigMap, names its own Service.
@@ -54,13 +54,6 @@ spec:
           env:
             - {name: SPRING_DATASOURCE_HIKARI_MAXIMUMPOOLSIZE, value: "7"}
 """
-
-
-def write(root: Path, files: dict[str, str]) -> Path:
-    for rel, text in files.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(textwrap.dedent(text))
-    return root
 
 
 def test_database_naming_its_own_service_is_not_its_own_client(tmp_path):

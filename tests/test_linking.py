@@ -14,26 +14,8 @@ from advisor.engine.check import run_check, scan
 from advisor.engine.options import CheckOptions
 from advisor.model import Container, Source
 from advisor.read.workloads import is_postgres_container, postgres_arguments
-
-DB = """
-apiVersion: v1
-kind: Service
-metadata: {name: db}
-spec:
-  selector: {app: db}
----
-apiVersion: apps/v1
-kind: StatefulSet
-metadata: {name: db}
-spec:
-  template:
-    metadata: {labels: {app: db}}
-    spec:
-      containers:
-        - name: postgres
-          image: postgres:16.2
-          args: ["-c", "max_connections=50"]
-"""
+from tests.tree_helpers import POSTGRES_DB as DB
+from tests.tree_helpers import write
 
 
 def web(host: str, size: int = 7, replicas: int = 3, extra: str = "") -> str:
@@ -53,13 +35,6 @@ spec:
             - {{name: SPRING_DATASOURCE_URL, value: "jdbc:postgresql://{host}:5432/shop"}}
             - {{name: SPRING_DATASOURCE_HIKARI_MAXIMUMPOOLSIZE, value: "{size}"}}
 {extra}"""
-
-
-def write(root: Path, files: dict[str, str]) -> Path:
-    for rel, text in files.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(textwrap.dedent(text))
-    return root
 
 
 def budget_of(root: Path, **options):

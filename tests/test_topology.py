@@ -3,38 +3,10 @@ servers and workloads."""
 
 from __future__ import annotations
 
-import textwrap
-from pathlib import Path
-
 from advisor.engine.check import run_check
 from advisor.engine.options import CheckOptions
-
-DB = """
-apiVersion: v1
-kind: Service
-metadata: {name: db}
-spec:
-  selector: {app: db}
----
-apiVersion: apps/v1
-kind: StatefulSet
-metadata: {name: db}
-spec:
-  template:
-    metadata: {labels: {app: db}}
-    spec:
-      containers:
-        - name: postgres
-          image: postgres:16.2
-          args: ["-c", "max_connections=50"]
-"""
-
-
-def write(root: Path, files: dict[str, str]) -> Path:
-    for rel, text in files.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(textwrap.dedent(text))
-    return root
+from tests.tree_helpers import POSTGRES_DB as DB
+from tests.tree_helpers import write
 
 
 def test_app_source_inferred_from_workload_name(tmp_path):

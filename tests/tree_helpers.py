@@ -1,0 +1,37 @@
+"""Test helpers: a repository tree written from a dict of files, and the plain PostgreSQL
+server (a Service `db` selecting a StatefulSet `db` with max_connections=50) that many
+linking tests point their clients at."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+POSTGRES_DB = """
+apiVersion: v1
+kind: Service
+metadata: {name: db}
+spec:
+  selector: {app: db}
+---
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: db}
+spec:
+  template:
+    metadata: {labels: {app: db}}
+    spec:
+      containers:
+        - name: postgres
+          image: postgres:16.2
+          args: ["-c", "max_connections=50"]
+"""
+
+
+def write(root: Path, files: dict[str, str]) -> Path:
+    """Each file of `files` (path relative to `root` -> text, dedented) written below
+    `root`, its folders made; `root`."""
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(textwrap.dedent(text))
+    return root
