@@ -473,13 +473,13 @@ def _write_atomic(path: Path, data: bytes) -> None:
 # strings, or merged keys without a position) is [3, line, col, keys, values, position
 # keys, positions]; a sequence [1, line, col, values, positions], a block scalar [2, text,
 # style]; other scalars are themselves (a list is always one of these). Positions are
-# yamlpos.Positions' packed form (the bytes of an int array: 4 per position key, 2 per item), as
+# yamlnodes.Positions' packed form (the bytes of an int array: 4 per position key, 2 per item), as
 # advisor.read.yamlpos holds them; a node whose `data` was unpacked (rewritten by a
 # renderer) is not cached.
 
 
 def encode_tree(value: Any) -> Any:
-    from advisor.read.yamlpos import BlockStr, PosList, PosMap
+    from advisor.read.yamlnodes import BlockStr, PosList, PosMap
 
     if isinstance(value, PosMap):
         lc = value.lc
@@ -531,7 +531,7 @@ def decode_tree(value: Any) -> Any:
     every manifest's tree: the recursion per scalar was half of it)."""
     if value.__class__ in _SCALARS:
         return value
-    from advisor.read.yamlpos import _KEY_TUPLES, _PAIR, BlockStr, PosList, PosMap, shared_keys
+    from advisor.read.yamlnodes import _KEY_TUPLES, _PAIR, BlockStr, PosList, PosMap, shared_keys
 
     scalars = _SCALARS
     known_keys = _KEY_TUPLES
