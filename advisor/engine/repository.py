@@ -216,8 +216,7 @@ def _from_entry(entry, shown: str, reparse=None) -> Manifest | None:
                               namespace=o.namespace, body=None, path=shown, line=o.line,
                               line_offset=o.line_offset, origin=o.origin, raw=o.body,
                               kept=o.extract, decode=decode_extract,
-                              lines=None if o.lines is None else
-                              {tuple(keys): line for keys, line in o.lines},
+                              lines=o.lines,
                               reparse=again)
                 for o in entry.objects]
     except (ValueError, TypeError, KeyError, IndexError):
@@ -358,7 +357,7 @@ def _put(cache, text: str, shown: str, objs: list[K8sObject], probs: list[Config
                 kind=o.kind, api_version=o.api_version, name=o.name,
                 namespace=o.namespace, body=encode_body(o.body), line=o.line,
                 line_offset=o.line_offset, origin=o.origin, extract=raw,
-                lines=None if kept is None else kept[1]))
+                lines=None if kept is None else {tuple(k): line for k, line in kept[1]}))
             used.append(o if kept is None else _with_extract(o, back, kept[1], body=o.body))
     except (TypeError, ValueError, OverflowError):
         return objs

@@ -55,7 +55,7 @@ from advisor import __version__
 from advisor.model import ConfigProblem
 
 CACHE_DIR = ".pool-advisor-cache"
-SCHEMA = 4
+SCHEMA = 5
 PACK = "files.msgpack"
 # What runs after the pack was written added to it (entries and stat signatures), for
 # that pack only (its token): one changed file writes this, not the whole pack again.
@@ -110,10 +110,11 @@ class CachedObject(msgspec.Struct, array_like=True):
     line_offset: int = 0
     origin: str = ""
     # What the reader of its kind takes (advisor.read.extract), as msgpack bytes decoded
-    # with its type when first asked for, and the lines the reader asks for ([keys,
-    # line0] pairs); lines None: no extract, the reader reads the body.
+    # with its type when first asked for, and the lines the reader asks for (keys ->
+    # line0, a map whose keys are arrays: decoded into LazyK8sObject.lines' dict in C);
+    # lines None: no extract, the reader reads the body.
     extract: msgspec.Raw = msgspec.Raw(b"\xc0")
-    lines: list[tuple[list[str | int], int | None]] | None = None
+    lines: dict[tuple[str | int, ...], int | None] | None = None
 
 
 class ManifestEntry(msgspec.Struct, array_like=True):
