@@ -117,7 +117,10 @@ def test_broken_yaml_is_a_problem_not_a_traceback(tmp_path):
     assert found.pools[0].size.value == 10
 
 
-def test_unknown_secret_value_is_noticed_not_guessed(tmp_path):
+def test_a_size_from_a_secret_not_in_the_repository_is_unknown_not_the_files(tmp_path):
+    """Spring binds the environment over application.yml: a maximumPoolSize variable set
+    from a Secret the repository does not hold wins over the file's 12, and its value is
+    not known here. The pool's size is unknown (why, for PA106), not 12 nor the default."""
     from advisor.model import Container, EnvVar, Source
 
     app = _app(tmp_path, {"src/main/resources/application.yml":
@@ -126,8 +129,15 @@ def test_unknown_secret_value_is_noticed_not_guessed(tmp_path):
         EnvVar(name="SPRING_DATASOURCE_HIKARI_MAXIMUMPOOLSIZE", value=None,
                source=Source(path="k.yaml", line=9), from_ref="secret:db/pool", secret=True),))
     found = pools_for_container(c, app)
-    assert found.pools[0].size.value == 12
+    assert found.pools == []
+    assert found.unknown == ["HikariCP maximumPoolSize is set by "
+                             "SPRING_DATASOURCE_HIKARI_MAXIMUMPOOLSIZE (k.yaml:9) from a secret "
+                             "or reference whose value is not in the repository"]
     assert any("not in the repository" in n for n in found.notices)
+    # without the secret-valued variable, the file's size stands
+    plain = Container(name="app", source=Source(path="k.yaml", line=1))
+    assert pools_for_container(plain, app).pools[0].size.value == 12
+    assert pools_for_container(plain, app).unknown == []
 
 
 def test_legacy_spring_profiles_document_and_properties_multidoc(tmp_path):

@@ -544,3 +544,41 @@ def test_a_word_on_another_line_of_a_mounted_file_does_not_link(tmp_path):
         "title: db\nlabels: [db]\n")})
     topo = scan([str(tmp_path)], CheckOptions()).topology
     assert topo.clients == []
+
+
+SECRET_SIZED_WEB = """
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web}
+spec:
+  replicas: 3
+  strategy: {type: Recreate}
+  template:
+    spec:
+      containers:
+        - name: app
+          image: acme/web:1
+          env:
+            - {name: SPRING_DATASOURCE_URL, value: "jdbc:postgresql://db:5432/shop"}
+            - name: SPRING_DATASOURCE_HIKARI_MAXIMUMPOOLSIZE
+              valueFrom: {secretKeyRef: {name: web-secrets, key: pool}}
+"""
+
+
+def test_a_pool_size_from_a_secret_not_in_the_repository_leaves_the_budget_a_floor(tmp_path):
+    """Never a default where the size is set but unreadable: the client is unknown
+    (PA106, with the variable that sets it), the budget a floor, never "fits"."""
+    write(tmp_path, {"k8s/db.yaml": DB, "k8s/web.yaml": SECRET_SIZED_WEB})
+    result = run_check([str(tmp_path)], CheckOptions(cache=False))
+    (budget,) = result.budgets
+    assert budget.unknown_clients == ["web"] and not budget.fits
+    assert budget.peak == 0  # web's pods are not counted: its connections are not known
+    (pa106,) = [f for f in result.findings if f.code == "PA106"]
+    assert "SPRING_DATASOURCE_HIKARI_MAXIMUMPOOLSIZE (k8s/web.yaml:15) from a secret" \
+        in pa106.message
+    assert not [f for f in result.findings if f.code == "PA104"]  # no default applied
+    # declared connections are what the user knows: they count
+    (tmp_path / ".pool-advisor.toml").write_text(
+        '[[workloads]]\nname = "web"\nconnections = 5\n')
+    declared = run_check([str(tmp_path)], CheckOptions(cache=False))
+    assert declared.budgets[0].unknown_clients == [] and declared.budgets[0].peak == 15

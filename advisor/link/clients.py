@@ -113,6 +113,7 @@ def client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
     pools: list[Pool] = []
     route: Route | None = None
     further: list[Route] = []  # every other route the containers' env names
+    hidden: list[str] = []  # pools whose size is set where its value cannot be read
     sidecar = (sidecars if sidecars is not None else sidecars_by_workload(topo)).get(workload_id(w))
     directory = _app_directory(inputs, w, topo)
     app = None
@@ -138,6 +139,7 @@ def client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
             continue
         topo.notices.extend(found.notices)
         topo.problems.extend(found.problems)
+        hidden += found.unknown
         # an operator's Secret lists one connection several ways (uri, jdbc-uri,
         # pgbouncer-uri): taken by envFrom, those are alternatives, not further routes
         env_route = route_from_env(c.env)
@@ -171,7 +173,11 @@ def client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
             "its own pods: a server's own pods are not its clients, so it is not counted "
             "as one")
         return []
-    if not pools and route is not None:
+    if hidden:
+        # A pool whose size the repository does not hold leaves the workload's
+        # connections unknown (the budget a floor), never a default's or a part's.
+        pools = []
+    elif not pools and route is not None:
         pools = _identified_defaults(inputs, topo, w, app, route)
     if decl is not None and decl.pool_size is not None:
         src = Source(path=inputs.settings.origin, key=f"workloads.{w.name}.pool-size")
@@ -193,7 +199,7 @@ def client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
                     replicas=replicas, surge=_client_surge(inputs, w, replicas),
                     pools=pools, location=w.obj.location(), suppressed=suppressed_codes(w.obj),
                     source_dir=directory, route=route,
-                    unknown="" if pools else _why_unknown(w, directory, app))
+                    unknown="" if pools else "; ".join(hidden) or _why_unknown(w, directory, app))
     if topo.poolers:  # as advisor.engine.repository._sql: hazards only matter behind a pooler
         topo.sql_hazards.extend(_env_hazards(w, client.id))
         topo.client_env[client.id] = [e for c in w.containers if not is_pgbouncer_container(c)

@@ -105,6 +105,8 @@ class AppPools(Record, kw_only=True):
     pools: list[Pool] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)
     problems: list[ConfigProblem] = field(default_factory=list)
+    # Pools whose size is set where its value cannot be read (StackContext.unknown): why
+    unknown: list[str] = field(default_factory=list)
 
     @property
     def default_applied(self) -> list[Pool]:
@@ -201,7 +203,8 @@ def pools_for_container(container: Container, app: AppSource | None = None, *,
                            f"{', '.join(p.label for p in pools)} not counted at peak (it "
                            "exits before the application containers start)")
         pools = []
-    return AppPools(pools=pools, notices=notices + ctx.notices, problems=problems + ctx.problems)
+    return AppPools(pools=pools, notices=notices + ctx.notices, problems=problems + ctx.problems,
+                    unknown=ctx.unknown)
 
 
 def default_pools_for_container(container: Container, app: AppSource | None, route: object,

@@ -36,6 +36,10 @@ class StackContext(Struct):
     node_cpus: int | None = None
     problems: list[ConfigProblem] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)
+    # Why a pool's size cannot be known here (it is set where the repository does not
+    # hold the value, e.g. a Secret it does not contain): the client's connections are
+    # then unknown, never a default's.
+    unknown: list[str] = field(default_factory=list)
     _processes: ProcessInfo | None = None
     cache: dict[str, object] = field(default_factory=dict)  # per-container parse results
 

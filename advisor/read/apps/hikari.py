@@ -79,7 +79,16 @@ def _pool(props: SpringProps, prefix: str, hikari: str, label: str,
     if not postgres:
         ctx.notices.append(f"{prefix}: not a PostgreSQL DataSource, skipped")
         return None
-    size = _resolved(props, f"{hikari}.maximum-pool-size", ctx)
+    size_key = f"{hikari}.maximum-pool-size"
+    size = _resolved(props, size_key, ctx)
+    hidden = props.lookup(size_key)[1]
+    if hidden:
+        # The environment binds over what files say: a size from a Secret or reference
+        # whose value the repository does not hold wins, and is not known here.
+        var = hidden[0]
+        ctx.unknown.append(f"{label} is set by {var.name} ({var.source.label()}) from a "
+                           "secret or reference whose value is not in the repository")
+        return None
     timeouts = _timeouts(props, hikari, ctx)
     if size is None or size.value is None:
         return Pool(label=label, size=term(label, DEFAULT_POOL_SIZE, DEFAULT_SOURCE),
