@@ -32,10 +32,14 @@ def template_display(chart_rel: str, subdirs: dict[str, str], key: str) -> str:
 
 
 def template_text(root: Root, display: str) -> str | None:
+    """The template's text; None when it cannot be read (or sits in a .tgz)."""
     if "#" in display:
         return None  # inside a .tgz: positions stay those of the rendered stream
     try:
-        return root.read_text(display)
+        # A plain file below the root is read with one lstat (read_text's pathlib
+        # resolution was most of reading a template); anything else goes to read_text.
+        below = root.read_below(display)
+        return below[0] if below is not None else root.read_text(display)
     except InputError:
         return None
 
