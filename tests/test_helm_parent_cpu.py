@@ -54,3 +54,88 @@ def test_template_text_is_what_read_text_gives(tmp_path, display):
     root = Root.of(tmp_path / "repo")
     assert template_text(root, display) == _read_text_or_none(Root.of(tmp_path / "repo"),
                                                                display)
+
+
+# --- the baseline flattened from the nodes its positioned read composed ------------------
+
+_DOCUMENTS = [
+    "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata:\n  port: \"5432\"\n",
+    "---\n# only a comment\n---\nkind: Service\nmetadata: {name: b}\nspec:\n  ports: [80, 443]\n",
+    "kind: List\nitems:\n- kind: ConfigMap\n  metadata: {name: c}\n- kind: Secret\n"
+    "  metadata: {name: d}\n  stringData: {x: y}\n",
+    "kind: ConfigMap\nmetadata: {name: e}\nbase: &b {x: 1, y: [1, 2]}\ncopy: *b\n"
+    "merged:\n  <<: *b\n  z: 3\n",
+    "kind: ConfigMap\nmetadata: {name: f}\ndata: {k: 1, k: 2}\n",
+    "kind: ConfigMap\nmetadata: {name: g}\n? [a, b]\n: complex key\n",
+    "kind: ConfigMap\nmetadata: {name: h}\n1: int key\ntrue: bool key\nnull: x\n",
+    "kind: ConfigMap\nmetadata: {name: i}\ndata:\n  b: !!binary aGVsbG8=\n  c: !custom x\n"
+    "  n: !!int 12\n",
+    "kind: ConfigMap\nmetadata: {name: j}\ndata:\n  n: !!int twelve\n",
+    "kind: ConfigMap\nmetadata: {name: k}\ndata: [\n",
+    "kind: ConfigMap\nmetadata: {name: l}\n---\nkind: Secret\nmetadata: {name: m\n",
+    "kind: 1\nmetadata: {name: n}\n---\nkind: ConfigMap\nmetadata: {name: 2}\n",
+    "a: &a [*a]\nkind: ConfigMap\nmetadata: {name: o}\n",
+    "kind: ConfigMap\nmetadata: {name: p}\nconf: |\n  max_connections = 100\n  x = 'y'\n",
+    "",
+    "\n\n",
+    "kind: ConfigMap\nmetadata: {name: q}\nd:\n" + "".join(f"{' ' * i}- \n" for i in range(1, 5)),
+    "kind: ConfigMap\nmetadata: {name: r}\nd: " + "[" * 300 + "]" * 300 + "\n",
+    "kind: ConfigMapList\nitems: 3\nmetadata: {name: s}\n",
+    "\ufeffkind: ConfigMap\nmetadata: {name: t}\n",
+]
+
+
+def _fields_or_error(rendered, composed=None):
+    from advisor.read.render.helm_trace import _parse_all
+
+    try:
+        return _parse_all(rendered, composed)
+    except Exception as exc:  # the tracer's baseline is {} then; which error is the same
+        return type(exc)
+
+
+@pytest.mark.parametrize("text", _DOCUMENTS)
+def test_baseline_fields_from_composed_nodes_are_those_of_a_new_read(text):
+    from advisor.read.sources.k8s import k8s_objects
+    from advisor.read.yamlpos import Composed
+
+    rendered = {"app/templates/x.yaml": text, "app/templates/NOTES.txt": text}
+    composed = {key: Composed(value) for key, value in rendered.items()}
+    for key, value in rendered.items():
+        k8s_objects(value, key, composed=composed[key])
+    assert _fields_or_error(rendered, composed) == _fields_or_error(rendered)
+
+
+def test_baseline_fields_of_a_whole_read_are_not_composed_again(monkeypatch):
+    from advisor.read.render import helm_trace
+    from advisor.read.sources.k8s import k8s_objects
+    from advisor.read.yamlpos import Composed
+
+    text = _DOCUMENTS[0] + "---\n" + _DOCUMENTS[2]
+    composed = Composed(text)
+    k8s_objects(text, "x.yaml", composed=composed)
+    assert composed.complete
+    expected = helm_trace._parse_all({"x.yaml": text})
+
+    def refused(_text):
+        raise AssertionError("composed again")
+
+    monkeypatch.setattr(helm_trace, "_nodes", refused)
+    assert helm_trace._parse_all({"x.yaml": text}, {"x.yaml": composed}) == expected
+    assert len(expected) == 3
+
+
+def test_a_read_that_stopped_is_composed_again(monkeypatch):
+    from advisor.read.render import helm_trace
+    from advisor.read.sources.k8s import k8s_objects
+    from advisor.read.yamlpos import Composed
+
+    text = "kind: ConfigMap\nmetadata: {name: j}\ndata:\n  n: !!int twelve\n"
+    composed = Composed(text)
+    _objects, problems = k8s_objects(text, "x.yaml", composed=composed)
+    assert problems and not composed.complete and composed.nodes
+    assert helm_trace._parse_all({"x.yaml": text}, {"x.yaml": composed}) == \
+        helm_trace._parse_all({"x.yaml": text})
+    other = "kind: ConfigMap\nmetadata: {name: z}\n"  # the same key, another text
+    assert helm_trace._parse_all({"x.yaml": other}, {"x.yaml": composed}) == \
+        helm_trace._parse_all({"x.yaml": other})

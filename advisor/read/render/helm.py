@@ -57,6 +57,7 @@ from advisor.read.render.helm_values import (
     user_layers,
 )
 from advisor.read.sources.k8s import K8sObject, k8s_objects
+from advisor.read.yamlpos import Composed
 
 
 def render_chart(root: Root, chart_dir: str, *, values_files: list[str] | None = None,
@@ -213,8 +214,9 @@ def _render_in(helm: Any, root: Root, chart_path: Path, chart_rel: str,
             effective = chart.merge_values(user)
         except EngineError:
             effective = user
-        objects = _objects_of(root, chart_path, chart_rel, baseline, namespace, out)
-        tracer = ValuesTracer(renderer, user, effective, defaults + layers, baseline)
+        composed: dict[str, Composed] = {}
+        objects = _objects_of(root, chart_path, chart_rel, baseline, namespace, out, composed)
+        tracer = ValuesTracer(renderer, user, effective, defaults + layers, baseline, composed)
         tracer.trace()
         apply_traces(objects, tracer)
         if tracer.limit:
@@ -292,8 +294,11 @@ def _all_subdirs(root: Root, chart_path: Path, prefix: str = "", depth: int = 0
 
 
 def _objects_of(root: Root, chart_path: Path, chart_rel: str, rendered: dict[str, str],
-                namespace: str | None, out: Rendered) -> dict[Any, K8sObject]:
-    """(template key, kind, index) -> object, positioned in its template."""
+                namespace: str | None, out: Rendered,
+                composed: dict[str, Composed] | None = None) -> dict[Any, K8sObject]:
+    """(template key, kind, index) -> object, positioned in its template. `composed`:
+    where each template's YAML nodes are kept, for tracing to flatten the baseline from
+    (advisor.read.yamlpos.Composed)."""
     subdirs = _all_subdirs(root, chart_path)
     objects: dict[Any, K8sObject] = {}
     dropped: list[str] = []
@@ -302,7 +307,11 @@ def _objects_of(root: Root, chart_path: Path, chart_rel: str, rendered: dict[str
         if key.endswith("NOTES.txt") or not text.strip():
             continue
         display = template_display(chart_rel, subdirs, key)
-        found, problems = k8s_objects(text, display, origin=f"helm:{chart_rel}")
+        nodes = None
+        if composed is not None:
+            nodes = composed[key] = Composed(text)
+        found, problems = k8s_objects(text, display, origin=f"helm:{chart_rel}",
+                                      composed=nodes)
         for p in problems:
             out.problems.append(replace(p, message=f"{p.message} (in the "
                                                      "rendered output of this template)"))

@@ -40,6 +40,7 @@ from advisor.read.render import field_path, flatten
 from advisor.read.render.helm_process import RenderLimit
 from advisor.read.render.helm_values import Key, ValuesLayer, block_start, leaf_source
 from advisor.read.sources.k8s import K8sObject, get
+from advisor.read.yamlpos import LIBYAML, Composed
 
 # Tracing budget: renders are ~1 ms for a scaffold-sized chart; stop refining after
 # this many renders or seconds and say so.
@@ -103,7 +104,8 @@ class _Hit(Struct):
 
 class ValuesTracer:
     def __init__(self, renderer: ChartRenderer, user: dict[str, Any], effective: dict[str, Any],
-                 layers: list[ValuesLayer], baseline: dict[str, str]) -> None:
+                 layers: list[ValuesLayer], baseline: dict[str, str],
+                 composed: dict[str, Composed] | None = None) -> None:
         self.renderer = renderer
         self.user = user
         self.effective = effective
@@ -116,7 +118,9 @@ class ValuesTracer:
         self.settled: set[str] = set()
         self.derived_renders = 0
         try:
-            self.baseline = _parse_all(baseline)
+            # The nodes the positioned read of the baseline composed, where it read a
+            # template whole (advisor.read.render.helm._objects_of), are not composed again.
+            self.baseline = _parse_all(baseline, composed)
         except Exception:  # not YAML: k8s_objects already reported it; nothing to trace
             self.baseline = {}
         self.hits: dict[tuple[Any, Key], list[_Hit]] = {}
@@ -417,26 +421,42 @@ def _set_path(tree: dict[str, Any], key: Key, value: Any, effective: Any) -> Non
     node[last] = value
 
 
-def _parse_all(rendered: dict[str, str]) -> dict[Any, dict[Key, Any]]:
+def _parse_all(rendered: dict[str, str], composed: dict[str, Composed] | None = None
+               ) -> dict[Any, dict[Key, Any]]:
     """(template key, kind, index) -> flattened scalar fields of each object, indexed
     as `k8s_objects` indexes them. Tracing parses every perturbed render, so this uses
     libyaml (PyYAML's C loader, part of the `helm` extra) when present; positions are
-    not needed here."""
+    not needed here. `composed`: libyaml's nodes of some of the texts, already composed
+    (see _composed_nodes)."""
     out: dict[Any, dict[Key, Any]] = {}
     for key, text in rendered.items():
         if key.endswith("NOTES.txt") or not text.strip():
             continue
-        for index, (kind, fields) in enumerate(_objects_fields(text)):
+        nodes = _composed_nodes(composed, key, text)
+        for index, (kind, fields) in enumerate(_objects_fields(text, nodes)):
             out[(key, kind, index)] = fields
     return out
 
 
-def _objects_fields(text: str) -> list[tuple[str, dict[Key, Any]]]:
+def _composed_nodes(composed: dict[str, Composed] | None, key: str, text: str
+                    ) -> list[Any] | None:
+    """The nodes of `text` that advisor.read.yamlpos composed, when it read the whole
+    stream with libyaml: the nodes `_nodes` would compose (the same parser; yamlpos's
+    tags differ, and neither `_node_fields` nor `_plain` reads a tag). None otherwise."""
+    found = composed.get(key) if composed else None
+    if found is None or not found.complete or found.text is not text or not LIBYAML:
+        return None
+    return found.nodes
+
+
+def _objects_fields(text: str, nodes: list[Any] | None = None
+                    ) -> list[tuple[str, dict[Key, Any]]]:
     """(kind, flattened fields) of each object in `text`: a document with a kind and a
     metadata.name, or an item of a List. A plain tree's fields come straight from its
     nodes (`_node_fields`); anything else is built as BaseLoader builds it, then
-    flattened."""
-    nodes = _nodes(text)
+    flattened. `nodes`: the text's documents already composed by libyaml."""
+    if nodes is None:
+        nodes = _nodes(text)
     if nodes is not None:
         try:
             return [found for node in nodes if node is not None
