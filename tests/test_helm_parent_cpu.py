@@ -139,3 +139,67 @@ def test_a_read_that_stopped_is_composed_again(monkeypatch):
     other = "kind: ConfigMap\nmetadata: {name: z}\n"  # the same key, another text
     assert helm_trace._parse_all({"x.yaml": other}, {"x.yaml": composed}) == \
         helm_trace._parse_all({"x.yaml": other})
+
+
+# --- relocating short packed positions in their own form ----------------------------------
+
+_RELOCATED = [
+    "a:\n  b: 1\n  c: [1, 2]\nd:\n- x: 1\n- 2\n- []\n- {}\n",
+    "a: 1\na: 2\nb:\n  c: 3\n  c: 4\n",
+    "base: &b\n  x: 1\n  y: 2\nuse:\n  <<: *b\n  z: 3\nlist: &l [1, 2]\nagain: *l\n",
+    "k: |\n  text\n  more\nn: null\ne: ''\n",
+    "1: x\ntrue: y\n1.0: z\n",
+]
+
+
+def _packed_bytes(node, out):
+    from advisor.read.yamlpos import Positions
+
+    if isinstance(node, Positions):
+        out.append((node._keys, node._pos, getattr(node, "_data", None)))
+    if isinstance(node, dict | list):
+        for child in node.values() if isinstance(node, dict) else node:
+            _packed_bytes(child, out)
+    return out
+
+
+@pytest.mark.parametrize("text", _RELOCATED)
+@pytest.mark.parametrize("moves", [
+    {0: 7, 1: 9, 3: 2, 5: 40}, {0: 65535, 2: 65536}, {1: -1}, {0: None}, {},
+    {i: 3 * i for i in range(12)},
+])
+def test_short_positions_moved_in_place_are_the_general_paths_bytes(text, moves, monkeypatch):
+    from advisor.read.render import helm_positions
+    from advisor.read.yamlpos import load_all
+
+    general = next(load_all(text))
+    monkeypatch.setattr(helm_positions, "_moved_short", lambda *_a: None)
+    try:
+        helm_positions.relocate(general, moves)
+        expected: object = _packed_bytes(general, [])
+    except TypeError as exc:  # a line that is not an int, where a path reaches it
+        expected = type(exc)
+    monkeypatch.undo()
+    short = next(load_all(text))
+    try:
+        helm_positions.relocate(short, moves)
+        found: object = _packed_bytes(short, [])
+    except TypeError as exc:
+        found = type(exc)
+    assert found == expected
+
+
+def test_short_positions_are_moved_without_repacking(monkeypatch):
+    from advisor.read.render import helm_positions
+    from advisor.read.yamlpos import load_all
+
+    tree = next(load_all(_RELOCATED[0]))
+    expected = next(load_all(_RELOCATED[0]))
+    helm_positions.relocate(expected, {0: 7, 3: 2})
+
+    def refused(*_a):
+        raise AssertionError("repacked")
+
+    monkeypatch.setattr(helm_positions, "pack_positions", refused)
+    helm_positions.relocate(tree, {0: 7, 3: 2})
+    assert _packed_bytes(tree, []) == _packed_bytes(expected, [])
