@@ -217,6 +217,7 @@ def _render_in(helm: Any, root: Root, chart_path: Path, chart_rel: str,
         composed: dict[str, Composed] = {}
         objects = _objects_of(root, chart_path, chart_rel, baseline, namespace, out, composed)
         tracer = ValuesTracer(renderer, user, effective, defaults + layers, baseline, composed)
+        composed.clear()  # the nodes are garbage now: not kept through tracing's renders
         tracer.trace()
         apply_traces(objects, tracer)
         if tracer.limit:
