@@ -203,3 +203,28 @@ def test_short_positions_are_moved_without_repacking(monkeypatch):
     monkeypatch.setattr(helm_positions, "pack_positions", refused)
     helm_positions.relocate(tree, {0: 7, 3: 2})
     assert _packed_bytes(tree, []) == _packed_bytes(expected, [])
+
+
+# --- a values file's plain scalars resolved by yamlpos's table ------------------------------
+
+def _tag_of_by_list(text):
+    """helm_value_lines._tag_of before yamlpos's table: a list of resolvers per scalar."""
+    from advisor.read.yamlpos import _Resolver
+
+    table = _Resolver.yaml_implicit_resolvers
+    for tag, pattern in [*table.get(text[0] if text else "", ()), *table.get(None, ())]:
+        if pattern.match(text):
+            return str(tag)
+    return None
+
+
+@pytest.mark.parametrize("text", [
+    "", "~", "null", "Null", "NULL", "nil", "true", "True", "yes", "no", "on", "off", "y",
+    "0", "-1", "+12", "0x1F", "0o17", "017", "1_000", "1.5", "-.5", ".inf", "-.Inf", ".nan",
+    "1e3", "1.0e+3", "<<", "=", "2024-01-02", "2001-12-14t21:59:43.10-05:00", "a", "-", ".",
+    "._", "nginx", "8080", "1.16.0", "10Gi", "é", "?", "1:30", "190:20:30",
+])
+def test_a_plain_scalars_tag_is_what_the_list_of_resolvers_gives(text):
+    from advisor.read.render.helm_value_lines import _tag_of
+
+    assert _tag_of(text) == _tag_of_by_list(text)
