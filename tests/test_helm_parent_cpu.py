@@ -85,60 +85,72 @@ _DOCUMENTS = [
 ]
 
 
-def _fields_or_error(rendered, composed=None):
+def _fields_or_error(rendered, reads=None):
     from advisor.read.render.helm_trace import _parse_all
 
     try:
-        return _parse_all(rendered, composed)
+        return _parse_all(rendered, reads)
     except Exception as exc:  # the tracer's baseline is {} then; which error is the same
         return type(exc)
 
 
+def _read(text, key="x.yaml"):
+    """The BaselineRead of `text` as advisor.read.render.helm._objects_of makes it."""
+    from advisor.read.render.helm_trace import baseline_read
+    from advisor.read.sources.k8s import k8s_objects
+    from advisor.read.yamlpos import Composed
+
+    composed = Composed(text)
+    k8s_objects(text, key, composed=composed)
+    return baseline_read(composed)
+
+
 @pytest.mark.parametrize("text", _DOCUMENTS)
-def test_baseline_fields_from_composed_nodes_are_those_of_a_new_read(text):
-    from advisor.read.sources.k8s import k8s_objects
-    from advisor.read.yamlpos import Composed
-
+def test_baseline_fields_from_the_positioned_read_are_those_of_a_new_read(text):
     rendered = {"app/templates/x.yaml": text, "app/templates/NOTES.txt": text}
-    composed = {key: Composed(value) for key, value in rendered.items()}
-    for key, value in rendered.items():
-        k8s_objects(value, key, composed=composed[key])
-    assert _fields_or_error(rendered, composed) == _fields_or_error(rendered)
+    reads = {key: _read(value, key) for key, value in rendered.items()}
+    assert _fields_or_error(rendered, reads) == _fields_or_error(rendered)
 
 
-def test_baseline_fields_of_a_whole_read_are_not_composed_again(monkeypatch):
+def test_a_baseline_template_read_whole_is_not_read_again(monkeypatch):
     from advisor.read.render import helm_trace
-    from advisor.read.sources.k8s import k8s_objects
-    from advisor.read.yamlpos import Composed
 
     text = _DOCUMENTS[0] + "---\n" + _DOCUMENTS[2]
-    composed = Composed(text)
-    k8s_objects(text, "x.yaml", composed=composed)
-    assert composed.complete
+    read = _read(text)
+    assert read.fields is not None and read.error is None
     expected = helm_trace._parse_all({"x.yaml": text})
 
-    def refused(_text):
-        raise AssertionError("composed again")
+    def refused(*_a):
+        raise AssertionError("read again")
 
-    monkeypatch.setattr(helm_trace, "_nodes", refused)
-    assert helm_trace._parse_all({"x.yaml": text}, {"x.yaml": composed}) == expected
+    monkeypatch.setattr(helm_trace, "_objects_fields", refused)
+    assert helm_trace._parse_all({"x.yaml": text}, {"x.yaml": read}) == expected
     assert len(expected) == 3
 
 
-def test_a_read_that_stopped_is_composed_again(monkeypatch):
+def test_a_baseline_template_whose_read_stopped_is_read_again():
     from advisor.read.render import helm_trace
-    from advisor.read.sources.k8s import k8s_objects
-    from advisor.read.yamlpos import Composed
 
     text = "kind: ConfigMap\nmetadata: {name: j}\ndata:\n  n: !!int twelve\n"
-    composed = Composed(text)
-    _objects, problems = k8s_objects(text, "x.yaml", composed=composed)
-    assert problems and not composed.complete and composed.nodes
-    assert helm_trace._parse_all({"x.yaml": text}, {"x.yaml": composed}) == \
+    read = _read(text)
+    assert read.fields is None and read.error is None
+    assert helm_trace._parse_all({"x.yaml": text}, {"x.yaml": read}) == \
         helm_trace._parse_all({"x.yaml": text})
     other = "kind: ConfigMap\nmetadata: {name: z}\n"  # the same key, another text
-    assert helm_trace._parse_all({"x.yaml": other}, {"x.yaml": composed}) == \
+    assert helm_trace._parse_all({"x.yaml": other}, {"x.yaml": read}) == \
         helm_trace._parse_all({"x.yaml": other})
+
+
+def test_a_baseline_template_that_is_not_traced_raises_as_before():
+    from advisor.read.render import helm_trace
+
+    text = "a: &a [*a]\nkind: ConfigMap\nmetadata: {name: o}\n"  # a node inside itself
+    read = _read(text)
+    assert read.error is not None
+    with pytest.raises(type(read.error)):
+        helm_trace._parse_all({"x.yaml": text})
+    with pytest.raises(type(read.error)):
+        helm_trace._parse_all({"x.yaml": text}, {"x.yaml": read})
 
 
 # --- relocating short packed positions in their own form ----------------------------------

@@ -105,7 +105,7 @@ class _Hit(Struct):
 class ValuesTracer:
     def __init__(self, renderer: ChartRenderer, user: dict[str, Any], effective: dict[str, Any],
                  layers: list[ValuesLayer], baseline: dict[str, str],
-                 composed: dict[str, Composed] | None = None) -> None:
+                 reads: dict[str, BaselineRead] | None = None) -> None:
         self.renderer = renderer
         self.user = user
         self.effective = effective
@@ -118,9 +118,9 @@ class ValuesTracer:
         self.settled: set[str] = set()
         self.derived_renders = 0
         try:
-            # The nodes the positioned read of the baseline composed, where it read a
-            # template whole (advisor.read.render.helm._objects_of), are not composed again.
-            self.baseline = _parse_all(baseline, composed)
+            # What the positioned read of each template gave (_objects_of) is not read
+            # again.
+            self.baseline = _parse_all(baseline, reads)
         except Exception:  # not YAML: k8s_objects already reported it; nothing to trace
             self.baseline = {}
         self.hits: dict[tuple[Any, Key], list[_Hit]] = {}
@@ -421,32 +421,50 @@ def _set_path(tree: dict[str, Any], key: Key, value: Any, effective: Any) -> Non
     node[last] = value
 
 
-def _parse_all(rendered: dict[str, str], composed: dict[str, Composed] | None = None
+def _parse_all(rendered: dict[str, str], reads: dict[str, BaselineRead] | None = None
                ) -> dict[Any, dict[Key, Any]]:
     """(template key, kind, index) -> flattened scalar fields of each object, indexed
     as `k8s_objects` indexes them. Tracing parses every perturbed render, so this uses
     libyaml (PyYAML's C loader, part of the `helm` extra) when present; positions are
-    not needed here. `composed`: libyaml's nodes of some of the texts, already composed
-    (see _composed_nodes)."""
+    not needed here. `reads`: what the positioned read of some of the texts already
+    gave (see baseline_read)."""
     out: dict[Any, dict[Key, Any]] = {}
     for key, text in rendered.items():
         if key.endswith("NOTES.txt") or not text.strip():
             continue
-        nodes = _composed_nodes(composed, key, text)
-        for index, (kind, fields) in enumerate(_objects_fields(text, nodes)):
+        read = reads.get(key) if reads else None
+        if read is None or read.text is not text:
+            read = BaselineRead(text)
+        if read.error is not None:
+            raise read.error
+        found = read.fields if read.fields is not None else _objects_fields(text)
+        for index, (kind, fields) in enumerate(found):
             out[(key, kind, index)] = fields
     return out
 
 
-def _composed_nodes(composed: dict[str, Composed] | None, key: str, text: str
-                    ) -> list[Any] | None:
-    """The nodes of `text` that advisor.read.yamlpos composed, when it read the whole
-    stream with libyaml: the nodes `_nodes` would compose (the same parser; yamlpos's
-    tags differ, and neither `_node_fields` nor `_plain` reads a tag). None otherwise."""
-    found = composed.get(key) if composed else None
-    if found is None or not found.complete or found.text is not text or not LIBYAML:
-        return None
-    return found.nodes
+class BaselineRead(Struct):
+    """What the positioned read of a baseline template (advisor.read.render.helm._objects_of)
+    gives tracing: `_objects_fields` of its text, flattened from the nodes that read
+    composed while they are at hand (kept until tracing starts, they made the collector
+    run a third more often), or the exception that raised. Neither when that read did
+    not take the whole stream with libyaml: tracing then reads the text itself."""
+
+    text: str
+    fields: list[tuple[str, dict[Key, Any]]] | None = None
+    error: Exception | None = None
+
+
+def baseline_read(read: Composed) -> BaselineRead:
+    """The BaselineRead of a template from the nodes advisor.read.yamlpos composed, when
+    it read the whole stream with libyaml: the nodes `_nodes` would compose (the same
+    parser; yamlpos's tags differ, and neither `_node_fields` nor `_plain` reads a tag)."""
+    if not read.complete or not LIBYAML:
+        return BaselineRead(read.text)
+    try:
+        return BaselineRead(read.text, _objects_fields(read.text, read.nodes))
+    except Exception as exc:  # _parse_all raises it again: the baseline is not traced
+        return BaselineRead(read.text, error=exc)
 
 
 def _objects_fields(text: str, nodes: list[Any] | None = None
