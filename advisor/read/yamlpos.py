@@ -64,7 +64,10 @@ from advisor.read.yamlnodes import (  # noqa: E402, F401 (the node types, kept i
 
 try:  # libyaml; the pure-Python parser gives the same nodes, only slower
     from yaml.cyaml import CParser as _Parser
+
+    LIBYAML = True  # the nodes are libyaml's (see Composed)
 except ImportError:  # pragma: no cover - PyYAML built without libyaml
+    LIBYAML = False
     from yaml.composer import Composer
     from yaml.parser import Parser
     from yaml.reader import Reader
@@ -154,25 +157,47 @@ def load_all(text: str, *, unique_keys: bool = False) -> Iterator[Any]:
         yield doc
 
 
-def load_all_sized(text: str) -> Iterator[tuple[Any, int | None]]:
+class Composed:
+    """The root node of each document of a text as load_all_sized composed it (None for
+    an empty one), kept for another reader of the same text that wants the nodes, not
+    the positioned tree (advisor.read.render.helm_trace flattens a rendered template
+    from them instead of composing it again); `complete` once the whole stream was read
+    and built without an error."""
+
+    __slots__ = ("complete", "nodes", "text")
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.nodes: list[Node | None] = []
+        self.complete = False
+
+
+def load_all_sized(text: str, composed: Composed | None = None
+                   ) -> Iterator[tuple[Any, int | None]]:
     """load_all's documents, each with its node count and nesting depth when these are
     known from the reading (a tree: no alias, merge or repeated key), else None: an alias
-    bomb is then found by walking the document (advisor.read.sources.k8s)."""
-    for doc, builder in _documents(text, False):
+    bomb is then found by walking the document (advisor.read.sources.k8s). `composed`:
+    where the documents' nodes are kept (see Composed)."""
+    for doc, builder in _documents(text, False, composed):
         known = builder is not None and builder.simple
         yield doc, ((builder.nodes, builder.deepest) if known else None)
 
 
-def _documents(text: str, unique_keys: bool) -> Iterator[tuple[Any, _Builder | None]]:
+def _documents(text: str, unique_keys: bool, composed: Composed | None = None
+               ) -> Iterator[tuple[Any, _Builder | None]]:
     loader = _Loader(str(text))  # libyaml takes exact str only, not a BlockStr
     try:
         while loader.check_node():
             node = loader.get_node()
+            if composed is not None:
+                composed.nodes.append(node)
             if node is None:
                 yield None, None
                 continue
             builder = _Builder(unique_keys, len(text) < 65536)
             yield builder.build(node), builder
+        if composed is not None:
+            composed.complete = True
     finally:
         loader.dispose()
 

@@ -45,7 +45,13 @@ from advisor.read.render.helm_positions import (
     template_text,
 )
 from advisor.read.render.helm_process import EngineProcess, EngineView, RenderLimit
-from advisor.read.render.helm_trace import ChartRenderer, ValuesTracer, apply_traces
+from advisor.read.render.helm_trace import (
+    BaselineRead,
+    ChartRenderer,
+    ValuesTracer,
+    apply_traces,
+    baseline_read,
+)
 from advisor.read.render.helm_values import (
     ValuesLayer,
     default_layers,
@@ -57,6 +63,7 @@ from advisor.read.render.helm_values import (
     user_layers,
 )
 from advisor.read.sources.k8s import K8sObject, k8s_objects
+from advisor.read.yamlpos import Composed
 
 
 def render_chart(root: Root, chart_dir: str, *, values_files: list[str] | None = None,
@@ -213,8 +220,9 @@ def _render_in(helm: Any, root: Root, chart_path: Path, chart_rel: str,
             effective = chart.merge_values(user)
         except EngineError:
             effective = user
-        objects = _objects_of(root, chart_path, chart_rel, baseline, namespace, out)
-        tracer = ValuesTracer(renderer, user, effective, defaults + layers, baseline)
+        reads: dict[str, BaselineRead] = {}
+        objects = _objects_of(root, chart_path, chart_rel, baseline, namespace, out, reads)
+        tracer = ValuesTracer(renderer, user, effective, defaults + layers, baseline, reads)
         tracer.trace()
         apply_traces(objects, tracer)
         if tracer.limit:
@@ -292,8 +300,11 @@ def _all_subdirs(root: Root, chart_path: Path, prefix: str = "", depth: int = 0
 
 
 def _objects_of(root: Root, chart_path: Path, chart_rel: str, rendered: dict[str, str],
-                namespace: str | None, out: Rendered) -> dict[Any, K8sObject]:
-    """(template key, kind, index) -> object, positioned in its template."""
+                namespace: str | None, out: Rendered,
+                reads: dict[str, BaselineRead] | None = None) -> dict[Any, K8sObject]:
+    """(template key, kind, index) -> object, positioned in its template. `reads`: where
+    what tracing reads of each template is kept, from the nodes read here
+    (advisor.read.render.helm_trace.baseline_read)."""
     subdirs = _all_subdirs(root, chart_path)
     objects: dict[Any, K8sObject] = {}
     dropped: list[str] = []
@@ -302,7 +313,11 @@ def _objects_of(root: Root, chart_path: Path, chart_rel: str, rendered: dict[str
         if key.endswith("NOTES.txt") or not text.strip():
             continue
         display = template_display(chart_rel, subdirs, key)
-        found, problems = k8s_objects(text, display, origin=f"helm:{chart_rel}")
+        composed = Composed(text) if reads is not None else None
+        found, problems = k8s_objects(text, display, origin=f"helm:{chart_rel}",
+                                      composed=composed)
+        if reads is not None and composed is not None:
+            reads[key] = baseline_read(composed)
         for p in problems:
             out.problems.append(replace(p, message=f"{p.message} (in the "
                                                      "rendered output of this template)"))

@@ -32,10 +32,14 @@ def template_display(chart_rel: str, subdirs: dict[str, str], key: str) -> str:
 
 
 def template_text(root: Root, display: str) -> str | None:
+    """The template's text; None when it cannot be read (or sits in a .tgz)."""
     if "#" in display:
         return None  # inside a .tgz: positions stay those of the rendered stream
     try:
-        return root.read_text(display)
+        # A plain file below the root is read with one lstat (read_text's pathlib
+        # resolution was most of reading a template); anything else goes to read_text.
+        below = root.read_below(display)
+        return below[0] if below is not None else root.read_text(display)
     except InputError:
         return None
 
@@ -115,6 +119,11 @@ def _relocate_packed(node: Any, move: Any) -> bool:
     keys, packed = node._keys, node._pos
     if packed is None or (keys is not None and len(set(keys)) != len(keys)):
         return False
+    if len(packed) & 1 and type(move) is dict:
+        moved = _moved_short(packed, keys, move)
+        if moved is not None:
+            node._pos = moved
+            return True
     # The packed ints: the node's own (line, col), then (line, col) per item or (key
     # line, key col, value line, value col) per key: every line at an even index.
     ints = array("i", _ints(packed))
@@ -129,6 +138,26 @@ def _relocate_packed(node: Any, move: Any) -> bool:
     ints[0::2] = lines
     node._pos = pack_positions(ints)
     return True
+
+
+def _moved_short(packed: bytes, keys: tuple[Any, ...] | None, move: dict[int, int]
+                 ) -> bytes | None:
+    """The short form (two bytes an int, as nearly every rendered template is read) of
+    `packed` with its lines moved, worked on in that form: what pack_positions gives
+    for the moved ints when every moved line fits two bytes, without the copy to C ints
+    and back (two fifths of relocating a chart). None when a line does not fit, or the
+    ints are not in the form expected: the general path then decides."""
+    ints = array("H")
+    ints.frombytes(packed[:-1])
+    body = len(ints) - 2
+    if body != (4 * len(keys) if keys is not None else body // 2 * 2):
+        return None
+    at = ints[0::2]
+    try:
+        ints[0::2] = array("H", map(move.get, at, at))
+    except (OverflowError, TypeError):  # below 0, past 65,535, or not an int
+        return None
+    return ints.tobytes() + b"\0"
 
 
 def _as_function(move: Any) -> Any:

@@ -40,6 +40,7 @@ from advisor.read.render import field_path, flatten
 from advisor.read.render.helm_process import RenderLimit
 from advisor.read.render.helm_values import Key, ValuesLayer, block_start, leaf_source
 from advisor.read.sources.k8s import K8sObject, get
+from advisor.read.yamlpos import LIBYAML, Composed
 
 # Tracing budget: renders are ~1 ms for a scaffold-sized chart; stop refining after
 # this many renders or seconds and say so.
@@ -103,7 +104,8 @@ class _Hit(Struct):
 
 class ValuesTracer:
     def __init__(self, renderer: ChartRenderer, user: dict[str, Any], effective: dict[str, Any],
-                 layers: list[ValuesLayer], baseline: dict[str, str]) -> None:
+                 layers: list[ValuesLayer], baseline: dict[str, str],
+                 reads: dict[str, BaselineRead] | None = None) -> None:
         self.renderer = renderer
         self.user = user
         self.effective = effective
@@ -116,7 +118,9 @@ class ValuesTracer:
         self.settled: set[str] = set()
         self.derived_renders = 0
         try:
-            self.baseline = _parse_all(baseline)
+            # What the positioned read of each template gave (_objects_of) is not read
+            # again.
+            self.baseline = _parse_all(baseline, reads)
         except Exception:  # not YAML: k8s_objects already reported it; nothing to trace
             self.baseline = {}
         self.hits: dict[tuple[Any, Key], list[_Hit]] = {}
@@ -417,26 +421,60 @@ def _set_path(tree: dict[str, Any], key: Key, value: Any, effective: Any) -> Non
     node[last] = value
 
 
-def _parse_all(rendered: dict[str, str]) -> dict[Any, dict[Key, Any]]:
+def _parse_all(rendered: dict[str, str], reads: dict[str, BaselineRead] | None = None
+               ) -> dict[Any, dict[Key, Any]]:
     """(template key, kind, index) -> flattened scalar fields of each object, indexed
     as `k8s_objects` indexes them. Tracing parses every perturbed render, so this uses
     libyaml (PyYAML's C loader, part of the `helm` extra) when present; positions are
-    not needed here."""
+    not needed here. `reads`: what the positioned read of some of the texts already
+    gave (see baseline_read)."""
     out: dict[Any, dict[Key, Any]] = {}
     for key, text in rendered.items():
         if key.endswith("NOTES.txt") or not text.strip():
             continue
-        for index, (kind, fields) in enumerate(_objects_fields(text)):
+        read = reads.get(key) if reads else None
+        if read is None or read.text is not text:
+            read = BaselineRead(text)
+        if read.error is not None:
+            raise read.error
+        found = read.fields if read.fields is not None else _objects_fields(text)
+        for index, (kind, fields) in enumerate(found):
             out[(key, kind, index)] = fields
     return out
 
 
-def _objects_fields(text: str) -> list[tuple[str, dict[Key, Any]]]:
+class BaselineRead(Struct):
+    """What the positioned read of a baseline template (advisor.read.render.helm._objects_of)
+    gives tracing: `_objects_fields` of its text, flattened from the nodes that read
+    composed while they are at hand (kept until tracing starts, they made the collector
+    run a third more often), or the exception that raised. Neither when that read did
+    not take the whole stream with libyaml: tracing then reads the text itself."""
+
+    text: str
+    fields: list[tuple[str, dict[Key, Any]]] | None = None
+    error: Exception | None = None
+
+
+def baseline_read(read: Composed) -> BaselineRead:
+    """The BaselineRead of a template from the nodes advisor.read.yamlpos composed, when
+    it read the whole stream with libyaml: the nodes `_nodes` would compose (the same
+    parser; yamlpos's tags differ, and neither `_node_fields` nor `_plain` reads a tag)."""
+    if not read.complete or not LIBYAML:
+        return BaselineRead(read.text)
+    try:
+        return BaselineRead(read.text, _objects_fields(read.text, read.nodes))
+    except Exception as exc:  # _parse_all raises it again: the baseline is not traced
+        return BaselineRead(read.text, error=exc)
+
+
+def _objects_fields(text: str, nodes: list[Any] | None = None
+                    ) -> list[tuple[str, dict[Key, Any]]]:
     """(kind, flattened fields) of each object in `text`: a document with a kind and a
     metadata.name, or an item of a List. A plain tree's fields come straight from its
     nodes (`_node_fields`); anything else is built as BaseLoader builds it, then
-    flattened."""
-    nodes = _nodes(text)
+    flattened. `nodes`: the text's documents already composed by libyaml."""
+    if nodes is None:
+        nodes = _nodes(text)
     if nodes is not None:
         try:
             return [found for node in nodes if node is not None

@@ -21,7 +21,14 @@ from typing import Any
 
 from yaml.nodes import Node, ScalarNode, SequenceNode
 
-from advisor.read.yamlpos import _MERGE_TAG, _TAG, _Parser, _Resolver, _scalar
+from advisor.read.yamlpos import (
+    _IMPLICIT_BY_FIRST,
+    _MERGE_TAG,
+    _TAG,
+    _WILDCARD,
+    _Parser,
+    _scalar,
+)
 
 Key = tuple[str | int, ...]
 
@@ -162,9 +169,10 @@ def _resolved(node: ScalarNode) -> Any:
 
 def _tag_of(text: str) -> str | None:
     """yamlpos's tag for the plain scalar `text`; None when it is a string (no implicit
-    resolver is registered for its first character, the common case, or none matches)."""
-    table = _Resolver.yaml_implicit_resolvers
-    for tag, pattern in [*table.get(text[0] if text else "", ()), *table.get(None, ())]:
+    resolver is registered for its first character, the common case, or none matches).
+    The resolvers are yamlpos's own table by first character (a list made per scalar
+    was a fifth of reading a values file's lines)."""
+    for tag, pattern in _IMPLICIT_BY_FIRST.get(text[:1], _WILDCARD):
         if pattern.match(text):
             return str(tag)
     return None

@@ -8,11 +8,14 @@ here interprets workloads: that is topology's job.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from msgspec import Raw, Struct
 
 from advisor.model import ConfigProblem, Location, Source
+
+if TYPE_CHECKING:
+    from advisor.read.yamlpos import Composed
 
 # A YAML "billion laughs" expands aliases exponentially. Loading shares nodes, so it
 # is cheap; we refuse documents whose expanded size would exceed this before anything
@@ -322,17 +325,19 @@ def _expanded_size(node: Any, memo: dict[int, int], depth: int = 0) -> int:
     return memo[key]
 
 
-def load_yaml_stream(text: str, display_path: str, line_offset: int = 0
+def load_yaml_stream(text: str, display_path: str, line_offset: int = 0,
+                     composed: Composed | None = None
                      ) -> tuple[list[tuple[Any, int]], list[ConfigProblem]]:
     """All documents of a YAML stream with their 1-based start lines; YAML errors and
-    alias bombs become ConfigProblems with file:line."""
+    alias bombs become ConfigProblems with file:line. `composed`: where the documents'
+    nodes are kept (advisor.read.yamlpos.Composed)."""
     from advisor.read.yamlpos import MarkedYAMLError, YAMLError, load_all_sized
 
     docs: list[tuple[Any, int]] = []
     problems: list[ConfigProblem] = []
     try:
         # a repeated key keeps its last value, as kubectl does (see advisor.read.yamlpos)
-        for doc, known in load_all_sized(text):
+        for doc, known in load_all_sized(text, composed):
             if doc is None:
                 continue
             start = (doc.lc.line if hasattr(doc, "lc") else 0) + 1 + line_offset
@@ -363,11 +368,13 @@ def load_yaml_stream(text: str, display_path: str, line_offset: int = 0
     return docs, problems
 
 
-def k8s_objects(text: str, display_path: str, *, line_offset: int = 0, origin: str = ""
+def k8s_objects(text: str, display_path: str, *, line_offset: int = 0, origin: str = "",
+                composed: Composed | None = None
                 ) -> tuple[list[K8sObject], list[ConfigProblem]]:
     """Kubernetes objects in a YAML stream (documents with kind + metadata.name);
-    `List` kinds are unpacked. Other YAML documents are ignored."""
-    docs, problems = load_yaml_stream(text, display_path, line_offset)
+    `List` kinds are unpacked. Other YAML documents are ignored. `composed`: where the
+    documents' nodes are kept (advisor.read.yamlpos.Composed)."""
+    docs, problems = load_yaml_stream(text, display_path, line_offset, composed)
     objects: list[K8sObject] = []
     for doc, start in docs:
         for body in _unpack(doc):
