@@ -108,3 +108,32 @@ def test_sidecars_and_init_containers_do_not_repeat_the_app_pools():
                      role="init", command=("bundle", "exec", "puma"))
     found = pools_for_container(init, app)
     assert found.pools == [] and any("not counted at peak" in n for n in found.notices)
+
+
+def _with_secret(found_container, name: str):
+    """The container with `name` set from a Secret the repository does not hold."""
+    from msgspec.structs import replace
+
+    from advisor.model import EnvVar, Source
+
+    hidden = EnvVar(name=name, value=None, source=Source(path="k8s/app.yaml", line=30, key=name),
+                    secret=True, from_ref="secret:app-secrets/pool")
+    env = tuple(e for e in found_container.env if e.name != name) + (hidden,)
+    return replace(found_container, env=env)
+
+
+def test_quarkus_and_ecto_sizes_from_a_secret_are_unknown_not_defaults():
+    """A max-size/pool_size variable set from a Secret not in the repository: its pool's
+    size is unknown (why, for PA106), not the file's value nor the library default."""
+    quarkus = pools_for_container(
+        _with_secret(container(), "QUARKUS_DATASOURCE_JDBC_MAX_SIZE"), _app("quarkus"))
+    assert [p.label for p in quarkus.pools] == ["Quarkus jdbc max-size (reporting)"]
+    assert quarkus.unknown == ["Quarkus jdbc max-size is set by QUARKUS_DATASOURCE_JDBC_MAX_SIZE "
+                               "(k8s/app.yaml:30) from a secret or reference whose value is "
+                               "not in the repository"]
+    ecto = pools_for_container(_with_secret(container(), "POOL_SIZE"), _app("ecto"))
+    assert ecto.unknown == ["Ecto pool_size is set by POOL_SIZE (k8s/app.yaml:30) from a "
+                            "secret or reference whose value is not in the repository"]
+    # without the secret-valued variable, as before: no unknown
+    assert pools_for_container(container(), _app("quarkus")).unknown == []
+    assert pools_for_container(container(), _app("ecto")).unknown == []

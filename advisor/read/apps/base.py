@@ -70,6 +70,13 @@ class StackContext(Struct):
     def env_map(self) -> dict[str, EnvVar]:
         return {e.name: e for e in self.container.env}
 
+    def hidden_size(self, label: str, name: str, source: Source) -> None:
+        """Pool `label`'s size is set by the variable `name` from a Secret or reference
+        whose value the repository does not hold: the client's connections are then
+        unknown (PA106), never a default's or a lower-precedence value's."""
+        self.unknown.append(f"{label} is set by {name} ({source.label()}) from a secret or "
+                            "reference whose value is not in the repository")
+
     def env_value(self, name: str) -> str | None:
         var = self.env(name)
         return var.value if var is not None else None

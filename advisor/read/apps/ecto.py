@@ -36,7 +36,10 @@ def _value(expr: str, line: int, path: str, ctx: StackContext) -> tuple[int, Sou
     if not m:
         return None
     var = ctx.env(m.group(1))
-    if var is not None and var.value is not None and parse_int(var.value) is not None:
+    if var is not None and var.value is None:  # System.get_env reads what the Secret holds
+        ctx.hidden_size("Ecto pool_size", m.group(1), var.source)
+        return None
+    if var is not None and parse_int(var.value) is not None:
         return parse_int(var.value), replace(var.source, key=m.group(1))
     default = m.group(2) or m.group(3)
     if default is not None:
@@ -131,6 +134,9 @@ def _init_override(ctx: StackContext, repo: str) -> tuple[int, Source] | None:
             if "pool_size" not in line_text.lower() and "POOL" not in name:
                 continue
             var = ctx.env(name)
+            if var is not None and var.value is None:  # init/2 runs last: it would win
+                ctx.hidden_size(f"Ecto {repo} pool_size", name, var.source)
+                return None
             n = parse_int(var.value) if var is not None else None
             if n is not None:
                 line = f.text[: at + m.start()].count("\n") + 1

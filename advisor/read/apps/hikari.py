@@ -85,9 +85,7 @@ def _pool(props: SpringProps, prefix: str, hikari: str, label: str,
     if hidden:
         # The environment binds over what files say: a size from a Secret or reference
         # whose value the repository does not hold wins, and is not known here.
-        var = hidden[0]
-        ctx.unknown.append(f"{label} is set by {var.name} ({var.source.label()}) from a "
-                           "secret or reference whose value is not in the repository")
+        ctx.hidden_size(label, hidden[0].name, hidden[0].source)
         return None
     timeouts = _timeouts(props, hikari, ctx)
     if size is None or size.value is None:

@@ -82,6 +82,9 @@ def quarkus_pools(ctx: StackContext) -> list[Pool]:
             label = f"Quarkus {flavour} max-size" + ("" if name == "<default>" else f" ({name})")
             route = route_from_url(url[0], url[1]) if url else None
             var = ctx.env(env_key)
+            if var is not None and var.value is None:  # SmallRye reads the env first
+                ctx.hidden_size(label, env_key, var.source)
+                continue
             if var is not None and parse_int(var.value) is not None:
                 pools.append(ctx.pool(label, parse_int(var.value),
                                       replace(var.source, key=env_key),
