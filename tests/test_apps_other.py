@@ -118,7 +118,7 @@ def _with_secret(found_container, name: str):
 
     hidden = EnvVar(name=name, value=None, source=Source(path="k8s/app.yaml", line=30, key=name),
                     secret=True, from_ref="secret:app-secrets/pool")
-    env = tuple(e for e in found_container.env if e.name != name) + (hidden,)
+    env = (*(e for e in found_container.env if e.name != name), hidden)
     return replace(found_container, env=env)
 
 
@@ -137,3 +137,17 @@ def test_quarkus_and_ecto_sizes_from_a_secret_are_unknown_not_defaults():
     # without the secret-valued variable, as before: no unknown
     assert pools_for_container(container(), _app("quarkus")).unknown == []
     assert pools_for_container(container(), _app("ecto")).unknown == []
+
+
+def test_a_rails_pool_from_a_secret_variable_is_unknown_not_the_default():
+    """`pool: <%= ENV.fetch("RAILS_MAX_THREADS") { 5 } %>` with RAILS_MAX_THREADS from a
+    Secret: those pools' sizes are unknown (not Active Record's default 5); the queue
+    pool written as 10 stands."""
+    env = {"RAILS_ENV": "production"}
+    found = pools_for_container(_with_secret(container(env), "RAILS_MAX_THREADS"), _app("rails"))
+    assert [p.label for p in found.pools] == ["Rails production.queue pool"]
+    assert found.unknown == [
+        f"Rails production.{name} pool is set by RAILS_MAX_THREADS (k8s/app.yaml:30) from a "
+        "secret or reference whose value is not in the repository"
+        for name in ("primary", "primary_replica")]
+    assert pools_for_container(container(env), _app("rails")).unknown == []

@@ -18,7 +18,7 @@ from urllib.parse import parse_qs, urlsplit
 
 from msgspec.structs import replace
 
-from advisor.model import Pool, Route, Source, Term
+from advisor.model import EnvVar, Pool, Route, Source, Term
 from advisor.read.apps.base import StackContext
 from advisor.read.apps.numbers import parse_int
 from advisor.read.apps.pyeval import Val
@@ -32,11 +32,14 @@ _ERB_CODE = re.compile(r"<%(?!=).*?%>")
 _CONFIG_KEYS = {"adapter", "database", "url", "host", "pool", "username", "max_connections"}
 
 
-def _render(f: AppFile, ctx: StackContext) -> tuple[str, dict[int, Val], list[int]]:
-    """ERB rendered line by line: (text, line -> value of its <%= %>, unreadable lines)."""
+def _render(f: AppFile, ctx: StackContext
+            ) -> tuple[str, dict[int, Val], list[int], dict[int, EnvVar]]:
+    """ERB rendered line by line: (text, line -> value of its <%= %>, unreadable lines,
+    line -> the variable without a value here (a Secret's) that made it unreadable)."""
     env = ctx.env_map()
     values: dict[int, Val] = {}
     unknown: list[int] = []
+    hidden: dict[int, EnvVar] = {}
     out_lines = []
     for n, line in enumerate(f.text.splitlines(), 1):
         # Tags are looked for only up to the last `%>`: past it, each unclosed `<%` would
@@ -46,15 +49,18 @@ def _render(f: AppFile, ctx: StackContext) -> tuple[str, dict[int, Val], list[in
         cut = line.rfind("%>") + 2
 
         def sub(m: re.Match[str], n: int = n) -> str:
-            v = ruby_eval(m.group(1), RubyScope(f.path, n, env, ctx.cpus))
+            scope = RubyScope(f.path, n, env, ctx.cpus)
+            v = ruby_eval(m.group(1), scope)
             if v is None or v.value is None:
                 unknown.append(n)
+                if scope.hidden:
+                    hidden.setdefault(n, scope.hidden[0])
                 return "__erb_unknown__"
             values[n] = v
             return str(v.value)
 
         out_lines.append(_ERB_OUT.sub(sub, line[:cut]) + line[cut:] if cut >= 2 else line)
-    return "\n".join(out_lines), values, unknown
+    return "\n".join(out_lines), values, unknown, hidden
 
 
 def _configs(block: object) -> list[tuple[str, dict]]:
@@ -91,7 +97,7 @@ def rails_pools(ctx: StackContext) -> list[Pool]:
     f = _database_yml(ctx)
     if f is None:
         return []
-    text, values, _ = _render(f, ctx)
+    text, values, _, hidden = _render(f, ctx)
     from ruamel.yaml import YAML
     from ruamel.yaml.error import YAMLError
 
@@ -149,6 +155,10 @@ def rails_pools(ctx: StackContext) -> list[Pool]:
         if key in cfg:
             line = _line(cfg, key)
             n = parse_int(str(cfg[key]))
+            var = hidden.get(line or -1)
+            if n is None and var is not None:
+                ctx.hidden_size(label, var.name, var.source)
+                continue
             if n is None:
                 ctx.notices.append(f"{f.path}:{line}: {key} not readable statically "
                                    f"({cfg[key]!r}); Rails default {DEFAULT_POOL} assumed")

@@ -51,6 +51,9 @@ class RubyScope:
                  names: dict[str, Val] | None = None) -> None:
         self.path, self.line, self.env, self.cpus = path, line, env, cpus
         self.names = names if names is not None else {}
+        # Variables read whose value the repository does not hold (a Secret's): what
+        # made an expression unreadable, for the reader to say so
+        self.hidden: list[EnvVar] = []
 
     def src(self, key: str | None = None) -> Source:
         return Source(path=self.path, line=self.line, key=key)
@@ -155,6 +158,7 @@ class _Parser:
         var = self.scope.env.get(name.value)
         if var is not None:
             if var.value is None:
+                self.scope.hidden.append(var)
                 return None
             return Val(var.value, replace(var.source, key=name.value))
         if default is not None:
