@@ -546,23 +546,11 @@ def test_a_word_on_another_line_of_a_mounted_file_does_not_link(tmp_path):
     assert topo.clients == []
 
 
-SECRET_SIZED_WEB = """
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: web}
-spec:
-  replicas: 3
-  strategy: {type: Recreate}
-  template:
-    spec:
-      containers:
-        - name: app
-          image: acme/web:1
-          env:
-            - {name: SPRING_DATASOURCE_URL, value: "jdbc:postgresql://db:5432/shop"}
-            - name: SPRING_DATASOURCE_HIKARI_MAXIMUMPOOLSIZE
-              valueFrom: {secretKeyRef: {name: web-secrets, key: pool}}
-"""
+# web() with its pool size taken from a Secret that is not in the repository
+SECRET_SIZED_WEB = web("db").replace(
+    '            - {name: SPRING_DATASOURCE_HIKARI_MAXIMUMPOOLSIZE, value: "7"}',
+    "            - name: SPRING_DATASOURCE_HIKARI_MAXIMUMPOOLSIZE\n"
+    "              valueFrom: {secretKeyRef: {name: web-secrets, key: pool}}")
 
 
 def test_a_pool_size_from_a_secret_not_in_the_repository_leaves_the_budget_a_floor(tmp_path):
