@@ -165,7 +165,7 @@ _RELOCATED = [
 
 
 def _packed_bytes(node, out):
-    from advisor.read.yamlpos import Positions
+    from advisor.read.yamlnodes import Positions
 
     if isinstance(node, Positions):
         out.append((node._keys, node._pos, getattr(node, "_data", None)))

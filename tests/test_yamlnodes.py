@@ -37,4 +37,4 @@ def test_yamlpos_builds_the_node_types_of_yamlnodes():
     doc = yamlpos.load("a: {b: [1, 2]}\nc: |\n  text\n")
     assert type(doc) is yamlnodes.PosMap and type(doc["a"]["b"]) is yamlnodes.PosList
     assert type(doc["c"]) is yamlnodes.BlockStr
-    assert yamlpos.PosMap is yamlnodes.PosMap and yamlpos.Positions is yamlnodes.Positions
+    assert isinstance(doc, yamlnodes.Positions) and isinstance(doc["a"]["b"], yamlnodes.Positions)

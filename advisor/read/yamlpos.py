@@ -52,15 +52,7 @@ import yaml  # noqa: E402  (after the pattern above is in re's cache)
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode  # noqa: E402
 from yaml.resolver import BaseResolver  # noqa: E402
 
-from advisor.read.yamlnodes import (  # noqa: E402, F401 (the node types, kept importable from here)
-    BlockStr,
-    Positions,
-    PosList,
-    PosMap,
-    _ints,
-    pack_positions,
-    shared_keys,
-)
+from advisor.read.yamlnodes import BlockStr, PosList, PosMap, shared_keys  # noqa: E402
 
 try:  # libyaml; the pure-Python parser gives the same nodes, only slower
     from yaml.cyaml import CParser as _Parser

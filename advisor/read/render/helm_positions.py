@@ -10,7 +10,7 @@ from array import array
 from typing import Any
 
 from advisor.read.fs import InputError, Root
-from advisor.read.yamlpos import Positions, _ints, pack_positions
+from advisor.read.yamlnodes import Positions, _ints, pack_positions
 
 
 def template_display(chart_rel: str, subdirs: dict[str, str], key: str) -> str:
@@ -187,7 +187,7 @@ def _packed(node: Any, lc: Any, data: dict[Any, list[int]]) -> tuple[tuple | Non
     """`lc`'s positions packed as advisor.read.yamlpos holds them (the keys, None for a
     sequence, and 4 ints per mapping key, 2 per sequence item); None when they do not
     have that form (left as they are)."""
-    from advisor.read.yamlpos import PosList, PosMap
+    from advisor.read.yamlnodes import PosList, PosMap
 
     if lc is not node or not isinstance(lc.line, int) or not isinstance(lc.col, int):
         return None  # a yamlpos node is its own `lc`

@@ -28,7 +28,7 @@ class K8sObject(Struct):
     api_version: str
     name: str
     namespace: str | None
-    body: Any  # advisor.read.yamlpos.PosMap (positions in `lc`, as ruamel.yaml lays them out)
+    body: Any  # advisor.read.yamlnodes.PosMap (positions in `lc`, as ruamel.yaml lays them out)
     path: str  # as shown to users
     line: int  # 1-based line of the document start
     line_offset: int = 0  # lines before this stream in `path` (ConfigMap, rendered)
