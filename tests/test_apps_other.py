@@ -132,8 +132,10 @@ def test_quarkus_and_ecto_sizes_from_a_secret_are_unknown_not_defaults():
                                "(k8s/app.yaml:30) from a secret or reference whose value is "
                                "not in the repository"]
     ecto = pools_for_container(_with_secret(container(), "POOL_SIZE"), _app("ecto"))
-    assert ecto.unknown == ["Ecto pool_size is set by POOL_SIZE (k8s/app.yaml:30) from a "
-                            "secret or reference whose value is not in the repository"]
+    assert ecto.unknown == ["Ecto Shop.Repo pool_size is set by POOL_SIZE (k8s/app.yaml:30) "
+                            "from a secret or reference whose value is not in the repository"]
+    # no pool from config.exs's earlier 5, and no "not readable statically" notice
+    assert ecto.pools == [] and not any("statically" in n for n in ecto.notices)
     # without the secret-valued variable, as before: no unknown
     assert pools_for_container(container(), _app("quarkus")).unknown == []
     assert pools_for_container(container(), _app("ecto")).unknown == []

@@ -26,6 +26,12 @@ def unknown_client_connections(topo: Topology, ctx: RuleContext) -> Iterator[Fin
     of the repository (env, referenced Secrets, a database host), its pods are unknown
     too, and the finding names the release and its chart and asks for both numbers.
 
+    A pool size or process count the application reads from a variable the container
+    sets from a Secret (or a reference whose value the repository does not hold) is
+    unknown too, in every stack pool-advisor reads: the finding names the variable and
+    its line. The code's fallback (`getenv("X", 5)`, `Number(process.env.X) || 10`,
+    `${X:4}`) and the library's default are not what runs, since the variable is set.
+
     ## Why is this bad
     Such a workload is not counted as 0: the server's budget prints
     `peak >= N (K clients unknown)` and is never reported as fitting. The unknown pods

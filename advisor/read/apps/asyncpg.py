@@ -32,6 +32,8 @@ def asyncpg_pools(ctx: StackContext) -> list[Pool]:
             here = Source(path=module.file.path, line=call.lineno, key="max_size")
             node = arg(call, 99, "max_size")
             v = value_of(module, node)
+            if ctx.hidden_read("asyncpg create_pool max_size", v):
+                continue
             n = parse_int(str(v.value)) if v is not None and not is_unknown(v) else None
             if n is not None:
                 pools.append(ctx.pool("asyncpg create_pool max_size", n,

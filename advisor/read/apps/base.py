@@ -22,6 +22,7 @@ from advisor.read.apps.source import AppFile, AppSource
 
 if TYPE_CHECKING:
     from advisor.read.apps.processes import ProcessInfo
+    from advisor.read.apps.pyeval import Val
 
 ASSUMED_NODE_CPUS = 4
 
@@ -62,6 +63,8 @@ class StackContext(Struct):
 
             self._processes = detect_processes(self, self.cpus, self.cpus_assumed)
             self.notices.extend(self._processes.notes)
+            # a count set from a Secret leaves every pool of the container unknown
+            self.unknown.extend(self._processes.hidden)
         return self._processes
 
     def env(self, name: str) -> EnvVar | None:
@@ -76,6 +79,16 @@ class StackContext(Struct):
         unknown (PA106), never a default's or a lower-precedence value's."""
         self.unknown.append(f"{label} is set by {name} ({source.label()}) from a secret or "
                             "reference whose value is not in the repository")
+
+    def hidden_read(self, label: str, *values: Val | None) -> bool:
+        """Whether one of `values` (a size as the code computes it) reads a variable set
+        from a Secret or reference whose value the repository does not hold; if so, pool
+        `label`'s size is unknown (hidden_size), not the expression's fallback."""
+        v = next((v for v in values if v is not None and v.hidden), None)
+        if v is None:
+            return False
+        self.hidden_size(label, v.hidden, v.source)
+        return True
 
     def env_value(self, name: str) -> str | None:
         var = self.env(name)

@@ -266,6 +266,11 @@ def django_pools(ctx: StackContext) -> list[Pool]:
         if pool_opt is not None and not is_unknown(pool_opt) and pool_opt.value:
             _check_pool_settings(ctx, settings, pool_opt, alias)
             sizes = pool_opt.value if isinstance(pool_opt.value, dict) else {}
+            pool_label = f"{label} OPTIONS pool max_size"
+            if ctx.hidden_read(pool_label, sizes.get("max_size")) or (
+                    _text(sizes, "max_size") is None
+                    and ctx.hidden_read(pool_label, sizes.get("min_size"))):
+                continue  # unknown (max_size unset is min_size)
             chosen = _text(sizes, "max_size") or _text(sizes, "min_size")
             n = parse_int(str(chosen.value)) if chosen is not None else None
             if n is not None:

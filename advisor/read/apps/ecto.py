@@ -28,17 +28,20 @@ _GET_ENV = re.compile(
     r"""System\.(?:get_env|fetch_env!)\(\s*"(\w+)"\s*(?:,\s*"?(\d+)"?\s*)?\)(?:\s*\|\|\s*"?(\d+)"?)?""")
 
 
-def _value(expr: str, line: int, path: str, ctx: StackContext) -> tuple[int, Source] | None:
+def _value(expr: str, line: int, path: str, key: str, label: str, ctx: StackContext
+           ) -> tuple[int, Source] | str | None:
+    """(value, where) of `key: expr`; "hidden" when it reads a variable set from a Secret
+    or reference whose value is not here (ctx.unknown says so); None when not readable."""
     expr = expr.strip().rstrip(",")
     if re.fullmatch(r"\d+", expr):
-        return int(expr), Source(path=path, line=line, key="pool_size")
+        return int(expr), Source(path=path, line=line, key=key)
     m = _GET_ENV.search(expr)
     if not m:
         return None
     var = ctx.env(m.group(1))
     if var is not None and var.value is None:  # System.get_env reads what the Secret holds
-        ctx.hidden_size("Ecto pool_size", m.group(1), var.source)
-        return None
+        ctx.hidden_size(label, m.group(1), var.source)
+        return "hidden"
     if var is not None and parse_int(var.value) is not None:
         return parse_int(var.value), replace(var.source, key=m.group(1))
     default = m.group(2) or m.group(3)
@@ -68,7 +71,7 @@ def ecto_pools(ctx: StackContext) -> list[Pool]:
                 km = re.search(rf"\b{key}:\s*([^\n]+)", body)
                 if km:
                     line = start + body[: km.start()].count("\n")
-                    got = _value(km.group(1), line, f.path, ctx)
+                    got = _value(km.group(1), line, f.path, key, f"Ecto {repo} {key}", ctx)
                     if got is None:
                         ctx.notices.append(f"{f.path}:{line}: {key} not readable statically")
                     else:
@@ -97,6 +100,8 @@ def ecto_pools(ctx: StackContext) -> list[Pool]:
                                   or [None])[-1])
         size = _init_override(ctx, repo) or entry.get("pool_size")
         count = entry.get("pool_count")
+        if "hidden" in (size, count):
+            continue  # unknown (ctx.unknown): no pool, not an earlier file's or the default
         label = f"Ecto {repo} pool_size"
         if url_pool is not None:
             size = (url_pool, replace(url_var.source, key="DATABASE_URL ?pool_size="))
@@ -115,7 +120,7 @@ def ecto_pools(ctx: StackContext) -> list[Pool]:
     return pools
 
 
-def _init_override(ctx: StackContext, repo: str) -> tuple[int, Source] | None:
+def _init_override(ctx: StackContext, repo: str) -> tuple[int, Source] | str | None:
     """`def init(_type, config)` of the repo module (Ecto.Repo's runtime callback, run at
     boot after config/*.exs) putting pool_size from the env: `System.get_env("X")` on a
     line that mentions pool_size, or assigned to a variable used with :pool_size."""
@@ -136,7 +141,7 @@ def _init_override(ctx: StackContext, repo: str) -> tuple[int, Source] | None:
             var = ctx.env(name)
             if var is not None and var.value is None:  # init/2 runs last: it would win
                 ctx.hidden_size(f"Ecto {repo} pool_size", name, var.source)
-                return None
+                return "hidden"
             n = parse_int(var.value) if var is not None else None
             if n is not None:
                 line = f.text[: at + m.start()].count("\n") + 1

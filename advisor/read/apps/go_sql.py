@@ -48,7 +48,9 @@ def pop_pools(ctx: StackContext) -> list[Pool]:
                     if n is not None and n > 0:
                         return [ctx.pool("pop ConnectionDetails.Pool", n, src,
                                          per_process=False)]
-                    configured = config_limit(ctx)
+                    configured = config_limit(ctx, "pop ConnectionDetails.Pool")
+                    if configured == "hidden":
+                        return []
                     if configured is not None:
                         n, csrc, how = configured
                         return [ctx.pool("pop ConnectionDetails.Pool", n, csrc,
@@ -110,7 +112,9 @@ def go_sql_pools(ctx: StackContext) -> list[Pool]:
             note = f"SetMaxOpenConns({n}) at {src.label()}: n <= 0 means no limit"
         elif limits:
             src = limits[-1][1]
-            configured = config_limit(ctx)
+            configured = config_limit(ctx, "database/sql SetMaxOpenConns")
+            if configured == "hidden":
+                continue
             if configured is not None:
                 n, csrc, how = configured
                 bound = "default" if csrc.default else "fixed"
@@ -138,11 +142,13 @@ _LIMIT_NAME = re.compile(r"[A-Z0-9_]*(?:MAX_OPEN_CONNS|MAX_CONNS|MAX_CONNECTIONS
 _DEFAULT_NEAR = re.compile(r"(?:default:\s*\"(\d+)\"|parsedIntValue:\s*(\d+)|,\s*(\d+)\s*\))")
 
 
-def config_limit(ctx: StackContext) -> tuple[int, Source, str] | None:
+def config_limit(ctx: StackContext, label: str) -> tuple[int, Source, str] | str | None:
     """SetMaxOpenConns(x) with x from configuration: an env name the Go source spells
     (`"DATABASE_MAX_CONNS"`, or an envconfig field such as MaxPoolSize) that the
     container sets, else the default written within three lines of that name
-    (`parsedIntValue: 20`, `getenvInt("X", 20)`, `default:"20"`)."""
+    (`parsedIntValue: 20`, `getenvInt("X", 20)`, `default:"20"`). "hidden" when the
+    container sets that name from a Secret or reference whose value is not here: pool
+    `label`'s size is then unknown (ctx.unknown), not the default beside the name."""
     names: list[tuple[str, Source, str]] = []  # (env name, where, file text after it)
     for f in ctx.files("go"):
         if f.name.endswith("_test.go"):
@@ -161,6 +167,9 @@ def config_limit(ctx: StackContext) -> tuple[int, Source, str] | None:
     for name, where, _ in names:
         for var in env.values():
             if var.name == name or var.name.endswith("_" + name):
+                if var.value is None:
+                    ctx.hidden_size(label, var.name, var.source)
+                    return "hidden"
                 n = parse_int(var.value)
                 if n is not None and n > 0:
                     return n, ctx.env_source(var.name), f"{name} ({where.label()})"

@@ -28,7 +28,7 @@ import re
 from msgspec.structs import replace
 
 from advisor.lazyregex import lazy
-from advisor.model import Pool, Route, Source, Term
+from advisor.model import EnvVar, Pool, Route, Source, Term
 from advisor.read.apps.base import StackContext, term
 from advisor.read.apps.numbers import parse_int
 from advisor.read.apps.spring import PropValue, SpringProps, spring_properties
@@ -43,14 +43,23 @@ _BUILD_HINTS = lazy(
     r"spring-boot-starter-(data-jpa|jdbc|data-jdbc)|com\.zaxxer|HikariCP", re.IGNORECASE)
 
 
-def _resolved(props: SpringProps, dashed: str, ctx: StackContext) -> PropValue | None:
+def _resolved(props: SpringProps, dashed: str, ctx: StackContext,
+              hidden: list[EnvVar] | None = None) -> PropValue | None:
+    """`dashed`'s value with placeholders resolved. With `hidden`, the variables set from
+    a Secret or reference whose value is not here that would decide it (a higher
+    source skipped, a placeholder) are collected there; else a notice says they were
+    not used."""
     found, skipped = props.lookup(dashed)
-    for s in skipped:
-        ctx.notices.append(f"{s.name} ({s.source.label()}) is set from a secret or reference "
-                           "whose value is not in the repository; it was not used")
+    if hidden is None:
+        for s in skipped:
+            ctx.notices.append(f"{s.name} ({s.source.label()}) is set from a secret or "
+                               "reference whose value is not in the repository; it was not "
+                               "used")
+    else:
+        hidden.extend(EnvVar(name=s.name, source=s.source) for s in skipped)
     if found is None:
         return None
-    return props.resolve(found, ctx.problems)
+    return props.resolve(found, ctx.problems, hidden)
 
 
 def _route(props: SpringProps, prefix: str, ctx: StackContext) -> tuple[Route | None, bool]:
@@ -80,11 +89,12 @@ def _pool(props: SpringProps, prefix: str, hikari: str, label: str,
         ctx.notices.append(f"{prefix}: not a PostgreSQL DataSource, skipped")
         return None
     size_key = f"{hikari}.maximum-pool-size"
-    size = _resolved(props, size_key, ctx)
-    hidden = props.lookup(size_key)[1]
+    hidden: list[EnvVar] = []
+    size = _resolved(props, size_key, ctx, hidden)
     if hidden:
-        # The environment binds over what files say: a size from a Secret or reference
-        # whose value the repository does not hold wins, and is not known here.
+        # The environment binds over what files say, and a placeholder reads it: a size
+        # from a Secret or reference whose value the repository does not hold is not
+        # known here, whatever a file or the placeholder's default says.
         ctx.hidden_size(label, hidden[0].name, hidden[0].source)
         return None
     timeouts = _timeouts(props, hikari, ctx)

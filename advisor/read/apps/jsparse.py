@@ -101,7 +101,9 @@ class JsParser:
         while i < len(self.t) and self.t[i].text in ("||", "??", "&&", "+", "-", "*"):
             op = self.t[i].text
             right, i = self.postfix(i + 1)
-            if op == "||":
+            if left is not None and left.hidden and op in ("||", "??"):
+                pass  # a secret-set variable is set: its value, unknown, wins
+            elif op == "||":
                 left = left if left is not None and left.value not in (None, "", 0, False) \
                     and left.value is not UNKNOWN else right
             elif op == "??":
@@ -200,8 +202,8 @@ class JsParser:
                 return None, j
             var = self.scope.env.get(key)
             if var is not None:
-                if var.value is None:
-                    return Val(UNKNOWN, var.source), j
+                if var.value is None:  # set from a secret/ref: its value not held here
+                    return Val(UNKNOWN, replace(var.source, key=key), hidden=key), j
                 return Val(var.value, replace(var.source, key=key)), j
             return Val(None, self.src(i, key=key), from_default=True), j
         if name in ("parseInt", "Number", "parseFloat") and self.at(i + 1, "("):
@@ -289,6 +291,9 @@ def _to_number(v: Val) -> Val | None:
 
 
 def _arith(a: Val | None, b: Val | None, op: str) -> Val | None:
+    for v in (a, b):
+        if v is not None and v.hidden:
+            return v
     if a is None or b is None or not all(isinstance(x.value, int | float) and
                                          not isinstance(x.value, bool) for x in (a, b)):
         return None

@@ -47,6 +47,8 @@ def _pool(cfg: Val, where: Source, ctx: StackContext) -> Pool | None:
         return None
     route = route_of(get(cfg, "connection"), ctx)
     v = get(cfg, "pool", "max")
+    if ctx.hidden_read("Knex pool.max", v):
+        return None
     n = as_int(v)
     if n:
         return ctx.pool("Knex pool.max", n, replace(v.source, key=v.source.key or "pool.max"),

@@ -38,6 +38,8 @@ def node_pg_pools(ctx: StackContext) -> list[Pool]:
                     route = route_of(None, ctx)
             for key in ("max", "poolSize"):
                 v = get(opts, key)
+                if ctx.hidden_read("node-postgres Pool max", v):
+                    break  # unknown: no pool, and not pg-pool's default
                 n = as_int(v)
                 if n:
                     pools.append(ctx.pool("node-postgres Pool max", n,

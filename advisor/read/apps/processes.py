@@ -30,7 +30,7 @@ Sources read (versions whose source was checked):
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 from msgspec import field
 from msgspec.structs import replace
@@ -70,6 +70,35 @@ class ProcessInfo(Frozen, kw_only=True):
     cpu_formula: CpuFormula | None = None  # when processes come from the CPU count
     cpus: Term | None = None
     notes: list[str] = field(default_factory=list)
+    # Counts set by a variable from a Secret or reference whose value the repository
+    # does not hold (why, for PA106): the container's connections are then unknown,
+    # never the server's default.
+    hidden: list[str] = field(default_factory=list)
+
+
+class _HiddenRead(NamedTuple):
+    """A configuration file's count that reads a secret-set variable (pyeval Val.hidden)."""
+
+    name: str
+
+
+def hidden_note(what: str, name: str, source: Source) -> str:
+    """Why `what` is unknown: set by `name` from a Secret or reference not held here."""
+    return (f"{what} is set by {name} ({source.label()}) from a secret or reference whose "
+            "value is not in the repository")
+
+
+def _env_int(ctx: ContainerReading, name: str) -> tuple[int, Source] | str | None:
+    """The container's number-valued variable `name` with its line; its name when the
+    container sets it from a Secret or reference whose value is not here (unknown); None
+    when it is not set or not a number."""
+    var = ctx.env(name)
+    if var is None:
+        return None
+    if var.value is None:
+        return name
+    n = parse_int(var.value)
+    return (n, ctx.env_source(name)) if n is not None else None
 
 
 def _basename(word: str) -> str:
@@ -151,7 +180,8 @@ def _gunicorn_conf(ctx: ContainerReading, path_hint: str | None, cpus: int
         v = names.get(key)
         if v is None:
             continue
-        out[key] = (v.value, replace(v.source, key=v.source.key or key), v.cpu)
+        out[key] = (_HiddenRead(v.hidden) if v.hidden else v.value,
+                    replace(v.source, key=v.source.key or key), v.cpu)
     return out
 
 
@@ -160,19 +190,28 @@ def _gunicorn(ctx: ContainerReading, words: list[Word], cpus: int, assumed: bool
     workers: tuple[int, Source] | None = None
     threads: tuple[int, Source] | None = None
     cpu: CpuFormula | None = None
-    web = ctx.env("WEB_CONCURRENCY")
-    if web is not None and web.value is not None and parse_int(web.value) is not None:
-        workers = (parse_int(web.value), ctx.env_source("WEB_CONCURRENCY"))
+    hidden: str | None = None  # the secret-set variable the workers count reads
+    web = _env_int(ctx, "WEB_CONCURRENCY")
+    if isinstance(web, str):
+        hidden = hidden_note("gunicorn workers", web, ctx.env_source(web))
+    elif web is not None:
+        workers = web
     conf_path = _opt(words, ("-c",), ("--config",))
     conf = _gunicorn_conf(ctx, conf_path[0] if conf_path else None, cpus)
     if "workers" in conf:
         value, src, cpu_f = conf["workers"]
         number = parse_int(str(value)) if value is not None else None
-        if number is not None:
-            workers, cpu = (number, src), cpu_f
+        if isinstance(value, _HiddenRead):
+            hidden = hidden_note("gunicorn workers", value.name, src)
+        elif number is not None:
+            workers, cpu, hidden = (number, src), cpu_f, None
         else:
             notes.append(f"gunicorn workers at {src.label()} could not be read statically")
-    if "threads" in conf and parse_int(str(conf["threads"][0])) is not None:
+    hidden_threads: str | None = None
+    if "threads" in conf and isinstance(conf["threads"][0], _HiddenRead):
+        hidden_threads = hidden_note("gunicorn threads", conf["threads"][0].name,
+                                     conf["threads"][1])
+    elif "threads" in conf and parse_int(str(conf["threads"][0])) is not None:
         threads = (parse_int(str(conf["threads"][0])), conf["threads"][1])
     cmd_args = ctx.env("GUNICORN_CMD_ARGS")
     layers: list[list[Word]] = []
@@ -186,9 +225,11 @@ def _gunicorn(ctx: ContainerReading, words: list[Word], cpus: int, assumed: bool
             workers = (parse_int(got[0]), _word_source(got[1], ctx, "--workers"))
             cpu = CpuFormula(per_cpu=1, text="$(nproc)", applies_to="processes") \
                 if got[1].cpu else None
+            hidden = None
         got = _opt(layer, (), ("--threads",))
         if got and parse_int(got[0]) is not None:
             threads = (parse_int(got[0]), _word_source(got[1], ctx, "--threads"))
+            hidden_threads = None
     if workers is None:
         workers = (1, Source.default_of("gunicorn 27 default (no --workers, no WEB_CONCURRENCY)",
                                         key="workers"))
@@ -197,18 +238,23 @@ def _gunicorn(ctx: ContainerReading, words: list[Word], cpus: int, assumed: bool
         processes=Term(label="gunicorn workers", value=workers[0], source=workers[1]),
         threads=Term(label="gunicorn threads", value=threads[0], source=threads[1])
         if threads else None,
-        cpu_formula=cpu, cpus=_cpus_term(cpus, assumed) if cpu else None, notes=notes)
+        cpu_formula=cpu, cpus=_cpus_term(cpus, assumed) if cpu else None, notes=notes,
+        hidden=[x for x in (hidden, hidden_threads) if x])
     return info
 
 
 def _uvicorn(ctx: ContainerReading, words: list[Word]) -> ProcessInfo:
     got = _opt(words, (), ("--workers",))
+    env = None if got and parse_int(got[0]) is not None else next(
+        (found for name in ("UVICORN_WORKERS", "WEB_CONCURRENCY")
+         if (found := _env_int(ctx, name)) is not None), None)
+    if isinstance(env, str):
+        return ProcessInfo(server="uvicorn", hidden=[
+            hidden_note("uvicorn workers", env, ctx.env_source(env))])
     if got and parse_int(got[0]) is not None:
         n, src = parse_int(got[0]), _word_source(got[1], ctx, "--workers")
-    elif parse_int(ctx.env_value("UVICORN_WORKERS")) is not None:
-        n, src = parse_int(ctx.env_value("UVICORN_WORKERS")), ctx.env_source("UVICORN_WORKERS")
-    elif parse_int(ctx.env_value("WEB_CONCURRENCY")) is not None:
-        n, src = parse_int(ctx.env_value("WEB_CONCURRENCY")), ctx.env_source("WEB_CONCURRENCY")
+    elif env is not None:
+        n, src = env
     else:
         n, src = 1, Source.default_of("uvicorn default (no --workers, no WEB_CONCURRENCY)",
                                       key="workers")
@@ -273,14 +319,20 @@ def _uwsgi(ctx: ContainerReading, words: list[Word]) -> ProcessInfo:
     hint = ini[0] if ini else next((w.text for w in words if w.text.endswith(".ini")), None)
     options, daemons = _uwsgi_ini(ctx, hint)
 
+    hidden: list[str] = []
+
     def pick(cli_short: tuple[str, ...], cli_long: tuple[str, ...], env_names: tuple[str, ...],
              ini_keys: tuple[str, ...], what: str) -> tuple[int, Source]:
         got = _opt(words, cli_short, cli_long)
         if got and parse_int(got[0]) is not None:
             return parse_int(got[0]) or 1, _word_source(got[1], ctx, cli_long[0])
         for name in env_names:
-            if parse_int(ctx.env_value(name)) is not None:
-                return parse_int(ctx.env_value(name)) or 1, ctx.env_source(name)
+            env = _env_int(ctx, name)
+            if isinstance(env, str):
+                hidden.append(hidden_note(f"uWSGI {what}es", env, ctx.env_source(env)))
+                return 1, ctx.env_source(env)
+            if env is not None:
+                return env[0] or 1, env[1]
         for key in ini_keys:
             if key in options and parse_int(options[key][0]) is not None:
                 return parse_int(options[key][0]) or 1, options[key][1]
@@ -299,7 +351,7 @@ def _uwsgi(ctx: ContainerReading, words: list[Word]) -> ProcessInfo:
         n += len(daemons)
     return ProcessInfo(server="uwsgi", processes=Term(label=label, value=n, source=src),
                        threads=Term(label="uWSGI threads", value=t, source=tsrc)
-                       if t > 1 or tsrc.path else None, notes=notes)
+                       if t > 1 or tsrc.path else None, notes=notes, hidden=hidden)
 
 
 def _celery(ctx: ContainerReading, words: list[Word], cpus: int, assumed: bool) -> ProcessInfo:
@@ -339,25 +391,38 @@ def _puma_file(ctx: ContainerReading, hint: str | None, cpus: int) -> dict[str, 
         return {}
     env = {e.name: e for e in ctx.container.env}
     names: dict = {}
+    hidden_names: dict[str, str] = {}  # local name -> the secret-set variable it reads
     out: dict[str, object] = {}
+
+    def count(text: str, scope: RubyScope) -> object:
+        v = ruby_eval(text, scope)
+        if v is None and scope.hidden:
+            return _HiddenRead(scope.hidden[0].name)
+        used = next((hidden_names[x] for x in re.findall(r"[a-z_]\w*", text)
+                     if x in hidden_names), None)
+        return _HiddenRead(used) if v is None and used else v
+
     for n, raw in enumerate(f.text.splitlines(), 1):
         line = raw.split("#", 1)[0].strip()
         scope = RubyScope(f.path, n, env, cpus, names)
         m = re.fullmatch(r"([a-z_]\w*)\s*=\s*(.+)", line)
         if m:
-            v = ruby_eval(m.group(2), scope)
-            if v is not None:
+            v = count(m.group(2), scope)
+            if isinstance(v, _HiddenRead):
+                hidden_names[m.group(1)] = v.name
+            elif v is not None:
                 names[m.group(1)] = v
+                hidden_names.pop(m.group(1), None)
             continue
         m = re.fullmatch(r"workers\s*\(?\s*(.+?)\s*\)?", line)
         if m:
             text = m.group(1)
             out["workers"] = ("auto", Source(path=f.path, line=n, key="workers")) \
-                if text == ":auto" else ruby_eval(text, scope)
+                if text == ":auto" else count(text, scope)
             continue
         m = re.fullmatch(r"threads\s*\(?\s*(.+?)\s*,\s*(.+?)\s*\)?", line)
         if m:
-            out["threads"] = ruby_eval(m.group(2), scope)
+            out["threads"] = count(m.group(2), scope)
     return out
 
 
@@ -367,12 +432,21 @@ def _puma(ctx: ContainerReading, words: list[Word], cpus: int, assumed: bool) ->
                                                         key="workers"))
     threads: tuple[int, Source] = (5, Source.default_of("Puma 8 default: max threads 5 (MRI)",
                                                         key="threads"))
+    # why the workers / max threads count is unknown, while it is (a secret-set variable)
+    hidden: dict[str, str] = {}
     for name in ("PUMA_MAX_THREADS", "MAX_THREADS"):
-        if parse_int(ctx.env_value(name)) is not None:
-            threads = (parse_int(ctx.env_value(name)), ctx.env_source(name))
+        env = _env_int(ctx, name)
+        if isinstance(env, str):
+            hidden["threads"] = hidden_note("Puma max threads", env, ctx.env_source(env))
+            break
+        if env is not None:
+            threads = env
             break
     web = ctx.env_value("WEB_CONCURRENCY")
-    if web is not None and web.strip() == "auto":
+    if ctx.env("WEB_CONCURRENCY") is not None and web is None:
+        hidden["workers"] = hidden_note("Puma workers", "WEB_CONCURRENCY",
+                                        ctx.env_source("WEB_CONCURRENCY"))
+    elif web is not None and web.strip() == "auto":
         workers, cpu = (cpus, ctx.env_source("WEB_CONCURRENCY")), CpuFormula(
             per_cpu=1, text="WEB_CONCURRENCY=auto", applies_to="processes")
     elif parse_int(web) is not None:
@@ -380,35 +454,49 @@ def _puma(ctx: ContainerReading, words: list[Word], cpus: int, assumed: bool) ->
     conf = _opt(words, ("-C",), ("--config",))
     from_file = _puma_file(ctx, conf[0] if conf else None, cpus)
     w = from_file.get("workers")
-    if isinstance(w, tuple):
+    if isinstance(w, _HiddenRead):
+        hidden["workers"] = hidden_note("Puma workers", w.name, ctx.env_source(w.name))
+    elif isinstance(w, tuple):
         workers, cpu = (cpus, w[1]), CpuFormula(per_cpu=1, text="workers :auto",
                                                 applies_to="processes")
+        hidden.pop("workers", None)
     elif w is not None and parse_int(str(w.value)) is not None:
         workers = (parse_int(str(w.value)), w.source)
         cpu = replace(w.cpu, applies_to="processes") if w.cpu else None
+        hidden.pop("workers", None)
     t = from_file.get("threads")
-    if t is not None and parse_int(str(t.value)) is not None:
+    if isinstance(t, _HiddenRead):
+        hidden["threads"] = hidden_note("Puma max threads", t.name, ctx.env_source(t.name))
+    elif t is not None and parse_int(str(t.value)) is not None:
         threads = (parse_int(str(t.value)), t.source)
+        hidden.pop("threads", None)
     got = _opt(words, ("-w",), ("--workers",))
     if got and parse_int(got[0]) is not None:
         workers, cpu = (parse_int(got[0]), _word_source(got[1], ctx, "--workers")), None
+        hidden.pop("workers", None)
     got = _opt(words, ("-t",), ("--threads",))
     if got:
         maximum = parse_int(got[0].split(":")[-1])
         if maximum is not None:
             threads = (maximum, _word_source(got[1], ctx, "--threads"))
+            hidden.pop("threads", None)
     processes = Term(label="Puma workers", value=max(workers[0], 1), source=workers[1])
     return ProcessInfo(server="puma", processes=processes,
                        threads=Term(label="Puma max threads", value=threads[0],
                                     source=threads[1]),
-                       cpu_formula=cpu, cpus=_cpus_term(cpus, assumed) if cpu else None)
+                       cpu_formula=cpu, cpus=_cpus_term(cpus, assumed) if cpu else None,
+                       hidden=list(hidden.values()))
 
 
 def _sidekiq(ctx: ContainerReading, words: list[Word], cpus: int) -> ProcessInfo:
     conc: tuple[int, Source] = (5, Source.default_of("Sidekiq 7/8 default concurrency 5",
                                                      key="concurrency"))
-    if parse_int(ctx.env_value("RAILS_MAX_THREADS")) is not None:
-        conc = (parse_int(ctx.env_value("RAILS_MAX_THREADS")), ctx.env_source("RAILS_MAX_THREADS"))
+    hidden: str | None = None
+    env = _env_int(ctx, "RAILS_MAX_THREADS")
+    if isinstance(env, str):
+        hidden = hidden_note("Sidekiq concurrency", env, ctx.env_source(env))
+    elif env is not None:
+        conc = env
     conf = _opt(words, ("-C",), ("--config",))
     hint = conf[0].lstrip("./") if conf else "config/sidekiq.yml"
     if ctx.app is not None:
@@ -422,14 +510,19 @@ def _sidekiq(ctx: ContainerReading, words: list[Word], cpus: int) -> ProcessInfo
                     continue
                 text = m.group(1).strip()
                 erb = re.fullmatch(r"<%=\s*(.+?)\s*%>", text)
-                v = ruby_eval(erb.group(1) if erb else text, RubyScope(f.path, n, env, cpus))
-                if v is not None and parse_int(str(v.value)) is not None:
-                    conc = (parse_int(str(v.value)), v.source)
+                scope = RubyScope(f.path, n, env, cpus)
+                v = ruby_eval(erb.group(1) if erb else text, scope)
+                if v is None and scope.hidden:
+                    hidden = hidden_note("Sidekiq concurrency", scope.hidden[0].name,
+                                         scope.hidden[0].source)
+                elif v is not None and parse_int(str(v.value)) is not None:
+                    conc, hidden = (parse_int(str(v.value)), v.source), None
     got = _opt(words, ("-c",), ("--concurrency",))
     if got and parse_int(got[0]) is not None:
-        conc = (parse_int(got[0]), _word_source(got[1], ctx, "--concurrency"))
+        conc, hidden = (parse_int(got[0]), _word_source(got[1], ctx, "--concurrency")), None
     return ProcessInfo(server="sidekiq", threads=Term(label="Sidekiq concurrency",
-                                                      value=conc[0], source=conc[1]))
+                                                      value=conc[0], source=conc[1]),
+                       hidden=[hidden] if hidden else [])
 
 
 # --- PHP-FPM, PM2, node cluster ---------------------------------------------------------
@@ -480,6 +573,9 @@ def _node_cluster(ctx: ContainerReading, cpus: int, assumed: bool) -> ProcessInf
             continue
         line = f.text[: f.text.find("fork(") if "fork(" in f.text else 0].count("\n") + 1
         web = ctx.env("WEB_CONCURRENCY")
+        if "WEB_CONCURRENCY" in f.text and web is not None and web.value is None:
+            return ProcessInfo(server="node-cluster", hidden=[hidden_note(
+                "node cluster workers", "WEB_CONCURRENCY", ctx.env_source("WEB_CONCURRENCY"))])
         if "WEB_CONCURRENCY" in f.text and web is not None and parse_int(web.value):
             return ProcessInfo(server="node-cluster", processes=Term(
                 label="node cluster workers", value=parse_int(web.value),

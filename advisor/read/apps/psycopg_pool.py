@@ -44,6 +44,9 @@ def psycopg_pools(ctx: StackContext) -> list[Pool]:
             max_n = parse_int(str(max_v.value)) if max_v and not is_unknown(max_v) else None
             min_n = parse_int(str(min_v.value)) if min_v and not is_unknown(min_v) else None
             label = f"psycopg_pool {kind} max_size"
+            if ctx.hidden_read(label, max_v) or (
+                    max_n is None and ctx.hidden_read(label, min_v)):
+                continue  # unknown (max_size unset is min_size)
             if max_n is not None:
                 pools.append(ctx.pool(label, max_n,
                                       replace(max_v.source, key=max_v.source.key or "max_size"),
@@ -65,6 +68,8 @@ def psycopg_pools(ctx: StackContext) -> list[Pool]:
                     note=f"{kind} at {here.label()}: psycopg_pool default applied"))
         for call, name in calls(module, {"SimpleConnectionPool", "ThreadedConnectionPool"}):
             v = value_of(module, arg(call, 1, "maxconn"))
+            if ctx.hidden_read(f"psycopg2 {name.rsplit('.', 1)[-1]} maxconn", v):
+                continue
             n = parse_int(str(v.value)) if v is not None and not is_unknown(v) else None
             here = Source(path=module.file.path, line=call.lineno, key="maxconn")
             if n is None:

@@ -6,7 +6,10 @@ using `ast` only (repository code is never imported or executed):
     os.getenv("X") or 4, env.int("X", default=4)   -> django-environ / decouple forms too
     multiprocessing.cpu_count() * 2 + 1            -> CPU-derived (a CpuFormula)
 
-Anything else is unknown (None): callers say so instead of guessing.
+Anything else is unknown (None): callers say so instead of guessing. A variable the
+container sets from a Secret or reference the repository does not hold evaluates to an
+unknown value that names it (`Val.hidden`), through casts, `or` and arithmetic: the code
+reads it, so its fallback is not what runs.
 """
 
 from __future__ import annotations
@@ -26,6 +29,10 @@ class Val(Struct, frozen=True):
     source: Source  # where the deciding literal or env var is
     cpu: CpuFormula | None = None  # set when value was computed from the CPU count
     from_default: bool = False  # an env lookup's fallback was used
+    # The env variable, set from a Secret or reference whose value the repository does
+    # not hold, that this value reads (its value is then unknown): a pool size computed
+    # from it is unknown, never the expression's fallback (`getenv("X", 5)`, `|| 10`).
+    hidden: str = ""
 
 
 class PyScope(Struct):
@@ -65,8 +72,8 @@ def _env_lookup(name: str, default: ast.expr | None, node: ast.AST, scope: PySco
                 ) -> Val | None:
     var = scope.env.get(name)
     if var is not None:
-        if var.value is None:
-            return None  # from a secret/ref: not in the repository
+        if var.value is None:  # from a secret/ref: set, its value not in the repository
+            return Val(_UNKNOWN, replace(var.source, key=name), hidden=name)
         return Val(var.value, replace(var.source, key=name))
     if default is None:
         return Val(None, scope.src(node, key=name), from_default=True)
@@ -77,6 +84,8 @@ def _env_lookup(name: str, default: ast.expr | None, node: ast.AST, scope: PySco
 
 
 def _number(v: Val, cast: type) -> Val | None:
+    if v.hidden:
+        return v
     try:
         if isinstance(v.value, str):
             return Val(cast(v.value.strip()), v.source, v.cpu, v.from_default)
@@ -118,7 +127,7 @@ def evaluate(node: ast.AST | None, scope: PyScope) -> Val | None:
         v = evaluate(node.operand, scope)
         if v is not None and isinstance(v.value, int | float) and v.cpu is None:
             return Val(-v.value, v.source)
-        return None
+        return _hidden_of(v)
     if isinstance(node, ast.Dict):
         out: dict[str, Val] = {}
         for k, v in zip(node.keys, node.values, strict=True):
@@ -178,6 +187,8 @@ def evaluate(node: ast.AST | None, scope: PyScope) -> Val | None:
             else None
     if isinstance(node, ast.BinOp):
         a, b = evaluate(node.left, scope), evaluate(node.right, scope)
+        if (hidden := _hidden_of(a, b)) is not None:
+            return hidden
         if a is None or b is None:
             return None
         if not all(isinstance(x.value, int | float) and not isinstance(x.value, bool)
@@ -208,9 +219,13 @@ def _call(node: ast.Call, scope: PyScope) -> Val | None:
         return _number(v, int if name == "int" else float) if v is not None else None
     if name == "str" and args:
         v = evaluate(args[0], scope)
-        return Val(str(v.value), v.source, v.cpu, v.from_default) if v is not None else None
+        if v is None or v.hidden:
+            return v
+        return Val(str(v.value), v.source, v.cpu, v.from_default)
     if name in ("max", "min") and len(args) == 2:
         a, b = evaluate(args[0], scope), evaluate(args[1], scope)
+        if (hidden := _hidden_of(a, b)) is not None:
+            return hidden
         if a is None or b is None or not all(isinstance(x.value, int | float) for x in (a, b)):
             return None
         if name == "max" and (a.cpu or b.cpu) and not (a.cpu and b.cpu):
@@ -257,6 +272,12 @@ _UNKNOWN = _Unknown()
 
 def is_unknown(v: Val | None) -> bool:
     return v is None or v.value is _UNKNOWN
+
+
+def _hidden_of(*operands: Val | None) -> Val | None:
+    """The first operand that reads a secret-set variable: what an expression of them
+    evaluates to (unknown, naming that variable), or None when none does."""
+    return next((v for v in operands if v is not None and v.hidden), None)
 
 
 def module_names(tree: ast.Module, scope: PyScope) -> dict[str, Val]:

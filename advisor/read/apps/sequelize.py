@@ -43,6 +43,8 @@ def sequelize_pools(ctx: StackContext) -> list[Pool]:
                 continue
             here = Source(path=module.file.path, line=module.toks[paren].line)
             v = get(opts, "pool", "max")
+            if ctx.hidden_read("Sequelize pool.max", v):
+                continue
             n = as_int(v)
             reads = get(opts, "replication", "read")
             copies = [("", route_of(url, ctx))]

@@ -105,12 +105,17 @@ class SpringProps(Frozen, kw_only=True):
             names |= set(layer)
         return {n for n in names if n.startswith(head)}
 
-    def resolve(self, prop: PropValue, problems: list[ConfigProblem]) -> PropValue:
-        """Replace ${...} placeholders; the Source becomes whatever supplied the value."""
+    def resolve(self, prop: PropValue, problems: list[ConfigProblem],
+                hidden: list[EnvVar] | None = None) -> PropValue:
+        """Replace ${...} placeholders; the Source becomes whatever supplied the value.
+        A placeholder naming a variable the container sets from a Secret or reference
+        whose value is not here takes its default, and the variable goes in `hidden`:
+        a caller for whom that matters (a pool size) says the value is unknown."""
         if prop.value is None or "${" not in prop.value:
             return prop
         sources: list[Source] = []
-        text = self._expand(prop.value, prop, sources, problems, depth=0)
+        text = self._expand(prop.value, prop, sources, problems, depth=0,
+                            hidden=hidden if hidden is not None else [])
         if text is None:
             return replace(prop, value=None)
         if len(sources) == 1 and prop.value.strip().startswith("${") \
@@ -128,7 +133,8 @@ class SpringProps(Frozen, kw_only=True):
         return None, None
 
     def _expand(self, text: str, prop: PropValue, sources: list[Source],
-                problems: list[ConfigProblem], depth: int) -> str | None:
+                problems: list[ConfigProblem], depth: int, hidden: list[EnvVar]
+                ) -> str | None:
         if depth > 10:
             _problem(problems, prop.source, f"placeholder nesting too deep in {prop.name}")
             return None
@@ -147,10 +153,13 @@ class SpringProps(Frozen, kw_only=True):
             body = text[start + 2 : end]
             name, colon, default = body.partition(":")
             value, source = self._lookup(name.strip())
+            var = self.env.get(name.strip())
+            if var is not None and var.value is None:
+                hidden.append(var)
             if value is not None and "${" in value:
-                value = self._expand(value, prop, [], problems, depth + 1)
+                value = self._expand(value, prop, [], problems, depth + 1, hidden)
             if value is None and colon:
-                value = self._expand(default, prop, [], problems, depth + 1)
+                value = self._expand(default, prop, [], problems, depth + 1, hidden)
                 source = replace(
                     prop.source, key=f"{prop.source.key or prop.name} (placeholder default)")
             if value is None:

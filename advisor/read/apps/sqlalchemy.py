@@ -43,17 +43,20 @@ class Opt(Struct, frozen=True):
     val: Val | None  # None: written but not readable statically
     text: str  # as written, for messages
     line: int | None
+    hidden: Val | None = None  # the value, when it reads a secret-set variable (unknown)
 
 
 def _opt(module: PyModule, node: ast.expr | None) -> Opt | None:
     if node is None:
         return None
     v = value_of(module, node)
-    return Opt(None if v is None or is_unknown(v) else v, ast.unparse(node), node.lineno)
+    return Opt(None if v is None or is_unknown(v) else v, ast.unparse(node), node.lineno,
+               v if v is not None and v.hidden else None)
 
 
 def _opt_from_val(v: Val) -> Opt:
-    return Opt(None if is_unknown(v) else v, repr(v.value), v.source.line)
+    return Opt(None if is_unknown(v) else v, repr(v.value), v.source.line,
+               v if v.hidden else None)
 
 
 def route_of_url(v: Val | None, ctx: StackContext) -> tuple[Route | None, bool]:
@@ -84,7 +87,9 @@ def _int(opt: Opt | None, name: str, default: int, where: str, ctx: StackContext
 
 
 def pool_from_options(path: str, line: int | None, options: dict[str, Opt | None],
-                      route: Route | None, label: str, ctx: StackContext) -> Pool:
+                      route: Route | None, label: str, ctx: StackContext) -> Pool | None:
+    """The pool these create_engine options make; None when its size is unknown (read
+    from a secret-set variable: ctx.unknown says so)."""
     src = Source(path=path, line=line, key="pool_size + max_overflow")
     poolclass = options.get("poolclass")
     pc = poolclass.text.rsplit(".", 1)[-1] if poolclass is not None else ""
@@ -95,6 +100,10 @@ def pool_from_options(path: str, line: int | None, options: dict[str, Opt | None
     if pc in _ONE_CONNECTION:
         return ctx.pool(f"{label} {pc}", 1, replace(src, key="poolclass"),
                         route=route)
+    sized = (options.get("pool_size"), options.get("max_overflow"))
+    if ctx.hidden_read(f"{label} pool_size + max_overflow",
+                       *(o.hidden for o in sized if o is not None)):
+        return None
     size, size_text, size_default = _int(options.get("pool_size"), "pool_size",
                                          DEFAULT_POOL_SIZE, path, ctx)
     over, over_text, over_default = _int(options.get("max_overflow"), "max_overflow",
@@ -122,8 +131,10 @@ def _engines(ctx: StackContext) -> list[Pool]:
                 continue
             options = {k: _opt(module, kwarg(call, k))
                        for k in ("pool_size", "max_overflow", "poolclass")}
-            pools.append(pool_from_options(module.file.path, call.lineno, options, route,
-                                           "SQLAlchemy", ctx))
+            pool = pool_from_options(module.file.path, call.lineno, options, route,
+                                     "SQLAlchemy", ctx)
+            if pool is not None:
+                pools.append(pool)
     return pools
 
 
@@ -178,9 +189,10 @@ def _flask(ctx: StackContext) -> list[Pool]:
     for suffix, target in [("", uri)] + [(f" bind {n}", v) for n, v in binds.items()]:
         route, postgres = route_of_url(target, ctx) if target is not None or not suffix \
             else (None, True)
-        if postgres:
-            pools.append(pool_from_options(where[0], where[1], opts, route,
-                                           f"Flask-SQLAlchemy{suffix}", ctx))
+        pool = pool_from_options(where[0], where[1], opts, route,
+                                 f"Flask-SQLAlchemy{suffix}", ctx) if postgres else None
+        if pool is not None:
+            pools.append(pool)
     return pools
 
 

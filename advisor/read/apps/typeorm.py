@@ -32,8 +32,12 @@ def typeorm_pools(ctx: StackContext) -> list[Pool]:
             here = Source(path=module.file.path, line=module.toks[paren].line)
             v = get(cfg, "extra", "max")
             key = "extra.max"
+            if ctx.hidden_read("TypeORM extra.max", v):
+                continue
             if as_int(v) is None:
                 v, key = get(cfg, "poolSize"), "poolSize"
+                if ctx.hidden_read("TypeORM poolSize", v):
+                    continue
             n = as_int(v)
             slaves = get(cfg, "replication", "slaves")
             copies = [("", route_of(get(cfg, "url"), ctx))]
