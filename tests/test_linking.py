@@ -320,7 +320,9 @@ def ctr(image: str, command=(), args=(), role="main") -> Container:
     "timescale/timescaledb-ha:pg16", "supabase/postgres:15.1.1.78",
     "ghcr.io/cloudnative-pg/postgresql:16.3",
     "registry.developers.crunchydata.com/crunchydata/crunchy-postgres:ubi8-16.2-0",
-    "ghcr.io/zalando/spilo-16:3.2-p2", "pgvector/pgvector:pg16"])
+    "ghcr.io/zalando/spilo-16:3.2-p2", "pgvector/pgvector:pg16",
+    "quay.io/fedora/postgresql-16@sha256:" + "c" * 64, "quay.io/sclorg/postgresql-15-c9s",
+    "registry.redhat.io/rhel9/postgresql-16", "centos/postgresql-96-centos7"])
 def test_postgresql_distributions_are_servers(image):
     assert is_postgres_container(ctr(image))
 
@@ -329,7 +331,7 @@ def test_postgresql_distributions_are_servers(image):
     "ghcr.io/zalando/postgres-operator:v1.12.2", "postgrest/postgrest:v12.0.2",
     "supabase/postgres-meta:v0.80.0", "quay.io/prometheuscommunity/postgres-exporter:v0.15.0",
     "prometheuscommunity/pgbouncer-exporter:v0.7.0", "bitnami/postgres-exporter:0.15.0",
-    "postgres-backup-s3:latest"])
+    "postgres-backup-s3:latest", "bitnami/postgresql-client:16", "postgresql-16-exporter:1"])
 def test_programs_named_like_postgres_are_not_servers(image):
     assert not is_postgres_container(ctr(image))
 
@@ -570,3 +572,44 @@ def test_a_pool_size_from_a_secret_not_in_the_repository_leaves_the_budget_a_flo
         '[[workloads]]\nname = "web"\nconnections = 5\n')
     declared = run_check([str(tmp_path)], CheckOptions(cache=False))
     assert declared.budgets[0].unknown_clients == [] and declared.budgets[0].peak == 15
+
+
+SCLORG_DB = """
+apiVersion: v1
+kind: Service
+metadata: {name: db}
+spec:
+  selector: {app: db}
+  ports: [{port: 5432}]
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: db}
+spec:
+  selector: {matchLabels: {app: db}}
+  template:
+    metadata: {labels: {app: db}}
+    spec:
+      containers:
+        - name: main
+          image: quay.io/fedora/postgresql-16@sha256:{digest}
+          env:
+            - {name: POSTGRESQL_ADMIN_PASSWORD, value: password}
+{extra}"""
+
+
+@pytest.mark.parametrize(("extra", "usable"), [
+    ("", 97),  # the image's run script: POSTGRESQL_MAX_CONNECTIONS defaults to 100
+    ('            - {name: POSTGRESQL_MAX_CONNECTIONS, value: "40"}\n', 37)])
+def test_an_sclorg_image_is_a_server_with_its_max_connections_variable(tmp_path, extra, usable):
+    """sclorg's PostgreSQL images (quay.io/fedora/postgresql-16, as Argo Workflows' quick
+    start runs) are servers: their major from the repository name, max_connections from
+    POSTGRESQL_MAX_CONNECTIONS (sclorg/postgresql-container: default 100, written into
+    its generated postgresql.conf)."""
+    db = SCLORG_DB.replace("{extra}", extra).replace("{digest}", "06d5" * 16)
+    write(tmp_path, {"k8s/db.yaml": db,
+                     "k8s/web.yaml": web("db", size=7, replicas=3)})
+    _, budgets = budget_of(tmp_path, cache=False)
+    budget = budgets["db"]
+    assert budget.version.value == 16
+    assert budget.usable == usable and budget.peak == 21

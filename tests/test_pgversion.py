@@ -34,6 +34,12 @@ IMAGES = [
     ("pgvector/pgvector:0.7.4-pg17", 17),
     ("registry.developers.crunchydata.com/crunchydata/crunchy-postgres:ubi8-16.2-0", 16),
     ("ghcr.io/zalando/spilo-16:3.2-p2", 16),
+    # sclorg (Red Hat, CentOS, Fedora): the major in the repository name, 96 is 9.6
+    ("quay.io/fedora/postgresql-16@sha256:" + "c" * 64, 16),
+    ("registry.redhat.io/rhel9/postgresql-16:latest", 16),
+    ("quay.io/sclorg/postgresql-15-c9s:20240101", 15),
+    ("centos/postgresql-96-centos7", 9.6),
+    ("registry.access.redhat.com/rhscl/postgresql-10-rhel7", 10),
     ("supabase/postgres:15.1.0.147", 15),
     ("localhost:5000/postgres:13", 13),
     # no version in the reference

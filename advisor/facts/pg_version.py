@@ -23,7 +23,10 @@ import re
 _PG_IN_TAG = re.compile(r"(?:^|[-_.])pg(\d+)(?:\.(\d+))?", re.I)  # 2.14.2-pg16, pg16.2-ts2
 _UBI_TAG = re.compile(r"^(?:ubi|centos|rhel)\d+-(\d+)(?:\.(\d+))?")  # ubi8-16.2-0
 _LEADING = re.compile(r"^v?(\d+)(?:\.(\d+))?")  # 16, 16.2, 11.14.0-debian-10-r28, 9.6
-_REPO_MAJOR = re.compile(r"^spilo-(\d+)$")  # ghcr.io/zalando/spilo-16
+# ghcr.io/zalando/spilo-16; sclorg's quay.io/fedora/postgresql-16,
+# quay.io/sclorg/postgresql-15-c9s, centos/postgresql-96-centos7 (96 is 9.6)
+_REPO_MAJOR = re.compile(
+    r"^(?:spilo-(\d+)|postgresql-(\d+)(?:-(?:c\d+s|centos\d+|rhel\d+|el\d+))?)$")
 
 # Images whose leading tag number is not PostgreSQL's (their PostgreSQL is after "pg").
 _OWN_VERSIONED = ("timescaledb", "timescaledb-ha", "pgvector", "spilo", "postgres-operator")
@@ -51,7 +54,10 @@ def image_major(image: str) -> float | None:
     say (no tag, "latest", a digest only)."""
     repo, tag = _split(image)
     if m := _REPO_MAJOR.match(repo):
-        return major_of(int(m.group(1)), None)
+        digits = m.group(1) or m.group(2)
+        if digits == "96":
+            return 9.6
+        return major_of(int(digits), None)
     if m := _PG_IN_TAG.search(tag):
         return major_of(int(m.group(1)), int(m.group(2)) if m.group(2) else None)
     if m := _UBI_TAG.match(tag):

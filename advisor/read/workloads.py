@@ -639,12 +639,19 @@ def image_repository(image: str) -> str:
 
 def is_postgres_image(image: str) -> bool:
     repo = image_repository(image)
-    # the pattern only for a spilo-* name: linking asks this of every container twice
+    # the patterns only for spilo-* / postgresql-* names: linking asks this of every
+    # container twice
     return repo in POSTGRES_IMAGES or (
-        repo.startswith("spilo-") and _SPILO.fullmatch(repo) is not None)
+        repo.startswith("spilo-") and _SPILO.fullmatch(repo) is not None) or (
+        repo.startswith("postgresql-") and _SCLORG.fullmatch(repo) is not None)
 
 
 _SPILO = lazy(r"spilo-\d+")
+# sclorg's images (Red Hat, CentOS, Fedora): quay.io/fedora/postgresql-16,
+# registry.redhat.io/rhel9/postgresql-16, quay.io/sclorg/postgresql-15-c9s,
+# centos/postgresql-96-centos7; configured by POSTGRESQL_* variables (max_connections
+# from POSTGRESQL_MAX_CONNECTIONS, default 100: sclorg/postgresql-container run script)
+_SCLORG = lazy(r"postgresql-\d+(?:-(?:c\d+s|centos\d+|rhel\d+|el\d+))?")
 
 
 def _program(word: str) -> str:
