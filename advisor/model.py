@@ -244,6 +244,11 @@ class ConfigProblem(Frozen, kw_only=True):
     program: str = ""  # "PostgreSQL", "PgBouncer", "YAML", ...
 
 
+# ConfigProblem.program of a file that is another tool's template (an Ansible role's
+# Jinja, a Go template outside a chart): said as a notice, not a PA901 finding.
+TEMPLATE_PROGRAM = "template"
+
+
 # --- topology ------------------------------------------------------------------------
 
 

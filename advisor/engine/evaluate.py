@@ -9,7 +9,7 @@ from advisor import __version__
 from advisor.config.settings import Settings
 from advisor.engine.options import CheckOptions, UsageError
 from advisor.guard import crash_text, is_internal
-from advisor.model import CheckResult, Finding, Severity, Topology
+from advisor.model import TEMPLATE_PROGRAM, CheckResult, Finding, Severity, Topology
 from advisor.read.fs import InputError, Root
 from advisor.read.suppress import is_suppressed, scan_suppressions
 from advisor.rule_context import RuleContext
@@ -57,7 +57,8 @@ def evaluate(topo: Topology, settings: Settings, options: CheckOptions, registry
     findings = _capped(findings, topo.notices)
     shown = {(f.location.path, f.message) for f in findings}
     for p in topo.problems:  # a crash stays visible with PA901 ignored or suppressed
-        if is_internal(p) and (p.location.path, p.message) not in shown:
+        if (is_internal(p) or p.program == TEMPLATE_PROGRAM) \
+                and (p.location.path, p.message) not in shown:
             topo.notices.append(f"{p.location.label()}: {p.message}")
     return CheckResult(tool_version=__version__, roots=roots, budgets=ctx.budgets,
                        findings=findings, suppressed=sorted(suppressed, key=order),

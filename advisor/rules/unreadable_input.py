@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from advisor.model import Finding, Severity, Topology
+from advisor.model import TEMPLATE_PROGRAM, Finding, Severity, Topology
 from advisor.rule_context import RuleContext
 from advisor.rules import rule
 
-_OWN = {"PostgreSQL", "PgBouncer"}  # reported by PA109 and PA209
+# reported by PA109 and PA209; a template of another tool is a notice (engine.evaluate)
+_OWN = {"PostgreSQL", "PgBouncer", TEMPLATE_PROGRAM}
 
 
 @rule("PA901", "unreadable-input", Severity.error,
@@ -41,9 +42,13 @@ def unreadable_input(topo: Topology, ctx: RuleContext) -> Iterator[Finding]:
     ## References
     - YAML 1.2 specification.
     """
+    # A file read by several paths (a kustomization that more than one overlay builds)
+    # reports the same problem each time: said once.
+    seen: set[tuple[object, str, bool]] = set()
     for p in topo.problems:
-        if p.program in _OWN:
+        if p.program in _OWN or (p.location, p.message, p.fatal) in seen:
             continue
+        seen.add((p.location, p.message, p.fatal))
         yield Finding(code="PA901", name="unreadable-input",
                       severity=Severity.error if p.fatal else Severity.warning,
                       message=p.message, location=p.location,

@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING, Any
 
 from msgspec import Raw, Struct
 
-from advisor.model import ConfigProblem, Location, Source
+from advisor.lazyregex import lazy
+from advisor.model import TEMPLATE_PROGRAM, ConfigProblem, Location, Source
 
 if TYPE_CHECKING:
     from advisor.read.yamlpos import Composed
@@ -358,6 +359,16 @@ def load_yaml_stream(text: str, display_path: str, line_offset: int = 0,
         mark = exc.problem_mark or exc.context_mark
         line = (mark.line + 1 + line_offset) if mark is not None else None
         what = " ".join(x for x in (exc.context, exc.problem) if x)
+        template = _template_at(text, exc)
+        if template is not None:
+            # An Ansible/Jinja or Go template kept beside manifests (roles/*/templates):
+            # not YAML until its tool renders it, so not a broken manifest.
+            problems.append(ConfigProblem(
+                location=Location(path=display_path, line=template + 1 + line_offset),
+                message=f"not read: a template ({text.splitlines()[template].strip()[:60]!r}),"
+                " not YAML until the tool that owns it renders it", fatal=False,
+                program=TEMPLATE_PROGRAM))
+            return docs, problems
         problems.append(ConfigProblem(location=Location(path=display_path, line=line),
                                       message=f"invalid YAML: {what}", fatal=True,
                                       program="YAML"))
@@ -366,6 +377,27 @@ def load_yaml_stream(text: str, display_path: str, line_offset: int = 0,
                                       message=f"invalid YAML: {exc}", fatal=True,
                                       program="YAML"))
     return docs, problems
+
+
+_TEMPLATE_SYNTAX = lazy(r"\{%-?\s*\w|\{\{-?\s*[\w.$\"'(]")
+
+
+_QUOTED = lazy(r"\"[^\"]*\"|'[^']*'")
+
+
+def _template_at(text: str, exc: Exception) -> int | None:
+    """The 0-based line, where YAML failed or the line before it, that holds template
+    syntax (`{% for x in y %}`, `{{ .Values.x }}`, `{{ cidr }}`) outside a quoted
+    string; None when the failure is not a template's."""
+    lines = text.splitlines()
+    for mark in (getattr(exc, "problem_mark", None), getattr(exc, "context_mark", None)):
+        if mark is None:
+            continue
+        for n in (mark.line, mark.line - 1):
+            if 0 <= n < len(lines) and _TEMPLATE_SYNTAX.search(
+                    _QUOTED.sub("", lines[n])):
+                return n
+    return None
 
 
 def k8s_objects(text: str, display_path: str, *, line_offset: int = 0, origin: str = "",
