@@ -69,3 +69,41 @@ def test_a_problem_reached_by_several_overlays_is_one_finding(tmp_path):
     assert [(f.location.path, f.location.line) for f in found] == [
         ("k/base/kustomization.yaml", 2)]
     assert remote in found[0].message
+
+
+API = """apiVersion: apps/v1
+kind: Deployment
+metadata: {name: controller}
+spec:
+  replicas: 1
+  template:
+    spec:
+      containers:
+        - name: main
+          image: quay.io/acme/controller:v3
+          env:
+            - {name: DATABASE_URL, value: "postgres://c@db:5432/c"}
+"""
+DEV_APP = {"requirements.txt": "sqlalchemy\npsycopg2\n",
+           "app.py": "from sqlalchemy import create_engine\n"
+                     "e = create_engine('postgresql://x@db/x', pool_size=3, max_overflow=0)\n",
+           "Dockerfile": "FROM python:3.12\n"}
+
+
+@pytest.mark.parametrize("folder", [".devcontainer/builder", "hack/tools"])
+def test_a_dev_container_or_hack_folder_is_not_the_workloads_source(tmp_path, folder):
+    """argo-workflows: every Deployment (mysql, dex, prometheus, the controller) was read
+    with the source of .devcontainer/builder/, 'the repository's only application
+    folder with a Dockerfile'. Tooling folders are not an application's source; the
+    same files in a folder of its own still are."""
+    from tests.tree_helpers import POSTGRES_DB
+
+    write(tmp_path, {"k8s/db.yaml": POSTGRES_DB, "k8s/api.yaml": API,
+                     **{f"{folder}/{k}": v for k, v in DEV_APP.items()}})
+    result = _check(tmp_path)
+    assert not [n for n in result.notices if "application source inferred" in n]
+    assert result.budgets[0].unknown_clients == ["controller"]
+    shutil.move(tmp_path / folder, tmp_path / "service")
+    moved = _check(tmp_path)
+    assert [n for n in moved.notices if "application source inferred as service/" in n]
+    assert moved.budgets[0].peak == 6  # (1 replica + 1 rolling-update surge) x 3

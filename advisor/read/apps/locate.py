@@ -208,7 +208,8 @@ APP_FILES = ("Gemfile", "requirements.txt", "pyproject.toml", "Pipfile", "setup.
 # Folders that hold deployment or tooling, not the application deployed.
 NOT_APP_DIRS = ("k8s", "kubernetes", "deploy", "deployment", "deployments", "helm", "charts",
                 "chart", "manifests", "infra", "ops", "terraform", "scripts", "tools",
-                "docs", "test", "tests", "e2e", "examples", "example", "bench", "benchmarks")
+                "docs", "test", "tests", "e2e", "examples", "example", "bench", "benchmarks",
+                "hack")
 _COPY = lazy(r"^\s*(?:COPY|ADD)\s+(.+)$", re.I)
 
 
@@ -262,7 +263,9 @@ def fallback_app_dir(root: Root, candidates: list[str], names: set[str]) -> AppD
     folder (app/ with the package one level down). The root is not taken for a
     workload whose image and name disagree with the root project's own name (a Helm
     chart repository's operator code is not the Keycloak it deploys)."""
-    apps = [d for d in candidates if d and d.split("/", 1)[0].lower() not in NOT_APP_DIRS]
+    # a hidden top folder (.devcontainer/, .github/) holds tooling, not the application
+    apps = [d for d in candidates if d and d.split("/", 1)[0].lower() not in NOT_APP_DIRS
+            and not d.startswith(".")]
     if "" in candidates and names_the_project(root_project_name(root), names):
         own = app_files_in(root, "")
         if own:
