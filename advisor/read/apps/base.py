@@ -27,6 +27,13 @@ if TYPE_CHECKING:
 ASSUMED_NODE_CPUS = 4
 
 
+def hidden_note(what: str, name: str, source: Source) -> str:
+    """Why `what` is unknown: set by `name` from a Secret or reference whose value the
+    repository does not hold (said by PA106)."""
+    return (f"{what} is set by {name} ({source.label()}) from a secret or reference whose "
+            "value is not in the repository")
+
+
 class StackContext(Struct):
     """One container (and its application source, when known) being read for pools.
     Readers append to `problems`/`notices`; they do no I/O."""
@@ -77,14 +84,15 @@ class StackContext(Struct):
         """Pool `label`'s size is set by the variable `name` from a Secret or reference
         whose value the repository does not hold: the client's connections are then
         unknown (PA106), never a default's or a lower-precedence value's."""
-        self.unknown.append(f"{label} is set by {name} ({source.label()}) from a secret or "
-                            "reference whose value is not in the repository")
+        self.unknown.append(hidden_note(label, name, source))
 
     def hidden_read(self, label: str, *values: Val | None) -> bool:
         """Whether one of `values` (a size as the code computes it) reads a variable set
         from a Secret or reference whose value the repository does not hold; if so, pool
         `label`'s size is unknown (hidden_size), not the expression's fallback."""
-        v = next((v for v in values if v is not None and v.hidden), None)
+        from advisor.read.apps.pyeval import hidden_of  # loaded by whoever made `values`
+
+        v = hidden_of(*values)
         if v is None:
             return False
         self.hidden_size(label, v.hidden, v.source)

@@ -16,7 +16,7 @@ from msgspec import Struct
 from msgspec.structs import replace
 
 from advisor.model import CpuFormula, EnvVar, Source
-from advisor.read.apps.pyeval import Val
+from advisor.read.apps.pyeval import Val, hidden_of
 
 _TOKEN = re.compile(r"""
     (?P<ws>\s+)
@@ -291,9 +291,8 @@ def _to_number(v: Val) -> Val | None:
 
 
 def _arith(a: Val | None, b: Val | None, op: str) -> Val | None:
-    for v in (a, b):
-        if v is not None and v.hidden:
-            return v
+    if (hidden := hidden_of(a, b)) is not None:
+        return hidden
     if a is None or b is None or not all(isinstance(x.value, int | float) and
                                          not isinstance(x.value, bool) for x in (a, b)):
         return None

@@ -36,6 +36,7 @@ from msgspec import field
 from msgspec.structs import replace
 
 from advisor.model import Container, CpuFormula, EnvVar, Frozen, Source, Term
+from advisor.read.apps.base import hidden_note
 from advisor.read.apps.cmdline import CommandLine, Word, command_line
 from advisor.read.apps.numbers import parse_int
 from advisor.read.apps.pyeval import PyScope, module_names, parse
@@ -80,12 +81,6 @@ class _HiddenRead(NamedTuple):
     """A configuration file's count that reads a secret-set variable (pyeval Val.hidden)."""
 
     name: str
-
-
-def hidden_note(what: str, name: str, source: Source) -> str:
-    """Why `what` is unknown: set by `name` from a Secret or reference not held here."""
-    return (f"{what} is set by {name} ({source.label()}) from a secret or reference whose "
-            "value is not in the repository")
 
 
 def _env_int(ctx: ContainerReading, name: str) -> tuple[int, Source] | str | None:

@@ -127,7 +127,7 @@ def evaluate(node: ast.AST | None, scope: PyScope) -> Val | None:
         v = evaluate(node.operand, scope)
         if v is not None and isinstance(v.value, int | float) and v.cpu is None:
             return Val(-v.value, v.source)
-        return _hidden_of(v)
+        return hidden_of(v)
     if isinstance(node, ast.Dict):
         out: dict[str, Val] = {}
         for k, v in zip(node.keys, node.values, strict=True):
@@ -187,7 +187,7 @@ def evaluate(node: ast.AST | None, scope: PyScope) -> Val | None:
             else None
     if isinstance(node, ast.BinOp):
         a, b = evaluate(node.left, scope), evaluate(node.right, scope)
-        if (hidden := _hidden_of(a, b)) is not None:
+        if (hidden := hidden_of(a, b)) is not None:
             return hidden
         if a is None or b is None:
             return None
@@ -224,7 +224,7 @@ def _call(node: ast.Call, scope: PyScope) -> Val | None:
         return Val(str(v.value), v.source, v.cpu, v.from_default)
     if name in ("max", "min") and len(args) == 2:
         a, b = evaluate(args[0], scope), evaluate(args[1], scope)
-        if (hidden := _hidden_of(a, b)) is not None:
+        if (hidden := hidden_of(a, b)) is not None:
             return hidden
         if a is None or b is None or not all(isinstance(x.value, int | float) for x in (a, b)):
             return None
@@ -274,7 +274,7 @@ def is_unknown(v: Val | None) -> bool:
     return v is None or v.value is _UNKNOWN
 
 
-def _hidden_of(*operands: Val | None) -> Val | None:
+def hidden_of(*operands: Val | None) -> Val | None:
     """The first operand that reads a secret-set variable: what an expression of them
     evaluates to (unknown, naming that variable), or None when none does."""
     return next((v for v in operands if v is not None and v.hidden), None)
