@@ -574,28 +574,15 @@ def test_a_pool_size_from_a_secret_not_in_the_repository_leaves_the_budget_a_flo
     assert declared.budgets[0].unknown_clients == [] and declared.budgets[0].peak == 15
 
 
-SCLORG_DB = """
-apiVersion: v1
-kind: Service
-metadata: {name: db}
-spec:
-  selector: {app: db}
-  ports: [{port: 5432}]
----
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: db}
-spec:
-  selector: {matchLabels: {app: db}}
-  template:
-    metadata: {labels: {app: db}}
-    spec:
-      containers:
-        - name: main
-          image: quay.io/fedora/postgresql-16@sha256:{digest}
-          env:
-            - {name: POSTGRESQL_ADMIN_PASSWORD, value: password}
-{extra}"""
+# The shared PostgreSQL manifest with sclorg's image in place of postgres:16.2 and its
+# -c max_connections (the image takes settings from POSTGRESQL_* variables instead).
+SCLORG_DB = DB.replace(
+    '          image: postgres:16.2\n          args: ["-c", "max_connections=50"]\n',
+    "          image: quay.io/fedora/postgresql-16@sha256:{digest}\n"
+    "          env:\n"
+    "            - {name: POSTGRESQL_ADMIN_PASSWORD, value: password}\n"
+    "{extra}")
+assert "postgres:16.2" not in SCLORG_DB
 
 
 @pytest.mark.parametrize(("extra", "usable"), [
