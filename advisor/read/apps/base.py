@@ -27,13 +27,6 @@ if TYPE_CHECKING:
 ASSUMED_NODE_CPUS = 4
 
 
-def hidden_note(what: str, name: str, source: Source) -> str:
-    """Why `what` is unknown: set by `name` from a Secret or reference whose value the
-    repository does not hold (said by PA106)."""
-    return (f"{what} is set by {name} ({source.label()}) from a secret or reference whose "
-            "value is not in the repository")
-
-
 class StackContext(Struct):
     """One container (and its application source, when known) being read for pools.
     Readers append to `problems`/`notices`; they do no I/O."""
@@ -84,6 +77,8 @@ class StackContext(Struct):
         """Pool `label`'s size is set by the variable `name` from a Secret or reference
         whose value the repository does not hold: the client's connections are then
         unknown (PA106), never a default's or a lower-precedence value's."""
+        from advisor.read.apps.pyeval import hidden_note
+
         self.unknown.append(hidden_note(label, name, source))
 
     def hidden_read(self, label: str, *values: Val | None) -> bool:

@@ -36,10 +36,9 @@ from msgspec import field
 from msgspec.structs import replace
 
 from advisor.model import Container, CpuFormula, EnvVar, Frozen, Source, Term
-from advisor.read.apps.base import hidden_note
 from advisor.read.apps.cmdline import CommandLine, Word, command_line
 from advisor.read.apps.numbers import parse_int
-from advisor.read.apps.pyeval import PyScope, module_names, parse
+from advisor.read.apps.pyeval import PyScope, hidden_note, module_names, parse
 from advisor.read.apps.rubyeval import RubyScope, ruby_eval
 
 if TYPE_CHECKING:

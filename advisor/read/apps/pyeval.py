@@ -274,6 +274,14 @@ def is_unknown(v: Val | None) -> bool:
     return v is None or v.value is _UNKNOWN
 
 
+def hidden_note(what: str, name: str, source: Source) -> str:
+    """Why `what` is unknown: set by `name` from a Secret or reference whose value the
+    repository does not hold (said by PA106; StackContext.hidden_size, process
+    detection)."""
+    return (f"{what} is set by {name} ({source.label()}) from a secret or reference whose "
+            "value is not in the repository")
+
+
 def hidden_of(*operands: Val | None) -> Val | None:
     """The first operand that reads a secret-set variable: what an expression of them
     evaluates to (unknown, naming that variable), or None when none does."""
