@@ -659,19 +659,20 @@ def _declared_values(root: Root, settings: Settings, chart: Path, decl) -> list[
             for v in decl.values]
 
 
-BUILD_FILES = frozenset({"skaffold.yaml", "docker-compose.yml", "docker-compose.yaml",
-                         "compose.yaml", "compose.yml"})
-
-
 def build_contexts(found, root: Root):
     """Image -> build folder from skaffold.yaml and compose files in the repository."""
     named = found.names
-    files = [p for p in found.manifests if p.name in BUILD_FILES] \
-        if any(n in named for n in BUILD_FILES) else []
+    # a cheap test of the names first: most repositories have neither
+    maybe = [n for n in named if n == "skaffold.yaml" or "compose" in n]
     dockerfiles = list(named.get("Dockerfile", ()))
+    if not maybe and not dockerfiles:
+        return None
+    from advisor.read.apps.locate import BuildHints, _contexts, dockerfile_base, is_build_file
+
+    wanted = {n for n in maybe if is_build_file(n)}
+    files = [p for p in found.manifests if p.name in wanted] if wanted else []
     if not files and not dockerfiles:
         return None
-    from advisor.read.apps.locate import BuildHints, _contexts, dockerfile_base
 
     contexts = []
     for p in files:

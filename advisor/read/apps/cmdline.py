@@ -15,7 +15,7 @@ from msgspec.structs import replace
 
 from advisor.lazyregex import lazy
 from advisor.model import Container, EnvVar, Frozen, Source
-from advisor.read.apps.source import AppSource
+from advisor.read.apps.source import AppFile, AppSource
 
 _SHELLS = {"sh", "bash", "ash", "dash", "zsh", "/bin/sh", "/bin/bash", "/usr/bin/env"}
 _K8S_VAR = lazy(r"\$\(([A-Za-z_][A-Za-z0-9_]*)\)")
@@ -185,6 +185,134 @@ def _entrypoint_function(app: AppSource, words: list[str]) -> tuple[list[str], s
                 return (["/bin/sh", "-c", text[5:]], f"{f.path}:{i + 1 + f.line_offset}",
                         "entrypoint")
     return None
+
+
+# Shell compound commands: a line inside one runs only on a branch or in a loop.
+_OPENS = frozenset({"if", "case", "for", "while", "until", "select"})
+_CLOSES = frozenset({"fi", "esac", "done"})
+_FUNCTION = lazy(r"^(?:function\s+)?[A-Za-z_][\w-]*\s*\(\)\s*\{?\s*$"
+                 r"|^function\s+[A-Za-z_][\w-]*\s*\{?\s*$")
+_ARRAY_SET = lazy(r"^([A-Za-z_]\w*)\+?=\((.*)$", re.S)
+_ARRAY_USE = lazy(r'"?\$\{([A-Za-z_]\w*)\[[@*]\]\}"?')
+
+
+def _script_file(app: AppSource, word: str) -> AppFile | None:
+    """The app's shell script a command word runs (`./celery_with_exporter.sh`,
+    `/etc/app/bin/start.sh`): the file at that path below the app folder, else the only
+    script of that name."""
+    if not word.endswith(".sh"):
+        return None
+    scripts = app.of_kind("shell", "entrypoint")
+    rel = word.removeprefix("./")
+    exact = [f for f in scripts if f.rel == rel]
+    if exact:
+        return exact[0]
+    named = [f for f in scripts if f.name == word.rsplit("/", 1)[-1]]
+    return named[0] if len(named) == 1 else None
+
+
+def _logical_lines(text: str) -> list[tuple[int, str]]:
+    """(1-based line, text) with backslash continuations joined and comment lines
+    dropped."""
+    out: list[tuple[int, str]] = []
+    parts: list[str] = []
+    start = 0
+    for n, line in enumerate(text.splitlines(), 1):
+        if not parts:
+            start = n
+            if line.lstrip().startswith("#"):
+                continue
+        if line.endswith("\\"):
+            parts.append(line[:-1])
+            continue
+        out.append((start, " ".join([*parts, line]).strip()))
+        parts = []
+    return [(n, t) for n, t in out if t]
+
+
+def _array_items(body: str) -> list[str]:
+    """The items of a bash array body (`"--quiet"  # comment`), as written (quotes kept,
+    so the command line built from them splits as the shell would)."""
+    try:
+        lexer = shlex.shlex(body, posix=False)
+        lexer.whitespace_split = True
+        lexer.commenters = "#"
+        return list(lexer)
+    except ValueError:
+        return body.split()
+
+
+def top_level_commands(script: AppFile) -> list[tuple[int, str]]:
+    """The commands a shell script always runs (not inside a branch, loop or function,
+    not sent to the background), bash arrays they expand (`celery "${ARGS[@]}"`) written
+    out: (line, command text)."""
+    arrays: dict[str, list[str]] = {}
+    out: list[tuple[int, str]] = []
+    depth = 0
+    in_function = 0
+    lines = _logical_lines(script.text)
+    index = 0
+    while index < len(lines):
+        n, line = lines[index]
+        index += 1
+        first = line.split(None, 1)[0].rstrip(";")
+        if _FUNCTION.match(line):
+            in_function += 1
+            continue
+        if in_function:
+            if line == "}":
+                in_function -= 1
+            continue
+        if first in _OPENS:
+            closed = re.search(r"(?:^|[;\s])(?:fi|esac|done)\s*(?:[;&|]|$)", line)
+            depth += 0 if closed else 1
+            continue
+        if first in _CLOSES:
+            depth = max(0, depth - 1)
+            continue
+        if depth:
+            continue
+        m = _ARRAY_SET.match(line)
+        if m:
+            body = m.group(2)
+            last = body
+            while ")" not in last.split(" #", 1)[0] and index < len(lines):
+                last = lines[index][1]
+                body += "\n" + last
+                index += 1
+            items = _array_items(body.rsplit(")", 1)[0])
+            name = m.group(1)
+            arrays[name] = ([*arrays.get(name, []), *items] if "+=(" in line else items)
+            continue
+        if line.endswith("&") and not line.endswith("&&"):
+            continue  # a background job, not what the container's process becomes
+        out.append((n, _ARRAY_USE.sub(
+            lambda u: " ".join(arrays.get(u.group(1), [u.group(0)])), line)))
+    return out
+
+
+def wrapped_commands(container: Container, app: AppSource | None, cmd: CommandLine,
+                     ) -> tuple[list[CommandLine], str]:
+    """When the command runs one of the app's shell scripts (`./celery_with_exporter.sh`,
+    `bash start.sh`): each command the script always runs, as a command line read with
+    the container's env, and the script as shown; ([], "") otherwise."""
+    segments = cmd.segments()
+    if app is None or not segments:
+        return [], ""
+    words = [w.text for w in segments[0]]
+    if words[0].rsplit("/", 1)[-1] in ("sh", "bash") and len(words) > 1:
+        words = words[1:]
+    script = _script_file(app, words[0])
+    if script is None:
+        return [], ""
+    env = {e.name: e for e in container.env}
+    out = []
+    for n, text in top_level_commands(script):
+        src = Source(path=script.path, line=n + script.line_offset, key="script")
+        out.append(CommandLine(words=tuple(_words_of([("/bin/sh", src), ("-c", src),
+                                                      (text, src)], env, k8s=False)),
+                               origin="script"))
+    return out, script.path
 
 
 def command_line(container: Container, app: AppSource | None, notices: list[str]

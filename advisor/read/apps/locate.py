@@ -2,7 +2,8 @@
 not say (`[[workloads]] source = "..."`). Inferred, in order, from:
 
 1. build contexts that name the image: skaffold.yaml `build.artifacts[].image/context`,
-   docker-compose `services.<name>.image` + `build` (also matched by service name);
+   docker-compose `services.<name>.image` + `build` (also matched by service name,
+   and by the build's `tags` and `cache_from` images);
 2. a directory with a Dockerfile whose name equals the image's repository name
    (registry, path and tag stripped: ghcr.io/acme/orders-api:2.3 -> orders-api) or the
    workload's name;
@@ -48,6 +49,16 @@ def image_name(image: str) -> str:
     return last.split(":", 1)[0]
 
 
+# docker-compose.yml, compose.yaml and their variants (docker-compose.override.yml,
+# docker-compose-developer.yml, compose.dev.yaml)
+_COMPOSE_FILE = lazy(r"^(?:docker-)?compose(?:[.-][\w.-]+)?\.ya?ml$")
+
+
+def is_build_file(name: str) -> bool:
+    """A file that maps images to build folders: skaffold.yaml or a compose file."""
+    return name == "skaffold.yaml" or _COMPOSE_FILE.match(name) is not None
+
+
 def scan_build_hints(root: Root) -> BuildHints:
     dirs: list[str] = []
     contexts: list[tuple[str, str, str]] = []
@@ -60,8 +71,7 @@ def scan_build_hints(root: Root) -> BuildHints:
         if any(f == "Dockerfile" or f.endswith(".Dockerfile") for f in filenames):
             dirs.append(rel)
         for name in filenames:
-            if name in ("skaffold.yaml", "docker-compose.yml", "docker-compose.yaml",
-                        "compose.yaml", "compose.yml"):
+            if is_build_file(name):
                 contexts.extend(_contexts(root, os.path.join(dirpath, name), rel))
     return BuildHints(dockerfile_dirs=tuple(dirs), contexts=tuple(contexts))
 
@@ -112,7 +122,14 @@ def _contexts(root: Root, path: str, base: str) -> list[tuple[str, str, str]]:
                     continue
                 b = svc["build"]
                 ctx = b.get("context", ".") if isinstance(b, dict) else str(b)
-                for key in {str(name), str(svc.get("image", ""))} - {""}:
+                keys = {str(name), str(svc.get("image", ""))}
+                if isinstance(b, dict):
+                    # images this build is published as: its extra tags, and the
+                    # images it takes cache from (grafana/oncall built from ./engine)
+                    for listed in (b.get("tags"), b.get("cache_from")):
+                        if isinstance(listed, list):
+                            keys.update(str(x) for x in listed if isinstance(x, str))
+                for key in sorted(keys - {""}):
                     out.append((key, join(str(ctx)), shown))
     return out
 

@@ -36,7 +36,7 @@ from msgspec import field
 from msgspec.structs import replace
 
 from advisor.model import Container, CpuFormula, EnvVar, Frozen, Source, Term
-from advisor.read.apps.cmdline import CommandLine, Word, command_line
+from advisor.read.apps.cmdline import CommandLine, Word, command_line, wrapped_commands
 from advisor.read.apps.numbers import parse_int
 from advisor.read.apps.pyeval import PyScope, hidden_note, module_names, parse
 from advisor.read.apps.rubyeval import RubyScope, ruby_eval
@@ -590,9 +590,26 @@ _SERVERS = ("gunicorn", "uvicorn", "uwsgi", "celery", "sentry",
             "pm2-runtime", "pm2", "rails", "node", "php-fpm8.2", "php-fpm8.3", "php-fpm7.4")
 
 
+def _wrapped_server(ctx: ContainerReading, cmd: CommandLine
+                    ) -> tuple[str, list[Word]] | None:
+    """The server a wrapper script the command runs ends by starting (the last of its
+    always-run commands that starts one), with a notice naming the script's line."""
+    commands, script = wrapped_commands(ctx.container, ctx.app, cmd)
+    for line in reversed(commands):
+        found = _find_server(line, _SERVERS)
+        if found is not None:
+            ctx.notices.append(f"{ctx.container.name}: server command taken from "
+                               f"{script}:{line.words[0].source.line} (the command runs "
+                               "that script)")
+            return found
+    return None
+
+
 def detect_processes(ctx: ContainerReading, cpus: int, assumed: bool) -> ProcessInfo:
     cmd = command_line(ctx.container, ctx.app, ctx.notices)
     found = _find_server(cmd, _SERVERS)
+    if found is None:
+        found = _wrapped_server(ctx, cmd)
     if found is None:
         if "fpm" in ctx.container.image:
             return _php_fpm(ctx)

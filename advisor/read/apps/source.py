@@ -64,6 +64,7 @@ _BY_SUFFIX = {
     ".exs": "elixir", ".ex": "elixir",
     ".cs": "csharp",
     ".java": "java", ".kt": "java",
+    ".sh": "shell",  # a wrapper script a command runs (apps/cmdline.wrapped_command)
 }
 
 

@@ -13,6 +13,12 @@ from advisor.read.fs import InputError, Root
 from advisor.read.yamlnodes import Positions, _ints, pack_positions
 
 
+def in_packaged_chart(path: str) -> bool:
+    """Whether a shown path is a template inside a packaged (.tgz) subchart: a
+    dependency `helm dependency build` fetched, not the repository's own chart."""
+    return ".tgz#" in path
+
+
 def template_display(chart_rel: str, subdirs: dict[str, str], key: str) -> str:
     """`api/charts/db/templates/x.yaml` (engine key) -> path shown to users: the
     template under the chart (or subchart) directory, `archive.tgz#db/templates/x.yaml`

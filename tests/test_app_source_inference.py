@@ -1,0 +1,149 @@
+"""Which folder holds a workload's application source when the configuration does not
+say: the repository's own image found through a compose build (grafana/oncall's
+docker-compose-developer.yml builds ./engine and takes cache from grafana/oncall), and
+images of a fetched Helm dependency (cert-manager in a .tgz) never given the
+repository's only application folder."""
+
+from __future__ import annotations
+
+import pytest
+
+from advisor.engine.check import CheckOptions, run_check
+from tests.tree_helpers import POSTGRES_DB, write
+
+ENGINE_APP = {
+    "engine/requirements.txt": "sqlalchemy\npsycopg2\n",
+    "engine/Dockerfile": "FROM python:3.12\nCOPY . /app\nCMD [\"python\", \"app.py\"]\n",
+    "engine/app.py": ('import os\nfrom sqlalchemy import create_engine\n'
+                      'engine = create_engine(os.environ["DATABASE_URL"], pool_size=4, '
+                      'max_overflow=0)\n'),
+    # a second application folder: "the only application folder" cannot decide
+    "ui/package.json": '{"name": "ui"}\n',
+    "ui/Dockerfile": "FROM node:20\n",
+}
+
+# the image's organisation is one of the well-known publishers (grafana/): without a
+# build that names it, no folder of the repository is taken for it
+WEB = """apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web}
+spec:
+  replicas: 2
+  strategy: {type: Recreate}
+  template:
+    spec:
+      containers:
+        - name: app
+          image: grafana/widget:v1.2
+          env:
+            - {name: DATABASE_URL, value: "postgres://web@db:5432/shop"}
+"""
+
+COMPOSE = """x-build: &build
+  context: ./engine
+  cache_from:
+    - grafana/widget:latest
+services:
+  engine:
+    build: *build
+    command: python app.py
+"""
+
+
+@pytest.mark.parametrize("compose_name", ["docker-compose-developer.yml",
+                                          "docker-compose.dev.yaml", "compose.override.yml"])
+def test_a_compose_build_that_takes_cache_from_the_image_names_its_folder(tmp_path,
+                                                                          compose_name):
+    write(tmp_path, {"k8s/db.yaml": POSTGRES_DB, "k8s/web.yaml": WEB, **ENGINE_APP,
+                     compose_name: COMPOSE})
+    result = run_check([str(tmp_path)], CheckOptions(cache=False))
+    (budget,) = result.budgets
+    assert budget.unknown_clients == [] and budget.peak == 2 * 4
+    assert any("web: application source inferred as engine/ (build context of "
+               f"grafana/widget:latest in {compose_name})" in n for n in result.notices), \
+        result.notices
+
+
+def test_without_the_build_the_published_image_stays_unknown(tmp_path):
+    write(tmp_path, {"k8s/db.yaml": POSTGRES_DB, "k8s/web.yaml": WEB, **ENGINE_APP,
+                     "docker-compose.yml": COMPOSE.replace("grafana/widget:latest",
+                                                           "acme/other:latest")})
+    result = run_check([str(tmp_path)], CheckOptions(cache=False))
+    (budget,) = result.budgets
+    assert budget.unknown_clients == ["web"]
+
+
+def test_a_packaged_dependency_image_is_not_given_the_only_app_folder():
+    from advisor.read.render.helm_positions import in_packaged_chart
+
+    assert in_packaged_chart("helm/oncall/charts/cert-manager-v1.8.0.tgz#cert-manager/"
+                             "templates/deployment.yaml")
+    assert not in_packaged_chart("helm/oncall/templates/engine/deployment.yaml")
+    assert not in_packaged_chart("charts/umbrella/charts/api/templates/deployment.yaml")
+
+
+WORKER_SCRIPT = """#!/bin/bash
+set -euo pipefail
+if [ -n "${SHUTDOWN_AFTER:-}" ]; then
+  sleep "$SHUTDOWN_AFTER" && celery -A shop control shutdown &
+fi
+stop() {
+  celery -A shop control shutdown
+}
+ARGS=(
+  "-A" "shop"  # the Django project
+  "worker"
+  "--concurrency=$WORKER_CONCURRENCY"
+)
+if [[ "${DEBUG:-}" = True ]]; then
+  ARGS+=("-l" "debug")
+else
+  ARGS+=("-l" "info")
+fi
+celery "${ARGS[@]}"
+"""
+
+WORKER = """apiVersion: apps/v1
+kind: Deployment
+metadata: {name: worker}
+spec:
+  replicas: 3
+  strategy: {type: Recreate}
+  template:
+    spec:
+      containers:
+        - name: worker
+          image: acme/shop:1
+          command: ["./run_worker.sh"]
+          env:
+            - {name: DATABASE_URL, value: "postgres://shop@db:5432/shop"}
+            - {name: WORKER_CONCURRENCY, value: "6"}
+"""
+
+
+def test_the_commands_a_wrapper_script_always_runs():
+    from advisor.read.apps.cmdline import top_level_commands
+    from advisor.read.apps.source import AppFile
+
+    script = AppFile(path="shop/run_worker.sh", rel="run_worker.sh", kind="shell",
+                     text=WORKER_SCRIPT)
+    # the branch, the function and the background job are left out; the array's items
+    # are written out at its use, its comment dropped, the branches' additions not
+    assert top_level_commands(script) == [
+        (2, "set -euo pipefail"),
+        (19, 'celery "-A" "shop" "worker" "--concurrency=$WORKER_CONCURRENCY"')]
+
+
+def test_celery_started_by_a_wrapper_script_counts_its_concurrency(tmp_path):
+    write(tmp_path, {"k8s/db.yaml": POSTGRES_DB, "k8s/worker.yaml": WORKER,
+                     "shop/requirements.txt": "Django==5.0\ncelery==5.3\npsycopg==3.1\n",
+                     "shop/manage.py": "import django\n",
+                     "shop/run_worker.sh": WORKER_SCRIPT})
+    result = run_check([str(tmp_path)], CheckOptions(cache=False))
+    (budget,) = result.budgets
+    assert budget.unknown_clients == [] and budget.peak == 3 * 6, result.notices
+    assert "worker: server command taken from shop/run_worker.sh:19 (the command runs " \
+        "that script)" in result.notices
+    # without the script the command is not a server anyone knows: one process per pod
+    (tmp_path / "shop" / "run_worker.sh").unlink()
+    assert run_check([str(tmp_path)], CheckOptions(cache=False)).budgets[0].peak == 3
