@@ -57,14 +57,16 @@ def test_namespace_option_is_where_unnamespaced_objects_live(tmp_path):
     write(tmp_path, {"k8s/web.yaml": web("db.default.svc")})
     result, budgets = budget_of(tmp_path, namespace="shop")
     assert budgets["db"].peak == 0  # db lives in shop, not default
-    assert any("db.default.svc" in n for n in result.notices)
+    (unlinked,) = [f for f in result.findings if f.code == "PA107"]
+    assert "'db.default.svc'" in unlinked.message
+    assert not [f for f in result.findings if f.code == "PA106"]  # in no budget: PA107's
 
 
 def test_other_namespace_does_not_match(tmp_path):
     write(tmp_path, {"k8s/db.yaml": DB, "k8s/web.yaml": web("db.other.svc")})
     result, budgets = budget_of(tmp_path)
     assert budgets["db"].peak == 0
-    assert any("'db.other.svc'" in n for n in result.notices)
+    assert any("'db.other.svc'" in f.message for f in result.findings if f.code == "PA107")
 
 
 INI = """[databases]

@@ -17,6 +17,7 @@ from advisor.link.inputs import Inputs, suppressed_codes, workload_id
 from advisor.link.operators import operator_secret_route
 from advisor.model import (
     Client,
+    Container,
     EnvVar,
     Location,
     Pool,
@@ -145,10 +146,13 @@ def client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
         # pgbouncer-uri): taken by envFrom, those are alternatives, not further routes
         env_route = route_from_env(c.env)
         c_routes = routes_after(env_route, _not_operator_made(c.env, operator_secrets))
-        c_route = env_route or operator_secret_route(c, operator_secrets or {}) \
+        bound = _service_binding_route(w, c, index or {}, topo) if c.env else None
+        c_route = bound or env_route or operator_secret_route(c, operator_secrets or {}) \
             or route_from_args(c.command, c.args, c.source) or next(iter(c_routes), None)
         for pool in found.pools:
-            pools.append(pool if pool.route or not c_route else replace(pool, route=c_route))
+            # a binding configures the datasource, whatever URL the app's config names
+            pools.append(replace(pool, route=c_route) if bound or (not pool.route and c_route)
+                         else pool)
         route = route or c_route
         further += c_routes
     if route is None:
@@ -226,10 +230,8 @@ def client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
 
     declared = _named_target(decl.target, topo) if decl is not None and decl.target else None
     target = declared or target_of(route)
-    if target is not None:
+    if target is not None:  # else PA107 reports the host it connects to
         client.target_kind, client.target_id = target  # type: ignore[assignment]
-    elif route is not None:
-        _note_unlinked(topo, client.id, route)
     if declared is not None:
         client.extra_routes = extra  # the declared target takes them all
         return [client]
@@ -286,13 +288,6 @@ def _not_operator_made(env: tuple[EnvVar, ...], made: ConfigIndex | None
                                         in names))
 
 
-def _note_unlinked(topo: Topology, client_id: str, route: Route) -> None:
-    topo.notices.append(
-        f"{client_id}: connects to host {route.host!r} ({route.source.label()}), which is "
-        "no Service, operator service or declared server in the repository; declare it "
-        "under [[tool.pool-advisor.servers]] to budget it")
-
-
 def _split_by_target(topo: Topology, client: Client, extra: list[Route],
                      target: tuple[str, str] | None,
                      target_of: Callable[[Route], tuple[str, str] | None]) -> list[Client]:
@@ -320,10 +315,8 @@ def _split_by_target(topo: Topology, client: Client, extra: list[Route],
             suppressed=client.suppressed, source_dir=client.source_dir, route=first,
             extra_routes=routes[1:], part_of=client.id,
             unknown="" if moved else client.unknown or _why_unknown_route(client, first))
-        if at is not None:
+        if at is not None:  # else PA107 reports the host this part connects to
             part.target_kind, part.target_id = at  # type: ignore[assignment]
-        else:
-            _note_unlinked(topo, part.id, first)
         parts.append(part)
         if moved:
             had = [p.label for p in client.pools]
@@ -419,6 +412,40 @@ def _why_unknown(w: Workload, directory: str | None, app: object | None) -> str:
 _CONNECTION_LINE = lazy(r"host|addr|server|dsn|url|uri|endpoint|seeds|://", re.I)
 _HOST_TOKEN = lazy(r"[a-z0-9](?:[-a-z0-9.]*[a-z0-9])?")
 _MAX_CONFIG_SCAN = 256 * 1024  # characters of one mounted file looked through
+
+
+def _service_binding_route(w: Workload, c: Container, index: ConfigIndex, topo: Topology
+                           ) -> Route | None:
+    """The PostgreSQL server a Service Binding (servicebinding.io) gives the container: a
+    Secret whose `type` entry is postgresql, mounted below $SERVICE_BINDING_ROOT. A
+    binding-aware library (Spring Cloud Bindings, which Paketo's Spring Boot buildpack
+    adds; Quarkus kubernetes-service-binding) sets the datasource from its host, port
+    and database, ahead of the application's own URL; a notice says it is assumed."""
+    root = next((e.value for e in c.env if e.name == "SERVICE_BINDING_ROOT" and e.value), None)
+    if root is None:
+        return None
+    base = root.rstrip("/") + "/"
+    for vol, path in w.mounts.get(c.name, []):
+        if not (path.rstrip("/") + "/").startswith(base):
+            continue
+        for kind, name in w.volume_sources.get(vol, []):
+            data = lookup(index, kind, w.namespace, name) if kind == "secret" else None
+            if data is None or data.data.get("type", "").strip().lower() != "postgresql" \
+                    or not data.data.get("host"):
+                continue
+            port = data.data.get("port", "").strip()
+            route = Route(host=data.data["host"].strip(),
+                          port=int(port) if port.isdigit() else None,
+                          dbname=data.data.get("database") or None,
+                          user=data.data.get("username") or None, source=data.source("host"))
+            topo.notices.append(
+                f"{workload_id(w)}: connects to {route.host!r} ({route.source.label()}) "
+                f"through the Service Binding Secret {name} mounted at {path} "
+                f"(SERVICE_BINDING_ROOT={root}): a binding-aware library (Spring Cloud "
+                "Bindings, Quarkus kubernetes-service-binding) is assumed to set the "
+                "datasource from it, ahead of the application's own URL")
+            return route
+    return None
 
 
 def _mounted_config_route(w: Workload, index: ConfigIndex, host_map: dict,

@@ -32,6 +32,9 @@ def unknown_client_connections(topo: Topology, ctx: RuleContext) -> Iterator[Fin
     its line. The code's fallback (`getenv("X", 5)`, `Number(process.env.X) || 10`,
     `${X:4}`) and the library's default are not what runs, since the variable is set.
 
+    A workload whose database host is no server, pooler or Service of the repository is
+    in no budget at all: PA107 unlinked-database-client reports it, not this rule.
+
     ## Why is this bad
     Such a workload is not counted as 0: the server's budget prints
     `peak >= N (K clients unknown)` and is never reported as fitting. The unknown pods
@@ -67,8 +70,8 @@ def unknown_client_connections(topo: Topology, ctx: RuleContext) -> Iterator[Fin
     """
     budgets = {b.server_id: b for b in ctx.budgets}
     for client in topo.clients:
-        if not client.unknown:
-            continue
+        if not client.unknown or (client.target_id is None and client.route is not None):
+            continue  # a client whose host is in no budget is PA107's, not a floor
         target = ""
         if client.target_id is not None:
             budget = budgets.get(client.target_id)

@@ -1,0 +1,78 @@
+"""A Service Binding (servicebinding.io): a Secret whose `type` entry is postgresql,
+mounted below the container's $SERVICE_BINDING_ROOT, gives the datasource its host
+ahead of the application's own URL (Spring Cloud Bindings; spring-petclinic's k8s/
+connects to demo-db this way while its properties name localhost)."""
+
+from __future__ import annotations
+
+from advisor.engine.check import CheckOptions, run_check
+from tests.tree_helpers import POSTGRES_DB, write
+
+BINDING = """apiVersion: v1
+kind: Secret
+metadata: {name: db-binding}
+type: servicebinding.io/postgresql
+stringData:
+  type: postgresql
+  provider: postgresql
+  host: db
+  port: "5432"
+  database: shop
+  username: shop
+  password: secret
+"""
+
+APP = """apiVersion: apps/v1
+kind: Deployment
+metadata: {name: shop}
+spec:
+  replicas: 2
+  strategy: {type: Recreate}
+  template:
+    spec:
+      containers:
+        - name: app
+          image: acme/shop:1
+          env:
+            - {name: SERVICE_BINDING_ROOT, value: /bindings}
+          volumeMounts:
+            - {name: binding, mountPath: /bindings/db, readOnly: true}
+      volumes:
+        - name: binding
+          projected:
+            sources:
+              - secret: {name: db-binding}
+"""
+
+SPRING = {
+    "pom.xml": ("<project><dependencies>\n<dependency><groupId>org.postgresql</groupId>"
+                "<artifactId>postgresql</artifactId></dependency>\n<dependency><groupId>"
+                "org.springframework.boot</groupId><artifactId>spring-boot-starter-data-jpa"
+                "</artifactId></dependency>\n</dependencies></project>\n"),
+    "src/main/resources/application.properties":
+        "spring.datasource.url=jdbc:postgresql://localhost/shop\n"
+        "spring.datasource.hikari.maximum-pool-size=7\n",
+}
+
+
+def test_a_postgresql_binding_links_the_app_to_the_bound_server(tmp_path):
+    write(tmp_path, {"k8s/db.yaml": POSTGRES_DB, "k8s/binding.yaml": BINDING,
+                     "k8s/app.yaml": APP, **SPRING})
+    result = run_check([str(tmp_path)], CheckOptions(cache=False))
+    (budget,) = result.budgets
+    assert budget.peak == 2 * 7 and budget.unknown_clients == []
+    assert not [f for f in result.findings if f.code == "PA107"]  # not localhost
+    assert any("through the Service Binding Secret db-binding mounted at /bindings/db "
+               "(SERVICE_BINDING_ROOT=/bindings)" in n and "'db' (k8s/binding.yaml:8)" in n
+               for n in result.notices), result.notices
+
+
+def test_a_binding_outside_the_root_or_of_another_type_changes_nothing(tmp_path):
+    write(tmp_path, {"k8s/db.yaml": POSTGRES_DB, "k8s/app.yaml": APP, **SPRING,
+                     "k8s/binding.yaml": BINDING.replace("type: postgresql", "type: mysql")})
+    result = run_check([str(tmp_path)], CheckOptions(cache=False))
+    assert result.budgets[0].peak == 0
+    assert [f for f in result.findings if f.code == "PA107"]  # localhost, as configured
+    write(tmp_path, {"k8s/binding.yaml": BINDING,
+                     "k8s/app.yaml": APP.replace("value: /bindings}", "value: /elsewhere}")})
+    assert run_check([str(tmp_path)], CheckOptions(cache=False)).budgets[0].peak == 0
