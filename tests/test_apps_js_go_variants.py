@@ -32,6 +32,24 @@ def test_node_postgres_forms(tmp_path, code, expected):
     assert product(_found(tmp_path, {"index.js": code}).pools) == expected
 
 
+def test_node_postgres_max_not_read_is_unknown_and_a_parameter_default_is_named(tmp_path):
+    """`max: settings.poolMax`: the code sets a size not read here, so the pod's
+    connections are unknown (PA106), not pg-pool's 10; a parameter's literal default
+    (`function makePool(url, max = 12)`) is used, its source saying a caller may pass
+    another."""
+    found = _found(tmp_path, {"index.js": (
+        "const { Pool } = require('pg');\nconst p = new Pool({ max: settings.poolMax });\n")})
+    assert found.pools == []
+    assert found.unknown == ["node-postgres Pool max at index.js:2 is set to an expression "
+                             "not read statically"]
+    found = _found(tmp_path, {"index.js": (
+        "import { Pool } from 'pg';\n\nexport function makePool(url: string, size = 12) {\n"
+        "  return new Pool({ connectionString: url, max: size });\n}\n")})
+    assert product(found.pools) == "1 x 12 = 12"
+    assert found.pools[0].size.source.line == 3
+    assert "a caller may pass another" in found.pools[0].size.source.default
+
+
 def test_sequelize_url_and_replication(tmp_path):
     found = _found(tmp_path, {"db.js": (
         "const { Sequelize } = require('sequelize');\n"
@@ -83,8 +101,6 @@ GO_HEADER = "package main\n\nimport (\n\t\"database/sql\"\n\t\"os\"\n)\n\n"
     ('func main() {\n\tdb, _ := gorm.Open(postgres.Open(dsn), &gorm.Config{})\n}\n',
      "1 x 0 = 0", "unbounded"),
     ('func main() {\n\tdb, _ := sql.Open("mysql", dsn)\n}\n', " = 0", None),
-    ('func main() {\n\tdb, _ := sql.Open("postgres", dsn)\n\tdb.SetMaxOpenConns(cfg.Max)\n}\n',
-     "1 x 0 = 0", "unbounded"),
 ])
 def test_go_database_sql_forms(tmp_path, body, expected, bound):
     found = _found(tmp_path, {"main.go": GO_HEADER + body},
@@ -92,6 +108,25 @@ def test_go_database_sql_forms(tmp_path, body, expected, bound):
     assert product(found.pools) == expected
     if bound:
         assert found.pools[0].bound == bound
+
+
+def test_go_limit_not_read_is_unknown_not_unbounded(tmp_path):
+    """SetMaxOpenConns(cfg.Max): a limit is set, to a value not read here. Unknown
+    (PA106), not "no limit" (tekton results guards it with `if maxOpen > 0`: PA102
+    said unbounded 27 times)."""
+    body = ('func main() {\n\tdb, _ := sql.Open("postgres", dsn)\n'
+            '\tif cfg.Max > 0 {\n\t\tdb.SetMaxOpenConns(cfg.Max)\n\t}\n}\n')
+    found = _found(tmp_path, {"main.go": GO_HEADER + body},
+                   env={"DATABASE_URL": "postgres://g@go-db/g"}, command=("/app",))
+    assert found.pools == []
+    assert found.unknown == ["database/sql SetMaxOpenConns at main.go:11 takes an argument "
+                             "not read statically (a variable or expression)"]
+    # the env name the code reads, set in the container: that value
+    found = _found(tmp_path, {"main.go": GO_HEADER + body.replace(
+        "func main", 'var maxName = "DB_MAX_OPEN_CONNECTIONS"\n\nfunc main')},
+        env={"DATABASE_URL": "postgres://g@go-db/g", "DB_MAX_OPEN_CONNECTIONS": "10"},
+        command=("/app",))
+    assert product(found.pools) == "1 x 10 = 10"
 
 
 def test_pgx_config_max_conns(tmp_path):

@@ -89,14 +89,15 @@ def test_cnpg_cluster_pooler_and_apps():
     r = run_check([FIXTURES / "cnpg"])
     primary = budget(r, "cnpg:shop/orders-db")
     # usable = 200 (spec.postgresql.parameters.max_connections) - 3 = 197
-    # orders-db-pooler-rw: 2 PgBouncer pods x default_pool_size 25 (one pool:
-    # orders/orders_app, reserve 0) = 50
-    assert (primary.usable, primary.peak) == (197, 50)
+    # orders-db-pooler-rw: (2 PgBouncer pods + 1 surge: CloudNativePG leaves the
+    # Deployment's strategy to Kubernetes, 25% rounded up) x default_pool_size 25 (one
+    # pool: orders/orders_app, reserve 0) = 75
+    assert (primary.usable, primary.peak) == (197, 75)
     replicas = budget(r, "cnpg:shop/orders-db/replicas")
-    # the -ro side: orders-db-pooler-ro 1 pod x 10 = 10, plus nightly-export CronJob
-    # straight to orders-db-ro: parallelism 1 x HikariCP 4 = 4 -> 14
-    # spread over the 2 standbys by the -ro Service: ceil(14 / 2) = 7 per instance
-    assert (replicas.usable, replicas.total_peak, replicas.peak) == (197, 14, 7)
+    # the -ro side: orders-db-pooler-ro (1 pod + 1 surge) x 10 = 20, plus nightly-export
+    # CronJob straight to orders-db-ro: parallelism 1 x HikariCP 4 = 4 -> 24
+    # spread over the 2 standbys by the -ro Service: ceil(24 / 2) = 12 per instance
+    assert (replicas.usable, replicas.total_peak, replicas.peak) == (197, 24, 12)
 
 
 def test_zalando_cluster_with_pooler():
@@ -105,16 +106,17 @@ def test_zalando_cluster_with_pooler():
     # usable = 150 - 3 = 147
     # acid-orders-pooler: 3 pods; maxDBConnections 90 // 3 = 30 per pod,
     # default_pool_size 30 // 2 = 15, reserve 15 // 2 = 7 -> one pool 15 + 7 = 22 <= 30
-    # -> 3 x 22 = 66
-    assert (b.usable, b.peak) == (147, 66)
+    # -> (3 + 1 surge: the operator sets no strategy, Kubernetes' 25%) x 22 = 88
+    assert (b.usable, b.peak) == (147, 88)
 
 
 def test_crunchy_cluster_with_pgbouncer():
     r = run_check([FIXTURES / "crunchy"])
     b = budget(r, "crunchy:zoo/hippo")
     # usable = 300 (patroni dynamicConfiguration) - 3 = 297
-    # hippo-pgbouncer: 2 replicas x default_pool_size 30 (config.global) = 60
-    assert (b.usable, b.peak) == (297, 60)
+    # hippo-pgbouncer: (2 replicas + 1 surge: PGO sets no maxSurge) x default_pool_size
+    # 30 (config.global) = 90
+    assert (b.usable, b.peak) == (297, 90)
 
 
 def test_bitnami_values_primary_and_read_replicas():

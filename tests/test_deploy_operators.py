@@ -315,3 +315,49 @@ spec:
     assert db.location.line == 15
     [u] = p.users
     assert (u.name, u.pool_mode.value, u.max_user_connections.value) == ("batch", "session", 5)
+
+
+CNPG_POOLER = """apiVersion: postgresql.cnpg.io/v1
+kind: Pooler
+metadata: {name: pg-rw}
+spec:
+  cluster: {name: pg}
+  instances: 3
+  type: rw
+  pgbouncer:
+    poolMode: transaction
+"""
+
+
+@pytest.mark.parametrize(("strategy", "expected"), [
+    ("", (1, "CloudNativePG leaves the pooler Deployment's strategy")),
+    ("  deploymentStrategy: {type: Recreate}\n", None),
+    ("  deploymentStrategy:\n    rollingUpdate: {maxSurge: 2}\n", (2, None)),
+    ("  deploymentStrategy:\n    rollingUpdate: {maxSurge: 50%}\n", (2, None)),
+])
+def test_operator_poolers_roll_out_with_kubernetes_surge(strategy, expected):
+    """A pooler Deployment an operator makes rolls out like any other: CloudNativePG
+    copies spec.deploymentStrategy (else none: Kubernetes' 25%), Zalando sets none,
+    PGO sets RollingUpdate with maxUnavailable 0 and no maxSurge (25%). While it rolls,
+    the new PgBouncer pods open their pools beside the old ones."""
+    objects, _ = k8s_objects(CNPG_POOLER + strategy, "p.yaml")
+    (p,) = operator_entities(objects).poolers
+    if expected is None:
+        assert p.surge is None
+        return
+    value, why = expected
+    assert p.surge.value == value
+    if why:
+        assert p.surge.source.default and why in p.surge.source.default
+    else:
+        assert p.surge.source.line is not None and not p.surge.source.default
+
+
+def test_zalando_and_crunchy_poolers_surge_by_the_kubernetes_default():
+    _, objects = load("zalando")
+    p = pooler(operator_entities(objects), "zalando-pooler:shop/acid-orders-pooler")
+    assert p.surge.value == 1 and "Zalando operator sets no strategy" in p.surge.source.default
+    _, objects = load("crunchy")
+    p = pooler(operator_entities(objects), "crunchy-pooler:zoo/hippo-pgbouncer")
+    assert p.replicas.value == 2 and p.surge.value == 1
+    assert "maxUnavailable 0 and no maxSurge" in p.surge.source.default

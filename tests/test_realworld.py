@@ -51,16 +51,19 @@ def test_cnpg_samples():
     assert primary["usable"] == 200 - SUPERUSER_RESERVED_DEFAULT == 197
     # web: 3 replicas (app.yaml) x HikariCP 10 (SPRING_DATASOURCE_HIKARI_MAXIMUMPOOLSIZE);
     #   its jdbc-uri comes from the operator's cluster-example-app Secret -> cluster-example-rw
-    # pooler-example-rw: 2 instances (poolers.yaml) x default_pool_size "25" for the one
-    #   pair its client names (worker: database app from its URL, user app from the Secret)
-    assert contributions(primary) == {"web": 3 * 10, "pooler-example-rw": 2 * 25}
-    assert primary["peak"] == 30 + 50 == 80
+    # pooler-example-rw: (2 instances (poolers.yaml) + 1 surge: CloudNativePG leaves the
+    #   Deployment's strategy to Kubernetes, 25% rounded up) x default_pool_size "25" for
+    #   the one pair its client names (worker: database app from its URL, user app from
+    #   the Secret)
+    assert contributions(primary) == {"web": 3 * 10, "pooler-example-rw": (2 + 1) * 25}
+    assert primary["peak"] == 30 + 75 == 105
     # replicas: instances 3 - 1 primary = 2 standbys behind cluster-example-ro
     # pooler-example-ro: 1 instance x default_pool_size 20 (PgBouncer default): no client
     #   names a pair, so one (database, user) pair is assumed, never 0
-    assert contributions(replicas) == {"pooler-example-ro": 1 * PGBOUNCER_DEFAULT_POOL_SIZE}
-    assert replicas["total_peak"] == 20
-    assert replicas["peak"] == 20 / 2 == 10  # spread over the 2 standbys
+    #   (1 instance + 1 surge)
+    assert contributions(replicas) == {"pooler-example-ro": (1 + 1) * PGBOUNCER_DEFAULT_POOL_SIZE}
+    assert replicas["total_peak"] == 40
+    assert replicas["peak"] == 40 / 2 == 20  # spread over the 2 standbys
 
 
 def test_crunchy_examples_keycloak_through_pgbouncer():
@@ -68,12 +71,13 @@ def test_crunchy_examples_keycloak_through_pgbouncer():
     primary = b["keycloakdb"]
     # usable = max_connections 150 (postgres.yaml patroni.dynamicConfiguration) - 3 (PG 16)
     assert primary["usable"] == 150 - SUPERUSER_RESERVED_DEFAULT
-    # keycloakdb-pgbouncer: 2 replicas (proxy.pgBouncer.replicas) x default_pool_size "15"
+    # keycloakdb-pgbouncer: (2 replicas (proxy.pgBouncer.replicas) + 1 surge: PGO's
+    #   RollingUpdate sets no maxSurge, 25% rounded up) x default_pool_size "15"
     #   (config.global) for one pair: Keycloak reads host, database and user from the
     #   operator's keycloakdb-pguser-keycloakdb Secret (PGO's default user and database
     #   are named like the cluster); Keycloak itself talks to PgBouncer, not the server
-    assert contributions(primary) == {"keycloakdb-pgbouncer": 2 * 15}
-    assert primary["peak"] == 30
+    assert contributions(primary) == {"keycloakdb-pgbouncer": (2 + 1) * 15}
+    assert primary["peak"] == 45
     # instances[0].replicas 2 = 1 primary + 1 standby; nothing reads from the standby
     assert b["keycloakdb replicas"]["peak"] == 0
 
@@ -87,21 +91,23 @@ def test_zalando_manifests_pooler_and_direct_client():
     #   operator sets max_db_connections = maxDBConnections 60 (default) // 2 = 30,
     #   default_pool_size = 30 // 2 = 15, reserve_pool_size = min_pool_size = 15 // 2 = 7;
     #   one pair (foo from DB_NAME, foo_user from the operator's credentials Secret):
-    #   min(15 + 7, 30) = 22 per pod x 2 pods = 44
+    #   min(15 + 7, 30) = 22 per pod x (2 pods + 1 surge: the operator sets no strategy on
+    #   the pooler Deployment, Kubernetes' 25% rounded up) = 66
     # foo-reports: 2 replicas x HikariCP 10 straight to the acid-minimal-cluster Service
-    assert contributions(primary) == {"acid-minimal-cluster-pooler": 2 * min(15 + 7, 30),
+    assert contributions(primary) == {"acid-minimal-cluster-pooler": (2 + 1) * min(15 + 7, 30),
                                       "foo-reports": 2 * 10}
-    assert primary["peak"] == 64
+    assert primary["peak"] == 86
 
 
 def test_crunchy_ha_star_only_pgbouncer_assumes_one_pair():
     b = budgets(check_json("crunchy-ha"))
     # usable = max_connections 100 (PostgreSQL default: PGO sets none here) - 3
     assert b["hippo-ha"]["usable"] == MAX_CONNECTIONS_DEFAULT - SUPERUSER_RESERVED_DEFAULT
-    # hippo-ha-pgbouncer: proxy.pgBouncer.replicas 2 x default_pool_size 20 (PgBouncer
-    #   default) for one assumed (database, user) pair: PGO writes only `*` and no client
-    #   is in the repository; never 0
-    assert contributions(b["hippo-ha"]) == {"hippo-ha-pgbouncer": 2 * PGBOUNCER_DEFAULT_POOL_SIZE}
+    # hippo-ha-pgbouncer: (proxy.pgBouncer.replicas 2 + 1 surge) x default_pool_size 20
+    #   (PgBouncer default) for one assumed (database, user) pair: PGO writes only `*`
+    #   and no client is in the repository; never 0
+    assert contributions(b["hippo-ha"]) == {
+        "hippo-ha-pgbouncer": (2 + 1) * PGBOUNCER_DEFAULT_POOL_SIZE}
 
 
 def test_posthog_bitnami_pgbouncer_with_hpa():

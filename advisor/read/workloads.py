@@ -351,7 +351,14 @@ def surge(obj: K8sObject, peak: float) -> Term | None:
     if obj.kind not in ("Deployment", "Rollout"):
         return None
     known = obj.extract()
-    spec = known.surge if isinstance(known, WorkloadShape) else _surge_spec(obj)
+    return surge_term(known.surge if isinstance(known, WorkloadShape) else _surge_spec(obj),
+                      peak)
+
+
+def surge_term(spec: SurgeSpec | None, peak: float, default: str = f"{K8S_DEFAULT}: maxSurge 25%"
+               ) -> Term | None:
+    """The surge `spec` gives at `peak` pods; `default` names where the 25% of a
+    strategy without maxSurge comes from."""
     if spec is None:
         return None
     if spec.form == "preview":
@@ -363,7 +370,7 @@ def surge(obj: K8sObject, peak: float) -> Term | None:
     if spec.form == "default":
         value = math.ceil(peak * 0.25)
         return Term(label="rolling-update surge (maxSurge 25%, rounded up)", value=value,
-                    source=Source.default_of(f"{K8S_DEFAULT}: maxSurge 25%", spec.keys))
+                    source=Source.default_of(default, spec.keys))
     text = spec.text
     if text.endswith("%"):
         try:

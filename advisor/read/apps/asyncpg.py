@@ -42,8 +42,10 @@ def asyncpg_pools(ctx: StackContext) -> list[Pool]:
                                       route=route))
                 continue
             if node is not None:
-                ctx.notices.append(f"{here.label()}: max_size not readable statically; "
-                                   "asyncpg default assumed")
+                # the code sets a size not read here: unknown, not asyncpg's default
+                ctx.unknown.append(f"asyncpg create_pool max_size at {here.label()} is set "
+                                   "to an expression not read statically")
+                continue
             pools.append(ctx.pool("asyncpg create_pool max_size", DEFAULT_MAX_SIZE,
                                   Source.default_of("asyncpg 0.32 default (max_size=10)",
                                                     key="max_size"),

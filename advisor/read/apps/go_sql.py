@@ -122,10 +122,11 @@ def go_sql_pools(ctx: StackContext) -> list[Pool]:
                                       bound=bound, per_process=False,
                                       note=f"SetMaxOpenConns at {src.label()} takes {how}"))
                 continue
-            ctx.notices.append(f"{src.label()}: SetMaxOpenConns argument not read statically")
-            pools.append(ctx.pool("database/sql SetMaxOpenConns", 0, src, route=route,
-                                  bound="unbounded", per_process=False,
-                                  note="SetMaxOpenConns with an argument not read statically"))
+            # a limit is set, to a value not read here: unknown (PA106), not "no limit"
+            why = (f"database/sql SetMaxOpenConns at {src.label()} takes an argument not "
+                   "read statically (a variable or expression)")
+            if why not in ctx.unknown:
+                ctx.unknown.append(why)
             continue
         else:
             note = f"{here.label()}: no SetMaxOpenConns, database/sql default 0 = unlimited"
@@ -137,8 +138,8 @@ def go_sql_pools(ctx: StackContext) -> list[Pool]:
 
 # Env names Go services use for their pool limit (miniflux DATABASE_MAX_CONNS, Harbor
 # POSTGRESQL_MAX_OPEN_CONNS, supabase auth GOTRUE_DB_MAX_POOL_SIZE, ...).
-_LIMIT_NAME = re.compile(r"[A-Z0-9_]*(?:MAX_OPEN_CONNS|MAX_CONNS|MAX_CONNECTIONS|MAX_POOL_SIZE"
-                         r"|POOL_SIZE|POOL_MAX)[A-Z0-9_]*")
+_LIMIT_NAME = re.compile(r"[A-Z0-9_]*(?:MAX_OPEN_CONNS|MAX_CONNS|MAX_OPEN_CONNECTIONS"
+                         r"|MAX_CONNECTIONS|MAX_POOL_SIZE|POOL_SIZE|POOL_MAX)[A-Z0-9_]*")
 _DEFAULT_NEAR = re.compile(r"(?:default:\s*\"(\d+)\"|parsedIntValue:\s*(\d+)|,\s*(\d+)\s*\))")
 
 

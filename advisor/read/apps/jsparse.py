@@ -332,6 +332,32 @@ def module_consts(toks: list[Tok], scope: JsScope) -> None:
             i = max(j, i + 3)
             continue
         i += 1
+    _parameter_defaults(toks, scope)
+
+
+def _parameter_defaults(toks: list[Tok], scope: JsScope) -> None:
+    """A function parameter's literal default (`function makePool(url, max = 10) {`), for
+    a name no top-level const holds: what it is when a caller passes none, said so in
+    its source, since a caller may pass another."""
+    for i in range(1, len(toks) - 3):
+        if toks[i].kind != "id" or toks[i - 1].text not in ("(", ",") \
+                or toks[i + 1].text != "=" or toks[i + 2].kind != "num" \
+                or toks[i + 3].text not in (",", ")") or toks[i].text in scope.names:
+            continue
+        number = float(toks[i + 2].text.replace("_", ""))
+        if not number.is_integer():
+            continue
+        n = int(number)
+        close = i + 3
+        depth = 0
+        while close < len(toks) and not (toks[close].text == ")" and depth == 0):
+            depth += {"(": 1, ")": -1}.get(toks[close].text, 0)
+            close += 1
+        if close + 1 < len(toks) and toks[close + 1].text in ("{", "=>", ":"):
+            name = toks[i].text
+            scope.names[name] = Val(n, Source(
+                path=scope.path, line=toks[i].line, key=name,
+                default=f"parameter {name} default {n} (a caller may pass another)"))
 
 
 def call_args(parser: JsParser, open_paren: int) -> list[Val | None]:

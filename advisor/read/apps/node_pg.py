@@ -47,8 +47,10 @@ def node_pg_pools(ctx: StackContext) -> list[Pool]:
                                           route=route))
                     break
                 if v is not None and not known(v) and not v.from_default:
-                    ctx.notices.append(f"{here.label()}: Pool {key} not readable statically; "
-                                       f"pg-pool default {DEFAULT_MAX} assumed")
+                    # the code sets a size not read here: unknown, not pg-pool's default
+                    ctx.unknown.append(f"node-postgres Pool {key} at {here.label()} is set "
+                                       "to an expression not read statically")
+                    break
             else:
                 pools.append(ctx.pool("node-postgres Pool max", DEFAULT_MAX, DEFAULT_SOURCE,
                                       route=route, bound="default",

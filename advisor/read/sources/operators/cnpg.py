@@ -35,6 +35,7 @@ from advisor.read.sources.operators.common import (
     memory_term,
     pg_parameter_settings,
     pg_uri,
+    pooler_surge,
     source_at,
     split_instances,
     version_term,
@@ -119,6 +120,9 @@ def cnpg_pooler(ctx: ReadContext, obj: K8sObject) -> None:
     ident = entity_id("cnpg-pooler", obj)
     pooler = Pooler(
         id=ident, name=obj.name, namespace=obj.namespace, replicas=replicas, version=version,
+        surge=pooler_surge(obj, replicas, "CloudNativePG leaves the pooler Deployment's "
+                           "strategy to Kubernetes without spec.deploymentStrategy",
+                           ("spec", "deploymentStrategy")),
         settings=settings, server_id=server_id, location=location_at(obj),
         databases=[PoolerDatabase(name="*", host=f"{cluster}-{service}", port=5432,
                                   location=location_at(obj, "spec", "cluster", "name"))],

@@ -82,6 +82,25 @@ def location_at(obj: K8sObject, *keys: str | int) -> Location:
     return Location(path=s.path or obj.path, line=s.line)
 
 
+def pooler_surge(obj: K8sObject, replicas: Term, why: str,
+                 strategy: tuple[str, ...] | None = None) -> Term | None:
+    """Extra PgBouncer pods while an operator's pooler Deployment rolls out: its
+    strategy at `strategy` when the resource has one, else Kubernetes' RollingUpdate
+    default (maxSurge 25%, rounded up), `why` saying the operator leaves it so."""
+    from advisor.read.workloads import K8S_DEFAULT, SurgeSpec, surge_term
+
+    default = f"{K8S_DEFAULT}: maxSurge 25% ({why})"
+    if strategy is None or get(obj.body, *strategy) is None:
+        return surge_term(SurgeSpec("default", keys="maxSurge"), replicas.value, default)
+    if get(obj.body, *strategy, "type", default="RollingUpdate") == "Recreate":
+        return None
+    keys = (*strategy, "rollingUpdate", "maxSurge")
+    raw = get(obj.body, *keys)
+    spec = SurgeSpec("default", keys=".".join(keys)) if raw is None else SurgeSpec(
+        "given", text=str(raw).strip(), source=source_at(obj, *keys))
+    return surge_term(spec, replicas.value, default)
+
+
 def int_term(obj: K8sObject, label: str, keys: tuple[str | int, ...], default: float,
              who: str) -> Term:
     """The integer at `keys`, or `default` with `who` as its named default."""

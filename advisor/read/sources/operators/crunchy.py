@@ -32,6 +32,7 @@ from advisor.read.sources.operators.common import (
     memory_term,
     pg_parameter_settings,
     pg_uri,
+    pooler_surge,
     source_at,
     split_instances,
     version_term,
@@ -83,10 +84,12 @@ def crunchy_cluster(ctx: ReadContext, obj: K8sObject) -> None:
         users = _crunchy_users(ctx, obj, (*base, "config", "users"))
         name = f"{obj.name}-pgbouncer"
         pid = f"crunchy-pooler:{obj.namespace + '/' if obj.namespace else ''}{name}"
+        replicas = int_term(obj, "PgBouncer pods", (*base, "replicas"), 1,
+                            "PGO proxy.pgBouncer.replicas default")
         ctx.out.poolers.append(Pooler(
-            id=pid, name=name, namespace=obj.namespace,
-            replicas=int_term(obj, "PgBouncer pods", (*base, "replicas"), 1,
-                              "PGO proxy.pgBouncer.replicas default"),
+            id=pid, name=name, namespace=obj.namespace, replicas=replicas,
+            surge=pooler_surge(obj, replicas, "PGO's pgBouncer Deployment is RollingUpdate "
+                               "with maxUnavailable 0 and no maxSurge"),
             version=version_b, settings=pooler_settings, databases=databases, users=users,
             server_id=ident, location=location_at(obj, *base),
             hosts=host_forms(name, obj.namespace or ctx.default_ns)))

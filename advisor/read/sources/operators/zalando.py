@@ -38,6 +38,7 @@ from advisor.read.sources.operators.common import (
     made_secret,
     memory_term,
     pg_parameter_settings,
+    pooler_surge,
     source_at,
     split_instances,
     version_term,
@@ -131,6 +132,8 @@ def _zalando_pooler(ctx: ReadContext, obj: K8sObject, name: str, server_id: str,
     ident = f"zalando-pooler:{obj.namespace + '/' if obj.namespace else ''}{name}"
     ctx.out.poolers.append(Pooler(
         id=ident, name=name, namespace=obj.namespace, replicas=replicas, version=version,
+        surge=pooler_surge(obj, replicas, "the Zalando operator sets no strategy on the "
+                           "connection pooler Deployment"),
         settings=settings, server_id=server_id, location=location_at(obj, *base)
         if get(obj.body, *base) is not None else location_at(obj, "spec", "enableConnectionPooler"),
         databases=[PoolerDatabase(name="*", host=target, port=5432, location=location_at(obj))],
