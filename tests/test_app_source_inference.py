@@ -147,3 +147,39 @@ def test_celery_started_by_a_wrapper_script_counts_its_concurrency(tmp_path):
     # without the script the command is not a server anyone knows: one process per pod
     (tmp_path / "shop" / "run_worker.sh").unlink()
     assert run_check([str(tmp_path)], CheckOptions(cache=False)).budgets[0].peak == 3
+
+
+POD_WITH_SIDECAR = """apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web}
+spec:
+  replicas: 2
+  strategy: {type: Recreate}
+  template:
+    spec:
+      containers:
+        - name: token-syncer
+          image: bitnami/kubectl:1.28
+          command: ["/bin/bash", "-c", "while true; do sleep 5; done"]
+        - name: web
+          image: ghcr.io/acme/web:1
+          env:
+            - {name: DATABASE_URL, value: "postgres://web@db:5432/shop"}
+        - name: worker
+          image: ghcr.io/acme/web:1
+          command: ["node", "worker.js"]
+"""
+
+
+def test_a_sidecar_does_not_open_the_applications_pools(tmp_path):
+    """A pod's kubectl sidecar ran the app's `new Pool({max: 7})` too (trigger.dev's
+    webapp: 2 x 7 per pod). The app's pools are the web container's and the worker's,
+    which runs the same image; the sidecar reads its env alone."""
+    write(tmp_path, {"k8s/db.yaml": POSTGRES_DB, "k8s/web.yaml": POD_WITH_SIDECAR,
+                     "web/package.json": '{"name": "web", "dependencies": {"pg": "8"}}\n',
+                     "web/Dockerfile": "FROM node:20\n",
+                     "web/db.js": "const { Pool } = require('pg');\n"
+                                  "module.exports = new Pool({ max: 7 });\n"})
+    result = run_check([str(tmp_path)], CheckOptions(cache=False))
+    (budget,) = result.budgets
+    assert budget.peak == 2 * (7 + 7), result.notices  # web and worker, not the syncer

@@ -603,3 +603,34 @@ def test_an_sclorg_image_is_a_server_with_its_max_connections_variable(tmp_path,
     budget = budgets["db"]
     assert budget.version.value == 16
     assert budget.usable == usable and budget.peak == 21
+
+
+PREFIXED_HOST = """apiVersion: apps/v1
+kind: Deployment
+metadata: {name: events}
+spec:
+  replicas: 2
+  template:
+    spec:
+      containers:
+        - name: events
+          image: posthog/posthog:1
+          env:
+            - {name: POSTHOG_POSTGRES_HOST, value: THE_HOST}
+            - {name: POSTHOG_POSTGRES_PORT, value: "5432"}
+            - {name: POSTHOG_DB_NAME, value: posthog}
+"""
+
+
+def test_an_apps_own_host_variable_links_a_rendered_workload(tmp_path):
+    """POSTHOG_POSTGRES_HOST names the server: the workload is its client (of unknown
+    size here: no source), not dropped; a host that is no server or pooler is no
+    evidence, and the workload stays out."""
+    write(tmp_path, {"k8s/db.yaml": DB,
+                     "k8s/events.yaml": PREFIXED_HOST.replace("THE_HOST", "db")})
+    result, budgets = budget_of(tmp_path)
+    assert budgets["db"].unknown_clients == ["events"]
+    write(tmp_path, {"k8s/events.yaml": PREFIXED_HOST.replace("THE_HOST", "cache")})
+    result, budgets = budget_of(tmp_path)
+    assert budgets["db"].unknown_clients == [] and budgets["db"].peak == 0
+    assert not [f for f in result.findings if f.code in ("PA106", "PA107")]

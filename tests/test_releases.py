@@ -227,6 +227,50 @@ def test_an_applications_own_host_variable_counts_only_when_it_links():
     assert release_client(elsewhere, {}, {}, HOSTS, "default", None, None) is None
 
 
+HOSTS_WITH_POOLER = {**HOSTS, "pg-bouncer.db.svc": ("pooler", "p1")}
+
+TEMPLATED_SECRET = """
+apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata: {name: linkding, namespace: apps}
+spec:
+  chartRef: {kind: OCIRepository, name: app-template}
+  values:
+    controllers:
+      main:
+        containers:
+          app:
+            envFrom:
+              - secretRef:
+                  name: "{{ .Release.Name }}-secret"
+---
+apiVersion: v1
+kind: Secret
+metadata: {name: linkding-secret, namespace: apps}
+stringData:
+  INIT_POSTGRES_HOST: pg-rw.db.svc
+  INIT_POSTGRES_DBNAME: linkding
+  LD_DB_HOST: pg-bouncer.db.svc
+  LD_DB_PORT: "5432"
+  LD_DB_USER: linkding
+"""
+
+
+def test_a_secret_named_by_the_release_template_is_read_and_the_apps_host_wins():
+    """app-template passes names through `tpl`: `{{ .Release.Name }}-secret` is
+    linkding-secret (drag0n141/home-ops: five releases were dropped without a word). Of
+    its host variables the application's (LD_DB_HOST, to the pooler) wins over
+    onedr0p's postgres-init one (INIT_POSTGRES_HOST, straight to the server), which
+    `kubectl kustomize` sorts first."""
+    found = objects(TEMPLATED_SECRET)
+    (release,) = find_releases(found, never)
+    index = configmap_index(found)
+    client = release_client(release, index, {}, HOSTS_WITH_POOLER, "default", None, None)
+    assert client is not None and (client.target_kind, client.target_id) == ("pooler", "p1")
+    assert (client.route.host, client.route.user) == ("pg-bouncer.db.svc", "linkding")
+    assert client.route.source.key == "LD_DB_HOST"
+
+
 FLUX = """
 apiVersion: kustomize.toolkit.fluxcd.io/v1
 kind: Kustomization

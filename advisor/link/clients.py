@@ -12,7 +12,7 @@ from msgspec.structs import replace
 
 from advisor.guard import guarded
 from advisor.lazyregex import lazy
-from advisor.link.hosts import resolve_host
+from advisor.link.hosts import host_variable_route, resolve_host
 from advisor.link.inputs import Inputs, suppressed_codes, workload_id
 from advisor.link.operators import operator_secret_route
 from advisor.model import (
@@ -128,12 +128,13 @@ def client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
     if mounted:
         app = app.with_files(mounted) if app is not None else AppSource(
             root=inputs.root, directory="", files=tuple(mounted))
+    runs_app = _app_containers(w) if app is not None else set()
     for c in w.containers:
         if is_pgbouncer_container(c):
             continue
         read = partial(pools_for_container, c, app, node_cpus=inputs.settings.node_cpus) \
-            if app is not None else partial(container_pools, c, _run_cache(inputs),
-                                            node_cpus=inputs.settings.node_cpus)
+            if c.name in runs_app else partial(container_pools, c, _run_cache(inputs),
+                                               node_cpus=inputs.settings.node_cpus)
         found = guarded(topo.problems, directory or w.obj.path, read, None,
             f"reading the pool settings of container {c.name!r}",
             None if directory else w.obj.line)
@@ -148,7 +149,8 @@ def client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
         c_routes = routes_after(env_route, _not_operator_made(c.env, operator_secrets))
         bound = _service_binding_route(w, c, index or {}, topo) if c.env else None
         c_route = bound or env_route or operator_secret_route(c, operator_secrets or {}) \
-            or route_from_args(c.command, c.args, c.source) or next(iter(c_routes), None)
+            or route_from_args(c.command, c.args, c.source) or next(iter(c_routes), None) \
+            or host_variable_route(c.env, host_map, w.namespace or default_ns)
         for pool in found.pools:
             # a binding configures the datasource, whatever URL the app's config names
             pools.append(replace(pool, route=c_route) if bound or (not pool.route and c_route)
@@ -412,6 +414,31 @@ def _why_unknown(w: Workload, directory: str | None, app: object | None) -> str:
 _CONNECTION_LINE = lazy(r"host|addr|server|dsn|url|uri|endpoint|seeds|://", re.I)
 _HOST_TOKEN = lazy(r"[a-z0-9](?:[-a-z0-9.]*[a-z0-9])?")
 _MAX_CONFIG_SCAN = 256 * 1024  # characters of one mounted file looked through
+
+
+def _image_repository(image: str) -> str:
+    """ghcr.io/acme/web:1.2@sha256:... -> ghcr.io/acme/web."""
+    ref = image.split("@", 1)[0]
+    head, _, last = ref.rpartition("/")
+    return f"{head}/{last.split(':', 1)[0]}" if head else last.split(":", 1)[0]
+
+
+def _app_containers(w: Workload) -> set[str]:
+    """The containers that run the application whose source folder was found: in a pod
+    with sidecars (a kubectl token syncer, a log shipper), the ones with the image of a
+    container whose env names a database, else the images this repository may build;
+    all of them when that does not tell. The others are read from their env alone: a
+    sidecar does not open the application's pools."""
+    names = {c.name for c in w.containers}
+    running = [c for c in w.containers if c.role != "init" and not is_pgbouncer_container(c)]
+    if len(running) <= 1:
+        return names
+    keep = {_image_repository(c.image) for c in running if route_from_env(c.env)} or \
+        {_image_repository(c.image) for c in running if maybe_built_here(c.image)}
+    if not keep:
+        return names
+    return {c.name for c in w.containers
+            if c.role == "init" or _image_repository(c.image) in keep}
 
 
 def _service_binding_route(w: Workload, c: Container, index: ConfigIndex, topo: Topology

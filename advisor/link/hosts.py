@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import re
 
+from msgspec.structs import replace
+
 from advisor.link.inputs import workload_id
-from advisor.model import Pooler, Topology
+from advisor.model import EnvVar, Pooler, Route, Topology
 from advisor.read.extract import service_fields
 from advisor.read.sources.k8s import K8sObject
 from advisor.read.workloads import Workload
@@ -142,4 +144,37 @@ def _lookup_host(h: str, namespace: str | None, host_map: dict[str, tuple[str, s
     for candidate in (f"{h}.{namespace}" if namespace and "." not in h else None, h):
         if candidate and candidate in host_map:
             return host_map[candidate]
+    return None
+
+
+# An application's own name for its database host (DJANGO_DATABASE_HOST,
+# AUTOBRR__POSTGRES_HOST, SYMFONY__ENV__DATABASE_HOST, POSTHOG_POSTGRES_HOST,
+# PAPERLESS_DBHOST, dbHost), and its siblings' endings.
+_HOST_VAR = re.compile(r"(.*(?:DATABASE|POSTGRES|POSTGRESQL|PG|DB)_*)(?:HOST|HOSTNAME|SERVER)",
+                       re.I)
+_SIBLINGS = {"port": ("PORT",), "dbname": ("NAME", "DATABASE", "DB", "DBNAME"),
+             "user": ("USER", "USERNAME")}
+
+
+def host_variable_route(env: tuple[EnvVar, ...] | list[EnvVar],
+                        host_map: dict[str, tuple[str, str]], namespace: str) -> Route | None:
+    """A `<PREFIX>_HOST` variable whose value is a server or pooler of the repository;
+    its `<PREFIX>_PORT`, `_NAME`/`_DATABASE` and `_USER` siblings complete the route.
+    Only a host that links counts: the name alone is not evidence enough. The
+    application's own variable wins over an `INIT_` one (onedr0p's postgres-init,
+    which creates the database once, often straight on the server)."""
+    by_name = {e.name.upper(): e for e in env if e.value}
+    for var in sorted(env, key=lambda e: e.name.upper().startswith("INIT_")):
+        m = _HOST_VAR.fullmatch(var.name)
+        if m is None or not var.value or resolve_host(var.value, namespace, host_map) is None:
+            continue
+        prefix = m.group(1).upper()
+        found: dict[str, str | None] = {}
+        for part, endings in _SIBLINGS.items():
+            found[part] = next((by_name[prefix + e].value for e in endings
+                                if prefix + e in by_name), None)
+        port = found["port"]
+        return Route(host=var.value.strip(), port=int(port) if port and port.isdigit()
+                     else None, dbname=found["dbname"], user=found["user"],
+                     source=replace(var.source, key=var.name))
     return None

@@ -6,16 +6,13 @@ the numbers; one notice names every release not rendered."""
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from msgspec.structs import replace
-
-from advisor.link.hosts import resolve_host
+from advisor.link.hosts import host_variable_route, resolve_host
 from advisor.link.inputs import Inputs, suppressed_codes
 from advisor.link.operators import operator_secret_route
-from advisor.model import Client, Container, EnvVar, Pool, Route, Source, Term, Topology
+from advisor.model import Client, Container, Pool, Route, Source, Term, Topology
 from advisor.read.releases import (
     Release,
     Values,
@@ -127,39 +124,9 @@ def _env_route(release: Release, values: Values, index: ConfigIndex,
     for env in env_scopes(values, index, namespace):
         route = route_from_env(env) or operator_secret_route(
             Container(name=release.name, env=env, source=release.obj.source()),
-            operator_secrets) or _host_variable_route(env, host_map, namespace)
+            operator_secrets) or host_variable_route(env, host_map, namespace)
         if route is not None:
             return route
-    return None
-
-
-# An application's own name for its database host (DJANGO_DATABASE_HOST,
-# AUTOBRR__POSTGRES_HOST, SYMFONY__ENV__DATABASE_HOST), and its siblings' endings.
-_HOST_VAR = re.compile(r"(.*(?:DATABASE|POSTGRES|POSTGRESQL|PG|DB)_+)(?:HOST|HOSTNAME|SERVER)",
-                       re.I)
-_SIBLINGS = {"port": ("PORT",), "dbname": ("NAME", "DATABASE", "DB", "DBNAME"),
-             "user": ("USER", "USERNAME")}
-
-
-def _host_variable_route(env: tuple[EnvVar, ...], host_map: dict[str, tuple[str, str]],
-                         namespace: str) -> Route | None:
-    """A `<PREFIX>_HOST` variable whose value is a server or pooler of the repository;
-    its `<PREFIX>_PORT`, `_NAME`/`_DATABASE` and `_USER` siblings complete the route.
-    Only a host that links counts: the name alone is not evidence enough."""
-    by_name = {e.name.upper(): e for e in env if e.value}
-    for var in env:
-        m = _HOST_VAR.fullmatch(var.name)
-        if m is None or not var.value or resolve_host(var.value, namespace, host_map) is None:
-            continue
-        prefix = m.group(1).upper()
-        found: dict[str, str | None] = {}
-        for part, endings in _SIBLINGS.items():
-            found[part] = next((by_name[prefix + e].value for e in endings
-                                if prefix + e in by_name), None)
-        port = found["port"]
-        return Route(host=var.value.strip(), port=int(port) if port and port.isdigit()
-                     else None, dbname=found["dbname"], user=found["user"],
-                     source=replace(var.source, key=var.name))
     return None
 
 

@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from msgspec import Struct, field
+from msgspec.structs import replace
 
 from advisor.model import EnvVar, Source
 from advisor.read.sources.k8s import K8sObject, block_offset, get, load_yaml_stream
@@ -33,9 +34,23 @@ class Values(Struct):
     node: Any
     obj: K8sObject
     at: tuple = ()
+    release: str = ""  # the release's name: what `{{ .Release.Name }}` in a value is
+    namespace: str = ""
 
     def source(self, keys: tuple, key: str) -> Source:
         return self.obj.source(*self.at, *keys, key=key)
+
+    def name_of(self, text: str) -> str:
+        """An object name as the chart renders it: app-template passes names through
+        `tpl`, so `{{ .Release.Name }}-secret` is `<release>-secret`."""
+        if "{{" not in text:
+            return text
+        text = _RELEASE_NAME.sub(self.release, text) if self.release else text
+        return _RELEASE_NAMESPACE.sub(self.namespace, text) if self.namespace else text
+
+
+_RELEASE_NAME = re.compile(r"\{\{-?\s*\.Release\.Name\s*-?\}\}")
+_RELEASE_NAMESPACE = re.compile(r"\{\{-?\s*\.Release\.Namespace\s*-?\}\}")
 
 
 class Release(Struct):
@@ -125,11 +140,11 @@ def _flux_release(obj: K8sObject, chart_in_repo: Callable[[str], bool]) -> Relea
                 return None  # the chart folder is in the repository: rendered from there
             missing = True
     values = spec.get("values")
-    trees = [Values(node=values, obj=obj, at=("spec", "values"))] \
-        if isinstance(values, dict) else []
-    return Release(kind="HelmRelease", name=_text(spec.get("releaseName")) or obj.name,
-                   namespace=namespace, chart=chart, origin=origin, obj=obj, values=trees,
-                   git_path_missing=missing)
+    name = _text(spec.get("releaseName")) or obj.name
+    trees = [Values(node=values, obj=obj, at=("spec", "values"), release=name,
+                    namespace=namespace or "")] if isinstance(values, dict) else []
+    return Release(kind="HelmRelease", name=name, namespace=namespace, chart=chart,
+                   origin=origin, obj=obj, values=trees, git_path_missing=missing)
 
 
 def _argo_releases(obj: K8sObject, chart_in_repo: Callable[[str], bool]) -> list[Release]:
@@ -166,6 +181,7 @@ def _argo_releases(obj: K8sObject, chart_in_repo: Callable[[str], bool]) -> list
             if parsed is not None:
                 trees.append(parsed)
         name = _text(helm.get("releaseName")) or obj.name
+        trees = [replace(t, release=name, namespace=namespace or "") for t in trees]
         out.append(Release(kind="Application", name=name, namespace=namespace, chart=chart,
                            origin=origin, obj=obj, values=trees, git_path_missing=missing))
     if len(out) > 1:  # several charts in one Application: one client each
@@ -281,7 +297,7 @@ def _env_var(values: Values, keys: tuple, name: str, item: dict, index: ConfigIn
         ref = holder.get(ref_key)
         if not isinstance(ref, dict):
             continue
-        ref_name, key = _text(ref.get("name")), _text(ref.get("key"))
+        ref_name, key = values.name_of(_text(ref.get("name"))), _text(ref.get("key"))
         data = lookup(index, kind, namespace, ref_name)
         if data is not None and key in data.data:
             return [EnvVar(name=name, value=data.data[key], source=data.source(key),
@@ -310,6 +326,7 @@ def _env_from(values: Values, keys: tuple, item: Any, index: ConfigIndex,
 
 def _referenced(values: Values, keys: tuple, kind: str, name: str, prefix: str,
                 index: ConfigIndex, namespace: str | None) -> list[EnvVar]:
+    name = values.name_of(name)
     data = lookup(index, kind, namespace, name)
     if data is None:
         return [EnvVar(name=f"{prefix}*", source=values.source(keys, ".".join(map(str, keys))),
