@@ -174,3 +174,22 @@ def test_label_selector_patch_is_traced_only_where_it_applied(tmp_path):
     assert get(b.body, "spec", "replicas") == 1
     assert (field_source(b, "spec", "replicas").path,
             field_source(b, "spec", "replicas").line) == ("base/b.yaml", 8)
+
+
+@needs_kustomize
+def test_helm_charts_are_left_out_and_the_rest_is_built(tmp_path):
+    """A kustomization that inflates a chart (helmCharts) and lists plain resources: the
+    chart is reported (a warning: its objects are not read) and the resources are still
+    built (theepicsaxguy/homelab's authentik folder lost its Zalando database)."""
+    (tmp_path / "kustomization.yaml").write_text(
+        "namespace: auth\nresources:\n  - database.yaml\nhelmCharts:\n  - name: authentik\n"
+        "    repo: https://charts.goauthentik.io\n    version: 2024.10.1\n")
+    (tmp_path / "database.yaml").write_text(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: db-settings\n"
+        "data:\n  max: \"10\"\n")
+    r = render_kustomization(Root.of(tmp_path), ".")
+    assert [(o.kind, o.name, o.namespace) for o in r.objects] == [
+        ("ConfigMap", "db-settings", "auth")]
+    (helm,) = r.problems
+    assert not helm.fatal and helm.location.line == 4
+    assert helm.message.startswith("helmCharts authentik not inflated")

@@ -60,6 +60,7 @@ def render_kustomization(root: Root, directory: str, *, binary: list[str] | None
     if tree.problems:
         out.problems.extend(tree.problems)
         return out
+    out.problems.extend(tree.helm_charts)
     command = prepared.command if prepared is not None else (
         binary if binary is not None else find_kustomize())
     shown = root.rel(top)
@@ -176,6 +177,7 @@ def build_sandboxed(root: Root, top: Path, directories: list[Path],
                                "its entries name were copied for kustomize")
             for f in files or []:
                 sandbox.copy_file(root.path, f, mirror / f.relative_to(root.path), copied)
+            _without_helm_charts(mirror, directories, root.path)
             if origins:
                 _ask_for_origins(next(mirror / top.relative_to(root.path) / n
                                       for n in KUSTOMIZATION_FILES
@@ -224,6 +226,32 @@ def _names_a_location(mirror: Path) -> str | None:
         if _LOCATION.search(text):
             return kfile.relative_to(mirror).as_posix()
     return None
+
+
+_HELM_KEYS = ("helmCharts", "helmChartInflationGenerator", "helmGlobals")
+
+
+def _without_helm_charts(mirror: Path, directories: list[Path], root: Path) -> None:
+    """The working copy's kustomizations without their Helm charts: inflating one needs
+    `--enable-helm` and a helm binary, which pool-advisor does not run; the rest of the
+    kustomization (its resources, patches) is still built (scan reports the chart)."""
+    from ruamel.yaml import YAML
+
+    for directory in directories:
+        for name in KUSTOMIZATION_FILES:
+            kfile = mirror / directory.relative_to(root) / name
+            if not kfile.is_file():
+                continue
+            text = kfile.read_text(encoding="utf-8")
+            if not any(key in text for key in _HELM_KEYS):
+                continue
+            yaml = YAML(typ="rt")
+            doc = yaml.load(text)
+            if isinstance(doc, dict) and any(key in doc for key in _HELM_KEYS):
+                for key in _HELM_KEYS:
+                    doc.pop(key, None)
+                with kfile.open("w", encoding="utf-8") as handle:
+                    yaml.dump(doc, handle)
 
 
 def _ask_for_origins(kfile: Path) -> None:

@@ -43,6 +43,8 @@ class Tree(Struct):
     files: set[Path] = field(default_factory=set)  # every file kustomize will read
     resource_files: list[Path] = field(default_factory=list)  # plain manifests, in order
     problems: list[ConfigProblem] = field(default_factory=list)
+    # helmCharts entries left out of the build: reported, the rest still built
+    helm_charts: list[ConfigProblem] = field(default_factory=list)
 
 
 def kfile_shown(root: Root, directory: Path) -> str:
@@ -150,10 +152,14 @@ def scan(root: Root, directory: Path, tree: Tree, seen: set[Path], depth: int) -
     if isinstance(get(doc, "openapi", "path"), str):
         ref(doc["openapi"]["path"], "openapi", "path", allow_dir=False)
     if doc.get("helmCharts") or doc.get("helmChartInflationGenerator"):
-        tree.problems.append(problem(shown, "helmCharts needs kustomize --enable-helm, which "
-                                     "runs a helm binary; point pool-advisor at the chart "
-                                     "instead", fatal=True, line=at("helmCharts"),
-                                     program="kustomize"))
+        # Not fatal: the rest of the kustomization is built without the chart.
+        charts = [str(c.get("name")) for c in as_list(doc.get("helmCharts"))
+                  if isinstance(c, dict) and c.get("name")]
+        tree.helm_charts.append(problem(
+            shown, f"helmCharts{' ' + ', '.join(charts) if charts else ''} not inflated: that "
+            "needs kustomize --enable-helm, which runs a helm binary; the chart's objects are "
+            "not read (the rest of the kustomization is). Point pool-advisor at the chart, "
+            "with its values, to read them", line=at("helmCharts"), program="kustomize"))
     tree.layers.append(Layer(directory=directory, file=kfile, doc=doc, shown=shown))
 
 
