@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from advisor.read.discover import discover
+from advisor.read.discover import discover, discover_paths
 
 
 def touch(root: Path, rel: str, text: str = "x: 1\n") -> None:
@@ -49,3 +49,19 @@ def test_a_listed_name_joins_its_folder_as_slash_does():
             joined = _child(folder, name)
             assert joined == folder / name and str(joined) == str(folder / name)
             assert joined.parts == (folder / name).parts and joined.name == name
+
+
+def test_hidden_folders_are_not_walked_unless_given(tmp_path):
+    """A hidden folder holds tooling or retired manifests (home-ops repositories keep
+    archived apps in .archive/, which Flux never deploys): not read, with a notice when it
+    holds YAML (CI folders such as .github/ without one); given as a path, it is read."""
+    manifest = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n"
+    for rel in ("k8s/app.yaml", ".archive/old/app.yaml", ".github/workflows/ci.yaml"):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(manifest)
+    found = discover(tmp_path)
+    assert [found.rel(p) for p in found.manifests] == ["k8s/app.yaml"]
+    assert found.notices == [".archive/: hidden folder not read (tooling or retired manifests "
+                             "are kept in one); pass it as a path to read it"]
+    given = discover_paths(tmp_path, [tmp_path / ".archive"])
+    assert [given.rel(p) for p in given.manifests] == [".archive/old/app.yaml"]

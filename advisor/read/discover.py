@@ -187,6 +187,35 @@ def _load_gitignores_above(ignores: Ignores, found: Discovered, folder: Path) ->
             ignores.add(found.rel(d), d / ".gitignore")
 
 
+# Hidden folders of CI and editors: skipped without a notice.
+_TOOL_DIRS = frozenset({".github", ".gitlab", ".circleci", ".devcontainer", ".vscode", ".idea",
+                        ".husky", ".buildkite", ".gitea", ".forgejo", ".woodpecker"})
+
+
+def _holds_manifests(folder: Path, limit: int = 2000, opened: int = 50) -> bool:
+    """Whether a Kubernetes manifest (a YAML file whose start names apiVersion and kind)
+    is below `folder`: looked for among its first `limit` entries and `opened` YAML
+    files, links not followed (a Taskfile or CI config is no manifest)."""
+    seen = 0
+    for dirpath, dirnames, filenames in os.walk(folder):
+        dirnames[:] = [d for d in dirnames if d not in SKIP_DIRS]
+        seen += len(filenames) + len(dirnames)
+        for name in filenames:
+            if not name.endswith(YAML_SUFFIXES) or opened <= 0:
+                continue
+            opened -= 1
+            try:
+                with open(os.path.join(dirpath, name), "rb") as handle:
+                    head = handle.read(4096)
+            except OSError:
+                continue
+            if b"apiVersion:" in head and b"kind:" in head:
+                return True
+        if seen > limit or opened <= 0:
+            return False
+    return False
+
+
 def _walk(found: Discovered, base: Path, ignores: Ignores, seen: set[str],
           kustomize_dirs: list[Path]) -> None:
     root = str(found.root)
@@ -211,6 +240,15 @@ def _walk(found: Discovered, base: Path, ignores: Ignores, seen: set[str],
         kept = []
         for d in sorted(dirs):
             if d in SKIP_DIRS or ignores.match(_dir_rel(rel_here, d)):
+                continue
+            if d.startswith("."):
+                # a hidden folder holds tooling or retired manifests (home-ops repos'
+                # .archive/), not what is deployed; given as a path, it is read. Said
+                # when it holds manifests (a symlink is not followed: os.walk's default)
+                if d not in _TOOL_DIRS and _holds_manifests(here / d):
+                    found.notices.append(
+                        f"{_dir_rel(rel_here, d)}: hidden folder not read (tooling or "
+                        "retired manifests are kept in one); pass it as a path to read it")
                 continue
             if (not here_inside or d in links) and _escapes(found.root, here / d):
                 found.problems.append(ConfigProblem(
