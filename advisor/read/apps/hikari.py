@@ -181,6 +181,30 @@ def _java_code_pools(ctx: StackContext) -> list[Pool]:
     return pools
 
 
+_EXCLUDE_ANNOTATION = lazy(r"@(?:SpringBootApplication|EnableAutoConfiguration)\s*\("
+                          r"[^)]*\bexclude\s*=\s*\{?[^)]*\bDataSourceAutoConfiguration\b")
+
+
+def _datasource_excluded(props: SpringProps, ctx: StackContext) -> Source | None:
+    """Where DataSourceAutoConfiguration is excluded (spring.autoconfigure.exclude, in a
+    file, the env or an argument; or the application class's annotation): then no
+    spring.datasource.* makes a pool (DolphinScheduler's worker: the chart gives every
+    component SPRING_DATASOURCE_*, the worker opens none)."""
+    names = [n for n in props.names_under("spring.autoconfigure") if "exclude" in n]
+    for name in sorted(names) or ["spring.autoconfigure.exclude"]:
+        prop = props.get(name)
+        if prop is not None and prop.value and "DataSourceAutoConfiguration" in prop.value:
+            return prop.source
+    for f in ctx.files("java"):
+        if "DataSourceAutoConfiguration" not in f.text:
+            continue
+        m = _EXCLUDE_ANNOTATION.search(f.text)
+        if m:
+            return Source(path=f.path, line=f.text[: m.start()].count("\n") + 1,
+                          key="exclude DataSourceAutoConfiguration")
+    return None
+
+
 def hikari_pools(ctx: StackContext) -> list[Pool]:
     code_pools = _java_code_pools(ctx)
     if code_pools:
@@ -199,6 +223,16 @@ def hikari_pools(ctx: StackContext) -> list[Pool]:
         n.startswith("SPRING_DATASOURCE_") for n in env_names)
     if not uses_default and ctx.app is not None:
         uses_default = any(_BUILD_HINTS.search(f.text) for f in ctx.app.of_kind("build"))
+    excluded = _datasource_excluded(props, ctx)
+    if excluded is not None and uses_default:
+        ctx.notices.append(f"DataSourceAutoConfiguration excluded ({excluded.label()}): "
+                           "Spring Boot makes no default DataSource, so no HikariCP pool "
+                           "for spring.datasource")
+        uses_default = False
+        # zero, said where: not the HikariCP default the identified stack would get
+        pools.append(ctx.pool("spring.datasource (no DataSource)", 0, replace(
+            excluded, key="DataSourceAutoConfiguration excluded"), per_process=False,
+            note="DataSourceAutoConfiguration excluded: no default DataSource"))
     if datasource_type is not None and datasource_type.value \
             and "hikari" not in datasource_type.value.lower():
         ctx.notices.append(f"spring.datasource.type={datasource_type.value} "

@@ -1,9 +1,12 @@
-"""A Service Binding (servicebinding.io): a Secret whose `type` entry is postgresql,
-mounted below the container's $SERVICE_BINDING_ROOT, gives the datasource its host
-ahead of the application's own URL (Spring Cloud Bindings; spring-petclinic's k8s/
-connects to demo-db this way while its properties name localhost)."""
+"""Spring datasources as deployed. A Service Binding (servicebinding.io): a Secret
+whose `type` entry is postgresql, mounted below the container's $SERVICE_BINDING_ROOT,
+gives the datasource its host ahead of the application's own URL (Spring Cloud
+Bindings; spring-petclinic's k8s/ connects to demo-db this way while its properties
+name localhost). An excluded DataSourceAutoConfiguration makes no pool."""
 
 from __future__ import annotations
+
+import pytest
 
 from advisor.engine.check import CheckOptions, run_check
 from tests.tree_helpers import POSTGRES_DB, write
@@ -76,3 +79,38 @@ def test_a_binding_outside_the_root_or_of_another_type_changes_nothing(tmp_path)
     write(tmp_path, {"k8s/binding.yaml": BINDING,
                      "k8s/app.yaml": APP.replace("value: /bindings}", "value: /elsewhere}")})
     assert run_check([str(tmp_path)], CheckOptions(cache=False)).budgets[0].peak == 0
+
+
+EXCLUDED = """spring:
+  autoconfigure:
+    exclude:
+      - org.springframework.boot.autoconfigure.jdbc.DataSourceAutoConfiguration
+"""
+
+ENV_APP = APP.replace(
+    "            - {name: SERVICE_BINDING_ROOT, value: /bindings}",
+    '            - {name: SPRING_DATASOURCE_URL, value: "jdbc:postgresql://db:5432/shop"}')
+
+
+@pytest.mark.parametrize("how", ["yaml", "annotation"])
+def test_an_excluded_datasource_autoconfiguration_opens_no_pool(tmp_path, how):
+    """DataSourceAutoConfiguration excluded: SPRING_DATASOURCE_* in the env (a chart
+    gives it to every component) makes no HikariCP pool (DolphinScheduler's worker was
+    counted 3 x 10); the workload is no client of the server."""
+    files = {"k8s/db.yaml": POSTGRES_DB, "k8s/app.yaml": ENV_APP, "pom.xml": SPRING["pom.xml"]}
+    if how == "yaml":
+        files["src/main/resources/application.yaml"] = EXCLUDED
+    else:
+        files["src/main/java/shop/App.java"] = (
+            "package shop;\n\n@SpringBootApplication(exclude = {DataSourceAutoConfiguration.class,"
+            "\n    FlywayAutoConfiguration.class})\npublic class App {}\n")
+    write(tmp_path, files)
+    result = run_check([str(tmp_path)], CheckOptions(cache=False))
+    (budget,) = result.budgets
+    assert budget.peak == 0 and budget.unknown_clients == [], result.notices
+    assert any(n.startswith("DataSourceAutoConfiguration excluded") for n in result.notices)
+    assert not [f for f in result.findings if f.code in ("PA102", "PA104", "PA106")]
+    # without the exclusion: HikariCP's default 10 on each of the 2 pods
+    (tmp_path / ("src/main/resources/application.yaml" if how == "yaml"
+                 else "src/main/java/shop/App.java")).unlink()
+    assert run_check([str(tmp_path)], CheckOptions(cache=False)).budgets[0].peak == 20
