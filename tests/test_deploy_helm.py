@@ -147,6 +147,23 @@ def test_directory_subchart_config_text_and_derived_values(tmp_path):
     assert "derived" in src.key
 
 
+def test_a_test_hook_that_does_not_render_is_left_out_not_the_chart(tmp_path):
+    """`helm create`'s templates/tests/ hold test hooks, never deployed; one that reads a
+    subchart's values from a charts/ folder git ignores (trigger.dev's test-redis) must
+    not make the chart's real objects unread. A failure elsewhere still is one."""
+    app = _chart(tmp_path)
+    (app / "templates" / "tests" / "test-redis.yaml").write_text(
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: t\n  annotations:\n"
+        '    "helm.sh/hook": test\nspec:\n  containers:\n    - name: t\n'
+        "      image: redis\n      args: [{{ .Values.redis.master.service.ports.redis }}]\n")
+    r = render_chart(Root.of(tmp_path), "app")
+    assert not r.problems, r.problems
+    assert by_ref(r.objects, "Deployment/release-app") is not None
+    assert any("rendered without templates/tests/" in n and "test-redis.yaml" in n
+               for n in r.notices), r.notices
+    assert (app / "templates" / "tests" / "test-redis.yaml").is_file()  # nothing moved
+
+
 def test_render_error_is_a_problem_at_the_template_line(tmp_path):
     app = _chart(tmp_path)
     (app / "templates" / "broken.yaml").write_text(

@@ -165,9 +165,25 @@ def _render_with_engine(helm: Any, root: Root, chart_path: Path, chart_rel: str,
     """The chart rendered and traced; and whether the same inputs always give this
     (no limit stopped a render, the engine did not die, tracing was not cut short by
     its time or render budget)."""
-    with EngineView(root.path, chart_path) as view:
-        return _render_in(helm, root, chart_path, chart_rel, defaults, layers, release,
-                          namespace, out, engine, view)
+    try:
+        with EngineView(root.path, chart_path) as view:
+            return _render_in(helm, root, chart_path, chart_rel, defaults, layers, release,
+                              namespace, out, engine, view)
+    except _TestHookFailed as failed:
+        # A test hook (templates/tests/) is never deployed and is skipped from the output
+        # anyway; one that does not render (it reads a subchart's values from a charts/
+        # folder git ignores) must not cost the chart's real objects.
+        out.notices.append(f"helm: {chart_rel}: rendered without templates/tests/ (test "
+                           f"hooks, not deployed): {short_error(failed.error)}")
+        with EngineView(root.path, chart_path, without_tests=True) as view:
+            return _render_in(helm, root, chart_path, chart_rel, defaults, layers, release,
+                              namespace, out, engine, view)
+
+
+class _TestHookFailed(Exception):
+    def __init__(self, error: Exception) -> None:
+        super().__init__(str(error))
+        self.error = error
 
 
 def _render_in(helm: Any, root: Root, chart_path: Path, chart_rel: str,
@@ -205,6 +221,8 @@ def _render_in(helm: Any, root: Root, chart_path: Path, chart_rel: str,
             _warnings(chart_rel, chart.warnings, out)
             return out, False
         except EngineError as exc:
+            if not view.without_tests and "/templates/tests/" in str(exc):
+                raise _TestHookFailed(view.error(exc)) from None
             problem = _render_problem(root, chart_path, chart_rel, view.error(exc))
             if missing and "no template" in str(exc):
                 names = ", ".join(name for name, _key, _cond in missing)

@@ -304,32 +304,50 @@ class EngineView:
     and says so on stderr for each: those lines are dropped, and the temporary folder's
     path is put back to the chart's in whatever else Helm says."""
 
-    def __init__(self, root: Path, chart_path: Path) -> None:
+    def __init__(self, root: Path, chart_path: Path, *, without_tests: bool = False) -> None:
         self.real = chart_path
         self.path = chart_path
         self.root = root
+        self.without_tests = without_tests  # templates/tests/ left out (test hooks)
         self._made: Path | None = None
+        self._links: list[tuple[str, str]] = []  # (link, what it names)
 
     def __enter__(self) -> EngineView:
         from advisor.read.cache import CACHE_DIR
 
-        if self.real != self.root or not os.path.lexists(self.real / CACHE_DIR):
+        cache = self.real == self.root and os.path.lexists(self.real / CACHE_DIR)
+        tests = self.without_tests and (self.real / "templates" / "tests").is_dir()
+        if not cache and not tests:
             return self
         made = Path(tempfile.mkdtemp(prefix="pool-advisor-chart-"))
         self._made = made
         try:
-            with os.scandir(self.real) as entries:
-                for entry in entries:
-                    if entry.name != CACHE_DIR:
-                        os.symlink(entry.path, made / entry.name)
+            self._link_entries(self.real, made, {CACHE_DIR} if cache else set(),
+                               "templates" if tests else None)
         except OSError:
             self.__exit__()
             raise
         self.path = made
         return self
 
+    def _link_entries(self, real: Path, made: Path, left_out: set[str],
+                      opened: str | None) -> None:
+        """A symlink in `made` to each entry of `real` but `left_out`; `opened` is a real
+        folder holding links to its own entries but tests/."""
+        with os.scandir(real) as entries:
+            for entry in entries:
+                if entry.name in left_out:
+                    continue
+                if entry.name == opened and entry.is_dir(follow_symlinks=False):
+                    (made / entry.name).mkdir()
+                    self._link_entries(Path(entry.path), made / entry.name, {"tests"}, None)
+                    continue
+                os.symlink(entry.path, made / entry.name)
+                self._links.append((str(made / entry.name), entry.path))
+
     def __exit__(self, *exc: object) -> None:
         made, self._made = self._made, None
+        self._links = []
         if made is not None:
             shutil.rmtree(made, ignore_errors=True)  # unlinks the symlinks, not what they name
         self.path = self.real
@@ -341,8 +359,7 @@ class EngineView:
             return line
         made = str(self._made)
         if "found symbolic link in path" in line:
-            for name in os.listdir(made):
-                link, target = os.path.join(made, name), os.path.join(self.real, name)
+            for link, target in self._links:
                 if line.endswith((f"path={link} resolved={target}",
                                   f'path="{link}" resolved="{target}"')):
                     return None
