@@ -228,6 +228,39 @@ def test_disabled_bitnami_dependency_is_not_read():
     assert not [o for o in r.objects if o.kind == "StatefulSet"]
 
 
+def test_a_bitnami_postgresql_10_dependency_is_read_from_its_legacy_values(tmp_path):
+    """bitnami/postgresql before 11.0 (DolphinScheduler pins 10.3.18, not vendored): its
+    values are postgresqlUsername, postgresqlMaxConnections, replication.*; the server is
+    PostgreSQL 11 (the chart's appVersion) named like its Service, not missing."""
+    app = _chart(tmp_path)
+    chart = (app / "Chart.yaml").read_text()
+    (app / "Chart.yaml").write_text(chart + "dependencies:\n  - name: postgresql\n"
+                                    "    version: 10.3.18\n    repository: https://x.invalid\n"
+                                    "    condition: postgresql.enabled\n")
+    (app / "values.yaml").write_text((app / "values.yaml").read_text() + textwrap.dedent("""\
+        postgresql:
+          enabled: true
+          postgresqlUsername: root
+          postgresqlDatabase: scheduler
+          postgresqlMaxConnections: 250
+          replication:
+            enabled: true
+            readReplicas: 2
+        """))
+    r = render_chart(Root.of(tmp_path), "app", release="ds")
+    primary = by_ref(r.objects, "StatefulSet/ds-postgresql")
+    assert get(primary.body, "spec", "template", "spec", "containers", 0, "image") == \
+        "docker.io/bitnami/postgresql:11"
+    env = get(primary.body, "spec", "template", "spec", "containers", 0, "env")
+    assert env == [{"name": "POSTGRESQL_MAX_CONNECTIONS", "value": "250"}]
+    src = field_source(primary, "spec", "template", "spec", "containers", 0, "env", 0, "value")
+    assert (src.path, src.line) == ("app/values.yaml",
+                                    line_no(app / "values.yaml", "postgresqlMaxConnections"))
+    read = by_ref(r.objects, "StatefulSet/ds-postgresql-read")
+    assert get(read.body, "spec", "replicas") == 2
+    assert any("Bitnami postgresql 10.3.18" in n and "assumed" in n for n in r.notices)
+
+
 def _count_renders(monkeypatch):
     from advisor.read.render import helm_trace
 

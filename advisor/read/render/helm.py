@@ -225,7 +225,7 @@ def _render_in(helm: Any, root: Root, chart_path: Path, chart_rel: str,
                 raise _TestHookFailed(view.error(exc)) from None
             problem = _render_problem(root, chart_path, chart_rel, view.error(exc))
             if missing and "no template" in str(exc):
-                names = ", ".join(name for name, _key, _cond in missing)
+                names = ", ".join(name for name, _key, _cond, _version in missing)
                 problem = replace(problem, message=(
                     f"Helm cannot render the chart: a template it calls is defined in no "
                     f"vendored chart; {names} declared in Chart.yaml but not vendored in "
@@ -290,13 +290,15 @@ def _render_problem(root: Root, chart_path: Path, chart_rel: str, exc: Exception
 
 
 def _note_missing_dependencies(helm: Any, chart: Any, chart_path: Path, chart_rel: str,
-                               out: Rendered) -> list[tuple[str, str, str]]:
-    """(chart name, values key, condition) of dependencies declared but not vendored."""
+                               out: Rendered) -> list[tuple[str, str, str, str]]:
+    """(chart name, values key, condition, version) of dependencies declared but not
+    vendored."""
     loaded = {d.get("name") for d in chart.dependencies}
     declared = chart.metadata.get("dependencies") or []
     pairs = [(str(d.get("name")), str(d.get("alias") or d.get("name")),
-              str(d.get("condition") or "")) for d in declared if d.get("name") not in loaded]
-    missing = [name for name, _key, _cond in pairs]
+              str(d.get("condition") or ""), str(d.get("version") or ""))
+             for d in declared if d.get("name") not in loaded]
+    missing = [name for name, _key, _cond, _version in pairs]
     if missing:
         out.notices.append(f"helm: {chart_rel}: dependencies {', '.join(map(str, missing))} "
                            "are declared in Chart.yaml but not vendored in charts/; they are "

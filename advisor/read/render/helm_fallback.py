@@ -67,19 +67,31 @@ def values_only(root: Root, chart_path: Path, layers: list[ValuesLayer], *, rele
     return out
 
 
-def missing_bitnami(missing: list[tuple[str, str, str]], user: dict[str, Any],
+def missing_bitnami(missing: list[tuple[str, str, str, str]], user: dict[str, Any],
                     layers: list[ValuesLayer], release: str, chart_rel: str,
                     namespace: str | None, out: Rendered) -> list[K8sObject]:
     """A Bitnami postgresql dependency that is not vendored: read from its values
     (unless its Chart.yaml `condition`, the first path of it that is set, is false)."""
     built: list[K8sObject] = []
-    for name, key, condition in missing:
+    for name, key, condition, version in missing:
         section = user.get(key)
         if name != "postgresql" or not isinstance(section, dict):
             continue
         if _condition_false(user, condition):
             continue
         found = _bitnami_postgresql(section, layers, (key,), release, key, chart_rel, namespace)
+        if not found:
+            found = _bitnami_postgresql_legacy(section, layers, (key,), release, key, version,
+                                               chart_rel, namespace)
+            if found:
+                out.notices.append(
+                    f"helm: {chart_rel}: dependency {key!r} (Bitnami postgresql {version}, "
+                    "the values of its charts before 11.0) is not vendored; its StatefulSets "
+                    "were built from the values (postgresqlMaxConnections, replication), not "
+                    "rendered; without image.tag in the values, PostgreSQL is the chart "
+                    "version's appVersion major (8.x-10.x: 11), assumed")
+                built.extend(found)
+                continue
         if found:
             built.extend(found)
             out.notices.append(
@@ -88,6 +100,69 @@ def missing_bitnami(missing: list[tuple[str, str, str]], user: dict[str, Any],
                 "(architecture, primary/readReplicas configuration, extendedConfiguration, "
                 "readReplicas.replicaCount), not rendered")
     return built
+
+
+# The PostgreSQL major of each Bitnami postgresql chart major before 11.0 (its Chart.yaml
+# appVersion): 8.x-10.x ship PostgreSQL 11.
+_LEGACY_PG_MAJOR = {"8": 11, "9": 11, "10": 11}
+_LEGACY_KEYS = ("postgresqlUsername", "postgresqlPassword", "postgresqlDatabase",
+                "postgresqlMaxConnections", "postgresqlPostgresPassword", "replication",
+                "postgresqlConfiguration", "postgresqlExtendedConf", "existingSecret")
+
+
+def _bitnami_postgresql_legacy(values: dict[str, Any], layers: list[ValuesLayer], prefix: Key,
+                               release: str, name: str, version: str, chart_rel: str,
+                               namespace: str | None) -> list[K8sObject]:
+    """bitnami/postgresql before 11.0 (values postgresqlUsername, postgresqlMaxConnections,
+    replication.enabled/readReplicas): the primary StatefulSet, named like the chart's
+    Service (<fullname>), with
+    POSTGRESQL_MAX_CONNECTIONS as its templates set it, and the read replicas. Its image
+    is the chart's appVersion's major (8.x-10.x: PostgreSQL 11) when values name none."""
+    if not any(k in values for k in _LEGACY_KEYS):
+        return []
+    base = f"{release}-{name}" if name not in release else release
+    fullname = str(values.get("fullnameOverride") or base)
+    image_values = values.get("image") if isinstance(values.get("image"), dict) else {}
+    major = _LEGACY_PG_MAJOR.get(version.lstrip("~^=v ").split(".", 1)[0])
+    tag = image_values.get("tag") or (f"{major}" if major else "")
+    repository = image_values.get("repository") or "bitnami/postgresql"
+    image = f"{image_values.get('registry') or 'docker.io'}/{repository}" + \
+        (f":{tag}" if tag else "")
+    replication = get(values, "replication", "enabled") is True
+    labels = {"app.kubernetes.io/name": "postgresql", "app.kubernetes.io/instance": release}
+    built: list[K8sObject] = []
+    # The primary is named like its Service (<fullname>), which clients name; the chart
+    # calls the StatefulSet <fullname>-primary when replication is on.
+    for role, sts_name, count, count_key in (
+            ("primary", fullname, 1, None),
+            ("read", f"{fullname}-read", get(values, "replication", "readReplicas"),
+             ("replication", "readReplicas"))):
+        if role == "read" and not replication:
+            continue
+        b = _Builder(layers, prefix)
+        container: dict[str, Any] = {"name": "postgresql", "image": image}
+        if values.get("postgresqlMaxConnections") is not None:
+            container["env"] = [{"name": "POSTGRESQL_MAX_CONNECTIONS",
+                                 "value": str(values["postgresqlMaxConnections"])}]
+            b.src(("spec", "template", "spec", "containers", 0, "env", 0, "value"),
+                  "postgresqlMaxConnections")
+        replicas = int(count) if isinstance(count, int) else 1
+        body = {"apiVersion": "apps/v1", "kind": "StatefulSet",
+                "metadata": {"name": sts_name,
+                             "labels": {**labels, "app.kubernetes.io/component": role}},
+                "spec": {"replicas": replicas,
+                         "template": {"spec": {"containers": [container]}}}}
+        if count_key is not None:
+            b.src(("spec", "replicas"), *count_key)
+        if image_values.get("tag"):
+            b.src(("spec", "template", "spec", "containers", 0, "image"), "image", "tag")
+        anchor = leaf_source(layers, (*prefix, _first_key(values, _LEGACY_KEYS)))
+        built.append(b.build(body, anchor, chart_rel, namespace))
+    return built
+
+
+def _first_key(values: dict[str, Any], keys: tuple[str, ...]) -> str:
+    return next(k for k in keys if k in values)
 
 
 def _condition_false(values: dict[str, Any], condition: str) -> bool:
