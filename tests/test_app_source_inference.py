@@ -183,3 +183,28 @@ def test_a_sidecar_does_not_open_the_applications_pools(tmp_path):
     result = run_check([str(tmp_path)], CheckOptions(cache=False))
     (budget,) = result.budgets
     assert budget.peak == 2 * (7 + 7), result.notices  # web and worker, not the syncer
+
+
+def test_a_ko_image_names_its_go_package_and_vendored_folders_are_no_apps(tmp_path):
+    """`ko://github.com/tektoncd/results/cmd/api` is built from cmd/api (tekton results:
+    each binary read on its own, not every main package of the repository paired with
+    the last SetMaxOpenConns); a vendored module's folder is never a workload's source."""
+    from advisor.read.apps.locate import ko_app_dir
+    from advisor.read.fs import Root
+
+    write(tmp_path, {"go.mod": "module github.com/acme/results\n\ngo 1.22\n",
+                     "cmd/api/main.go": "package main\n", "cmd/watcher/main.go": "package main\n",
+                     "vendor/github.com/x/y/go.mod": "module github.com/x/y\n",
+                     "vendor/github.com/x/y/Dockerfile": "FROM scratch\n"})
+    root = Root.of(tmp_path)
+    assert ko_app_dir(root, "ko://github.com/acme/results/cmd/api") == "cmd/api"
+    assert ko_app_dir(root, "ko://github.com/acme/results") == ""
+    assert ko_app_dir(root, "ko://github.com/acme/results/cmd/missing") is None
+    assert ko_app_dir(root, "ghcr.io/acme/results/api:1") is None
+    (tmp_path / "go.mod").unlink()  # no go.mod: the longest tail that is a folder
+    assert ko_app_dir(root, "ko://github.com/acme/results/cmd/watcher") == "cmd/watcher"
+
+    write(tmp_path, {"k8s/db.yaml": POSTGRES_DB, "k8s/emulator.yaml": WEB.replace(
+        "grafana/widget:v1.2", "acme/emulator:1")})
+    result = run_check([str(tmp_path)], CheckOptions(cache=False))
+    assert not any("inferred as vendor/" in n for n in result.notices), result.notices

@@ -699,8 +699,14 @@ def app_source_dirs(found) -> list[str]:
     # Rails: config/database.yml belongs to the folder above config/ (often the root)
     dirs |= {found.rel(p.parent.parent) for p in named.get("database.yml", ())
              if p.parent.name == "config"}
-    # "" is the repository root: a candidate too (Rails/Django/Node apps with k8s/ beside)
-    return sorted({"" if d == "." else d for d in dirs})
+    # "" is the repository root: a candidate too (Rails/Django/Node apps with k8s/ beside).
+    # A vendored dependency's folder (vendor/github.com/x/y with its own go.mod and
+    # Dockerfile) is not an application deployed here.
+    return sorted({"" if d == "." else d for d in dirs
+                   if not _VENDORED.intersection(d.split("/"))})
+
+
+_VENDORED = frozenset({"vendor", "node_modules", "third_party", "testdata"})
 
 
 def _input_problem(exc: InputError) -> ConfigProblem:

@@ -40,6 +40,7 @@ from advisor.read.apps.locate import (
     DEPENDENCY_FILES,
     app_files_in,
     fallback_app_dir,
+    ko_app_dir,
     match_app_dir,
     maybe_built_here,
 )
@@ -528,6 +529,12 @@ def _app_directory(inputs: Inputs, w: Workload, topo: Topology) -> str | None:
 def _inferred_app_dir(inputs: Inputs, w: Workload, topo: Topology) -> str | None:
     """The source folder named like the workload or its image (services/checkout for
     Deployment checkout or image acme/checkout:1.2); only when exactly one matches."""
+    for c in w.containers:
+        if c.role != "init" and (ko := ko_app_dir(inputs.root, c.image)) is not None:
+            topo.notices.append(f"{workload_id(w)}: application source inferred as "
+                                f"{ko or '.'}/ (ko builds {c.image} from that Go package); "
+                                "declare [[workloads]] source = ... to choose another")
+            return ko
     if inputs.build_hints is not None and inputs.build_hints.contexts:
         guess = match_app_dir(inputs.build_hints, w.name, [c.image for c in w.containers])
         if guess is not None:

@@ -311,6 +311,31 @@ _PUBLISHED = ("bitnami/", "docker.io/library/", "quay.io/keycloak", "keycloak/",
 _PUBLISHED_IN = lazy("|".join(re.escape(p) for p in _PUBLISHED))
 
 
+def ko_app_dir(root: Root, image: str) -> str | None:
+    """The folder a ko image reference builds (`ko://github.com/tektoncd/results/cmd/api`
+    is the Go main package at that import path): below the root go.mod's module, else
+    the longest tail of the path (two parts at least) that is a folder of the root."""
+    if not image.startswith("ko://"):
+        return None
+    path = image[len("ko://"):].split("@", 1)[0].strip("/")
+    base = str(root.path)
+    try:
+        text = root.read_text(os.path.join(base, "go.mod"), keep=True) \
+            if os.path.isfile(os.path.join(base, "go.mod")) else ""
+    except InputError:
+        text = ""
+    m = re.search(r"^module\s+(\S+)", text, re.M)
+    if m and (path == m.group(1) or path.startswith(m.group(1) + "/")):
+        rest = path[len(m.group(1)):].strip("/")
+        return rest if not rest or os.path.isdir(os.path.join(base, rest)) else None
+    parts = path.split("/")
+    for i in range(len(parts) - 1):
+        rest = "/".join(parts[i:])
+        if len(parts) - i >= 2 and os.path.isdir(os.path.join(base, rest)):
+            return rest
+    return None
+
+
 def maybe_built_here(image: str) -> bool:
     """Whether an image could be built from this repository: not an official library
     image (`redis:7`, no organisation) nor a well-known published one."""
