@@ -161,6 +161,32 @@ def test_node_cluster_and_procfile(tmp_path):
     assert any("Procfile" in n for n in ctx.notices)
 
 
+GATED_CLUSTER = (
+    "import cluster from 'node:cluster';\nimport os from 'node:os';\n"
+    "const ENABLE_CLUSTER = process.env.ENABLE_CLUSTER === \"1\";\n"
+    "const WORKERS = os.availableParallelism();\n"
+    "if (ENABLE_CLUSTER && cluster.isPrimary) {\n"
+    "  for (let i = 0; i < WORKERS; i++) cluster.fork();\n}\n")
+
+
+@pytest.mark.parametrize(("env", "server", "processes"), [
+    ({}, "node", None),  # the gate's variable unset: one process
+    ({"ENABLE_CLUSTER": "0"}, "node", None),
+    ({"ENABLE_CLUSTER": "1"}, "node-cluster", 4),  # on: a worker per CPU
+])
+def test_a_node_cluster_gated_by_a_variable_forks_only_when_it_is_set(tmp_path, env, server,
+                                                                      processes):
+    """trigger.dev's webapp forks only when ENABLE_CLUSTER is "1" (server.ts); nothing
+    sets it, so one process per pod, not os.availableParallelism() workers."""
+    info = _info(env, command=("node", "server.js"), tmp_path=tmp_path, node_cpus=4,
+                 files={"server.js": GATED_CLUSTER})
+    assert info.server == server
+    assert (info.processes.value if info.processes else None) == processes
+    if not env:
+        assert info.notes == ["server.js:3: the node cluster forks only when ENABLE_CLUSTER = "
+                              "'1'; the container does not set it: one process per pod"]
+
+
 @pytest.mark.parametrize("command", [
     ("alembic", "upgrade", "head"),
     ("python", "manage.py", "migrate", "--noinput"),

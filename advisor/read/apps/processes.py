@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, NamedTuple, Protocol
 from msgspec import field
 from msgspec.structs import replace
 
+from advisor.lazyregex import lazy
 from advisor.model import Container, CpuFormula, EnvVar, Frozen, Source, Term
 from advisor.read.apps.cmdline import CommandLine, Word, command_line, wrapped_commands
 from advisor.read.apps.numbers import parse_int
@@ -559,6 +560,37 @@ def _pm2(ctx: ContainerReading, words: list[Word], cpus: int, assumed: bool) -> 
                        if n else None)
 
 
+_CLUSTER_IF = lazy(r"\bif\s*\(([^)]*\bcluster\.is(?:Primary|Master)\b[^)]*)\)")
+_ENV_TEST = lazy(r"process\.env\.(\w+)\s*===?\s*['\"]([^'\"]*)['\"]|"
+                 r"(?:!!|Boolean\()?\s*process\.env\.(\w+)")
+
+
+def _cluster_gate(text: str) -> tuple[str, str | None, int] | None:
+    """The env variable the primary's `if (... && cluster.isPrimary)` also requires
+    (trigger.dev: `const ENABLE_CLUSTER = process.env.ENABLE_CLUSTER === "1"`, then
+    `if (ENABLE_CLUSTER && cluster.isPrimary)`): (name, the value it must equal or None
+    for any non-empty value, offset of the test)."""
+    m = _CLUSTER_IF.search(text)
+    if m is None:
+        return None
+    condition = m.group(1)
+    tests = [(condition, m.start(1))]
+    for ident in re.findall(r"\b([A-Za-z_]\w*)\b", condition):
+        if ident in ("cluster", "isPrimary", "isMaster", "process", "env"):
+            continue
+        d = re.search(rf"\b(?:const|let|var)\s+{ident}\s*=\s*([^;\n]+)", text)
+        if d:
+            tests.append((d.group(1), d.start(1)))
+    for expr, at in tests:
+        t = _ENV_TEST.search(expr)
+        if t is None:
+            continue
+        if t.group(1):
+            return t.group(1), t.group(2), at + t.start()
+        return t.group(3), None, at + t.start()
+    return None
+
+
 def _node_cluster(ctx: ContainerReading, cpus: int, assumed: bool) -> ProcessInfo | None:
     if ctx.app is None:
         return None
@@ -566,6 +598,23 @@ def _node_cluster(ctx: ContainerReading, cpus: int, assumed: bool) -> ProcessInf
         if "cluster.fork(" not in f.text and "throng(" not in f.text:
             continue
         line = f.text[: f.text.find("fork(") if "fork(" in f.text else 0].count("\n") + 1
+        gate = _cluster_gate(f.text)
+        if gate is not None:
+            name, wanted, at = gate
+            var = ctx.env(name)
+            where = f"{f.path}:{f.text[:at].count(chr(10)) + 1}"
+            if var is not None and var.value is None:
+                return ProcessInfo(server="node-cluster", hidden=[hidden_note(
+                    f"node cluster (on when {name} is set, {where})", name,
+                    ctx.env_source(name))])
+            value = var.value if var is not None else None
+            on = bool(value) if wanted is None else value == wanted
+            if not on:
+                return ProcessInfo(server="node", notes=[
+                    f"{where}: the node cluster forks only when {name}"
+                    f"{' = ' + repr(wanted) if wanted is not None else ' is set'}; the "
+                    f"container {'sets ' + repr(value) if value is not None else 'does not set it'}"
+                    ": one process per pod"])
         web = ctx.env("WEB_CONCURRENCY")
         if "WEB_CONCURRENCY" in f.text and web is not None and web.value is None:
             return ProcessInfo(server="node-cluster", hidden=[hidden_note(
