@@ -12,6 +12,7 @@ from msgspec.structs import replace
 
 from advisor.guard import guarded
 from advisor.lazyregex import lazy
+from advisor.link.argo import LEADER_ONLY, argo_workflows_pools
 from advisor.link.hosts import host_variable_route, resolve_host
 from advisor.link.inputs import Inputs, suppressed_codes, workload_id
 from advisor.link.operators import operator_secret_route
@@ -136,7 +137,10 @@ def client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
         read = partial(pools_for_container, c, app, node_cpus=inputs.settings.node_cpus) \
             if c.name in runs_app else partial(container_pools, c, _run_cache(inputs),
                                                node_cpus=inputs.settings.node_cpus)
-        found = guarded(topo.problems, directory or w.obj.path, read, None,
+        # Argo Workflows' controller and server: pools from the ConfigMap they read
+        argo = argo_workflows_pools(c, index or {}, w.namespace or default_ns)
+        found = argo if argo is not None else guarded(
+            topo.problems, directory or w.obj.path, read, None,
             f"reading the pool settings of container {c.name!r}",
             None if directory else w.obj.line)
         if found is None:
@@ -235,10 +239,31 @@ def client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
     target = declared or target_of(route)
     if target is not None:  # else PA107 reports the host it connects to
         client.target_kind, client.target_id = target  # type: ignore[assignment]
+    leader = _leader_part(client)
     if declared is not None:
         client.extra_routes = extra  # the declared target takes them all
-        return [client]
-    return [client, *_split_by_target(topo, client, extra, target, target_of)]
+        return [client, *leader]
+    return [client, *leader, *_split_by_target(topo, client, extra, target, target_of)]
+
+
+def _leader_part(client: Client) -> list[Client]:
+    """A pool only the leader of a leader-elected workload opens (Argo Workflows'
+    synchronization pool) as a part of the client on one pod: the others, and the pod a
+    rollout adds, wait for the lease."""
+    mine = [p for p in client.pools if p.label == LEADER_ONLY]
+    if not mine:
+        return []
+    client.pools = [p for p in client.pools if p.label != LEADER_ONLY]
+    part = Client(
+        id=f"{client.id}>leader", name=client.name, namespace=client.namespace,
+        kind=client.kind, replicas=Term(label="leader (one pod holds the lease)", value=1,
+                                        source=Source.default_of(
+                                            "leader election: one pod at a time",
+                                            key="leader")),
+        pools=mine, location=client.location, suppressed=client.suppressed,
+        source_dir=client.source_dir, route=mine[0].route or client.route, part_of=client.id)
+    part.target_kind, part.target_id = client.target_kind, client.target_id
+    return [part]
 
 
 # Variable names of a database connection (DATABASE_URL, DB_HOST, PGHOST, ATUIN_DB_URI,
