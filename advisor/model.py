@@ -600,19 +600,23 @@ class Budget(Record, kw_only=True):
     # Clients linked to this server whose connections could not be determined: `peak`
     # is then a floor (peak >= N, K clients unknown), never a fit.
     unknown_clients: list[str] = field(default_factory=list)
+    # Clients straight to this server with a pool of no upper limit (PA102): counted at
+    # what they were read as, so `peak` is a floor too, never a fit.
+    unbounded_clients: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         _set_float(self, "usable", "peak", "total_peak")
 
     @property
     def peak_is_floor(self) -> bool:
-        """Some linked client's connections are unknown: the real peak is higher."""
-        return bool(self.unknown_clients)
+        """Some linked client's connections are unknown or unbounded: the real peak is
+        higher."""
+        return bool(self.unknown_clients or self.unbounded_clients)
 
     @property
     def fits(self) -> bool:
         """Known to fit: a floor that fits is not a fit."""
-        return self.peak <= self.usable and not self.unknown_clients
+        return self.peak <= self.usable and not self.peak_is_floor
 
 
 class CheckResult(Record, kw_only=True):

@@ -91,6 +91,12 @@ def test_an_unset_limit_is_unbounded_and_disabled_api_opens_no_server_sync_pool(
     assert sorted(f.message.split(":")[0] for f in pa102) == ["argo-server",
                                                               "workflow-controller"]
     assert all("Argo Workflows persistence is unbounded" in f.message for f in pa102)
-    # the controller's leader still opens its sync pool of 4; the server none
+    # the controller's leader still opens its sync pool of 4; the server none. The
+    # unbounded persistence pools make the peak a floor: never "fits"
     (budget,) = result.budgets
-    assert budget.peak == 4
+    assert budget.peak == 4 and not budget.fits and budget.peak_is_floor
+    assert budget.unbounded_clients == ["workflow-controller", "argo-server"]
+    from advisor.budget.arith import peak_text
+
+    assert peak_text(budget) == ("peak >= 4 (2 clients unbounded: workflow-controller, "
+                                 "argo-server)")

@@ -111,21 +111,25 @@ def peak_expr(b: Budget, s: Style = PLAIN) -> str:
     if b.spread_over is not None:
         text += (f", spread over {s.term(b.spread_over)}: {s.number(b.peak)} per instance "
                  "(rounded up; assumes the Service spreads connections evenly)")
-    if b.unknown_clients:
+    if b.peak_is_floor:
         text = f">= {text} ({unknown_clients_text(b, s)})"
     return text
 
 
 def unknown_clients_text(b: Budget, s: Style = PLAIN) -> str:
-    """'2 clients unknown: web, worker' for a budget whose peak is a floor."""
-    n = len(b.unknown_clients)
-    names = ", ".join(s.name(x) for x in b.unknown_clients)
-    return f"{n} client{'s' if n != 1 else ''} unknown: {names}"
+    """'2 clients unknown: web, worker; 1 client unbounded: api' for a budget whose peak
+    is a floor."""
+    parts = []
+    for names, what in ((b.unknown_clients, "unknown"), (b.unbounded_clients, "unbounded")):
+        if names:
+            parts.append(f"{len(names)} client{'s' if len(names) != 1 else ''} {what}: "
+                         + ", ".join(s.name(x) for x in names))
+    return "; ".join(parts)
 
 
 def peak_text(b: Budget) -> str:
     """'peak 120' or 'peak >= 120 (2 clients unknown: web, worker)'."""
-    if b.unknown_clients:
+    if b.peak_is_floor:
         return f"peak >= {num(b.peak)} ({unknown_clients_text(b)})"
     return f"peak {num(b.peak)}"
 

@@ -189,11 +189,14 @@ def server_budget(server: Server, topo: Topology, memory: MemoryOptions | None =
 
     contributions: list[Contribution] = []
     unknown: list[str] = []
+    unbounded: list[str] = []
     for c in topo.clients:
         if c.target_kind == "server" and c.target_id == server.id:
             contributions.append(client_contribution(c))
             if c.unknown or not c.pools:
                 unknown.append(c.name)
+            elif any(p.bound == "unbounded" for p in c.pools) and c.name not in unbounded:
+                unbounded.append(c.name)
     for p in topo.poolers:
         if p.server_id == server.id:
             contributions.append(pooler_contribution(p, topo))
@@ -210,7 +213,7 @@ def server_budget(server: Server, topo: Topology, memory: MemoryOptions | None =
         total_peak=total if spread else None, spread_over=spread,
         contributions=contributions, not_subtracted=not_subtracted(server),
         memory=memory_budget(server, peak, memory or MemoryOptions()),
-        location=server.location, unknown_clients=unknown)
+        location=server.location, unknown_clients=unknown, unbounded_clients=unbounded)
 
 
 def not_subtracted(server: Server) -> list[NotSubtracted]:

@@ -45,6 +45,7 @@ def to_dict(result: CheckResult) -> dict:
             "total_peak": b.total_peak,
             "fits": b.fits,
             "unknown_clients": list(b.unknown_clients),
+            "unbounded_clients": list(b.unbounded_clients),
             "peak_is_floor": b.peak_is_floor,
             "terms": {
                 "version": msgspec.to_builtins(b.version),
@@ -188,7 +189,9 @@ def load(text: str) -> CheckResult:
                 "contributions": b["terms"]["contributions"],
                 "not_subtracted": b["terms"]["not_subtracted"], "memory": b["memory"],
                 "location": b["location"],
-                "unknown_clients": b.get("unknown_clients", [])} for b in data["budgets"]]
+                "unknown_clients": b.get("unknown_clients", []),
+                "unbounded_clients": b.get("unbounded_clients", [])}
+               for b in data["budgets"]]
 
     def finding(f: dict) -> dict:
         return {"code": f["code"], "name": f["name"], "severity": f["severity"],

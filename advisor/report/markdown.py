@@ -10,7 +10,13 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 from urllib.parse import quote
 
-from advisor.budget.arith import Style, contribution_lines, peak_expr, usable_expr
+from advisor.budget.arith import (
+    Style,
+    compare_sign,
+    contribution_lines,
+    peak_expr,
+    usable_expr,
+)
 from advisor.model import Budget, Contribution, Finding, Location, Severity, Term
 from advisor.report.common import (
     DEFAULT_DOCS_URL,
@@ -159,7 +165,7 @@ def budget_details(b: Budget) -> str:
     lines = [f"- **usable** {usable_expr(b, MD)}"]
     for c in b.contributions:
         lines.extend(_contribution(c))
-    sign = "\u2264" if b.fits else ">"
+    sign = "\u2264" if compare_sign(b) == "<=" else ">"  # arithmetic, as in text
     lines.append(f"- **peak** {peak_expr(b, MD)} {sign} {number(b.usable)} usable")
     for ns in b.not_subtracted:
         lines.append(f"- not subtracted: {term(ns.term)}: {md_text(ns.why)}")

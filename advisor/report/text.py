@@ -77,7 +77,7 @@ def _wrap(line: str, width: int) -> list[str]:
 
 
 def _verdict(b: Budget, color: bool) -> str:
-    if b.unknown_clients:
+    if b.peak_is_floor:
         # A floor: over only when even the known clients are over (advisor.budget.arith).
         text = (f"OVER by at least {num(b.peak - b.usable)}" if b.peak > b.usable
                 else f"cannot tell whether it fits the {num(b.usable)} usable")
