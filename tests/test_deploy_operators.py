@@ -361,3 +361,27 @@ def test_zalando_and_crunchy_poolers_surge_by_the_kubernetes_default():
     p = pooler(operator_entities(objects), "crunchy-pooler:zoo/hippo-pgbouncer")
     assert p.replicas.value == 2 and p.surge.value == 1
     assert "maxUnavailable 0 and no maxSurge" in p.surge.source.default
+
+
+@pytest.mark.parametrize(("resources", "expected", "said"), [
+    ("  resources:\n    limits: {memory: 4Gi}\n", 136, "4096 MB memory limit (m.yaml:"),
+    ("  resources:\n    limits: {memory: 1Gi}\n", 100, "1024 MB memory limit"),
+    ("  resources:\n    limits: {memory: 64Gi}\n", 1000, "65536 MB memory limit"),
+    ("", 100, "the operator's default_memory_limit as shipped"),
+])
+def test_zalando_max_connections_is_spilos_when_the_spec_sets_none(resources, expected, said):
+    """Spilo writes max_connections = min(max(100, memory limit MB / 30), 1000) into
+    Patroni's bootstrap parameters (configure_spilo.py) unless spec.postgresql.parameters
+    sets one; autovacuum_max_workers 5."""
+    text = ("apiVersion: acid.zalan.do/v1\nkind: postgresql\nmetadata:\n  name: acid-min\n"
+            "spec:\n  numberOfInstances: 1\n  postgresql:\n    version: \"16\"\n" + resources)
+    objects, _ = k8s_objects(text, "m.yaml")
+    (s,) = operator_entities(objects).servers
+    assert s.settings["max_connections"].value == expected
+    assert said in s.settings["max_connections"].source.default
+    assert s.settings["autovacuum_max_workers"].value == 5
+    given = text.replace('    version: "16"\n', '    version: "16"\n    parameters:\n'
+                         '      max_connections: "250"\n')
+    objects, _ = k8s_objects(given, "m.yaml")
+    (s,) = operator_entities(objects).servers
+    assert s.settings["max_connections"].value == 250  # the spec's parameter wins

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from msgspec.structs import replace
 
-from advisor.model import BouncerVersion, Pooler, PoolerDatabase, Source
+from advisor.model import BouncerVersion, Pooler, PoolerDatabase, Setting, Source, Term
 from advisor.read.sources.k8s import K8sObject, get
 from advisor.read.sources.operators.common import (
     MadeSecret,
@@ -65,6 +65,7 @@ def zalando_cluster(ctx: ReadContext, obj: K8sObject) -> None:
                      "Zalando spec.numberOfInstances missing")
     primary_n, standby_n = split_instances(obj, total)
     memory = memory_term(obj, ("spec", "resources", "limits", "memory"))
+    settings = {**_spilo_defaults(memory), **settings}  # the spec's parameters win
     cpu = cpu_term(obj, ("spec", "resources"))
     ident = entity_id("zalando", obj)
     add_server(ctx, obj, ident, obj.name, version=version, settings=settings,
@@ -77,10 +78,6 @@ def zalando_cluster(ctx: ReadContext, obj: K8sObject) -> None:
                    hosts=[f"{obj.name}-repl"], role="standby", primary_id=ident)
     else:
         ctx.services([f"{obj.name}-repl"], obj.namespace, "server", ident)
-    ctx.out.notices.append(
-        f"zalando: {obj.ref}: max_connections and the other parameters not set in "
-        "spec.postgresql.parameters are PostgreSQL's defaults here; Spilo/Patroni may set "
-        "its own, which pool-advisor has not verified")
     section = get(obj.body, "spec", "connectionPooler")
     enabled = get(obj.body, "spec", "enableConnectionPooler")
     master = enabled is True or (enabled is None and isinstance(section, dict) and bool(section))
@@ -89,6 +86,37 @@ def zalando_cluster(ctx: ReadContext, obj: K8sObject) -> None:
     if get(obj.body, "spec", "enableReplicaConnectionPooler") is True:
         _zalando_pooler(ctx, obj, f"{obj.name}-pooler-repl", replica_id, f"{obj.name}-repl")
     ctx.out.claimed.append(obj.ref)
+
+
+SPILO = "Spilo configure_spilo.py"
+# The operator's default_memory_limit as its shipped configuration sets it
+# (manifests/configmap.yaml, the chart's values.yaml): the pod's limit without one.
+ZALANDO_DEFAULT_MEMORY_MB = 500
+
+
+def _spilo_defaults(memory: Term | None) -> dict[str, Setting]:
+    """What Spilo writes into Patroni's bootstrap parameters when the spec sets none:
+    max_connections = min(max(100, memory limit in MB / 30), 1000) from the container's
+    cgroup limit, and autovacuum_max_workers 5 (checked in zalando/spilo
+    postgres-appliance/scripts/configure_spilo.py)."""
+    if memory is not None:
+        mb = memory.value / 1048576
+        limit = f"{int(mb)} MB memory limit ({memory.source.label()})"
+    else:
+        mb = ZALANDO_DEFAULT_MEMORY_MB
+        limit = (f"{ZALANDO_DEFAULT_MEMORY_MB} MB, the operator's default_memory_limit as "
+                 "shipped (no spec.resources.limits.memory)")
+    n = min(max(100, int(mb / 30)), 1000)
+    return {
+        "max_connections": Setting(name="max_connections", raw=str(n), value=n,
+                                   source=Source.default_of(
+                                       f"{SPILO}: min(max(100, {limit} / 30), 1000)",
+                                       key="max_connections")),
+        "autovacuum_max_workers": Setting(name="autovacuum_max_workers", raw="5", value=5,
+                                          source=Source.default_of(f"{SPILO} bootstrap "
+                                                                   "parameters",
+                                                                   key="autovacuum_max_workers")),
+    }
 
 
 def _zalando_pooler(ctx: ReadContext, obj: K8sObject, name: str, server_id: str,
