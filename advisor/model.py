@@ -339,6 +339,10 @@ class Pooler(Record, kw_only=True):
     users: list[PoolerUser] = field(default_factory=list)
     # Which (database, user) pairs clients actually use; filled by topology.
     pairs: list[tuple[str, str]] = field(default_factory=list)
+    # Clients behind it whose (database, user) is not known here (a URL from a Secret
+    # the repository does not hold), one per distinct setting: each may be a pool more
+    # than `pairs` counts, so the server's peak is a floor (advisor.link.poolers).
+    unnamed_pairs: list[str] = field(default_factory=list)
     server_id: str | None = None
     location: Location
     hosts: list[str] = field(default_factory=list)
@@ -603,6 +607,9 @@ class Budget(Record, kw_only=True):
     # Clients straight to this server with a pool of no upper limit (PA102): counted at
     # what they were read as, so `peak` is a floor too, never a fit.
     unbounded_clients: list[str] = field(default_factory=list)
+    # Poolers in front of it whose clients' (database, user) pairs are not all known:
+    # "pg-pooler: (database, user) of 3 clients unknown" (each may open its own pool).
+    unknown_pairs: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         _set_float(self, "usable", "peak", "total_peak")
@@ -611,7 +618,7 @@ class Budget(Record, kw_only=True):
     def peak_is_floor(self) -> bool:
         """Some linked client's connections are unknown or unbounded: the real peak is
         higher."""
-        return bool(self.unknown_clients or self.unbounded_clients)
+        return bool(self.unknown_clients or self.unbounded_clients or self.unknown_pairs)
 
     @property
     def fits(self) -> bool:

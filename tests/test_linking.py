@@ -250,6 +250,40 @@ spec:
     assert any("assumed one (database, user) pair" in n for n in result.notices)
 
 
+def test_clients_of_a_star_pooler_whose_pairs_are_unknown_make_the_peak_a_floor(tmp_path):
+    """Behind a `*` pooler each (database, user) is a pool of its own. Two apps whose
+    user and database come from Secrets not in the repository may be two pools where
+    one is counted (drag0n141/home-ops: 22 apps on one CloudNativePG pooler, counted as
+    one pool): the peak is a floor, the pooler named. Two workloads reading the same
+    Secret line share their pair: no floor."""
+    pooler = """
+apiVersion: postgresql.cnpg.io/v1
+kind: Pooler
+metadata: {name: pg-pooler, namespace: shop}
+spec:
+  cluster: {name: pg}
+  instances: 1
+  deploymentStrategy: {type: Recreate}
+"""
+    def app(name: str, secret: str) -> str:
+        env = ("env:\n"
+               "  - name: DATABASE_URL\n"
+               f"    valueFrom: {{secretKeyRef: {{name: {secret}, key: url}}}}\n"
+               "  - {name: DB_HOST, value: pg-pooler}\n")
+        return secret_client(env).replace("name: api,", f"name: {name},")
+
+    write(tmp_path, {"k8s/pg.yaml": CNPG + "---" + pooler,
+                     "k8s/a.yaml": app("a", "a-db"), "k8s/b.yaml": app("b", "b-db")})
+    _result, budgets = budget_of(tmp_path)
+    b = budgets["pg"]
+    assert b.peak_is_floor and not b.fits
+    assert b.unknown_pairs == ["pg-pooler: (database, user) of 2 clients unknown (a, b)"]
+    # a single app behind the pooler is the one pair assumed: no floor
+    (tmp_path / "k8s" / "b.yaml").unlink()
+    _result, budgets = budget_of(tmp_path)
+    assert budgets["pg"].unknown_pairs == [] and budgets["pg"].fits
+
+
 CRUNCHY = """
 apiVersion: postgres-operator.crunchydata.com/v1beta1
 kind: PostgresCluster

@@ -124,6 +124,7 @@ def unknown_clients_text(b: Budget, s: Style = PLAIN) -> str:
         if names:
             parts.append(f"{len(names)} client{'s' if len(names) != 1 else ''} {what}: "
                          + ", ".join(s.name(x) for x in names))
+    parts += [f"pooler {s.name(x)}, each may be a pool more" for x in b.unknown_pairs]
     return "; ".join(parts)
 
 

@@ -197,9 +197,13 @@ def server_budget(server: Server, topo: Topology, memory: MemoryOptions | None =
                 unknown.append(c.name)
             elif any(p.bound == "unbounded" for p in c.pools) and c.name not in unbounded:
                 unbounded.append(c.name)
+    pairs_unknown: list[str] = []
     for p in topo.poolers:
         if p.server_id == server.id:
             contributions.append(pooler_contribution(p, topo))
+            if p.unnamed_pairs:
+                pairs_unknown.append(f"{p.name}: (database, user) of {len(p.unnamed_pairs)} "
+                                     f"clients unknown ({', '.join(p.unnamed_pairs)})")
     total = sum(c.total for c in contributions)
     # Read-only traffic to a set of standbys is spread over them by the Service (one
     # pick per connection); each instance has its own max_connections.
@@ -213,7 +217,8 @@ def server_budget(server: Server, topo: Topology, memory: MemoryOptions | None =
         total_peak=total if spread else None, spread_over=spread,
         contributions=contributions, not_subtracted=not_subtracted(server),
         memory=memory_budget(server, peak, memory or MemoryOptions()),
-        location=server.location, unknown_clients=unknown, unbounded_clients=unbounded)
+        location=server.location, unknown_clients=unknown, unbounded_clients=unbounded,
+        unknown_pairs=pairs_unknown)
 
 
 def not_subtracted(server: Server) -> list[NotSubtracted]:

@@ -151,6 +151,13 @@ def pooler_server(p: Pooler, host_map: dict, topo: Topology, default_ns: str) ->
     return None
 
 
+def _pairs_matter(p: Pooler) -> bool:
+    """Whether clients' (database, user) pairs decide how many pools PgBouncer opens:
+    a `*` fallback or an entry without a forced user makes one pool per pair."""
+    return p.kind == "pgbouncer" and (not p.databases or any(
+        d.name == "*" or d.user is None for d in p.databases))
+
+
 def pooler_pairs(topo: Topology) -> None:
     """Which (database, user) pools each pooler will open, from its clients' routes."""
     behind: dict[str, list[Client]] = {}  # pooler id -> its clients, in order: built once
@@ -159,15 +166,27 @@ def pooler_pairs(topo: Topology) -> None:
             behind.setdefault(c.target_id, []).append(c)
     for p in topo.poolers:
         pairs: list[tuple[str, str]] = []
+        unnamed: dict[object, str] = {}  # the app (or setting line) -> a client of it
         for c in behind.get(p.id, ()):
             for r in c.routes():
-                if r is None or (r.dbname is None and r.user is None):
+                if r is None:
+                    continue
+                if r.dbname is None and r.user is None:
+                    # a URL or Secret not held here: the workloads of one application
+                    # (web and worker built from one folder) share it; others may each
+                    # be a pool more
+                    key = c.source_dir if c.source_dir is not None else \
+                        (r.source.path, r.source.line)
+                    unnamed.setdefault(key, c.name)
                     continue
                 # a part the URL leaves out is one unknown name: one pool, not none
                 pair = (r.dbname or "*", r.user or "*")
                 if pair not in pairs:
                     pairs.append(pair)
         p.pairs = pairs
+        # one unnamed setting alone is the one pair assumed below; more may be more pools
+        p.unnamed_pairs = list(unnamed.values()) \
+            if unnamed and len(unnamed) + len(pairs) > 1 and _pairs_matter(p) else []
         if not pairs and p.kind == "pgbouncer" and p.databases and all(
                 d.name == "*" for d in p.databases):
             topo.notices.append(

@@ -46,6 +46,7 @@ def to_dict(result: CheckResult) -> dict:
             "fits": b.fits,
             "unknown_clients": list(b.unknown_clients),
             "unbounded_clients": list(b.unbounded_clients),
+            "unknown_pairs": list(b.unknown_pairs),
             "peak_is_floor": b.peak_is_floor,
             "terms": {
                 "version": msgspec.to_builtins(b.version),
@@ -190,7 +191,8 @@ def load(text: str) -> CheckResult:
                 "not_subtracted": b["terms"]["not_subtracted"], "memory": b["memory"],
                 "location": b["location"],
                 "unknown_clients": b.get("unknown_clients", []),
-                "unbounded_clients": b.get("unbounded_clients", [])}
+                "unbounded_clients": b.get("unbounded_clients", []),
+                "unknown_pairs": b.get("unknown_pairs", [])}
                for b in data["budgets"]]
 
     def finding(f: dict) -> dict:
