@@ -50,6 +50,30 @@ def test_node_postgres_max_not_read_is_unknown_and_a_parameter_default_is_named(
     assert "a caller may pass another" in found.pools[0].size.source.default
 
 
+PGJS = "import postgres from 'postgres';\n"
+
+
+@pytest.mark.parametrize(("code", "env", "expected", "bound"), [
+    ("const sql = postgres(process.env.DATABASE_URL, { max: 4 });", {}, "1 x 4 = 4", "fixed"),
+    ("const sql = postgres({ host: 'db', max: 7 });", {}, "1 x 7 = 7", "fixed"),
+    ("const sql = postgres('postgres://u@db/x?max=6');", {}, "1 x 6 = 6", "fixed"),
+    ("const sql = postgres(process.env.DATABASE_URL);", {"PGMAX": "3"}, "1 x 3 = 3", "fixed"),
+    ("const sql = postgres(process.env.DATABASE_URL);", {}, "1 x 10 = 10", "default"),
+])
+def test_postgres_js_forms(tmp_path, code, env, expected, bound):
+    """postgres.js parseOptions: option max, else the URL's ?max=, else PGMAX, else 10."""
+    found = _found(tmp_path, {"index.js": PGJS + code},
+                   env={"DATABASE_URL": "postgres://u@db/x", **env})
+    assert product(found.pools) == expected
+    assert found.pools[0].bound == bound
+
+
+def test_postgres_js_max_not_read_is_unknown(tmp_path):
+    found = _found(tmp_path, {"index.js": PGJS + "const sql = postgres(url, { max: cfg.max });\n"})
+    assert found.pools == [] and found.unknown == [
+        "postgres.js max at index.js:2 is set to an expression not read statically"]
+
+
 def test_sequelize_url_and_replication(tmp_path):
     found = _found(tmp_path, {"db.js": (
         "const { Sequelize } = require('sequelize');\n"

@@ -80,6 +80,7 @@ READERS: tuple[StackReader, ...] = (
     StackReader("psycopg_pool", "psycopg_pool:psycopg_pools", _PY),
     StackReader("asyncpg", "asyncpg:asyncpg_pools", _PY),
     StackReader("node-postgres", "node_pg:node_pg_pools", ("js",)),
+    StackReader("postgres.js", "postgresjs:postgresjs_pools", ("js",)),
     StackReader("sequelize", "sequelize:sequelize_pools", ("js",)),
     StackReader("knex", "knex:knex_pools", ("js",)),
     StackReader("typeorm", "typeorm:typeorm_pools", ("js",)),

@@ -37,6 +37,7 @@ HIKARI = Stack("HikariCP maximumPoolSize", 10, "HikariCP default maximumPoolSize
                per_process=False)
 RAILS = Stack("Rails pool", 5, "Active Record default pool 5 (HashConfig#pool)")
 NODE_PG = Stack("node-postgres Pool max", 10, "pg-pool 3.14 default (max || poolSize || 10)")
+POSTGRES_JS = Stack("postgres.js max", 10, "postgres.js 3.4/4.2 default max 10 (parseOptions)")
 SEQUELIZE = Stack("Sequelize pool.max", 5, "Sequelize v6 default pool.max 5")
 KNEX = Stack("Knex pool.max", 10, "Knex default pool { min: 2, max: 10 }")
 TYPEORM = Stack("TypeORM poolSize", 10, "TypeORM passes no max: pg-pool default 10")
@@ -52,7 +53,7 @@ _PYTHON = ((r"django", DJANGO), (r"flask[-_]sqlalchemy|sqlalchemy|sqlmodel", SQL
            (r"asyncpg", ASYNCPG))
 _RUBY = ((r"rails|activerecord", RAILS),)
 _NODE = ((r"sequelize", SEQUELIZE), (r"knex", KNEX), (r"typeorm", TYPEORM),
-         (r"pg|pg-pool", NODE_PG))
+         (r"pg|pg-pool", NODE_PG), (r"postgres", POSTGRES_JS))
 _GO = ((r"github\.com/jackc/pgx/v\d+", PGX), (r"github\.com/lib/pq", GO_SQL))
 _ELIXIR = ((r"ecto_sql|postgrex", ECTO),)
 _JAVA = ((r"spring-boot-starter-(?:jdbc|data-jpa)|HikariCP", HIKARI),)
