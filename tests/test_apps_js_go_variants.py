@@ -143,8 +143,8 @@ def test_go_limit_not_read_is_unknown_not_unbounded(tmp_path):
     found = _found(tmp_path, {"main.go": GO_HEADER + body},
                    env={"DATABASE_URL": "postgres://g@go-db/g"}, command=("/app",))
     assert found.pools == []
-    assert found.unknown == ["database/sql SetMaxOpenConns at main.go:11 takes an argument "
-                             "not read statically (a variable or expression)"]
+    assert found.unknown == ["database/sql SetMaxOpenConns at main.go:11 is set to an "
+                             "expression not read statically"]
     # the env name the code reads, set in the container: that value
     found = _found(tmp_path, {"main.go": GO_HEADER + body.replace(
         "func main", 'var maxName = "DB_MAX_OPEN_CONNECTIONS"\n\nfunc main')},

@@ -43,8 +43,7 @@ def asyncpg_pools(ctx: StackContext) -> list[Pool]:
                 continue
             if node is not None:
                 # the code sets a size not read here: unknown, not asyncpg's default
-                ctx.unknown.append(f"asyncpg create_pool max_size at {here.label()} is set "
-                                   "to an expression not read statically")
+                ctx.unread_size("asyncpg create_pool max_size", here)
                 continue
             pools.append(ctx.pool("asyncpg create_pool max_size", DEFAULT_MAX_SIZE,
                                   Source.default_of("asyncpg 0.32 default (max_size=10)",

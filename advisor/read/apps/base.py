@@ -81,6 +81,13 @@ class StackContext(Struct):
 
         self.unknown.append(hidden_note(label, name, source))
 
+    def unread_size(self, label: str, where: Source) -> None:
+        """Pool `label`'s size is set in the code, at `where`, to an expression not read
+        statically: unknown (PA106), not the library's default, which does not apply."""
+        why = f"{label} at {where.label()} is set to an expression not read statically"
+        if why not in self.unknown:
+            self.unknown.append(why)
+
     def hidden_read(self, label: str, *values: Val | None) -> bool:
         """Whether one of `values` (a size as the code computes it) reads a variable set
         from a Secret or reference whose value the repository does not hold; if so, pool

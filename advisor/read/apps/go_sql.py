@@ -123,10 +123,7 @@ def go_sql_pools(ctx: StackContext) -> list[Pool]:
                                       note=f"SetMaxOpenConns at {src.label()} takes {how}"))
                 continue
             # a limit is set, to a value not read here: unknown (PA106), not "no limit"
-            why = (f"database/sql SetMaxOpenConns at {src.label()} takes an argument not "
-                   "read statically (a variable or expression)")
-            if why not in ctx.unknown:
-                ctx.unknown.append(why)
+            ctx.unread_size("database/sql SetMaxOpenConns", src)
             continue
         else:
             note = f"{here.label()}: no SetMaxOpenConns, database/sql default 0 = unlimited"

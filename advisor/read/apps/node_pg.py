@@ -48,8 +48,7 @@ def node_pg_pools(ctx: StackContext) -> list[Pool]:
                     break
                 if v is not None and not known(v) and not v.from_default:
                     # the code sets a size not read here: unknown, not pg-pool's default
-                    ctx.unknown.append(f"node-postgres Pool {key} at {here.label()} is set "
-                                       "to an expression not read statically")
+                    ctx.unread_size(f"node-postgres Pool {key}", here)
                     break
             else:
                 pools.append(ctx.pool("node-postgres Pool max", DEFAULT_MAX, DEFAULT_SOURCE,

@@ -46,8 +46,7 @@ def postgresjs_pools(ctx: StackContext) -> list[Pool]:
                                       route=route))
                 continue
             if v is not None and not known(v) and not v.from_default:
-                ctx.unknown.append(f"postgres.js max at {here.label()} is set to an "
-                                   "expression not read statically")
+                ctx.unread_size(LABEL, here)
                 continue
             in_url = _url_max(url.value) if url is not None else None
             if in_url is not None:

@@ -60,8 +60,7 @@ def psycopg_pools(ctx: StackContext) -> list[Pool]:
                     min_v.source, key="min_size (max_size unset = min_size)"), route=route))
             elif arg(call, 99, "max_size") is not None or arg(call, 99, "min_size") is not None:
                 # the code sets a size not read here: unknown, not the library default
-                ctx.unknown.append(f"{kind} size at {here.label()} is set to an expression "
-                                   "not read statically")
+                ctx.unread_size(f"{kind} size", here)
             else:
                 pools.append(ctx.pool(label, DEFAULT_MIN_SIZE, Source.default_of(
                     "psycopg_pool 3.3 default (min_size=4, max_size=None -> min_size)",
