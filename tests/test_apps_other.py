@@ -153,3 +153,23 @@ def test_a_rails_pool_from_a_secret_variable_is_unknown_not_the_default():
         "secret or reference whose value is not in the repository"
         for name in ("primary", "primary_replica")]
     assert pools_for_container(container(env), _app("rails")).unknown == []
+
+
+def test_a_rails_pool_set_to_what_is_not_read_is_unknown_and_a_secret_url_is_said(tmp_path):
+    """`pool: <%= Settings.db_pool %>` is set, to a value not read: unknown, not the
+    default 5. A DATABASE_URL from a Secret may carry ?pool=, which would win over the
+    default: the default's note says so."""
+    (tmp_path / "config").mkdir()
+    (tmp_path / "config" / "database.yml").write_text(
+        "production:\n  adapter: postgresql\n  pool: <%= Settings.db_pool %>\n")
+    env = {"RAILS_ENV": "production", "DATABASE_URL": "postgres://db/app"}
+    found = pools_for_container(container(env), scan_app_dir(Root.of(tmp_path), ""))
+    assert found.pools == [] and found.unknown == [
+        "Rails production pool at config/database.yml:3 is set to an expression not read "
+        "statically"]
+    (tmp_path / "config" / "database.yml").write_text(
+        "production:\n  adapter: postgresql\n")
+    found = pools_for_container(_with_secret(container(env), "DATABASE_URL"),
+                                scan_app_dir(Root.of(tmp_path), ""))
+    (pool,) = found.pools
+    assert pool.size.value == 5 and "a ?pool= in it would win" in pool.note

@@ -46,8 +46,11 @@ def _schema(ctx: StackContext) -> tuple[str | None, Source | None, bool]:
             var = ctx.env(url.group(1))
             if var is not None and var.value is not None:
                 return var.value, replace(var.source, key=url.group(1)), True
-            ctx.notices.append(f"{f.path}:{url_line}: env({url.group(1)}) is not set in the "
-                               "container with a known value")
+            ctx.notices.append(
+                f"{f.path}:{url_line}: env({url.group(1)}) is not set in the container with a "
+                "known value" + (f" ({url.group(1)} comes from {var.from_ref or 'a reference'}"
+                                 "): a connection_limit in that URL would replace the "
+                                 "default used here" if var is not None else ""))
             return None, Source(path=f.path, line=url_line, key=url.group(1)), True
         return url.group(2), Source(path=f.path, line=url_line, key="url"), True
     return None, None, False

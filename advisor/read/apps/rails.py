@@ -160,16 +160,20 @@ def rails_pools(ctx: StackContext) -> list[Pool]:
                 ctx.hidden_size(label, var.name, var.source)
                 continue
             if n is None:
-                ctx.notices.append(f"{f.path}:{line}: {key} not readable statically "
-                                   f"({cfg[key]!r}); Rails default {DEFAULT_POOL} assumed")
+                # set, to a value not read here: unknown, not the default it replaces
+                ctx.unread_size(label, Source(path=f.path, line=line, key=key))
+                continue
             else:
                 v = values.get(line or -1)
                 src = v.source if v is not None else Source(path=f.path, line=line, key=key)
                 pools.append(_capped_by_threads(ctx, label, n, src, route))
                 continue
+        secret_url = index == 0 and url_var is not None and url_var.value is None
         pool = ctx.pool(label, DEFAULT_POOL, Source.default_of(
             "Active Record default pool 5 (HashConfig#pool)", key="pool"), route=route,
-            bound="default", note=f"{f.path}: {env_name}.{name} sets no pool")
+            bound="default", note=f"{f.path}: {env_name}.{name} sets no pool" + (
+                "; DATABASE_URL comes from a Secret not in the repository: a ?pool= in it "
+                "would win" if secret_url else ""))
         threads = ctx.processes().threads
         after = _last_scalar_line(cfg) if not f.line_offset else None
         pools.append(replace(
