@@ -208,3 +208,16 @@ def test_a_ko_image_names_its_go_package_and_vendored_folders_are_no_apps(tmp_pa
         "grafana/widget:v1.2", "acme/emulator:1")})
     result = run_check([str(tmp_path)], CheckOptions(cache=False))
     assert not any("inferred as vendor/" in n for n in result.notices), result.notices
+
+
+def test_checking_the_manifests_folder_reads_the_application_beside_it(tmp_path):
+    """`pool-advisor check k8s/` in a repository: the application deployed lives beside
+    k8s/, not below it; its folder is found in the whole repository (DefectDojo,
+    OpenMeter and Wiki.js run on their chart folder made every app unknown)."""
+    write(tmp_path, {"k8s/db.yaml": POSTGRES_DB, "k8s/web.yaml": WEB.replace(
+        "grafana/widget:v1.2", "acme/web:1"), "web/package.json": '{"name": "web"}\n',
+        "web/Dockerfile": "FROM node:20\n",
+        "web/db.js": "const { Pool } = require('pg');\nmodule.exports = new Pool({ max: 7 });\n"})
+    result = run_check([str(tmp_path / "k8s")], CheckOptions(cache=False, root=tmp_path))
+    (budget,) = result.budgets
+    assert budget.unknown_clients == [] and budget.peak == 2 * 7, result.notices

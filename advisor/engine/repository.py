@@ -129,7 +129,13 @@ def scan_paths(root: Root, paths: list[Path], settings: Settings, options: Check
         cache.save()
     notices += _releases_notice(root.path, objects + [o for _label, objs in environments
                                                      for o in objs])
-    hints = guarded(problems, ".", partial(build_contexts, found, root), None,
+    # The applications' source folders and build files are looked for in the whole
+    # repository: `check k8s/` (or a chart's folder) deploys code that lives beside it.
+    sources = found if any(p.resolve() == root.path for p in paths) else guarded(
+        problems, ".", partial(discover_paths, root.path, [root.path], excludes=[
+            ("", options.excludes), (settings.folder, settings.exclude)]), found,
+        "listing the repository's application folders")
+    hints = guarded(problems, ".", partial(build_contexts, sources, root), None,
                     "reading skaffold and compose build contexts")
     topo = Topology()
     shared = Topology()
@@ -141,7 +147,7 @@ def scan_paths(root: Root, paths: list[Path], settings: Settings, options: Check
                         bouncer_ini_files=found.bouncer_inis, settings=settings,
                         pg_version_override=options.pg_version,
                         app_dirs=_app_dirs(settings),
-                        app_candidates=app_source_dirs(found),
+                        app_candidates=app_source_dirs(sources),
                         build_hints=hints, namespace=options.namespace,
                         lambdas=lambdas)
         built = guarded(problems, label or ".", partial(build_topology, inputs), None,
