@@ -193,3 +193,20 @@ def test_helm_charts_are_left_out_and_the_rest_is_built(tmp_path):
     (helm,) = r.problems
     assert not helm.fatal and helm.location.line == 4
     assert helm.message.startswith("helmCharts authentik not inflated")
+
+
+@needs_kustomize
+def test_a_file_outside_the_kustomization_folder_is_built_as_flux_builds(tmp_path):
+    """kustomize's default refuses a resource file outside the kustomization's folder;
+    Flux's kustomize-controller builds with LoadRestrictionsNone (joryirving/home-ops:
+    all 39 app folders failed, 0 servers found). Built again so, with a notice."""
+    (tmp_path / "app").mkdir()
+    (tmp_path / "shared").mkdir()
+    (tmp_path / "app" / "kustomization.yaml").write_text(
+        "namespace: web\nresources:\n  - ../shared/settings.yaml\n")
+    (tmp_path / "shared" / "settings.yaml").write_text(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\ndata:\n  a: \"1\"\n")
+    r = render_kustomization(Root.of(tmp_path), "app")
+    assert not r.problems, r.problems
+    assert [(o.kind, o.name, o.namespace) for o in r.objects] == [("ConfigMap", "settings", "web")]
+    assert any("LoadRestrictionsNone" in n for n in r.notices), r.notices

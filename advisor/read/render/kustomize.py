@@ -202,6 +202,18 @@ def build_sandboxed(root: Root, top: Path, directories: list[Path],
         out, _stderr, error = sandbox.run_bounded(
             [*prefix, *argv, str(where), "--load-restrictor=LoadRestrictionsRootOnly"],
             env=env, cwd=where, timeout=TIMEOUT_SECONDS)
+        if out is None and "is not in or below" in error:
+            # Flux's kustomize-controller builds with LoadRestrictionsNone (a component or
+            # patch file of another folder of the repository); the working copy holds only
+            # the repository's files the scan admitted, none outside it.
+            out, _stderr, error = sandbox.run_bounded(
+                [*prefix, *argv, str(where), "--load-restrictor=LoadRestrictionsNone"],
+                env=env, cwd=where, timeout=TIMEOUT_SECONDS)
+            if out is not None:
+                notices.append(f"kustomize: {top.relative_to(root.path).as_posix() or '.'} "
+                               "reads files outside its folder: built with "
+                               "--load-restrictor=LoadRestrictionsNone, as Flux's "
+                               "kustomize-controller builds")
         if out is None:
             return Build(None, error.replace(str(mirror) + "/", "").replace(str(mirror), "."),
                          notices)

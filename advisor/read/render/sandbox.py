@@ -9,7 +9,10 @@ ones it recognises; this module is the boundary that holds when the filter misse
   files only; a symlink is copied as the file it names only when that file is inside the
   repository (a directory symlink is walked likewise), anything leaving it is left out and
   reported. kustomize never sees the repository itself, so nothing outside it is readable
-  through a relative path either (`--load-restrictor=LoadRestrictionsRootOnly` as well);
+  through a relative path either (`--load-restrictor=LoadRestrictionsRootOnly` as well;
+  a build that kustomize refuses for a file of another folder of the working copy is run
+  again with LoadRestrictionsNone, as Flux's kustomize-controller builds: the scan admits
+  no entry outside the repository, so the copy holds nothing else to read);
 - the environment is built from nothing: PATH holds one folder with the kustomize binary
   only (kustomize finds `git` and `helm` through PATH, so neither can be started), HOME and
   the XDG folders are in the temporary folder, no GIT_* variable but ones that turn git's
@@ -274,7 +277,8 @@ def run_bounded(argv: list[str], *, env: dict[str, str], cwd: Path,
     if rc in (-signal.SIGXCPU, -signal.SIGKILL):  # RLIMIT_CPU's soft, then hard limit
         return None, stderr, f"stopped after {cpu_seconds} s of CPU (CPU limit)"
     if rc != 0:
-        lines = stderr.strip().splitlines()
+        # the last line that says something (kubectl ends a multi-line error with ` >`)
+        lines = [x for x in stderr.strip().splitlines() if len(x.strip(" >|")) > 2]
         return None, stderr, (without_klog_header(lines[-1]) if lines
                               else f"exit status {rc}")[:500]
     return b"".join(chunks[1]), stderr, ""
