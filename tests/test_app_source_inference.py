@@ -221,3 +221,58 @@ def test_checking_the_manifests_folder_reads_the_application_beside_it(tmp_path)
     result = run_check([str(tmp_path / "k8s")], CheckOptions(cache=False, root=tmp_path))
     (budget,) = result.budgets
     assert budget.unknown_clients == [] and budget.peak == 2 * 7, result.notices
+
+
+MOUNTED = """apiVersion: apps/v1
+kind: Deployment
+metadata: {name: api}
+spec:
+  replicas: 2
+  strategy: {type: Recreate}
+  template:
+    spec:
+      containers:
+        - name: api
+          image: acme/api:1
+          args: ["--config", "/etc/api/config.yaml"]
+          volumeMounts:
+            - {name: config, mountPath: /etc/api}
+      volumes:
+        - name: config
+          configMap: {name: api-config}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: api-config}
+data:
+  config.yaml: |
+    postgres:
+      url: postgres://api@db:5432/api
+"""
+
+
+def test_a_pool_read_from_code_links_through_the_host_of_a_mounted_config(tmp_path):
+    """OpenMeter's workloads read their database URL from a mounted config.yaml and their
+    pool from code: they were in no budget and nothing said so (a pool with no host)."""
+    write(tmp_path, {"k8s/db.yaml": POSTGRES_DB, "k8s/api.yaml": MOUNTED,
+                     "api/package.json": '{"name": "api"}\n', "api/Dockerfile": "FROM node\n",
+                     "api/db.js": "const { Pool } = require('pg');\n"
+                                  "module.exports = new Pool({ max: 6 });\n"})
+    result = run_check([str(tmp_path)], CheckOptions(cache=False))
+    (budget,) = result.budgets
+    assert budget.peak == 2 * 6, result.notices
+    # no host anywhere: said, not dropped without a word
+    write(tmp_path, {"k8s/api.yaml": MOUNTED.replace("postgres://api@db:5432/api",
+                                                     "file:///tmp/x")})
+    result = run_check([str(tmp_path)], CheckOptions(cache=False))
+    assert any("opens node-postgres Pool max but names no database host" in n
+               for n in result.notices), result.notices
+
+
+def test_an_image_of_another_publisher_is_not_given_the_root_project():
+    from advisor.read.apps.locate import _another_publisher
+
+    assert _another_publisher("openmeter", ("docker.io/svix/svix-server:v1.3",))
+    assert not _another_publisher("openmeter", ("ghcr.io/openmeterio/openmeter:v1",))
+    assert not _another_publisher("openmeter", ("openmeter:dev",))  # no organisation
+    assert not _another_publisher(None, ("svix/svix-server",))

@@ -261,6 +261,25 @@ def test_a_bitnami_postgresql_10_dependency_is_read_from_its_legacy_values(tmp_p
     assert any("Bitnami postgresql 10.3.18" in n and "assumed" in n for n in r.notices)
 
 
+def test_a_bitnami_dependencys_name_override_names_its_server(tmp_path):
+    """`postgresql.nameOverride: postgres` (OpenMeter's chart): the Service and the
+    StatefulSet are <release>-postgres, the host its clients name; the server was
+    <release>-postgresql, and every client unlinked."""
+    app = _chart(tmp_path)
+    chart = (app / "Chart.yaml").read_text()
+    (app / "Chart.yaml").write_text(chart + "dependencies:\n  - name: postgresql\n"
+                                    "    version: 16.1.2\n    repository: oci://x.invalid\n")
+    (app / "values.yaml").write_text((app / "values.yaml").read_text() + textwrap.dedent("""\
+        postgresql:
+          nameOverride: postgres
+          auth: {database: meter}
+        """))
+    r = render_chart(Root.of(tmp_path), "app", release="openmeter")
+    assert by_ref(r.objects, "StatefulSet/openmeter-postgres") is not None
+    r = render_chart(Root.of(tmp_path), "app", release="shop")
+    assert by_ref(r.objects, "StatefulSet/shop-postgres") is not None
+
+
 def _count_renders(monkeypatch):
     from advisor.read.render import helm_trace
 

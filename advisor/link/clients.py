@@ -170,13 +170,16 @@ def client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
     dropped: list[tuple[Route, dict]] = []  # routes to the workload's own Service
     if own is not None:
         pools, route, extra = _without_own_routes(w, pools, route, extra, own, dropped)
-    if route is None and not pools and index:
+    if route is None and index:
         # the host a mounted configuration file names (Temporal's connectAddr, Django
-        # settings in a ConfigMap): linked, so that its unknown size is reported
+        # settings in a ConfigMap, OpenMeter's config.yaml): linked, so that its pools
+        # (or its unknown size) count where it connects
         route = _mounted_config_route(w, index, host_map, w.namespace or default_ns)
         if route is not None and own is not None and (svc := own(route.host, w)) is not None:
             dropped.append((route, svc))
             route = None
+        if route is not None:
+            pools = [p if p.route is not None else replace(p, route=route) for p in pools]
     if dropped and not pools and route is None:
         first, svc = dropped[0]
         topo.notices.append(
@@ -205,6 +208,13 @@ def client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
             route=route)]
     if route is None:
         topo.notices.extend(_remote_connection_notes(w))
+        if pools:
+            # a pool read from its code, and no host in its env or mounted files: in no
+            # budget, said rather than left out without a word
+            topo.notices.append(
+                f"{workload_id(w)}: opens {', '.join(sorted({p.label for p in pools}))} "
+                "but names no database host in its env, arguments or mounted configuration "
+                "the repository holds: in no budget (declare [[workloads]] target)")
     if not pools and route is None:
         return []  # talks to no database we can see
     client = Client(id=workload_id(w), name=w.name, namespace=w.namespace, kind=w.kind,
@@ -588,7 +598,8 @@ def _inferred_app_dir(inputs: Inputs, w: Workload, topo: Topology) -> str | None
             return None
         if in_packaged_chart(w.obj.path):
             return None  # a fetched dependency's image (cert-manager) is not built here
-        guess = fallback_app_dir(inputs.root, inputs.app_candidates, names)
+        guess = fallback_app_dir(inputs.root, inputs.app_candidates, names,
+                                 tuple(c.image for c in w.containers if c.role != "init"))
         if guess is None:
             return None
         topo.notices.append(f"{workload_id(w)}: application source inferred as "

@@ -273,7 +273,8 @@ def dockerfile_copy_dirs(root: Root, directory: str) -> list[tuple[str, int]]:
     return out
 
 
-def fallback_app_dir(root: Root, candidates: list[str], names: set[str]) -> AppDirGuess | None:
+def fallback_app_dir(root: Root, candidates: list[str], names: set[str],
+                     images: tuple[str, ...] = ()) -> AppDirGuess | None:
     """When no folder is named like the workload: the repository root when it holds an
     application's own files (Rails/Django/Node app with k8s/ beside it) — or the one
     application folder a root Dockerfile copies; else the repository's only application
@@ -283,7 +284,9 @@ def fallback_app_dir(root: Root, candidates: list[str], names: set[str]) -> AppD
     # a hidden top folder (.devcontainer/, .github/) holds tooling, not the application
     apps = [d for d in candidates if d and d.split("/", 1)[0].lower() not in NOT_APP_DIRS
             and not d.startswith(".")]
-    if "" in candidates and names_the_project(root_project_name(root), names):
+    project = root_project_name(root)
+    if "" in candidates and names_the_project(project, names) and \
+            not _another_publisher(project, images):
         own = app_files_in(root, "")
         if own:
             return AppDirGuess(directory="", reason="the repository root holds the "
@@ -380,6 +383,23 @@ def root_project_name(root: Root) -> str | None:
 
 def _norm(text: str) -> str:
     return re.sub(r"[^a-z0-9]", "", text.lower())
+
+
+def _another_publisher(project: str | None, images: tuple[str, ...]) -> bool:
+    """Whether the images name an organisation and a repository that are both unlike the
+    root project (svix/svix-server deployed by OpenMeter's chart, whose workload name
+    `openmeter-svix` carries the release's name): that image is not built here."""
+    if not project:
+        return False
+    p = _norm(project)
+    for image in images:
+        parts = [x for x in image.lower().split("@", 1)[0].split("/") if x]
+        if len(parts) < 2:
+            continue
+        org, name = _norm(parts[-2]), _norm(parts[-1].split(":", 1)[0])
+        if org and name and not (p in org or org in p or p in name or name in p):
+            return True
+    return False
 
 
 def names_the_project(project: str | None, names: set[str]) -> bool:

@@ -120,6 +120,7 @@ def _bitnami_postgresql_legacy(values: dict[str, Any], layers: list[ValuesLayer]
     is the chart's appVersion's major (8.x-10.x: PostgreSQL 11) when values name none."""
     if not any(k in values for k in _LEGACY_KEYS):
         return []
+    name = str(values.get("nameOverride") or name)  # common.names.fullname
     base = f"{release}-{name}" if name not in release else release
     fullname = str(values.get("fullnameOverride") or base)
     image_values = values.get("image") if isinstance(values.get("image"), dict) else {}
@@ -319,6 +320,7 @@ def _bitnami_postgresql(values: dict[str, Any], layers: list[ValuesLayer], prefi
     replicas); see advisor.read.sources.operators.bitnami for the field paths and their source."""
     if not any(k in values for k in ("primary", "architecture", "readReplicas", "auth")):
         return []
+    name = str(values.get("nameOverride") or name)  # common.names.fullname
     base = f"{release}-{name}" if name not in release else release
     fullname = values.get("fullnameOverride") or base
     built: list[K8sObject] = []
