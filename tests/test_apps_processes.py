@@ -161,6 +161,23 @@ def test_node_cluster_and_procfile(tmp_path):
     assert any("Procfile" in n for n in ctx.notices)
 
 
+def test_a_later_stage_from_an_earlier_one_keeps_its_command(tmp_path):
+    """`FROM release AS development`: a stage built FROM an earlier one inherits its
+    ENTRYPOINT and CMD (DefectDojo's last stages build on `release`, whose ENTRYPOINT runs
+    uWSGI: the web pods were 1 connection each, not 4 processes x 4 threads)."""
+    dockerfile = ("FROM python:3.12 AS base\nFROM base AS release\n"
+                  "CMD [\"gunicorn\", \"-w\", \"5\", \"app:app\"]\n"
+                  "FROM release AS development\nRUN pip install debugpy\n"
+                  "FROM development AS unittests\nRUN true\n")
+    info = _info({}, command=(), tmp_path=tmp_path, files={"Dockerfile": dockerfile,
+                                                           "requirements.txt": "flask\n"})
+    assert info.server == "gunicorn" and info.processes.value == 5
+    # FROM another image: that image's command is not known here
+    info = _info({}, command=(), tmp_path=tmp_path, files={
+        "Dockerfile": dockerfile + "FROM python:3.12-slim\nRUN true\n"})
+    assert not info.server and info.processes is None
+
+
 GATED_CLUSTER = (
     "import cluster from 'node:cluster';\nimport os from 'node:os';\n"
     "const ENABLE_CLUSTER = process.env.ENABLE_CLUSTER === \"1\";\n"

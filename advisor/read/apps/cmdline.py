@@ -124,6 +124,8 @@ def _dockerfile_command(app: AppSource) -> tuple[list[str], str] | None:
     f = files[0]
     entry: list[str] = []
     cmd: list[str] = []
+    stages: dict[str, tuple[list[str], list[str]]] = {}  # name -> its ENTRYPOINT, CMD
+    stage = ""
     logical = re.sub(r"\\\n", " ", f.text)
     for line in logical.splitlines():
         m = re.match(r"\s*(FROM|ENTRYPOINT|CMD)\s+(.*)", line, re.IGNORECASE)
@@ -131,7 +133,14 @@ def _dockerfile_command(app: AppSource) -> tuple[list[str], str] | None:
             continue
         word, rest = m.group(1).upper(), m.group(2).strip()
         if word == "FROM":
-            entry, cmd = [], []
+            if stage:
+                stages[stage] = (entry, cmd)
+            words = [w for w in rest.split() if not w.startswith("--")]
+            base = words[0].lower() if words else ""
+            stage = words[2].lower() if len(words) >= 3 and words[1].lower() == "as" else ""
+            # FROM an earlier stage keeps its ENTRYPOINT and CMD (DefectDojo's
+            # `FROM release AS development`); another image's are not known here
+            entry, cmd = stages.get(base, ([], []))
             continue
         import json  # here: only Dockerfiles need it, and it is 3 ms of start-up
 
