@@ -284,6 +284,29 @@ spec:
     assert budgets["pg"].unknown_pairs == [] and budgets["pg"].fits
 
 
+def test_a_service_written_to_select_an_operators_pods_leads_to_its_cluster(tmp_path):
+    """A Service that selects CloudNativePG's own instance labels (cnpg.io/cluster +
+    cnpg.io/instanceRole: primary) leads to that cluster's primary, though no workload of
+    the repository runs those pods (tscibilia/home-ops: cetranscript and gatus were PA107,
+    'its pods run no image read as PostgreSQL')."""
+    service = """
+apiVersion: v1
+kind: Service
+metadata: {name: pgsql, namespace: shop}
+spec:
+  selector: {cnpg.io/cluster: pg, cnpg.io/instanceRole: primary}
+  ports: [{port: 5432}]
+"""
+    env = ("env:\n"
+           "  - {name: DATABASE_URL, value: 'postgres://app@pgsql.shop.svc:5432/orders'}\n"
+           "  - {name: PG_POOL_MAX, value: '5'}\n")
+    write(tmp_path, {"k8s/pg.yaml": CNPG + "---" + service,
+                     "k8s/api.yaml": secret_client(env)})
+    result, budgets = budget_of(tmp_path)
+    assert "api" in [c.who for c in budgets["pg"].contributions], result.notices
+    assert not [f for f in result.findings if f.code == "PA107"]
+
+
 CRUNCHY = """
 apiVersion: postgres-operator.crunchydata.com/v1beta1
 kind: PostgresCluster

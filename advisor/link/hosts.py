@@ -95,6 +95,40 @@ def selected(svc: dict, targets: list[tuple[Workload, tuple[str, str]]],
     return None
 
 
+# The labels an operator puts on its instance pods: (cluster label, role label, the role
+# values of the primary, of a replica, entity id prefix). A Service written by hand that
+# selects them (CloudNativePG's cnpg.io/cluster + cnpg.io/instanceRole: primary) leads to
+# that cluster's server, though no workload of the repository runs those pods.
+_OPERATOR_PODS = (
+    ("cnpg.io/cluster", ("cnpg.io/instanceRole", "role"), "primary", "replica", "cnpg"),
+    ("cluster-name", ("spilo-role",), "master", "replica", "zalando"),
+    ("postgres-operator.crunchydata.com/cluster", ("postgres-operator.crunchydata.com/role",),
+     "master", "replica", "crunchy"),
+)
+
+
+def operator_pods_target(svc: dict, namespace: str, server_ids: set[str]
+                         ) -> tuple[str, str] | None:
+    """The server whose operator-made pods a Service's selector picks, when it names a
+    cluster the repository holds: its primary, or its replicas for the replica role."""
+    selector = svc["selector"] or {}
+    for cluster_key, role_keys, primary, replica, prefix in _OPERATOR_PODS:
+        cluster = selector.get(cluster_key)
+        if not cluster:
+            continue
+        role = next((selector[k] for k in role_keys if k in selector), None)
+        ident = f"{prefix}:{namespace}/{cluster}"
+        if ident not in server_ids:
+            ident = f"{prefix}:{cluster}"  # the cluster's manifest names no namespace
+        if ident not in server_ids:
+            continue
+        if role == replica and f"{ident}/replicas" in server_ids:
+            return ("server", f"{ident}/replicas")
+        if role in (None, primary, replica):
+            return ("server", ident)
+    return None
+
+
 def service_host_index(services: list[dict], default_ns: str) -> dict[str, tuple[str, str]]:
     """Every DNS name of every Service -> ("service", its index in `services`): the
     first Service of a name wins, as in host_map."""

@@ -25,6 +25,7 @@ from advisor.link.clients import (
 )
 from advisor.link.hosts import (
     host_forms,
+    operator_pods_target,
     own_service,
     read_services,
     selected,
@@ -155,8 +156,10 @@ def build_topology(inputs: Inputs) -> Topology:
     # hostnames: Services that select a server/pooler workload, declared hosts
     targets = service_targets(loads, topo)
     by_namespace = targets_by_namespace(targets)
+    server_ids = {s.id for s in topo.servers}
     for svc in services:
-        target = selected(svc, targets, by_namespace)
+        target = selected(svc, targets, by_namespace) or operator_pods_target(
+            svc, svc["namespace"] or default_ns, server_ids)
         if target is not None:
             for host in host_forms(svc["name"], svc["namespace"] or default_ns):
                 host_map.setdefault(host, target)
