@@ -41,6 +41,8 @@ from advisor.read.apps.locate import (
     DEPENDENCY_FILES,
     app_files_in,
     fallback_app_dir,
+    image_name,
+    image_repository,
     ko_app_dir,
     match_app_dir,
     maybe_built_here,
@@ -452,13 +454,6 @@ _HOST_TOKEN = lazy(r"[a-z0-9](?:[-a-z0-9.]*[a-z0-9])?")
 _MAX_CONFIG_SCAN = 256 * 1024  # characters of one mounted file looked through
 
 
-def _image_repository(image: str) -> str:
-    """ghcr.io/acme/web:1.2@sha256:... -> ghcr.io/acme/web."""
-    ref = image.split("@", 1)[0]
-    head, _, last = ref.rpartition("/")
-    return f"{head}/{last.split(':', 1)[0]}" if head else last.split(":", 1)[0]
-
-
 def _app_containers(w: Workload) -> set[str]:
     """The containers that run the application whose source folder was found: in a pod
     with sidecars (a kubectl token syncer, a log shipper), the ones with the image of a
@@ -469,12 +464,12 @@ def _app_containers(w: Workload) -> set[str]:
     running = [c for c in w.containers if c.role != "init" and not is_pgbouncer_container(c)]
     if len(running) <= 1:
         return names
-    keep = {_image_repository(c.image) for c in running if route_from_env(c.env)} or \
-        {_image_repository(c.image) for c in running if maybe_built_here(c.image)}
+    keep = {image_repository(c.image) for c in running if route_from_env(c.env)} or \
+        {image_repository(c.image) for c in running if maybe_built_here(c.image)}
     if not keep:
         return names
     return {c.name for c in w.containers
-            if c.role == "init" or _image_repository(c.image) in keep}
+            if c.role == "init" or image_repository(c.image) in keep}
 
 
 def _service_binding_route(w: Workload, c: Container, index: ConfigIndex, topo: Topology
@@ -561,25 +556,27 @@ def _app_directory(inputs: Inputs, w: Workload, topo: Topology) -> str | None:
     return directory if directory is not None else _inferred_app_dir(inputs, w, topo)
 
 
+def _inferred(topo: Topology, w: Workload, directory: str, reason: str) -> str:
+    """`directory` as the workload's source, with the notice that says why."""
+    topo.notices.append(f"{workload_id(w)}: application source inferred as "
+                        f"{directory or '.'}/ ({reason}); declare [[workloads]] source = ... "
+                        "to choose another")
+    return directory
+
+
 def _inferred_app_dir(inputs: Inputs, w: Workload, topo: Topology) -> str | None:
     """The source folder named like the workload or its image (services/checkout for
     Deployment checkout or image acme/checkout:1.2); only when exactly one matches."""
     for c in w.containers:
         if c.role != "init" and (ko := ko_app_dir(inputs.root, c.image)) is not None:
-            topo.notices.append(f"{workload_id(w)}: application source inferred as "
-                                f"{ko or '.'}/ (ko builds {c.image} from that Go package); "
-                                "declare [[workloads]] source = ... to choose another")
-            return ko
+            return _inferred(topo, w, ko, f"ko builds {c.image} from that Go package")
     if inputs.build_hints is not None and inputs.build_hints.contexts:
         guess = match_app_dir(inputs.build_hints, w.name, [c.image for c in w.containers])
         if guess is not None:
-            topo.notices.append(f"{workload_id(w)}: application source inferred as "
-                                f"{guess.directory or '.'}/ ({guess.reason}); declare "
-                                "[[workloads]] source = ... to choose another")
-            return guess.directory
+            return _inferred(topo, w, guess.directory, guess.reason)
     names = {w.name.lower()}
     for c in w.containers:
-        repo = c.image.rsplit("/", 1)[-1].split(":", 1)[0].split("@", 1)[0].lower()
+        repo = image_name(c.image).lower()
         if repo:
             names.add(repo)
     matches = []
@@ -602,10 +599,7 @@ def _inferred_app_dir(inputs: Inputs, w: Workload, topo: Topology) -> str | None
                                  tuple(c.image for c in w.containers if c.role != "init"))
         if guess is None:
             return None
-        topo.notices.append(f"{workload_id(w)}: application source inferred as "
-                            f"{guess.directory or '.'}/ ({guess.reason}); declare "
-                            "[[workloads]] source = ... to choose another")
-        return guess.directory
+        return _inferred(topo, w, guess.directory, guess.reason)
     if len(matches) != 1:
         return None
 
@@ -614,16 +608,10 @@ def _inferred_app_dir(inputs: Inputs, w: Workload, topo: Topology) -> str | None
             app_files_in(inputs.root, "", DEPENDENCY_FILES):
         # the package one level down (netbox/netbox, app/<pkg>): the application's own
         # files (requirements, configs the command names) are at the root
-        topo.notices.append(f"{workload_id(w)}: application source inferred as ./ (the "
-                            f"folder {matches[0]}/ named like it is a package of the root's "
-                            "application: "
-                            f"{', '.join(app_files_in(inputs.root, '', DEPENDENCY_FILES)[:3])}); "
-                            "declare [[workloads]] source = ... to choose another")
-        return ""
-    topo.notices.append(f"{workload_id(w)}: application source inferred as {matches[0]}/ "
-                        "(folder named like the workload or its image); declare "
-                        "[[workloads]] source = ... to choose another")
-    return matches[0]
+        return _inferred(topo, w, "", f"the folder {matches[0]}/ named like it is a package "
+                         "of the root's application: "
+                         f"{', '.join(app_files_in(inputs.root, '', DEPENDENCY_FILES)[:3])}")
+    return _inferred(topo, w, matches[0], "folder named like the workload or its image")
 
 
 def _named_target(name: str, topo: Topology) -> tuple[str, str] | None:

@@ -339,12 +339,18 @@ def ko_app_dir(root: Root, image: str) -> str | None:
     return None
 
 
+def image_repository(image: str) -> str:
+    """An image reference without its tag and digest: ghcr.io/acme/web:1.2@sha256:...
+    -> ghcr.io/acme/web (a registry's port, localhost:5000/x, is kept)."""
+    ref = image.split("@", 1)[0]
+    last = ref.rsplit("/", 1)[-1]
+    return ref[: len(ref) - len(last)] + last.split(":", 1)[0]  # the tag is not a name
+
+
 def maybe_built_here(image: str) -> bool:
     """Whether an image could be built from this repository: not an official library
     image (`redis:7`, no organisation) nor a well-known published one."""
-    ref = image.lower().split("@", 1)[0]
-    last = ref.rsplit("/", 1)[-1]
-    repo = ref[: len(ref) - len(last)] + last.split(":", 1)[0]  # the tag is not a name
+    repo = image_repository(image.lower())
     if not repo or "/" not in repo:
         return False  # official images have no organisation: postgres:16, redis
     return _PUBLISHED_IN.search(repo) is None
