@@ -129,3 +129,38 @@ def test_urls_without_a_query_or_credentials_read_as_with_the_parsers():
     assert _query_params("jdbc:postgresql://h/d?PrepareThreshold=0") == {"preparethreshold": "0"}
     assert _parse_jdbc("postgresql://h:1/d") == {"host": "h", "port": "1", "dbname": "d"}
     assert _parse_jdbc("postgresql://h/d?user=u")["user"] == "u"
+
+
+def test_a_host_variable_that_carries_its_port_is_split():
+    """POSTGRES_HOST=db.svc:5432 (Tranga reads host and port from one variable):
+    the host is the name before the port, which links."""
+    env = (EnvVar(name="POSTGRES_HOST", value="pg-rw.database.svc.cluster.local:5433",
+                  source=SRC), EnvVar(name="POSTGRES_DB", value="tranga", source=SRC))
+    route = route_from_env(env)
+    assert route is not None
+    assert (route.host, route.port, route.dbname) == (
+        "pg-rw.database.svc.cluster.local", 5433, "tranga")
+
+
+@pytest.mark.parametrize("other", [
+    {"DB_CONNECTION": "mysql"},  # Laravel (Pelican)
+    {"DB_PORT": "3306"},  # BookStack
+    {"DB_TYPE": "mariadb"},
+    {"DATABASE_ENGINE": "django.db.backends.mysql"},
+])
+def test_a_host_family_of_another_database_engine_is_no_route(other):
+    """DB_HOST of a MySQL or MariaDB is not a PostgreSQL client: no route, so no PA107
+    'connects to host mariadb...' (gavinmcfall/home-ops: pelican, bookstack)."""
+    prefix = "DATABASE" if "DATABASE_ENGINE" in other else "DB"
+    env = (EnvVar(name=f"{prefix}_HOST", value="mariadb.database.svc.cluster.local",
+                  source=SRC),
+           *(EnvVar(name=k, value=v, source=SRC) for k, v in other.items()))
+    assert route_from_env(env) is None
+
+
+def test_a_host_family_with_the_postgresql_port_is_a_route():
+    env = (EnvVar(name="DB_HOST", value="pg-rw.database.svc", source=SRC),
+           EnvVar(name="DB_PORT", value="5432", source=SRC),
+           EnvVar(name="DB_CONNECTION", value="pgsql", source=SRC))
+    route = route_from_env(env)
+    assert route is not None and route.host == "pg-rw.database.svc" and route.port == 5432

@@ -210,3 +210,36 @@ def test_a_file_outside_the_kustomization_folder_is_built_as_flux_builds(tmp_pat
     assert not r.problems, r.problems
     assert [(o.kind, o.name, o.namespace) for o in r.objects] == [("ConfigMap", "settings", "web")]
     assert any("LoadRestrictionsNone" in n for n in r.notices), r.notices
+
+
+@needs_kustomize
+def test_a_component_file_outside_its_folder_deep_in_components_is_built_as_flux_builds(
+        tmp_path):
+    """The refusal comes from a component that a component includes, and kubectl's
+    message is longer than the 500 characters kept of it: "is not in or below" is
+    looked for in the whole of stderr (gavinmcfall/home-ops: 49 app folders failed with
+    PA901 through volsync-standard -> volsync/nfs-relaxed -> ../nfs/pvc.yaml)."""
+    comps = tmp_path / "kubernetes" / "components"
+    for d in ("standard", "volsync/nfs", "volsync/nfs-relaxed"):
+        (comps / d).mkdir(parents=True)
+    app = tmp_path / "kubernetes" / "apps" / "media" / "a-rather-long-application-name" / "app"
+    app.mkdir(parents=True)
+    (app / "kustomization.yaml").write_text(
+        "resources:\n  - ./cm.yaml\ncomponents:\n  - ../../../../components/standard\n")
+    (app / "cm.yaml").write_text(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app\ndata:\n  a: \"1\"\n")
+    component = "apiVersion: kustomize.config.k8s.io/v1alpha1\nkind: Component\n"
+    (comps / "standard" / "kustomization.yaml").write_text(
+        component + "components:\n  - ../volsync/nfs-relaxed\n")
+    (comps / "volsync" / "nfs-relaxed" / "kustomization.yaml").write_text(
+        component + "resources:\n  - ../nfs/pvc.yaml\n")
+    (comps / "volsync" / "nfs" / "pvc.yaml").write_text(
+        "apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata:\n  name: app-backup\n"
+        "spec:\n  accessModes: [ReadWriteOnce]\n  resources:\n    requests:\n"
+        "      storage: 1Gi\n")
+    r = render_kustomization(Root.of(tmp_path), "kubernetes/apps/media/"
+                             "a-rather-long-application-name/app")
+    assert not r.problems, r.problems
+    assert sorted((o.kind, o.name) for o in r.objects) == [
+        ("ConfigMap", "app"), ("PersistentVolumeClaim", "app-backup")]
+    assert any("LoadRestrictionsNone" in n for n in r.notices), r.notices

@@ -271,6 +271,35 @@ def test_a_secret_named_by_the_release_template_is_read_and_the_apps_host_wins()
     assert client.route.source.key == "LD_DB_HOST"
 
 
+
+TEMPLATED_HOST = """
+apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata: {name: prowlarr, namespace: apps}
+spec:
+  chartRef: {kind: OCIRepository, name: app-template}
+  values:
+    controllers:
+      main:
+        containers:
+          app:
+            env:
+              PROWLARR__POSTGRES__HOST: "{{ .Release.Name }}-rw.db.svc"
+              PROWLARR__POSTGRES__PORT: "5432"
+              PROWLARR__POSTGRES__USER: "{{ .Release.Name }}"
+"""
+
+
+def test_an_env_value_templated_with_the_release_name_is_read():
+    """app-template passes env values through `tpl`: `{{ .Release.Name }}-rw.db.svc` is
+    prowlarr-rw.db.svc (joryirving/home-ops: each app's own Cluster printed 'peak 0
+    fits' while its release connected to it)."""
+    (release,) = find_releases(objects(TEMPLATED_HOST), never)
+    client = release_client(release, {}, {}, {"prowlarr-rw.db.svc": ("server", "s9")},
+                            "default", None, None)
+    assert client is not None and (client.target_kind, client.target_id) == ("server", "s9")
+    assert (client.route.host, client.route.user) == ("prowlarr-rw.db.svc", "prowlarr")
+
 FLUX = """
 apiVersion: kustomize.toolkit.fluxcd.io/v1
 kind: Kustomization

@@ -495,6 +495,7 @@ def _render(found, root: Root, settings: Settings, options: CheckOptions,
             leaves.append((root.rel(d), rendered.objects + extra))
             problems += rendered.problems
             notices += rendered.notices
+        leaves = _flux_components(root, objects, leaves, prepared, problems, notices)
     leaves = _flux_namespaces(root, objects, leaves, notices)
     if leaves:
         alternatives = _alternatives(leaves)
@@ -505,11 +506,74 @@ def _render(found, root: Root, settings: Settings, options: CheckOptions,
     return []
 
 
+def _flux_components(root: Root, objects: list[K8sObject],
+                     leaves: list[tuple[str, list[K8sObject]]], prepared: Any,
+                     problems: list[ConfigProblem], notices: list[str]
+                     ) -> list[tuple[str, list[K8sObject]]]:
+    """The kustomize leaves a Flux Kustomization builds with `spec.components`, built
+    again with them (advisor.read.flux.components_by_folder): the components' objects
+    (an app's database Cluster) exist only so."""
+    every = objects + [o for _label, objs in leaves for o in objs]
+    if not any(o.kind == "Kustomization" for o in every):
+        return leaves
+    from advisor.read.flux import components_by_folder
+    from advisor.read.releases import repo_folder
+    from advisor.read.render.kustomize import render_kustomization
+
+    top = root.path
+    wanted = components_by_folder(
+        every, lambda path: repo_folder(path, top.parts, lambda rel: (top / rel).is_dir()))
+    if not wanted:
+        return leaves
+    out: list[tuple[str, list[K8sObject]]] = []
+    for label, objs in leaves:
+        found = wanted.get(label)
+        if found is None:
+            out.append((label, objs))
+            continue
+        ks, components = found
+        rendered = guarded(problems, label, partial(
+            render_kustomization, root, label, prepared=prepared, components=components),
+            None, "rendering this kustomization with its Flux components")
+        if rendered is None or any(p.fatal for p in rendered.problems):
+            problems += rendered.problems if rendered is not None else []
+            notices.append(f"Flux: {label} built without the components of {ks.ref} "
+                           f"({ks.path}:{ks.line}), which did not build: their objects "
+                           "are not read")
+            out.append((label, objs))
+            continue
+        notices += [n for n in rendered.notices if n not in notices]
+        notices.append(f"Flux: {label} built with the components of {ks.ref} "
+                       f"({ks.path}:{ks.line}): {', '.join(components)}")
+        kept = [o for o in objs if not o.origin.startswith("kustomize:")]
+        out.append((label, rendered.objects + kept))
+    # a component folder used only through a Flux Kustomization was said unused
+    # (manifests_kustomize_reads knows only kustomization files)
+    used = {o.path for label, objs in out if label in wanted for o in objs}
+    notices[:] = [n for n in notices if not _unused_but_read(n, used)]
+    built = {label for label, _objs in leaves}
+    for folder, (ks, _components) in sorted(wanted.items()):
+        if folder not in built:
+            notices.append(f"Flux: {folder} has no kustomization.yaml; the components of "
+                           f"{ks.ref} ({ks.path}:{ks.line}) are not added")
+    return out
+
+
+def _unused_but_read(notice: str, paths: set[str]) -> bool:
+    head = "kustomize: "
+    tail = " is a kustomization that no built kustomization uses"
+    if not notice.startswith(head) or tail not in notice:
+        return False
+    folder = notice[len(head):notice.index(tail)]
+    return any(p.startswith(folder + "/") for p in paths)
+
+
 def _flux_namespaces(root: Root, objects: list[K8sObject],
                      leaves: list[tuple[str, list[K8sObject]]], notices: list[str]
                      ) -> list[tuple[str, list[K8sObject]]]:
-    """Flux Kustomization targetNamespace set on what each builds (advisor.read.flux):
-    `objects` (plain manifests) is changed in place; the kustomize outputs are returned."""
+    """Flux Kustomization postBuild substitution (advisor.read.flux_substitute) and
+    targetNamespace (advisor.read.flux) applied to what each builds: `objects` (plain
+    manifests) is changed in place; the kustomize outputs are returned."""
     # by kind first: advisor.read.flux (and advisor.read.releases under it) cost 8-10 ms
     # to import, on every run without a Flux Kustomization too
     every = objects + [o for _label, objs in leaves for o in objs]
@@ -521,11 +585,19 @@ def _flux_namespaces(root: Root, objects: list[K8sObject],
                for o in every):
         return leaves
     from advisor.read.flux import apply_target_namespaces, target_namespaces
+    from advisor.read.flux_substitute import apply_substitution
     from advisor.read.releases import repo_folder
 
     top = root.path
-    folders, found = target_namespaces(
-        every, lambda path: repo_folder(path, top.parts, lambda rel: (top / rel).is_dir()))
+
+    def resolve(path: str) -> str | None:
+        return repo_folder(path, top.parts, lambda rel: (top / rel).is_dir())
+
+    leaves, plain, found = apply_substitution(leaves, objects, resolve)
+    objects[:] = plain
+    notices += found
+    every = objects + [o for _label, objs in leaves for o in objs]
+    folders, found = target_namespaces(every, resolve)
     notices += found
     leaves, plain = apply_target_namespaces(leaves, objects, folders)
     objects[:] = plain

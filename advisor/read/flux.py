@@ -84,3 +84,27 @@ def apply_target_namespaces(leaves: list[tuple[str, list[K8sObject]]],
         out_plain.append(obj if namespace is None or obj.kind in CLUSTER_SCOPED
                          else replace(obj, namespace=namespace))
     return out_leaves, out_plain
+
+
+def components_by_folder(objects: list[K8sObject], resolve: Callable[[str], str | None]
+                         ) -> dict[str, tuple[K8sObject, list[str]]]:
+    """Folder of the repository a Flux Kustomization builds -> that Kustomization and
+    its `spec.components` (paths relative to the folder), which Flux adds to the
+    folder's kustomization.yaml before it builds: a shared component that makes each
+    app's database Cluster (joryirving/home-ops). The first Kustomization building a
+    folder is kept, as for targetNamespace."""
+    out: dict[str, tuple[K8sObject, list[str]]] = {}
+    for obj in objects:
+        if obj.kind != "Kustomization" or not obj.api_version.startswith(FLUX_KUSTOMIZE_GROUP):
+            continue
+        path = get(obj.body, "spec", "path")
+        if not isinstance(path, str) or "${" in path:
+            continue
+        folder = resolve(path)
+        if folder is None or folder in out:
+            continue
+        found = get(obj.body, "spec", "components")
+        components = [c for c in found if isinstance(c, str) and c.strip()] \
+            if isinstance(found, list) else []
+        out[folder] = (obj, components)
+    return {folder: v for folder, v in out.items() if v[1]}

@@ -280,7 +280,9 @@ def _env_items(values: Values, keys: tuple, node: Any, index: ConfigIndex,
     elif isinstance(node, dict):
         for k, v in node.items():
             if isinstance(v, str | int | float) and not isinstance(v, bool):
-                out.append(EnvVar(name=str(k), value=str(v),
+                # app-template passes env values through `tpl` too:
+                # `{{ .Release.Name }}-rw.downloads.svc` (joryirving/home-ops)
+                out.append(EnvVar(name=str(k), value=values.name_of(str(v)),
                                   source=values.source((*keys, str(k)), str(k))))
             elif isinstance(v, dict):
                 out += _env_var(values, (*keys, str(k)), str(k), v, index, namespace)
@@ -290,7 +292,7 @@ def _env_items(values: Values, keys: tuple, node: Any, index: ConfigIndex,
 def _env_var(values: Values, keys: tuple, name: str, item: dict, index: ConfigIndex,
              namespace: str | None) -> list[EnvVar]:
     if "value" in item and isinstance(item["value"], str | int | float):
-        return [EnvVar(name=name, value=str(item["value"]),
+        return [EnvVar(name=name, value=values.name_of(str(item["value"])),
                        source=values.source((*keys, "value"), name))]
     holder = item.get("valueFrom") if isinstance(item.get("valueFrom"), dict) else item
     for kind, ref_key in (("secret", "secretKeyRef"), ("configmap", "configMapKeyRef")):

@@ -69,6 +69,12 @@ def _route(fields: dict[str, str | None], source: Source) -> Route | None:
     host = _first_host(fields.get("host"))
     if host is not None and _has_placeholder(host):
         return None
+    if host is not None:
+        # POSTGRES_HOST=db.svc:5432 (Tranga reads the port from the host variable)
+        named, colon, port_text = host.rpartition(":")
+        if colon and named and ":" not in named and _port(port_text) is not None:  # not IPv6
+            host = named
+            fields = {**fields, "port": fields.get("port") or port_text}
     # a template part (an ExternalSecret's `{{ .username }}`) is a name not known here
     dbname = _known(fields.get("dbname"))
     user = _known(fields.get("user"))
@@ -264,6 +270,27 @@ _ALT_NAMES = {
 }
 
 
+# Ports and engine names of databases that are not PostgreSQL: a DB_HOST family that
+# names one (Laravel's DB_CONNECTION=mysql, BookStack's DB_PORT=3306) is not a route.
+_OTHER_ENGINE_PORTS = frozenset({"3306", "1433", "1521", "27017", "6379", "9042"})
+_OTHER_ENGINE = lazy(r"mysql|maria|sqlite|sqlsrv|mssql|sqlserver|oracle|mongo|redis",
+                           re.I)
+_ENGINE_ENDINGS = ("_CONNECTION", "_TYPE", "_DRIVER", "_ENGINE", "_DIALECT", "_CLIENT",
+                   "_VENDOR", "_ADAPTER")
+
+
+def _another_engine(prefix: str, by_name: dict[str, EnvVar], port_var: str) -> bool:
+    port = by_name.get(port_var)
+    if port is not None and port.value and port.value.strip() in _OTHER_ENGINE_PORTS:
+        return True
+    stem = prefix.rstrip("_")
+    for ending in _ENGINE_ENDINGS:
+        var = by_name.get(stem + ending)
+        if var is not None and var.value and _OTHER_ENGINE.search(var.value):
+            return True
+    return False
+
+
 def route_from_env(env: tuple[EnvVar, ...]) -> Route | None:
     """The route a container's environment names: a URL variable first, then split
     host/port/db/user variables (PGHOST..., DB_HOST..., POSTGRES_HOST...). Variables with
@@ -275,10 +302,12 @@ def route_from_env(env: tuple[EnvVar, ...]) -> Route | None:
             route = route_from_url(var.value, replace(var.source, key=name))
             if route is not None:
                 return route
-    for _, host_var, port_var, db_var, user_var in _PART_FAMILIES:
+    for family_prefix, host_var, port_var, db_var, user_var in _PART_FAMILIES:
         host = by_name.get(host_var)
         if host is None or not host.value or _has_placeholder(host.value):
             continue
+        if _another_engine(family_prefix, by_name, port_var):
+            continue  # DB_HOST of a MySQL or MariaDB (DB_CONNECTION=mysql, DB_PORT=3306)
 
         def value_of(name: str) -> str | None:
             for candidate in (name, *_ALT_NAMES.get(name, ())):

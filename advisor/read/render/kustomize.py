@@ -46,9 +46,12 @@ TIMEOUT_SECONDS = sandbox.TIMEOUT_SECONDS
 
 
 def render_kustomization(root: Root, directory: str, *, binary: list[str] | None = None,
-                         prepared: Prepared | None = None) -> Rendered:
+                         prepared: Prepared | None = None,
+                         components: list[str] | None = None) -> Rendered:
     """Render the kustomization in `directory` (inside `root`); `prepared` (from
-    `prepare_kustomize`, once per run) saves checking the binary again for each one."""
+    `prepare_kustomize`, once per run) saves checking the binary again for each one.
+    `components` (relative to `directory`) are added to its `components:` first, as
+    Flux does with a Kustomization's spec.components."""
     out = Rendered()
     try:
         top = root.resolve(directory)
@@ -56,7 +59,17 @@ def render_kustomization(root: Root, directory: str, *, binary: list[str] | None
         out.problems.append(problem(exc.path, exc.message, fatal=True))
         return out
     tree = Tree()
-    scan(root, top, tree, set(), depth=0)
+    seen: set[Path] = set()
+    scan(root, top, tree, seen, depth=0)
+    for entry in components or []:
+        try:
+            target = root.resolve(entry.strip(), relative_to=top)
+        except InputError:
+            tree.problems.append(problem(kfile_shown(root, top), f"Flux component {entry!r} "
+                                         "is outside the scanned root; not rendered",
+                                         fatal=True, program="kustomize"))
+            continue
+        scan(root, target, tree, seen, depth=1)
     if tree.problems:
         out.problems.extend(tree.problems)
         return out
@@ -67,7 +80,8 @@ def render_kustomization(root: Root, directory: str, *, binary: list[str] | None
     if not command:
         return _plain(root, tree, shown, out)
     built = build_sandboxed(root, top, [layer.directory for layer in tree.layers],
-                            prepared or command, files=sorted(tree.files))
+                            prepared or command, files=sorted(tree.files),
+                            components=components)
     out.notices.extend(built.notices)
     text = built.text
     if text is None:
@@ -147,7 +161,7 @@ def prepare_kustomize(command: list[str] | None = None) -> Prepared | None:
 
 def build_sandboxed(root: Root, top: Path, directories: list[Path],
                     command: list[str] | Prepared, *, files: list[Path] | None = None,
-                    origins: bool = True) -> Build:
+                    origins: bool = True, components: list[str] | None = None) -> Build:
     """Run kustomize (`command`, checked by `prepare_kustomize` unless it is already) on a
     working copy of `directories` (the kustomization folders of the tree, inside `root`)
     with the build at `top`, sealed as advisor.read.render.sandbox describes. The URL filter
@@ -178,10 +192,11 @@ def build_sandboxed(root: Root, top: Path, directories: list[Path],
             for f in files or []:
                 sandbox.copy_file(root.path, f, mirror / f.relative_to(root.path), copied)
             _without_helm_charts(mirror, directories, root.path)
-            if origins:
-                _ask_for_origins(next(mirror / top.relative_to(root.path) / n
-                                      for n in KUSTOMIZATION_FILES
-                                      if (mirror / top.relative_to(root.path) / n).is_file()))
+            if origins or components:
+                _edit_top(next(mirror / top.relative_to(root.path) / n
+                               for n in KUSTOMIZATION_FILES
+                               if (mirror / top.relative_to(root.path) / n).is_file()),
+                          origins=origins, components=components or [])
         except (OSError, ValueError, StopIteration) as exc:
             return Build(None, f"cannot copy the kustomization to a working folder: {exc}")
         notices += [f"kustomize: {item}; not copied to kustomize's working folder"
@@ -199,10 +214,12 @@ def build_sandboxed(root: Root, top: Path, directories: list[Path],
             if named:
                 return Build(None, f"{named} names a network or git location and no network "
                              "namespace can be made here (unshare); not rendered", notices)
-        out, _stderr, error = sandbox.run_bounded(
+        out, stderr, error = sandbox.run_bounded(
             [*prefix, *argv, str(where), "--load-restrictor=LoadRestrictionsRootOnly"],
             env=env, cwd=where, timeout=TIMEOUT_SECONDS)
-        if out is None and "is not in or below" in error:
+        # the whole of stderr: the error kept is cut at 500 characters, and a component
+        # nested in a component says where it failed first (gavinmcfall/home-ops)
+        if out is None and "is not in or below" in stderr:
             # Flux's kustomize-controller builds with LoadRestrictionsNone (a component or
             # patch file of another folder of the repository); the working copy holds only
             # the repository's files the scan admitted, none outside it.
@@ -266,15 +283,21 @@ def _without_helm_charts(mirror: Path, directories: list[Path], root: Path) -> N
                     yaml.dump(doc, handle)
 
 
-def _ask_for_origins(kfile: Path) -> None:
+def _edit_top(kfile: Path, *, origins: bool, components: list[str]) -> None:
+    """The working copy's top kustomization asks for origin annotations, and has the
+    Flux Kustomization's components added after its own, as Flux adds them."""
     from ruamel.yaml import YAML
 
     yaml = YAML(typ="rt")
     doc = yaml.load(kfile.read_text(encoding="utf-8")) or {}
-    meta = list(doc.get("buildMetadata") or [])
-    if "originAnnotations" not in meta:
-        meta.append("originAnnotations")
-    doc["buildMetadata"] = meta
+    if origins:
+        meta = list(doc.get("buildMetadata") or [])
+        if "originAnnotations" not in meta:
+            meta.append("originAnnotations")
+        doc["buildMetadata"] = meta
+    if components:
+        doc["components"] = [*list(doc.get("components") or []),
+                             *(c for c in components if c not in (doc.get("components") or []))]
     with kfile.open("w", encoding="utf-8") as handle:
         yaml.dump(doc, handle)
 

@@ -1,0 +1,252 @@
+"""Flux postBuild variable substitution (advisor.read.flux_substitute): the syntax as
+Flux's envsubst reads it, the variables of each Kustomization (substitute over
+substituteFrom, a parent's values and patches), and a check of
+tests/realworld/flux-substitute, whose app folders name their objects `${APP}`."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from advisor.model import Source
+from advisor.read.flux_substitute import (
+    Variable,
+    Variables,
+    expand,
+    substituted,
+    variables_of,
+)
+from advisor.read.sources.k8s import k8s_objects
+
+FIXTURE = Path(__file__).resolve().parent / "realworld" / "flux-substitute"
+SRC = Source(path="ks.yaml", line=9)
+needs_kustomize = pytest.mark.skipif(
+    not (shutil.which("kubectl") or shutil.which("kustomize")),
+    reason="kubectl (kustomize) not installed")
+
+
+def known(**values: str) -> Variables:
+    return Variables("Kustomization/flux-system/app (ks.yaml:2)",
+                     {k: Variable(v, SRC) for k, v in values.items()}, [])
+
+
+def unread(**values: str) -> Variables:
+    found = known(**values)
+    found.unread = ["Secret cluster-secrets (secrets.sops.yaml:2: encrypted)"]
+    return found
+
+
+@pytest.mark.parametrize(("text", "out"), [
+    ("${APP}-rw.database.svc", "radarr-rw.database.svc"),
+    ("postgres://${APP}@${HOST}:5432/${APP}", "postgres://radarr@pg:5432/radarr"),
+    ("${MISSING}", ""),  # a name with no value is the empty string
+    ("${MISSING:=fallback}", "fallback"),
+    ("${MISSING:-fallback}", "fallback"),
+    ("${MISSING=fallback}", "fallback"),
+    ("${EMPTY:=fallback}", "fallback"),  # an empty value takes the default too
+    ("${MISSING:=${APP}-db}", "radarr-db"),  # a placeholder inside a default
+    ("${APP-x}", ""),  # the dash belongs to the name: variable "APP-x"
+    ("$${APP}", "${APP}"),  # $$ is one dollar
+    ("$APP", "$APP"),  # no braces: text
+    ("a\\/b\\\\c", "a/b\\c"),  # drone/envsubst's escapes
+    ("${APP:0:3}", "${APP:0:3}"),  # substring: not evaluated, left as written
+    ("${APP^^}", "${APP^^}"),
+    ("${unclosed", "${unclosed"),
+])
+def test_expand_as_flux_envsubst(text, out):
+    assert expand(text, known(APP="radarr", HOST="pg", EMPTY="")).text == out
+
+
+def test_a_variable_a_source_not_read_may_hold_is_left_as_written():
+    got = expand("${DB_HOST}:${APP}", unread(APP="radarr"))
+    assert got.text == "${DB_HOST}:radarr"
+    assert got.unknown == ["${DB_HOST}"]
+
+
+def test_a_default_is_taken_and_said_when_a_source_was_not_read():
+    got = expand("${MAX:=120}", unread())
+    assert got.text == "120" and got.defaulted == ["MAX"] and not got.unknown
+
+
+def _objects(text: str):
+    objects, problems = k8s_objects(text, "app.yaml")
+    assert not problems
+    return objects
+
+
+KS = """\
+apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata:
+  name: app
+  namespace: flux-system
+spec:
+  path: ./apps/app
+  postBuild:
+    substitute:
+      APP: from-substitute
+    substituteFrom:
+      - kind: ConfigMap
+        name: settings
+      - kind: Secret
+        name: plain
+      - kind: ConfigMap
+        name: absent
+        optional: true
+"""
+SOURCES = """\
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: settings
+  namespace: flux-system
+data:
+  APP: from-configmap
+  ZONE: "eu-1"
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: settings
+  namespace: elsewhere
+data:
+  ZONE: wrong-namespace
+---
+apiVersion: v1
+kind: Secret
+metadata:
+  name: plain
+  namespace: flux-system
+data:
+  TOKEN: c2VjcmV0Cg==
+"""
+
+
+def test_substitute_wins_over_substitute_from_and_sources_are_read_in_namespace():
+    (ks,) = _objects(KS)
+    found = variables_of(ks, ks.body, _objects(SOURCES))
+    assert found is not None
+    assert {k: v.value for k, v in found.values.items()} == {
+        "APP": "from-substitute", "ZONE": "eu-1", "TOKEN": "secret"}  # newline removed
+    assert found.unread == []  # an optional source that is absent is skipped
+    assert found.values["APP"].source.line == 10  # spec.postBuild.substitute.APP
+    assert found.values["ZONE"].source.line == 8
+
+
+def test_an_encrypted_secret_is_not_read_and_said():
+    encrypted = SOURCES.replace("data:\n  TOKEN: c2VjcmV0Cg==\n",
+                                "stringData:\n  TOKEN: ENC[AES256_GCM,data:xx]\nsops:\n"
+                                "  version: 3.9.1\n")
+    (ks,) = _objects(KS)
+    found = variables_of(ks, ks.body, _objects(encrypted))
+    assert found is not None and "TOKEN" not in found.values
+    assert found.unread == ["Secret plain (app.yaml:18: encrypted)"]
+
+
+DEPLOYMENT = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: ${APP}
+spec:
+  replicas: ${REPLICAS}
+  template:
+    spec:
+      containers:
+        - name: app
+          image: ghcr.io/example/${APP}:1.0
+          env:
+            - name: PORT
+              value: ${PORT}
+"""
+
+
+def test_an_object_is_substituted_with_its_positions_and_sources():
+    (obj,) = _objects(DEPLOYMENT)
+    new, outcome = substituted(obj, known(APP="radarr", REPLICAS="3", PORT="8080"))
+    assert new.name == "radarr"
+    # a whole `${N}` that gives an integer is one (Flux's YAML round trip); an env
+    # value stays a string, as Kubernetes types it
+    assert new.body["spec"]["replicas"] == 3
+    env = new.body["spec"]["template"]["spec"]["containers"][0]["env"][0]
+    assert env["value"] == "8080"
+    assert new.body["spec"]["template"]["spec"]["containers"][0]["image"] == \
+        "ghcr.io/example/radarr:1.0"
+    # the count is traced to where the variable was set; lines stay the file's
+    assert new.source("spec", "replicas") == SRC
+    assert new.location("spec", "template", "spec", "containers", 0, "image").line == 11
+    assert not outcome.unknown and not outcome.defaulted
+    assert obj.body["metadata"]["name"] == "${APP}"  # the object read is not changed
+
+
+def test_an_object_marked_disabled_is_left_alone():
+    text = DEPLOYMENT.replace("  name: ${APP}\n", "  name: ${APP}\n  annotations:\n"
+                              "    kustomize.toolkit.fluxcd.io/substitute: disabled\n")
+    (obj,) = _objects(text)
+    new, _outcome = substituted(obj, known(APP="radarr", REPLICAS="3", PORT="1"))
+    assert new is obj
+
+
+def check_json(path: Path) -> dict:
+    from advisor.cli import app
+
+    result = CliRunner().invoke(app, ["check", str(path), "--format", "json", "--no-cache",
+                                      "--root", str(path)])
+    assert result.exit_code in (0, 1), result.output
+    return json.loads(result.output[result.output.index("{"):])
+
+
+@needs_kustomize
+def test_the_fixture_budget_reads_the_apps_as_flux_applies_them():
+    report = check_json(FIXTURE)
+    b = next(b for b in report["budgets"] if b["server"] == "pg-shop")
+    # ${CLUSTER} <- substitute CLUSTER: ${DB_SERVER} <- ConfigMap cluster-settings
+    assert b["server"] == "pg-shop"
+    # max_connections "${PG_MAX_CONNECTIONS:=120}": the default (the encrypted Secret
+    # could set it, and a notice says so) - 3 superuser_reserved_connections
+    assert b["usable"] == 117
+    contributions = {c["who"]: c for c in b["terms"]["contributions"]}
+    # orders (3 replicas + 1 surge) x 10 declared; billing (2 + 1) x 5
+    assert {w: c["total"] for w, c in contributions.items()} == {"orders": 40, "billing": 15}
+    assert b["peak"] == 55 and b["fits"] is True and not b["peak_is_floor"]
+    # the replicas trace to the Kustomization's REPLICAS line
+    replicas = contributions["orders"]["factors"][0]
+    assert replicas["label"] == "Deployment replicas" and replicas["value"] == 3
+    assert replicas["source"] == {"path": "kubernetes/apps/shop/orders/ks.yaml", "line": 18,
+                                  "key": "spec.postBuild.substitute.REPLICAS",
+                                  "default": None}
+    # the two app folders rendered the same `Deployment/shop/${APP}` before: no longer
+    # taken for alternative environments
+    assert "[" not in b["server"]
+    codes = [f["code"] for f in report["findings"]]
+    assert "PA901" not in codes and "PA109" not in codes and "PA107" not in codes
+    notices = [n for n in report["notices"] if n.startswith("Flux postBuild")]
+    assert len(notices) == 2
+    assert "${REPORTS_DB_HOST} not known in what Kustomization/flux-system/reports" in \
+        notices[0]
+    assert "cluster-secrets.sops.yaml:2: encrypted" in notices[0]
+    assert notices[1].startswith("Flux postBuild: the default of ${PG_MAX_CONNECTIONS} "
+                                 "assumed in what Kustomization/flux-system/pg-shop")
+
+
+@needs_kustomize
+def test_a_flux_kustomizations_components_are_built_into_its_folder():
+    """invoices' Flux Kustomization adds components/app-database (a Cluster
+    `${APP}-db`), which its folder's kustomization.yaml does not name: the server
+    exists only so (joryirving/home-ops: 14 per-app Clusters, 'no PostgreSQL server
+    found')."""
+    report = check_json(FIXTURE)
+    b = next(b for b in report["budgets"] if b["server"] == "invoices-db")
+    # max_connections: PostgreSQL 17's default 100 - 3 reserved
+    assert b["usable"] == 97
+    # invoices: (1 replica + 1 surge) x 4 declared, reaching ${APP}-db-rw in its namespace
+    assert [(c["who"], c["total"]) for c in b["terms"]["contributions"]] == [("invoices", 8)]
+    notices = report["notices"]
+    assert any(n.startswith("Flux: kubernetes/apps/shop/invoices/app built with the "
+                            "components of Kustomization/flux-system/invoices") for n in notices)
+    # the component folder is used, through Flux: not said unused
+    assert not [n for n in notices if "no built kustomization uses" in n]
