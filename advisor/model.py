@@ -501,6 +501,10 @@ class Topology(Record, kw_only=True, dict=True):
     problems: list[ConfigProblem] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)
     sql_hazards: list[SqlHazard] = field(default_factory=list)
+    # Workloads whose connection variable (DATABASE_URL, *_POSTGRES_HOST) has a value not
+    # known here (an ExternalSecret's, a SOPS-encrypted one): each may connect to any
+    # server, so no server's peak is more than a floor.
+    unplaced_clients: list[str] = field(default_factory=list)
     # path -> {line: [codes]} from `pool-advisor: ignore[...]` comments.
     line_suppressions: dict[str, dict[int, list[str]]] = field(default_factory=dict)
     # client id -> its containers' env (not Secrets): hazards written as ERB in
@@ -610,15 +614,19 @@ class Budget(Record, kw_only=True):
     # Poolers in front of it whose clients' (database, user) pairs are not all known:
     # "pg-pooler: (database, user) of 3 clients unknown" (each may open its own pool).
     unknown_pairs: list[str] = field(default_factory=list)
+    # Workloads of the run whose server is not known (Topology.unplaced_clients): each
+    # may connect here, so `peak` is a floor, never a fit.
+    unplaced_clients: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         _set_float(self, "usable", "peak", "total_peak")
 
     @property
     def peak_is_floor(self) -> bool:
-        """Some linked client's connections are unknown or unbounded: the real peak is
-        higher."""
-        return bool(self.unknown_clients or self.unbounded_clients or self.unknown_pairs)
+        """Some linked client's connections are unknown or unbounded, or some client's
+        server is not known: the real peak may be higher."""
+        return bool(self.unknown_clients or self.unbounded_clients or self.unknown_pairs
+                    or self.unplaced_clients)
 
     @property
     def fits(self) -> bool:

@@ -250,3 +250,83 @@ def test_a_flux_kustomizations_components_are_built_into_its_folder():
                             "components of Kustomization/flux-system/invoices") for n in notices)
     # the component folder is used, through Flux: not said unused
     assert not [n for n in notices if "no built kustomization uses" in n]
+
+
+SOPS_TREE = {
+    "db.yaml": """\
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: pg, namespace: data}
+spec:
+  replicas: 1
+  serviceName: pg
+  selector: {matchLabels: {app: pg}}
+  template:
+    metadata: {labels: {app: pg}}
+    spec:
+      containers:
+        - name: postgres
+          image: postgres:16.4
+---
+apiVersion: v1
+kind: Service
+metadata: {name: pg, namespace: data}
+spec:
+  selector: {app: pg}
+  ports: [{port: 5432}]
+""",
+    "web.yaml": """\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: shop}
+spec:
+  replicas: 2
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers:
+        - name: web
+          image: ghcr.io/example/web:1.0
+          envFrom:
+            - secretRef: {name: web-db}
+""",
+    "web-db.sops.yaml": """\
+apiVersion: v1
+kind: Secret
+metadata: {name: web-db, namespace: shop}
+stringData:
+  DATABASE_URL: ENC[AES256_GCM,data:bm90IGEgcmVhbCBzZWNyZXQ=,iv:aa,tag:bb,type:str]
+sops:
+  version: 3.9.1
+""",
+}
+
+
+def test_a_sops_encrypted_connection_makes_every_budget_a_floor(tmp_path):
+    """web's DATABASE_URL is encrypted with SOPS (Flux decrypts it when it applies):
+    where it connects is not known here, so it may be any server's client. Said in a
+    notice, and pg's peak is a floor, never 'fits' (Diaoul/home-ops printed 'peak 0
+    fits' for a server four encrypted apps connect to)."""
+    for name, text in SOPS_TREE.items():
+        (tmp_path / name).write_text(text)
+    report = check_json(tmp_path)
+    (b,) = [b for b in report["budgets"] if b["server"] == "pg"]
+    assert b["unplaced_clients"] == ["web"]
+    assert b["peak"] == 0 and b["peak_is_floor"] is True and b["fits"] is False
+    (note,) = [n for n in report["notices"] if n.startswith("Deployment/shop/web: ")]
+    assert note.startswith("Deployment/shop/web: DATABASE_URL (secret:web-db/DATABASE_URL, "
+                           "web-db.sops.yaml:5) is unknown here: encrypted with SOPS in "
+                           "web-db.sops.yaml:1")
+
+
+def test_a_readable_secret_is_not_unplaced(tmp_path):
+    for name, text in SOPS_TREE.items():
+        (tmp_path / name).write_text(text)
+    (tmp_path / "web-db.sops.yaml").write_text(
+        "apiVersion: v1\nkind: Secret\nmetadata: {name: web-db, namespace: shop}\n"
+        "stringData:\n  DATABASE_URL: postgres://web@pg.data.svc:5432/web\n")
+    report = check_json(tmp_path)
+    (b,) = [b for b in report["budgets"] if b["server"] == "pg"]
+    assert b["unplaced_clients"] == [] and [c["who"] for c in
+                                           b["terms"]["contributions"]] == ["web"]

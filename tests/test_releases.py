@@ -329,3 +329,17 @@ def test_flux_target_namespace_on_what_it_builds():
     leaves, plain = apply_target_namespaces([("apps/a/app", built)], built, folders)
     assert [o.namespace for o in leaves[0][1]] == ["ns-a", None]  # a Namespace has none
     assert [o.namespace for o in plain] == [None, None]  # r.yaml is in no built folder
+
+
+def test_a_chart_value_host_with_its_port_links():
+    """Forgejo's `database.HOST: forgejo-green-rw.dev.svc.cluster.local:5432`
+    (damacus/home-ops printed 'fits, peak 0'): the host before the port resolves; an
+    IPv6 literal keeps its colons."""
+    from advisor.link.hosts import resolve_host
+
+    hosts = {"forgejo-rw.dev.svc.cluster.local": ("server", "s1")}
+    assert resolve_host("forgejo-rw.dev.svc.cluster.local:5432", "dev", hosts) == \
+        ("server", "s1")
+    assert resolve_host("forgejo-rw:5432", "dev", {"forgejo-rw.dev": ("server", "s1")}) == \
+        ("server", "s1")
+    assert resolve_host("::1", None, hosts) is None

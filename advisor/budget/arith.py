@@ -106,6 +106,8 @@ def peak_sum(b: Budget, s: Style = PLAIN) -> str:
 
 def peak_expr(b: Budget, s: Style = PLAIN) -> str:
     if not b.contributions:
+        if b.peak_is_floor:
+            return f">= 0 (no client or pooler read connects to it; {unknown_clients_text(b, s)})"
         return "0 (no client or pooler in the repository connects to it)"
     text = peak_sum(b, s)
     if b.spread_over is not None:
@@ -125,6 +127,10 @@ def unknown_clients_text(b: Budget, s: Style = PLAIN) -> str:
             parts.append(f"{len(names)} client{'s' if len(names) != 1 else ''} {what}: "
                          + ", ".join(s.name(x) for x in names))
     parts += [f"pooler {s.name(x)}, each may be a pool more" for x in b.unknown_pairs]
+    if b.unplaced_clients:
+        n = len(b.unplaced_clients)
+        parts.append(f"{n} client{'s' if n != 1 else ''} whose server is not known, which may "
+                     "connect here: " + ", ".join(s.name(x) for x in b.unplaced_clients))
     return "; ".join(parts)
 
 

@@ -218,7 +218,7 @@ def server_budget(server: Server, topo: Topology, memory: MemoryOptions | None =
         contributions=contributions, not_subtracted=not_subtracted(server),
         memory=memory_budget(server, peak, memory or MemoryOptions()),
         location=server.location, unknown_clients=unknown, unbounded_clients=unbounded,
-        unknown_pairs=pairs_unknown)
+        unknown_pairs=pairs_unknown, unplaced_clients=list(topo.unplaced_clients))
 
 
 def not_subtracted(server: Server) -> list[NotSubtracted]:

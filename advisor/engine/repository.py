@@ -32,6 +32,8 @@ def merge(into: Topology, other: Topology) -> None:
     into.problems += other.problems
     into.notices += other.notices
     into.sql_hazards += other.sql_hazards
+    into.unplaced_clients += [n for n in other.unplaced_clients
+                              if n not in into.unplaced_clients]
     into.client_env.update(other.client_env)
     for path, lines in other.line_suppressions.items():
         into.line_suppressions.setdefault(path, {}).update(lines)

@@ -209,7 +209,10 @@ def client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
             label="declared connections per pod", value=decl.connections, source=src),
             route=route)]
     if route is None:
-        topo.notices.extend(_remote_connection_notes(w))
+        unplaced = _remote_connection_notes(w)
+        topo.notices.extend(unplaced)
+        if unplaced and w.name not in topo.unplaced_clients:
+            topo.unplaced_clients.append(w.name)
         if pools:
             # a pool read from its code, and no host in its env or mounted files: in no
             # budget, said rather than left out without a word
@@ -302,20 +305,28 @@ def _remote_connection_notes(w: Workload) -> list[str]:
                              "is among them, it is unknown, and in no budget (declare it: "
                              "[[workloads]] target and connections)")
                 continue
-            if not _CONNECTION_NAME.search(var.name) or _SECRET_NAME.search(var.name):
-                continue
-            if var.value is None and "(remote: " in ref:
-                why = ref[ref.index("(remote: ") + 9:-1]
-            elif var.value is not None and "{{ ." in var.value and ref.startswith("secret:"):
-                why = "its host is " + ("templated from values fetched from the remote store"
-                                        " when applied")
-            else:
-                continue
-            notes.append(f"{workload_id(w)}: {var.name} ({ref.split(' ', 1)[0]}, "
-                         f"{var.source.label()}) is unknown here: {why}; where it connects "
-                         "is not known, so it is in no budget (declare it: [[workloads]] "
-                         "target and connections)")
+            note = unknown_connection_note(workload_id(w), var)
+            if note:
+                notes.append(note)
     return notes
+
+
+def unknown_connection_note(who: str, var: EnvVar) -> str | None:
+    """The notice for a connection variable (DATABASE_URL, *_POSTGRES_HOST) whose value
+    is not known here: fetched by an ExternalSecret, encrypted with SOPS; None for any
+    other variable."""
+    ref = var.from_ref or ""
+    if not _CONNECTION_NAME.search(var.name) or _SECRET_NAME.search(var.name):
+        return None
+    if var.value is None and "(remote: " in ref:
+        why = ref[ref.index("(remote: ") + 9:-1]
+    elif var.value is not None and "{{ ." in var.value and ref.startswith("secret:"):
+        why = "its host is templated from values fetched from the remote store when applied"
+    else:
+        return None
+    return (f"{who}: {var.name} ({ref.split(' ', 1)[0]}, {var.source.label()}) is unknown "
+            f"here: {why}; where it connects is not known, so it is in no budget (declare "
+            "it: [[workloads]] target and connections)")
 
 
 def _not_operator_made(env: tuple[EnvVar, ...], made: ConfigIndex | None

@@ -163,6 +163,11 @@ def resolve_host(host: str | None, namespace: str | None, host_map: dict[str, tu
     if not host:
         return None
     h = host.lower().strip().rstrip(".")
+    name, colon, port = h.rpartition(":")
+    if colon and name and ":" not in name and port.isdigit():
+        # `forgejo-rw.dev.svc.cluster.local:5432` in a chart value or host variable
+        # (damacus/home-ops): the name before the port (an IPv6 literal keeps its colons)
+        h = name.rstrip(".")
     found = _lookup_host(h, namespace, host_map)
     if found is None:
         # A StatefulSet pod's own name: <pod>.<governing service>[.ns[.svc[.domain]]]

@@ -42,7 +42,39 @@ def release_clients(inputs: Inputs, topo: Topology, index: ConfigIndex,
                                 declared.get(release.name), inputs.settings.origin)
         if client is not None:
             clients.append(client)
+        else:
+            note = _unknown_connection_note(release, index, release.namespace or default_ns)
+            if note:
+                topo.notices.append(note)
+                if release.name not in topo.unplaced_clients:
+                    topo.unplaced_clients.append(release.name)
     return clients
+
+
+def _unknown_connection_note(release: Release, index: ConfigIndex, namespace: str
+                             ) -> str | None:
+    """A release that names no route but whose connection variables' values are not
+    known here (an ExternalSecret's, a SOPS-encrypted Secret's): one notice naming them
+    (Diaoul/home-ops: four apps whose hosts are encrypted printed 'peak 0 fits' without
+    a word)."""
+    from advisor.link.clients import unknown_connection_note
+
+    who = f"{release.kind} {release.namespace + '/' if release.namespace else ''}{release.name}"
+    found: dict[str, str] = {}
+    for values in release.values:
+        for env in env_scopes(values, index, namespace):
+            for var in env:
+                if var.name not in found and unknown_connection_note(who, var):
+                    ref = var.from_ref or ""
+                    found[var.name] = ref[ref.index("(remote: ") + 9:-1] \
+                        if "(remote: " in ref else "templated from remote values"
+    if not found:
+        return None
+    reasons = sorted(set(found.values()))
+    return (f"{who}: {', '.join(found)} {'is' if len(found) == 1 else 'are'} unknown here "
+            f"({'; '.join(reasons[:2])}{' and more' if len(reasons) > 2 else ''}): where it "
+            "connects is not known, so it is in no budget and every server's peak is a "
+            "floor (declare it: [[workloads]] target and connections)")
 
 
 def releases_in(root: Path, objects: list[K8sObject]) -> list[Release]:

@@ -304,6 +304,9 @@ def _env_var(values: Values, keys: tuple, name: str, item: dict, index: ConfigIn
         if data is not None and key in data.data:
             return [EnvVar(name=name, value=data.data[key], source=data.source(key),
                            from_ref=f"{kind}:{ref_name}/{key}", secret=kind == "secret")]
+        if data is not None and (why := data.remote(key)) is not None:
+            return [EnvVar(name=name, source=data.source(key),
+                           from_ref=f"{kind}:{ref_name}/{key} (remote: {why})", secret=True)]
         return [EnvVar(name=name, source=values.source(keys, name),
                        from_ref=f"{kind}:{ref_name}/{key} (not in repository)",
                        secret=kind == "secret")]
@@ -333,8 +336,12 @@ def _referenced(values: Values, keys: tuple, kind: str, name: str, prefix: str,
     if data is None:
         return [EnvVar(name=f"{prefix}*", source=values.source(keys, ".".join(map(str, keys))),
                        from_ref=f"{kind}:{name} (not in repository)", secret=kind == "secret")]
-    return [EnvVar(name=prefix + k, value=v, source=data.source(k), from_ref=f"{kind}:{name}/{k}",
-                   secret=kind == "secret") for k, v in data.data.items()]
+    known = [EnvVar(name=prefix + k, value=v, source=data.source(k), from_ref=f"{kind}:{name}/{k}",
+                    secret=kind == "secret") for k, v in data.data.items()]
+    # values not in the repository (an ExternalSecret's, a SOPS-encrypted one): unknown
+    return known + [EnvVar(name=prefix + k, source=data.source(k),
+                           from_ref=f"{kind}:{name}/{k} (remote: {why})", secret=True)
+                    for k, why in data.unknown.items()]
 
 
 # A values key that names a database host (`externalDatabase.host`, `postgresql.host`,

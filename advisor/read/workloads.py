@@ -137,14 +137,25 @@ def configmap_index(objects: list[K8sObject]) -> ConfigIndex:
                                                                           configmap_data(obj))
         elif obj.kind == "Secret":
             data = {}
+            # SOPS-encrypted values (`ENC[AES256_GCM,...]`, decrypted by Flux when
+            # applied): keys whose values are not known here, as an ExternalSecret's
+            encrypted: dict[str, str] = {}
+            why = f"encrypted with SOPS in {obj.path}:{obj.line}"
             for k, v in mapped(obj, ("data",), obj.body.get("data")).items():
+                if isinstance(v, str) and v.startswith("ENC["):
+                    encrypted[str(k)] = why
+                    continue
                 try:
                     data[str(k)] = base64.b64decode(str(v), validate=True).decode("utf-8")
                 except (binascii.Error, UnicodeDecodeError, ValueError):
                     continue
             for k, v in mapped(obj, ("stringData",), obj.body.get("stringData")).items():
+                if isinstance(v, str) and v.startswith("ENC["):
+                    encrypted[str(k)] = why
+                    continue
                 data[str(k)] = str(v)
-            index[("secret", obj.namespace, obj.name)] = ConfigMapData(obj, data, secret=True)
+            index[("secret", obj.namespace, obj.name)] = ConfigMapData(obj, data, secret=True,
+                                                                       unknown=encrypted)
     return index
 
 

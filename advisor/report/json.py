@@ -47,6 +47,7 @@ def to_dict(result: CheckResult) -> dict:
             "unknown_clients": list(b.unknown_clients),
             "unbounded_clients": list(b.unbounded_clients),
             "unknown_pairs": list(b.unknown_pairs),
+            "unplaced_clients": list(b.unplaced_clients),
             "peak_is_floor": b.peak_is_floor,
             "terms": {
                 "version": msgspec.to_builtins(b.version),
@@ -192,7 +193,8 @@ def load(text: str) -> CheckResult:
                 "location": b["location"],
                 "unknown_clients": b.get("unknown_clients", []),
                 "unbounded_clients": b.get("unbounded_clients", []),
-                "unknown_pairs": b.get("unknown_pairs", [])}
+                "unknown_pairs": b.get("unknown_pairs", []),
+                "unplaced_clients": b.get("unplaced_clients", [])}
                for b in data["budgets"]]
 
     def finding(f: dict) -> dict:
