@@ -196,8 +196,13 @@ spec:
     ("postgres://app:{{.password}}@db/app", "postgres://app:{{ .password }}@db/app"),
     ("a {{- .x -}} b", "a{{ .x }}b"),  # trim markers take the spaces beside them
     ('{{ index . "uri" }}', None),  # anything but {{ .key }} is unknown
-    ("postgres://{{ .user | upper }}@db/app", None),
+    # a pipeline on a fetched field is a fetched part; the literal host stays known
+    # (damacus/home-ops: a urlquery'd password made the whole DATABASE_URL unknown)
+    ("postgres://{{ .user | upper }}@db/app", "postgres://{{ .user }}@db/app"),
+    ('postgres://app:{{ .pw | urlquery | replace "+" "%20" }}@med-rw.home.svc:5432/med',
+     "postgres://app:{{ .pw }}@med-rw.home.svc:5432/med"),
+    ("{{ if .tls }}postgres://db/app{{ end }}", None),  # control actions: not read
     ("postgres://app@db/app {{ .x", None),  # an action left open
 ])
-def test_render_substitutes_simple_fields_only(text, expected):
+def test_render_substitutes_fields_and_their_pipelines_only(text, expected):
     assert render(text) == expected

@@ -28,7 +28,11 @@ from advisor.read.sources.k8s import K8sObject
 from advisor.read.workloads import ConfigIndex, ConfigMapData, lookup
 
 _ACTION = re.compile(r"\{\{(-?)(.*?)(-?)\}\}", re.S)
-_SIMPLE = re.compile(r"\s*\.([A-Za-z_][A-Za-z0-9_]*)\s*")
+# `{{ .key }}`, or a pipeline on it (`{{ .password | urlquery | replace "+" "%20" }}`):
+# a remote part either way, the literal text around it known (damacus/home-ops'
+# DATABASE_URL lost its host to a urlquery'd password). Control actions (if, range,
+# with, end) change which text is there: not read.
+_SIMPLE = re.compile(r"\s*\.([A-Za-z_][A-Za-z0-9_]*)\s*(?:\|[^{}]*)?", re.S)
 
 
 def is_external_secret(obj: K8sObject) -> bool:
