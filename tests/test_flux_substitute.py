@@ -330,3 +330,16 @@ def test_a_readable_secret_is_not_unplaced(tmp_path):
     (b,) = [b for b in report["budgets"] if b["server"] == "pg"]
     assert b["unplaced_clients"] == [] and [c["who"] for c in
                                            b["terms"]["contributions"]] == ["web"]
+
+
+@needs_kustomize
+def test_a_manifest_no_kustomization_lists_in_a_flux_built_folder_is_not_read():
+    """Flux applies what kustomize builds from a Flux Kustomization's path and nothing
+    beside it: migration/cluster-old.yaml is no server (damacus/home-ops: six retired
+    `migration/` Clusters were servers beside the deployed ones)."""
+    report = check_json(FIXTURE)
+    assert "pg-shop-old" not in {b["server"] for b in report["budgets"]}
+    (notice,) = [n for n in report["notices"] if "Flux does not apply them" in n]
+    assert notice.endswith("not read: kubernetes/apps/database/pg-shop/migration/"
+                           "cluster-old.yaml")
+    assert not [n for n in report["notices"] if "cluster-old.yaml is in" in n]

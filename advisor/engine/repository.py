@@ -77,12 +77,13 @@ def scan_paths(root: Root, paths: list[Path], settings: Settings, options: Check
     owned: set[Path] = set()
     beside: dict[Path, Path] = {}  # an unlisted manifest -> the overlay it sits in
     beside_objects: dict[str, list[K8sObject]] = {}
+    unlisted: dict[str, str] = {}
     if found.kustomize_all:
         from advisor.read.render.kustomize_tree import manifests_kustomize_reads
 
         reads = manifests_kustomize_reads(root, found.kustomize_dirs, found.kustomize_all,
                                           found.manifests)
-        owned, beside = reads.skip, reads.beside
+        owned, beside, unlisted = reads.skip, reads.beside, reads.unlisted
         notices += reads.notices
     comments: dict[str, dict[int, list[str]]] = {}
     cache = _open_cache(root, options)
@@ -126,7 +127,7 @@ def scan_paths(root: Root, paths: list[Path], settings: Settings, options: Check
         problems += probs
     try:
         environments = _render(found, root, settings, options, objects, problems, notices,
-                               beside_objects, cache)
+                               beside_objects, cache, unlisted)
     finally:
         cache.save()
     notices += _releases_notice(root.path, objects + [o for _label, objs in environments
@@ -442,7 +443,8 @@ def _label_environment(topo: Topology, label: str) -> None:
 
 def _render(found, root: Root, settings: Settings, options: CheckOptions,
             objects: list[K8sObject], problems: list[ConfigProblem], notices: list[str],
-            beside: dict[str, list[K8sObject]] | None = None, cache=None
+            beside: dict[str, list[K8sObject]] | None = None, cache=None,
+            unlisted: dict[str, str] | None = None
             ) -> list[tuple[str, list[K8sObject]]]:
     """Helm charts and kustomize overlays, rendered as they would be deployed. Chart
     objects join `objects`; kustomize leaves are returned as (label, objects): when two
@@ -498,6 +500,8 @@ def _render(found, root: Root, settings: Settings, options: CheckOptions,
             problems += rendered.problems
             notices += rendered.notices
         leaves = _flux_components(root, objects, leaves, prepared, problems, notices)
+    if unlisted:
+        leaves = _flux_unlisted(root, objects, leaves, unlisted, notices)
     leaves = _flux_namespaces(root, objects, leaves, notices)
     if leaves:
         alternatives = _alternatives(leaves)
@@ -558,6 +562,46 @@ def _flux_components(root: Root, objects: list[K8sObject],
         if folder not in built:
             notices.append(f"Flux: {folder} has no kustomization.yaml; the components of "
                            f"{ks.ref} ({ks.path}:{ks.line}) are not added")
+    return out
+
+
+def _flux_unlisted(root: Root, objects: list[K8sObject],
+                   leaves: list[tuple[str, list[K8sObject]]], unlisted: dict[str, str],
+                   notices: list[str]) -> list[tuple[str, list[K8sObject]]]:
+    """Manifests a kustomization's folder holds but does not list are read as applied by
+    hand, unless a Flux Kustomization builds that folder: Flux applies what kustomize
+    builds and nothing beside it (damacus/home-ops: six `migration/` Clusters, applied
+    once by hand and retired, were servers beside the deployed ones). `objects` is
+    changed in place."""
+    every = objects + [o for _label, objs in leaves for o in objs]
+    if not any(o.kind == "Kustomization" for o in every):
+        return leaves
+    from advisor.read.flux import FLUX_KUSTOMIZE_GROUP
+    from advisor.read.releases import repo_folder
+
+    top = root.path
+    built = set()
+    for o in every:
+        if o.kind == "Kustomization" and o.api_version.startswith(FLUX_KUSTOMIZE_GROUP):
+            path = o.body.get("spec", {}).get("path") if isinstance(o.body, dict) else None
+            folder = repo_folder(path, top.parts, lambda rel: (top / rel).is_dir()) \
+                if isinstance(path, str) else None
+            if folder is not None:
+                built.add(folder)
+    dropped = {p for p, home in unlisted.items()
+               if any(home == f or home.startswith(f + "/") or f == "" for f in built)}
+    if not dropped:
+        return leaves
+    objects[:] = [o for o in objects if o.origin or o.path not in dropped]
+    out = [(label, [o for o in objs if o.origin or o.path not in dropped])
+           for label, objs in leaves]
+    said = [f"kustomize: {p} is in " for p in dropped]
+    notices[:] = [n for n in notices if not any(n.startswith(s) for s in said)]
+    shown = sorted(dropped)
+    notices.append(f"Flux: {len(shown)} manifest{'s' if len(shown) != 1 else ''} in folders "
+                   "a Flux Kustomization builds are not listed by their kustomization, so "
+                   "Flux does not apply them; not read: " + ", ".join(shown[:5])
+                   + (f" and {len(shown) - 5} more" if len(shown) > 5 else ""))
     return out
 
 

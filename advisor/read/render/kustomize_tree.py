@@ -179,6 +179,9 @@ class KustomizeReads(Struct):
     # An unlisted manifest in the folders of one built kustomization only: deployed (by
     # hand) with it, so it joins that kustomization's environment.
     beside: dict[Path, Path] = field(default_factory=dict)  # manifest -> leaf
+    # Every unlisted manifest read as plain: shown path -> its kustomization's folder
+    # (shown), for a Flux-built folder to leave out again (repository._flux_unlisted).
+    unlisted: dict[str, str] = field(default_factory=dict)
 
 
 def manifests_kustomize_reads(root: Root, leaves: list[Path], every: list[Path],
@@ -222,6 +225,7 @@ def manifests_kustomize_reads(root: Root, leaves: list[Path], every: list[Path],
             if not looks_like_k8s(text):
                 continue
             built_by = sorted(set(users[home]))
+            out.unlisted[root.rel(manifest)] = root.rel(home)
             if len(built_by) == 1:
                 out.beside[manifest] = built_by[0]
             out.notices.append(f"kustomize: {root.rel(manifest)} is in {root.rel(home)} but "
