@@ -183,6 +183,16 @@ def test_an_object_is_substituted_with_its_positions_and_sources():
     assert obj.body["metadata"]["name"] == "${APP}"  # the object read is not changed
 
 
+def test_a_whole_default_that_is_an_integer_is_one():
+    """`maxReplicaCount: ${MAX_REPLICAS:=1}` with no MAX_REPLICAS is the count 1, not the
+    string "1" (mirceanton/home-ops: 13 ScaledObjects were PA901 'found the string')."""
+    (obj,) = _objects("apiVersion: keda.sh/v1alpha1\nkind: ScaledObject\nmetadata:\n"
+                      "  name: a\nspec:\n  maxReplicaCount: ${MAX_REPLICAS:=1}\n")
+    new, _outcome = substituted(obj, known(APP="a"))
+    assert new.body["spec"]["maxReplicaCount"] == 1
+    assert new.location("spec", "maxReplicaCount").line == 6  # the default's own line
+
+
 def test_an_object_marked_disabled_is_left_alone():
     text = DEPLOYMENT.replace("  name: ${APP}\n", "  name: ${APP}\n  annotations:\n"
                               "    kustomize.toolkit.fluxcd.io/substitute: disabled\n")

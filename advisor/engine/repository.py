@@ -548,6 +548,13 @@ def _flux_components(root: Root, objects: list[K8sObject],
                            "are not read")
             out.append((label, objs))
             continue
+        # a build that failed without the components (a patch of the Cluster a
+        # component makes) is not a failure of what Flux builds
+        failed = [p for p in problems if p.fatal and p.program == "kustomize"
+                  and p.message.startswith("kustomize failed")
+                  and (p.location.path or "").startswith(label + "/")]
+        problems[:] = [p for p in problems if not any(p is f for f in failed)]
+        problems += rendered.problems
         notices += [n for n in rendered.notices if n not in notices]
         notices.append(f"Flux: {label} built with the components of {ks.ref} "
                        f"({ks.path}:{ks.line}): {', '.join(components)}")

@@ -485,10 +485,13 @@ def _text(text: str, keys: tuple, variables: Variables, sources: dict[str, Sourc
     outcome.defaulted.update(got.defaulted)
     if got.text == text:
         return text
-    whole = len(got.used) == 1 and not got.unknown and re.fullmatch(
-        r"\$\{[A-Za-z0-9_-]+(?:(?::=|:-|:\?|:\+|=)[^}]*)?\}", text.strip()) is not None
+    # one placeholder and nothing else (`${REPLICAS}`, `${MAX:=1}`): its value alone,
+    # traced to where the variable was set (a default's is this line)
+    whole = not got.unknown and len(got.used) <= 1 and re.fullmatch(
+        r"\$\{[A-Za-z0-9_-]+(?:(?::=|:-|:\?|:\+|=)[^${}]*)?\}", text.strip()) is not None
     if whole and keys:
-        sources[".".join(str(k) for k in keys)] = variables.values[got.used[0]].source
+        if got.used:
+            sources[".".join(str(k) for k in keys)] = variables.values[got.used[0]].source
         field = next((k for k in reversed(keys) if isinstance(k, str)), "")
         if field not in _STRING_FIELDS and not _inside_strings(keys) \
                 and _INT.fullmatch(got.text):
@@ -501,8 +504,10 @@ def _text(text: str, keys: tuple, variables: Variables, sources: dict[str, Sourc
 
 
 def _inside_strings(keys: tuple) -> bool:
+    # string maps of the API (an operator's postgresql `parameters` too)
     return any(isinstance(k, str) and k in ("data", "stringData", "annotations", "labels",
-                                             "env", "args", "command") for k in keys)
+                                             "env", "args", "command", "parameters")
+               for k in keys)
 
 
 def _share_positions(old: Any, new: Any) -> None:
