@@ -276,3 +276,26 @@ def test_an_image_of_another_publisher_is_not_given_the_root_project():
     assert not _another_publisher("openmeter", ("ghcr.io/openmeterio/openmeter:v1",))
     assert not _another_publisher("openmeter", ("openmeter:dev",))  # no organisation
     assert not _another_publisher(None, ("svix/svix-server",))
+
+
+@pytest.mark.parametrize(("files", "tooling"), [
+    # an nx workspace: devDependencies only (aws-containers/retail-store-sample-app)
+    ({"package.json": '{"name": "store", "devDependencies": {"nx": "20.8.2"}}'}, True),
+    ({"package.json": '{"name": "api", "dependencies": {"pg": "^8.11.0"}}'}, False),
+    # mkdocs and ansible for a home-ops repository, no Python source at the root
+    ({"requirements.txt": "mkdocs-material\nansible\n"}, True),
+    ({"requirements.txt": "flask\npsycopg2\n", "app.py": "import flask\n"}, False),
+])
+def test_a_root_dependency_file_of_tooling_is_no_application(tmp_path, files, tooling):
+    """The root is taken for a workload's source only when its dependency files are an
+    application's: retail-store's nx package.json gave its five services one app's
+    HikariCP pool (four false PA104 on services without PostgreSQL); damacus/home-ops'
+    mkdocs requirements.txt made kube-vip and CronJobs Python apps."""
+    from advisor.read.apps.locate import fallback_app_dir
+    from advisor.read.fs import Root
+
+    write(tmp_path, files)
+    guess = fallback_app_dir(Root.of(tmp_path), [""], {"api", "store"})
+    assert (guess is None) is tooling
+    if not tooling:
+        assert guess.directory == ""

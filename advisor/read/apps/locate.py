@@ -241,6 +241,29 @@ def app_files_in(root: Root, directory: str, names: tuple[str, ...] = APP_FILES)
     return [f for f in names if os.path.isfile(os.path.join(base, f))]
 
 
+def _tooling_file(root: Root, name: str) -> bool:
+    """A root dependency file that holds the repository's tooling, not an application's:
+    a package.json with no runtime `dependencies` (an nx or lefthook workspace:
+    aws-containers/retail-store-sample-app), a requirements.txt with no Python source
+    beside it (mkdocs and ansible for a home-ops repository: damacus/home-ops). Its
+    workloads were all given the root as their source, and one app's pool to each."""
+    base = str(root.path)
+    if name == "package.json":
+        import json
+
+        try:
+            doc = json.loads(root.read_text(os.path.join(base, name)))
+        except (InputError, ValueError):
+            return False
+        return isinstance(doc, dict) and not doc.get("dependencies")
+    if name == "requirements.txt":
+        try:
+            return not any(e.endswith(".py") for e in os.listdir(base))
+        except OSError:
+            return False
+    return False
+
+
 def has_dockerfile(root: Root, directory: str) -> bool:
     base = os.path.join(root.path, directory) if directory else str(root.path)
     return os.path.isfile(os.path.join(base, "Dockerfile"))
@@ -287,7 +310,7 @@ def fallback_app_dir(root: Root, candidates: list[str], names: set[str],
     project = root_project_name(root)
     if "" in candidates and names_the_project(project, names) and \
             not _another_publisher(project, images):
-        own = app_files_in(root, "")
+        own = [f for f in app_files_in(root, "") if not _tooling_file(root, f)]
         if own:
             return AppDirGuess(directory="", reason="the repository root holds the "
                                f"application's own files ({', '.join(own[:3])}) and no "
