@@ -313,14 +313,18 @@ sops:
 }
 
 
+def _sops_tree(root: Path) -> Path:
+    for name, text in SOPS_TREE.items():
+        (root / name).write_text(text)
+    return root
+
+
 def test_a_sops_encrypted_connection_makes_every_budget_a_floor(tmp_path):
     """web's DATABASE_URL is encrypted with SOPS (Flux decrypts it when it applies):
     where it connects is not known here, so it may be any server's client. Said in a
     notice, and pg's peak is a floor, never 'fits' (Diaoul/home-ops printed 'peak 0
     fits' for a server four encrypted apps connect to)."""
-    for name, text in SOPS_TREE.items():
-        (tmp_path / name).write_text(text)
-    report = check_json(tmp_path)
+    report = check_json(_sops_tree(tmp_path))
     (b,) = [b for b in report["budgets"] if b["server"] == "pg"]
     assert b["unplaced_clients"] == ["web"]
     assert b["peak"] == 0 and b["peak_is_floor"] is True and b["fits"] is False
@@ -331,9 +335,7 @@ def test_a_sops_encrypted_connection_makes_every_budget_a_floor(tmp_path):
 
 
 def test_a_readable_secret_is_not_unplaced(tmp_path):
-    for name, text in SOPS_TREE.items():
-        (tmp_path / name).write_text(text)
-    (tmp_path / "web-db.sops.yaml").write_text(
+    (_sops_tree(tmp_path) / "web-db.sops.yaml").write_text(
         "apiVersion: v1\nkind: Secret\nmetadata: {name: web-db, namespace: shop}\n"
         "stringData:\n  DATABASE_URL: postgres://web@pg.data.svc:5432/web\n")
     report = check_json(tmp_path)

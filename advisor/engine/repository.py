@@ -583,13 +583,13 @@ def _flux_unlisted(root: Root, objects: list[K8sObject],
     every = objects + [o for _label, objs in leaves for o in objs]
     if not any(o.kind == "Kustomization" for o in every):
         return leaves
-    from advisor.read.flux import FLUX_KUSTOMIZE_GROUP
+    from advisor.read.flux import is_flux_kustomization
     from advisor.read.releases import repo_folder
 
     top = root.path
     built = set()
     for o in every:
-        if o.kind == "Kustomization" and o.api_version.startswith(FLUX_KUSTOMIZE_GROUP):
+        if is_flux_kustomization(o):
             path = o.body.get("spec", {}).get("path") if isinstance(o.body, dict) else None
             folder = repo_folder(path, top.parts, lambda rel: (top / rel).is_dir()) \
                 if isinstance(path, str) else None

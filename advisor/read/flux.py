@@ -11,6 +11,7 @@ the `resolve` callable the caller gives.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from msgspec.structs import replace
 
@@ -26,6 +27,10 @@ CLUSTER_SCOPED = frozenset({
     "CSIDriver", "VolumeSnapshotClass", "Node"})
 
 
+def is_flux_kustomization(obj: K8sObject) -> bool:
+    return obj.kind == "Kustomization" and obj.api_version.startswith(FLUX_KUSTOMIZE_GROUP)
+
+
 def target_namespaces(objects: list[K8sObject], resolve: Callable[[str], str | None]
                       ) -> tuple[dict[str, str], list[str]]:
     """Folder of the repository (as `resolve` gives it from `spec.path`) -> the
@@ -34,7 +39,7 @@ def target_namespaces(objects: list[K8sObject], resolve: Callable[[str], str | N
     folders: dict[str, str] = {}
     notices: list[str] = []
     for obj in objects:
-        if obj.kind != "Kustomization" or not obj.api_version.startswith(FLUX_KUSTOMIZE_GROUP):
+        if not is_flux_kustomization(obj):
             continue
         namespace, path = get(obj.body, "spec", "targetNamespace"), get(obj.body, "spec", "path")
         if not isinstance(namespace, str) or not namespace or not isinstance(path, str):
@@ -52,12 +57,19 @@ def target_namespaces(objects: list[K8sObject], resolve: Callable[[str], str | N
 def namespace_of(place: str, folders: dict[str, str]) -> str | None:
     """The targetNamespace for a folder or file `place` (relative to the root): the one
     of the deepest built folder holding it."""
-    best: tuple[int, str] | None = None
-    for folder, namespace in folders.items():
+    folder = deepest_folder(place, folders)
+    return None if folder is None else folders[folder]
+
+
+def deepest_folder(place: str, folders: dict[str, Any]) -> str | None:
+    """The deepest of `folders` (relative to the root; "" is the root) that holds the
+    folder or file `place`."""
+    best: str | None = None
+    for folder in folders:
         holds = place == folder or place.startswith(folder + "/") or folder == ""
-        if holds and (best is None or len(folder) > best[0]):
-            best = (len(folder), namespace)
-    return best[1] if best is not None else None
+        if holds and (best is None or len(folder) > len(best)):
+            best = folder
+    return best
 
 
 def in_namespace(objects: list[K8sObject], namespace: str) -> list[K8sObject]:
@@ -95,7 +107,7 @@ def components_by_folder(objects: list[K8sObject], resolve: Callable[[str], str 
     folder is kept, as for targetNamespace."""
     out: dict[str, tuple[K8sObject, list[str]]] = {}
     for obj in objects:
-        if obj.kind != "Kustomization" or not obj.api_version.startswith(FLUX_KUSTOMIZE_GROUP):
+        if not is_flux_kustomization(obj):
             continue
         path = get(obj.body, "spec", "path")
         if not isinstance(path, str) or "${" in path:

@@ -44,6 +44,7 @@ from msgspec import Struct
 from msgspec.structs import replace
 
 from advisor.model import Source
+from advisor.read.flux import deepest_folder, is_flux_kustomization
 from advisor.read.releases import FLUX_KUSTOMIZE_GROUP
 from advisor.read.sources.k8s import K8sObject, get
 from advisor.read.yamlnodes import BlockStr, PosList, PosMap
@@ -196,10 +197,6 @@ def _evaluate(node: _Node, variables: Variables, used: list[str], defaulted: lis
 
 
 # --- the variables of each Kustomization ----------------------------------------------
-
-
-def is_flux_kustomization(obj: K8sObject) -> bool:
-    return obj.kind == "Kustomization" and obj.api_version.startswith(FLUX_KUSTOMIZE_GROUP)
 
 
 def _ref(obj: K8sObject) -> str:
@@ -360,7 +357,7 @@ def plan(kustomizations: list[tuple[str, K8sObject]], sources: list[K8sObject],
                 new_folders[folder] = found
         new_current: dict[int, K8sObject] = {}
         for where, obj in kustomizations:
-            parent_folder = _deepest(where, built)
+            parent_folder = deepest_folder(where, built)
             ks = obj
             if parent_folder is not None and built[parent_folder] != id(obj):
                 body = obj.body
@@ -385,20 +382,10 @@ def _same(a: dict[str, Variables], b: dict[str, Variables]) -> bool:
                                         a[k].unread == b[k].unread for k in a)
 
 
-def _deepest(place: str, folders: dict[str, Any]) -> str | None:
-    """The deepest of `folders` that holds `place` (a folder or file)."""
-    best: str | None = None
-    for folder in folders:
-        holds = place == folder or place.startswith(folder + "/") or folder == ""
-        if holds and (best is None or len(folder) > len(best)):
-            best = folder
-    return best
-
-
 def variables_for(place: str, folders: dict[str, Variables]) -> Variables | None:
     """The variables for a folder or file `place`: those of the deepest built folder
     holding it (as targetNamespace: advisor.read.flux.namespace_of)."""
-    folder = _deepest(place, folders)
+    folder = deepest_folder(place, folders)
     return None if folder is None else folders[folder]
 
 
