@@ -352,3 +352,20 @@ def test_a_value_under_a_branch_another_sentinel_flips_is_still_traced(tmp_path)
     src = field_source(db, "spec", "template", "spec", "containers", 0, "ports", 0,
                        "containerPort")
     assert (src.path, src.line, src.key) == ("app/values.yaml", 3, "values: port (derived)")
+
+
+def test_a_charts_entry_that_matches_no_chart_is_said(tmp_path):
+    """[[charts]] path written from another folder (aws-containers/retail-store: the
+    entry matched nothing and the chart was rendered with its defaults, without a
+    word): a notice names it; the entry that matches is used as before."""
+    from advisor.engine.check import CheckOptions, run_check
+
+    tree = tmp_path / "repo"
+    shutil.copytree(PROD, tree)
+    config = tree / ".pool-advisor.toml"
+    config.write_text(config.read_text() + '\n[[charts]]\npath = "src/orders/chart"\n')
+    result = run_check([str(tree)], CheckOptions())
+    said = [n for n in result.notices if n.startswith("configuration: [[charts]]")]
+    assert said == ["configuration: [[charts]] path 'src/orders/chart' (src/orders/chart in "
+                    "the repository) is no Helm chart among the paths checked; its values, "
+                    "release and namespace are not used"]

@@ -454,6 +454,7 @@ def _render(found, root: Root, settings: Settings, options: CheckOptions,
     if not found.helm_charts and (options.values_files or options.set_values):
         raise UsageError("--values/--set are for a Helm chart, and there is none among the "
                          "paths")
+    notices += _unmatched_chart_decls(root, settings, found.helm_charts)
     if found.helm_charts:
         from advisor.read.render.helm import render_chart
         from advisor.read.render.helm_cache import engine_identity
@@ -772,6 +773,21 @@ APP_MARKERS = frozenset({
 def _app_dirs(settings: Settings) -> dict[str, str]:
     return {w.name: _in_config_folder(settings, w.source) for w in settings.workloads
             if w.source}
+
+
+def _unmatched_chart_decls(root: Root, settings: Settings, charts: list[Path]) -> list[str]:
+    """A [[charts]] entry whose path is no chart found among the paths checked: its
+    values and release are not used, and said (a path written from another folder was
+    ignored without a word, and the chart rendered with its defaults)."""
+    found = {root.rel(c) for c in charts}
+    out = []
+    for decl in settings.charts:
+        path = _in_config_folder(settings, decl.path.strip("/"))
+        if path not in found:
+            out.append(f"configuration: [[charts]] path {decl.path!r} ({path} in the "
+                       "repository) is no Helm chart among the paths checked; its values, "
+                       "release and namespace are not used")
+    return out
 
 
 def _in_config_folder(settings: Settings, path: str) -> str:
