@@ -355,3 +355,15 @@ def test_a_manifest_no_kustomization_lists_in_a_flux_built_folder_is_not_read():
     assert notice.endswith("not read: kubernetes/apps/database/pg-shop/migration/"
                            "cluster-old.yaml")
     assert not [n for n in report["notices"] if "cluster-old.yaml is in" in n]
+
+
+def test_a_workload_declared_with_its_target_is_placed(tmp_path):
+    """The notice asks for `[[workloads]] target and connections`: once declared, web
+    is pg's client and no budget is a floor for it."""
+    (_sops_tree(tmp_path) / ".pool-advisor.toml").write_text(
+        '[[workloads]]\nname = "web"\ntarget = "pg"\nconnections = 5\n')
+    report = check_json(tmp_path)
+    (b,) = [b for b in report["budgets"] if b["server"] == "pg"]
+    assert b["unplaced_clients"] == [] and b["peak_is_floor"] is False
+    # web: (2 replicas + 1 surge) x 5 declared
+    assert [(c["who"], c["total"]) for c in b["terms"]["contributions"]] == [("web", 15)]

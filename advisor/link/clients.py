@@ -211,7 +211,9 @@ def client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
     if route is None:
         unplaced = _remote_connection_notes(w)
         topo.notices.extend(unplaced)
-        if unplaced and w.name not in topo.unplaced_clients:
+        # declared with a target ([[workloads]] target, as the notice asks): placed
+        if unplaced and not (decl is not None and decl.target) \
+                and w.name not in topo.unplaced_clients:
             topo.unplaced_clients.append(w.name)
         if pools:
             # a pool read from its code, and no host in its env or mounted files: in no

@@ -44,7 +44,8 @@ def release_clients(inputs: Inputs, topo: Topology, index: ConfigIndex,
             clients.append(client)
         else:
             note = _unknown_connection_note(release, index, release.namespace or default_ns)
-            if note:
+            decl = declared.get(release.name)
+            if note and not (decl is not None and decl.target):
                 topo.notices.append(note)
                 if release.name not in topo.unplaced_clients:
                     topo.unplaced_clients.append(release.name)
