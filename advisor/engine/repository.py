@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -77,14 +78,16 @@ def scan_paths(root: Root, paths: list[Path], settings: Settings, options: Check
     owned: set[Path] = set()
     beside: dict[Path, Path] = {}  # an unlisted manifest -> the overlay it sits in
     beside_objects: dict[str, list[K8sObject]] = {}
-    unlisted: dict[str, str] = {}
+    reads = None
+    # the kustomize reads' notices go here, once the Flux stages have said which of them
+    # stand (_render)
+    reads_at = len(notices)
     if found.kustomize_all:
         from advisor.read.render.kustomize_tree import manifests_kustomize_reads
 
         reads = manifests_kustomize_reads(root, found.kustomize_dirs, found.kustomize_all,
                                           found.manifests)
-        owned, beside, unlisted = reads.skip, reads.beside, reads.unlisted
-        notices += reads.notices
+        owned, beside = reads.skip, reads.beside
     comments: dict[str, dict[int, list[str]]] = {}
     cache = _open_cache(root, options)
     if root.once is not None and cache.enabled:
@@ -127,9 +130,11 @@ def scan_paths(root: Root, paths: list[Path], settings: Settings, options: Check
         problems += probs
     try:
         environments = _render(found, root, settings, options, objects, problems, notices,
-                               beside_objects, cache, unlisted)
+                               beside_objects, cache, reads)
     finally:
         cache.save()
+    if reads is not None:
+        notices[reads_at:reads_at] = reads.notices
     notices += _releases_notice(root.path, objects + [o for _label, objs in environments
                                                      for o in objs])
     # The applications' source folders and build files are looked for in the whole
@@ -444,13 +449,13 @@ def _label_environment(topo: Topology, label: str) -> None:
 def _render(found, root: Root, settings: Settings, options: CheckOptions,
             objects: list[K8sObject], problems: list[ConfigProblem], notices: list[str],
             beside: dict[str, list[K8sObject]] | None = None, cache=None,
-            unlisted: dict[str, str] | None = None
-            ) -> list[tuple[str, list[K8sObject]]]:
+            reads: Any = None) -> list[tuple[str, list[K8sObject]]]:
     """Helm charts and kustomize overlays, rendered as they would be deployed. Chart
     objects join `objects`; kustomize leaves are returned as (label, objects): when two
     leaves render the same object they are alternatives (staging, prod), each its own
     environment, else they all join one. A chart rendered before with the same inputs
-    comes from `cache` (advisor.read.render.helm_cache)."""
+    comes from `cache` (advisor.read.render.helm_cache). `reads` (KustomizeReads): the
+    unlisted manifests and unused kustomizations, which the Flux stages correct."""
     if not found.helm_charts and (options.values_files or options.set_values):
         raise UsageError("--values/--set are for a Helm chart, and there is none among the "
                          "paths")
@@ -500,10 +505,20 @@ def _render(found, root: Root, settings: Settings, options: CheckOptions,
             leaves.append((root.rel(d), rendered.objects + extra))
             problems += rendered.problems
             notices += rendered.notices
-        leaves = _flux_components(root, objects, leaves, prepared, problems, notices)
-    if unlisted:
-        leaves = _flux_unlisted(root, objects, leaves, unlisted, notices)
-    leaves = _flux_namespaces(root, objects, leaves, notices)
+    if _any_flux(objects, leaves):
+        from advisor.read.releases import repo_folder
+
+        top = root.path
+
+        def resolve(path: str) -> str | None:
+            return repo_folder(path, top.parts, lambda rel: (top / rel).is_dir())
+
+        if found.kustomize_dirs:
+            leaves = _flux_components(root, objects, leaves, prepared, problems, notices,
+                                      resolve, reads)
+        if reads is not None and reads.unlisted:
+            leaves = _flux_unlisted(objects, leaves, reads, notices, resolve)
+        leaves = _flux_namespaces(objects, leaves, notices, resolve)
     if leaves:
         alternatives = _alternatives(leaves)
         for label, objs in leaves:
@@ -513,23 +528,31 @@ def _render(found, root: Root, settings: Settings, options: CheckOptions,
     return []
 
 
+def _any_flux(objects: list[K8sObject], leaves: list[tuple[str, list[K8sObject]]]) -> bool:
+    """Whether any object is a Flux Kustomization: without one, advisor.read.flux is not
+    imported (by kind first: it and advisor.read.releases under it cost 8-10 ms to
+    import, on every run without a Flux Kustomization too)."""
+    every = objects + [o for _label, objs in leaves for o in objs]
+    if not any(o.kind == "Kustomization" for o in every):
+        return False
+    from advisor.read.flux import is_flux_kustomization
+
+    return any(is_flux_kustomization(o) for o in every)
+
+
 def _flux_components(root: Root, objects: list[K8sObject],
                      leaves: list[tuple[str, list[K8sObject]]], prepared: Any,
-                     problems: list[ConfigProblem], notices: list[str]
+                     problems: list[ConfigProblem], notices: list[str],
+                     resolve: Callable[[str], str | None], reads: Any
                      ) -> list[tuple[str, list[K8sObject]]]:
     """The kustomize leaves a Flux Kustomization builds with `spec.components`, built
     again with them (advisor.read.flux.components_by_folder): the components' objects
     (an app's database Cluster) exist only so."""
-    every = objects + [o for _label, objs in leaves for o in objs]
-    if not any(o.kind == "Kustomization" for o in every):
-        return leaves
     from advisor.read.flux import components_by_folder
-    from advisor.read.releases import repo_folder
     from advisor.read.render.kustomize import render_kustomization
 
-    top = root.path
-    wanted = components_by_folder(
-        every, lambda path: repo_folder(path, top.parts, lambda rel: (top / rel).is_dir()))
+    every = objects + [o for _label, objs in leaves for o in objs]
+    wanted = components_by_folder(every, resolve)
     if not wanted:
         return leaves
     out: list[tuple[str, list[K8sObject]]] = []
@@ -561,10 +584,12 @@ def _flux_components(root: Root, objects: list[K8sObject],
                        f"({ks.path}:{ks.line}): {', '.join(components)}")
         kept = [o for o in objs if not o.origin.startswith("kustomize:")]
         out.append((label, rendered.objects + kept))
-    # a component folder used only through a Flux Kustomization was said unused
-    # (manifests_kustomize_reads knows only kustomization files)
-    used = {o.path for label, objs in out if label in wanted for o in objs}
-    notices[:] = [n for n in notices if not _unused_but_read(n, used)]
+    if reads is not None and reads.unused:
+        # a component folder used only through a Flux Kustomization is used after all
+        # (manifests_kustomize_reads knows only kustomization files)
+        used = {o.path for label, objs in out if label in wanted for o in objs}
+        for folder in [f for f in reads.unused if any(p.startswith(f + "/") for p in used)]:
+            reads.unused.pop(folder)
     built = {label for label, _objs in leaves}
     for folder, (ks, _components) in sorted(wanted.items()):
         if folder not in built:
@@ -573,38 +598,27 @@ def _flux_components(root: Root, objects: list[K8sObject],
     return out
 
 
-def _flux_unlisted(root: Root, objects: list[K8sObject],
-                   leaves: list[tuple[str, list[K8sObject]]], unlisted: dict[str, str],
-                   notices: list[str]) -> list[tuple[str, list[K8sObject]]]:
+def _flux_unlisted(objects: list[K8sObject], leaves: list[tuple[str, list[K8sObject]]],
+                   reads: Any, notices: list[str], resolve: Callable[[str], str | None]
+                   ) -> list[tuple[str, list[K8sObject]]]:
     """Manifests a kustomization's folder holds but does not list are read as applied by
     hand, unless a Flux Kustomization builds that folder: Flux applies what kustomize
     builds and nothing beside it (damacus/home-ops: six `migration/` Clusters, applied
-    once by hand and retired, were servers beside the deployed ones). `objects` is
-    changed in place."""
-    every = objects + [o for _label, objs in leaves for o in objs]
-    if not any(o.kind == "Kustomization" for o in every):
-        return leaves
-    from advisor.read.flux import is_flux_kustomization
-    from advisor.read.releases import repo_folder
+    once by hand and retired, were servers beside the deployed ones). `objects` and
+    `reads.unlisted` are changed in place."""
+    from advisor.read.flux import built_folders, deepest_folder
 
-    top = root.path
-    built = set()
-    for o in every:
-        if is_flux_kustomization(o):
-            path = o.body.get("spec", {}).get("path") if isinstance(o.body, dict) else None
-            folder = repo_folder(path, top.parts, lambda rel: (top / rel).is_dir()) \
-                if isinstance(path, str) else None
-            if folder is not None:
-                built.add(folder)
-    dropped = {p for p, home in unlisted.items()
-               if any(home == f or home.startswith(f + "/") or f == "" for f in built)}
+    every = objects + [o for _label, objs in leaves for o in objs]
+    built = dict.fromkeys(built_folders(every, resolve))
+    dropped = {p for p, (home, _notice) in reads.unlisted.items()
+               if deepest_folder(home, built) is not None}
     if not dropped:
         return leaves
     objects[:] = [o for o in objects if o.origin or o.path not in dropped]
     out = [(label, [o for o in objs if o.origin or o.path not in dropped])
            for label, objs in leaves]
-    said = [f"kustomize: {p} is in " for p in dropped]
-    notices[:] = [n for n in notices if not any(n.startswith(s) for s in said)]
+    for path in dropped:
+        reads.unlisted.pop(path)
     shown = sorted(dropped)
     notices.append(f"Flux: {len(shown)} manifest{'s' if len(shown) != 1 else ''} in folders "
                    "a Flux Kustomization builds are not listed by their kustomization, so "
@@ -613,39 +627,14 @@ def _flux_unlisted(root: Root, objects: list[K8sObject],
     return out
 
 
-def _unused_but_read(notice: str, paths: set[str]) -> bool:
-    head = "kustomize: "
-    tail = " is a kustomization that no built kustomization uses"
-    if not notice.startswith(head) or tail not in notice:
-        return False
-    folder = notice[len(head):notice.index(tail)]
-    return any(p.startswith(folder + "/") for p in paths)
-
-
-def _flux_namespaces(root: Root, objects: list[K8sObject],
-                     leaves: list[tuple[str, list[K8sObject]]], notices: list[str]
+def _flux_namespaces(objects: list[K8sObject], leaves: list[tuple[str, list[K8sObject]]],
+                     notices: list[str], resolve: Callable[[str], str | None]
                      ) -> list[tuple[str, list[K8sObject]]]:
     """Flux Kustomization postBuild substitution (advisor.read.flux_substitute) and
     targetNamespace (advisor.read.flux) applied to what each builds: `objects` (plain
     manifests) is changed in place; the kustomize outputs are returned."""
-    # by kind first: advisor.read.flux (and advisor.read.releases under it) cost 8-10 ms
-    # to import, on every run without a Flux Kustomization too
-    every = objects + [o for _label, objs in leaves for o in objs]
-    if not any(o.kind == "Kustomization" for o in every):
-        return leaves
-    from advisor.read.flux import FLUX_KUSTOMIZE_GROUP
-
-    if not any(o.kind == "Kustomization" and o.api_version.startswith(FLUX_KUSTOMIZE_GROUP)
-               for o in every):
-        return leaves
     from advisor.read.flux import apply_target_namespaces, target_namespaces
     from advisor.read.flux_substitute import apply_substitution
-    from advisor.read.releases import repo_folder
-
-    top = root.path
-
-    def resolve(path: str) -> str | None:
-        return repo_folder(path, top.parts, lambda rel: (top / rel).is_dir())
 
     leaves, plain, found = apply_substitution(leaves, objects, resolve)
     objects[:] = plain

@@ -10,6 +10,7 @@ from msgspec.structs import replace
 
 from advisor.link.inputs import workload_id
 from advisor.model import EnvVar, Pooler, Route, Topology
+from advisor.read.apps.urls import split_port
 from advisor.read.extract import service_fields
 from advisor.read.sources.k8s import K8sObject
 from advisor.read.workloads import Workload
@@ -162,12 +163,9 @@ def resolve_host(host: str | None, namespace: str | None, host_map: dict[str, tu
     `svc.ns.svc.cluster.local` (trailing dot and case ignored)."""
     if not host:
         return None
-    h = host.lower().strip().rstrip(".")
-    name, colon, port = h.rpartition(":")
-    if colon and name and ":" not in name and port.isdigit():
-        # `forgejo-rw.dev.svc.cluster.local:5432` in a chart value or host variable
-        # (damacus/home-ops): the name before the port (an IPv6 literal keeps its colons)
-        h = name.rstrip(".")
+    # `forgejo-rw.dev.svc.cluster.local:5432` in a chart value (damacus/home-ops): the
+    # name before the port
+    h = split_port(host.lower().strip())[0].rstrip(".")
     found = _lookup_host(h, namespace, host_map)
     if found is None:
         # A StatefulSet pod's own name: <pod>.<governing service>[.ns[.svc[.domain]]]

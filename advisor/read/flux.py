@@ -98,6 +98,17 @@ def apply_target_namespaces(leaves: list[tuple[str, list[K8sObject]]],
     return out_leaves, out_plain
 
 
+def built_folders(objects: list[K8sObject], resolve: Callable[[str], str | None]) -> set[str]:
+    """The folders of the repository Flux Kustomizations build (`spec.path`)."""
+    out = set()
+    for obj in objects:
+        path = get(obj.body, "spec", "path") if is_flux_kustomization(obj) else None
+        folder = resolve(path) if isinstance(path, str) else None
+        if folder is not None:
+            out.add(folder)
+    return out
+
+
 def components_by_folder(objects: list[K8sObject], resolve: Callable[[str], str | None]
                          ) -> dict[str, tuple[K8sObject, list[str]]]:
     """Folder of the repository a Flux Kustomization builds -> that Kustomization and

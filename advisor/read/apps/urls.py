@@ -65,15 +65,23 @@ def _known(text: str | None) -> str | None:
     return text if text and "{{" not in text else None
 
 
+def split_port(host: str) -> tuple[str, str | None]:
+    """`db.svc:5432` -> ("db.svc", "5432"): a host variable or chart value that carries
+    its port (Tranga's POSTGRES_HOST, Forgejo's database.HOST); any other host as it
+    is, with None (an IPv6 literal keeps its colons)."""
+    named, colon, port_text = host.rpartition(":")
+    if colon and named and ":" not in named and _port(port_text) is not None:
+        return named, port_text
+    return host, None
+
+
 def _route(fields: dict[str, str | None], source: Source) -> Route | None:
     host = _first_host(fields.get("host"))
     if host is not None and _has_placeholder(host):
         return None
     if host is not None:
-        # POSTGRES_HOST=db.svc:5432 (Tranga reads the port from the host variable)
-        named, colon, port_text = host.rpartition(":")
-        if colon and named and ":" not in named and _port(port_text) is not None:  # not IPv6
-            host = named
+        host, port_text = split_port(host)
+        if port_text is not None:
             fields = {**fields, "port": fields.get("port") or port_text}
     # a template part (an ExternalSecret's `{{ .username }}`) is a name not known here
     dbname = _known(fields.get("dbname"))

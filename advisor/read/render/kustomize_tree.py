@@ -175,13 +175,20 @@ def problem(path: str, message: str, *, fatal: bool = False, line: int | None = 
 
 class KustomizeReads(Struct):
     skip: set[Path] = field(default_factory=set)  # not read as plain manifests
-    notices: list[str] = field(default_factory=list)
     # An unlisted manifest in the folders of one built kustomization only: deployed (by
     # hand) with it, so it joins that kustomization's environment.
     beside: dict[Path, Path] = field(default_factory=dict)  # manifest -> leaf
-    # Every unlisted manifest read as plain: shown path -> its kustomization's folder
-    # (shown), for a Flux-built folder to leave out again (repository._flux_unlisted).
-    unlisted: dict[str, str] = field(default_factory=dict)
+    # Every unlisted manifest read as plain: shown path -> (its kustomization's folder,
+    # shown; the notice saying so). A Flux-built folder leaves it out again
+    # (repository._flux_unlisted), and its notice with it.
+    unlisted: dict[str, tuple[str, str]] = field(default_factory=dict)
+    # A kustomization folder no built one uses -> the notice saying so; one a Flux
+    # Kustomization adds as a component is used after all (repository._flux_components).
+    unused: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def notices(self) -> list[str]:
+        return [notice for _home, notice in self.unlisted.values()] + list(self.unused.values())
 
 
 def manifests_kustomize_reads(root: Root, leaves: list[Path], every: list[Path],
@@ -225,15 +232,15 @@ def manifests_kustomize_reads(root: Root, leaves: list[Path], every: list[Path],
             if not looks_like_k8s(text):
                 continue
             built_by = sorted(set(users[home]))
-            out.unlisted[root.rel(manifest)] = root.rel(home)
             if len(built_by) == 1:
                 out.beside[manifest] = built_by[0]
-            out.notices.append(f"kustomize: {root.rel(manifest)} is in {root.rel(home)} but "
-                               "its kustomization does not list it, so kustomize would not "
-                               "deploy it; read as a plain manifest"
-                               + (f" deployed with {root.rel(built_by[0])}"
-                                  if len(built_by) == 1 and built_by[0] != home else ""))
+            out.unlisted[root.rel(manifest)] = (root.rel(home), (
+                f"kustomize: {root.rel(manifest)} is in {root.rel(home)} but its kustomization "
+                "does not list it, so kustomize would not deploy it; read as a plain manifest"
+                + (f" deployed with {root.rel(built_by[0])}"
+                   if len(built_by) == 1 and built_by[0] != home else "")))
     for home, count in sorted(unused.items()):
-        out.notices.append(f"kustomize: {root.rel(home)} is a kustomization that no built "
-                           f"kustomization uses; its {count} YAML file(s) are not read")
+        out.unused[root.rel(home)] = (f"kustomize: {root.rel(home)} is a kustomization that "
+                                      f"no built kustomization uses; its {count} YAML file(s) "
+                                      "are not read")
     return out
