@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 
 from advisor.model import Source
 from advisor.read.flux_substitute import (
+    Sources,
     Variable,
     Variables,
     expand,
@@ -128,7 +129,7 @@ data:
 
 def test_substitute_wins_over_substitute_from_and_sources_are_read_in_namespace():
     (ks,) = _objects(KS)
-    found = variables_of(ks, ks.body, _objects(SOURCES))
+    found = variables_of(ks, ks.body, Sources(_objects(SOURCES)))
     assert found is not None
     assert {k: v.value for k, v in found.values.items()} == {
         "APP": "from-substitute", "ZONE": "eu-1", "TOKEN": "secret"}  # newline removed
@@ -142,7 +143,7 @@ def test_an_encrypted_secret_is_not_read_and_said():
                                 "stringData:\n  TOKEN: ENC[AES256_GCM,data:xx]\nsops:\n"
                                 "  version: 3.9.1\n")
     (ks,) = _objects(KS)
-    found = variables_of(ks, ks.body, _objects(encrypted))
+    found = variables_of(ks, ks.body, Sources(_objects(encrypted)))
     assert found is not None and "TOKEN" not in found.values
     assert found.unread == ["Secret plain (app.yaml:18: encrypted)"]
 

@@ -237,20 +237,35 @@ def _source_values(obj: K8sObject) -> dict[str, Variable] | None:
     return out
 
 
-def _find(objects: list[K8sObject], kind: str, name: str, namespace: str | None
-          ) -> K8sObject | None:
-    found = [o for o in objects if o.kind == kind and o.name == name]
-    if namespace is not None:
-        exact = [o for o in found if o.namespace == namespace]
-        if exact:
-            return exact[0]
-        # a ConfigMap whose manifest names no namespace is applied into the one Flux
-        # gives it; one named elsewhere is not this one
-        found = [o for o in found if o.namespace is None]
-    return found[0] if found else None
+class Sources:
+    """The ConfigMaps and Secrets substituteFrom may name, by kind and name, each read
+    once (every app's Kustomization names the same cluster settings, every round)."""
+
+    def __init__(self, objects: list[K8sObject]) -> None:
+        self.by_name: dict[tuple[str, str], list[K8sObject]] = {}
+        for obj in objects:
+            if obj.kind in ("ConfigMap", "Secret"):
+                self.by_name.setdefault((obj.kind, obj.name), []).append(obj)
+        self.read: dict[int, dict[str, Variable] | None] = {}
+
+    def find(self, kind: str, name: str, namespace: str | None) -> K8sObject | None:
+        found = self.by_name.get((kind, name), [])
+        if namespace is not None:
+            exact = [o for o in found if o.namespace == namespace]
+            if exact:
+                return exact[0]
+            # a ConfigMap whose manifest names no namespace is applied into the one Flux
+            # gives it; one named elsewhere is not this one
+            found = [o for o in found if o.namespace is None]
+        return found[0] if found else None
+
+    def values(self, obj: K8sObject) -> dict[str, Variable] | None:
+        if id(obj) not in self.read:
+            self.read[id(obj)] = _source_values(obj)
+        return self.read[id(obj)]
 
 
-def variables_of(ks: K8sObject, body: Any, sources: list[K8sObject]) -> Variables | None:
+def variables_of(ks: K8sObject, body: Any, sources: Sources) -> Variables | None:
     """The variables Flux has for Kustomization `ks` whose spec is `body` (its own
     fields substituted, patches applied); None without a postBuild."""
     post = get(body, "spec", "postBuild")
@@ -264,7 +279,7 @@ def variables_of(ks: K8sObject, body: Any, sources: list[K8sObject]) -> Variable
             continue
         kind, name = str(item.get("kind") or ""), str(item.get("name") or "")
         optional = item.get("optional") is True
-        found = _find(sources, kind, name, ks.namespace) if kind in ("ConfigMap", "Secret") \
+        found = sources.find(kind, name, ks.namespace) if kind in ("ConfigMap", "Secret") \
             else None
         if found is None:
             if not optional or kind == "Secret":
@@ -272,7 +287,7 @@ def variables_of(ks: K8sObject, body: Any, sources: list[K8sObject]) -> Variable
                 # not read, optional or not
                 unread.append(f"{kind} {name} (not in the repository)")
             continue
-        got = _source_values(found)
+        got = sources.values(found)
         if got is None:
             unread.append(f"{kind} {name} ({found.path}:{found.line}: encrypted)")
             continue
@@ -335,7 +350,7 @@ class Plan(Struct):
     kustomizations: dict[int, K8sObject]  # id(object as read) -> as Flux applies it
 
 
-def plan(kustomizations: list[tuple[str, K8sObject]], sources: list[K8sObject],
+def plan(kustomizations: list[tuple[str, K8sObject]], sources: Sources,
          resolve: Callable[[str], str | None]) -> Plan:
     """`kustomizations`: (folder it sits in, object). Top down: each Kustomization is
     patched and substituted by the one that builds its folder, then its own variables
@@ -355,13 +370,15 @@ def plan(kustomizations: list[tuple[str, K8sObject]], sources: list[K8sObject],
             found = variables_of(current[key], current[key].body, sources)
             if found is not None:
                 new_folders[folder] = found
+        # what each parent sets on its children, parsed once a round
+        patches = {key: _child_patches(current[key].body) for key in set(built.values())}
         new_current: dict[int, K8sObject] = {}
         for where, obj in kustomizations:
             parent_folder = deepest_folder(where, built)
             ks = obj
             if parent_folder is not None and built[parent_folder] != id(obj):
                 body = obj.body
-                for patch in _child_patches(current[built[parent_folder]].body):
+                for patch in patches[built[parent_folder]]:
                     body = _merged(body, patch)
                 if body is not obj.body:
                     ks = replace(obj, body=body)
@@ -537,8 +554,7 @@ def apply_substitution(leaves: list[tuple[str, list[K8sObject]]], plain: list[K8
     kustomizations += [(o.path, o) for o in plain if is_flux_kustomization(o)]
     if not kustomizations:
         return leaves, plain, []
-    sources = [o for o in every if o.kind in ("ConfigMap", "Secret")]
-    found = plan(kustomizations, sources, resolve)
+    found = plan(kustomizations, Sources(every), resolve)
     if not found.folders:
         return leaves, plain, []
     unknown: dict[str, set[str]] = {}
