@@ -21,7 +21,7 @@ from advisor.engine.check import run_check
 from advisor.engine.options import CheckOptions
 from advisor.read.cache import CACHE_DIR, PACK
 from advisor.read.render import helm as helm_mod
-from advisor.read.render import helm_cache
+from advisor.read.render import helm_cache, render_cache
 from advisor.read.render.helm_process import EngineProcess
 from advisor.report.json import render
 from advisor.rules import load_rules
@@ -230,7 +230,7 @@ def _helm_entries(repo: Path, change) -> int:
     n = 0
     for k, raw in list(entries.items()):
         try:
-            msgspec.msgpack.decode(raw, type=helm_cache.ChartEntry)
+            msgspec.msgpack.decode(raw, type=render_cache.RenderedEntry)
         except msgspec.ValidationError:
             continue
         entries[k] = change(raw)
@@ -240,7 +240,7 @@ def _helm_entries(repo: Path, change) -> int:
 
 
 def _bad_body(raw: bytes) -> bytes:
-    entry = msgspec.msgpack.decode(raw, type=helm_cache.ChartEntry)
+    entry = msgspec.msgpack.decode(raw, type=render_cache.RenderedEntry)
     entry.objects[0].body = [0, 1, 2, ["a"], [], [], b""]  # keys without values
     return msgspec.msgpack.encode(entry)
 
@@ -386,13 +386,13 @@ def test_a_chart_at_the_root_does_not_load_the_cache_folder(tmp_path):
 def chart_reads(monkeypatch) -> list[str]:
     """Files read to make a chart's key."""
     seen: list[str] = []
-    real = helm_cache.read_regular
+    real = render_cache.read_regular
 
     def counting(path, *a, **kw):
         seen.append(str(path))
         return real(path, *a, **kw)
 
-    monkeypatch.setattr(helm_cache, "read_regular", counting)
+    monkeypatch.setattr(render_cache, "read_regular", counting)
     return seen
 
 

@@ -34,12 +34,9 @@ import stat
 from pathlib import Path
 from typing import Any
 
-import msgspec
-
-from advisor.model import ConfigProblem, Source
-from advisor.read.fs import InputError, Root, read_regular
-from advisor.read.render import Rendered
-from advisor.read.sources.k8s import K8sObject
+from advisor.read.fs import InputError, Root
+from advisor.read.render import Rendered, render_cache
+from advisor.read.render.render_cache import hash_file, walk
 
 try:  # as advisor.read.cache: hashlib's own blake2b without hashlib's OpenSSL load
     from _blake2 import blake2b
@@ -50,25 +47,6 @@ KIND = "helm"  # the FileCache kind of a rendered chart
 STAT_KIND = "helm-stat"  # the FileCache kind of a chart's key under its stat signature
 SCHEMA = 1
 MAX_CHART_BYTES = 256 * 1024 * 1024  # a chart larger than this is rendered, not hashed
-
-
-class CachedHelmObject(msgspec.Struct, array_like=True):
-    kind: str
-    api_version: str
-    name: str
-    namespace: str | None
-    body: Any  # advisor.read.cache.encode_tree's lists
-    path: str
-    line: int
-    line_offset: int
-    origin: str
-    value_sources: dict[str, Source]
-
-
-class ChartEntry(msgspec.Struct, array_like=True):
-    objects: list[CachedHelmObject]
-    problems: list[ConfigProblem]
-    notices: list[str]
 
 
 def engine_identity(environ: dict[str, str] | None = None) -> str | None:
@@ -143,7 +121,7 @@ def chart_key(root: Root, chart_path: Path, chart_rel: str, values_files: list[s
             real = find_values_file(root, chart_path, name)
         except InputError:
             return None
-        if not _hash_file(digest, real, str(real)):
+        if not hash_file(digest, real, str(real)):
             return None
     return digest.hexdigest()
 
@@ -180,10 +158,10 @@ def _stat_signature(root: Root, chart_path: Path, values_files: list[str], head:
     digest = blake2b(digest_size=32)
     digest.update(head)
     newest = _Newest()
-    if not _walk(chart_path, "", _skipped(root, chart_path),
-                 lambda shown, st, path: _signed(digest, newest, shown, st),
-                 lambda shown: digest.update(f"d\0{shown}\0".encode("utf-8",
-                                                                        "surrogatepass"))):
+    if not walk(chart_path, "", _skipped(root, chart_path),
+                lambda shown, st, path: _signed(digest, newest, shown, st),
+                lambda shown: digest.update(f"d\0{shown}\0".encode("utf-8", "surrogatepass")),
+                max_bytes=MAX_CHART_BYTES):
         return None
     for name in values_files:
         try:
@@ -208,85 +186,17 @@ def _signed(digest: Any, newest: _Newest, shown: str, st: os.stat_result) -> boo
 def _hash_folder(digest: Any, folder: Path, rel: str, skip: set[str]) -> bool:
     """Every file under `folder`, by path and content, in name order; False for a
     symlink, a special file or too much to read."""
-    return _walk(folder, rel, skip,
-                 lambda shown, st, path: _hash_file(digest, path, shown),
-                 lambda shown: digest.update(f"d\0{shown}\0".encode("utf-8",
-                                                                        "surrogatepass")))
-
-
-def _walk(folder: Path, rel: str, skip: set[str], on_file: Any, on_folder: Any) -> bool:
-    """`on_folder(shown)` for each folder and `on_file(shown, stat, path)` for each file
-    under `folder` (`shown`: its path under `folder`, after `rel`), in name order; False for a
-    symlink, a special file, more than MAX_CHART_BYTES, or `on_file` saying False."""
-    total = 0
-    stack = [(folder, rel)]
-    while stack:
-        here, prefix = stack.pop()
-        try:
-            with os.scandir(here) as it:
-                entries = sorted(it, key=lambda e: e.name)
-        except OSError:
-            return False
-        subfolders = []
-        for entry in entries:
-            if not prefix and entry.name in skip:
-                continue
-            shown = f"{prefix}{entry.name}"
-            try:
-                st = entry.stat(follow_symlinks=False)
-            except OSError:
-                return False
-            if stat.S_ISDIR(st.st_mode):
-                on_folder(shown)
-                subfolders.append((Path(entry.path), f"{shown}/"))
-            elif stat.S_ISREG(st.st_mode):
-                total += st.st_size
-                if total > MAX_CHART_BYTES or not on_file(shown, st, Path(entry.path)):
-                    return False
-            else:  # a symlink (Helm follows it), a FIFO, a socket: not cached
-                return False
-        stack.extend(reversed(subfolders))
-    return True
-
-
-def _hash_file(digest: Any, path: Path, shown: str) -> bool:
-    try:
-        data = read_regular(path)
-    except OSError:
-        return False
-    digest.update(f"f\0{shown}\0{len(data)}\0".encode("utf-8", "surrogatepass"))
-    digest.update(data)
-    return True
+    return walk(folder, rel, skip,
+                lambda shown, st, path: hash_file(digest, path, shown),
+                lambda shown: digest.update(f"d\0{shown}\0".encode("utf-8", "surrogatepass")),
+                max_bytes=MAX_CHART_BYTES)
 
 
 def lookup(cache: Any, chart_rel: str, key: str) -> Rendered | None:
-    """The cached render under `key`; None when there is none or it is not what this
-    version writes (a miss: rendered again)."""
-    from advisor.read.cache import decode_tree
-
-    entry = cache.get(KIND, chart_rel, key, ChartEntry)
-    if entry is None:
-        return None
-    try:
-        objects = [K8sObject(kind=o.kind, api_version=o.api_version, name=o.name,
-                             namespace=o.namespace, body=decode_tree(o.body), path=o.path,
-                             line=o.line, line_offset=o.line_offset, origin=o.origin,
-                             value_sources=o.value_sources) for o in entry.objects]
-    except (ValueError, TypeError, KeyError, IndexError):
-        return None
-    return Rendered(objects=objects, problems=list(entry.problems), notices=list(entry.notices))
+    """The cached render of the chart under `key` (None: a miss, rendered again)."""
+    return render_cache.lookup(cache, KIND, chart_rel, key)
 
 
 def store(cache: Any, chart_rel: str, key: str, rendered: Rendered) -> None:
-    """Keep `rendered` under `key`; nothing when a body cannot be encoded."""
-    from advisor.read.cache import encode_tree
-
-    try:
-        objects = [CachedHelmObject(kind=o.kind, api_version=o.api_version, name=o.name,
-                                    namespace=o.namespace, body=encode_tree(o.body),
-                                    path=o.path, line=o.line, line_offset=o.line_offset,
-                                    origin=o.origin, value_sources=o.value_sources or {})
-                   for o in rendered.objects]
-    except TypeError:
-        return
-    cache.put(KIND, chart_rel, key, ChartEntry(objects, rendered.problems, rendered.notices))
+    """Keep the chart's `rendered` under `key`."""
+    render_cache.store(cache, KIND, chart_rel, key, rendered)
