@@ -497,7 +497,7 @@ def _render(found, root: Root, settings: Settings, options: CheckOptions,
         for d in found.kustomize_dirs:
             extra = (beside or {}).get(root.rel(d), [])
             rendered = guarded(problems, root.rel(d), partial(
-                render_kustomization, root, root.rel(d), prepared=prepared), None,
+                render_kustomization, root, root.rel(d), prepared=prepared, cache=cache), None,
                 "rendering this kustomization")
             if rendered is None:
                 leaves.append((root.rel(d), extra))
@@ -515,7 +515,7 @@ def _render(found, root: Root, settings: Settings, options: CheckOptions,
 
         if found.kustomize_dirs:
             leaves = _flux_components(root, objects, leaves, prepared, problems, notices,
-                                      resolve, reads)
+                                      resolve, reads, cache)
         if reads is not None and reads.unlisted:
             leaves = _flux_unlisted(objects, leaves, reads, notices, resolve)
         leaves = _flux_namespaces(objects, leaves, notices, resolve)
@@ -543,7 +543,7 @@ def _any_flux(objects: list[K8sObject], leaves: list[tuple[str, list[K8sObject]]
 def _flux_components(root: Root, objects: list[K8sObject],
                      leaves: list[tuple[str, list[K8sObject]]], prepared: Any,
                      problems: list[ConfigProblem], notices: list[str],
-                     resolve: Callable[[str], str | None], reads: Any
+                     resolve: Callable[[str], str | None], reads: Any, cache: Any = None
                      ) -> list[tuple[str, list[K8sObject]]]:
     """The kustomize leaves a Flux Kustomization builds with `spec.components`, built
     again with them (advisor.read.flux.components_by_folder): the components' objects
@@ -563,7 +563,8 @@ def _flux_components(root: Root, objects: list[K8sObject],
             continue
         ks, components = found
         rendered = guarded(problems, label, partial(
-            render_kustomization, root, label, prepared=prepared, components=components),
+            render_kustomization, root, label, prepared=prepared, components=components,
+            cache=cache),
             None, "rendering this kustomization with its Flux components")
         if rendered is None or any(p.fatal for p in rendered.problems):
             problems += rendered.problems if rendered is not None else []

@@ -476,7 +476,7 @@ def _write_atomic(path: Path, data: bytes) -> None:
 # style]; other scalars are themselves (a list is always one of these). Positions are
 # yamlnodes.Positions' packed form (the bytes of an int array: 4 per position key, 2 per item), as
 # advisor.read.yamlpos holds them; a node whose `data` was unpacked (rewritten by a
-# renderer) is not cached.
+# renderer) is packed again from it, and is not cached when a key or item has no position.
 
 
 def encode_tree(value: Any) -> Any:
@@ -485,9 +485,13 @@ def encode_tree(value: Any) -> Any:
     if isinstance(value, PosMap):
         lc = value.lc
         pos = lc.packed
-        if pos is None or lc._keys is None:
-            raise TypeError("positions not packed")
         keys = tuple(value)
+        if pos is None:  # rewritten by a renderer (kustomize placing): packed again
+            data = lc.data
+            return [3, lc.line, lc.col, list(keys), [encode_tree(v) for v in value.values()],
+                    list(data), _packed(data.values(), 4)]
+        if lc._keys is None:
+            raise TypeError("positions not packed")
         if keys == lc._keys and all(k.__class__ is str for k in keys):
             return [0, lc.line, lc.col, {k: encode_tree(v) for k, v in value.items()}, pos]
         return [3, lc.line, lc.col, list(keys), [encode_tree(v) for v in value.values()],
@@ -495,7 +499,10 @@ def encode_tree(value: Any) -> Any:
     if isinstance(value, PosList):
         lc = value.lc
         pos = lc.packed
-        if pos is None or lc._keys is not None:
+        if pos is None:
+            data = lc.data
+            pos = _packed((data.get(i) for i in range(len(value))), 2)
+        elif lc._keys is not None:
             raise TypeError("positions not packed")
         return [1, lc.line, lc.col, [encode_tree(v) for v in value], pos]
     if isinstance(value, BlockStr):
@@ -503,6 +510,22 @@ def encode_tree(value: Any) -> Any:
     if isinstance(value, (dict, list, tuple, bytes)):  # a plain container: not from yamlpos
         raise TypeError("not a yamlpos tree")
     return value
+
+
+def _packed(positions: Any, width: int) -> bytes:
+    """Unpacked positions (`width` ints each) as the bytes of an int array, as `packed`
+    holds them; TypeError when one is missing or not `width` ints."""
+    from array import array
+
+    ints = array("i")
+    for each in positions:
+        if each is None or len(each) != width:
+            raise TypeError("positions not known for every key or item")
+        try:
+            ints.extend(each)
+        except (TypeError, OverflowError):
+            raise TypeError("positions are not ints") from None
+    return ints.tobytes()
 
 
 def encode_body(value: Any) -> bytes:

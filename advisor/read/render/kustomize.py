@@ -33,6 +33,7 @@ import re
 import shutil
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from msgspec import Struct, field
 
@@ -47,11 +48,13 @@ TIMEOUT_SECONDS = sandbox.TIMEOUT_SECONDS
 
 def render_kustomization(root: Root, directory: str, *, binary: list[str] | None = None,
                          prepared: Prepared | None = None,
-                         components: list[str] | None = None) -> Rendered:
+                         components: list[str] | None = None, cache: Any = None) -> Rendered:
     """Render the kustomization in `directory` (inside `root`); `prepared` (from
     `prepare_kustomize`, once per run) saves checking the binary again for each one.
     `components` (relative to `directory`) are added to its `components:` first, as
-    Flux does with a Kustomization's spec.components."""
+    Flux does with a Kustomization's spec.components. With a `cache` (advisor.read.cache)
+    and `prepared`, a build of the same inputs is taken from it and kustomize is not run
+    (advisor.read.render.kustomize_cache)."""
     out = Rendered()
     try:
         top = root.resolve(directory)
@@ -79,15 +82,41 @@ def render_kustomization(root: Root, directory: str, *, binary: list[str] | None
     shown = root.rel(top)
     if not command:
         return _plain(root, tree, shown, out)
-    built = build_sandboxed(root, top, [layer.directory for layer in tree.layers],
-                            prepared or command, files=sorted(tree.files),
-                            components=components)
+    key = None
+    if cache is not None and cache.enabled and prepared is not None and not prepared.error:
+        from advisor.read.render import kustomize_cache
+
+        key = kustomize_cache.build_key(root, top, [layer.directory for layer in tree.layers],
+                                        sorted(tree.files), components or [], prepared)
+        cached = kustomize_cache.lookup(cache, shown, key) if key is not None else None
+        if cached is not None:
+            return _joined(out, cached)
+    built, succeeded = _built(root, top, tree, shown, prepared or command, components)
+    if key is not None and succeeded:
+        kustomize_cache.store(cache, shown, key, built)
+    return _joined(out, built)
+
+
+def _joined(out: Rendered, more: Rendered) -> Rendered:
+    out.objects.extend(more.objects)
+    out.problems.extend(more.problems)
+    out.notices.extend(more.notices)
+    return out
+
+
+def _built(root: Root, top: Path, tree: Tree, shown: str, command: list[str] | Prepared,
+           components: list[str] | None) -> tuple[Rendered, bool]:
+    """The build of the scanned `tree` at `top`, read and placed; and whether kustomize
+    built it (a failure may be a limit that another run would not hit: not kept)."""
+    out = Rendered()
+    built = build_sandboxed(root, top, [layer.directory for layer in tree.layers], command,
+                            files=sorted(tree.files), components=components)
     out.notices.extend(built.notices)
     text = built.text
     if text is None:
         out.problems.append(problem(kfile_shown(root, top), f"kustomize failed: {built.error}",
                                     fatal=True, program="kustomize"))
-        return out
+        return out, False
     text, crds = _without_crds(text)
     if crds:
         out.notices.append(f"kustomize: {shown}: {crds} CustomResourceDefinition(s) in the "
@@ -98,8 +127,9 @@ def render_kustomization(root: Root, directory: str, *, binary: list[str] | None
     for obj in objects:
         place(root, top, tree, obj)
     out.objects.extend(objects)
-    out.notices.append(f"kustomize: rendered {shown} with {' '.join(command)}")
-    return out
+    argv = command.command if isinstance(command, Prepared) else command
+    out.notices.append(f"kustomize: rendered {shown} with {' '.join(argv)}")
+    return out, True
 
 
 _CRD = re.compile(r"^kind: CustomResourceDefinition\s*$", re.M)
