@@ -84,12 +84,12 @@ def test_a_change_to_a_base_builds_every_overlay_that_names_it_again(tmp_path, b
     assert changed != first and changed == _check(repo, cache=False)
 
 
-def test_a_change_to_one_overlays_patch_builds_that_overlay_only(tmp_path, builds):
+def test_a_change_to_one_overlays_file_builds_that_overlay_only(tmp_path, builds):
     repo = _copy(OVERLAYS, tmp_path)
     first = _check(repo)
     builds.clear()
-    kfile = repo / "overlays" / "prod" / "kustomization.yaml"
-    kfile.write_text(kfile.read_text().replace("count: 4", "count: 7"))
+    hpa = repo / "overlays" / "prod" / "hpa.yaml"
+    hpa.write_text(hpa.read_text().replace("maxReplicas: 10", "maxReplicas: 12"))
     changed = _check(repo)
     assert builds == ["overlays/prod"]
     assert changed != first and changed == _check(repo, cache=False)
