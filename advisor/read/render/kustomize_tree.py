@@ -211,12 +211,14 @@ def manifests_kustomize_reads(root: Root, leaves: list[Path], every: list[Path],
         read |= tree.files
         for layer in tree.layers:
             users.setdefault(layer.directory, []).append(leaf)
-    homes = sorted({d.resolve() for d in every}, key=lambda p: -len(p.parts))
+    homes = {d.resolve() for d in every}
     out = KustomizeReads()
     unused: dict[Path, int] = {}
     for manifest in manifests:
         real = manifest.resolve()
-        home = next((d for d in homes if real.is_relative_to(d)), None)
+        # the deepest kustomization folder holding it (a lookup per parent, not a test
+        # per folder: 117,000 of them in gavinmcfall/home-ops, 1.8 s)
+        home = next((d for d in real.parents if d in homes), None)
         if real in read:
             out.skip.add(manifest)
         elif home is None:
