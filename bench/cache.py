@@ -1,6 +1,6 @@
 """The parse cache on a large repository: `check` cold, warm and warm after one change.
 
-    python bench/cache.py [--manifests 5000] [--runs 3] [--stages]
+    python bench/cache.py [--manifests 5000] [--runs 3] [--stages] [--kustomize]
 
 Generates bench/scale.py's tree of N manifests in a temporary git repository (nothing
 is committed) and times `pool-advisor check TREE --format json` in a fresh interpreter
@@ -14,6 +14,9 @@ is committed) and times `pool-advisor check TREE --format json` in a fresh inter
 - pre-commit-one-changed: the same edit, then exactly what the pre-commit hook runs
   (.pre-commit-hooks.yaml): `check --changed-files FILE` from the repository root, text
   output.
+With --kustomize each namespace folder is a kustomization listing its files (built by
+kustomize, one build per namespace, as a kustomize or Flux repository is): the warm rows
+then read the builds from the cache, and the one-changed rows build one namespace again.
 Each warm-one-changed answer is checked against --no-cache's. Target: both one-changed
 rows <= 0.5 s wall (PASS/MISS). --stages then times the stages of
 one warm-one-changed run in-process (import, discover, reading, cache, linking, rules,
@@ -118,9 +121,23 @@ def edit_one(tree: Path, step: int) -> None:
     target.write_text("".join(lines), encoding="utf-8")
 
 
+def kustomize_namespaces(tree: Path) -> int:
+    """A kustomization.yaml in each namespace folder listing its manifests; how many."""
+    count = 0
+    for ns in sorted(p for p in tree.iterdir() if p.is_dir() and p.name.startswith("team-")):
+        files = sorted(f.relative_to(ns).as_posix() for f in ns.rglob("*.yaml"))
+        (ns / "kustomization.yaml").write_text(
+            "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n"
+            + "".join(f"  - {f}\n" for f in files), encoding="utf-8")
+        count += 1
+    return count
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--manifests", type=int, default=5000)
+    parser.add_argument("--kustomize", action="store_true",
+                        help="each namespace folder a kustomization (see above)")
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--stages", action="store_true")
     args = parser.parse_args()
@@ -129,6 +146,7 @@ def main() -> None:
     tree = tmp / "repo"
     try:
         generate_manifests(tree, args.manifests)
+        builds = kustomize_namespaces(tree) if args.kustomize else 0
         (tree / ".git").mkdir()  # the repository root: where the cache folder goes
         rows: dict[str, list[tuple[float, float]]] = {}
         outputs: dict[str, str] = {}
@@ -155,7 +173,9 @@ def main() -> None:
                 raise SystemExit("pre-commit-one-changed output differs from --no-cache")
         if len({outputs["no-cache"], outputs["cold"], outputs["warm-unchanged"]}) != 1:
             raise SystemExit("cold, warm and --no-cache outputs differ")
-        print(f"{args.manifests} manifests, medians of {args.runs} runs, load average "
+        print(f"{args.manifests} manifests"
+              + (f" in {builds} kustomize builds" if args.kustomize else "")
+              + f", medians of {args.runs} runs, load average "
               f"{load_before:.1f} -> {os.getloadavg()[0]:.1f}, {os.cpu_count()} CPUs")
         print(f"{'run':<24}{'wall s':>8}{'cpu s':>8}")
         for label, values in rows.items():

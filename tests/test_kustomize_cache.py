@@ -185,3 +185,35 @@ def test_positions_a_renderer_rewrote_are_kept_packed_again():
     del tree["d"].lc.data[1]  # an item without a position: not kept
     with pytest.raises(TypeError):
         encode_tree(tree)
+
+
+def test_an_unchanged_build_is_known_without_reading_its_files(tmp_path, builds,
+                                                               monkeypatch):
+    from advisor.read import cache as cache_mod
+    from advisor.read.render import render_cache
+
+    monkeypatch.setattr(cache_mod, "RACY_NS", -10**15)  # every file old enough
+    read: list[str] = []
+    real = render_cache.read_regular
+
+    def counting(path, *a, **kw):
+        read.append(str(path))
+        return real(path, *a, **kw)
+
+    monkeypatch.setattr(render_cache, "read_regular", counting)
+    repo = _copy(OVERLAYS, tmp_path)
+    first = _check(repo)  # built, every input read for the key, the signature kept
+    assert builds and read
+    builds.clear()
+    read.clear()
+    assert _check(repo) == first
+    assert builds == [] and read == []
+    # Same size, same mtime, another content: the ctime moved, so it is read again.
+    hpa = repo / "overlays" / "prod" / "hpa.yaml"
+    st = hpa.stat()
+    hpa.write_text(hpa.read_text().replace("maxReplicas: 10", "maxReplicas: 12"))
+    os.utime(hpa, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert hpa.stat().st_size == st.st_size and hpa.stat().st_mtime_ns == st.st_mtime_ns
+    changed = _check(repo)
+    assert builds == ["overlays/prod"] and str(hpa) in read
+    assert changed != first and changed == _check(repo, cache=False)

@@ -36,7 +36,7 @@ from typing import Any
 
 from advisor.read.fs import InputError, Root
 from advisor.read.render import Rendered, render_cache
-from advisor.read.render.render_cache import hash_file, walk
+from advisor.read.render.render_cache import Newest, hash_file, sign, walk
 
 try:  # as advisor.read.cache: hashlib's own blake2b without hashlib's OpenSSL load
     from _blake2 import blake2b
@@ -141,15 +141,8 @@ def _skipped(root: Root, chart_path: Path) -> set[str]:
     return {CACHE_DIR} if chart_path == root.path else set()
 
 
-class _Newest:
-    """The latest mtime and ctime seen, in the shape advisor.read.cache.trusted reads."""
-
-    st_mtime_ns = 0
-    st_ctime_ns = 0
-
-
 def _stat_signature(root: Root, chart_path: Path, values_files: list[str], head: bytes
-                    ) -> tuple[str, _Newest] | None:
+                    ) -> tuple[str, Newest] | None:
     """A digest of what `chart_key` reads, by stat signature instead of content (the same
     walk, so the same files and folders); and the newest times among them. None where
     `chart_key` is None for the kind of a file, or an input cannot be looked at."""
@@ -157,9 +150,9 @@ def _stat_signature(root: Root, chart_path: Path, values_files: list[str], head:
 
     digest = blake2b(digest_size=32)
     digest.update(head)
-    newest = _Newest()
+    newest = Newest()
     if not walk(chart_path, "", _skipped(root, chart_path),
-                lambda shown, st, path: _signed(digest, newest, shown, st),
+                lambda shown, st, path: sign(digest, newest, shown, st),
                 lambda shown: digest.update(f"d\0{shown}\0".encode("utf-8", "surrogatepass")),
                 max_bytes=MAX_CHART_BYTES):
         return None
@@ -171,16 +164,8 @@ def _stat_signature(root: Root, chart_path: Path, values_files: list[str], head:
             return None
         if not stat.S_ISREG(st.st_mode):
             return None
-        _signed(digest, newest, str(real), st)
+        sign(digest, newest, str(real), st)
     return digest.hexdigest(), newest
-
-
-def _signed(digest: Any, newest: _Newest, shown: str, st: os.stat_result) -> bool:
-    digest.update(f"f\0{shown}\0{st.st_size}\0{st.st_mtime_ns}\0{st.st_ctime_ns}\0"
-                  f"{st.st_ino}\0{st.st_dev}\0".encode("utf-8", "surrogatepass"))
-    newest.st_mtime_ns = max(newest.st_mtime_ns, st.st_mtime_ns)
-    newest.st_ctime_ns = max(newest.st_ctime_ns, st.st_ctime_ns)
-    return True
 
 
 def _hash_folder(digest: Any, folder: Path, rel: str, skip: set[str]) -> bool:

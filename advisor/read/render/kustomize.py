@@ -86,7 +86,8 @@ def render_kustomization(root: Root, directory: str, *, binary: list[str] | None
     if cache is not None and cache.enabled and prepared is not None and not prepared.error:
         from advisor.read.render import kustomize_cache
 
-        key = kustomize_cache.build_key(root, top, [layer.directory for layer in tree.layers],
+        key = kustomize_cache.known_key(cache, root, top,
+                                        [layer.directory for layer in tree.layers],
                                         sorted(tree.files), components or [], prepared)
         cached = kustomize_cache.lookup(cache, shown, key) if key is not None else None
         if cached is not None:

@@ -14,6 +14,12 @@ problems and notices) is kept under a key made of every input that can change it
   namespace prefix the run found (without one a build naming a location is refused);
 - the tool itself: FileCache keeps one folder per tool version and advisor sources.
 
+A warm run does not read the files to make that key when none changed: the key is also
+kept under the inputs' stat signature (each file's name, size, mtime, ctime, inode and
+device, each folder's name, and the inputs above), kind `kustomize-stat`, kept only when
+every file's mtime and ctime are older than the run's start by RACY_NS, as
+advisor.read.render.helm_cache does for a chart.
+
 Not kept: a build whose folders hold a symlink or a special file (the copy follows a
 symlink that stays in the repository; the key does not), folders beyond the copy's
 limits, and a build that failed (a time or output limit another run may not hit).
@@ -29,7 +35,7 @@ from typing import Any
 
 from advisor.read.fs import Root
 from advisor.read.render import Rendered, render_cache
-from advisor.read.render.render_cache import hash_file, walk
+from advisor.read.render.render_cache import FileVisit, Newest, hash_file, sign, walk
 from advisor.read.render.sandbox import MAX_COPY_BYTES, SKIP_DIRS
 
 try:  # as advisor.read.cache: hashlib's own blake2b without hashlib's OpenSSL load
@@ -38,7 +44,35 @@ except ImportError:  # pragma: no cover - a Python without the built-in module
     from hashlib import blake2b
 
 KIND = "kustomize"  # the FileCache kind of a build
+STAT_KIND = "kustomize-stat"  # the FileCache kind of a build's key under its stat signature
 SCHEMA = 1
+
+
+def known_key(cache: Any, root: Root, top: Path, folders: list[Path], files: list[Path],
+              components: list[str], prepared: Any) -> str | None:
+    """`build_key`, taken from `cache` when no input's stat signature changed since a run
+    that made it (no file is read); else made, and kept under the signature when every
+    input is old enough to be known by it (advisor.read.cache.trusted)."""
+    from advisor.read.cache import trusted
+
+    head = _head(root, top, components, prepared)
+    if head is None:
+        return None
+    digest = blake2b(digest_size=32)
+    digest.update(head)
+    newest = Newest()
+    if not _inputs(root, folders, files, digest,
+                   lambda shown, st, path: sign(digest, newest, shown, st)):
+        return None
+    signature = digest.hexdigest()
+    shown = root.rel(top)
+    known = cache.get(STAT_KIND, shown, signature, str)
+    if known is not None:
+        return known
+    key = build_key(root, top, folders, files, components, prepared)
+    if key is not None and trusted(newest, cache.started_ns):
+        cache.put(STAT_KIND, shown, signature, key)
+    return key
 
 
 def build_key(root: Root, top: Path, folders: list[Path], files: list[Path],
@@ -46,44 +80,62 @@ def build_key(root: Root, top: Path, folders: list[Path], files: list[Path],
     """The key of the build at `top` whose working copy holds `folders` whole and `files`
     (advisor.read.render.kustomize.build_sandboxed's inputs), with `components` added,
     by `prepared` (kustomize.Prepared); None when it is not kept (see the module's text)."""
-    from advisor.read.cache import CACHE_DIR
+    head = _head(root, top, components, prepared)
+    if head is None:
+        return None
+    digest = blake2b(digest_size=32)
+    digest.update(head)
+    if not _inputs(root, folders, files, digest,
+                   lambda shown, st, path: hash_file(digest, path, shown)):
+        return None
+    return digest.hexdigest()
 
+
+def _head(root: Root, top: Path, components: list[str], prepared: Any) -> bytes | None:
+    """The inputs of a build that are not files; None when the binary cannot be known."""
     binary = _binary_identity(prepared.command)
     if binary is None:
         return None
-    digest = blake2b(digest_size=32)
-    digest.update(json.dumps([SCHEMA, str(root.path), root.rel(top), components,
-                              prepared.command, binary, prepared.prefix]
-                             ).encode("utf-8", "surrogatepass"))
+    return json.dumps([SCHEMA, str(root.path), root.rel(top), components, prepared.command,
+                       binary, prepared.prefix]).encode("utf-8", "surrogatepass")
+
+
+def _inputs(root: Root, folders: list[Path], files: list[Path], digest: Any,
+            on_file: FileVisit) -> bool:
+    """`on_file` for every file of the working copy, in order (each folder's files, then
+    the named files), each folder's name into `digest`; False for what is not kept."""
+    from advisor.read.cache import CACHE_DIR
+
     skip = SKIP_DIRS | {CACHE_DIR}
-    budget = [MAX_COPY_BYTES]  # all folders together, as the copy counts them
+    left = MAX_COPY_BYTES  # all folders together, as the copy counts them
     for folder in sorted(set(folders)):
         shown = _shown(root, folder)
         if shown is None or not _plain_folder(folder):
-            return None
+            return False
         digest.update(f"D\0{shown}\0".encode("utf-8", "surrogatepass"))
-        size = [0]
+        size = 0
 
-        def on_file(name: str, st: os.stat_result, path: Path, size: list[int] = size) -> bool:
-            size[0] += st.st_size
-            return hash_file(digest, path, name)
+        def counted(name: str, st: os.stat_result, path: Path) -> bool:
+            nonlocal size
+            size += st.st_size
+            return on_file(name, st, path)
 
-        if not walk(folder, f"{shown}/", frozenset(), on_file,
+        if not walk(folder, f"{shown}/", frozenset(), counted,
                     lambda name: digest.update(f"d\0{name}\0".encode("utf-8",
                                                                      "surrogatepass")),
-                    max_bytes=budget[0], skip_everywhere=skip):
-            return None
-        budget[0] -= size[0]
+                    max_bytes=left, skip_everywhere=skip):
+            return False
+        left -= size
     for path in sorted(set(files)):
         shown = _shown(root, path)
         try:
             st = os.stat(path, follow_symlinks=False)
         except OSError:
-            return None
-        if shown is None or not stat.S_ISREG(st.st_mode) or not hash_file(digest, path,
-                                                                         f"F:{shown}"):
-            return None
-    return digest.hexdigest()
+            return False
+        if shown is None or not stat.S_ISREG(st.st_mode) or not on_file(f"F:{shown}", st,
+                                                                          path):
+            return False
+    return True
 
 
 def _shown(root: Root, path: Path) -> str | None:

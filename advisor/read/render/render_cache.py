@@ -114,6 +114,23 @@ def walk(folder: Path, rel: str, skip: set[str] | frozenset[str], on_file: FileV
     return True
 
 
+class Newest:
+    """The latest mtime and ctime seen, in the shape advisor.read.cache.trusted reads."""
+
+    st_mtime_ns = 0
+    st_ctime_ns = 0
+
+
+def sign(digest: Any, newest: Newest, shown: str, st: os.stat_result) -> bool:
+    """A file's stat signature into `digest` (what it is known by when unchanged, as
+    advisor.read.cache knows a manifest), and its times into `newest`."""
+    digest.update(f"f\0{shown}\0{st.st_size}\0{st.st_mtime_ns}\0{st.st_ctime_ns}\0"
+                  f"{st.st_ino}\0{st.st_dev}\0".encode("utf-8", "surrogatepass"))
+    newest.st_mtime_ns = max(newest.st_mtime_ns, st.st_mtime_ns)
+    newest.st_ctime_ns = max(newest.st_ctime_ns, st.st_ctime_ns)
+    return True
+
+
 def hash_file(digest: Any, path: Path, shown: str) -> bool:
     """`path`'s name as shown, size and content into `digest`; False when it cannot be
     read as a regular file."""
