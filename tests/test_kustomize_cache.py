@@ -217,3 +217,33 @@ def test_an_unchanged_build_is_known_without_reading_its_files(tmp_path, builds,
     changed = _check(repo)
     assert builds == ["overlays/prod"] and str(hpa) in read
     assert changed != first and changed == _check(repo, cache=False)
+
+
+def test_builds_side_by_side_keep_their_order(monkeypatch):
+    import threading
+    import time
+
+    from advisor.engine import repository
+
+    monkeypatch.setattr(repository.os, "sched_getaffinity", lambda _pid: {0, 1})
+    threads: set[str] = set()
+
+    def job(i: int):
+        def run():
+            threads.add(threading.current_thread().name)
+            time.sleep(0.02 * (5 - i))  # the first ends last
+            if i in (1, 3):
+                raise RuntimeError(f"build {i} broke")
+            return i
+        return run
+
+    problems: list = []
+    got = repository._side_by_side(problems, [(f"k{i}", job(i)) for i in range(5)], "x")
+    assert got == [0, None, 2, None, 4]
+    assert [p.location.path for p in problems] == ["k1", "k3"]
+    assert "build 1 broke" in problems[0].message
+    assert len(threads) == 3  # the cores and one more
+    threads.clear()
+    monkeypatch.setattr(repository.os, "sched_getaffinity", lambda _pid: {0})
+    assert repository._side_by_side([], [("k0", job(0))], "x") == [0]
+    assert threads == {threading.main_thread().name}  # one job: no thread
