@@ -29,6 +29,7 @@ ones it recognises; this module is the boundary that holds when the filter misse
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import selectors
@@ -229,17 +230,31 @@ def run_bounded(argv: list[str], *, env: dict[str, str], cwd: Path,
     ran longer than `timeout`, used more than `cpu_seconds` of CPU (the kernel stops it:
     RLIMIT_CPU) or wrote more than `max_output` bytes (killed then)."""
 
-    def limit_cpu() -> None:
-        import resource
+    import resource
+    import threading
 
-        resource.setrlimit(resource.RLIMIT_CPU, (cpu_seconds, cpu_seconds + 5))
+    limits = (cpu_seconds, cpu_seconds + 5)
+    # The CPU limit is set on the child from here (prlimit, Linux) once it runs: a
+    # preexec_fn is not safe once other threads run (builds run side by side, see
+    # advisor.engine.repository), and without one the child is spawned without a fork of
+    # this process. Elsewhere, a preexec_fn while this is the only thread; else the time
+    # limit alone bounds it.
+    set_later = hasattr(resource, "prlimit")
+    preexec = None
+    if not set_later and threading.active_count() == 1:
+        def preexec() -> None:
+            resource.setrlimit(resource.RLIMIT_CPU, limits)
 
     try:
         proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, env=env, cwd=str(cwd),
-                                start_new_session=True, preexec_fn=limit_cpu)
+                                start_new_session=True, preexec_fn=preexec)
     except OSError as exc:
         return None, "", str(exc)
+    if set_later:
+        with contextlib.suppress(ProcessLookupError, PermissionError):  # ended; or the time
+            # limit alone bounds it
+            resource.prlimit(proc.pid, resource.RLIMIT_CPU, limits)
     chunks: dict[int, list[bytes]] = {1: [], 2: []}
     sizes = {1: 0, 2: 0}
     error = ""
