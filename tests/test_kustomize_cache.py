@@ -229,7 +229,9 @@ def test_builds_side_by_side_keep_their_order(monkeypatch):
     threads: set[str] = set()
 
     def job(i: int):
-        def run():
+        def run(cached_only: bool = False):
+            if cached_only:  # asked first, in this thread: nothing kept but build 4's
+                return 4 if i == 4 else None
             threads.add(threading.current_thread().name)
             time.sleep(0.02 * (5 - i))  # the first ends last
             if i in (1, 3):
@@ -242,7 +244,10 @@ def test_builds_side_by_side_keep_their_order(monkeypatch):
     assert got == [0, None, 2, None, 4]
     assert [p.location.path for p in problems] == ["k1", "k3"]
     assert "build 1 broke" in problems[0].message
-    assert len(threads) == 3  # the cores and one more
+    assert len(threads) == 3  # the cores and one more, for the four builds not kept
+    threads.clear()
+    every = repository._side_by_side([], [(f"k{i}", job(4)) for i in range(3)], "x")
+    assert every == [4, 4, 4] and threads == set()  # all kept: no build, no thread
     threads.clear()
     monkeypatch.setattr(repository.os, "sched_getaffinity", lambda _pid: {0})
     assert repository._side_by_side([], [("k0", job(0))], "x") == [0]

@@ -48,13 +48,15 @@ TIMEOUT_SECONDS = sandbox.TIMEOUT_SECONDS
 
 def render_kustomization(root: Root, directory: str, *, binary: list[str] | None = None,
                          prepared: Prepared | None = None,
-                         components: list[str] | None = None, cache: Any = None) -> Rendered:
+                         components: list[str] | None = None, cache: Any = None,
+                         cached_only: bool = False) -> Rendered | None:
     """Render the kustomization in `directory` (inside `root`); `prepared` (from
     `prepare_kustomize`, once per run) saves checking the binary again for each one.
     `components` (relative to `directory`) are added to its `components:` first, as
     Flux does with a Kustomization's spec.components. With a `cache` (advisor.read.cache)
     and `prepared`, a build of the same inputs is taken from it and kustomize is not run
-    (advisor.read.render.kustomize_cache)."""
+    (advisor.read.render.kustomize_cache). `cached_only`: None instead of running
+    kustomize (what needs no build, a refusal or the cache's build, is returned)."""
     out = Rendered()
     try:
         top = root.resolve(directory)
@@ -92,6 +94,8 @@ def render_kustomization(root: Root, directory: str, *, binary: list[str] | None
         cached = kustomize_cache.lookup(cache, shown, key) if key is not None else None
         if cached is not None:
             return _joined(out, cached)
+    if cached_only:
+        return None
     built, succeeded = _built(root, top, tree, shown, prepared or command, components)
     if key is not None and succeeded:
         kustomize_cache.store(cache, shown, key, built)
