@@ -496,7 +496,9 @@ def _render(found, root: Root, settings: Settings, options: CheckOptions,
         prepared = prepare_kustomize()  # the binary's flags checked once for the run
         builds = _side_by_side(problems, [
             (root.rel(d), partial(render_kustomization, root, root.rel(d), prepared=prepared,
-                                  cache=cache)) for d in found.kustomize_dirs],
+                                  cache=cache,
+                                  scanned=reads.trees.get(d.resolve()) if reads else None))
+            for d in found.kustomize_dirs],
             "rendering this kustomization")
         for d, rendered in zip(found.kustomize_dirs, builds, strict=True):
             extra = (beside or {}).get(root.rel(d), [])

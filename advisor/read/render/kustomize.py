@@ -49,23 +49,29 @@ TIMEOUT_SECONDS = sandbox.TIMEOUT_SECONDS
 def render_kustomization(root: Root, directory: str, *, binary: list[str] | None = None,
                          prepared: Prepared | None = None,
                          components: list[str] | None = None, cache: Any = None,
-                         cached_only: bool = False) -> Rendered | None:
+                         cached_only: bool = False, scanned: Tree | None = None
+                         ) -> Rendered | None:
     """Render the kustomization in `directory` (inside `root`); `prepared` (from
     `prepare_kustomize`, once per run) saves checking the binary again for each one.
     `components` (relative to `directory`) are added to its `components:` first, as
     Flux does with a Kustomization's spec.components. With a `cache` (advisor.read.cache)
     and `prepared`, a build of the same inputs is taken from it and kustomize is not run
     (advisor.read.render.kustomize_cache). `cached_only`: None instead of running
-    kustomize (what needs no build, a refusal or the cache's build, is returned)."""
+    kustomize (what needs no build, a refusal or the cache's build, is returned).
+    `scanned`: the scan of `directory` made already (without components), not made
+    again."""
     out = Rendered()
     try:
         top = root.resolve(directory)
     except InputError as exc:
         out.problems.append(problem(exc.path, exc.message, fatal=True))
         return out
-    tree = Tree()
     seen: set[Path] = set()
-    scan(root, top, tree, seen, depth=0)
+    if scanned is not None and not components:
+        tree = scanned
+    else:
+        tree = Tree()
+        scan(root, top, tree, seen, depth=0)
     for entry in components or []:
         try:
             target = root.resolve(entry.strip(), relative_to=top)

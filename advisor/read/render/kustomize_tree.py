@@ -185,6 +185,9 @@ class KustomizeReads(Struct):
     # A kustomization folder no built one uses -> the notice saying so; one a Flux
     # Kustomization adds as a component is used after all (repository._flux_components).
     unused: dict[str, str] = field(default_factory=dict)
+    # Each built kustomization's scan, by its folder (resolved): its render scans it once
+    # (advisor.read.render.kustomize.render_kustomization `scanned`).
+    trees: dict[Path, Tree] = field(default_factory=dict)
 
     @property
     def notices(self) -> list[str]:
@@ -205,14 +208,16 @@ def manifests_kustomize_reads(root: Root, leaves: list[Path], every: list[Path],
 
     read: set[Path] = set()
     users: dict[Path, list[Path]] = {}  # kustomization folder -> leaves that build it
+    out = KustomizeReads()
     for leaf in leaves:
         tree = Tree()
-        scan(root, leaf.resolve(), tree, set(), depth=0)
+        top = leaf.resolve()
+        scan(root, top, tree, set(), depth=0)
+        out.trees[top] = tree
         read |= tree.files
         for layer in tree.layers:
             users.setdefault(layer.directory, []).append(leaf)
     homes = {d.resolve() for d in every}
-    out = KustomizeReads()
     unused: dict[Path, int] = {}
     for manifest in manifests:
         real = manifest.resolve()
