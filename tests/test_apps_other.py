@@ -173,3 +173,17 @@ def test_a_rails_pool_set_to_what_is_not_read_is_unknown_and_a_secret_url_is_sai
                                 scan_app_dir(Root.of(tmp_path), ""))
     (pool,) = found.pools
     assert pool.size.value == 5 and "a ?pool= in it would win" in pool.note
+
+
+def test_npgsql_connection_strings_written_in_csharp_source():
+    """No appsettings and no ConnectionStrings__ env: the literals of the C# files that
+    use Npgsql are its pools, one per distinct string (example-voting-app's worker)."""
+    found = _pools("npgsql_literal")
+    assert product(found.pools) == "1 x 4 + 1 x 100 + 1 x 0 = 104"
+    ledger, votes, report = found.pools
+    assert (votes.route.host, votes.route.port) == ("votes-db", 6432)
+    assert votes.bound == "default" and votes.size.source.default.startswith("Npgsql default")
+    assert "src/Worker.cs:12 (connection string) sets no Maximum Pool Size" in votes.note
+    assert ledger.route.host == "ledger-db" and ledger.size.source.label() == "src/Worker.cs:8"
+    assert report.route.host == "report-db" and report.bound == "unbounded"
+    assert not any(p.route.host in ("mssql", None) for p in found.pools)

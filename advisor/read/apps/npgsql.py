@@ -3,6 +3,11 @@
 beats appsettings.{ASPNETCORE_ENVIRONMENT}.json beats appsettings.json; the environment
 defaults to Production). Npgsql keeps one pool per distinct connection string.
 
+Without either, a connection string written as a C# string literal in a source file
+that uses Npgsql (`new NpgsqlConnection("Server=db;Username=postgres;...")`, the
+example-voting-app worker) is read: one pool per distinct literal. An interpolated
+string ($"...") is not read.
+
 Keys are case-insensitive and spaces are ignored: `Maximum Pool Size` (also `Max Pool
 Size`), `Pooling=false` means no pool (no limit). Default read in npgsql v10.0.0
 src/Npgsql/NpgsqlConnectionStringBuilder.cs:837-840 (`[DefaultValue(100)] MaxPoolSize`).
@@ -11,6 +16,7 @@ src/Npgsql/NpgsqlConnectionStringBuilder.cs:837-840 (`[DefaultValue(100)] MaxPoo
 from __future__ import annotations
 
 import json
+import re
 
 from msgspec.structs import replace
 
@@ -65,6 +71,8 @@ def npgsql_pools(ctx: StackContext) -> list[Pool]:
         if var.name.lower().startswith("connectionstrings__") and var.value is not None:
             name = var.name.split("__", 1)[1]
             found[name] = (var.value, replace(var.source, key=var.name))
+    if not found:
+        found = _literals(ctx)
     pools: list[Pool] = []
     for name, (conn, src) in found.items():
         keys = _keys(conn)
@@ -87,3 +95,27 @@ def npgsql_pools(ctx: StackContext) -> list[Pool]:
                 key="Maximum Pool Size"), route=route, bound="default", per_process=False,
                 note=f"{src.label()} ({src.key}) sets no Maximum Pool Size"))
     return pools
+
+
+# A C# string literal: regular ("...", backslash escapes) or verbatim (@"...", "" for a
+# quote); an interpolated one ($"..." or $@"...") is left alone (its parts are code).
+_LITERAL = re.compile(r'(?<![$\w"])@"((?:[^"]|"")*)"|(?<![$@\w"])"((?:[^"\\\n]|\\.)*)"')
+
+
+def _literals(ctx: StackContext) -> dict[str, tuple[str, Source]]:
+    """Npgsql connection strings written as literals in the C# sources that use Npgsql,
+    by the place of the first one of each (name: "File.cs:line")."""
+    found: dict[str, tuple[str, Source]] = {}
+    seen: set[str] = set()
+    for f in sorted(ctx.files("csharp"), key=lambda f: f.rel):
+        if "Npgsql" not in f.text:
+            continue
+        for m in _LITERAL.finditer(f.text):
+            text = m.group(1).replace('""', '"') if m.group(1) is not None else m.group(2)
+            if ";" not in text or text in seen or not _is_npgsql(_keys(text)):
+                continue
+            seen.add(text)
+            line = f.text.count("\n", 0, m.start()) + 1
+            name = f"{f.rel.rsplit('/', 1)[-1]}:{line}"
+            found[name] = (text, Source(path=f.path, line=line, key="connection string"))
+    return found
