@@ -171,6 +171,91 @@ def _migration_pool(ctx: StackContext) -> Pool | None:
     return None
 
 
+# PostgreSQL's client programs: the connections one run holds at once (libpq programs
+# open one; `-j N` runs N jobs, pg_dump with one more for the leader; pg_basebackup
+# streams the WAL over a second connection unless told `-X fetch` or `-X none`;
+# pgbench opens one per client, `-c N`, 1 by default). A script that runs several runs
+# them one after another: the most any one of them holds.
+_CLIENT_PROGRAMS = frozenset({"psql", "pg_isready", "pg_dump", "pg_dumpall", "pg_restore",
+                              "pg_basebackup", "vacuumdb", "reindexdb", "clusterdb",
+                              "createdb", "dropdb", "createuser", "dropuser", "pgbench"})
+_JOBS_PROGRAMS = {"pg_dump": 1, "pg_restore": 0, "vacuumdb": 0, "reindexdb": 0}  # + leader
+
+
+def _client_program_pool(ctx: StackContext) -> Pool | None:
+    """One pool for a container that runs PostgreSQL's client programs and no server
+    (a psql Job, a pg_dump CronJob): what the busiest one holds, or None when a count
+    is not a number (its `-j` from an env var the repository does not set)."""
+    from advisor.model import Source, Term
+    from advisor.read.apps.cmdline import command_line
+
+    cmd = command_line(ctx.container, ctx.app, [])
+    words = [w for segment in cmd.segments() for w in segment]
+    runs: list[tuple[str, int, Source]] = []
+    for i, word in enumerate(words):
+        program = word.text.rsplit("/", 1)[-1]
+        if program not in _CLIENT_PROGRAMS:
+            continue
+        rest = [w.text for w in words[i + 1:]]
+        end = next((j for j, w in enumerate(rest)
+                    if w.rsplit("/", 1)[-1] in _CLIENT_PROGRAMS), len(rest))
+        count = _program_connections(program, rest[:end])
+        if count is None:
+            return None
+        runs.append((program, count, word.source))
+    if not runs or ctx.processes().server:
+        return None  # a server process runs too: its pools count
+    program, count, where = max(runs, key=lambda run: run[1])
+    names = list(dict.fromkeys(run[0] for run in runs))
+    held = f"{count} connection{'s' if count != 1 else ''}"
+    if ctx.container.role != "init":
+        ctx.notices.append(f"{ctx.container.name}: runs PostgreSQL client program"
+                           f"{'s' if len(names) > 1 else ''} {', '.join(names)} "
+                           f"({where.label()}): counted as {held}, what {program} holds "
+                           "at once")
+    return Pool(label=f"{program} connections",
+                size=Term(label=f"{program} connections", value=count,
+                          source=Source.default_of(
+                              f"{program} holds {held} at once (PostgreSQL client program)",
+                              key=program)),
+                note=(f"client programs run one after another ({', '.join(names)}): the "
+                      f"most {program} holds" if len(names) > 1 else ""))
+
+
+def _program_connections(program: str, args: list[str]) -> int | None:
+    """The connections one run of `program` with `args` holds at once."""
+    if program == "pgbench":
+        return _option(args, "-c", "--client", 1)
+    if program == "pg_basebackup":
+        method = _option_text(args, "-X", "--wal-method")
+        return 1 if method in ("fetch", "f", "none", "n") else 2
+    if program in _JOBS_PROGRAMS:
+        jobs = _option(args, "-j", "--jobs", 1)
+        if jobs is None:
+            return None
+        return jobs + _JOBS_PROGRAMS[program] if jobs > 1 else 1
+    return 1
+
+
+def _option_text(args: list[str], short: str, long: str) -> str | None:
+    for i, arg in enumerate(args):
+        if arg in (short, long):
+            return args[i + 1] if i + 1 < len(args) else None
+        if arg.startswith(long + "="):
+            return arg.split("=", 1)[1]
+        if arg.startswith(short) and len(arg) > len(short) and not arg.startswith("--"):
+            return arg[len(short):]
+    return None
+
+
+def _option(args: list[str], short: str, long: str, default: int) -> int | None:
+    """An integer option's value; `default` when it is absent, None when not a number."""
+    text = _option_text(args, short, long)
+    if text is None:
+        return default
+    return int(text) if text.isdigit() else None
+
+
 def pools_for_container(container: Container, app: AppSource | None = None, *,
                         profile: str | None = None, node_cpus: int | None = None) -> AppPools:
     """Every pool the container's processes open, from its env/args and its app source.
@@ -181,6 +266,14 @@ def pools_for_container(container: Container, app: AppSource | None = None, *,
         app = None  # a proxy/agent sidecar: the app's source files are not its settings
     ctx = StackContext(container=container, app=app, profile=profile, node_cpus=node_cpus)
     migration = _migration_pool(ctx)
+    client_program = _client_program_pool(ctx) if migration is None else None
+    if client_program is not None and container.role == "init":
+        # `until pg_isready ...` before the application starts: gone by the peak
+        ctx.notices.append(f"init container {container.name}: {client_program.label} not "
+                           "counted at peak (it exits before the application containers "
+                           "start)")
+        return AppPools(notices=ctx.notices, problems=ctx.problems)
+    migration = migration or client_program
     if migration is not None:
         return AppPools(pools=[migration], notices=ctx.notices, problems=ctx.problems)
     pools: list[Pool] = []

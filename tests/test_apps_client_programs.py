@@ -1,0 +1,72 @@
+"""PostgreSQL's client programs run by a Job or CronJob (psql, pg_dump, pgbench, ...):
+the connections the busiest one holds at once, not an unknown (audit G: damacus'
+penpot-skip-onboarding Job running psql was 'no known stack', PA106)."""
+
+from __future__ import annotations
+
+import pytest
+from msgspec.structs import replace
+
+from advisor.read.apps import pools_for_container
+from tests.apphelpers import container, product
+
+SCRIPT = """set -eu
+until psql -c "SELECT 1 FROM public.profile LIMIT 1" >/dev/null 2>&1; do
+  sleep 10
+done
+psql <<'SQL'
+UPDATE public.profile SET props = '{}'::jsonb;
+SQL
+echo done
+"""
+
+
+@pytest.mark.parametrize(("command", "expected"), [
+    (("/bin/sh", "-c", SCRIPT), 1),
+    (("psql", "-h", "db", "-f", "/seed.sql"), 1),
+    (("/usr/bin/pg_dump", "-Fc", "-f", "/backup/app.dump"), 1),
+    (("pg_dump", "-Fd", "-j", "4", "-f", "/backup/app"), 5),  # four jobs and the leader
+    (("pg_dump", "-Fd", "--jobs=3", "-f", "/backup/app"), 4),
+    (("pg_restore", "-j8", "-d", "app", "/backup/app"), 8),
+    (("vacuumdb", "--all", "--jobs", "6"), 6),
+    (("pgbench", "-c", "16", "-j", "4", "-T", "60"), 16),  # -j is threads for pgbench
+    (("pgbench", "-T", "60"), 1),
+    (("pg_basebackup", "-D", "/data"), 2),  # WAL streamed over a second connection
+    (("pg_basebackup", "-D", "/data", "-X", "fetch"), 1),
+    (("sh", "-c", "pg_isready -h db && pg_dump -j 2 -Fd -f /b && psql -c 'select 1'"), 3),
+])
+def test_the_connections_a_client_program_holds(command, expected):
+    found = pools_for_container(container({"PGHOST": "db"}, command=command))
+    (pool,) = found.pools
+    assert product(found.pools) == f"1 x {expected} = {expected}"
+    assert pool.size.source.default.endswith("at once (PostgreSQL client program)")
+    assert any("runs PostgreSQL client program" in n for n in found.notices)
+
+
+def test_a_jobs_count_that_is_not_a_number_is_not_guessed():
+    found = pools_for_container(container({"PGHOST": "db"},
+                                          command=("pg_dump", "-j", "$(JOBS)", "-Fd")))
+    assert not any(p.label.startswith("pg_dump") for p in found.pools)
+
+
+def test_a_server_process_after_a_client_program_keeps_the_servers_pools():
+    found = pools_for_container(container(
+        {"DATABASE_URL": "postgres://u@db/app"},
+        command=("sh", "-c", "until pg_isready -h db; do sleep 1; done; exec gunicorn app:app")))
+    assert not any("client program" in n for n in found.notices)
+
+
+def test_an_init_container_waiting_with_pg_isready_is_not_counted_at_peak():
+    init = replace(container({"PGHOST": "db"},
+                             command=("sh", "-c", "until pg_isready; do sleep 2; done")),
+                   role="init")
+    found = pools_for_container(init)
+    assert found.pools == []
+    assert any("init container app: pg_isready connections not counted at peak" in n
+               for n in found.notices)
+
+
+def test_a_word_that_only_mentions_a_program_is_not_one():
+    found = pools_for_container(container({"PGHOST": "db"},
+                                          command=("sh", "-c", "echo 'run psql by hand'")))
+    assert found.pools == []
