@@ -172,7 +172,9 @@ def _migration_pool(ctx: StackContext) -> Pool | None:
 
 
 # PostgreSQL's client programs: the connections one run holds at once (libpq programs
-# open one; `-j N` runs N jobs, pg_dump with one more for the leader; pg_basebackup
+# open one; `-j N` runs N jobs: pg_dump opens N + 1 (its documentation), pg_restore's
+# leader disconnects before its N workers start (pg_backup_archiver.c, "This runs
+# PRE_DATA items and then disconnects"), vacuumdb and reindexdb open N; pg_basebackup
 # streams the WAL over a second connection unless told `-X fetch` or `-X none`;
 # pgbench opens one per client, `-c N`, 1 by default). A script that runs several runs
 # them one after another: the most any one of them holds.
