@@ -97,12 +97,28 @@ def test_base_outside_the_root_is_refused():
     assert (p.location.path, p.location.line) == ("prod/kustomization.yaml", 5)
 
 
-def test_remote_resources_are_not_fetched(tmp_path):
+@needs_kustomize
+def test_remote_resources_are_not_fetched_and_the_rest_is_built(tmp_path):
+    """A vendor's CRDs named by URL beside the application (audit G: three of damacus'
+    kustomizations were a PA901 error each, their local objects unread)."""
     (tmp_path / "kustomization.yaml").write_text(
-        "resources:\n  - https://github.com/kubernetes-sigs/kustomize//examples/helloWorld\n")
-    r = render_kustomization(Root.of(tmp_path), ".", binary=["/bin/false"])
+        "resources:\n  - https://github.com/kubernetes-sigs/kustomize//examples/helloWorld\n"
+        "  - cm.yaml\n"
+        "components:\n  - https://example.invalid/component\n")
+    (tmp_path / "cm.yaml").write_text(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app-db\n"
+        "data:\n  DATABASE_URL: postgres://app@db/app\n")
+    r = render_kustomization(Root.of(tmp_path), ".")
+    [component] = [p for p in r.problems if "component" in p.message]
+    assert component.fatal and r.objects == []  # a remote component changes what is read
+    (tmp_path / "kustomization.yaml").write_text(
+        "resources:\n  - https://github.com/kubernetes-sigs/kustomize//examples/helloWorld\n"
+        "  - cm.yaml\n")
+    r = render_kustomization(Root.of(tmp_path), ".")
     [p] = r.problems
-    assert "does not fetch from the network" in p.message and p.location.line == 2
+    assert not p.fatal and p.location.line == 2
+    assert "does not fetch from the network" in p.message and "the rest" in p.message
+    assert [o.ref for o in r.objects] == ["ConfigMap/app-db"]
 
 
 def test_helm_inflation_and_symlinked_resources_are_refused(tmp_path):

@@ -84,7 +84,7 @@ def render_kustomization(root: Root, directory: str, *, binary: list[str] | None
     if tree.problems:
         out.problems.extend(tree.problems)
         return out
-    out.problems.extend(tree.helm_charts)
+    out.problems.extend(tree.helm_charts + tree.remote)
     command = prepared.command if prepared is not None else (
         binary if binary is not None else find_kustomize())
     shown = root.rel(top)
@@ -121,7 +121,8 @@ def _built(root: Root, top: Path, tree: Tree, shown: str, command: list[str] | P
     built it (a failure may be a limit that another run would not hit: not kept)."""
     out = Rendered()
     built = build_sandboxed(root, top, [layer.directory for layer in tree.layers], command,
-                            files=sorted(tree.files), components=components)
+                            files=sorted(tree.files), components=components,
+                            remote_left_out=bool(tree.remote))
     out.notices.extend(built.notices)
     text = built.text
     if text is None:
@@ -202,12 +203,14 @@ def prepare_kustomize(command: list[str] | None = None) -> Prepared | None:
 
 def build_sandboxed(root: Root, top: Path, directories: list[Path],
                     command: list[str] | Prepared, *, files: list[Path] | None = None,
-                    origins: bool = True, components: list[str] | None = None) -> Build:
+                    origins: bool = True, components: list[str] | None = None,
+                    remote_left_out: bool = False) -> Build:
     """Run kustomize (`command`, checked by `prepare_kustomize` unless it is already) on a
     working copy of `directories` (the kustomization folders of the tree, inside `root`)
     with the build at `top`, sealed as advisor.read.render.sandbox describes. The URL filter
     of `scan` is not needed for this to hold: tests call it with kustomizations the
-    filter would refuse."""
+    filter would refuse. `remote_left_out`: the scan left remote resources out of the
+    build; they are taken out of the working copy's kustomizations."""
     prepared = command if isinstance(command, Prepared) else prepare_kustomize(command)
     if prepared is None or prepared.error:
         return Build(None, prepared.error if prepared else "no kustomize binary")
@@ -233,6 +236,8 @@ def build_sandboxed(root: Root, top: Path, directories: list[Path],
             for f in files or []:
                 sandbox.copy_file(root.path, f, mirror / f.relative_to(root.path), copied)
             _without_helm_charts(mirror, directories, root.path)
+            if remote_left_out:
+                _without_remote(mirror, directories, root.path)
             if origins or components:
                 _edit_top(next(mirror / top.relative_to(root.path) / n
                                for n in KUSTOMIZATION_FILES
@@ -320,6 +325,34 @@ def _without_helm_charts(mirror: Path, directories: list[Path], root: Path) -> N
             if isinstance(doc, dict) and any(key in doc for key in _HELM_KEYS):
                 for key in _HELM_KEYS:
                     doc.pop(key, None)
+                with kfile.open("w", encoding="utf-8") as handle:
+                    yaml.dump(doc, handle)
+
+
+def _without_remote(mirror: Path, directories: list[Path], root: Path) -> None:
+    """The working copy's kustomizations without their remote resources and bases (the
+    scan reported each): kustomize never sees a location to fetch, and builds the rest."""
+    from ruamel.yaml import YAML
+
+    from advisor.read.render.kustomize_tree import LEFT_OUT_WHEN_REMOTE, is_remote
+
+    for directory in directories:
+        for name in KUSTOMIZATION_FILES:
+            kfile = mirror / directory.relative_to(root) / name
+            if not kfile.is_file():
+                continue
+            yaml = YAML(typ="rt")
+            doc = yaml.load(kfile.read_text(encoding="utf-8"))
+            if not isinstance(doc, dict):
+                continue
+            changed = False
+            for key in LEFT_OUT_WHEN_REMOTE:
+                entries = doc.get(key)
+                if isinstance(entries, list) and any(
+                        isinstance(e, str) and is_remote(e) for e in entries):
+                    doc[key] = [e for e in entries if not (isinstance(e, str) and is_remote(e))]
+                    changed = True
+            if changed:
                 with kfile.open("w", encoding="utf-8") as handle:
                     yaml.dump(doc, handle)
 

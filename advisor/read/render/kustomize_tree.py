@@ -19,6 +19,10 @@ from advisor.read.fs import InputError, Root
 from advisor.read.sources.k8s import get, line_of, load_yaml_stream
 
 KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
+# Entries whose remote targets only add objects (a vendor's CRDs, an operator's install):
+# the build goes on without them. A remote component or patch changes the objects that
+# are read, so it still stops the build.
+LEFT_OUT_WHEN_REMOTE = ("resources", "bases")
 
 
 # Locations kustomize would clone or download (api/internal/git/repospec.go and
@@ -45,6 +49,14 @@ class Tree(Struct):
     problems: list[ConfigProblem] = field(default_factory=list)
     # helmCharts entries left out of the build: reported, the rest still built
     helm_charts: list[ConfigProblem] = field(default_factory=list)
+    # remote resources and bases left out of the build, the same way
+    remote: list[ConfigProblem] = field(default_factory=list)
+
+
+def is_remote(entry: str) -> bool:
+    """Whether kustomize would fetch `entry` (a git or HTTP location) instead of reading
+    a path of the repository."""
+    return bool(_REMOTE.match(entry.strip()))
 
 
 def kfile_shown(root: Root, directory: Path) -> str:
@@ -93,6 +105,15 @@ def scan(root: Root, directory: Path, tree: Tree, seen: set[Path], depth: int) -
         if not isinstance(entry, str) or not entry.strip():
             return
         if _REMOTE.match(entry.strip()):
+            if keys[0] in LEFT_OUT_WHEN_REMOTE:
+                # Not fatal: built without it (advisor.read.render.kustomize
+                # _without_remote), as without a helmCharts entry.
+                tree.remote.append(problem(
+                    shown, f"remote resource {entry!r} not fetched (pool-advisor does not "
+                    "fetch from the network): its objects are not read, the rest of the "
+                    "kustomization is; vendor it into the repository to read it",
+                    line=at(*keys), program="kustomize"))
+                return
             tree.problems.append(problem(shown, f"remote resource {entry!r}: pool-advisor "
                                          "does not fetch from the network; vendor it into "
                                          "the repository", fatal=True, line=at(*keys),
