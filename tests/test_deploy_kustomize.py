@@ -229,6 +229,40 @@ def test_a_file_outside_the_kustomization_folder_is_built_as_flux_builds(tmp_pat
 
 
 @needs_kustomize
+def test_a_file_outside_the_folder_that_the_scan_sees_is_built_once(tmp_path, monkeypatch):
+    """The scan sees the file outside the folder: kustomize runs once, with
+    LoadRestrictionsNone, instead of failing first (52 of gavinmcfall/home-ops' 211
+    builds ran twice); unseen (build_sandboxed told nothing), it fails first and is
+    built again."""
+    from advisor.read.render import kustomize as kustomize_mod
+    from advisor.read.render import sandbox
+
+    (tmp_path / "app").mkdir()
+    (tmp_path / "shared").mkdir()
+    (tmp_path / "app" / "kustomization.yaml").write_text("resources:\n  - ../shared/cm.yaml\n")
+    (tmp_path / "shared" / "cm.yaml").write_text(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n")
+    runs: list[str] = []
+    real = sandbox.run_bounded
+
+    def counting(argv, **kw):
+        runs.extend(a.split("=", 1)[1] for a in argv if a.startswith("--load-restrictor="))
+        return real(argv, **kw)
+
+    monkeypatch.setattr(sandbox, "run_bounded", counting)
+    r = render_kustomization(Root.of(tmp_path), "app")
+    assert [o.name for o in r.objects] == ["settings"]
+    assert runs == ["LoadRestrictionsNone"]
+    assert any("LoadRestrictionsNone" in n for n in r.notices)
+    runs.clear()
+    built = kustomize_mod.build_sandboxed(Root.of(tmp_path), tmp_path / "app",
+                                          [tmp_path / "app"], kustomize_mod.find_kustomize(),
+                                          files=[tmp_path / "shared" / "cm.yaml"])
+    assert built.text and "settings" in built.text
+    assert runs == ["LoadRestrictionsRootOnly", "LoadRestrictionsNone"]
+
+
+@needs_kustomize
 def test_a_component_file_outside_its_folder_deep_in_components_is_built_as_flux_builds(
         tmp_path):
     """The refusal comes from a component that a component includes, and kubectl's

@@ -122,7 +122,8 @@ def _built(root: Root, top: Path, tree: Tree, shown: str, command: list[str] | P
     out = Rendered()
     built = build_sandboxed(root, top, [layer.directory for layer in tree.layers], command,
                             files=sorted(tree.files), components=components,
-                            remote_left_out=bool(tree.remote))
+                            remote_left_out=bool(tree.remote),
+                            files_outside=tree.files_outside)
     out.notices.extend(built.notices)
     text = built.text
     if text is None:
@@ -204,13 +205,15 @@ def prepare_kustomize(command: list[str] | None = None) -> Prepared | None:
 def build_sandboxed(root: Root, top: Path, directories: list[Path],
                     command: list[str] | Prepared, *, files: list[Path] | None = None,
                     origins: bool = True, components: list[str] | None = None,
-                    remote_left_out: bool = False) -> Build:
+                    remote_left_out: bool = False, files_outside: bool = False) -> Build:
     """Run kustomize (`command`, checked by `prepare_kustomize` unless it is already) on a
     working copy of `directories` (the kustomization folders of the tree, inside `root`)
     with the build at `top`, sealed as advisor.read.render.sandbox describes. The URL filter
     of `scan` is not needed for this to hold: tests call it with kustomizations the
     filter would refuse. `remote_left_out`: the scan left remote resources out of the
-    build; they are taken out of the working copy's kustomizations."""
+    build; they are taken out of the working copy's kustomizations. `files_outside`: a
+    kustomization of the tree names a file outside its folder, which kustomize's default
+    load restrictor refuses: built with LoadRestrictionsNone at once (see below)."""
     prepared = command if isinstance(command, Prepared) else prepare_kustomize(command)
     if prepared is None or prepared.error:
         return Build(None, prepared.error if prepared else "no kustomize binary")
@@ -260,9 +263,14 @@ def build_sandboxed(root: Root, top: Path, directories: list[Path],
             if named:
                 return Build(None, f"{named} names a network or git location and no network "
                              "namespace can be made here (unshare); not rendered", notices)
-        out, stderr, error = sandbox.run_bounded(
-            [*prefix, *argv, str(where), "--load-restrictor=LoadRestrictionsRootOnly"],
-            env=env, cwd=where, timeout=TIMEOUT_SECONDS)
+        if files_outside:
+            # the scan saw it: the first build would fail so (52 of gavinmcfall/home-ops'
+            # 211 builds ran twice)
+            out, stderr, error = None, "is not in or below", ""
+        else:
+            out, stderr, error = sandbox.run_bounded(
+                [*prefix, *argv, str(where), "--load-restrictor=LoadRestrictionsRootOnly"],
+                env=env, cwd=where, timeout=TIMEOUT_SECONDS)
         # the whole of stderr: the error kept is cut at 500 characters, and a component
         # nested in a component says where it failed first (gavinmcfall/home-ops)
         if out is None and "is not in or below" in stderr:

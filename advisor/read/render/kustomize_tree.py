@@ -51,6 +51,9 @@ class Tree(Struct):
     helm_charts: list[ConfigProblem] = field(default_factory=list)
     # remote resources and bases left out of the build, the same way
     remote: list[ConfigProblem] = field(default_factory=list)
+    # a kustomization names a file outside its own folder (kustomize's default load
+    # restrictor, LoadRestrictionsRootOnly, refuses that; Flux builds with None)
+    files_outside: bool = False
 
 
 def is_remote(entry: str) -> bool:
@@ -138,6 +141,8 @@ def scan(root: Root, directory: Path, tree: Tree, seen: set[Path], depth: int) -
                                          line=at(*keys), program="kustomize"))
             return
         tree.files.add(target)
+        if not target.is_relative_to(directory):
+            tree.files_outside = True
         if resource:
             tree.resource_files.append(target)
 
