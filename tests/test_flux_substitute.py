@@ -368,3 +368,93 @@ def test_a_workload_declared_with_its_target_is_placed(tmp_path):
     assert b["unplaced_clients"] == [] and b["peak_is_floor"] is False
     # web: (2 replicas + 1 surge) x 5 declared
     assert [(c["who"], c["total"]) for c in b["terms"]["contributions"]] == [("web", 15)]
+
+
+PARENT = """\
+apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata:
+  name: cluster-apps
+  namespace: flux-system
+spec:
+  path: ./apps
+  patches:
+    - patch: |-
+        apiVersion: kustomize.toolkit.fluxcd.io/v1
+        kind: Kustomization
+        metadata:
+          name: not-used
+        spec:
+          postBuild:
+            substitute:
+              ZONE: from-the-patch
+      target:
+        group: kustomize.toolkit.fluxcd.io
+        kind: Kustomization
+        labelSelector: substitution.flux/disabled notin (true)
+    - patch: |-
+        apiVersion: kustomize.toolkit.fluxcd.io/v1
+        kind: Kustomization
+        metadata:
+          name: not-used
+        spec:
+          targetNamespace: billing-ns
+      target:
+        kind: Kustomization
+        name: bill.*
+"""
+CHILDREN = """\
+apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata:
+  name: billing
+  namespace: flux-system
+spec:
+  path: ./apps/billing/app
+---
+apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata:
+  name: rebilling
+  namespace: flux-system
+  labels:
+    substitution.flux/disabled: "true"
+spec:
+  path: ./apps/rebilling/app
+"""
+
+
+def test_a_parents_patches_reach_the_children_their_target_selects():
+    """bjw-s/home-ops gives every app Kustomization its substituteFrom through a patch
+    with `labelSelector: ... notin (true)`; it was not applied (only patches without a
+    selector were). kustomize selects names as whole regular expressions."""
+    from advisor.read.flux_substitute import plan
+
+    parent = k8s_objects(PARENT, "apps.yaml")[0][0]
+    billing, rebilling = k8s_objects(CHILDREN, "apps/ks.yaml")[0]
+    folders = {"./apps": "apps", "./apps/billing/app": "apps/billing/app",
+               "./apps/rebilling/app": "apps/rebilling/app"}
+    done = plan([(".", parent), ("apps", billing), ("apps", rebilling)], Sources([]),
+                folders.get)
+    got = {obj.name: done.kustomizations[id(obj)].body["spec"] for obj in (billing, rebilling)}
+    assert got["billing"]["postBuild"]["substitute"] == {"ZONE": "from-the-patch"}
+    assert got["billing"]["targetNamespace"] == "billing-ns"
+    assert "postBuild" not in got["rebilling"]  # labelled out
+    assert "targetNamespace" not in got["rebilling"]  # "bill.*" is anchored: ^(?:bill.*)$
+    assert done.folders["apps/billing/app"].values["ZONE"].value == "from-the-patch"
+    assert "apps/rebilling/app" not in done.folders
+
+
+@pytest.mark.parametrize(("selector", "labels", "expected"), [
+    ("a=b", {"a": "b"}, True), ("a==b", {"a": "c"}, False), ("a!=b", {}, True),
+    ("a", {"a": ""}, True), ("!a", {"a": "x"}, False), ("!a", {}, True),
+    ("a in (x, y)", {"a": "y"}, True), ("a in (x)", {}, False),
+    ("a notin (x)", {}, True), ("a notin (x, y)", {"a": "x"}, False),
+    ("a=b, c in (d), !e", {"a": "b", "c": "d"}, True),
+    ("a=b,!c", {"a": "b", "c": "1"}, False),
+    ("a >> b", {}, None),  # not a selector: nothing selected
+])
+def test_label_selectors_as_kubernetes_reads_them(selector, labels, expected):
+    from advisor.read.flux_substitute import _selector_matches
+
+    assert _selector_matches(selector, labels) is expected

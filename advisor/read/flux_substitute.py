@@ -302,9 +302,9 @@ def variables_of(ks: K8sObject, body: Any, sources: Sources) -> Variables | None
     return Variables(_ref(ks), values, unread, any_known=bool(values) or read_any)
 
 
-def _child_patches(body: Any) -> list[dict]:
-    """The strategic-merge patches of a Kustomization's `spec.patches` that target
-    Flux Kustomizations (what it sets on every child it builds), as mappings."""
+def _child_patches(body: Any) -> list[tuple[dict, dict]]:
+    """The strategic-merge patches of a Kustomization's `spec.patches` that target Flux
+    Kustomizations (what it sets on the children it builds), as (target, mapping)."""
     import yaml
 
     out = []
@@ -314,9 +314,6 @@ def _child_patches(body: Any) -> list[dict]:
         target = item.get("target") or {}
         if not isinstance(target, dict) or target.get("kind") != "Kustomization":
             continue
-        if target.get("name") or target.get("labelSelector") or \
-                target.get("annotationSelector"):
-            continue  # patches for some children only: not read
         try:
             patch = yaml.safe_load(str(item.get("patch") or ""))
         except yaml.YAMLError:
@@ -324,8 +321,80 @@ def _child_patches(body: Any) -> list[dict]:
         if isinstance(patch, dict) and str(patch.get("apiVersion", "")).startswith(
                 FLUX_KUSTOMIZE_GROUP) and isinstance(patch.get("spec"), dict):
             # the patch's metadata (name: _) only stands for the target
-            out.append({"spec": patch["spec"]})
+            out.append((target, {"spec": patch["spec"]}))
     return out
+
+
+def _selects(target: dict, obj: K8sObject) -> bool:
+    """Whether a patch's `target` selects the Kustomization `obj`, as kustomize selects
+    (api/types/selector.go: group, version, name and namespace are regular expressions
+    matched whole, `^(?:...)$`; label and annotation selectors as Kubernetes parses
+    them). A selector that cannot be read selects nothing (the patch is not applied)."""
+    group, _, version = obj.api_version.rpartition("/")
+    fields = (("group", group), ("version", version), ("name", obj.name),
+              ("namespace", obj.namespace or ""))
+    for key, value in fields:
+        pattern = target.get(key)
+        if pattern in (None, ""):
+            continue
+        try:
+            if re.fullmatch(f"(?:{pattern})", value) is None:
+                return False
+        except (re.error, TypeError):
+            return False
+    metadata = obj.body.get("metadata") if isinstance(obj.body, dict) else None
+    metadata = metadata if isinstance(metadata, dict) else {}
+    for key, field in (("labelSelector", "labels"), ("annotationSelector", "annotations")):
+        selector = target.get(key)
+        if selector in (None, ""):
+            continue
+        have = metadata.get(field)
+        matched = _selector_matches(str(selector), have if isinstance(have, dict) else {})
+        if not matched:
+            return False
+    return True
+
+
+# One requirement of a Kubernetes label selector (k8s.io/apimachinery labels.Parse):
+# `key`, `!key`, `key=v`, `key==v`, `key!=v`, `key in (a, b)`, `key notin (a, b)`.
+_REQUIREMENT = re.compile(
+    r"\s*(?:(?P<absent>!)\s*(?P<akey>[\w./-]+)"
+    r"|(?P<key>[\w./-]+)\s*(?:(?P<op>==|=|!=)\s*(?P<value>[\w.-]*)"
+    r"|\s+(?P<set>in|notin)\s*\((?P<values>[^)]*)\))?)\s*$")
+
+
+def _selector_matches(selector: str, labels: dict) -> bool | None:
+    """Whether `labels` satisfy `selector`; None when it cannot be read."""
+    parts, depth, start = [], 0, 0
+    for i, char in enumerate(selector):
+        depth += char == "("
+        depth -= char == ")"
+        if char == "," and depth == 0:
+            parts.append(selector[start:i])
+            start = i + 1
+    parts.append(selector[start:])
+    have = {str(k): str(v) for k, v in labels.items()}
+    for part in parts:
+        m = _REQUIREMENT.fullmatch(part)
+        if m is None:
+            return None
+        if m["absent"]:
+            if m["akey"] in have:
+                return False
+            continue
+        key = m["key"]
+        if m["op"] in ("=", "=="):
+            ok = have.get(key) == m["value"]
+        elif m["op"] == "!=":
+            ok = have.get(key) != m["value"]
+        elif m["set"]:
+            values = {v.strip() for v in m["values"].split(",") if v.strip()}
+            ok = have.get(key) in values if m["set"] == "in" else have.get(key) not in values
+        else:
+            ok = key in have
+        if not ok:
+            return False
+    return True
 
 
 def _merged(body: Any, patch: Any) -> Any:
@@ -378,8 +447,9 @@ def plan(kustomizations: list[tuple[str, K8sObject]], sources: Sources,
             ks = obj
             if parent_folder is not None and built[parent_folder] != id(obj):
                 body = obj.body
-                for patch in patches[built[parent_folder]]:
-                    body = _merged(body, patch)
+                for target, patch in patches[built[parent_folder]]:
+                    if _selects(target, obj):
+                        body = _merged(body, patch)
                 if body is not obj.body:
                     ks = replace(obj, body=body)
                 parent_vars = new_folders.get(parent_folder)
