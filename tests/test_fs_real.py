@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 from advisor.read.fs import Root
 
@@ -117,3 +118,24 @@ def test_folders_a_walk_entered_are_trusted_and_symlinked_ones_are_not(tmp_path,
     assert [t and t[1].st_ino for t in trusted] == [p and p[1].st_ino for p in plain]
     assert plain[-1] is None and [p is None for p in plain].count(True) == 2
     assert root.regular(tmp_path.parent / "elsewhere.yaml") is None
+
+
+def test_real_takes_dotdot_after_a_real_folder_without_resolving(tmp_path, monkeypatch):
+    """`../../base` (kustomize) below real folders is their parent, an lstat per new
+    folder; after a symlink, resolve() decides, as the kernel would."""
+    (tmp_path / "apps" / "web").mkdir(parents=True)
+    (tmp_path / "base").mkdir()
+    (tmp_path / "x" / "y").mkdir(parents=True)
+    (tmp_path / "link").symlink_to(tmp_path / "x" / "y")
+    root = Root.of(tmp_path)
+    assert root.real(root.path / "apps" / "web" / ".." / ".." / "base") == root.path / "base"
+    assert root.real(root.path / "apps" / "." / "web") == root.path / "apps" / "web"
+    # through the symlink: link/.. is x, not the root
+    assert root.real(root.path / "link" / ".." / "z") == root.path / "x" / "z"
+    assert root.real(root.path / ".." / "elsewhere") == tmp_path.parent / "elsewhere"
+    calls: list[str] = []
+    real_resolve = Path.resolve
+    monkeypatch.setattr(Path, "resolve", lambda self, *a, **k: calls.append(str(self))
+                        or real_resolve(self, *a, **k))
+    assert root.real(root.path / "apps" / "web" / ".." / "web") == root.path / "apps" / "web"
+    assert calls == []

@@ -497,7 +497,7 @@ def _render(found, root: Root, settings: Settings, options: CheckOptions,
         builds = _side_by_side(problems, [
             (root.rel(d), partial(render_kustomization, root, root.rel(d), prepared=prepared,
                                   cache=cache,
-                                  scanned=reads.trees.get(d.resolve()) if reads else None))
+                                  scanned=reads.trees.get(root.real(d)) if reads else None))
             for d in found.kustomize_dirs],
             "rendering this kustomization")
         for d, rendered in zip(found.kustomize_dirs, builds, strict=True):

@@ -488,8 +488,13 @@ def encode_tree(value: Any) -> Any:
         keys = tuple(value)
         if pos is None:  # rewritten by a renderer (kustomize placing): packed again
             data = lc.data
+            packed = _packed(data.values(), 4)
+            if tuple(data) == keys and all(k.__class__ is str for k in keys):
+                # as read: the short form, which decodes without packing again
+                return [0, lc.line, lc.col, {k: encode_tree(v) for k, v in value.items()},
+                        packed]
             return [3, lc.line, lc.col, list(keys), [encode_tree(v) for v in value.values()],
-                    list(data), _packed(data.values(), 4)]
+                    list(data), packed]
         if lc._keys is None:
             raise TypeError("positions not packed")
         if keys == lc._keys and all(k.__class__ is str for k in keys):

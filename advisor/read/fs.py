@@ -100,11 +100,23 @@ class Root(Struct, frozen=True, dict=True):
         seen = self._real_seen()
         if str(path) in seen:  # found so this run
             return path
-        here = root.rstrip("/")
+        top = root.rstrip("/")
+        parts: list[str] = []
+        moved = False  # a `..` or `.` taken out: another path than `path` is returned
         for part in rel.split("/"):
-            if part in ("", ".", ".."):
-                return path.resolve()
-            here = f"{here}/{part}"
+            if part in ("", "."):
+                moved = True
+                continue
+            if part == "..":
+                moved = True
+                # the folder it leaves was looked at (no symlink): `..` is its parent
+                # (kustomize's `../../base`: each was a whole resolve())
+                if not parts:
+                    return path.resolve()
+                parts.pop()
+                continue
+            parts.append(part)
+            here = f"{top}/{'/'.join(parts)}"
             if here in seen:
                 continue
             try:
@@ -114,7 +126,9 @@ class Root(Struct, frozen=True, dict=True):
             if stat.S_ISLNK(mode):
                 return path.resolve()
             seen.add(here)
-        return path
+        if not moved:
+            return path  # the same object: `regular` knows a real path so
+        return Path(f"{top}/{'/'.join(parts)}") if parts else Path(top or "/")
 
     def regular(self, path: Path) -> tuple[str, os.stat_result] | None:
         """(`path` as shown, its lstat) for a regular file below a root that is its own

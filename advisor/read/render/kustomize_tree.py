@@ -237,16 +237,16 @@ def manifests_kustomize_reads(root: Root, leaves: list[Path], every: list[Path],
     out = KustomizeReads()
     for leaf in leaves:
         tree = Tree()
-        top = leaf.resolve()
+        top = root.real(leaf)
         scan(root, top, tree, set(), depth=0)
         out.trees[top] = tree
         read |= tree.files
         for layer in tree.layers:
             users.setdefault(layer.directory, []).append(leaf)
-    homes = {d.resolve() for d in every}
+    homes = {root.real(d) for d in every}
     unused: dict[Path, int] = {}
     for manifest in manifests:
-        real = manifest.resolve()
+        real = root.real(manifest)
         # the deepest kustomization folder holding it (a lookup per parent, not a test
         # per folder: 117,000 of them in gavinmcfall/home-ops, 1.8 s)
         home = next((d for d in real.parents if d in homes), None)
