@@ -70,3 +70,27 @@ def test_a_word_that_only_mentions_a_program_is_not_one():
     found = pools_for_container(container({"PGHOST": "db"},
                                           command=("sh", "-c", "echo 'run psql by hand'")))
     assert found.pools == []
+
+
+def _mastodon(image: str, command: tuple[str, ...], env: dict[str, str] | None = None):
+    from msgspec.structs import replace as struct_replace
+
+    return pools_for_container(struct_replace(
+        container({"DB_HOST": "db", **(env or {})}, command=command), image=image))
+
+
+def test_mastodon_sidekiq_pool_is_its_concurrency_from_4_2():
+    """Mastodon 4.2+ sizes a Sidekiq process's pool to its concurrency when DB_POOL is
+    unset (mastodon/mastodon#26488); before, DB_POOL || MAX_THREADS || 5. Audit H: the
+    mastodon chart's Sidekiq at -c 50 was counted 5 a pod, 'fits' where it was over."""
+    sidekiq = ("bundle", "exec", "sidekiq", "-c", "50")
+    (pool,) = _mastodon("ghcr.io/mastodon/mastodon:v4.3.2", sidekiq).pools
+    assert pool.size.value == 50
+    (pool,) = _mastodon("ghcr.io/mastodon/mastodon:latest", sidekiq).pools
+    assert pool.size.value == 50
+    (pool,) = _mastodon("ghcr.io/mastodon/mastodon:v4.3.2", ("bundle", "exec", "sidekiq")).pools
+    assert pool.size.value == 5 and "4.2+" in pool.size.source.default
+    (pool,) = _mastodon("ghcr.io/mastodon/mastodon:v4.1.9", sidekiq).pools
+    assert pool.size.value == 5  # the old database.yml: MAX_THREADS || 5
+    (pool,) = _mastodon("ghcr.io/mastodon/mastodon:v4.3.2", sidekiq, {"DB_POOL": "20"}).pools
+    assert pool.size.value == 20  # DB_POOL still wins, under the concurrency

@@ -23,6 +23,8 @@ Defaults, each read in the application's own source:
 
 from __future__ import annotations
 
+import re
+
 from msgspec import Struct
 from msgspec.structs import replace
 
@@ -84,6 +86,13 @@ def _int_env(ctx: StackContext, name: str) -> tuple[int, Source] | None:
     return (n, ctx.env_source(name)) if n is not None else None
 
 
+def _mastodon_version(image: str) -> tuple[int, int] | None:
+    """(major, minor) of a Mastodon image tag (`v4.3.2`, `4.2`); None for another tag."""
+    tag = image.split("@", 1)[0].rsplit("/", 1)[-1].partition(":")[2]
+    m = re.match(r"v?(\d+)\.(\d+)", tag)
+    return (int(m.group(1)), int(m.group(2))) if m else None
+
+
 def mastodon_pools(ctx: StackContext) -> list[Pool]:
     """Mastodon run from its image with env only (its own files are in the image)."""
     from advisor.model import Term
@@ -116,6 +125,17 @@ def mastodon_pools(ctx: StackContext) -> list[Pool]:
                     if len(ctx.container.word_sources) == len(words) \
                     else replace(ctx.container.source, key="sidekiq -c")
         threads = conc or 5
+        db_pool = _int_env(ctx, "DB_POOL")
+        version = _mastodon_version(ctx.container.image)
+        if db_pool is None and (version is None or version >= (4, 2)):
+            # Mastodon 4.2+ (mastodon/mastodon#26488): in a Sidekiq process the pool is
+            # DB_POOL || Sidekiq's concurrency || 5, not MAX_THREADS
+            pool = conc and (conc, conc_src)
+            size = threads
+            assumed = "" if version else " (the image tag names no version: 4.2+ assumed)"
+            pool_src = conc_src if conc else Source.default_of(
+                "Mastodon 4.2+ config/database.yml: DB_POOL || Sidekiq concurrency "
+                f"(5 by default) in Sidekiq{assumed}", key="pool")
         n = min(size, threads)
         # The pool and the concurrency move together (advise): the one not counted is
         # carried along so that shrinking one shrinks the other.
