@@ -94,3 +94,19 @@ def test_mastodon_sidekiq_pool_is_its_concurrency_from_4_2():
     assert pool.size.value == 5  # the old database.yml: MAX_THREADS || 5
     (pool,) = _mastodon("ghcr.io/mastodon/mastodon:v4.3.2", sidekiq, {"DB_POOL": "20"}).pools
     assert pool.size.value == 20  # DB_POOL still wins, under the concurrency
+
+
+@pytest.mark.parametrize(("name", "asked"), [
+    ("DATABASE_URL", True), ("APP_POSTGRES_HOST", True), ("PGHOST", True),
+    ("PGADMIN_DEFAULT_EMAIL", False), ("PGADMIN_CONFIG_SERVER_MODE", False),
+    ("DB_PASSWORD", False), ("POSTGRES_EMAIL", False),
+])
+def test_which_remote_variables_say_where_a_client_connects(name, asked):
+    """pgAdmin's PGADMIN_DEFAULT_EMAIL is its web login, not a connection (audit H:
+    szinn/k8s-homelab's pgadmin made every server's peak a floor)."""
+    from advisor.link.clients import unknown_connection_note
+    from advisor.model import EnvVar, Source
+
+    var = EnvVar(name=name, value=None, source=Source(path="app.yaml", line=3),
+                 from_ref="secret:app (remote: ExternalSecret app fetches it)")
+    assert (unknown_connection_note("Deployment/app", var) is not None) is asked

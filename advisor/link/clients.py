@@ -285,9 +285,11 @@ def _leader_part(client: Client) -> list[Client]:
 
 # Variable names of a database connection (DATABASE_URL, DB_HOST, PGHOST, ATUIN_DB_URI,
 # AIRFLOW__DATABASE__SQL_ALCHEMY_CONN), less those that do not say where it leads (a
-# password, user, port or database name): REDIS_HOST or SENTRY_DSN are not asked about.
+# password, user, port, database name or login email; pgAdmin's own PGADMIN_* settings):
+# REDIS_HOST or SENTRY_DSN are not asked about (audit H: szinn's PGADMIN_DEFAULT_EMAIL made
+# every server's peak a floor).
 _CONNECTION_NAME = lazy(r"DATABASE|(^|_)DB|POSTGRES|(^|_)PG|JDBC|SQL", re.I)
-_SECRET_NAME = lazy(r"PASS|SECRET|TOKEN|(^|_)KEY|USER|PORT|NAME", re.I)
+_SECRET_NAME = lazy(r"PASS|SECRET|TOKEN|(^|_)KEY|USER|PORT|NAME|EMAIL|^PGADMIN_", re.I)
 
 
 def _remote_connection_notes(w: Workload) -> list[str]:
