@@ -228,15 +228,24 @@ def test_builds_side_by_side_keep_their_order(monkeypatch):
     monkeypatch.setattr(repository.os, "sched_getaffinity", lambda _pid: {0, 1})
     threads: set[str] = set()
 
-    def job(i: int):
-        def run(cached_only: bool = False):
-            if cached_only:  # asked first, in this thread: nothing kept but build 4's
-                return 4 if i == 4 else None
+    class Pending:
+        def __init__(self, i: int) -> None:
+            self.i = i
+
+        def finish(self):
             threads.add(threading.current_thread().name)
-            time.sleep(0.02 * (5 - i))  # the first ends last
-            if i in (1, 3):
-                raise RuntimeError(f"build {i} broke")
-            return i
+            time.sleep(0.02 * (5 - self.i))  # the first ends last
+            if self.i in (1, 3):
+                raise RuntimeError(f"build {self.i} broke")
+            return self.i
+
+    def job(i: int):
+        def run(defer: bool = False):
+            # run first in this thread: nothing kept but build 4's
+            pending = Pending(i)
+            if i == 4:
+                return 4
+            return pending if defer else pending.finish()
         return run
 
     problems: list = []

@@ -540,25 +540,30 @@ MAX_BUILDS_AT_ONCE = 4
 def _side_by_side(problems: list[ConfigProblem], jobs: list[tuple[str, Callable[..., Any]]],
                   what: str) -> list[Any]:
     """Each job's result under `guarded` (None when it crashed), in the jobs' order; the
-    crash problems are added to `problems` in that order too. Each job is asked first,
-    here, for what it has without running kustomize (`cached_only=True`); those that
-    have nothing run several at once (threads pay only while they wait on a process: a
-    warm run's cache reads side by side fought over the GIL, 129,000 futex calls)."""
-    def quick(job: tuple[str, Callable[..., Any]]) -> Any:
+    crash problems are added to `problems` in that order too. Each job is first run here
+    with `defer=True`: what it answers is its result, unless it is pending (a `finish`,
+    render_kustomization's PendingBuild: kustomize still to run); those finish several at
+    once (threads pay only while they wait on a process: a warm run's cache reads side by
+    side fought over the GIL, 129,000 futex calls). A job that crashed here runs again
+    whole, under guarded, to say so."""
+    def first(job: tuple[str, Callable[..., Any]]) -> tuple[Any, Callable[[], Any] | None]:
         try:
-            return job[1](cached_only=True)
+            value = job[1](defer=True)
         except Exception:  # the whole job says it again, under guarded
-            return None
+            return None, job[1]
+        finish = getattr(value, "finish", None)
+        return (None, finish) if callable(finish) else (value, None)
 
-    def one(job: tuple[str, Callable[..., Any]]) -> tuple[Any, list[ConfigProblem]]:
+    def one(job: tuple[str, Callable[[], Any]]) -> tuple[Any, list[ConfigProblem]]:
         own: list[ConfigProblem] = []
         label, fn = job
         return guarded(own, label, fn, None, what), own
 
-    known = [quick(job) for job in jobs]
-    results: list[tuple[Any, list[ConfigProblem]]] = [(value, []) for value in known]
-    left = [i for i, value in enumerate(known) if value is None]
-    for i, result in zip(left, _run_side_by_side(one, [jobs[i] for i in left]), strict=True):
+    firsts = [first(job) for job in jobs]
+    results: list[tuple[Any, list[ConfigProblem]]] = [(value, []) for value, _rest in firsts]
+    left = [i for i, (_value, rest) in enumerate(firsts) if rest is not None]
+    for i, result in zip(left, _run_side_by_side(one, [(jobs[i][0], firsts[i][1])
+                                                       for i in left]), strict=True):
         results[i] = result
     for _value, own in results:
         problems += own

@@ -49,17 +49,17 @@ TIMEOUT_SECONDS = sandbox.TIMEOUT_SECONDS
 def render_kustomization(root: Root, directory: str, *, binary: list[str] | None = None,
                          prepared: Prepared | None = None,
                          components: list[str] | None = None, cache: Any = None,
-                         cached_only: bool = False, scanned: Tree | None = None
-                         ) -> Rendered | None:
+                         defer: bool = False, scanned: Tree | None = None
+                         ) -> Rendered | PendingBuild:
     """Render the kustomization in `directory` (inside `root`); `prepared` (from
     `prepare_kustomize`, once per run) saves checking the binary again for each one.
     `components` (relative to `directory`) are added to its `components:` first, as
     Flux does with a Kustomization's spec.components. With a `cache` (advisor.read.cache)
     and `prepared`, a build of the same inputs is taken from it and kustomize is not run
-    (advisor.read.render.kustomize_cache). `cached_only`: None instead of running
-    kustomize (what needs no build, a refusal or the cache's build, is returned).
-    `scanned`: the scan of `directory` made already (without components), not made
-    again."""
+    (advisor.read.render.kustomize_cache). `defer`: a PendingBuild instead of running
+    kustomize, whose finish() runs it with what was worked out here (what needs no
+    build, a refusal or the cache's build, is returned as it is). `scanned`: the scan of
+    `directory` made already (without components), not made again."""
     out = Rendered()
     try:
         top = root.resolve(directory)
@@ -100,12 +100,30 @@ def render_kustomization(root: Root, directory: str, *, binary: list[str] | None
         cached = kustomize_cache.lookup(cache, shown, key) if key is not None else None
         if cached is not None:
             return _joined(out, cached)
-    if cached_only:
-        return None
-    built, succeeded = _built(root, top, tree, shown, prepared or command, components)
-    if key is not None and succeeded:
-        kustomize_cache.store(cache, shown, key, built)
-    return _joined(out, built)
+    pending = PendingBuild(root, top, tree, shown, prepared or command, components, out,
+                           cache, key)
+    return pending if defer else pending.finish()
+
+
+class PendingBuild:
+    """A build render_kustomization scanned and keyed but did not run (`defer`):
+    finish() runs kustomize, keeps the result in the cache and returns it."""
+
+    def __init__(self, root: Root, top: Path, tree: Tree, shown: str,
+                 command: list[str] | Prepared, components: list[str] | None, out: Rendered,
+                 cache: Any, key: str | None) -> None:
+        self.root, self.top, self.tree, self.shown = root, top, tree, shown
+        self.command, self.components, self.out = command, components, out
+        self.cache, self.key = cache, key
+
+    def finish(self) -> Rendered:
+        built, succeeded = _built(self.root, self.top, self.tree, self.shown, self.command,
+                                  self.components)
+        if self.key is not None and succeeded:
+            from advisor.read.render import kustomize_cache
+
+            kustomize_cache.store(self.cache, self.shown, self.key, built)
+        return _joined(self.out, built)
 
 
 def _joined(out: Rendered, more: Rendered) -> Rendered:
