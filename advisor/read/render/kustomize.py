@@ -32,6 +32,7 @@ from __future__ import annotations
 import re
 import shutil
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -336,6 +337,41 @@ def _without_helm_charts(mirror: Path, directories: list[Path], root: Path) -> N
     """The working copy's kustomizations without their Helm charts: inflating one needs
     `--enable-helm` and a helm binary, which pool-advisor does not run; the rest of the
     kustomization (its resources, patches) is still built (scan reports the chart)."""
+    def drop(doc: dict) -> bool:
+        found = [key for key in _HELM_KEYS if key in doc]
+        for key in found:
+            doc.pop(key)
+        return bool(found)
+
+    _edit_kustomizations(mirror, directories, root, drop,
+                         lambda text: any(key in text for key in _HELM_KEYS))
+
+
+def _without_remote(mirror: Path, directories: list[Path], root: Path) -> None:
+    """The working copy's kustomizations without their remote resources and bases (the
+    scan reported each): kustomize never sees a location to fetch, and builds the rest."""
+    from advisor.read.render.kustomize_tree import LEFT_OUT_WHEN_REMOTE, is_remote
+
+    def remote(entry: object) -> bool:
+        return isinstance(entry, str) and is_remote(entry)
+
+    def drop(doc: dict) -> bool:
+        changed = False
+        for key in LEFT_OUT_WHEN_REMOTE:
+            entries = doc.get(key)
+            if isinstance(entries, list) and any(remote(e) for e in entries):
+                doc[key] = [e for e in entries if not remote(e)]
+                changed = True
+        return changed
+
+    _edit_kustomizations(mirror, directories, root, drop)
+
+
+def _edit_kustomizations(mirror: Path, directories: list[Path], root: Path,
+                         edit: Callable[[dict], bool],
+                         may_hold: Callable[[str], bool] = lambda _text: True) -> None:
+    """`edit` each kustomization file of the working copy's `directories` whose text
+    `may_hold` what it edits; written back when `edit` says it changed it."""
     from ruamel.yaml import YAML
 
     for directory in directories:
@@ -344,41 +380,11 @@ def _without_helm_charts(mirror: Path, directories: list[Path], root: Path) -> N
             if not kfile.is_file():
                 continue
             text = kfile.read_text(encoding="utf-8")
-            if not any(key in text for key in _HELM_KEYS):
+            if not may_hold(text):
                 continue
             yaml = YAML(typ="rt")
             doc = yaml.load(text)
-            if isinstance(doc, dict) and any(key in doc for key in _HELM_KEYS):
-                for key in _HELM_KEYS:
-                    doc.pop(key, None)
-                with kfile.open("w", encoding="utf-8") as handle:
-                    yaml.dump(doc, handle)
-
-
-def _without_remote(mirror: Path, directories: list[Path], root: Path) -> None:
-    """The working copy's kustomizations without their remote resources and bases (the
-    scan reported each): kustomize never sees a location to fetch, and builds the rest."""
-    from ruamel.yaml import YAML
-
-    from advisor.read.render.kustomize_tree import LEFT_OUT_WHEN_REMOTE, is_remote
-
-    for directory in directories:
-        for name in KUSTOMIZATION_FILES:
-            kfile = mirror / directory.relative_to(root) / name
-            if not kfile.is_file():
-                continue
-            yaml = YAML(typ="rt")
-            doc = yaml.load(kfile.read_text(encoding="utf-8"))
-            if not isinstance(doc, dict):
-                continue
-            changed = False
-            for key in LEFT_OUT_WHEN_REMOTE:
-                entries = doc.get(key)
-                if isinstance(entries, list) and any(
-                        isinstance(e, str) and is_remote(e) for e in entries):
-                    doc[key] = [e for e in entries if not (isinstance(e, str) and is_remote(e))]
-                    changed = True
-            if changed:
+            if isinstance(doc, dict) and edit(doc):
                 with kfile.open("w", encoding="utf-8") as handle:
                     yaml.dump(doc, handle)
 
