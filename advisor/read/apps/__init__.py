@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from msgspec import Struct, field
 
@@ -19,6 +20,9 @@ from advisor.model import ConfigProblem, Container, Pool, Record
 from advisor.read.apps.base import StackContext
 from advisor.read.apps.source import AppFile, AppSource, mounted_app_file, scan_app_dir
 from advisor.read.apps.urls import route_from_env, route_from_url
+
+if TYPE_CHECKING:
+    from advisor.read.apps.cmdline import Word
 
 __all__ = [
     "AppFile",
@@ -148,12 +152,9 @@ def _not_the_app(container: Container) -> bool:
     return any(marker in image for marker in _SIDECAR_IMAGES)
 
 
-def _migration_pool(ctx: StackContext) -> Pool | None:
+def _migration_pool(ctx: StackContext, segments: list[list[Word]]) -> Pool | None:
     from advisor.model import Source, Term
-    from advisor.read.apps.cmdline import command_line
 
-    cmd = command_line(ctx.container, ctx.app, [])
-    segments = cmd.segments()
     if not segments or ctx.processes().server:
         return None  # a server process runs (perhaps after migrating): its pools count
     words = [w.text.rsplit("/", 1)[-1] for w in segments[-1]]
@@ -184,15 +185,13 @@ _CLIENT_PROGRAMS = frozenset({"psql", "pg_isready", "pg_dump", "pg_dumpall", "pg
 _JOBS_PROGRAMS = {"pg_dump": 1, "pg_restore": 0, "vacuumdb": 0, "reindexdb": 0}  # + leader
 
 
-def _client_program_pool(ctx: StackContext) -> Pool | None:
+def _client_program_pool(ctx: StackContext, segments: list[list[Word]]) -> Pool | None:
     """One pool for a container that runs PostgreSQL's client programs and no server
     (a psql Job, a pg_dump CronJob): what the busiest one holds, or None when a count
     is not a number (its `-j` from an env var the repository does not set)."""
     from advisor.model import Source, Term
-    from advisor.read.apps.cmdline import command_line
 
-    cmd = command_line(ctx.container, ctx.app, [])
-    words = [w for segment in cmd.segments() for w in segment]
+    words = [w for segment in segments for w in segment]
     runs: list[tuple[str, int, Source]] = []
     for i, word in enumerate(words):
         program = word.text.rsplit("/", 1)[-1]
@@ -267,8 +266,12 @@ def pools_for_container(container: Container, app: AppSource | None = None, *,
     if app is not None and _not_the_app(container):
         app = None  # a proxy/agent sidecar: the app's source files are not its settings
     ctx = StackContext(container=container, app=app, profile=profile, node_cpus=node_cpus)
-    migration = _migration_pool(ctx)
-    client_program = _client_program_pool(ctx) if migration is None else None
+    from advisor.read.apps.cmdline import command_line
+
+    # one read of the command line for both (a call per container of every check)
+    segments = command_line(ctx.container, ctx.app, []).segments()
+    migration = _migration_pool(ctx, segments)
+    client_program = _client_program_pool(ctx, segments) if migration is None else None
     if client_program is not None and container.role == "init":
         # `until pg_isready ...` before the application starts: gone by the peak
         ctx.notices.append(f"init container {container.name}: {client_program.label} not "
