@@ -522,13 +522,19 @@ def _render(found, root: Root, settings: Settings, options: CheckOptions,
         if reads is not None and reads.unlisted:
             leaves = _flux_unlisted(objects, leaves, reads, notices, resolve)
         leaves = _flux_namespaces(objects, leaves, notices, resolve)
-    if leaves:
-        alternatives = _alternatives(leaves)
-        for label, objs in leaves:
-            if label not in alternatives:
-                objects += objs
-        return [(label, objs) for label, objs in leaves if label in alternatives]
-    return []
+        from advisor.read.flux import clusters
+
+        cluster_of = clusters(objects, leaves, resolve)
+    else:
+        cluster_of = {}
+    environment_of = _environments(leaves, cluster_of)
+    grouped: dict[str, list[K8sObject]] = {}
+    for label, objs in leaves:
+        if label in environment_of:
+            grouped.setdefault(environment_of[label], []).extend(objs)
+        else:
+            objects += objs
+    return list(grouped.items())
 
 
 # kustomize builds run at once: each waits on its kustomize process most of the time
@@ -744,15 +750,36 @@ def _chart_values(root: Root, charts: list[Path], options: CheckOptions
     return out
 
 
-def _alternatives(leaves: list[tuple[str, list[K8sObject]]]) -> set[str]:
-    """Leaves that render an object another leaf renders too (the same kind, namespace
-    and name): they cannot run side by side, so each is its own environment (staging,
-    prod). A leaf that shares no object with another is deployed with the rest."""
-    owners: dict[tuple[str, str | None, str], set[str]] = {}
+def _environments(leaves: list[tuple[str, list[K8sObject]]], cluster_of: dict[str, str]
+                  ) -> dict[str, str]:
+    """Each kustomize leaf that is an environment of its own or part of one -> that
+    environment's label; the leaves left out are deployed with the rest. Two leaves that
+    render the same object (kind, namespace, name) cannot run side by side: they are
+    alternatives (overlays/staging, overlays/prod), each its own environment. When they
+    belong to different clusters Flux builds (`cluster_of`: leaf -> the folder of its
+    cluster, advisor.read.flux.clusters), the environment is that cluster, with every
+    leaf of it: an app of kubernetes/main connects to the server of kubernetes/main, not
+    to both clusters' nor to none."""
+    owners: dict[tuple[str, str | None, str], dict[str, None]] = {}
     for label, objs in leaves:
         for o in objs:
-            owners.setdefault((o.kind, o.namespace, o.name), set()).add(label)
-    return {label for labels in owners.values() if len(labels) > 1 for label in labels}
+            owners.setdefault((o.kind, o.namespace, o.name), {})[label] = None
+    alternatives: set[str] = set()
+    apart: set[str] = set()  # clusters that render an object another cluster renders too
+    for labels in owners.values():
+        if len(labels) < 2:
+            continue
+        alternatives.update(labels)
+        seen = {cluster_of[label] for label in labels if label in cluster_of}
+        if len(seen) > 1:
+            apart.update(seen)
+    out: dict[str, str] = {}
+    for label, _objs in leaves:
+        if cluster_of.get(label) in apart:
+            out[label] = cluster_of[label]
+        elif label in alternatives:
+            out[label] = label
+    return out
 
 
 def _sql(found, root: Root, topo: Topology, test_code: bool = False, cache=None) -> None:

@@ -131,3 +131,54 @@ def components_by_folder(objects: list[K8sObject], resolve: Callable[[str], str 
             if isinstance(found, list) else []
         out[folder] = (obj, components)
     return {folder: v for folder, v in out.items() if v[1]}
+
+
+def clusters(plain: list[K8sObject], leaves: list[tuple[str, list[K8sObject]]],
+             resolve: Callable[[str], str | None]) -> dict[str, str]:
+    """Kustomize leaf (its folder) -> the cluster Flux builds it for, named by the folder
+    that holds all of that cluster's folders (kubernetes/main). A cluster is what one
+    Flux Kustomization reaches through the ones it builds: where each Kustomization is
+    read (the leaf that renders it, else its file's folder) is joined to the folder it
+    builds (`spec.path`), and each of these and each leaf to the deepest built folder
+    holding it. A folder two clusters build (a shared apps/base) joins them into one.
+    Leaves no Kustomization builds are left out."""
+    parent: dict[str, str] = {}
+
+    def find(x: str) -> str:
+        parent.setdefault(x, x)
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    built: set[str] = set()
+    homes = [(obj.path.rsplit("/", 1)[0] if "/" in obj.path else "", obj) for obj in plain]
+    homes += [(label, obj) for label, objs in leaves for obj in objs]
+    for home, obj in homes:
+        path = get(obj.body, "spec", "path") if is_flux_kustomization(obj) else None
+        folder = resolve(path) if isinstance(path, str) and "${" not in path else None
+        if folder is not None:
+            built.add(folder)
+            parent[find(home)] = find(folder)
+    # where a Kustomization is read is itself built by the one whose folder holds it
+    for home in {home for home, _obj in homes} | {leaf for leaf, _objs in leaves}:
+        folder = deepest_folder(home, dict.fromkeys(built))
+        if folder is not None:
+            parent[find(home)] = find(folder)
+    members: dict[str, list[str]] = {}
+    for folder in list(parent):
+        members.setdefault(find(folder), []).append(folder)
+    names = {top: _common_folder(folders) for top, folders in members.items()}
+    return {leaf: names[find(leaf)] for leaf, _objs in leaves
+            if deepest_folder(leaf, dict.fromkeys(built)) is not None}
+
+
+def _common_folder(folders: list[str]) -> str:
+    """The deepest folder holding all of `folders` ("" is the root): a cluster's name."""
+    split = [f.split("/") if f else [] for f in folders]
+    common: list[str] = []
+    for parts in zip(*split, strict=False):
+        if any(p != parts[0] for p in parts):
+            break
+        common.append(parts[0])
+    return "/".join(common)
