@@ -681,8 +681,11 @@ spec:
 
 def test_an_apps_own_host_variable_links_a_rendered_workload(tmp_path):
     """POSTHOG_POSTGRES_HOST names the server: the workload is its client (of unknown
-    size here: no source), not dropped; a host that is no server or pooler is no
-    evidence, and the workload stays out."""
+    size here: no source), not dropped. A host that is no server or pooler of the
+    repository, named by a variable that says POSTGRES, is a server the repository
+    lacks (PA107: docker-zulip's SETTING_REMOTE_POSTGRES_HOST=pg.example.com gave no
+    finding at all); a DB_HOST one is no evidence (it may name MySQL or Redis), and the
+    workload stays out."""
     write(tmp_path, {"k8s/db.yaml": DB,
                      "k8s/events.yaml": PREFIXED_HOST.replace("THE_HOST", "db")})
     result, budgets = budget_of(tmp_path)
@@ -690,4 +693,32 @@ def test_an_apps_own_host_variable_links_a_rendered_workload(tmp_path):
     write(tmp_path, {"k8s/events.yaml": PREFIXED_HOST.replace("THE_HOST", "cache")})
     result, budgets = budget_of(tmp_path)
     assert budgets["db"].unknown_clients == [] and budgets["db"].peak == 0
+    (unlinked,) = [f for f in result.findings if f.code in ("PA106", "PA107")]
+    assert unlinked.code == "PA107" and "connects to host 'cache'" in unlinked.message
+    generic = PREFIXED_HOST.replace("POSTHOG_POSTGRES_", "POSTHOG_DB_")
+    write(tmp_path, {"k8s/events.yaml": generic.replace("THE_HOST", "cache")})
+    result, budgets = budget_of(tmp_path)
+    assert budgets["db"].unknown_clients == [] and budgets["db"].peak == 0
     assert not [f for f in result.findings if f.code in ("PA106", "PA107")]
+    for value in ("localhost", "${DB_HOST}", "{{ .Values.host }}"):
+        write(tmp_path, {"k8s/events.yaml": PREFIXED_HOST.replace("THE_HOST", repr(value))})
+        result, _budgets = budget_of(tmp_path)
+        assert not [f for f in result.findings if f.code in ("PA106", "PA107")], value
+
+
+def test_zulips_postgresql_image_is_a_server(tmp_path):
+    """zulip/zulip-postgresql (docker-zulip's compose and chart) is library/postgres
+    with a dictionary added: a server, read as postgres' image is (it was none, and a
+    client of it 'no PostgreSQL server found')."""
+    from advisor.read.workloads import is_postgres_image
+
+    assert is_postgres_image("zulip/zulip-postgresql:14")
+    assert is_postgres_image("docker.io/zulip/zulip-postgresql:14@sha256:ab")
+    assert not is_postgres_image("zulip/docker-zulip:9.0")
+    write(tmp_path, {"k8s/db.yaml": (
+        "apiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: db}\nspec:\n  template:\n"
+        "    spec:\n      containers:\n        - name: db\n"
+        "          image: zulip/zulip-postgresql:14\n"
+        "          args: [\"-c\", \"max_connections=20\"]\n")})
+    _result, budgets = budget_of(tmp_path)
+    assert budgets["db"].usable == 17

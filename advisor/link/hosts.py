@@ -184,6 +184,16 @@ def _lookup_host(h: str, namespace: str | None, host_map: dict[str, tuple[str, s
     return None
 
 
+_POSTGRES_PREFIX = re.compile(r"POSTGRES|(?:^|_)PG_*$", re.I)
+# a host name or address as written, not a template or a variable left to expand
+_LITERAL_HOST = re.compile(r"[A-Za-z0-9][A-Za-z0-9.-]*(?::\d+)?")
+_LOOPBACK = frozenset({"localhost", "127.0.0.1", "::1"})
+
+
+def _names_postgres(prefix: str) -> bool:
+    return _POSTGRES_PREFIX.search(prefix) is not None
+
+
 # An application's own name for its database host (DJANGO_DATABASE_HOST,
 # AUTOBRR__POSTGRES_HOST, SYMFONY__ENV__DATABASE_HOST, POSTHOG_POSTGRES_HOST,
 # PAPERLESS_DBHOST, dbHost), and its siblings' endings.
@@ -197,14 +207,19 @@ def host_variable_route(env: tuple[EnvVar, ...] | list[EnvVar],
                         host_map: dict[str, tuple[str, str]], namespace: str) -> Route | None:
     """A `<PREFIX>_HOST` variable whose value is a server or pooler of the repository;
     its `<PREFIX>_PORT`, `_NAME`/`_DATABASE` and `_USER` siblings complete the route.
-    Only a host that links counts: the name alone is not evidence enough. The
+    A host that links counts; one that does not only when the name says PostgreSQL
+    (SETTING_REMOTE_POSTGRES_HOST, PG_HOST: the client connects to a server the
+    repository lacks, PA107), since DB_HOST may name another engine's. The
     application's own variable wins over an `INIT_` one (onedr0p's postgres-init,
     which creates the database once, often straight on the server)."""
     by_name = {e.name.upper(): e for e in env if e.value}
-    for var in sorted(env, key=lambda e: e.name.upper().startswith("INIT_")):
-        m = _HOST_VAR.fullmatch(var.name)
-        if m is None or not var.value or resolve_host(var.value, namespace, host_map) is None:
-            continue
+    named = [(var, m) for var in sorted(env, key=lambda e: e.name.upper().startswith("INIT_"))
+             if var.value and (m := _HOST_VAR.fullmatch(var.name)) is not None]
+    linked = [(var, m) for var, m in named
+              if resolve_host(var.value, namespace, host_map) is not None]
+    for var, m in linked or [(var, m) for var, m in named if _names_postgres(m.group(1))
+                             and _LITERAL_HOST.fullmatch(var.value.strip())
+                             and var.value.strip().lower() not in _LOOPBACK]:
         prefix = m.group(1).upper()
         found: dict[str, str | None] = {}
         for part, endings in _SIBLINGS.items():

@@ -638,6 +638,7 @@ POSTGRES_IMAGES = frozenset({
     "paradedb",  # paradedb/paradedb
     "pgvecto-rs",  # tensorchord/pgvecto-rs
     "harbor-db",  # goharbor/harbor-db (its entrypoint ends in `exec postgres`)
+    "zulip-postgresql",  # zulip/zulip-postgresql: library/postgres plus a text-search dictionary
 })
 SERVER_PROGRAMS = ("postgres", "postmaster")
 _SHELLS = ("sh", "bash", "ash", "dash", "zsh")
