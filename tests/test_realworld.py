@@ -357,3 +357,35 @@ def test_bank_of_anthos_manifests_folder_reads_the_sources_beside_it():
     assert {b: contributions(x) for b, x in budgets(report).items()} == \
         {b: contributions(x) for b, x in whole.items()}
     assert not [f for f in report["findings"] if f["code"] in ("PA106", "PA107")]
+
+
+def test_temporal_config_with_template_actions(tmp_path):
+    """helm-charts 1.x (server 1.31) renders `password: {{ env "..." | quote }}` into
+    config_template.yaml, which the server expands at start: read as text, not as a YAML
+    flow mapping that failed the whole file (audit A: the four services were 'connections
+    per pod unknown', and with the database outside the repository no PA107 at all)."""
+    text = (CORPUS / "temporal" / "rendered" / "temporal.yaml").read_text()
+    text = text.replace('            user: temporal\n',
+                        '            user: temporal\n'
+                        '            password: {{ env "TEMPORAL_STORE_PASSWORD" | quote }}\n')
+    assert text.count("{{ env") == 2
+    (tmp_path / "temporal.yaml").write_text(text)
+    report = budgets(check_json_at(tmp_path))
+    assert contributions(report["temporal-postgresql"]) == {
+        f"temporal-{s}": 40 for s in ("frontend", "history", "matching", "worker")}
+    # the database elsewhere: every service is a client of a server the repository lacks
+    (tmp_path / "temporal.yaml").write_text(
+        text.replace('"temporal-postgresql:5432"', "pg.example.com:5432"))
+    report = check_json_at(tmp_path)
+    unlinked = [f for f in report["findings"] if f["code"] == "PA107"]
+    assert len(unlinked) == 4
+    assert "connects to host 'pg.example.com' (temporal.yaml:20)" in unlinked[0]["message"]
+
+
+def check_json_at(root: Path) -> dict:
+    from advisor.cli import app
+
+    result = CliRunner().invoke(app, ["check", str(root), "--format", "json", "--no-cache",
+                                      "--root", str(root)])
+    assert result.exit_code in (0, 1), result.output
+    return json.loads(result.output[result.output.index("{"):])

@@ -3,8 +3,9 @@
 `persistence.datastores.<name>.sql.{pluginName, connectAddr, maxConns}`; each SQL
 datastore the server uses (defaultStore, visibilityStore) is one database/sql pool with
 SetMaxOpenConns(maxConns) per service process. The docker config template writes
-`maxConns: {{ default .Env.SQL_MAX_CONNS "20" }}`: the env value, else that default.
-A missing or 0 maxConns is database/sql's no limit.
+`maxConns: {{ default .Env.SQL_MAX_CONNS "20" }}`: the env value, else that default;
+other template actions (helm-charts 1.x: `password: {{ env "X" | quote }}`) are text
+made at start. A missing or 0 maxConns is database/sql's no limit.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from advisor.read.apps.numbers import parse_int
 
 _DEFAULT_TPL = re.compile(r'\{\{\s*default\s+\.Env\.(\w+)\s+"?(\d+)"?\s*\}\}')
 _ENV_TPL = re.compile(r"\{\{\s*\.Env\.(\w+)\s*\}\}")
+_OTHER_TPL = re.compile(r"\{\{.*?\}\}")
 
 
 def _resolve(ctx: StackContext, text: str) -> str:
@@ -24,7 +26,10 @@ def _resolve(ctx: StackContext, text: str) -> str:
         return ctx.env_value(m.group(1)) or m.group(2)
 
     text = _DEFAULT_TPL.sub(default, text)
-    return _ENV_TPL.sub(lambda m: ctx.env_value(m.group(1)) or "", text)
+    text = _ENV_TPL.sub(lambda m: ctx.env_value(m.group(1)) or "", text)
+    # any other action (the chart's `{{ env "TEMPORAL_DEFAULT_STORE_PASSWORD" | quote }}`)
+    # is text the server makes at start; as written it is no YAML (a flow mapping)
+    return _OTHER_TPL.sub("TEMPLATE", text)
 
 
 def temporal_pools(ctx: StackContext) -> list[Pool]:
@@ -45,17 +50,17 @@ def temporal_pools(ctx: StackContext) -> list[Pool]:
                 sql = (stores.get(name) or {}).get("sql") if isinstance(stores, dict) else None
                 if not isinstance(sql, dict) or "postgres" not in str(sql.get("pluginName", "")):
                     continue
-                line = next((i + 1 for i, t in enumerate(lines)
-                             if re.match(r"\s*maxConns\s*:", t) and i > _line_of(lines, name)),
-                            None)
+                line = _key_line(lines, name, "maxConns")
                 src = Source(path=f.path, line=(line + f.line_offset) if line else None,
                              key=f"persistence.datastores.{name}.sql.maxConns")
                 addr = str(sql.get("connectAddr", ""))
                 host, _, port = addr.rpartition(":") if ":" in addr else (addr, "", "")
+                at = _key_line(lines, name, "connectAddr")
                 route = Route(host=host or None, port=parse_int(port),
                               dbname=str(sql.get("databaseName") or "") or None,
                               user=str(sql.get("user") or "") or None,
-                              source=Source(path=f.path, key=f"{name}.sql.connectAddr"))
+                              source=Source(path=f.path, line=(at + f.line_offset) if at
+                                            else None, key=f"{name}.sql.connectAddr"))
                 n = parse_int(str(sql.get("maxConns", "")))
                 label = f"Temporal {name} store maxConns"
                 if n is None or n <= 0:
@@ -65,6 +70,13 @@ def temporal_pools(ctx: StackContext) -> list[Pool]:
                 else:
                     pools.append(ctx.pool(label, n, src, route=route, per_process=False))
     return pools
+
+
+def _key_line(lines: list[str], store: str, key: str) -> int | None:
+    """The 1-based line of the first `key:` below the datastore `store:`."""
+    start = _line_of(lines, store)
+    return next((i + 1 for i, t in enumerate(lines)
+                 if i > start and re.match(rf"\s*{key}\s*:", t)), None)
 
 
 def _line_of(lines: list[str], name: str) -> int:
