@@ -100,6 +100,35 @@ def test_set_values_win_and_are_reported_as_set():
     assert src.path == "--set" and "autoscaling.maxReplicas=20" in src.key
 
 
+
+def test_set_flags_are_parsed_into_one_map_as_helm_does(tmp_path):
+    """`--set env[0].name=A --set env[0].value=b` is one list item with both keys, as
+    Helm parses every --set into one map (strvals.ParseInto); merged flag by flag, the
+    second list replaced the first and a schema asking for `name` failed the render
+    (audit A, Airflow's chart). Each key is still reported at the flag that wrote it."""
+    app = _chart(tmp_path)
+    (app / "templates" / "env.yaml").write_text(textwrap.dedent("""\
+        apiVersion: v1
+        kind: ConfigMap
+        metadata:
+          name: env
+        data:
+          {{- range .Values.env }}
+          {{ required "name" .name }}: {{ .value | quote }}
+          {{- end }}
+        """))
+    r = render_chart(Root.of(tmp_path), "app", release="r1",
+                     set_values=["env[0].name=POOL_SIZE", "env[0].value=12",
+                                 "replicaCount=3"])
+    assert not r.problems, r.problems
+    cm = by_ref(r.objects, "ConfigMap/env")
+    assert cm.body["data"] == {"POOL_SIZE": "12"}
+    deployment = by_ref(r.objects, "Deployment/r1-app")
+    src = field_source(deployment, "spec", "replicas")
+    assert src.path == "--set" and src.key == "values: replicaCount (--set replicaCount=3)"
+    src = field_source(cm, "data", "POOL_SIZE")
+    assert src.path == "--set" and src.key == "values: env.0.value (--set env[0].value=12)"
+
 def _chart(tmp_path, name="app"):
     chart = helm.Chart.create(name, str(tmp_path))
     chart.close()

@@ -21,7 +21,7 @@ Key = tuple[str | int, ...]
 
 
 class ValuesLayer(Struct):
-    """One values source: a file (with positions) or a --set expression."""
+    """One values source: a file (with positions), or the --set expressions."""
 
     display: str  # path shown to users, or "--set"
     plain: dict[str, Any]  # as Helm parsed it
@@ -29,6 +29,7 @@ class ValuesLayer(Struct):
     prefix: Key = ()  # subchart defaults live under their chart name
     block_lines: dict[Key, int] = field(default_factory=dict)  # block scalar -> offset
     set_text: str = ""
+    set_by: dict[Key, str] = field(default_factory=dict)  # leaf -> the --set that wrote it
 
 
 # --- values ---------------------------------------------------------------------------
@@ -69,14 +70,32 @@ def user_layers(root: Root, chart_path: Path, values_files: list[str], set_value
         layer = _layer_from_text(root.rel(real), text, helm, problems)
         if layer is not None:
             layers.append(layer)
+    # Helm parses every --set into one map (strvals.ParseInto, pkg/cli/values/options.go):
+    # `--set env[0].name=A --set env[0].value=b` is one list item with both keys, as
+    # `--set env[0].name=A,env[0].value=b` is; merged as layers, the second list would
+    # replace the first.
+    written: list[str] = []
+    set_by: dict[Key, str] = {}
+    plain: dict[str, Any] = {}
     for expr in set_values:
         try:
             plain = _parse_set(expr, helm)
         except ValueError as exc:
             problems.append(helm_problem("--set", f"invalid --set {expr!r}: {exc}", fatal=True))
             continue
-        layers.append(ValuesLayer(display="--set", plain=plain, set_text=expr,
-                                  positions=dict.fromkeys(flatten(plain), 0)))
+        written.append(expr)
+        set_by.update(dict.fromkeys(flatten(plain), expr))
+    if not written:
+        return layers, problems
+    if len(written) > 1:
+        try:
+            plain = _parse_set(",".join(written), helm)
+        except ValueError as exc:
+            problems.append(helm_problem("--set", f"invalid --set {' --set '.join(written)!r} "
+                                         f"taken together: {exc}", fatal=True))
+            return layers, problems
+    layers.append(ValuesLayer(display="--set", plain=plain, set_text=",".join(written),
+                              positions=dict.fromkeys(flatten(plain), 0), set_by=set_by))
     return layers, problems
 
 
@@ -247,7 +266,8 @@ def leaf_source(layers: list[ValuesLayer], key: Key) -> Source | None:
         if inner in layer.positions:
             dotted = ".".join(str(k) for k in key)
             if layer.display == "--set":
-                return Source(path="--set", key=f"{dotted} (--set {layer.set_text})")
+                return Source(path="--set", key=f"{dotted} (--set "
+                              f"{layer.set_by.get(inner, layer.set_text)})")
             return Source(path=layer.display, line=layer.positions[inner], key=dotted)
     return None
 
