@@ -4,6 +4,7 @@ and the (database, user) pairs its clients will open."""
 
 from __future__ import annotations
 
+import re
 from functools import partial
 from typing import TYPE_CHECKING
 
@@ -89,12 +90,23 @@ def declared_proxy(decl: ProxyDecl, inputs: Inputs, topo: Topology) -> Pooler:
 
 
 
+# PgBouncer's version inside a longer tag (Airflow's airflow-pgbouncer-2025.03.05-1.23.1)
+_TAG_BOUNCER_VERSION = re.compile(r"(?:^|[-_v])1\.(\d+)(?:\.\d+)?(?=$|[-_])")
+
+
 def _bouncer_version(c: Container | None) -> BouncerVersion:
-    if c is not None and (v := image_version(c.image)) and v[0] == 1 and v[1] is not None:
-        return BouncerVersion(major=1, minor=v[1],
-                              source=Source(path=c.source.path, line=c.source.line,
-                                            key=f"image {c.image}"))
-    return BouncerVersion()
+    if c is None:
+        return BouncerVersion()
+    v = image_version(c.image)
+    minor = v[1] if v and v[0] == 1 else None
+    if minor is None:
+        tag = c.image.split("@", 1)[0].rsplit("/", 1)[-1].partition(":")[2]
+        found = _TAG_BOUNCER_VERSION.findall(tag)
+        minor = int(found[-1]) if found else None
+    if minor is None:
+        return BouncerVersion()
+    return BouncerVersion(major=1, minor=minor, source=Source(
+        path=c.source.path, line=c.source.line, key=f"image {c.image}"))
 
 
 def pooler_from_workload(inputs: Inputs, topo: Topology, w: Workload, c: Container,

@@ -210,6 +210,7 @@ def build_topology(inputs: Inputs) -> Topology:
     for fn in inputs.lambdas:
         topo.clients.append(lambda_client(fn, host_map, topo))
     _name_unlinked_services(topo, services, svc_by_host, default_ns)
+    _without_admin_console(topo)
     pooler_pairs(topo)
     _global_headroom(inputs.settings, topo)
     _disambiguate_names(topo)
@@ -295,6 +296,33 @@ def _name_unlinked_services(topo: Topology, services: list[dict],
                 "no image read as PostgreSQL or "
                 "PgBouncer (a custom image counts when the Dockerfile that builds it, "
                 "FROM postgres, is among the scanned paths)")
+
+
+def _without_admin_console(topo: Topology) -> None:
+    """A client whose database is PgBouncer's admin console (`pgbouncer`, a pooler that
+    serves no database of that name: SHOW STATS for an exporter sidecar) opens no
+    server connection: it is no client of the pooler's server, nor of unknown size
+    (audit A: Airflow's pgbouncer-exporter made its own PgBouncer a PA106)."""
+    if not topo.poolers or not any(c.route is not None and c.route.dbname == "pgbouncer"
+                                   for c in topo.clients):
+        return
+    from advisor.facts.pgbouncer import effective_pool
+
+    poolers = {p.id: p for p in topo.poolers if p.kind == "pgbouncer"}
+    kept = []
+    for client in topo.clients:
+        pooler = poolers.get(client.target_id or "")
+        route = client.route
+        if pooler is not None and route is not None and route.dbname == "pgbouncer" \
+                and not client.extra_routes \
+                and effective_pool(pooler, "pgbouncer", route.user or "") is None:
+            topo.notices.append(
+                f"{client.name}: connects to PgBouncer's admin console (database 'pgbouncer'"
+                f" of {pooler.name}, {route.source.label()}), which opens no server "
+                "connection: not counted as a client")
+            continue
+        kept.append(client)
+    topo.clients = kept
 
 
 def _disambiguate_names(topo: Topology) -> None:

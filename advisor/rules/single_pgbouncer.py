@@ -84,6 +84,10 @@ def single_pgbouncer(topo: Topology, ctx: RuleContext) -> Iterator[Finding]:
             continue
         why = (f"{len(clients)} workloads ({', '.join(c.name for c in clients)})"
                if len(clients) >= 2 else "one workload")
+        # a workload of unknown size carries some: the sum of the others is a floor
+        unknown = sum(1 for c in clients if c.unknown)
+        at_peak = f">= {num(demand)} ({unknown} of the workloads of unknown size)" \
+            if unknown else num(demand)
         loc = pooler.replicas.source.location()
         replacement = None
         if loc is not None and loc.line is not None and pooler.replicas.source.path:
@@ -93,7 +97,7 @@ def single_pgbouncer(topo: Topology, ctx: RuleContext) -> Iterator[Finding]:
             code="PA210", name="single-pgbouncer", severity=Severity.warning,
             message=(f"{pooler.name}: one PgBouncer process ({pooler.replicas.show()}, "
                      f"so_reuseport {reuse.value} ({reuse.source.label()})) carries {why}, "
-                     f"{num(demand)} client connections at peak: PgBouncer uses one core "
+                     f"{at_peak} client connections at peak: PgBouncer uses one core "
                      "(one instance was measured capped at 800 clients, 10,943 tps), and "
                      "its restart takes every one of them offline"),
             location=loc or pooler.location, related=related([pooler.replicas]),
