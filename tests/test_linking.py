@@ -722,3 +722,28 @@ def test_zulips_postgresql_image_is_a_server(tmp_path):
         "          args: [\"-c\", \"max_connections=20\"]\n")})
     _result, budgets = budget_of(tmp_path)
     assert budgets["db"].usable == 17
+
+
+def test_a_compose_file_that_runs_postgresql_is_said_not_read(tmp_path):
+    """Compose deployments are not budgeted: a compose file running PostgreSQL or
+    PgBouncer is named in a notice, never a silent 'no PostgreSQL server found' (audit B:
+    getsentry/self-hosted, netbox-docker, docker-zulip)."""
+    write(tmp_path, {"docker-compose.yml": """
+        services:
+          postgres:
+            image: postgres:14.24-bookworm
+          pgbouncer:
+            image: edoburu/pgbouncer:v1.25.2-p0
+          pgbouncer-exporter:
+            image: prometheuscommunity/pgbouncer-exporter:v0.10.2
+          web:
+            build: .
+            environment:
+              DATABASE_URL: postgres://app@pgbouncer:5432/app
+        """})
+    result, budgets = budget_of(tmp_path)
+    assert budgets == {}
+    (notice,) = [n for n in result.notices if n.startswith("docker compose:")]
+    assert notice.startswith("docker compose: docker-compose.yml runs postgres "
+                             "(postgres:14.24-bookworm), pgbouncer (edoburu/pgbouncer:v1.25.2-p0): "
+                             "compose deployments are not read")

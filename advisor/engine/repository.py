@@ -145,6 +145,8 @@ def scan_paths(root: Root, paths: list[Path], settings: Settings, options: Check
         "listing the repository's application folders")
     hints = guarded(problems, ".", partial(build_contexts, sources, root), None,
                     "reading skaffold and compose build contexts")
+    if hints is not None:
+        notices += _compose_notices(hints.compose_databases)
     topo = Topology()
     shared = Topology()
     reached_by: dict[str, list[str]] = {}  # shared server or pooler -> overlays using it
@@ -184,6 +186,19 @@ def scan_paths(root: Root, paths: list[Path], settings: Settings, options: Check
     # damaged tree parsed again while linking (saves nothing when none of them happened)
     cache.save()
     return topo
+
+
+def _compose_notices(databases: tuple[tuple[str, str, str], ...]) -> list[str]:
+    """One notice per compose file that runs PostgreSQL or PgBouncer: a compose
+    deployment is not read as one, so its services are in no budget (before, a
+    compose-only repository said 'no PostgreSQL server found' and nothing more)."""
+    by_file: dict[str, list[str]] = {}
+    for shown, service, image in databases:
+        by_file.setdefault(shown, []).append(f"{service} ({image})")
+    return [f"docker compose: {shown} runs {', '.join(services)}: compose deployments are "
+            "not read (this tool budgets Kubernetes manifests, Helm charts and kustomize "
+            "builds), so these services and those that connect to them are in no budget"
+            for shown, services in by_file.items()]
 
 
 def _releases_notice(root: Path, objects: list[K8sObject]) -> list[str]:
@@ -898,9 +913,10 @@ def build_contexts(found, root: Root):
     if not files and not dockerfiles:
         return None
 
-    contexts = []
+    contexts: list[tuple[str, str, str]] = []
+    databases: list[tuple[str, str, str]] = []
     for p in files:
-        contexts.extend(_contexts(root, str(p), found.rel(p.parent).strip(".")))
+        contexts.extend(_contexts(root, str(p), found.rel(p.parent).strip("."), databases))
     bases = []
     for p in dockerfiles:
         try:  # kept: the process-count reader reads it too
@@ -910,7 +926,8 @@ def build_contexts(found, root: Root):
         if base is not None:
             folder = found.rel(p.parent)
             bases.append(("" if folder == "." else folder, base[0], root.rel(p), base[1]))
-    return BuildHints(contexts=tuple(contexts), bases=tuple(bases))
+    return BuildHints(contexts=tuple(contexts), bases=tuple(bases),
+                      compose_databases=tuple(databases))
 
 
 def app_source_dirs(found) -> list[str]:

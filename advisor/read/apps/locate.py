@@ -35,6 +35,9 @@ class BuildHints(Frozen, kw_only=True):
     # (folder, the image its Dockerfile's last stage is FROM, the Dockerfile as shown,
     # the FROM line): what a custom image is built on (a PostgreSQL server's own image)
     bases: tuple[tuple[str, str, str, int], ...] = ()
+    # (compose file as shown, service, image) of compose services that run PostgreSQL or
+    # PgBouncer: a deployment this tool does not budget, which a notice says
+    compose_databases: tuple[tuple[str, str, str], ...] = ()
 
 
 class AppDirGuess(Frozen, kw_only=True):
@@ -76,7 +79,10 @@ def scan_build_hints(root: Root) -> BuildHints:
     return BuildHints(dockerfile_dirs=tuple(dirs), contexts=tuple(contexts))
 
 
-def _contexts(root: Root, path: str, base: str) -> list[tuple[str, str, str]]:
+def _contexts(root: Root, path: str, base: str,
+              databases: list[tuple[str, str, str]] | None = None) -> list[tuple[str, str, str]]:
+    """(image or service, build folder, file) of a skaffold or compose file; the compose
+    services that run PostgreSQL or PgBouncer are added to `databases`."""
     from advisor.read.sources.k8s import load_yaml_stream
 
     try:
@@ -117,6 +123,8 @@ def _contexts(root: Root, path: str, base: str) -> list[tuple[str, str, str]]:
                     out.append((art["image"], join(context), shown))
         services = doc.get("services")
         if isinstance(services, dict):  # compose
+            if databases is not None:
+                databases += _compose_databases(shown, services)
             for name, svc in services.items():
                 if not isinstance(svc, dict) or "build" not in svc:
                     continue
@@ -131,6 +139,18 @@ def _contexts(root: Root, path: str, base: str) -> list[tuple[str, str, str]]:
                             keys.update(str(x) for x in listed if isinstance(x, str))
                 for key in sorted(keys - {""}):
                     out.append((key, join(str(ctx)), shown))
+    return out
+
+
+def _compose_databases(shown: str, services: dict) -> list[tuple[str, str, str]]:
+    from advisor.read.workloads import is_postgres_image
+
+    out = []
+    for name, svc in services.items():
+        image = svc.get("image") if isinstance(svc, dict) else None
+        if isinstance(image, str) and (is_postgres_image(image) or ("pgbouncer" in image_name(
+                image) and "exporter" not in image)):
+            out.append((shown, str(name), image))
     return out
 
 
