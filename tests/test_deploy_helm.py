@@ -398,3 +398,20 @@ def test_a_charts_entry_that_matches_no_chart_is_said(tmp_path):
     assert said == ["configuration: [[charts]] path 'src/orders/chart' (src/orders/chart in "
                     "the repository) is no Helm chart among the paths checked; its values, "
                     "release and namespace are not used"]
+
+
+def test_a_long_helm_error_keeps_its_cause():
+    """Helm says the cause last, after a chain of includes: a long error keeps its start
+    and its end (audit A: temporalio/helm-charts' PA901 was cut before 'wrong type for
+    value')."""
+    from advisor.read.render.helm_values import short_error
+
+    chain = "\n  ".join(f'a/templates/_helpers.tpl:{n}:4 executing "a.step{n}" at <include '
+                        f'"a.step{n + 1}" $>: error calling include:' for n in range(12))
+    text = short_error(Exception(f"a/templates/x.yaml:1:25 {chain}\n  at <$config>: wrong "
+                                 "type for value; expected map[string]interface {}; got "
+                                 "string"))
+    assert len(text) < 600 and "\n" not in text
+    assert text.startswith("a/templates/x.yaml:1:25 a/templates/_helpers.tpl:0:4")
+    assert text.endswith("wrong type for value; expected map[string]interface {}; got string")
+    assert short_error(Exception("short\n  one")) == "short one"

@@ -352,6 +352,8 @@ def helm_problem(path: str, message: str, *, fatal: bool = False, line: int | No
 
 def short_error(exc: Exception) -> str:
     """Helm's error on one line: its continuation lines (`\n  executing ...`,
-    `\n    error calling include:`) joined by a space, as a finding prints one line."""
+    `\n    error calling include:`) joined by a space, as a finding prints one line. A
+    long one keeps its start (the template Helm was rendering) and its end, where Helm
+    says the cause (`wrong type for value; ...`) after a chain of includes."""
     text = re.sub(r"\s*\n\s*", " ", str(exc).strip())
-    return text if len(text) < 600 else text[:600] + "..."
+    return text if len(text) < 600 else f"{text[:250]} ... {text[-340:]}"
