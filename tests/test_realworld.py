@@ -389,3 +389,42 @@ def check_json_at(root: Path) -> dict:
                                       "--root", str(root)])
     assert result.exit_code in (0, 1), result.output
     return json.loads(result.output[result.output.index("{"):])
+
+
+JOBSERVICE = """---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: harbor-jobservice
+spec:
+  replicas: 1
+  strategy:
+    type: Recreate
+  template:
+    spec:
+      containers:
+        - name: jobservice
+          image: goharbor/harbor-jobservice:v2.11.1
+          env:
+            - name: CORE_URL
+              value: http://harbor-core:80
+"""
+
+
+def test_harbor_jobservice_connects_with_cores_database(tmp_path):
+    """Harbor's jobservice loads its database settings from core at start (RestCfgManager,
+    then dao.InitDatabase with core's POSTGRESQL_MAX_OPEN_CONNS): a pool of core's size
+    in each of its pods, though its own env names no database (audit A: harbor-helm's
+    jobservice was in no budget, 1800 where 3600 is right)."""
+    text = (CORPUS / "harbor-internal" / "rendered" / "harbor.yaml").read_text()
+    (tmp_path / "harbor.yaml").write_text(text + JOBSERVICE)
+    report = check_json_at(tmp_path)
+    b = budgets(report)["harbor-database"]
+    # harbor-core: 2 x 900; harbor-jobservice: 1 x core's 900
+    assert contributions(b) == {"harbor-core": 2 * 900, "harbor-jobservice": 900}
+    pool = next(c for c in b["terms"]["contributions"] if c["who"] == "harbor-jobservice")
+    assert pool["factors"][-1]["source"]["path"] == "harbor.yaml"
+    assert pool["factors"][-1]["source"]["line"] == 70  # core's POSTGRESQL_MAX_OPEN_CONNS
+    (notice,) = [n for n in report["notices"] if "jobservice" in n]
+    assert notice.startswith("harbor-jobservice: Harbor jobservice connects with core's "
+                             "database settings (harbor-core, harbor.yaml:")

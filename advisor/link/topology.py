@@ -23,6 +23,7 @@ from advisor.link.clients import (
     mounted_files,
     sidecars_by_workload,
 )
+from advisor.link.harbor import with_core_database
 from advisor.link.hosts import (
     host_forms,
     operator_pods_target,
@@ -185,6 +186,7 @@ def build_topology(inputs: Inputs) -> Topology:
     # all of them held to the end were a tenth of the peak memory of a large check.
     pending = [w for w in loads if id(w) not in not_clients]
     del loads
+    topo.notices += with_core_database(pending)  # Harbor jobservice: core's database
     svc_by_host = service_host_index(services, default_ns)
     own = partial(own_service, services=services, by_host=svc_by_host, default_ns=default_ns)
     pending.reverse()

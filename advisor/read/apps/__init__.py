@@ -102,8 +102,8 @@ READERS: tuple[StackReader, ...] = (
     StackReader("images", "images:image_pools", (),
                 ("KC_DB", "MM_SQLSETTINGS_", "POSTGRESQL_MAX_OPEN_CONNS",
                  "HARBOR_DATABASE_MAX_OPEN_CONNS", "PGRST_DB_"),
-                image_markers=("keycloak", "mattermost", "harbor-core", "harbor-exporter",
-                               "postgrest", "mastodon")),
+                image_markers=("keycloak", "mattermost", "harbor-core", "harbor-jobservice",
+                               "harbor-exporter", "postgrest", "mastodon")),
 )
 
 

@@ -50,7 +50,7 @@ STACKS: tuple[ImageStack, ...] = (
                ("MM_SQLSETTINGS_MAXOPENCONNS",), 300,
                "Mattermost default SqlSettings.MaxOpenConns 300 (model/config.go)",
                ("MM_SQLSETTINGS_DATASOURCE",)),
-    ImageStack("Harbor core POSTGRESQL_MAX_OPEN_CONNS", ("harbor-core",),
+    ImageStack("Harbor core POSTGRESQL_MAX_OPEN_CONNS", ("harbor-core", "harbor-jobservice"),
                ("POSTGRESQL_MAX_OPEN_CONNS",), 0,
                "Harbor default POSTGRESQL_MAX_OPEN_CONNS 0 = database/sql without a limit "
                "(metadatalist.go)"),
