@@ -402,7 +402,14 @@ def maybe_built_here(image: str) -> bool:
 def root_project_name(root: Root) -> str | None:
     """The name the root's own project declares (go.mod module, package.json name,
     pyproject.toml project name), normalised: miniflux.app/v2 -> miniflux. Kept: the app
-    scan reads them too."""
+    scan reads them too. Worked out once per root (linking asks it of every workload
+    that no folder is named like: three stats each, 7% of a warm check of 1,200)."""
+    if "project_name" not in root.__dict__:
+        root.__dict__["project_name"] = _root_project_name(root)
+    return root.__dict__["project_name"]
+
+
+def _root_project_name(root: Root) -> str | None:
     import json
 
     base = str(root.path)
