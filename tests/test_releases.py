@@ -218,12 +218,20 @@ spec:
 """
 
 
-def test_an_applications_own_host_variable_counts_only_when_it_links():
+def test_an_applications_own_host_variable_counts_only_when_it_links_or_says_postgres():
+    """TRACKER__POSTGRES_HOST names a PostgreSQL host: one that is no server of the
+    repository is a server the repository lacks (a client linked nowhere, PA107); a
+    DB_HOST-style name counts only when its host links (it may name MySQL)."""
     (linked,) = find_releases(objects(APP_HOST.replace("HOST_VALUE", "pg-rw.db.svc")), never)
     client = release_client(linked, {}, {}, HOSTS, "default", None, None)
     assert client is not None and client.target_id == "s1"
     assert (client.route.port, client.route.user) == (6432, "tracker")
     (elsewhere,) = find_releases(objects(APP_HOST.replace("HOST_VALUE", "cache.apps.svc")), never)
+    client = release_client(elsewhere, {}, {}, HOSTS, "default", None, None)
+    assert client is not None and client.target_id is None
+    assert client.route.host == "cache.apps.svc"
+    generic = APP_HOST.replace("TRACKER__POSTGRES_", "TRACKER__DB_")
+    (elsewhere,) = find_releases(objects(generic.replace("HOST_VALUE", "cache.apps.svc")), never)
     assert release_client(elsewhere, {}, {}, HOSTS, "default", None, None) is None
 
 
