@@ -121,6 +121,34 @@ def test_remote_resources_are_not_fetched_and_the_rest_is_built(tmp_path):
     assert [o.ref for o in r.objects] == ["ConfigMap/app-db"]
 
 
+
+@needs_kustomize
+def test_a_remote_resource_under_comments_and_a_remote_generator_file(tmp_path):
+    """The only resource remote, under comment lines (sourcegraph's ingress example: the
+    list made anew was dumped as `[]` under the comments and the next key as `-`, a
+    ScannerError that made the whole check exit 2); a ConfigMap generated from a
+    dashboard by URL (toboshii/home-ops: the whole apps build failed, its server and 64
+    releases unread): both left out with a warning, the rest built."""
+    (tmp_path / "kustomization.yaml").write_text(
+        "namespace: web\nresources:\n  # the provider's manifests:\n"
+        "  # - https://example.invalid/${PROVIDER}\n"
+        "  - https://github.com/kubernetes/ingress-nginx/deploy/static/provider/cloud"
+        "?ref=controller-v1.5.1\n"
+        "configMapGenerator:\n  - name: dashboards\n    files:\n"
+        "      - postgres.json=https://example.invalid/dashboards/9628.json\n"
+        "      - local.json\n"
+        "  - name: app-db\n    literals:\n      - DATABASE_URL=postgres://app@db/app\n"
+        "    options:\n      disableNameSuffixHash: true\n")
+    (tmp_path / "local.json").write_text("{}\n")
+    r = render_kustomization(Root.of(tmp_path), ".")
+    assert not [p for p in r.problems if p.fatal], r.problems
+    assert sorted(p.location.line for p in r.problems) == [5, 9]
+    assert all("not fetched" in p.message for p in r.problems)
+    assert sorted(o.ref.rsplit("-", 1)[0] if "dashboards" in o.ref else o.ref
+                  for o in r.objects) == ["ConfigMap/web/app-db", "ConfigMap/web/dashboards"]
+    dashboards = next(o for o in r.objects if o.name.startswith("dashboards-"))
+    assert list(dashboards.body["data"]) == ["local.json"]
+
 def test_helm_inflation_and_symlinked_resources_are_refused(tmp_path):
     (tmp_path / "kustomization.yaml").write_text(
         "helmCharts:\n  - name: postgresql\n    repo: https://charts.bitnami.com/bitnami\n")

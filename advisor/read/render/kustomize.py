@@ -348,20 +348,46 @@ def _without_helm_charts(mirror: Path, directories: list[Path], root: Path) -> N
 
 
 def _without_remote(mirror: Path, directories: list[Path], root: Path) -> None:
-    """The working copy's kustomizations without their remote resources and bases (the
-    scan reported each): kustomize never sees a location to fetch, and builds the rest."""
-    from advisor.read.render.kustomize_tree import LEFT_OUT_WHEN_REMOTE, is_remote
+    """The working copy's kustomizations without their remote resources and bases, and
+    their generators' remote files (the scan reported each): kustomize never sees a
+    location to fetch, and builds the rest."""
+    from advisor.read.render.kustomize_tree import (
+        LEFT_OUT_WHEN_REMOTE,
+        REMOTE_GENERATOR_FILES,
+        generator_file,
+        is_remote,
+    )
 
     def remote(entry: object) -> bool:
         return isinstance(entry, str) and is_remote(entry)
 
+    def remote_file(entry: object) -> bool:
+        return isinstance(entry, str) and is_remote(generator_file(entry))
+
+    def drop_from(mapping: dict, key: str, remote: Callable[[object], bool]) -> bool:
+        """The remote entries of the list at `key` deleted in place (a list made anew
+        loses the comments ruamel keeps on it, and one left empty after comment lines
+        was dumped as `[]` under them: a kustomization no YAML parser reads); an
+        emptied list is dropped with its key."""
+        entries = mapping.get(key)
+        if not isinstance(entries, list) or not any(remote(e) for e in entries):
+            return False
+        for i in reversed(range(len(entries))):
+            if remote(entries[i]):
+                del entries[i]
+        if not entries:
+            del mapping[key]
+        return True
+
     def drop(doc: dict) -> bool:
         changed = False
         for key in LEFT_OUT_WHEN_REMOTE:
-            entries = doc.get(key)
-            if isinstance(entries, list) and any(remote(e) for e in entries):
-                doc[key] = [e for e in entries if not remote(e)]
-                changed = True
+            changed = drop_from(doc, key, remote) or changed
+        for gen in REMOTE_GENERATOR_FILES:
+            items = doc.get(gen)
+            for item in items if isinstance(items, list) else ():
+                if isinstance(item, dict):
+                    changed = drop_from(item, "files", remote_file) or changed
         return changed
 
     _edit_kustomizations(mirror, directories, root, drop)

@@ -23,6 +23,9 @@ KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization
 # the build goes on without them. A remote component or patch changes the objects that
 # are read, so it still stops the build.
 LEFT_OUT_WHEN_REMOTE = ("resources", "bases")
+# Generators whose remote `files` (a Grafana dashboard by URL) are left out the same way:
+# the object is generated without that key.
+REMOTE_GENERATOR_FILES = ("configMapGenerator", "secretGenerator")
 
 
 # Locations kustomize would clone or download (api/internal/git/repospec.go and
@@ -60,6 +63,12 @@ def is_remote(entry: str) -> bool:
     """Whether kustomize would fetch `entry` (a git or HTTP location) instead of reading
     a path of the repository."""
     return bool(_REMOTE.match(entry.strip()))
+
+
+def generator_file(entry: str) -> str:
+    """The file a generator's `files` entry reads: `key=path`, or the path alone (a URL
+    keeps its `?ref=` query)."""
+    return entry if is_remote(entry) else entry.split("=", 1)[-1]
 
 
 def kfile_shown(root: Root, directory: Path) -> str:
@@ -108,6 +117,14 @@ def scan(root: Root, directory: Path, tree: Tree, seen: set[Path], depth: int) -
         if not isinstance(entry, str) or not entry.strip():
             return
         if _REMOTE.match(entry.strip()):
+            if keys[0] in REMOTE_GENERATOR_FILES and "files" in keys:
+                # a dashboard a ConfigMap carries: built without that key
+                tree.remote.append(problem(
+                    shown, f"remote file {entry!r} of {keys[0]} not fetched (pool-advisor "
+                    "does not fetch from the network): the generated object lacks that key, "
+                    "the rest of the kustomization is read", line=at(*keys),
+                    program="kustomize"))
+                return
             if keys[0] in LEFT_OUT_WHEN_REMOTE:
                 # Not fatal: built without it (advisor.read.render.kustomize
                 # _without_remote), as without a helmCharts entry.
@@ -163,7 +180,7 @@ def scan(root: Root, directory: Path, tree: Tree, seen: set[Path], depth: int) -
                 continue
             for j, entry in enumerate(as_list(item.get("files"))):
                 if isinstance(entry, str):
-                    ref(entry.split("=", 1)[-1], gen, i, "files", j, allow_dir=False)
+                    ref(generator_file(entry), gen, i, "files", j, allow_dir=False)
             for j, entry in enumerate(as_list(item.get("envs"))):
                 ref(entry, gen, i, "envs", j, allow_dir=False)
             if isinstance(item.get("env"), str):
