@@ -747,3 +747,52 @@ def test_a_compose_file_that_runs_postgresql_is_said_not_read(tmp_path):
     assert notice.startswith("docker compose: docker-compose.yml runs postgres "
                              "(postgres:14.24-bookworm), pgbouncer (edoburu/pgbouncer:v1.25.2-p0): "
                              "compose deployments are not read")
+
+
+MISSING_SECRET = """
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: memos, namespace: apps}
+spec:
+  replicas: 3
+  template:
+    spec:
+      containers:
+        - name: memos
+          image: neosmemo/memos:0.22
+          env:
+            - name: DATABASE_URL
+              valueFrom: {secretKeyRef: {name: database-memos, key: POSTGRES_URL}}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: other, namespace: apps}
+spec:
+  template:
+    spec:
+      containers:
+        - name: other
+          image: example/other:1
+          envFrom:
+            - secretRef: {name: database-other}
+            - secretRef: {name: api-keys}
+"""
+
+
+def test_a_connection_from_a_secret_the_repository_lacks_is_unknown(tmp_path):
+    """DATABASE_URL from a Secret made where it is deployed (ahgraber/homelab-gitops-k3s:
+    ext-postgres-operator's database-<app>, eight apps): where the pods connect is not
+    known, so every server's peak is a floor, never 'peak 0, fits'; a Secret whose name
+    says nothing of a database (api-keys) is no such evidence."""
+    write(tmp_path, {"k8s/db.yaml": DB, "k8s/apps.yaml": MISSING_SECRET})
+    result, budgets = budget_of(tmp_path)
+    assert budgets["db"].unplaced_clients == ["memos", "other"]
+    assert budgets["db"].peak == 0 and not budgets["db"].fits
+    memos, other = [n for n in result.notices if n.startswith("Deployment/apps/")]
+    assert "DATABASE_URL (secret:database-memos/POSTGRES_URL, k8s/apps.yaml:13) is " \
+           "unknown here: Secret database-memos is not in the repository" in memos
+    assert other.startswith("Deployment/apps/other: takes its variables from Secret "
+                            "database-other (k8s/apps.yaml:")
+    write(tmp_path, {"k8s/apps.yaml": MISSING_SECRET.replace("database-other", "app-env")})
+    _result, budgets = budget_of(tmp_path)
+    assert budgets["db"].unplaced_clients == ["memos"]

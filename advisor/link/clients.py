@@ -288,6 +288,7 @@ def _leader_part(client: Client) -> list[Client]:
 # password, user, port, database name or login email; pgAdmin's own PGADMIN_* settings):
 # REDIS_HOST or SENTRY_DSN are not asked about (audit H: szinn's PGADMIN_DEFAULT_EMAIL made
 # every server's peak a floor).
+_NOT_HERE = "(not in repository)"  # what workloads._env writes of a Secret absent here
 _CONNECTION_NAME = lazy(r"DATABASE|(^|_)DB|POSTGRES|(^|_)PG|JDBC|SQL", re.I)
 _SECRET_NAME = lazy(r"PASS|SECRET|TOKEN|(^|_)KEY|USER|PORT|NAME|EMAIL|^PGADMIN_", re.I)
 
@@ -309,6 +310,16 @@ def _remote_connection_notes(w: Workload) -> list[str]:
                              "is among them, it is unknown, and in no budget (declare it: "
                              "[[workloads]] target and connections)")
                 continue
+            secret = ref.split(" ", 1)[0].removeprefix("secret:")
+            if var.name.endswith("*") and var.value is None and _NOT_HERE in ref and \
+                    _CONNECTION_NAME.search(secret):
+                # a database Secret made where it is deployed (ext-postgres-operator's
+                # database-<app>): what it holds, and where the pods connect, is unknown
+                notes.append(f"{workload_id(w)}: takes its variables from Secret {secret} "
+                             f"({var.source.label()}), which is not in the repository; "
+                             "if where it connects is among them, it is unknown, and in "
+                             "no budget (declare it: [[workloads]] target and connections)")
+                continue
             note = unknown_connection_note(workload_id(w), var)
             if note:
                 notes.append(note)
@@ -324,6 +335,10 @@ def unknown_connection_note(who: str, var: EnvVar) -> str | None:
         return None
     if var.value is None and "(remote: " in ref:
         why = ref[ref.index("(remote: ") + 9:-1]
+    elif var.value is None and _NOT_HERE in ref:
+        why = (f"Secret {ref.split('/', 1)[0].removeprefix('secret:')} is not in the "
+               "repository (made where it is deployed: by hand, by an operator, by a "
+               "pipeline)")
     elif var.value is not None and "{{ ." in var.value and ref.startswith("secret:"):
         why = "its host is templated from values fetched from the remote store when applied"
     else:

@@ -587,10 +587,11 @@ def _env(ns: str | None, items: tuple[EnvItem, ...], index: ConfigIndex) -> list
                                   "(not in repository)", secret=kind == "secret"))
         else:
             out.append(EnvVar(name=item.name, source=item.source, from_ref="valueFrom"))
-    # Later definitions win, like the kubelet.
+    # Later definitions win, like the kubelet; a `prefix*` marker of a source whose
+    # names are not known stands for that source, each kept.
     last: dict[str, EnvVar] = {}
     for var in out:
-        last[var.name] = var
+        last[var.name if not var.name.endswith("*") else f"{var.name}{var.from_ref}"] = var
     return list(last.values())
 
 
