@@ -796,3 +796,20 @@ def test_a_connection_from_a_secret_the_repository_lacks_is_unknown(tmp_path):
     write(tmp_path, {"k8s/apps.yaml": MISSING_SECRET.replace("database-other", "app-env")})
     _result, budgets = budget_of(tmp_path)
     assert budgets["db"].unplaced_clients == ["memos"]
+
+
+def test_the_json_summary_tells_over_from_cannot_tell(tmp_path):
+    """A floor within what is usable is no verdict: `over` counts only a peak past
+    `usable`, `cannot_tell` the floors within it (audit C: sourcegraph's summary said 23
+    servers over where none was)."""
+    from advisor.report.json import to_dict
+
+    write(tmp_path, {"k8s/db.yaml": DB, "k8s/apps.yaml": MISSING_SECRET})
+    result, _budgets = budget_of(tmp_path)
+    summary = to_dict(result)["summary"]
+    assert (summary["servers"], summary["over"], summary["cannot_tell"]) == (1, 0, 1)
+    write(tmp_path, {"k8s/apps.yaml": web("db", replicas=40)})
+    result, budgets = budget_of(tmp_path)
+    assert budgets["db"].peak > budgets["db"].usable
+    summary = to_dict(result)["summary"]
+    assert (summary["over"], summary["cannot_tell"]) == (1, 0)

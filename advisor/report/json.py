@@ -92,7 +92,10 @@ def _summary(result: CheckResult) -> dict:
     return {"findings": len(result.findings), **counts,
             "suppressed": len(result.suppressed), "notices": len(result.notices),
             "servers": len(result.budgets),
-            "over": sum(1 for b in result.budgets if not b.fits)}
+            # over: the peak, a floor or not, is past what is usable; cannot_tell: a floor
+            # still within it (some client unknown), which is no verdict either way
+            "over": sum(1 for b in result.budgets if b.peak > b.usable),
+            "cannot_tell": sum(1 for b in result.budgets if not b.fits and b.peak <= b.usable)}
 
 
 def render(result: CheckResult, registry: Registry) -> str:
