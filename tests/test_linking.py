@@ -813,3 +813,31 @@ def test_the_json_summary_tells_over_from_cannot_tell(tmp_path):
     assert budgets["db"].peak > budgets["db"].usable
     summary = to_dict(result)["summary"]
     assert (summary["over"], summary["cannot_tell"]) == (1, 0)
+
+
+def test_a_second_pg_family_under_a_prefix_is_a_further_route(tmp_path):
+    """Sourcegraph's frontend names its main database by PGHOST and its code-intel one by
+    CODEINTEL_PGHOST: both are where it connects (codeintel-db was 'peak 0, fits' with
+    the frontend's pods on it, audit C); sourcegraph/postgresql-16-codeinsights is a
+    PostgreSQL 16 server (it was none)."""
+    from advisor.read.workloads import is_postgres_image
+
+    assert is_postgres_image("index.docker.io/sourcegraph/postgresql-16-codeinsights:6.2@sha256:5")
+    assert not is_postgres_image("sourcegraph/postgres_exporter:6.2")
+    codeintel = DB.replace("name: db", "name: codeintel-db").replace(
+        "app: db", "app: codeintel-db")
+    assert "codeintel-db" in codeintel
+    frontend = web("db").replace(
+        '            - {name: SPRING_DATASOURCE_HIKARI_MAXIMUMPOOLSIZE, value: "7"}',
+        '            - {name: SPRING_DATASOURCE_HIKARI_MAXIMUMPOOLSIZE, value: "7"}\n'
+        '            - {name: CODEINTEL_PGHOST, value: codeintel-db}\n'
+        '            - {name: CODEINTEL_PGPORT, value: "5432"}\n'
+        '            - {name: CODEINTEL_PGDATABASE, value: sg}')
+    write(tmp_path, {"k8s/db.yaml": DB, "k8s/codeintel.yaml": codeintel,
+                     "k8s/web.yaml": frontend})
+    _result, budgets = budget_of(tmp_path)
+    # the HikariCP pool (3 x 7) is the main route's; what the second route opens is not
+    # said, so that budget is a floor, never 'peak 0, fits'
+    assert [(c.who, c.total) for c in budgets["db"].contributions] == [("web", 21)]
+    assert budgets["codeintel-db"].unknown_clients == ["web"]
+    assert not budgets["codeintel-db"].fits

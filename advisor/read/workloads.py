@@ -670,8 +670,10 @@ _SPILO = lazy(r"spilo-\d+")
 # sclorg's images (Red Hat, CentOS, Fedora): quay.io/fedora/postgresql-16,
 # registry.redhat.io/rhel9/postgresql-16, quay.io/sclorg/postgresql-15-c9s,
 # centos/postgresql-96-centos7; configured by POSTGRESQL_* variables (max_connections
-# from POSTGRESQL_MAX_CONNECTIONS, default 100: sclorg/postgresql-container run script)
-_SCLORG = lazy(r"postgresql-\d+(?:-(?:c\d+s|centos\d+|rhel\d+|el\d+))?")
+# from POSTGRESQL_MAX_CONNECTIONS, default 100: sclorg/postgresql-container run script);
+# and Sourcegraph's sourcegraph/postgresql-16 and postgresql-16-codeinsights (its
+# codeinsights-db), built on library/postgres
+_SCLORG = lazy(r"postgresql-\d+(?:-(?:c\d+s|centos\d+|rhel\d+|el\d+|codeinsights))?")
 
 
 def _program(word: str) -> str:

@@ -361,13 +361,27 @@ def routes_after(first: Route | None, env: tuple[EnvVar, ...]) -> list[Route]:
     for var in env:
         if not var.value:
             continue
-        if not (var.name in _URL_VAR_SET or _named_url_var(var.name) or _pg_url(var.value)):
+        if var.name.endswith("_PGHOST") and not _has_placeholder(var.value):
+            route = _prefixed_pg_route(var, env)
+        elif not (var.name in _URL_VAR_SET or _named_url_var(var.name) or _pg_url(var.value)):
             continue
-        route = route_from_url(var.value.strip(), replace(var.source, key=var.name))
+        else:
+            route = route_from_url(var.value.strip(), replace(var.source, key=var.name))
         if route is not None and route_key(route) not in seen:
             seen.add(route_key(route))
             found.append(route)
     return found
+
+
+def _prefixed_pg_route(host: EnvVar, env: tuple[EnvVar, ...]) -> Route | None:
+    """A second database's PG* family under a prefix (Sourcegraph's frontend:
+    CODEINTEL_PGHOST, CODEINTEL_PGPORT... beside PGHOST for its main database)."""
+    prefix = host.name[:-len("PGHOST")]
+    by_name = {e.name: e.value for e in env if e.value and e.name.startswith(prefix)}
+    return _route({"host": host.value, "port": by_name.get(prefix + "PGPORT"),
+                   "dbname": by_name.get(prefix + "PGDATABASE"),
+                   "user": by_name.get(prefix + "PGUSER")},
+                  replace(host.source, key=host.name))
 
 
 def route_key(route: Route) -> tuple:
