@@ -351,3 +351,33 @@ def test_a_chart_value_host_with_its_port_links():
     assert resolve_host("forgejo-rw:5432", "dev", {"forgejo-rw.dev": ("server", "s1")}) == \
         ("server", "s1")
     assert resolve_host("::1", None, hosts) is None
+
+
+TEMPORAL_VALUES = """
+apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata: {name: temporal, namespace: datasci}
+spec:
+  chart: {spec: {chart: temporal, sourceRef: {kind: HelmRepository, name: temporal}}}
+  values:
+    server:
+      config:
+        persistence:
+          datastores:
+            default:
+              sql:
+                pluginName: postgres12
+                databaseName: temporal
+                connectAddr: pg-rw.db.svc:5432
+"""
+
+
+def test_a_values_host_that_carries_its_port_links():
+    """Temporal's `sql.connectAddr: host:port` names the server (ahgraber/homelab-gitops-k3s:
+    the release was no client at all, audit D)."""
+    (release,) = find_releases(objects(TEMPORAL_VALUES), never)
+    client = release_client(release, {}, {}, HOSTS, "default", None, None)
+    assert client is not None and client.target_id == "s1"
+    assert (client.route.host, client.route.port, client.route.dbname) == (
+        "pg-rw.db.svc", 5432, "temporal")
+    assert client.route.source.line == 16

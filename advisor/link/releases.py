@@ -167,7 +167,7 @@ def _value_route(values: Values, host_map: dict[str, tuple[str, str]], namespace
                  ) -> Route | None:
     """A PostgreSQL URL anywhere in the values, else a database host key
     (`externalDatabase.host`) that leads to a server or pooler of the repository."""
-    from advisor.read.apps.urls import route_from_url
+    from advisor.read.apps.urls import route_from_url, split_port
 
     for kind, text, source, node in value_hosts(values):
         if kind == "url":
@@ -175,10 +175,13 @@ def _value_route(values: Values, host_map: dict[str, tuple[str, str]], namespace
             if route is not None:
                 return route
         elif resolve_host(text, namespace, host_map) is not None:
+            # a host that carries its port: Temporal's connectAddr `db-rw:5432`
+            host, port_text = split_port(text.strip())
             port = node.get("port")
-            dbname = node.get("database") or node.get("dbname")
+            port = port if isinstance(port, int) else int(port_text) if port_text else None
+            dbname = node.get("database") or node.get("dbname") or node.get("databaseName")
             user = node.get("user") or node.get("username")
-            return Route(host=text.strip(), port=port if isinstance(port, int) else None,
+            return Route(host=host, port=port,
                          dbname=dbname if isinstance(dbname, str) else None,
                          user=user if isinstance(user, str) else None, source=source)
     return None

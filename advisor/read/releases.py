@@ -345,8 +345,9 @@ def _referenced(values: Values, keys: tuple, kind: str, name: str, prefix: str,
 
 
 # A values key that names a database host (`externalDatabase.host`, `postgresql.host`,
-# `database.hostname`): the key itself, and an ancestor that says it is a database.
-_HOST_KEY = re.compile(r"host|hostname|server|address|addr|endpoint", re.I)
+# `database.hostname`, Temporal's `sql.connectAddr`): the key itself, and an ancestor
+# that says it is a database.
+_HOST_KEY = re.compile(r"host|hostname|server|address|addr|endpoint|connectAddr", re.I)
 # whole words of a key (camelCase, snake_case, kebab-case split): `upgrade` holds no `pg`
 _WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+")
 _DB_WORDS = frozenset({"postgres", "postgresql", "pg", "pgsql", "psql", "database", "databases",
