@@ -237,3 +237,23 @@ def test_the_loader_resolves_as_base_resolver_does():
                 reference, kind, None, True)
     finally:
         loader.dispose()
+
+
+def test_an_anchor_defined_again_is_read_as_kustomize_reads_it():
+    """YAML lets an anchor be defined again, an alias naming the latest; kustomize and
+    Flux read such files (billimek/k8s-gitops' plex release, JJGadgets' authentik: each
+    was dropped as 'invalid YAML: found duplicate anchor', audit D). Lines stay."""
+    from advisor.read.sources.k8s import load_yaml_stream
+
+    text = ("kind: ConfigMap\nmetadata: {name: a}\ndata:\n  one: &v '1'\n  two: *v\n"
+            "  three: &v '3'\n  four: *v\n  text: '&v *v'\n---\nkind: ConfigMap\n"
+            "metadata: {name: b}\ndata: {x: &v '5', y: *v}\n")
+    docs, problems = load_yaml_stream(text, "x.yaml")
+    assert problems == []
+    assert [d["data"] for d, _line in docs] == [
+        {"one": "1", "two": "1", "three": "3", "four": "3", "text": "&v *v"},
+        {"x": "5", "y": "5"}]
+    assert [line for _d, line in docs] == [1, 10]
+    # an alias of no anchor at all is still an error, at its line
+    docs, problems = load_yaml_stream("a: &v 1\nb: &v 2\nc: *w\n", "y.yaml")
+    assert docs == [] and problems[0].location.line == 3

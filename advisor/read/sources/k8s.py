@@ -356,6 +356,13 @@ def load_yaml_stream(text: str, display_path: str, line_offset: int = 0,
                 continue
             docs.append((doc, start))
     except MarkedYAMLError as exc:
+        if "duplicate anchor" in f"{exc.context} {exc.problem}" and (
+                renamed := _anchors_renamed(text)) is not None:
+            # YAML 1.2 lets an anchor be defined again (an alias names the latest), and
+            # kustomize and Flux read such files: read as if each were named apart
+            if composed is not None:
+                composed.nodes.clear()
+            return load_yaml_stream(renamed, display_path, line_offset, composed)
         mark = exc.problem_mark or exc.context_mark
         line = (mark.line + 1 + line_offset) if mark is not None else None
         what = " ".join(x for x in (exc.context, exc.problem) if x)
@@ -377,6 +384,41 @@ def load_yaml_stream(text: str, display_path: str, line_offset: int = 0,
                                       message=f"invalid YAML: {exc}", fatal=True,
                                       program="YAML"))
     return docs, problems
+
+
+def _anchors_renamed(text: str) -> str | None:
+    """`text` with each anchor defined again renamed apart (`&x` ... `&x` -> `&x` ...
+    `&x__2`) and each alias naming the latest definition; lines stay where they are.
+    None when nothing is renamed or the text does not scan."""
+    import yaml
+
+    try:
+        tokens = [t for t in yaml.scan(text, Loader=getattr(yaml, "CSafeLoader",
+                                                            yaml.SafeLoader))
+                  if isinstance(t, yaml.AnchorToken | yaml.AliasToken)]
+    except yaml.YAMLError:
+        return None
+    defined: dict[str, int] = {}
+    current: dict[str, str] = {}
+    edits: list[tuple[int, int, str]] = []
+    for t in tokens:
+        if isinstance(t, yaml.AnchorToken):
+            defined[t.value] = defined.get(t.value, 0) + 1
+            current[t.value] = t.value if defined[t.value] == 1 \
+                else f"{t.value}__{defined[t.value]}"
+            sigil = "&"
+        else:
+            sigil = "*"
+        name = current.get(t.value, t.value)
+        if name != t.value:
+            edits.append((t.start_mark.index, t.end_mark.index, sigil + name))
+    if not edits:
+        return None
+    out, at = [], 0
+    for start, end, new in edits:
+        out += [text[at:start], new]
+        at = end
+    return "".join(out) + text[at:]
 
 
 _TEMPLATE_SYNTAX = lazy(r"\{%-?\s*\w|\{\{-?\s*[\w.$\"'(]")
