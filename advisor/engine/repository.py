@@ -532,17 +532,21 @@ def _render(found, root: Root, settings: Settings, options: CheckOptions,
             return repo_folder(path, top.parts, lambda rel: (top / rel).is_dir())
 
         if found.kustomize_dirs:
+            leaves = _flux_instances(objects, leaves, notices, resolve)
             leaves = _flux_components(root, objects, leaves, prepared, problems, notices,
                                       resolve, reads, cache)
         if reads is not None and reads.unlisted:
             leaves = _flux_unlisted(objects, leaves, reads, notices, resolve)
         leaves = _flux_namespaces(objects, leaves, notices, resolve)
-        from advisor.read.flux import clusters
+        from advisor.read.flux import clusters, label_folder
+
+        leaves = _distinct_instances(leaves, notices, label_folder)
 
         cluster_of = clusters(objects, leaves, resolve)
+        folder_of: Callable[[str], str] = label_folder
     else:
-        cluster_of = {}
-    environment_of = _environments(leaves, cluster_of)
+        cluster_of, folder_of = {}, str
+    environment_of = _environments(leaves, cluster_of, folder_of)
     grouped: dict[str, list[K8sObject]] = {}
     for label, objs in leaves:
         if label in environment_of:
@@ -619,6 +623,69 @@ def _any_flux(objects: list[K8sObject], leaves: list[tuple[str, list[K8sObject]]
     return any(is_flux_kustomization(o) for o in every)
 
 
+def _flux_instances(objects: list[K8sObject], leaves: list[tuple[str, list[K8sObject]]],
+                    notices: list[str], resolve: Callable[[str], str | None]
+                    ) -> list[tuple[str, list[K8sObject]]]:
+    """A folder several Flux Kustomizations build, each its own way (postBuild,
+    targetNamespace, components: advisor.read.flux.builders), is a leaf for each: a
+    template folder each app's Kustomization makes its own database Cluster of
+    (JJGadgets/Biohazard: seven Clusters, read as the first alone). The objects are the
+    folder's build; each instance is substituted and placed by its own Kustomization
+    later (_flux_components, _flux_namespaces). A folder holding Flux Kustomizations
+    itself is left as it is (which of its children each instance builds is not
+    followed)."""
+    from advisor.read.flux import builders, is_flux_kustomization, label_folder
+    from advisor.read.flux_substitute import Sources, plan
+
+    kustomizations = [(label, o) for label, objs in leaves for o in objs
+                      if is_flux_kustomization(o)]
+    kustomizations += [(o.path, o) for o in objects if is_flux_kustomization(o)]
+    paths = [str(o.body.get("spec", {}).get("path")) if isinstance(o.body.get("spec"), dict)
+             else "" for _where, o in kustomizations]
+    if len(paths) == len(set(paths)) and not any("${" in p for p in paths):
+        return leaves  # no folder named twice (most repositories): nothing to work out
+    # Each Kustomization as its parents substitute it (`${APPNAME}` in its postBuild
+    # tells two builds of one template apart only once substituted)
+    every = objects + [o for _label, objs in leaves for o in objs]
+    applied = plan(kustomizations, Sources(every), resolve).kustomizations
+    instances: dict[str, list[str]] = {}
+    for built in builders([applied.get(id(o), o) for _where, o in kustomizations], resolve):
+        folder = label_folder(built)
+        if built != folder:
+            instances.setdefault(folder, []).append(built)
+    if not instances:
+        return leaves
+    out: list[tuple[str, list[K8sObject]]] = []
+    for label, objs in leaves:
+        out.append((label, objs))
+        more = instances.get(label, [])
+        if more and not any(is_flux_kustomization(o) for o in objs):
+            out += [(instance, objs) for instance in more]
+    return out
+
+
+def _distinct_instances(leaves: list[tuple[str, list[K8sObject]]], notices: list[str],
+                        folder_of: Callable[[str], str]) -> list[tuple[str, list[K8sObject]]]:
+    """The instances (_flux_instances) that, substituted and placed, make objects of
+    their own: one that makes the same objects as its folder's first build is that
+    build again (joryirving/home-ops' apps/base, built for each cluster under the same
+    names), read once as before."""
+    first = {label: objs for label, objs in leaves if folder_of(label) == label}
+    out: list[tuple[str, list[K8sObject]]] = []
+    kept: dict[str, int] = {}
+    for label, objs in leaves:
+        folder = folder_of(label)
+        if folder != label and folder in first:
+            made = {(o.kind, o.namespace, o.name) for o in first[folder]}
+            if {(o.kind, o.namespace, o.name) for o in objs} <= made:
+                continue
+            kept[folder] = kept.get(folder, 1) + 1
+        out.append((label, objs))
+    notices += [f"Flux: {folder} is built by {n} Kustomizations, each into objects of its "
+                "own: read once for each" for folder, n in kept.items()]
+    return out
+
+
 def _flux_components(root: Root, objects: list[K8sObject],
                      leaves: list[tuple[str, list[K8sObject]]], prepared: Any,
                      problems: list[ConfigProblem], notices: list[str],
@@ -627,7 +694,7 @@ def _flux_components(root: Root, objects: list[K8sObject],
     """The kustomize leaves a Flux Kustomization builds with `spec.components`, built
     again with them (advisor.read.flux.components_by_folder): the components' objects
     (an app's database Cluster) exist only so."""
-    from advisor.read.flux import components_by_folder
+    from advisor.read.flux import components_by_folder, label_folder
     from advisor.read.render.kustomize import render_kustomization
 
     every = objects + [o for _label, objs in leaves for o in objs]
@@ -636,7 +703,7 @@ def _flux_components(root: Root, objects: list[K8sObject],
         return leaves
     out: list[tuple[str, list[K8sObject]]] = []
     builds = iter(_side_by_side(problems, [
-        (label, partial(render_kustomization, root, label, prepared=prepared,
+        (label, partial(render_kustomization, root, label_folder(label), prepared=prepared,
                         components=wanted[label][1], cache=cache))
         for label, _objs in leaves if label in wanted],
         "rendering this kustomization with its Flux components"))
@@ -658,7 +725,7 @@ def _flux_components(root: Root, objects: list[K8sObject],
         # component makes) is not a failure of what Flux builds
         failed = [p for p in problems if p.fatal and p.program == "kustomize"
                   and p.message.startswith("kustomize failed")
-                  and (p.location.path or "").startswith(label + "/")]
+                  and (p.location.path or "").startswith(label_folder(label) + "/")]
         problems[:] = [p for p in problems if not any(p is f for f in failed)]
         problems += rendered.problems
         notices += [n for n in rendered.notices if n not in notices]
@@ -765,8 +832,8 @@ def _chart_values(root: Root, charts: list[Path], options: CheckOptions
     return out
 
 
-def _environments(leaves: list[tuple[str, list[K8sObject]]], cluster_of: dict[str, str]
-                  ) -> dict[str, str]:
+def _environments(leaves: list[tuple[str, list[K8sObject]]], cluster_of: dict[str, str],
+                  folder_of: Callable[[str], str] = str) -> dict[str, str]:
     """Each kustomize leaf that is an environment of its own or part of one -> that
     environment's label; the leaves left out are deployed with the rest. Two leaves that
     render the same object (kind, namespace, name) cannot run side by side: they are
@@ -774,7 +841,8 @@ def _environments(leaves: list[tuple[str, list[K8sObject]]], cluster_of: dict[st
     belong to different clusters Flux builds (`cluster_of`: leaf -> the folder of its
     cluster, advisor.read.flux.clusters), the environment is that cluster, with every
     leaf of it: an app of kubernetes/main connects to the server of kubernetes/main, not
-    to both clusters' nor to none."""
+    to both clusters' nor to none. Instances of one folder that several Kustomizations
+    build (`folder_of`: a leaf's folder) are deployed together, never alternatives."""
     owners: dict[tuple[str, str | None, str], dict[str, None]] = {}
     for label, objs in leaves:
         for o in objs:
@@ -782,7 +850,7 @@ def _environments(leaves: list[tuple[str, list[K8sObject]]], cluster_of: dict[st
     alternatives: set[str] = set()
     apart: set[str] = set()  # clusters that render an object another cluster renders too
     for labels in owners.values():
-        if len(labels) < 2:
+        if len({folder_of(label) for label in labels}) < 2:
             continue
         alternatives.update(labels)
         seen = {cluster_of[label] for label in labels if label in cluster_of}

@@ -31,27 +31,58 @@ def is_flux_kustomization(obj: K8sObject) -> bool:
     return obj.kind == "Kustomization" and obj.api_version.startswith(FLUX_KUSTOMIZE_GROUP)
 
 
-def target_namespaces(objects: list[K8sObject], resolve: Callable[[str], str | None]
-                      ) -> tuple[dict[str, str], list[str]]:
-    """Folder of the repository (as `resolve` gives it from `spec.path`) -> the
-    targetNamespace of the Flux Kustomization that builds it, and notices (a folder
-    built twice into different namespaces keeps the first)."""
-    folders: dict[str, str] = {}
-    notices: list[str] = []
+def builders(objects: list[K8sObject], resolve: Callable[[str], str | None]
+             ) -> dict[str, K8sObject]:
+    """What each Flux Kustomization builds -> that Kustomization: the folder of its
+    `spec.path` (as `resolve` gives it) for the first one building a folder, and an
+    instance label (`instance_label`) for each further one whose build differs (its own
+    postBuild, targetNamespace or components: a template folder each Kustomization makes
+    a database Cluster of, JJGadgets/Biohazard's pg-<app>). One that builds it the same
+    way is the same build. A path that still holds `${` is not resolved."""
+    out: dict[str, K8sObject] = {}
+    builds: dict[str, list[tuple[Any, Any, Any]]] = {}
     for obj in objects:
         if not is_flux_kustomization(obj):
             continue
-        namespace, path = get(obj.body, "spec", "targetNamespace"), get(obj.body, "spec", "path")
-        if not isinstance(namespace, str) or not namespace or not isinstance(path, str):
-            continue
-        folder = resolve(path)
+        path = get(obj.body, "spec", "path")
+        folder = resolve(path) if isinstance(path, str) and "${" not in path else None
         if folder is None:
             continue
-        if folders.setdefault(folder, namespace) != namespace:
-            notices.append(f"Flux Kustomization {obj.name} ({obj.path}:{obj.line}) builds "
-                           f"{folder} into namespace {namespace}, which another builds into "
-                           f"{folders[folder]}: read in {folders[folder]} only")
-    return folders, notices
+        build = (get(obj.body, "spec", "postBuild"), get(obj.body, "spec", "targetNamespace"),
+                 get(obj.body, "spec", "components"))
+        earlier = builds.setdefault(folder, [])
+        if build in earlier:
+            continue
+        earlier.append(build)
+        out[folder if len(earlier) == 1 else instance_label(folder, obj)] = obj
+    return out
+
+
+_INSTANCE = " (as "
+
+
+def instance_label(folder: str, ks: K8sObject) -> str:
+    """The label of a folder as a further Kustomization builds it (a kustomize leaf of
+    its own): `<folder> (as Kustomization/<ns>/<name>)`."""
+    return f"{folder}{_INSTANCE}{ks.ref})"
+
+
+def label_folder(label: str) -> str:
+    """The folder of a leaf label, an instance label's included."""
+    return label.split(_INSTANCE, 1)[0]
+
+
+def target_namespaces(objects: list[K8sObject], resolve: Callable[[str], str | None]
+                      ) -> tuple[dict[str, str], list[str]]:
+    """What a Flux Kustomization builds (a folder, or an instance label: `builders`) ->
+    its targetNamespace; and notices (none now: a folder built into two namespaces is
+    two builds)."""
+    folders: dict[str, str] = {}
+    for built, obj in builders(objects, resolve).items():
+        namespace = get(obj.body, "spec", "targetNamespace")
+        if isinstance(namespace, str) and namespace:
+            folders[built] = namespace
+    return folders, []
 
 
 def namespace_of(place: str, folders: dict[str, str]) -> str | None:
@@ -100,37 +131,23 @@ def apply_target_namespaces(leaves: list[tuple[str, list[K8sObject]]],
 
 def built_folders(objects: list[K8sObject], resolve: Callable[[str], str | None]) -> set[str]:
     """The folders of the repository Flux Kustomizations build (`spec.path`)."""
-    out = set()
-    for obj in objects:
-        path = get(obj.body, "spec", "path") if is_flux_kustomization(obj) else None
-        folder = resolve(path) if isinstance(path, str) else None
-        if folder is not None:
-            out.add(folder)
-    return out
+    return {label_folder(built) for built in builders(objects, resolve)}
 
 
 def components_by_folder(objects: list[K8sObject], resolve: Callable[[str], str | None]
                          ) -> dict[str, tuple[K8sObject, list[str]]]:
-    """Folder of the repository a Flux Kustomization builds -> that Kustomization and
-    its `spec.components` (paths relative to the folder), which Flux adds to the
-    folder's kustomization.yaml before it builds: a shared component that makes each
-    app's database Cluster (joryirving/home-ops). The first Kustomization building a
-    folder is kept, as for targetNamespace."""
+    """What a Flux Kustomization builds (a folder, or an instance label: `builders`) ->
+    that Kustomization and its `spec.components` (paths relative to the folder), which
+    Flux adds to the folder's kustomization.yaml before it builds: a shared component
+    that makes each app's database Cluster (joryirving/home-ops)."""
     out: dict[str, tuple[K8sObject, list[str]]] = {}
-    for obj in objects:
-        if not is_flux_kustomization(obj):
-            continue
-        path = get(obj.body, "spec", "path")
-        if not isinstance(path, str) or "${" in path:
-            continue
-        folder = resolve(path)
-        if folder is None or folder in out:
-            continue
+    for built, obj in builders(objects, resolve).items():
         found = get(obj.body, "spec", "components")
         components = [c for c in found if isinstance(c, str) and c.strip()] \
             if isinstance(found, list) else []
-        out[folder] = (obj, components)
-    return {folder: v for folder, v in out.items() if v[1]}
+        if components:
+            out[built] = (obj, components)
+    return out
 
 
 def clusters(plain: list[K8sObject], leaves: list[tuple[str, list[K8sObject]]],
@@ -162,7 +179,7 @@ def clusters(plain: list[K8sObject], leaves: list[tuple[str, list[K8sObject]]],
             parent[find(home)] = find(folder)
     # where a Kustomization is read is itself built by the one whose folder holds it
     for home in {home for home, _obj in homes} | {leaf for leaf, _objs in leaves}:
-        folder = deepest_folder(home, dict.fromkeys(built))
+        folder = deepest_folder(label_folder(home), dict.fromkeys(built))
         if folder is not None:
             parent[find(home)] = find(folder)
     members: dict[str, list[str]] = {}
@@ -170,7 +187,7 @@ def clusters(plain: list[K8sObject], leaves: list[tuple[str, list[K8sObject]]],
         members.setdefault(find(folder), []).append(folder)
     names = {top: _common_folder(folders) for top, folders in members.items()}
     return {leaf: names[find(leaf)] for leaf, _objs in leaves
-            if deepest_folder(leaf, dict.fromkeys(built)) is not None}
+            if deepest_folder(label_folder(leaf), dict.fromkeys(built)) is not None}
 
 
 def _common_folder(folders: list[str]) -> str:

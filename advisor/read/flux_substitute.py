@@ -44,7 +44,7 @@ from msgspec import Struct
 from msgspec.structs import replace
 
 from advisor.model import Source
-from advisor.read.flux import deepest_folder, is_flux_kustomization
+from advisor.read.flux import builders, deepest_folder, is_flux_kustomization
 from advisor.read.releases import FLUX_KUSTOMIZE_GROUP
 from advisor.read.sources.k8s import K8sObject, get
 from advisor.read.yamlnodes import BlockStr, PosList, PosMap
@@ -427,13 +427,11 @@ def plan(kustomizations: list[tuple[str, K8sObject]], sources: Sources,
     current = {id(obj): obj for _where, obj in kustomizations}
     folders: dict[str, Variables] = {}
     for _round in range(MAX_ROUNDS):
-        built: dict[str, int] = {}  # folder -> id of the Kustomization building it
-        for _where, obj in kustomizations:
-            path = get(current[id(obj)].body, "spec", "path")
-            if isinstance(path, str) and "${" not in path:
-                folder = resolve(path)
-                if folder is not None:
-                    built.setdefault(folder, id(obj))
+        # folder (or instance label, advisor.read.flux.builders) -> id of the
+        # Kustomization building it, as read
+        read_as = {id(ks): key for key, ks in current.items()}
+        built = {label: read_as[id(ks)]
+                 for label, ks in builders(list(current.values()), resolve).items()}
         new_folders: dict[str, Variables] = {}
         for folder, key in built.items():
             found = variables_of(current[key], current[key].body, sources)

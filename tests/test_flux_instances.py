@@ -1,0 +1,90 @@
+"""A folder several Flux Kustomizations build, each with its own postBuild: a database
+template each app's Kustomization makes its own Cluster of (JJGadgets/Biohazard's
+`pg/clusters/template`, built as pg-home and pg-default; only the first was read, and an
+app of pg-home was PA107 'no Service'). A folder built again under the same names (a
+base built for each cluster with other sizes) is read once, as before."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+from typer.testing import CliRunner
+
+from advisor.cli import app
+from tests.test_flux_clusters import KUSTOMIZATION, _write
+
+needs_kustomize = pytest.mark.skipif(
+    not (shutil.which("kubectl") or shutil.which("kustomize")),
+    reason="kubectl (kustomize) not installed")
+
+
+def _ks(name: str, path: str, substitute: dict[str, str]) -> str:
+    lines = "".join(f"      {k}: \"{v}\"\n" for k, v in substitute.items())
+    return ("apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\n"
+            f"metadata: {{name: {name}, namespace: flux-system}}\n"
+            f"spec:\n  path: {path}\n  sourceRef: {{kind: GitRepository, name: flux-system}}\n"
+            f"  postBuild:\n    substitute:\n{lines}")
+
+
+TEMPLATE = "kube/db/template"
+FILES = {
+    "kube/flux/cluster.yaml": _ks("cluster", "./kube/apps", {}).replace(
+        "  postBuild:\n    substitute:\n", ""),
+    "kube/apps/kustomization.yaml": KUSTOMIZATION.format("  - home.yaml\n  - default.yaml\n"
+                                                         "  - web\n"),
+    "kube/apps/home.yaml": _ks("pg-home", f"./{TEMPLATE}", {"PG_NAME": "home", "MAX": "60"}),
+    "kube/apps/default.yaml": _ks("pg-default", f"./{TEMPLATE}",
+                                  {"PG_NAME": "default", "MAX": "80"}),
+    f"{TEMPLATE}/kustomization.yaml": KUSTOMIZATION.format("  - cluster.yaml\n"),
+    f"{TEMPLATE}/cluster.yaml": (
+        "apiVersion: postgresql.cnpg.io/v1\nkind: Cluster\n"
+        "metadata:\n  name: pg-${PG_NAME}\n  namespace: pg\nspec:\n  instances: 1\n"
+        "  imageName: ghcr.io/cloudnative-pg/postgresql:17\n"
+        "  postgresql:\n    parameters:\n      max_connections: \"${MAX}\"\n"),
+    "kube/apps/web/kustomization.yaml": KUSTOMIZATION.format("  - deployment.yaml\n"),
+    "kube/apps/web/deployment.yaml": (
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, namespace: shop}\n"
+        "spec:\n  replicas: 2\n  strategy: {type: Recreate}\n  template:\n    spec:\n"
+        "      containers:\n        - name: web\n          image: example/web:1\n"
+        "          env:\n            - name: DATABASE_URL\n"
+        "              value: postgres://web@pg-home-rw.pg.svc.cluster.local:5432/web\n"),
+    ".pool-advisor.toml": "[[workloads]]\nname = \"web\"\nconnections = 5\n",
+}
+
+
+def _check(root) -> dict:
+    result = CliRunner().invoke(app, ["check", str(root), "--format", "json", "--no-cache"])
+    assert result.exit_code in (0, 1), result.output
+    return json.loads(result.output[result.output.index("{"):])
+
+
+@needs_kustomize
+def test_a_template_folder_is_read_once_for_each_kustomization_that_builds_it(tmp_path):
+    report = _check(_write(tmp_path, FILES))
+    budgets = {b["server"]: b for b in report["budgets"]}
+    assert {"pg-home", "pg-default"} <= set(budgets)
+    # each Cluster with its own Kustomization's max_connections, less 3 reserved
+    assert (budgets["pg-home"]["usable"], budgets["pg-default"]["usable"]) == (57, 77)
+    # web: 2 replicas x 5 declared, on pg-home, which exists only as the second build
+    assert [(c["who"], c["total"]) for c in budgets["pg-home"]["terms"]["contributions"]] \
+        == [("web", 10)]
+    assert "PA107" not in [f["code"] for f in report["findings"]]
+    assert f"Flux: {TEMPLATE} is built by 2 Kustomizations, each into objects of its own: " \
+           "read once for each" in report["notices"]
+
+
+@needs_kustomize
+def test_a_folder_built_again_under_the_same_names_is_read_once(tmp_path):
+    """The second build makes pg-home again, only larger: the same object, read as the
+    first Kustomization builds it (as before), and no instance is said."""
+    files = dict(FILES)
+    files["kube/apps/default.yaml"] = _ks("pg-home-big", f"./{TEMPLATE}",
+                                          {"PG_NAME": "home", "MAX": "500"})
+    report = _check(_write(tmp_path, files))
+    budgets = {b["server"]: b for b in report["budgets"]}
+    assert [b for b in budgets if b.startswith("pg-")] == ["pg-home"]
+    assert budgets["pg-home"]["usable"] == 57
+    assert not [n for n in report["notices"] if "is built by" in n]
+    assert not [n for n in report["notices"] if "is defined 2 times" in n]
