@@ -541,12 +541,11 @@ def _render(found, root: Root, settings: Settings, options: CheckOptions,
         from advisor.read.flux import clusters, label_folder
 
         leaves = _distinct_instances(leaves, notices, label_folder)
-
-        cluster_of = clusters(objects, leaves, resolve)
+        clusters_of: Callable[[], dict[str, str]] = partial(clusters, objects, leaves, resolve)
         folder_of: Callable[[str], str] = label_folder
     else:
-        cluster_of, folder_of = {}, str
-    environment_of = _environments(leaves, cluster_of, folder_of)
+        clusters_of, folder_of = dict, str
+    environment_of = _environments(leaves, clusters_of, folder_of)
     grouped: dict[str, list[K8sObject]] = {}
     for label, objs in leaves:
         if label in environment_of:
@@ -832,14 +831,16 @@ def _chart_values(root: Root, charts: list[Path], options: CheckOptions
     return out
 
 
-def _environments(leaves: list[tuple[str, list[K8sObject]]], cluster_of: dict[str, str],
+def _environments(leaves: list[tuple[str, list[K8sObject]]],
+                  clusters_of: Callable[[], dict[str, str]] = dict,
                   folder_of: Callable[[str], str] = str) -> dict[str, str]:
     """Each kustomize leaf that is an environment of its own or part of one -> that
     environment's label; the leaves left out are deployed with the rest. Two leaves that
     render the same object (kind, namespace, name) cannot run side by side: they are
     alternatives (overlays/staging, overlays/prod), each its own environment. When they
-    belong to different clusters Flux builds (`cluster_of`: leaf -> the folder of its
-    cluster, advisor.read.flux.clusters), the environment is that cluster, with every
+    belong to different clusters Flux builds (`clusters_of()`: leaf -> the folder of its
+    cluster, advisor.read.flux.clusters, worked out only then), the environment is that
+    cluster, with every
     leaf of it: an app of kubernetes/main connects to the server of kubernetes/main, not
     to both clusters' nor to none. Instances of one folder that several Kustomizations
     build (`folder_of`: a leaf's folder) are deployed together, never alternatives."""
@@ -848,11 +849,15 @@ def _environments(leaves: list[tuple[str, list[K8sObject]]], cluster_of: dict[st
         for o in objs:
             owners.setdefault((o.kind, o.namespace, o.name), {})[label] = None
     alternatives: set[str] = set()
-    apart: set[str] = set()  # clusters that render an object another cluster renders too
+    colliding: list[dict[str, None]] = []
     for labels in owners.values():
         if len({folder_of(label) for label in labels}) < 2:
             continue
         alternatives.update(labels)
+        colliding.append(labels)
+    cluster_of = clusters_of() if colliding else {}
+    apart: set[str] = set()  # clusters that render an object another cluster renders too
+    for labels in colliding:
         seen = {cluster_of[label] for label in labels if label in cluster_of}
         if len(seen) > 1:
             apart.update(seen)

@@ -169,17 +169,19 @@ def clusters(plain: list[K8sObject], leaves: list[tuple[str, list[K8sObject]]],
         return x
 
     built: set[str] = set()
-    homes = [(obj.path.rsplit("/", 1)[0] if "/" in obj.path else "", obj) for obj in plain]
-    homes += [(label, obj) for label, objs in leaves for obj in objs]
+    homes = [(obj.path.rsplit("/", 1)[0] if "/" in obj.path else "", obj) for obj in plain
+             if is_flux_kustomization(obj)]
+    homes += [(label, obj) for label, objs in leaves for obj in objs
+              if is_flux_kustomization(obj)]
     for home, obj in homes:
-        path = get(obj.body, "spec", "path") if is_flux_kustomization(obj) else None
+        path = get(obj.body, "spec", "path")
         folder = resolve(path) if isinstance(path, str) and "${" not in path else None
         if folder is not None:
             built.add(folder)
             parent[find(home)] = find(folder)
     # where a Kustomization is read is itself built by the one whose folder holds it
     for home in {home for home, _obj in homes} | {leaf for leaf, _objs in leaves}:
-        folder = deepest_folder(label_folder(home), dict.fromkeys(built))
+        folder = _deepest_in(label_folder(home), built)
         if folder is not None:
             parent[find(home)] = find(folder)
     members: dict[str, list[str]] = {}
@@ -187,7 +189,18 @@ def clusters(plain: list[K8sObject], leaves: list[tuple[str, list[K8sObject]]],
         members.setdefault(find(folder), []).append(folder)
     names = {top: _common_folder(folders) for top, folders in members.items()}
     return {leaf: names[find(leaf)] for leaf, _objs in leaves
-            if deepest_folder(label_folder(leaf), dict.fromkeys(built)) is not None}
+            if _deepest_in(label_folder(leaf), built) is not None}
+
+
+def _deepest_in(place: str, folders: set[str]) -> str | None:
+    """deepest_folder over a set, by walking up `place` (a lookup per level, not a scan
+    of every folder per place)."""
+    parts = place.split("/") if place else []
+    for end in range(len(parts), 0, -1):
+        candidate = "/".join(parts[:end])
+        if candidate in folders:
+            return candidate
+    return "" if "" in folders else None
 
 
 def _common_folder(folders: list[str]) -> str:
