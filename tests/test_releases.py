@@ -328,11 +328,10 @@ metadata: {name: plain-kustomize}
 def test_flux_target_namespace_on_what_it_builds():
     """A folder a second Kustomization builds into another namespace is a build of its
     own, an instance (advisor.read.flux.builders), no longer read in the first's only."""
-    folders, notices = target_namespaces(
+    folders = target_namespaces(
         objects(FLUX), lambda p: repo_folder(p, ("repo", "kubernetes"), {"apps/a"}.__contains__))
     assert folders == {"apps/a": "ns-a",
                        "apps/a (as Kustomization/flux-system/a2)": "ns-other"}
-    assert notices == []
     assert namespace_of("apps/a/app", folders) == "ns-a"
     assert namespace_of("apps/ab", folders) is None
     built = objects("apiVersion: v1\nkind: Secret\nmetadata: {name: s}\n---\n"

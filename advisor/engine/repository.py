@@ -788,8 +788,7 @@ def _flux_namespaces(objects: list[K8sObject], leaves: list[tuple[str, list[K8sO
     objects[:] = plain
     notices += found
     every = objects + [o for _label, objs in leaves for o in objs]
-    folders, found = target_namespaces(every, resolve)
-    notices += found
+    folders = target_namespaces(every, resolve)
     leaves, plain = apply_target_namespaces(leaves, objects, folders)
     objects[:] = plain
     return leaves

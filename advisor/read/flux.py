@@ -73,16 +73,15 @@ def label_folder(label: str) -> str:
 
 
 def target_namespaces(objects: list[K8sObject], resolve: Callable[[str], str | None]
-                      ) -> tuple[dict[str, str], list[str]]:
-    """What a Flux Kustomization builds (a folder, or an instance label: `builders`) ->
-    its targetNamespace; and notices (none now: a folder built into two namespaces is
-    two builds)."""
+                      ) -> dict[str, str]:
+    """What a Flux Kustomization builds (a folder, or an instance label: `builders`: a
+    folder built into two namespaces is two builds) -> its targetNamespace."""
     folders: dict[str, str] = {}
     for built, obj in builders(objects, resolve).items():
         namespace = get(obj.body, "spec", "targetNamespace")
         if isinstance(namespace, str) and namespace:
             folders[built] = namespace
-    return folders, []
+    return folders
 
 
 def namespace_of(place: str, folders: dict[str, str]) -> str | None:
