@@ -22,7 +22,13 @@ from advisor.model import ConfigProblem, Location, Topology
 from advisor.read.cache import ManifestEntry
 from advisor.read.extract import decode_extract, extract_of
 from advisor.read.fs import InputError, Root
-from advisor.read.sources.k8s import K8sObject, LazyK8sObject, k8s_objects, looks_like_k8s
+from advisor.read.sources.k8s import (
+    K8sObject,
+    LazyK8sObject,
+    get,
+    k8s_objects,
+    looks_like_k8s,
+)
 from advisor.read.suppress import scan_suppressions
 
 
@@ -532,7 +538,7 @@ def _render(found, root: Root, settings: Settings, options: CheckOptions,
             return repo_folder(path, top.parts, lambda rel: (top / rel).is_dir())
 
         if found.kustomize_dirs:
-            leaves = _flux_instances(objects, leaves, notices, resolve)
+            leaves = _flux_instances(objects, leaves, resolve)
             leaves = _flux_components(root, objects, leaves, prepared, problems, notices,
                                       resolve, reads, cache)
         if reads is not None and reads.unlisted:
@@ -623,12 +629,11 @@ def _any_flux(objects: list[K8sObject], leaves: list[tuple[str, list[K8sObject]]
 
 
 def _flux_instances(objects: list[K8sObject], leaves: list[tuple[str, list[K8sObject]]],
-                    notices: list[str], resolve: Callable[[str], str | None]
-                    ) -> list[tuple[str, list[K8sObject]]]:
+                    resolve: Callable[[str], str | None]) -> list[tuple[str, list[K8sObject]]]:
     """A folder several Flux Kustomizations build, each its own way (postBuild,
     targetNamespace, components: advisor.read.flux.builders), is a leaf for each: a
     template folder each app's Kustomization makes its own database Cluster of
-    (JJGadgets/Biohazard: seven Clusters, read as the first alone). The objects are the
+    (JJGadgets/Biohazard's pg-home and pg-default, read as the first alone). The objects are the
     folder's build; each instance is substituted and placed by its own Kustomization
     later (_flux_components, _flux_namespaces). A folder holding Flux Kustomizations
     itself is left as it is (which of its children each instance builds is not
@@ -639,8 +644,7 @@ def _flux_instances(objects: list[K8sObject], leaves: list[tuple[str, list[K8sOb
     kustomizations = [(label, o) for label, objs in leaves for o in objs
                       if is_flux_kustomization(o)]
     kustomizations += [(o.path, o) for o in objects if is_flux_kustomization(o)]
-    paths = [str(o.body.get("spec", {}).get("path")) if isinstance(o.body.get("spec"), dict)
-             else "" for _where, o in kustomizations]
+    paths = [str(get(o.body, "spec", "path")) for _where, o in kustomizations]
     if len(paths) == len(set(paths)) and not any("${" in p for p in paths):
         return leaves  # no folder named twice (most repositories): nothing to work out
     # Each Kustomization as its parents substitute it (`${APPNAME}` in its postBuild
