@@ -385,3 +385,81 @@ def test_zalando_max_connections_is_spilos_when_the_spec_sets_none(resources, ex
     objects, _ = k8s_objects(given, "m.yaml")
     (s,) = operator_entities(objects).servers
     assert s.settings["max_connections"].value == 250  # the spec's parameter wins
+
+
+ZALANDO_SECTION = """apiVersion: acid.zalan.do/v1
+kind: postgresql
+metadata:
+  name: acid-e
+spec:
+  numberOfInstances: 2
+  postgresql:
+    version: "17"
+  connectionPooler: SECTION
+"""
+
+
+@pytest.mark.parametrize(("section", "poolers"), [("{}", 1), ("{mode: session}", 1), ("", 0)])
+def test_zalando_a_connection_pooler_section_enables_it(section, poolers):
+    """connection_pooler.go needMasterConnectionPoolerWorker: the section, even `{}`, starts
+    the pooler when enableConnectionPooler is not set; `connectionPooler:` with nothing
+    is null, no section (audit E: `{}` was read as no pooler, 66 connections missed)."""
+    objects, _ = k8s_objects(ZALANDO_SECTION.replace("SECTION", section), "z.yaml")
+    e = operator_entities(objects)
+    assert len(e.poolers) == poolers
+
+
+def test_zalando_pooler_image_ends_idle_transactions(tmp_path):
+    """The operator's pooler image writes idle_transaction_timeout = 600
+    (pooler/pgbouncer.ini.tmpl): PA504 does not fire for a Zalando pooler as shipped
+    (audit E: a false warning, exit 1, on the operator's own minimal example)."""
+    from advisor.engine.check import run_check
+    from advisor.engine.options import CheckOptions
+
+    text = ZALANDO_SECTION.replace("SECTION", "{}")
+    objects, _ = k8s_objects(text, "z.yaml")
+    [p] = operator_entities(objects).poolers
+    setting = p.settings["idle_transaction_timeout"]
+    assert setting.value == 600 and "pgbouncer.ini.tmpl" in setting.source.default
+    (tmp_path / "z.yaml").write_text(text)
+    codes = [f.code for f in run_check([str(tmp_path)], CheckOptions()).findings]
+    assert "PA504" not in codes
+
+
+CNPG_RO = """apiVersion: postgresql.cnpg.io/v1
+kind: Cluster
+metadata: {name: pg}
+spec:
+  instances: 3
+  imageName: ghcr.io/cloudnative-pg/postgresql:16
+---
+apiVersion: postgresql.cnpg.io/v1
+kind: Pooler
+metadata: {name: pg-ro}
+spec:
+  cluster: {name: pg}
+  instances: 3
+  type: ro
+  deploymentStrategy: {type: Recreate}
+  pgbouncer:
+    poolMode: transaction
+    parameters: {default_pool_size: "SIZE"}
+"""
+
+
+@pytest.mark.parametrize(("size", "pa105"), [("40", False), ("70", True)])
+def test_a_read_only_pooler_is_weighed_per_replica(tmp_path, size, pa105):
+    """3 PgBouncer pods x default_pool_size on the two replicas behind pg-ro: PA105 weighs
+    each replica's share, as the budget does (audit E: '100 server connections > 97'
+    while the same budget said 50 per instance and fits). 3 x 40 = 120, 60 each;
+    3 x 70 = 210, 105 each > 97."""
+    from advisor.engine.check import run_check
+    from advisor.engine.options import CheckOptions
+
+    (tmp_path / "pg.yaml").write_text(CNPG_RO.replace("SIZE", size))
+    found = [f for f in run_check([str(tmp_path)], CheckOptions()).findings
+             if f.code == "PA105"]
+    assert bool(found) == pa105
+    if pa105:
+        assert found[0].message.startswith("pg-ro: 210 server connections (105 on each of "
+                                           "2 instances) > 97 usable on pg replicas")

@@ -55,13 +55,19 @@ def pooler_exceeds_server(topo: Topology, ctx: RuleContext) -> Iterator[Finding]
       max_db_connections, max_user_connections.
     """
     for budget in ctx.budgets:
+        # standbys behind one Service share a read-only pooler's connections (the
+        # budget's spread): each instance sees its share, as PA101 counts it
+        spread = budget.spread_over.value if budget.spread_over is not None else 1
         for c in budget.contributions:
-            if c.kind != "pooler" or c.total <= budget.usable:
+            share = math.ceil(c.total / spread)
+            if c.kind != "pooler" or share <= budget.usable:
                 continue
             terms = list(c.factors) + [t for p in c.parts for t in p.factors]
+            each = (f" ({num(share)} on each of {num(spread)} instances)" if spread > 1
+                    else "")
             yield Finding(
                 code="PA105", name="pooler-exceeds-server", severity=Severity.error,
-                message=(f"{c.who}: {num(c.total)} server connections > "
+                message=(f"{c.who}: {num(c.total)} server connections{each} > "
                          f"{num(budget.usable)} usable on {budget.server}"),
                 detail="\n".join([*contribution_lines(c), f"usable: {usable_expr(budget)}"]),
                 location=next((t.source.location() for t in terms if t.source.location()),

@@ -6,17 +6,20 @@ the operator makes.
   pkg/util/constants/pooler.go at 3cb9b938, docs/reference/cluster_manifest.md and
   operator_parameters.md): `postgresql` (acid.zalan.do/v1) spec.numberOfInstances,
   spec.postgresql.version, spec.postgresql.parameters (map[string]string),
-  spec.enableConnectionPooler / spec.connectionPooler (a non-empty section enables
-  it), spec.enableReplicaConnectionPooler. Pooler: numberOfInstances (operator
+  spec.enableConnectionPooler / spec.connectionPooler,
+  spec.enableReplicaConnectionPooler. Pooler: numberOfInstances (operator
   configuration default 2), mode (default transaction), maxDBConnections (default
   60). Per pooler pod the operator sets maxDBConn = maxDBConnections /
   numberOfInstances (integer division), default pool size = maxDBConn / 2, min pool
   size = default / 2, reserve = min, max client conn 10000, passed to the pooler image
   as CONNECTION_POOLER_* variables (that the image writes them to pgbouncer.ini as
   max_db_connections, default_pool_size, min_pool_size, reserve_pool_size and
-  max_client_conn follows the variable names; the image's template itself was not
-  read). Services `<cluster>` (master), `<cluster>-repl`, `<cluster>-pooler`,
-  `<cluster>-pooler-repl`.
+  max_client_conn follows the variable names). The image's template,
+  pooler/pgbouncer.ini.tmpl, also sets idle_transaction_timeout = 600 (read here) and
+  max_prepared_statements = 200 (not modelled: the image's PgBouncer version is not
+  known). A connectionPooler section, even `{}`, enables the master pooler when
+  enableConnectionPooler is unset. Services `<cluster>` (master), `<cluster>-repl`,
+  `<cluster>-pooler`, `<cluster>-pooler-repl`.
 """
 
 from __future__ import annotations
@@ -50,6 +53,9 @@ ZALANDO_POOLER_INSTANCES = 2  # operator configuration connection_pooler_number_
 ZALANDO_MAX_DB_CONNECTIONS = 60  # constants.ConnectionPoolerMaxDBConnections
 ZALANDO_MAX_CLIENT_CONN = 10000  # constants.ConnectionPoolerMaxClientConnections
 ZALANDO_MODE = "transaction"  # constants.ConnectionPoolerDefaultMode
+# What the operator's pooler image writes whatever the manifest says
+ZALANDO_TEMPLATE = "Zalando operator pooler image (pooler/pgbouncer.ini.tmpl)"
+ZALANDO_IDLE_TRANSACTION_TIMEOUT = 600
 
 
 # --- Zalando -------------------------------------------------------------------------
@@ -80,7 +86,9 @@ def zalando_cluster(ctx: ReadContext, obj: K8sObject) -> None:
         ctx.services([f"{obj.name}-repl"], obj.namespace, "server", ident)
     section = get(obj.body, "spec", "connectionPooler")
     enabled = get(obj.body, "spec", "enableConnectionPooler")
-    master = enabled is True or (enabled is None and isinstance(section, dict) and bool(section))
+    # connection_pooler.go needMasterConnectionPoolerWorker: the section, even `{}`,
+    # enables it when enableConnectionPooler is not set
+    master = enabled is True or (enabled is None and isinstance(section, dict))
     if master:
         _zalando_pooler(ctx, obj, f"{obj.name}-pooler", ident, obj.name)
     if get(obj.body, "spec", "enableReplicaConnectionPooler") is True:
@@ -151,6 +159,8 @@ def _zalando_pooler(ctx: ReadContext, obj: K8sObject, name: str, server_id: str,
         "pool_mode": (str(mode_raw or ZALANDO_MODE),
                       source_at(obj, *base, "mode") if mode_raw else Source.default_of(
                           "Zalando operator connection_pooler_mode default", key="pool_mode")),
+        "idle_transaction_timeout": (str(ZALANDO_IDLE_TRANSACTION_TIMEOUT), Source.default_of(
+            ZALANDO_TEMPLATE, key="idle_transaction_timeout")),
     }
     settings = {}
     for key, (raw, source) in values.items():
