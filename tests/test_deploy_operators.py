@@ -463,3 +463,20 @@ def test_a_read_only_pooler_is_weighed_per_replica(tmp_path, size, pa105):
     if pa105:
         assert found[0].message.startswith("pg-ro: 210 server connections (105 on each of "
                                            "2 instances) > 97 usable on pg replicas")
+
+
+def test_an_operator_cluster_not_read_is_said(tmp_path):
+    """A PerconaPGCluster (the pgv2 shape of PGO v5) is not read: a notice names it, never
+    a silent 'no PostgreSQL server found' (audit E: percona-helm-charts' pg-db, exit 0)."""
+    from advisor.engine.check import run_check
+    from advisor.engine.options import CheckOptions
+
+    (tmp_path / "pg.yaml").write_text(
+        "apiVersion: pgv2.percona.com/v2\nkind: PerconaPGCluster\nmetadata: {name: pg}\n"
+        "spec:\n  instances: [{name: a, replicas: 3}]\n"
+        "  proxy: {pgBouncer: {replicas: 3}}\n")
+    result = run_check([str(tmp_path)], CheckOptions())
+    assert result.budgets == []
+    (notice,) = [n for n in result.notices if "PerconaPGCluster" in n]
+    assert notice.startswith("PerconaPGCluster/pg (pg.yaml:1) is a PostgreSQL cluster of "
+                             "the Percona Operator for PostgreSQL, which this tool does not read")

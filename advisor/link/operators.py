@@ -15,9 +15,12 @@ from advisor.read.sources.k8s import K8sObject
 from advisor.read.workloads import ConfigIndex
 
 # Kinds advisor.read.sources.operators reads (CloudNativePG Cluster/Pooler, Zalando
-# postgresql, Crunchy PostgresCluster) and the label of Bitnami's postgresql
+# postgresql, Crunchy PostgresCluster) or names in a notice (its NOT_READ_OPERATORS:
+# Percona, StackGres, Kubegres, KubeDB, PGO v4), and the label of Bitnami's postgresql
 # StatefulSets: without them the module is not imported at all.
-OPERATOR_KINDS = frozenset({"Cluster", "Pooler", "postgresql", "PostgresCluster"})
+OPERATOR_KINDS = frozenset({"Cluster", "Pooler", "postgresql", "PostgresCluster",
+                            "PerconaPGCluster", "SGCluster", "SGShardedCluster", "Kubegres",
+                            "Postgres", "Pgcluster"})
 
 
 def may_have_operator_entities(objects: list[K8sObject]) -> bool:

@@ -36,6 +36,17 @@ from advisor.read.sources.operators.common import MadeSecret, OperatorEntities, 
 from advisor.read.sources.operators.crunchy import CRUNCHY_API, crunchy_cluster, crunchy_secrets
 from advisor.read.sources.operators.zalando import ZALANDO_API, zalando_cluster, zalando_secrets
 
+# PostgreSQL operators' cluster resources that are not read: said, never a silent "no
+# PostgreSQL server found" (audit E: Percona's pg-db chart exited 0 so)
+NOT_READ_OPERATORS = {
+    ("PerconaPGCluster", "pgv2.percona.com"): "the Percona Operator for PostgreSQL",
+    ("SGCluster", "stackgres.io"): "StackGres",
+    ("SGShardedCluster", "stackgres.io"): "StackGres",
+    ("Kubegres", "kubegres.reactive-tech.io"): "Kubegres",
+    ("Postgres", "kubedb.com"): "KubeDB",
+    ("Pgcluster", "crunchydata.com"): "the Crunchy PostgreSQL Operator v4",
+}
+
 
 def operator_entities(objects: list[K8sObject], *, version_default: int = 15,
                       root: Root | None = None, default_namespace: str = "default",
@@ -63,6 +74,12 @@ def operator_entities(objects: list[K8sObject], *, version_default: int = 15,
             each(lambda o=obj: zalando_cluster(ctx, o), obj)
         elif obj.kind == "PostgresCluster" and obj.api_version.startswith(CRUNCHY_API):
             each(lambda o=obj: crunchy_cluster(ctx, o), obj)
+        elif (obj.kind, obj.api_version.rpartition("/")[0]) in NOT_READ_OPERATORS:
+            what = NOT_READ_OPERATORS[(obj.kind, obj.api_version.rpartition("/")[0])]
+            out.notices.append(
+                f"{obj.ref} ({obj.path}:{obj.line}) is a PostgreSQL cluster of {what}, which "
+                "this tool does not read: its servers and poolers are in no budget, and a "
+                "client of it links to nothing (declare it: [[servers]] with its hosts)")
     for obj in objects:
         if obj.kind == "Pooler" and obj.api_version.startswith(CNPG_API):
             each(lambda o=obj: cnpg_pooler(ctx, o), obj)
