@@ -480,3 +480,38 @@ def test_an_operator_cluster_not_read_is_said(tmp_path):
     (notice,) = [n for n in result.notices if "PerconaPGCluster" in n]
     assert notice.startswith("PerconaPGCluster/pg (pg.yaml:1) is a PostgreSQL cluster of "
                              "the Percona Operator for PostgreSQL, which this tool does not read")
+
+
+PGO_DATABASES = """apiVersion: postgres-operator.crunchydata.com/v1beta1
+kind: PostgresCluster
+metadata: {name: hippo}
+spec:
+  postgresVersion: 16
+  instances: [{name: a, replicas: 3}]
+  proxy:
+    pgBouncer:
+      replicas: 2
+      config:
+        global: {pool_mode: transaction}
+        databases:
+          app: "host=HOST port=5432 dbname=app pool_size=40"
+"""
+
+
+@pytest.mark.parametrize(("host", "where"), [
+    ("hippo-replicas", "hippo replicas"), ("hippo-primary", "hippo"), ("db.example.com", None)])
+def test_pgo_database_entries_lead_where_their_host_says(tmp_path, host, where):
+    """PGO's config.databases replaces the `*` entry to the primary: each entry connects
+    where its host says (audit E: an entry to hippo-replicas was charged to the primary,
+    'OVER by 13' where 64 per replica fits); a host the repository lacks is said."""
+    from advisor.engine.check import run_check
+    from advisor.engine.options import CheckOptions
+
+    (tmp_path / "pg.yaml").write_text(PGO_DATABASES.replace("HOST", host))
+    result = run_check([str(tmp_path)], CheckOptions())
+    charged = [b.server for b in result.budgets
+               if any(c.who == "hippo-pgbouncer" for c in b.contributions)]
+    assert charged == ([where] if where else [])
+    if where is None:
+        assert any(n.startswith("hippo-pgbouncer: its database entries lead to no server of "
+                                "the repository (db.example.com)") for n in result.notices)

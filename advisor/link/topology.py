@@ -178,6 +178,12 @@ def build_topology(inputs: Inputs) -> Topology:
     # 2. poolers point at servers
     for p in topo.poolers:
         p.server_id = pooler_server(p, host_map, topo, default_ns)
+        if p.server_id is None and p.kind == "pgbouncer":
+            hosts = sorted({str(db.host) for db in p.databases if db.host})
+            topo.notices.append(
+                f"{p.name}: its database entries lead to no server of the repository "
+                f"({', '.join(hosts) or 'no host named'}): its server connections are in "
+                "no budget (declare the server: [[servers]] with its hosts)")
 
     # 3. clients
     declared = {d.name: d for d in inputs.settings.workloads}

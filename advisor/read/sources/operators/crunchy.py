@@ -86,12 +86,18 @@ def crunchy_cluster(ctx: ReadContext, obj: K8sObject) -> None:
         pid = f"crunchy-pooler:{obj.namespace + '/' if obj.namespace else ''}{name}"
         replicas = int_term(obj, "PgBouncer pods", (*base, "replicas"), 1,
                             "PGO proxy.pgBouncer.replicas default")
+        # config.databases replaces the `*` entry to the primary (PGO pgbouncer
+        # config.go): where each entry's host leads decides the server (linking, from the
+        # hosts), unless an entry names none
+        named = get(obj.body, *base, "config", "databases")
+        server_id = None if isinstance(named, dict) and named and all(
+            db.host for db in databases) else ident
         ctx.out.poolers.append(Pooler(
             id=pid, name=name, namespace=obj.namespace, replicas=replicas,
             surge=pooler_surge(obj, replicas, "PGO's pgBouncer Deployment is RollingUpdate "
                                "with maxUnavailable 0 and no maxSurge"),
             version=version_b, settings=pooler_settings, databases=databases, users=users,
-            server_id=ident, location=location_at(obj, *base),
+            server_id=server_id, location=location_at(obj, *base),
             hosts=host_forms(name, obj.namespace or ctx.default_ns)))
         ctx.services([name], obj.namespace, "pooler", pid)
     ctx.out.claimed.append(obj.ref)
