@@ -761,7 +761,7 @@ def _flux_unlisted(objects: list[K8sObject], leaves: list[tuple[str, list[K8sObj
     from advisor.read.flux import built_folders, deepest_folder
 
     every = objects + [o for _label, objs in leaves for o in objs]
-    built = dict.fromkeys(built_folders(every, resolve))
+    built = built_folders(every, resolve)
     dropped = {p for p, (home, _notice) in reads.unlisted.items()
                if deepest_folder(home, built) is not None}
     if not dropped:
@@ -843,10 +843,10 @@ def _environments(leaves: list[tuple[str, list[K8sObject]]],
     alternatives (overlays/staging, overlays/prod), each its own environment. When they
     belong to different clusters Flux builds (`clusters_of()`: leaf -> the folder of its
     cluster, advisor.read.flux.clusters, worked out only then), the environment is that
-    cluster, with every
-    leaf of it: an app of kubernetes/main connects to the server of kubernetes/main, not
-    to both clusters' nor to none. Instances of one folder that several Kustomizations
-    build (`folder_of`: a leaf's folder) are deployed together, never alternatives."""
+    cluster, with every leaf of it: an app of kubernetes/main connects to the server of
+    kubernetes/main, not to both clusters' nor to none. Instances of one folder that
+    several Kustomizations build (`folder_of`: a leaf's folder) are deployed together,
+    never alternatives."""
     owners: dict[tuple[str, str | None, str], dict[str, None]] = {}
     for label, objs in leaves:
         for o in objs:

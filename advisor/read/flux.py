@@ -10,7 +10,7 @@ the `resolve` callable the caller gives.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Container
 from typing import Any
 
 from msgspec.structs import replace
@@ -31,6 +31,13 @@ def is_flux_kustomization(obj: K8sObject) -> bool:
     return obj.kind == "Kustomization" and obj.api_version.startswith(FLUX_KUSTOMIZE_GROUP)
 
 
+def built_by(obj: K8sObject, resolve: Callable[[str], str | None]) -> str | None:
+    """The folder Flux Kustomization `obj` builds (`spec.path`, as `resolve` gives it);
+    None for a path that still holds `${` or leads nowhere."""
+    path = get(obj.body, "spec", "path")
+    return resolve(path) if isinstance(path, str) and "${" not in path else None
+
+
 def builders(objects: list[K8sObject], resolve: Callable[[str], str | None]
              ) -> dict[str, K8sObject]:
     """What each Flux Kustomization builds -> that Kustomization: the folder of its
@@ -38,14 +45,11 @@ def builders(objects: list[K8sObject], resolve: Callable[[str], str | None]
     instance label (`instance_label`) for each further one whose build differs (its own
     postBuild, targetNamespace or components: a template folder each Kustomization makes
     a database Cluster of, JJGadgets/Biohazard's pg-<app>). One that builds it the same
-    way is the same build. A path that still holds `${` is not resolved."""
+    way is the same build."""
     out: dict[str, K8sObject] = {}
     builds: dict[str, list[tuple[Any, Any, Any]]] = {}
     for obj in objects:
-        if not is_flux_kustomization(obj):
-            continue
-        path = get(obj.body, "spec", "path")
-        folder = resolve(path) if isinstance(path, str) and "${" not in path else None
+        folder = built_by(obj, resolve) if is_flux_kustomization(obj) else None
         if folder is None:
             continue
         build = (get(obj.body, "spec", "postBuild"), get(obj.body, "spec", "targetNamespace"),
@@ -91,15 +95,17 @@ def namespace_of(place: str, folders: dict[str, str]) -> str | None:
     return None if folder is None else folders[folder]
 
 
-def deepest_folder(place: str, folders: dict[str, Any]) -> str | None:
+def deepest_folder(place: str, folders: Container[str]) -> str | None:
     """The deepest of `folders` (relative to the root; "" is the root) that holds the
-    folder or file `place`."""
-    best: str | None = None
-    for folder in folders:
-        holds = place == folder or place.startswith(folder + "/") or folder == ""
-        if holds and (best is None or len(folder) > len(best)):
-            best = folder
-    return best
+    folder or file `place`: `place` itself, else its parents, walked up (a lookup per
+    level, not a scan of every folder per place: linking asks it of every Kustomization
+    and leaf)."""
+    parts = place.split("/") if place else []
+    for end in range(len(parts), 0, -1):
+        candidate = "/".join(parts[:end])
+        if candidate in folders:
+            return candidate
+    return "" if "" in folders else None
 
 
 def in_namespace(objects: list[K8sObject], namespace: str) -> list[K8sObject]:
@@ -173,14 +179,13 @@ def clusters(plain: list[K8sObject], leaves: list[tuple[str, list[K8sObject]]],
     homes += [(label, obj) for label, objs in leaves for obj in objs
               if is_flux_kustomization(obj)]
     for home, obj in homes:
-        path = get(obj.body, "spec", "path")
-        folder = resolve(path) if isinstance(path, str) and "${" not in path else None
+        folder = built_by(obj, resolve)
         if folder is not None:
             built.add(folder)
             parent[find(home)] = find(folder)
     # where a Kustomization is read is itself built by the one whose folder holds it
     for home in {home for home, _obj in homes} | {leaf for leaf, _objs in leaves}:
-        folder = _deepest_in(label_folder(home), built)
+        folder = deepest_folder(label_folder(home), built)
         if folder is not None:
             parent[find(home)] = find(folder)
     members: dict[str, list[str]] = {}
@@ -188,18 +193,7 @@ def clusters(plain: list[K8sObject], leaves: list[tuple[str, list[K8sObject]]],
         members.setdefault(find(folder), []).append(folder)
     names = {top: _common_folder(folders) for top, folders in members.items()}
     return {leaf: names[find(leaf)] for leaf, _objs in leaves
-            if _deepest_in(label_folder(leaf), built) is not None}
-
-
-def _deepest_in(place: str, folders: set[str]) -> str | None:
-    """deepest_folder over a set, by walking up `place` (a lookup per level, not a scan
-    of every folder per place)."""
-    parts = place.split("/") if place else []
-    for end in range(len(parts), 0, -1):
-        candidate = "/".join(parts[:end])
-        if candidate in folders:
-            return candidate
-    return "" if "" in folders else None
+            if deepest_folder(label_folder(leaf), built) is not None}
 
 
 def _common_folder(folders: list[str]) -> str:
