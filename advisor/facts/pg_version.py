@@ -26,8 +26,8 @@ _LEADING = re.compile(r"^v?(\d+)(?:\.(\d+))?")  # 16, 16.2, 11.14.0-debian-10-r2
 # ghcr.io/zalando/spilo-16; sclorg's quay.io/fedora/postgresql-16,
 # quay.io/sclorg/postgresql-15-c9s, centos/postgresql-96-centos7 (96 is 9.6), Sourcegraph's
 # postgresql-16-codeinsights (the names advisor.read.workloads takes for a server)
-_REPO_MAJOR = re.compile(
-    r"^(?:spilo-(\d+)|postgresql-(\d+)(?:-(?:c\d+s|centos\d+|rhel\d+|el\d+|codeinsights))?)$")
+POSTGRESQL_REPO = r"postgresql-(\d+)(?:-(?:c\d+s|centos\d+|rhel\d+|el\d+|codeinsights))?"
+_REPO_MAJOR = re.compile(rf"^(?:spilo-(\d+)|{POSTGRESQL_REPO})$")
 
 # Images whose leading tag number is not PostgreSQL's (their PostgreSQL is after "pg").
 _OWN_VERSIONED = ("timescaledb", "timescaledb-ha", "pgvector", "spilo", "postgres-operator")

@@ -14,6 +14,7 @@ from typing import Any
 from msgspec import Struct, field
 from msgspec.structs import replace
 
+from advisor.facts.pg_version import POSTGRESQL_REPO
 from advisor.lazyregex import lazy
 from advisor.model import Container, EnvVar, Source, Term
 from advisor.read.sources.k8s import NO_EXTRACT, K8sObject, count_field, get, listed, mapped
@@ -673,7 +674,7 @@ _SPILO = lazy(r"spilo-\d+")
 # from POSTGRESQL_MAX_CONNECTIONS, default 100: sclorg/postgresql-container run script);
 # and Sourcegraph's sourcegraph/postgresql-16 and postgresql-16-codeinsights (its
 # codeinsights-db), built on library/postgres
-_SCLORG = lazy(r"postgresql-\d+(?:-(?:c\d+s|centos\d+|rhel\d+|el\d+|codeinsights))?")
+_SCLORG = lazy(POSTGRESQL_REPO)  # the names whose major advisor.facts.pg_version reads
 
 
 def _program(word: str) -> str:
