@@ -3,6 +3,7 @@ the overlay lines."""
 
 from __future__ import annotations
 
+import re
 import shutil
 
 import pytest
@@ -321,3 +322,17 @@ def test_a_component_file_outside_its_folder_deep_in_components_is_built_as_flux
     assert sorted((o.kind, o.name) for o in r.objects) == [
         ("ConfigMap", "app"), ("PersistentVolumeClaim", "app-backup")]
     assert any("LoadRestrictionsNone" in n for n in r.notices), r.notices
+
+
+@needs_kustomize
+def test_a_kustomize_error_is_the_same_text_on_every_run(tmp_path):
+    """kustomize prints Go pointers in some errors (`merging from generator &{0xc00062e9c0
+    <nil>}`: deploy-sourcegraph-k8s' k3s monitoring component); they differ per run, so
+    the finding, the JSON and a PR comment would change with nothing changed."""
+    (tmp_path / "kustomization.yaml").write_text(
+        "configMapGenerator:\n- name: missing\n  behavior: merge\n  literals: [a=b]\n")
+    messages = {next(p.message for p in render_kustomization(Root.of(tmp_path), ".").problems)
+                for _ in range(2)}
+    [message] = messages
+    assert "merging from generator &{0x…" in message
+    assert not re.search(r"0x[0-9a-f]{6}", message)

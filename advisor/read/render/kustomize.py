@@ -47,6 +47,18 @@ from advisor.read.sources.k8s import k8s_objects
 TIMEOUT_SECONDS = sandbox.TIMEOUT_SECONDS
 
 
+def _stable_error(error: str, mirror: Path) -> str:
+    """kustomize's error as the same input always gives it: the working copy's folder
+    taken out, and Go's pointer addresses (`&{0xc000a1b2c0 ...}`, printed from structs in
+    some messages) replaced, so a run's output and a PR comment do not change between runs
+    of the same tree."""
+    error = error.replace(str(mirror) + "/", "").replace(str(mirror), ".")
+    return _GO_POINTER.sub("0x…", error)
+
+
+_GO_POINTER = re.compile(r"\b0x[0-9a-f]{8,16}\b")
+
+
 def render_kustomization(root: Root, directory: str, *, binary: list[str] | None = None,
                          prepared: Prepared | None = None,
                          components: list[str] | None = None, cache: Any = None,
@@ -305,8 +317,7 @@ def build_sandboxed(root: Root, top: Path, directories: list[Path],
                                "--load-restrictor=LoadRestrictionsNone, as Flux's "
                                "kustomize-controller builds")
         if out is None:
-            return Build(None, error.replace(str(mirror) + "/", "").replace(str(mirror), "."),
-                         notices)
+            return Build(None, _stable_error(error, mirror), notices)
         try:
             return Build(out.decode("utf-8"), "", notices)
         except UnicodeDecodeError:
