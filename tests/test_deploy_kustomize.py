@@ -336,3 +336,51 @@ def test_a_kustomize_error_is_the_same_text_on_every_run(tmp_path):
     [message] = messages
     assert "merging from generator &{0x…" in message
     assert not re.search(r"0x[0-9a-f]{6}", message)
+
+
+def _kfile(folder, text):
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "kustomization.yaml").write_text(text)
+
+
+_CLUSTER = ("apiVersion: postgresql.cnpg.io/v1\nkind: Cluster\nmetadata:\n  name: pg\n"
+            "spec:\n  instances: 1\n")
+
+
+@needs_kustomize
+def test_a_kustomization_of_a_helm_chart_alone_does_not_fail_its_parent(tmp_path):
+    """Audit F (theepicsaxguy/homelab): storage/proxmox-csi held a helmCharts entry and
+    patches of the chart's objects; without the chart kustomize said "kustomization.yaml
+    is empty", then "no resource matches strategic merge patch", and the whole
+    infrastructure tree, its CloudNativePG Cluster included, was not read."""
+    _kfile(tmp_path / "app", "resources:\n- chartonly\n- withpatch\n- remoteonly\n- db\n")
+    _kfile(tmp_path / "app" / "chartonly",
+           "helmCharts:\n- name: foo\n  repo: https://example.invalid/charts\n"
+           "  version: 1.0.0\n  releaseName: foo\n")
+    _kfile(tmp_path / "app" / "withpatch",
+           "helmCharts:\n- name: csi\n  repo: oci://example.invalid/charts\n  version: 0.5.7\n"
+           "patches:\n- path: sc-patch.yaml\n")
+    (tmp_path / "app" / "withpatch" / "sc-patch.yaml").write_text(
+        "apiVersion: storage.k8s.io/v1\nkind: StorageClass\nmetadata:\n  name: csi\n"
+        "reclaimPolicy: Retain\n")
+    _kfile(tmp_path / "app" / "remoteonly",
+           "resources:\n- https://example.invalid/manifest.yaml\n")
+    _kfile(tmp_path / "app" / "db", "resources:\n- pg.yaml\n")
+    (tmp_path / "app" / "db" / "pg.yaml").write_text(_CLUSTER)
+    r = render_kustomization(Root.of(tmp_path), "app")
+    assert [o.ref for o in r.objects] == ["Cluster/pg"]
+    assert not [p for p in r.problems if p.fatal], r.problems
+    [said] = [n for n in r.notices if "built without the patches" in n]
+    assert said.startswith("kustomize: app/withpatch: ")
+
+
+def test_a_long_nested_error_keeps_its_cause():
+    from advisor.read.render.sandbox import clip
+
+    levels = "".join(f"accumulating resources from 'l{i}': '/tmp/x/l{i}' must resolve to a "
+                     "file': couldn't make target for path: " for i in range(8))
+    text = clip(levels + "kustomization.yaml is empty")
+    assert len(text) <= 500
+    assert text.startswith("accumulating resources from 'l0'")
+    assert text.endswith("kustomization.yaml is empty")
+    assert clip("short") == "short"

@@ -33,6 +33,7 @@ import re
 import shutil
 import tempfile
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +46,28 @@ from advisor.read.render.kustomize_tree import KUSTOMIZATION_FILES, Tree, kfile_
 from advisor.read.sources.k8s import k8s_objects
 
 TIMEOUT_SECONDS = sandbox.TIMEOUT_SECONDS
+
+
+def _run(argv: list[str], env: dict[str, str], where: Path, *, first_unrestricted: bool
+         ) -> tuple[bytes | None, str, bool]:
+    """(output, error, built with LoadRestrictionsNone) of kustomize at `where`. Flux's
+    kustomize-controller builds with LoadRestrictionsNone (a component or patch file of
+    another folder of the repository): a build the default restrictor refuses is run so
+    again; the working copy holds only the repository's files the scan admitted, none
+    outside it. `first_unrestricted`: the scan saw a file outside the folder, and the
+    first build would fail so (52 of gavinmcfall/home-ops' 211 builds ran twice)."""
+    if not first_unrestricted:
+        out, stderr, error = sandbox.run_bounded(
+            [*argv, "--load-restrictor=LoadRestrictionsRootOnly"], env=env, cwd=where,
+            timeout=TIMEOUT_SECONDS)
+        # the whole of stderr: the error kept is cut, and a component nested in a
+        # component says where it failed first (gavinmcfall/home-ops)
+        if out is not None or "is not in or below" not in stderr:
+            return out, error, False
+    out, _stderr, error = sandbox.run_bounded(
+        [*argv, "--load-restrictor=LoadRestrictionsNone"], env=env, cwd=where,
+        timeout=TIMEOUT_SECONDS)
+    return out, error, True
 
 
 def _stable_error(error: str, mirror: Path) -> str:
@@ -269,7 +292,7 @@ def build_sandboxed(root: Root, top: Path, directories: list[Path],
                                "its entries name were copied for kustomize")
             for f in files or []:
                 sandbox.copy_file(root.path, f, mirror / f.relative_to(root.path), copied)
-            _without_helm_charts(mirror, directories, root.path)
+            charted = _without_helm_charts(mirror, directories, root.path)
             if remote_left_out:
                 _without_remote(mirror, directories, root.path)
             if origins or components:
@@ -294,28 +317,24 @@ def build_sandboxed(root: Root, top: Path, directories: list[Path],
             if named:
                 return Build(None, f"{named} names a network or git location and no network "
                              "namespace can be made here (unshare); not rendered", notices)
-        if files_outside:
-            # the scan saw it: the first build would fail so (52 of gavinmcfall/home-ops'
-            # 211 builds ran twice)
-            out, stderr, error = None, "is not in or below", ""
-        else:
-            out, stderr, error = sandbox.run_bounded(
-                [*prefix, *argv, str(where), "--load-restrictor=LoadRestrictionsRootOnly"],
-                env=env, cwd=where, timeout=TIMEOUT_SECONDS)
-        # the whole of stderr: the error kept is cut at 500 characters, and a component
-        # nested in a component says where it failed first (gavinmcfall/home-ops)
-        if out is None and "is not in or below" in stderr:
-            # Flux's kustomize-controller builds with LoadRestrictionsNone (a component or
-            # patch file of another folder of the repository); the working copy holds only
-            # the repository's files the scan admitted, none outside it.
-            out, _stderr, error = sandbox.run_bounded(
-                [*prefix, *argv, str(where), "--load-restrictor=LoadRestrictionsNone"],
-                env=env, cwd=where, timeout=TIMEOUT_SECONDS)
+        run = partial(_run, [*prefix, *argv, str(where)], env, where)
+        out, error, restricted = run(first_unrestricted=files_outside)
+        if out is None and charted and any(words in error for words in _NO_TARGET):
+            # a patch of a chart's objects, which are not inflated: built again without
+            # the patches of the kustomizations that hold a chart
+            unpatched = _without_patches(mirror, charted, root.path)
+            out, error, restricted = run(first_unrestricted=files_outside)
             if out is not None:
-                notices.append(f"kustomize: {top.relative_to(root.path).as_posix() or '.'} "
-                               "reads files outside its folder: built with "
-                               "--load-restrictor=LoadRestrictionsNone, as Flux's "
-                               "kustomize-controller builds")
+                shown = ", ".join(d.relative_to(root.path).as_posix() or "."
+                                  for d in unpatched)
+                notices.append(f"kustomize: {shown}: built without the patches and "
+                               "replacements beside the Helm charts there (kustomize fails "
+                               "on a patch of a chart's objects, which are not inflated)")
+        if out is not None and restricted:
+            notices.append(f"kustomize: {top.relative_to(root.path).as_posix() or '.'} "
+                           "reads files outside its folder: built with "
+                           "--load-restrictor=LoadRestrictionsNone, as Flux's "
+                           "kustomize-controller builds")
         if out is None:
             return Build(None, _stable_error(error, mirror), notices)
         try:
@@ -344,18 +363,67 @@ def _names_a_location(mirror: Path) -> str | None:
 _HELM_KEYS = ("helmCharts", "helmChartInflationGenerator", "helmGlobals")
 
 
-def _without_helm_charts(mirror: Path, directories: list[Path], root: Path) -> None:
+def _without_helm_charts(mirror: Path, directories: list[Path], root: Path) -> list[Path]:
     """The working copy's kustomizations without their Helm charts: inflating one needs
     `--enable-helm` and a helm binary, which pool-advisor does not run; the rest of the
-    kustomization (its resources, patches) is still built (scan reports the chart)."""
+    kustomization (its resources, patches) is still built (scan reports the chart). One
+    left with no resources gets an empty list: kustomize refuses a kustomization with
+    nothing in it ("kustomization.yaml is empty"), which failed every build that lists
+    it (theepicsaxguy/homelab's storage/proxmox-csi, a chart and its patches, failed the
+    whole infrastructure tree and its CloudNativePG servers). The folders edited."""
+    edited: list[Path] = []
+
     def drop(doc: dict) -> bool:
         found = [key for key in _HELM_KEYS if key in doc]
         for key in found:
             doc.pop(key)
+        if found:
+            _not_empty(doc)
         return bool(found)
 
-    _edit_kustomizations(mirror, directories, root, drop,
+    def record(directory: Path, doc: dict) -> bool:
+        if drop(doc):
+            edited.append(directory)
+            return True
+        return False
+
+    _edit_kustomizations(mirror, directories, root, record,
                          lambda text: any(key in text for key in _HELM_KEYS))
+    return edited
+
+
+def _without_patches(mirror: Path, directories: list[Path], root: Path) -> list[Path]:
+    """The working copy's kustomizations in `directories` without their patches and
+    replacements: beside a Helm chart they mostly change the chart's objects, which are
+    not inflated, and kustomize fails a patch whose target is not there. The folders
+    edited."""
+    edited: list[Path] = []
+
+    def drop(directory: Path, doc: dict) -> bool:
+        found = [key for key in _PATCH_KEYS if key in doc]
+        for key in found:
+            doc.pop(key)
+        if found:
+            edited.append(directory)
+            _not_empty(doc)
+        return bool(found)
+
+    _edit_kustomizations(mirror, directories, root, drop)
+    return edited
+
+
+def _not_empty(doc: dict) -> None:
+    """A kustomization left with nothing but its apiVersion and kind gets an empty list
+    of resources: kustomize refuses one with nothing in it ("kustomization.yaml is
+    empty"), which fails every build that lists it."""
+    if not set(doc) - {"apiVersion", "kind"}:
+        doc["resources"] = []
+
+
+_PATCH_KEYS = ("patches", "patchesStrategicMerge", "patchesJson6902", "replacements")
+# kustomize's words for a patch or replacement whose target is not among the resources
+_NO_TARGET = ("no resource matches", "failed to find unique target", "nothing selected",
+              "no matches for")
 
 
 def _without_remote(mirror: Path, directories: list[Path], root: Path) -> None:
@@ -390,7 +458,7 @@ def _without_remote(mirror: Path, directories: list[Path], root: Path) -> None:
             del mapping[key]
         return True
 
-    def drop(doc: dict) -> bool:
+    def drop(_directory: Path, doc: dict) -> bool:
         changed = False
         for key in LEFT_OUT_WHEN_REMOTE:
             changed = drop_from(doc, key, remote) or changed
@@ -399,16 +467,19 @@ def _without_remote(mirror: Path, directories: list[Path], root: Path) -> None:
             for item in items if isinstance(items, list) else ():
                 if isinstance(item, dict):
                     changed = drop_from(item, "files", remote_file) or changed
+        if changed:
+            _not_empty(doc)
         return changed
 
     _edit_kustomizations(mirror, directories, root, drop)
 
 
 def _edit_kustomizations(mirror: Path, directories: list[Path], root: Path,
-                         edit: Callable[[dict], bool],
+                         edit: Callable[[Path, dict], bool],
                          may_hold: Callable[[str], bool] = lambda _text: True) -> None:
-    """`edit` each kustomization file of the working copy's `directories` whose text
-    `may_hold` what it edits; written back when `edit` says it changed it."""
+    """`edit` (its folder, its document) each kustomization file of the working copy's
+    `directories` whose text `may_hold` what it edits; written back when `edit` says it
+    changed it."""
     from ruamel.yaml import YAML
 
     for directory in directories:
@@ -421,7 +492,7 @@ def _edit_kustomizations(mirror: Path, directories: list[Path], root: Path,
                 continue
             yaml = YAML(typ="rt")
             doc = yaml.load(text)
-            if isinstance(doc, dict) and edit(doc):
+            if isinstance(doc, dict) and edit(directory, doc):
                 with kfile.open("w", encoding="utf-8") as handle:
                     yaml.dump(doc, handle)
 

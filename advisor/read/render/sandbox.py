@@ -294,8 +294,8 @@ def run_bounded(argv: list[str], *, env: dict[str, str], cwd: Path,
     if rc != 0:
         # the last line that says something (kubectl ends a multi-line error with ` >`)
         lines = [x for x in stderr.strip().splitlines() if len(x.strip(" >|")) > 2]
-        return None, stderr, (without_klog_header(lines[-1]) if lines
-                              else f"exit status {rc}")[:500]
+        return None, stderr, clip(without_klog_header(lines[-1]) if lines
+                                  else f"exit status {rc}")
     return b"".join(chunks[1]), stderr, ""
 
 
@@ -315,3 +315,14 @@ def _kill(proc: subprocess.Popen) -> None:
         os.killpg(proc.pid, 9)
     except OSError:
         proc.kill()
+
+
+def clip(error: str, limit: int = 500) -> str:
+    """A long error cut in the middle: kustomize nests its cause in one line per level
+    (`accumulating resources from 'a': ... must resolve to a file': couldn't make target
+    for path ...: <the cause>`), so the start says where and the end says why."""
+    if len(error) <= limit:
+        return error
+    head = limit * 2 // 5
+    return f"{error[:head]} ... {error[-(limit - head - 5):]}"
+
