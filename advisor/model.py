@@ -617,16 +617,20 @@ class Budget(Record, kw_only=True):
     # Workloads of the run whose server is not known (Topology.unplaced_clients): each
     # may connect here, so `peak` is a floor, never a fit.
     unplaced_clients: list[str] = field(default_factory=list)
+    # Files of the run that could not be read (PA901 errors: invalid YAML, a chart Helm
+    # cannot render, a kustomization kustomize refuses): what they hold may connect
+    # here, so `peak` is a floor, never a fit.
+    unread_files: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         _set_float(self, "usable", "peak", "total_peak")
 
     @property
     def peak_is_floor(self) -> bool:
-        """Some linked client's connections are unknown or unbounded, or some client's
-        server is not known: the real peak may be higher."""
+        """Some linked client's connections are unknown or unbounded, some client's
+        server is not known, or some file was not read: the real peak may be higher."""
         return bool(self.unknown_clients or self.unbounded_clients or self.unknown_pairs
-                    or self.unplaced_clients)
+                    or self.unplaced_clients or self.unread_files)
 
     @property
     def fits(self) -> bool:

@@ -20,9 +20,10 @@ def test_unknown_client_makes_the_peak_a_floor(tmp_path):
     result = _check(tmp_path)
     (budget,) = result.budgets
     assert budget.unknown_clients == ["reports"]
-    assert budget.peak == 0 and budget.peak_is_floor and not budget.fits
+    # 3 replicas + 1 surge, one connection each at least
+    assert budget.peak == 4 and budget.peak_is_floor and not budget.fits
     (f,) = [f for f in result.findings if f.code == "PA106"]
-    assert "4 pods are not counted in the budget of server db" in f.message
+    assert "4 pods are counted as 1 connection each in the budget of server db" in f.message
     assert 'connections = N' in f.message and "no application source folder" in f.message
 
 
@@ -34,7 +35,7 @@ def test_text_and_json_say_peak_at_least(tmp_path):
     write_tree(tmp_path, PAGE.bad)
     result = _check(tmp_path)
     out = text.render(result, load_rules())
-    assert "peak >= 0 (1 client unknown: reports)" in out
+    assert "peak >= 4 (1 client unknown: reports)" in out
     assert "cannot tell whether it fits" in out and ": fits" not in out
     data = json.loads(json_report.render(result, load_rules()))
     assert data["budgets"][0]["unknown_clients"] == ["reports"]

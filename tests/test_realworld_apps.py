@@ -124,7 +124,8 @@ def test_unknown_stack_is_reported_not_zero():
     b = budget(report)
     assert b["unknown_clients"] == ["ledger"] and b["peak_is_floor"] and b["fits"] is False
     (f,) = [f for f in report["findings"] if f["code"] == "PA106"]
-    assert "ledger: connections per pod unknown, so its 3 pods are not counted" in f["message"]
+    assert "ledger: connections per pod unknown, so its 3 pods are counted as 1 connection " \
+        "each" in f["message"]
 
 
 def test_every_inferred_source_folder_has_its_notice():

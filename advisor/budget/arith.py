@@ -41,7 +41,8 @@ def _pods(factors: list[Term], s: Style) -> tuple[str, list[Term]]:
 
 
 def _part(p: Contribution, s: Style) -> str:
-    return f"{s.number(p.total)} ({s.name(p.who)})"
+    at_least = ">= " if p.unknown else ""  # a floor of its own: 1 per pod, or 0 unread
+    return f"{at_least}{s.number(p.total)} ({s.name(p.who)})"
 
 
 def formula(c: Contribution, s: Style = PLAIN) -> str:
@@ -70,8 +71,8 @@ def contribution_lines(c: Contribution, depth: int = 0, s: Style = PLAIN) -> lis
         lines = [f"{pad}{s.name(c.who)}: unknown pods x unknown connections per pod: "
                  "not counted"]
     elif c.unknown:
-        lines = [f"{pad}{s.name(c.who)}: {formula(c, s)} pods x unknown connections per pod: "
-                 "not counted"]
+        lines = [f"{pad}{s.name(c.who)}: {formula(c, s)} pods x unknown connections per pod "
+                 f"(at least 1) = >= {s.number(c.total)}"]
     else:
         lines = [f"{pad}{equation(c, s)}"]
     for p in c.parts:
@@ -131,6 +132,12 @@ def unknown_clients_text(b: Budget, s: Style = PLAIN) -> str:
         n = len(b.unplaced_clients)
         parts.append(f"{n} client{'s' if n != 1 else ''} whose server is not known, which may "
                      "connect here: " + ", ".join(s.name(x) for x in b.unplaced_clients))
+    if b.unread_files:
+        n = len(b.unread_files)
+        shown = ", ".join(s.name(x) for x in b.unread_files[:3])
+        more = f" and {n - 3} more" if n > 3 else ""
+        parts.append(f"{n} file{'s' if n != 1 else ''} not read (PA901), whose clients may "
+                     f"connect here: {shown}{more}")
     return "; ".join(parts)
 
 

@@ -82,10 +82,13 @@ def client_contribution(client: Client) -> Contribution:
                             note="pods and connections per pod unknown (PA106): not counted, "
                                  "so the peak is a floor")
     if client.unknown or not client.pools:
-        return Contribution(who=client.name, kind="client", factors=pod_factors, total=0,
+        # A pod that connects holds at least one connection when every pod is busy at
+        # once: counted so, the least it can be (251 linked pods of unknown size were a
+        # floor of 0 that "fit" in 97 usable; netbox-chart with both autoscalers).
+        return Contribution(who=client.name, kind="client", factors=pod_factors, total=pods,
                             location=client.location, unknown=True,
-                            note="connections per pod unknown (PA106): not counted, so the "
-                                 "peak is a floor")
+                            note="connections per pod unknown (PA106): counted as 1 per pod, "
+                                 "the least a pod that connects holds, so the peak is a floor")
     if any(p.bound == "unbounded" for p in client.pools):
         # Say it where the number is printed: the sum below is a floor, not the peak.
         client = replace(client, pools=[
@@ -218,7 +221,21 @@ def server_budget(server: Server, topo: Topology, memory: MemoryOptions | None =
         contributions=contributions, not_subtracted=not_subtracted(server),
         memory=memory_budget(server, peak, memory or MemoryOptions()),
         location=server.location, unknown_clients=unknown, unbounded_clients=unbounded,
-        unknown_pairs=pairs_unknown, unplaced_clients=list(topo.unplaced_clients))
+        unknown_pairs=pairs_unknown, unplaced_clients=list(topo.unplaced_clients),
+        unread_files=unread_files(topo))
+
+
+def unread_files(topo: Topology) -> list[str]:
+    """The files PA901 reports as errors (the real program refuses them, or pool-advisor
+    could not read them), once each in the order found. A PostgreSQL or PgBouncer
+    config the server would refuse is PA109's or PA209's, not content left unread."""
+    from advisor.model import TEMPLATE_PROGRAM
+
+    out: dict[str, None] = {}
+    for p in topo.problems:
+        if p.fatal and p.program not in ("PostgreSQL", "PgBouncer", TEMPLATE_PROGRAM):
+            out.setdefault(p.location.path)
+    return list(out)
 
 
 def not_subtracted(server: Server) -> list[NotSubtracted]:

@@ -48,6 +48,7 @@ def to_dict(result: CheckResult) -> dict:
             "unbounded_clients": list(b.unbounded_clients),
             "unknown_pairs": list(b.unknown_pairs),
             "unplaced_clients": list(b.unplaced_clients),
+            "unread_files": list(b.unread_files),
             "peak_is_floor": b.peak_is_floor,
             "terms": {
                 "version": msgspec.to_builtins(b.version),
@@ -197,7 +198,8 @@ def load(text: str) -> CheckResult:
                 "unknown_clients": b.get("unknown_clients", []),
                 "unbounded_clients": b.get("unbounded_clients", []),
                 "unknown_pairs": b.get("unknown_pairs", []),
-                "unplaced_clients": b.get("unplaced_clients", [])}
+                "unplaced_clients": b.get("unplaced_clients", []),
+                "unread_files": b.get("unread_files", [])}
                for b in data["budgets"]]
 
     def finding(f: dict) -> dict:

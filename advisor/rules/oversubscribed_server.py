@@ -59,8 +59,10 @@ def oversubscribed_server(topo: Topology, ctx: RuleContext) -> Iterator[Finding]
             continue
         over = budget.peak - budget.usable
         shares = _over_share(clients, budget)
-        message = (f"{budget.server}: peak {num(budget.peak)} connections > "
-                   f"{num(budget.usable)} usable, over by {num(over)}")
+        # A floor already past usable is over whatever the unknown clients add.
+        least = "at least " if budget.peak_is_floor else ""
+        message = (f"{budget.server}: peak {least}{num(budget.peak)} connections > "
+                   f"{num(budget.usable)} usable, over by {least}{num(over)}")
         detail = "\n".join([*derivation(budget), *shares])
         terms = [budget.max_connections, *budget.reserved]
         for c in budget.contributions:

@@ -36,8 +36,10 @@ def unknown_client_connections(topo: Topology, ctx: RuleContext) -> Iterator[Fin
     in no budget at all: PA107 unlinked-database-client reports it, not this rule.
 
     ## Why is this bad
-    Such a workload is not counted as 0: the server's budget prints
-    `peak >= N (K clients unknown)` and is never reported as fitting. The unknown pods
+    Such a workload is not counted as 0 but as one connection per pod at peak, the least
+    a pod that connects holds: the server's budget prints `peak >= N (K clients
+    unknown)` and is never reported as fitting, and PA101 reports it when even that
+    floor is past the usable slots. The unknown pods
     may be the ones that exhaust `max_connections`; a budget that leaves them out would
     say "fits" for a deployment that refuses connections at peak.
 
@@ -86,13 +88,18 @@ def unknown_client_connections(topo: Topology, ctx: RuleContext) -> Iterator[Fin
         yield Finding(
             code="PA106", name="unknown-client-connections", severity=Severity.warning,
             message=(f"{client.name}: connections per pod unknown, so its "
-                     f"{num(pods(client))} pods are not counted{target} (peak is a floor): "
+                     f"{_pods_text(pods(client))} counted as 1 connection each{target}, the "
+                     f"least a pod that connects holds (peak is a floor): "
                      f"{client.unknown}. Declare it: [[workloads]] name = "
                      f"\"{client.name}\" connections = N (per pod), or source = \"<folder>\""),
             location=client.location, related=tuple(related),
             fix=Fix(description=f"declare [[workloads]] name = \"{client.name}\" with "
                                 "connections = N or source = \"<folder>\""),
             subject=f"{client.id}|unknown")
+
+
+def _pods_text(n: float) -> str:
+    return f"{num(n)} pod is" if n == 1 else f"{num(n)} pods are"
 
 
 # Clients that are releases of a chart not rendered (advisor.link.releases): neither

@@ -1,0 +1,74 @@
+"""A budget whose peak is a floor still counts what is certain (audit G, session 17):
+a pod of unknown size holds at least one connection, and a file not read may hold a
+client, so neither gives "fits"."""
+
+from __future__ import annotations
+
+import json
+
+from advisor.engine.check import run_check
+from advisor.engine.options import CheckOptions
+from advisor.report import json as json_report
+from advisor.report import text
+from advisor.rules import load_rules
+from tests.rule_pages import load_pages, write_tree
+
+PAGE = next(p for p in load_pages() if p.code == "PA106")
+
+
+def _check(root):
+    return run_check([str(root)], CheckOptions())
+
+
+def test_pods_of_unknown_size_count_one_connection_each(tmp_path):
+    """netbox-chart with both autoscalers: 251 linked pods of unknown size printed
+    'peak >= 0 <= 97 usable' and no PA101; each holds at least one connection."""
+    tree = dict(PAGE.bad)
+    tree["k8s/reports.yaml"] = tree["k8s/reports.yaml"].replace("replicas: 3",
+                                                                "replicas: 120")
+    write_tree(tmp_path, tree)
+    result = _check(tmp_path)
+    (budget,) = result.budgets
+    # 120 replicas + 30 surge (25% rounded up), 1 connection each at least
+    assert budget.peak == 150 and budget.peak_is_floor and not budget.fits
+    (over,) = [f for f in result.findings if f.code == "PA101"]
+    assert over.message == "db: peak at least 150 connections > 97 usable, over by at least 53"
+    (unknown,) = [f for f in result.findings if f.code == "PA106"]
+    assert "its 150 pods are counted as 1 connection each in the budget of server db" in (
+        unknown.message)
+    out = text.render(result, load_rules())
+    assert "reports: (120 (Deployment replicas" in out
+    assert "pods x unknown connections per pod (at least 1) = >= 150" in out
+    assert "peak >= 150 (1 client unknown: reports), OVER by at least 53" in out
+    data = json.loads(json_report.render(result, load_rules()))
+    assert data["summary"]["over"] == 1 and data["budgets"][0]["peak"] == 150
+
+
+def test_a_file_not_read_makes_the_peak_a_floor(tmp_path):
+    """Superset's chart fork: the templates holding the clients did not parse, and the
+    server said 'fits, peak 0 (no client connects)' with JSON fits: true."""
+    tree = {"k8s/db.yaml": PAGE.bad["k8s/db.yaml"],
+            "k8s/web.yaml": "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n"
+                            "spec:\n  replicas: [3\n"}
+    write_tree(tmp_path, tree)
+    result = _check(tmp_path)
+    (budget,) = result.budgets
+    assert budget.unread_files == ["k8s/web.yaml"]
+    assert budget.peak == 0 and budget.peak_is_floor and not budget.fits
+    out = text.render(result, load_rules())
+    assert ("peak >= 0 (1 file not read (PA901), whose clients may connect here: "
+            "k8s/web.yaml), cannot tell whether it fits the 97 usable") in out
+    data = json.loads(json_report.render(result, load_rules()))
+    assert data["budgets"][0]["unread_files"] == ["k8s/web.yaml"]
+    assert data["budgets"][0]["fits"] is False and data["summary"]["cannot_tell"] == 1
+
+
+def test_a_postgresql_conf_the_server_refuses_is_not_a_file_left_unread(tmp_path):
+    """PA109 reports it; the budget is not made a floor by it."""
+    tree = dict(PAGE.bad)
+    del tree["k8s/reports.yaml"]
+    tree["k8s/conf.yaml"] = ("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: db-conf\n"
+                             "data:\n  postgresql.conf: |\n    max_connections = 'lots'\n")
+    write_tree(tmp_path, tree)
+    (budget,) = _check(tmp_path).budgets
+    assert budget.unread_files == []
