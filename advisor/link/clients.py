@@ -601,10 +601,11 @@ def _inferred_app_dir(inputs: Inputs, w: Workload, topo: Topology) -> str | None
         if c.role != "init" and (ko := ko_app_dir(inputs.root, c.image)) is not None:
             return _inferred(topo, w, ko, f"ko builds {c.image} from that Go package")
     if inputs.build_hints is not None and inputs.build_hints.contexts:
-        guess = match_app_dir(inputs.build_hints, w.name, [c.image for c in w.containers])
+        guess = match_app_dir(inputs.build_hints, w.name, [c.image for c in w.containers],
+                              _label_names(w))
         if guess is not None:
             return _inferred(topo, w, guess.directory, guess.reason)
-    names = {w.name.lower()}
+    names = {w.name.lower(), *(n.lower() for n in _label_names(w))}
     for c in w.containers:
         repo = image_name(c.image).lower()
         if repo:
@@ -642,6 +643,18 @@ def _inferred_app_dir(inputs: Inputs, w: Workload, topo: Topology) -> str | None
                          "of the root's application: "
                          f"{', '.join(app_files_in(inputs.root, '', DEPENDENCY_FILES)[:3])}")
     return _inferred(topo, w, matches[0], "folder named like the workload or its image")
+
+
+def _label_names(w: Workload) -> tuple[str, ...]:
+    """What the workload's labels call the application: a chart's workload is named
+    <release>-<chart> (release-orders) while its app.kubernetes.io/name is the chart's,
+    orders, as its source folder and compose service are (aws-containers'
+    retail-store-sample-app: src/orders)."""
+    labels = get(w.obj.body, "metadata", "labels")
+    if not isinstance(labels, dict):
+        return ()
+    return tuple(str(labels[k]) for k in ("app.kubernetes.io/name", "app")
+                 if isinstance(labels.get(k), str) and labels[k] and labels[k] != w.name)
 
 
 def _named_target(name: str, topo: Topology) -> tuple[str, str] | None:

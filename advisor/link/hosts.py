@@ -229,4 +229,25 @@ def host_variable_route(env: tuple[EnvVar, ...] | list[EnvVar],
         return Route(host=var.value.strip(), port=int(port) if port and port.isdigit()
                      else None, dbname=found["dbname"], user=found["user"],
                      source=replace(var.source, key=var.name))
+    return _endpoint_route(env, host_map, namespace)
+
+
+# `host:port` as a whole value, the port written out
+_ENDPOINT = re.compile(r"([A-Za-z0-9][A-Za-z0-9.-]*):(\d{1,5})")
+
+
+def _endpoint_route(env: tuple[EnvVar, ...] | list[EnvVar],
+                    host_map: dict[str, tuple[str, str]], namespace: str) -> Route | None:
+    """A variable of any name whose whole value is `host:port` of a server or pooler of
+    the repository (RETAIL_ORDERS_PERSISTENCE_ENDPOINT=orders-postgresql:5432: the
+    retail-store sample's orders service builds its JDBC URL from it, and its server
+    printed 'fits, peak 0'). The port must be written: a bare name is too common a
+    value to be taken for a database address."""
+    for var in env:
+        m = _ENDPOINT.fullmatch(var.value.strip()) if var.value else None
+        if m is None or m.group(1).lower() in _LOOPBACK:
+            continue
+        if resolve_host(m.group(1), namespace, host_map) is not None:
+            return Route(host=m.group(1), port=int(m.group(2)),
+                         source=replace(var.source, key=var.name))
     return None
