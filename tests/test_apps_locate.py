@@ -55,3 +55,41 @@ def test_a_published_image_is_told_by_one_scan_as_by_each_name():
         repo = ref[: len(ref) - len(last)] + last.split(":", 1)[0]
         expected = bool(repo) and "/" in repo and not any(p in repo for p in _PUBLISHED)
         assert maybe_built_here(image) is expected, image
+
+
+def test_compose_variables_from_dotenv_and_a_dockerfile_per_service(tmp_path):
+    """opentelemetry-demo: every service builds with context ./ and a Dockerfile of its
+    own named in .env, and its images are one repository told apart by tag; each
+    workload took the first service's folder (17 PA102 errors from one Go service's
+    code). Its `image: ${POSTGRES_IMAGE}` was no PostgreSQL to the compose notice."""
+    (tmp_path / ".env").write_text(
+        "# versions\nIMAGE_NAME=ghcr.io/example/demo\nDEMO_VERSION=latest\n"
+        "ACCOUNTING_DOCKERFILE=./src/accounting/Dockerfile\n"
+        "export POSTGRES_IMAGE='postgres:18.4'\n")
+    (tmp_path / "compose.yaml").write_text(
+        "services:\n"
+        "  frontend-tests:\n    image: ${IMAGE_NAME}:${DEMO_VERSION}-frontend-tests\n"
+        "    build:\n      context: ./\n      dockerfile: ./src/frontend/Dockerfile.cypress\n"
+        "  accounting:\n    image: ${IMAGE_NAME}:${DEMO_VERSION}-accounting\n"
+        "    build:\n      context: ./\n      dockerfile: ${ACCOUNTING_DOCKERFILE}\n"
+        "  ad:\n    image: ${IMAGE_NAME}:${DEMO_VERSION}-ad\n"
+        "    build:\n      context: ./\n      dockerfile: ${AD_DOCKERFILE:-src/ad/Dockerfile}\n"
+        "  db:\n    image: ${POSTGRES_IMAGE}\n")
+    from advisor.read.apps.locate import _contexts
+
+    databases: list = []
+    contexts = _contexts(Root.of(tmp_path), str(tmp_path / "compose.yaml"), "", databases)
+    hints = BuildHints(contexts=tuple(contexts))
+    found = match_app_dir(hints, "accounting", ["ghcr.io/example/demo:2.1.3-accounting"])
+    assert found.directory == "src/accounting"
+    assert match_app_dir(hints, "ad", ["ghcr.io/example/demo:2.1.3-ad"]).directory == "src/ad"
+    # the repository name alone is every service's: it decides nothing
+    assert match_app_dir(hints, "cart", ["ghcr.io/example/demo:2.1.3-cart"]) is None
+    assert databases == [("compose.yaml", "db", "postgres:18.4")]
+
+
+def test_a_chart_workload_is_matched_by_its_app_name_label():
+    hints = BuildHints(contexts=(("orders", "src/orders", "compose.yaml"),))
+    assert match_app_dir(hints, "release-orders", ["example/store-orders:1"]) is None
+    assert match_app_dir(hints, "release-orders", ["example/store-orders:1"],
+                         ("orders",)).directory == "src/orders"

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable
 from pathlib import PurePosixPath
 
 from advisor.lazyregex import lazy
@@ -92,6 +93,16 @@ def _contexts(root: Root, path: str, base: str,
     shown = root.rel(path)
     docs, _ = load_yaml_stream(text, shown)
     out: list[tuple[str, str, str]] = []
+    dotenv = _dotenv(root, os.path.join(os.path.dirname(path), ".env")) \
+        if "services" in text else {}
+
+    def expand(value: object) -> str:
+        """`${VAR}`, `${VAR:-default}` and `$VAR` as compose fills them from the .env
+        beside the file (opentelemetry-demo: `image: ${POSTGRES_IMAGE}`, `dockerfile:
+        ${ACCOUNTING_DOCKERFILE}`); a variable it lacks keeps its default, or stays."""
+        return _VAR.sub(lambda m: dotenv.get(m.group(1) or m.group(3), m.group(2)
+                                             if m.group(2) is not None else m.group(0)),
+                        str(value))
 
     def join(ctx: str) -> str:
         p = PurePosixPath(base) / ctx if base else PurePosixPath(ctx)
@@ -124,13 +135,21 @@ def _contexts(root: Root, path: str, base: str,
         services = doc.get("services")
         if isinstance(services, dict):  # compose
             if databases is not None:
-                databases += _compose_databases(shown, services)
+                databases += _compose_databases(shown, services, expand)
             for name, svc in services.items():
                 if not isinstance(svc, dict) or "build" not in svc:
                     continue
                 b = svc["build"]
-                ctx = b.get("context", ".") if isinstance(b, dict) else str(b)
-                keys = {str(name), str(svc.get("image", ""))}
+                ctx = expand(b.get("context", ".")) if isinstance(b, dict) else expand(b)
+                if isinstance(b, dict) and b.get("dockerfile"):
+                    # One context for every service (the repository's root), each with a
+                    # Dockerfile of its own (opentelemetry-demo: context ./, dockerfile
+                    # ./src/accounting/Dockerfile): the Dockerfile's folder is the app's.
+                    dockerfile = PurePosixPath(expand(b["dockerfile"]))
+                    if "$" not in str(dockerfile) and not dockerfile.is_absolute() and \
+                            str(dockerfile.parent) not in ("", "."):
+                        ctx = str(PurePosixPath(ctx) / dockerfile.parent)
+                keys = {str(name), expand(svc.get("image", ""))}
                 if isinstance(b, dict):
                     # images this build is published as: its extra tags, and the
                     # images it takes cache from (grafana/oncall built from ./engine)
@@ -142,15 +161,39 @@ def _contexts(root: Root, path: str, base: str,
     return out
 
 
-def _compose_databases(shown: str, services: dict) -> list[tuple[str, str, str]]:
+def _compose_databases(shown: str, services: dict, expand: Callable[[object], str]
+                       ) -> list[tuple[str, str, str]]:
     from advisor.read.workloads import is_postgres_image
 
     out = []
     for name, svc in services.items():
         image = svc.get("image") if isinstance(svc, dict) else None
-        if isinstance(image, str) and (is_postgres_image(image) or ("pgbouncer" in image_name(
-                image) and "exporter" not in image)):
+        if not isinstance(image, str):
+            continue
+        image = expand(image)
+        if is_postgres_image(image) or ("pgbouncer" in image_name(image)
+                                        and "exporter" not in image):
             out.append((shown, str(name), image))
+    return out
+
+
+def _dotenv(root: Root, path: str) -> dict[str, str]:
+    """KEY=VALUE lines of a compose .env file (quotes taken off; comments and blank lines
+    skipped); empty when there is none."""
+    try:
+        text = root.read_text(path)
+    except InputError:
+        return {}
+    out: dict[str, str] = {}
+    for line in text.splitlines():
+        line = line.strip()
+        if not line or line.startswith("#") or "=" not in line:
+            continue
+        key, _, value = line.removeprefix("export ").partition("=")
+        value = value.strip()
+        if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+            value = value[1:-1]
+        out[key.strip()] = value
     return out
 
 
@@ -219,11 +262,18 @@ def built_from(hints: BuildHints, image: str) -> tuple[str, str, int] | None:
     return by_dir[named[0]] if len(named) == 1 else None
 
 
-def match_app_dir(hints: BuildHints, workload: str, images: list[str]) -> AppDirGuess | None:
-    """Pure: the best directory for a workload, with the reason, or None."""
-    names = {image_name(i) for i in images if i} | {workload}
+def match_app_dir(hints: BuildHints, workload: str, images: list[str],
+                  aliases: tuple[str, ...] = ()) -> AppDirGuess | None:
+    """Pure: the best directory for a workload, with the reason, or None. `aliases`: the
+    names its labels give it (a chart's app.kubernetes.io/name), as good as its own."""
+    names = {image_name(i) for i in images if i} | {workload, *aliases}
+    # One image repository built from several folders, told apart by tag
+    # (ghcr.io/open-telemetry/demo:<version>-accounting, -ad, ...): its name says nothing.
+    folders: dict[str, set[str]] = {}
+    for key, ctx, _where in hints.contexts:
+        folders.setdefault(image_name(key), set()).add(ctx)
     for key, ctx, where in hints.contexts:
-        if key in images or image_name(key) in names:
+        if key in images or (image_name(key) in names and len(folders[image_name(key)]) == 1):
             return AppDirGuess(directory=ctx, reason=f"build context of {key} in {where}")
     for d in hints.dockerfile_dirs:
         base = d.rsplit("/", 1)[-1] if d else ""
