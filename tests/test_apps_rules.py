@@ -58,3 +58,13 @@ def test_pa103_when_only_the_process_count_is_cpu_derived(tmp_path):
     (f,) = _findings(tmp_path, "PA103", files)
     assert "cpu_count()" in f.message and "processes per pod" in f.message
     assert "15 on" not in f.message and "2 on 2 CPUs" in f.message
+
+
+def test_pa102_on_a_workload_that_names_no_database_is_info(tmp_path):
+    """opentelemetry-demo: one Go service's unbounded database/sql pool was an error on
+    every workload that took its code, though none of them names a database host."""
+    tree = dict(PAGES["PA102"].bad)
+    tree["k8s/notify.yaml"] = tree["k8s/notify.yaml"].split("          env:")[0]
+    (f,) = _findings(tmp_path, "PA102", tree)
+    assert f.severity == "info"
+    assert f.message.endswith("; it names no database host, so no budget holds it")

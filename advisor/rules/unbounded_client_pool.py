@@ -32,7 +32,8 @@ def unbounded_client_pool(topo: Topology, ctx: RuleContext) -> Iterator[Finding]
     the server cannot be computed, and a traffic spike or a slow query turns into
     `FATAL: sorry, too many clients already` for every workload on that server. Behind
     PgBouncer the server side is capped, but the pooler's `max_client_conn` is not
-    (reported as a warning then).
+    (reported as a warning then). A workload that names no database host at all is
+    reported as info: it may not connect to PostgreSQL.
 
     ## Example
     ```go
@@ -67,12 +68,20 @@ def unbounded_client_pool(topo: Topology, ctx: RuleContext) -> Iterator[Finding]
                       f"{num(n_pods)} pods x {num(processes(pool))} processes), "
                       "less what other clients need")
         why = pool.note or "no upper limit"
+        # A workload that names no database host may not reach PostgreSQL at all (the
+        # code read is shared, or its database is another engine's): said, not an error
+        # (opentelemetry-demo: 17 errors from one Go service's code).
+        hostless = client.target_id is None and client.route is None
         message = (f"{client.name}: {pool.label} is unbounded ({why}); {num(n_pods)} pods "
                    "may each open as many connections as they have concurrent requests"
                    + ("; the pooler caps the server side, not max_client_conn"
-                      if behind_pooler else ""))
+                      if behind_pooler else "")
+                   + ("; it names no database host, so no budget holds it" if hostless
+                      else ""))
+        severity = Severity.info if hostless else (
+            Severity.warning if behind_pooler else Severity.error)
         yield Finding(code="PA102", name="unbounded-client-pool",
-                      severity=Severity.warning if behind_pooler else Severity.error,
+                      severity=severity,
                       message=message, location=location_of(client, pool),
                       related=related_of(client, pool), fix=Fix(description=advice),
                       subject=subject(client, pool))
