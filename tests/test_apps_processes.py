@@ -117,6 +117,32 @@ def test_celery_pools():
     assert info.processes.value == 6 and info.cpu_formula is not None
 
 
+_SENTRY_CONF = ("SENTRY_WEB_HOST = '0.0.0.0'\nSENTRY_WEB_PORT = 9000\n"
+                "SENTRY_WEB_OPTIONS = {\n"
+                "    'http': '%s:%s' % (SENTRY_WEB_HOST, SENTRY_WEB_PORT),\n"
+                "    'workers': 3,\n}\n")
+
+
+def test_sentry_web_is_uwsgi_workers_by_threads(tmp_path):
+    """`sentry run web` runs uWSGI with Sentry's defaults, workers 1 and threads 2
+    (sentry/services/http.py setdefault), SENTRY_WEB_OPTIONS over them, --workers over
+    that and the pod's UWSGI_* env over all (env.setdefault). Audit G: the
+    sentry-kubernetes chart's web (workers 3 in its sentry.conf.py) was 1 x 1."""
+    web = ("sentry", "run", "web")
+    info = _info(command=web)
+    assert (info.processes.value, info.threads.value) == (1, 2)
+    assert "Sentry default" in info.processes.source.default
+    info = _info(command=web, tmp_path=tmp_path, files={"sentry.conf.py": _SENTRY_CONF})
+    assert (info.processes.value, info.threads.value) == (3, 2)
+    assert info.processes.source.label() == "sentry.conf.py:5"
+    info = _info(command=(*web, "--workers", "8"), tmp_path=tmp_path,
+                 files={"sentry.conf.py": _SENTRY_CONF})
+    assert info.processes.value == 8 and info.processes.source.key.startswith("--workers")
+    info = _info({"UWSGI_WORKERS": "5", "UWSGI_THREADS": "4"}, command=(*web, "-w", "8"))
+    assert (info.processes.value, info.threads.value) == (5, 4)
+    assert _info(command=("sentry", "run", "cron")).processes is None  # one process
+
+
 def test_puma_cli_and_config(tmp_path):
     info = _info({}, command=("bundle", "exec", "puma", "-w", "3", "-t", "2:8"))
     assert (info.processes.value, info.threads.value) == (3, 8)

@@ -242,11 +242,19 @@ def test_temporal_four_services_two_stores():
     assert b["peak"] == 160
 
 
-def test_sentry_worker_processes():
-    b = budgets(check_json("sentry"))["sentry-sentry-postgresql"]
+# Sentry's own uWSGI defaults (sentry/services/http.py SentryHTTPServer: setdefault)
+SENTRY_WEB_THREADS_DEFAULT = 2
+
+
+def test_sentry_worker_and_web_processes():
+    report = check_json("sentry")
+    b = budgets(report)["sentry-sentry-postgresql"]
     assert b["usable"] == 97  # Bitnami subchart, no configuration: 100 - 3
     # sentry-worker: 2 replicas x 4 Celery processes x 1 Django connection each
-    assert contributions(b) == {"sentry-worker": 2 * 4 * 1}
+    # sentry-web: 1 replica x 3 uWSGI workers (the ConfigMap's SENTRY_WEB_OPTIONS) x 2
+    #   threads (Sentry's default), a Django connection per thread (audit G: was 1 x 1)
+    assert contributions(b) == {"sentry-worker": 2 * 4 * 1,
+                                "sentry-web": 1 * 3 * SENTRY_WEB_THREADS_DEFAULT}
 
 
 def test_bitnami_postgresql_replication():

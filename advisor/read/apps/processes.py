@@ -25,6 +25,13 @@ Sources read (versions whose source was checked):
   UWSGI_<OPTION>. Default 1 process, 1 thread. `attach-daemon` commands run next to
   the workers: each `manage.py` daemon is one more process with its own connection.
   Order assumed: ini < env < command line.
+- Sentry `sentry run web` (sentry 23.7.1, the last on PyPI, sentry/services/http.py
+  SentryHTTPServer; the same in later sources read): uWSGI with the settings'
+  SENTRY_WEB_OPTIONS dict, `setdefault("workers", 1)`, `setdefault("threads", 2)`,
+  `enable-threads` forced; `--workers/-w N` (sentry/runner/commands/run.py, default 0 =
+  unset) replaces workers; the options become UWSGI_* env by `env.setdefault`, so a
+  container's own UWSGI_WORKERS/UWSGI_THREADS win over both. (2016 releases had
+  workers 3, threads 4.)
 """
 
 from __future__ import annotations
@@ -347,6 +354,80 @@ def _uwsgi(ctx: ContainerReading, words: list[Word]) -> ProcessInfo:
     return ProcessInfo(server="uwsgi", processes=Term(label=label, value=n, source=src),
                        threads=Term(label="uWSGI threads", value=t, source=tsrc)
                        if t > 1 or tsrc.path else None, notes=notes, hidden=hidden)
+
+
+# Sentry's own defaults (sentry/services/http.py SentryHTTPServer.__init__)
+SENTRY_WEB_WORKERS = 1
+SENTRY_WEB_THREADS = 2
+_SENTRY_HTTP = "sentry/services/http.py SentryHTTPServer"
+
+
+def _sentry_web_options(ctx: ContainerReading, cpus: int) -> dict[str, tuple[object, Source]]:
+    """workers/threads of SENTRY_WEB_OPTIONS in the sentry.conf.py the pod has (the
+    sentry-kubernetes chart mounts it from a ConfigMap), with their lines."""
+    if ctx.app is None:
+        return {}
+    files = [f for f in ctx.app.of_kind("python")
+             if f.name == "sentry.conf.py" and "SENTRY_WEB_OPTIONS" in f.text]
+    if not files:
+        return {}
+    f = min(files, key=lambda f: (f.rel.count("/"), f.rel))
+    tree, error, line = parse(f.text, f.path)
+    if tree is None:
+        ctx.problem(Source(path=f.path, line=line), error or "", program="Python")
+        return {}
+    scope = PyScope(path=f.path, env=ctx.env_map(), cpus=cpus)
+    options = module_names(tree, scope).get("SENTRY_WEB_OPTIONS")
+    if options is None or not isinstance(options.value, dict):
+        return {}
+    out: dict[str, tuple[object, Source]] = {}
+    for key in ("workers", "threads"):
+        v = options.value.get(key)
+        if v is None:
+            continue
+        line = v.source.line + f.line_offset if v.source.line else None
+        src = replace(v.source, line=line, key=f"SENTRY_WEB_OPTIONS[{key!r}]")
+        out[key] = (_HiddenRead(v.hidden) if v.hidden else v.value, src)
+    return out
+
+
+def _sentry_web(ctx: ContainerReading, words: list[Word], cpus: int) -> ProcessInfo:
+    """`sentry run web`: uWSGI workers x threads, each thread a Django connection."""
+    conf = _sentry_web_options(ctx, cpus)
+    hidden: list[str] = []
+    notes: list[str] = []
+
+    def pick(key: str, env_name: str, cli: tuple[str, Source] | None, default: int
+             ) -> tuple[int, Source]:
+        env = _env_int(ctx, env_name)
+        if isinstance(env, str):
+            hidden.append(hidden_note(f"Sentry web {key}", env, ctx.env_source(env)))
+            return default, ctx.env_source(env)
+        if env is not None:
+            return env  # Sentry passes its options by env.setdefault: the pod's wins
+        if cli is not None:
+            return parse_int(cli[0]) or default, cli[1]
+        if key in conf:
+            value, src = conf[key]
+            if isinstance(value, _HiddenRead):
+                hidden.append(hidden_note(f"Sentry web {key}", value.name, src))
+                return default, src
+            n = parse_int(str(value)) if value is not None else None
+            if n is not None and n > 0:
+                return n, src
+            notes.append(f"Sentry web {key} at {src.label()} could not be read statically")
+        return default, Source.default_of(
+            f"Sentry default {key} {default} ({_SENTRY_HTTP}: setdefault)", key=key)
+
+    got = _opt(words, ("-w",), ("--workers",))
+    cli = (got[0], _word_source(got[1], ctx, "--workers")) \
+        if got and parse_int(got[0]) else None  # 0, the option's default, is unset
+    n, src = pick("workers", "UWSGI_WORKERS", cli, SENTRY_WEB_WORKERS)
+    t, tsrc = pick("threads", "UWSGI_THREADS", None, SENTRY_WEB_THREADS)
+    return ProcessInfo(server="sentry-web",
+                       processes=Term(label="Sentry web uWSGI workers", value=n, source=src),
+                       threads=Term(label="Sentry web uWSGI threads", value=t, source=tsrc),
+                       notes=notes, hidden=hidden)
 
 
 def _celery(ctx: ContainerReading, words: list[Word], cpus: int, assumed: bool) -> ProcessInfo:
@@ -679,6 +760,8 @@ def detect_processes(ctx: ContainerReading, cpus: int, assumed: bool) -> Process
     if name == "sentry" and words[:2] and [w.text for w in words[:2]] == ["run", "worker"]:
         # `sentry run worker -c N` runs a Celery worker with N processes
         return _celery(ctx, words[2:], cpus, assumed)
+    if name == "sentry" and [w.text for w in words[:2]] == ["run", "web"]:
+        return _sentry_web(ctx, words[2:], cpus)
     if name == "celery":
         if any(w.text == "beat" for w in words) and not any(w.text == "worker" for w in words):
             return ProcessInfo(server="celery-beat")
