@@ -187,3 +187,18 @@ def test_npgsql_connection_strings_written_in_csharp_source():
     assert ledger.route.host == "ledger-db" and ledger.size.source.label() == "src/Worker.cs:8"
     assert report.route.host == "report-db" and report.bound == "unbounded"
     assert not any(p.route.host in ("mssql", None) for p in found.pools)
+
+
+def test_npgsql_connection_string_from_an_env_variable_the_code_reads():
+    """UseNpgsql(Environment.GetEnvironmentVariable("LEDGER_DB")), the manifest sets
+    LEDGER_DB=Host=...: Npgsql's default Max Pool Size 100 applies, or the string's own
+    (audit H: otel-demo's accounting was unknown, peak >= 0 where 2 pods x 100 > 97)."""
+    (pool,) = _pools("npgsql_env").pools
+    assert product([pool]) == "1 x 100 = 100" and pool.bound == "default"
+    assert pool.route.host == "ledger-db" and pool.label == "Npgsql LEDGER_DB Maximum Pool Size"
+    assert "k8s/deployment.yaml:19 (LEDGER_DB) sets no Maximum Pool Size" in pool.note
+    # the variable the code reads, not another that holds a connection string
+    (pool,) = _pools("npgsql_env", index=1).pools
+    assert product([pool]) == "1 x 12 = 12"
+    assert (pool.route.host, pool.route.port) == ("ledger-db", 6432)
+    assert pool.size.source.label() == "k8s/deployment.yaml:24"

@@ -3,10 +3,15 @@
 beats appsettings.{ASPNETCORE_ENVIRONMENT}.json beats appsettings.json; the environment
 defaults to Production). Npgsql keeps one pool per distinct connection string.
 
-Without either, a connection string written as a C# string literal in a source file
-that uses Npgsql (`new NpgsqlConnection("Server=db;Username=postgres;...")`, the
-example-voting-app worker) is read: one pool per distinct literal. An interpolated
-string ($"...") is not read.
+Without either, a connection string in any env variable of an app whose C# sources
+use Npgsql (otel-demo's accounting: `UseNpgsql(Environment.GetEnvironmentVariable(
+"DB_CONNECTION_STRING"))`, the manifest sets `Host=postgresql;Username=...`): the
+variables the code reads (GetEnvironmentVariable("X"), configuration["X"]) when any
+holds one, else every variable whose value has Npgsql keys. Without those, a connection
+string written as a C# string literal in a source file that uses Npgsql
+(`new NpgsqlConnection("Server=db;Username=postgres;...")`, the example-voting-app
+worker) is read: one pool per distinct literal. An interpolated string ($"...") is not
+read.
 
 Keys are case-insensitive and spaces are ignored: `Maximum Pool Size` (also `Max Pool
 Size`), `Pooling=false` means no pool (no limit). Default read in npgsql v10.0.0
@@ -72,6 +77,8 @@ def npgsql_pools(ctx: StackContext) -> list[Pool]:
             name = var.name.split("__", 1)[1]
             found[name] = (var.value, replace(var.source, key=var.name))
     if not found:
+        found = _env_strings(ctx)
+    if not found:
         found = _literals(ctx)
     pools: list[Pool] = []
     for name, (conn, src) in found.items():
@@ -95,6 +102,26 @@ def npgsql_pools(ctx: StackContext) -> list[Pool]:
                 key="Maximum Pool Size"), route=route, bound="default", per_process=False,
                 note=f"{src.label()} ({src.key}) sets no Maximum Pool Size"))
     return pools
+
+
+# The env variables C# code reads by name (Environment.GetEnvironmentVariable("X"),
+# configuration["X"] / Configuration["X"]).
+_ENV_READ = re.compile(r'(?:GetEnvironmentVariable\(|[Cc]onfig\w*\[)\s*"(\w+)"')
+
+
+def _env_strings(ctx: StackContext) -> dict[str, tuple[str, Source]]:
+    """Npgsql connection strings in the container's env variables, when its C# sources
+    use Npgsql: those the code reads by name if any holds one, else all (by variable)."""
+    sources = ctx.files("csharp")
+    if not any("Npgsql" in f.text for f in sources):
+        return {}
+    read = {m.group(1) for f in sources for m in _ENV_READ.finditer(f.text)}
+    found: dict[str, tuple[str, Source]] = {}
+    for var in ctx.container.env:
+        if var.value and ";" in var.value and _is_npgsql(_keys(var.value)):
+            found[var.name] = (var.value, replace(var.source, key=var.name))
+    named = {k: v for k, v in found.items() if k in read}
+    return named or found
 
 
 # A C# string literal: regular ("...", backslash escapes) or verbatim (@"...", "" for a
