@@ -35,7 +35,11 @@ from advisor.read.apps.numbers import parse_int
 
 class ImageStack(Struct, frozen=True):
     label: str
-    markers: tuple[str, ...]  # in the image's repository name
+    # The published images' repository names, the last path component of the image
+    # (quay.io/keycloak/keycloak, bitnami/keycloak: "keycloak"), matched whole: a name
+    # that only contains one (ghcr.io/padminisys/keycloak-config, a Python job calling
+    # Keycloak's REST API) is another program.
+    names: tuple[str, ...]
     env: tuple[str, ...]  # variables that set the pool, first wins
     default: int | None  # None: no default known -> unknown; 0 -> unbounded
     default_text: str = ""
@@ -43,25 +47,34 @@ class ImageStack(Struct, frozen=True):
 
 
 STACKS: tuple[ImageStack, ...] = (
-    ImageStack("Keycloak db-pool-max-size", ("keycloak",), ("KC_DB_POOL_MAX_SIZE",), 100,
+    # quay.io/keycloak/keycloak, keycloak/keycloak, bitnami/keycloak; Red Hat's build
+    # registry.redhat.io/rhbk/keycloak-rhel9
+    ImageStack("Keycloak db-pool-max-size", ("keycloak", "keycloak-rhel9"),
+               ("KC_DB_POOL_MAX_SIZE",), 100,
                "Keycloak default db-pool-max-size 100 (DatabaseOptions.java)",
                ("KC_DB", "KC_DB_URL", "KC_DB_URL_HOST")),
-    ImageStack("Mattermost SqlSettings.MaxOpenConns", ("mattermost",),
+    # mattermost/mattermost-team-edition, mattermost/mattermost-enterprise-edition (not
+    # mattermost-operator or mattermost-push-proxy, which hold no database pool)
+    ImageStack("Mattermost SqlSettings.MaxOpenConns",
+               ("mattermost-team-edition", "mattermost-enterprise-edition", "mattermost"),
                ("MM_SQLSETTINGS_MAXOPENCONNS",), 300,
                "Mattermost default SqlSettings.MaxOpenConns 300 (model/config.go)",
                ("MM_SQLSETTINGS_DATASOURCE",)),
+    # goharbor/harbor-core, bitnami/harbor-core, ... (harbor-db is the server)
     ImageStack("Harbor core POSTGRESQL_MAX_OPEN_CONNS", ("harbor-core", "harbor-jobservice"),
                ("POSTGRESQL_MAX_OPEN_CONNS",), 0,
                "Harbor default POSTGRESQL_MAX_OPEN_CONNS 0 = database/sql without a limit "
                "(metadatalist.go)"),
     ImageStack("Harbor exporter HARBOR_DATABASE_MAX_OPEN_CONNS", ("harbor-exporter",),
                ("HARBOR_DATABASE_MAX_OPEN_CONNS",), None),
+    # postgrest/postgrest, bitnami/postgrest
     ImageStack("PostgREST db-pool", ("postgrest",), ("PGRST_DB_POOL",), 10,
                "PostgREST default db-pool 10 (Config.hs)", ("PGRST_DB_URI",)),
 )
 ENV_PREFIXES = ("KC_DB", "MM_SQLSETTINGS_", "POSTGRESQL_MAX_OPEN_CONNS",
                 "HARBOR_DATABASE_MAX_OPEN_CONNS", "PGRST_DB_")
-IMAGE_MARKERS = tuple(m for s in STACKS for m in s.markers)
+# ghcr.io/mastodon/mastodon, tootsuite/mastodon, ghcr.io/mastodon/mastodon-streaming
+MASTODON_NAMES = ("mastodon", "mastodon-streaming")
 
 
 def _repo_name(image: str) -> str:
@@ -73,7 +86,7 @@ def image_stack(ctx: StackContext) -> ImageStack | None:
     name = _repo_name(ctx.container.image)
     names = {e.name for e in ctx.container.env}
     for stack in STACKS:
-        if any(m in name for m in stack.markers):
+        if name in stack.names:
             return stack
     for stack in STACKS:
         if names & set(stack.env) or names & set(stack.trigger_env):
@@ -175,7 +188,7 @@ def mastodon_pools(ctx: StackContext) -> list[Pool]:
 
 
 def image_pools(ctx: StackContext) -> list[Pool]:
-    if "mastodon" in _repo_name(ctx.container.image):
+    if _repo_name(ctx.container.image) in MASTODON_NAMES:
         return mastodon_pools(ctx)
     stack = image_stack(ctx)
     if stack is None:
