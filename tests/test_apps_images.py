@@ -46,3 +46,26 @@ def test_an_image_named_after_an_application_is_not_it(image):
 def test_the_applications_own_env_still_names_it_in_another_image():
     (pool,) = _pools("ghcr.io/acme/sso:1", {"KC_DB": "postgres"}).pools
     assert pool.label == "Keycloak db-pool-max-size" and pool.size.value == 100
+
+
+# n8n: DB_POSTGRESDB_POOL_SIZE, default 2 from n8n 1.18.0 (@n8n/config database.config.ts);
+# before it no setting, TypeORM passed no max: pg-pool's 10 (n8n-io/n8n#7772)
+N8N_POOL_DEFAULT = 2
+PG_POOL_MAX = 10
+
+
+def test_n8n_postgres_pool_is_its_default_or_its_variable():
+    """Audit F: theepicsaxguy/homelab's n8n (n8nio/n8n:2.26.0, DB_TYPE=postgresdb, no
+    DB_POSTGRESDB_POOL_SIZE) was unknown (PA106); its documented default is 2."""
+    postgres = {"DB_TYPE": "postgresdb", "DB_POSTGRESDB_HOST": "n8n-db-rw"}
+    (pool,) = _pools("n8nio/n8n:2.26.0", postgres).pools
+    assert (pool.size.value, pool.bound) == (N8N_POOL_DEFAULT, "default")
+    assert "database.config.ts" in pool.size.source.default
+    (pool,) = _pools("docker.n8n.io/n8nio/n8n:1.64.0",
+                     {**postgres, "DB_POSTGRESDB_POOL_SIZE": "8"}).pools
+    assert pool.size.value == 8 and pool.size.source.key == "DB_POSTGRESDB_POOL_SIZE"
+    # a version before the setting: pg-pool's 10, whatever the variable says
+    (pool,) = _pools("n8nio/n8n:1.17.1", {**postgres, "DB_POSTGRESDB_POOL_SIZE": "8"}).pools
+    assert pool.size.value == PG_POOL_MAX and "before 1.18.0" in pool.size.source.default
+    # SQLite (DB_TYPE unset): no PostgreSQL pool
+    assert _pools("n8nio/n8n:2.26.0", {"N8N_PORT": "5678"}).pools == []

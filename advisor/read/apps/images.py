@@ -14,6 +14,12 @@ Defaults, each read in the application's own source:
   DefaultValue: "0"`), passed to Go database/sql SetMaxOpenConns: 0 is no limit.
 - PostgREST `db-pool`, env PGRST_DB_POOL, default 10: PostgREST/postgrest
   src/PostgREST/Config.hs (`fromMaybe 10 <$> optInt "db-pool"`).
+- n8n with DB_TYPE=postgresdb (else SQLite), env DB_POSTGRESDB_POOL_SIZE, default 2:
+  n8n-io/n8n packages/@n8n/config/src/configs/database.config.ts
+  (`@Env('DB_POSTGRESDB_POOL_SIZE') poolSize: number = 2`, PostgresConfig), given to
+  TypeORM as `poolSize`, pg-pool's `max`. The setting came in n8n 1.18.0 (n8n-io/n8n#7772,
+  packages/cli/src/config/schema.ts `poolSize: {default: 2, env:
+  'DB_POSTGRESDB_POOL_SIZE'}`); before, TypeORM passed no max: pg-pool's 10.
 - Mastodon (mastodon/mastodon): config/database.yml
   `pool: <%= ENV["DB_POOL"] || ENV['MAX_THREADS'] || 5 %>`; config/puma.rb workers
   `ENV.fetch('WEB_CONCURRENCY') { 2 }`, threads `ENV.fetch('MAX_THREADS') { 5 }`;
@@ -32,6 +38,9 @@ from advisor.model import Pool, Source
 from advisor.read.apps.base import StackContext
 from advisor.read.apps.numbers import parse_int
 
+N8N_POOL_SIZE = 2  # database.config.ts PostgresConfig.poolSize (n8n 1.18.0+)
+N8N_POOL_BEFORE_1_18 = 10  # pg-pool's max when TypeORM passes none
+
 
 class ImageStack(Struct, frozen=True):
     label: str
@@ -44,6 +53,10 @@ class ImageStack(Struct, frozen=True):
     default: int | None  # None: no default known -> unknown; 0 -> unbounded
     default_text: str = ""
     trigger_env: tuple[str, ...] = ()  # env names that identify the stack without the image
+    # (variable, value) without which the application uses no PostgreSQL (n8n's DB_TYPE)
+    requires: tuple[str, str] | None = None
+    # (version, pool size, why) for image tags before `version`, which read no variable
+    before: tuple[tuple[int, int], int, str] | None = None
 
 
 STACKS: tuple[ImageStack, ...] = (
@@ -70,9 +83,17 @@ STACKS: tuple[ImageStack, ...] = (
     # postgrest/postgrest, bitnami/postgrest
     ImageStack("PostgREST db-pool", ("postgrest",), ("PGRST_DB_POOL",), 10,
                "PostgREST default db-pool 10 (Config.hs)", ("PGRST_DB_URI",)),
+    # n8nio/n8n, docker.n8n.io/n8nio/n8n
+    ImageStack("n8n DB_POSTGRESDB_POOL_SIZE", ("n8n",), ("DB_POSTGRESDB_POOL_SIZE",),
+               N8N_POOL_SIZE, "n8n 1.18+ default DB_POSTGRESDB_POOL_SIZE 2 "
+               "(@n8n/config database.config.ts PostgresConfig.poolSize)",
+               ("DB_POSTGRESDB_HOST",), requires=("DB_TYPE", "postgresdb"),
+               before=((1, 18), N8N_POOL_BEFORE_1_18,
+                       "n8n before 1.18.0: no DB_POSTGRESDB_POOL_SIZE, TypeORM passes no "
+                       "max: pg-pool default 10 (n8n-io/n8n#7772)")),
 )
 ENV_PREFIXES = ("KC_DB", "MM_SQLSETTINGS_", "POSTGRESQL_MAX_OPEN_CONNS",
-                "HARBOR_DATABASE_MAX_OPEN_CONNS", "PGRST_DB_")
+                "HARBOR_DATABASE_MAX_OPEN_CONNS", "PGRST_DB_", "DB_POSTGRESDB_")
 # ghcr.io/mastodon/mastodon, tootsuite/mastodon, ghcr.io/mastodon/mastodon-streaming
 MASTODON_NAMES = ("mastodon", "mastodon-streaming")
 
@@ -99,8 +120,8 @@ def _int_env(ctx: StackContext, name: str) -> tuple[int, Source] | None:
     return (n, ctx.env_source(name)) if n is not None else None
 
 
-def _mastodon_version(image: str) -> tuple[int, int] | None:
-    """(major, minor) of a Mastodon image tag (`v4.3.2`, `4.2`); None for another tag."""
+def _tag_version(image: str) -> tuple[int, int] | None:
+    """(major, minor) of an image tag (`v4.3.2`, `4.2`); None for another tag."""
     tag = image.split("@", 1)[0].rsplit("/", 1)[-1].partition(":")[2]
     m = re.match(r"v?(\d+)\.(\d+)", tag)
     return (int(m.group(1)), int(m.group(2))) if m else None
@@ -139,7 +160,7 @@ def mastodon_pools(ctx: StackContext) -> list[Pool]:
                     else replace(ctx.container.source, key="sidekiq -c")
         threads = conc or 5
         db_pool = _int_env(ctx, "DB_POOL")
-        version = _mastodon_version(ctx.container.image)
+        version = _tag_version(ctx.container.image)
         if db_pool is None and (version is None or version >= (4, 2)):
             # Mastodon 4.2+ (mastodon/mastodon#26488): in a Sidekiq process the pool is
             # DB_POOL || Sidekiq's concurrency || 5, not MAX_THREADS
@@ -193,6 +214,21 @@ def image_pools(ctx: StackContext) -> list[Pool]:
     stack = image_stack(ctx)
     if stack is None:
         return []
+    if stack.requires is not None:
+        name, wanted = stack.requires
+        var = ctx.env(name)
+        if var is not None and var.value is None:
+            ctx.hidden_size(stack.label, name, ctx.env_source(name))
+            return []
+        if var is None or var.value.strip().lower() != wanted:
+            return []  # another database (n8n: SQLite unless DB_TYPE=postgresdb)
+    # the tag is the application's version only in its own image
+    version = _tag_version(ctx.container.image) \
+        if _repo_name(ctx.container.image) in stack.names else None
+    if stack.before is not None and version is not None and version < stack.before[0]:
+        return [ctx.pool(stack.label, stack.before[1], Source.default_of(
+            stack.before[2], key=stack.env[0]), bound="default", per_process=False,
+            note=f"image tag {ctx.container.image.rsplit(':', 1)[-1]} reads no {stack.env[0]}")]
     for var in stack.env:
         found = ctx.env(var)
         if found is None:
