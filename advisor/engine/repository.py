@@ -529,14 +529,14 @@ def _render(found, root: Root, settings: Settings, options: CheckOptions,
             leaves.append((root.rel(d), rendered.objects + extra))
             problems += rendered.problems
             notices += rendered.notices
-    if _any_flux(objects, leaves):
+    top = root.path
+
+    def resolve(path: str) -> str | None:
         from advisor.read.releases import repo_folder
 
-        top = root.path
+        return repo_folder(path, top.parts, lambda rel: (top / rel).is_dir())
 
-        def resolve(path: str) -> str | None:
-            return repo_folder(path, top.parts, lambda rel: (top / rel).is_dir())
-
+    if _any_flux(objects, leaves):
         if found.kustomize_dirs:
             leaves = _flux_instances(objects, leaves, resolve)
             leaves = _flux_components(root, objects, leaves, prepared, problems, notices,
@@ -551,6 +551,8 @@ def _render(found, root: Root, settings: Settings, options: CheckOptions,
         folder_of: Callable[[str], str] = label_folder
     else:
         clusters_of, folder_of = dict, str
+    if reads is not None and reads.unlisted and _any_argo_cd(objects, leaves):
+        leaves = _argo_cd_unlisted(root, objects, leaves, reads, notices, resolve)
     environment_of = _environments(leaves, clusters_of, folder_of)
     grouped: dict[str, list[K8sObject]] = {}
     for label, objs in leaves:
@@ -764,6 +766,67 @@ def _flux_unlisted(objects: list[K8sObject], leaves: list[tuple[str, list[K8sObj
     built = built_folders(every, resolve)
     dropped = {p for p, (home, _notice) in reads.unlisted.items()
                if deepest_folder(home, built) is not None}
+    return _drop_unlisted(objects, leaves, reads, dropped, notices, "Flux",
+                          "a Flux Kustomization builds")
+
+
+def _any_argo_cd(objects: list[K8sObject], leaves: list[tuple[str, list[K8sObject]]]
+                 ) -> bool:
+    """Whether any object is an Argo CD Application or ApplicationSet (by kind first, as
+    _any_flux: advisor.read.argo_cd is imported only then)."""
+    every = objects + [o for _label, objs in leaves for o in objs]
+    if not any(o.kind in ("Application", "ApplicationSet") for o in every):
+        return False
+    from advisor.read.argo_cd import is_argo_cd
+
+    return any(is_argo_cd(o) for o in every)
+
+
+def _argo_cd_unlisted(root: Root, objects: list[K8sObject],
+                      leaves: list[tuple[str, list[K8sObject]]], reads: Any,
+                      notices: list[str], resolve: Callable[[str], str | None]
+                      ) -> list[tuple[str, list[K8sObject]]]:
+    """_flux_unlisted for Argo CD: a manifest no kustomization lists, in a folder an
+    Argo CD Application (or an ApplicationSet's git directory generator) builds, is not
+    applied unless a plain-directory source takes it as a file of its own
+    (advisor.read.argo_cd): theepicsaxguy/homelab's immich `recover/` Cluster, never
+    deployed, was the server 'immich-postgresql' with max_connections 200 and won over
+    the deployed one as 'last applied'. `objects` and `reads.unlisted` are changed in
+    place."""
+    from advisor.read.argo_cd import argo_builds, not_applied
+    from advisor.read.render.kustomize_tree import KUSTOMIZATION_FILES
+
+    top = root.path
+    every = objects + [o for _label, objs in leaves for o in objs]
+    builds = argo_builds(every, resolve, partial(_subfolders, top))
+    if not builds:
+        return leaves
+
+    def plain(folder: str) -> bool:
+        return not any((top / folder / name).is_file()
+                       for name in (*KUSTOMIZATION_FILES, "Chart.yaml"))
+
+    dropped = not_applied(list(reads.unlisted), builds, plain)
+    return _drop_unlisted(objects, leaves, reads, dropped, notices, "Argo CD",
+                          "an Argo CD Application builds")
+
+
+def _subfolders(top: Path, folder: str) -> list[str]:
+    """The names of a repository folder's subfolders (symlinks and .git left out: an
+    ApplicationSet's git directory generator lists the git tree)."""
+    try:
+        with os.scandir(top / folder if folder else top) as entries:
+            return sorted(e.name for e in entries
+                          if e.name != ".git" and e.is_dir(follow_symlinks=False))
+    except OSError:
+        return []
+
+
+def _drop_unlisted(objects: list[K8sObject], leaves: list[tuple[str, list[K8sObject]]],
+                   reads: Any, dropped: set[str], notices: list[str], tool: str,
+                   builder: str) -> list[tuple[str, list[K8sObject]]]:
+    """The unlisted manifests `dropped` taken out of `objects` (in place) and the leaves
+    (returned), their notices out of `reads.unlisted`, and one notice naming them."""
     if not dropped:
         return leaves
     objects[:] = [o for o in objects if o.origin or o.path not in dropped]
@@ -772,9 +835,10 @@ def _flux_unlisted(objects: list[K8sObject], leaves: list[tuple[str, list[K8sObj
     for path in dropped:
         reads.unlisted.pop(path)
     shown = sorted(dropped)
-    notices.append(f"Flux: {len(shown)} manifest{'s' if len(shown) != 1 else ''} in folders "
-                   "a Flux Kustomization builds are not listed by their kustomization, so "
-                   "Flux does not apply them; not read: " + ", ".join(shown[:5])
+    notices.append(f"{tool}: {len(shown)} manifest{'s' if len(shown) != 1 else ''} in "
+                   f"folders {builder} are not listed by "
+                   f"their kustomization, so {tool} does not apply them; not read: "
+                   + ", ".join(shown[:5])
                    + (f" and {len(shown) - 5} more" if len(shown) > 5 else ""))
     return out
 

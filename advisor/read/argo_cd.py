@@ -1,0 +1,214 @@
+"""Argo CD Applications and ApplicationSets (argoproj.io): the folders of the repository
+they build, and whether a manifest there that no kustomization lists is applied.
+
+Argo CD builds a source `path` by what the folder holds (reposerver GetAppSourceType):
+a kustomization is built by kustomize (only what it lists is applied), a Chart.yaml is
+a chart, and anything else is a plain directory, of which Argo CD applies the folder's
+own .yaml/.yml/.json files, those of its subfolders only with `directory.recurse: true`,
+narrowed by the `directory.include` / `exclude` globs (reposerver findManifests). An
+ApplicationSet's git directory generator makes one Application per folder its
+`directories[].path` patterns match (Go's path.Match: `*` stays within one folder; a
+folder an `exclude: true` pattern matches is left out whatever else matches it), its
+template's `path` being `{{path}}` (`{{.path.path}}` with goTemplate).
+
+Pure functions over already-loaded objects: folders are resolved and listed through the
+callables the caller gives.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+from fnmatch import fnmatchcase
+from typing import Any
+
+from msgspec import Struct
+
+from advisor.read.releases import ARGO_GROUP
+from advisor.read.sources.k8s import K8sObject, get
+
+ARGO_KINDS = frozenset({"Application", "ApplicationSet"})
+
+
+class ArgoBuild(Struct, frozen=True):
+    """A folder (relative to the root; "" is the root) an Argo CD Application builds."""
+
+    folder: str
+    by: K8sObject
+    recurse: bool = False  # directory.recurse: a plain folder's subfolders too
+    include: str = ""  # directory.include / exclude globs, relative to the folder
+    exclude: str = ""
+
+
+def is_argo_cd(obj: K8sObject) -> bool:
+    return obj.kind in ARGO_KINDS and obj.api_version.startswith(ARGO_GROUP)
+
+
+def _sources(spec: Any) -> list[dict]:
+    if not isinstance(spec, dict):
+        return []
+    found = [spec["source"]] if isinstance(spec.get("source"), dict) else []
+    if isinstance(spec.get("sources"), list):
+        found += [s for s in spec["sources"] if isinstance(s, dict)]
+    return found
+
+
+def _build(obj: K8sObject, source: dict, folder: str) -> ArgoBuild:
+    directory = source.get("directory") if isinstance(source.get("directory"), dict) else {}
+    return ArgoBuild(folder=folder, by=obj, recurse=directory.get("recurse") is True,
+                     include=str(directory.get("include") or ""),
+                     exclude=str(directory.get("exclude") or ""))
+
+
+def argo_builds(objects: list[K8sObject], resolve: Callable[[str], str | None],
+                subfolders: Callable[[str], list[str]]) -> list[ArgoBuild]:
+    """The folders Argo CD Applications and ApplicationSets of `objects` build from a git
+    `path` (not a chart of a Helm repository): `resolve(path)` gives a git path as a
+    folder of the root (None: not in the repository), `subfolders(folder)` the names of
+    a folder's subfolders. A path still holding `{{` after the generator's folder is put
+    in is left out (nothing says which folder it is)."""
+    out: list[ArgoBuild] = []
+    for obj in objects:
+        if not is_argo_cd(obj):
+            continue
+        if obj.kind == "Application":
+            for source in _sources(obj.body.get("spec")):
+                path = source.get("path")
+                if source.get("chart") or not isinstance(path, str) or "{{" in path:
+                    continue
+                folder = resolve(path)
+                if folder is not None:
+                    out.append(_build(obj, source, folder))
+            continue
+        spec = obj.body.get("spec")
+        go = isinstance(spec, dict) and spec.get("goTemplate") is True
+        sources = _sources(get(spec, "template", "spec"))
+        for prefix, folders in _generated(spec, subfolders):
+            for source in sources:
+                path = source.get("path")
+                if source.get("chart") or not isinstance(path, str):
+                    continue
+                for generated in folders:
+                    filled = _fill(path, prefix, generated, go)
+                    folder = resolve(filled) if "{{" not in filled else None
+                    if folder is not None:
+                        out.append(_build(obj, source, folder))
+    return out
+
+
+def _git_generators(generators: Any, depth: int = 0) -> Iterator[dict]:
+    """The git generators of a list, also inside matrix and merge generators."""
+    for gen in generators if isinstance(generators, list) else []:
+        if not isinstance(gen, dict):
+            continue
+        if isinstance(gen.get("git"), dict):
+            yield gen["git"]
+        for nested in ("matrix", "merge"):
+            if depth < 2 and isinstance(gen.get(nested), dict):
+                yield from _git_generators(gen[nested].get("generators"), depth + 1)
+
+
+def _generated(spec: Any, subfolders: Callable[[str], list[str]]
+               ) -> Iterator[tuple[str, list[str]]]:
+    """(pathParamPrefix, the folders) of each git directory generator."""
+    for git in _git_generators(get(spec, "generators")):
+        directories = git.get("directories")
+        if not isinstance(directories, list):
+            continue
+        patterns = [(str(d["path"]), d.get("exclude") is True) for d in directories
+                    if isinstance(d, dict) and isinstance(d.get("path"), str)]
+        found: set[str] = set()
+        for pattern, exclude in patterns:
+            if not exclude:
+                found.update(glob_folders(pattern, subfolders))
+        kept = [f for f in sorted(found)
+                if not any(exclude and path_match(p, f) for p, exclude in patterns)]
+        yield str(git.get("pathParamPrefix") or ""), kept
+
+
+def _fill(path: str, prefix: str, folder: str, go: bool) -> str:
+    """The template's `path` with the generated folder put in: `{{path}}`, or
+    `{{.path.path}}` with goTemplate (`{{prefix.path}}`, `{{.prefix.path.path}}` with a
+    pathParamPrefix); spaces inside the braces are allowed, as Argo CD trims them."""
+    dotted = f"{prefix}.path" if prefix else "path"
+    name = re.escape("." + dotted + ".path" if go else dotted)
+    return re.sub(r"\{\{-?\s*" + name + r"\s*-?\}\}", lambda _m: folder, path)
+
+
+def _segments(pattern: str) -> list[str] | None:
+    parts = [p for p in pattern.strip().strip("/").split("/") if p not in ("", ".")]
+    return None if ".." in parts else parts
+
+
+def _go_glob(segment: str) -> str:
+    """A path.Match segment in fnmatch's syntax (`[^a]` is `[!a]` there)."""
+    return segment.replace("[^", "[!")
+
+
+def path_match(pattern: str, folder: str) -> bool:
+    """Go's path.Match of a folder path: as many segments, each matching."""
+    want, have = _segments(pattern), folder.split("/") if folder else []
+    return want is not None and len(want) == len(have) and all(
+        fnmatchcase(h, _go_glob(w)) for w, h in zip(want, have, strict=True))
+
+
+def glob_folders(pattern: str, subfolders: Callable[[str], list[str]]) -> list[str]:
+    """The folders of the repository a git directory generator's pattern matches,
+    walked segment by segment (only the folders the pattern can reach are listed)."""
+    parts = _segments(pattern)
+    if not parts:
+        return []
+    found = [""]
+    for part in parts:
+        nxt: list[str] = []
+        for parent in found:
+            names = subfolders(parent)
+            if any(c in part for c in "*?["):
+                nxt += [f"{parent}/{n}" if parent else n for n in names
+                        if fnmatchcase(n, _go_glob(part))]
+            elif part in names:
+                nxt.append(f"{parent}/{part}" if parent else part)
+        found = nxt
+    return found
+
+
+def _braces(pattern: str) -> list[str]:
+    """`{a,b}` alternatives expanded (Argo CD's directory globs take them)."""
+    m = re.search(r"\{([^{}]*)\}", pattern)
+    if m is None:
+        return [pattern]
+    return [x for alt in m.group(1).split(",")
+            for x in _braces(pattern[:m.start()] + alt + pattern[m.end():])]
+
+
+def _glob(pattern: str, rel: str) -> bool:
+    return any(fnmatchcase(rel, p) for p in _braces(pattern))
+
+
+def applies(build: ArgoBuild, file: str, plain: Callable[[str], bool]) -> bool:
+    """Whether Argo CD applies manifest `file` (relative to the root) as a file of its
+    own when it builds `build`: only from a plain folder (`plain(folder)`: no
+    kustomization, no chart), its own files, or its subfolders' with recurse."""
+    if not plain(build.folder):
+        return False
+    rel = file[len(build.folder) + 1:] if build.folder else file
+    if "/" in rel and not build.recurse:
+        return False
+    if build.exclude and _glob(build.exclude, rel):
+        return False
+    return not build.include or _glob(build.include, rel)
+
+
+def holds(folder: str, file: str) -> bool:
+    return folder == "" or file.startswith(folder + "/")
+
+
+def not_applied(files: list[str], builds: list[ArgoBuild], plain: Callable[[str], bool]
+                ) -> set[str]:
+    """The files that folders Argo CD builds hold but that none of them applies."""
+    out = set()
+    for file in files:
+        holding = [b for b in builds if holds(b.folder, file)]
+        if holding and not any(applies(b, file, plain) for b in holding):
+            out.add(file)
+    return out
