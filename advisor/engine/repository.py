@@ -523,6 +523,9 @@ def _render(found, root: Root, settings: Settings, options: CheckOptions,
             "rendering this kustomization")
         for d, rendered in zip(found.kustomize_dirs, builds, strict=True):
             extra = (beside or {}).get(root.rel(d), [])
+            tree = reads.trees.get(root.real(d)) if reads is not None else None
+            if tree is not None:
+                extra = extra + _chart_entries(root, root.rel(d), tree, problems)
             if rendered is None:
                 leaves.append((root.rel(d), extra))
                 continue
@@ -616,6 +619,21 @@ def _run_side_by_side(one: Callable[[Any], Any], jobs: list[Any]) -> list[Any]:
 
     with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="kustomize") as pool:
         return list(pool.map(one, jobs))
+
+
+def _chart_entries(root: Root, label: str, tree: Any, problems: list[ConfigProblem]
+                   ) -> list[K8sObject]:
+    """The helmCharts entries of a built kustomization, as objects whose values are read
+    for database connections (kustomize_tree.chart_objects); a problem is said once
+    when two builds share the entry's kustomization."""
+    from advisor.read.render.kustomize_tree import chart_objects
+
+    if not any(layer.doc.get("helmCharts") for layer in tree.layers):
+        return []
+    found, probs = guarded(problems, label, partial(chart_objects, root, tree), ([], []),
+                           "reading the values of this kustomization's helmCharts")
+    problems += [p for p in probs if p not in problems]
+    return found
 
 
 def _any_flux(objects: list[K8sObject], leaves: list[tuple[str, list[K8sObject]]]) -> bool:

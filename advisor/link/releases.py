@@ -1,8 +1,9 @@
 """Releases of charts that are not in the repository (Flux HelmRelease, Argo CD
-Application; advisor.read.releases) as clients: their values name where they connect,
-but their pods and pools are in a chart that is not rendered, so their connections are
-unknown, never 0. The budget of the server they reach is a floor and PA106 asks for
-the numbers; one notice names every release not rendered."""
+Application, a kustomize helmCharts entry; advisor.read.releases) as clients: their
+values name where they connect, but their pods and pools are in a chart that is not
+rendered, so their connections are unknown, never 0. The budget of the server they
+reach is a floor and PA106 asks for the numbers; one notice names every release not
+rendered (a helmCharts entry has its PA901 finding instead)."""
 
 from __future__ import annotations
 
@@ -87,7 +88,9 @@ def releases_in(root: Path, objects: list[K8sObject]) -> list[Release]:
 def not_rendered_notice(root: Path, objects: list[K8sObject]) -> str | None:
     """One line for all the releases not rendered (each once, by id): how many, and
     which; None without any."""
-    found = list({r.id: r for r in releases_in(root, objects)}.values())
+    # a kustomize helmCharts entry has its PA901 finding, which says so already
+    found = list({r.id: r for r in releases_in(root, objects)
+                  if r.kind != "helmCharts"}.values())
     if not found:
         return None
     names = ", ".join(f"{r.kind} {r.namespace + '/' if r.namespace else ''}{r.name}"

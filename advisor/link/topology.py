@@ -244,7 +244,8 @@ def _add_external_secrets(topo: Topology, objects: list[K8sObject], index: Confi
         index.setdefault(key, data)
 
 
-_RELEASE_KINDS = frozenset({"HelmRelease", "Application"})  # advisor.read.releases
+# advisor.read.releases; HelmChartInflationGenerator: kustomize_tree.CHART_KIND
+_RELEASE_KINDS = frozenset({"HelmRelease", "Application", "HelmChartInflationGenerator"})
 
 
 def may_have_releases(objects: list[K8sObject]) -> bool:

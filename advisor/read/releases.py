@@ -19,6 +19,7 @@ from msgspec import Struct, field
 from msgspec.structs import replace
 
 from advisor.model import EnvVar, Source
+from advisor.read.render.kustomize_tree import CHART_API, CHART_KIND
 from advisor.read.sources.k8s import K8sObject, block_offset, get, load_yaml_stream
 from advisor.read.workloads import ConfigIndex, lookup
 
@@ -56,7 +57,7 @@ _RELEASE_NAMESPACE = re.compile(r"\{\{-?\s*\.Release\.Namespace\s*-?\}\}")
 class Release(Struct):
     """A release whose chart is not rendered from the repository."""
 
-    kind: str  # "HelmRelease" | "Application"
+    kind: str  # "HelmRelease" | "Application" | "helmCharts" (kustomize)
     name: str
     namespace: str | None
     chart: str  # as the release names it: "app-template", "oci://...", a git path
@@ -109,6 +110,8 @@ def find_releases(objects: list[K8sObject], chart_in_repo: Callable[[str], bool]
                 out.append(found)
         elif obj.kind == "Application" and obj.api_version.startswith(ARGO_GROUP):
             out += _argo_releases(obj, chart_in_repo)
+        elif obj.kind == CHART_KIND and obj.api_version == CHART_API:
+            out.append(_kustomize_release(obj))
     return out
 
 
@@ -189,6 +192,25 @@ def _argo_releases(obj: K8sObject, chart_in_repo: Callable[[str], bool]) -> list
                        namespace=r.namespace, chart=r.chart, origin=r.origin, obj=r.obj,
                        values=r.values, git_path_missing=r.git_path_missing) for r in out]
     return out
+
+
+def _kustomize_release(obj: K8sObject) -> Release:
+    """A kustomize helmCharts entry (advisor.read.render.kustomize_tree.chart_objects):
+    its values, the one that wins first (valuesInline over the files, a later file over
+    an earlier one, as kustomize merges them)."""
+    entry = obj.body["spec"]
+    trees = [Values(node=entry["valuesInline"], obj=obj, at=("spec", "valuesInline"))] \
+        if isinstance(entry.get("valuesInline"), dict) else []
+    for doc, shown in reversed(list(zip(obj.body["values"], obj.body["valuesPaths"],
+                                        strict=True))):
+        trees.append(Values(node=doc, obj=K8sObject(
+            kind="values", api_version="", name=shown, namespace=None, body=doc,
+            path=shown, line=1)))
+    trees = [replace(t, release=obj.name, namespace=obj.namespace or "") for t in trees]
+    return Release(kind="helmCharts", name=obj.name, namespace=obj.namespace,
+                   chart=str(entry["name"]),
+                   origin=f"Helm repository {_text(entry.get('repo')) or '?'}", obj=obj,
+                   values=trees)
 
 
 def _values_text(obj: K8sObject, helm: Any, at: tuple) -> Values | None:

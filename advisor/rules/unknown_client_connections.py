@@ -104,7 +104,7 @@ def _pods_text(n: float) -> str:
 
 # Clients that are releases of a chart not rendered (advisor.link.releases): neither
 # their pods nor their pools are read, and no source folder would tell.
-RELEASE_KINDS = frozenset({"HelmRelease", "Application"})
+RELEASE_KINDS = frozenset({"HelmRelease", "Application", "helmCharts"})
 
 
 def _release_finding(client: Client, target: str, related: tuple[RelatedLocation, ...]

@@ -16,7 +16,7 @@ from msgspec import Struct, field
 
 from advisor.model import ConfigProblem, Location
 from advisor.read.fs import InputError, Root
-from advisor.read.sources.k8s import get, line_of, load_yaml_stream
+from advisor.read.sources.k8s import K8sObject, get, line_of, load_yaml_stream
 
 KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
 # Entries whose remote targets only add objects (a vendor's CRDs, an operator's install):
@@ -201,9 +201,81 @@ def scan(root: Root, directory: Path, tree: Tree, seen: set[Path], depth: int) -
         tree.helm_charts.append(problem(
             shown, f"helmCharts{' ' + ', '.join(charts) if charts else ''} not inflated: that "
             "needs kustomize --enable-helm, which runs a helm binary; the chart's objects are "
-            "not read (the rest of the kustomization is). Point pool-advisor at the chart, "
-            "with its values, to read them", line=at("helmCharts"), program="kustomize"))
+            "not read (the rest of the kustomization is; the values of a chart from a Helm "
+            "repository are read for database connections only). Point pool-advisor at the "
+            "chart, with its values, to read them", line=at("helmCharts"),
+            program="kustomize"))
     tree.layers.append(Layer(directory=directory, file=kfile, doc=doc, shown=shown))
+
+
+# A helmCharts entry as an object of the build that holds it (kustomize's own name for
+# the generator): its values are read for where the release connects, as a Flux
+# HelmRelease's are (advisor.read.releases), so it is a client of unknown size.
+CHART_KIND = "HelmChartInflationGenerator"
+CHART_API = "builtin"
+
+
+def chart_objects(root: Root, tree: Tree) -> tuple[list[K8sObject], list[ConfigProblem]]:
+    """The tree's helmCharts entries of a chart from a Helm repository (a chart of the
+    repository, under chartHome, is not one), each with its values: body `spec` is the
+    entry (valuesInline at its lines), `values` the documents of valuesFile and
+    additionalValuesFiles in that order, `valuesPaths` their files. The namespace is the
+    one its objects end in: the built kustomization's `namespace:`, else that of the
+    kustomization holding the entry, else the entry's own."""
+    out: list[K8sObject] = []
+    problems: list[ConfigProblem] = []
+    top_ns = tree.layers[-1].doc.get("namespace") if tree.layers else None
+    for layer in tree.layers:
+        for i, entry in enumerate(as_list(layer.doc.get("helmCharts"))):
+            if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
+                continue
+            home = str(entry.get("chartHome") or "charts")
+            if not entry.get("repo") or (layer.directory / home / entry["name"]
+                                         / "Chart.yaml").is_file():
+                continue
+            line0 = line_of(layer.doc, "helmCharts", i)
+            values, paths = _chart_values(root, layer, entry, line0, problems)
+            namespace = top_ns or layer.doc.get("namespace") or entry.get("namespace")
+            out.append(K8sObject(
+                kind=CHART_KIND, api_version=CHART_API,
+                name=str(entry.get("releaseName") or entry["name"]),
+                namespace=str(namespace) if namespace else None,
+                body={"spec": entry, "values": values, "valuesPaths": paths},
+                path=layer.shown, line=line0 + 1 if line0 is not None else 1,
+                origin=f"helmCharts:{layer.shown}"))
+    return out, problems
+
+
+def _chart_values(root: Root, layer: Layer, entry: dict, line0: int | None,
+                  problems: list[ConfigProblem]) -> tuple[list[Any], list[str]]:
+    """The documents of a helmCharts entry's values files, and their files."""
+    files = [("valuesFile", entry.get("valuesFile"))]
+    files += [("additionalValuesFiles", f) for f in as_list(entry.get("additionalValuesFiles"))]
+    values: list[Any] = []
+    paths: list[str] = []
+    for key, name in files:
+        if not isinstance(name, str) or not name.strip():
+            continue
+        where = f"{key} {name!r} of helmCharts {entry['name']}"
+        if is_remote(name):
+            problems.append(problem(layer.shown, f"{where} not fetched (pool-advisor does "
+                                    "not fetch from the network): its database hosts are "
+                                    "not read", line=line0 + 1 if line0 is not None else None))
+            continue
+        try:
+            target = root.resolve(name.strip(), relative_to=layer.directory)
+            text = root.read_text(target)
+        except InputError as exc:
+            problems.append(problem(layer.shown, f"{where} not read: {exc.message}",
+                                    line=line0 + 1 if line0 is not None else None))
+            continue
+        shown = root.rel(target)
+        docs, found = load_yaml_stream(text, shown)
+        problems += found
+        if docs and isinstance(docs[0][0], dict):
+            values.append(docs[0][0])
+            paths.append(shown)
+    return values, paths
 
 
 def as_list(value: Any) -> list[Any]:
