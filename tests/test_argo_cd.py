@@ -176,3 +176,58 @@ spec:
     # a folder with a kustomization applies only what it lists
     assert not_applied(files, builds, lambda f: f != "apps/a") == {
         "apps/a/x.yaml", "apps/a/sub/x.yaml"}
+
+
+POSTGRESQL_APP = """\
+apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata: {name: sso-postgresql, namespace: argocd}
+spec:
+  project: default
+  sources:
+    - repoURL: https://charts.bitnami.com/bitnami
+      chart: postgresql
+      targetRevision: 13.2.26
+      helm:
+        valueFiles: [$values-repo/postgresql/values.yaml]
+    - {repoURL: https://git.example.org/sso-ops.git, targetRevision: HEAD, ref: values-repo}
+  destination: {server: 'https://kubernetes.default.svc', namespace: sso}
+---
+apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata: {name: pg, namespace: argocd}
+spec:
+  source: {repoURL: 'https://cloudnative-pg.github.io/charts', chart: cluster,
+           targetRevision: 0.3.1}
+  destination: {namespace: db}
+---
+apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata: {name: cache, namespace: argocd}
+spec:
+  source: {repoURL: 'https://charts.bitnami.com/bitnami', chart: redis}
+  destination: {namespace: sso}
+"""
+
+
+def test_a_release_of_a_postgresql_chart_is_a_server_not_budgeted_warning(tmp_path):
+    """padminisys/keycloak-ops: Bitnami postgresql by an Argo CD Application printed 'no
+    PostgreSQL server found' and exited 0 (with its remote CRDs aside); the server is
+    not rendered, so it is a PA901 warning of its own, not one name in the notice."""
+    _write(tmp_path, {"argocd-apps/postgresql/app.yaml": POSTGRESQL_APP,
+                      "postgresql/values.yaml": "architecture: standalone\n"})
+    result = CliRunner().invoke(app, ["check", str(tmp_path), "--format", "json",
+                                      "--no-cache"])
+    assert result.exit_code == 1, result.output
+    report = json.loads(result.output)
+    found = [(f["location"], f["severity"], f["message"]) for f in report["findings"]
+             if "PostgreSQL server not budgeted" in f["message"]]
+    assert [(loc["line"], sev) for loc, sev, _m in found] == [(1, "warning"), (15, "warning")]
+    assert found[0][2].startswith(
+        "Application sso-postgresql (chart postgresql from Helm repository "
+        "https://charts.bitnami.com/bitnami) is a PostgreSQL server not budgeted: ")
+    assert 'hosts = ["sso-postgresql.sso.svc"]' in found[0][2]
+    assert "(a CloudNativePG Cluster)" in found[1][2]
+    (notice,) = [n for n in report["notices"] if "chart release" in n]
+    assert notice.startswith("1 chart release not rendered") and notice.endswith(
+        "Application sso/cache")

@@ -13,7 +13,16 @@ from typing import TYPE_CHECKING
 from advisor.link.hosts import host_variable_route, resolve_host
 from advisor.link.inputs import Inputs, suppressed_codes
 from advisor.link.operators import operator_secret_route
-from advisor.model import Client, Container, Pool, Route, Source, Term, Topology
+from advisor.model import (
+    Client,
+    ConfigProblem,
+    Container,
+    Pool,
+    Route,
+    Source,
+    Term,
+    Topology,
+)
 from advisor.read.releases import (
     Release,
     Values,
@@ -39,6 +48,8 @@ def release_clients(inputs: Inputs, topo: Topology, index: ConfigIndex,
     found = releases_in(inputs.root.path, inputs.objects)
     clients = []
     for release in found:
+        if server_chart(release):
+            topo.problems.append(_server_not_budgeted(release))
         client = release_client(release, index, operator_secrets, host_map, default_ns,
                                 declared.get(release.name), inputs.settings.origin)
         if client is not None:
@@ -89,8 +100,9 @@ def not_rendered_notice(root: Path, objects: list[K8sObject]) -> str | None:
     """One line for all the releases not rendered (each once, by id): how many, and
     which; None without any."""
     # a kustomize helmCharts entry has its PA901 finding, which says so already
+    # (a PostgreSQL server's chart has a PA901 finding of its own: _server_not_budgeted)
     found = list({r.id: r for r in releases_in(root, objects)
-                  if r.kind != "helmCharts"}.values())
+                  if r.kind != "helmCharts" and not server_chart(r)}.values())
     if not found:
         return None
     names = ", ".join(f"{r.kind} {r.namespace + '/' if r.namespace else ''}{r.name}"
@@ -104,6 +116,40 @@ def not_rendered_notice(root: Path, objects: list[K8sObject]) -> str | None:
             "repository), so its workloads are not read; its values are read for database "
             f"connections only, and one that connects is a client of unknown size (PA106): "
             f"{names}{missing}")
+
+
+# Charts that are a PostgreSQL server themselves: Bitnami's postgresql and postgresql-ha
+# (and the charts named so after them), CloudNativePG's `cluster` chart.
+_SERVER_CHARTS = {"postgresql": "PostgreSQL", "postgresql-ha": "PostgreSQL with Pgpool"}
+
+
+def server_chart(release: Release) -> str:
+    """What PostgreSQL server the release's chart deploys ("" when it is no server's)."""
+    name = release.chart.rstrip("/").rsplit("/", 1)[-1].lower()
+    if name == "cluster" and "cloudnative-pg" in f"{release.chart} {release.origin}".lower():
+        return "a CloudNativePG Cluster"
+    return _SERVER_CHARTS.get(name, "")
+
+
+def _server_not_budgeted(release: Release) -> ConfigProblem:
+    """A release of a PostgreSQL server's chart is not rendered, so the server is in no
+    budget: a warning (PA901), not the notice every release not rendered is named in
+    (padminisys/keycloak-ops: Bitnami postgresql 13.2.26 by an Argo CD Application, 'no
+    PostgreSQL server found' and exit 0)."""
+    bitnami = release.chart.rstrip("/").rsplit("/", 1)[-1].lower() == "postgresql"
+    # the chart's Service is <release> when the release name holds the chart's name
+    host = (release.name if "postgresql" in release.name else f"{release.name}-postgresql") \
+        if bitnami else "<its Service>"
+    ns = f".{release.namespace}.svc" if release.namespace and bitnami else ""
+    what = "" if bitnami else f" ({server_chart(release)})"
+    return ConfigProblem(
+        location=release.obj.location(), program="pool-advisor",
+        message=(f"{release.describe()} is a PostgreSQL server not budgeted{what}: "
+                 f"{NOT_RENDERED}; its max_connections and the clients that connect to it "
+                 "are in no budget. Declare it: [[servers]] "
+                 f"name = \"{release.name}\" hosts = [\"{host}{ns}\"] max_connections = N"
+                 + (" (the chart sets none unless primary.extendedConfiguration or "
+                    "postgresql.conf values do: PostgreSQL's default 100)" if bitnami else "")))
 
 
 def release_client(release: Release, index: ConfigIndex, operator_secrets: ConfigIndex,
