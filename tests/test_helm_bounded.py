@@ -343,3 +343,31 @@ def test_the_engine_process_imports_none_of_the_packages_above_it(tmp_path: Path
                 if line.startswith("import time:")]
     assert "helm_python" in imported  # the worker started the engine, and ended
     assert not [name for name in imported if name.split(".")[0] == "advisor"], imported
+
+
+def test_a_vendored_subcharts_own_missing_dependency_is_named(tmp_path: Path) -> None:
+    """khuedoan/homelab's shape: a wrapper chart (matrix) vendors its app chart
+    (dendrite), whose own postgresql dependency is not vendored: named, never silent
+    (the engine says only the top chart's missing dependencies)."""
+    app = _chart(tmp_path, "chat:\n  postgresql:\n    enabled: true\n", {"cm.yaml": """\
+        apiVersion: v1
+        kind: ConfigMap
+        metadata:
+          name: top
+        data:
+          a: "1"
+        """}, "apiVersion: v2\nname: app\nversion: 0.1.0\ndependencies:\n"
+              "  - name: chat\n    version: 0.13.5\n    repository: https://charts.invalid\n")
+    sub = app / "charts" / "chat"
+    (sub / "templates").mkdir(parents=True)
+    (sub / "Chart.yaml").write_text(
+        "apiVersion: v2\nname: chat\nversion: 0.13.5\ndependencies:\n"
+        "  - name: postgresql\n    version: 12.1.7\n"
+        "    repository: https://charts.bitnami.com/bitnami\n"
+        "    condition: postgresql.enabled\n")
+    (sub / "values.yaml").write_text("postgresql:\n  enabled: false\n")
+    r = render_chart(Root.of(tmp_path), "app", release="matrix")
+    assert not r.problems, r.problems
+    assert ("helm: app: subchart chat (app/charts/chat) declares dependencies postgresql "
+            "that are not vendored in its charts/; they are not rendered (run `helm "
+            "dependency build` in it)") in r.notices, r.notices

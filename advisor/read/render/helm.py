@@ -62,7 +62,7 @@ from advisor.read.render.helm_values import (
     subchart_dirs,
     user_layers,
 )
-from advisor.read.sources.k8s import K8sObject, k8s_objects
+from advisor.read.sources.k8s import K8sObject, get, k8s_objects, load_yaml_stream
 from advisor.read.yamlpos import Composed
 
 
@@ -211,6 +211,7 @@ def _render_in(helm: Any, root: Root, chart_path: Path, chart_rel: str,
     with chart:
         process = chart.process
         missing = _note_missing_dependencies(helm, chart, chart_path, chart_rel, out)
+        _note_nested_missing(root, chart_path, chart_rel, out)
         renderer = ChartRenderer(chart, release, namespace)
         try:
             baseline = renderer.render(user)
@@ -304,6 +305,43 @@ def _note_missing_dependencies(helm: Any, chart: Any, chart_path: Path, chart_re
                            "are declared in Chart.yaml but not vendored in charts/; they are "
                            "not rendered (run `helm dependency build` to vendor them)")
     return pairs
+
+
+def _note_nested_missing(root: Root, chart_path: Path, chart_rel: str, out: Rendered,
+                         prefix: str = "", depth: int = 0) -> None:
+    """The dependencies a vendored subchart declares that are not vendored in its own
+    charts/ (the engine says only the top chart's), one notice per subchart: khuedoan/
+    homelab's matrix vendoring dendrite named nothing of dendrite's own postgresql, and
+    said 'no PostgreSQL server found'. A subchart vendored as a .tgz is not opened."""
+    if depth > 5:
+        return
+    for name, where in subchart_dirs(root, chart_path).items():
+        if not where.is_dir():
+            continue
+        vendored = set(subchart_dirs(root, where))
+        missing = [d for d in _declared_names(root, where) if d not in vendored]
+        if missing:
+            out.notices.append(
+                f"helm: {chart_rel}: subchart {prefix}{name} ({root.rel(where)}) declares "
+                f"dependencies {', '.join(missing)} that are not vendored in its charts/; they "
+                "are not rendered (run `helm dependency build` in it)")
+        _note_nested_missing(root, where, chart_rel, out, f"{prefix}{name}/", depth + 1)
+
+
+def _declared_names(root: Root, chart_path: Path) -> list[str]:
+    """The chart names of the dependencies a chart folder declares (Chart.yaml, or
+    requirements.yaml of an apiVersion v1 chart)."""
+    names: list[str] = []
+    for file in ("Chart.yaml", "requirements.yaml"):
+        try:
+            text = root.read_text(chart_path / file)
+        except InputError:
+            continue
+        docs, _problems = load_yaml_stream(text, root.rel(chart_path / file))
+        deps = get(docs[0][0], "dependencies") if docs else None
+        names += [str(d["name"]) for d in deps if isinstance(d, dict) and d.get("name")] \
+            if isinstance(deps, list) else []
+    return list(dict.fromkeys(names))
 
 
 def _all_subdirs(root: Root, chart_path: Path, prefix: str = "", depth: int = 0
