@@ -116,6 +116,21 @@ def test_a_manifest_no_kustomization_lists_in_an_argo_built_folder_is_not_read(
 
 
 @needs_kustomize
+def test_an_unlisted_file_that_does_not_parse_is_not_a_file_left_unread(tmp_path):
+    """theepicsaxguy/homelab's authentik recover/12-post-cluster-configuration-job.yaml
+    is not valid YAML and not applied: its PA901 error made every budget a floor."""
+    root = _homelab(tmp_path)
+    (root / "k8s/applications/media/photos/recover/12-job.yaml").write_text(
+        "apiVersion: batch/v1\nkind: Job\nmetadata: {name: post}\nspec:\n"
+        "  template: {spec: {containers: [{name: a, image: b, args: [x: y: z]}]}}\n")
+    report = check_json(root)
+    assert not [f for f in report["findings"] if f["code"] == "PA901"]
+    assert all(not b["unread_files"] for b in report["budgets"])
+    (notice,) = [n for n in report["notices"] if n.startswith("Argo CD: ")]
+    assert notice.startswith("Argo CD: 2 manifests")
+
+
+@needs_kustomize
 def test_without_an_argo_application_the_unlisted_manifest_is_read_as_before(tmp_path):
     root = _homelab(tmp_path)
     (root / "k8s/applications/application-set.yaml").write_text(

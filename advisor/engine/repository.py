@@ -545,7 +545,7 @@ def _render(found, root: Root, settings: Settings, options: CheckOptions,
             leaves = _flux_components(root, objects, leaves, prepared, problems, notices,
                                       resolve, reads, cache)
         if reads is not None and reads.unlisted:
-            leaves = _flux_unlisted(objects, leaves, reads, notices, resolve)
+            leaves = _flux_unlisted(objects, leaves, reads, notices, resolve, problems)
         leaves = _flux_namespaces(objects, leaves, notices, resolve)
         from advisor.read.flux import clusters, label_folder
 
@@ -555,7 +555,7 @@ def _render(found, root: Root, settings: Settings, options: CheckOptions,
     else:
         clusters_of, folder_of = dict, str
     if reads is not None and reads.unlisted and _any_argo_cd(objects, leaves):
-        leaves = _argo_cd_unlisted(root, objects, leaves, reads, notices, resolve)
+        leaves = _argo_cd_unlisted(root, objects, leaves, reads, notices, resolve, problems)
     environment_of = _environments(leaves, clusters_of, folder_of)
     grouped: dict[str, list[K8sObject]] = {}
     for label, objs in leaves:
@@ -771,8 +771,8 @@ def _flux_components(root: Root, objects: list[K8sObject],
 
 
 def _flux_unlisted(objects: list[K8sObject], leaves: list[tuple[str, list[K8sObject]]],
-                   reads: Any, notices: list[str], resolve: Callable[[str], str | None]
-                   ) -> list[tuple[str, list[K8sObject]]]:
+                   reads: Any, notices: list[str], resolve: Callable[[str], str | None],
+                   problems: list[ConfigProblem]) -> list[tuple[str, list[K8sObject]]]:
     """Manifests a kustomization's folder holds but does not list are read as applied by
     hand, unless a Flux Kustomization builds that folder: Flux applies what kustomize
     builds and nothing beside it (damacus/home-ops: six `migration/` Clusters, applied
@@ -784,7 +784,7 @@ def _flux_unlisted(objects: list[K8sObject], leaves: list[tuple[str, list[K8sObj
     built = built_folders(every, resolve)
     dropped = {p for p, (home, _notice) in reads.unlisted.items()
                if deepest_folder(home, built) is not None}
-    return _drop_unlisted(objects, leaves, reads, dropped, notices, "Flux",
+    return _drop_unlisted(objects, leaves, reads, dropped, notices, problems, "Flux",
                           "a Flux Kustomization builds")
 
 
@@ -802,8 +802,8 @@ def _any_argo_cd(objects: list[K8sObject], leaves: list[tuple[str, list[K8sObjec
 
 def _argo_cd_unlisted(root: Root, objects: list[K8sObject],
                       leaves: list[tuple[str, list[K8sObject]]], reads: Any,
-                      notices: list[str], resolve: Callable[[str], str | None]
-                      ) -> list[tuple[str, list[K8sObject]]]:
+                      notices: list[str], resolve: Callable[[str], str | None],
+                      problems: list[ConfigProblem]) -> list[tuple[str, list[K8sObject]]]:
     """_flux_unlisted for Argo CD: a manifest no kustomization lists, in a folder an
     Argo CD Application (or an ApplicationSet's git directory generator) builds, is not
     applied unless a plain-directory source takes it as a file of its own
@@ -825,7 +825,7 @@ def _argo_cd_unlisted(root: Root, objects: list[K8sObject],
                        for name in (*KUSTOMIZATION_FILES, "Chart.yaml"))
 
     dropped = not_applied(list(reads.unlisted), builds, plain)
-    return _drop_unlisted(objects, leaves, reads, dropped, notices, "Argo CD",
+    return _drop_unlisted(objects, leaves, reads, dropped, notices, problems, "Argo CD",
                           "an Argo CD Application builds")
 
 
@@ -841,13 +841,17 @@ def _subfolders(top: Path, folder: str) -> list[str]:
 
 
 def _drop_unlisted(objects: list[K8sObject], leaves: list[tuple[str, list[K8sObject]]],
-                   reads: Any, dropped: set[str], notices: list[str], tool: str,
-                   builder: str) -> list[tuple[str, list[K8sObject]]]:
+                   reads: Any, dropped: set[str], notices: list[str],
+                   problems: list[ConfigProblem], tool: str, builder: str
+                   ) -> list[tuple[str, list[K8sObject]]]:
     """The unlisted manifests `dropped` taken out of `objects` (in place) and the leaves
-    (returned), their notices out of `reads.unlisted`, and one notice naming them."""
+    (returned), their notices out of `reads.unlisted`, and one notice naming them. What
+    reading them found wrong goes too: a file not applied is no file left unread (an
+    invalid YAML file in theepicsaxguy/homelab's recover/ made every budget a floor)."""
     if not dropped:
         return leaves
     objects[:] = [o for o in objects if o.origin or o.path not in dropped]
+    problems[:] = [p for p in problems if p.location.path not in dropped]
     out = [(label, [o for o in objs if o.origin or o.path not in dropped])
            for label, objs in leaves]
     for path in dropped:
