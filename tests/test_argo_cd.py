@@ -246,3 +246,41 @@ def test_a_release_of_a_postgresql_chart_is_a_server_not_budgeted_warning(tmp_pa
     (notice,) = [n for n in report["notices"] if "chart release" in n]
     assert notice.startswith("1 chart release not rendered") and notice.endswith(
         "Application sso/cache")
+
+
+@needs_kustomize
+def test_trees_argo_cd_deploys_to_one_cluster_are_one_deployment(tmp_path):
+    """theepicsaxguy/homelab: k8s/applications and k8s/infrastructure each have an
+    ApplicationSet, and one NetworkPolicy is in both trees; that made them alternatives
+    (staging/prod), each budgeted alone, so an app of one reached no server of the
+    other and that server said 'fits, peak 0'."""
+    policy = ("apiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\n"
+              "metadata: {name: allow-web, namespace: web}\nspec: {podSelector: {}}\n")
+    infra = APPSET.replace("applications", "infrastructure")
+    web = ("apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, namespace: web}\n"
+           "spec:\n  replicas: 30\n  template:\n    spec:\n      containers:\n"
+           "        - name: web\n          image: example/web:1\n          env:\n"
+           "            - {name: DATABASE_URL, value: "
+           "'postgres://web@shared-pg-rw.db:5432/web'}\n")
+    _write(tmp_path, {
+        "k8s/applications/kustomization.yaml": KUSTOMIZATION.format(
+            "", "  - application-set.yaml\n  - shop\n"),
+        "k8s/applications/application-set.yaml": APPSET,
+        "k8s/applications/shop/kustomization.yaml": KUSTOMIZATION.format(
+            "", "  - web.yaml\n  - policy.yaml\n"),
+        "k8s/applications/shop/web.yaml": web,
+        "k8s/applications/shop/policy.yaml": policy,
+        "k8s/infrastructure/kustomization.yaml": KUSTOMIZATION.format(
+            "", "  - application-set.yaml\n  - db\n  - policies\n"),
+        "k8s/infrastructure/application-set.yaml": infra,
+        "k8s/infrastructure/db/kustomization.yaml": KUSTOMIZATION.format(
+            "namespace: db\n", "  - cluster.yaml\n"),
+        "k8s/infrastructure/db/cluster.yaml": _cluster("shared-pg", 100),
+        "k8s/infrastructure/policies/kustomization.yaml": KUSTOMIZATION.format(
+            "", "  - policy.yaml\n"),
+        "k8s/infrastructure/policies/policy.yaml": policy,
+    })
+    report = check_json(tmp_path)
+    (b,) = [b for b in report["budgets"] if b["server"] == "shared-pg"]
+    # 30 pods + 8 surge of unknown size: one connection each at least
+    assert b["peak"] == 38 and b["unknown_clients"] == ["web"]

@@ -554,8 +554,11 @@ def _render(found, root: Root, settings: Settings, options: CheckOptions,
         folder_of: Callable[[str], str] = label_folder
     else:
         clusters_of, folder_of = dict, str
-    if reads is not None and reads.unlisted and _any_argo_cd(objects, leaves):
-        leaves = _argo_cd_unlisted(root, objects, leaves, reads, notices, resolve, problems)
+    if _any_argo_cd(objects, leaves):
+        if reads is not None and reads.unlisted:
+            leaves = _argo_cd_unlisted(root, objects, leaves, reads, notices, resolve,
+                                       problems)
+        folder_of = _argo_together(root, objects, leaves, resolve, folder_of)
     environment_of = _environments(leaves, clusters_of, folder_of)
     grouped: dict[str, list[K8sObject]] = {}
     for label, objs in leaves:
@@ -827,6 +830,37 @@ def _argo_cd_unlisted(root: Root, objects: list[K8sObject],
     dropped = not_applied(list(reads.unlisted), builds, plain)
     return _drop_unlisted(objects, leaves, reads, dropped, notices, problems, "Argo CD",
                           "an Argo CD Application builds")
+
+
+def _argo_together(root: Root, objects: list[K8sObject],
+                   leaves: list[tuple[str, list[K8sObject]]],
+                   resolve: Callable[[str], str | None], folder_of: Callable[[str], str]
+                   ) -> Callable[[str], str]:
+    """`folder_of` for _environments, with every leaf Argo CD deploys to a cluster (an
+    Application builds the leaf's folder, one inside it or one around it) given that
+    cluster: those leaves are deployed together, never alternatives, whatever object two
+    of them both render (theepicsaxguy/homelab: one NetworkPolicy in both
+    ApplicationSets' trees split them into two environments, so an app of one could not
+    reach a server of the other)."""
+    from advisor.read.argo_cd import argo_builds, destination
+
+    every = objects + [o for _label, objs in leaves for o in objs]
+    builds = argo_builds(every, resolve, partial(_subfolders, root.path))
+    if not builds:
+        return folder_of
+    cluster: dict[str, str] = {}
+    for label, _objs in leaves:
+        folder = folder_of(label)
+        found = next((b for b in builds if b.folder == folder or not folder or
+                      b.folder.startswith(folder + "/") or folder.startswith(b.folder + "/")
+                      or not b.folder), None)
+        if found is not None:
+            cluster[label] = f"Argo CD to {destination(found)}"
+
+    def together(label: str) -> str:
+        return cluster.get(label) or folder_of(label)
+
+    return together
 
 
 def _subfolders(top: Path, folder: str) -> list[str]:

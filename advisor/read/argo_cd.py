@@ -40,6 +40,20 @@ class ArgoBuild(Struct, frozen=True):
     exclude: str = ""
 
 
+def destination(build: ArgoBuild) -> str:
+    """The cluster an Application sends its build to: spec.destination's server or name
+    (an ApplicationSet's in its template); Argo CD's own cluster when neither is set."""
+    spec = build.by.body.get("spec")
+    if build.by.kind == "ApplicationSet":
+        spec = get(spec, "template", "spec")
+    where = get(spec, "destination")
+    if isinstance(where, dict):
+        for key in ("server", "name"):
+            if isinstance(where.get(key), str) and where[key] and "{{" not in where[key]:
+                return where[key]
+    return "https://kubernetes.default.svc"
+
+
 def is_argo_cd(obj: K8sObject) -> bool:
     return obj.kind in ARGO_KINDS and obj.api_version.startswith(ARGO_GROUP)
 
