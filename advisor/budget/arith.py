@@ -102,7 +102,8 @@ def peak_sum(b: Budget, s: Style = PLAIN) -> str:
     total = b.total_peak if b.total_peak is not None else b.peak
     if len(b.contributions) == 1:
         return s.number(total)
-    return " + ".join(_part(c, s) for c in b.contributions) + f" = {s.number(total)}"
+    at_least = ">= " if b.peak_is_floor else ""
+    return " + ".join(_part(c, s) for c in b.contributions) + f" = {at_least}{s.number(total)}"
 
 
 def peak_expr(b: Budget, s: Style = PLAIN) -> str:
@@ -115,7 +116,8 @@ def peak_expr(b: Budget, s: Style = PLAIN) -> str:
         text += (f", spread over {s.term(b.spread_over)}: {s.number(b.peak)} per instance "
                  "(rounded up; assumes the Service spreads connections evenly)")
     if b.peak_is_floor:
-        text = f">= {text} ({unknown_clients_text(b, s)})"
+        # a sum of parts says ">=" at its total (peak_sum)
+        text = f"{'' if len(b.contributions) > 1 else '>= '}{text} ({unknown_clients_text(b, s)})"
     return text
 
 
