@@ -65,3 +65,81 @@ def test_hidden_folders_are_not_walked_unless_given(tmp_path):
                              "are kept in one); pass it as a path to read it"]
     given = discover_paths(tmp_path, [tmp_path / ".archive"])
     assert [given.rel(p) for p in given.manifests] == [".archive/old/app.yaml"]
+
+
+def test_the_names_walk_finds_what_the_full_walk_finds(tmp_path):
+    """discover_names (the application folders looked for in the whole repository when
+    narrower paths are checked) lists the wanted names discover_paths would, in its
+    order: .gitignore and --exclude, hidden and skipped folders, a chart's inside, a
+    symlink out of the root."""
+    import os
+
+    from advisor.read.discover import discover_names
+
+    files = {
+        ".gitignore": "build/\n*.bak\n",
+        "services/api/Dockerfile": "FROM python:3.12\n",
+        "services/api/requirements.txt": "psycopg\n",
+        "services/api/build/pom.xml": "<project/>\n",
+        "services/web/package.json": "{}\n",
+        "services/web/package.json.bak": "{}\n",
+        "services/web/compose.yaml": "services: {}\n",
+        "services/web/node_modules/x/package.json": "{}\n",
+        ".github/workflows/package.json": "{}\n",
+        "charts/app/Chart.yaml": "name: app\n",
+        "charts/app/files/pom.xml": "<project/>\n",
+        "vendor-x/go.mod": "module x\n",
+        "k8s/app.yaml": "kind: Deployment\n",
+    }
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    outside = tmp_path.parent / f"{tmp_path.name}-outside"
+    outside.mkdir()
+    (outside / "go.mod").write_text("module y\n")
+    os.symlink(outside / "go.mod", tmp_path / "services" / "go.mod")
+
+    def wanted(name):
+        return name in ("Dockerfile", "requirements.txt", "pom.xml", "package.json", "go.mod",
+                        "compose.yaml")
+
+    excludes = [("", ["vendor-x/"])]
+    full = discover_paths(tmp_path, [tmp_path], excludes=excludes)
+    names = discover_names(tmp_path, wanted, excludes=excludes)
+    expected = {k: v for k, v in full.names.items() if wanted(k)}
+    assert names.names == expected
+    assert {k: [p.relative_to(tmp_path).as_posix() for p in v]
+            for k, v in names.names.items()} == {
+        "Dockerfile": ["services/api/Dockerfile"],
+        "requirements.txt": ["services/api/requirements.txt"],
+        "compose.yaml": ["services/web/compose.yaml"],
+        "package.json": ["services/web/package.json"]}
+    assert names.manifests == [tmp_path / "services/web/compose.yaml"]
+
+
+def test_simple_gitignore_lines_are_read_as_pathspec_reads_them():
+    """`.venv/`, `/node_modules/`, `*.egg-info/`, `build`: matched without importing
+    pathspec (a fifth of the demo's check in this repository), with pathspec as the
+    oracle on random patterns and paths; anything more is pathspec's."""
+    import random
+
+    import pathspec
+
+    from advisor.read.discover import _simple_match, _simple_patterns
+
+    names = ["build", "dist", ".venv", "node_modules", "*.egg-info", "*.pyc", "a*", "?b",
+             "x.y", "tmp*", ".env", "*"]
+    parts = ["build", "dist", "src", "x.egg-info", "a.pyc", "app", "ab", "cb", "x.y", ".env",
+             "tmpfile", "lib", ".venv", "node_modules", "main.py"]
+    rnd = random.Random(17)
+    for _ in range(400):
+        lines = [("/" if rnd.random() < 0.3 else "") + rnd.choice(names)
+                 + ("/" if rnd.random() < 0.4 else "") for _ in range(rnd.randint(1, 4))]
+        simple = _simple_patterns(["# a comment", "", *lines])
+        spec = pathspec.GitIgnoreSpec.from_lines(lines)
+        for _ in range(15):
+            rel = "/".join(rnd.choice(parts) for _ in range(rnd.randint(1, 4)))
+            rel += "/" if rnd.random() < 0.4 else ""
+            assert _simple_match(simple, rel) == spec.match_file(rel), (lines, rel)
+    for line in ("!keep.txt", "docs/*.md", "**/tmp", "[ab].txt", "a\\ b"):
+        assert _simple_patterns(["build/", line]) is None

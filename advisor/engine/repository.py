@@ -72,7 +72,7 @@ def scan_paths(root: Root, paths: list[Path], settings: Settings, options: Check
     topology."""
     from advisor.link.inputs import Inputs
     from advisor.link.topology import build_topology
-    from advisor.read.discover import discover_paths
+    from advisor.read.discover import discover_names, discover_paths
 
     found = discover_paths(root.path, paths, excludes=[("", options.excludes),
                                                        (settings.folder, settings.exclude)])
@@ -146,8 +146,8 @@ def scan_paths(root: Root, paths: list[Path], settings: Settings, options: Check
     # The applications' source folders and build files are looked for in the whole
     # repository: `check k8s/` (or a chart's folder) deploys code that lives beside it.
     sources = found if any(p.resolve() == root.path for p in paths) else guarded(
-        problems, ".", partial(discover_paths, root.path, [root.path], excludes=[
-            ("", options.excludes), (settings.folder, settings.exclude)]), found,
+        problems, ".", partial(discover_names, root.path, _source_name, excludes=[
+            ("", options.excludes), (settings.folder, settings.exclude)], given=paths), found,
         "listing the repository's application folders")
     hints = guarded(problems, ".", partial(build_contexts, sources, root), None,
                     "reading skaffold and compose build contexts")
@@ -1056,6 +1056,16 @@ APP_MARKERS = frozenset({
     "pom.xml", "build.gradle", "build.gradle.kts", "package.json", "requirements.txt",
     "pyproject.toml", "setup.py", "Pipfile", "go.mod", "Gemfile", "mix.exs", "Dockerfile",
     "composer.json", "Cargo.toml", "manage.py", "Procfile"})
+
+
+def _source_name(name: str) -> bool:
+    """A file app_source_dirs or build_contexts looks for by its name."""
+    from advisor.read.apps.locate import is_build_file
+
+    return name in _SOURCE_NAMES or is_build_file(name)
+
+
+_SOURCE_NAMES = APP_MARKERS | {"application.yml", "application.yaml", "database.yml"}
 
 
 def _app_dirs(settings: Settings) -> dict[str, str]:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import operator
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -153,6 +154,61 @@ def discover_paths(root: Path, paths: list[Path], *,
     found.kustomize_all = kustomize_dirs
     found.kustomize_dirs = _leaf_kustomizations(kustomize_dirs)
     return found
+
+
+def discover_names(root: Path, wanted: Callable[[str], bool], *,
+                   excludes: list[tuple[str, list[str]]] | None = None,
+                   given: list[Path] | None = None) -> Discovered:
+    """The files of the whole repository whose names `wanted` takes, by name
+    (`Discovered.names`; the YAML ones in `manifests` too): the application folders and
+    build files looked for beside narrower paths (`check k8s/`). The walk skips what
+    discover_paths' does (SKIP_DIRS, hidden folders, what .gitignore or --exclude
+    leaves out, symlinked folders, below a Chart.yaml) but classifies nothing else and
+    asks the ignore rules only of folders and wanted files: in this repository the demo's
+    check spent more on listing the repository this way than on everything else. A test
+    folder (TEST_DIRS: its package.json and Dockerfiles are fixtures, not what is
+    deployed) is walked only when one of the `given` paths is inside it."""
+    root = root.resolve()
+    found = Discovered(root=root)
+    wanted_tests = {str(p.resolve()) for p in given or ()}
+    ignores = Ignores([(folder, spec) for folder, globs in excludes or []
+                       if (spec := _excludes_spec(globs)) is not None])
+    base = str(root)
+    for folder, dirs, entries, links in walk_entries(root):
+        rel_here = relative_posix(folder, base) or "."
+        files = [entry.name for entry in entries]
+        if ".gitignore" in files and not os.path.islink(os.path.join(folder, ".gitignore")):
+            ignores.add(rel_here, Path(folder, ".gitignore"))
+        if "Chart.yaml" in files and folder != base:
+            dirs[:] = []
+        else:
+            dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS and not d.startswith(".")
+                             and d not in links and not ignores.match(_dir_rel(rel_here, d))
+                             and (d not in TEST_DIRS
+                                  or _holds_any(os.path.join(folder, d), wanted_tests)))
+        prefix = "" if rel_here == "." else rel_here + "/"
+        # discover_paths' order (a folder's files, then its subfolders, each by name): the
+        # first build context that names an image is the one taken
+        for entry in sorted(entries, key=_entry_name):
+            name = entry.name
+            if not wanted(name) or (ignores.specs and _matches(ignores.specs, prefix + name)):
+                continue
+            path = Path(entry.path)
+            if (_is_symlink(entry) and _escapes(root, path)) or not entry.is_file():
+                continue  # the walk of the paths given says what is wrong with it
+            found.names.setdefault(name, []).append(path)
+            if name.endswith(YAML_SUFFIXES):
+                found.manifests.append(path)
+    return found
+
+
+# Folders of tests and their fixtures: no application deployed from the repository lives
+# there (matched by name, at any depth).
+TEST_DIRS = frozenset({"test", "tests", "testdata", "__tests__", "e2e", "fixtures"})
+
+
+def _holds_any(folder: str, paths: set[str]) -> bool:
+    return any(p == folder or p.startswith(folder + os.sep) for p in paths)
 
 
 def _walk_order(root: Path, path: Path, *, is_file: bool) -> tuple[tuple[int, str], ...]:
@@ -366,16 +422,58 @@ class LazyGitignore:
 
     def __init__(self, lines: list[str]) -> None:
         self.lines = lines
-        self.pieces = _literal_pieces(lines)
+        self.simple = _simple_patterns(lines)
+        self.pieces = _literal_pieces(lines) if self.simple is None else []
         self.spec = None if self.pieces is not None else _gitignore_spec(lines)
 
     def match_file(self, rel: str) -> bool:
+        if self.simple is not None:
+            return _simple_match(self.simple, rel)
         if self.pieces is not None and not any(all(p in rel for p in pieces)
                                                for pieces in self.pieces):
             return False
         if self.spec is None:
             self.spec = _gitignore_spec(self.lines)
         return self.spec.match_file(rel)
+
+
+def _simple_patterns(lines: list[str]) -> list[tuple[bool, bool, str]] | None:
+    """(anchored, folders only, name glob) of each line, when every line is one name with
+    at most a leading and a trailing `/` (`.venv/`, `/node_modules/`, `*.egg-info/`,
+    `*.pyc`, `build`): matched here without pathspec (tests/test_discover checks both
+    agree). None when a line is more (a `/` inside, `**`, `[...]`, a backslash) or negates."""
+    out = []
+    for line in lines:
+        pattern = line.rstrip()
+        if not pattern or pattern.startswith("#"):
+            continue
+        if pattern.startswith("!") or "\\" in pattern or "[" in pattern or "**" in pattern:
+            return None
+        anchored = pattern.startswith("/")
+        dir_only = pattern.endswith("/")
+        name = pattern.strip("/")
+        if not name or "/" in name:
+            return None
+        out.append((anchored, dir_only, name))
+    return out
+
+
+def _simple_match(patterns: list[tuple[bool, bool, str]], rel: str) -> bool:
+    """Git's reading of _simple_patterns: a name matches a path component (the first
+    only when anchored); a folder-only one a component that is a folder (`rel` of a
+    folder ends with `/`); what is inside a matched folder is matched with it."""
+    from fnmatch import fnmatchcase
+
+    is_dir = rel.endswith("/")
+    parts = rel.rstrip("/").split("/")
+    last = len(parts) - 1
+    for anchored, dir_only, name in patterns:
+        for i, part in enumerate(parts[:1] if anchored else parts):
+            if dir_only and i == last and not is_dir:
+                continue
+            if fnmatchcase(part, name):
+                return True
+    return False
 
 
 def _gitignore_spec(lines: list[str]) -> Any:

@@ -88,8 +88,8 @@ def unknown_client_connections(topo: Topology, ctx: RuleContext) -> Iterator[Fin
         yield Finding(
             code="PA106", name="unknown-client-connections", severity=Severity.warning,
             message=(f"{client.name}: connections per pod unknown, so its "
-                     f"{_pods_text(pods(client))} counted as 1 connection each{target}, the "
-                     f"least a pod that connects holds (peak is a floor): "
+                     f"{_pods_text(pods(client))}{target}, the least a pod that connects "
+                     f"holds (peak is a floor): "
                      f"{client.unknown}. Declare it: [[workloads]] name = "
                      f"\"{client.name}\" connections = N (per pod), or source = \"<folder>\""),
             location=client.location, related=tuple(related),
@@ -99,7 +99,9 @@ def unknown_client_connections(topo: Topology, ctx: RuleContext) -> Iterator[Fin
 
 
 def _pods_text(n: float) -> str:
-    return f"{num(n)} pod is" if n == 1 else f"{num(n)} pods are"
+    if n == 1:
+        return "1 pod is counted as 1 connection"
+    return f"{num(n)} pods are counted as 1 connection each"
 
 
 # Clients that are releases of a chart not rendered (advisor.link.releases): neither
