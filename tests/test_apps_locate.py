@@ -93,3 +93,16 @@ def test_a_chart_workload_is_matched_by_its_app_name_label():
     assert match_app_dir(hints, "release-orders", ["example/store-orders:1"]) is None
     assert match_app_dir(hints, "release-orders", ["example/store-orders:1"],
                          ("orders",)).directory == "src/orders"
+
+
+def test_a_proxy_sidecar_image_is_not_built_here():
+    """bank-of-anthos' populate Jobs (bash, postgres and the Cloud SQL proxy) took the
+    repository root's pom.xml for their source: 12 HikariCP/SQLAlchemy pools that psql
+    never opens."""
+    from advisor.read.apps.locate import maybe_built_here
+
+    for image in ("gcr.io/cloudsql-docker/gce-proxy:1.37.10",
+                  "gcr.io/cloud-sql-connectors/cloud-sql-proxy:2.14.1",
+                  "docker.io/istio/proxyv2:1.24.0", "envoyproxy/envoy:v1.32.1"):
+        assert not maybe_built_here(image), image
+    assert maybe_built_here("us-docker.pkg.dev/bank-of-anthos/ledgerwriter:v0.6.10")

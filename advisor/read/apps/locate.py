@@ -401,7 +401,11 @@ def fallback_app_dir(root: Root, candidates: list[str], names: set[str],
 _PUBLISHED = ("bitnami/", "docker.io/library/", "quay.io/keycloak", "keycloak/",
               "mattermost/", "goharbor/", "postgrest/", "temporalio/", "grafana/",
               "prom/", "redis", "memcached", "nginx", "busybox", "alpine", "curlimages/",
-              "postgres", "pgbouncer", "edoburu/", "minio/", "rabbitmq", "elasticsearch")
+              "postgres", "pgbouncer", "edoburu/", "minio/", "rabbitmq", "elasticsearch",
+              # proxies and agents run beside the application (bank-of-anthos' populate
+              # Jobs took the root's pom.xml because of their Cloud SQL proxy)
+              "cloudsql-docker/", "cloud-sql-connectors/", "cloud-sql-proxy", "istio/",
+              "envoyproxy/", "otel/", "datadog/", "fluent/")
 # Any of them inside a repository name, in one scan (linking asks it of every container
 # whose folder it cannot tell: a generator over the names was ~3 us an image).
 _PUBLISHED_IN = lazy("|".join(re.escape(p) for p in _PUBLISHED))
