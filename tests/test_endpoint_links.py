@@ -63,6 +63,10 @@ metadata:
 spec:
   replicas: 9
   template:
+    metadata:
+      labels:
+        app.kubernetes.io/name: orders
+        app.kubernetes.io/instance: shop
     spec:
       containers:
         - name: orders

@@ -646,15 +646,14 @@ def _inferred_app_dir(inputs: Inputs, w: Workload, topo: Topology) -> str | None
 
 
 def _label_names(w: Workload) -> tuple[str, ...]:
-    """What the workload's labels call the application: a chart's workload is named
+    """What the workload's pod labels call the application: a chart's workload is named
     <release>-<chart> (release-orders) while its app.kubernetes.io/name is the chart's,
     orders, as its source folder and compose service are (aws-containers'
-    retail-store-sample-app: src/orders)."""
-    labels = get(w.obj.body, "metadata", "labels")
-    if not isinstance(labels, dict):
-        return ()
-    return tuple(str(labels[k]) for k in ("app.kubernetes.io/name", "app")
-                 if isinstance(labels.get(k), str) and labels[k] and labels[k] != w.name)
+    retail-store-sample-app: src/orders). The pod labels, not the object's: they are
+    kept with the workload, and its body is not parsed again for them."""
+    labels = w.pod_labels
+    return tuple(labels[k] for k in ("app.kubernetes.io/name", "app")
+                 if labels.get(k) and labels[k] != w.name)
 
 
 def _named_target(name: str, topo: Topology) -> tuple[str, str] | None:
