@@ -515,3 +515,20 @@ def test_pgo_database_entries_lead_where_their_host_says(tmp_path, host, where):
     if where is None:
         assert any(n.startswith("hippo-pgbouncer: its database entries lead to no server of "
                                 "the repository (db.example.com)") for n in result.notices)
+
+
+def test_a_cluster_over_its_memory_limit_is_one_pa301_for_primary_and_standbys(tmp_path):
+    """theepicsaxguy/homelab: each CloudNativePG Cluster of 2 instances gave two PA301
+    at one line, for its primary and its replicas, which share settings and limit."""
+    from advisor.engine.check import run_check
+    from advisor.engine.options import CheckOptions
+
+    (tmp_path / "db.yaml").write_text(
+        "apiVersion: postgresql.cnpg.io/v1\nkind: Cluster\nmetadata: {name: photos}\n"
+        "spec:\n  instances: 2\n  imageName: ghcr.io/cloudnative-pg/postgresql:17.7\n"
+        "  resources:\n    limits: {memory: 1Gi}\n"
+        "  postgresql:\n    parameters: {max_connections: '100', work_mem: '4MB'}\n")
+    result = run_check([str(tmp_path)], CheckOptions(select=["PA301"]))
+    assert len(result.budgets) == 2
+    (f,) = [f for f in result.findings if f.code == "PA301"]
+    assert f.message.startswith("photos (and photos replicas): worst-case memory ")

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from advisor.budget.arith import size
 from advisor.budget.slots import MemoryOptions
-from advisor.model import Finding, Fix, Severity, Topology
+from advisor.model import Budget, Finding, Fix, MemoryBudget, Severity, Term, Topology
 from advisor.rule_context import RuleContext
 from advisor.rules import rule
 from advisor.rules._common import related
@@ -53,24 +53,37 @@ def memory_overcommit(topo: Topology, ctx: RuleContext) -> Iterator[Finding]:
     - PostgreSQL 15 docs, 20.4.1 Memory: work_mem, hash_mem_multiplier,
       maintenance_work_mem, autovacuum_work_mem.
     """
-    for budget in ctx.budgets:
-        mem = budget.memory
-        if mem is None or mem.limit is None or mem.total <= mem.limit.value:
-            continue
+    # A primary and its standbys from one resource (a CloudNativePG Cluster) share the
+    # settings, the limit and the line: one finding names them all, not one each.
+    over = [(b, b.memory, b.memory.limit) for b in ctx.budgets
+            if b.memory is not None and b.memory.limit is not None
+            and b.memory.total > b.memory.limit.value]
+    same: dict[tuple, list[str]] = {}
+    for b, mem, limit in over:
+        same.setdefault(_key(b, mem, limit), []).append(b.server)
+    for budget, mem, limit in over:
+        names = same.pop(_key(budget, mem, limit), None)
+        if names is None:
+            continue  # said with the first of its resource
+        shown = names[0] + (f" (and {', '.join(names[1:])})" if len(names) > 1 else "")
         # One short line; the sum, term by term, and its assumptions are the detail.
         detail = "\n".join([
             "worst case: " + " + ".join(f"{size(t.value)} ({t.label}, {t.source.label()})"
                                         for t in mem.terms) + f" = {size(mem.total)}",
-            f"limit: {size(mem.limit.value)} ({mem.limit.label}, {mem.limit.source.label()})",
+            f"limit: {size(limit.value)} ({limit.label}, {limit.source.label()})",
             "assumes: " + "; ".join(mem.assumptions)])
         yield Finding(
             code="PA301", name="memory-overcommit", severity=Severity.warning,
-            message=(f"{budget.server}: worst-case memory {size(mem.total)} > "
-                     f"{size(mem.limit.value)} {mem.limit.label}"),
+            message=(f"{shown}: worst-case memory {size(mem.total)} > "
+                     f"{size(limit.value)} {limit.label}"),
             detail=detail,
             location=mem.terms[1].source.location() or budget.location,
-            related=related([*mem.terms, mem.limit], fmt=size),
+            related=related([*mem.terms, limit], fmt=size),
             fix=Fix(description="lower work_mem or max_connections (put PgBouncer in "
                     "front), or raise the memory limit; set larger work_mem per role "
                     "or per query where needed"),
             subject=budget.server_id)
+
+
+def _key(budget: Budget, mem: MemoryBudget, limit: Term) -> tuple:
+    return (mem.terms[1].source.location() or budget.location, mem.total, limit.value)
