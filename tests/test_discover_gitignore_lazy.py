@@ -61,6 +61,12 @@ def test_typical_gitignore_does_not_import_pathspec():
 
 
 def test_pattern_without_literal_text_compiles_at_once():
-    lazy = LazyGitignore(["*"])
+    lazy = LazyGitignore(["**/*"])
     assert lazy.spec is not None
     assert lazy.match_file("anything.yaml")
+
+
+def test_a_bare_star_is_a_simple_pattern_read_without_pathspec():
+    lazy = LazyGitignore(["*"])
+    assert lazy.simple is not None and lazy.spec is None
+    assert lazy.match_file("anything.yaml") and lazy.match_file("a/b/")
