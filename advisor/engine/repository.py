@@ -481,6 +481,7 @@ def _render(found, root: Root, settings: Settings, options: CheckOptions,
         raise UsageError("--values/--set are for a Helm chart, and there is none among the "
                          "paths")
     notices += _unmatched_chart_decls(root, settings, found.helm_charts)
+    charts: list[tuple[str, list[K8sObject]]] = []
     if found.helm_charts:
         from advisor.read.render.helm import render_chart
         from advisor.read.render.helm_cache import engine_identity
@@ -506,11 +507,11 @@ def _render(found, root: Root, settings: Settings, options: CheckOptions,
                 engine=engine, cache=cache, engine_id=engine_id), None, "rendering this chart")
             if rendered is None:
                 continue
-            objects += rendered.objects
+            charts.append((rel, rendered.objects))
             problems += rendered.problems
             notices += rendered.notices
         engine.close()
-    leaves: list[tuple[str, list[K8sObject]]] = []
+    leaves: list[tuple[str, list[K8sObject]]] = _colliding_charts(charts, objects)
     if found.kustomize_dirs:
         from advisor.read.render.kustomize import prepare_kustomize, render_kustomization
 
@@ -830,6 +831,29 @@ def _argo_cd_unlisted(root: Root, objects: list[K8sObject],
     dropped = not_applied(list(reads.unlisted), builds, plain)
     return _drop_unlisted(objects, leaves, reads, dropped, notices, problems, "Argo CD",
                           "an Argo CD Application builds")
+
+
+def _colliding_charts(charts: list[tuple[str, list[K8sObject]]],
+                      objects: list[K8sObject]) -> list[tuple[str, list[K8sObject]]]:
+    """The charts of the run as leaves when two of them render the same object (kind,
+    namespace, name): each chart is an install of its own, never one object of another,
+    so such charts are alternatives, each its own environment (_environments), as
+    overlays are. Every other chart's objects join `objects`. makeplane/helm-charts:
+    plane-ce, plane-enterprise and plane-mcp-server, all rendered as release 'release',
+    kept the MCP server's release-api-wl as 'the last applied' and lost plane-ce's
+    Django API from the budget."""
+    owners: dict[tuple[str, str | None, str], set[str]] = {}
+    for rel, objs in charts:
+        for o in objs:
+            owners.setdefault((o.kind, o.namespace, o.name), set()).add(rel)
+    apart = {rel for rels in owners.values() if len(rels) > 1 for rel in rels}
+    out = []
+    for rel, objs in charts:
+        if rel in apart:
+            out.append((rel, objs))
+        else:
+            objects += objs
+    return out
 
 
 def _argo_together(root: Root, objects: list[K8sObject],
