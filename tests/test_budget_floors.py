@@ -72,3 +72,24 @@ def test_a_postgresql_conf_the_server_refuses_is_not_a_file_left_unread(tmp_path
     write_tree(tmp_path, tree)
     (budget,) = _check(tmp_path).budgets
     assert budget.unread_files == []
+
+
+def test_a_suspended_cronjob_runs_no_pod_and_leaves_no_floor(tmp_path):
+    """zammad-helm's reindex CronJob (suspend: true) was counted as a client, 50
+    connections once its pool was read, or a floor while it was not."""
+    tree = dict(PAGE.bad)
+    tree["k8s/reports.yaml"] = (
+        "apiVersion: batch/v1\nkind: CronJob\nmetadata:\n  name: reports\nspec:\n"
+        "  schedule: '0 * * * *'\n  suspend: true\n  jobTemplate:\n    spec:\n"
+        "      template:\n        spec:\n          containers:\n"
+        "            - name: app\n              image: acme/reports:1.0\n"
+        "              env:\n                - name: DATABASE_URL\n"
+        "                  value: postgres://reports@db:5432/shop\n")
+    write_tree(tmp_path, tree)
+    result = _check(tmp_path)
+    (budget,) = result.budgets
+    assert budget.fits and budget.peak == 0 and budget.unknown_clients == []
+    (c,) = budget.contributions
+    assert c.factors[0].label == "CronJob suspended: no Job runs"
+    assert (c.factors[0].source.path, c.factors[0].source.line) == ("k8s/reports.yaml", 7)
+    assert not [f for f in result.findings if f.code == "PA106"]

@@ -81,6 +81,10 @@ def client_contribution(client: Client) -> Contribution:
                             location=client.location, unknown=True,
                             note="pods and connections per pod unknown (PA106): not counted, "
                                  "so the peak is a floor")
+    if (client.unknown or not client.pools) and not pods:
+        return Contribution(who=client.name, kind="client", factors=pod_factors, total=0,
+                            location=client.location,
+                            note="no pod runs at peak: what one would open does not count")
     if client.unknown or not client.pools:
         # A pod that connects holds at least one connection when every pod is busy at
         # once: counted so, the least it can be (251 linked pods of unknown size were a
@@ -196,8 +200,9 @@ def server_budget(server: Server, topo: Topology, memory: MemoryOptions | None =
     for c in topo.clients:
         if c.target_kind == "server" and c.target_id == server.id:
             contributions.append(client_contribution(c))
-            if c.unknown or not c.pools:
-                unknown.append(c.name)
+            if (c.unknown or not c.pools) and (c.replicas_unknown
+                                               or peak_pods(c.replicas, c.surge) > 0):
+                unknown.append(c.name)  # no pod at peak (a suspended CronJob): nothing unknown
             elif any(p.bound == "unbounded" for p in c.pools) and c.name not in unbounded:
                 unbounded.append(c.name)
     pairs_unknown: list[str] = []

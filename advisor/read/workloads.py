@@ -338,6 +338,11 @@ def base_replicas(obj: K8sObject) -> Term:
     if kind == "Job":
         return _parallelism(obj, ("spec",))
     if kind == "CronJob":
+        if get(obj.body, "spec", "suspend") is True:
+            # no Job is scheduled while it is suspended (zammad-helm's reindex CronJob
+            # counted 50 connections it never opens)
+            return Term(label="CronJob suspended: no Job runs", value=0,
+                        source=obj.source("spec", "suspend", key="spec.suspend"))
         return _parallelism(obj, ("spec", "jobTemplate", "spec"))
     if kind == "DaemonSet":
         return Term(label="DaemonSet: one pod per node", value=1,

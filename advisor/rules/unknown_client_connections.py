@@ -74,6 +74,8 @@ def unknown_client_connections(topo: Topology, ctx: RuleContext) -> Iterator[Fin
     for client in topo.clients:
         if not client.unknown or (client.target_id is None and client.route is not None):
             continue  # a client whose host is in no budget is PA107's, not a floor
+        if not client.replicas_unknown and not pods(client):
+            continue  # no pod at peak (a suspended CronJob) opens nothing
         target = ""
         if client.target_id is not None:
             budget = budgets.get(client.target_id)
