@@ -6,6 +6,9 @@ Defaults, each read in the application's own source:
 - Keycloak (Quarkus distribution) `db-pool-max-size`, env KC_DB_POOL_MAX_SIZE, default
   100: keycloak/keycloak quarkus/config-api .../DatabaseOptions.java
   (`DB_POOL_MAX_SIZE = new OptionBuilder<>("db-pool-max-size", ...).defaultValue(100)`).
+  The command line (`kc.sh start --db-pool-max-size=25`, or `... 25`) wins over the env:
+  quarkus/runtime .../configuration/ConfigArgsConfigSource.java has ordinal 600,
+  KcEnvConfigSource.java 500; parseConfigArgs takes `--key=value` or the next argument.
 - Mattermost SqlSettings.MaxOpenConns, env MM_SQLSETTINGS_MAXOPENCONNS, default 300:
   mattermost/mattermost server/public/model/config.go SqlSettings.SetDefaults
   (`s.MaxOpenConns = NewPointer(300)`).
@@ -57,6 +60,9 @@ class ImageStack(Struct, frozen=True):
     requires: tuple[str, str] | None = None
     # (version, pool size, why) for image tags before `version`, which read no variable
     before: tuple[tuple[int, int], int, str] | None = None
+    # a command-line option that sets the pool and wins over `env` (Keycloak's
+    # --db-pool-max-size: its CLI config source is ordered before the env's)
+    option: str = ""
 
 
 STACKS: tuple[ImageStack, ...] = (
@@ -65,7 +71,7 @@ STACKS: tuple[ImageStack, ...] = (
     ImageStack("Keycloak db-pool-max-size", ("keycloak", "keycloak-rhel9"),
                ("KC_DB_POOL_MAX_SIZE",), 100,
                "Keycloak default db-pool-max-size 100 (DatabaseOptions.java)",
-               ("KC_DB", "KC_DB_URL", "KC_DB_URL_HOST")),
+               ("KC_DB", "KC_DB_URL", "KC_DB_URL_HOST"), option="--db-pool-max-size"),
     # mattermost/mattermost-team-edition, mattermost/mattermost-enterprise-edition (not
     # mattermost-operator or mattermost-push-proxy, which hold no database pool)
     ImageStack("Mattermost SqlSettings.MaxOpenConns",
@@ -118,6 +124,26 @@ def image_stack(ctx: StackContext) -> ImageStack | None:
 def _int_env(ctx: StackContext, name: str) -> tuple[int, Source] | None:
     n = parse_int(ctx.env_value(name))
     return (n, ctx.env_source(name)) if n is not None else None
+
+
+def _option_value(ctx: StackContext, option: str) -> tuple[str, Source] | None:
+    """The value the command line gives `option` (`--opt=V` or `--opt V`, also inside a
+    shell string `sh -c "kc.sh start --opt=V"`): the last one, as a later argument
+    overrides an earlier one, with the word it is written in."""
+    words = (*ctx.container.command, *ctx.container.args)
+    sources = ctx.container.word_sources
+    tokens = [(t, i) for i, w in enumerate(words) for t in w.split()]
+    found: tuple[str, Source] | None = None
+    for n, (token, i) in enumerate(tokens):
+        if token == option and n + 1 < len(tokens):
+            value, i = tokens[n + 1]
+        elif token.startswith(option + "="):
+            value = token[len(option) + 1:]
+        else:
+            continue
+        where = sources[i] if len(sources) == len(words) else ctx.container.source
+        found = value.strip("'\""), replace(where, key=option)
+    return found
 
 
 def _tag_version(image: str) -> tuple[int, int] | None:
@@ -208,6 +234,20 @@ def mastodon_pools(ctx: StackContext) -> list[Pool]:
     return [replace(pool_obj, processes=processes, moves_with=moves)]
 
 
+def _set_pool(ctx: StackContext, stack: ImageStack, name: str, value: str | None,
+              source: Source) -> list[Pool]:
+    """The pool `name` (a variable or an option) sets to `value`."""
+    n = parse_int(value)
+    if n is None:
+        ctx.notices.append(f"{ctx.container.name}: {name} is not a number we can read "
+                           f"({source.label()})")
+        return []
+    if n <= 0:
+        return [ctx.pool(stack.label, 0, source, bound="unbounded", per_process=False,
+                         note=f"{name}={n}: no limit")]
+    return [ctx.pool(stack.label, n, source, per_process=False)]
+
+
 def image_pools(ctx: StackContext) -> list[Pool]:
     if _repo_name(ctx.container.image) in MASTODON_NAMES:
         return mastodon_pools(ctx)
@@ -229,19 +269,14 @@ def image_pools(ctx: StackContext) -> list[Pool]:
         return [ctx.pool(stack.label, stack.before[1], Source.default_of(
             stack.before[2], key=stack.env[0]), bound="default", per_process=False,
             note=f"image tag {ctx.container.image.rsplit(':', 1)[-1]} reads no {stack.env[0]}")]
+    given = _option_value(ctx, stack.option) if stack.option else None
+    if given is not None:
+        return _set_pool(ctx, stack, stack.option, given[0], given[1])
     for var in stack.env:
         found = ctx.env(var)
         if found is None:
             continue
-        n = parse_int(found.value)
-        if n is None:
-            ctx.notices.append(f"{ctx.container.name}: {var} is not a number we can read "
-                               f"({ctx.env_source(var).label()})")
-            return []
-        if n <= 0:
-            return [ctx.pool(stack.label, 0, ctx.env_source(var), bound="unbounded",
-                             per_process=False, note=f"{var}={n}: no limit")]
-        return [ctx.pool(stack.label, n, ctx.env_source(var), per_process=False)]
+        return _set_pool(ctx, stack, var, found.value, ctx.env_source(var))
     if stack.default is None:
         ctx.notices.append(f"{ctx.container.name}: {stack.label} not set in its env and "
                            "its default is not known to pool-advisor")

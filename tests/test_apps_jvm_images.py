@@ -1,0 +1,79 @@
+"""Java servers run from their published images (audit J: Helm charts of Keycloak and
+SonarQube): the pool their own configuration sources give, in the order the
+application reads them, and where they connect (advisor/read/apps/images.py,
+advisor/read/apps/urls.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from advisor.engine.check import run_check, scan
+from advisor.engine.options import CheckOptions
+from tests.tree_helpers import POSTGRES_DB as DB
+from tests.tree_helpers import write
+
+KC_DB_POOL_MAX_SIZE_DEFAULT = 100  # Keycloak DatabaseOptions.java DB_POOL_MAX_SIZE
+
+
+def budget_of(root: Path):
+    result = run_check([str(root)], CheckOptions())
+    return result, {b.server: b for b in result.budgets}
+
+
+def pools_of(root: Path, name: str):
+    topo = scan([str(root)], CheckOptions()).topology
+    (client,) = [c for c in topo.clients if c.name == name]
+    return client.pools
+
+
+def keycloakx(args: str, env: str = "") -> str:
+    """A StatefulSet in the shape codecentric's keycloakx chart renders: kc.sh as the
+    command, the options in args, KC_DB* in the env."""
+    return f"""
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {{name: keycloak}}
+spec:
+  replicas: 2
+  template:
+    spec:
+      containers:
+        - name: keycloak
+          image: quay.io/keycloak/keycloak:26.5.6
+          command: ["/opt/keycloak/bin/kc.sh"]
+          args: {args}
+          env:
+            - {{name: KC_DB, value: postgres}}
+            - {{name: KC_DB_URL_HOST, value: db}}
+            - {{name: KC_DB_URL_DATABASE, value: keycloak}}
+{env}"""
+
+
+def test_keycloak_db_pool_max_size_on_the_command_line_wins_over_the_env(tmp_path):
+    """Audit J item 4: keycloakx with args [start, --db-pool-max-size=25] was counted
+    at the default 100 (10 pods x 100 = 1000, OVER); the command line is Keycloak's
+    first config source (ConfigArgsConfigSource ordinal 600, the env's 500)."""
+    env = "            - {name: KC_DB_POOL_MAX_SIZE, value: \"20\"}\n"
+    write(tmp_path, {"k8s/db.yaml": DB, "k8s/kc.yaml": keycloakx(
+        '["start", "--db-pool-max-size=25", "--optimized"]', env)})
+    result, budgets = budget_of(tmp_path)
+    assert budgets["db"].peak == 2 * 25, result.notices
+    (pool,) = pools_of(tmp_path, "keycloak")
+    assert (pool.size.source.path, pool.size.source.line) == ("k8s/kc.yaml", 13)  # the args line
+    assert pool.size.source.key == "--db-pool-max-size" and pool.bound == "fixed"
+    assert not [f for f in result.findings if f.code == "PA104"]
+
+
+def test_keycloak_db_pool_max_size_as_two_words_and_in_a_shell_string(tmp_path):
+    write(tmp_path, {"k8s/db.yaml": DB, "k8s/kc.yaml": keycloakx(
+        '["start", "--db-pool-max-size", "12"]')})
+    _, budgets = budget_of(tmp_path)
+    assert budgets["db"].peak == 2 * 12
+    write(tmp_path, {"k8s/kc.yaml": keycloakx(
+        '["-c", "exec /opt/keycloak/bin/kc.sh start --db-pool-max-size=8"]')})
+    _, budgets = budget_of(tmp_path)
+    assert budgets["db"].peak == 2 * 8
+    # no option: the env, then the default
+    write(tmp_path, {"k8s/kc.yaml": keycloakx('["start"]')})
+    _, budgets = budget_of(tmp_path)
+    assert budgets["db"].peak == 2 * KC_DB_POOL_MAX_SIZE_DEFAULT
