@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from advisor.engine.check import run_check, scan
 from advisor.engine.options import CheckOptions
 from tests.tree_helpers import POSTGRES_DB as DB
@@ -77,3 +79,71 @@ def test_keycloak_db_pool_max_size_as_two_words_and_in_a_shell_string(tmp_path):
     write(tmp_path, {"k8s/kc.yaml": keycloakx('["start"]')})
     _, budgets = budget_of(tmp_path)
     assert budgets["db"].peak == 2 * KC_DB_POOL_MAX_SIZE_DEFAULT
+
+
+WILDFLY_MAX_POOL_SIZE = 20  # IronJacamar Defaults.MAX_POOL_SIZE (KeycloakDS sets none)
+
+
+def keycloak_legacy(image: str, vendor: str = "postgres", replicas: int = 3) -> str:
+    """The shape of codecentric's legacy keycloak chart (statefulset.yaml): DB_VENDOR,
+    DB_ADDR naming the bundled PostgreSQL's Service, DB_PORT, DB_DATABASE, DB_USER."""
+    return f"""
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {{name: keycloak}}
+spec:
+  replicas: {replicas}
+  podManagementPolicy: Parallel
+  template:
+    spec:
+      containers:
+        - name: keycloak
+          image: {image}
+          env:
+            - {{name: DB_VENDOR, value: {vendor}}}
+            - {{name: DB_ADDR, value: db}}
+            - {{name: DB_PORT, value: "5432"}}
+            - {{name: DB_DATABASE, value: keycloak}}
+            - {{name: DB_USER, value: keycloak}}
+"""
+
+
+@pytest.mark.parametrize("image", [
+    "quay.io/keycloak/keycloak:17.0.1-legacy",
+    "quay.io/keycloak/keycloak:15.0.2",
+    "jboss/keycloak:16.1.1",
+    "docker.io/jboss/keycloak",
+])
+def test_legacy_keycloak_connects_to_db_addr_with_wildflys_pool(tmp_path, image):
+    """Audit J item 1: codecentric's keycloak chart (17.0.1-legacy, DB_ADDR to its
+    bundled PostgreSQL) was linked nowhere: 'fits, peak 0'; and its pool is WildFly's
+    KeycloakDS, default 20, not the Quarkus distribution's 100."""
+    write(tmp_path, {"k8s/db.yaml": DB, "k8s/kc.yaml": keycloak_legacy(image)})
+    result, budgets = budget_of(tmp_path)
+    assert budgets["db"].peak == 3 * WILDFLY_MAX_POOL_SIZE, result.notices
+    (pool,) = pools_of(tmp_path, "keycloak")
+    assert pool.label == "Keycloak (WildFly) KeycloakDS max-pool-size"
+    assert pool.bound == "default" and "IronJacamar" in pool.size.source.default
+    assert pool.route is not None and (pool.route.host, pool.route.source.key) == \
+        ("db", "DB_ADDR")
+
+
+def test_legacy_keycloak_on_another_database_is_no_postgresql_client(tmp_path):
+    write(tmp_path, {"k8s/db.yaml": DB, "k8s/kc.yaml": keycloak_legacy(
+        "quay.io/keycloak/keycloak:18.0.2-legacy", vendor="mariadb")})
+    _, budgets = budget_of(tmp_path)
+    assert budgets["db"].peak == 0
+    assert pools_of_all(tmp_path) == []
+
+
+def test_the_quarkus_distribution_keeps_its_own_default():
+    from advisor.read.apps.images import _keycloak_wildfly
+
+    for image in ("quay.io/keycloak/keycloak:17.0.1", "quay.io/keycloak/keycloak:26.5.6",
+                  "bitnami/keycloak:24", "registry:5000/keycloak/keycloak", "acme/keycloak:15"):
+        assert not _keycloak_wildfly(image), image
+
+
+def pools_of_all(root: Path):
+    topo = scan([str(root)], CheckOptions()).topology
+    return [p for c in topo.clients for p in c.pools]

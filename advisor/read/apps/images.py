@@ -9,6 +9,14 @@ Defaults, each read in the application's own source:
   The command line (`kc.sh start --db-pool-max-size=25`, or `... 25`) wins over the env:
   quarkus/runtime .../configuration/ConfigArgsConfigSource.java has ordinal 600,
   KcEnvConfigSource.java 500; parseConfigArgs takes `--key=value` or the next argument.
+- Keycloak's legacy (WildFly) image, jboss/keycloak and quay.io/keycloak/keycloak before
+  17 or tagged -legacy (17.0.1-legacy ... 18.0.2-legacy): no pool variable. Its
+  datasource KeycloakDS is added with no max-pool-size (keycloak/keycloak-containers
+  server/tools/cli/databases/postgres/change-database.cli, run by docker-entrypoint.sh
+  when DB_VENDOR=postgres), so WildFly's default applies: 20, wildfly/wildfly
+  connector .../subsystems/common/pool/Constants.java (MAX_POOL_SIZE default
+  `Defaults.MAX_POOL_SIZE`), IronJacamar org.jboss.jca.common.api.metadata.Defaults
+  (`MAX_POOL_SIZE = Integer.valueOf(20)`).
 - Mattermost SqlSettings.MaxOpenConns, env MM_SQLSETTINGS_MAXOPENCONNS, default 300:
   mattermost/mattermost server/public/model/config.go SqlSettings.SetDefaults
   (`s.MaxOpenConns = NewPointer(300)`).
@@ -42,6 +50,12 @@ from advisor.read.apps.base import StackContext
 from advisor.read.apps.numbers import parse_int
 
 N8N_POOL_SIZE = 2  # database.config.ts PostgresConfig.poolSize (n8n 1.18.0+)
+# IronJacamar Defaults.MAX_POOL_SIZE, WildFly's datasource default (legacy Keycloak)
+WILDFLY_MAX_POOL_SIZE = 20
+KEYCLOAK_WILDFLY = "Keycloak (WildFly) KeycloakDS max-pool-size"
+KEYCLOAK_WILDFLY_DEFAULT = (
+    "Keycloak legacy (WildFly) image: KeycloakDS sets no max-pool-size (keycloak-containers "
+    "change-database.cli), WildFly default 20 (IronJacamar Defaults.MAX_POOL_SIZE)")
 N8N_POOL_BEFORE_1_18 = 10  # pg-pool's max when TypeORM passes none
 
 
@@ -153,6 +167,37 @@ def _tag_version(image: str) -> tuple[int, int] | None:
     return (int(m.group(1)), int(m.group(2))) if m else None
 
 
+def _keycloak_wildfly(image: str) -> bool:
+    """Keycloak's legacy WildFly distribution: every jboss/keycloak (its last tag was
+    16.1.1), and keycloak/keycloak before 17 or tagged -legacy (17.0.1-legacy)."""
+    ref = image.split("@", 1)[0].lower()
+    repo, colon, tag = ref.rpartition(":")
+    if not colon or "/" in tag:
+        repo, tag = ref, ""  # no tag (a registry's :port is not one)
+    if repo.endswith("jboss/keycloak"):
+        return True
+    if not repo.endswith("keycloak/keycloak"):
+        return False
+    version = _tag_version(image)
+    return tag.endswith("-legacy") or (version is not None and version < (17, 0))
+
+
+def keycloak_wildfly_pools(ctx: StackContext) -> list[Pool]:
+    """The legacy image's one datasource, KeycloakDS, when DB_VENDOR is postgres (else
+    H2 or another database: no PostgreSQL pool)."""
+    vendor = ctx.env("DB_VENDOR")
+    if vendor is not None and vendor.value is None:
+        ctx.hidden_size(KEYCLOAK_WILDFLY, "DB_VENDOR", ctx.env_source("DB_VENDOR"))
+        return []
+    if vendor is None or vendor.value.strip().lower() != "postgres":
+        return []
+    tag = ctx.container.image.rsplit(":", 1)[-1]
+    return [ctx.pool(KEYCLOAK_WILDFLY, WILDFLY_MAX_POOL_SIZE, Source.default_of(
+        KEYCLOAK_WILDFLY_DEFAULT, key="max-pool-size"), bound="default", per_process=False,
+        note=f"image tag {tag} is the WildFly distribution: it reads no "
+             "KC_DB_POOL_MAX_SIZE or --db-pool-max-size")]
+
+
 def mastodon_pools(ctx: StackContext) -> list[Pool]:
     """Mastodon run from its image with env only (its own files are in the image)."""
     from advisor.model import Term
@@ -251,6 +296,8 @@ def _set_pool(ctx: StackContext, stack: ImageStack, name: str, value: str | None
 def image_pools(ctx: StackContext) -> list[Pool]:
     if _repo_name(ctx.container.image) in MASTODON_NAMES:
         return mastodon_pools(ctx)
+    if _keycloak_wildfly(ctx.container.image):
+        return keycloak_wildfly_pools(ctx)
     stack = image_stack(ctx)
     if stack is None:
         return []

@@ -266,7 +266,14 @@ _PART_FAMILIES = (
     # Harbor exporter (HARBOR_DATABASE_*); Harbor core uses the POSTGRESQL family
     ("HARBOR_DATABASE", "HARBOR_DATABASE_HOST", "HARBOR_DATABASE_PORT", "HARBOR_DATABASE_DBNAME",
      "HARBOR_DATABASE_USERNAME"),
+    # Keycloak's legacy (WildFly) image: DB_ADDR (hosts, each may carry :port), DB_PORT,
+    # DB_DATABASE, DB_USER (keycloak-containers server/tools/docker-entrypoint.sh)
+    ("DB", "DB_ADDR", "DB_PORT", "DB_DATABASE", "DB_USER"),
 )
+# (variable, value) a family's host needs to be PostgreSQL's: the legacy Keycloak image
+# connects to DB_ADDR with the driver DB_VENDOR names (H2 when unset; its entrypoint's
+# `case "$DB_VENDOR"` knows postgres, not postgresql)
+_FAMILY_REQUIRES = {"DB_ADDR": ("DB_VENDOR", "postgres")}
 _ALT_NAMES = {
     "DB_NAME": ("DB_DATABASE", "DB_DBNAME"),
     "DB_USER": ("DB_USERNAME",),
@@ -299,6 +306,14 @@ def _another_engine(prefix: str, by_name: dict[str, EnvVar], port_var: str) -> b
     return False
 
 
+def _required_engine(host_var: str, by_name: dict[str, EnvVar]) -> bool:
+    need = _FAMILY_REQUIRES.get(host_var)
+    if need is None:
+        return True
+    var = by_name.get(need[0])
+    return var is not None and (var.value or "").strip().lower() == need[1]
+
+
 def route_from_env(env: tuple[EnvVar, ...]) -> Route | None:
     """The route a container's environment names: a URL variable first, then split
     host/port/db/user variables (PGHOST..., DB_HOST..., POSTGRES_HOST...). Variables with
@@ -316,6 +331,8 @@ def route_from_env(env: tuple[EnvVar, ...]) -> Route | None:
             continue
         if _another_engine(family_prefix, by_name, port_var):
             continue  # DB_HOST of a MySQL or MariaDB (DB_CONNECTION=mysql, DB_PORT=3306)
+        if not _required_engine(host_var, by_name):
+            continue
 
         def value_of(name: str) -> str | None:
             for candidate in (name, *_ALT_NAMES.get(name, ())):
