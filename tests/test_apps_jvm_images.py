@@ -147,3 +147,114 @@ def test_the_quarkus_distribution_keeps_its_own_default():
 def pools_of_all(root: Path):
     topo = scan([str(root)], CheckOptions()).topology
     return [p for c in topo.clients for p in c.pools]
+
+
+SONAR_MAX_ACTIVE = 60  # ProcessProperties.java JDBC_MAX_ACTIVE("sonar.jdbc.maxActive", "60")
+SONAR_POOLS_PER_POD = 2  # the web server and the Compute Engine each add DefaultDatabase
+
+
+def sonarqube(props: str = "", env: str = "", args: str = "[]") -> str:
+    """The shape of SonarSource's sonarqube chart: the JDBC URL from an envFrom
+    ConfigMap, sonar.properties in a ConfigMap that an init container copies into
+    conf/ (an emptyDir), a curl test Pod of the same image; and a Data Center search
+    node, which holds no database pool."""
+    return f"""
+apiVersion: v1
+kind: ConfigMap
+metadata: {{name: sonar-jdbc}}
+data:
+  SONAR_JDBC_URL: "jdbc:postgresql://db:5432/sonar"
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {{name: sonar-config}}
+data:
+  sonar.properties: |
+    sonar.forceAuthentication=true
+{props}---
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {{name: sonarqube}}
+spec:
+  replicas: 2
+  template:
+    spec:
+      initContainers:
+        - name: concat-properties
+          image: sonarqube:25.1.0.102122-community
+          command: ["sh", "-c", "cat /tmp/props/sonar.properties > /tmp/result/sonar.properties"]
+          volumeMounts:
+            - {{name: config, mountPath: /tmp/props/sonar.properties, subPath: sonar.properties}}
+            - {{name: conf, mountPath: /tmp/result}}
+      containers:
+        - name: sonarqube
+          image: sonarqube:25.1.0.102122-community
+          args: {args}
+          envFrom:
+            - configMapRef: {{name: sonar-jdbc}}
+          env:
+            - {{name: SONAR_WEB_CONTEXT, value: /}}
+{env}          volumeMounts:
+            - {{name: conf, mountPath: /opt/sonarqube/conf/}}
+      volumes:
+        - name: config
+          configMap:
+            name: sonar-config
+            items: [{{key: sonar.properties, path: sonar.properties}}]
+        - {{name: conf, emptyDir: {{}}}}
+---
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {{name: sonarqube-search}}
+spec:
+  replicas: 3
+  template:
+    spec:
+      containers:
+        - name: search
+          image: sonarqube:2025.1.0-datacenter-search
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: ui-test
+  annotations: {{helm.sh/hook: test}}
+spec:
+  containers:
+    - name: ui-test
+      image: sonarqube:25.1.0.102122-community
+      command: [curl]
+      args: ["sonarqube:9000/api/system/status"]
+"""
+
+
+def test_sonarqube_default_is_60_in_each_of_two_processes(tmp_path):
+    """Audit J item 2: any jdbc:postgresql URL was HikariCP's default 10 (2 pods x 10 =
+    20, fits); SonarQube's own default is sonar.jdbc.maxActive 60, in the web server
+    and in the Compute Engine: 2 pods x 2 x 60 = 240."""
+    db = DB.replace("max_connections=50", "max_connections=300")
+    write(tmp_path, {"k8s/db.yaml": db, "k8s/sonar.yaml": sonarqube()})
+    result, budgets = budget_of(tmp_path)
+    assert budgets["db"].peak == 2 * SONAR_POOLS_PER_POD * SONAR_MAX_ACTIVE, result.notices
+    (pool,) = pools_of(tmp_path, "sonarqube")
+    assert pool.bound == "default" and "ProcessProperties.java" in pool.size.source.default
+    assert pool.processes is not None and "Compute Engine" in pool.processes.label
+    assert not [n for n in result.notices if "SonarQube" in n], result.notices
+
+
+def test_sonarqube_max_active_from_its_properties_env_and_arguments(tmp_path):
+    """sonar.properties, then SONAR_JDBC_MAXACTIVE, then -Dsonar.jdbc.maxActive, each
+    over the one before (sonar-main AppSettingsLoaderImpl)."""
+    props = "    sonar.jdbc.maxActive=30\n"
+    write(tmp_path, {"k8s/db.yaml": DB.replace("=50", "=300"),
+                     "k8s/sonar.yaml": sonarqube(props)})
+    (pool,) = pools_of(tmp_path, "sonarqube")
+    assert pool.size.value == 30 and pool.per_pod() == SONAR_POOLS_PER_POD * 30
+    assert (pool.size.source.path, pool.size.source.line) == ("k8s/sonar.yaml", 14)
+    env = "            - {name: SONAR_JDBC_MAXACTIVE, value: \"25\"}\n"
+    write(tmp_path, {"k8s/sonar.yaml": sonarqube(props, env)})
+    (pool,) = pools_of(tmp_path, "sonarqube")
+    assert pool.size.value == 25 and pool.size.source.key == "SONAR_JDBC_MAXACTIVE"
+    write(tmp_path, {"k8s/sonar.yaml": sonarqube(props, env, '["-Dsonar.jdbc.maxActive=20"]')})
+    _, budgets = budget_of(tmp_path)
+    assert budgets["db"].peak == 2 * SONAR_POOLS_PER_POD * 20

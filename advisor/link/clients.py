@@ -96,9 +96,12 @@ def mounted_files(w: Workload, index: ConfigIndex) -> list:
                 shown, offset = data.text_origin(key)
                 found = mounted_app_file(shown, key, text, mount_path=directory,
                                          line_offset=offset)
-                if found is not None and (found.kind == "temporal-config" or (
-                        found.kind == "python" and "DATABASES" in text)):
-                    out.append(found)  # Temporal config; Django settings (sentry.conf.py)
+                if found is not None and (found.kind in ("temporal-config", "sonar-properties")
+                                          or (found.kind == "python" and "DATABASES" in text)):
+                    # Temporal config; SonarQube's sonar.properties (the charts copy it
+                    # from a ConfigMap into conf/ in an init container); Django settings
+                    # (sentry.conf.py)
+                    out.append(found)
     return out
 
 

@@ -17,6 +17,17 @@ Defaults, each read in the application's own source:
   connector .../subsystems/common/pool/Constants.java (MAX_POOL_SIZE default
   `Defaults.MAX_POOL_SIZE`), IronJacamar org.jboss.jca.common.api.metadata.Defaults
   (`MAX_POOL_SIZE = Integer.valueOf(20)`).
+- SonarQube (sonarqube, sonarsource/sonarqube) `sonar.jdbc.maxActive`, default 60:
+  SonarSource/sonarqube server/sonar-process .../ProcessProperties.java
+  (`JDBC_MAX_ACTIVE("sonar.jdbc.maxActive", "60")`), HikariCP's maximumPoolSize
+  (sonar-db-core DefaultDatabase.java `SONAR_JDBC_MAX_ACTIVE, "maximumPoolSize"`). Read
+  from conf/sonar.properties, then the env SONAR_JDBC_MAXACTIVE, then `-Dkey=value`
+  arguments, each over the one before (sonar-main AppSettingsLoaderImpl.reloadProperties:
+  loadPropertiesFromEnvironment, then CommandLineParser.parseArguments; the variable's
+  name is SettingFormatter.fromJavaPropertyToEnvVariable). Two processes of a pod open
+  that pool each: the web server (sonar-webserver PlatformLevel1) and the Compute Engine
+  (sonar-ce ComputeEngineContainerImpl.populateLevel1) both add DefaultDatabase. The
+  Data Center search nodes (`-datacenter-search` tags) run Elasticsearch only.
 - Mattermost SqlSettings.MaxOpenConns, env MM_SQLSETTINGS_MAXOPENCONNS, default 300:
   mattermost/mattermost server/public/model/config.go SqlSettings.SetDefaults
   (`s.MaxOpenConns = NewPointer(300)`).
@@ -45,7 +56,7 @@ import re
 from msgspec import Struct
 from msgspec.structs import replace
 
-from advisor.model import Pool, Source
+from advisor.model import Pool, Source, Term
 from advisor.read.apps.base import StackContext
 from advisor.read.apps.numbers import parse_int
 
@@ -167,6 +178,69 @@ def _tag_version(image: str) -> tuple[int, int] | None:
     return (int(m.group(1)), int(m.group(2))) if m else None
 
 
+# A command that starts SonarQube: the image's entrypoint, its jar, or java
+_SONAR_RUNS = re.compile(r"docker/entrypoint\.sh|sonar-application|sonarqube\.jar|"
+                         r"(?:^|[\s/])java(?:\s|$)")
+SONAR_MAX_ACTIVE = 60  # ProcessProperties.java JDBC_MAX_ACTIVE default
+SONAR = "SonarQube sonar.jdbc.maxActive"
+SONAR_KEY = "sonar.jdbc.maxActive"
+SONAR_PROCESSES = Term(
+    label="SonarQube processes with a pool (web server, Compute Engine)", value=2,
+    source=Source.default_of("SonarQube: the web server and the Compute Engine each add "
+                             "DefaultDatabase (PlatformLevel1, ComputeEngineContainerImpl)",
+                             key="processes"))
+
+
+def _sonar_properties_value(ctx: StackContext) -> tuple[str, Source] | None:
+    """sonar.jdbc.maxActive in a sonar.properties the pod mounts: the last entry, as
+    Properties.load keeps it."""
+    from advisor.read.apps.javaprops import PropError, parse_properties
+
+    found = None
+    for f in ctx.files("sonar-properties"):
+        try:
+            docs = parse_properties(f.text)
+        except PropError as exc:
+            ctx.problem(Source(path=f.path, line=exc.line + f.line_offset), exc.message)
+            continue
+        for entry in (e for doc in docs for e in doc if e.key == SONAR_KEY):
+            found = entry.value, Source(path=f.path, line=entry.line + f.line_offset,
+                                        key=SONAR_KEY)
+    return found
+
+
+def sonarqube_pools(ctx: StackContext) -> list[Pool]:
+    """SonarQube's web server and Compute Engine, one sonar.jdbc.maxActive pool each."""
+    tag = ctx.container.image.split("@", 1)[0].rsplit("/", 1)[-1].partition(":")[2]
+    if "search" in tag:
+        return []  # a Data Center search node: Elasticsearch, no database
+    if ctx.container.command and not _SONAR_RUNS.search(" ".join(ctx.container.command)):
+        # the image running another program: a chart's curl test Pod, the init
+        # container that writes conf/sonar.properties with sh
+        return []
+    given = _option_value(ctx, "-D" + SONAR_KEY)
+    if given is None and (var := ctx.env("SONAR_JDBC_MAXACTIVE")) is not None:
+        if var.value is None:
+            ctx.hidden_size(SONAR, "SONAR_JDBC_MAXACTIVE", ctx.env_source(var.name))
+            return []
+        given = var.value, ctx.env_source(var.name)
+    given = given or _sonar_properties_value(ctx)
+    if given is None:
+        pool = ctx.pool(SONAR, SONAR_MAX_ACTIVE, Source.default_of(
+            "SonarQube default sonar.jdbc.maxActive 60 (ProcessProperties.java)",
+            key=SONAR_KEY), bound="default", per_process=False,
+            note="sonar.jdbc.maxActive unset (sonar.properties, SONAR_JDBC_MAXACTIVE, -D)")
+        return [replace(pool, processes=SONAR_PROCESSES)]
+    n = parse_int(given[0])
+    if n is None or n < 1:
+        # HikariCP refuses a maximumPoolSize below 1; a value not read is not a default
+        ctx.unknown.append(f"{SONAR} at {given[1].label()} is {given[0]!r}, not a pool "
+                           "size pool-advisor can read")
+        return []
+    return [replace(ctx.pool(SONAR, n, given[1], per_process=False),
+                    processes=SONAR_PROCESSES)]
+
+
 def _keycloak_wildfly(image: str) -> bool:
     """Keycloak's legacy WildFly distribution: every jboss/keycloak (its last tag was
     16.1.1), and keycloak/keycloak before 17 or tagged -legacy (17.0.1-legacy)."""
@@ -200,8 +274,6 @@ def keycloak_wildfly_pools(ctx: StackContext) -> list[Pool]:
 
 def mastodon_pools(ctx: StackContext) -> list[Pool]:
     """Mastodon run from its image with env only (its own files are in the image)."""
-    from advisor.model import Term
-
     if ctx.files("database-yml"):
         return []  # its source is in the repository: the Rails reader reads it
 
@@ -296,6 +368,8 @@ def _set_pool(ctx: StackContext, stack: ImageStack, name: str, value: str | None
 def image_pools(ctx: StackContext) -> list[Pool]:
     if _repo_name(ctx.container.image) in MASTODON_NAMES:
         return mastodon_pools(ctx)
+    if _repo_name(ctx.container.image) == "sonarqube":
+        return sonarqube_pools(ctx)
     if _keycloak_wildfly(ctx.container.image):
         return keycloak_wildfly_pools(ctx)
     stack = image_stack(ctx)

@@ -52,6 +52,7 @@ _BY_NAME = {
     "php-fpm.conf": "php-fpm",
     "mix.exs": "mix",
     ".env": "dotenv",
+    "sonar.properties": "sonar-properties",  # SonarQube's conf/ (apps/images.py)
     # dependency manifests: which driver/framework the app uses (advisor/read/apps/identify.py)
     "requirements.txt": "deps", "Pipfile": "deps", "pyproject.toml": "deps",
     "Gemfile": "deps", "Gemfile.lock": "deps", "setup.cfg": "deps",
