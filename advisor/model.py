@@ -248,6 +248,10 @@ class ConfigProblem(Frozen, kw_only=True):
 # Jinja, a Go template outside a chart): said as a notice, not a PA901 finding.
 TEMPLATE_PROGRAM = "template"
 
+# ConfigProblem.program values whose refusals have rules of their own (PA109, PA209) or
+# are a notice (TEMPLATE_PROGRAM): not PA901's, and not a file left unread.
+OWN_RULE_PROGRAMS = frozenset({"PostgreSQL", "PgBouncer", TEMPLATE_PROGRAM})
+
 
 # --- topology ------------------------------------------------------------------------
 

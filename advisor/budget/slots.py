@@ -20,6 +20,7 @@ from msgspec.structs import replace
 
 from advisor.budget.arith import num
 from advisor.model import (
+    OWN_RULE_PROGRAMS,
     Budget,
     Client,
     Contribution,
@@ -175,7 +176,10 @@ def max_connections_term(server: Server) -> Term:
         label="max_connections", value=100, source=Source.default_of("PostgreSQL default"))
 
 
-def server_budget(server: Server, topo: Topology, memory: MemoryOptions | None = None) -> Budget:
+def server_budget(server: Server, topo: Topology, memory: MemoryOptions | None = None,
+                  unread: list[str] | None = None) -> Budget:
+    """server's budget; unread is unread_files(topo) when the caller has it (one walk of
+    the problems per run, not one per server)."""
     version = server.version.int_value
     max_conn = max_connections_term(server)
     reserved: list[Term] = []
@@ -227,18 +231,16 @@ def server_budget(server: Server, topo: Topology, memory: MemoryOptions | None =
         memory=memory_budget(server, peak, memory or MemoryOptions()),
         location=server.location, unknown_clients=unknown, unbounded_clients=unbounded,
         unknown_pairs=pairs_unknown, unplaced_clients=list(topo.unplaced_clients),
-        unread_files=unread_files(topo))
+        unread_files=unread_files(topo) if unread is None else list(unread))
 
 
 def unread_files(topo: Topology) -> list[str]:
     """The files PA901 reports as errors (the real program refuses them, or pool-advisor
     could not read them), once each in the order found. A PostgreSQL or PgBouncer
     config the server would refuse is PA109's or PA209's, not content left unread."""
-    from advisor.model import TEMPLATE_PROGRAM
-
     out: dict[str, None] = {}
     for p in topo.problems:
-        if p.fatal and p.program not in ("PostgreSQL", "PgBouncer", TEMPLATE_PROGRAM):
+        if p.fatal and p.program not in OWN_RULE_PROGRAMS:
             out.setdefault(p.location.path)
     return list(out)
 
@@ -320,4 +322,5 @@ def _mib(value: float) -> str:
 
 
 def budgets(topo: Topology, memory: MemoryOptions | None = None) -> list[Budget]:
-    return [server_budget(s, topo, memory) for s in topo.servers]
+    unread = unread_files(topo)
+    return [server_budget(s, topo, memory, unread) for s in topo.servers]

@@ -146,7 +146,7 @@ def scan_paths(root: Root, paths: list[Path], settings: Settings, options: Check
     # The applications' source folders and build files are looked for in the whole
     # repository: `check k8s/` (or a chart's folder) deploys code that lives beside it.
     sources = found if any(p.resolve() == root.path for p in paths) else guarded(
-        problems, ".", partial(discover_names, root.path, _source_name, excludes=[
+        problems, ".", partial(discover_names, root.path, _source_name_test(), excludes=[
             ("", options.excludes), (settings.folder, settings.exclude)], given=paths), found,
         "listing the repository's application folders")
     hints = guarded(problems, ".", partial(build_contexts, sources, root), None,
@@ -1082,11 +1082,12 @@ APP_MARKERS = frozenset({
     "composer.json", "Cargo.toml", "manage.py", "Procfile"})
 
 
-def _source_name(name: str) -> bool:
-    """A file app_source_dirs or build_contexts looks for by its name."""
+def _source_name_test() -> Callable[[str], bool]:
+    """Whether a file is one app_source_dirs or build_contexts looks for by its name;
+    locate is imported here, once per run, as the walk calls this for every name."""
     from advisor.read.apps.locate import is_build_file
 
-    return name in _SOURCE_NAMES or is_build_file(name)
+    return lambda name: name in _SOURCE_NAMES or is_build_file(name)
 
 
 _SOURCE_NAMES = APP_MARKERS | {"application.yml", "application.yaml", "database.yml"}

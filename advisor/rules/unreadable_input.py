@@ -4,12 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from advisor.model import TEMPLATE_PROGRAM, Finding, Severity, Topology
+from advisor.model import OWN_RULE_PROGRAMS, Finding, Severity, Topology
 from advisor.rule_context import RuleContext
 from advisor.rules import rule
 
 # reported by PA109 and PA209; a template of another tool is a notice (engine.evaluate)
-_OWN = {"PostgreSQL", "PgBouncer", TEMPLATE_PROGRAM}
 
 
 @rule("PA901", "unreadable-input", Severity.error,
@@ -46,7 +45,7 @@ def unreadable_input(topo: Topology, ctx: RuleContext) -> Iterator[Finding]:
     # reports the same problem each time: said once.
     seen: set[tuple[object, str, bool]] = set()
     for p in topo.problems:
-        if p.program in _OWN or (p.location, p.message, p.fatal) in seen:
+        if p.program in OWN_RULE_PROGRAMS or (p.location, p.message, p.fatal) in seen:
             continue
         seen.add((p.location, p.message, p.fatal))
         yield Finding(code="PA901", name="unreadable-input",
