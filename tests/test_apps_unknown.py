@@ -98,3 +98,68 @@ def test_published_images_are_never_given_the_repository_source():
     assert not maybe_built_here("postgres:16")
     assert not maybe_built_here("quay.io/keycloak/keycloak:26.0")
     assert not maybe_built_here("bitnami/pgbouncer:1.23")
+
+
+THIRD_PARTY_JDBC = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: metabase}
+spec:
+  replicas: 3
+  selector: {matchLabels: {app: metabase}}
+  template:
+    metadata: {labels: {app: metabase}}
+    spec:
+      containers:
+        - name: metabase
+          image: metabase/metabase:v0.50.0
+          env:
+            - {name: MB_DB_CONNECTION_URI, value: "jdbc:postgresql://db:5432/metabase"}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: orders}
+spec:
+  replicas: 2
+  selector: {matchLabels: {app: orders}}
+  template:
+    metadata: {labels: {app: orders}}
+    spec:
+      containers:
+        - name: orders
+          image: example/orders:1.0
+          env:
+            - {name: SPRING_DATASOURCE_URL, value: "jdbc:postgresql://db:5432/orders"}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: db}
+spec:
+  selector: {app: db}
+  ports: [{port: 5432}]
+---
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: db}
+spec:
+  serviceName: db
+  selector: {matchLabels: {app: db}}
+  template:
+    metadata: {labels: {app: db}}
+    spec:
+      containers:
+        - {name: postgres, image: "postgres:16"}
+"""
+
+
+def test_a_jdbc_url_alone_names_no_pool(tmp_path):
+    """A JDBC URL names pgjdbc, not the pool: Metabase's image holds c3p0 (15), not
+    HikariCP's 10, which the URL scheme alone gave (3 + 1 pods x 10 = 40, 'fits'). A
+    SPRING_DATASOURCE_URL still says Spring Boot, whose pool is HikariCP."""
+    write_tree(tmp_path, {"k8s/all.yaml": THIRD_PARTY_JDBC})
+    result = _check(tmp_path)
+    (budget,) = result.budgets
+    assert budget.unknown_clients == ["metabase"] and budget.peak_is_floor
+    assert budget.peak == (3 + 1) * 1 + (2 + 1) * 10
+    (f,) = [f for f in result.findings if f.code == "PA106"]
+    assert "MB_DB_CONNECTION_URI (k8s/all.yaml:14) is a JDBC URL" in f.message

@@ -467,6 +467,16 @@ def _identified_defaults(inputs: Inputs, topo: Topology, w: Workload, app: objec
 
 def _why_unknown(w: Workload, directory: str | None, app: object | None) -> str:
     """What was looked for, and where, when a client's connections per pod stay unknown."""
+    jdbc = next((e for c in w.containers for e in c.env
+                 if (e.value or "").strip().lower().startswith("jdbc:")), None)
+    if jdbc is not None:
+        return f"{_why_unknown_read(w, directory, app)}; {jdbc.name} ({jdbc.source.label()}) " \
+            "is a JDBC URL, which names the driver, not the pool (HikariCP, c3p0, DBCP, " \
+            "Agroal, WildFly each have their own default)"
+    return _why_unknown_read(w, directory, app)
+
+
+def _why_unknown_read(w: Workload, directory: str | None, app: object | None) -> str:
     if directory is None:
         return ("no application source folder found for it (looked for: [[workloads]] "
                 "source, skaffold/compose build contexts naming its image, a folder with a "

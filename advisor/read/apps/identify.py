@@ -63,8 +63,9 @@ def _scheme_stack(url: str) -> Stack | None:
     lower = url.strip().lower()
     if lower.startswith("ecto://"):
         return ECTO
-    if lower.startswith("jdbc:postgresql"):
-        return HIKARI
+    # jdbc:postgresql names pgjdbc, the driver, not the pool (HikariCP, c3p0, DBCP,
+    # Agroal, WildFly's IronJacamar: Metabase's c3p0 holds 15): a JDBC URL alone is
+    # no pool size; dependencies or a known image name the pool
     if re.match(r"postgres(?:ql)?\+asyncpg://", lower):
         return SQLALCHEMY  # SQLAlchemy's async engine (AsyncAdaptedQueuePool, same sizes)
     if re.match(r"postgres(?:ql)?\+[\w.-]+://", lower):
