@@ -93,3 +93,23 @@ def test_a_suspended_cronjob_runs_no_pod_and_leaves_no_floor(tmp_path):
     assert c.factors[0].label == "CronJob suspended: no Job runs"
     assert (c.factors[0].source.path, c.factors[0].source.line) == ("k8s/reports.yaml", 7)
     assert not [f for f in result.findings if f.code == "PA106"]
+
+
+def test_an_unbounded_pool_counts_at_least_one_per_process():
+    """A pool with no limit whose reader could not say what a process reaches (Go
+    database/sql with MaxOpenConns 0, Temporal with no maxConns) printed '= 0' and
+    'peak >= 0': it counts 1 per process, the least a process that connects holds."""
+    from advisor.budget.slots import client_contribution
+    from advisor.model import Client, Location, Pool, Source, Term
+
+    src = Source(path="k8s/config.yaml", line=7)
+    pools = [Pool(label="Temporal default store maxConns", bound="unbounded",
+                  size=Term(label="maxConns", value=0, source=src)),
+             Pool(label="sync pool", size=Term(label="size", value=4, source=src))]
+    client = Client(id="Deployment/t", name="t", pools=pools,
+                    location=Location(path="k8s/t.yaml", line=1),
+                    replicas=Term(label="replicas", value=2, source=src))
+    c = client_contribution(client)
+    assert c.total == 2 * (1 + 4)
+    assert c.parts[0].factors[-1].label == "no limit, counted as at least 1"
+    assert "counted as 1 here, the real peak is higher" in c.parts[0].note

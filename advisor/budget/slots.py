@@ -26,6 +26,7 @@ from advisor.model import (
     Contribution,
     MemoryBudget,
     NotSubtracted,
+    Pool,
     Pooler,
     Server,
     Source,
@@ -97,10 +98,7 @@ def client_contribution(client: Client) -> Contribution:
     if any(p.bound == "unbounded" for p in client.pools):
         # Say it where the number is printed: the sum below is a floor, not the peak.
         client = replace(client, pools=[
-            p if p.bound != "unbounded" else replace(
-                p, note=f"{p.label} has no upper limit (PA102): counted as "
-                        f"{num(p.size.value)} here, the real peak is higher")
-            for p in client.pools])
+            p if p.bound != "unbounded" else _unbounded_floor(p) for p in client.pools])
     if len(client.pools) == 1:
         pool = client.pools[0]
         factors = [*pod_factors, *([pool.processes] if pool.processes else []), pool.size]
@@ -116,6 +114,19 @@ def client_contribution(client: Client) -> Contribution:
                         value=per_pod, source=Source.default_of("sum of the pools below"))
     return Contribution(who=client.name, kind="client", factors=[*pod_factors, per_pod_term],
                         parts=parts, total=pods * per_pod, location=client.location)
+
+
+def _unbounded_floor(pool: Pool) -> Pool:
+    """A pool with no upper limit, counted as the least it holds: what its process
+    could reach when the reader knew it, else 1 (a process that connects holds at
+    least one), never 0 (Temporal with no maxConns printed '= 0' and 'peak >= 0')."""
+    size = pool.size
+    if size.value < 1:
+        size = replace(size, label="no limit, counted as at least 1",
+                       value=1.0)
+    return replace(pool, size=size,
+                   note=f"{pool.label} has no upper limit (PA102): counted as "
+                        f"{num(size.value)} here, the real peak is higher")
 
 
 def pooler_contribution(pooler: Pooler, topo: Topology | None = None) -> Contribution:
