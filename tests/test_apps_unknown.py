@@ -163,3 +163,24 @@ def test_a_jdbc_url_alone_names_no_pool(tmp_path):
     assert budget.peak == (3 + 1) * 1 + (2 + 1) * 10
     (f,) = [f for f in result.findings if f.code == "PA106"]
     assert "MB_DB_CONNECTION_URI (k8s/all.yaml:14) is a JDBC URL" in f.message
+
+
+def test_pooler_clients_of_unknown_size_are_said_not_passed(tmp_path):
+    """Audit K: behind PgBouncer, clients of unknown size summed to a floor under
+    max_client_conn and PA201 said nothing, so max_client_conn appeared nowhere (the
+    Airflow chart with pgbouncer.enabled). A floor that fits is 'cannot tell' (info)."""
+    page = next(p for p in load_pages() if p.code == "PA201")
+    files = dict(page.bad)
+    files["k8s/app.yaml"] = files["k8s/app.yaml"].replace(
+        "SPRING_DATASOURCE_URL\n              value: jdbc:postgresql://pgbouncer:6432/shop",
+        "DATABASE_URL\n              value: postgresql://pgbouncer:6432/shop").replace(
+        "            - name: SPRING_DATASOURCE_HIKARI_MAXIMUMPOOLSIZE\n"
+        '              value: "20"\n', "").replace(
+        "            - name: SPRING_DATASOURCE_USERNAME\n              value: shop\n", "")
+    assert "DATABASE_URL" in files["k8s/app.yaml"] and "SPRING" not in files["k8s/app.yaml"]
+    write_tree(tmp_path, files)
+    result = _check(tmp_path)
+    (f,) = [f for f in result.findings if f.code == "PA201"]
+    assert f.severity.value == "info", f.message
+    assert "client connections at peak >= 10 (1 client of unknown or unbounded size: " \
+           "checkout) vs 100 max_client_conn x replicas: cannot tell" in f.message

@@ -63,6 +63,25 @@ def pooler_client_oversubscribed(topo: Topology, ctx: RuleContext) -> Iterator[F
             "max_client_conn", pooler.version)
         limit = Term(label="max_client_conn", value=float(setting.value), source=setting.source)
         capacity = limit.value * pooler.replicas.value
+        floor_of = [c.name for c in clients if c.unknown or not c.pools
+                    or any(p.bound == "unbounded" for p in c.pools)]
+        if demand <= capacity and floor_of:
+            # a sum of floors that fits says nothing: said, not passed over in silence
+            # (Airflow's chart with pgbouncer.enabled: six clients of unknown size, and
+            # max_client_conn 100 appeared nowhere in the output)
+            yield Finding(
+                code="PA201", name="pooler-client-oversubscribed", severity=Severity.info,
+                message=f"{pooler.name}: client connections at peak >= {num(demand)} "
+                        f"({len(floor_of)} client{'s' if len(floor_of) > 1 else ''} of "
+                        f"unknown or unbounded size: {', '.join(floor_of)}) vs "
+                        f"{num(capacity)} max_client_conn x replicas: cannot tell whether "
+                        "they fit",
+                detail="\n".join([
+                    f"capacity: {limit.show()} x {pooler.replicas.show()} = {num(capacity)}",
+                    *(line for c in contributions for line in contribution_lines(c))]),
+                location=limit.source.location() or pooler.location,
+                related=related([limit, pooler.replicas]), subject=pooler.id)
+            continue
         if demand <= capacity:
             continue
         per_replica = demand / max(pooler.replicas.value, 1)
