@@ -113,3 +113,78 @@ def test_an_unbounded_pool_counts_at_least_one_per_process():
     assert c.total == 2 * (1 + 4)
     assert c.parts[0].factors[-1].label == "no limit, counted as at least 1"
     assert "counted as 1 here, the real peak is higher" in c.parts[0].note
+
+
+SHARE_TREE = {
+    "k8s/db.yaml": """\
+apiVersion: v1
+kind: Service
+metadata: {name: db}
+spec:
+  selector: {app: db}
+  ports: [{port: 5432}]
+---
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: db}
+spec:
+  serviceName: db
+  selector: {matchLabels: {app: db}}
+  template:
+    metadata: {labels: {app: db}}
+    spec:
+      containers:
+        - name: postgres
+          image: postgres:16
+          args: ["-c", "max_connections=20"]
+""",
+    "k8s/apps.yaml": """\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web}
+spec:
+  replicas: 1
+  strategy: {type: Recreate}
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers:
+        - name: web
+          image: example/web:1
+          env:
+            - {name: SPRING_DATASOURCE_URL, value: "jdbc:postgresql://db:5432/app"}
+            - {name: SPRING_DATASOURCE_HIKARI_MAXIMUM_POOL_SIZE, value: "100"}
+---
+apiVersion: batch/v1
+kind: Job
+metadata: {name: create-user}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+        - name: create-user
+          image: example/tools:1
+          env:
+            - {name: DATABASE_URL, value: "postgresql://db:5432/app"}
+""",
+    ".pool-advisor.toml": '[[workloads]]\nname = "create-user"\nconnections = 1\n',
+}
+
+
+def test_a_share_under_one_connection_is_not_advice_to_use_zero(tmp_path):
+    """PA101 named each pool over its share as 'allows N per process'; a share under one
+    connection said 'allows 0 per process' (audit K: Airflow's create-user Job), a pool
+    size nobody can set."""
+    from advisor.engine.check import run_check
+    from advisor.engine.options import CheckOptions
+    from tests.rule_pages import write_tree
+
+    write_tree(tmp_path, SHARE_TREE)
+    result = run_check([str(tmp_path)], CheckOptions(cache=False))
+    (f,) = [f for f in result.findings if f.code == "PA101"]
+    assert "allows 0 per process" not in f.detail
+    assert "create-user's share, 0 of 17 usable over 1 pods, is less than one connection " \
+           "per process" in f.detail, f.detail
+    assert "web's HikariCP" in f.detail and "allows 16 per process" in f.detail

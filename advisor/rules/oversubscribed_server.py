@@ -94,7 +94,14 @@ def _over_share(clients: dict[str, Client], budget) -> list[str]:
             processes = pool.processes.value if pool.processes else 1
             allowed = math.floor(per_pod * pool.per_pod() / sum(
                 p.per_pod() for p in client.pools) / processes)
-            if pool.size.value > allowed:
+            if allowed < 1:
+                # no pool is smaller than one connection: "allows 0 per process" was
+                # advice nobody can take (audit K, Airflow's create-user Job)
+                out.append(f"{client.name}'s share, {share:.0f} of {num(budget.usable)} "
+                           f"usable over {num(pods)} pods, is less than one connection "
+                           f"per process: no smaller {pool.label} fits it (fewer pods, "
+                           "or a pooler in front)")
+            elif pool.size.value > allowed:
                 out.append(f"{client.name}'s {pool.label} of {num(pool.size.value)} "
                            f"({pool.size.source.label()}) exceeds its share: "
                            f"{share:.0f} of {num(budget.usable)} usable over "
