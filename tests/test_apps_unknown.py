@@ -184,3 +184,21 @@ def test_pooler_clients_of_unknown_size_are_said_not_passed(tmp_path):
     assert f.severity.value == "info", f.message
     assert "client connections at peak >= 10 (1 client of unknown or unbounded size: " \
            "checkout) vs 100 max_client_conn x replicas: cannot tell" in f.message
+
+
+def test_a_container_running_nginx_is_no_client(tmp_path):
+    """Zammad's chart gives its nginx container the Rails containers' database env;
+    nginx opens no PostgreSQL connection, so it is no client (it was 2 + 1 pods of
+    unknown size, a floor, in the budget)."""
+    nginx = THIRD_PARTY_JDBC.split("---\n")[0].replace("metabase", "web-nginx").replace(
+        "          image: web-nginx/web-nginx:v0.50.0\n",
+        "          image: example/app:1\n          command: [/usr/sbin/nginx, -g, 'daemon off;']\n")
+    assert "/usr/sbin/nginx" in nginx
+    write_tree(tmp_path, {"k8s/all.yaml": nginx + "---\n" + "---\n".join(
+        THIRD_PARTY_JDBC.split("---\n")[1:])})
+    result = _check(tmp_path)
+    (budget,) = result.budgets
+    assert [c.who for c in budget.contributions] == ["orders"]
+    assert budget.peak == (2 + 1) * 10 and not budget.peak_is_floor
+    assert any("container web-nginx runs /usr/sbin/nginx (k8s/all.yaml:13), which opens no "
+               "PostgreSQL connection" in n for n in result.notices), result.notices

@@ -37,6 +37,7 @@ from advisor.read.apps import (
     route_from_env,
     scan_app_dir,
 )
+from advisor.read.apps.cmdline import non_client_server
 from advisor.read.apps.locate import (
     DEPENDENCY_FILES,
     app_files_in,
@@ -138,6 +139,13 @@ def client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
     runs_app = _app_containers(w) if app is not None else set()
     for c in w.containers:
         if is_pgbouncer_container(c):
+            continue
+        if (server := non_client_server(c)) is not None:
+            if route_from_env(c.env) is not None:
+                topo.notices.append(
+                    f"{workload_id(w)}: container {c.name} runs {server.text} "
+                    f"({server.source.label()}), which opens no PostgreSQL connection: "
+                    "the database env it is given is not counted")
             continue
         read = partial(pools_for_container, c, app, node_cpus=inputs.settings.node_cpus) \
             if c.name in runs_app else partial(container_pools, c, _run_cache(inputs),
@@ -454,7 +462,7 @@ def _identified_defaults(inputs: Inputs, topo: Topology, w: Workload, app: objec
                          route: Route) -> list[Pool]:
     """No reader found a pool: the default of the stack the URL or dependencies name."""
     for c in w.containers:
-        if is_pgbouncer_container(c) or c.role == "init":
+        if is_pgbouncer_container(c) or c.role == "init" or non_client_server(c):
             continue
         found = guarded(topo.problems, w.obj.path, partial(
             default_pools_for_container, c, app, route, node_cpus=inputs.settings.node_cpus),

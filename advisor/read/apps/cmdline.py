@@ -361,3 +361,24 @@ def command_line(container: Container, app: AppSource | None, notices: list[str]
     src = Source(path=path, line=int(line) if line.isdigit() else None, key=origin)
     return CommandLine(words=tuple(_words_of([(w, src) for w in words], env, k8s=False)),
                        origin=origin)
+
+
+# Servers that speak no PostgreSQL protocol: a container whose manifest command runs one
+# opens no database connection, whatever env the chart gives every container (Zammad's
+# chart gives its nginx container the database env of the Rails ones). Not openresty:
+# OpenResty's Lua (pgmoon, Kong) does connect.
+NON_CLIENT_SERVERS = frozenset({"nginx", "httpd", "apache2", "apachectl", "haproxy",
+                                "envoy", "caddy", "varnishd", "squid", "memcached",
+                                "redis-server"})
+
+
+def non_client_server(container: Container) -> Word | None:
+    """The word of the manifest's command that runs a server of NON_CLIENT_SERVERS (the
+    program the last shell segment runs), or None."""
+    if not container.command and not container.args:
+        return None
+    segments = command_line(container, None, []).segments()
+    if not segments:
+        return None
+    first = segments[-1][0]
+    return first if first.text.rsplit("/", 1)[-1] in NON_CLIENT_SERVERS else None
