@@ -202,3 +202,23 @@ def test_npgsql_connection_string_from_an_env_variable_the_code_reads():
     assert product([pool]) == "1 x 12 = 12"
     assert (pool.route.host, pool.route.port) == ("ledger-db", 6432)
     assert pool.size.source.label() == "k8s/deployment.yaml:24"
+
+
+def test_rails_without_database_yml_takes_the_url_pool(tmp_path):
+    """An app with no config/database.yml: Active Record builds its config from
+    DATABASE_URL, ?pool= included; it was the default 5 whatever the URL said
+    (puma -t 30: 5 -> 25; with Puma's default 5 threads the 25 is capped at 5, and the
+    25 is named where it is written)."""
+    from advisor.read.apps import default_pools_for_container
+    from advisor.read.apps.urls import route_from_env
+
+    (tmp_path / "Gemfile").write_text('source "https://rubygems.org"\ngem "rails", "~> 7.1"\n')
+    app = scan_app_dir(Root.of(tmp_path), "")
+    url = {"DATABASE_URL": "postgres://db:5432/app?pool=25"}
+    c = container(url, command=("bundle", "exec", "puma", "-t", "30:30"))
+    (pool,) = default_pools_for_container(c, app, route_from_env(c.env)).pools
+    assert pool.size.value == 25 and pool.size.source.key == "DATABASE_URL ?pool="
+    assert (pool.size.source.path, pool.size.source.line) == ("k8s/app.yaml", 10)
+    c = container(url, command=("bundle", "exec", "puma"))
+    (pool,) = default_pools_for_container(c, app, route_from_env(c.env)).pools
+    assert pool.size.value == 5 and "pool 25 (k8s/app.yaml:10) capped by 5" in pool.note

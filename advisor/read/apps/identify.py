@@ -146,6 +146,14 @@ def identified_pools(ctx: StackContext, route: Route | None) -> list[Pool]:
                          per_process=False, note=why, cpu=formula)]
     size = stack.size
     threads = ctx.processes().threads
+    if stack is RAILS and (from_url := _rails_url_pool(ctx)) is not None:
+        # Active Record merges DATABASE_URL into the config it builds when the app has
+        # no config/database.yml, and the URL's ?pool= is its pool (ConnectionUrlResolver)
+        from advisor.read.apps.rails import _capped_by_threads
+
+        pool = _capped_by_threads(ctx, stack.label, *from_url, route)
+        return [replace(pool, note="; ".join(n for n in (
+            f"stack identified by {evidence.key} ({evidence.label()})", pool.note) if n))]
     if stack is DJANGO and threads is not None:
         size = int(threads.value)
         why += f"; {threads.show()}"
@@ -155,3 +163,19 @@ def identified_pools(ctx: StackContext, route: Route | None) -> list[Pool]:
         why += f"; capped by {threads.show()}"
     return [ctx.pool(stack.label, size, src, route=route, bound="default",
                      per_process=stack.per_process, note=why)]
+
+
+def _rails_url_pool(ctx: StackContext) -> tuple[int, Source] | None:
+    """DATABASE_URL's ?pool=N in the container env, with where it is set."""
+    from urllib.parse import parse_qs, urlsplit
+
+    var = ctx.env("DATABASE_URL")
+    if var is None or not var.value:
+        return None
+    try:
+        found = (parse_qs(urlsplit(var.value.strip()).query).get("pool") or [""])[-1]
+    except ValueError:
+        return None
+    if not found.isdigit():
+        return None
+    return int(found), replace(ctx.env_source("DATABASE_URL"), key="DATABASE_URL ?pool=")
