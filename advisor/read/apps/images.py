@@ -46,6 +46,11 @@ Defaults, each read in the application's own source:
   `pool: <%= ENV["DB_POOL"] || ENV['MAX_THREADS'] || 5 %>`; config/puma.rb workers
   `ENV.fetch('WEB_CONCURRENCY') { 2 }`, threads `ENV.fetch('MAX_THREADS') { 5 }`;
   Sidekiq `-c N`; streaming/database.js `max: parseIntFromEnvValue(env.DB_POOL, 10, ...)`.
+  Streaming before 4.2 (CHANGELOG 4.2.0: "Remove clustering from streaming API",
+  mastodon#24655): streaming/index.js forks `numWorkers = +process.env.STREAMING_CLUSTER_NUM
+  || (env === 'development' ? 1 : Math.max(os.cpus().length - 1, 1))` workers with throng,
+  each `startWorker` making its own `new pg.Pool` with `max: process.env.DB_POOL || 10`
+  (4.1.x); before 4.1.0 (mastodon#23470, CHANGELOG 4.1.0) `max: 10`, no DB_POOL.
   Rails processes hold at most one connection per thread (advisor/read/apps/rails.py).
 """
 
@@ -56,7 +61,7 @@ import re
 from msgspec import Struct
 from msgspec.structs import replace
 
-from advisor.model import Pool, Source, Term
+from advisor.model import CpuFormula, Pool, Source, Term
 from advisor.read.apps.base import StackContext
 from advisor.read.apps.numbers import parse_int
 
@@ -272,6 +277,61 @@ def keycloak_wildfly_pools(ctx: StackContext) -> list[Pool]:
              "KC_DB_POOL_MAX_SIZE or --db-pool-max-size")]
 
 
+STREAMING_POOL = 10  # streaming's pg.Pool max without DB_POOL (every version)
+STREAMING_CLUSTER = CpuFormula(per_cpu=1, plus=-1, floor=1, applies_to="processes",
+                               text="Math.max(os.cpus().length - 1, 1)")
+
+
+def _streaming_size(ctx: StackContext, version: tuple[int, int] | None) -> Pool:
+    """One streaming process's pg.Pool: `max` 10, DB_POOL from 4.1.0 (mastodon#23470)."""
+    if version is not None and version < (4, 1):
+        return ctx.pool("Mastodon streaming pg pool max", STREAMING_POOL, Source.default_of(
+            "Mastodon before 4.1.0 streaming/index.js: pg.Pool max: 10, no DB_POOL "
+            "(added by mastodon#23470)", key="max"), bound="default", per_process=False)
+    got = _int_env(ctx, "DB_POOL")
+    if got:
+        return ctx.pool("Mastodon streaming pg pool max (DB_POOL)", got[0], got[1],
+                        per_process=False)
+    return ctx.pool("Mastodon streaming pg pool max", STREAMING_POOL, Source.default_of(
+        "Mastodon streaming: pg.Pool max DB_POOL, default 10", key="DB_POOL"),
+        bound="default", per_process=False)
+
+
+def mastodon_streaming_pool(ctx: StackContext, name: str) -> Pool:
+    """The streaming server. Before 4.2 (mastodon#24655 removed clustering) it forks
+    STREAMING_CLUSTER_NUM workers with throng, else max(CPUs - 1, 1) (1 when NODE_ENV is
+    development), and each worker makes its own pg.Pool; the master makes none."""
+    # the mastodon-streaming image exists from 4.3 only: one process whatever its tag
+    version = _tag_version(ctx.container.image) if name == "mastodon" else None
+    pool = _streaming_size(ctx, version)
+    if version is None or version >= (4, 2):
+        return pool
+    var = ctx.env("STREAMING_CLUSTER_NUM")
+    if var is not None and var.value is None:
+        ctx.hidden_size("Mastodon streaming cluster workers", var.name,
+                        ctx.env_source(var.name))
+        return pool
+    label = "Mastodon streaming cluster workers (STREAMING_CLUSTER_NUM)"
+    # `+process.env.STREAMING_CLUSTER_NUM || ...`: 0, empty or not a number -> the default
+    n = parse_int(var.value) if var is not None else None
+    if n is not None and n > 0:
+        return replace(pool, processes=Term(label=label, value=n,
+                                            source=ctx.env_source(var.name)))
+    tag = ctx.container.image.rsplit(":", 1)[-1]
+    if ctx.env_value("NODE_ENV") == "development":
+        return replace(pool, processes=Term(label=label, value=1, source=ctx.env_source(
+            "NODE_ENV")))
+    # os.cpus() counts the node's CPUs, not the container's CPU limit
+    return replace(pool, processes=Term(
+        label=label, value=STREAMING_CLUSTER.at(ctx.cpus), source=Source.default_of(
+            "Mastodon before 4.2 streaming/index.js: numWorkers = "
+            "+STREAMING_CLUSTER_NUM || Math.max(os.cpus().length - 1, 1)",
+            key="STREAMING_CLUSTER_NUM")),
+        bound="cpu" if pool.bound == "fixed" else pool.bound, cpu_formula=STREAMING_CLUSTER,
+        cpus=ctx.cpus_term(),
+        note=f"image tag {tag}: STREAMING_CLUSTER_NUM unset, one worker per node CPU but one")
+
+
 def mastodon_pools(ctx: StackContext) -> list[Pool]:
     """Mastodon run from its image with env only (its own files are in the image)."""
     if ctx.files("database-yml"):
@@ -281,13 +341,7 @@ def mastodon_pools(ctx: StackContext) -> list[Pool]:
     words = [w.rsplit("/", 1)[-1] for w in (*ctx.container.command, *ctx.container.args)]
     default = "mastodon default"
     if name == "mastodon-streaming" or any("streaming" in w for w in words):
-        got = _int_env(ctx, "DB_POOL")
-        if got:
-            return [ctx.pool("Mastodon streaming pg pool max (DB_POOL)", got[0], got[1],
-                             per_process=False)]
-        return [ctx.pool("Mastodon streaming pg pool max", 10, Source.default_of(
-            "Mastodon streaming/database.js: DB_POOL, default 10", key="DB_POOL"),
-            bound="default", per_process=False)]
+        return [mastodon_streaming_pool(ctx, name)]
     pool = _int_env(ctx, "DB_POOL") or _int_env(ctx, "MAX_THREADS")
     pool_src = pool[1] if pool else Source.default_of(
         "Mastodon config/database.yml: DB_POOL || MAX_THREADS || 5", key="pool")

@@ -1,0 +1,125 @@
+"""Mastodon run from its image in the shape mastodon/chart renders (audit K): the
+streaming server's cluster workers before 4.2, tootctl commands, and the db:migrate
+hooks (advisor/read/apps/images.py, advisor/read/apps/__init__.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from advisor.engine.check import run_check, scan
+from advisor.engine.options import CheckOptions
+from advisor.model import Pool
+from tests.tree_helpers import write
+
+DB = """
+apiVersion: v1
+kind: Service
+metadata: {name: db}
+spec:
+  selector: {app: db}
+---
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: db}
+spec:
+  template:
+    metadata: {labels: {app: db}}
+    spec:
+      containers:
+        - name: postgres
+          image: postgres:16.2
+          args: ["-c", "max_connections=200"]
+"""
+STREAMING_POOL = 10  # streaming/index.js pg.Pool max without DB_POOL
+
+
+def env_configmap(cluster: str | None) -> str:
+    """The chart's configmap-env.yaml: every container reads it by envFrom."""
+    line = f'  STREAMING_CLUSTER_NUM: "{cluster}"\n' if cluster is not None else ""
+    return f"""
+apiVersion: v1
+kind: ConfigMap
+metadata: {{name: mastodon-env}}
+data:
+  DB_HOST: db
+  DB_PORT: "5432"
+  NODE_ENV: "production"
+{line}"""
+
+
+def streaming(image: str, replicas: int = 1) -> str:
+    """deployment-streaming.yaml: `node ./streaming`, Recreate so no surge is added."""
+    return f"""
+apiVersion: apps/v1
+kind: Deployment
+metadata: {{name: mastodon-streaming}}
+spec:
+  replicas: {replicas}
+  strategy: {{type: Recreate}}
+  template:
+    spec:
+      containers:
+        - name: mastodon-streaming
+          image: {image}
+          command:
+            - node
+            - ./streaming
+          envFrom:
+            - configMapRef: {{name: mastodon-env}}
+"""
+
+
+def pools_of(root: Path, name: str) -> list[Pool]:
+    topo = scan([str(root)], CheckOptions()).topology
+    (client,) = [c for c in topo.clients if c.name == name]
+    return client.pools
+
+
+def peak(root: Path, options: CheckOptions | None = None) -> float:
+    result = run_check([str(root)], options or CheckOptions())
+    return {b.server: b for b in result.budgets}["db"].peak
+
+
+def test_streaming_before_4_2_runs_streaming_cluster_num_workers_each_with_a_pool(tmp_path):
+    """Audit K finding 1: v4.1.9 with streaming.workers=4 was 2 x 10 (57 'fits');
+    throng forks STREAMING_CLUSTER_NUM workers and each makes its own pg.Pool."""
+    write(tmp_path, {"k8s/db.yaml": DB, "k8s/env.yaml": env_configmap("4"),
+                     "k8s/streaming.yaml": streaming("ghcr.io/mastodon/mastodon:v4.1.9", 2)})
+    (pool,) = pools_of(tmp_path, "mastodon-streaming")
+    assert pool.processes is not None and pool.processes.value == 4
+    assert pool.processes.source.path == "k8s/env.yaml"
+    assert peak(tmp_path) == 2 * 4 * STREAMING_POOL
+
+
+def test_streaming_cluster_num_unset_is_node_cpus_but_one(tmp_path):
+    write(tmp_path, {"k8s/db.yaml": DB, "k8s/env.yaml": env_configmap(None),
+                     "k8s/streaming.yaml": streaming("tootsuite/mastodon:v4.0.2")})
+    (pool,) = pools_of(tmp_path, "mastodon-streaming")
+    assert pool.bound == "default" and pool.cpu_formula is not None
+    assert pool.processes is not None and pool.processes.value == 4 - 1  # 4 CPUs assumed
+    result = run_check([str(tmp_path)], CheckOptions())
+    assert [f for f in result.findings if f.code == "PA103"]
+    # "0" is falsy in `+STREAMING_CLUSTER_NUM || ...`: the CPU default again
+    write(tmp_path, {"k8s/env.yaml": env_configmap("0")})
+    (pool,) = pools_of(tmp_path, "mastodon-streaming")
+    assert pool.processes is not None and pool.processes.value == 3
+
+
+def test_streaming_from_4_2_and_the_streaming_image_is_one_process(tmp_path):
+    for image in ("ghcr.io/mastodon/mastodon:v4.2.0", "ghcr.io/mastodon/mastodon-streaming:v4.3.2",
+                  "ghcr.io/mastodon/mastodon:latest"):
+        write(tmp_path, {"k8s/db.yaml": DB, "k8s/env.yaml": env_configmap("4"),
+                         "k8s/streaming.yaml": streaming(image)})
+        (pool,) = pools_of(tmp_path, "mastodon-streaming")
+        assert pool.processes is None, image
+        assert peak(tmp_path) == STREAMING_POOL
+
+
+def test_streaming_before_4_1_reads_no_db_pool(tmp_path):
+    """DB_POOL came to streaming in 4.1.0 (mastodon#23470): before, max 10."""
+    env = env_configmap("2") + "  DB_POOL: \"3\"\n"
+    write(tmp_path, {"k8s/db.yaml": DB, "k8s/env.yaml": env,
+                     "k8s/streaming.yaml": streaming("tootsuite/mastodon:v4.0.2")})
+    assert peak(tmp_path) == 2 * STREAMING_POOL
+    write(tmp_path, {"k8s/streaming.yaml": streaming("tootsuite/mastodon:v4.1.0")})
+    assert peak(tmp_path) == 2 * 3
