@@ -80,6 +80,11 @@ def sidecars_by_workload(topo: Topology) -> dict[str, Pooler]:
     return out
 
 
+# Configuration files a reader takes from a mounted ConfigMap (apps/temporal.py,
+# apps/images.py SonarQube, apps/airflow.py)
+_MOUNTED_CONFIG_KINDS = ("temporal-config", "sonar-properties", "airflow-cfg")
+
+
 def mounted_files(w: Workload, index: ConfigIndex) -> list:
     """Application config files the pod mounts from ConfigMaps in the repository (a
     Temporal config_template.yaml, a Spring application.yml): classified by key name,
@@ -97,9 +102,10 @@ def mounted_files(w: Workload, index: ConfigIndex) -> list:
                 shown, offset = data.text_origin(key)
                 found = mounted_app_file(shown, key, text, mount_path=directory,
                                          line_offset=offset)
-                if found is not None and (found.kind in ("temporal-config", "sonar-properties")
+                if found is not None and (found.kind in _MOUNTED_CONFIG_KINDS
                                           or (found.kind == "python" and "DATABASES" in text)):
-                    # Temporal config; SonarQube's sonar.properties (the charts copy it
+                    # Temporal config; Airflow's airflow.cfg (the official chart's
+                    # ConfigMap); SonarQube's sonar.properties (the charts copy it
                     # from a ConfigMap into conf/ in an init container); Django settings
                     # (sentry.conf.py)
                     out.append(found)

@@ -97,6 +97,9 @@ READERS: tuple[StackReader, ...] = (
     StackReader("ecto", "ecto:ecto_pools", ("elixir",)),
     StackReader("quarkus", "quarkus:quarkus_pools", ("spring-config",)),
     StackReader("temporal", "temporal:temporal_pools", ("temporal-config",)),
+    # apache/airflow 2: components by command, options from AIRFLOW__* env and airflow.cfg
+    StackReader("airflow", "airflow:airflow_pools", ("airflow-cfg",), ("AIRFLOW__",),
+                image_markers=("airflow",)),
     # Applications run from their own images, configured by env (Keycloak, Mattermost,
     # Harbor, PostgREST, n8n, Mastodon, SonarQube): advisor/read/apps/images.py, which
     # matches the image's name exactly. Markers repeated there (ENV_PREFIXES, the names of STACKS).

@@ -78,6 +78,9 @@ def _expand_shell(text: str, env: dict[str, EnvVar]) -> tuple[str, str | None, b
 
 
 def _split(text: str) -> list[str]:
+    # a backslash-newline joins lines (the Airflow chart's `exec \<newline>airflow celery
+    # worker`); shlex would keep the newline in the next word
+    text = text.replace("\\\n", "")
     try:
         lexer = shlex.shlex(text, posix=True, punctuation_chars=";&|")
         lexer.whitespace_split = True

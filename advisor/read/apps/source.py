@@ -53,6 +53,7 @@ _BY_NAME = {
     "mix.exs": "mix",
     ".env": "dotenv",
     "sonar.properties": "sonar-properties",  # SonarQube's conf/ (apps/images.py)
+    "airflow.cfg": "airflow-cfg",  # $AIRFLOW_HOME/airflow.cfg (apps/airflow.py)
     # dependency manifests: which driver/framework the app uses (advisor/read/apps/identify.py)
     "requirements.txt": "deps", "Pipfile": "deps", "pyproject.toml": "deps",
     "Gemfile": "deps", "Gemfile.lock": "deps", "setup.cfg": "deps",
