@@ -123,3 +123,58 @@ def test_streaming_before_4_1_reads_no_db_pool(tmp_path):
     assert peak(tmp_path) == 2 * STREAMING_POOL
     write(tmp_path, {"k8s/streaming.yaml": streaming("tootsuite/mastodon:v4.1.0")})
     assert peak(tmp_path) == 2 * 3
+
+
+def tootctl(kind: str, command: str) -> str:
+    """cronjob-media-remove.yaml / job-deploy-search.yaml: bin/tootctl as the command."""
+    spec = """
+  template:
+    spec:
+      restartPolicy: OnFailure
+      containers:
+        - name: tootctl
+          image: ghcr.io/mastodon/mastodon:v4.6.3
+          command: {command}
+          envFrom:
+            - configMapRef: {{name: mastodon-env}}
+""".format(command=command)
+    if kind == "CronJob":
+        indented = "".join(f"      {line}\n" if line else "\n" for line in spec.splitlines())
+        return f"""
+apiVersion: batch/v1
+kind: CronJob
+metadata: {{name: mastodon-media-remove}}
+spec:
+  schedule: "0 0 * * 0"
+  jobTemplate:
+    spec:
+{indented}"""
+    return f"""
+apiVersion: batch/v1
+kind: Job
+metadata: {{name: mastodon-tootctl}}
+spec:
+{spec}"""
+
+
+def test_tootctl_is_one_process_with_its_concurrency_plus_one(tmp_path):
+    """Audit K finding 6: the media-remove CronJob was counted as Puma, 2 workers x 5
+    = 10; tootctl is one process, and media remove resets its pool to --concurrency
+    (default 5) + 1 (lib/mastodon/cli/helper.rb reset_connection_pools!)."""
+    write(tmp_path, {"k8s/db.yaml": DB, "k8s/env.yaml": env_configmap(None),
+                     "k8s/media.yaml": tootctl("CronJob", "[bin/tootctl, media, remove]")})
+    (pool,) = pools_of(tmp_path, "mastodon-media-remove")
+    assert pool.processes is None and pool.size.value == 5 + 1
+    assert peak(tmp_path) == 6
+    write(tmp_path, {"k8s/media.yaml": tootctl(
+        "CronJob", "[bin/tootctl, media, remove, --concurrency, '8']")})
+    (pool,) = pools_of(tmp_path, "mastodon-media-remove")
+    assert pool.size.value == 8 + 1 and pool.size.source.path == "k8s/media.yaml"
+
+
+def test_tootctl_without_a_parallel_command_keeps_the_rails_pool(tmp_path):
+    env = env_configmap(None) + '  DB_POOL: "3"\n'
+    write(tmp_path, {"k8s/db.yaml": DB, "k8s/env.yaml": env, "k8s/admin.yaml": tootctl(
+        "Job", "[bin/tootctl, accounts, create, admin, --email, a@b.c]")})
+    (pool,) = pools_of(tmp_path, "mastodon-tootctl")
+    assert pool.processes is None and pool.size.value == 3

@@ -332,6 +332,46 @@ def mastodon_streaming_pool(ctx: StackContext, name: str) -> Pool:
         note=f"image tag {tag}: STREAMING_CLUSTER_NUM unset, one worker per node CPU but one")
 
 
+TOOTCTL_CONCURRENCY = 5  # `option :concurrency, default: 5` of the parallel commands
+# tootctl commands that run parallelize_with_progress or call reset_connection_pools!
+# themselves (lib/mastodon/cli/media.rb remove, refresh; search.rb deploy)
+_TOOTCTL_PARALLEL = (("media", "remove"), ("media", "refresh"), ("search", "deploy"))
+
+
+def tootctl_pool(ctx: StackContext, words: list[str], size: int, pool_src: Source, *,
+                 fixed: bool) -> Pool:
+    """One tootctl process (a CronJob's `bin/tootctl media remove`), no Puma: a parallel
+    command resets the pool to --concurrency + 1 (lib/mastodon/cli/helper.rb
+    reset_connection_pools!: `config['pool'] = options[:concurrency] + 1`), the threads and
+    the main one; another command keeps the Rails pool, DB_POOL || MAX_THREADS || 5."""
+    start = words.index("tootctl") + 1
+    rest = words[start:]
+    sources = ctx.container.word_sources
+    conc: tuple[int, Source] | None = None
+    for i, w in enumerate(rest):
+        if w in ("-c", "--concurrency") and i + 1 < len(rest):
+            value, at = rest[i + 1], start + i + 1
+        elif w.startswith("--concurrency="):
+            value, at = w.split("=", 1)[1], start + i
+        else:
+            continue
+        n = parse_int(value)
+        if n is not None:
+            where = sources[at] if len(sources) == len(words) else ctx.container.source
+            conc = n, replace(where, key="tootctl --concurrency")
+    label = f"tootctl {' '.join(rest[:2])}"
+    if conc is None and tuple(rest[:2]) not in _TOOTCTL_PARALLEL:
+        return ctx.pool(f"Mastodon {label} Rails pool", size, pool_src,
+                        bound="fixed" if fixed else "default", per_process=False,
+                        note="one tootctl process with the Rails pool")
+    n, src = conc or (TOOTCTL_CONCURRENCY, Source.default_of(
+        f"Mastodon lib/mastodon/cli: {label} --concurrency default 5", key="concurrency"))
+    return ctx.pool(f"Mastodon {label} pool (--concurrency + 1)", n + 1, src,
+                    bound="fixed" if conc else "default", per_process=False,
+                    note=f"{n} worker threads + the main one (helper.rb "
+                         "reset_connection_pools!)")
+
+
 def mastodon_pools(ctx: StackContext) -> list[Pool]:
     """Mastodon run from its image with env only (its own files are in the image)."""
     if ctx.files("database-yml"):
@@ -346,6 +386,8 @@ def mastodon_pools(ctx: StackContext) -> list[Pool]:
     pool_src = pool[1] if pool else Source.default_of(
         "Mastodon config/database.yml: DB_POOL || MAX_THREADS || 5", key="pool")
     size = pool[0] if pool else 5
+    if "tootctl" in words:
+        return [tootctl_pool(ctx, words, size, pool_src, fixed=pool is not None)]
     if "sidekiq" in words:
         conc = None
         conc_src = Source.default_of("Sidekiq 7/8 default concurrency 5", key="concurrency")
