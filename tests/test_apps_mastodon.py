@@ -127,7 +127,7 @@ def test_streaming_before_4_1_reads_no_db_pool(tmp_path):
 
 def tootctl(kind: str, command: str) -> str:
     """cronjob-media-remove.yaml / job-deploy-search.yaml: bin/tootctl as the command."""
-    spec = """
+    spec = f"""
   template:
     spec:
       restartPolicy: OnFailure
@@ -137,7 +137,7 @@ def tootctl(kind: str, command: str) -> str:
           command: {command}
           envFrom:
             - configMapRef: {{name: mastodon-env}}
-""".format(command=command)
+"""
     if kind == "CronJob":
         indented = "".join(f"      {line}\n" if line else "\n" for line in spec.splitlines())
         return f"""
@@ -178,3 +178,53 @@ def test_tootctl_without_a_parallel_command_keeps_the_rails_pool(tmp_path):
         "Job", "[bin/tootctl, accounts, create, admin, --email, a@b.c]")})
     (pool,) = pools_of(tmp_path, "mastodon-tootctl")
     assert pool.processes is None and pool.size.value == 3
+
+
+def migrate_job(image: str) -> str:
+    """_db-migrate.tpl: `bundle exec rake db:migrate` in a pre-upgrade hook Job."""
+    return f"""
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: mastodon-db-pre-migrate
+  annotations: {{helm.sh/hook: pre-upgrade}}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+        - name: mastodon-db-pre-migrate
+          image: {image}
+          command: [bundle, exec, rake, db:migrate]
+          envFrom:
+            - configMapRef: {{name: mastodon-env}}
+"""
+
+
+def test_db_migrate_holds_two_connections_on_rails_6_1_to_7_0(tmp_path):
+    """Audit K finding 7: ActiveRecord's Migrator took its advisory lock on a connection
+    of its own from Rails 6.1 (rails/rails#38235, #39758) until 7.1 (#46224): Mastodon
+    4.0 to 4.2 (Rails 6.1, 7.0) hold 2; 4.3 and later (Rails 7.1+) hold 1."""
+    write(tmp_path, {"k8s/db.yaml": DB, "k8s/env.yaml": env_configmap(None),
+                     "k8s/migrate.yaml": migrate_job("ghcr.io/mastodon/mastodon:v4.1.9")})
+    assert peak(tmp_path) == 2
+    write(tmp_path, {"k8s/migrate.yaml": migrate_job("ghcr.io/mastodon/mastodon:v4.6.3")})
+    assert peak(tmp_path) == 1
+
+
+def test_db_migrate_reads_activerecord_from_the_gemfile_lock():
+    from msgspec.structs import replace
+
+    from advisor.read.apps import AppFile, AppSource, pools_for_container
+    from tests.apphelpers import container
+
+    job = replace(container(command=("bundle", "exec", "rails", "db:migrate")),
+                  image="registry.example.com/shop:1.0")
+    for version, held in (("7.0.8.4", 2), ("7.1.3", 1), ("6.0.6", 1), ("6.1.7.10", 2)):
+        lock = f"GEM\n  remote: https://rubygems.org/\n  specs:\n    activerecord ({version})\n"
+        app = AppSource(root="/repo", directory="", files=(AppFile(
+            path="Gemfile.lock", rel="Gemfile.lock", kind="deps", text=lock),))
+        (pool,) = pools_for_container(job, app).pools
+        assert pool.size.value == held, version
+        if held == 2:
+            assert (pool.size.source.path, pool.size.source.line) == ("Gemfile.lock", 4)

@@ -11,12 +11,13 @@ One small module per stack; each reader takes a StackContext and returns Pools.
 from __future__ import annotations
 
 import importlib
+import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from msgspec import Struct, field
 
-from advisor.model import ConfigProblem, Container, Pool, Record
+from advisor.model import ConfigProblem, Container, Pool, Record, Source
 from advisor.read.apps.base import StackContext
 from advisor.read.apps.source import AppFile, AppSource, mounted_app_file, scan_app_dir
 from advisor.read.apps.urls import route_from_env, route_from_url
@@ -165,15 +166,47 @@ def _migration_pool(ctx: StackContext, segments: list[list[Word]]) -> Pool | Non
     for tool, action in _MIGRATION_WORDS:
         if tool in words and any(w.startswith(action) for w in words):
             where = segments[-1][0].source
+            held = _rails_lock_connection(ctx) if tool in ("rake", "rails") else None
+            count, why = (2, held[1]) if held else (1, Source.default_of(
+                "a schema migration holds one connection at a time", key=tool))
             ctx.notices.append(f"{ctx.container.name}: runs {tool} {action} "
-                               f"({where.label()}): counted as one connection")
+                               f"({where.label()}): counted as {count} connection"
+                               f"{'s' if count > 1 else ''}")
             return Pool(label=f"migration ({tool} {action})",
-                        size=Term(label=f"{tool} {action} connections", value=1,
-                                  source=Source.default_of(
-                                      "a schema migration holds one connection at a time",
-                                      key=tool)),
-                        note="migration tool: one connection while it runs")
+                        size=Term(label=f"{tool} {action} connections", value=count,
+                                  source=why),
+                        note="migration tool: one connection while it runs" if not held
+                        else f"Rails {held[0]}: the migrator's advisory lock holds a "
+                             "connection of its own")
     return None
+
+
+# ActiveRecord's Migrator took its advisory lock on a connection of its own, kept for
+# the whole run, from Rails 6.1 (rails/rails#38235, #39758: with_advisory_lock_connection
+# establishes a new pool) until 7.1 (rails/rails#46224 "Remove extra advisory lock
+# connection": the lock is back on the migration's connection).
+_RAILS_LOCK_CONNECTION = ((6, 1), (7, 1))
+_GEMFILE_AR = re.compile(r"    activerecord \((\d+)\.(\d+)[.\d]*\)$")
+
+
+def _rails_lock_connection(ctx: StackContext) -> tuple[str, Source] | None:
+    """(Rails version, where it is read) when the container's db:migrate holds a second
+    connection for the advisory lock: the app's Gemfile.lock, else Mastodon's image tag."""
+    first, last = _RAILS_LOCK_CONNECTION
+    for f in ctx.files("deps"):
+        if not f.rel.endswith("Gemfile.lock"):
+            continue
+        for n, line in enumerate(f.text.splitlines(), 1):
+            m = _GEMFILE_AR.match(line)
+            if m:
+                version = (int(m.group(1)), int(m.group(2)))
+                if not first <= version < last:
+                    return None
+                return f"{version[0]}.{version[1]}", Source(
+                    path=f.path, line=n + f.line_offset, key="activerecord")
+    from advisor.read.apps.images import mastodon_rails
+
+    return mastodon_rails(ctx.container.image)
 
 
 # PostgreSQL's client programs: the connections one run holds at once (libpq programs

@@ -372,6 +372,22 @@ def tootctl_pool(ctx: StackContext, words: list[str], size: int, pool_src: Sourc
                          "reset_connection_pools!)")
 
 
+def mastodon_rails(image: str) -> tuple[str, Source] | None:
+    """Rails 6.1 or 7.0 under a Mastodon image v4.0 to v4.2 (4.2.0 shipped on 2023-09-21,
+    before Rails 7.1.0; the Rails 7 update mastodon#24241 was reverted from 4.1,
+    mastodon#25667); 4.3 runs Rails 7.1 (mastodon#32542): (Rails, the tag as source)."""
+    if _repo_name(image) != "mastodon":
+        return None
+    version = _tag_version(image)
+    if version is None or not (4, 0) <= version < (4, 3):
+        return None
+    rails = "6.1" if version < (4, 2) else "7.0"
+    return rails, Source.default_of(
+        f"Mastodon {version[0]}.{version[1]} runs Rails {rails}: ActiveRecord::Migrator "
+        "with_advisory_lock_connection holds the lock on a second connection (Rails 6.1 "
+        "to 7.0, rails/rails#38235, removed by #46224 in 7.1)", key="db:migrate")
+
+
 def mastodon_pools(ctx: StackContext) -> list[Pool]:
     """Mastodon run from its image with env only (its own files are in the image)."""
     if ctx.files("database-yml"):

@@ -768,6 +768,8 @@ def detect_processes(ctx: ContainerReading, cpus: int, assumed: bool) -> Process
         return _celery(ctx, words, cpus, assumed)
     if name == "puma" or (name == "rails" and words and words[0].text in ("s", "server")):
         return _puma(ctx, words, cpus, assumed)
+    if name == "rails":
+        return ProcessInfo()  # `rails db:migrate`, `rails runner`: one process, no server
     if name in ("sidekiq", "sidekiqswarm"):
         info = _sidekiq(ctx, words, cpus)
         count = ctx.env("SIDEKIQ_COUNT")
