@@ -177,3 +177,9 @@ def test_the_migration_job_holds_two_connections(tmp_path):
                                                    '["bash", "-c", "exec airflow db migrate"]')
                      .replace("  replicas: 1\n", "")})
     assert per_pod(tmp_path) == {"run-airflow-migrations": 2}
+
+
+def test_kubernetes_executor_task_pods_are_named_not_silently_left_out(tmp_path):
+    chart(tmp_path, CFG.replace("CeleryExecutor", "KubernetesExecutor"))
+    result = run_check([str(tmp_path)], CheckOptions())
+    assert any("KubernetesExecutor" in n and "not counted" in n for n in result.notices)

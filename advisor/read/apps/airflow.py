@@ -348,6 +348,14 @@ def airflow_pools(ctx: StackContext) -> list[Pool]:
         ctx.unknown.append(f"{ctx.container.name}: executor {executor.value} "
                            f"({executor.source.label()}) runs tasks in the scheduler's pod")
         return []
+    if words[:1] == ["scheduler"] and executor is not None and \
+            "KubernetesExecutor" in executor.value:
+        # task pods are made at run time from pod_template_file: no manifest to count
+        ctx.notices.append(
+            f"{ctx.container.name}: executor {executor.value} ({executor.source.label()}) "
+            "runs each task in a pod of its own, not in the manifests: up to [core] "
+            "parallelism (default 32) tasks x 2 connections (supervisor + raw task) not "
+            "counted")
     term, bound, note = size
     out = []
     for what, processes, override in groups:
