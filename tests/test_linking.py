@@ -69,6 +69,33 @@ def test_other_namespace_does_not_match(tmp_path):
     assert any("'db.other.svc'" in f.message for f in result.findings if f.code == "PA107")
 
 
+def _in(namespace: str, manifest: str) -> str:
+    """`manifest` (web's) with the namespace written out."""
+    meta = f"metadata: {{name: web, namespace: {namespace}}}"
+    return manifest.replace("metadata: {name: web}", meta)
+
+
+def test_a_bare_name_is_looked_up_in_the_pods_namespace_only(tmp_path):
+    """Cluster DNS resolves `db` as db.<the pod's namespace>: a pod of staging does not
+    reach the Service db of the default namespace (where a manifest without a
+    namespace is applied) by its bare name (audit: bank-of-anthos's staging overlays
+    were charged to the quickstart's ledger-db)."""
+    staging = _in("staging", web("db"))
+    write(tmp_path, {"k8s/db.yaml": DB, "k8s/web.yaml": staging})
+    result, budgets = budget_of(tmp_path)
+    assert budgets["db"].peak == 0
+    assert any("'db'" in f.message for f in result.findings if f.code == "PA107")
+    # in the default namespace, written out or not, it does
+    write(tmp_path, {"k8s/web.yaml": _in("default", web("db"))})
+    assert budget_of(tmp_path)[1]["db"].peak == 21
+    # and a Service of the pod's own namespace is the one reached
+    staging_db = DB.replace("metadata: {name: db}", "metadata: {name: db, namespace: staging}")
+    write(tmp_path, {"k8s/web.yaml": staging, "k8s/staging-db.yaml": staging_db})
+    _, budgets = budget_of(tmp_path)
+    assert {b.server_id: b.peak for b in budgets.values()} == {
+        "StatefulSet/db": 0, "StatefulSet/staging/db": 21}
+
+
 INI = """[databases]
 shop = host=db port=5432 dbname=shop
 [pgbouncer]

@@ -28,11 +28,21 @@ def read_services(objects: list[K8sObject]) -> list[dict]:
 
 
 def host_forms(name: str, namespace: str | None) -> list[str]:
-    forms = [name.lower()]
-    if namespace:
-        ns = namespace.lower()
-        forms += [f"{name}.{ns}", f"{name}.{ns}.svc", f"{name}.{ns}.svc.cluster.local"]
-    return [f.lower() for f in forms]
+    """The names a Service answers to in host_map. With its namespace, only the forms
+    that name it: the bare name is looked up as `name.<the pod's namespace>`, as cluster
+    DNS does, so that no pod reaches another namespace's Service by its bare name."""
+    if not namespace:
+        return [name.lower()]
+    ns = namespace.lower()
+    return [f.lower() for f in (f"{name}.{ns}", f"{name}.{ns}.svc",
+                                f"{name}.{ns}.svc.cluster.local")]
+
+
+def addressable(hosts: list[str]) -> list[str]:
+    """`hosts` less each bare name that has a namespaced form among them (`db` beside
+    `db.ns.svc`): that form is how a pod of the namespace reaches it (host_forms)."""
+    namespaced = {h.split(".", 1)[0] for h in hosts if ".svc" in h}
+    return [h for h in hosts if "." in h or h not in namespaced]
 
 
 def service_targets(loads: list[Workload], topo: Topology
@@ -64,33 +74,26 @@ def pooler_index(poolers: list[Pooler]) -> dict[str, int]:
     return first
 
 
-def targets_by_namespace(targets: list[tuple[Workload, tuple[str, str]]]
-                          ) -> dict[str | None, list[tuple[int, Workload, tuple[str, str]]]]:
-    """Service targets grouped by namespace (None: no namespace, seen from every
-    namespace), each with its position: a Service only looks at its own namespace's."""
-    out: dict[str | None, list[tuple[int, Workload, tuple[str, str]]]] = {}
-    for i, (w, target) in enumerate(targets):
-        out.setdefault(w.namespace or None, []).append((i, w, target))
+def targets_by_namespace(targets: list[tuple[Workload, tuple[str, str]]], default_ns: str
+                          ) -> dict[str, list[tuple[Workload, tuple[str, str]]]]:
+    """Service targets grouped by the namespace they are applied to (one without a
+    namespace: `default_ns`), in workload order: a Service only selects its own
+    namespace's pods."""
+    out: dict[str, list[tuple[Workload, tuple[str, str]]]] = {}
+    for w, target in targets:
+        out.setdefault(w.namespace or default_ns, []).append((w, target))
     return out
 
 
-def selected(svc: dict, targets: list[tuple[Workload, tuple[str, str]]],
-              by_namespace: dict | None = None) -> tuple[str, str] | None:
-    """The first target (in workload order) whose pods the Service selects."""
+def selected(svc: dict, by_namespace: dict[str, list[tuple[Workload, tuple[str, str]]]],
+             default_ns: str) -> tuple[str, str] | None:
+    """The first target (in workload order) of the Service's namespace whose pods it
+    selects. A namespace-less Service and workload are both in `default_ns`: a staging
+    Service `db` does not select the pods of a manifest applied to the default one."""
     selector = svc["selector"]
     if not selector:
         return None
-    if svc["namespace"] and by_namespace is not None:
-        own = by_namespace.get(svc["namespace"], [])
-        anywhere = by_namespace.get(None)
-        # each group is in workload order already: merged only when both have some
-        candidates = sorted(own + anywhere, key=lambda t: t[0]) if anywhere and own else \
-            own or anywhere or []
-    else:
-        candidates = [(i, w, target) for i, (w, target) in enumerate(targets)]
-    for _, w, target in candidates:
-        if svc["namespace"] and w.namespace and svc["namespace"] != w.namespace:
-            continue
+    for w, target in by_namespace.get(svc["namespace"] or default_ns, []):
         if all(w.pod_labels.get(k) == v for k, v in selector.items()):
             return target
     return None

@@ -4,6 +4,7 @@ container that takes its connection from one of those Secrets."""
 
 from __future__ import annotations
 
+from advisor.link.hosts import addressable
 from advisor.link.inputs import Inputs
 from advisor.link.servers import pg_version
 from advisor.model import (
@@ -98,6 +99,8 @@ def add_operator_entities(inputs: Inputs, topo: Topology, host_map: dict, defaul
     topo.poolers.extend(found.poolers)
     topo.problems.extend(found.problems)
     topo.notices.extend(found.notices)
+    hosts = set(addressable([host.lower() for host in found.services]))
     for host, target in found.services.items():
-        host_map.setdefault(host.lower(), target)
+        if host.lower() in hosts:  # a bare name: looked up with the pod's namespace
+            host_map.setdefault(host.lower(), target)
     return set(found.claimed)

@@ -25,6 +25,7 @@ from advisor.link.clients import (
 )
 from advisor.link.harbor import with_core_database
 from advisor.link.hosts import (
+    addressable,
     host_forms,
     operator_pods_target,
     own_service,
@@ -156,20 +157,20 @@ def build_topology(inputs: Inputs) -> Topology:
 
     # hostnames: Services that select a server/pooler workload, declared hosts
     targets = service_targets(loads, topo)
-    by_namespace = targets_by_namespace(targets)
+    by_namespace = targets_by_namespace(targets, default_ns)
     server_ids = {s.id for s in topo.servers}
     for svc in services:
-        target = selected(svc, targets, by_namespace) or operator_pods_target(
+        target = selected(svc, by_namespace, default_ns) or operator_pods_target(
             svc, svc["namespace"] or default_ns, server_ids)
         if target is not None:
             for host in host_forms(svc["name"], svc["namespace"] or default_ns):
                 host_map.setdefault(host, target)
     for s in topo.servers:
-        for h in s.hosts:
-            host_map.setdefault(h.lower(), ("server", s.id))
+        for h in addressable([h.lower() for h in s.hosts]):
+            host_map.setdefault(h, ("server", s.id))
     for p in topo.poolers:
-        for h in p.hosts:
-            host_map.setdefault(h.lower(), ("pooler", p.id))
+        for h in addressable([h.lower() for h in p.hosts]):
+            host_map.setdefault(h, ("pooler", p.id))
     for svc in services:  # ExternalName services alias another host
         if svc.get("external") and svc["external"].lower() in host_map:
             for host in host_forms(svc["name"], svc["namespace"] or default_ns):
