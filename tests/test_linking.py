@@ -96,6 +96,39 @@ def test_a_bare_name_is_looked_up_in_the_pods_namespace_only(tmp_path):
         "StatefulSet/db": 0, "StatefulSet/staging/db": 21}
 
 
+def _config_client(namespace: str | None) -> str:
+    client = _in(namespace, web("unused")) if namespace else web("unused")
+    return client.replace(
+        '          env:\n            - {name: SPRING_DATASOURCE_URL, value: "jdbc:postgresql://'
+        'unused:5432/shop"}\n', "          envFrom: [{configMapRef: {name: db-config}}]\n"
+        "          env:\n")
+
+
+def _config_map(namespace: str | None) -> str:
+    meta = f"{{name: db-config, namespace: {namespace}}}" if namespace else "{name: db-config}"
+    return f"""
+apiVersion: v1
+kind: ConfigMap
+metadata: {meta}
+data: {{SPRING_DATASOURCE_URL: "jdbc:postgresql://db.default.svc:5432/shop"}}
+"""
+
+
+@pytest.mark.parametrize(("pod", "config", "peak"), [
+    ("staging", None, 0), ("staging", "staging", 21), (None, None, 21),
+    (None, "default", 21), ("default", None, 21), ("staging", "default", 0)])
+def test_env_from_reads_the_configmap_of_the_pods_namespace(tmp_path, pod, config, peak):
+    """A pod reads the ConfigMaps of its own namespace; one without a namespace is
+    where kubectl applies it, the default namespace, and no other (audit:
+    bank-of-anthos's staging pods read the quickstart's ledger-db-config)."""
+    write(tmp_path, {"k8s/db.yaml": DB, "k8s/web.yaml": _config_client(pod),
+                     "k8s/config.yaml": _config_map(config)})
+    result, budgets = budget_of(tmp_path)
+    assert budgets["db"].peak == peak, result.notices
+    if not peak:
+        assert any("names no database host" in n for n in result.notices)
+
+
 INI = """[databases]
 shop = host=db port=5432 dbname=shop
 [pgbouncer]

@@ -63,6 +63,7 @@ from advisor.read.extract import hpa_target
 from advisor.read.sources.k8s import K8sObject, count_field, get
 from advisor.read.workloads import (
     POD_SPEC_PATHS,
+    AppliedIndex,
     ConfigIndex,
     Workload,
     configmap_index,
@@ -100,6 +101,10 @@ def build_topology(inputs: Inputs) -> Topology:
         "reading operator-made Secrets")
     for key, made in operator_secrets.items():
         index.setdefault(key, made)  # a Secret in the repository wins
+    # A pod reads its own namespace's ConfigMaps and Secrets: a namespace-less one is in
+    # the default namespace, not in every namespace (audit: bank-of-anthos's staging
+    # pods read the quickstart's ledger-db-config)
+    index = AppliedIndex(index, default_ns)
     for obj in inputs.objects:
         # each reader reads only its kinds (and gives nothing for the others): the
         # others are not handed to it

@@ -160,9 +160,25 @@ def configmap_index(objects: list[K8sObject]) -> ConfigIndex:
     return index
 
 
+class AppliedIndex(dict[tuple[str, str | None, str], "ConfigMapData"]):
+    """A ConfigIndex keyed by the namespace each object is applied to: one without
+    metadata.namespace is in `default_ns` (where kubectl apply puts it), and only a pod
+    there reads it, as only the pod's own namespace is looked in."""
+
+    def __init__(self, index: ConfigIndex, default_ns: str) -> None:
+        super().__init__()
+        self.default_ns = default_ns
+        for (kind, namespace, name), data in index.items():
+            self.setdefault((kind, namespace or default_ns, name), data)
+
+
 def lookup(index: ConfigIndex, kind: str, namespace: str | None, name: str
            ) -> ConfigMapData | None:
-    """`kind` is "configmap" or "secret"; an object without a namespace matches any."""
+    """`kind` is "configmap" or "secret". In an AppliedIndex, the object of the pod's
+    namespace (a pod without one: the default); in another index, an object without a
+    namespace matches any."""
+    if isinstance(index, AppliedIndex):
+        return index.get((kind, namespace or index.default_ns, name))
     return index.get((kind, namespace, name)) or index.get((kind, None, name))
 
 
