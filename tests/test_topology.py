@@ -3,6 +3,8 @@ servers and workloads."""
 
 from __future__ import annotations
 
+import pytest
+
 from advisor.engine.check import run_check
 from advisor.engine.options import CheckOptions
 from tests.tree_helpers import POSTGRES_DB as DB
@@ -356,3 +358,52 @@ def test_app_source_from_compose_build_context(tmp_path):
     (budget,) = result.budgets
     assert budget.peak == 2 * 7
     assert any("code/backend/ (build context of" in n for n in result.notices), result.notices
+
+
+_WEB = """
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web}
+spec:
+  strategy: {type: Recreate}
+  template:
+    spec:
+      containers:
+        - name: app
+          image: acme/web:1
+          env:
+            - {name: SPRING_DATASOURCE_URL, value: "jdbc:postgresql://db:5432/shop"}
+            - {name: SPRING_DATASOURCE_HIKARI_MAXIMUMPOOLSIZE, value: "5"}
+"""
+
+_HPA = """
+apiVersion: autoscaling/v2
+kind: HorizontalPodAutoscaler
+metadata: {name: web}
+spec:
+  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}
+  minReplicas: 2
+  maxReplicas: 20
+"""
+
+
+@pytest.mark.parametrize(("hpa_at", "peak"), [
+    ("extras/hpa/autoscaling/web.yaml", 1 * 5),  # the extras variant's own web: not kept
+    ("kubernetes-manifests/hpa.yaml", 20 * 5),  # beside the web that is kept
+    ("autoscaling/web.yaml", 20 * 5),  # as near the one kept as the other: applied
+])
+def test_an_autoscaler_scales_the_workload_of_its_own_folder(tmp_path, hpa_at, peak):
+    """Two folders define the Deployment web (a variant under extras/, the quickstart
+    under kubernetes-manifests/, the last applied and the one counted): an HPA of the
+    variant's folder does not scale the quickstart's web (audit: bank-of-anthos's
+    extras/postgres-hpa HPAs, userservice up to 50, were joined to the quickstart's
+    userservice, which connects to accounts-db: 'OVER by 1133')."""
+    write(tmp_path, {"kubernetes-manifests/db.yaml": DB,
+                     "kubernetes-manifests/web.yaml": _WEB,
+                     "extras/hpa/kubernetes-manifests/web.yaml": _WEB,
+                     hpa_at: _HPA})
+    result = run_check([str(tmp_path)], CheckOptions())
+    (budget,) = result.budgets
+    assert budget.peak == peak, result.notices
+    apart = [n for n in result.notices if "not the one kept in its place" in n]
+    assert bool(apart) == (peak == 5)

@@ -79,6 +79,7 @@ DEFAULT_NAMESPACE = "default"
 def build_topology(inputs: Inputs) -> Topology:
     topo = Topology()
     default_ns = inputs.namespace or DEFAULT_NAMESPACE
+    defined = _workload_definitions(inputs.objects, default_ns)
     inputs = replace(inputs, objects=_as_applied(inputs.objects, default_ns, topo.notices))
     # Each object is read on its own: a wrong-typed manifest is one problem, not a crash.
     index: ConfigIndex = {}
@@ -114,8 +115,9 @@ def build_topology(inputs: Inputs) -> Topology:
             loads += guarded(topo.problems, obj.path, partial(workloads, one, index), [],
                              "reading this object", obj.line)
         elif kind in _AUTOSCALER_KINDS:
-            peaks.update(guarded(topo.problems, obj.path, partial(_autoscaler_maxima, one),
-                                 {}, "reading this object", obj.line))
+            found = guarded(topo.problems, obj.path, partial(_autoscaler_maxima, one), {},
+                            "reading this object", obj.line)
+            peaks.update(_with_own_targets(obj, found, defined, default_ns, topo.notices))
         elif kind == "Service":
             services += guarded(topo.problems, obj.path, partial(read_services, one), [],
                                 "reading this object", obj.line)
@@ -259,6 +261,71 @@ def may_have_releases(objects: list[K8sObject]) -> bool:
     one, advisor.link.releases is not imported."""
     return any(o.kind in _RELEASE_KINDS for o in objects)
 _AUTOSCALER_KINDS = frozenset({"HorizontalPodAutoscaler", "ScaledObject", "ScaledJob"})
+
+
+WorkloadKey = tuple[str, str, str]  # (namespace as applied, kind, name)
+
+
+def _workload_definitions(objects: list[K8sObject], default_ns: str
+                          ) -> dict[WorkloadKey, list[K8sObject]]:
+    """Every definition of each workload, in order (the last is the one _as_applied
+    keeps), for the autoscalers of folders that are alternatives."""
+    out: dict[WorkloadKey, list[K8sObject]] = {}
+    for obj in objects:
+        if obj.kind in POD_SPEC_PATHS:
+            out.setdefault((obj.namespace or default_ns, obj.kind, obj.name), []).append(obj)
+    return out
+
+
+def _folder(obj: K8sObject) -> list[str]:
+    """The folder an object is deployed from: its overlay or chart when rendered (its
+    path is then a base's file), else its file's folder."""
+    where = obj.origin.partition(":")[2] if obj.origin else obj.path.rpartition("/")[0]
+    return [part for part in where.split("/") if part]
+
+
+def _shared_depth(a: list[str], b: list[str]) -> int:
+    depth = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        depth += 1
+    return depth
+
+
+def _own_definition(scaler: K8sObject, defs: list[K8sObject]) -> K8sObject | None:
+    """The definition of its target an autoscaler goes with when the target is defined
+    in several folders and the one kept (the last applied) is not the nearest to the
+    autoscaler: None when it is (or ties), or when there is one definition."""
+    if len(defs) < 2:
+        return None
+    here = _folder(scaler)
+    depth = [_shared_depth(here, _folder(d)) for d in defs]
+    if depth[-1] == max(depth):
+        return None
+    return defs[depth.index(max(depth))]
+
+
+def _with_own_targets(scaler: K8sObject, found: dict[tuple[str | None, str, str], Term],
+                      defined: dict[WorkloadKey, list[K8sObject]], default_ns: str,
+                      notices: list[str]) -> dict[tuple[str | None, str, str], Term]:
+    """`found` less the targets whose kept definition is another folder's: the
+    autoscaler of one alternative (bank-of-anthos extras/postgres-hpa, HPA of userservice
+    up to 50) does not scale the Deployment of the folder kept in its place."""
+    out = {}
+    for key, term in found.items():
+        namespace, kind, name = key
+        defs = defined.get((namespace or default_ns, kind, name), [])
+        own = _own_definition(scaler, defs)
+        if own is None:
+            out[key] = term
+            continue
+        kept = defs[-1]
+        notices.append(
+            f"{scaler.kind} {scaler.name} ({scaler.path}:{scaler.line}) scales the {kind} "
+            f"{name} of {own.path}:{own.line}, not the one kept in its place "
+            f"({kept.path}:{kept.line}, the last applied): its maximum is not applied")
+    return out
 
 
 def _as_applied(objects: list[K8sObject], default_ns: str, notices: list[str]
