@@ -62,6 +62,7 @@ from msgspec import Struct
 from msgspec.structs import replace
 
 from advisor.model import CpuFormula, Pool, Source, Term
+from advisor.read.apps import zammad
 from advisor.read.apps.base import StackContext
 from advisor.read.apps.numbers import parse_int
 
@@ -478,6 +479,8 @@ def _set_pool(ctx: StackContext, stack: ImageStack, name: str, value: str | None
 
 
 def image_pools(ctx: StackContext) -> list[Pool]:
+    if _repo_name(ctx.container.image) in zammad.NAMES:
+        return zammad.zammad_pools(ctx)
     if _repo_name(ctx.container.image) in MASTODON_NAMES:
         return mastodon_pools(ctx)
     if _repo_name(ctx.container.image) == "sonarqube":
