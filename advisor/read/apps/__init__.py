@@ -341,8 +341,16 @@ def pools_for_container(container: Container, app: AppSource | None = None, *,
                            f"{', '.join(p.label for p in pools)} not counted at peak (it "
                            "exits before the application containers start)")
         pools = []
+    unknown = ctx.unknown
+    if container.role == "init" and unknown:
+        # nor does a pool whose size is not read: an unknown that never counts would
+        # leave the workload's connections unknown (chatwoot's `sh -c` init containers)
+        ctx.notices.append(f"init container {container.name}: pool size not read "
+                           f"({'; '.join(unknown)}), not needed: it exits before the "
+                           "application containers start")
+        unknown = []
     return AppPools(pools=pools, notices=notices + ctx.notices, problems=problems + ctx.problems,
-                    unknown=ctx.unknown)
+                    unknown=unknown)
 
 
 def default_pools_for_container(container: Container, app: AppSource | None, route: object,

@@ -37,6 +37,7 @@ def _render(f: AppFile, ctx: StackContext
     """ERB rendered line by line: (text, line -> value of its <%= %>, unreadable lines,
     line -> the variable without a value here (a Secret's) that made it unreadable)."""
     env = ctx.env_map()
+    facts = _process_facts(ctx)
     values: dict[int, Val] = {}
     unknown: list[int] = []
     hidden: dict[int, EnvVar] = {}
@@ -49,7 +50,7 @@ def _render(f: AppFile, ctx: StackContext
         cut = line.rfind("%>") + 2
 
         def sub(m: re.Match[str], n: int = n) -> str:
-            scope = RubyScope(f.path, n, env, ctx.cpus)
+            scope = RubyScope(f.path, n, env, ctx.cpus, dict(facts))
             v = ruby_eval(m.group(1), scope)
             if v is None or v.value is None:
                 unknown.append(n)
@@ -61,6 +62,20 @@ def _render(f: AppFile, ctx: StackContext
 
         out_lines.append(_ERB_OUT.sub(sub, line[:cut]) + line[cut:] if cut >= 2 else line)
     return "\n".join(out_lines), values, unknown, hidden
+
+
+def _process_facts(ctx: StackContext) -> dict[str, Val]:
+    """What the ERB may ask of the process it runs in: `Sidekiq.server?` is true in the
+    Sidekiq CLI's process only (sidekiq/lib/sidekiq.rb: `defined?(Sidekiq::CLI)`), so a
+    database.yml choosing its pool by it has one pool per process kind. Unknown (left
+    out) when the container's server command is not found."""
+    server = ctx.processes().server
+    if not server:
+        return {}
+    is_sidekiq = server in ("sidekiq", "sidekiqswarm")
+    why = f"Sidekiq.server? is {'true' if is_sidekiq else 'false'}: the container runs " \
+          f"{server}"
+    return {"Sidekiq.server?": Val(is_sidekiq, Source.default_of(why, key="Sidekiq.server?"))}
 
 
 def _configs(block: object) -> list[tuple[str, dict]]:

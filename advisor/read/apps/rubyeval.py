@@ -4,6 +4,7 @@ and sidekiq.yml, without running Ruby:
     5, "5", ENV["DB_POOL"] || 5, ENV.fetch("RAILS_MAX_THREADS") { 5 },
     ENV.fetch("RAILS_MAX_THREADS", 5), Integer(ENV.fetch("X", 5)), ENV["X"].to_i,
     ENV.fetch("WEB_CONCURRENCY") { Concurrent.physical_processor_count }   (CPU-derived)
+    Sidekiq.server? ? ENV.fetch("SIDEKIQ_CONCURRENCY", 10) : 5   (a name the scope knows)
 
 Unknown forms return None.
 """
@@ -18,7 +19,7 @@ from advisor.model import CpuFormula, EnvVar, Source
 from advisor.read.apps.pyeval import Val
 
 _TOKEN = re.compile(r"""\s*(?:(?P<num>\d+(?:\.\d+)?)|(?P<str>"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*')
-    |(?P<sym>:[A-Za-z_]\w*)|(?P<op>\|\||&&|[.()\[\]{},])|(?P<id>[A-Za-z_][\w:]*[?!]?))""", re.X)
+    |(?P<sym>:[A-Za-z_]\w*)|(?P<op>\|\||&&|[.()\[\]{},?:])|(?P<id>[A-Za-z_][\w:]*[?!]?))""", re.X)
 
 _CPU_NAMES = {
     "Etc.nprocessors": False,
@@ -73,6 +74,20 @@ class _Parser:
         return self.t[self.i - 1][1]
 
     def expr(self) -> Val | None:
+        """`cond ? a : b` (right-associative) over `||` chains."""
+        cond = self.or_expr()
+        if not self.peek("?"):
+            return cond
+        self.take("?")
+        yes = self.expr()
+        self.take(":")
+        no = self.expr()
+        if cond is None:
+            return None  # the condition is not known: neither branch is
+        # Ruby: only nil and false are falsy (0 and "" are true)
+        return no if cond.value is None or cond.value is False else yes
+
+    def or_expr(self) -> Val | None:
         left = self.postfix()
         while self.peek("||"):
             self.take("||")
@@ -140,8 +155,11 @@ class _Parser:
         if kind == "id":
             self.i += 1
             name = value
+            # a dotted name known as a whole: a CPU count, or a fact of the process the
+            # scope is for (`Sidekiq.server?`, advisor/read/apps/rails.py)
             while self.peek(".") and self.i + 1 < len(self.t) and self.t[self.i + 1][0] == "id" \
-                    and f"{name}.{self.t[self.i + 1][1]}" in _CPU_NAMES:
+                    and (f"{name}.{self.t[self.i + 1][1]}" in _CPU_NAMES
+                         or f"{name}.{self.t[self.i + 1][1]}" in self.scope.names):
                 self.take(".")
                 name = f"{name}.{self.take()}"
             if name in _CPU_NAMES:

@@ -1,0 +1,146 @@
+"""Rails pools per process kind (advisor/read/apps/rails.py, rubyeval.py): a
+database.yml whose ERB asks which process it runs in, evaluated once per container."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from advisor.engine.check import run_check, scan
+from advisor.engine.options import CheckOptions
+from advisor.model import EnvVar, Source
+from advisor.read.apps.pyeval import Val
+from advisor.read.apps.rubyeval import RubyScope, ruby_eval
+from tests.tree_helpers import POSTGRES_DB as DB
+from tests.tree_helpers import write
+
+
+def budget_of(root: Path):
+    result = run_check([str(root)], CheckOptions())
+    return result, {b.server: b for b in result.budgets}
+
+
+def pools_of(root: Path, name: str):
+    topo = scan([str(root)], CheckOptions()).topology
+    (client,) = [c for c in topo.clients if c.name == name]
+    return client.pools
+
+
+# chatwoot's config/database.yml shape: one pool line choosing by Sidekiq.server?
+SIDEKIQ_TERNARY_YML = """\
+default: &default
+  adapter: postgresql
+  host: <%= ENV.fetch('POSTGRES_HOST', 'localhost') %>
+  pool: <%= Sidekiq.server? ? ENV.fetch('SIDEKIQ_CONCURRENCY', 10) : """ \
+    """ENV.fetch('RAILS_MAX_THREADS', 5) %>
+
+production:
+  <<: *default
+  database: app_production
+"""
+SIDEKIQ_YML = """\
+---
+:concurrency: <%= ENV.fetch("SIDEKIQ_CONCURRENCY", 10) %>
+production:
+  :concurrency: <%= ENV.fetch("SIDEKIQ_CONCURRENCY", 10) %>
+"""
+
+
+def app(name: str, args: str, replicas: int = 1) -> str:
+    """A Deployment as chatwoot's chart renders web and worker: the image, args only,
+    RAILS_ENV and RAILS_MAX_THREADS from values, POSTGRES_HOST the server."""
+    return f"""
+apiVersion: apps/v1
+kind: Deployment
+metadata: {{name: {name}}}
+spec:
+  replicas: {replicas}
+  strategy: {{type: Recreate}}
+  template:
+    spec:
+      containers:
+        - name: {name}
+          image: chatwoot/chatwoot:v4.1.0
+          args: {args}
+          env:
+            - {{name: POSTGRES_HOST, value: db}}
+            - {{name: RAILS_ENV, value: production}}
+            - {{name: RAILS_MAX_THREADS, value: "5"}}
+"""
+
+
+HPA = """
+apiVersion: autoscaling/v2
+kind: HorizontalPodAutoscaler
+metadata: {name: worker}
+spec:
+  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: worker}
+  minReplicas: 2
+  maxReplicas: 10
+"""
+MIGRATE = """
+apiVersion: batch/v1
+kind: Job
+metadata: {name: migrate}
+spec:
+  template:
+    spec:
+      initContainers:
+        - name: init-redis
+          image: chatwoot/chatwoot:v4.1.0
+          command: ["sh", "-c", "until getent hosts redis ; do sleep 2; done;"]
+      containers:
+        - name: db-migrate-job
+          image: chatwoot/chatwoot:v4.1.0
+          args: [bundle, exec, rails, "db:chatwoot_prepare"]
+          env:
+            - {name: POSTGRES_HOST, value: db}
+            - {name: RAILS_ENV, value: production}
+            - {name: RAILS_MAX_THREADS, value: "5"}
+"""
+
+
+def test_sidekiq_server_ternary_is_evaluated_per_process(tmp_path):
+    """Audit: chatwoot's `pool: <%= Sidekiq.server? ? ENV.fetch('SIDEKIQ_CONCURRENCY',
+    10) : ENV.fetch('RAILS_MAX_THREADS', 5) %>` was an expression not read: every
+    client unknown (PA106), peak a floor. Sidekiq.server? is true in the sidekiq
+    process only: the worker's pool is 10, the web's 5; a migration Job's init
+    container (sh -c getent) holds no pool that counts, known or not."""
+    db = DB.replace("max_connections=50", "max_connections=300")
+    write(tmp_path, {"config/database.yml": SIDEKIQ_TERNARY_YML,
+                     "config/sidekiq.yml": SIDEKIQ_YML,
+                     "Gemfile": "gem 'rails'\ngem 'sidekiq'\n",
+                     "k8s/db.yaml": db,
+                     "k8s/web.yaml": app("web", "[bundle, exec, rails, s, -p, '3000']"),
+                     "k8s/worker.yaml": app("worker",
+                                            "[bundle, exec, sidekiq, -C, config/sidekiq.yml]", 2),
+                     "k8s/hpa.yaml": HPA, "k8s/migrate.yaml": MIGRATE})
+    result, budgets = budget_of(tmp_path)
+    assert not [f for f in result.findings if f.code == "PA106"], \
+        [f.message for f in result.findings if f.code == "PA106"]
+    (web,) = pools_of(tmp_path, "web")
+    assert web.size.value == 5 and web.size.source.key == "RAILS_MAX_THREADS"
+    (worker,) = pools_of(tmp_path, "worker")
+    assert worker.size.value == 10
+    assert (worker.size.source.path, worker.size.source.line) == ("config/database.yml", 4)
+    assert worker.size.source.key == "SIDEKIQ_CONCURRENCY (default)"
+    # web 1 x 5 + worker (HPA) 10 x 10 + migrate 1 x 5
+    assert budgets["db"].peak == 5 + 10 * 10 + 5
+
+
+def _eval(text: str, names: dict[str, Val], env: dict[str, str] | None = None):
+    env_vars = {k: EnvVar(name=k, value=v, source=Source(path="k8s/a.yaml", line=1, key=k))
+                for k, v in (env or {}).items()}
+    return ruby_eval(text, RubyScope("config/database.yml", 4, env_vars, 4, names))
+
+
+def test_ruby_ternary_forms():
+    yes = {"Sidekiq.server?": Val(True, Source.default_of("sidekiq"))}
+    no = {"Sidekiq.server?": Val(False, Source.default_of("puma"))}
+    text = "Sidekiq.server? ? ENV.fetch('SIDEKIQ_CONCURRENCY', 10) : ENV.fetch('X', 5)"
+    assert _eval(text, yes).value == 10 and _eval(text, no).value == 5
+    assert _eval(text, yes, {"SIDEKIQ_CONCURRENCY": "25"}).value == "25"
+    assert _eval(text, {}) is None  # the process is not known: neither branch
+    # right-associative, and only nil and false are falsy
+    assert _eval("nil ? 1 : 0 ? 2 : 3", {}).value == 2
+    assert _eval("(Sidekiq.server? ? 4 : 6).to_i", no).value == 6
+    assert _eval("Sidekiq.server? ? 4", yes) is None  # not Ruby: not read
