@@ -5,8 +5,8 @@ from the fixture's files and the library's documented default, and compared with
 budget `pool-advisor check --format json` prints. Every Deployment uses
 strategy Recreate (no surge), so a contribution is pods x connections per pod.
 
-Counts (this file): 17 layouts, 23 workloads: 21 sized right (CASES), 1 unbounded
-and reported so (auth-nolimit, PA102), 1 unknown on purpose (ledger: reported by PA106,
+Counts (this file): 17 layouts, 23 workloads: 20 sized right (CASES), 2 unbounded
+and reported so (auth-nolimit, shop-api: PA102), 1 unknown on purpose (ledger: reported by PA106,
 never counted as 0), 0 wrong."""
 
 from __future__ import annotations
@@ -62,9 +62,6 @@ CASES = [
     ("netbox", "netbox", 1, 5 * 3,
      "Django one level down (netbox/netbox); contrib/gunicorn.py workers 5 x threads 3 "
      "x 1 connection per thread (DATABASES from the operator's configuration module)"),
-    ("saleor", "shop-api", 1, 2 * 2,
-     "Dockerfile CMD uvicorn --workers=2; 2 aliases (default, replica) via "
-     "dj_database_url x 1 connection each"),
     ("healthchecks", "checks", 1, 4 + 2,
      "uwsgi.ini processes 4 (UWSGI_PROCESSES unset) + 2 attach-daemon manage.py, 1 thread; "
      "DATABASES switched to postgres by `if os.getenv('DB') == 'postgres'`"),
@@ -116,6 +113,15 @@ def test_supabase_auth_without_pool_size_is_unbounded():
     report = check("supabase-auth")
     codes = {(f["code"], f["message"].split(":")[0]) for f in report["findings"]}
     assert ("PA102", "auth-nolimit") in codes
+
+
+def test_saleor_django_under_uvicorn_is_unbounded():
+    # Dockerfile CMD uvicorn --workers=2, no --limit-concurrency: Django under ASGI opens
+    # one connection per request in flight, per alias (default, replica); it was counted
+    # 2 x 2 = 4 as if each process held one per alias
+    report = check("saleor")
+    codes = [(f["code"], f["message"].split(":")[0]) for f in report["findings"]]
+    assert codes.count(("PA102", "shop-api")) == 2, codes
 
 
 def test_unknown_stack_is_reported_not_zero():

@@ -10,6 +10,11 @@ psycopg_pool.ConnectionPool per process (django/db/backends/postgresql/base.py:
 `ConnectionPool(..., **pool_options)`), so max_size, or min_size when max_size is
 unset (default min_size 4).
 
+Under an ASGI server (uvicorn, daphne, gunicorn -k uvicorn.workers.UvicornWorker)
+each request runs its sync code in a thread of its own (ASGIHandler's
+ThreadSensitiveContext): one connection per request in flight, unbounded unless the
+server limits the requests in flight (uvicorn --limit-concurrency).
+
 Rails and Django follow one rule (also advisor/read/apps/rails.py): a process holds at most
 one connection per thread that can hold one, and never more than its pool. Django has
 no pool without OPTIONS pool, so it is the thread count per alias; with a pool it is
@@ -284,6 +289,9 @@ def django_pools(ctx: StackContext) -> list[Pool]:
                     route=route, bound="default",
                     note=f"{here.label()}: pool=True uses psycopg_pool defaults"))
             continue
+        if ctx.processes().asgi:
+            pools.append(_asgi_pool(ctx, label, alias, route))
+            continue
         threads = ctx.processes().threads
         if threads is not None:
             pools.append(ctx.pool(f"{label} (1 connection per thread)", threads.value,
@@ -296,3 +304,23 @@ def django_pools(ctx: StackContext) -> list[Pool]:
                                   "(ConnectionHandler thread-local)", key=alias),
                 route=route, note="one thread per process assumed (sync workers)"))
     return pools
+
+
+def _asgi_pool(ctx: StackContext, label: str, alias: str, route: Route | None) -> Pool:
+    """Django under an ASGI server: ASGIHandler runs each request in its own
+    asgiref ThreadSensitiveContext, so its sync code (views, ORM) runs in a thread of
+    its own and opens its own connection: one per request in flight, per alias. Only
+    the server's limit on requests in flight bounds that (uvicorn --limit-concurrency);
+    without one the pool is unbounded (PA102), not one per process."""
+    name = f"{label} (1 connection per request in flight)"
+    limit = ctx.processes().in_flight
+    if limit is not None:
+        return ctx.pool(name, limit.value, limit.source, route=route,
+                        size_label=f"{label}: 1 connection x {limit.label}")
+    server = ctx.processes().server
+    return ctx.pool(name, 0, Source.default_of(
+        "Django under ASGI: one connection per request in flight (ASGIHandler, "
+        "ThreadSensitiveContext per request)", key=alias), route=route, bound="unbounded",
+        note=f"ASGI ({server}): each request in flight holds its own connection and "
+             "nothing bounds the requests in flight (uvicorn --limit-concurrency would)")
+

@@ -8,7 +8,10 @@ Sources read (versions whose source was checked):
   GUNICORN_CMD_ARGS < command line (gunicorn docs, "Configuration Overview").
 - uvicorn 0.55.0 (uvicorn/config.py:357, main.py:71): `--workers`, else
   $WEB_CONCURRENCY, else 1; every option also as UVICORN_<NAME> env (click
-  auto_envvar_prefix), so UVICORN_WORKERS works.
+  auto_envvar_prefix), so UVICORN_WORKERS works. `--limit-concurrency` bounds the
+  connections and tasks of a process. gunicorn `-k uvicorn.workers.UvicornWorker` runs
+  it with no such limit (UvicornWorker.CONFIG_KWARGS, a subclass's only). Daphne runs
+  one process with no limit.
 - Celery (celery/worker/worker.py, setup_defaults): `-c/--concurrency`, default
   `cpu_count()` of the machine; `-P threads|gevent|eventlet|solo` runs one process.
 - Puma v8.0.1 (lib/puma/configuration.rb): workers default 0 (one process), env
@@ -78,6 +81,12 @@ class ProcessInfo(Frozen, kw_only=True):
     cpu_formula: CpuFormula | None = None  # when processes come from the CPU count
     cpus: Term | None = None
     notes: list[str] = field(default_factory=list)
+    # An ASGI server (uvicorn, daphne, gunicorn with a Uvicorn worker class): each
+    # request in flight may run its sync code in a thread of its own, so threads are not
+    # bounded by a thread count; `in_flight`, when set, bounds the requests in flight
+    # per process (uvicorn --limit-concurrency).
+    asgi: bool = False
+    in_flight: Term | None = None
     # Counts set by a variable from a Secret or reference whose value the repository
     # does not hold (why, for PA106): the container's connections are then unknown,
     # never the server's default.
@@ -235,13 +244,20 @@ def _gunicorn(ctx: ContainerReading, words: list[Word], cpus: int, assumed: bool
     if workers is None:
         workers = (1, Source.default_of("gunicorn 27 default (no --workers, no WEB_CONCURRENCY)",
                                         key="workers"))
+    worker_class = str(conf["worker_class"][0]) if "worker_class" in conf else ""
+    for layer in layers:
+        got = _opt(layer, ("-k",), ("--worker-class",))
+        worker_class = got[0] if got else worker_class
+    # uvicorn.workers.UvicornWorker (and UvicornH11Worker, uvicorn_worker's): ASGI. Its
+    # limit_concurrency cannot be given on gunicorn's command line, only in a subclass.
+    asgi = "UvicornWorker" in worker_class or "UvicornH11Worker" in worker_class
     info = ProcessInfo(
         server="gunicorn",
         processes=Term(label="gunicorn workers", value=workers[0], source=workers[1]),
         threads=Term(label="gunicorn threads", value=threads[0], source=threads[1])
         if threads else None,
         cpu_formula=cpu, cpus=_cpus_term(cpus, assumed) if cpu else None, notes=notes,
-        hidden=[x for x in (hidden, hidden_threads) if x])
+        hidden=[x for x in (hidden, hidden_threads) if x], asgi=asgi)
     return info
 
 
@@ -260,8 +276,25 @@ def _uvicorn(ctx: ContainerReading, words: list[Word]) -> ProcessInfo:
     else:
         n, src = 1, Source.default_of("uvicorn default (no --workers, no WEB_CONCURRENCY)",
                                       key="workers")
+    interface = _opt(words, (), ("--interface",))
     return ProcessInfo(server="uvicorn",
-                       processes=Term(label="uvicorn workers", value=n or 1, source=src))
+                       processes=Term(label="uvicorn workers", value=n or 1, source=src),
+                       asgi=not (interface and interface[0] == "wsgi"),
+                       in_flight=_uvicorn_limit(ctx, words))
+
+
+def _uvicorn_limit(ctx: ContainerReading, words: list[Word]) -> Term | None:
+    """--limit-concurrency N (or UVICORN_LIMIT_CONCURRENCY): at most N connections and
+    tasks per process, more get HTTP 503 (uvicorn config.py limit_concurrency)."""
+    got = _opt(words, (), ("--limit-concurrency",))
+    if got and parse_int(got[0]):
+        n, src = parse_int(got[0]), _word_source(got[1], ctx, "--limit-concurrency")
+    else:
+        env = _env_int(ctx, "UVICORN_LIMIT_CONCURRENCY")
+        if not isinstance(env, tuple) or env[0] <= 0:
+            return None
+        n, src = env
+    return Term(label="uvicorn --limit-concurrency", value=n, source=src)
 
 
 def _uwsgi_ini(ctx: ContainerReading, hint: str | None) -> tuple[dict[str, tuple[str, Source]],
@@ -715,7 +748,7 @@ def _node_cluster(ctx: ContainerReading, cpus: int, assumed: bool) -> ProcessInf
     return None
 
 
-_SERVERS = ("gunicorn", "uvicorn", "uwsgi", "celery", "sentry",
+_SERVERS = ("gunicorn", "uvicorn", "daphne", "uwsgi", "celery", "sentry",
             "puma", "sidekiq", "sidekiqswarm", "php-fpm",
             "pm2-runtime", "pm2", "rails", "node", "php-fpm8.2", "php-fpm8.3", "php-fpm7.4")
 
@@ -755,6 +788,8 @@ def detect_processes(ctx: ContainerReading, cpus: int, assumed: bool) -> Process
         return _gunicorn(ctx, words, cpus, assumed)
     if name == "uvicorn":
         return _uvicorn(ctx, words)
+    if name == "daphne":
+        return ProcessInfo(server="daphne", asgi=True)  # one process, no concurrency limit
     if name == "uwsgi":
         return _uwsgi(ctx, words)
     if name == "sentry" and words[:2] and [w.text for w in words[:2]] == ["run", "worker"]:

@@ -1,0 +1,101 @@
+"""Django under an ASGI server (advisor/read/apps/django.py, processes.py): one
+connection per request in flight, unbounded unless the server limits those."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from advisor.engine.check import run_check
+from advisor.engine.options import CheckOptions
+from advisor.read.apps import pools_for_container, scan_app_dir
+from advisor.read.fs import Root
+from tests.apphelpers import container
+from tests.tree_helpers import POSTGRES_DB as DB
+from tests.tree_helpers import write
+
+# makeplane/plane apps/api shape: settings from env, the API started by a script that
+# runs gunicorn with Uvicorn workers on the ASGI application
+SETTINGS = """\
+import os
+DATABASES = {
+    "default": {
+        "ENGINE": "django.db.backends.postgresql",
+        "NAME": os.environ.get("POSTGRES_DB"),
+        "HOST": os.environ.get("POSTGRES_HOST"),
+    }
+}
+"""
+MANAGE = """\
+import os
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "api/settings")
+"""
+ENTRYPOINT = """\
+#!/bin/bash
+set -e
+python manage.py wait_for_db
+exec gunicorn -w "$GUNICORN_WORKERS" -k uvicorn.workers.UvicornWorker api.asgi:application \
+--bind 0.0.0.0:8000 --max-requests 1200
+"""
+ENV = {"POSTGRES_HOST": "db", "POSTGRES_DB": "plane", "GUNICORN_WORKERS": "2",
+       "DJANGO_SETTINGS_MODULE": "api.settings"}
+
+
+def _found(tmp_path: Path, command: tuple[str, ...], env: dict[str, str] | None = None):
+    write(tmp_path, {"api/settings.py": SETTINGS, "manage.py": MANAGE,
+                     "api/__init__.py": "", "bin/docker-entrypoint-api.sh": ENTRYPOINT})
+    return pools_for_container(container({**ENV, **(env or {})}, command=command),
+                               scan_app_dir(Root.of(tmp_path), ""))
+
+
+@pytest.mark.parametrize("command", [
+    ("./bin/docker-entrypoint-api.sh",),
+    ("gunicorn", "--worker-class=uvicorn_worker.UvicornWorker", "api.asgi:application"),
+    ("daphne", "-b", "0.0.0.0", "api.asgi:application"),
+    ("uvicorn", "api.asgi:application", "--workers", "2"),
+])
+def test_django_under_asgi_is_one_connection_per_request_unbounded(tmp_path, command):
+    """Audit: plane's API (gunicorn -k uvicorn.workers.UvicornWorker) was 1 connection
+    per process ('sync workers'); under ASGI each request's sync code runs in a thread
+    of its own with its own connection, and nothing limits the requests in flight."""
+    (pool,) = _found(tmp_path, command).pools
+    assert pool.bound == "unbounded" and "request in flight" in pool.label
+    assert "ASGI" in pool.note and "sync workers" not in pool.note
+
+
+def test_uvicorn_limit_concurrency_bounds_it(tmp_path):
+    found = _found(tmp_path, ("uvicorn", "api.asgi:application", "--workers", "3",
+                              "--limit-concurrency", "25"))
+    (pool,) = found.pools
+    assert (pool.bound, pool.size.value, pool.processes.value) == ("fixed", 25, 3)
+    assert pool.size.source.key.startswith("--limit-concurrency")
+    (pool,) = _found(tmp_path, ("uvicorn", "api.asgi:application"),
+                     {"UVICORN_LIMIT_CONCURRENCY": "12"}).pools
+    assert pool.size.value == 12 and pool.size.source.key == "UVICORN_LIMIT_CONCURRENCY"
+    # a WSGI application served by gunicorn's sync workers keeps one per thread
+    (pool,) = _found(tmp_path, ("gunicorn", "--threads", "4", "api.wsgi:application")).pools
+    assert (pool.bound, pool.size.value) == ("fixed", 4)
+
+
+def test_asgi_django_in_a_budget_is_pa102(tmp_path):
+    write(tmp_path, {"k8s/db.yaml": DB, "k8s/api.yaml": """
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: api}
+spec:
+  template:
+    spec:
+      containers:
+        - name: api
+          image: makeplane/plane-backend:v1
+          command: [./bin/docker-entrypoint-api.sh]
+          env:
+            - {name: POSTGRES_HOST, value: db}
+            - {name: POSTGRES_DB, value: plane}
+            - {name: GUNICORN_WORKERS, value: "1"}
+            - {name: DJANGO_SETTINGS_MODULE, value: api.settings}
+"""})
+    _found(tmp_path, ())
+    result = run_check([str(tmp_path)], CheckOptions())
+    assert [f.code for f in result.findings if f.code == "PA102"] == ["PA102"]
