@@ -144,3 +144,36 @@ def test_ruby_ternary_forms():
     assert _eval("nil ? 1 : 0 ? 2 : 3", {}).value == 2
     assert _eval("(Sidekiq.server? ? 4 : 6).to_i", no).value == 6
     assert _eval("Sidekiq.server? ? 4", yes) is None  # not Ruby: not read
+
+
+PUMA_RB = """\
+workers ENV.fetch("WEB_CONCURRENCY") { 2 }
+threads ENV.fetch("RAILS_MAX_THREADS") { 5 }, ENV.fetch("RAILS_MAX_THREADS") { 5 }
+"""
+
+
+def test_a_declared_pool_size_keeps_the_puma_workers_read(tmp_path):
+    """A [[workloads]] pool-size is one process's pool: 3 Puma workers (WEB_CONCURRENCY)
+    x the declared 8, not 1 x 8 (the declaration dropped the workers read); a declared
+    `processes` still wins over them."""
+    yml = "production:\n  adapter: postgresql\n  host: db\n" \
+          "  pool: <%= ENV.fetch('DB_POOL') { ENV.fetch('RAILS_MAX_THREADS', 5) } %>\n"
+    web = app("web", "[bundle, exec, puma, -C, config/puma.rb]").replace(
+        '            - {name: RAILS_MAX_THREADS, value: "5"}\n',
+        '            - {name: RAILS_MAX_THREADS, value: "5"}\n'
+        '            - {name: WEB_CONCURRENCY, value: "3"}\n')
+    write(tmp_path, {"config/database.yml": yml, "config/puma.rb": PUMA_RB,
+                     "Gemfile": "gem 'rails'\ngem 'puma'\n",
+                     "k8s/db.yaml": DB.replace("max_connections=50", "max_connections=200"),
+                     "k8s/web.yaml": web})
+    _, budgets = budget_of(tmp_path)
+    assert budgets["db"].peak == 3 * 5  # read: 3 workers x pool 5
+    write(tmp_path, {".pool-advisor.toml": '[[workloads]]\nname = "web"\npool-size = 8\n'})
+    _, budgets = budget_of(tmp_path)
+    assert budgets["db"].peak == 3 * 8
+    (pool,) = pools_of(tmp_path, "web")
+    assert pool.processes is not None and pool.processes.source.key == "WEB_CONCURRENCY"
+    write(tmp_path, {".pool-advisor.toml": '[[workloads]]\nname = "web"\npool-size = 8\n'
+                                           'processes = 2\n'})
+    _, budgets = budget_of(tmp_path)
+    assert budgets["db"].peak == 2 * 8

@@ -214,12 +214,7 @@ def client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
     elif not pools and route is not None:
         pools = _identified_defaults(inputs, topo, w, app, route)
     if decl is not None and decl.pool_size is not None:
-        src = Source(path=inputs.settings.origin, key=f"workloads.{w.name}.pool-size")
-        processes = Term(label="declared processes", value=decl.processes, source=src) \
-            if decl.processes else None
-        pools = [Pool(label="declared pool", size=Term(label="declared pool size",
-                                                       value=decl.pool_size, source=src),
-                      processes=processes, route=route)]
+        pools = [_declared_pool(decl, inputs.settings.origin, w.name, pools, route)]
     if decl is not None and decl.connections is not None:
         src = Source(path=inputs.settings.origin, key=f"workloads.{w.name}.connections")
         pools = [Pool(label="declared connections per pod", size=Term(
@@ -691,6 +686,28 @@ def _named_target(name: str, topo: Topology) -> tuple[str, str] | None:
         if name in (p.name, p.id):
             return ("pooler", p.id)
     return None
+
+
+def _declared_pool(decl: WorkloadDecl, origin: str | None, name: str, read: list[Pool],
+                   route: Route | None) -> Pool:
+    """A declared `pool-size` is one process's pool: it replaces the size read, not the
+    process count. Without a declared `processes`, the count read from the container
+    (Puma workers, gunicorn workers) still multiplies it, with its CPU formula if any."""
+    src = Source(path=origin, key=f"workloads.{name}.pool-size")
+    pool = Pool(label="declared pool", size=Term(label="declared pool size",
+                                                 value=decl.pool_size or 0, source=src),
+                route=route)
+    if decl.processes:
+        return replace(pool, processes=Term(label="declared processes", value=decl.processes,
+                                            source=src))
+    base = next((p for p in read if p.processes is not None), None)
+    if base is None:
+        return pool
+    formula = base.cpu_formula if base.cpu_formula is not None \
+        and base.cpu_formula.applies_to == "processes" else None
+    return replace(pool, processes=base.processes, cpu_formula=formula,
+                   cpus=base.cpus if formula is not None else None,
+                   bound="cpu" if formula is not None else "fixed")
 
 
 def declared_client(decl: WorkloadDecl, inputs: Inputs, topo: Topology) -> Client | None:
