@@ -62,9 +62,10 @@ from msgspec import Struct
 from msgspec.structs import replace
 
 from advisor.model import CpuFormula, Pool, Source, Term
-from advisor.read.apps import zammad
 from advisor.read.apps.base import StackContext
 from advisor.read.apps.numbers import parse_int
+from advisor.read.apps.zammad import NAMES as ZAMMAD_NAMES
+from advisor.read.apps.zammad import zammad_pools
 
 N8N_POOL_SIZE = 2  # database.config.ts PostgresConfig.poolSize (n8n 1.18.0+)
 # IronJacamar Defaults.MAX_POOL_SIZE, WildFly's datasource default (legacy Keycloak)
@@ -479,8 +480,8 @@ def _set_pool(ctx: StackContext, stack: ImageStack, name: str, value: str | None
 
 
 def image_pools(ctx: StackContext) -> list[Pool]:
-    if _repo_name(ctx.container.image) in zammad.NAMES:
-        return zammad.zammad_pools(ctx)
+    if _repo_name(ctx.container.image) in ZAMMAD_NAMES:
+        return zammad_pools(ctx)
     if _repo_name(ctx.container.image) in MASTODON_NAMES:
         return mastodon_pools(ctx)
     if _repo_name(ctx.container.image) == "sonarqube":

@@ -71,7 +71,15 @@ def _process_facts(ctx: StackContext) -> dict[str, Val]:
     out) when the container's server command is not found."""
     server = ctx.processes().server
     if not server:
-        return {}
+        # no server: a one-process command (`rails db:chatwoot_prepare`, `rails runner`)
+        # is no Sidekiq either when the command line is known and names none
+        from advisor.read.apps.cmdline import command_line
+
+        words = [w.text.rsplit("/", 1)[-1] for w in command_line(ctx.container, ctx.app,
+                                                                   []).words]
+        if not words or {"sidekiq", "sidekiqswarm"} & set(words):
+            return {}
+        server = " ".join(words[:4])
     is_sidekiq = server in ("sidekiq", "sidekiqswarm")
     why = f"Sidekiq.server? is {'true' if is_sidekiq else 'false'}: the container runs " \
           f"{server}"
