@@ -6,12 +6,27 @@ from __future__ import annotations
 import pytest
 from msgspec.structs import replace
 
+from advisor.engine.check import run_check, scan
+from advisor.engine.options import CheckOptions
 from advisor.read.apps import pools_for_container
 from tests.apphelpers import container
+from tests.tree_helpers import POSTGRES_DB as DB
+from tests.tree_helpers import write
 
 
 def _pools(image: str, env: dict[str, str] | None = None, command: tuple[str, ...] = ()):
     return pools_for_container(replace(container(env or {}, command=command), image=image))
+
+
+def _client_pools(root, name: str):
+    topo = scan([str(root)], CheckOptions()).topology
+    (client,) = [c for c in topo.clients if c.name == name]
+    return client.pools
+
+
+def _budgets(root):
+    result = run_check([str(root)], CheckOptions())
+    return result, {b.server: b for b in result.budgets}
 
 
 @pytest.mark.parametrize(("image", "label"), [
@@ -69,3 +84,107 @@ def test_n8n_postgres_pool_is_its_default_or_its_variable():
     assert pool.size.value == PG_POOL_MAX and "before 1.18.0" in pool.size.source.default
     # SQLite (DB_TYPE unset): no PostgreSQL pool
     assert _pools("n8nio/n8n:2.26.0", {"N8N_PORT": "5678"}).pools == []
+
+
+# Grafana: [database] max_open_conn, passed to database/sql SetMaxOpenConns; unset it is
+# 0, no limit (pkg/services/sqlstore database_config.go MustInt(0), conf/defaults.ini)
+def grafana_chart(ini: str, env: str = "", replicas: int = 3) -> str:
+    """The shape of the grafana-community/helm-charts grafana chart: grafana.ini rendered
+    into a ConfigMap and mounted at /etc/grafana/grafana.ini (subPath), the admin
+    password from a Secret, a chown init container, the image with no command."""
+    return f"""
+apiVersion: v1
+kind: ConfigMap
+metadata: {{name: grafana}}
+data:
+  grafana.ini: |
+    [analytics]
+    check_for_updates = true
+{ini}    [paths]
+    data = /var/lib/grafana/
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {{name: grafana}}
+spec:
+  replicas: {replicas}
+  template:
+    spec:
+      initContainers:
+        - name: init-chown-data
+          image: docker.io/library/busybox:1.31.1
+          command: ["chown", "-R", "472:472", "/var/lib/grafana"]
+      containers:
+        - name: grafana
+          image: docker.io/grafana/grafana:13.2.0
+          env:
+            - name: GF_SECURITY_ADMIN_PASSWORD
+              valueFrom: {{secretKeyRef: {{name: grafana, key: admin-password}}}}
+            - {{name: GF_PATHS_DATA, value: /var/lib/grafana/}}
+{env}          volumeMounts:
+            - {{name: config, mountPath: /etc/grafana/grafana.ini, subPath: grafana.ini}}
+      volumes:
+        - name: config
+          configMap: {{name: grafana}}
+"""
+
+
+GRAFANA_PG = "    [database]\n    type = postgres\n    host = db:5432\n    name = grafana\n"
+
+
+def test_grafana_on_postgresql_is_unbounded_by_default(tmp_path):
+    """grafana-community/helm-charts grafana 12.11.1 (Grafana 13.2.0), grafana.ini
+    [database] type postgres: a client of unknown size (3 + 1 pods, '>= 4, unknown');
+    max_open_conn unset is 0, database/sql without a limit: unbounded, PA102."""
+    write(tmp_path, {"k8s/db.yaml": DB, "k8s/grafana.yaml": grafana_chart(GRAFANA_PG)})
+    result = run_check([str(tmp_path)], CheckOptions())
+    (pool,) = _client_pools(tmp_path, "grafana")
+    assert pool.bound == "unbounded" and "database_config.go" in pool.size.source.default
+    assert pool.route is not None and (pool.route.host, pool.route.port) == ("db", 5432)
+    assert [f.code for f in result.findings if f.code == "PA102"] == ["PA102"]
+
+
+def test_grafana_max_open_conn_from_grafana_ini_then_its_env(tmp_path):
+    ini = GRAFANA_PG + "    max_open_conn = 30\n"
+    write(tmp_path, {"k8s/db.yaml": DB.replace("=50", "=300"),
+                     "k8s/grafana.yaml": grafana_chart(ini)})
+    (pool,) = _client_pools(tmp_path, "grafana")
+    assert (pool.size.value, pool.bound) == (30, "fixed")
+    assert (pool.size.source.path, pool.size.source.line) == ("k8s/grafana.yaml", 13)
+    _, budgets = _budgets(tmp_path)
+    assert budgets["db"].peak == (3 + 1) * 30  # replicas + the rolling update's surge
+    # GF_DATABASE_MAX_OPEN_CONN over grafana.ini (Grafana's env override of a key)
+    env = "            - {name: GF_DATABASE_MAX_OPEN_CONN, value: \"12\"}\n"
+    write(tmp_path, {"k8s/grafana.yaml": grafana_chart(ini, env)})
+    (pool,) = _client_pools(tmp_path, "grafana")
+    assert pool.size.value == 12 and pool.size.source.key == "GF_DATABASE_MAX_OPEN_CONN"
+    # a value from a Secret: unknown, not grafana.ini's 30
+    env = ("            - name: GF_DATABASE_MAX_OPEN_CONN\n"
+           "              valueFrom: {secretKeyRef: {name: grafana-db, key: max}}\n")
+    write(tmp_path, {"k8s/grafana.yaml": grafana_chart(ini, env)})
+    assert _client_pools(tmp_path, "grafana") == []
+
+
+@pytest.mark.parametrize(("env", "size", "bound"), [
+    ({"GF_DATABASE_TYPE": "postgres", "GF_DATABASE_HOST": "db:5432"}, 0, "unbounded"),
+    ({"GF_DATABASE_URL": "postgres://grafana@db:5432/grafana",
+      "GF_DATABASE_MAX_OPEN_CONN": "25"}, 25, "fixed"),
+    ({"GF_DATABASE_TYPE": "postgres", "GF_DATABASE_MAX_OPEN_CONN": "0"}, 0, "unbounded"),
+])
+def test_grafana_env_only(env, size, bound):
+    (pool,) = _pools("grafana/grafana-enterprise:12.3.1", env).pools
+    assert (pool.size.value, pool.bound) == (size, bound)
+
+
+@pytest.mark.parametrize("env", [
+    {"GF_SERVER_ROOT_URL": "https://grafana.example.com"},  # SQLite, Grafana's default
+    {"GF_DATABASE_TYPE": "mysql", "GF_DATABASE_HOST": "mysql:3306"},
+    {"GF_DATABASE_URL": "mysql://grafana@mysql:3306/grafana"},
+])
+def test_grafana_on_another_database_has_no_postgresql_pool(env):
+    assert _pools("grafana/grafana:11.6.0", env).pools == []
+
+
+def test_grafana_image_renderer_is_not_grafana():
+    env = {"GF_DATABASE_TYPE": "postgres"}
+    assert _pools("grafana/grafana-image-renderer:v4.0.10", env).pools == []

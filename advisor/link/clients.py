@@ -94,7 +94,7 @@ def mounted_files(w: Workload, index: ConfigIndex) -> list:
         for vol, path in mounts:
             kind, name = w.volumes.get(vol, ("", ""))
             data = lookup(index, "configmap", w.namespace, name) if kind == "configMap" \
-                else None
+                else lookup(index, "secret", w.namespace, name) if kind == "secret" else None
             if data is None:
                 continue
             for key, text in data.data.items():
@@ -102,14 +102,22 @@ def mounted_files(w: Workload, index: ConfigIndex) -> list:
                 shown, offset = data.text_origin(key)
                 found = mounted_app_file(shown, key, text, mount_path=directory,
                                          line_offset=offset)
-                if found is not None and (found.kind in _MOUNTED_CONFIG_KINDS
-                                          or (found.kind == "python" and "DATABASES" in text)):
+                if found is None:
+                    continue
+                if found.kind in _MOUNTED_INI or (kind == "configMap" and (
+                        found.kind in _MOUNTED_CONFIG_KINDS
+                        or (found.kind == "python" and "DATABASES" in text))):
                     # Temporal config; Airflow's airflow.cfg (the official chart's
                     # ConfigMap); SonarQube's sonar.properties (the charts copy it
                     # from a ConfigMap into conf/ in an init container); Django settings
-                    # (sentry.conf.py)
+                    # (sentry.conf.py); Grafana's grafana.ini, Gitea's app.ini and the
+                    # section files its chart's init container writes app.ini from (a
+                    # Secret, the chart's inline config)
                     out.append(found)
     return out
+
+
+_MOUNTED_INI = frozenset({"grafana-ini", "gitea-app-ini", "gitea-env-to-ini"})
 
 
 def client_from_workload(inputs: Inputs, topo: Topology, w: Workload,

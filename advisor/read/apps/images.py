@@ -42,6 +42,17 @@ Defaults, each read in the application's own source:
   TypeORM as `poolSize`, pg-pool's `max`. The setting came in n8n 1.18.0 (n8n-io/n8n#7772,
   packages/cli/src/config/schema.ts `poolSize: {default: 2, env:
   'DB_POSTGRESDB_POOL_SIZE'}`); before, TypeORM passed no max: pg-pool's 10.
+- Grafana (grafana/grafana, grafana/grafana-enterprise, grafana/grafana-oss) [database]
+  `max_open_conn`, default 0: grafana/grafana pkg/services/sqlstore/database_config.go
+  readConfig (`dbCfg.MaxOpenConn = sec.Key("max_open_conn").MustInt(0)`), conf/defaults.ini
+  (`max_open_conn =`, "default is 0 (mean not set)"); sqlstore.go gives it to the xorm
+  engine (`engine.SetMaxOpenConns(ss.dbCfg.MaxOpenConn)`), Go database/sql: 0 is no
+  limit. PostgreSQL when `url`'s scheme is postgres, else when `type = postgres` (readConfig
+  reads `url` first; defaults.ini `type = sqlite3`). Each key from grafana.ini (the charts'
+  ConfigMap at /etc/grafana/grafana.ini), under GF_DATABASE_<KEY> (Grafana's env override
+  of every key). Recent sources also open a unified-storage engine with the same
+  settings (pkg/storage/unified/sql/db/dbimpl newResourceDBProvider, getEngine): from
+  which release is not verified here, so it is named in the pool's note, not counted.
 - Mastodon (mastodon/mastodon): config/database.yml
   `pool: <%= ENV["DB_POOL"] || ENV['MAX_THREADS'] || 5 %>`; config/puma.rb workers
   `ENV.fetch('WEB_CONCURRENCY') { 2 }`, threads `ENV.fetch('MAX_THREADS') { 5 }`;
@@ -64,6 +75,7 @@ from msgspec.structs import replace
 from advisor.model import CpuFormula, Pool, Source, Term
 from advisor.read.apps.base import StackContext
 from advisor.read.apps.numbers import parse_int
+from advisor.read.apps.source import AppFile
 from advisor.read.apps.zammad import NAMES as ZAMMAD_NAMES
 from advisor.read.apps.zammad import zammad_pools
 
@@ -465,6 +477,114 @@ def mastodon_pools(ctx: StackContext) -> list[Pool]:
     return [replace(pool_obj, processes=processes, moves_with=moves)]
 
 
+class Setting(Struct, frozen=True):
+    """A setting's value as the application reads it, and where it is written; value
+    None: set from a Secret or reference the repository does not hold."""
+
+    value: str | None
+    source: Source
+
+
+def _env_setting(ctx: StackContext, name: str) -> Setting | None:
+    var = ctx.env(name)
+    return None if var is None else Setting(var.value, ctx.env_source(name))
+
+
+def _ini_setting(f: AppFile, section: str, key: str, shown: str) -> Setting | None:
+    from advisor.read.apps.goini import parse_ini
+
+    found = parse_ini(f.text).get(section, {}).get(key)
+    return None if found is None else Setting(found.value, Source(
+        path=f.path, line=found.line + f.line_offset, key=shown))
+
+
+def _max_open_conns(ctx: StackContext, label: str, given: Setting | None, key: str,
+                    default_text: str, note: str = "") -> list[Pool]:
+    """Go database/sql SetMaxOpenConns(n): n <= 0 is no limit (unbounded, PA102)."""
+    if given is None:
+        return [ctx.pool(label, 0, Source.default_of(default_text, key=key),
+                         bound="unbounded", per_process=False,
+                         note=f"{key} unset: {default_text}")]
+    if given.value is None:
+        ctx.hidden_size(label, given.source.key or key, given.source)
+        return []
+    n = parse_int(given.value)
+    if n is None:
+        ctx.unknown.append(f"{label} at {given.source.label()} is {given.value!r}, not a "
+                           "pool size pool-advisor can read")
+        return []
+    if n <= 0:
+        return [ctx.pool(label, 0, given.source, bound="unbounded", per_process=False,
+                         note=f"{key}={n}: database/sql without a limit")]
+    return [ctx.pool(label, n, given.source, per_process=False, note=note)]
+
+
+GRAFANA = "Grafana [database] max_open_conn"
+GRAFANA_NAMES = ("grafana", "grafana-enterprise", "grafana-oss")
+GRAFANA_DEFAULT = ("Grafana default [database] max_open_conn 0 = database/sql without a "
+                   "limit (sqlstore database_config.go MustInt(0); conf/defaults.ini)")
+# Grafana's own source opens, for its unified storage, a second engine with the same
+# [database] settings (pkg/storage/unified/sql/db/dbimpl newResourceDBProvider, getEngine);
+# from which release it does is not verified here
+GRAFANA_SECOND_ENGINE = (
+    "recent Grafana also opens a unified-storage engine with these [database] settings "
+    "(storage/unified/sql/db/dbimpl): not counted, its first release not verified")
+
+
+def _grafana_setting(ctx: StackContext, key: str) -> Setting | None:
+    """[database] `key`: GF_DATABASE_<KEY> over grafana.ini (Grafana's env override)."""
+    env = _env_setting(ctx, "GF_DATABASE_" + key.upper())
+    if env is not None:
+        return env
+    found = None
+    for f in ctx.files("grafana-ini"):
+        found = _ini_setting(f, "database", key, f"database.{key}") or found
+    return found
+
+
+def _runs_other(ctx: StackContext, servers: tuple[str, ...]) -> bool:
+    """The image runs another program than its server: a command none of `servers`
+    is in (the image's entrypoint runs the server when there is no command)."""
+    if not ctx.container.command:
+        return False
+    line = " ".join((*ctx.container.command, *ctx.container.args))
+    return not any(s in line for s in servers)
+
+
+def grafana_pools(ctx: StackContext) -> list[Pool]:
+    """Grafana's one database/sql pool (sqlstore's xorm engine, SetMaxOpenConns) when
+    its [database] is PostgreSQL: `url`'s scheme, else `type` (sqlite3 by default)."""
+    from advisor.read.apps.urls import route_from_parts, route_from_url
+
+    if ctx.container.role == "init" or _runs_other(ctx, ("run.sh", "grafana-server",
+                                                         "grafana server")):
+        return []
+    url = _grafana_setting(ctx, "url")
+    kind = url if url is not None and url.value != "" else _grafana_setting(ctx, "type")
+    if kind is not None and kind.value is None:
+        ctx.notices.append(f"{ctx.container.name}: Grafana's database "
+                           f"{'url' if kind is url else 'type'} is set from a reference "
+                           f"not held here ({kind.source.label()}): whether it uses "
+                           "PostgreSQL is not known")
+        return []
+    db_type = (kind.value or "") if kind is not None else "sqlite3"
+    if kind is url:
+        db_type = db_type.partition("://")[0]
+    if db_type.strip().lower() != "postgres":
+        return []  # SQLite (the default) or MySQL
+    route = None
+    if url is not None and url.value:
+        route = route_from_url(url.value, url.source)
+    elif (host := _grafana_setting(ctx, "host")) is not None and host.value:
+        name, user = _grafana_setting(ctx, "name"), _grafana_setting(ctx, "user")
+        route = route_from_parts(host.value, None, name.value if name else None,
+                                 user.value if user else None, host.source)
+    given = _grafana_setting(ctx, "max_open_conn")
+    pools = _max_open_conns(ctx, GRAFANA, given, "max_open_conn", GRAFANA_DEFAULT,
+                            note=GRAFANA_SECOND_ENGINE)
+    return [replace(p, route=route) for p in pools]
+
+
 def _set_pool(ctx: StackContext, stack: ImageStack, name: str, value: str | None,
               source: Source) -> list[Pool]:
     """The pool `name` (a variable or an option) sets to `value`."""
@@ -486,6 +606,8 @@ def image_pools(ctx: StackContext) -> list[Pool]:
         return mastodon_pools(ctx)
     if _repo_name(ctx.container.image) == "sonarqube":
         return sonarqube_pools(ctx)
+    if _repo_name(ctx.container.image) in GRAFANA_NAMES:
+        return grafana_pools(ctx)
     if _keycloak_wildfly(ctx.container.image):
         return keycloak_wildfly_pools(ctx)
     stack = image_stack(ctx)

@@ -54,6 +54,7 @@ _BY_NAME = {
     ".env": "dotenv",
     "sonar.properties": "sonar-properties",  # SonarQube's conf/ (apps/images.py)
     "airflow.cfg": "airflow-cfg",  # $AIRFLOW_HOME/airflow.cfg (apps/airflow.py)
+    "grafana.ini": "grafana-ini",  # Grafana's /etc/grafana (apps/images.py)
     # dependency manifests: which driver/framework the app uses (advisor/read/apps/identify.py)
     "requirements.txt": "deps", "Pipfile": "deps", "pyproject.toml": "deps",
     "Gemfile": "deps", "Gemfile.lock": "deps", "setup.cfg": "deps",

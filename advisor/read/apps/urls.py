@@ -92,6 +92,13 @@ def _route(fields: dict[str, str | None], source: Source) -> Route | None:
                  source=source)
 
 
+def route_from_parts(host: str | None, port: str | None, dbname: str | None,
+                     user: str | None, source: Source) -> Route | None:
+    """The route an application's own settings give in parts (Grafana's [database]
+    host, name, user; Gitea's HOST, NAME, USER): a host may carry its port."""
+    return _route({"host": host, "port": port, "dbname": dbname, "user": user}, source)
+
+
 def _parse_uri(url: str) -> dict[str, str | None] | None:
     """libpq URI. Multi-host netlocs (`h1:5432,h2:5433`) keep the first host."""
     rest = url.split("://", 1)[1]
