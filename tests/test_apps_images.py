@@ -8,6 +8,7 @@ from msgspec.structs import replace
 
 from advisor.engine.check import run_check, scan
 from advisor.engine.options import CheckOptions
+from advisor.model import EnvVar, Source
 from advisor.read.apps import pools_for_container
 from tests.apphelpers import container
 from tests.tree_helpers import POSTGRES_DB as DB
@@ -188,3 +189,119 @@ def test_grafana_on_another_database_has_no_postgresql_pool(env):
 def test_grafana_image_renderer_is_not_grafana():
     env = {"GF_DATABASE_TYPE": "postgres"}
     assert _pools("grafana/grafana-image-renderer:v4.0.10", env).pools == []
+
+
+# Gitea: [database] MAX_OPEN_CONNS, passed to database/sql SetMaxOpenConns; unset it is 0,
+# no limit (modules/setting/database.go MustInt(0))
+def gitea_chart(database: str, env: str = "") -> str:
+    """The shape of the Gitea chart (gitea.com/gitea/helm-chart, 12.x): gitea.config as
+    a Secret <release>-inline-config, one key per app.ini section of KEY=VALUE lines,
+    mounted into the init container init-app-ini at /env-to-ini-mounts/inlines/, which
+    writes app.ini onto the data volume; the rootless image runs with no command and
+    deployment.env in its env; replicas 1 with maxSurge 100%."""
+    return f"""
+apiVersion: v1
+kind: Secret
+metadata: {{name: gitea-inline-config}}
+type: Opaque
+stringData:
+  _generals_: ""
+  cache: |-
+    ADAPTER=memory
+  database: |-
+{database}
+  server: |-
+    HTTP_PORT=3000
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {{name: gitea}}
+spec:
+  replicas: 1
+  strategy:
+    type: RollingUpdate
+    rollingUpdate: {{maxSurge: "100%", maxUnavailable: 0}}
+  template:
+    spec:
+      initContainers:
+        - name: init-directories
+          image: "docker.gitea.com/gitea:1.25.2-rootless"
+          command: ["/usr/sbinx/init_directory_structure.sh"]
+        - name: init-app-ini
+          image: "docker.gitea.com/gitea:1.25.2-rootless"
+          command: ["/usr/sbinx/config_environment.sh"]
+          env:
+            - {{name: GITEA_APP_INI, value: /data/gitea/conf/app.ini}}
+{env}          volumeMounts:
+            - {{name: inline-config-sources, mountPath: /env-to-ini-mounts/inlines/}}
+        - name: configure-gitea
+          image: "docker.gitea.com/gitea:1.25.2-rootless"
+          command: ["/usr/sbinx/configure_gitea.sh"]
+      containers:
+        - name: gitea
+          image: "docker.gitea.com/gitea:1.25.2-rootless"
+          env:
+            - {{name: SSH_LISTEN_PORT, value: "2222"}}
+            - {{name: GITEA_APP_INI, value: /data/gitea/conf/app.ini}}
+{env}      volumes:
+        - name: inline-config-sources
+          secret: {{secretName: gitea-inline-config}}
+"""
+
+
+GITEA_PG = "    DB_TYPE=postgres\n    HOST=db:5432\n    NAME=gitea\n    USER=gitea"
+
+
+def test_gitea_chart_on_postgresql_is_unbounded_by_default(tmp_path):
+    """The Gitea chart 12.x (Gitea 1.25.2) with gitea.config.database on an external
+    PostgreSQL: a client of unknown size ('>= 2, unknown'); MAX_OPEN_CONNS unset is 0,
+    database/sql without a limit: unbounded, PA102."""
+    write(tmp_path, {"k8s/db.yaml": DB, "k8s/gitea.yaml": gitea_chart(GITEA_PG)})
+    result = run_check([str(tmp_path)], CheckOptions())
+    (pool,) = _client_pools(tmp_path, "gitea")
+    assert pool.bound == "unbounded" and "database.go" in pool.size.source.default
+    assert pool.route is not None and (pool.route.host, pool.route.dbname) == ("db", "gitea")
+    assert [f.code for f in result.findings if f.code == "PA102"] == ["PA102"]
+
+
+def test_gitea_max_open_conns_from_the_charts_config_then_the_env(tmp_path):
+    write(tmp_path, {"k8s/db.yaml": DB.replace("=50", "=300"),
+                     "k8s/gitea.yaml": gitea_chart(GITEA_PG + "\n    MAX_OPEN_CONNS=40")})
+    (pool,) = _client_pools(tmp_path, "gitea")
+    assert (pool.size.value, pool.bound) == (40, "fixed")
+    assert (pool.size.source.path, pool.size.source.line) == ("k8s/gitea.yaml", 15)
+    _, budgets = _budgets(tmp_path)
+    assert budgets["db"].peak == (1 + 1) * 40  # maxSurge 100%: a second pod in a rollout
+    # deployment.env's GITEA__database__MAX_OPEN_CONNS: the image's start applies it last
+    env = "            - {name: GITEA__database__MAX_OPEN_CONNS, value: \"15\"}\n"
+    write(tmp_path, {"k8s/gitea.yaml": gitea_chart(GITEA_PG + "\n    MAX_OPEN_CONNS=40", env)})
+    (pool,) = _client_pools(tmp_path, "gitea")
+    assert pool.size.value == 15 and pool.size.source.key == "GITEA__database__MAX_OPEN_CONNS"
+
+
+@pytest.mark.parametrize(("env", "size", "bound"), [
+    ({"GITEA__database__DB_TYPE": "postgres", "GITEA__database__HOST": "db:5432"},
+     0, "unbounded"),
+    ({"GITEA__DATABASE__DB_TYPE": "postgres", "GITEA__DATABASE__MAX_OPEN_CONNS": "25"},
+     25, "fixed"),
+    ({"DB_TYPE": "postgres", "DB_HOST": "db:5432"}, 0, "unbounded"),  # first start's app.ini
+])
+def test_gitea_env_only(env, size, bound):
+    (pool,) = _pools("gitea/gitea:1.24.6", env).pools
+    assert (pool.size.value, pool.bound) == (size, bound)
+
+
+@pytest.mark.parametrize("env", [
+    {"GITEA__server__ROOT_URL": "https://git.example.com"},  # SQLite
+    {"GITEA__database__DB_TYPE": "mysql", "GITEA__database__HOST": "mysql:3306"},
+])
+def test_gitea_on_another_database_has_no_postgresql_pool(env):
+    assert _pools("gitea/gitea:1.24.6", env).pools == []
+
+
+def test_gitea_max_open_conns_from_a_secret_is_unknown():
+    env = {"GITEA__database__DB_TYPE": "postgres"}
+    got = pools_for_container(replace(container(env), image="gitea/gitea:1.24.6", env=(
+        *container(env).env, EnvVar(name="GITEA__database__MAX_OPEN_CONNS", value=None,
+                                    source=Source(path="k8s/app.yaml", line=20), secret=True))))
+    assert got.pools == [] and "MAX_OPEN_CONNS" in got.unknown[0]

@@ -53,6 +53,18 @@ Defaults, each read in the application's own source:
   of every key). Recent sources also open a unified-storage engine with the same
   settings (pkg/storage/unified/sql/db/dbimpl newResourceDBProvider, getEngine): from
   which release is not verified here, so it is named in the pool's note, not counted.
+- Gitea (gitea/gitea, docker.gitea.com/gitea, -rootless tags) [database] MAX_OPEN_CONNS,
+  default 0: go-gitea/gitea modules/setting/database.go loadDBSetting
+  (`Database.MaxOpenConns = sec.Key("MAX_OPEN_CONNS").MustInt(0)`), models/db
+  engine_init.go (`SetMaxOpenConns(setting.Database.MaxOpenConns)`): 0 is no limit.
+  PostgreSQL when DB_TYPE is postgres. Read from a mounted app.ini, then the section
+  files the Gitea chart's init container writes app.ini from (its Secret
+  <release>-inline-config at /env-to-ini-mounts/inlines/, then additionalConfigSources:
+  helm-chart scripts/init-containers/config/config_environment.sh), then the container's
+  GITEA__database__KEY, which the image's start writes into app.ini last
+  (docker/rootless/usr/local/bin/docker-setup.sh `environment-to-ini`; the section's
+  case does not matter, modules/setting/config_env.go decodeEnvSectionKey). The legacy
+  DB_TYPE env fills the app.ini of a first start (docker-setup.sh's template).
 - Mastodon (mastodon/mastodon): config/database.yml
   `pool: <%= ENV["DB_POOL"] || ENV['MAX_THREADS'] || 5 %>`; config/puma.rb workers
   `ENV.fetch('WEB_CONCURRENCY') { 2 }`, threads `ENV.fetch('MAX_THREADS') { 5 }`;
@@ -582,7 +594,78 @@ def grafana_pools(ctx: StackContext) -> list[Pool]:
     given = _grafana_setting(ctx, "max_open_conn")
     pools = _max_open_conns(ctx, GRAFANA, given, "max_open_conn", GRAFANA_DEFAULT,
                             note=GRAFANA_SECOND_ENGINE)
-    return [replace(p, route=route) for p in pools]
+    return [replace(p, route=route) if route is not None else p for p in pools]
+
+
+GITEA = "Gitea [database] MAX_OPEN_CONNS"
+GITEA_NAMES = ("gitea",)
+GITEA_DEFAULT = ("Gitea default [database] MAX_OPEN_CONNS 0 = database/sql without a limit "
+                 "(modules/setting/database.go MustInt(0))")
+
+
+def _gitea_env(ctx: StackContext, key: str) -> Setting | None:
+    """GITEA__database__KEY (the section's case does not matter: config_env.go
+    decodeEnvSectionKey lower-cases it), or GITEA__database__KEY__FILE (a file's text,
+    not held here)."""
+    for var in reversed(ctx.container.env):
+        prefix, _, rest = var.name.partition("__")
+        section, _, name = rest.partition("__")
+        if prefix != "GITEA" or section.lower() != "database":
+            continue
+        if name == key:
+            return Setting(var.value, ctx.env_source(var.name))
+        if name == key + "__FILE":
+            return Setting(None, ctx.env_source(var.name))
+    return None
+
+
+def _gitea_setting(ctx: StackContext, key: str) -> Setting | None:
+    """[database] `key` as the container's Gitea reads it: a mounted app.ini, then the
+    section files the chart's init container writes app.ini from (its inline config,
+    then additionalConfigSources, config_environment.sh's order), then the container's
+    GITEA__database__KEY, which the image's start applies last (docker-setup.sh,
+    s6 setup: environment-to-ini)."""
+    from advisor.read.apps.goini import parse_env_to_ini
+
+    found = None
+    for f in ctx.files("gitea-app-ini"):
+        found = _ini_setting(f, "database", key, f"database.{key}") or found
+    sections = sorted((f for f in ctx.files("gitea-env-to-ini") if f.name == "database"),
+                      key=lambda f: ("/additionals/" in f"/{f.rel}", f.rel))
+    for f in sections:
+        value = parse_env_to_ini(f.text).get(key)
+        if value is not None:
+            found = Setting(value.value, Source(path=f.path, line=value.line + f.line_offset,
+                                                key=f"database.{key}"))
+    return _gitea_env(ctx, key) or found
+
+
+def gitea_pools(ctx: StackContext) -> list[Pool]:
+    """Gitea's one xorm engine (models/db engine_init.go SetMaxOpenConns) when its
+    [database] DB_TYPE is postgres."""
+    from advisor.read.apps.urls import route_from_parts
+
+    if ctx.container.role == "init" or _runs_other(ctx, ("entrypoint", "s6-svscan",
+                                                         "gitea web")):
+        return []  # the chart's init containers (scripts), a `gitea admin` Job
+    kind = _gitea_setting(ctx, "DB_TYPE")
+    if kind is None and (legacy := _env_setting(ctx, "DB_TYPE")) is not None:
+        kind = legacy  # the image's first start writes app.ini from DB_TYPE (docker-setup.sh)
+    if kind is not None and kind.value is None:
+        ctx.notices.append(f"{ctx.container.name}: Gitea's [database] DB_TYPE is set from a "
+                           f"reference not held here ({kind.source.label()}): whether it "
+                           "uses PostgreSQL is not known")
+        return []
+    if kind is None or (kind.value or "").strip().lower() != "postgres":
+        return []  # SQLite, MySQL, MSSQL
+    route = None
+    if (host := _gitea_setting(ctx, "HOST")) is not None and host.value:
+        name, user = _gitea_setting(ctx, "NAME"), _gitea_setting(ctx, "USER")
+        route = route_from_parts(host.value, None, name.value if name else None,
+                                 user.value if user else None, host.source)
+    pools = _max_open_conns(ctx, GITEA, _gitea_setting(ctx, "MAX_OPEN_CONNS"),
+                            "MAX_OPEN_CONNS", GITEA_DEFAULT)
+    return [replace(p, route=route) if route is not None else p for p in pools]
 
 
 def _set_pool(ctx: StackContext, stack: ImageStack, name: str, value: str | None,
@@ -608,6 +691,8 @@ def image_pools(ctx: StackContext) -> list[Pool]:
         return sonarqube_pools(ctx)
     if _repo_name(ctx.container.image) in GRAFANA_NAMES:
         return grafana_pools(ctx)
+    if _repo_name(ctx.container.image) in GITEA_NAMES:
+        return gitea_pools(ctx)
     if _keycloak_wildfly(ctx.container.image):
         return keycloak_wildfly_pools(ctx)
     stack = image_stack(ctx)

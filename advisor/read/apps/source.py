@@ -55,6 +55,7 @@ _BY_NAME = {
     "sonar.properties": "sonar-properties",  # SonarQube's conf/ (apps/images.py)
     "airflow.cfg": "airflow-cfg",  # $AIRFLOW_HOME/airflow.cfg (apps/airflow.py)
     "grafana.ini": "grafana-ini",  # Grafana's /etc/grafana (apps/images.py)
+    "app.ini": "gitea-app-ini",  # Gitea's custom/conf (apps/images.py)
     # dependency manifests: which driver/framework the app uses (advisor/read/apps/identify.py)
     "requirements.txt": "deps", "Pipfile": "deps", "pyproject.toml": "deps",
     "Gemfile": "deps", "Gemfile.lock": "deps", "setup.cfg": "deps",
@@ -138,6 +139,10 @@ def classify(rel: str) -> tuple[str, str | None] | None:
         return "uwsgi", None
     if name.startswith(".env"):
         return "dotenv", None
+    if "env-to-ini-mounts/" in f"/{rel}":
+        # the Gitea chart's section files (inlines/database, additionals/0/server), which
+        # its init container writes app.ini from (apps/images.py)
+        return "gitea-env-to-ini", None
     if name in _BY_NAME:
         return _BY_NAME[name], None
     if name.endswith(".conf") and "php-fpm" in rel:
