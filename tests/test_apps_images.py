@@ -305,3 +305,79 @@ def test_gitea_max_open_conns_from_a_secret_is_unknown():
         *container(env).env, EnvVar(name="GITEA__database__MAX_OPEN_CONNS", value=None,
                                     source=Source(path="k8s/app.yaml", line=20), secret=True))))
     assert got.pools == [] and "MAX_OPEN_CONNS" in got.unknown[0]
+
+
+# Metabase: MB_APPLICATION_DB_MAX_CONNECTION_POOL_SIZE, c3p0's maxPoolSize, default 15
+# (src/metabase/app_db/connection_pool_setup.clj application-db-connection-pool-props)
+METABASE_POOL_DEFAULT = 15
+
+
+def metabase_chart(env: str = "", db_type: str = "postgres") -> str:
+    """The shape of pmint93/helm-charts' metabase chart 2.26 (Metabase v0.59.6): the
+    image with no command, MB_DB_TYPE and broken-out MB_DB_HOST/PORT/DBNAME, the user
+    and password from the chart's own <release>-database Secret, extraEnv appended."""
+    return f"""
+apiVersion: apps/v1
+kind: Deployment
+metadata: {{name: metabase}}
+spec:
+  replicas: 2
+  template:
+    spec:
+      containers:
+        - name: metabase
+          image: "metabase/metabase:v0.59.6.x"
+          env:
+          - {{name: MB_JETTY_HOST, value: "0.0.0.0"}}
+          - {{name: MB_JETTY_PORT, value: "3000"}}
+          - {{name: MB_DB_TYPE, value: "{db_type}"}}
+          - {{name: MB_DB_HOST, value: "db"}}
+          - {{name: MB_DB_PORT, value: "5432"}}
+          - {{name: MB_DB_DBNAME, value: "metabase"}}
+          - name: MB_DB_USER
+            valueFrom: {{secretKeyRef: {{name: metabase-database, key: username}}}}
+{env}"""
+
+
+def test_metabase_on_postgresql_holds_c3p0s_15(tmp_path):
+    """pmint93/helm-charts metabase 2.26.0 (v0.59.6) on PostgreSQL, replicas 2: a client
+    of unknown size ('>= 3') since a JDBC URL stopped standing for HikariCP; Metabase's
+    application DB pool is c3p0 with maxPoolSize 15: (2 + 1) x 15 = 45."""
+    write(tmp_path, {"k8s/db.yaml": DB.replace("=50", "=300"),
+                     "k8s/metabase.yaml": metabase_chart()})
+    (pool,) = _client_pools(tmp_path, "metabase")
+    assert (pool.size.value, pool.bound) == (METABASE_POOL_DEFAULT, "default")
+    assert "connection_pool_setup.clj" in pool.size.source.default
+    assert pool.route is not None and (pool.route.host, pool.route.dbname) == ("db", "metabase")
+    _, budgets = _budgets(tmp_path)
+    assert budgets["db"].peak == (2 + 1) * METABASE_POOL_DEFAULT
+    env = ("          - name: MB_APPLICATION_DB_MAX_CONNECTION_POOL_SIZE\n"
+           "            value: \"30\"\n")
+    write(tmp_path, {"k8s/metabase.yaml": metabase_chart(env)})
+    (pool,) = _client_pools(tmp_path, "metabase")
+    assert pool.size.value == 30 and pool.size.source.line == 22  # the value's line
+    # H2 (the chart's default database.type) or MySQL: no PostgreSQL pool
+    write(tmp_path, {"k8s/metabase.yaml": metabase_chart(db_type="mysql")})
+    assert _client_pools(tmp_path, "metabase") == []
+
+
+@pytest.mark.parametrize(("env", "size"), [
+    ({"MB_DB_CONNECTION_URI": "jdbc:postgresql://db:5432/metabase"}, METABASE_POOL_DEFAULT),
+    # the URI's subprotocol wins over MB_DB_TYPE (app_db/env.clj env->db-type)
+    ({"MB_DB_TYPE": "mysql", "MB_DB_CONNECTION_URI": "postgres://db:5432/metabase",
+      "MB_APPLICATION_DB_MAX_CONNECTION_POOL_SIZE": "8"}, 8),
+])
+def test_metabase_env_only(env, size):
+    (pool,) = _pools("metabase/metabase-enterprise:v1.56.3", env).pools
+    assert pool.size.value == size
+
+
+@pytest.mark.parametrize("env", [
+    {"MB_SITE_URL": "https://bi.example.com"},  # H2, Metabase's default
+    {"MB_DB_TYPE": "postgres", "MB_DB_CONNECTION_URI": "mysql://mysql:3306/metabase"},
+    {"MB_DB_TYPE": "postgres", "MB_APPLICATION_DB_MAX_CONNECTION_POOL_SIZE": "0"},
+])
+def test_metabase_without_a_postgresql_pool_of_known_size(env):
+    got = _pools("metabase/metabase:v0.59.6.x", env)
+    assert got.pools == []
+    assert bool(got.unknown) == ("MB_APPLICATION_DB_MAX_CONNECTION_POOL_SIZE" in env)

@@ -155,8 +155,10 @@ spec:
 def test_a_jdbc_url_alone_names_no_pool(tmp_path):
     """A JDBC URL names pgjdbc, not the pool: Metabase's image holds c3p0 (15), not
     HikariCP's 10, which the URL scheme alone gave (3 + 1 pods x 10 = 40, 'fits'). A
-    SPRING_DATASOURCE_URL still says Spring Boot, whose pool is HikariCP."""
-    write_tree(tmp_path, {"k8s/all.yaml": THIRD_PARTY_JDBC})
+    SPRING_DATASOURCE_URL still says Spring Boot, whose pool is HikariCP. (Metabase's
+    own image is now read as Metabase, tests/test_apps_images: a vendor's JVM image here.)"""
+    write_tree(tmp_path, {"k8s/all.yaml": THIRD_PARTY_JDBC.replace(
+        "metabase/metabase:v0.50.0", "vendor/reportserver:4.2")})
     result = _check(tmp_path)
     (budget,) = result.budgets
     assert budget.unknown_clients == ["metabase"] and budget.peak_is_floor

@@ -65,6 +65,18 @@ Defaults, each read in the application's own source:
   (docker/rootless/usr/local/bin/docker-setup.sh `environment-to-ini`; the section's
   case does not matter, modules/setting/config_env.go decodeEnvSectionKey). The legacy
   DB_TYPE env fills the app.ini of a first start (docker-setup.sh's template).
+- Metabase (metabase/metabase, metabase/metabase-enterprise) application database pool,
+  c3p0, env MB_APPLICATION_DB_MAX_CONNECTION_POOL_SIZE, default 15: metabase/metabase
+  src/metabase/app_db/connection_pool_setup.clj application-db-connection-pool-props
+  (`"maxPoolSize" (or (config/config-int :mb-application-db-max-connection-pool-size)
+  15)`, "15 is the c3p0 default"); earlier src/metabase/db/connection_pool_setup.clj
+  merged maxPoolSize only when set, leaving c3p0's default 15 (resources/c3p0.properties
+  sets initialPoolSize and minPoolSize only). PostgreSQL when MB_DB_CONNECTION_URI's
+  (jdbc:) subprotocol is postgresql/postgres, else when MB_DB_TYPE is postgres (h2 by
+  default): app_db/env.clj env->db-type. Recent sources add a Quartz job-store pool
+  (MB_QUARTZ_MAX_CONNECTION_POOL_SIZE, 5) and an audit pool (MB_AUDIT_DB_MAX_CONNECTION_
+  POOL_SIZE, 5) on the same database (connection_pool_setup.clj): from which release is
+  not verified here, so they are named in the pool's note, not counted.
 - Mastodon (mastodon/mastodon): config/database.yml
   `pool: <%= ENV["DB_POOL"] || ENV['MAX_THREADS'] || 5 %>`; config/puma.rb workers
   `ENV.fetch('WEB_CONCURRENCY') { 2 }`, threads `ENV.fetch('MAX_THREADS') { 5 }`;
@@ -668,6 +680,77 @@ def gitea_pools(ctx: StackContext) -> list[Pool]:
     return [replace(p, route=route) if route is not None else p for p in pools]
 
 
+METABASE = "Metabase application DB c3p0 maxPoolSize"
+METABASE_NAMES = ("metabase", "metabase-enterprise")
+METABASE_POOL = 15  # connection_pool_setup.clj maxPoolSize, c3p0's own default
+METABASE_DEFAULT = ("Metabase default MB_APPLICATION_DB_MAX_CONNECTION_POOL_SIZE 15 "
+                    "(app_db/connection_pool_setup.clj maxPoolSize; c3p0's default "
+                    "maxPoolSize 15 where it was not written)")
+METABASE_MORE = (
+    "recent Metabase also opens a Quartz job-store pool (MB_QUARTZ_MAX_CONNECTION_POOL_SIZE, "
+    "5) and an audit pool (MB_AUDIT_DB_MAX_CONNECTION_POOL_SIZE, 5) on the application "
+    "database (connection_pool_setup.clj): not counted, their first release not verified")
+
+
+def _metabase_db_type(uri: str) -> str:
+    """app_db/env.clj raw-connection-string->type: the (jdbc:) subprotocol of
+    MB_DB_CONNECTION_URI, postgresql read as postgres."""
+    m = re.match(r"(?:jdbc:)?([^:]+):", uri.strip())
+    kind = m.group(1).lower() if m else ""
+    return "postgres" if kind == "postgresql" else kind
+
+
+def metabase_pools(ctx: StackContext) -> list[Pool]:
+    """Metabase's application database pool (c3p0) when that database is PostgreSQL:
+    MB_DB_CONNECTION_URI's subprotocol, else MB_DB_TYPE (h2 by default): env.clj
+    env->db-type."""
+    from advisor.read.apps.urls import route_from_parts, route_from_url
+
+    if ctx.container.role == "init" or _runs_other(ctx, ("run_metabase", "metabase.jar")):
+        return []
+    uri = _env_setting(ctx, "MB_DB_CONNECTION_URI")
+    kind = _env_setting(ctx, "MB_DB_TYPE")
+    decides = uri if uri is not None and uri.value != "" else kind
+    if decides is not None and decides.value is None:
+        # the URI's subprotocol wins over MB_DB_TYPE: one not held here decides
+        ctx.notices.append(f"{ctx.container.name}: Metabase's {decides.source.key} is set "
+                           f"from a reference not held here ({decides.source.label()}): "
+                           "whether its application database is PostgreSQL is not known")
+        return []
+    if decides is None:
+        db_type = "h2"
+    elif decides is uri:
+        db_type = _metabase_db_type(uri.value or "")
+    else:
+        db_type = (decides.value or "").strip().lower()
+    if db_type != "postgres":
+        return []  # H2 (the default) or MySQL
+    route = None
+    if uri is not None and uri.value:
+        route = route_from_url(uri.value, uri.source)
+    elif (host := _env_setting(ctx, "MB_DB_HOST")) is not None and host.value:
+        route = route_from_parts(host.value, ctx.env_value("MB_DB_PORT"),
+                                 ctx.env_value("MB_DB_DBNAME"), ctx.env_value("MB_DB_USER"),
+                                 host.source)
+    given = _env_setting(ctx, "MB_APPLICATION_DB_MAX_CONNECTION_POOL_SIZE")
+    if given is None:
+        pool = ctx.pool(METABASE, METABASE_POOL, Source.default_of(
+            METABASE_DEFAULT, key="MB_APPLICATION_DB_MAX_CONNECTION_POOL_SIZE"),
+            bound="default", per_process=False,
+            note=f"MB_APPLICATION_DB_MAX_CONNECTION_POOL_SIZE unset; {METABASE_MORE}")
+    elif given.value is None:
+        ctx.hidden_size(METABASE, "MB_APPLICATION_DB_MAX_CONNECTION_POOL_SIZE", given.source)
+        return []
+    elif (n := parse_int(given.value)) is None or n < 1:
+        # config-int of a value that is no positive number: not a size we can say
+        ctx.unknown.append(f"{METABASE} at {given.source.label()} is {given.value!r}, not a "
+                           "pool size pool-advisor can read")
+        return []
+    else:
+        pool = ctx.pool(METABASE, n, given.source, per_process=False, note=METABASE_MORE)
+    return [replace(pool, route=route) if route is not None else pool]
+
+
 def _set_pool(ctx: StackContext, stack: ImageStack, name: str, value: str | None,
               source: Source) -> list[Pool]:
     """The pool `name` (a variable or an option) sets to `value`."""
@@ -693,6 +776,8 @@ def image_pools(ctx: StackContext) -> list[Pool]:
         return grafana_pools(ctx)
     if _repo_name(ctx.container.image) in GITEA_NAMES:
         return gitea_pools(ctx)
+    if _repo_name(ctx.container.image) in METABASE_NAMES:
+        return metabase_pools(ctx)
     if _keycloak_wildfly(ctx.container.image):
         return keycloak_wildfly_pools(ctx)
     stack = image_stack(ctx)
