@@ -381,3 +381,60 @@ def test_metabase_without_a_postgresql_pool_of_known_size(env):
     got = _pools("metabase/metabase:v0.59.6.x", env)
     assert got.pools == []
     assert bool(got.unknown) == ("MB_APPLICATION_DB_MAX_CONNECTION_POOL_SIZE" in env)
+
+
+# Hasura v2: a metadata pool of HASURA_GRAPHQL_PG_STRIPES x HASURA_GRAPHQL_PG_CONNECTIONS
+# (default 1 x 50, ServeOptions soConnParams; App.hs initialiseAppEnv initPGPool) and,
+# with HASURA_GRAPHQL_DATABASE_URL, the default source's pool (one stripe, 50)
+HASURA_CONNECTIONS = 50
+
+
+def hasura_manifest(env: str = "") -> str:
+    """hasura/graphql-engine install-manifests/kubernetes/deployment.yaml (v2.48.16),
+    its DATABASE_URL pointed at the fixture's server."""
+    return f"""
+apiVersion: apps/v1
+kind: Deployment
+metadata: {{name: hasura}}
+spec:
+  replicas: 1
+  template:
+    spec:
+      containers:
+      - image: hasura/graphql-engine:v2.48.16
+        name: hasura
+        env:
+        - name: HASURA_GRAPHQL_DATABASE_URL
+          value: postgres://username:password@db:5432/dbname
+        - name: HASURA_GRAPHQL_ENABLE_CONSOLE
+          value: "true"
+{env}"""
+
+
+def test_hasura_holds_a_metadata_and_a_default_source_pool(tmp_path):
+    """Hasura's own install manifest: a client of unknown size ('>= 2'); v2 opens the
+    metadata pool (1 stripe x 50) and the default source's pool (50) on the one
+    database: (1 + 1 surge) x 100 = 200."""
+    write(tmp_path, {"k8s/db.yaml": DB.replace("=50", "=500"),
+                     "k8s/hasura.yaml": hasura_manifest()})
+    pools = _client_pools(tmp_path, "hasura")
+    assert [(p.label.split(" (")[0], p.size.value) for p in pools] == [
+        ("Hasura metadata pool", HASURA_CONNECTIONS),
+        ("Hasura default source pool", HASURA_CONNECTIONS)]
+    _, budgets = _budgets(tmp_path)
+    assert budgets["db"].peak == (1 + 1) * 2 * HASURA_CONNECTIONS
+    env = ("        - {name: HASURA_GRAPHQL_PG_CONNECTIONS, value: \"20\"}\n"
+           "        - {name: HASURA_GRAPHQL_PG_STRIPES, value: \"2\"}\n")
+    write(tmp_path, {"k8s/hasura.yaml": hasura_manifest(env)})
+    metadata, source = _client_pools(tmp_path, "hasura")
+    assert (metadata.per_pod(), source.per_pod()) == (2 * 20, 20)  # stripes: metadata only
+
+
+def test_hasura_metadata_database_apart_and_v1():
+    env = {"HASURA_GRAPHQL_METADATA_DATABASE_URL": "postgres://hasura@meta:5432/metadata"}
+    (pool,) = _pools("hasura/graphql-engine:v2.40.0.cli-migrations-v3", env).pools
+    assert pool.route is not None and pool.route.host == "meta"
+    assert pool.size.value == HASURA_CONNECTIONS
+    got = _pools("hasura/graphql-engine:v1.3.3", {
+        "HASURA_GRAPHQL_DATABASE_URL": "postgres://hasura@db:5432/app"})
+    assert got.pools == [] and any("not read" in n for n in got.notices)

@@ -77,6 +77,18 @@ Defaults, each read in the application's own source:
   (MB_QUARTZ_MAX_CONNECTION_POOL_SIZE, 5) and an audit pool (MB_AUDIT_DB_MAX_CONNECTION_
   POOL_SIZE, 5) on the same database (connection_pool_setup.clj): from which release is
   not verified here, so they are named in the pool's note, not counted.
+- Hasura GraphQL Engine v2 (hasura/graphql-engine): HASURA_GRAPHQL_PG_CONNECTIONS, default
+  50, per stripe, HASURA_GRAPHQL_PG_STRIPES, default 1 (server/src-lib Hasura/Server/Init
+  pgConnsEnv "Maximum number of Postgres connections that can be opened per stripe
+  (default: 50)", pgStripesEnv; the ServeOptions test "Default == 1, 50, 180, 600"). Its
+  metadata pool is `PG.initPGPool bciMetadataConnInfo ... soConnParams` (App.hs
+  initialiseAppEnv), on HASURA_GRAPHQL_METADATA_DATABASE_URL else
+  HASURA_GRAPHQL_DATABASE_URL (initBasicConnectionInfo); pg-client initPGPool is
+  resource-pool's createPool stripes x conns. With HASURA_GRAPHQL_DATABASE_URL the default
+  source has its own pool (mkPgSourceResolver: PG.defaultConnParams, one stripe, cpConns
+  max_connections, defaultPostgresPoolSettings 50), whose max_connections the first start
+  writes into the metadata from HASURA_GRAPHQL_PG_CONNECTIONS (envVarsMovedToMetadata).
+  Hasura v1 (one pool) is not read.
 - Mastodon (mastodon/mastodon): config/database.yml
   `pool: <%= ENV["DB_POOL"] || ENV['MAX_THREADS'] || 5 %>`; config/puma.rb workers
   `ENV.fetch('WEB_CONCURRENCY') { 2 }`, threads `ENV.fetch('MAX_THREADS') { 5 }`;
@@ -751,6 +763,79 @@ def metabase_pools(ctx: StackContext) -> list[Pool]:
     return [replace(pool, route=route) if route is not None else pool]
 
 
+HASURA_NAMES = ("graphql-engine",)  # hasura/graphql-engine (and its .cli-migrations tags)
+HASURA_CONNECTIONS = 50  # ServeOptions soConnParams cpConns (HASURA_GRAPHQL_PG_CONNECTIONS)
+HASURA_METADATA = "Hasura metadata pool (HASURA_GRAPHQL_PG_CONNECTIONS per stripe)"
+HASURA_SOURCE = "Hasura default source pool (max_connections)"
+HASURA_SOURCE_NOTE = (
+    "the first start writes HASURA_GRAPHQL_PG_CONNECTIONS into the metadata as the default "
+    "source's max_connections (envVarsMovedToMetadata); a value changed there since is not "
+    "in the repository")
+
+
+def _hasura_int(ctx: StackContext, label: str, name: str) -> tuple[int, Source] | bool | None:
+    """The variable's positive value and where; None when unset; False when it cannot
+    be read (said in ctx.unknown)."""
+    var = ctx.env(name)
+    if var is None:
+        return None
+    if var.value is None:
+        ctx.hidden_size(label, name, ctx.env_source(name))
+        return False
+    n = parse_int(var.value)
+    if n is None or n < 1:
+        ctx.unknown.append(f"{label} at {ctx.env_source(name).label()} is {var.value!r}, "
+                           "not a pool size pool-advisor can read")
+        return False
+    return n, ctx.env_source(name)
+
+
+def hasura_pools(ctx: StackContext) -> list[Pool]:
+    """Hasura GraphQL Engine v2: the metadata database's pool, HASURA_GRAPHQL_PG_STRIPES
+    stripes of HASURA_GRAPHQL_PG_CONNECTIONS each, on HASURA_GRAPHQL_METADATA_DATABASE_URL
+    or else HASURA_GRAPHQL_DATABASE_URL; and, with HASURA_GRAPHQL_DATABASE_URL, the
+    default source's pool, one stripe of max_connections."""
+    from advisor.read.apps.urls import route_from_url
+
+    if ctx.container.role == "init" or _runs_other(ctx, ("graphql-engine", "docker-entrypoint")):
+        return []
+    version = _tag_version(ctx.container.image)
+    if version is not None and version < (2, 0):
+        ctx.notices.append(f"{ctx.container.name}: Hasura {version[0]}.{version[1]} (before "
+                           "v2's metadata and source pools) is not read by pool-advisor")
+        return []
+    source_url = _env_setting(ctx, "HASURA_GRAPHQL_DATABASE_URL")
+    metadata_url = _env_setting(ctx, "HASURA_GRAPHQL_METADATA_DATABASE_URL")
+    if source_url is None and metadata_url is None:
+        return []  # --database-url on the command line: its route says where it connects
+
+    def route_of(url: Setting | None):
+        return route_from_url(url.value, url.source) if url is not None and url.value else None
+
+    conns = _hasura_int(ctx, HASURA_METADATA, "HASURA_GRAPHQL_PG_CONNECTIONS")
+    stripes = _hasura_int(ctx, HASURA_METADATA, "HASURA_GRAPHQL_PG_STRIPES")
+    if conns is False or stripes is False:
+        return []
+    size, size_src = conns or (HASURA_CONNECTIONS, Source.default_of(
+        "Hasura default HASURA_GRAPHQL_PG_CONNECTIONS 50 (Server/Init ServeOptions "
+        "soConnParams cpConns)", key="HASURA_GRAPHQL_PG_CONNECTIONS"))
+    bound = "fixed" if conns else "default"
+    metadata = ctx.pool(HASURA_METADATA, size, size_src, bound=bound, per_process=False,
+                        route=route_of(metadata_url or source_url),
+                        note="App.hs initialiseAppEnv: PG.initPGPool of the metadata "
+                             "database with soConnParams")
+    if stripes is not None and stripes[0] != 1:
+        metadata = replace(metadata, processes=Term(
+            label="HASURA_GRAPHQL_PG_STRIPES (sub-pools of HASURA_GRAPHQL_PG_CONNECTIONS "
+                  "each)", value=stripes[0], source=stripes[1]))
+    pools = [metadata]
+    if source_url is not None:
+        pools.append(ctx.pool(HASURA_SOURCE, size, size_src, bound=bound, per_process=False,
+                              route=route_of(source_url),
+                              note=f"one stripe (PG.defaultConnParams); {HASURA_SOURCE_NOTE}"))
+    return pools
+
+
 def _set_pool(ctx: StackContext, stack: ImageStack, name: str, value: str | None,
               source: Source) -> list[Pool]:
     """The pool `name` (a variable or an option) sets to `value`."""
@@ -778,6 +863,8 @@ def image_pools(ctx: StackContext) -> list[Pool]:
         return gitea_pools(ctx)
     if _repo_name(ctx.container.image) in METABASE_NAMES:
         return metabase_pools(ctx)
+    if _repo_name(ctx.container.image) in HASURA_NAMES:
+        return hasura_pools(ctx)
     if _keycloak_wildfly(ctx.container.image):
         return keycloak_wildfly_pools(ctx)
     stack = image_stack(ctx)
