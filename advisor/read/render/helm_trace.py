@@ -253,8 +253,12 @@ class ValuesTracer:
         except Exception:  # not YAML
             self._split(group, depth)
             return
-        found = self._collect(group, fields)
+        found, discarded = self._collect(group, fields)
         self.found |= found
+        if discarded and len(group) > 1 and depth < MAX_RETEST_DEPTH:
+            # The key the baseline printed there lost to a discarded value's sentinel:
+            # the others again, with the discarded values as they are.
+            self._group([x for x in group if x.marker not in discarded], depth + 1)
         missing = [x for x in group if x.marker not in found
                    and _appears(x.value, self.baseline_text)]
         if len(group) == 1:
@@ -310,11 +314,15 @@ class ValuesTracer:
             changed[key] = text
         return _parse_all(changed)
 
-    def _collect(self, group: list[_Leaf], fields: dict[Any, dict[Key, Any]]) -> set[str]:
+    def _collect(self, group: list[_Leaf], fields: dict[Any, dict[Key, Any]]
+                 ) -> tuple[set[str], set[str]]:
+        """The markers that showed up, and those of them whose hit was dropped: a value
+        the baseline does not show where its sentinel showed."""
         by_marker = {x.marker: x for x in group}
         pattern = re.compile("|".join(re.escape(m) for m in sorted(by_marker, key=len,
                                                                      reverse=True)))
         found: set[str] = set()
+        discarded: set[str] = set()
         for obj_key, leaves in fields.items():
             base = self.baseline.get(obj_key)
             if base is None:
@@ -332,8 +340,13 @@ class ValuesTracer:
                     leaf = by_marker[m]
                     verbatim = text == str(leaf.sentinel) or (
                         isinstance(value, int | float) and value == leaf.sentinel)
+                    # A sentinel is truthy where the value may not be (0): `default`,
+                    # `if` or `coalesce` then print a key the baseline discarded.
+                    if not _shown(str(base[path]), leaf.value, verbatim):
+                        discarded.add(m)
+                        continue
                     self._add(obj_key, path, _Hit(leaf, verbatim, at=match.start()))
-        return found
+        return found, discarded
 
     def _derived(self, leaf: _Leaf, fields: dict[Any, dict[Key, Any]]) -> None:
         for obj_key, leaves in fields.items():
@@ -386,6 +399,28 @@ def _put_back(group: list[_Leaf]) -> Any:
 def _digit_neighbours(text: str, start: int, end: int) -> bool:
     before = text[start - 1] if start > 0 else ""
     return before.isdigit() or before == "." or (end < len(text) and text[end].isdigit())
+
+
+_NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?")
+
+
+def _shown(base: str, value: Any, verbatim: bool) -> bool:
+    """Whether the baseline field `base` shows the key's real value: all of it for a
+    verbatim hit, else somewhere in it. Numbers compare as numbers (Helm may print
+    1000000 as 1e+06)."""
+    if isinstance(value, int | float):
+        tokens = [base.strip()] if verbatim else _NUMBER.findall(base)
+        return any(_same_number(token, value) for token in tokens)
+    if verbatim:
+        return base == value or base.strip() == value.strip()
+    return _appears(value, base)
+
+
+def _same_number(text: str, value: float) -> bool:
+    try:
+        return float(text) == value
+    except ValueError:
+        return False
 
 
 def _appears(value: Any, text: str) -> bool:
