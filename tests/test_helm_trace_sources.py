@@ -70,3 +70,89 @@ def test_a_zero_that_only_picks_a_branch_leaves_the_template_line(tmp_path):
     assert get(db.body, "spec", "replicas") == 4
     src = field_source(db, "spec", "replicas")
     assert (src.path, src.line) == ("app/templates/db.yaml", 6)
+
+
+BOUNCER_VALUES = """\
+pgbouncer:
+  maxClientConn: 150
+  poolSize: 12
+"""
+
+BOUNCER_HELPERS = """\
+{{- define "ini" -}}
+[databases]
+shop = host=db port=5432 dbname=shop pool_size={{ .Values.pgbouncer.poolSize }}
+
+[pgbouncer]
+pool_mode = transaction
+max_client_conn = {{ .Values.pgbouncer.maxClientConn }}
+{{- end }}
+"""
+
+BOUNCER = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: pgbouncer
+spec:
+  replicas: 1
+  strategy: {type: Recreate}
+  template:
+    metadata: {labels: {app: pgbouncer}}
+    spec:
+      containers:
+        - name: pgbouncer
+          image: bitnami/pgbouncer:1.22.1
+          volumeMounts: [{name: cfg, mountPath: /etc/pgbouncer}]
+      volumes:
+        - name: cfg
+          %s
+"""
+
+# The Secret as the Airflow chart writes it: the ini is `include`d and base64-encoded.
+SECRET = """\
+apiVersion: v1
+kind: Secret
+metadata:
+  name: cfg
+data:
+  pgbouncer.ini: {{ include "ini" . | b64enc }}
+"""
+
+CONFIGMAP = """\
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: cfg
+data:
+  pgbouncer.ini: |
+    {{- include "ini" . | nindent 4 }}
+"""
+
+
+def _bouncer_chart(tmp_path, config: str, volume: str):
+    app = _chart(tmp_path, BOUNCER_VALUES, BOUNCER % volume)
+    (app / "templates" / "_helpers.tpl").write_text(BOUNCER_HELPERS)
+    (app / "templates" / "config.yaml").write_text(config)
+    return app
+
+
+def _pooler(tmp_path):
+    from advisor.engine.check import scan
+    from advisor.engine.options import CheckOptions
+
+    (pooler,) = scan([str(tmp_path)], CheckOptions(cache=False)).topology.poolers
+    return pooler
+
+
+@pytest.mark.parametrize("config, volume", [(SECRET, "secret: {secretName: cfg}"),
+                                            (CONFIGMAP, "configMap: {name: cfg}")])
+def test_a_generated_ini_is_cited_at_its_key_line_not_past_it(tmp_path, config, volume):
+    # The ini's own line n was added to the key's line: pool_mode at config.yaml:10 (the
+    # Secret) or :11 (the ConfigMap) of a 7-line template.
+    _bouncer_chart(tmp_path, config, volume)
+    pooler = _pooler(tmp_path)
+    mode = pooler.settings["pool_mode"].source
+    assert (mode.path, mode.line) == ("app/templates/config.yaml", 6)
+    assert mode.key == "data.pgbouncer.ini: pool_mode"
+    assert pooler.main_end is None  # nothing is added after a line that is not the ini's

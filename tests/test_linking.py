@@ -185,10 +185,12 @@ def test_pgbouncer_ini_from_secret_and_projected_volume(tmp_path, how):
     b = budgets["db"]
     # pgbouncer: 2 pods x default_pool_size 9 (reserve_pool_size default 0) = 18
     assert b.peak == 2 * 9, result.notices
+    pooler = next(c for c in b.contributions if c.kind == "pooler")
+    size = pooler.parts[0].parts[0].factors[0]
     if how == "stringData":
-        pooler = next(c for c in b.contributions if c.kind == "pooler")
-        size = pooler.parts[0].parts[0].factors[0]
         assert (size.source.path, size.source.line) == ("k8s/secret.yaml", 10)
+    elif how == "data":  # base64: the key's line, not line 5 + the ini's 5 (of 5 lines)
+        assert (size.source.path, size.source.line) == ("k8s/secret.yaml", 5)
 
 
 def test_service_of_an_application_does_not_lead_to_its_named_alike_pooler(tmp_path):

@@ -131,7 +131,8 @@ def pooler_from_workload(inputs: Inputs, topo: Topology, w: Workload, c: Contain
         siblings = {k: (cm.data[k], cm.text_origin(k)[1]) for k in cm.data}
         shown, offset = cm.text_origin(key)
         ini = read_pgbouncer_ini(inputs.root, key, text=cm.data[key], line_offset=offset,
-                                 display_path=shown, siblings=siblings, version=version)
+                                 display_path=shown, siblings=siblings, version=version,
+                                 places=cm.text_places(key))
         topo.problems.extend(ini.problems)
         merge_suppressions(topo, ini.suppressions)
         pooler.settings, pooler.databases, pooler.users = ini.settings, ini.databases, ini.users

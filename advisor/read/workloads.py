@@ -16,7 +16,7 @@ from msgspec.structs import replace
 
 from advisor.facts.pg_version import POSTGRESQL_REPO
 from advisor.lazyregex import lazy
-from advisor.model import Container, EnvVar, Source, Term
+from advisor.model import Container, EnvVar, Source, Term, TextPlaces
 from advisor.read.sources.k8s import NO_EXTRACT, K8sObject, count_field, get, listed, mapped
 
 # kind -> path to the pod template spec
@@ -79,6 +79,33 @@ class ConfigMapData(Struct):
         strings = self.obj.body.get("stringData") or {}
         section = strings if self.secret and key in strings else self.obj.body.get("data") or {}
         return self.obj.path, block_offset(section, key) + self.obj.line_offset
+
+
+    def text_places(self, key: str) -> TextPlaces | None:
+        """Where the lines of data[key] are cited when not at text_origin's offset + n:
+        values keys traced into them, and the key's own line for the others when the
+        text is not in the file line for line (a Secret's base64, a template's
+        `include`). None when text_origin's offset holds for every line."""
+        from advisor.read.render import generated_key, traced_lines
+        from advisor.read.sources.k8s import line_for_line
+
+        strings = self.obj.body.get("stringData") or {}
+        in_strings = self.secret and key in strings
+        dotted = f"{'stringData' if in_strings else 'data'}.{key}"
+        sources = self.obj.value_sources or {}
+        if f"{dotted}#1" in sources:
+            return None  # copied from a values block: text_origin is that block
+        flat = sources.get(generated_key(dotted))
+        section = strings if in_strings else self.obj.body.get("data") or {}
+        if flat is None and ((self.secret and not in_strings)
+                             or not line_for_line(section, key)):
+            flat = self.source(key)
+        traced = traced_lines(self.obj, dotted)
+        if flat is None and not traced:
+            return None
+        if flat is not None:
+            flat = replace(flat, key=dotted)
+        return TextPlaces(traced=traced, flat=flat)
 
 
 class Workload(Struct):

@@ -73,6 +73,30 @@ def text_origin(obj: K8sObject, *keys: str | int) -> tuple[str, int] | None:
     return first.path, first.line - 1
 
 
+def generated_key(dotted: str) -> str:
+    """The `value_sources` key saying the text at `dotted` is not in its template line
+    for line (`include`, `tpl`, `nindent` of a helper): its Source is the field's key
+    line, where every line of the text is cited."""
+    return f"{dotted}#*"
+
+
+def traced_line_key(dotted: str, text_line: int, column: int) -> str:
+    """The `value_sources` key of a values key traced into line `text_line` (1-based) of
+    the text at `dotted`, its value starting at `column` of that line."""
+    return f"{dotted}#{text_line}@{column}"
+
+
+def traced_lines(obj: K8sObject, dotted: str) -> dict[int, tuple[tuple[int, Source], ...]]:
+    """text line -> (column, Source) of the values keys traced into the text at `dotted`."""
+    found: dict[int, list[tuple[int, Source]]] = {}
+    prefix = f"{dotted}#"
+    for key, source in (obj.value_sources or {}).items():
+        if key.startswith(prefix) and "@" in key:
+            line, _, column = key[len(prefix):].partition("@")
+            found.setdefault(int(line), []).append((int(column), source))
+    return {n: tuple(sorted(at)) for n, at in found.items()}
+
+
 def flatten(node: Any, prefix: tuple[str | int, ...] = ()) -> dict[tuple[str | int, ...], Any]:
     """Scalar leaves of a YAML/JSON tree keyed by their key path."""
     out: dict[tuple[str | int, ...], Any] = {}

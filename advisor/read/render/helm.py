@@ -40,6 +40,7 @@ from advisor.read.render import Rendered
 from advisor.read.render.helm_fallback import missing_bitnami, values_only
 from advisor.read.render.helm_positions import (
     line_map,
+    mark_generated,
     relocate,
     template_display,
     template_text,
@@ -381,6 +382,7 @@ def _objects_of(root: Root, chart_path: Path, chart_rel: str, rendered: dict[str
                                                      "rendered output of this template)"))
         template = template_text(root, display)
         mapping = line_map(template, text) if template is not None else {}
+        template_lines = template.splitlines() if template is not None else []
         for index, obj in enumerate(found):
             hook = obj.annotations.get("helm.sh/hook", "")
             if "test" in [h.strip() for h in hook.split(",")]:
@@ -391,6 +393,8 @@ def _objects_of(root: Root, chart_path: Path, chart_rel: str, rendered: dict[str
             if obj.namespace is None and namespace:
                 obj.namespace = namespace
             obj.value_sources = {}
+            if template is not None:
+                mark_generated(obj, template_lines)
             obj.origin = f"helm:{chart_rel}"
             objects[(key, obj.kind, index)] = obj
     if dropped:

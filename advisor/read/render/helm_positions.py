@@ -90,6 +90,61 @@ def _aligned(t_keys: tuple[str, ...], r_keys: tuple[str, ...]) -> dict[int, int]
     return mapping
 
 
+def mark_generated(obj: Any, template: list[str]) -> None:
+    """Record (`generated_key`) each multi-line ConfigMap or Secret text whose lines are
+    not the template's lines from its key on: one an `include`, `tpl` or `nindent`
+    wrote. Its lines are then cited at its key's line, not the key's line + n, which
+    may be another line of the template or none at all. `obj` is relocated already."""
+    from advisor.read.render import field_path, generated_key
+    from advisor.read.sources.k8s import block_offset
+
+    if obj.kind not in ("ConfigMap", "Secret"):
+        return
+    for section in ("data", "stringData"):
+        node = obj.body.get(section)
+        if not isinstance(node, dict):
+            continue
+        for key, text in node.items():
+            if not isinstance(text, str) or "\n" not in text.rstrip("\n"):
+                continue
+            start = block_offset(node, key) + obj.line_offset
+            if not _written_there(template, start, text):
+                obj.value_sources[generated_key(field_path(section, key))] = obj.source(
+                    section, key, key=f"{section}.{key}")
+
+
+_ACTION = re.compile(r"\{\{.*?\}\}")
+# An action that writes lines of its own or none (a branch, a helper, an indented
+# block): the lines after it are not the template's next lines.
+_NOT_IN_PLACE = re.compile(r"\b(?:include|tpl|template|toYaml|toToml|toJson|nindent|indent|"
+                           r"if|else|end|range|with|define|block)\b|\{\{-|-\}\}")
+
+
+def _written_there(template: list[str], start: int, text: str) -> bool:
+    """Whether each line of `text` is the template's line `start + n` with its actions
+    filled in, no action there writing lines of its own."""
+    lines = text.rstrip("\n").split("\n")
+    if start < 0 or start + len(lines) > len(template):
+        return False
+    return all(_fills(template[start + n], line) for n, line in enumerate(lines))
+
+
+@functools.lru_cache(maxsize=4096)
+def _line_pattern(line: str) -> re.Pattern[str] | None:
+    """The rendered lines the template line can give; None when an action on it writes
+    lines of its own or none."""
+    actions = _ACTION.findall(line)
+    if any(_NOT_IN_PLACE.search(a) for a in actions) or ("{{" in line and not actions):
+        return None
+    parts = _ACTION.split(line.strip())
+    return re.compile(".*".join(map(re.escape, parts)), re.DOTALL)
+
+
+def _fills(template_line: str, rendered: str) -> bool:
+    pattern = _line_pattern(template_line)
+    return pattern is not None and pattern.fullmatch(rendered.strip()) is not None
+
+
 def relocate(node: Any, move: Any, depth: int = 0) -> None:
     """Rewrite the line info in place (0-based lines) so `location()` reports positions
     in the file the object really comes from. `move`: line -> line, a function or a dict

@@ -303,6 +303,16 @@ def block_offset(node: Any, key: str) -> int:
     return value_line
 
 
+def line_for_line(node: Any, key: str) -> bool:
+    """Whether the text of `node[key]` is in the file line for line, as block_offset
+    counts: one line, or a literal block (`|`). An escaped string ("a\\nb") or a folded
+    block (`>`) joins or splits lines."""
+    value = node.get(key) if isinstance(node, dict) else None
+    if not isinstance(value, str) or "\n" not in value.rstrip("\n"):
+        return True
+    return getattr(value, "style", None) == "|"
+
+
 def too_big(data: Any) -> bool:
     """More than MAX_EXPANDED_NODES nodes once aliases are expanded (an alias bomb), or
     nested deeper than 200: any YAML reader checks this before walking what it loaded."""

@@ -30,6 +30,7 @@ becomes a ConfigProblem with file:line, never an exception.
 
 from __future__ import annotations
 
+import re
 from bisect import bisect_right
 from pathlib import Path, PurePosixPath
 
@@ -55,6 +56,7 @@ from advisor.model import (
     Setting,
     Source,
     Term,
+    TextPlaces,
 )
 from advisor.read.fs import InputError, Root
 from advisor.read.suppress import scan_suppressions
@@ -95,6 +97,9 @@ class PgBouncerIni(Record, kw_only=True):
         return next((u for u in self.users if u.name == name), None)
 
 
+_VALUE_END = re.compile(r"\s|$")
+
+
 class _File(Struct):
     text: str
     fn: str  # the name PgBouncer would print: as given on the command line / %include
@@ -102,6 +107,7 @@ class _File(Struct):
     line_offset: int
     folder: Path | None  # for resolving relative includes
     newlines: list[int] = field(default_factory=list)
+    places: TextPlaces | None = None  # lines not at line_offset + n
 
     def __post_init__(self) -> None:
         self.newlines = [i for i, c in enumerate(self.text) if c == "\n"]
@@ -114,10 +120,47 @@ class _File(Struct):
         return self.line(pos) + self.line_offset
 
     def location(self, pos: int) -> Location:
+        flat = self.places.flat if self.places is not None else None
+        if flat is not None:
+            return Location(path=flat.path, line=flat.line)
         return Location(path=self.display, line=self.user_line(pos))
 
     def source(self, pos: int, key: str) -> Source:
+        if self.places is not None:
+            traced = self._traced(pos, key)
+            if traced is not None:
+                return traced
+            flat = self.places.flat
+            if flat is not None:  # the text is not in the file: its key's line
+                return Source(path=flat.path, line=flat.line, key=f"{flat.key}: {key}")
         return Source(path=self.display, line=self.user_line(pos), key=key)
+
+    def written_source(self, pos: int, key: str) -> Source | None:
+        """source(), when that is this line as the file holds it (where a line can be
+        added after it); None for a traced values line or the key line of a text not
+        in the file."""
+        if self.places is not None and (self.places.flat is not None
+                                        or self.line(pos) in self.places.traced):
+            return None
+        return self.source(pos, key)
+
+    def _traced(self, pos: int, key: str) -> Source | None:
+        """The values key traced into the value of `key` on the line at `pos`."""
+        assert self.places is not None
+        n = self.line(pos)
+        hits = self.places.traced.get(n)
+        if not hits:
+            return None
+        start = self.newlines[n - 2] + 1 if n > 1 else 0
+        end = self.newlines[n - 1] if n - 1 < len(self.newlines) else len(self.text)
+        line = self.text[start:end]
+        m = re.search(rf"(?<![\w.]){re.escape(key)}\s*=\s*", line)
+        if m is None:
+            return None
+        stop = _VALUE_END.search(line, m.end())
+        value_end = stop.start() if stop is not None else len(line)
+        return next((source for column, source in hits if m.end() <= column <= value_end),
+                    None)
 
 
 class _Stop(Exception):
@@ -253,7 +296,7 @@ class _Loader:
         if name != "pgbouncer":
             return
         self.got_main = True
-        self.main_end = f.source(at, "[pgbouncer]")
+        self.main_end = f.written_source(at, "[pgbouncer]")
         # fill_defaults: keys with a default go back to it; keys without one keep theirs.
         lost = [k for k in self.settings if self.params.get(k, ("", None, False))[1] is not None]
         if lost:
@@ -281,7 +324,7 @@ class _Loader:
             self.settings[key] = Setting(
                 name=key, raw=value, value=parsed, unit=unit, source=f.source(at, key)
             )
-            self.main_end = f.source(at, key)
+            self.main_end = f.written_source(at, key)
             return None
         if self.section == "databases":
             return self.set_database(f, key, value, at)
@@ -593,10 +636,12 @@ def read_pgbouncer_ini(
     display_path: str | None = None,
     siblings: dict[str, tuple[str, int]] | None = None,
     version: BouncerVersion | None = None,
+    places: TextPlaces | None = None,
 ) -> PgBouncerIni:
     """Read pgbouncer.ini at `path` (or `text`, e.g. a ConfigMap value whose first line is
     line `line_offset + 1` of `display_path`). `siblings` maps the other keys of the same
-    ConfigMap to (text, line_offset) so `%include` of them can be followed."""
+    ConfigMap to (text, line_offset) so `%include` of them can be followed. `places`:
+    where lines of `text` are cited instead (ConfigMapData.text_places)."""
     version = version or BouncerVersion()
     p = Path(path)
     shown = display_path or root.rel(p if p.is_absolute() else root.path / p)
@@ -626,7 +671,8 @@ def read_pgbouncer_ini(
             f"PgBouncer {version.text} ({version.source.label()}): read with the parameter "
             f"tables of {used[0]}.{used[1]}, the nearest version known",
         )
-    main = _File(_c_string(text), display_path or str(path), shown, line_offset, folder)
+    main = _File(_c_string(text), display_path or str(path), shown, line_offset, folder,
+                 places=places)
     if len(main.text) != len(text):
         loader.note(
             main.location(len(main.text)),
