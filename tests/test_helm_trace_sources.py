@@ -156,3 +156,21 @@ def test_a_generated_ini_is_cited_at_its_key_line_not_past_it(tmp_path, config, 
     assert (mode.path, mode.line) == ("app/templates/config.yaml", 6)
     assert mode.key == "data.pgbouncer.ini: pool_mode"
     assert pooler.main_end is None  # nothing is added after a line that is not the ini's
+
+
+@pytest.mark.parametrize("config, volume", [(SECRET, "secret: {secretName: cfg}"),
+                                            (CONFIGMAP, "configMap: {name: cfg}")])
+def test_each_setting_of_a_generated_ini_traces_to_its_own_values_line(tmp_path, config,
+                                                                       volume):
+    # The Secret's base64 hid the sentinels; the ConfigMap's were found in the text as a
+    # whole, never per line. pool_size shares its line with host, port and dbname.
+    _bouncer_chart(tmp_path, config, volume)
+    pooler = _pooler(tmp_path)
+    clients = pooler.settings["max_client_conn"]
+    assert clients.value == 150
+    assert (clients.source.path, clients.source.line) == ("app/values.yaml", 2)
+    assert clients.source.key == "values: pgbouncer.maxClientConn"
+    (shop,) = pooler.databases
+    assert (shop.pool_size.source.path, shop.pool_size.source.line) == ("app/values.yaml", 3)
+    mode = pooler.settings["pool_mode"].source  # written in the helper: the key's line
+    assert (mode.path, mode.line) == ("app/templates/config.yaml", 6)

@@ -99,13 +99,21 @@ class ConfigMapData(Struct):
         section = strings if in_strings else self.obj.body.get("data") or {}
         if flat is None and ((self.secret and not in_strings)
                              or not line_for_line(section, key)):
-            flat = self.source(key)
+            flat = self._key_line(dotted.split(".", 1)[0], key)
         traced = traced_lines(self.obj, dotted)
         if flat is None and not traced:
             return None
         if flat is not None:
             flat = replace(flat, key=dotted)
         return TextPlaces(traced=traced, flat=flat)
+
+
+    def _key_line(self, section: str, key: str) -> Source:
+        """The line of `key` itself, not the values line traced into its text."""
+        if (self.key_sources and key in self.key_sources) or self.made_by is not None:
+            return self.source(key)
+        where = self.obj.location(section, key)
+        return Source(path=where.path, line=where.line)
 
 
 class Workload(Struct):

@@ -9,6 +9,7 @@ import re
 from array import array
 from typing import Any
 
+from advisor.model import Source
 from advisor.read.fs import InputError, Root
 from advisor.read.yamlnodes import Positions, _ints, pack_positions
 
@@ -109,8 +110,9 @@ def mark_generated(obj: Any, template: list[str]) -> None:
                 continue
             start = block_offset(node, key) + obj.line_offset
             if not _written_there(template, start, text):
-                obj.value_sources[generated_key(field_path(section, key))] = obj.source(
-                    section, key, key=f"{section}.{key}")
+                where = obj.location(section, key)
+                obj.value_sources[generated_key(field_path(section, key))] = Source(
+                    path=where.path, line=where.line, key=f"{section}.{key}")
 
 
 _ACTION = re.compile(r"\{\{.*?\}\}")

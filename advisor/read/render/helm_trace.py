@@ -24,6 +24,8 @@ rendered field (advisor.read.render.helm renders; advise edits the line traced h
 
 from __future__ import annotations
 
+import base64
+import binascii
 import copy
 import functools
 import re
@@ -36,7 +38,7 @@ from yaml.constructor import ConstructorError
 from yaml.nodes import MappingNode, ScalarNode, SequenceNode
 
 from advisor.model import Source
-from advisor.read.render import field_path, flatten
+from advisor.read.render import field_path, flatten, traced_line_key
 from advisor.read.render.helm_process import RenderLimit
 from advisor.read.render.helm_values import Key, ValuesLayer, block_start, leaf_source
 from advisor.read.sources.k8s import K8sObject, get
@@ -100,6 +102,8 @@ class _Hit(Struct):
     verbatim: bool  # the field is exactly the sentinel (vs part of a string / derived)
     derived: bool = False
     at: int = 0  # where in the field's text (a URL's host comes before its port)
+    line: int = 0  # a multi-line text's line (1-based) the value is on, 0 when not told
+    column: int = 0  # where on that line the value starts in the baseline's text
 
 
 class ValuesTracer:
@@ -309,7 +313,9 @@ class ValuesTracer:
         for key, text in rendered.items():
             if text == self.baseline_texts.get(key):
                 continue
-            if len(group) > 1 and not any(m in text for m in markers):
+            # A Secret's base64 data hides the markers until decoded (_parse_all).
+            if len(group) > 1 and not any(m in text for m in markers) \
+                    and "Secret" not in text:
                 continue
             changed[key] = text
         return _parse_all(changed)
@@ -323,6 +329,7 @@ class ValuesTracer:
                                                                      reverse=True)))
         found: set[str] = set()
         discarded: set[str] = set()
+        put_back = _put_back(group)
         for obj_key, leaves in fields.items():
             base = self.baseline.get(obj_key)
             if base is None:
@@ -345,7 +352,10 @@ class ValuesTracer:
                     if not _shown(str(base[path]), leaf.value, verbatim):
                         discarded.add(m)
                         continue
-                    self._add(obj_key, path, _Hit(leaf, verbatim, at=match.start()))
+                    line, column = _line_of(text, match.start(), str(base[path]), leaf,
+                                            put_back)
+                    self._add(obj_key, path, _Hit(leaf, verbatim, at=match.start(),
+                                                  line=line, column=column))
         return found, discarded
 
     def _derived(self, leaf: _Leaf, fields: dict[Any, dict[Key, Any]]) -> None:
@@ -394,6 +404,31 @@ def _put_back(group: list[_Leaf]) -> Any:
         return "".join(parts)
 
     return put_back
+
+
+def _line_of(text: str, at: int, base: str, leaf: _Leaf, put_back: Any) -> tuple[int, int]:
+    """(line, column) in the baseline's multi-line `base` of the value whose marker is at
+    `at` of the perturbed `text` (a pgbouncer.ini a helper wrote: each of its settings
+    from its own key); (0, 0) for one line, or when the lines do not pair up or the
+    value is not where its marker says."""
+    if "\n" not in base or text.count("\n") != base.count("\n"):
+        return 0, 0
+    start = text.rfind("\n", 0, at) + 1
+    line = text.count("\n", 0, start) + 1
+    shown = _as_text(leaf.value)
+    column = len(put_back(text[start:at]))
+    if isinstance(leaf.sentinel, str) and leaf.sentinel != leaf.marker:
+        column -= len(shown)  # value + marker: the value comes before its marker
+    base_line = base.split("\n")[line - 1]
+    if column < 0 or "\n" in shown or not base_line.startswith(shown, column):
+        return 0, 0
+    return line, column
+
+
+def _as_text(value: Any) -> str:
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    return str(value)
 
 
 def _digit_neighbours(text: str, start: int, end: int) -> bool:
@@ -474,7 +509,20 @@ def _parse_all(rendered: dict[str, str], reads: dict[str, BaselineRead] | None =
             raise read.error
         found = read.fields if read.fields is not None else _objects_fields(text)
         for index, (kind, fields) in enumerate(found):
-            out[(key, kind, index)] = fields
+            out[(key, kind, index)] = _decoded(fields) if kind == "Secret" else fields
+    return out
+
+
+def _decoded(fields: dict[Key, Any]) -> dict[Key, Any]:
+    """A Secret's fields with its `data` decoded from base64 (`b64enc` in a template):
+    markers show in the text its reader is given (advisor.read.workloads)."""
+    out = dict(fields)
+    for path, value in fields.items():
+        if len(path) == 2 and path[0] == "data" and isinstance(value, str):
+            try:
+                out[path] = base64.b64decode(value, validate=True).decode("utf-8")
+            except (binascii.Error, UnicodeDecodeError, ValueError):
+                continue
     return out
 
 
@@ -660,12 +708,22 @@ def apply_traces(by_key: dict[Any, K8sObject], tracer: ValuesTracer) -> None:
         hits.sort(key=lambda h: (not h.verbatim, h.derived, h.at))
         first = hits[0]
         how = "" if first.verbatim else " (derived)" if first.derived else " (part of)"
-        names = ", ".join(h.leaf.source.key or ".".join(map(str, h.leaf.key)) for h in hits)
+        names = ", ".join(_name(h) for h in hits)
         source = replace(first.leaf.source, key=f"values: {names}{how}")
-        obj.value_sources[field_path(*path)] = source
-        value = get(obj.body, *path)
+        dotted = field_path(*path)
+        obj.value_sources[dotted] = source
+        for hit in hits:
+            if hit.line:
+                obj.value_sources[traced_line_key(dotted, hit.line, hit.column)] = replace(
+                    hit.leaf.source, key=f"values: {_name(hit)}")
+        # The baseline's fields: a Secret's data decoded, as its reader reads it.
+        value = tracer.baseline.get(obj_key, {}).get(path)
         if isinstance(value, str) and "\n" in value:
             _trace_text_lines(obj, path, value, hits, tracer.layers)
+
+
+def _name(hit: _Hit) -> str:
+    return hit.leaf.source.key or ".".join(map(str, hit.leaf.key))
 
 
 def _trace_text_lines(obj: K8sObject, path: Key, rendered: str, hits: list[_Hit],
