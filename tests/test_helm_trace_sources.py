@@ -174,3 +174,45 @@ def test_each_setting_of_a_generated_ini_traces_to_its_own_values_line(tmp_path,
     assert (shop.pool_size.source.path, shop.pool_size.source.line) == ("app/values.yaml", 3)
     mode = pooler.settings["pool_mode"].source  # written in the helper: the key's line
     assert (mode.path, mode.line) == ("app/templates/config.yaml", 6)
+
+
+def _many_keys_chart(tmp_path, keys: int):
+    # `upper` changes the string's sentinel: numbers and strings are then rendered apart.
+    values = "".join(f"k{i}: {100 + i}\n" for i in range(keys)) + "name: db\n"
+    annotations = "".join(f"        k{i}: \"{{{{ .Values.k{i} }}}}\"\n" for i in range(keys))
+    annotations += "        up: {{ upper .Values.name | quote }}\n"
+    name = "      name: {{ .Release.Name }}-db\n"
+    template = DEPLOYMENT.replace(name, name + "      annotations:\n" + annotations)
+    return _chart(tmp_path, values, template % "{{ .Values.k0 }}")
+
+
+def test_keys_the_values_schema_refuses_a_sentinel_for_are_dropped_not_split_for(
+        tmp_path, monkeypatch):
+    # The Airflow chart's schema wants integers (pgbouncer.maxClientConn) and enums
+    # (pullPolicy): every group holding one failed and was split down to it, 290 of 348
+    # renders, so the budget ran out before the other keys were traced.
+    import json
+
+    from advisor.read.render import helm_trace
+
+    app = _many_keys_chart(tmp_path, 16)
+    (app / "values.yaml").write_text((app / "values.yaml").read_text() + "policy: Always\n")
+    (app / "values.schema.json").write_text(json.dumps({"properties": {
+        "k3": {"type": "integer"}, "k11": {"type": ["integer", "null"]},
+        "policy": {"enum": ["Always", "Never"]}}}))
+    calls = []
+    real = helm_trace.ChartRenderer.render
+
+    def render(self, values):
+        calls.append(values)
+        return real(self, values)
+
+    monkeypatch.setattr(helm_trace.ChartRenderer, "render", render)
+    r = render_chart(Root.of(tmp_path), "app", release="r1")
+    assert not r.problems, r.problems
+    db = by_ref(r.objects, "Deployment/r1-db")
+    assert field_source(db, "metadata", "annotations", "k15").line == 16
+    assert field_source(db, "metadata", "annotations", "k3").path == "app/templates/db.yaml"
+    # the baseline; numbers and strings together (refused), numbers (refused: k3, k11),
+    # numbers again, strings (refused: policy), strings again
+    assert len(calls) == 6, len(calls)

@@ -238,7 +238,15 @@ class ValuesTracer:
             self.stopped = True
             self.limit = str(exc)
             return
-        except Exception:  # a perturbed value failed schema/template checks
+        except Exception as exc:  # a perturbed value failed schema/template checks
+            refused = _schema_refused(str(exc), group)
+            if refused:
+                # A schema that wants an integer, or one of an enum, refuses every
+                # sentinel of those keys: they are left untraced, the others rendered
+                # again without them (a split found them one failed render at a time).
+                self.settled.update(x.marker for x in refused)
+                self._group([x for x in group if x not in refused], depth)
+                return
             self._split(group, depth)
             return
         self._rendered(group, depth, rendered)
@@ -404,6 +412,32 @@ def _put_back(group: list[_Leaf]) -> Any:
         return "".join(parts)
 
     return put_back
+
+
+_SCHEMA_CHART = re.compile(r"^(\S[^:\n]*):$")
+_SCHEMA_REFUSED = re.compile(r"at '(/[^'\n]*)': ")
+
+
+def _schema_refused(message: str, group: list[_Leaf]) -> list[_Leaf]:
+    """The leaves of `group` Helm's values schema check refused ("got number, want
+    integer", "value must be one of"), by the JSON pointer it names (under a subchart's
+    name, that chart's values)."""
+    refused: set[str] = set()
+    chart = ""
+    for line in message.splitlines():
+        header = _SCHEMA_CHART.match(line)
+        if header:
+            chart = header.group(1).strip()
+            continue
+        for pointer in _SCHEMA_REFUSED.findall(line):
+            refused.update((pointer, f"/{chart}{pointer}"))
+    if not refused:
+        return []
+    return [x for x in group if _pointer(x.key) in refused]
+
+
+def _pointer(key: Key) -> str:
+    return "".join("/" + str(k).replace("~", "~0").replace("/", "~1") for k in key)
 
 
 def _line_of(text: str, at: int, base: str, leaf: _Leaf, put_back: Any) -> tuple[int, int]:
