@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import shutil
 import textwrap
+from types import SimpleNamespace
 
 import pytest
 
@@ -184,6 +185,44 @@ def _many_keys_chart(tmp_path, keys: int):
     name = "      name: {{ .Release.Name }}-db\n"
     template = DEPLOYMENT.replace(name, name + "      annotations:\n" + annotations)
     return _chart(tmp_path, values, template % "{{ .Values.k0 }}")
+
+
+def test_tracing_does_not_depend_on_how_fast_the_machine_renders(tmp_path, monkeypatch):
+    # The budget was 5 s of wall clock: a loaded machine cut tracing off after fewer
+    # renders (the Airflow chart: 63 to 143), so the lines cited changed from run to run.
+    from advisor.read.render import helm_trace
+
+    _many_keys_chart(tmp_path, 40)
+    fast = render_chart(Root.of(tmp_path), "app", release="r1")
+    now = [0.0]
+
+    def slow_clock() -> float:  # each look at the clock: 3 s later
+        now[0] += 3.0
+        return now[0]
+
+    monkeypatch.setattr(helm_trace, "time", SimpleNamespace(monotonic=slow_clock))
+    slow = render_chart(Root.of(tmp_path), "app", release="r1")
+    assert [o.value_sources for o in slow.objects] == [o.value_sources for o in fast.objects]
+    assert slow.notices == fast.notices
+    db = by_ref(slow.objects, "Deployment/r1-db")
+    assert field_source(db, "metadata", "annotations", "k39").line == 40
+    assert field_source(db, "spec", "replicas").line == 1
+
+
+def test_the_clock_is_a_safety_limit_said_apart(tmp_path, monkeypatch):
+    from advisor.read.render import helm_trace
+
+    _many_keys_chart(tmp_path, 4)
+    now = [0.0]
+
+    def stuck_clock() -> float:
+        now[0] += 100.0
+        return now[0]
+
+    monkeypatch.setattr(helm_trace, "time", SimpleNamespace(monotonic=stuck_clock))
+    r = render_chart(Root.of(tmp_path), "app", release="r1")
+    (said,) = [n for n in r.notices if "values tracing stopped" in n]
+    assert "time limit (30 s)" in said and "may differ from run to run" in said
 
 
 def test_keys_the_values_schema_refuses_a_sentinel_for_are_dropped_not_split_for(

@@ -36,7 +36,7 @@ from msgspec.structs import replace
 
 from advisor.model import ConfigProblem, Location
 from advisor.read.fs import InputError, Root
-from advisor.read.render import Rendered
+from advisor.read.render import Rendered, helm_trace
 from advisor.read.render.helm_fallback import missing_bitnami, values_only
 from advisor.read.render.helm_positions import (
     line_map,
@@ -249,6 +249,12 @@ def _render_in(helm: Any, root: Root, chart_path: Path, chart_rel: str,
             out.notices.append(f"helm: {chart_rel}: values tracing stopped: a render with "
                                f"traced values was {tracer.limit}; some numbers are reported "
                                "at their template line instead of the values file")
+        elif tracer.timed_out:
+            limit = helm_trace.MAX_TRACE_SECONDS
+            out.notices.append(f"helm: {chart_rel}: values tracing stopped at its time limit "
+                               f"({limit:g} s) after {tracer.renders} renders; some numbers "
+                               "are reported at their template line instead of the values "
+                               "file, and which ones may differ from run to run")
         elif tracer.stopped:
             out.notices.append(f"helm: {chart_rel}: values tracing stopped after "
                                f"{tracer.renders} renders; some numbers are reported at "

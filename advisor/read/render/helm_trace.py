@@ -44,10 +44,15 @@ from advisor.read.render.helm_values import Key, ValuesLayer, block_start, leaf_
 from advisor.read.sources.k8s import K8sObject, get
 from advisor.read.yamlpos import LIBYAML, Composed
 
-# Tracing budget: renders are ~1 ms for a scaffold-sized chart; stop refining after
-# this many renders or seconds and say so.
+# Tracing budget, counted so that a chart traces the same on any machine: renders (a
+# scaffold-sized chart renders in ~1 ms) and the text they return (what the engine and
+# the reading of each render cost: a full trace of the Airflow chart returns 2.2 MB, 75
+# KB a render, in about 3 s). Past either, refining stops and says so. The clock is
+# only a safety limit, for renders slow for their size (a loop that prints little); it
+# is said apart, as its cut-off varies from run to run.
 MAX_TRACE_RENDERS = 400
-MAX_TRACE_SECONDS = 5.0
+MAX_TRACE_BYTES = 4_000_000
+MAX_TRACE_SECONDS = 30.0
 MAX_RETEST_DEPTH = 2  # re-renders of keys that vanished in a group (a flipped branch)
 MAX_DERIVED_RENDERS = 60  # numbers tested alone for arithmetic in templates
 TRACE_RENDER_SECONDS = 2.0  # the least a tracing render may take before it is stopped
@@ -130,7 +135,9 @@ class ValuesTracer:
         self.hits: dict[tuple[Any, Key], list[_Hit]] = {}
         self.started = time.monotonic()
         self.renders = 0
+        self.rendered_bytes = 0
         self.stopped = False
+        self.timed_out = False  # stopped by MAX_TRACE_SECONDS, not a counted budget
         self.limit = ""  # why a render was stopped, when one was
 
     def leaves(self) -> list[_Leaf]:
@@ -165,11 +172,18 @@ class ValuesTracer:
         return leaves
 
     def budget_left(self) -> bool:
-        if (self.renders >= MAX_TRACE_RENDERS
-                or time.monotonic() - self.started > MAX_TRACE_SECONDS):
+        if self.renders >= MAX_TRACE_RENDERS or self.rendered_bytes >= MAX_TRACE_BYTES:
             self.stopped = True
             return False
+        if time.monotonic() - self.started > MAX_TRACE_SECONDS:
+            self.stopped = self.timed_out = True
+            return False
         return True
+
+    def _render(self, values: dict[str, Any]) -> dict[str, str]:
+        rendered = self.renderer.render(values)
+        self.rendered_bytes += sum(map(len, rendered.values()))
+        return rendered
 
     def trace(self) -> None:
         leaves = self.leaves()
@@ -202,7 +216,7 @@ class ValuesTracer:
             return False
         both = numbers + strings
         try:
-            rendered = self.renderer.render(self._values(both))
+            rendered = self._render(self._values(both))
         except Exception:  # RenderLimit included: the groups alone may still render
             return False
         if not self._sentinels_only(rendered, both):
@@ -233,7 +247,7 @@ class ValuesTracer:
         values = self._values(group)
         self._count(group)
         try:
-            rendered = self.renderer.render(values)
+            rendered = self._render(values)
         except RenderLimit as exc:  # not split: each half could take as long again
             self.stopped = True
             self.limit = str(exc)
