@@ -251,7 +251,44 @@ def test_keys_the_values_schema_refuses_a_sentinel_for_are_dropped_not_split_for
     assert not r.problems, r.problems
     db = by_ref(r.objects, "Deployment/r1-db")
     assert field_source(db, "metadata", "annotations", "k15").line == 16
-    assert field_source(db, "metadata", "annotations", "k3").path == "app/templates/db.yaml"
     # the baseline; numbers and strings together (refused), numbers (refused: k3, k11),
-    # numbers again, strings (refused: policy), strings again
-    assert len(calls) == 6, len(calls)
+    # numbers again, strings (refused: policy), strings again; k3 and k11 moved
+    assert len(calls) == 7, len(calls)
+    assert field_source(db, "metadata", "annotations", "k3").line == 4
+
+
+@pytest.mark.parametrize("config, volume", [(SECRET, "secret: {secretName: cfg}"),
+                                            (CONFIGMAP, "configMap: {name: cfg}")])
+def test_integers_a_schema_wants_are_traced_by_moving_them(tmp_path, config, volume):
+    # The Airflow chart's schema wants integers: no 1.9xxxxx sentinel renders, so
+    # pgbouncer.maxClientConn was cited at the Secret's line, and advise could not edit it.
+    import json
+
+    app = _bouncer_chart(tmp_path, config, volume)
+    integer = {"type": "integer"}
+    (app / "values.schema.json").write_text(json.dumps({"properties": {"pgbouncer": {
+        "properties": {"maxClientConn": integer, "poolSize": integer}}}}))
+    pooler = _pooler(tmp_path)
+    clients = pooler.settings["max_client_conn"]
+    assert clients.value == 150
+    assert (clients.source.path, clients.source.line) == ("app/values.yaml", 2)
+    (shop,) = pooler.databases
+    assert (shop.pool_size.source.path, shop.pool_size.source.line) == ("app/values.yaml", 3)
+
+
+def test_a_zero_is_not_moved_past_the_default_that_passes_over_it(tmp_path):
+    # Moved, b's 0 is b's prime, which `default` takes: the field moved by b's prime
+    # less a's value, another key's prime (c's, whose value is a's too) at times.
+    import json
+
+    app = _chart(tmp_path, "c: 3\na: 3\nb: 0\n",
+                 DEPLOYMENT % "{{ default .Values.a .Values.b }}")
+    (app / "templates" / "other.yaml").write_text(textwrap.dedent(
+        DEPLOYMENT.replace("-db", "-other") % "{{ add .Values.c .Values.b }}"))
+    integer = {"type": "integer"}
+    (app / "values.schema.json").write_text(json.dumps({"properties": {
+        "a": integer, "b": integer, "c": integer}}))
+    r = render_chart(Root.of(tmp_path), "app", release="r1")
+    db = by_ref(r.objects, "Deployment/r1-db")
+    src = field_source(db, "spec", "replicas")
+    assert (src.path, src.line) == ("app/values.yaml", 2)

@@ -55,6 +55,7 @@ MAX_TRACE_BYTES = 4_000_000
 MAX_TRACE_SECONDS = 30.0
 MAX_RETEST_DEPTH = 2  # re-renders of keys that vanished in a group (a flipped branch)
 MAX_DERIVED_RENDERS = 60  # numbers tested alone for arithmetic in templates
+MAX_MOVED = 150  # integers a values schema wants, traced by moving them (_moved_apart)
 TRACE_RENDER_SECONDS = 2.0  # the least a tracing render may take before it is stopped
 # Sentinels for numbers are 1.9xxxxx: printed exactly by Helm (six decimals, no exponent)
 # and never a loop bound: `int` makes them 1 (`until`, `untilStep` and `range` then run
@@ -132,6 +133,10 @@ class ValuesTracer:
             self.baseline = _parse_all(baseline, reads)
         except Exception:  # not YAML: k8s_objects already reported it; nothing to trace
             self.baseline = {}
+        # What a Secret's base64 hides is in the output too (_appears looks here).
+        self.baseline_text += "\n" + "\n".join(
+            v for (_t, kind, _i), fields in self.baseline.items() if kind == "Secret"
+            for p, v in fields.items() if p[0] == "data" and isinstance(v, str))
         self.hits: dict[tuple[Any, Key], list[_Hit]] = {}
         self.started = time.monotonic()
         self.renders = 0
@@ -139,6 +144,7 @@ class ValuesTracer:
         self.stopped = False
         self.timed_out = False  # stopped by MAX_TRACE_SECONDS, not a counted budget
         self.limit = ""  # why a render was stopped, when one was
+        self.refused: dict[str, _Leaf] = {}  # numbers the values schema refused a sentinel for
 
     def leaves(self) -> list[_Leaf]:
         leaves: list[_Leaf] = []
@@ -192,6 +198,7 @@ class ValuesTracer:
         if not self._together(numbers, strings):
             for group in (numbers, strings):
                 self._group(group, 0)
+        self._moved_apart(list(self.refused.values()))
         # Numbers that never showed up verbatim may still reach a field through
         # arithmetic: test them alone (one render each), within the budget.
         for leaf in numbers:
@@ -203,6 +210,52 @@ class ValuesTracer:
                     break
                 self.derived_renders += 1
                 self._group([leaf], MAX_RETEST_DEPTH)
+
+    def _moved_apart(self, leaves: list[_Leaf]) -> None:
+        """Integers the values schema refused a 1.9xxxxx sentinel for (the Airflow chart's
+        replicas, pgbouncer.maxClientConn), traced in one render by their own values each
+        moved by a distinct prime: still integers, a loop they bound runs a few more
+        times. A number in a field that moved by a key's prime from that key's value came
+        from it; a product or sum of others' moves is not a prime of its own."""
+        # A 0 moved is no longer falsy: `default` and `if` would take it (see _shown).
+        leaves = [x for x in leaves if _integral(x.value) and x.value != 0
+                  and _appears(x.value, self.baseline_text)]
+        leaves = leaves[:MAX_MOVED]  # the 150th prime is 863: a loop runs that much longer
+        for _attempt in range(3):  # keys a schema bound (maximum) refuses again: dropped
+            if not leaves or not self.budget_left():
+                return
+            moves = dict(zip(_primes(len(leaves)), leaves, strict=True))
+            values = copy.deepcopy(self.user)
+            for prime, leaf in moves.items():
+                _set_path(values, leaf.key, int(leaf.value) + prime, self.effective)
+            self.renders += 1
+            try:
+                rendered = self._render(values)
+            except RenderLimit as exc:
+                self.stopped = True
+                self.limit = str(exc)
+                return
+            except Exception as exc:  # refused again, or a template failed: not traced
+                refused = _schema_refused(str(exc), leaves)
+                leaves = [x for x in leaves if x not in refused] if refused else []
+                continue
+            self._collect_moves(moves, rendered)
+            return
+
+    def _collect_moves(self, moves: dict[int, _Leaf], rendered: dict[str, str]) -> None:
+        changed = {k: t for k, t in rendered.items() if t != self.baseline_texts.get(k)}
+        try:
+            fields = _parse_all(changed)
+        except Exception:  # not YAML
+            return
+        for obj_key, leaves in fields.items():
+            base = self.baseline.get(obj_key)
+            if base is None:
+                continue
+            for path, value in leaves.items():
+                if path in base and str(value) != str(base[path]):
+                    for hit in _moved_numbers(str(base[path]), str(value), moves):
+                        self._add(obj_key, path, hit)
 
     def _together(self, numbers: list[_Leaf], strings: list[_Leaf]) -> bool:
         """The numbers and the strings traced in one render instead of one each, when
@@ -259,6 +312,8 @@ class ValuesTracer:
                 # sentinel of those keys: they are left untraced, the others rendered
                 # again without them (a split found them one failed render at a time).
                 self.settled.update(x.marker for x in refused)
+                self.refused.update((x.marker, x) for x in refused
+                                    if not isinstance(x.sentinel, str))
                 self._group([x for x in group if x not in refused], depth)
                 return
             self._split(group, depth)
@@ -452,6 +507,45 @@ def _schema_refused(message: str, group: list[_Leaf]) -> list[_Leaf]:
 
 def _pointer(key: Key) -> str:
     return "".join("/" + str(k).replace("~", "~0").replace("/", "~1") for k in key)
+
+
+# Unsigned: the 3 of `db-3` is no -3 (a negative value is not traced by its move).
+_DIGITS = re.compile(r"(?<![\d.])\d+(?:\.\d+)?")
+
+
+def _moved_numbers(base: str, text: str, moves: dict[int, _Leaf]) -> list[_Hit]:
+    """Hits of the numbers of `text` that moved from `base` by a key's prime, from that
+    key's value; the numbers are paired in order (none was added or dropped)."""
+    before, after = list(_DIGITS.finditer(base)), list(_DIGITS.finditer(text))
+    if len(before) != len(after):
+        return []
+    hits: list[_Hit] = []
+    for was, now in zip(before, after, strict=True):
+        moved = float(now.group()) - float(was.group())
+        leaf = moves.get(int(moved)) if moved.is_integer() else None
+        if leaf is None or not _same_number(was.group(), leaf.value):
+            continue
+        line = column = 0
+        if "\n" in base:
+            start = base.rfind("\n", 0, was.start()) + 1
+            line, column = base.count("\n", 0, start) + 1, was.start() - start
+        hits.append(_Hit(leaf, verbatim=base.strip() == was.group(), at=was.start(),
+                         line=line, column=column))
+    return hits
+
+
+def _integral(value: Any) -> bool:
+    return isinstance(value, int) or (isinstance(value, float) and value.is_integer())
+
+
+def _primes(count: int) -> list[int]:
+    found: list[int] = []
+    n = 2
+    while len(found) < count:
+        if all(n % p for p in found if p * p <= n):
+            found.append(n)
+        n += 1
+    return found
 
 
 def _line_of(text: str, at: int, base: str, leaf: _Leaf, put_back: Any) -> tuple[int, int]:
