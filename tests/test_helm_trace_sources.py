@@ -292,3 +292,59 @@ def test_a_zero_is_not_moved_past_the_default_that_passes_over_it(tmp_path):
     db = by_ref(r.objects, "Deployment/r1-db")
     src = field_source(db, "spec", "replicas")
     assert (src.path, src.line) == ("app/values.yaml", 2)
+
+
+PG_VALUES = "postgres:\n  maxConnections: 250\n"
+PG_HELPERS = """\
+{{- define "pgconf" -}}
+listen_addresses = '*'
+max_connections = {{ .Values.postgres.maxConnections }}
+shared_buffers = 128MB
+{{- end }}
+"""
+PG_SERVER = """\
+apiVersion: apps/v1
+kind: StatefulSet
+metadata:
+  name: db
+spec:
+  serviceName: db
+  template:
+    spec:
+      containers:
+        - name: postgres
+          image: postgres:16
+          args: ["-c", "config_file=/etc/postgresql/postgresql.conf"]
+          volumeMounts: [{name: cfg, mountPath: /etc/postgresql}]
+      volumes:
+        - name: cfg
+          configMap: {name: pgcfg}
+"""
+PG_CONFIGMAP = """\
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: pgcfg
+data:
+  postgresql.conf: |
+    {{- include "pgconf" . | nindent 4 }}
+"""
+
+
+def test_a_generated_postgresql_conf_cites_values_or_its_key_line(tmp_path):
+    """As for pgbouncer.ini: a postgresql.conf a helper writes (`include | nindent`) was
+    cited at the key's line + the conf's own line, a line of something else or past the
+    file's end; a value traced into it cites its values line, the others the key."""
+    from advisor.engine.check import scan
+    from advisor.engine.options import CheckOptions
+
+    app = _chart(tmp_path, PG_VALUES, PG_SERVER)
+    (app / "templates" / "_helpers.tpl").write_text(PG_HELPERS)
+    (app / "templates" / "config.yaml").write_text(PG_CONFIGMAP)
+    (server,) = scan([str(tmp_path)], CheckOptions(cache=False)).topology.servers
+    conns = server.settings["max_connections"]
+    assert conns.value == 250
+    assert (conns.source.path, conns.source.line) == ("app/values.yaml", 2), conns.source
+    buffers = server.settings["shared_buffers"].source
+    assert (buffers.path, buffers.line) == ("app/templates/config.yaml", 6), buffers
+    assert buffers.key == "data.postgresql.conf: shared_buffers"

@@ -80,7 +80,7 @@ def server_from_workload(inputs: Inputs, topo: Topology, w: Workload, c: Contain
                           ) -> Server:
     """The server `c` runs; `built`: the Dockerfile FROM line its image is built on (then
     `c.image` is that base image, see `as_built`)."""
-    from advisor.read.sources.pgconf import parse_postgres_args_checked, read_pgconf
+    from advisor.read.sources.pgconf import parse_postgres_args_checked, placed, read_pgconf
 
     version = pg_version(inputs, c, built=built)
     settings: dict[str, Setting] = {}
@@ -96,11 +96,14 @@ def server_from_workload(inputs: Inputs, topo: Topology, w: Workload, c: Contain
             conf = read_pgconf(inputs.root, key, text=cm.data[key], line_offset=offset,
                                display_path=shown, siblings=siblings,
                                version=version.int_value)
+            places = cm.text_places(key)
+            conf = placed(conf, shown, offset, cm.data[key], places)
             topo.problems.extend(conf.problems)
             merge_suppressions(topo, conf.suppressions)
             settings.update(conf.settings)
             lines = cm.data[key].splitlines()
-            if lines:
+            if lines and (places is None or places.flat is None):
+                # no line is added after a text the file does not hold line for line
                 conf_end = Source(path=shown, line=offset + len(lines), key=key)
             break  # the main file; its includes pull in the others
     # Command-line -c settings override the file, as on a real server.

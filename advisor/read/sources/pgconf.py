@@ -34,7 +34,7 @@ from msgspec import Struct, field
 from msgspec.structs import replace
 
 from advisor.facts import pg_guc as pgguc
-from advisor.model import ConfigProblem, Location, Record, Setting, Source
+from advisor.model import ConfigProblem, Location, Record, Setting, Source, TextPlaces
 from advisor.read.fs import InputError, Root
 from advisor.read.suppress import scan_suppressions
 
@@ -588,6 +588,45 @@ def read_pgconf(
         reader.problems = before
         return _result(reader, settings)
     return _result(reader, _apply(reader))
+
+
+def placed(conf: PgConf, display: str, line_offset: int, text: str,
+           places: TextPlaces | None) -> PgConf:
+    """`conf` read from `text` (at `display`, lines after `line_offset`) with its
+    settings and problems cited where `places` says the text's lines are written
+    (ConfigMapData.text_places): a values key traced into a setting's value, else the
+    data key's line when the text is not in the file line for line (a Secret's base64,
+    a template's `include`), never the key's line + n, a line of something else."""
+    if places is None:
+        return conf
+    lines = text.splitlines()
+
+    def source(s: Setting) -> Source:
+        n = (s.source.line or 0) - line_offset
+        if s.source.path != display or not 1 <= n <= len(lines):
+            return s.source  # an included file, or a line not of this text
+        hits = places.traced.get(n, ())
+        name_at = lines[n - 1].lower().find(s.name)
+        hit = next((src for column, src in hits if name_at >= 0
+                    and column > name_at + len(s.name)), None)
+        if hit is not None:
+            return hit
+        flat = places.flat
+        if flat is not None:
+            return Source(path=flat.path, line=flat.line, key=f"{flat.key}: {s.name}")
+        return s.source
+
+    def location(loc: Location) -> Location:
+        flat = places.flat
+        inside = loc.path == display and loc.line is not None \
+            and 1 <= loc.line - line_offset <= len(lines)
+        return Location(path=flat.path, line=flat.line) if flat is not None and inside \
+            else loc
+
+    return replace(conf, settings={k: replace(s, source=source(s))
+                                   for k, s in conf.settings.items()},
+                   problems=[replace(p, location=location(p.location))
+                             for p in conf.problems])
 
 
 def _result(reader: _Reader, settings: dict[str, Setting]) -> PgConf:
