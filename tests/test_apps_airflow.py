@@ -9,32 +9,14 @@ from pathlib import Path
 
 from advisor.engine.check import run_check, scan
 from advisor.engine.options import CheckOptions
-from tests.tree_helpers import write
+from tests.tree_helpers import POSTGRES_DB, write
 
 # Airflow 2.10.0 config.yml defaults; the chart's airflow.cfg sets worker_concurrency 16
 POOL = 5 + 10  # sql_alchemy_pool_size + sql_alchemy_max_overflow
 WORKERS = 4  # [webserver] workers
 PARSING = 2  # [scheduler] parsing_processes
 
-DB = """
-apiVersion: v1
-kind: Service
-metadata: {name: db}
-spec:
-  selector: {app: db}
----
-apiVersion: apps/v1
-kind: StatefulSet
-metadata: {name: db}
-spec:
-  template:
-    metadata: {labels: {app: db}}
-    spec:
-      containers:
-        - name: postgres
-          image: postgres:16.2
-          args: ["-c", "max_connections=500"]
----
+DB = POSTGRES_DB.replace("max_connections=50", "max_connections=500") + """---
 apiVersion: v1
 kind: Secret
 metadata: {name: airflow-metadata}

@@ -9,27 +9,9 @@ from pathlib import Path
 from advisor.engine.check import run_check, scan
 from advisor.engine.options import CheckOptions
 from advisor.model import Pool
-from tests.tree_helpers import write
+from tests.tree_helpers import POSTGRES_DB, write
 
-DB = """
-apiVersion: v1
-kind: Service
-metadata: {name: db}
-spec:
-  selector: {app: db}
----
-apiVersion: apps/v1
-kind: StatefulSet
-metadata: {name: db}
-spec:
-  template:
-    metadata: {labels: {app: db}}
-    spec:
-      containers:
-        - name: postgres
-          image: postgres:16.2
-          args: ["-c", "max_connections=200"]
-"""
+DB = POSTGRES_DB.replace("max_connections=50", "max_connections=200")
 STREAMING_POOL = 10  # streaming/index.js pg.Pool max without DB_POOL
 
 
