@@ -438,3 +438,22 @@ def test_harbor_jobservice_connects_with_cores_database(tmp_path):
     (notice,) = [n for n in report["notices"] if "jobservice" in n]
     assert notice.startswith("harbor-jobservice: Harbor jobservice connects with core's "
                              "database settings (harbor-core, harbor.yaml:")
+
+
+def test_temporal_store_without_max_conns_cites_its_own_sql_line(tmp_path):
+    """Audit K: a store with no maxConns was cited with no line; the first maxConns
+    below its name is the next store's (line 34 here, visibility's 20), so the line it
+    would be written at is the store's own `sql:` (16)."""
+    from advisor.engine.check import scan
+    from advisor.engine.options import CheckOptions
+
+    text = (CORPUS / "temporal" / "rendered" / "temporal.yaml").read_text()
+    lines = text.splitlines(keepends=True)
+    assert lines[22].strip() == "maxConns: 20" and lines[15].strip() == "sql:"
+    (tmp_path / "temporal.yaml").write_text("".join([*lines[:22], "\n", *lines[23:]]))
+    topo = scan([str(tmp_path)], CheckOptions(cache=False)).topology
+    pools = [p for c in topo.clients for p in c.pools if "default store" in p.label]
+    assert pools and all(p.bound == "unbounded" for p in pools)
+    src = pools[0].size.source
+    assert (src.path, src.line) == ("temporal.yaml", 16), src
+    assert src.key == "persistence.datastores.default.sql.maxConns (not set)"

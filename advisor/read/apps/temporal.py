@@ -50,9 +50,13 @@ def temporal_pools(ctx: StackContext) -> list[Pool]:
                 sql = (stores.get(name) or {}).get("sql") if isinstance(stores, dict) else None
                 if not isinstance(sql, dict) or "postgres" not in str(sql.get("pluginName", "")):
                     continue
-                line = _key_line(lines, name, "maxConns")
+                # absent: the store's `sql:` line, where it would be written (the first
+                # maxConns below the store's name would be the next store's)
+                absent = "maxConns" not in sql
+                line = _key_line(lines, name, "sql" if absent else "maxConns")
                 src = Source(path=f.path, line=(line + f.line_offset) if line else None,
-                             key=f"persistence.datastores.{name}.sql.maxConns")
+                             key=f"persistence.datastores.{name}.sql.maxConns"
+                                 + (" (not set)" if absent else ""))
                 addr = str(sql.get("connectAddr", ""))
                 host, _, port = addr.rpartition(":") if ":" in addr else (addr, "", "")
                 at = _key_line(lines, name, "connectAddr")
