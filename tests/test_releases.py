@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import base64
 
+import pytest
+
 from advisor.link.releases import release_client
 from advisor.read.flux import apply_target_namespaces, namespace_of, target_namespaces
 from advisor.read.releases import env_scopes, find_releases, repo_folder, value_hosts
@@ -383,3 +385,110 @@ def test_a_values_host_that_carries_its_port_links():
     assert (client.route.host, client.route.port, client.route.dbname) == (
         "pg-rw.db.svc", 5432, "temporal")
     assert client.route.source.line == 16
+
+
+# A CloudNativePG cluster per app, as joryirving/home-ops lays them out: the app's
+# HelmRelease (app-template from an OCIRepository) takes only PGPASSWORD from the
+# operator's `<cluster>-app` Secret; its host is in a config file the ExternalSecret
+# fetches (synapse's homeserver.yaml), which is not read here.
+CHAT_CLUSTER = """
+apiVersion: postgresql.cnpg.io/v1
+kind: Cluster
+metadata: {name: chat, namespace: comms}
+spec:
+  instances: 2
+  imageName: ghcr.io/cloudnative-pg/postgresql:17.4
+  postgresql:
+    parameters: {max_connections: "200"}
+  bootstrap:
+    initdb: {database: chat, owner: chat}
+"""
+
+CHAT_RELEASE = """
+apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata: {name: chat, namespace: comms}
+spec:
+  chartRef: {kind: OCIRepository, name: chat}
+  values:
+    controllers:
+      chat:
+        containers:
+          app:
+            image: {repository: ghcr.io/acme/chat-server, tag: 1.2.0}
+            env:
+              CHAT_CONFIG_PATH: /data/server.yaml
+              PGPASSWORD:
+                valueFrom:
+                  secretKeyRef:
+                    name: "{{ .Release.Name }}-app"
+                    key: password
+"""
+
+CHAT_DEPLOYMENT = """
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: chat, namespace: comms}
+spec:
+  replicas: 2
+  strategy: {type: Recreate}
+  template:
+    spec:
+      containers:
+        - name: app
+          image: ghcr.io/acme/chat-server:1.2.0
+          env:
+            - name: PGPASSWORD
+              valueFrom: {secretKeyRef: {name: chat-app, key: password}}
+"""
+
+
+@pytest.mark.parametrize("client", ["release", "deployment"])
+def test_the_password_of_an_operator_secret_alone_links_to_its_cluster(tmp_path, client):
+    """PGPASSWORD from CloudNativePG's chat-app and no host read: the role is on Cluster
+    chat only, so the client is counted there (unknown: PA106), with a notice saying
+    why; it was no client at all, and the server printed 'fits, peak 0' (audit l:
+    joryirving/home-ops synapse)."""
+    from advisor.engine.check import run_check
+    from advisor.engine.options import CheckOptions
+    from tests.tree_helpers import write
+
+    write(tmp_path, {"db/cluster.yaml": CHAT_CLUSTER,
+                     "apps/chat.yaml": CHAT_RELEASE if client == "release"
+                     else CHAT_DEPLOYMENT})
+    result = run_check([str(tmp_path)], CheckOptions())
+    rw = next(b for b in result.budgets if b.server == "chat")
+    assert not rw.fits and rw.peak_is_floor
+    assert rw.unknown_clients == ["chat"]
+    assert any(f.code == "PA106" for f in result.findings)
+    (note,) = [n for n in result.notices if "is the password of Secret chat-app" in n]
+    assert "apps/chat.yaml:" in note and "db/cluster.yaml:" in note
+    assert "counted at the Secret's own host chat-rw" in note
+    # the replicas are nobody's: still 0 there, and said to be so
+    ro = next(b for b in result.budgets if b.server == "chat replicas")
+    assert ro.peak == 0
+
+
+def test_a_secret_key_that_is_no_credential_does_not_link():
+    """Only the role's credentials say which cluster: a CA certificate of the operator's
+    Secret (ca.crt) is no route."""
+    from advisor.link.operators import operator_credentials_route
+    from advisor.model import Container, EnvVar, Source
+    from advisor.read.workloads import ConfigMapData
+
+    (obj,) = objects(CHAT_CLUSTER)
+    made = {("secret", "comms", "chat-app"): ConfigMapData(
+        obj, {"host": "chat-rw", "user": "chat", "dbname": "chat"}, secret=True,
+        made_by=Source(path="db/cluster.yaml", line=3, default="Secret chat-app made by x"))}
+    src = Source(path="a.yaml", line=9)
+
+    def env(key: str) -> Container:
+        return Container(name="app", source=src, env=(EnvVar(
+            name="X", source=src, from_ref=f"secret:chat-app/{key} (not in repository)",
+            secret=True),))
+
+    assert operator_credentials_route(env("ca.crt"), made) is None
+    route, why = operator_credentials_route(env("password"), made)
+    assert (route.host, route.user, route.dbname) == ("chat-rw", "chat", "chat")
+    assert "X (a.yaml:9) is the password of Secret chat-app made by x (db/cluster.yaml:3)" \
+        in why

@@ -15,7 +15,7 @@ from advisor.lazyregex import lazy
 from advisor.link.argo import LEADER_ONLY, argo_workflows_pools
 from advisor.link.hosts import host_variable_route, resolve_host
 from advisor.link.inputs import Inputs, suppressed_codes, workload_id
-from advisor.link.operators import operator_secret_route
+from advisor.link.operators import operator_credentials_route, operator_secret_route
 from advisor.model import (
     Client,
     Container,
@@ -207,6 +207,16 @@ def client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
             route = None
         if route is not None:
             pools = [p if p.route is not None else replace(p, route=route) for p in pools]
+    if route is None and operator_secrets:
+        # only a password (user, database) of an operator's Secret: its cluster's
+        for c in w.containers:
+            found = None if is_pgbouncer_container(c) else \
+                operator_credentials_route(c, operator_secrets)
+            if found is not None:
+                route, why = found
+                topo.notices.append(f"{workload_id(w)}: {why}")
+                pools = [p if p.route is not None else replace(p, route=route) for p in pools]
+                break
     if dropped and not pools and route is None:
         first, svc = dropped[0]
         topo.notices.append(

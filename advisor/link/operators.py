@@ -84,6 +84,48 @@ def operator_secret_route(c: Container, made: ConfigIndex) -> Route | None:
     return None
 
 
+# Keys of an operator Secret that are a role's credentials and not where to connect.
+_CREDENTIAL_KEYS = frozenset({"password", "user", "username", "dbname"})
+
+
+def operator_credentials_route(c: Container, made: ConfigIndex) -> tuple[Route, str] | None:
+    """The route of a container that takes only credentials from an operator-made
+    Secret (PGPASSWORD from CloudNativePG's `<cluster>-app`/password) and whose host is
+    in nothing read here (a chart not rendered, a file not in the repository): the role
+    and its password exist on that Secret's cluster only, so it connects there, at the
+    Secret's own host (a pooler in front of it is not known). With the sentence that
+    says so. None when it takes no credential key of such a Secret."""
+    from advisor.read.apps.urls import route_from_url
+
+    by_secret = {name: data for (_kind, _ns, name), data in made.items()}
+    for var in c.env:
+        ref = var.from_ref or ""
+        if not ref.startswith("secret:") or "/" not in ref:
+            continue
+        name, key = ref[len("secret:"):].split("/", 1)
+        key = key.split(" (", 1)[0]  # "password (not in repository)": none is written
+        data = by_secret.get(name)
+        if data is None or data.made_by is None or key not in _CREDENTIAL_KEYS:
+            continue
+        host = data.data.get("host")
+        if not host:
+            continue
+        user = data.data.get("user") or data.data.get("username")
+        url = f"postgresql://{user + '@' if user else ''}{host}:" \
+              f"{data.data.get('port') or '5432'}/{data.data.get('dbname') or ''}"
+        route = route_from_url(url, var.source)
+        if route is None:
+            continue
+        made_at = data.made_by.path and f" ({data.made_by.path}:{data.made_by.line})"
+        why = (f"{var.name} ({var.source.label()}) is the {key} of "
+               f"{data.made_by.default or 'Secret ' + name}{made_at or ''}, and no host it "
+               f"connects to is read: the role is on that cluster only, so it is counted at "
+               f"the Secret's own host {host} (were it to go through a pooler, that pooler "
+               "does not count it)")
+        return route, why
+    return None
+
+
 def add_operator_entities(inputs: Inputs, topo: Topology, host_map: dict, default_ns: str,
                           likely: bool | None = None) -> set[str]:
     """Servers and poolers from operator resources; returns the refs of the objects

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from advisor.link.hosts import host_variable_route, resolve_host
 from advisor.link.inputs import Inputs, suppressed_codes
-from advisor.link.operators import operator_secret_route
+from advisor.link.operators import operator_credentials_route, operator_secret_route
 from advisor.model import (
     Client,
     ConfigProblem,
@@ -51,7 +51,8 @@ def release_clients(inputs: Inputs, topo: Topology, index: ConfigIndex,
         if server_chart(release):
             topo.problems.append(_server_not_budgeted(release))
         client = release_client(release, index, operator_secrets, host_map, default_ns,
-                                declared.get(release.name), inputs.settings.origin)
+                                declared.get(release.name), inputs.settings.origin,
+                                topo.notices)
         if client is not None:
             clients.append(client)
         else:
@@ -154,8 +155,10 @@ def _server_not_budgeted(release: Release) -> ConfigProblem:
 
 def release_client(release: Release, index: ConfigIndex, operator_secrets: ConfigIndex,
                    host_map: dict[str, tuple[str, str]], default_ns: str,
-                   decl: WorkloadDecl | None, origin: str | None) -> Client | None:
-    """The release as a client when its values name a database route; None otherwise."""
+                   decl: WorkloadDecl | None, origin: str | None,
+                   notes: list[str] | None = None) -> Client | None:
+    """The release as a client when its values name a database route; None otherwise.
+    `notes`: where a sentence on a route taken from credentials alone goes."""
     namespace = release.namespace or default_ns
     route = None
     for values in release.values:
@@ -163,6 +166,21 @@ def release_client(release: Release, index: ConfigIndex, operator_secrets: Confi
             or _value_route(values, host_map, namespace)
         if route is not None:
             break
+    if route is None:
+        # only a password (user, database) of an operator's Secret: its cluster's
+        # (jory's synapse, PGPASSWORD from synapse-app: 'fits, peak 0' before)
+        for values in release.values:
+            for env in env_scopes(values, index, namespace):
+                found = operator_credentials_route(
+                    Container(name=release.name, env=env, source=release.obj.source()),
+                    operator_secrets)
+                if found is not None:
+                    route, credentials = found
+                    if notes is not None:
+                        notes.append(f"{release.describe()}: {credentials}")
+                    break
+            if route is not None:
+                break
     if route is None:
         return None
     pools: list[Pool] = []
