@@ -37,6 +37,7 @@ from advisor.link.hosts import (
 )
 from advisor.link.inputs import Inputs
 from advisor.link.operators import (
+    OPERATOR_KINDS,
     add_operator_entities,
     may_have_operator_entities,
     operator_secret_index,
@@ -217,6 +218,15 @@ def build_topology(inputs: Inputs) -> Topology:
         topo.clients += guarded(topo.problems, ".", partial(
             release_clients, inputs, topo, index, operator_secrets, host_map, default_ns,
             declared), [], "reading chart releases (Flux HelmRelease, Argo CD Application)")
+    if operator_secrets:
+        # an application operator's resource (LiteLLMProxy) on an operator's Secret
+        from advisor.link.custom_resources import custom_resource_clients
+
+        taken = {c.name for c in topo.clients} | {d.name for d in inputs.settings.workloads}
+        topo.clients += guarded(topo.problems, ".", partial(
+            custom_resource_clients, inputs.objects, _NOT_CUSTOM, operator_secrets,
+            host_map, default_ns, taken, topo.notices), [],
+            "reading custom resources that take an operator's connection Secret")
     for decl in inputs.settings.workloads:
         if not any(c.name == decl.name for c in topo.clients):
             client = guarded(topo.problems, origin, partial(
@@ -261,6 +271,12 @@ def may_have_releases(objects: list[K8sObject]) -> bool:
     one, advisor.link.releases is not imported."""
     return any(o.kind in _RELEASE_KINDS for o in objects)
 _AUTOSCALER_KINDS = frozenset({"HorizontalPodAutoscaler", "ScaledObject", "ScaledJob"})
+# Kinds a reader here reads (workloads, releases, operators' resources, Secrets and
+# their makers, autoscalers): every other kind that takes an operator's connection
+# Secret is a client of unknown size (advisor.link.custom_resources).
+_NOT_CUSTOM = frozenset(POD_SPEC_PATHS) | _RELEASE_KINDS | OPERATOR_KINDS \
+    | _CONFIG_KINDS | _AUTOSCALER_KINDS | {"ExternalSecret", "ClusterExternalSecret",
+                                         "PushSecret", "Service"}
 
 
 WorkloadKey = tuple[str, str, str]  # (namespace as applied, kind, name)

@@ -32,6 +32,11 @@ def unknown_client_connections(topo: Topology, ctx: RuleContext) -> Iterator[Fin
     its line. The code's fallback (`getenv("X", 5)`, `Number(process.env.X) || 10`,
     `${X:4}`) and the library's default are not what runs, since the variable is set.
 
+    An object of a kind pool-advisor does not read (an application operator's custom
+    resource, such as a LiteLLMProxy) that takes a connection Secret a PostgreSQL
+    operator makes (CloudNativePG `<cluster>-app`) connects to that cluster: its pods and
+    pools are the other operator's, so both are unknown, and the finding asks for both.
+
     A workload whose database host is no server, pooler or Service of the repository is
     in no budget at all: PA107 unlinked-database-client reports it, not this rule.
 
@@ -84,7 +89,8 @@ def unknown_client_connections(topo: Topology, ctx: RuleContext) -> Iterator[Fin
         related = []
         if client.route is not None and (loc := client.route.source.location()) is not None:
             related.append(RelatedLocation(location=loc, message="its database connection"))
-        if client.kind in RELEASE_KINDS:
+        if client.kind in RELEASE_KINDS or client.replicas_unknown:
+            # a release not rendered, or a custom resource whose operator makes the pods
             yield _release_finding(client, target, tuple(related))
             continue
         yield Finding(
