@@ -206,3 +206,150 @@ spec:
 ])
 def test_render_substitutes_fields_and_their_pipelines_only(text, expected):
     assert render(text) == expected
+
+
+# bjw-s/home-ops: a Crunchy cluster in `database`, a ClusterSecretStore of provider
+# kubernetes reading that namespace's Secrets, and each app's ExternalSecret templating
+# one key of PGO's `<cluster>-pguser-<user>` Secret.
+CRUNCHY = """
+apiVersion: postgres-operator.crunchydata.com/v1beta1
+kind: PostgresCluster
+metadata: {name: pg, namespace: database}
+spec:
+  postgresVersion: 16
+  instances:
+    - name: pg
+      replicas: 2
+  users:
+    - {name: feeds, databases: [feeds]}
+    - {name: notes, databases: [notes]}
+  proxy:
+    pgBouncer:
+      replicas: 2
+"""
+
+KUBE_STORE = """
+apiVersion: external-secrets.io/v1beta1
+kind: ClusterSecretStore
+metadata: {name: pgo-secrets}
+spec:
+  provider:
+    kubernetes:
+      remoteNamespace: database
+      server: {caProvider: {type: ConfigMap, name: kube-root-ca.crt, key: ca.crt}}
+      auth: {serviceAccount: {name: eso-pg, namespace: database}}
+"""
+
+
+def pgo_secret(app: str, store: str, data: str, template: str = "") -> str:
+    target = f"    name: {app}-db-secret\n" + textwrap.indent(
+        textwrap.dedent(template).strip(), "    ")
+    return f"""
+apiVersion: external-secrets.io/v1beta1
+kind: ExternalSecret
+metadata: {{name: {app}-db, namespace: {app}}}
+spec:
+  secretStoreRef: {{kind: ClusterSecretStore, name: {store}}}
+  target:
+{target.rstrip()}
+{textwrap.indent(textwrap.dedent(data).strip(), "  ")}
+"""
+
+
+FEEDS_TEMPLATE = """
+template:
+  data:
+    DATABASE_URL: '{{ index . "uri" }}'
+"""
+FEEDS_DATA = """
+dataFrom:
+  - extract: {key: pg-pguser-feeds}
+"""
+
+NOTES_PROPERTY = """
+data:
+  - secretKey: DB_HOST
+    remoteRef: {key: pg-pguser-notes, property: pgbouncer-host}
+  - secretKey: DB_USER
+    remoteRef: {key: pg-pguser-notes, property: user}
+  - secretKey: DB_PASSWORD
+    remoteRef: {key: pg-pguser-notes, property: password}
+"""
+
+
+def test_a_kubernetes_store_reads_the_operators_secret(tmp_path):
+    """The store reads the cluster's own Secrets: PGO's pg-pguser-feeds gives feeds'
+    DATABASE_URL (`{{ index . "uri" }}`), to the primary; pg-pguser-notes's
+    pgbouncer-host and user (remoteRef property) take notes through PgBouncer, whose
+    (database, user) pair is then known. Before, both were 'fetched from the remote
+    store': two clients whose server is not known, PgBouncer's pair assumed (audit l:
+    bjw-s/home-ops, '>= 80, 6 clients whose server is not known' -> OVER)."""
+    write(tmp_path, {
+        "kubernetes/database/cluster.yaml": CRUNCHY,
+        "kubernetes/database/store.yaml": KUBE_STORE,
+        "kubernetes/feeds/es.yaml": pgo_secret("feeds", "pgo-secrets", FEEDS_DATA, FEEDS_TEMPLATE),
+        "kubernetes/feeds/app.yaml": deployment(
+            "feeds", "feeds", "envFrom:\n  - secretRef: {name: feeds-db-secret}\n"),
+        "kubernetes/notes/es.yaml": pgo_secret("notes", "pgo-secrets", NOTES_PROPERTY),
+        "kubernetes/notes/app.yaml": deployment(
+            "notes", "notes", "envFrom:\n  - secretRef: {name: notes-db-secret}\n"
+            "env:\n  - {name: PGHOST, value: $(DB_HOST)}\n"),
+    })
+    topo = scan([str(tmp_path)], CheckOptions()).topology
+    clients = {c.name: c for c in topo.clients}
+    feeds = clients["feeds"]
+    assert (feeds.route.host, feeds.route.dbname, feeds.route.user) == (
+        "pg-primary.database.svc", "feeds", "feeds")
+    assert feeds.target_kind == "server"
+    notes = clients["notes"]
+    assert notes.target_kind == "pooler"
+    result = run_check([str(tmp_path)], CheckOptions())
+    assert not [n for n in result.notices if "remote store" in n and "feeds" in n]
+    assert not [f for f in result.findings if f.code == "PA107"]
+
+
+def test_a_store_of_another_provider_stays_unknown(tmp_path):
+    """The same ExternalSecret on a 1Password store: nothing fetched is known here."""
+    onepassword = KUBE_STORE.replace("name: pgo-secrets", "name: onepassword").replace(
+        "kubernetes:", "onepassword:")
+    write(tmp_path, {
+        "kubernetes/database/cluster.yaml": CRUNCHY,
+        "kubernetes/database/store.yaml": onepassword,
+        "kubernetes/feeds/es.yaml": pgo_secret("feeds", "onepassword", FEEDS_DATA, FEEDS_TEMPLATE),
+        "kubernetes/feeds/app.yaml": deployment(
+            "feeds", "feeds", "envFrom:\n  - secretRef: {name: feeds-db-secret}\n"),
+    })
+    result = run_check([str(tmp_path)], CheckOptions())
+    (note,) = [n for n in result.notices if n.startswith("Deployment/feeds/feeds:")]
+    assert note.startswith("Deployment/feeds/feeds: DATABASE_URL (secret:feeds-db-secret/")
+    assert "is unknown here" in note and "ExternalSecret feeds-db" in note
+    topo = scan([str(tmp_path)], CheckOptions()).topology
+    assert "feeds" in topo.unplaced_clients
+
+
+@pytest.mark.parametrize(("text", "known", "expected"), [
+    ('{{ index . "pgbouncer-host" }}', {"pgbouncer-host": "pg-pgbouncer.db.svc"},
+     "pg-pgbouncer.db.svc"),
+    ('postgres://{{ .user }}:{{ .password }}@h/db', {"user": "u"},
+     "postgres://u:{{ .password }}@h/db"),
+    ('{{ index . "host" | upper }}', {"host": "h"}, None),  # piped: not the value
+    ('{{ index . "host" }}', {}, None),
+])
+def test_render_with_known_values(text, known, expected):
+    assert render(text, known) == expected
+
+
+def test_a_whole_copy_of_the_operators_secret_stands_for_it(tmp_path):
+    """No template, one extract: the target Secret is PGO's keys, whose uri and
+    pgbouncer-uri are alternatives (envFrom takes both), so the app connects once, to
+    the primary by `uri`, not to both the server and PgBouncer."""
+    write(tmp_path, {
+        "kubernetes/database/cluster.yaml": CRUNCHY,
+        "kubernetes/database/store.yaml": KUBE_STORE,
+        "kubernetes/feeds/es.yaml": pgo_secret("feeds", "pgo-secrets", FEEDS_DATA),
+        "kubernetes/feeds/app.yaml": deployment(
+            "feeds", "feeds", "envFrom:\n  - secretRef: {name: feeds-db-secret}\n"),
+    })
+    topo = scan([str(tmp_path)], CheckOptions()).topology
+    (feeds,) = [c for c in topo.clients if c.name == "feeds"]
+    assert feeds.route.host == "pg-primary.database.svc" and feeds.target_kind == "server"

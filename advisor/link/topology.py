@@ -88,19 +88,30 @@ def build_topology(inputs: Inputs) -> Topology:
     loads: list[Workload] = []
     services: list[dict] = []
     external: list[K8sObject] = []
+    stores: list[K8sObject] = []
     for obj in inputs.objects:
         if obj.kind not in _CONFIG_KINDS:
             if obj.kind == "ExternalSecret":
                 external.append(obj)
+            elif obj.kind in ("SecretStore", "ClusterSecretStore"):
+                stores.append(obj)
             continue  # configmap_index([obj]) is {}
         one = [obj]
         index.update(guarded(topo.problems, obj.path, partial(configmap_index, one), {},
                              "reading this object", obj.line))
-    _add_external_secrets(topo, external, index)
     operated = may_have_operator_entities(inputs.objects)  # asked once, for both steps
     operator_secrets = guarded(topo.problems, ".", partial(
         operator_secret_index, inputs.objects, default_ns, operated), {},
         "reading operator-made Secrets")
+    # a store of provider kubernetes reads the cluster's Secrets: the repository's, and
+    # those the operators make (Crunchy's <cluster>-pguser-<user>, bjw-s/home-ops)
+    _add_external_secrets(topo, external, index, stores, {**operator_secrets, **index})
+    # an ExternalSecret copying an operator's Secret whole stands for it (its keys
+    # uri, pgbouncer-uri are alternatives, not further routes)
+    operator_secrets = {**operator_secrets, **{
+        key: data for key, data in index.items()
+        if data.made_by is not None and data.made_by.default
+        and data.made_by.default.startswith("a copy of ")}}
     for key, made in operator_secrets.items():
         index.setdefault(key, made)  # a Secret in the repository wins
     # A pod reads its own namespace's ConfigMaps and Secrets: a namespace-less one is in
@@ -246,10 +257,12 @@ def build_topology(inputs: Inputs) -> Topology:
 _CONFIG_KINDS = frozenset({"ConfigMap", "Secret"})  # what configmap_index reads
 
 
-def _add_external_secrets(topo: Topology, objects: list[K8sObject], index: ConfigIndex
-                          ) -> None:
+def _add_external_secrets(topo: Topology, objects: list[K8sObject], index: ConfigIndex,
+                          stores: list[K8sObject] | None = None,
+                          cluster_secrets: ConfigIndex | None = None) -> None:
     """The Secrets ExternalSecrets make, beside the repository's own (which win: the
-    one written out is what a reader of the repository can check)."""
+    one written out is what a reader of the repository can check). `stores`, and the
+    Secrets a store of provider kubernetes reads: as external_secret_index takes them."""
     if not objects:
         return
     from advisor.read.sources.external_secrets import external_secret_index
@@ -257,7 +270,8 @@ def _add_external_secrets(topo: Topology, objects: list[K8sObject], index: Confi
     made: ConfigIndex = {}
     for obj in objects:  # one at a time: a malformed object is one problem
         made.update(guarded(topo.problems, obj.path, partial(
-            external_secret_index, [obj], index), {}, "reading this object", obj.line))
+            external_secret_index, [obj], index, stores, cluster_secrets), {},
+            "reading this object", obj.line))
     for key, data in made.items():
         index.setdefault(key, data)
 

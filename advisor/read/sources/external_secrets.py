@@ -13,9 +13,19 @@ What the operator puts in the target Secret (external-secrets.io "ExternalSecret
   a Go template over the fetched values; the fetched keys join them only with
   template.mergePolicy Merge.
 
-Templates are evaluated for `{{ .key }}` substitution only: a fetched value is a
-remote, unknown part, and a value that is all remote parts is unknown; a value with any
-other action (`index`, pipelines, functions) is unknown as a whole.
+Templates are evaluated for `{{ .key }}` (and `{{ index . "key" }}`) substitution only:
+a fetched value is a remote, unknown part, and a value that is all remote parts is
+unknown; a value with any other action (pipelines on a known value, functions) is
+unknown as a whole.
+
+A store of provider `kubernetes` (SecretStore, ClusterSecretStore) fetches from the
+cluster's own Secrets, in its `remoteNamespace` (default "default"; external-secrets
+apis/externalsecrets/v1 SecretStore KubernetesProvider.RemoteNamespace,
+`+kubebuilder:default= default`): a Secret the repository writes, or one a PostgreSQL
+operator makes (Crunchy's `<cluster>-pguser-<user>`, read through such a store by
+bjw-s/home-ops), is read there, key by key, for `remoteRef: {key: <secret>, property:
+<key>}` and `dataFrom: [{extract: {key: <secret>}}]`; what it does not hold (a
+password) stays unknown.
 """
 
 from __future__ import annotations
@@ -33,27 +43,62 @@ _ACTION = re.compile(r"\{\{(-?)(.*?)(-?)\}\}", re.S)
 # DATABASE_URL lost its host to a urlquery'd password). Control actions (if, range,
 # with, end) change which text is there: not read.
 _SIMPLE = re.compile(r"\s*\.([A-Za-z_][A-Za-z0-9_]*)\s*(?:\|[^{}]*)?", re.S)
+# `{{ index . "pgbouncer-host" }}`: a key that is no Go identifier (Crunchy's keys)
+_INDEX = re.compile(r'\s*index\s+\.\s+"([^"\\]+)"\s*(\|[^{}]*)?', re.S)
+STORE_KINDS = frozenset({"SecretStore", "ClusterSecretStore"})
 
 
 def is_external_secret(obj: K8sObject) -> bool:
     return obj.kind == "ExternalSecret" and obj.api_version.startswith("external-secrets.io/")
 
 
-def external_secret_index(objects: list[K8sObject], configs: ConfigIndex) -> ConfigIndex:
+def external_secret_index(objects: list[K8sObject], configs: ConfigIndex,
+                          stores: list[K8sObject] | None = None,
+                          cluster_secrets: ConfigIndex | None = None) -> ConfigIndex:
     """The target Secret of each ExternalSecret, by ("secret", namespace, name).
-    `configs`: the repository's ConfigMaps and Secrets, for templateFrom."""
+    `configs`: the repository's ConfigMaps and Secrets, for templateFrom; `stores`: the
+    SecretStores and ClusterSecretStores; `cluster_secrets`: the Secrets a store of
+    provider kubernetes reads (the repository's and those operators make)."""
     out: ConfigIndex = {}
     for obj in objects:
         if not is_external_secret(obj):
             continue
-        made = made_secret(obj, configs)
+        made = made_secret(obj, configs, _in_cluster(obj, stores or [], cluster_secrets or {}))
         if made is not None:
             name, data = made
             out[("secret", obj.namespace, name)] = data
     return out
 
 
-def made_secret(obj: K8sObject, configs: ConfigIndex) -> tuple[str, ConfigMapData] | None:
+def _in_cluster(obj: K8sObject, stores: list[K8sObject], secrets: ConfigIndex
+                ) -> tuple[str, str, dict[str, ConfigMapData]] | None:
+    """(store label, remote namespace, Secrets by name there) when the ExternalSecret's
+    store is of provider kubernetes; None otherwise (a vault, 1Password: unknown here)."""
+    spec = obj.body.get("spec") if isinstance(obj.body, dict) else None
+    ref = spec.get("secretStoreRef") if isinstance(spec, dict) else None
+    if not isinstance(ref, dict) or not stores:
+        return None
+    kind = str(ref.get("kind") or "SecretStore")
+    name = str(ref.get("name") or "")
+    for store in stores:
+        if store.kind != kind or store.name != name or (
+                kind == "SecretStore" and store.namespace != obj.namespace):
+            continue
+        provider = store.body.get("spec", {}).get("provider") \
+            if isinstance(store.body.get("spec"), dict) else None
+        k8s = provider.get("kubernetes") if isinstance(provider, dict) else None
+        if not isinstance(k8s, dict):
+            return None
+        remote_ns = str(k8s.get("remoteNamespace") or "default")
+        there = {n: data for (k, ns, n), data in secrets.items()
+                 if k == "secret" and ns == remote_ns}
+        return f"{kind} {name} ({store.source().label()})", remote_ns, there
+    return None
+
+
+def made_secret(obj: K8sObject, configs: ConfigIndex,
+                in_cluster: tuple[str, str, dict[str, ConfigMapData]] | None = None
+                ) -> tuple[str, ConfigMapData] | None:
     spec = obj.body.get("spec")
     if not isinstance(spec, dict):
         return None
@@ -71,33 +116,78 @@ def made_secret(obj: K8sObject, configs: ConfigIndex) -> tuple[str, ConfigMapDat
     extracted = bool(_items(spec.get("dataFrom")))
     fetched_why = f"fetched from the remote store by {label}"
 
+    # what a store of provider kubernetes fetches: the cluster's Secrets, key by key
+    fetched: dict[str, str] = {}
+    fetched_sources: dict[str, Source] = {}
+    extracted_known = False
+    if in_cluster is not None:
+        store, remote_ns, there = in_cluster
+        for d in _items(spec.get("data")):
+            ref = d.get("remoteRef") if isinstance(d.get("remoteRef"), dict) else {}
+            held = there.get(str(ref.get("key")))
+            prop = str(ref.get("property") or "")
+            if held is not None and d.get("secretKey") is not None and prop in held.data:
+                fetched[str(d["secretKey"])] = held.data[prop]
+                fetched_sources[str(d["secretKey"])] = held.source(prop)
+        extracts = [d.get("extract") for d in _items(spec.get("dataFrom"))]
+        helds = [there.get(str(e.get("key"))) if isinstance(e, dict) else None
+                 for e in extracts]
+        for held in helds:
+            if held is not None:
+                for key, value in held.data.items():
+                    fetched[key] = value
+                    fetched_sources[key] = held.source(key)
+        extracted_known = bool(helds) and all(h is not None for h in helds)
+        # a copy of one operator-made Secret (no template, one extract, no data): it
+        # stands for that Secret, whose keys are alternatives (uri, pgbouncer-uri)
+        copied = helds[0] if len(helds) == 1 and extracted_known and not remote else None
+        fetched_why = (f"not held by the Secret that {label} reads through {store} in "
+                       f"namespace {remote_ns}")
+
+    else:
+        copied = None
     template = target.get("template") if isinstance(target.get("template"), dict) else {}
     tdata = template.get("data") if isinstance(template.get("data"), dict) else {}
     tfrom = _items(template.get("templateFrom"))
     templated = bool(tdata or tfrom)
     if not templated or template.get("mergePolicy") == "Merge":
         for i, key in remote:
+            if key in fetched:
+                values[key] = fetched[key]
+                sources[key] = fetched_sources[key]
+                continue
             unknown[key] = fetched_why
             sources[key] = obj.source("spec", "data", i, "secretKey", key=key)
-        if extracted:
+        if extracted and extracted_known:
+            for key, value in fetched.items():
+                values.setdefault(key, value)
+                sources.setdefault(key, fetched_sources[key])
+        elif extracted:
             open_keys = f"further keys {fetched_why} (spec.dataFrom)"
     for key, text in tdata.items():
         key = str(key)
         sources[key] = obj.source("spec", "target", "template", "data", key, key=key)
-        _put(key, render(str(text)), values, unknown, f"templated from values {fetched_why}")
+        _put(key, render(str(text), fetched), values, unknown,
+             f"templated from values {fetched_why}")
     for i, item in enumerate(tfrom):
         why = _template_from(obj, item, configs, values, unknown, sources, i, fetched_why)
         if why:
             open_keys = open_keys or why
-    data = ConfigMapData(obj, values, secret=True, made_by=here, unknown=unknown,
+    made_by = here
+    if copied is not None and not templated and copied.made_by is not None \
+            and copied.made_by.default:
+        made_by = Source(path=here.path, line=here.line, key=name,
+                         default=f"a copy of {copied.made_by.default} ({label})")
+    data = ConfigMapData(obj, values, secret=True, made_by=made_by, unknown=unknown,
                          open=open_keys, key_sources=sources)
     return name, data
 
 
-def render(text: str) -> str | None:
-    """The template's text with each `{{ .key }}` kept as a remote part (a placeholder
-    the URL readers treat as unknown); None when any action is something else or the
-    value is nothing but remote parts."""
+def render(text: str, known: dict[str, str] | None = None) -> str | None:
+    """The template's text with each `{{ .key }}` (`{{ index . "key" }}`) kept as a
+    remote part (a placeholder the URL readers treat as unknown), or its value where
+    `known` holds it (a store of provider kubernetes); None when any action is
+    something else or the value is nothing but remote parts."""
     out: list[str] = []
     pos = 0
     remote = False
@@ -107,10 +197,17 @@ def render(text: str) -> str | None:
             before = before.rstrip()
         out.append(before)
         field = _SIMPLE.fullmatch(m.group(2))
-        if field is None:
+        indexed = _INDEX.fullmatch(m.group(2)) if field is None else None
+        if field is None and indexed is None:
             return None
-        out.append("{{ ." + field.group(1) + " }}")
-        remote = True
+        name = (field or indexed).group(1)  # type: ignore[union-attr]
+        piped = "|" in m.group(2)
+        if known and name in known and not piped:
+            out.append(known[name])
+        else:
+            # a value piped through a function is not the value: a remote part
+            out.append("{{ ." + name + " }}")
+            remote = True
         pos = m.end()
         if m.group(3):  # -}} trims the whitespace after it
             while pos < len(text) and text[pos].isspace():
