@@ -438,3 +438,92 @@ def test_hasura_metadata_database_apart_and_v1():
     got = _pools("hasura/graphql-engine:v1.3.3", {
         "HASURA_GRAPHQL_DATABASE_URL": "postgres://hasura@db:5432/app"})
     assert got.pools == [] and any("not read" in n for n in got.notices)
+
+
+# Miniflux 2: DATABASE_MAX_CONNS, default 20 (internal/config/options.go
+# defaultDatabaseMaxConns; internal/database/database.go SetMaxOpenConns)
+MINIFLUX_DEFAULT = 20
+# Atuin's sync server: sqlx max_connections(100), not configurable
+# (crates/atuin-server-postgres/src/lib.rs)
+ATUIN_POOL = 100
+
+
+@pytest.mark.parametrize(("image", "env", "size", "bound"), [
+    ("ghcr.io/miniflux/miniflux:2.2.1-distroless",
+     {"DATABASE_URL": "postgres://miniflux@db:5432/miniflux"}, MINIFLUX_DEFAULT, "default"),
+    ("miniflux/miniflux:2.0.51", {"DATABASE_URL": "postgres://miniflux@db:5432/miniflux",
+                                  "DATABASE_MAX_CONNS": "8"}, 8, "fixed"),
+])
+def test_miniflux_holds_database_max_conns(image, env, size, bound):
+    (pool,) = _pools(image, env).pools
+    assert (pool.label, pool.size.value, pool.bound) == ("Miniflux DATABASE_MAX_CONNS",
+                                                        size, bound)
+    assert pool.processes is None  # one Go process
+    if bound == "default":
+        assert "defaultDatabaseMaxConns" in pool.size.source.default
+
+
+def test_atuin_server_holds_a_pool_of_100_and_its_client_none():
+    env = {"ATUIN_DB_URI": "postgres://atuin@db:5432/atuin", "ATUIN_PORT": "8888"}
+    (pool,) = pools_for_container(replace(
+        container(env, args=("server", "start")), image="ghcr.io/atuinsh/atuin:18.3.0")).pools
+    assert (pool.label, pool.size.value, pool.bound) == ("Atuin server sqlx pool", ATUIN_POOL,
+                                                        "fixed")
+    assert "max_connections(100)" in pool.size.source.default
+    assert (pool.route.host, pool.route.dbname) == ("db", "atuin")
+    # not the server (a client's sync): no pool; a sqlite db_uri: no PostgreSQL
+    assert _pools("ghcr.io/atuinsh/atuin:18.3.0", env).pools == []
+    sqlite = {"ATUIN_DB_URI": "sqlite:///config/atuin.db"}
+    assert pools_for_container(replace(container(sqlite, args=("server", "start")),
+                                       image="ghcr.io/atuinsh/atuin:18.13.0")).pools == []
+
+
+@pytest.mark.parametrize(("tag", "pools"), [("18.12.0", 2), ("18.11.2", 1)])
+def test_atuin_read_replica_pool_from_18_12(tag, pools):
+    env = {"ATUIN_DB_URI": "postgres://atuin@db:5432/atuin",
+           "ATUIN_READ_DB_URI": "postgres://atuin@db-ro:5432/atuin"}
+    found = pools_for_container(replace(container(env, args=("server", "start")),
+                                        image=f"ghcr.io/atuinsh/atuin:{tag}")).pools
+    assert len(found) == pools
+    assert [p.route.host for p in found] == ["db", "db-ro"][:pools]
+
+
+ATUIN_MINIFLUX = """
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: atuin}
+spec:
+  strategy: {type: RollingUpdate}
+  template:
+    spec:
+      containers:
+        - name: app
+          image: ghcr.io/atuinsh/atuin:18.3.0
+          args: [server, start]
+          env:
+            - {name: ATUIN_DB_URI, value: "postgres://atuin@db:5432/atuin"}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: miniflux}
+spec:
+  strategy: {type: RollingUpdate}
+  template:
+    spec:
+      containers:
+        - name: app
+          image: ghcr.io/miniflux/miniflux:2.2.1-distroless
+          env:
+            - {name: DATABASE_URL, value: "postgres://miniflux@db:5432/miniflux"}
+"""
+
+
+def test_atuin_and_miniflux_overrun_a_100_connection_server(tmp_path):
+    """bjw-s/home-ops' two apps (app-template, strategy RollingUpdate, 1 replica) at its
+    Crunchy cluster: each was a client of unknown size; (1 + 1) x 100 + (1 + 1) x 20 =
+    240, OVER 97 (audit l)."""
+    write(tmp_path, {"k8s/db.yaml": DB.replace("=50", "=100"), "k8s/apps.yaml": ATUIN_MINIFLUX})
+    result, budgets = _budgets(tmp_path)
+    assert budgets["db"].peak == 2 * ATUIN_POOL + 2 * MINIFLUX_DEFAULT
+    assert not budgets["db"].fits and not budgets["db"].peak_is_floor
+    assert not [f for f in result.findings if f.code == "PA106"]

@@ -99,6 +99,20 @@ Defaults, each read in the application's own source:
   each `startWorker` making its own `new pg.Pool` with `max: process.env.DB_POOL || 10`
   (4.1.x); before 4.1.0 (mastodon#23470, CHANGELOG 4.1.0) `max: 10`, no DB_POOL.
   Rails processes hold at most one connection per thread (advisor/read/apps/rails.py).
+- Miniflux 2 (ghcr.io/miniflux/miniflux, miniflux/miniflux, -distroless tags): one Go
+  database/sql pool, DATABASE_MAX_CONNS, default 20: miniflux/v2 internal/config/options.go
+  (2.2.1: `defaultDatabaseMaxConns = 20`, parser.go `parseInt(value,
+  defaultDatabaseMaxConns)`), internal/database/database.go `db.SetMaxOpenConns(
+  maxConnections)`; config/config.go from 2.0.1 on (`c.getInt("DATABASE_MAX_CONNS",
+  defaultDatabaseMaxConns)`, 20), every 2.x tag. PostgreSQL only (DATABASE_URL).
+- Atuin's sync server (ghcr.io/atuinsh/atuin, run as `atuin server start`): one sqlx
+  pool of 100, not configurable: atuinsh/atuin crates/atuin-server-postgres/src/lib.rs
+  `PgPoolOptions::new().max_connections(100)` (v18.3.0 Postgres::new; v15.0.0
+  atuin-server/src/database.rs; every tag has that one value), on ATUIN_DB_URI (the
+  server settings' db_uri, `Environment::with_prefix("atuin")`, settings.rs). From
+  v18.12.0 a second pool of 100 opens on ATUIN_READ_DB_URI when it is set (lib.rs
+  `read_pool`, `settings.read_db_uri`): counted, on its own route. A sqlite:// db_uri
+  is no PostgreSQL pool. The client commands of the same image open none.
 """
 
 from __future__ import annotations
@@ -123,6 +137,10 @@ KEYCLOAK_WILDFLY_DEFAULT = (
     "Keycloak legacy (WildFly) image: KeycloakDS sets no max-pool-size (keycloak-containers "
     "change-database.cli), WildFly default 20 (IronJacamar Defaults.MAX_POOL_SIZE)")
 N8N_POOL_BEFORE_1_18 = 10  # pg-pool's max when TypeORM passes none
+MINIFLUX_MAX_CONNS = 20  # internal/config/options.go defaultDatabaseMaxConns
+ATUIN_POOL = 100  # atuin-server-postgres lib.rs PgPoolOptions max_connections(100)
+ATUIN = "Atuin server sqlx pool"
+ATUIN_NAMES = ("atuin",)
 
 
 class ImageStack(Struct, frozen=True):
@@ -177,6 +195,10 @@ STACKS: tuple[ImageStack, ...] = (
                before=((1, 18), N8N_POOL_BEFORE_1_18,
                        "n8n before 1.18.0: no DB_POSTGRESDB_POOL_SIZE, TypeORM passes no "
                        "max: pg-pool default 10 (n8n-io/n8n#7772)")),
+    # ghcr.io/miniflux/miniflux, miniflux/miniflux (2.x; -distroless tags)
+    ImageStack("Miniflux DATABASE_MAX_CONNS", ("miniflux",), ("DATABASE_MAX_CONNS",),
+               MINIFLUX_MAX_CONNS, "Miniflux default DATABASE_MAX_CONNS 20 "
+               "(internal/config/options.go defaultDatabaseMaxConns)"),
 )
 ENV_PREFIXES = ("KC_DB", "MM_SQLSETTINGS_", "POSTGRESQL_MAX_OPEN_CONNS",
                 "HARBOR_DATABASE_MAX_OPEN_CONNS", "PGRST_DB_", "DB_POSTGRESDB_")
@@ -850,7 +872,37 @@ def _set_pool(ctx: StackContext, stack: ImageStack, name: str, value: str | None
     return [ctx.pool(stack.label, n, source, per_process=False)]
 
 
+def atuin_pools(ctx: StackContext) -> list[Pool]:
+    """Atuin's sync server (`atuin server start`): one sqlx pool of 100 on ATUIN_DB_URI,
+    and from v18.12.0 one more on ATUIN_READ_DB_URI when that is set."""
+    from advisor.read.apps.urls import route_from_url
+
+    words = [*ctx.container.command, *ctx.container.args]
+    if ctx.container.role == "init" or "server" not in words:
+        return []  # the client commands of the image: no database pool
+    db = _env_setting(ctx, "ATUIN_DB_URI")
+    if db is not None and db.value and db.value.strip().lower().startswith("sqlite"):
+        return []
+    size = Source.default_of("Atuin server: PgPoolOptions::new().max_connections(100), "
+                             "not configurable (atuin-server-postgres lib.rs)",
+                             key="max_connections")
+    pools = [ctx.pool(ATUIN, ATUIN_POOL, size, bound="fixed", per_process=False,
+                      route=route_from_url(db.value, db.source)
+                      if db is not None and db.value else None)]
+    read = _env_setting(ctx, "ATUIN_READ_DB_URI")
+    version = _tag_version(ctx.container.image)
+    if read is not None and (version is None or version >= (18, 12)):
+        pools.append(ctx.pool(
+            f"{ATUIN} (read replica)", ATUIN_POOL, size, bound="fixed", per_process=False,
+            route=route_from_url(read.value, read.source) if read.value else None,
+            note="v18.12.0+: read_pool on ATUIN_READ_DB_URI (lib.rs)"
+            + ("" if version is not None else "; the image tag says no version: counted")))
+    return pools
+
+
 def image_pools(ctx: StackContext) -> list[Pool]:
+    if _repo_name(ctx.container.image) in ATUIN_NAMES:
+        return atuin_pools(ctx)
     if _repo_name(ctx.container.image) in ZAMMAD_NAMES:
         return zammad_pools(ctx)
     if _repo_name(ctx.container.image) in MASTODON_NAMES:
