@@ -92,9 +92,35 @@ def _unknown_connection_note(release: Release, index: ConfigIndex, namespace: st
 
 
 def releases_in(root: Path, objects: list[K8sObject]) -> list[Release]:
-    """The releases among `objects` whose chart is not a chart folder under `root`."""
+    """The releases among `objects` whose chart is not a chart folder under `root`, less
+    the app-template releases rendered from their values (app_template_renders)."""
+    found = _all_releases(root, objects)
+    rendered = app_template_renders(objects, found)
+    return [r for r in found if r.id not in rendered]
+
+
+def _all_releases(root: Path, objects: list[K8sObject]) -> list[Release]:
     return find_releases(objects, lambda path: repo_folder(
         path, root.parts, lambda rel: (root / rel / "Chart.yaml").is_file()) is not None)
+
+
+def app_template_renders(objects: list[K8sObject], releases: list[Release] | None = None,
+                         root: Path | None = None) -> dict[str, tuple[str, list[K8sObject]]]:
+    """The bjw-s app-template releases whose workloads are made from their values
+    (advisor.read.render.app_template): release id -> (chart version, objects)."""
+    from advisor.read.render.app_template import app_template_objects, chart_version, renders
+
+    if releases is None:
+        releases = _all_releases(root or Path("."), objects)
+    out: dict[str, tuple[str, list[K8sObject]]] = {}
+    for release in releases:
+        version = chart_version(release, objects)
+        if version is None or not renders(version):
+            continue
+        made = app_template_objects(release, version)
+        if made:
+            out[release.id] = (version, made)
+    return out
 
 
 def not_rendered_notice(root: Path, objects: list[K8sObject]) -> str | None:

@@ -82,6 +82,9 @@ def build_topology(inputs: Inputs) -> Topology:
     default_ns = inputs.namespace or DEFAULT_NAMESPACE
     defined = _workload_definitions(inputs.objects, default_ns)
     inputs = replace(inputs, objects=_as_applied(inputs.objects, default_ns, topo.notices))
+    if may_have_releases(inputs.objects):
+        inputs = replace(inputs, objects=[*inputs.objects, *_app_template_workloads(
+            inputs, topo, default_ns)])
     # Each object is read on its own: a wrong-typed manifest is one problem, not a crash.
     index: ConfigIndex = {}
     peaks: dict[tuple[str | None, str, str], Term] = {}
@@ -278,6 +281,32 @@ def _add_external_secrets(topo: Topology, objects: list[K8sObject], index: Confi
 
 # advisor.read.releases; HelmChartInflationGenerator: kustomize_tree.CHART_KIND
 _RELEASE_KINDS = frozenset({"HelmRelease", "Application", "HelmChartInflationGenerator"})
+
+
+def _app_template_workloads(inputs: Inputs, topo: Topology, default_ns: str
+                            ) -> list[K8sObject]:
+    """The workloads of bjw-s app-template releases, made from their values (the chart
+    is not in the repository): read as any Deployment, with one notice naming them."""
+    from advisor.link.releases import app_template_renders
+
+    rendered = guarded(topo.problems, ".", partial(
+        app_template_renders, inputs.objects, None, inputs.root.path), {},
+        "making app-template releases' workloads from their values")
+    made: list[K8sObject] = []
+    named: list[str] = []
+    for rid, (version, objects) in rendered.items():
+        for obj in objects:
+            if obj.namespace is None:
+                obj.namespace = default_ns
+            made.append(obj)
+        named.append(f"{rid} ({version}: {', '.join(o.ref for o in objects)})")
+    if named:
+        topo.notices.append(
+            f"app-template: {len(named)} release{'s' if len(named) != 1 else ''} of the "
+            "bjw-s app-template chart made from their values as the chart makes them "
+            "(replicas 1 and strategy Recreate unless set; advisor/read/render/"
+            f"app_template.py): {'; '.join(named)}")
+    return made
 
 
 def may_have_releases(objects: list[K8sObject]) -> bool:
