@@ -14,6 +14,7 @@ from advisor.read.render import field_source
 from advisor.read.render.helm import render_chart
 from advisor.read.sources.k8s import get
 from tests.deploy_helpers import by_ref
+from tests.tree_helpers import POSTGRES_DB
 
 helm = pytest.importorskip("helm_python", reason="the helm extra (helm-python-sdk) is needed")
 
@@ -348,3 +349,178 @@ def test_a_generated_postgresql_conf_cites_values_or_its_key_line(tmp_path):
     buffers = server.settings["shared_buffers"].source
     assert (buffers.path, buffers.line) == ("app/templates/config.yaml", 6), buffers
     assert buffers.key == "data.postgresql.conf: shared_buffers"
+
+
+# The Temporal chart's shape (helm-charts templates/server-configmap.yaml): the
+# persistence block a helper writes, `include ... | nindent 6` inside a literal block.
+TEMPORAL_VALUES = "store:\n  maxConns: 15\n"
+TEMPORAL_HELPERS = """\
+{{- define "persistence" -}}
+defaultStore: default
+visibilityStore: visibility
+datastores:
+  default:
+    sql:
+      pluginName: postgres12
+      connectAddr: "db:5432"
+      maxConns: {{ .Values.store.maxConns }}
+  visibility:
+    sql:
+      pluginName: postgres12
+      connectAddr: "db:5432"
+      maxConns: 10
+{{- end }}
+"""
+TEMPORAL_CONFIGMAP = """\
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: temporal-config
+data:
+  config_template.yaml: |-
+    log:
+      stdout: true
+    persistence:
+      {{- include "persistence" . | nindent 6 }}
+    global:
+      membership:
+        name: temporal
+"""
+TEMPORAL_SERVER = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: temporal-history
+spec:
+  replicas: 1
+  strategy: {type: Recreate}
+  template:
+    spec:
+      containers:
+        - name: temporal-history
+          image: temporalio/server:1.25.1
+          volumeMounts:
+            - name: config
+              mountPath: /etc/temporal/config/config_template.yaml
+              subPath: config_template.yaml
+      volumes:
+        - name: config
+          configMap: {name: temporal-config}
+"""
+
+
+def _temporal_chart(tmp_path):
+    app = _chart(tmp_path, TEMPORAL_VALUES, TEMPORAL_SERVER)
+    (app / "templates" / "_helpers.tpl").write_text(TEMPORAL_HELPERS)
+    (app / "templates" / "config.yaml").write_text(TEMPORAL_CONFIGMAP)
+    (app / "templates" / "pg.yaml").write_text(textwrap.dedent(POSTGRES_DB).replace(
+        "max_connections=50", "max_connections=20"))
+    return app
+
+
+def test_a_generated_temporal_config_cites_values_or_its_key_line(tmp_path):
+    """The Temporal chart: maxConns was cited at the key's line + its line in the text,
+    lines of the template holding other things (`global:`, `name: temporal`) or past its
+    end; a value traced into it cites its values line, one the helper writes the key."""
+    from advisor.engine.check import scan
+    from advisor.engine.options import CheckOptions
+
+    _temporal_chart(tmp_path)
+    topo = scan([str(tmp_path)], CheckOptions(cache=False)).topology
+    (client,) = topo.clients
+    sizes = {p.label: p.size for p in client.pools}
+    default = sizes["Temporal default store maxConns"]
+    assert default.value == 15
+    assert (default.source.path, default.source.line) == ("app/values.yaml", 2), default
+    visibility = sizes["Temporal visibility store maxConns"]
+    assert visibility.value == 10
+    assert (visibility.source.path, visibility.source.line) == \
+        ("app/templates/config.yaml", 6), visibility
+    assert visibility.source.key == \
+        "data.config_template.yaml: persistence.datastores.visibility.sql.maxConns"
+    route = next(p.route for p in client.pools if "visibility" in p.label)
+    assert route is not None and route.source is not None
+    assert (route.source.path, route.source.line) == ("app/templates/config.yaml", 6)
+
+
+def test_advise_edits_no_key_line_of_a_generated_text(tmp_path):
+    """advise shrinks the traced maxConns at its values line; the one cited at the data
+    key's line (which holds `config_template.yaml: |-`, not the value) is said to be
+    changed by hand, never edited there."""
+    from advisor.advise.plan import advise
+    from advisor.scan import load_with_settings
+
+    _temporal_chart(tmp_path)
+    topo, budgets, *_ = load_with_settings([str(tmp_path)])
+    proposals = [p for a in advise(topo, budgets) for p in a.proposals
+                 if p.kind == "client-pool"]
+    by_key = {p.key: p for p in proposals}
+    default = by_key["values: store.maxConns"]
+    assert default.edit is not None and default.edit.path == "app/values.yaml"
+    assert default.edit.line == 2
+    visibility = by_key[
+        "data.config_template.yaml: persistence.datastores.visibility.sql.maxConns"]
+    assert visibility.edit is None
+    assert "by hand" not in visibility.manual and "template" in visibility.manual
+
+
+AIRFLOW_HELPERS = """\
+{{- define "airflow_cfg" -}}
+[core]
+executor = LocalExecutor
+
+[database]
+sql_alchemy_pool_size = {{ .Values.poolSize }}
+sql_alchemy_max_overflow = 2
+{{- end }}
+"""
+AIRFLOW_CONFIGMAP = """\
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: airflow-config
+data:
+  airflow.cfg: |-
+    {{- include "airflow_cfg" . | nindent 4 }}
+"""
+AIRFLOW_TRIGGERER = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: triggerer
+spec:
+  replicas: 1
+  strategy: {type: Recreate}
+  template:
+    spec:
+      containers:
+        - name: triggerer
+          image: apache/airflow:2.10.0
+          args: ["bash", "-c", "exec airflow triggerer"]
+          env:
+            - name: AIRFLOW__DATABASE__SQL_ALCHEMY_CONN
+              value: postgresql://airflow:pw@db:5432/airflow
+          volumeMounts:
+            - {name: config, mountPath: /opt/airflow/airflow.cfg, subPath: airflow.cfg}
+      volumes:
+        - name: config
+          configMap: {name: airflow-config}
+"""
+
+
+def test_a_generated_airflow_cfg_cites_values_or_its_key_line(tmp_path):
+    """Any mounted application file, not Temporal's only: the official Airflow chart's
+    airflow.cfg in a ConfigMap; written by a helper, its options were cited at the key's
+    line + their line in the text (config.yaml:11 and :12 of a 7-line template)."""
+    from advisor.engine.check import scan
+    from advisor.engine.options import CheckOptions
+
+    app = _chart(tmp_path, "poolSize: 3\n", AIRFLOW_TRIGGERER)
+    (app / "templates" / "_helpers.tpl").write_text(AIRFLOW_HELPERS)
+    (app / "templates" / "config.yaml").write_text(AIRFLOW_CONFIGMAP)
+    topo = scan([str(tmp_path)], CheckOptions(cache=False)).topology
+    (pool,) = next(c for c in topo.clients if c.name == "triggerer").pools
+    assert pool.size.value == 3 + 2
+    assert (pool.size.source.path, pool.size.source.line) == ("app/values.yaml", 1)
+    # max_overflow, written in the helper: the data key `airflow.cfg: |-` line
+    assert pool.note.endswith("max_overflow 2 (app/templates/config.yaml:6)"), pool.note

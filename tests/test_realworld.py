@@ -457,3 +457,50 @@ def test_temporal_store_without_max_conns_cites_its_own_sql_line(tmp_path):
     src = pools[0].size.source
     assert (src.path, src.line) == ("temporal.yaml", 16), src
     assert src.key == "persistence.datastores.default.sql.maxConns (not set)"
+
+
+def test_temporal_config_in_an_escaped_string_is_cited_and_left_at_its_key(tmp_path):
+    """config_template.yaml as one escaped string ("persistence:\\n  ..."): both stores'
+    maxConns were cited at the key's line + their line in the text, past the ConfigMap;
+    they are at the key's line, named, and advise edits nothing there (a host or a
+    maxConns), where the first `maxConns: 20` on the line is the default store's
+    whichever store it shrinks."""
+    import yaml
+
+    from advisor.advise.plan import advise
+    from advisor.advise.records import AdviseOptions
+    from advisor.scan import load_with_settings
+
+    text = (CORPUS / "temporal" / "rendered" / "temporal.yaml").read_text()
+    head, sep, rest = text.partition("---\n")
+    config = yaml.safe_load(head)["data"]["config_template.yaml"]
+    escaped = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: temporal-config\ndata:\n" \
+        f"  config_template.yaml: {json.dumps(config)}\n"
+    (tmp_path / "temporal.yaml").write_text(
+        escaped + sep + rest.replace("max_connections=200", "max_connections=50"))
+    topo, budgets, *_ = load_with_settings([str(tmp_path)])
+    sizes = [p.size for c in topo.clients for p in c.pools]
+    assert sizes and {(t.source.path, t.source.line) for t in sizes} == {("temporal.yaml", 6)}
+    assert {t.source.key for t in sizes} == {
+        f"data.config_template.yaml: persistence.datastores.{s}.sql.maxConns"
+        for s in ("default", "visibility")}
+    for options in (AdviseOptions(), AdviseOptions(new_pooler=False)):
+        # the hosts pointed at a new PgBouncer, then the pools shrunk
+        proposals = [p for a in advise(topo, budgets, options) for p in a.proposals
+                     if p.kind == "client-pool"]
+        assert proposals and all(p.edit is None and p.manual for p in proposals), proposals
+    assert {p.key for p in proposals} == {t.source.key for t in sizes}
+
+
+def test_sentry_conf_py_mounted_from_a_configmap_cites_its_own_lines():
+    """A Python settings file mounted from a ConfigMap (sentry.conf.py) was cited at its
+    own line numbers in the manifest, not the key's line + them: the HOST of DATABASES at
+    sentry.yaml:6, a line of the file's header comment, where it is at :18."""
+    from advisor.engine.check import scan
+    from advisor.engine.options import CheckOptions
+
+    topo = scan([str(CORPUS / "sentry")], CheckOptions(cache=False)).topology
+    routes = {p.route.source for c in topo.clients for p in c.pools if p.route is not None}
+    assert {(s.path.rsplit("/", 1)[-1], s.line) for s in routes} == {("sentry.yaml", 18)}
+    lines = (CORPUS / "sentry" / "rendered" / "sentry.yaml").read_text().splitlines()
+    assert lines[17].strip() == '"HOST": "sentry-sentry-postgresql",'

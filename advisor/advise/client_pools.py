@@ -9,7 +9,7 @@ import math
 
 from msgspec.structs import replace
 
-from advisor.advise.records import AdviseOptions, Edit, Proposal, edit_at, num
+from advisor.advise.records import AdviseOptions, Edit, Proposal, by_hand_at, edit_at, num
 from advisor.model import Client, Contribution, Pool, Term
 
 
@@ -57,7 +57,8 @@ def shrink_client(
                 ),
                 assumption=assumption,
                 edit=edit,
-                manual="" if edit is not None else _manual_for(old, new_size),
+                manual="" if edit is not None else (
+                    by_hand_at(old.source, num(new_size)) or _manual_for(old, new_size)),
             )
         )
         proposals += along
@@ -115,7 +116,8 @@ def _moved_along(client: Client, pool: Pool, new_size: float,
             key=term.source.key or term.label, old=term.show(), new=num(new_size),
             reason=f"moves with {pool.label} ({num(pool.size.value)} -> {num(new_size)}): "
                    "one connection per thread, never more threads than pool slots",
-            edit=edit_at(term.source, num(term.value), num(new_size))))
+            edit=edit_at(term.source, num(term.value), num(new_size)),
+            manual=by_hand_at(term.source, num(new_size))))
     return out
 
 

@@ -9,7 +9,7 @@ import math
 
 from msgspec.structs import replace
 
-from advisor.advise.records import Edit, Proposal, added_at, edit_at, num
+from advisor.advise.records import Edit, Proposal, added_at, by_hand_at, edit_at, num
 from advisor.model import Budget, Server, Setting, Source
 
 KIB = 1024
@@ -186,7 +186,7 @@ def _set_or_insert(server: Server, source: Source, name: str, old: str,
     """The edit for a server setting (replaced at its line, else added to the conf
     file) and the manual step when neither is possible."""
     if source.path is not None and source.line is not None:
-        return edit_at(source, old, new), ""
+        return edit_at(source, old, new), by_hand_at(source, new)
     added = _conf_insert(server, name, new)
     if added is not None:
         return added, ""

@@ -30,7 +30,14 @@ from msgspec.structs import replace
 from advisor.advise.allocation import fit_slots
 from advisor.advise.memory import server_settings
 from advisor.advise.pooler_limits import pooler_client_side
-from advisor.advise.records import AdviseOptions, Edit, NewFile, Proposal, ServerAdvice, num
+from advisor.advise.records import (
+    AdviseOptions,
+    NewFile,
+    Proposal,
+    ServerAdvice,
+    edit_at,
+    num,
+)
 from advisor.advise.rulefixes import rule_fixes
 from advisor.live.sizing import Recommendation, recommend_active_connections
 from advisor.model import Budget, Server, Topology
@@ -198,13 +205,11 @@ def _new_pooler(topo: Topology, server: Server, b: Budget, target_active: float 
         new_file=NewFile(path=new.path, text=new.text))]
     for client, old, new_host in new.host_edits:
         route = next(p.route for p in client.pools if p.route is not None)
-        src = route.source
+        edit = edit_at(route.source, old, new_host) if route.source else None
         out.append(Proposal(
             kind="client-pool", subject=client.name, key="database host", old=old,
             new=new_host, reason=f"connect through {new.name} instead of {server.name}",
-            edit=Edit(path=src.path, line=src.line, key=src.key or "", old=old, new=new_host)
-            if src.path and src.line else None,
-            manual="" if src.path and src.line else
+            edit=edit, manual="" if edit is not None else
             f"point {client.name}'s database host at {new_host} (port 5432)"))
     notes.append(f"{server.name}: PgBouncer {new.name} proposed instead of smaller pools: the "
                  "pools stay as they are and queue in PgBouncer")

@@ -10,7 +10,7 @@ import math
 
 from msgspec.structs import replace
 
-from advisor.advise.records import Edit, Proposal, added_at, edit_at, num
+from advisor.advise.records import Edit, Proposal, added_at, by_hand_at, edit_at, num
 from advisor.model import (
     Budget,
     Contribution,
@@ -145,7 +145,7 @@ def _pooler_value(
         reason=why,
         assumption=assumption,
         edit=edit_at(old.source, num(old.value), num(new)),
-        manual="" if old.source.path else manual,
+        manual=by_hand_at(old.source, num(new)) if old.source.path else manual,
     )
 
 
@@ -241,7 +241,7 @@ def _set_or_add(pooler: Pooler, key: str, source: Source, old: str, new: str) ->
     """A Proposal's edit and manual text for a [pgbouncer] key: edited at its line when a
     file sets it, else added where the pooler's configuration is written."""
     if source.path:
-        return {"edit": edit_at(source, old, new), "manual": ""}
+        return {"edit": edit_at(source, old, new), "manual": by_hand_at(source, new)}
     edit, manual = setting_insert(pooler, key, new)
     return {"edit": edit, "manual": manual}
 

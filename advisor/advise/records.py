@@ -11,7 +11,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from advisor.live.usl import Sweep
-from advisor.model import Source
+from advisor.model import Source, at_field_key
 
 
 class AdviseOptions(BaseModel):
@@ -99,9 +99,22 @@ def added_at(edit: Edit | None) -> Source | None:
 
 
 def edit_at(source: Source, old: str, new: str) -> Edit | None:
-    if source.path is None or source.line is None:
+    """`old` replaced by `new` at the source's line; None when it is at no line, or at a
+    ConfigMap/Secret key whose text is not in the file line for line (a template's
+    `include`, base64): that line does not hold the value as such, and the same token
+    there may be another setting's."""
+    if source.path is None or source.line is None or at_field_key(source):
         return None
     return Edit(path=source.path, line=source.line, key=source.key or "", old=old, new=new)
+
+
+def by_hand_at(source: Source, new: str) -> str:
+    """What to do by hand for a value edit_at refuses at a ConfigMap/Secret key's line;
+    "" for any other source."""
+    if not at_field_key(source):
+        return ""
+    return (f"set {source.key} to {new} where the template writes it ({source.label()}: "
+            "the text is not in the file line for line)")
 
 
 def num(value: float) -> str:

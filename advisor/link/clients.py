@@ -101,7 +101,7 @@ def mounted_files(w: Workload, index: ConfigIndex) -> list:
                 directory = path.rsplit("/", 1)[0] if path.endswith("/" + key) else path
                 shown, offset = data.text_origin(key)
                 found = mounted_app_file(shown, key, text, mount_path=directory,
-                                         line_offset=offset)
+                                         line_offset=offset, places=data.text_places(key))
                 if found is None:
                     continue
                 if found.kind in _MOUNTED_INI or (kind == "configMap" and (

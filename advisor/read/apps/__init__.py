@@ -207,8 +207,7 @@ def _rails_lock_connection(ctx: StackContext) -> tuple[str, Source] | None:
                 version = (int(m.group(1)), int(m.group(2)))
                 if not first <= version < last:
                     return None
-                return f"{version[0]}.{version[1]}", Source(
-                    path=f.path, line=n + f.line_offset, key="activerecord")
+                return f"{version[0]}.{version[1]}", f.cite(n, "activerecord")
     from advisor.read.apps.images import mastodon_rails
 
     return mastodon_rails(ctx.container.image)

@@ -43,6 +43,7 @@ from msgspec.structs import replace
 from advisor.model import Pool, Source, Term
 from advisor.read.apps.base import StackContext
 from advisor.read.apps.numbers import parse_int
+from advisor.read.apps.source import AppFile
 
 POOL_SIZE = 5  # config.yml [database] sql_alchemy_pool_size
 MAX_OVERFLOW = 10  # config.yml [database] sql_alchemy_max_overflow
@@ -67,12 +68,12 @@ class Config(NamedTuple):
     cfg: dict[tuple[str, str], Setting]
 
 
-def _parse_cfg(text: str, path: str, offset: int) -> dict[tuple[str, str], Setting]:
+def _parse_cfg(f: AppFile) -> dict[tuple[str, str], Setting]:
     """airflow.cfg as configparser reads it: [section], `key = value` or `key: value`,
     keys lower-cased; the last entry wins."""
     out: dict[tuple[str, str], Setting] = {}
     section = ""
-    for n, line in enumerate(text.splitlines(), 1):
+    for n, line in enumerate(f.text.splitlines(), 1):
         stripped = line.strip()
         if not stripped or stripped[0] in "#;":
             continue
@@ -83,15 +84,15 @@ def _parse_cfg(text: str, path: str, offset: int) -> dict[tuple[str, str], Setti
         m = re.match(r"([^=:]+?)\s*[=:]\s*(.*)$", stripped)
         if m and section:
             key = m.group(1).lower()
-            out[(section, key)] = Setting(m.group(2).strip(), Source(
-                path=path, line=n + offset, key=f"[{section}] {key}"))
+            out[(section, key)] = Setting(m.group(2).strip(),
+                                          f.cite(n, f"[{section}] {key}", m.group(1)))
     return out
 
 
 def _config(ctx: StackContext) -> Config:
     cfg: dict[tuple[str, str], Setting] = {}
     for f in ctx.files("airflow-cfg"):
-        cfg.update(_parse_cfg(f.text, f.path, f.line_offset))
+        cfg.update(_parse_cfg(f))
     env = {e.name: (e.value, ctx.env_source(e.name)) for e in ctx.container.env
            if e.name.startswith("AIRFLOW__")}
     return Config(env=env, cfg=cfg)

@@ -320,7 +320,7 @@ def wrapped_commands(container: Container, app: AppSource | None, cmd: CommandLi
     env = {e.name: e for e in container.env}
     out = []
     for n, text in top_level_commands(script):
-        src = Source(path=script.path, line=n + script.line_offset, key="script")
+        src = script.cite(n, "script", text)
         out.append(CommandLine(words=tuple(_words_of([("/bin/sh", src), ("-c", src),
                                                       (text, src)], env, k8s=False)),
                                origin="script"))

@@ -81,7 +81,7 @@ def _load(ctx: StackContext, f: AppFile, scope: PyScope, trees: list[tuple[str, 
     """Evaluate a settings module into `scope`, following `from X import *` first."""
     tree, error, line = parse(f.text, f.path)
     if tree is None:
-        ctx.problem(Source(path=f.path, line=line), error or "", program="Python")
+        ctx.problem(f.cite(line), error or "", program="Python")
         return
     for stmt in tree.body:
         if isinstance(stmt, ast.ImportFrom) and any(a.name == "*" for a in stmt.names) \
@@ -89,8 +89,9 @@ def _load(ctx: StackContext, f: AppFile, scope: PyScope, trees: list[tuple[str, 
             base = _import_target(ctx, f, stmt)
             if base is not None:
                 _load(ctx, base, PyScope(path=base.path, env=scope.env, cpus=scope.cpus,
-                                         names=scope.names), trees, depth + 1)
-    module_names(tree, PyScope(path=f.path, env=scope.env, cpus=scope.cpus, names=scope.names))
+                                         names=scope.names, cite=base.cite), trees, depth + 1)
+    module_names(tree, PyScope(path=f.path, env=scope.env, cpus=scope.cpus, names=scope.names,
+                               cite=f.cite))
     trees.append((f.path, tree))
 
 
@@ -248,7 +249,7 @@ def django_pools(ctx: StackContext) -> list[Pool]:
     f = _settings_file(ctx)
     if f is None:
         return []
-    scope = PyScope(path=f.path, env=ctx.env_map(), cpus=ctx.cpus)
+    scope = PyScope(path=f.path, env=ctx.env_map(), cpus=ctx.cpus, cite=f.cite)
     trees: list[tuple[str, ast.Module]] = []
     _load(ctx, f, scope, trees)
     pools: list[Pool] = []

@@ -118,7 +118,7 @@ def _dep_stack(ctx: StackContext) -> tuple[Stack, Source] | None:
         for pattern, stack in table:
             for dep, line, f in found:
                 if re.fullmatch(pattern, dep, re.I):
-                    return stack, Source(path=f.path, line=line + f.line_offset, key=dep)
+                    return stack, f.cite(line, dep, dep)
     return None
 
 

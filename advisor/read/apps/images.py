@@ -278,11 +278,10 @@ def _sonar_properties_value(ctx: StackContext) -> tuple[str, Source] | None:
         try:
             docs = parse_properties(f.text)
         except PropError as exc:
-            ctx.problem(Source(path=f.path, line=exc.line + f.line_offset), exc.message)
+            ctx.problem(f.cite(exc.line), exc.message)
             continue
         for entry in (e for doc in docs for e in doc if e.key == SONAR_KEY):
-            found = entry.value, Source(path=f.path, line=entry.line + f.line_offset,
-                                        key=SONAR_KEY)
+            found = entry.value, f.cite(entry.line, SONAR_KEY, SONAR_KEY)
     return found
 
 
@@ -552,8 +551,7 @@ def _ini_setting(f: AppFile, section: str, key: str, shown: str) -> Setting | No
     from advisor.read.apps.goini import parse_ini
 
     found = parse_ini(f.text).get(section, {}).get(key)
-    return None if found is None else Setting(found.value, Source(
-        path=f.path, line=found.line + f.line_offset, key=shown))
+    return None if found is None else Setting(found.value, f.cite(found.line, shown, key))
 
 
 def _max_open_conns(ctx: StackContext, label: str, given: Setting | None, key: str,
@@ -681,8 +679,7 @@ def _gitea_setting(ctx: StackContext, key: str) -> Setting | None:
     for f in sections:
         value = parse_env_to_ini(f.text).get(key)
         if value is not None:
-            found = Setting(value.value, Source(path=f.path, line=value.line + f.line_offset,
-                                                key=f"database.{key}"))
+            found = Setting(value.value, f.cite(value.line, f"database.{key}", key))
     return _gitea_env(ctx, key) or found
 
 

@@ -341,7 +341,7 @@ def _uwsgi_ini(ctx: ContainerReading, hint: str | None) -> tuple[dict[str, tuple
             continue
         if not all(active):
             continue
-        src = Source(path=best.path, line=n + best.line_offset, key=key)
+        src = best.cite(n, key)
         if key == "attach-daemon" and "manage.py" in value:
             daemons.append(replace(src, key=f"attach-daemon {value}"))
         else:
@@ -407,7 +407,7 @@ def _sentry_web_options(ctx: ContainerReading, cpus: int) -> dict[str, tuple[obj
     f = min(files, key=lambda f: (f.rel.count("/"), f.rel))
     tree, error, line = parse(f.text, f.path)
     if tree is None:
-        ctx.problem(Source(path=f.path, line=line), error or "", program="Python")
+        ctx.problem(f.cite(line), error or "", program="Python")
         return {}
     scope = PyScope(path=f.path, env=ctx.env_map(), cpus=cpus)
     options = module_names(tree, scope).get("SENTRY_WEB_OPTIONS")
@@ -418,8 +418,7 @@ def _sentry_web_options(ctx: ContainerReading, cpus: int) -> dict[str, tuple[obj
         v = options.value.get(key)
         if v is None:
             continue
-        line = v.source.line + f.line_offset if v.source.line else None
-        src = replace(v.source, line=line, key=f"SENTRY_WEB_OPTIONS[{key!r}]")
+        src = f.cite(v.source.line, f"SENTRY_WEB_OPTIONS[{key!r}]", key)
         out[key] = (_HiddenRead(v.hidden) if v.hidden else v.value, src)
     return out
 

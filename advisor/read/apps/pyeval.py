@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import ast
 import sys
+from collections.abc import Callable
 from typing import Any
 
 from msgspec import Struct, field
@@ -40,9 +41,15 @@ class PyScope(Struct):
     env: dict[str, EnvVar]
     cpus: int  # CPU count assumed for cpu_count()
     names: dict[str, Val] = field(default_factory=dict)
+    # The Source of a line of the file when its lines are not the file's own (a
+    # ConfigMap key's text: AppFile.cite); None for a file read from disk.
+    cite: Callable[[int | None, str | None], Source] | None = None
 
     def src(self, node: ast.AST, key: str | None = None) -> Source:
-        return Source(path=self.path, line=getattr(node, "lineno", None), key=key)
+        line = getattr(node, "lineno", None)
+        if self.cite is not None:
+            return self.cite(line, key)
+        return Source(path=self.path, line=line, key=key)
 
 
 def dotted(node: ast.AST) -> str:

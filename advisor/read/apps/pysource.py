@@ -46,7 +46,7 @@ def python_modules(ctx: StackContext, needle: str) -> list[PyModule]:
                             program="Python")
                 cache[f.path] = None
             else:
-                scope = PyScope(path=f.path, env=ctx.env_map(), cpus=ctx.cpus)
+                scope = PyScope(path=f.path, env=ctx.env_map(), cpus=ctx.cpus, cite=f.cite)
                 module_names(tree, scope)
                 cache[f.path] = PyModule(file=f, tree=tree, scope=scope)
         if cache[f.path] is not None:

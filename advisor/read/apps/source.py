@@ -13,7 +13,7 @@ from pathlib import PurePosixPath
 
 from msgspec.structs import replace
 
-from advisor.model import ConfigProblem, Frozen, Location
+from advisor.model import ConfigProblem, Frozen, Location, Source, TextPlaces
 from advisor.read.fs import InputError, Root, walk
 
 MAX_APP_FILES = 10_000  # source files read per application directory (~1 s)
@@ -80,10 +80,26 @@ class AppFile(Frozen, kw_only=True):
     profile: str | None = None  # Spring profile of application-<profile>.yml
     # For text embedded in another file (a ConfigMap key): add to its line numbers.
     line_offset: int = 0
+    # Where its lines are cited when not at line_offset + n (ConfigMapData.text_places).
+    places: TextPlaces | None = None
 
     @property
     def name(self) -> str:
         return PurePosixPath(self.rel).name
+
+    def cite(self, n: int | None, key: str | None = None, name: str | None = None) -> Source:
+        """The Source of the value of `name` (default: `key`'s last dotted part) on line
+        `n` (1-based) of the text: line_offset + n, or where `places` says for a text
+        not in the file line for line (a values line traced into it, the data key's
+        line), never a line of something else."""
+        if n is None:
+            return Source(path=self.path, key=key)
+        written = Source(path=self.path, line=n + self.line_offset, key=key)
+        if self.places is None:
+            return written
+        lines = self.text.splitlines()
+        line = lines[n - 1] if 1 <= n <= len(lines) else ""
+        return self.places.cite(n, line, name or (key or "").rsplit(".", 1)[-1], written)
 
 
 class AppSource(Frozen, kw_only=True):
@@ -103,18 +119,20 @@ class AppSource(Frozen, kw_only=True):
 
 
 def mounted_app_file(display_path: str, key: str, text: str, *, mount_path: str,
-                     line_offset: int = 0) -> AppFile | None:
+                     line_offset: int = 0, places: TextPlaces | None = None
+                     ) -> AppFile | None:
     """An AppFile for a ConfigMap key mounted into the container (e.g. application.yml
     at /workspace/config): classified by the key's name, placed at its mount path, so a
     Spring `config/` mount ranks as the outside-the-jar ./config/ location.
-    `display_path`/`line_offset` say where the text sits in the manifest."""
+    `display_path`/`line_offset` say where the text sits in the manifest, `places`
+    where its lines are when not there line for line."""
     rel = f"{mount_path.strip('/')}/{key}" if mount_path.strip("/") else key
     found = classify(rel)
     if found is None:
         return None
     kind, profile = found
     return AppFile(path=display_path, rel=rel, kind=kind, text=text, profile=profile,
-                   line_offset=line_offset)
+                   line_offset=line_offset, places=places)
 
 
 def classify(rel: str) -> tuple[str, str | None] | None:

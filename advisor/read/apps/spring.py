@@ -217,8 +217,8 @@ def _documents(f: AppFile, problems: list[ConfigProblem]) -> list[_Doc]:
         else:
             raw = [[(e.key, e.value, e.line) for e in doc] for doc in load_documents(f.text)]
     except (PropError, YamlError) as exc:
-        line = exc.line + f.line_offset if exc.line is not None else None
-        problems.append(ConfigProblem(location=Location(path=f.path, line=line),
+        at = f.cite(exc.line)
+        problems.append(ConfigProblem(location=Location(path=at.path, line=at.line),
                                       message=exc.message, fatal=True, program="Spring Boot"))
         return []
     docs = []
@@ -409,7 +409,7 @@ def spring_properties(container: Container | None, app: AppSource | None,
         for name, value, line in doc.entries:
             values[canonical(name)] = PropValue(
                 name=name, value=value,
-                source=Source(path=doc.file.path, line=line + doc.file.line_offset, key=name),
+                source=doc.file.cite(line, name, name),
                 origin="config")
     return SpringProps(config=values, upper=upper, env=env, profiles=tuple(profiles),
                        profiles_source=where)

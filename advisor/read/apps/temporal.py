@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from advisor.model import Pool, Route, Source
+from advisor.model import Pool, Route
 from advisor.read.apps.base import StackContext
 from advisor.read.apps.numbers import parse_int
 
@@ -54,17 +54,16 @@ def temporal_pools(ctx: StackContext) -> list[Pool]:
                 # maxConns below the store's name would be the next store's)
                 absent = "maxConns" not in sql
                 line = _key_line(lines, name, "sql" if absent else "maxConns")
-                src = Source(path=f.path, line=(line + f.line_offset) if line else None,
-                             key=f"persistence.datastores.{name}.sql.maxConns"
-                                 + (" (not set)" if absent else ""))
+                src = f.cite(line, f"persistence.datastores.{name}.sql.maxConns"
+                             + (" (not set)" if absent else ""),
+                             "sql" if absent else "maxConns")
                 addr = str(sql.get("connectAddr", ""))
                 host, _, port = addr.rpartition(":") if ":" in addr else (addr, "", "")
                 at = _key_line(lines, name, "connectAddr")
                 route = Route(host=host or None, port=parse_int(port),
                               dbname=str(sql.get("databaseName") or "") or None,
                               user=str(sql.get("user") or "") or None,
-                              source=Source(path=f.path, line=(at + f.line_offset) if at
-                                            else None, key=f"{name}.sql.connectAddr"))
+                              source=f.cite(at, f"{name}.sql.connectAddr"))
                 n = parse_int(str(sql.get("maxConns", "")))
                 label = f"Temporal {name} store maxConns"
                 if n is None or n <= 0:
