@@ -527,3 +527,65 @@ def test_atuin_and_miniflux_overrun_a_100_connection_server(tmp_path):
     assert budgets["db"].peak == 2 * ATUIN_POOL + 2 * MINIFLUX_DEFAULT
     assert not budgets["db"].fits and not budgets["db"].peak_is_floor
     assert not [f for f in result.findings if f.code == "PA106"]
+
+
+# Vaultwarden: DATABASE_MAX_CONNS, default 10 (src/config.rs database_max_conns;
+# src/db/mod.rs Pool::builder().max_size), 1.17.0 on
+VAULTWARDEN_DEFAULT = 10
+VW_URL = {"DATABASE_URL": "postgresql://vaultwarden@vw-db:5432/vaultwarden"}
+
+
+@pytest.mark.parametrize(("image", "env", "size", "bound"), [
+    ("vaultwarden/server:1.32.7", VW_URL, VAULTWARDEN_DEFAULT, "default"),
+    ("ghcr.io/dani-garcia/vaultwarden:1.37.2-alpine", VW_URL, VAULTWARDEN_DEFAULT,
+     "default"),
+    ("docker.io/vaultwarden/server:latest", {**VW_URL, "DATABASE_MAX_CONNS": "4"}, 4,
+     "fixed"),
+    ("bitwardenrs/server-postgresql:1.20.0", {"DATABASE_URL": "postgres://vw@vw-db/vw"},
+     VAULTWARDEN_DEFAULT, "default"),
+])
+def test_vaultwarden_holds_database_max_conns(image, env, size, bound):
+    (pool,) = _pools(image, env).pools
+    assert (pool.label, pool.size.value, pool.bound) == ("Vaultwarden DATABASE_MAX_CONNS",
+                                                        size, bound)
+    assert pool.processes is None and pool.route.host.startswith("vw-db")
+    if bound == "default":
+        assert "database_max_conns" in pool.size.source.default
+
+
+def test_vaultwarden_sqlite_other_servers_and_old_tags_open_no_postgres_pool():
+    # SQLite by default, MySQL by its URL
+    assert _pools("vaultwarden/server:1.32.7").pools == []
+    assert _pools("vaultwarden/server:1.32.7", {"DATABASE_URL": "mysql://vw@db/vw"}).pools == []
+    # another image whose last name is "server" is not Vaultwarden
+    assert _pools("ghcr.io/acme/server:1.0", VW_URL).pools == []
+    got = _pools("bitwardenrs/server-postgresql:1.16.3", VW_URL)
+    assert got.pools == [] and any("not read" in n for n in got.notices)
+    # a size in a file, or out of 1..256 (config.rs refuses to start): unknown
+    for env in ({"DATABASE_MAX_CONNS_FILE": "/run/secrets/conns"}, {"DATABASE_MAX_CONNS": "0"}):
+        got = _pools("vaultwarden/server:1.32.7", {**VW_URL, **env})
+        assert got.pools == [] and got.unknown
+
+
+VAULTWARDEN_APP = """
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: vaultwarden}
+spec:
+  replicas: 2
+  template:
+    spec:
+      containers:
+        - name: app
+          image: ghcr.io/dani-garcia/vaultwarden:1.37.2
+          env:
+            - {name: DATABASE_URL, value: "postgresql://vaultwarden@db:5432/vaultwarden"}
+"""
+
+
+def test_vaultwarden_counts_at_its_server(tmp_path):
+    """It was a client of unknown size: 2 pods (+1 in a rolling update) x 10."""
+    write(tmp_path, {"k8s/db.yaml": DB, "k8s/vw.yaml": VAULTWARDEN_APP})
+    result, budgets = _budgets(tmp_path)
+    assert budgets["db"].peak == 3 * VAULTWARDEN_DEFAULT and budgets["db"].fits
+    assert not [f for f in result.findings if f.code == "PA106"]

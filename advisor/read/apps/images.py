@@ -113,6 +113,16 @@ Defaults, each read in the application's own source:
   v18.12.0 a second pool of 100 opens on ATUIN_READ_DB_URI when it is set (lib.rs
   `read_pool`, `settings.read_db_uri`): counted, on its own route. A sqlite:// db_uri
   is no PostgreSQL pool. The client commands of the same image open none.
+- Vaultwarden (vaultwarden/server, ghcr.io/dani-garcia/vaultwarden, bitwardenrs/server
+  before its rename): one r2d2 pool of DATABASE_MAX_CONNS, default 10: dani-garcia/
+  vaultwarden src/config.rs (1.37.2: `database_max_conns: u32, false, def, 10;`, checked
+  between 1 and 256), src/db/mod.rs DbPool::from_config (`Pool::builder()
+  .max_size(max_conns)`); the same line from 1.17.0 (before it init_pool gave r2d2 no
+  size: not read here). The variable is the key upper-cased (make_config! @getenv), or
+  <KEY>_FILE, a file's text (util.rs get_env_str_value); a data/config.json key wins
+  over the env (Config::load "config file overwrites env"), and the admin page does not
+  write this one (not editable). PostgreSQL when DATABASE_URL starts postgresql: or
+  postgres: (DbConnType::from_url), SQLite by default.
 """
 
 from __future__ import annotations
@@ -897,9 +907,84 @@ def atuin_pools(ctx: StackContext) -> list[Pool]:
     return pools
 
 
+VAULTWARDEN = "Vaultwarden DATABASE_MAX_CONNS"
+VAULTWARDEN_MAX_CONNS = 10  # src/config.rs database_max_conns default (1.17.0+)
+VAULTWARDEN_DEFAULT = ("Vaultwarden default DATABASE_MAX_CONNS 10 (src/config.rs "
+                       "database_max_conns; db/mod.rs Pool::builder().max_size)")
+# the images' paths (the last component alone, "server", names many programs)
+VAULTWARDEN_IMAGES = ("vaultwarden/server", "dani-garcia/vaultwarden", "bitwardenrs/server",
+                      "bitwardenrs/server-postgresql")
+
+
+def _image_path(image: str) -> str:
+    """The image reference without its tag or digest, lower-cased."""
+    ref = image.split("@", 1)[0].lower()
+    repo, colon, tag = ref.rpartition(":")
+    return repo if colon and "/" not in tag else ref
+
+
+def _is_vaultwarden(image: str) -> bool:
+    path = _image_path(image)
+    return any(path == name or path.endswith("/" + name) for name in VAULTWARDEN_IMAGES)
+
+
+def _vaultwarden_env(ctx: StackContext, name: str) -> Setting | None:
+    """NAME or NAME_FILE (a file's text, not held here: util.rs get_env_str_value)."""
+    found = _env_setting(ctx, name)
+    if found is None and (file := _env_setting(ctx, name + "_FILE")) is not None:
+        return Setting(None, file.source)
+    return found
+
+
+def vaultwarden_pools(ctx: StackContext) -> list[Pool]:
+    """Vaultwarden's one r2d2 pool (DbPool::from_config) when DATABASE_URL is
+    PostgreSQL's."""
+    from advisor.read.apps.urls import route_from_url
+
+    if ctx.container.role == "init" or _runs_other(ctx, ("vaultwarden", "bitwarden_rs",
+                                                         "start.sh")):
+        return []
+    url = _vaultwarden_env(ctx, "DATABASE_URL")
+    if url is None:
+        return []  # SQLite in the data folder (config.rs database_url's default)
+    if url.value is None:
+        ctx.notices.append(f"{ctx.container.name}: Vaultwarden's DATABASE_URL is set from a "
+                           f"reference not held here ({url.source.label()}): whether it "
+                           "uses PostgreSQL is not known")
+        return []
+    if not url.value.strip().lower().startswith(("postgresql:", "postgres:")):
+        return []  # SQLite or MySQL
+    version = _tag_version(ctx.container.image)
+    if version is not None and version < (1, 17):
+        ctx.notices.append(f"{ctx.container.name}: Vaultwarden {version[0]}.{version[1]} "
+                           "(before DATABASE_MAX_CONNS, 1.17.0) is not read by pool-advisor")
+        return []
+    route = route_from_url(url.value, url.source)
+    note = ("a database_max_conns in data/config.json, not in the repository, would win "
+            "over the env (Config::load)")
+    given = _vaultwarden_env(ctx, "DATABASE_MAX_CONNS")
+    if given is None:
+        pool = ctx.pool(VAULTWARDEN, VAULTWARDEN_MAX_CONNS, Source.default_of(
+            VAULTWARDEN_DEFAULT, key="DATABASE_MAX_CONNS"), bound="default",
+            per_process=False, note=f"DATABASE_MAX_CONNS unset; {note}")
+    elif given.value is None:
+        ctx.hidden_size(VAULTWARDEN, given.source.key or "DATABASE_MAX_CONNS", given.source)
+        return []
+    elif (n := parse_int(given.value)) is None or not 1 <= n <= 256:
+        # config.rs refuses to start outside 1..256
+        ctx.unknown.append(f"{VAULTWARDEN} at {given.source.label()} is {given.value!r}, not "
+                           "a pool size Vaultwarden starts with (1 to 256)")
+        return []
+    else:
+        pool = ctx.pool(VAULTWARDEN, n, given.source, per_process=False, note=note)
+    return [replace(pool, route=route) if route is not None else pool]
+
+
 def image_pools(ctx: StackContext) -> list[Pool]:
     if _repo_name(ctx.container.image) in ATUIN_NAMES:
         return atuin_pools(ctx)
+    if _is_vaultwarden(ctx.container.image):
+        return vaultwarden_pools(ctx)
     if _repo_name(ctx.container.image) in ZAMMAD_NAMES:
         return zammad_pools(ctx)
     if _repo_name(ctx.container.image) in MASTODON_NAMES:
