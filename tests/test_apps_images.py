@@ -589,3 +589,65 @@ def test_vaultwarden_counts_at_its_server(tmp_path):
     result, budgets = _budgets(tmp_path)
     assert budgets["db"].peak == 3 * VAULTWARDEN_DEFAULT and budgets["db"].fits
     assert not [f for f in result.findings if f.code == "PA106"]
+
+
+# Sonarr/Radarr/Prowlarr/Lidarr: ConnectionStringFactory.cs sets no Max Pool Size:
+# Npgsql's default MaxPoolSize 100, one pool for the main and one for the log database
+NPGSQL_MAX_POOL_SIZE = 100
+
+
+@pytest.mark.parametrize(("image", "prefix", "app"), [
+    ("lscr.io/linuxserver/sonarr:4.0.19.2979-ls290", "SONARR", "Sonarr"),
+    ("ghcr.io/home-operations/radarr:6.0.3.10276", "Radarr", "Radarr"),
+    ("ghcr.io/hotio/prowlarr:release-2.3.5.5323", "PROWLARR", "Prowlarr"),
+    ("linuxserver/lidarr:latest", "LIDARR", "Lidarr"),
+])
+def test_arr_apps_hold_two_npgsql_pools_of_100(image, prefix, app):
+    env = {f"{prefix}__POSTGRES__HOST": "arr-db", f"{prefix}__POSTGRES__USER": "arr",
+           f"{prefix}__POSTGRES__PASSWORD": "secret"}
+    main, log = _pools(image, env).pools
+    assert [(p.label, p.size.value, p.bound) for p in (main, log)] == [
+        (f"{app} Npgsql pool (main database)", NPGSQL_MAX_POOL_SIZE, "fixed"),
+        (f"{app} Npgsql pool (log database)", NPGSQL_MAX_POOL_SIZE, "fixed")]
+    assert [(p.route.host, p.route.dbname) for p in (main, log)] == [
+        ("arr-db", f"{app.lower()}-main"), ("arr-db", f"{app.lower()}-log")]
+    assert "MaxPoolSize 100" in main.size.source.default and main.processes is None
+
+
+def test_arr_log_database_off_own_names_sqlite_and_old_tags():
+    env = {"SONARR__POSTGRES__HOST": "db", "Sonarr__Postgres__MainDb": "tv",
+           "SONARR__LOG__DBENABLED": "False"}
+    (main,) = _pools("ghcr.io/home-operations/sonarr:4.0.15.2941", env).pools
+    assert main.route.dbname == "tv"
+    # before 4.0.4.1616 Log:DbEnabled is not read: the log database opens
+    assert len(_pools("linuxserver/sonarr:4.0.2.1183", env).pools) == 2
+    # no Postgres host: SQLite
+    assert _pools("linuxserver/sonarr:4.0.19.2979", {"SONARR__LOG__DBENABLED": "false"}
+                  ).pools == []
+    got = _pools("linuxserver/radarr:4.1.0.6175", {"RADARR__POSTGRES__HOST": "db"})
+    assert got.pools == [] and any("reads no Radarr__Postgres__" in n for n in got.notices)
+
+
+SONARR_APP = """
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: sonarr}
+spec:
+  strategy: {type: Recreate}
+  template:
+    spec:
+      containers:
+        - name: app
+          image: ghcr.io/home-operations/sonarr:4.0.19.2979
+          env:
+            - {name: SONARR__POSTGRES__HOST, value: db}
+            - {name: SONARR__POSTGRES__USER, value: sonarr}
+"""
+
+
+def test_sonarr_overruns_a_50_connection_server(tmp_path):
+    """It was a client of unknown size: one pod, two Npgsql pools of 100 = 200."""
+    write(tmp_path, {"k8s/db.yaml": DB, "k8s/sonarr.yaml": SONARR_APP})
+    result, budgets = _budgets(tmp_path)
+    assert budgets["db"].peak == 2 * NPGSQL_MAX_POOL_SIZE and not budgets["db"].fits
+    assert not [f for f in result.findings if f.code == "PA106"]

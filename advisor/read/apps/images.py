@@ -123,6 +123,21 @@ Defaults, each read in the application's own source:
   over the env (Config::load "config file overwrites env"), and the admin page does not
   write this one (not editable). PostgreSQL when DATABASE_URL starts postgresql: or
   postgres: (DbConnType::from_url), SQLite by default.
+- Sonarr, Radarr, Prowlarr, Lidarr (linuxserver, hotio, home-operations images): with
+  <App>__Postgres__Host set (the env, AddEnvironmentVariables, bound to the section
+  <App>:Postgres: src/NzbDrone.Core/Datastore/PostgresOptions.cs, NzbDrone.Host
+  Bootstrap.cs), ConnectionStringFactory.cs GetPostgresConnectionString builds an
+  NpgsqlConnectionStringBuilder of Database, Host, Username, Password, Port and Enlist
+  only, for the main database and for the log database (PostgresMainDb "<app>-main",
+  PostgresLogDb "<app>-log", ConfigFileProvider.cs): two Npgsql pools of MaxPoolSize's
+  default, 100 (npgsql/npgsql src/Npgsql/NpgsqlConnectionStringBuilder.cs `[DefaultValue
+  (100)] MaxPoolSize`, v7.0.9/v7.0.10 as Sonarr 4.0.19.2979 and Lidarr 2.14.5.4824 ship,
+  v9.0.3 as Radarr 6.0.3.10276 and Prowlarr 2.3.5.5323), not configurable by env. The
+  log database's is not opened when <App>__Log__DbEnabled is false (Bootstrap.cs
+  logDbEnabled, AddDummyLogDatabase). PostgresOptions came in Sonarr 4.0.0.741, Radarr
+  4.2.0.6438, Prowlarr 0.4.2.1879, Lidarr 1.1.2.2935; Log:DbEnabled in Sonarr 4.0.4.1616,
+  Radarr 5.5.3.8819, Prowlarr 1.17.2.4511, Lidarr 2.8.1.4482. Without the env variable
+  the database is SQLite unless config.xml (not in the repository) names a PostgresHost.
 """
 
 from __future__ import annotations
@@ -980,11 +995,91 @@ def vaultwarden_pools(ctx: StackContext) -> list[Pool]:
     return [replace(pool, route=route) if route is not None else pool]
 
 
+NPGSQL_MAX_POOL_SIZE = 100  # Npgsql NpgsqlConnectionStringBuilder [DefaultValue(100)]
+# image name -> (the app's name, the version with <App>__Postgres__* env (PostgresOptions),
+# the version with <App>__Log__DbEnabled)
+ARR_APPS: dict[str, tuple[str, tuple[int, ...], tuple[int, ...]]] = {
+    "sonarr": ("Sonarr", (4, 0, 0, 741), (4, 0, 4, 1616)),
+    "radarr": ("Radarr", (4, 2, 0, 6438), (5, 5, 3, 8819)),
+    "prowlarr": ("Prowlarr", (0, 4, 2, 1879), (1, 17, 2, 4511)),
+    "lidarr": ("Lidarr", (1, 1, 2, 2935), (2, 8, 1, 4482)),
+}
+
+
+def _tag_release(image: str) -> tuple[int, ...] | None:
+    """Every number of a tag's version (`4.0.19.2979-ls290`, `release-4.0.19.2979`,
+    `version-4.0.19.2979`); None for a tag without one (latest, develop)."""
+    tag = image.split("@", 1)[0].rsplit("/", 1)[-1].partition(":")[2]
+    m = re.search(r"(?:^|[-v])(\d+(?:\.\d+)+)", tag)
+    return tuple(int(n) for n in m.group(1).split(".")) if m else None
+
+
+def _dotnet_env(ctx: StackContext, key: str) -> Setting | None:
+    """The configuration key `A:B:C` from the env `A__B__C` (.NET configuration keys are
+    case-insensitive); the last such variable."""
+    wanted = key.replace(":", "__").lower()
+    found = None
+    for var in ctx.container.env:
+        if var.name.lower() == wanted:
+            found = Setting(var.value, ctx.env_source(var.name))
+    return found
+
+
+def arr_pools(ctx: StackContext) -> list[Pool]:
+    """Sonarr/Radarr/Prowlarr/Lidarr on PostgreSQL: one Npgsql pool of 100 for the main
+    database and one for the log database (unless Log:DbEnabled is false)."""
+    from advisor.read.apps.urls import route_from_parts
+
+    app, since, log_since = ARR_APPS[_repo_name(ctx.container.image)]
+    if ctx.container.role == "init":
+        return []
+    host = _dotnet_env(ctx, f"{app}:Postgres:Host")
+    if host is None or host.value == "":
+        return []  # SQLite (or a config.xml PostgresHost the repository does not hold)
+    version = _tag_release(ctx.container.image)
+    if version is not None and version < since:
+        ctx.notices.append(f"{ctx.container.name}: {app} {'.'.join(map(str, version))} "
+                           f"reads no {app}__Postgres__* env (from "
+                           f"{'.'.join(map(str, since))}): its database is not known")
+        return []
+    port = _dotnet_env(ctx, f"{app}:Postgres:Port")
+    user = _dotnet_env(ctx, f"{app}:Postgres:User")
+    size = Source.default_of(
+        f"{app}: ConnectionStringFactory.cs sets no Max Pool Size, Npgsql's default "
+        "MaxPoolSize 100 (NpgsqlConnectionStringBuilder [DefaultValue(100)])",
+        key="Max Pool Size")
+    databases = [("main", "MainDb")]
+    enabled = _dotnet_env(ctx, f"{app}:Log:DbEnabled") \
+        if version is None or version >= log_since else None
+    if enabled is not None and enabled.value is None:
+        ctx.notices.append(f"{ctx.container.name}: {app}__Log__DbEnabled is set from a "
+                           f"reference not held here ({enabled.source.label()}): the log "
+                           "database's pool is counted")
+    # bool.Parse: "false" in any case turns the log database off
+    if enabled is None or (enabled.value or "").strip().lower() != "false":
+        databases.append(("log", "LogDb"))
+    pools = []
+    for kind, key in databases:
+        named = _dotnet_env(ctx, f"{app}:Postgres:{key}")
+        dbname = named.value if named is not None else f"{app.lower()}-{kind}"
+        route = route_from_parts(host.value, port.value if port else None, dbname,
+                                 user.value if user else None, host.source) \
+            if host.value else None
+        pool = ctx.pool(f"{app} Npgsql pool ({kind} database)", NPGSQL_MAX_POOL_SIZE, size,
+                        bound="fixed", per_process=False,
+                        note=f"database {dbname}" + ("" if named else
+                                                     f" (Postgres{key} default)"))
+        pools.append(replace(pool, route=route) if route is not None else pool)
+    return pools
+
+
 def image_pools(ctx: StackContext) -> list[Pool]:
     if _repo_name(ctx.container.image) in ATUIN_NAMES:
         return atuin_pools(ctx)
     if _is_vaultwarden(ctx.container.image):
         return vaultwarden_pools(ctx)
+    if _repo_name(ctx.container.image) in ARR_APPS:
+        return arr_pools(ctx)
     if _repo_name(ctx.container.image) in ZAMMAD_NAMES:
         return zammad_pools(ctx)
     if _repo_name(ctx.container.image) in MASTODON_NAMES:
