@@ -651,3 +651,98 @@ def test_sonarr_overruns_a_50_connection_server(tmp_path):
     result, budgets = _budgets(tmp_path)
     assert budgets["db"].peak == 2 * NPGSQL_MAX_POOL_SIZE and not budgets["db"].fits
     assert not [f for f in result.findings if f.code == "PA106"]
+
+
+# Synapse: each psycopg2 database of homeserver.yaml is a Twisted adbapi ConnectionPool
+# of args.cp_max, default 5 (twisted/enterprise/adbapi.py ConnectionPool.max)
+SYNAPSE_CP_MAX = 5
+
+
+def synapse_app(database: str, kind: str = "configMap", image: str =
+                "ghcr.io/element-hq/synapse:v1.163.2") -> str:
+    """homeserver.yaml in a ConfigMap (or Secret) mounted at /data; a main process
+    Deployment and a generic worker's with the same file."""
+    data = "stringData" if kind == "secret" else "data"
+    ref = "secret: {secretName: synapse}" if kind == "secret" else "configMap: {name: synapse}"
+    return f"""
+apiVersion: v1
+kind: {"Secret" if kind == "secret" else "ConfigMap"}
+metadata: {{name: synapse}}
+{data}:
+  homeserver.yaml: |
+    server_name: chat.example.org
+    report_stats: false
+{database}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {{name: synapse}}
+spec:
+  strategy: {{type: Recreate}}
+  template:
+    spec:
+      containers:
+        - name: synapse
+          image: {image}
+          volumeMounts:
+            - {{name: config, mountPath: /data/homeserver.yaml, subPath: homeserver.yaml}}
+      volumes:
+        - name: config
+          {ref}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {{name: synapse-worker}}
+spec:
+  replicas: 2
+  strategy: {{type: Recreate}}
+  template:
+    spec:
+      containers:
+        - name: worker
+          image: {image}
+          args: [run, --config-path, /data/homeserver.yaml, --config-path, /w/worker.yaml]
+          volumeMounts:
+            - {{name: config, mountPath: /data/homeserver.yaml, subPath: homeserver.yaml}}
+      volumes:
+        - name: config
+          {ref}
+"""
+
+
+SYNAPSE_PG = """    database:
+      name: psycopg2
+      args:
+        user: synapse
+        host: db
+        database: synapse
+"""
+
+
+def test_synapse_adbapi_pool_defaults_to_cp_max_5(tmp_path):
+    """The main process and each worker: one pool of cp_max 5: (1 + 2) x 5 = 15."""
+    write(tmp_path, {"k8s/db.yaml": DB, "k8s/synapse.yaml": synapse_app(SYNAPSE_PG)})
+    (pool,) = _client_pools(tmp_path, "synapse")
+    assert (pool.label, pool.size.value, pool.bound) == ("Synapse database.args.cp_max",
+                                                        SYNAPSE_CP_MAX, "default")
+    assert "adbapi.py" in pool.size.source.default
+    assert (pool.route.host, pool.route.dbname) == ("db", "synapse")
+    result, budgets = _budgets(tmp_path)
+    assert budgets["db"].peak == 3 * SYNAPSE_CP_MAX
+    assert not [f for f in result.findings if f.code == "PA106"]
+
+
+def test_synapse_cp_max_from_a_secret_and_sqlite(tmp_path):
+    set_max = SYNAPSE_PG + "        cp_min: 5\n        cp_max: 10\n"
+    write(tmp_path, {"k8s/db.yaml": DB,
+                     "k8s/synapse.yaml": synapse_app(set_max, kind="secret")})
+    (pool,) = _client_pools(tmp_path, "synapse-worker")
+    assert (pool.size.value, pool.bound) == (10, "fixed")
+    assert (pool.size.source.path, pool.size.source.line) == ("k8s/synapse.yaml", 16)
+    _, budgets = _budgets(tmp_path)
+    assert budgets["db"].peak == 3 * 10
+    # SQLite (the default name): no PostgreSQL pool
+    sqlite = "    database:\n      args: {database: /data/homeserver.db}\n"
+    write(tmp_path, {"k8s/synapse.yaml": synapse_app(sqlite)})
+    topo = scan([str(tmp_path)], CheckOptions()).topology
+    assert not [c for c in topo.clients if c.name.startswith("synapse")]
