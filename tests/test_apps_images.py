@@ -746,3 +746,81 @@ def test_synapse_cp_max_from_a_secret_and_sqlite(tmp_path):
     write(tmp_path, {"k8s/synapse.yaml": synapse_app(sqlite)})
     topo = scan([str(tmp_path)], CheckOptions()).topology
     assert not [c for c in topo.clients if c.name.startswith("synapse")]
+
+
+# Paperless-ngx: /init (s6) runs granian ASGI workers (GRANIAN_WORKERS or
+# PAPERLESS_WEBSERVER_WORKERS, default 1), Celery's PAPERLESS_TASK_WORKERS children
+# (default 1) and document_consumer in one container; Django under ASGI is unbounded
+# unless PAPERLESS_DB_POOLSIZE (2.18+) or PAPERLESS_DB_OPTIONS pool.max_size (3.0+)
+PAPERLESS_PG = {"PAPERLESS_DBHOST": "paperless-db", "PAPERLESS_REDIS": "redis://redis:6379"}
+
+
+def _by_label(pools):
+    return {p.label: p for p in pools}
+
+
+def test_paperless_webserver_is_unbounded_without_a_pool():
+    got = _by_label(_pools("ghcr.io/paperless-ngx/paperless-ngx:2.20.3", PAPERLESS_PG).pools)
+    assert set(got) == {"Paperless-ngx webserver (granian ASGI) Django connections",
+                        "Paperless-ngx Celery worker child", "Paperless-ngx document_consumer"}
+    web = got["Paperless-ngx webserver (granian ASGI) Django connections"]
+    assert web.bound == "unbounded" and web.processes.value == 1
+    assert got["Paperless-ngx Celery worker child"].processes.value == 1
+    assert {p.route.host for p in got.values()} == {"paperless-db"}
+    assert {p.route.dbname for p in got.values()} == {"paperless"}
+
+
+def test_paperless_pool_size_bounds_each_process():
+    env = {**PAPERLESS_PG, "PAPERLESS_DB_POOLSIZE": "4", "PAPERLESS_WEBSERVER_WORKERS": "2",
+           "PAPERLESS_TASK_WORKERS": "3", "PAPERLESS_CONSUMER_DISABLE": "true"}
+    got = _pools("paperlessngx/paperless-ngx:2.18.4", env).pools
+    assert sorted((p.size.value, p.processes.value if p.processes else 1, p.bound)
+                  for p in got) == [(1, 3, "fixed"), (4, 2, "fixed")]
+    # GRANIAN_WORKERS wins over PAPERLESS_WEBSERVER_WORKERS (svc-webserver/run)
+    got = _by_label(_pools("ghcr.io/paperless-ngx/paperless-ngx:3.0.5",
+                           {**env, "GRANIAN_WORKERS": "5",
+                            "PAPERLESS_DB_OPTIONS": "pool.max_size=6,connect_timeout=5"}).pools)
+    web = got["Paperless-ngx webserver (granian ASGI) Django connections (psycopg pool "
+              "max_size)"]
+    assert (web.size.value, web.processes.value) == (6, 5)
+    assert web.size.source.key == "PAPERLESS_DB_OPTIONS pool.max_size"
+    # before 2.18.0 no PAPERLESS_DB_POOLSIZE: unbounded
+    (web, *_) = _pools("ghcr.io/paperless-ngx/paperless-ngx:2.17.1", env).pools
+    assert web.bound == "unbounded"
+
+
+def test_paperless_sqlite_mariadb_and_old_tags():
+    image = "ghcr.io/paperless-ngx/paperless-ngx:2.20.3"
+    assert _pools(image, {"PAPERLESS_REDIS": "redis://redis:6379"}).pools == []
+    assert _pools(image, {**PAPERLESS_PG, "PAPERLESS_DBENGINE": "mariadb"}).pools == []
+    got = _pools("ghcr.io/paperless-ngx/paperless-ngx:2.14.7", PAPERLESS_PG)
+    assert got.pools == [] and any("not read" in n for n in got.notices)
+    # the image running another program (a document_exporter Job): not this count
+    assert _pools(image, PAPERLESS_PG, command=("document_exporter", "/export")).pools == []
+
+
+PAPERLESS_APP = """
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: paperless}
+spec:
+  strategy: {type: Recreate}
+  template:
+    spec:
+      containers:
+        - name: app
+          image: ghcr.io/paperless-ngx/paperless-ngx:2.20.3
+          env:
+            - {name: PAPERLESS_DBHOST, value: db}
+            - {name: PAPERLESS_DB_POOLSIZE, value: "8"}
+            - {name: PAPERLESS_WEBSERVER_WORKERS, value: "2"}
+            - {name: PAPERLESS_TASK_WORKERS, value: "2"}
+"""
+
+
+def test_paperless_counts_every_process_at_its_server(tmp_path):
+    """One pod: 2 granian workers x 8 + 2 Celery children + the consumer = 19."""
+    write(tmp_path, {"k8s/db.yaml": DB, "k8s/paperless.yaml": PAPERLESS_APP})
+    result, budgets = _budgets(tmp_path)
+    assert budgets["db"].peak == 2 * 8 + 2 * 1 + 1
+    assert not [f for f in result.findings if f.code == "PA106"]

@@ -103,10 +103,12 @@ READERS: tuple[StackReader, ...] = (
                 image_markers=("airflow",)),
     # Applications run from their own images, configured by env (Keycloak, Mattermost,
     # Harbor, PostgREST, n8n, Mastodon, SonarQube, Zammad, Grafana, Gitea, Metabase,
-    # Hasura, Miniflux, Atuin, Vaultwarden, Sonarr, Radarr, Prowlarr, Lidarr, Synapse):
+    # Hasura, Miniflux, Atuin, Vaultwarden, Sonarr, Radarr, Prowlarr, Lidarr, Synapse,
+    # Paperless-ngx):
     # advisor/read/apps/images.py, which matches the image's name exactly. Markers
     # repeated there (ENV_PREFIXES, the names of STACKS, GRAFANA_NAMES, GITEA_NAMES,
-    # METABASE_NAMES, HASURA_NAMES, VAULTWARDEN_IMAGES, ARR_APPS, SYNAPSE_NAMES).
+    # METABASE_NAMES, HASURA_NAMES, VAULTWARDEN_IMAGES, ARR_APPS, SYNAPSE_NAMES,
+    # PAPERLESS_IMAGES).
     StackReader("images", "images:image_pools", (),
                 ("KC_DB", "MM_SQLSETTINGS_", "POSTGRESQL_MAX_OPEN_CONNS",
                  "HARBOR_DATABASE_MAX_OPEN_CONNS", "PGRST_DB_", "DB_POSTGRESDB_"),
@@ -114,7 +116,7 @@ READERS: tuple[StackReader, ...] = (
                                "harbor-exporter", "postgrest", "mastodon", "n8n", "sonarqube",
                                "zammad", "grafana", "gitea", "metabase", "graphql-engine",
                                "miniflux", "atuin", "vaultwarden", "bitwardenrs", "sonarr",
-                               "radarr", "prowlarr", "lidarr", "synapse")),
+                               "radarr", "prowlarr", "lidarr", "synapse", "paperless-ngx")),
 )
 
 

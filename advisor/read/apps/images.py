@@ -147,6 +147,24 @@ Defaults, each read in the application's own source:
   twisted/enterprise/adbapi.py ConnectionPool (`max = 5  # Maximum number of connections
   in pool`, "cp_max: the maximum number of connections in pool (default 5)"). One
   process per container, the main process or a worker each with its own pools.
+- Paperless-ngx (ghcr.io/paperless-ngx/paperless-ngx, paperlessngx/paperless-ngx), from
+  2.15.0: its ENTRYPOINT /init (s6-overlay) runs in one container the webserver
+  (docker/rootfs/etc/s6-overlay/s6-rc.d/svc-webserver/run: `granian --interface asginl
+  ... paperless.asgi:application`, GRANIAN_WORKERS=${GRANIAN_WORKERS:-
+  ${PAPERLESS_WEBSERVER_WORKERS:-1}}), the Celery worker (svc-worker: `celery --app
+  paperless worker`, prefork, CELERY_WORKER_CONCURRENCY = PAPERLESS_TASK_WORKERS, default
+  1: src/paperless/settings), the consumer (svc-consumer: `manage.py document_consumer`,
+  not when PAPERLESS_CONSUMER_DISABLE is set), the scheduler (svc-scheduler: celery beat,
+  CELERY_BEAT_SCHEDULE_FILENAME, a file: no database) and, only with
+  PAPERLESS_ENABLE_FLOWER, flower (no database). PostgreSQL when PAPERLESS_DBHOST is set
+  (and PAPERLESS_DBENGINE is not mariadb, or from 3.0 not sqlite/mariadb):
+  settings.py _parse_db_settings (2.18.0), settings/custom.py parse_db_settings (3.0.5).
+  Django under an ASGI server holds one connection per request in flight (see
+  advisor/read/apps/django.py): a webserver worker is unbounded unless a psycopg pool
+  caps it, PAPERLESS_DB_POOLSIZE (from 2.18.0: `"pool": {"min_size": 1, "max_size":
+  int(os.getenv("PAPERLESS_DB_POOLSIZE"))}` when > 0) or, from 3.0, PAPERLESS_DB_OPTIONS
+  `pool.max_size=N` over it (parse_dict_from_str). A Celery child and the consumer run
+  one thread each: one connection.
 """
 
 from __future__ import annotations
@@ -1155,6 +1173,123 @@ def synapse_pools(ctx: StackContext) -> list[Pool]:
     return pools
 
 
+PAPERLESS_IMAGES = ("paperless-ngx/paperless-ngx", "paperlessngx/paperless-ngx")
+PAPERLESS_WEB = "Paperless-ngx webserver (granian ASGI) Django connections"
+
+
+def _is_paperless(image: str) -> bool:
+    path = _image_path(image)
+    return any(path == name or path.endswith("/" + name) for name in PAPERLESS_IMAGES)
+
+
+def _paperless_pool_max(ctx: StackContext, version: tuple[int, int] | None
+                        ) -> tuple[int, Source] | bool | None:
+    """The psycopg pool's max_size of each process: (n, where), None when there is no
+    pool, False when it cannot be read (said in ctx.unknown)."""
+    found: tuple[str | None, Source] | None = None
+    if version is None or version >= (2, 18):
+        size = _env_setting(ctx, "PAPERLESS_DB_POOLSIZE")
+        if size is not None:
+            found = size.value, size.source
+            if size.value is not None and (version is not None and version < (3, 0)) and \
+                    (parse_int(size.value) or 0) <= 0:
+                found = None  # 2.x: `int(...) > 0`, else no pool
+    options = _env_setting(ctx, "PAPERLESS_DB_OPTIONS")
+    if options is not None and (version is None or version >= (3, 0)):
+        if options.value is None:
+            found = None, options.source
+        else:
+            for pair in options.value.split(","):
+                key, eq, value = pair.partition("=")
+                if eq and key.strip() == "pool.max_size":
+                    found = value.strip(), replace(options.source,
+                                                   key="PAPERLESS_DB_OPTIONS pool.max_size")
+    if found is None:
+        return None
+    if found[0] is None:
+        ctx.hidden_size(PAPERLESS_WEB, found[1].key or "PAPERLESS_DB_POOLSIZE", found[1])
+        return False
+    n = parse_int(found[0])
+    if n is None or n < 1:
+        ctx.unknown.append(f"{PAPERLESS_WEB} at {found[1].label()} is {found[0]!r}, not a "
+                           "pool size pool-advisor can read")
+        return False
+    return n, found[1]
+
+
+def paperless_pools(ctx: StackContext) -> list[Pool]:
+    """The processes /init starts in the one container: the webserver's granian
+    workers, the Celery worker's children and the consumer."""
+    from advisor.read.apps.urls import route_from_parts
+
+    if ctx.container.role == "init" or _runs_other(ctx, ("/init",)):
+        return []  # another program of the image (a `document_exporter` Job)
+    version = _tag_version(ctx.container.image)
+    host = _env_setting(ctx, "PAPERLESS_DBHOST")
+    engine = (ctx.env_value("PAPERLESS_DBENGINE") or "").strip().lower()
+    if host is None or engine in ("mariadb", "sqlite") or \
+            (host.value == "" and (version is not None and version < (3, 0))):
+        return []  # SQLite (the default) or MariaDB
+    if version is not None and version < (2, 15):
+        ctx.notices.append(f"{ctx.container.name}: Paperless-ngx {version[0]}.{version[1]} "
+                           "(before its granian webserver, 2.15.0) is not read by "
+                           "pool-advisor")
+        return []
+    pool_max = _paperless_pool_max(ctx, version)
+    if pool_max is False:
+        return []
+    route = route_from_parts(host.value, ctx.env_value("PAPERLESS_DBPORT"),
+                             ctx.env_value("PAPERLESS_DBNAME") or "paperless",
+                             ctx.env_value("PAPERLESS_DBUSER") or "paperless",
+                             host.source) if host.value else None
+
+    def count(names: tuple[str, ...], label: str, default_text: str) -> Term | None:
+        for name in names:
+            var = ctx.env(name)
+            if var is None:
+                continue
+            if var.value is None:
+                ctx.hidden_size(label, name, ctx.env_source(name))
+                return None
+            n = parse_int(var.value)
+            if n is None or n < 1:
+                ctx.unknown.append(f"{label} at {ctx.env_source(name).label()} is "
+                                   f"{var.value!r}, not a count pool-advisor can read")
+                return None
+            return Term(label=label, value=n, source=ctx.env_source(name))
+        return Term(label=label, value=1, source=Source.default_of(default_text,
+                                                                   key=names[-1]))
+
+    web = count(("GRANIAN_WORKERS", "PAPERLESS_WEBSERVER_WORKERS"),
+                "granian workers (GRANIAN_WORKERS, PAPERLESS_WEBSERVER_WORKERS)",
+                "Paperless-ngx svc-webserver/run: GRANIAN_WORKERS:-"
+                "PAPERLESS_WEBSERVER_WORKERS:-1")
+    tasks = count(("PAPERLESS_TASK_WORKERS",), "Celery worker processes "
+                  "(PAPERLESS_TASK_WORKERS)", "Paperless-ngx settings: "
+                  "CELERY_WORKER_CONCURRENCY = PAPERLESS_TASK_WORKERS, default 1")
+    if web is None or tasks is None:
+        return []
+    if pool_max is None:
+        web_pool = ctx.pool(PAPERLESS_WEB, 0, Source.default_of(
+            "Django under an ASGI server: one connection per request in flight "
+            "(asgiref ThreadSensitiveContext per request)", key="PAPERLESS_DB_POOLSIZE"),
+            bound="unbounded", per_process=False,
+            note="no psycopg pool (PAPERLESS_DB_POOLSIZE, PAPERLESS_DB_OPTIONS "
+                 "pool.max_size) and nothing bounds the requests in flight")
+    else:
+        web_pool = ctx.pool(f"{PAPERLESS_WEB} (psycopg pool max_size)", pool_max[0],
+                            pool_max[1], per_process=False)
+    one = Source.default_of("Paperless-ngx: one thread, one Django connection "
+                            "(CONN_MAX_AGE 0)", key="connections")
+    pools = [replace(web_pool, processes=web),
+             replace(ctx.pool("Paperless-ngx Celery worker child", 1, one, bound="fixed",
+                              per_process=False), processes=tasks)]
+    if ctx.env("PAPERLESS_CONSUMER_DISABLE") is None:
+        pools.append(ctx.pool("Paperless-ngx document_consumer", 1, one, bound="fixed",
+                              per_process=False))
+    return [replace(p, route=route) if route is not None else p for p in pools]
+
+
 def image_pools(ctx: StackContext) -> list[Pool]:
     if _repo_name(ctx.container.image) in ATUIN_NAMES:
         return atuin_pools(ctx)
@@ -1164,6 +1299,8 @@ def image_pools(ctx: StackContext) -> list[Pool]:
         return arr_pools(ctx)
     if _repo_name(ctx.container.image) in SYNAPSE_NAMES:
         return synapse_pools(ctx)
+    if _is_paperless(ctx.container.image):
+        return paperless_pools(ctx)
     if _repo_name(ctx.container.image) in ZAMMAD_NAMES:
         return zammad_pools(ctx)
     if _repo_name(ctx.container.image) in MASTODON_NAMES:
