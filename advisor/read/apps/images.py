@@ -1154,15 +1154,14 @@ def synapse_pools(ctx: StackContext) -> list[Pool]:
                 str(args["port"]) if args.get("port") is not None else None,
                 str(args.get("dbname") or args.get("database") or "") or None,
                 str(args["user"]) if args.get("user") is not None else None,
-                Source(path=f.path, line=at + 1 + f.line_offset, key=key))
+                f.cite(at + 1, key))
             if "cp_max" not in args:
                 pool = ctx.pool(label, SYNAPSE_CP_MAX, Source.default_of(
                     SYNAPSE_DEFAULT, key=f"{key}.args.cp_max"), bound="default",
-                    per_process=False, note=f"{key}.args.cp_max unset ({f.path}:"
-                                            f"{at + 1 + f.line_offset})")
+                    per_process=False,
+                    note=f"{key}.args.cp_max unset ({f.cite(at + 1, key).label()})")
             else:
-                where = Source(path=f.path, line=args.lc.key("cp_max")[0] + 1 + f.line_offset,
-                               key=f"{key}.args.cp_max")
+                where = f.cite(args.lc.key("cp_max")[0] + 1, f"{key}.args.cp_max")
                 n = parse_int(str(args["cp_max"]))
                 if n is None or n < 1:
                     ctx.unknown.append(f"{label} at {where.label()} is {args['cp_max']!r}, "
