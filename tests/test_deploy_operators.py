@@ -532,3 +532,65 @@ def test_a_cluster_over_its_memory_limit_is_one_pa301_for_primary_and_standbys(t
     assert len(result.budgets) == 2
     (f,) = [f for f in result.findings if f.code == "PA301"]
     assert f.message.startswith("photos (and photos replicas): worst-case memory ")
+
+
+# Patroni (patroni/config.py _process_postgresql_parameters) drops a max_connections below
+# 25 from its dynamic configuration and runs PostgreSQL with its default 100; both the
+# Zalando operator (bootstrap.dcs) and PGO (the DCS) put the parameters there.
+ZALANDO_LOW = """apiVersion: acid.zalan.do/v1
+kind: postgresql
+metadata:
+  name: acid-low
+  namespace: shop
+spec:
+  numberOfInstances: 1
+  postgresql:
+    version: "17"
+    parameters:
+      max_connections: "{mc}"
+      max_wal_senders: "2"
+  resources:
+    limits:
+      memory: 12Gi
+  connectionPooler:
+    numberOfInstances: 2
+"""
+
+
+def test_zalando_max_connections_below_patroni_floor_runs_patroni_default():
+    objects, _ = k8s_objects(ZALANDO_LOW.format(mc=10), "acid.yaml")
+    e = operator_entities(objects)
+    primary = server(e, "zalando:shop/acid-low")
+    mc = primary.settings["max_connections"]
+    # Patroni's default 100, not the 10 written, nor Spilo's 12288 MB / 30 = 409 (the
+    # operator's value replaced Spilo's before Patroni dropped it)
+    assert mc.value == 100 and mc.source.path is None
+    assert "acid.yaml:11" in mc.source.default and "minimum 25" in mc.source.default
+    assert primary.settings["max_wal_senders"].value == 10  # floor 3
+    assert any("max_connections = 10" in n and "defaulting to 100" in n for n in e.notices)
+    # at the floor and above the value stands, at its line
+    objects, _ = k8s_objects(ZALANDO_LOW.format(mc=25), "acid.yaml")
+    mc = server(operator_entities(objects), "zalando:shop/acid-low").settings["max_connections"]
+    assert (mc.value, mc.source.line) == (25, 11)
+
+
+def test_crunchy_max_connections_below_patroni_floor():
+    text = """apiVersion: postgres-operator.crunchydata.com/v1beta1
+kind: PostgresCluster
+metadata:
+  name: shop
+spec:
+  postgresVersion: 16
+  patroni:
+    dynamicConfiguration:
+      postgresql:
+        parameters:
+          max_connections: 20
+  instances:
+    - name: set1
+"""
+    objects, _ = k8s_objects(text, "pc.yaml")
+    e = operator_entities(objects)
+    mc = server(e, "crunchy:shop").settings["max_connections"]
+    assert mc.value == 100 and "pc.yaml:11" in mc.source.default
+    assert any(n.startswith("crunchy: ") and "defaulting to 100" in n for n in e.notices)

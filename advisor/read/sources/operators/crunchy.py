@@ -14,6 +14,7 @@ operator makes.
 
 from __future__ import annotations
 
+from advisor.facts.patroni import patroni_floors
 from advisor.model import Pooler, PoolerDatabase, PoolerUser, Setting, Source, Term
 from advisor.read.sources.k8s import K8sObject, get
 from advisor.read.sources.operators.common import (
@@ -47,9 +48,12 @@ CRUNCHY_API = "postgres-operator.crunchydata.com/"
 def crunchy_cluster(ctx: ReadContext, obj: K8sObject) -> None:
     version = version_term(obj, ("spec", "postgresVersion"), ctx.version_default,
                            "spec.postgresVersion missing")
+    # written to Patroni's DCS, whose validation decides (advisor.facts.patroni)
     settings = pg_parameter_settings(
         ctx, obj, ("spec", "patroni", "dynamicConfiguration", "postgresql", "parameters"),
         int(version.value))
+    settings, notices = patroni_floors(settings, f"crunchy: {obj.ref}")
+    ctx.out.notices.extend(notices)
     sets = get(obj.body, "spec", "instances")
     sets = sets if isinstance(sets, list) and sets else [{}]
     counts = [int_term(obj, f"instances[{get(s, 'name') or i}].replicas",

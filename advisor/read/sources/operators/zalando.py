@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from msgspec.structs import replace
 
+from advisor.facts.patroni import patroni_floors
 from advisor.model import BouncerVersion, Pooler, PoolerDatabase, Setting, Source, Term
 from advisor.read.sources.k8s import K8sObject, get
 from advisor.read.sources.operators.common import (
@@ -71,6 +72,11 @@ def zalando_cluster(ctx: ReadContext, obj: K8sObject) -> None:
                      "Zalando spec.numberOfInstances missing")
     primary_n, standby_n = split_instances(obj, total)
     memory = memory_term(obj, ("spec", "resources", "limits", "memory"))
+    # the operator puts the parameters into Patroni's bootstrap.dcs (k8sres.go
+    # getLocalAndBoostrapPostgreSQLParameters), over Spilo's (configure_spilo.py
+    # deep_update): Patroni's validation decides, and its default replaces a refused value
+    settings, notices = patroni_floors(settings, f"zalando: {obj.ref}")
+    ctx.out.notices.extend(notices)
     settings = {**_spilo_defaults(memory), **settings}  # the spec's parameters win
     cpu = cpu_term(obj, ("spec", "resources"))
     ident = entity_id("zalando", obj)

@@ -1,0 +1,56 @@
+"""What Patroni does with the PostgreSQL parameters of its dynamic (DCS) configuration,
+where the Zalando operator (Spilo) and Crunchy PGO put a cluster's parameters.
+
+Patroni passes a few parameters on the postmaster's command line (patroni/postgresql/
+config.py ConfigHandler.CMDLINE_OPTIONS, patroni/patroni de6b22c8) and validates their
+values from the dynamic configuration (patroni/config.py _process_postgresql_parameters):
+a value its validator refuses is dropped with the warning "postgresql parameter
+max_connections=10 failed validation, defaulting to 100", and Patroni's own default
+(__DEFAULT_CONFIG, the CMDLINE_OPTIONS default) is what PostgreSQL runs with. The floors
+below are CMDLINE_OPTIONS' IntValidator minimums; max_connections' floor is 25 from
+Patroni 1.6.1 (commit 53d32f14, "Allow lower values for postgresql configuration"; it was
+100 before).
+"""
+
+from __future__ import annotations
+
+from advisor.model import Setting, Source
+
+# name -> (Patroni's default, the least value its validator accepts)
+CMDLINE_FLOORS: dict[str, tuple[int, int]] = {
+    "max_connections": (100, 25),
+    "max_wal_senders": (10, 3),
+    "max_replication_slots": (10, 4),
+    "max_worker_processes": (8, 2),
+    "max_locks_per_transaction": (64, 32),
+    "max_prepared_transactions": (0, 0),
+}
+
+WHERE = ("patroni/config.py _process_postgresql_parameters, CMDLINE_OPTIONS "
+         "IntValidator(min={floor}) in patroni/postgresql/config.py")
+
+
+def patroni_floors(settings: dict[str, Setting], who: str
+                   ) -> tuple[dict[str, Setting], list[str]]:
+    """`settings` as PostgreSQL runs them under Patroni: each CMDLINE_OPTIONS parameter
+    below its validator's floor replaced by Patroni's default, traced to the line that
+    set the refused value; and one notice per parameter replaced. `who` names where the
+    operator put the parameters ("Zalando operator (bootstrap.dcs)")."""
+    out = dict(settings)
+    notices: list[str] = []
+    for name, (default, floor) in CMDLINE_FLOORS.items():
+        setting = settings.get(name)
+        if setting is None or not isinstance(setting.value, int | float) \
+                or isinstance(setting.value, bool) or setting.value >= floor:
+            continue
+        at = setting.source.label()
+        why = (f"Patroni default {default}: {name} = {setting.raw} at {at} is below Patroni's "
+               f"minimum {floor}, so Patroni drops it ('failed validation, defaulting to "
+               f"{default}', {WHERE.format(floor=floor)})")
+        out[name] = Setting(name=name, raw=str(default), value=default, unit=setting.unit,
+                            source=Source.default_of(why, key=name))
+        notices.append(f"{who}: {name} = {setting.raw} ({at}) is below Patroni's minimum "
+                       f"{floor}: Patroni logs 'postgresql parameter {name}={setting.raw} "
+                       f"failed validation, defaulting to {default}' and PostgreSQL runs "
+                       f"with {default}")
+    return out, notices
