@@ -574,6 +574,33 @@ def test_zalando_max_connections_below_patroni_floor_runs_patroni_default():
     assert (mc.value, mc.source.line) == (25, 11)
 
 
+def test_crunchy_config_parameters_over_patroni_section():
+    text = """apiVersion: postgres-operator.crunchydata.com/v1
+kind: PostgresCluster
+metadata:
+  name: shop
+spec:
+  postgresVersion: 17
+  config:
+    parameters:
+      max_connections: 300
+  patroni:
+    dynamicConfiguration:
+      postgresql:
+        parameters:
+          max_connections: 200
+          work_mem: 8MB
+  instances:
+    - name: set1
+"""
+    objects, _ = k8s_objects(text, "pc.yaml")
+    primary = server(operator_entities(objects), "crunchy:shop")
+    mc = primary.settings["max_connections"]
+    # PGO generatePostgresParameters: config.parameters over the Patroni section
+    assert (mc.value, mc.source.path, mc.source.line) == (300, "pc.yaml", 9)
+    assert primary.settings["work_mem"].value == 8192  # the Patroni section's own, kB
+
+
 def test_crunchy_max_connections_below_patroni_floor():
     text = """apiVersion: postgres-operator.crunchydata.com/v1beta1
 kind: PostgresCluster

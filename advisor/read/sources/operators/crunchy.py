@@ -5,7 +5,9 @@ operator makes.
   pkg/apis/postgres-operator.crunchydata.com/v1beta1/pgbouncer_types.go at commit
   edd100f7, internal/pgbouncer/config.go at c09468ce): `PostgresCluster` spec.postgresVersion,
   spec.instances[].replicas (default 1 each; one pod of all is the primary),
-  spec.patroni.dynamicConfiguration.postgresql.parameters, spec.proxy.pgBouncer
+  spec.patroni.dynamicConfiguration.postgresql.parameters and, over them, spec.config
+  .parameters (map of IntOrString, v5.8.5 and v6: internal/controller/postgrescluster/
+  postgres.go generatePostgresParameters at v6.0.3), spec.proxy.pgBouncer
   .replicas (default 1), .config.global (map[string]string over PgBouncer's
   defaults), .config.databases (replaces the default `* = host=<cluster>-primary`),
   .config.users. Services `<cluster>-primary`, `<cluster>-replicas`,
@@ -48,10 +50,14 @@ CRUNCHY_API = "postgres-operator.crunchydata.com/"
 def crunchy_cluster(ctx: ReadContext, obj: K8sObject) -> None:
     version = version_term(obj, ("spec", "postgresVersion"), ctx.version_default,
                            "spec.postgresVersion missing")
-    # written to Patroni's DCS, whose validation decides (advisor.facts.patroni)
+    # PGO generatePostgresParameters (postgres.go, v5.8.5 on): spec.config.parameters
+    # over spec.patroni.dynamicConfiguration, the result written to Patroni's DCS, whose
+    # validation decides (advisor.facts.patroni)
     settings = pg_parameter_settings(
         ctx, obj, ("spec", "patroni", "dynamicConfiguration", "postgresql", "parameters"),
         int(version.value))
+    settings |= pg_parameter_settings(ctx, obj, ("spec", "config", "parameters"),
+                                      int(version.value))
     settings, notices = patroni_floors(settings, f"crunchy: {obj.ref}")
     ctx.out.notices.extend(notices)
     sets = get(obj.body, "spec", "instances")
