@@ -104,9 +104,11 @@ def test_zalando_pooler_divides_max_db_connections():
     assert p.server_id == primary.id
     assert p.replicas.value == 3
     s = p.settings
-    # 90 maxDBConnections // 3 pods = 30 per pod; pool 30 // 2 = 15; min = reserve = 7
+    # 90 maxDBConnections // 3 pods = 30 per pod; pool 30 // 2 = 15; reserve 15 // 2 = 7;
+    # the image's pgbouncer.ini.tmpl comments min_pool_size out: PgBouncer's 0
     assert (s["max_db_connections"].value, s["default_pool_size"].value,
-            s["min_pool_size"].value, s["reserve_pool_size"].value) == (30, 15, 7, 7)
+            s["reserve_pool_size"].value) == (30, 15, 7)
+    assert "min_pool_size" not in s
     assert s["max_db_connections"].source.line == line_no(path, "maxDBConnections: 90")
     assert s["max_client_conn"].value == 10000
     assert e.services["acid-orders-pooler.shop"] == ("pooler", p.id)
@@ -621,3 +623,62 @@ spec:
     mc = server(e, "crunchy:shop").settings["max_connections"]
     assert mc.value == 100 and "pc.yaml:11" in mc.source.default
     assert any(n.startswith("crunchy: ") and "defaulting to 100" in n for n in e.notices)
+
+
+ZALANDO_JDBC = """apiVersion: acid.zalan.do/v1
+kind: postgresql
+metadata:
+  name: acid-shop
+  namespace: shop
+spec:
+  numberOfInstances: 2
+  postgresql:
+    version: "17"
+  connectionPooler:
+    numberOfInstances: 2{image}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: orders
+  namespace: shop
+spec:
+  replicas: 2
+  selector:
+    matchLabels: {{app: orders}}
+  template:
+    metadata:
+      labels: {{app: orders}}
+    spec:
+      containers:
+        - name: orders
+          image: example.org/orders:1.0
+          env:
+            - name: SPRING_DATASOURCE_URL
+              value: jdbc:postgresql://acid-shop-pooler.shop:5432/orders
+"""
+
+
+def test_zalando_default_pooler_image_tracks_prepared_statements(tmp_path):
+    from advisor.engine.check import run_check
+    from advisor.engine.options import CheckOptions
+
+    objects, _ = k8s_objects(ZALANDO_JDBC.format(image=""), "shop.yaml")
+    p = pooler(operator_entities(objects), "zalando-pooler:shop/acid-shop-pooler")
+    # the operator's image (pooler/pgbouncer.ini.tmpl), PgBouncer built from the newest tag
+    assert (p.version.major, p.version.minor) == (1, 25) and p.version.source.default
+    mps = p.settings["max_prepared_statements"]
+    assert mps.value == 200 and "pgbouncer.ini.tmpl" in mps.source.default
+    assert p.settings["ignore_startup_parameters"].value == "extra_float_digits,options"
+    # pgjdbc's prepareThreshold 5 through it in transaction mode: tracked, no PA405
+    (tmp_path / "shop.yaml").write_text(ZALANDO_JDBC.format(image=""))
+    r = run_check([tmp_path], CheckOptions(root=tmp_path))
+    assert "PA405" not in {f.code for f in r.findings}
+    # an image of the user's own: version and template unknown, PA405 stands
+    own = "\n    dockerImage: example.org/pgbouncer:custom"
+    objects, _ = k8s_objects(ZALANDO_JDBC.format(image=own), "shop.yaml")
+    p = pooler(operator_entities(objects), "zalando-pooler:shop/acid-shop-pooler")
+    assert "max_prepared_statements" not in p.settings
+    (tmp_path / "shop.yaml").write_text(ZALANDO_JDBC.format(image=own))
+    r = run_check([tmp_path], CheckOptions(root=tmp_path))
+    assert "PA405" in {f.code for f in r.findings}

@@ -12,12 +12,16 @@ the operator makes.
   60). Per pooler pod the operator sets maxDBConn = maxDBConnections /
   numberOfInstances (integer division), default pool size = maxDBConn / 2, min pool
   size = default / 2, reserve = min, max client conn 10000, passed to the pooler image
-  as CONNECTION_POOLER_* variables (that the image writes them to pgbouncer.ini as
-  max_db_connections, default_pool_size, min_pool_size, reserve_pool_size and
-  max_client_conn follows the variable names). The image's template,
-  pooler/pgbouncer.ini.tmpl, also sets idle_transaction_timeout = 600 (read here) and
-  max_prepared_statements = 200 (not modelled: the image's PgBouncer version is not
-  known). A connectionPooler section, even `{}`, enables the master pooler when
+  as CONNECTION_POOLER_* variables. The operator's own image (pooler/pgbouncer.ini.tmpl
+  at a7aaad0a, the default connection_pooler_image from v2.0.0:
+  ghcr.io/zalando/postgres-operator/pgbouncer:v2.0.1) writes them as max_db_connections,
+  default_pool_size, reserve_pool_size and max_client_conn; its min_pool_size line is
+  commented out ("For now disable it"), so PgBouncer's 0 applies. The template also sets
+  idle_transaction_timeout = 600, max_prepared_statements = 200 and
+  ignore_startup_parameters = extra_float_digits,options, and pooler/Dockerfile builds
+  the newest PgBouncer tag (1.25.2 when v2.0.x was built); a spec.connectionPooler
+  .dockerImage of the user's own is an image of unknown version and template, and
+  gets none of these. A connectionPooler section, even `{}`, enables the master pooler when
   enableConnectionPooler is unset. Services `<cluster>` (master), `<cluster>-repl`,
   `<cluster>-pooler`, `<cluster>-pooler-repl`.
 """
@@ -57,6 +61,15 @@ ZALANDO_MODE = "transaction"  # constants.ConnectionPoolerDefaultMode
 # What the operator's pooler image writes whatever the manifest says
 ZALANDO_TEMPLATE = "Zalando operator pooler image (pooler/pgbouncer.ini.tmpl)"
 ZALANDO_IDLE_TRANSACTION_TIMEOUT = 600
+ZALANDO_TEMPLATE_SETTINGS = {
+    "idle_transaction_timeout": str(ZALANDO_IDLE_TRANSACTION_TIMEOUT),
+    "max_prepared_statements": "200",
+    "ignore_startup_parameters": "extra_float_digits,options",
+}
+# The default image's PgBouncer: pooler/Dockerfile checks out the newest tag
+ZALANDO_BOUNCER = (1, 25, "Zalando operator v2.0 default connection_pooler_image "
+                   "ghcr.io/zalando/postgres-operator/pgbouncer:v2.0.1 (pooler/Dockerfile "
+                   "builds the newest PgBouncer tag: 1.25.2, May 2026)")
 
 
 # --- Zalando -------------------------------------------------------------------------
@@ -150,24 +163,26 @@ def _zalando_pooler(ctx: ReadContext, obj: K8sObject, name: str, server_id: str,
     derived = Source(path=max_db.source.path, line=max_db.source.line, key="maxDBConnections",
                      default=how)
     mode_raw = get(obj.body, *base, "mode")
-    version = BouncerVersion()
+    own_image = get(obj.body, *base, "dockerImage")
+    major, minor, who = ZALANDO_BOUNCER
+    version = BouncerVersion() if own_image else BouncerVersion(
+        major=major, minor=minor, source=Source.default_of(who))
     values = {
         "max_db_connections": (str(per_pod), derived),
         "default_pool_size": (str(default_size), replace(
             derived, default=f"{how}; default pool size = {per_pod} // 2")),
-        "min_pool_size": (str(min_size), replace(
-            derived, default=f"{how}; min pool size = {default_size} // 2")),
         "reserve_pool_size": (str(min_size), replace(
-            derived, default=f"{how}; reserve = min pool size {min_size}")),
+            derived, default=f"{how}; reserve = default pool size {default_size} // 2")),
         "max_client_conn": (str(ZALANDO_MAX_CLIENT_CONN), Source.default_of(
             "Zalando operator constant ConnectionPoolerMaxClientConnections",
             key="max_client_conn")),
         "pool_mode": (str(mode_raw or ZALANDO_MODE),
                       source_at(obj, *base, "mode") if mode_raw else Source.default_of(
                           "Zalando operator connection_pooler_mode default", key="pool_mode")),
-        "idle_transaction_timeout": (str(ZALANDO_IDLE_TRANSACTION_TIMEOUT), Source.default_of(
-            ZALANDO_TEMPLATE, key="idle_transaction_timeout")),
     }
+    if not own_image:
+        values |= {key: (raw, Source.default_of(ZALANDO_TEMPLATE, key=key))
+                   for key, raw in ZALANDO_TEMPLATE_SETTINGS.items()}
     settings = {}
     for key, (raw, source) in values.items():
         setting = bouncer_setting(key, raw, source, version)
