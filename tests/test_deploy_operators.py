@@ -682,3 +682,84 @@ def test_zalando_default_pooler_image_tracks_prepared_statements(tmp_path):
     (tmp_path / "shop.yaml").write_text(ZALANDO_JDBC.format(image=own))
     r = run_check([tmp_path], CheckOptions(root=tmp_path))
     assert "PA405" in {f.code for f in r.findings}
+
+
+CNPG_IMAGES = """apiVersion: postgresql.cnpg.io/v1
+kind: ImageCatalog
+metadata:
+  name: shop-images
+  namespace: shop
+spec:
+  images:
+    - major: 17
+      image: ghcr.io/cloudnative-pg/postgresql:17.6
+  componentImages:
+    - key: bouncer
+      image: ghcr.io/cloudnative-pg/pgbouncer:1.24.1
+---
+apiVersion: postgresql.cnpg.io/v1
+kind: Cluster
+metadata:
+  name: pg
+  namespace: shop
+spec:
+  instances: 1
+  imageCatalogRef:
+    {{apiGroup: postgresql.cnpg.io, kind: ImageCatalog, name: shop-images, major: 17}}
+---
+apiVersion: postgresql.cnpg.io/v1
+kind: Pooler
+metadata:
+  name: pg-rw
+  namespace: shop
+spec:
+  cluster: {{name: pg}}
+  instances: 2
+  type: rw
+  pgbouncer:
+    poolMode: transaction
+{pgbouncer}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: orders
+  namespace: shop
+spec:
+  replicas: 1
+  selector:
+    matchLabels: {{app: orders}}
+  template:
+    metadata:
+      labels: {{app: orders}}
+    spec:
+      containers:
+        - name: orders
+          image: example.org/orders:1.0
+          env:
+            - name: SPRING_DATASOURCE_URL
+              value: jdbc:postgresql://pg-rw.shop:5432/app
+"""
+
+
+@pytest.mark.parametrize(("pgbouncer", "expect"), [
+    # CloudNativePG 1.30 PgBouncerSpec.ImageCatalogRef: the catalog's component image
+    ("    imageCatalogRef: {apiGroup: postgresql.cnpg.io, kind: ImageCatalog, "
+     "name: shop-images, key: bouncer}", (1, 24, "spec.yaml", 12)),
+    # PgBouncerSpec.Image
+    ("    image: ghcr.io/cloudnative-pg/pgbouncer:1.25.1", (1, 25, "spec.yaml", 35)),
+])
+def test_cnpg_pooler_image_from_spec_or_catalog(pgbouncer, expect, tmp_path):
+    from advisor.engine.check import run_check
+    from advisor.engine.options import CheckOptions
+
+    text = CNPG_IMAGES.format(pgbouncer=pgbouncer)
+    objects, _ = k8s_objects(text, "spec.yaml")
+    p = pooler(operator_entities(objects), "cnpg-pooler:shop/pg-rw")
+    v = p.version
+    assert (v.major, v.minor, v.source.path, v.source.line) == expect
+    # max_prepared_statements defaults to 200 from 1.24: pgjdbc's prepared statements
+    # through the transaction pooler are tracked, no PA405
+    (tmp_path / "spec.yaml").write_text(text)
+    r = run_check([tmp_path], CheckOptions(root=tmp_path))
+    assert "PA405" not in {f.code for f in r.findings}

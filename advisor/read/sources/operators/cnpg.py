@@ -92,7 +92,7 @@ def _cnpg_version(ctx: ReadContext, obj: K8sObject) -> Term:
 def cnpg_pooler(ctx: ReadContext, obj: K8sObject) -> None:
     cluster = get(obj.body, "spec", "cluster", "name")
     kind = str(get(obj.body, "spec", "type") or "rw")
-    version = bouncer_version(obj, ("spec", "template", "spec", "containers", 0, "image"))
+    version = bouncer_version(*_pooler_image(ctx, obj))
     settings = bouncer_parameter_settings(
         ctx, obj, ("spec", "pgbouncer", "parameters"), version,
         strings_only="CloudNativePG spec.pgbouncer.parameters")
@@ -130,6 +130,42 @@ def cnpg_pooler(ctx: ReadContext, obj: K8sObject) -> None:
     ctx.out.poolers.append(pooler)
     ctx.services([obj.name], obj.namespace, "pooler", ident)
     ctx.out.claimed.append(obj.ref)
+
+
+def _pooler_image(ctx: ReadContext, obj: K8sObject
+                  ) -> tuple[K8sObject, tuple[str | int, ...]]:
+    """Where the Pooler's PgBouncer image is written, in CloudNativePG's order
+    (api/v1/pooler_types.go PgBouncerSpec.Image, 1.30): the pod template's pgbouncer
+    container (the first container, for a template that names none), then
+    spec.pgbouncer.image, then the spec.pgbouncer.imageCatalogRef entry (key) of an
+    ImageCatalog in the Pooler's namespace or a ClusterImageCatalog among the scanned
+    resources. Else the operator's default image, which depends on the operator's
+    release (pkg/specs/pgbouncer/deployments.go, pkg/versions/versions.go
+    DefaultPgbouncerImage: 1.23.0 in 1.25, 1.24.1 in 1.26-1.27, 1.25.1 from 1.28): not
+    known here, and bouncer_version's assumption stands."""
+    template = ("spec", "template", "spec", "containers")
+    containers = get(obj.body, *template)
+    if isinstance(containers, list):
+        for i, c in enumerate(containers):
+            if isinstance(c, dict) and c.get("name") == "pgbouncer" \
+                    and isinstance(c.get("image"), str):
+                return obj, (*template, i, "image")
+    if isinstance(get(obj.body, "spec", "pgbouncer", "image"), str):
+        return obj, ("spec", "pgbouncer", "image")
+    ref = get(obj.body, "spec", "pgbouncer", "imageCatalogRef")
+    if isinstance(ref, dict):
+        kind, name, key = ref.get("kind"), ref.get("name"), ref.get("key")
+        for cat in ctx.objects:
+            if cat.kind != kind or cat.name != name or not cat.api_version.startswith(CNPG_API):
+                continue
+            if kind == "ImageCatalog" and (cat.namespace or ctx.default_ns) != (
+                    obj.namespace or ctx.default_ns):
+                continue
+            images = get(cat.body, "spec", "componentImages")
+            for j, entry in enumerate(images if isinstance(images, list) else []):
+                if isinstance(entry, dict) and entry.get("key") == key:
+                    return cat, ("spec", "componentImages", j, "image")
+    return obj, (*template, 0, "image")
 
 
 # --- Secrets the operator creates --------------------------------------------------------
