@@ -555,6 +555,11 @@ class Topology(Record, kw_only=True, dict=True):
     # client id -> its containers' env (not Secrets): hazards written as ERB in
     # database.yml are evaluated with it (advisor.read.sql.drivers.resolve_erb)
     client_env: dict[str, list[EnvVar]] = field(default_factory=dict)
+    # server id -> the Services that expose it outside the cluster (type LoadBalancer or
+    # NodePort, a CloudNativePG managed service of either type): its clients there are
+    # in no repository, so its peak is no more than a floor
+    # ("Service/db/postgres (type LoadBalancer, k8s/svc.yaml:13)").
+    exposed: dict[str, list[str]] = field(default_factory=dict)
 
     def server(self, server_id: str) -> Server | None:
         return _first_with_id(self, "servers", server_id)
@@ -666,6 +671,9 @@ class Budget(Record, kw_only=True):
     # cannot render, a kustomization kustomize refuses): what they hold may connect
     # here, so `peak` is a floor, never a fit.
     unread_files: list[str] = field(default_factory=list)
+    # Services that expose the server outside the cluster (Topology.exposed): clients
+    # no repository holds may connect, so `peak` is a floor, never a fit.
+    exposed: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         _set_float(self, "usable", "peak", "total_peak")
@@ -673,9 +681,10 @@ class Budget(Record, kw_only=True):
     @property
     def peak_is_floor(self) -> bool:
         """Some linked client's connections are unknown or unbounded, some client's
-        server is not known, or some file was not read: the real peak may be higher."""
+        server is not known, some file was not read, or the server is exposed outside the
+        cluster: the real peak may be higher."""
         return bool(self.unknown_clients or self.unbounded_clients or self.unknown_pairs
-                    or self.unplaced_clients or self.unread_files)
+                    or self.unplaced_clients or self.unread_files or self.exposed)
 
     @property
     def fits(self) -> bool:

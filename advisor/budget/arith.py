@@ -140,6 +140,9 @@ def unknown_clients_text(b: Budget, s: Style = PLAIN) -> str:
         more = f" and {n - 3} more" if n > 3 else ""
         parts.append(f"{n} file{'s' if n != 1 else ''} not read (PA901), whose clients may "
                      f"connect here: {shown}{more}")
+    if b.exposed:
+        parts.append("exposed outside the cluster by " + ", ".join(s.name(x) for x in b.exposed)
+                     + ": its clients there are in no repository read")
     return "; ".join(parts)
 
 

@@ -242,7 +242,18 @@ def server_budget(server: Server, topo: Topology, memory: MemoryOptions | None =
         memory=memory_budget(server, peak, memory or MemoryOptions()),
         location=server.location, unknown_clients=unknown, unbounded_clients=unbounded,
         unknown_pairs=pairs_unknown, unplaced_clients=list(topo.unplaced_clients),
-        unread_files=unread_files(topo) if unread is None else list(unread))
+        unread_files=unread_files(topo) if unread is None else list(unread),
+        exposed=exposed_by(server, topo))
+
+
+def exposed_by(server: Server, topo: Topology) -> list[str]:
+    """The Services that expose the server, or a pooler in front of it, outside the
+    cluster (Topology.exposed)."""
+    out = list(topo.exposed.get(server.id, ()))
+    for p in topo.poolers:
+        if p.server_id == server.id:
+            out += [x for x in topo.exposed.get(p.id, ()) if x not in out]
+    return out
 
 
 def unread_files(topo: Topology) -> list[str]:

@@ -42,6 +42,9 @@ def merge(into: Topology, other: Topology) -> None:
     into.unplaced_clients += [n for n in other.unplaced_clients
                               if n not in into.unplaced_clients]
     into.client_env.update(other.client_env)
+    for server_id, by in other.exposed.items():
+        into.exposed.setdefault(server_id, []).extend(
+            x for x in by if x not in into.exposed.get(server_id, []))
     for path, lines in other.line_suppressions.items():
         into.line_suppressions.setdefault(path, {}).update(lines)
 
@@ -465,6 +468,7 @@ def _label_environment(topo: Topology, label: str) -> None:
         if h.client_id:
             topo.sql_hazards[i] = replace(h, client_id=ids.get(h.client_id))
     topo.client_env = {ids.get(k, k): v for k, v in topo.client_env.items()}
+    topo.exposed = {ids.get(k, k): v for k, v in topo.exposed.items()}
 
 
 def _render(found, root: Root, settings: Settings, options: CheckOptions,

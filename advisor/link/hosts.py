@@ -12,7 +12,7 @@ from advisor.link.inputs import workload_id
 from advisor.model import EnvVar, Pooler, Route, Topology
 from advisor.read.apps.urls import split_port
 from advisor.read.extract import service_fields
-from advisor.read.sources.k8s import K8sObject
+from advisor.read.sources.k8s import K8sObject, get
 from advisor.read.workloads import Workload
 
 
@@ -131,6 +131,66 @@ def operator_pods_target(svc: dict, namespace: str, server_ids: set[str]
         if role in (None, primary, replica):
             return ("server", ident)
     return None
+
+
+# Service types that take connections from outside the cluster (a node's port, a load
+# balancer's address): whoever connects there is in no repository read here.
+_OUTSIDE_TYPES = ("LoadBalancer", "NodePort")
+
+
+def exposure(svc: dict) -> str | None:
+    """'Service/db/pg (type LoadBalancer, k8s/svc.yaml:13)' for a Service that takes
+    connections from outside the cluster; None for any other."""
+    obj: K8sObject = svc["obj"]
+    kind = get(obj.body, "spec", "type")
+    if kind not in _OUTSIDE_TYPES:
+        return None
+    return f"{obj.ref} (type {kind}, {_where(obj, 'spec', 'type')})"
+
+
+def _where(obj: K8sObject, *keys: str | int) -> str:
+    """file:line of the value at keys: the overlay's or patch's line when a renderer
+    traced it (kustomize, Helm), else the object's own."""
+    source = obj.source(*keys)
+    return obj.location(*keys).label() if source.path is None else \
+        (source.path if source.line is None else f"{source.path}:{source.line}")
+
+
+# CloudNativePG's managed services (spec.managed.services.additional[].selectorType,
+# api/v1/cluster_types.go ManagedService): rw leads to the primary, ro to the replicas,
+# r to every instance.
+_CNPG_SELECTOR_ROLES = {"rw": ("",), "ro": ("/replicas",), "r": ("", "/replicas")}
+
+
+def cnpg_managed_exposures(obj: K8sObject, namespace: str, server_ids: set[str]
+                           ) -> list[tuple[str, str]]:
+    """(server id, what) for each managed service of a CloudNativePG Cluster whose
+    serviceTemplate is of a type that takes connections from outside the cluster."""
+    if obj.kind != "Cluster" or not obj.api_version.startswith("postgresql.cnpg.io/"):
+        return []
+    extra = get(obj.body, "spec", "managed", "services", "additional")
+    if not isinstance(extra, list):
+        return []
+    ident = f"cnpg:{namespace}/{obj.name}"
+    if ident not in server_ids:
+        ident = f"cnpg:{obj.name}"
+    if ident not in server_ids:
+        return []
+    out = []
+    for at, item in enumerate(extra):
+        kind = get(item, "serviceTemplate", "spec", "type")
+        if kind not in _OUTSIDE_TYPES:
+            continue
+        name = get(item, "serviceTemplate", "metadata", "name") or f"additional[{at}]"
+        where = _where(obj, "spec", "managed", "services", "additional", at,
+                       "serviceTemplate", "spec", "type")
+        what = f"{obj.ref} managed service {name} (type {kind}, {where})"
+        roles = _CNPG_SELECTOR_ROLES.get(str(get(item, "selectorType") or "rw"), ("",))
+        for suffix in roles:
+            target = ident + suffix if ident + suffix in server_ids else ident
+            if (target, what) not in out:
+                out.append((target, what))
+    return out
 
 
 def service_host_index(services: list[dict], default_ns: str) -> dict[str, tuple[str, str]]:

@@ -26,6 +26,8 @@ from advisor.link.clients import (
 from advisor.link.harbor import with_core_database
 from advisor.link.hosts import (
     addressable,
+    cnpg_managed_exposures,
+    exposure,
     host_forms,
     operator_pods_target,
     own_service,
@@ -187,6 +189,14 @@ def build_topology(inputs: Inputs) -> Topology:
         if target is not None:
             for host in host_forms(svc["name"], svc["namespace"] or default_ns):
                 host_map.setdefault(host, target)
+            outside = exposure(svc)
+            if outside is not None and outside not in topo.exposed.get(target[1], []):
+                topo.exposed.setdefault(target[1], []).append(outside)
+    for obj in inputs.objects:
+        for target_id, outside in cnpg_managed_exposures(
+                obj, obj.namespace or default_ns, server_ids):
+            if outside not in topo.exposed.get(target_id, []):
+                topo.exposed.setdefault(target_id, []).append(outside)
     for s in topo.servers:
         for h in addressable([h.lower() for h in s.hosts]):
             host_map.setdefault(h, ("server", s.id))

@@ -49,6 +49,7 @@ def to_dict(result: CheckResult) -> dict:
             "unknown_pairs": list(b.unknown_pairs),
             "unplaced_clients": list(b.unplaced_clients),
             "unread_files": list(b.unread_files),
+            "exposed": list(b.exposed),
             "peak_is_floor": b.peak_is_floor,
             "terms": {
                 "version": msgspec.to_builtins(b.version),
@@ -199,7 +200,8 @@ def load(text: str) -> CheckResult:
                 "unbounded_clients": b.get("unbounded_clients", []),
                 "unknown_pairs": b.get("unknown_pairs", []),
                 "unplaced_clients": b.get("unplaced_clients", []),
-                "unread_files": b.get("unread_files", [])}
+                "unread_files": b.get("unread_files", []),
+                "exposed": b.get("exposed", [])}
                for b in data["budgets"]]
 
     def finding(f: dict) -> dict:
