@@ -100,3 +100,91 @@ def test_a_cnpg_managed_loadbalancer_service_exposes_the_instances_it_selects(tm
     _, budgets = _budgets(tmp_path, {"k8s/cluster.yaml": CLUSTER + MANAGED.format(
         selector="ro")})
     assert budgets["pg"].fits and not budgets["pg replicas"].fits
+
+
+ZALANDO = """\
+apiVersion: acid.zalan.do/v1
+kind: postgresql
+metadata:
+  name: acid-db
+  namespace: db
+spec:
+  teamId: acid
+  numberOfInstances: 2
+  postgresql:
+    version: "17"
+  volume:
+    size: 1Gi
+{extra}"""
+
+
+def test_a_zalando_load_balancer_exposes_only_with_source_ranges(tmp_path):
+    """Zalando v2.0.1 configureLoadBalanceService: without allowedSourceRanges the load
+    balancer admits 127.0.0.1/32 only; a NodePort admits anyone."""
+    _, budgets = _budgets(tmp_path, {"k8s/pg.yaml": ZALANDO.format(
+        extra="  enableMasterLoadBalancer: true\n")})
+    assert budgets["acid-db"].fits and not budgets["acid-db"].exposed
+    _, budgets = _budgets(tmp_path, {"k8s/pg.yaml": ZALANDO.format(
+        extra="  enableMasterLoadBalancer: true\n  allowedSourceRanges: [10.0.0.0/8]\n")})
+    assert budgets["acid-db"].exposed == ["postgresql/db/acid-db enableMasterLoadBalancer "
+                                          "(type LoadBalancer, k8s/pg.yaml:13)"]
+    assert not budgets["acid-db"].fits and budgets["acid-db replicas"].fits
+    _, budgets = _budgets(tmp_path, {"k8s/pg.yaml": ZALANDO.format(
+        extra="  enableReplicaNodePort: true\n")})
+    assert budgets["acid-db"].fits and not budgets["acid-db replicas"].fits
+
+
+CRUNCHY = """\
+apiVersion: postgres-operator.crunchydata.com/v1beta1
+kind: PostgresCluster
+metadata:
+  name: hippo
+  namespace: db
+spec:
+  postgresVersion: 16
+  instances:
+    - name: i1
+      replicas: 2
+      dataVolumeClaimSpec:
+        accessModes: [ReadWriteOnce]
+        resources: {{requests: {{storage: 1Gi}}}}
+  backups:
+    pgbackrest:
+      repos:
+        - name: repo1
+{extra}"""
+
+
+def test_a_crunchy_service_of_type_nodeport_exposes_the_primary(tmp_path):
+    _, budgets = _budgets(tmp_path, {"k8s/pg.yaml": CRUNCHY.format(
+        extra="  service:\n    type: NodePort\n")})
+    assert budgets["hippo"].exposed == ["PostgresCluster/db/hippo service (type NodePort, "
+                                        "k8s/pg.yaml:19)"]
+    assert not budgets["hippo"].fits
+    _, budgets = _budgets(tmp_path, {"k8s/pg.yaml": CRUNCHY.format(
+        extra="  service:\n    type: ClusterIP\n")})
+    assert budgets["hippo"].fits
+
+
+def test_a_cnpg_pooler_with_a_loadbalancer_service_template_exposes_its_server(tmp_path):
+    pooler = """\
+apiVersion: postgresql.cnpg.io/v1
+kind: Pooler
+metadata:
+  name: pg-pooler
+  namespace: dbms
+spec:
+  cluster:
+    name: pg
+  instances: 1
+  type: rw
+  pgbouncer:
+    poolMode: transaction
+  serviceTemplate:
+    spec:
+      type: LoadBalancer
+"""
+    _, budgets = _budgets(tmp_path, {"k8s/cluster.yaml": CLUSTER, "k8s/pooler.yaml": pooler})
+    assert budgets["pg"].exposed == ["Pooler/dbms/pg-pooler (serviceTemplate type "
+                                     "LoadBalancer, k8s/pooler.yaml:15)"]
+    assert not budgets["pg"].fits

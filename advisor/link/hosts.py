@@ -156,40 +156,108 @@ def _where(obj: K8sObject, *keys: str | int) -> str:
         (source.path if source.line is None else f"{source.path}:{source.line}")
 
 
+def _server_id(prefix: str, obj: K8sObject, namespace: str, server_ids: set[str]
+               ) -> str | None:
+    ident = f"{prefix}:{namespace}/{obj.name}"
+    if ident not in server_ids:
+        ident = f"{prefix}:{obj.name}"  # the manifest names no namespace
+    return ident if ident in server_ids else None
+
+
+def _role_target(ident: str, replicas: bool, server_ids: set[str]) -> str | None:
+    """The replicas' server when asked for (None without replicas: a Service of the
+    replica role has no pod behind it then), else the primary's."""
+    if not replicas:
+        return ident
+    return f"{ident}/replicas" if f"{ident}/replicas" in server_ids else None
+
+
 # CloudNativePG's managed services (spec.managed.services.additional[].selectorType,
 # api/v1/cluster_types.go ManagedService): rw leads to the primary, ro to the replicas,
 # r to every instance.
-_CNPG_SELECTOR_ROLES = {"rw": ("",), "ro": ("/replicas",), "r": ("", "/replicas")}
+_CNPG_SELECTOR_ROLES = {"rw": (False,), "ro": (True,), "r": (False, True)}
+# Zalando postgresql (v2.0.1 pkg/cluster/k8sres.go generateService, connection_pooler.go
+# generateConnectionPoolerService): enable<Role>NodePort makes the role's Service (or its
+# pooler's) a NodePort; else enable<Role>LoadBalancer a LoadBalancer whose
+# loadBalancerSourceRanges are spec.allowedSourceRanges, or only 127.0.0.1/32 without
+# them (configureLoadBalanceService: no client outside the cluster then). Only what the
+# manifest sets is read (the operator configuration's defaults are false).
+_ZALANDO_FLAGS = (("enableMasterNodePort", "NodePort", False),
+                  ("enableReplicaNodePort", "NodePort", True),
+                  ("enableMasterPoolerNodePort", "NodePort", False),
+                  ("enableReplicaPoolerNodePort", "NodePort", True),
+                  ("enableMasterLoadBalancer", "LoadBalancer", False),
+                  ("enableReplicaLoadBalancer", "LoadBalancer", True),
+                  ("enableMasterPoolerLoadBalancer", "LoadBalancer", False),
+                  ("enableReplicaPoolerLoadBalancer", "LoadBalancer", True))
+# Crunchy PGO (v6.0.3 v1beta1 postgrescluster_types.go Service, ReplicaService;
+# pgbouncer_types.go Service; shared_types.go ServiceSpec.Type, default ClusterIP).
+_CRUNCHY_SERVICES = ((("spec", "service"), False), (("spec", "replicaService"), True),
+                     (("spec", "proxy", "pgBouncer", "service"), False))
 
 
-def cnpg_managed_exposures(obj: K8sObject, namespace: str, server_ids: set[str]
-                           ) -> list[tuple[str, str]]:
-    """(server id, what) for each managed service of a CloudNativePG Cluster whose
-    serviceTemplate is of a type that takes connections from outside the cluster."""
-    if obj.kind != "Cluster" or not obj.api_version.startswith("postgresql.cnpg.io/"):
-        return []
-    extra = get(obj.body, "spec", "managed", "services", "additional")
-    if not isinstance(extra, list):
-        return []
-    ident = f"cnpg:{namespace}/{obj.name}"
-    if ident not in server_ids:
-        ident = f"cnpg:{obj.name}"
-    if ident not in server_ids:
-        return []
-    out = []
-    for at, item in enumerate(extra):
-        kind = get(item, "serviceTemplate", "spec", "type")
-        if kind not in _OUTSIDE_TYPES:
-            continue
-        name = get(item, "serviceTemplate", "metadata", "name") or f"additional[{at}]"
-        where = _where(obj, "spec", "managed", "services", "additional", at,
-                       "serviceTemplate", "spec", "type")
-        what = f"{obj.ref} managed service {name} (type {kind}, {where})"
-        roles = _CNPG_SELECTOR_ROLES.get(str(get(item, "selectorType") or "rw"), ("",))
-        for suffix in roles:
-            target = ident + suffix if ident + suffix in server_ids else ident
-            if (target, what) not in out:
-                out.append((target, what))
+def operator_exposures(obj: K8sObject, namespace: str, server_ids: set[str]
+                       ) -> list[tuple[str, str]]:
+    """(server id, what) for each Service an operator makes for its cluster (or its
+    cluster's pooler) of a type that takes connections from outside the cluster, as the
+    resource asks for it."""
+    api = obj.api_version
+    out: list[tuple[str, str]] = []
+
+    def add(ident: str, replicas: bool, what: str) -> None:
+        target = _role_target(ident, replicas, server_ids)
+        if target is not None and (target, what) not in out:
+            out.append((target, what))
+
+    if obj.kind == "Cluster" and api.startswith("postgresql.cnpg.io/"):
+        ident = _server_id("cnpg", obj, namespace, server_ids)
+        extra = get(obj.body, "spec", "managed", "services", "additional")
+        if ident is None or not isinstance(extra, list):
+            return out
+        for at, item in enumerate(extra):
+            kind = get(item, "serviceTemplate", "spec", "type")
+            if kind not in _OUTSIDE_TYPES:
+                continue
+            name = get(item, "serviceTemplate", "metadata", "name") or f"additional[{at}]"
+            where = _where(obj, "spec", "managed", "services", "additional", at,
+                           "serviceTemplate", "spec", "type")
+            for replicas in _CNPG_SELECTOR_ROLES.get(str(get(item, "selectorType") or "rw"),
+                                                     (False,)):
+                add(ident, replicas, f"{obj.ref} managed service {name} (type {kind}, {where})")
+    elif obj.kind == "Pooler" and api.startswith("postgresql.cnpg.io/"):
+        kind = get(obj.body, "spec", "serviceTemplate", "spec", "type")
+        cluster = get(obj.body, "spec", "cluster", "name")
+        if kind not in _OUTSIDE_TYPES or not isinstance(cluster, str):
+            return out
+        ident = f"cnpg:{namespace}/{cluster}"
+        ident = ident if ident in server_ids else f"cnpg:{cluster}"
+        if ident in server_ids:
+            where = _where(obj, "spec", "serviceTemplate", "spec", "type")
+            add(ident, get(obj.body, "spec", "type") == "ro",
+                f"{obj.ref} (serviceTemplate type {kind}, {where})")
+    elif obj.kind == "postgresql" and api.startswith("acid.zalan.do/"):
+        ident = _server_id("zalando", obj, namespace, server_ids)
+        if ident is None:
+            return out
+        ranges = get(obj.body, "spec", "allowedSourceRanges")
+        for flag, kind, replicas in _ZALANDO_FLAGS:
+            if get(obj.body, "spec", flag) is not True:
+                continue
+            if kind == "LoadBalancer" and not ranges:
+                continue  # 127.0.0.1/32 only
+            if kind == "LoadBalancer" and get(obj.body, "spec", flag.replace(
+                    "LoadBalancer", "NodePort")) is True:
+                continue  # the NodePort wins (generateService)
+            add(ident, replicas, f"{obj.ref} {flag} (type {kind}, {_where(obj, 'spec', flag)})")
+    elif obj.kind == "PostgresCluster" and api.startswith("postgres-operator.crunchydata.com/"):
+        ident = _server_id("crunchy", obj, namespace, server_ids)
+        if ident is None:
+            return out
+        for keys, replicas in _CRUNCHY_SERVICES:
+            kind = get(obj.body, *keys, "type")
+            if kind in _OUTSIDE_TYPES:
+                add(ident, replicas, f"{obj.ref} {'.'.join(keys[1:])} (type {kind}, "
+                    f"{_where(obj, *keys, 'type')})")
     return out
 
 

@@ -26,9 +26,9 @@ from advisor.link.clients import (
 from advisor.link.harbor import with_core_database
 from advisor.link.hosts import (
     addressable,
-    cnpg_managed_exposures,
     exposure,
     host_forms,
+    operator_exposures,
     operator_pods_target,
     own_service,
     read_services,
@@ -193,7 +193,7 @@ def build_topology(inputs: Inputs) -> Topology:
             if outside is not None and outside not in topo.exposed.get(target[1], []):
                 topo.exposed.setdefault(target[1], []).append(outside)
     for obj in inputs.objects:
-        for target_id, outside in cnpg_managed_exposures(
+        for target_id, outside in operator_exposures(
                 obj, obj.namespace or default_ns, server_ids):
             if outside not in topo.exposed.get(target_id, []):
                 topo.exposed.setdefault(target_id, []).append(outside)
