@@ -75,7 +75,8 @@ def test_a_loadbalancer_service_in_front_of_the_primary_makes_its_peak_a_floor(t
     out = text.render(result, load_rules())
     assert ("server pg (PostgreSQL 17, spec.imageName, k8s/cluster.yaml:8): peak >= 0 "
             "(exposed outside the cluster by Service/dbms/postgres (type LoadBalancer, "
-            "k8s/service.yaml:7): its clients there are in no repository read), cannot tell "
+            "k8s/service.yaml:7): its clients there are in no repository read (declare "
+            "headroom = N, the connections they take, to budget them)), cannot tell "
             "whether it fits the 97 usable") in out
     data = json.loads(json_report.render(result, load_rules()))
     (pg,) = [b for b in data["budgets"] if b["server"] == "pg"]
@@ -188,3 +189,13 @@ spec:
     assert budgets["pg"].exposed == ["Pooler/dbms/pg-pooler (serviceTemplate type "
                                      "LoadBalancer, k8s/pooler.yaml:15)"]
     assert not budgets["pg"].fits
+
+
+def test_a_declared_headroom_budgets_the_clients_outside(tmp_path):
+    """The escape: `headroom = N` keeps N connections for clients outside the
+    repository, so an exposed server that fits with them is a fit, not a floor forever."""
+    _, budgets = _budgets(tmp_path, {"k8s/cluster.yaml": CLUSTER,
+                                     "k8s/service.yaml": SERVICE.format(kind="LoadBalancer"),
+                                     ".pool-advisor.toml": "headroom = 10\n"})
+    pg = budgets["pg"]
+    assert pg.fits and not pg.exposed and pg.usable == 97 - 10

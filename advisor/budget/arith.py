@@ -142,7 +142,8 @@ def unknown_clients_text(b: Budget, s: Style = PLAIN) -> str:
                      f"connect here: {shown}{more}")
     if b.exposed:
         parts.append("exposed outside the cluster by " + ", ".join(s.name(x) for x in b.exposed)
-                     + ": its clients there are in no repository read")
+                     + ": its clients there are in no repository read (declare headroom = N, "
+                     "the connections they take, to budget them)")
     return "; ".join(parts)
 
 

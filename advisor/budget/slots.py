@@ -243,7 +243,10 @@ def server_budget(server: Server, topo: Topology, memory: MemoryOptions | None =
         location=server.location, unknown_clients=unknown, unbounded_clients=unbounded,
         unknown_pairs=pairs_unknown, unplaced_clients=list(topo.unplaced_clients),
         unread_files=unread_files(topo) if unread is None else list(unread),
-        exposed=exposed_by(server, topo))
+        # a declared headroom is the room kept for clients outside the repository: the
+        # exposure is then accounted for, not a floor that can never fit
+        exposed=[] if server.headroom is not None and server.headroom.value
+        else exposed_by(server, topo))
 
 
 def exposed_by(server: Server, topo: Topology) -> list[str]:
