@@ -332,6 +332,9 @@ class PoolerDatabase(Record, kw_only=True):
     reserve_pool_size: Term | None = None
     max_db_connections: Term | None = None
     pool_mode: Setting | None = None
+    # auth_user= / auth_dbname= of the entry (the user and database auth_query runs as/in)
+    auth_user: Setting | None = None
+    auth_dbname: Setting | None = None
     location: Location
 
 

@@ -298,3 +298,70 @@ def test_user_pool_size_from_123(tmp_path: Path) -> None:
     sizes = {u: effective_pool(pooler, "appdb", u).pool_size for u in ("u", "v", "w")}
     assert {u: t.value for u, t in sizes.items()} == {"u": 4, "v": 9, "w": 9}
     assert sizes["u"].source.line == 4
+
+
+AUTH = """\
+[databases]
+app = host=h
+other = host=h auth_user=entry_lookup
+* = host=h pool_size=3
+[users]
+lookup = max_user_connections=4
+[pgbouncer]
+pool_mode = transaction
+default_pool_size = 5
+reserve_pool_size = 2
+auth_user = lookup
+auth_dbname = authdb
+"""
+
+
+def _auth(budget) -> dict[str, float]:
+    return {p.who: p.total for d in budget.parts for p in d.parts if "auth_query" in p.note}
+
+
+@pytest.mark.parametrize(
+    ("minor", "expected", "total"),
+    [
+        # 1.18 has no auth_dbname: the lookups run in the client's database
+        (18, {"app/lookup": 7, "other/entry_lookup": 7}, 7 + 7 + 4 + 7),
+        # 1.19+: in auth_dbname, here through the * fallback (pool_size 3, reserve 2)
+        (21, {"authdb/lookup": 5, "authdb/entry_lookup": 5}, 7 + 7 + 4 + 5),
+    ],
+)
+def test_auth_query_pools(tmp_path: Path, minor: int, expected, total) -> None:
+    text = AUTH if minor >= 19 else AUTH.replace("auth_dbname = authdb\n", "")
+    pooler = _pooler(tmp_path, text, BouncerVersion(major=1, minor=minor))
+    budget = server_side_max(pooler, [("app", "u1"), ("other", "u1")])
+    assert _auth(budget) == expected
+    # the global auth_user's [users] max_user_connections 4 caps its lookups
+    assert budget.total == total, budget.note
+    part = next(p for d in budget.parts for p in d.parts if p.who.endswith("/entry_lookup"))
+    assert "auth_user entry_lookup (pgbouncer.ini:3)" in part.note
+    if minor >= 19:
+        assert "auth_dbname authdb (pgbouncer.ini:12)" in part.note
+
+
+def test_auth_query_pools_absent_or_refused(tmp_path: Path) -> None:
+    v21 = BouncerVersion(major=1, minor=21)
+    # auth_type any / pam never look up
+    for kind in ("any", "pam"):
+        p = _pooler(tmp_path, AUTH + f"auth_type = {kind}\n", v21)
+        assert _auth(server_side_max(p, [("app", "u1")])) == {}
+    # no auth_user: no lookups
+    p = _pooler(tmp_path, AUTH.replace("auth_user = lookup\n", ""), v21)
+    assert _auth(server_side_max(p, [("app", "u1")])) == {}
+    # the admin console cannot be the auth database
+    p = _pooler(tmp_path, AUTH.replace("authdb", "pgbouncer"), v21)
+    budget = server_side_max(p, [("app", "u1")])
+    assert _auth(budget) == {} and "refuses" in budget.note
+    # 1.20 finds auth_dbname among registered databases only: counted, and said
+    p = _pooler(tmp_path, AUTH, BouncerVersion(major=1, minor=20))
+    budget = server_side_max(p, [("app", "u1")])
+    assert _auth(budget) == {"authdb/lookup": 5}
+    assert "find_or_register_database from 1.21" in budget.note
+    # an auth_dbname entry of its own is not taken for a client database
+    p = _pooler(tmp_path, AUTH.replace("[users]", "authdb = host=h pool_size=1\n[users]"), v21)
+    budget = server_side_max(p, None)
+    assert "authdb: the auth_dbname, counted as the auth_query pool only" in budget.note
+    assert _auth(budget) == {"authdb/lookup": 1 + 2, "authdb/entry_lookup": 1 + 2}

@@ -11,7 +11,14 @@ pgbouncer_1_18_0 ... pgbouncer_1_25_0), cited where used:
   reserve_pool_timeout > 0; max_db_connections counts every server connection of the
   database entry (all its users' pools, reserve included); max_user_connections
   counts the user's connections across databases; a queued cancel request may open
-  up to 2 x pool_size regardless of those caps.
+  up to 2 x pool_size regardless of those caps;
+- src/client.c set_pool / start_auth_query (prepare_auth_database from 1.19): a client
+  whose user is not in auth_file, under any auth_type but any/pam/ldap, with an
+  auth_user (the entry's or the global one), is looked up with auth_query on a server
+  connection of the ordinary pool (auth database, auth_user): get_pool + find_server,
+  so launch_new_connection's pool_size, reserve, max_db_connections and
+  max_user_connections apply, and the connection stays idle in that pool until
+  server_idle_timeout (tests/test_pgbouncer_auth_oracle.py).
 
 Version history used for defaults (NEWS.md at tag pgbouncer_1_25_0): 1.21.0 adds
 max_prepared_statements (default 0 = off); 1.24.0 "Enable prepared statement support by
@@ -282,6 +289,22 @@ def effective_setting(settings: dict[str, Setting], name: str, version: BouncerV
 # --- pools ----------------------------------------------------------------------------
 
 
+class AuthLookup(Record, kw_only=True):
+    """Where PgBouncer runs auth_query for a client of `client_db`: the pool of
+    (database, user.value)."""
+
+    client_db: str
+    database: str  # auth_dbname, or the client's database
+    user: Setting  # auth_user: the [databases] entry's or the global one
+    dbname: Setting | None = None  # auth_dbname (1.19+) when set
+
+    def describe(self) -> str:
+        where = (f"auth_dbname {self.database} ({self.dbname.source.label()})"
+                 if self.dbname is not None else "the client's database")
+        return (f"auth_query lookups of {self.client_db}'s clients: auth_user "
+                f"{self.user.value} ({self.user.source.label()}) in {where}")
+
+
 class EffectivePool(Record, kw_only=True):
     """The limits of one PgBouncer pool: one (database entry, server user) pair."""
 
@@ -298,6 +321,8 @@ class EffectivePool(Record, kw_only=True):
     reserve_used: bool  # False when reserve_pool_timeout = 0: PgBouncer never uses it
     location: Location
     notes: list[str] = field(default_factory=list)
+    # Set on the pool auth_query lookups run in (auth_pool): the lookup that makes it.
+    lookup: AuthLookup | None = None
 
     @property
     def server_max(self) -> int:
@@ -386,9 +411,70 @@ def effective_pool_mode(pooler: Pooler, db: str, user: str) -> Setting | None:
 def effective_pool(pooler: Pooler, db: str, user: str) -> EffectivePool | None:
     """The pool a client of `db` as `user` lands in; None when PgBouncer would reject
     the database (no [databases] entry of that name and no `*` fallback)."""
+    return _effective_pool(pooler, db, user, None)
+
+
+# auth_type values under which set_pool never runs auth_query (src/client.c: any takes
+# the forced user, pam and ldap refuse an auth_user)
+_NO_LOOKUP_AUTH_TYPES = frozenset({"any", "pam", "ldap"})
+
+
+def _nonempty(setting: Setting | None) -> Setting | None:
+    return setting if setting is not None and str(setting.value) != "" else None
+
+
+def auth_lookup(pooler: Pooler, db: str) -> AuthLookup | None:
+    """Where auth_query runs for a client of `db` whose user is not in auth_file; None
+    when no lookup happens (no auth_user, or an auth_type that does not look up).
+
+    src/client.c set_pool: the database entry's auth_user, else the global auth_user
+    (copied to the database on first use); start_auth_query -> prepare_auth_database
+    (1.19+): the entry's auth_dbname, else the global auth_dbname, else the client's
+    database; get_pool(auth_db, auth_user)."""
+    found = _pool_entries(pooler, db, "")
+    if found is None:
+        return None
+    version = pooler.version
+    auth_type = effective_setting(pooler.settings, "auth_type", version)
+    if str(auth_type.value) in _NO_LOOKUP_AUTH_TYPES:
+        return None
+    user = _nonempty(found.entry.auth_user) or _nonempty(pooler.settings.get("auth_user"))
+    if user is None:
+        return None
+    dbname = None
+    if version.at_least(1, 19):
+        dbname = _nonempty(found.entry.auth_dbname) or _nonempty(
+            pooler.settings.get("auth_dbname"))
+    return AuthLookup(client_db=db, database=str(dbname.value) if dbname else db,
+                      user=user, dbname=dbname)
+
+
+def auth_pool(pooler: Pooler, lookup: AuthLookup) -> EffectivePool | None:
+    """The pool the lookups run in: an ordinary pool of (lookup.database, auth_user),
+    the auth_user being the global user (never the entry's forced user: get_pool takes
+    the auth_user object itself), so its [users] entry applies. None when PgBouncer
+    refuses the auth database: none at all, or the admin console ("cannot use the
+    reserved ... database as an auth_dbname")."""
+    if lookup.database == "pgbouncer":
+        return None
+    pool = _effective_pool(pooler, lookup.database, str(lookup.user.value), lookup)
+    if pool is not None and pool.entry == "*" and lookup.dbname is not None \
+            and not pooler.version.at_least(1, 21):
+        pool.notes.append(
+            f"auth_dbname {lookup.database} has no [databases] entry: PgBouncer "
+            f"{pooler.version.text} finds it only once a client has opened it through the "
+            "* fallback (src/client.c prepare_auth_database: find_database; "
+            "find_or_register_database from 1.21), else such logins fail; counted")
+    return pool
+
+
+def _effective_pool(pooler: Pooler, db: str, user: str,
+                    lookup: AuthLookup | None) -> EffectivePool | None:
     found = _pool_entries(pooler, db, user)
     if found is None:
         return None
+    if lookup is not None:
+        found = _PoolEntries(found.entry, user, False, _find_user(pooler, user), found.notes)
     version = pooler.version
     entry, server_user, forced, user_entry, notes = found
 
@@ -448,6 +534,7 @@ def effective_pool(pooler: Pooler, db: str, user: str) -> EffectivePool | None:
         reserve_used=reserve_used,
         location=entry.location,
         notes=notes,
+        lookup=lookup,
     )
 
 
@@ -457,10 +544,19 @@ def declared_pairs(pooler: Pooler) -> tuple[list[tuple[str, str]], list[str]]:
     assumed: list[str] = []
     names = [u.name for u in pooler.users]
     seen: set[str] = set()
+    auth_dbs = set()
+    if pooler.version.at_least(1, 19):
+        auth_dbs = {str(s.value) for s in (pooler.settings.get("auth_dbname"),
+                                           *(d.auth_dbname for d in pooler.databases))
+                    if _nonempty(s) is not None}
     for db in reversed(pooler.databases):
         if db.name in seen:
             continue
         seen.add(db.name)
+        if db.name in auth_dbs:
+            assumed.append(f"{db.name}: the auth_dbname, counted as the auth_query pool "
+                           "only")
+            continue
         if db.name == "*":
             assumed.append("the * fallback is left out: its databases are not known")
             continue
@@ -531,6 +627,36 @@ def _max_flow(
         flow += push
 
 
+def _add_auth_pools(pooler: Pooler, pools: list[EffectivePool],
+                    seen: set[tuple[str, str]]) -> list[str]:
+    """Append the pools auth_query lookups of the client pools' databases run in (one
+    per auth database and auth_user: src/client.c start_auth_query); notes."""
+    notes: list[str] = []
+    asked: set[str] = set()
+    for client in list(pools):
+        if client.lookup is not None or client.database in asked:
+            continue
+        asked.add(client.database)
+        lookup = auth_lookup(pooler, client.database)
+        if lookup is None:
+            continue
+        pool = auth_pool(pooler, lookup)
+        if pool is None:
+            notes.append(f"{lookup.describe()}: PgBouncer {pooler.version.text} refuses "
+                         f"that database (src/client.c prepare_auth_database), so such "
+                         "logins fail: no pool")
+            continue
+        key = (pool.database, pool.user)
+        if key in seen:
+            continue
+        seen.add(key)
+        pools.append(pool)
+        notes += pool.notes
+        notes.append(f"{lookup.describe()}: a pool of its own, counted; a client user "
+                     "listed in auth_file is not looked up")
+    return notes
+
+
 def server_side_max(pooler: Pooler, pairs: list[tuple[str, str]] | None) -> Contribution:
     """Server connections `pooler` may open at most: replicas x (sum over its pools of
     pool_size + usable reserve, capped per database entry by max_db_connections and per
@@ -553,6 +679,7 @@ def server_side_max(pooler: Pooler, pairs: list[tuple[str, str]] | None) -> Cont
         seen.add(key)
         pools.append(pool)
         notes += pool.notes
+    notes += _add_auth_pools(pooler, pools, seen)
     # Connection counters (src/objects.c): per database object; per user object,
     # which before 1.23 is private to the database when the user is forced.
     def user_key(p: EffectivePool) -> str:
@@ -579,6 +706,9 @@ def server_side_max(pooler: Pooler, pairs: list[tuple[str, str]] | None) -> Cont
             factors = [p.pool_size]
             if p.reserve_used:
                 factors.append(p.reserve_pool_size)
+            note = "pool_size + reserve_pool_size" if p.reserve_used else "pool_size"
+            if p.lookup is not None:
+                note = f"{p.lookup.describe()}: {note}"
             pool_parts.append(
                 Contribution(
                     who=f"{d}/{p.user}",
@@ -587,7 +717,7 @@ def server_side_max(pooler: Pooler, pairs: list[tuple[str, str]] | None) -> Cont
                     factors=factors,
                     total=float(p.server_max),
                     location=p.location,
-                    note="pool_size + reserve_pool_size" if p.reserve_used else "pool_size",
+                    note=note,
                 )
             )
         raw = sum(p.server_max for p in ps)

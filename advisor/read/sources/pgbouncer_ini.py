@@ -377,6 +377,8 @@ class _Loader:
                 fields["port"] = c_atoi(v)
             elif k in ("dbname", "host", "user"):
                 fields[k] = v
+            elif k in ("auth_user", "auth_dbname"):
+                fields[k] = Setting(name=k, raw=v, value=v, source=f.source(at, k))
             elif k in _DB_TERMS:
                 attr = _DB_TERMS[k]
                 fields[attr] = Term(
