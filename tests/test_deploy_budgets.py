@@ -91,13 +91,14 @@ def test_cnpg_cluster_pooler_and_apps():
     # usable = 200 (spec.postgresql.parameters.max_connections) - 3 = 197
     # orders-db-pooler-rw: (2 PgBouncer pods + 1 surge: CloudNativePG leaves the
     # Deployment's strategy to Kubernetes, 25% rounded up) x default_pool_size 25 (one
-    # pool: orders/orders_app, reserve 0) = 75
-    assert (primary.usable, primary.peak) == (197, 75)
+    # pool: orders/orders_app, reserve 0), plus the auth_query pool of (postgres,
+    # cnpg_pooler_pgbouncer), the same size (auth_dbname postgres) = 3 x (25 + 25) = 150
+    assert (primary.usable, primary.peak) == (197, 150)
     replicas = budget(r, "cnpg:shop/orders-db/replicas")
-    # the -ro side: orders-db-pooler-ro (1 pod + 1 surge) x 10 = 20, plus nightly-export
-    # CronJob straight to orders-db-ro: parallelism 1 x HikariCP 4 = 4 -> 24
-    # spread over the 2 standbys by the -ro Service: ceil(24 / 2) = 12 per instance
-    assert (replicas.usable, replicas.total_peak, replicas.peak) == (197, 24, 12)
+    # the -ro side: orders-db-pooler-ro (1 pod + 1 surge) x (10 + 10 for its auth_query
+    # pool) = 40, plus nightly-export CronJob straight to orders-db-ro: parallelism 1 x
+    # HikariCP 4 = 4 -> 44 spread over the 2 standbys by the -ro Service: 22 per instance
+    assert (replicas.usable, replicas.total_peak, replicas.peak) == (197, 44, 22)
 
 
 def test_zalando_cluster_with_pooler():
@@ -105,9 +106,11 @@ def test_zalando_cluster_with_pooler():
     b = budget(r, "zalando:shop/acid-orders")
     # usable = 150 - 3 = 147
     # acid-orders-pooler: 3 pods; maxDBConnections 90 // 3 = 30 per pod,
-    # default_pool_size 30 // 2 = 15, reserve 15 // 2 = 7 -> one pool 15 + 7 = 22 <= 30
-    # -> (3 + 1 surge: the operator sets no strategy, Kubernetes' 25%) x 22 = 88
-    assert (b.usable, b.peak) == (147, 88)
+    # default_pool_size 30 // 2 = 15, reserve 15 // 2 = 7 -> one pool 15 + 7 = 22 <= 30,
+    # and the auth_query pool of (postgres, pooler) (auth_dbname postgres, its own
+    # max_db_connections 30): 22 -> (3 + 1 surge: the operator sets no strategy,
+    # Kubernetes' 25%) x 44 = 176
+    assert (b.usable, b.peak) == (147, 176)
 
 
 def test_crunchy_cluster_with_pgbouncer():
@@ -115,8 +118,9 @@ def test_crunchy_cluster_with_pgbouncer():
     b = budget(r, "crunchy:zoo/hippo")
     # usable = 300 (patroni dynamicConfiguration) - 3 = 297
     # hippo-pgbouncer: (2 replicas + 1 surge: PGO sets no maxSurge) x default_pool_size
-    # 30 (config.global) = 90
-    assert (b.usable, b.peak) == (297, 90)
+    # 30 (config.global) for the one assumed pair and the auth_query pool of (that
+    # database, _crunchypgbouncer) = 3 x 60 = 180
+    assert (b.usable, b.peak) == (297, 180)
 
 
 def test_bitnami_values_primary_and_read_replicas():

@@ -449,12 +449,14 @@ spec:
 """
 
 
-@pytest.mark.parametrize(("size", "pa105"), [("40", False), ("70", True)])
+@pytest.mark.parametrize(("size", "pa105"), [("20", False), ("40", True)])
 def test_a_read_only_pooler_is_weighed_per_replica(tmp_path, size, pa105):
-    """3 PgBouncer pods x default_pool_size on the two replicas behind pg-ro: PA105 weighs
-    each replica's share, as the budget does (audit E: '100 server connections > 97'
-    while the same budget said 50 per instance and fits). 3 x 40 = 120, 60 each;
-    3 x 70 = 210, 105 each > 97."""
+    """3 PgBouncer pods x 2 pools of default_pool_size (the clients' and the auth_query
+    pool of (postgres, cnpg_pooler_pgbouncer), which the lookups run on the same -ro
+    host) on the two replicas behind pg-ro: PA105 weighs each replica's share, as the
+    budget does (audit E: '100 server connections > 97' while the same budget said 50
+    per instance and fits). 3 x (20 + 20) = 120, 60 each; 3 x (40 + 40) = 240, 120 each
+    > 97."""
     from advisor.engine.check import run_check
     from advisor.engine.options import CheckOptions
 
@@ -463,7 +465,7 @@ def test_a_read_only_pooler_is_weighed_per_replica(tmp_path, size, pa105):
              if f.code == "PA105"]
     assert bool(found) == pa105
     if pa105:
-        assert found[0].message.startswith("pg-ro: 210 server connections (105 on each of "
+        assert found[0].message.startswith("pg-ro: 240 server connections (120 on each of "
                                            "2 instances) > 97 usable on pg replicas")
 
 
@@ -763,3 +765,96 @@ def test_cnpg_pooler_image_from_spec_or_catalog(pgbouncer, expect, tmp_path):
     (tmp_path / "spec.yaml").write_text(text)
     r = run_check([tmp_path], CheckOptions(root=tmp_path))
     assert "PA405" not in {f.code for f in r.findings}
+
+
+# --- auth_query pools (src/client.c start_auth_query; tests/test_pgbouncer_auth_oracle) ---
+
+
+def _auth_parts(p):
+    from advisor.facts.pgbouncer import server_side_max
+
+    budget = server_side_max(p, None)
+    return budget, {part.who: part for db in budget.parts for part in db.parts
+                    if "auth_query lookups" in part.note}
+
+
+def test_cnpg_pooler_auth_pool_is_postgres_as_cnpg_pooler_pgbouncer():
+    text = """apiVersion: postgresql.cnpg.io/v1
+kind: Pooler
+metadata: {name: pg-rw, namespace: shop}
+spec:
+  cluster: {name: pg}
+  instances: 2
+  pgbouncer:
+    image: ghcr.io/cloudnative-pg/pgbouncer:1.25.1
+    parameters: {default_pool_size: "30"}
+"""
+    objects, _ = k8s_objects(text, "pooler.yaml")
+    [p] = operator_entities(objects).poolers
+    s = p.settings
+    assert (s["auth_user"].value, s["auth_dbname"].value) == ("cnpg_pooler_pgbouncer",
+                                                              "postgres")
+    assert "PGBouncerPoolerUserName" in s["auth_user"].source.default
+    assert "PoolerAuthDBName" in s["auth_dbname"].source.default
+    budget, parts = _auth_parts(p)
+    # the clients' pool (the * fallback) and the lookups' (postgres, cnpg_pooler_pgbouncer),
+    # both default_pool_size 30, reserve 0: 2 pods x 60
+    assert list(parts) == ["postgres/cnpg_pooler_pgbouncer"]
+    assert parts["postgres/cnpg_pooler_pgbouncer"].total == 30
+    assert "auth_dbname postgres" in parts["postgres/cnpg_pooler_pgbouncer"].note
+    assert budget.total == 2 * 60
+    # an auth query Secret of the user's own: its username, at that line
+    objects, _ = k8s_objects(text + "    authQuerySecret: {name: pooler-auth}\n",
+                             "pooler.yaml")
+    [p] = operator_entities(objects).poolers
+    assert p.settings["auth_user"].source.line == 10
+
+
+def test_zalando_auth_pool_is_postgres_as_pooler_capped_per_database():
+    root, objects = load("zalando")
+    p = pooler(operator_entities(objects), "zalando-pooler:shop/acid-orders-pooler")
+    # pooler/pgbouncer.ini.tmpl: `*` and `postgres` with auth_user=$PGUSER, auth_dbname
+    # postgres; max_db_connections 30 per pod caps each database on its own
+    assert [(d.name, d.auth_user.value) for d in p.databases] == [("*", "pooler"),
+                                                                  ("postgres", "pooler")]
+    assert p.settings["auth_dbname"].value == "postgres"
+    budget, parts = _auth_parts(p)
+    assert parts["postgres/pooler"].total == 15 + 7
+    assert budget.total == 3 * (22 + 22)
+    # spec.connectionPooler.user names the pooler user; a dockerImage of one's own has
+    # its own template: no lookups known
+    text = (root / "k8s" / "postgresql.yaml").read_text()
+    objects, _ = k8s_objects(text.replace("connectionPooler:",
+                                          "connectionPooler:\n    user: bouncer", 1),
+                             "p.yaml")
+    p = pooler(operator_entities(objects), "zalando-pooler:shop/acid-orders-pooler")
+    assert list(_auth_parts(p)[1]) == ["postgres/bouncer"]
+    objects, _ = k8s_objects(text.replace("connectionPooler:",
+                                          "connectionPooler:\n    dockerImage: my/pgb:1", 1),
+                             "p.yaml")
+    p = pooler(operator_entities(objects), "zalando-pooler:shop/acid-orders-pooler")
+    assert _auth_parts(p)[1] == {}
+
+
+def test_crunchy_auth_pool_is_each_client_database_as_crunchypgbouncer():
+    root, objects = load("crunchy")
+    p = pooler(operator_entities(objects), "crunchy-pooler:zoo/hippo-pgbouncer")
+    assert p.settings["auth_user"].value == "_crunchypgbouncer"
+    assert "auth_dbname" not in p.settings
+    from advisor.facts.pgbouncer import server_side_max
+
+    budget = server_side_max(p, [("shop", "app"), ("shop", "etl"), ("crm", "app")])
+    pools = {part.who: part.total for db in budget.parts for part in db.parts}
+    # one lookup pool per client database, in that database (PGO sets no auth_dbname)
+    assert pools == {"shop/app": 30, "shop/etl": 30, "crm/app": 30,
+                     "shop/_crunchypgbouncer": 30, "crm/_crunchypgbouncer": 30}
+    assert budget.total == 2 * 150
+    # config.global's auth_user wins over PGO's
+    text = (root / "k8s" / "hippo.yaml").read_text()
+    assert "        global:\n" in text
+    objects, _ = k8s_objects(text.replace("        global:\n",
+                                          "        global:\n          auth_user: lookup\n", 1),
+                             "h.yaml")
+    p = pooler(operator_entities(objects), "crunchy-pooler:zoo/hippo-pgbouncer")
+    assert (p.settings["auth_user"].value, p.settings["auth_user"].source.path) == (
+        "lookup", "h.yaml")

@@ -287,11 +287,14 @@ spec:
                      "k8s/api.yaml": secret_client(env)})
     _result, budgets = budget_of(tmp_path)
     contribution = next(c for c in budgets["pg"].contributions if c.kind == "pooler")
-    # one pool (orders, orders_app) from the Secret the operator makes; (3 pods + 1
-    # surge) x 12
+    # one pool (orders, orders_app) from the Secret the operator makes, and the
+    # auth_query pool of cnpg_pooler_pgbouncer: in orders, as the PgBouncer version is
+    # the assumed 1.18 (no image here), which has no auth_dbname; (3 pods + 1 surge) x
+    # (12 + 12)
     assert [p.who for p in contribution.parts] == ["orders"]
-    assert contribution.parts[0].parts[0].who == "orders/orders_app"
-    assert contribution.total == (3 + 1) * 12
+    assert [p.who for p in contribution.parts[0].parts] == [
+        "orders/orders_app", "orders/cnpg_pooler_pgbouncer"]
+    assert contribution.total == (3 + 1) * (12 + 12)
 
 
 def test_star_only_pooler_without_named_pairs_assumes_one(tmp_path):
@@ -306,8 +309,9 @@ spec:
     write(tmp_path, {"k8s/pg.yaml": CNPG + "---" + pooler})
     result, budgets = budget_of(tmp_path)
     contribution = next(c for c in budgets["pg"].contributions if c.kind == "pooler")
-    # (2 pods + 1 surge) x default_pool_size 20 (PgBouncer default), never 0
-    assert contribution.total == (2 + 1) * 20
+    # (2 pods + 1 surge) x default_pool_size 20 (PgBouncer default), never 0, and as
+    # much for the auth_query pool (postgres, cnpg_pooler_pgbouncer)
+    assert contribution.total == (2 + 1) * (20 + 20)
     assert "assumed one pair" in contribution.note
     assert any("assumed one (database, user) pair" in n for n in result.notices)
 
@@ -624,7 +628,7 @@ spec:
     assert len(result.budgets) == 1
     b = budgets["pg"]
     assert b.max_connections.value == 150  # the last applied (b-pg.yaml)
-    assert b.peak == (2 + 1) * 20  # 2 pods + 1 surge, once
+    assert b.peak == (2 + 1) * (20 + 20)  # 2 pods + 1 surge, once (with the auth pool)
     assert any("Cluster shop/pg is defined 2 times" in n for n in result.notices)
 
 

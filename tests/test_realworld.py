@@ -54,16 +54,18 @@ def test_cnpg_samples():
     # pooler-example-rw: (2 instances (poolers.yaml) + 1 surge: CloudNativePG leaves the
     #   Deployment's strategy to Kubernetes, 25% rounded up) x default_pool_size "25" for
     #   the one pair its client names (worker: database app from its URL, user app from
-    #   the Secret)
-    assert contributions(primary) == {"web": 3 * 10, "pooler-example-rw": (2 + 1) * 25}
-    assert primary["peak"] == 30 + 75 == 105
+    #   the Secret), and as much for the auth_query pool of (postgres,
+    #   cnpg_pooler_pgbouncer): the operator's auth_user and auth_dbname
+    assert contributions(primary) == {"web": 3 * 10, "pooler-example-rw": (2 + 1) * 50}
+    assert primary["peak"] == 30 + 150 == 180
     # replicas: instances 3 - 1 primary = 2 standbys behind cluster-example-ro
     # pooler-example-ro: 1 instance x default_pool_size 20 (PgBouncer default): no client
     #   names a pair, so one (database, user) pair is assumed, never 0
-    #   (1 instance + 1 surge)
-    assert contributions(replicas) == {"pooler-example-ro": (1 + 1) * PGBOUNCER_DEFAULT_POOL_SIZE}
-    assert replicas["total_peak"] == 40
-    assert replicas["peak"] == 40 / 2 == 20  # spread over the 2 standbys
+    #   (1 instance + 1 surge), twice: the auth_query pool's lookups run on -ro too
+    assert contributions(replicas) == {
+        "pooler-example-ro": (1 + 1) * 2 * PGBOUNCER_DEFAULT_POOL_SIZE}
+    assert replicas["total_peak"] == 80
+    assert replicas["peak"] == 80 / 2 == 40  # spread over the 2 standbys
 
 
 def test_crunchy_examples_keycloak_through_pgbouncer():
@@ -75,9 +77,11 @@ def test_crunchy_examples_keycloak_through_pgbouncer():
     #   RollingUpdate sets no maxSurge, 25% rounded up) x default_pool_size "15"
     #   (config.global) for one pair: Keycloak reads host, database and user from the
     #   operator's keycloakdb-pguser-keycloakdb Secret (PGO's default user and database
-    #   are named like the cluster); Keycloak itself talks to PgBouncer, not the server
-    assert contributions(primary) == {"keycloakdb-pgbouncer": (2 + 1) * 15}
-    assert primary["peak"] == 45
+    #   are named like the cluster); Keycloak itself talks to PgBouncer, not the server;
+    #   and as much for the auth_query pool of (keycloakdb, _crunchypgbouncer): PGO's
+    #   auth_user, no auth_dbname, so the lookups run in the client's database
+    assert contributions(primary) == {"keycloakdb-pgbouncer": (2 + 1) * (15 + 15)}
+    assert primary["peak"] == 90
     # instances[0].replicas 2 = 1 primary + 1 standby; nothing reads from the standby
     assert b["keycloakdb replicas"]["peak"] == 0
 
@@ -92,11 +96,13 @@ def test_zalando_manifests_pooler_and_direct_client():
     #   default_pool_size = 30 // 2 = 15, reserve_pool_size = min_pool_size = 15 // 2 = 7;
     #   one pair (foo from DB_NAME, foo_user from the operator's credentials Secret):
     #   min(15 + 7, 30) = 22 per pod x (2 pods + 1 surge: the operator sets no strategy on
-    #   the pooler Deployment, Kubernetes' 25% rounded up) = 66
+    #   the pooler Deployment, Kubernetes' 25% rounded up) = 66; the template's auth_query
+    #   pool of (postgres, pooler) (auth_dbname postgres, auth_user=$PGUSER) as much again,
+    #   under the postgres database's own max_db_connections 30
     # foo-reports: 2 replicas x HikariCP 10 straight to the acid-minimal-cluster Service
-    assert contributions(primary) == {"acid-minimal-cluster-pooler": (2 + 1) * min(15 + 7, 30),
-                                      "foo-reports": 2 * 10}
-    assert primary["peak"] == 86
+    assert contributions(primary) == {
+        "acid-minimal-cluster-pooler": (2 + 1) * 2 * min(15 + 7, 30), "foo-reports": 2 * 10}
+    assert primary["peak"] == 152
 
 
 def test_crunchy_ha_star_only_pgbouncer_assumes_one_pair():
@@ -105,9 +111,10 @@ def test_crunchy_ha_star_only_pgbouncer_assumes_one_pair():
     assert b["hippo-ha"]["usable"] == MAX_CONNECTIONS_DEFAULT - SUPERUSER_RESERVED_DEFAULT
     # hippo-ha-pgbouncer: (proxy.pgBouncer.replicas 2 + 1 surge) x default_pool_size 20
     #   (PgBouncer default) for one assumed (database, user) pair: PGO writes only `*`
-    #   and no client is in the repository; never 0
+    #   and no client is in the repository; never 0; and as much for its auth_query
+    #   pool (PGO's auth_user _crunchypgbouncer in that database)
     assert contributions(b["hippo-ha"]) == {
-        "hippo-ha-pgbouncer": (2 + 1) * PGBOUNCER_DEFAULT_POOL_SIZE}
+        "hippo-ha-pgbouncer": (2 + 1) * 2 * PGBOUNCER_DEFAULT_POOL_SIZE}
 
 
 def test_posthog_bitnami_pgbouncer_with_hpa():

@@ -16,13 +16,14 @@
 
 from __future__ import annotations
 
-from advisor.model import Pooler, PoolerDatabase, Setting, Source, Term
+from advisor.model import BouncerVersion, Pooler, PoolerDatabase, Setting, Source, Term
 from advisor.read.sources.k8s import K8sObject, get
 from advisor.read.sources.operators.common import (
     MadeSecret,
     ReadContext,
     add_server,
     bouncer_parameter_settings,
+    bouncer_setting,
     bouncer_version,
     cpu_term,
     entity_id,
@@ -106,6 +107,7 @@ def cnpg_pooler(ctx: ReadContext, obj: K8sObject) -> None:
         value="extra_float_digits,options",
         source=Source.default_of("CloudNativePG operator (pgbouncer config strings.go)",
                                  key="ignore_startup_parameters")))
+    _cnpg_auth(obj, settings, version)
     replicas = int_term(obj, "PgBouncer pods", ("spec", "instances"), 1,
                         "CloudNativePG Pooler spec.instances default")
     pair = ctx.cnpg.get((obj.namespace, str(cluster)))
@@ -130,6 +132,40 @@ def cnpg_pooler(ctx: ReadContext, obj: K8sObject) -> None:
     ctx.out.poolers.append(pooler)
     ctx.services([obj.name], obj.namespace, "pooler", ident)
     ctx.out.claimed.append(obj.ref)
+
+
+CNPG_INI = "CloudNativePG pgbouncer.ini template (pkg/management/pgbouncer/config/config.go)"
+
+
+def _cnpg_auth(obj: K8sObject, settings: dict[str, Setting], version: BouncerVersion) -> None:
+    """The template's auth_user, auth_query and auth_dbname lines, above the parameters
+    (which come later in the section, so a parameter of the same name would win):
+    auth_user is the auth query Secret's username, by default the operator's
+    cnpg_pooler_pgbouncer (api/v1 PGBouncerPoolerUserName), auth_dbname postgres
+    (PoolerAuthDBName), auth_query spec.pgbouncer.authQuery or "SELECT usename, passwd
+    FROM public.user_search($1)" (DefaultPgBouncerPoolerAuthQuery)."""
+    secret = get(obj.body, "spec", "pgbouncer", "authQuerySecret", "name")
+    query = get(obj.body, "spec", "pgbouncer", "authQuery")
+    lines = {
+        "auth_user": (f"username of Secret {secret}" if secret else "cnpg_pooler_pgbouncer",
+                      source_at(obj, "spec", "pgbouncer", "authQuerySecret", "name")
+                      if secret else Source.default_of(
+                          f"{CNPG_INI}: the operator's auth user PGBouncerPoolerUserName",
+                          key="auth_user")),
+        "auth_dbname": ("postgres", Source.default_of(
+            f"{CNPG_INI}: PoolerAuthDBName", key="auth_dbname")),
+        "auth_query": (str(query) if query else
+                       "SELECT usename, passwd FROM public.user_search($1)",
+                       source_at(obj, "spec", "pgbouncer", "authQuery") if query else
+                       Source.default_of(f"{CNPG_INI}: DefaultPgBouncerPoolerAuthQuery",
+                                         key="auth_query")),
+    }
+    for key, (raw, source) in lines.items():
+        if key in settings:
+            continue
+        setting = bouncer_setting(key, raw, source, version)
+        if setting is not None:
+            settings[key] = setting
 
 
 def _pooler_image(ctx: ReadContext, obj: K8sObject

@@ -24,6 +24,7 @@ from advisor.read.sources.operators.common import (
     ReadContext,
     add_server,
     bouncer_parameter_settings,
+    bouncer_setting,
     bouncer_version,
     cpu_term,
     entity_id,
@@ -42,6 +43,10 @@ from advisor.read.sources.operators.common import (
 )
 
 CRUNCHY_API = "postgres-operator.crunchydata.com/"
+PGO_INI = ("(internal/pgbouncer/config.go clusterINI; postgres.go postgresqlUser "
+           "_crunchypgbouncer, schema pgbouncer)")
+PGO_AUTH = {"auth_user": "_crunchypgbouncer",
+            "auth_query": "SELECT username, password from pgbouncer.get_auth($1)"}
 
 
 # --- Crunchy ---------------------------------------------------------------------------
@@ -90,6 +95,15 @@ def crunchy_cluster(ctx: ReadContext, obj: K8sObject) -> None:
         pooler_settings = bouncer_parameter_settings(
             ctx, obj, (*base, "config", "global"), version_b,
             strings_only="PGO proxy.pgBouncer.config.global")
+        # PGO internal/pgbouncer/config.go clusterINI writes auth_user and auth_query
+        # under config.global (which overrides them); no auth_dbname: the lookups run in
+        # each client's own database (advisor.facts.pgbouncer auth_lookup)
+        for key, raw in PGO_AUTH.items():
+            if key not in pooler_settings:
+                setting = bouncer_setting(key, raw, Source.default_of(
+                    f"PGO pgbouncer.ini {PGO_INI}", key=key), version_b)
+                if setting is not None:
+                    pooler_settings[key] = setting
         databases = _crunchy_databases(ctx, obj, (*base, "config", "databases"))
         users = _crunchy_users(ctx, obj, (*base, "config", "users"))
         name = f"{obj.name}-pgbouncer"

@@ -61,7 +61,10 @@ ZALANDO_MODE = "transaction"  # constants.ConnectionPoolerDefaultMode
 # What the operator's pooler image writes whatever the manifest says
 ZALANDO_TEMPLATE = "Zalando operator pooler image (pooler/pgbouncer.ini.tmpl)"
 ZALANDO_IDLE_TRANSACTION_TIMEOUT = 600
+ZALANDO_POOLER_USER = "pooler"  # constants.ConnectionPoolerUserName
 ZALANDO_TEMPLATE_SETTINGS = {
+    "auth_type": "md5",
+    "auth_dbname": "postgres",
     "idle_transaction_timeout": str(ZALANDO_IDLE_TRANSACTION_TIMEOUT),
     "max_prepared_statements": "200",
     "ignore_startup_parameters": "extra_float_digits,options",
@@ -195,9 +198,28 @@ def _zalando_pooler(ctx: ReadContext, obj: K8sObject, name: str, server_id: str,
                            "connection pooler Deployment"),
         settings=settings, server_id=server_id, location=location_at(obj, *base)
         if get(obj.body, *base) is not None else location_at(obj, "spec", "enableConnectionPooler"),
-        databases=[PoolerDatabase(name="*", host=target, port=5432, location=location_at(obj))],
+        databases=_zalando_databases(obj, target, own_image is not None),
         hosts=host_forms(name, obj.namespace or ctx.default_ns)))
     ctx.services([name], obj.namespace, "pooler", ident)
+
+
+def _zalando_databases(obj: K8sObject, target: str, own_image: bool) -> list[PoolerDatabase]:
+    """The template's [databases]: `*` and `postgres` (the auth_dbname), both with
+    auth_user=$PGUSER, the pooler user: spec.connectionPooler.user, else the operator
+    configuration's connection_pooler_user, default "pooler"; an image of the user's own
+    has a template of its own, unknown here: `*` only."""
+    location = location_at(obj)
+    if own_image:
+        return [PoolerDatabase(name="*", host=target, port=5432, location=location)]
+    user = get(obj.body, "spec", "connectionPooler", "user")
+    auth_user = Setting(
+        name="auth_user", raw=str(user or ZALANDO_POOLER_USER),
+        value=str(user or ZALANDO_POOLER_USER),
+        source=source_at(obj, "spec", "connectionPooler", "user") if user else
+        Source.default_of(f"{ZALANDO_TEMPLATE}: auth_user=$PGUSER, the operator's "
+                          "connection_pooler_user default", key="auth_user"))
+    return [PoolerDatabase(name=name, host=target, port=5432, auth_user=auth_user,
+                           location=location) for name in ("*", "postgres")]
 
 
 # --- Secrets the operator creates --------------------------------------------------------
