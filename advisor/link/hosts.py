@@ -11,7 +11,7 @@ from msgspec.structs import replace
 from advisor.link.inputs import workload_id
 from advisor.model import EnvVar, Pooler, Route, Topology
 from advisor.read.apps.urls import split_port
-from advisor.read.extract import service_fields
+from advisor.read.extract import OUTSIDE_TYPES, service_fields
 from advisor.read.sources.k8s import K8sObject, get
 from advisor.read.workloads import Workload
 
@@ -21,9 +21,9 @@ def read_services(objects: list[K8sObject]) -> list[dict]:
     for obj in objects:
         if obj.kind != "Service":
             continue
-        selector, external = service_fields(obj)
+        selector, external, outside = service_fields(obj)
         out.append({"name": obj.name, "namespace": obj.namespace, "obj": obj,
-                    "selector": selector, "external": external})
+                    "selector": selector, "external": external, "outside": outside})
     return out
 
 
@@ -133,17 +133,13 @@ def operator_pods_target(svc: dict, namespace: str, server_ids: set[str]
     return None
 
 
-# Service types that take connections from outside the cluster (a node's port, a load
-# balancer's address): whoever connects there is in no repository read here.
-_OUTSIDE_TYPES = ("LoadBalancer", "NodePort")
-
-
 def exposure(svc: dict) -> str | None:
     """'Service/db/pg (type LoadBalancer, k8s/svc.yaml:13)' for a Service that takes
-    connections from outside the cluster; None for any other."""
+    connections from outside the cluster; None for any other. The type comes from the
+    Service's extract (read_services): its tree is not built again on a warm run."""
     obj: K8sObject = svc["obj"]
-    kind = get(obj.body, "spec", "type")
-    if kind not in _OUTSIDE_TYPES:
+    kind = svc.get("outside") if "outside" in svc else get(obj.body, "spec", "type")
+    if kind not in OUTSIDE_TYPES:
         return None
     return f"{obj.ref} (type {kind}, {_where(obj, 'spec', 'type')})"
 
@@ -216,7 +212,7 @@ def operator_exposures(obj: K8sObject, namespace: str, server_ids: set[str]
             return out
         for at, item in enumerate(extra):
             kind = get(item, "serviceTemplate", "spec", "type")
-            if kind not in _OUTSIDE_TYPES:
+            if kind not in OUTSIDE_TYPES:
                 continue
             name = get(item, "serviceTemplate", "metadata", "name") or f"additional[{at}]"
             where = _where(obj, "spec", "managed", "services", "additional", at,
@@ -227,7 +223,7 @@ def operator_exposures(obj: K8sObject, namespace: str, server_ids: set[str]
     elif obj.kind == "Pooler" and api.startswith("postgresql.cnpg.io/"):
         kind = get(obj.body, "spec", "serviceTemplate", "spec", "type")
         cluster = get(obj.body, "spec", "cluster", "name")
-        if kind not in _OUTSIDE_TYPES or not isinstance(cluster, str):
+        if kind not in OUTSIDE_TYPES or not isinstance(cluster, str):
             return out
         ident = f"cnpg:{namespace}/{cluster}"
         ident = ident if ident in server_ids else f"cnpg:{cluster}"
@@ -255,7 +251,7 @@ def operator_exposures(obj: K8sObject, namespace: str, server_ids: set[str]
             return out
         for keys, replicas in _CRUNCHY_SERVICES:
             kind = get(obj.body, *keys, "type")
-            if kind in _OUTSIDE_TYPES:
+            if kind in OUTSIDE_TYPES:
                 add(ident, replicas, f"{obj.ref} {'.'.join(keys[1:])} (type {kind}, "
                     f"{_where(obj, *keys, 'type')})")
     return out

@@ -24,24 +24,31 @@ def _configmap_lines(obj: K8sObject, data: dict[str, str]) -> list[tuple]:
     return [("data", key) for key in data]
 
 
-def service_fields(obj: K8sObject) -> tuple[dict[str, str], str | None]:
-    """A Service's selector (as text) and, for type ExternalName, its externalName
-    (advisor.link.hosts.read_services)."""
+def service_fields(obj: K8sObject) -> tuple[dict[str, str], str | None, str | None]:
+    """A Service's selector (as text), for type ExternalName its externalName, and its
+    type when it takes connections from outside the cluster (LoadBalancer, NodePort)
+    (advisor.link.hosts.read_services and exposure)."""
     known = obj.extract()
     if known is not NO_EXTRACT:
-        selector, external = known
-        return dict(selector), external
+        selector, external, outside = known
+        return dict(selector), external, outside
     selector = get(obj.body, "spec", "selector") or {}
-    external = get(obj.body, "spec", "externalName") \
-        if get(obj.body, "spec", "type") == "ExternalName" else None
+    kind = get(obj.body, "spec", "type")
+    external = get(obj.body, "spec", "externalName") if kind == "ExternalName" else None
     return ({str(k): str(v) for k, v in selector.items()} if isinstance(selector, dict)
-            else {}, external)
+            else {}, external, kind if kind in OUTSIDE_TYPES else None)
+
+
+# Service types that take connections from outside the cluster (a node's port, a load
+# balancer's address): whoever connects there is in no repository read here.
+OUTSIDE_TYPES = ("LoadBalancer", "NodePort")
 
 
 def _service_lines(obj: K8sObject, fields: Any) -> list[tuple]:
     if fields[1] is not None and fields[1].__class__ is not str:
         raise TypeError("an externalName that is no plain string: read from the body")
-    return []
+    # exposure() cites the type's line: kept, so a warm run builds no tree for it
+    return [("spec", "type")] if fields[2] is not None else []
 
 
 def hpa_target(obj: K8sObject) -> tuple[str, str, int] | None:
@@ -73,7 +80,8 @@ _WORKLOAD = (workload_shape, _workload_lines, WorkloadShape | None)
 EXTRACTS: dict[str, tuple[Callable[[K8sObject], Any], Callable[[K8sObject, Any], list],
                           Any]] = {
     "ConfigMap": (configmap_data, _configmap_lines, dict[str, str]),
-    "Service": (service_fields, _service_lines, tuple[dict[str, str], str | None]),
+    "Service": (service_fields, _service_lines,
+                tuple[dict[str, str], str | None, str | None]),
     "HorizontalPodAutoscaler": (hpa_target, _hpa_lines, tuple[str, str, int] | None),
     **{kind: _WORKLOAD for kind in POD_SPEC_PATHS},
 }
