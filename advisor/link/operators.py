@@ -4,16 +4,19 @@ container that takes its connection from one of those Secrets."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from advisor.link.hosts import addressable
 from advisor.link.inputs import Inputs
 from advisor.link.servers import pg_version
 from advisor.model import (
     Container,
+    EnvVar,
     Route,
     Topology,
 )
 from advisor.read.sources.k8s import K8sObject
-from advisor.read.workloads import ConfigIndex
+from advisor.read.workloads import ConfigIndex, ConfigMapData
 
 # Kinds advisor.read.sources.operators reads (CloudNativePG Cluster/Pooler, Zalando
 # postgresql, Crunchy PostgresCluster) or names in a notice (its NOT_READ_OPERATORS:
@@ -53,13 +56,10 @@ _CONNECTION_KEYS = frozenset({"uri", "jdbc-uri", "fqdn-uri", "fqdn-jdbc-uri", "h
                               "pgbouncer-uri", "pgbouncer-jdbc-uri", "pgbouncer-host"})
 
 
-def operator_secret_route(c: Container, made: ConfigIndex) -> Route | None:
-    """The route of a container that takes its connection from an operator-made Secret
-    under names no URL reader knows (envFrom: `uri`, `host`; KC_DB_URL_HOST from key
-    `host`): the Secret's own uri, through PgBouncer when the pgbouncer-* keys are
-    the ones used."""
-    from advisor.read.apps.urls import route_from_url
-
+def _made_secret_refs(c: Container, made: ConfigIndex
+                      ) -> Iterator[tuple[EnvVar, str, str, ConfigMapData]]:
+    """(variable, Secret name, key, the Secret's data) for each env variable of the
+    container taken from a Secret an operator makes."""
     by_secret = {name: data for (_kind, _ns, name), data in made.items()}
     for var in c.env:
         ref = var.from_ref or ""
@@ -67,7 +67,19 @@ def operator_secret_route(c: Container, made: ConfigIndex) -> Route | None:
             continue
         name, key = ref[len("secret:"):].split("/", 1)
         data = by_secret.get(name)
-        if data is None or key not in _CONNECTION_KEYS:
+        if data is not None:
+            yield var, name, key, data
+
+
+def operator_secret_route(c: Container, made: ConfigIndex) -> Route | None:
+    """The route of a container that takes its connection from an operator-made Secret
+    under names no URL reader knows (envFrom: `uri`, `host`; KC_DB_URL_HOST from key
+    `host`): the Secret's own uri, through PgBouncer when the pgbouncer-* keys are
+    the ones used."""
+    from advisor.read.apps.urls import route_from_url
+
+    for var, name, key, data in _made_secret_refs(c, made):
+        if key not in _CONNECTION_KEYS:
             continue
         used = {e.from_ref.split("/", 1)[1] for e in c.env
                 if e.from_ref and e.from_ref.startswith(f"secret:{name}/")}
@@ -97,15 +109,9 @@ def operator_credentials_route(c: Container, made: ConfigIndex) -> tuple[Route, 
     says so. None when it takes no credential key of such a Secret."""
     from advisor.read.apps.urls import route_from_url
 
-    by_secret = {name: data for (_kind, _ns, name), data in made.items()}
-    for var in c.env:
-        ref = var.from_ref or ""
-        if not ref.startswith("secret:") or "/" not in ref:
-            continue
-        name, key = ref[len("secret:"):].split("/", 1)
+    for var, name, key, data in _made_secret_refs(c, made):
         key = key.split(" (", 1)[0]  # "password (not in repository)": none is written
-        data = by_secret.get(name)
-        if data is None or data.made_by is None or key not in _CREDENTIAL_KEYS:
+        if data.made_by is None or key not in _CREDENTIAL_KEYS:
             continue
         host = data.data.get("host")
         if not host:

@@ -170,6 +170,7 @@ Defaults, each read in the application's own source:
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from msgspec import Struct
 from msgspec.structs import replace
@@ -1289,33 +1290,38 @@ def paperless_pools(ctx: StackContext) -> list[Pool]:
     return [replace(p, route=route) if route is not None else p for p in pools]
 
 
+def _named(names: frozenset[str] | tuple[str, ...] | set[str] | str
+           ) -> Callable[[str], bool]:
+    """An image test by the repository's last name (`names`: one or several)."""
+    wanted = {names} if isinstance(names, str) else set(names)
+    return lambda image: _repo_name(image) in wanted
+
+
+# Applications whose pools a reader of their own reads (one a known image), in order:
+# the first whose test takes the image reads it.
+_IMAGE_READERS: tuple[tuple[Callable[[str], bool], Callable[[StackContext], list[Pool]]],
+                      ...] = (
+    (_named(ATUIN_NAMES), atuin_pools),
+    (_is_vaultwarden, vaultwarden_pools),
+    (_named(ARR_APPS), arr_pools),
+    (_named(SYNAPSE_NAMES), synapse_pools),
+    (_is_paperless, paperless_pools),
+    (_named(ZAMMAD_NAMES), zammad_pools),
+    (_named(MASTODON_NAMES), mastodon_pools),
+    (_named("sonarqube"), sonarqube_pools),
+    (_named(GRAFANA_NAMES), grafana_pools),
+    (_named(GITEA_NAMES), gitea_pools),
+    (_named(METABASE_NAMES), metabase_pools),
+    (_named(HASURA_NAMES), hasura_pools),
+    (_keycloak_wildfly, keycloak_wildfly_pools),
+)
+
+
 def image_pools(ctx: StackContext) -> list[Pool]:
-    if _repo_name(ctx.container.image) in ATUIN_NAMES:
-        return atuin_pools(ctx)
-    if _is_vaultwarden(ctx.container.image):
-        return vaultwarden_pools(ctx)
-    if _repo_name(ctx.container.image) in ARR_APPS:
-        return arr_pools(ctx)
-    if _repo_name(ctx.container.image) in SYNAPSE_NAMES:
-        return synapse_pools(ctx)
-    if _is_paperless(ctx.container.image):
-        return paperless_pools(ctx)
-    if _repo_name(ctx.container.image) in ZAMMAD_NAMES:
-        return zammad_pools(ctx)
-    if _repo_name(ctx.container.image) in MASTODON_NAMES:
-        return mastodon_pools(ctx)
-    if _repo_name(ctx.container.image) == "sonarqube":
-        return sonarqube_pools(ctx)
-    if _repo_name(ctx.container.image) in GRAFANA_NAMES:
-        return grafana_pools(ctx)
-    if _repo_name(ctx.container.image) in GITEA_NAMES:
-        return gitea_pools(ctx)
-    if _repo_name(ctx.container.image) in METABASE_NAMES:
-        return metabase_pools(ctx)
-    if _repo_name(ctx.container.image) in HASURA_NAMES:
-        return hasura_pools(ctx)
-    if _keycloak_wildfly(ctx.container.image):
-        return keycloak_wildfly_pools(ctx)
+    image = ctx.container.image
+    for takes, read in _IMAGE_READERS:
+        if takes(image):
+            return read(ctx)
     stack = image_stack(ctx)
     if stack is None:
         return []
