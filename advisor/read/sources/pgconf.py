@@ -605,16 +605,7 @@ def placed(conf: PgConf, display: str, line_offset: int, text: str,
         n = (s.source.line or 0) - line_offset
         if s.source.path != display or not 1 <= n <= len(lines):
             return s.source  # an included file, or a line not of this text
-        hits = places.traced.get(n, ())
-        name_at = lines[n - 1].lower().find(s.name)
-        hit = next((src for column, src in hits if name_at >= 0
-                    and column > name_at + len(s.name)), None)
-        if hit is not None:
-            return hit
-        flat = places.flat
-        if flat is not None:
-            return Source(path=flat.path, line=flat.line, key=f"{flat.key}: {s.name}")
-        return s.source
+        return places.cite(n, lines[n - 1], s.name, s.source)
 
     def location(loc: Location) -> Location:
         flat = places.flat
