@@ -26,7 +26,7 @@ template positions by advisor.read.render.helm_positions.
 
 from __future__ import annotations
 
-import functools
+import importlib.util
 import os
 import re
 from pathlib import Path
@@ -45,7 +45,12 @@ from advisor.read.render.helm_positions import (
     template_display,
     template_text,
 )
-from advisor.read.render.helm_process import EngineProcess, EngineView, RenderLimit
+from advisor.read.render.helm_process import (
+    EngineCalls,
+    EngineProcess,
+    EngineView,
+    RenderLimit,
+)
 from advisor.read.render.helm_trace import (
     BaselineRead,
     ChartRenderer,
@@ -57,6 +62,7 @@ from advisor.read.render.helm_values import (
     ValuesLayer,
     default_layers,
     helm_problem,
+    layer_values,
     merge_maps,
     nest,
     short_error,
@@ -108,17 +114,27 @@ def render_chart(root: Root, chart_dir: str, *, values_files: list[str] | None =
             out.problems.append(helm_problem(escaping, "symlink points outside the scanned "
                                              "root; the chart is not rendered"))
             return out
-    helm = _engine() if use_engine else None
-    layers, problems = user_layers(root, chart_path, values_files, set_values, helm)
-    out.problems.extend(problems)
-    if any(p.fatal for p in problems):
-        return out
-    defaults = default_layers(root, chart_path, helm, out)
-    if helm is None:
-        return values_only(root, chart_path, defaults + layers, release=release,
-                           namespace=namespace, out=out, reason=_engine_missing_reason())
-    out, deterministic = _render_with_engine(helm, root, chart_path, chart_rel, defaults,
-                                             layers, release, namespace, out, engine)
+    owned = None
+    if use_engine and engine is None:
+        from advisor.read.render.helm_process import EngineProcess
+
+        engine = owned = EngineProcess()
+    try:
+        helm = _engine(engine) if engine is not None else None
+        layers, problems = user_layers(root, chart_path, values_files, set_values, helm)
+        out.problems.extend(problems)
+        if any(p.fatal for p in problems):
+            return out
+        defaults = default_layers(root, chart_path, helm, out)
+        if helm is None or engine is None:
+            return values_only(root, chart_path, defaults + layers, release=release,
+                               namespace=namespace, out=out, reason=_engine_missing_reason())
+        out, deterministic = _render_with_engine(helm, root, chart_path, chart_rel,
+                                                 defaults, layers, release, namespace, out,
+                                                 engine)
+    finally:
+        if owned is not None:
+            owned.close()
     if key is not None and deterministic:
         from advisor.read.render.helm_cache import store
 
@@ -129,29 +145,20 @@ def render_chart(root: Root, chart_dir: str, *, values_files: list[str] | None =
 # --- engine ---------------------------------------------------------------------------
 
 
-def _engine() -> Any:
-    try:
-        import helm_python
-    except Exception:  # ImportError, or the native library failing to load
+def _engine(process: EngineProcess) -> EngineCalls | None:
+    """The library's calls, answered by the engine process; None when helm-python-sdk is
+    not installed or its native library does not load (asked by its version, the first
+    request of a run's process)."""
+    from advisor.read.render.helm_process import EngineError
+
+    if importlib.util.find_spec("helm_python") is None:
         return None
-    return helm_python
-
-
-@functools.cache
-def _release_name_error(helm: Any, release: str) -> str | None:
-    """Why Helm refuses `release`, if it does; asked once per name in a run (a call into
-    the Go library each time, and most runs have one release name for every chart)."""
+    calls = process.calls()
     try:
-        helm.validate_release_name(release)
-    except helm.HelmError as exc:
-        return str(exc)
-    return None
-
-
-@functools.cache
-def _sdk_version(helm: Any) -> str:
-    """The engine's version, asked once per run (a call into the Go library each time)."""
-    return str(helm.helm_sdk_version())
+        calls.helm_sdk_version()
+    except EngineError:
+        return None
+    return calls
 
 
 def _engine_missing_reason() -> str:
@@ -191,7 +198,7 @@ def _render_in(helm: Any, root: Root, chart_path: Path, chart_rel: str,
                defaults: list[ValuesLayer], layers: list[ValuesLayer], release: str,
                namespace: str | None, out: Rendered, engine: EngineProcess | None,
                view: EngineView) -> tuple[Rendered, bool]:
-    refused = _release_name_error(helm, release)
+    refused = helm.release_name_error(release)
     if refused is not None:
         out.problems.append(helm_problem(chart_rel, f"invalid release name {release!r}: "
                                          f"{refused}"))
@@ -262,15 +269,16 @@ def _render_in(helm: Any, root: Root, chart_path: Path, chart_rel: str,
         _warnings(chart_rel, chart.warnings, out)
         deterministic = process.failures == failures and not tracer.stopped
     out.objects.extend(objects.values())
-    every: dict[str, Any] = {}
-    for layer in defaults + layers:
-        every = merge_maps(every, nest(layer.prefix, layer.plain))
-    out.objects.extend(missing_bitnami(missing, every, defaults + layers, release, chart_rel,
-                                       namespace, out))
+    if missing:
+        every: dict[str, Any] = {}
+        for layer in defaults + layers:
+            every = merge_maps(every, nest(layer.prefix, layer_values(layer, helm)))
+        out.objects.extend(missing_bitnami(missing, every, defaults + layers, release,
+                                           chart_rel, namespace, out))
     shown = ", ".join(x.display for x in layers) or "no values files"
     out.notices.append(f"helm: rendered {chart_rel} as release {release!r}"
                        f"{' in namespace ' + repr(namespace) if namespace else ''} with "
-                       f"values.yaml + {shown} (Helm {_sdk_version(helm)} engine)")
+                       f"values.yaml + {shown} (Helm {helm.helm_sdk_version()} engine)")
     return out, deterministic
 
 

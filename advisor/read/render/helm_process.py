@@ -56,6 +56,7 @@ class EngineProcess:
         self.stderr = tempfile.TemporaryFile()  # noqa: SIM115 (closed in close())
         self.stderr_seen = 0
         self.warnings: list[str] = []
+        self._calls: EngineCalls | None = None
         self.said: Callable[[str], str | None] | None = None  # see EngineView.said
         self.starts = 0
         # Requests the process did not answer (a limit stopped it, it died): a render
@@ -91,9 +92,15 @@ class EngineProcess:
         """The whole answer to `payload`: its "ok" and what else the op adds."""
         if self.proc is None:
             self._start()
-            assert self.chart_dir is not None
-            self._call({"op": "load", "chart": str(self.chart_dir)}, START_SECONDS)
+            if self.chart_dir is not None:
+                self._call({"op": "load", "chart": str(self.chart_dir)}, START_SECONDS)
         return self._call(payload, RENDER_SECONDS if timeout is None else timeout)
+
+    def calls(self) -> EngineCalls:
+        """The library's calls about no chart, answered by this process."""
+        if self._calls is None:
+            self._calls = EngineCalls(self)
+        return self._calls
 
     def _call(self, payload: dict[str, Any], timeout: float) -> dict[str, Any]:
         proc = self.proc
@@ -228,6 +235,46 @@ def _rss(pid: int) -> int:
             return int(handle.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
     except (OSError, ValueError, IndexError):
         return 0
+
+
+class EngineCalls:
+    """helm-python-sdk's module-level calls the renderer makes (values_from_yaml,
+    parse_set_string, validate_release_name, helm_sdk_version), answered by the engine
+    process: the parent never loads the Go library, whose start-up the engine process
+    pays anyway (0.04-0.08 s of CPU a run, twice), and a chart's default values.yaml is
+    read by Helm once, when it loads the chart. Errors are EngineError, as `HelmError`."""
+
+    HelmError = EngineError
+
+    def __init__(self, process: EngineProcess) -> None:
+        self.process = process
+        self._version: str | None = None
+        self._release_errors: dict[str, str | None] = {}
+
+    def values_from_yaml(self, text: str) -> Any:
+        return self.process.request({"op": "values", "text": text}, START_SECONDS)
+
+    def parse_set_string(self, expr: str) -> Any:
+        return self.process.request({"op": "set", "expr": expr}, START_SECONDS)
+
+    def release_name_error(self, name: str) -> str | None:
+        """Why Helm refuses the release name `name`, if it does (asked once per name)."""
+        if name not in self._release_errors:
+            try:
+                self.process.request({"op": "release_name", "name": name}, START_SECONDS)
+                self._release_errors[name] = None
+            except RenderLimit:
+                raise
+            except EngineError as exc:
+                self._release_errors[name] = str(exc)
+        return self._release_errors[name]
+
+    def helm_sdk_version(self) -> str:
+        """The engine's version: its first request starts the process (EngineError when
+        the library does not load there)."""
+        if self._version is None:
+            self._version = str(self.process.request({"op": "version"}, START_SECONDS))
+        return self._version
 
 
 class EngineChart:

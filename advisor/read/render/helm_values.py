@@ -30,6 +30,9 @@ class ValuesLayer(Struct):
     block_lines: dict[Key, int] = field(default_factory=dict)  # block scalar -> offset
     set_text: str = ""
     set_by: dict[Key, str] = field(default_factory=dict)  # leaf -> the --set that wrote it
+    # A chart's own values.yaml whose lines are known: the engine reads it itself when it
+    # loads the chart, so it is read here only when asked (layer_values).
+    unread: str | None = None
 
 
 # --- values ---------------------------------------------------------------------------
@@ -106,7 +109,7 @@ def default_layers(root: Root, chart_path: Path, helm: Any, out: Rendered) -> li
     sink: list[ConfigProblem] = []
 
     def add(display: str, text: str, prefix: Key) -> None:
-        layer = _layer_from_text(display, text, helm, sink)
+        layer = _layer_from_text(display, text, helm, sink, deferred=True)
         if layer is not None:
             layer.prefix = prefix
             layers.append(layer)
@@ -134,13 +137,20 @@ def default_layers(root: Root, chart_path: Path, helm: Any, out: Rendered) -> li
     return layers
 
 
-def _layer_from_text(display: str, text: str, helm: Any,
-                     problems: list[ConfigProblem]) -> ValuesLayer | None:
+def _layer_from_text(display: str, text: str, helm: Any, problems: list[ConfigProblem],
+                     *, deferred: bool = False) -> ValuesLayer | None:
+    """`deferred`: a chart's default values, which the engine applies itself: when the
+    text is a plain tree its values are read only if asked (layer_values); a file Helm
+    cannot read is then said by Helm when it loads the chart."""
     from advisor.read.sources.k8s import load_yaml_stream
 
     # With the engine, the values come from Helm's own reader and only the lines from
     # ours: read straight from the YAML nodes when the text is a plain tree (most files).
     known = key_lines(text) if helm is not None else None
+    if known is not None and deferred:
+        positions, blocks = known
+        return ValuesLayer(display=display, plain={}, positions=positions,
+                           block_lines=blocks, unread=text)
     if known is not None:
         return _engine_layer(display, text, helm, problems, *known)
     docs, yaml_problems = load_yaml_stream(text, display)
@@ -180,6 +190,18 @@ def _engine_layer(display: str, text: str, helm: Any, problems: list[ConfigProbl
         problems.append(helm_problem(display, "values file is not a mapping", fatal=True))
         return None
     return ValuesLayer(display=display, plain=plain, positions=positions, block_lines=blocks)
+
+
+def layer_values(layer: ValuesLayer, helm: Any) -> dict[str, Any]:
+    """The values of `layer` as Helm reads them (a deferred values.yaml read now; {} when
+    Helm cannot read it, as Helm already said when it loaded the chart)."""
+    if layer.unread is None:
+        return layer.plain
+    try:
+        plain = helm.values_from_yaml(layer.unread)
+    except helm.HelmError:
+        return {}
+    return plain if isinstance(plain, dict) else {}
 
 
 def key_lines(text: str) -> tuple[dict[Key, int], dict[Key, int]] | None:

@@ -10,6 +10,10 @@ Protocol: one JSON request per line on stdin, one JSON answer per line on stdout
   {"op": "load", "chart": dir} -> {"ok": {"metadata": {...}, "dependencies": [names]}}
     (the chart the next requests are about; one process serves a run's charts in turn)
   {"op": "merge", "values": {...}} -> {"ok": {...effective values}}
+  {"op": "values", "text": "..."} -> {"ok": {...}} (a values file as Helm reads it),
+  {"op": "set", "expr": "a=1"} -> {"ok": {...}}, {"op": "release_name", "name": "r"} ->
+  {"ok": null} and {"op": "version"} -> {"ok": "3.x"}: the library's calls about no
+  chart, asked here so that the parent never loads the Go library
   {"op": "render", "values": {...}, "name": "r", "namespace": "ns"} -> {"ok": {path: text}}
     with "merge": true, the values merged too, after a render that succeeded (one
     request for the baseline render and its effective values): -> {"ok": {path: text},
@@ -67,6 +71,15 @@ def serve(chart_dir: str) -> int:
 
 def _answer(helm: Any, chart: Any, request: dict[str, Any]) -> Any:
     op = request.get("op")
+    if op == "values":
+        return helm.values_from_yaml(request.get("text") or "")
+    if op == "set":
+        return helm.parse_set_string(request.get("expr") or "")
+    if op == "release_name":
+        helm.validate_release_name(request.get("name") or "")
+        return None
+    if op == "version":
+        return str(helm.helm_sdk_version())
     if op == "load":
         return {"metadata": chart.metadata,
                 "dependencies": [d.get("name") for d in chart.dependencies]}
