@@ -274,14 +274,48 @@ class ValuesTracer:
             return False
         if not self._sentinels_only(rendered, both):
             return False
+        changed = {key: text for key, text in rendered.items()
+                   if text != self.baseline_texts[key]}
+        combined = self._parsed_in_shape(changed)
         for group, others in ((numbers, strings), (strings, numbers)):
             back = _put_back(others)
             # A template the sentinels did not change is the baseline's, in either render.
             alone = {key: text if text == self.baseline_texts[key] else back(text)
                      for key, text in rendered.items()}
             self._count(group)  # as the render of this group alone would be
-            self._rendered(group, 0, alone)
+            if combined is None:
+                self._rendered(group, 0, alone)
+                continue
+            # The fields of the render of this group alone: those of the render of both
+            # with the others' markers put back, in the templates that hold one of this
+            # group's markers (which _parse_changed would have read).
+            markers = [x.marker for x in group]
+            holding = {key for key, text in changed.items()
+                       if any(m in text for m in markers)}
+            fields = {obj_key: {path: _alone_value(value, back, self.baseline[obj_key][path])
+                                for path, value in leaves.items()}
+                      for obj_key, leaves in combined.items() if obj_key[0] in holding}
+            self._read(group, 0, alone, fields, sentinels_only=True)
         return True
+
+    def _parsed_in_shape(self, changed: dict[str, str]) -> dict[Any, dict[Key, Any]] | None:
+        """The fields of the templates of a render that is the baseline once all its
+        sentinels are put back, read once for both groups: when each object has the
+        baseline's fields (the sentinels sit inside scalars, where a marker, made of
+        letters, digits and a dot, is the same in the text and in the value, so putting
+        one group's back in a value gives what reading the text with them put back
+        gives); None when not (a value + marker that reads as another structure), and
+        each group reads its own text."""
+        try:
+            combined = _parse_all(changed)
+        except Exception:  # not YAML: each group finds out on its own
+            return None
+        if combined.keys() != {k for k in self.baseline if k[0] in changed}:
+            return None
+        for obj_key, leaves in combined.items():
+            if self.baseline[obj_key].keys() != leaves.keys():
+                return None
+        return combined
 
     def _values(self, group: list[_Leaf]) -> dict[str, Any]:
         values = copy.deepcopy(self.user)
@@ -334,6 +368,12 @@ class ValuesTracer:
         except Exception:  # not YAML
             self._split(group, depth)
             return
+        self._read(group, depth, rendered, fields)
+
+    def _read(self, group: list[_Leaf], depth: int, rendered: dict[str, str],
+              fields: dict[Any, dict[Key, Any]], sentinels_only: bool | None = None) -> None:
+        """What `_rendered` makes of the fields it read; `sentinels_only` when already
+        known that `rendered` is the baseline once the group's sentinels are put back."""
         found, discarded = self._collect(group, fields)
         self.found |= found
         if discarded and len(group) > 1 and depth < MAX_RETEST_DEPTH:
@@ -346,7 +386,8 @@ class ValuesTracer:
             if missing:
                 self._derived(group[0], fields)
             return
-        if missing and self._sentinels_only(rendered, group):
+        if missing and (sentinels_only if sentinels_only is not None
+                        else self._sentinels_only(rendered, group)):
             # Nothing but the sentinels changed: no branch flipped and no value went
             # through arithmetic, so the keys that did not show up are not in the output.
             self.settled.update(x.marker for x in missing)
@@ -456,6 +497,18 @@ class ValuesTracer:
 # instead of trying the look-behind at every character (4x faster over a template).
 _MARKERS = re.compile(r"zq\d+x|1(?<![\d.]1)\.\d{6}(?!\d)")
 _MARKERS_SPLIT = re.compile(f"({_MARKERS.pattern})")  # the markers at odd indexes
+
+
+def _alone_value(value: Any, back: Any, baseline_value: Any) -> Any:
+    """A value of the render of both groups as the render of one group alone reads it:
+    a string with the other group's markers put back; a scalar that is another group's
+    sentinel (a number) is, once put back, the baseline's text there, so the baseline's
+    value."""
+    if isinstance(value, str):
+        return back(value)
+    if back(str(value)) != str(value):
+        return baseline_value
+    return value
 
 
 def _put_back(group: list[_Leaf]) -> Any:
