@@ -103,7 +103,9 @@ class Root(Struct, frozen=True, dict=True):
         top = root.rstrip("/")
         parts: list[str] = []
         moved = False  # a `..` or `.` taken out: another path than `path` is returned
-        for part in rel.split("/"):
+        names = rel.split("/")
+        last = len(names) - 1
+        for index, part in enumerate(names):
             if part in ("", "."):
                 moved = True
                 continue
@@ -116,7 +118,10 @@ class Root(Struct, frozen=True, dict=True):
                 parts.pop()
                 continue
             parts.append(part)
-            here = f"{top}/{'/'.join(parts)}"
+            # the path itself, when nothing was taken out, is held as the text `path`
+            # already caches: one string per file held by the run, not two
+            here = str(path) if index == last and not moved else \
+                f"{top}/{'/'.join(parts)}"
             if here in seen:
                 continue
             try:
