@@ -240,3 +240,134 @@ def test_a_plain_scalars_tag_is_what_the_list_of_resolvers_gives(text):
     from advisor.read.render.helm_value_lines import _tag_of
 
     assert _tag_of(text) == _tag_of_by_list(text)
+
+
+# --- the numbers and the strings read from one parse of their render ----------------------
+
+# Charts whose render of both groups is the baseline once the sentinels are put back (the
+# Airflow chart's is not, so each group renders alone; tests/realworld/bitnami-chart has
+# no number to trace).
+_TRACED_CHARTS = ["fixtures/helm-chart-prod", "fixtures/bitnami-values"]
+
+
+@pytest.mark.parametrize("fixture", _TRACED_CHARTS)
+def test_one_parse_of_both_groups_gives_what_a_parse_each_gave(fixture, monkeypatch):
+    """ValuesTracer._together reads the render of numbers and strings once and derives
+    each group's fields by putting the other's markers back; the check's whole answer
+    (every value_sources line, notice and finding) is the one each group's own parse
+    gave, and the one parse is taken on these charts (else the test proves nothing)."""
+    pytest.importorskip("helm_python")
+    from advisor.engine.check import run_check
+    from advisor.engine.options import CheckOptions
+    from advisor.read.render import helm_trace
+    from advisor.report.json import render
+    from advisor.rules import load_rules
+    from tests.cli_helpers import REPO
+
+    registry = load_rules()
+    real = helm_trace.ValuesTracer._parsed_in_shape
+    taken: list[bool] = []
+
+    def counted(self, changed):
+        found = real(self, changed)
+        taken.append(found is not None)
+        return found
+
+    def check() -> str:
+        result = run_check([str(REPO / fixture)], CheckOptions(cache=False), registry)
+        return render(result, registry)
+
+    monkeypatch.setattr(helm_trace.ValuesTracer, "_parsed_in_shape", counted)
+    once = check()
+    assert any(taken)
+    monkeypatch.setattr(helm_trace.ValuesTracer, "_parsed_in_shape", lambda *_a: None)
+    assert once == check()
+
+
+_MIXED_VALUES = """\
+db:
+  user: app
+  password: secret
+  host: db.example.internal
+  port: 5432
+  name: shop
+pool: 20
+maxClient: 400
+mode: transaction
+"""
+
+_MIXED_TEMPLATE = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ .Release.Name }}-api
+spec:
+  replicas: {{ .Values.pool }}
+  template:
+    spec:
+      containers:
+        - name: api
+          image: example/api:1
+          env:
+            - name: DATABASE_URL
+              value: "postgres://{{ .Values.db.user }}:{{ .Values.db.password }}@\
+{{ .Values.db.host }}:{{ .Values.db.port }}/{{ .Values.db.name }}?pool={{ .Values.pool }}"
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: {{ .Release.Name }}-pgbouncer
+data:
+  pgbouncer.ini: |
+    [databases]
+    {{ .Values.db.name }} = host={{ .Values.db.host }} port={{ .Values.db.port }} \
+dbname={{ .Values.db.name }}
+    [pgbouncer]
+    pool_mode = {{ .Values.mode }}
+    default_pool_size = {{ .Values.pool }}
+    max_client_conn = {{ .Values.maxClient }}
+"""
+
+
+def test_a_field_of_numbers_and_strings_is_traced_as_by_a_parse_each(tmp_path, monkeypatch):
+    """A URL and a pgbouncer.ini line that hold markers of both groups: each group's hits
+    are found where a render of it alone puts them (the other group's markers put back
+    before a position in the text is taken), as with a parse of each group's own text."""
+    helm = pytest.importorskip("helm_python")
+    from advisor.read.fs import Root
+    from advisor.read.render import helm_trace
+    from advisor.read.render.helm import render_chart
+
+    chart = helm.Chart.create("app", str(tmp_path))
+    chart.close()
+    app = tmp_path / "app"
+    (app / "values.yaml").write_text(_MIXED_VALUES)
+    for template in (app / "templates").iterdir():
+        if template.is_file():
+            template.unlink()
+        else:
+            for inner in template.iterdir():
+                inner.unlink()
+            template.rmdir()
+    (app / "templates" / "db.yaml").write_text(_MIXED_TEMPLATE)
+
+    real = helm_trace.ValuesTracer._parsed_in_shape
+    taken: list[bool] = []
+
+    def counted(self, changed):
+        found = real(self, changed)
+        taken.append(found is not None)
+        return found
+
+    def traced() -> list:
+        r = render_chart(Root.of(tmp_path), "app", release="r1")
+        assert not r.problems, r.problems
+        return [(o.ref, o.value_sources) for o in r.objects]
+
+    monkeypatch.setattr(helm_trace.ValuesTracer, "_parsed_in_shape", counted)
+    once = traced()
+    assert taken == [True]
+    sources = dict(once)
+    assert len(sources["ConfigMap/r1-pgbouncer"]) >= 1 and len(sources["Deployment/r1-api"]) >= 2
+    monkeypatch.setattr(helm_trace.ValuesTracer, "_parsed_in_shape", lambda *_a: None)
+    assert once == traced()

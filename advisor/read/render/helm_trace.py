@@ -292,7 +292,8 @@ class ValuesTracer:
             markers = [x.marker for x in group]
             holding = {key for key, text in changed.items()
                        if any(m in text for m in markers)}
-            fields = {obj_key: {path: _alone_value(value, back, self.baseline[obj_key][path])
+            # (every field is text: scalars are read as BaseLoader reads them)
+            fields = {obj_key: {path: back(value) if isinstance(value, str) else value
                                 for path, value in leaves.items()}
                       for obj_key, leaves in combined.items() if obj_key[0] in holding}
             self._read(group, 0, alone, fields, sentinels_only=True)
@@ -497,18 +498,6 @@ class ValuesTracer:
 # instead of trying the look-behind at every character (4x faster over a template).
 _MARKERS = re.compile(r"zq\d+x|1(?<![\d.]1)\.\d{6}(?!\d)")
 _MARKERS_SPLIT = re.compile(f"({_MARKERS.pattern})")  # the markers at odd indexes
-
-
-def _alone_value(value: Any, back: Any, baseline_value: Any) -> Any:
-    """A value of the render of both groups as the render of one group alone reads it:
-    a string with the other group's markers put back; a scalar that is another group's
-    sentinel (a number) is, once put back, the baseline's text there, so the baseline's
-    value."""
-    if isinstance(value, str):
-        return back(value)
-    if back(str(value)) != str(value):
-        return baseline_value
-    return value
 
 
 def _put_back(group: list[_Leaf]) -> Any:
