@@ -279,12 +279,12 @@ class ValuesTracer:
         combined = self._parsed_in_shape(changed)
         for group, others in ((numbers, strings), (strings, numbers)):
             back = _put_back(others)
-            # A template the sentinels did not change is the baseline's, in either render.
-            alone = {key: text if text == self.baseline_texts[key] else back(text)
-                     for key, text in rendered.items()}
             self._count(group)  # as the render of this group alone would be
             if combined is None:
-                self._rendered(group, 0, alone)
+                # A template the sentinels did not change is the baseline's, in either
+                # render.
+                self._rendered(group, 0, {key: text if text == self.baseline_texts[key]
+                                          else back(text) for key, text in rendered.items()})
                 continue
             # The fields of the render of this group alone: those of the render of both
             # with the others' markers put back, in the templates that hold one of this
@@ -296,7 +296,7 @@ class ValuesTracer:
             fields = {obj_key: {path: back(value) if isinstance(value, str) else value
                                 for path, value in leaves.items()}
                       for obj_key, leaves in combined.items() if obj_key[0] in holding}
-            self._read(group, 0, alone, fields, sentinels_only=True)
+            self._read(group, 0, None, fields, sentinels_only=True)
         return True
 
     def _parsed_in_shape(self, changed: dict[str, str]) -> dict[Any, dict[Key, Any]] | None:
@@ -371,10 +371,11 @@ class ValuesTracer:
             return
         self._read(group, depth, rendered, fields)
 
-    def _read(self, group: list[_Leaf], depth: int, rendered: dict[str, str],
+    def _read(self, group: list[_Leaf], depth: int, rendered: dict[str, str] | None,
               fields: dict[Any, dict[Key, Any]], sentinels_only: bool | None = None) -> None:
         """What `_rendered` makes of the fields it read; `sentinels_only` when already
-        known that `rendered` is the baseline once the group's sentinels are put back."""
+        known whether the render is the baseline once the group's sentinels are put back
+        (then `rendered`, the render's text, is not needed)."""
         found, discarded = self._collect(group, fields)
         self.found |= found
         if discarded and len(group) > 1 and depth < MAX_RETEST_DEPTH:
@@ -387,7 +388,7 @@ class ValuesTracer:
             if missing:
                 self._derived(group[0], fields)
             return
-        if missing and (sentinels_only if sentinels_only is not None
+        if missing and (sentinels_only if sentinels_only is not None or rendered is None
                         else self._sentinels_only(rendered, group)):
             # Nothing but the sentinels changed: no branch flipped and no value went
             # through arithmetic, so the keys that did not show up are not in the output.
@@ -515,7 +516,14 @@ def _put_back(group: list[_Leaf]) -> Any:
                 value = int(value)
             back[leaf.marker] = str(value)
 
+    # What every marker of the group starts with ("1.9" for numbers, "zq" for strings):
+    # a text holding none of these holds none of the group's markers, and is returned
+    # without a split (most fields of a render hold no marker).
+    needles = tuple({m[:3] if m.startswith("1.") else m[:2] for m in back})
+
     def put_back(text: str) -> str:
+        if not any(n in text for n in needles):
+            return text
         parts = _MARKERS_SPLIT.split(text)
         if len(parts) > 1:
             get = back.get
