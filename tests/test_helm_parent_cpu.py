@@ -4,6 +4,8 @@ read_text reads it."""
 
 from __future__ import annotations
 
+import textwrap
+
 import pytest
 
 from advisor.read.fs import InputError, Root
@@ -244,27 +246,13 @@ def test_a_plain_scalars_tag_is_what_the_list_of_resolvers_gives(text):
 
 # --- the numbers and the strings read from one parse of their render ----------------------
 
-# Charts whose render of both groups is the baseline once the sentinels are put back (the
-# Airflow chart's is not, so each group renders alone; tests/realworld/bitnami-chart has
-# no number to trace).
-_TRACED_CHARTS = ["fixtures/helm-chart-prod", "fixtures/bitnami-values"]
-
-
-@pytest.mark.parametrize("fixture", _TRACED_CHARTS)
-def test_one_parse_of_both_groups_gives_what_a_parse_each_gave(fixture, monkeypatch):
-    """ValuesTracer._together reads the render of numbers and strings once and derives
-    each group's fields by putting the other's markers back; the check's whole answer
-    (every value_sources line, notice and finding) is the one each group's own parse
-    gave, and the one parse is taken on these charts (else the test proves nothing)."""
+@pytest.fixture
+def one_parse_taken(monkeypatch) -> list[bool]:
+    """Whether each ValuesTracer._together of the test took the one parse of both groups
+    (the render of both was in the baseline's shape): else a test of it proves nothing."""
     pytest.importorskip("helm_python")
-    from advisor.engine.check import run_check
-    from advisor.engine.options import CheckOptions
     from advisor.read.render import helm_trace
-    from advisor.report.json import render
-    from advisor.rules import load_rules
-    from tests.cli_helpers import REPO
 
-    registry = load_rules()
     real = helm_trace.ValuesTracer._parsed_in_shape
     taken: list[bool] = []
 
@@ -273,13 +261,38 @@ def test_one_parse_of_both_groups_gives_what_a_parse_each_gave(fixture, monkeypa
         taken.append(found is not None)
         return found
 
+    monkeypatch.setattr(helm_trace.ValuesTracer, "_parsed_in_shape", counted)
+    return taken
+
+
+# Charts whose render of both groups is the baseline once the sentinels are put back (the
+# Airflow chart's is not, so each group renders alone; tests/realworld/bitnami-chart has
+# no number to trace).
+_TRACED_CHARTS = ["fixtures/helm-chart-prod", "fixtures/bitnami-values"]
+
+
+@pytest.mark.parametrize("fixture", _TRACED_CHARTS)
+def test_one_parse_of_both_groups_gives_what_a_parse_each_gave(fixture, monkeypatch,
+                                                              one_parse_taken):
+    """ValuesTracer._together reads the render of numbers and strings once and derives
+    each group's fields by putting the other's markers back; the check's whole answer
+    (every value_sources line, notice and finding) is the one each group's own parse
+    gave, and the one parse is taken on these charts (else the test proves nothing)."""
+    from advisor.engine.check import run_check
+    from advisor.engine.options import CheckOptions
+    from advisor.read.render import helm_trace
+    from advisor.report.json import render
+    from advisor.rules import load_rules
+    from tests.cli_helpers import REPO
+
+    registry = load_rules()
+
     def check() -> str:
         result = run_check([str(REPO / fixture)], CheckOptions(cache=False), registry)
         return render(result, registry)
 
-    monkeypatch.setattr(helm_trace.ValuesTracer, "_parsed_in_shape", counted)
     once = check()
-    assert any(taken)
+    assert any(one_parse_taken)
     monkeypatch.setattr(helm_trace.ValuesTracer, "_parsed_in_shape", lambda *_a: None)
     assert once == check()
 
@@ -296,22 +309,19 @@ maxClient: 400
 mode: transaction
 """
 
-_MIXED_TEMPLATE = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: {{ .Release.Name }}-api
-spec:
-  replicas: {{ .Values.pool }}
-  template:
-    spec:
-      containers:
-        - name: api
-          image: example/api:1
-          env:
-            - name: DATABASE_URL
-              value: "postgres://{{ .Values.db.user }}:{{ .Values.db.password }}@\
-{{ .Values.db.host }}:{{ .Values.db.port }}/{{ .Values.db.name }}?pool={{ .Values.pool }}"
+def _mixed_template() -> str:
+    """tests/test_helm_trace_sources' Deployment with a URL of both groups' values, and a
+    pgbouncer.ini whose lines hold both."""
+    from tests.test_helm_trace_sources import DEPLOYMENT
+
+    url = ("postgres://{{ .Values.db.user }}:{{ .Values.db.password }}@{{ .Values.db.host }}"
+           ":{{ .Values.db.port }}/{{ .Values.db.name }}?pool={{ .Values.pool }}")
+    return (textwrap.dedent(DEPLOYMENT % "{{ .Values.pool }}")
+            + f"          env:\n            - name: DATABASE_URL\n              value: \"{url}\"\n"
+            + _MIXED_CONFIG)
+
+
+_MIXED_CONFIG = """\
 ---
 apiVersion: v1
 kind: ConfigMap
@@ -329,45 +339,26 @@ dbname={{ .Values.db.name }}
 """
 
 
-def test_a_field_of_numbers_and_strings_is_traced_as_by_a_parse_each(tmp_path, monkeypatch):
+def test_a_field_of_numbers_and_strings_is_traced_as_by_a_parse_each(tmp_path, monkeypatch,
+                                                                    one_parse_taken):
     """A URL and a pgbouncer.ini line that hold markers of both groups: each group's hits
     are found where a render of it alone puts them (the other group's markers put back
     before a position in the text is taken), as with a parse of each group's own text."""
-    helm = pytest.importorskip("helm_python")
     from advisor.read.fs import Root
     from advisor.read.render import helm_trace
     from advisor.read.render.helm import render_chart
+    from tests.test_helm_trace_sources import _chart
 
-    chart = helm.Chart.create("app", str(tmp_path))
-    chart.close()
-    app = tmp_path / "app"
-    (app / "values.yaml").write_text(_MIXED_VALUES)
-    for template in (app / "templates").iterdir():
-        if template.is_file():
-            template.unlink()
-        else:
-            for inner in template.iterdir():
-                inner.unlink()
-            template.rmdir()
-    (app / "templates" / "db.yaml").write_text(_MIXED_TEMPLATE)
-
-    real = helm_trace.ValuesTracer._parsed_in_shape
-    taken: list[bool] = []
-
-    def counted(self, changed):
-        found = real(self, changed)
-        taken.append(found is not None)
-        return found
+    _chart(tmp_path, _MIXED_VALUES, _mixed_template())
 
     def traced() -> list:
         r = render_chart(Root.of(tmp_path), "app", release="r1")
         assert not r.problems, r.problems
         return [(o.ref, o.value_sources) for o in r.objects]
 
-    monkeypatch.setattr(helm_trace.ValuesTracer, "_parsed_in_shape", counted)
     once = traced()
-    assert taken == [True]
+    assert one_parse_taken == [True]
     sources = dict(once)
-    assert len(sources["ConfigMap/r1-pgbouncer"]) >= 1 and len(sources["Deployment/r1-api"]) >= 2
+    assert len(sources["ConfigMap/r1-pgbouncer"]) >= 1 and len(sources["Deployment/r1-db"]) >= 2
     monkeypatch.setattr(helm_trace.ValuesTracer, "_parsed_in_shape", lambda *_a: None)
     assert once == traced()
