@@ -30,6 +30,7 @@ import copy
 import functools
 import re
 import time
+from collections.abc import Callable
 from typing import Any
 
 from msgspec import Struct
@@ -296,7 +297,7 @@ class ValuesTracer:
             fields = {obj_key: {path: back(value) if isinstance(value, str) else value
                                 for path, value in leaves.items()}
                       for obj_key, leaves in combined.items() if obj_key[0] in holding}
-            self._read(group, 0, None, fields, sentinels_only=True)
+            self._read(group, 0, fields, lambda: True)
         return True
 
     def _parsed_in_shape(self, changed: dict[str, str]) -> dict[Any, dict[Key, Any]] | None:
@@ -369,13 +370,13 @@ class ValuesTracer:
         except Exception:  # not YAML
             self._split(group, depth)
             return
-        self._read(group, depth, rendered, fields)
+        self._read(group, depth, fields, lambda: self._sentinels_only(rendered, group))
 
-    def _read(self, group: list[_Leaf], depth: int, rendered: dict[str, str] | None,
-              fields: dict[Any, dict[Key, Any]], sentinels_only: bool | None = None) -> None:
-        """What `_rendered` makes of the fields it read; `sentinels_only` when already
-        known whether the render is the baseline once the group's sentinels are put back
-        (then `rendered`, the render's text, is not needed)."""
+    def _read(self, group: list[_Leaf], depth: int, fields: dict[Any, dict[Key, Any]],
+              sentinels_only: Callable[[], bool]) -> None:
+        """What `_rendered` makes of the fields it read; `sentinels_only()`: whether the
+        render is the baseline once the group's sentinels are put back (asked only when
+        a key did not show up)."""
         found, discarded = self._collect(group, fields)
         self.found |= found
         if discarded and len(group) > 1 and depth < MAX_RETEST_DEPTH:
@@ -388,8 +389,7 @@ class ValuesTracer:
             if missing:
                 self._derived(group[0], fields)
             return
-        if missing and (sentinels_only if sentinels_only is not None or rendered is None
-                        else self._sentinels_only(rendered, group)):
+        if missing and sentinels_only():
             # Nothing but the sentinels changed: no branch flipped and no value went
             # through arithmetic, so the keys that did not show up are not in the output.
             self.settled.update(x.marker for x in missing)
