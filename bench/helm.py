@@ -44,7 +44,11 @@ from advisor.read.cache import CACHE_DIR  # noqa: E402
 
 TARGET = 2.0
 
-RENDER_ONCE = r"""
+# Each chart loaded and rendered `sys.argv[2]` times in one interpreter. Once is the
+# floor; twice (no target, printed next to it) is what a traced check cannot do with
+# less: the baseline and the one render with every value replaced by a sentinel (here the
+# same default values twice: the engine's cost, not ours).
+RENDER_EACH = r"""
 import sys
 from pathlib import Path
 import helm_python
@@ -52,19 +56,20 @@ import helm_python
 n = 0
 for chart_dir in sorted(Path(sys.argv[1], "charts").iterdir()):
     with helm_python.Chart.load(str(chart_dir)) as chart:
-        rendered = chart.render(values={}, name="release", namespace=None, is_install=True)
+        for _ in range(int(sys.argv[2])):
+            rendered = chart.render(values={}, name="release", namespace=None,
+                                    is_install=True)
     n += sum(1 for text in rendered.values() if text.strip())
 print(n)
 """
 
-# What a traced check cannot do with less (no target, printed next to the floor): each
-# chart loaded and rendered twice, the baseline and the one render with every value
-# replaced by a sentinel that values tracing needs at least (here the same default values
-# twice: the engine's cost, not ours).
-RENDER_TWICE = RENDER_ONCE.replace(
-    "        rendered = chart.render(",
-    "        chart.render(values={}, name=\"release\", namespace=None, is_install=True)\n"
-    "        rendered = chart.render(")
+
+def render_each(tree: Path, times: int) -> tuple[float, float, int]:
+    """(wall, CPU, peak RSS) of RENDER_EACH over `tree`'s charts."""
+    wall, cpu, rss, proc = timed([sys.executable, "-c", RENDER_EACH, str(tree), str(times)])
+    if proc.returncode != 0:
+        raise SystemExit(f"rendering each chart {times}x failed:\n{proc.stderr[-2000:]}")
+    return wall, cpu, rss
 
 
 def measure(tree: Path, runs: int) -> dict[str, float]:
@@ -75,14 +80,8 @@ def measure(tree: Path, runs: int) -> dict[str, float]:
             raise SystemExit(f"check failed (exit {proc.returncode}):\n{proc.stderr[-2000:]}")
         proc_check = proc
         checks.append((wall, cpu, rss))
-        wall, cpu, rss, proc = timed([sys.executable, "-c", RENDER_ONCE, str(tree)])
-        if proc.returncode != 0:
-            raise SystemExit(f"render-once failed:\n{proc.stderr[-2000:]}")
-        floors.append((wall, cpu, rss))
-        wall, cpu, rss, proc = timed([sys.executable, "-c", RENDER_TWICE, str(tree)])
-        if proc.returncode != 0:
-            raise SystemExit(f"render-twice failed:\n{proc.stderr[-2000:]}")
-        twice.append((wall, cpu, rss))
+        floors.append(render_each(tree, 1))
+        twice.append(render_each(tree, 2))
     # Warm: the cache written by one run, then each run reads every chart from it (the
     # answer checked against the --no-cache one).
     shutil.rmtree(tree / CACHE_DIR, ignore_errors=True)

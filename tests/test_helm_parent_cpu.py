@@ -309,18 +309,6 @@ maxClient: 400
 mode: transaction
 """
 
-def _mixed_template() -> str:
-    """tests/test_helm_trace_sources' Deployment with a URL of both groups' values, and a
-    pgbouncer.ini whose lines hold both."""
-    from tests.test_helm_trace_sources import DEPLOYMENT
-
-    url = ("postgres://{{ .Values.db.user }}:{{ .Values.db.password }}@{{ .Values.db.host }}"
-           ":{{ .Values.db.port }}/{{ .Values.db.name }}?pool={{ .Values.pool }}")
-    return (textwrap.dedent(DEPLOYMENT % "{{ .Values.pool }}")
-            + f"          env:\n            - name: DATABASE_URL\n              value: \"{url}\"\n"
-            + _MIXED_CONFIG)
-
-
 _MIXED_CONFIG = """\
 ---
 apiVersion: v1
@@ -337,6 +325,18 @@ dbname={{ .Values.db.name }}
     default_pool_size = {{ .Values.pool }}
     max_client_conn = {{ .Values.maxClient }}
 """
+
+
+def _mixed_template() -> str:
+    """tests/test_helm_trace_sources' Deployment with a URL of both groups' values, and a
+    pgbouncer.ini whose lines hold both."""
+    from tests.test_helm_trace_sources import DEPLOYMENT
+
+    url = ("postgres://{{ .Values.db.user }}:{{ .Values.db.password }}@{{ .Values.db.host }}"
+           ":{{ .Values.db.port }}/{{ .Values.db.name }}?pool={{ .Values.pool }}")
+    return (textwrap.dedent(DEPLOYMENT % "{{ .Values.pool }}")
+            + f"          env:\n            - name: DATABASE_URL\n              value: \"{url}\"\n"
+            + _MIXED_CONFIG)
 
 
 def test_a_field_of_numbers_and_strings_is_traced_as_by_a_parse_each(tmp_path, monkeypatch,
