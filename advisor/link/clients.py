@@ -118,7 +118,7 @@ def mounted_files(w: Workload, index: ConfigIndex) -> list:
 
 
 _MOUNTED_INI = frozenset({"grafana-ini", "gitea-app-ini", "gitea-env-to-ini",
-                          "synapse-homeserver"})
+                          "synapse-homeserver", "pgpool-conf"})
 
 
 def client_from_workload(inputs: Inputs, topo: Topology, w: Workload,

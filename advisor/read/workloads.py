@@ -257,7 +257,8 @@ class EnvItem(Struct, array_like=True, frozen=True, gc=False):
     """One variable of a container's env as written, before its ConfigMap and Secret
     references are looked up: `form` "from" (an envFrom source: `name` is its prefix),
     "ref" (a valueFrom configMapKeyRef/secretKeyRef), "value" (a value, `$(VAR)`
-    expanded when linked), "other" (another valueFrom)."""
+    expanded when linked), "other" (another valueFrom: a fieldRef's kind is "field" and
+    its fieldPath `key`)."""
 
     form: str
     name: str
@@ -589,7 +590,12 @@ def _env_items(obj: K8sObject, keys: tuple, c: Any) -> list[EnvItem]:
                                    key=str(ref.get("key"))))
                 break
         else:
-            out.append(EnvItem("other", name, src))
+            # a fieldRef's path is kept: `$(NS)` of `metadata.namespace` in a host names
+            # the pod's own namespace (Bitnami's PGPOOL_BACKEND_NODES)
+            ref = vf.get("fieldRef") if isinstance(vf, dict) else None
+            path = ref.get("fieldPath") if isinstance(ref, dict) else None
+            out.append(EnvItem("other", name, src, kind="field" if path else "",
+                               key=str(path) if path else ""))
     return out
 
 
@@ -643,7 +649,9 @@ def _env(ns: str | None, items: tuple[EnvItem, ...], index: ConfigIndex) -> list
                                   from_ref=f"{kind}:{item.target}/{key} "
                                   "(not in repository)", secret=kind == "secret"))
         else:
-            out.append(EnvVar(name=item.name, source=item.source, from_ref="valueFrom"))
+            out.append(EnvVar(name=item.name, source=item.source,
+                              from_ref=f"field:{item.key}" if item.kind == "field"
+                              else "valueFrom"))
     # Later definitions win, like the kubelet; a `prefix*` marker of a source whose
     # names are not known stands for that source, each kept.
     last: dict[str, EnvVar] = {}

@@ -70,7 +70,7 @@ def oversubscribed_server(topo: Topology, ctx: RuleContext) -> Iterator[Finding]
             for p in c.parts:
                 terms.extend(p.factors)
         location = budget.max_connections.source.location() or budget.location
-        fix = Fix(description=_advice(budget))
+        fix = Fix(description=_advice(budget, clients))
         yield Finding(code="PA101", name="oversubscribed-server", severity=Severity.error,
                       message=message, detail=detail, location=location,
                       related=related(terms), fix=fix,
@@ -94,6 +94,9 @@ def _over_share(clients: dict[str, Client], budget) -> list[str]:
             processes = pool.processes.value if pool.processes else 1
             allowed = math.floor(per_pod * pool.per_pod() / sum(
                 p.per_pod() for p in client.pools) / processes)
+            if allowed < 1 and pool.per_pod() == 1 and len(client.pools) > 1:
+                continue  # one connection beside a larger pool (Pgpool-II's health check):
+                # the larger pool's line says what to shrink
             if allowed < 1:
                 # no pool is smaller than one connection: "allows 0 per process" was
                 # advice nobody can take (audit K, Airflow's create-user Job)
@@ -109,10 +112,20 @@ def _over_share(clients: dict[str, Client], budget) -> list[str]:
     return out
 
 
-def _advice(budget) -> str:
+def _advice(budget, by_name: dict[str, Client]) -> str:
     clients = [c for c in budget.contributions if c.kind == "client"]
     if clients:
         biggest = max(clients, key=lambda c: c.total)
+        found = by_name.get(biggest.who)
+        from advisor.read.apps.pgpool import POOL_LABEL  # a constant; no parsing loaded
+
+        if found is not None and any(p.label == POOL_LABEL for p in found.pools):
+            # a pooler already: its children and their caches are what to size
+            return (f"lower {biggest.who}'s num_init_children x max_pool so that its pods "
+                    f"x num_init_children x max_pool fit in {num(budget.usable)} (Pgpool-II "
+                    "caches one connection per user, database and parameters a child "
+                    "serves: max_pool 1 is enough for one pair), or raise max_connections "
+                    "(check memory: PA301)")
         return (f"route {biggest.who} through a transaction-mode PgBouncer, or lower its "
                 f"pool size so the sum fits in {num(budget.usable)}, or raise "
                 "max_connections (check memory: PA301); `pool-advisor advise` computes sizes")

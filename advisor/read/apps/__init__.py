@@ -117,6 +117,9 @@ READERS: tuple[StackReader, ...] = (
                                "zammad", "grafana", "gitea", "metabase", "graphql-engine",
                                "miniflux", "atuin", "vaultwarden", "bitwardenrs", "sonarr",
                                "radarr", "prowlarr", "lidarr", "synapse", "paperless-ngx")),
+    # Pgpool-II (bitnami/pgpool, pgpool/pgpool): num_init_children x max_pool to each
+    # backend, from its env and a mounted pgpool.conf (advisor/read/apps/pgpool.py)
+    StackReader("pgpool", "pgpool:pgpool_pools", image_markers=("pgpool",)),
 )
 
 
@@ -308,7 +311,11 @@ def pools_for_container(container: Container, app: AppSource | None = None, *,
     `node_cpus` sizes CPU-derived defaults (pgx, Prisma, cpu_count() workers); without
     it 4 CPUs are assumed and the pool says so (bound="cpu", cpus term)."""
     if app is not None and _not_the_app(container):
-        app = None  # a proxy/agent sidecar: the app's source files are not its settings
+        # a proxy/agent sidecar: the app's source files are not its settings; Pgpool-II's
+        # own pgpool.conf, mounted into its pod, is
+        own = app.of_kind("pgpool-conf") if "pgpool" in container.image.lower() else []
+        app = AppSource(root=app.root, directory=app.directory, files=tuple(own)) \
+            if own else None
     ctx = StackContext(container=container, app=app, profile=profile, node_cpus=node_cpus)
     from advisor.read.apps.cmdline import command_line
 

@@ -56,6 +56,7 @@ _BY_NAME = {
     "airflow.cfg": "airflow-cfg",  # $AIRFLOW_HOME/airflow.cfg (apps/airflow.py)
     "grafana.ini": "grafana-ini",  # Grafana's /etc/grafana (apps/images.py)
     "app.ini": "gitea-app-ini",  # Gitea's custom/conf (apps/images.py)
+    "pgpool.conf": "pgpool-conf",  # Pgpool-II's configuration (apps/pgpool.py)
     "homeserver.yaml": "synapse-homeserver",  # Synapse's config (apps/images.py)
     # dependency manifests: which driver/framework the app uses (advisor/read/apps/identify.py)
     "requirements.txt": "deps", "Pipfile": "deps", "pyproject.toml": "deps",
