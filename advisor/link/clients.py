@@ -183,13 +183,18 @@ def client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
         bound = _service_binding_route(w, c, index or {}, topo) if c.env else None
         c_route = bound or env_route or operator_secret_route(c, operator_secrets or {}) \
             or route_from_args(c.command, c.args, c.source) or next(iter(c_routes), None) \
-            or host_variable_route(c.env, host_map, w.namespace or default_ns)
+            or host_variable_route(c.env, host_map, w.namespace or default_ns) \
+            or _pgpool_route(c, app if c.name in runs_app else None)
         for pool in found.pools:
             # a binding configures the datasource, whatever URL the app's config names
             pools.append(replace(pool, route=c_route) if bound or (not pool.route and c_route)
                          else pool)
         route = route or c_route
         further += c_routes
+        if "pgpool" in c.image.lower():
+            # Pgpool-II reaches each backend with the same pools: a backend that is
+            # another server gets a part of its own (_split_by_target), not a sum here
+            further += [p.route for p in found.pools if p.route is not None]
     if route is None:
         # no URL in the env: the host the application's own configuration names
         # (application.yml, database.yml, a config file) links it, or says it links nowhere
@@ -292,6 +297,15 @@ def client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
         client.extra_routes = extra  # the declared target takes them all
         return [client, *leader]
     return [client, *leader, *_split_by_target(topo, client, extra, target, target_of)]
+
+
+def _pgpool_route(c: Container, app: AppSource | None) -> Route | None:
+    """A Pgpool-II container's first backend: where its connections count, known or not."""
+    if "pgpool" not in c.image.lower():
+        return None
+    from advisor.read.apps.pgpool import backend_route
+
+    return backend_route(c, app)
 
 
 def _leader_part(client: Client) -> list[Client]:

@@ -313,9 +313,12 @@ def pools_for_container(container: Container, app: AppSource | None = None, *,
     if app is not None and _not_the_app(container):
         # a proxy/agent sidecar: the app's source files are not its settings; Pgpool-II's
         # own pgpool.conf, mounted into its pod, is
-        own = app.of_kind("pgpool-conf") if "pgpool" in container.image.lower() else []
-        app = AppSource(root=app.root, directory=app.directory, files=tuple(own)) \
-            if own else None
+        if "pgpool" in container.image.lower():
+            from advisor.read.apps.pgpool import own_files
+
+            app = own_files(app)
+        else:
+            app = None
     ctx = StackContext(container=container, app=app, profile=profile, node_cpus=node_cpus)
     from advisor.read.apps.cmdline import command_line
 

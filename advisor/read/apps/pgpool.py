@@ -46,8 +46,9 @@ from advisor.model import Pool, Route, Source, Term
 from advisor.read.apps.numbers import parse_int
 
 if TYPE_CHECKING:
+    from advisor.model import Container
     from advisor.read.apps.base import StackContext
-    from advisor.read.apps.source import AppFile
+    from advisor.read.apps.source import AppFile, AppSource
 
 NAMES = ("pgpool", "pgpool2", "pgpool-ii")  # the image repository's last name
 POOL_LABEL = "Pgpool-II max_pool"  # the children's caches (PA101 sizes them, not a PgBouncer)
@@ -84,7 +85,9 @@ class _Settings(Struct):
     the backends' host and port by node number."""
 
     values: dict[str, Value]
-    hidden: list[tuple[str, Source]]  # a setting from a value the repository does not hold
+    # why a setting's value is not known here: (the variable or file, where it is named,
+    # and what is missing when it is not a Secret's or reference's value)
+    hidden: list[tuple[str, Source, str]]
 
 
 def _image_path(image: str) -> list[str]:
@@ -136,7 +139,7 @@ def _env_layer(ctx: StackContext, settings: _Settings, names: list[tuple[str, st
         if var is None:
             continue
         if var.value is None:
-            settings.hidden.append((setting, ctx.env_source(var_name)))
+            settings.hidden.append((var_name, ctx.env_source(var_name), ""))
         elif var.value.strip():
             settings.values[setting] = Value(var.value.strip(), ctx.env_source(var_name))
 
@@ -145,7 +148,8 @@ def _bitnami_backends(ctx: StackContext, settings: _Settings) -> None:
     var = ctx.env("PGPOOL_BACKEND_NODES")
     if var is None or var.value is None:
         if var is not None:
-            settings.hidden.append(("backend_hostname0", ctx.env_source("PGPOOL_BACKEND_NODES")))
+            settings.hidden.append(("PGPOOL_BACKEND_NODES",
+                                    ctx.env_source("PGPOOL_BACKEND_NODES"), ""))
         return
     source = ctx.env_source("PGPOOL_BACKEND_NODES")
     for item in re.split(r"[,;]", var.value):
@@ -167,7 +171,7 @@ def _read_settings(ctx: StackContext) -> tuple[_Settings, str] | None:
         _env_layer(ctx, settings, [(v, s) for v, s, _ in _BITNAMI_ENV])
         for var_name, setting, default in _BITNAMI_ENV:
             if setting not in settings.values and default is not None and not any(
-                    h == setting for h, _ in settings.hidden):
+                    h == var_name for h, _, _ in settings.hidden):
                 # set empty (the chart's `pgpool.maxPool: ""`): where to set it
                 empty = f", {var_name} empty at {ctx.env_source(var_name).label()}" \
                     if ctx.env(var_name) is not None else ""
@@ -176,12 +180,16 @@ def _read_settings(ctx: StackContext) -> tuple[_Settings, str] | None:
                     f"{empty}", key=var_name))
         _bitnami_backends(ctx, settings)
         user_conf = ctx.env("PGPOOL_USER_CONF_FILE")
+        where = ctx.env_source("PGPOOL_USER_CONF_FILE")
         if user_conf is not None and user_conf.value is None:
-            settings.hidden.append(("pgpool.conf", ctx.env_source("PGPOOL_USER_CONF_FILE")))
+            settings.hidden.append(("PGPOOL_USER_CONF_FILE", where, ""))
         elif user_conf is not None and user_conf.value.strip():
             found = _mounted_conf(ctx, user_conf.value.strip())
             if found is None:
-                settings.hidden.append(("pgpool.conf", ctx.env_source("PGPOOL_USER_CONF_FILE")))
+                settings.hidden.append(("PGPOOL_USER_CONF_FILE", where, (
+                    f"PGPOOL_USER_CONF_FILE ({where.label()}) names "
+                    f"{user_conf.value.strip()}, which no ConfigMap or Secret of the "
+                    "repository is mounted as; its lines win over the env")))
             else:
                 settings.values.update(conf_values(found))
         return settings, "bitnami"
@@ -276,8 +284,11 @@ def pgpool_pools(ctx: StackContext) -> list[Pool]:
             "from is not known")
         return []
     settings, flavour = found
-    for name, where in settings.hidden:
-        ctx.hidden_size(label, name, where)
+    for name, where, why in settings.hidden:
+        if why:
+            ctx.unknown.append(f"{label}: {why}")
+        else:
+            ctx.hidden_size(label, name, where)
     if settings.hidden:
         return []
     problems: list[str] = []
@@ -318,3 +329,26 @@ def pgpool_pools(ctx: StackContext) -> list[Pool]:
                 route=route, note=f"sr_check_period {sr_check.value:g} s: one connection "
                                   "per backend while a check runs"))
     return pools
+
+
+def backend_route(container: Container, app: AppSource | None) -> Route | None:
+    """Where a Pgpool-II container connects (its first backend), also when its pool
+    sizes are unknown: its connections then count as unknown on that server (a floor),
+    not on no server."""
+    from advisor.read.apps.base import StackContext
+
+    if not is_pgpool_image(container.image):
+        return None
+    ctx = StackContext(container=container, app=own_files(app), profile=None)
+    found = _read_settings(ctx)
+    routes = _backend_routes(ctx, found[0]) if found is not None else []
+    return routes[0] if routes else None
+
+
+def own_files(app: AppSource | None) -> AppSource | None:
+    """Of an application's files, only a pgpool.conf: the rest are not Pgpool-II's."""
+    from advisor.read.apps.source import AppSource
+
+    own = app.of_kind("pgpool-conf") if app is not None else []
+    return AppSource(root=app.root, directory=app.directory, files=tuple(own)) \
+        if own and app is not None else None
