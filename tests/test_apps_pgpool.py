@@ -296,3 +296,35 @@ data:
     budgets = {b.server: b for b in run_check([str(tmp_path)], CheckOptions()).budgets}
     assert budgets["mypostgres"].peak == 32 * 4
     assert budgets["mypostgres-replica"].peak == 32 * 4
+
+
+def test_an_application_through_the_pgpool_service_is_counted_as_pgpool(tmp_path):
+    """The servers behind Pgpool-II are sent its connections, whatever its clients
+    open: an application whose host is the pgpool Service is no client of a server,
+    and not one linked to nothing (a PA107 warning that asked to declare a server)."""
+    app = """
+apiVersion: v1
+kind: Service
+metadata: {name: pg-pgpool}
+spec:
+  selector: {app.kubernetes.io/component: pgpool}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web}
+spec:
+  replicas: 4
+  template:
+    spec:
+      containers:
+        - name: web
+          image: ghcr.io/acme/web:1
+          env:
+            - {name: DATABASE_URL, value: "postgresql://app@pg-pgpool:5432/app"}
+"""
+    write(tmp_path, {"k8s/pg.yaml": BACKENDS, "k8s/pgpool.yaml": bitnami_pgpool(),
+                     "k8s/app.yaml": app})
+    result, found = budget(tmp_path)
+    assert found.peak == 2 * (NUM_INIT_CHILDREN_DEFAULT * BITNAMI_MAX_POOL + BITNAMI_CHECKS)
+    assert not [f for f in result.findings if f.code in ("PA106", "PA107")]
+    assert any("Deployment/web: connects through Pgpool-II" in n for n in result.notices)

@@ -37,7 +37,7 @@ from advisor.link.hosts import (
     service_targets,
     targets_by_namespace,
 )
-from advisor.link.inputs import Inputs
+from advisor.link.inputs import Inputs, workload_id
 from advisor.link.operators import (
     OPERATOR_KINDS,
     add_operator_entities,
@@ -225,6 +225,7 @@ def build_topology(inputs: Inputs) -> Topology:
     # all of them held to the end were a tenth of the peak memory of a large check.
     pending = [w for w in loads if id(w) not in not_clients]
     del loads
+    pgpool_pods = _pgpool_pods(pending, default_ns)
     topo.notices += with_core_database(pending)  # Harbor jobservice: core's database
     svc_by_host = service_host_index(services, default_ns)
     own = partial(own_service, services=services, by_host=svc_by_host, default_ns=default_ns)
@@ -259,6 +260,8 @@ def build_topology(inputs: Inputs) -> Topology:
                 topo.clients.append(client)
     for fn in inputs.lambdas:
         topo.clients.append(lambda_client(fn, host_map, topo))
+    if pgpool_pods:
+        _through_pgpool(topo, services, svc_by_host, default_ns, pgpool_pods)
     _name_unlinked_services(topo, services, svc_by_host, default_ns)
     _without_admin_console(topo)
     pooler_pairs(topo)
@@ -424,6 +427,47 @@ def _as_applied(objects: list[K8sObject], default_ns: str, notices: list[str]
                        f"{obj.path}:{obj.line}): the cluster keeps one, the last applied "
                        f"({obj.path}:{obj.line}); counted once")
     return [objects[i] for i in kept]
+
+
+def _pgpool_pods(loads: list[Workload], default_ns: str
+                 ) -> list[tuple[str, dict[str, str], str]]:
+    """(namespace, pod labels, workload id) of each workload running Pgpool-II."""
+    from advisor.read.apps.pgpool import is_pgpool_image
+
+    return [(w.namespace or default_ns, w.pod_labels, workload_id(w)) for w in loads
+            if any("pgpool" in c.image.lower() and is_pgpool_image(c.image)
+                   for c in w.containers)]
+
+
+def _through_pgpool(topo: Topology, services: list[dict],
+                    by_host: dict[str, tuple[str, str]], default_ns: str,
+                    pgpool_pods: list[tuple[str, dict[str, str], str]]) -> None:
+    """A client whose host is a Service selecting Pgpool-II pods reaches the servers
+    through it: the servers are sent Pgpool-II's own connections (num_init_children x
+    max_pool per backend, its client), not the application's, so it is no client of a
+    server, and not one linked to nothing (PA107)."""
+    from advisor.link.hosts import resolve_host
+
+    kept = []
+    for client in topo.clients:
+        route = client.route
+        found = resolve_host(route.host, client.namespace or default_ns, by_host) \
+            if client.target_id is None and route is not None and route.host else None
+        svc = services[int(found[1])] if found is not None else None
+        pgpool = next((wid for ns, labels, wid in pgpool_pods
+                       if svc is not None and svc["selector"]
+                       and (svc["namespace"] or default_ns) == ns
+                       and all(labels.get(k) == v for k, v in svc["selector"].items())),
+                      None) if svc is not None else None
+        if pgpool is None:
+            kept.append(client)
+            continue
+        topo.notices.append(
+            f"{client.id}: connects through Pgpool-II ({pgpool}) at {route.host!r} "
+            f"({route.source.label()}, Service {svc['name']}): the servers behind it are "
+            "sent Pgpool-II's connections (num_init_children x max_pool each), counted "
+            "there, not its own")
+    topo.clients = kept
 
 
 def _name_unlinked_services(topo: Topology, services: list[dict],
