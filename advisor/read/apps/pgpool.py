@@ -154,8 +154,8 @@ def _bitnami_backends(ctx: StackContext, settings: _Settings) -> None:
     source = ctx.env_source("PGPOOL_BACKEND_NODES")
     for item in re.split(r"[,;]", var.value):
         fields = item.strip().split(":")
-        if len(fields) < 2 or not fields[0].strip() or not fields[1].strip():
-            continue
+        if len(fields) < 2 or not fields[0].strip().isdigit() or not fields[1].strip():
+            continue  # libpgpool.sh refuses to start (`host:port` without a node number)
         num = fields[0].strip()
         settings.values[f"backend_hostname{num}"] = Value(fields[1].strip(), source)
         port = fields[2].strip() if len(fields) > 2 and fields[2].strip() else "5432"
