@@ -426,6 +426,16 @@ class CpuFormula(Frozen, kw_only=True):
         return max(self.floor, self.per_cpu * cpus + self.plus)
 
 
+class PoolerFront(Frozen, kw_only=True):
+    """The client side of a pool whose process is itself a pooler (Pgpool-II): each of
+    its `children` serves one client connection at a time."""
+
+    children: Term  # num_init_children: client connections one pod serves at once
+    # reserved_connections: above 0, a client past children - reserved is refused
+    # ("Sorry, too many clients already"); 0, it waits for a child to be free
+    reserved: Term
+
+
 class Pool(Record, kw_only=True):
     """One connection pool inside one process: processes x size connections per pod."""
 
@@ -451,6 +461,9 @@ class Pool(Record, kw_only=True):
     # Where the setting would be added when `size` is a default (the line to add it
     # after, in the mapping or section that lacks it); None: not known.
     insert_at: Source | None = None
+    # When the process is itself a pooler in front of the server (Pgpool-II): the client
+    # connections it admits (PA212); None for an application's pool.
+    front: PoolerFront | None = None
 
     def per_pod(self) -> float:
         return self.size.value * (self.processes.value if self.processes else 1)
@@ -491,6 +504,10 @@ class Client(Record, kw_only=True):
     # When its route links to nothing but names a Service of the repository: that Service
     # and why it leads nowhere (PA107 says so instead of "no Service").
     unlinked_service: str = ""
+    # The id of the Pgpool-II client whose Service its host is: it reaches the servers
+    # through it, which are sent Pgpool-II's connections, not its own; its connections
+    # count against Pgpool-II's children (PA212). target_id stays None.
+    via: str = ""
 
     def routes(self) -> list[Route]:
         """Every route its connections take: its pools' (else its own), then its

@@ -58,11 +58,11 @@ USERS = ("u1", "u2", "u3")
 
 
 @contextmanager
-def running_pgpool(pg: PgServer, tmp: Path) -> Iterator[tuple[int, str]]:
+def running_pgpool(pg: PgServer, tmp: Path, extra: str = "") -> Iterator[tuple[int, str]]:
     run = tmp / "run"
     run.mkdir()
     port = free_port()
-    text = CONF.format(port=port, run=run, pcp_port=free_port(), pg_port=pg.port)
+    text = CONF.format(port=port, run=run, pcp_port=free_port(), pg_port=pg.port) + extra
     (tmp / "pgpool.conf").write_text(text)
     (tmp / "pcp.conf").write_text("")
     log = (tmp / "pgpool.log").open("w")
@@ -129,3 +129,38 @@ def test_backend_connections_reach_but_never_exceed_children_times_max_pool(tmp_
     assert counts[:2] == [children, children], counts
     assert max(counts) == children * max_pool, counts
     assert counts[2:] == [children * max_pool] * len(counts[2:]), counts
+
+
+def test_reserved_connections_refuse_the_clients_past_children_minus_reserved(tmp_path):
+    """PA212's capacity: num_init_children - reserved_connections clients at once, the
+    next refused (not left waiting) when reserved_connections >= 1."""
+    psycopg = pytest.importorskip("psycopg")
+    with running_postgres("max_connections = 40") as pg:
+        pg.psql("CREATE ROLE u1 LOGIN")
+        with running_pgpool(pg, tmp_path, "reserved_connections = 1\n") as (port, text):
+            values = conf_values(AppFile(path="pgpool.conf", rel="pgpool.conf",
+                                         kind="pgpool-conf", text=text))
+            admitted = int(values["num_init_children"].text) - int(
+                values["reserved_connections"].text)
+            assert admitted == 1
+            dsn = f"host=127.0.0.1 port={port} user=u1 dbname=postgres sslmode=disable"
+            held = [_connect_when_free(psycopg, dsn) for _ in range(admitted)]
+            try:
+                with pytest.raises(psycopg.OperationalError, match="too many clients"):
+                    psycopg.connect(dsn, connect_timeout=5).close()
+            finally:
+                for conn in held:
+                    conn.close()
+
+
+def _connect_when_free(psycopg, dsn: str):
+    """A connection, once the child that served running_pgpool's probe counts as free
+    again (Pgpool-II lowers its count of clients a moment after one leaves)."""
+    deadline = time.monotonic() + 10
+    while True:
+        try:
+            return psycopg.connect(dsn, autocommit=True)
+        except psycopg.OperationalError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.2)

@@ -444,11 +444,10 @@ def _through_pgpool(topo: Topology, services: list[dict],
                     pgpool_pods: list[tuple[str, dict[str, str], str]]) -> None:
     """A client whose host is a Service selecting Pgpool-II pods reaches the servers
     through it: the servers are sent Pgpool-II's own connections (num_init_children x
-    max_pool per backend, its client), not the application's, so it is no client of a
-    server, and not one linked to nothing (PA107)."""
+    max_pool per backend, its client), not the application's: it is no client of a
+    server, and not one linked to nothing (PA107), but one of Pgpool-II (`via`, PA212)."""
     from advisor.link.hosts import resolve_host
 
-    kept = []
     for client in topo.clients:
         route = client.route
         found = resolve_host(route.host, client.namespace or default_ns, by_host) \
@@ -460,14 +459,13 @@ def _through_pgpool(topo: Topology, services: list[dict],
                        and all(labels.get(k) == v for k, v in svc["selector"].items())),
                       None) if svc is not None else None
         if pgpool is None:
-            kept.append(client)
             continue
+        client.via = pgpool
         topo.notices.append(
             f"{client.id}: connects through Pgpool-II ({pgpool}) at {route.host!r} "
             f"({route.source.label()}, Service {svc['name']}): the servers behind it are "
             "sent Pgpool-II's connections (num_init_children x max_pool each), counted "
-            "there, not its own")
-    topo.clients = kept
+            "there, not its own; its own count against Pgpool-II's children (PA212)")
 
 
 def _name_unlinked_services(topo: Topology, services: list[dict],
@@ -479,7 +477,8 @@ def _name_unlinked_services(topo: Topology, services: list[dict],
     from advisor.link.hosts import resolve_host
 
     unlinked = [c for c in topo.clients
-                if c.target_id is None and c.route is not None and c.route.host]
+                if c.target_id is None and c.route is not None and c.route.host
+                and not c.via]
     if not unlinked:
         return
     for client in unlinked:

@@ -50,8 +50,8 @@ def unlinked_database_client(topo: Topology, ctx: RuleContext) -> Iterator[Findi
       declared in configuration".
     """
     for client in topo.clients:
-        if client.target_id is not None or client.route is None:
-            continue
+        if client.target_id is not None or client.route is None or client.via:
+            continue  # through Pgpool-II: PA212's
         route = client.route
         host = route.host or "(no host)"
         loc = route.source.location()

@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING
 
 from msgspec import Struct
 
-from advisor.model import Pool, Route, Source, Term
+from advisor.model import Pool, PoolerFront, Route, Source, Term
 from advisor.read.apps.numbers import parse_int
 
 if TYPE_CHECKING:
@@ -59,6 +59,7 @@ DEFAULTS: dict[str, tuple[int, str]] = {
     "max_pool": (4, f"Pgpool-II default max_pool 4 ({_UPSTREAM})"),
     "health_check_period": (0, f"Pgpool-II default health_check_period 0 ({_UPSTREAM})"),
     "sr_check_period": (10, f"Pgpool-II default sr_check_period 10 ({_UPSTREAM})"),
+    "reserved_connections": (0, f"Pgpool-II default reserved_connections 0 ({_UPSTREAM})"),
 }
 # bitnami/pgpool libpgpool.sh: (variable, setting, the image's default when the variable is
 # empty or unset; None: the setting is left as the sample has it)
@@ -67,6 +68,7 @@ _BITNAMI_ENV: tuple[tuple[str, str, int | None], ...] = (
     ("PGPOOL_MAX_POOL", "max_pool", 15),
     ("PGPOOL_HEALTH_CHECK_PERIOD", "health_check_period", 30),
     ("PGPOOL_SR_CHECK_PERIOD", "sr_check_period", 30),
+    ("PGPOOL_RESERVED_CONNECTIONS", "reserved_connections", None),
 )
 _OFFICIAL_DEFAULTS = {"sr_check_period": 0, "health_check_period": 0}  # entrypoint.sh
 _OFFICIAL_CONF_DIR = "/config"  # Dockerfile.pgpool ENV PGPOOL_CONF_VOLUME
@@ -296,9 +298,10 @@ def pgpool_pools(ctx: StackContext) -> list[Pool]:
     per_child = _setting(ctx, settings, "max_pool", problems)
     health = _setting(ctx, settings, "health_check_period", problems)
     sr_check = _setting(ctx, settings, "sr_check_period", problems)
+    reserved = _setting(ctx, settings, "reserved_connections", problems)
     mode = settings.values.get("backend_clustering_mode")
     streaming = mode is None or mode.text.strip("'\"").lower() == "streaming_replication"
-    if problems or children is None or per_child is None:
+    if problems or children is None or per_child is None or reserved is None:
         ctx.unknown.extend(f"{label}: {p}" for p in problems)
         return []
     routes = _backend_routes(ctx, settings)
@@ -316,6 +319,7 @@ def pgpool_pools(ctx: StackContext) -> list[Pool]:
             processes=Term(label="num_init_children (child processes)",
                            value=children.value, source=children.source),
             route=route, bound=bound,
+            front=PoolerFront(children=children, reserved=reserved),
             note=f"each child caches up to max_pool connections to every backend "
                  f"({flavour} image); fewer when clients use fewer user/database pairs"))
         if health is not None and health.value > 0:
