@@ -251,13 +251,18 @@ def client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
         if unplaced and not (decl is not None and decl.target) \
                 and w.name not in topo.unplaced_clients:
             topo.unplaced_clients.append(w.name)
-        if pools:
-            # a pool read from its code, and no host in its env or mounted files: in no
-            # budget, said rather than left out without a word
+        if pools and not (decl is not None and decl.target):
+            # a pool read from its code, and no host in its env or mounted files: it
+            # connects somewhere, maybe to a server here, so no server's peak is more than
+            # a floor (a Knex pool whose URL is a template literal, a Flask config class,
+            # left out of every budget, let a server print "fits, peak 0")
             topo.notices.append(
                 f"{workload_id(w)}: opens {', '.join(sorted({p.label for p in pools}))} "
                 "but names no database host in its env, arguments or mounted configuration "
-                "the repository holds: in no budget (declare [[workloads]] target)")
+                "the repository holds: it may connect to any server here, so each peak is "
+                "a floor (declare [[workloads]] target)")
+            if w.name not in topo.unplaced_clients:
+                topo.unplaced_clients.append(w.name)
     if not pools and route is None:
         return []  # talks to no database we can see
     client = Client(id=workload_id(w), name=w.name, namespace=w.namespace, kind=w.kind,

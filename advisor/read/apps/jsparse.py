@@ -30,6 +30,11 @@ _TOKEN = re.compile(r"""
 """, re.S | re.X)
 
 
+# `${NAME}` or `${process.env.NAME}` inside a template literal
+_TPL_PART = re.compile(
+    r"\$\{\s*(?:process\.env\.(?P<env>[A-Za-z_]\w*)|(?P<name>[A-Za-z_$][\w$]*))\s*\}")
+
+
 class Tok(Struct, frozen=True):
     kind: str
     text: str
@@ -160,7 +165,14 @@ class JsParser:
             return Val(text, self.src(i)), i + 1
         if tok.kind == "tpl":
             body = tok.text[1:-1]
-            return (Val(body, self.src(i)) if "${" not in body else None), i + 1
+            if "${" not in body:
+                return Val(body, self.src(i)), i + 1
+            # `postgresql://${USER}:${PASSWORD}@postgres:5432/todos`: each `${NAME}` (a
+            # const, process.env.NAME) whose value is known put in; the others left as
+            # written, so a URL still names its host when only its password is unknown
+            # (a placeholder left in the host makes no route)
+            text = _TPL_PART.sub(self.template_part, body)
+            return Val(text, self.src(i)), i + 1
         if tok.text == "{":
             return self.object(i)
         if tok.text == "[":
@@ -188,6 +200,21 @@ class JsParser:
         if tok.kind == "id":
             return self.identifier(i)
         return None, i + 1
+
+    def template_part(self, m: re.Match[str]) -> str:
+        """A template literal's `${...}` as text: a const's or env variable's known
+        string or number, else the part as written."""
+        name, env = m.group("name"), m.group("env")
+        if env is not None:
+            var = self.scope.env.get(env)
+            value = var.value if var is not None else None
+        else:
+            found = self.scope.names.get(name)
+            value = found.value if found is not None and not found.hidden else None
+        if isinstance(value, bool) or not isinstance(value, str | int | float) or (
+                isinstance(value, str) and "${" in value):
+            return m.group(0)
+        return str(value)
 
     def identifier(self, i: int) -> tuple[Val | None, int]:
         name = self.t[i].text

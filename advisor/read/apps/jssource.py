@@ -125,7 +125,10 @@ def get(obj: Val | None, *path: str) -> Val | None:
 def route_of(v: Val | None, ctx: StackContext) -> Route | None:
     """Route from a URL value; the container env when the value is not known."""
     if known(v) and isinstance(v.value, str):
-        return route_from_url(v.value, v.source)
+        found = route_from_url(v.value, v.source)
+        # a template literal whose host part is not known here: the env may say
+        return found if found is not None or "${" not in v.value \
+            else route_from_env(ctx.container.env)
     return route_from_env(ctx.container.env)
 
 

@@ -1,0 +1,91 @@
+"""A pool read from an application's code whose host the repository does not name is
+no silent zero (audit of session 20 on real repositories: testdrivenio/node-kubernetes
+and flask-vue-kubernetes printed `fits, peak 0 (no client or pooler connects to it)`
+beside a notice that the pool was read): it may connect to any server here, so each
+peak is a floor. And a JavaScript template literal URL whose user and password are
+`${...}` still names its host (node-kubernetes' knexfile.js)."""
+
+from __future__ import annotations
+
+from advisor.engine.check import run_check
+from advisor.engine.options import CheckOptions
+from tests.tree_helpers import write
+
+DB = """
+apiVersion: v1
+kind: Service
+metadata: {name: postgres}
+spec:
+  selector: {app: postgres}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: postgres}
+spec:
+  template:
+    metadata: {labels: {app: postgres}}
+    spec:
+      containers:
+        - {name: postgres, image: "postgres:14-alpine"}
+"""
+NODE = """
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: node}
+spec:
+  replicas: 1
+  strategy: {type: Recreate}
+  template:
+    spec:
+      containers:
+        - name: node
+          image: gcr.io/acme/todos:v0.0.1
+          env:
+            - {name: NODE_ENV, value: development}
+            - {name: PORT, value: "3000"}
+"""
+PACKAGE = '{"name": "todos", "dependencies": {"knex": "^3.1.0", "pg": "^8.11.0"}}\n'
+KNEXFILE = """\
+const POSTGRES_USER = process.env.POSTGRES_USER;
+const POSTGRES_PASSWORD = process.env.POSTGRES_PASSWORD;
+const DATABASE_URL = `postgresql://${POSTGRES_USER}:${POSTGRES_PASSWORD}@HOST:5432/todos`
+
+module.exports = {
+  development: {
+    client: 'pg',
+    connection: DATABASE_URL,
+    pool: { min: 2, max: 7 },
+  },
+};
+"""
+KNEX_JS = """\
+const environment = process.env.NODE_ENV || 'development';
+const config = require('../../knexfile')[environment];
+module.exports = require('knex')(config);
+"""
+DOCKERFILE = "FROM node:20-alpine\nWORKDIR /usr/src/app\nCOPY . .\nCMD [\"npm\", \"start\"]\n"
+
+
+def _check(tmp_path, host: str):
+    write(tmp_path, {"k8s/db.yaml": DB, "k8s/node.yaml": NODE, "package.json": PACKAGE,
+                     "knexfile.js": KNEXFILE.replace("HOST", host), "src/db/knex.js": KNEX_JS,
+                     "Dockerfile": DOCKERFILE})
+    result = run_check([str(tmp_path)], CheckOptions())
+    (budget,) = result.budgets
+    return result, budget
+
+
+def test_template_literal_url_with_unknown_credentials_names_its_host(tmp_path):
+    _, budget = _check(tmp_path, "postgres")
+    assert budget.peak == 7 and not budget.peak_is_floor
+    (c,) = budget.contributions
+    assert c.who == "node"
+
+
+def test_a_pool_read_with_no_host_makes_every_peak_a_floor(tmp_path):
+    # the host itself is a value not known here: the pool is read, where it goes is not
+    result, budget = _check(tmp_path, "${POSTGRES_HOST}")
+    assert budget.peak == 0 and budget.peak_is_floor, budget
+    assert budget.unplaced_clients == ["node"]
+    assert not budget.fits
+    assert any("may connect to any server here" in n for n in result.notices)
