@@ -210,3 +210,79 @@ def test_db_migrate_reads_activerecord_from_the_gemfile_lock():
         assert pool.size.value == held, version
         if held == 2:
             assert (pool.size.source.path, pool.size.source.line) == ("Gemfile.lock", 4)
+
+
+REPLICA = """
+apiVersion: v1
+kind: Service
+metadata: {name: db-replica}
+spec:
+  selector: {app: db-replica}
+---
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: db-replica}
+spec:
+  template:
+    metadata: {labels: {app: db-replica}}
+    spec:
+      containers:
+        - name: postgres
+          image: postgres:16.2
+          args: ["-c", "max_connections=200"]
+"""
+
+
+def web(image: str, replica_env: str) -> str:
+    """A Mastodon web Deployment (Puma, 2 workers x 5 threads by default) whose env
+    names a read replica (theepicsaxguy/homelab's kustomization: REPLICA_DB_HOST and
+    REPLICA_DB_NAME through envFrom)."""
+    return f"""
+apiVersion: apps/v1
+kind: Deployment
+metadata: {{name: mastodon-web}}
+spec:
+  replicas: 2
+  strategy: {{type: Recreate}}
+  template:
+    spec:
+      containers:
+        - name: web
+          image: {image}
+          command: [bundle, exec, puma, -C, config/puma.rb]
+          env:
+            - {{name: DB_HOST, value: db}}
+            - {{name: DB_NAME, value: mastodon}}
+{replica_env}"""
+
+
+def test_read_replica_gets_the_same_pools_from_4_2(tmp_path):
+    """Mastodon 4.2+ opens a second pool of the primary's size in every web and Sidekiq
+    process on the replica (application_record.rb connects_to reading: :replica when
+    REPLICA_DB_NAME or REPLICA_DATABASE_URL is set; database.yml's replica takes the
+    default pool): the replica server was left at 0."""
+    replica_env = ("            - {name: REPLICA_DB_HOST, value: db-replica}\n"
+                   "            - {name: REPLICA_DB_NAME, value: mastodon}\n")
+    write(tmp_path, {"k8s/db.yaml": DB, "k8s/replica.yaml": REPLICA,
+                     "k8s/web.yaml": web("ghcr.io/mastodon/mastodon:v4.3.2", replica_env)})
+    budgets = {b.server: b for b in run_check([str(tmp_path)], CheckOptions()).budgets}
+    per_pod = 2 * 5  # Puma workers x threads (pool 5)
+    assert budgets["db"].peak == 2 * per_pod
+    assert budgets["db-replica"].peak == 2 * per_pod
+    # REPLICA_DB_HOST alone does not switch reads to it; before 4.2 nothing reads them
+    write(tmp_path, {"k8s/web.yaml": web("ghcr.io/mastodon/mastodon:v4.3.2", replica_env.split(
+        "\n")[0] + "\n")})
+    budgets = {b.server: b for b in run_check([str(tmp_path)], CheckOptions()).budgets}
+    assert (budgets["db"].peak, budgets["db-replica"].peak) == (2 * per_pod, 0)
+    write(tmp_path, {"k8s/web.yaml": web("ghcr.io/mastodon/mastodon:v4.1.9", replica_env)})
+    budgets = {b.server: b for b in run_check([str(tmp_path)], CheckOptions()).budgets}
+    assert (budgets["db"].peak, budgets["db-replica"].peak) == (2 * per_pod, 0)
+
+
+def test_read_replica_url_names_its_host(tmp_path):
+    replica_env = ("            - {name: REPLICA_DATABASE_URL, "
+                   "value: 'postgresql://mastodon@db-replica:5432/mastodon'}\n")
+    write(tmp_path, {"k8s/db.yaml": DB, "k8s/replica.yaml": REPLICA,
+                     "k8s/web.yaml": web("ghcr.io/mastodon/mastodon:v4.2.0", replica_env)})
+    budgets = {b.server: b for b in run_check([str(tmp_path)], CheckOptions()).budgets}
+    assert budgets["db-replica"].peak == budgets["db"].peak == 2 * 2 * 5

@@ -191,10 +191,12 @@ def client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
                          else pool)
         route = route or c_route
         further += c_routes
-        if "pgpool" in c.image.lower():
-            # Pgpool-II reaches each backend with the same pools: a backend that is
-            # another server gets a part of its own (_split_by_target), not a sum here
-            further += [p.route for p in found.pools if p.route is not None]
+        # a pool's own route to another host (each Pgpool-II backend, Mastodon's read
+        # replica) is a further route: a part of the client where it leads
+        # (_split_by_target), not a sum on the first target
+        main_host = (c_route.host or "").lower() if c_route is not None else ""
+        further += [p.route for p in found.pools if p.route is not None and p.route.host
+                    and p.route.host.lower() != main_host]
     if route is None:
         # no URL in the env: the host the application's own configuration names
         # (application.yml, database.yml, a config file) links it, or says it links nowhere

@@ -560,7 +560,7 @@ def mastodon_pools(ctx: StackContext) -> list[Pool]:
                            note=f"pool {size} vs Sidekiq concurrency {threads}: one "
                                 "connection per thread, never more than the pool")
         moves = [] if conc_src == pool_src else [conc_term if n == size else pool_term]
-        return [replace(counted, moves_with=moves)]
+        return _with_replica(ctx, [replace(counted, moves_with=moves)])
     workers = _int_env(ctx, "WEB_CONCURRENCY")
     threads = _int_env(ctx, "MAX_THREADS")
     n_threads = threads[0] if threads else 5
@@ -584,7 +584,51 @@ def mastodon_pools(ctx: StackContext) -> list[Pool]:
         # Puma refuses to start with min threads above max: it moves down with them
         moves.append(Term(label="Puma min threads (MIN_THREADS)", value=min_threads[0],
                           source=min_threads[1]))
-    return [replace(pool_obj, processes=processes, moves_with=moves)]
+    return _with_replica(ctx, [replace(pool_obj, processes=processes, moves_with=moves)])
+
+
+def _with_replica(ctx: StackContext, pools: list[Pool]) -> list[Pool]:
+    """Mastodon 4.2+ reads from a replica when REPLICA_DB_NAME or REPLICA_DATABASE_URL
+    is set (app/models/application_record.rb: `connects_to database: { writing:
+    :primary, reading: ENV['REPLICA_DB_NAME'] || ENV['REPLICA_DATABASE_URL'] ? :replica
+    : :primary }`); config/database.yml's `replica` entry takes the same `pool` as the
+    primary (`<<: *default`), so each process opens a second pool of that size there:
+    host REPLICA_DB_HOST, else DB_HOST (docs.joinmastodon.org admin/scaling
+    #read-replicas: REPLICA_DB_HOST, _PORT, _NAME, _USER, or REPLICA_DATABASE_URL)."""
+    from advisor.read.apps.urls import route_from_parts, route_from_url
+
+    if ctx.env("REPLICA_DB_NAME") is None and ctx.env("REPLICA_DATABASE_URL") is None:
+        return pools
+    version = _tag_version(ctx.container.image)
+    if version is not None and version < (4, 2):
+        return pools  # before 4.2 the variables are read by nothing
+    url = ctx.env("REPLICA_DATABASE_URL")
+    if url is not None and url.value:
+        route = route_from_url(url.value, ctx.env_source("REPLICA_DATABASE_URL"))
+    else:
+        def first(*names: str) -> tuple[str | None, str]:
+            for name in names:
+                var = ctx.env(name)
+                if var is not None:
+                    return var.value, name
+            return None, names[-1]
+
+        host, host_var = first("REPLICA_DB_HOST", "DB_HOST")
+        port, _ = first("REPLICA_DB_PORT", "DB_PORT")
+        dbname, _ = first("REPLICA_DB_NAME", "DB_NAME")
+        user, _ = first("REPLICA_DB_USER", "DB_USER")
+        route = route_from_parts(host or "localhost", port, dbname, user,
+                                 ctx.env_source(host_var)) if host is not None or \
+            ctx.env(host_var) is None else None
+    if route is None:
+        ctx.notices.append(f"{ctx.container.name}: Mastodon reads from a replica "
+                           "(REPLICA_DB_NAME or REPLICA_DATABASE_URL set) whose host is not "
+                           "known here: those connections are in no budget")
+        return pools
+    assumed = "" if version else " (the image tag names no version: 4.2+ assumed)"
+    return pools + [replace(p, label=f"{p.label} (read replica)", route=route,
+                            note=f"{p.note}; the same pool again on the replica{assumed}")
+                    for p in pools]
 
 
 class Setting(Struct, frozen=True):
