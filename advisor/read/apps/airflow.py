@@ -295,9 +295,19 @@ def _celery_worker(ctx: StackContext, conf: Config, words: list[str]
     try:
         backend = option(conf, ("celery",), "result_backend")
     except Unreadable as exc:
+        # a command or Secret not run or held here (airflow-helm's
+        # AIRFLOW__CELERY__RESULT_BACKEND_CMD builds a db+postgresql URL): counted as a
+        # database backend, named, rather than left out of a total printed as exact
         ctx.notices.append(f"{ctx.container.name}: Celery result_backend is set by "
-                           f"{exc.name} ({exc.source.label()}), not read: its connections "
-                           "are not counted")
+                           f"{exc.name} ({exc.source.label()}), not read here: counted as "
+                           "a database backend (one connection per prefork child); a "
+                           "non-database backend (redis://) opens none")
+        groups.append(("Celery result backend (set where it is not read)", slots, Term(
+            label="result-backend connections per prefork child", value=1,
+            source=Source.default_of(
+                f"result_backend from {exc.name}, not read here: assumed a database "
+                "backend, one connection per prefork child (celery 5.4 backends/database/"
+                "session.py get_engine: a kept engine after fork)", key="result_backend"))))
         return groups
     if backend is None:
         # default_celery.py: no result_backend -> db+ the metadata connection; each
