@@ -395,6 +395,9 @@ class Pooler(Record, kw_only=True):
     location: Location
     hosts: list[str] = field(default_factory=list)
     suppressed: list[str] = field(default_factory=list)
+    # The operator setting its [pgbouncer] sizes are derived from, when they are not the
+    # user's to write (Zalando: spec.connectionPooler.maxDBConnections): advise changes it
+    sized_by: Term | None = None
 
 
 class Route(Frozen, kw_only=True):

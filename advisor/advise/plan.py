@@ -86,6 +86,7 @@ def _withheld(b: Budget, unknown: list[str]) -> ServerAdvice:
     return ServerAdvice(
         server=b.server, server_id=b.server_id, fits_before=False, usable_before=b.usable,
         peak_before=b.peak, unknown=list(dict.fromkeys(unknown)), before=lines,
+        floor_before=b.peak_is_floor,
         fits_after=False, usable_after=b.usable, peak_after=b.peak, after=lines,
         notes=[f"proposals withheld for {b.server}: the connections of {names} are not known "
                "(PA106), so the peak is a floor and any size shared out without them would be "
@@ -163,7 +164,16 @@ def _advise_server(
         out = [f"usable: {usable_expr(x)}", f"peak: {peak_expr(x)}"]
         for c in x.contributions:
             out += ["  " + ln for ln in contribution_lines(c)]
-        verdict = "fits" if x.fits else f"does not fit: {num(x.peak)} > {num(x.usable)}"
+        if x.fits:
+            verdict = "fits"
+        elif x.peak_is_floor and x.peak <= x.usable:
+            # a floor within the usable slots: neither fits nor over ("does not fit:
+            # 96 > 97" was false)
+            verdict = (f"cannot tell: >= {num(x.peak)} at peak (a floor) vs "
+                       f"{num(x.usable)} usable")
+        else:
+            verdict = (f"does not fit: {'>= ' if x.peak_is_floor else ''}{num(x.peak)} > "
+                       f"{num(x.usable)}")
         out.append(verdict)
         return out
 
@@ -171,6 +181,7 @@ def _advise_server(
         server=server.name,
         server_id=server.id,
         fits_before=b.fits,
+        floor_before=b.peak_is_floor,
         usable_before=b.usable,
         peak_before=b.peak,
         before=lines(b),

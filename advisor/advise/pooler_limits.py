@@ -68,6 +68,8 @@ def shrink_pooler(
     )
     if target_active is not None:
         why += f"; the measured optimum is {num(target_active)} active connections"
+    if pooler.sized_by is not None:
+        return _shrink_zalando(pooler, c, per_replica, why, assumption)
     proposals: list[Proposal] = []
     db_parts = c.parts or [c]
     raw_total = sum(p.total for p in db_parts) or 1
@@ -107,6 +109,60 @@ def shrink_pooler(
                 if all(x.key != proposal.key or x.subject != proposal.subject for x in proposals):
                     proposals.append(proposal)
     return proposals
+
+
+def zalando_sizes(per_pod: int) -> tuple[int, int]:
+    """(default_pool_size, reserve_pool_size) the Zalando operator derives from a pod's
+    max_db_connections (connection_pooler.go: maxDBConn / 2, then / 2)."""
+    default = per_pod // 2
+    return default, default // 2
+
+
+def _shrink_zalando(pooler: Pooler, c: Contribution, per_replica: int, why: str,
+                    assumption: str) -> list[Proposal]:
+    """The Zalando operator writes the pooler's pgbouncer.ini itself from
+    spec.connectionPooler.maxDBConnections (per pod: maxDBConnections / instances, pool
+    half of that, reserve half the pool): the largest maxDBConnections whose pools fit
+    `per_replica`, proposed there, and the pooler's settings moved with it."""
+    sized_by = pooler.sized_by
+    assert sized_by is not None
+    pods = max(int(pooler.replicas.value), 1)
+    pools_per_db = [max(len(part.parts), 1) for part in (c.parts or [c])]
+    current = int(pooler.settings["max_db_connections"].value) \
+        if "max_db_connections" in pooler.settings else int(sized_by.value) // pods
+    chosen = 0
+    for per_pod in range(current - 1, 1, -1):
+        pool, reserve = zalando_sizes(per_pod)
+        if sum(min(n * (pool + reserve), per_pod) for n in pools_per_db) <= per_replica:
+            chosen = per_pod
+            break
+    if chosen == 0:
+        return []
+    new = chosen * pods
+    pool, reserve = zalando_sizes(chosen)
+    how = (f"Zalando operator: maxDBConnections {new} (proposed) // {pods} pooler pods = "
+           f"{chosen} per pod")
+    for key, value, text in (("max_db_connections", chosen, how),
+                             ("default_pool_size", pool, f"{how}; default pool size = "
+                              f"{chosen} // 2"),
+                             ("reserve_pool_size", reserve, f"{how}; reserve = default pool "
+                              f"size {pool} // 2")):
+        pooler.settings[key] = replace(_setting_with(
+            pooler.settings.get(key), key, float(value), sized_by.source),
+            source=Source(path=sized_by.source.path, line=sized_by.source.line,
+                          key="maxDBConnections", default=text))
+    written = sized_by.source.path is not None and sized_by.source.line is not None \
+        and not sized_by.source.default
+    return [Proposal(
+        kind="pooler", subject=f"{pooler.name} (Zalando operator)", key="maxDBConnections",
+        old=sized_by.show(), new=str(new),
+        reason=(f"{why}; the operator derives per pod max_db_connections {new} // {pods} = "
+                f"{chosen}, default_pool_size {pool} and reserve_pool_size {reserve} "
+                "(connection_pooler.go): its pgbouncer.ini is not edited by hand"),
+        assumption=assumption,
+        edit=edit_at(sized_by.source, num(sized_by.value), str(new)) if written else None,
+        manual=(f"set spec.connectionPooler.maxDBConnections: {new} in the postgresql "
+                f"resource ({pooler.location.path}:{pooler.location.line})"))]
 
 
 def _pooler_value(

@@ -79,6 +79,9 @@ class ServerAdvice(BaseModel):
     peak_before: float
     # Clients whose connections are not known: the peak is only a floor (proposals withheld)
     unknown: list[str] = Field(default_factory=list)
+    # The peak before is a floor for any reason (unknown clients, an unplaced client, a
+    # file not read): a floor within the usable slots is neither "fits" nor "does not fit"
+    floor_before: bool = False
     before: list[str] = Field(default_factory=list)
     proposals: list[Proposal] = Field(default_factory=list)
     fits_after: bool

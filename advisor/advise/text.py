@@ -15,6 +15,9 @@ def render_text(advice: list[ServerAdvice]) -> str:
         if a.unknown:  # a floor: neither "fits" nor "does not fit" can be said
             lines.append(f"== {a.server}: not known ({num(a.peak_before)} or more at peak, "
                          f"{num(a.usable_before)} usable; {len(a.unknown)} client(s) unknown)")
+        elif a.floor_before and a.peak_before <= a.usable_before:
+            lines.append(f"== {a.server}: not known ({num(a.peak_before)} or more at peak, "
+                         f"{num(a.usable_before)} usable)")
         else:
             state = "fits" if a.fits_before else "does not fit"
             lines.append(f"== {a.server}: {state} ({num(a.peak_before)} at peak, "

@@ -199,7 +199,7 @@ def _zalando_pooler(ctx: ReadContext, obj: K8sObject, name: str, server_id: str,
         settings=settings, server_id=server_id, location=location_at(obj, *base)
         if get(obj.body, *base) is not None else location_at(obj, "spec", "enableConnectionPooler"),
         databases=_zalando_databases(obj, target, own_image is not None),
-        hosts=host_forms(name, obj.namespace or ctx.default_ns)))
+        hosts=host_forms(name, obj.namespace or ctx.default_ns), sized_by=max_db))
     ctx.services([name], obj.namespace, "pooler", ident)
 
 
