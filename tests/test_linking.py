@@ -288,12 +288,12 @@ spec:
     _result, budgets = budget_of(tmp_path)
     contribution = next(c for c in budgets["pg"].contributions if c.kind == "pooler")
     # one pool (orders, orders_app) from the Secret the operator makes, and the
-    # auth_query pool of cnpg_pooler_pgbouncer: in orders, as the PgBouncer version is
-    # the assumed 1.18 (no image here), which has no auth_dbname; (3 pods + 1 surge) x
-    # (12 + 12)
-    assert [p.who for p in contribution.parts] == ["orders"]
-    assert [p.who for p in contribution.parts[0].parts] == [
-        "orders/orders_app", "orders/cnpg_pooler_pgbouncer"]
+    # auth_query pool of cnpg_pooler_pgbouncer: in postgres, the template's auth_dbname,
+    # which the operator's default PgBouncer (1.23 at the oldest, no image here) reads;
+    # (3 pods + 1 surge) x (12 + 12)
+    assert [p.who for p in contribution.parts] == ["orders", "postgres"]
+    assert [p.who for p in contribution.parts[0].parts] == ["orders/orders_app"]
+    assert [p.who for p in contribution.parts[1].parts] == ["postgres/cnpg_pooler_pgbouncer"]
     assert contribution.total == (3 + 1) * (12 + 12)
 
 

@@ -94,6 +94,10 @@ def cnpg_pooler(ctx: ReadContext, obj: K8sObject) -> None:
     cluster = get(obj.body, "spec", "cluster", "name")
     kind = str(get(obj.body, "spec", "type") or "rw")
     version = bouncer_version(*_pooler_image(ctx, obj))
+    if version == BouncerVersion():
+        # the operator's default image: 1.23 at the oldest release whose template this
+        # reader reads (auth_dbname, 1.19+, is in it): not Debian's 1.18 assumption
+        version = CNPG_DEFAULT_BOUNCER
     settings = bouncer_parameter_settings(
         ctx, obj, ("spec", "pgbouncer", "parameters"), version,
         strings_only="CloudNativePG spec.pgbouncer.parameters")
@@ -135,6 +139,10 @@ def cnpg_pooler(ctx: ReadContext, obj: K8sObject) -> None:
 
 
 CNPG_INI = "CloudNativePG pgbouncer.ini template (pkg/management/pgbouncer/config/config.go)"
+CNPG_DEFAULT_BOUNCER = BouncerVersion(major=1, minor=23, source=Source.default_of(
+    "CloudNativePG operator's default PgBouncer image (pkg/versions/versions.go "
+    "DefaultPgbouncerImage: 1.23.0 in 1.25, 1.24.1 in 1.26-1.27, 1.25.1 from 1.28): the "
+    "oldest assumed"))
 
 
 def _cnpg_auth(obj: K8sObject, settings: dict[str, Setting], version: BouncerVersion) -> None:
