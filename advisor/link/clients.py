@@ -662,6 +662,12 @@ def _inferred_app_dir(inputs: Inputs, w: Workload, topo: Topology) -> str | None
     for c in w.containers:
         if c.role != "init" and (ko := ko_app_dir(inputs.root, c.image)) is not None:
             return _inferred(topo, w, ko, f"ko builds {c.image} from that Go package")
+    running = [c.image for c in w.containers if c.role != "init"]
+    if running and all(_published_program(image) for image in running):
+        # rabbitmq:3-management, mysql, redis: a published program, not the application a
+        # folder named like the release holds (aws-containers' retail-store chart labels
+        # its orders-rabbitmq pods app.kubernetes.io/name=orders, like src/orders)
+        return None
     if inputs.build_hints is not None and inputs.build_hints.contexts:
         guess = match_app_dir(inputs.build_hints, w.name, [c.image for c in w.containers],
                               _label_names(w))
@@ -705,6 +711,25 @@ def _inferred_app_dir(inputs: Inputs, w: Workload, topo: Topology) -> str | None
                          "of the root's application: "
                          f"{', '.join(app_files_in(inputs.root, '', DEPENDENCY_FILES)[:3])}")
     return _inferred(topo, w, matches[0], "folder named like the workload or its image")
+
+
+# Official images that run code they are given (a mounted or copied application),
+# unlike the programs official images are (redis, rabbitmq, mysql)
+_RUNTIME_IMAGES = frozenset({
+    "python", "pypy", "node", "ruby", "jruby", "openjdk", "eclipse-temurin",
+    "amazoncorretto", "ibmjava", "sapmachine", "golang", "php", "perl", "elixir", "erlang",
+    "clojure", "groovy", "gradle", "maven", "mono", "swift", "rust", "haskell", "julia",
+    "r-base", "bash", "alpine", "debian", "ubuntu", "busybox", "centos", "fedora",
+    "rockylinux", "almalinux", "amazonlinux", "bun", "deno", "tomcat", "jetty", "dart"})
+
+
+def _published_program(image: str) -> bool:
+    """An official library image (no organisation) of a program, not a runtime that runs
+    the repository's own code."""
+    repo = image_repository(image.lower())
+    # rabbitmq, docker.io/library/redis, public.ecr.aws/docker/library/rabbitmq
+    official = "/" not in repo or repo.split("/")[-2] == "library"
+    return bool(image) and official and image_name(image).lower() not in _RUNTIME_IMAGES
 
 
 def _label_names(w: Workload) -> tuple[str, ...]:
