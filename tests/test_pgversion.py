@@ -32,6 +32,8 @@ IMAGES = [
     ("timescale/timescaledb:latest-pg15", 15),
     ("pgvector/pgvector:pg16", 16),
     ("pgvector/pgvector:0.7.4-pg17", 17),
+    # a Bitnami rebuild with pgvector (chatwoot/charts): Bitnami's tag names PostgreSQL
+    ("ghcr.io/chatwoot/pgvector:14.4.0-debian-11-r0", 14),
     ("registry.developers.crunchydata.com/crunchydata/crunchy-postgres:ubi8-16.2-0", 16),
     ("ghcr.io/zalando/spilo-16:3.2-p2", 16),
     # sclorg (Red Hat, CentOS, Fedora): the major in the repository name, 96 is 9.6
@@ -48,6 +50,7 @@ IMAGES = [
     ("postgres:alpine", None),
     ("postgres@sha256:" + "b" * 64, None),
     ("timescale/timescaledb:latest", None),
+    ("pgvector/pgvector:0.7.0", None),  # the extension's version: no PostgreSQL in it
     ("postgres:9.5", None),  # before 9.6: not a supported major
 ]
 

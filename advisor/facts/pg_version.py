@@ -23,6 +23,7 @@ import re
 _PG_IN_TAG = re.compile(r"(?:^|[-_.])pg(\d+)(?:\.(\d+))?", re.I)  # 2.14.2-pg16, pg16.2-ts2
 _UBI_TAG = re.compile(r"^(?:ubi|centos|rhel)\d+-(\d+)(?:\.(\d+))?")  # ubi8-16.2-0
 _LEADING = re.compile(r"^v?(\d+)(?:\.(\d+))?")  # 16, 16.2, 11.14.0-debian-10-r28, 9.6
+_BITNAMI_TAG = re.compile(r"^(\d+)\.(\d+)\.\d+-debian-\d+-r\d+$")  # 14.4.0-debian-11-r0
 # ghcr.io/zalando/spilo-16; sclorg's quay.io/fedora/postgresql-16,
 # quay.io/sclorg/postgresql-15-c9s, centos/postgresql-96-centos7 (96 is 9.6), Sourcegraph's
 # postgresql-16-codeinsights (the names advisor.read.workloads takes for a server)
@@ -64,6 +65,10 @@ def image_major(image: str) -> float | None:
     if m := _UBI_TAG.match(tag):
         return major_of(int(m.group(1)), int(m.group(2)) if m.group(2) else None)
     if repo in _OWN_VERSIONED:
+        # a Bitnami-style rebuild (ghcr.io/chatwoot/pgvector:14.4.0-debian-11-r0, from
+        # Bitnami's postgresql chart): Bitnami tags name the PostgreSQL release
+        if m := _BITNAMI_TAG.match(tag):
+            return major_of(int(m.group(1)), int(m.group(2)))
         return None
     if m := _LEADING.match(tag):
         return major_of(int(m.group(1)), int(m.group(2)) if m.group(2) else None)
