@@ -33,12 +33,13 @@ def test_releases_are_clients_of_unknown_size_and_the_budget_is_a_floor():
     b = budget(report, "pg-main")
     # usable = max_connections "200" (cluster.yaml) - 3 superuser_reserved_connections
     assert b["usable"] == 197
-    # nothing counted: every client is a release whose pods and pools are not read
+    # every client is a release whose pods and pools are not read: each counted as 1,
+    # the least a release that connects holds (a floor, never 0)
     assert sorted(b["unknown_clients"]) == CONNECTING
-    assert b["peak"] == 0 and b["peak_is_floor"] is True and b["fits"] is False
+    assert b["peak"] == len(CONNECTING) and b["peak_is_floor"] is True and b["fits"] is False
     contributions = {c["who"]: c for c in b["terms"]["contributions"]}
     assert sorted(contributions) == CONNECTING
-    assert all(c["unknown"] and c["total"] == 0 and not c["factors"]
+    assert all(c["unknown"] and c["total"] == 1 and not c["factors"]
                for c in contributions.values())
     # photoframe connects to nothing (its Secret app-db holds a cache host): no client
     assert "photoframe" not in json.dumps(b)
@@ -51,7 +52,8 @@ def test_pa106_names_each_release_and_asks_for_connections_and_replicas():
     assert sorted(found) == CONNECTING
     for name, f in found.items():
         assert "connections per pod and replicas unknown" in f["message"]
-        assert "not counted in the budget of server pg-main" in f["message"]
+        assert "counted as 1 connection (one pod) in the budget of server pg-main" \
+            in f["message"]
         assert f'[[workloads]] name = "{name}" connections = N (per pod) replicas = N' \
             in f["message"]
     assert found["bookshelf"]["location"] == {
@@ -112,10 +114,12 @@ def test_declared_connections_and_replicas_count_a_release(tmp_path):
     report = check_json(repo)
     b = budget(report, "pg-main")
     # bookshelf: 2 declared replicas x 10 declared connections = 20, counted;
-    # notekeeper: its replicas are still unknown, so it stays a floor
-    assert {c["who"]: c["total"] for c in b["terms"]["contributions"]}["bookshelf"] == 20
+    # notekeeper: its replicas are still unknown, so it stays a floor, one pod of its 5;
+    # ledger: nothing known, 1
+    totals = {c["who"]: c["total"] for c in b["terms"]["contributions"]}
+    assert (totals["bookshelf"], totals["notekeeper"], totals["ledger"]) == (20, 5, 1)
     assert sorted(b["unknown_clients"]) == ["ledger", "notekeeper"]
-    assert b["peak"] == 20 and b["fits"] is False
+    assert b["peak"] == 20 + 5 + 1 and b["fits"] is False
     pa106 = [f["message"] for f in report["findings"] if f["code"] == "PA106"]
     notekeeper = next(m for m in pa106 if m.startswith("notekeeper"))
     assert "notekeeper: replicas unknown" in notekeeper

@@ -68,8 +68,9 @@ def contribution_lines(c: Contribution, depth: int = 0, s: Style = PLAIN) -> lis
     """The contribution and, indented below it, how each part was computed."""
     pad = "  " * depth
     if c.unknown and not c.factors:  # not even its pods are known (a chart not rendered)
-        lines = [f"{pad}{s.name(c.who)}: unknown pods x unknown connections per pod: "
-                 "not counted"]
+        lines = [f"{pad}{s.name(c.who)}: unknown pods (at least 1) x "
+                 f"{'unknown connections per pod (at least 1)' if c.total <= 1 else 'its pools'}"
+                 f" = >= {s.number(c.total)}"]
     elif c.unknown:
         lines = [f"{pad}{s.name(c.who)}: {formula(c, s)} pods x unknown connections per pod "
                  f"(at least 1) = >= {s.number(c.total)}"]

@@ -79,10 +79,16 @@ def client_contribution(client: Client) -> Contribution:
     pods = peak_pods(client.replicas, client.surge)
     pod_factors = [client.replicas] + ([client.surge] if client.surge else [])
     if client.replicas_unknown:  # a release of a chart not rendered: no count to show
-        return Contribution(who=client.name, kind="client", total=0,
+        # linked here, so it runs a pod that holds a connection: 1, the least it can be
+        # (22 releases of app-template 5.x were a floor of 0 on drag0n141/home-ops)
+        known = sum(p.per_pod() for p in client.pools) if client.pools else 0
+        return Contribution(who=client.name, kind="client", total=max(known, 1),
                             location=client.location, unknown=True,
-                            note="pods and connections per pod unknown (PA106): not counted, "
-                                 "so the peak is a floor")
+                            note=("pods unknown (PA106): counted as one pod, "
+                                  f"{num_text(max(known, 1))} connections" if known else
+                                  "pods and connections per pod unknown (PA106): counted as "
+                                  "1") + ", the least a release that connects holds, so the "
+                                  "peak is a floor")
     if (client.unknown or not client.pools) and not pods:
         return Contribution(who=client.name, kind="client", factors=pod_factors, total=0,
                             location=client.location,
@@ -349,3 +355,7 @@ def _mib(value: float) -> str:
 def budgets(topo: Topology, memory: MemoryOptions | None = None) -> list[Budget]:
     unread = unread_files(topo)
     return [server_budget(s, topo, memory, unread) for s in topo.servers]
+
+
+def num_text(x: float) -> str:
+    return f"{x:g}"

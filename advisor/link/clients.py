@@ -185,18 +185,18 @@ def client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
             or route_from_args(c.command, c.args, c.source) or next(iter(c_routes), None) \
             or host_variable_route(c.env, host_map, w.namespace or default_ns) \
             or _pgpool_route(c, app if c.name in runs_app else None)
-        for pool in found.pools:
-            # a binding configures the datasource, whatever URL the app's config names
-            pools.append(replace(pool, route=c_route) if bound or (not pool.route and c_route)
-                         else pool)
+        placed = [replace(pool, route=c_route) if bound or (not pool.route and c_route)
+                  else pool for pool in found.pools]
+        # a binding configures the datasource, whatever URL the app's config names
+        pools += placed
         route = route or c_route
         further += c_routes
         # a pool's own route to another host (each Pgpool-II backend, Mastodon's read
         # replica) is a further route: a part of the client where it leads
         # (_split_by_target), not a sum on the first target
         main_host = (c_route.host or "").lower() if c_route is not None else ""
-        further += [p.route for p in found.pools if p.route is not None and p.route.host
-                    and p.route.host.lower() != main_host]
+        further += [p.route for p in placed if p.route is not None and p.route.host
+                    and p.route.host.lower() not in (main_host, *_LOOPBACK_HOSTS)]
     if route is None:
         # no URL in the env: the host the application's own configuration names
         # (application.yml, database.yml, a config file) links it, or says it links nowhere
@@ -304,6 +304,11 @@ def client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
         client.extra_routes = extra  # the declared target takes them all
         return [client, *leader]
     return [client, *leader, *_split_by_target(topo, client, extra, target, target_of)]
+
+
+# a config file's own default host (a pod's sidecar, or a development default the env
+# overrides): not a further route of its own
+_LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "::1")
 
 
 def _pgpool_route(c: Container, app: AppSource | None) -> Route | None:

@@ -129,8 +129,18 @@ def _release_finding(client: Client, target: str, related: tuple[RelatedLocation
     declare = f"[[workloads]] name = \"{client.name}\" " + " ".join(asks)
     return Finding(
         code="PA106", name="unknown-client-connections", severity=Severity.warning,
-        message=(f"{client.name}: {client.unknown}; it is not counted{target} (peak is a "
-                 f"floor). Declare it: {declare}"),
+        message=(f"{client.name}: {client.unknown}; it is counted as "
+                 f"{_least(client)}{target}, the least it holds (peak is a floor). "
+                 f"Declare it: {declare}"),
         location=client.location, related=related,
         fix=Fix(description=f"declare {declare}"),
         subject=f"{client.id}|unknown")
+
+
+def _least(client: Client) -> str:
+    """What a release of unknown size is counted as (budget.slots.client_contribution)."""
+    if client.replicas_unknown:
+        known = sum(p.per_pod() for p in client.pools) if client.pools else 0
+        return f"{max(known, 1):g} connection{'s' if known > 1 else ''} (one pod)"
+    n = pods(client)
+    return f"{n:g} connection{'s' if n != 1 else ''} (1 per pod)"
