@@ -109,7 +109,14 @@ def test_files_read_as_ruamel_reads_them(path: Path) -> None:
     theirs = [_plain(d, theirs_pos) for d in _ruamel(text)]
     ours = [_plain(d, ours_pos) for d in yamlpos.load_all(text)]
     assert ours == theirs
-    assert ours_pos == theirs_pos
+    # the same positions as ruamel, and besides them only merged keys' (ruamel has none
+    # for a key a `<<` brings): each where the anchor writes that key
+    written = {where for where, _ in theirs_pos}
+    assert [p for p in ours_pos if p[0] in written] == theirs_pos
+    lines = text.splitlines()
+    for where, (line, col, *_value) in (p for p in ours_pos if p[0] not in written):
+        key = where.rsplit("/", 1)[-1]
+        assert lines[line][col:].startswith(key.split("'")[-2]), (where, line, col)
 
 
 def test_block_scalar_positions_and_style() -> None:
@@ -124,6 +131,9 @@ def test_aliases_share_one_object_and_merge_keys_merge() -> None:
     doc = yamlpos.load("base: &b {x: 1, y: 2}\nuse: *b\nmerged:\n  <<: *b\n  y: 3\n")
     assert doc["use"] is doc["base"]
     assert doc["merged"] == {"y": 3, "x": 1}
+    # a merged key is cited where the anchor writes it, not at the `<<` line
+    assert doc["merged"].lc.key("x") == (0, 10) and doc["merged"].lc.value("x") == (0, 13)
+    assert doc["merged"].lc.key("y") == (4, 2)  # written here: its own line
 
 
 def test_last_repeated_key_wins_as_in_kubernetes() -> None:

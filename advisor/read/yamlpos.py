@@ -287,11 +287,19 @@ class _Builder:
                 keys.append(key)
                 places.extend(here)
             mapping[key] = self.build(value_node)
+        for source in merged:  # written keys win over merged ones; earlier merges first
+            built = self.build(source)
+            for key, value in built.items():
+                if key in mapping:
+                    continue
+                mapping[key] = value
+                keys.append(key)
+                all_str = all_str and type(key) is str
+                # where the anchor writes it (PostHog's `pgbouncer: {<<: *_pgbouncer}`
+                # cited the `<<` line for every key it brings)
+                places.extend((*built.lc.key(key), *built.lc.value(key)))
         mapping._keys = shared_keys(tuple(keys)) if all_str else tuple(keys)
         mapping._pos = places.tobytes() + self.tail
-        for source in merged:  # written keys win over merged ones; earlier merges first
-            for key, value in self.build(source).items():
-                mapping.setdefault(key, value)
         return mapping
 
 
