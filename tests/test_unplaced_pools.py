@@ -89,3 +89,62 @@ def test_a_pool_read_with_no_host_makes_every_peak_a_floor(tmp_path):
     assert budget.unplaced_clients == ["node"]
     assert not budget.fits
     assert any("may connect to any server here" in n for n in result.notices)
+
+
+SERVER_WITH_SECRET = """
+apiVersion: v1
+kind: Service
+metadata: {name: postgres}
+spec:
+  selector: {app: postgres}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: postgres}
+spec:
+  template:
+    metadata: {labels: {app: postgres}}
+    spec:
+      containers:
+        - name: postgres
+          image: "postgres:13-alpine"
+          env:
+            - name: POSTGRES_PASSWORD
+              valueFrom: {secretKeyRef: {name: postgres-credentials, key: password}}
+"""
+
+
+def flask(secret: str) -> str:
+    """flask-vue-kubernetes' shape: the app is given the server's credentials and its
+    host is in its own code (a config class), whose folder is not found."""
+    return f"""
+apiVersion: apps/v1
+kind: Deployment
+metadata: {{name: flask}}
+spec:
+  replicas: 1
+  strategy: {{type: Recreate}}
+  template:
+    spec:
+      containers:
+        - name: flask
+          image: mjhea0/flask-kubernetes:latest
+          env:
+            - {{name: APP_SETTINGS, value: project.config.DevelopmentConfig}}
+            - name: POSTGRES_USER
+              valueFrom: {{secretKeyRef: {{name: {secret}, key: user}}}}
+"""
+
+
+def test_the_server_s_credentials_link_a_workload_whose_host_is_not_read(tmp_path):
+    write(tmp_path, {"k8s/db.yaml": SERVER_WITH_SECRET,
+                     "k8s/flask.yaml": flask("postgres-credentials")})
+    result = run_check([str(tmp_path)], CheckOptions())
+    (budget,) = result.budgets
+    assert budget.unknown_clients == ["flask"] and budget.peak_is_floor and not budget.fits
+    assert any("comes from Secret postgres-credentials, which also gives server "
+               "Deployment/postgres its credentials" in n for n in result.notices)
+    # another Secret: nothing links it, and it opens nothing read
+    write(tmp_path, {"k8s/flask.yaml": flask("mail-credentials")})
+    (budget,) = run_check([str(tmp_path)], CheckOptions()).budgets
+    assert budget.unknown_clients == [] and budget.peak == 0

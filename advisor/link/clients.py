@@ -128,9 +128,12 @@ def client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
                           mounted: list | None = None,
                           index: ConfigIndex | None = None,
                           sidecars: dict[str, Pooler] | None = None,
-                          own: Callable[..., dict | None] | None = None) -> list[Client]:
+                          own: Callable[..., dict | None] | None = None,
+                          credentials: dict[tuple[str, str], str] | None = None
+                          ) -> list[Client]:
     """`own(host, w)`: the Service at host when it selects w's own pods (hosts.own_service);
-    routes to it are dropped, and a workload left with none is no client."""
+    routes to it are dropped, and a workload left with none is no client. `credentials`:
+    (namespace, Secret) -> the id of the server whose user or password it holds."""
     replicas = peaks.get((w.namespace, w.kind, w.name), w.replicas)
     if decl is not None and decl.replicas is not None:
         replicas = Term(label="declared replicas", value=decl.replicas,
@@ -225,6 +228,16 @@ def client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
                 topo.notices.append(f"{workload_id(w)}: {why}")
                 pools = [p if p.route is not None else replace(p, route=route) for p in pools]
                 break
+    if route is None and not pools and not hidden and credentials:
+        # given the database credentials a server's pod is given (one Secret), and no host
+        # or pool read: it connects to that server, how many connections unknown (a
+        # Flask app whose host is in its code, not found: flask-vue-kubernetes' budget
+        # said "fits, peak 0")
+        shared = _shared_credentials_route(w, credentials, host_map, default_ns)
+        if shared is not None:
+            route, why = shared
+            topo.notices.append(f"{workload_id(w)}: {why}: linked to it, connections "
+                                "unknown")
     if dropped and not pools and route is None:
         first, svc = dropped[0]
         topo.notices.append(
@@ -309,6 +322,37 @@ def client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
 # a config file's own default host (a pod's sidecar, or a development default the env
 # overrides): not a further route of its own
 _LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "::1")
+
+
+# a database user or password variable (POSTGRES_PASSWORD, DB_USER, PGPASSWORD)
+_CREDENTIAL = lazy(r"(?:POSTGRES|PG|DB|DATABASE)\w*(?:PASSWORD|PASS|USER)", re.I)
+
+
+def credential_secret(var: EnvVar) -> str | None:
+    """The Secret a database user or password variable takes its value from."""
+    ref = var.from_ref or ""
+    if not ref.startswith("secret:") or not _CREDENTIAL.search(var.name):
+        return None
+    return ref[len("secret:"):].split(" ", 1)[0].split("/", 1)[0] or None
+
+
+def _shared_credentials_route(w: Workload, credentials: dict[tuple[str, str], str],
+                              host_map: dict[str, tuple[str, str]], default_ns: str
+                              ) -> tuple[Route, str] | None:
+    namespace = w.namespace or default_ns
+    for c in w.containers:
+        for var in c.env:
+            secret = credential_secret(var)
+            server_id = credentials.get((namespace, secret)) if secret else None
+            if server_id is None:
+                continue
+            host = next((h for h, t in host_map.items() if t == ("server", server_id)), None)
+            if host is None:
+                continue
+            return (Route(host=host, source=replace(var.source, key=var.name)),
+                    f"{var.name} ({var.source.label()}) comes from Secret {secret}, which "
+                    f"also gives server {server_id} its credentials")
+    return None
 
 
 def _pgpool_route(c: Container, app: AppSource | None) -> Route | None:

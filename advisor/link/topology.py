@@ -18,6 +18,7 @@ from advisor.config.settings import Settings
 from advisor.guard import guarded
 from advisor.link.clients import (
     client_from_workload,
+    credential_secret,
     declared_client,
     lambda_client,
     mounted_files,
@@ -146,6 +147,7 @@ def build_topology(inputs: Inputs) -> Topology:
     loads = [w for w in loads if w.obj.ref not in claimed]
     # Workloads that run a server or only poolers are no clients (step 3): known here
     not_clients: set[int] = set()
+    credentials: dict[tuple[str, str], str] = {}  # (namespace, Secret) -> server id
     for w in loads:
         built = [as_built(inputs, given) for given in w.containers]
         servers = [is_postgres_container(c) for c, _ in built]
@@ -159,6 +161,10 @@ def build_topology(inputs: Inputs) -> Topology:
                     None, "reading this object", w.obj.line)
                 if server is not None:
                     topo.servers.append(server)
+                    for var in c.env:  # the Secret of its user or password
+                        if (secret := credential_secret(var)) is not None:
+                            credentials.setdefault((w.namespace or default_ns, secret),
+                                                   server.id)
             elif is_pgbouncer_container(c):
                 pooler = guarded(topo.problems, w.obj.path, partial(
                     pooler_from_workload, inputs, topo, w, c, index, replicas), None,
@@ -234,7 +240,8 @@ def build_topology(inputs: Inputs) -> Topology:
         w = pending.pop()
         topo.clients += guarded(topo.problems, w.obj.path, partial(
             client_from_workload, inputs, topo, w, peaks, host_map, declared.get(w.name),
-            default_ns, operator_secrets, mounted_files(w, index), index, sidecars, own), [],
+            default_ns, operator_secrets, mounted_files(w, index), index, sidecars, own,
+            credentials), [],
             "reading this object", w.obj.line)
     if may_have_releases(inputs.objects):
         # releases of charts not in the repository: clients of unknown size, never 0
