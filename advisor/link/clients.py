@@ -134,7 +134,7 @@ def client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
     """`own(host, w)`: the Service at host when it selects w's own pods (hosts.own_service);
     routes to it are dropped, and a workload left with none is no client. `credentials`:
     (namespace, Secret) -> the id of the server whose user or password it holds."""
-    replicas = peaks.get((w.namespace, w.kind, w.name), w.replicas)
+    replicas = peaks.get((w.namespace or default_ns, w.kind, w.name), w.replicas)
     if decl is not None and decl.replicas is not None:
         replicas = Term(label="declared replicas", value=decl.replicas,
                         source=Source(path=inputs.settings.origin, key=f"workloads.{w.name}"))

@@ -153,7 +153,7 @@ def build_topology(inputs: Inputs) -> Topology:
         servers = [is_postgres_container(c) for c, _ in built]
         if any(servers) or all(is_pgbouncer_container(c) for c in w.containers):
             not_clients.add(id(w))
-        replicas = peaks.get((w.namespace, w.kind, w.name), w.replicas)
+        replicas = peaks.get((w.namespace or default_ns, w.kind, w.name), w.replicas)
         for (c, built_from), server_c in zip(built, servers, strict=True):
             if server_c:
                 server = guarded(topo.problems, w.obj.path, partial(
@@ -267,6 +267,7 @@ def build_topology(inputs: Inputs) -> Topology:
                 topo.clients.append(client)
     for fn in inputs.lambdas:
         topo.clients.append(lambda_client(fn, host_map, topo))
+    _to_namespaceless_services(topo, services, host_map, default_ns)
     if pgpool_pods:
         _through_pgpool(topo, services, svc_by_host, default_ns, pgpool_pods)
     _name_unlinked_services(topo, services, svc_by_host, default_ns)
@@ -397,7 +398,10 @@ def _with_own_targets(scaler: K8sObject, found: dict[tuple[str | None, str, str]
         defs = defined.get((namespace or default_ns, kind, name), [])
         own = _own_definition(scaler, defs)
         if own is None:
-            out[key] = term
+            # a namespace-less target is in the default namespace, as a namespace-less
+            # workload is: a KEDA ScaledObject saying `namespace: default` scales the
+            # Deployment that says none (AvilPage/keda-postgresql-demo)
+            out[(namespace or default_ns, kind, name)] = term
             continue
         kept = defs[-1]
         notices.append(
@@ -434,6 +438,36 @@ def _as_applied(objects: list[K8sObject], default_ns: str, notices: list[str]
                        f"{obj.path}:{obj.line}): the cluster keeps one, the last applied "
                        f"({obj.path}:{obj.line}); counted once")
     return [objects[i] for i in kept]
+
+
+def _to_namespaceless_services(topo: Topology, services: list[dict],
+                               host_map: dict[str, tuple[str, str]], default_ns: str) -> None:
+    """A client of another namespace naming, by its short name, a Service written with no
+    namespace (where `kubectl apply -n` puts it) is linked to what that Service leads to,
+    with a notice: argo-workflows' quick-start applies its postgres component with
+    `kubectl apply -n argo` beside argo-server; left unlinked, the server printed
+    "fits, peak 0"."""
+    from advisor.read.apps.urls import split_port
+
+    floating = {svc["name"].lower(): svc for svc in services if not svc["namespace"]}
+    if not floating:
+        return
+    for client in topo.clients:
+        route = client.route
+        if client.target_id is not None or client.via or route is None or not route.host:
+            continue
+        host = split_port(route.host.lower().strip())[0].rstrip(".")
+        svc = floating.get(host)
+        target = host_map.get(f"{host}.{default_ns}") if svc is not None else None
+        if target is None or (client.namespace or default_ns) == default_ns:
+            continue
+        client.target_kind, client.target_id = target  # type: ignore[assignment]
+        topo.notices.append(
+            f"{client.id} (namespace {client.namespace}) connects to {route.host!r} "
+            f"({route.source.label()}): Service {svc['name']} "
+            f"({svc['obj'].location().label()}) is written with no namespace, so it is "
+            f"where it is applied; linked as if applied to {client.namespace} too "
+            f"(`kubectl apply -n {client.namespace}`), else that host reaches nothing")
 
 
 def _pgpool_pods(loads: list[Workload], default_ns: str

@@ -360,11 +360,13 @@ def route_from_env(env: tuple[EnvVar, ...]) -> Route | None:
             if route is not None:
                 return route
     # Then the one variable of any name whose value is a PostgreSQL URL: the scheme says
-    # what it is (bank-of-anthos: ACCOUNTS_DB_URI=postgresql://...@accounts-db:5432/...).
+    # what it is (bank-of-anthos: ACCOUNTS_DB_URI=postgresql://...@accounts-db:5432/...),
+    # or libpq's keyword/value form with a dbname (AvilPage/keda-postgresql-demo's
+    # POSTGRES_CONNECTION_STRING).
     # Several such URLs (Airflow's metadata database and Celery result backend) are not
     # one route: a client here has one, and picking either would drop the other's pool.
     urls = {var.value.strip(): var for var in env
-            if var.value and _pg_url(var.value)}
+            if var.value and (_pg_url(var.value) or _pg_keywords(var.value))}
     if len(urls) == 1:
         ((value, var),) = urls.items()
         return route_from_url(value, replace(var.source, key=var.name))
@@ -432,6 +434,18 @@ def _pg_url(value: str) -> bool:
     """A value that is a PostgreSQL URL by its scheme (postgresql://, jdbc:postgresql://,
     postgresql+psycopg://)."""
     return "://" in value and _ANY_PG_URL.match(value) is not None
+
+
+# libpq's keyword/value form, by its dbname keyword (no other driver names it so):
+# POSTGRES_CONNECTION_STRING="host=postgres-service dbname=taskdb user=taskuser"
+_PG_KEYWORDS = lazy(r"(?:^|\s)host\s*=\s*\S.*(?:^|\s)dbname\s*=|(?:^|\s)dbname\s*=\s*\S.*"
+                    r"(?:^|\s)host\s*=", re.S)
+
+
+def _pg_keywords(value: str) -> bool:
+    """A libpq keyword/value connection string with a host and a dbname, in a variable
+    of any name."""
+    return "://" not in value and ";" not in value and _PG_KEYWORDS.search(value) is not None
 
 
 _ARG_URL = lazy(r"(?:jdbc:|ecto://|postgres(?:ql)?(?:\+\w+)?://)\S+", re.I)
