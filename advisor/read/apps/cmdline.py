@@ -384,4 +384,12 @@ def non_client_server(container: Container) -> Word | None:
     if not segments:
         return None
     first = segments[-1][0]
-    return first if first.text.rsplit("/", 1)[-1] in NON_CLIENT_SERVERS else None
+    if first.text.rsplit("/", 1)[-1] in NON_CLIENT_SERVERS:
+        return first
+    # a Prefect worker (or 2.x agent) runs flows through the API, not the database
+    # (the prefect-worker chart is given the server's database env too)
+    texts = [w.text.rsplit("/", 1)[-1] for w in segments[-1]]
+    for i, text in enumerate(texts[:-1]):
+        if text == "prefect" and texts[i + 1] in ("worker", "agent"):
+            return segments[-1][i]
+    return None

@@ -1221,6 +1221,61 @@ PAPERLESS_IMAGES = ("paperless-ngx/paperless-ngx", "paperlessngx/paperless-ngx")
 PAPERLESS_WEB = "Paperless-ngx webserver (granian ASGI) Django connections"
 
 
+PREFECT_NAMES = ("prefect",)  # prefecthq/prefect (2.x and 3.x tags)
+PREFECT_POOL = "Prefect server SQLAlchemy pool"
+# PrefectHQ/prefect src/prefect/settings/models/server/database.py: each setting, then
+# the older alias; unset (None), SQLAlchemy's QueuePool defaults apply
+_PREFECT_SETTINGS = (
+    ("pool_size", ("PREFECT_SERVER_DATABASE_SQLALCHEMY_POOL_SIZE",
+                   "PREFECT_SQLALCHEMY_POOL_SIZE"), 5),
+    ("max_overflow", ("PREFECT_SERVER_DATABASE_SQLALCHEMY_MAX_OVERFLOW",
+                      "PREFECT_SQLALCHEMY_MAX_OVERFLOW"), 10),
+)
+
+
+def prefect_pools(ctx: StackContext) -> list[Pool]:
+    """`prefect server start` (the API: `--workers` uvicorn processes, default 1, each
+    its own app and engine: cli/_server_utils.py _run_in_foreground uvicorn.run(...,
+    workers=workers); cli server.py `workers: int = 1`), `prefect server services start`
+    (one process): each process a SQLAlchemy pool of pool_size + max_overflow. A Prefect
+    worker or flow run talks to the API, not the database: no pool."""
+    words = [w for word in (*ctx.container.command, *ctx.container.args)
+             for w in word.split()]
+    if "prefect" not in [w.rsplit("/", 1)[-1] for w in words] or "server" not in words:
+        return []
+    after = words[words.index("server") + 1:]
+    if not after or after[0] not in ("start", "services"):
+        return []  # `prefect server database upgrade`: a migration, not the server
+    parts: list[Term] = []
+    for setting, names, default in _PREFECT_SETTINGS:
+        found = next(((n, ctx.env(n)) for n in names if ctx.env(n) is not None), None)
+        if found is not None and found[1].value is None:
+            ctx.hidden_size(PREFECT_POOL, found[0], ctx.env_source(found[0]))
+            return []
+        value = parse_int(found[1].value) if found is not None else None
+        parts.append(Term(label=f"{setting} ({found[0]})", value=value,
+                          source=ctx.env_source(found[0])) if value is not None else Term(
+            label=setting, value=default, source=Source.default_of(
+                f"Prefect server database {setting} unset: SQLAlchemy QueuePool default "
+                f"{default} (prefect settings/models/server/database.py)",
+                key=names[0])))
+    size = sum(t.value for t in parts)
+    workers = _option_value(ctx, "--workers") if after[0] == "start" else None
+    count = parse_int(workers[0]) if workers is not None else None
+    processes = Term(label="Prefect server processes (--workers)", value=count or 1,
+                     source=workers[1] if count else Source.default_of(
+                         "prefect server start --workers default 1 (cli server.py)",
+                         key="--workers"))
+    fixed = all(not t.source.default for t in parts)
+    pool = ctx.pool(PREFECT_POOL, size, parts[0].source if fixed else Source.default_of(
+        " + ".join(f"{t.label} {t.value:g}" for t in parts) + " (SQLAlchemy QueuePool "
+        "defaults where Prefect sets none)", key=_PREFECT_SETTINGS[0][1][0]),
+        bound="fixed" if fixed else "default", per_process=False,
+        size_label="Prefect pool_size + max_overflow",
+        note=" + ".join(f"{t.label} {t.value:g} ({t.source.label()})" for t in parts))
+    return [replace(pool, processes=processes)]
+
+
 def _is_paperless(image: str) -> bool:
     path = _image_path(image)
     return any(path == name or path.endswith("/" + name) for name in PAPERLESS_IMAGES)
@@ -1352,6 +1407,7 @@ _IMAGE_READERS: tuple[tuple[Callable[[str], bool], Callable[[StackContext], list
     (_is_paperless, paperless_pools),
     (_named(ZAMMAD_NAMES), zammad_pools),
     (_named(MASTODON_NAMES), mastodon_pools),
+    (_named(PREFECT_NAMES), prefect_pools),
     (_named("sonarqube"), sonarqube_pools),
     (_named(GRAFANA_NAMES), grafana_pools),
     (_named(GITEA_NAMES), gitea_pools),
