@@ -473,11 +473,13 @@ def _to_namespaceless_services(topo: Topology, services: list[dict],
 def _pgpool_pods(loads: list[Workload], default_ns: str
                  ) -> list[tuple[str, dict[str, str], str]]:
     """(namespace, pod labels, workload id) of each workload running Pgpool-II."""
+    candidates = [w for w in loads if any("pgpool" in c.image.lower() for c in w.containers)]
+    if not candidates:
+        return []  # the reader's module is not loaded for a repository without one
     from advisor.read.apps.pgpool import is_pgpool_image
 
-    return [(w.namespace or default_ns, w.pod_labels, workload_id(w)) for w in loads
-            if any("pgpool" in c.image.lower() and is_pgpool_image(c.image)
-                   for c in w.containers)]
+    return [(w.namespace or default_ns, w.pod_labels, workload_id(w)) for w in candidates
+            if any(is_pgpool_image(c.image) for c in w.containers)]
 
 
 def _through_pgpool(topo: Topology, services: list[dict],

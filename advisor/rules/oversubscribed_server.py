@@ -117,9 +117,7 @@ def _advice(budget, by_name: dict[str, Client]) -> str:
     if clients:
         biggest = max(clients, key=lambda c: c.total)
         found = by_name.get(biggest.who)
-        from advisor.read.apps.pgpool import POOL_LABEL  # a constant; no parsing loaded
-
-        if found is not None and any(p.label == POOL_LABEL for p in found.pools):
+        if found is not None and any(p.front is not None for p in found.pools):
             # a pooler already: its children and their caches are what to size
             return (f"lower {biggest.who}'s num_init_children x max_pool so that its pods "
                     f"x num_init_children x max_pool fit in {num(budget.usable)} (Pgpool-II "

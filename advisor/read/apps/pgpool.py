@@ -51,7 +51,7 @@ if TYPE_CHECKING:
     from advisor.read.apps.source import AppFile, AppSource
 
 NAMES = ("pgpool", "pgpool2", "pgpool-ii")  # the image repository's last name
-POOL_LABEL = "Pgpool-II max_pool"  # the children's caches (PA101 sizes them, not a PgBouncer)
+POOL_LABEL = "Pgpool-II max_pool"  # the children's caches (Pool.front marks it for PA101/PA212)
 
 _UPSTREAM = "pool_config_variables.c"
 DEFAULTS: dict[str, tuple[int, str]] = {
