@@ -232,6 +232,9 @@ def build_topology(inputs: Inputs) -> Topology:
     pending = [w for w in loads if id(w) not in not_clients]
     del loads
     pgpool_pods = _pgpool_pods(pending, default_ns)
+    # which build rendered each workload (kustomize, Helm): a namespace-less Service of
+    # the same build goes where that build is applied (_to_namespaceless_services)
+    origins = {workload_id(w): w.obj.origin for w in pending if w.obj.origin}
     topo.notices += with_core_database(pending)  # Harbor jobservice: core's database
     svc_by_host = service_host_index(services, default_ns)
     own = partial(own_service, services=services, by_host=svc_by_host, default_ns=default_ns)
@@ -267,7 +270,8 @@ def build_topology(inputs: Inputs) -> Topology:
                 topo.clients.append(client)
     for fn in inputs.lambdas:
         topo.clients.append(lambda_client(fn, host_map, topo))
-    _to_namespaceless_services(topo, services, host_map, default_ns)
+    if origins:
+        _to_namespaceless_services(topo, services, host_map, default_ns, origins)
     if pgpool_pods:
         _through_pgpool(topo, services, svc_by_host, default_ns, pgpool_pods)
     _name_unlinked_services(topo, services, svc_by_host, default_ns)
@@ -441,15 +445,19 @@ def _as_applied(objects: list[K8sObject], default_ns: str, notices: list[str]
 
 
 def _to_namespaceless_services(topo: Topology, services: list[dict],
-                               host_map: dict[str, tuple[str, str]], default_ns: str) -> None:
+                               host_map: dict[str, tuple[str, str]], default_ns: str,
+                               origins: dict[str, str]) -> None:
     """A client of another namespace naming, by its short name, a Service written with no
-    namespace (where `kubectl apply -n` puts it) is linked to what that Service leads to,
-    with a notice: argo-workflows' quick-start applies its postgres component with
-    `kubectl apply -n argo` beside argo-server; left unlinked, the server printed
-    "fits, peak 0"."""
+    namespace by the same build (kustomize, Helm: the build is applied to one namespace,
+    `kubectl apply -n`, `helm install -n`) is linked to what that Service leads to, with
+    a notice: argo-workflows' quick-start overlay leaves its postgres component without
+    a namespace and is applied with `kubectl apply -n argo` beside argo-server; left
+    unlinked, the server printed "fits, peak 0". Plain manifests keep their namespaces
+    apart (bank-of-anthos' staging pods do not reach the quickstart's ledger-db)."""
     from advisor.read.apps.urls import split_port
 
-    floating = {svc["name"].lower(): svc for svc in services if not svc["namespace"]}
+    floating = {svc["name"].lower(): svc for svc in services
+                if not svc["namespace"] and svc["obj"].origin}
     if not floating:
         return
     for client in topo.clients:
@@ -459,15 +467,17 @@ def _to_namespaceless_services(topo: Topology, services: list[dict],
         host = split_port(route.host.lower().strip())[0].rstrip(".")
         svc = floating.get(host)
         target = host_map.get(f"{host}.{default_ns}") if svc is not None else None
-        if target is None or (client.namespace or default_ns) == default_ns:
+        if target is None or (client.namespace or default_ns) == default_ns or \
+                origins.get(client.part_of or client.id) != svc["obj"].origin:
             continue
         client.target_kind, client.target_id = target  # type: ignore[assignment]
         topo.notices.append(
             f"{client.id} (namespace {client.namespace}) connects to {route.host!r} "
             f"({route.source.label()}): Service {svc['name']} "
-            f"({svc['obj'].location().label()}) is written with no namespace, so it is "
-            f"where it is applied; linked as if applied to {client.namespace} too "
-            f"(`kubectl apply -n {client.namespace}`), else that host reaches nothing")
+            f"({svc['obj'].location().label()}) is written with no namespace by the same "
+            f"build, which goes where it is applied; linked as applied to "
+            f"{client.namespace} (`kubectl apply -n {client.namespace}`), else that host "
+            "reaches nothing")
 
 
 def _pgpool_pods(loads: list[Workload], default_ns: str
