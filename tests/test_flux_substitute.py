@@ -458,3 +458,68 @@ def test_label_selectors_as_kubernetes_reads_them(selector, labels, expected):
     from advisor.read.flux_substitute import _selector_matches
 
     assert _selector_matches(selector, labels) is expected
+
+
+GENERATED_TREE = {
+    "kubernetes/flux/apps.yaml": """\
+apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata: {name: shop, namespace: flux-system}
+spec:
+  path: ./kubernetes/apps/shop
+  sourceRef: {kind: GitRepository, name: flux-system}
+""",
+    "kubernetes/apps/shop/kustomization.yaml": """\
+apiVersion: kustomize.config.k8s.io/v1beta1
+kind: Kustomization
+namespace: shop
+resources:
+  - ./db.yaml
+  - ./ks.yaml
+""",
+    "kubernetes/apps/shop/ks.yaml": """\
+apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata: {name: shop-app, namespace: shop}
+spec:
+  path: ./kubernetes/apps/shop/app
+  targetNamespace: shop
+  sourceRef: {kind: GitRepository, name: flux-system, namespace: flux-system}
+""",
+    "kubernetes/apps/shop/db.yaml": SOPS_TREE["db.yaml"].replace("namespace: data",
+                                                                 "namespace: shop"),
+    # no kustomization.yaml here: Flux generates one from every manifest in the folder
+    "kubernetes/apps/shop/app/web.yaml": """\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: shop}
+spec:
+  replicas: 2
+  strategy: {type: Recreate}
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers:
+        - name: web
+          image: ghcr.io/example/web:1.0
+          env:
+            - {name: DATABASE_URL, value: "postgres://web@pg:5432/web"}
+            - {name: DB_POOL_SIZE, value: "5"}
+""",
+}
+
+
+@needs_kustomize
+def test_a_flux_path_without_a_kustomization_is_built_from_its_manifests(tmp_path):
+    """A Flux Kustomization whose path has no kustomization.yaml applies every manifest
+    in it (kustomize-controller generates one): web is pg's client, not a manifest its
+    parent's kustomization leaves out (gabe565/home-ops: 11 servers printed 'fits,
+    peak 0', 6 Clusters were missing)."""
+    for rel, text in GENERATED_TREE.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    report = check_json(tmp_path)
+    (b,) = [b for b in report["budgets"] if b["server"] == "pg"]
+    assert [c["who"] for c in b["terms"]["contributions"]] == ["web"], report["notices"]
+    assert not [n for n in report["notices"] if "Flux does not apply them" in n]

@@ -791,9 +791,23 @@ def _flux_unlisted(objects: list[K8sObject], leaves: list[tuple[str, list[K8sObj
     every = objects + [o for _label, objs in leaves for o in objs]
     built = built_folders(every, resolve)
     dropped = {p for p, (home, _notice) in reads.unlisted.items()
-               if deepest_folder(home, built) is not None}
+               if deepest_folder(home, built) is not None
+               and not _generated_by_flux(p, home, built)}
     return _drop_unlisted(objects, leaves, reads, dropped, notices, problems, "Flux",
                           "a Flux Kustomization builds")
+
+
+def _generated_by_flux(manifest: str, home: str, built: set[str]) -> bool:
+    """Whether a Flux Kustomization builds a folder holding `manifest` below `home`, its
+    nearest kustomization: that folder has no kustomization.yaml, so Flux generates one
+    from every manifest in it and its subfolders (kustomize-controller: "generated if it
+    does not exist"; gabe565/home-ops' apps/<app>/app folders, whose 11 servers printed
+    "fits, peak 0" with their clients dropped)."""
+    from advisor.read.flux import deepest_folder
+
+    folder = manifest.rsplit("/", 1)[0] if "/" in manifest else ""
+    own = deepest_folder(folder, built)
+    return own is not None and own != home and (home == "" or own.startswith(home + "/"))
 
 
 def _any_argo_cd(objects: list[K8sObject], leaves: list[tuple[str, list[K8sObject]]]
