@@ -177,3 +177,20 @@ def test_a_declared_pool_size_keeps_the_puma_workers_read(tmp_path):
                                            'processes = 2\n'})
     _, budgets = budget_of(tmp_path)
     assert budgets["db"].peak == 2 * 8
+
+
+def test_an_absolute_puma_config_path_is_the_folder_s_file(tmp_path):
+    """`puma --config /app/config/puma.rb` in an image whose WORKDIR is /app reads the
+    folder's config/puma.rb (rubygems.org's krane template): its RAILS_MAX_THREADS (10
+    here) is the threads, not Puma's default 5."""
+    yml = "production:\n  adapter: postgresql\n  host: db\n  pool: 30\n"
+    web = app("web", "[bundle, exec, puma, --config, /app/config/puma.rb]").replace(
+        '            - {name: RAILS_MAX_THREADS, value: "5"}\n',
+        '            - {name: RAILS_MAX_THREADS, value: "10"}\n'
+        '            - {name: WEB_CONCURRENCY, value: "8"}\n')
+    write(tmp_path, {"config/database.yml": yml, "config/puma.rb": PUMA_RB,
+                     "Gemfile": "gem 'rails'\ngem 'puma'\n",
+                     "k8s/db.yaml": DB.replace("max_connections=50", "max_connections=200"),
+                     "k8s/web.yaml": web})
+    _, budgets = budget_of(tmp_path)
+    assert budgets["db"].peak == 8 * 10  # 8 workers x 10 threads (the pool of 30 caps none)

@@ -487,13 +487,22 @@ def _celery(ctx: ContainerReading, words: list[Word], cpus: int, assumed: bool) 
 # --- Ruby ------------------------------------------------------------------------------
 
 
+def _path_tails(path: str) -> list[str]:
+    """A path the command gives, relative to the application folder first, then less of
+    its leading folders: `--config /app/config/puma.rb` in an image whose WORKDIR is /app
+    is the folder's config/puma.rb (rubygems.org: the file was missed, Puma's default 5
+    threads taken where its puma.rb reads RAILS_MAX_THREADS)."""
+    parts = [p for p in path.split("/") if p and p != "."]
+    return ["/".join(parts[i:]) for i in range(len(parts))]
+
+
 def _puma_file(ctx: ContainerReading, hint: str | None, cpus: int) -> dict[str, object]:
     if ctx.app is None:
         return {}
     files = ctx.app.of_kind("puma", "ruby")
     rails_env = ctx.env_value("RAILS_ENV") or ctx.env_value("RACK_ENV") or "development"
-    candidates = [hint.lstrip("./")] if hint else [f"config/puma/{rails_env}.rb",
-                                                   "config/puma.rb"]
+    candidates = _path_tails(hint) if hint else [f"config/puma/{rails_env}.rb",
+                                                 "config/puma.rb"]
     f = next((f for c in candidates for f in files if f.rel == c), None)
     if f is None:
         return {}
