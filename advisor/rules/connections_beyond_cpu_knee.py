@@ -111,12 +111,15 @@ def connections_beyond_cpu_knee(topo: Topology, ctx: RuleContext) -> Iterator[Fi
         ratio = budget.peak / knee.value
         # One short line; the derivation and the evidence are the finding's detail (-v,
         # the PR comment's collapsible block, the long text of SARIF and annotations).
-        message = (f"{server.name}: up to {num(budget.peak)} connections at once > "
+        # a floor (clients of unknown size) is "at least", not "up to" (openreplay)
+        bound = "at least" if budget.peak_is_floor else "up to"
+        message = (f"{server.name}: {bound} {num(budget.peak)} connections at once > "
                    f"{num(knee.value)} its CPUs serve before throughput falls "
-                   f"(x{ratio:.1f})")
+                   f"({'at least ' if budget.peak_is_floor else ''}x{ratio:.1f})")
         detail = "\n".join([
             f"knee: {knee_text}",
-            f"peak of its budget, per instance: {num(budget.peak)}",
+            f"peak of its budget, per instance: {'>= ' if budget.peak_is_floor else ''}"
+            f"{num(budget.peak)}",
             f"For scale: {EVIDENCE}.",
             "Past the knee PostgreSQL runs the extra connections, slower for everyone, "
             "instead of queueing them."])

@@ -1,0 +1,68 @@
+"""PA111 on a budget whose peak is a floor says "at least", as the server line does
+(audit of session 20 on openreplay: "up to 23 connections at once" beside
+"peak >= 23 (12 clients unknown)")."""
+
+from __future__ import annotations
+
+from advisor.engine.check import run_check
+from advisor.engine.options import CheckOptions
+from tests.tree_helpers import write
+
+DB = """
+apiVersion: v1
+kind: Service
+metadata: {name: db}
+spec:
+  selector: {app: db}
+---
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: db}
+spec:
+  template:
+    metadata: {labels: {app: db}}
+    spec:
+      containers:
+        - name: postgres
+          image: postgres:16.2
+          args: ["-c", "max_connections=500"]
+          resources: {limits: {cpu: 500m}}
+"""
+
+
+def client(name: str, pool: str, image: str = "") -> str:
+    return f"""
+apiVersion: apps/v1
+kind: Deployment
+metadata: {{name: {name}}}
+spec:
+  replicas: 10
+  strategy: {{type: Recreate}}
+  template:
+    spec:
+      containers:
+        - name: app
+          image: {image or f"acme/{name}:1"}
+          env:
+            - {{name: DATABASE_URL, value: "postgresql://app@db:5432/app"}}
+{pool}"""
+
+
+def test_a_floor_past_the_knee_is_at_least(tmp_path):
+    # known: 10 x 5 (PostgREST db-pool); unknown: 10 pods, at least 1 each; knee 0.5 core x 12 = 6
+    write(tmp_path, {"k8s/db.yaml": DB,
+                     "k8s/known.yaml": client("known", "            - {name: PGRST_DB_POOL, "
+                                                       "value: \"5\"}\n",
+                                              "postgrest/postgrest:v12.2.3"),
+                     "k8s/unknown.yaml": client("unknown", "")})
+    result = run_check([str(tmp_path)], CheckOptions())
+    (budget,) = result.budgets
+    (finding,) = [f for f in result.findings if f.code == "PA111"]
+    assert budget.peak_is_floor and budget.unknown_clients == ["unknown"]
+    assert f"at least {budget.peak:g} connections at once" in finding.message
+    assert f"per instance: >= {budget.peak:g}" in finding.detail
+    # known only: an exact peak is "up to"
+    (tmp_path / "k8s" / "unknown.yaml").unlink()
+    result = run_check([str(tmp_path)], CheckOptions())
+    (finding,) = [f for f in result.findings if f.code == "PA111"]
+    assert "up to 50 connections at once" in finding.message
