@@ -148,3 +148,35 @@ def test_the_server_s_credentials_link_a_workload_whose_host_is_not_read(tmp_pat
     write(tmp_path, {"k8s/flask.yaml": flask("mail-credentials")})
     (budget,) = run_check([str(tmp_path)], CheckOptions()).budgets
     assert budget.unknown_clients == [] and budget.peak == 0
+
+
+ERB_WEB = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+spec:
+  replicas: <%= replicas %>
+  template:
+    spec:
+      containers:
+        - name: web
+          image: acme/web:<%= current_sha %>
+          env:
+            - name: DATABASE_URL
+              value: <%= database_url %>
+"""
+
+
+def test_an_erb_template_of_a_workload_makes_every_peak_a_floor(tmp_path):
+    """krane's config/deploy/*.yaml.erb (rubygems.org): the deployment is in templates
+    this tool does not render, so a server beside them cannot be said to fit."""
+    write(tmp_path, {"k8s/db.yaml": DB, "config/deploy/web.yaml.erb": ERB_WEB,
+                     "config/database.yml.erb": "production:\n  pool: 5\n"})
+    result = run_check([str(tmp_path)], CheckOptions())
+    (budget,) = result.budgets
+    assert budget.unplaced_clients == ["config/deploy/web.yaml.erb (ERB template, not "
+                                       "rendered)"]
+    assert budget.peak_is_floor and not budget.fits
+    assert any(n.startswith("ERB template config/deploy/web.yaml.erb holds Deployment")
+               for n in result.notices)

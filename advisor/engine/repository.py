@@ -6,6 +6,7 @@ folders and build contexts, the SQL scan behind poolers."""
 from __future__ import annotations
 
 import os
+import re
 import sys
 from collections.abc import Callable
 from functools import partial
@@ -156,6 +157,8 @@ def scan_paths(root: Root, paths: list[Path], settings: Settings, options: Check
                     "reading skaffold and compose build contexts")
     if hints is not None:
         notices += _compose_notices(hints.compose_databases)
+    templates = guarded(problems, ".", partial(_erb_manifests, root, found.other_files), [],
+                        "reading ERB manifest templates")
     topo = Topology()
     shared = Topology()
     reached_by: dict[str, list[str]] = {}  # shared server or pooler -> overlays using it
@@ -185,6 +188,16 @@ def scan_paths(root: Root, paths: list[Path], settings: Settings, options: Check
                 "them count toward it together (if each overlay is deployed to a cluster of "
                 "its own with its own copy of it, each copy's peak is lower)"
                 for i, labels in reached_by.items() if len(labels) > 1 and i in names]
+    for shown, workloads in templates:
+        # the deployment is in a template this tool does not render (krane, the
+        # kubernetes-deploy gem): its workloads may connect to any server (rubygems.org
+        # printed "fits, peak 0" for a server its web Deployment's template connects to)
+        notices.append(f"ERB template {shown} holds {', '.join(workloads)}, not rendered "
+                       "(krane/ERB): where they connect is not known, so each peak is a "
+                       "floor (check it rendered to YAML, or exclude the file)")
+        name = f"{shown} (ERB template, not rendered)"
+        if name not in topo.unplaced_clients:
+            topo.unplaced_clients.append(name)
     topo.problems[:0] = problems
     topo.notices[:0] = notices
     for path, lines in comments.items():
@@ -195,6 +208,28 @@ def scan_paths(root: Root, paths: list[Path], settings: Settings, options: Check
     # damaged tree parsed again while linking (saves nothing when none of them happened)
     cache.save()
     return topo
+
+
+_ERB_WORKLOAD = re.compile(r"^kind:\s*(Deployment|StatefulSet|DaemonSet|Job|CronJob|Pod)"
+                           r"\s*$", re.M)
+_ERB_SUFFIXES = (".yaml.erb", ".yml.erb")
+
+
+def _erb_manifests(root: Root, files: list[Path]) -> list[tuple[str, list[str]]]:
+    """The ERB templates of Kubernetes workloads (krane's config/deploy/*.yaml.erb), each
+    with the kinds of workload it holds: read only when there are such files."""
+    out = []
+    for path in files:
+        if not path.name.endswith(_ERB_SUFFIXES):
+            continue
+        try:
+            text = root.read_text(path, keep=True)
+        except InputError:
+            continue
+        kinds = _ERB_WORKLOAD.findall(text)
+        if kinds and "apiVersion:" in text:
+            out.append((root.rel(path), sorted(set(kinds))))
+    return out
 
 
 def _compose_notices(databases: tuple[tuple[str, str, str], ...]) -> list[str]:
