@@ -68,3 +68,4 @@ def test_defaults_services_and_workers(tmp_path):
     assert totals["prefect-server"] == 2 * 15 and totals["prefect-services"] == 2 * 15
     assert "prefect-worker" not in totals or totals["prefect-worker"] == 0
     assert any(f.code == "PA104" and "prefect-server" in f.message for f in result.findings)
+

@@ -375,9 +375,19 @@ NON_CLIENT_SERVERS = frozenset({"nginx", "httpd", "apache2", "apachectl", "hapro
                                 "redis-server"})
 
 
+# Images of programs that open no PostgreSQL connection though their charts give them
+# the database env of the application beside them: immich's machine learning service
+# (immich-app/immich machine-learning/immich_ml/config.py: MACHINE_LEARNING_* and
+# IMMICH_* settings only; sepffuzzball/fuzzlab gives it DB_URL)
+NON_CLIENT_IMAGES = frozenset({"immich-machine-learning"})
+
+
 def non_client_server(container: Container) -> Word | None:
     """The word of the manifest's command that runs a server of NON_CLIENT_SERVERS (the
-    program the last shell segment runs), or None."""
+    program the last shell segment runs), or the image of NON_CLIENT_IMAGES; None."""
+    image = container.image.split("@", 1)[0].rsplit("/", 1)[-1].split(":", 1)[0].lower()
+    if image in NON_CLIENT_IMAGES:
+        return Word(text=container.image, source=container.source)
     if not container.command and not container.args:
         return None
     segments = command_line(container, None, []).segments()
