@@ -328,3 +328,51 @@ spec:
     assert found.peak == 2 * (NUM_INIT_CHILDREN_DEFAULT * BITNAMI_MAX_POOL + BITNAMI_CHECKS)
     assert not [f for f in result.findings if f.code in ("PA106", "PA107")]
     assert any("Deployment/web: connects through Pgpool-II" in n for n in result.notices)
+
+
+def test_pa212_counts_the_applications_behind_pgpool(tmp_path):
+    """PA212: 4 pods x a pool of 10 (PostgREST db-pool) = 40 client connections > 2
+    Pgpool-II pods x (20 children - 1 reserved) = 38, refused past that; an application
+    of unknown size within it is 'cannot tell'."""
+    env = """\
+            - {name: PGPOOL_NUM_INIT_CHILDREN, value: "20"}
+            - {name: PGPOOL_RESERVED_CONNECTIONS, value: "1"}
+"""
+    app = """
+apiVersion: v1
+kind: Service
+metadata: {name: pg-pgpool}
+spec:
+  selector: {app.kubernetes.io/component: pgpool}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: api}
+spec:
+  replicas: 4
+  strategy: {type: Recreate}
+  template:
+    spec:
+      containers:
+        - name: api
+          image: postgrest/postgrest:v12.2.3
+          env:
+            - {name: PGRST_DB_URI, value: "postgresql://api@pg-pgpool:5432/app"}
+            - {name: PGRST_DB_POOL, value: "10"}
+"""
+    write(tmp_path, {"k8s/pg.yaml": BACKENDS, "k8s/pgpool.yaml": bitnami_pgpool(env),
+                     "k8s/app.yaml": app})
+    result = run_check([str(tmp_path)], CheckOptions())
+    (pa212,) = [f for f in result.findings if f.code == "PA212"]
+    assert pa212.severity.value == "error"
+    assert "40 client connections at peak > 38" in pa212.message
+    assert "Sorry, too many clients already" in pa212.message
+    assert "at least 21 per Pgpool-II pod" in pa212.fix.description  # 40 / 2 + 1 reserved
+    # an application of unknown size: a floor within the children, 'cannot tell'
+    write(tmp_path, {"k8s/app.yaml": app.replace("postgrest/postgrest:v12.2.3",
+                                                 "acme/api:1").replace(
+        '            - {name: PGRST_DB_POOL, value: "10"}\n', "").replace(
+        "PGRST_DB_URI", "DATABASE_URL")})
+    result = run_check([str(tmp_path)], CheckOptions())
+    (pa212,) = [f for f in result.findings if f.code == "PA212"]
+    assert pa212.severity.value == "info" and "cannot tell" in pa212.message

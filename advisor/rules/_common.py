@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 from advisor.budget.arith import num
-from advisor.model import Location, Pooler, RelatedLocation, Term
+from advisor.model import Client, Location, Pooler, RelatedLocation, Term
 
 
 def related(terms: Iterable[Term], fmt: Callable[[float], str] = num
@@ -75,3 +75,16 @@ def bouncer_key_place(pooler: Pooler, key: str) -> str | None:
             return f"a pgbouncer.ini mounted into {pooler.name} (its image has no variable for it)"
         return f"the {variable} variable of {pooler.name}'s PgBouncer container"
     return f"{pooler.name}'s pgbouncer.ini"
+
+
+def floor_clients(clients: Iterable[Client]) -> list[str]:
+    """The names of the clients whose connections are a floor: unknown, or a pool with no
+    limit (a pooler's client side then cannot be said to fit: PA201, PA212)."""
+    return [c.name for c in clients if c.unknown or not c.pools
+            or any(p.bound == "unbounded" for p in c.pools)]
+
+
+def floor_text(names: list[str]) -> str:
+    """'2 clients of unknown or unbounded size: web, worker'."""
+    return (f"{len(names)} client{'s' if len(names) > 1 else ''} of unknown or unbounded "
+            f"size: {', '.join(names)}")

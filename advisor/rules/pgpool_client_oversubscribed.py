@@ -9,7 +9,7 @@ from advisor.budget.slots import client_contribution
 from advisor.model import Client, Finding, Fix, PoolerFront, Severity, Term, Topology
 from advisor.rule_context import RuleContext
 from advisor.rules import rule
-from advisor.rules._common import related
+from advisor.rules._common import floor_clients, floor_text, related
 
 
 def _front(client: Client) -> PoolerFront | None:
@@ -69,8 +69,7 @@ def pgpool_client_oversubscribed(topo: Topology, ctx: RuleContext) -> Iterator[F
         capacity = max(per_pod, 0) * pgpool.replicas.value
         admits = (f"({front.children.show()} - {front.reserved.show()}) x "
                   f"{pgpool.replicas.show()} = {num(capacity)}")
-        floor_of = [c.name for c in clients if c.unknown or not c.pools
-                    or any(p.bound == "unbounded" for p in c.pools)]
+        floor_of = floor_clients(clients)
         lines = [f"admits: {admits}",
                  *(line for c in contributions for line in contribution_lines(c))]
         terms: list[Term] = [front.children, front.reserved, pgpool.replicas]
@@ -78,8 +77,7 @@ def pgpool_client_oversubscribed(topo: Topology, ctx: RuleContext) -> Iterator[F
             yield Finding(
                 code="PA212", name="pgpool-client-oversubscribed", severity=Severity.info,
                 message=f"{pgpool.name}: client connections at peak >= {num(demand)} "
-                        f"({len(floor_of)} client{'s' if len(floor_of) > 1 else ''} of "
-                        f"unknown or unbounded size: {', '.join(floor_of)}) vs "
+                        f"({floor_text(floor_of)}) vs "
                         f"{num(capacity)} its Pgpool-II children serve: cannot tell "
                         "whether they fit",
                 detail="\n".join(lines), location=_where(front, pgpool),

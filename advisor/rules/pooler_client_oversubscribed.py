@@ -9,7 +9,7 @@ from advisor.budget.slots import client_contribution
 from advisor.model import Finding, Fix, Replacement, Severity, Term, Topology
 from advisor.rule_context import RuleContext
 from advisor.rules import rule
-from advisor.rules._common import related
+from advisor.rules._common import floor_clients, floor_text, related
 
 
 @rule("PA201", "pooler-client-oversubscribed", Severity.error,
@@ -63,8 +63,7 @@ def pooler_client_oversubscribed(topo: Topology, ctx: RuleContext) -> Iterator[F
             "max_client_conn", pooler.version)
         limit = Term(label="max_client_conn", value=float(setting.value), source=setting.source)
         capacity = limit.value * pooler.replicas.value
-        floor_of = [c.name for c in clients if c.unknown or not c.pools
-                    or any(p.bound == "unbounded" for p in c.pools)]
+        floor_of = floor_clients(clients)
         if demand <= capacity and floor_of:
             # a sum of floors that fits says nothing: said, not passed over in silence
             # (Airflow's chart with pgbouncer.enabled: six clients of unknown size, and
@@ -72,8 +71,7 @@ def pooler_client_oversubscribed(topo: Topology, ctx: RuleContext) -> Iterator[F
             yield Finding(
                 code="PA201", name="pooler-client-oversubscribed", severity=Severity.info,
                 message=f"{pooler.name}: client connections at peak >= {num(demand)} "
-                        f"({len(floor_of)} client{'s' if len(floor_of) > 1 else ''} of "
-                        f"unknown or unbounded size: {', '.join(floor_of)}) vs "
+                        f"({floor_text(floor_of)}) vs "
                         f"{num(capacity)} max_client_conn x replicas: cannot tell whether "
                         "they fit",
                 detail="\n".join([
