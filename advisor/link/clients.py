@@ -82,7 +82,8 @@ def sidecars_by_workload(topo: Topology) -> dict[str, Pooler]:
 
 # Configuration files a reader takes from a mounted ConfigMap (apps/temporal.py,
 # apps/images.py SonarQube, apps/airflow.py)
-_MOUNTED_CONFIG_KINDS = ("temporal-config", "sonar-properties", "airflow-cfg")
+_MOUNTED_CONFIG_KINDS = ("temporal-config", "sonar-properties", "airflow-cfg",
+                         "zitadel-config")
 
 
 def mounted_files(w: Workload, index: ConfigIndex) -> list:

@@ -1276,6 +1276,71 @@ def prefect_pools(ctx: StackContext) -> list[Pool]:
     return [replace(pool, processes=processes)]
 
 
+ZITADEL_NAMES = ("zitadel",)  # ghcr.io/zitadel/zitadel
+ZITADEL_POOL = "Zitadel Database.postgres.MaxOpenConns"
+ZITADEL_ENV = "ZITADEL_DATABASE_POSTGRES_MAXOPENCONNS"
+# zitadel/zitadel cmd/defaults.yaml (at 001144819d): `MaxOpenConns: 10 #
+# ZITADEL_DATABASE_POSTGRES_MAXOPENCONNS`, a cap over all of its pools
+ZITADEL_DEFAULT = 10
+
+
+def _zitadel_config_value(ctx: StackContext) -> tuple[int, Source] | None:
+    """MaxOpenConns from the config files the command names (`--config
+    /config/zitadel-config-yaml`, mounted from the chart's ConfigMap), the last one that
+    sets it; keys as viper reads them (case-insensitive)."""
+    from advisor.read.sources.k8s import load_yaml_stream
+
+    named: list[str] = []
+    words = [w for word in (*ctx.container.command, *ctx.container.args) for w in word.split()]
+    for i, word in enumerate(words):
+        if word == "--config" and i + 1 < len(words):
+            named.append(words[i + 1].strip("/"))
+        elif word.startswith("--config="):
+            named.append(word.split("=", 1)[1].strip("/"))
+    found = None
+    for f in ctx.files("zitadel-config"):
+        if f.rel.strip("/") not in named:
+            continue
+        docs, _ = load_yaml_stream(f.text, f.path)
+        for doc, _line in docs:
+            lowered = _lower_keys(doc)
+            value = lowered.get("database", {}).get("postgres", {}).get("maxopenconns") \
+                if isinstance(lowered, dict) else None
+            number = parse_int(str(value)) if value is not None else None
+            if number is not None:
+                lines = f.text.splitlines()
+                at = next((n for n, line in enumerate(lines, 1)
+                           if line.strip().lower().startswith("maxopenconns:")), None)
+                found = number, f.cite(at, "Database.postgres.MaxOpenConns", "MaxOpenConns")
+    return found
+
+
+def _lower_keys(value: object) -> object:
+    if isinstance(value, dict):
+        return {str(k).lower(): _lower_keys(v) for k, v in value.items()}
+    return value
+
+
+def zitadel_pools(ctx: StackContext) -> list[Pool]:
+    """Zitadel (Go, one process): Database.postgres.MaxOpenConns from the env (viper:
+    the env wins over a config file), then the `--config` files, else 10."""
+    var = ctx.env(ZITADEL_ENV)
+    if var is not None and var.value is None:
+        ctx.hidden_size(ZITADEL_POOL, ZITADEL_ENV, ctx.env_source(ZITADEL_ENV))
+        return []
+    number = parse_int(var.value) if var is not None else None
+    if number is not None:
+        return [ctx.pool(ZITADEL_POOL, number, ctx.env_source(ZITADEL_ENV),
+                         per_process=False)]
+    given = _zitadel_config_value(ctx)
+    if given is not None:
+        return [ctx.pool(ZITADEL_POOL, given[0], given[1], per_process=False)]
+    return [ctx.pool(ZITADEL_POOL, ZITADEL_DEFAULT, Source.default_of(
+        "Zitadel default MaxOpenConns 10 (cmd/defaults.yaml)", key=ZITADEL_ENV),
+        bound="default", per_process=False,
+        note=f"{ZITADEL_ENV} and Database.postgres.MaxOpenConns unset")]
+
+
 def _is_paperless(image: str) -> bool:
     path = _image_path(image)
     return any(path == name or path.endswith("/" + name) for name in PAPERLESS_IMAGES)
@@ -1408,6 +1473,7 @@ _IMAGE_READERS: tuple[tuple[Callable[[str], bool], Callable[[StackContext], list
     (_named(ZAMMAD_NAMES), zammad_pools),
     (_named(MASTODON_NAMES), mastodon_pools),
     (_named(PREFECT_NAMES), prefect_pools),
+    (_named(ZITADEL_NAMES), zitadel_pools),
     (_named("sonarqube"), sonarqube_pools),
     (_named(GRAFANA_NAMES), grafana_pools),
     (_named(GITEA_NAMES), gitea_pools),
