@@ -1303,9 +1303,9 @@ def _zitadel_config_value(ctx: StackContext) -> tuple[int, Source] | None:
             continue
         docs, _ = load_yaml_stream(f.text, f.path)
         for doc, _line in docs:
-            lowered = _lower_keys(doc)
-            value = lowered.get("database", {}).get("postgres", {}).get("maxopenconns") \
-                if isinstance(lowered, dict) else None
+            value = _lower_keys(doc)
+            for key in ("database", "postgres", "maxopenconns"):
+                value = value.get(key) if isinstance(value, dict) else None
             number = parse_int(str(value)) if value is not None else None
             if number is not None:
                 lines = f.text.splitlines()
