@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from advisor.advise.pooler_limits import zalando_sizes
+from advisor.read.sources.operators.zalando import pool_sizes
 from tests.test_advise import advise_json
 from tests.tree_helpers import write
 
@@ -56,7 +56,7 @@ def test_zalando_pooler_is_sized_by_max_db_connections(tmp_path: Path):
     assert proposal["edit"]["old"] == "120"
     new = int(proposal["new"])
     per_pod = new // 2
-    pool, reserve = zalando_sizes(per_pod)
+    pool, reserve = pool_sizes(per_pod)
     assert f"default_pool_size {pool} and reserve_pool_size {reserve}" in proposal["reason"]
     # the after-state is the operator's arithmetic on the new value
     assert advice["peak_after"] <= advice["usable_after"]
@@ -64,10 +64,10 @@ def test_zalando_pooler_is_sized_by_max_db_connections(tmp_path: Path):
     assert "[pgbouncer] section" not in proposal.get("manual", "")
 
 
-def test_zalando_sizes_follow_the_operator():
+def test_zalando_pool_sizes_follow_the_operator():
     # connection_pooler.go: maxDBConn / 2, then / 2 (integer division)
-    assert zalando_sizes(30) == (15, 7)
-    assert zalando_sizes(23) == (11, 5)
+    assert pool_sizes(30) == (15, 7)
+    assert pool_sizes(23) == (11, 5)
 
 
 def test_a_floor_within_the_usable_slots_is_not_said_not_to_fit(tmp_path: Path):

@@ -111,19 +111,14 @@ def shrink_pooler(
     return proposals
 
 
-def zalando_sizes(per_pod: int) -> tuple[int, int]:
-    """(default_pool_size, reserve_pool_size) the Zalando operator derives from a pod's
-    max_db_connections (connection_pooler.go: maxDBConn / 2, then / 2)."""
-    default = per_pod // 2
-    return default, default // 2
-
-
 def _shrink_zalando(pooler: Pooler, c: Contribution, per_replica: int, why: str,
                     assumption: str) -> list[Proposal]:
     """The Zalando operator writes the pooler's pgbouncer.ini itself from
     spec.connectionPooler.maxDBConnections (per pod: maxDBConnections / instances, pool
     half of that, reserve half the pool): the largest maxDBConnections whose pools fit
     `per_replica`, proposed there, and the pooler's settings moved with it."""
+    from advisor.read.sources.operators.zalando import pool_sizes
+
     sized_by = pooler.sized_by
     assert sized_by is not None
     pods = max(int(pooler.replicas.value), 1)
@@ -132,14 +127,14 @@ def _shrink_zalando(pooler: Pooler, c: Contribution, per_replica: int, why: str,
         if "max_db_connections" in pooler.settings else int(sized_by.value) // pods
     chosen = 0
     for per_pod in range(current - 1, 1, -1):
-        pool, reserve = zalando_sizes(per_pod)
+        pool, reserve = pool_sizes(per_pod)
         if sum(min(n * (pool + reserve), per_pod) for n in pools_per_db) <= per_replica:
             chosen = per_pod
             break
     if chosen == 0:
         return []
     new = chosen * pods
-    pool, reserve = zalando_sizes(chosen)
+    pool, reserve = pool_sizes(chosen)
     how = (f"Zalando operator: maxDBConnections {new} (proposed) // {pods} pooler pods = "
            f"{chosen} per pod")
     for key, value, text in (("max_db_connections", chosen, how),

@@ -85,7 +85,7 @@ def client_contribution(client: Client) -> Contribution:
         return Contribution(who=client.name, kind="client", total=max(known, 1),
                             location=client.location, unknown=True,
                             note=("pods unknown (PA106): counted as one pod, "
-                                  f"{num_text(max(known, 1))} connections" if known else
+                                  f"{num(max(known, 1))} connections" if known else
                                   "pods and connections per pod unknown (PA106): counted as "
                                   "1") + ", the least a release that connects holds, so the "
                                   "peak is a floor")
@@ -355,7 +355,3 @@ def _mib(value: float) -> str:
 def budgets(topo: Topology, memory: MemoryOptions | None = None) -> list[Budget]:
     unread = unread_files(topo)
     return [server_budget(s, topo, memory, unread) for s in topo.servers]
-
-
-def num_text(x: float) -> str:
-    return f"{x:g}"

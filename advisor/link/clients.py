@@ -188,7 +188,8 @@ def client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
         c_route = bound or env_route or operator_secret_route(c, operator_secrets or {}) \
             or route_from_args(c.command, c.args, c.source) or next(iter(c_routes), None) \
             or host_variable_route(c.env, host_map, w.namespace or default_ns) \
-            or _pgpool_route(c, app if c.name in runs_app else None)
+            or (_pgpool_route(c, app if c.name in runs_app else None)
+                if not found.pools else None)
         placed = [replace(pool, route=c_route) if bound or (not pool.route and c_route)
                   else pool for pool in found.pools]
         # a binding configures the datasource, whatever URL the app's config names
@@ -357,7 +358,8 @@ def _shared_credentials_route(w: Workload, credentials: dict[tuple[str, str], st
 
 
 def _pgpool_route(c: Container, app: AppSource | None) -> Route | None:
-    """A Pgpool-II container's first backend: where its connections count, known or not."""
+    """A Pgpool-II container's first backend, when its reader gave no pool (its sizes are
+    unknown): where those connections count. With pools, each pool carries its route."""
     if "pgpool" not in c.image.lower():
         return None
     from advisor.read.apps.pgpool import backend_route

@@ -33,6 +33,7 @@ from advisor.link.hosts import (
     operator_pods_target,
     own_service,
     read_services,
+    resolve_host,
     selected,
     service_host_index,
     service_targets,
@@ -59,6 +60,7 @@ from advisor.link.servers import (
     standalone_confs,
 )
 from advisor.model import (
+    Client,
     Source,
     Term,
     Topology,
@@ -481,38 +483,44 @@ def _to_namespaceless_services(topo: Topology, services: list[dict],
 
 
 def _pgpool_pods(loads: list[Workload], default_ns: str
-                 ) -> list[tuple[str, dict[str, str], str]]:
-    """(namespace, pod labels, workload id) of each workload running Pgpool-II."""
+                 ) -> dict[str, list[tuple[Workload, tuple[str, str]]]]:
+    """The workloads running Pgpool-II as Service targets ("pgpool", workload id), by
+    namespace (hosts.targets_by_namespace, for hosts.selected)."""
     candidates = [w for w in loads if any("pgpool" in c.image.lower() for c in w.containers)]
     if not candidates:
-        return []  # the reader's module is not loaded for a repository without one
+        return {}  # the reader's module is not loaded for a repository without one
     from advisor.read.apps.pgpool import is_pgpool_image
 
-    return [(w.namespace or default_ns, w.pod_labels, workload_id(w)) for w in candidates
-            if any(is_pgpool_image(c.image) for c in w.containers)]
+    return targets_by_namespace([(w, ("pgpool", workload_id(w))) for w in candidates
+                                 if any(is_pgpool_image(c.image) for c in w.containers)],
+                                default_ns)
+
+
+def _service_of(client: Client, services: list[dict], by_host: dict[str, tuple[str, str]],
+                default_ns: str) -> dict | None:
+    """The Service of the repository a client linked to nothing names as its host."""
+    route = client.route
+    if client.target_id is not None or route is None or not route.host:
+        return None
+    found = resolve_host(route.host, client.namespace or default_ns, by_host)
+    return services[int(found[1])] if found is not None else None
 
 
 def _through_pgpool(topo: Topology, services: list[dict],
                     by_host: dict[str, tuple[str, str]], default_ns: str,
-                    pgpool_pods: list[tuple[str, dict[str, str], str]]) -> None:
+                    pgpool_pods: dict[str, list[tuple[Workload, tuple[str, str]]]]) -> None:
     """A client whose host is a Service selecting Pgpool-II pods reaches the servers
     through it: the servers are sent Pgpool-II's own connections (num_init_children x
     max_pool per backend, its client), not the application's: it is no client of a
     server, and not one linked to nothing (PA107), but one of Pgpool-II (`via`, PA212)."""
-    from advisor.link.hosts import resolve_host
-
     for client in topo.clients:
-        route = client.route
-        found = resolve_host(route.host, client.namespace or default_ns, by_host) \
-            if client.target_id is None and route is not None and route.host else None
-        svc = services[int(found[1])] if found is not None else None
-        pgpool = next((wid for ns, labels, wid in pgpool_pods
-                       if svc is not None and svc["selector"]
-                       and (svc["namespace"] or default_ns) == ns
-                       and all(labels.get(k) == v for k, v in svc["selector"].items())),
-                      None) if svc is not None else None
-        if pgpool is None:
+        svc = _service_of(client, services, by_host, default_ns)
+        found = selected(svc, pgpool_pods, default_ns) if svc is not None else None
+        if found is None:
             continue
+        route = client.route
+        assert route is not None  # _service_of found a Service at its host
+        pgpool = found[1]
         client.via = pgpool
         topo.notices.append(
             f"{client.id}: connects through Pgpool-II ({pgpool}) at {route.host!r} "
@@ -527,17 +535,9 @@ def _name_unlinked_services(topo: Topology, services: list[dict],
     which, so PA107 does not call it "no Service". That Service selects no workload read
     as PostgreSQL or PgBouncer (an image not recognised, or built from a Dockerfile
     outside the scanned paths)."""
-    from advisor.link.hosts import resolve_host
-
-    unlinked = [c for c in topo.clients
-                if c.target_id is None and c.route is not None and c.route.host
-                and not c.via]
-    if not unlinked:
-        return
-    for client in unlinked:
-        found = resolve_host(client.route.host, client.namespace or default_ns, by_host)
-        if found is not None:
-            svc = services[int(found[1])]
+    for client in topo.clients:
+        svc = None if client.via else _service_of(client, services, by_host, default_ns)
+        if svc is not None:
             client.unlinked_service = (
                 f"Service {svc['name']} ({svc['obj'].location().label()}), whose pods run "
                 "no image read as PostgreSQL or "

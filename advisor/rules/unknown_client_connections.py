@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from advisor.budget.arith import num
+from advisor.budget.slots import client_contribution
 from advisor.model import Client, Finding, Fix, RelatedLocation, Severity, Topology
 from advisor.rule_context import RuleContext
 from advisor.rules import rule
@@ -138,9 +139,7 @@ def _release_finding(client: Client, target: str, related: tuple[RelatedLocation
 
 
 def _least(client: Client) -> str:
-    """What a release of unknown size is counted as (budget.slots.client_contribution)."""
-    if client.replicas_unknown:
-        known = sum(p.per_pod() for p in client.pools) if client.pools else 0
-        return f"{max(known, 1):g} connection{'s' if known > 1 else ''} (one pod)"
-    n = pods(client)
-    return f"{n:g} connection{'s' if n != 1 else ''} (1 per pod)"
+    """What a release of unknown size is counted as, as its budget counts it."""
+    n = client_contribution(client).total
+    return (f"{n:g} connection{'s' if n != 1 else ''} "
+            f"({'one pod' if client.replicas_unknown else '1 per pod'})")

@@ -15,6 +15,7 @@ from msgspec.structs import replace
 
 from advisor.lazyregex import lazy
 from advisor.model import Container, EnvVar, Frozen, Source
+from advisor.read.apps.locate import image_name
 from advisor.read.apps.source import AppFile, AppSource
 
 _SHELLS = {"sh", "bash", "ash", "dash", "zsh", "/bin/sh", "/bin/bash", "/usr/bin/env"}
@@ -385,8 +386,7 @@ NON_CLIENT_IMAGES = frozenset({"immich-machine-learning"})
 def non_client_server(container: Container) -> Word | None:
     """The word of the manifest's command that runs a server of NON_CLIENT_SERVERS (the
     program the last shell segment runs), or the image of NON_CLIENT_IMAGES; None."""
-    image = container.image.split("@", 1)[0].rsplit("/", 1)[-1].split(":", 1)[0].lower()
-    if image in NON_CLIENT_IMAGES:
+    if image_name(container.image).lower() in NON_CLIENT_IMAGES:
         return Word(text=container.image, source=container.source)
     if not container.command and not container.args:
         return None

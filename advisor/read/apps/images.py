@@ -282,13 +282,20 @@ def _int_env(ctx: StackContext, name: str) -> tuple[int, Source] | None:
 
 
 def _option_value(ctx: StackContext, option: str) -> tuple[str, Source] | None:
-    """The value the command line gives `option` (`--opt=V` or `--opt V`, also inside a
-    shell string `sh -c "kc.sh start --opt=V"`): the last one, as a later argument
-    overrides an earlier one, with the word it is written in."""
+    """The value the command line gives `option`: the last one, as a later argument
+    overrides an earlier one (_option_values)."""
+    found = _option_values(ctx, option)
+    return found[-1] if found else None
+
+
+def _option_values(ctx: StackContext, option: str) -> list[tuple[str, Source]]:
+    """Each value the command line gives `option` (`--opt=V` or `--opt V`, also inside a
+    shell string `sh -c "kc.sh start --opt=V"`), in order, with the word it is written
+    in."""
     words = (*ctx.container.command, *ctx.container.args)
     sources = ctx.container.word_sources
     tokens = [(t, i) for i, w in enumerate(words) for t in w.split()]
-    found: tuple[str, Source] | None = None
+    found: list[tuple[str, Source]] = []
     for n, (token, i) in enumerate(tokens):
         if token == option and n + 1 < len(tokens):
             value, i = tokens[n + 1]
@@ -297,7 +304,7 @@ def _option_value(ctx: StackContext, option: str) -> tuple[str, Source] | None:
         else:
             continue
         where = sources[i] if len(sources) == len(words) else ctx.container.source
-        found = value.strip("'\""), replace(where, key=option)
+        found.append((value.strip("'\""), replace(where, key=option)))
     return found
 
 
@@ -1290,13 +1297,7 @@ def _zitadel_config_value(ctx: StackContext) -> tuple[int, Source] | None:
     sets it; keys as viper reads them (case-insensitive)."""
     from advisor.read.sources.k8s import load_yaml_stream
 
-    named: list[str] = []
-    words = [w for word in (*ctx.container.command, *ctx.container.args) for w in word.split()]
-    for i, word in enumerate(words):
-        if word == "--config" and i + 1 < len(words):
-            named.append(words[i + 1].strip("/"))
-        elif word.startswith("--config="):
-            named.append(word.split("=", 1)[1].strip("/"))
+    named = [value.strip("/") for value, _where in _option_values(ctx, "--config")]
     found = None
     for f in ctx.files("zitadel-config"):
         if f.rel.strip("/") not in named:

@@ -93,11 +93,11 @@ class _Settings(Struct):
 
 
 def _image_path(image: str) -> list[str]:
-    """The image reference's path parts, without digest or tag (a registry's port kept:
-    `reg:5000/bitnami/pgpool`)."""
-    ref = image.split("@", 1)[0].lower()
-    head, colon, tag = ref.rpartition(":")
-    return (head if colon and "/" not in tag else ref).split("/")
+    """The image reference's path parts, without digest or tag (`reg:5000/bitnami/pgpool`:
+    reg:5000, bitnami, pgpool)."""
+    from advisor.read.apps.locate import image_repository
+
+    return image_repository(image.lower()).split("/")
 
 
 def is_pgpool_image(image: str) -> bool:

@@ -149,6 +149,13 @@ def _spilo_defaults(memory: Term | None) -> dict[str, Setting]:
     }
 
 
+def pool_sizes(per_pod: int) -> tuple[int, int]:
+    """(default_pool_size, reserve_pool_size) the operator derives from a pod's
+    max_db_connections (connection_pooler.go: maxDBConn / 2, then / 2)."""
+    default = per_pod // 2
+    return default, default // 2
+
+
 def _zalando_pooler(ctx: ReadContext, obj: K8sObject, name: str, server_id: str,
                     target: str) -> None:
     base = ("spec", "connectionPooler")
@@ -159,8 +166,7 @@ def _zalando_pooler(ctx: ReadContext, obj: K8sObject, name: str, server_id: str,
                       ZALANDO_MAX_DB_CONNECTIONS,
                       "Zalando operator connection_pooler_max_db_connections default")
     per_pod = int(max_db.value) // int(replicas.value)
-    default_size = per_pod // 2
-    min_size = default_size // 2
+    default_size, min_size = pool_sizes(per_pod)
     how = (f"Zalando operator: maxDBConnections {int(max_db.value)} ({max_db.source.label()}) "
            f"// {int(replicas.value)} pooler pods = {per_pod} per pod")
     derived = Source(path=max_db.source.path, line=max_db.source.line, key="maxDBConnections",
