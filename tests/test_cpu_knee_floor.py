@@ -6,28 +6,12 @@ from __future__ import annotations
 
 from advisor.engine.check import run_check
 from advisor.engine.options import CheckOptions
-from tests.tree_helpers import write
+from tests.tree_helpers import POSTGRES_DB, write
 
-DB = """
-apiVersion: v1
-kind: Service
-metadata: {name: db}
-spec:
-  selector: {app: db}
----
-apiVersion: apps/v1
-kind: StatefulSet
-metadata: {name: db}
-spec:
-  template:
-    metadata: {labels: {app: db}}
-    spec:
-      containers:
-        - name: postgres
-          image: postgres:16.2
-          args: ["-c", "max_connections=500"]
-          resources: {limits: {cpu: 500m}}
-"""
+# tree_helpers' server, 500 connections on half a core (knee 0.5 x 12 = 6)
+DB = POSTGRES_DB.replace('args: ["-c", "max_connections=50"]\n',
+                         'args: ["-c", "max_connections=500"]\n'
+                         '          resources: {limits: {cpu: 500m}}\n')
 
 
 def client(name: str, pool: str, image: str = "") -> str:

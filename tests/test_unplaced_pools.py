@@ -91,27 +91,14 @@ def test_a_pool_read_with_no_host_makes_every_peak_a_floor(tmp_path):
     assert any("may connect to any server here" in n for n in result.notices)
 
 
-SERVER_WITH_SECRET = """
-apiVersion: v1
-kind: Service
-metadata: {name: postgres}
-spec:
-  selector: {app: postgres}
----
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: postgres}
-spec:
-  template:
-    metadata: {labels: {app: postgres}}
-    spec:
-      containers:
-        - name: postgres
-          image: "postgres:13-alpine"
-          env:
-            - name: POSTGRES_PASSWORD
-              valueFrom: {secretKeyRef: {name: postgres-credentials, key: password}}
-"""
+# DB, its pod given its password from a Secret
+SERVER_WITH_SECRET = DB.replace(
+    '        - {name: postgres, image: "postgres:14-alpine"}\n',
+    "        - name: postgres\n"
+    '          image: "postgres:14-alpine"\n'
+    "          env:\n"
+    "            - name: POSTGRES_PASSWORD\n"
+    "              valueFrom: {secretKeyRef: {name: postgres-credentials, key: password}}\n")
 
 
 def flask(secret: str) -> str:
