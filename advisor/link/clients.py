@@ -42,6 +42,7 @@ from advisor.read.apps.locate import (
     DEPENDENCY_FILES,
     app_files_in,
     fallback_app_dir,
+    go_command_dir,
     image_name,
     image_repository,
     ko_app_dir,
@@ -741,6 +742,10 @@ def _inferred_app_dir(inputs: Inputs, w: Workload, topo: Topology) -> str | None
         if top and top[-1] in names:
             matches.append("/".join(d.split("/")[:len(top)]))
     matches = sorted(set(matches))
+    if not matches and (go := go_command_dir(inputs.root, inputs.app_candidates,
+                                             names)) is not None:
+        return _inferred(topo, w, go, "the Go command of that name in its module's cmd/ "
+                         "(read with the module's packages it imports)")
     if not matches:
         if not any(maybe_built_here(c.image) for c in w.containers if c.role != "init"):
             return None

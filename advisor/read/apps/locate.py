@@ -436,6 +436,28 @@ def ko_app_dir(root: Root, image: str) -> str | None:
     return None
 
 
+def go_command_dir(root: Root, candidates: list[str], names: set[str]) -> str | None:
+    """The Go main package named like the workload or its image in a module's cmd/
+    folder (backend/cmd/sink for image sink, as `go build ./cmd/$SERVICE_NAME` builds
+    it), when exactly one module holds one (I/O: stat only)."""
+    found = set()
+    for d in candidates:
+        if not os.path.isfile(os.path.join(root.path, d, "go.mod")):
+            continue
+        for name in names:
+            if not name or "/" in name or name.startswith("."):
+                continue
+            folder = f"{d}/cmd/{name}" if d else f"cmd/{name}"
+            try:
+                has_go = any(e.name.endswith(".go") and e.is_file()
+                             for e in os.scandir(os.path.join(root.path, folder)))
+            except OSError:
+                continue
+            if has_go:
+                found.add(folder)
+    return found.pop() if len(found) == 1 else None
+
+
 def image_repository(image: str) -> str:
     """An image reference without its tag and digest: ghcr.io/acme/web:1.2@sha256:...
     -> ghcr.io/acme/web (a registry's port, localhost:5000/x, is kept)."""

@@ -2,7 +2,8 @@
 `cfg.MaxConns = N` / `pool_max_conns=N` in the connection string.
 
 Default read in jackc/pgx v5.10.0 pgxpool/pool.go:19,384-386: `defaultMaxConns = 4`,
-and when unset `MaxConns = max(4, runtime.NumCPU())`. runtime.NumCPU counts the CPUs
+and when unset `MaxConns = max(4, runtime.NumCPU())`; the same in v4 (v4.18.3
+pgxpool/pool.go:18,327-329, `pgxpool.Connect`). runtime.NumCPU counts the CPUs
 the process may run on (the node's, unless CPU affinity is set), not the pod's CPU limit.
 """
 
@@ -27,6 +28,15 @@ def _pool_max_conns(url: str) -> int | None:
         return parse_int((parse_qs(urlsplit(url).query).get("pool_max_conns") or [None])[-1])
     m = re.search(r"(?:^|\s)pool_max_conns\s*=\s*(\d+)", url)
     return int(m.group(1)) if m else None
+
+
+def _major(ctx: StackContext) -> str:
+    """"v4" or "v5", as the module's go.mod requires it (v5 when it does not say)."""
+    for f in ctx.files("go-mod"):
+        m = re.search(r"github\.com/jackc/pgx/(v\d+)\b", f.text)
+        if m:
+            return m.group(1)
+    return "v5"
 
 
 def pgx_pools(ctx: StackContext) -> list[Pool]:
@@ -77,7 +87,7 @@ def pgx_pools(ctx: StackContext) -> list[Pool]:
             else:
                 pools.append(ctx.pool(
                     "pgxpool MaxConns", CPU_FORMULA.at(ctx.cpus),
-                    Source.default_of("pgx v5 default: max(4, runtime.NumCPU())",
+                    Source.default_of(f"pgx {_major(ctx)} default: max(4, runtime.NumCPU())",
                                       key="MaxConns"),
                     route=route, cpu=CPU_FORMULA, per_process=False,
                     note=f"{here.label()}: no MaxConns / pool_max_conns; NumCPU of the node"))

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import re
-from pathlib import PurePosixPath
+from pathlib import Path, PurePosixPath
 
 from msgspec.structs import replace
 
@@ -221,8 +221,88 @@ def scan_app_dir(root: Root, directory: str) -> AppSource:
             files.append(AppFile(path=shown, rel=rel, kind=kind, text=text, profile=profile))
         if count > MAX_APP_FILES:
             break
+    if any(f.kind == "go" for f in files) and not any(f.kind == "go-mod" for f in files):
+        files.extend(_go_imported_files(root, base, files, problems))
     return AppSource(root=root, directory=directory, files=tuple(files),
                      problems=tuple(problems), notices=tuple(notices))
+
+
+_GO_MODULE = re.compile(r"^module\s+\"?([^\s\"]+)", re.M)
+_GO_IMPORT_BLOCK = re.compile(r"^import\s*\(([^)]*)\)", re.M)
+_GO_IMPORT_LINE = re.compile(r"^import\s+(?:[\w.]+\s+)?\"([^\"]+)\"", re.M)
+_GO_QUOTED = re.compile(r"\"([^\"]+)\"")
+
+
+def go_imports(text: str) -> set[str]:
+    """The import paths of a Go file (both `import "x"` and the parenthesised block)."""
+    found = set(_GO_IMPORT_LINE.findall(text))
+    for block in _GO_IMPORT_BLOCK.findall(text):
+        found.update(_GO_QUOTED.findall(block))
+    return found
+
+
+def _go_imported_files(root: Root, base: Path, files: list[AppFile],
+                       problems: list[ConfigProblem]) -> list[AppFile]:
+    """A Go main package below its module's go.mod (cmd/api of a module at the root, as
+    ko and `go build ./cmd/$SERVICE` build it): the packages of the same module it
+    imports, transitively, and the go.mod. Its pool is opened there (pkg/db), not in
+    main.go; the module's other commands' packages are not read."""
+    if base == root.path:
+        return []
+    module_dir = base.parent
+    while True:
+        if (module_dir / "go.mod").is_file():
+            break
+        if module_dir == root.path or module_dir == module_dir.parent:
+            return []
+        module_dir = module_dir.parent
+    try:
+        go_mod = root.read_text(module_dir / "go.mod", keep=True)
+    except InputError:
+        return []
+    m = _GO_MODULE.search(go_mod)
+    if m is None:
+        return []
+    module = m.group(1)
+    out = [AppFile(path=root.rel(module_dir / "go.mod"),
+                   rel=os.path.relpath(module_dir / "go.mod", base), kind="go-mod",
+                   text=go_mod)]
+    seen = {base}
+    pending = [f.text for f in files if f.kind == "go"]
+    count = len(files)
+    while pending:
+        for path in sorted(go_imports(pending.pop())):
+            if not path.startswith(module + "/"):
+                continue
+            package = module_dir / path[len(module) + 1:]
+            if package in seen:
+                continue
+            seen.add(package)
+            try:
+                names = sorted(e.name for e in os.scandir(package) if e.is_file()
+                               and e.name.endswith(".go") and not e.name.endswith("_test.go"))
+            except OSError:
+                continue
+            for name in names:
+                full = package / name
+                count += 1
+                if count > MAX_APP_FILES or full.is_symlink() or \
+                        full.stat().st_size > MAX_SOURCE_BYTES:
+                    continue
+                try:
+                    text = root.read_text(full, keep=True)
+                except InputError as exc:
+                    problems.append(ConfigProblem(location=Location(path=exc.path,
+                                                                    line=exc.line),
+                                                  message=exc.message))
+                    continue
+                shown = root.rel(full)
+                if root.once is not None:
+                    root.once.note_marks(shown, text)
+                out.append(AppFile(path=shown, rel=os.path.relpath(full, base), kind="go",
+                                   text=text))
+                pending.append(text)
+    return out
 
 
 # Folders of scripts that are not the deployed process: load tests, benchmarks, examples
