@@ -57,6 +57,17 @@ def test_a_published_image_is_told_by_one_scan_as_by_each_name():
         assert maybe_built_here(image) is expected, image
 
 
+def test_an_official_image_through_a_mirror_is_not_built_here():
+    """public.ecr.aws/docker/library/python is python:3.12 from another registry: as the
+    official image is never given a folder of the repository, nor is its mirror."""
+    from advisor.read.apps.locate import maybe_built_here
+
+    for image in ("public.ecr.aws/docker/library/python:3.12", "mirror.gcr.io/library/node",
+                  "harbor.internal/dockerhub/library/mysql:8"):
+        assert not maybe_built_here(image), image
+    assert maybe_built_here("ghcr.io/library-app/web:1")  # an organisation named so
+
+
 def test_compose_variables_from_dotenv_and_a_dockerfile_per_service(tmp_path):
     """opentelemetry-demo: every service builds with context ./ and a Dockerfile of its
     own named in .env, and its images are one repository told apart by tag; each

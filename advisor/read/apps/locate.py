@@ -472,6 +472,9 @@ def maybe_built_here(image: str) -> bool:
     repo = image_repository(image.lower())
     if not repo or "/" not in repo:
         return False  # official images have no organisation: postgres:16, redis
+    if repo.split("/")[-2] == "library":
+        # the same official images through a mirror: public.ecr.aws/docker/library/python
+        return False
     return _PUBLISHED_IN.search(repo) is None
 
 
