@@ -137,8 +137,9 @@ def test_supabase_one_server_postgrest_a_client():
     assert list(b) == ["supabase-supabase-db"]
     # usable = max_connections=150 (-c argument of the db container) - 3 (PG 15 default)
     assert b["supabase-supabase-db"]["usable"] == 147
-    # supabase-supabase-rest: 2 replicas x PGRST_DB_POOL 10
-    assert contributions(b["supabase-supabase-db"]) == {"supabase-supabase-rest": 2 * 10}
+    # supabase-supabase-rest: 2 replicas x (PGRST_DB_POOL 10 + the schema-cache LISTEN
+    # connection, db-channel-enabled by default since v8)
+    assert contributions(b["supabase-supabase-db"]) == {"supabase-supabase-rest": 2 * (10 + 1)}
 
 
 def test_supabase_servers_only():

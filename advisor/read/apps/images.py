@@ -179,6 +179,14 @@ from advisor.model import CpuFormula, Pool, Source, Term
 from advisor.read.apps.base import StackContext
 from advisor.read.apps.numbers import parse_int
 from advisor.read.apps.source import AppFile
+from advisor.read.apps.supabase import (
+    gotrue_pools,
+    is_gotrue,
+    is_postgres_meta,
+    is_storage,
+    postgres_meta_pools,
+    storage_pools,
+)
 from advisor.read.apps.zammad import NAMES as ZAMMAD_NAMES
 from advisor.read.apps.zammad import zammad_pools
 
@@ -1481,7 +1489,36 @@ _IMAGE_READERS: tuple[tuple[Callable[[str], bool], Callable[[StackContext], list
     (_named(METABASE_NAMES), metabase_pools),
     (_named(HASURA_NAMES), hasura_pools),
     (_keycloak_wildfly, keycloak_wildfly_pools),
+    (is_gotrue, gotrue_pools),
+    (is_storage, storage_pools),
+    (is_postgres_meta, postgres_meta_pools),
 )
+
+
+POSTGREST_LISTENER = "PostgREST schema-cache listener (db-channel-enabled)"
+
+
+def _postgrest_listener(ctx: StackContext) -> Pool | None:
+    """PostgREST v8.0.0+ LISTENs for schema-cache reloads on a connection of its own,
+    outside db-pool (AppState/Reload.hs runListener: `SQL.acquire`, then `SQL.listen`),
+    when db-channel-enabled, default true (Config.hs `fromMaybe True <$> optBool
+    "db-channel-enabled"`; PGRST_DB_CHANNEL_ENABLED, read as coerceBool does)."""
+    version = _tag_version(ctx.container.image) \
+        if _repo_name(ctx.container.image) == "postgrest" else None
+    if version is not None and version < (8, 0):
+        return None
+    var = ctx.env("PGRST_DB_CHANNEL_ENABLED")
+    if var is not None and var.value is not None:
+        letters = "".join(ch for ch in var.value if ch.isalpha()).lower()
+        if letters == "false" or (not letters and parse_int(var.value.strip()) == 0):
+            return None
+        source = ctx.env_source("PGRST_DB_CHANNEL_ENABLED")
+    else:
+        source = Source.default_of(
+            "PostgREST v8+ default db-channel-enabled true: one LISTEN connection outside "
+            "db-pool (AppState/Reload.hs runListener)", key="PGRST_DB_CHANNEL_ENABLED")
+    return ctx.pool(POSTGREST_LISTENER, 1, source, bound="fixed", per_process=False,
+                    note="PGRST_DB_CHANNEL_ENABLED=false closes it")
 
 
 def image_pools(ctx: StackContext) -> list[Pool]:
@@ -1492,6 +1529,17 @@ def image_pools(ctx: StackContext) -> list[Pool]:
     stack = image_stack(ctx)
     if stack is None:
         return []
+    pools = _stack_pools(ctx, stack)
+    if stack.names == ("postgrest",) and pools:
+        listener = _postgrest_listener(ctx)
+        if listener is not None:
+            pools.append(replace(listener, route=pools[0].route))
+    return pools
+
+
+def _stack_pools(ctx: StackContext, stack: ImageStack) -> list[Pool]:
+    """The pool of an application STACKS describes: its variable or option, else its
+    default (unknown when none is known)."""
     if stack.requires is not None:
         name, wanted = stack.requires
         var = ctx.env(name)
