@@ -628,6 +628,19 @@ def test_arr_log_database_off_own_names_sqlite_and_old_tags():
     assert got.pools == [] and any("reads no Radarr__Postgres__" in n for n in got.notices)
 
 
+@pytest.mark.parametrize("image", ["ghcr.io/onedr0p/sonarr-develop:4.0.9.2244",
+                                   "ghcr.io/onedr0p/radarr-develop:5.11.0.9244",
+                                   "ghcr.io/onedr0p/prowlarr-nightly:1.25.0.4759"])
+def test_arr_builds_of_another_channel_are_the_same_application(image):
+    """onedr0p/home-ops at 412535d1 ran ghcr.io/onedr0p/{sonarr,radarr,prowlarr}-develop:
+    each was a client of unknown size (1 per pod) where it holds two pools of 100."""
+    app = image.rsplit("/", 1)[-1].split("-", 1)[0].upper()
+    got = _pools(image, {f"{app}__POSTGRES__HOST": "db"})
+    assert [p.size.value for p in got.pools] == [100, 100]
+    assert _pools("ghcr.io/acme/sonarr-exporter:1", {"SONARR__POSTGRES__HOST": "db"}
+                  ).pools == []  # another program named after it
+
+
 SONARR_APP = """
 apiVersion: apps/v1
 kind: Deployment

@@ -1112,12 +1112,27 @@ def _dotnet_env(ctx: StackContext, key: str) -> Setting | None:
     return found
 
 
+# Builds of the same application under another image name: onedr0p's and home-operations'
+# ghcr.io/onedr0p/sonarr-develop, hotio's -nightly/-testing channels named as images.
+_ARR_CHANNELS = ("-develop", "-nightly", "-testing", "-preview")
+
+
+def arr_app(image: str) -> str | None:
+    """The ARR_APPS key an image runs (sonarr for ghcr.io/onedr0p/sonarr-develop)."""
+    name = _repo_name(image)
+    for suffix in _ARR_CHANNELS:
+        if name.endswith(suffix):
+            name = name[: -len(suffix)]
+            break
+    return name if name in ARR_APPS else None
+
+
 def arr_pools(ctx: StackContext) -> list[Pool]:
     """Sonarr/Radarr/Prowlarr/Lidarr on PostgreSQL: one Npgsql pool of 100 for the main
     database and one for the log database (unless Log:DbEnabled is false)."""
     from advisor.read.apps.urls import route_from_parts
 
-    app, since, log_since = ARR_APPS[_repo_name(ctx.container.image)]
+    app, since, log_since = ARR_APPS[arr_app(ctx.container.image) or ""]
     if ctx.container.role == "init":
         return []
     host = _dotnet_env(ctx, f"{app}:Postgres:Host")
@@ -1476,7 +1491,7 @@ _IMAGE_READERS: tuple[tuple[Callable[[str], bool], Callable[[StackContext], list
                       ...] = (
     (_named(ATUIN_NAMES), atuin_pools),
     (_is_vaultwarden, vaultwarden_pools),
-    (_named(ARR_APPS), arr_pools),
+    (lambda image: arr_app(image) is not None, arr_pools),
     (_named(SYNAPSE_NAMES), synapse_pools),
     (_is_paperless, paperless_pools),
     (_named(ZAMMAD_NAMES), zammad_pools),
