@@ -470,20 +470,25 @@ def test_a_read_only_pooler_is_weighed_per_replica(tmp_path, size, pa105):
 
 
 def test_an_operator_cluster_not_read_is_said(tmp_path):
-    """A PerconaPGCluster (the pgv2 shape of PGO v5) is not read: a notice names it, never
-    a silent 'no PostgreSQL server found' (audit E: percona-helm-charts' pg-db, exit 0)."""
+    """A Kubegres cluster is not read: a PA901 warning names it (exit 1), never a silent
+    'no PostgreSQL server found' and exit 0 (audit E: percona-helm-charts' pg-db; session
+    21: StackGres' and Kubegres' examples exited 0 with a notice)."""
     from advisor.engine.check import run_check
     from advisor.engine.options import CheckOptions
 
     (tmp_path / "pg.yaml").write_text(
-        "apiVersion: pgv2.percona.com/v2\nkind: PerconaPGCluster\nmetadata: {name: pg}\n"
-        "spec:\n  instances: [{name: a, replicas: 3}]\n"
-        "  proxy: {pgBouncer: {replicas: 3}}\n")
+        "apiVersion: kubegres.reactive-tech.io/v1\nkind: Kubegres\nmetadata: {name: pg}\n"
+        "spec:\n  replicas: 3\n  image: postgres:16.2\n")
     result = run_check([str(tmp_path)], CheckOptions())
     assert result.budgets == []
-    (notice,) = [n for n in result.notices if "PerconaPGCluster" in n]
-    assert notice.startswith("PerconaPGCluster/pg (pg.yaml:1) is a PostgreSQL cluster of "
-                             "the Percona Operator for PostgreSQL, which this tool does not read")
+    (finding,) = [f for f in result.findings if f.code == "PA901"]
+    assert finding.severity.value == "warning" and finding.location.label() == "pg.yaml:1"
+    assert finding.message.startswith("Kubegres/pg is a PostgreSQL cluster of Kubegres, "
+                                      "which this tool does not read")
+    from tests.cli_helpers import run_cli
+
+    done = run_cli("check", str(tmp_path), "--no-cache")
+    assert done.returncode == 1 and "PA901" in done.stdout, done.stdout + done.stderr
 
 
 PGO_DATABASES = """apiVersion: postgres-operator.crunchydata.com/v1beta1

@@ -17,11 +17,16 @@ def unreadable_input(topo: Topology, ctx: RuleContext) -> Iterator[Finding]:
     """## What it does
     Reports files pool-advisor could not read: invalid YAML, binary or non-UTF-8
     files, YAML whose aliases would expand beyond a safe size, symlinks and includes
-    that leave the scanned root, configuration it cannot parse.
+    that leave the scanned root, configuration it cannot parse, charts Helm cannot
+    render. As a warning, it also names a PostgreSQL cluster the repository deploys
+    through an operator pool-advisor does not read (StackGres, Kubegres, KubeDB, the
+    Crunchy operator v4): its server is in no budget.
 
     ## Why is this bad
     Whatever the file sets (replicas, pool sizes, max_connections) is missing from the
-    budget, so the answer may be wrong; the other files are still checked.
+    budget, so the answer may be wrong; the other files are still checked. A server
+    that is not read is not checked at all: "no PostgreSQL server found" would be a
+    silent zero.
 
     ## Example
     ```yaml

@@ -27,7 +27,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from advisor.guard import guarded
-from advisor.model import ConfigProblem
+from advisor.model import ConfigProblem, Location
 from advisor.read.fs import Root
 from advisor.read.sources.k8s import K8sObject
 from advisor.read.sources.operators.bitnami import bitnami_postgresql
@@ -76,10 +76,15 @@ def operator_entities(objects: list[K8sObject], *, version_default: int = 15,
             each(lambda o=obj: crunchy_cluster(ctx, o), obj)
         elif (obj.kind, obj.api_version.rpartition("/")[0]) in NOT_READ_OPERATORS:
             what = NOT_READ_OPERATORS[(obj.kind, obj.api_version.rpartition("/")[0])]
-            out.notices.append(
-                f"{obj.ref} ({obj.path}:{obj.line}) is a PostgreSQL cluster of {what}, which "
-                "this tool does not read: its servers and poolers are in no budget, and a "
-                "client of it links to nothing (declare it: [[servers]] with its hosts)")
+            # a finding (PA901, warning), not a notice: "no PostgreSQL server found" and
+            # exit 0 beside a cluster the repository deploys was a silent zero (StackGres'
+            # and Kubegres' examples)
+            out.problems.append(ConfigProblem(
+                location=Location(path=obj.path, line=obj.line),
+                message=f"{obj.ref} is a PostgreSQL cluster of {what}, which this tool does "
+                        "not read: its servers and poolers are in no budget, and a client "
+                        "of it links to nothing (declare it: [[servers]] with its hosts and "
+                        "max_connections)"))
     for obj in objects:
         if obj.kind == "Pooler" and obj.api_version.startswith(CNPG_API):
             each(lambda o=obj: cnpg_pooler(ctx, o), obj)
