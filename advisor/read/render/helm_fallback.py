@@ -10,12 +10,13 @@ file's lines, and says exactly that in a notice.
 from __future__ import annotations
 
 import io
+import re
 from pathlib import Path
 from typing import Any
 
 from msgspec.structs import replace
 
-from advisor.model import Source
+from advisor.model import ConfigProblem, Location, Source
 from advisor.read.fs import InputError, Root
 from advisor.read.render import Rendered, field_path
 from advisor.read.render.helm_positions import relocate
@@ -74,15 +75,23 @@ def missing_bitnami(missing: list[tuple[str, str, str, str]], user: dict[str, An
     (unless its Chart.yaml `condition`, the first path of it that is set, is false)."""
     built: list[K8sObject] = []
     for name, key, condition, version in missing:
-        section = user.get(key)
-        if name != "postgresql" or not isinstance(section, dict):
-            continue
         if _condition_false(user, condition):
             continue
-        found = _bitnami_postgresql(section, layers, (key,), release, key, chart_rel, namespace)
+        _unread_server(name, key, user.get(key), layers, chart_rel, out)
+        section = user.get(key)
+        if name != "postgresql" or (section is not None and not isinstance(section, dict)):
+            continue
+        # no values for it: the chart's defaults, one primary (Helm enables a dependency
+        # whose condition path is unset); a chart 11.0 or later when the version says so
+        # or says nothing (the keys before 11.0 are another shape)
+        major = re.match(r"[\^~=v\s]*(\d+)", version)  # not a range: ">=9" may be 18
+        modern = major is None or int(major.group(1)) >= 11
+        section = section or {}
+        found = _bitnami_postgresql(section, layers, (key,), release, key, chart_rel,
+                                    namespace, defaults=modern)
         if not found:
             found = _bitnami_postgresql_legacy(section, layers, (key,), release, key, version,
-                                               chart_rel, namespace)
+                                               chart_rel, namespace, defaults=not modern)
             if found:
                 out.notices.append(
                     f"helm: {chart_rel}: dependency {key!r} (Bitnami postgresql {version}, "
@@ -102,6 +111,44 @@ def missing_bitnami(missing: list[tuple[str, str, str, str]], user: dict[str, An
     return built
 
 
+# Charts whose only purpose is a PostgreSQL server (Bitnami postgresql, read from its
+# values above, aside): not vendored, their server is in no budget.
+_SERVER_CHARTS = frozenset({"postgresql-ha", "timescaledb-single", "timescaledb-multinode"})
+# Subcharts of another chart that run PostgreSQL, enabled from the parent's values
+# (`dendrite.postgresql.enabled: true`, `gitea.postgresql-ha.enabled: true`).
+_NESTED_SERVER_KEYS = ("postgresql", "postgresql-ha")
+
+
+def _unread_server(name: str, key: str, section: Any, layers: list[ValuesLayer],
+                   chart_rel: str, out: Rendered) -> None:
+    """A dependency that is not vendored and deploys a PostgreSQL server (a chart of
+    one, or its own postgresql subchart enabled by these values): a PA901 warning at
+    the line that says so. Without it, "no PostgreSQL server found" and exit 0 stood
+    beside a server the repository deploys (khuedoan/homelab's dendrite)."""
+    at: Source | None = None
+    what = ""
+    if name in _SERVER_CHARTS:
+        at = leaf_source(layers, (key, "enabled")) or leaf_source(layers, (key,))
+        what = f"dependency {key!r} ({name}) runs PostgreSQL"
+    elif isinstance(section, dict):
+        for sub in _NESTED_SERVER_KEYS:
+            node = section.get(sub)
+            if isinstance(node, dict) and node.get("enabled") is True:
+                at = leaf_source(layers, (key, sub, "enabled"))
+                what = f"the values enable {key}.{sub}, a PostgreSQL server of dependency " \
+                       f"{key!r}"
+                break
+    if not what:
+        return
+    location = Location(path=at.path or f"{chart_rel}/Chart.yaml", line=at.line) \
+        if at is not None else Location(path=f"{chart_rel}/Chart.yaml")
+    out.problems.append(ConfigProblem(
+        location=location,
+        message=f"helm: {chart_rel}: {what}, which is not vendored in charts/: that server "
+                "and its clients are in no budget (run `helm dependency build`, or declare "
+                "it: [[servers]] with its hosts and max_connections)"))
+
+
 # The PostgreSQL major of each Bitnami postgresql chart major before 11.0 (its Chart.yaml
 # appVersion): 8.x-10.x ship PostgreSQL 11.
 _LEGACY_PG_MAJOR = {"8": 11, "9": 11, "10": 11}
@@ -112,13 +159,14 @@ _LEGACY_KEYS = ("postgresqlUsername", "postgresqlPassword", "postgresqlDatabase"
 
 def _bitnami_postgresql_legacy(values: dict[str, Any], layers: list[ValuesLayer], prefix: Key,
                                release: str, name: str, version: str, chart_rel: str,
-                               namespace: str | None) -> list[K8sObject]:
+                               namespace: str | None, defaults: bool = False
+                               ) -> list[K8sObject]:
     """bitnami/postgresql before 11.0 (values postgresqlUsername, postgresqlMaxConnections,
     replication.enabled/readReplicas): the primary StatefulSet, named like the chart's
     Service (<fullname>), with
     POSTGRESQL_MAX_CONNECTIONS as its templates set it, and the read replicas. Its image
     is the chart's appVersion's major (8.x-10.x: PostgreSQL 11) when values name none."""
-    if not any(k in values for k in _LEGACY_KEYS):
+    if not any(k in values for k in _LEGACY_KEYS) and not defaults:
         return []
     name = str(values.get("nameOverride") or name)  # common.names.fullname
     base = f"{release}-{name}" if name not in release else release
@@ -157,13 +205,14 @@ def _bitnami_postgresql_legacy(values: dict[str, Any], layers: list[ValuesLayer]
             b.src(("spec", "replicas"), *count_key)
         if image_values.get("tag"):
             b.src(("spec", "template", "spec", "containers", 0, "image"), "image", "tag")
-        anchor = leaf_source(layers, (*prefix, _first_key(values, _LEGACY_KEYS)))
+        first = _first_key(values, _LEGACY_KEYS)
+        anchor = leaf_source(layers, (*prefix, first)) if first is not None else None
         built.append(b.build(body, anchor, chart_rel, namespace))
     return built
 
 
-def _first_key(values: dict[str, Any], keys: tuple[str, ...]) -> str:
-    return next(k for k in keys if k in values)
+def _first_key(values: dict[str, Any], keys: tuple[str, ...]) -> str | None:
+    return next((k for k in keys if k in values), None)
 
 
 def _condition_false(values: dict[str, Any], condition: str) -> bool:
@@ -311,14 +360,15 @@ def _env_list(raw: Any) -> list[dict[str, str]]:
 
 
 def _bitnami_postgresql(values: dict[str, Any], layers: list[ValuesLayer], prefix: Key,
-                        release: str, name: str, chart_rel: str, namespace: str | None
-                        ) -> list[K8sObject]:
+                        release: str, name: str, chart_rel: str, namespace: str | None,
+                        defaults: bool = False) -> list[K8sObject]:
     """What bitnami/postgresql renders that matters for the budget: the primary
     StatefulSet (and read replicas with architecture=replication) and the ConfigMaps
     holding primary.configuration / primary.extendedConfiguration. Names follow the
     chart's `postgresql.v1.primary.fullname` (<release>-postgresql, with -read for
     replicas); see advisor.read.sources.operators.bitnami for the field paths and their source."""
-    if not any(k in values for k in ("primary", "architecture", "readReplicas", "auth")):
+    if not any(k in values for k in ("primary", "architecture", "readReplicas", "auth")) \
+            and not (defaults and not any(k in values for k in _LEGACY_KEYS)):
         return []
     name = str(values.get("nameOverride") or name)  # common.names.fullname
     base = f"{release}-{name}" if name not in release else release

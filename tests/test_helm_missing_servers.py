@@ -1,0 +1,79 @@
+"""A chart whose dependencies are not vendored (no `helm dependency build`): a Bitnami
+postgresql dependency with no values of its own is still the chart's default server,
+and a dependency that runs PostgreSQL pool-advisor cannot build from values (a
+postgresql-ha chart, or another chart's own postgresql subchart the values enable) is a
+PA901 warning at the line that enables it. khuedoan/homelab (dendrite with
+`dendrite.postgresql.enabled: true`) printed "no findings" and exited 0."""
+
+from __future__ import annotations
+
+import pytest
+
+from advisor.engine.check import run_check
+from advisor.engine.options import CheckOptions
+from tests.tree_helpers import write
+
+CHART = """apiVersion: v2
+name: app
+version: 1.0.0
+dependencies:
+{deps}"""
+DEP = ("  - name: {name}\n    version: {version}\n    repository: https://charts.example.org\n"
+       "    condition: {name}.enabled\n")
+WEB = """apiVersion: apps/v1
+kind: Deployment
+metadata: {name: {{ .Release.Name }}-web}
+spec:
+  replicas: 2
+  strategy: {type: Recreate}
+  template:
+    spec:
+      containers:
+        - name: web
+          image: ghcr.io/acme/web:1
+          env:
+            - {name: DATABASE_URL, value: "postgres://app@{{ .Release.Name }}-postgresql:5432/app"}
+"""
+
+
+def chart(tmp_path, deps: list[tuple[str, str]], values: str):
+    write(tmp_path, {
+        "chart/Chart.yaml": CHART.format(deps="".join(DEP.format(name=n, version=v)
+                                                      for n, v in deps)),
+        "chart/values.yaml": values, "chart/templates/web.yaml": WEB})
+    return run_check([str(tmp_path / "chart")], CheckOptions(cache=False))
+
+
+@pytest.mark.parametrize("version", ["15.5.0", "^12.1.0", "\">=9.0.0\"", "10.16.2"])
+def test_a_postgresql_dependency_without_values_is_its_default_server(tmp_path, version):
+    result = chart(tmp_path, [("postgresql", version)], "replicaCount: 1\n")
+    (budget,) = result.budgets
+    # chart 10.x ships PostgreSQL 11, where WAL senders take max_connections slots
+    assert budget.server == "release-postgresql"
+    assert budget.usable == (87 if version.startswith("10") else 97)
+    assert budget.unknown_clients == ["release-web"]
+
+
+def test_a_disabled_postgresql_dependency_is_no_server(tmp_path):
+    result = chart(tmp_path, [("postgresql", "15.5.0")], "postgresql:\n  enabled: false\n")
+    assert result.budgets == []
+
+
+def test_dependencies_that_run_postgresql_and_are_not_read_are_said(tmp_path):
+    result = chart(tmp_path, [("postgresql-ha", "14.0.0"), ("dendrite", "0.14.0")],
+                   "postgresql-ha:\n  enabled: true\ndendrite:\n  postgresql:\n"
+                   "    enabled: true\n")
+    found = sorted((f.location.label(), f.severity.value, f.message.split(",")[0])
+                   for f in result.findings if f.code == "PA901")
+    assert found == [
+        ("values.yaml:2", "warning", "helm: .: dependency 'postgresql-ha' (postgresql-ha) "
+                                     "runs PostgreSQL"),
+        ("values.yaml:5", "warning", "helm: .: the values enable dendrite.postgresql"),
+    ]
+
+
+def test_a_dependency_whose_postgresql_is_off_or_unsaid_is_not_flagged(tmp_path):
+    result = chart(tmp_path, [("postgresql-ha", "14.0.0"), ("dendrite", "0.14.0")],
+                   "postgresql-ha:\n  enabled: false\ndendrite:\n  postgresql:\n"
+                   "    enabled: false\n")
+    assert [f for f in result.findings if f.code == "PA901"] == []
