@@ -13,7 +13,7 @@ from msgspec.structs import replace
 from advisor.guard import guarded
 from advisor.lazyregex import lazy
 from advisor.link.argo import LEADER_ONLY, argo_workflows_pools
-from advisor.link.hosts import host_variable_route, resolve_host
+from advisor.link.hosts import host_variable_route, resolve_host, runs_db_proxy
 from advisor.link.inputs import Inputs, suppressed_codes, workload_id
 from advisor.link.operators import operator_credentials_route, operator_secret_route
 from advisor.model import (
@@ -188,7 +188,8 @@ def client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
         bound = _service_binding_route(w, c, index or {}, topo) if c.env else None
         c_route = bound or env_route or operator_secret_route(c, operator_secrets or {}) \
             or route_from_args(c.command, c.args, c.source) or next(iter(c_routes), None) \
-            or host_variable_route(c.env, host_map, w.namespace or default_ns) \
+            or host_variable_route(c.env, host_map, w.namespace or default_ns,
+                                   runs_db_proxy([x.image for x in w.containers])) \
             or (_pgpool_route(c, app if c.name in runs_app else None)
                 if not found.pools else None)
         placed = [replace(pool, route=c_route) if bound or (not pool.route and c_route)

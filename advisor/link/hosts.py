@@ -330,30 +330,49 @@ _SIBLINGS = {"port": ("PORT",), "dbname": ("NAME", "DATABASE", "DB", "DBNAME"),
              "user": ("USER", "USERNAME")}
 
 
+# Sidecars that listen on the pod's loopback for a database elsewhere (Cloud SQL, AlloyDB)
+_DB_PROXY_IMAGES = ("cloud-sql-proxy", "cloudsql-proxy", "cloud-sql-connectors", "gce-proxy",
+                    "alloydb-auth-proxy")
+
+
+def runs_db_proxy(images: list[str]) -> bool:
+    """Whether one of a pod's images is a database proxy sidecar: the application's
+    loopback host then leads to a server elsewhere, not to nothing."""
+    return any(marker in image.lower() for image in images for marker in _DB_PROXY_IMAGES)
+
+
 def host_variable_route(env: tuple[EnvVar, ...] | list[EnvVar],
-                        host_map: dict[str, tuple[str, str]], namespace: str) -> Route | None:
+                        host_map: dict[str, tuple[str, str]], namespace: str,
+                        proxied: bool = False) -> Route | None:
     """A `<PREFIX>_HOST` variable whose value is a server or pooler of the repository;
     its `<PREFIX>_PORT`, `_NAME`/`_DATABASE` and `_USER` siblings complete the route.
     A host that links counts; one that does not only when the name says PostgreSQL
     (SETTING_REMOTE_POSTGRES_HOST, PG_HOST: the client connects to a server the
     repository lacks, PA107), since DB_HOST may name another engine's. The
     application's own variable wins over an `INIT_` one (onedr0p's postgres-init,
-    which creates the database once, often straight on the server)."""
+    which creates the database once, often straight on the server). A loopback host
+    counts only when the pod runs a database proxy (`proxied`): hasura's Cloud SQL
+    example, POSTGRES_DB_HOST=127.0.0.1:5432 beside gce-proxy."""
     by_name = {e.name.upper(): e for e in env if e.value}
     named = [(var, m) for var in sorted(env, key=lambda e: e.name.upper().startswith("INIT_"))
              if var.value and (m := _HOST_VAR.fullmatch(var.name)) is not None]
+    # a value may carry its port (POSTGRES_DB_HOST=127.0.0.1:5432: hasura's Cloud SQL
+    # example): the host is what links and what PA107 names
     linked = [(var, m) for var, m in named
-              if resolve_host(var.value, namespace, host_map) is not None]
+              if resolve_host(split_port(var.value.strip())[0], namespace, host_map)
+              is not None]
     for var, m in linked or [(var, m) for var, m in named if _names_postgres(m.group(1))
-                             and _LITERAL_HOST.fullmatch(var.value.strip())
-                             and var.value.strip().lower() not in _LOOPBACK]:
+                             and _LITERAL_HOST.fullmatch(split_port(var.value.strip())[0])
+                             and (proxied or split_port(var.value.strip())[0].lower()
+                                  not in _LOOPBACK)]:
         prefix = m.group(1).upper()
         found: dict[str, str | None] = {}
         for part, endings in _SIBLINGS.items():
             found[part] = next((by_name[prefix + e].value for e in endings
                                 if prefix + e in by_name), None)
-        port = found["port"]
-        return Route(host=var.value.strip(), port=int(port) if port and port.isdigit()
+        host, port_in_host = split_port(var.value.strip())
+        port = found["port"] or port_in_host
+        return Route(host=host, port=int(port) if port and port.isdigit()
                      else None, dbname=found["dbname"], user=found["user"],
                      source=replace(var.source, key=var.name))
     return _endpoint_route(env, host_map, namespace)

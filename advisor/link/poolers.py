@@ -22,6 +22,7 @@ from advisor.model import (
     Term,
     Topology,
 )
+from advisor.read.apps.urls import declared_hosts
 from advisor.read.workloads import (
     ConfigIndex,
     Workload,
@@ -86,7 +87,7 @@ def declared_proxy(decl: ProxyDecl, inputs: Inputs, topo: Topology) -> Pooler:
         max_connections_percent=percent, max_idle_connections_percent=idle,
         server_id=target.id if target is not None else None,
         location=Location(path=origin or "configuration", line=decl.line_of("")),
-        hosts=[h.lower() for h in decl.hosts])
+        hosts=declared_hosts(decl.hosts))
 
 
 

@@ -22,6 +22,7 @@ from advisor.model import (
     Topology,
 )
 from advisor.read.apps.locate import BuildHints, built_from
+from advisor.read.apps.urls import declared_hosts
 from advisor.read.workloads import (
     ConfigIndex,
     Workload,
@@ -188,7 +189,7 @@ def declared_server(decl: ServerDecl, inputs: Inputs, topo: Topology) -> Server:
         headroom=Term(label="declared headroom", value=decl.headroom, source=src)
         if decl.headroom is not None else None,
         location=Location(path=origin or "configuration"),
-        hosts=[h.lower() for h in decl.hosts])
+        hosts=declared_hosts(decl.hosts))
 
 
 def standalone_confs(inputs: Inputs, topo: Topology) -> None:

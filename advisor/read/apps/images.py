@@ -904,6 +904,11 @@ HASURA_SOURCE_NOTE = (
     "in the repository")
 
 
+def _option_setting(ctx: StackContext, option: str) -> Setting | None:
+    given = _option_value(ctx, option)
+    return Setting(given[0], given[1]) if given is not None else None
+
+
 def _hasura_int(ctx: StackContext, label: str, name: str) -> tuple[int, Source] | bool | None:
     """The variable's positive value and where; None when unset; False when it cannot
     be read (said in ctx.unknown)."""
@@ -935,10 +940,15 @@ def hasura_pools(ctx: StackContext) -> list[Pool]:
         ctx.notices.append(f"{ctx.container.name}: Hasura {version[0]}.{version[1]} (before "
                            "v2's metadata and source pools) is not read by pool-advisor")
         return []
-    source_url = _env_setting(ctx, "HASURA_GRAPHQL_DATABASE_URL")
-    metadata_url = _env_setting(ctx, "HASURA_GRAPHQL_METADATA_DATABASE_URL")
+    # `graphql-engine --database-url URL serve` (the Cloud SQL example): the option is
+    # the variable's (Hasura's CLI options and HASURA_GRAPHQL_* env are one setting; the
+    # option wins, Server/Init withOptions)
+    source_url = _option_setting(ctx, "--database-url") or \
+        _env_setting(ctx, "HASURA_GRAPHQL_DATABASE_URL")
+    metadata_url = _option_setting(ctx, "--metadata-database-url") or \
+        _env_setting(ctx, "HASURA_GRAPHQL_METADATA_DATABASE_URL")
     if source_url is None and metadata_url is None:
-        return []  # --database-url on the command line: its route says where it connects
+        return []
 
     def route_of(url: Setting | None):
         return route_from_url(url.value, url.source) if url is not None and url.value else None

@@ -75,6 +75,13 @@ def split_port(host: str) -> tuple[str, str | None]:
     return host, None
 
 
+def declared_hosts(hosts: list[str]) -> list[str]:
+    """A [[servers]]/[[proxies]] entry's hosts as routes name them: lower-cased, a port
+    written with a host left off (`127.0.0.1:5432` is the host 127.0.0.1, which a Cloud
+    SQL proxy sidecar's clients name; routes are matched by host, not port)."""
+    return [split_port(h.strip())[0].lower() for h in hosts]
+
+
 def _route(fields: dict[str, str | None], source: Source) -> Route | None:
     host = _first_host(fields.get("host"))
     if host is not None and _has_placeholder(host):
