@@ -183,7 +183,10 @@ def _built(root: Root, top: Path, tree: Tree, shown: str, command: list[str] | P
     if text is None:
         out.problems.append(problem(kfile_shown(root, top), f"kustomize failed: {built.error}",
                                     fatal=True, program="kustomize"))
-        return out, False
+        # what it lists is still what the repository deploys: read as written (hasura's
+        # overlays/local, which kustomize 5 refuses for its string `patches`, held the
+        # only server), each peak a floor by the PA901 error
+        return _plain(root, tree, shown, out, why="kustomize failed on it (PA901)"), False
     text, crds = _without_crds(text)
     if crds:
         out.notices.append(f"kustomize: {shown}: {crds} CustomResourceDefinition(s) in the "
@@ -516,7 +519,8 @@ def _edit_top(kfile: Path, *, origins: bool, components: list[str]) -> None:
         yaml.dump(doc, handle)
 
 
-def _plain(root: Root, tree: Tree, shown: str, out: Rendered) -> Rendered:
+def _plain(root: Root, tree: Tree, shown: str, out: Rendered,
+           why: str = "neither `kustomize` nor `kubectl` is on PATH") -> Rendered:
     for f in tree.resource_files:
         try:
             text = root.read_text(f)
@@ -527,7 +531,7 @@ def _plain(root: Root, tree: Tree, shown: str, out: Rendered) -> Rendered:
         out.objects.extend(objects)
         out.problems.extend(problems)
     out.notices.append(
-        f"kustomize: {shown} was NOT rendered: neither `kustomize` nor `kubectl` is on PATH. "
+        f"kustomize: {shown} was NOT rendered: {why}. "
         "Its resource files were read as plain manifests; patches, replicas, images, "
         "namePrefix/nameSuffix, namespace, labels and generators of the overlays were NOT "
         "applied, so counts are the base's")

@@ -167,10 +167,14 @@ def scan(root: Root, directory: Path, tree: Tree, seen: set[Path], depth: int) -
         for i, entry in enumerate(as_list(doc.get(key))):
             ref(entry, key, i, allow_dir=True, resource=True)
     for i, patch in enumerate(as_list(doc.get("patches")) + as_list(doc.get("patchesJson6902"))):
+        key = "patches" if i < len(as_list(doc.get("patches"))) else "patchesJson6902"
+        index = i if key == "patches" else i - len(as_list(doc.get("patches")))
         if isinstance(patch, dict) and "path" in patch:
-            key = "patches" if i < len(as_list(doc.get("patches"))) else "patchesJson6902"
-            index = i if key == "patches" else i - len(as_list(doc.get("patches")))
             ref(patch["path"], key, index, allow_dir=False)
+        elif isinstance(patch, str) and "\n" not in patch and ":" not in patch:
+            # `patches: [./deployment.yaml]`, which kustomize 5 refuses (PA901): still a
+            # patch file of this kustomization, not a manifest it forgot to list
+            ref(patch, key, index, allow_dir=False)
     for i, entry in enumerate(as_list(doc.get("patchesStrategicMerge"))):
         if isinstance(entry, str) and "\n" not in entry and ":" not in entry:
             ref(entry, "patchesStrategicMerge", i, allow_dir=False)
