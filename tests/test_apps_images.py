@@ -837,3 +837,16 @@ def test_paperless_counts_every_process_at_its_server(tmp_path):
     result, budgets = _budgets(tmp_path)
     assert budgets["db"].peak == 2 * 8 + 2 * 1 + 1
     assert not [f for f in result.findings if f.code == "PA106"]
+
+
+@pytest.mark.parametrize("command", [("/harbor/harbor_core", "-mode=migrate"),
+                                     ("/harbor/harbor_core", "--mode", "migrate")])
+def test_harbor_core_migrate_mode_is_a_migration_not_the_serving_pool(command):
+    """goharbor/harbor-helm's pre-upgrade hook runs `harbor_core -mode=migrate`: it was
+    counted at the serving pool (POSTGRESQL_MAX_OPEN_CONNS 900); migrate mode runs the
+    migrations one after the other and exits (src/core/main.go)."""
+    env = {"POSTGRESQL_MAX_OPEN_CONNS": "900", "POSTGRESQL_HOST": "harbor-db"}
+    (pool,) = _pools("goharbor/harbor-core:v2.13.0", env, command).pools
+    assert (pool.label, pool.size.value) == ("Harbor core -mode=migrate", 2)
+    (serving,) = _pools("goharbor/harbor-core:v2.13.0", env, ("/harbor/harbor_core",)).pools
+    assert serving.size.value == 900

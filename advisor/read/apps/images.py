@@ -1520,6 +1520,18 @@ _IMAGE_READERS: tuple[tuple[Callable[[str], bool], Callable[[StackContext], list
 )
 
 
+def _harbor_migrate(ctx: StackContext) -> bool:
+    """`-mode=migrate` (or `--mode migrate`, Go's flag package takes both) on the line."""
+    words = [*ctx.container.command, *ctx.container.args]
+    for i, word in enumerate(words):
+        flag = word.lstrip("-")
+        if word.startswith("-") and flag.lower() == "mode=migrate":
+            return True
+        if word.startswith("-") and flag == "mode" and i + 1 < len(words):
+            return words[i + 1].lower() == "migrate"
+    return False
+
+
 POSTGREST_LISTENER = "PostgREST schema-cache listener (db-channel-enabled)"
 
 
@@ -1554,6 +1566,17 @@ def image_pools(ctx: StackContext) -> list[Pool]:
     stack = image_stack(ctx)
     if stack is None:
         return []
+    if "harbor-core" in stack.names and _harbor_migrate(ctx):
+        # the chart's pre-install/upgrade hook: `harbor_core -mode=migrate` runs the schema
+        # and data migrations one after the other and exits (src/core/main.go main:
+        # dao.InitDatabase, migration.Migrate, os.Exit(0)): the ORM's one connection in
+        # use at a time, and golang-migrate's own (src/common/dao/pgsql.go NewMigrator
+        # `migrate.New(srcURL, dbURL)`), not the serving pool of POSTGRESQL_MAX_OPEN_CONNS
+        return [ctx.pool("Harbor core -mode=migrate", 2, Source.default_of(
+            "Harbor -mode=migrate: one ORM connection at a time + golang-migrate's own "
+            "(src/core/main.go, src/common/dao/pgsql.go NewMigrator)", key="-mode=migrate"),
+            bound="fixed", per_process=False,
+            note="a migration run, not the serving pool")]
     pools = _stack_pools(ctx, stack)
     if stack.names == ("postgrest",) and pools:
         listener = _postgrest_listener(ctx)
