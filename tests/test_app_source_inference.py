@@ -299,3 +299,22 @@ def test_a_root_dependency_file_of_tooling_is_no_application(tmp_path, files, to
     assert (guess is None) is tooling
     if not tooling:
         assert guess.directory == ""
+
+
+def test_the_server_images_folder_is_no_applications_source(tmp_path):
+    """twentyhq/twenty: the folder that builds the PostgreSQL image (FROM spilo-15) was
+    taken for the server's and worker's source as 'the repository's only application
+    folder with a Dockerfile'."""
+    from advisor.read.apps.locate import fallback_app_dir
+    from advisor.read.fs import Root
+
+    write(tmp_path, {
+        "packages/twenty-postgres-spilo/Dockerfile": (
+            "ARG SPILO_VERSION=3.2-p1\nFROM ghcr.io/zalando/spilo-15:${SPILO_VERSION}\n"),
+        "packages/twenty-postgres-spilo/package.json": '{"name": "spilo"}\n',
+        "packages/twenty-server/package.json": '{"name": "server"}\n'})
+    root = Root.of(tmp_path)
+    guess = fallback_app_dir(root, ["packages/twenty-postgres-spilo", "packages/twenty-server"],
+                             {"twenty-server"})
+    assert guess is not None and guess.directory == "packages/twenty-server"
+    assert fallback_app_dir(root, ["packages/twenty-postgres-spilo"], {"worker"}) is None

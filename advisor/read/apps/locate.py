@@ -334,6 +334,22 @@ def _tooling_file(root: Root, name: str) -> bool:
     return False
 
 
+def builds_postgres(root: Root, directory: str) -> bool:
+    """Whether the folder's Dockerfile builds a PostgreSQL server image (FROM spilo,
+    postgres, ...): the server's folder, not an application's (twentyhq/twenty's
+    twenty-postgres-spilo/ was taken for its server's and worker's source)."""
+    from advisor.read.workloads import is_postgres_image
+
+    path = os.path.join(root.path, directory, "Dockerfile")
+    if not os.path.isfile(path):
+        return False
+    try:
+        found = dockerfile_base(root.read_text(path))
+    except InputError:
+        return False
+    return found is not None and is_postgres_image(found[0])
+
+
 def has_dockerfile(root: Root, directory: str) -> bool:
     base = os.path.join(root.path, directory) if directory else str(root.path)
     return os.path.isfile(os.path.join(base, "Dockerfile"))
@@ -376,7 +392,7 @@ def fallback_app_dir(root: Root, candidates: list[str], names: set[str],
     chart repository's operator code is not the Keycloak it deploys)."""
     # a hidden top folder (.devcontainer/, .github/) holds tooling, not the application
     apps = [d for d in candidates if d and d.split("/", 1)[0].lower() not in NOT_APP_DIRS
-            and not d.startswith(".")]
+            and not d.startswith(".") and not builds_postgres(root, d)]
     project = root_project_name(root)
     if "" in candidates and names_the_project(project, names) and \
             not _another_publisher(project, images):
