@@ -331,9 +331,9 @@ spec:
 
 
 def test_pa212_counts_the_applications_behind_pgpool(tmp_path):
-    """PA212: 4 pods x a pool of 10 (PostgREST db-pool) = 40 client connections > 2
-    Pgpool-II pods x (20 children - 1 reserved) = 38, refused past that; an application
-    of unknown size within it is 'cannot tell'."""
+    """PA212: 4 pods x (a pool of 10 (PostgREST db-pool) + its LISTEN connection) = 44
+    client connections > 2 Pgpool-II pods x (20 children - 1 reserved) = 38, refused
+    past that; an application of unknown size within it is 'cannot tell'."""
     env = """\
             - {name: PGPOOL_NUM_INIT_CHILDREN, value: "20"}
             - {name: PGPOOL_RESERVED_CONNECTIONS, value: "1"}
@@ -365,9 +365,9 @@ spec:
     result = run_check([str(tmp_path)], CheckOptions())
     (pa212,) = [f for f in result.findings if f.code == "PA212"]
     assert pa212.severity.value == "error"
-    assert "40 client connections at peak > 38" in pa212.message
+    assert "44 client connections at peak > 38" in pa212.message
     assert "Sorry, too many clients already" in pa212.message
-    assert "at least 21 per Pgpool-II pod" in pa212.fix.description  # 40 / 2 + 1 reserved
+    assert "at least 23 per Pgpool-II pod" in pa212.fix.description  # 44 / 2 + 1 reserved
     # an application of unknown size: a floor within the children, 'cannot tell'
     write(tmp_path, {"k8s/app.yaml": app.replace("postgrest/postgrest:v12.2.3",
                                                  "acme/api:1").replace(

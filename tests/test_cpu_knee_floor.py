@@ -33,10 +33,14 @@ spec:
 
 
 def test_a_floor_past_the_knee_is_at_least(tmp_path):
-    # known: 10 x 5 (PostgREST db-pool); unknown: 10 pods, at least 1 each; knee 0.5 core x 12 = 6
+    # known: 10 x 5 (PostgREST db-pool, its LISTEN connection off); unknown: 10 pods, at
+    # least 1 each; knee 0.5 core x 12 = 6
     write(tmp_path, {"k8s/db.yaml": DB,
                      "k8s/known.yaml": client("known", "            - {name: PGRST_DB_POOL, "
-                                                       "value: \"5\"}\n",
+                                                       "value: \"5\"}\n"
+                                                       "            - {name: "
+                                                       "PGRST_DB_CHANNEL_ENABLED, "
+                                                       "value: \"false\"}\n",
                                               "postgrest/postgrest:v12.2.3"),
                      "k8s/unknown.yaml": client("unknown", "")})
     result = run_check([str(tmp_path)], CheckOptions())
