@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Literal
 
 from msgspec import Struct, field
@@ -141,3 +142,37 @@ class StackContext(Struct):
 
 def term(label: str, value: float, source: Source) -> Term:
     return Term(label=label, value=value, source=source)
+
+
+def option_value(ctx: StackContext, option: str) -> tuple[str, Source] | None:
+    """The value the command line gives `option`: the last one, as a later argument
+    overrides an earlier one (option_values)."""
+    found = option_values(ctx, option)
+    return found[-1] if found else None
+
+
+def option_values(ctx: StackContext, option: str) -> list[tuple[str, Source]]:
+    """Each value the command line gives `option` (`--opt=V` or `--opt V`, also inside a
+    shell string `sh -c "kc.sh start --opt=V"`), in order, with the word it is written
+    in."""
+    words = (*ctx.container.command, *ctx.container.args)
+    sources = ctx.container.word_sources
+    tokens = [(t, i) for i, w in enumerate(words) for t in w.split()]
+    found: list[tuple[str, Source]] = []
+    for n, (token, i) in enumerate(tokens):
+        if token == option and n + 1 < len(tokens):
+            value, i = tokens[n + 1]
+        elif token.startswith(option + "="):
+            value = token[len(option) + 1:]
+        else:
+            continue
+        where = sources[i] if len(sources) == len(words) else ctx.container.source
+        found.append((value.strip("'\""), replace(where, key=option)))
+    return found
+
+
+def tag_version(image: str) -> tuple[int, int] | None:
+    """(major, minor) of an image tag (`v4.3.2`, `4.2`); None for another tag."""
+    tag = image.split("@", 1)[0].rsplit("/", 1)[-1].partition(":")[2]
+    m = re.match(r"v?(\d+)\.(\d+)", tag)
+    return (int(m.group(1)), int(m.group(2))) if m else None

@@ -176,7 +176,7 @@ from msgspec import Struct
 from msgspec.structs import replace
 
 from advisor.model import CpuFormula, Pool, Source, Term
-from advisor.read.apps.base import StackContext
+from advisor.read.apps.base import StackContext, option_value, option_values, tag_version
 from advisor.read.apps.numbers import parse_int
 from advisor.read.apps.source import AppFile
 from advisor.read.apps.supabase import (
@@ -289,40 +289,6 @@ def _int_env(ctx: StackContext, name: str) -> tuple[int, Source] | None:
     return (n, ctx.env_source(name)) if n is not None else None
 
 
-def _option_value(ctx: StackContext, option: str) -> tuple[str, Source] | None:
-    """The value the command line gives `option`: the last one, as a later argument
-    overrides an earlier one (_option_values)."""
-    found = _option_values(ctx, option)
-    return found[-1] if found else None
-
-
-def _option_values(ctx: StackContext, option: str) -> list[tuple[str, Source]]:
-    """Each value the command line gives `option` (`--opt=V` or `--opt V`, also inside a
-    shell string `sh -c "kc.sh start --opt=V"`), in order, with the word it is written
-    in."""
-    words = (*ctx.container.command, *ctx.container.args)
-    sources = ctx.container.word_sources
-    tokens = [(t, i) for i, w in enumerate(words) for t in w.split()]
-    found: list[tuple[str, Source]] = []
-    for n, (token, i) in enumerate(tokens):
-        if token == option and n + 1 < len(tokens):
-            value, i = tokens[n + 1]
-        elif token.startswith(option + "="):
-            value = token[len(option) + 1:]
-        else:
-            continue
-        where = sources[i] if len(sources) == len(words) else ctx.container.source
-        found.append((value.strip("'\""), replace(where, key=option)))
-    return found
-
-
-def _tag_version(image: str) -> tuple[int, int] | None:
-    """(major, minor) of an image tag (`v4.3.2`, `4.2`); None for another tag."""
-    tag = image.split("@", 1)[0].rsplit("/", 1)[-1].partition(":")[2]
-    m = re.match(r"v?(\d+)\.(\d+)", tag)
-    return (int(m.group(1)), int(m.group(2))) if m else None
-
-
 # A command that starts SonarQube: the image's entrypoint, its jar, or java
 _SONAR_RUNS = re.compile(r"docker/entrypoint\.sh|sonar-application|sonarqube\.jar|"
                          r"(?:^|[\s/])java(?:\s|$)")
@@ -362,7 +328,7 @@ def sonarqube_pools(ctx: StackContext) -> list[Pool]:
         # the image running another program: a chart's curl test Pod, the init
         # container that writes conf/sonar.properties with sh
         return []
-    given = _option_value(ctx, "-D" + SONAR_KEY)
+    given = option_value(ctx, "-D" + SONAR_KEY)
     if given is None and (var := ctx.env("SONAR_JDBC_MAXACTIVE")) is not None:
         if var.value is None:
             ctx.hidden_size(SONAR, "SONAR_JDBC_MAXACTIVE", ctx.env_source(var.name))
@@ -396,7 +362,7 @@ def _keycloak_wildfly(image: str) -> bool:
         return True
     if not repo.endswith("keycloak/keycloak"):
         return False
-    version = _tag_version(image)
+    version = tag_version(image)
     return tag.endswith("-legacy") or (version is not None and version < (17, 0))
 
 
@@ -441,7 +407,7 @@ def mastodon_streaming_pool(ctx: StackContext, name: str) -> Pool:
     STREAMING_CLUSTER_NUM workers with throng, else max(CPUs - 1, 1) (1 when NODE_ENV is
     development), and each worker makes its own pg.Pool; the master makes none."""
     # the mastodon-streaming image exists from 4.3 only: one process whatever its tag
-    version = _tag_version(ctx.container.image) if name == "mastodon" else None
+    version = tag_version(ctx.container.image) if name == "mastodon" else None
     pool = _streaming_size(ctx, version)
     if version is None or version >= (4, 2):
         return pool
@@ -517,7 +483,7 @@ def mastodon_rails(image: str) -> tuple[str, Source] | None:
     mastodon#25667); 4.3 runs Rails 7.1 (mastodon#32542): (Rails, the tag as source)."""
     if _repo_name(image) != "mastodon":
         return None
-    version = _tag_version(image)
+    version = tag_version(image)
     if version is None or not (4, 0) <= version < (4, 3):
         return None
     rails = "6.1" if version < (4, 2) else "7.0"
@@ -554,7 +520,7 @@ def mastodon_pools(ctx: StackContext) -> list[Pool]:
                     else replace(ctx.container.source, key="sidekiq -c")
         threads = conc or 5
         db_pool = _int_env(ctx, "DB_POOL")
-        version = _tag_version(ctx.container.image)
+        version = tag_version(ctx.container.image)
         if db_pool is None and (version is None or version >= (4, 2)):
             # Mastodon 4.2+ (mastodon/mastodon#26488): in a Sidekiq process the pool is
             # DB_POOL || Sidekiq's concurrency || 5, not MAX_THREADS
@@ -614,7 +580,7 @@ def _with_replica(ctx: StackContext, pools: list[Pool]) -> list[Pool]:
 
     if ctx.env("REPLICA_DB_NAME") is None and ctx.env("REPLICA_DATABASE_URL") is None:
         return pools
-    version = _tag_version(ctx.container.image)
+    version = tag_version(ctx.container.image)
     if version is not None and version < (4, 2):
         return pools  # before 4.2 the variables are read by nothing
     url = ctx.env("REPLICA_DATABASE_URL")
@@ -935,7 +901,7 @@ def hasura_pools(ctx: StackContext) -> list[Pool]:
 
     if ctx.container.role == "init" or _runs_other(ctx, ("graphql-engine", "docker-entrypoint")):
         return []
-    version = _tag_version(ctx.container.image)
+    version = tag_version(ctx.container.image)
     if version is not None and version < (2, 0):
         ctx.notices.append(f"{ctx.container.name}: Hasura {version[0]}.{version[1]} (before "
                            "v2's metadata and source pools) is not read by pool-advisor")
@@ -1009,7 +975,7 @@ def atuin_pools(ctx: StackContext) -> list[Pool]:
                       route=route_from_url(db.value, db.source)
                       if db is not None and db.value else None)]
     read = _env_setting(ctx, "ATUIN_READ_DB_URI")
-    version = _tag_version(ctx.container.image)
+    version = tag_version(ctx.container.image)
     if read is not None and (version is None or version >= (18, 12)):
         pools.append(ctx.pool(
             f"{ATUIN} (read replica)", ATUIN_POOL, size, bound="fixed", per_process=False,
@@ -1066,7 +1032,7 @@ def vaultwarden_pools(ctx: StackContext) -> list[Pool]:
         return []
     if not url.value.strip().lower().startswith(("postgresql:", "postgres:")):
         return []  # SQLite or MySQL
-    version = _tag_version(ctx.container.image)
+    version = tag_version(ctx.container.image)
     if version is not None and version < (1, 17):
         ctx.notices.append(f"{ctx.container.name}: Vaultwarden {version[0]}.{version[1]} "
                            "(before DATABASE_MAX_CONNS, 1.17.0) is not read by pool-advisor")
@@ -1300,7 +1266,7 @@ def prefect_pools(ctx: StackContext) -> list[Pool]:
                 f"{default} (prefect settings/models/server/database.py)",
                 key=names[0])))
     size = sum(t.value for t in parts)
-    workers = _option_value(ctx, "--workers") if after[0] == "start" else None
+    workers = option_value(ctx, "--workers") if after[0] == "start" else None
     count = parse_int(workers[0]) if workers is not None else None
     processes = Term(label="Prefect server processes (--workers)", value=count or 1,
                      source=workers[1] if count else Source.default_of(
@@ -1330,7 +1296,7 @@ def _zitadel_config_value(ctx: StackContext) -> tuple[int, Source] | None:
     sets it; keys as viper reads them (case-insensitive)."""
     from advisor.read.sources.k8s import load_yaml_stream
 
-    named = [value.strip("/") for value, _where in _option_values(ctx, "--config")]
+    named = [value.strip("/") for value, _where in option_values(ctx, "--config")]
     found = None
     for f in ctx.files("zitadel-config"):
         if f.rel.strip("/") not in named:
@@ -1422,7 +1388,7 @@ def paperless_pools(ctx: StackContext) -> list[Pool]:
 
     if ctx.container.role == "init" or _runs_other(ctx, ("/init",)):
         return []  # another program of the image (a `document_exporter` Job)
-    version = _tag_version(ctx.container.image)
+    version = tag_version(ctx.container.image)
     host = _env_setting(ctx, "PAPERLESS_DBHOST")
     engine = (ctx.env_value("PAPERLESS_DBENGINE") or "").strip().lower()
     if host is None or engine in ("mariadb", "sqlite") or \
@@ -1540,7 +1506,7 @@ def _postgrest_listener(ctx: StackContext) -> Pool | None:
     outside db-pool (AppState/Reload.hs runListener: `SQL.acquire`, then `SQL.listen`),
     when db-channel-enabled, default true (Config.hs `fromMaybe True <$> optBool
     "db-channel-enabled"`; PGRST_DB_CHANNEL_ENABLED, read as coerceBool does)."""
-    version = _tag_version(ctx.container.image) \
+    version = tag_version(ctx.container.image) \
         if _repo_name(ctx.container.image) == "postgrest" else None
     if version is not None and version < (8, 0):
         return None
@@ -1597,13 +1563,13 @@ def _stack_pools(ctx: StackContext, stack: ImageStack) -> list[Pool]:
         if var is None or var.value.strip().lower() != wanted:
             return []  # another database (n8n: SQLite unless DB_TYPE=postgresdb)
     # the tag is the application's version only in its own image
-    version = _tag_version(ctx.container.image) \
+    version = tag_version(ctx.container.image) \
         if _repo_name(ctx.container.image) in stack.names else None
     if stack.before is not None and version is not None and version < stack.before[0]:
         return [ctx.pool(stack.label, stack.before[1], Source.default_of(
             stack.before[2], key=stack.env[0]), bound="default", per_process=False,
             note=f"image tag {ctx.container.image.rsplit(':', 1)[-1]} reads no {stack.env[0]}")]
-    given = _option_value(ctx, stack.option) if stack.option else None
+    given = option_value(ctx, stack.option) if stack.option else None
     if given is not None:
         return _set_pool(ctx, stack, stack.option, given[0], given[1])
     for var in stack.env:
