@@ -187,6 +187,7 @@ from advisor.read.apps.supabase import (
     postgres_meta_pools,
     storage_pools,
 )
+from advisor.read.apps.windmill import is_windmill, windmill_pools
 from advisor.read.apps.zammad import NAMES as ZAMMAD_NAMES
 from advisor.read.apps.zammad import zammad_pools
 
@@ -1483,6 +1484,7 @@ _IMAGE_READERS: tuple[tuple[Callable[[str], bool], Callable[[StackContext], list
     (is_gotrue, gotrue_pools),
     (is_storage, storage_pools),
     (is_postgres_meta, postgres_meta_pools),
+    (is_windmill, windmill_pools),
 )
 
 
