@@ -104,7 +104,8 @@ READERS: tuple[StackReader, ...] = (
     # Applications run from their own images, configured by env (Keycloak, Mattermost,
     # Harbor, PostgREST, n8n, Mastodon, SonarQube, Zammad, Grafana, Gitea, Metabase,
     # Hasura, Miniflux, Atuin, Vaultwarden, Sonarr, Radarr, Prowlarr, Lidarr, Synapse,
-    # Paperless-ngx, Prefect, Zitadel, Supabase Auth, Storage and postgres-meta, Windmill):
+    # Paperless-ngx, Prefect, Zitadel, Supabase Auth, Storage and postgres-meta, Windmill,
+    # Coder):
     # advisor/read/apps/images.py, which matches the image's name exactly. Markers
     # repeated there (ENV_PREFIXES, the names of STACKS, GRAFANA_NAMES, GITEA_NAMES,
     # METABASE_NAMES, HASURA_NAMES, VAULTWARDEN_IMAGES, ARR_APPS, SYNAPSE_NAMES,
@@ -118,7 +119,8 @@ READERS: tuple[StackReader, ...] = (
                                "miniflux", "atuin", "vaultwarden", "bitwardenrs", "sonarr",
                                "radarr", "prowlarr", "lidarr", "synapse", "paperless-ngx",
                                "prefect", "zitadel", "gotrue", "supabase/auth",
-                               "storage-api", "postgres-meta", "windmill-labs/windmill")),
+                               "storage-api", "postgres-meta", "windmill-labs/windmill",
+                               "coder/coder")),
     # Pgpool-II (bitnami/pgpool, pgpool/pgpool): num_init_children x max_pool to each
     # backend, from its env and a mounted pgpool.conf (advisor/read/apps/pgpool.py)
     StackReader("pgpool", "pgpool:pgpool_pools", image_markers=("pgpool",)),

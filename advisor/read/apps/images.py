@@ -177,6 +177,7 @@ from msgspec.structs import replace
 
 from advisor.model import CpuFormula, Pool, Source, Term
 from advisor.read.apps.base import StackContext, option_value, option_values, tag_version
+from advisor.read.apps.coder import coder_pools, is_coder
 from advisor.read.apps.numbers import parse_int
 from advisor.read.apps.source import AppFile
 from advisor.read.apps.supabase import (
@@ -1485,6 +1486,7 @@ _IMAGE_READERS: tuple[tuple[Callable[[str], bool], Callable[[StackContext], list
     (is_storage, storage_pools),
     (is_postgres_meta, postgres_meta_pools),
     (is_windmill, windmill_pools),
+    (is_coder, coder_pools),
 )
 
 
