@@ -873,7 +873,7 @@ HASURA_SOURCE_NOTE = (
 
 
 def _option_setting(ctx: StackContext, option: str) -> Setting | None:
-    given = _option_value(ctx, option)
+    given = option_value(ctx, option)
     return Setting(given[0], given[1]) if given is not None else None
 
 
