@@ -87,13 +87,15 @@ def _over_share(clients: dict[str, Client], budget) -> list[str]:
         client = clients.get(c.who)
         if client is None or c.kind != "client" or not client.pools:
             continue
+        asked = sum(p.per_pod() for p in client.pools)
+        if not asked:
+            continue  # a client known to hold none (Dify's celery beat): nothing to shrink
         pods = peak_pods(client.replicas, client.surge)
         share = budget.usable * c.total / budget.peak
         per_pod = math.floor(share / pods) if pods else 0
         for pool in client.pools:
             processes = pool.processes.value if pool.processes else 1
-            allowed = math.floor(per_pod * pool.per_pod() / sum(
-                p.per_pod() for p in client.pools) / processes)
+            allowed = math.floor(per_pod * pool.per_pod() / asked / processes)
             if allowed < 1 and pool.per_pod() == 1 and len(client.pools) > 1:
                 continue  # one connection beside a larger pool (Pgpool-II's health check):
                 # the larger pool's line says what to shrink

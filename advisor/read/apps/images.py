@@ -178,6 +178,12 @@ from msgspec.structs import replace
 from advisor.model import CpuFormula, Pool, Source, Term
 from advisor.read.apps.base import StackContext, option_value, option_values, tag_version
 from advisor.read.apps.coder import coder_pools, is_coder
+from advisor.read.apps.dify import (
+    dify_api_pools,
+    is_dify_api,
+    is_plugin_daemon,
+    plugin_daemon_pools,
+)
 from advisor.read.apps.numbers import parse_int
 from advisor.read.apps.source import AppFile
 from advisor.read.apps.supabase import (
@@ -1487,6 +1493,8 @@ _IMAGE_READERS: tuple[tuple[Callable[[str], bool], Callable[[StackContext], list
     (is_postgres_meta, postgres_meta_pools),
     (is_windmill, windmill_pools),
     (is_coder, coder_pools),
+    (is_dify_api, dify_api_pools),
+    (is_plugin_daemon, plugin_daemon_pools),
 )
 
 
