@@ -105,11 +105,11 @@ READERS: tuple[StackReader, ...] = (
     # Harbor, PostgREST, n8n, Mastodon, SonarQube, Zammad, Grafana, Gitea, Metabase,
     # Hasura, Miniflux, Atuin, Vaultwarden, Sonarr, Radarr, Prowlarr, Lidarr, Synapse,
     # Paperless-ngx, Prefect, Zitadel, Supabase Auth, Storage and postgres-meta, Windmill,
-    # Coder, Dify's api and plugin daemon):
+    # Coder, Dify's api and plugin daemon, Unleash):
     # advisor/read/apps/images.py, which matches the image's name exactly. Markers
     # repeated there (ENV_PREFIXES, the names of STACKS, GRAFANA_NAMES, GITEA_NAMES,
     # METABASE_NAMES, HASURA_NAMES, VAULTWARDEN_IMAGES, ARR_APPS, SYNAPSE_NAMES,
-    # PAPERLESS_IMAGES, dify.py's images).
+    # PAPERLESS_IMAGES, dify.py and unleash.py's images).
     StackReader("images", "images:image_pools", (),
                 ("KC_DB", "MM_SQLSETTINGS_", "POSTGRESQL_MAX_OPEN_CONNS",
                  "HARBOR_DATABASE_MAX_OPEN_CONNS", "PGRST_DB_", "DB_POSTGRESDB_"),
@@ -120,7 +120,8 @@ READERS: tuple[StackReader, ...] = (
                                "radarr", "prowlarr", "lidarr", "synapse", "paperless-ngx",
                                "prefect", "zitadel", "gotrue", "supabase/auth",
                                "storage-api", "postgres-meta", "windmill-labs/windmill",
-                               "coder/coder", "dify-api", "dify-plugin-daemon")),
+                               "coder/coder", "dify-api", "dify-plugin-daemon",
+                               "unleash-server", "unleash-enterprise")),
     # Pgpool-II (bitnami/pgpool, pgpool/pgpool): num_init_children x max_pool to each
     # backend, from its env and a mounted pgpool.conf (advisor/read/apps/pgpool.py)
     StackReader("pgpool", "pgpool:pgpool_pools", image_markers=("pgpool",)),

@@ -194,6 +194,7 @@ from advisor.read.apps.supabase import (
     postgres_meta_pools,
     storage_pools,
 )
+from advisor.read.apps.unleash import is_unleash, unleash_pools
 from advisor.read.apps.windmill import is_windmill, windmill_pools
 from advisor.read.apps.zammad import NAMES as ZAMMAD_NAMES
 from advisor.read.apps.zammad import zammad_pools
@@ -1495,6 +1496,7 @@ _IMAGE_READERS: tuple[tuple[Callable[[str], bool], Callable[[StackContext], list
     (is_coder, coder_pools),
     (is_dify_api, dify_api_pools),
     (is_plugin_daemon, plugin_daemon_pools),
+    (is_unleash, unleash_pools),
 )
 
 
