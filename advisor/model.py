@@ -411,22 +411,28 @@ class Route(Frozen, kw_only=True):
 
 
 class CpuFormula(Frozen, kw_only=True):
-    """A figure a library derives from the machine: max(floor, per_cpu x CPUs + plus).
-    pgx: max(4, NumCPU) -> per_cpu=1, floor=4; Prisma: 2 x physical cores + 1;
-    gunicorn configs with cpu_count() * 2 + 1 (applies_to="processes")."""
+    """A figure a library derives from the machine: max(floor, per_cpu x CPUs + plus),
+    at most `ceiling` when one is set. pgx: max(4, NumCPU) -> per_cpu=1, floor=4;
+    Prisma: 2 x physical cores + 1; gunicorn configs with cpu_count() * 2 + 1
+    (applies_to="processes"); Python's ThreadPoolExecutor() without max_workers:
+    min(32, os.cpu_count() + 4) -> plus=4, ceiling=32."""
 
     per_cpu: float = 1
     plus: float = 0
     floor: float = 0
+    ceiling: float | None = None  # an upper limit (None: none)
     physical: bool = False  # physical cores (Prisma) rather than logical CPUs
     applies_to: Literal["size", "processes"] = "size"
     text: str = ""  # as the library or config writes it, e.g. "max(4, runtime.NumCPU())"
 
     def __post_init__(self) -> None:
         _set_float(self, "per_cpu", "plus", "floor")
+        if type(self.ceiling) is int:
+            _set_float(self, "ceiling")
 
     def at(self, cpus: float) -> float:
-        return max(self.floor, self.per_cpu * cpus + self.plus)
+        value = max(self.floor, self.per_cpu * cpus + self.plus)
+        return value if self.ceiling is None else min(value, self.ceiling)
 
 
 class PoolerFront(Frozen, kw_only=True):

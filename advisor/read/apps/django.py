@@ -242,7 +242,28 @@ def _check_pool_settings(ctx: StackContext, settings: dict[str, Val], pool: Val,
                     "min_size", fatal=True, program="psycopg_pool")
 
 
+def is_sentry_image(image: str) -> bool:
+    """getsentry/sentry (any registry or mirror keeping the path, ghcr.io/getsentry/
+    sentry), or an image named sentry of another owner (a chart's images.sentry.repository
+    override): advisor/read/apps/sentry.py reads its commands. Not Docker Hub's official
+    `sentry` (library/sentry), Sentry 9 and older."""
+    ref = image.split("@", 1)[0].lower()
+    path, colon, tag = ref.rpartition(":")
+    if not colon or "/" in tag:
+        path = ref
+    parts = path.split("/")
+    return parts[-1] == "sentry" and len(parts) > 1 and parts[-2] != "library"
+
+
 def django_pools(ctx: StackContext) -> list[Pool]:
+    if is_sentry_image(ctx.container.image):
+        return []  # Sentry's image: its reader counts each command's threads and processes
+    return django_alias_pools(ctx)
+
+
+def django_alias_pools(ctx: StackContext) -> list[Pool]:
+    """A pool per PostgreSQL alias of DATABASES, one connection per thread (or the
+    alias's OPTIONS pool), with its route."""
     if not any("DATABASES" in f.text or "DJANGO_SETTINGS_MODULE" in f.text
                for f in ctx.files("python")):
         return []

@@ -185,6 +185,7 @@ from advisor.read.apps.dify import (
     plugin_daemon_pools,
 )
 from advisor.read.apps.numbers import parse_int
+from advisor.read.apps.sentry import is_sentry, sentry_pools
 from advisor.read.apps.source import AppFile
 from advisor.read.apps.supabase import (
     gotrue_pools,
@@ -1497,6 +1498,7 @@ _IMAGE_READERS: tuple[tuple[Callable[[str], bool], Callable[[StackContext], list
     (is_dify_api, dify_api_pools),
     (is_plugin_daemon, plugin_daemon_pools),
     (is_unleash, unleash_pools),
+    (is_sentry, sentry_pools),
 )
 
 
