@@ -126,7 +126,8 @@ spec:
 
 def test_an_oci_chart_ref_of_a_version_read_and_one_not(tmp_path):
     """chartRef to an OCIRepository of app-template (joryirving/home-ops' shape): 4.1.1
-    is made into its Deployment; 5.x, whose library was not read, stays a release of
+    and 5.1.0 (billimek/k8s-gitops' teslamate, a release of unknown size before) are made
+    into their Deployment; a major whose library was not read (6.x) stays a release of
     unknown pods and connections (PA106), never a guess."""
     chart = "  chartRef:\n    kind: OCIRepository\n    name: miniflux\n"
     files = {"k8s/db.yaml": DB.replace("=50", "=100"),
@@ -137,19 +138,143 @@ def test_an_oci_chart_ref_of_a_version_read_and_one_not(tmp_path):
     assert budget.peak == 2 * MINIFLUX_DEFAULT
     _tree(tmp_path, {"k8s/apps/miniflux/ocirepository.yaml": OCI % "5.1.0"})
     result, budget = _budget(tmp_path)
+    assert budget.peak == 2 * MINIFLUX_DEFAULT and not budget.peak_is_floor
+    replicas = budget.contributions[0].factors[0]
+    assert "app-template 5.1.0" in replicas.source.default
+    _tree(tmp_path, {"k8s/apps/miniflux/ocirepository.yaml": OCI % "6.0.0"})
+    result, budget = _budget(tmp_path)
     assert budget.peak_is_floor and budget.unknown_clients == ["miniflux"]
     (finding,) = [f for f in result.findings if f.code == "PA106"]
     assert "replicas = N (pods at peak)" in finding.message
 
 
-def test_a_controller_type_not_made_leaves_the_release_unrendered(tmp_path):
-    cron = MINIFLUX + "      cleanup:\n        type: cronjob\n" + \
-        "\n".join(MINIFLUX.splitlines()[2:]) + "\n"
+# A second controller of the same application: `{kind}` and what follows its type
+OTHER = """\
+      cleanup:
+        type: {kind}
+{settings}        containers:
+          app:
+            image:
+              repository: ghcr.io/miniflux/miniflux
+              tag: 2.2.1-distroless
+            env:
+              DATABASE_URL: postgres://miniflux@db:5432/miniflux
+"""
+
+
+def test_a_cronjob_beside_a_deployment_is_made_and_counted(tmp_path):
+    """bjw-s-labs/home-ops piped's shape: a Deployment next to a CronJob controller. The
+    whole release was left unrendered (one client of unknown size); now each controller
+    is what the chart makes: the Deployment (1 + surge 1) x 20 and the CronJob's one Job
+    pod (parallelism unset) x 20, its concurrencyPolicy the chart's Forbid (no overlap
+    notice), each traced."""
+    cron = MINIFLUX + OTHER.format(kind="cronjob", settings="        cronjob:\n"
+                                   "          schedule: \"@daily\"\n")
     _tree(tmp_path, {"k8s/db.yaml": DB.replace("=50", "=100"),
                      "k8s/apps/miniflux/helmrelease.yaml": release(cron)})
     result, budget = _budget(tmp_path)
+    totals = {c.who: c.total for c in budget.contributions}
+    assert totals == {"miniflux": 2 * MINIFLUX_DEFAULT, "miniflux-cleanup": MINIFLUX_DEFAULT}
+    assert not budget.peak_is_floor
+    topo = scan([str(tmp_path)], CheckOptions()).topology
+    kinds = {c.name: c.kind for c in topo.clients}
+    assert kinds == {"miniflux": "Deployment", "miniflux-cleanup": "CronJob"}
+    assert not [n for n in result.notices if "concurrencyPolicy Allow" in n]
+    (note,) = [n for n in result.notices if n.startswith("app-template:")]
+    assert "CronJob/default/miniflux-cleanup" in note
+
+
+def test_cronjob_settings_are_the_chart_s(tmp_path):
+    """cronjob.parallelism 3 is the Job's parallelism (traced to its values line);
+    concurrencyPolicy Allow is said to overlap runs; cronjob.suspend true: no Job runs."""
+    settings = ("        cronjob:\n          schedule: \"@daily\"\n"
+                "          parallelism: 3\n          concurrencyPolicy: Allow\n")
+    cron = MINIFLUX + OTHER.format(kind="cronjob", settings=settings)
+    _tree(tmp_path, {"k8s/db.yaml": DB.replace("=50", "=200"),
+                     "k8s/apps/miniflux/helmrelease.yaml": release(cron)})
+    result, budget = _budget(tmp_path)
+    cleanup = next(c for c in budget.contributions if c.who == "miniflux-cleanup")
+    pods = cleanup.factors[0]
+    assert pods.value == 3 and pods.source.line == 29  # parallelism: 3
+    assert [n for n in result.notices if "concurrencyPolicy Allow" in n]
+    _tree(tmp_path, {"k8s/apps/miniflux/helmrelease.yaml": release(MINIFLUX + OTHER.format(
+        kind="cronjob", settings=settings + "          suspend: true\n"))})
+    _, budget = _budget(tmp_path)
+    assert budget.peak == 2 * MINIFLUX_DEFAULT
+
+
+def test_job_daemonset_and_statefulset_controllers(tmp_path):
+    """A Job's pods are its job.parallelism (the chart writes it only when set); a
+    DaemonSet's one per node, as any DaemonSet is counted; a StatefulSet without replicas
+    gets none from the chart (classes/_statefulset.tpl), so Kubernetes' 1."""
+    job = OTHER.format(kind="job", settings="        job:\n          parallelism: 2\n")
+    daemon = OTHER.format(kind="daemonset", settings="").replace("cleanup:", "agent:")
+    stateful = OTHER.format(kind="statefulset", settings="").replace("cleanup:", "store:")
+    _tree(tmp_path, {"k8s/db.yaml": DB.replace("=50", "=200"),
+                     "k8s/apps/miniflux/helmrelease.yaml": release(job + daemon + stateful)})
+    _, budget = _budget(tmp_path)
+    pods = {c.who: c.factors[0] for c in budget.contributions}
+    assert {who: t.value for who, t in pods.items()} == {
+        "miniflux-cleanup": 2, "miniflux-agent": 1, "miniflux-store": 1}
+    assert pods["miniflux-cleanup"].label == "Job parallelism"
+    assert pods["miniflux-agent"].label == "DaemonSet: one pod per node"
+    assert "Kubernetes default" in pods["miniflux-store"].source.default
+
+
+def test_a_type_the_chart_refuses_leaves_the_release_unrendered(tmp_path):
+    """The chart fails on a type it does not know (lib/controller/_validate.tpl compares
+    exactly): the release stays one client of unknown size."""
+    other = MINIFLUX + OTHER.format(kind="CronJob", settings="")
+    _tree(tmp_path, {"k8s/db.yaml": DB.replace("=50", "=100"),
+                     "k8s/apps/miniflux/helmrelease.yaml": release(other)})
+    result, budget = _budget(tmp_path)
     assert budget.peak_is_floor and budget.unknown_clients == ["miniflux"]
     assert not [n for n in result.notices if n.startswith("app-template:")]
+
+
+def test_rolling_update_keys_by_version(tmp_path):
+    """3.x and 4.x write rollingUpdate from `surge` only: `maxSurge: 3` is not read (the
+    Kubernetes 25% of 4 pods, 1); 5.3.0 reads maxSurge (3); 5.1 was not read for it, so
+    that release is left unrendered rather than guessed."""
+    chart = "  chartRef:\n    kind: OCIRepository\n    name: miniflux\n"
+    web = MINIFLUX.replace("        strategy: RollingUpdate\n",
+                           "        strategy: RollingUpdate\n        replicas: 4\n"
+                           "        rollingUpdate:\n          maxSurge: 3\n")
+    files = {"k8s/db.yaml": DB.replace("=50", "=300"),
+             "k8s/apps/miniflux/helmrelease.yaml": release(web, chart),
+             "k8s/apps/miniflux/ocirepository.yaml": OCI % "4.1.1"}
+    _tree(tmp_path, files)
+    _, budget = _budget(tmp_path)
+    assert budget.peak == (4 + 1) * MINIFLUX_DEFAULT
+    _tree(tmp_path, {"k8s/apps/miniflux/ocirepository.yaml": OCI % "5.3.0"})
+    _, budget = _budget(tmp_path)
+    assert budget.peak == (4 + 3) * MINIFLUX_DEFAULT
+    _tree(tmp_path, {"k8s/apps/miniflux/ocirepository.yaml": OCI % "5.1.0"})
+    _, budget = _budget(tmp_path)
+    assert budget.peak_is_floor and budget.unknown_clients == ["miniflux"]
+    _tree(tmp_path, {"k8s/apps/miniflux/helmrelease.yaml": release(
+        web.replace("maxSurge: 3", "surge: 3"), chart)})
+    _, budget = _budget(tmp_path)
+    assert budget.peak == (4 + 3) * MINIFLUX_DEFAULT
+
+
+def test_a_5x_autoscaler_and_image_forms(tmp_path):
+    """5.x: `horizontalPodAutoscaler` makes an HPA of the controller, whose maxReplicas
+    (traced) is its pods at peak; the image may be one string (4.4.0+)."""
+    chart = "  chartRef:\n    kind: OCIRepository\n    name: miniflux\n"
+    web = MINIFLUX.replace("        strategy: RollingUpdate\n",
+                           "        horizontalPodAutoscaler:\n          maxReplicas: 5\n"
+                           ).replace("            image:\n              repository: "
+                                     "ghcr.io/miniflux/miniflux\n              tag: "
+                                     "2.2.1-distroless\n",
+                                     "            image: ghcr.io/miniflux/miniflux:2.2.1\n")
+    _tree(tmp_path, {"k8s/db.yaml": DB.replace("=50", "=300"),
+                     "k8s/apps/miniflux/helmrelease.yaml": release(web, chart),
+                     "k8s/apps/miniflux/ocirepository.yaml": OCI % "5.1.0"})
+    _, budget = _budget(tmp_path)
+    (miniflux,) = budget.contributions
+    pods, size = miniflux.factors
+    assert (pods.value, pods.source.line) == (5, 15) and size.value == MINIFLUX_DEFAULT
 
 
 def test_env_from_a_secret_named_by_the_release(tmp_path):

@@ -114,13 +114,14 @@ def mounted_files(w: Workload, index: ConfigIndex) -> list:
                     # from a ConfigMap into conf/ in an init container); Django settings
                     # (sentry.conf.py); Grafana's grafana.ini, Gitea's app.ini and the
                     # section files its chart's init container writes app.ini from (a
-                    # Secret, the chart's inline config); Synapse's homeserver.yaml
+                    # Secret, the chart's inline config); Synapse's homeserver.yaml;
+                    # Piped's config.properties (its database password: a Secret)
                     out.append(found)
     return out
 
 
 _MOUNTED_INI = frozenset({"grafana-ini", "gitea-app-ini", "gitea-env-to-ini",
-                          "synapse-homeserver", "pgpool-conf"})
+                          "synapse-homeserver", "pgpool-conf", "config-properties"})
 
 
 def client_from_workload(inputs: Inputs, topo: Topology, w: Workload,

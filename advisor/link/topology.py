@@ -313,7 +313,7 @@ _RELEASE_KINDS = frozenset({"HelmRelease", "Application", "HelmChartInflationGen
 def _app_template_workloads(inputs: Inputs, topo: Topology, default_ns: str
                             ) -> list[K8sObject]:
     """The workloads of bjw-s app-template releases, made from their values (the chart
-    is not in the repository): read as any Deployment, with one notice naming them."""
+    is not in the repository): read as any workload, with one notice naming them."""
     from advisor.link.releases import app_template_renders
 
     rendered = guarded(topo.problems, ".", partial(
@@ -331,8 +331,9 @@ def _app_template_workloads(inputs: Inputs, topo: Topology, default_ns: str
         topo.notices.append(
             f"app-template: {len(named)} release{'s' if len(named) != 1 else ''} of the "
             "bjw-s app-template chart made from their values as the chart makes them "
-            "(replicas 1 and strategy Recreate unless set; advisor/read/render/"
-            f"app_template.py): {'; '.join(named)}")
+            "(a Deployment's replicas 1 and strategy Recreate unless set, a CronJob's "
+            "concurrencyPolicy Forbid; advisor/read/render/app_template.py): "
+            f"{'; '.join(named)}")
     return made
 
 

@@ -105,7 +105,7 @@ READERS: tuple[StackReader, ...] = (
     # Harbor, PostgREST, n8n, Mastodon, SonarQube, Zammad, Grafana, Gitea, Metabase,
     # Hasura, Miniflux, Atuin, Vaultwarden, Sonarr, Radarr, Prowlarr, Lidarr, Synapse,
     # Paperless-ngx, Prefect, Zitadel, Supabase Auth, Storage and postgres-meta, Windmill,
-    # Coder, Dify's api and plugin daemon, Unleash, Sentry):
+    # Coder, Dify's api and plugin daemon, Unleash, Sentry, TeslaMate, Piped's backend):
     # advisor/read/apps/images.py, which matches the image's name exactly. Markers
     # repeated there (ENV_PREFIXES, the names of STACKS, GRAFANA_NAMES, GITEA_NAMES,
     # METABASE_NAMES, HASURA_NAMES, VAULTWARDEN_IMAGES, ARR_APPS, SYNAPSE_NAMES,
@@ -121,7 +121,8 @@ READERS: tuple[StackReader, ...] = (
                                "prefect", "zitadel", "gotrue", "supabase/auth",
                                "storage-api", "postgres-meta", "windmill-labs/windmill",
                                "coder/coder", "dify-api", "dify-plugin-daemon",
-                               "unleash-server", "unleash-enterprise", "sentry")),
+                               "unleash-server", "unleash-enterprise", "sentry",
+                               "teslamate", "1337kavin/piped")),
     # Pgpool-II (bitnami/pgpool, pgpool/pgpool): num_init_children x max_pool to each
     # backend, from its env and a mounted pgpool.conf (advisor/read/apps/pgpool.py)
     StackReader("pgpool", "pgpool:pgpool_pools", image_markers=("pgpool",)),

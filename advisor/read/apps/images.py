@@ -185,6 +185,7 @@ from advisor.read.apps.dify import (
     plugin_daemon_pools,
 )
 from advisor.read.apps.numbers import parse_int
+from advisor.read.apps.piped import is_piped_backend, piped_pools
 from advisor.read.apps.sentry import is_sentry, sentry_pools
 from advisor.read.apps.source import AppFile
 from advisor.read.apps.supabase import (
@@ -212,6 +213,7 @@ MINIFLUX_MAX_CONNS = 20  # internal/config/options.go defaultDatabaseMaxConns
 ATUIN_POOL = 100  # atuin-server-postgres lib.rs PgPoolOptions max_connections(100)
 ATUIN = "Atuin server sqlx pool"
 ATUIN_NAMES = ("atuin",)
+TESLAMATE_POOL_SIZE = 10  # teslamate-org/teslamate v4.1.1 config/runtime.exs:137
 
 
 class ImageStack(Struct, frozen=True):
@@ -270,6 +272,11 @@ STACKS: tuple[ImageStack, ...] = (
     ImageStack("Miniflux DATABASE_MAX_CONNS", ("miniflux",), ("DATABASE_MAX_CONNS",),
                MINIFLUX_MAX_CONNS, "Miniflux default DATABASE_MAX_CONNS 20 "
                "(internal/config/options.go defaultDatabaseMaxConns)"),
+    # teslamate/teslamate: one Ecto repo, TeslaMate.Repo (lib/teslamate/application.ex;
+    # DatabaseCheck starts and stops it before, the entrypoint's migrate eval exits before)
+    ImageStack("TeslaMate DATABASE_POOL_SIZE", ("teslamate",), ("DATABASE_POOL_SIZE",),
+               TESLAMATE_POOL_SIZE, "TeslaMate default DATABASE_POOL_SIZE 10 (config/"
+               "runtime.exs `pool_size: System.get_env(\"DATABASE_POOL_SIZE\", \"10\")`)"),
 )
 ENV_PREFIXES = ("KC_DB", "MM_SQLSETTINGS_", "POSTGRESQL_MAX_OPEN_CONNS",
                 "HARBOR_DATABASE_MAX_OPEN_CONNS", "PGRST_DB_", "DB_POSTGRESDB_")
@@ -1499,6 +1506,7 @@ _IMAGE_READERS: tuple[tuple[Callable[[str], bool], Callable[[StackContext], list
     (is_plugin_daemon, plugin_daemon_pools),
     (is_unleash, unleash_pools),
     (is_sentry, sentry_pools),
+    (is_piped_backend, piped_pools),
 )
 
 

@@ -53,6 +53,7 @@ _BY_NAME = {
     "mix.exs": "mix",
     ".env": "dotenv",
     "sonar.properties": "sonar-properties",  # SonarQube's conf/ (apps/images.py)
+    "config.properties": "config-properties",  # Piped's backend, /app (apps/piped.py)
     "airflow.cfg": "airflow-cfg",  # $AIRFLOW_HOME/airflow.cfg (apps/airflow.py)
     "grafana.ini": "grafana-ini",  # Grafana's /etc/grafana (apps/images.py)
     "app.ini": "gitea-app-ini",  # Gitea's custom/conf (apps/images.py)
