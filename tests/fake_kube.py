@@ -19,6 +19,7 @@ PLURALS = {
     "ConfigMap": "configmaps", "Service": "services", "Secret": "secrets",
     "ScaledObject": "scaledobjects", "Cluster": "clusters", "Pooler": "poolers",
     "postgresql": "postgresqls", "PostgresCluster": "postgresclusters", "Rollout": "rollouts",
+    "PerconaPGCluster": "perconapgclusters",
 }
 
 

@@ -100,14 +100,16 @@ def selected(svc: dict, by_namespace: dict[str, list[tuple[Workload, tuple[str, 
 
 
 # The labels an operator puts on its instance pods: (cluster label, role label, the role
-# values of the primary, of a replica, entity id prefix). A Service written by hand that
+# values of the primary, of a replica, entity id prefixes). A Service written by hand that
 # selects them (CloudNativePG's cnpg.io/cluster + cnpg.io/instanceRole: primary) leads to
-# that cluster's server, though no workload of the repository runs those pods.
+# that cluster's server, though no workload of the repository runs those pods. The
+# Percona operator's pods carry PGO's labels, its Patroni 4 leader `primary` and the
+# deprecated `master` (internal/naming/labels.go RolePatroniLeader, K8SPG-648).
 _OPERATOR_PODS = (
-    ("cnpg.io/cluster", ("cnpg.io/instanceRole", "role"), "primary", "replica", "cnpg"),
-    ("cluster-name", ("spilo-role",), "master", "replica", "zalando"),
+    ("cnpg.io/cluster", ("cnpg.io/instanceRole", "role"), ("primary",), "replica", ("cnpg",)),
+    ("cluster-name", ("spilo-role",), ("master",), "replica", ("zalando",)),
     ("postgres-operator.crunchydata.com/cluster", ("postgres-operator.crunchydata.com/role",),
-     "master", "replica", "crunchy"),
+     ("master", "primary"), "replica", ("crunchy", "percona")),
 )
 
 
@@ -116,20 +118,21 @@ def operator_pods_target(svc: dict, namespace: str, server_ids: set[str]
     """The server whose operator-made pods a Service's selector picks, when it names a
     cluster the repository holds: its primary, or its replicas for the replica role."""
     selector = svc["selector"] or {}
-    for cluster_key, role_keys, primary, replica, prefix in _OPERATOR_PODS:
+    for cluster_key, role_keys, primaries, replica, prefixes in _OPERATOR_PODS:
         cluster = selector.get(cluster_key)
         if not cluster:
             continue
         role = next((selector[k] for k in role_keys if k in selector), None)
-        ident = f"{prefix}:{namespace}/{cluster}"
-        if ident not in server_ids:
-            ident = f"{prefix}:{cluster}"  # the cluster's manifest names no namespace
-        if ident not in server_ids:
-            continue
-        if role == replica and f"{ident}/replicas" in server_ids:
-            return ("server", f"{ident}/replicas")
-        if role in (None, primary, replica):
-            return ("server", ident)
+        for prefix in prefixes:
+            ident = f"{prefix}:{namespace}/{cluster}"
+            if ident not in server_ids:
+                ident = f"{prefix}:{cluster}"  # the cluster's manifest names no namespace
+            if ident not in server_ids:
+                continue
+            if role == replica and f"{ident}/replicas" in server_ids:
+                return ("server", f"{ident}/replicas")
+            if role is None or role == replica or role in primaries:
+                return ("server", ident)
     return None
 
 
@@ -187,7 +190,8 @@ _ZALANDO_FLAGS = (("enableMasterNodePort", "NodePort", False),
                   ("enableMasterPoolerLoadBalancer", "LoadBalancer", False),
                   ("enableReplicaPoolerLoadBalancer", "LoadBalancer", True))
 # Crunchy PGO (v6.0.3 v1beta1 postgrescluster_types.go Service, ReplicaService;
-# pgbouncer_types.go Service; shared_types.go ServiceSpec.Type, default ClusterIP).
+# pgbouncer_types.go Service; shared_types.go ServiceSpec.Type, default ClusterIP), and
+# Percona's copy of it; a PerconaPGCluster's are PERCONA_SERVICES.
 _CRUNCHY_SERVICES = ((("spec", "service"), False), (("spec", "replicaService"), True),
                      (("spec", "proxy", "pgBouncer", "service"), False))
 
@@ -245,11 +249,26 @@ def operator_exposures(obj: K8sObject, namespace: str, server_ids: set[str]
                     "LoadBalancer", "NodePort")) is True:
                 continue  # the NodePort wins (generateService)
             add(ident, replicas, f"{obj.ref} {flag} (type {kind}, {_where(obj, 'spec', flag)})")
-    elif obj.kind == "PostgresCluster" and api.startswith("postgres-operator.crunchydata.com/"):
-        ident = _server_id("crunchy", obj, namespace, server_ids)
+    elif obj.kind in ("PostgresCluster", "PerconaPGCluster"):
+        # imported here: the operator readers are loaded only where their kinds are
+        from advisor.read.sources.operators.crunchy import pgo_cluster
+        from advisor.read.sources.operators.percona import (
+            PERCONA_SERVICES,
+            percona_bouncer,
+            percona_cr,
+            percona_run,
+        )
+
+        if not pgo_cluster(obj):
+            return out
+        percona = percona_cr(obj)
+        ident = _server_id("percona" if percona else "crunchy", obj, namespace, server_ids)
         if ident is None:
             return out
-        for keys, replicas in _CRUNCHY_SERVICES:
+        no_bouncer = percona_run(obj) and percona_bouncer(obj)[0] is None  # replicas: 0
+        for keys, replicas in PERCONA_SERVICES if percona else _CRUNCHY_SERVICES:
+            if no_bouncer and "pgBouncer" in keys:
+                continue
             kind = get(obj.body, *keys, "type")
             if kind in OUTSIDE_TYPES:
                 add(ident, replicas, f"{obj.ref} {'.'.join(keys[1:])} (type {kind}, "

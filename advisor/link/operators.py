@@ -1,5 +1,5 @@
 """What PostgreSQL operators make: their servers and poolers (CloudNativePG, Zalando,
-Crunchy, Bitnami's chart), the connection Secrets they create, and the route of a
+Crunchy, Percona, Bitnami's chart), the connection Secrets they create, and the route of a
 container that takes its connection from one of those Secrets."""
 
 from __future__ import annotations
@@ -19,9 +19,9 @@ from advisor.read.sources.k8s import K8sObject
 from advisor.read.workloads import ConfigIndex, ConfigMapData
 
 # Kinds advisor.read.sources.operators reads (CloudNativePG Cluster/Pooler, Zalando
-# postgresql, Crunchy PostgresCluster) or names in a notice (its NOT_READ_OPERATORS:
-# Percona, StackGres, Kubegres, KubeDB, PGO v4), and the label of Bitnami's postgresql
-# StatefulSets: without them the module is not imported at all.
+# postgresql, Crunchy and Percona PostgresCluster, PerconaPGCluster) or names in a notice
+# (its NOT_READ_OPERATORS: StackGres, Kubegres, KubeDB, PGO v4), and the label of
+# Bitnami's postgresql StatefulSets: without them the module is not imported at all.
 OPERATOR_KINDS = frozenset({"Cluster", "Pooler", "postgresql", "PostgresCluster",
                             "PerconaPGCluster", "SGCluster", "SGShardedCluster", "Kubegres",
                             "Postgres", "Pgcluster"})

@@ -67,6 +67,16 @@ RESOURCES = (
         "postgresclusters",
         optional=True,
     ),
+    # the Percona operator's: a PerconaPGCluster and the PostgresCluster it becomes (read
+    # once, as the PerconaPGCluster: operators.crunchy pgo_clusters)
+    Resource("PerconaPGCluster", "pgv2.percona.com", "v2", "perconapgclusters", optional=True),
+    Resource(
+        "PostgresCluster",
+        "upstream.pgv2.percona.com",
+        "v1beta1",
+        "postgresclusters",
+        optional=True,
+    ),
 )
 
 

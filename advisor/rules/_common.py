@@ -66,9 +66,10 @@ def bouncer_key_place(pooler: Pooler, key: str) -> str | None:
     if origin == "cnpg-pooler":
         return (f"spec.pgbouncer.parameters of Pooler {pooler.name}"
                 if key in _CNPG_POOLER_PARAMETERS else None)
-    if origin == "crunchy-pooler":
+    if origin in ("crunchy-pooler", "percona-pooler"):
         cluster = pooler.name.removesuffix("-pgbouncer")  # PGO names it <cluster>-pgbouncer
-        return f"spec.proxy.pgBouncer.config.global of PostgresCluster {cluster}"
+        kind = "PerconaPGCluster" if origin == "percona-pooler" else "PostgresCluster"
+        return f"spec.proxy.pgBouncer.config.global of {kind} {cluster}"
     if pooler.env_style and pooler.main_end is None:
         variable = bouncer_env_variable(pooler.env_style, key)
         if variable is None:

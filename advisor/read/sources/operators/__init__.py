@@ -7,7 +7,9 @@ docstring of the module that reads each:
 
 - cnpg: CloudNativePG `Cluster` and `Pooler`, and the Secrets the operator makes;
 - zalando: the Zalando operator's `postgresql` and its connection poolers, and Secrets;
-- crunchy: Crunchy PGO v5 `PostgresCluster` and its pgBouncer proxy, and Secrets;
+- crunchy: Crunchy PGO v5 `PostgresCluster` and its pgBouncer proxy, and Secrets; also
+  the Percona Operator for PostgreSQL v2's copy of it (`upstream.pgv2.percona.com`) and
+  its `PerconaPGCluster`, which that operator turns into one (percona: what it changes);
 - bitnami: the Bitnami postgresql chart's StatefulSets and the ConfigMaps they mount;
 - containers: plain PostgreSQL and PgBouncer containers configured by command line or
   environment (postgres -c, the Bitnami pgbouncer image, edoburu/pgbouncer);
@@ -33,13 +35,13 @@ from advisor.read.sources.k8s import K8sObject
 from advisor.read.sources.operators.bitnami import bitnami_postgresql
 from advisor.read.sources.operators.cnpg import CNPG_API, cnpg_cluster, cnpg_pooler, cnpg_secrets
 from advisor.read.sources.operators.common import MadeSecret, OperatorEntities, ReadContext
-from advisor.read.sources.operators.crunchy import CRUNCHY_API, crunchy_cluster, crunchy_secrets
+from advisor.read.sources.operators.crunchy import crunchy_cluster, crunchy_secrets, pgo_clusters
 from advisor.read.sources.operators.zalando import ZALANDO_API, zalando_cluster, zalando_secrets
 
 # PostgreSQL operators' cluster resources that are not read: said, never a silent "no
-# PostgreSQL server found" (audit E: Percona's pg-db chart exited 0 so)
+# PostgreSQL server found" (audit E: Percona's pg-db chart exited 0 so; its
+# PerconaPGCluster is read since, with crunchy)
 NOT_READ_OPERATORS = {
-    ("PerconaPGCluster", "pgv2.percona.com"): "the Percona Operator for PostgreSQL",
     ("SGCluster", "stackgres.io"): "StackGres",
     ("SGShardedCluster", "stackgres.io"): "StackGres",
     ("Kubegres", "kubegres.reactive-tech.io"): "Kubegres",
@@ -67,12 +69,13 @@ def operator_entities(objects: list[K8sObject], *, version_default: int = 15,
             guarded(guard, obj.path if obj else "<operator resources>", fn, None,
                     "reading this object", obj.line if obj else None)
 
+    pgo = {id(o) for o in pgo_clusters(objects, ctx.default_ns)}
     for obj in objects:
         if obj.kind == "Cluster" and obj.api_version.startswith(CNPG_API):
             each(lambda o=obj: cnpg_cluster(ctx, o), obj)
         elif obj.kind == "postgresql" and obj.api_version.startswith(ZALANDO_API):
             each(lambda o=obj: zalando_cluster(ctx, o), obj)
-        elif obj.kind == "PostgresCluster" and obj.api_version.startswith(CRUNCHY_API):
+        elif id(obj) in pgo:
             each(lambda o=obj: crunchy_cluster(ctx, o), obj)
         elif (obj.kind, obj.api_version.rpartition("/")[0]) in NOT_READ_OPERATORS:
             what = NOT_READ_OPERATORS[(obj.kind, obj.api_version.rpartition("/")[0])]
@@ -94,8 +97,8 @@ def operator_entities(objects: list[K8sObject], *, version_default: int = 15,
 
 def operator_secrets(objects: list[K8sObject], default_namespace: str = "default"
                      ) -> list[MadeSecret]:
-    """The connection Secrets CloudNativePG, Crunchy PGO and the Zalando operator
-    create for the clusters among `objects`, with the keys they write:
+    """The connection Secrets CloudNativePG, Crunchy PGO (and the Percona operator) and
+    the Zalando operator create for the clusters among `objects`, with the keys they write:
 
     - CloudNativePG `<cluster>-app` (user and database of bootstrap initdb, default
       app/app) and `<cluster>-superuser` (postgres, dbname `*`): username, user,
@@ -105,15 +108,18 @@ def operator_secrets(objects: list[K8sObject], default_namespace: str = "default
       database named like the cluster): user, dbname (first database), host
       `<cluster>-primary.<ns>.svc`, port, uri, jdbc-uri; with a pgBouncer proxy also
       pgbouncer-host `<cluster>-pgbouncer.<ns>.svc`, pgbouncer-port (proxy.pgBouncer.port,
-      default 5432), pgbouncer-uri, pgbouncer-jdbc-uri.
+      default 5432), pgbouncer-uri, pgbouncer-jdbc-uri. The Percona operator's the same,
+      for its PostgresCluster and PerconaPGCluster (module percona: which users, and
+      users[].secretName for the Secret's name).
     - Zalando `<user>.<cluster>.credentials.postgresql.acid.zalan.do` per spec.users
       entry and postgres: username (the operator writes no host)."""
     out: list[MadeSecret] = []
+    pgo = {id(o) for o in pgo_clusters(objects, default_namespace)}
     for obj in objects:
         ns = obj.namespace or default_namespace
         if obj.kind == "Cluster" and obj.api_version.startswith(CNPG_API):
             out += cnpg_secrets(obj, ns)
-        elif obj.kind == "PostgresCluster" and obj.api_version.startswith(CRUNCHY_API):
+        elif id(obj) in pgo:
             out += crunchy_secrets(obj, ns)
         elif obj.kind == "postgresql" and obj.api_version.startswith(ZALANDO_API):
             out += zalando_secrets(obj)

@@ -12,6 +12,22 @@ operator makes.
   defaults), .config.databases (replaces the default `* = host=<cluster>-primary`),
   .config.users. Services `<cluster>-primary`, `<cluster>-replicas`,
   `<cluster>-pgbouncer`.
+
+- The Percona Operator for PostgreSQL v2 (github.com/percona/percona-postgresql-operator
+  at adafb34f, operator version 3.1.0 in percona/version/version.txt) runs a fork of PGO
+  v5 over a copy of its CRD, `PostgresCluster` of `upstream.pgv2.percona.com/v1beta1`,
+  read here as Crunchy's; its own `PerconaPGCluster` (`pgv2.percona.com/v2`) is turned
+  into the upstream PostgresCluster of the same name and namespace
+  (pkg/apis/pgv2.percona.com/v2/perconapgcluster_types.go ToCrunchy, called by
+  percona/controller/pgcluster/controller.go Reconcile after cr.Default()), which
+  copies postgresVersion, port, patroni, config, instances (replicas default 1) and
+  proxy.pgBouncer (replicas, config, image, port) unchanged: they are read here at the
+  same paths. What Percona adds or changes (module `percona`): a pgBouncer of
+  `replicas: 0` is no pgBouncer at all; a PerconaPGCluster of crVersion < 2.9.0 gets one
+  though it names none; PgBouncer's version in Percona's image tags; users reserved,
+  added and Secrets renamed; its Services are `expose`, `exposeReplicas` and
+  `proxy.pgBouncer.expose`. Like PGO, it writes no max_connections
+  (internal/postgres/parameters.go NewParameters): Patroni's default 100.
 """
 
 from __future__ import annotations
@@ -41,8 +57,18 @@ from advisor.read.sources.operators.common import (
     split_instances,
     version_term,
 )
+from advisor.read.sources.operators.percona import (
+    PERCONA_UPSTREAM_API,
+    percona_bouncer,
+    percona_bouncer_version,
+    percona_cr,
+    percona_run,
+    percona_users,
+)
 
 CRUNCHY_API = "postgres-operator.crunchydata.com/"
+# The API groups of PGO's PostgresCluster: Crunchy's, and Percona's copy of it
+PGO_APIS = (CRUNCHY_API, PERCONA_UPSTREAM_API)
 PGO_INI = ("(internal/pgbouncer/config.go clusterINI; postgres.go postgresqlUser "
            "_crunchypgbouncer, schema pgbouncer)")
 PGO_AUTH = {"auth_user": "_crunchypgbouncer",
@@ -52,7 +78,29 @@ PGO_AUTH = {"auth_user": "_crunchypgbouncer",
 # --- Crunchy ---------------------------------------------------------------------------
 
 
+def pgo_cluster(obj: K8sObject) -> bool:
+    """A cluster resource read here: PGO's PostgresCluster (Crunchy's group or Percona's
+    copy) or Percona's PerconaPGCluster."""
+    return (obj.kind == "PostgresCluster" and obj.api_version.startswith(PGO_APIS)) \
+        or percona_cr(obj)
+
+
+def pgo_clusters(objects: list[K8sObject], default_ns: str) -> list[K8sObject]:
+    """The PGO clusters among `objects`, without the upstream PostgresCluster the Percona
+    operator makes of a PerconaPGCluster also there (same name and namespace: a
+    cluster's objects read live, or dumped): that cluster once, as the PerconaPGCluster."""
+    percona = {(o.namespace or default_ns, o.name) for o in objects if percona_cr(o)}
+    return [o for o in objects if pgo_cluster(o) and not (
+        o.kind == "PostgresCluster" and o.api_version.startswith(PERCONA_UPSTREAM_API)
+        and (o.namespace or default_ns, o.name) in percona)]
+
+
 def crunchy_cluster(ctx: ReadContext, obj: K8sObject) -> None:
+    """A PGO PostgresCluster (Crunchy's or Percona's copy) or a PerconaPGCluster: its
+    servers, and its pgBouncer as a pooler. The PerconaPGCluster's ids are `percona:` and
+    `percona-pooler:`, the PostgresClusters' `crunchy:` and `crunchy-pooler:`."""
+    percona = percona_run(obj)
+    prefix, who = ("percona", "Percona operator") if percona_cr(obj) else ("crunchy", "PGO")
     version = version_term(obj, ("spec", "postgresVersion"), ctx.version_default,
                            "spec.postgresVersion missing")
     # PGO generatePostgresParameters (postgres.go, v5.8.5 on): spec.config.parameters
@@ -63,13 +111,13 @@ def crunchy_cluster(ctx: ReadContext, obj: K8sObject) -> None:
         int(version.value))
     settings |= pg_parameter_settings(ctx, obj, ("spec", "config", "parameters"),
                                       int(version.value))
-    settings, notices = patroni_floors(settings, f"crunchy: {obj.ref}")
+    settings, notices = patroni_floors(settings, f"{prefix}: {obj.ref}")
     ctx.out.notices.extend(notices)
     sets = get(obj.body, "spec", "instances")
     sets = sets if isinstance(sets, list) and sets else [{}]
     counts = [int_term(obj, f"instances[{get(s, 'name') or i}].replicas",
                        ("spec", "instances", i, "replicas"), 1,
-                       "PGO instances[].replicas default") for i, s in enumerate(sets)]
+                       f"{who} instances[].replicas default") for i, s in enumerate(sets)]
     total_value = sum(t.value for t in counts)
     first = counts[0].source if len(counts) == 1 else Source(
         path=obj.path, line=location_at(obj, "spec", "instances").line, key="spec.instances",
@@ -78,7 +126,7 @@ def crunchy_cluster(ctx: ReadContext, obj: K8sObject) -> None:
     primary_n, standby_n = split_instances(obj, total)
     memory = memory_term(obj, ("spec", "instances", 0, "resources", "limits", "memory"))
     cpu = cpu_term(obj, ("spec", "instances", 0, "resources"))
-    ident = entity_id("crunchy", obj)
+    ident = entity_id(prefix, obj)
     add_server(ctx, obj, ident, obj.name, version=version, settings=settings,
                instances=primary_n, memory=memory, cpu=cpu, hosts=[f"{obj.name}-primary"])
     replica_id = ident
@@ -88,10 +136,13 @@ def crunchy_cluster(ctx: ReadContext, obj: K8sObject) -> None:
                    settings=settings, instances=standby_n, memory=memory, cpu=cpu,
                    hosts=[f"{obj.name}-replicas"], role="standby", primary_id=ident)
     del replica_id
-    bouncer = get(obj.body, "spec", "proxy", "pgBouncer")
+    # Percona: replicas 0 is no pgBouncer, and an old crVersion has one unasked (percona)
+    bouncer, added = percona_bouncer(obj) if percona else (
+        get(obj.body, "spec", "proxy", "pgBouncer"), None)
     if isinstance(bouncer, dict):
         base = ("spec", "proxy", "pgBouncer")
-        version_b = bouncer_version(obj, (*base, "image"))
+        version_b = (percona_bouncer_version if percona else bouncer_version)(
+            obj, (*base, "image"))
         pooler_settings = bouncer_parameter_settings(
             ctx, obj, (*base, "config", "global"), version_b,
             strings_only="PGO proxy.pgBouncer.config.global")
@@ -107,9 +158,9 @@ def crunchy_cluster(ctx: ReadContext, obj: K8sObject) -> None:
         databases = _crunchy_databases(ctx, obj, (*base, "config", "databases"))
         users = _crunchy_users(ctx, obj, (*base, "config", "users"))
         name = f"{obj.name}-pgbouncer"
-        pid = f"crunchy-pooler:{obj.namespace + '/' if obj.namespace else ''}{name}"
+        pid = f"{prefix}-pooler:{obj.namespace + '/' if obj.namespace else ''}{name}"
         replicas = int_term(obj, "PgBouncer pods", (*base, "replicas"), 1,
-                            "PGO proxy.pgBouncer.replicas default")
+                            added or f"{who} proxy.pgBouncer.replicas default")
         # config.databases replaces the `*` entry to the primary (PGO pgbouncer
         # config.go): where each entry's host leads decides the server (linking, from the
         # hosts), unless an entry names none
@@ -118,10 +169,11 @@ def crunchy_cluster(ctx: ReadContext, obj: K8sObject) -> None:
             db.host for db in databases) else ident
         ctx.out.poolers.append(Pooler(
             id=pid, name=name, namespace=obj.namespace, replicas=replicas,
-            surge=pooler_surge(obj, replicas, "PGO's pgBouncer Deployment is RollingUpdate "
-                               "with maxUnavailable 0 and no maxSurge"),
+            surge=pooler_surge(obj, replicas, f"{who}'s pgBouncer Deployment is "
+                               "RollingUpdate with maxUnavailable 0 and no maxSurge"),
             version=version_b, settings=pooler_settings, databases=databases, users=users,
-            server_id=server_id, location=location_at(obj, *base),
+            server_id=server_id,
+            location=location_at(obj, *base) if added is None else location_at(obj, "spec"),
             hosts=host_forms(name, obj.namespace or ctx.default_ns)))
         ctx.services([name], obj.namespace, "pooler", pid)
     ctx.out.claimed.append(obj.ref)
@@ -198,17 +250,26 @@ def _crunchy_users(ctx: ReadContext, obj: K8sObject, keys: tuple[str | int, ...]
 # --- Secrets the operator creates --------------------------------------------------------
 
 CRUNCHY_SECRETS_WHO = "Crunchy PGO (generatePostgresUserSecret)"
+PERCONA_SECRETS_WHO = ("Percona operator (internal/controller/postgrescluster/postgres.go "
+                       "generatePostgresUserSecret)")
 
 
 def crunchy_secrets(obj: K8sObject, ns: str) -> list[MadeSecret]:
-    users = get(obj.body, "spec", "users")
+    """`<cluster>-pguser-<user>` per user (module percona: the users a PerconaPGCluster
+    gets, and the name users[].secretName gives under the Percona operator)."""
+    percona = percona_run(obj)
+    users = percona_users(obj) if percona_cr(obj) else get(obj.body, "spec", "users")
     entries = [u for u in users if isinstance(u, dict) and u.get("name")] \
         if isinstance(users, list) and users else [{"name": obj.name, "databases": [obj.name]}]
-    bouncer = get(obj.body, "spec", "proxy", "pgBouncer")
+    bouncer = percona_bouncer(obj)[0] if percona else get(obj.body, "spec", "proxy",
+                                                           "pgBouncer")
     host = f"{obj.name}-primary.{ns}.svc"
     out = []
     for entry in entries:
         user = str(entry["name"])
+        secret = f"{obj.name}-pguser-{user}"
+        if percona and isinstance(entry.get("secretName"), str) and entry["secretName"]:
+            secret = entry["secretName"]
         dbs = entry.get("databases")
         db = str(dbs[0]) if isinstance(dbs, list) and dbs else None
         data = {"user": user, "host": host, "port": "5432"}
@@ -223,5 +284,6 @@ def crunchy_secrets(obj: K8sObject, ns: str) -> list[MadeSecret]:
                 data |= {"pgbouncer-uri": pg_uri(user, bhost, bport, db),
                          "pgbouncer-jdbc-uri": jdbc_uri(user, bhost, bport, db,
                                                         "&prepareThreshold=0")}
-        out.append(made_secret(obj, f"{obj.name}-pguser-{user}", data, CRUNCHY_SECRETS_WHO))
+        out.append(made_secret(obj, secret, data,
+                               PERCONA_SECRETS_WHO if percona else CRUNCHY_SECRETS_WHO))
     return out
