@@ -10,8 +10,10 @@ What happens, in the order `helm template` does it:
 2. render: `Chart.render(values, name=release, namespace=...)`: templates of the
    chart and of its vendored subcharts (charts/<dir> and charts/*.tgz). `lookup`
    returns nothing and `getHostByName` is disabled offline; `.Files` cannot leave
-   the chart. Helm test hooks (`helm.sh/hook: test`) are dropped: they are not part
-   of the running deployment. Other hooks (migration Jobs) are kept.
+   the chart. Helm test hooks (`helm.sh/hook: test`, or Helm 2's `test-success`, which
+   Helm 3 and 4 still read as `test`) are dropped: they are not part of the running
+   deployment; so are objects whose hook names an event Helm does not know (Helm 2's
+   `test-failure`): Helm skips them. Other hooks (migration Jobs) are kept.
 3. positions: each rendered object reports its template file; every line of the
    rendered document is aligned to the template line that produced it (a diff over
    the YAML keys of both; lines emitted by `include`/`toYaml` get the line of the
@@ -381,6 +383,7 @@ def _objects_of(root: Root, chart_path: Path, chart_rel: str, rendered: dict[str
     subdirs = _all_subdirs(root, chart_path)
     objects: dict[Any, K8sObject] = {}
     dropped: list[str] = []
+    unknown: list[str] = []  # objects Helm skips for a hook event it does not know
     for key in sorted(rendered):
         text = rendered[key]
         if key.endswith("NOTES.txt") or not text.strip():
@@ -398,9 +401,12 @@ def _objects_of(root: Root, chart_path: Path, chart_rel: str, rendered: dict[str
         mapping = line_map(template, text) if template is not None else {}
         template_lines = template.splitlines() if template is not None else []
         for index, obj in enumerate(found):
-            hook = obj.annotations.get("helm.sh/hook", "")
-            if "test" in [h.strip() for h in hook.split(",")]:
+            why = _not_installed(obj.annotations.get("helm.sh/hook"))
+            if why == "test":
                 dropped.append(obj.ref)
+                continue
+            if why:
+                unknown.append(f"{obj.ref} ({why})")
                 continue
             relocate(obj.body, mapping)
             obj.line = mapping.get(obj.line - 1, obj.line - 1) + 1
@@ -413,7 +419,34 @@ def _objects_of(root: Root, chart_path: Path, chart_rel: str, rendered: dict[str
             objects[(key, obj.kind, index)] = obj
     if dropped:
         out.notices.append(f"helm: {chart_rel}: skipped Helm test hooks {', '.join(dropped)}")
+    if unknown:
+        out.notices.append(f"helm: {chart_rel}: skipped objects whose helm.sh/hook Helm does "
+                           f"not know (it installs none of them): {', '.join(unknown)}")
     return objects
+
+
+# Helm's hook events (helm/helm v4.2.3 pkg/release/v1/util/manifest_sorter.go:54-66, the
+# same map in v3.21.4 pkg/releaseutil/manifest_sorter.go): `test-success` is Helm 2's
+# spelling of `test`, kept for backward compatibility. Values are trimmed and lowercased;
+# an object whose annotation names any other value is skipped ("skipping unknown hook",
+# sortHooks), so neither installed nor run: Helm 2's `test-failure` among them.
+_HOOK_EVENTS = frozenset({"pre-install", "post-install", "pre-delete", "post-delete",
+                          "pre-upgrade", "post-upgrade", "pre-rollback", "post-rollback"})
+_TEST_EVENTS = frozenset({"test", "test-success"})
+
+
+def _not_installed(hook: str | None) -> str:
+    """Why an object with this helm.sh/hook annotation is not part of the running
+    release: "test" for a test hook, the unknown value for one Helm skips; "" when it is
+    (no annotation, or install/upgrade hooks: a migration Job runs while the release
+    does)."""
+    if hook is None:
+        return ""
+    events = [h.strip().lower() for h in hook.split(",")]
+    bad = next((e for e in events if e not in _HOOK_EVENTS | _TEST_EVENTS), None)
+    if bad is not None:
+        return f"hook {bad!r}"
+    return "test" if any(e in _TEST_EVENTS for e in events) else ""
 
 
 # --- safety ---------------------------------------------------------------------------
