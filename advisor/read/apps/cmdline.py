@@ -4,12 +4,24 @@ Kubernetes expands `$(VAR)` in command/args from the container env (kubelet); a 
 (`sh -c "..."`) further expands `$VAR`, `${VAR}`, `${VAR:-default}`. When the
 manifest sets no command, the image's CMD/ENTRYPOINT applies: taken from the app's
 Dockerfile, or a Procfile entry, with a notice saying so.
+
+A shell script (`sh -c "...; exec prog args"`, the Redash chart's args) is followed to
+the command its process becomes: its first top-level `exec`, else its last top-level
+command; `export VAR=...` (and `VAR=...`) lines before it, outside branches and loops,
+are the env that command is read with (CommandLine.env: what the process inherits).
+When that command, or the image's own command, is the image's ENTRYPOINT script with an
+argument that names one of its shell functions (redash/redash bin/docker-entrypoint:
+`server() { ...; exec gunicorn -w${REDASH_WEB_WORKERS:-4} ... }`, then
+`case "$1" in server) server ;;`), the function is followed the same way. An ENTRYPOINT
+given a shell script as its arguments (`args: [/bin/sh, -c, ...]` under
+`ENTRYPOINT ["/app/bin/docker-entrypoint"]`) is taken to run it (`*) exec "$@"`).
 """
 
 from __future__ import annotations
 
 import re
 import shlex
+from typing import NamedTuple
 
 from msgspec.structs import replace
 
@@ -33,6 +45,10 @@ class Word(Frozen, kw_only=True):
 class CommandLine(Frozen, kw_only=True):
     words: tuple[Word, ...]
     origin: str  # "manifest", "Dockerfile", "Procfile", ""
+    # Variables the script that runs the command exports before it (`export
+    # WORKERS_COUNT=${WORKERS_COUNT:-2}`), at that line: the process inherits them.
+    # A value the repository does not hold (a Secret's, a command's output) is None.
+    env: tuple[EnvVar, ...] = ()
 
     def segments(self) -> list[list[Word]]:
         """Split at shell separators (&&, ;, |) and drop `exec`/env assignments."""
@@ -120,8 +136,9 @@ def _words_of(items: list[tuple[str, Source]], env: dict[str, EnvVar], *, k8s: b
     return words
 
 
-def _dockerfile_command(app: AppSource) -> tuple[list[str], str] | None:
-    """ENTRYPOINT + CMD of the last stage of the app's Dockerfile (exec or shell form)."""
+def _dockerfile_command(app: AppSource) -> tuple[list[str], list[str], str] | None:
+    """ENTRYPOINT and CMD of the last stage of the app's Dockerfile (exec or shell form),
+    with the Dockerfile's path."""
     files = sorted(app.of_kind("dockerfile"), key=lambda f: (f.rel.count("/"), f.rel))
     if not files:
         return None
@@ -157,8 +174,7 @@ def _dockerfile_command(app: AppSource) -> tuple[list[str], str] | None:
             cmd = []
         else:
             cmd = [str(x) for x in parsed]
-    full = entry + cmd
-    return (full, f.path) if full else None
+    return (entry, cmd, f.path) if entry or cmd else None
 
 
 def _procfile_command(app: AppSource, container_name: str) -> tuple[list[str], str] | None:
@@ -174,10 +190,22 @@ def _procfile_command(app: AppSource, container_name: str) -> tuple[list[str], s
     return None
 
 
-def _entrypoint_function(app: AppSource, words: list[str]) -> tuple[list[str], str, str] | None:
+class _Followed(NamedTuple):
+    """A command a script runs, as written, with what the script set before it."""
+
+    text: str
+    source: Source
+    scope: dict[str, EnvVar]  # every variable set, for expanding the command's words
+    exported: dict[str, EnvVar]  # those the command's process inherits
+
+
+def _entrypoint_function(app: AppSource, words: list[str], env: dict[str, EnvVar]
+                         ) -> _Followed | None:
     """An ENTRYPOINT script that dispatches on its first argument to a shell function
     (`server() { exec gunicorn ... }`, then `case "$1" in server) server ;;`): the
-    function's exec line for that argument."""
+    function's first top-level `exec` (else its last top-level command), read with the
+    script's top-level assignments and the function's before it; else (every command in
+    a branch) its first `exec` line."""
     if len(words) < 2:
         return None
     name = words[0].rsplit("/", 1)[-1]
@@ -190,13 +218,21 @@ def _entrypoint_function(app: AppSource, words: list[str]) -> tuple[list[str], s
                      None)
         if start is None:
             return None
-        for i in range(start + 1, min(len(lines), start + 40)):
+        end = next((i for i in range(start + 1, len(lines))
+                    if lines[i].strip().startswith("}")), len(lines))
+        # the script's own top-level assignments (`export X=...` before the `case`)
+        outer = script_tail(f.text, env, f.cite, assignments_only=True)
+        scope = outer.scope if outer is not None else dict(env)
+        exported = outer.exported if outer is not None else {}
+        body = "\n".join(lines[start + 1:end])
+        found = script_tail(body, scope, lambda n, f=f, at=start: f.cite(at + 1 + n))
+        if found is not None and found.text:
+            return found._replace(exported={**exported, **found.exported})
+        for i in range(start + 1, end):
             text = lines[i].strip()
-            if text.startswith("}"):
-                break
             if text.startswith("exec "):
-                return (["/bin/sh", "-c", text[5:]], f"{f.path}:{i + 1 + f.line_offset}",
-                        "entrypoint")
+                return _Followed(text=text[5:], source=f.cite(i + 1), scope=scope,
+                                 exported=exported)
     return None
 
 
@@ -206,6 +242,7 @@ _CLOSES = frozenset({"fi", "esac", "done"})
 _FUNCTION = lazy(r"^(?:function\s+)?[A-Za-z_][\w-]*\s*\(\)\s*\{?\s*$"
                  r"|^function\s+[A-Za-z_][\w-]*\s*\{?\s*$")
 _ARRAY_SET = lazy(r"^([A-Za-z_]\w*)\+?=\((.*)$", re.S)
+_HEREDOC = lazy(r"""(?<!<)<<(-?)\s*['"]?([A-Za-z_]\w*)['"]?""")
 _ARRAY_USE = lazy(r'"?\$\{([A-Za-z_]\w*)\[[@*]\]\}"?')
 
 
@@ -259,15 +296,24 @@ def top_level_commands(script: AppFile) -> list[tuple[int, str]]:
     """The commands a shell script always runs (not inside a branch, loop or function,
     not sent to the background), bash arrays they expand (`celery "${ARGS[@]}"`) written
     out: (line, command text)."""
+    return top_level_lines(script.text)
+
+
+def top_level_lines(text: str) -> list[tuple[int, str]]:
+    """top_level_commands of a shell text (a file's, or a `sh -c` script's)."""
     arrays: dict[str, list[str]] = {}
     out: list[tuple[int, str]] = []
     depth = 0
     in_function = 0
-    lines = _logical_lines(script.text)
+    lines = _logical_lines(text)
     index = 0
     while index < len(lines):
         n, line = lines[index]
         index += 1
+        heredoc = _HEREDOC.search(line)
+        if heredoc:  # `psql <<'SQL'`: the lines up to SQL are its input, not commands
+            index = next((i + 1 for i in range(index, len(lines))
+                          if lines[i][1] == heredoc.group(2)), index)
         first = line.split(None, 1)[0].rstrip(";")
         if _FUNCTION.match(line):
             in_function += 1
@@ -304,6 +350,201 @@ def top_level_commands(script: AppFile) -> list[tuple[int, str]]:
     return out
 
 
+def _split_commands(line: str) -> list[tuple[str, bool]]:
+    """The commands of one shell line as written (quotes kept): split at `;`, `&&`,
+    `||`, `|` and `&` outside quotes and `$(...)`, a `#` comment dropped; (text, sent to
+    the background)."""
+    out: list[tuple[str, bool]] = []
+    buf: list[str] = []
+    quote = ""
+    depth = 0
+    i = 0
+    while i < len(line):
+        c = line[i]
+        if quote:
+            buf.append(c)
+            if c == "\\" and quote == '"' and i + 1 < len(line):
+                buf.append(line[i + 1])
+                i += 1
+            elif c == quote:
+                quote = ""
+            i += 1
+            continue
+        if c == "\\" and i + 1 < len(line):
+            buf += [c, line[i + 1]]
+            i += 2
+            continue
+        if c in "'\"`":
+            quote = c
+        elif c == "(" and (depth or line[i - 1:i] == "$"):
+            depth += 1
+        elif c == ")" and depth:
+            depth -= 1
+        elif c == "#" and not depth and (not buf or buf[-1].isspace()):
+            break
+        elif c in ";&|" and not depth:
+            two = line[i:i + 2]
+            redirect = c == "&" and (line[i - 1:i] in (">", "<") or two == "&>")
+            if not redirect:
+                out.append(("".join(buf).strip(),
+                            c == "&" and two != "&&"))
+                buf = []
+                i += 2 if two in ("&&", "||", ";;") else 1
+                continue
+        buf.append(c)
+        i += 1
+    out.append(("".join(buf).strip(), False))
+    return [(t, bg) for t, bg in out if t]
+
+
+_NAME_EQ = lazy(r"([A-Za-z_][A-Za-z0-9_]*)=(.*)", re.S)
+
+
+def _assigned(word: str, scope: dict[str, EnvVar], source: Source) -> EnvVar:
+    """`NAME=value` (quotes removed) as the shell sets it, expanded with `scope`. Its
+    value is None (not known here) when it reads a variable whose value is not known (a
+    Secret's, one not set, with no `:-` default) or a command's output. A value that is
+    one variable (`${WORKERS_COUNT:-2}` with WORKERS_COUNT set) keeps that variable's
+    source; otherwise the assignment's line is its source."""
+    m = _NAME_EQ.fullmatch(word)
+    assert m is not None
+    name, value = m.group(1), m.group(2)
+    src = replace(source, key=name)
+    if "$(" in value or "`" in value:
+        return EnvVar(name=name, value=None, source=src, from_ref=f"shell:{value}")
+    refs = list(_SH_VAR.finditer(value))
+    for ref in refs:
+        var = scope.get(ref.group(1) or ref.group(3))
+        if (var is None and ref.group(2) is None) or (var is not None and var.value is None):
+            return EnvVar(name=name, value=None, source=src,
+                          from_ref=var.from_ref if var is not None and var.from_ref
+                          else f"shell:{ref.group(0)}",
+                          secret=var is not None and var.secret)
+    expanded, used, _ = _expand_shell(value, scope)
+    if len(refs) == 1 and refs[0].span() == (0, len(value)) and used:
+        src = replace(scope[used].source, key=name)
+    return EnvVar(name=name, value=expanded, source=src)
+
+
+def script_tail(text: str, env: dict[str, EnvVar], cite, *, assignments_only: bool = False
+                ) -> _Followed | None:
+    """What a shell script's process becomes: its first top-level `exec` command (the
+    shell is replaced; nothing after runs), else its last top-level command (not in a
+    branch, loop or function, not sent to the background), with the variables the
+    script set before it (`export A=1`, `B=2`, and the command's own `C=3 prog`).
+    `cite(n)` is the Source of the script's line n. With `assignments_only`, every
+    top-level assignment, whatever follows (text ""). None: no such command."""
+    scope = dict(env)
+    exported: dict[str, EnvVar] = {}
+    last: _Followed | None = None
+
+    def assign(words: list[str], n: int, export: bool) -> None:
+        for word in words:
+            if _NAME_EQ.fullmatch(word):
+                var = _assigned(word, scope, cite(n))
+                scope[var.name] = var
+                if export or var.name in exported or var.name in env:
+                    exported[var.name] = var  # an inherited variable stays exported
+            elif export and word in scope:
+                exported[word] = scope[word]
+
+    for n, line in top_level_lines(text):
+        for command, background in _split_commands(line):
+            if background:
+                continue
+            words = _split(command)
+            if not words:
+                continue
+            if words[0] == "export" or all(_NAME_EQ.fullmatch(w) for w in words):
+                assign([w for w in words if not w.startswith("-")], n,
+                       export=words[0] == "export")
+                continue
+            if assignments_only:
+                continue
+            lead = 0
+            while lead < len(words) and _NAME_EQ.fullmatch(words[lead]):
+                lead += 1
+            own = dict(exported)
+            before = scope
+            if lead:  # `WEB_CONCURRENCY=4 gunicorn app`: for this command only
+                scope = dict(scope)
+                saved = dict(exported)
+                assign(words[:lead], n, export=True)
+                own, exported = exported, saved
+            rest = command
+            for _ in range(lead):
+                rest = re.sub(r"^\s*[A-Za-z_]\w*=(?:'[^']*'|\"(?:\\.|[^\"\\])*\"|\S)*\s*", "",
+                              rest, count=1)
+            found = _Followed(text=rest, source=cite(n), scope=scope, exported=own)
+            scope = before
+            if words[lead:lead + 1] == ["exec"]:
+                return found._replace(text=re.sub(r"^exec\s+", "", rest))
+            last = found
+    if assignments_only:
+        return _Followed(text="", source=cite(1), scope=scope, exported=exported)
+    return last
+
+
+def _shell_script_at(items: list[tuple[str, Source]]) -> bool:
+    """items run `sh -c SCRIPT` (bash, /bin/sh, ...)."""
+    if len(items) < 3:
+        return False
+    text = items[0][0]
+    flag = items[1][0]
+    return (text in _SHELLS or text.rsplit("/", 1)[-1] in ("sh", "bash")) \
+        and flag.startswith("-") and "c" in flag
+
+
+class _Resolved(NamedTuple):
+    items: list[tuple[str, Source]]
+    k8s: bool  # the items still hold $(VAR) references kubelet expands
+    scope: dict[str, EnvVar]
+    exported: dict[str, EnvVar]
+    via: str  # "path:line" of the entrypoint function followed, else ""
+
+
+def _follow(items: list[tuple[str, Source]], env: dict[str, EnvVar], app: AppSource | None,
+            *, k8s: bool, entry: int) -> _Resolved:
+    """The command the container's process becomes (module docstring): an ENTRYPOINT
+    (its first `entry` items) handed a `sh -c` script runs the script; the script's
+    `exec` (or last) command is read with what the script set before it, and when it
+    (or the image's own command) is the image's entrypoint script with the name of one
+    of its functions, the function's command replaces the words. Otherwise the words
+    stay the whole script: readers of client programs (`until pg_isready; ...; psql`)
+    look at each of its commands."""
+    scope, exported, via = dict(env), {}, ""
+    if entry and _shell_script_at(items[entry:]):
+        items = items[entry:]
+    words = [_expand_k8s(t, env)[0] if k8s else t for t, _ in items]
+    if _shell_script_at(items):
+        script, src = words[2], items[2][1]
+        tail = script_tail(script, env, lambda _n: src)
+        if tail is not None:
+            scope, exported = tail.scope, tail.exported
+            words = [w.text for w in _words_of([("sh", src), ("-c", src), (tail.text, src)],
+                                               scope, k8s=False)]
+    if app is None:
+        return _Resolved(items, k8s, scope, exported, via)
+    while words and (words[0] == "exec" or _NAME_EQ.fullmatch(words[0])):
+        words = words[1:]
+    # the entrypoint is a process of its own: it inherits the exported variables only
+    fn = _entrypoint_function(app, words, {**env, **exported})
+    if fn is not None:
+        items = [("/bin/sh", fn.source), ("-c", fn.source), (fn.text, fn.source)]
+        k8s, scope = False, fn.scope
+        exported = {**exported, **fn.exported}
+        via = f"{fn.source.path}:{fn.source.line}"
+    return _Resolved(items, k8s, scope, exported, via)
+
+
+def shell_command(text: str, source: Source, env: dict[str, EnvVar], *, origin: str
+                  ) -> CommandLine:
+    """A command line written as shell text (`./manage.py rq worker`), read with `env`."""
+    return CommandLine(words=tuple(_words_of([("/bin/sh", source), ("-c", source),
+                                              (text, source)], env, k8s=False)),
+                       origin=origin)
+
+
 def wrapped_commands(container: Container, app: AppSource | None, cmd: CommandLine,
                      ) -> tuple[list[CommandLine], str]:
     """When the command runs one of the app's shell scripts (`./celery_with_exporter.sh`,
@@ -318,7 +559,7 @@ def wrapped_commands(container: Container, app: AppSource | None, cmd: CommandLi
     script = _script_file(app, words[0])
     if script is None:
         return [], ""
-    env = {e.name: e for e in container.env}
+    env = {e.name: e for e in (*container.env, *cmd.env)}
     out = []
     for n, text in top_level_commands(script):
         src = script.cite(n, "script", text)
@@ -338,33 +579,49 @@ def command_line(container: Container, app: AppSource | None, notices: list[str]
     items += [(t, replace(container.source, key=f"args[{i}]"))
               for i, t in enumerate(container.args)]
     if len(container.word_sources) == len(items):  # each item at its own line
-        items = [(t, src) for (t, _), src in zip(items, container.word_sources, strict=True)]
-    if container.command or not app:
-        if not items:
-            return CommandLine(words=(), origin="")
-        return CommandLine(words=tuple(_words_of(items, env, k8s=True)), origin="manifest")
-    image = _dockerfile_command(app)
-    procfile = _procfile_command(app, container.name)
-    chosen = None
-    if image is not None:
-        words, where = image
-        if container.args:  # args replace CMD, keep ENTRYPOINT: not known apart here
-            words = [*words[:1], *container.args]
-        chosen = (words, where, "Dockerfile")
-    elif procfile is not None:
-        chosen = (procfile[0], procfile[1], "Procfile")
-    if chosen is None:
-        return CommandLine(words=tuple(_words_of(items, env, k8s=True)),
-                           origin="manifest" if items else "")
-    words, where, origin = chosen
-    script = _entrypoint_function(app, words)
-    if script is not None:
-        words, where, origin = script
-    notices.append(f"{container.name}: command taken from {where} (the manifest sets none)")
-    path, _, line = where.partition(":")
-    src = Source(path=path, line=int(line) if line.isdigit() else None, key=origin)
-    return CommandLine(words=tuple(_words_of([(w, src) for w in words], env, k8s=False)),
-                       origin=origin)
+        items = [(src_t, src) for (src_t, _), src in zip(items, container.word_sources,
+                                                          strict=True)]
+    origin, where, entry, k8s = "manifest", "", 0, True
+    if not container.command and app:
+        image = _dockerfile_command(app)
+        procfile = _procfile_command(app, container.name)
+        if image is not None and (image[0] or not container.args):
+            entrypoint, cmd, where = image
+            # args replace CMD and keep ENTRYPOINT
+            src = Source(path=where, key="Dockerfile")
+            if container.args:
+                items = [*((w, src) for w in entrypoint), *items]
+            else:
+                items = [(w, src) for w in (*entrypoint, *cmd)]
+            origin, entry, k8s = "Dockerfile", len(entrypoint), False
+        elif image is None and procfile is not None:
+            words, where = procfile
+            path, _, line = where.partition(":")
+            src = Source(path=path, line=int(line) if line.isdigit() else None, key="Procfile")
+            items = [(w, src) for w in words]
+            origin, k8s = "Procfile", False
+    if not items:
+        return CommandLine(words=(), origin="")
+    if container.args and origin == "Dockerfile":
+        # the manifest's args still hold $(VAR): expand them (not the Dockerfile's words)
+        items = [(_expand_k8s(t, env)[0], s) if i >= entry else (t, s)
+                 for i, (t, s) in enumerate(items)]
+        k8s = False
+    followed = _follow(items, env, app, k8s=k8s, entry=entry)
+    if followed.via:
+        how = ("the container's command runs it" if container.command else
+               "the image's ENTRYPOINT runs the manifest's args" if container.args else
+               "the manifest sets none")
+        where, origin = followed.via, "entrypoint"
+        notices.append(f"{container.name}: command taken from {where} ({how})")
+    elif origin != "manifest":
+        notices.append(f"{container.name}: command taken from {where} (the manifest sets "
+                       "none)" if not container.args else
+                       f"{container.name}: the manifest's args run by the ENTRYPOINT of "
+                       f"{where}")
+    return CommandLine(words=tuple(_words_of(followed.items, followed.scope,
+                                             k8s=followed.k8s)),
+                       origin=origin, env=tuple(followed.exported.values()))
 
 
 # Servers that speak no PostgreSQL protocol: a container whose manifest command runs one

@@ -35,6 +35,11 @@ Sources read (versions whose source was checked):
   unset) replaces workers; the options become UWSGI_* env by `env.setdefault`, so a
   container's own UWSGI_WORKERS/UWSGI_THREADS win over both. (2016 releases had
   workers 3, threads 4.)
+- supervisord (Supervisor 4.3.0): each `[program:x]` is numprocs processes (default 1),
+  read with `%(ENV_X)s` from the container's env: advisor/read/apps/supervisord.py.
+
+The command is read with what its shell script exports before it (cmdline.CommandLine.env,
+e.g. Redash's `export WORKERS_COUNT=${WORKERS_COUNT:-2}` before `exec supervisord`).
 """
 
 from __future__ import annotations
@@ -70,6 +75,39 @@ class ContainerReading(Protocol):
     def env_value(self, name: str) -> str | None: ...
     def problem(self, source: Source, message: str, *, fatal: bool = False,
                 program: str = "") -> None: ...
+
+
+class _ScriptEnv:
+    """A container read with the variables its command's script exports before the
+    command (CommandLine.env, e.g. `export WORKERS_COUNT=${WORKERS_COUNT:-2}` in an
+    entrypoint function): the process inherits them, over the container's own."""
+
+    def __init__(self, ctx: ContainerReading, exported: tuple[EnvVar, ...]) -> None:
+        names = {e.name for e in exported}
+        env = (*(e for e in ctx.container.env if e.name not in names), *exported)
+        self.container = replace(ctx.container, env=env)
+        self.app = ctx.app
+        self.notices = ctx.notices
+        self._ctx = ctx
+        self._env = {e.name: e for e in env}
+
+    def env(self, name: str) -> EnvVar | None:
+        return self._env.get(name)
+
+    def env_map(self) -> dict[str, EnvVar]:
+        return dict(self._env)
+
+    def env_source(self, name: str) -> Source:
+        var = self._env.get(name)
+        return replace(var.source if var is not None else self.container.source, key=name)
+
+    def env_value(self, name: str) -> str | None:
+        var = self._env.get(name)
+        return var.value if var is not None else None
+
+    def problem(self, source: Source, message: str, *, fatal: bool = False,
+                program: str = "") -> None:
+        self._ctx.problem(source, message, fatal=fatal, program=program)
 
 
 class ProcessInfo(Frozen, kw_only=True):
@@ -758,7 +796,57 @@ def _node_cluster(ctx: ContainerReading, cpus: int, assumed: bool) -> ProcessInf
 
 _SERVERS = ("gunicorn", "uvicorn", "daphne", "uwsgi", "celery", "sentry",
             "puma", "sidekiq", "sidekiqswarm", "php-fpm",
-            "pm2-runtime", "pm2", "rails", "node", "php-fpm8.2", "php-fpm8.3", "php-fpm7.4")
+            "pm2-runtime", "pm2", "rails", "node", "php-fpm8.2", "php-fpm8.3", "php-fpm7.4",
+            "supervisord")
+
+
+def _supervisord(ctx: ContainerReading, words: list[Word], cpus: int, assumed: bool
+                 ) -> ProcessInfo:
+    """supervisord's programs (advisor/read/apps/supervisord.py), numprocs copies each:
+    added up when each is one process (no server found in its command, or a
+    one-process one); a single program's server (gunicorn -w 3) times its copies;
+    programs of several servers not combined (unknown)."""
+    from advisor.read.apps.supervisord import supervisord_programs
+
+    found = supervisord_programs(ctx.app, words, ctx.env_map(), ctx.container.name)
+    notes = found.notes
+    if found.unknown:
+        return ProcessInfo(server="supervisord", notes=notes, hidden=found.unknown)
+    if not found.programs:
+        return ProcessInfo(server="supervisord", notes=[
+            *notes, f"{ctx.container.name}: supervisord ({found.config}) starts no program "
+                    "that may connect"])
+    servers = tuple(s for s in _SERVERS if s != "supervisord")
+    infos = []
+    for program in found.programs:
+        server = _find_server(program.command, servers)
+        infos.append(_server_info(ctx, *server, cpus, assumed) if server else None)
+    if all(i is None or (i.processes is None and i.threads is None and not i.asgi
+                         and not i.hidden) for i in infos):
+        counts = [p.count for p in found.programs]
+        label = f"supervisord [program:{found.programs[0].name}] numprocs" \
+            if len(counts) == 1 else "supervisord programs: " + " + ".join(
+                f"{p.name} {int(p.count.value)}" for p in found.programs)
+        return ProcessInfo(server="supervisord", notes=notes, processes=Term(
+            label=label, value=sum(c.value for c in counts), source=counts[0].source))
+    if len(infos) == 1 and infos[0] is not None:
+        (program,), info = found.programs, infos[0]
+        if program.count.value == 1:
+            return replace(info, notes=[*notes, *info.notes])
+        if info.cpu_formula is None:
+            per = info.processes
+            label = f"supervisord [program:{program.name}] numprocs " \
+                    f"{int(program.count.value)}" + (
+                        f" x {per.label} {int(per.value)}" if per is not None else "")
+            return replace(info, notes=[*notes, *info.notes], processes=Term(
+                label=label, value=program.count.value * (per.value if per else 1),
+                source=program.count.source))
+    servers_run = ", ".join(f"[program:{p.name}] ({i.server or 'one process'})" if i else
+                            f"[program:{p.name}]" for p, i in zip(found.programs, infos,
+                                                                   strict=True))
+    return ProcessInfo(server="supervisord", notes=notes, hidden=[
+        f"supervisord ({found.config}) runs {servers_run}: their processes and threads "
+        "are not combined here"])
 
 
 def _wrapped_server(ctx: ContainerReading, cmd: CommandLine
@@ -778,6 +866,8 @@ def _wrapped_server(ctx: ContainerReading, cmd: CommandLine
 
 def detect_processes(ctx: ContainerReading, cpus: int, assumed: bool) -> ProcessInfo:
     cmd = command_line(ctx.container, ctx.app, ctx.notices)
+    if cmd.env:
+        ctx = _ScriptEnv(ctx, cmd.env)
     found = _find_server(cmd, _SERVERS)
     if found is None:
         found = _wrapped_server(ctx, cmd)
@@ -792,6 +882,14 @@ def detect_processes(ctx: ContainerReading, cpus: int, assumed: bool) -> Process
                 "was found (manifest, Dockerfile, Procfile): one process per pod assumed"])
         return node or ProcessInfo()
     name, words = found
+    return _server_info(ctx, name, words, cpus, assumed)
+
+
+def _server_info(ctx: ContainerReading, name: str, words: list[Word], cpus: int,
+                 assumed: bool) -> ProcessInfo:
+    """The processes and threads of server `name` run with `words` after its name."""
+    if name == "supervisord":
+        return _supervisord(ctx, words, cpus, assumed)
     if name == "gunicorn":
         return _gunicorn(ctx, words, cpus, assumed)
     if name == "uvicorn":

@@ -73,6 +73,7 @@ _BY_SUFFIX = {
     ".cs": "csharp",
     ".java": "java", ".kt": "java",
     ".sh": "shell",  # a wrapper script a command runs (apps/cmdline.wrapped_command)
+    ".conf": "conf",  # a configuration a command names (apps/supervisord.py: -c worker.conf)
 }
 
 
