@@ -23,6 +23,7 @@ import threading
 import time
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
@@ -152,7 +153,15 @@ def test_auth_query_lookups_hold_the_auth_pool(pg: PgServer, scenario: str, tmp_
     assert max(s["authu"] for s in samples) == auth_max
     if total is not None:
         over = [(i, dict(s)) for i, s in enumerate(samples) if sum(s.values()) > total]
-        assert not over, (len(samples), over[:10])  # which samples, to tell a lag apart
+        # PgBouncer swaps a pool's idle server connection for another pool's under the
+        # cap by closing one and opening one; the closed backend stays in
+        # pg_stat_activity until its process has exited, which on a loaded machine one
+        # 10 ms sample can catch (2 lone samples of 477 in a full run beside 7
+        # helpers). A real breach holds its connections: it shows in consecutive
+        # samples and by more than one.
+        held = [(i, s) for (i, s), (j, _) in pairwise(over) if j == i + 1]
+        assert not held, (len(samples), over[:10])
+        assert all(sum(s.values()) == total + 1 for _, s in over), (len(samples), over[:10])
     if scenario == "global":
         # the lookups' connections stay open, idle in the auth pool
         assert samples[-1]["authu"] == auth_max
