@@ -674,7 +674,7 @@ SYNAPSE_CP_MAX = 5
 def synapse_app(database: str, kind: str = "configMap", image: str =
                 "ghcr.io/element-hq/synapse:v1.163.2") -> str:
     """homeserver.yaml in a ConfigMap (or Secret) mounted at /data; a main process
-    Deployment and a generic worker's with the same file."""
+    Deployment and a generic worker's with the same file and its own, /w/worker.yaml."""
     data = "stringData" if kind == "secret" else "data"
     ref = "secret: {secretName: synapse}" if kind == "secret" else "configMap: {name: synapse}"
     return f"""
@@ -717,9 +717,20 @@ spec:
           args: [run, --config-path, /data/homeserver.yaml, --config-path, /w/worker.yaml]
           volumeMounts:
             - {{name: config, mountPath: /data/homeserver.yaml, subPath: homeserver.yaml}}
+            - {{name: worker, mountPath: /w}}
       volumes:
         - name: config
           {ref}
+        - name: worker
+          configMap: {{name: synapse-worker}}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {{name: synapse-worker}}
+data:
+  worker.yaml: |
+    worker_app: synapse.app.generic_worker
+    worker_name: worker1
 """
 
 

@@ -34,6 +34,7 @@ from advisor.read.apps import (
     default_pools_for_container,
     mounted_app_file,
     pools_for_container,
+    reads_pod_files,
     route_from_env,
     scan_app_dir,
 )
@@ -49,6 +50,7 @@ from advisor.read.apps.locate import (
     match_app_dir,
     maybe_built_here,
 )
+from advisor.read.apps.podfiles import PodFiles
 from advisor.read.apps.poolcache import container_pools
 from advisor.read.apps.urls import route_from_args, route_key, routes_after
 from advisor.read.render.helm_positions import in_packaged_chart
@@ -114,14 +116,14 @@ def mounted_files(w: Workload, index: ConfigIndex) -> list:
                     # from a ConfigMap into conf/ in an init container); Django settings
                     # (sentry.conf.py); Grafana's grafana.ini, Gitea's app.ini and the
                     # section files its chart's init container writes app.ini from (a
-                    # Secret, the chart's inline config); Synapse's homeserver.yaml;
-                    # Piped's config.properties (its database password: a Secret)
+                    # Secret, the chart's inline config); Piped's config.properties (its
+                    # database password: a Secret)
                     out.append(found)
     return out
 
 
 _MOUNTED_INI = frozenset({"grafana-ini", "gitea-app-ini", "gitea-env-to-ini",
-                          "synapse-homeserver", "pgpool-conf", "config-properties"})
+                          "pgpool-conf", "config-properties"})
 
 
 def client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
@@ -158,6 +160,8 @@ def client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
         app = app.with_files(mounted) if app is not None else AppSource(
             root=inputs.root, directory="", files=tuple(mounted))
     runs_app = _app_containers(w) if app is not None else set()
+    pod_files = None
+    non_clients = 0  # running containers whose program opens no connection
     for c in w.containers:
         if is_pgbouncer_container(c):
             continue
@@ -167,10 +171,19 @@ def client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
                     f"{workload_id(w)}: container {c.name} runs {server.text} "
                     f"({server.source.label()}), which opens no PostgreSQL connection: "
                     "the database env it is given is not counted")
+            non_clients += c.role != "init"
             continue
-        read = partial(pools_for_container, c, app, node_cpus=inputs.settings.node_cpus) \
-            if c.name in runs_app else partial(container_pools, c, _run_cache(inputs),
-                                               node_cpus=inputs.settings.node_cpus)
+        if reads_pod_files(c):
+            # a program that reads its configuration files from the pod (Synapse)
+            pod_files = pod_files or PodFiles(w, index or {})
+            read = partial(pools_for_container, c, app if c.name in runs_app else None,
+                           node_cpus=inputs.settings.node_cpus,
+                           pod_files=pod_files.view(c.name))
+        elif c.name in runs_app:
+            read = partial(pools_for_container, c, app, node_cpus=inputs.settings.node_cpus)
+        else:
+            read = partial(container_pools, c, _run_cache(inputs),
+                           node_cpus=inputs.settings.node_cpus)
         # Argo Workflows' controller and server: pools from the ConfigMap they read
         argo = argo_workflows_pools(c, index or {}, w.namespace or default_ns)
         found = argo if argo is not None else guarded(
@@ -205,6 +218,9 @@ def client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
         main_host = (c_route.host or "").lower() if c_route is not None else ""
         further += [p.route for p in placed if p.route is not None and p.route.host
                     and p.route.host.lower() not in (main_host, *_LOOPBACK_HOSTS)]
+    if non_clients and non_clients == sum(c.role != "init" and not is_pgbouncer_container(c)
+                                          for c in w.containers):
+        return []  # it runs nothing that connects (Synapse's `python -m synapse.config`)
     if route is None:
         # no URL in the env: the host the application's own configuration names
         # (application.yml, database.yml, a config file) links it, or says it links nowhere

@@ -126,6 +126,10 @@ class Workload(Struct):
     volume_sources: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
     mounts: dict[str, list[tuple[str, str]]] = field(default_factory=dict)  # ctr -> (vol, path)
     node_selector: dict[str, str] = field(default_factory=dict)
+    # ctr -> the subPath of each of its mounts ("" for none), in the order of `mounts`
+    sub_paths: dict[str, list[str]] = field(default_factory=dict)
+    # vol -> what it shows as files (advisor/read/apps/podfiles.py)
+    volume_specs: dict[str, VolumeSpec] = field(default_factory=dict)
 
     @property
     def kind(self) -> str:
@@ -288,6 +292,16 @@ class SurgeSpec(Struct, array_like=True, frozen=True, gc=False):
     source: Source | None = None
 
 
+class VolumeSpec(Struct, array_like=True, frozen=True, gc=False):
+    """A pod volume as files: `kind` is configMap, secret, projected, emptyDir or the
+    volume's other source (persistentVolumeClaim, hostPath...); `sources` the ConfigMaps
+    and Secrets it shows, each ("configmap" | "secret", name, its `items` as (key, path)
+    pairs, or None for every key)."""
+
+    kind: str
+    sources: tuple[tuple[str, str, tuple[tuple[str, str], ...] | None], ...] = ()
+
+
 class WorkloadShape(Struct, array_like=True, gc=False):
     """What linking reads of a workload's object, one pure function of it
     (`workload_shape`): the parse cache keeps it (advisor.read.extract), so a warm run
@@ -301,6 +315,8 @@ class WorkloadShape(Struct, array_like=True, gc=False):
     mounts: dict[str, list[tuple[str, str]]]
     annotations: dict[str, str]
     surge: SurgeSpec | None
+    sub_paths: dict[str, list[str]]
+    volume_specs: dict[str, VolumeSpec]
 
 
 def workload_shape(obj: K8sObject) -> WorkloadShape | None:
@@ -318,6 +334,7 @@ def workload_shape(obj: K8sObject) -> WorkloadShape | None:
         template_meta, dict) else (obj.labels if obj.kind == "Pod" else {})
     volumes = {}
     volume_sources: dict[str, list[tuple[str, str]]] = {}
+    volume_specs: dict[str, VolumeSpec] = {}
     for vol in listed(obj, (*path, "volumes"), spec.get("volumes")):
         if not isinstance(vol, dict):
             continue
@@ -326,8 +343,10 @@ def workload_shape(obj: K8sObject) -> WorkloadShape | None:
         elif isinstance(vol.get("secret"), dict):
             volumes[str(vol.get("name"))] = ("secret", str(vol["secret"].get("secretName")))
         volume_sources[str(vol.get("name"))] = _volume_sources(vol)
+        volume_specs[str(vol.get("name"))] = _volume_spec(vol)
     containers: list[ContainerShape] = []
     mounts: dict[str, list[tuple[str, str]]] = {}
+    sub_paths: dict[str, list[str]] = {}
     for role, key in (("init", "initContainers"), ("main", "containers")):
         for i, c in enumerate(listed(obj, (*path, key), spec.get(key))):
             if not isinstance(c, dict):
@@ -338,14 +357,17 @@ def workload_shape(obj: K8sObject) -> WorkloadShape | None:
                 ctr_role = "sidecar"
             keys = (*path, key, i)
             containers.append(_container(obj, keys, c, ctr_role))
-            mounts[str(c.get("name"))] = [
-                (str(m.get("name")), str(m.get("mountPath")))
-                for m in listed(obj, (*keys, "volumeMounts"), c.get("volumeMounts"))
-                if isinstance(m, dict)]
+            listed_mounts = [m for m in listed(obj, (*keys, "volumeMounts"),
+                                               c.get("volumeMounts")) if isinstance(m, dict)]
+            mounts[str(c.get("name"))] = [(str(m.get("name")), str(m.get("mountPath")))
+                                          for m in listed_mounts]
+            sub_paths[str(c.get("name"))] = [str(m.get("subPath") or "")
+                                             for m in listed_mounts]
     return WorkloadShape(containers=tuple(containers), pod_labels=labels,
                          replicas=base_replicas(obj), volumes=volumes,
                          volume_sources=volume_sources, mounts=mounts,
-                         annotations=obj.annotations, surge=_surge_spec(obj))
+                         annotations=obj.annotations, surge=_surge_spec(obj),
+                         sub_paths=sub_paths, volume_specs=volume_specs)
 
 
 def _linked(obj: K8sObject, shape: WorkloadShape, index: ConfigIndex) -> Workload:
@@ -355,7 +377,9 @@ def _linked(obj: K8sObject, shape: WorkloadShape, index: ConfigIndex) -> Workloa
     return Workload(obj=obj, containers=containers, pod_labels=dict(shape.pod_labels),
                     replicas=shape.replicas, volumes=dict(shape.volumes),
                     mounts={k: list(v) for k, v in shape.mounts.items()},
-                    volume_sources={k: list(v) for k, v in shape.volume_sources.items()})
+                    volume_sources={k: list(v) for k, v in shape.volume_sources.items()},
+                    sub_paths={k: list(v) for k, v in shape.sub_paths.items()},
+                    volume_specs=dict(shape.volume_specs))
 
 
 def _volume_sources(vol: dict) -> list[tuple[str, str]]:
@@ -375,6 +399,37 @@ def _volume_sources(vol: dict) -> list[tuple[str, str]]:
             elif isinstance(item.get("secret"), dict):
                 out.append(("secret", str(item["secret"].get("name"))))
     return out
+
+
+def _items(source: dict) -> tuple[tuple[str, str], ...] | None:
+    """A configMap or secret source's `items` as (key, path) pairs; None: every key."""
+    items = source.get("items")
+    if not isinstance(items, list):
+        return None
+    return tuple((str(i.get("key")), str(i.get("path") or i.get("key")))
+                 for i in items if isinstance(i, dict))
+
+
+def _volume_spec(vol: dict) -> VolumeSpec:
+    """What the volume shows as files (VolumeSpec)."""
+    if isinstance(vol.get("configMap"), dict):
+        return VolumeSpec("configMap", (("configmap", str(vol["configMap"].get("name")),
+                                         _items(vol["configMap"])),))
+    if isinstance(vol.get("secret"), dict):
+        return VolumeSpec("secret", (("secret", str(vol["secret"].get("secretName")),
+                                      _items(vol["secret"])),))
+    if isinstance(vol.get("projected"), dict):
+        sources = []
+        for item in vol["projected"].get("sources") or []:
+            if not isinstance(item, dict):
+                continue
+            # (a serviceAccountToken or downwardAPI source shows no configuration file)
+            for key, kind in (("configMap", "configmap"), ("secret", "secret")):
+                if isinstance(item.get(key), dict):
+                    sources.append((kind, str(item[key].get("name")), _items(item[key])))
+        return VolumeSpec("projected", tuple(sources))
+    other = next((str(k) for k in vol if k != "name"), "unknown")
+    return VolumeSpec(other)
 
 
 def base_replicas(obj: K8sObject) -> Term:

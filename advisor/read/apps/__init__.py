@@ -24,6 +24,7 @@ from advisor.read.apps.urls import route_from_env, route_from_url
 
 if TYPE_CHECKING:
     from advisor.read.apps.cmdline import Word
+    from advisor.read.apps.podfiles import ContainerFiles
 
 __all__ = [
     "AppFile",
@@ -105,7 +106,8 @@ READERS: tuple[StackReader, ...] = (
     # Harbor, PostgREST, n8n, Mastodon, SonarQube, Zammad, Grafana, Gitea, Metabase,
     # Hasura, Miniflux, Atuin, Vaultwarden, Sonarr, Radarr, Prowlarr, Lidarr, Synapse,
     # Paperless-ngx, Prefect, Zitadel, Supabase Auth, Storage and postgres-meta, Windmill,
-    # Coder, Dify's api and plugin daemon, Unleash, Sentry, TeslaMate, Piped's backend):
+    # Coder, Dify's api and plugin daemon, Unleash, Sentry, TeslaMate, Piped's backend,
+    # Matrix Authentication Service):
     # advisor/read/apps/images.py, which matches the image's name exactly. Markers
     # repeated there (ENV_PREFIXES, the names of STACKS, GRAFANA_NAMES, GITEA_NAMES,
     # METABASE_NAMES, HASURA_NAMES, VAULTWARDEN_IMAGES, ARR_APPS, SYNAPSE_NAMES,
@@ -122,11 +124,24 @@ READERS: tuple[StackReader, ...] = (
                                "storage-api", "postgres-meta", "windmill-labs/windmill",
                                "coder/coder", "dify-api", "dify-plugin-daemon",
                                "unleash-server", "unleash-enterprise", "sentry",
-                               "teslamate", "1337kavin/piped")),
+                               "teslamate", "1337kavin/piped",
+                               "matrix-authentication-service")),
     # Pgpool-II (bitnami/pgpool, pgpool/pgpool): num_init_children x max_pool to each
     # backend, from its env and a mounted pgpool.conf (advisor/read/apps/pgpool.py)
     StackReader("pgpool", "pgpool:pgpool_pools", image_markers=("pgpool",)),
 )
+
+
+# Images whose readers read the configuration files the container sees in its pod
+# (StackContext.pod_files, advisor/read/apps/podfiles.py): Synapse (apps/synapse.py) and
+# Matrix Authentication Service (apps/mas.py), by the image's repository name.
+POD_FILE_IMAGES = frozenset({"synapse", "matrix-authentication-service"})
+
+
+def reads_pod_files(container: Container) -> bool:
+    from advisor.read.apps.locate import image_name
+
+    return image_name(container.image).lower() in POD_FILE_IMAGES
 
 
 class AppPools(Record, kw_only=True):
@@ -311,11 +326,13 @@ def _option(args: list[str], short: str, long: str, default: int) -> int | None:
 
 
 def pools_for_container(container: Container, app: AppSource | None = None, *,
-                        profile: str | None = None, node_cpus: int | None = None) -> AppPools:
+                        profile: str | None = None, node_cpus: int | None = None,
+                        pod_files: ContainerFiles | None = None) -> AppPools:
     """Every pool the container's processes open, from its env/args and its app source.
     `profile` (e.g. a Spring profile from configuration) beats what the env says.
     `node_cpus` sizes CPU-derived defaults (pgx, Prisma, cpu_count() workers); without
-    it 4 CPUs are assumed and the pool says so (bound="cpu", cpus term)."""
+    it 4 CPUs are assumed and the pool says so (bound="cpu", cpus term). `pod_files`:
+    the files the container sees in its pod (POD_FILE_IMAGES)."""
     if app is not None and _not_the_app(container):
         # a proxy/agent sidecar: the app's source files are not its settings; Pgpool-II's
         # own pgpool.conf, mounted into its pod, is
@@ -325,7 +342,8 @@ def pools_for_container(container: Container, app: AppSource | None = None, *,
             app = own_files(app)
         else:
             app = None
-    ctx = StackContext(container=container, app=app, profile=profile, node_cpus=node_cpus)
+    ctx = StackContext(container=container, app=app, profile=profile, node_cpus=node_cpus,
+                       pod_files=pod_files)
     from advisor.read.apps.cmdline import command_line
 
     # one read of the command line for both (a call per container of every check)

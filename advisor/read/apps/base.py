@@ -22,6 +22,7 @@ from advisor.model import (
 from advisor.read.apps.source import AppFile, AppSource
 
 if TYPE_CHECKING:
+    from advisor.read.apps.podfiles import ContainerFiles
     from advisor.read.apps.processes import ProcessInfo
     from advisor.read.apps.pyeval import Val
 
@@ -42,6 +43,9 @@ class StackContext(Struct):
     # hold the value, e.g. a Secret it does not contain): the client's connections are
     # then unknown, never a default's.
     unknown: list[str] = field(default_factory=list)
+    # The files the container sees (advisor/read/apps/podfiles.py ContainerFiles), for
+    # the readers of programs that read their configuration files from the pod
+    pod_files: ContainerFiles | None = None
     _processes: ProcessInfo | None = None
     cache: dict[str, object] = field(default_factory=dict)  # per-container parse results
 

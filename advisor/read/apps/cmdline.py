@@ -659,4 +659,8 @@ def non_client_server(container: Container) -> Word | None:
     for i, text in enumerate(texts[:-1]):
         if text == "prefect" and texts[i + 1] in ("worker", "agent"):
             return segments[-1][i]
+        # Synapse's configuration check only loads the configuration (element-hq/synapse
+        # synapse/config/__main__.py main: HomeServerConfig.load_config, then prints it)
+        if text == "-m" and texts[i + 1] == "synapse.config":
+            return segments[-1][i + 1]
     return None

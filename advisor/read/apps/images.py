@@ -138,15 +138,9 @@ Defaults, each read in the application's own source:
   4.2.0.6438, Prowlarr 0.4.2.1879, Lidarr 1.1.2.2935; Log:DbEnabled in Sonarr 4.0.4.1616,
   Radarr 5.5.3.8819, Prowlarr 1.17.2.4511, Lidarr 2.8.1.4482. Without the env variable
   the database is SQLite unless config.xml (not in the repository) names a PostgresHost.
-- Synapse (matrixdotorg/synapse, ghcr.io/element-hq/synapse) from its homeserver.yaml (a
-  ConfigMap or Secret the pod mounts): each database of `database` (or the experimental
-  `databases` map) whose `name` is psycopg2 (sqlite3 by default) is one Twisted adbapi
-  ConnectionPool made with its `args`: matrix-synapse 1.163.2 synapse/storage/database.py
-  make_pool (`adbapi.ConnectionPool(db_config.config["name"], ..., **db_args)`),
-  synapse/config/database.py DatabaseConnectionConfig; cp_max, default 5: Twisted 26.10.0
-  twisted/enterprise/adbapi.py ConnectionPool (`max = 5  # Maximum number of connections
-  in pool`, "cp_max: the maximum number of connections in pool (default 5)"). One
-  process per container, the main process or a worker each with its own pools.
+- Synapse (matrixdotorg/synapse, ghcr.io/element-hq/synapse): advisor/read/apps/synapse.py,
+  from the configuration files its command line names; Matrix Authentication Service:
+  advisor/read/apps/mas.py.
 - Paperless-ngx (ghcr.io/paperless-ngx/paperless-ngx, paperlessngx/paperless-ngx), from
   2.15.0: its ENTRYPOINT /init (s6-overlay) runs in one container the webserver
   (docker/rootfs/etc/s6-overlay/s6-rc.d/svc-webserver/run: `granian --interface asginl
@@ -184,6 +178,7 @@ from advisor.read.apps.dify import (
     is_plugin_daemon,
     plugin_daemon_pools,
 )
+from advisor.read.apps.mas import MAS_NAMES, mas_pools
 from advisor.read.apps.numbers import parse_int
 from advisor.read.apps.piped import is_piped_backend, piped_pools
 from advisor.read.apps.sentry import is_sentry, sentry_pools
@@ -196,6 +191,7 @@ from advisor.read.apps.supabase import (
     postgres_meta_pools,
     storage_pools,
 )
+from advisor.read.apps.synapse import SYNAPSE_NAMES, synapse_pools
 from advisor.read.apps.unleash import is_unleash, unleash_pools
 from advisor.read.apps.windmill import is_windmill, windmill_pools
 from advisor.read.apps.zammad import NAMES as ZAMMAD_NAMES
@@ -1168,78 +1164,6 @@ def arr_pools(ctx: StackContext) -> list[Pool]:
     return pools
 
 
-SYNAPSE_NAMES = ("synapse",)  # matrixdotorg/synapse, ghcr.io/element-hq/synapse
-SYNAPSE_CP_MAX = 5  # Twisted adbapi ConnectionPool.max
-SYNAPSE_DEFAULT = ("Twisted adbapi ConnectionPool default cp_max 5 (twisted/enterprise/"
-                   "adbapi.py ConnectionPool.max), Synapse passes database.args as given "
-                   "(synapse/storage/database.py make_pool)")
-
-
-def _synapse_databases(doc: dict) -> list[tuple[str, dict, str, int | None]]:
-    """(name, config, key path, 0-based line of its key) of each database the config
-    declares: `database`, or each entry of `databases`."""
-    found = []
-    single = doc.get("database")
-    if isinstance(single, dict):
-        found.append(("master", single, "database", doc.lc.key("database")[0]))
-    many = doc.get("databases")
-    if isinstance(many, dict) and not found:
-        for name, conf in many.items():
-            if isinstance(conf, dict):
-                found.append((str(name), conf, f"databases.{name}", many.lc.key(name)[0]))
-    return found
-
-
-def synapse_pools(ctx: StackContext) -> list[Pool]:
-    """One adbapi pool of args.cp_max (default 5) per PostgreSQL database of the
-    homeserver.yaml the container mounts."""
-    from advisor.read.apps.urls import route_from_parts
-    from advisor.read.sources.k8s import load_yaml_stream
-
-    if ctx.container.role == "init":
-        return []
-    configs = []
-    for f in ctx.files("synapse-homeserver"):
-        docs, _ = load_yaml_stream(f.text, f.path)
-        for doc, _line in docs:
-            if isinstance(doc, dict) and (dbs := _synapse_databases(doc)):
-                configs.append((f, dbs))
-    if len(configs) > 1:
-        ctx.notices.append(f"{ctx.container.name}: several homeserver.yaml files declare a "
-                           f"database ({', '.join(f.path for f, _ in configs)}): which one "
-                           "Synapse reads is not known")
-        return []
-    pools: list[Pool] = []
-    for f, dbs in configs:
-        for _name, conf, key, at in dbs:
-            if str(conf.get("name", "sqlite3")) != "psycopg2":
-                continue  # SQLite: Synapse forces cp_min = cp_max = 1 on a file
-            args = conf.get("args")
-            args = args if isinstance(args, dict) else {}
-            label = f"Synapse {key}.args.cp_max"
-            route = route_from_parts(
-                str(args["host"]) if args.get("host") is not None else None,
-                str(args["port"]) if args.get("port") is not None else None,
-                str(args.get("dbname") or args.get("database") or "") or None,
-                str(args["user"]) if args.get("user") is not None else None,
-                f.cite(at + 1, key))
-            if "cp_max" not in args:
-                pool = ctx.pool(label, SYNAPSE_CP_MAX, Source.default_of(
-                    SYNAPSE_DEFAULT, key=f"{key}.args.cp_max"), bound="default",
-                    per_process=False,
-                    note=f"{key}.args.cp_max unset ({f.cite(at + 1, key).label()})")
-            else:
-                where = f.cite(args.lc.key("cp_max")[0] + 1, f"{key}.args.cp_max")
-                n = parse_int(str(args["cp_max"]))
-                if n is None or n < 1:
-                    ctx.unknown.append(f"{label} at {where.label()} is {args['cp_max']!r}, "
-                                       "not a pool size pool-advisor can read")
-                    continue
-                pool = ctx.pool(label, n, where, per_process=False)
-            pools.append(replace(pool, route=route) if route is not None else pool)
-    return pools
-
-
 PAPERLESS_IMAGES = ("paperless-ngx/paperless-ngx", "paperlessngx/paperless-ngx")
 PAPERLESS_WEB = "Paperless-ngx webserver (granian ASGI) Django connections"
 
@@ -1486,6 +1410,7 @@ _IMAGE_READERS: tuple[tuple[Callable[[str], bool], Callable[[StackContext], list
     (_is_vaultwarden, vaultwarden_pools),
     (lambda image: arr_app(image) is not None, arr_pools),
     (_named(SYNAPSE_NAMES), synapse_pools),
+    (_named(MAS_NAMES), mas_pools),
     (_is_paperless, paperless_pools),
     (_named(ZAMMAD_NAMES), zammad_pools),
     (_named(MASTODON_NAMES), mastodon_pools),

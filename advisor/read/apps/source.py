@@ -59,7 +59,6 @@ _BY_NAME = {
     "app.ini": "gitea-app-ini",  # Gitea's custom/conf (apps/images.py)
     "pgpool.conf": "pgpool-conf",  # Pgpool-II's configuration (apps/pgpool.py)
     "zitadel-config-yaml": "zitadel-config",  # the Zitadel chart's --config file (images.py)
-    "homeserver.yaml": "synapse-homeserver",  # Synapse's config (apps/images.py)
     # dependency manifests: which driver/framework the app uses (advisor/read/apps/identify.py)
     "requirements.txt": "deps", "Pipfile": "deps", "pyproject.toml": "deps",
     "Gemfile": "deps", "Gemfile.lock": "deps", "setup.cfg": "deps",
