@@ -140,7 +140,8 @@ Defaults, each read in the application's own source:
   the database is SQLite unless config.xml (not in the repository) names a PostgresHost.
 - Synapse (matrixdotorg/synapse, ghcr.io/element-hq/synapse): advisor/read/apps/synapse.py,
   from the configuration files its command line names; Matrix Authentication Service:
-  advisor/read/apps/mas.py.
+  advisor/read/apps/mas.py; Mattermost's database config store (MM_CONFIG a database
+  DSN) and its MySQL setups: advisor/read/apps/mattermost.py.
 - Paperless-ngx (ghcr.io/paperless-ngx/paperless-ngx, paperlessngx/paperless-ngx), from
   2.15.0: its ENTRYPOINT /init (s6-overlay) runs in one container the webserver
   (docker/rootfs/etc/s6-overlay/s6-rc.d/svc-webserver/run: `granian --interface asginl
@@ -212,6 +213,9 @@ ATUIN_NAMES = ("atuin",)
 TESLAMATE_POOL_SIZE = 10  # teslamate-org/teslamate v4.1.1 config/runtime.exs:137
 
 
+MATTERMOST = "Mattermost SqlSettings.MaxOpenConns"
+
+
 class ImageStack(Struct, frozen=True):
     label: str
     # The published images' repository names, the last path component of the image
@@ -241,7 +245,7 @@ STACKS: tuple[ImageStack, ...] = (
                ("KC_DB", "KC_DB_URL", "KC_DB_URL_HOST"), option="--db-pool-max-size"),
     # mattermost/mattermost-team-edition, mattermost/mattermost-enterprise-edition (not
     # mattermost-operator or mattermost-push-proxy, which hold no database pool)
-    ImageStack("Mattermost SqlSettings.MaxOpenConns",
+    ImageStack(MATTERMOST,
                ("mattermost-team-edition", "mattermost-enterprise-edition", "mattermost"),
                ("MM_SQLSETTINGS_MAXOPENCONNS",), 300,
                "Mattermost default SqlSettings.MaxOpenConns 300 (model/config.go)",
@@ -1492,6 +1496,13 @@ def image_pools(ctx: StackContext) -> list[Pool]:
             "(src/core/main.go, src/common/dao/pgsql.go NewMigrator)", key="-mode=migrate"),
             bound="fixed", per_process=False,
             note="a migration run, not the serving pool")]
+    if stack.label == MATTERMOST:
+        from advisor.read.apps.mattermost import mattermost_pools
+
+        version = tag_version(ctx.container.image) \
+            if _repo_name(ctx.container.image) in stack.names else None
+        return mattermost_pools(ctx, lambda: _stack_pools(ctx, stack), version,
+                                option_value)
     pools = _stack_pools(ctx, stack)
     if stack.names == ("postgrest",) and pools:
         listener = _postgrest_listener(ctx)
