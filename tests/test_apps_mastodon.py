@@ -194,6 +194,20 @@ def test_db_migrate_holds_two_connections_on_rails_6_1_to_7_0(tmp_path):
     assert peak(tmp_path) == 1
 
 
+def test_db_prepare_job_counts_as_a_migration(tmp_path):
+    """Audit h5: the chart's db-prepare Job (`bundle exec rails db:prepare`, a
+    pre-install hook) was counted as the web's 2 Puma workers x 5 = 10. It creates or
+    loads the schema, then migrates (database_tasks.rb prepare_all): as db:migrate, 1
+    connection, 2 on Rails 6.1 to 7.0 (its Migrator's advisory lock connection)."""
+    job = migrate_job("ghcr.io/mastodon/mastodon:v4.6.3").replace(
+        "[bundle, exec, rake, db:migrate]", "[bundle, exec, rails, db:prepare]")
+    write(tmp_path, {"k8s/db.yaml": DB, "k8s/env.yaml": env_configmap(None),
+                     "k8s/migrate.yaml": job})
+    assert peak(tmp_path) == 1
+    write(tmp_path, {"k8s/migrate.yaml": job.replace("v4.6.3", "v4.2.10")})
+    assert peak(tmp_path) == 2
+
+
 def test_db_migrate_reads_activerecord_from_the_gemfile_lock():
     from msgspec.structs import replace
 

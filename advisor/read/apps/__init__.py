@@ -168,9 +168,13 @@ class AppPools(Record, kw_only=True):
 
 
 # Schema migration tools hold one connection while they run (per database they touch):
-# a migration Job is one term, not the application's serving pools.
+# a migration Job is one term, not the application's serving pools. Rails' db:prepare
+# creates or loads the schema when the database is new, then migrates, one step after
+# the other on the migration connection (rails/rails activerecord/lib/active_record/
+# tasks/database_tasks.rb prepare_all: initialize_database, then migrate).
 _MIGRATION_WORDS = (("alembic", "upgrade"), ("manage.py", "migrate"), ("flyway", "migrate"),
                     ("liquibase", "update"), ("rake", "db:migrate"), ("rails", "db:migrate"),
+                    ("rake", "db:prepare"), ("rails", "db:prepare"),
                     ("mix", "ecto.migrate"), ("knex", "migrate:latest"),
                     ("prisma", "migrate"), ("sequelize", "db:migrate"), ("migrate", "up"),
                     ("goose", "up"), ("dotnet", "ef"), ("typeorm", "migration:run"))
