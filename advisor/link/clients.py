@@ -13,6 +13,7 @@ from msgspec.structs import replace
 from advisor.guard import guarded
 from advisor.lazyregex import lazy
 from advisor.link.argo import LEADER_ONLY, argo_workflows_pools
+from advisor.link.grafana_datasources import workload_pools as grafana_datasource_pools
 from advisor.link.hosts import host_variable_route, resolve_host, runs_db_proxy
 from advisor.link.inputs import Inputs, suppressed_codes, workload_id
 from advisor.link.operators import operator_credentials_route, operator_secret_route
@@ -147,6 +148,7 @@ def client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
     route: Route | None = None
     further: list[Route] = []  # every other route the containers' env names
     hidden: list[str] = []  # pools whose size is set where its value cannot be read
+    ds_routes: list[Route] = []  # Grafana data sources' routes
     sidecar = (sidecars if sidecars is not None else sidecars_by_workload(topo)).get(workload_id(w))
     directory = _app_directory(inputs, w, topo)
     app = None
@@ -190,6 +192,18 @@ def client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
             topo.problems, directory or w.obj.path, read, None,
             f"reading the pool settings of container {c.name!r}",
             None if directory else w.obj.line)
+        # Grafana's PostgreSQL data sources: a pool each, on the server each names (a
+        # part of the client where it leads, as a further route)
+        ds = grafana_datasource_pools(w, c, index or {}, mounted or [],
+                                      w.namespace or default_ns)
+        if ds is not None:
+            topo.notices.extend(ds.notices)
+            hidden += ds.unknown
+            pools += ds.pools
+            further += ds.routes
+            ds_routes += ds.routes
+            if ds.unplaced and w.name not in topo.unplaced_clients:
+                topo.unplaced_clients.append(w.name)
         if found is None:
             continue
         topo.notices.extend(found.notices)
@@ -225,6 +239,8 @@ def client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
         # no URL in the env: the host the application's own configuration names
         # (application.yml, database.yml, a config file) links it, or says it links nowhere
         route = next((p.route for p in pools if p.route is not None and p.route.host), None)
+    if route is None and ds_routes:
+        route = ds_routes[0]  # a data source whose size is not known still connects there
     extra = _other_routes(route, further)
     dropped: list[tuple[Route, dict]] = []  # routes to the workload's own Service
     if own is not None:

@@ -24,6 +24,13 @@ from advisor.link.clients import (
     mounted_files,
     sidecars_by_workload,
 )
+from advisor.link.grafana_datasources import (
+    SIDECAR_LABEL,
+    may_hold_datasources,
+    operator_clients,
+    orphan_clients,
+    read_by_workloads,
+)
 from advisor.link.harbor import with_core_database
 from advisor.link.hosts import (
     addressable,
@@ -238,6 +245,11 @@ def build_topology(inputs: Inputs) -> Topology:
     # the same build goes where that build is applied (_to_namespaceless_services)
     origins = {workload_id(w): w.obj.origin for w in pending if w.obj.origin}
     topo.notices += with_core_database(pending)  # Harbor jobservice: core's database
+    # ConfigMaps and Secrets labelled for a Grafana sidecar, and which a Grafana pod of the
+    # repository reads (the others are clients of pods not read here)
+    labelled = any(may_hold_datasources(d) and SIDECAR_LABEL in d.obj.labels
+                   for d in index.values())
+    grafana_read = read_by_workloads(pending, index, default_ns) if labelled else set()
     svc_by_host = service_host_index(services, default_ns)
     own = partial(own_service, services=services, by_host=svc_by_host, default_ns=default_ns)
     pending.reverse()
@@ -255,6 +267,17 @@ def build_topology(inputs: Inputs) -> Topology:
         topo.clients += guarded(topo.problems, ".", partial(
             release_clients, inputs, topo, index, operator_secrets, host_map, default_ns,
             declared), [], "reading chart releases (Flux HelmRelease, Argo CD Application)")
+    if labelled:
+        # a data source file for a Grafana sidecar no pod of the repository runs
+        topo.clients += guarded(topo.problems, ".", partial(
+            orphan_clients, index, grafana_read, host_map, default_ns, topo.notices,
+            topo.unplaced_clients, declared, origin), [], "reading Grafana data source files")
+    if any(o.kind == "GrafanaDatasource" for o in inputs.objects):
+        # grafana-operator: each data source on the Grafana instances it selects
+        topo.clients += guarded(topo.problems, ".", partial(
+            operator_clients, inputs.objects, index, peaks, host_map, default_ns,
+            topo.notices, topo.unplaced_clients, declared, origin), [],
+            "reading GrafanaDatasource objects")
     if operator_secrets:
         # an application operator's resource (LiteLLMProxy) on an operator's Secret
         from advisor.link.custom_resources import custom_resource_clients
@@ -347,7 +370,7 @@ _AUTOSCALER_KINDS = frozenset({"HorizontalPodAutoscaler", "ScaledObject", "Scale
 # Secret is a client of unknown size (advisor.link.custom_resources).
 _NOT_CUSTOM = frozenset(POD_SPEC_PATHS) | _RELEASE_KINDS | OPERATOR_KINDS \
     | _CONFIG_KINDS | _AUTOSCALER_KINDS | {"ExternalSecret", "ClusterExternalSecret",
-                                         "PushSecret", "Service"}
+                                         "PushSecret", "Service", "GrafanaDatasource"}
 
 
 WorkloadKey = tuple[str, str, str]  # (namespace as applied, kind, name)
