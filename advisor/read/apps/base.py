@@ -114,6 +114,26 @@ class StackContext(Struct):
         base = var.source if var is not None else self.container.source
         return replace(base, key=name)
 
+    def env_int(self, label: str, name: str, *, least: int | None = None
+                ) -> tuple[int, Source] | Literal[False] | None:
+        """The variable `name` as a number for pool `label`, and where: None when unset;
+        False when it cannot be read (a Secret's value, or not a number, or below
+        `least`), said in `unknown` so the pool's size is unknown, never a default."""
+        from advisor.read.apps.numbers import parse_int
+
+        var = self.env(name)
+        if var is None:
+            return None
+        if var.value is None:
+            self.hidden_size(label, name, self.env_source(name))
+            return False
+        n = parse_int(var.value)
+        if n is None or (least is not None and n < least):
+            self.unknown.append(f"{label}: {name} at {self.env_source(name).label()} is "
+                                f"{var.value!r}, not a number pool-advisor can read")
+            return False
+        return n, self.env_source(name)
+
     def files(self, *kinds: str) -> list[AppFile]:
         return self.app.of_kind(*kinds) if self.app is not None else []
 
@@ -146,6 +166,21 @@ class StackContext(Struct):
 
 def term(label: str, value: float, source: Source) -> Term:
     return Term(label=label, value=value, source=source)
+
+
+def image_path(image: str) -> str:
+    """The image reference without its tag or digest, lower-cased
+    (docker.io/supabase/gotrue:v2.1 -> docker.io/supabase/gotrue; a registry's port
+    stays)."""
+    ref = image.split("@", 1)[0].lower()
+    repo, colon, tag = ref.rpartition(":")
+    return repo if colon and "/" not in tag else ref
+
+
+def image_is(image: str, paths: tuple[str, ...]) -> bool:
+    """Whether the image is one of `paths` (`owner/name`), from any registry or mirror."""
+    path = image_path(image)
+    return any(path == p or path.endswith("/" + p) for p in paths)
 
 
 def option_value(ctx: StackContext, option: str) -> tuple[str, Source] | None:

@@ -60,7 +60,7 @@ import re
 from msgspec.structs import replace
 
 from advisor.model import CpuFormula, Pool, Route, Source, Term
-from advisor.read.apps.base import StackContext
+from advisor.read.apps.base import StackContext, image_is
 from advisor.read.apps.numbers import parse_int
 from advisor.read.apps.urls import route_from_parts
 
@@ -79,23 +79,12 @@ _MYSQL = ("mysql", "oceanbase", "seekdb")
 NPROC = CpuFormula(per_cpu=1, text="$(nproc)", applies_to="processes")
 
 
-def _image_path(image: str) -> str:
-    ref = image.split("@", 1)[0].lower()
-    last = ref.rsplit("/", 1)[-1]
-    return ref[: len(ref) - len(last)] + last.split(":", 1)[0]
-
-
-def _is(image: str, paths: tuple[str, ...]) -> bool:
-    path = _image_path(image)
-    return any(path == p or path.endswith("/" + p) for p in paths)
-
-
 def is_dify_api(image: str) -> bool:
-    return _is(image, API_IMAGES)
+    return image_is(image, API_IMAGES)
 
 
 def is_plugin_daemon(image: str) -> bool:
-    return _is(image, PLUGIN_DAEMON_IMAGES)
+    return image_is(image, PLUGIN_DAEMON_IMAGES)
 
 
 class _Unread(Exception):

@@ -171,7 +171,13 @@ from msgspec import Struct
 from msgspec.structs import replace
 
 from advisor.model import CpuFormula, Pool, Source, Term
-from advisor.read.apps.base import StackContext, option_value, option_values, tag_version
+from advisor.read.apps.base import (
+    StackContext,
+    image_is,
+    option_value,
+    option_values,
+    tag_version,
+)
 from advisor.read.apps.coder import coder_pools, is_coder
 from advisor.read.apps.dify import (
     dify_api_pools,
@@ -892,23 +898,6 @@ def _option_setting(ctx: StackContext, option: str) -> Setting | None:
     return Setting(given[0], given[1]) if given is not None else None
 
 
-def _hasura_int(ctx: StackContext, label: str, name: str) -> tuple[int, Source] | bool | None:
-    """The variable's positive value and where; None when unset; False when it cannot
-    be read (said in ctx.unknown)."""
-    var = ctx.env(name)
-    if var is None:
-        return None
-    if var.value is None:
-        ctx.hidden_size(label, name, ctx.env_source(name))
-        return False
-    n = parse_int(var.value)
-    if n is None or n < 1:
-        ctx.unknown.append(f"{label} at {ctx.env_source(name).label()} is {var.value!r}, "
-                           "not a pool size pool-advisor can read")
-        return False
-    return n, ctx.env_source(name)
-
-
 def hasura_pools(ctx: StackContext) -> list[Pool]:
     """Hasura GraphQL Engine v2: the metadata database's pool, HASURA_GRAPHQL_PG_STRIPES
     stripes of HASURA_GRAPHQL_PG_CONNECTIONS each, on HASURA_GRAPHQL_METADATA_DATABASE_URL
@@ -936,8 +925,8 @@ def hasura_pools(ctx: StackContext) -> list[Pool]:
     def route_of(url: Setting | None):
         return route_from_url(url.value, url.source) if url is not None and url.value else None
 
-    conns = _hasura_int(ctx, HASURA_METADATA, "HASURA_GRAPHQL_PG_CONNECTIONS")
-    stripes = _hasura_int(ctx, HASURA_METADATA, "HASURA_GRAPHQL_PG_STRIPES")
+    conns = ctx.env_int(HASURA_METADATA, "HASURA_GRAPHQL_PG_CONNECTIONS", least=1)
+    stripes = ctx.env_int(HASURA_METADATA, "HASURA_GRAPHQL_PG_STRIPES", least=1)
     if conns is False or stripes is False:
         return []
     size, size_src = conns or (HASURA_CONNECTIONS, Source.default_of(
@@ -1011,16 +1000,8 @@ VAULTWARDEN_IMAGES = ("vaultwarden/server", "dani-garcia/vaultwarden", "bitwarde
                       "bitwardenrs/server-postgresql")
 
 
-def _image_path(image: str) -> str:
-    """The image reference without its tag or digest, lower-cased."""
-    ref = image.split("@", 1)[0].lower()
-    repo, colon, tag = ref.rpartition(":")
-    return repo if colon and "/" not in tag else ref
-
-
 def _is_vaultwarden(image: str) -> bool:
-    path = _image_path(image)
-    return any(path == name or path.endswith("/" + name) for name in VAULTWARDEN_IMAGES)
+    return image_is(image, VAULTWARDEN_IMAGES)
 
 
 def _vaultwarden_env(ctx: StackContext, name: str) -> Setting | None:
@@ -1287,8 +1268,7 @@ def zitadel_pools(ctx: StackContext) -> list[Pool]:
 
 
 def _is_paperless(image: str) -> bool:
-    path = _image_path(image)
-    return any(path == name or path.endswith("/" + name) for name in PAPERLESS_IMAGES)
+    return image_is(image, PAPERLESS_IMAGES)
 
 
 def _paperless_pool_max(ctx: StackContext, version: tuple[int, int] | None

@@ -29,8 +29,7 @@ from __future__ import annotations
 import math
 
 from advisor.model import Pool, Source, Term
-from advisor.read.apps.base import StackContext
-from advisor.read.apps.numbers import parse_int
+from advisor.read.apps.base import StackContext, image_is
 from advisor.read.apps.urls import route_from_url
 
 GOTRUE_IMAGES = ("supabase/gotrue", "supabase/auth", "netlify/gotrue")
@@ -42,44 +41,16 @@ STORAGE_QUEUE = "Supabase Storage pg-boss queue PG_QUEUE_MAX_CONNECTIONS"
 META = "postgres-meta (one pool of max 1 per request)"
 
 
-def _image_path(image: str) -> str:
-    ref = image.split("@", 1)[0].lower()
-    last = ref.rsplit("/", 1)[-1]
-    return ref[: len(ref) - len(last)] + last.split(":", 1)[0]
-
-
-def _is(image: str, paths: tuple[str, ...]) -> bool:
-    path = _image_path(image)
-    return any(path == p or path.endswith("/" + p) for p in paths)
-
-
 def is_gotrue(image: str) -> bool:
-    return _is(image, GOTRUE_IMAGES)
+    return image_is(image, GOTRUE_IMAGES)
 
 
 def is_storage(image: str) -> bool:
-    return _is(image, STORAGE_IMAGES)
+    return image_is(image, STORAGE_IMAGES)
 
 
 def is_postgres_meta(image: str) -> bool:
-    return _is(image, META_IMAGES)
-
-
-def _positive(ctx: StackContext, label: str, name: str) -> tuple[int, Source] | bool | None:
-    """`name`'s value when a number (None when unset; False when it cannot be read, said
-    in ctx.unknown)."""
-    var = ctx.env(name)
-    if var is None:
-        return None
-    if var.value is None:
-        ctx.hidden_size(label, name, ctx.env_source(name))
-        return False
-    n = parse_int(var.value)
-    if n is None:
-        ctx.unknown.append(f"{label}: {name} at {ctx.env_source(name).label()} is "
-                           f"{var.value!r}, not a number pool-advisor can read")
-        return False
-    return n, ctx.env_source(name)
+    return image_is(image, META_IMAGES)
 
 
 def _true(ctx: StackContext, *names: str) -> bool:
@@ -103,7 +74,7 @@ def _route(ctx: StackContext, *names: str):
 def gotrue_pools(ctx: StackContext) -> list[Pool]:
     if ctx.container.role == "init":
         return []
-    pct = _positive(ctx, GOTRUE, "GOTRUE_DB_CONN_PERCENTAGE")
+    pct = ctx.env_int(GOTRUE, "GOTRUE_DB_CONN_PERCENTAGE")
     if pct is False:
         return []
     if pct is not None and pct[0] > 0:
@@ -112,7 +83,7 @@ def gotrue_pools(ctx: StackContext) -> list[Pool]:
             f"{min(pct[0], 100)}% of the server's max_connections, asked at start "
             "(internal/storage/dial.go applyPercentageLimits)")
         return []
-    size = _positive(ctx, GOTRUE, "GOTRUE_DB_MAX_POOL_SIZE")
+    size = ctx.env_int(GOTRUE, "GOTRUE_DB_MAX_POOL_SIZE")
     if size is False:
         return []
     if size is not None and size[0] > 0:
@@ -138,8 +109,8 @@ def storage_pools(ctx: StackContext) -> list[Pool]:
                            "is divided by the pods it discovers at run time "
                            "(pg-connection.ts getSettings)")
         return []
-    given = _positive(ctx, STORAGE, "DATABASE_MAX_CONNECTIONS")
-    workers = _positive(ctx, STORAGE, "WORKERS_NUM")
+    given = ctx.env_int(STORAGE, "DATABASE_MAX_CONNECTIONS")
+    workers = ctx.env_int(STORAGE, "WORKERS_NUM")
     if given is False or workers is False:
         return []
     # parseInt(x || '20'): an empty value is the default too
@@ -159,7 +130,7 @@ def storage_pools(ctx: StackContext) -> list[Pool]:
                                             source=workers[1]))
     pools = [pool]
     if _true(ctx, "PG_QUEUE_ENABLE", "ENABLE_QUEUE_EVENTS"):
-        queue = _positive(ctx, STORAGE_QUEUE, "PG_QUEUE_MAX_CONNECTIONS")
+        queue = ctx.env_int(STORAGE_QUEUE, "PG_QUEUE_MAX_CONNECTIONS")
         if queue is False:
             return []
         q_size, q_src = queue if queue is not None and queue[0] > 0 else (4, Source.default_of(

@@ -29,7 +29,7 @@ from __future__ import annotations
 import re
 
 from advisor.model import Pool, Source
-from advisor.read.apps.base import StackContext
+from advisor.read.apps.base import StackContext, image_is
 from advisor.read.apps.urls import route_from_parts, route_from_url
 
 SERVER_IMAGES = ("unleashorg/unleash-server",)
@@ -39,19 +39,8 @@ LABEL = "Unleash knex pool max (DATABASE_POOL_MAX)"
 MIGRATION_CONNECTIONS = 2  # the db-lock pg.Client + db-migrate's connection
 
 
-def _image_path(image: str) -> str:
-    ref = image.split("@", 1)[0].lower()
-    last = ref.rsplit("/", 1)[-1]
-    return ref[: len(ref) - len(last)] + last.split(":", 1)[0]
-
-
-def _is(image: str, paths: tuple[str, ...]) -> bool:
-    path = _image_path(image)
-    return any(path == p or path.endswith("/" + p) for p in paths)
-
-
 def is_unleash(image: str) -> bool:
-    return _is(image, SERVER_IMAGES + ENTERPRISE_IMAGES)
+    return image_is(image, SERVER_IMAGES + ENTERPRISE_IMAGES)
 
 
 def _js_parse_int(text: str) -> int | None:
@@ -98,7 +87,7 @@ def unleash_pools(ctx: StackContext) -> list[Pool]:
     line = " ".join((*ctx.container.command, *ctx.container.args))
     if ctx.container.command and "server.js" not in line and "index.js" not in line:
         return []  # another program of the image
-    if _is(ctx.container.image, ENTERPRISE_IMAGES):
+    if image_is(ctx.container.image, ENTERPRISE_IMAGES):
         ctx.unknown.append(f"{ctx.container.name}: Unleash Enterprise "
                            f"({ctx.container.image}): its source is not public, so its "
                            "database pool is not read by pool-advisor")
