@@ -41,7 +41,7 @@ from typing import NamedTuple
 from msgspec.structs import replace
 
 from advisor.model import Pool, Source, Term
-from advisor.read.apps.base import StackContext
+from advisor.read.apps.base import StackContext, tag_version
 from advisor.read.apps.numbers import parse_int
 from advisor.read.apps.source import AppFile
 
@@ -187,12 +187,6 @@ def airflow_command(ctx: StackContext) -> list[str] | None:
     return None
 
 
-def _tag_version(image: str) -> tuple[int, int] | None:
-    tag = image.split("@", 1)[0].rsplit("/", 1)[-1].partition(":")[2]
-    m = re.match(r"v?(\d+)\.(\d+)", tag)
-    return (int(m.group(1)), int(m.group(2))) if m else None
-
-
 def _arg(words: list[str], short: str, long: str) -> str | None:
     for i, w in enumerate(words):
         if w in (short, long) and i + 1 < len(words):
@@ -330,7 +324,7 @@ def airflow_pools(ctx: StackContext) -> list[Pool]:
     words = airflow_command(ctx)
     if words is None:
         return []  # the image running another program (the chart's log groomer)
-    version = _tag_version(ctx.container.image) \
+    version = tag_version(ctx.container.image) \
         if image.rsplit(":", 1)[0].endswith("apache/airflow") else None
     tag = ctx.container.image.rsplit(":", 1)[-1]
     if version is None or version[0] != 2:

@@ -29,7 +29,7 @@ from __future__ import annotations
 import re
 
 from advisor.model import Pool, Source
-from advisor.read.apps.base import StackContext, image_is
+from advisor.read.apps.base import StackContext, image_is, tag_version
 from advisor.read.apps.urls import route_from_parts, route_from_url
 
 SERVER_IMAGES = ("unleashorg/unleash-server",)
@@ -73,13 +73,6 @@ def _route(ctx: StackContext):
                             ctx.env_value("DATABASE_USERNAME"), ctx.env_source("DATABASE_HOST"))
 
 
-def _tag_version(image: str) -> tuple[int, int] | None:
-    """(major, minor) of the tag (`7.5.0`, `v6.3`); None for another (latest)."""
-    tag = image.split("@", 1)[0].rsplit("/", 1)[-1].partition(":")[2]
-    m = re.match(r"v?(\d+)\.(\d+)", tag)
-    return (int(m.group(1)), int(m.group(2))) if m else None
-
-
 def unleash_pools(ctx: StackContext) -> list[Pool]:
     """Unleash's one knex pool, DATABASE_POOL_MAX (default 4) per pod."""
     if ctx.container.role == "init":
@@ -92,7 +85,7 @@ def unleash_pools(ctx: StackContext) -> list[Pool]:
                            f"({ctx.container.image}): its source is not public, so its "
                            "database pool is not read by pool-advisor")
         return []
-    version = _tag_version(ctx.container.image)
+    version = tag_version(ctx.container.image)
     if version is not None and version < (4, 0):
         ctx.unknown.append(f"{ctx.container.name}: Unleash {version[0]}.{version[1]} (before "
                            "v4's create-config.ts) is not read by pool-advisor")
