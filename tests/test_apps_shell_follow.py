@@ -169,3 +169,18 @@ def test_without_the_application_source_the_entrypoint_function_is_not_known():
         "/bin/sh", "-c", WRAPPER.replace("{arg}", "server"))), app=None, profile=None)
     (url,) = command_line(ctx.container, None, []).env
     assert url.value == "postgresql://app:@db:5432/app"
+
+
+def test_an_unclosed_heredoc_is_the_rest_of_the_script_and_a_shift_is_no_heredoc():
+    """bash reads an unclosed heredoc to the end of the script (it was scanned to the
+    end again for each such line: 20,000 lines took 17 s); `$((1 << N))` is arithmetic."""
+    import time
+
+    from advisor.read.apps.cmdline import top_level_lines
+
+    script = "cat <<EOF\n" * 20_000 + "exec gunicorn app\n"
+    started = time.perf_counter()
+    assert top_level_lines(script) == [(1, "cat <<EOF")]
+    assert time.perf_counter() - started < 2
+    shift = "x=$((1 << SIZE))\nexec gunicorn app\n"
+    assert [line for _, line in top_level_lines(shift)][-1] == "exec gunicorn app"

@@ -108,3 +108,15 @@ def test_postgrest_listener_connection(tmp_path, image, env, per_pod):
     write(tmp_path, {"k8s/db.yaml": DB, "k8s/rest.yaml": deployment(
         "rest", image, {"PGRST_DB_URI": URL, **env})})
     assert sum(p.per_pod() for p in pools_of(tmp_path, "rest")) == per_pod
+
+
+def test_storage_pool_url_from_a_secret_is_not_charged_to_database_url(tmp_path):
+    """DATABASE_POOL_URL wins over DATABASE_URL (client.ts `databasePoolURL ||
+    databaseURL`): set from a Secret, where the pool goes is not known, and it is not
+    the server DATABASE_URL names."""
+    manifest = deployment("storage", "supabase/storage-api:v1.60.4", {"DATABASE_URL": URL})
+    manifest += ("            - name: DATABASE_POOL_URL\n"
+                 "              valueFrom: {secretKeyRef: {name: pooler, key: url}}\n")
+    write(tmp_path, {"k8s/db.yaml": DB, "k8s/storage.yaml": manifest})
+    (budget,) = run_check([str(tmp_path)], CheckOptions(cache=False)).budgets
+    assert budget.unknown_clients == ["storage"] and budget.peak == 2

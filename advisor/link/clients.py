@@ -315,6 +315,16 @@ def client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
                 "a floor (declare [[workloads]] target)")
             if w.name not in topo.unplaced_clients:
                 topo.unplaced_clients.append(w.name)
+        elif hidden and not (decl is not None and decl.target):
+            # a reader knows the program connects but not how much nor where (Synapse's
+            # `-c /data/homeserver.yaml` on a volume the repository does not hold): not
+            # dropped, since it may connect to any server here
+            topo.notices.append(
+                f"{workload_id(w)}: connects to a database it names in nothing the "
+                f"repository holds ({'; '.join(hidden)}): it may connect to any server here, "
+                "so each peak is a floor (declare [[workloads]] target and connections)")
+            if w.name not in topo.unplaced_clients:
+                topo.unplaced_clients.append(w.name)
     if not pools and route is None:
         return []  # talks to no database we can see
     client = Client(id=workload_id(w), name=w.name, namespace=w.namespace, kind=w.kind,

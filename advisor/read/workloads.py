@@ -382,6 +382,11 @@ def _linked(obj: K8sObject, shape: WorkloadShape, index: ConfigIndex) -> Workloa
                     volume_specs=dict(shape.volume_specs))
 
 
+def _as_list(value: object) -> list:
+    """A list field as written, or nothing when it is another shape (`sources: 5`)."""
+    return value if isinstance(value, list) else []
+
+
 def _volume_sources(vol: dict) -> list[tuple[str, str]]:
     """The ConfigMaps and Secrets a pod volume shows as files: a configMap or secret
     volume, or each configMap/secret source of a projected volume."""
@@ -391,7 +396,7 @@ def _volume_sources(vol: dict) -> list[tuple[str, str]]:
     elif isinstance(vol.get("secret"), dict):
         out.append(("secret", str(vol["secret"].get("secretName"))))
     elif isinstance(vol.get("projected"), dict):
-        for item in vol["projected"].get("sources") or []:
+        for item in _as_list(vol["projected"].get("sources")):
             if not isinstance(item, dict):
                 continue
             if isinstance(item.get("configMap"), dict):
@@ -420,7 +425,7 @@ def _volume_spec(vol: dict) -> VolumeSpec:
                                       _items(vol["secret"])),))
     if isinstance(vol.get("projected"), dict):
         sources = []
-        for item in vol["projected"].get("sources") or []:
+        for item in _as_list(vol["projected"].get("sources")):
             if not isinstance(item, dict):
                 continue
             # (a serviceAccountToken or downwardAPI source shows no configuration file)

@@ -38,7 +38,7 @@ __all__ = [
 ]
 
 Reader = Callable[[StackContext], list[Pool]]
-INTERNAL_ERROR = "pool-advisor internal error"
+INTERNAL_ERROR = "internal error"  # advisor.guard.INTERNAL: the CLI exits 2 on it
 
 
 class StackReader(Struct, frozen=True):
@@ -370,13 +370,19 @@ def pools_for_container(container: Container, app: AppSource | None = None, *,
             continue
         try:
             pools.extend(reader.load()(ctx))
-        except (ValueError, TypeError, KeyError, IndexError, AttributeError,
-                RecursionError) as exc:
-            # A reader bug must not hide the other findings: report it where it happened.
+        except Exception as exc:
+            # A reader bug must not hide the other findings: report it where it happened,
+            # as advisor.guard does (PA901 error, exit 2), and leave the container's size
+            # unknown, never the other readers' sum as if complete.
+            from advisor.guard import crash_text
+
             where = app.directory if app is not None else container.name
             ctx.problem(container.source, f"{INTERNAL_ERROR} reading {reader.name} pool "
-                        f"settings of {where or '.'}: {type(exc).__name__}: {exc}",
-                        program="pool-advisor")
+                        f"settings of {where or '.'} ({crash_text(exc)}); please report "
+                        "this", fatal=True, program="pool-advisor")
+            ctx.unknown.append(f"{reader.name} pool settings not read (internal error)")
+            pools = []
+            break
     problems = list(app.problems) if app is not None else []
     notices = list(app.notices) if app is not None else []
     if container.role == "init" and pools:

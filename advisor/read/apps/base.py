@@ -213,5 +213,5 @@ def option_values(ctx: StackContext, option: str) -> list[tuple[str, Source]]:
 def tag_version(image: str) -> tuple[int, int] | None:
     """(major, minor) of an image tag (`v4.3.2`, `4.2`); None for another tag."""
     tag = image.split("@", 1)[0].rsplit("/", 1)[-1].partition(":")[2]
-    m = re.match(r"v?(\d+)\.(\d+)", tag)
+    m = re.match(r"v?(\d{1,9})\.(\d{1,9})", tag)
     return (int(m.group(1)), int(m.group(2))) if m else None

@@ -311,9 +311,13 @@ def top_level_lines(text: str) -> list[tuple[int, str]]:
         n, line = lines[index]
         index += 1
         heredoc = _HEREDOC.search(line)
+        if heredoc and line[:heredoc.start()].count("((") > line[:heredoc.start()].count("))"):
+            heredoc = None  # `$((1 << SHIFT))`: a shift in arithmetic, not a heredoc
         if heredoc:  # `psql <<'SQL'`: the lines up to SQL are its input, not commands
+            # never closed: the rest of the script is its body, as bash reads it (and
+            # not a scan to the end again for each such line)
             index = next((i + 1 for i in range(index, len(lines))
-                          if lines[i][1] == heredoc.group(2)), index)
+                          if lines[i][1] == heredoc.group(2)), len(lines))
         first = line.split(None, 1)[0].rstrip(";")
         if _FUNCTION.match(line):
             in_function += 1

@@ -332,7 +332,7 @@ def _tag_release(image: str) -> tuple[int, ...] | None:
     """Every number of the tag's version (`0.6.3-local`, `0.0.1-beta.5`: (0, 0, 1));
     None for a tag without one (latest, main)."""
     tag = image.split("@", 1)[0].rsplit("/", 1)[-1].partition(":")[2]
-    m = re.match(r"v?(\d+(?:\.\d+)+)", tag)
+    m = re.match(r"v?(\d{1,9}(?:\.\d{1,9})+)", tag)
     return tuple(int(n) for n in m.group(1).split(".")) if m else None
 
 

@@ -340,14 +340,17 @@ def builds_postgres(root: Root, directory: str) -> bool:
     twenty-postgres-spilo/ was taken for its server's and worker's source)."""
     from advisor.read.workloads import is_postgres_image
 
-    path = os.path.join(root.path, directory, "Dockerfile")
-    if not os.path.isfile(path):
-        return False
-    try:
-        found = dockerfile_base(root.read_text(path))
-    except InputError:
-        return False
-    return found is not None and is_postgres_image(found[0])
+    memo = root.__dict__.setdefault("builds_postgres", {})  # asked per workload
+    if directory not in memo:
+        path = os.path.join(root.path, directory, "Dockerfile")
+        found = None
+        if os.path.isfile(path):
+            try:
+                found = dockerfile_base(root.read_text(path))
+            except InputError:
+                found = None
+        memo[directory] = found is not None and is_postgres_image(found[0])
+    return memo[directory]
 
 
 def has_dockerfile(root: Root, directory: str) -> bool:
@@ -456,22 +459,38 @@ def go_command_dir(root: Root, candidates: list[str], names: set[str]) -> str | 
     """The Go main package named like the workload or its image in a module's cmd/
     folder (backend/cmd/sink for image sink, as `go build ./cmd/$SERVICE_NAME` builds
     it), when exactly one module holds one (I/O: stat only)."""
-    found = set()
+    commands = _go_commands(root, candidates)
+    found = {folder for name in names for folder in commands.get(name, ())}
+    return found.pop() if len(found) == 1 else None
+
+
+def _go_commands(root: Root, candidates: list[str]) -> dict[str, list[str]]:
+    """Command name -> the cmd/<name> folders holding Go files, of every module among
+    `candidates`: listed once per root (asked per workload)."""
+    memo = root.__dict__.setdefault("go_commands", {})
+    key = tuple(candidates)
+    if key in memo:
+        return memo[key]
+    out: dict[str, list[str]] = {}
     for d in candidates:
         if not os.path.isfile(os.path.join(root.path, d, "go.mod")):
             continue
-        for name in names:
-            if not name or "/" in name or name.startswith("."):
-                continue
-            folder = f"{d}/cmd/{name}" if d else f"cmd/{name}"
+        cmd = os.path.join(root.path, d, "cmd")
+        try:
+            entries = [e for e in os.scandir(cmd) if e.is_dir(follow_symlinks=False)]
+        except OSError:
+            continue
+        for entry in entries:
             try:
-                has_go = any(e.name.endswith(".go") and e.is_file()
-                             for e in os.scandir(os.path.join(root.path, folder)))
+                has_go = any(f.name.endswith(".go") and f.is_file()
+                             for f in os.scandir(entry.path))
             except OSError:
                 continue
             if has_go:
-                found.add(folder)
-    return found.pop() if len(found) == 1 else None
+                out.setdefault(entry.name, []).append(f"{d}/cmd/{entry.name}" if d
+                                                      else f"cmd/{entry.name}")
+    memo[key] = out
+    return out
 
 
 def image_repository(image: str) -> str:

@@ -273,9 +273,11 @@ def _go_imported_files(root: Root, base: Path, files: list[AppFile],
     count = len(files)
     while pending:
         for path in sorted(go_imports(pending.pop())):
-            if not path.startswith(module + "/"):
-                continue
-            package = module_dir / path[len(module) + 1:]
+            rest = path[len(module) + 1:]
+            if not path.startswith(module + "/") or \
+                    any(part in ("", ".", "..") for part in rest.split("/")):
+                continue  # another module's, or a path that would leave this one
+            package = module_dir / rest
             if package in seen:
                 continue
             seen.add(package)

@@ -46,7 +46,7 @@ def is_unleash(image: str) -> bool:
 def _js_parse_int(text: str) -> int | None:
     """Number.parseInt(text, 10): leading spaces, a sign, the digits that follow; None
     for NaN."""
-    m = re.match(r"\s*([+-]?\d+)", text)
+    m = re.match(r"\s*([+-]?\d{1,15})", text)  # past 15 digits: as good as no limit
     return int(m.group(1)) if m else None
 
 

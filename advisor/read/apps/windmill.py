@@ -59,7 +59,7 @@ def is_windmill(image: str) -> bool:
 
 def _rust_int(text: str, *, signed: bool) -> int | None:
     """Rust's str::parse for i32/u32: an optional sign, digits, nothing else."""
-    m = re.fullmatch(r"[+-]?\d+" if signed else r"\+?\d+", text)
+    m = re.fullmatch(r"[+-]?\d{1,12}" if signed else r"\+?\d{1,12}", text)  # longer overflows
     if m is None:
         return None
     n = int(text)

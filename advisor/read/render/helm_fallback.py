@@ -84,7 +84,7 @@ def missing_bitnami(missing: list[tuple[str, str, str, str]], user: dict[str, An
         # no values for it: the chart's defaults, one primary (Helm enables a dependency
         # whose condition path is unset); a chart 11.0 or later when the version says so
         # or says nothing (the keys before 11.0 are another shape)
-        major = re.match(r"[\^~=v\s]*(\d+)", version)  # not a range: ">=9" may be 18
+        major = re.match(r"[\^~=v\s]*(\d{1,9})", version)  # not a range: ">=9" may be 18
         modern = major is None or int(major.group(1)) >= 11
         section = section or {}
         found = _bitnami_postgresql(section, layers, (key,), release, key, chart_rel,

@@ -86,7 +86,7 @@ def percona_run(obj: K8sObject) -> bool:
 def cr_version(obj: K8sObject) -> tuple[int, ...]:
     """spec.crVersion as numbers; the operator's own when missing or unreadable."""
     raw = get(obj.body, "spec", "crVersion")
-    match = re.fullmatch(r"v?(\d+)(?:\.(\d+))?(?:\.(\d+))?", str(raw).strip()) \
+    match = re.fullmatch(r"v?(\d{1,9})(?:\.(\d{1,9}))?(?:\.(\d{1,9}))?", str(raw).strip()) \
         if raw is not None else None
     if match is None:
         return OPERATOR_VERSION
@@ -115,7 +115,7 @@ def percona_bouncer_version(obj: K8sObject, keys: tuple[str | int, ...]) -> Boun
     if isinstance(image, str):
         tag = image.rsplit("@", 1)[0].rsplit("/", 1)[-1].partition(":")[2]
         if "pgbouncer" in tag.lower():
-            match = re.search(r"pgbouncer-?v?(\d+)\.(\d+)", tag, re.IGNORECASE)
+            match = re.search(r"pgbouncer-?v?(\d{1,9})\.(\d{1,9})", tag, re.IGNORECASE)
             if match is None:
                 return BouncerVersion()
             return BouncerVersion(major=int(match.group(1)), minor=int(match.group(2)),
