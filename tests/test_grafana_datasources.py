@@ -403,3 +403,139 @@ def test_values_expand_as_grafana_does():
 def test_the_release_an_image_tag_names(image, number, exact):
     found = image_release(image)
     assert (found.number, found.exact) == (number, exact)
+
+
+# ------------------------------------------------- one bad object leaves the others read
+
+SECOND_DATASOURCE = """
+apiVersion: grafana.integreatly.org/v1beta1
+kind: GrafanaDatasource
+metadata: {{name: other, namespace: monitoring}}
+spec:
+{spec}  datasource:
+    name: Other
+    type: postgres
+    url: {url}
+"""
+
+
+def crashes(result) -> list:
+    return [f for f in result.findings if f.code == "PA901"]
+
+
+def other_tree(tmp_path, spec: str, url: str = "db.default.svc:5432",
+               grafana: str | None = None) -> None:
+    operator_tree(tmp_path, json="      maxOpenConns: 10\n")
+    if grafana is not None:
+        write(tmp_path, {"monitoring/grafana.yaml": grafana})
+    write(tmp_path, {"monitoring/other.yaml": SECOND_DATASOURCE.format(spec=spec, url=url)})
+
+
+def test_a_selector_that_is_no_label_selector_leaves_the_other_data_sources_read(tmp_path):
+    """`matchLabels: [a, b]` crashed _selects (AttributeError) and dropped every
+    GrafanaDatasource client: now that one goes to Grafanas not known (1 pod x 100, a
+    floor, PA106 saying why) and teslamate is still 2 pods x 10."""
+    other_tree(tmp_path, "  instanceSelector:\n    matchLabels: [a, b]\n")
+    result = run_check([str(tmp_path)], CheckOptions())
+    assert not crashes(result)
+    budget = budget_of(result)
+    totals = {c.who: c.total for c in budget.contributions}
+    assert totals == {"grafana": 20, "other": 100}
+    assert budget.unknown_clients == ["other"] and budget.peak_is_floor
+    (finding,) = [f for f in result.findings if f.code == "PA106"]
+    assert "matchLabels is not a map" in finding.message
+
+
+@pytest.mark.parametrize("spec", [
+    "  instanceSelector:\n    matchExpressions: {key: a}\n",
+    "  instanceSelector:\n    matchExpressions: [{key: a, operator: In, values: 7}]\n"])
+def test_match_expressions_of_the_wrong_shape_are_no_selector(tmp_path, spec):
+    other_tree(tmp_path, spec)
+    result = run_check([str(tmp_path)], CheckOptions())
+    assert not crashes(result)
+    assert {c.who: c.total for c in budget_of(result).contributions} == {
+        "grafana": 20, "other": 100}
+
+
+def test_values_from_that_is_no_list_leaves_a_dollar_value_unknown(tmp_path):
+    """`valuesFrom: 7` crashed _values_from (TypeError): now nothing is substituted, so
+    a url with `${host}` is a value not held here (placed nowhere, a notice) and one
+    without is read as written."""
+    spec = "  instanceSelector: {matchLabels: {dashboards: grafana}}\n  valuesFrom: 7\n"
+    other_tree(tmp_path, spec)
+    result = run_check([str(tmp_path)], CheckOptions())
+    assert not crashes(result) and budget_of(result).peak == 220  # 2 pods x (10 + 100)
+    other_tree(tmp_path, spec, url="'${host}:5432'")
+    result = run_check([str(tmp_path)], CheckOptions())
+    assert not crashes(result) and budget_of(result).peak_is_floor
+    assert any("Grafana data source 'Other'" in n and "not held here" in n
+               for n in result.notices)
+
+
+def test_an_infinite_max_surge_is_no_surge_and_no_crash(tmp_path):
+    """`maxSurge: "inf%"`: float('inf') has no integer (OverflowError, which `except
+    ValueError` let through): the surge is not read, the pods are."""
+    grafana = GRAFANA_CR.format(ns="monitoring", version="11.3.0").replace(
+        "strategy: {type: Recreate}", 'strategy: {rollingUpdate: {maxSurge: "inf%"}}')
+    other_tree(tmp_path, "  instanceSelector: {matchLabels: {dashboards: grafana}}\n",
+               grafana=grafana)
+    result = run_check([str(tmp_path)], CheckOptions())
+    assert not crashes(result) and budget_of(result).peak == 220  # no surge
+
+
+@pytest.mark.parametrize("url", ["'db.default.svc:²'", "'db.default.svc:123456'"])
+def test_a_port_of_no_ascii_digits_is_an_invalid_url(tmp_path, url):
+    """"²".isdigit() is true but int() refuses it (ValueError); Grafana's Atoi refuses
+    it too: the data source does not connect (a notice), the others are read."""
+    other_tree(tmp_path, "  instanceSelector: {matchLabels: {dashboards: grafana}}\n",
+               url=url)
+    result = run_check([str(tmp_path)], CheckOptions())
+    assert not crashes(result) and budget_of(result).peak == 20
+    assert any("Grafana data source 'Other'" in n and "invalid port" in n
+               for n in result.notices)
+
+
+def test_a_crash_on_one_data_source_or_grafana_is_its_own_problem(tmp_path, monkeypatch):
+    """Each GrafanaDatasource and each Grafana CR is read under its own guard: a crash
+    is a PA901 at that object, and the other data sources are still counted."""
+    import advisor.link.grafana_datasources as gd
+
+    values_from = gd._values_from
+
+    def crash_on_other(ds, index):
+        if ds.name == "other":
+            raise RuntimeError("boom")
+        return values_from(ds, index)
+
+    monkeypatch.setattr(gd, "_values_from", crash_on_other)
+    other_tree(tmp_path, "  instanceSelector: {matchLabels: {dashboards: grafana}}\n")
+    result = run_check([str(tmp_path)], CheckOptions())
+    (problem,) = crashes(result)
+    assert problem.location.path == "monitoring/other.yaml" and "boom" in problem.message
+    assert {c.who: c.total for c in budget_of(result).contributions} == {"grafana": 20}
+    monkeypatch.undo()
+
+    pods = gd._cr_pods
+
+    def crash_on_grafana(g, peaks, default_ns):
+        if g.name == "grafana":
+            raise RuntimeError("bust")
+        return pods(g, peaks, default_ns)
+
+    monkeypatch.setattr(gd, "_cr_pods", crash_on_grafana)
+    write(tmp_path, {"monitoring/other.yaml": SECOND_DATASOURCE.format(
+        spec="  instanceSelector: {matchLabels: {dashboards: other}}\n",
+        url="db.default.svc:5432")})
+    result = run_check([str(tmp_path)], CheckOptions())
+    (problem,) = crashes(result)
+    assert problem.location.path == "monitoring/grafana.yaml" and "bust" in problem.message
+    assert {c.who: c.total for c in budget_of(result).contributions} == {"other": 100}
+
+
+def test_a_tag_of_more_digits_than_int_takes_names_no_release():
+    """int() of more than 4,300 digits raises ValueError (Python 3.11): the digit runs
+    are bounded, so such a tag names no release."""
+    assert image_release("grafana/grafana:" + "1" * 5000 + ".0.0").number is None
+    assert image_release("grafana/grafana:" + "1" * 10 + ".0.0").number is None
+    assert image_release("grafana/grafana:v123456789.1").number == (123456789, 1, 0)
+

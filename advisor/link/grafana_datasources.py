@@ -85,13 +85,24 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Iterator
+from functools import partial
 from typing import Any
 
 from msgspec import Struct, field
 
+from advisor.guard import guarded
 from advisor.link.hosts import resolve_host
 from advisor.link.inputs import suppressed_codes
-from advisor.model import Client, Container, EnvVar, Pool, Route, Source, Term
+from advisor.model import (
+    Client,
+    ConfigProblem,
+    Container,
+    EnvVar,
+    Pool,
+    Route,
+    Source,
+    Term,
+)
 from advisor.read.sources.k8s import K8sObject, get, line_of, load_yaml_stream
 from advisor.read.workloads import ConfigIndex, ConfigMapData, Workload, lookup
 
@@ -160,7 +171,8 @@ At = Callable[..., Source]
 
 
 def _numbers(text: str) -> tuple[int, ...] | None:
-    m = re.match(r"v?(\d+)\.(\d+)(?:\.(\d+))?", text.strip())
+    # digit runs bounded: int() of more than 4,300 digits raises ValueError (Python 3.11)
+    m = re.match(r"v?([0-9]{1,9})\.([0-9]{1,9})(?:\.([0-9]{1,9}))?", text.strip())
     return tuple(int(n) for n in m.groups() if n is not None) if m else None
 
 
@@ -232,7 +244,7 @@ def _parse_url(url: str) -> tuple[str | None, int | None, str]:
         port = rest.lstrip(":")
     else:
         host, _, port = url.partition(":")
-    if port and not port.isdigit():
+    if port and not re.fullmatch(r"[0-9]{1,5}", port):  # not str.isdigit: "²" is one
         return None, None, (f"url {url!r} is not the host:port Grafana reads (invalid "
                             "port): the data source does not connect")
     return host or None, int(port) if port else None, ""
@@ -596,16 +608,31 @@ _ONE_UNKNOWN = Term(label="replicas unknown", value=1, source=Source.default_of(
 # ------------------------------------------------------------------- grafana-operator
 
 
-def _selects(selector: Any, labels: dict[str, str]) -> bool:
-    """A metav1.LabelSelector: matchLabels all equal, matchExpressions all hold."""
+def _not_a_selector(selector: Any) -> str:
+    """Why `selector` is not a metav1.LabelSelector ("" when it is one, or absent)."""
+    if selector is None:
+        return ""
     if not isinstance(selector, dict):
+        return "is not a map"
+    if not isinstance(selector.get("matchLabels") or {}, dict):
+        return "matchLabels is not a map"
+    expressions = selector.get("matchExpressions") or []
+    if not isinstance(expressions, list) or not all(
+            isinstance(e, dict) and isinstance(e.get("values") or [], list)
+            for e in expressions):
+        return "matchExpressions is not a list of {key, operator, values}"
+    return ""
+
+
+def _selects(selector: Any, labels: dict[str, str]) -> bool:
+    """A metav1.LabelSelector: matchLabels all equal, matchExpressions all hold (False
+    for anything else: _not_a_selector says why)."""
+    if not isinstance(selector, dict) or _not_a_selector(selector):
         return False
     for k, v in (selector.get("matchLabels") or {}).items():
         if labels.get(str(k)) != str(v):
             return False
     for e in selector.get("matchExpressions") or []:
-        if not isinstance(e, dict):
-            return False
         key, op = str(e.get("key")), str(e.get("operator"))
         values = [str(v) for v in e.get("values") or []]
         if (op == "In" and labels.get(key) not in values) or \
@@ -634,7 +661,8 @@ def operator_release(objects: list[K8sObject]) -> tuple[int, ...] | None:
     for o in objects:
         if o.kind != "Deployment":
             continue
-        for c in get(o.body, "spec", "template", "spec", "containers", default=[]) or []:
+        containers = get(o.body, "spec", "template", "spec", "containers")
+        for c in containers if isinstance(containers, list) else []:
             image = str(c.get("image") or "") if isinstance(c, dict) else ""
             if "/grafana-operator:" in image:
                 number = _numbers(image.rpartition(":")[2])
@@ -669,7 +697,8 @@ def _cr_default(g: K8sObject) -> DefaultSetting | None:
     found = _grafana_container(g)
     if found is not None:
         i, c = found
-        for j, e in enumerate(c.get("env") or []):
+        env = c.get("env")
+        for j, e in enumerate(env if isinstance(env, list) else []):
             if isinstance(e, dict) and e.get("name") == "GF_SQL_DATASOURCES_MAX_OPEN_CONNS_DEFAULT":
                 at = ("spec", "deployment", "spec", "template", "spec", "containers", i,
                       "env", j)
@@ -707,7 +736,7 @@ def _cr_pods(g: K8sObject, peaks: dict, default_ns: str) -> tuple[Term, Term | N
     pct = text.endswith("%")
     try:
         value = math.ceil(replicas.value * float(text[:-1]) / 100) if pct else int(text)
-    except ValueError:
+    except (ValueError, OverflowError):  # "inf%": float infinity has no integer
         return replicas, None
     if value <= 0:
         return replicas, None
@@ -719,10 +748,15 @@ def _cr_pods(g: K8sObject, peaks: dict, default_ns: str) -> tuple[Term, Term | N
                           source=where)
 
 
-def _values_from(ds: K8sObject, index: ConfigIndex) -> dict[str, list[tuple[str, str | None]]]:
-    """targetPath -> [(key, value or None when not held here)] of spec.valuesFrom."""
+def _values_from(ds: K8sObject, index: ConfigIndex
+                 ) -> dict[str, list[tuple[str, str | None]]] | None:
+    """targetPath -> [(key, value or None when not held here)] of spec.valuesFrom; None
+    when spec.valuesFrom is not a list (what it substitutes is not known)."""
     out: dict[str, list[tuple[str, str | None]]] = {}
-    for item in get(ds.body, "spec", "valuesFrom", default=[]) or []:
+    items = get(ds.body, "spec", "valuesFrom") or []
+    if not isinstance(items, list):
+        return None
+    for item in items:
         if not isinstance(item, dict) or not item.get("targetPath"):
             continue
         for ref_key, kind in (("secretKeyRef", "secret"), ("configMapKeyRef", "configmap")):
@@ -734,11 +768,14 @@ def _values_from(ds: K8sObject, index: ConfigIndex) -> dict[str, list[tuple[str,
     return out
 
 
-def _cr_expand(values: dict[str, list[tuple[str, str | None]]]) -> Expand:
+def _cr_expand(values: dict[str, list[tuple[str, str | None]]] | None) -> Expand:
     """The operator's substitution of `${key}`/`$key` in the string at a valuesFrom
     targetPath (a data source created through the API is not interpolated by Grafana
-    itself); None when the referenced value is not held here."""
+    itself); None when the referenced value is not held here, or for any `$` when
+    valuesFrom is not read (`values` None)."""
     def expand(text: str, path: str = "") -> str | None:
+        if values is None:
+            return None if "$" in text else text
         for key, value in values.get(path, []):
             if f"${{{key}}}" in text or re.search(rf"\${re.escape(key)}(?!\w)", text):
                 if value is None:
@@ -750,11 +787,13 @@ def _cr_expand(values: dict[str, list[tuple[str, str | None]]]) -> Expand:
 
 def operator_clients(objects: list[K8sObject], index: ConfigIndex, peaks: dict,
                      host_map: dict[str, tuple[str, str]], default_ns: str,
-                     notices: list[str], unplaced: list[str], declared: dict | None = None,
-                     origin: str | None = None) -> list[Client]:
+                     notices: list[str], unplaced: list[str], problems: list[ConfigProblem],
+                     declared: dict | None = None, origin: str | None = None) -> list[Client]:
     """The clients of every Grafana CR that GrafanaDatasources of PostgreSQL are pushed
     to: its pods x each one's pool; pods unknown for a data source no Grafana CR of the
-    repository matches (or one that is spec.external), never nothing."""
+    repository matches (or one that is spec.external), never nothing. Each
+    GrafanaDatasource and each Grafana CR is read on its own (advisor.guard.guarded): one
+    that crashes is a problem of its own (PA901), and the others are still read."""
     sources = [o for o in objects if o.kind == "GrafanaDatasource"
                and o.api_version.startswith(OPERATOR_GROUP)]
     if not sources:
@@ -762,56 +801,111 @@ def operator_clients(objects: list[K8sObject], index: ConfigIndex, peaks: dict,
     grafanas = [o for o in objects if o.kind == "Grafana"
                 and o.api_version.startswith(OPERATOR_GROUP)]
     operator = operator_release(objects)
+    settings: dict[str, tuple[GrafanaRelease, DefaultSetting | None] | None] = {}
+
+    def settings_of(g: K8sObject) -> tuple[GrafanaRelease, DefaultSetting | None] | None:
+        """The release and max_open_conns_default of a Grafana CR; None when reading
+        it crashed (its problem said once)."""
+        if g.ref not in settings:
+            settings[g.ref] = guarded(problems, g.path, lambda: (
+                _cr_release(g, operator), _cr_default(g)), None, "reading this Grafana",
+                g.line)
+        return settings[g.ref]
+
     per_grafana: dict[str, Found] = {}
     out: list[Client] = []
     for ds in sources:
-        node = get(ds.body, "spec", "datasource")
-        if not isinstance(node, dict):
+        read = guarded(problems, ds.path, partial(
+            _operator_datasource, ds, grafanas, settings_of, index, host_map, default_ns,
+            declared, origin), None, "reading this GrafanaDatasource", ds.line)
+        if read is None:
             continue
-        ns = ds.namespace or default_ns
-        cross = get(ds.body, "spec", "allowCrossNamespaceImport") is True
-        selector = get(ds.body, "spec", "instanceSelector")
-        matched = [g for g in grafanas if (cross or (g.namespace or default_ns) == ns)
-                   and _selects(selector, g.labels)]
-        expand = _cr_expand(_values_from(ds, index))
-
-        def at(*keys: str | int, ds: K8sObject = ds) -> Source:
-            return ds.source("spec", "datasource", *keys,
-                             key=".".join(str(k) for k in ("spec.datasource", *keys)))
-
-        if not matched:
-            found = Found()
-            read_datasource(node, at, expand, GrafanaRelease(
-                how="no Grafana CR of the repository matches its instanceSelector"), None,
-                ds.ref, found)
-            notices += found.notices
-            unplaced += [f"{ds.name}:{n}" for n in found.unplaced]
-            pods = Pods(replicas=_ONE_UNKNOWN, unknown=True, why=(
-                f"{ds.ref}: no Grafana CR of the repository matches its instanceSelector"))
-            out += _clients_of(found, ds.ref, ds.name, ds, ds.namespace, ds.kind, pods,
-                               host_map, default_ns, (declared or {}).get(ds.name), origin)
-        for g in matched:
-            found = per_grafana.setdefault(g.ref, Found())
-            before = len(found.notices), len(found.unplaced)
-            read_datasource(node, at, expand, _cr_release(g, operator), _cr_default(g),
-                            ds.ref, found)
-            notices += found.notices[before[0]:]
-            unplaced += [f"{g.name}:{n}" for n in found.unplaced[before[1]:]]
+        clients, found_per, ds_notices, ds_unplaced = read
+        out += clients
+        notices += ds_notices
+        unplaced += ds_unplaced
+        for ref, found in found_per.items():
+            _merge(per_grafana.setdefault(ref, Found()), found)
     for g in grafanas:
         found = per_grafana.get(g.ref)
-        if found is None or not found.entries:
-            continue
-        if get(g.body, "spec", "external") is not None:
-            pods = Pods(replicas=_ONE_UNKNOWN, unknown=True, why=(
-                f"{g.ref} is an external Grafana (spec.external): its pods are not the "
-                "operator's, nor in the repository"))
-        else:
-            replicas, surge = _cr_pods(g, peaks, default_ns)
-            pods = Pods(replicas=replicas, surge=surge)
-        out += _clients_of(found, f"{g.ref}#datasources", g.name, g, g.namespace,
-                           "GrafanaDatasource", pods, host_map, default_ns,
-                           (declared or {}).get(g.name), origin)
+        if found is not None and found.entries:
+            out += guarded(problems, g.path, partial(
+                _grafana_clients, g, found, peaks, host_map, default_ns, declared, origin),
+                [], "reading this Grafana", g.line)
     return out
+
+
+def _merge(into: Found, more: Found) -> None:
+    into.pools += more.pools
+    into.routes += more.routes
+    into.unknown += more.unknown
+    into.notices += more.notices
+    into.unplaced += more.unplaced
+    into.entries += more.entries
+
+
+def _operator_datasource(ds: K8sObject, grafanas: list[K8sObject],
+                         settings_of: Callable[[K8sObject], Any], index: ConfigIndex,
+                         host_map: dict[str, tuple[str, str]], default_ns: str,
+                         declared: dict | None, origin: str | None
+                         ) -> tuple[list[Client], dict[str, Found], list[str], list[str]]:
+    """One GrafanaDatasource: the client it is when no Grafana CR here matches it, what
+    it adds to each Grafana CR it matches (by ref), its notices and unplaced names."""
+    node = get(ds.body, "spec", "datasource")
+    if not isinstance(node, dict):
+        return [], {}, [], []
+    ns = ds.namespace or default_ns
+    cross = get(ds.body, "spec", "allowCrossNamespaceImport") is True
+    selector = get(ds.body, "spec", "instanceSelector")
+    bad = _not_a_selector(selector)
+    matched = [g for g in grafanas if (cross or (g.namespace or default_ns) == ns)
+               and _selects(selector, g.labels)]
+    expand = _cr_expand(_values_from(ds, index))
+
+    def at(*keys: str | int) -> Source:
+        return ds.source("spec", "datasource", *keys,
+                         key=".".join(str(k) for k in ("spec.datasource", *keys)))
+
+    notices: list[str] = []
+    unplaced: list[str] = []
+    out: list[Client] = []
+    if not matched:
+        reason = f"its instanceSelector {bad}: the Grafana CRs it goes to are not " \
+            "known" if bad else "no Grafana CR of the repository matches its instanceSelector"
+        found = Found()
+        read_datasource(node, at, expand, GrafanaRelease(how=reason), None, ds.ref, found)
+        notices += found.notices
+        unplaced += [f"{ds.name}:{n}" for n in found.unplaced]
+        pods = Pods(replicas=_ONE_UNKNOWN, unknown=True, why=f"{ds.ref}: {reason}")
+        out += _clients_of(found, ds.ref, ds.name, ds, ds.namespace, ds.kind, pods,
+                           host_map, default_ns, (declared or {}).get(ds.name), origin)
+    per_grafana: dict[str, Found] = {}
+    for g in matched:
+        read = settings_of(g)
+        if read is None:
+            continue  # the Grafana CR could not be read: its own problem says so
+        release, default = read
+        found = per_grafana.setdefault(g.ref, Found())
+        read_datasource(node, at, expand, release, default, ds.ref, found)
+        notices += found.notices
+        unplaced += [f"{g.name}:{n}" for n in found.unplaced]
+    return out, per_grafana, notices, unplaced
+
+
+def _grafana_clients(g: K8sObject, found: Found, peaks: dict,
+                     host_map: dict[str, tuple[str, str]], default_ns: str,
+                     declared: dict | None, origin: str | None) -> list[Client]:
+    """The clients of the data sources pushed to one Grafana CR: its pods x each pool."""
+    if get(g.body, "spec", "external") is not None:
+        pods = Pods(replicas=_ONE_UNKNOWN, unknown=True, why=(
+            f"{g.ref} is an external Grafana (spec.external): its pods are not the "
+            "operator's, nor in the repository"))
+    else:
+        replicas, surge = _cr_pods(g, peaks, default_ns)
+        pods = Pods(replicas=replicas, surge=surge)
+    return _clients_of(found, f"{g.ref}#datasources", g.name, g, g.namespace,
+                       "GrafanaDatasource", pods, host_map, default_ns,
+                       (declared or {}).get(g.name), origin)
 
 
 # --------------------------------------------------- a grafana chart release not rendered

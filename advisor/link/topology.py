@@ -276,7 +276,7 @@ def build_topology(inputs: Inputs) -> Topology:
         # grafana-operator: each data source on the Grafana instances it selects
         topo.clients += guarded(topo.problems, ".", partial(
             operator_clients, inputs.objects, index, peaks, host_map, default_ns,
-            topo.notices, topo.unplaced_clients, declared, origin), [],
+            topo.notices, topo.unplaced_clients, topo.problems, declared, origin), [],
             "reading GrafanaDatasource objects")
     if operator_secrets:
         # an application operator's resource (LiteLLMProxy) on an operator's Secret
