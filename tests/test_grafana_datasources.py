@@ -539,3 +539,46 @@ def test_a_tag_of_more_digits_than_int_takes_names_no_release():
     assert image_release("grafana/grafana:" + "1" * 10 + ".0.0").number is None
     assert image_release("grafana/grafana:v123456789.1").number == (123456789, 1, 0)
 
+
+GRAFANA_OWN_DATABASE = """
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: grafana, namespace: default}
+spec:
+  replicas: 2
+  strategy: {type: Recreate}
+  template:
+    metadata: {labels: {app: grafana}}
+    spec:
+      containers:
+        - name: grafana
+          image: grafana/grafana:11.2.0
+          env:
+            - {name: GF_DATABASE_URL, value: "postgres://grafana@db:5432/grafana"}
+            - {name: GF_DATABASE_MAX_OPEN_CONN, value: "7"}
+          volumeMounts:
+            - {name: ds, mountPath: /etc/grafana/provisioning/datasources}
+      volumes:
+        - name: ds
+          configMap: {name: grafana-datasources}
+"""
+
+
+def test_a_crash_reading_provisioned_data_sources_keeps_grafana_s_own_pool(
+        tmp_path, monkeypatch):
+    """clients.py read a Grafana pod's provisioning files unguarded: a crash there
+    (`url: "db:²"` did) dropped the whole workload, Grafana's own [database] pool too.
+    Now the crash is a PA901 at the workload, and the 2 pods x 7 are still counted."""
+    import advisor.link.clients as clients
+
+    def crash(*_args):
+        raise RuntimeError("boom")
+
+    write(tmp_path, {"db.yaml": DB, "grafana.yaml": GRAFANA_OWN_DATABASE,
+                     "cm.yaml": DATASOURCES_CM.format(url="db:5432", json="")})
+    monkeypatch.setattr(clients, "grafana_datasource_pools", crash)
+    result = run_check([str(tmp_path)], CheckOptions())
+    (problem,) = crashes(result)
+    assert problem.location.path == "grafana.yaml" and "boom" in problem.message
+    (c,) = budget_of(result).contributions
+    assert c.who == "grafana" and c.total == 14

@@ -194,8 +194,10 @@ def client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
             None if directory else w.obj.line)
         # Grafana's PostgreSQL data sources: a pool each, on the server each names (a
         # part of the client where it leads, as a further route)
-        ds = grafana_datasource_pools(w, c, index or {}, mounted or [],
-                                      w.namespace or default_ns)
+        ds = guarded(topo.problems, w.obj.path, partial(
+            grafana_datasource_pools, w, c, index or {}, mounted or [],
+            w.namespace or default_ns), None,
+            f"reading the Grafana data sources of container {c.name!r}", w.obj.line)
         if ds is not None:
             topo.notices.extend(ds.notices)
             hidden += ds.unknown
