@@ -359,3 +359,80 @@ def test_mas_config_in_the_image_is_unknown(tmp_path):
     write(tmp_path, {"k8s/db.yaml": DB, "k8s/mas.yaml": mas(config_env="/etc/mas.yaml")})
     client = _clients(tmp_path).get("mas")
     assert client is None or client.pools == []
+
+
+# --- podfiles: a file written from files written from files... is read in bounded time
+
+FAN_OUT = """
+apiVersion: v1
+kind: ConfigMap
+metadata: {{name: cfg}}
+data:
+  homeserver.yaml: |
+    database: {{name: psycopg2, args: {{host: db, cp_max: 10}}}}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {{name: synapse}}
+spec:
+  strategy: {{type: Recreate}}
+  template:
+    spec:
+      initContainers:
+        - name: gen
+          image: busybox
+          command: [sh, -c, "{script}"]
+          volumeMounts:
+            - {{name: conf, mountPath: /conf}}
+            - {{name: cfg, mountPath: /cfg}}
+      containers:
+        - name: synapse
+          image: ghcr.io/element-hq/synapse:v1.120.0
+          command: [python, -m, synapse.app.homeserver, -c, /conf/h.yaml]
+          volumeMounts:
+            - {{name: conf, mountPath: /conf}}
+      volumes:
+        - {{name: conf, emptyDir: {{}}}}
+        - {{name: cfg, configMap: {{name: cfg}}}}
+"""
+
+
+def _counting_reads(monkeypatch) -> list[int]:
+    from advisor.read.apps import podfiles
+
+    count = [0]
+    read = podfiles.ContainerFiles.read
+
+    def counted(self, path):
+        count[0] += 1
+        return read(self, path)
+
+    monkeypatch.setattr(podfiles.ContainerFiles, "read", counted)
+    return count
+
+
+def test_a_file_catted_from_itself_is_read_in_bounded_reads(tmp_path, monkeypatch):
+    """`cat /conf/h.yaml x 40 > /conf/h.yaml` re-read every input per level up to
+    MAX_DEPTH: 65,641 reads (N=120: 11 s, 417 MB). Each (writer, volume, path, depth)
+    is now made once, and a tree of more than MAX_READS reads is not held, said in a
+    notice, never a default."""
+    count = _counting_reads(monkeypatch)
+    script = "cat " + " ".join(["/conf/h.yaml"] * 40) + " > /conf/h.yaml"
+    write(tmp_path, {"k8s/db.yaml": DB, "k8s/synapse.yaml": FAN_OUT.format(script=script)})
+    result = run_check([str(tmp_path)], CheckOptions(cache=False))
+    assert count[0] < 1000
+    assert any("Deployment/synapse: /conf/h.yaml" in n and "more than 1000, not read" in n
+               for n in result.notices)
+    assert not any(p.size.bound == "default" for c in _clients(tmp_path).values()
+                   for p in c.pools)
+
+
+def test_only_the_last_write_of_a_file_is_read(tmp_path, monkeypatch):
+    """The fan-out write is replaced by a later `cp`: only the cp is read (it was built
+    too, in 65,641 reads), and its cp_max 10 is the pool."""
+    count = _counting_reads(monkeypatch)
+    script = "cat " + " ".join(["/conf/h.yaml"] * 40) + " > /conf/h.yaml; " \
+        "cp /cfg/homeserver.yaml /conf/h.yaml"
+    write(tmp_path, {"k8s/db.yaml": DB, "k8s/synapse.yaml": FAN_OUT.format(script=script)})
+    (pool,) = _clients(tmp_path)["synapse"].pools
+    assert (pool.size.value, pool.bound) == (10, "fixed") and count[0] < 50

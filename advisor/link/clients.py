@@ -234,6 +234,8 @@ def client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
         main_host = (c_route.host or "").lower() if c_route is not None else ""
         further += [p.route for p in placed if p.route is not None and p.route.host
                     and p.route.host.lower() not in (main_host, *_LOOPBACK_HOSTS)]
+    if pod_files is not None:
+        topo.notices += [f"{workload_id(w)}: {n}" for n in pod_files.notices]
     if non_clients and non_clients == sum(c.role != "init" and not is_pgbouncer_container(c)
                                           for c in w.containers):
         return []  # it runs nothing that connects (Synapse's `python -m synapse.config`)

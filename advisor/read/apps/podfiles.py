@@ -17,6 +17,9 @@ and the repository's ConfigMaps and Secrets (no I/O).
   - a shell `cat IN... > OUT`, possibly through `sed -e 's/TEXT/NEW/'` substitutions of
     literal text, or `cp IN OUT`: the files' texts one after the other.
   Anything else writing there leaves the file not held.
+  Only the last write of a file is read, each (writer, volume, path, depth) once; a file
+  whose tree would take more than MAX_READS file reads (`cat A A A ... > A` fans out
+  per level) is not held, said in a notice (PodFiles.notices), never a default.
 
 `PodFiles(workload, index).view(container)` gives a container's `read(path)` and
 `listdir(path)`; readers get it as StackContext.pod_files.
@@ -37,6 +40,7 @@ if TYPE_CHECKING:
     from advisor.read.workloads import ConfigIndex, Workload
 
 MAX_DEPTH = 4  # writers whose inputs another writer wrote, followed this deep
+MAX_READS = 1000  # file reads one written file's tree may take, each part as often as used
 
 
 class PodText(Frozen, kw_only=True):
@@ -49,6 +53,9 @@ class PodText(Frozen, kw_only=True):
     parts: tuple[PodText, ...] = ()
     why: str = ""
     where: Source | None = None  # the command that wrote it (deep, concat)
+    # the file reads its tree stands for, each part counted as often as it is used (a
+    # reader walks a shared part once per use)
+    reads: int = 1
 
     def describe(self) -> str:
         if self.kind == "held" and self.file is not None:
@@ -81,6 +88,9 @@ class PodFiles:
         self.w = workload
         self.index = index
         self._writes: dict[str, list[_Write]] = {}
+        # what a writer's last write of a file makes: (writer, volume, path, depth)
+        self._made: dict[tuple[str, str, str, int], PodText] = {}
+        self.notices: list[str] = []  # files not read past MAX_READS
 
     def view(self, container: str, depth: int = 0) -> ContainerFiles:
         return ContainerFiles(self, container, depth)
@@ -280,16 +290,22 @@ class ContainerFiles:
         if self.depth >= MAX_DEPTH:
             return unheld(f"written from files other containers write, more than "
                           f"{MAX_DEPTH} deep: not read")
-        found = None
+        last = None  # (view, write): the last write wins, only it is read
         for writer in self._writers():
             view = self if writer == self.name else self.pod.view(writer, self.depth + 1)
             for write in self.pod.writes(writer):
                 target = view._mount_of(posixpath.normpath(write.out)) \
                     if write.out.startswith("/") else None
-                if target != (vol, inside):
-                    continue
-                found = view._made(write)
-        return found
+                if target == (vol, inside):
+                    last = view, write
+        if last is None:
+            return None
+        view, write = last
+        key = (view.name, vol, inside, view.depth)
+        made = self.pod._made.get(key)
+        if made is None:
+            made = self.pod._made[key] = view._made(write)
+        return made
 
     def _written_names(self, vol: str, inside: str) -> list[str]:
         names = []
@@ -319,9 +335,17 @@ class ContainerFiles:
                     parts.append(rest)  # the folder's other files are not known
             else:
                 parts.append(deeper.read(name))
+        reads = sum(p.reads for p in parts)
+        if reads > MAX_READS:
+            why = (f"{write.out} (written at {write.where.label()}) is made of {reads} "
+                   "file reads, counting those of the files its inputs are written from: "
+                   f"more than {MAX_READS}, not read")
+            if why not in self.pod.notices:
+                self.pod.notices.append(why)
+            return unheld(why)
         if write.seds:
             parts = [_sed(p, write.seds) for p in parts]
-        return PodText(kind=write.mode, parts=tuple(parts), where=write.where)
+        return PodText(kind=write.mode, parts=tuple(parts), where=write.where, reads=reads)
 
 
 def _sed(text: PodText, seds: tuple[tuple[str, str, bool], ...]) -> PodText:
@@ -331,7 +355,7 @@ def _sed(text: PodText, seds: tuple[tuple[str, str, bool], ...]) -> PodText:
         return text
     if text.kind != "held" or text.file is None:
         return PodText(kind=text.kind, parts=tuple(_sed(p, seds) for p in text.parts),
-                       where=text.where, why=text.why)
+                       where=text.where, why=text.why, reads=text.reads)
     lines = text.file.text.split("\n")
     for old, new, every in seds:
         lines = [line.replace(old, new) if every else line.replace(old, new, 1)
