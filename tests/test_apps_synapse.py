@@ -436,3 +436,28 @@ def test_only_the_last_write_of_a_file_is_read(tmp_path, monkeypatch):
     write(tmp_path, {"k8s/db.yaml": DB, "k8s/synapse.yaml": FAN_OUT.format(script=script)})
     (pool,) = _clients(tmp_path)["synapse"].pools
     assert (pool.size.value, pool.bound) == (10, "fixed") and count[0] < 50
+
+
+def test_mas_through_a_shell_is_read(tmp_path):
+    """`sh -c "mas-cli config check && exec mas-cli server --config ..."`: _command
+    looked for a word whose basename is mas-cli, found none in the script, and the
+    client was unknown ("no application source folder", PA106). The command line's
+    segments are read as Synapse's are: the last that runs mas-cli is the server."""
+    manifest = mas(max_connections="      max_connections: 25").replace(
+        "          args: [server, --no-migrate]\n",
+        '          command: [sh, -c, "mas-cli config check && exec mas-cli server '
+        '--no-migrate --config /conf/mas-config.yaml"]\n').replace(
+        '          env: [{name: MAS_CONFIG, value: "/conf/mas-config.yaml"}]\n'
+        "          volumeMounts:\n"
+        "            - {name: rendered-config, mountPath: /conf/mas-config.yaml,\n"
+        "                subPath: mas-config.yaml}\n"
+        "      volumes:",
+        "          volumeMounts:\n"
+        "            - {name: rendered-config, mountPath: /conf/mas-config.yaml,\n"
+        "                subPath: mas-config.yaml}\n"
+        "      volumes:")
+    assert "exec mas-cli server" in manifest and manifest.count("MAS_CONFIG") == 1
+    write(tmp_path, {"k8s/db.yaml": DB, "k8s/mas.yaml": manifest})
+    (pool,) = _clients(tmp_path)["mas"].pools
+    assert (pool.size.value, pool.bound) == (25, "fixed")
+    assert _peak(tmp_path) == 2 * 25

@@ -48,10 +48,19 @@ def _command(ctx: StackContext) -> tuple[list[str], list[tuple[str, Source]]] | 
     sources = list(c.word_sources) if len(c.word_sources) == len(words) else \
         [c.source] * len(words)
     if c.command:
-        at = next((i for i, w in enumerate(words) if w.rsplit("/", 1)[-1] == "mas-cli"), None)
-        if at is None:
+        # the command line's segments (a shell's `exec mas-cli server ...` too), the
+        # last that runs mas-cli: as synapse.synapse_config_paths reads Synapse's
+        from advisor.read.apps.cmdline import command_line
+
+        for segment in reversed(command_line(c, None, []).segments()):
+            at = next((i for i, w in enumerate(segment)
+                       if w.text.rsplit("/", 1)[-1] == "mas-cli"), None)
+            if at is not None:
+                words = [w.text for w in segment[at + 1:]]
+                sources = [w.source for w in segment[at + 1:]]
+                break
+        else:
             return None
-        words, sources = words[at + 1:], sources[at + 1:]
     sub: list[str] = []
     configs: list[tuple[str, Source]] = []
     i = 0
