@@ -99,3 +99,28 @@ def test_mm_config_from_a_secret_not_held_is_unknown(tmp_path):
     write(tmp_path, {"k8s/db.yaml": DB, "k8s/mm.yaml": manifest})
     client = _clients(tmp_path)["mattermost"]
     assert client.pools == [] and "MM_CONFIG" in client.unknown
+
+
+
+def test_a_data_source_from_a_secret_is_not_the_store_s_dsn():
+    """MM_SQLSETTINGS_DATASOURCE from a Secret (value not held) was taken as unset, so
+    the reader routed the application's pools to the config store's DSN. DataSource,
+    when set, overrides it: where they open is not known (no route from the reader, a
+    notice saying why), and only the store's pool is on MM_CONFIG's database."""
+    from advisor.model import Container, EnvVar, Source
+    from advisor.read.apps import pools_for_container
+
+    at = Source(path="k8s/mm.yaml", line=10)
+    c = Container(name="mattermost", image="mattermost/mattermost-team-edition:11.6.1",
+                  source=at, env=(
+                      EnvVar(name="MM_CONFIG", value=PG_DSN.replace("/mattermost?",
+                                                                    "/mmconfig?"), source=at),
+                      EnvVar(name="MM_SQLSETTINGS_DATASOURCE", source=at,
+                             from_ref="secret:mm-db/dsn", secret=True)))
+    found = pools_for_container(c)
+    pools = {p.label: p for p in found.pools}
+    assert pools["Mattermost SqlSettings.MaxOpenConns"].route is None
+    store = pools["Mattermost database config store (SetMaxOpenConns(2))"]
+    assert (store.route.host, store.route.dbname) == ("db", "mmconfig")
+    assert any("MM_SQLSETTINGS_DATASOURCE" in n and "not known" in n
+               for n in found.notices)

@@ -12,8 +12,10 @@ its pools open on, and the configuration store's own pool.
   without one). With no active configuration stored yet, it starts from SqlSettings
   DriverName and DataSource taken from that DSN (database.go DatabaseStore.Load).
 - The application's pool is SqlSettings.MaxOpenConns (advisor/read/apps/images.py) on
-  SqlSettings.DataSource: MM_SQLSETTINGS_DATASOURCE, else the store's DSN; on MySQL when
-  MM_SQLSETTINGS_DRIVERNAME (else the store's DSN) says mysql.
+  SqlSettings.DataSource: MM_SQLSETTINGS_DATASOURCE, else the store's DSN (a
+  MM_SQLSETTINGS_DATASOURCE whose value is not held here leaves it not known, said in a
+  notice, never the store's DSN); on MySQL when MM_SQLSETTINGS_DRIVERNAME (else the
+  store's DSN) says mysql.
 """
 
 from __future__ import annotations
@@ -86,10 +88,20 @@ def mattermost_pools(ctx: StackContext, main: Callable[[], list[Pool]],
     if kind == "postgres":
         pools = main()
         source = ctx.env("MM_SQLSETTINGS_DATASOURCE")
-        if (source is None or not source.value) and store == "postgres" and dsn is not None:
+        if source is not None and source.value is None:
+            # set from a reference not held here: where the pools connect is not known,
+            # never the store's DSN (which DataSource, when set, overrides)
+            ctx.notices.append(
+                f"{ctx.container.name}: Mattermost SqlSettings.DataSource "
+                f"(MM_SQLSETTINGS_DATASOURCE, {ctx.env_source(source.name).label()}) is set "
+                "from a reference not held here: the database its pools open on is not "
+                "known here" + (f", not read from the configuration store's DSN "
+                                f"({dsn[1].label()})" if store == "postgres" and dsn else ""))
+        elif (source is None or not source.value) and store == "postgres" and \
+                dsn is not None:
             route = route_from_url(str(dsn[0]), dsn[1])
-            pools = [replace(p, route=route) if route is not None and p.route is None else p
-                     for p in pools]
+            pools = [replace(p, route=route) if route is not None and p.route is None
+                     else p for p in pools]
     if store != "postgres" or dsn is None:
         return pools  # config.json, or a MySQL store
     route = route_from_url(str(dsn[0]), dsn[1])
