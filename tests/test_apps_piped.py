@@ -115,11 +115,12 @@ def test_hibernate_hikari_maximum_pool_size_sets_it(tmp_path):
 def test_without_its_config_the_backend_is_no_silent_zero(tmp_path):
     """The Secret mounted for another controller only: the backend names no database
     the repository holds, so it is a client whose server is not known, and every peak a
-    floor, not left out."""
+    floor, not left out (its pool's size is not known either: no config.properties)."""
     _tree(tmp_path, mounted_in="worker")
     result, budget = _budget(tmp_path)
     assert budget.contributions == [] and budget.peak_is_floor
-    assert [n for n in result.notices if "piped-backend" in n and "names no database" in n]
+    assert [n for n in result.notices if "piped-backend" in n and "no config.properties"
+            in n and "may connect to any server here" in n]
 
 
 @pytest.mark.parametrize("name", ["HIBERNATE__HIKARI__MAXIMUMPOOLSIZE",
@@ -128,7 +129,8 @@ def test_hikari_settings_in_the_env_are_not_read(name):
     """HIBERNATE__HIKARI__MAXIMUMPOOLSIZE becomes `hibernate.hikari.maximumpoolsize`
     (Constants.java lower-cases it), which HikariCP matches to no setter; a variable
     named hibernate.hikari.maximumPoolSize is read by images before 2025-09 only, and
-    the tag does not say which: unknown, either way. The URL in the env places it."""
+    the tag does not say which: unknown, either way. Without them, and with no
+    config.properties held, the size is not known either (not HikariCP's 10)."""
     from msgspec.structs import replace
 
     from advisor.read.apps import pools_for_container
@@ -138,8 +140,8 @@ def test_hikari_settings_in_the_env_are_not_read(name):
     got = pools_for_container(replace(container(env), image="1337kavin/piped:latest"))
     assert got.pools == [] and any(name in u for u in got.unknown)
     del env[name]
-    (pool,) = pools_for_container(replace(container(env), image="1337kavin/piped:latest")).pools
-    assert (pool.size.value, pool.route.host) == (HIKARI_DEFAULT, "db")
+    got = pools_for_container(replace(container(env), image="1337kavin/piped:latest"))
+    assert got.pools == [] and any("no config.properties" in u for u in got.unknown)
     proxy = pools_for_container(replace(container(env), image="1337kavin/piped-proxy:latest"))
     assert not [p for p in proxy.pools if p.label.startswith("Piped")]
 
@@ -182,3 +184,32 @@ def test_teslamate_on_app_template_5_holds_database_pool_size(tmp_path):
     write(tmp_path, {"k8s/teslamate.yaml": TESLAMATE % "              DATABASE_POOL_SIZE: 3\n"})
     _, budget = _budget(tmp_path)
     assert budget.contributions[0].total == 3
+
+
+PIPED_DEPLOYMENT = """---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: piped-backend}
+spec:
+  replicas: 2
+  strategy: {type: Recreate}
+  template:
+    spec:
+      containers:
+        - name: backend
+          image: 1337kavin/piped:latest
+          env:
+            - {name: HIBERNATE__CONNECTION__URL, value: "jdbc:postgresql://db:5432/piped"}
+"""
+
+
+def test_with_no_config_properties_held_the_pool_size_is_unknown(tmp_path):
+    """No config.properties in the repository: whether it sets maximumPoolSize is not
+    known, so the backend was counted as HikariCP's 10 (bound "default") while its note
+    said the size was not known. It is a client of unknown size (PA106, a floor) on the
+    server its env's URL names."""
+    write(tmp_path, {"k8s/db.yaml": DB, "k8s/piped.yaml": PIPED_DEPLOYMENT})
+    result, budget = _budget(tmp_path)
+    assert budget.unknown_clients == ["piped-backend"] and budget.peak_is_floor
+    (finding,) = [f for f in result.findings if f.code == "PA106"]
+    assert "no config.properties" in finding.message

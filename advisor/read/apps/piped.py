@@ -79,13 +79,15 @@ def _config(ctx: StackContext) -> dict[str, tuple[str, Source]] | None:
 
 def piped_pools(ctx: StackContext) -> list[Pool]:
     """The backend's one pool: hibernate.hikari.maximumPoolSize of its config.properties,
-    else HikariCP's 10, on hibernate.connection.url (the file's, else the env's)."""
+    else HikariCP's 10 when that file is held, on hibernate.connection.url (the file's,
+    else the env's); unknown with no config.properties held."""
     if ctx.container.role == "init":
         return []
     # both forms: HIBERNATE__X__Y (Piped since c5921f6), hibernate.x.y (before)
     env = {e.name.replace("__", ".").lower() if e.name.startswith("HIBERNATE") else e.name: e
            for e in ctx.container.env if e.name.lower().startswith("hibernate")}
-    config = _config(ctx) or {}
+    held = _config(ctx)
+    config = held or {}
     route: Route | None = None
     if URL_KEY in config:
         route = route_from_url(*config[URL_KEY])
@@ -111,11 +113,11 @@ def piped_pools(ctx: StackContext) -> list[Pool]:
                            "setting's name, since Piped-Backend c5921f6; hibernate.* "
                            "before): not read")
         return []
-    if not config:
-        note = (f"no config.properties mounted at /{CONFIG} is in the repository, so "
-                "where it connects and whether it sets hibernate.hikari.maximumPoolSize "
-                "are not known")
-    else:
-        note = f"{SIZE_KEY} unset in its config.properties"
+    if held is None:
+        # the file that would set it is not held: its size is not known, not HikariCP's 10
+        ctx.unknown.append(f"{LABEL}: no config.properties mounted at /{CONFIG} is in the "
+                           f"repository, so whether it sets {SIZE_KEY} is not known")
+        return []
     return [ctx.pool(LABEL, DEFAULT_POOL_SIZE, Source.default_of(DEFAULT_TEXT, key=SIZE_KEY),
-                     route=route, bound="default", per_process=False, note=note)]
+                     route=route, bound="default", per_process=False,
+                     note=f"{SIZE_KEY} unset in its config.properties")]
