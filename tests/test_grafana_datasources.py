@@ -576,7 +576,7 @@ def test_a_crash_reading_provisioned_data_sources_keeps_grafana_s_own_pool(
 
     write(tmp_path, {"db.yaml": DB, "grafana.yaml": GRAFANA_OWN_DATABASE,
                      "cm.yaml": DATASOURCES_CM.format(url="db:5432", json="")})
-    monkeypatch.setattr(clients, "grafana_datasource_pools", crash)
+    monkeypatch.setattr(clients, "_grafana_datasource_pools", crash)
     result = run_check([str(tmp_path)], CheckOptions())
     (problem,) = crashes(result)
     assert problem.location.path == "grafana.yaml" and "boom" in problem.message

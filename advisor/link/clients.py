@@ -13,7 +13,6 @@ from msgspec.structs import replace
 from advisor.guard import guarded
 from advisor.lazyregex import lazy
 from advisor.link.argo import LEADER_ONLY, argo_workflows_pools
-from advisor.link.grafana_datasources import workload_pools as grafana_datasource_pools
 from advisor.link.hosts import host_variable_route, resolve_host, runs_db_proxy
 from advisor.link.inputs import Inputs, suppressed_codes, workload_id
 from advisor.link.operators import operator_credentials_route, operator_secret_route
@@ -51,7 +50,6 @@ from advisor.read.apps.locate import (
     match_app_dir,
     maybe_built_here,
 )
-from advisor.read.apps.podfiles import PodFiles
 from advisor.read.apps.poolcache import container_pools
 from advisor.read.apps.urls import route_from_args, route_key, routes_after
 from advisor.read.render.helm_positions import in_packaged_chart
@@ -177,6 +175,8 @@ def client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
             continue
         if reads_pod_files(c):
             # a program that reads its configuration files from the pod (Synapse)
+            from advisor.read.apps.podfiles import PodFiles
+
             pod_files = pod_files or PodFiles(w, index or {})
             read = partial(pools_for_container, c, app if c.name in runs_app else None,
                            node_cpus=inputs.settings.node_cpus,
@@ -195,9 +195,10 @@ def client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
         # Grafana's PostgreSQL data sources: a pool each, on the server each names (a
         # part of the client where it leads, as a further route)
         ds = guarded(topo.problems, w.obj.path, partial(
-            grafana_datasource_pools, w, c, index or {}, mounted or [],
+            _grafana_datasource_pools, w, c, index or {}, mounted or [],
             w.namespace or default_ns), None,
-            f"reading the Grafana data sources of container {c.name!r}", w.obj.line)
+            f"reading the Grafana data sources of container {c.name!r}", w.obj.line) \
+            if "grafana" in c.image.lower() else None
         if ds is not None:
             topo.notices.extend(ds.notices)
             hidden += ds.unknown
@@ -933,3 +934,11 @@ def _lambda_db_setting(fn: LambdaFunction) -> Route | None:
         if var.value and _LAMBDA_DB_NAME.search(var.name) and not _NOT_A_HOST.search(var.name):
             return Route(host=var.value, source=replace(var.source, key=var.name))
     return None
+
+
+def _grafana_datasource_pools(*args):
+    """advisor.link.grafana_datasources.workload_pools, imported for a Grafana image only
+    (the caller tests the image's name first)."""
+    from advisor.link.grafana_datasources import workload_pools
+
+    return workload_pools(*args)

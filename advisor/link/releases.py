@@ -10,7 +10,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from advisor.link.grafana_datasources import release_clients as grafana_release_clients
 from advisor.link.hosts import host_variable_route, resolve_host
 from advisor.link.inputs import Inputs, suppressed_codes
 from advisor.link.operators import operator_credentials_route, operator_secret_route
@@ -55,6 +54,8 @@ def release_clients(inputs: Inputs, topo: Topology, index: ConfigIndex,
                                 declared.get(release.name), inputs.settings.origin,
                                 topo.notices)
         # a grafana chart's PostgreSQL data sources (its `datasources:` value)
+        from advisor.link.grafana_datasources import release_clients as grafana_release_clients
+
         clients += grafana_release_clients(release, inputs.objects, host_map, default_ns,
                                            topo.notices, topo.unplaced_clients,
                                            client.id if client is not None else None,

@@ -24,13 +24,6 @@ from advisor.link.clients import (
     mounted_files,
     sidecars_by_workload,
 )
-from advisor.link.grafana_datasources import (
-    SIDECAR_LABEL,
-    may_hold_datasources,
-    operator_clients,
-    orphan_clients,
-    read_by_workloads,
-)
 from advisor.link.harbor import with_core_database
 from advisor.link.hosts import (
     addressable,
@@ -247,9 +240,15 @@ def build_topology(inputs: Inputs) -> Topology:
     topo.notices += with_core_database(pending)  # Harbor jobservice: core's database
     # ConfigMaps and Secrets labelled for a Grafana sidecar, and which a Grafana pod of the
     # repository reads (the others are clients of pods not read here)
-    labelled = any(may_hold_datasources(d) and SIDECAR_LABEL in d.obj.labels
-                   for d in index.values())
-    grafana_read = read_by_workloads(pending, index, default_ns) if labelled else set()
+    # (the module is imported only for a repository with such a file or object: a
+    # check of one without pays nothing for it)
+    labelled = any(_GRAFANA_SIDECAR_LABEL in d.obj.labels for d in index.values()) and \
+        _grafana_labelled(index)
+    grafana_read: set = set()
+    if labelled:
+        from advisor.link.grafana_datasources import read_by_workloads
+
+        grafana_read = read_by_workloads(pending, index, default_ns)
     svc_by_host = service_host_index(services, default_ns)
     own = partial(own_service, services=services, by_host=svc_by_host, default_ns=default_ns)
     pending.reverse()
@@ -268,11 +267,15 @@ def build_topology(inputs: Inputs) -> Topology:
             release_clients, inputs, topo, index, operator_secrets, host_map, default_ns,
             declared), [], "reading chart releases (Flux HelmRelease, Argo CD Application)")
     if labelled:
+        from advisor.link.grafana_datasources import orphan_clients
+
         # a data source file for a Grafana sidecar no pod of the repository runs
         topo.clients += guarded(topo.problems, ".", partial(
             orphan_clients, index, grafana_read, host_map, default_ns, topo.notices,
             topo.unplaced_clients, declared, origin), [], "reading Grafana data source files")
     if any(o.kind == "GrafanaDatasource" for o in inputs.objects):
+        from advisor.link.grafana_datasources import operator_clients
+
         # grafana-operator: each data source on the Grafana instances it selects
         topo.clients += guarded(topo.problems, ".", partial(
             operator_clients, inputs.objects, index, peaks, host_map, default_ns,
@@ -649,3 +652,16 @@ def _autoscaler_maxima(objects: list[K8sObject]) -> dict[tuple[str | None, str, 
                                                      "spec.maxReplicaCount"))
             found[key] = term
     return found
+
+
+# advisor.link.grafana_datasources.SIDECAR_LABEL, tested before that module is imported
+_GRAFANA_SIDECAR_LABEL = "grafana_datasource"
+
+
+def _grafana_labelled(index: ConfigIndex) -> bool:
+    """A ConfigMap or Secret labelled for Grafana's sidecar that may list a PostgreSQL
+    data source."""
+    from advisor.link.grafana_datasources import SIDECAR_LABEL, may_hold_datasources
+
+    return any(may_hold_datasources(d) and SIDECAR_LABEL in d.obj.labels
+               for d in index.values())
