@@ -71,6 +71,7 @@ from advisor.read.workloads import (
     POD_SPEC_PATHS,
     AppliedIndex,
     ConfigIndex,
+    ConfigMapData,
     Workload,
     configmap_index,
     is_pgbouncer_container,
@@ -242,7 +243,8 @@ def build_topology(inputs: Inputs) -> Topology:
     # repository reads (the others are clients of pods not read here)
     # (the module is imported only for a repository with such a file or object: a
     # check of one without pays nothing for it)
-    labelled = any(_GRAFANA_SIDECAR_LABEL in d.obj.labels for d in index.values()) and \
+    # (its data first: a ConfigMap's labels decode its body from the cache)
+    labelled = any(_may_list_postgres_datasource(d) for d in index.values()) and \
         _grafana_labelled(index)
     grafana_read: set = set()
     if labelled:
@@ -656,6 +658,12 @@ def _autoscaler_maxima(objects: list[K8sObject]) -> dict[tuple[str | None, str, 
 
 # advisor.link.grafana_datasources.SIDECAR_LABEL, tested before that module is imported
 _GRAFANA_SIDECAR_LABEL = "grafana_datasource"
+
+
+def _may_list_postgres_datasource(data: ConfigMapData) -> bool:
+    """grafana_datasources.may_hold_datasources without its key test: a file of the
+    ConfigMap names both `datasources` and `postgres`."""
+    return any("datasources" in v and "postgres" in v for v in data.data.values())
 
 
 def _grafana_labelled(index: ConfigIndex) -> bool:
