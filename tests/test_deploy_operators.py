@@ -863,3 +863,22 @@ def test_crunchy_auth_pool_is_each_client_database_as_crunchypgbouncer():
     p = pooler(operator_entities(objects), "crunchy-pooler:zoo/hippo-pgbouncer")
     assert (p.settings["auth_user"].value, p.settings["auth_user"].source.path) == (
         "lookup", "h.yaml")
+
+
+@pytest.mark.parametrize(("image", "version"), [
+    ("registry.developers.crunchydata.com/crunchydata/crunchy-pgbouncer:ubi8-1.23-0", (1, 23)),
+    ("registry.developers.crunchydata.com/crunchydata/crunchy-pgbouncer:ubi9-1.24-1", (1, 24)),
+    ("registry.developers.crunchydata.com/crunchydata/crunchy-pgbouncer:centos8-1.15-3",
+     (1, 15)),
+    ("docker.io/bitnami/pgbouncer:1.22.1-debian-12-r3", (1, 22)),
+    ("ghcr.io/cloudnative-pg/pgbouncer:v1.25.1", (1, 25)),
+])
+def test_a_pgbouncer_image_tag_names_its_version(image, version):
+    """Crunchy's tags put the base image first (ubi8-1.23-0): read as no version, PGO's
+    pgBouncer was taken for 1.18 (before prepared-statement tracking, 1.21)."""
+    from advisor.read.sources.operators.common import bouncer_version
+
+    (obj,), _ = k8s_objects(f"kind: X\nmetadata: {{name: x}}\nspec: {{image: '{image}'}}\n",
+                            "x.yaml")
+    found = bouncer_version(obj, ("spec", "image"))
+    assert (found.major, found.minor) == version

@@ -279,7 +279,9 @@ def split_instances(obj: K8sObject, total: Term) -> tuple[Term, Term | None]:
 def bouncer_version(obj: K8sObject, keys: tuple[str | int, ...]) -> BouncerVersion:
     image = get(obj.body, *keys)
     if isinstance(image, str):
-        match = re.search(r":v?(\d+)\.(\d+)", image)
+        # `pgbouncer:1.23.1`, `:v1.23`, and Crunchy's base-image prefixed tags
+        # (crunchy-pgbouncer:ubi8-1.23-0, ubi9-1.24-1, centos8-1.15-3): the version after it
+        match = re.search(r":(?:v|[a-z]+\d+-)?(\d{1,9})\.(\d{1,9})", image)
         if match:
             return BouncerVersion(major=int(match.group(1)), minor=int(match.group(2)),
                                   source=source_at(obj, *keys))
