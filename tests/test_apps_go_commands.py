@@ -9,7 +9,7 @@ from __future__ import annotations
 from advisor.engine.check import CheckOptions, run_check, scan
 from advisor.read.apps.source import go_imports, scan_app_dir
 from advisor.read.fs import Root
-from tests.tree_helpers import POSTGRES_DB, write
+from tests.tree_helpers import POSTGRES_DB, deployment, write
 
 GO_MOD = "module acme/backend\n\ngo 1.22\n\nrequire github.com/jackc/pgx/v4 v4.18.3\n"
 
@@ -48,21 +48,8 @@ MODULE = {
 
 
 def _deployment(name: str, image: str, replicas: int) -> str:
-    return f"""
-apiVersion: apps/v1
-kind: Deployment
-metadata: {{name: {name}}}
-spec:
-  replicas: {replicas}
-  strategy: {{type: Recreate}}
-  template:
-    spec:
-      containers:
-        - name: {name}
-          image: {image}
-          env:
-            - {{name: DATABASE_URL, value: "postgres://app@db:5432/app"}}
-"""
+    return deployment(name, image, {"DATABASE_URL": "postgres://app@db:5432/app"},
+                      replicas=replicas)
 
 
 def test_go_imports_both_forms():

@@ -9,27 +9,9 @@ import pytest
 
 from advisor.engine.check import run_check, scan
 from advisor.engine.options import CheckOptions
-from tests.tree_helpers import POSTGRES_DB, write
+from tests.tree_helpers import POSTGRES_DB, deployment, write
 
 DB = POSTGRES_DB.replace("max_connections=50", "max_connections=500")
-
-
-def deployment(name: str, image: str, env: dict[str, str], replicas: int = 2) -> str:
-    lines = "".join(f"            - {{name: {k}, value: \"{v}\"}}\n" for k, v in env.items())
-    return f"""
-apiVersion: apps/v1
-kind: Deployment
-metadata: {{name: {name}}}
-spec:
-  replicas: {replicas}
-  strategy: {{type: Recreate}}
-  template:
-    spec:
-      containers:
-        - name: {name}
-          image: {image}
-          env:
-{lines}"""
 
 
 def pools_of(tmp_path, name: str):

@@ -12,6 +12,7 @@ import pytest
 from advisor.engine.check import run_check, scan
 from advisor.engine.options import CheckOptions
 from tests.tree_helpers import POSTGRES_DB, write
+from tests.tree_helpers import deployment as tree_deployment
 
 DB = POSTGRES_DB.replace("max_connections=50", "max_connections=500")
 URL = "postgres://postgres:x@db:5432/windmill?sslmode=disable"
@@ -22,25 +23,8 @@ def deployment(name: str, env: dict[str, str | None], image: str = IMAGE,
                replicas: int = 2, command: str = "") -> str:
     """The chart's shape: DATABASE_URL and MODE in the env (a None value is set from a
     Secret), the image's own command unless given."""
-    lines = "".join(
-        f"            - {{name: {k}, valueFrom: {{secretKeyRef: {{name: wm, key: {k}}}}}}}\n"
-        if v is None else f"            - {{name: {k}, value: \"{v}\"}}\n"
-        for k, v in {"DATABASE_URL": URL, **env}.items())
-    cmd = f"          command: {command}\n" if command else ""
-    return f"""
-apiVersion: apps/v1
-kind: Deployment
-metadata: {{name: {name}}}
-spec:
-  replicas: {replicas}
-  strategy: {{type: Recreate}}
-  template:
-    spec:
-      containers:
-        - name: {name}
-          image: {image}
-{cmd}          env:
-{lines}"""
+    return tree_deployment(name, image, {"DATABASE_URL": URL, **env}, replicas=replicas,
+                           command=command, secret="wm")
 
 
 def pods(tmp_path, **deployments: str):

@@ -35,3 +35,29 @@ def write(root: Path, files: dict[str, str]) -> Path:
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_text(textwrap.dedent(text))
     return root
+
+
+def deployment(name: str, image: str, env: dict[str, str | None], *, replicas: int = 2,
+               command: str = "", secret: str = "s") -> str:
+    """A Deployment of one container named `name` running `image`, Recreate (no surge
+    pod), with `env` as its last block (a None value is set from Secret `secret`) and
+    `command` as written when given."""
+    lines = "".join(
+        f"            - {{name: {k}, valueFrom: {{secretKeyRef: {{name: {secret}, key: {k}}}}}}}\n"
+        if v is None else f"            - {{name: {k}, value: \"{v}\"}}\n"
+        for k, v in env.items())
+    cmd = f"          command: {command}\n" if command else ""
+    return f"""
+apiVersion: apps/v1
+kind: Deployment
+metadata: {{name: {name}}}
+spec:
+  replicas: {replicas}
+  strategy: {{type: Recreate}}
+  template:
+    spec:
+      containers:
+        - name: {name}
+          image: {image}
+{cmd}          env:
+{lines}"""
