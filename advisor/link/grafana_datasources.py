@@ -91,6 +91,7 @@ from typing import Any
 from msgspec import Struct, field
 
 from advisor.guard import guarded
+from advisor.link.grafana_files import SIDECAR_LABEL, may_hold_datasources, yaml_key
 from advisor.link.hosts import resolve_host
 from advisor.link.inputs import suppressed_codes
 from advisor.model import (
@@ -109,7 +110,6 @@ from advisor.read.workloads import ConfigIndex, ConfigMapData, Workload, lookup
 PG_TYPES = frozenset({"postgres", "grafana-postgresql-datasource"})
 GRAFANA_IMAGES = frozenset({"grafana", "grafana-enterprise", "grafana-oss"})
 OPERATOR_GROUP = "grafana.integreatly.org/"
-SIDECAR_LABEL = "grafana_datasource"  # the grafana chart's sidecar.datasources.label
 PROVISIONING = "/etc/grafana/provisioning"
 DEFAULT_SINCE = (9, 5, 1)
 DEFAULT_OPEN = 100
@@ -360,17 +360,6 @@ def provisioning_file(text: str, shown: str, offset: int, expand: Expand,
             read_datasource(node, at, expand, release, default, who, out)
 
 
-def _yaml_key(key: str) -> bool:
-    return key.endswith((".yaml", ".yml"))
-
-
-def may_hold_datasources(data: ConfigMapData) -> bool:
-    """A file of it may list a PostgreSQL data source (read before its labels: a
-    ConfigMap's body is not decoded from the cache for nothing)."""
-    return any(_yaml_key(k) and "datasources" in v and "postgres" in v
-               for k, v in data.data.items())
-
-
 # ------------------------------------------------------- a Grafana pod of the repository
 
 
@@ -448,13 +437,13 @@ def provisioning_files(w: Workload, c: Container, index: ConfigIndex, mounted: l
                 continue
             for key in data.data:
                 file = path if path.endswith("/" + key) else path.rstrip("/") + "/" + key
-                if file.rsplit("/", 1)[0] == folder and _yaml_key(key):
+                if file.rsplit("/", 1)[0] == folder and yaml_key(key):
                     yield (kind, data.obj.namespace, name), key, data
     for selector in _sidecar_selectors(w, c, folder, namespace):
         for (kind, ns, name), data in index.items():
             if selector.takes(kind, ns, data):
                 for key in data.data:
-                    if _yaml_key(key):
+                    if yaml_key(key):
                         yield (kind, data.obj.namespace, name), key, data
 
 
@@ -585,7 +574,7 @@ def orphan_clients(index: ConfigIndex, read: set[tuple[str, str | None, str]],
             continue
         found = Found()
         for key in data.data:
-            if _yaml_key(key):
+            if yaml_key(key):
                 shown, offset = data.text_origin(key)
                 provisioning_file(data.data[key], shown, offset, _expand_with(None),
                                   GrafanaRelease(how="the Grafana reading it is not in the "

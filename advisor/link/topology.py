@@ -24,6 +24,7 @@ from advisor.link.clients import (
     mounted_files,
     sidecars_by_workload,
 )
+from advisor.link.grafana_files import sidecar_files_present
 from advisor.link.harbor import with_core_database
 from advisor.link.hosts import (
     addressable,
@@ -71,7 +72,6 @@ from advisor.read.workloads import (
     POD_SPEC_PATHS,
     AppliedIndex,
     ConfigIndex,
-    ConfigMapData,
     Workload,
     configmap_index,
     is_pgbouncer_container,
@@ -241,11 +241,9 @@ def build_topology(inputs: Inputs) -> Topology:
     topo.notices += with_core_database(pending)  # Harbor jobservice: core's database
     # ConfigMaps and Secrets labelled for a Grafana sidecar, and which a Grafana pod of the
     # repository reads (the others are clients of pods not read here)
-    # (the module is imported only for a repository with such a file or object: a
+    # (the reader is imported only for a repository with such a file or object: a
     # check of one without pays nothing for it)
-    # (its data first: a ConfigMap's labels decode its body from the cache)
-    labelled = any(_may_list_postgres_datasource(d) for d in index.values()) and \
-        _grafana_labelled(index)
+    labelled = sidecar_files_present(index)
     grafana_read: set = set()
     if labelled:
         from advisor.link.grafana_datasources import read_by_workloads
@@ -654,22 +652,3 @@ def _autoscaler_maxima(objects: list[K8sObject]) -> dict[tuple[str | None, str, 
                                                      "spec.maxReplicaCount"))
             found[key] = term
     return found
-
-
-# advisor.link.grafana_datasources.SIDECAR_LABEL, tested before that module is imported
-_GRAFANA_SIDECAR_LABEL = "grafana_datasource"
-
-
-def _may_list_postgres_datasource(data: ConfigMapData) -> bool:
-    """grafana_datasources.may_hold_datasources without its key test: a file of the
-    ConfigMap names both `datasources` and `postgres`."""
-    return any("datasources" in v and "postgres" in v for v in data.data.values())
-
-
-def _grafana_labelled(index: ConfigIndex) -> bool:
-    """A ConfigMap or Secret labelled for Grafana's sidecar that may list a PostgreSQL
-    data source."""
-    from advisor.link.grafana_datasources import SIDECAR_LABEL, may_hold_datasources
-
-    return any(may_hold_datasources(d) and SIDECAR_LABEL in d.obj.labels
-               for d in index.values())
