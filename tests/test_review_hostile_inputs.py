@@ -86,3 +86,27 @@ def test_a_go_import_that_would_leave_its_module_is_not_followed(tmp_path):
     app = scan_app_dir(Root.of(tmp_path), "svc/cmd/web")
     assert sorted(f.path for f in app.files) == ["svc/cmd/web/main.go", "svc/go.mod"]
     assert app.problems == ()
+
+
+def test_a_port_of_other_digits_is_no_port_and_no_crash(tmp_path):
+    """`"²".isdigit()` is true and int("²") raises: a host variable's sibling port so
+    written is no port, not an internal error."""
+    app = """
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: app}
+spec:
+  template:
+    spec:
+      containers:
+        - name: app
+          image: ghcr.io/acme/app:1
+          env:
+            - {name: POSTGRES_HOST, value: db}
+            - {name: POSTGRES_PORT, value: "²"}
+"""
+    write(tmp_path, {"k8s/db.yaml": POSTGRES_DB, "k8s/app.yaml": app})
+    result = run_check([str(tmp_path)], CheckOptions(cache=False))
+    assert not [f for f in result.findings if "internal error" in f.message]
+    (budget,) = result.budgets
+    assert budget.unknown_clients == ["app"]

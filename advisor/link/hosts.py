@@ -10,7 +10,7 @@ from msgspec.structs import replace
 
 from advisor.link.inputs import workload_id
 from advisor.model import EnvVar, Pooler, Route, Topology
-from advisor.read.apps.urls import split_port
+from advisor.read.apps.urls import parse_port, split_port
 from advisor.read.extract import OUTSIDE_TYPES, service_fields
 from advisor.read.sources.k8s import K8sObject, get
 from advisor.read.workloads import Workload
@@ -373,26 +373,25 @@ def host_variable_route(env: tuple[EnvVar, ...] | list[EnvVar],
     counts only when the pod runs a database proxy (`proxied`): hasura's Cloud SQL
     example, POSTGRES_DB_HOST=127.0.0.1:5432 beside gce-proxy."""
     by_name = {e.name.upper(): e for e in env if e.value}
-    named = [(var, m) for var in sorted(env, key=lambda e: e.name.upper().startswith("INIT_"))
-             if var.value and (m := _HOST_VAR.fullmatch(var.name)) is not None]
     # a value may carry its port (POSTGRES_DB_HOST=127.0.0.1:5432: hasura's Cloud SQL
     # example): the host is what links and what PA107 names
-    linked = [(var, m) for var, m in named
-              if resolve_host(split_port(var.value.strip())[0], namespace, host_map)
-              is not None]
-    for var, m in linked or [(var, m) for var, m in named if _names_postgres(m.group(1))
-                             and _LITERAL_HOST.fullmatch(split_port(var.value.strip())[0])
-                             and (proxied or split_port(var.value.strip())[0].lower()
-                                  not in _LOOPBACK)]:
+    named = [(var, m, *split_port(var.value.strip()))
+             for var in sorted(env, key=lambda e: e.name.upper().startswith("INIT_"))
+             if var.value and (m := _HOST_VAR.fullmatch(var.name)) is not None]
+    linked = [entry for entry in named
+              if resolve_host(entry[2], namespace, host_map) is not None]
+    for var, m, host, port_in_host in linked or [
+            entry for entry in named if _names_postgres(entry[1].group(1))
+            and _LITERAL_HOST.fullmatch(entry[2])
+            and (proxied or entry[2].lower() not in _LOOPBACK)]:
         prefix = m.group(1).upper()
         found: dict[str, str | None] = {}
         for part, endings in _SIBLINGS.items():
             found[part] = next((by_name[prefix + e].value for e in endings
                                 if prefix + e in by_name), None)
-        host, port_in_host = split_port(var.value.strip())
         port = found["port"] or port_in_host
-        return Route(host=host, port=int(port) if port and port.isdigit()
-                     else None, dbname=found["dbname"], user=found["user"],
+        return Route(host=host, port=parse_port(port), dbname=found["dbname"],
+                     user=found["user"],
                      source=replace(var.source, key=var.name))
     return _endpoint_route(env, host_map, namespace)
 

@@ -47,11 +47,16 @@ def _has_placeholder(text: str) -> bool:
     return "${" in text or "$(" in text or "{{" in text or "<%" in text
 
 
-def _port(text: str | None) -> int | None:
+def parse_port(text: str | None) -> int | None:
+    """A TCP port as written (the first of a list), or None: ASCII digits only
+    (str.isdigit takes "²", which int() refuses)."""
     if text is None:
         return None
     first = text.split(",")[0].strip()
-    return int(first) if first.isdigit() and 0 < int(first) < 65536 else None
+    return int(first) if _PORT.fullmatch(first) and 0 < int(first) < 65536 else None
+
+
+_PORT = lazy(r"[0-9]{1,5}")
 
 
 def _first_host(text: str | None) -> str | None:
@@ -70,7 +75,7 @@ def split_port(host: str) -> tuple[str, str | None]:
     its port (Tranga's POSTGRES_HOST, Forgejo's database.HOST); any other host as it
     is, with None (an IPv6 literal keeps its colons)."""
     named, colon, port_text = host.rpartition(":")
-    if colon and named and ":" not in named and _port(port_text) is not None:
+    if colon and named and ":" not in named and parse_port(port_text) is not None:
         return named, port_text
     return host, None
 
@@ -95,7 +100,7 @@ def _route(fields: dict[str, str | None], source: Source) -> Route | None:
     user = _known(fields.get("user"))
     if host is None and dbname is None:
         return None
-    return Route(host=host, port=_port(fields.get("port")), dbname=dbname, user=user,
+    return Route(host=host, port=parse_port(fields.get("port")), dbname=dbname, user=user,
                  source=source)
 
 
