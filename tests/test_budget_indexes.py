@@ -12,7 +12,7 @@ from advisor.model import BouncerVersion, Source
 
 def _matrix_max_flow(pools, db_caps, user_caps) -> int:
     """The Edmonds-Karp over an adjacency matrix that _max_flow replaced."""
-    big = sum(c for _, _, c in pools) + 1
+    big = sum(max(0, c) for _, _, c in pools) + 1  # a negative size is no capacity
     nodes = ["s", "t", *{f"d:{d}" for d, _, _ in pools}, *{f"u:{u}" for _, u, _ in pools}]
     idx = {n: i for i, n in enumerate(nodes)}
     n = len(nodes)
@@ -75,3 +75,13 @@ def test_bouncer_default_depends_on_the_version_number_only():
                 f"PgBouncer {major}.{minor} default"
     assert bouncer_default("default_pool_size", BouncerVersion()).value == 20
     assert bouncer_default("reserve_pool_timeout", BouncerVersion()).value == 5.0
+
+
+def test_max_flow_counts_no_capacity_for_a_negative_pool_size():
+    # caps on one side only take the capped sums; on both sides the search. Neither lets
+    # a negative size shrink the "unlimited" edges below what the other pools bring.
+    pools = [("a", "x", -5), ("a", "x", 20), ("b", "y", 30)]
+    assert _max_flow(pools, {"a": 15}, {}) == 45
+    assert _max_flow(pools, {}, {"y": 10}) == 30
+    assert _max_flow(pools, {"a": 15}, {"y": 10}) == 25
+    assert _matrix_max_flow(pools, {"a": 15}, {"y": 10}) == 25

@@ -583,8 +583,14 @@ def _max_flow(
 ) -> int:
     """Largest total of server connections: source -> db (cap) -> pool (cap) -> user
     (cap) -> sink. Caps of 0 or less mean unlimited. Edmonds-Karp over the edges there
-    are (a matrix walked whole per path was most of a budget's time with 25 databases)."""
-    big = sum(c for _, _, c in pools) + 1
+    are (a matrix walked whole per path was most of a budget's time with 25 databases).
+    With caps on one side only (the usual case: max_user_connections unset) the flow is
+    that side's capped sums, without a search (4 ms a pooler of 50 pools otherwise)."""
+    if not any(user_caps.get(u, 0) > 0 for _, u, _ in pools):
+        return _capped_sums([(d, c) for d, _, c in pools], db_caps)
+    if not any(db_caps.get(d, 0) > 0 for d, _, _ in pools):
+        return _capped_sums([(u, c) for _, u, c in pools], user_caps)
+    big = sum(max(0, c) for _, _, c in pools) + 1  # a negative size is no capacity
     cap: dict[str, dict[str, int]] = {"s": {}, "t": {}}
 
     def edge(x: str, y: str) -> None:
@@ -625,6 +631,14 @@ def _max_flow(
             cap[y][parent[y]] += push
             y = parent[y]
         flow += push
+
+
+def _capped_sums(pools: list[tuple[str, int]], caps: dict[str, int]) -> int:
+    """Sum over groups of min(cap, the group's pools); a cap of 0 or less is none."""
+    totals: dict[str, int] = {}
+    for group, c in pools:
+        totals[group] = totals.get(group, 0) + max(0, c)
+    return sum(min(t, caps[g]) if caps.get(g, 0) > 0 else t for g, t in totals.items())
 
 
 def _add_auth_pools(pooler: Pooler, pools: list[EffectivePool],
