@@ -126,6 +126,12 @@ READERS: tuple[StackReader, ...] = (
                                "unleash-server", "unleash-enterprise", "sentry",
                                "teslamate", "1337kavin/piped",
                                "matrix-authentication-service")),
+    # GitLab's Cloud Native images as its chart runs them (webservice, sidekiq, toolbox,
+    # exporter): a pool per database its mounted database.yml names, sized from the
+    # env by Gitlab::Database.default_pool_size (advisor/read/apps/gitlab.py)
+    StackReader("gitlab", "gitlab:gitlab_pools",
+                image_markers=("gitlab-webservice", "gitlab-sidekiq", "gitlab-toolbox",
+                               "gitlab-exporter", "gitlab-geo-logcursor")),
     # Pgpool-II (bitnami/pgpool, pgpool/pgpool): num_init_children x max_pool to each
     # backend, from its env and a mounted pgpool.conf (advisor/read/apps/pgpool.py)
     StackReader("pgpool", "pgpool:pgpool_pools", image_markers=("pgpool",)),
@@ -133,9 +139,13 @@ READERS: tuple[StackReader, ...] = (
 
 
 # Images whose readers read the configuration files the container sees in its pod
-# (StackContext.pod_files, advisor/read/apps/podfiles.py): Synapse (apps/synapse.py) and
-# Matrix Authentication Service (apps/mas.py), by the image's repository name.
-POD_FILE_IMAGES = frozenset({"synapse", "matrix-authentication-service"})
+# (StackContext.pod_files, advisor/read/apps/podfiles.py): Synapse (apps/synapse.py),
+# Matrix Authentication Service (apps/mas.py) and GitLab's webservice, sidekiq and
+# toolbox (apps/gitlab.py: their database.yml template), by the image's repository name.
+POD_FILE_IMAGES = frozenset({"synapse", "matrix-authentication-service",
+                             "gitlab-webservice-ee", "gitlab-webservice-ce",
+                             "gitlab-sidekiq-ee", "gitlab-sidekiq-ce",
+                             "gitlab-toolbox-ee", "gitlab-toolbox-ce"})
 
 
 def reads_pod_files(container: Container) -> bool:
