@@ -252,6 +252,8 @@ def test_a_plain_database_yml_is_copied_over_the_template(tmp_path):
      "GITLAB_WEBSERVER is 'unicorn'"),
     ({**sidekiq({"SIDEKIQ_CONCURRENCY": None})}, "SIDEKIQ_CONCURRENCY"),
     ({**sidekiq({})}, "SIDEKIQ_CONCURRENCY unset"),
+    ({**sidekiq({"SIDEKIQ_CONCURRENCY": "5", "DB_POOL_HEADROOM": "-5"})},
+     "pool 5 threads + -5 (DB_POOL_HEADROOM, k8s/sidekiq.yaml:"),
     ({"k8s/toolbox-cm.yaml": config_map("toolbox"),
       "k8s/toolbox.yaml": rails("toolbox", TOOLBOX, {}, args="[backup-utility, --backup]")},
      "whose connections pool-advisor does not read"),
@@ -265,6 +267,18 @@ def test_unknown_sizes_say_why(tmp_path, files, why):
     assert client.pools == [] and why in client.unknown, client.unknown
     _, b = budget(tmp_path)
     assert b.unknown_clients == [client.name]
+
+
+def test_a_host_computed_by_erb_is_not_a_route(tmp_path):
+    databases = entry("main", host="<%= ENV['GITLAB_DB_HOST'] %>")
+    write(tmp_path, {"k8s/db.yaml": DB, **webservice(
+        {**PUMA_ENV, "PGHOST": "db"}, databases=databases, hpa=0)})
+    result = scan([str(tmp_path)], CheckOptions(cache=False))
+    (client,) = result.topology.clients
+    (main,) = client.pools
+    assert main.size.value == 19 and client.target_id == "StatefulSet/db"  # by PGHOST
+    assert any("main's host (k8s/webservice-cm.yaml:" in n and "an ERB expression" in n
+               for n in result.topology.notices)
 
 
 def test_another_image_with_a_marker_is_not_gitlab(tmp_path):

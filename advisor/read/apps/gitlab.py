@@ -111,6 +111,7 @@ V = "GitLab"
 _POOL = (f"{V} Gitlab::Database.default_pool_size = Gitlab::Runtime.max_threads + "
          "DB_POOL_HEADROOM (lib/gitlab/database.rb, lib/gitlab/runtime.rb:86-104)")
 _ERB_OUT = re.compile(r"<%=.*?%>", re.DOTALL)
+_ERB_WORD = "erb-output"
 _ERB_CODE = re.compile(r"<%.*?%>", re.DOTALL)
 _RUBY_INT = re.compile(r"\s*([+-]?[0-9]+(?:_[0-9]+)*)", re.ASCII)
 _RAILS_WORDS = re.compile(r"(?:^|[\s;/&|(])(?:gitlab-rake|gitlab-rails|backup-utility|rake|"
@@ -205,7 +206,7 @@ def _without_erb(text: str) -> str:
     def blank(m: re.Match[str], word: str) -> str:
         return word + "\n" * m.group(0).count("\n")
 
-    text = _ERB_OUT.sub(lambda m: blank(m, "erb-output"), text)
+    text = _ERB_OUT.sub(lambda m: blank(m, _ERB_WORD), text)
     return _ERB_CODE.sub(lambda m: blank(m, ""), text)
 
 
@@ -238,8 +239,14 @@ def _databases(ctx: StackContext, held: PodText) -> list[Database] | None:
 
         host_src = f.cite(_line(entry, "host"), f"production.{name}.host", "host") \
             if "host" in entry else where
-        route = route_from_parts(text("host"), text("port"), text("database"),
-                                 text("username"), host_src)
+        route = None
+        if _ERB_WORD in (text("host") or ""):
+            # computed when the pod starts: the pools count where the client links
+            ctx.notices.append(f"{V} {ctx.container.name}: {name}'s host "
+                               f"({host_src.label()}) is an ERB expression, not read")
+        else:
+            route = route_from_parts(text("host"), text("port"), text("database"),
+                                     text("username"), host_src)
         lb = entry.get("load_balancing")
         replicas: list[str] = []
         discover = None
@@ -275,8 +282,15 @@ class Runtime(NamedTuple):
     note: str
 
 
-def _pool_term(parts: list[Part], headroom: Part, base: int, base_text: str) -> Term:
+def _pool_term(ctx: StackContext, parts: list[Part], headroom: Part, base: int,
+               base_text: str) -> Term:
     threads = base + sum(p.value for p in parts)
+    if threads + headroom.value < 1:
+        # ActiveRecord with no slot: every checkout times out; not a size to budget
+        ctx.unknown.append(f"{V} {ctx.container.name}: pool {threads} threads + "
+                           f"{headroom.value} (DB_POOL_HEADROOM, {headroom.source.label()}) "
+                           "is below 1")
+        raise _Unread("DB_POOL_HEADROOM")
     shown = " + ".join([base_text] * bool(base_text) + [
         f"{p.value} ({p.label}, {p.source.label()})" for p in parts])
     return Term(label=f"{V} pool per database (default_pool_size)",
@@ -316,7 +330,7 @@ def _puma(ctx: StackContext) -> Runtime:
                            f"{threads.value} threads (WORKER_PROCESSES, PUMA_THREADS_MAX) "
                            "does not serve")
         raise _Unread("PUMA_THREADS_MAX")
-    pool = _pool_term([threads._replace(label="Puma max threads (PUMA_THREADS_MAX)"),
+    pool = _pool_term(ctx, [threads._replace(label="Puma max threads (PUMA_THREADS_MAX)"),
                        cable._replace(label="ActionCable workers "
                                            "(ACTION_CABLE_WORKER_POOL_SIZE)")],
                       headroom, 1, "1 (main thread)")
@@ -346,8 +360,8 @@ def _sidekiq(ctx: StackContext) -> Runtime:
         ctx.unknown.append(f"{V} {ctx.container.name}: SIDEKIQ_CONCURRENCY at "
                            f"{concurrency.source.label()} is {conc.value!r}, not a thread count")
         raise _Unread("SIDEKIQ_CONCURRENCY")
-    pool = _pool_term([concurrency._replace(label="Sidekiq concurrency (SIDEKIQ_CONCURRENCY)")],
-                      _headroom(ctx), 0, "")
+    label = "Sidekiq concurrency (SIDEKIQ_CONCURRENCY)"
+    pool = _pool_term(ctx, [concurrency._replace(label=label)], _headroom(ctx), 0, "")
     return Runtime("Sidekiq", None, pool, "fixed",
                    "one Sidekiq process (a single-worker sidekiq-cluster); its pool per "
                    "database, opened lazily")
