@@ -226,9 +226,14 @@ def test_load_balancing_hosts_a_pool_each(tmp_path):
                           "            record: db.x\n")),
      "load_balancing.discover (k8s/webservice-cm.yaml:"),
     (entry("main") + entry("geo"), "database.yml entry 'geo' (k8s/webservice-cm.yaml:"),
+    ("      main: [unclosed\n", "var/opt/gitlab/templates/database.yml.erb "
+     "(k8s/webservice-cm.yaml) is not read as YAML"),
+    ("      []\n", "has no production databases pool-advisor reads"),
 ])
 def test_what_is_not_read_is_unknown(tmp_path, databases, why):
-    write(tmp_path, {"k8s/db.yaml": DB, **webservice(databases=databases)})
+    # PGHOST links it when the file says nowhere
+    write(tmp_path, {"k8s/db.yaml": DB, **webservice({**PUMA_ENV, "PGHOST": "db"},
+                                                     databases=databases)})
     client = clients(tmp_path)["webservice"]
     assert client.pools == [] and why in client.unknown
 

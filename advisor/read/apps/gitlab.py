@@ -219,11 +219,15 @@ def _databases(ctx: StackContext, held: PodText) -> list[Database] | None:
     f = held.file
     assert f is not None
     docs, problems = load_yaml_stream(_without_erb(f.text), f.path)
-    top = docs[0][0] if docs and not problems else None
+    if problems:
+        ctx.unknown.append(f"{V} {ctx.container.name}: {f.rel} ({f.path}) is not read as "
+                           f"YAML: {problems[0].message}")
+        return None
+    top = docs[0][0] if docs else None
     block = top.get("production") if isinstance(top, dict) else None
     if not isinstance(block, dict) or not block:
-        ctx.unknown.append(f"{V} {ctx.container.name}: {f.path} has no production "
-                           "databases pool-advisor reads")
+        ctx.unknown.append(f"{V} {ctx.container.name}: {f.rel} ({f.path}) has no "
+                           "production databases pool-advisor reads")
         return None
     two_tier = "adapter" in block or "host" in block
     entries = [("main", block)] if two_tier else \
@@ -253,7 +257,7 @@ def _databases(ctx: StackContext, held: PodText) -> list[Database] | None:
         if isinstance(lb, dict):
             hosts = lb.get("hosts")
             if isinstance(hosts, list):
-                replicas = [str(h) for h in hosts if h is not None and str(h)]
+                replicas = [str(h) for h in hosts if isinstance(h, str | int) and str(h)]
             if isinstance(lb.get("discover"), dict):
                 discover = f.cite(_line(lb, "discover"), f"production.{name}.load_balancing"
                                   ".discover", "discover")
