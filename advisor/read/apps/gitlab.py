@@ -16,7 +16,7 @@ stores files at different commits, each named):
   Gitlab::Database.default_pool_size`), run for each base model at boot
   (config/initializers/load_balancing.rb). The chart agrees: it writes no `pool:` and
   refuses `psql.pool` ("The application now manages the connection pool size",
-  charts/gitlab templates/_removals.tpl:318-339, 9.9.1 @ 3403350c).
+  gitlab-org/charts/gitlab 9.9.1 @ 3403350c templates/_removals.tpl:318-339).
 - `Gitlab::Runtime.max_threads` (lib/gitlab/runtime.rb:86-104, the Sidekiq 7 version
   the index stores, `Sidekiq.default_configuration`): Puma 1 (main thread) + Puma's
   max_threads + `Gitlab::ActionCable::Config.worker_pool_size`
@@ -35,15 +35,16 @@ stores files at different commits, each named):
   Gitlab::Database.has_config?(:ci)` (app/models/ci/application_record.rb @ ba0f3164),
   and has_config? counts an entry with `database_tasks: false` ("Returns true even if
   the database is shared", `include_hidden: true`): the chart's `ci:`, the same host
-  and database as `main:` (charts/gitlab templates/_databaseDatamodel.tpl:62,66 make it
-  from main's settings; _database.yml.tpl:57-76 sets its database_tasks false), is a
+  and database as `main:` (the chart's charts/gitlab/templates/_databaseDatamodel.tpl:62,66
+  make it from main's settings; _database.yml.tpl:57-76 sets its database_tasks false), is a
   second pool of the same size on the same server. tune.md: "This doubles connection
   usage, even when the same PostgreSQL database serves both sets of tables." Another
   entry (geo, embedding) is not read here: unknown.
 - Load-balancing replicas: each host of `load_balancing.hosts` gets a pool of
   `configuration.pool_size` (the model's pool) of its own (LoadBalancing::Host#initialize
   `create_replica_connection_pool(load_balancer.configuration.pool_size, host, port)`,
-  lib/gitlab/database/load_balancing/host.rb; configuration.rb @ bbd372c3 #pool_size),
+  lib/gitlab/database/load_balancing/host.rb, the version the index stores without a
+  commit; configuration.rb @ bbd372c3 #pool_size),
   besides the primary's; not under rake (Configuration#load_balancing_enabled?).
   `discover:` finds its hosts in DNS at run time: unknown.
 - Connections are made lazily, so a pool is a ceiling the process may reach, not what it
@@ -57,13 +58,18 @@ holds it):
   '1').to_i, (ENV['PUMA_THREADS_MAX'] ||= '16').to_i` and `workers (ENV['WORKER_PROCESSES']
   ||= '3').to_i` with preload_app!: WORKER_PROCESSES processes (0: Puma's single mode,
   one process). The master disconnects every host before it forks
-  (config/initializers/load_balancing.rb `on_before_fork`) and serves no request.
+  (config/initializers/load_balancing.rb `on_before_fork ... disconnect!(timeout: 0)`,
+  "the main one won't be running many (if any) database queries") and serves no
+  request: not counted.
 - sidekiq: scripts/process-wrapper (@ 7bae5c4e) execs `bin/sidekiq-cluster` with one
   queue group ("While we do not run more than 1 Sidekiq worker process ... a
   single-worker cluster"), which starts one `sidekiq -c CONCURRENCY` per group
   (sidekiq_cluster/sidekiq_cluster.rb, cli.rb @ 07fffa9f): one Rails process of
-  SIDEKIQ_CONCURRENCY threads. The cluster's own process and its metrics server load no
-  Rails. SIDEKIQ_CONCURRENCY unset: how the image's wrapper passes it is not read here
+  SIDEKIQ_CONCURRENCY threads. The cluster's own process only supervises (cli.rb opens no
+  database), and its metrics server has no database ("a setting stored in the
+  application database, we have no access to it here",
+  metrics_server/override_gitlab_current_settings.rb @ 068b3a41).
+  SIDEKIQ_CONCURRENCY unset: how the image's wrapper passes it is not read here
   (the 2022 wrapper's --min/--max-concurrency are gone from the newer sidekiq-cluster):
   unknown.
 - toolbox: the chart's Deployment idles in `while sleep 3600` (no connection; `kubectl
@@ -84,7 +90,7 @@ holds it):
 from __future__ import annotations
 
 import re
-from typing import NamedTuple
+from typing import Literal, NamedTuple
 
 from msgspec.structs import replace
 
@@ -282,7 +288,7 @@ class Runtime(NamedTuple):
     what: str
     processes: Term | None  # None: one process
     pool: Term
-    bound: str
+    bound: Literal["fixed", "default"]  # "default": no thread count written in the env
     note: str
 
 
@@ -418,12 +424,12 @@ def _per_database(ctx: StackContext, runtime: Runtime, databases: list[Database]
             raise _Unread(db.name)
         pools.append(Pool(label=f"{V} {db.name} pool ({runtime.what})", size=runtime.pool,
                           processes=runtime.processes, route=db.route,
-                          bound=runtime.bound, note=runtime.note))  # type: ignore[arg-type]
+                          bound=runtime.bound, note=runtime.note))
         for host in db.replicas:
             route = replace(db.route, host=host) if db.route is not None else None
             pools.append(Pool(
                 label=f"{V} {db.name} replica {host} pool ({runtime.what})", size=runtime.pool,
-                processes=runtime.processes, route=route, bound=runtime.bound,  # type: ignore[arg-type]
+                processes=runtime.processes, route=route, bound=runtime.bound,
                 note="load_balancing.hosts: a pool of the same size per replica host "
                      "(LoadBalancing::Host)"))
     return pools
