@@ -3,6 +3,7 @@ each rendered line comes from, and rewriting ruamel line info to point there."""
 
 from __future__ import annotations
 
+import bisect
 import difflib
 import functools
 import re
@@ -67,21 +68,33 @@ def _line_key(line: str) -> str:
 
 def line_map(template: str, rendered: str) -> dict[int, int]:
     """0-based rendered line -> 0-based template line, by aligning YAML keys. Read
-    only: the same map is handed out for the same keys."""
+    only: the same map is handed out for the same keys. What a `range` loop writes
+    more than once (a Deployment per service, an init container per store) maps to the
+    loop body's lines each time, not to the line after the first copy."""
     return _aligned(tuple(map(_line_key, template.splitlines())),
-                    tuple(map(_line_key, rendered.splitlines())))
+                    tuple(map(_line_key, rendered.splitlines())), loop_lines(template))
+
+
+# Passes over what a loop wrote again: one copy of its body is matched a pass.
+MAX_LOOP_PASSES = 200
+# A run of lines matched again to a loop's body is kept from this length on: a lone key
+# (`name:` of a label a helper wrote) that a loop line also has is no copy of the loop.
+_MIN_REPEAT = 2
 
 
 # The alignment depends on the lines' keys only: the same template rendered with other
 # values (a chart's copies in a monorepo, a chart rendered per environment) gives the
 # same keys, and difflib's alignment was paid again for each.
 @functools.lru_cache(maxsize=256)
-def _aligned(t_keys: tuple[str, ...], r_keys: tuple[str, ...]) -> dict[int, int]:
+def _aligned(t_keys: tuple[str, ...], r_keys: tuple[str, ...],
+             loop: tuple[int, ...] = ()) -> dict[int, int]:
     matcher = difflib.SequenceMatcher(None, t_keys, r_keys, autojunk=False)
     mapping: dict[int, int] = {}
     for block in matcher.get_matching_blocks():
         for k in range(block.size):
             mapping[block.b + k] = block.a + k
+    if loop:
+        _match_repeats(t_keys, r_keys, loop, mapping)
     last = 0
     for r in range(len(r_keys)):
         if r in mapping:
@@ -89,6 +102,62 @@ def _aligned(t_keys: tuple[str, ...], r_keys: tuple[str, ...]) -> dict[int, int]
         else:
             mapping[r] = last
     return mapping
+
+
+def _match_repeats(t_keys: tuple[str, ...], r_keys: tuple[str, ...], loop: tuple[int, ...],
+                   mapping: dict[int, int]) -> None:
+    """Match the rendered lines the first alignment left over to the lines inside the
+    template's `range` loops, a pass per copy of a loop's body: one alignment is in
+    order, so it matches a loop's body to its first copy only, and every later copy
+    was cited at the line after the first one (temporalio/helm-charts
+    server-deployment.yaml: history, matching and worker at its closing `---`). Only
+    loop lines: a line outside every loop is written once, by the first alignment."""
+    t_idx = [i for i in loop if i < len(t_keys) and t_keys[i] != "\0ctl"]
+    t_sub = tuple(t_keys[i] for i in t_idx)
+    for _ in range(MAX_LOOP_PASSES):
+        r_idx = [r for r in range(len(r_keys)) if r not in mapping]
+        if not r_idx or not t_sub:
+            return
+        matcher = difflib.SequenceMatcher(None, t_sub, tuple(r_keys[r] for r in r_idx),
+                                          autojunk=False)
+        added = False
+        for block in matcher.get_matching_blocks():
+            if block.size < _MIN_REPEAT:
+                continue
+            for k in range(block.size):
+                mapping[r_idx[block.b + k]] = t_idx[block.a + k]
+            added = True
+        if not added:
+            return
+
+
+# A comment, whole (what it says is no action), or the first word of an action.
+_ACTION_WORD = re.compile(r"\{\{-?\s*/\*.*?\*/\s*-?\}\}|\{\{-?\s*([a-z]+)", re.DOTALL)
+_OPENS = frozenset({"if", "with", "range", "define", "block"})
+
+
+@functools.lru_cache(maxsize=1024)
+def loop_lines(template: str) -> tuple[int, ...]:
+    """The 0-based lines of the template inside a `range` block (its opening and
+    closing lines included): the only lines a render can write more than once. An
+    `end` closes the innermost `if`, `with`, `range`, `define` or `block`."""
+    if "range" not in template:
+        return ()
+    starts = [m.start() for m in re.finditer("\n", template)]
+    stack: list[tuple[str, int]] = []
+    inside: set[int] = set()
+    for m in _ACTION_WORD.finditer(template):
+        word = m.group(1)
+        if word is None:
+            continue  # a comment
+        line = bisect.bisect_left(starts, m.start())
+        if word in _OPENS:
+            stack.append((word, line))
+        elif word == "end" and stack:
+            opened, start = stack.pop()
+            if opened == "range":
+                inside.update(range(start, line + 1))
+    return tuple(sorted(inside))
 
 
 def mark_generated(obj: Any, template: list[str]) -> None:
