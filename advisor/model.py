@@ -101,16 +101,23 @@ class TextPlaces(Frozen, kw_only=True):
 
     traced: dict[int, tuple[tuple[int, Source], ...]] = field(default_factory=dict)
     flat: Source | None = None
+    # 1-based text line -> the chart file line it is written at, for a text a template
+    # made with `tpl (.Files.Get ...)` or a helper (advisor.read.render.helm_text_lines)
+    lines: dict[int, Source] = field(default_factory=dict)
 
     def cite(self, n: int, line: str, name: str, written: Source) -> Source:
         """Where the value of `name` on line `n` (1-based) of the text, `line`, is cited:
-        the values key traced into it after the name, else the field's key line with the
-        key named when the text is not in the file line for line, else `written`."""
+        the values key traced into it after the name, else the chart file line it is
+        written at (`lines`), else the field's key line with the key named when the text
+        is not in the file line for line, else `written`."""
         at = line.lower().find(name.lower()) if name else -1  # no name: a problem's line
         hit = next((src for column, src in self.traced.get(n, ())
                     if at >= 0 and column >= at + len(name)), None)
         if hit is not None:
             return hit
+        placed = self.lines.get(n)
+        if placed is not None:
+            return Source(path=placed.path, line=placed.line, key=written.key or name)
         if self.flat is not None:
             what = written.key or name
             return Source(path=self.flat.path, line=self.flat.line,

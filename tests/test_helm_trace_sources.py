@@ -149,15 +149,42 @@ def _pooler(tmp_path):
 
 @pytest.mark.parametrize("config, volume", [(SECRET, "secret: {secretName: cfg}"),
                                             (CONFIGMAP, "configMap: {name: cfg}")])
-def test_a_generated_ini_is_cited_at_its_key_line_not_past_it(tmp_path, config, volume):
+def test_a_generated_ini_is_cited_at_the_helper_line_not_past_its_key(tmp_path, config,
+                                                                      volume):
     # The ini's own line n was added to the key's line: pool_mode at config.yaml:10 (the
-    # Secret) or :11 (the ConfigMap) of a 7-line template.
+    # Secret) or :11 (the ConfigMap) of a 7-line template; then at the key's line (6);
+    # it is written at the helper's line 6 (helm_text_lines).
     _bouncer_chart(tmp_path, config, volume)
+    pooler = _pooler(tmp_path)
+    mode = pooler.settings["pool_mode"].source
+    assert (mode.path, mode.line, mode.key) == ("app/templates/_helpers.tpl", 6, "pool_mode")
+    assert pooler.main_end is None  # nothing is added after a line that is not the ini's
+
+
+# The ini written by one action: no file of the chart holds its lines.
+def _one_action(name: str, text: str, args: str) -> str:
+    """A helper that writes `text` with one printf: no file of the chart holds its lines."""
+    body = text.replace('"', '\\"').replace("\n", "\\n")
+    return f'{{{{- define "{name}" -}}}}\n{{{{ printf "{body}" {args} }}}}\n{{{{- end }}}}\n'
+
+
+PRINTF_HELPERS = _one_action(
+    "ini", "[databases]\nshop = host=db port=5432 dbname=shop pool_size=%v\n\n"
+    "[pgbouncer]\npool_mode = transaction\nmax_client_conn = %v",
+    ".Values.pgbouncer.poolSize .Values.pgbouncer.maxClientConn")
+
+
+@pytest.mark.parametrize("config, volume", [(SECRET, "secret: {secretName: cfg}"),
+                                            (CONFIGMAP, "configMap: {name: cfg}")])
+def test_a_generated_ini_no_chart_file_holds_is_cited_at_its_key_line(tmp_path, config,
+                                                                     volume):
+    app = _bouncer_chart(tmp_path, config, volume)
+    (app / "templates" / "_helpers.tpl").write_text(PRINTF_HELPERS)
     pooler = _pooler(tmp_path)
     mode = pooler.settings["pool_mode"].source
     assert (mode.path, mode.line) == ("app/templates/config.yaml", 6)
     assert mode.key == "data.pgbouncer.ini: pool_mode"
-    assert pooler.main_end is None  # nothing is added after a line that is not the ini's
+    assert pooler.main_end is None
 
 
 @pytest.mark.parametrize("config, volume", [(SECRET, "secret: {secretName: cfg}"),
@@ -174,8 +201,8 @@ def test_each_setting_of_a_generated_ini_traces_to_its_own_values_line(tmp_path,
     assert clients.source.key == "values: pgbouncer.maxClientConn"
     (shop,) = pooler.databases
     assert (shop.pool_size.source.path, shop.pool_size.source.line) == ("app/values.yaml", 3)
-    mode = pooler.settings["pool_mode"].source  # written in the helper: the key's line
-    assert (mode.path, mode.line) == ("app/templates/config.yaml", 6)
+    mode = pooler.settings["pool_mode"].source  # written in the helper: its line there
+    assert (mode.path, mode.line) == ("app/templates/_helpers.tpl", 6)
 
 
 def _many_keys_chart(tmp_path, keys: int):
@@ -346,9 +373,9 @@ def test_a_generated_postgresql_conf_cites_values_or_its_key_line(tmp_path):
     conns = server.settings["max_connections"]
     assert conns.value == 250
     assert (conns.source.path, conns.source.line) == ("app/values.yaml", 2), conns.source
-    buffers = server.settings["shared_buffers"].source
-    assert (buffers.path, buffers.line) == ("app/templates/config.yaml", 6), buffers
-    assert buffers.key == "data.postgresql.conf: shared_buffers"
+    buffers = server.settings["shared_buffers"].source  # the helper's line
+    assert (buffers.path, buffers.line) == ("app/templates/_helpers.tpl", 4), buffers
+    assert buffers.key == "shared_buffers"
 
 
 # The Temporal chart's shape (helm-charts templates/server-configmap.yaml): the
@@ -409,9 +436,18 @@ spec:
 """
 
 
-def _temporal_chart(tmp_path):
+# The same block written by one action: no file of the chart holds its lines.
+TEMPORAL_PRINTF_HELPERS = _one_action("persistence", (
+    "defaultStore: default\nvisibilityStore: visibility\ndatastores:\n"
+    "  default:\n    sql:\n      pluginName: postgres12\n"
+    '      connectAddr: "db:5432"\n      maxConns: %v\n'
+    "  visibility:\n    sql:\n      pluginName: postgres12\n"
+    '      connectAddr: "db:5432"\n      maxConns: 10'), ".Values.store.maxConns")
+
+
+def _temporal_chart(tmp_path, helpers=TEMPORAL_HELPERS):
     app = _chart(tmp_path, TEMPORAL_VALUES, TEMPORAL_SERVER)
-    (app / "templates" / "_helpers.tpl").write_text(TEMPORAL_HELPERS)
+    (app / "templates" / "_helpers.tpl").write_text(helpers)
     (app / "templates" / "config.yaml").write_text(TEMPORAL_CONFIGMAP)
     (app / "templates" / "pg.yaml").write_text(textwrap.dedent(POSTGRES_DB).replace(
         "max_connections=50", "max_connections=20"))
@@ -432,15 +468,14 @@ def test_a_generated_temporal_config_cites_values_or_its_key_line(tmp_path):
     default = sizes["Temporal default store maxConns"]
     assert default.value == 15
     assert (default.source.path, default.source.line) == ("app/values.yaml", 2), default
-    visibility = sizes["Temporal visibility store maxConns"]
+    visibility = sizes["Temporal visibility store maxConns"]  # the helper's line
     assert visibility.value == 10
     assert (visibility.source.path, visibility.source.line) == \
-        ("app/templates/config.yaml", 6), visibility
-    assert visibility.source.key == \
-        "data.config_template.yaml: persistence.datastores.visibility.sql.maxConns"
+        ("app/templates/_helpers.tpl", 14), visibility
+    assert visibility.source.key == "persistence.datastores.visibility.sql.maxConns"
     route = next(p.route for p in client.pools if "visibility" in p.label)
     assert route is not None and route.source is not None
-    assert (route.source.path, route.source.line) == ("app/templates/config.yaml", 6)
+    assert (route.source.path, route.source.line) == ("app/templates/_helpers.tpl", 13)
 
 
 def test_advise_edits_no_key_line_of_a_generated_text(tmp_path):
@@ -450,7 +485,7 @@ def test_advise_edits_no_key_line_of_a_generated_text(tmp_path):
     from advisor.advise.plan import advise
     from advisor.scan import load_with_settings
 
-    _temporal_chart(tmp_path)
+    _temporal_chart(tmp_path, TEMPORAL_PRINTF_HELPERS)
     topo, budgets, *_ = load_with_settings([str(tmp_path)])
     proposals = [p for a in advise(topo, budgets) for p in a.proposals
                  if p.kind == "client-pool"]
@@ -462,6 +497,51 @@ def test_advise_edits_no_key_line_of_a_generated_text(tmp_path):
         "data.config_template.yaml: persistence.datastores.visibility.sql.maxConns"]
     assert visibility.edit is None
     assert "by hand" not in visibility.manual and "template" in visibility.manual
+
+
+def test_advise_edits_a_value_at_the_helper_line_it_is_written_at(tmp_path):
+    """The helper writes `maxConns: 10` itself: the value is on that line, edited there."""
+    from advisor.advise.plan import advise
+    from advisor.scan import load_with_settings
+
+    _temporal_chart(tmp_path)
+    topo, budgets, *_ = load_with_settings([str(tmp_path)])
+    proposals = [p for a in advise(topo, budgets) for p in a.proposals
+                 if p.kind == "client-pool"]
+    visibility = {p.key: p for p in proposals}[
+        "persistence.datastores.visibility.sql.maxConns"]
+    assert visibility.edit is not None
+    assert (visibility.edit.path, visibility.edit.line) == ("app/templates/_helpers.tpl", 14)
+    assert visibility.edit.old == "10"
+
+
+# element-hq/ess-helm's shape (templates/synapse/_helpers.tpl:237): a config file the
+# chart ships, read with `tpl (.Files.Get ...)` in a helper the ConfigMap includes.
+FILES_GET_HELPERS = """\
+{{- define "persistence" -}}
+{{ tpl (.Files.Get "configs/persistence.yaml.tpl") . }}
+{{- end }}
+"""
+
+
+def test_a_text_a_chart_file_holds_is_cited_at_that_files_lines(tmp_path):
+    app = _temporal_chart(tmp_path, FILES_GET_HELPERS)
+    (app / "configs").mkdir()
+    # the helper's body, with a branch the render leaves out
+    (app / "configs" / "persistence.yaml.tpl").write_text(
+        "{{- if .Values.archival }}\narchival: on\n{{- end }}\n"
+        + TEMPORAL_HELPERS.split("\n", 1)[1].rsplit("{{- end }}", 1)[0])
+    from advisor.engine.check import scan
+    from advisor.engine.options import CheckOptions
+
+    topo = scan([str(tmp_path)], CheckOptions(cache=False)).topology
+    (client,) = topo.clients
+    sizes = {p.label: p.size for p in client.pools}
+    default = sizes["Temporal default store maxConns"]
+    assert (default.source.path, default.source.line) == ("app/values.yaml", 2), default
+    visibility = sizes["Temporal visibility store maxConns"]
+    assert (visibility.source.path, visibility.source.line) == \
+        ("app/configs/persistence.yaml.tpl", 16), visibility
 
 
 AIRFLOW_HELPERS = """\
@@ -522,5 +602,5 @@ def test_a_generated_airflow_cfg_cites_values_or_its_key_line(tmp_path):
     (pool,) = next(c for c in topo.clients if c.name == "triggerer").pools
     assert pool.size.value == 3 + 2
     assert (pool.size.source.path, pool.size.source.line) == ("app/values.yaml", 1)
-    # max_overflow, written in the helper: the data key `airflow.cfg: |-` line
-    assert pool.note.endswith("max_overflow 2 (app/templates/config.yaml:6)"), pool.note
+    # max_overflow, written in the helper: its line there (was the data key's line)
+    assert pool.note.endswith("max_overflow 2 (app/templates/_helpers.tpl:7)"), pool.note

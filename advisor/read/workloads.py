@@ -86,7 +86,7 @@ class ConfigMapData(Struct):
         values keys traced into them, and the key's own line for the others when the
         text is not in the file line for line (a Secret's base64, a template's
         `include`). None when text_origin's offset holds for every line."""
-        from advisor.read.render import generated_key, traced_lines
+        from advisor.read.render import generated_key, traced_lines, written_lines
         from advisor.read.sources.k8s import line_for_line
 
         strings = self.obj.body.get("stringData") or {}
@@ -105,7 +105,7 @@ class ConfigMapData(Struct):
             return None
         if flat is not None:
             flat = replace(flat, key=dotted)
-        return TextPlaces(traced=traced, flat=flat)
+        return TextPlaces(traced=traced, flat=flat, lines=written_lines(self.obj, dotted))
 
 
     def _key_line(self, section: str, key: str) -> Source:

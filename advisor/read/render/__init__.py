@@ -80,6 +80,21 @@ def generated_key(dotted: str) -> str:
     return f"{dotted}#*"
 
 
+def written_line_key(dotted: str, text_line: int) -> str:
+    """The `value_sources` key of the chart file line that line `text_line` (1-based) of
+    the generated text at `dotted` is written at (a `tpl (.Files.Get ...)` file, a
+    helper's body: advisor.read.render.helm_text_lines)."""
+    return f"{dotted}#L{text_line}"
+
+
+def written_lines(obj: K8sObject, dotted: str) -> dict[int, Source]:
+    """text line -> the chart file line it is written at (written_line_key)."""
+    prefix = f"{dotted}#L"
+    return {int(key[len(prefix):]): source
+            for key, source in (obj.value_sources or {}).items()
+            if key.startswith(prefix) and key[len(prefix):].isdigit()}
+
+
 def traced_line_key(dotted: str, text_line: int, column: int) -> str:
     """The `value_sources` key of a values key traced into line `text_line` (1-based) of
     the text at `dotted`, its value starting at `column` of that line."""

@@ -41,6 +41,7 @@ from advisor.read.fs import InputError, Root
 from advisor.read.render import Rendered, helm_trace
 from advisor.read.render.helm_fallback import missing_bitnami, values_only
 from advisor.read.render.helm_positions import (
+    chart_dir,
     line_map,
     mark_generated,
     relocate,
@@ -381,6 +382,7 @@ def _objects_of(root: Root, chart_path: Path, chart_rel: str, rendered: dict[str
     what tracing reads of each template is kept, from the nodes read here
     (advisor.read.render.helm_trace.baseline_read)."""
     subdirs = _all_subdirs(root, chart_path)
+    places = _TextPlacer(root, chart_rel, subdirs)
     objects: dict[Any, K8sObject] = {}
     dropped: list[str] = []
     unknown: list[str] = []  # objects Helm skips for a hook event it does not know
@@ -414,7 +416,7 @@ def _objects_of(root: Root, chart_path: Path, chart_rel: str, rendered: dict[str
                 obj.namespace = namespace
             obj.value_sources = {}
             if template is not None:
-                mark_generated(obj, template_lines)
+                mark_generated(obj, template_lines, places.for_template(key))
             obj.origin = f"helm:{chart_rel}"
             objects[(key, obj.kind, index)] = obj
     if dropped:
@@ -423,6 +425,31 @@ def _objects_of(root: Root, chart_path: Path, chart_rel: str, rendered: dict[str
         out.notices.append(f"helm: {chart_rel}: skipped objects whose helm.sh/hook Helm does "
                            f"not know (it installs none of them): {', '.join(unknown)}")
     return objects
+
+
+class _TextPlacer:
+    """The chart file lines of a generated ConfigMap/Secret text (helm_text_lines),
+    each chart's files read once, and only when a text needs them."""
+
+    def __init__(self, root: Root, chart_rel: str, subdirs: dict[str, str]) -> None:
+        self.root = root
+        self.chart_rel = chart_rel
+        self.subdirs = subdirs
+        self.parts: dict[str, list[Any]] = {}
+
+    def for_template(self, key: str) -> Any:
+        where = chart_dir(self.chart_rel, self.subdirs, key)
+        if where is None:
+            return None
+
+        def place(text: str) -> dict[int, Any]:
+            from advisor.read.render.helm_text_lines import chart_parts, place_text
+
+            if where not in self.parts:
+                self.parts[where] = chart_parts(self.root, where)
+            return place_text(text, self.parts[where])
+
+        return place
 
 
 # Helm's hook events (helm/helm v4.2.3 pkg/release/v1/util/manifest_sorter.go:54-66, the

@@ -3,11 +3,13 @@ each rendered line comes from, and rewriting ruamel line info to point there."""
 
 from __future__ import annotations
 
+import base64
 import bisect
 import difflib
 import functools
 import re
 from array import array
+from collections.abc import Callable
 from typing import Any
 
 from advisor.model import Source
@@ -37,6 +39,21 @@ def template_display(chart_rel: str, subdirs: dict[str, str], key: str) -> str:
             return f"{where}#{'/'.join(rest[1:])}"
         base, rest = where, rest[2:]
     return "/".join([base, *rest]) if base else "/".join(rest)
+
+
+def chart_dir(chart_rel: str, subdirs: dict[str, str], key: str) -> str | None:
+    """The folder (as shown) of the chart or subchart whose template the engine key
+    `api/charts/db/templates/x.yaml` is; None inside a packaged subchart."""
+    rest = key.split("/")
+    i = 1
+    while i + 1 < len(rest) and rest[i] == "charts":
+        i += 2
+    if i >= len(rest) or rest[i] != "templates":
+        return None
+    shown = template_display(chart_rel, subdirs, "/".join([*rest[:i], "templates", "x"]))
+    if shown == "templates/x":
+        return ""
+    return shown[:-len("/templates/x")] if shown.endswith("/templates/x") else None
 
 
 def template_text(root: Root, display: str) -> str | None:
@@ -139,13 +156,23 @@ _OPENS = frozenset({"if", "with", "range", "define", "block"})
 @functools.lru_cache(maxsize=1024)
 def loop_lines(template: str) -> tuple[int, ...]:
     """The 0-based lines of the template inside a `range` block (its opening and
-    closing lines included): the only lines a render can write more than once. An
-    `end` closes the innermost `if`, `with`, `range`, `define` or `block`."""
+    closing lines included): the only lines a render can write more than once."""
     if "range" not in template:
         return ()
+    inside: set[int] = set()
+    for word, start, end in action_blocks(template):
+        if word == "range":
+            inside.update(range(start, end + 1))
+    return tuple(sorted(inside))
+
+
+def action_blocks(template: str) -> list[tuple[str, int, int]]:
+    """(opening word, 0-based line of its action, line of its `end`) of each block of
+    the template: an `end` closes the innermost `if`, `with`, `range`, `define` or
+    `block`; comments are skipped."""
     starts = [m.start() for m in re.finditer("\n", template)]
     stack: list[tuple[str, int]] = []
-    inside: set[int] = set()
+    blocks: list[tuple[str, int, int]] = []
     for m in _ACTION_WORD.finditer(template):
         word = m.group(1)
         if word is None:
@@ -155,17 +182,19 @@ def loop_lines(template: str) -> tuple[int, ...]:
             stack.append((word, line))
         elif word == "end" and stack:
             opened, start = stack.pop()
-            if opened == "range":
-                inside.update(range(start, line + 1))
-    return tuple(sorted(inside))
+            blocks.append((opened, start, line))
+    return blocks
 
 
-def mark_generated(obj: Any, template: list[str]) -> None:
+def mark_generated(obj: Any, template: list[str],
+                   place: Callable[[str], dict[int, Source]] | None = None) -> None:
     """Record (`generated_key`) each multi-line ConfigMap or Secret text whose lines are
     not the template's lines from its key on: one an `include`, `tpl` or `nindent`
     wrote. Its lines are then cited at its key's line, not the key's line + n, which
-    may be another line of the template or none at all. `obj` is relocated already."""
-    from advisor.read.render import field_path, generated_key
+    may be another line of the template or none at all, except those `place` finds
+    written in a file of the chart (`written_line_key`: helm_text_lines.place_text).
+    `obj` is relocated already."""
+    from advisor.read.render import field_path, generated_key, written_line_key
     from advisor.read.sources.k8s import block_offset
 
     if obj.kind not in ("ConfigMap", "Secret"):
@@ -175,13 +204,35 @@ def mark_generated(obj: Any, template: list[str]) -> None:
         if not isinstance(node, dict):
             continue
         for key, text in node.items():
-            if not isinstance(text, str) or "\n" not in text.rstrip("\n"):
+            if not isinstance(text, str):
+                continue
+            if section == "data" and obj.kind == "Secret":
+                # base64: never in the template as such (its key line is cited), but its
+                # lines can be a chart file's
+                decoded = _decoded(text)
+                if place is not None and decoded and "\n" in decoded.rstrip("\n"):
+                    for n, source in place(decoded).items():
+                        obj.value_sources[written_line_key(field_path(section, key), n)] = \
+                            source
+                continue
+            if "\n" not in text.rstrip("\n"):
                 continue
             start = block_offset(node, key) + obj.line_offset
             if not _written_there(template, start, text):
                 where = obj.location(section, key)
-                obj.value_sources[generated_key(field_path(section, key))] = Source(
+                dotted = field_path(section, key)
+                obj.value_sources[generated_key(dotted)] = Source(
                     path=where.path, line=where.line, key=f"{section}.{key}")
+                for n, source in (place(text) if place is not None else {}).items():
+                    obj.value_sources[written_line_key(dotted, n)] = source
+
+
+def _decoded(text: str) -> str | None:
+    """A Secret's data value as the text it encodes; None when it is no UTF-8 base64."""
+    try:
+        return base64.b64decode(text, validate=True).decode("utf-8")
+    except (ValueError, UnicodeDecodeError):
+        return None
 
 
 _ACTION = re.compile(r"\{\{.*?\}\}")

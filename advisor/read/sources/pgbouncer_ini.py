@@ -120,6 +120,9 @@ class _File(Struct):
         return self.line(pos) + self.line_offset
 
     def location(self, pos: int) -> Location:
+        placed = self.places.lines.get(self.line(pos)) if self.places is not None else None
+        if placed is not None:
+            return Location(path=placed.path, line=placed.line)
         flat = self.places.flat if self.places is not None else None
         if flat is not None:
             return Location(path=flat.path, line=flat.line)
@@ -130,6 +133,9 @@ class _File(Struct):
             traced = self._traced(pos, key)
             if traced is not None:
                 return traced
+            placed = self.places.lines.get(self.line(pos))
+            if placed is not None:  # the chart file line a helper's text is written at
+                return Source(path=placed.path, line=placed.line, key=key)
             flat = self.places.flat
             if flat is not None:  # the text is not in the file: its key's line
                 return Source(path=flat.path, line=flat.line, key=f"{flat.key}: {key}")
@@ -140,7 +146,8 @@ class _File(Struct):
         added after it); None for a traced values line or the key line of a text not
         in the file."""
         if self.places is not None and (self.places.flat is not None
-                                        or self.line(pos) in self.places.traced):
+                                        or self.line(pos) in self.places.traced
+                                        or self.line(pos) in self.places.lines):
             return None
         return self.source(pos, key)
 

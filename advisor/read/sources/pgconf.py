@@ -611,6 +611,9 @@ def placed(conf: PgConf, display: str, line_offset: int, text: str,
         flat = places.flat
         inside = loc.path == display and loc.line is not None \
             and 1 <= loc.line - line_offset <= len(lines)
+        placed = places.lines.get(loc.line - line_offset) if inside and loc.line else None
+        if placed is not None:
+            return Location(path=placed.path, line=placed.line)
         return Location(path=flat.path, line=flat.line) if flat is not None and inside \
             else loc
 
