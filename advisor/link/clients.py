@@ -162,6 +162,7 @@ def client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
     runs_app = _app_containers(w) if app is not None else set()
     pod_files = None
     non_clients = 0  # running containers whose program opens no connection
+    init_runs: list[tuple[str, list[Pool]]] = []  # init containers' pools (migrations)
     for c in w.containers:
         if is_pgbouncer_container(c):
             continue
@@ -226,7 +227,10 @@ def client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
         placed = [replace(pool, route=c_route) if bound or (not pool.route and c_route)
                   else pool for pool in found.pools]
         # a binding configures the datasource, whatever URL the app's config names
-        pools += placed
+        if c.role == "init" and placed:
+            init_runs.append((c.name, placed))
+        else:
+            pools += placed
         route = route or c_route
         further += c_routes
         # a pool's own route to another host (each Pgpool-II backend, Mastodon's read
@@ -235,6 +239,7 @@ def client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
         main_host = (c_route.host or "").lower() if c_route is not None else ""
         further += [p.route for p in placed if p.route is not None and p.route.host
                     and p.route.host.lower() not in (main_host, *_LOOPBACK_HOSTS)]
+    pools += _one_init_run(w, init_runs, topo)
     if pod_files is not None:
         topo.notices += [f"{workload_id(w)}: {n}" for n in pod_files.notices]
     if non_clients and non_clients == sum(c.role != "init" and not is_pgbouncer_container(c)
@@ -588,6 +593,22 @@ def _without_own_routes(w: Workload, pools: list[Pool], route: Route | None,
         if route is None and extra:
             route, extra = extra[0], extra[1:]
     return kept, route, _other_routes(route, extra)
+
+
+def _one_init_run(w: Workload, runs: list[tuple[str, list[Pool]]], topo: Topology
+                  ) -> list[Pool]:
+    """The pools of the init container that holds the most: init containers run one
+    after another, each to completion before the next starts (Kubernetes, "Init
+    Containers"), so a pod holds one's connections at a time, not their sum (Temporal's
+    schema Job: create-database and setup/update-schema per store, four runs of one
+    connection each)."""
+    if len(runs) <= 1:
+        return runs[0][1] if runs else []
+    name, most = max(runs, key=lambda run: sum(p.size.value for p in run[1]))
+    topo.notices.append(
+        f"{workload_id(w)}: its init containers {', '.join(r[0] for r in runs)} run one "
+        f"after another: counted as {name}'s, the most one of them holds")
+    return most
 
 
 def _other_routes(route: Route | None, routes: list[Route]) -> list[Route]:

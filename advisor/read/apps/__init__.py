@@ -227,6 +227,28 @@ def _migration_pool(ctx: StackContext, segments: list[list[Word]]) -> Pool | Non
     return None
 
 
+def _temporal_sql_tool(ctx: StackContext, segments: list[list[Word]]) -> list[Pool] | None:
+    """Temporal's schema tool (apps/temporal.py): one connection, to the server its
+    SQL_* env or flags name, when its plugin is PostgreSQL's ([] for another plugin: no
+    client of a PostgreSQL server); None when the container runs no such command (or a
+    server process runs too: its pools count)."""
+    if not any(w.text.endswith("temporal-sql-tool") for seg in segments for w in seg):
+        return None
+    from advisor.read.apps.temporal import SQL_TOOL, is_postgres_plugin, sql_tool_pool, sql_tool_run
+
+    found = sql_tool_run(ctx, segments)
+    if found is None or ctx.processes().server:
+        return None
+    run, route = found
+    what = f"{SQL_TOOL} {', '.join(run.commands)} ({run.where.label()})"
+    if not is_postgres_plugin(run.plugin):
+        ctx.notices.append(f"{ctx.container.name}: runs {what} with the {run.plugin} plugin "
+                           f"({run.plugin_source.label()}): not a PostgreSQL client")
+        return []
+    ctx.notices.append(f"{ctx.container.name}: runs {what}: counted as 1 connection")
+    return [sql_tool_pool(run, route)]
+
+
 # ActiveRecord's Migrator took its advisory lock on a connection of its own, kept for
 # the whole run, from Rails 6.1 (rails/rails#38235, #39758: with_advisory_lock_connection
 # establishes a new pool) until 7.1 (rails/rails#46224 "Remove extra advisory lock
@@ -362,6 +384,9 @@ def pools_for_container(container: Container, app: AppSource | None = None, *,
 
     # one read of the command line for both (a call per container of every check)
     segments = command_line(ctx.container, ctx.app, []).segments()
+    schema_tool = _temporal_sql_tool(ctx, segments)
+    if schema_tool is not None:
+        return AppPools(pools=schema_tool, notices=ctx.notices, problems=ctx.problems)
     migration = _migration_pool(ctx, segments)
     client_program = _client_program_pool(ctx, segments) if migration is None else None
     if client_program is not None and container.role == "init":

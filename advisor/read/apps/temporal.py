@@ -6,15 +6,38 @@ SetMaxOpenConns(maxConns) per service process. The docker config template writes
 `maxConns: {{ default .Env.SQL_MAX_CONNS "20" }}`: the env value, else that default;
 other template actions (helm-charts 1.x: `password: {{ env "X" | quote }}`) are text
 made at start. A missing or 0 maxConns is database/sql's no limit.
+
+temporal-sql-tool (the admin-tools image; the chart's schema Job runs it in its init
+containers, templates/server-job.yaml: `create-database`, then `setup-schema -v 0.0 &&
+update-schema`, per store), read at temporalio/temporal 6805cae:
+- tools/sql/main.go:40-117: global flags before the command, each with its env
+  variable: --endpoint/--ep SQL_HOST (default environment.GetMySQLAddress(): MYSQL_SEEDS,
+  else 127.0.0.1), --port/-p SQL_PORT (GetMySQLPort(): MYSQL_PORT, else 3306),
+  --user/-u SQL_USER, --database/--db SQL_DATABASE (default "temporal"), --plugin/--pl
+  SQL_PLUGIN (default mysql.PluginName, "mysql8"); commands setup-schema (setup),
+  update-schema (update), create-database (create), drop-database (drop).
+- tools/sql/handler.go:19-115: each command makes one NewConnection
+  (sql.NewSQLAdminDB: a database/sql pool, no MaxConns set by parseConnectConfig) and
+  runs its statements one after another on it (tools/common/schema: no goroutine), so a
+  run holds one connection; create-database connects to --defaultdb, else "postgres"
+  then "defaultdb" (sqlplugin/postgresql/plugin.go:26-29,96-107), one after the other.
+- PostgreSQL only with the postgres12 or postgres12_pgx plugin (plugin.go:22-23;
+  "postgres" before 1.20): mysql8 or another plugin is no client of a PostgreSQL server.
 """
 
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
-from advisor.model import Pool, Route
+from msgspec import Struct
+
+from advisor.model import Pool, Route, Source, Term
 from advisor.read.apps.base import StackContext
 from advisor.read.apps.numbers import parse_int
+
+if TYPE_CHECKING:
+    from advisor.read.apps.cmdline import Word
 
 _DEFAULT_TPL = re.compile(r'\{\{\s*default\s+\.Env\.(\w+)\s+"?(\d+)"?\s*\}\}')
 _ENV_TPL = re.compile(r"\{\{\s*\.Env\.(\w+)\s*\}\}")
@@ -85,3 +108,116 @@ def _key_line(lines: list[str], store: str, key: str) -> int | None:
 def _line_of(lines: list[str], name: str) -> int:
     return next((i for i, t in enumerate(lines) if re.match(rf"\s*{re.escape(name)}\s*:", t)),
                 -1)
+
+
+SQL_TOOL = "temporal-sql-tool"
+_TOOL_SOURCE = "temporalio/temporal tools/sql"
+# commands that connect, by name and alias (tools/sql/main.go app.Commands)
+_COMMANDS = {"setup-schema": "setup-schema", "setup": "setup-schema",
+             "update-schema": "update-schema", "update": "update-schema",
+             "create-database": "create-database", "create": "create-database",
+             "drop-database": "drop-database", "drop": "drop-database"}
+# global flags (names and short names) -> what they set; the bool flags take no value
+_FLAGS = {"endpoint": "host", "ep": "host", "port": "port", "p": "port", "user": "user",
+          "u": "user", "database": "db", "db": "db", "plugin": "plugin", "pl": "plugin"}
+_BOOL_FLAGS = frozenset({"quiet", "q", "tls", "tls-disable-host-verification"})
+_ENV = {"host": "SQL_HOST", "port": "SQL_PORT", "user": "SQL_USER", "db": "SQL_DATABASE",
+        "plugin": "SQL_PLUGIN"}
+
+
+class SqlToolRun(Struct, frozen=True):
+    """The temporal-sql-tool commands a container runs, and the plugin they use."""
+
+    commands: tuple[str, ...]
+    plugin: str
+    plugin_source: Source
+    where: Source  # the first run's word
+
+
+def runs_sql_tool(segments: list[list[Word]]) -> bool:
+    return any(w.text.rsplit("/", 1)[-1] == SQL_TOOL for seg in segments for w in seg)
+
+
+def sql_tool_run(ctx: StackContext, segments: list[list[Word]]
+                 ) -> tuple[SqlToolRun, Route] | None:
+    """What the container's temporal-sql-tool runs do, and where they connect (the first
+    run's flags, else its env, else the tool's defaults); None when no run connects."""
+    runs: list[tuple[str, dict[str, tuple[str, Source]], Source]] = []
+    for seg in segments:
+        for i, w in enumerate(seg):
+            if w.text.rsplit("/", 1)[-1] == SQL_TOOL:
+                command, flags = _parsed(seg[i + 1:])
+                if command is not None:
+                    runs.append((command, flags, w.source))
+    if not runs:
+        return None
+    flags, where = runs[0][1], runs[0][2]
+    values = {k: _value(ctx, k, flags) for k in _ENV}
+    plugin, plugin_source = values["plugin"] or ("mysql8", Source.default_of(
+        f"{_TOOL_SOURCE}/main.go default --plugin mysql8", key="SQL_PLUGIN"))
+    seeds = ctx.env_value("MYSQL_SEEDS")
+    host, host_source = values["host"] or (
+        (seeds, ctx.env_source("MYSQL_SEEDS")) if seeds else ("127.0.0.1", Source.default_of(
+            f"{_TOOL_SOURCE}/main.go default --endpoint (GetMySQLAddress: 127.0.0.1)",
+            key="SQL_HOST")))
+    port = values["port"][0] if values["port"] else ctx.env_value("MYSQL_PORT") or "3306"
+    route = Route(host=host, port=parse_int(port),
+                  dbname=values["db"][0] if values["db"] else "temporal",
+                  user=values["user"][0] if values["user"] else None, source=host_source)
+    commands = tuple(dict.fromkeys(run[0] for run in runs))
+    return SqlToolRun(commands=commands, plugin=plugin, plugin_source=plugin_source,
+                      where=where), route
+
+
+def is_postgres_plugin(plugin: str) -> bool:
+    """postgres12, postgres12_pgx (plugin.go:22-23), and "postgres" of older servers."""
+    return plugin.strip().lower().startswith("postgres")
+
+
+def sql_tool_pool(run: SqlToolRun, route: Route) -> Pool:
+    what = ", ".join(run.commands)
+    return Pool(label=f"{SQL_TOOL} ({what})",
+                size=_term(f"{SQL_TOOL} connections", 1, Source.default_of(
+                    f"{SQL_TOOL}: one connection a run, its statements one after another "
+                    f"({_TOOL_SOURCE}/handler.go NewConnection, tools/common/schema)",
+                    key=SQL_TOOL)),
+                route=route, note=f"schema tool ({what}), {run.plugin} plugin "
+                f"({run.plugin_source.label()}): one connection while it runs")
+
+
+def _term(label: str, value: int, source: Source) -> Term:
+    return Term(label=label, value=value, source=source)
+
+
+def _parsed(words: list[Word]) -> tuple[str | None, dict[str, tuple[str, Source]]]:
+    """(the command, the global flags given before it) of one run."""
+    flags: dict[str, tuple[str, Source]] = {}
+    i = 0
+    while i < len(words):
+        text = words[i].text
+        if text in ("&&", "||", ";", "|"):
+            break
+        if not text.startswith("-"):
+            return _COMMANDS.get(text), flags
+        name, eq, value = text.lstrip("-").partition("=")
+        if name in _BOOL_FLAGS:
+            i += 1
+            continue
+        if not eq:
+            if i + 1 >= len(words):
+                break
+            value = words[i + 1].text
+            i += 1
+        if name in _FLAGS:
+            flags[_FLAGS[name]] = (value, words[i].source)
+        i += 1
+    return None, flags
+
+
+def _value(ctx: StackContext, key: str, flags: dict[str, tuple[str, Source]]
+           ) -> tuple[str, Source] | None:
+    """A setting from its flag, else its env variable (with its line); None when unset."""
+    if key in flags:
+        return flags[key]
+    value = ctx.env_value(_ENV[key])
+    return (value, ctx.env_source(_ENV[key])) if value else None
