@@ -133,3 +133,50 @@ def test_a_line_written_once_is_not_matched_again():
     rendered = "kind: A\nname: x\nimage: y\n---\nkind: B\nname: z\nimage: w\n"
     mapping = line_map(template, rendered)
     assert mapping[5] == 4 and mapping[6] == 4  # at the last matched line, as before
+
+
+# temporalio/helm-charts server-job.yaml's shape: a command per driver in an if/else, and
+# an argument line whose only key is in an action.
+JOB = """\
+      initContainers:
+        - name: create
+          image: admin-tools
+            {{- if eq .driver "cassandra" }}
+          command: ['temporal-cassandra-tool', '-k', '{{ .k }}'{{- if .dc }}, '--dc'{{- end }}]
+            {{- else if eq .driver "sql" }}
+          command: ['temporal-sql-tool', 'create-database']
+            {{- end }}
+        - name: manage-schema
+          args:
+            {{- if eq .driver "cassandra" }}
+            - temporal-cassandra-tool setup-schema -v 0.0
+            {{- else }}
+            - temporal-sql-tool setup-schema -v 0.0 --schema-dir /schema/{{ .schema }}/versioned
+            {{- end }}
+          env:
+            - name: SQL_PLUGIN
+"""
+JOB_RENDERED = """\
+      initContainers:
+        - name: create
+          image: admin-tools
+          command: ['temporal-sql-tool', 'create-database']
+        - name: manage-schema
+          args:
+            - temporal-sql-tool setup-schema -v 0.0 --schema-dir /schema/temporal/versioned
+          env:
+            - name: SQL_PLUGIN
+"""
+
+
+def test_a_line_is_cited_at_the_branch_that_writes_it():
+    mapping = line_map(JOB, JOB_RENDERED)
+    assert mapping[3] == 6  # the sql branch's command, not the cassandra one (line 4)
+    assert mapping[6] == 13  # the argument, not `args:` before it
+    assert mapping[7] == 15 and mapping[8] == 16  # the lines after are where they were
+
+
+def test_a_line_of_actions_alone_is_no_writer():
+    template = "data:\n  {{ .Values.a }}\n  b: 1\n"
+    mapping = line_map(template, "data:\n  x: 2\n  b: 1\n")
+    assert mapping[1] == 0  # left at the line before it, not pulled to `{{ .Values.a }}`

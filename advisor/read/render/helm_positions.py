@@ -87,9 +87,80 @@ def line_map(template: str, rendered: str) -> dict[int, int]:
     """0-based rendered line -> 0-based template line, by aligning YAML keys. Read
     only: the same map is handed out for the same keys. What a `range` loop writes
     more than once (a Deployment per service, an init container per store) maps to the
-    loop body's lines each time, not to the line after the first copy."""
-    return _aligned(tuple(map(_line_key, template.splitlines())),
-                    tuple(map(_line_key, rendered.splitlines())), loop_lines(template))
+    loop body's lines each time, not to the line after the first copy. A line is then
+    moved to the template line near it that writes it (`_by_text`): the branch of an
+    `if` its key is in, or a line whose key was filled in by an action."""
+    t_lines, r_lines = template.splitlines(), rendered.splitlines()
+    mapping, matched = _aligned(tuple(map(_line_key, t_lines)),
+                                tuple(map(_line_key, r_lines)), loop_lines(template))
+    moved = _by_text(t_lines, r_lines, mapping, matched)
+    return {**mapping, **moved} if moved else mapping
+
+
+# How far from its aligned line (or between the lines aligned around it) a rendered line
+# is looked for among the template lines that write it.
+_NEAR = 40
+
+
+def _by_text(t_lines: list[str], r_lines: list[str], mapping: dict[int, int],
+             matched: frozenset[int]) -> dict[int, int]:
+    """Rendered lines whose aligned template line does not write them, each moved to the
+    nearest template line that does (its text with the actions filled in): the key
+    alignment took the first `command:` of `if cassandra / else if sql` for the sql
+    branch's (temporalio/helm-charts server-job.yaml:49 for :51), and a line with no key
+    of its own (`- temporal-sql-tool setup-schema ... {{ $schema }}/versioned`) stayed at
+    the line before it (`args:`)."""
+    writers = [_writer(line) for line in t_lines]
+    able = [i for i, w in enumerate(writers) if w is not None]
+    if not able:
+        return {}
+    moved: dict[int, int] = {}
+    following = _next_matched(len(r_lines), matched, mapping)
+    for r, line in enumerate(r_lines):
+        text = line.strip()
+        if not text:
+            continue
+        t = mapping.get(r, 0)
+        if r in matched:
+            own = writers[t] if t < len(t_lines) else None
+            if own is not None and own[1].fullmatch(text) is not None:
+                continue  # it writes it (or may: an action that writes lines is no proof)
+            lo, hi = t - _NEAR, t + _NEAR + 1
+        else:
+            stop = following[r]
+            lo, hi = t + 1, (stop if t < stop <= t + 4 * _NEAR else t + _NEAR + 1)
+        best = None
+        for c in able[bisect.bisect_left(able, lo):bisect.bisect_left(able, hi)]:
+            prefix, pattern = writers[c]  # type: ignore[misc]
+            if text.startswith(prefix) and pattern.fullmatch(text) is not None \
+                    and (best is None or abs(c - t) < abs(best - t)):
+                best = c
+        if best is not None and best != t:
+            moved[r] = best
+    return moved
+
+
+def _next_matched(count: int, matched: frozenset[int], mapping: dict[int, int]) -> list[int]:
+    """For each rendered line, the template line of the next aligned line after it (the
+    end of the template's stretch an unaligned line can be from); -1 when none."""
+    out = [-1] * count
+    nxt = -1
+    for r in range(count - 1, -1, -1):
+        out[r] = nxt
+        if r in matched:
+            nxt = mapping[r]
+    return out
+
+
+@functools.lru_cache(maxsize=8192)
+def _writer(template_line: str) -> tuple[str, re.Pattern[str]] | None:
+    """(the text before its first action, the lines it writes) of a template line that
+    writes a line in place and says enough of it to tell: a line of actions alone
+    (`{{ .Values.x }}`) could be any line."""
+    pattern = _line_pattern(template_line)
+    if pattern is None or len(_ACTION.sub("", template_line).strip()) < 4:
+        return None
+    return _ACTION.split(template_line.strip())[0], pattern
 
 
 # Passes over what a loop wrote again: one copy of its body is matched a pass.
@@ -104,7 +175,9 @@ _MIN_REPEAT = 2
 # same keys, and difflib's alignment was paid again for each.
 @functools.lru_cache(maxsize=256)
 def _aligned(t_keys: tuple[str, ...], r_keys: tuple[str, ...],
-             loop: tuple[int, ...] = ()) -> dict[int, int]:
+             loop: tuple[int, ...] = ()) -> tuple[dict[int, int], frozenset[int]]:
+    """(rendered line -> template line, the rendered lines aligned by key; the others
+    are at the line of the aligned line before them)."""
     matcher = difflib.SequenceMatcher(None, t_keys, r_keys, autojunk=False)
     mapping: dict[int, int] = {}
     for block in matcher.get_matching_blocks():
@@ -112,13 +185,14 @@ def _aligned(t_keys: tuple[str, ...], r_keys: tuple[str, ...],
             mapping[block.b + k] = block.a + k
     if loop:
         _match_repeats(t_keys, r_keys, loop, mapping)
+    matched = frozenset(mapping)
     last = 0
     for r in range(len(r_keys)):
         if r in mapping:
             last = mapping[r]
         else:
             mapping[r] = last
-    return mapping
+    return mapping, matched
 
 
 def _match_repeats(t_keys: tuple[str, ...], r_keys: tuple[str, ...], loop: tuple[int, ...],
