@@ -122,6 +122,8 @@ def server_from_workload(inputs: Inputs, topo: Topology, w: Workload, c: Contain
             topo.problems.extend(problems)
     if image_repository(c.image) == "harbor-db":
         settings.update(_harbor_db_max_connections(c, version.int_value, topo))
+    if is_spilo_image(c.image):
+        settings = {**_spilo_settings(c, built, version.int_value, topo), **settings}
     wid = workload_id(w)
     return Server(
         id=wid, name=w.name, kind="workload", namespace=w.namespace, version=version,
@@ -146,6 +148,78 @@ def _args_at_their_lines(c: Container, args: list[str]) -> list[tuple[list[str],
         at = i + 1 if takes_next else i
         out.append((args[i:at + 1], c.word_sources[start + at]))
     return out
+
+
+def is_spilo_image(image: str) -> bool:
+    """Zalando's Spilo (ghcr.io/zalando/spilo-16, registry.opensource.zalan.do/acid/spilo-15,
+    the older unversioned .../spilo)."""
+    repo = image_repository(image)
+    return repo == "spilo" or (repo.startswith("spilo-") and repo[6:].isdigit())
+
+
+def _spilo_settings(c: Container, built: Source | None, version: int, topo: Topology
+                    ) -> dict[str, Setting]:
+    """What Spilo's configure_spilo.py sets in a plain workload (no operator): from the
+    container's memory limit (advisor.facts.spilo), then what SPILO_CONFIGURATION (else
+    PATRONI_CONFIGURATION) sets in bootstrap.dcs.postgresql.parameters or
+    postgresql.parameters, which configure_spilo.py merges over its own."""
+    from advisor.facts.spilo import spilo_settings
+
+    memory = c.memory_limit
+    limit = f"{int(memory.value / 1048576)} MB memory limit ({memory.source.label()})" \
+        if memory is not None else ""
+    settings = spilo_settings(memory, limit)
+    if built is not None:
+        topo.notices.append(f"{c.name}: image {built.key} ({built.label()}) runs Spilo: "
+                            "max_connections and shared_buffers as its configure_spilo.py "
+                            "sets them from the container's memory limit")
+    settings.update(_spilo_user_parameters(c, version, topo))
+    return settings
+
+
+def _spilo_user_parameters(c: Container, version: int, topo: Topology
+                           ) -> dict[str, Setting]:
+    """PostgreSQL parameters of the YAML in SPILO_CONFIGURATION (else
+    PATRONI_CONFIGURATION): bootstrap.dcs.postgresql.parameters, then
+    postgresql.parameters, each at the variable's line."""
+    import yaml
+
+    from advisor.read.sources.pgconf import parse_postgres_args_checked
+
+    var = next((e for e in c.env if e.name == "SPILO_CONFIGURATION"), None) or \
+        next((e for e in c.env if e.name == "PATRONI_CONFIGURATION"), None)
+    if var is None:
+        return {}
+    if var.value is None:
+        topo.notices.append(f"{c.name}: {var.name} ({var.source.label()}) comes from a "
+                            "Secret or reference the repository does not hold: the "
+                            "parameters it may set over Spilo's are not read")
+        return {}
+    try:
+        data = yaml.safe_load(var.value)
+    except yaml.YAMLError:
+        data = None
+    if not isinstance(data, dict):
+        topo.notices.append(f"{c.name}: {var.name} ({var.source.label()}) is not a YAML "
+                            "mapping: configure_spilo.py refuses it and the container does "
+                            "not start")
+        return {}
+    found: dict[str, Setting] = {}
+    dcs = ((data.get("bootstrap") or {}).get("dcs") or {}) \
+        if isinstance(data.get("bootstrap"), dict) else {}
+    for section in (dcs.get("postgresql") if isinstance(dcs, dict) else None,
+                    data.get("postgresql")):
+        params = section.get("parameters") if isinstance(section, dict) else None
+        if not isinstance(params, dict):
+            continue
+        # scalars only: a nested value is no parameter (and str() of an alias bomb is big)
+        args = [f"--{k}={str(v).lower() if isinstance(v, bool) else v}"
+                for k, v in params.items() if isinstance(v, str | int | float)]
+        parsed, problems = parse_postgres_args_checked(
+            args, replace(var.source, key=var.name), version)
+        found.update(parsed)
+        topo.problems.extend(problems)
+    return found
 
 
 HARBOR_DB_WHO = ("goharbor/harbor-db docker-entrypoint.sh: postgres -c "

@@ -118,35 +118,26 @@ def zalando_cluster(ctx: ReadContext, obj: K8sObject) -> None:
     ctx.out.claimed.append(obj.ref)
 
 
-SPILO = "Spilo configure_spilo.py"
 # The operator's default_memory_limit as its shipped configuration sets it
 # (manifests/configmap.yaml, the chart's values.yaml): the pod's limit without one.
 ZALANDO_DEFAULT_MEMORY_MB = 500
 
 
 def _spilo_defaults(memory: Term | None) -> dict[str, Setting]:
-    """What Spilo writes into Patroni's bootstrap parameters when the spec sets none:
-    max_connections = min(max(100, memory limit in MB / 30), 1000) from the container's
-    cgroup limit, and autovacuum_max_workers 5 (checked in zalando/spilo
-    postgres-appliance/scripts/configure_spilo.py)."""
+    """What Spilo writes into Patroni's parameters when the spec sets none
+    (advisor.facts.spilo): max_connections = min(max(100, memory limit in MB / 30), 1000)
+    and shared_buffers = MB / 5 from the container's cgroup limit, which is the operator's
+    default_memory_limit when the spec sets none; autovacuum_max_workers 5."""
+    from advisor.facts.spilo import spilo_settings
+
     if memory is not None:
-        mb = memory.value / 1048576
-        limit = f"{int(mb)} MB memory limit ({memory.source.label()})"
-    else:
-        mb = ZALANDO_DEFAULT_MEMORY_MB
-        limit = (f"{ZALANDO_DEFAULT_MEMORY_MB} MB, the operator's default_memory_limit as "
-                 "shipped (no spec.resources.limits.memory)")
-    n = min(max(100, int(mb / 30)), 1000)
-    return {
-        "max_connections": Setting(name="max_connections", raw=str(n), value=n,
-                                   source=Source.default_of(
-                                       f"{SPILO}: min(max(100, {limit} / 30), 1000)",
-                                       key="max_connections")),
-        "autovacuum_max_workers": Setting(name="autovacuum_max_workers", raw="5", value=5,
-                                          source=Source.default_of(f"{SPILO} bootstrap "
-                                                                   "parameters",
-                                                                   key="autovacuum_max_workers")),
-    }
+        return spilo_settings(memory, f"{int(memory.value / 1048576)} MB memory limit "
+                                      f"({memory.source.label()})")
+    default = Term(label="memory limit", value=ZALANDO_DEFAULT_MEMORY_MB * 1048576,
+                   source=Source.default_of("Zalando operator default_memory_limit 500Mi"))
+    return spilo_settings(default, f"{ZALANDO_DEFAULT_MEMORY_MB} MB, the operator's "
+                                   "default_memory_limit as shipped (no "
+                                   "spec.resources.limits.memory)")
 
 
 def pool_sizes(per_pod: int) -> tuple[int, int]:
