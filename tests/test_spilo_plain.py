@@ -104,7 +104,8 @@ def test_spilo_configuration_wins(tmp_path):
     assert b.max_connections.value == 250
     assert b.max_connections.source.path == "k8s/db.yaml"
     text = (tmp_path / "k8s/db.yaml").read_text().splitlines()
-    assert "name: SPILO_CONFIGURATION" in text[b.max_connections.source.line - 1]
+    line = b.max_connections.source.line  # the variable's value
+    assert "name: SPILO_CONFIGURATION" in text[line - 2] and "value: |" in text[line - 1]
 
 
 def test_spilo_configuration_not_yaml_is_a_notice(tmp_path):
