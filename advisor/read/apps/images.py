@@ -199,6 +199,7 @@ from advisor.read.apps.supabase import (
     storage_pools,
 )
 from advisor.read.apps.synapse import SYNAPSE_NAMES, synapse_pools
+from advisor.read.apps.twenty import is_twenty, twenty_pools
 from advisor.read.apps.unleash import is_unleash, unleash_pools
 from advisor.read.apps.windmill import is_windmill, windmill_pools
 from advisor.read.apps.zammad import NAMES as ZAMMAD_NAMES
@@ -1416,6 +1417,7 @@ _IMAGE_READERS: tuple[tuple[Callable[[str], bool], Callable[[StackContext], list
     (is_unleash, unleash_pools),
     (is_sentry, sentry_pools),
     (is_piped_backend, piped_pools),
+    (is_twenty, twenty_pools),
 )
 
 
