@@ -19,7 +19,7 @@ IMAGE = "twentycrm/twenty:v1.14.0"
 
 def pools_of(tmp_path, name: str):
     topo = scan([str(tmp_path)], CheckOptions(cache=False)).topology
-    return [c for c in topo.clients if c.name == name][0]
+    return next(c for c in topo.clients if c.name == name)
 
 
 def test_server_and_worker_defaults(tmp_path):
