@@ -90,6 +90,7 @@ READERS: tuple[StackReader, ...] = (
     StackReader("sequelize", "sequelize:sequelize_pools", ("js",)),
     StackReader("knex", "knex:knex_pools", ("js",)),
     StackReader("typeorm", "typeorm:typeorm_pools", ("js",)),
+    StackReader("pg-boss", "pgboss:pgboss_pools", ("js",)),
     StackReader("prisma", "prisma:prisma_pools", ("prisma",)),
     StackReader("pgx", "pgx:pgx_pools", ("go",)),
     StackReader("database/sql", "go_sql:go_sql_pools", ("go",)),

@@ -5,7 +5,7 @@ client stays unknown (PA106). Pure: reads only the StackContext.
 
 Defaults are the ones the stack readers use (each cited there and in PA104):
 SQLAlchemy QueuePool 5 + 10 overflow, Django one connection per thread, HikariCP 10,
-Active Record 5, node-postgres 10, Sequelize 5, Knex 10, TypeORM 10, Ecto 10,
+Active Record 5, node-postgres 10, Sequelize 5, Knex 10, TypeORM 10, pg-boss 10, Ecto 10,
 pgx pgxpool max(4, NumCPU), Go database/sql no limit, asyncpg 10, psycopg_pool 4.
 """
 
@@ -46,6 +46,8 @@ PGX = Stack("pgxpool pool_max_conns", -1, "pgxpool default max(4, NumCPU)",
             per_process=False)
 GO_SQL = Stack("database/sql MaxOpenConns", 0, "Go database/sql default 0 = no limit",
                per_process=False)
+PG_BOSS = Stack("pg-boss pg.Pool max", 10,
+                "pg-boss sets no max: pg-pool default (max || poolSize || 10)")
 ASYNCPG = Stack("asyncpg create_pool max_size", 10, "asyncpg default max_size 10")
 
 # (dependency name pattern, stack), most specific first: an ORM before its driver.
@@ -53,7 +55,7 @@ _PYTHON = ((r"django", DJANGO), (r"flask[-_]sqlalchemy|sqlalchemy|sqlmodel", SQL
            (r"asyncpg", ASYNCPG))
 _RUBY = ((r"rails|activerecord", RAILS),)
 _NODE = ((r"sequelize", SEQUELIZE), (r"knex", KNEX), (r"typeorm", TYPEORM),
-         (r"pg|pg-pool", NODE_PG), (r"postgres", POSTGRES_JS))
+         (r"pg|pg-pool", NODE_PG), (r"postgres", POSTGRES_JS), (r"pg-boss", PG_BOSS))
 _GO = ((r"github\.com/jackc/pgx/v\d+", PGX), (r"github\.com/lib/pq", GO_SQL))
 _ELIXIR = ((r"ecto_sql|postgrex", ECTO),)
 _JAVA = ((r"spring-boot-starter-(?:jdbc|data-jpa)|HikariCP", HIKARI),)
