@@ -14,7 +14,7 @@ from advisor.read.fs import Root
 from tests.apphelpers import container, product
 from tests.tree_helpers import POSTGRES_DB, deployment, write
 
-PKG = '{"name": "jobs", "dependencies": {"pg-boss": "^12.27.0", "pg": "^8.22.0"}}\n'
+PKG = '{"name": "jobs", "dependencies": {"pg-boss": "^12.27.0"}}\n'
 
 
 def pools(tmp_path, code: str, env: dict | None = None, name: str = "src/boss.ts"):
@@ -121,3 +121,19 @@ def test_dependency_alone_identifies_pgboss(tmp_path):
     (pool,) = identified_pools(ctx, None)
     assert pool.size.value == 10 and pool.bound == "default"
     assert "pg-boss" in pool.note and "package.json:1" in pool.note
+
+
+def test_pgboss_does_not_hide_the_apps_own_stack(tmp_path):
+    # TypeORM from an ormconfig.js (no DataSource call the reader sees) and pg-boss:
+    # the dependency default of TypeORM is added beside pg-boss's pool (DeltaCamp/notus-api)
+    write(tmp_path, {"package.json": '{"dependencies": {"typeorm": "^0.2.15", "pg": "^7.9.0",'
+                                     ' "pg-boss": "^3.1.6"}}\n',
+                     "ormconfig.js": "module.exports = { type: 'postgres', url: "
+                                     "process.env.DATABASE_URL };\n",
+                     "src/jobs.ts": "const PgBoss = require('pg-boss');\nnew PgBoss({ "
+                                    "connectionString: process.env.DATABASE_URL });\n"})
+    found = pools_for_container(container({"DATABASE_URL": "postgres://u@db/app"}),
+                                scan_app_dir(Root.of(tmp_path), ""))
+    assert [p.label for p in found.pools] == ["pg-boss pg.Pool max", "TypeORM poolSize"]
+    assert product(found.pools) == "1 x 10 + 1 x 10 = 20"
+    assert "typeorm" in found.pools[1].note

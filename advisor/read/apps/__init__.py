@@ -419,6 +419,10 @@ def pools_for_container(container: Container, app: AppSource | None = None, *,
             ctx.unknown.append(f"{reader.name} pool settings not read (internal error)")
             pools = []
             break
+    if pools and app is not None and all(p.label.startswith("pg-boss") for p in pools):
+        from advisor.read.apps.pgboss import beside_main_stack
+
+        pools = beside_main_stack(ctx, pools)
     problems = list(app.problems) if app is not None else []
     notices = list(app.notices) if app is not None else []
     if container.role == "init" and pools:

@@ -30,8 +30,8 @@ from advisor.read.apps.pyeval import Val
 LABEL = "pg-boss pg.Pool max"
 LISTEN = "pg-boss LISTEN connection (useListenNotify)"
 DEFAULT_SOURCE = Source.default_of(
-    "pg-boss passes its options to pg.Pool and sets no max: pg-pool 3.14 default "
-    "(max || poolSize || 10)", key="max")
+    "pg-boss 5+ passes its options to pg.Pool and sets no max: pg-pool 3.14 default "
+    "(max || poolSize || 10); 3.x/4.x: poolSize || max || 10", key="max")
 _QUOTE = r"""["']pg-boss["']"""
 _DEFAULT_IMPORT = re.compile(rf"import\s+(\w+)\s*(?:,\s*\{{[^}}]*\}})?\s*from\s*{_QUOTE}")
 _NAMED_IMPORT = re.compile(rf"import\s+(?:\w+\s*,\s*)?(?:type\s+)?\{{([^}}]*)\}}\s*from\s*{_QUOTE}")
@@ -124,3 +124,19 @@ def pgboss_pools(ctx: StackContext) -> list[Pool]:
             if name in names or name.rsplit(".", 1)[-1] == "PgBoss":
                 pools += _instance(ctx, module, paren)
     return pools
+
+
+def beside_main_stack(ctx: StackContext, pools: list[Pool]) -> list[Pool]:
+    """pg-boss is a job queue beside the app's own database library: when pg-boss's are
+    the only pools the readers found, the default pool of the stack the dependency files
+    name (TypeORM from an ormconfig, a knex the readers did not see) is added, as it is
+    for an app whose readers found nothing (advisor.read.apps.identify), so that
+    finding pg-boss's pool does not hide the app's own."""
+    if not pools or ctx.unknown or not all(p.label in (LABEL, LISTEN) for p in pools):
+        return pools
+    from advisor.read.apps.identify import PG_BOSS, identified_pools
+    from advisor.read.apps.urls import route_from_env
+
+    main = [p for p in identified_pools(ctx, route_from_env(ctx.container.env))
+            if p.label != PG_BOSS.label]
+    return pools + main
