@@ -91,6 +91,9 @@ READERS: tuple[StackReader, ...] = (
     StackReader("knex", "knex:knex_pools", ("js",)),
     StackReader("typeorm", "typeorm:typeorm_pools", ("js",)),
     StackReader("pg-boss", "pgboss:pgboss_pools", ("js",)),
+    # Backstage's backend: a knex pool per plugin (apps/backstage.py)
+    StackReader("backstage", "backstage:backstage_pools", ("backstage-config",),
+                arg_markers=("packages/backend",), image_markers=("backstage",)),
     StackReader("prisma", "prisma:prisma_pools", ("prisma",)),
     StackReader("pgx", "pgx:pgx_pools", ("go",)),
     StackReader("database/sql", "go_sql:go_sql_pools", ("go",)),
@@ -142,7 +145,8 @@ READERS: tuple[StackReader, ...] = (
 # Images whose readers read the configuration files the container sees in its pod
 # (StackContext.pod_files, advisor/read/apps/podfiles.py): Synapse (apps/synapse.py),
 # Matrix Authentication Service (apps/mas.py) and GitLab's webservice, sidekiq and
-# toolbox (apps/gitlab.py: their database.yml template), by the image's repository name.
+# toolbox (apps/gitlab.py: their database.yml template), by the image's repository name;
+# Backstage by its command (reads_pod_files).
 POD_FILE_IMAGES = frozenset({"synapse", "matrix-authentication-service",
                              "gitlab-webservice-ee", "gitlab-webservice-ce",
                              "gitlab-sidekiq-ee", "gitlab-sidekiq-ce",
@@ -150,9 +154,12 @@ POD_FILE_IMAGES = frozenset({"synapse", "matrix-authentication-service",
 
 
 def reads_pod_files(container: Container) -> bool:
+    """Also Backstage's backend (`node packages/backend --config /app/...`), whatever its
+    image: its --config files are mounted from ConfigMaps (apps/backstage.py)."""
     from advisor.read.apps.locate import image_name
 
-    return image_name(container.image).lower() in POD_FILE_IMAGES
+    return image_name(container.image).lower() in POD_FILE_IMAGES or any(
+        "packages/backend" in w for w in (*container.command, *container.args))
 
 
 class AppPools(Record, kw_only=True):

@@ -167,6 +167,8 @@ def classify(rel: str) -> tuple[str, str | None] | None:
         return "gitea-env-to-ini", None
     if name in _BY_NAME:
         return _BY_NAME[name], None
+    if name.startswith("app-config") and re.fullmatch(r"app-config(?:\.[\w-]+)?\.ya?ml", name):
+        return "backstage-config", None  # Backstage's configuration (apps/backstage.py)
     if name.endswith(".conf") and "php-fpm" in rel:
         return "php-fpm", None
     if name.startswith("Dockerfile") or name.endswith(".Dockerfile"):
@@ -224,8 +226,51 @@ def scan_app_dir(root: Root, directory: str) -> AppSource:
             break
     if any(f.kind == "go" for f in files) and not any(f.kind == "go-mod" for f in files):
         files.extend(_go_imported_files(root, base, files, problems))
+    if not any(f.kind == "backstage-config" for f in files) and any(
+            f.kind == "package-json" and "@backstage/backend-" in f.text for f in files):
+        files.extend(_backstage_workspace_configs(root, base, problems))
     return AppSource(root=root, directory=directory, files=tuple(files),
                      problems=tuple(problems), notices=tuple(notices))
+
+
+def _backstage_workspace_configs(root: Root, base: Path, problems: list[ConfigProblem]
+                                 ) -> list[AppFile]:
+    """A Backstage backend package (packages/backend of a create-app monorepo) runs with
+    the monorepo's root as its working directory (its Dockerfile copies app-config*.yaml
+    there; `node packages/backend --config app-config.yaml`): the app-config*.yaml files of
+    the nearest folder above it, inside the repository, whose package.json declares
+    workspaces, each with `rel` its name there (apps/backstage.py)."""
+    folder = base.parent
+    while folder != root.path and root.path in folder.parents:
+        pkg = folder / "package.json"
+        if pkg.is_file() and not pkg.is_symlink():
+            try:
+                text = root.read_text(pkg, keep=True)
+            except InputError:
+                return []
+            if '"workspaces"' in text:
+                break
+        folder = folder.parent
+    else:
+        if folder != root.path:
+            return []
+    out = []
+    try:
+        names = sorted(e.name for e in os.scandir(folder) if e.is_file(follow_symlinks=False))
+    except OSError:
+        return []
+    for name in names:
+        if classify(name) != ("backstage-config", None):
+            continue
+        try:
+            text = root.read_text(folder / name, keep=True)
+        except InputError as exc:
+            problems.append(ConfigProblem(location=Location(path=exc.path, line=exc.line),
+                                          message=exc.message))
+            continue
+        out.append(AppFile(path=root.rel(folder / name), rel=name, kind="backstage-config",
+                           text=text))
+    return out
 
 
 _GO_MODULE = re.compile(r"^module\s+\"?([^\s\"]+)", re.M)
