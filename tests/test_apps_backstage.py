@@ -169,3 +169,21 @@ def test_config_not_in_the_repository_is_unknown(tmp_path):
     assert found.pools == []
     assert any("/etc/backstage/secret-config.yaml" in u and "knexConfig.pool.max" in u
                for u in found.unknown)
+
+
+def test_own_module_file_is_read(tmp_path):
+    # backstage/demo: backend.add(import('./extensions/docsBuildStrategy')), a module
+    write(tmp_path, {
+        "app-config.yaml": CONFIG,
+        "packages/backend/src/index.ts": INDEX.replace(
+            "backend.start();", "backend.add(import('./extensions/docsBuildStrategy'));\n"
+            "backend.add(import('./plugins/inventory'));\nbackend.start();"),
+        "packages/backend/src/extensions/docsBuildStrategy.ts":
+            "export default createBackendModule({ pluginId: 'techdocs' });\n",
+        "packages/backend/src/plugins/inventory/index.ts":
+            "export default createBackendPlugin({ pluginId: 'inventory' });\n"})
+    found = pools_for_container(container({"POSTGRES_HOST": "db"},
+                                          command=("node", "packages/backend")),
+                                scan_app_dir(Root.of(tmp_path), ""))
+    assert product(found.pools) == "5 x 4 + 1 x 8 = 28"  # + inventory, not the module
+    assert "./plugins/inventory counted as plugins (local features)" in found.pools[0].note

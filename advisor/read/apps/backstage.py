@@ -133,10 +133,24 @@ def plugin_id(package: str) -> str | None:
     return None
 
 
-def backend_features(f: AppFile) -> list[tuple[str, bool, int]]:
+def _local_is_module(spec: str, index: AppFile, files: list[AppFile]) -> bool:
+    """Whether the backend's own feature `spec` (`./extensions/docsBuildStrategy`) is a
+    module: its file calls createBackendModule and not createBackendPlugin; else it is
+    counted as a plugin (the upper bound)."""
+    base = posixpath.normpath(posixpath.join(posixpath.dirname(index.rel), spec))
+    for f in files:
+        stem = f.rel.rsplit(".", 1)[0]
+        if stem in (base, f"{base}/index"):
+            return "createBackendModule" in f.text and "createBackendPlugin" not in f.text
+    return "module" in spec.lower()
+
+
+def backend_features(f: AppFile, files: list[AppFile] | None = None
+                     ) -> list[tuple[str, bool, int]]:
     """(feature, is a module, line) for each `backend.add(...)` of a backend created with
-    createBackend() in `f`: imported packages by name; a local feature by its identifier,
-    a module when its name says so."""
+    createBackend() in `f`: imported packages by name; the backend's own features by
+    their file among `files` (createBackendModule), or an identifier, a module when its
+    name says so."""
     from advisor.read.apps.jsparse import tokenize
 
     toks = tokenize(f.text)
@@ -152,7 +166,7 @@ def backend_features(f: AppFile) -> list[tuple[str, bool, int]]:
                 toks[j + 1].text == "(" and toks[j + 2].kind == "str":
             spec = toks[j + 2].text[1:-1]
             if spec.startswith("."):
-                out.append((spec, "module" in spec.lower(), t.line))
+                out.append((spec, _local_is_module(spec, f, files or []), t.line))
                 continue
             package = _package(spec)
             out.append((package, "-backend-module-" in package or
@@ -216,7 +230,8 @@ def backstage_pools(ctx: StackContext) -> list[Pool]:
                                           if c.image.endswith(":latest") or ":" not in
                                           c.image.rsplit("/", 1)[-1] else ""))
         return []
-    plugins = [(name, line) for name, module, line in backend_features(index) if not module]
+    plugins = [(name, line) for name, module, line in backend_features(index, ctx.files("js"))
+               if not module]
     if not plugins:
         ctx.unknown.append(f"{c.name}: Backstage backend {index.path} adds no plugin "
                            "pool-advisor can read (backend.add)")
