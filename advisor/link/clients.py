@@ -162,7 +162,10 @@ def client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
     runs_app = _app_containers(w) if app is not None else set()
     pod_files = None
     non_clients = 0  # running containers whose program opens no connection
-    init_runs: list[tuple[str, list[Pool]]] = []  # init containers' pools (migrations)
+    # the pools of each init container (a migration before the app starts), and whether a
+    # running container connects with pools not read: then the init pools are not the pod's
+    init_runs: list[tuple[str, list[Pool]]] = []
+    unread_running = False
     for c in w.containers:
         if is_pgbouncer_container(c):
             continue
@@ -231,6 +234,9 @@ def client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
             init_runs.append((c.name, placed))
         else:
             pools += placed
+        if c.role != "init" and c_route is not None and not found.pools \
+                and not found.unknown:
+            unread_running = True
         route = route or c_route
         further += c_routes
         # a pool's own route to another host (each Pgpool-II backend, Mastodon's read
@@ -239,7 +245,8 @@ def client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
         main_host = (c_route.host or "").lower() if c_route is not None else ""
         further += [p.route for p in placed if p.route is not None and p.route.host
                     and p.route.host.lower() not in (main_host, *_LOOPBACK_HOSTS)]
-    pools += _one_init_run(w, init_runs, topo)
+    init_only = _one_init_run(w, init_runs, topo)
+    pools += init_only
     if pod_files is not None:
         topo.notices += [f"{workload_id(w)}: {n}" for n in pod_files.notices]
     if non_clients and non_clients == sum(c.role != "init" and not is_pgbouncer_container(c)
@@ -293,6 +300,14 @@ def client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
             "its own pods: a server's own pods are not its clients, so it is not counted "
             "as one")
         return []
+    if unread_running and init_only and len(init_only) == len(pools):
+        # only an init container's pool was read (twentyhq/twenty's chart: `typeorm
+        # migration:run` before the server starts): it exits before the running
+        # containers connect, so it is not their count; theirs is identified or unknown
+        topo.notices.append(f"{workload_id(w)}: only init containers' pools were read "
+                            f"({', '.join(p.label for p in init_only)}); they exit before "
+                            "the running containers connect, whose pools are not read")
+        pools = []
     if hidden:
         # A pool whose size the repository does not hold leaves the workload's
         # connections unknown (the budget a floor), never a default's or a part's.
