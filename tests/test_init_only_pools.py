@@ -50,3 +50,17 @@ def test_init_migration_alone_still_counts(tmp_path):
     write(tmp_path, {"k8s/db.yaml": POSTGRES_DB, "k8s/crm.yaml": app})
     (budget,) = run_check([str(tmp_path)], CheckOptions(cache=False)).budgets
     assert budget.peak == 2 * 1 and not budget.unknown_clients
+
+
+def test_init_migration_and_running_pools_are_not_summed(tmp_path):
+    # the running container's pool is read: the pod holds max(1, 20), not 1 + 20
+    app = APP.replace("image: acme/crm:1\n          env:",
+                      "image: twentycrm/twenty:v1.14.0\n          env:")
+    write(tmp_path, {"k8s/db.yaml": POSTGRES_DB.replace("max_connections=50",
+                                                        "max_connections=500"),
+                     "k8s/crm.yaml": app})
+    result = run_check([str(tmp_path)], CheckOptions(cache=False))
+    (budget,) = result.budgets
+    assert budget.peak == 2 * 20
+    assert any("migration (typeorm migration:run) of its init containers not counted" in n
+               for n in result.notices)

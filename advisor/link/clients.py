@@ -300,7 +300,16 @@ def client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
             "its own pods: a server's own pods are not its clients, so it is not counted "
             "as one")
         return []
-    if unread_running and init_only and len(init_only) == len(pools):
+    running = [p for p in pools if not any(p is q for q in init_only)]
+    if init_only and running and sum(p.per_pod() for p in running) >= \
+            sum(p.per_pod() for p in init_only):
+        # an init container's pool (a migration) is closed before the running containers
+        # connect: the pod's peak is the larger of the two, not their sum
+        topo.notices.append(f"{workload_id(w)}: {', '.join(p.label for p in init_only)} of "
+                            "its init containers not counted at peak: they exit before the "
+                            "running containers, which hold more, connect")
+        pools = running
+    elif unread_running and init_only and len(init_only) == len(pools):
         # only an init container's pool was read (twentyhq/twenty's chart: `typeorm
         # migration:run` before the server starts): it exits before the running
         # containers connect, so it is not their count; theirs is identified or unknown
