@@ -64,3 +64,25 @@ def test_init_migration_and_running_pools_are_not_summed(tmp_path):
     assert budget.peak == 2 * 20
     assert any("migration (typeorm migration:run) of its init containers not counted" in n
                for n in result.notices)
+
+
+def test_init_migration_to_another_server_still_counts_there(tmp_path):
+    # the migration runs against db2, which the running server never connects to: while
+    # it runs it is db2's connection, whatever the running container holds on db
+    app = APP.replace("image: acme/crm:1\n          env:",
+                      "image: twentycrm/twenty:v1.14.0\n          env:")
+    app = app.replace("command: [\"sh\", \"-c\", \"npx -y typeorm migration:run -d "
+                      "dist/datasource\"]\n          env:\n"
+                      "            - {name: PG_DATABASE_URL, value: \"postgres://u:p@db/crm\"}",
+                      "command: [\"sh\", \"-c\", \"npx -y typeorm migration:run -d "
+                      "dist/datasource\"]\n          env:\n"
+                      "            - {name: PG_DATABASE_URL, value: \"postgres://u:p@db2/crm\"}")
+    assert "db2/crm" in app
+    db2 = POSTGRES_DB.replace("name: db}", "name: db2}").replace("app: db}", "app: db2}")
+    write(tmp_path, {"k8s/db.yaml": POSTGRES_DB.replace("max_connections=50",
+                                                        "max_connections=500"),
+                     "k8s/db2.yaml": db2, "k8s/crm.yaml": app})
+    result = run_check([str(tmp_path)], CheckOptions(cache=False))
+    peaks = {b.server: b.peak for b in result.budgets}
+    assert peaks == {"db": 2 * 20, "db2": 2 * 1}, peaks
+    assert not any("of its init containers not counted" in n for n in result.notices)

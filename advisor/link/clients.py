@@ -301,8 +301,7 @@ def client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
             "as one")
         return []
     running = [p for p in pools if not any(p is q for q in init_only)]
-    if init_only and running and sum(p.per_pod() for p in running) >= \
-            sum(p.per_pod() for p in init_only):
+    if init_only and running and _init_within_running(init_only, running):
         # an init container's pool (a migration) is closed before the running containers
         # connect: the pod's peak is the larger of the two, not their sum
         topo.notices.append(f"{workload_id(w)}: {', '.join(p.label for p in init_only)} of "
@@ -617,6 +616,25 @@ def _without_own_routes(w: Workload, pools: list[Pool], route: Route | None,
         if route is None and extra:
             route, extra = extra[0], extra[1:]
     return kept, route, _other_routes(route, extra)
+
+
+def _server_key(route: Route | None) -> tuple[str, int | None]:
+    """The server a route leads to (its database and user share that server's slots)."""
+    return ("", None) if route is None else ((route.host or "").lower(), route.port)
+
+
+def _init_within_running(init_pools: list[Pool], running: list[Pool]) -> bool:
+    """Whether the running containers hold, where each init pool leads, at least as many
+    connections as the init container did: only then is the init container's count not
+    the pod's at any server (a migration to a database the app does not use is still
+    that server's connection while it runs)."""
+    held: dict[tuple[str, int | None], float] = {}
+    for p in running:
+        held[_server_key(p.route)] = held.get(_server_key(p.route), 0) + p.per_pod()
+    needed: dict[tuple[str, int | None], float] = {}
+    for p in init_pools:
+        needed[_server_key(p.route)] = needed.get(_server_key(p.route), 0) + p.per_pod()
+    return all(held.get(key, 0) >= n for key, n in needed.items())
 
 
 def _one_init_run(w: Workload, runs: list[tuple[str, list[Pool]]], topo: Topology
