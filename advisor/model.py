@@ -459,6 +459,11 @@ class Pool(Record, kw_only=True):
     size: Term  # connections one process's pool may open
     processes: Term | None = None  # processes per pod sharing nothing (gunicorn workers)
     route: Route | None = None
+    # Why the reader cannot say where it connects (a variable naming its database is set
+    # from a reference the repository does not hold: StackContext.hidden_route); "" when
+    # it said nothing of it. Such a pool is never given another variable's route (the
+    # container's only URL): its workload is unplaced, each server's peak a floor.
+    route_unknown: str = ""
     # How `size` was decided: written in config ("fixed"), a driver default ("default"),
     # no limit at all ("unbounded": size is then what the process could reach, or 0), or
     # derived from the machine's CPUs ("cpu": size is for `cpus`, see `note`).

@@ -101,12 +101,12 @@ def test_mm_config_from_a_secret_not_held_is_unknown(tmp_path):
     assert client.pools == [] and "MM_CONFIG" in client.unknown
 
 
-
 def test_a_data_source_from_a_secret_is_not_the_store_s_dsn():
     """MM_SQLSETTINGS_DATASOURCE from a Secret (value not held) was taken as unset, so
     the reader routed the application's pools to the config store's DSN. DataSource,
-    when set, overrides it: where they open is not known (no route from the reader, a
-    notice saying why), and only the store's pool is on MM_CONFIG's database."""
+    when set, overrides it: where they open is not known (no route from the reader, and
+    it says so: route_unknown, the reason in `unrouted`), and only the store's pool is on
+    MM_CONFIG's database."""
     from advisor.model import Container, EnvVar, Source
     from advisor.read.apps import pools_for_container
 
@@ -119,8 +119,13 @@ def test_a_data_source_from_a_secret_is_not_the_store_s_dsn():
                              from_ref="secret:mm-db/dsn", secret=True)))
     found = pools_for_container(c)
     pools = {p.label: p for p in found.pools}
-    assert pools["Mattermost SqlSettings.MaxOpenConns"].route is None
+    app = pools["Mattermost SqlSettings.MaxOpenConns"]
+    assert app.route is None
     store = pools["Mattermost database config store (SetMaxOpenConns(2))"]
     assert (store.route.host, store.route.dbname) == ("db", "mmconfig")
-    assert any("MM_SQLSETTINGS_DATASOURCE" in n and "not known" in n
-               for n in found.notices)
+    assert store.route_unknown == ""
+    assert found.unrouted == [app.route_unknown] == [
+        "Mattermost SqlSettings.MaxOpenConns: MM_SQLSETTINGS_DATASOURCE (k8s/mm.yaml:10) is "
+        "set from a reference whose value is not held here, so where it connects is not "
+        "known (SqlSettings.DataSource, which overrides the configuration store's DSN at "
+        "k8s/mm.yaml:10)"]

@@ -95,10 +95,20 @@ def test_postgrest_listener_connection(tmp_path, image, env, per_pod):
 def test_storage_pool_url_from_a_secret_is_not_charged_to_database_url(tmp_path):
     """DATABASE_POOL_URL wins over DATABASE_URL (client.ts `databasePoolURL ||
     databaseURL`): set from a Secret, where the pool goes is not known, and it is not
-    the server DATABASE_URL names."""
+    the server DATABASE_URL names: the pool is on no route (a part of the client no budget
+    holds), the workload unplaced, so every server's peak is a floor (it was unknown on
+    DATABASE_URL's server alone, and every other server's peak read as complete)."""
     manifest = deployment("storage", "supabase/storage-api:v1.60.4", {"DATABASE_URL": URL})
     manifest += ("            - name: DATABASE_POOL_URL\n"
                  "              valueFrom: {secretKeyRef: {name: pooler, key: url}}\n")
     write(tmp_path, {"k8s/db.yaml": DB, "k8s/storage.yaml": manifest})
     (budget,) = run_check([str(tmp_path)], CheckOptions(cache=False)).budgets
     assert budget.unknown_clients == ["storage"] and budget.peak == 2
+    assert budget.unplaced_clients == ["storage"]
+    topo = scan([str(tmp_path)], CheckOptions(cache=False)).topology
+    parts = {c.id: c for c in topo.clients}
+    (pool,) = parts["Deployment/storage>unknown-database"].pools
+    assert (pool.label, pool.size.value, pool.route) == (
+        "Supabase Storage DATABASE_MAX_CONNECTIONS", 20, None)
+    assert "DATABASE_POOL_URL (k8s/storage.yaml:15)" in pool.route_unknown
+    assert parts["Deployment/storage"].pools == []

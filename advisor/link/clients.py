@@ -146,6 +146,9 @@ def client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
     route: Route | None = None
     further: list[Route] = []  # every other route the containers' env names
     hidden: list[str] = []  # pools whose size is set where its value cannot be read
+    # why a reader says some of its connections go where the repository does not say
+    # (StackContext.hidden_route): its pools so marked are placed on no route here
+    unrouted: list[str] = []
     ds_routes: list[Route] = []  # Grafana data sources' routes
     sidecar = (sidecars if sidecars is not None else sidecars_by_workload(topo)).get(workload_id(w))
     directory = _app_directory(inputs, w, topo)
@@ -216,6 +219,7 @@ def client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
         topo.notices.extend(found.notices)
         topo.problems.extend(found.problems)
         hidden += found.unknown
+        unrouted += [why for why in found.unrouted if why not in unrouted]
         # an operator's Secret lists one connection several ways (uri, jdbc-uri,
         # pgbouncer-uri): taken by envFrom, those are alternatives, not further routes
         env_route = route_from_env(c.env)
@@ -227,7 +231,13 @@ def client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
                                    runs_db_proxy([x.image for x in w.containers])) \
             or (_pgpool_route(c, app if c.name in runs_app else None)
                 if not found.pools else None)
-        placed = [replace(pool, route=c_route) if bound or (not pool.route and c_route)
+        # a pool with no route of its own connects where the container's URL says, unless
+        # its reader said where is not known (route_unknown: the variable that names its
+        # database is set where the repository does not hold it; Mattermost's
+        # MM_SQLSETTINGS_DATASOURCE from a Secret beside MM_CONFIG, its config store's
+        # DSN, went on the store's server)
+        placed = [replace(pool, route=c_route)
+                  if not pool.route_unknown and (bound or (not pool.route and c_route))
                   else pool for pool in found.pools]
         # a binding configures the datasource, whatever URL the app's config names
         if c.role == "init" and placed:
@@ -252,6 +262,12 @@ def client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
     if non_clients and non_clients == sum(c.role != "init" and not is_pgbouncer_container(c)
                                           for c in w.containers):
         return []  # it runs nothing that connects (Synapse's `python -m synapse.config`)
+    targeted = decl is not None and bool(decl.target)
+    # The pools whose reader said where they connect is not known: on no route found here
+    # (not the host a mounted file or an operator's Secret names, nor the client's); a
+    # declared target takes them, else they are a part of the client that no budget holds
+    lost = [] if targeted else [p for p in pools if p.route_unknown]
+    pools = [p for p in pools if targeted or not p.route_unknown]
     if route is None:
         # no URL in the env: the host the application's own configuration names
         # (application.yml, database.yml, a config file) links it, or says it links nowhere
@@ -282,7 +298,7 @@ def client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
                 topo.notices.append(f"{workload_id(w)}: {why}")
                 pools = [p if p.route is not None else replace(p, route=route) for p in pools]
                 break
-    if route is None and not pools and not hidden and credentials:
+    if route is None and not pools and not lost and not hidden and credentials:
         # given the database credentials a server's pod is given (one Secret), and no host
         # or pool read: it connects to that server, how many connections unknown (a
         # Flask app whose host is in its code, not found: flask-vue-kubernetes' budget
@@ -292,7 +308,7 @@ def client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
             route, why = shared
             topo.notices.append(f"{workload_id(w)}: {why}: linked to it, connections "
                                 "unknown")
-    if dropped and not pools and route is None:
+    if dropped and not pools and not lost and route is None:
         first, svc = dropped[0]
         topo.notices.append(
             f"{workload_id(w)}: connects to host {first.host!r} ({first.source.label()}), "
@@ -319,16 +335,28 @@ def client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
     if hidden:
         # A pool whose size the repository does not hold leaves the workload's
         # connections unknown (the budget a floor), never a default's or a part's.
-        pools = []
-    elif not pools and route is not None:
+        pools, lost = [], []
+    elif not pools and not lost and not unrouted and route is not None:
         pools = _identified_defaults(inputs, topo, w, app, route)
     if decl is not None and decl.pool_size is not None:
-        pools = [_declared_pool(decl, inputs.settings.origin, w.name, pools, route)]
+        pools = [_declared_pool(decl, inputs.settings.origin, w.name, pools + lost, route)]
+        lost = []
     if decl is not None and decl.connections is not None:
+        lost = []
         src = Source(path=inputs.settings.origin, key=f"workloads.{w.name}.connections")
         pools = [Pool(label="declared connections per pod", size=Term(
             label="declared connections per pod", value=decl.connections, source=src),
             route=route)]
+    if unrouted and not targeted:
+        # as a program whose database is set where the repository does not say: it may
+        # connect to any server here, so none's peak is more than a floor
+        topo.notices += [f"{workload_id(w)}: {why}: it may connect to any server here, so "
+                         "each peak is a floor (declare [[workloads]] target)"
+                         for why in unrouted]
+        if w.name not in topo.unplaced_clients:
+            topo.unplaced_clients.append(w.name)
+    if route is None and not pools and lost:
+        pools, lost = lost, []  # the client itself connects where it is not known
     if route is None:
         unplaced = _remote_connection_notes(w)
         topo.notices.extend(unplaced)
@@ -336,13 +364,14 @@ def client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
         if unplaced and not (decl is not None and decl.target) \
                 and w.name not in topo.unplaced_clients:
             topo.unplaced_clients.append(w.name)
-        if pools and not (decl is not None and decl.target):
+        if any(not p.route_unknown for p in pools) and not targeted:
             # a pool read from its code, and no host in its env or mounted files: it
             # connects somewhere, maybe to a server here, so no server's peak is more than
             # a floor (a Knex pool whose URL is a template literal, a Flask config class,
             # left out of every budget, let a server print "fits, peak 0")
             topo.notices.append(
-                f"{workload_id(w)}: opens {', '.join(sorted({p.label for p in pools}))} "
+                f"{workload_id(w)}: opens "
+                f"{', '.join(sorted({p.label for p in pools if not p.route_unknown}))} "
                 "but names no database host in its env, arguments or mounted configuration "
                 "the repository holds: it may connect to any server here, so each peak is "
                 "a floor (declare [[workloads]] target)")
@@ -364,7 +393,9 @@ def client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
                     replicas=replicas, surge=_client_surge(inputs, w, replicas),
                     pools=pools, location=w.obj.location(), suppressed=suppressed_codes(w.obj),
                     source_dir=directory, route=route,
-                    unknown="" if pools else "; ".join(hidden) or _why_unknown(w, directory, app))
+                    unknown="" if pools else "; ".join(hidden) or (
+                        _why_unknown_unrouted(lost, route) if lost and route is not None
+                        else _why_unknown(w, directory, app)))
     if topo.poolers:  # as advisor.engine.repository._sql: hazards only matter behind a pooler
         topo.sql_hazards.extend(_env_hazards(w, client.id))
         topo.client_env[client.id] = [e for c in w.containers if not is_pgbouncer_container(c)
@@ -396,7 +427,30 @@ def client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
     if declared is not None:
         client.extra_routes = extra  # the declared target takes them all
         return [client, *leader]
-    return [client, *leader, *_split_by_target(topo, client, extra, target, target_of)]
+    return [client, *leader, *_unrouted_part(client, lost),
+            *_split_by_target(topo, client, extra, target, target_of)]
+
+
+def _unrouted_part(client: Client, lost: list[Pool]) -> list[Client]:
+    """The pools whose reader said where they connect is not known (Pool.route_unknown),
+    as a part of the client with no route and no target: in no server's budget (the
+    workload is unplaced: each peak a floor), still seen by the pool rules."""
+    if not lost:
+        return []
+    return [Client(id=f"{client.id}>unknown-database", name=client.name,
+                   namespace=client.namespace, kind=client.kind, replicas=client.replicas,
+                   surge=client.surge, pools=lost, location=client.location,
+                   suppressed=client.suppressed, source_dir=client.source_dir,
+                   part_of=client.id)]
+
+
+def _why_unknown_unrouted(lost: list[Pool], route: Route) -> str:
+    """Why a client's connections on `route` are unknown when every pool read for it
+    connects where the repository does not say."""
+    labels = ", ".join(dict.fromkeys(p.label for p in lost))
+    return (f"the pools read for it ({labels}) connect where the repository does not say; "
+            f"none is known for its connection to {route.host} ({route.source.label()}, "
+            f"{route.source.key or 'its route'})")
 
 
 # a config file's own default host (a pod's sidecar, or a development default the env

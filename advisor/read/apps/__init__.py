@@ -168,6 +168,9 @@ class AppPools(Record, kw_only=True):
     problems: list[ConfigProblem] = field(default_factory=list)
     # Pools whose size is set where its value cannot be read (StackContext.unknown): why
     unknown: list[str] = field(default_factory=list)
+    # Why some of its connections lead where the repository does not say
+    # (StackContext.unrouted, Pool.route_unknown)
+    unrouted: list[str] = field(default_factory=list)
 
     @property
     def default_applied(self) -> list[Pool]:
@@ -446,8 +449,10 @@ def pools_for_container(container: Container, app: AppSource | None = None, *,
                            f"({'; '.join(unknown)}), not needed: it exits before the "
                            "application containers start")
         unknown = []
+    # an init container's connections are not counted at peak, wherever they go
+    unrouted = ctx.unrouted if container.role != "init" else []
     return AppPools(pools=pools, notices=notices + ctx.notices, problems=problems + ctx.problems,
-                    unknown=unknown)
+                    unknown=unknown, unrouted=unrouted)
 
 
 def default_pools_for_container(container: Container, app: AppSource | None, route: object,

@@ -43,6 +43,10 @@ class StackContext(Struct):
     # hold the value, e.g. a Secret it does not contain): the client's connections are
     # then unknown, never a default's.
     unknown: list[str] = field(default_factory=list)
+    # Why where some of its connections go is not known (hidden_route): set where the
+    # repository does not hold the value. Said even when no pool is returned (its size
+    # hidden too): the workload may connect to any server, so each peak is a floor.
+    unrouted: list[str] = field(default_factory=list)
     # The files the container sees (advisor/read/apps/podfiles.py ContainerFiles), for
     # the readers of programs that read their configuration files from the pod
     pod_files: ContainerFiles | None = None
@@ -85,6 +89,20 @@ class StackContext(Struct):
         from advisor.read.apps.pyeval import hidden_note
 
         self.unknown.append(hidden_note(label, name, source))
+
+    def hidden_route(self, pools: list[Pool], label: str, name: str, source: Source, *,
+                     more: str = "") -> list[Pool]:
+        """`pools` (those of `label`), whose database the variable `name` names, set from a
+        Secret or reference whose value the repository does not hold: marked as connecting
+        where the repository does not say (Pool.route_unknown), never to the URL another
+        variable of the container names, and said in `unrouted` (also when `pools` is
+        empty: their size was not read either)."""
+        why = (f"{label}: {name} ({source.label()}) is set from a reference whose value "
+               "is not held here, so where it connects is not known"
+               + (f" ({more})" if more else ""))
+        if why not in self.unrouted:
+            self.unrouted.append(why)
+        return [replace(p, route=None, route_unknown=why) for p in pools]
 
     def unread_size(self, label: str, where: Source) -> None:
         """Pool `label`'s size is set in the code, at `where`, to an expression not read

@@ -160,15 +160,13 @@ def _route(ctx: StackContext, prefix: str, defaults: tuple[str | None, str | Non
                                                            str | None, str | None],
            names: tuple[str, str, str, str]) -> Route | None:
     """The route of host, port, database, user variables (`names`), each its default
-    when unset; None when the host is set where its value is not held here."""
+    when unset; None when the host is set where its value is not held here (the pools
+    are then marked so: _where)."""
+    if _hidden(ctx, names[0]):
+        return None
     values = []
     for name, default in zip(names, defaults, strict=True):
         var = ctx.env(name)
-        if var is not None and var.value is None and name == names[0]:
-            ctx.notices.append(f"{ctx.container.name}: {prefix} {name} is set from a "
-                               f"reference not held here ({ctx.env_source(name).label()}): "
-                               "where those connections go is not known")
-            return None
         values.append(var.value if var is not None and var.value else default)
     if values[0] is None:
         return None
@@ -176,6 +174,20 @@ def _route(ctx: StackContext, prefix: str, defaults: tuple[str | None, str | Non
     source = ctx.env_source(host_var) if host_var else Source.default_of(
         f"{prefix} default {names[0]} {defaults[0]}", key=names[0])
     return route_from_parts(values[0], values[1], values[2], values[3], source)
+
+
+def _hidden(ctx: StackContext, name: str) -> bool:
+    var = ctx.env(name)
+    return var is not None and var.value is None
+
+
+def _where(ctx: StackContext, pools: list[Pool], label: str, host: str) -> list[Pool]:
+    """`pools`, marked as connecting where the repository does not say when their host
+    variable is set from a Secret or reference not held here (StackContext.hidden_route):
+    never on the URL another variable names, nor the client's other pool's host."""
+    if not _hidden(ctx, host):
+        return pools
+    return ctx.hidden_route(pools, label, host, ctx.env_source(host))
 
 
 def _processes(ctx: StackContext, mode: str) -> tuple[str, Term | None, bool] | None:
@@ -253,11 +265,12 @@ def dify_api_pools(ctx: StackContext) -> list[Pool]:
         mode = _shell_default(ctx, "MODE") or ""
         if _runs_entrypoint(ctx):
             if mode == "migration" and _shell_default(ctx, "MIGRATION_ENABLED") == "true":
-                return [ctx.pool("Dify flask upgrade-db (MODE=migration)", 1,
-                                 Source.default_of("a schema migration holds one connection "
-                                                   "at a time", key="upgrade-db"),
-                                 per_process=False, route=_main_route(ctx),
-                                 note="MODE=migration: migrates, then exits")]
+                return _where(ctx, [ctx.pool(
+                    "Dify flask upgrade-db (MODE=migration)", 1,
+                    Source.default_of("a schema migration holds one connection at a time",
+                                      key="upgrade-db"),
+                    per_process=False, route=_main_route(ctx),
+                    note="MODE=migration: migrates, then exits")], LABEL, "DB_HOST")
             program = _processes(ctx, mode)
         else:
             program = _other_command(ctx)
@@ -286,9 +299,10 @@ def dify_api_pools(ctx: StackContext) -> list[Pool]:
                                cpu_formula=NPROC, cpus=ctx.cpus_term(),
                                note=f"{note}; prefork children from $(nproc), the node's CPUs")
         vector = _vector_pool(ctx, main.processes)
-        return [main] + ([vector] if vector is not None else [])
+        return _where(ctx, [main], LABEL, "DB_HOST") + vector
     except _Unread:
-        return []
+        # its size not read: where it connects is said all the same
+        return _where(ctx, [], LABEL, "DB_HOST")
 
 
 def _main_route(ctx: StackContext) -> Route | None:
@@ -296,15 +310,15 @@ def _main_route(ctx: StackContext) -> Route | None:
                   ("DB_HOST", "DB_PORT", "DB_DATABASE", "DB_USERNAME"))
 
 
-def _vector_pool(ctx: StackContext, processes: Term | None) -> Pool | None:
+def _vector_pool(ctx: StackContext, processes: Term | None) -> list[Pool]:
     """The pgvector (or pgvecto-rs) store's pools: one per vector object, no limit."""
     store = (_shell_default(ctx, "VECTOR_STORE") or "").strip()
     if store == "pgvector":
         route = _route(ctx, "Dify pgvector", ("localhost", "5433", "postgres", "postgres"),
                        ("PGVECTOR_HOST", "PGVECTOR_PORT", "PGVECTOR_DATABASE",
                         "PGVECTOR_USER"))
-        label, key = "Dify pgvector SimpleConnectionPool per vector object", \
-            "PGVECTOR_MAX_CONNECTION"
+        label, key, host = "Dify pgvector SimpleConnectionPool per vector object", \
+            "PGVECTOR_MAX_CONNECTION", "PGVECTOR_HOST"
         why = ("Dify pgvector.py: each PGVector object makes its own psycopg2 "
                "SimpleConnectionPool(PGVECTOR_MIN_CONNECTION, PGVECTOR_MAX_CONNECTION), one "
                "per dataset in use: no limit on their number")
@@ -313,19 +327,20 @@ def _vector_pool(ctx: StackContext, processes: Term | None) -> Pool | None:
                        ("PGVECTO_RS_HOST", "PGVECTO_RS_PORT", "PGVECTO_RS_DATABASE",
                         "PGVECTO_RS_USER"))
         label, key = "Dify pgvecto-rs engine per vector object", "PGVECTO_RS_HOST"
+        host = key
         why = ("Dify pgvecto_rs.py: each PGVectoRS object makes its own SQLAlchemy engine, "
                "one per dataset in use: no limit on their number")
     else:
-        return None
-    if route is None:
-        if ctx.env(key if store == "pgvecto-rs" else "PGVECTOR_HOST") is None:
-            ctx.notices.append(f"{ctx.container.name}: VECTOR_STORE={store} with no host set: "
-                               "its connections are in no budget")
-        return None  # else said in a notice: the host is set where it is not held
-    return Pool(label=label, size=Term(label=label, value=0, source=Source.default_of(
+        return []
+    if route is None and not _hidden(ctx, host):
+        ctx.notices.append(f"{ctx.container.name}: VECTOR_STORE={store} with no host set: "
+                           "its connections are in no budget")
+        return []
+    pool = Pool(label=label, size=Term(label=label, value=0, source=Source.default_of(
         why, key=key)), processes=processes, route=route, bound="unbounded",
         note=f"VECTOR_STORE={store} ({ctx.env_source('VECTOR_STORE').label()}): a pool per "
              "vector object, their number not bounded")
+    return _where(ctx, [pool], label, host)
 
 
 def _tag_release(image: str) -> tuple[int, ...] | None:
@@ -352,6 +367,10 @@ def plugin_daemon_pools(ctx: StackContext) -> list[Pool]:
         return []
     route = _route(ctx, "Dify plugin daemon", (None, None, None, None),
                    ("DB_HOST", "DB_PORT", "DB_DATABASE", "DB_USERNAME"))
+    return _where(ctx, _daemon_pools(ctx, route), DAEMON, "DB_HOST")
+
+
+def _daemon_pools(ctx: StackContext, route: Route | None) -> list[Pool]:
     version = _tag_release(ctx.container.image)
     if version is not None and version < DAEMON_SINCE:
         return [ctx.pool(DAEMON, 0, Source.default_of(

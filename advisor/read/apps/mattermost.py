@@ -13,9 +13,10 @@ its pools open on, and the configuration store's own pool.
   DriverName and DataSource taken from that DSN (database.go DatabaseStore.Load).
 - The application's pool is SqlSettings.MaxOpenConns (advisor/read/apps/images.py) on
   SqlSettings.DataSource: MM_SQLSETTINGS_DATASOURCE, else the store's DSN (a
-  MM_SQLSETTINGS_DATASOURCE whose value is not held here leaves it not known, said in a
-  notice, never the store's DSN); on MySQL when MM_SQLSETTINGS_DRIVERNAME (else the
-  store's DSN) says mysql.
+  MM_SQLSETTINGS_DATASOURCE whose value is not held here leaves where it connects not
+  known, StackContext.hidden_route: never the store's DSN, nor another URL of the
+  container, so each server's peak is a floor); on MySQL when MM_SQLSETTINGS_DRIVERNAME
+  (else the store's DSN) says mysql.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from msgspec.structs import replace
 from advisor.model import Pool, Source
 from advisor.read.apps.base import StackContext
 
+APP_POOL = "Mattermost SqlSettings.MaxOpenConns"  # images.py's ImageStack label
 CONFIG_STORE = "Mattermost database config store (SetMaxOpenConns(2))"
 CONFIG_STORE_POOL = 2  # server/config/database.go NewDatabaseStore SetMaxOpenConns(2)
 CONFIG_STORE_SINCE = (5, 32)  # mattermost-server #16512, first in v5.32.0
@@ -90,13 +92,13 @@ def mattermost_pools(ctx: StackContext, main: Callable[[], list[Pool]],
         source = ctx.env("MM_SQLSETTINGS_DATASOURCE")
         if source is not None and source.value is None:
             # set from a reference not held here: where the pools connect is not known,
-            # never the store's DSN (which DataSource, when set, overrides)
-            ctx.notices.append(
-                f"{ctx.container.name}: Mattermost SqlSettings.DataSource "
-                f"(MM_SQLSETTINGS_DATASOURCE, {ctx.env_source(source.name).label()}) is set "
-                "from a reference not held here: the database its pools open on is not "
-                "known here" + (f", not read from the configuration store's DSN "
-                                f"({dsn[1].label()})" if store == "postgres" and dsn else ""))
+            # never the store's DSN (which DataSource, when set, overrides) nor any other
+            # URL of the container (the linker's fallback for a pool without a route)
+            pools = ctx.hidden_route(
+                pools, APP_POOL, source.name, ctx.env_source(source.name),
+                more="SqlSettings.DataSource, which overrides the configuration store's "
+                     f"DSN at {dsn[1].label()}"
+                if store == "postgres" and dsn else "SqlSettings.DataSource")
         elif (source is None or not source.value) and store == "postgres" and \
                 dsn is not None:
             route = route_from_url(str(dsn[0]), dsn[1])

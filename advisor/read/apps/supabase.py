@@ -28,6 +28,8 @@ from __future__ import annotations
 
 import math
 
+from msgspec.structs import replace
+
 from advisor.model import Pool, Source, Term
 from advisor.read.apps.base import StackContext, image_is
 from advisor.read.apps.urls import route_from_url
@@ -63,22 +65,22 @@ def _true(ctx: StackContext, *names: str) -> bool:
     return False
 
 
-def _route(ctx: StackContext, *names: str):
-    """The route of the first of `names` that is set (storage reads `A || B`); False
-    when that one's value is not held here (a Secret's): the pool then connects where
-    the repository does not say, not to the next variable's host."""
+def _routed(ctx: StackContext, pool: Pool, *names: str) -> Pool:
+    """`pool` on the route of the first of `names` that is set (storage reads `A || B`);
+    when that one's value is not held here (a Secret's), marked as connecting where the
+    repository does not say (StackContext.hidden_route): not the next variable's host,
+    nor any other URL of the container."""
     for name in names:
         var = ctx.env(name)
         if var is None:
             continue
         if var.value is None:
-            ctx.unknown.append(f"{name} ({ctx.env_source(name).label()}) is set from a "
-                               "reference whose value is not held here: where its pool "
-                               "connects is not known")
-            return False
-        if var.value:
-            return route_from_url(var.value, ctx.env_source(name))
-    return None
+            (pool,) = ctx.hidden_route([pool], pool.label, name, ctx.env_source(name))
+            return pool
+        if var.value:  # an empty value is unset to `||`
+            route = route_from_url(var.value, ctx.env_source(name))
+            return replace(pool, route=route) if route is not None else pool
+    return pool
 
 
 def gotrue_pools(ctx: StackContext) -> list[Pool]:
@@ -128,20 +130,14 @@ def storage_pools(ctx: StackContext) -> list[Pool]:
         "Supabase Storage default DATABASE_MAX_CONNECTIONS 20 (src/config.ts "
         "databaseMaxConnections)", key="DATABASE_MAX_CONNECTIONS"))
     n_workers = max(workers[0], 1) if workers is not None else 1
-    route = _route(ctx, "DATABASE_POOL_URL", "DATABASE_URL")
-    if route is False:
-        return []
     pool = ctx.pool(STORAGE, math.ceil(size / n_workers), size_src,
                     bound="fixed" if given is not None else "default", per_process=False,
-                    route=route,
                     note="" if n_workers == 1 else
                     f"each of WORKERS_NUM {n_workers} workers holds ceil({size} / {n_workers})")
     if n_workers > 1 and workers is not None:
-        from msgspec.structs import replace
-
         pool = replace(pool, processes=Term(label="WORKERS_NUM (workers)", value=n_workers,
                                             source=workers[1]))
-    pools = [pool]
+    pools = [_routed(ctx, pool, "DATABASE_POOL_URL", "DATABASE_URL")]
     if _true(ctx, "PG_QUEUE_ENABLE", "ENABLE_QUEUE_EVENTS"):
         queue = ctx.env_int(STORAGE_QUEUE, "PG_QUEUE_MAX_CONNECTIONS")
         if queue is False:
@@ -149,12 +145,9 @@ def storage_pools(ctx: StackContext) -> list[Pool]:
         q_size, q_src = queue if queue is not None and queue[0] > 0 else (4, Source.default_of(
             "Supabase Storage default PG_QUEUE_MAX_CONNECTIONS 4 (src/config.ts "
             "pgQueueMaxConnections)", key="PG_QUEUE_MAX_CONNECTIONS"))
-        queue_route = _route(ctx, "PG_QUEUE_CONNECTION_URL", "DATABASE_URL")
-        if queue_route is False:
-            return []
-        pools.append(ctx.pool(STORAGE_QUEUE, q_size, q_src,
-                              bound="fixed" if queue is not None else "default",
-                              per_process=False, route=queue_route))
+        pools.append(_routed(ctx, ctx.pool(
+            STORAGE_QUEUE, q_size, q_src, bound="fixed" if queue is not None else "default",
+            per_process=False), "PG_QUEUE_CONNECTION_URL", "DATABASE_URL"))
     return pools
 
 
