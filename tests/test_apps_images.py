@@ -861,3 +861,30 @@ def test_harbor_core_migrate_mode_is_a_migration_not_the_serving_pool(command):
     assert (pool.label, pool.size.value) == ("Harbor core -mode=migrate", 2)
     (serving,) = _pools("goharbor/harbor-core:v2.13.0", env, ("/harbor/harbor_core",)).pools
     assert serving.size.value == 900
+
+
+@pytest.mark.parametrize(("image", "env", "why"), [
+    # a Secret's value: not held here
+    ("postgrest/postgrest:v12.2.0", {"PGRST_DB_POOL": None},
+     "PostgREST db-pool is set by PGRST_DB_POOL (k8s/app.yaml:9) from a secret or "
+     "reference whose value is not in the repository"),
+    ("mattermost/mattermost-team-edition:11.6.1", {"MM_SQLSETTINGS_MAXOPENCONNS": None},
+     "Mattermost SqlSettings.MaxOpenConns is set by MM_SQLSETTINGS_MAXOPENCONNS "
+     "(k8s/app.yaml:9) from a secret or reference whose value is not in the repository"),
+    # not a number the application reads
+    ("n8nio/n8n:2.26.0", {"DB_TYPE": "postgresdb", "DB_POSTGRESDB_POOL_SIZE": "ten"},
+     "n8n DB_POSTGRESDB_POOL_SIZE at k8s/app.yaml:11 is 'ten', not a number "
+     "pool-advisor can read"),
+])
+def test_a_stack_s_size_not_read_is_unknown_not_dropped(image, env, why):
+    """A size variable from a Secret, or not a number, was a notice ('not a number we
+    can read') and no pool: the application counted as opening nothing, a silent zero
+    wherever it connects. Now its size is unknown (PA106)."""
+    c = container({k: v for k, v in env.items() if v is not None})
+    hidden = tuple(EnvVar(name=k, source=Source(path="k8s/app.yaml", line=9),
+                          from_ref=f"secret:app/{k}", secret=True)
+                   for k, v in env.items() if v is None)
+    found = pools_for_container(replace(c, image=image, env=c.env + hidden))
+    assert found.pools == []
+    assert found.unknown == [why]
+    assert not [n for n in found.notices if "not a number we can read" in n]

@@ -128,6 +128,21 @@ def test_a_declared_target_takes_the_hidden_pool(tmp_path):
     assert not [n for n in result.notices if "may connect to any server" in n]
 
 
+def test_hidden_data_source_and_size_still_floor_every_server(tmp_path):
+    """MaxOpenConns from a Secret too: the reader returns no application pool (its size
+    unknown), and says where it connects is not known all the same."""
+    _tree(tmp_path, HIDDEN_DATASOURCE + """        - name: MM_SQLSETTINGS_MAXOPENCONNS
+          valueFrom:
+            secretKeyRef:
+              name: mattermost-app-db
+              key: max
+""")
+    _, budgets = _budgets(tmp_path)
+    assert budgets["mm-config-db"].unknown_clients == ["mattermost"]
+    assert budgets["mm-db"].unplaced_clients == ["mattermost"]
+    assert budgets["mm-db"].peak_is_floor
+
+
 def test_a_config_file_store_leaves_the_client_itself_unplaced(tmp_path):
     """No URL at all (MM_CONFIG a file): the client holds the pool, on no route, and the
     notice is the reader's reason, not 'names no database host'."""

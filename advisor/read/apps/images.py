@@ -952,11 +952,16 @@ def hasura_pools(ctx: StackContext) -> list[Pool]:
 
 def _set_pool(ctx: StackContext, stack: ImageStack, name: str, value: str | None,
               source: Source) -> list[Pool]:
-    """The pool `name` (a variable or an option) sets to `value`."""
+    """The pool `name` (a variable or an option) sets to `value`: unknown (PA106) when
+    its value is not held here (a Secret's) or is no number, never dropped as if the
+    application opened nothing (the server's peak read as complete)."""
+    if value is None:
+        ctx.hidden_size(stack.label, name, source)
+        return []
     n = parse_int(value)
     if n is None:
-        ctx.notices.append(f"{ctx.container.name}: {name} is not a number we can read "
-                           f"({source.label()})")
+        ctx.unknown.append(f"{stack.label} at {source.label()} is {value!r}, not a number "
+                           "pool-advisor can read")
         return []
     if n <= 0:
         return [ctx.pool(stack.label, 0, source, bound="unbounded", per_process=False,
