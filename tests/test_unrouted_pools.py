@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import base64
 
+import pytest
+
 from advisor.engine.check import run_check, scan
 from advisor.engine.options import CheckOptions
 from tests.tree_helpers import POSTGRES_DB, deployment, write
@@ -204,3 +206,93 @@ def test_dify_s_hidden_vector_host_is_unplaced_not_dropped(tmp_path):
     lost = next(c for c in topo.clients if c.id.endswith(">unknown-database"))
     assert [p.label for p in lost.pools] == [
         "Dify pgvector SimpleConnectionPool per vector object"]
+
+
+# Readers that read their database's host or URL variable themselves, set from a Secret
+# the repository does not hold: the pools they give connect where it does not say, not
+# on the URL another variable names (the linker's fallback took that before).
+def _hidden(image: str, env: dict[str, str | None], args: tuple[str, ...] = ()):
+    from msgspec.structs import replace
+
+    from advisor.model import EnvVar, Source
+    from advisor.read.apps import pools_for_container
+    from tests.apphelpers import container
+
+    c = container({k: v for k, v in env.items() if v is not None}, args=args)
+    hidden = tuple(EnvVar(name=k, source=Source(path="k8s/app.yaml", line=30),
+                          from_ref=f"secret:app/{k}", secret=True)
+                   for k, v in env.items() if v is None)
+    return pools_for_container(replace(c, image=image, env=c.env + hidden))
+
+
+OTHER = "postgres://u@other-db:5432/other"  # another variable's URL in the same env
+
+
+@pytest.mark.parametrize(("image", "env", "args", "unrouted", "routed"), [
+    ("grafana/grafana:11.3.0", {"GF_DATABASE_TYPE": "postgres", "GF_DATABASE_HOST": None},
+     (), ["Grafana [database] max_open_conn"], []),
+    ("gitea/gitea:1.22.3", {"GITEA__database__DB_TYPE": "postgres",
+                            "GITEA__database__HOST": None},
+     (), ["Gitea [database] MAX_OPEN_CONNS"], []),
+    ("metabase/metabase:v0.50.0", {"MB_DB_TYPE": "postgres", "MB_DB_HOST": None},
+     (), ["Metabase application DB c3p0 maxPoolSize"], []),
+    ("hasura/graphql-engine:v2.40.0", {"HASURA_GRAPHQL_DATABASE_URL": OTHER,
+                                       "HASURA_GRAPHQL_METADATA_DATABASE_URL": None},
+     (), ["Hasura metadata pool (HASURA_GRAPHQL_PG_CONNECTIONS per stripe)"],
+     ["Hasura default source pool (max_connections)"]),
+    ("ghcr.io/atuinsh/atuin:18.12.0", {"ATUIN_DB_URI": OTHER, "ATUIN_READ_DB_URI": None},
+     ("server", "start"), ["Atuin server sqlx pool (read replica)"],
+     ["Atuin server sqlx pool"]),
+    ("ghcr.io/onedr0p/sonarr:4.0.9", {"SONARR__POSTGRES__HOST": None},
+     (), ["Sonarr Npgsql pool (main database)", "Sonarr Npgsql pool (log database)"], []),
+    ("ghcr.io/paperless-ngx/paperless-ngx:2.15.3", {"PAPERLESS_DBHOST": None},
+     (), ["Paperless-ngx webserver (granian ASGI) Django connections",
+          "Paperless-ngx Celery worker child", "Paperless-ngx document_consumer"], []),
+    ("ghcr.io/mastodon/mastodon:v4.3.2", {
+        "DB_HOST": "db", "REPLICA_DB_NAME": "mastodon", "REPLICA_DATABASE_URL": None},
+     ("bundle", "exec", "puma"), ["(read replica)"], ["Mastodon"]),
+])
+def test_a_reader_s_own_database_variable_from_a_secret_leaves_it_unrouted(
+        image, env, args, unrouted, routed):
+    found = _hidden(image, env, args)
+    lost = [p.label for p in found.pools if p.route_unknown]
+    kept = [p.label for p in found.pools if not p.route_unknown]
+    assert all(p.route is None for p in found.pools if p.route_unknown)
+    assert [any(want in label for label in lost) for want in unrouted] == \
+        [True] * len(unrouted)
+    assert len(lost) == len(unrouted) or image.startswith("ghcr.io/mastodon")
+    assert [any(want in label for label in kept) for want in routed] == [True] * len(routed)
+    hidden = next(k for k, v in env.items() if v is None)
+    assert found.unrouted and all(f"{hidden} (k8s/app.yaml:30) is set from a reference "
+                                  "whose value is not held here" in why
+                                  for why in found.unrouted)
+
+
+ATUIN = """
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: atuin}
+spec:
+  strategy: {type: Recreate}
+  template:
+    spec:
+      containers:
+        - name: app
+          image: ghcr.io/atuinsh/atuin:18.12.0
+          args: [server, start]
+          env:
+            - {name: ATUIN_DB_URI, value: "postgres://atuin@db:5432/atuin"}
+            - name: ATUIN_READ_DB_URI
+              valueFrom: {secretKeyRef: {name: atuin-replica, key: uri}}
+"""
+
+
+def test_atuin_s_replica_from_a_secret_is_not_counted_on_the_primary(tmp_path):
+    """ATUIN_READ_DB_URI from a Secret: the replica's 100 went on ATUIN_DB_URI's server
+    (200 > 147, PA101); it is unplaced, the primary's pool alone there, a floor."""
+    write(tmp_path, {"k8s/db.yaml": server("db", 150), "k8s/atuin.yaml": ATUIN})
+    result, budgets = _budgets(tmp_path)
+    db = budgets["db"]
+    assert [(c.who, c.total) for c in db.contributions] == [("atuin", 100)]
+    assert db.unplaced_clients == ["atuin"] and db.peak_is_floor
+    assert not [f for f in result.findings if f.code == "PA101"]

@@ -608,7 +608,10 @@ def _with_replica(ctx: StackContext, pools: list[Pool]) -> list[Pool]:
     if version is not None and version < (4, 2):
         return pools  # before 4.2 the variables are read by nothing
     url = ctx.env("REPLICA_DATABASE_URL")
-    if url is not None and url.value:
+    hidden: Setting | None = None  # the replica's URL or host, from a Secret not held
+    if url is not None and url.value is None:
+        route, hidden = None, Setting(None, ctx.env_source("REPLICA_DATABASE_URL"))
+    elif url is not None and url.value:
         route = route_from_url(url.value, ctx.env_source("REPLICA_DATABASE_URL"))
     else:
         def first(*names: str) -> tuple[str | None, str]:
@@ -622,18 +625,26 @@ def _with_replica(ctx: StackContext, pools: list[Pool]) -> list[Pool]:
         port, _ = first("REPLICA_DB_PORT", "DB_PORT")
         dbname, _ = first("REPLICA_DB_NAME", "DB_NAME")
         user, _ = first("REPLICA_DB_USER", "DB_USER")
-        route = route_from_parts(host or "localhost", port, dbname, user,
-                                 ctx.env_source(host_var)) if host is not None or \
-            ctx.env(host_var) is None else None
+        route = None
+        if host is not None or ctx.env(host_var) is None:
+            route = route_from_parts(host or "localhost", port, dbname, user,
+                                     ctx.env_source(host_var))
+        else:
+            hidden = Setting(None, ctx.env_source(host_var))
+    assumed = "" if version else " (the image tag names no version: 4.2+ assumed)"
+    replica = [replace(p, label=f"{p.label} (read replica)", route=route,
+                       note=f"{p.note}; the same pool again on the replica{assumed}")
+               for p in pools]
+    if hidden is not None:
+        # its URL or host from a Secret not held here: the replica pools connect where
+        # the repository does not say, not to the primary nor in no budget
+        return pools + _route_not_held(ctx, replica, "Mastodon read replica pool", hidden)
     if route is None:
         ctx.notices.append(f"{ctx.container.name}: Mastodon reads from a replica "
                            "(REPLICA_DB_NAME or REPLICA_DATABASE_URL set) whose host is not "
                            "known here: those connections are in no budget")
         return pools
-    assumed = "" if version else " (the image tag names no version: 4.2+ assumed)"
-    return pools + [replace(p, label=f"{p.label} (read replica)", route=route,
-                            note=f"{p.note}; the same pool again on the replica{assumed}")
-                    for p in pools]
+    return pools + replica
 
 
 class Setting(Struct, frozen=True):
@@ -647,6 +658,18 @@ class Setting(Struct, frozen=True):
 def _env_setting(ctx: StackContext, name: str) -> Setting | None:
     var = ctx.env(name)
     return None if var is None else Setting(var.value, ctx.env_source(name))
+
+
+def _route_not_held(ctx: StackContext, pools: list[Pool], label: str,
+                    where: Setting | None) -> list[Pool]:
+    """`pools`, marked as connecting where the repository does not say when `where`
+    (the setting naming their database) is not held here (StackContext.hidden_route):
+    never the URL another variable of the container names. Said even for no pools
+    (their size not read either)."""
+    if where is None or where.value is not None:
+        return pools
+    return ctx.hidden_route(pools, label, where.source.key or "its database setting",
+                            where.source)
 
 
 def _ini_setting(f: AppFile, section: str, key: str, shown: str) -> Setting | None:
@@ -731,6 +754,7 @@ def grafana_pools(ctx: StackContext) -> list[Pool]:
     if db_type.strip().lower() != "postgres":
         return []  # SQLite (the default) or MySQL
     route = None
+    host = None
     if url is not None and url.value:
         route = route_from_url(url.value, url.source)
     elif (host := _grafana_setting(ctx, "host")) is not None and host.value:
@@ -740,7 +764,9 @@ def grafana_pools(ctx: StackContext) -> list[Pool]:
     given = _grafana_setting(ctx, "max_open_conn")
     pools = _max_open_conns(ctx, GRAFANA, given, "max_open_conn", GRAFANA_DEFAULT,
                             note=GRAFANA_SECOND_ENGINE)
-    return [replace(p, route=route) if route is not None else p for p in pools]
+    if route is None:
+        return _route_not_held(ctx, pools, GRAFANA, host)
+    return [replace(p, route=route) for p in pools]
 
 
 GITEA = "Gitea [database] MAX_OPEN_CONNS"
@@ -810,7 +836,9 @@ def gitea_pools(ctx: StackContext) -> list[Pool]:
                                  user.value if user else None, host.source)
     pools = _max_open_conns(ctx, GITEA, _gitea_setting(ctx, "MAX_OPEN_CONNS"),
                             "MAX_OPEN_CONNS", GITEA_DEFAULT)
-    return [replace(p, route=route) if route is not None else p for p in pools]
+    if route is None:
+        return _route_not_held(ctx, pools, GITEA, host)
+    return [replace(p, route=route) for p in pools]
 
 
 METABASE = "Metabase application DB c3p0 maxPoolSize"
@@ -859,6 +887,7 @@ def metabase_pools(ctx: StackContext) -> list[Pool]:
     if db_type != "postgres":
         return []  # H2 (the default) or MySQL
     route = None
+    host = None
     if uri is not None and uri.value:
         route = route_from_url(uri.value, uri.source)
     elif (host := _env_setting(ctx, "MB_DB_HOST")) is not None and host.value:
@@ -873,15 +902,17 @@ def metabase_pools(ctx: StackContext) -> list[Pool]:
             note=f"MB_APPLICATION_DB_MAX_CONNECTION_POOL_SIZE unset; {METABASE_MORE}")
     elif given.value is None:
         ctx.hidden_size(METABASE, "MB_APPLICATION_DB_MAX_CONNECTION_POOL_SIZE", given.source)
-        return []
+        return _route_not_held(ctx, [], METABASE, host)
     elif (n := parse_int(given.value)) is None or n < 1:
         # config-int of a value that is no positive number: not a size we can say
         ctx.unknown.append(f"{METABASE} at {given.source.label()} is {given.value!r}, not a "
                            "pool size pool-advisor can read")
-        return []
+        return _route_not_held(ctx, [], METABASE, host)
     else:
         pool = ctx.pool(METABASE, n, given.source, per_process=False, note=METABASE_MORE)
-    return [replace(pool, route=route) if route is not None else pool]
+    if route is None:
+        return _route_not_held(ctx, [pool], METABASE, host)
+    return [replace(pool, route=route)]
 
 
 HASURA_NAMES = ("graphql-engine",)  # hasura/graphql-engine (and its .cli-migrations tags)
@@ -926,10 +957,17 @@ def hasura_pools(ctx: StackContext) -> list[Pool]:
     def route_of(url: Setting | None):
         return route_from_url(url.value, url.source) if url is not None and url.value else None
 
+    def placed(pool: Pool, url: Setting | None) -> Pool:
+        # a URL set from a Secret not held here: where the pool connects is not known
+        # (the metadata database apart from HASURA_GRAPHQL_DATABASE_URL's)
+        (pool,) = _route_not_held(ctx, [pool], pool.label, url)
+        return pool
+
     conns = ctx.env_int(HASURA_METADATA, "HASURA_GRAPHQL_PG_CONNECTIONS", least=1)
     stripes = ctx.env_int(HASURA_METADATA, "HASURA_GRAPHQL_PG_STRIPES", least=1)
     if conns is False or stripes is False:
-        return []
+        _route_not_held(ctx, [], HASURA_METADATA, metadata_url or source_url)
+        return _route_not_held(ctx, [], HASURA_SOURCE, source_url)
     size, size_src = conns or (HASURA_CONNECTIONS, Source.default_of(
         "Hasura default HASURA_GRAPHQL_PG_CONNECTIONS 50 (Server/Init ServeOptions "
         "soConnParams cpConns)", key="HASURA_GRAPHQL_PG_CONNECTIONS"))
@@ -942,11 +980,12 @@ def hasura_pools(ctx: StackContext) -> list[Pool]:
         metadata = replace(metadata, processes=Term(
             label="HASURA_GRAPHQL_PG_STRIPES (sub-pools of HASURA_GRAPHQL_PG_CONNECTIONS "
                   "each)", value=stripes[0], source=stripes[1]))
-    pools = [metadata]
+    pools = [placed(metadata, metadata_url or source_url)]
     if source_url is not None:
-        pools.append(ctx.pool(HASURA_SOURCE, size, size_src, bound=bound, per_process=False,
-                              route=route_of(source_url),
-                              note=f"one stripe (PG.defaultConnParams); {HASURA_SOURCE_NOTE}"))
+        pools.append(placed(ctx.pool(
+            HASURA_SOURCE, size, size_src, bound=bound, per_process=False,
+            route=route_of(source_url),
+            note=f"one stripe (PG.defaultConnParams); {HASURA_SOURCE_NOTE}"), source_url))
     return pools
 
 
@@ -983,17 +1022,20 @@ def atuin_pools(ctx: StackContext) -> list[Pool]:
     size = Source.default_of("Atuin server: PgPoolOptions::new().max_connections(100), "
                              "not configurable (atuin-server-postgres lib.rs)",
                              key="max_connections")
-    pools = [ctx.pool(ATUIN, ATUIN_POOL, size, bound="fixed", per_process=False,
-                      route=route_from_url(db.value, db.source)
-                      if db is not None and db.value else None)]
+    pools = _route_not_held(ctx, [ctx.pool(
+        ATUIN, ATUIN_POOL, size, bound="fixed", per_process=False,
+        route=route_from_url(db.value, db.source) if db is not None and db.value else None)],
+        ATUIN, db)
     read = _env_setting(ctx, "ATUIN_READ_DB_URI")
     version = tag_version(ctx.container.image)
     if read is not None and (version is None or version >= (18, 12)):
-        pools.append(ctx.pool(
+        # a replica's URL from a Secret: not the primary's (ATUIN_DB_URI), not known
+        pools += _route_not_held(ctx, [ctx.pool(
             f"{ATUIN} (read replica)", ATUIN_POOL, size, bound="fixed", per_process=False,
             route=route_from_url(read.value, read.source) if read.value else None,
             note="v18.12.0+: read_pool on ATUIN_READ_DB_URI (lib.rs)"
-            + ("" if version is not None else "; the image tag says no version: counted")))
+            + ("" if version is not None else "; the image tag says no version: counted"))],
+            f"{ATUIN} (read replica)", read)
     return pools
 
 
@@ -1151,7 +1193,8 @@ def arr_pools(ctx: StackContext) -> list[Pool]:
                         bound="fixed", per_process=False,
                         note=f"database {dbname}" + ("" if named else
                                                      f" (Postgres{key} default)"))
-        pools.append(replace(pool, route=route) if route is not None else pool)
+        pools += [replace(pool, route=route)] if route is not None else \
+            _route_not_held(ctx, [pool], pool.label, host)
     return pools
 
 
@@ -1332,7 +1375,7 @@ def paperless_pools(ctx: StackContext) -> list[Pool]:
         return []
     pool_max = _paperless_pool_max(ctx, version)
     if pool_max is False:
-        return []
+        return _route_not_held(ctx, [], PAPERLESS_WEB, host)
     route = route_from_parts(host.value, ctx.env_value("PAPERLESS_DBPORT"),
                              ctx.env_value("PAPERLESS_DBNAME") or "paperless",
                              ctx.env_value("PAPERLESS_DBUSER") or "paperless",
@@ -1363,7 +1406,7 @@ def paperless_pools(ctx: StackContext) -> list[Pool]:
                   "(PAPERLESS_TASK_WORKERS)", "Paperless-ngx settings: "
                   "CELERY_WORKER_CONCURRENCY = PAPERLESS_TASK_WORKERS, default 1")
     if web is None or tasks is None:
-        return []
+        return _route_not_held(ctx, [], PAPERLESS_WEB, host)
     if pool_max is None:
         web_pool = ctx.pool(PAPERLESS_WEB, 0, Source.default_of(
             "Django under an ASGI server: one connection per request in flight "
@@ -1382,7 +1425,9 @@ def paperless_pools(ctx: StackContext) -> list[Pool]:
     if ctx.env("PAPERLESS_CONSUMER_DISABLE") is None:
         pools.append(ctx.pool("Paperless-ngx document_consumer", 1, one, bound="fixed",
                               per_process=False))
-    return [replace(p, route=route) if route is not None else p for p in pools]
+    if route is None:
+        return _route_not_held(ctx, pools, "Paperless-ngx", host)
+    return [replace(p, route=route) for p in pools]
 
 
 def _named(names: frozenset[str] | tuple[str, ...] | set[str] | str
