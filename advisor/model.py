@@ -514,7 +514,8 @@ class Client(Record, kw_only=True):
     # backend through one PgBouncer): each (database, user) opens its own pooler pool.
     extra_routes: list[Route] = field(default_factory=list)
     # The id of the client this is a part of: the same pods, reaching another target with
-    # the pools read for those routes (link.clients._split_by_target); None for a whole one.
+    # the pools read for those routes (link.clients._split_by_target), or no target with
+    # the pools whose database is not known (_unrouted_part); None for a whole one.
     part_of: str | None = None
     # Why its connections per pod could not be determined (what was looked for, where);
     # empty when its pools are known. An unknown client is never counted as 0.

@@ -17,7 +17,9 @@ source, at the commits named:
   PG_QUEUE_ENABLE (or ENABLE_QUEUE_EVENTS) = true, pg-boss's QueueDB pool of
   PG_QUEUE_MAX_CONNECTIONS, default 4 (`Number(...) || 4`), on PG_QUEUE_CONNECTION_URL or
   else DATABASE_URL (src/internal/queue/queue.ts). MULTI_TENANT: one pool per tenant,
-  not known here.
+  not known here. The first of those URL variables that is set decides: one set from a
+  Secret not held here leaves where that pool connects not known (never the next
+  variable's server: StackContext.hidden_route).
 - postgres-meta (supabase/postgres-meta 641831e): every request makes a PostgresMeta with
   DEFAULT_POOL_CONFIG `max: 1` and ends it (src/server/constants.ts:69-70,
   routes/*.ts `new PostgresMeta(config)` ... `pgMeta.end()`): one connection per
