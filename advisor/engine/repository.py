@@ -527,6 +527,7 @@ def _render(found, root: Root, settings: Settings, options: CheckOptions,
         from advisor.read.render.helm_process import EngineProcess
 
         given = _chart_values(root, found.helm_charts, options)  # before a process starts
+        notices += _values_named_unused(root, settings, found, given)
         engine_id = engine_identity() if cache is not None and cache.enabled else None
         # One engine process for the run's charts (per-chart crashes are caught by
         # `guarded`; the process also ends on its own when its stdin closes).
@@ -1149,6 +1150,25 @@ _SOURCE_NAMES = APP_MARKERS | {"application.yml", "application.yaml", "database.
 def _app_dirs(settings: Settings) -> dict[str, str]:
     return {w.name: _in_config_folder(settings, w.source) for w in settings.workloads
             if w.source}
+
+
+def _values_named_unused(root: Root, settings: Settings, found,
+                         given: dict[Path, tuple[list[str], list[str]]]) -> list[str]:
+    """A values file named as a path (`check chart/ci/prod-values.yaml`) stands for its
+    chart, which Helm renders with values.yaml and the --values files only: said when it
+    is not among them, rather than rendering without it in silence."""
+    out = []
+    for path, chart in found.chart_values_named:
+        decl = next((c for c in settings.charts
+                     if _in_config_folder(settings, c.path.strip("/")) == root.rel(chart)), None)
+        used = given.get(chart, ([], []))[0] or _declared_values(root, settings, chart, decl)
+        if str(path) in {str((chart / v).resolve()) for v in used}:
+            continue
+        out.append(f"{root.rel(path)}: a values file of chart {root.rel(chart)}, given as a "
+                   "path, stands for the chart, which Helm renders with values.yaml and "
+                   "the --values files only: not with this one (pass it with --values to "
+                   "use it)")
+    return out
 
 
 def _unmatched_chart_decls(root: Root, settings: Settings, charts: list[Path]) -> list[str]:

@@ -56,6 +56,9 @@ class Discovered(Struct):
     names: dict[str, list[Path]] = field(default_factory=dict)
     problems: list[ConfigProblem] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)  # FIFOs, sockets, devices skipped
+    # (file, chart) of the values files named as paths inside a chart folder: each stands
+    # for its chart, and is said when the chart is not rendered with it (--values)
+    chart_values_named: list[tuple[Path, Path]] = field(default_factory=list)
 
     def rel(self, p: Path) -> str:
         found = relative_posix(str(p), str(self.root)) if p.is_absolute() else None
@@ -102,10 +105,13 @@ def discover_paths(root: Path, paths: list[Path], *,
                    excludes: list[tuple[str, list[str]]] | None = None) -> Discovered:
     """Classify the files under every path (folders walked, files taken as given) into
     one `Discovered` relative to `root`. A path inside a Helm chart stands for the chart
-    (the outermost one below the root: subcharts render through their parent); a file
-    next to a kustomization.yaml stands for that kustomization (`check k8s/*.yaml` is
-    `check k8s`). Each file is classified once, however many paths hold it. `excludes`:
-    (folder relative to the root, gitignore-style globs relative to that folder)."""
+    (the outermost one below the root: subcharts render through their parent), except a
+    Kubernetes manifest Helm does not deploy (outside templates/, charts/, crds/, and
+    read by no template through .Files: advisor.read.chart_parts), which is read as a
+    manifest; a file next to a kustomization.yaml stands for that kustomization
+    (`check k8s/*.yaml` is `check k8s`). Each file is classified once, however many paths
+    hold it. `excludes`: (folder relative to the root, gitignore-style globs relative to
+    that folder)."""
     root = root.resolve()
     found = Discovered(root=root)
     ignores = Ignores([(folder, spec) for folder, globs in excludes or []
@@ -113,16 +119,24 @@ def discover_paths(root: Path, paths: list[Path], *,
     walked: list[Path] = []
     seen: set[str] = set()  # str(path): a Path hashes its parts
     kustomize_dirs: list[Path] = []
+    uses: dict[Path, Any] = {}  # chart -> its templates' chart_parts.FilesUse, once asked
     given = sorted({p.resolve() for p in paths}, key=lambda p: (len(p.parts), p))
     in_order = len(given) == 1  # one folder walked and nothing else: see the sort below
     # Parents first, so a folder inside one already walked is not walked again.
     for path in given:
         if any(path == w or w in path.parents for w in walked):
             continue
-        chart = _enclosing_chart(root, path)
-        if chart is not None:
+        held = _enclosing_chart(root, path)
+        if held is not None and path.is_dir():
+            chart, own = held
             in_order = False
-            _add_once(found.helm_charts, chart)
+            if not own:
+                walked.append(path)
+            if own or _walk_beside(found, chart, path, ignores, seen, kustomize_dirs, uses):
+                _add_once(found.helm_charts, chart)
+        elif held is not None and (held[1] or not _beside_chart(found, held[0], path, uses)):
+            in_order = False
+            _add_once(found.helm_charts, held[0])
         elif path.is_dir():
             walked.append(path)
             _load_gitignores_above(ignores, found, path)
@@ -137,11 +151,14 @@ def discover_paths(root: Path, paths: list[Path], *,
                 found.notices.append(f"{found.rel(path)}: {kind}, not a regular file; skipped")
                 continue
             _classify(found, path)
-    # A chart inside another renders through it (by set: a pairwise test of 200 charts
-    # was 40,000 `parents` scans).
+    # A chart inside another's charts/ renders through it (by set: a pairwise test of 200
+    # charts was 40,000 `parents` scans); one in another's examples/ is a chart of its own.
     charts = set(found.helm_charts)
-    found.helm_charts = [c for c in found.helm_charts
-                         if not any(p in charts for p in c.parents)]
+    if len(charts) > 1:
+        found.helm_charts = [c for c in found.helm_charts
+                             if not any(p in charts and _charts_own(p, c) for p in c.parents)]
+    for chart in found.helm_charts:
+        _note_unread_manifests(found, chart, ignores, seen)
     # One order whatever the paths and their order: a walk of the root (files of a folder,
     # then its subfolders, each by name), so `check k8s/*.yaml` lists what `check k8s` does.
     # One folder walked (`check .`, pre-commit's whole repository) is in that order as
@@ -225,13 +242,117 @@ def _add_once(into: list[Path], item: Path) -> None:
         into.append(item)
 
 
-def _enclosing_chart(root: Path, path: Path) -> Path | None:
-    """The outermost folder from `root` down to `path` that holds a Chart.yaml."""
+def _enclosing_chart(root: Path, path: Path) -> tuple[Path, bool] | None:
+    """The chart whose folder holds `path` (the outermost folder from `root` down with a
+    Chart.yaml; a chart folder in another's examples/ rather than its charts/ is a chart
+    of its own), and whether `path` is the chart's own: the folder itself, or under
+    templates/, charts/ or crds/ (chart_parts.is_charts_own)."""
     start = path if path.is_dir() else path.parent
     if start != root and root not in start.parents:
         return None
     chain = [start, *(d for d in start.parents if d == root or root in d.parents)]
-    return next((d for d in reversed(chain) if (d / "Chart.yaml").is_file()), None)
+    chart = None
+    for d in reversed(chain):
+        if (d / "Chart.yaml").is_file() and (chart is None or not _charts_own(chart, d)):
+            chart = d
+    if chart is None:
+        return None
+    return chart, _charts_own(chart, path)
+
+
+def _charts_own(chart: Path, path: Path) -> bool:
+    from advisor.read.chart_parts import is_charts_own
+
+    return is_charts_own(path.parts[len(chart.parts):])
+
+
+def _files_use(uses: dict[Path, Any], chart: Path) -> Any:
+    if chart not in uses:
+        from advisor.read.chart_parts import files_use
+
+        uses[chart] = files_use(chart)
+    return uses[chart]
+
+
+def _beside_chart(found: Discovered, chart: Path, path: Path, uses: dict[Path, Any]) -> bool:
+    """Whether `path`, a file in `chart`'s folder but not the chart's own, is a manifest
+    of its own: a Kubernetes manifest no template reads through .Files (then read as any
+    file given). Else it stands for the chart: said when a template reads it, and kept
+    when it is a values file (said when the chart is rendered without it)."""
+    from advisor.read.chart_parts import is_manifest_file
+
+    rel = path.relative_to(chart).as_posix()
+    if not is_manifest_file(path):
+        if "values" in path.name and path.name.endswith(YAML_SUFFIXES) \
+                and path.name != "values.yaml":
+            found.chart_values_named.append((path, chart))
+        return False
+    if _files_use(uses, chart).reads(rel):
+        found.notices.append(
+            f"{found.rel(path)}: a template of chart {found.rel(chart)} reads it through "
+            ".Files, so it is read as part of the chart, not as a manifest of its own")
+        return False
+    return True
+
+
+def _walk_beside(found: Discovered, chart: Path, folder: Path, ignores: Ignores,
+                 seen: set[str], kustomize_dirs: list[Path], uses: dict[Path, Any]) -> bool:
+    """A folder in `chart`'s folder but not the chart's own (examples/, docs/), given as
+    a path: walked, its Kubernetes manifests read (those no template reads through
+    .Files), its other files left to the chart. Whether any file stands for the chart."""
+    from advisor.read.chart_parts import is_manifest_file
+
+    sub = Discovered(root=found.root)
+    _load_gitignores_above(ignores, found, folder)
+    _walk(sub, folder, ignores, seen, kustomize_dirs)
+    kept = set()
+    stands = bool(sub.pg_confs or sub.bouncer_inis)
+    for p in sub.manifests:
+        if is_manifest_file(p) and not _files_use(uses, chart).reads(
+                p.relative_to(chart).as_posix()):
+            kept.add(p)
+            found.manifests.append(p)
+        else:
+            stands = True
+    for p in sub.other_files:
+        if p in kept:
+            found.other_files.append(p)
+        elif not p.name.endswith(YAML_SUFFIXES):
+            stands = True
+    for name, paths in sub.names.items():
+        if (mine := [p for p in paths if p in kept]):
+            found.names.setdefault(name, []).extend(mine)
+    found.linked |= {p for p in sub.linked if Path(p) in kept}
+    found.real_dirs += sub.real_dirs
+    found.helm_charts += [c for c in sub.helm_charts if c not in found.helm_charts]
+    found.problems += sub.problems
+    found.notices += sub.notices
+    return stands
+
+
+def _note_unread_manifests(found: Discovered, chart: Path, ignores: Ignores,
+                           seen: set[str]) -> None:
+    """One notice per chart whose folder holds Kubernetes manifests Helm does not deploy
+    and no path named (a chart's examples/ are alternatives to what it deploys, applied
+    by hand: not read, but never without a word)."""
+    from advisor.read.chart_parts import unrendered_manifests
+
+    def skip_dir(d: Path) -> bool:
+        return d.name in SKIP_DIRS or ignores.match(found.rel(d) + "/")
+
+    def skip_file(f: Path) -> bool:
+        return str(f) in seen or ignores.match(found.rel(f))
+
+    unread = unrendered_manifests(chart, skip_dir, skip_file)
+    if not unread:
+        return
+    names = [p.relative_to(chart).as_posix() for p in unread]
+    shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+    found.notices.append(
+        f"{found.rel(chart)}: {len(names)} Kubernetes manifest{'s' if len(names) > 1 else ''} "
+        f"in the chart's folder but outside templates/ ({shown}): Helm does not deploy "
+        f"{'them' if len(names) > 1 else 'it'} (a chart's examples are applied by hand, "
+        "often as alternatives), so not read; pass a file or folder as a path to read it")
 
 
 def _load_gitignores_above(ignores: Ignores, found: Discovered, folder: Path) -> None:
