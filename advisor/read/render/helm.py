@@ -201,6 +201,10 @@ def _render_in(helm: Any, root: Root, chart_path: Path, chart_rel: str,
                defaults: list[ValuesLayer], layers: list[ValuesLayer], release: str,
                namespace: str | None, out: Rendered, engine: EngineProcess | None,
                view: EngineView) -> tuple[Rendered, bool]:
+    for note in view.notes:  # a schema's references Helm would fetch, left out
+        said = f"helm: {chart_rel}: {note.text()}"
+        if said not in out.notices:
+            out.notices.append(said)
     refused = helm.release_name_error(release)
     if refused is not None:
         out.problems.append(helm_problem(chart_rel, f"invalid release name {release!r}: "

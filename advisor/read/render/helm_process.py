@@ -223,7 +223,21 @@ def engine_environ(environ: Any, max_rss: int) -> dict[str, str]:
     if "GOGC" not in env and "GOMEMLIMIT" not in env:
         env["GOGC"] = "400"
         env["GOMEMLIMIT"] = f"{max(max_rss // 2 // 2**20, 64)}MiB"
+    env.update(NO_NETWORK)
+    for name in ("NO_PROXY", "no_proxy"):
+        env.pop(name, None)
     return env
+
+
+# Nothing the engine does needs the network (no cluster, no repository; a schema's remote
+# references are taken out by EngineView). Should one reach Helm's schema loader anyway,
+# its HTTP client takes its proxy from the environment (helm/helm@e9b85e4
+# pkg/chart/common/util/jsonschema.go newHTTPURLLoader: Proxy: http.ProxyFromEnvironment):
+# a proxy on port 0, where nothing can listen, refuses it at once, before any name is
+# resolved. (Go sends loopback addresses direct, whatever the proxy: EngineView is what
+# keeps those out.) NO_PROXY would exempt hosts: removed.
+NO_NETWORK = {name: "http://127.0.0.1:0" for name in
+              ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy")}
 
 
 _GO_LOG_TIME = re.compile(r"^\d{4}/\d\d/\d\d \d\d:\d\d:\d\d(?:\.\d+)? ")
@@ -342,55 +356,67 @@ class EngineChart:
 
 
 class EngineView:
-    """The folder the engine loads a chart from: the chart's own, except for a chart at
-    the scanned root, which holds the parse cache's folder (advisor.read.cache.CACHE_DIR).
-    Helm loads every file under a chart that .helmignore does not name as a chart file
-    (`.Files`; checked with the engine: `.Files.Glob "**"` lists the cache's pack), so
-    that chart is loaded from a temporary folder of symlinks to each of its entries but
-    the cache folder. Helm follows them (it reads the same files under the same names)
-    and says so on stderr for each: those lines are dropped, and the temporary folder's
-    path is put back to the chart's in whatever else Helm says."""
+    """The folder the engine loads a chart from: the chart's own, unless something in it
+    must not reach the engine. Then the chart is loaded from a temporary folder of
+    symlinks to each of its entries, but:
+    - the parse cache's folder (advisor.read.cache.CACHE_DIR) of a chart at the scanned
+      root: Helm loads every file under a chart that .helmignore does not name as a chart
+      file (`.Files`; checked with the engine: `.Files.Glob "**"` lists the cache's pack);
+    - templates/tests/ when asked (`without_tests`);
+    - a values.schema.json (the chart's or a vendored subchart's, in a folder or a .tgz)
+      that names what Helm's validator would fetch or read outside the repository: a
+      copy without it takes its place (advisor.read.render.helm_schema); `notes` says
+      what was left out, for notices.
+    Helm follows the links (it reads the same files under the same names) and says so
+    on stderr for each: those lines are dropped, and the temporary folder's path is put
+    back to the chart's in whatever else Helm says."""
 
     def __init__(self, root: Path, chart_path: Path, *, without_tests: bool = False) -> None:
         self.real = chart_path
         self.path = chart_path
         self.root = root
         self.without_tests = without_tests  # templates/tests/ left out (test hooks)
+        self.notes: list[Any] = []  # helm_schema.SchemaNote, one per schema rewritten
         self._made: Path | None = None
         self._links: list[tuple[str, str]] = []  # (link, what it names)
 
     def __enter__(self) -> EngineView:
         from advisor.read.cache import CACHE_DIR
+        from advisor.read.render.helm_schema import offline_plan
 
-        cache = self.real == self.root and os.path.lexists(self.real / CACHE_DIR)
-        tests = self.without_tests and (self.real / "templates" / "tests").is_dir()
-        if not cache and not tests:
+        # entry name -> None (left out), bytes (written in its place), or a folder's plan
+        self.notes = []
+        plan: dict[str, Any] = offline_plan(self.real, self.notes)
+        if self.real == self.root and os.path.lexists(self.real / CACHE_DIR):
+            plan[CACHE_DIR] = None
+        if self.without_tests and (self.real / "templates" / "tests").is_dir():
+            plan["templates"] = {"tests": None}
+        if not plan:
             return self
         made = Path(tempfile.mkdtemp(prefix="pool-advisor-chart-"))
         self._made = made
         try:
-            self._link_entries(self.real, made, {CACHE_DIR} if cache else set(),
-                               "templates" if tests else None)
+            self._link_entries(self.real, made, plan)
         except OSError:
             self.__exit__()
             raise
         self.path = made
         return self
 
-    def _link_entries(self, real: Path, made: Path, left_out: set[str],
-                      opened: str | None) -> None:
-        """A symlink in `made` to each entry of `real` but `left_out`; `opened` is a real
-        folder holding links to its own entries but tests/."""
+    def _link_entries(self, real: Path, made: Path, plan: dict[str, Any]) -> None:
+        """A symlink in `made` to each entry of `real`, but what `plan` says otherwise."""
         with os.scandir(real) as entries:
             for entry in entries:
-                if entry.name in left_out:
+                if entry.name not in plan:
+                    os.symlink(entry.path, made / entry.name)
+                    self._links.append((str(made / entry.name), entry.path))
                     continue
-                if entry.name == opened and entry.is_dir(follow_symlinks=False):
+                instead = plan[entry.name]
+                if isinstance(instead, bytes):
+                    (made / entry.name).write_bytes(instead)
+                elif isinstance(instead, dict) and entry.is_dir():
                     (made / entry.name).mkdir()
-                    self._link_entries(Path(entry.path), made / entry.name, {"tests"}, None)
-                    continue
-                os.symlink(entry.path, made / entry.name)
-                self._links.append((str(made / entry.name), entry.path))
+                    self._link_entries(Path(entry.path), made / entry.name, instead)
 
     def __exit__(self, *exc: object) -> None:
         made, self._made = self._made, None
