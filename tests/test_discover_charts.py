@@ -79,9 +79,9 @@ FILES = {
     "charts/app/examples/only/db.yaml": CLUSTER,
 }
 NOTICE = ("charts/app: 2 Kubernetes manifests in the chart's folder but outside templates/ "
-          "(examples/cnpg/db.yaml, examples/only/db.yaml): Helm does not deploy them (a "
-          "chart's examples are applied by hand, often as alternatives), so not read; pass "
-          "a file or folder as a path to read it")
+          "(examples/cnpg/db.yaml, examples/only/db.yaml): Helm does not deploy them "
+          "(examples, CI and test files are applied by hand, if at all, often as "
+          "alternatives), so not read; pass a file or folder as a path to read it")
 
 
 def write(root: Path, files: dict[str, str]) -> Path:
@@ -143,7 +143,9 @@ def test_a_values_file_is_not_a_manifest(repo: Path):
     assert [(found.rel(f), found.rel(c)) for f, c in found.chart_values_named] == [
         ("charts/app/ci/prod-values.yaml", "charts/app")]
     assert not manifest_head(EXTRA_VALUES.encode())
-    assert manifest_head(b"# db\n---\napiVersion: v1\nkind: ConfigMap\n")
+    assert manifest_head(b"# db\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {}\n")
+    # a kind cluster's configuration (chart-testing's e2e/) is no object to apply
+    assert not manifest_head(b"apiVersion: kind.x-k8s.io/v1alpha4\nkind: Cluster\n")
 
 
 def test_a_manifest_a_template_reads_is_the_charts(repo: Path):

@@ -26,8 +26,8 @@ from msgspec import Struct
 HELM_FOLDERS = frozenset({"templates", "charts", "crds"})
 
 _HEAD_BYTES = 64 * 1024
-_TOP_API = re.compile(rb"^apiVersion:", re.M)
-_TOP_KIND = re.compile(rb"^kind:", re.M)
+_TOP_KEYS = tuple(re.compile(rb"^%s:" % key, re.M) for key in (b"apiVersion", b"kind",
+                                                                b"metadata"))
 
 
 def is_charts_own(rel_parts: tuple[str, ...]) -> bool:
@@ -37,9 +37,10 @@ def is_charts_own(rel_parts: tuple[str, ...]) -> bool:
 
 
 def manifest_head(head: bytes) -> bool:
-    """Whether a YAML file's start is a Kubernetes manifest: `apiVersion:` and `kind:` as
-    top-level keys (a values file's `extraObjects` holds them indented)."""
-    return bool(_TOP_API.search(head)) and bool(_TOP_KIND.search(head))
+    """Whether a YAML file's start is a Kubernetes manifest: `apiVersion:`, `kind:` and
+    `metadata:` as top-level keys (a values file's `extraObjects` holds them indented; a
+    kind or kubeadm configuration has no metadata)."""
+    return all(key.search(head) for key in _TOP_KEYS)
 
 
 def is_manifest_file(path: Path) -> bool:

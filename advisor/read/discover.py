@@ -351,8 +351,9 @@ def _note_unread_manifests(found: Discovered, chart: Path, ignores: Ignores,
     found.notices.append(
         f"{found.rel(chart)}: {len(names)} Kubernetes manifest{'s' if len(names) > 1 else ''} "
         f"in the chart's folder but outside templates/ ({shown}): Helm does not deploy "
-        f"{'them' if len(names) > 1 else 'it'} (a chart's examples are applied by hand, "
-        "often as alternatives), so not read; pass a file or folder as a path to read it")
+        f"{'them' if len(names) > 1 else 'it'} (examples, CI and test files are applied by "
+        "hand, if at all, often as alternatives), so not read; pass a file or folder as a "
+        "path to read it")
 
 
 def _load_gitignores_above(ignores: Ignores, found: Discovered, folder: Path) -> None:
