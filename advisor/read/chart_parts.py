@@ -26,8 +26,10 @@ from msgspec import Struct
 HELM_FOLDERS = frozenset({"templates", "charts", "crds"})
 
 _HEAD_BYTES = 64 * 1024
-_TOP_KEYS = tuple(re.compile(rb"^%s:" % key, re.M) for key in (b"apiVersion", b"kind",
-                                                                b"metadata"))
+_TOP_KEYS = (b"apiVersion:", b"kind:", b"metadata:")
+# the files at a chart's top that Helm reads itself (load.go LoadFiles)
+CHART_FILES = frozenset({"Chart.yaml", "Chart.lock", "values.yaml", "requirements.yaml",
+                         "requirements.lock"})
 
 
 def is_charts_own(rel_parts: tuple[str, ...]) -> bool:
@@ -40,7 +42,8 @@ def manifest_head(head: bytes) -> bool:
     """Whether a YAML file's start is a Kubernetes manifest: `apiVersion:`, `kind:` and
     `metadata:` as top-level keys (a values file's `extraObjects` holds them indented; a
     kind or kubeadm configuration has no metadata)."""
-    return all(key.search(head) for key in _TOP_KEYS)
+    # a substring search, not a multi-line regex: a 64 KiB values.yaml took 0.5 ms
+    return all(head.startswith(key) or b"\n" + key in head for key in _TOP_KEYS)
 
 
 def is_manifest_file(path: Path) -> bool:
@@ -181,8 +184,8 @@ def unrendered_manifests(chart: Path, skip_dir: Callable[[Path], bool],
         seen += len(dirs) + len(names)
         for name in sorted(names):
             path = here / name
-            if not name.endswith((".yaml", ".yml")) or os.path.islink(path) \
-                    or skip_file(path):
+            if not name.endswith((".yaml", ".yml")) or (here == chart and name in CHART_FILES) \
+                    or os.path.islink(path) or skip_file(path):
                 continue
             if opened <= 0:
                 return found
