@@ -65,6 +65,22 @@ def test_up_to_draft_7_a_ref_hides_its_siblings_and_an_unknown_dialect_the_schem
         {"type": "object", "properties": {"a": {"$ref": "#/x"}}}, [], False)
 
 
+def test_a_schema_that_cannot_be_rewritten_is_left_out_only_if_it_references():
+    from advisor.read.render.helm_schema import SchemaNote, offline_schema_text
+
+    # Go reads invalid UTF-8 (as U+FFFD); Python does not: with a $ref in it, left out
+    bad = b'{"properties": {"a": {"$ref": "https://example.test/\xff"}}}'
+    assert offline_schema_text(bad) == (b"true", [], True)
+    assert SchemaNote("values.schema.json", (), True).text().startswith(
+        "values.schema.json not validated: it holds references and could not be read")
+    # no reference: nothing to fetch, and Helm says what is wrong with it, as before
+    assert offline_schema_text(b'{"type": "object",}') == (None, [], False)
+    deep = b'{"not": ' * 5000 + b'{"$ref": "https://example.test/x"}' + b"}" * 5000
+    assert offline_schema_text(deep) == (b"true", [], True)
+    plain = b'{"type": "object", "properties": {"a": {"$ref": "#/$defs/a"}}}'
+    assert offline_schema_text(plain) == (None, [], False)
+
+
 def _schema(url: str) -> str:
     return json.dumps({
         "$schema": "https://json-schema.org/draft/2020-12/schema",

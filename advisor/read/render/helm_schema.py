@@ -66,6 +66,11 @@ class SchemaNote(Struct, frozen=True):
     def text(self) -> str:
         documents = list(dict.fromkeys(r.split("#", 1)[0] or r for r in self.refs))
         shown = ", ".join(documents[:2]) + (", ..." if len(documents) > 2 else "")
+        if self.whole and not self.refs:
+            return (f"{self.where} not validated: it holds references and could not be "
+                    "read or written back without them (not UTF-8, a number JSON cannot "
+                    "hold, or nested too deep), and pool-advisor reaches no network, so the "
+                    "values were not checked against it")
         if self.whole:
             return (f"{self.where} not validated: its $schema {shown} is no JSON Schema draft "
                     "the engine knows, and would be fetched (pool-advisor reaches no network "
@@ -134,21 +139,22 @@ def _schema(node: Any, draft: int, removed: list[str], *, root: bool = False) ->
 
 def offline_schema_text(data: bytes) -> tuple[bytes | None, list[str], bool]:
     """A values.schema.json's bytes made local: (the bytes the engine gets, or None when
-    they are these, the references removed, whether the whole schema was). A file that is
-    no JSON is left as it is: the validator cannot read it either, and says so."""
+    they are these, the references removed, whether the whole schema was)."""
     try:
         doc = json.loads(data.decode("utf-8-sig"))
-    except (UnicodeDecodeError, ValueError, RecursionError):
-        return None, [], False
-    try:
         local, removed, whole = offline_schema(doc)
         if not removed:
             return None, [], False
         return json.dumps(local, allow_nan=False).encode(), removed, whole
-    except (ValueError, RecursionError):
-        # a number JSON cannot write back (1e999) or a schema nested past recursion:
-        # validation is left out rather than let the engine fetch what it names
-        return b"true", ["(the schema could not be rewritten)"], True
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        # Not JSON to Python (Go's reader is laxer: it takes invalid UTF-8), a number JSON
+        # cannot write back (1e999), or nested past recursion. Without a reference in it
+        # nothing is fetched (a `$schema` alone: the engine's proxy refuses it), and Helm
+        # says what is wrong with it; else validation is left out rather than let the
+        # engine fetch what it names.
+        if not any(k.encode() in data for k in _REFS):
+            return None, [], False
+        return b"true", [], True
 
 
 def schema_member(parts: list[str]) -> bool:
