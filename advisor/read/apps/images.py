@@ -64,7 +64,21 @@ Defaults, each read in the application's own source:
   GITEA__database__KEY, which the image's start writes into app.ini last
   (docker/rootless/usr/local/bin/docker-setup.sh `environment-to-ini`; the section's
   case does not matter, modules/setting/config_env.go decodeEnvSectionKey). The legacy
-  DB_TYPE env fills the app.ini of a first start (docker-setup.sh's template).
+  DB_TYPE env fills the app.ini of a first start (docker-setup.sh's template). Read at
+  go-gitea/gitea 01da3d4d7e (database.go), 00c93ca8a1 (config_env.go: prefix GITEA__ only).
+- Forgejo (code.forgejo.org/forgejo/forgejo, codeberg.org/forgejo/forgejo, -rootless
+  tags), Gitea's fork, read the same way (its chart, forgejo-helm, renders gitea.config
+  into the same <release>-inline-config section files, exported as FORGEJO__ variables
+  by its init container). MAX_OPEN_CONNS is 100 from Forgejo 8.0.0: commit f23fd221e4
+  "Limit database max connections by default" (forgejo#3383, release-notes/8.0.0/3383.md)
+  changed `MustInt(0)` to `MustInt(100)`; the branches v8.0 to v13.0/forgejo (b5e91db9c9)
+  have 100, v7.0/forgejo (10343f761a) and v1.21 keep 0 (project-mirrors/forgejo-as-gitea-
+  fork). Its env is FORGEJO__SECTION__KEY or GITEA__SECTION__KEY (config_env.go
+  `EnvConfigKeyPrefixGitea = "^(FORGEJO|GITEA)__"`, since v1.20, fe9659a579),
+  applied by environment-to-ini in the order of the process's environment: Kubernetes
+  does not keep an order (kubernetes/kubernetes pkg/kubelet/kubelet_pods.go
+  makeEnvironmentVariables appends them `for k, v := range tmpEnv`), so two names for one
+  key that disagree leave it unknown.
 - Metabase (metabase/metabase, metabase/metabase-enterprise) application database pool,
   c3p0, env MB_APPLICATION_DB_MAX_CONNECTION_POOL_SIZE, default 15: metabase/metabase
   src/metabase/app_db/connection_pool_setup.clj application-db-connection-pool-props
@@ -653,6 +667,8 @@ class Setting(Struct, frozen=True):
 
     value: str | None
     source: Source
+    # value None for another reason than a reference not held here: why (said as unknown)
+    why: str = ""
 
 
 def _env_setting(ctx: StackContext, name: str) -> Setting | None:
@@ -680,14 +696,22 @@ def _ini_setting(f: AppFile, section: str, key: str, shown: str) -> Setting | No
 
 
 def _max_open_conns(ctx: StackContext, label: str, given: Setting | None, key: str,
-                    default_text: str, note: str = "") -> list[Pool]:
-    """Go database/sql SetMaxOpenConns(n): n <= 0 is no limit (unbounded, PA102)."""
+                    default_text: str, note: str = "", default: int = 0) -> list[Pool]:
+    """Go database/sql SetMaxOpenConns(n): n <= 0 is no limit (unbounded, PA102).
+    `default`: the application's value when `key` is unset (0: no limit)."""
+    if given is None and default > 0:
+        return [ctx.pool(label, default, Source.default_of(default_text, key=key),
+                         bound="default", per_process=False,
+                         note="; ".join(n for n in (f"{key} unset", note) if n))]
     if given is None:
         return [ctx.pool(label, 0, Source.default_of(default_text, key=key),
                          bound="unbounded", per_process=False,
                          note=f"{key} unset: {default_text}")]
     if given.value is None:
-        ctx.hidden_size(label, given.source.key or key, given.source)
+        if given.why:
+            ctx.unknown.append(given.why)
+        else:
+            ctx.hidden_size(label, given.source.key or key, given.source)
         return []
     n = parse_int(given.value)
     if n is None:
@@ -772,31 +796,87 @@ def grafana_pools(ctx: StackContext) -> list[Pool]:
 GITEA = "Gitea [database] MAX_OPEN_CONNS"
 GITEA_NAMES = ("gitea",)
 GITEA_DEFAULT = ("Gitea default [database] MAX_OPEN_CONNS 0 = database/sql without a limit "
-                 "(modules/setting/database.go MustInt(0))")
+                 "(modules/setting/database.go MustInt(0), go-gitea/gitea at 01da3d4d7e)")
+FORGEJO = "Forgejo [database] MAX_OPEN_CONNS"
+# code.forgejo.org/forgejo/forgejo, codeberg.org/forgejo/forgejo (and -rootless tags)
+FORGEJO_NAMES = ("forgejo",)
+FORGEJO_MAX_OPEN_CONNS = 100  # Forgejo 8.0.0+, modules/setting/database.go MustInt(100)
+FORGEJO_DEFAULT = ("Forgejo 8.0.0+ default [database] MAX_OPEN_CONNS 100 (modules/setting/"
+                   "database.go MustInt(100), forgejo#3383; v13.0/forgejo at b5e91db9c9)")
+FORGEJO_BEFORE_8 = ("Forgejo before 8.0.0 default [database] MAX_OPEN_CONNS 0 = database/sql "
+                    "without a limit (modules/setting/database.go MustInt(0), v7.0/forgejo at "
+                    "10343f761a)")
 
 
-def _gitea_env(ctx: StackContext, key: str) -> Setting | None:
-    """GITEA__database__KEY (the section's case does not matter: config_env.go
-    decodeEnvSectionKey lower-cases it), or GITEA__database__KEY__FILE (a file's text,
-    not held here)."""
-    for var in reversed(ctx.container.env):
+class Forge(Struct, frozen=True):
+    """Gitea or its fork Forgejo: the same [database] reading, their own env prefixes and
+    MAX_OPEN_CONNS default."""
+
+    name: str  # "Gitea", "Forgejo"
+    label: str
+    prefixes: tuple[str, ...]  # env prefixes config_env.go takes (GITEA__, FORGEJO__)
+    default: int  # MAX_OPEN_CONNS unset; 0 is no limit
+    default_text: str
+    note: str = ""
+
+
+GITEA_FORGE = Forge("Gitea", GITEA, ("GITEA",), 0, GITEA_DEFAULT)
+
+
+def _forgejo_major(image: str) -> int | None:
+    """The major version of a Forgejo tag (`13.0.3-rootless`, `13-rootless`, `11`,
+    `1.21.11-2`); None for another tag (latest, a digest)."""
+    tag = image.split("@", 1)[0].rsplit("/", 1)[-1].partition(":")[2]
+    m = re.match(r"v?(\d{1,4})(?:[.-]|$)", tag)
+    return int(m.group(1)) if m else None
+
+
+def forgejo_forge(image: str) -> Forge:
+    """Forgejo 8.0.0 changed the default from 0 to 100 (forgejo#3383, release-notes/8.0.0);
+    v7.0 and the 1.x releases before it keep 0. Both prefixes since 1.20 (config_env.go
+    EnvConfigKeyPrefixGitea `^(FORGEJO|GITEA)__`, "[BRANDING] parse FORGEJO__*")."""
+    major = _forgejo_major(image)
+    prefixes = ("FORGEJO", "GITEA")
+    if major is not None and major < 8:
+        return Forge("Forgejo", FORGEJO, prefixes, 0, FORGEJO_BEFORE_8)
+    note = "" if major is not None else \
+        "the image tag names no version: Forgejo 8.0.0+ assumed"
+    return Forge("Forgejo", FORGEJO, prefixes, FORGEJO_MAX_OPEN_CONNS, FORGEJO_DEFAULT,
+                 note=note)
+
+
+def _gitea_env(ctx: StackContext, forge: Forge, key: str) -> Setting | None:
+    """<PREFIX>__database__KEY (the section's case does not matter: config_env.go
+    decodeEnvSectionKey lower-cases it), or <PREFIX>__database__KEY__FILE (a file's text,
+    not held here). environment-to-ini applies the variables in the order of the
+    process's environment, which Kubernetes does not keep (kubelet_pods.go
+    makeEnvironmentVariables appends them from a map): two names for one key that
+    disagree leave it unknown (None, said in ctx.unknown)."""
+    found: dict[str, Setting] = {}
+    for var in ctx.container.env:  # one name given twice: the last (kubelet's map)
         prefix, _, rest = var.name.partition("__")
         section, _, name = rest.partition("__")
-        if prefix != "GITEA" or section.lower() != "database":
+        if prefix not in forge.prefixes or section.lower() != "database":
             continue
         if name == key:
-            return Setting(var.value, ctx.env_source(var.name))
-        if name == key + "__FILE":
-            return Setting(None, ctx.env_source(var.name))
-    return None
+            found[var.name] = Setting(var.value, ctx.env_source(var.name))
+        elif name == key + "__FILE":
+            found[var.name] = Setting(None, ctx.env_source(var.name))
+    if len({(s.value, (s.source.key or "").endswith("__FILE")) for s in found.values()}) > 1:
+        first = next(iter(found.values()))
+        return Setting(None, first.source, why=(
+            f"{forge.label}: {', '.join(sorted(found))} disagree, and {forge.name} applies "
+            "them in the order of the container's environment, which Kubernetes does not "
+            "keep (kubelet makeEnvironmentVariables)"))
+    return next(iter(found.values()), None)
 
 
-def _gitea_setting(ctx: StackContext, key: str) -> Setting | None:
-    """[database] `key` as the container's Gitea reads it: a mounted app.ini, then the
-    section files the chart's init container writes app.ini from (its inline config,
-    then additionalConfigSources, config_environment.sh's order), then the container's
-    GITEA__database__KEY, which the image's start applies last (docker-setup.sh,
-    s6 setup: environment-to-ini)."""
+def _gitea_setting(ctx: StackContext, forge: Forge, key: str) -> Setting | None:
+    """[database] `key` as the container's Gitea or Forgejo reads it: a mounted app.ini,
+    then the section files the chart's init container writes app.ini from (its inline
+    config, then additionalConfigSources, config_environment.sh's order), then the
+    container's <PREFIX>__database__KEY, which the image's start applies last
+    (docker-setup.sh, s6 setup: environment-to-ini)."""
     from advisor.read.apps.goini import parse_env_to_ini
 
     found = None
@@ -808,36 +888,45 @@ def _gitea_setting(ctx: StackContext, key: str) -> Setting | None:
         value = parse_env_to_ini(f.text).get(key)
         if value is not None:
             found = Setting(value.value, f.cite(value.line, f"database.{key}", key))
-    return _gitea_env(ctx, key) or found
+    return _gitea_env(ctx, forge, key) or found
 
 
 def gitea_pools(ctx: StackContext) -> list[Pool]:
-    """Gitea's one xorm engine (models/db engine_init.go SetMaxOpenConns) when its
-    [database] DB_TYPE is postgres."""
+    return forge_pools(ctx, GITEA_FORGE)
+
+
+def forgejo_pools(ctx: StackContext) -> list[Pool]:
+    return forge_pools(ctx, forgejo_forge(ctx.container.image))
+
+
+def forge_pools(ctx: StackContext, forge: Forge) -> list[Pool]:
+    """Gitea's or Forgejo's one xorm engine (models/db engine_init.go SetMaxOpenConns)
+    when its [database] DB_TYPE is postgres."""
     from advisor.read.apps.urls import route_from_parts
 
     if ctx.container.role == "init" or _runs_other(ctx, ("entrypoint", "s6-svscan",
-                                                         "gitea web")):
+                                                         "gitea web", "forgejo web")):
         return []  # the chart's init containers (scripts), a `gitea admin` Job
-    kind = _gitea_setting(ctx, "DB_TYPE")
+    kind = _gitea_setting(ctx, forge, "DB_TYPE")
     if kind is None and (legacy := _env_setting(ctx, "DB_TYPE")) is not None:
         kind = legacy  # the image's first start writes app.ini from DB_TYPE (docker-setup.sh)
     if kind is not None and kind.value is None:
-        ctx.notices.append(f"{ctx.container.name}: Gitea's [database] DB_TYPE is set from a "
-                           f"reference not held here ({kind.source.label()}): whether it "
-                           "uses PostgreSQL is not known")
+        why = kind.why or f"is set from a reference not held here ({kind.source.label()})"
+        ctx.notices.append(f"{ctx.container.name}: {forge.name}'s [database] DB_TYPE: {why}: "
+                           "whether it uses PostgreSQL is not known")
         return []
     if kind is None or (kind.value or "").strip().lower() != "postgres":
         return []  # SQLite, MySQL, MSSQL
     route = None
-    if (host := _gitea_setting(ctx, "HOST")) is not None and host.value:
-        name, user = _gitea_setting(ctx, "NAME"), _gitea_setting(ctx, "USER")
+    if (host := _gitea_setting(ctx, forge, "HOST")) is not None and host.value:
+        name, user = _gitea_setting(ctx, forge, "NAME"), _gitea_setting(ctx, forge, "USER")
         route = route_from_parts(host.value, None, name.value if name else None,
                                  user.value if user else None, host.source)
-    pools = _max_open_conns(ctx, GITEA, _gitea_setting(ctx, "MAX_OPEN_CONNS"),
-                            "MAX_OPEN_CONNS", GITEA_DEFAULT)
+    pools = _max_open_conns(ctx, forge.label, _gitea_setting(ctx, forge, "MAX_OPEN_CONNS"),
+                            "MAX_OPEN_CONNS", forge.default_text, default=forge.default,
+                            note=forge.note)
     if route is None:
-        return _route_not_held(ctx, pools, GITEA, host)
+        return _route_not_held(ctx, pools, forge.label, host)
     return [replace(p, route=route) for p in pools]
 
 
@@ -1454,6 +1543,7 @@ _IMAGE_READERS: tuple[tuple[Callable[[str], bool], Callable[[StackContext], list
     (_named("sonarqube"), sonarqube_pools),
     (_named(GRAFANA_NAMES), grafana_pools),
     (_named(GITEA_NAMES), gitea_pools),
+    (_named(FORGEJO_NAMES), forgejo_pools),
     (_named(METABASE_NAMES), metabase_pools),
     (_named(HASURA_NAMES), hasura_pools),
     (_keycloak_wildfly, keycloak_wildfly_pools),
