@@ -199,6 +199,7 @@ from advisor.read.apps.dify import (
     is_plugin_daemon,
     plugin_daemon_pools,
 )
+from advisor.read.apps.langfuse import is_langfuse, langfuse_pools
 from advisor.read.apps.mas import MAS_NAMES, mas_pools
 from advisor.read.apps.numbers import parse_int
 from advisor.read.apps.piped import is_piped_backend, piped_pools
@@ -1558,6 +1559,7 @@ _IMAGE_READERS: tuple[tuple[Callable[[str], bool], Callable[[StackContext], list
     (is_sentry, sentry_pools),
     (is_piped_backend, piped_pools),
     (is_twenty, twenty_pools),
+    (is_langfuse, langfuse_pools),
 )
 
 

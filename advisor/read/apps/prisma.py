@@ -16,7 +16,7 @@ from urllib.parse import parse_qs, urlsplit
 
 from msgspec.structs import replace
 
-from advisor.model import CpuFormula, Pool, Source
+from advisor.model import CpuFormula, Pool, Route, Source
 from advisor.read.apps.base import StackContext
 from advisor.read.apps.jssource import js_modules
 from advisor.read.apps.numbers import parse_int
@@ -93,14 +93,7 @@ def prisma_pools(ctx: StackContext) -> list[Pool]:
     if adapters is not None:
         route = route_from_url(url, url_src) if url and url_src else None
         return [replace(p, route=route) for p in adapters]
-    limit: tuple[int, Source] | None = None
-    if url:
-        query = parse_qs(urlsplit(url).query)
-        n = parse_int((query.get("connection_limit") or [None])[-1])
-        if n is not None and url_src is not None:
-            limit = (n, replace(url_src, key=f"{url_src.key} connection_limit"))
-        if (query.get("pgbouncer") or [""])[-1] == "true":
-            ctx.notices.append(f"Prisma pgbouncer=true ({url_src.label() if url_src else ''})")
+    limit = url_limit(ctx, url, url_src) if url and url_src is not None else None
     for module in js_modules(ctx, "connection_limit"):
         if "PrismaClient" not in module.file.text:
             continue
@@ -109,10 +102,27 @@ def prisma_pools(ctx: StackContext) -> list[Pool]:
             limit = (int(m.group(1)), Source(path=module.file.path, line=line,
                                              key="connection_limit"))
     route = route_from_url(url, url_src) if url and url_src else None
+    return [limit_pool(ctx, "Prisma connection_limit", limit, route=route)]
+
+
+def url_limit(ctx: StackContext, url: str, url_src: Source) -> tuple[int, Source] | None:
+    """The `connection_limit` a datasource URL sets (the last one, as quaint's query
+    parsing keeps it), and where; None when it sets none. `pgbouncer=true` is noticed."""
+    query = parse_qs(urlsplit(url).query)
+    if (query.get("pgbouncer") or [""])[-1] == "true":
+        ctx.notices.append(f"Prisma pgbouncer=true ({url_src.label()})")
+    n = parse_int((query.get("connection_limit") or [None])[-1])
+    return (n, replace(url_src, key=f"{url_src.key} connection_limit")) \
+        if n is not None else None
+
+
+def limit_pool(ctx: StackContext, label: str, limit: tuple[int, Source] | None, *,
+               route: Route | None = None, per_process: bool = True) -> Pool:
+    """A Prisma client's pool: `limit` (connection_limit, where), else the engine's
+    default from the node's physical cores."""
     if limit is not None:
-        return [ctx.pool("Prisma connection_limit", limit[0], limit[1], route=route)]
-    value = CPU_FORMULA.at(ctx.cpus)
-    return [ctx.pool("Prisma connection_limit", value, Source.default_of(
+        return ctx.pool(label, limit[0], limit[1], route=route, per_process=per_process)
+    return ctx.pool(label, CPU_FORMULA.at(ctx.cpus), Source.default_of(
         "Prisma <= 6 default: physical CPU cores x 2 + 1 (quaint pooled.rs)",
-        key="connection_limit"), route=route, cpu=CPU_FORMULA,
-        note=f"no connection_limit: {CPU_FORMULA.text} of the node (not the pod CPU limit)")]
+        key="connection_limit"), route=route, cpu=CPU_FORMULA, per_process=per_process,
+        note=f"no connection_limit: {CPU_FORMULA.text} of the node (not the pod CPU limit)")
