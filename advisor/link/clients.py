@@ -83,9 +83,9 @@ def sidecars_by_workload(topo: Topology) -> dict[str, Pooler]:
 
 
 # Configuration files a reader takes from a mounted ConfigMap (apps/temporal.py,
-# apps/images.py SonarQube, apps/airflow.py)
+# apps/images.py SonarQube, apps/airflow.py; Apache's and PHP-FPM's, apps/nextcloud.py)
 _MOUNTED_CONFIG_KINDS = ("temporal-config", "sonar-properties", "airflow-cfg",
-                         "zitadel-config")
+                         "zitadel-config", "apache-conf", "php-fpm")
 
 
 def mounted_files(w: Workload, index: ConfigIndex) -> list:

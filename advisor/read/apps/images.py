@@ -152,6 +152,9 @@ Defaults, each read in the application's own source:
   4.2.0.6438, Prowlarr 0.4.2.1879, Lidarr 1.1.2.2935; Log:DbEnabled in Sonarr 4.0.4.1616,
   Radarr 5.5.3.8819, Prowlarr 1.17.2.4511, Lidarr 2.8.1.4482. Without the env variable
   the database is SQLite unless config.xml (not in the repository) names a PostgresHost.
+- Nextcloud's official image (apache: Apache prefork MaxRequestWorkers PHP processes;
+  fpm: PHP-FPM pm.max_children; one PDO connection each): advisor/read/apps/nextcloud.py;
+  Langfuse's web and worker images (one Prisma client each): advisor/read/apps/langfuse.py.
 - Synapse (matrixdotorg/synapse, ghcr.io/element-hq/synapse): advisor/read/apps/synapse.py,
   from the configuration files its command line names; Matrix Authentication Service:
   advisor/read/apps/mas.py; Mattermost's database config store (MM_CONFIG a database
@@ -201,6 +204,7 @@ from advisor.read.apps.dify import (
 )
 from advisor.read.apps.langfuse import is_langfuse, langfuse_pools
 from advisor.read.apps.mas import MAS_NAMES, mas_pools
+from advisor.read.apps.nextcloud import is_nextcloud, nextcloud_pools
 from advisor.read.apps.numbers import parse_int
 from advisor.read.apps.piped import is_piped_backend, piped_pools
 from advisor.read.apps.sentry import is_sentry, sentry_pools
@@ -1560,6 +1564,7 @@ _IMAGE_READERS: tuple[tuple[Callable[[str], bool], Callable[[StackContext], list
     (is_piped_backend, piped_pools),
     (is_twenty, twenty_pools),
     (is_langfuse, langfuse_pools),
+    (is_nextcloud, nextcloud_pools),
 )
 
 

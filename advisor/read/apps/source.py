@@ -165,6 +165,8 @@ def classify(rel: str) -> tuple[str, str | None] | None:
         # the Gitea chart's section files (inlines/database, additionals/0/server), which
         # its init container writes app.ini from (apps/images.py)
         return "gitea-env-to-ini", None
+    if name.endswith(".conf") and f"/{rel}".startswith("/etc/apache2/"):
+        return "apache-conf", None  # Apache's configuration (apps/nextcloud.py)
     if name in _BY_NAME:
         return _BY_NAME[name], None
     if name.startswith("app-config") and re.fullmatch(r"app-config(?:\.[\w-]+)?\.ya?ml", name):
