@@ -230,7 +230,8 @@ WILDFLY_MAX_POOL_SIZE = 20
 KEYCLOAK_WILDFLY = "Keycloak (WildFly) KeycloakDS max-pool-size"
 KEYCLOAK_WILDFLY_DEFAULT = (
     "Keycloak legacy (WildFly) image: KeycloakDS sets no max-pool-size (keycloak-containers "
-    "change-database.cli), WildFly default 20 (IronJacamar Defaults.MAX_POOL_SIZE)")
+    "change-database.cli at 88b2f48, 18.0.2), WildFly default 20 (IronJacamar "
+    "Defaults.MAX_POOL_SIZE at 487223a3c9)")
 N8N_POOL_BEFORE_1_18 = 10  # pg-pool's max when TypeORM passes none
 MINIFLUX_MAX_CONNS = 20  # internal/config/options.go defaultDatabaseMaxConns
 ATUIN_POOL = 100  # atuin-server-postgres lib.rs PgPoolOptions max_connections(100)
@@ -267,25 +268,29 @@ STACKS: tuple[ImageStack, ...] = (
     # registry.redhat.io/rhbk/keycloak-rhel9
     ImageStack("Keycloak db-pool-max-size", ("keycloak", "keycloak-rhel9"),
                ("KC_DB_POOL_MAX_SIZE",), 100,
-               "Keycloak default db-pool-max-size 100 (DatabaseOptions.java)",
+               "Keycloak default db-pool-max-size 100 (quarkus/config-api DatabaseOptions.java "
+               "at f6a2b334d1)",
                ("KC_DB", "KC_DB_URL", "KC_DB_URL_HOST"), option="--db-pool-max-size"),
     # mattermost/mattermost-team-edition, mattermost/mattermost-enterprise-edition (not
     # mattermost-operator or mattermost-push-proxy, which hold no database pool)
     ImageStack(MATTERMOST,
                ("mattermost-team-edition", "mattermost-enterprise-edition", "mattermost"),
                ("MM_SQLSETTINGS_MAXOPENCONNS",), 300,
-               "Mattermost default SqlSettings.MaxOpenConns 300 (model/config.go)",
+               "Mattermost default SqlSettings.MaxOpenConns 300 (server/public/model/config.go "
+               "at 33b68c603c)",
                ("MM_SQLSETTINGS_DATASOURCE",)),
     # goharbor/harbor-core, bitnami/harbor-core, ... (harbor-db is the server)
     ImageStack("Harbor core POSTGRESQL_MAX_OPEN_CONNS", ("harbor-core", "harbor-jobservice"),
                ("POSTGRESQL_MAX_OPEN_CONNS",), 0,
                "Harbor default POSTGRESQL_MAX_OPEN_CONNS 0 = database/sql without a limit "
-               "(metadatalist.go)"),
+               "(src/lib/config/metadata/metadatalist.go at c50c7ddd6e)"),
     ImageStack("Harbor exporter HARBOR_DATABASE_MAX_OPEN_CONNS", ("harbor-exporter",),
                ("HARBOR_DATABASE_MAX_OPEN_CONNS",), None),
     # postgrest/postgrest, bitnami/postgrest
     ImageStack("PostgREST db-pool", ("postgrest",), ("PGRST_DB_POOL",), 10,
-               "PostgREST default db-pool 10 (Config.hs)", ("PGRST_DB_URI",)),
+               "PostgREST default db-pool 10 (src/library/PostgREST/Config.hs at "
+               "4834678902681402a5)",
+               ("PGRST_DB_URI",)),
     # n8nio/n8n, docker.n8n.io/n8nio/n8n
     ImageStack("n8n DB_POSTGRESDB_POOL_SIZE", ("n8n",), ("DB_POSTGRESDB_POOL_SIZE",),
                N8N_POOL_SIZE, "n8n 1.18+ default DB_POSTGRESDB_POOL_SIZE 2 "
@@ -296,13 +301,14 @@ STACKS: tuple[ImageStack, ...] = (
                        "max: pg-pool default 10 (n8n-io/n8n#7772)")),
     # ghcr.io/miniflux/miniflux, miniflux/miniflux (2.x; -distroless tags)
     ImageStack("Miniflux DATABASE_MAX_CONNS", ("miniflux",), ("DATABASE_MAX_CONNS",),
-               MINIFLUX_MAX_CONNS, "Miniflux default DATABASE_MAX_CONNS 20 "
-               "(internal/config/options.go defaultDatabaseMaxConns)"),
+               MINIFLUX_MAX_CONNS, "Miniflux 2.x default DATABASE_MAX_CONNS 20 "
+               "(internal/config/options.go defaultDatabaseMaxConns, 2.2.1)"),
     # teslamate/teslamate: one Ecto repo, TeslaMate.Repo (lib/teslamate/application.ex;
     # DatabaseCheck starts and stops it before, the entrypoint's migrate eval exits before)
     ImageStack("TeslaMate DATABASE_POOL_SIZE", ("teslamate",), ("DATABASE_POOL_SIZE",),
                TESLAMATE_POOL_SIZE, "TeslaMate default DATABASE_POOL_SIZE 10 (config/"
-               "runtime.exs `pool_size: System.get_env(\"DATABASE_POOL_SIZE\", \"10\")`)"),
+               "runtime.exs `pool_size: System.get_env(\"DATABASE_POOL_SIZE\", \"10\")`, "
+               "v4.1.1)"),
 )
 ENV_PREFIXES = ("KC_DB", "MM_SQLSETTINGS_", "POSTGRESQL_MAX_OPEN_CONNS",
                 "HARBOR_DATABASE_MAX_OPEN_CONNS", "PGRST_DB_", "DB_POSTGRESDB_")
@@ -341,7 +347,8 @@ SONAR_KEY = "sonar.jdbc.maxActive"
 SONAR_PROCESSES = Term(
     label="SonarQube processes with a pool (web server, Compute Engine)", value=2,
     source=Source.default_of("SonarQube: the web server and the Compute Engine each add "
-                             "DefaultDatabase (PlatformLevel1, ComputeEngineContainerImpl)",
+                             "DefaultDatabase (PlatformLevel1; sonar-ce "
+                             "ComputeEngineContainerImpl.populateLevel1 at 2e9eeb4eb9)",
                              key="processes"))
 
 
@@ -380,7 +387,8 @@ def sonarqube_pools(ctx: StackContext) -> list[Pool]:
     given = given or _sonar_properties_value(ctx)
     if given is None:
         pool = ctx.pool(SONAR, SONAR_MAX_ACTIVE, Source.default_of(
-            "SonarQube default sonar.jdbc.maxActive 60 (ProcessProperties.java)",
+            "SonarQube default sonar.jdbc.maxActive 60 (sonar-process ProcessProperties.java "
+            "at 4380a1d159)",
             key=SONAR_KEY), bound="default", per_process=False,
             note="sonar.jdbc.maxActive unset (sonar.properties, SONAR_JDBC_MAXACTIVE, -D)")
         return [replace(pool, processes=SONAR_PROCESSES)]
@@ -441,7 +449,8 @@ def _streaming_size(ctx: StackContext, version: tuple[int, int] | None) -> Pool:
         return ctx.pool("Mastodon streaming pg pool max (DB_POOL)", got[0], got[1],
                         per_process=False)
     return ctx.pool("Mastodon streaming pg pool max", STREAMING_POOL, Source.default_of(
-        "Mastodon streaming: pg.Pool max DB_POOL, default 10", key="DB_POOL"),
+        "Mastodon 4.1.0+ streaming: pg.Pool max DB_POOL, default 10 (streaming/database.js "
+        "at 0eca55c2cf)", key="DB_POOL"),
         bound="default", per_process=False)
 
 
@@ -513,7 +522,8 @@ def tootctl_pool(ctx: StackContext, words: list[str], size: int, pool_src: Sourc
                         bound="fixed" if fixed else "default", per_process=False,
                         note="one tootctl process with the Rails pool")
     n, src = conc or (TOOTCTL_CONCURRENCY, Source.default_of(
-        f"Mastodon lib/mastodon/cli: {label} --concurrency default 5", key="concurrency"))
+        f"Mastodon lib/mastodon/cli: {label} --concurrency default 5 (cli/media.rb at "
+        "03a6d09c8c)", key="concurrency"))
     return ctx.pool(f"Mastodon {label} pool (--concurrency + 1)", n + 1, src,
                     bound="fixed" if conc else "default", per_process=False,
                     note=f"{n} worker threads + the main one (helper.rb "
@@ -548,13 +558,14 @@ def mastodon_pools(ctx: StackContext) -> list[Pool]:
         return [mastodon_streaming_pool(ctx, name)]
     pool = _int_env(ctx, "DB_POOL") or _int_env(ctx, "MAX_THREADS")
     pool_src = pool[1] if pool else Source.default_of(
-        "Mastodon config/database.yml: DB_POOL || MAX_THREADS || 5", key="pool")
+        "Mastodon config/database.yml: DB_POOL || MAX_THREADS || 5 (at 0f2e8476e0)",
+        key="pool")
     size = pool[0] if pool else 5
     if "tootctl" in words:
         return [tootctl_pool(ctx, words, size, pool_src, fixed=pool is not None)]
     if "sidekiq" in words:
         conc = None
-        conc_src = Source.default_of("Sidekiq 7/8 default concurrency 5", key="concurrency")
+        conc_src = Source.default_of("Sidekiq 7.x/8.x default concurrency 5", key="concurrency")
         for i, w in enumerate(words[:-1]):
             if w in ("-c", "--concurrency"):
                 conc = parse_int(words[i + 1])
@@ -591,10 +602,12 @@ def mastodon_pools(ctx: StackContext) -> list[Pool]:
     n = min(size, n_threads)
     processes = Term(label="Puma workers (WEB_CONCURRENCY)", value=workers[0] if workers else 2,
                      source=workers[1] if workers else Source.default_of(
-                         f"{default}: config/puma.rb WEB_CONCURRENCY 2", key="workers"))
+                         f"{default}: config/puma.rb WEB_CONCURRENCY 2 (at 04c259a875)",
+                         key="workers"))
     threads_term = Term(label="Puma max threads (MAX_THREADS)", value=n_threads,
                         source=threads[1] if threads else Source.default_of(
-                            f"{default}: config/puma.rb MAX_THREADS 5", key="MAX_THREADS"))
+                            f"{default}: config/puma.rb MAX_THREADS 5 (at 04c259a875)",
+                            key="MAX_THREADS"))
     pool_term = Term(label="Mastodon Rails pool (DB_POOL)", value=size, source=pool_src)
     pool_obj = ctx.pool("Mastodon web Rails pool", n,
                         pool_src if n == size else threads_term.source,
@@ -732,7 +745,8 @@ def _max_open_conns(ctx: StackContext, label: str, given: Setting | None, key: s
 GRAFANA = "Grafana [database] max_open_conn"
 GRAFANA_NAMES = ("grafana", "grafana-enterprise", "grafana-oss")
 GRAFANA_DEFAULT = ("Grafana default [database] max_open_conn 0 = database/sql without a "
-                   "limit (sqlstore database_config.go MustInt(0); conf/defaults.ini)")
+                   "limit (sqlstore database_config.go MustInt(0) at a8dd3a999e; "
+                   "conf/defaults.ini)")
 # Grafana's own source opens, for its unified storage, a second engine with the same
 # [database] settings (pkg/storage/unified/sql/db/dbimpl newResourceDBProvider, getEngine);
 # from which release it does is not verified here
@@ -939,8 +953,8 @@ METABASE = "Metabase application DB c3p0 maxPoolSize"
 METABASE_NAMES = ("metabase", "metabase-enterprise")
 METABASE_POOL = 15  # connection_pool_setup.clj maxPoolSize, c3p0's own default
 METABASE_DEFAULT = ("Metabase default MB_APPLICATION_DB_MAX_CONNECTION_POOL_SIZE 15 "
-                    "(app_db/connection_pool_setup.clj maxPoolSize; c3p0's default "
-                    "maxPoolSize 15 where it was not written)")
+                    "(app_db/connection_pool_setup.clj maxPoolSize at a0a2cc4d60; c3p0's "
+                    "default maxPoolSize 15 where it was not written)")
 METABASE_MORE = (
     "recent Metabase also opens a Quartz job-store pool (MB_QUARTZ_MAX_CONNECTION_POOL_SIZE, "
     "5) and an audit pool (MB_AUDIT_DB_MAX_CONNECTION_POOL_SIZE, 5) on the application "
@@ -1063,8 +1077,8 @@ def hasura_pools(ctx: StackContext) -> list[Pool]:
         _route_not_held(ctx, [], HASURA_METADATA, metadata_url or source_url)
         return _route_not_held(ctx, [], HASURA_SOURCE, source_url)
     size, size_src = conns or (HASURA_CONNECTIONS, Source.default_of(
-        "Hasura default HASURA_GRAPHQL_PG_CONNECTIONS 50 (Server/Init ServeOptions "
-        "soConnParams cpConns)", key="HASURA_GRAPHQL_PG_CONNECTIONS"))
+        "Hasura v2 default HASURA_GRAPHQL_PG_CONNECTIONS 50 (Server/Init/Arg/Command/"
+        "Serve.hs pgConnsOption at 212be2677e)", key="HASURA_GRAPHQL_PG_CONNECTIONS"))
     bound = "fixed" if conns else "default"
     metadata = ctx.pool(HASURA_METADATA, size, size_src, bound=bound, per_process=False,
                         route=route_of(metadata_url or source_url),
@@ -1114,8 +1128,8 @@ def atuin_pools(ctx: StackContext) -> list[Pool]:
     if db is not None and db.value and db.value.strip().lower().startswith("sqlite"):
         return []
     size = Source.default_of("Atuin server: PgPoolOptions::new().max_connections(100), "
-                             "not configurable (atuin-server-postgres lib.rs)",
-                             key="max_connections")
+                             "not configurable (atuin-server-postgres lib.rs, v18.3.0; "
+                             "every tag from v15.0.0)", key="max_connections")
     pools = _route_not_held(ctx, [ctx.pool(
         ATUIN, ATUIN_POOL, size, bound="fixed", per_process=False,
         route=route_from_url(db.value, db.source) if db is not None and db.value else None)],
@@ -1135,8 +1149,8 @@ def atuin_pools(ctx: StackContext) -> list[Pool]:
 
 VAULTWARDEN = "Vaultwarden DATABASE_MAX_CONNS"
 VAULTWARDEN_MAX_CONNS = 10  # src/config.rs database_max_conns default (1.17.0+)
-VAULTWARDEN_DEFAULT = ("Vaultwarden default DATABASE_MAX_CONNS 10 (src/config.rs "
-                       "database_max_conns; db/mod.rs Pool::builder().max_size)")
+VAULTWARDEN_DEFAULT = ("Vaultwarden 1.17.0+ default DATABASE_MAX_CONNS 10 (src/config.rs "
+                       "database_max_conns; db/mod.rs Pool::builder().max_size; 1.37.2)")
 # the images' paths (the last component alone, "server", names many programs)
 VAULTWARDEN_IMAGES = ("vaultwarden/server", "dani-garcia/vaultwarden", "bitwardenrs/server",
                       "bitwardenrs/server-postgresql")
@@ -1264,7 +1278,8 @@ def arr_pools(ctx: StackContext) -> list[Pool]:
     user = _dotnet_env(ctx, f"{app}:Postgres:User")
     size = Source.default_of(
         f"{app}: ConnectionStringFactory.cs sets no Max Pool Size, Npgsql's default "
-        "MaxPoolSize 100 (NpgsqlConnectionStringBuilder [DefaultValue(100)])",
+        "MaxPoolSize 100 (NpgsqlConnectionStringBuilder [DefaultValue(100)], Npgsql "
+        "v7.0.9 to v9.0.3)",
         key="Max Pool Size")
     databases = [("main", "MainDb")]
     enabled = _dotnet_env(ctx, f"{app}:Log:DbEnabled") \
@@ -1298,8 +1313,10 @@ PAPERLESS_WEB = "Paperless-ngx webserver (granian ASGI) Django connections"
 
 PREFECT_NAMES = ("prefect",)  # prefecthq/prefect (2.x and 3.x tags)
 PREFECT_POOL = "Prefect server SQLAlchemy pool"
-# PrefectHQ/prefect src/prefect/settings/models/server/database.py: each setting, then
-# the older alias; unset (None), SQLAlchemy's QueuePool defaults apply
+PREFECT_AT = "PrefectHQ/prefect at ce79dd3d6c"
+# src/prefect/settings/models/server/database.py SQLAlchemySettings: each setting, then
+# the older alias; Field defaults pool_size 5, max_overflow 10 (earlier 3.x releases left
+# them None, and SQLAlchemy's QueuePool gave the same 5 and 10)
 _PREFECT_SETTINGS = (
     ("pool_size", ("PREFECT_SERVER_DATABASE_SQLALCHEMY_POOL_SIZE",
                    "PREFECT_SQLALCHEMY_POOL_SIZE"), 5),
@@ -1308,12 +1325,38 @@ _PREFECT_SETTINGS = (
 )
 
 
+def _prefect_processes(ctx: StackContext, command: str) -> Term:
+    """The processes one container runs, each with its own engine (configurations.py
+    AsyncPostgresConfiguration.engine caches one per event loop)."""
+    if command == "services":
+        # cli/server.py start_services: "Start all enabled Prefect services in one
+        # process", asyncio.run(_run_all_services()): the services and the docket
+        # worker (background_workers.py, a task in the same loop) share one engine
+        return Term(label="Prefect services processes (prefect server services start)",
+                    value=1, source=Source.default_of(
+                        "prefect server services start: every enabled service in one "
+                        "process and event loop (src/prefect/cli/server.py start_services, "
+                        f"_server_utils.py _run_all_services; {PREFECT_AT})",
+                        key="services start"))
+    workers = option_value(ctx, "--workers")
+    count = parse_int(workers[0]) if workers is not None else None
+    if workers is not None and count:
+        return Term(label="Prefect server processes (--workers)", value=count,
+                    source=workers[1])
+    return Term(label="Prefect server processes (--workers)", value=1,
+                source=Source.default_of(
+                    "prefect server start --workers default 1 (src/prefect/cli/server.py "
+                    f"start; {PREFECT_AT})", key="--workers"))
+
+
 def prefect_pools(ctx: StackContext) -> list[Pool]:
     """`prefect server start` (the API: `--workers` uvicorn processes, default 1, each
     its own app and engine: cli/_server_utils.py _run_in_foreground uvicorn.run(...,
     workers=workers); cli server.py `workers: int = 1`), `prefect server services start`
-    (one process): each process a SQLAlchemy pool of pool_size + max_overflow. A Prefect
-    worker or flow run talks to the API, not the database: no pool."""
+    (one process): each process a SQLAlchemy pool of pool_size + max_overflow, or no
+    limit when max_overflow is negative (SQLAlchemy QueuePool: -1 is no overflow limit;
+    Prefect passes the setting to create_async_engine as it is). A Prefect worker or
+    flow run talks to the API, not the database: no pool."""
     words = [w for word in (*ctx.container.command, *ctx.container.args)
              for w in word.split()]
     if "prefect" not in [w.rsplit("/", 1)[-1] for w in words] or "server" not in words:
@@ -1331,23 +1374,24 @@ def prefect_pools(ctx: StackContext) -> list[Pool]:
         parts.append(Term(label=f"{setting} ({found[0]})", value=value,
                           source=ctx.env_source(found[0])) if value is not None else Term(
             label=setting, value=default, source=Source.default_of(
-                f"Prefect server database {setting} unset: SQLAlchemy QueuePool default "
-                f"{default} (prefect settings/models/server/database.py)",
-                key=names[0])))
+                f"Prefect default {setting} {default} (src/prefect/settings/models/server/"
+                f"database.py SQLAlchemySettings; {PREFECT_AT})", key=names[0])))
+    processes = _prefect_processes(ctx, after[0])
+    note = " + ".join(f"{t.label} {t.value:g} ({t.source.label()})" for t in parts)
+    overflow = parts[1]
+    if overflow.value < 0:
+        pool = ctx.pool(PREFECT_POOL, 0, overflow.source, bound="unbounded", per_process=False,
+                        note=f"max_overflow {overflow.value:g}: SQLAlchemy QueuePool opens "
+                             f"connections without a limit; {note}")
+        return [replace(pool, processes=processes)]
     size = sum(t.value for t in parts)
-    workers = option_value(ctx, "--workers") if after[0] == "start" else None
-    count = parse_int(workers[0]) if workers is not None else None
-    processes = Term(label="Prefect server processes (--workers)", value=count or 1,
-                     source=workers[1] if count else Source.default_of(
-                         "prefect server start --workers default 1 (cli server.py)",
-                         key="--workers"))
     fixed = all(not t.source.default for t in parts)
     pool = ctx.pool(PREFECT_POOL, size, parts[0].source if fixed else Source.default_of(
-        " + ".join(f"{t.label} {t.value:g}" for t in parts) + " (SQLAlchemy QueuePool "
-        "defaults where Prefect sets none)", key=_PREFECT_SETTINGS[0][1][0]),
+        " + ".join(f"{t.label} {t.value:g}" for t in parts) + " (Prefect defaults where "
+        f"not set; src/prefect/settings/models/server/database.py, {PREFECT_AT})",
+        key=_PREFECT_SETTINGS[0][1][0]),
         bound="fixed" if fixed else "default", per_process=False,
-        size_label="Prefect pool_size + max_overflow",
-        note=" + ".join(f"{t.label} {t.value:g} ({t.source.label()})" for t in parts))
+        size_label="Prefect pool_size + max_overflow", note=note)
     return [replace(pool, processes=processes)]
 
 
@@ -1405,7 +1449,7 @@ def zitadel_pools(ctx: StackContext) -> list[Pool]:
     if given is not None:
         return [ctx.pool(ZITADEL_POOL, given[0], given[1], per_process=False)]
     return [ctx.pool(ZITADEL_POOL, ZITADEL_DEFAULT, Source.default_of(
-        "Zitadel default MaxOpenConns 10 (cmd/defaults.yaml)", key=ZITADEL_ENV),
+        "Zitadel default MaxOpenConns 10 (cmd/defaults.yaml at 001144819d)", key=ZITADEL_ENV),
         bound="default", per_process=False,
         note=f"{ZITADEL_ENV} and Database.postgres.MaxOpenConns unset")]
 
@@ -1494,24 +1538,24 @@ def paperless_pools(ctx: StackContext) -> list[Pool]:
 
     web = count(("GRANIAN_WORKERS", "PAPERLESS_WEBSERVER_WORKERS"),
                 "granian workers (GRANIAN_WORKERS, PAPERLESS_WEBSERVER_WORKERS)",
-                "Paperless-ngx svc-webserver/run: GRANIAN_WORKERS:-"
+                "Paperless-ngx 2.15.0+ svc-webserver/run: GRANIAN_WORKERS:-"
                 "PAPERLESS_WEBSERVER_WORKERS:-1")
     tasks = count(("PAPERLESS_TASK_WORKERS",), "Celery worker processes "
-                  "(PAPERLESS_TASK_WORKERS)", "Paperless-ngx settings: "
+                  "(PAPERLESS_TASK_WORKERS)", "Paperless-ngx settings (2.18.0, 3.0.5): "
                   "CELERY_WORKER_CONCURRENCY = PAPERLESS_TASK_WORKERS, default 1")
     if web is None or tasks is None:
         return _route_not_held(ctx, [], PAPERLESS_WEB, host)
     if pool_max is None:
         web_pool = ctx.pool(PAPERLESS_WEB, 0, Source.default_of(
-            "Django under an ASGI server: one connection per request in flight "
-            "(asgiref ThreadSensitiveContext per request)", key="PAPERLESS_DB_POOLSIZE"),
+            "Paperless-ngx 2.15.0+ (granian ASGI), Django: one connection per request in "
+            "flight (asgiref ThreadSensitiveContext per request)", key="PAPERLESS_DB_POOLSIZE"),
             bound="unbounded", per_process=False,
             note="no psycopg pool (PAPERLESS_DB_POOLSIZE, PAPERLESS_DB_OPTIONS "
                  "pool.max_size) and nothing bounds the requests in flight")
     else:
         web_pool = ctx.pool(f"{PAPERLESS_WEB} (psycopg pool max_size)", pool_max[0],
                             pool_max[1], per_process=False)
-    one = Source.default_of("Paperless-ngx: one thread, one Django connection "
+    one = Source.default_of("Paperless-ngx 2.15.0+: one thread, one Django connection "
                             "(CONN_MAX_AGE 0)", key="connections")
     pools = [replace(web_pool, processes=web),
              replace(ctx.pool("Paperless-ngx Celery worker child", 1, one, bound="fixed",
@@ -1601,7 +1645,8 @@ def _postgrest_listener(ctx: StackContext) -> Pool | None:
     else:
         source = Source.default_of(
             "PostgREST v8+ default db-channel-enabled true: one LISTEN connection outside "
-            "db-pool (AppState/Reload.hs runListener)", key="PGRST_DB_CHANNEL_ENABLED")
+            "db-pool (AppState/Reload.hs runListener; Config.hs at 4834678902681402a5)",
+            key="PGRST_DB_CHANNEL_ENABLED")
     return ctx.pool(POSTGREST_LISTENER, 1, source, bound="fixed", per_process=False,
                     note="PGRST_DB_CHANNEL_ENABLED=false closes it")
 
@@ -1622,7 +1667,8 @@ def image_pools(ctx: StackContext) -> list[Pool]:
         # `migrate.New(srcURL, dbURL)`), not the serving pool of POSTGRESQL_MAX_OPEN_CONNS
         return [ctx.pool("Harbor core -mode=migrate", 2, Source.default_of(
             "Harbor -mode=migrate: one ORM connection at a time + golang-migrate's own "
-            "(src/core/main.go, src/common/dao/pgsql.go NewMigrator)", key="-mode=migrate"),
+            "(src/core/main.go, src/common/dao/pgsql.go NewMigrator at c50c7ddd6e)",
+            key="-mode=migrate"),
             bound="fixed", per_process=False,
             note="a migration run, not the serving pool")]
     if stack.label == MATTERMOST:
