@@ -171,3 +171,18 @@ def test_forgejo_runner_and_other_forgejo_images_are_not_forgejo():
     env = {"FORGEJO__database__DB_TYPE": "postgres"}
     for image in ("code.forgejo.org/forgejo/runner:9.1.0", "ghcr.io/acme/forgejo-mcp:1"):
         assert pools_for_container(replace(container(env), image=image)).pools == []
+
+
+def test_max_open_conns_in_the_init_containers_env_only_is_named(tmp_path):
+    """forgejo-helm's gitea.additionalConfigFromEnvs go into the init container alone,
+    whose script writes them into app.ini: not read here, so a notice says so."""
+    chart = forgejo_chart(PG).replace(
+        "            - {name: GITEA_APP_INI, value: /data/gitea/conf/app.ini}\n"
+        "          volumeMounts",
+        "            - {name: GITEA_APP_INI, value: /data/gitea/conf/app.ini}\n"
+        "            - {name: FORGEJO__DATABASE__MAX_OPEN_CONNS, value: \"10\"}\n"
+        "          volumeMounts", 1)
+    write(tmp_path, {"k8s/db.yaml": DB, "k8s/forgejo.yaml": chart})
+    result = run_check([str(tmp_path)], CheckOptions())
+    assert any("FORGEJO__DATABASE__MAX_OPEN_CONNS" in n and "init container" in n
+               for n in result.notices)

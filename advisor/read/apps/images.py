@@ -923,8 +923,20 @@ def forge_pools(ctx: StackContext, forge: Forge) -> list[Pool]:
     when its [database] DB_TYPE is postgres."""
     from advisor.read.apps.urls import route_from_parts
 
-    if ctx.container.role == "init" or _runs_other(ctx, ("entrypoint", "s6-svscan",
-                                                         "gitea web", "forgejo web")):
+    if ctx.container.role == "init":
+        # the charts' config_environment.sh takes the init container's own <PREFIX>__
+        # variables (gitea.additionalConfigFromEnvs) into app.ini over the section files;
+        # the application container's pools are read from its own env, so say so
+        given = _gitea_env(ctx, forge, "MAX_OPEN_CONNS")
+        if given is not None:
+            ctx.notices.append(
+                f"init container {ctx.container.name}: {given.source.key} "
+                f"({given.source.label()}) is written into app.ini by the chart's init "
+                f"script; pool-advisor reads {forge.name}'s MAX_OPEN_CONNS from the "
+                "application container's env and the chart's config sections, not from an "
+                "init container's env")
+        return []
+    if _runs_other(ctx, ("entrypoint", "s6-svscan", "gitea web", "forgejo web")):
         return []  # the chart's init containers (scripts), a `gitea admin` Job
     kind = _gitea_setting(ctx, forge, "DB_TYPE")
     if kind is None and (legacy := _env_setting(ctx, "DB_TYPE")) is not None:
