@@ -86,6 +86,35 @@ def test_proposals_withheld_when_a_client_is_unknown(tmp_path: Path):
                for n in server["notes"])
 
 
+def test_a_client_counted_at_zero_does_not_withhold_proposals(tmp_path: Path):
+    # a worker scaled to 0 is counted at 0, which is known: the server is still advised
+    # (GitLab's idle toolbox and Dify's beat withheld every proposal before)
+    repo = copy_fixture("acme-shop", tmp_path)
+    (repo / "k8s/idle.yaml").write_text(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: idle\n  namespace: shop\n"
+        "spec:\n  replicas: 0\n  template:\n    spec:\n      containers:\n"
+        "        - name: app\n          image: example/mystery:1\n          env:\n"
+        "            - name: DATABASE_URL\n"
+        "              value: postgres://app@postgres.shop.svc.cluster.local:5432/shop\n")
+    (server,) = advise_json(str(repo))
+    assert server["proposals"] and server["fits_after"]
+    assert not any(n.startswith("proposals withheld") for n in server["notes"])
+
+
+def test_proposals_withheld_when_a_clients_server_is_not_known(tmp_path: Path):
+    repo = copy_fixture("acme-shop", tmp_path)
+    (repo / "k8s/elsewhere.yaml").write_text(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: elsewhere\n"
+        "  namespace: shop\nspec:\n  replicas: 3\n  template:\n    spec:\n"
+        "      containers:\n        - name: app\n          image: example/mystery:1\n"
+        "          env:\n            - name: DATABASE_URL\n              valueFrom:\n"
+        "                secretKeyRef: {name: not-here, key: url}\n")
+    (server,) = advise_json(str(repo))
+    assert server["proposals"] == [] and not server["fits_after"]
+    assert any(n.startswith("proposals withheld for postgres: elsewhere may connect to it")
+               for n in server["notes"]), server["notes"]
+
+
 def test_memory_proposals_cache_settings_and_kb_work_mem(tmp_path: Path):
     """shared_buffers and effective_cache_size to the pgtune 25% / 75% of the RAM the
     server has; work_mem in kB when it falls below 4MB; check passes after --write."""

@@ -62,9 +62,12 @@ def advise(
         server = topo.server(b.server_id)
         if server is None:
             continue
-        zero = [c.who for c in b.contributions if c.kind == "client" and c.total <= 0]
-        if b.unknown_clients or zero:
-            out.append(_withheld(b, [*b.unknown_clients, *zero]))
+        # A client counted at 0 is no unknown: a pod that runs nothing that connects
+        # (GitLab's idle toolbox, Dify's beat) or none at peak (replicas 0); an unknown
+        # one is counted at least 1 and listed. A client whose server is not known may
+        # be this one's: sizes shared out without it would be wrong too.
+        if b.unknown_clients or b.unplaced_clients:
+            out.append(_withheld(b, b.unknown_clients, b.unplaced_clients))
             continue
         # A server that fits is listed only for a one-value rule fix (or a note why
         # not); those are computed once, inside _advise_server.
@@ -76,22 +79,28 @@ def advise(
     return out
 
 
-def _withheld(b: Budget, unknown: list[str]) -> ServerAdvice:
+def _withheld(b: Budget, unknown: list[str], unplaced: list[str]) -> ServerAdvice:
     """No proposal for a server whose clients are not all counted: sizes shared out
     without them would be wrong, and max_connections sized to a floor too small."""
     from advisor.budget.arith import peak_expr, usable_expr
 
-    names = ", ".join(dict.fromkeys(unknown))
+    why = []
+    if unknown:
+        why.append(f"the connections of {', '.join(dict.fromkeys(unknown))} are not known "
+                   "(PA106)")
+    if unplaced:
+        why.append(f"{', '.join(dict.fromkeys(unplaced))} may connect to it (their server "
+                   "is not known)")
     lines = [f"usable: {usable_expr(b)}", f"peak: {peak_expr(b)}"]
     return ServerAdvice(
         server=b.server, server_id=b.server_id, fits_before=False, usable_before=b.usable,
-        peak_before=b.peak, unknown=list(dict.fromkeys(unknown)), before=lines,
+        peak_before=b.peak, unknown=list(dict.fromkeys([*unknown, *unplaced])), before=lines,
         floor_before=b.peak_is_floor,
         fits_after=False, usable_after=b.usable, peak_after=b.peak, after=lines,
-        notes=[f"proposals withheld for {b.server}: the connections of {names} are not known "
-               "(PA106), so the peak is a floor and any size shared out without them would be "
-               "wrong; declare them under [[tool.pool-advisor.read.workloads]] (connections = N) "
-               "or point pool-advisor at their source (source = \"...\")"],
+        notes=[f"proposals withheld for {b.server}: {' and '.join(why)}, so the peak is a "
+               "floor and any size shared out without them would be wrong; declare them "
+               "under [[tool.pool-advisor.read.workloads]] (connections = N, or target = "
+               "the server) or point pool-advisor at their source (source = \"...\")"],
         memory_before=_memory_line(b), memory_after=_memory_line(b))
 
 
