@@ -908,10 +908,17 @@ def apply_traces(by_key: dict[Any, K8sObject], tracer: ValuesTracer) -> None:
             if hit.line:
                 obj.value_sources[traced_line_key(dotted, hit.line, hit.column)] = replace(
                     hit.leaf.source, key=f"values: {_name(hit)}")
-        # The baseline's fields: a Secret's data decoded, as its reader reads it.
+        # The baseline's fields: a Secret's data decoded, as its reader reads it. A
+        # values block of one line (`extendedConfiguration: |` then `max_connections =
+        # 500`) renders as one line when the template strips its newline (`|-` and
+        # `nindent`, Bitnami's extended-configmap.yaml): still a block, line for line.
         value = tracer.baseline.get(obj_key, {}).get(path)
-        if isinstance(value, str) and "\n" in value:
+        if isinstance(value, str) and ("\n" in value or any(_block_value(h) for h in hits)):
             _trace_text_lines(obj, path, value, hits, tracer.layers)
+
+
+def _block_value(hit: _Hit) -> bool:
+    return isinstance(hit.leaf.value, str) and "\n" in hit.leaf.value
 
 
 def _name(hit: _Hit) -> str:
@@ -924,7 +931,7 @@ def _trace_text_lines(obj: K8sObject, path: Key, rendered: str, hits: list[_Hit]
     map each of its lines to the values file line it came from."""
     rendered_lines = [x.rstrip() for x in rendered.splitlines()]
     for hit in hits:
-        if not isinstance(hit.leaf.value, str) or "\n" not in hit.leaf.value:
+        if not _block_value(hit):
             continue
         start = block_start(layers, hit.leaf.key)
         if start is None:
