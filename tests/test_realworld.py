@@ -268,11 +268,21 @@ def test_sentry_worker_and_web_processes():
 
 
 def test_bitnami_postgresql_replication():
-    b = budgets(check_json("bitnami-postgresql"))
+    report = check_json("bitnami-postgresql")
+    b = budgets(report)
     primary, read = b["pg-postgresql-primary"], b["pg-postgresql-read"]
-    # usable = max_connections 250 (override.conf, primary.extendedConfiguration, read
-    #   after postgresql.conf's 300) - 3 (PG 16 default)
-    assert primary["usable"] == 250 - 3
+    # usable = max_connections 300 (postgresql.conf, primary.configuration) - 3 (PG 16
+    #   default). override.conf (primary.extendedConfiguration, 250) is mounted at
+    #   conf/conf.d/ but not read: the Bitnami image uses a mounted postgresql.conf as it
+    #   is, and this one names no include_dir (bitnami/containers@31d94259
+    #   libpostgresql.sh postgresql_initialize); the tool says so.
+    assert primary["usable"] == 300 - 3
+    [unread] = [f for f in report["findings"] if "is not read" in f["message"]]
+    assert unread["message"].startswith(
+        "ConfigMap pg-postgresql-primary-extended-configuration mounted at "
+        "/bitnami/postgresql/conf/conf.d is not read")
+    assert (unread["location"]["path"], unread["location"]["line"]) == (
+        "rendered/postgresql.yaml", 10)
     # orders: 3 replicas x HikariCP 20 to pg-postgresql-primary (FQDN form)
     assert contributions(primary) == {"orders": 60}
     # read: 2 replicas of pg-postgresql-read, mounting no configuration: 100 - 3;

@@ -383,6 +383,14 @@ def _bitnami_postgresql(values: dict[str, Any], layers: list[ValuesLayer], prefi
         section = get(values, component) if isinstance(get(values, component), dict) else {}
         replicas = section.get("replicaCount", 1)
         mounts: list[dict[str, Any]] = []
+        # templates/primary/statefulset.yaml: primary.configuration at
+        # <persistence.mountPath>/conf, the extended configuration at its conf/conf.d/,
+        # and POSTGRESQL_VOLUME_DIR = persistence.mountPath (where the image looks).
+        volume_dir = get(section, "persistence", "mountPath")
+        volume_dir = volume_dir if isinstance(volume_dir, str) and volume_dir \
+            else "/bitnami/postgresql"
+        at = {"configuration": f"{volume_dir}/conf",
+              "extended-configuration": f"{volume_dir}/conf/conf.d/"}
         body: dict[str, Any] = {
             "apiVersion": "apps/v1", "kind": "StatefulSet",
             "metadata": {"name": sts_name,
@@ -390,7 +398,8 @@ def _bitnami_postgresql(values: dict[str, Any], layers: list[ValuesLayer], prefi
                                     "read" if component == "readReplicas" else component}},
             "spec": {"replicas": int(replicas),
                      "template": {"spec": {"containers": [{
-                         "name": "postgresql", "image": image}],
+                         "name": "postgresql", "image": image,
+                         "env": [{"name": "POSTGRESQL_VOLUME_DIR", "value": volume_dir}]}],
                          "volumes": mounts}}}}
         b.src(("spec", "replicas"), *replicas_key)
         b.src(("spec", "template", "spec", "containers", 0, "image"), "image", "tag")
@@ -420,8 +429,16 @@ def _bitnami_postgresql(values: dict[str, Any], layers: list[ValuesLayer], prefi
                         key=f"values: {'.'.join(map(str, (*prefix, component, key)))}")
             configmaps.append(c.build(cm, leaf_source(layers, (*prefix, component, key)),
                                       chart_rel, namespace))
+        args = section.get("args")
+        if isinstance(args, list) and all(isinstance(a, str) for a in args):
+            # primary.args: the command line a chart may give another image (goauthentik's
+            # `-c config_file=...` for library/postgres)
+            body["spec"]["template"]["spec"]["containers"][0]["args"] = list(args)
         if not mounts:
             del body["spec"]["template"]["spec"]["volumes"]
+        else:
+            body["spec"]["template"]["spec"]["containers"][0]["volumeMounts"] = [
+                {"name": m["name"], "mountPath": at[m["name"]]} for m in mounts]
         built.append(b.build(body, anchor, chart_rel, namespace))
         built.extend(configmaps)
 

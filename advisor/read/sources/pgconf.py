@@ -27,7 +27,7 @@ from __future__ import annotations
 import os
 import posixpath
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from msgspec import Struct, field
@@ -55,6 +55,26 @@ class PgConf(Record, kw_only=True):
     problems: list[ConfigProblem] = field(default_factory=list)
     files: list[str] = field(default_factory=list)  # display paths, in reading order
     suppressions: dict[str, dict[int, list[str]]] = field(default_factory=dict)
+    # The mounted directories (MountedDir.path) an include_dir read, in reading order.
+    mounted_read: list[str] = field(default_factory=list)
+
+
+class MountedFile(Struct, frozen=True):
+    """A file of a mounted directory: its text and where its line 1 is cited."""
+
+    text: str
+    display: str
+    line_offset: int = 0
+
+
+class MountedDir(Struct, frozen=True):
+    """A directory the container mounts (a ConfigMap volume: one file per key), by its
+    path in the container. `files` is None when its content is not in the repository
+    (a ConfigMap named but not given): `why` then says so."""
+
+    path: str
+    files: dict[str, MountedFile] | None
+    why: str = ""
 
 
 # --- the lexer (guc-file.l) ---------------------------------------------------------
@@ -175,6 +195,9 @@ class _File(Struct):
     display: str
     text: str
     line_offset: int = 0
+    # Its path in the container, when known (a mounted ConfigMap key): include_dir of a
+    # relative name resolves against it among the mounted directories.
+    container: str | None = None
 
 
 class _Reader(Struct):
@@ -187,6 +210,8 @@ class _Reader(Struct):
     files: list[str] = field(default_factory=list)
     suppressions: dict[str, dict[int, list[str]]] = field(default_factory=dict)
     included: int = 0  # files opened by include directives (MAX_INCLUDES)
+    mounts: dict[str, MountedDir] = field(default_factory=dict)  # by container path
+    mounted_read: list[str] = field(default_factory=list)
 
     # -- reporting --
 
@@ -275,18 +300,7 @@ class _Reader(Struct):
         if config_file == "":
             self.fatal(*where, f'empty configuration file name: "{config_file}"')
             return False
-        if depth > MAX_DEPTH:
-            self.fatal(
-                *where,
-                f'could not open configuration file "{config_file}": '
-                "maximum nesting depth exceeded",
-            )
-            return False
-        self.included += 1
-        if self.included > MAX_INCLUDES:
-            if self.included == MAX_INCLUDES + 1:
-                self.fatal(*where, f"more than {MAX_INCLUDES} configuration files included "
-                           "(includes that fan out); pool-advisor stops reading includes here")
+        if not self.may_open(config_file, calling, calling_line, depth):
             return False
         abs_path = self.absolute(config_file, calling)
         if abs_path == calling.abs_path:
@@ -317,6 +331,25 @@ class _Reader(Struct):
             return False
         return self.parse_fp(opened, depth)
 
+    def may_open(self, config_file: str, calling: _File, calling_line: int, depth: int
+                 ) -> bool:
+        """ParseConfigFile's nesting check, and our bound on the files opened."""
+        where = (calling.display, calling_line)
+        if depth > MAX_DEPTH:
+            self.fatal(
+                *where,
+                f'could not open configuration file "{config_file}": '
+                "maximum nesting depth exceeded",
+            )
+            return False
+        self.included += 1
+        if self.included > MAX_INCLUDES:
+            if self.included == MAX_INCLUDES + 1:
+                self.fatal(*where, f"more than {MAX_INCLUDES} configuration files included "
+                           "(includes that fan out); pool-advisor stops reading includes here")
+            return False
+        return True
+
     def shown_of(self, f: _File) -> str:
         return f.display if f.display == self.virtual_display else self.shown(f.abs_path)
 
@@ -327,6 +360,12 @@ class _Reader(Struct):
         if includedir == "":
             self.fatal(*where, f'empty configuration directory name: "{includedir}"')
             return False
+        if calling.container is not None and self.mounts:
+            target = posixpath.normpath(posixpath.join(posixpath.dirname(calling.container),
+                                                       includedir))
+            mounted = self.mounts.get(target)
+            if mounted is not None:
+                return self.parse_mounted(includedir, mounted, calling, calling_line, depth)
         directory = self.absolute(includedir, calling)
         try:
             real = self.root.resolve(directory)
@@ -358,11 +397,30 @@ class _Reader(Struct):
             if (real / name).is_dir():
                 continue
             names.append(name)
-        # strcmp order: compare the bytes, as PostgreSQL's qsort does.
-        for name in sorted(names, key=lambda n: n.encode("utf-8", "surrogateescape")):
+        for name in conf_dir_order(names):
             if not self.parse_file(
                 posixpath.join(directory, name), True, calling, calling_line, depth
             ):
+                return False
+        return True
+
+    def parse_mounted(self, includedir: str, mounted: MountedDir, calling: _File,
+                      calling_line: int, depth: int) -> bool:
+        """include_dir of a directory the container mounts: its files (a ConfigMap's
+        keys, never a subdirectory) as ParseConfigDirectory reads a directory."""
+        if mounted.files is None:
+            self.notice(calling.display, calling_line,
+                        f'included directory "{includedir}" ({mounted.path}) is mounted '
+                        f"from {mounted.why}; settings it may hold are unknown")
+            return True
+        self.mounted_read.append(mounted.path)
+        for name in conf_dir_order(mounted.files):
+            if not self.may_open(name, calling, calling_line, depth):
+                return False
+            held = mounted.files[name]
+            path = posixpath.join(mounted.path, name)
+            if not self.parse_fp(_File(path, held.display, held.text.removeprefix("\ufeff"),
+                                       held.line_offset, container=path), depth):
                 return False
         return True
 
@@ -417,6 +475,16 @@ class _Reader(Struct):
             else:
                 self.items.append(_Item(name, value, f.display, line_no))
         return ok
+
+
+def conf_dir_order(names: Iterable[str]) -> list[str]:
+    """The files of a directory include_dir reads, in the order it reads them
+    (GetConfFilesInDir, src/backend/utils/misc/conffiles.c at postgres 1b105f94; in
+    guc-file.l's ParseConfigDirectory before 16): names ending in ".conf", not starting
+    with ".", at least 6 bytes long, sorted by strcmp (byte order, not the locale's)."""
+    return sorted((n for n in names if len(n.encode("utf-8", "surrogateescape")) >= 6
+                   and not n.startswith(".") and n.endswith(".conf")),
+                  key=lambda n: n.encode("utf-8", "surrogateescape"))
 
 
 class _SyntaxError(Struct, frozen=True):
@@ -543,10 +611,14 @@ def read_pgconf(
     siblings: dict[str, tuple[str, int]] | None = None,
     auto_conf: bool = True,
     version: int = 15,
+    container_path: str | None = None,
+    mounts: list[MountedDir] | None = None,
 ) -> PgConf:
     """Read postgresql.conf at `path` (or `text`, e.g. a ConfigMap key held in the file
     at `path`, whose lines start after `line_offset`). `siblings` are the other keys of
-    that ConfigMap: includes naming them resolve there first."""
+    that ConfigMap: includes naming them resolve there first. `container_path`: where
+    the server finds the file in its container; an include_dir naming one of `mounts`
+    from there reads that mounted directory."""
     p = Path(path)
     abs_main = posixpath.normpath(str(p if p.is_absolute() else root.path / p))
     virtual = text is not None
@@ -556,6 +628,7 @@ def read_pgconf(
         siblings=dict(siblings or {}),
         virtual_display=display if virtual else None,
         version=version,
+        mounts={posixpath.normpath(m.path): m for m in mounts or ()},
     )
     if text is None:
         try:
@@ -564,7 +637,8 @@ def read_pgconf(
             reader.fatal(exc.path, exc.line, exc.message)
             reader.problems[-1] = replace(reader.problems[-1], program="pool-advisor")
             return _result(reader, {})
-    main = _File(abs_main, display, text.removeprefix("\ufeff"), line_offset)
+    main = _File(abs_main, display, text.removeprefix("\ufeff"), line_offset,
+                 container=posixpath.normpath(container_path) if container_path else None)
     ok = reader.parse_fp(main, 0)
     if ok and auto_conf:
         auto_path = posixpath.join(posixpath.dirname(abs_main), AUTO_CONF)
@@ -580,6 +654,10 @@ def read_pgconf(
                 opened = None
         if isinstance(opened, _File):
             ok = reader.parse_fp(opened, 0)
+    return _finish(reader, ok)
+
+
+def _finish(reader: _Reader, ok: bool) -> PgConf:
     if not ok:
         # Syntax or include errors: PostgreSQL checks nothing else. Keep what parsed,
         # but report only what the server would.
@@ -588,6 +666,17 @@ def read_pgconf(
         reader.problems = before
         return _result(reader, settings)
     return _result(reader, _apply(reader))
+
+
+def read_mounted_dir(root: Root, mounted: MountedDir, version: int = 15) -> PgConf:
+    """The files of a mounted directory as a postgresql.conf whose include_dir names it
+    reads them (the Bitnami image's own postgresql.conf and its conf.d)."""
+    reader = _Reader(root=root, siblings={}, virtual_display=None, version=version,
+                     mounts={mounted.path: mounted})
+    calling = _File(posixpath.join(posixpath.dirname(mounted.path), "postgresql.conf"),
+                    display="", text="", container=None)
+    ok = reader.parse_mounted(posixpath.basename(mounted.path), mounted, calling, 0, 1)
+    return _finish(reader, ok)
 
 
 def placed(conf: PgConf, display: str, line_offset: int, text: str,
@@ -629,6 +718,7 @@ def _result(reader: _Reader, settings: dict[str, Setting]) -> PgConf:
         problems=reader.problems,
         files=reader.files,
         suppressions=reader.suppressions,
+        mounted_read=reader.mounted_read,
     )
 
 
