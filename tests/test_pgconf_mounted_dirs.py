@@ -1,0 +1,128 @@
+"""include_dir of a directory the container mounts (advisor.read.sources.pgconf.MountedDir):
+a ConfigMap volume's keys read as PostgreSQL reads a directory, checked against the real
+PostgreSQL 15 (`postgres -C`) on the same files laid out as the kubelet lays out a
+ConfigMap volume (each key a symlink into `..data`, itself a link to a dated folder)."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from advisor.read.fs import Root
+from advisor.read.sources.pgconf import (
+    MountedDir,
+    MountedFile,
+    conf_dir_order,
+    read_mounted_dir,
+    read_pgconf,
+)
+
+MAIN = """\
+max_connections = 50
+shared_buffers = 16MB
+include_dir = 'conf.d'
+shared_buffers = 32MB
+"""
+# Keys as a ConfigMap holds them. strcmp order reads B.conf before a.conf (a locale
+# order would read a.conf first); .hidden.conf, notes.txt and the 5-byte ".conf" are not
+# read.
+KEYS = {
+    "override.conf": "max_connections = 500\nwork_mem = 1MB\n",
+    "a.conf": "statement_timeout = 20s\nwork_mem = 3MB\n",
+    "B.conf": "statement_timeout = 10s\nwork_mem = 2MB\nlock_timeout = 5s\n",
+    ".hidden.conf": "max_connections = 7\n",
+    "notes.txt": "max_connections = 8\n",
+}
+ASKED = ["max_connections", "shared_buffers", "work_mem", "statement_timeout", "lock_timeout"]
+
+
+def _mounted(path: str = "/etc/postgresql/conf.d") -> MountedDir:
+    return MountedDir(path, {k: MountedFile(v, f"cm.yaml#{k}", 10) for k, v in KEYS.items()})
+
+
+def _ours(tmp_path) -> dict[str, str]:
+    from advisor.facts import pg_guc as pgguc
+
+    conf = read_pgconf(Root.of(tmp_path), "values.yaml", text=MAIN, line_offset=3,
+                       display_path="values.yaml", auto_conf=False,
+                       container_path="/etc/postgresql/postgresql.conf", mounts=[_mounted()])
+    assert conf.problems == []
+    assert conf.mounted_read == ["/etc/postgresql/conf.d"]
+    return {n: pgguc.show(conf.settings[n].value) for n in ASKED}
+
+
+def test_directory_order_and_filter_are_postgresql_s():
+    assert conf_dir_order(KEYS) == ["B.conf", "a.conf", "override.conf"]
+    assert conf_dir_order([".conf", "x.conf", "x.conf.bak", "é.conf"]) == ["x.conf", "é.conf"]
+
+
+def test_a_mounted_directory_is_read_at_the_include_dir_line(tmp_path):
+    conf = read_pgconf(Root.of(tmp_path), "values.yaml", text=MAIN, line_offset=3,
+                       display_path="values.yaml", auto_conf=False,
+                       container_path="/etc/postgresql/postgresql.conf", mounts=[_mounted()])
+    mc, sb, wm = (conf.settings[n] for n in ("max_connections", "shared_buffers", "work_mem"))
+    assert (mc.value, mc.source.path, mc.source.line) == (500, "cm.yaml#override.conf", 11)
+    # after the include_dir line, the main file's own value wins
+    assert (sb.raw, sb.source.path, sb.source.line) == ("32MB", "values.yaml", 7)
+    assert (wm.raw, wm.source.path) == ("1MB", "cm.yaml#override.conf")
+    assert conf.settings["statement_timeout"].raw == "20s"  # a.conf after B.conf
+
+
+def test_an_absolute_include_dir_names_the_mount_itself(tmp_path):
+    text = "include_dir = '/etc/postgresql/conf.d'\n"
+    conf = read_pgconf(Root.of(tmp_path), "values.yaml", text=text, display_path="values.yaml",
+                       auto_conf=False, container_path="/var/lib/x/postgresql.conf",
+                       mounts=[_mounted()])
+    assert conf.settings["max_connections"].value == 500 and conf.problems == []
+
+
+def test_a_directory_mounted_from_a_configmap_not_given_is_said(tmp_path):
+    absent = MountedDir("/etc/postgresql/conf.d", None, why="ConfigMap extra, which is not in "
+                        "the repository")
+    conf = read_pgconf(Root.of(tmp_path), "values.yaml", text=MAIN, line_offset=3,
+                       display_path="values.yaml", auto_conf=False,
+                       container_path="/etc/postgresql/postgresql.conf", mounts=[absent])
+    [notice] = conf.problems
+    assert not notice.fatal and (notice.location.path, notice.location.line) == ("values.yaml", 6)
+    assert notice.message == ('included directory "conf.d" (/etc/postgresql/conf.d) is mounted '
+                              "from ConfigMap extra, which is not in the repository; settings "
+                              "it may hold are unknown")
+    assert conf.settings["max_connections"].value == 50
+
+
+def test_a_directory_not_mounted_is_still_unknown(tmp_path):
+    conf = read_pgconf(Root.of(tmp_path), "values.yaml", text=MAIN, line_offset=3,
+                       display_path="values.yaml", auto_conf=False,
+                       container_path="/etc/postgresql/postgresql.conf",
+                       mounts=[_mounted("/elsewhere")])
+    [notice] = conf.problems
+    assert notice.message.startswith('included directory "conf.d" is not in the repository')
+
+
+def test_a_mounted_directory_read_alone_is_the_image_s_conf_d(tmp_path):
+    conf = read_mounted_dir(Root.of(tmp_path), _mounted(), 16)
+    assert {n: conf.settings[n].raw for n in ("max_connections", "work_mem",
+                                              "statement_timeout")} == {
+        "max_connections": "500", "work_mem": "1MB", "statement_timeout": "20s"}
+
+
+@pytest.mark.postgres
+def test_mounted_directory_matches_postgres_on_a_kubelet_configmap_layout(tmp_path):
+    from tests.realpg import config_dir, have_postgres, postgres_C_result
+
+    if not have_postgres():
+        pytest.skip("no PostgreSQL 15 here")
+    dated = "conf.d/..2025_01_01_00_00_00.000000001"
+    files: dict[str, str | bytes] = {"postgresql.conf": MAIN}
+    files.update({f"{dated}/{k}": v for k, v in KEYS.items()})
+    with config_dir(files) as data:
+        conf_d = data / "conf.d"
+        os.symlink(dated.split("/", 1)[1], conf_d / "..data")
+        for key in KEYS:
+            os.symlink(f"..data/{key}", conf_d / key)
+        pg = postgres_C_result(data, ASKED)
+    assert pg.ok, pg.stderr
+    assert _ours(tmp_path) == pg.values
+    # a.conf read after B.conf (20 s, in ms), .hidden.conf and notes.txt not read
+    assert (pg.values["max_connections"], pg.values["statement_timeout"]) == ("500", "20000")
