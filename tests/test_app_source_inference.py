@@ -278,6 +278,13 @@ def test_an_image_of_another_publisher_is_not_given_the_root_project():
     assert not _another_publisher(None, ("svix/svix-server",))
 
 
+CHART_REPO = {"charts/store/Chart.yaml": "apiVersion: v2\nname: store\nversion: 1.0.0\n",
+              "test/smoke/smoke_test.go": "package smoke\n"}
+TERRATEST_MOD = ("module github.com/acme/store-charts\n\ngo 1.25.0\n\nrequire (\n"
+                 "\tgithub.com/gruntwork-io/terratest v0.52.0\n"
+                 "\tgithub.com/stretchr/testify v1.11.1\n)\n")
+
+
 @pytest.mark.parametrize(("files", "tooling"), [
     # an nx workspace: devDependencies only (aws-containers/retail-store-sample-app)
     ({"package.json": '{"name": "store", "devDependencies": {"nx": "20.8.2"}}'}, True),
@@ -285,6 +292,13 @@ def test_an_image_of_another_publisher_is_not_given_the_root_project():
     # mkdocs and ansible for a home-ops repository, no Python source at the root
     ({"requirements.txt": "mkdocs-material\nansible\n"}, True),
     ({"requirements.txt": "flask\npsycopg2\n", "app.py": "import flask\n"}, False),
+    # a chart repository's Go test harness (zitadel/zitadel-charts: terratest, test/)
+    ({**CHART_REPO, "go.mod": TERRATEST_MOD}, True),
+    ({**CHART_REPO, "go.mod": TERRATEST_MOD.replace("\tgithub.com/gruntwork-io/terratest "
+                                                    "v0.52.0\n", "")}, False),
+    ({**CHART_REPO, "go.mod": TERRATEST_MOD, "cmd/store/main.go": "package main\n"}, False),
+    ({**CHART_REPO, "go.mod": TERRATEST_MOD, "main.go": "package main\n"}, False),
+    ({"test/smoke/smoke_test.go": "package smoke\n", "go.mod": TERRATEST_MOD}, False),
 ])
 def test_a_root_dependency_file_of_tooling_is_no_application(tmp_path, files, tooling):
     """The root is taken for a workload's source only when its dependency files are an

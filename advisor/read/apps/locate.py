@@ -331,7 +331,36 @@ def _tooling_file(root: Root, name: str) -> bool:
             return not any(e.endswith(".py") for e in os.listdir(base))
         except OSError:
             return False
+    if name == "go.mod":
+        return chart_test_module(root)
     return False
+
+
+# Go modules that test Helm charts (terratest's modules/helm renders and installs a chart).
+_CHART_TEST_MODULES = ("github.com/gruntwork-io/terratest",)
+
+
+def chart_test_module(root: Root) -> bool:
+    """Whether the root go.mod is a Helm chart repository's test harness, not the
+    application deployed (zitadel/zitadel-charts: go.mod requires terratest, its Go code
+    is test/ and internal/gen generators; it was taken for Zitadel's source): the root
+    holds charts/<name>/Chart.yaml, no Go program of its own (main.go at the root or a
+    cmd/ folder, where a Go application keeps its commands) and the module requires a
+    chart test framework."""
+    base = str(root.path)
+    if os.path.isfile(os.path.join(base, "main.go")) or \
+            os.path.isdir(os.path.join(base, "cmd")):
+        return False
+    charts = os.path.join(base, "charts")
+    try:
+        if not any(os.path.isfile(os.path.join(charts, d, "Chart.yaml"))
+                   for d in os.listdir(charts)):
+            return False
+        text = root.read_text(os.path.join(base, "go.mod"), keep=True)
+    except (OSError, InputError):
+        return False
+    return any(re.search(rf"^\s*(?:require\s+)?{re.escape(m)}(?:/\S*)?\s+v", text, re.M)
+               for m in _CHART_TEST_MODULES)
 
 
 def builds_postgres(root: Root, directory: str) -> bool:
