@@ -228,3 +228,22 @@ def test_pg_version_option_9_is_96(tmp_path: Path) -> None:
     assert b.version.value == 9.6
     assert b.usable == 20 - 3  # 9.6: max_wal_senders defaults to 0
     assert "(PostgreSQL 9.6, " in _text(result)
+
+
+def test_a_cnpg_cluster_without_image_runs_the_operator_s_default(tmp_path: Path) -> None:
+    """No spec.imageName: the major assumed is the one the message names (CloudNativePG
+    1.28-1.30 DefaultImageName, PostgreSQL 18), not the tool-wide 15 it named beside it
+    (audit s22 D10b); a declared version wins."""
+    text = CNPG.replace("  imageName: ghcr.io/cloudnative-pg/postgresql:16.2\n", "")
+    repo = _repo(tmp_path, {"k8s/pg.yaml": text})
+    result = run_check([str(repo)], CheckOptions())
+    (b,) = result.budgets
+    assert (b.version.value, b.usable) == (18, 50 - 3 - 4)
+    assert ("(PostgreSQL 18, default: assumed PostgreSQL 18: spec.imageName not set, so the "
+            "operator's default image decides, and the operator's version is not in the "
+            "repository: PostgreSQL 18 is the default of CloudNativePG 1.28 to 1.30 "
+            "(pkg/versions/versions.go DefaultImageName; 17 in 1.25-1.27, 16 in 1.22-1.24); "
+            "set spec.imageName or --pg-version)") in _text(result)
+    result = run_check([str(repo)], CheckOptions(pg_version=16))
+    (b,) = result.budgets
+    assert (b.version.value, b.version.source.default) == (16, "--pg-version")

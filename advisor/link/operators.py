@@ -140,9 +140,12 @@ def add_operator_entities(inputs: Inputs, topo: Topology, host_map: dict, defaul
         return set()
     from advisor.read.sources.operators import operator_entities
 
+    assumed = pg_version(inputs, None)
+    declared = assumed if inputs.pg_version_override or inputs.settings.pg_version else None
     found = operator_entities(inputs.objects, root=inputs.root,
-                              version_default=pg_version(inputs, None).int_value,
-                              default_namespace=default_ns, guard=topo.problems)
+                              version_default=assumed.int_value,
+                              default_namespace=default_ns, guard=topo.problems,
+                              declared_version=declared)
     topo.servers.extend(found.servers)
     topo.poolers.extend(found.poolers)
     topo.problems.extend(found.problems)

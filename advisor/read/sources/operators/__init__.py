@@ -29,7 +29,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from advisor.guard import guarded
-from advisor.model import ConfigProblem, Location
+from advisor.model import ConfigProblem, Location, Term
 from advisor.read.fs import Root
 from advisor.read.sources.k8s import K8sObject
 from advisor.read.sources.operators.bitnami import bitnami_postgresql
@@ -52,13 +52,17 @@ NOT_READ_OPERATORS = {
 
 def operator_entities(objects: list[K8sObject], *, version_default: int = 15,
                       root: Root | None = None, default_namespace: str = "default",
-                      guard: list[ConfigProblem] | None = None) -> OperatorEntities:
+                      guard: list[ConfigProblem] | None = None,
+                      declared_version: Term | None = None) -> OperatorEntities:
     """Servers, poolers and service names of every operator resource (and Bitnami
     postgresql StatefulSet) among `objects`. `root` lets postgresql.conf text held in
-    ConfigMaps follow includes; without it includes are not followed."""
+    ConfigMaps follow includes; without it includes are not followed.
+    `declared_version`: the PostgreSQL major the user declared (--pg-version, the
+    configuration's pg-version), None when none was."""
     out = OperatorEntities()
     ctx = ReadContext(objects, version_default,
-                      root or Root(Path("/nonexistent-pool-advisor")), out)
+                      root or Root(Path("/nonexistent-pool-advisor")), out,
+                      declared_version=declared_version)
     ctx.default_ns = default_namespace  # where an object without metadata.namespace lives
     # `guard`: where a crash reading one resource goes (advisor.guard), so that the
     # others are still read; without it exceptions propagate (tests).

@@ -16,6 +16,8 @@
 
 from __future__ import annotations
 
+from msgspec.structs import replace
+
 from advisor.model import BouncerVersion, Pooler, PoolerDatabase, Setting, Source, Term
 from advisor.read.sources.k8s import K8sObject, get
 from advisor.read.sources.operators.common import (
@@ -84,10 +86,26 @@ def _cnpg_version(ctx: ReadContext, obj: K8sObject) -> Term:
     if major is not None:
         return version_term(obj, ("spec", "imageCatalogRef", "major"), ctx.version_default,
                             "image catalog major")
-    return image_version(obj, ("spec", "imageName"), ctx.version_default,
-                         "spec.imageName not set; the operator's default image decides "
-                         "(PostgreSQL 18 in CloudNativePG 1.30, versions.go DefaultImageName; "
-                         "set --pg-version)")
+    if get(obj.body, "spec", "imageName") is not None:
+        return image_version(obj, ("spec", "imageName"), ctx.version_default,
+                             "the tag of spec.imageName names no major (set --pg-version)")
+    if ctx.declared_version is not None:
+        return replace(ctx.declared_version, label="PostgreSQL version")
+    return Term(label="PostgreSQL version", value=CNPG_DEFAULT_MAJOR,
+                source=Source.default_of(CNPG_DEFAULT_IMAGE_WHY))
+
+
+# The image a Cluster without spec.imageName (or imageCatalogRef) runs is the operator's
+# DefaultImageName (pkg/versions/versions.go): postgresql:16.x in CloudNativePG 1.22-1.24,
+# 17.x in 1.25-1.27, 18.x from 1.28 (1.30.0 at a95a534d: postgresql:18.6-system-trixie).
+# Which operator runs is not in the repository: the newest release's is assumed, and said.
+CNPG_DEFAULT_MAJOR = 18
+CNPG_DEFAULT_IMAGE_WHY = (
+    f"assumed PostgreSQL {CNPG_DEFAULT_MAJOR}: spec.imageName not set, so the operator's "
+    "default image decides, and the operator's version is not in the repository: "
+    f"PostgreSQL {CNPG_DEFAULT_MAJOR} is the default of CloudNativePG 1.28 to 1.30 "
+    "(pkg/versions/versions.go DefaultImageName; 17 in 1.25-1.27, 16 in 1.22-1.24); set "
+    "spec.imageName or --pg-version")
 
 
 def cnpg_pooler(ctx: ReadContext, obj: K8sObject) -> None:

@@ -45,9 +45,12 @@ class ReadContext:
     (namespace, name) for their Poolers, and the namespace of objects without one."""
 
     def __init__(self, objects: list[K8sObject], version_default: int, root: Root,
-                 out: OperatorEntities) -> None:
+                 out: OperatorEntities, declared_version: Term | None = None) -> None:
         self.objects = objects
         self.version_default = version_default
+        # The major the user declared (--pg-version, pg-version), None when none was: a
+        # resource that names none runs the operator's default, unless the user says.
+        self.declared_version = declared_version
         self.root = root
         self.out = out
         self.cnpg: dict[tuple[str | None, str], tuple[Server, Server | None]] = {}
