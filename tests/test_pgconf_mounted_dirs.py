@@ -126,3 +126,51 @@ def test_mounted_directory_matches_postgres_on_a_kubelet_configmap_layout(tmp_pa
     assert _ours(tmp_path) == pg.values
     # a.conf read after B.conf (20 s, in ms), .hidden.conf and notes.txt not read
     assert (pg.values["max_connections"], pg.values["statement_timeout"]) == ("500", "20000")
+
+
+HOSTILE_STS = """\
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: pg-configuration}
+data:
+  postgresql.conf: "max_connections = 40\\ninclude_dir = 'conf.d'\\n"
+---
+apiVersion: apps/v1
+kind: StatefulSet
+metadata:
+  name: pg
+  labels: {app.kubernetes.io/name: postgresql, app.kubernetes.io/component: primary}
+spec:
+  template:
+    spec:
+      containers:
+        - name: postgresql
+          image: docker.io/bitnami/postgresql:17.2.0
+          command: "not a list"
+          args: [-c, config_file=%s]
+          env: {POSTGRESQL_VOLUME_DIR: /x}
+          volumeMounts:
+            - {name: cfg, mountPath: /bitnami/postgresql/conf}
+            - {name: odd, mountPath: /bitnami/postgresql/conf/conf.d, subPath: [1]}
+            - {name: items, mountPath: /etc/other}
+            - "a string"
+            - {name: gone, mountPath: 7}
+      volumes:
+        - {name: cfg, configMap: {name: pg-configuration}}
+        - {name: odd, configMap: {name: pg-configuration}}
+        - {name: items, configMap: {name: pg-configuration, items: [{key: [1], path: a.conf}]}}
+        - just text
+"""
+
+
+@pytest.mark.parametrize("config_file", ["/bitnami/postgresql/conf/postgresql.conf",
+                                         "/nowhere/postgresql.conf"])
+def test_odd_shapes_of_a_bitnami_statefulset_are_read_without_a_crash(config_file):
+    from advisor.read.sources.k8s import k8s_objects
+    from advisor.read.sources.operators import operator_entities
+
+    objects, problems = k8s_objects(HOSTILE_STS % config_file, "k8s/pg.yaml")
+    assert not problems
+    (server,) = operator_entities(objects).servers
+    # (the API server refuses these shapes; the reader skips what it cannot use)
+    assert server.settings["max_connections"].value == 40

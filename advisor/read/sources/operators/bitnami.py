@@ -222,11 +222,13 @@ def _mounts(obj: K8sObject, container: Any,
     listed = get(container, "volumeMounts")
     if not isinstance(listed, list) or not listed:
         return None
-    volumes = {get(v, "name"): v for v in get(obj.body, "spec", "template", "spec", "volumes")
-               or [] if isinstance(v, dict)}
+    listed_volumes = get(obj.body, "spec", "template", "spec", "volumes")
+    volumes = {get(v, "name"): v for v in listed_volumes if isinstance(v, dict)} \
+        if isinstance(listed_volumes, list) else {}
     out = _Mounts(dirs=[], files={}, holders={})
     for mount in listed:
         at, sub = get(mount, "mountPath"), get(mount, "subPath") or ""
+        sub = sub if isinstance(sub, str) else ""
         volume = volumes.get(get(mount, "name"))
         name = get(volume, "configMap", "name")
         if not isinstance(at, str) or not at or not isinstance(name, str):
@@ -241,7 +243,7 @@ def _mounts(obj: K8sObject, container: Any,
             continue
         names = _volume_files(data, get(volume, "configMap", "items"))
         if sub:
-            if sub in names:
+            if sub in names and isinstance(data.get(names[sub]), str):
                 out.files[at] = (cm, names[sub])
             continue
         held: dict[str, Any] = {}
@@ -262,7 +264,8 @@ def _volume_files(data: dict[str, Any], items: Any) -> dict[str, str]:
     if not isinstance(items, list):
         return {str(k): str(k) for k in data}
     return {str(get(i, "path")): str(get(i, "key")) for i in items
-            if isinstance(get(i, "path"), str) and get(i, "key") in data}
+            if isinstance(get(i, "path"), str) and isinstance(get(i, "key"), str)
+            and get(i, "key") in data}
 
 
 def _origin(cm: K8sObject, key: str) -> tuple[str, int]:
@@ -275,7 +278,8 @@ def _origin(cm: K8sObject, key: str) -> tuple[str, int]:
 
 
 def _env(container: Any, name: str) -> str | None:
-    for var in get(container, "env") or []:
+    listed = get(container, "env")
+    for var in listed if isinstance(listed, list) else []:
         if get(var, "name") == name and isinstance(get(var, "value"), str):
             return str(get(var, "value"))
     return None
@@ -292,7 +296,8 @@ def _config_file_arg(container: Any) -> str | None:
     """The config_file a postgres command line names (`-c config_file=P`,
     `--config-file=P`; postmaster.c reads `-` in a long option's name as `_`), the last
     one when several."""
-    argv = [str(a) for a in (get(container, "command") or []) + (get(container, "args") or [])]
+    argv = [str(a) for part in ("command", "args")
+            if isinstance(get(container, part), list) for a in get(container, part)]
     found = None
     for i, arg in enumerate(argv):
         if arg == "-c" and i + 1 < len(argv):
