@@ -494,6 +494,16 @@ def peak_pods(replicas: Term, surge: Term | None) -> float:
     return replicas.value + (surge.value if surge else 0)
 
 
+class HelmHook(Frozen, kw_only=True):
+    """A Job or Pod a Helm release runs as a hook (helm.sh/hook), not beside its pods:
+    Helm runs the hooks of one event one at a time and waits for each to complete
+    (advisor.budget.hooks has the evidence)."""
+
+    events: tuple[str, ...]  # as Helm reads them: trimmed, lowercased, in written order
+    weight: int = 0  # helm.sh/hook-weight (Helm: 0 when absent or not an integer)
+    source: Source  # where helm.sh/hook is written (the values line when traced)
+
+
 class Client(Record, kw_only=True):
     """An application workload that opens connections."""
 
@@ -530,6 +540,12 @@ class Client(Record, kw_only=True):
     # through it, which are sent Pgpool-II's connections, not its own; its connections
     # count against Pgpool-II's children (PA212). target_id stays None.
     via: str = ""
+    # The Helm chart render it comes from (K8sObject.origin, "helm:charts/zitadel"): one
+    # release; empty for anything else.
+    release: str = ""
+    # Set when Helm runs it as a hook of that release (a Job or Pod with helm.sh/hook):
+    # counted with the release's other hooks (advisor.budget.hooks), not added to them.
+    hook: HelmHook | None = None
 
     def routes(self) -> list[Route]:
         """Every route its connections take: its pools' (else its own), then its
@@ -649,10 +665,14 @@ class Contribution(Record, kw_only=True):
     (for a pooler: replicas x the sum of its pools, each already capped)."""
 
     who: str
-    kind: Literal["client", "pooler"]
+    # "hooks": a Helm release's hooks, what they add to its pods counted above
+    # (advisor.budget.hooks)
+    kind: Literal["client", "pooler", "hooks"]
     # How `factors` combine: "x" product (pods x pool size), "+" sum (pool_size +
-    # reserve_pool_size), "min" a cap (min(sum of parts, max_db_connections)).
-    op: Literal["x", "+", "min"] = "x"
+    # reserve_pool_size), "min" a cap (min(sum of parts, max_db_connections)), "max" the
+    # largest of the parts less the first factor (a release's hook phases, less its pods
+    # at peak already counted).
+    op: Literal["x", "+", "min", "max"] = "x"
     factors: list[Term] = field(default_factory=list)
     parts: list[Contribution] = field(default_factory=list)  # e.g. one per pool
     total: float

@@ -20,7 +20,7 @@ class Share(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     who: str
-    kind: Literal["client", "pooler"]
+    kind: Literal["client", "pooler", "hooks"]
     demand: float
     weight: float
     minimum: float
@@ -75,6 +75,10 @@ def fit_slots(
         if c.kind == "client":
             client = _client_named(topo, c.who)
             minimum = _client_minimum(client, options) if client else 1.0
+        elif c.kind == "hooks":
+            # what a release's Helm hooks add to its pods: kept whole, a share the
+            # others fit around (a hook's pool is one run's, not a service's)
+            minimum = c.total
         else:
             pooler = _pooler_named(topo, c.who)
             minimum = _pooler_minimum(pooler) if pooler else 1.0
@@ -132,7 +136,7 @@ def fit_slots(
             client = _client_named(topo, s.who)
             if client is not None:
                 proposals += shrink_client(client, c, s.alloc, assumption, options, notes)
-        else:
+        elif s.kind == "pooler":
             pooler = _pooler_named(topo, s.who)
             if pooler is not None and pooler.kind == "rds-proxy":
                 proposals += shrink_proxy(pooler, b, s.alloc, assumption)

@@ -215,7 +215,7 @@ def bouncer_hazards(topo: Topology) -> list[SqlHazard]:
 
 
 def pooler_client_side(topo: Topology, pooler: Pooler, notes: list[str]) -> list[Proposal]:
-    from advisor.budget.slots import client_contribution
+    from advisor.budget.slots import client_contributions
     from advisor.facts.pgbouncer import effective_setting
 
     proposals: list[Proposal] = []
@@ -258,7 +258,7 @@ def pooler_client_side(topo: Topology, pooler: Pooler, notes: list[str]) -> list
                 pooler.settings.get("pool_mode"), "pool_mode", "transaction", mode.source
             )
     if behind:
-        clients_total = sum(client_contribution(c).total for c in behind)
+        clients_total = sum(c.total for c in client_contributions(behind))
         replicas = max(pooler.replicas.value, 1)
         needed = math.ceil(clients_total / replicas)
         current = effective_setting(pooler.settings, "max_client_conn", pooler.version)

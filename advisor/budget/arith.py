@@ -3,7 +3,8 @@
 This is the one place a budget's terms become text. Every format (text, markdown and
 the PR comment, and the finding messages JSON, SARIF, GitLab, rdjson and GitHub
 annotations carry) goes through `formula`, which joins a contribution's terms with
-its own operator: "x" for a product, "+" for a sum, "min(...)" for a cap. A `Style`
+its own operator: "x" for a product, "+" for a sum, "min(...)" for a cap, "max(...) -
+counted" for a Helm release's hooks (advisor.budget.hooks). A `Style`
 only changes how a number, a term and a sign look (markdown: thousands separators,
 escaped labels, typographic signs), never the arithmetic.
 """
@@ -51,6 +52,10 @@ def formula(c: Contribution, s: Style = PLAIN) -> str:
         inner = " + ".join(_part(p, s) for p in c.parts) or "0"
         caps = ", ".join(s.term(t) for t in c.factors)
         return f"min({inner}, {caps})"
+    if c.op == "max":  # a release's hook phases, less its pods counted above
+        inner = ", ".join(_part(p, s) for p in c.parts)
+        less = f" {s.minus} {s.term(c.factors[0])}" if c.factors else ""
+        return f"max({inner}){less}"
     if not c.factors:
         return " + ".join(_part(p, s) for p in c.parts) or s.number(c.total)
     if c.op == "+":

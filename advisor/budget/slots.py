@@ -122,6 +122,16 @@ def client_contribution(client: Client) -> Contribution:
                         parts=parts, total=pods * per_pod, location=client.location)
 
 
+def client_contributions(clients: list[Client]) -> list[Contribution]:
+    """What the clients bring together at peak, one contribution each, except a Helm
+    release's hook Jobs and Pods: Helm runs them one at a time, before or after the
+    rollout, so they count as one contribution of what they add to the release's pods
+    (advisor.budget.hooks)."""
+    from advisor.budget.hooks import with_release_hooks
+
+    return with_release_hooks(clients, [client_contribution(c) for c in clients])
+
+
 def _unbounded_floor(pool: Pool) -> Pool:
     """A pool with no upper limit, counted as the least it holds: what its process
     could reach when the reader knew it, else 1 (a process that connects holds at
@@ -171,8 +181,8 @@ def proxy_contribution(proxy: Pooler, topo: Topology) -> Contribution:
     cap = Term(label=f"RDS Proxy pool maximum = floor({max_conn.value:g} max_connections x "
                      f"MaxConnectionsPercent {percent.value:g} / 100)",
                value=math.floor(max_conn.value * percent.value / 100), source=percent.source)
-    clients = [client_contribution(c) for c in topo.clients
-               if c.target_kind == "pooler" and c.target_id == proxy.id]
+    clients = client_contributions([c for c in topo.clients
+                                    if c.target_kind == "pooler" and c.target_id == proxy.id])
     unbounded = any(p.bound == "unbounded" for c in topo.clients
                     if c.target_kind == "pooler" and c.target_id == proxy.id for p in c.pools)
     if not clients or unbounded:
@@ -215,17 +225,16 @@ def server_budget(server: Server, topo: Topology, memory: MemoryOptions | None =
         reserved.append(server.headroom)
     usable = max_conn.value - sum(t.value for t in reserved)
 
-    contributions: list[Contribution] = []
     unknown: list[str] = []
     unbounded: list[str] = []
-    for c in topo.clients:
-        if c.target_kind == "server" and c.target_id == server.id:
-            contributions.append(client_contribution(c))
-            if (c.unknown or not c.pools) and (c.replicas_unknown
-                                               or peak_pods(c.replicas, c.surge) > 0):
-                unknown.append(c.name)  # no pod at peak (a suspended CronJob): nothing unknown
-            elif any(p.bound == "unbounded" for p in c.pools) and c.name not in unbounded:
-                unbounded.append(c.name)
+    direct = [c for c in topo.clients if c.target_kind == "server" and c.target_id == server.id]
+    contributions = client_contributions(direct)
+    for c in direct:
+        if (c.unknown or not c.pools) and (c.replicas_unknown
+                                           or peak_pods(c.replicas, c.surge) > 0):
+            unknown.append(c.name)  # no pod at peak (a suspended CronJob): nothing unknown
+        elif any(p.bound == "unbounded" for p in c.pools) and c.name not in unbounded:
+            unbounded.append(c.name)
     pairs_unknown: list[str] = []
     for p in topo.poolers:
         if p.server_id == server.id:

@@ -53,6 +53,7 @@ from advisor.read.apps.locate import (
 from advisor.read.apps.poolcache import container_pools
 from advisor.read.apps.urls import route_from_args, route_key, routes_after
 from advisor.read.render.helm_positions import in_packaged_chart
+from advisor.read.render.hooks import helm_hook
 from advisor.read.sources.k8s import get
 from advisor.read.sql.drivers import env_hazards, may_hold_env_hazard
 from advisor.read.workloads import (
@@ -395,7 +396,9 @@ def client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
                     source_dir=directory, route=route,
                     unknown="" if pools else "; ".join(hidden) or (
                         _why_unknown_unrouted(lost, route) if lost and route is not None
-                        else _why_unknown(w, directory, app)))
+                        else _why_unknown(w, directory, app)),
+                    release=w.obj.origin if w.obj.origin.startswith("helm:") else "",
+                    hook=helm_hook(w.obj))
     if topo.poolers:  # as advisor.engine.repository._sql: hazards only matter behind a pooler
         topo.sql_hazards.extend(_env_hazards(w, client.id))
         topo.client_env[client.id] = [e for c in w.containers if not is_pgbouncer_container(c)
@@ -514,7 +517,8 @@ def _leader_part(client: Client) -> list[Client]:
                                             "leader election: one pod at a time",
                                             key="leader")),
         pools=mine, location=client.location, suppressed=client.suppressed,
-        source_dir=client.source_dir, route=mine[0].route or client.route, part_of=client.id)
+        source_dir=client.source_dir, route=mine[0].route or client.route, part_of=client.id,
+        release=client.release, hook=client.hook)
     part.target_kind, part.target_id = client.target_kind, client.target_id
     return [part]
 
@@ -620,7 +624,8 @@ def _split_by_target(topo: Topology, client: Client, extra: list[Route],
             surge=client.surge, pools=moved, location=client.location,
             suppressed=client.suppressed, source_dir=client.source_dir, route=first,
             extra_routes=routes[1:], part_of=client.id,
-            unknown="" if moved else client.unknown or _why_unknown_route(client, first))
+            unknown="" if moved else client.unknown or _why_unknown_route(client, first),
+            release=client.release, hook=client.hook)
         if at is not None:  # else PA107 reports the host this part connects to
             part.target_kind, part.target_id = at  # type: ignore[assignment]
         parts.append(part)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from advisor.budget.arith import contribution_lines, num
-from advisor.budget.slots import client_contribution
+from advisor.budget.slots import client_contributions
 from advisor.model import Client, Finding, Fix, PoolerFront, Severity, Term, Topology
 from advisor.rule_context import RuleContext
 from advisor.rules import rule
@@ -63,7 +63,7 @@ def pgpool_client_oversubscribed(topo: Topology, ctx: RuleContext) -> Iterator[F
         clients = [c for c in topo.clients if c.via == pgpool.id]
         if not clients:
             continue
-        contributions = [client_contribution(c) for c in clients]
+        contributions = client_contributions(clients)
         demand = sum(c.total for c in contributions)
         per_pod = front.children.value - front.reserved.value
         capacity = max(per_pod, 0) * pgpool.replicas.value

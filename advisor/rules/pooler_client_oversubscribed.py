@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from advisor.budget.arith import contribution_lines, num
-from advisor.budget.slots import client_contribution
+from advisor.budget.slots import client_contributions
 from advisor.model import Finding, Fix, Replacement, Severity, Term, Topology
 from advisor.rule_context import RuleContext
 from advisor.rules import rule
@@ -57,7 +57,7 @@ def pooler_client_oversubscribed(topo: Topology, ctx: RuleContext) -> Iterator[F
                    if c.target_kind == "pooler" and c.target_id == pooler.id]
         if not clients:
             continue
-        contributions = [client_contribution(c) for c in clients]
+        contributions = client_contributions(clients)
         demand = sum(c.total for c in contributions)
         setting = pooler.settings.get("max_client_conn") or bouncer_default(
             "max_client_conn", pooler.version)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from advisor.budget.arith import num
-from advisor.budget.slots import client_contribution
+from advisor.budget.slots import client_contributions
 from advisor.model import Finding, Fix, Replacement, Severity, Topology
 from advisor.options import OPTIONS_CONFIG, at_least, options_class
 from advisor.rule_context import RuleContext
@@ -79,7 +79,7 @@ def single_pgbouncer(topo: Topology, ctx: RuleContext) -> Iterator[Finding]:
             continue
         clients = [c for c in topo.clients
                    if c.target_kind == "pooler" and c.target_id == pooler.id]
-        demand = sum(client_contribution(c).total for c in clients)
+        demand = sum(c.total for c in client_contributions(clients))
         if len(clients) < 2 and demand <= options.max_clients:
             continue
         why = (f"{len(clients)} workloads ({', '.join(c.name for c in clients)})"

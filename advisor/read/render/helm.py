@@ -456,28 +456,21 @@ class _TextPlacer:
         return place
 
 
-# Helm's hook events (helm/helm v4.2.3 pkg/release/v1/util/manifest_sorter.go:54-66, the
-# same map in v3.21.4 pkg/releaseutil/manifest_sorter.go): `test-success` is Helm 2's
-# spelling of `test`, kept for backward compatibility. Values are trimmed and lowercased;
-# an object whose annotation names any other value is skipped ("skipping unknown hook",
-# sortHooks), so neither installed nor run: Helm 2's `test-failure` among them.
-_HOOK_EVENTS = frozenset({"pre-install", "post-install", "pre-delete", "post-delete",
-                          "pre-upgrade", "post-upgrade", "pre-rollback", "post-rollback"})
-_TEST_EVENTS = frozenset({"test", "test-success"})
-
-
 def _not_installed(hook: str | None) -> str:
-    """Why an object with this helm.sh/hook annotation is not part of the running
-    release: "test" for a test hook, the unknown value for one Helm skips; "" when it is
-    (no annotation, or install/upgrade hooks: a migration Job runs while the release
-    does)."""
+    """Why an object with this helm.sh/hook annotation is not part of the deployment:
+    "test" for a test hook (run by `helm test` alone), the unknown value for one Helm
+    skips (advisor.read.render.hooks); "" when it is: no annotation, or an install,
+    upgrade, rollback or delete hook. A hook Job or Pod is budgeted as Helm runs it, one
+    at a time with the release's other hooks (advisor.budget.hooks)."""
+    from advisor.read.render.hooks import HOOK_EVENTS, TEST_EVENTS, hook_events
+
     if hook is None:
         return ""
-    events = [h.strip().lower() for h in hook.split(",")]
-    bad = next((e for e in events if e not in _HOOK_EVENTS | _TEST_EVENTS), None)
+    events = hook_events(hook)
+    bad = next((e for e in events if e not in HOOK_EVENTS | TEST_EVENTS), None)
     if bad is not None:
         return f"hook {bad!r}"
-    return "test" if any(e in _TEST_EVENTS for e in events) else ""
+    return "test" if any(e in TEST_EVENTS for e in events) else ""
 
 
 # --- safety ---------------------------------------------------------------------------
