@@ -72,7 +72,10 @@ def equation(c: Contribution, s: Style = PLAIN) -> str:
 def contribution_lines(c: Contribution, depth: int = 0, s: Style = PLAIN) -> list[str]:
     """The contribution and, indented below it, how each part was computed."""
     pad = "  " * depth
-    if c.unknown and not c.factors:  # not even its pods are known (a chart not rendered)
+    if c.kind == "hooks":  # a sum or max of floors when a hook's connections are unknown
+        lines = [f"{pad}{s.name(c.who)}: {formula(c, s)} = "
+                 f"{'>= ' if c.unknown else ''}{s.number(c.total)}"]
+    elif c.unknown and not c.factors:  # not even its pods are known (a chart not rendered)
         lines = [f"{pad}{s.name(c.who)}: unknown pods (at least 1) x "
                  f"{'unknown connections per pod (at least 1)' if c.total <= 1 else 'its pools'}"
                  f" = >= {s.number(c.total)}"]

@@ -109,7 +109,7 @@ def release_hooks(release: str, members: list[tuple[Client, Contribution]],
         assert h.hook is not None
         by_phase.setdefault(_phase(h.hook.events), []).append((h, hc))
     where = hooks[0][0].location
-    from_members = Source.default_of(f"the sum of {chart}'s clients above")
+    from_members = Source.default_of("the sum of the release's clients above")
     with_surge = Term(label="its pods with their surge", value=counted, source=from_members)
     phases = [_phase_contribution(
         "during a rollout", [with_surge], by_phase.get(0, []),
@@ -125,7 +125,9 @@ def release_hooks(release: str, members: list[tuple[Client, Contribution]],
     peak = max(p.total for p in phases)
     return Contribution(
         who=f"Helm hooks [{chart}]", kind="hooks", op="max", factors=[with_surge],
-        parts=phases, total=max(peak - counted, 0.0), location=where, note=HOOKS_NOTE)
+        parts=phases, total=max(peak - counted, 0.0), location=where, note=HOOKS_NOTE,
+        # a hook of unknown connections is counted at its floor: so is what they add
+        unknown=any(p.unknown for p in phases))
 
 
 def _phase_contribution(who: str, pods: list[Term], hooks: list[tuple[Client, Contribution]],
@@ -145,7 +147,8 @@ def _phase_contribution(who: str, pods: list[Term], hooks: list[tuple[Client, Co
     total = sum(t.value for t in factors)
     return Contribution(who=who, kind="hooks", op="+", factors=factors,
                         parts=[_cited(h, hc) for h, hc in hooks], total=total,
-                        location=hooks[0][0].location if hooks else location)
+                        location=hooks[0][0].location if hooks else location,
+                        unknown=any(hc.unknown for _h, hc in hooks))
 
 
 def _cited(hook: Client, c: Contribution) -> Contribution:
