@@ -243,6 +243,26 @@ def test_a_hook_of_unknown_connections_is_a_floor(tmp_path):
     assert budget.peak == 131
 
 
+def test_advise_keeps_room_for_the_largest_hook(tmp_path):
+    """advise shrinks the release's pools and keeps the hooks whole: what they add grows
+    as the surge shrinks (a pre-upgrade Job of 20 beside 6 x 10 pods adds 0 while the
+    surge is 2 x 10, and 14 once the pool is 3), so the largest hook's 20 is kept for
+    them, and the advised sizes fit (keeping 0 gave pool 5: 30 + 20 = 50 > 47)."""
+    from advisor.advise.plan import advise
+    from advisor.scan import load_with_settings
+
+    chart(tmp_path, {"deployment.yaml": deployment("web", 10, 1, hpa_max=6),
+                     "migrate.yaml": job("migrate", 20, hook("pre-upgrade"))})
+    (tmp_path / "db/db.yaml").write_text(POSTGRES_DB)  # 50 max_connections: 47 usable
+    topo, budgets, *_ = load_with_settings([str(tmp_path)])
+    assert budgets[0].peak == 80
+    (advice,) = advise(topo, budgets)
+    (proposal,) = [p for p in advice.proposals if p.kind == "client-pool"]
+    assert (proposal.subject, proposal.new) == ("web HikariCP maximumPoolSize", "3")
+    assert advice.fits_after and advice.peak_after == 24 + 14
+    assert any("20 connections kept for its largest hook" in n for n in advice.notes)
+
+
 # --- the arithmetic on its own: every phase ---------------------------------------------
 
 

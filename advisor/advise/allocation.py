@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict
 from advisor.advise.client_pools import client_pods, shrink_client
 from advisor.advise.pooler_limits import bouncer_hazards, shrink_pooler, shrink_proxy
 from advisor.advise.records import AdviseOptions, Proposal, num
-from advisor.model import Budget, Client, Pooler, Server, Topology
+from advisor.model import Budget, Client, Contribution, Pooler, Server, Topology
 
 
 class Share(BaseModel):
@@ -72,13 +72,16 @@ def fit_slots(
 ) -> list[Proposal]:
     shares: list[Share] = []
     for c in b.contributions:
+        demand = c.total
         if c.kind == "client":
             client = _client_named(topo, c.who)
             minimum = _client_minimum(client, options) if client else 1.0
         elif c.kind == "hooks":
-            # what a release's Helm hooks add to its pods: kept whole, a share the
-            # others fit around (a hook's pool is one run's, not a service's)
-            minimum = c.total
+            # A release's Helm hooks: kept whole, a share the others fit around (a hook's
+            # pool is one run's, not a service's). What they add grows as the release's
+            # pools shrink (a pre-upgrade hook past a smaller surge), up to their
+            # largest: that much is kept for them when the server is to be made to fit.
+            demand = minimum = c.total if b.fits else _largest_hook(c)
         else:
             pooler = _pooler_named(topo, c.who)
             minimum = _pooler_minimum(pooler) if pooler else 1.0
@@ -86,9 +89,9 @@ def fit_slots(
             Share(
                 who=c.who,
                 kind=c.kind,
-                demand=c.total,
-                weight=_weight_of(c.who, c.total, options),
-                minimum=min(minimum, c.total),
+                demand=demand,
+                weight=_weight_of(c.who, demand, options),
+                minimum=min(minimum, demand),
             )
         )
     total = b.usable
@@ -107,6 +110,11 @@ def fit_slots(
         for s, c in zip(shares, b.contributions, strict=True)
     ):
         return []
+    notes.extend(f"{c.who}: {num(s.demand)} connections kept for its largest hook, which "
+                 "runs beside the release's pods whatever their pools (it adds "
+                 f"{num(c.total)} to them now)"
+                 for c, s in zip(b.contributions, shares, strict=True)
+                 if c.kind == "hooks" and s.demand > c.total)
     feasible = allocate(shares, total)
     basis = (
         "declared weights"
@@ -173,6 +181,12 @@ def _pooler_alternative(
             f"{h.kind} at {h.location.label()}" for h in hazards[:5]
         )
     return text
+
+
+def _largest_hook(c: Contribution) -> float:
+    """The largest hook Job or Pod of a release's "hooks" contribution (its phases'
+    parts): the most its hooks add to its pods, whatever their size."""
+    return max([c.total, *(h.total for phase in c.parts for h in phase.parts)])
 
 
 def _client_named(topo: Topology, name: str) -> Client | None:
