@@ -127,9 +127,12 @@ def client_contributions(clients: list[Client]) -> list[Contribution]:
     release's hook Jobs and Pods: Helm runs them one at a time, before or after the
     rollout, so they count as one contribution of what they add to the release's pods
     (advisor.budget.hooks)."""
+    found = [client_contribution(c) for c in clients]
+    if not any(c.hook is not None for c in clients):
+        return found
     from advisor.budget.hooks import with_release_hooks
 
-    return with_release_hooks(clients, [client_contribution(c) for c in clients])
+    return with_release_hooks(clients, found)
 
 
 def _unbounded_floor(pool: Pool) -> Pool:

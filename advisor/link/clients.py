@@ -53,7 +53,6 @@ from advisor.read.apps.locate import (
 from advisor.read.apps.poolcache import container_pools
 from advisor.read.apps.urls import route_from_args, route_key, routes_after
 from advisor.read.render.helm_positions import in_packaged_chart
-from advisor.read.render.hooks import helm_hook
 from advisor.read.sources.k8s import get
 from advisor.read.sql.drivers import env_hazards, may_hold_env_hazard
 from advisor.read.workloads import (
@@ -398,7 +397,7 @@ def client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
                         _why_unknown_unrouted(lost, route) if lost and route is not None
                         else _why_unknown(w, directory, app)),
                     release=w.obj.origin if w.obj.origin.startswith("helm:") else "",
-                    hook=helm_hook(w.obj))
+                    hook=_helm_hook(w))
     if topo.poolers:  # as advisor.engine.repository._sql: hazards only matter behind a pooler
         topo.sql_hazards.extend(_env_hazards(w, client.id))
         topo.client_env[client.id] = [e for c in w.containers if not is_pgbouncer_container(c)
@@ -454,6 +453,16 @@ def _why_unknown_unrouted(lost: list[Pool], route: Route) -> str:
     return (f"the pools read for it ({labels}) connect where the repository does not say; "
             f"none is known for its connection to {route.host} ({route.source.label()}, "
             f"{route.source.key or 'its route'})")
+
+
+def _helm_hook(w: Workload):
+    """The Helm hook a chart's Job or Pod is run as (advisor.read.render.hooks), read
+    only for objects of a chart render."""
+    if w.kind not in ("Job", "Pod") or not w.obj.origin.startswith("helm:"):
+        return None
+    from advisor.read.render.hooks import helm_hook
+
+    return helm_hook(w.obj)
 
 
 # a config file's own default host (a pod's sidecar, or a development default the env

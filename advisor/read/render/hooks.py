@@ -17,8 +17,6 @@ what order it runs them. Light: linking imports it for every workload of a chart
 
 from __future__ import annotations
 
-import re
-
 from advisor.model import HelmHook
 from advisor.read.sources.k8s import K8sObject
 
@@ -30,7 +28,6 @@ TEST_EVENTS = frozenset({"test", "test-success"})
 # the kinds Helm waits for until they complete (hooks.go:119-120 WatchUntilReady):
 # any other hook kind (a Deployment) is created and left running
 WAITED_KINDS = ("Job", "Pod")
-_ATOI = re.compile(r"[+-]?[0-9]+")  # what Go's strconv.Atoi takes
 
 
 def hook_events(hook: str) -> list[str]:
@@ -39,8 +36,11 @@ def hook_events(hook: str) -> list[str]:
 
 
 def hook_weight(text: str | None) -> int:
-    """helm.sh/hook-weight as calculateHookWeight reads it."""
-    return int(text) if text is not None and _ATOI.fullmatch(text) else 0
+    """helm.sh/hook-weight as calculateHookWeight reads it: what Go's strconv.Atoi takes
+    (an optional sign, then ASCII digits only), else 0."""
+    text = text or ""
+    digits = text[1:] if text[:1] in ("+", "-") else text
+    return int(text) if digits.isascii() and digits.isdigit() else 0
 
 
 def helm_hook(obj: K8sObject) -> HelmHook | None:
