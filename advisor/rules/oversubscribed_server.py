@@ -18,7 +18,10 @@ def oversubscribed_server(topo: Topology, ctx: RuleContext) -> Iterator[Finding]
     Adds up, for every PostgreSQL server, the connections that can be open at peak:
     for each client workload, pods at peak (HPA/KEDA maximum, or replicas, plus the
     rolling-update surge) x processes per pod x pool size per process; for each
-    PgBouncer in front of the server, the server connections it may open. It compares
+    PgBouncer in front of the server, the server connections it may open. A Helm
+    chart's hook Jobs and Pods count as Helm runs them: one at a time, pre-upgrade ones
+    beside the release's pods before the rollout (without the surge), post-upgrade ones
+    during it (`Helm hooks [chart]` in the budget). It compares
     the sum with the slots a non-superuser can take:
     `max_connections - superuser_reserved_connections - reserved_connections (16+) - headroom`.
 
