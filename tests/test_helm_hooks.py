@@ -197,6 +197,17 @@ def test_mastodon_shape_pre_and_post_upgrade_migrations(tmp_path):
         "app/templates/post.yaml", 6)
 
 
+def test_a_hook_of_test_and_an_install_event_runs_at_install(tmp_path):
+    """`pre-install,test`: Helm runs it at pre-install too (manifest_sorter.go:188-196
+    appends every event); it was dropped as a test hook."""
+    chart(tmp_path, {"deployment.yaml": deployment("web", 10, 1, hpa_max=10),
+                     "seed.yaml": job("seed", 150, hook("pre-install,test"))})
+    _, budget = budget_of(tmp_path)
+    assert budget.peak == 150  # alone, before the first install: more than 130
+    (seed,) = hooks_of(budget).parts[1].parts
+    assert seed.who.startswith("seed (helm.sh/hook pre-install, weight 0, ")
+
+
 def test_a_plain_migration_job_still_adds(tmp_path):
     """A Job without helm.sh/hook is applied with the release and runs beside its pods
     (and during a rollout): added, as before."""

@@ -470,7 +470,8 @@ def _not_installed(hook: str | None) -> str:
     bad = next((e for e in events if e not in HOOK_EVENTS | TEST_EVENTS), None)
     if bad is not None:
         return f"hook {bad!r}"
-    return "test" if any(e in TEST_EVENTS for e in events) else ""
+    # a hook of `test` and an install event runs at both (manifest_sorter.go:188-196)
+    return "test" if all(e in TEST_EVENTS for e in events) else ""
 
 
 # --- safety ---------------------------------------------------------------------------

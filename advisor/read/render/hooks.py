@@ -55,7 +55,11 @@ def helm_hook(obj: K8sObject) -> HelmHook | None:
     if written is None:
         return None
     events = hook_events(written)
-    if not events or any(e not in HOOK_EVENTS for e in events):
+    if any(e not in HOOK_EVENTS | TEST_EVENTS for e in events):
+        return None  # Helm skips it (not rendered into the deployment)
+    # `helm test` runs its test events apart: the others are the release's
+    events = [e for e in events if e in HOOK_EVENTS]
+    if not events:
         return None
     return HelmHook(events=tuple(dict.fromkeys(events)),
                     weight=hook_weight(annotations.get(WEIGHT_ANNOTATION)),
