@@ -123,6 +123,39 @@ class StackContext(Struct):
         self.hidden_size(label, v.hidden, v.source)
         return True
 
+    def env_from_hidden(self, *names: str, fold_case: bool = False) -> EnvVar | None:
+        """The envFrom source whose keys the repository does not hold (a Secret or
+        ConfigMap not in it, an ExternalSecret whose keys are fetched when applied) that
+        may set one of `names` the container's env does not set: its marker
+        (workloads._env writes it as `<prefix>*` without a value). None when each name
+        is set here (an explicit `env` entry wins over every envFrom source) or no such
+        source may set it. `fold_case`: the program reads the name in any case (.NET
+        configuration keys). A name a held envFrom source sets, which a later source not
+        held could set again, is read as set (the env does not keep which came last)."""
+        unset = [n.lower() if fold_case else n for n in names if self.env(n) is None]
+        if fold_case:
+            set_names = {e.name.lower() for e in self.container.env}
+            unset = [n for n in unset if n not in set_names]
+        for var in self.container.env:
+            if not var.name.endswith("*") or var.value is not None:
+                continue
+            prefix = var.name[:-1].lower() if fold_case else var.name[:-1]
+            if any(n.startswith(prefix) for n in unset):
+                return var
+        return None
+
+    def env_from_unknown(self, label: str, what: str, names: tuple[str, ...],
+                         marker: EnvVar) -> None:
+        """`what` (whether the program uses PostgreSQL at all) is not known: the
+        variables that decide it are unset here, and the envFrom source `marker`
+        (env_from_hidden), whose keys are not held, may set them. Its pools are then
+        unknown (PA106; the workload unplaced when nothing else names its server), never
+        read as the program's default database (SQLite) and no pool."""
+        why = f"{label}: {what} is not known: {' or '.join(names)} may be set by " \
+              f"{env_from_label(marker)}"
+        if why not in self.unknown:
+            self.unknown.append(why)
+
     def env_value(self, name: str) -> str | None:
         var = self.env(name)
         return var.value if var is not None else None
@@ -180,6 +213,22 @@ class StackContext(Struct):
         return Pool(label=label, size=Term(label=size_label or label, value=size, source=source),
                     processes=processes, route=route, bound=bound, note=note, cpu_formula=cpu,
                     cpus=self.cpus_term() if cpu is not None else None)
+
+
+def env_from_label(marker: EnvVar) -> str:
+    """An envFrom source whose keys are not held, as a reader says it: `Secret
+    sonarr-secret (envFrom, k8s/sonarr.yaml:14), not in the repository`."""
+    ref = marker.from_ref or ""
+    kind, _, rest = ref.partition(":")
+    name, _, why = rest.partition(" ")
+    title = {"secret": "Secret", "configmap": "ConfigMap"}.get(kind, kind or "a source")
+    prefix = marker.name[:-1]
+    where = f"envFrom{f' with prefix {prefix}' if prefix else ''}, {marker.source.label()}"
+    if why.startswith("(remote: "):
+        held = f"whose keys are fetched where it is applied ({why[9:-1]})"
+    else:
+        held = "not in the repository"
+    return f"{title} {name} ({where}), {held}"
 
 
 def term(label: str, value: float, source: Source) -> Term:

@@ -80,6 +80,11 @@ def coder_pools(ctx: StackContext) -> list[Pool]:
     url = ctx.env("CODER_PG_CONNECTION_URL")
     if url is None and option_value(ctx, "--postgres-url") is None and \
             ctx.env("CODER_CONFIG_PATH") is None and option_value(ctx, "--config") is None:
+        names = ("CODER_PG_CONNECTION_URL", "CODER_CONFIG_PATH")
+        if (hidden := ctx.env_from_hidden(*names)) is not None:
+            # an envFrom Secret not held here may name an external database
+            ctx.env_from_unknown("Coder database/sql pool", "whether coderd uses an "
+                                 "external PostgreSQL, and where", names, hidden)
         return []  # the built-in PostgreSQL of the container
     version = tag_version(ctx.container.image)
     tag = ctx.container.image.rsplit(":", 1)[-1]

@@ -424,6 +424,10 @@ def keycloak_wildfly_pools(ctx: StackContext) -> list[Pool]:
     if vendor is not None and vendor.value is None:
         ctx.hidden_size(KEYCLOAK_WILDFLY, "DB_VENDOR", ctx.env_source("DB_VENDOR"))
         return []
+    if vendor is None and (hidden := ctx.env_from_hidden("DB_VENDOR")) is not None:
+        ctx.env_from_unknown(KEYCLOAK_WILDFLY, "whether Keycloak uses PostgreSQL and where",
+                             ("DB_VENDOR",), hidden)
+        return []
     if vendor is None or vendor.value.strip().lower() != "postgres":
         return []
     tag = ctx.container.image.rsplit(":", 1)[-1]
@@ -786,7 +790,7 @@ def grafana_pools(ctx: StackContext) -> list[Pool]:
     url = _grafana_setting(ctx, "url")
     kind = url if url is not None and url.value != "" else _grafana_setting(ctx, "type")
     if kind is not None and kind.value is None:
-        ctx.notices.append(f"{ctx.container.name}: Grafana's database "
+        ctx.unknown.append(f"{GRAFANA}: Grafana's database "
                            f"{'url' if kind is url else 'type'} is set from a reference "
                            f"not held here ({kind.source.label()}): whether it uses "
                            "PostgreSQL is not known")
@@ -795,6 +799,14 @@ def grafana_pools(ctx: StackContext) -> list[Pool]:
     if kind is url:
         db_type = db_type.partition("://")[0]
     if db_type.strip().lower() != "postgres":
+        # the env overrides grafana.ini; `url` wins over `type` when set: a variable
+        # unset here that an envFrom Secret not held may set decides instead
+        url_env = ctx.env("GF_DATABASE_URL")
+        names = ("GF_DATABASE_URL",) if url_env is not None and url_env.value else \
+            ("GF_DATABASE_URL", "GF_DATABASE_TYPE")
+        if (hidden := ctx.env_from_hidden(*names)) is not None:
+            ctx.env_from_unknown(GRAFANA, "whether Grafana's database is PostgreSQL, and "
+                                 "where", names, hidden)
         return []  # SQLite (the default) or MySQL
     route = None
     host = None
@@ -943,10 +955,19 @@ def forge_pools(ctx: StackContext, forge: Forge) -> list[Pool]:
         kind = legacy  # the image's first start writes app.ini from DB_TYPE (docker-setup.sh)
     if kind is not None and kind.value is None:
         why = kind.why or f"is set from a reference not held here ({kind.source.label()})"
-        ctx.notices.append(f"{ctx.container.name}: {forge.name}'s [database] DB_TYPE: {why}: "
+        ctx.unknown.append(f"{forge.label}: {forge.name}'s [database] DB_TYPE: {why}: "
                            "whether it uses PostgreSQL is not known")
         return []
     if kind is None or (kind.value or "").strip().lower() != "postgres":
+        # the container's <PREFIX>__database__DB_TYPE is applied last (environment-to-
+        # ini), the legacy DB_TYPE only without an app.ini setting: unset here, an envFrom
+        # Secret not held may set them (section and key in any case: decodeEnvSectionKey)
+        if _gitea_env(ctx, forge, "DB_TYPE") is None:
+            names = (*(f"{p}__database__DB_TYPE" for p in forge.prefixes),
+                     *(("DB_TYPE",) if kind is None else ()))
+            if (hidden := ctx.env_from_hidden(*names, fold_case=True)) is not None:
+                ctx.env_from_unknown(forge.label, f"whether {forge.name}'s database is "
+                                     "PostgreSQL, and where", names, hidden)
         return []  # SQLite, MySQL, MSSQL
     route = None
     if (host := _gitea_setting(ctx, forge, "HOST")) is not None and host.value:
@@ -994,7 +1015,7 @@ def metabase_pools(ctx: StackContext) -> list[Pool]:
     decides = uri if uri is not None and uri.value != "" else kind
     if decides is not None and decides.value is None:
         # the URI's subprotocol wins over MB_DB_TYPE: one not held here decides
-        ctx.notices.append(f"{ctx.container.name}: Metabase's {decides.source.key} is set "
+        ctx.unknown.append(f"{METABASE}: Metabase's {decides.source.key} is set "
                            f"from a reference not held here ({decides.source.label()}): "
                            "whether its application database is PostgreSQL is not known")
         return []
@@ -1005,6 +1026,12 @@ def metabase_pools(ctx: StackContext) -> list[Pool]:
     else:
         db_type = (decides.value or "").strip().lower()
     if db_type != "postgres":
+        # unset here, an envFrom Secret not held may set the URI (which wins) or the type
+        names = ("MB_DB_CONNECTION_URI",) if uri is not None and decides is uri else \
+            ("MB_DB_CONNECTION_URI", "MB_DB_TYPE")
+        if (hidden := ctx.env_from_hidden(*names)) is not None:
+            ctx.env_from_unknown(METABASE, "whether Metabase's application database is "
+                                 "PostgreSQL, and where", names, hidden)
         return []  # H2 (the default) or MySQL
     route = None
     host = None
@@ -1190,9 +1217,13 @@ def vaultwarden_pools(ctx: StackContext) -> list[Pool]:
         return []
     url = _vaultwarden_env(ctx, "DATABASE_URL")
     if url is None:
+        names = ("DATABASE_URL", "DATABASE_URL_FILE")
+        if (hidden := ctx.env_from_hidden(*names)) is not None:
+            ctx.env_from_unknown(VAULTWARDEN, "whether Vaultwarden uses PostgreSQL and where",
+                                 names, hidden)
         return []  # SQLite in the data folder (config.rs database_url's default)
     if url.value is None:
-        ctx.notices.append(f"{ctx.container.name}: Vaultwarden's DATABASE_URL is set from a "
+        ctx.unknown.append(f"{VAULTWARDEN}: Vaultwarden's DATABASE_URL is set from a "
                            f"reference not held here ({url.source.label()}): whether it "
                            "uses PostgreSQL is not known")
         return []
@@ -1278,9 +1309,16 @@ def arr_pools(ctx: StackContext) -> list[Pool]:
     if ctx.container.role == "init":
         return []
     host = _dotnet_env(ctx, f"{app}:Postgres:Host")
+    version = _tag_release(ctx.container.image)
+    if host is None and (version is None or version >= since) and (hidden := ctx.env_from_hidden(
+            f"{app}__Postgres__Host", fold_case=True)) is not None:
+        # an envFrom Secret not held here may set it: SQLite is not known, nor is
+        # PostgreSQL (two Npgsql pools of 100), nor where
+        ctx.env_from_unknown(f"{app} Npgsql pools", f"whether {app} uses PostgreSQL and "
+                             "where", (f"{app.upper()}__POSTGRES__HOST",), hidden)
+        return []
     if host is None or host.value == "":
         return []  # SQLite (or a config.xml PostgresHost the repository does not hold)
-    version = _tag_release(ctx.container.image)
     if version is not None and version < since:
         ctx.notices.append(f"{ctx.container.name}: {app} {'.'.join(map(str, version))} "
                            f"reads no {app}__Postgres__* env (from "
@@ -1514,9 +1552,31 @@ def paperless_pools(ctx: StackContext) -> list[Pool]:
         return []  # another program of the image (a `document_exporter` Job)
     version = tag_version(ctx.container.image)
     host = _env_setting(ctx, "PAPERLESS_DBHOST")
-    engine = (ctx.env_value("PAPERLESS_DBENGINE") or "").strip().lower()
-    if host is None or engine in ("mariadb", "sqlite") or \
-            (host.value == "" and (version is not None and version < (3, 0))):
+    raw_engine = ctx.env_value("PAPERLESS_DBENGINE")
+    v3 = version is None or version >= (3, 0)
+    # 3.0+ (settings/custom.py parse_db_settings at v3.0.5 8fb73b27): PAPERLESS_DBENGINE,
+    # one of sqlite, postgresql, mariadb as written (get_choice_from_env), decides;
+    # PostgreSQL without PAPERLESS_DBHOST then connects to libpq's default host (HOST
+    # None). 2.x (settings.py at v2.18.4 1b18c141): PostgreSQL when PAPERLESS_DBHOST is
+    # not empty, MariaDB instead when PAPERLESS_DBENGINE == "mariadb"; no other value read
+    if v3 and raw_engine not in (None, "sqlite", "postgresql", "mariadb"):
+        ctx.notices.append(f"{ctx.container.name}: Paperless-ngx PAPERLESS_DBENGINE "
+                           f"{raw_engine!r} is not sqlite, postgresql or mariadb: its "
+                           "settings raise ValueError and it does not start")
+        return []
+    other = raw_engine == "mariadb" or (v3 and raw_engine == "sqlite")
+    by_engine = v3 and raw_engine == "postgresql"
+    if host is None and not by_engine and not other and (hidden := ctx.env_from_hidden(
+            "PAPERLESS_DBHOST", *(("PAPERLESS_DBENGINE",) if v3 else ()))) is not None:
+        # PostgreSQL when PAPERLESS_DBHOST is in the environment (or, 3.0+,
+        # PAPERLESS_DBENGINE says so): an envFrom Secret not held here may set them, so
+        # SQLite is not known
+        ctx.env_from_unknown(
+            "Paperless-ngx Django connections", "whether Paperless-ngx uses PostgreSQL and "
+            "where", ("PAPERLESS_DBHOST", *(("PAPERLESS_DBENGINE",) if v3 else ())), hidden)
+        return []
+    if (host is None and not by_engine) or other or \
+            (host is not None and host.value == "" and not v3):
         return []  # SQLite (the default) or MariaDB
     if version is not None and version < (2, 15):
         ctx.notices.append(f"{ctx.container.name}: Paperless-ngx {version[0]}.{version[1]} "
@@ -1529,7 +1589,7 @@ def paperless_pools(ctx: StackContext) -> list[Pool]:
     route = route_from_parts(host.value, ctx.env_value("PAPERLESS_DBPORT"),
                              ctx.env_value("PAPERLESS_DBNAME") or "paperless",
                              ctx.env_value("PAPERLESS_DBUSER") or "paperless",
-                             host.source) if host.value else None
+                             host.source) if host is not None and host.value else None
 
     def count(names: tuple[str, ...], label: str, default_text: str) -> Term | None:
         for name in names:
@@ -1706,6 +1766,10 @@ def _stack_pools(ctx: StackContext, stack: ImageStack) -> list[Pool]:
         var = ctx.env(name)
         if var is not None and var.value is None:
             ctx.hidden_size(stack.label, name, ctx.env_source(name))
+            return []
+        if var is None and (hidden := ctx.env_from_hidden(name)) is not None:
+            ctx.env_from_unknown(stack.label, "whether it uses PostgreSQL and where",
+                                 (name,), hidden)
             return []
         if var is None or var.value.strip().lower() != wanted:
             return []  # another database (n8n: SQLite unless DB_TYPE=postgresdb)

@@ -80,12 +80,23 @@ class JsParser:
         # for every call and literal, and scanning to the end each time was quadratic
         # for a file of unclosed `new Pool(`.
         self.after: dict[int, int] = {}
+        # The innermost bracket holding each token (-1: top level), and where each
+        # `const NAME = ...` inside a block is: a name no top-level const holds is looked
+        # up there (local_const)
+        self.parent: list[int] = [-1] * len(toks)
+        self.locals: dict[str, list[int]] = {}
+        self._local_vals: dict[int, Val | None] = {}
         stack: list[int] = []
         for i, tok in enumerate(toks):
+            if stack:
+                self.parent[i] = stack[-1]
             if tok.text in ("{", "(", "["):
                 stack.append(i)
             elif tok.text in ("}", ")", "]") and stack:
                 self.after[stack.pop()] = i + 1
+            elif tok.text == "const" and stack and i + 2 < len(toks) \
+                    and toks[i + 1].kind == "id" and toks[i + 2].text == "=":
+                self.locals.setdefault(toks[i + 1].text, []).append(i)
         for i in stack:
             self.after[i] = len(toks)
 
@@ -259,10 +270,33 @@ class JsParser:
             return None, self.skip_balanced(j)
         if name in self.scope.names and not self.at(i + 1, "."):
             return self.scope.names[name], i + 1
+        if name in self.locals and not self.at(i + 1, "."):
+            found = self.local_const(name, i)
+            if found is not None:
+                return found, i + 1
         j = i + 1
         while self.at(j, ".") and j + 1 < len(self.t):
             j += 2
         return None, j
+
+    def local_const(self, name: str, i: int) -> Val | None:
+        """The value of the `const name = ...` of a block holding token `i`, declared
+        before it (the nearest: an inner block's shadows an outer one's), as a function's
+        options object is often built (`const options = { pool: { max } }` then `new
+        Sequelize(url, options)`); None when there is none or it is not read."""
+        enclosing = set()
+        q = self.parent[i] if i < len(self.t) else -1
+        while q != -1:
+            enclosing.add(q)
+            q = self.parent[q]
+        for k in reversed(self.locals[name]):
+            if k >= i or self.parent[k] not in enclosing:
+                continue
+            if k not in self._local_vals:
+                self._local_vals[k] = None  # while it is read: a self-reference is unknown
+                self._local_vals[k] = self.expr(k + 3)[0]
+            return self._local_vals[k]
+        return None
 
     def object(self, i: int) -> tuple[Val | None, int]:
         """{ key: value, "k": v, shorthand, ...spread, method() {} } -> dict of Vals."""
@@ -270,12 +304,16 @@ class JsParser:
         start = i
         end = self.skip_balanced(i)
         i += 1
+        open_ = False  # a spread of an object not read: keys may come from it
         while i < end - 1:
             tok = self.t[i]
             if tok.text == "...":
                 v, i = self.expr(i + 1)
                 if v is not None and isinstance(v.value, dict):
                     out.update(v.value)
+                    open_ = open_ or v.open
+                elif v is None or v.value is not None:
+                    open_ = True  # `...undefined`/`...null` spread nothing
             elif tok.kind in ("id", "str", "num") and self.at(i + 1, ":"):
                 key = tok.text[1:-1] if tok.kind == "str" else tok.text
                 v, i = self.expr(i + 2)
@@ -285,6 +323,7 @@ class JsParser:
                 out[tok.text] = v if v is not None else Val(UNKNOWN, self.src(i))
                 i += 1
             else:  # methods, computed keys: skip to the next top-level comma
+                open_ = open_ or tok.text == "["  # `[name]: v` may set any key
                 depth = 0
                 while i < end - 1 and not (depth == 0 and self.t[i].text == ","):
                     depth += self.t[i].text in "([{"
@@ -294,7 +333,7 @@ class JsParser:
                 i += 1
             elif i < end - 1:
                 i = self._to_comma(i, end)
-        return Val(out, self.src(start)), end
+        return Val(out, self.src(start), open=open_), end
 
     def _to_comma(self, i: int, end: int) -> int:
         depth = 0

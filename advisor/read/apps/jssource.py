@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 from msgspec.structs import replace
 
-from advisor.model import Route
+from advisor.model import Route, Source
 from advisor.read.apps.appcache import JS_KEYS, file_keys, run_cache
 from advisor.read.apps.base import StackContext
 from advisor.read.apps.jsparse import UNKNOWN, JsParser, JsScope, Tok, module_consts, tokenize
@@ -120,6 +120,34 @@ def get(obj: Val | None, *path: str) -> Val | None:
             return None
         cur = cur.value.get(key)
     return cur
+
+
+def may_hold(obj: Val | None, *path: str) -> bool:
+    """Whether `path`, not in `obj` as read, may still be set in it: `obj` (or an object
+    on the path) is an expression not read statically (an object from another module, a
+    call's result), or a literal with a spread of one (`{...config}`). Then the
+    library's default for that key is not known to apply."""
+    cur = obj
+    for key in path:
+        if cur is None or cur.value is UNKNOWN:
+            return True
+        if not isinstance(cur.value, dict):
+            return False  # undefined, null: no options
+        found = cur.value.get(key)
+        if found is None:
+            return cur.open
+        cur = found
+    return cur is not None and cur.value is UNKNOWN  # set, to an expression not read
+
+
+def options_unread(ctx: StackContext, label: str, where: Source, key: str) -> None:
+    """Pool `label`'s options at `where` are not read statically and may set `key`:
+    its size is unknown (PA106), never the library's default."""
+    why = (f"{label}: the options at {where.label()} are not read statically (an object "
+           f"from another module or a call, or a spread of one), so whether they set {key} "
+           "is not known (the library's default applies only without it)")
+    if why not in ctx.unknown:
+        ctx.unknown.append(why)
 
 
 def route_of(v: Val | None, ctx: StackContext) -> Route | None:

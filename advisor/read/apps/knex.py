@@ -11,7 +11,16 @@ from msgspec.structs import replace
 from advisor.model import Pool, Source
 from advisor.read.apps.base import StackContext
 from advisor.read.apps.jsparse import Tok, call_args, find_calls
-from advisor.read.apps.jssource import JsModule, as_int, get, js_modules, known, route_of
+from advisor.read.apps.jssource import (
+    JsModule,
+    as_int,
+    get,
+    js_modules,
+    known,
+    may_hold,
+    options_unread,
+    route_of,
+)
 from advisor.read.apps.pyeval import Val
 from advisor.read.apps.source import AppFile
 
@@ -53,6 +62,11 @@ def _pool(cfg: Val, where: Source, ctx: StackContext) -> Pool | None:
     if n:
         return ctx.pool("Knex pool.max", n, replace(v.source, key=v.source.key or "pool.max"),
                         route=route)
+    if may_hold(cfg, "pool", "max"):
+        # `pool: poolConfig`, `{ ...base, client: "pg" }`: max may be set where it is not
+        # read, so Knex's 10 is not known to apply
+        options_unread(ctx, "Knex pool.max", where, "pool.max")
+        return None
     return ctx.pool("Knex pool.max", DEFAULT_MAX,
                     Source.default_of("Knex 3.x default (pool min 2, max 10)", key="pool.max"),
                     route=route, bound="default", note=f"knex config at {where.label()}")

@@ -59,6 +59,12 @@ def langfuse_pools(ctx: StackContext) -> list[Pool]:
         return [limit_pool(ctx, LABEL, url_limit(ctx, url.value, where),
                            route=route_from_url(url.value, where), per_process=False)]
     host = ctx.env("DATABASE_HOST")
+    if url is None and host is None and \
+            (hidden := ctx.env_from_hidden("DATABASE_URL", "DATABASE_HOST")) is not None:
+        # its entrypoint needs one of them: an envFrom Secret not held here may set it
+        ctx.env_from_unknown(LABEL, "its database (DATABASE_URL and its connection_limit) "
+                             "and where", ("DATABASE_URL", "DATABASE_HOST"), hidden)
+        return []
     if host is None or host.value == "":
         ctx.notices.append(f"{ctx.container.name}: Langfuse without DATABASE_URL or "
                            "DATABASE_HOST: its entrypoint exits (no database URL)")

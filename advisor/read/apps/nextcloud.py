@@ -335,6 +335,12 @@ def nextcloud_pools(ctx: StackContext) -> list[Pool]:
     """The pod's PHP processes, one connection each, when Nextcloud uses PostgreSQL."""
     if ctx.container.role == "init":
         return []
+    if ctx.env("SQLITE_DATABASE") is None and ctx.env("POSTGRES_HOST") is None and \
+            (hidden := ctx.env_from_hidden("POSTGRES_HOST")) is not None:
+        # an envFrom Secret not held here may set it (and the install's pgsql with it)
+        ctx.env_from_unknown("Nextcloud PHP processes", "whether Nextcloud uses PostgreSQL "
+                             "and where", ("POSTGRES_HOST",), hidden)
+        return []
     if ctx.env("SQLITE_DATABASE") is not None or ctx.env("POSTGRES_HOST") is None:
         return []  # SQLite, MySQL or a config.php on the volume
     variant = _variant(ctx.container.image)

@@ -13,7 +13,16 @@ from msgspec.structs import replace
 from advisor.model import Pool, Source
 from advisor.read.apps.base import StackContext
 from advisor.read.apps.jsparse import call_args, find_calls
-from advisor.read.apps.jssource import as_int, get, imports_module, js_modules, known, route_of
+from advisor.read.apps.jssource import (
+    as_int,
+    get,
+    imports_module,
+    js_modules,
+    known,
+    may_hold,
+    options_unread,
+    route_of,
+)
 
 DEFAULT_MAX = 10
 DEFAULT_SOURCE = Source.default_of("pg-pool 3.14 default (max || poolSize || 10)", key="max")
@@ -51,6 +60,11 @@ def node_pg_pools(ctx: StackContext) -> list[Pool]:
                     ctx.unread_size(f"node-postgres Pool {key}", here)
                     break
             else:
+                if args and (may_hold(opts, "max") or may_hold(opts, "poolSize")):
+                    # `new Pool(config)` with config from another module: pg-pool's 10
+                    # holds only for options known to set no max
+                    options_unread(ctx, "node-postgres Pool max", here, "max")
+                    continue
                 pools.append(ctx.pool("node-postgres Pool max", DEFAULT_MAX, DEFAULT_SOURCE,
                                       route=route, bound="default",
                                       note=f"new Pool at {here.label()} without max"))

@@ -34,6 +34,9 @@ class Val(Struct, frozen=True):
     # not hold, that this value reads (its value is then unknown): a pool size computed
     # from it is unknown, never the expression's fallback (`getenv("X", 5)`, `|| 10`).
     hidden: str = ""
+    # A mapping that may hold keys not listed (a spread of an object not read here,
+    # `{...config, ssl: true}`): a key it lacks is not known to be unset.
+    open: bool = False
 
 
 class PyScope(Struct):

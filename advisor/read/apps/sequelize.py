@@ -14,7 +14,16 @@ from msgspec.structs import replace
 from advisor.model import Pool, Source
 from advisor.read.apps.base import StackContext
 from advisor.read.apps.jsparse import call_args, find_calls
-from advisor.read.apps.jssource import as_int, get, js_modules, known, route_of
+from advisor.read.apps.jssource import (
+    as_int,
+    get,
+    js_modules,
+    known,
+    may_hold,
+    options_unread,
+    route_of,
+)
+from advisor.read.apps.pyeval import Val
 
 DEFAULT_MAX = 5
 
@@ -46,6 +55,12 @@ def sequelize_pools(ctx: StackContext) -> list[Pool]:
             if ctx.hidden_read("Sequelize pool.max", v):
                 continue
             n = as_int(v)
+            if not n and may_hold(_options_arg(args), "pool", "max"):
+                # `new Sequelize(db, user, password, config)` with config from another
+                # module, `{ ...base, dialect: "postgres" }`: pool.max may be set where it
+                # is not read, so Sequelize's 5 is not known to apply
+                options_unread(ctx, "Sequelize pool.max", here, "pool.max")
+                continue
             reads = get(opts, "replication", "read")
             copies = [("", route_of(url, ctx))]
             if reads is not None and isinstance(reads.value, list):
@@ -62,6 +77,23 @@ def sequelize_pools(ctx: StackContext) -> list[Pool]:
                         Source.default_of("Sequelize 6/7 default (pool.max 5)", key="pool.max"),
                         route=route, bound="default", note=f"new Sequelize at {here.label()}"))
     return pools
+
+
+def _options_arg(args: list[Val | None]) -> Val | None:
+    """The options argument of `new Sequelize(...)`: the second of (url, options), the
+    fourth of (database, username, password, options), the only one of (options) or
+    (url); Val(None) for none. sequelize v6 src/sequelize.js constructor: one object
+    argument is the options, (URI) or (URI, options) when the second is an object, else
+    the fourth (`options = options || {}`)."""
+    if len(args) == 3:
+        return Val(None, Source())  # (database, username, password): no options
+    if not args or len(args) > 4:
+        return Val(None, Source())
+    last = args[-1] if len(args) != 1 else args[0]
+    if len(args) == 1 and last is not None and (
+            isinstance(last.value, str) or last.hidden or last.from_default):
+        return Val(None, Source())  # a URL (process.env.X is a string, set or not)
+    return last
 
 
 def _other_branch(toks: list, first: int, second: int) -> bool:

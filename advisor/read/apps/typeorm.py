@@ -14,7 +14,15 @@ from msgspec.structs import replace
 from advisor.model import Pool, Source
 from advisor.read.apps.base import StackContext
 from advisor.read.apps.jsparse import call_args, find_calls
-from advisor.read.apps.jssource import as_int, get, js_modules, known, route_of
+from advisor.read.apps.jssource import (
+    as_int,
+    get,
+    js_modules,
+    known,
+    may_hold,
+    options_unread,
+    route_of,
+)
 from advisor.read.apps.node_pg import DEFAULT_MAX, DEFAULT_SOURCE
 
 _CALLS = frozenset({"DataSource", "forRoot", "createConnection", "createConnections"})
@@ -39,6 +47,12 @@ def typeorm_pools(ctx: StackContext) -> list[Pool]:
                 if ctx.hidden_read("TypeORM poolSize", v):
                     continue
             n = as_int(v)
+            if not n and (may_hold(cfg, "extra", "max") or may_hold(cfg, "poolSize")):
+                # `{ type: "postgres", ...dbConfig }`, `extra: pgOptions`: a size may be
+                # set where it is not read, so pg-pool's 10 is not known to apply
+                options_unread(ctx, "TypeORM poolSize / extra.max", here, "poolSize or "
+                               "extra.max")
+                continue
             slaves = get(cfg, "replication", "slaves")
             copies = [("", route_of(get(cfg, "url"), ctx))]
             if slaves is not None and isinstance(slaves.value, list):
