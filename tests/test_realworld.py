@@ -522,3 +522,31 @@ def test_sentry_conf_py_mounted_from_a_configmap_cites_its_own_lines():
     assert {(s.path.rsplit("/", 1)[-1], s.line) for s in routes} == {("sentry.yaml", 18)}
     lines = (CORPUS / "sentry" / "rendered" / "sentry.yaml").read_text().splitlines()
     assert lines[17].strip() == '"HOST": "sentry-sentry-postgresql",'
+
+
+def test_temporal_store_without_max_conns_prints_its_named_default(tmp_path):
+    """D7: a store with no maxConns printed 'Temporal default store maxConns = 0', a 0
+    the file does not hold; it is the server's default (database/sql's no limit,
+    temporalio/temporal v1.31.2 sqlplugin/postgresql/session/session.go:76-77), named in
+    the finding and in the budget; a written 0 still prints as written."""
+    from advisor.engine.check import run_check
+    from advisor.engine.options import CheckOptions
+    from advisor.report import text
+    from advisor.rules import load_rules
+
+    lines = (CORPUS / "temporal" / "rendered" / "temporal.yaml").read_text().splitlines(
+        keepends=True)
+    assert lines[22].strip() == "maxConns: 20" and lines[33].strip() == "maxConns: 20"
+    lines[33] = lines[33].replace("20", "0")
+    (tmp_path / "temporal.yaml").write_text("".join([*lines[:22], *lines[23:]]))
+    result = run_check([str(tmp_path)], CheckOptions(cache=False))
+    related = {r.message for f in result.findings if f.code == "PA102" for r in f.related}
+    assert "Temporal default store maxConns = 0" not in related
+    assert ("Temporal default store maxConns: unset, Temporal server default: database/sql "
+            "MaxOpenConns 0 = no limit (temporalio/temporal v1.31.2 common/persistence/sql/"
+            "sqlplugin/postgresql/session/session.go:76-77 sets it only for maxConns > 0)"
+            ) in related
+    assert "Temporal visibility store maxConns = 0" in related
+    out = text.render(result, load_rules(), verbose=True)
+    assert "Temporal default store maxConns: 1 (unset, Temporal server default:" in out
+    assert "Temporal visibility store maxConns: 1 (no limit, counted as at least 1" in out

@@ -141,8 +141,10 @@ def _unbounded_floor(pool: Pool) -> Pool:
     least one), never 0 (Temporal with no maxConns printed '= 0' and 'peak >= 0')."""
     size = pool.size
     if size.value < 1:
-        size = replace(size, label="no limit, counted as at least 1",
-                       value=1.0)
+        # a default cited at a line (Temporal's unset maxConns) names itself here too
+        named = size.source.default if size.source.default and size.source.path \
+            else "no limit"
+        size = replace(size, label=f"{named}, counted as at least 1", value=1.0)
     return replace(pool, size=size,
                    note=f"{pool.label} has no upper limit (PA102): counted as "
                         f"{num(size.value)} here, the real peak is higher")

@@ -5,7 +5,15 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from advisor.budget.arith import num
-from advisor.model import Client, Location, Pool, RelatedLocation, Topology, peak_pods
+from advisor.model import (
+    Client,
+    Location,
+    Pool,
+    RelatedLocation,
+    Term,
+    Topology,
+    peak_pods,
+)
 
 
 def pools_with(topo: Topology, bound: str) -> Iterator[tuple[Client, Pool]]:
@@ -35,8 +43,16 @@ def related_of(client: Client, pool: Pool) -> tuple[RelatedLocation, ...]:
             continue
         loc = term.source.location()
         if loc is not None:
-            out.append(RelatedLocation(location=loc, message=f"{term.label} = {num(term.value)}"))
+            out.append(RelatedLocation(location=loc, message=_shown(term)))
     return tuple(out)
+
+
+def _shown(term: Term) -> str:
+    """A term's value, or the default it names when it is cited where it would be
+    written (Temporal's unset maxConns at its store's `sql:` line, no '= 0' there)."""
+    if term.source.default is not None:
+        return f"{term.label}: {term.source.default}"
+    return f"{term.label} = {num(term.value)}"
 
 
 def pods(client: Client) -> float:

@@ -31,6 +31,7 @@ import re
 from typing import TYPE_CHECKING
 
 from msgspec import Struct
+from msgspec.structs import replace
 
 from advisor.model import Pool, Route, Source, Term
 from advisor.read.apps.base import StackContext
@@ -38,6 +39,12 @@ from advisor.read.apps.numbers import parse_int
 
 if TYPE_CHECKING:
     from advisor.read.apps.cmdline import Word
+
+# The server sets a pool's limit only for maxConns > 0; unset (Go's zero int) leaves
+# database/sql's own default, MaxOpenConns 0: no limit.
+UNSET_DEFAULT = ("unset, Temporal server default: database/sql MaxOpenConns 0 = no limit "
+                 "(temporalio/temporal v1.31.2 common/persistence/sql/sqlplugin/postgresql/"
+                 "session/session.go:76-77 sets it only for maxConns > 0)")
 
 _DEFAULT_TPL = re.compile(r'\{\{\s*default\s+\.Env\.(\w+)\s+"?(\d+)"?\s*\}\}')
 _ENV_TPL = re.compile(r"\{\{\s*\.Env\.(\w+)\s*\}\}")
@@ -80,6 +87,10 @@ def temporal_pools(ctx: StackContext) -> list[Pool]:
                 src = f.cite(line, f"persistence.datastores.{name}.sql.maxConns"
                              + (" (not set)" if absent else ""),
                              "sql" if absent else "maxConns")
+                if absent:
+                    # cited where it would be written, and named: the value is no 0
+                    # written in the file but the server's default
+                    src = replace(src, default=UNSET_DEFAULT)
                 addr = str(sql.get("connectAddr", ""))
                 host, _, port = addr.rpartition(":") if ":" in addr else (addr, "", "")
                 at = _key_line(lines, name, "connectAddr")
@@ -92,7 +103,9 @@ def temporal_pools(ctx: StackContext) -> list[Pool]:
                 if n is None or n <= 0:
                     pools.append(ctx.pool(label, 0, src, route=route, bound="unbounded",
                                           per_process=False,
-                                          note="maxConns unset or 0: database/sql no limit"))
+                                          note="maxConns unset: database/sql no limit"
+                                          if absent else f"maxConns {sql.get('maxConns')}:"
+                                          " database/sql no limit"))
                 else:
                     pools.append(ctx.pool(label, n, src, route=route, per_process=False))
     return pools
