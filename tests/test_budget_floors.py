@@ -188,3 +188,29 @@ def test_a_share_under_one_connection_is_not_advice_to_use_zero(tmp_path):
     assert "create-user's share, 0 of 17 usable over 1 pods, is less than one connection " \
            "per process" in f.detail, f.detail
     assert "web's HikariCP" in f.detail and "allows 16 per process" in f.detail
+
+
+def test_a_share_of_one_or_more_per_process_is_not_said_under_one():
+    """D5: a pool whose part of its client's share floors to 0 (2 beside 50, in a share
+    of 17 over 1 pod) was told the client's share 'is less than one connection per
+    process'; the share holds 17, so the pool is told it exceeds it, one allowed."""
+    from types import SimpleNamespace
+
+    from advisor.model import Client, Contribution, Location, Pool, Source, Term
+    from advisor.rules.oversubscribed_server import _over_share
+
+    src = Source(path="k8s/app.yaml", line=3)
+    pools = [Pool(label="main pool", size=Term(label="size", value=50, source=src)),
+             Pool(label="side pool", size=Term(label="size", value=2, source=src))]
+    client = Client(id="Deployment/app", name="app", pools=pools,
+                    location=Location(path="k8s/app.yaml", line=1),
+                    replicas=Term(label="replicas", value=1, source=src))
+    budget = SimpleNamespace(usable=17, peak=52, contributions=[
+        Contribution(who="app", kind="client", total=52, location=client.location)])
+    lines = _over_share({"app": client}, budget)
+    assert not [x for x in lines if "less than one connection" in x], lines
+    assert lines == [
+        "app's main pool of 50 (k8s/app.yaml:3) exceeds its share: 17 of 17 usable over 1 "
+        "pods allows 16 per process",
+        "app's side pool of 2 (k8s/app.yaml:3) exceeds its share: 17 of 17 usable over 1 "
+        "pods allows 1 per process"]

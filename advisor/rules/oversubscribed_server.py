@@ -102,6 +102,10 @@ def _over_share(clients: dict[str, Client], budget) -> list[str]:
             if allowed < 1 and pool.per_pod() == 1 and len(client.pools) > 1:
                 continue  # one connection beside a larger pool (Pgpool-II's health check):
                 # the larger pool's line says what to shrink
+            if allowed < 1 and per_pod >= processes:
+                # its part of the share is under one, not the share: a pool of 50 beside
+                # one of 2 in 17 slots said the share, 17, was less than one per process
+                allowed = 1
             if allowed < 1:
                 # no pool is smaller than one connection: "allows 0 per process" was
                 # advice nobody can take (audit K, Airflow's create-user Job)
