@@ -483,6 +483,20 @@ def test_an_infinite_max_surge_is_no_surge_and_no_crash(tmp_path):
     assert not crashes(result) and budget_of(result).peak == 220  # no surge
 
 
+def test_the_operator_deployment_s_surge_is_capped_at_its_replicas(tmp_path):
+    """D1: `maxSurge: 5` over the CR's 2 replicas counted 7 pods; Kubernetes runs at
+    most 2 + 2 (NewRSNewReplicas), as for any Deployment."""
+    grafana = GRAFANA_CR.format(ns="monitoring", version="11.3.0").replace(
+        "strategy: {type: Recreate}", "strategy: {rollingUpdate: {maxSurge: 5}}")
+    other_tree(tmp_path, "  instanceSelector: {matchLabels: {dashboards: grafana}}\n",
+               grafana=grafana)
+    result = run_check([str(tmp_path)], CheckOptions())
+    assert not crashes(result) and budget_of(result).peak == 440  # 4 pods x (10 + 100)
+    surges = [f for c in budget_of(result).contributions for f in c.factors
+              if "surge" in f.label]
+    assert surges and all("maxSurge 5, capped at replicas 2" in f.label for f in surges)
+
+
 @pytest.mark.parametrize("url", ["'db.default.svc:²'", "'db.default.svc:123456'"])
 def test_a_port_of_no_ascii_digits_is_an_invalid_url(tmp_path, url):
     """"²".isdigit() is true but int() refuses it (ValueError); Grafana's Atoi refuses

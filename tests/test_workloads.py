@@ -110,6 +110,64 @@ def test_surge_rounds_up_like_kubernetes(spec, peak, expected):
     assert (found.value if found else None) == expected
 
 
+@pytest.mark.parametrize("spec,peak,expected,label", [
+    # ess-helm's Matrix Authentication Service: maxSurge 2 over 1 replica ran 3 pods
+    ("strategy: {rollingUpdate: {maxSurge: 2}}", 1, 1,
+     "rolling-update surge (maxSurge 2, capped at replicas 1: the new ReplicaSet never "
+     "exceeds replicas, Kubernetes NewRSNewReplicas)"),
+    ("strategy: {rollingUpdate: {maxSurge: 200%}}", 3, 3,
+     "rolling-update surge (maxSurge 200% = 6, capped at replicas 3: the new ReplicaSet "
+     "never exceeds replicas, Kubernetes NewRSNewReplicas)"),
+    ("strategy: {rollingUpdate: {maxSurge: 100%}}", 3, 3,
+     "rolling-update surge (maxSurge 100%, rounded up)"),
+    ("strategy: {rollingUpdate: {maxSurge: 3}}", 3, 3, "rolling-update surge (maxSurge)"),
+])
+def test_surge_is_capped_at_the_replicas(spec, peak, expected, label):
+    """D1: Kubernetes scales the new ReplicaSet to at most the replicas and the old ones
+    only down (kubernetes@277391ee71 pkg/controller/deployment/util/deployment_util.go
+    NewRSNewReplicas: "Do not exceed the number of desired replicas"), so a rollout
+    runs replicas + min(maxSurge, replicas) pods; the label says what was written."""
+    (obj,) = objs(f"""
+        apiVersion: apps/v1
+        kind: Deployment
+        metadata: {{name: web}}
+        spec:
+          {spec}
+          template: {{spec: {{containers: [{{name: a, image: x}}]}}}}
+        """)
+    found = surge(obj, peak)
+    assert (found.value, found.label) == (expected, label)
+
+
+@pytest.mark.parametrize("strategy,nodes,expected", [
+    ("", 1, None),                                           # maxSurge defaults to 0
+    ("updateStrategy: {rollingUpdate: {maxUnavailable: 2}}", 3, None),
+    ("updateStrategy: {rollingUpdate: {maxSurge: 0}}", 3, None),
+    ("updateStrategy: {type: OnDelete, rollingUpdate: {maxSurge: 1}}", 3, None),
+    ("updateStrategy: {rollingUpdate: {maxSurge: 1, maxUnavailable: 0}}", 3, 1),
+    ("updateStrategy: {rollingUpdate: {maxSurge: 50%, maxUnavailable: 0}}", 3, 2),
+    ("updateStrategy: {rollingUpdate: {maxSurge: 5, maxUnavailable: 0}}", 2, 2),  # 1/node
+])
+def test_a_daemonset_surges_only_with_a_written_max_surge(strategy, nodes, expected):
+    """D1: a DaemonSet's maxSurge defaults to 0 (kubernetes@a79f3c787d
+    pkg/apis/apps/v1/defaults.go SetDefaults_DaemonSet); written, it adds new pods
+    beside old ones, at most one per node (@7e74f25fe7 pkg/controller/daemon/update.go
+    rollingUpdate: "no more than two pods per node, one old, one new"). Its peak stays
+    the node count (1 assumed, or [[workloads]] replicas)."""
+    (obj,) = objs(f"""
+        apiVersion: apps/v1
+        kind: DaemonSet
+        metadata: {{name: agent}}
+        spec:
+          {strategy}
+          template: {{spec: {{containers: [{{name: a, image: x}}]}}}}
+        """)
+    found = surge(obj, nodes)
+    assert (found.value if found else None) == expected
+    if found is not None and expected == nodes and "5" in strategy:
+        assert "capped at nodes 2: one new pod per node beside the old" in found.label
+
+
 def test_hpa_v1_v2_and_keda_default():
     found = objs("""
         apiVersion: autoscaling/v1

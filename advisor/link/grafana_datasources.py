@@ -82,7 +82,6 @@ The pool, per Grafana process (one Go process per pod) per data source:
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Callable, Iterator
 from functools import partial
@@ -105,7 +104,14 @@ from advisor.model import (
     Term,
 )
 from advisor.read.sources.k8s import K8sObject, get, line_of, load_yaml_stream
-from advisor.read.workloads import ConfigIndex, ConfigMapData, Workload, lookup
+from advisor.read.workloads import (
+    ConfigIndex,
+    ConfigMapData,
+    SurgeSpec,
+    Workload,
+    lookup,
+    surge_term,
+)
 
 PG_TYPES = frozenset({"postgres", "grafana-postgresql-datasource"})
 GRAFANA_IMAGES = frozenset({"grafana", "grafana-enterprise", "grafana-oss"})
@@ -720,21 +726,14 @@ def _cr_pods(g: K8sObject, peaks: dict, default_ns: str) -> tuple[Term, Term | N
             key="spec.deployment.spec.replicas"))
     if get(g.body, *spec, "strategy", "type") == "Recreate":
         return replicas, None
-    raw = get(g.body, *spec, "strategy", "rollingUpdate", "maxSurge")
-    text = str(raw).strip() if raw is not None else "25%"
-    pct = text.endswith("%")
-    try:
-        value = math.ceil(replicas.value * float(text[:-1]) / 100) if pct else int(text)
-    except (ValueError, OverflowError):  # "inf%": float infinity has no integer
-        return replicas, None
-    if value <= 0:
-        return replicas, None
-    where = g.source(*spec, "strategy", "rollingUpdate", "maxSurge",
-                     key="maxSurge") if raw is not None else Source.default_of(
-        "Kubernetes default: maxSurge 25%", "spec.deployment.spec.strategy")
-    return replicas, Term(label=f"rolling-update surge (maxSurge {text}, rounded up)"
-                          if pct else "rolling-update surge (maxSurge)", value=value,
-                          source=where)
+    keys = (*spec, "strategy", "rollingUpdate", "maxSurge")
+    raw = get(g.body, *keys)
+    # Kubernetes' rule, as for any Deployment (advisor.read.workloads.surge_term: rounded
+    # up, never more than the replicas)
+    surge_spec = SurgeSpec("default", keys="spec.deployment.spec.strategy") if raw is None \
+        else SurgeSpec("given", text=str(raw).strip(), source=g.source(*keys, key="maxSurge"))
+    return replicas, surge_term(surge_spec, replicas.value,
+                                "Kubernetes default: maxSurge 25%")
 
 
 def _values_from(ds: K8sObject, index: ConfigIndex

@@ -281,15 +281,17 @@ class ContainerShape(Struct, array_like=True, frozen=True, gc=False):
 
 
 class SurgeSpec(Struct, array_like=True, frozen=True, gc=False):
-    """What `surge` reads of a Deployment or Rollout (its peak applied when linked):
-    `form` "preview" (blue-green previewReplicaCount `value`), "full" (a blue-green
-    preview of full size), "default" (no maxSurge at `keys`), "given" (maxSurge `text`)."""
+    """What `surge` reads of a Deployment, Rollout or DaemonSet (its peak applied when
+    linked): `form` "preview" (blue-green previewReplicaCount `value`), "full" (a
+    blue-green preview of full size), "default" (no maxSurge at `keys`), "given"
+    (maxSurge `text`); `daemon`: a DaemonSet's, whose peak is its node count."""
 
     form: str
     keys: str = ""
     value: bool | int | None = None
     text: str = ""
     source: Source | None = None
+    daemon: bool = False
 
 
 class VolumeSpec(Struct, array_like=True, frozen=True, gc=False):
@@ -473,11 +475,23 @@ def _parallelism(obj: K8sObject, spec_path: tuple[str, ...]) -> Term:
                 source=Source.default_of(f"{K8S_DEFAULT}: parallelism 1", "parallelism"))
 
 
+# Kinds whose rollout may run new pods beside the old: a StatefulSet replaces each pod in
+# place (the new pod takes the old one's name once it is gone), so it never surges.
+SURGE_KINDS = frozenset(("Deployment", "Rollout", "DaemonSet"))
+
+# Where the cap at `peak` comes from (kubernetes/kubernetes@277391ee71
+# pkg/controller/deployment/util/deployment_util.go NewRSNewReplicas: "Do not exceed the
+# number of desired replicas"; @7e74f25fe7 pkg/controller/daemon/update.go rollingUpdate:
+# "no more than two pods per node, one old, one new")
+_DEPLOYMENT_CAP = "the new ReplicaSet never exceeds replicas, Kubernetes NewRSNewReplicas"
+_DAEMON_CAP = "one new pod per node beside the old, Kubernetes daemon/update.go"
+
+
 def surge(obj: K8sObject, peak: float) -> Term | None:
     """Extra pods a rolling update runs at once. Kubernetes rounds a maxSurge
     percentage up (deployment/util ResolveFenceposts: intstr.GetScaledValueFromIntOrPercent
-    with roundUp=true)."""
-    if obj.kind not in ("Deployment", "Rollout"):
+    with roundUp=true); see `surge_term` for the cap at `peak`."""
+    if obj.kind not in SURGE_KINDS:
         return None
     known = obj.extract()
     return surge_term(known.surge if isinstance(known, WorkloadShape) else _surge_spec(obj),
@@ -487,7 +501,18 @@ def surge(obj: K8sObject, peak: float) -> Term | None:
 def surge_term(spec: SurgeSpec | None, peak: float, default: str = f"{K8S_DEFAULT}: maxSurge 25%"
                ) -> Term | None:
     """The surge `spec` gives at `peak` pods; `default` names where the 25% of a
-    strategy without maxSurge comes from."""
+    strategy without maxSurge comes from.
+
+    A rollout adds at most `peak` pods, whatever maxSurge says: the Deployment
+    controller scales the new ReplicaSet up to min(replicas + maxSurge - all ReplicaSets'
+    replicas, replicas - new ReplicaSet's replicas) (deployment_util.go NewRSNewReplicas)
+    and the old ReplicaSets only shrink, so old + new <= replicas + min(maxSurge,
+    replicas). Argo Rollouts' basic canary does the same (utils/replicaset/canary.go
+    CalculateReplicaCountsForBasicCanary: neither ReplicaSet's desired count exceeds
+    spec.replicas). A DaemonSet surges onto at most every node once
+    (pkg/controller/daemon/update.go). Not counted, as terminating pods are not: a
+    rollout started before the previous one's new pods are available keeps those for
+    one sync more, until cleanupUnhealthyReplicas scales them down (rolling.go)."""
     if spec is None:
         return None
     if spec.form == "preview":
@@ -506,28 +531,54 @@ def surge_term(spec: SurgeSpec | None, peak: float, default: str = f"{K8S_DEFAUL
             pct = float(text[:-1])
         except ValueError:
             return None
+        if not math.isfinite(pct):
+            return None
         value = math.ceil(peak * pct / 100)
-        label = f"rolling-update surge (maxSurge {text}, rounded up)"
+        written = f"maxSurge {text}, rounded up"
     else:
         try:
             value = int(text)
         except ValueError:
             return None
-        label = "rolling-update surge (maxSurge)"
+        written = "maxSurge"
+    cap = math.ceil(peak)
+    if value > cap:
+        # the label says what is written and why less is counted: the Term's source is
+        # the maxSurge line, the cap a rule of the controller
+        shown = f"{text} = {value}" if text.endswith("%") else text
+        label = (f"rolling-update surge (maxSurge {shown}, capped at "
+                 f"{'nodes' if spec.daemon else 'replicas'} {cap}: "
+                 f"{_DAEMON_CAP if spec.daemon else _DEPLOYMENT_CAP})")
+        value = cap
+    else:
+        label = f"rolling-update surge ({written})"
     if value <= 0:
         return None
     return Term(label=label, value=value, source=spec.source)
 
 
 def _surge_spec(obj: K8sObject) -> SurgeSpec | None:
-    """What `surge` reads of a Deployment's or Rollout's body."""
-    if obj.kind not in ("Deployment", "Rollout"):
+    """What `surge` reads of a Deployment's, Rollout's or DaemonSet's body."""
+    if obj.kind not in SURGE_KINDS:
         return None
+    if obj.kind == "DaemonSet":
+        # A DaemonSet surges only when maxSurge is written (its default is 0:
+        # kubernetes@a79f3c787d pkg/apis/apps/v1/defaults.go SetDefaults_DaemonSet) and
+        # not OnDelete; its peak is the node count (base_replicas), so no default here.
+        if get(obj.body, "spec", "updateStrategy", "type", default="RollingUpdate") != (
+                "RollingUpdate"):
+            return None
+        keys: tuple[str, ...] = ("spec", "updateStrategy", "rollingUpdate", "maxSurge")
+        raw = get(obj.body, *keys)
+        if raw is None:
+            return None
+        return SurgeSpec("given", text=str(raw).strip(), daemon=True,
+                         source=obj.source(*keys, key=".".join(keys)))
     if obj.kind == "Deployment":
         strategy = get(obj.body, "spec", "strategy", "type", default="RollingUpdate")
         if strategy == "Recreate":
             return None
-        keys: tuple[str, ...] = ("spec", "strategy", "rollingUpdate", "maxSurge")
+        keys = ("spec", "strategy", "rollingUpdate", "maxSurge")
     else:
         if get(obj.body, "spec", "strategy", "blueGreen") is not None:
             # The preview ReplicaSet runs at full size next to the active one until
