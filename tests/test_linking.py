@@ -216,7 +216,8 @@ def test_postgresql_conf_from_secret(tmp_path):
     conf = "max_connections = 40\n"
     write(tmp_path, {
         "k8s/db.yaml": DB.replace('args: ["-c", "max_connections=50"]',
-                                  "volumeMounts: [{name: conf, mountPath: /etc/pg}]")
+                                  'args: ["-c", "config_file=/etc/pg/postgresql.conf"]\n'
+                                  "          volumeMounts: [{name: conf, mountPath: /etc/pg}]")
         + "      volumes:\n        - name: conf\n          secret: {secretName: pgconf}\n",
         "k8s/secret.yaml": "apiVersion: v1\nkind: Secret\nmetadata: {name: pgconf}\n"
         f"data:\n  postgresql.conf: {base64.b64encode(conf.encode()).decode()}\n",

@@ -4,6 +4,7 @@ major version each is read as."""
 
 from __future__ import annotations
 
+import posixpath
 from functools import partial
 from typing import TYPE_CHECKING
 
@@ -13,6 +14,7 @@ from advisor.facts.pg_version import declared_major, image_major, option_major
 from advisor.guard import guarded
 from advisor.link.inputs import Inputs, merge_suppressions, suppressed_codes, workload_id
 from advisor.model import (
+    ConfigProblem,
     Container,
     Location,
     Server,
@@ -25,6 +27,7 @@ from advisor.read.apps.locate import BuildHints, built_from
 from advisor.read.apps.urls import declared_hosts
 from advisor.read.workloads import (
     ConfigIndex,
+    ConfigMapData,
     Workload,
     image_repository,
     is_postgres_image,
@@ -34,6 +37,7 @@ from advisor.read.workloads import (
 
 if TYPE_CHECKING:
     from advisor.config.schema import ServerDecl
+    from advisor.read.sources.pgconf import MountedDir, MountedFile
 
 DEFAULT_PG_VERSION = 15
 
@@ -81,32 +85,10 @@ def server_from_workload(inputs: Inputs, topo: Topology, w: Workload, c: Contain
                           ) -> Server:
     """The server `c` runs; `built`: the Dockerfile FROM line its image is built on (then
     `c.image` is that base image, see `as_built`)."""
-    from advisor.read.sources.pgconf import parse_postgres_args_checked, placed, read_pgconf
+    from advisor.read.sources.pgconf import parse_postgres_args_checked
 
     version = pg_version(inputs, c, built=built)
-    settings: dict[str, Setting] = {}
-    conf_end: Source | None = None
-    for cm_kind, cm_name in w.config_sources(c.name):
-        cm = lookup(index, cm_kind, w.namespace, cm_name)
-        if cm is None:
-            continue
-        keys = [k for k in cm.data if k.endswith(".conf") and "hba" not in k and "ident" not in k]
-        siblings = {k: (cm.data[k], cm.text_origin(k)[1]) for k in cm.data}
-        for key in sorted(keys, key=lambda k: (k != "postgresql.conf", k)):
-            shown, offset = cm.text_origin(key)
-            conf = read_pgconf(inputs.root, key, text=cm.data[key], line_offset=offset,
-                               display_path=shown, siblings=siblings,
-                               version=version.int_value)
-            places = cm.text_places(key)
-            conf = placed(conf, shown, offset, cm.data[key], places)
-            topo.problems.extend(conf.problems)
-            merge_suppressions(topo, conf.suppressions)
-            settings.update(conf.settings)
-            lines = cm.data[key].splitlines()
-            if lines and (places is None or places.flat is None):
-                # no line is added after a text the file does not hold line for line
-                conf_end = Source(path=shown, line=offset + len(lines), key=key)
-            break  # the main file; its includes pull in the others
+    settings, conf_end = _conf_settings(inputs, topo, w, c, index, version.int_value)
     # Command-line -c settings override the file, as on a real server.
     # -c settings only when the process is postgres itself (not a shell's -c)
     args = postgres_arguments(c) or []
@@ -129,6 +111,170 @@ def server_from_workload(inputs: Inputs, topo: Topology, w: Workload, c: Contain
         id=wid, name=w.name, kind="workload", namespace=w.namespace, version=version,
         settings=settings, conf_end=conf_end, instances=replicas, memory_limit=c.memory_limit,
         cpu_limit=c.cpu_limit, location=w.obj.location(), suppressed=suppressed_codes(w.obj))
+
+
+def _conf_settings(inputs: Inputs, topo: Topology, w: Workload, c: Container,
+                   index: ConfigIndex, version: int) -> tuple[dict[str, Setting], Source | None]:
+    """The settings of the postgresql.conf `c` reads, and where its main file ends (for
+    a line advise adds). The file `-c config_file=P` names, or for the official image
+    (and those built on it) $PGDATA/postgresql.conf, read where the container mounts it
+    from the repository (its includes resolved in the container: the ConfigMaps it
+    mounts, advisor.read.sources.pgmounts); a mounted .conf file that file does not
+    read is said, not read. For other images without config_file (whose entrypoint may
+    place a file anywhere), the first .conf key of each ConfigMap or Secret it mounts
+    (postgresql.conf first) that an earlier one's includes did not read."""
+    from advisor.read.sources.pgconf import mount_holding
+    from advisor.read.sources.pgmounts import config_file_arg, workload_conf_mounts
+
+    mounts = workload_conf_mounts(w, c.name, partial(_find, index, w.namespace))
+    mounted = mounts.mounted_files()
+    args = postgres_arguments(c) or []
+    named = config_file_arg(args)
+    config_file = posixpath.normpath(named) if named and named.startswith("/") else None
+    pgdata = _library_pgdata(c, args, version) if config_file is None else None
+    main = config_file or (posixpath.join(pgdata, "postgresql.conf") if pgdata else None)
+    if main is not None and main in mounts.files:
+        data, key = mounts.files[main]
+        read: set[str] = {main}
+        found = _read_conf(inputs, topo, data, key, main, mounts.dirs, mounted, read, version)
+        topo.problems.extend(_unused_conf(c, mounts.files, read, main, named=bool(config_file)))
+        return found
+    if config_file is not None:
+        holding = mount_holding(mounts.dirs, config_file)
+        where = (f"mounted from {holding.why}" if holding is not None and holding.files is None
+                 else "which no volume mounts from the repository (a file of the image, "
+                 "or none)")
+        topo.problems.append(ConfigProblem(
+            location=Location(path=c.source.path, line=c.source.line),
+            program="pool-advisor",
+            message=f"{c.name}: the server reads {config_file} (config_file), {where}: "
+                    "the settings it holds are unknown"))
+    if main is not None:
+        topo.problems.extend(_unused_conf(c, mounts.files, set(), main,
+                                          named=bool(config_file)))
+        return {}, None
+    # An image whose entrypoint may use a mounted file anywhere: each ConfigMap's main file.
+    settings: dict[str, Setting] = {}
+    conf_end: Source | None = None
+    read = set()  # container paths of the files read through includes
+    where_at = {(id(data.obj), key): path for path, (data, key) in mounts.files.items()}
+    for cm_kind, cm_name in w.config_sources(c.name):
+        cm = lookup(index, cm_kind, w.namespace, cm_name)
+        if cm is None:
+            continue
+        keys = [k for k in cm.data if _is_conf_key(k)]
+        for key in sorted(keys, key=lambda k: (k != "postgresql.conf", k)):
+            path = where_at.get((id(cm.obj), key))
+            if path is not None and path in read:
+                break  # an earlier file included it
+            found, end = _read_conf(inputs, topo, cm, key, path, mounts.dirs, mounted, read,
+                                    version)
+            settings.update(found)
+            conf_end = end or conf_end
+            break  # the main file; its includes pull in the others
+    return settings, conf_end
+
+
+def _is_conf_key(key: str) -> bool:
+    """A key that may hold postgresql.conf settings (not pg_hba.conf or pg_ident.conf)."""
+    return key.endswith(".conf") and "hba" not in key and "ident" not in key
+
+
+# The official image, and images built on it keeping its entrypoint and PGDATA
+# (docker-library/postgres docker-entrypoint.sh: the server runs with -D unset, so it
+# reads $PGDATA/postgresql.conf unless config_file is given).
+_LIBRARY_IMAGES = ("library/postgres", "postgis/postgis", "pgvector/pgvector",
+                   "ankane/pgvector", "timescale/timescaledb")
+
+
+def _library_pgdata(c: Container, args: list[str], version: int) -> str | None:
+    """The data directory of a server run by the official postgres image (whose
+    postgresql.conf it reads): `-D`, else PGDATA, else the image's default
+    (/var/lib/postgresql/data; /var/lib/postgresql/<major>/docker from 18, the
+    Dockerfiles' ENV PGDATA). None for another image, or a PGDATA not written here."""
+    from advisor.read.apps.base import image_is, image_path
+
+    path = image_path(c.image)
+    first, _, rest = path.partition("/")
+    if rest and ("." in first or ":" in first or first == "localhost"):
+        path = rest  # the registry
+    if path != "postgres" and not image_is(path, _LIBRARY_IMAGES):
+        return None
+    for i, arg in enumerate(args):
+        if arg == "-D" and i + 1 < len(args):
+            return posixpath.normpath(args[i + 1]) if args[i + 1].startswith("/") else None
+        if arg.startswith("-D") and len(arg) > 2:
+            return posixpath.normpath(arg[2:]) if arg[2:].startswith("/") else None
+    env = next((e for e in reversed(c.env) if e.name == "PGDATA"), None)
+    if env is not None:
+        ok = env.value and env.value.startswith("/") and "$" not in env.value
+        return posixpath.normpath(env.value) if ok and env.value else None
+    return "/var/lib/postgresql/data" if version < 18 else f"/var/lib/postgresql/{version}/docker"
+
+
+def _unused_conf(c: Container, files: dict[str, tuple[ConfigMapData, str]], read: set[str],
+                 main: str, *, named: bool) -> list[ConfigProblem]:
+    """A notice for each ConfigMap or Secret whose mounted .conf files the server does
+    not read: its settings are not applied (and are not taken for the server's)."""
+    unread: dict[int, tuple[ConfigMapData, list[str]]] = {}
+    for path, (data, key) in files.items():
+        if path not in read and _is_conf_key(key):
+            unread.setdefault(id(data.obj), (data, []))[1].append(path)
+    why = (f"the server reads {main} (config_file) and its includes" if named else
+           f"no -c config_file names it; the postgres image's server reads {main}")
+    out = []
+    for data, paths in unread.values():
+        paths.sort()
+        shown, offset = data.text_origin(files[paths[0]][1])
+        title = "Secret" if data.secret else "ConfigMap"
+        listed = ", ".join(paths[:3]) + (", ..." if len(paths) > 3 else "")
+        verb = "is" if len(paths) == 1 else "are"
+        out.append(ConfigProblem(
+            location=Location(path=shown, line=max(offset, 1)), program="pool-advisor",
+            message=f"{c.name}: {listed} ({title} {data.obj.name}) {verb} mounted but not "
+                    f"read ({why}): the settings {'it holds' if verb == 'is' else 'they hold'}"
+                    " are not applied"))
+    return out
+
+
+def _find(index: ConfigIndex, namespace: str | None, kind: str, name: str
+          ) -> ConfigMapData | None:
+    return lookup(index, kind, namespace, name)
+
+
+def _read_conf(inputs: Inputs, topo: Topology, cm: ConfigMapData, key: str,
+               container_path: str | None, dirs: list[MountedDir],
+               mounted: dict[str, MountedFile], read: set[str], version: int
+               ) -> tuple[dict[str, Setting], Source | None]:
+    """One main file, a ConfigMap key: at `container_path` in the container, its includes
+    resolved there among the mounted `dirs` and `mounted` files; else (not mounted where
+    known) its includes resolve to the ConfigMap's other keys. Adds what its includes
+    read to `read`."""
+    from advisor.read.sources.pgconf import placed, read_pgconf
+
+    shown, offset = cm.text_origin(key)
+    if container_path is not None:
+        conf = read_pgconf(inputs.root, key, text=cm.data[key], line_offset=offset,
+                           display_path=shown, version=version,
+                           container_path=container_path, mounts=dirs,
+                           mounted_files=mounted)
+        read.update(conf.mounted_files_read)
+        read.update(posixpath.join(d, n) for d in conf.mounted_read
+                    for n in (next((m.files for m in dirs if m.path == d), None) or {}))
+    else:
+        siblings = {k: (cm.data[k], cm.text_origin(k)[1]) for k in cm.data}
+        conf = read_pgconf(inputs.root, key, text=cm.data[key], line_offset=offset,
+                           display_path=shown, siblings=siblings, version=version)
+    places = cm.text_places(key)
+    conf = placed(conf, shown, offset, cm.data[key], places)
+    topo.problems.extend(conf.problems)
+    merge_suppressions(topo, conf.suppressions)
+    lines = cm.data[key].splitlines()
+    end = None
+    if lines and (places is None or places.flat is None):
+        # no line is added after a text the file does not hold line for line
+        end = Source(path=shown, line=offset + len(lines), key=key)
+    return dict(conf.settings), end
 
 
 def _args_at_their_lines(c: Container, args: list[str]) -> list[tuple[list[str], Source]]:

@@ -345,7 +345,7 @@ def workload_shape(obj: K8sObject) -> WorkloadShape | None:
         elif isinstance(vol.get("secret"), dict):
             volumes[str(vol.get("name"))] = ("secret", str(vol["secret"].get("secretName")))
         volume_sources[str(vol.get("name"))] = _volume_sources(vol)
-        volume_specs[str(vol.get("name"))] = _volume_spec(vol)
+        volume_specs[str(vol.get("name"))] = volume_spec(vol)
     containers: list[ContainerShape] = []
     mounts: dict[str, list[tuple[str, str]]] = {}
     sub_paths: dict[str, list[str]] = {}
@@ -417,7 +417,7 @@ def _items(source: dict) -> tuple[tuple[str, str], ...] | None:
                  for i in items if isinstance(i, dict))
 
 
-def _volume_spec(vol: dict) -> VolumeSpec:
+def volume_spec(vol: dict) -> VolumeSpec:
     """What the volume shows as files (VolumeSpec)."""
     if isinstance(vol.get("configMap"), dict):
         return VolumeSpec("configMap", (("configmap", str(vol["configMap"].get("name")),

@@ -57,6 +57,8 @@ class PgConf(Record, kw_only=True):
     suppressions: dict[str, dict[int, list[str]]] = field(default_factory=dict)
     # The mounted directories (MountedDir.path) an include_dir read, in reading order.
     mounted_read: list[str] = field(default_factory=list)
+    # The mounted files (paths in the container) an include or include_if_exists read.
+    mounted_files_read: list[str] = field(default_factory=list)
 
 
 class MountedFile(Struct, frozen=True):
@@ -211,7 +213,11 @@ class _Reader(Struct):
     suppressions: dict[str, dict[int, list[str]]] = field(default_factory=dict)
     included: int = 0  # files opened by include directives (MAX_INCLUDES)
     mounts: dict[str, MountedDir] = field(default_factory=dict)  # by container path
+    # Every file the container is known to hold, by its path there: the files of the
+    # mounted directories and single files (a subPath mount).
+    mounted_files: dict[str, MountedFile] = field(default_factory=dict)
     mounted_read: list[str] = field(default_factory=list)
+    mounted_files_read: list[str] = field(default_factory=list)
 
     # -- reporting --
 
@@ -302,6 +308,8 @@ class _Reader(Struct):
             return False
         if not self.may_open(config_file, calling, calling_line, depth):
             return False
+        if calling.container is not None:
+            return self.parse_in_container(config_file, strict, calling, calling_line, depth)
         abs_path = self.absolute(config_file, calling)
         if abs_path == calling.abs_path:
             self.fatal(*where, f'configuration file recursion in "{self.shown_of(calling)}"')
@@ -331,6 +339,50 @@ class _Reader(Struct):
             return False
         return self.parse_fp(opened, depth)
 
+    def in_container(self, location: str, calling: _File) -> str:
+        """AbsoluteConfigLocation in the container: relative to the including file's
+        folder there."""
+        assert calling.container is not None
+        return posixpath.normpath(posixpath.join(posixpath.dirname(calling.container),
+                                                 location))
+
+    def parse_in_container(self, config_file: str, strict: bool, calling: _File,
+                           calling_line: int, depth: int) -> bool:
+        """include / include_if_exists from a file whose path in the container is known:
+        the file the container holds there (a key of a mounted ConfigMap), as
+        ParseConfigFile opens it. The repository's own folders are not the container's:
+        a path on no volume mounted from the repository is the image's, not known here."""
+        where = (calling.display, calling_line)
+        target = self.in_container(config_file, calling)
+        if target == calling.container:
+            self.fatal(*where, f'configuration file recursion in "{target}"')
+            return False
+        held = self.mounted_files.get(target)
+        if held is not None:
+            self.mounted_files_read.append(target)
+            return self.parse_fp(_File(target, held.display, held.text.removeprefix("\ufeff"),
+                                       held.line_offset, container=target), depth)
+        if target in self.mounts:
+            # fopen() of a directory succeeds; flex's read then fails.
+            self.fatal(*where, f'input in flex scanner failed at file "{target}" line 1')
+            return False
+        mounted = mount_holding(self.mounts.values(), target)
+        if mounted is not None and mounted.files is None:
+            self.notice(*where, f'included file "{config_file}" ({target}) is mounted from '
+                        f"{mounted.why}; settings it may hold are unknown")
+            return True
+        if mounted is not None and posixpath.dirname(target) == mounted.path:
+            # A ConfigMap volume holds its keys and nothing else.
+            if not strict:
+                return True  # include_if_exists: "skipping missing configuration file"
+            self.fatal(*where, f'could not open configuration file "{target}": '
+                       "No such file or directory")
+            return False
+        self.notice(*where, f'included file "{config_file}" is not in the repository ({target} '
+                    "in the container is on no volume whose files the repository holds); "
+                    "settings it may hold are unknown")
+        return True
+
     def may_open(self, config_file: str, calling: _File, calling_line: int, depth: int
                  ) -> bool:
         """ParseConfigFile's nesting check, and our bound on the files opened."""
@@ -351,7 +403,10 @@ class _Reader(Struct):
         return True
 
     def shown_of(self, f: _File) -> str:
-        return f.display if f.display == self.virtual_display else self.shown(f.abs_path)
+        if f.display == self.virtual_display:
+            return f.display
+        # A mounted file: PostgreSQL names it by its path in the container.
+        return f.container if f.container is not None else self.shown(f.abs_path)
 
     # -- ParseConfigDirectory --
 
@@ -360,12 +415,24 @@ class _Reader(Struct):
         if includedir == "":
             self.fatal(*where, f'empty configuration directory name: "{includedir}"')
             return False
-        if calling.container is not None and self.mounts:
-            target = posixpath.normpath(posixpath.join(posixpath.dirname(calling.container),
-                                                       includedir))
+        if calling.container is not None:
+            target = self.in_container(includedir, calling)
             mounted = self.mounts.get(target)
             if mounted is not None:
                 return self.parse_mounted(includedir, mounted, calling, calling_line, depth)
+            if target in self.mounted_files:
+                self.fatal(*where, f'could not open configuration directory "{target}": '
+                           "Not a directory")
+                return False
+            holding = mount_holding(self.mounts.values(), target)
+            if holding is not None and holding.files is None:
+                self.notice(*where, f'included directory "{includedir}" ({target}) is mounted '
+                            f"from {holding.why}; settings it may hold are unknown")
+                return True
+            self.notice(*where, f'included directory "{includedir}" is not in the repository '
+                        f"({target} in the container is on no volume whose files the "
+                        "repository holds); settings it may hold are unknown")
+            return True
         directory = self.absolute(includedir, calling)
         try:
             real = self.root.resolve(directory)
@@ -475,6 +542,17 @@ class _Reader(Struct):
             else:
                 self.items.append(_Item(name, value, f.display, line_no))
         return ok
+
+
+def mount_holding(mounts: Iterable[MountedDir], target: str) -> MountedDir | None:
+    """The deepest of the mounted directories at or above `target` (a container path)."""
+    best = None
+    for mounted in mounts:
+        path = mounted.path
+        if (target == path or target.startswith(path.rstrip("/") + "/")) and \
+                (best is None or len(path) > len(best.path)):
+            best = mounted
+    return best
 
 
 def conf_dir_order(names: Iterable[str]) -> list[str]:
@@ -613,12 +691,16 @@ def read_pgconf(
     version: int = 15,
     container_path: str | None = None,
     mounts: list[MountedDir] | None = None,
+    mounted_files: dict[str, MountedFile] | None = None,
 ) -> PgConf:
     """Read postgresql.conf at `path` (or `text`, e.g. a ConfigMap key held in the file
     at `path`, whose lines start after `line_offset`). `siblings` are the other keys of
     that ConfigMap: includes naming them resolve there first. `container_path`: where
-    the server finds the file in its container; an include_dir naming one of `mounts`
-    from there reads that mounted directory."""
+    the server finds the file in its container; its includes then resolve in the
+    container, as PostgreSQL resolves them there: an include_dir naming one of `mounts`
+    reads that mounted directory, an include a file of those directories or of
+    `mounted_files` (single files mounted with subPath), by their container paths; a
+    path on none of them is the image's (not known here), never a repository file."""
     p = Path(path)
     abs_main = posixpath.normpath(str(p if p.is_absolute() else root.path / p))
     virtual = text is not None
@@ -629,6 +711,7 @@ def read_pgconf(
         virtual_display=display if virtual else None,
         version=version,
         mounts={posixpath.normpath(m.path): m for m in mounts or ()},
+        mounted_files=_files_at(mounts or (), mounted_files or {}),
     )
     if text is None:
         try:
@@ -655,6 +738,16 @@ def read_pgconf(
         if isinstance(opened, _File):
             ok = reader.parse_fp(opened, 0)
     return _finish(reader, ok)
+
+
+def _files_at(mounts: Iterable[MountedDir], single: dict[str, MountedFile]
+              ) -> dict[str, MountedFile]:
+    """Every file the container holds by its path: the mounted directories' files, then
+    the single files."""
+    found = {posixpath.join(posixpath.normpath(m.path), name): held
+             for m in mounts for name, held in (m.files or {}).items()}
+    found.update({posixpath.normpath(path): held for path, held in single.items()})
+    return found
 
 
 def _finish(reader: _Reader, ok: bool) -> PgConf:
@@ -719,6 +812,7 @@ def _result(reader: _Reader, settings: dict[str, Setting]) -> PgConf:
         files=reader.files,
         suppressions=reader.suppressions,
         mounted_read=reader.mounted_read,
+        mounted_files_read=reader.mounted_files_read,
     )
 
 

@@ -37,9 +37,7 @@ ConfigMap volume holds one file per key): see advisor.read.sources.pgconf.Mounte
 from __future__ import annotations
 
 import posixpath
-from typing import Any
-
-from msgspec import Struct
+from typing import TYPE_CHECKING, Any
 
 from advisor.model import ConfigProblem, Location, Server, Setting
 from advisor.read.render import text_origin
@@ -54,6 +52,9 @@ from advisor.read.sources.operators.common import (
     memory_term,
     source_at,
 )
+
+if TYPE_CHECKING:
+    from advisor.read.sources.pgmounts import ConfMounts
 
 # --- Bitnami postgresql chart --------------------------------------------------------------
 
@@ -125,16 +126,6 @@ BITNAMI_IMAGES = ("bitnami/postgresql", "bitnamilegacy/postgresql", "bitnamisecu
 _CONTAINER = ("spec", "template", "spec", "containers", 0)
 
 
-class _Mounts(Struct):
-    """What the container mounts from ConfigMaps: its directories (a ConfigMap volume
-    mounted whole) and each file by its path (a key in such a directory, or a subPath
-    mount), with the ConfigMap and key that hold it."""
-
-    dirs: list[Any]  # pgconf.MountedDir
-    files: dict[str, tuple[K8sObject, str]]
-    holders: dict[str, K8sObject]  # directory -> the ConfigMap it shows
-
-
 def _mounted_conf(ctx: ReadContext, obj: K8sObject,
                   configmaps: dict[tuple[str | None, str], K8sObject],
                   version: int) -> dict[str, Setting]:
@@ -142,6 +133,7 @@ def _mounted_conf(ctx: ReadContext, obj: K8sObject,
     volumeMounts and the image (see the module docstring); without volumeMounts,
     postgresql.conf then override.conf of the ConfigMaps it names (_unmounted_conf)."""
     from advisor.read.sources.pgconf import read_mounted_dir, read_pgconf
+    from advisor.read.sources.pgmounts import config_file_arg, unread_conf_d
 
     container = get(obj.body, *_CONTAINER)
     mounts = _mounts(obj, container, configmaps)
@@ -150,20 +142,23 @@ def _mounted_conf(ctx: ReadContext, obj: K8sObject,
     bitnami = _bitnami_image(container)
     conf_dir = posixpath.join(_env(container, "POSTGRESQL_VOLUME_DIR") or BITNAMI_VOLUME_DIR,
                               "conf")
-    named = _config_file_arg(container)
+    named = config_file_arg(_argv(container))
     config_file = posixpath.normpath(named or posixpath.join(conf_dir, "postgresql.conf"))
     env = _bitnami_env_settings(ctx, obj, version) if bitnami else {}
     held = mounts.files.get(config_file)
     if held is not None:
         cm, key = held
-        display, offset = _origin(cm, key)
-        conf = read_pgconf(ctx.root, display, text=cm.body["data"][key], line_offset=offset,
+        display, offset = cm.text_origin(key)
+        conf = read_pgconf(ctx.root, display, text=cm.data[key], line_offset=offset,
                            display_path=display, auto_conf=False, version=version,
-                           container_path=config_file, mounts=mounts.dirs)
+                           container_path=config_file, mounts=mounts.dirs,
+                           mounted_files=mounts.mounted_files())
         ctx.out.problems.extend(conf.problems)
-        ctx.out.claimed.append(cm.ref)
-        ctx.out.claimed.extend(mounts.holders[p].ref for p in conf.mounted_read)
-        unread = _unread_conf_d(mounts, config_file, conf.mounted_read)
+        ctx.out.claimed.append(cm.obj.ref)
+        ctx.out.claimed.extend(mounts.holders[p].ref for p in conf.mounted_read
+                               if p in mounts.holders)
+        ctx.out.claimed.extend(mounts.files[p][0].obj.ref for p in conf.mounted_files_read)
+        unread = unread_conf_d(mounts, config_file, conf.mounted_read)
         if unread is not None:
             ctx.out.claimed.append(unread.ref)
             why = ("the Bitnami image uses the mounted postgresql.conf in place of its own, "
@@ -187,8 +182,7 @@ def _mounted_conf(ctx: ReadContext, obj: K8sObject,
         return _unmounted_conf(ctx, obj, configmaps, version)
     # The image's own postgresql.conf: POSTGRESQL_* written in place, then conf.d.
     settings = dict(env)
-    conf_d = next((d for d in mounts.dirs
-                   if d.path == posixpath.join(conf_dir, "conf.d")), None)
+    conf_d = mounts.dir_at(posixpath.join(conf_dir, "conf.d"))
     if conf_d is not None and conf_d.files is not None:
         conf = read_mounted_dir(ctx.root, conf_d, version)
         ctx.out.problems.extend(conf.problems)
@@ -201,71 +195,34 @@ def _mounted_conf(ctx: ReadContext, obj: K8sObject,
     return settings
 
 
-def _unread_conf_d(mounts: _Mounts, config_file: str, read: list[str]) -> K8sObject | None:
-    """The ConfigMap mounted at conf.d next to the file the server starts with, when
-    that file's includes did not read it and it holds a .conf file."""
-    path = posixpath.join(posixpath.dirname(config_file), "conf.d")
-    holder = mounts.holders.get(path)
-    if holder is None or path in read:
-        return None
-    found = next((d for d in mounts.dirs if d.path == path), None)
-    files = found.files if found is not None else None
-    return holder if files and any(n.endswith(".conf") for n in files) else None
-
-
 def _mounts(obj: K8sObject, container: Any,
-            configmaps: dict[tuple[str | None, str], K8sObject]) -> _Mounts | None:
-    """The ConfigMap volumes the container mounts; None without volumeMounts (objects
-    built from values alone, or hand-written ones that do not say where files are)."""
-    from advisor.read.sources.pgconf import MountedDir, MountedFile
+            configmaps: dict[tuple[str | None, str], K8sObject]) -> ConfMounts | None:
+    """What the container mounts (advisor.read.sources.pgmounts); None without
+    volumeMounts (objects built from values alone, or hand-written ones that do not say
+    where files are)."""
+    from advisor.read.sources.pgmounts import conf_mounts
+    from advisor.read.workloads import ConfigMapData, volume_spec
 
     listed = get(container, "volumeMounts")
     if not isinstance(listed, list) or not listed:
         return None
     listed_volumes = get(obj.body, "spec", "template", "spec", "volumes")
-    volumes = {get(v, "name"): v for v in listed_volumes if isinstance(v, dict)} \
-        if isinstance(listed_volumes, list) else {}
-    out = _Mounts(dirs=[], files={}, holders={})
+    volumes = {str(get(v, "name")): volume_spec(v) for v in listed_volumes
+               if isinstance(v, dict)} if isinstance(listed_volumes, list) else {}
+    triples = []
     for mount in listed:
         at, sub = get(mount, "mountPath"), get(mount, "subPath") or ""
-        sub = sub if isinstance(sub, str) else ""
-        volume = volumes.get(get(mount, "name"))
-        name = get(volume, "configMap", "name")
-        if not isinstance(at, str) or not at or not isinstance(name, str):
-            continue
-        at = posixpath.normpath(at)
-        cm = configmaps.get((obj.namespace, name))
+        if isinstance(at, str) and at:
+            triples.append((str(get(mount, "name")), at, sub if isinstance(sub, str) else ""))
+
+    def find(kind: str, name: str) -> ConfigMapData | None:
+        cm = configmaps.get((obj.namespace, name)) if kind == "configmap" else None
         data = get(cm.body, "data") if cm is not None else None
         if cm is None or not isinstance(data, dict):
-            if not sub:
-                out.dirs.append(MountedDir(at, None, why=f"ConfigMap {name}, which is not in "
-                                           "the repository"))
-            continue
-        names = _volume_files(data, get(volume, "configMap", "items"))
-        if sub:
-            if sub in names and isinstance(data.get(names[sub]), str):
-                out.files[at] = (cm, names[sub])
-            continue
-        held: dict[str, Any] = {}
-        for file, key in names.items():
-            text = data.get(key)
-            if "/" in file or not isinstance(text, str):
-                continue  # a subdirectory of the volume, or not text
-            display, offset = _origin(cm, key)
-            held[file] = MountedFile(text, display, offset)
-            out.files[posixpath.join(at, file)] = (cm, key)
-        out.dirs.append(MountedDir(at, held))
-        out.holders[at] = cm
-    return out
+            return None
+        return ConfigMapData(cm, {str(k): v for k, v in data.items() if isinstance(v, str)})
 
-
-def _volume_files(data: dict[str, Any], items: Any) -> dict[str, str]:
-    """File path in a ConfigMap volume -> its key: every key, or the `items` chosen."""
-    if not isinstance(items, list):
-        return {str(k): str(k) for k in data}
-    return {str(get(i, "path")): str(get(i, "key")) for i in items
-            if isinstance(get(i, "path"), str) and isinstance(get(i, "key"), str)
-            and get(i, "key") in data}
+    return conf_mounts(triples, volumes, find)
 
 
 def _origin(cm: K8sObject, key: str) -> tuple[str, int]:
@@ -292,24 +249,9 @@ def _bitnami_image(container: Any) -> bool:
     return isinstance(image, str) and image_is(image, BITNAMI_IMAGES)
 
 
-def _config_file_arg(container: Any) -> str | None:
-    """The config_file a postgres command line names (`-c config_file=P`,
-    `--config-file=P`; postmaster.c reads `-` in a long option's name as `_`), the last
-    one when several."""
-    argv = [str(a) for part in ("command", "args")
+def _argv(container: Any) -> list[str]:
+    return [str(a) for part in ("command", "args")
             if isinstance(get(container, part), list) for a in get(container, part)]
-    found = None
-    for i, arg in enumerate(argv):
-        if arg == "-c" and i + 1 < len(argv):
-            option = argv[i + 1]
-        elif arg.startswith(("-c", "--")):  # `-cname=value`, `--name=value`
-            option = arg[2:]
-        else:
-            continue
-        name, eq, value = option.partition("=")
-        if eq and name.replace("-", "_") == "config_file" and value:
-            found = value
-    return found
 
 
 def _unmounted_conf(ctx: ReadContext, obj: K8sObject,
