@@ -173,16 +173,57 @@ def test_forgejo_runner_and_other_forgejo_images_are_not_forgejo():
         assert pools_for_container(replace(container(env), image=image)).pools == []
 
 
-def test_max_open_conns_in_the_init_containers_env_only_is_named(tmp_path):
-    """forgejo-helm's gitea.additionalConfigFromEnvs go into the init container alone,
-    whose script writes them into app.ini: not read here, so a notice says so."""
-    chart = forgejo_chart(PG).replace(
+def _with_init_env(chart: str, data: bool) -> str:
+    """forgejo-helm's gitea.additionalConfigFromEnvs go into the init container alone
+    (init-app-ini), whose config_environment.sh writes them into app.ini; `data`: both
+    containers mount the chart's data volume at /data, where that app.ini is."""
+    chart = chart.replace(
         "            - {name: GITEA_APP_INI, value: /data/gitea/conf/app.ini}\n"
-        "          volumeMounts",
+        "          volumeMounts:\n",
         "            - {name: GITEA_APP_INI, value: /data/gitea/conf/app.ini}\n"
         "            - {name: FORGEJO__DATABASE__MAX_OPEN_CONNS, value: \"10\"}\n"
-        "          volumeMounts", 1)
+        "          volumeMounts:\n"
+        + ("            - {name: data, mountPath: /data}\n" if data else ""), 1)
+    if data:
+        chart = chart.replace(
+            "{env}      volumes:\n".format(env=""),
+            "          volumeMounts: [{name: data, mountPath: /data}]\n      volumes:\n"
+            "        - {name: data, persistentVolumeClaim: {claimName: forgejo-data}}\n")
+    return chart
+
+
+def test_max_open_conns_in_the_init_containers_env_is_the_apps_when_it_reads_that_app_ini(
+        tmp_path):
+    """The chart's shape: the init container writes app.ini on the data volume the
+    application container mounts at the same path: its variable is the app's setting
+    (config_environment.sh reloads its env over the section files), cited there."""
+    chart = _with_init_env(forgejo_chart(PG + "\n    MAX_OPEN_CONNS=30"), data=True)
     write(tmp_path, {"k8s/db.yaml": DB, "k8s/forgejo.yaml": chart})
-    result = run_check([str(tmp_path)], CheckOptions())
-    assert any("FORGEJO__DATABASE__MAX_OPEN_CONNS" in n and "init container" in n
-               for n in result.notices)
+    budget, client = _budget(tmp_path)
+    (pool,) = client.pools
+    line = chart.splitlines().index(
+        '            - {name: FORGEJO__DATABASE__MAX_OPEN_CONNS, value: "10"}') + 1
+    assert (pool.size.value, pool.size.source.key, pool.size.source.line) == (
+        10, "FORGEJO__DATABASE__MAX_OPEN_CONNS", line)
+    assert budget.peak == 6 * 10
+    # the application container's own variable is applied last, at its start
+    own = chart.replace("          volumeMounts: [{name: data",
+                        "          env: [{name: GITEA__database__MAX_OPEN_CONNS, value: \"7\"}]\n"
+                        "          volumeMounts: [{name: data", 1)
+    write(tmp_path, {"k8s/forgejo.yaml": own})
+    assert _budget(tmp_path)[1].pools[0].size.value == 7
+
+
+def test_max_open_conns_in_an_init_containers_env_whose_app_ini_is_not_read_is_unknown(
+        tmp_path):
+    """No shared volume at /data: the app.ini the init container writes is in its own
+    filesystem, not the application's; its MAX_OPEN_CONNS is unknown, never the
+    default 100."""
+    chart = _with_init_env(forgejo_chart(PG), data=False)
+    write(tmp_path, {"k8s/db.yaml": DB, "k8s/forgejo.yaml": chart})
+    budget, client = _budget(tmp_path)
+    assert budget.peak is None or budget.unknown_clients
+    assert client.pools == []
+    assert "FORGEJO__DATABASE__MAX_OPEN_CONNS is set in init container init-app-ini" in \
+        client.unknown
+    assert "/data/gitea/conf/app.ini is on no volume of init-app-ini" in client.unknown

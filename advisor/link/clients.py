@@ -169,6 +169,7 @@ def client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
     # running container connects with pools not read: then the init pools are not the pod's
     init_runs: list[tuple[str, list[Pool]]] = []
     unread_running = False
+    from advisor.read.apps.images import forge_init_writers
     for c in w.containers:
         if is_pgbouncer_container(c):
             continue
@@ -180,6 +181,7 @@ def client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
                     "the database env it is given is not counted")
             non_clients += c.role != "init"
             continue
+        writers = forge_init_writers(w, c)  # the init container writing Gitea's app.ini
         if reads_pod_files(c):
             # a program that reads its configuration files from the pod (Synapse)
             from advisor.read.apps.podfiles import PodFiles
@@ -188,8 +190,9 @@ def client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
             read = partial(pools_for_container, c, app if c.name in runs_app else None,
                            node_cpus=inputs.settings.node_cpus,
                            pod_files=pod_files.view(c.name))
-        elif c.name in runs_app:
-            read = partial(pools_for_container, c, app, node_cpus=inputs.settings.node_cpus)
+        elif c.name in runs_app or writers:
+            read = partial(pools_for_container, c, app if c.name in runs_app else None,
+                           node_cpus=inputs.settings.node_cpus, init_writers=writers)
         else:
             read = partial(container_pools, c, _run_cache(inputs),
                            node_cpus=inputs.settings.node_cpus)

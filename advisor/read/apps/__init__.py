@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from msgspec import Struct, field
 
 from advisor.model import ConfigProblem, Container, Pool, Record, Source
-from advisor.read.apps.base import StackContext
+from advisor.read.apps.base import InitWriter, StackContext
 from advisor.read.apps.source import AppFile, AppSource, mounted_app_file, scan_app_dir
 from advisor.read.apps.urls import route_from_env, route_from_url
 
@@ -377,12 +377,14 @@ def _option(args: list[str], short: str, long: str, default: int) -> int | None:
 
 def pools_for_container(container: Container, app: AppSource | None = None, *,
                         profile: str | None = None, node_cpus: int | None = None,
-                        pod_files: ContainerFiles | None = None) -> AppPools:
+                        pod_files: ContainerFiles | None = None,
+                        init_writers: tuple[InitWriter, ...] = ()) -> AppPools:
     """Every pool the container's processes open, from its env/args and its app source.
     `profile` (e.g. a Spring profile from configuration) beats what the env says.
     `node_cpus` sizes CPU-derived defaults (pgx, Prisma, cpu_count() workers); without
     it 4 CPUs are assumed and the pool says so (bound="cpu", cpus term). `pod_files`:
-    the files the container sees in its pod (POD_FILE_IMAGES)."""
+    the files the container sees in its pod (POD_FILE_IMAGES). `init_writers`: the pod's
+    init containers that write the configuration file it reads (Gitea's app.ini)."""
     if app is not None and _not_the_app(container):
         # a proxy/agent sidecar: the app's source files are not its settings; Pgpool-II's
         # own pgpool.conf, mounted into its pod, is
@@ -393,7 +395,7 @@ def pools_for_container(container: Container, app: AppSource | None = None, *,
         else:
             app = None
     ctx = StackContext(container=container, app=app, profile=profile, node_cpus=node_cpus,
-                       pod_files=pod_files)
+                       pod_files=pod_files, init_writers=init_writers)
     from advisor.read.apps.cmdline import command_line
 
     # one read of the command line for both (a call per container of every check)

@@ -29,6 +29,20 @@ if TYPE_CHECKING:
 ASSUMED_NODE_CPUS = 4
 
 
+class InitWriter(Struct, frozen=True):
+    """An init container of the pod whose script writes the application's configuration
+    file from its own env (the Gitea and Forgejo charts' init-app-ini:
+    config_environment.sh, environment-to-ini), for the readers of that application."""
+
+    container: str  # the init container's name
+    env: tuple[EnvVar, ...]
+    path: str | None  # the file it writes, in its own filesystem (None: not known)
+    # whether the application container reads that file (the same volume at that path);
+    # `why` when it does not, or when that is not known
+    shared: bool
+    why: str = ""
+
+
 class StackContext(Struct):
     """One container (and its application source, when known) being read for pools.
     Readers append to `problems`/`notices`; they do no I/O."""
@@ -50,6 +64,8 @@ class StackContext(Struct):
     # The files the container sees (advisor/read/apps/podfiles.py ContainerFiles), for
     # the readers of programs that read their configuration files from the pod
     pod_files: ContainerFiles | None = None
+    # The pod's init containers that write the configuration file this container reads
+    init_writers: tuple[InitWriter, ...] = ()
     _processes: ProcessInfo | None = None
     cache: dict[str, object] = field(default_factory=dict)  # per-container parse results
 

@@ -60,7 +60,12 @@ Defaults, each read in the application's own source:
   PostgreSQL when DB_TYPE is postgres. Read from a mounted app.ini, then the section
   files the Gitea chart's init container writes app.ini from (its Secret
   <release>-inline-config at /env-to-ini-mounts/inlines/, then additionalConfigSources:
-  helm-chart scripts/init-containers/config/config_environment.sh), then the container's
+  helm-chart scripts/init-containers/config/config_environment.sh), then that init
+  container's own GITEA__database__KEY (gitea.additionalConfigFromEnvs: the script
+  reloads the variables it started with over the section files before
+  environment-to-ini) when the application container reads the app.ini it writes (the
+  same GITEA_APP_INI on the same volume, the chart's data volume at /data; else the
+  setting is unknown, never the default), then the container's
   GITEA__database__KEY, which the image's start writes into app.ini last
   (docker/rootless/usr/local/bin/docker-setup.sh `environment-to-ini`; the section's
   case does not matter, modules/setting/config_env.go decodeEnvSectionKey). The legacy
@@ -181,14 +186,17 @@ Defaults, each read in the application's own source:
 
 from __future__ import annotations
 
+import posixpath
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 from msgspec import Struct
 from msgspec.structs import replace
 
-from advisor.model import CpuFormula, Pool, Source, Term
+from advisor.model import Container, CpuFormula, EnvVar, Pool, Source, Term
 from advisor.read.apps.base import (
+    InitWriter,
     StackContext,
     image_is,
     option_value,
@@ -877,22 +885,27 @@ def forgejo_forge(image: str) -> Forge:
 
 
 def _gitea_env(ctx: StackContext, forge: Forge, key: str) -> Setting | None:
+    """<PREFIX>__database__KEY of the container itself (_forge_env)."""
+    return _forge_env(ctx.container.env, forge, key)
+
+
+def _forge_env(env: Iterable[EnvVar], forge: Forge, key: str) -> Setting | None:
     """<PREFIX>__database__KEY (the section's case does not matter: config_env.go
     decodeEnvSectionKey lower-cases it), or <PREFIX>__database__KEY__FILE (a file's text,
     not held here). environment-to-ini applies the variables in the order of the
     process's environment, which Kubernetes does not keep (kubelet_pods.go
     makeEnvironmentVariables appends them from a map): two names for one key that
-    disagree leave it unknown (None, said in ctx.unknown)."""
+    disagree leave it unknown (None, with why)."""
     found: dict[str, Setting] = {}
-    for var in ctx.container.env:  # one name given twice: the last (kubelet's map)
+    for var in env:  # one name given twice: the last (kubelet's map)
         prefix, _, rest = var.name.partition("__")
         section, _, name = rest.partition("__")
         if prefix not in forge.prefixes or section.lower() != "database":
             continue
         if name == key:
-            found[var.name] = Setting(var.value, ctx.env_source(var.name))
+            found[var.name] = Setting(var.value, replace(var.source, key=var.name))
         elif name == key + "__FILE":
-            found[var.name] = Setting(None, ctx.env_source(var.name))
+            found[var.name] = Setting(None, replace(var.source, key=var.name))
     if len({(s.value, (s.source.key or "").endswith("__FILE")) for s in found.values()}) > 1:
         first = next(iter(found.values()))
         return Setting(None, first.source, why=(
@@ -905,9 +918,13 @@ def _gitea_env(ctx: StackContext, forge: Forge, key: str) -> Setting | None:
 def _gitea_setting(ctx: StackContext, forge: Forge, key: str) -> Setting | None:
     """[database] `key` as the container's Gitea or Forgejo reads it: a mounted app.ini,
     then the section files the chart's init container writes app.ini from (its inline
-    config, then additionalConfigSources, config_environment.sh's order), then the
-    container's <PREFIX>__database__KEY, which the image's start applies last
-    (docker-setup.sh, s6 setup: environment-to-ini)."""
+    config, then additionalConfigSources), then that init container's own
+    <PREFIX>__database__KEY (config_environment.sh exports the section files, then
+    reloads the variables it was started with over them, then runs environment-to-ini:
+    gitea/helm-chart scripts/init-containers/config/config_environment.sh), when this
+    container reads the app.ini it writes (unknown when not), then the container's own
+    <PREFIX>__database__KEY, which the image's start applies last (docker-setup.sh, s6
+    setup: environment-to-ini)."""
     from advisor.read.apps.goini import parse_env_to_ini
 
     found = None
@@ -919,7 +936,88 @@ def _gitea_setting(ctx: StackContext, forge: Forge, key: str) -> Setting | None:
         value = parse_env_to_ini(f.text).get(key)
         if value is not None:
             found = Setting(value.value, f.cite(value.line, f"database.{key}", key))
+    for writer in ctx.init_writers:
+        given = _forge_env(writer.env, forge, key)
+        if given is not None and not writer.shared:
+            given = Setting(None, given.source, why=(
+                f"{forge.label}: {given.source.key} is set in init container "
+                f"{writer.container} ({given.source.label()}), whose script writes it into "
+                f"{writer.path or 'its app.ini'}; {writer.why}"))
+        found = given or found
     return _gitea_env(ctx, forge, key) or found
+
+
+# The app.ini the image reads without GITEA_APP_INI: the rootless image's
+# /etc/gitea/app.ini, the root image's /data/gitea/conf/app.ini (Dockerfile.rootless and
+# Dockerfile ENV GITEA_APP_INI, go-gitea/gitea)
+_APP_INI_ROOTLESS = "/etc/gitea/app.ini"
+_APP_INI_ROOT = "/data/gitea/conf/app.ini"
+
+
+def _app_ini_path(c: Container) -> str | None:
+    """Where the container's Gitea reads (or its init script writes) app.ini: GITEA_APP_INI,
+    else the image's; None when GITEA_APP_INI's value is not held here."""
+    var = next((e for e in reversed(c.env) if e.name == "GITEA_APP_INI"), None)
+    if var is not None:
+        ok = var.value is not None and var.value.startswith("/") and "$" not in var.value
+        return posixpath.normpath(var.value) if ok and var.value else None
+    tag = c.image.split("@", 1)[0].rsplit("/", 1)[-1].partition(":")[2]
+    return _APP_INI_ROOTLESS if "rootless" in tag else _APP_INI_ROOT
+
+
+def _volume_at(w: Any, container: str, path: str) -> tuple[str, str] | None:
+    """(volume, path inside it) holding `path` in the container: its deepest mount at or
+    above it; None when no volume holds it (the container's own filesystem)."""
+    mounts = w.mounts.get(container, [])
+    subs = w.sub_paths.get(container, [])
+    best = None
+    for i, (vol, at) in enumerate(mounts):
+        at = posixpath.normpath(at) if at.startswith("/") else ""
+        if at and (path == at or path.startswith(at.rstrip("/") + "/")) and \
+                (best is None or len(at) > len(best[1])):
+            best = (vol, at, subs[i] if i < len(subs) else "")
+    if best is None:
+        return None
+    vol, at, sub = best
+    return vol, posixpath.join(sub.strip("/"), path[len(at):].strip("/")).strip("/")
+
+
+_WRITES_APP_INI = ("config_environment.sh", "environment-to-ini")
+
+
+def forge_init_writers(w: Any, c: Container) -> tuple[InitWriter, ...]:
+    """The init containers of the workload `w` (advisor.read.workloads.Workload) that
+    write app.ini from their env (the Gitea and Forgejo charts' init-app-ini runs
+    config_environment.sh, whose last step is environment-to-ini), for the running
+    container `c`: each with whether `c` reads the file it writes (the same path on the
+    same volume; a file in an init container's own filesystem is gone with it)."""
+    if c.role == "init":
+        return ()
+    out = []
+    for init in w.containers:
+        words = (*init.command, *init.args)
+        if init.role != "init" or not any(m in word for word in words
+                                          for m in _WRITES_APP_INI):
+            continue
+        env = tuple(e for e in init.env if e.name.partition("__")[0] in ("GITEA", "FORGEJO"))
+        if not env:
+            continue
+        written, read = _app_ini_path(init), _app_ini_path(c)
+        held = _volume_at(w, init.name, written) if written else None
+        why = ""
+        if written is None or read is None:
+            why = "GITEA_APP_INI is set from a reference not held here, so whether " \
+                  f"{c.name} reads that file is not known"
+        elif written != read:
+            why = f"{c.name} reads {read}"
+        elif held is None:
+            why = (f"{written} is on no volume of {init.name} (its own filesystem, gone when "
+                   f"it exits), so {c.name} does not read it")
+        elif _volume_at(w, c.name, read) != held:
+            why = f"{c.name} does not mount the volume {held[0]} holding it at {read}"
+        out.append(InitWriter(container=init.name, env=env, path=written, shared=not why,
+                              why=why))
+    return tuple(out)
 
 
 def gitea_pools(ctx: StackContext) -> list[Pool]:
@@ -936,17 +1034,8 @@ def forge_pools(ctx: StackContext, forge: Forge) -> list[Pool]:
     from advisor.read.apps.urls import route_from_parts
 
     if ctx.container.role == "init":
-        # the charts' config_environment.sh takes the init container's own <PREFIX>__
-        # variables (gitea.additionalConfigFromEnvs) into app.ini over the section files;
-        # the application container's pools are read from its own env, so say so
-        given = _gitea_env(ctx, forge, "MAX_OPEN_CONNS")
-        if given is not None:
-            ctx.notices.append(
-                f"init container {ctx.container.name}: {given.source.key} "
-                f"({given.source.label()}) is written into app.ini by the chart's init "
-                f"script; pool-advisor reads {forge.name}'s MAX_OPEN_CONNS from the "
-                "application container's env and the chart's config sections, not from an "
-                "init container's env")
+        # the charts' config_environment.sh writes the init container's own <PREFIX>__
+        # variables into app.ini: read for the container that reads it (init_writers)
         return []
     if _runs_other(ctx, ("entrypoint", "s6-svscan", "gitea web", "forgejo web")):
         return []  # the chart's init containers (scripts), a `gitea admin` Job
