@@ -74,7 +74,11 @@ def cpu_dependent_pool_size(topo: Topology, ctx: RuleContext) -> Iterator[Findin
 
     ## References
     - jackc/pgx v5.10.0 pgxpool/pool.go (defaultMaxConns = 4; MaxConns = max(4, NumCPU)).
-    - prisma/prisma-engines quaint/src/pooled.rs (num_cpus::get_physical() * 2 + 1).
+    - prisma/prisma-engines quaint/src/pooled.rs at 031bd6305f, Builder::new
+      (num_cpus::get_physical() * 2 + 1: the node's physical cores from /proc/cpuinfo,
+      seanmonstar/num_cpus v1.17.0 src/linux.rs, no cgroup; on arm64 nodes, whose
+      /proc/cpuinfo has no `physical id`, the pod's CPU limit or the logical CPUs:
+      set `threads_per_core = 1` there).
     - celery/worker/worker.py (concurrency defaults to cpu_count()).
     """
     opts = ctx.options_for("PA103", CpuOptions)

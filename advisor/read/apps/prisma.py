@@ -1,7 +1,11 @@
 """Prisma ORM (<= 6, Rust query engine): the pool size is the URL's
 `connection_limit`; without it the engine uses `num_cpus::get_physical() * 2 + 1`
-(prisma/prisma-engines quaint/src/pooled.rs, Builder::new), i.e. physical cores of the
-machine the pod runs on, not its CPU limit. `pgbouncer=true` marks PgBouncer mode.
+(prisma/prisma-engines quaint/src/pooled.rs Builder::new at 031bd6305f; the same
+expression in the older standalone quaint's PostgresUrl), i.e. physical cores of the
+machine the pod runs on, not its CPU limit: num_cpus (1.13 to 1.17, src/linux.rs
+get_num_physical_cpus) sums /proc/cpuinfo's `cpu cores` per `physical id` and reads no
+cgroup; only where /proc/cpuinfo has no `physical id` (arm64 nodes) does it fall back to
+get(), the cgroup CPU quota or the logical CPUs. `pgbouncer=true` marks PgBouncer mode.
 
 The URL comes from schema.prisma's `datasource` (`url = env("DATABASE_URL")` or a literal)
 or `new PrismaClient({ datasources: { db: { url } } })` / `datasourceUrl`; a literal
