@@ -23,7 +23,26 @@ class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
 
-class ServerDecl(Strict):
+class Lined(Strict):
+    """A `[[table]]` block of the configuration file whose values are cited at their
+    line."""
+
+    # key -> line in the configuration file, for Sources; filled by load_settings
+    # ("" is the block's header line, "settings.work_mem" a key of its sub-table).
+    _lines: dict[str, int] = PrivateAttr(default_factory=dict)
+
+    def line_of(self, key: str) -> int | None:
+        """The line of `key` in this block, else of the key it is under
+        (`settings.work_mem` -> `settings`), else the block's header line."""
+        while True:
+            if key in self._lines:
+                return self._lines[key]
+            if "." not in key:
+                return self._lines.get("")
+            key = key.rsplit(".", 1)[0]
+
+
+class ServerDecl(Lined):
     """A server that is not in the repository (RDS, Cloud SQL, a VM)."""
 
     name: str
@@ -44,7 +63,7 @@ class ServerDecl(Strict):
         return None if v is None else parse_size(v)
 
 
-class ProxyDecl(Strict):
+class ProxyDecl(Lined):
     """A managed connection proxy in front of a declared server (AWS RDS Proxy).
 
     Defaults are AWS's (ConnectionPoolConfiguration, RDS API reference):
@@ -57,8 +76,6 @@ class ProxyDecl(Strict):
     target: str  # the name of a declared server
     max_connections_percent: int = Field(default=100, ge=1, le=100)
     max_idle_connections_percent: int | None = Field(default=None, ge=0, le=100)
-    # key -> line in the configuration file, for Sources; filled by load_settings.
-    _lines: dict[str, int] = PrivateAttr(default_factory=dict)
 
     @field_validator("max_idle_connections_percent")
     @classmethod
@@ -68,11 +85,8 @@ class ProxyDecl(Strict):
             raise ValueError(f"must be at most max_connections_percent ({top}), as AWS requires")
         return v
 
-    def line_of(self, key: str) -> int | None:
-        return self._lines.get(key) or self._lines.get("")
 
-
-class WorkloadDecl(Strict):
+class WorkloadDecl(Lined):
     """An explicit per-workload declaration; overrides what was read from files."""
 
     name: str

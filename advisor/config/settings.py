@@ -130,27 +130,34 @@ def load_settings(path: Path | None, shown: str | None = None) -> Settings:
         raise InputError(shown, f"{what}: {dotted}", line) from None
     settings = Settings(**{name: getattr(validated, name) for name in Settings.__struct_fields__
                            if name not in ("origin", "folder")}, origin=shown)
-    for proxy, lines in zip(settings.proxies, _array_table_lines(text, (*prefix, "proxies")),
-                            strict=False):
-        proxy._lines = lines
+    for table in ("servers", "proxies", "workloads"):
+        for decl, lines in zip(getattr(settings, table),
+                               _array_table_lines(text, (*prefix, table)), strict=False):
+            decl._lines = lines
     return settings
 
 
 def _array_table_lines(text: str, table: tuple[str, ...]) -> list[dict[str, int]]:
-    """For each `[[a.b]]` block of `table`: its keys' lines ("" is the header's line)."""
-    header = re.compile(r"^\s*\[\[\s*" + r"\s*\.\s*".join(
-        rf"[\"']?{re.escape(part)}[\"']?" for part in table) + r"\s*\]\]")
-    key = re.compile(r"^\s*[\"']?([A-Za-z0-9_-]+)[\"']?\s*=")
+    """For each `[[a.b]]` block of `table`: its keys' lines ("" is the header's line),
+    those of a sub-table of the block (`[a.b.settings]` after it) as `settings.key`."""
+    name = r"\s*\.\s*".join(rf"[\"']?{re.escape(part)}[\"']?" for part in table)
+    header = re.compile(r"^\s*\[\[\s*" + name + r"\s*\]\]")
+    sub = re.compile(r"^\s*\[\s*" + name + r"\s*\.\s*[\"']?([A-Za-z0-9_-]+)[\"']?\s*\]")
+    key = re.compile(r"^\s*[\"']?([A-Za-z0-9_.-]+?)[\"']?\s*=")
     blocks: list[dict[str, int]] = []
     current: dict[str, int] | None = None
+    under = ""  # the sub-table the keys are in
     for number, line in enumerate(text.splitlines(), start=1):
         if header.match(line):
-            current = {"": number}
+            current, under = {"": number}, ""
             blocks.append(current)
+        elif current is not None and (m := sub.match(line)):
+            under = f"{m.group(1)}."
+            current.setdefault(m.group(1), number)
         elif line.lstrip().startswith("["):
             current = None
         elif current is not None and (m := key.match(line)):
-            current.setdefault(m.group(1), number)
+            current.setdefault(under + m.group(1), number)
     return blocks
 
 

@@ -346,7 +346,8 @@ def client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
         lost = []
     if decl is not None and decl.connections is not None:
         lost = []
-        src = Source(path=inputs.settings.origin, key=f"workloads.{w.name}.connections")
+        src = Source(path=inputs.settings.origin, line=decl.line_of("connections"),
+                     key=f"workloads.{w.name}.connections")
         pools = [Pool(label="declared connections per pod", size=Term(
             label="declared connections per pod", value=decl.connections, source=src),
             route=route)]
@@ -998,13 +999,14 @@ def _declared_pool(decl: WorkloadDecl, origin: str | None, name: str, read: list
     """A declared `pool-size` is one process's pool: it replaces the size read, not the
     process count. Without a declared `processes`, the count read from the container
     (Puma workers, gunicorn workers) still multiplies it, with its CPU formula if any."""
-    src = Source(path=origin, key=f"workloads.{name}.pool-size")
+    src = Source(path=origin, line=decl.line_of("pool-size"), key=f"workloads.{name}.pool-size")
     pool = Pool(label="declared pool", size=Term(label="declared pool size",
                                                  value=decl.pool_size or 0, source=src),
                 route=route)
     if decl.processes:
-        return replace(pool, processes=Term(label="declared processes", value=decl.processes,
-                                            source=src))
+        return replace(pool, processes=Term(
+            label="declared processes", value=decl.processes,
+            source=replace(src, line=decl.line_of("processes"))))
     base = next((p for p in read if p.processes is not None), None)
     if base is None:
         return pool
@@ -1018,18 +1020,23 @@ def _declared_pool(decl: WorkloadDecl, origin: str | None, name: str, read: list
 def declared_client(decl: WorkloadDecl, inputs: Inputs, topo: Topology) -> Client | None:
     if decl.pool_size is None and decl.connections is None:
         return None
-    src = Source(path=inputs.settings.origin, key=f"workloads.{decl.name}")
+    src = Source(path=inputs.settings.origin, line=decl.line_of(""), key=f"workloads.{decl.name}")
+    size_key = "pool-size" if decl.pool_size is not None else "connections"
+    lines = {k: decl.line_of(k) for k in ("replicas", size_key, "processes")}
     if decl.pool_size is None:
         decl = decl.model_copy(update={"pool_size": decl.connections, "processes": None})
     client = Client(
         id=f"declared/{decl.name}", name=decl.name, namespace=decl.namespace,
         kind="declared",
-        replicas=Term(label="declared replicas", value=decl.replicas or 1, source=src),
+        replicas=Term(label="declared replicas", value=decl.replicas or 1,
+                      source=replace(src, line=lines["replicas"]) if decl.replicas else src),
         pools=[Pool(label="declared pool",
-                    size=Term(label="declared pool size", value=decl.pool_size, source=src),
+                    size=Term(label="declared pool size", value=decl.pool_size,
+                              source=replace(src, line=lines[size_key])),
                     processes=Term(label="declared processes", value=decl.processes,
-                                   source=src) if decl.processes else None)],
-        location=Location(path=inputs.settings.origin or "configuration"))
+                                   source=replace(src, line=lines["processes"]))
+                    if decl.processes else None)],
+        location=Location(path=inputs.settings.origin or "configuration", line=src.line))
     if decl.target and (target := _named_target(decl.target, topo)):
         client.target_kind, client.target_id = target  # type: ignore[assignment]
     return client

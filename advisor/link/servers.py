@@ -390,25 +390,34 @@ def declared_server(decl: ServerDecl, inputs: Inputs, topo: Topology) -> Server:
     from advisor.read.sources.pgconf import parse_postgres_args_checked
 
     origin = inputs.settings.origin
-    src = Source(path=origin, key=f"servers.{decl.name}")
+    src = Source(path=origin, line=decl.line_of(""), key=f"servers.{decl.name}")
+
+    def at(key: str) -> Source:  # the line of the block's key (audit s22: none was cited)
+        return replace(src, line=decl.line_of(key))
+
     args = [f"--{k}={v}" for k, v in decl.settings.items()]
+    written = {str(k).replace("-", "_").lower(): f"settings.{k}" for k in decl.settings}
     for name in ("max_connections", "superuser_reserved_connections", "reserved_connections"):
         value = getattr(decl, name)
         if value is not None:
             args.append(f"--{name}={value}")
+            written[name] = name
     version = pg_version(inputs, None, declared_major(decl.version))
     settings, problems = parse_postgres_args_checked(args, src, version.int_value)
+    settings = {k: replace(s, source=replace(s.source, line=decl.line_of(written.get(k, ""))))
+                for k, s in settings.items()}
     topo.problems.extend(problems)
     return Server(
         id=f"declared/{decl.name}", name=decl.name, kind="external",
         version=version, settings=settings,
-        instances=Term(label="instances", value=decl.instances, source=src),
-        memory_limit=Term(label="declared memory", value=decl.memory, source=src)
+        instances=Term(label="instances", value=decl.instances, source=at("instances")),
+        memory_limit=Term(label="declared memory", value=decl.memory, source=at("memory"))
         if decl.memory else None,
-        cpu_limit=Term(label="declared CPUs", value=decl.cpus, source=src) if decl.cpus else None,
-        headroom=Term(label="declared headroom", value=decl.headroom, source=src)
+        cpu_limit=Term(label="declared CPUs", value=decl.cpus, source=at("cpus"))
+        if decl.cpus else None,
+        headroom=Term(label="declared headroom", value=decl.headroom, source=at("headroom"))
         if decl.headroom is not None else None,
-        location=Location(path=origin or "configuration"),
+        location=Location(path=origin or "configuration", line=decl.line_of("")),
         hosts=declared_hosts(decl.hosts))
 
 
