@@ -16,8 +16,10 @@ What happens, in the order `helm template` does it:
    `test-failure`): Helm skips them. Other hooks (migration Jobs) are kept.
 3. positions: each rendered object reports its template file; every line of the
    rendered document is aligned to the template line that produced it (a diff over
-   the YAML keys of both; lines emitted by `include`/`toYaml` get the line of the
-   nearest template line above them).
+   the YAML keys of both; lines emitted by `toYaml` get the line of the nearest
+   template line above them). A field an `include`d helper writes is cited at the
+   helper's line that writes it (advisor.read.render.helm_include_lines), unless
+   values tracing finds the values line it came from.
 4. values tracing (`K8sObject.value_sources`): advisor.read.render.helm_trace.
 
 Without the engine (the `helm` extra not installed), advisor.read.render.helm_fallback
@@ -40,8 +42,10 @@ from advisor.model import ConfigProblem, Location
 from advisor.read.fs import InputError, Root
 from advisor.read.render import Rendered, helm_trace
 from advisor.read.render.helm_fallback import missing_bitnami, values_only
+from advisor.read.render.helm_include_lines import field_places
 from advisor.read.render.helm_positions import (
     chart_dir,
+    in_chart,
     line_map,
     mark_generated,
     relocate,
@@ -219,7 +223,7 @@ def _render_in(helm: Any, root: Root, chart_path: Path, chart_rel: str,
     try:
         chart = EngineChart.load(view.path, engine, said=view.said)
     except EngineError as exc:
-        out.problems.append(helm_problem(f"{chart_rel}/Chart.yaml", "Helm cannot load the "
+        out.problems.append(helm_problem(in_chart(chart_rel, "Chart.yaml"), "Helm cannot load the "
                                          f"chart: {short_error(view.error(exc))}",
                                          fatal=True))
         return out, engine is not None and engine.failures == failures
@@ -231,7 +235,7 @@ def _render_in(helm: Any, root: Root, chart_path: Path, chart_rel: str,
         try:
             baseline = renderer.render(user)
         except RenderLimit as exc:
-            out.problems.append(helm_problem(f"{chart_rel}/Chart.yaml", "Helm render "
+            out.problems.append(helm_problem(in_chart(chart_rel, "Chart.yaml"), "Helm render "
                                              f"{exc}; the chart is not read", fatal=True))
             out.notices.append(f"helm: {chart_rel}: the render was {exc}")
             _warnings(chart_rel, chart.warnings, out)
@@ -308,7 +312,7 @@ def _render_problem(root: Root, chart_path: Path, chart_rel: str, exc: Exception
         return ConfigProblem(location=Location(path=shown, line=int(match.group(2))),
                              message=f"Helm cannot render the chart: {text}", fatal=True,
                              program="Helm")
-    return helm_problem(f"{chart_rel}/Chart.yaml", f"Helm cannot render the chart: {text}",
+    return helm_problem(in_chart(chart_rel, "Chart.yaml"), f"Helm cannot render the chart: {text}",
                         fatal=True)
 
 
@@ -406,6 +410,9 @@ def _objects_of(root: Root, chart_path: Path, chart_rel: str, rendered: dict[str
         template = template_text(root, display)
         mapping = line_map(template, text) if template is not None else {}
         template_lines = template.splitlines() if template is not None else []
+        helper_lines = places.helper_lines(template, display, text, mapping) \
+            if template is not None and not all(o.kind in _NO_NUMBERS for o in found) else {}
+        wanted = sorted(helper_lines)
         for index, obj in enumerate(found):
             why = _not_installed(obj.annotations.get("helm.sh/hook"))
             if why == "test":
@@ -414,11 +421,14 @@ def _objects_of(root: Root, chart_path: Path, chart_rel: str, rendered: dict[str
             if why:
                 unknown.append(f"{obj.ref} ({why})")
                 continue
+            # the helper lines of its fields, read while its positions are the rendered
+            # text's (values tracing, applied later, replaces those a values line set)
+            written = field_places(obj.body, helper_lines, wanted) if helper_lines else {}
             relocate(obj.body, mapping)
             obj.line = mapping.get(obj.line - 1, obj.line - 1) + 1
             if obj.namespace is None and namespace:
                 obj.namespace = namespace
-            obj.value_sources = {}
+            obj.value_sources = written
             if template is not None:
                 mark_generated(obj, template_lines, places.for_template(key))
             obj.origin = f"helm:{chart_rel}"
@@ -431,15 +441,32 @@ def _objects_of(root: Root, chart_path: Path, chart_rel: str, rendered: dict[str
     return objects
 
 
+# Kinds no reader takes a number from: the helper lines of their fields are not looked for.
+_NO_NUMBERS = frozenset({
+    "ServiceAccount", "Role", "RoleBinding", "ClusterRole", "ClusterRoleBinding",
+    "Ingress", "IngressClass", "NetworkPolicy", "Namespace", "CustomResourceDefinition",
+    "ServiceMonitor", "PodMonitor", "PrometheusRule", "Certificate", "Issuer",
+    "ClusterIssuer", "PersistentVolumeClaim", "StorageClass"})
+
+
 class _TextPlacer:
-    """The chart file lines of a generated ConfigMap/Secret text (helm_text_lines),
-    each chart's files read once, and only when a text needs them."""
+    """The chart file lines of a generated ConfigMap/Secret text (helm_text_lines) and
+    of the fields an included helper wrote (helm_include_lines), each chart's files read
+    once, and only when a text or an include needs them."""
 
     def __init__(self, root: Root, chart_rel: str, subdirs: dict[str, str]) -> None:
         self.root = root
         self.chart_rel = chart_rel
         self.subdirs = subdirs
-        self.parts: dict[str, list[Any]] = {}
+        self.texts: dict[str, Any] = {}
+        self.helpers: Any = None
+
+    def _text(self, where: str) -> Any:
+        from advisor.read.render.helm_text_lines import chart_text
+
+        if where not in self.texts:
+            self.texts[where] = chart_text(self.root, where)
+        return self.texts[where]
 
     def for_template(self, key: str) -> Any:
         where = chart_dir(self.chart_rel, self.subdirs, key)
@@ -447,13 +474,36 @@ class _TextPlacer:
             return None
 
         def place(text: str) -> dict[int, Any]:
-            from advisor.read.render.helm_text_lines import chart_parts, place_text
+            from advisor.read.render.helm_text_lines import place_text
 
-            if where not in self.parts:
-                self.parts[where] = chart_parts(self.root, where)
-            return place_text(text, self.parts[where])
+            return place_text(text, self._text(where).parts)
 
         return place
+
+    def helper_lines(self, template: str, display: str, rendered: str,
+                     mapping: dict[int, int]) -> dict[int, Any]:
+        """Rendered line -> the helper line that writes it (helm_include_lines)."""
+        if "include" not in template and "template" not in template:
+            return {}
+        from advisor.read.render.helm_include_lines import helper_places
+
+        return helper_places(template, display, rendered, mapping, self._helpers())
+
+    def _helpers(self) -> Any:
+        """The helpers of the chart and of its unpacked subcharts: one namespace in Helm,
+        where a parent's definition replaces a subchart's (helm/helm v4 pkg/engine
+        engine.go sortTemplates: the deepest templates are parsed first, and a later
+        `define` of a name replaces the earlier one)."""
+        if self.helpers is None:
+            from advisor.read.render.helm_include_lines import Helpers
+
+            found: dict[str, Any] = {}
+            dirs = [self.chart_rel, *(d for d in self.subdirs.values()
+                                      if not d.endswith(".tgz"))]
+            for where in sorted(dirs, key=lambda d: -d.count("/")):
+                found.update(self._text(where).defines)
+            self.helpers = Helpers(found)
+        return self.helpers
 
 
 def _not_installed(hook: str | None) -> str:

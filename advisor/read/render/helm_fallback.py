@@ -19,7 +19,7 @@ from msgspec.structs import replace
 from advisor.model import ConfigProblem, Location, Source
 from advisor.read.fs import InputError, Root
 from advisor.read.render import Rendered, field_path
-from advisor.read.render.helm_positions import relocate
+from advisor.read.render.helm_positions import in_chart, relocate
 from advisor.read.render.helm_values import (
     Key,
     ValuesLayer,
@@ -140,8 +140,8 @@ def _unread_server(name: str, key: str, section: Any, layers: list[ValuesLayer],
                 break
     if not what:
         return
-    location = Location(path=at.path or f"{chart_rel}/Chart.yaml", line=at.line) \
-        if at is not None else Location(path=f"{chart_rel}/Chart.yaml")
+    location = Location(path=at.path or in_chart(chart_rel, "Chart.yaml"), line=at.line) \
+        if at is not None else Location(path=in_chart(chart_rel, "Chart.yaml"))
     out.problems.append(ConfigProblem(
         location=location,
         message=f"helm: {chart_rel}: {what}, which is not vendored in charts/: that server "
@@ -279,7 +279,7 @@ class _Builder:
         buffer = io.StringIO()
         yaml.dump(body, buffer)
         objects, _ = k8s_objects(buffer.getvalue(), anchor.path if anchor and anchor.path
-                                 else f"{chart_rel}/values.yaml")
+                                 else in_chart(chart_rel, "values.yaml"))
         obj = objects[0]
         line0 = ((anchor.line or 1) - 1) if anchor else 0
         relocate(obj.body, lambda _line: line0)

@@ -23,6 +23,13 @@ def in_packaged_chart(path: str) -> bool:
     return ".tgz#" in path
 
 
+def in_chart(chart_rel: str, rel: str) -> str:
+    """The path shown for `rel` inside the chart at `chart_rel` (as shown): `rel` alone
+    for a chart at the root ("" or "."), never `./templates/x.yaml` (values files were
+    shown without the `./`, the chart's templates with it)."""
+    return rel if chart_rel in ("", ".") else f"{chart_rel}/{rel}"
+
+
 def template_display(chart_rel: str, subdirs: dict[str, str], key: str) -> str:
     """`api/charts/db/templates/x.yaml` (engine key) -> path shown to users: the
     template under the chart (or subchart) directory, `archive.tgz#db/templates/x.yaml`
@@ -38,7 +45,7 @@ def template_display(chart_rel: str, subdirs: dict[str, str], key: str) -> str:
         if where.endswith(".tgz"):
             return f"{where}#{'/'.join(rest[1:])}"
         base, rest = where, rest[2:]
-    return "/".join([base, *rest]) if base else "/".join(rest)
+    return in_chart(base, "/".join(rest))
 
 
 def chart_dir(chart_rel: str, subdirs: dict[str, str], key: str) -> str | None:

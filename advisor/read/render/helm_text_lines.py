@@ -27,7 +27,7 @@ from msgspec import Struct
 
 from advisor.model import Source
 from advisor.read.fs import InputError, Root, walk
-from advisor.read.render.helm_positions import _fills, _line_key, action_blocks
+from advisor.read.render.helm_positions import _fills, _line_key, action_blocks, in_chart
 
 MAX_TEMPLATE_FILES = 1000  # files of a chart's templates/ read for helper bodies
 MAX_PART_LINES = 5000  # a part longer than this is not aligned (the cost is quadratic)
@@ -61,9 +61,28 @@ def _part(path: str, first: int, lines: list[str]) -> Part:
                 counts=dict(Counter(keys)))
 
 
+class ChartText(Struct, frozen=True):
+    """What a chart's files can write: `parts`, the Files.Get files (named as a literal)
+    and helper bodies; `defines`, each helper's body by name (a name defined twice in
+    the chart with different bodies is left out: which one Helm keeps is not told by
+    the files alone)."""
+
+    parts: list[Part]
+    defines: dict[str, Part]
+
+
 def chart_parts(root: Root, chart_dir: str) -> list[Part]:
     """The Files.Get files (named as a literal) and helper bodies of the chart at
     `chart_dir` (as shown): where its templates can write a text from."""
+    return chart_text(root, chart_dir).parts
+
+
+_DEFINE_NAME = re.compile(r"\{\{-?\s*define\s+\"([^\"]+)\"")
+
+
+def chart_text(root: Root, chart_dir: str) -> ChartText:
+    """chart_parts, and the helper bodies by name, from one read of the chart's
+    templates."""
     base = root.path / chart_dir
     texts: dict[str, str] = {}
     count = 0
@@ -73,35 +92,44 @@ def chart_parts(root: Root, chart_dir: str) -> list[Part]:
             count += 1
             if count > MAX_TEMPLATE_FILES:
                 break
-            shown = _shown(chart_dir, Path(folder, name).relative_to(base).as_posix())
+            shown = in_chart(chart_dir, Path(folder, name).relative_to(base).as_posix())
             text = _read(root, shown)
             if text is not None:
                 texts[shown] = text
     parts: list[Part] = []
+    defines: dict[str, Part | None] = {}
     named: set[str] = set()
     for shown, text in texts.items():
+        if ".Files.Get" in text:
+            named.update(_FILES_GET.findall(text))
+        if "define" not in text:
+            continue  # most templates define nothing: not split into blocks
         lines = text.splitlines()
         for word, start, end in action_blocks(text):
             if word == "define" and end - start > 1:
-                parts.append(_part(shown, start + 1, lines[start + 1:end]))
-        named.update(_FILES_GET.findall(text))
+                part = _part(shown, start + 1, lines[start + 1:end])
+                parts.append(part)
+                m = _DEFINE_NAME.search(lines[start])
+                if m is not None:
+                    seen = defines.get(m.group(1), part)
+                    defines[m.group(1)] = part if seen is not None and \
+                        seen.lines == part.lines else None
     for name in sorted(named):
         if ".." in name.split("/") or name.startswith("/"):
             continue
-        shown = _shown(chart_dir, os.path.normpath(name))
+        shown = in_chart(chart_dir, os.path.normpath(name))
         text = _read(root, shown)
         if text is not None:
             parts.append(_part(shown, 0, text.splitlines()))
-    return [p for p in parts if len(p.lines) <= MAX_PART_LINES]
-
-
-def _shown(chart_dir: str, rel: str) -> str:
-    return rel if chart_dir in ("", ".") else f"{chart_dir}/{rel}"
+    return ChartText(parts=[p for p in parts if len(p.lines) <= MAX_PART_LINES],
+                     defines={name: p for name, p in defines.items() if p is not None})
 
 
 def _read(root: Root, shown: str) -> str | None:
     try:
-        return root.read_text(shown)
+        # one lstat for a plain file below the root (helm_positions.template_text)
+        below = root.read_below(shown)
+        return below[0] if below is not None else root.read_text(shown)
     except InputError:
         return None
 
