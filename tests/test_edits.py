@@ -153,3 +153,20 @@ def test_the_diff_never_shows_password_lines_as_context(tmp_path: Path):
     for leaked in ("hunter2", "s3cret", "topsecret", "alsosecret"):
         assert leaked not in diff, diff
     assert "+default_pool_size = 5" in diff and "auth_type = md5" in diff
+
+
+def test_an_edit_in_a_helm_helper_file_is_refused(tmp_path: Path):
+    # a literal in a named template is written into every template including it: one
+    # workload's proposal there would change the others too
+    helpers = tmp_path / "chart" / "templates" / "_workloads.tpl"
+    helpers.parent.mkdir(parents=True)
+    helpers.write_text('{{- define "lib.strategy" -}}\nmaxSurge: 2\n{{- end }}\n')
+    conf = tmp_path / "chart" / "templates" / "deploy.yaml"
+    conf.write_text("replicas: 2\n")
+    p = plan([Edit(path="chart/templates/_workloads.tpl", line=2, key="maxSurge", old="2",
+                   new="1"),
+              Edit(path="chart/templates/deploy.yaml", line=1, key="replicas", old="2",
+                   new="3")], [tmp_path])
+    assert [c.path for c in p.changes] == ["chart/templates/deploy.yaml"]
+    assert len(p.refused) == 1 and "named template" in p.refused[0][1]
+    assert helpers.read_text().count("maxSurge: 2") == 1

@@ -86,6 +86,12 @@ def plan(edits: Iterable[Edit], roots: Sequence[Path]) -> EditPlan:
     for e in _without_conflicts(list(edits), result):
         by_path.setdefault(e.path, []).append(e)
     for shown, file_edits in by_path.items():
+        if _helm_helper(shown):
+            for e in file_edits:
+                result.refused.append((e, f"{shown}:{e.line}: a Helm named template's line, "
+                                          "written into every template that includes it: "
+                                          "edit it by hand, or set the value in values"))
+            continue
         located = _locate(shown, roots)
         if located is None:
             for e in file_edits:
@@ -155,6 +161,15 @@ def plan(edits: Iterable[Edit], roots: Sequence[Path]) -> EditPlan:
             continue
         result.changes.append(change)
     return result
+
+
+def _helm_helper(shown: str) -> bool:
+    """A chart's named-template file (templates/_helpers.tpl, templates/lib/_x.yaml):
+    Helm renders no manifest from a `_` file, its `define`s are included elsewhere, so one
+    line there may set the value of several workloads (citations point at it since the
+    include lines are traced, advisor.read.render.helm_include_lines)."""
+    parts = shown.replace("\\", "/").split("/")
+    return "templates" in parts[:-1] and parts[-1].startswith("_")
 
 
 def _item_indent(lines: list[str], line: int) -> str | None:
