@@ -163,3 +163,50 @@ def test_pgx_config_max_conns(tmp_path):
     (pool,) = found.pools
     assert product(found.pools) == "1 x 12 = 12"
     assert pool.size.source.label() == "main.go:5" and pool.route.host == "pgx-db"
+
+
+_POOL_SIZE_9 = "TypeOrmModule.forRoot({ type: 'postgres', poolSize: 9 })\n"
+
+
+@pytest.mark.parametrize(("spec", "expected", "said"), [
+    # before 0.3.10 PostgresDriver passes only `extra` to pg (PostgresDriver.ts@0.3.9)
+    ("0.3.9", "1 x 10 = 10", "is ignored by typeorm 0.3.9"),
+    ("^0.2.45", "1 x 10 = 10", "is ignored by typeorm ^0.2.45"),
+    ("^0.3.10", "1 x 9 = 9", ""),
+    ("^1.0.0", "1 x 9 = 9", ""),
+    # a range across 0.3.10: the newest it allows is assumed, and said
+    ("^0.3.0", "1 x 9 = 9", "assumed 0.3.10 or later"),
+])
+def test_typeorm_pool_size_counts_from_0_3_10(tmp_path, spec, expected, said):
+    found = _found(tmp_path, {"src/ds.ts": _POOL_SIZE_9, "package.json":
+                              f'{{"dependencies": {{"typeorm": "{spec}", "pg": "8"}}}}\n'})
+    assert product(found.pools) == expected
+    assert [n for n in found.notices if "poolSize" in n] == ([] if not said else [
+        next(n for n in found.notices if said in n)])
+    if expected.endswith("10"):
+        (pool,) = found.pools
+        assert pool.bound == "default" and "src/ds.ts:1) ignored" in pool.note
+        assert "package.json:1" in found.notices[0]
+
+
+def test_typeorm_version_unknown_is_said(tmp_path):
+    found = _found(tmp_path, {"src/ds.ts": _POOL_SIZE_9})
+    assert product(found.pools) == "1 x 9 = 9"
+    assert any("no package.json here declares typeorm; assumed 0.3.10 or later" in n
+               for n in found.notices)
+
+
+def test_typeorm_version_of_the_nearest_package(tmp_path):
+    found = _found(tmp_path, {
+        "packages/api/src/ds.ts": _POOL_SIZE_9,
+        "packages/api/package.json": '{"dependencies": {"typeorm": "0.2.30"}}\n',
+        "package.json": '{"devDependencies": {"typeorm": "0.3.20"}}\n'})
+    assert product(found.pools) == "1 x 10 = 10"
+
+
+def test_typeorm_old_version_extra_max_still_counts(tmp_path):
+    found = _found(tmp_path, {"src/ds.ts": "TypeOrmModule.forRoot({ type: 'postgres', "
+                              "poolSize: 9, extra: { max: 4 } })\n",
+                              "package.json": '{"dependencies": {"typeorm": "0.2.45"}}\n'})
+    assert product(found.pools) == "1 x 4 = 4"
+    assert not [n for n in found.notices if "poolSize" in n]

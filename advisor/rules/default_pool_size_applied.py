@@ -58,7 +58,9 @@ def default_pool_size_applied(topo: Topology, ctx: RuleContext) -> Iterator[Find
     - node-postgres 10: pg-pool 3.14.0 index.js `max || poolSize || 10` (run under node).
     - Sequelize 5: sequelize v6.37.8 src/dialects/abstract/connection-manager.js:34.
     - Knex 10: knex 3.3.0 lib/client.js:230 (`{ min: 2, max: 10 }`).
-    - TypeORM: pg-pool's 10 (typeorm 1.1.0 PostgresDriver.ts passes `max: poolSize`).
+    - TypeORM: pg-pool's 10 (typeorm 1.1.0 PostgresDriver.ts passes `max: poolSize`);
+      before 0.3.10 `poolSize` is ignored for postgres (PostgresDriver.ts@0.3.9), so
+      10 also applies when the app's typeorm range allows only older versions.
     - Rails 5: rails/rails activerecord/.../database_configurations/hash_config.rb
       (`(configuration_hash[:pool] || 5).to_i`).
     - Npgsql 100: npgsql v10.0.0 NpgsqlConnectionStringBuilder.cs ([DefaultValue(100)]).

@@ -105,6 +105,35 @@ def dependencies(ctx: StackContext) -> set[str]:
     return names
 
 
+def dependency_spec(ctx: StackContext, name: str, near: str = "") -> tuple[str, Source] | None:
+    """The version range `name` is declared with, and where: in the package.json of the
+    folder nearest above `near` (a path relative to the app) that declares it, else the
+    first that does. None when no package.json declares it."""
+    found: list[tuple[int, str, Source]] = []
+    for f in ctx.files("package-json"):
+        try:
+            data = json.loads(f.text)
+        except json.JSONDecodeError:
+            continue  # said by dependencies()
+        if not isinstance(data, dict):
+            continue
+        for key in ("dependencies", "devDependencies", "optionalDependencies"):
+            section = data.get(key)
+            spec = section.get(name) if isinstance(section, dict) else None
+            if not isinstance(spec, str):
+                continue
+            m = re.search(rf'"{re.escape(name)}"\s*:', f.text)
+            line = f.text.count("\n", 0, m.start()) + 1 if m else None
+            folder = f.rel.rsplit("/", 1)[0] + "/" if "/" in f.rel else ""
+            depth = len(folder) if near.startswith(folder) else -1
+            found.append((depth, spec, f.cite(line, name, name)))
+            break
+    if not found:
+        return None
+    _, spec, source = max(found, key=lambda t: t[0])
+    return spec, source
+
+
 def known(v: Val | None) -> bool:
     return v is not None and v.value is not UNKNOWN and v.value is not None
 
