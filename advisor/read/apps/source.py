@@ -39,6 +39,9 @@ _BY_NAME = {
     "puma.rb": "puma",
     "sidekiq.yml": "sidekiq-yml",
     "schema.prisma": "prisma",
+    # TypeORM's ormconfig (ormconfig.js/.ts are "js"; apps/ormconfig.py)
+    "ormconfig.json": "ormconfig", "ormconfig.yml": "ormconfig", "ormconfig.yaml": "ormconfig",
+    "ormconfig.xml": "ormconfig", "ormconfig.env": "ormconfig",
     "pom.xml": "build",
     "build.gradle": "build",
     "build.gradle.kts": "build",

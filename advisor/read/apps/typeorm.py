@@ -10,6 +10,9 @@ PostgresDriver.ts@0.3.10:1465, CockroachDriver.ts@0.3.10:930); up to 0.3.9
 `poolSize` is ignored and pg-pool's 10 applies. The version is the range the app's
 package.json declares for typeorm.
 `replication: { master, slaves: [...] }` opens one pool per master and slave.
+`createConnection()` / `getConnectionOptions()` without options read the ormconfig
+(apps/ormconfig.py); an ormconfig the code does not ask for is not counted (the CLI's,
+or a leftover beside an explicit DataSource).
 """
 
 from __future__ import annotations
@@ -17,12 +20,15 @@ from __future__ import annotations
 from msgspec.structs import replace
 
 from advisor.model import Pool, Source
+from advisor.read.apps import ormconfig
 from advisor.read.apps.base import StackContext
 from advisor.read.apps.jsparse import call_args, find_calls
 from advisor.read.apps.jssource import (
+    JsModule,
     as_int,
     dependency_spec,
     get,
+    imports_module,
     js_modules,
     known,
     may_hold,
@@ -34,7 +40,10 @@ from advisor.read.apps.npmrange import Version, all_before
 from advisor.read.apps.pyeval import Val
 
 _CALLS = frozenset({"DataSource", "forRoot", "createConnection", "createConnections"})
+_FROM_ORMCONFIG = frozenset({"createConnection", "createConnections", "getConnectionOptions"})
 POOL_SIZE_FROM: Version = (0, 3, 10)  # PostgresDriver passes `max: options.poolSize`
+GLOBALS_UNTIL: Version = (1, 0, 0)  # src/globals.ts@1.0.0 has no createConnection
+_POSTGRES = ("postgres", "cockroachdb")
 
 
 def typeorm_pools(ctx: StackContext) -> list[Pool]:
@@ -44,10 +53,86 @@ def typeorm_pools(ctx: StackContext) -> list[Pool]:
             args = call_args(module.parser, paren)
             cfg = args[0] if args else None
             kind = get(cfg, "type")
-            if not known(kind) or str(kind.value) not in ("postgres", "cockroachdb"):
+            if not known(kind) or str(kind.value) not in _POSTGRES:
                 continue
             here = Source(path=module.file.path, line=module.toks[paren].line)
             pools.extend(config_pools(ctx, cfg, here, module.file.rel))
+    return pools + _ormconfig_pools(ctx)
+
+
+def _ormconfig_request(module: JsModule) -> tuple[set[str] | None, Source] | None:
+    """The connection names the module's calls read from the ormconfig (None: all of
+    them, `createConnections()`), and where the first call is; None without one."""
+    names: set[str] | None = set()
+    first: Source | None = None
+    for callee, paren in find_calls(module.toks, _FROM_ORMCONFIG):
+        call = callee.rsplit(".", 1)[-1]
+        args = call_args(module.parser, paren)
+        if call != "getConnectionOptions" and args and (
+                args[0] is None or not isinstance(args[0].value, str)):
+            continue  # options given (or not read): not the ormconfig's
+        if call == "createConnections":
+            names = None
+        elif names is not None:
+            name = args[0].value if args and args[0] is not None else "default"
+            names.add(name if isinstance(name, str) else "default")
+        first = first or Source(path=module.file.path, line=module.toks[paren].line)
+    return (names, first) if first is not None else None
+
+
+def _package_root(ctx: StackContext, rel: str) -> str:
+    """The folder ("" or "x/y/") of the package.json nearest above `rel`."""
+    folders = [f.rel[: -len("package.json")] for f in ctx.files("package-json")]
+    above = [d for d in folders if rel.startswith(d)]
+    return max(above, key=len) if above else ""
+
+
+def _ormconfig_pools(ctx: StackContext) -> list[Pool]:
+    pools: list[Pool] = []
+    read: set[tuple[str, str]] = set()
+    for module in js_modules(ctx, "typeorm", _FROM_ORMCONFIG,
+                             where=lambda f: "ormconfig" not in f.name):
+        if not imports_module(module, "typeorm"):
+            continue  # mysql2's createConnection(), an own helper
+        request = _ormconfig_request(module)
+        if request is None:
+            continue
+        names, call = request
+        spec = dependency_spec(ctx, "typeorm", module.file.rel)
+        if spec is not None and all_before(spec[0], GLOBALS_UNTIL) is False:
+            continue  # typeorm 1.x: no createConnection() reading an ormconfig
+        root = _package_root(ctx, module.file.rel)
+        yml = spec is None or all_before(spec[0], ormconfig.YML_UNTIL) is not False
+        f = ormconfig.find_file(ctx, root, yml)
+        marker = ctx.env_from_hidden("TYPEORM_CONNECTION", "TYPEORM_URL")
+        if marker is not None:
+            ctx.env_from_unknown(f"TypeORM ormconfig ({call.label()})", "which options "
+                                 "createConnection() reads (TYPEORM_* variables win over "
+                                 "any ormconfig file)", ("TYPEORM_CONNECTION", "TYPEORM_URL"),
+                                 marker)
+            continue
+        found = ormconfig.connections(ctx, f)
+        if found is None:
+            ctx.notices.append(f"TypeORM at {call.label()} reads an ormconfig, and none is "
+                               f"in {root or 'the app folder'} nor TYPEORM_CONNECTION / "
+                               "TYPEORM_URL set: no pool counted for it")
+            continue
+        if isinstance(found, Val):
+            options_unread(ctx, "TypeORM ormconfig", found.source, "its options")
+            continue
+        for options in found:
+            if (names is not None and options.name not in names) or \
+                    (options.where.path or "", options.name) in read:
+                continue
+            read.add((options.where.path or "", options.name))
+            kind = get(options.cfg, "type")
+            if kind is not None and kind.hidden:
+                ctx.hidden_size(f"TypeORM ormconfig database type ({call.label()})", kind.hidden,
+                                kind.source)
+                continue
+            if known(kind) and str(kind.value) in _POSTGRES:
+                pools.extend(config_pools(ctx, options.cfg, options.where,
+                                          module.file.rel))
     return pools
 
 
