@@ -51,6 +51,8 @@ CASES = [
     ("nextcloud:34-apache", {"POSTGRES_HOST": "db"}, ()),
     ("nextcloud:34-fpm", {"POSTGRES_HOST": "db"}, ()),
     ("nextcloud:34-apache", {"POSTGRES_HOST": "db"}, ("/cron.sh",)),
+    ("apache/superset:4.1.1", {}, ()),
+    ("apache/superset:4.1.1", {}, ("/bin/sh", "-c", ". /app/pythonpath/superset_init.sh")),
 ]
 
 

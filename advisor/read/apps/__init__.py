@@ -112,7 +112,7 @@ READERS: tuple[StackReader, ...] = (
     # Paperless-ngx, Prefect, Zitadel, Supabase Auth, Storage and postgres-meta, Windmill,
     # Coder, Dify's api and plugin daemon, Unleash, Sentry, TeslaMate, Piped's backend,
     # Matrix Authentication Service, Twenty, Langfuse's web and worker,
-    # Nextcloud):
+    # Nextcloud, Apache Superset):
     # advisor/read/apps/images.py, which matches the image's name exactly. Markers
     # repeated there (ENV_PREFIXES, the names of STACKS, GRAFANA_NAMES, GITEA_NAMES,
     # FORGEJO_NAMES, METABASE_NAMES, HASURA_NAMES, VAULTWARDEN_IMAGES, ARR_APPS,
@@ -132,7 +132,7 @@ READERS: tuple[StackReader, ...] = (
                                "unleash-server", "unleash-enterprise", "sentry",
                                "teslamate", "1337kavin/piped",
                                "matrix-authentication-service", "twentycrm/twenty",
-                               "langfuse/langfuse", "nextcloud")),
+                               "langfuse/langfuse", "nextcloud", "apache/superset")),
     # GitLab's Cloud Native images as its chart runs them (webservice, sidekiq, toolbox,
     # exporter): a pool per database its mounted database.yml names, sized from the
     # env by Gitlab::Database.default_pool_size (advisor/read/apps/gitlab.py)
@@ -148,12 +148,13 @@ READERS: tuple[StackReader, ...] = (
 # Images whose readers read the configuration files the container sees in its pod
 # (StackContext.pod_files, advisor/read/apps/podfiles.py): Synapse (apps/synapse.py),
 # Matrix Authentication Service (apps/mas.py) and GitLab's webservice, sidekiq and
-# toolbox (apps/gitlab.py: their database.yml template), by the image's repository name;
+# toolbox (apps/gitlab.py: their database.yml template), Apache Superset (apps/superset.py:
+# its superset_config.py), by the image's repository name;
 # Backstage by its command (reads_pod_files).
 POD_FILE_IMAGES = frozenset({"synapse", "matrix-authentication-service",
                              "gitlab-webservice-ee", "gitlab-webservice-ce",
                              "gitlab-sidekiq-ee", "gitlab-sidekiq-ce",
-                             "gitlab-toolbox-ee", "gitlab-toolbox-ce"})
+                             "gitlab-toolbox-ee", "gitlab-toolbox-ce", "superset"})
 
 
 def reads_pod_files(container: Container) -> bool:

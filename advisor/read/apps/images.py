@@ -159,7 +159,9 @@ Defaults, each read in the application's own source:
   the database is SQLite unless config.xml (not in the repository) names a PostgresHost.
 - Nextcloud's official image (apache: Apache prefork MaxRequestWorkers PHP processes;
   fpm: PHP-FPM pm.max_children; one PDO connection each): advisor/read/apps/nextcloud.py;
-  Langfuse's web and worker images (one Prisma client each): advisor/read/apps/langfuse.py.
+  Langfuse's web and worker images (one Prisma client each): advisor/read/apps/langfuse.py;
+  Apache Superset (apache/superset: gunicorn workers, Celery children, beat, the init
+  Job, an engine per process): advisor/read/apps/superset.py.
 - Synapse (matrixdotorg/synapse, ghcr.io/element-hq/synapse): advisor/read/apps/synapse.py,
   from the configuration files its command line names; Matrix Authentication Service:
   advisor/read/apps/mas.py; Mattermost's database config store (MM_CONFIG a database
@@ -225,6 +227,7 @@ from advisor.read.apps.supabase import (
     postgres_meta_pools,
     storage_pools,
 )
+from advisor.read.apps.superset import is_superset, superset_pools
 from advisor.read.apps.synapse import SYNAPSE_NAMES, synapse_pools
 from advisor.read.apps.twenty import is_twenty, twenty_pools
 from advisor.read.apps.unleash import is_unleash, unleash_pools
@@ -1770,6 +1773,7 @@ _IMAGE_READERS: tuple[tuple[Callable[[str], bool], Callable[[StackContext], list
     (is_twenty, twenty_pools),
     (is_langfuse, langfuse_pools),
     (is_nextcloud, nextcloud_pools),
+    (is_superset, superset_pools),
 )
 
 
