@@ -142,6 +142,10 @@ READERS: tuple[StackReader, ...] = (
     # Pgpool-II (bitnami/pgpool, pgpool/pgpool): num_init_children x max_pool to each
     # backend, from its env and a mounted pgpool.conf (advisor/read/apps/pgpool.py)
     StackReader("pgpool", "pgpool:pgpool_pools", image_markers=("pgpool",)),
+    # The Prometheus PostgreSQL exporter: one connection per DSN it scrapes, + the
+    # collector's during a scrape (advisor/read/apps/pgexporter.py)
+    StackReader("postgres_exporter", "pgexporter:pgexporter_pools",
+                image_markers=("postgres-exporter", "postgres_exporter")),
 )
 
 
