@@ -301,16 +301,23 @@ def client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
                 topo.notices.append(f"{workload_id(w)}: {why}")
                 pools = [p if p.route is not None else replace(p, route=route) for p in pools]
                 break
-    if route is None and not pools and not lost and not hidden and credentials:
+    if route is None and not lost and not hidden and credentials:
         # given the database credentials a server's pod is given (one Secret), and no host
-        # or pool read: it connects to that server, how many connections unknown (a
-        # Flask app whose host is in its code, not found: flask-vue-kubernetes' budget
-        # said "fits, peak 0")
+        # read: it connects to that server (a Flask app whose host is in its code, not
+        # found: flask-vue-kubernetes' budget said "fits, peak 0"), with the pools read
+        # for it, else how many connections unknown; its pools were left out of every
+        # budget when its source was declared
         shared = _shared_credentials_route(w, credentials, host_map, default_ns)
         if shared is not None:
             route, why = shared
-            topo.notices.append(f"{workload_id(w)}: {why}: linked to it, connections "
-                                "unknown")
+            if pools:
+                labels = ", ".join(dict.fromkeys(p.label for p in pools))
+                topo.notices.append(f"{workload_id(w)}: opens {labels} on no host it names; "
+                                    f"{why}: linked to it")
+                pools = [_on_shared_route(p, route) for p in pools]
+            else:
+                topo.notices.append(f"{workload_id(w)}: {why}: linked to it, connections "
+                                    "unknown")
     if dropped and not pools and not lost and route is None:
         first, svc = dropped[0]
         topo.notices.append(
@@ -503,6 +510,17 @@ def _shared_credentials_route(w: Workload, credentials: dict[tuple[str, str], st
                     f"{var.name} ({var.source.label()}) comes from Secret {secret}, which "
                     f"also gives server {server_id} its credentials")
     return None
+
+
+def _on_shared_route(pool: Pool, shared: Route) -> Pool:
+    """A pool that names no host, put on the host of the server whose credentials its
+    workload shares; a database name or port its own route gives is kept."""
+    if pool.route is not None and pool.route.host:
+        return pool
+    if pool.route is None:
+        return replace(pool, route=shared)
+    return replace(pool, route=replace(pool.route, host=shared.host,
+                                       port=pool.route.port or shared.port))
 
 
 def _pgpool_route(c: Container, app: AppSource | None) -> Route | None:

@@ -218,7 +218,31 @@ def evaluate(node: ast.AST | None, scope: PyScope) -> Val | None:
         return Val(result, scope.src(node), cpu if isinstance(cpu, CpuFormula) else None)
     if isinstance(node, ast.Call):
         return _call(node, scope)
+    if isinstance(node, ast.JoinedStr):
+        return _fstring(node, scope)
     return None
+
+
+def _fstring(node: ast.JoinedStr, scope: PyScope) -> Val:
+    """An f-string as text: each field whose value is a known string or number put in,
+    the others left as `${field}`, so a URL still names its host when only its user or
+    password is unknown (`f'postgresql://{USER}:{PASSWORD}@postgres:5432/books'`); a
+    placeholder left in the host makes no route (urls._has_placeholder)."""
+    parts: list[str] = []
+    for value in node.values:
+        if isinstance(value, ast.Constant):
+            parts.append(str(value.value))
+            continue
+        if not isinstance(value, ast.FormattedValue):
+            parts.append("${?}")
+            continue
+        got = evaluate(value.value, scope) if value.format_spec is None and \
+            value.conversion in (-1, ord("s")) else None
+        known = got is not None and not got.hidden and not isinstance(got.value, bool) \
+            and isinstance(got.value, str | int | float) and got.cpu is None
+        parts.append(str(got.value) if known and got is not None
+                     else "${" + ast.unparse(value.value) + "}")
+    return Val("".join(parts), scope.src(node))
 
 
 def _call(node: ast.Call, scope: PyScope) -> Val | None:
@@ -305,6 +329,12 @@ def module_names(tree: ast.Module, scope: PyScope) -> dict[str, Val]:
     from the container env (`if os.getenv("DB") == "postgres":`), else the `if` body
     (settings modules override defaults there); `try` bodies are read."""
     _statements(tree.body, scope)
+    return scope.names
+
+
+def block_names(body: list[ast.stmt], scope: PyScope) -> dict[str, Val]:
+    """As module_names, for a block of statements (a class body) read in `scope`."""
+    _statements(body, scope)
     return scope.names
 
 

@@ -20,7 +20,7 @@ from msgspec.structs import replace
 from advisor.model import Pool, Route, Source
 from advisor.read.apps.base import StackContext
 from advisor.read.apps.numbers import parse_int
-from advisor.read.apps.pyeval import Val, dotted, is_unknown
+from advisor.read.apps.pyeval import PyScope, Val, block_names, dotted, is_unknown
 from advisor.read.apps.pysource import (
     PyModule,
     arg,
@@ -182,6 +182,8 @@ def _flask(ctx: StackContext) -> list[Pool]:
             where = where or (module.file.path, call.lineno)
     if where is None:
         return []
+    if uri is None:
+        uri = _config_class_uri(list(modules.values()))
     opts = {k: _opt_from_val(v) for k, v in options.items()}
     if "poolclass" in options and options["poolclass"].value is not None:
         opts["poolclass"] = Opt(options["poolclass"].value, "poolclass", None)
@@ -194,6 +196,47 @@ def _flask(ctx: StackContext) -> list[Pool]:
         if pool is not None:
             pools.append(pool)
     return pools
+
+
+def _class_uris(module: PyModule) -> dict[str, Val]:
+    """SQLALCHEMY_DATABASE_URI of each top-level config class (`class
+    DevelopmentConfig(BaseConfig): SQLALCHEMY_DATABASE_URI = DATABASE_URL`), its body
+    read with the module's names; a class without one takes its base's, when the base
+    is a class of the module."""
+    out: dict[str, Val] = {}
+    for node in module.tree.body:
+        if not isinstance(node, ast.ClassDef):
+            continue
+        scope = PyScope(path=module.scope.path, env=module.scope.env, cpus=module.scope.cpus,
+                        names=dict(module.scope.names), cite=module.scope.cite)
+        found = block_names(node.body, scope).get("SQLALCHEMY_DATABASE_URI")
+        if found is None or found is module.scope.names.get("SQLALCHEMY_DATABASE_URI"):
+            found = next((out[b] for b in (dotted(b).rsplit(".", 1)[-1] for b in node.bases)
+                          if b in out), None)
+        if found is not None:
+            out[node.name] = found
+    return out
+
+
+def _config_class_uri(modules: list[PyModule]) -> Val | None:
+    """The URI of the config class `app.config.from_object(...)` loads (a class, or its
+    dotted name from the env: APP_SETTINGS=project.config.DevelopmentConfig); when that
+    is not known, the one URI every config class agrees on, else None (not a guess)."""
+    uris = {name: v for m in modules if "SQLALCHEMY_DATABASE_URI" in m.file.text
+            for name, v in _class_uris(m).items()}
+    if not uris:
+        return None
+    for module in modules:
+        for call, _ in calls(module, {"from_object"}):
+            node = arg(call, 0, "obj")
+            got = value_of(module, node) if node is not None else None
+            name = got.value if got is not None and isinstance(got.value, str) \
+                else dotted(node) if node is not None else ""
+            chosen = uris.get(name.rsplit(".", 1)[-1]) if name else None
+            if chosen is not None:
+                return chosen
+    values = {repr(v.value) for v in uris.values()}
+    return next(iter(uris.values())) if len(values) == 1 else None
 
 
 def sqlalchemy_pools(ctx: StackContext) -> list[Pool]:

@@ -67,7 +67,9 @@ def _first_host(text: str | None) -> str | None:
 
 
 def _known(text: str | None) -> str | None:
-    return text if text and "{{" not in text else None
+    # a template part (`{{ .username }}`, `${POSTGRES_USER}` of an f-string or template
+    # literal) is a name not known here
+    return text if text and "{{" not in text and "${" not in text else None
 
 
 def split_port(host: str) -> tuple[str, str | None]:
@@ -95,7 +97,6 @@ def _route(fields: dict[str, str | None], source: Source) -> Route | None:
         host, port_text = split_port(host)
         if port_text is not None:
             fields = {**fields, "port": fields.get("port") or port_text}
-    # a template part (an ExternalSecret's `{{ .username }}`) is a name not known here
     dbname = _known(fields.get("dbname"))
     user = _known(fields.get("user"))
     if host is None and dbname is None:
