@@ -1139,9 +1139,9 @@ APP_MARKERS = frozenset({
 def _source_name_test() -> Callable[[str], bool]:
     """Whether a file is one app_source_dirs or build_contexts looks for by its name;
     locate is imported here, once per run, as the walk calls this for every name."""
-    from advisor.read.apps.locate import is_build_file
+    from advisor.read.apps.locate import is_build_file, is_build_script
 
-    return lambda name: name in _SOURCE_NAMES or is_build_file(name)
+    return lambda name: name in _SOURCE_NAMES or is_build_file(name) or is_build_script(name)
 
 
 _SOURCE_NAMES = APP_MARKERS | {"application.yml", "application.yaml", "database.yml"}
@@ -1203,14 +1203,23 @@ def _declared_values(root: Root, settings: Settings, chart: Path, decl) -> list[
 
 
 def build_contexts(found, root: Root):
-    """Image -> build folder from skaffold.yaml and compose files in the repository."""
+    """Image -> build folder from skaffold.yaml and compose files in the repository, then
+    from the `docker build -t IMAGE FOLDER` commands of its scripts and READMEs (read
+    only when it has a Dockerfile: else no folder of it builds an image)."""
     named = found.names
     # a cheap test of the names first: most repositories have neither
     maybe = [n for n in named if n == "skaffold.yaml" or "compose" in n]
     dockerfiles = list(named.get("Dockerfile", ()))
     if not maybe and not dockerfiles:
         return None
-    from advisor.read.apps.locate import BuildHints, _contexts, dockerfile_base, is_build_file
+    from advisor.read.apps.locate import (
+        BuildHints,
+        _contexts,
+        build_script_contexts,
+        dockerfile_base,
+        is_build_file,
+        is_build_script,
+    )
 
     wanted = {n for n in maybe if is_build_file(n)}
     files = [p for p in found.manifests if p.name in wanted] if wanted else []
@@ -1221,6 +1230,9 @@ def build_contexts(found, root: Root):
     databases: list[tuple[str, str, str]] = []
     for p in files:
         contexts.extend(_contexts(root, str(p), found.rel(p.parent).strip("."), databases))
+    if dockerfiles:
+        scripts = [str(p) for n, paths in named.items() if is_build_script(n) for p in paths]
+        contexts += build_script_contexts(root, scripts)
     bases = []
     for p in dockerfiles:
         try:  # kept: the process-count reader reads it too

@@ -783,7 +783,8 @@ def _why_unknown(w: Workload, directory: str | None, app: object | None) -> str:
 def _why_unknown_read(w: Workload, directory: str | None, app: object | None) -> str:
     if directory is None:
         return ("no application source folder found for it (looked for: [[workloads]] "
-                "source, skaffold/compose build contexts naming its image, a folder with a "
+                "source, skaffold/compose build contexts and `docker build -t` commands "
+                "naming its image, a folder with a "
                 "Dockerfile or build file named like the image or workload, the root's "
                 "application files, the repository's only Dockerfile); its container env "
                 "names no pool size of a known stack")

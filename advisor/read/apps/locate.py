@@ -3,7 +3,8 @@ not say (`[[workloads]] source = "..."`). Inferred, in order, from:
 
 1. build contexts that name the image: skaffold.yaml `build.artifacts[].image/context`,
    docker-compose `services.<name>.image` + `build` (also matched by service name,
-   and by the build's `tags` and `cache_from` images);
+   and by the build's `tags` and `cache_from` images); then `docker build -t IMAGE
+   FOLDER` commands in shell scripts, Makefiles and READMEs;
 2. a directory with a Dockerfile whose name equals the image's repository name
    (registry, path and tag stripped: ghcr.io/acme/orders-api:2.3 -> orders-api) or the
    workload's name;
@@ -63,9 +64,129 @@ def is_build_file(name: str) -> bool:
     return name == "skaffold.yaml" or _COMPOSE_FILE.match(name) is not None
 
 
+def is_build_script(name: str) -> bool:
+    """A file whose `docker build -t IMAGE FOLDER` commands map images to build folders:
+    a shell script, a Makefile, a README (flask-vue-kubernetes' README.md: `docker build
+    -t mjhea0/flask-kubernetes ./services/server`, its compose service named otherwise)."""
+    lower = name.lower()
+    return name.endswith(".sh") or lower in ("makefile", "gnumakefile") or (
+        lower.startswith("readme") and lower.endswith(".md"))
+
+
+# Files of build commands read at most (the shallowest first): a repository of many
+# scripts is not read whole for this.
+MAX_BUILD_SCRIPTS = 200
+_BUILD_CMD = lazy(r"\b(?:docker|podman)\s+(?:buildx\s+|image\s+)?build\s+(.*)$")
+# `docker build` / `docker buildx build` options that take a value (docker CLI v28 and
+# buildx v0.2x reference); any other option stops the reading of that command (its
+# folder is not guessed)
+_VALUED = frozenset({
+    "-t", "--tag", "-f", "--file", "--build-arg", "--target", "--platform", "--label",
+    "--cache-from", "--cache-to", "-o", "--output", "--secret", "--ssh", "--network",
+    "--progress", "--iidfile", "--add-host", "--build-context", "--allow", "--attest",
+    "--annotation", "--cgroup-parent", "--metadata-file", "--shm-size", "--ulimit", "-m",
+    "--memory", "--memory-swap", "--cpu-shares", "-c", "--cpuset-cpus", "--cpuset-mems",
+    "--cpu-period", "--cpu-quota", "--isolation", "--security-opt", "--provenance",
+    "--sbom", "--builder", "--call"})
+_FLAGS = frozenset({"--no-cache", "--pull", "--push", "--load", "-q", "--quiet", "--rm",
+                    "--force-rm", "--squash", "--compress", "--disable-content-trust",
+                    "--check"})
+_COMMAND_END = frozenset({";", "&&", "||", "|", "&", ")", "`"})
+
+
+def build_command(text: str) -> tuple[list[str], str] | None:
+    """The (tags, context) of a `docker build` command line, or None when it is not
+    one that names both plainly (a variable, an option not known, no or two folders)."""
+    import shlex
+
+    m = _BUILD_CMD.search(text)
+    if m is None:
+        return None
+    lexer = shlex.shlex(m.group(1), posix=True, punctuation_chars=";&|()`")
+    lexer.whitespace_split = True
+    try:
+        words = list(lexer)
+    except ValueError:  # an unclosed quote
+        return None
+    tags: list[str] = []
+    positional: list[str] = []
+    i = 0
+    while i < len(words) and words[i] not in _COMMAND_END:
+        word = words[i]
+        name, eq, value = word.partition("=")
+        if word.startswith("-") and len(word) > 1:
+            if name in _VALUED and eq:
+                got = value
+            elif word in _VALUED and i + 1 < len(words):
+                got, i = words[i + 1], i + 1
+            elif word in _FLAGS:
+                got = None
+            else:
+                return None
+            if name in ("-t", "--tag") and got is not None:
+                tags.append(got)
+        else:
+            positional.append(word)
+        i += 1
+    if not tags or len(positional) != 1:
+        return None
+    context = positional[0]
+    if any("$" in x or "{{" in x for x in (*tags, context)) or "://" in context \
+            or context == "-" or context.startswith(("git@", "/")):
+        return None
+    return tags, context
+
+
+def script_contexts(root: Root, path: str) -> list[tuple[str, str, str]]:
+    """(image, build folder, file:line) of the `docker build -t IMAGE FOLDER` commands
+    a script, Makefile or README holds. A folder is taken when it is one only: of the
+    Makefile's own folder (make runs there), else of the repository root or the file's
+    folder (a script or README may be run from either): `.` in a subfolder's script
+    names two folders, and is skipped."""
+    try:
+        text = root.read_text(path)
+    except InputError:
+        return []
+    if "build" not in text:
+        return []
+    shown = root.rel(path)
+    here = PurePosixPath(shown).parent.as_posix()
+    here = "" if here == "." else here
+    make = os.path.basename(path).lower() in ("makefile", "gnumakefile")
+    out: list[tuple[str, str, str]] = []
+    for number, line in _logical_lines(text):
+        found = build_command(line)
+        if found is None:
+            continue
+        tags, context = found
+        bases = [here] if make else sorted({"", here})
+        folders = {f for b in bases
+                   if (f := _normal(f"{b}/{context}" if b else context)) is not None
+                   and os.path.isdir(os.path.join(root.path, f) if f else root.path)}
+        if len(folders) != 1:
+            continue
+        folder = folders.pop()
+        out += [(tag, folder, f"{shown}:{number}") for tag in tags]
+    return out
+
+
+def _normal(path: str) -> str | None:
+    """A relative path with `.` and `..` resolved, None when it leaves the root."""
+    parts: list[str] = []
+    for part in PurePosixPath(path).parts:
+        if part == "..":
+            if not parts:
+                return None
+            parts.pop()
+        elif part != ".":
+            parts.append(part)
+    return "/".join(parts)
+
+
 def scan_build_hints(root: Root) -> BuildHints:
     dirs: list[str] = []
     contexts: list[tuple[str, str, str]] = []
+    scripts: list[str] = []
     for seen, (dirpath, dirnames, filenames) in enumerate(walk(root.path)):
         dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS and not d.startswith("."))
         if seen >= MAX_DIRS:
@@ -77,7 +198,17 @@ def scan_build_hints(root: Root) -> BuildHints:
         for name in filenames:
             if is_build_file(name):
                 contexts.extend(_contexts(root, os.path.join(dirpath, name), rel))
+            elif is_build_script(name):
+                scripts.append(os.path.join(dirpath, name))
+    # after skaffold and compose: a command written in a script or README says less
+    contexts += build_script_contexts(root, scripts)
     return BuildHints(dockerfile_dirs=tuple(dirs), contexts=tuple(contexts))
+
+
+def build_script_contexts(root: Root, paths: list[str]) -> list[tuple[str, str, str]]:
+    """script_contexts of the shallowest MAX_BUILD_SCRIPTS of these files."""
+    chosen = sorted(paths, key=lambda p: (str(p).count(os.sep), str(p)))[:MAX_BUILD_SCRIPTS]
+    return [c for p in chosen for c in script_contexts(root, str(p))]
 
 
 def _contexts(root: Root, path: str, base: str,

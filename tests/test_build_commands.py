@@ -1,0 +1,111 @@
+"""`docker build -t IMAGE FOLDER` commands in scripts, Makefiles and READMEs map an image
+to its build folder when no compose or skaffold file names it (the shape of
+testdrivenio/flask-vue-kubernetes: compose builds ./services/server as service `server`
+with no image, the Deployment `flask` runs mjhea0/flask-kubernetes, and only the README's
+build command ties the two; written here in our own words)."""
+
+from __future__ import annotations
+
+import pytest
+
+from advisor.engine.check import run_check
+from advisor.engine.options import CheckOptions
+from advisor.read.apps.locate import build_command, match_app_dir, scan_build_hints
+from advisor.read.fs import Root
+from tests.tree_helpers import write
+
+
+@pytest.mark.parametrize(("line", "expected"), [
+    ("$ docker build -t acme/orders-api ./apps/orders", (["acme/orders-api"], "./apps/orders")),
+    ("docker build --tag=acme/orders:1 --build-arg X=1 -f apps/orders/Dockerfile apps/orders "
+     "&& docker push acme/orders:1", (["acme/orders:1"], "apps/orders")),
+    ("docker buildx build --platform linux/amd64 --push -t a/b -t a/b:2 .",
+     (["a/b", "a/b:2"], ".")),
+    ("podman build -t a/b src", (["a/b"], "src")),
+    ("docker build -t $IMAGE ./apps/orders", None),  # a variable: not known here
+    ("docker build -t a/b --weird x ./apps/orders", None),  # an option not known
+    ("docker build ./apps/orders", None),  # no tag
+    ("docker build -t a/b https://github.com/acme/orders.git", None),
+    ("docker build -t a/b - < Dockerfile", None),
+    ("docker build -t 'a/b ./apps", None),  # an unclosed quote
+    ("docker run -t a/b ./apps", None),
+])
+def test_a_build_command_is_read_when_it_names_tag_and_folder_plainly(line, expected):
+    assert build_command(line) == expected
+
+
+def _tree(tmp_path, files: dict[str, str]):
+    write(tmp_path, {"apps/orders/Dockerfile": "FROM python:3.12\n",
+                     "apps/ui/Dockerfile": "FROM node:20\n", **files})
+    return scan_build_hints(Root.of(tmp_path))
+
+
+def test_a_readme_build_command_maps_the_image_to_its_folder(tmp_path):
+    hints = _tree(tmp_path, {"README.md": "Build it:\n\n```sh\n$ docker build \\\n"
+                             "    -t registry.example/acme/shop-backend \\\n"
+                             "    ./apps/orders\n```\n"})
+    guess = match_app_dir(hints, "backend", ["registry.example/acme/shop-backend:latest"])
+    assert guess.directory == "apps/orders"
+    assert guess.reason == "build context of registry.example/acme/shop-backend in README.md:4"
+    # a workload of another image: not matched by it
+    assert match_app_dir(hints, "frontend", ["acme/shop-frontend"]) is None
+
+
+def test_a_script_s_folder_is_taken_only_when_it_names_one(tmp_path):
+    # `.` in apps/ui/build.sh is apps/ui when run there, the root when run from it
+    hints = _tree(tmp_path, {"apps/ui/build.sh": "docker build -t acme/shop-ui .\n",
+                             "scripts/build.sh": "cd \"$ROOT\"\ndocker build -t acme/shop-api "
+                             "apps/orders\n"})
+    assert match_app_dir(hints, "web", ["acme/shop-ui"]) is None
+    assert match_app_dir(hints, "api", ["acme/shop-api"]).directory == "apps/orders"
+
+
+def test_a_makefile_s_folder_is_its_own(tmp_path):
+    hints = _tree(tmp_path, {"apps/ui/Makefile": "image:\n\tdocker build -t acme/shop-ui .\n"})
+    guess = match_app_dir(hints, "ui", ["acme/shop-ui:3"])
+    assert guess.directory == "apps/ui" and guess.reason.endswith("apps/ui/Makefile:2")
+
+
+def test_compose_comes_before_a_readme(tmp_path):
+    hints = _tree(tmp_path, {
+        "compose.yaml": "services:\n  api:\n    image: acme/shop-api\n    build: ./apps/ui\n",
+        "README.md": "docker build -t acme/shop-api apps/orders\n"})
+    assert match_app_dir(hints, "api", ["acme/shop-api"]).directory == "apps/ui"
+
+
+DEPLOYMENT = """
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: backend}
+spec:
+  replicas: 1
+  strategy: {type: Recreate}
+  template:
+    spec:
+      containers:
+        - name: backend
+          image: acme/shop-backend:latest
+          env:
+            - {name: DATABASE_URL, value: "postgresql://shop@db:5432/shop"}
+"""
+COMPOSE = "services:\n  server:\n    build:\n      context: ./apps/orders\n"
+
+
+def test_the_check_finds_the_source_a_readme_builds(tmp_path):
+    write(tmp_path, {"k8s/backend.yaml": DEPLOYMENT, "docker-compose.yml": COMPOSE,
+                     "apps/orders/Dockerfile": 'FROM python:3.12\nCMD ["gunicorn", "shop:app"]\n',
+                     "apps/orders/requirements.txt": "SQLAlchemy\ngunicorn\n",
+                     "apps/orders/shop.py": "from sqlalchemy import create_engine\n"
+                     "import os\nengine = create_engine(os.environ['DATABASE_URL'], "
+                     "pool_size=3, max_overflow=0)\n",
+                     "apps/ui/Dockerfile": "FROM node:20\n",
+                     "docs/README.md": "no build here\n"})
+    result = run_check([str(tmp_path)], CheckOptions())
+    assert not any("application source inferred as apps/orders/" in n for n in result.notices)
+    write(tmp_path, {"README.md": "```\ndocker build -t acme/shop-backend ./apps/orders\n```\n"})
+    result = run_check([str(tmp_path)], CheckOptions())
+    assert any("application source inferred as apps/orders/ (build context of "
+               "acme/shop-backend in README.md:2)" in n for n in result.notices), result.notices
+    # checking the manifests' folder only: the README is still found
+    result = run_check([str(tmp_path / "k8s")], CheckOptions(root=tmp_path))
+    assert any("application source inferred as apps/orders/" in n for n in result.notices)
