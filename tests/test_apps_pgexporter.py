@@ -43,3 +43,20 @@ def test_auto_discover_is_unknown_and_no_dsn_is_none():
     assert not probe.pools and not probe.unknown
     other = _pools("prometheuscommunity/pgbouncer-exporter:v0.9.0", {"DATA_SOURCE_NAME": URL})
     assert not other.pools
+
+
+def test_data_source_uri_is_the_route_with_its_user():
+    """DATA_SOURCE_URI has no scheme (`host:port/db?params`); the exporter prefixes
+    `postgresql://user:pass@` (datasource.go GetDataSources): where it connects. Before,
+    a Deployment with only DATA_SOURCE_URI named no host (prometheus-postgres-exporter's
+    chart: config.datasource.host)."""
+    got = _pools("quay.io/prometheuscommunity/postgres-exporter:v0.15.0",
+                 {"DATA_SOURCE_URI": "my-postgresql:5432/postgres?sslmode=disable",
+                  "DATA_SOURCE_USER": "monitor"})
+    route = got.pools[0].route
+    assert (route.host, route.port, route.dbname, route.user) == \
+        ("my-postgresql", 5432, "postgres", "monitor")
+    assert route.source.key == "DATA_SOURCE_URI"
+    named = _pools("quay.io/prometheuscommunity/postgres-exporter:v0.15.0",
+                   {"DATA_SOURCE_NAME": URL, "DATA_SOURCE_URI": "other:5432/x"})
+    assert named.pools[0].route is None  # DATA_SOURCE_NAME wins: the env's URL route

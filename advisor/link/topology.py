@@ -17,6 +17,7 @@ from msgspec.structs import replace
 from advisor.config.settings import Settings
 from advisor.guard import guarded
 from advisor.link.clients import (
+    _run_cache,
     client_from_workload,
     credential_secret,
     declared_client,
@@ -60,8 +61,10 @@ from advisor.link.servers import (
     server_from_workload,
     standalone_confs,
 )
+from advisor.link.sidecars import server_pod_clients
 from advisor.model import (
     Client,
+    Server,
     Source,
     Term,
     Topology,
@@ -147,6 +150,9 @@ def build_topology(inputs: Inputs) -> Topology:
     # ones an operator entity already stands for, such as Bitnami's StatefulSets)
     host_map: dict[str, tuple[str, str]] = {}  # hostname -> (kind, id)
     claimed = add_operator_entities(inputs, topo, host_map, default_ns, operated)
+    # a server pod's other containers (an exporter sidecar): clients of its server, step 3
+    server_pods: list[tuple[Workload, Server, frozenset[str]]] = \
+        _operator_server_pods(loads, claimed, topo.servers)
     loads = [w for w in loads if w.obj.ref not in claimed]
     # Workloads that run a server or only poolers are no clients (step 3): known here
     not_clients: set[int] = set()
@@ -164,6 +170,9 @@ def build_topology(inputs: Inputs) -> Topology:
                     None, "reading this object", w.obj.line)
                 if server is not None:
                     topo.servers.append(server)
+                    if not any(p[0] is w for p in server_pods):
+                        server_pods.append((w, server, frozenset(
+                            x.name for (x, _), y in zip(built, servers, strict=True) if y)))
                     for var in c.env:  # the Secret of its user or password
                         if (secret := credential_secret(var)) is not None:
                             credentials.setdefault((w.namespace or default_ns, secret),
@@ -230,6 +239,13 @@ def build_topology(inputs: Inputs) -> Topology:
     # 3. clients
     declared = {d.name: d for d in inputs.settings.workloads}
     sidecars = sidecars_by_workload(topo)
+    for w, server, names in server_pods:
+        topo.clients += guarded(topo.problems, w.obj.path, partial(
+            server_pod_clients, inputs, topo, w, server, host_map, default_ns,
+            sidecars.get(workload_id(w)), _run_cache(inputs),
+            lambda c, names=names: c.name in names), [],
+            "reading the other containers of this server's pod", w.obj.line)
+    del server_pods
     # Each workload is let go once its client is built (the client keeps what it needs):
     # all of them held to the end were a tenth of the peak memory of a large check.
     pending = [w for w in loads if id(w) not in not_clients]
@@ -311,6 +327,22 @@ def build_topology(inputs: Inputs) -> Topology:
 
 
 _CONFIG_KINDS = frozenset({"ConfigMap", "Secret"})  # what configmap_index reads
+
+
+def _operator_server_pods(loads: list[Workload], claimed: set[str], servers: list[Server]
+                          ) -> list[tuple[Workload, Server, frozenset[str]]]:
+    """The claimed workloads that are an operator server's pods (Bitnami's StatefulSets),
+    with that server (the one read at the workload's own line) and its server container
+    (the first: the Bitnami reader reads containers[0])."""
+    at = {(s.location.path, s.location.line): s for s in servers if s.kind == "operator"}
+    out = []
+    for w in loads:
+        if w.obj.ref in claimed and w.containers:
+            loc = w.obj.location()
+            server = at.get((loc.path, loc.line))
+            if server is not None:
+                out.append((w, server, frozenset({w.containers[0].name})))
+    return out
 
 
 def _add_external_secrets(topo: Topology, objects: list[K8sObject], index: ConfigIndex,

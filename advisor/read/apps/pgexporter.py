@@ -21,8 +21,9 @@ b5fd246564, v0.12.0 f9a1edbbc6, v0.15.0 68c176b883, v0.20.1 867fbcac31):
 
 from __future__ import annotations
 
-from advisor.model import Pool, Source, Term
+from advisor.model import Pool, Route, Source, Term
 from advisor.read.apps.base import StackContext, image_path, tag_version
+from advisor.read.apps.urls import route_from_url
 
 NAMES = frozenset({"postgres-exporter", "postgres_exporter"})
 _READ = "prometheus-community/postgres_exporter"
@@ -67,6 +68,20 @@ def _dsn_count(ctx: StackContext) -> tuple[int, Source] | None:
     return None
 
 
+def _uri_route(ctx: StackContext) -> Route | None:
+    """Where DATA_SOURCE_URI (`host:port/db?params`, no scheme) leads, with
+    DATA_SOURCE_USER: the exporter prefixes `postgresql://user:pass@` (datasource.go
+    GetDataSources). None when DATA_SOURCE_NAME wins (a URL the env's route reads) or the
+    value is not held here."""
+    uri = ctx.env("DATA_SOURCE_URI")
+    if ctx.env("DATA_SOURCE_NAME") is not None or uri is None or not uri.value:
+        return None
+    user = ctx.env("DATA_SOURCE_USER")
+    who = f"{user.value}@" if user is not None and user.value else ""
+    return route_from_url(f"postgresql://{who}{uri.value.strip()}",
+                          ctx.env_source("DATA_SOURCE_URI"))
+
+
 def pgexporter_pools(ctx: StackContext) -> list[Pool]:
     if ctx.container.role == "init" or not is_postgres_exporter(ctx.container.image):
         return []
@@ -92,7 +107,7 @@ def pgexporter_pools(ctx: StackContext) -> list[Pool]:
     size = Term(label=LABEL, value=dsns + extra, source=Source.default_of(
         f"{why} (exporter/server.go, collector/instance.go: SetMaxOpenConns(1))",
         key="DATA_SOURCE_NAME"))
-    return [Pool(label=LABEL, size=size, bound="fixed",
+    return [Pool(label=LABEL, size=size, bound="fixed", route=_uri_route(ctx),
                  note=f"{dsns} DSN{'s' if dsns != 1 else ''} ({where.label()}), one "
                       "connection each" + (" + 1 for the collector while it scrapes"
                                            if extra == 1 else ""))]

@@ -1,0 +1,124 @@
+"""The other containers of a PostgreSQL server's own pod: a known client among them (the
+Prometheus PostgreSQL exporter the Bitnami chart adds with metrics.enabled) connects to
+that pod's server, usually at 127.0.0.1 (in the server's pod, localhost IS the server).
+
+Each server pod runs its own copy and connects to its own pod's server, and a server's
+budget is per instance (its max_connections): so a sidecar brings one pod's connections to
+an instance, whatever the replicas. For a set of standbys whose budget is spread over the
+instances (advisor.budget.slots: total / instances), it is all of them, so that each
+instance again sees one pod's.
+
+A container whose program no reader knows is not counted (a log shipper, a backup agent:
+most sidecars open no connection); one whose env names a database is said in a notice.
+A PgBouncer container is a pooler (advisor.link.poolers), not a client here.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from msgspec.structs import replace
+
+from advisor.link.hosts import resolve_host
+from advisor.link.inputs import Inputs, suppressed_codes, workload_id
+from advisor.model import Client, Pool, Pooler, Route, Server, Source, Term, Topology
+from advisor.read.apps.poolcache import container_pools
+from advisor.read.apps.urls import route_from_env
+from advisor.read.workloads import (
+    Container,
+    Workload,
+    is_pgbouncer_container,
+    is_postgres_container,
+)
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+_LOOPBACK = ("localhost", "127.0.0.1", "::1", "")
+# pgbouncer.ini listen_port default (PgBouncer docs, "listen_port: Default: 6432")
+_PGBOUNCER_PORT = 6432
+
+
+def sidecar_replicas(w: Workload, server: Server) -> Term:
+    """The pods whose sidecars a server instance's budget sees (module docstring)."""
+    if server.role == "standby" and server.instances.value > 1:
+        return server.instances  # spread over them again by the budget
+    return Term(label="server pods per instance", value=1, source=Source.default_of(
+        f"a sidecar per server pod, each on its own pod's server: 1 of {w.replicas.show()} "
+        "per instance", key="replicas"))
+
+
+def _pooler_port(pooler: Pooler) -> int:
+    got = pooler.settings.get("listen_port")
+    try:
+        return int(got.value) if got is not None else _PGBOUNCER_PORT
+    except (TypeError, ValueError):
+        return _PGBOUNCER_PORT
+
+
+def _target(route: Route | None, w: Workload, server: Server, pooler: Pooler | None,
+            host_map: dict, default_ns: str) -> tuple[str, str] | None:
+    """Where the sidecar's route leads: a loopback host (or none) is the pod itself, its
+    server, or its PgBouncer container at that one's port; another host as cluster DNS
+    resolves it."""
+    host = ((route.host if route is not None else None) or "").lower()
+    if host in _LOOPBACK:
+        if pooler is not None and route is not None and route.port == _pooler_port(pooler):
+            return ("pooler", pooler.id)
+        return ("server", server.id)
+    return resolve_host(host, w.namespace or default_ns, host_map)
+
+
+def _known_pools(c: Container, cache: object, node_cpus: int | None
+                 ) -> tuple[list[Pool], list[str], list[str]] | None:
+    """The pools a reader knows the container's program opens, the reasons its size is
+    unknown, and its notices; None when no reader knows it as a client."""
+    found = container_pools(c, cache, node_cpus=node_cpus)
+    if not found.pools and not found.unknown:
+        return None
+    return list(found.pools), list(found.unknown), list(found.notices)
+
+
+def server_pod_clients(inputs: Inputs, topo: Topology, w: Workload, server: Server,
+                       host_map: dict, default_ns: str, pooler: Pooler | None,
+                       cache: object, is_server: Callable[[Container], bool] | None = None
+                       ) -> list[Client]:
+    """A client for each container of server `w`'s pod that a reader knows connects
+    (module docstring); `is_server`: which containers run the server (default
+    is_postgres_container)."""
+    runs_server = is_server or is_postgres_container
+    out: list[Client] = []
+    for c in w.containers:
+        if c.role == "init" or runs_server(c) or is_pgbouncer_container(c):
+            continue
+        known = _known_pools(c, cache, inputs.settings.node_cpus)
+        if known is None:
+            env_route = route_from_env(c.env)
+            if env_route is not None:
+                topo.notices.append(
+                    f"{workload_id(w)}: container {c.name} ({c.image}) beside the server "
+                    f"names a database ({env_route.source.label()}), but no reader knows its "
+                    "program: not counted as a client of the server")
+            continue
+        pools, unknown, notices = known
+        topo.notices += notices
+        route = next((p.route for p in pools if p.route is not None), None) \
+            or route_from_env(c.env)
+        pools = [p if p.route is not None else replace(p, route=route) for p in pools]
+        if unknown:
+            pools = []  # a size the repository does not hold: unknown, never a part
+        if route is None:
+            topo.notices.append(
+                f"{workload_id(w)}: container {c.name} ({c.image}) beside the server names "
+                "no host: counted on its own pod's server (libpq's default host is the "
+                "pod's own socket)")
+        target = _target(route, w, server, pooler, host_map, default_ns)
+        client = Client(
+            id=f"{workload_id(w)}#{c.name}", name=f"{w.name}/{c.name}",
+            namespace=w.namespace, kind=w.kind, replicas=sidecar_replicas(w, server),
+            pools=pools, location=w.obj.location(), suppressed=suppressed_codes(w.obj),
+            route=route, unknown="; ".join(unknown))
+        if target is not None:  # else PA107 reports the host it connects to
+            client.target_kind, client.target_id = target  # type: ignore[assignment]
+        out.append(client)
+    return out

@@ -1,0 +1,138 @@
+"""A known client in a PostgreSQL server's own pod (advisor/link/sidecars.py): the
+Prometheus PostgreSQL exporter sidecar connects to 127.0.0.1, which in that pod is the
+server; each server pod runs its own and connects to its own pod's server, so an
+instance's budget sees one pod's. Before, a server pod's other containers were no client
+of anything: the exporter was counted nowhere and nothing said so."""
+
+from __future__ import annotations
+
+from advisor.engine.check import run_check, scan
+from advisor.engine.options import CheckOptions
+from tests.tree_helpers import write
+
+EXPORTER = """
+        - name: metrics
+          image: quay.io/prometheuscommunity/postgres-exporter:v0.15.0
+          env:
+            - {name: DATA_SOURCE_URI, value: "127.0.0.1:5432/postgres?sslmode=disable"}
+            - {name: DATA_SOURCE_USER, value: postgres}
+"""
+
+
+def _server(replicas: int, more: str) -> str:
+    return f"""
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {{name: db}}
+spec:
+  replicas: {replicas}
+  template:
+    metadata: {{labels: {{app: db}}}}
+    spec:
+      containers:
+        - name: postgres
+          image: postgres:16.2
+          args: ["-c", "max_connections=50"]
+{more}"""
+
+
+def _check(tmp_path, files: dict[str, str]):
+    write(tmp_path, files)
+    return run_check([str(tmp_path)], CheckOptions())
+
+
+def test_exporter_sidecar_is_one_pods_worth_on_its_own_server(tmp_path):
+    result = _check(tmp_path, {"db.yaml": _server(3, EXPORTER)})
+    (budget,) = result.budgets
+    (c,) = budget.contributions
+    assert c.who == "db/metrics"
+    # 1 server pod per instance (not the 3 replicas) x (1 DSN + the collector's)
+    assert budget.peak == 1 * 2
+    assert c.factors[0].value == 1 and "1 of 3" in c.factors[0].source.default
+
+
+def test_unknown_sidecar_is_not_counted_but_said_when_it_names_a_database(tmp_path):
+    other = """
+        - name: shipper
+          image: fluent/fluent-bit:2.2
+        - name: custom
+          image: acme/db-janitor:1.0
+          env:
+            - {name: DATABASE_URL, value: "postgresql://u@localhost:5432/app"}
+"""
+    result = _check(tmp_path, {"db.yaml": _server(1, other)})
+    (budget,) = result.budgets
+    assert budget.peak == 0 and not budget.unknown_clients
+    assert any("container custom" in n and "no reader knows" in n for n in result.notices)
+    assert not any("container shipper" in n for n in result.notices)
+
+
+def test_exporter_with_a_hidden_dsn_is_unknown_not_zero(tmp_path):
+    hidden = """
+        - name: metrics
+          image: quay.io/prometheuscommunity/postgres-exporter:v0.15.0
+          env:
+            - name: DATA_SOURCE_NAME
+              valueFrom: {secretKeyRef: {name: exporter-dsn, key: dsn}}
+"""
+    result = _check(tmp_path, {"db.yaml": _server(1, hidden)})
+    (budget,) = result.budgets
+    assert budget.unknown_clients == ["db/metrics"]
+
+
+def test_pgbouncer_sidecar_stays_a_pooler_and_an_exporter_at_its_port_goes_through_it(
+        tmp_path):
+    more = """
+        - name: pgbouncer
+          image: edoburu/pgbouncer:1.22.0
+          env:
+            - {name: DATABASE_URL, value: "postgresql://app:pw@127.0.0.1:5432/app"}
+        - name: metrics
+          image: quay.io/prometheuscommunity/postgres-exporter:v0.15.0
+          env:
+            - {name: DATA_SOURCE_URI, value: "127.0.0.1:6432/app?sslmode=disable"}
+"""
+    files = {"db.yaml": _server(1, more)}
+    write(tmp_path, files)
+    topo = scan([str(tmp_path)], CheckOptions()).topology
+    (pooler,) = topo.poolers
+    (client,) = topo.clients  # the PgBouncer container is no client
+    assert client.name == "db/metrics"
+    assert (client.target_kind, client.target_id) == ("pooler", pooler.id)
+
+
+def test_bitnami_primary_and_read_replicas_with_metrics(tmp_path):
+    """The Bitnami chart's shape (bitnami/charts bitnami/postgresql templates/primary/
+    statefulset.yaml, read/statefulset.yaml with metrics.enabled): a `metrics` container
+    with DATA_SOURCE_URI 127.0.0.1:5432 in each StatefulSet's pod."""
+    def sts(name: str, component: str, replicas: int) -> str:
+        return f"""
+apiVersion: apps/v1
+kind: StatefulSet
+metadata:
+  name: {name}
+  labels: {{app.kubernetes.io/name: postgresql, app.kubernetes.io/instance: rel,
+           app.kubernetes.io/component: {component}}}
+spec:
+  replicas: {replicas}
+  template:
+    spec:
+      containers:
+        - name: postgresql
+          image: docker.io/bitnami/postgresql:17.6.0-debian-12-r4
+        - name: metrics
+          image: docker.io/bitnami/postgres-exporter:0.17.1-debian-12-r16
+          env:
+            - {{name: DATA_SOURCE_URI, value: "127.0.0.1:5432/postgres?sslmode=disable"}}
+            - name: DATA_SOURCE_PASS
+              valueFrom: {{secretKeyRef: {{name: rel-postgresql, key: postgres-password}}}}
+            - {{name: DATA_SOURCE_USER, value: postgres}}
+"""
+    result = _check(tmp_path, {"primary.yaml": sts("rel-postgresql-primary", "primary", 1),
+                               "read.yaml": sts("rel-postgresql-read", "read", 3)})
+    by_name = {b.server: b for b in result.budgets}
+    primary, read = by_name["rel-postgresql-primary"], by_name["rel-postgresql-read"]
+    assert [c.who for c in primary.contributions] == ["rel-postgresql-primary/metrics"]
+    assert primary.peak == 2
+    # 3 read pods' exporters, spread over the 3 instances: 2 each
+    assert read.total_peak == 6 and read.peak == 2
