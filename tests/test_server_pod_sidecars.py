@@ -136,3 +136,75 @@ spec:
     assert primary.peak == 2
     # 3 read pods' exporters, spread over the 3 instances: 2 each
     assert read.total_peak == 6 and read.peak == 2
+
+
+def test_zalando_sidecars_count_on_the_primary_and_its_replicas(tmp_path):
+    """Zalando `postgresql` spec.sidecars (postgres-operator docs/user.md "Sidecar
+    Support"): a container in each of the numberOfInstances pods, given POSTGRES_USER;
+    the primary sees its own pod's exporter, the replicas theirs (spread over them)."""
+    result = _check(tmp_path, {"pg.yaml": """
+        apiVersion: acid.zalan.do/v1
+        kind: postgresql
+        metadata: {name: acid-main}
+        spec:
+          teamId: acid
+          numberOfInstances: 3
+          postgresql: {version: "16"}
+          sidecars:
+            - name: exporter
+              image: quay.io/prometheuscommunity/postgres-exporter:v0.15.0
+              env:
+                - {name: DATA_SOURCE_URI, value: "localhost/postgres?sslmode=require"}
+                - {name: DATA_SOURCE_USER, value: "$(POSTGRES_USER)"}
+            - name: logs
+              image: fluent/fluent-bit:2.2
+        """})
+    by_name = {b.server: b for b in result.budgets}
+    primary, replicas = by_name["acid-main"], by_name["acid-main replicas"]
+    assert [c.who for c in primary.contributions] == ["acid-main/exporter"]
+    assert primary.peak == 2
+    assert replicas.total_peak == 2 * 2 and replicas.peak == 2
+    clients = scan([str(tmp_path)], CheckOptions()).topology.clients
+    (client,) = [c for c in clients if c.name == "acid-main/exporter"]
+    assert client.route.user == "postgres"  # the operator's POSTGRES_USER, expanded
+
+
+def test_crunchy_pgmonitor_exporter_is_a_sidecar_of_each_instance(tmp_path):
+    """PGO's spec.monitoring.pgmonitor.exporter adds postgres_exporter to each instance
+    pod with DATA_SOURCE_URI localhost:<spec.port>/postgres (internal/controller/
+    postgrescluster/pgmonitor.go)."""
+    cluster = """
+        apiVersion: postgres-operator.crunchydata.com/v1beta1
+        kind: PostgresCluster
+        metadata: {name: hippo}
+        spec:
+          postgresVersion: 16
+          instances:
+            - {name: instance1, replicas: 1}
+        """
+    result = _check(tmp_path, {"pg.yaml": cluster + """  monitoring:
+            pgmonitor:
+              exporter:
+                image: registry.example/crunchydata/crunchy-postgres-exporter:ubi9-0.17.1-2534
+        """})
+    (budget,) = result.budgets
+    assert [c.who for c in budget.contributions] == ["hippo/exporter"]
+    assert budget.peak == 2
+    (client,) = scan([str(tmp_path)], CheckOptions()).topology.clients
+    assert "pgmonitor.go" in client.pools[0].note
+
+
+def test_a_sidecar_naming_the_servers_service_brings_every_pod(tmp_path):
+    """Not localhost: each of the 3 pods' exporters connects through the Service, not to
+    its own pod, so the server set sees all 3."""
+    via_service = EXPORTER.replace("127.0.0.1:5432", "db:5432")
+    service = """---
+apiVersion: v1
+kind: Service
+metadata: {name: db}
+spec:
+  selector: {app: db}
+"""
+    result = _check(tmp_path, {"db.yaml": _server(3, via_service) + service})
+    (budget,) = result.budgets
+    assert budget.peak == 3 * 2

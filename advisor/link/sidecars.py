@@ -6,7 +6,17 @@ Each server pod runs its own copy and connects to its own pod's server, and a se
 budget is per instance (its max_connections): so a sidecar brings one pod's connections to
 an instance, whatever the replicas. For a set of standbys whose budget is spread over the
 instances (advisor.budget.slots: total / instances), it is all of them, so that each
-instance again sees one pod's.
+instance again sees one pod's. A sidecar that names another host (a Service) brings every
+pod of the server set there.
+
+Operator-made pods are read from what the resource declares: Bitnami's StatefulSets
+(containers beside containers[0]); Zalando's `postgresql` spec.sidecars, given the
+POSTGRES_USER and POSTGRES_PASSWORD the operator sets first (postgres-operator
+pkg/cluster/k8sres.go patchSidecarContainers at a7aaad0a); Crunchy PGO's
+spec.monitoring.pgmonitor.exporter, the postgres_exporter sidecar it adds to each instance
+pod with DATA_SOURCE_URI localhost:<spec.port>/postgres (internal/controller/
+postgrescluster/pgmonitor.go at 0fbac306). CloudNativePG's Cluster declares no sidecars
+(its metrics are served by the instance manager).
 
 A container whose program no reader knows is not counted (a log shipper, a backup agent:
 most sidecars open no connection); one whose env names a database is said in a notice.
@@ -21,14 +31,28 @@ from msgspec.structs import replace
 
 from advisor.link.hosts import resolve_host
 from advisor.link.inputs import Inputs, suppressed_codes, workload_id
-from advisor.model import Client, Pool, Pooler, Route, Server, Source, Term, Topology
+from advisor.model import (
+    Client,
+    Container,
+    EnvVar,
+    Pool,
+    Pooler,
+    Route,
+    Server,
+    Source,
+    Term,
+    Topology,
+)
 from advisor.read.apps.poolcache import container_pools
 from advisor.read.apps.urls import route_from_env
+from advisor.read.sources.k8s import K8sObject, get
+from advisor.read.sources.operators.common import entity_id
 from advisor.read.workloads import (
-    Container,
+    ConfigIndex,
     Workload,
     is_pgbouncer_container,
     is_postgres_container,
+    listed_containers,
 )
 
 if TYPE_CHECKING:
@@ -113,12 +137,85 @@ def server_pod_clients(inputs: Inputs, topo: Topology, w: Workload, server: Serv
                 "no host: counted on its own pod's server (libpq's default host is the "
                 "pod's own socket)")
         target = _target(route, w, server, pooler, host_map, default_ns)
+        own_pod = ((route.host if route is not None else None) or "").lower() in _LOOPBACK
         client = Client(
-            id=f"{workload_id(w)}#{c.name}", name=f"{w.name}/{c.name}",
-            namespace=w.namespace, kind=w.kind, replicas=sidecar_replicas(w, server),
+            id=f"{server.id}#{c.name}", name=f"{server.name}/{c.name}",
+            namespace=w.namespace, kind=w.kind,
+            # each pod's own server, or every pod of the set to the host named
+            replicas=sidecar_replicas(w, server) if own_pod else server.instances,
             pools=pools, location=w.obj.location(), suppressed=suppressed_codes(w.obj),
             route=route, unknown="; ".join(unknown))
         if target is not None:  # else PA107 reports the host it connects to
             client.target_kind, client.target_id = target  # type: ignore[assignment]
         out.append(client)
+    return out
+
+
+# Zalando: operator configuration super_username's default (docs/reference/
+# operator_parameters.md), the POSTGRES_USER each sidecar is given
+_ZALANDO_SUPERUSER = "postgres"
+_ZALANDO_ENV = "Zalando operator patchSidecarContainers (pkg/cluster/k8sres.go at a7aaad0a)"
+_PGO_EXPORTER = "PGO internal/controller/postgrescluster/pgmonitor.go at 0fbac306"
+_PGO_API = "postgres-operator.crunchydata.com/"
+
+
+def _zalando_sidecars(obj: K8sObject, index: ConfigIndex) -> list[Container]:
+    given = (EnvVar(name="POSTGRES_USER", value=_ZALANDO_SUPERUSER,
+                    source=Source.default_of(f"{_ZALANDO_ENV}, super_username default",
+                                             key="POSTGRES_USER")),
+             EnvVar(name="POSTGRES_PASSWORD", source=Source.default_of(_ZALANDO_ENV),
+                    from_ref="secret: the superuser's credentials", secret=True))
+    found = listed_containers(obj, ("spec", "sidecars"), index, given)
+    # getSidecarContainer: an unnamed one is sidecar-<index>
+    return [c if c.name else replace(c, name=f"sidecar-{i}") for i, c in enumerate(found)]
+
+
+def _pgo_exporter(obj: K8sObject) -> list[Container]:
+    exporter = get(obj.body, "spec", "monitoring", "pgmonitor", "exporter")
+    if not isinstance(exporter, dict):
+        return []
+    port = get(obj.body, "spec", "port")
+    port = port if isinstance(port, int) else 5432  # PostgresCluster spec.port default
+    where = obj.source("spec", "monitoring", "pgmonitor", "exporter",
+                       key="spec.monitoring.pgmonitor.exporter")
+
+    def var(name: str, value: str) -> EnvVar:
+        return EnvVar(name=name, value=value, source=Source.default_of(_PGO_EXPORTER,
+                                                                       key=name))
+    image = exporter.get("image")
+    return [Container(
+        name="exporter", role="sidecar", source=where,
+        # without spec...exporter.image, the operator's RELATED_IMAGE_PGEXPORTER: its
+        # crunchy-postgres-exporter image
+        image=str(image) if image else "crunchy-postgres-exporter",
+        env=(var("DATA_SOURCE_URI", f"localhost:{port}/postgres"),
+             var("DATA_SOURCE_USER", "ccp_monitoring"),
+             var("DATA_SOURCE_PASS_FILE", "/opt/crunchy/password")))]
+
+
+def operator_sidecar_pods(objects: list[K8sObject], index: ConfigIndex,
+                          servers: list[Server]) -> list[tuple[Workload, Server]]:
+    """The pods of operator clusters that declare sidecars (module docstring), as a
+    workload of those containers, with each server of the cluster (the primary, and its
+    replicas when there are standbys)."""
+    by_id = {s.id: s for s in servers}
+    out: list[tuple[Workload, Server]] = []
+    for obj in objects:
+        if obj.kind == "postgresql" and obj.api_version.startswith("acid.zalan.do/"):
+            prefix, containers = "zalando", _zalando_sidecars(obj, index)
+            count = ("spec", "numberOfInstances")
+        elif obj.kind == "PostgresCluster" and obj.api_version.startswith(_PGO_API):
+            prefix, containers = "crunchy", _pgo_exporter(obj)
+            count = ("spec", "instances")
+        else:
+            continue
+        ident = entity_id(prefix, obj)
+        found = [by_id[i] for i in (ident, f"{ident}/replicas") if i in by_id]
+        if not containers or not found:
+            continue
+        pods = Term(label="instances", value=sum(s.instances.value for s in found),
+                    source=found[0].instances.source if len(found) == 1
+                    else obj.source(*count, key=".".join(count)))
+        w = Workload(obj=obj, containers=containers, pod_labels={}, replicas=pods)
+        out += [(w, s) for s in found]
     return out

@@ -61,7 +61,7 @@ from advisor.link.servers import (
     server_from_workload,
     standalone_confs,
 )
-from advisor.link.sidecars import server_pod_clients
+from advisor.link.sidecars import operator_sidecar_pods, server_pod_clients
 from advisor.model import (
     Client,
     Server,
@@ -239,6 +239,10 @@ def build_topology(inputs: Inputs) -> Topology:
     # 3. clients
     declared = {d.name: d for d in inputs.settings.workloads}
     sidecars = sidecars_by_workload(topo)
+    server_pods += [(w, server, frozenset()) for w, server in guarded(
+        topo.problems, ".", partial(operator_sidecar_pods, inputs.objects, index,
+                                    topo.servers), [],
+        "reading the sidecars operator resources declare")] if operated else []
     for w, server, names in server_pods:
         topo.clients += guarded(topo.problems, w.obj.path, partial(
             server_pod_clients, inputs, topo, w, server, host_map, default_ns,

@@ -710,10 +710,26 @@ def _env_items(obj: K8sObject, keys: tuple, c: Any) -> list[EnvItem]:
     return out
 
 
-def _env(ns: str | None, items: tuple[EnvItem, ...], index: ConfigIndex) -> list[EnvVar]:
+def listed_containers(obj: K8sObject, keys: tuple[str, ...], index: ConfigIndex,
+                      given: tuple[EnvVar, ...] = ()) -> list[Container]:
+    """The containers a custom resource lists at `keys` in a pod's container shape
+    (Zalando's spec.sidecars), as sidecars, their env linked with `index`; `given`: the
+    variables the operator sets before each one's own (which `$(VAR)` may name)."""
+    items = get(obj.body, *keys)
+    out = []
+    for i, c in enumerate(items if isinstance(items, list) else []):
+        if isinstance(c, dict):
+            shape = _container(obj, (*keys, i), c, "sidecar")
+            out.append(replace(shape.container, env=tuple(
+                _env(obj.namespace, shape.env, index, given))))
+    return out
+
+
+def _env(ns: str | None, items: tuple[EnvItem, ...], index: ConfigIndex,
+         given: tuple[EnvVar, ...] = ()) -> list[EnvVar]:
     """A container's env: its items with the ConfigMap and Secret values they name
-    (`ns`: the workload's namespace)."""
-    out: list[EnvVar] = []
+    (`ns`: the workload's namespace), after `given`."""
+    out: list[EnvVar] = list(given)
     for item in items:
         form, kind = item.form, item.kind
         if form == "value":

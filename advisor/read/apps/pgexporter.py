@@ -25,7 +25,9 @@ from advisor.model import Pool, Route, Source, Term
 from advisor.read.apps.base import StackContext, image_path, tag_version
 from advisor.read.apps.urls import route_from_url
 
-NAMES = frozenset({"postgres-exporter", "postgres_exporter"})
+# crunchy-postgres-exporter: PGO's sidecar image, postgres_exporter with pgMonitor's
+# queries (PGO internal/pgmonitor/exporter.go ExporterStartCommand at 0fbac306)
+NAMES = frozenset({"postgres-exporter", "postgres_exporter", "crunchy-postgres-exporter"})
 _READ = "prometheus-community/postgres_exporter"
 LABEL = "postgres_exporter connections (SetMaxOpenConns(1) per DSN)"
 
