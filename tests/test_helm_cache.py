@@ -360,11 +360,15 @@ def _files_listed(repo: Path) -> tuple[list[str], list[str]]:
     return files.body["data"]["list"].split(), rendered.notices
 
 
-def test_a_chart_at_the_root_does_not_load_the_cache_folder(tmp_path):
+def test_a_chart_at_the_root_does_not_load_the_cache_folder(tmp_path, monkeypatch):
     """Helm loads every file of the chart folder .helmignore does not name (checked with
     the engine: without the view, the list holds .pool-advisor-cache/...): the cache
     folder is not one of them, whether the cache is used or not; the rest is as Helm
     loads it (.git included, a symlinked folder followed)."""
+    # a temp folder of this test's own: other runs on the machine make chart views too
+    own_tmp = tmp_path / "tmp"
+    own_tmp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(own_tmp))
     repo = _root_chart(tmp_path)
     listed, notices = _files_listed(repo)  # no cache folder yet
     assert listed == [".git/HEAD", "conf/a.txt", "linked/a.txt"]
