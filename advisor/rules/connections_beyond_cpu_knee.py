@@ -49,7 +49,9 @@ def connections_beyond_cpu_knee(topo: Topology, ctx: RuleContext) -> Iterator[Fi
     front of it, as in PA101's budget) with what its CPUs can serve: the server's cores
     (container `resources.limits.cpu`, else `resources.requests.cpu`; the operator
     resource's `resources`; `cpus` of a declared server) x `connections_per_core`, or
-    the `n_star` of your own sweep. A server whose CPUs are not known is not checked.
+    the `n_star` of your own sweep. A server whose CPUs are not known is not checked; one
+    whose cores are only a CPU request (no limit) is reported as info, since it may run
+    on more of its node's cores.
 
     ## Why is this bad
     Connections that fit in `max_connections` can still be too many. Each active
@@ -109,6 +111,10 @@ def connections_beyond_cpu_knee(topo: Topology, ctx: RuleContext) -> Iterator[Fi
         for c in budget.contributions:
             terms.extend(c.factors)
         ratio = budget.peak / knee.value
+        # A request without a limit is what the scheduler reserves, not a ceiling: on a
+        # node with idle cores the server runs on more, so its knee is a floor and the
+        # finding is said, not warned (audit s23: 41 connections over a 250m request)
+        request_only = _request_only(cores)
         # One short line; the derivation and the evidence are the finding's detail (-v,
         # the PR comment's collapsible block, the long text of SARIF and annotations).
         # a floor (clients of unknown size) is "at least", not "up to" (openreplay)
@@ -122,9 +128,15 @@ def connections_beyond_cpu_knee(topo: Topology, ctx: RuleContext) -> Iterator[Fi
             f"{num(budget.peak)}",
             f"For scale: {EVIDENCE}.",
             "Past the knee PostgreSQL runs the extra connections, slower for everyone, "
-            "instead of queueing them."])
+            "instead of queueing them.",
+            *(["Its cores are its CPU request, with no CPU limit: the scheduler reserves "
+               "them, and the server may run on more of its node's cores when they are "
+               "free, so this knee is the least it has (info, not a warning); set "
+               "resources.limits.cpu, or [rules.PA111] n_star from a sweep."]
+              if request_only else [])])
         yield Finding(
-            code="PA111", name="connections-beyond-cpu-knee", severity=Severity.warning,
+            code="PA111", name="connections-beyond-cpu-knee",
+            severity=Severity.info if request_only else Severity.warning,
             message=message, detail=detail, location=primary([cores], server.location),
             related=related(terms),
             fix=Fix(description=(
@@ -133,3 +145,10 @@ def connections_beyond_cpu_knee(topo: Topology, ctx: RuleContext) -> Iterator[Fi
                 "shrink the application pools; measure the real knee with "
                 "`pool-advisor sweep` and set [rules.PA111] n_star")),
             subject=server.id)
+
+
+def _request_only(cores: Term) -> bool:
+    """The server's cores are a container's or an operator resource's CPU request (no
+    limit is set: advisor.read.workloads._cpu_request, operators.common.cpu_term)."""
+    key = (cores.source.key if cores.source is not None else None) or ""
+    return key.endswith("requests.cpu") or "CPU request" in cores.label
