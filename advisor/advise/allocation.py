@@ -13,7 +13,8 @@ from pydantic import BaseModel, ConfigDict
 from advisor.advise.client_pools import client_pods, shrink_client
 from advisor.advise.pooler_limits import bouncer_hazards, shrink_pooler, shrink_proxy
 from advisor.advise.records import AdviseOptions, Proposal, num
-from advisor.model import Budget, Client, Contribution, Pooler, Server, Topology
+from advisor.budget.hooks import hook_room
+from advisor.model import Budget, Client, Pooler, Server, Topology
 
 
 class Share(BaseModel):
@@ -81,7 +82,7 @@ def fit_slots(
             # pool is one run's, not a service's). What they add grows as the release's
             # pools shrink (a pre-upgrade hook past a smaller surge), up to their
             # largest: that much is kept for them when the server is to be made to fit.
-            demand = minimum = c.total if b.fits else _largest_hook(c)
+            demand = minimum = c.total if b.fits else hook_room(c)
         else:
             pooler = _pooler_named(topo, c.who)
             minimum = _pooler_minimum(pooler) if pooler else 1.0
@@ -128,7 +129,8 @@ def fit_slots(
             "raise max_connections (memory permitting) or put PgBouncer in transaction mode "
             "in front of the clients"
         )
-    direct_demand = sum(c.total for c in b.contributions if c.kind == "client")
+    # the direct clients at the budget's peak: a release's hooks as Helm runs them
+    direct_demand = sum(c.total for c in b.contributions if c.kind in ("client", "hooks"))
     if direct_demand > 2 * b.usable:
         notes.append(_pooler_alternative(topo, server, b, target_active))
     proposals: list[Proposal] = []
@@ -157,7 +159,8 @@ def _pooler_alternative(
     topo: Topology, server: Server, b: Budget, target_active: float | None
 ) -> str:
     direct = [c for c in b.contributions if c.kind == "client"]
-    demand = sum(c.total for c in direct)
+    # what the release's hooks add at peak (budget/hooks.py) are client connections too
+    demand = sum(c.total for c in b.contributions if c.kind in ("client", "hooks"))
     names = ", ".join(c.who for c in direct)
     ids = {c.id for c in topo.clients if c.name in {d.who for d in direct}}
     hazards = [h for h in bouncer_hazards(topo) if h.client_id in ids]
@@ -181,12 +184,6 @@ def _pooler_alternative(
             f"{h.kind} at {h.location.label()}" for h in hazards[:5]
         )
     return text
-
-
-def _largest_hook(c: Contribution) -> float:
-    """The largest hook Job or Pod of a release's "hooks" contribution (its phases'
-    parts): the most its hooks add to its pods, whatever their size."""
-    return max([c.total, *(h.total for phase in c.parts for h in phase.parts)])
 
 
 def _client_named(topo: Topology, name: str) -> Client | None:

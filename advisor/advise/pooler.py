@@ -56,6 +56,16 @@ def _pool_routes(c: Client) -> list[Route]:
     return [*(p.route for p in c.pools if p.route is not None), *c.extra_routes]
 
 
+def _client_peak(direct: list[Client]) -> float:
+    """The client connections `direct` open at the budget's peak: pods at peak with
+    their rolling-update surge, and a Helm release's hook Jobs and Pods one at a time in
+    their phase (advisor.budget.hooks), not all at once; the same arithmetic as the
+    budget, so max_client_conn holds every one of them."""
+    from advisor.budget.slots import client_contributions
+
+    return sum(c.total for c in client_contributions(direct))
+
+
 def propose_pooler(topo: Topology, server: Server, b: Budget,
                    target_active: float | None) -> NewPooler | None:
     """The PgBouncer to add in front of `server`, or None when one is there already,
@@ -68,7 +78,7 @@ def propose_pooler(topo: Topology, server: Server, b: Budget,
     host = _host_of(server, direct)
     if not direct or host is None or server.location.path is None:
         return None
-    demand = sum(c.replicas.value * sum(p.per_pod() for p in c.pools) for c in direct)
+    demand = _client_peak(direct)
     knee = server.cpu_limit.value * 12 if server.cpu_limit is not None else None
     cap = math.floor(b.usable * SERVER_SHARE)
     target = min(x for x in (cap, knee, target_active) if x)
@@ -97,7 +107,9 @@ def propose_pooler(topo: Topology, server: Server, b: Budget,
                 # the same form as written: svc.ns.svc.cluster.local keeps its suffix
                 suffix = r.host[len(r.host.split(".")[0]):]
                 edits.append((c, r.host, name + suffix))
-    why = [f"{len(direct)} client(s) ask for {demand:g} connections at peak, straight to "
+    why = [f"{len(direct)} client(s) ask for {demand:g} connections at peak (the budget's: "
+           "rolling-update surge included, a Helm release's hooks as Helm runs them), "
+           f"straight to "
            f"{server.name}, which should run {target:g} at once ("
            + ("its CPU knee, PA111" if target == knee else
               "the measured target" if target == target_active else
@@ -105,7 +117,10 @@ def propose_pooler(topo: Topology, server: Server, b: Budget,
            f"a transaction-mode PgBouncer queues the rest: {REPLICAS} replicas x "
            f"{len(pairs)} pool(s) x default_pool_size {pool_size} = "
            f"{REPLICAS * len(pairs) * pool_size} server connections; max_client_conn "
-           f"{max_client} per replica ({demand:g} clients / {REPLICAS}, +20%)"]
+           f"{max_client} per replica ({demand:g} clients / {REPLICAS}, +20%): PgBouncer "
+           "refuses a client past it at login with FATAL \"no more connections allowed "
+           "(max_client_conn)\" (pgbouncer 1.24.1 src/client.c:1015-1017, "
+           "src/objects.c:1571-1576), it does not queue it"]
     return NewPooler(path=path, text=text, name=name, pool_size=pool_size,
                      max_client_conn=max_client, ini_text=ini_text,
                      ini_offset=head.count("\n"), clients=[c.name for c in direct],

@@ -151,6 +151,15 @@ def _phase_contribution(who: str, pods: list[Term], hooks: list[tuple[Client, Co
                         unknown=any(hc.unknown for _h, hc in hooks))
 
 
+def hook_room(c: Contribution) -> float:
+    """The connections to keep for a release's "hooks" contribution when its pools are
+    to shrink: its largest hook Job or Pod (a phase's parts), or what the hooks add today
+    if more. What they add grows as the pools shrink (a pre-upgrade hook within today's
+    surge adds more beside a smaller one), up to the largest hook: keeping that much
+    fits every phase whatever the new pool sizes."""
+    return max([c.total, *(h.total for phase in c.parts for h in phase.parts)])
+
+
 def _cited(hook: Client, c: Contribution) -> Contribution:
     """A hook's own contribution, named with its events, weight and where its
     helm.sh/hook annotation is written."""

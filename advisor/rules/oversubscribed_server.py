@@ -85,6 +85,17 @@ def _over_share(clients: dict[str, Client], budget) -> list[str]:
     proportional to what it asks for now). `clients`: the first client of each name."""
     import math
 
+    from advisor.budget.hooks import hook_room
+
+    # A release's hooks are kept whole, as advise keeps them (allocation.fit_slots): what
+    # they add grows as the pools shrink (a pre-upgrade Job beside a smaller surge), up to
+    # their largest, so that much is kept out of the usable slots and the rest shared.
+    hooks = [c for c in budget.contributions if c.kind == "hooks"]
+    room = sum(hook_room(c) for c in hooks)
+    shared = budget.usable - room
+    asking = budget.peak - sum(c.total for c in hooks)
+    kept = (f" ({num(room)} kept for the largest hook of "
+            + " and ".join(c.who for c in hooks) + ")") if room else ""
     out = []
     for c in budget.contributions:
         client = clients.get(c.who)
@@ -94,7 +105,7 @@ def _over_share(clients: dict[str, Client], budget) -> list[str]:
         if not asked:
             continue  # a client known to hold none (Dify's celery beat): nothing to shrink
         pods = peak_pods(client.replicas, client.surge)
-        share = budget.usable * c.total / budget.peak
+        share = max(shared, 0) * c.total / asking if asking > 0 else 0.0
         per_pod = math.floor(share / pods) if pods else 0
         for pool in client.pools:
             processes = pool.processes.value if pool.processes else 1
@@ -116,8 +127,8 @@ def _over_share(clients: dict[str, Client], budget) -> list[str]:
             elif pool.size.value > allowed:
                 out.append(f"{client.name}'s {pool.label} of {num(pool.size.value)} "
                            f"({pool.size.source.label()}) exceeds its share: "
-                           f"{share:.0f} of {num(budget.usable)} usable over "
-                           f"{num(pods)} pods allows {allowed} per process")
+                           f"{share:.0f} of {num(budget.usable)} usable{kept} "
+                           f"over {num(pods)} pods allows {allowed} per process")
     return out
 
 
