@@ -909,3 +909,92 @@ def test_a_second_pg_family_under_a_prefix_is_a_further_route(tmp_path):
     assert [(c.who, c.total) for c in budgets["db"].contributions] == [("web", 21)]
     assert budgets["codeintel-db"].unknown_clients == ["web"]
     assert not budgets["codeintel-db"].fits
+
+
+def _posthog_like(name: str, env: str) -> str:
+    return f"""apiVersion: apps/v1
+kind: Deployment
+metadata: {{name: {name}}}
+spec:
+  template:
+    spec:
+      containers:
+        - name: {name}
+          image: example/analytics:1
+          env:
+{textwrap.indent(textwrap.dedent(env), " " * 12)}"""
+
+
+BITNAMI_BOUNCER = """apiVersion: apps/v1
+kind: Deployment
+metadata: {name: bouncer}
+spec:
+  strategy: {type: Recreate}
+  template:
+    metadata: {labels: {app: bouncer}}
+    spec:
+      containers:
+        - name: pgbouncer
+          image: bitnami/pgbouncer:1.18.0
+          env:
+            - {name: POSTGRESQL_HOST, value: db}
+            - {name: POSTGRESQL_USERNAME, value: postgres}
+            - {name: PGBOUNCER_DATABASE, value: posthog}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: bouncer}
+spec:
+  selector: {app: bouncer}
+"""
+
+SPLIT_FAMILY = """\
+- {name: POSTHOG_POSTGRES_HOST, value: bouncer}
+- {name: POSTHOG_POSTGRES_PORT, value: "6543"}
+- {name: POSTHOG_DB_USER, value: postgres}
+- {name: POSTHOG_DB_NAME, value: posthog}
+"""
+
+
+def test_an_apps_user_and_database_under_another_database_word_complete_its_route(tmp_path):
+    """PostHog's settings (posthog/settings/data_stores.py postgres_config) read
+    POSTHOG_POSTGRES_HOST and _PORT beside POSTHOG_DB_USER and POSTHOG_DB_NAME: one
+    application's prefix, two database words. Its clients behind a PgBouncer are one
+    (database, user) pair, not 'unknown, each may be a pool more' (PostHog's
+    charts-clickhouse said 'cannot tell' where 2 x 20 fits)."""
+    from advisor.link.hosts import host_variable_route
+    from advisor.model import EnvVar
+
+    def env(**values: str) -> list[EnvVar]:
+        return [EnvVar(name=k, value=v, source=Source(path="k8s/a.yaml", line=1))
+                for k, v in values.items()]
+
+    host_map = {"bouncer.default": ("pooler", "0")}
+    route = host_variable_route(env(POSTHOG_POSTGRES_HOST="bouncer", POSTHOG_DB_USER="postgres",
+                                    POSTHOG_DB_NAME="posthog"), host_map, "default")
+    assert (route.host, route.user, route.dbname) == ("bouncer", "postgres", "posthog")
+    # the host's own family wins; another application's DB_ family is no sibling
+    route = host_variable_route(env(POSTHOG_POSTGRES_HOST="bouncer", POSTHOG_POSTGRES_USER="app",
+                                    POSTHOG_DB_USER="postgres", OTHER_DB_NAME="x",
+                                    DB_NAME="y"), host_map, "default")
+    assert (route.user, route.dbname) == ("app", None)
+    # a family with a host of its own is that host's: POSTHOG_DB_* is the other server's
+    route = host_variable_route(env(POSTHOG_POSTGRES_HOST="bouncer", POSTHOG_DB_HOST="mysql",
+                                    POSTHOG_DB_USER="root"), host_map, "default")
+    assert route.user is None
+    # a bare prefix has no application part to share: POSTGRES_HOST says nothing of DB_USER
+    route = host_variable_route(env(POSTGRES_HOST="bouncer", DB_USER="root"), host_map,
+                                "default")
+    assert route.user is None
+
+    write(tmp_path, {"k8s/db.yaml": DB, "k8s/bouncer.yaml": BITNAMI_BOUNCER,
+                     "k8s/web.yaml": _posthog_like("web", SPLIT_FAMILY),
+                     "k8s/worker.yaml": _posthog_like("worker", SPLIT_FAMILY)})
+    _result, budgets = budget_of(tmp_path)
+    assert budgets["db"].unknown_pairs == []
+    # an unrelated application's DB_ family gives the pair of neither
+    other = SPLIT_FAMILY.replace("POSTHOG_DB_", "BILLING_DB_")
+    write(tmp_path, {"k8s/worker.yaml": _posthog_like("worker", other)})
+    _result, budgets = budget_of(tmp_path)
+    assert budgets["db"].unknown_pairs == [
+        "bouncer: (database, user) of 1 clients unknown (worker)"]

@@ -347,6 +347,11 @@ _HOST_VAR = re.compile(r"(.*(?:DATABASE|POSTGRES|POSTGRESQL|PG|DB)_*)(?:HOST|HOS
                        re.I)
 _SIBLINGS = {"port": ("PORT",), "dbname": ("NAME", "DATABASE", "DB", "DBNAME"),
              "user": ("USER", "USERNAME")}
+# The application's own part of a host variable's prefix and its database word:
+# POSTHOG_ and POSTGRES of POSTHOG_POSTGRES_HOST, PAPERLESS_ and DB of PAPERLESS_DBHOST.
+_APP_AND_WORD = re.compile(r"(.+?_)(DATABASE|POSTGRESQL|POSTGRES|PG|DB)(_*)", re.I)
+_DB_WORDS = ("DB", "DATABASE", "POSTGRES", "POSTGRESQL", "PG")
+_HOST_ENDINGS = ("HOST", "HOSTNAME", "SERVER")
 
 
 # Sidecars that listen on the pod's loopback for a database elsewhere (Cloud SQL, AlloyDB)
@@ -384,16 +389,41 @@ def host_variable_route(env: tuple[EnvVar, ...] | list[EnvVar],
             entry for entry in named if _names_postgres(entry[1].group(1))
             and _LITERAL_HOST.fullmatch(entry[2])
             and (proxied or entry[2].lower() not in _LOOPBACK)]:
-        prefix = m.group(1).upper()
-        found: dict[str, str | None] = {}
-        for part, endings in _SIBLINGS.items():
-            found[part] = next((by_name[prefix + e].value for e in endings
-                                if prefix + e in by_name), None)
+        found = _siblings(m.group(1).upper(), by_name)
         port = found["port"] or port_in_host
         return Route(host=host, port=parse_port(port), dbname=found["dbname"],
                      user=found["user"],
                      source=replace(var.source, key=var.name))
     return _endpoint_route(env, host_map, namespace)
+
+
+def _sibling_prefixes(prefix: str, by_name: dict[str, EnvVar]) -> list[str]:
+    """`prefix`, then the same application's other database words that name no host of
+    their own: PostHog's settings (posthog/settings/data_stores.py postgres_config)
+    read POSTHOG_POSTGRES_HOST and _PORT beside POSTHOG_DB_NAME and POSTHOG_DB_USER.
+    Only under the application's own part (POSTHOG_): a bare POSTGRES_HOST says
+    nothing of DB_USER, and a POSTHOG_DB_HOST of its own makes POSTHOG_DB_* another
+    server's settings."""
+    m = _APP_AND_WORD.fullmatch(prefix)
+    if m is None:
+        return [prefix]
+    app, seps = m.group(1), dict.fromkeys((m.group(3), "_"))
+    out = [prefix]
+    for word in _DB_WORDS:
+        for sep in seps:
+            other = f"{app}{word}{sep}"
+            if other not in out and not any(other + e in by_name for e in _HOST_ENDINGS):
+                out.append(other)
+    return out
+
+
+def _siblings(prefix: str, by_name: dict[str, EnvVar]) -> dict[str, str | None]:
+    """The port, database and user beside a host variable: under its own prefix first,
+    then under the same application's other database words (_sibling_prefixes)."""
+    prefixes = _sibling_prefixes(prefix, by_name)
+    return {part: next((by_name[p + e].value for p in prefixes for e in endings
+                        if p + e in by_name), None)
+            for part, endings in _SIBLINGS.items()}
 
 
 # `host:port` as a whole value, the port written out
