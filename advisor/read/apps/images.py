@@ -212,6 +212,7 @@ from advisor.read.apps.dify import (
     is_plugin_daemon,
     plugin_daemon_pools,
 )
+from advisor.read.apps.kong import is_kong, kong_pools
 from advisor.read.apps.langfuse import is_langfuse, langfuse_pools
 from advisor.read.apps.mas import MAS_NAMES, mas_pools
 from advisor.read.apps.nextcloud import is_nextcloud, nextcloud_pools
@@ -1764,6 +1765,7 @@ _IMAGE_READERS: tuple[tuple[Callable[[str], bool], Callable[[StackContext], list
     (is_storage, storage_pools),
     (is_postgres_meta, postgres_meta_pools),
     (is_windmill, windmill_pools),
+    (is_kong, kong_pools),
     (is_coder, coder_pools),
     (is_dify_api, dify_api_pools),
     (is_plugin_daemon, plugin_daemon_pools),
