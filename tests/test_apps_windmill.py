@@ -110,3 +110,14 @@ def test_other_images_of_the_organisation_are_not_windmill(tmp_path):
     found = pods(tmp_path, extra=deployment(
         "extra", {}, image="ghcr.io/windmill-labs/windmill-extra:1.794.0"))
     assert not any("Windmill" in p.label for p in found.get("extra", []))
+
+
+def test_tags_of_the_listener_era_are_not_counted(tmp_path):
+    """Before v1.637.0 (main.rs @005fbdf8) each server and worker also held a
+    PgListener::connect(url) of its own, outside the pool (removed by PR #7778): such a
+    tag stays unknown, never counted as the pool alone (audit3 D2)."""
+    found = pods(tmp_path, wm=deployment("wm", {"MODE": "server"},
+                                         image="ghcr.io/windmill-labs/windmill:1.600.0"))
+    assert found["wm"] == []
+    (budget,) = run_check([str(tmp_path)], CheckOptions(cache=False)).budgets
+    assert budget.unknown_clients == ["wm"]

@@ -19,7 +19,20 @@ container whose one sqlx pool is sized by its mode. Read in windmill-labs/windmi
   "native": worker.rs is_native_mode_from_env), else NUM_WORKERS (i32, default 1), and
   NUM_WORKERS > 1 outside native mode falls back to 1 unless I_ACK_NUM_WORKERS_IS_UNSAFE
   is "1"/"true". server_mode is standalone or server unless DISABLE_SERVER parses true.
-  The startup pool (initial_connection, max 2) is dropped before connect_db.
+  The startup pool (initial_connection, max 2) is dropped before connect_db: an
+  explicit `drop(conn)` ("With low PostgreSQL max_connections, both pools existing
+  simultaneously can exhaust all available connection slots"), so the two are never
+  held together. Config and cache changes are polled from the notify_event table
+  through the main pool (`process_notify_event`, every LISTEN_NEW_EVENTS_INTERVAL_SEC):
+  no connection of their own.
+
+Older main.rs (@005fbdf8, before native mode, so before v1.637.0) held one connection
+more per server and worker process: `listen_pg` made a `PgListener::connect(url)` of
+its own, outside connect_db's pool, for the process's life, and the startup pool was
+only shadowed (`let conn = if mode == Agent {conn} else {connect_db(..)}`), its
+connection kept until sqlx's idle_timeout (10 min). PR #7778 ("replace LISTEN/NOTIFY
+with polling-based event system", opened 2026-02-03, a lower number than native mode's
+#7939) removed the listener; those tags are not read (below), so neither is counted.
 
 Versions, by the image tag: native mode came in v1.637.0 (PR #7939, release PR #7971);
 until v1.655.0 (PR #8332: "connect_db re-read NUM_WORKERS env which is never set",
