@@ -56,9 +56,9 @@ def test_a_floor_past_the_knee_is_at_least(tmp_path):
     assert "up to 50 connections at once" in finding.message
 
 
-def test_a_cpu_request_without_a_limit_is_a_floor_of_the_knee_said_as_info(tmp_path):
+def test_a_cpu_request_without_a_limit_is_said_to_be_the_guaranteed_share(tmp_path):
     # audit s23 (PostHog's Bitnami PostgreSQL, 250m requested, no limit): the request is
-    # what the scheduler reserves, not a ceiling; with a limit the warning stays
+    # what the scheduler guarantees, not a ceiling: the detail says so
     requested = DB.replace("resources: {limits: {cpu: 500m}}", "resources: {requests: {cpu: 500m}}")
     write(tmp_path, {"k8s/db.yaml": requested,
                      "k8s/known.yaml": client("known", "            - {name: PGRST_DB_POOL, "
@@ -69,7 +69,7 @@ def test_a_cpu_request_without_a_limit_is_a_floor_of_the_knee_said_as_info(tmp_p
                                               "postgrest/postgrest:v12.2.3")})
     result = run_check([str(tmp_path)], CheckOptions())
     (finding,) = [f for f in result.findings if f.code == "PA111"]
-    assert finding.severity.value == "info"
+    assert finding.severity.value == "warning"
     assert "CPU request, with no CPU limit" in finding.detail
     (tmp_path / "k8s" / "db.yaml").write_text(DB)
     result = run_check([str(tmp_path)], CheckOptions())

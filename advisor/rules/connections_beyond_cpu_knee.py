@@ -49,9 +49,9 @@ def connections_beyond_cpu_knee(topo: Topology, ctx: RuleContext) -> Iterator[Fi
     front of it, as in PA101's budget) with what its CPUs can serve: the server's cores
     (container `resources.limits.cpu`, else `resources.requests.cpu`; the operator
     resource's `resources`; `cpus` of a declared server) x `connections_per_core`, or
-    the `n_star` of your own sweep. A server whose CPUs are not known is not checked; one
-    whose cores are only a CPU request (no limit) is reported as info, since it may run
-    on more of its node's cores.
+    the `n_star` of your own sweep. A server whose CPUs are not known is not checked; for
+    one whose cores are only a CPU request (no limit), the detail says it may run on
+    more of its node's cores when they are free.
 
     ## Why is this bad
     Connections that fit in `max_connections` can still be too many. Each active
@@ -112,8 +112,9 @@ def connections_beyond_cpu_knee(topo: Topology, ctx: RuleContext) -> Iterator[Fi
             terms.extend(c.factors)
         ratio = budget.peak / knee.value
         # A request without a limit is what the scheduler reserves, not a ceiling: on a
-        # node with idle cores the server runs on more, so its knee is a floor and the
-        # finding is said, not warned (audit s23: 41 connections over a 250m request)
+        # node with idle cores the server runs on more. Still a warning: the cores it is
+        # guaranteed are these (requests-only is the common production shape), but the
+        # detail says so (audit s23: 41 connections over a 250m request read as noise)
         request_only = _request_only(cores)
         # One short line; the derivation and the evidence are the finding's detail (-v,
         # the PR comment's collapsible block, the long text of SARIF and annotations).
@@ -129,14 +130,13 @@ def connections_beyond_cpu_knee(topo: Topology, ctx: RuleContext) -> Iterator[Fi
             f"For scale: {EVIDENCE}.",
             "Past the knee PostgreSQL runs the extra connections, slower for everyone, "
             "instead of queueing them.",
-            *(["Its cores are its CPU request, with no CPU limit: the scheduler reserves "
-               "them, and the server may run on more of its node's cores when they are "
-               "free, so this knee is the least it has (info, not a warning); set "
-               "resources.limits.cpu, or [rules.PA111] n_star from a sweep."]
+            *(["Its cores are its CPU request, with no CPU limit: what the scheduler "
+               "guarantees it; it may run on more of its node's cores when they are free, "
+               "so the knee may be higher then. Set [rules.PA111] n_star from a sweep on "
+               "the node it runs on, or resources.limits.cpu."]
               if request_only else [])])
         yield Finding(
-            code="PA111", name="connections-beyond-cpu-knee",
-            severity=Severity.info if request_only else Severity.warning,
+            code="PA111", name="connections-beyond-cpu-knee", severity=Severity.warning,
             message=message, detail=detail, location=primary([cores], server.location),
             related=related(terms),
             fix=Fix(description=(
