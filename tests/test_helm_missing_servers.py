@@ -77,3 +77,32 @@ def test_a_dependency_whose_postgresql_is_off_or_unsaid_is_not_flagged(tmp_path)
                    "postgresql-ha:\n  enabled: false\ndendrite:\n  postgresql:\n"
                    "    enabled: false\n")
     assert [f for f in result.findings if f.code == "PA901"] == []
+
+
+def _servers(tmp_path, values: str):
+    from advisor.engine.check import scan
+
+    chart(tmp_path, [("postgresql", "14.2.3")], values)
+    return scan([str(tmp_path / "chart")], CheckOptions(cache=False)).topology.servers
+
+
+def test_a_postgresql_dependencys_resources_give_its_server_cores(tmp_path):
+    """`postgresql.primary.resources.limits.cpu` on a Bitnami dependency that is not
+    vendored (Mastodon's chart pins 14.2.3): the chart renders primary.resources as the
+    container's resources (templates/primary/statefulset.yaml `resources: toYaml
+    .Values.primary.resources`), so the server has 1 core, cited at its values line; it
+    was "CPU count not in repository". A request alone is its cores too (PA111 says it
+    is a floor); readReplicas.resources are the replicas'."""
+    values = ("postgresql:\n  primary:\n    resources:\n      requests: {cpu: 500m}\n"
+              "      limits:\n        cpu: \"1\"\n        memory: 2Gi\n")
+    (server,) = _servers(tmp_path, values)
+    assert server.cpu_limit is not None and server.cpu_limit.value == 1
+    assert server.cpu_limit.source.label() == "values.yaml:6"
+    assert server.memory_limit is not None and server.memory_limit.value == 2 * 2**30
+
+    values = ("postgresql:\n  architecture: replication\n  primary:\n"
+              "    resources: {requests: {cpu: 250m}}\n"
+              "  readReplicas:\n    resources: {limits: {cpu: 2}}\n")
+    cores = {s.name: s.cpu_limit.value if s.cpu_limit else None
+             for s in _servers(tmp_path, values)}
+    assert cores == {"release-postgresql-primary": 0.25, "release-postgresql-read": 2}

@@ -62,9 +62,9 @@ def values_only(root: Root, chart_path: Path, layers: list[ValuesLayer], *, rele
         f"helm: {chart_rel} was NOT rendered: {reason}. Read instead from values only: "
         "replicaCount, autoscaling.enabled/minReplicas/maxReplicas, env, image and "
         "resources.limits (the `helm create` scaffold's keys) and the Bitnami postgresql "
-        "keys (architecture, primary/readReplicas configuration and extendedConfiguration, "
-        "readReplicas.replicaCount); templates, other keys, ConfigMaps, Services and any "
-        "custom template logic were not evaluated")
+        "keys (architecture, primary/readReplicas configuration, extendedConfiguration and "
+        "resources, readReplicas.replicaCount); templates, other keys, ConfigMaps, Services "
+        "and any custom template logic were not evaluated")
     return out
 
 
@@ -107,7 +107,7 @@ def missing_bitnami(missing: list[tuple[str, str, str, str]], user: dict[str, An
                 f"helm: {chart_rel}: dependency {key!r} (Bitnami postgresql) is not vendored; "
                 "its StatefulSets and configuration ConfigMaps were built from the values "
                 "(architecture, primary/readReplicas configuration, extendedConfiguration, "
-                "readReplicas.replicaCount), not rendered")
+                "resources, readReplicas.replicaCount), not rendered")
     return built
 
 
@@ -359,6 +359,30 @@ def _env_list(raw: Any) -> list[dict[str, str]]:
     return out
 
 
+def _resources(body: dict[str, Any], b: _Builder, section: dict[str, Any],
+               component: str) -> None:
+    """<component>.resources as the postgresql container's resources (limits and requests:
+    the server's cores and memory), each cited at its values line. The chart writes the
+    whole map when it is not empty (bitnami/charts postgresql 14.x
+    templates/primary/statefulset.yaml and read/statefulset.yaml: `{{- if
+    .Values.primary.resources }} resources: {{- toYaml .Values.primary.resources }}`);
+    otherwise a resourcesPreset from the common chart's version, which is not read here."""
+    resources = section.get("resources")
+    if not isinstance(resources, dict):
+        return
+    kept = {part: {k: v for k, v in limits.items() if isinstance(v, str | int | float)}
+            for part in ("limits", "requests")
+            if isinstance(limits := resources.get(part), dict)}
+    kept = {part: items for part, items in kept.items() if items}
+    if not kept:
+        return
+    body["spec"]["template"]["spec"]["containers"][0]["resources"] = kept
+    for part, items in kept.items():
+        for k in items:
+            b.src(("spec", "template", "spec", "containers", 0, "resources", part, k),
+                  component, "resources", part, k)
+
+
 def _bitnami_postgresql(values: dict[str, Any], layers: list[ValuesLayer], prefix: Key,
                         release: str, name: str, chart_rel: str, namespace: str | None,
                         defaults: bool = False) -> list[K8sObject]:
@@ -403,6 +427,7 @@ def _bitnami_postgresql(values: dict[str, Any], layers: list[ValuesLayer], prefi
                          "volumes": mounts}}}}
         b.src(("spec", "replicas"), *replicas_key)
         b.src(("spec", "template", "spec", "containers", 0, "image"), "image", "tag")
+        _resources(body, b, section, component)
         anchor = leaf_source(layers, (*prefix, *replicas_key)) or leaf_source(
             layers, (*prefix, "architecture"))
         configmaps: list[K8sObject] = []
