@@ -485,6 +485,10 @@ class Pool(Record, kw_only=True):
     # When the process is itself a pooler in front of the server (Pgpool-II): the client
     # connections it admits (PA212); None for an application's pool.
     front: PoolerFront | None = None
+    # A schema migration's connection (rake db:migrate, alembic upgrade, flyway migrate,
+    # GitLab's db-migrate...): it takes session advisory locks and runs DDL in a session,
+    # so it must reach the server directly, never through a transaction-mode pooler.
+    migration: bool = False
 
     def per_pod(self) -> float:
         return self.size.value * (self.processes.value if self.processes else 1)

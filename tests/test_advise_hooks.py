@@ -118,32 +118,55 @@ def test_pa101_keeps_room_for_a_pre_upgrade_hook_within_the_surge(tmp_path):
 
 
 def test_the_proposed_pgbouncer_holds_the_budgets_peak_of_clients(tmp_path):
-    """The same release on a 2-core server. By hand: CPU knee 2 x 12 = 24 < 90% of 57 =
-    51, so the server should run 24 at once; the clients open 80 at the budget's peak
-    (40 + 40 with the surge; the hooks add 0: above) > 2 x 24, so a PgBouncer is
-    proposed: default_pool_size 24 / 2 replicas = 12, max_client_conn ceil(80 / 2 x 1.2)
-    = 48 per replica. It was 41: from 67 = 2 x 3 x 10 (no surge) + 5 + 2 (every hook at
-    once)."""
+    """The same release on a 2-core server. By hand: the hooks (migrate, pre-upgrade, 5;
+    seed, post-install, 2) keep connecting to the server: a migration's session advisory
+    lock and DDL break in a transaction-mode pool; they stay in its budget, one at a
+    time: 5 at peak. CPU knee 2 x 12 = 24 < floor(90% of 57 - 5) = 46, so the server
+    should run 24 at once; web and worker open 80 at the budget's peak (40 + 40 with the
+    surge) > 2 x 24, so a PgBouncer is proposed. Its own rollout (maxSurge 1,
+    maxUnavailable 0) runs 3 PgBouncer processes: default_pool_size 24 / 3 = 8, 16 server
+    connections, 24 during its rollout. max_client_conn ceil(80 / (2 - 1) x 1.2) = 96 per
+    replica: the clients of a replica that stops reconnect to the other. After: 24 + 5 =
+    29 <= 57. It was pool 12 (a surge pod's third pool, 36, not counted), max_client_conn
+    48 (the survivor of a rollout with maxUnavailable 1 refused 32 of 80), and the hooks'
+    hosts pointed at the transaction-mode PgBouncer."""
     release(tmp_path, 60, cpu="2")
     budget, advice = _advise(tmp_path)
     assert budget.peak == 80
     new = next(p for p in advice.proposals if p.key == "PgBouncer (new)")
     assert new.new_file is not None
-    assert "default_pool_size = 12\n" in new.new_file.text
-    assert "max_client_conn = 48\n" in new.new_file.text
-    assert new.reason.startswith("4 client(s) ask for 80 connections at peak (the budget's")
-    assert "max_client_conn 48 per replica (80 clients / 2, +20%)" in new.reason
+    assert "default_pool_size = 8\n" in new.new_file.text
+    assert "max_client_conn = 96\n" in new.new_file.text
+    assert "maxSurge: 1\n      maxUnavailable: 0\n" in new.new_file.text
+    assert new.reason.startswith("2 client(s) ask for 80 connections at peak (the budget's")
+    assert ("2 replicas x 1 pool(s) x default_pool_size 8 = 16 server connections, 24 "
+            "during its own rollout (maxSurge 1, maxUnavailable 0") in new.reason
+    assert "max_client_conn 96 per replica (80 clients / (2 replicas - 1), +20%)" in new.reason
     assert "no more connections allowed (max_client_conn)" in new.reason
-    assert advice.fits_after and advice.peak_after == 24
+    assert ("left connecting to the server itself: migrate (Helm hook pre-upgrade, "
+            "app/templates/migrate.yaml:6), seed (Helm hook post-install, "
+            "app/templates/seed.yaml:6): migrations") in new.reason
+    assert "(5 at peak, hooks one at a time)" in new.reason
+    moved = {p.subject for p in advice.proposals if p.key == "database host"}
+    assert moved == {"web", "worker"}
+    assert "migrate, seed keep connecting to db itself" in advice.notes[0]
+    assert advice.fits_after and advice.peak_after == 29
+    pooler = next(line for line in advice.after if line.startswith("  pgbouncer-db:"))
+    assert pooler.startswith("  pgbouncer-db: (2 (PgBouncer replicas (proposed), "
+                             "db/pgbouncer-db.yaml) + 1 (rolling-update surge (maxSurge 1, "
+                             "proposed), db/pgbouncer-db.yaml)) x 8")
 
 
-def test_the_pooler_alternative_counts_what_hooks_add(tmp_path):
+def test_the_pooler_alternative_keeps_hooks_on_the_server(tmp_path):
     """40 max_connections: 37 usable. A post-upgrade Job of 5 runs during the rollout:
-    peak 40 + 40 + 5 = 85 > 2 x 37, so the alternative is noted: max_client_conn >= 85
-    (it said 80, the hooks left out)."""
+    peak 40 + 40 + 5 = 85 > 2 x 37, so the alternative is noted. The hook stays on the
+    server (a migration breaks in a transaction-mode pool): the PgBouncer's clients are
+    web and worker, 80, and each replica must hold them all (the other's clients
+    reconnect to it): max_client_conn >= 80 on each (it said >= 85 over all replicas)."""
     release(tmp_path, 40, hooks={"after.yaml": job("after", 5, hook("post-upgrade"))})
     budget, advice = _advise(tmp_path, AdviseOptions(new_pooler=False))
     assert budget.peak == 85
     (alternative,) = [n for n in advice.notes if n.startswith("alternative:")]
-    assert "ask for 85 connections" in alternative
-    assert "max_client_conn >= 85 (over all PgBouncer replicas)" in alternative
+    assert "web, worker ask for 80 connections" in alternative
+    assert "max_client_conn >= 80 on each PgBouncer replica" in alternative
+    assert "after keep connecting to db itself" in alternative

@@ -29,11 +29,13 @@ def test_pgbouncer_proposed_applied_and_check_passes(tmp_path: Path):
     (server,) = advise_json(str(repo))
     new = next(p for p in server["proposals"] if p["new_file"])
     assert new["new_file"]["path"] == NEW and new["key"] == "PgBouncer (new)"
-    # 800 asked > 2 x 87 (90% of 97 usable): 2 replicas x default_pool_size 43 = 86
-    assert "2 replicas x 1 pool(s) x default_pool_size 43 = 86" in new["reason"]
+    # 800 asked > 2 x 87 (90% of 97 usable): 2 replicas + 1 during its own rollout
+    # (maxSurge 1) x default_pool_size 29 = 87
+    assert ("2 replicas x 1 pool(s) x default_pool_size 29 = 58 server connections, 87 "
+            "during its own rollout") in new["reason"]
     host = next(p for p in server["proposals"] if p["key"] == "database host")
     assert host["new"] == "pgbouncer-postgres.shop.svc.cluster.local"
-    assert server["fits_after"] and server["peak_after"] == 86
+    assert server["fits_after"] and server["peak_after"] == 87
 
     r = cli("advise", str(repo), "--diff")
     assert r.returncode == 0, r.stderr  # check passes on the trial copy with the edits
@@ -74,8 +76,8 @@ def test_the_proposed_ini_runs_on_the_real_pgbouncer(tmp_path: Path):
                                                autocommit=True) as conn:
                 assert conn.execute("select 1").fetchone()[0] == 1
     assert config["pool_mode"] == "transaction"
-    assert config["default_pool_size"] == "43"
-    assert config["max_client_conn"] == "480"
+    assert config["default_pool_size"] == "29"
+    assert config["max_client_conn"] == "960"
     assert config["query_wait_timeout"] == "25"
     assert config["idle_transaction_timeout"] == "60"
 

@@ -158,11 +158,18 @@ def fit_slots(
 def _pooler_alternative(
     topo: Topology, server: Server, b: Budget, target_active: float | None
 ) -> str:
-    direct = [c for c in b.contributions if c.kind == "client"]
-    # what the release's hooks add at peak (budget/hooks.py) are client connections too
-    demand = sum(c.total for c in b.contributions if c.kind in ("client", "hooks"))
-    names = ", ".join(c.who for c in direct)
-    ids = {c.id for c in topo.clients if c.name in {d.who for d in direct}}
+    from advisor.advise.pooler import client_peak, kept_direct
+
+    named = {c.who for c in b.contributions if c.kind == "client"}
+    here = [c for c in topo.clients if c.name in named and c.target_kind == "server"
+            and c.target_id == server.id]
+    # Helm hooks and schema migrations stay on the server (advisor.advise.pooler)
+    direct = [c for c in here if not kept_direct(c)]
+    kept = [c for c in topo.clients if c.target_kind == "server"
+            and c.target_id == server.id and kept_direct(c)]
+    demand = client_peak(direct)
+    names = ", ".join(c.name for c in direct)
+    ids = {c.id for c in direct}
     hazards = [h for h in bouncer_hazards(topo) if h.client_id in ids]
     pool = min(b.usable, target_active) if target_active else None
     sized = (
@@ -177,8 +184,13 @@ def _pooler_alternative(
         "connections, more than twice the "
         f"{num(b.usable)} usable; shrinking pools that far queues requests inside each pod. "
         f"A PgBouncer in transaction mode in front of {server.name} lets them keep their "
-        f"pools: max_client_conn >= {num(demand)} (over all PgBouncer replicas), {sized}"
+        f"pools: max_client_conn >= {num(demand)} on each PgBouncer replica (the clients of "
+        f"one that stops reconnect to the others), {sized}"
     )
+    if kept:
+        text += (f"; {', '.join(c.name for c in kept)} keep connecting to {server.name} "
+                 "itself (Helm hooks and schema migrations take session advisory locks and "
+                 "run DDL: a transaction-mode pool breaks them)")
     if hazards:
         text += "; but transaction mode would break: " + "; ".join(
             f"{h.kind} at {h.location.label()}" for h in hazards[:5]

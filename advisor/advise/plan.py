@@ -231,8 +231,12 @@ def _new_pooler(topo: Topology, server: Server, b: Budget, target_active: float 
             new=new_host, reason=f"connect through {new.name} instead of {server.name}",
             edit=edit, manual="" if edit is not None else
             f"point {client.name}'s database host at {new_host} (port 5432)"))
+    kept = (f"; {', '.join(c.name for c, _why in new.kept)} keep connecting to "
+            f"{server.name} itself (Helm hooks and schema migrations take session advisory "
+            "locks and run DDL: a transaction-mode pool breaks them), counted on it"
+            if new.kept else "")
     notes.append(f"{server.name}: PgBouncer {new.name} proposed instead of smaller pools: the "
-                 "pools stay as they are and queue in PgBouncer")
+                 f"pools stay as they are and queue in PgBouncer{kept}")
     return out
 
 

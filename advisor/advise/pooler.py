@@ -5,8 +5,21 @@ The proposal is a manifest to add (ConfigMap with pgbouncer.ini, Deployment, Ser
 next to the server's own, and the host of each direct client's database URL pointed at
 it. The pool is sized to what the server should run at once: the CPU knee (PA111:
 cores x connections per core) or the measured target when a sweep was given, and never
-more than 90% of the usable slots; split over two replicas (one is a single point of
-failure, PA210). The Service listens on 5432, so a URL that names no port still works.
+more than 90% of the usable slots less what the clients kept on the server take; split
+over two replicas (one is a single point of failure, PA210). The Service listens on 5432,
+so a URL that names no port still works.
+
+Helm hooks and schema migrations keep connecting to the server: they take session
+advisory locks and run DDL in a session, which a transaction-mode pool breaks (Rails'
+migrator, golang-migrate, Flyway, Liquibase, Prisma migrate, Alembic...; Mastodon's chart
+asks for a "direct" host for migrations, values.yaml `postgresql.direct`). Their
+connections stay in the server's budget (hooks one at a time, advisor.budget.hooks).
+
+Its own rollout (maxSurge 1, maxUnavailable 0): both replicas keep serving while a third
+starts, so the pool is sized for replicas + 1 processes on the server at once; and each
+replica's max_client_conn holds every client (clients / (replicas - 1), +20%), since the
+clients of a replica that stops, in a rollout or lost with its node, reconnect to the
+others, not evenly.
 """
 
 from __future__ import annotations
@@ -20,6 +33,7 @@ from msgspec import Struct, field
 from advisor.model import Budget, Client, Route, Server, Topology
 
 REPLICAS = 2
+SURGE = 1  # maxSurge of its own rollout (maxUnavailable 0): a third pool while it runs
 SERVER_SHARE = 0.9  # of the usable slots: the rest stays for migrations, psql, monitoring
 QUERY_WAIT = 25  # s: below HikariCP's and SQLAlchemy's 30 s acquire timeouts (PA501)
 IDLE_TRANSACTION = 60  # s: ends a transaction a client leaves idle (PA504)
@@ -34,6 +48,7 @@ class NewPooler(Struct):
     ini_text: str = ""  # the pgbouncer.ini the manifest's ConfigMap holds
     ini_offset: int = 0  # lines in the manifest before the ini's first line
     clients: list[str] = field(default_factory=list)
+    kept: list[tuple[Client, str]] = field(default_factory=list)  # left direct, and why
     host_edits: list[tuple[Client, str, str]] = field(default_factory=list)  # client, old, new
     reasons: list[str] = field(default_factory=list)
 
@@ -56,14 +71,26 @@ def _pool_routes(c: Client) -> list[Route]:
     return [*(p.route for p in c.pools if p.route is not None), *c.extra_routes]
 
 
-def _client_peak(direct: list[Client]) -> float:
+def client_peak(direct: list[Client]) -> float:
     """The client connections `direct` open at the budget's peak: pods at peak with
     their rolling-update surge, and a Helm release's hook Jobs and Pods one at a time in
     their phase (advisor.budget.hooks), not all at once; the same arithmetic as the
-    budget, so max_client_conn holds every one of them."""
+    budget, so max_client_conn holds every one of them, and the server keeps room for
+    the clients left on it (their hooks' largest, with no pod of the release beside)."""
     from advisor.budget.slots import client_contributions
 
     return sum(c.total for c in client_contributions(direct))
+
+
+def kept_direct(c: Client) -> str:
+    """Why a client must keep connecting to the server itself, "" when a transaction-mode
+    PgBouncer may stand between: a Helm hook (a migration or set-up Job, run one at a
+    time around a release's rollout) or a schema migration."""
+    if c.hook is not None:
+        return f"Helm hook {','.join(c.hook.events)}, {c.hook.source.label()}"
+    if c.pools and all(p.migration for p in c.pools):
+        return f"schema migration: {', '.join(sorted({p.label for p in c.pools}))}"
+    return ""
 
 
 def propose_pooler(topo: Topology, server: Server, b: Budget,
@@ -73,14 +100,19 @@ def propose_pooler(topo: Topology, server: Server, b: Budget,
     should run at once, or the server's host is not known."""
     if any(p.server_id == server.id for p in topo.poolers):
         return None
-    direct = [c for c in topo.clients if c.target_kind == "server" and c.target_id == server.id
-              and c.kind != "Lambda"]
+    every = [c for c in topo.clients if c.target_kind == "server" and c.target_id == server.id
+             and c.kind != "Lambda"]
+    kept = [(c, why) for c in every if (why := kept_direct(c))]
+    direct = [c for c in every if not kept_direct(c)]
     host = _host_of(server, direct)
     if not direct or host is None or server.location.path is None:
         return None
-    demand = _client_peak(direct)
+    demand = client_peak(direct)
+    room = client_peak([c for c, _why in kept])
     knee = server.cpu_limit.value * 12 if server.cpu_limit is not None else None
-    cap = math.floor(b.usable * SERVER_SHARE)
+    cap = math.floor(b.usable * SERVER_SHARE - room)
+    if cap < 1:
+        return None  # the clients kept on the server take its slots: no pool fits beside
     target = min(x for x in (cap, knee, target_active) if x)
     # Up to twice what the server should run, smaller pools still serve; past that they
     # would queue most requests inside each pod, and a pooler shares the slots instead.
@@ -88,8 +120,9 @@ def propose_pooler(topo: Topology, server: Server, b: Budget,
         return None
     pairs = {(r.dbname, r.user) for c in direct for r in _pool_routes(c)
              if r.dbname and r.user} or {("*", "*")}
-    pool_size = max(1, math.floor(target / REPLICAS / len(pairs)))
-    max_client = math.ceil(demand / REPLICAS * 1.2)
+    processes = REPLICAS + SURGE
+    pool_size = max(1, math.floor(target / processes / len(pairs)))
+    max_client = math.ceil(demand / (REPLICAS - 1) * 1.2)
     name = f"pgbouncer-{server.name.split()[0].split('/')[-1]}"
     folder = PurePosixPath(server.location.path).parent
     path = str(folder / f"{name}.yaml")
@@ -97,8 +130,8 @@ def propose_pooler(topo: Topology, server: Server, b: Budget,
     ini_text = _INI.format(host=host, pool_size=pool_size, max_client_conn=max_client,
                            query_wait=QUERY_WAIT, idle_tx=IDLE_TRANSACTION)
     head = _HEAD.format(name=name, ns=ns, host=host)
-    text = head + textwrap.indent(ini_text, "    ") + _REST.format(name=name, ns=ns,
-                                                                  replicas=REPLICAS)
+    text = head + textwrap.indent(ini_text, "    ") + _REST.format(
+        name=name, ns=ns, replicas=REPLICAS, surge=SURGE)
     edits = []
     for c in direct:
         for p in c.pools:
@@ -107,24 +140,55 @@ def propose_pooler(topo: Topology, server: Server, b: Budget,
                 # the same form as written: svc.ns.svc.cluster.local keeps its suffix
                 suffix = r.host[len(r.host.split(".")[0]):]
                 edits.append((c, r.host, name + suffix))
-    why = [f"{len(direct)} client(s) ask for {demand:g} connections at peak (the budget's: "
-           "rolling-update surge included, a Helm release's hooks as Helm runs them), "
-           f"straight to "
+    shared = _shared_sites(kept, edits)
+    kept_room = f" less {room:g} kept for the clients left on it" if room else ""
+    per_pool = len(pairs) * pool_size
+    why = [f"{len(direct)} client(s) ask for {demand:g} connections at peak (the budget's, "
+           "rolling-update surge included), straight to "
            f"{server.name}, which should run {target:g} at once ("
            + ("its CPU knee, PA111" if target == knee else
               "the measured target" if target == target_active else
-              f"90% of its {b.usable:g} usable slots") + ")",
+              f"90% of its {b.usable:g} usable slots{kept_room}") + ")",
            f"a transaction-mode PgBouncer queues the rest: {REPLICAS} replicas x "
            f"{len(pairs)} pool(s) x default_pool_size {pool_size} = "
-           f"{REPLICAS * len(pairs) * pool_size} server connections; max_client_conn "
-           f"{max_client} per replica ({demand:g} clients / {REPLICAS}, +20%): PgBouncer "
+           f"{REPLICAS * per_pool} server connections, {processes * per_pool} during its own "
+           f"rollout (maxSurge {SURGE}, maxUnavailable 0: both replicas keep serving while "
+           "a new one starts, its pool opening beside theirs)",
+           f"max_client_conn {max_client} per replica ({demand:g} clients / "
+           f"({REPLICAS} replicas - 1), +20%): the clients of a replica that stops (its "
+           "rollout, its node lost) reconnect to the others, not evenly, and PgBouncer "
            "refuses a client past it at login with FATAL \"no more connections allowed "
            "(max_client_conn)\" (pgbouncer 1.24.1 src/client.c:1015-1017, "
            "src/objects.c:1571-1576), it does not queue it"]
+    if kept:
+        why.append("left connecting to the server itself: " + ", ".join(
+            f"{c.name} ({reason})" for c, reason in kept)
+            + ": migrations and set-up Jobs take session advisory locks and run DDL in a "
+            "session, which a transaction-mode pool breaks; their connections stay in the "
+            f"server's budget ({room:g} at peak, hooks one at a time)")
+    why += shared
     return NewPooler(path=path, text=text, name=name, pool_size=pool_size,
                      max_client_conn=max_client, ini_text=ini_text,
                      ini_offset=head.count("\n"), clients=[c.name for c in direct],
-                     host_edits=edits, reasons=why)
+                     kept=kept, host_edits=edits, reasons=why)
+
+
+def _shared_sites(kept: list[tuple[Client, str]],
+                  edits: list[tuple[Client, str, str]]) -> list[str]:
+    """A kept client whose host is written where a moved client's is (one values key
+    for both): the edit would move it too, so it needs a host of its own."""
+    edited = {(r.source.path, r.source.line): c.name for c, _old, _new in edits
+              for r in _pool_routes(c) if r.source.path and r.source.line}
+    out = []
+    for c, _why in kept:
+        for r in _pool_routes(c):
+            other = edited.get((r.source.path, r.source.line))
+            if other is not None:
+                out.append(f"{c.name}'s host is written at {r.source.label()} with "
+                           f"{other}'s: that edit moves it to the PgBouncer too; give it "
+                           "its own host for the server (a \"direct\" host setting) first")
+                break
+    return out
 
 
 def apply_to(topo: Topology, server: Server, new: NewPooler) -> None:
@@ -141,6 +205,8 @@ def apply_to(topo: Topology, server: Server, new: NewPooler) -> None:
         replicas=Term(label="PgBouncer replicas (proposed)", value=REPLICAS,
                       source=Source(path=new.path, key="replicas")),
         location=Location(path=new.path, line=1))
+    pooler.surge = Term(label=f"rolling-update surge (maxSurge {SURGE}, proposed)",
+                        value=SURGE, source=Source(path=new.path, key="maxSurge"))
     pooler.server_id = server.id
     moved = set(new.clients)
     for c in topo.clients:
@@ -203,8 +269,9 @@ spec:
   replicas: {replicas}
   strategy:
     rollingUpdate:
-      maxSurge: 0  # a third pod during a rollout would open a third pool on the server
-      maxUnavailable: 1
+      # both keep serving while a new pod starts; default_pool_size is sized for its pool too
+      maxSurge: {surge}
+      maxUnavailable: 0
   selector:
     matchLabels:
       app: {name}

@@ -243,7 +243,7 @@ def _migration_pool(ctx: StackContext, segments: list[list[Word]]) -> Pool | Non
                                   source=why),
                         note="migration tool: one connection while it runs" if not held
                         else f"Rails {held[0]}: the migrator's advisory lock holds a "
-                             "connection of its own")
+                             "connection of its own", migration=True)
     return None
 
 

@@ -265,12 +265,14 @@ def dify_api_pools(ctx: StackContext) -> list[Pool]:
         mode = _shell_default(ctx, "MODE") or ""
         if _runs_entrypoint(ctx):
             if mode == "migration" and _shell_default(ctx, "MIGRATION_ENABLED") == "true":
-                return _where(ctx, [ctx.pool(
+                upgrade = ctx.pool(
                     "Dify flask upgrade-db (MODE=migration)", 1,
                     Source.default_of("a schema migration holds one connection at a time",
                                       key="upgrade-db"),
                     per_process=False, route=_main_route(ctx),
-                    note="MODE=migration: migrates, then exits")], LABEL, "DB_HOST")
+                    note="MODE=migration: migrates, then exits")
+                upgrade.migration = True
+                return _where(ctx, [upgrade], LABEL, "DB_HOST")
             program = _processes(ctx, mode)
         else:
             program = _other_command(ctx)

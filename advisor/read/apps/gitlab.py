@@ -451,7 +451,7 @@ def _toolbox(ctx: StackContext) -> list[Pool]:
                                    "connection per database", key="db-migrate")),
                      route=db.route,
                      note="a schema migration: one connection at a time per database "
-                          "(its pool's ceiling is 1 + DB_POOL_HEADROOM)")
+                          "(its pool's ceiling is 1 + DB_POOL_HEADROOM)", migration=True)
                 for db in databases]
     if words and _SLEEP.search(words) and not _RAILS_WORDS.search(words):
         return [Pool(label=f"{V} toolbox (idle)", size=Term(

@@ -195,7 +195,8 @@ def sql_tool_pool(run: SqlToolRun, route: Route) -> Pool:
                     f"({_TOOL_SOURCE}/handler.go NewConnection, tools/common/schema)",
                     key=SQL_TOOL)),
                 route=route, note=f"schema tool ({what}), {run.plugin} plugin "
-                f"({run.plugin_source.label()}): one connection while it runs")
+                f"({run.plugin_source.label()}): one connection while it runs",
+                migration=True)
 
 
 def _term(label: str, value: int, source: Source) -> Term:
