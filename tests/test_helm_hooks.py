@@ -258,8 +258,11 @@ def test_advise_keeps_room_for_the_largest_hook(tmp_path):
     """advise shrinks the release's pools and keeps the hooks whole: what they add grows
     as the surge shrinks (a pre-upgrade Job of 20 beside 6 x 10 pods adds 0 while the
     surge is 2 x 10, and 14 once the pool is 3), so the largest hook's 20 is kept for
-    them, and the advised sizes fit (keeping 0 gave pool 5: 30 + 20 = 50 > 47)."""
+    them, and the advised sizes fit (keeping 0 gave pool 5: 30 + 20 = 50 > 47). Smaller
+    pools, not a PgBouncer (--no-new-pooler): with the hook's 20 kept on the server, 80
+    asked is past twice the 22 left for one (floor(90% of 47 - 20)), which proposes it."""
     from advisor.advise.plan import advise
+    from advisor.advise.records import AdviseOptions
     from advisor.scan import load_with_settings
 
     chart(tmp_path, {"deployment.yaml": deployment("web", 10, 1, hpa_max=6),
@@ -267,7 +270,7 @@ def test_advise_keeps_room_for_the_largest_hook(tmp_path):
     (tmp_path / "db/db.yaml").write_text(POSTGRES_DB)  # 50 max_connections: 47 usable
     topo, budgets, *_ = load_with_settings([str(tmp_path)])
     assert budgets[0].peak == 80
-    (advice,) = advise(topo, budgets)
+    (advice,) = advise(topo, budgets, AdviseOptions(new_pooler=False))
     (proposal,) = [p for p in advice.proposals if p.kind == "client-pool"]
     assert (proposal.subject, proposal.new) == ("web HikariCP maximumPoolSize", "3")
     assert advice.fits_after and advice.peak_after == 24 + 14
