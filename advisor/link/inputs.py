@@ -29,6 +29,9 @@ class Inputs(Struct):
     # --namespace: where objects without metadata.namespace are deployed
     namespace: str | None = None
     lambdas: list = field(default_factory=list)  # advisor.read.sources.serverless.LambdaFunction
+    # --cluster: resources whose listing the API refused ("configmaps"); what they would
+    # hold is said once per server by advisor.live.cluster, not again by each reader
+    refused: frozenset[str] = frozenset()
 
 
 ANNOTATION_IGNORE = "pool-advisor.io/ignore"

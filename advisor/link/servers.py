@@ -139,7 +139,7 @@ def _conf_settings(inputs: Inputs, topo: Topology, w: Workload, c: Container,
         found = _read_conf(inputs, topo, data, key, main, mounts.dirs, mounted, read, version)
         topo.problems.extend(_unused_conf(c, mounts.files, read, main, named=bool(config_file)))
         return found
-    if config_file is not None:
+    if config_file is not None and "configmaps" not in inputs.refused:
         holding = mount_holding(mounts.dirs, config_file)
         where = (f"mounted from {holding.why}" if holding is not None and holding.files is None
                  else "which no volume mounts from the repository (a file of the image, "

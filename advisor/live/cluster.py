@@ -248,6 +248,7 @@ def cluster_topology(read: ClusterRead, settings: Settings, pg_version: int | No
         root=Root.of(Path.cwd()),  # only for application sources the configuration names
         objects=read.objects,
         settings=settings,
+        refused=frozenset(read.forbidden),
         pg_version_override=pg_version,
         app_dirs={w.name: w.source for w in settings.workloads if w.source},
     )
