@@ -604,3 +604,73 @@ def test_a_generated_airflow_cfg_cites_values_or_its_key_line(tmp_path):
     assert (pool.size.source.path, pool.size.source.line) == ("app/values.yaml", 1)
     # max_overflow, written in the helper: its line there (was the data key's line)
     assert pool.note.endswith("max_overflow 2 (app/templates/_helpers.tpl:7)"), pool.note
+
+
+def _counted_renders(monkeypatch) -> list[dict]:
+    from advisor.read.render import helm_trace
+
+    calls: list[dict] = []
+    real = helm_trace.ChartRenderer.render
+
+    def render(self, values):
+        calls.append(values)
+        return real(self, values)
+
+    monkeypatch.setattr(helm_trace.ChartRenderer, "render", render)
+    return calls
+
+
+RANDOM_SECRET = """\
+    ---
+    apiVersion: v1
+    kind: Secret
+    metadata:
+      name: {{ .Release.Name }}-pw
+    stringData:
+      password: {{ randAlphaNum 16 | quote }}
+      user: {{ .Values.user | quote }}
+    """
+
+
+def test_a_random_text_is_no_sign_of_a_sentinel(tmp_path, monkeypatch):
+    # Harbor: genCA, randAlphaNum and htpasswd change on every render, so no tracing
+    # render was ever the baseline with its sentinels put back: each number that did
+    # not show up was rendered alone (27 renders, 0.5-1 s each, past the 30 s limit).
+    _chart(tmp_path, "a: 3\nspare: 2\nuser: app\n",
+           (DEPLOYMENT % "{{ .Values.a }}").rstrip(" ") + RANDOM_SECRET)
+    calls = _counted_renders(monkeypatch)
+    r = render_chart(Root.of(tmp_path), "app", release="r1")
+    assert not r.problems, r.problems
+    db = by_ref(r.objects, "Deployment/r1-db")
+    assert field_source(db, "spec", "replicas").line == 1
+    secret = by_ref(r.objects, "Secret/r1-pw")
+    assert field_source(secret, "stringData", "user").line == 3
+    # the baseline; numbers and strings together; the baseline's values again (what
+    # varies from render to render). `spare` (a 2, like the pods' 2 elsewhere) is not
+    # rendered alone.
+    assert len(calls) == 3, len(calls)
+    assert calls[2] == calls[0]
+    assert not any("tracing stopped" in n for n in r.notices)
+
+
+def test_only_templates_that_call_a_varying_function_make_a_chart_vary(tmp_path):
+    import io
+    import tarfile
+
+    from advisor.read.render.helm_trace import varying_chart
+
+    chart = tmp_path / "app"
+    (chart / "templates").mkdir(parents=True)
+    (chart / "templates" / "a.yaml").write_text("kind: {{ .Values.now }}\n")
+    (chart / "values.yaml").write_text("pw: '{{ randAlphaNum 8 }}'\n")  # data, not called
+    assert not varying_chart(chart)
+    (chart / "charts").mkdir()
+    body = b'{{- define "pw" }}{{ randAlphaNum 8 }}{{ end }}\n'
+    with tarfile.open(chart / "charts" / "lib-1.0.0.tgz", "w:gz") as archive:
+        info = tarfile.TarInfo("lib/templates/_helpers.tpl")
+        info.size = len(body)
+        archive.addfile(info, io.BytesIO(body))
+    assert varying_chart(chart)
+    (chart / "charts" / "lib-1.0.0.tgz").unlink()
+    (chart / "templates" / "_helpers.tpl").write_text('{{ genCA "ca" 365 }}\n')
+    assert varying_chart(chart)

@@ -64,6 +64,7 @@ from advisor.read.render.helm_trace import (
     ValuesTracer,
     apply_traces,
     baseline_read,
+    varying_chart,
 )
 from advisor.read.render.helm_values import (
     ValuesLayer,
@@ -260,7 +261,8 @@ def _render_in(helm: Any, root: Root, chart_path: Path, chart_rel: str,
             effective = user
         reads: dict[str, BaselineRead] = {}
         objects = _objects_of(root, chart_path, chart_rel, baseline, namespace, out, reads)
-        tracer = ValuesTracer(renderer, user, effective, defaults + layers, baseline, reads)
+        tracer = ValuesTracer(renderer, user, effective, defaults + layers, baseline, reads,
+                              may_vary=lambda: varying_chart(chart_path))
         tracer.trace()
         apply_traces(objects, tracer)
         if tracer.limit:

@@ -28,9 +28,12 @@ import base64
 import binascii
 import copy
 import functools
+import os
 import re
+import tarfile
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from msgspec import Struct
@@ -116,8 +119,13 @@ class _Hit(Struct):
 class ValuesTracer:
     def __init__(self, renderer: ChartRenderer, user: dict[str, Any], effective: dict[str, Any],
                  layers: list[ValuesLayer], baseline: dict[str, str],
-                 reads: dict[str, BaselineRead] | None = None) -> None:
+                 reads: dict[str, BaselineRead] | None = None, *,
+                 may_vary: Callable[[], bool] | None = None) -> None:
         self.renderer = renderer
+        # The templates call a function whose text differs from render to render
+        # (varying_chart): such lines of the baseline are found by rendering it again.
+        self.may_vary = may_vary
+        self.varying: dict[str, set[int]] | None = None
         self.user = user
         self.effective = effective
         self.layers = layers
@@ -419,9 +427,46 @@ class ValuesTracer:
                 continue
             if len(text) > 4 * len(base) + 4096:  # a sentinel drove a loop (`until`)
                 return False
-            if put_back(text) != base:
+            back = put_back(text)
+            if back != base and not self._varies_only(key, back, base):
                 return False
         return True
+
+    def _varies_only(self, key: str, text: str, base: str) -> bool:
+        """Whether `text` differs from the baseline's `base` only on lines that a render
+        of the baseline's own values changes too (a generated certificate, a random
+        password, htpasswd's salt): no sign of a sentinel, a branch or arithmetic."""
+        lines = self._varying().get(key)
+        if not lines:
+            return False
+        ours, theirs = text.split("\n"), base.split("\n")
+        return len(ours) == len(theirs) and all(
+            i in lines for i, (a, b) in enumerate(zip(ours, theirs, strict=True)) if a != b)
+
+    def _varying(self) -> dict[str, set[int]]:
+        """template -> the lines of the baseline a render of the same values changes;
+        asked once, when a render is not the baseline once its sentinels are put back,
+        for a chart whose templates call a varying function (else nothing varies). A
+        template whose line count changes is left out: it never counts as the baseline."""
+        if self.varying is not None:
+            return self.varying
+        self.varying = {}
+        if self.may_vary is None or not self.may_vary() or not self.budget_left():
+            return self.varying
+        self.renders += 1
+        try:
+            again = self._render(copy.deepcopy(self.user))
+        except Exception:  # RenderLimit included: nothing is known to vary
+            return self.varying
+        for key, text in again.items():
+            base = self.baseline_texts.get(key)
+            if base is None or text == base:
+                continue
+            ours, theirs = text.split("\n"), base.split("\n")
+            if len(ours) == len(theirs):
+                self.varying[key] = {i for i, (a, b) in enumerate(zip(ours, theirs, strict=True))
+                                     if a != b}
+        return self.varying
 
     def _parse_changed(self, rendered: dict[str, str], group: list[_Leaf]
                        ) -> dict[Any, dict[Key, Any]]:
@@ -491,6 +536,49 @@ class ValuesTracer:
         bucket = self.hits.setdefault((obj_key, path), [])
         if all(h.leaf.key != hit.leaf.key for h in bucket):
             bucket.append(hit)
+
+
+# Sprig/Helm template functions whose text differs from one render to the next: keys and
+# certificates (gen*), random strings and numbers (rand*, uuidv4, shuffle), salted hashes
+# (htpasswd, bcrypt), a random IV (encryptAES) and the clock (now); called, not a field
+# (`.Values.now`).
+_VARYING = re.compile(rb"(?<![\w.$])(?:gen(?:PrivateKey|CA|SelfSignedCert|SignedCert)\w*"
+                      rb"|rand[A-Z]\w*|uuidv4|shuffle|htpasswd|bcrypt|encryptAES|now)\b")
+_TEMPLATE_SUFFIXES = (".yaml", ".yml", ".tpl", ".txt", ".json")
+
+
+def varying_chart(chart_dir: Path) -> bool:
+    """Whether a template of the chart or of a vendored subchart (a folder or a .tgz)
+    calls a function whose text differs from render to render. Only its `templates/`
+    files are read: values and other files are data, never called."""
+    for folder, dirs, files in os.walk(chart_dir, followlinks=True):
+        dirs[:] = [d for d in dirs if not d.startswith(".")]  # .git, the parse cache
+        inside = "templates" in Path(folder).relative_to(chart_dir).parts
+        for name in files:
+            path = Path(folder) / name
+            try:
+                if inside and name.endswith(_TEMPLATE_SUFFIXES):
+                    if _VARYING.search(path.read_bytes()):
+                        return True
+                elif name.endswith((".tgz", ".tar.gz")) and _varying_archive(path):
+                    return True
+            except OSError:
+                continue
+    return False
+
+
+def _varying_archive(path: Path) -> bool:
+    try:
+        with tarfile.open(path) as archive:
+            for member in archive:
+                if member.isfile() and "/templates/" in member.name \
+                        and member.name.endswith(_TEMPLATE_SUFFIXES):
+                    opened = archive.extractfile(member)
+                    if opened is not None and _VARYING.search(opened.read()):
+                        return True
+    except (OSError, tarfile.TarError, EOFError):
+        return False
+    return False
 
 
 # Every marker `leaves` hands out: 1.<six digits> not inside a longer number, or zq<digits>x.
