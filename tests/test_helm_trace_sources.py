@@ -674,3 +674,34 @@ def test_only_templates_that_call_a_varying_function_make_a_chart_vary(tmp_path)
     (chart / "charts" / "lib-1.0.0.tgz").unlink()
     (chart / "templates" / "_helpers.tpl").write_text('{{ genCA "ca" 365 }}\n')
     assert varying_chart(chart)
+
+
+ENCODED_SECRET = """\
+    ---
+    apiVersion: v1
+    kind: Secret
+    metadata:
+      name: {{ .Release.Name }}-pw
+    data:
+      user: {{ .Values.user | b64enc }}
+    """
+
+
+def test_a_sentinel_in_base64_or_a_checksum_is_put_back(tmp_path, monkeypatch):
+    # Harbor's Secrets b64enc their values and its Deployments carry a sha256sum of
+    # them: a render with sentinels was never the baseline once they were put back.
+    deployment = (DEPLOYMENT % "{{ .Values.a }}").replace(
+        "  name: {{ .Release.Name }}-db\n", "  name: {{ .Release.Name }}-db\n"
+        "      annotations:\n        checksum/secret: {{ include (print $.Template.BasePath"
+        " \"/db.yaml\") . | sha256sum }}\n", 1)
+    app = _chart(tmp_path, "a: 3\nspare: 2\nuser: app\n", ENCODED_SECRET)
+    (app / "templates" / "deploy.yaml").write_text(textwrap.dedent(deployment))
+    calls = _counted_renders(monkeypatch)
+    r = render_chart(Root.of(tmp_path), "app", release="r1")
+    assert not r.problems, r.problems
+    db = by_ref(r.objects, "Deployment/r1-db")
+    assert field_source(db, "spec", "replicas").line == 1
+    secret = by_ref(r.objects, "Secret/r1-pw")
+    assert field_source(secret, "data", "user").line == 3
+    assert len(calls) == 2, len(calls)  # the baseline; numbers and strings together
+

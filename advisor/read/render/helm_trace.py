@@ -297,10 +297,11 @@ class ValuesTracer:
                 continue
             # The fields of the render of this group alone: those of the render of both
             # with the others' markers put back, in the templates that hold one of this
-            # group's markers (which _parse_changed would have read).
+            # group's markers or a Secret, whose base64 hides them (which _parse_changed
+            # would have read).
             markers = [x.marker for x in group]
             holding = {key for key, text in changed.items()
-                       if any(m in text for m in markers)}
+                       if any(m in text for m in markers) or "Secret" in text}
             # (every field is text: scalars are read as BaseLoader reads them)
             fields = {obj_key: {path: back(value) if isinstance(value, str) else value
                                 for path, value in leaves.items()}
@@ -416,8 +417,10 @@ class ValuesTracer:
     def _sentinels_only(self, rendered: dict[str, str], group: list[_Leaf]) -> bool:
         """Whether `rendered` is the baseline once each sentinel is put back to its
         value (where `_collect` finds them: a number's marker not inside a longer
-        number). A sentinel a template transformed (upper, trunc, b64enc, arithmetic)
-        is not put back, and then the render does not count as the baseline."""
+        number). A sentinel a template transformed (upper, trunc, arithmetic) is not
+        put back, and then the render does not count as the baseline; one in base64 is
+        (_decoded_line), a sha256sum is any other, and a line that varies from render
+        to render in the baseline too (_varies_only) is no change."""
         if rendered.keys() != self.baseline_texts.keys():
             return False
         put_back = _put_back(group)
@@ -428,20 +431,23 @@ class ValuesTracer:
             if len(text) > 4 * len(base) + 4096:  # a sentinel drove a loop (`until`)
                 return False
             back = put_back(text)
-            if back != base and not self._varies_only(key, back, base):
+            if back == base:
+                continue
+            ours, theirs = back.split("\n"), base.split("\n")
+            if len(ours) != len(theirs):
+                return False
+            left = [i for i, (a, b) in enumerate(zip(ours, theirs, strict=True))
+                    if a != b and _decoded_line(a, put_back) != _decoded_line(b, None)]
+            if left and not self._varies_only(key, left):
                 return False
         return True
 
-    def _varies_only(self, key: str, text: str, base: str) -> bool:
-        """Whether `text` differs from the baseline's `base` only on lines that a render
+    def _varies_only(self, key: str, lines: list[int]) -> bool:
+        """Whether the baseline's `lines` (0-based) of template `key` are lines a render
         of the baseline's own values changes too (a generated certificate, a random
         password, htpasswd's salt): no sign of a sentinel, a branch or arithmetic."""
-        lines = self._varying().get(key)
-        if not lines:
-            return False
-        ours, theirs = text.split("\n"), base.split("\n")
-        return len(ours) == len(theirs) and all(
-            i in lines for i, (a, b) in enumerate(zip(ours, theirs, strict=True)) if a != b)
+        varying = self._varying().get(key)
+        return bool(varying) and all(i in varying for i in lines)
 
     def _varying(self) -> dict[str, set[int]]:
         """template -> the lines of the baseline a render of the same values changes;
@@ -536,6 +542,33 @@ class ValuesTracer:
         bucket = self.hits.setdefault((obj_key, path), [])
         if all(h.leaf.key != hit.leaf.key for h in bucket):
             bucket.append(hit)
+
+
+# What a template may print of another text or of a value, read by _decoded_line: a
+# sha256sum (a `checksum/config` annotation) or base64 (b64enc).
+_ENCODED = re.compile(r"\b[0-9a-f]{64}\b|[A-Za-z0-9+/]{4,}={0,2}")
+
+
+def _decoded_line(line: str, put_back: Callable[[str], str] | None) -> str:
+    """`line` with each sha256sum made one placeholder and each base64 text decoded (its
+    sentinels put back): a checksum annotation changes with whatever it hashes (a
+    template holding a sentinel, the values; Harbor's changed in every render, as no
+    `include` of a template is the text it renders to once it holds random data), and
+    no rule reads a number from one; a Secret's b64enc of a value + sentinel then reads
+    as the value's."""
+    def one(match: re.Match[str]) -> str:
+        token = match.group(0)
+        if len(token) == 64 and not token.strip("0123456789abcdef"):
+            return "\0sha256\0"
+        if len(token) % 4:
+            return token
+        try:
+            text = base64.b64decode(token, validate=True).decode("utf-8")
+        except (binascii.Error, UnicodeDecodeError, ValueError):
+            return token
+        return f"\0base64:{put_back(text) if put_back is not None else text}\0"
+
+    return _ENCODED.sub(one, line)
 
 
 # Sprig/Helm template functions whose text differs from one render to the next: keys and
