@@ -279,9 +279,10 @@ def test_keys_the_values_schema_refuses_a_sentinel_for_are_dropped_not_split_for
     assert not r.problems, r.problems
     db = by_ref(r.objects, "Deployment/r1-db")
     assert field_source(db, "metadata", "annotations", "k15").line == 16
-    # the baseline; numbers and strings together (refused), numbers (refused: k3, k11),
-    # numbers again, strings (refused: policy), strings again; k3 and k11 moved
-    assert len(calls) == 7, len(calls)
+    # the baseline; numbers and strings together (refused: k3, k11, policy), together
+    # again without them (`upper`: not the baseline once put back), numbers, strings;
+    # k3 and k11 moved
+    assert len(calls) == 6, len(calls)
     assert field_source(db, "metadata", "annotations", "k3").line == 4
 
 
@@ -705,3 +706,32 @@ def test_a_sentinel_in_base64_or_a_checksum_is_put_back(tmp_path, monkeypatch):
     assert field_source(secret, "data", "user").line == 3
     assert len(calls) == 2, len(calls)  # the baseline; numbers and strings together
 
+
+CHECKED_JSON = """\
+    {{- range $k, $v := .Values.delegation }}
+    {{- if hasKey (fromJson $v) "Error" }}{{ fail (printf "delegation.%s is invalid" $k) }}{{ end }}
+    {{- end }}
+    """
+
+
+def test_keys_a_template_check_names_are_rendered_alone_not_split_for(tmp_path, monkeypatch):
+    # ess-helm's validation.txt fails the render naming the keys whose JSON text a
+    # sentinel broke (wellKnownDelegation.additional.client): every group holding one
+    # was split down to it, 20 of its 31 renders.
+    values = "".join(f"k{i}: v{i}\n" for i in range(16)) + (
+        'delegation:\n  client: \'{"a": 1}\'\n  server: \'{"b": 2}\'\n')
+    annotations = "".join(f"        k{i}: {{{{ .Values.k{i} | quote }}}}\n" for i in range(16))
+    deployment = (DEPLOYMENT % "2").replace(
+        "  name: {{ .Release.Name }}-db\n",
+        "  name: {{ .Release.Name }}-db\n      annotations:\n" + annotations, 1)
+    app = _chart(tmp_path, values, deployment)
+    (app / "templates" / "check.txt").write_text(textwrap.dedent(CHECKED_JSON))
+    calls = _counted_renders(monkeypatch)
+    r = render_chart(Root.of(tmp_path), "app", release="r1")
+    assert not r.problems, r.problems
+    db = by_ref(r.objects, "Deployment/r1-db")
+    assert [field_source(db, "metadata", "annotations", f"k{i}").line
+            for i in range(16)] == list(range(1, 17))
+    # the baseline; the strings (`fail` names delegation.client), the others (it names
+    # delegation.server), the others again; each named key alone (refused again)
+    assert len(calls) == 6, [sorted(c) for c in calls]

@@ -59,6 +59,7 @@ MAX_TRACE_BYTES = 4_000_000
 MAX_TRACE_SECONDS = 30.0
 MAX_RETEST_DEPTH = 2  # re-renders of keys that vanished in a group (a flipped branch)
 MAX_DERIVED_RENDERS = 60  # numbers tested alone for arithmetic in templates
+MAX_NAMED = 8  # keys a render error names, rendered alone instead of splitting (_group)
 MAX_MOVED = 150  # integers a values schema wants, traced by moving them (_moved_apart)
 TRACE_RENDER_SECONDS = 2.0  # the least a tracing render may take before it is stopped
 # Sentinels for numbers are 1.9xxxxx: printed exactly by Helm (six decimals, no exponent)
@@ -273,13 +274,28 @@ class ValuesTracer:
         the render with the other group's sentinels put back, which is the text a render
         of that group alone gives, and goes on as after its own render. Otherwise (a
         render that fails, is stopped or differs) nothing is kept and each group is
-        rendered on its own, as before; the render tried is not counted."""
+        rendered on its own, as before; the render tried is not counted. Keys the values
+        schema refuses a sentinel for are dropped from both groups, as each group's own
+        render would drop them, and the rest is tried together again."""
         if not numbers or not strings or not self.budget_left():
             return False
-        both = numbers + strings
-        try:
-            rendered = self._render(self._values(both))
-        except Exception:  # RenderLimit included: the groups alone may still render
+        for _attempt in range(3):  # as _moved_apart: a schema refuses in a few rounds
+            both = numbers + strings
+            try:
+                rendered = self._render(self._values(both))
+                break
+            except RenderLimit:  # the groups alone may still render
+                return False
+            except Exception as exc:
+                refused = _schema_refused(str(exc), both)
+                if not refused:
+                    return False
+                self._refuse(refused)
+                numbers[:] = [x for x in numbers if x not in refused]
+                strings[:] = [x for x in strings if x not in refused]
+                if not numbers or not strings:
+                    return False
+        else:
             return False
         if not self._sentinels_only(rendered, both):
             return False
@@ -356,14 +372,29 @@ class ValuesTracer:
                 # A schema that wants an integer, or one of an enum, refuses every
                 # sentinel of those keys: they are left untraced, the others rendered
                 # again without them (a split found them one failed render at a time).
-                self.settled.update(x.marker for x in refused)
-                self.refused.update((x.marker, x) for x in refused
-                                    if not isinstance(x.sentinel, str))
+                self._refuse(refused)
                 self._group([x for x in group if x not in refused], depth)
+                return
+            named = _named_in_error(str(exc), group)
+            if 0 < len(named) <= MAX_NAMED and len(named) < len(group):
+                # A template's own check that names the keys it refused (ess-helm's
+                # "wellKnownDelegation.additional.client is invalid": a JSON text with a
+                # sentinel): the others rendered without them, and each of them alone,
+                # as a split would end (that render fails again, or traces it) without
+                # the renders that look for them.
+                self._group([x for x in group if x not in named], depth)
+                for leaf in named:
+                    self._group([leaf], depth)
                 return
             self._split(group, depth)
             return
         self._rendered(group, depth, rendered)
+
+    def _refuse(self, refused: list[_Leaf]) -> None:
+        """Keys whose sentinel the values schema refused: not traced by sentinel; the
+        numbers are moved apart instead (_moved_apart)."""
+        self.settled.update(x.marker for x in refused)
+        self.refused.update((x.marker, x) for x in refused if not isinstance(x.sentinel, str))
 
     def _split(self, group: list[_Leaf], depth: int) -> None:
         if len(group) > 1:
@@ -674,6 +705,30 @@ def _schema_refused(message: str, group: list[_Leaf]) -> list[_Leaf]:
     if not refused:
         return []
     return [x for x in group if _pointer(x.key) in refused]
+
+
+def _named_in_error(message: str, group: list[_Leaf]) -> list[_Leaf]:
+    """The leaves of `group` a render error names: by their dotted key of two parts or
+    more (a top-level `name` is any word), not inside a longer one, or by their marker."""
+    named = []
+    for leaf in group:
+        if leaf.marker in message:
+            named.append(leaf)
+            continue
+        dotted = ".".join(map(str, leaf.key)) if len(leaf.key) > 1 else ""
+        at = message.find(dotted) if dotted else -1
+        while at >= 0:
+            end = at + len(dotted)
+            if (at == 0 or not _KEY_CHAR.match(message[at - 1])) and (
+                    end == len(message) or not _KEY_CHAR.match(message[end])):
+                break
+            at = message.find(dotted, at + 1)
+        if at >= 0:
+            named.append(leaf)
+    return named
+
+
+_KEY_CHAR = re.compile(r"[\w.\-]")
 
 
 def _pointer(key: Key) -> str:
