@@ -10,10 +10,15 @@ rendered field (advisor.read.render.helm renders; advise edits the line traced h
    branch flipped), so the cost is about a few renders per hundred keys, plus one
    per key that does not show up verbatim, except that a render that is the
    baseline once its sentinels are put back flipped no branch and derived nothing:
-   the keys that did not show up in it are not tried again. Numbers and strings are
-   perturbed in one render, each group read as if rendered alone, when that render is
-   such a baseline (a `helm create` chart: one render besides the baseline), else in a
-   render each. Traced: values copied into a field as is
+   the keys that did not show up in it are not tried again. Put back, a Secret's
+   base64 is decoded, a sha256sum (a checksum annotation) is any other, and a line
+   that a second render of the baseline's values changes too (genCA, randAlphaNum,
+   htpasswd: asked only of charts whose templates call such a function) is no change.
+   A render that fails naming some of its keys (a template's own check) is tried
+   again without them, and each of them alone, instead of being split. Numbers and
+   strings are perturbed in one render, each group read as if rendered alone, when
+   that render is such a baseline (a `helm create` chart: one render besides the
+   baseline), else in a render each. Traced: values copied into a field as is
    or as part of a string (`"{{ .Values.db.host }}:5432"`, `| quote`, `| nindent`),
    including multi-line config text, line by line. A key that only reaches the
    output through arithmetic or encoding (`mul`, `b64enc`) is traced as "derived"
