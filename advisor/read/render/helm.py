@@ -43,6 +43,12 @@ from advisor.read.fs import InputError, Root
 from advisor.read.render import Rendered, helm_trace
 from advisor.read.render.helm_fallback import missing_bitnami, values_only
 from advisor.read.render.helm_include_lines import field_places
+from advisor.read.render.helm_local_deps import (
+    LocalDependency,
+    local_dependencies,
+    with_local,
+)
+from advisor.read.render.helm_local_deps import notices as local_notices
 from advisor.read.render.helm_positions import (
     chart_dir,
     in_chart,
@@ -103,6 +109,9 @@ def render_chart(root: Root, chart_dir: str, *, values_files: list[str] | None =
     if not (chart_path / "Chart.yaml").is_file():
         out.problems.append(helm_problem(chart_rel, "not a Helm chart: no Chart.yaml"))
         return out
+    # file:// dependencies charts/ lacks, placed as `helm dependency build` would
+    local = local_dependencies(root, chart_path) if use_engine else []
+    placed = {d.name: d.where for d in local if d.where is not None}
     key = None
     if use_engine and engine_id is not None and cache is not None and cache.enabled:
         from advisor.read.render.helm_cache import known_key, lookup
@@ -110,14 +119,15 @@ def render_chart(root: Root, chart_dir: str, *, values_files: list[str] | None =
         # (chart_key reads no symlink: it has no key for a chart that holds one; known
         # from the files' stat signatures when none changed since a run that made it)
         key = known_key(cache, root, chart_path, chart_rel, values_files, set_values,
-                        release, namespace, engine_id)
+                        release, namespace, engine_id, tuple(placed.values()))
         cached = lookup(cache, chart_rel, key) if key is not None else None
         if cached is not None:
             return cached
     # A chart with a key holds no symlink, unless in the cache folder its key leaves out
     # (a chart at the repository root): nothing in it can point outside the root.
-    if key is None or chart_path == root.path:
-        escaping = _links_outside(root, chart_path)
+    if key is None or chart_path == root.path or placed:
+        escaping = next(filter(None, (_links_outside(root, folder)
+                                      for folder in (chart_path, *placed.values()))), None)
         if escaping:
             out.problems.append(helm_problem(escaping, "symlink points outside the scanned "
                                              "root; the chart is not rendered"))
@@ -133,13 +143,14 @@ def render_chart(root: Root, chart_dir: str, *, values_files: list[str] | None =
         out.problems.extend(problems)
         if any(p.fatal for p in problems):
             return out
-        defaults = default_layers(root, chart_path, helm, out)
+        defaults = default_layers(root, chart_path, helm, out, placed)
         if helm is None or engine is None:
             return values_only(root, chart_path, defaults + layers, release=release,
                                namespace=namespace, out=out, reason=_engine_missing_reason())
+        out.notices.extend(local_notices(chart_rel, root, local))
         out, deterministic = _render_with_engine(helm, root, chart_path, chart_rel,
                                                  defaults, layers, release, namespace, out,
-                                                 engine)
+                                                 engine, local)
     finally:
         if owned is not None:
             owned.close()
@@ -177,23 +188,26 @@ def _engine_missing_reason() -> str:
 def _render_with_engine(helm: Any, root: Root, chart_path: Path, chart_rel: str,
                         defaults: list[ValuesLayer], layers: list[ValuesLayer],
                         release: str, namespace: str | None, out: Rendered,
-                        engine: EngineProcess | None = None) -> tuple[Rendered, bool]:
+                        engine: EngineProcess | None = None,
+                        local: list[LocalDependency] | None = None) -> tuple[Rendered, bool]:
     """The chart rendered and traced; and whether the same inputs always give this
     (no limit stopped a render, the engine did not die, tracing was not cut short by
-    its time or render budget)."""
+    its time or render budget). `local`: its `file://` dependencies charts/ lacks, the
+    placed ones in the engine's view (helm_local_deps)."""
+    placed = {d.name: d.where for d in local or [] if d.where is not None}
     try:
-        with EngineView(root.path, chart_path) as view:
+        with EngineView(root.path, chart_path, local=placed) as view:
             return _render_in(helm, root, chart_path, chart_rel, defaults, layers, release,
-                              namespace, out, engine, view)
+                              namespace, out, engine, view, local or [])
     except _TestHookFailed as failed:
         # A test hook (templates/tests/) is never deployed and is skipped from the output
         # anyway; one that does not render (it reads a subchart's values from a charts/
         # folder git ignores) must not cost the chart's real objects.
         out.notices.append(f"helm: {chart_rel}: rendered without templates/tests/ (test "
                            f"hooks, not deployed): {short_error(failed.error)}")
-        with EngineView(root.path, chart_path, without_tests=True) as view:
+        with EngineView(root.path, chart_path, without_tests=True, local=placed) as view:
             return _render_in(helm, root, chart_path, chart_rel, defaults, layers, release,
-                              namespace, out, engine, view)
+                              namespace, out, engine, view, local or [])
 
 
 class _TestHookFailed(Exception):
@@ -205,7 +219,7 @@ class _TestHookFailed(Exception):
 def _render_in(helm: Any, root: Root, chart_path: Path, chart_rel: str,
                defaults: list[ValuesLayer], layers: list[ValuesLayer], release: str,
                namespace: str | None, out: Rendered, engine: EngineProcess | None,
-               view: EngineView) -> tuple[Rendered, bool]:
+               view: EngineView, local: list[LocalDependency]) -> tuple[Rendered, bool]:
     for note in view.notes:  # a schema's references Helm would fetch, left out
         said = f"helm: {chart_rel}: {note.text()}"
         if said not in out.notices:
@@ -230,8 +244,9 @@ def _render_in(helm: Any, root: Root, chart_path: Path, chart_rel: str,
         return out, engine is not None and engine.failures == failures
     with chart:
         process = chart.process
-        missing = _note_missing_dependencies(helm, chart, chart_path, chart_rel, out)
-        _note_nested_missing(root, chart_path, chart_rel, out)
+        missing = _note_missing_dependencies(helm, chart, chart_path, chart_rel, out,
+                                             {d.name for d in local})
+        _note_nested_missing(root, chart_path, chart_rel, out, top=True)
         renderer = ChartRenderer(chart, release, namespace)
         try:
             baseline = renderer.render(user)
@@ -287,7 +302,8 @@ def _render_in(helm: Any, root: Root, chart_path: Path, chart_rel: str,
         for layer in defaults + layers:
             every = merge_maps(every, nest(layer.prefix, layer_values(layer, helm)))
         out.objects.extend(missing_bitnami(missing, every, defaults + layers, release,
-                                           chart_rel, namespace, out))
+                                           chart_rel, namespace, out,
+                                           {d.name: d.own for d in local if d.own}))
     shown = ", ".join(x.display for x in layers) or "no values files"
     out.notices.append(f"helm: rendered {chart_rel} as release {release!r}"
                        f"{' in namespace ' + repr(namespace) if namespace else ''} with "
@@ -310,7 +326,8 @@ def _render_problem(root: Root, chart_path: Path, chart_rel: str, exc: Exception
     # (app/templates/x.yaml:6:8): need b", "parse error at (app/templates/x.yaml:7): ..."
     match = re.search(r"([\w.-]+(?:/[\w.-]+)*/templates/[^:\s()]+):(\d+)", text)
     if match:
-        shown = template_display(chart_rel, _all_subdirs(root, chart_path), match.group(1))
+        shown = template_display(chart_rel, _all_subdirs(root, chart_path, top=True),
+                                 match.group(1))
         return ConfigProblem(location=Location(path=shown, line=int(match.group(2))),
                              message=f"Helm cannot render the chart: {text}", fatal=True,
                              program="Helm")
@@ -319,15 +336,17 @@ def _render_problem(root: Root, chart_path: Path, chart_rel: str, exc: Exception
 
 
 def _note_missing_dependencies(helm: Any, chart: Any, chart_path: Path, chart_rel: str,
-                               out: Rendered) -> list[tuple[str, str, str, str]]:
+                               out: Rendered, said: set[str] | None = None
+                               ) -> list[tuple[str, str, str, str]]:
     """(chart name, values key, condition, version) of dependencies declared but not
-    vendored."""
+    vendored. `said`: those a notice of their own names already (a `file://` dependency
+    not placed, helm_local_deps)."""
     loaded = {d.get("name") for d in chart.dependencies}
     declared = chart.metadata.get("dependencies") or []
     pairs = [(str(d.get("name")), str(d.get("alias") or d.get("name")),
               str(d.get("condition") or ""), str(d.get("version") or ""))
              for d in declared if d.get("name") not in loaded]
-    missing = [name for name, _key, _cond, _version in pairs]
+    missing = [name for name, _key, _cond, _version in pairs if name not in (said or ())]
     if missing:
         out.notices.append(f"helm: {chart_rel}: dependencies {', '.join(map(str, missing))} "
                            "are declared in Chart.yaml but not vendored in charts/; they are "
@@ -336,14 +355,15 @@ def _note_missing_dependencies(helm: Any, chart: Any, chart_path: Path, chart_re
 
 
 def _note_nested_missing(root: Root, chart_path: Path, chart_rel: str, out: Rendered,
-                         prefix: str = "", depth: int = 0) -> None:
+                         prefix: str = "", depth: int = 0, *, top: bool = False) -> None:
     """The dependencies a vendored subchart declares that are not vendored in its own
     charts/ (the engine says only the top chart's), one notice per subchart: khuedoan/
     homelab's matrix vendoring dendrite named nothing of dendrite's own postgresql, and
     said 'no PostgreSQL server found'. A subchart vendored as a .tgz is not opened."""
     if depth > 5:
         return
-    for name, where in subchart_dirs(root, chart_path).items():
+    found = with_local(root, chart_path) if top else subchart_dirs(root, chart_path)
+    for name, where in found.items():
         if not where.is_dir():
             continue
         vendored = set(subchart_dirs(root, where))
@@ -372,12 +392,15 @@ def _declared_names(root: Root, chart_path: Path) -> list[str]:
     return list(dict.fromkeys(names))
 
 
-def _all_subdirs(root: Root, chart_path: Path, prefix: str = "", depth: int = 0
-                 ) -> dict[str, str]:
+def _all_subdirs(root: Root, chart_path: Path, prefix: str = "", depth: int = 0, *,
+                 top: bool = False) -> dict[str, str]:
+    """"db" / "db/inner" -> the subchart's folder as shown; `top`: the chart rendered,
+    whose placed `file://` dependencies are among its subcharts."""
     out: dict[str, str] = {}
     if depth > 5:
         return out
-    for name, where in subchart_dirs(root, chart_path).items():
+    found = with_local(root, chart_path) if top else subchart_dirs(root, chart_path)
+    for name, where in found.items():
         key = f"{prefix}{name}"
         out[key] = root.rel(where)
         if where.is_dir():
@@ -391,7 +414,7 @@ def _objects_of(root: Root, chart_path: Path, chart_rel: str, rendered: dict[str
     """(template key, kind, index) -> object, positioned in its template. `reads`: where
     what tracing reads of each template is kept, from the nodes read here
     (advisor.read.render.helm_trace.baseline_read)."""
-    subdirs = _all_subdirs(root, chart_path)
+    subdirs = _all_subdirs(root, chart_path, top=True)
     places = _TextPlacer(root, chart_rel, subdirs)
     objects: dict[Any, K8sObject] = {}
     dropped: list[str] = []

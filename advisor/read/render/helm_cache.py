@@ -6,6 +6,8 @@ is stored under a key made of every input that can change it:
 - every file under the chart folder, by path and content (templates, values.yaml,
   Chart.yaml, .helmignore, vendored subcharts as folders or .tgz, files `.Files` reads);
   a chart holding a symlink or a file that is not a regular file is not cached;
+- likewise every file under each `file://` dependency folder the render places in
+  charts/ (advisor.read.render.helm_local_deps), under its path from the root;
 - each `--values` file (or [[charts]] values) as given, the file it resolves to and its
   content, in order; each `--set` in order; the release name and the namespace;
 - the repository root and the chart's path as shown (both are in what is reported);
@@ -82,7 +84,8 @@ def engine_identity(environ: dict[str, str] | None = None) -> str | None:
 
 def known_key(cache: Any, root: Root, chart_path: Path, chart_rel: str,
               values_files: list[str], set_values: list[str], release: str,
-              namespace: str | None, engine: str) -> str | None:
+              namespace: str | None, engine: str, local: tuple[Path, ...] = ()
+              ) -> str | None:
     """`chart_key`, taken from `cache` when no input's stat signature changed since a
     run that made it; else made (every input read), and kept under the signature when
     every input is old enough to be known by it (advisor.read.cache.trusted)."""
@@ -90,7 +93,7 @@ def known_key(cache: Any, root: Root, chart_path: Path, chart_rel: str,
 
     head = _head(root, chart_path, chart_rel, values_files, set_values, release, namespace,
                  engine)
-    signed = _stat_signature(root, chart_path, values_files, head)
+    signed = _stat_signature(root, chart_path, values_files, head, local)
     if signed is None:
         return None  # a symlink, a special file, an input that cannot be read
     signature, newest = signed
@@ -98,7 +101,7 @@ def known_key(cache: Any, root: Root, chart_path: Path, chart_rel: str,
     if known is not None:
         return known
     key = chart_key(root, chart_path, chart_rel, values_files, set_values, release,
-                    namespace, engine)
+                    namespace, engine, local)
     if key is not None and trusted(newest, cache.started_ns):
         cache.put(STAT_KIND, chart_rel, signature, key)
     return key
@@ -106,7 +109,7 @@ def known_key(cache: Any, root: Root, chart_path: Path, chart_rel: str,
 
 def chart_key(root: Root, chart_path: Path, chart_rel: str, values_files: list[str],
               set_values: list[str], release: str, namespace: str | None,
-              engine: str) -> str | None:
+              engine: str, local: tuple[Path, ...] = ()) -> str | None:
     """The key of a render of `chart_path` with these values (see the module's text);
     None when an input cannot be read as a plain file (the render says why, if it must)."""
     from advisor.read.render.helm_values import find_values_file
@@ -116,6 +119,9 @@ def chart_key(root: Root, chart_path: Path, chart_rel: str, values_files: list[s
                         namespace, engine))
     if not _hash_folder(digest, chart_path, "", _skipped(root, chart_path)):
         return None
+    for where in local:
+        if not _hash_folder(digest, where, _local_rel(root, where), set()):
+            return None
     for name in values_files:
         try:
             real = find_values_file(root, chart_path, name)
@@ -141,8 +147,13 @@ def _skipped(root: Root, chart_path: Path) -> set[str]:
     return {CACHE_DIR} if chart_path == root.path else set()
 
 
-def _stat_signature(root: Root, chart_path: Path, values_files: list[str], head: bytes
-                    ) -> tuple[str, Newest] | None:
+def _local_rel(root: Root, where: Path) -> str:
+    """How a placed dependency's files are named in a key: apart from the chart's own."""
+    return f"\0file:{root.rel(where)}/"
+
+
+def _stat_signature(root: Root, chart_path: Path, values_files: list[str], head: bytes,
+                    local: tuple[Path, ...] = ()) -> tuple[str, Newest] | None:
     """A digest of what `chart_key` reads, by stat signature instead of content (the same
     walk, so the same files and folders); and the newest times among them. None where
     `chart_key` is None for the kind of a file, or an input cannot be looked at."""
@@ -151,11 +162,14 @@ def _stat_signature(root: Root, chart_path: Path, values_files: list[str], head:
     digest = blake2b(digest_size=32)
     digest.update(head)
     newest = Newest()
-    if not walk(chart_path, "", _skipped(root, chart_path),
-                lambda shown, st, path: sign(digest, newest, shown, st),
-                lambda shown: digest.update(f"d\0{shown}\0".encode("utf-8", "surrogatepass")),
-                max_bytes=MAX_CHART_BYTES):
-        return None
+    for folder, rel, skip in ((chart_path, "", _skipped(root, chart_path)),
+                              *((where, _local_rel(root, where), set()) for where in local)):
+        if not walk(folder, rel, skip,
+                    lambda shown, st, path: sign(digest, newest, shown, st),
+                    lambda shown: digest.update(f"d\0{shown}\0".encode("utf-8",
+                                                                       "surrogatepass")),
+                    max_bytes=MAX_CHART_BYTES):
+            return None
     for name in values_files:
         try:
             real = find_values_file(root, chart_path, name)

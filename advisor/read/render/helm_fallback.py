@@ -70,14 +70,17 @@ def values_only(root: Root, chart_path: Path, layers: list[ValuesLayer], *, rele
 
 def missing_bitnami(missing: list[tuple[str, str, str, str]], user: dict[str, Any],
                     layers: list[ValuesLayer], release: str, chart_rel: str,
-                    namespace: str | None, out: Rendered) -> list[K8sObject]:
+                    namespace: str | None, out: Rendered,
+                    own_names: dict[str, str] | None = None) -> list[K8sObject]:
     """A Bitnami postgresql dependency that is not vendored: read from its values
-    (unless its Chart.yaml `condition`, the first path of it that is set, is false)."""
+    (unless its Chart.yaml `condition`, the first path of it that is set, is false).
+    `own_names`: a `file://` dependency's name in its own Chart.yaml, where it was read."""
     built: list[K8sObject] = []
     for name, key, condition, version in missing:
         if _condition_false(user, condition):
             continue
-        _unread_server(name, key, user.get(key), layers, chart_rel, out)
+        _unread_server(name, key, user.get(key), layers, chart_rel, out,
+                       (own_names or {}).get(name, ""))
         section = user.get(key)
         if name != "postgresql" or (section is not None and not isinstance(section, dict)):
             continue
@@ -112,24 +115,34 @@ def missing_bitnami(missing: list[tuple[str, str, str, str]], user: dict[str, An
 
 
 # Charts whose only purpose is a PostgreSQL server (Bitnami postgresql, read from its
-# values above, aside): not vendored, their server is in no budget.
-_SERVER_CHARTS = frozenset({"postgresql-ha", "timescaledb-single", "timescaledb-multinode"})
+# values above, aside): not vendored, their server is in no budget. By name: these, and
+# `postgres` or a name ending in `-postgres`/`-postgresql` (hasura/helm-charts' own
+# `postgres` chart, file://../postgres), not a `postgres-operator` or `-exporter`.
+_SERVER_CHARTS = frozenset({"postgresql-ha", "timescaledb-single", "timescaledb-multinode",
+                            "timescaledb", "postgres"})
+_SERVER_SUFFIX = re.compile(r"-postgres(?:ql)?$")
+
+
+def _server_chart(name: str) -> bool:
+    return name in _SERVER_CHARTS or bool(_SERVER_SUFFIX.search(name))
 # Subcharts of another chart that run PostgreSQL, enabled from the parent's values
 # (`dendrite.postgresql.enabled: true`, `gitea.postgresql-ha.enabled: true`).
 _NESTED_SERVER_KEYS = ("postgresql", "postgresql-ha")
 
 
 def _unread_server(name: str, key: str, section: Any, layers: list[ValuesLayer],
-                   chart_rel: str, out: Rendered) -> None:
+                   chart_rel: str, out: Rendered, own: str = "") -> None:
     """A dependency that is not vendored and deploys a PostgreSQL server (a chart of
-    one, or its own postgresql subchart enabled by these values): a PA901 warning at
-    the line that says so. Without it, "no PostgreSQL server found" and exit 0 stood
-    beside a server the repository deploys (khuedoan/homelab's dendrite)."""
+    one by its name or by the name in its own Chart.yaml, `own`, or its own postgresql
+    subchart enabled by these values): a PA901 warning at the line that says so.
+    Without it, "no PostgreSQL server found" and exit 0 stood beside a server the
+    repository deploys (khuedoan/homelab's dendrite)."""
     at: Source | None = None
     what = ""
-    if name in _SERVER_CHARTS:
+    if _server_chart(name) or (own and _server_chart(own)):
         at = leaf_source(layers, (key, "enabled")) or leaf_source(layers, (key,))
-        what = f"dependency {key!r} ({name}) runs PostgreSQL"
+        told = f"; its Chart.yaml names it {own!r}" if own and own != name else ""
+        what = f"dependency {key!r} ({name}{told}) runs PostgreSQL"
     elif isinstance(section, dict):
         for sub in _NESTED_SERVER_KEYS:
             node = section.get(sub)

@@ -10,6 +10,7 @@ is in another process. Whatever the engine prints on stderr (Helm's warnings) is
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -355,6 +356,15 @@ class EngineChart:
         return rendered
 
 
+class _Added:
+    """An entry the chart folder lacks, linked in: the folder `where`, but what its
+    `plan` says otherwise."""
+
+    def __init__(self, where: Path, plan: dict[str, Any]) -> None:
+        self.where = where
+        self.plan = plan
+
+
 class EngineView:
     """The folder the engine loads a chart from: the chart's own, unless something in it
     must not reach the engine. Then the chart is loaded from a temporary folder of
@@ -367,15 +377,19 @@ class EngineView:
       that names what Helm's validator would fetch or read outside the repository: a
       copy without it takes its place (advisor.read.render.helm_schema); `notes` says
       what was left out, for notices.
+    - `local`: the `file://` dependencies charts/ lacks, each linked in as charts/<name>
+      (advisor.read.render.helm_local_deps), its own schema made offline likewise.
     Helm follows the links (it reads the same files under the same names) and says so
     on stderr for each: those lines are dropped, and the temporary folder's path is put
     back to the chart's in whatever else Helm says."""
 
-    def __init__(self, root: Path, chart_path: Path, *, without_tests: bool = False) -> None:
+    def __init__(self, root: Path, chart_path: Path, *, without_tests: bool = False,
+                 local: dict[str, Path] | None = None) -> None:
         self.real = chart_path
         self.path = chart_path
         self.root = root
         self.without_tests = without_tests  # templates/tests/ left out (test hooks)
+        self.local = dict(local or {})
         self.notes: list[Any] = []  # helm_schema.SchemaNote, one per schema rewritten
         self._made: Path | None = None
         self._links: list[tuple[str, str]] = []  # (link, what it names)
@@ -391,6 +405,13 @@ class EngineView:
             plan[CACHE_DIR] = None
         if self.without_tests and (self.real / "templates" / "tests").is_dir():
             plan["templates"] = {"tests": None}
+        for name, where in self.local.items():
+            # the engine names a subchart by its Chart.yaml, not its folder: a free name
+            link = name
+            while os.path.lexists(self.real / "charts" / link):
+                link += "_"
+            plan.setdefault("charts", {})[link] = _Added(
+                where, offline_plan(where, self.notes, f"charts/{link}"))
         if not plan:
             return self
         made = Path(tempfile.mkdtemp(prefix="pool-advisor-chart-"))
@@ -404,12 +425,14 @@ class EngineView:
         return self
 
     def _link_entries(self, real: Path, made: Path, plan: dict[str, Any]) -> None:
-        """A symlink in `made` to each entry of `real`, but what `plan` says otherwise."""
-        with os.scandir(real) as entries:
+        """A symlink in `made` to each entry of `real`, but what `plan` says otherwise;
+        and the entries `plan` adds (a charts/ folder `real` lacks, a placed dependency)."""
+        seen: set[str] = set()
+        with contextlib.suppress(FileNotFoundError), os.scandir(real) as entries:
             for entry in entries:
+                seen.add(entry.name)
                 if entry.name not in plan:
-                    os.symlink(entry.path, made / entry.name)
-                    self._links.append((str(made / entry.name), entry.path))
+                    self._link(entry.path, made / entry.name)
                     continue
                 instead = plan[entry.name]
                 if isinstance(instead, bytes):
@@ -417,6 +440,20 @@ class EngineView:
                 elif isinstance(instead, dict) and entry.is_dir():
                     (made / entry.name).mkdir()
                     self._link_entries(Path(entry.path), made / entry.name, instead)
+        for name, instead in plan.items():
+            if name in seen:
+                continue
+            if isinstance(instead, _Added) and not instead.plan:
+                self._link(str(instead.where), made / name)
+            elif isinstance(instead, _Added | dict):
+                (made / name).mkdir()
+                self._link_entries(instead.where if isinstance(instead, _Added)
+                                   else real / name, made / name,
+                                   instead.plan if isinstance(instead, _Added) else instead)
+
+    def _link(self, target: str, link: Path) -> None:
+        os.symlink(target, link)
+        self._links.append((str(link), target))
 
     def __exit__(self, *exc: object) -> None:
         made, self._made = self._made, None

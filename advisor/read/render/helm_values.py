@@ -102,9 +102,11 @@ def user_layers(root: Root, chart_path: Path, values_files: list[str], set_value
     return layers, problems
 
 
-def default_layers(root: Root, chart_path: Path, helm: Any, out: Rendered) -> list[ValuesLayer]:
+def default_layers(root: Root, chart_path: Path, helm: Any, out: Rendered,
+                   placed: dict[str, Path] | None = None) -> list[ValuesLayer]:
     """values.yaml of the chart and of each vendored subchart (under its name), for
-    positions; the engine applies them itself."""
+    positions; the engine applies them itself. `placed`: the chart's `file://`
+    dependencies the engine's view puts in its charts/ (helm_local_deps)."""
     layers: list[ValuesLayer] = []
     sink: list[ConfigProblem] = []
 
@@ -123,7 +125,10 @@ def default_layers(root: Root, chart_path: Path, helm: Any, out: Rendered) -> li
                 out.problems.append(helm_problem(exc.path, exc.message, line=exc.line))
         if depth > 5:
             return
-        for name, where in subchart_dirs(root, chart).items():
+        found = subchart_dirs(root, chart)
+        if depth == 0:
+            found = {**found, **{n: w for n, w in (placed or {}).items() if n not in found}}
+        for name, where in found.items():
             if where.is_dir():
                 walk(where, (*prefix, name), depth + 1)
             else:
