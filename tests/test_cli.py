@@ -280,3 +280,19 @@ def test_rules_output_is_aligned_for_every_name():
     starts = {len(r) - len(r.split("  ", 1)[1].lstrip()) for r in rows}  # name column
     severity_at = {r.index(r.split()[2], len(r.split()[0]) + 2 + len(r.split()[1])) for r in rows}
     assert len(starts) == 1 and len(severity_at) == 1, rows
+
+
+def test_values_outside_a_root_without_git_suggest_the_root_that_holds_both(tmp_path: Path):
+    # an unpacked archive (no .git): the root is the chart's folder (audit s23 D7)
+    (tmp_path / "charts" / "x").mkdir(parents=True)
+    (tmp_path / "charts" / "x" / "Chart.yaml").write_text("apiVersion: v2\nname: x\n"
+                                                          "version: 1.0.0\n")
+    (tmp_path / "examples").mkdir()
+    (tmp_path / "examples" / "v.yaml").write_text("replicaCount: 2\n")
+    out = run_cli("check", "charts/x", "--values", "examples/v.yaml", cwd=tmp_path)
+    assert out.returncode == 2
+    assert out.stderr.count("\n") == 1 and "Traceback" not in out.stderr
+    assert "is outside the scanned root" in out.stderr
+    assert out.stderr.rstrip().endswith("(no .git above the checked path: the root is its "
+                                        "folder); give --root . to scan a folder that holds "
+                                        "both")

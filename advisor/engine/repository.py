@@ -1009,7 +1009,8 @@ def _chart_values(root: Root, charts: list[Path], options: CheckOptions
         try:
             real = root.resolve(Path(os.path.abspath(name)))
         except InputError as exc:
-            raise UsageError(f"--values {name}: {exc.message}") from None
+            raise UsageError(f"--values {name}: {exc.message}"
+                             f"{_root_hint(root, name, options)}") from None
         if not real.is_file():
             near = [root.rel(c / name) for c in charts if (c / name).is_file()]
             hint = f"; did you mean {near[0]}?" if near else ""
@@ -1030,6 +1031,20 @@ def _chart_values(root: Root, charts: list[Path], options: CheckOptions
                              "the only path, or declare [[charts]] set in the configuration")
         out[charts[0]][1].extend(options.set_values)
     return out
+
+
+def _root_hint(root: Root, name: str, options: CheckOptions) -> str:
+    """For a values file outside the root: the --root that holds both (audit s23 D7: an
+    unpacked archive has no .git, so `check charts/x --values examples/v.yaml` scanned
+    charts/x alone)."""
+    where = Path(os.path.realpath(os.path.abspath(name)))
+    if root.path == where or root.path in where.parents:
+        return ""  # not outside the root: another reason
+    common = os.path.commonpath([root.path, where])
+    shown = os.path.relpath(common)
+    guessed = options.root is None and not (root.path / ".git").exists()
+    why = " (no .git above the checked path: the root is its folder)" if guessed else ""
+    return f"{why}; give --root {shown} to scan a folder that holds both"
 
 
 def _environments(leaves: list[tuple[str, list[K8sObject]]],
