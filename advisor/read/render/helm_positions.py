@@ -98,9 +98,14 @@ def line_map(template: str, rendered: str) -> dict[int, int]:
     moved to the template line near it that writes it (`_by_text`): the branch of an
     `if` its key is in, or a line whose key was filled in by an action."""
     t_lines, r_lines = template.splitlines(), rendered.splitlines()
-    mapping, matched = _aligned(tuple(map(_line_key, t_lines)),
-                                tuple(map(_line_key, r_lines)), loop_lines(template))
-    moved = _by_text(t_lines, r_lines, mapping, matched)
+    defined = define_lines(template)
+    t_keys = tuple("\0def" if i in defined else key
+                   for i, key in enumerate(map(_line_key, t_lines)))
+    emits = tuple(i for i, line in enumerate(t_lines) if i not in defined and _emits(line))
+    mapping, matched = _aligned(t_keys, tuple(map(_line_key, r_lines)), loop_lines(template),
+                                emits)
+    moved = _by_text([("" if i in defined else x) for i, x in enumerate(t_lines)]
+                     if defined else t_lines, r_lines, mapping, matched)
     return {**mapping, **moved} if moved else mapping
 
 
@@ -182,9 +187,12 @@ _MIN_REPEAT = 2
 # same keys, and difflib's alignment was paid again for each.
 @functools.lru_cache(maxsize=256)
 def _aligned(t_keys: tuple[str, ...], r_keys: tuple[str, ...],
-             loop: tuple[int, ...] = ()) -> tuple[dict[int, int], frozenset[int]]:
+             loop: tuple[int, ...] = (), emits: tuple[int, ...] = ()
+             ) -> tuple[dict[int, int], frozenset[int]]:
     """(rendered line -> template line, the rendered lines aligned by key; the others
-    are at the line of the aligned line before them)."""
+    are at the line of the aligned line before them, or at the line after it when that
+    line is an action that writes a YAML block (`emits`: `{{ toYaml . }}`,
+    `{{ include ... }}`), which wrote them)."""
     matcher = difflib.SequenceMatcher(None, t_keys, r_keys, autojunk=False)
     mapping: dict[int, int] = {}
     for block in matcher.get_matching_blocks():
@@ -193,12 +201,15 @@ def _aligned(t_keys: tuple[str, ...], r_keys: tuple[str, ...],
     if loop:
         _match_repeats(t_keys, r_keys, loop, mapping)
     matched = frozenset(mapping)
-    last = 0
+    taken = frozenset(mapping.values())
+    writes = frozenset(emits) - taken
+    last = here = 0
     for r in range(len(r_keys)):
         if r in mapping:
             last = mapping[r]
+            here = last + 1 if last + 1 in writes else last
         else:
-            mapping[r] = last
+            mapping[r] = here
     return mapping, matched
 
 
@@ -232,6 +243,37 @@ def _match_repeats(t_keys: tuple[str, ...], r_keys: tuple[str, ...], loop: tuple
 # A comment, whole (what it says is no action), or the first word of an action.
 _ACTION_WORD = re.compile(r"\{\{-?\s*/\*.*?\*/\s*-?\}\}|\{\{-?\s*([a-z]+)", re.DOTALL)
 _OPENS = frozenset({"if", "with", "range", "define", "block"})
+
+
+# An action that writes nothing: a control word, an assignment, a comment.
+_SILENT = re.compile(r"\{\{-?\s*(?:(?:if|else|end|range|with|define|break|continue)\b"
+                     r"|\$[\w.]*\s*:?=|/\*)")
+
+
+# What writes a block of YAML lines: a line of such an action alone writes the lines
+# after the one aligned before it. A scalar action (`{{ .Values.a }}`) could be any
+# line, and is left to the line before (_writer).
+_BLOCK = re.compile(r"\b(?:toYaml|toToml|include|template|tpl|nindent|indent)\b")
+
+
+def _emits(line: str) -> bool:
+    """A line that is one action writing a YAML block (`{{ merge . $m | toYaml }}`)."""
+    text = line.strip()
+    return text.startswith("{{") and text.endswith("}}") and text.count("{{") == 1 \
+        and _SILENT.match(text) is None and _BLOCK.search(text) is not None
+
+
+@functools.lru_cache(maxsize=1024)
+def define_lines(template: str) -> frozenset[int]:
+    """The 0-based lines of the template inside a `define` block: they write nothing
+    where they stand (only where the helper is included, helm_include_lines), so no
+    rendered line is theirs. 8gears/n8n-helm-chart extraManifests.yaml: the objects its
+    `toYaml` writes were aligned to the labels of its own `extraManifests.metadata`
+    helper, and a CNPG Cluster's shared_buffers cited at `release: {{ .Release.Name }}`."""
+    if "define" not in template:
+        return frozenset()
+    return frozenset(i for word, start, end in action_blocks(template) if word == "define"
+                     for i in range(start, end + 1))
 
 
 @functools.lru_cache(maxsize=1024)

@@ -525,7 +525,7 @@ class ValuesTracer:
                     and "Secret" not in text:
                 continue
             changed[key] = text
-        return _parse_all(changed)
+        return _unmarked_kinds(_parse_all(changed), _put_back(group))
 
     def _collect(self, group: list[_Leaf], fields: dict[Any, dict[Key, Any]]
                  ) -> tuple[set[str], set[str]]:
@@ -884,6 +884,18 @@ def _parse_all(rendered: dict[str, str], reads: dict[str, BaselineRead] | None =
         for index, (kind, fields) in enumerate(found):
             out[(key, kind, index)] = _decoded(fields) if kind == "Secret" else fields
     return out
+
+
+def _unmarked_kinds(fields: dict[Any, dict[Key, Any]], put_back: Callable[[str], str]
+                    ) -> dict[Any, dict[Key, Any]]:
+    """The objects of a render keyed by their kind with the group's markers put back: a
+    values key that is an object's `kind` (an object `toYaml` writes from a values list,
+    8gears/n8n-helm-chart extraManifests) gets a sentinel too, and the object then matched
+    no object of the baseline: none of its fields in that render was traced."""
+    if not any(isinstance(kind, str) and _MARKERS.search(kind) for _t, kind, _i in fields):
+        return fields
+    return {(t, put_back(kind) if isinstance(kind, str) else kind, i): leaves
+            for (t, kind, i), leaves in fields.items()}
 
 
 def _decoded(fields: dict[Key, Any]) -> dict[Key, Any]:
