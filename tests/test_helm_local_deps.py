@@ -151,3 +151,13 @@ def test_a_dependency_whose_own_chart_yaml_names_postgres_is_a_warning(tmp_path)
     (warning,) = [f for f in result.findings if f.code == "PA901"]
     assert "dependency 'db' (db; its Chart.yaml names it 'postgres') runs PostgreSQL" \
         in warning.message
+
+
+def test_a_change_in_the_placed_folder_renders_the_chart_again(tmp_path):
+    # the render cache's key covers the dependency's folder, outside the chart's own
+    root = repo(tmp_path, "pool: 60\ndb:\n  enabled: true\n")
+    options = CheckOptions(cache=True, root=root)
+    (first,) = run_check([str(root / "charts/app")], options).budgets
+    (root / "charts/db/values.yaml").write_text("maxConnections: 300\n")
+    (again,) = run_check([str(root / "charts/app")], options).budgets
+    assert (first.usable, again.usable) == (97, 297)
