@@ -53,6 +53,10 @@ CASES = [
     ("nextcloud:34-apache", {"POSTGRES_HOST": "db"}, ("/cron.sh",)),
     ("apache/superset:4.1.1", {}, ()),
     ("apache/superset:4.1.1", {}, ("/bin/sh", "-c", ". /app/pythonpath/superset_init.sh")),
+    ("concourse/concourse:8.1.1", {}, ("web",)),
+    ("concourse/concourse:7.5.0", {}, ("web",)),
+    ("concourse/concourse:6.7.3", {}, ("web",)),
+    ("concourse/concourse:latest", {}, ("web",)),
 ]
 
 

@@ -161,7 +161,9 @@ Defaults, each read in the application's own source:
   fpm: PHP-FPM pm.max_children; one PDO connection each): advisor/read/apps/nextcloud.py;
   Langfuse's web and worker images (one Prisma client each): advisor/read/apps/langfuse.py;
   Apache Superset (apache/superset: gunicorn workers, Celery children, beat, the init
-  Job, an engine per process): advisor/read/apps/superset.py.
+  Job, an engine per process): advisor/read/apps/superset.py; Concourse's web node
+  (concourse/concourse `web`: api and backend pools, gc, worker, lock, LISTEN and auth
+  storage connections): advisor/read/apps/concourse.py.
 - Synapse (matrixdotorg/synapse, ghcr.io/element-hq/synapse): advisor/read/apps/synapse.py,
   from the configuration files its command line names; Matrix Authentication Service:
   advisor/read/apps/mas.py; Mattermost's database config store (MM_CONFIG a database
@@ -206,6 +208,7 @@ from advisor.read.apps.base import (
     tag_version,
 )
 from advisor.read.apps.coder import coder_pools, is_coder
+from advisor.read.apps.concourse import concourse_pools, is_concourse
 from advisor.read.apps.dify import (
     dify_api_pools,
     is_dify_api,
@@ -1776,6 +1779,7 @@ _IMAGE_READERS: tuple[tuple[Callable[[str], bool], Callable[[StackContext], list
     (is_langfuse, langfuse_pools),
     (is_nextcloud, nextcloud_pools),
     (is_superset, superset_pools),
+    (is_concourse, concourse_pools),
 )
 
 
