@@ -57,6 +57,11 @@ CASES = [
     ("concourse/concourse:7.5.0", {}, ("web",)),
     ("concourse/concourse:6.7.3", {}, ("web",)),
     ("concourse/concourse:latest", {}, ("web",)),
+    ("redash/redash:25.8.0", {}, ()),
+    ("redash/redash:25.8.0", {}, ("worker",)),
+    ("redash/redash:25.8.0", {}, ("scheduler",)),
+    ("redash/redash:25.8.0", {}, ("create_db",)),
+    ("redash/redash:latest", {}, ("/app/manage.py", "rq", "worker")),
 ]
 
 

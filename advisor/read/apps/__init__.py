@@ -112,7 +112,7 @@ READERS: tuple[StackReader, ...] = (
     # Paperless-ngx, Prefect, Zitadel, Supabase Auth, Storage and postgres-meta, Windmill,
     # Coder, Dify's api and plugin daemon, Unleash, Sentry, TeslaMate, Piped's backend,
     # Matrix Authentication Service, Twenty, Langfuse's web and worker,
-    # Nextcloud, Apache Superset, Kong, Concourse):
+    # Nextcloud, Apache Superset, Kong, Concourse, Redash):
     # advisor/read/apps/images.py, which matches the image's name exactly. Markers
     # repeated there (ENV_PREFIXES, the names of STACKS, GRAFANA_NAMES, GITEA_NAMES,
     # FORGEJO_NAMES, METABASE_NAMES, HASURA_NAMES, VAULTWARDEN_IMAGES, ARR_APPS,
@@ -133,7 +133,7 @@ READERS: tuple[StackReader, ...] = (
                                "teslamate", "1337kavin/piped",
                                "matrix-authentication-service", "twentycrm/twenty",
                                "langfuse/langfuse", "nextcloud", "apache/superset",
-                               "kong", "concourse/concourse")),
+                               "kong", "concourse/concourse", "redash/redash")),
     # GitLab's Cloud Native images as its chart runs them (webservice, sidekiq, toolbox,
     # exporter): a pool per database its mounted database.yml names, sized from the
     # env by Gitlab::Database.default_pool_size (advisor/read/apps/gitlab.py)

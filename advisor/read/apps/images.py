@@ -221,6 +221,7 @@ from advisor.read.apps.mas import MAS_NAMES, mas_pools
 from advisor.read.apps.nextcloud import is_nextcloud, nextcloud_pools
 from advisor.read.apps.numbers import parse_int
 from advisor.read.apps.piped import is_piped_backend, piped_pools
+from advisor.read.apps.redash import is_redash, redash_pools
 from advisor.read.apps.sentry import is_sentry, sentry_pools
 from advisor.read.apps.source import AppFile
 from advisor.read.apps.supabase import (
@@ -1780,6 +1781,7 @@ _IMAGE_READERS: tuple[tuple[Callable[[str], bool], Callable[[StackContext], list
     (is_nextcloud, nextcloud_pools),
     (is_superset, superset_pools),
     (is_concourse, concourse_pools),
+    (is_redash, redash_pools),
 )
 
 
