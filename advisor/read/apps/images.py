@@ -221,6 +221,7 @@ from advisor.read.apps.mas import MAS_NAMES, mas_pools
 from advisor.read.apps.nextcloud import is_nextcloud, nextcloud_pools
 from advisor.read.apps.numbers import parse_int
 from advisor.read.apps.piped import is_piped_backend, piped_pools
+from advisor.read.apps.processes import puma_workers_label
 from advisor.read.apps.redash import is_redash, redash_pools
 from advisor.read.apps.sentry import is_sentry, sentry_pools
 from advisor.read.apps.source import AppFile
@@ -620,7 +621,9 @@ def mastodon_pools(ctx: StackContext) -> list[Pool]:
     threads = _int_env(ctx, "MAX_THREADS")
     n_threads = threads[0] if threads else 5
     n = min(size, n_threads)
-    processes = Term(label="Puma workers (WEB_CONCURRENCY)", value=workers[0] if workers else 2,
+    processes = Term(label="Puma workers (WEB_CONCURRENCY)" if not workers or workers[0] > 0
+                     else puma_workers_label(workers[0]) + " (WEB_CONCURRENCY)",
+                     value=max(workers[0], 1) if workers else 2,
                      source=workers[1] if workers else Source.default_of(
                          f"{default}: config/puma.rb WEB_CONCURRENCY 2 (at 04c259a875)",
                          key="workers"))

@@ -581,6 +581,13 @@ def _puma_file(ctx: ContainerReading, hint: str | None, cpus: int) -> dict[str, 
     return out
 
 
+def puma_workers_label(workers: int) -> str:
+    """How a Puma worker count reads as processes: 0 (or less) is Puma's single mode, one
+    process, so "workers 0" is not shown as "workers = 1" (audit4 D6)."""
+    return "Puma workers" if workers > 0 else \
+        f"Puma processes (workers {workers}: single mode, one process)"
+
+
 def _puma(ctx: ContainerReading, words: list[Word], cpus: int, assumed: bool) -> ProcessInfo:
     cpu = None
     workers: tuple[int, Source] = (0, Source.default_of("Puma 8 default: workers 0 (single mode)",
@@ -635,7 +642,8 @@ def _puma(ctx: ContainerReading, words: list[Word], cpus: int, assumed: bool) ->
         if maximum is not None:
             threads = (maximum, _word_source(got[1], ctx, "--threads"))
             hidden.pop("threads", None)
-    processes = Term(label="Puma workers", value=max(workers[0], 1), source=workers[1])
+    processes = Term(label=puma_workers_label(workers[0]), value=max(workers[0], 1),
+                     source=workers[1])
     return ProcessInfo(server="puma", processes=processes,
                        threads=Term(label="Puma max threads", value=threads[0],
                                     source=threads[1]),

@@ -30,6 +30,7 @@ from msgspec.structs import replace
 from advisor.model import Pool, Source, Term
 from advisor.read.apps.base import StackContext
 from advisor.read.apps.numbers import parse_int
+from advisor.read.apps.processes import puma_workers_label
 
 Bound = Literal["fixed", "default"]
 NAMES = ("zammad", "zammad-docker-compose")
@@ -92,8 +93,9 @@ def _web_processes(ctx: StackContext) -> Term:
     for name in ("WEB_CONCURRENCY", "ZAMMAD_WEB_CONCURRENCY"):
         n = parse_int(ctx.env_value(name))
         if n is not None:
-            return Term(label="Puma workers", value=max(n, 1), source=ctx.env_source(name))
-    return Term(label="Puma workers", value=1, source=Source.default_of(
+            return Term(label=puma_workers_label(n), value=max(n, 1),
+                        source=ctx.env_source(name))
+    return Term(label=puma_workers_label(0), value=1, source=Source.default_of(
         "Zammad config/puma.rb workers WEB_CONCURRENCY || 0 (single mode)", key="workers"))
 
 
