@@ -587,6 +587,9 @@ class Container(Frozen, kw_only=True):
     memory_limit: Term | None = None  # bytes
     cpu_limit: Term | None = None  # cores
     source: Source
+    # The named default an image built from values alone takes its tag from (a chart's
+    # default image.tag, advisor.read.render.helm_cloudpirates); None otherwise.
+    image_default: Source | None = None
 
 
 class SqlHazard(Frozen, kw_only=True):

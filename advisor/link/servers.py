@@ -64,8 +64,8 @@ def pg_version(inputs: Inputs, c: Container | None, fallback: float | None = Non
                     source=Source(default="--pg-version", key="pg_version"))
     if c is not None and (major := image_major(c.image)) is not None:
         return Term(label="PostgreSQL major version", value=major,
-                    source=built or Source(path=c.source.path, line=c.source.line,
-                                           key=f"image {c.image}"))
+                    source=built or c.image_default or Source(
+                        path=c.source.path, line=c.source.line, key=f"image {c.image}"))
     if fallback is not None:
         return Term(label="PostgreSQL major version", value=fallback,
                     source=Source(default="declared version", key="version"))

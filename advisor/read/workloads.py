@@ -625,7 +625,13 @@ def _container(obj: K8sObject, keys: tuple, c: Any, role: str) -> ContainerShape
         name=name, image=str(c.get("image", "")), command=command, args=args,
         word_sources=word_sources, env_first=_env_first(obj, keys, c), role=role,
         memory_limit=mem, cpu_limit=cpu,  # type: ignore[arg-type]
-        source=obj.source(*keys, key=f"container {name}")), env)
+        source=obj.source(*keys, key=f"container {name}"),
+        image_default=_image_default(obj, keys)), env)
+
+
+def _image_default(obj: K8sObject, keys: tuple) -> Source | None:
+    traced = (obj.value_sources or {}).get(".".join(map(str, (*keys, "image"))))
+    return traced if traced is not None and traced.path is None else None
 
 
 def _env_first(obj: K8sObject, keys: tuple, c: Any) -> Source | None:

@@ -41,7 +41,8 @@ from msgspec.structs import replace
 from advisor.model import ConfigProblem, Location
 from advisor.read.fs import InputError, Root
 from advisor.read.render import Rendered, helm_trace
-from advisor.read.render.helm_fallback import missing_bitnami, values_only
+from advisor.read.render.helm_dep_versions import read_locks
+from advisor.read.render.helm_fallback import MissingDep, missing_bitnami, values_only
 from advisor.read.render.helm_include_lines import field_places
 from advisor.read.render.helm_local_deps import (
     LocalDependency,
@@ -261,7 +262,7 @@ def _render_in(helm: Any, root: Root, chart_path: Path, chart_rel: str,
                 raise _TestHookFailed(view.error(exc)) from None
             problem = _render_problem(root, chart_path, chart_rel, view.error(exc))
             if missing and "no template" in str(exc):
-                names = ", ".join(name for name, _key, _cond, _version in missing)
+                names = ", ".join(dep.name for dep in missing)
                 problem = replace(problem, message=(
                     f"Helm cannot render the chart: a template it calls is defined in no "
                     f"vendored chart; {names} declared in Chart.yaml but not vendored in "
@@ -301,6 +302,9 @@ def _render_in(helm: Any, root: Root, chart_path: Path, chart_rel: str,
         every: dict[str, Any] = {}
         for layer in defaults + layers:
             every = merge_maps(every, nest(layer.prefix, layer_values(layer, helm)))
+        locks = read_locks(root, chart_path, chart_rel)
+        missing = [dep._replace(locked=locks.get((dep.name, dep.repository)))
+                   for dep in missing]
         out.objects.extend(missing_bitnami(missing, every, defaults + layers, release,
                                            chart_rel, namespace, out,
                                            {d.name: d.own for d in local if d.own}))
@@ -337,16 +341,16 @@ def _render_problem(root: Root, chart_path: Path, chart_rel: str, exc: Exception
 
 def _note_missing_dependencies(helm: Any, chart: Any, chart_path: Path, chart_rel: str,
                                out: Rendered, said: set[str] | None = None
-                               ) -> list[tuple[str, str, str, str]]:
-    """(chart name, values key, condition, version) of dependencies declared but not
-    vendored. `said`: those a notice of their own names already (a `file://` dependency
-    not placed, helm_local_deps)."""
+                               ) -> list[MissingDep]:
+    """The dependencies declared but not vendored. `said`: those a notice of their own
+    names already (a `file://` dependency not placed, helm_local_deps)."""
     loaded = {d.get("name") for d in chart.dependencies}
     declared = chart.metadata.get("dependencies") or []
-    pairs = [(str(d.get("name")), str(d.get("alias") or d.get("name")),
-              str(d.get("condition") or ""), str(d.get("version") or ""))
+    pairs = [MissingDep(str(d.get("name")), str(d.get("alias") or d.get("name")),
+                        str(d.get("condition") or ""), str(d.get("version") or ""),
+                        str(d.get("repository") or ""))
              for d in declared if d.get("name") not in loaded]
-    missing = [name for name, _key, _cond, _version in pairs if name not in (said or ())]
+    missing = [dep.name for dep in pairs if dep.name not in (said or ())]
     if missing:
         out.notices.append(f"helm: {chart_rel}: dependencies {', '.join(map(str, missing))} "
                            "are declared in Chart.yaml but not vendored in charts/; they are "

@@ -12,13 +12,20 @@ from __future__ import annotations
 import io
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from msgspec.structs import replace
 
 from advisor.model import ConfigProblem, Location, Source
 from advisor.read.fs import InputError, Root
 from advisor.read.render import Rendered, field_path
+from advisor.read.render.helm_cloudpirates import SHOWN as CLOUDPIRATES_SHOWN
+from advisor.read.render.helm_cloudpirates import (
+    chart_version,
+    cloudpirates_postgres,
+    is_cloudpirates_postgres,
+)
+from advisor.read.render.helm_dep_versions import Locked, bitnami_pg_major, constraint_major
 from advisor.read.render.helm_positions import in_chart, relocate
 from advisor.read.render.helm_values import (
     Key,
@@ -68,33 +75,68 @@ def values_only(root: Root, chart_path: Path, layers: list[ValuesLayer], *, rele
     return out
 
 
-def missing_bitnami(missing: list[tuple[str, str, str, str]], user: dict[str, Any],
+class MissingDep(NamedTuple):
+    """A dependency Chart.yaml declares that is not vendored in charts/."""
+
+    name: str
+    key: str  # its alias, or its name: where its values are
+    condition: str
+    version: str  # as Chart.yaml asks for it
+    repository: str = ""
+    locked: Locked | None = None  # what Chart.lock / requirements.lock pins
+
+
+def missing_bitnami(missing: list[MissingDep], user: dict[str, Any],
                     layers: list[ValuesLayer], release: str, chart_rel: str,
                     namespace: str | None, out: Rendered,
                     own_names: dict[str, str] | None = None) -> list[K8sObject]:
-    """A Bitnami postgresql dependency that is not vendored: read from its values
-    (unless its Chart.yaml `condition`, the first path of it that is set, is false).
-    `own_names`: a `file://` dependency's name in its own Chart.yaml, where it was read."""
+    """A Bitnami postgresql or CloudPirates postgres dependency that is not vendored:
+    read from its values (unless its Chart.yaml `condition`, the first path of it that
+    is set, is false). `own_names`: a `file://` dependency's name in its own Chart.yaml,
+    where it was read."""
     built: list[K8sObject] = []
-    for name, key, condition, version in missing:
+    for dep in missing:
+        name, key, condition, version = dep.name, dep.key, dep.condition, dep.version
         if _condition_false(user, condition):
             continue
-        _unread_server(name, key, user.get(key), layers, chart_rel, out,
-                       (own_names or {}).get(name, ""))
         section = user.get(key)
+        if is_cloudpirates_postgres(name, dep.repository) and \
+                (section is None or isinstance(section, dict)):
+            shown, modelled = chart_version(version, dep.locked)
+            if modelled:
+                glob = user.get("global") if isinstance(user.get("global"), dict) else {}
+                built.extend(cloudpirates_postgres(section or {}, layers, (key,), release, key,
+                                                   shown, glob, chart_rel, namespace))
+                out.notices.append(
+                    f"helm: {chart_rel}: dependency {key!r} (CloudPirates postgres {shown}) "
+                    "is not vendored; its StatefulSet, Service and postgresql.conf ConfigMap "
+                    "were built from the values (image, replicaCount, resources, args, "
+                    "config.postgresql.* and config.postgresqlMaxConnections, "
+                    "config.extraConfig), not rendered; other postgresql.conf lines are the "
+                    "PostgreSQL defaults")
+                continue
+            _unread_server(name, key, section, layers, chart_rel, out,
+                           (own_names or {}).get(name, ""),
+                           why=f"CloudPirates postgres {shown} is built from values only for "
+                               f"charts {CLOUDPIRATES_SHOWN}")
+            continue
+        _unread_server(name, key, section, layers, chart_rel, out,
+                       (own_names or {}).get(name, ""))
         if name != "postgresql" or (section is not None and not isinstance(section, dict)):
             continue
         # no values for it: the chart's defaults, one primary (Helm enables a dependency
-        # whose condition path is unset); a chart 11.0 or later when the version says so
-        # or says nothing (the keys before 11.0 are another shape)
-        major = re.match(r"[\^~=v\s]*(\d{1,9})", version)  # not a range: ">=9" may be 18
-        modern = major is None or int(major.group(1)) >= 11
+        # whose condition path is unset); the PostgreSQL major of the chart version the lock
+        # file pins, else the one Chart.yaml asks for (helm_dep_versions)
+        pg, pg_source = bitnami_pg_major(version, dep.locked)
+        chart_major = constraint_major(dep.locked.version if dep.locked else version)
+        modern = chart_major is None or chart_major >= 11  # before 11.0: another shape
         section = section or {}
         found = _bitnami_postgresql(section, layers, (key,), release, key, chart_rel,
-                                    namespace, defaults=modern)
+                                    namespace, defaults=modern, pg=(pg, pg_source))
         if not found:
             found = _bitnami_postgresql_legacy(section, layers, (key,), release, key, version,
-                                               chart_rel, namespace, defaults=not modern)
+                                               chart_rel, namespace, defaults=not modern,
+                                               pg=(pg, pg_source))
             if found:
                 out.notices.append(
                     f"helm: {chart_rel}: dependency {key!r} (Bitnami postgresql {version}, "
@@ -110,7 +152,10 @@ def missing_bitnami(missing: list[tuple[str, str, str, str]], user: dict[str, An
                 f"helm: {chart_rel}: dependency {key!r} (Bitnami postgresql) is not vendored; "
                 "its StatefulSets and configuration ConfigMaps were built from the values "
                 "(architecture, primary/readReplicas configuration, extendedConfiguration, "
-                "resources, readReplicas.replicaCount), not rendered")
+                "resources, readReplicas.replicaCount), not rendered"
+                + ("" if get(section, "image", "tag") else
+                   f"; no image.tag in the values, so PostgreSQL {pg}: "
+                   f"{pg_source.key or pg_source.default}"))
     return built
 
 
@@ -131,7 +176,7 @@ _NESTED_SERVER_KEYS = ("postgresql", "postgresql-ha")
 
 
 def _unread_server(name: str, key: str, section: Any, layers: list[ValuesLayer],
-                   chart_rel: str, out: Rendered, own: str = "") -> None:
+                   chart_rel: str, out: Rendered, own: str = "", why: str = "") -> None:
     """A dependency that is not vendored and deploys a PostgreSQL server (a chart of
     one by its name or by the name in its own Chart.yaml, `own`, or its own postgresql
     subchart enabled by these values): a PA901 warning at the line that says so.
@@ -157,14 +202,12 @@ def _unread_server(name: str, key: str, section: Any, layers: list[ValuesLayer],
         if at is not None else Location(path=in_chart(chart_rel, "Chart.yaml"))
     out.problems.append(ConfigProblem(
         location=location,
-        message=f"helm: {chart_rel}: {what}, which is not vendored in charts/: that server "
-                "and its clients are in no budget (run `helm dependency build`, or declare "
-                "it: [[servers]] with its hosts and max_connections)"))
+        message=f"helm: {chart_rel}: {what}, which is not vendored in charts/"
+                f"{' (' + why + ')' if why else ''}: that server and its clients are in no "
+                "budget (run `helm dependency build`, or declare it: [[servers]] with its "
+                "hosts and max_connections)"))
 
 
-# The PostgreSQL major of each Bitnami postgresql chart major before 11.0 (its Chart.yaml
-# appVersion): 8.x-10.x ship PostgreSQL 11.
-_LEGACY_PG_MAJOR = {"8": 11, "9": 11, "10": 11}
 _LEGACY_KEYS = ("postgresqlUsername", "postgresqlPassword", "postgresqlDatabase",
                 "postgresqlMaxConnections", "postgresqlPostgresPassword", "replication",
                 "postgresqlConfiguration", "postgresqlExtendedConf", "existingSecret")
@@ -172,8 +215,8 @@ _LEGACY_KEYS = ("postgresqlUsername", "postgresqlPassword", "postgresqlDatabase"
 
 def _bitnami_postgresql_legacy(values: dict[str, Any], layers: list[ValuesLayer], prefix: Key,
                                release: str, name: str, version: str, chart_rel: str,
-                               namespace: str | None, defaults: bool = False
-                               ) -> list[K8sObject]:
+                               namespace: str | None, defaults: bool = False,
+                               pg: tuple[int, Source] | None = None) -> list[K8sObject]:
     """bitnami/postgresql before 11.0 (values postgresqlUsername, postgresqlMaxConnections,
     replication.enabled/readReplicas): the primary StatefulSet, named like the chart's
     Service (<fullname>), with
@@ -185,8 +228,7 @@ def _bitnami_postgresql_legacy(values: dict[str, Any], layers: list[ValuesLayer]
     base = f"{release}-{name}" if name not in release else release
     fullname = str(values.get("fullnameOverride") or base)
     image_values = values.get("image") if isinstance(values.get("image"), dict) else {}
-    major = _LEGACY_PG_MAJOR.get(version.lstrip("~^=v ").split(".", 1)[0])
-    tag = image_values.get("tag") or (f"{major}" if major else "")
+    tag = image_values.get("tag") or (f"{pg[0]}" if pg else "")
     repository = image_values.get("repository") or "bitnami/postgresql"
     image = f"{image_values.get('registry') or 'docker.io'}/{repository}" + \
         (f":{tag}" if tag else "")
@@ -216,12 +258,21 @@ def _bitnami_postgresql_legacy(values: dict[str, Any], layers: list[ValuesLayer]
                          "template": {"spec": {"containers": [container]}}}}
         if count_key is not None:
             b.src(("spec", "replicas"), *count_key)
-        if image_values.get("tag"):
-            b.src(("spec", "template", "spec", "containers", 0, "image"), "image", "tag")
+        _image_source(b, image_values, pg)
         first = _first_key(values, _LEGACY_KEYS)
         anchor = leaf_source(layers, (*prefix, first)) if first is not None else None
         built.append(b.build(body, anchor, chart_rel, namespace))
     return built
+
+
+def _image_source(b: _Builder, image_values: dict[str, Any],
+                  pg: tuple[int, Source] | None) -> None:
+    """The image's tag cited at its values line, else at the chart version it comes from."""
+    field = ("spec", "template", "spec", "containers", 0, "image")
+    if image_values.get("tag"):
+        b.src(field, "image", "tag")
+    elif pg is not None:
+        b.sources[field_path(*field)] = pg[1]
 
 
 def _first_key(values: dict[str, Any], keys: tuple[str, ...]) -> str | None:
@@ -398,7 +449,8 @@ def _resources(body: dict[str, Any], b: _Builder, section: dict[str, Any],
 
 def _bitnami_postgresql(values: dict[str, Any], layers: list[ValuesLayer], prefix: Key,
                         release: str, name: str, chart_rel: str, namespace: str | None,
-                        defaults: bool = False) -> list[K8sObject]:
+                        defaults: bool = False, pg: tuple[int, Source] | None = None
+                        ) -> list[K8sObject]:
     """What bitnami/postgresql renders that matters for the budget: the primary
     StatefulSet (and read replicas with architecture=replication) and the ConfigMaps
     holding primary.configuration / primary.extendedConfiguration. Names follow the
@@ -439,7 +491,7 @@ def _bitnami_postgresql(values: dict[str, Any], layers: list[ValuesLayer], prefi
                          "env": [{"name": "POSTGRESQL_VOLUME_DIR", "value": volume_dir}]}],
                          "volumes": mounts}}}}
         b.src(("spec", "replicas"), *replicas_key)
-        b.src(("spec", "template", "spec", "containers", 0, "image"), "image", "tag")
+        _image_source(b, image_values, pg)
         _resources(body, b, section, component)
         anchor = leaf_source(layers, (*prefix, *replicas_key)) or leaf_source(
             layers, (*prefix, "architecture"))
@@ -486,6 +538,8 @@ def _bitnami_postgresql(values: dict[str, Any], layers: list[ValuesLayer], prefi
              f"{image_values.get('repository') or 'bitnami/postgresql'}")
     if image_values.get("tag"):
         image += f":{image_values['tag']}"
+    elif pg is not None:  # the chart version's appVersion major (helm_dep_versions)
+        image += f":{pg[0]}"
 
     # templates/_helpers.tpl postgresql.v1.primary.fullname / readReplica.fullname
     replication = values.get("architecture") == "replication"
