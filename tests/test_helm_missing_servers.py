@@ -106,3 +106,104 @@ def test_a_postgresql_dependencys_resources_give_its_server_cores(tmp_path):
     cores = {s.name: s.cpu_limit.value if s.cpu_limit else None
              for s in _servers(tmp_path, values)}
     assert cores == {"release-postgresql-primary": 0.25, "release-postgresql-read": 2}
+
+
+CP_DEP = ("  - name: postgres\n    version: {version}\n"
+          "    repository: oci://ghcr.io/cloudpirates-io/helm-charts\n"
+          "    condition: db.enabled\n")
+RAILS = WEB.replace("-postgresql:5432/app\"", "-postgres:5432/app?pool=40\"")
+
+
+def cloudpirates(tmp_path, version: str, values: str, lock: str | None = None):
+    files = {"chart/Chart.yaml": CHART.format(deps=CP_DEP.format(version=version)),
+             "chart/values.yaml": values, "chart/templates/web.yaml": RAILS}
+    if lock is not None:
+        files["chart/Chart.lock"] = (
+            "dependencies:\n- name: postgres\n"
+            "  repository: oci://ghcr.io/cloudpirates-io/helm-charts\n"
+            f"  version: {lock}\ndigest: sha256:0\n")
+    write(tmp_path, files)
+    return run_check([str(tmp_path / "chart")], CheckOptions(cache=False))
+
+
+def test_a_cloudpirates_postgres_dependency_is_built_from_its_values(tmp_path):
+    """Zammad's chart: `postgres` from CloudPirates (OCI) not vendored. The chart's
+    defaults give PostgreSQL 18 with max_connections 100, cited as the chart's defaults;
+    it was no server at all, its clients only "in no budget" (PA107)."""
+    result = cloudpirates(tmp_path, "0.19.16", "replicaCount: 1\npostgres:\n  auth:\n"
+                                               "    username: app\n")
+    (budget,) = result.budgets
+    assert budget.server == "release-postgres"
+    assert budget.usable == 97
+    assert [f.code for f in result.findings if f.code in ("PA107", "PA901")] == []
+
+
+def _cp_server(tmp_path, version: str, values: str, lock: str | None = None):
+    from advisor.engine.check import scan
+
+    cloudpirates(tmp_path, version, values, lock)
+    return scan([str(tmp_path / "chart")], CheckOptions(cache=False)).topology.servers
+
+
+def test_a_cloudpirates_postgres_reads_max_connections_image_and_resources(tmp_path):
+    values = ("postgres:\n  image:\n    tag: \"17.2\"\n  resources:\n    limits:\n"
+              "      memory: 2Gi\n  config:\n    postgresql:\n      max_connections: 300\n")
+    (server,) = _cp_server(tmp_path, "^0.19.0", values)
+    assert server.name == "release-postgres"
+    assert server.version.value == 17
+    assert server.settings["max_connections"].value == 300
+    assert server.settings["max_connections"].source.label() == "values.yaml:9"
+    assert server.memory_limit is not None and server.memory_limit.value == 2 * 2**30
+    # the legacy key wins when > 0, as the chart's ternary has it
+    values += "    postgresqlMaxConnections: 50\n"
+    (server,) = _cp_server(tmp_path, "0.19.16", values)
+    assert server.settings["max_connections"].value == 50
+    assert server.settings["max_connections"].source.label() == "values.yaml:10"
+
+
+def test_a_cloudpirates_postgres_default_cites_the_chart(tmp_path):
+    (server,) = _cp_server(tmp_path, "0.19.16", "replicaCount: 1\n")
+    assert server.version.value == 18
+    assert "CloudPirates postgres chart 0.19.16" in server.version.source.label()
+    assert server.settings["max_connections"].value == 100
+    assert "config.postgresql.max_connections: 100" in \
+        server.settings["max_connections"].source.label()
+
+
+@pytest.mark.parametrize(("version", "lock"), [("0.10.0", None), ("^0.19.0", "0.12.4"),
+                                               ("\">=0.1.0\"", None)])
+def test_a_cloudpirates_postgres_version_not_read_is_said(tmp_path, version, lock):
+    """A version whose values this does not read: PA901 names it and how to vendor it,
+    and the app's clients stay "in no budget" (PA107), never dropped."""
+    result = cloudpirates(tmp_path, version, "replicaCount: 1\n", lock)
+    assert result.budgets == []
+    (pa901,) = [f for f in result.findings if f.code == "PA901"]
+    shown = lock or version.strip('"')
+    assert f"CloudPirates postgres {shown} is built from values only for " \
+        "charts 0.15.1-0.20.1" in pa901.message
+    assert "helm dependency build" in pa901.message
+    assert [f.code for f in result.findings if f.code == "PA107"] == ["PA107"]
+
+
+@pytest.mark.parametrize(("version", "lock", "major", "cited"), [
+    ("^18.2.0", "18.5.6", 18, "Chart.lock:4"),
+    ("^12.1.0", None, 15, "default: Bitnami postgresql chart ^12.1.0"),
+    ("\">=12.0.0\"", None, 18, "default: assumed PostgreSQL 18"),
+    ("^16.0.0", "16.7.27", 17, "Chart.lock:4"),
+])
+def test_a_bitnami_dependency_takes_its_major_from_the_locked_chart(tmp_path, version, lock,
+                                                                    major, cited):
+    """Redash pins postgresql 18.5.6 in its lock file: PostgreSQL 18, not "assumed 15"."""
+    from advisor.engine.check import scan
+
+    files = {"chart/Chart.yaml": CHART.format(deps=DEP.format(name="postgresql",
+                                                              version=version)),
+             "chart/values.yaml": "replicaCount: 1\n", "chart/templates/web.yaml": WEB}
+    if lock:
+        files["chart/Chart.lock"] = ("dependencies:\n- name: postgresql\n"
+                                     "  repository: https://charts.example.org\n"
+                                     f"  version: {lock}\n")
+    write(tmp_path, files)
+    (server,) = scan([str(tmp_path / "chart")], CheckOptions(cache=False)).topology.servers
+    assert server.version.value == major
+    assert server.version.source.label().startswith(cited)
