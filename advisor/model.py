@@ -743,6 +743,9 @@ class Budget(Record, kw_only=True):
     # Services that expose the server outside the cluster (Topology.exposed): clients
     # no repository holds may connect, so `peak` is a floor, never a fit.
     exposed: list[str] = field(default_factory=list)
+    # Each PgBouncer's client side in front of it, one line (advisor.budget.client_side):
+    # shown with -v, fitting or not.
+    client_sides: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         _set_float(self, "usable", "peak", "total_peak")

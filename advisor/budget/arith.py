@@ -169,14 +169,21 @@ def derivation(b: Budget, s: Style = PLAIN) -> list[str]:
     out = [f"usable: {usable_expr(b, s)}"]
     for c in b.contributions:
         out.extend(contribution_lines(c, 0, s))
-    out.append(f"peak: {peak_expr(b, s)} {compare_sign(b)} {s.number(b.usable)} usable")
+    out.append(f"peak: {peak_expr(b, s)}{against_usable(b, s)}")
     return out
 
 
-def compare_sign(b: Budget) -> str:
-    """How the peak compares with usable: a floor that fits so far is `<=` too (the
-    unknown clients are named next to it), so the sign is always arithmetic."""
-    return "<=" if b.peak <= b.usable else ">"
+def against_usable(b: Budget, s: Style = PLAIN, le: str = "<=") -> str:
+    """How the peak compares with usable: ` > 197 usable`, ` <= 197 usable`, or for a
+    floor that is not past it `, cannot tell against 197 usable` (a `<=` under a
+    "cannot tell" verdict read as "fits": saasodoo's `>= 187 ... <= 197 usable`, where
+    the pooler's unknown pairs made it over 450)."""
+    usable = f"{s.number(b.usable)} usable"
+    if b.peak > b.usable:
+        return f" > {usable}"
+    if b.peak_is_floor:
+        return f", cannot tell against {usable}"
+    return f" {le} {usable}"
 
 
 def size(value: float) -> str:

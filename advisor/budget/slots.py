@@ -19,6 +19,7 @@ import math
 from msgspec.structs import replace
 
 from advisor.budget.arith import num
+from advisor.budget.client_side import client_side_line
 from advisor.model import (
     OWN_RULE_PROGRAMS,
     Budget,
@@ -241,9 +242,14 @@ def server_budget(server: Server, topo: Topology, memory: MemoryOptions | None =
         elif any(p.bound == "unbounded" for p in c.pools) and c.name not in unbounded:
             unbounded.append(c.name)
     pairs_unknown: list[str] = []
+    sides: list[str] = []
     for p in topo.poolers:
         if p.server_id == server.id:
             contributions.append(pooler_contribution(p, topo))
+            side = client_side_line(p, [c for c in topo.clients
+                                        if c.target_kind == "pooler" and c.target_id == p.id])
+            if side is not None:
+                sides.append(side)
             if p.unnamed_pairs:
                 pairs_unknown.append(f"{p.name}: (database, user) of {len(p.unnamed_pairs)} "
                                      f"clients unknown ({', '.join(p.unnamed_pairs)})")
@@ -261,7 +267,8 @@ def server_budget(server: Server, topo: Topology, memory: MemoryOptions | None =
         contributions=contributions, not_subtracted=not_subtracted(server),
         memory=memory_budget(server, peak, memory or MemoryOptions()),
         location=server.location, unknown_clients=unknown, unbounded_clients=unbounded,
-        unknown_pairs=pairs_unknown, unplaced_clients=list(topo.unplaced_clients),
+        unknown_pairs=pairs_unknown, client_sides=sides,
+        unplaced_clients=list(topo.unplaced_clients),
         unread_files=unread_files(topo) if unread is None else list(unread),
         # a declared headroom is the room kept for clients outside the repository: the
         # exposure is then accounted for, not a floor that can never fit

@@ -12,7 +12,7 @@ from urllib.parse import quote
 
 from advisor.budget.arith import (
     Style,
-    compare_sign,
+    against_usable,
     contribution_lines,
     peak_expr,
     usable_expr,
@@ -165,8 +165,8 @@ def budget_details(b: Budget) -> str:
     lines = [f"- **usable** {usable_expr(b, MD)}"]
     for c in b.contributions:
         lines.extend(_contribution(c))
-    sign = "\u2264" if compare_sign(b) == "<=" else ">"  # arithmetic, as in text
-    lines.append(f"- **peak** {peak_expr(b, MD)} {sign} {number(b.usable)} usable")
+    le = "\u2264"  # the arithmetic is text's; only the sign is typographic
+    lines.append(f"- **peak** {peak_expr(b, MD)}{against_usable(b, MD, le=le)}")
     for ns in b.not_subtracted:
         lines.append(f"- not subtracted: {term(ns.term)}: {md_text(ns.why)}")
     if b.memory is not None and b.memory.terms:

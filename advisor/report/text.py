@@ -14,7 +14,7 @@ from collections import Counter
 from collections.abc import Mapping
 
 from advisor.budget.arith import (
-    compare_sign,
+    against_usable,
     contribution_lines,
     num,
     peak_expr,
@@ -97,7 +97,9 @@ def budget_lines(b: Budget, *, verbose: bool, color: bool) -> list[str]:
            f"  usable: {usable_expr(b)}"]
     for c in b.contributions:
         out.extend(f"  {x}" for x in contribution_lines(c))
-    out.append(f"  peak: {peak_expr(b)} {compare_sign(b)} {num(b.usable)} usable")
+    if verbose:  # the poolers' other side, fitting or not (PA201 says when it does not)
+        out.extend(f"  {x}" for x in b.client_sides)
+    out.append(f"  peak: {peak_expr(b)}{against_usable(b)}")
     if verbose:
         out.extend(f"  not subtracted: {ns.term.show()}: {ns.why}" for ns in b.not_subtracted)
     if b.memory is not None and b.memory.limit is not None:

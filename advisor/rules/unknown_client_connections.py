@@ -10,6 +10,7 @@ from advisor.model import Client, Finding, Fix, RelatedLocation, Severity, Topol
 from advisor.rule_context import RuleContext
 from advisor.rules import rule
 from advisor.rules._app_pools import pods
+from advisor.rules._unknown_pairs import pairs_findings
 
 
 @rule("PA106", "unknown-client-connections", Severity.warning,
@@ -105,6 +106,7 @@ def unknown_client_connections(topo: Topology, ctx: RuleContext) -> Iterator[Fin
             fix=Fix(description=f"declare [[workloads]] name = \"{client.name}\" with "
                                 "connections = N or source = \"<folder>\""),
             subject=f"{client.id}|unknown")
+    yield from pairs_findings(topo, ctx.budgets)
 
 
 def _pods_text(n: float) -> str:

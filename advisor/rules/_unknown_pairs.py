@@ -1,0 +1,86 @@
+"""PA106's finding for a pooler whose clients' (database, user) pairs are unknown: the
+budget counts a floor (advisor.budget.pairs), and this says what the worst case is."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+
+from advisor.budget.arith import contribution_lines, formula, num
+from advisor.budget.pairs import worst_case
+from advisor.budget.slots import pooler_contribution
+from advisor.model import Budget, Contribution, Finding, Fix, Pooler, Severity, Topology
+
+
+def _pools(c: Contribution) -> list[Contribution]:
+    """The client pools of a pooler's contribution (auth_query pools left out)."""
+    return [p for d in c.parts for p in d.parts if "auth_query lookups" not in p.note]
+
+
+def _counted(floor: Contribution) -> str:
+    pools = _pools(floor)
+    if not pools:
+        return "as no pool"
+    names = ", ".join(p.who for p in pools)
+    return f"as {'one pool' if len(pools) == 1 else f'{len(pools)} pools'} ({names})"
+
+
+def _per_process(c: Contribution) -> str:
+    """`3 PgBouncer processes x 100`: the contribution's pods and its per-process sum."""
+    *pods, per = c.factors
+    return f"{num(sum(t.value for t in pods))} PgBouncer processes x {num(per.value)}"
+
+
+def _verdict(budget: Budget, floor: Contribution, worst: Contribution) -> str:
+    """The server's peak with this pooler's worst case, against usable."""
+    total = budget.total_peak if budget.total_peak is not None else budget.peak
+    peak = total - floor.total + worst.total
+    if budget.spread_over is not None:
+        peak = math.ceil(peak / budget.spread_over.value)
+    more = " at least" if len(budget.unknown_pairs) > 1 or budget.unknown_clients \
+        or budget.unbounded_clients else ""
+    if peak > budget.usable:
+        return (f"{budget.server}'s peak would be{more} {num(peak)} > {num(budget.usable)} "
+                f"usable, OVER by{more} {num(peak - budget.usable)}")
+    return f"{budget.server}'s peak would be{more} {num(peak)} <= {num(budget.usable)} usable"
+
+
+def pairs_finding(pooler: Pooler, budget: Budget) -> Finding | None:
+    worst = worst_case(pooler)
+    if worst is None:
+        return None
+    floor = pooler_contribution(pooler)
+    n = len(pooler.unnamed_pairs)
+    names = ", ".join(pooler.unnamed_pairs)
+    added = [p for p in _pools(worst) if p.who not in {x.who for x in _pools(floor)}]
+    total = f" = {num(added[0].total)}" if added and len(added[0].factors) > 1 else ""
+    each = (f"each opens a pool of its own of {formula(added[0])}{total} "
+            "(capped per database by max_db_connections, per user by "
+            "max_user_connections)") if added else \
+        "none opens a further pool (the pooler's entries force their users)"
+    message = (
+        f"pooler {pooler.name}: the (database, user) of {n} client{'s' if n != 1 else ''} "
+        f"is unknown ({names}), so its server side counts them {_counted(floor)}: "
+        f"{num(floor.total)} on {budget.server}, a floor. If each uses a pair of its own, "
+        f"{each}, and the pooler may open {num(worst.total)} ({_per_process(worst)}): "
+        f"{_verdict(budget, floor, worst)}. Name each client's database and user where it "
+        "connects (a URL holding both, or POSTGRES_DB and POSTGRES_USER beside "
+        "POSTGRES_HOST), or give the pooler's [databases] entries a forced user")
+    detail = ["counted (a floor):", *(f"  {x}" for x in contribution_lines(floor)),
+              "worst case (each a pair of its own):",
+              *(f"  {x}" for x in contribution_lines(worst))]
+    return Finding(
+        code="PA106", name="unknown-client-connections", severity=Severity.warning,
+        message=message, detail="\n".join(detail), location=pooler.location,
+        fix=Fix(description=f"name the database and user of {names}"),
+        subject=f"{pooler.id}|pairs")
+
+
+def pairs_findings(topo: Topology, budgets: list[Budget]) -> Iterator[Finding]:
+    by_id = {b.server_id: b for b in budgets}
+    for pooler in topo.poolers:
+        budget = by_id.get(pooler.server_id or "")
+        if pooler.unnamed_pairs and budget is not None:
+            found = pairs_finding(pooler, budget)
+            if found is not None:
+                yield found
