@@ -39,6 +39,15 @@ def unknown_client_connections(topo: Topology, ctx: RuleContext) -> Iterator[Fin
     operator makes (CloudNativePG `<cluster>-app`) connects to that cluster: its pods and
     pools are the other operator's, so both are unknown, and the finding asks for both.
 
+    Behind a PgBouncer with a `*` fallback (or an entry that forces no user), each
+    (database, user) a client logs in with is a pool of its own. When the pairs of some
+    clients are not read (a URL from a Secret, a database name in a variable the route
+    does not read), the budget counts the pools of the pairs it knows, or one pool for
+    them all: a floor. The finding names the pooler and those clients, what was counted,
+    and the worst case: each a pair of its own, a pool of `pool_size + reserve` capped by
+    `max_db_connections`/`max_user_connections`, x PgBouncer processes, and whether the
+    server's peak would then pass its usable slots.
+
     A workload whose database host is no server, pooler or Service of the repository is
     in no budget at all: PA107 unlinked-database-client reports it, not this rule.
 

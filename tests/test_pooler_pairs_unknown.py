@@ -1,0 +1,155 @@
+"""A pooler whose clients' (database, user) pairs are unknown (audit 5, D1, D4, D7).
+
+tariron/saasodoo's CloudNativePG Pooler: six services behind a `*` fallback whose pairs
+were not read were counted as one pool; the server said "cannot tell", printed
+`>= 187 ... <= 197 usable`, and no rule reported anything, while one pool per service
+is over 450. The budget's floor is unchanged; PA106 names the pairs and the worst case.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from advisor.engine.check import run_check
+from advisor.engine.options import CheckOptions
+from advisor.report import text
+from advisor.rules import load_rules
+from tests.tree_helpers import write
+
+CLUSTER = """
+apiVersion: postgresql.cnpg.io/v1
+kind: Cluster
+metadata: {name: pg, namespace: app}
+spec:
+  instances: 1
+  imageName: ghcr.io/cloudnative-pg/postgresql:17.2
+  postgresql:
+    parameters: {max_connections: "200"}
+---
+apiVersion: postgresql.cnpg.io/v1
+kind: Pooler
+metadata: {name: pg-pooler-rw, namespace: app}
+spec:
+  cluster: {name: pg}
+  type: rw
+  instances: 2
+  pgbouncer:
+    poolMode: transaction
+    parameters: {default_pool_size: "25", idle_transaction_timeout: "60"EXTRA}
+"""
+
+
+def service(name: str, env: str = "") -> str:
+    return f"""
+apiVersion: apps/v1
+kind: Deployment
+metadata: {{name: {name}, namespace: app}}
+spec:
+  replicas: 1
+  strategy: {{type: Recreate}}
+  template:
+    spec:
+      containers:
+      - name: c
+        image: example/{name}:1
+        env:
+        - {{name: POSTGRES_HOST, value: pg-pooler-rw}}
+        - {{name: DB_NAME, value: db_{name}}}
+{env}"""
+
+
+def tree(root: Path, names: list[str], extra: str = "", named: dict[str, str] | None = None
+         ) -> None:
+    """One Deployment per name, each with `connections = 5`; `named` gives some of them
+    POSTGRES_DB and POSTGRES_USER (their pair known)."""
+    files = {"k8s/db.yaml": CLUSTER.replace("EXTRA", extra),
+             ".pool-advisor.toml": "".join(f'[[workloads]]\nname = "{n}"\nconnections = 5\n'
+                                           for n in names)}
+    for n in names:
+        env = ""
+        if named and n in named:
+            env = (f"        - {{name: POSTGRES_DB, value: {named[n]}}}\n"
+                   f"        - {{name: POSTGRES_USER, value: {named[n]}_user}}\n")
+        files[f"k8s/{n}.yaml"] = service(n, env)
+    write(root, files)
+
+
+def _check(root: Path):
+    return run_check([str(root)], CheckOptions())
+
+
+def _pairs(result):
+    return [f for f in result.findings if f.code == "PA106" and f.subject.endswith("|pairs")]
+
+
+def test_unknown_pairs_behind_a_star_pooler_are_a_warning_with_the_worst_case(tmp_path):
+    """The floor counts the three services as one pool (*/*) beside the auth_query pool:
+    3 processes x 50 = 150 <= 197, and `check` said "no findings", exit 0. Each service
+    a pair of its own is three pools: 3 x (3 x 25 + 25) = 300 > 197."""
+    tree(tmp_path, ["a", "b", "c"])
+    result = _check(tmp_path)
+    (budget,) = result.budgets
+    assert budget.peak == 150 and budget.peak_is_floor
+    (found,) = _pairs(result)
+    assert found.severity.value == "warning"
+    assert found.message.startswith(
+        "pooler pg-pooler-rw: the (database, user) of 3 clients is unknown (a, b, c), so its "
+        "server side counts them as one pool (*/*): 150 on pg, a floor. If each uses a pair "
+        "of its own, each opens a pool of its own of 25 (default_pool_size, k8s/db.yaml:20) "
+        "(capped per database by max_db_connections, per user by max_user_connections), "
+        "and the pooler may open 300 (3 PgBouncer processes x 100): pg's peak would be "
+        "300 > 197 usable, OVER by 103.")
+    assert "POSTGRES_DB and POSTGRES_USER beside POSTGRES_HOST" in found.message
+    assert "worst case (each a pair of its own):" in found.detail
+    assert "a's database/a's user: 25 (default_pool_size, k8s/db.yaml:20) = 25" in found.detail
+
+
+def test_the_worst_case_is_capped_like_the_budget(tmp_path):
+    """max_db_connections caps each database of its own; the reserve is counted where
+    reserve_pool_timeout lets PgBouncer open it."""
+    tree(tmp_path, ["a", "b"], extra=', reserve_pool_size: "5", max_db_connections: "20"')
+    result = _check(tmp_path)
+    (found,) = _pairs(result)
+    # per process: a 20 + b 20 (each min(25 + 5, 20)) + the auth pool min(30, 20) = 60
+    assert "counts them as one pool (*/*): 120 on pg" in found.message
+    assert "of 25 (default_pool_size, k8s/db.yaml:20) + 5 (reserve_pool_size, " \
+           "k8s/db.yaml:20) = 30 (capped" in found.message
+    assert "may open 180 (3 PgBouncer processes x 60): pg's peak would be 180 <= 197 " \
+           "usable." in found.message
+
+
+def test_known_pairs_are_counted_and_each_unknown_one_adds_a_pool(tmp_path):
+    """Two services name their pair, one does not: the floor counts the two known pools
+    (and the auth pool); the worst case adds the third as a pool of its own."""
+    tree(tmp_path, ["a", "b", "c"], named={"a": "shop", "b": "billing"})
+    result = _check(tmp_path)
+    (budget,) = result.budgets
+    assert budget.unknown_pairs == ["pg-pooler-rw: (database, user) of 1 clients unknown (c)"]
+    (found,) = _pairs(result)
+    assert ("the (database, user) of 1 client is unknown (c), so its server side counts "
+            "them as 2 pools (shop/shop_user, billing/billing_user): 225 on pg") in found.message
+    assert "may open 300 (3 PgBouncer processes x 100)" in found.message
+
+
+def test_no_finding_when_every_pair_is_known(tmp_path):
+    tree(tmp_path, ["a", "b"], named={"a": "shop", "b": "billing"})
+    assert _pairs(_check(tmp_path)) == []
+
+
+def test_a_floor_peak_is_never_printed_as_at_most_usable(tmp_path):
+    """D4: `peak: >= 150 (...) <= 197 usable` under a "cannot tell" verdict read as fits."""
+    tree(tmp_path, ["a", "b", "c"])
+    out = text.render(_check(tmp_path), load_rules())
+    (peak,) = [x for x in out.splitlines() if x.startswith("  peak: ")]
+    assert peak.endswith("each may be a pool more), cannot tell against 197 usable")
+    assert "<= 197 usable" not in out.split("\n\n")[0]
+
+
+def test_verbose_prints_a_fitting_pooler_client_side(tmp_path):
+    """D7: a pooler whose client side fits printed nothing of it, even with -v."""
+    tree(tmp_path, ["a", "b", "c"], named={"a": "shop", "b": "billing", "c": "crm"})
+    result = _check(tmp_path)
+    line = ("  pg-pooler-rw client side: 15 client connections at peak (a 5 + b 5 + c 5) "
+            "<= 200 = 100 (max_client_conn, default: ")
+    assert line in text.render(result, load_rules(), verbose=True)
+    assert "client side" not in text.render(result, load_rules())
