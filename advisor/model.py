@@ -746,6 +746,10 @@ class Budget(Record, kw_only=True):
     # Each PgBouncer's client side in front of it, one line (advisor.budget.client_side):
     # shown with -v, fitting or not.
     client_sides: list[str] = field(default_factory=list)
+    # An over peak that fits without a term full only at the extreme (an auth_query pool,
+    # a PgBouncer no client connects to): "66 without the auth_query pools (66), ..."
+    # (advisor.budget.pessimistic). Said beside the peak; the arithmetic is unchanged.
+    rests_on: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         _set_float(self, "usable", "peak", "total_peak")

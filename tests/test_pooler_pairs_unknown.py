@@ -153,3 +153,50 @@ def test_verbose_prints_a_fitting_pooler_client_side(tmp_path):
             "<= 200 = 100 (max_client_conn, default: ")
     assert line in text.render(result, load_rules(), verbose=True)
     assert "client side" not in text.render(result, load_rules())
+
+
+IDLE_POOLER = """
+---
+apiVersion: postgresql.cnpg.io/v1
+kind: Pooler
+metadata: {name: pg-pooler-idle, namespace: app}
+spec:
+  cluster: {name: pg}
+  type: rw
+  instances: 2
+  pgbouncer:
+    poolMode: transaction
+    parameters: {default_pool_size: "25", idle_transaction_timeout: "60"}
+"""
+
+
+def test_an_over_verdict_that_rests_on_the_auth_query_pool_says_so(tmp_path):
+    """D5 (theepicsaxguy's Mastodon: 132 > 97, 66 without the auth_query pool): two known
+    pools and the auth pool, 3 x 75 = 225 > 197; without the auth pool 150. The
+    arithmetic is unchanged, the peak line says what the verdict rests on."""
+    tree(tmp_path, ["a", "b"], named={"a": "shop", "b": "billing"})
+    result = _check(tmp_path)
+    (budget,) = result.budgets
+    assert budget.peak == 225
+    assert budget.rests_on == ["150 without the auth_query pools (75), which fill only when "
+                               "as many logins look a password up at once"]
+    assert ("peak: 225 > 197 usable (within it without a term counted at its maximum: 150 "
+            "without the auth_query pools (75)") in text.render(result, load_rules())
+
+
+def test_an_over_verdict_that_rests_on_a_pooler_no_client_uses_says_so(tmp_path):
+    """D5 (Mastodon's replica pooler, PGO's example): a PgBouncer no client connects to
+    is counted at its pools' capacity."""
+    tree(tmp_path, ["a"], named={"a": "shop"})
+    (tmp_path / "k8s/db.yaml").write_text(CLUSTER.replace("EXTRA", "") + IDLE_POOLER)
+    (budget,) = _check(tmp_path).budgets
+    assert budget.peak == 300
+    assert budget.rests_on == [
+        "150 without the auth_query pools (150), which fill only when as many logins look "
+        "a password up at once",
+        "150 without pg-pooler-idle (150), to which no client in the repository connects"]
+    # over whatever one term adds: nothing said
+    tree(tmp_path, ["a", "b", "c"], named={"a": "shop", "b": "billing", "c": "crm"})
+    (tmp_path / "k8s/db.yaml").write_text(CLUSTER.replace("EXTRA", "") + IDLE_POOLER)
+    (budget,) = _check(tmp_path).budgets
+    assert budget.peak == 450 and budget.rests_on == []

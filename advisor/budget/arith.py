@@ -177,10 +177,13 @@ def against_usable(b: Budget, s: Style = PLAIN, le: str = "<=") -> str:
     """How the peak compares with usable: ` > 197 usable`, ` <= 197 usable`, or for a
     floor that is not past it `, cannot tell against 197 usable` (a `<=` under a
     "cannot tell" verdict read as "fits": saasodoo's `>= 187 ... <= 197 usable`, where
-    the pooler's unknown pairs made it over 450)."""
+    the pooler's unknown pairs made it over 450). An over peak within usable without a
+    term counted at its maximum names it (Budget.rests_on)."""
     usable = f"{s.number(b.usable)} usable"
     if b.peak > b.usable:
-        return f" > {usable}"
+        rests = "; ".join(s.name(x) for x in b.rests_on)
+        return f" > {usable}" + (f" (within it without a term counted at its maximum: {rests})"
+                                   if rests else "")
     if b.peak_is_floor:
         return f", cannot tell against {usable}"
     return f" {le} {usable}"

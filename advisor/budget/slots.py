@@ -20,6 +20,7 @@ from msgspec.structs import replace
 
 from advisor.budget.arith import num
 from advisor.budget.client_side import client_side_line
+from advisor.budget.pessimistic import verdict_notes
 from advisor.model import (
     OWN_RULE_PROGRAMS,
     Budget,
@@ -243,9 +244,11 @@ def server_budget(server: Server, topo: Topology, memory: MemoryOptions | None =
             unbounded.append(c.name)
     pairs_unknown: list[str] = []
     sides: list[str] = []
+    counted: list[tuple[Pooler, Contribution]] = []  # each pooler and what it counts
     for p in topo.poolers:
         if p.server_id == server.id:
             contributions.append(pooler_contribution(p, topo))
+            counted.append((p, contributions[-1]))
             side = client_side_line(p, [c for c in topo.clients
                                         if c.target_kind == "pooler" and c.target_id == p.id])
             if side is not None:
@@ -259,6 +262,7 @@ def server_budget(server: Server, topo: Topology, memory: MemoryOptions | None =
     spread = server.instances if server.role == "standby" and server.instances.value > 1 \
         else None
     peak = math.ceil(total / spread.value) if spread else total
+    rests_on = verdict_notes(topo, counted, total, usable, spread.value if spread else None)
 
     return Budget(
         server_id=server.id, server=server.name, version=server.version,
@@ -267,7 +271,7 @@ def server_budget(server: Server, topo: Topology, memory: MemoryOptions | None =
         contributions=contributions, not_subtracted=not_subtracted(server),
         memory=memory_budget(server, peak, memory or MemoryOptions()),
         location=server.location, unknown_clients=unknown, unbounded_clients=unbounded,
-        unknown_pairs=pairs_unknown, client_sides=sides,
+        unknown_pairs=pairs_unknown, client_sides=sides, rests_on=rests_on,
         unplaced_clients=list(topo.unplaced_clients),
         unread_files=unread_files(topo) if unread is None else list(unread),
         # a declared headroom is the room kept for clients outside the repository: the
