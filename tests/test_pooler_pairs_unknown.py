@@ -200,3 +200,21 @@ def test_an_over_verdict_that_rests_on_a_pooler_no_client_uses_says_so(tmp_path)
     (tmp_path / "k8s/db.yaml").write_text(CLUSTER.replace("EXTRA", "") + IDLE_POOLER)
     (budget,) = _check(tmp_path).budgets
     assert budget.peak == 450 and budget.rests_on == []
+
+
+def test_the_json_report_carries_the_notes_and_reads_them_back(tmp_path):
+    """rests_on and client_sides are in the JSON report (schema), and a report read back
+    prints the same arithmetic as the run that wrote it."""
+    import json
+
+    from advisor.report import json as json_report
+
+    tree(tmp_path, ["a", "b"], named={"a": "shop", "b": "billing"})
+    result = _check(tmp_path)
+    rendered = json_report.render(result, load_rules())
+    (data,) = json.loads(rendered)["budgets"]
+    assert data["rests_on"] == result.budgets[0].rests_on != []
+    assert data["client_sides"][0].startswith("pg-pooler-rw client side: 10 client ")
+    assert "(within it without a term counted at its maximum: 150" in data["arithmetic"][-1]
+    (back,) = json_report.load(rendered).budgets
+    assert back.rests_on == result.budgets[0].rests_on

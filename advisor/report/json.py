@@ -51,6 +51,8 @@ def to_dict(result: CheckResult) -> dict:
             "unread_files": list(b.unread_files),
             "exposed": list(b.exposed),
             "peak_is_floor": b.peak_is_floor,
+            "rests_on": list(b.rests_on),
+            "client_sides": list(b.client_sides),
             "terms": {
                 "version": msgspec.to_builtins(b.version),
                 "max_connections": msgspec.to_builtins(b.max_connections),
@@ -202,7 +204,9 @@ def load(text: str) -> CheckResult:
                 "unknown_pairs": b.get("unknown_pairs", []),
                 "unplaced_clients": b.get("unplaced_clients", []),
                 "unread_files": b.get("unread_files", []),
-                "exposed": b.get("exposed", [])}
+                "exposed": b.get("exposed", []),
+                "rests_on": b.get("rests_on", []),
+                "client_sides": b.get("client_sides", [])}
                for b in data["budgets"]]
 
     def finding(f: dict) -> dict:
