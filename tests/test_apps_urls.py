@@ -164,3 +164,53 @@ def test_a_host_family_with_the_postgresql_port_is_a_route():
            EnvVar(name="DB_CONNECTION", value="pgsql", source=SRC))
     route = route_from_env(env)
     assert route is not None and route.host == "pg-rw.database.svc" and route.port == 5432
+
+
+def test_a_lone_bare_host_takes_the_bare_database_and_user_of_another_family():
+    """saasodoo's services: POSTGRES_HOST (and _PORT) from a shared ConfigMap, DB_NAME
+    and the user from their own; their pydantic settings build the DSN from exactly
+    these. With no other database host or URL in the container, DB_NAME is the route's
+    database."""
+    r = route_from_env(_env(POSTGRES_HOST="pooler", POSTGRES_PORT="5432", DB_NAME="admin",
+                            DB_USER="admin_service", REDIS_HOST="redis"))
+    assert (r.host, r.port, r.dbname, r.user) == ("pooler", 5432, "admin", "admin_service")
+    # the family's own names win
+    r = route_from_env(_env(POSTGRES_HOST="pooler", POSTGRES_DB="own", DB_NAME="other"))
+    assert r.dbname == "own"
+    # DB_HOST's family takes POSTGRES_DB/POSTGRES_USER the same way
+    r = route_from_env(_env(DB_HOST="db", POSTGRES_DB="app", POSTGRES_USER="web"))
+    assert (r.dbname, r.user) == ("app", "web")
+
+
+@pytest.mark.parametrize("other", [
+    {"DB_HOST": "db"},  # DB_NAME may be DB_HOST's
+    {"ANALYTICS_POSTGRES_HOST": "warehouse"},  # a second database host
+    {"MONGODB_HOST": "mongo"},
+    {"DB_HOST": None},  # from a Secret not held: still a second host
+    {"REPORTS_DATABASE_URL": "postgresql://r/reports"},  # a URL names a database too
+    {"EVENTS": "postgresql://e/events"},
+    {"CACHE": "host=c dbname=cache"},
+])
+def test_bare_parts_are_not_taken_when_another_database_is_named(other):
+    from advisor.read.apps.urls import lone_host_parts
+
+    env = _env(POSTGRES_HOST="pooler", DB_NAME="a", DB_USER="u", DB_PORT="6432", **other)
+    assert lone_host_parts("POSTGRES_HOST", env) == {"port": None, "dbname": None,
+                                                     "user": None}
+    assert lone_host_parts("POSTGRES_HOST", _env(POSTGRES_HOST="pooler", DB_NAME="a")) \
+        == {"port": None, "dbname": "a", "user": None}
+
+
+def test_bare_parts_that_disagree_or_an_application_host_give_none():
+    from advisor.read.apps.urls import lone_host_parts
+
+    # DB_NAME=a beside DATABASE_NAME=b: which one the application reads is not known
+    assert lone_host_parts("POSTGRES_HOST", _env(POSTGRES_HOST="p", DB_NAME="a",
+                                                 DATABASE_NAME="b"))["dbname"] is None
+    # an application's own host (BILLING_DB_HOST) has its own siblings, not the bare ones
+    assert lone_host_parts("BILLING_DB_HOST", _env(BILLING_DB_HOST="p",
+                                                   DB_NAME="a"))["dbname"] is None
+    # another variable whose value is a server of the repository (the caller knows them)
+    env = _env(POSTGRES_HOST="p", DB_NAME="a", WAREHOUSE="wh")
+    assert lone_host_parts("POSTGRES_HOST", env, lambda v: v == "wh")["dbname"] is None
+    assert lone_host_parts("POSTGRES_HOST", env, lambda v: False)["dbname"] == "a"

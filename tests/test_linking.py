@@ -982,9 +982,10 @@ def test_an_apps_user_and_database_under_another_database_word_complete_its_rout
     route = host_variable_route(env(POSTHOG_POSTGRES_HOST="bouncer", POSTHOG_DB_HOST="mysql",
                                     POSTHOG_DB_USER="root"), host_map, "default")
     assert route.user is None
-    # a bare prefix has no application part to share: POSTGRES_HOST says nothing of DB_USER
-    route = host_variable_route(env(POSTGRES_HOST="bouncer", DB_USER="root"), host_map,
-                                "default")
+    # a bare prefix has no application part to share: POSTGRES_HOST takes DB_USER only
+    # as the container's one database host (lone_host_parts), not beside DB_HOST
+    route = host_variable_route(env(POSTGRES_HOST="bouncer", DB_USER="root", DB_HOST="x"),
+                                host_map, "default")
     assert route.user is None
 
     write(tmp_path, {"k8s/db.yaml": DB, "k8s/bouncer.yaml": BITNAMI_BOUNCER,
@@ -998,3 +999,67 @@ def test_an_apps_user_and_database_under_another_database_word_complete_its_rout
     _result, budgets = budget_of(tmp_path)
     assert budgets["db"].unknown_pairs == [
         "bouncer: (database, user) of 1 clients unknown (worker)"]
+
+
+BARE_HOST_POOLER = """
+apiVersion: postgresql.cnpg.io/v1
+kind: Pooler
+metadata: {name: pg-pooler, namespace: shop}
+spec:
+  cluster: {name: pg}
+  instances: 1
+  deploymentStrategy: {type: Recreate}
+  pgbouncer:
+    poolMode: transaction
+    parameters: {default_pool_size: "10"}
+"""
+
+
+def _bare_host_app(name: str, db: str, extra: str = "") -> str:
+    env = ("env:\n"
+           "  - {name: POSTGRES_HOST, value: pg-pooler.shop.svc.cluster.local}\n"
+           "  - {name: POSTGRES_PORT, value: '5432'}\n"
+           f"  - {{name: DB_NAME, value: {db}}}\n"
+           f"  - {{name: DB_USER, value: {db}_service}}\n" + extra)
+    return secret_client(env).replace("name: api,", f"name: {name},")
+
+
+def test_a_lone_bare_host_takes_db_name_and_db_user_beside_it(tmp_path):
+    """saasodoo (tariron/saasodoo 791e6d1): every service reads POSTGRES_HOST from a
+    shared ConfigMap and DB_NAME from its own, behind one CNPG pooler. Each service's
+    database is a pool of its own; the pooler's pairs were 'unknown, each may be a pool
+    more' and the server 'cannot tell' (audit5 D2)."""
+    from advisor.link.hosts import host_variable_route
+    from advisor.model import EnvVar
+
+    def env(**values: str) -> list[EnvVar]:
+        return [EnvVar(name=k, value=v, source=Source(path="k8s/a.yaml", line=1))
+                for k, v in values.items()]
+
+    host_map = {"bouncer.default": ("pooler", "0"), "db.default": ("server", "db")}
+    route = host_variable_route(env(POSTGRES_HOST="bouncer", DB_USER="root", DB_NAME="x"),
+                                host_map, "default")
+    assert (route.user, route.dbname) == ("root", "x")
+    # a second variable whose value is a server of the repository: DB_NAME may be its
+    route = host_variable_route(env(POSTGRES_HOST="bouncer", DB_NAME="x", REPLICA="db"),
+                                host_map, "default")
+    assert route.dbname is None
+
+    write(tmp_path, {"k8s/pg.yaml": CNPG + "---" + BARE_HOST_POOLER,
+                     "k8s/a.yaml": _bare_host_app("a", "admin"),
+                     "k8s/b.yaml": _bare_host_app("b", "billing")})
+    _result, budgets = budget_of(tmp_path)
+    b = budgets["pg"]
+    assert b.unknown_pairs == [] and not b.peak_is_floor
+    contribution = next(c for c in b.contributions if c.kind == "pooler")
+    assert [p.who for p in contribution.parts] == ["admin", "billing", "postgres"]
+    assert [p.who for p in contribution.parts[0].parts] == ["admin/admin_service"]
+    assert contribution.total == 3 * 10
+    # a second database host in each container (DB_HOST would have DB_NAME as its own):
+    # neither DB_NAME is read as the pooler's
+    for name, db in (("a", "admin"), ("b", "billing")):
+        write(tmp_path, {f"k8s/{name}.yaml": _bare_host_app(
+            name, db, "  - {name: REPORTS_DB_HOST, value: warehouse}\n")})
+    _result, budgets = budget_of(tmp_path)
+    assert budgets["pg"].unknown_pairs == [
+        "pg-pooler: (database, user) of 2 clients unknown (a, b)"]

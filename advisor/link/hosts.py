@@ -10,7 +10,7 @@ from msgspec.structs import replace
 
 from advisor.link.inputs import workload_id
 from advisor.model import EnvVar, Pooler, Route, Topology
-from advisor.read.apps.urls import parse_port, split_port
+from advisor.read.apps.urls import lone_host_parts, parse_port, split_port
 from advisor.read.extract import OUTSIDE_TYPES, service_fields
 from advisor.read.sources.k8s import K8sObject, get
 from advisor.read.workloads import Workload
@@ -390,6 +390,9 @@ def host_variable_route(env: tuple[EnvVar, ...] | list[EnvVar],
             and _LITERAL_HOST.fullmatch(entry[2])
             and (proxied or entry[2].lower() not in _LOOPBACK)]:
         found = _siblings(m.group(1).upper(), by_name)
+        lone = lone_host_parts(var.name, env, lambda value, var=var: value != var.value and
+                               resolve_host(value, namespace, host_map) is not None)
+        found = {part: found[part] or lone[part] for part in found}
         port = found["port"] or port_in_host
         return Route(host=host, port=parse_port(port), dbname=found["dbname"],
                      user=found["user"],
@@ -401,9 +404,9 @@ def _sibling_prefixes(prefix: str, by_name: dict[str, EnvVar]) -> list[str]:
     """`prefix`, then the same application's other database words that name no host of
     their own: PostHog's settings (posthog/settings/data_stores.py postgres_config)
     read POSTHOG_POSTGRES_HOST and _PORT beside POSTHOG_DB_NAME and POSTHOG_DB_USER.
-    Only under the application's own part (POSTHOG_): a bare POSTGRES_HOST says
-    nothing of DB_USER, and a POSTHOG_DB_HOST of its own makes POSTHOG_DB_* another
-    server's settings."""
+    Only under the application's own part (POSTHOG_): a bare POSTGRES_HOST takes
+    DB_USER only when nothing else in the container names a database (lone_host_parts),
+    and a POSTHOG_DB_HOST of its own makes POSTHOG_DB_* another server's settings."""
     m = _APP_AND_WORD.fullmatch(prefix)
     if m is None:
         return [prefix]

@@ -16,6 +16,7 @@ Only host, port, database and user are kept (never the password). Formats:
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from functools import lru_cache
 from urllib.parse import parse_qs, unquote
 
@@ -361,9 +362,11 @@ def route_from_env(env: tuple[EnvVar, ...]) -> Route | None:
                     return var.value
             return None
 
+        lone = lone_host_parts(host_var, env)
         return _route(
-            {"host": host.value, "port": value_of(port_var), "dbname": value_of(db_var),
-             "user": value_of(user_var)},
+            {"host": host.value, "port": value_of(port_var) or lone["port"],
+             "dbname": value_of(db_var) or lone["dbname"],
+             "user": value_of(user_var) or lone["user"]},
             replace(host.source, key=host_var),
         )
     # Any other *_DATABASE_URL / *_DB_URI / *_PG_DSN (e.g. ORDERS_DATABASE_URL).
@@ -384,6 +387,57 @@ def route_from_env(env: tuple[EnvVar, ...]) -> Route | None:
         ((value, var),) = urls.items()
         return route_from_url(value, replace(var.source, key=var.name))
     return None
+
+
+# A host variable of no application's own (POSTGRES_HOST, DB_HOST, PGHOST), and the
+# bare names of the other families' parts: saasodoo's services read POSTGRES_HOST from
+# a shared ConfigMap beside their own DB_NAME (its pydantic settings build
+# postgresql://...@{postgres_host}:{postgres_port}/{db_name}).
+_BARE_HOST = lazy(r"(?:DATABASE|POSTGRESQL|POSTGRES|PG|DB)_*(?:HOST|HOSTNAME|SERVER)", re.I)
+_BARE_PARTS = {
+    "port": ("DB_PORT", "DATABASE_PORT", "POSTGRES_PORT", "POSTGRESQL_PORT", "PGPORT",
+             "PG_PORT"),
+    "dbname": ("DB_NAME", "DB_DATABASE", "DB_DBNAME", "DATABASE_NAME", "DATABASE_DB",
+               "POSTGRES_DB", "POSTGRES_DATABASE", "POSTGRESQL_DATABASE", "PGDATABASE",
+               "PG_DATABASE"),
+    "user": ("DB_USER", "DB_USERNAME", "DATABASE_USER", "DATABASE_USERNAME",
+             "POSTGRES_USER", "POSTGRES_USERNAME", "POSTGRESQL_USER", "POSTGRESQL_USERNAME",
+             "PGUSER", "PG_USER"),
+}
+# Any variable that names a database host (MONGODB_HOST, POSTGRES_REPLICA_HOST,
+# KC_DB_URL_HOST, DB_ADDR, CODEINTEL_PGHOST): a second one makes bare parts ambiguous.
+_ANY_DB_HOST = lazy(r"(?:.*_)?(?:[A-Z0-9]*DB|PG[A-Z0-9]*|POSTGRES[A-Z0-9]*|DATABASE[A-Z0-9]*)"
+                    r"(?:_.*)?_?(?:HOST|HOSTNAME|SERVER|ADDR)")
+_NO_PARTS: dict[str, str | None] = {"port": None, "dbname": None, "user": None}
+
+
+def lone_host_parts(host_var: str, env: tuple[EnvVar, ...] | list[EnvVar],
+                    names_server: Callable[[str], bool] | None = None
+                    ) -> dict[str, str | None]:
+    """The port, database and user a bare host variable (POSTGRES_HOST) takes from the
+    other bare families (DB_NAME, DB_USER, DB_PORT, POSTGRES_DB...), only when nothing
+    else in the container names a database: its one database host variable (no DB_HOST
+    beside it), no PostgreSQL URL variable or value, and (`names_server`, when the
+    caller knows the repository's hosts) no other variable whose value is a server or
+    pooler. Two bare names that disagree (DB_NAME=a, POSTGRES_DB=b) give neither."""
+    if not _BARE_HOST.fullmatch(host_var):
+        return _NO_PARTS
+    for var in env:
+        name = var.name.upper()
+        if name == host_var.upper():
+            continue
+        if _ANY_DB_HOST.fullmatch(name) or name in _URL_VAR_SET or _named_url_var(name):
+            return _NO_PARTS
+        value = (var.value or "").strip()
+        if value and (_pg_url(value) or _pg_keywords(value)
+                      or (names_server is not None and names_server(value))):
+            return _NO_PARTS
+    by_name = {e.name.upper(): e.value.strip() for e in env if e.value and e.value.strip()}
+    out: dict[str, str | None] = {}
+    for part, names in _BARE_PARTS.items():
+        values = {by_name[n] for n in names if n in by_name}
+        out[part] = values.pop() if len(values) == 1 else None
+    return out
 
 
 def routes_after(first: Route | None, env: tuple[EnvVar, ...]) -> list[Route]:
