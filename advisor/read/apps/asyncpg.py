@@ -11,7 +11,14 @@ from advisor.model import Pool, Source
 from advisor.read.apps.base import StackContext
 from advisor.read.apps.numbers import parse_int
 from advisor.read.apps.pyeval import is_unknown
-from advisor.read.apps.pysource import arg, calls, imports, python_modules, value_of
+from advisor.read.apps.pysource import (
+    arg,
+    calls,
+    imports,
+    local_scope,
+    python_modules,
+    value_of,
+)
 from advisor.read.apps.urls import route_from_env, route_from_url
 
 DEFAULT_MAX_SIZE = 10
@@ -25,13 +32,14 @@ def asyncpg_pools(ctx: StackContext) -> list[Pool]:
         for call, name in calls(module, {"create_pool"}):
             if name not in ("asyncpg.create_pool", "create_pool"):
                 continue
-            dsn = value_of(module, arg(call, 0, "dsn"))
+            scope = local_scope(module, call)
+            dsn = value_of(module, arg(call, 0, "dsn"), scope)
             route = route_from_url(dsn.value, dsn.source) if dsn is not None and \
                 not is_unknown(dsn) and isinstance(dsn.value, str) else \
                 route_from_env(ctx.container.env)
             here = Source(path=module.file.path, line=call.lineno, key="max_size")
             node = arg(call, 99, "max_size")
-            v = value_of(module, node)
+            v = value_of(module, node, scope)
             if ctx.hidden_read("asyncpg create_pool max_size", v):
                 continue
             n = parse_int(str(v.value)) if v is not None and not is_unknown(v) else None

@@ -218,6 +218,15 @@ def evaluate(node: ast.AST | None, scope: PyScope) -> Val | None:
         return Val(result, scope.src(node), cpu if isinstance(cpu, CpuFormula) else None)
     if isinstance(node, ast.Call):
         return _call(node, scope)
+    if isinstance(node, ast.Attribute):
+        # a pydantic settings instance's field (`settings.db_pool_max_size`)
+        from advisor.read.apps.pysettings import SettingsObject, attribute
+
+        base = evaluate(node.value, scope) if isinstance(node.value, ast.Name | ast.Call) \
+            else None
+        if base is not None and isinstance(base.value, SettingsObject):
+            return attribute(base.value, node.attr, scope)
+        return None
     if isinstance(node, ast.JoinedStr):
         return _fstring(node, scope)
     return None
@@ -248,6 +257,22 @@ def _fstring(node: ast.JoinedStr, scope: PyScope) -> Val:
 def _call(node: ast.Call, scope: PyScope) -> Val | None:
     name = dotted(node.func)
     args = node.args
+    known = scope.names.get(name) if isinstance(node.func, ast.Name) else None
+    if known is not None and not isinstance(known.value, str | int | float | dict | list):
+        from advisor.read.apps.pysettings import SettingsClass, SettingsGetter, instantiate
+
+        if isinstance(known.value, SettingsClass):
+            return instantiate(known.value, node, scope)
+        if isinstance(known.value, SettingsGetter):
+            return instantiate(known.value.cls, None, scope)
+    if isinstance(node.func, ast.Attribute) and node.func.attr == "replace" and len(args) == 2:
+        # `url.replace("postgresql://", "postgresql+asyncpg://")`
+        text, old, new = (evaluate(x, scope) for x in (node.func.value, *args))
+        if text is not None and text.hidden:
+            return text
+        if all(v is not None and isinstance(v.value, str) for v in (text, old, new)):
+            return Val(text.value.replace(old.value, new.value), text.source)  # type: ignore[union-attr]
+        return None
     if name in ("int", "float"):
         v = evaluate(args[0], scope) if args else None
         return _number(v, int if name == "int" else float) if v is not None else None
@@ -349,6 +374,12 @@ def _statements(body: list[ast.stmt], scope: PyScope) -> None:
             continue
         if isinstance(stmt, ast.Try):
             _statements(stmt.body, scope)
+            continue
+        if isinstance(stmt, ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+            # pydantic settings classes and the functions that return one
+            from advisor.read.apps.pysettings import define
+
+            define(stmt, scope)
             continue
         targets: list[ast.expr] = []
         value: ast.expr | None = None

@@ -9,7 +9,15 @@ from msgspec import Struct
 
 from advisor.model import Source
 from advisor.read.apps.base import StackContext
-from advisor.read.apps.pyeval import PyScope, Val, dotted, evaluate, module_names, parse
+from advisor.read.apps.pyeval import (
+    PyScope,
+    Val,
+    block_names,
+    dotted,
+    evaluate,
+    module_names,
+    parse,
+)
 from advisor.read.apps.source import AppFile, auxiliary_script
 
 # Code that runs only for migrations or tests is not the serving process's pool.
@@ -47,10 +55,56 @@ def python_modules(ctx: StackContext, needle: str) -> list[PyModule]:
                 cache[f.path] = None
             else:
                 scope = PyScope(path=f.path, env=ctx.env_map(), cpus=ctx.cpus, cite=f.cite)
+                scope.names.update(imported_settings(ctx, f, tree))
                 module_names(tree, scope)
                 cache[f.path] = PyModule(file=f, tree=tree, scope=scope)
         if cache[f.path] is not None:
             out.append(cache[f.path])
+    return out
+
+
+def _module_files(ctx: StackContext, f: AppFile, node: ast.ImportFrom) -> list[AppFile]:
+    """The app's files an `from X import ...` names (X.py or X/__init__.py, relative
+    imports from `f`'s folder), that may define pydantic settings."""
+    dotted_path = (node.module or "").replace(".", "/")
+    if node.level:
+        folder = f.rel.rsplit("/", 1)[0] if "/" in f.rel else ""
+        for _ in range(node.level - 1):
+            folder = folder.rsplit("/", 1)[0] if "/" in folder else ""
+        dotted_path = "/".join(p for p in (folder, dotted_path) if p)
+    wanted = [f"{dotted_path}.py", f"{dotted_path}/__init__.py"] if dotted_path else []
+    return [g for g in ctx.files("python") if "Settings" in g.text and any(
+        g.rel == w or g.rel.endswith("/" + w) for w in wanted)]
+
+
+def imported_settings(ctx: StackContext, f: AppFile, tree: ast.Module,
+                      seen: frozenset[str] = frozenset()) -> dict[str, Val]:
+    """The pydantic settings classes, instances and getters `tree` imports from the
+    app's own modules (`from app.config import settings`), read in those modules."""
+    if "import" not in f.text or f.path in seen:
+        return {}
+    from advisor.read.apps.pysettings import SettingsClass, SettingsGetter, SettingsObject
+
+    cache = ctx.cache.setdefault("python-settings", {})
+    assert isinstance(cache, dict)
+    out: dict[str, Val] = {}
+    for node in tree.body:
+        if not isinstance(node, ast.ImportFrom):
+            continue
+        for g in _module_files(ctx, f, node):
+            if g.path not in cache:
+                g_tree, _error, _line = parse(g.text, g.path)
+                names: dict[str, Val] = {}
+                if g_tree is not None:
+                    scope = PyScope(path=g.path, env=ctx.env_map(), cpus=ctx.cpus, cite=g.cite)
+                    scope.names.update(imported_settings(ctx, g, g_tree, seen | {f.path}))
+                    names = {k: v for k, v in module_names(g_tree, scope).items() if isinstance(
+                        v.value, SettingsClass | SettingsGetter | SettingsObject)}
+                cache[g.path] = names
+            names = cache[g.path]
+            for alias in node.names:
+                if alias.name in names:
+                    out[alias.asname or alias.name] = names[alias.name]
     return out
 
 
@@ -95,8 +149,25 @@ def arg(call: ast.Call, index: int, name: str) -> ast.expr | None:
     return call.args[index] if len(call.args) > index else None
 
 
-def value_of(module: PyModule, node: ast.expr | None) -> Val | None:
-    return evaluate(node, module.scope) if node is not None else None
+def value_of(module: PyModule, node: ast.expr | None, scope: PyScope | None = None
+             ) -> Val | None:
+    return evaluate(node, scope or module.scope) if node is not None else None
+
+
+def local_scope(module: PyModule, call: ast.Call) -> PyScope:
+    """The module's names and those the function around `call` assigns before it
+    (`db_config = get_db_config()`, `pool_size = int(os.getenv(...))`), in order;
+    the module's scope when `call` is at module level."""
+    around = [fn for fn in _nodes(module.tree, (ast.FunctionDef, ast.AsyncFunctionDef))
+              if fn.lineno <= call.lineno <= (fn.end_lineno or fn.lineno)]
+    if not around:
+        return module.scope
+    fn = max(around, key=lambda f: f.lineno)  # the innermost
+    base = module.scope
+    scope = PyScope(path=base.path, env=base.env, cpus=base.cpus, names=dict(base.names),
+                    cite=base.cite)
+    block_names([s for s in fn.body if s.lineno <= call.lineno], scope)
+    return scope
 
 
 def imports(module: PyModule, package: str) -> bool:

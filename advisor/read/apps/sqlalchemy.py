@@ -27,6 +27,7 @@ from advisor.read.apps.pysource import (
     calls,
     imports,
     kwarg,
+    local_scope,
     python_modules,
     value_of,
 )
@@ -46,10 +47,11 @@ class Opt(Struct, frozen=True):
     hidden: Val | None = None  # the value, when it reads a secret-set variable (unknown)
 
 
-def _opt(module: PyModule, node: ast.expr | None) -> Opt | None:
+def _opt(module: PyModule, node: ast.expr | None, scope: PyScope | None = None
+         ) -> Opt | None:
     if node is None:
         return None
-    v = value_of(module, node)
+    v = value_of(module, node, scope)
     return Opt(None if v is None or is_unknown(v) else v, ast.unparse(node), node.lineno,
                v if v is not None and v.hidden else None)
 
@@ -126,10 +128,11 @@ def _engines(ctx: StackContext) -> list[Pool]:
     pools = []
     for module in python_modules(ctx, "create_"):
         for call, _ in calls(module, {"create_engine", "create_async_engine"}):
-            route, postgres = route_of_url(value_of(module, arg(call, 0, "url")), ctx)
+            scope = local_scope(module, call)
+            route, postgres = route_of_url(value_of(module, arg(call, 0, "url"), scope), ctx)
             if not postgres:
                 continue
-            options = {k: _opt(module, kwarg(call, k))
+            options = {k: _opt(module, kwarg(call, k), scope)
                        for k in ("pool_size", "max_overflow", "poolclass")}
             pool = pool_from_options(module.file.path, call.lineno, options, route,
                                      "SQLAlchemy", ctx)

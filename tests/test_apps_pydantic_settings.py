@@ -1,0 +1,152 @@
+"""pydantic settings fields as pool sizes (audit5 D3, tariron/saasodoo's services):
+`create_pool(max_size=settings.db_pool_max_size)` with `class Settings(BaseSettings)`
+is the field's variable from the container env, else its default; unknown when a
+Secret or an envFrom source not held may set it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from advisor.model import Container, EnvVar, Source
+from advisor.read.apps import pools_for_container, scan_app_dir
+from advisor.read.fs import Root
+
+CONFIG_V2 = '''from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class Settings(BaseSettings):
+    postgres_host: str = "localhost"
+    db_name: str = "admin"
+    db_service_user: str = "admin_service"
+    db_pool_max_size: int = 20
+    pool_min: int = Field(2, validation_alias="POOL_MIN_SIZE")
+    model_config = SettingsConfigDict(env_prefix="ADMIN_", env_file=".env")
+
+    @property
+    def database_url(self) -> str:
+        return f"postgresql://{self.db_service_user}@{self.postgres_host}/{self.db_name}"
+
+
+settings = Settings()
+'''
+
+DB = '''import asyncpg
+from sqlalchemy.ext.asyncio import create_async_engine
+from app.config import settings
+
+
+async def init():
+    pool = await asyncpg.create_pool(dsn=settings.database_url,
+                                     max_size=settings.db_pool_max_size)
+    url = settings.database_url.replace("postgresql://", "postgresql+asyncpg://")
+    engine = create_async_engine(url, pool_size=settings.pool_min,
+                                 max_overflow=settings.db_pool_max_size - settings.pool_min)
+    return pool, engine
+'''
+
+CONFIG_V1 = '''from typing import Optional
+from pydantic_settings import BaseSettings
+
+
+class DatabaseConfig(BaseSettings):
+    pool_size: int = 10
+
+    class Config:
+        env_prefix = ""
+
+
+_db: Optional[DatabaseConfig] = None
+
+
+def get_db_config() -> DatabaseConfig:
+    global _db
+    if _db is None:
+        _db = DatabaseConfig()
+    return _db
+'''
+
+EMAIL = '''import asyncpg
+from app.utils.config import get_db_config
+
+
+class Email:
+    async def pool(self):
+        if self._pool is None:
+            db_config = get_db_config()
+            self._pool = await asyncpg.create_pool(host="db", max_size=db_config.pool_size)
+        return self._pool
+'''
+
+
+def _app(tmp_path: Path, files: dict[str, str]):
+    for rel, text in files.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    (tmp_path / "requirements.txt").write_text("asyncpg\nsqlalchemy\npydantic-settings\n")
+    return scan_app_dir(Root.of(tmp_path), "")
+
+
+def _container(*env: EnvVar) -> Container:
+    return Container(name="app", env=env, source=Source(path="k8s/app.yaml", line=5))
+
+
+def _var(name: str, value: str | None, line: int, ref: str | None = None) -> EnvVar:
+    return EnvVar(name=name, value=value, source=Source(path="k8s/app.yaml", line=line),
+                  from_ref=ref, secret=ref is not None and ref.startswith("secret"))
+
+
+def test_a_settings_field_is_its_prefixed_variable_in_any_case_else_its_default(tmp_path):
+    app = _app(tmp_path, {"app/config.py": CONFIG_V2, "app/db/database.py": DB})
+    found = pools_for_container(_container(), app)
+    assert found.unknown == [], found.unknown
+    by_label = {p.label: p for p in found.pools}
+    asyncpg = by_label["asyncpg create_pool max_size"]
+    assert asyncpg.size.value == 20
+    assert (asyncpg.size.source.path, asyncpg.size.source.line) == ("app/config.py", 9)
+    # the @property DSN built from the fields is the route
+    assert (asyncpg.route.host, asyncpg.route.dbname, asyncpg.route.user) == (
+        "localhost", "admin", "admin_service")
+    engine = next(p for p in found.pools if p.label.startswith("SQLAlchemy"))
+    assert engine.size.value == 2 + (20 - 2)  # pool_size + max_overflow
+    assert engine.route.user == "admin_service"
+
+    # env_prefix + the field name, matched in any case; a validation alias has no prefix
+    found = pools_for_container(_container(
+        _var("admin_db_pool_max_size", "30", 11), _var("ADMIN_POSTGRES_HOST", "pooler", 12),
+        _var("POOL_MIN_SIZE", "4", 13), _var("DB_POOL_MAX_SIZE", "99", 14)), app)
+    by_label = {p.label: p for p in found.pools}
+    asyncpg = by_label["asyncpg create_pool max_size"]
+    assert asyncpg.size.value == 30 and asyncpg.size.source.line == 11
+    assert asyncpg.route.host == "pooler"
+    engine = next(p for p in found.pools if p.label.startswith("SQLAlchemy"))
+    assert engine.size.value == 4 + (30 - 4)
+
+
+def test_a_settings_field_from_a_secret_or_an_envfrom_not_held_is_unknown(tmp_path):
+    app = _app(tmp_path, {"app/config.py": CONFIG_V2, "app/db/database.py": DB})
+    secret = pools_for_container(_container(
+        _var("ADMIN_DB_POOL_MAX_SIZE", None, 11, "secret:db/size")), app)
+    assert not any(p.label == "asyncpg create_pool max_size" for p in secret.pools)
+    assert any("ADMIN_DB_POOL_MAX_SIZE" in u for u in secret.unknown), secret.unknown
+    # an envFrom Secret not in the repository, whose keys may set ADMIN_*
+    env_from = pools_for_container(_container(_var("ADMIN_*", None, 9, "secret:app-env")), app)
+    assert not any(p.label == "asyncpg create_pool max_size" for p in env_from.pools)
+    assert env_from.unknown, env_from.pools
+    # a prefix the envFrom source does not cover leaves the default
+    other = pools_for_container(_container(_var("REDIS_*", None, 9, "secret:redis")), app)
+    assert any(p.label == "asyncpg create_pool max_size" and p.size.value == 20
+               for p in other.pools)
+
+
+def test_a_v1_config_and_a_getter_assigned_in_the_function_are_read(tmp_path):
+    """notification-service's shape: `class Config: env_prefix = ""`, a getter annotated
+    to return the class, and `db_config = get_db_config()` inside the method."""
+    app = _app(tmp_path, {"app/utils/config.py": CONFIG_V1,
+                          "app/services/email.py": EMAIL})
+    found = pools_for_container(_container(_var("POOL_SIZE", "7", 12)), app)
+    (pool,) = found.pools
+    assert pool.size.value == 7 and pool.size.source.line == 12
+    found = pools_for_container(_container(), app)
+    (pool,) = found.pools
+    assert pool.size.value == 10 and pool.size.source.path == "app/utils/config.py"
