@@ -1,6 +1,7 @@
 """The parse cache on a large repository: `check` cold, warm and warm after one change.
 
     python bench/cache.py [--manifests 5000] [--runs 3] [--stages] [--kustomize]
+                          [--instructions]
 
 Generates bench/scale.py's tree of N manifests in a temporary git repository (nothing
 is committed) and times `pool-advisor check TREE --format json` in a fresh interpreter
@@ -20,7 +21,16 @@ then read the builds from the cache, and the one-changed rows build one namespac
 Each warm-one-changed answer is checked against --no-cache's. Target: both one-changed
 rows <= 0.5 s wall (PASS/MISS). --stages then times the stages of
 one warm-one-changed run in-process (import, discover, reading, cache, linking, rules,
-report; wall and CPU seconds), to say where the rest goes.
+report; wall and CPU seconds), to say where the rest goes. --instructions adds the
+instruction count of one more warm-one-changed and one more pre-commit-one-changed run
+(after the timed ones, the same edit) under valgrind's callgrind: the figure machine
+load does not move (reference, 5,000 manifests, check --format json: ~2,777 M before
+issue 19's linking work).
+
+The generated files' mtimes are set an hour back, as a repository's files are: the
+cache knows a file by its stat only when its mtime and ctime are older than the run's
+start by RACY_NS (advisor/read/cache.py trusted()); the runs start once that has passed
+since the files were written (ctime cannot be set back).
 """
 
 from __future__ import annotations
@@ -36,8 +46,12 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(1, str(Path(__file__).resolve().parent.parent))
 
 from scale import REPO, compile_sources, generate_manifests, timed
+from startup import count_instructions
+
+from advisor.read.cache import RACY_NS
 
 TARGET_S = 0.5
 EDITED = "team-000/svc-001/configmap.yaml"  # relative to the tree, as pre-commit passes it
@@ -121,6 +135,17 @@ def edit_one(tree: Path, step: int) -> None:
     target.write_text("".join(lines), encoding="utf-8")
 
 
+def age_files(tree: Path, seconds: int = 3600) -> None:
+    """Every file's mtime `seconds` back (a checkout's files are not all just written),
+    then wait until their ctime (now: utime sets it) is older than the cache's racy
+    window, so the first cached run can know them by their stat."""
+    back = time.time() - seconds
+    for path in tree.rglob("*"):
+        if path.is_file():
+            os.utime(path, (back, back))
+    time.sleep(RACY_NS / 1e9 + 0.1)
+
+
 def kustomize_namespaces(tree: Path) -> int:
     """A kustomization.yaml in each namespace folder listing its manifests; how many."""
     count = 0
@@ -140,6 +165,9 @@ def main() -> None:
                         help="each namespace folder a kustomization (see above)")
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--stages", action="store_true")
+    parser.add_argument("--instructions", action="store_true",
+                        help="also count the one-changed runs' instructions with valgrind's "
+                        "callgrind (one run each, after the timed ones)")
     args = parser.parse_args()
     compile_sources()
     tmp = Path(tempfile.mkdtemp(prefix="pool-advisor-cache-"))
@@ -148,6 +176,7 @@ def main() -> None:
         generate_manifests(tree, args.manifests)
         builds = kustomize_namespaces(tree) if args.kustomize else 0
         (tree / ".git").mkdir()  # the repository root: where the cache folder goes
+        age_files(tree)
         rows: dict[str, list[tuple[float, float]]] = {}
         outputs: dict[str, str] = {}
         load_before = os.getloadavg()[0]
@@ -173,18 +202,30 @@ def main() -> None:
                 raise SystemExit("pre-commit-one-changed output differs from --no-cache")
         if len({outputs["no-cache"], outputs["cold"], outputs["warm-unchanged"]}) != 1:
             raise SystemExit("cold, warm and --no-cache outputs differ")
+        instructions: dict[str, int | None] = {}
+        if args.instructions:
+            # the cache as the timed runs left it (warm), then the same edits as theirs
+            edit_one(tree, args.runs + 1)
+            instructions["warm-one-changed"] = count_instructions(check_cmd(tree))
+            edit_one(tree, args.runs + 3)
+            instructions["pre-commit-one-changed"] = count_instructions(precommit_cmd(),
+                                                                        cwd=tree)
         print(f"{args.manifests} manifests"
               + (f" in {builds} kustomize builds" if args.kustomize else "")
               + f", medians of {args.runs} runs, load average "
               f"{load_before:.1f} -> {os.getloadavg()[0]:.1f}, {os.cpu_count()} CPUs")
-        print(f"{'run':<24}{'wall s':>8}{'cpu s':>8}")
+        print(f"{'run':<24}{'wall s':>8}{'cpu s':>8}"
+              + (f"{'M instr':>10}" if instructions else ""))
         for label, values in rows.items():
             wall = statistics.median(v[0] for v in values)
             cpu = statistics.median(v[1] for v in values)
             verdict = ""
             if label.endswith("one-changed"):
                 verdict = f"   {'PASS' if wall <= TARGET_S else 'MISS'} (target <= {TARGET_S} s)"
-            print(f"{label:<24}{wall:>8.2f}{cpu:>8.2f}{verdict}")
+            count = instructions.get(label)
+            counted = "" if not instructions else \
+                f"{count / 1e6:>10.1f}" if count else f"{'-':>10}"
+            print(f"{label:<24}{wall:>8.2f}{cpu:>8.2f}{counted}{verdict}")
         if args.stages:
             edit_one(tree, 0)
             start = time.perf_counter()
