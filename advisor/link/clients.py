@@ -929,6 +929,12 @@ def _inferred_app_dir(inputs: Inputs, w: Workload, topo: Topology) -> str | None
                               _label_names(w))
         if guess is not None:
             return _inferred(topo, w, guess.directory, guess.reason)
+    if not inputs.app_candidates:
+        # no folder holds an application: none is named like the workload, no module has
+        # a cmd/ of its name, and fallback_app_dir has none to take (the root is taken
+        # only as the candidate ""): what follows finds None (~85k instructions a
+        # workload, 4% of a warm check of 5,000 manifests without application sources)
+        return None
     names = {w.name.lower(), *(n.lower() for n in _label_names(w))}
     for c in w.containers:
         repo = image_name(c.image).lower()
