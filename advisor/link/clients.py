@@ -169,7 +169,12 @@ def client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
     # running container connects with pools not read: then the init pools are not the pod's
     init_runs: list[tuple[str, list[Pool]]] = []
     unread_running = False
-    from advisor.read.apps.images import forge_init_writers
+    # only an init container writes app.ini (forge_init_writers): a pod without one
+    # does not import the image readers (advisor.read.apps.images and the fifteen
+    # readers it imports, 6 ms of a warm check whose pools come from the cache)
+    has_init = any(c.role == "init" for c in w.containers)
+    if has_init:
+        from advisor.read.apps.images import forge_init_writers
     for c in w.containers:
         if is_pgbouncer_container(c):
             continue
@@ -181,7 +186,8 @@ def client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
                     "the database env it is given is not counted")
             non_clients += c.role != "init"
             continue
-        writers = forge_init_writers(w, c)  # the init container writing Gitea's app.ini
+        # the init container writing Gitea's app.ini
+        writers = forge_init_writers(w, c) if has_init else ()
         if reads_pod_files(c):
             # a program that reads its configuration files from the pod (Synapse)
             from advisor.read.apps.podfiles import PodFiles
