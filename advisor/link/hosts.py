@@ -196,6 +196,12 @@ _CRUNCHY_SERVICES = ((("spec", "service"), False), (("spec", "replicaService"), 
                      (("spec", "proxy", "pgBouncer", "service"), False))
 
 
+# The kinds operator_exposures reads (every other object has no such Service): linking
+# asks only these, not each of a repository's objects.
+EXPOSING_KINDS = frozenset({"Cluster", "Pooler", "postgresql", "PostgresCluster",
+                            "PerconaPGCluster"})
+
+
 def operator_exposures(obj: K8sObject, namespace: str, server_ids: set[str]
                        ) -> list[tuple[str, str]]:
     """(server id, what) for each Service an operator makes for its cluster (or its

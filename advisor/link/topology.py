@@ -28,6 +28,7 @@ from advisor.link.clients import (
 from advisor.link.grafana_files import sidecar_files_present
 from advisor.link.harbor import with_core_database
 from advisor.link.hosts import (
+    EXPOSING_KINDS,
     addressable,
     exposure,
     host_forms,
@@ -91,7 +92,10 @@ def build_topology(inputs: Inputs) -> Topology:
     default_ns = inputs.namespace or DEFAULT_NAMESPACE
     defined = _workload_definitions(inputs.objects, default_ns)
     inputs = replace(inputs, objects=_as_applied(inputs.objects, default_ns, topo.notices))
-    if may_have_releases(inputs.objects):
+    # asked once: the objects as applied keep one of each kind, and app-template adds
+    # workloads, no release
+    releases = may_have_releases(inputs.objects)
+    if releases:
         inputs = replace(inputs, objects=[*inputs.objects, *_app_template_workloads(
             inputs, topo, default_ns)])
     # Each object is read on its own: a wrong-typed manifest is one problem, not a crash.
@@ -211,6 +215,8 @@ def build_topology(inputs: Inputs) -> Topology:
             if outside is not None and outside not in topo.exposed.get(target[1], []):
                 topo.exposed.setdefault(target[1], []).append(outside)
     for obj in inputs.objects:
+        if obj.kind not in EXPOSING_KINDS:
+            continue
         for target_id, outside in operator_exposures(
                 obj, obj.namespace or default_ns, server_ids):
             if outside not in topo.exposed.get(target_id, []):
@@ -279,7 +285,7 @@ def build_topology(inputs: Inputs) -> Topology:
             default_ns, operator_secrets, mounted_files(w, index), index, sidecars, own,
             credentials), [],
             "reading this object", w.obj.line)
-    if may_have_releases(inputs.objects):
+    if releases:
         # releases of charts not in the repository: clients of unknown size, never 0
         from advisor.link.releases import release_clients
 
