@@ -7,7 +7,6 @@ findings."""
 from __future__ import annotations
 
 import os
-import shutil
 import sys
 import textwrap
 from collections import Counter
@@ -58,6 +57,8 @@ def terminal_width(env: Mapping[str, str] | None = None, stream=None) -> int | N
         stream = stream or sys.stdout
         if not (hasattr(stream, "isatty") and stream.isatty()):
             return None
+        import shutil  # here: with zlib, bz2 and lzma, for a terminal only (2% of a check)
+
         columns = shutil.get_terminal_size((DEFAULT_WIDTH, 24)).columns
     return max(columns, 40)
 
