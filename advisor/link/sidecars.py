@@ -46,7 +46,6 @@ from advisor.model import (
 from advisor.read.apps.poolcache import container_pools
 from advisor.read.apps.urls import route_from_env
 from advisor.read.sources.k8s import K8sObject, get
-from advisor.read.sources.operators.common import entity_id
 from advisor.read.workloads import (
     ConfigIndex,
     Workload,
@@ -209,6 +208,10 @@ def operator_sidecar_pods(objects: list[K8sObject], index: ConfigIndex,
             count = ("spec", "instances")
         else:
             continue
+        # imported here: the operators package loads every operator's reader, which a
+        # repository without an operator cluster (the demo) does not need
+        from advisor.read.sources.operators.common import entity_id
+
         ident = entity_id(prefix, obj)
         found = [by_id[i] for i in (ident, f"{ident}/replicas") if i in by_id]
         if not containers or not found:
