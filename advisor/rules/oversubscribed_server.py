@@ -85,13 +85,15 @@ def _over_share(clients: dict[str, Client], budget) -> list[str]:
     proportional to what it asks for now). `clients`: the first client of each name."""
     import math
 
-    from advisor.budget.hooks import hook_room
-
     # A release's hooks are kept whole, as advise keeps them (allocation.fit_slots): what
     # they add grows as the pools shrink (a pre-upgrade Job beside a smaller surge), up to
     # their largest, so that much is kept out of the usable slots and the rest shared.
     hooks = [c for c in budget.contributions if c.kind == "hooks"]
-    room = sum(hook_room(c) for c in hooks)
+    room: float = 0  # as sum() of none was: an int
+    if hooks:  # the hooks module is not imported when no client is a hook (as slots.py)
+        from advisor.budget.hooks import hook_room
+
+        room = sum(hook_room(c) for c in hooks)
     shared = budget.usable - room
     asking = budget.peak - sum(c.total for c in hooks)
     kept = (f" ({num(room)} kept for the largest hook of "
