@@ -74,7 +74,7 @@ def test_without_the_build_the_published_image_stays_unknown(tmp_path):
 
 
 def test_a_packaged_dependency_image_is_not_given_the_only_app_folder():
-    from advisor.read.render.helm_positions import in_packaged_chart
+    from advisor.read.render import in_packaged_chart
 
     assert in_packaged_chart("helm/oncall/charts/cert-manager-v1.8.0.tgz#cert-manager/"
                              "templates/deployment.yaml")

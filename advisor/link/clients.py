@@ -52,6 +52,7 @@ from advisor.read.apps.locate import (
 )
 from advisor.read.apps.poolcache import container_pools
 from advisor.read.apps.urls import route_from_args, route_key, routes_after
+from advisor.read.render import in_packaged_chart
 from advisor.read.sources.k8s import get
 from advisor.read.sql.drivers import env_hazards, may_hold_env_hazard
 from advisor.read.workloads import (
@@ -963,10 +964,6 @@ def _inferred_app_dir(inputs: Inputs, w: Workload, topo: Topology) -> str | None
     if not matches:
         if not any(maybe_built_here(c.image) for c in w.containers if c.role != "init"):
             return None
-        # imported here: the Helm position tracer (difflib, base64...) is for a
-        # repository with application folders, not every check
-        from advisor.read.render.helm_positions import in_packaged_chart
-
         if in_packaged_chart(w.obj.path):
             return None  # a fetched dependency's image (cert-manager) is not built here
         guess = fallback_app_dir(inputs.root, inputs.app_candidates, names,

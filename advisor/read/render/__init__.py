@@ -37,6 +37,14 @@ class Rendered(Struct):
     notices: list[str] = field(default_factory=list)
 
 
+def in_packaged_chart(path: str) -> bool:
+    """Whether a shown path is a template inside a packaged (.tgz) subchart: a
+    dependency `helm dependency build` fetched, not the repository's own chart. Here,
+    not in helm_positions: a check of plain manifests asks it, and needs none of that
+    module (difflib, its patterns)."""
+    return ".tgz#" in path
+
+
 def field_path(*keys: str | int) -> str:
     """The dotted key of `value_sources`: `spec.template.spec.containers.0.env.3.value`.
     A line inside a multi-line string (a config file held in a ConfigMap) is

@@ -17,12 +17,6 @@ from advisor.read.fs import InputError, Root
 from advisor.read.yamlnodes import Positions, _ints, pack_positions
 
 
-def in_packaged_chart(path: str) -> bool:
-    """Whether a shown path is a template inside a packaged (.tgz) subchart: a
-    dependency `helm dependency build` fetched, not the repository's own chart."""
-    return ".tgz#" in path
-
-
 def in_chart(chart_rel: str, rel: str) -> str:
     """The path shown for `rel` inside the chart at `chart_rel` (as shown): `rel` alone
     for a chart at the root ("" or "."), never `./templates/x.yaml` (values files were
