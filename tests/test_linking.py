@@ -998,7 +998,7 @@ def test_an_apps_user_and_database_under_another_database_word_complete_its_rout
     write(tmp_path, {"k8s/worker.yaml": _posthog_like("worker", other)})
     _result, budgets = budget_of(tmp_path)
     assert budgets["db"].unknown_pairs == [
-        "bouncer: (database, user) of 1 clients unknown (worker)"]
+        "bouncer: (database, user) of 1 client unknown (worker)"]
 
 
 BARE_HOST_POOLER = """

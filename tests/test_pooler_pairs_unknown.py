@@ -124,7 +124,7 @@ def test_known_pairs_are_counted_and_each_unknown_one_adds_a_pool(tmp_path):
     tree(tmp_path, ["a", "b", "c"], named={"a": "shop", "b": "billing"})
     result = _check(tmp_path)
     (budget,) = result.budgets
-    assert budget.unknown_pairs == ["pg-pooler-rw: (database, user) of 1 clients unknown (c)"]
+    assert budget.unknown_pairs == ["pg-pooler-rw: (database, user) of 1 client unknown (c)"]
     (found,) = _pairs(result)
     assert ("the (database, user) of 1 client is unknown (c), so its server side counts "
             "them as 2 pools (shop/shop_user, billing/billing_user): 225 on pg") in found.message

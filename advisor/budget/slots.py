@@ -254,8 +254,10 @@ def server_budget(server: Server, topo: Topology, memory: MemoryOptions | None =
             if side is not None:
                 sides.append(side)
             if p.unnamed_pairs:
-                pairs_unknown.append(f"{p.name}: (database, user) of {len(p.unnamed_pairs)} "
-                                     f"clients unknown ({', '.join(p.unnamed_pairs)})")
+                n = len(p.unnamed_pairs)
+                pairs_unknown.append(f"{p.name}: (database, user) of {n} "
+                                     f"client{'s' if n != 1 else ''} unknown "
+                                     f"({', '.join(p.unnamed_pairs)})")
     total = sum(c.total for c in contributions)
     # Read-only traffic to a set of standbys is spread over them by the Service (one
     # pick per connection); each instance has its own max_connections.
