@@ -101,10 +101,22 @@ class StackContext(Struct):
     def hidden_size(self, label: str, name: str, source: Source) -> None:
         """Pool `label`'s size is set by the variable `name` from a Secret or reference
         whose value the repository does not hold: the client's connections are then
-        unknown (PA106), never a default's or a lower-precedence value's."""
+        unknown (PA106), never a default's or a lower-precedence value's. A value cited at
+        an envFrom source not held (its marker, env_from_hidden) only may be set there:
+        the source may not hold `name`."""
         from advisor.read.apps.pyeval import hidden_note
 
-        self.unknown.append(hidden_note(label, name, source))
+        marker = self.env_from_marker(source)
+        self.unknown.append(hidden_note(label, name, source) if marker is None
+                            else f"{label}: {name} may be set by {env_from_label(marker)}")
+
+    def env_from_marker(self, source: Source) -> EnvVar | None:
+        """The envFrom marker (`<prefix>*`, no value) a value was read at: its source is
+        the marker's, keyed by the marker's name (pysettings reads a field there)."""
+        if not (source.key or "").endswith("*"):
+            return None
+        return next((e for e in self.container.env if e.value is None and e.name == source.key
+                     and replace(e.source, key=e.name) == source), None)
 
     def hidden_route(self, pools: list[Pool], label: str, name: str, source: Source, *,
                      more: str = "") -> list[Pool]:
