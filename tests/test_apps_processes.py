@@ -263,3 +263,34 @@ def test_web_concurrency_without_a_server_command_is_noticed():
     assert ctx.processes().processes is None
     assert any("WEB_CONCURRENCY=4" in n and "one process per pod assumed" in n
                for n in ctx.notices)
+
+
+def test_gunicorn_default_is_cited_at_the_version_the_app_pins(tmp_path):
+    """testdrivenio/flask-vue-kubernetes pins gunicorn==20.1.0 in requirements.txt: the
+    workers default (1, else $WEB_CONCURRENCY, gunicorn 20.1.0 config.py:640) is cited
+    there, not at the version pool-advisor read; the number is the same."""
+    info = _info(command=("gunicorn", "-b", "0.0.0.0:5000", "manage:app"), tmp_path=tmp_path,
+                 files={"requirements.txt": "Flask==1.1.2\ngunicorn==20.1.0\n"})
+    assert info.processes.value == 1
+    assert info.processes.source.label() == (
+        "default: gunicorn 20.1.0 default (requirements.txt:2 pins gunicorn==20.1.0; "
+        "no --workers, no WEB_CONCURRENCY)")
+    assert _info({"WEB_CONCURRENCY": "3"}, command=("gunicorn", "app:app"), tmp_path=tmp_path,
+                 files={"requirements.txt": "gunicorn==20.1.0\n"}).processes.value == 3
+    # a range is no version: the version the default was read at
+    info = _info(command=("gunicorn", "app:app"), tmp_path=tmp_path,
+                 files={"requirements.txt": "gunicorn>=20\n"})
+    assert info.processes.source.label() == (
+        "default: gunicorn 27 default (no --workers, no WEB_CONCURRENCY)")
+
+
+def test_gunicorn_before_19_does_not_read_web_concurrency(tmp_path):
+    """WEB_CONCURRENCY is read from gunicorn 19.0 (benoitc/gunicorn a8ce74b2; 18.0
+    config.py:499 `default = 1`): a pin before it keeps 1 worker and says so."""
+    info = _info({"WEB_CONCURRENCY": "4"}, command=("gunicorn", "app:app"), tmp_path=tmp_path,
+                 files={"requirements.txt": "gunicorn==18.0\n"})
+    assert info.processes.value == 1
+    assert info.processes.source.label() == (
+        "default: gunicorn 18.0 default (requirements.txt:1 pins gunicorn==18.0; "
+        "no --workers; WEB_CONCURRENCY is read from 19.0)")
+    assert any("WEB_CONCURRENCY" in n and "18.0" in n for n in info.notes), info.notes

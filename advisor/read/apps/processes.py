@@ -5,7 +5,11 @@ Sources read (versions whose source was checked):
 - gunicorn 27.0.1 (gunicorn/config.py): `-w/--workers`, default
   `int(os.environ.get("WEB_CONCURRENCY", 1))`; `--threads` default 1; `-c/--config`,
   default `./gunicorn.conf.py`. Later beats earlier: WEB_CONCURRENCY < config file <
-  GUNICORN_CMD_ARGS < command line (gunicorn docs, "Configuration Overview").
+  GUNICORN_CMD_ARGS < command line (gunicorn docs, "Configuration Overview"). The
+  same defaults in every tag 19.0 to 26.1.0 (workers: 19.0 config.py:518, 20.1.0 :640,
+  23.0.0 :649, 26.1.0 :709; threads 1 from 19.0); before 19.0 workers was 1 and
+  WEB_CONCURRENCY not read (18.0 config.py:499, a8ce74b2 "Honor $WEB_CONCURRENCY").
+  The default is cited at the version the app pins (pydeps.python_pin).
 - uvicorn 0.55.0 (uvicorn/config.py:357, main.py:71): `--workers`, else
   $WEB_CONCURRENCY, else 1; every option also as UVICORN_<NAME> env (click
   auto_envvar_prefix), so UVICORN_WORKERS works. `--limit-concurrency` bounds the
@@ -54,6 +58,7 @@ from advisor.lazyregex import lazy
 from advisor.model import Container, CpuFormula, EnvVar, Frozen, Source, Term
 from advisor.read.apps.cmdline import CommandLine, Word, command_line, wrapped_commands
 from advisor.read.apps.numbers import parse_int
+from advisor.read.apps.pydeps import python_pin, version_tuple
 from advisor.read.apps.pyeval import PyScope, hidden_note, module_names, parse
 from advisor.read.apps.rubyeval import RubyScope, ruby_eval
 
@@ -234,13 +239,33 @@ def _gunicorn_conf(ctx: ContainerReading, path_hint: str | None, cpus: int
     return out
 
 
+_GUNICORN_READ = "27"  # the version whose defaults the module docstring cites
+_GUNICORN_CHECKED = (27, 0, 1)  # workers default 1 in every release up to it
+_GUNICORN_WEB_CONCURRENCY = (19, 0)  # the first that reads WEB_CONCURRENCY
+
+
+def _gunicorn_version(ctx: ContainerReading) -> tuple[str, str, bool]:
+    """(version the workers default is cited at, where the app pins it or "", whether
+    that version reads WEB_CONCURRENCY): the app's exact pin when its defaults were
+    checked, else the version they were read at."""
+    found = python_pin(ctx.app, "gunicorn")
+    if found is None or version_tuple(found[0]) > _GUNICORN_CHECKED:
+        return _GUNICORN_READ, "", True
+    text, source = found
+    return text, source.label(), version_tuple(text) >= _GUNICORN_WEB_CONCURRENCY
+
+
 def _gunicorn(ctx: ContainerReading, words: list[Word], cpus: int, assumed: bool) -> ProcessInfo:
     notes: list[str] = []
     workers: tuple[int, Source] | None = None
     threads: tuple[int, Source] | None = None
     cpu: CpuFormula | None = None
     hidden: str | None = None  # the secret-set variable the workers count reads
-    web = _env_int(ctx, "WEB_CONCURRENCY")
+    version, pin, reads_web = _gunicorn_version(ctx)
+    web = _env_int(ctx, "WEB_CONCURRENCY") if reads_web else None
+    if not reads_web and ctx.env("WEB_CONCURRENCY") is not None:
+        notes.append(f"gunicorn {version} ({pin}) does not read WEB_CONCURRENCY "
+                     f"({ctx.env_source('WEB_CONCURRENCY').label()}): read from 19.0")
     if isinstance(web, str):
         hidden = hidden_note("gunicorn workers", web, ctx.env_source(web))
     elif web is not None:
@@ -280,8 +305,11 @@ def _gunicorn(ctx: ContainerReading, words: list[Word], cpus: int, assumed: bool
             threads = (parse_int(got[0]), _word_source(got[1], ctx, "--threads"))
             hidden_threads = None
     if workers is None:
-        workers = (1, Source.default_of("gunicorn 27 default (no --workers, no WEB_CONCURRENCY)",
-                                        key="workers"))
+        unset = "no --workers, no WEB_CONCURRENCY" if reads_web else \
+            "no --workers; WEB_CONCURRENCY is read from 19.0"
+        workers = (1, Source.default_of(
+            f"gunicorn {version} default ({f'{pin} pins gunicorn=={version}; ' if pin else ''}"
+            f"{unset})", key="workers"))
     worker_class = str(conf["worker_class"][0]) if "worker_class" in conf else ""
     for layer in layers:
         got = _opt(layer, ("-k",), ("--worker-class",))
