@@ -4,6 +4,8 @@ tariron/saasodoo's CloudNativePG Pooler: six services behind a `*` fallback whos
 were not read were counted as one pool; the server said "cannot tell", printed
 `>= 187 ... <= 197 usable`, and no rule reported anything, while one pool per service
 is over 450. The budget's floor is unchanged; PA106 names the pairs and the worst case.
+(saasodoo's DB_NAME beside a lone POSTGRES_HOST is read since 53241b2: the services here
+name no database at all.)
 """
 
 from __future__ import annotations
@@ -54,7 +56,6 @@ spec:
         image: example/{name}:1
         env:
         - {{name: POSTGRES_HOST, value: pg-pooler-rw}}
-        - {{name: DB_NAME, value: db_{name}}}
 {env}"""
 
 
