@@ -19,6 +19,7 @@ from advisor.model import (
     Source,
     Term,
 )
+from advisor.read.apps.envfrom import env_from_hidden, env_from_label
 from advisor.read.apps.source import AppFile, AppSource
 
 if TYPE_CHECKING:
@@ -160,17 +161,7 @@ class StackContext(Struct):
         source may set it. `fold_case`: the program reads the name in any case (.NET
         configuration keys). A name a held envFrom source sets, which a later source not
         held could set again, is read as set (the env does not keep which came last)."""
-        unset = [n.lower() if fold_case else n for n in names if self.env(n) is None]
-        if fold_case:
-            set_names = {e.name.lower() for e in self.container.env}
-            unset = [n for n in unset if n not in set_names]
-        for var in self.container.env:
-            if not var.name.endswith("*") or var.value is not None:
-                continue
-            prefix = var.name[:-1].lower() if fold_case else var.name[:-1]
-            if any(n.startswith(prefix) for n in unset):
-                return var
-        return None
+        return env_from_hidden(self.container.env, *names, fold_case=fold_case)
 
     def env_from_unknown(self, label: str, what: str, names: tuple[str, ...],
                          marker: EnvVar) -> None:
@@ -241,22 +232,6 @@ class StackContext(Struct):
         return Pool(label=label, size=Term(label=size_label or label, value=size, source=source),
                     processes=processes, route=route, bound=bound, note=note, cpu_formula=cpu,
                     cpus=self.cpus_term() if cpu is not None else None)
-
-
-def env_from_label(marker: EnvVar) -> str:
-    """An envFrom source whose keys are not held, as a reader says it: `Secret
-    sonarr-secret (envFrom, k8s/sonarr.yaml:14), not in the repository`."""
-    ref = marker.from_ref or ""
-    kind, _, rest = ref.partition(":")
-    name, _, why = rest.partition(" ")
-    title = {"secret": "Secret", "configmap": "ConfigMap"}.get(kind, kind or "a source")
-    prefix = marker.name[:-1]
-    where = f"envFrom{f' with prefix {prefix}' if prefix else ''}, {marker.source.label()}"
-    if why.startswith("(remote: "):
-        held = f"whose keys are fetched where it is applied ({why[9:-1]})"
-    else:
-        held = "not in the repository"
-    return f"{title} {name} ({where}), {held}"
 
 
 def term(label: str, value: float, source: Source) -> Term:

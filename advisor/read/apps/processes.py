@@ -57,6 +57,7 @@ from msgspec.structs import replace
 from advisor.lazyregex import lazy
 from advisor.model import Container, CpuFormula, EnvVar, Frozen, Source, Term
 from advisor.read.apps.cmdline import CommandLine, Word, command_line, wrapped_commands
+from advisor.read.apps.envfrom import env_from_hidden, env_from_label, env_from_names
 from advisor.read.apps.numbers import parse_int
 from advisor.read.apps.pydeps import python_pin, version_tuple
 from advisor.read.apps.pyeval import PyScope, hidden_note, module_names, parse
@@ -155,6 +156,17 @@ def _env_int(ctx: ContainerReading, name: str) -> tuple[int, Source] | str | Non
     return (n, ctx.env_source(name)) if n is not None else None
 
 
+def _may_set(ctx: ContainerReading, label: str, *names: str) -> str | None:
+    """Why `label` is unknown (PA106) when an envFrom source whose keys the repository
+    does not hold may set one of `names` the env does not set: that value, not the
+    default or a lower-precedence one, would be used. None when no such source can."""
+    marker = env_from_hidden(ctx.container.env, *names)
+    if marker is None:
+        return None
+    unset = [n for n in env_from_names(marker, names) if ctx.env(n) is None]
+    return f"{label}: {' or '.join(unset)} may be set by {env_from_label(marker)}"
+
+
 def _basename(word: str) -> str:
     return word.rsplit("/", 1)[-1]
 
@@ -242,6 +254,7 @@ def _gunicorn_conf(ctx: ContainerReading, path_hint: str | None, cpus: int
 _GUNICORN_READ = "27"  # the version whose defaults the module docstring cites
 _GUNICORN_CHECKED = (27, 0, 1)  # workers default 1 in every release up to it
 _GUNICORN_WEB_CONCURRENCY = (19, 0)  # the first that reads WEB_CONCURRENCY
+_GUNICORN_CMD_ARGS = (19, 7)  # the first that reads GUNICORN_CMD_ARGS (3f9eace2, #1385)
 
 
 def _gunicorn_version(ctx: ContainerReading) -> tuple[str, str, bool]:
@@ -255,6 +268,17 @@ def _gunicorn_version(ctx: ContainerReading) -> tuple[str, str, bool]:
     return text, source.label(), version_tuple(text) >= _GUNICORN_WEB_CONCURRENCY
 
 
+def _cmd_args_hidden(ctx: ContainerReading, what: str) -> str | None:
+    """Why gunicorn's `what` is unknown when GUNICORN_CMD_ARGS, over WEB_CONCURRENCY and
+    the config file (gunicorn/app/base.py load_config), has a value not held: set from a
+    Secret, or unset with an envFrom source not held that may set it."""
+    var = ctx.env("GUNICORN_CMD_ARGS")
+    if var is not None:
+        return hidden_note(what, "GUNICORN_CMD_ARGS", ctx.env_source("GUNICORN_CMD_ARGS")) \
+            if var.value is None else None
+    return _may_set(ctx, what, "GUNICORN_CMD_ARGS")
+
+
 def _gunicorn(ctx: ContainerReading, words: list[Word], cpus: int, assumed: bool) -> ProcessInfo:
     notes: list[str] = []
     workers: tuple[int, Source] | None = None
@@ -262,6 +286,7 @@ def _gunicorn(ctx: ContainerReading, words: list[Word], cpus: int, assumed: bool
     cpu: CpuFormula | None = None
     hidden: str | None = None  # the secret-set variable the workers count reads
     version, pin, reads_web = _gunicorn_version(ctx)
+    reads_args = version == _GUNICORN_READ or version_tuple(version) >= _GUNICORN_CMD_ARGS
     web = _env_int(ctx, "WEB_CONCURRENCY") if reads_web else None
     if not reads_web and ctx.env("WEB_CONCURRENCY") is not None:
         notes.append(f"gunicorn {version} ({pin}) does not read WEB_CONCURRENCY "
@@ -287,7 +312,14 @@ def _gunicorn(ctx: ContainerReading, words: list[Word], cpus: int, assumed: bool
                                      conf["threads"][1])
     elif "threads" in conf and parse_int(str(conf["threads"][0])) is not None:
         threads = (parse_int(str(conf["threads"][0])), conf["threads"][1])
-    cmd_args = ctx.env("GUNICORN_CMD_ARGS")
+    cmd_args = ctx.env("GUNICORN_CMD_ARGS") if reads_args else None
+    # GUNICORN_CMD_ARGS is over WEB_CONCURRENCY and the config file: its value not held
+    # (a Secret's, or an envFrom source not held that may set it) leaves what it may
+    # give unknown unless the command line gives it
+    if reads_args and (why := _cmd_args_hidden(ctx, "gunicorn workers")) is not None:
+        hidden, hidden_threads = why, _cmd_args_hidden(ctx, "gunicorn threads")
+    elif workers is None and reads_web and "workers" not in conf:
+        hidden = _may_set(ctx, "gunicorn workers", "WEB_CONCURRENCY") or hidden
     layers: list[list[Word]] = []
     if cmd_args is not None and cmd_args.value:
         src = ctx.env_source("GUNICORN_CMD_ARGS")
@@ -335,6 +367,11 @@ def _uvicorn(ctx: ContainerReading, words: list[Word]) -> ProcessInfo:
     if isinstance(env, str):
         return ProcessInfo(server="uvicorn", hidden=[
             hidden_note("uvicorn workers", env, ctx.env_source(env))])
+    # UVICORN_WORKERS (click's auto_envvar_prefix) is over WEB_CONCURRENCY (config.py)
+    why = None if (got and parse_int(got[0]) is not None) or ctx.env("UVICORN_WORKERS") \
+        else _may_set(ctx, "uvicorn workers", "UVICORN_WORKERS", "WEB_CONCURRENCY")
+    if why is not None:
+        return ProcessInfo(server="uvicorn", hidden=[why])
     if got and parse_int(got[0]) is not None:
         n, src = parse_int(got[0]), _word_source(got[1], ctx, "--workers")
     elif env is not None:
@@ -434,6 +471,9 @@ def _uwsgi(ctx: ContainerReading, words: list[Word]) -> ProcessInfo:
                 return 1, ctx.env_source(env)
             if env is not None:
                 return env[0] or 1, env[1]
+        if (why := _may_set(ctx, f"uWSGI {what}es", *env_names)) is not None:
+            hidden.append(why)  # the env is over the ini file and the default
+            return 1, ctx.container.source
         for key in ini_keys:
             if key in options and parse_int(options[key][0]) is not None:
                 return parse_int(options[key][0]) or 1, options[key][1]
@@ -503,6 +543,9 @@ def _sentry_web(ctx: ContainerReading, words: list[Word], cpus: int) -> ProcessI
             return default, ctx.env_source(env)
         if env is not None:
             return env  # Sentry passes its options by env.setdefault: the pod's wins
+        if (why := _may_set(ctx, f"Sentry web {key}", env_name)) is not None:
+            hidden.append(why)
+            return default, ctx.container.source
         if cli is not None:
             return parse_int(cli[0]) or default, cli[1]
         if key in conf:
@@ -622,6 +665,7 @@ def _puma(ctx: ContainerReading, words: list[Word], cpus: int, assumed: bool) ->
                                                         key="workers"))
     threads: tuple[int, Source] = (5, Source.default_of("Puma 8 default: max threads 5 (MRI)",
                                                         key="threads"))
+    default_workers, default_threads = workers, threads
     # why the workers / max threads count is unknown, while it is (a secret-set variable)
     hidden: dict[str, str] = {}
     for name in ("PUMA_MAX_THREADS", "MAX_THREADS"):
@@ -670,6 +714,13 @@ def _puma(ctx: ContainerReading, words: list[Word], cpus: int, assumed: bool) ->
         if maximum is not None:
             threads = (maximum, _word_source(got[1], ctx, "--threads"))
             hidden.pop("threads", None)
+    # Puma reads its env only for what the config file and command line leave unset
+    if workers is default_workers and (why := _may_set(ctx, "Puma workers",
+                                                       "WEB_CONCURRENCY")) is not None:
+        hidden.setdefault("workers", why)
+    if threads is default_threads and (why := _may_set(
+            ctx, "Puma max threads", "PUMA_MAX_THREADS", "MAX_THREADS")) is not None:
+        hidden.setdefault("threads", why)
     processes = Term(label=puma_workers_label(workers[0]), value=max(workers[0], 1),
                      source=workers[1])
     return ProcessInfo(server="puma", processes=processes,
@@ -682,6 +733,7 @@ def _puma(ctx: ContainerReading, words: list[Word], cpus: int, assumed: bool) ->
 def _sidekiq(ctx: ContainerReading, words: list[Word], cpus: int) -> ProcessInfo:
     conc: tuple[int, Source] = (5, Source.default_of("Sidekiq 7/8 default concurrency 5",
                                                      key="concurrency"))
+    default = conc
     hidden: str | None = None
     env = _env_int(ctx, "RAILS_MAX_THREADS")
     if isinstance(env, str):
@@ -711,6 +763,8 @@ def _sidekiq(ctx: ContainerReading, words: list[Word], cpus: int) -> ProcessInfo
     got = _opt(words, ("-c",), ("--concurrency",))
     if got and parse_int(got[0]) is not None:
         conc, hidden = (parse_int(got[0]), _word_source(got[1], ctx, "--concurrency")), None
+    if conc is default and hidden is None:
+        hidden = _may_set(ctx, "Sidekiq concurrency", "RAILS_MAX_THREADS")
     return ProcessInfo(server="sidekiq", threads=Term(label="Sidekiq concurrency",
                                                       value=conc[0], source=conc[1]),
                        hidden=[hidden] if hidden else [])
@@ -803,6 +857,9 @@ def _node_cluster(ctx: ContainerReading, cpus: int, assumed: bool) -> ProcessInf
                 return ProcessInfo(server="node-cluster", hidden=[hidden_note(
                     f"node cluster (on when {name} is set, {where})", name,
                     ctx.env_source(name))])
+            if var is None and (why := _may_set(
+                    ctx, f"node cluster (on when {name} is set, {where})", name)) is not None:
+                return ProcessInfo(server="node-cluster", hidden=[why])
             value = var.value if var is not None else None
             on = bool(value) if wanted is None else value == wanted
             if not on:
@@ -815,6 +872,9 @@ def _node_cluster(ctx: ContainerReading, cpus: int, assumed: bool) -> ProcessInf
         if "WEB_CONCURRENCY" in f.text and web is not None and web.value is None:
             return ProcessInfo(server="node-cluster", hidden=[hidden_note(
                 "node cluster workers", "WEB_CONCURRENCY", ctx.env_source("WEB_CONCURRENCY"))])
+        if "WEB_CONCURRENCY" in f.text and web is None and (why := _may_set(
+                ctx, "node cluster workers", "WEB_CONCURRENCY")) is not None:
+            return ProcessInfo(server="node-cluster", hidden=[why])
         if "WEB_CONCURRENCY" in f.text and web is not None and parse_int(web.value):
             return ProcessInfo(server="node-cluster", processes=Term(
                 label="node cluster workers", value=parse_int(web.value),
