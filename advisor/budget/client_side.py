@@ -4,20 +4,24 @@ whether it fits or not (a pooler that fit printed nothing of it). Pure."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from advisor.budget.arith import num
-from advisor.model import Client, Pooler, Term
+from advisor.model import Client, Contribution, Pooler, Term
 
 
-def client_side_line(pooler: Pooler, clients: list[Client]) -> str | None:
+def client_side_line(pooler: Pooler, clients: list[Client],
+                     contributions: Callable[[list[Client]], list[Contribution]]
+                     ) -> str | None:
     """`pg-pooler client side: 15 client connections at peak (a 5 + b 5 + c 5) <= 2000 =
     1000 (max_client_conn, ...) x 2 (PgBouncer pods, ...)`; None for an RDS Proxy (no
-    such limit) or a pooler no client of the repository routes to."""
+    such limit) or a pooler no client of the repository routes to. `contributions` is
+    the budget's own (slots.client_contributions), passed in: slots imports this module."""
     if pooler.kind != "pgbouncer" or not clients:
         return None
-    from advisor.budget.slots import client_contributions
     from advisor.facts.pgbouncer import bouncer_default
 
-    found = client_contributions(clients)
+    found = contributions(clients)
     demand = sum(c.total for c in found)
     setting = pooler.settings.get("max_client_conn") or bouncer_default(
         "max_client_conn", pooler.version)

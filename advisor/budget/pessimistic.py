@@ -7,6 +7,7 @@ with them and not without, the budget says so beside its peak. Pure."""
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 from msgspec.structs import replace
 
@@ -22,27 +23,29 @@ def _without_auth(pooler: Pooler) -> Pooler:
     return replace(pooler, settings=settings, databases=databases)
 
 
-def _auth_share(pooler: Pooler, counted: Contribution) -> float:
+def _auth_share(pooler: Pooler, counted: Contribution,
+                contribution: Callable[[Pooler], Contribution]) -> float:
     """What the pooler's auth_query pools add to its server side (0 when none)."""
     if pooler.kind != "pgbouncer" or not any(
             "auth_query lookups" in p.note for d in counted.parts for p in d.parts):
         return 0.0
-    from advisor.budget.slots import pooler_contribution
-
-    return counted.total - pooler_contribution(_without_auth(pooler)).total
+    return counted.total - contribution(_without_auth(pooler)).total
 
 
 def verdict_notes(topo: Topology, poolers: list[tuple[Pooler, Contribution]], total: float,
-                  usable: float, spread: float | None) -> list[str]:
+                  usable: float, spread: float | None,
+                  contribution: Callable[[Pooler], Contribution]) -> list[str]:
     """`66 without the auth_query pools (...)` for each such term whose removal brings an
-    over peak within usable; nothing when the peak fits or is over regardless."""
+    over peak within usable; nothing when the peak fits or is over regardless.
+    `contribution` is the budget's slots.pooler_contribution, passed in (slots imports
+    this module)."""
     def peak(x: float) -> float:
         return math.ceil(x / spread) if spread else x
 
     if peak(total) <= usable:
         return []
     out = []
-    auth = sum(_auth_share(p, c) for p, c in poolers)
+    auth = sum(_auth_share(p, c, contribution) for p, c in poolers)
     if auth and peak(total - auth) <= usable:
         out.append(f"{num(peak(total - auth))} without the auth_query pools ({num(auth)}), "
                    "which fill only when as many logins look a password up at once")

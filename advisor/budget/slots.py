@@ -250,7 +250,8 @@ def server_budget(server: Server, topo: Topology, memory: MemoryOptions | None =
             contributions.append(pooler_contribution(p, topo))
             counted.append((p, contributions[-1]))
             side = client_side_line(p, [c for c in topo.clients
-                                        if c.target_kind == "pooler" and c.target_id == p.id])
+                                        if c.target_kind == "pooler" and c.target_id == p.id],
+                                    client_contributions)
             if side is not None:
                 sides.append(side)
             if p.unnamed_pairs:
@@ -264,7 +265,8 @@ def server_budget(server: Server, topo: Topology, memory: MemoryOptions | None =
     spread = server.instances if server.role == "standby" and server.instances.value > 1 \
         else None
     peak = math.ceil(total / spread.value) if spread else total
-    rests_on = verdict_notes(topo, counted, total, usable, spread.value if spread else None)
+    rests_on = verdict_notes(topo, counted, total, usable, spread.value if spread else None,
+                             pooler_contribution)
 
     return Budget(
         server_id=server.id, server=server.name, version=server.version,

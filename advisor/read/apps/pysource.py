@@ -83,7 +83,7 @@ def imported_settings(ctx: StackContext, f: AppFile, tree: ast.Module,
     app's own modules (`from app.config import settings`), read in those modules."""
     if "import" not in f.text or f.path in seen:
         return {}
-    from advisor.read.apps.pysettings import SettingsClass, SettingsGetter, SettingsObject
+    from advisor.read.apps.pyeval import SettingsClass, SettingsGetter, SettingsObject
 
     cache = ctx.cache.setdefault("python-settings", {})
     assert isinstance(cache, dict)

@@ -70,7 +70,7 @@ def cloudpirates_postgres(values: dict[str, Any], layers: list[ValuesLayer], pre
                           release: str, name: str, version: str, global_values: dict[str, Any],
                           chart_rel: str, namespace: str | None) -> list[K8sObject]:
     """The ConfigMap, StatefulSet and Service the chart renders (see the module)."""
-    from advisor.read.render.helm_fallback import _Builder
+    from advisor.read.render.helm_builder import ValuesBuilder as _Builder
 
     override = values.get("fullnameOverride")
     chart_name = str(values.get("nameOverride") or name)

@@ -9,16 +9,14 @@ file's lines, and says exactly that in a notice.
 
 from __future__ import annotations
 
-import io
 import re
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from msgspec.structs import replace
-
 from advisor.model import ConfigProblem, Location, Source
 from advisor.read.fs import InputError, Root
 from advisor.read.render import Rendered, field_path
+from advisor.read.render.helm_builder import ValuesBuilder as _Builder
 from advisor.read.render.helm_cloudpirates import SHOWN as CLOUDPIRATES_SHOWN
 from advisor.read.render.helm_cloudpirates import (
     chart_version,
@@ -26,7 +24,7 @@ from advisor.read.render.helm_cloudpirates import (
     is_cloudpirates_postgres,
 )
 from advisor.read.render.helm_dep_versions import Locked, bitnami_pg_major, constraint_major
-from advisor.read.render.helm_positions import in_chart, relocate
+from advisor.read.render.helm_positions import in_chart
 from advisor.read.render.helm_values import (
     Key,
     ValuesLayer,
@@ -37,7 +35,7 @@ from advisor.read.render.helm_values import (
     nest,
     subchart_dirs,
 )
-from advisor.read.sources.k8s import K8sObject, get, k8s_objects
+from advisor.read.sources.k8s import K8sObject, get
 
 
 def values_only(root: Root, chart_path: Path, layers: list[ValuesLayer], *, release: str,
@@ -319,40 +317,6 @@ def _fullname(values: dict[str, Any], chart_name: str, release: str) -> str:
     if str(name) in release:
         return release[:63].rstrip("-")
     return f"{release}-{name}"[:63].rstrip("-")
-
-
-class _Builder:
-    """Builds a synthetic manifest while recording, per field, the values key it
-    reads; then loads it with ruamel and pins every position to the values lines."""
-
-    def __init__(self, layers: list[ValuesLayer], prefix: Key) -> None:
-        self.layers = layers
-        self.prefix = prefix
-        self.sources: dict[str, Source] = {}
-
-    def src(self, field_keys: Key, *value_key: str | int) -> None:
-        source = leaf_source(self.layers, (*self.prefix, *value_key))
-        if source is not None:
-            self.sources[field_path(*field_keys)] = replace(source, key=f"values: {source.key}")
-
-    def build(self, body: dict[str, Any], anchor: Source | None, chart_rel: str,
-              namespace: str | None) -> K8sObject:
-        from ruamel.yaml import YAML
-
-        yaml = YAML(typ="rt")
-        buffer = io.StringIO()
-        yaml.dump(body, buffer)
-        objects, _ = k8s_objects(buffer.getvalue(), anchor.path if anchor and anchor.path
-                                 else in_chart(chart_rel, "values.yaml"))
-        obj = objects[0]
-        line0 = ((anchor.line or 1) - 1) if anchor else 0
-        relocate(obj.body, lambda _line: line0)
-        obj.line = line0 + 1
-        obj.value_sources = dict(self.sources)
-        obj.origin = f"helm-values:{chart_rel}"
-        if obj.namespace is None and namespace:
-            obj.namespace = namespace
-        return obj
 
 
 def _synthetic_workload(values: dict[str, Any], layers: list[ValuesLayer], prefix: Key,
