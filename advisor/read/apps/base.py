@@ -113,7 +113,8 @@ class StackContext(Struct):
 
     def env_from_marker(self, source: Source) -> EnvVar | None:
         """The envFrom marker (`<prefix>*`, no value) a value was read at: its source is
-        the marker's, keyed by the marker's name (pyeval's pydantic settings reader reads a field there)."""
+        the marker's, keyed by the marker's name (pyeval's pydantic settings reader
+        reads a field there)."""
         if not (source.key or "").endswith("*"):
             return None
         return next((e for e in self.container.env if e.value is None and e.name == source.key
