@@ -46,6 +46,7 @@ from advisor.read.render.helm_fallback import MissingDep, missing_bitnami, value
 from advisor.read.render.helm_include_lines import field_places
 from advisor.read.render.helm_local_deps import (
     LocalDependency,
+    declared,
     local_dependencies,
     with_local,
 )
@@ -84,7 +85,7 @@ from advisor.read.render.helm_values import (
     subchart_dirs,
     user_layers,
 )
-from advisor.read.sources.k8s import K8sObject, get, k8s_objects, load_yaml_stream
+from advisor.read.sources.k8s import K8sObject, k8s_objects
 from advisor.read.yamlpos import Composed
 
 
@@ -383,17 +384,8 @@ def _note_nested_missing(root: Root, chart_path: Path, chart_rel: str, out: Rend
 def _declared_names(root: Root, chart_path: Path) -> list[str]:
     """The chart names of the dependencies a chart folder declares (Chart.yaml, or
     requirements.yaml of an apiVersion v1 chart)."""
-    names: list[str] = []
-    for file in ("Chart.yaml", "requirements.yaml"):
-        try:
-            text = root.read_text(chart_path / file)
-        except InputError:
-            continue
-        docs, _problems = load_yaml_stream(text, root.rel(chart_path / file))
-        deps = get(docs[0][0], "dependencies") if docs else None
-        names += [str(d["name"]) for d in deps if isinstance(d, dict) and d.get("name")] \
-            if isinstance(deps, list) else []
-    return list(dict.fromkeys(names))
+    return list(dict.fromkeys(str(d["name"]) for d in declared(root, chart_path)
+                              if d.get("name")))
 
 
 def _all_subdirs(root: Root, chart_path: Path, prefix: str = "", depth: int = 0, *,

@@ -43,7 +43,7 @@ def local_dependencies(root: Root, chart_path: Path) -> list[LocalDependency]:
     not (`why`), in declaration order."""
     vendored = set(subchart_dirs(root, chart_path))
     found: dict[str, LocalDependency] = {}
-    for dep in _declared(root, chart_path):
+    for dep in declared(root, chart_path):
         name, repository = str(dep.get("name") or ""), str(dep.get("repository") or "")
         if not name or not repository.startswith("file://") or name in vendored \
                 or name in found:
@@ -112,7 +112,7 @@ def _chart_version(root: Root, where: Path) -> str | None:
     return match.group(1) if match else None
 
 
-def _declared(root: Root, chart_path: Path) -> list[dict[str, object]]:
+def declared(root: Root, chart_path: Path) -> list[dict[str, object]]:
     """The dependencies the chart declares (Chart.yaml, or requirements.yaml of an
     apiVersion v1 chart), as mappings."""
     deps: list[dict[str, object]] = []
