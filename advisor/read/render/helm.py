@@ -248,7 +248,7 @@ def _render_in(helm: Any, root: Root, chart_path: Path, chart_rel: str,
         process = chart.process
         missing = _note_missing_dependencies(helm, chart, chart_path, chart_rel, out,
                                              {d.name for d in local})
-        _note_nested_missing(root, chart_path, chart_rel, out, top=True)
+        _note_nested_missing(root, chart_path, chart_rel, out, top=local)
         renderer = ChartRenderer(chart, release, namespace)
         try:
             baseline = renderer.render(user)
@@ -277,7 +277,8 @@ def _render_in(helm: Any, root: Root, chart_path: Path, chart_rel: str,
         except EngineError:
             effective = user
         reads: dict[str, BaselineRead] = {}
-        objects = _objects_of(root, chart_path, chart_rel, baseline, namespace, out, reads)
+        objects = _objects_of(root, chart_path, chart_rel, baseline, namespace, out, reads,
+                              local)
         tracer = ValuesTracer(renderer, user, effective, defaults + layers, baseline, reads,
                               may_vary=lambda: varying_chart(chart_path))
         tracer.trace()
@@ -331,7 +332,8 @@ def _render_problem(root: Root, chart_path: Path, chart_rel: str, exc: Exception
     # (app/templates/x.yaml:6:8): need b", "parse error at (app/templates/x.yaml:7): ..."
     match = re.search(r"([\w.-]+(?:/[\w.-]+)*/templates/[^:\s()]+):(\d+)", text)
     if match:
-        shown = template_display(chart_rel, _all_subdirs(root, chart_path, top=True),
+        shown = template_display(chart_rel, _all_subdirs(root, chart_path,
+                                                         top=local_dependencies(root, chart_path)),
                                  match.group(1))
         return ConfigProblem(location=Location(path=shown, line=int(match.group(2))),
                              message=f"Helm cannot render the chart: {text}", fatal=True,
@@ -360,14 +362,16 @@ def _note_missing_dependencies(helm: Any, chart: Any, chart_path: Path, chart_re
 
 
 def _note_nested_missing(root: Root, chart_path: Path, chart_rel: str, out: Rendered,
-                         prefix: str = "", depth: int = 0, *, top: bool = False) -> None:
+                         prefix: str = "", depth: int = 0, *,
+                         top: list[LocalDependency] | None = None) -> None:
     """The dependencies a vendored subchart declares that are not vendored in its own
     charts/ (the engine says only the top chart's), one notice per subchart: khuedoan/
     homelab's matrix vendoring dendrite named nothing of dendrite's own postgresql, and
     said 'no PostgreSQL server found'. A subchart vendored as a .tgz is not opened."""
     if depth > 5:
         return
-    found = with_local(root, chart_path) if top else subchart_dirs(root, chart_path)
+    found = with_local(root, chart_path, top) if top is not None \
+        else subchart_dirs(root, chart_path)
     for name, where in found.items():
         if not where.is_dir():
             continue
@@ -389,13 +393,15 @@ def _declared_names(root: Root, chart_path: Path) -> list[str]:
 
 
 def _all_subdirs(root: Root, chart_path: Path, prefix: str = "", depth: int = 0, *,
-                 top: bool = False) -> dict[str, str]:
-    """"db" / "db/inner" -> the subchart's folder as shown; `top`: the chart rendered,
-    whose placed `file://` dependencies are among its subcharts."""
+                 top: list[LocalDependency] | None = None) -> dict[str, str]:
+    """"db" / "db/inner" -> the subchart's folder as shown; `top`: the rendered chart's
+    `file://` dependencies (local_dependencies, read once per render), whose placed ones
+    are among its subcharts."""
     out: dict[str, str] = {}
     if depth > 5:
         return out
-    found = with_local(root, chart_path) if top else subchart_dirs(root, chart_path)
+    found = with_local(root, chart_path, top) if top is not None \
+        else subchart_dirs(root, chart_path)
     for name, where in found.items():
         key = f"{prefix}{name}"
         out[key] = root.rel(where)
@@ -406,11 +412,13 @@ def _all_subdirs(root: Root, chart_path: Path, prefix: str = "", depth: int = 0,
 
 def _objects_of(root: Root, chart_path: Path, chart_rel: str, rendered: dict[str, str],
                 namespace: str | None, out: Rendered,
-                reads: dict[str, BaselineRead] | None = None) -> dict[Any, K8sObject]:
+                reads: dict[str, BaselineRead] | None = None,
+                local: list[LocalDependency] | None = None) -> dict[Any, K8sObject]:
     """(template key, kind, index) -> object, positioned in its template. `reads`: where
     what tracing reads of each template is kept, from the nodes read here
     (advisor.read.render.helm_trace.baseline_read)."""
-    subdirs = _all_subdirs(root, chart_path, top=True)
+    subdirs = _all_subdirs(root, chart_path, top=local if local is not None
+                           else local_dependencies(root, chart_path))
     places = _TextPlacer(root, chart_rel, subdirs)
     objects: dict[Any, K8sObject] = {}
     dropped: list[str] = []

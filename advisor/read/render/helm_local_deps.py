@@ -52,11 +52,12 @@ def local_dependencies(root: Root, chart_path: Path) -> list[LocalDependency]:
     return list(found.values())
 
 
-def with_local(root: Root, chart_path: Path) -> dict[str, Path]:
+def with_local(root: Root, chart_path: Path, local: list[LocalDependency] | None = None
+               ) -> dict[str, Path]:
     """subchart_dirs of the chart as the engine's view has them: the vendored ones and
-    the placed `file://` dependencies."""
+    the placed `file://` dependencies (`local`, when the caller has read them)."""
     found = subchart_dirs(root, chart_path)
-    for dep in local_dependencies(root, chart_path):
+    for dep in local if local is not None else local_dependencies(root, chart_path):
         if dep.where is not None:
             found.setdefault(dep.name, dep.where)
     return found
