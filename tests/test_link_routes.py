@@ -227,3 +227,28 @@ spec:
     # one pool of default_pool_size 4 per (database, user) pair the client uses: (meta,
     # af) and (results, af); with the first URL alone it was one pool, 4
     assert budget.peak == 2 * 4, budget
+
+
+def test_own_service_is_asked_once_per_host():
+    """_without_own_routes asks own() of each host once, though a pool's route and the
+    container's name it at two places; each route to the own Service is still dropped."""
+    from advisor.link.clients import _without_own_routes
+    from advisor.model import Pool, Route, Source, Term
+
+    asked: list[str | None] = []
+    svc = {"name": "db"}
+
+    def own(host, w):
+        asked.append(host)
+        return svc if host == "db" else None
+
+    at_env = Route(host="db", source=Source(path="a.yaml", line=3))
+    at_pool = Route(host="db", source=Source(path="application.yml", line=7))
+    other = Route(host="other", source=Source(path="a.yaml", line=4))
+    pool = Pool(label="HikariCP", size=Term(label="size", value=5, source=Source(path="x")),
+                route=at_pool)
+    dropped: list = []
+    kept, route, extra = _without_own_routes(object(), [pool], at_env, [other], own, dropped)
+    assert asked == ["db", "other"]
+    assert kept == [] and route == other and extra == []
+    assert dropped == [(at_env, svc), (at_pool, svc)]

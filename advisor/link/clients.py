@@ -694,12 +694,17 @@ def _without_own_routes(w: Workload, pools: list[Pool], route: Route | None,
     SPRING_DATASOURCE_URL, shared with its clients through one ConfigMap) is not a
     client of itself."""
     verdicts: dict[Route, dict | None] = {}
+    # own() reads only the host (and w): asked once per host, not per route (a pool's
+    # route and the container's name one host, cited at two places)
+    by_host: dict[str | None, dict | None] = {}
 
     def is_own(r: Route | None) -> bool:
         if r is None:
             return False
         if r not in verdicts:
-            verdicts[r] = own(r.host, w)
+            if r.host not in by_host:
+                by_host[r.host] = own(r.host, w)
+            verdicts[r] = by_host[r.host]
             if verdicts[r] is not None:
                 dropped.append((r, verdicts[r]))  # type: ignore[arg-type]
         return verdicts[r] is not None
