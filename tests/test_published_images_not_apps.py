@@ -54,3 +54,17 @@ def test_runtimes_and_own_images_still_are():
     assert not _published_program("python:3.12")  # runs the repository's code
     assert not _published_program("eclipse-temurin:21-jre")
     assert not _published_program("ghcr.io/acme/orders:1.0")
+
+
+def test_no_application_folder_parses_no_image(tmp_path, monkeypatch):
+    """Without application folders or build contexts no workload's source is inferred,
+    and the images are not looked at to say so (linking asks it of every workload)."""
+    import advisor.link.clients as clients
+
+    def refuse(image: str) -> bool:
+        raise AssertionError(f"image {image} parsed with no application folder")
+
+    monkeypatch.setattr(clients, "_published_program", refuse)
+    write(tmp_path, {"k8s/db.yaml": statefulset("orders-rabbitmq", "rabbitmq:3-management")})
+    topo = scan([tmp_path], CheckOptions(cache=False)).topology
+    assert not [p for p in topo.problems if "AssertionError" in p.message]
