@@ -29,6 +29,13 @@ SCHEMA_VERSION = 1
 
 
 def _location(location: Location) -> dict:
+    # A location is mostly a path and a line: those built as such, in field order (a
+    # report of 1,100 findings holds 3,500 locations: asdict and a filter were 3.5 ms)
+    if type(location) is Location and location.column is None \
+            and location.end_line is None and location.path is not None:
+        line = location.line
+        return {"path": location.path} if line is None else {"path": location.path,
+                                                              "line": line}
     return {k: v for k, v in msgspec.structs.asdict(location).items() if v is not None}
 
 
