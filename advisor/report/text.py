@@ -13,13 +13,10 @@ from collections import Counter
 from collections.abc import Mapping
 
 from advisor.budget.arith import (
-    against_usable,
-    contribution_lines,
+    derivation,
     num,
-    peak_expr,
     peak_text,
     size,
-    usable_expr,
 )
 from advisor.model import Budget, CheckResult, Finding
 from advisor.report.safe import safe_line
@@ -93,14 +90,15 @@ def budget_lines(b: Budget, *, verbose: bool, color: bool) -> list[str]:
     before colour is added."""
     src = b.version.source
     via = f"{src.key}, " if src.key and src.path else ""
+    # usable, each contribution, peak against usable: derivation's lines, which PA101
+    # made for an oversubscribed budget (kept per budget, advisor.budget.arith)
+    *head, peak = derivation(b)
     out = [safe_line(f"server {b.server} (PostgreSQL {num(b.version.value)}, {via}"
                      f"{src.label()}): ") + _verdict(b, color),
-           f"  usable: {usable_expr(b)}"]
-    for c in b.contributions:
-        out.extend(f"  {x}" for x in contribution_lines(c))
+           *(f"  {x}" for x in head)]
     if verbose:  # the poolers' other side, fitting or not (PA201 says when it does not)
         out.extend(f"  {x}" for x in b.client_sides)
-    out.append(f"  peak: {peak_expr(b)}{against_usable(b)}")
+    out.append(f"  {peak}")
     if verbose:
         out.extend(f"  not subtracted: {ns.term.show()}: {ns.why}" for ns in b.not_subtracted)
     if b.memory is not None and b.memory.limit is not None:
