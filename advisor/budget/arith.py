@@ -163,30 +163,9 @@ def peak_text(b: Budget) -> str:
     return f"peak {num(b.peak)}"
 
 
-# derivation(b)'s lines of the budgets last asked, by the budget's identity: PA101's
-# detail and the JSON report's "arithmetic" ask it of the same budget (50 derivations,
-# ~40 M instructions, for a 5,000-manifest repository's 25). A Budget is not changed
-# once advisor.budget.slots made it; the entry holds the budget, so its id is not reused.
-_DERIVED: dict[int, tuple[Budget, tuple[str, ...]]] = {}
-_DERIVED_MAX = 4096
-
-
 def derivation(b: Budget, s: Style = PLAIN) -> list[str]:
     """A budget's whole arithmetic, one line each: usable, every contribution (parts
     indented), peak against usable."""
-    if s is not PLAIN:
-        return _derivation(b, s)
-    hit = _DERIVED.get(id(b))
-    if hit is not None and hit[0] is b:
-        return list(hit[1])
-    out = _derivation(b, s)
-    if len(_DERIVED) >= _DERIVED_MAX:
-        _DERIVED.clear()
-    _DERIVED[id(b)] = (b, tuple(out))
-    return out
-
-
-def _derivation(b: Budget, s: Style) -> list[str]:
     out = [f"usable: {usable_expr(b, s)}"]
     for c in b.contributions:
         out.extend(contribution_lines(c, 0, s))

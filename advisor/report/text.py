@@ -90,8 +90,8 @@ def budget_lines(b: Budget, *, verbose: bool, color: bool) -> list[str]:
     before colour is added."""
     src = b.version.source
     via = f"{src.key}, " if src.key and src.path else ""
-    # usable, each contribution, peak against usable: derivation's lines, which PA101
-    # made for an oversubscribed budget (kept per budget, advisor.budget.arith)
+    # usable, each contribution, peak against usable: derivation's lines, the same
+    # PA101's detail and the JSON report's arithmetic print
     *head, peak = derivation(b)
     out = [safe_line(f"server {b.server} (PostgreSQL {num(b.version.value)}, {via}"
                      f"{src.label()}): ") + _verdict(b, color),
