@@ -54,3 +54,27 @@ def test_a_getenv_fallback_is_not_taken_when_an_envfrom_secret_may_set_it(tmp_pa
     # a prefix that cannot form DB_POOL_SIZE leaves the fallback
     other = pools_for_container(_container(_var("REDIS_*", None, 9, "secret:redis")), app)
     assert 5 in _sizes(other), other
+
+
+def test_a_gunicorn_conf_fallback_is_not_taken_when_an_envfrom_secret_may_set_it(tmp_path):
+    """gunicorn.conf.py `workers = int(os.environ.get("WEB_CONCURRENCY", 2))`: the
+    process count is unknown, said as 'may be set', not the fallback 2."""
+    from msgspec.structs import replace
+
+    from advisor.read.apps.base import StackContext
+    from tests.apphelpers import container
+
+    (tmp_path / "gunicorn.conf.py").write_text(
+        'import os\nworkers = int(os.environ.get("WEB_CONCURRENCY", 2))\n')
+    (tmp_path / "requirements.txt").write_text("gunicorn==23.0.0\n")
+    app = scan_app_dir(Root.of(tmp_path), "")
+    plain = container({}, command=("gunicorn", "-c", "gunicorn.conf.py", "app:app"))
+    info = StackContext(container=plain, app=app, profile=None, node_cpus=4).processes()
+    assert info.processes is not None and info.processes.value == 2 and not info.hidden
+    # a prefix that forms WEB_CONCURRENCY, not GUNICORN_CMD_ARGS (which, when it may be
+    # set, decides before the file: tests/test_env_from_processes.py)
+    hidden = replace(plain, env=(*plain.env, _var("WEB_*", None, 9, "secret:app-env")))
+    info = StackContext(container=hidden, app=app, profile=None, node_cpus=4).processes()
+    assert info.hidden == ["gunicorn workers: WEB_CONCURRENCY may be set by the envFrom "
+                           "source with prefix WEB_ at k8s/app.yaml:9, whose keys are not in "
+                           "the repository"], info.hidden

@@ -339,6 +339,12 @@ def hidden_note(what: str, name: str, source: Source) -> str:
     """Why `what` is unknown: set by `name` from a Secret or reference whose value the
     repository does not hold (said by PA106; StackContext.hidden_size, process
     detection)."""
+    if (source.key or "").endswith("*"):
+        # cited at an envFrom marker (_env_lookup): that source only may hold `name`
+        prefix = source.key[:-1]
+        return (f"{what}: {name} may be set by the envFrom source"
+                f"{f' with prefix {prefix}' if prefix else ''} at {source.label()}, whose "
+                "keys are not in the repository")
     return (f"{what} is set by {name} ({source.label()}) from a secret or reference whose "
             "value is not in the repository")
 
