@@ -200,7 +200,7 @@ def client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
             read = partial(pools_for_container, c, app if c.name in runs_app else None,
                            node_cpus=inputs.settings.node_cpus, init_writers=writers)
         else:
-            read = partial(container_pools, c, _run_cache(inputs),
+            read = partial(container_pools, c, parse_cache(inputs),
                            node_cpus=inputs.settings.node_cpus)
         # Argo Workflows' controller and server: pools from the ConfigMap they read
         argo = argo_workflows_pools(c, index or {}, w.namespace or default_ns)
@@ -890,7 +890,7 @@ def _mounted_config_route(w: Workload, index: ConfigIndex, host_map: dict,
     return None
 
 
-def _run_cache(inputs: Inputs) -> object | None:
+def parse_cache(inputs: Inputs) -> object | None:
     """The run's parse cache (advisor.read.cache.FileCache), None without one."""
     once = inputs.root.once
     return once.cache if once is not None else None

@@ -17,12 +17,12 @@ from msgspec.structs import replace
 from advisor.config.settings import Settings
 from advisor.guard import guarded
 from advisor.link.clients import (
-    _run_cache,
     client_from_workload,
     credential_secret,
     declared_client,
     lambda_client,
     mounted_files,
+    parse_cache,
     sidecars_by_workload,
 )
 from advisor.link.grafana_files import sidecar_files_present
@@ -252,7 +252,7 @@ def build_topology(inputs: Inputs) -> Topology:
     for w, server, names in server_pods:
         topo.clients += guarded(topo.problems, w.obj.path, partial(
             server_pod_clients, inputs, topo, w, server, host_map, default_ns,
-            sidecars.get(workload_id(w)), _run_cache(inputs),
+            sidecars.get(workload_id(w)), parse_cache(inputs),
             lambda c, names=names: c.name in names), [],
             "reading the other containers of this server's pod", w.obj.line)
     del server_pods
