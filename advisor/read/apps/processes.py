@@ -141,6 +141,9 @@ class _HiddenRead(NamedTuple):
     """A configuration file's count that reads a secret-set variable (pyeval Val.hidden)."""
 
     name: str
+    # where, when an envFrom source not held may set it (its marker, keyed `<prefix>*`:
+    # hidden_note says "may be set"); None: the variable's own env entry
+    source: Source | None = None
 
 
 def _env_int(ctx: ContainerReading, name: str) -> tuple[int, Source] | str | None:
@@ -617,16 +620,18 @@ def _puma_file(ctx: ContainerReading, hint: str | None, cpus: int) -> dict[str, 
         return {}
     env = {e.name: e for e in ctx.container.env}
     names: dict = {}
-    hidden_names: dict[str, str] = {}  # local name -> the secret-set variable it reads
+    hidden_names: dict[str, _HiddenRead] = {}  # local name -> the secret-set variable it reads
     out: dict[str, object] = {}
 
     def count(text: str, scope: RubyScope) -> object:
         v = ruby_eval(text, scope)
         if v is None and scope.hidden:
-            return _HiddenRead(scope.hidden[0].name)
+            var = scope.hidden[0]
+            return _HiddenRead(var.name, var.source if (var.source.key or "").endswith("*")
+                               else None)
         used = next((hidden_names[x] for x in re.findall(r"[a-z_]\w*", text)
                      if x in hidden_names), None)
-        return _HiddenRead(used) if v is None and used else v
+        return used if v is None and used else v
 
     for n, raw in enumerate(f.text.splitlines(), 1):
         line = raw.split("#", 1)[0].strip()
@@ -635,7 +640,7 @@ def _puma_file(ctx: ContainerReading, hint: str | None, cpus: int) -> dict[str, 
         if m:
             v = count(m.group(2), scope)
             if isinstance(v, _HiddenRead):
-                hidden_names[m.group(1)] = v.name
+                hidden_names[m.group(1)] = v
             elif v is not None:
                 names[m.group(1)] = v
                 hidden_names.pop(m.group(1), None)
@@ -689,7 +694,8 @@ def _puma(ctx: ContainerReading, words: list[Word], cpus: int, assumed: bool) ->
     from_file = _puma_file(ctx, conf[0] if conf else None, cpus)
     w = from_file.get("workers")
     if isinstance(w, _HiddenRead):
-        hidden["workers"] = hidden_note("Puma workers", w.name, ctx.env_source(w.name))
+        hidden["workers"] = hidden_note("Puma workers", w.name,
+                                        w.source or ctx.env_source(w.name))
     elif isinstance(w, tuple):
         workers, cpu = (cpus, w[1]), CpuFormula(per_cpu=1, text="workers :auto",
                                                 applies_to="processes")
@@ -700,7 +706,8 @@ def _puma(ctx: ContainerReading, words: list[Word], cpus: int, assumed: bool) ->
         hidden.pop("workers", None)
     t = from_file.get("threads")
     if isinstance(t, _HiddenRead):
-        hidden["threads"] = hidden_note("Puma max threads", t.name, ctx.env_source(t.name))
+        hidden["threads"] = hidden_note("Puma max threads", t.name,
+                                        t.source or ctx.env_source(t.name))
     elif t is not None and parse_int(str(t.value)) is not None:
         threads = (parse_int(str(t.value)), t.source)
         hidden.pop("threads", None)

@@ -16,6 +16,7 @@ import re
 from msgspec.structs import replace
 
 from advisor.model import CpuFormula, EnvVar, Source
+from advisor.read.apps.envfrom import env_from_hidden
 from advisor.read.apps.pyeval import Val
 
 _TOKEN = re.compile(r"""\s*(?:(?P<num>\d+(?:\.\d+)?)|(?P<str>"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*')
@@ -52,8 +53,10 @@ class RubyScope:
                  names: dict[str, Val] | None = None) -> None:
         self.path, self.line, self.env, self.cpus = path, line, env, cpus
         self.names = names if names is not None else {}
-        # Variables read whose value the repository does not hold (a Secret's): what
-        # made an expression unreadable, for the reader to say so
+        # Variables read whose value the repository does not hold (a Secret's, or one an
+        # envFrom source not held may set: cited at its marker, keyed `<prefix>*`, as
+        # pyeval's _env_lookup does): what made an expression unreadable, for the reader
+        # to say so
         self.hidden: list[EnvVar] = []
 
     def src(self, key: str | None = None) -> Source:
@@ -88,13 +91,17 @@ class _Parser:
         return no if cond.value is None or cond.value is False else yes
 
     def or_expr(self) -> Val | None:
+        held = len(self.scope.hidden)
         left = self.postfix()
+        # a left side that reads a value not held may be non-nil: `||`'s right side is
+        # then not what runs (`ENV["DB_POOL"] || 5` under a Secret's DB_POOL)
+        hidden = left is None and len(self.scope.hidden) > held
         while self.peek("||"):
             self.take("||")
             right = self.postfix()
-            if left is None or left.value is None:
+            if not hidden and (left is None or left.value is None):
                 left = right
-        return left
+        return None if hidden else left
 
     def postfix(self) -> Val | None:
         v = self.atom()
@@ -179,6 +186,14 @@ class _Parser:
                 self.scope.hidden.append(var)
                 return None
             return Val(var.value, replace(var.source, key=name.value))
+        marker = env_from_hidden(self.scope.env.values(), name.value)
+        if marker is not None:
+            # an envFrom source whose keys are not held may set it: neither its value
+            # nor the fallback is known
+            self.scope.hidden.append(EnvVar(name=name.value, source=replace(
+                marker.source, key=marker.name), from_ref=marker.from_ref,
+                secret=marker.secret))
+            return None
         if default is not None:
             return Val(default.value, self.scope.src(key=f"{name.value} (default)"),
                        default.cpu, from_default=True)
