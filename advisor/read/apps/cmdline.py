@@ -27,6 +27,7 @@ from msgspec.structs import replace
 
 from advisor.lazyregex import lazy
 from advisor.model import Container, EnvVar, Frozen, Source
+from advisor.read.apps.envfrom import env_from_hidden
 from advisor.read.apps.locate import image_name
 from advisor.read.apps.source import AppFile, AppSource
 
@@ -40,6 +41,10 @@ class Word(Frozen, kw_only=True):
     source: Source
     from_env: str | None = None  # the env var that supplied (part of) it
     cpu: bool = False  # came from $(nproc)
+    # A variable it reads whose value is not held here (unheld): a Secret's, or one an
+    # envFrom source not held may set (cited at its marker, keyed `<prefix>*`). Its text
+    # is then the `${X:-2}` fallback (or the reference as written), not what runs.
+    unheld: EnvVar | None = None
 
 
 class CommandLine(Frozen, kw_only=True):
@@ -63,6 +68,25 @@ class CommandLine(Frozen, kw_only=True):
         return [s for s in out if s]
 
 
+def unheld(name: str, env: dict[str, EnvVar]) -> EnvVar | None:
+    """The variable `name` when its value is not held here: set from a Secret or
+    reference (not a script's own command output), or unset with an envFrom source not
+    held that may set it (then an entry for `name` cited at that source's marker, as
+    pyeval's _env_lookup cites it). None when its value, or its being unset, is known."""
+    var = env.get(name)
+    if var is not None:
+        shell = (var.from_ref or "").startswith("shell:")
+        return var if var.value is None and not shell and not name.endswith("*") else None
+    marker = env_from_hidden(env.values(), name)
+    if marker is None:
+        return None
+    return EnvVar(name=name, source=replace(marker.source, key=marker.name),
+                  from_ref=marker.from_ref, secret=marker.secret)
+
+
+_UNHELD_TOKEN = lazy(r"__UNHELD(\d+)__")
+
+
 def _expand_k8s(text: str, env: dict[str, EnvVar]) -> tuple[str, str | None]:
     used: list[str] = []
 
@@ -76,7 +100,13 @@ def _expand_k8s(text: str, env: dict[str, EnvVar]) -> tuple[str, str | None]:
     return _K8S_VAR.sub(sub, text), (used[0] if used else None)
 
 
-def _expand_shell(text: str, env: dict[str, EnvVar]) -> tuple[str, str | None, bool]:
+def _expand_shell(text: str, env: dict[str, EnvVar],
+                  held: list[tuple[str, EnvVar]] | None = None
+                  ) -> tuple[str, str | None, bool]:
+    """`text` with the shell's variable references expanded from `env`. With `held`, a
+    reference to a variable whose value is not held (unheld) becomes a token
+    `__UNHELD<i>__` for held[i] = (its fallback, or the reference as written; the
+    variable), for _words_of to mark the word it lands in."""
     used: list[str] = []
     cpu = "$(nproc)" in text or "`nproc`" in text
     text = text.replace("$(nproc)", "__NPROC__").replace("`nproc`", "__NPROC__")
@@ -87,9 +117,12 @@ def _expand_shell(text: str, env: dict[str, EnvVar]) -> tuple[str, str | None, b
         if var is not None and var.value is not None:
             used.append(name)
             return var.value
-        if m.group(2) is not None:
-            return m.group(2)
-        return m.group(0)
+        written = m.group(2) if m.group(2) is not None else m.group(0)
+        hidden = unheld(name, env) if held is not None else None
+        if held is not None and hidden is not None and not re.search(r"\s", written):
+            held.append((written, hidden))
+            return f"__UNHELD{len(held) - 1}__"
+        return written
 
     return _SH_VAR.sub(sub, text), (used[0] if used else None), cpu
 
@@ -113,6 +146,8 @@ def _words_of(items: list[tuple[str, Source]], env: dict[str, EnvVar], *, k8s: b
     while index < len(items):
         text, source = items[index]
         used = None
+        # kubelet expands $(X) from every env entry, envFrom's too
+        hidden = _k8s_unheld(text, env) if k8s else None
         if k8s:
             text, used = _expand_k8s(text, env)
         base = text.rsplit("/", 1)[-1]
@@ -124,16 +159,28 @@ def _words_of(items: list[tuple[str, Source]], env: dict[str, EnvVar], *, k8s: b
                 script, script_source = rest[1]
                 if k8s:
                     script, _ = _expand_k8s(script, env)
-                expanded, used2, cpu = _expand_shell(script, env)
+                held: list[tuple[str, EnvVar]] = []
+                expanded, used2, cpu = _expand_shell(script, env, held)
                 for part in _split(expanded):
+                    marks = [held[int(i)] for i in _UNHELD_TOKEN.findall(part)]
+                    part = _UNHELD_TOKEN.sub(lambda m, held=held: held[int(m.group(1))][0],
+                                             part)
                     words.append(Word(text=part.replace("__NPROC__", "1"),
                                       source=script_source, from_env=used2,
-                                      cpu=cpu and "__NPROC__" in part))
+                                      cpu=cpu and "__NPROC__" in part,
+                                      unheld=marks[0][1] if marks else
+                                      _k8s_unheld(part, env) if k8s else None))
                 index += 3
                 continue
-        words.append(Word(text=text, source=source, from_env=used))
+        words.append(Word(text=text, source=source, from_env=used, unheld=hidden))
         index += 1
     return words
+
+
+def _k8s_unheld(text: str, env: dict[str, EnvVar]) -> EnvVar | None:
+    """The first `$(X)` of `text` whose value is not held here (unheld)."""
+    return next((var for m in _K8S_VAR.finditer(text)
+                 if (var := unheld(m.group(1), env)) is not None), None)
 
 
 def _dockerfile_command(app: AppSource) -> tuple[list[str], list[str], str] | None:
@@ -419,6 +466,12 @@ def _assigned(word: str, scope: dict[str, EnvVar], source: Source) -> EnvVar:
     refs = list(_SH_VAR.finditer(value))
     for ref in refs:
         var = scope.get(ref.group(1) or ref.group(3))
+        if var is None and (hidden := unheld(ref.group(1) or ref.group(3), scope)):
+            # an envFrom source not held may set it: not its `:-` fallback; `X=${X:-2}`
+            # keeps the marker's citation (it may be set there)
+            return EnvVar(name=name, value=None, from_ref=hidden.from_ref,
+                          source=hidden.source if hidden.name == name else src,
+                          secret=hidden.secret)
         if (var is None and ref.group(2) is None) or (var is not None and var.value is None):
             return EnvVar(name=name, value=None, source=src,
                           from_ref=var.from_ref if var is not None and var.from_ref

@@ -105,6 +105,8 @@ class _ScriptEnv:
 
     def env_source(self, name: str) -> Source:
         var = self._env.get(name)
+        if var is not None and (var.source.key or "").endswith("*"):
+            return var.source  # `X=${X:-2}` under an envFrom source not held: cited there
         return replace(var.source if var is not None else self.container.source, key=name)
 
     def env_value(self, name: str) -> str | None:
@@ -168,6 +170,18 @@ def _may_set(ctx: ContainerReading, label: str, *names: str) -> str | None:
         return None
     unset = [n for n in env_from_names(marker, names) if ctx.env(n) is None]
     return f"{label}: {' or '.join(unset)} may be set by {env_from_label(marker)}"
+
+
+def _unheld(label: str, got: tuple[str, Word] | None) -> str | None:
+    """Why `label` is unknown when the command line gives it as a variable whose value
+    is not held (Word.unheld: `-w ${WORKERS:-2}` whose WORKERS is a Secret's or may be
+    set by an envFrom source not held): that value, not the fallback, is what runs."""
+    if got is None or got[1].unheld is None:
+        return None
+    var = got[1].unheld
+    key = var.source.key or ""
+    return hidden_note(label, var.name, var.source if key.endswith("*")
+                       else replace(var.source, key=var.name))
 
 
 def _basename(word: str) -> str:
@@ -330,13 +344,17 @@ def _gunicorn(ctx: ContainerReading, words: list[Word], cpus: int, assumed: bool
     layers.append(words)
     for layer in layers:
         got = _opt(layer, ("-w",), ("--workers",))
-        if got and parse_int(got[0]) is not None:
+        if (why := _unheld("gunicorn workers", got)) is not None:
+            hidden = why
+        elif got and parse_int(got[0]) is not None:
             workers = (parse_int(got[0]), _word_source(got[1], ctx, "--workers"))
             cpu = CpuFormula(per_cpu=1, text="$(nproc)", applies_to="processes") \
                 if got[1].cpu else None
             hidden = None
         got = _opt(layer, (), ("--threads",))
-        if got and parse_int(got[0]) is not None:
+        if (why := _unheld("gunicorn threads", got)) is not None:
+            hidden_threads = why
+        elif got and parse_int(got[0]) is not None:
             threads = (parse_int(got[0]), _word_source(got[1], ctx, "--threads"))
             hidden_threads = None
     if workers is None:
@@ -364,6 +382,8 @@ def _gunicorn(ctx: ContainerReading, words: list[Word], cpus: int, assumed: bool
 
 def _uvicorn(ctx: ContainerReading, words: list[Word]) -> ProcessInfo:
     got = _opt(words, (), ("--workers",))
+    if (why := _unheld("uvicorn workers", got)) is not None:
+        return ProcessInfo(server="uvicorn", hidden=[why])
     env = None if got and parse_int(got[0]) is not None else next(
         (found for name in ("UVICORN_WORKERS", "WEB_CONCURRENCY")
          if (found := _env_int(ctx, name)) is not None), None)
@@ -465,6 +485,9 @@ def _uwsgi(ctx: ContainerReading, words: list[Word]) -> ProcessInfo:
     def pick(cli_short: tuple[str, ...], cli_long: tuple[str, ...], env_names: tuple[str, ...],
              ini_keys: tuple[str, ...], what: str) -> tuple[int, Source]:
         got = _opt(words, cli_short, cli_long)
+        if (why := _unheld(f"uWSGI {what}es", got)) is not None:
+            hidden.append(why)
+            return 1, got[1].source if got else ctx.container.source
         if got and parse_int(got[0]) is not None:
             return parse_int(got[0]) or 1, _word_source(got[1], ctx, cli_long[0])
         for name in env_names:
@@ -578,6 +601,7 @@ def _celery(ctx: ContainerReading, words: list[Word], cpus: int, assumed: bool) 
     pool = _opt(words, ("-P",), ("--pool",))
     got = _opt(words, ("-c",), ("--concurrency",))
     cpu = None
+    why = _unheld("Celery concurrency", got)
     if got and parse_int(got[0]):
         n, src = parse_int(got[0]), _word_source(got[1], ctx, "--concurrency")
     else:
@@ -589,11 +613,14 @@ def _celery(ctx: ContainerReading, words: list[Word], cpus: int, assumed: bool) 
     if kind == "solo":
         return ProcessInfo(server="celery", notes=["celery -P solo: one process, one task"])
     term = Term(label="Celery concurrency", value=n, source=src)
+    hidden = [why.replace("Celery", f"Celery {kind}", 1) if kind in (
+        "threads", "gevent", "eventlet") else why] if why else []
     if kind in ("threads", "gevent", "eventlet"):
         return ProcessInfo(server="celery",
-                           threads=replace(term, label=f"Celery {kind} concurrency"))
+                           threads=replace(term, label=f"Celery {kind} concurrency"),
+                           hidden=hidden)
     return ProcessInfo(server="celery", processes=term, cpu_formula=cpu,
-                       cpus=_cpus_term(cpus, assumed) if cpu else None)
+                       cpus=_cpus_term(cpus, assumed) if cpu else None, hidden=hidden)
 
 
 # --- Ruby ------------------------------------------------------------------------------
@@ -712,11 +739,15 @@ def _puma(ctx: ContainerReading, words: list[Word], cpus: int, assumed: bool) ->
         threads = (parse_int(str(t.value)), t.source)
         hidden.pop("threads", None)
     got = _opt(words, ("-w",), ("--workers",))
-    if got and parse_int(got[0]) is not None:
+    if (why := _unheld("Puma workers", got)) is not None:
+        hidden["workers"] = why
+    elif got and parse_int(got[0]) is not None:
         workers, cpu = (parse_int(got[0]), _word_source(got[1], ctx, "--workers")), None
         hidden.pop("workers", None)
     got = _opt(words, ("-t",), ("--threads",))
-    if got:
+    if (why := _unheld("Puma max threads", got)) is not None:
+        hidden["threads"] = why
+    elif got:
         maximum = parse_int(got[0].split(":")[-1])
         if maximum is not None:
             threads = (maximum, _word_source(got[1], ctx, "--threads"))
@@ -768,7 +799,9 @@ def _sidekiq(ctx: ContainerReading, words: list[Word], cpus: int) -> ProcessInfo
                 elif v is not None and parse_int(str(v.value)) is not None:
                     conc, hidden = (parse_int(str(v.value)), v.source), None
     got = _opt(words, ("-c",), ("--concurrency",))
-    if got and parse_int(got[0]) is not None:
+    if (why := _unheld("Sidekiq concurrency", got)) is not None:
+        hidden = why
+    elif got and parse_int(got[0]) is not None:
         conc, hidden = (parse_int(got[0]), _word_source(got[1], ctx, "--concurrency")), None
     if conc is default and hidden is None:
         hidden = _may_set(ctx, "Sidekiq concurrency", "RAILS_MAX_THREADS")
