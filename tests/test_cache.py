@@ -280,12 +280,14 @@ def test_an_unwritable_cache_folder_runs_without_cache(tmp_path, monkeypatch):
     repo = _repo(tmp_path)
     cold = _check(repo, cache=False)
 
-    def refuse(*a, **kw):
-        raise PermissionError(13, "Permission denied")
+    real_open = os.open
 
-    import tempfile
+    def refuse(path, *a, **kw):
+        if ".tmp-" in os.fspath(path):
+            raise PermissionError(13, "Permission denied")
+        return real_open(path, *a, **kw)
 
-    monkeypatch.setattr(tempfile, "mkstemp", refuse)
+    monkeypatch.setattr(cache_mod.os, "open", refuse)
     assert _check(repo) == cold
     assert not list((repo / CACHE_DIR).glob(f"*/{PACK}")) if (repo / CACHE_DIR).exists() \
         else True
