@@ -362,3 +362,80 @@ def test_a_field_of_numbers_and_strings_is_traced_as_by_a_parse_each(tmp_path, m
     assert len(sources["ConfigMap/r1-pgbouncer"]) >= 1 and len(sources["Deployment/r1-db"]) >= 2
     monkeypatch.setattr(helm_trace.ValuesTracer, "_parsed_in_shape", lambda *_a: None)
     assert once == traced()
+
+
+def _declared_parsing_each(root: Root, chart_path) -> list[dict[str, object]]:
+    """helm_local_deps.declared before its shortcuts: each file read and parsed."""
+    from advisor.read.sources.k8s import get, load_yaml_stream
+
+    deps: list[dict[str, object]] = []
+    for file in ("Chart.yaml", "requirements.yaml"):
+        try:
+            text = root.read_text(chart_path / file)
+        except InputError:
+            continue
+        docs, _problems = load_yaml_stream(text, root.rel(chart_path / file))
+        listed = get(docs[0][0], "dependencies") if docs else None
+        if isinstance(listed, list):
+            deps += [d for d in listed if isinstance(d, dict)]
+    return deps
+
+
+@pytest.mark.parametrize(("chart", "requirements"), [
+    ("apiVersion: v2\nname: app\nversion: 0.1.0\n", None),
+    ("apiVersion: v2\nname: app\ndependencies:\n  - name: db\n    repository: file://../db\n",
+     None),
+    ('apiVersion: v2\nname: app\n"dependenc\\x69es":\n  - name: db\n', None),
+    ("apiVersion: v1\nname: app\n", "dependencies:\n  - name: db\n    version: 1.0.0\n"),
+    ("apiVersion: v1\nname: app\n", "# none\n"),
+    ("apiVersion: v1\nname: app\n", "link"),
+    ("name: [\n", None),
+])
+def test_declared_is_what_parsing_each_file_gives(tmp_path, chart, requirements):
+    from advisor.read.render.helm_local_deps import declared
+
+    app = tmp_path / "app"
+    app.mkdir()
+    (app / "Chart.yaml").write_text(chart)
+    if requirements == "link":
+        (app / "requirements.yaml").symlink_to(tmp_path / "missing.yaml")
+    elif requirements is not None:
+        (app / "requirements.yaml").write_text(requirements)
+    root = Root.of(tmp_path)
+    assert declared(root, app) == _declared_parsing_each(root, app)
+    assert declared(root, app.relative_to(tmp_path)) == _declared_parsing_each(root, app)
+
+
+def test_a_chart_without_dependencies_is_not_parsed_for_them(tmp_path, monkeypatch):
+    from advisor.read.render import helm_local_deps
+
+    (tmp_path / "Chart.yaml").write_text("apiVersion: v2\nname: app\nversion: 0.1.0\n")
+
+    def refused(*_a, **_k):
+        raise AssertionError("parsed")
+
+    monkeypatch.setattr(helm_local_deps, "load_yaml_stream", refused)
+    assert helm_local_deps.declared(Root.of(tmp_path), tmp_path) == []
+
+
+def test_each_template_is_read_once_for_positions_and_helpers(tmp_path, reads):
+    """_objects_of's template reads and chart_text's walk share their texts."""
+    from advisor.read.render.helm import _TextPlacer
+    from advisor.read.render.helm_text_lines import chart_text
+
+    templates = tmp_path / "app" / "templates"
+    templates.mkdir(parents=True)
+    (templates / "_helpers.tpl").write_text('{{- define "app.labels" -}}\na: b\nc: d\n{{- end }}\n')
+    (templates / "cm.yaml").write_text('metadata:\n  labels:\n    {{- include "app.labels" . '
+                                       '| nindent 4 }}\n')
+    (templates / "odd#name.yaml").write_text("kind: ConfigMap\n")
+    expected = chart_text(Root.of(tmp_path), "app")
+    reads.clear()
+    places = _TextPlacer(Root.of(tmp_path), "app", {})
+    assert places.template("app/templates/cm.yaml") == (templates / "cm.yaml").read_text()
+    assert places.template("app/templates/odd#name.yaml") is None  # as template_text
+    assert places._text("app") == expected
+    assert places._helpers().defines.keys() == {"app.labels"}
+    assert places.template("app/templates/cm.yaml") == (templates / "cm.yaml").read_text()
+    assert reads == {str(templates / name): 1
+                     for name in ("_helpers.tpl", "cm.yaml", "odd#name.yaml")}

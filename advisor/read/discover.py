@@ -399,6 +399,9 @@ def _walk(found: Discovered, base: Path, ignores: Ignores, seen: set[str],
     root = str(found.root)
     # Each folder's Path, made from its parent's when the walk meets it (see _child)
     folder_paths: dict[str, Path] = {}
+    # str() of the charts found.helm_charts holds: a look-up, where `in` on the list
+    # compared each chart found with every one before it (quadratic in charts)
+    charts = {str(c) for c in found.helm_charts}
     for folder, dirs, entries, links in walk_entries(base):
         here = folder_paths.pop(folder, None) or Path(folder)
         inside = relative_posix(folder, root)
@@ -442,7 +445,9 @@ def _walk(found: Discovered, base: Path, ignores: Ignores, seen: set[str],
             # Nothing below a chart is walked: its templates and subcharts (charts/) are
             # the renderer's (and a per-folder check against every chart was quadratic).
             dirs[:] = []
-            _add_once(found.helm_charts, here)
+            if str(here) not in charts:
+                charts.add(str(here))
+                found.helm_charts.append(here)
             continue
         linked = [k for k in KUSTOMIZATION_NAMES if k in files and (here / k).is_symlink()]
         found.problems.extend(_not_followed(found, here / k) for k in linked)

@@ -172,9 +172,11 @@ def _engine(process: EngineProcess) -> EngineCalls | None:
     request of a run's process)."""
     from advisor.read.render.helm_process import EngineError
 
-    if importlib.util.find_spec("helm_python") is None:
-        return None
     calls = process.calls()
+    # (the library looked for once a run's process answered: find_spec searches the
+    # import path each time, and a run's charts ask once each)
+    if not calls.answered() and importlib.util.find_spec("helm_python") is None:
+        return None
     try:
         calls.helm_sdk_version()
     except EngineError:
@@ -436,7 +438,7 @@ def _objects_of(root: Root, chart_path: Path, chart_rel: str, rendered: dict[str
         for p in problems:
             out.problems.append(replace(p, message=f"{p.message} (in the "
                                                      "rendered output of this template)"))
-        template = template_text(root, display)
+        template = places.template(display)
         mapping = line_map(template, text) if template is not None else {}
         template_lines = template.splitlines() if template is not None else []
         helper_lines = places.helper_lines(template, display, text, mapping) \
@@ -489,12 +491,22 @@ class _TextPlacer:
         self.subdirs = subdirs
         self.texts: dict[str, Any] = {}
         self.helpers: Any = None
+        # template text by path as shown, read once for positions and for chart_text
+        self.templates: dict[str, str | None] = {}
+
+    def template(self, display: str) -> str | None:
+        """helm_positions.template_text, each file read once with chart_text's reads."""
+        if "#" in display:
+            return None  # inside a .tgz (template_text)
+        if display not in self.templates:
+            self.templates[display] = template_text(self.root, display)
+        return self.templates[display]
 
     def _text(self, where: str) -> Any:
         from advisor.read.render.helm_text_lines import chart_text
 
         if where not in self.texts:
-            self.texts[where] = chart_text(self.root, where)
+            self.texts[where] = chart_text(self.root, where, self.templates)
         return self.texts[where]
 
     def for_template(self, key: str) -> Any:

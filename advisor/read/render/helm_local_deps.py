@@ -17,6 +17,7 @@ scanned root is placed: a path outside it is not read (a notice says so).
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -118,11 +119,18 @@ def declared(root: Root, chart_path: Path) -> list[dict[str, object]]:
     apiVersion v1 chart), as mappings."""
     deps: list[dict[str, object]] = []
     for file in ("Chart.yaml", "requirements.yaml"):
+        path = chart_path / file
+        if not os.path.lexists(path if path.is_absolute() else root.path / path):
+            continue  # read_text's InputError, without resolving the path first
         try:
-            text = root.read_text(chart_path / file)
+            text = root.read_text(path)
         except InputError:
             continue
-        docs, _problems = load_yaml_stream(text, root.rel(chart_path / file))
+        if "dependencies" not in text and "\\" not in text:
+            # no key of that name can be read from it (a quoted key spells it out, but
+            # for an escape): not parsed (most charts declare none)
+            continue
+        docs, _problems = load_yaml_stream(text, root.rel(path))
         listed = get(docs[0][0], "dependencies") if docs else None
         if isinstance(listed, list):
             deps += [d for d in listed if isinstance(d, dict)]

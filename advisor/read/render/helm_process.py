@@ -284,6 +284,10 @@ class EngineCalls:
                 self._release_errors[name] = str(exc)
         return self._release_errors[name]
 
+    def answered(self) -> bool:
+        """Whether the engine has said its version: its library loads."""
+        return self._version is not None
+
     def helm_sdk_version(self) -> str:
         """The engine's version: its first request starts the process (EngineError when
         the library does not load there)."""

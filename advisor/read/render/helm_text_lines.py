@@ -21,7 +21,6 @@ import functools
 import os
 import re
 from collections import Counter
-from pathlib import Path
 
 from msgspec import Struct
 
@@ -80,20 +79,29 @@ def chart_parts(root: Root, chart_dir: str) -> list[Part]:
 _DEFINE_NAME = re.compile(r"\{\{-?\s*define\s+\"([^\"]+)\"")
 
 
-def chart_text(root: Root, chart_dir: str) -> ChartText:
+def chart_text(root: Root, chart_dir: str, known: dict[str, str | None] | None = None
+               ) -> ChartText:
     """chart_parts, and the helper bodies by name, from one read of the chart's
-    templates."""
+    templates. `known`: texts by path as shown (None: not readable) already read this
+    way (helm_positions.template_text); what is read here is added to it."""
     base = root.path / chart_dir
     texts: dict[str, str] = {}
     count = 0
-    for folder, dirs, files in walk(base / "templates"):
+    top = str(base / "templates")
+    cut = len(top) - len("templates")  # walk's folders: `top`, joined with names below it
+    for folder, dirs, files in walk(top):
         dirs.sort()
         for name in sorted(files):
             count += 1
             if count > MAX_TEMPLATE_FILES:
                 break
-            shown = in_chart(chart_dir, Path(folder, name).relative_to(base).as_posix())
-            text = _read(root, shown)
+            shown = in_chart(chart_dir, f"{folder[cut:]}/{name}")
+            if known is None or "#" in shown:  # (template_text reads no such path)
+                text = _read(root, shown)
+            elif shown in known:
+                text = known[shown]
+            else:
+                text = known[shown] = _read(root, shown)
             if text is not None:
                 texts[shown] = text
     parts: list[Part] = []
