@@ -439,3 +439,34 @@ def test_each_template_is_read_once_for_positions_and_helpers(tmp_path, reads):
     assert places.template("app/templates/cm.yaml") == (templates / "cm.yaml").read_text()
     assert reads == {str(templates / name): 1
                      for name in ("_helpers.tpl", "cm.yaml", "odd#name.yaml")}
+
+
+def test_the_library_is_looked_for_until_the_engine_answers(monkeypatch):
+    """helm._engine: find_spec searched sys.path again for every chart of a run."""
+    import importlib.util
+
+    from advisor.read.render import helm
+    from advisor.read.render.helm_process import EngineCalls
+
+    looked: list[str] = []
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name: looked.append(name) or object())
+
+    class Process:
+        def __init__(self) -> None:
+            self.answers = 0
+            self._calls = EngineCalls(self)
+
+        def calls(self) -> EngineCalls:
+            return self._calls
+
+        def request(self, payload, timeout=None):
+            self.answers += 1
+            return "4.0.0"
+
+    process = Process()
+    assert helm._engine(process) is process.calls()
+    assert helm._engine(process) is process.calls()
+    assert looked == ["helm_python"] and process.answers == 1
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)
+    assert helm._engine(Process()) is None  # not installed: still said as before
