@@ -59,13 +59,16 @@ spec:
 {env}"""
 
 
-def tree(root: Path, names: list[str], extra: str = "", named: dict[str, str] | None = None
-         ) -> None:
-    """One Deployment per name, each with `connections = 5`; `named` gives some of them
-    POSTGRES_DB and POSTGRES_USER (their pair known)."""
+def tree(root: Path, names: list[str], extra: str = "", named: dict[str, str] | None = None,
+         connections: int = 5) -> None:
+    """One Deployment per name, each with `connections` (5); `named` gives some of them
+    POSTGRES_DB and POSTGRES_USER (their pair known). With every pair known, the pooler
+    opens no more than its clients ask for (advisor.budget.demand): 80 each fills its
+    pools (3 processes x 25)."""
     files = {"k8s/db.yaml": CLUSTER.replace("EXTRA", extra),
-             ".pool-advisor.toml": "".join(f'[[workloads]]\nname = "{n}"\nconnections = 5\n'
-                                           for n in names)}
+             ".pool-advisor.toml": "".join(
+                 f'[[workloads]]\nname = "{n}"\nconnections = {connections}\n'
+                 for n in names)}
     for n in names:
         env = ""
         if named and n in named:
@@ -175,7 +178,7 @@ def test_an_over_verdict_that_rests_on_the_auth_query_pool_says_so(tmp_path):
     """D5 (theepicsaxguy's Mastodon: 132 > 97, 66 without the auth_query pool): two known
     pools and the auth pool, 3 x 75 = 225 > 197; without the auth pool 150. The
     arithmetic is unchanged, the peak line says what the verdict rests on."""
-    tree(tmp_path, ["a", "b"], named={"a": "shop", "b": "billing"})
+    tree(tmp_path, ["a", "b"], named={"a": "shop", "b": "billing"}, connections=80)
     result = _check(tmp_path)
     (budget,) = result.budgets
     assert budget.peak == 225
@@ -188,7 +191,7 @@ def test_an_over_verdict_that_rests_on_the_auth_query_pool_says_so(tmp_path):
 def test_an_over_verdict_that_rests_on_a_pooler_no_client_uses_says_so(tmp_path):
     """D5 (Mastodon's replica pooler, PGO's example): a PgBouncer no client connects to
     is counted at its pools' capacity."""
-    tree(tmp_path, ["a"], named={"a": "shop"})
+    tree(tmp_path, ["a"], named={"a": "shop"}, connections=80)
     (tmp_path / "k8s/db.yaml").write_text(CLUSTER.replace("EXTRA", "") + IDLE_POOLER)
     (budget,) = _check(tmp_path).budgets
     assert budget.peak == 300
@@ -197,7 +200,8 @@ def test_an_over_verdict_that_rests_on_a_pooler_no_client_uses_says_so(tmp_path)
         "a password up at once",
         "150 without pg-pooler-idle (150), to which no client in the repository connects"]
     # over whatever one term adds: nothing said
-    tree(tmp_path, ["a", "b", "c"], named={"a": "shop", "b": "billing", "c": "crm"})
+    tree(tmp_path, ["a", "b", "c"], named={"a": "shop", "b": "billing", "c": "crm"},
+         connections=80)
     (tmp_path / "k8s/db.yaml").write_text(CLUSTER.replace("EXTRA", "") + IDLE_POOLER)
     (budget,) = _check(tmp_path).budgets
     assert budget.peak == 450 and budget.rests_on == []
@@ -210,12 +214,12 @@ def test_the_json_report_carries_the_notes_and_reads_them_back(tmp_path):
 
     from advisor.report import json as json_report
 
-    tree(tmp_path, ["a", "b"], named={"a": "shop", "b": "billing"})
+    tree(tmp_path, ["a", "b"], named={"a": "shop", "b": "billing"}, connections=80)
     result = _check(tmp_path)
     rendered = json_report.render(result, load_rules())
     (data,) = json.loads(rendered)["budgets"]
     assert data["rests_on"] == result.budgets[0].rests_on != []
-    assert data["client_sides"][0].startswith("pg-pooler-rw client side: 10 client ")
+    assert data["client_sides"][0].startswith("pg-pooler-rw client side: 160 client ")
     assert "(within it without a term counted at its maximum: 150" in data["arithmetic"][-1]
     (back,) = json_report.load(rendered).budgets
     assert back.rests_on == result.budgets[0].rests_on

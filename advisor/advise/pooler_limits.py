@@ -55,6 +55,7 @@ def shrink_pooler(
     target_active: float | None,
 ) -> list[Proposal]:
     """Per-replica PgBouncer limits so that replicas x server connections <= alloc."""
+    from advisor.budget.demand import inner_pools
     from advisor.facts.pgbouncer import _find_database, effective_pool
 
     replicas = max(pooler.replicas.value + (pooler.surge.value if pooler.surge else 0), 1)
@@ -71,7 +72,8 @@ def shrink_pooler(
     if pooler.sized_by is not None:
         return _shrink_zalando(pooler, c, per_replica, why, assumption)
     proposals: list[Proposal] = []
-    db_parts = c.parts or [c]
+    own = inner_pools(c)  # its databases' arithmetic, inside the bound its clients set
+    db_parts = own.parts or [own]
     raw_total = sum(p.total for p in db_parts) or 1
     for part in db_parts:
         db_share = math.floor(per_replica * part.total / raw_total)

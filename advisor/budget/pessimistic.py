@@ -26,8 +26,11 @@ def _without_auth(pooler: Pooler) -> Pooler:
 def _auth_share(pooler: Pooler, counted: Contribution,
                 contribution: Callable[[Pooler], Contribution]) -> float:
     """What the pooler's auth_query pools add to its server side (0 when none)."""
+    from advisor.budget.demand import inner_pools
+
     if pooler.kind != "pgbouncer" or not any(
-            "auth_query lookups" in p.note for d in counted.parts for p in d.parts):
+            "auth_query lookups" in p.note for d in inner_pools(counted).parts
+            for p in d.parts):
         return 0.0
     return counted.total - contribution(_without_auth(pooler)).total
 

@@ -20,6 +20,7 @@ from msgspec.structs import replace
 
 from advisor.budget.arith import num
 from advisor.budget.client_side import client_side_line
+from advisor.budget.demand import bounded_by_clients, demand_capped
 from advisor.budget.pessimistic import verdict_notes
 from advisor.model import (
     OWN_RULE_PROGRAMS,
@@ -161,12 +162,27 @@ def pooler_contribution(pooler: Pooler, topo: Topology | None = None) -> Contrib
     if pooler.kind == "rds-proxy":
         return proxy_contribution(pooler, topo or Topology())
     found = server_side_max(pooler, pooler.pairs or None)
-    if pooler.surge is None or pooler.replicas.value <= 0:
+    if pooler.surge is not None and pooler.replicas.value > 0:
+        replicas, *rest = found.factors
+        per_replica = found.total / pooler.replicas.value
+        found = replace(found, factors=[replicas, pooler.surge, *rest],
+                        total=(pooler.replicas.value + pooler.surge.value) * per_replica)
+    if topo is None:
         return found
-    replicas, *rest = found.factors
-    per_replica = found.total / pooler.replicas.value
-    return replace(found, factors=[replicas, pooler.surge, *rest],
-                   total=(pooler.replicas.value + pooler.surge.value) * per_replica)
+    # no more server connections than its clients ask for (advisor.budget.demand)
+    clients = [c for c in topo.clients if c.target_kind == "pooler" and c.target_id == pooler.id]
+    return demand_capped(pooler, found, clients, client_contributions,
+                         bool(topo.exposed.get(pooler.id))) or found
+
+
+def pooler_unbounded(pooler: Pooler, counted: Contribution) -> bool:
+    """A PgBouncer with a pool of no limit (pool_size 0 from 1.24, no max_db_connections
+    or max_user_connections) that its clients do not bound: its count is a floor."""
+    if pooler.kind != "pgbouncer" or bounded_by_clients(counted):
+        return False
+    from advisor.facts.pgbouncer import pooler_pools
+
+    return any(p.unbounded for p in pooler_pools(pooler, pooler.pairs or None)[0])
 
 
 def proxy_contribution(proxy: Pooler, topo: Topology) -> Contribution:
@@ -249,6 +265,8 @@ def server_budget(server: Server, topo: Topology, memory: MemoryOptions | None =
         if p.server_id == server.id:
             contributions.append(pooler_contribution(p, topo))
             counted.append((p, contributions[-1]))
+            if pooler_unbounded(p, contributions[-1]) and p.name not in unbounded:
+                unbounded.append(p.name)  # pool_size 0 and clients not all known: a floor
             side = client_side_line(p, [c for c in topo.clients
                                         if c.target_kind == "pooler" and c.target_id == p.id],
                                     client_contributions)
@@ -266,7 +284,7 @@ def server_budget(server: Server, topo: Topology, memory: MemoryOptions | None =
         else None
     peak = math.ceil(total / spread.value) if spread else total
     rests_on = verdict_notes(topo, counted, total, usable, spread.value if spread else None,
-                             pooler_contribution)
+                             lambda p: pooler_contribution(p, topo))
 
     return Budget(
         server_id=server.id, server=server.name, version=server.version,

@@ -323,12 +323,37 @@ class EffectivePool(Record, kw_only=True):
     notes: list[str] = field(default_factory=list)
     # Set on the pool auth_query lookups run in (auth_pool): the lookup that makes it.
     lookup: AuthLookup | None = None
+    # pool_size 0 from PgBouncer 1.24: no limit of the pool's own (launch_new_connection
+    # checks the pool's size only when it is > 0: pgbouncer commit bed917b4, #1227), only
+    # max_db_connections and max_user_connections
+    unlimited: bool = False
+
+    @property
+    def unbounded(self) -> bool:
+        """No limit at all: pool_size 0 (1.24+) with neither max_db_connections nor
+        max_user_connections set. Its clients' connections are then its only bound."""
+        return self.unlimited and self.max_db_connections.value <= 0 \
+            and self.max_user_connections.value <= 0
 
     @property
     def server_max(self) -> int:
-        """Connections this pool alone may open: pool_size (+ reserve when usable)."""
+        """Connections this pool alone may open: pool_size (+ reserve when usable); for
+        a pool without a size of its own (`unlimited`), the smaller of max_db_connections
+        and max_user_connections that is set, or 1 (the least it opens for a client) when
+        neither is: a floor, said by `unbounded`."""
+        if self.unlimited:
+            caps = [c.int_value for c in (self.max_db_connections, self.max_user_connections)
+                    if c.value > 0]
+            return min(caps) if caps else 1
         reserve = self.reserve_pool_size.int_value if self.reserve_used else 0
         return max(0, self.pool_size.int_value) + max(0, reserve)
+
+    @property
+    def min_kept(self) -> int:
+        """Server connections the janitor keeps open with no client asking (min_pool_size,
+        only below pool_size: src/janitor.c check_pool_size)."""
+        size = self.pool_size.int_value
+        return max(0, min(self.min_pool_size.int_value, size)) if size > 0 else 0
 
 
 def _find_database(pooler: Pooler, name: str) -> PoolerDatabase | None:
@@ -518,8 +543,14 @@ def _effective_pool(pooler: Pooler, db: str, user: str,
             f"reserve_pool_timeout = 0 ({timeout.source.label()}): PgBouncer never "
             f"opens the reserve pool (src/objects.c launch_new_connection)"
         )
-    if pool_size.value <= 0:
-        notes.append("pool_size 0: this pool cannot open server connections")
+    unlimited = pool_size.value <= 0 and version.at_least(1, 24)
+    if unlimited:
+        notes.append(f"pool_size 0: no limit of the pool's own in PgBouncer {version.text} "
+                     "(1.24+: src/objects.c launch_new_connection checks it only when > 0), "
+                     "only max_db_connections and max_user_connections")
+    elif pool_size.value <= 0:
+        notes.append("pool_size 0: this pool opens no server connection but its reserve "
+                     f"(PgBouncer {version.text}; from 1.24 a pool_size of 0 is no limit)")
     return EffectivePool(
         database=db if entry.name == "*" else entry.name,
         entry=entry.name,
@@ -532,6 +563,7 @@ def _effective_pool(pooler: Pooler, db: str, user: str,
         max_db_connections=max_db,
         max_user_connections=max_user,
         reserve_used=reserve_used,
+        unlimited=unlimited,
         location=entry.location,
         notes=notes,
         lookup=lookup,
@@ -671,10 +703,11 @@ def _add_auth_pools(pooler: Pooler, pools: list[EffectivePool],
     return notes
 
 
-def server_side_max(pooler: Pooler, pairs: list[tuple[str, str]] | None) -> Contribution:
-    """Server connections `pooler` may open at most: replicas x (sum over its pools of
-    pool_size + usable reserve, capped per database entry by max_db_connections and per
-    user by max_user_connections)."""
+def pooler_pools(pooler: Pooler, pairs: list[tuple[str, str]] | None
+                 ) -> tuple[list[EffectivePool], list[str]]:
+    """The pools `pairs` open on the pooler (each once: several client users behind one
+    forced user share one), then the auth_query pools their logins look passwords up
+    in; with what was assumed or left out. `pairs` None: those the config declares."""
     notes: list[str] = []
     if pairs is None:
         pairs, assumed = declared_pairs(pooler)
@@ -694,6 +727,14 @@ def server_side_max(pooler: Pooler, pairs: list[tuple[str, str]] | None) -> Cont
         pools.append(pool)
         notes += pool.notes
     notes += _add_auth_pools(pooler, pools, seen)
+    return pools, notes
+
+
+def server_side_max(pooler: Pooler, pairs: list[tuple[str, str]] | None) -> Contribution:
+    """Server connections `pooler` may open at most: replicas x (sum over its pools of
+    pool_size + usable reserve, capped per database entry by max_db_connections and per
+    user by max_user_connections)."""
+    pools, notes = pooler_pools(pooler, pairs)
     # Connection counters (src/objects.c): per database object; per user object,
     # which before 1.23 is private to the database when the user is forced.
     def user_key(p: EffectivePool) -> str:
@@ -718,9 +759,19 @@ def server_side_max(pooler: Pooler, pairs: list[tuple[str, str]] | None) -> Cont
         pool_parts = []
         for p in ps:
             factors = [p.pool_size]
-            if p.reserve_used:
+            if p.reserve_used and not p.unlimited:
                 factors.append(p.reserve_pool_size)
             note = "pool_size + reserve_pool_size" if p.reserve_used else "pool_size"
+            if p.unlimited:
+                # no size of its own: its database's or user's cap, else a floor of 1
+                factors = [Term(label=("pool_size 0, no limit of its own: capped by "
+                                       "max_db_connections / max_user_connections")
+                                if not p.unbounded else
+                                "pool_size 0, no limit at all: counted as at least 1",
+                                value=float(p.server_max), source=p.pool_size.source)]
+                note = "unbounded pool: counted as 1, the real peak is higher" \
+                    if p.unbounded else "pool_size 0: capped by max_db_connections / " \
+                    "max_user_connections"
             if p.lookup is not None:
                 note = f"{p.lookup.describe()}: {note}"
             pool_parts.append(

@@ -1,0 +1,128 @@
+"""Demand oracle: real PgBouncer 1.18 in front of real PostgreSQL 15 opens no more server
+connections than its clients hold at once, plus what min_pool_size keeps.
+
+A pool far larger than its clients (default_pool_size 20): the clients run statements
+back to back and, in between, stay connected while idle. pg_stat_activity (the test
+user's client backends, sampled every 20 ms) must reach the bound the budget computes
+(advisor.budget.demand, through slots.pooler_contribution) and never pass it.
+
+Scenario "clients": 5 client connections, 5 server connections at most (not 20).
+Scenario "min_pool": 1 client connection and min_pool_size 4: the janitor opens 4 (src/
+janitor.c check_pool_size), within the bound 1 + 4.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import suppress
+from pathlib import Path
+
+import pytest
+
+from advisor.budget.slots import pooler_contribution
+from advisor.model import BouncerVersion, Client, Location, Pool, Route, Source, Term, Topology
+from advisor.read.fs import Root
+from advisor.read.sources.pgbouncer_ini import pooler_from_ini, read_pgbouncer_ini
+from tests.realbouncer import have_pgbouncer, running_pgbouncer
+from tests.realpg import PgServer, have_postgres, running_postgres
+
+pytestmark = [
+    pytest.mark.pgbouncer,
+    pytest.mark.postgres,
+    pytest.mark.skipif(not have_pgbouncer(), reason="pgbouncer binary not installed"),
+    pytest.mark.skipif(not have_postgres(), reason="PostgreSQL 15 binaries not installed"),
+]
+
+INI = """\
+[databases]
+db1 = host=127.0.0.1 port={port} dbname=db1
+
+[pgbouncer]
+pool_mode = transaction
+default_pool_size = 20
+max_client_conn = 100
+{extra}
+"""
+SCENARIOS = {
+    # name: (extra settings, client connections, bound, least the server must reach)
+    "clients": ("", 5, 5, 5),
+    "min_pool": ("min_pool_size = 4", 1, 1 + 4, 4),
+}
+SLEEP_S = 0.3
+WINDOW_S = 3.0
+
+
+@pytest.fixture(scope="module")
+def pg() -> Iterator[PgServer]:
+    with running_postgres("max_connections = 60") as server:
+        server.psql("CREATE ROLE u1 LOGIN")
+        server.psql("CREATE DATABASE db1")
+        yield server
+
+
+def _sample(dsn: str, until: float) -> list[int]:
+    import psycopg
+
+    counts = []
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        while time.monotonic() < until:
+            counts.append(conn.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend'"
+                " AND usename = 'u1'").fetchone()[0])
+            time.sleep(0.02)
+    return counts
+
+
+def _client(dsn: str, stop: threading.Event) -> None:
+    import psycopg
+
+    with suppress(psycopg.Error), psycopg.connect(dsn, autocommit=True, connect_timeout=10) as c:
+        while not stop.is_set():
+            c.execute(f"SELECT pg_sleep({SLEEP_S})")
+            time.sleep(SLEEP_S / 3)  # connected and idle: its server connection is freed
+
+
+def _bound(ini_text: str, tmp_path: Path, connections: int) -> float:
+    (tmp_path / "pgbouncer.ini").write_text(ini_text)
+    ini = read_pgbouncer_ini(Root.of(tmp_path), "pgbouncer.ini",
+                             version=BouncerVersion(major=1, minor=18))
+    assert not ini.problems, ini.problems
+    pooler = pooler_from_ini(ini, id="pgb", name="pgbouncer")
+    pooler.pairs = [("db1", "u1")]
+    client = Client(id="Deployment/app", name="app", location=Location(path="app.yaml"),
+                    replicas=Term(label="replicas", value=1, source=Source(path="app.yaml")),
+                    pools=[Pool(label="declared", size=Term(
+                        label="connections", value=connections, source=Source(
+                            path="app.yaml")))],
+                    route=Route(host="pgbouncer", dbname="db1", user="u1",
+                                source=Source(path="app.yaml")),
+                    target_kind="pooler", target_id="pgb")
+    topo = Topology()
+    topo.poolers.append(pooler)
+    topo.clients.append(client)
+    assert pooler_contribution(pooler).total == 20  # the pool alone: default_pool_size
+    return pooler_contribution(pooler, topo).total
+
+
+@pytest.mark.parametrize("scenario", sorted(SCENARIOS))
+def test_server_connections_never_pass_what_the_clients_ask_for(pg: PgServer, scenario: str,
+                                                                 tmp_path: Path) -> None:
+    pytest.importorskip("psycopg")
+    extra, connections, bound, least = SCENARIOS[scenario]
+    with running_pgbouncer(INI.format(port=pg.port, extra=extra), users=["u1"]) as pgb:
+        assert _bound(pgb.ini_text, tmp_path, connections) == bound
+        stop = threading.Event()
+        pool = ThreadPoolExecutor(max_workers=1 + connections)
+        sampler = pool.submit(_sample, pg.dsn(), time.monotonic() + WINDOW_S)
+        clients = [pool.submit(_client, pgb.dsn("db1", "u1"), stop)
+                   for _ in range(connections)]
+        counts = sampler.result(timeout=WINDOW_S + 10)
+        stop.set()
+        for c in clients:
+            c.result(timeout=SLEEP_S + 10)
+        pool.shutdown()
+    assert max(counts) <= bound, counts
+    assert max(counts) >= least, counts
