@@ -227,3 +227,31 @@ def test_a_repository_budget_counts_the_pooler_at_its_clients_connections(tmp_pa
     pooler = next(c for c in budget.contributions if c.who == "pgbouncer")
     assert pooler.total == 15  # 3 pods x 5, not 2 replicas x 30 = 60
     assert budget.peak == 15 and budget.fits
+
+
+def test_a_forced_user_entry_no_client_opens_keeps_its_min_pool_size_from_1_21(tmp_path):
+    """PgBouncer 1.21 (commit dd7a06f0, #947) creates the pool of a forced-user entry
+    with a min_pool_size and keeps that many server connections with no client; before,
+    a pool is made by a login only. Counted where no client pair opens it."""
+    extra = "min_pool_size = 3"
+    ini = INI.replace("[pgbouncer]", "reports = host=pg port=5432 dbname=db1 user=svc\n"
+                      "[pgbouncer]")
+
+    def pooler(version):
+        (tmp_path / "pgbouncer.ini").write_text(ini.format(extra=extra))
+        found = read_pgbouncer_ini(Root.of(tmp_path), "pgbouncer.ini",
+                                   version=BouncerVersion(major=version[0], minor=version[1]))
+        assert not found.problems, found.problems
+        p = pooler_from_ini(found, id="pgb", name="pgbouncer", replicas=Term(
+            label="replicas", value=2, source=Source(path="pgb.yaml", line=3)))
+        p.pairs = [("db1", "u1")]
+        return p
+
+    old, new = pooler((1, 20)), pooler((1, 21))
+    assert pooler_contribution(old).total == 2 * 20
+    found = pooler_contribution(new)
+    assert found.total == 2 * (20 + 3)
+    assert any(p.who == "reports" for p in found.parts)
+    assert "keeps its min_pool_size 3 open with none" in found.note
+    # with its clients' bound: db1/u1 at 2 x 3 (+ 2 x 3 kept), reports at 2 x 3
+    assert pooler_contribution(new, _topo(new, _client(pods=2, size=3))).total == 6 + 6 + 6

@@ -36,6 +36,7 @@ from functools import lru_cache
 from typing import NamedTuple
 
 from msgspec import field
+from msgspec.structs import replace
 
 from advisor.facts.pgbouncer_params import (
     CHANGES,
@@ -327,6 +328,10 @@ class EffectivePool(Record, kw_only=True):
     # checks the pool's size only when it is > 0: pgbouncer commit bed917b4, #1227), only
     # max_db_connections and max_user_connections
     unlimited: bool = False
+    # A pool of a forced-user entry no client uses: from 1.21 the janitor opens it and
+    # keeps its min_pool_size connections with no client (pgbouncer commit dd7a06f0,
+    # #947), and nothing more (no client waits): it holds `min_kept`.
+    kept_only: bool = False
 
     @property
     def unbounded(self) -> bool:
@@ -341,6 +346,8 @@ class EffectivePool(Record, kw_only=True):
         a pool without a size of its own (`unlimited`), the smaller of max_db_connections
         and max_user_connections that is set, or 1 (the least it opens for a client) when
         neither is: a floor, said by `unbounded`."""
+        if self.kept_only:
+            return self.min_kept
         if self.unlimited:
             caps = [c.int_value for c in (self.max_db_connections, self.max_user_connections)
                     if c.value > 0]
@@ -727,7 +734,32 @@ def pooler_pools(pooler: Pooler, pairs: list[tuple[str, str]] | None
         pools.append(pool)
         notes += pool.notes
     notes += _add_auth_pools(pooler, pools, seen)
+    notes += _add_kept_pools(pooler, pools, seen)
     return pools, notes
+
+
+def _add_kept_pools(pooler: Pooler, pools: list[EffectivePool],
+                    seen: set[tuple[str, str]]) -> list[str]:
+    """Append the pools of forced-user [databases] entries with a min_pool_size that no
+    counted pair opens: from PgBouncer 1.21 the janitor creates them and keeps
+    min(min_pool_size, pool_size) server connections open with no client (src/janitor.c:
+    get_pool for database_min_pool_size > 0 and forced_user_credentials; check_pool_size);
+    before, a pool is made by a client's login only. Notes."""
+    if not pooler.version.at_least(1, 21):
+        return []
+    notes: list[str] = []
+    for entry in pooler.databases:
+        if entry.user is None or entry.name == "*":
+            continue
+        pool = effective_pool(pooler, entry.name, entry.user)
+        if pool is None or (pool.database, pool.user) in seen or pool.min_kept <= 0:
+            continue
+        seen.add((pool.database, pool.user))
+        pools.append(replace(pool, kept_only=True))
+        notes.append(f"{entry.name}/{entry.user}: no client counted here opens it, but "
+                     f"PgBouncer {pooler.version.text} keeps its min_pool_size "
+                     f"{pool.min_kept} open with none (1.21+: src/janitor.c)")
+    return notes
 
 
 def server_side_max(pooler: Pooler, pairs: list[tuple[str, str]] | None) -> Contribution:
@@ -772,6 +804,11 @@ def server_side_max(pooler: Pooler, pairs: list[tuple[str, str]] | None) -> Cont
                 note = "unbounded pool: counted as 1, the real peak is higher" \
                     if p.unbounded else "pool_size 0: capped by max_db_connections / " \
                     "max_user_connections"
+            if p.kept_only:
+                # no client opens it: the janitor keeps min_pool_size (1.21+)
+                factors = [Term(label="min_pool_size kept with no client (below pool_size)",
+                                value=float(p.min_kept), source=p.min_pool_size.source)]
+                note = "min_pool_size"
             if p.lookup is not None:
                 note = f"{p.lookup.describe()}: {note}"
             pool_parts.append(
