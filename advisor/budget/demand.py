@@ -19,28 +19,36 @@ without a backend slot.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from msgspec.structs import replace
 
 from advisor.budget.arith import num
 from advisor.model import Client, Contribution, Pooler, Source, Term, peak_pods
 
+if TYPE_CHECKING:
+    from advisor.facts.pgbouncer import EffectivePool
+
 _WHY = ("PgBouncer opens a server connection only for a client waiting for one, one at "
         "a time (src/janitor.c per_loop_activate, src/objects.c launch_new_connection)")
 
 
-def _keys(pooler: Pooler, client: Client) -> set[tuple[str, str]] | None:
+def _keys(pooler: Pooler, client: Client, landed: dict[tuple[str, str], tuple | None]
+          ) -> set[tuple[str, str]] | None:
     """The pools (database, server user) the client's routes land in; None when one of
-    them names neither database nor user (any pool may be its)."""
-    from advisor.facts.pgbouncer import effective_pool
+    them names neither database nor user (any pool may be its). `landed`: each pair's
+    pool key, worked out once per pooler (clients share pairs)."""
+    from advisor.facts.pgbouncer import pool_key
 
     keys: set[tuple[str, str]] = set()
     for r in client.routes():
         if r.dbname is None and r.user is None:
             return None
-        pool = effective_pool(pooler, r.dbname or "*", r.user or "*")
-        if pool is not None:
-            keys.add((pool.database, pool.user))
+        pair = (r.dbname or "*", r.user or "*")
+        if pair not in landed:
+            landed[pair] = pool_key(pooler, *pair)
+        if (key := landed[pair]) is not None:
+            keys.add(key)
     return keys
 
 
@@ -54,11 +62,12 @@ def _known(client: Client) -> bool:
 
 def demand_capped(pooler: Pooler, counted: Contribution, clients: list[Client],
                   contributions: Callable[[list[Client]], list[Contribution]],
-                  exposed: bool) -> Contribution | None:
+                  exposed: bool, pools: list[EffectivePool]) -> Contribution | None:
     """The pooler's contribution bounded by its clients (`counted` inside a min), or None
     when that bound is not lower or cannot be known. `contributions` is the budget's own
-    (slots.client_contributions): slots imports this module."""
-    from advisor.facts.pgbouncer import effective_setting, pooler_pools
+    (slots.client_contributions): slots imports this module. `pools`: those `counted`
+    counts (facts.pgbouncer.pooler_pools)."""
+    from advisor.facts.pgbouncer import effective_setting
 
     if pooler.kind != "pgbouncer" or not clients or exposed or pooler.unnamed_pairs:
         return None
@@ -67,14 +76,14 @@ def demand_capped(pooler: Pooler, counted: Contribution, clients: list[Client],
         return None
     demand: dict[tuple[str, str], float] = {}
     clients_total = 0.0  # each client once (a client of several pools is on each below)
+    landed: dict[tuple[str, str], tuple | None] = {}
     for client, found in zip(clients, contributions(clients), strict=True):
         clients_total += found.total
-        keys = _keys(pooler, client)
+        keys = _keys(pooler, client, landed)
         if keys is None:
             return None
         for key in keys:  # a client of several pools: its all counted on each (a bound)
             demand[key] = demand.get(key, 0.0) + found.total
-    pools, _notes = pooler_pools(pooler, pooler.pairs or None)
     if not set(demand) <= {(p.database, p.user) for p in pools}:
         return None  # a client's pool the pools counted do not hold: no bound from them
     processes = pooler.replicas.value + (pooler.surge.value if pooler.surge else 0)
@@ -126,3 +135,13 @@ def inner_pools(c: Contribution) -> Contribution:
 def bounded_by_clients(c: Contribution) -> bool:
     """Whether `c` is a pooler's contribution demand_capped made."""
     return bool(c.factors) and c.factors[0].source.default == _WHY
+
+
+def has_unbounded_pool(c: Contribution) -> bool:
+    """Whether the pooler's own arithmetic counts a pool of no limit as 1 (server_side_max
+    notes it on the pool's part)."""
+    return any(p.note.startswith(UNBOUNDED_NOTE) for d in inner_pools(c).parts
+               for p in d.parts)
+
+
+UNBOUNDED_NOTE = "unbounded pool"

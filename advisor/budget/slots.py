@@ -20,7 +20,7 @@ from msgspec.structs import replace
 
 from advisor.budget.arith import num
 from advisor.budget.client_side import client_side_line
-from advisor.budget.demand import bounded_by_clients, demand_capped
+from advisor.budget.demand import bounded_by_clients, demand_capped, has_unbounded_pool
 from advisor.budget.pessimistic import verdict_notes
 from advisor.model import (
     OWN_RULE_PROGRAMS,
@@ -157,11 +157,12 @@ def pooler_contribution(pooler: Pooler, topo: Topology | None = None) -> Contrib
     """Server connections the pooler may open: PgBouncer's own arithmetic
     (advisor.facts.pgbouncer.server_side_max), with the extra pods of a rolling update added
     to its replicas; for an RDS Proxy, `proxy_contribution` (needs `topo`)."""
-    from advisor.facts.pgbouncer import server_side_max
+    from advisor.facts.pgbouncer import pooler_pools, server_side_max
 
     if pooler.kind == "rds-proxy":
         return proxy_contribution(pooler, topo or Topology())
-    found = server_side_max(pooler, pooler.pairs or None)
+    pools = pooler_pools(pooler, pooler.pairs or None)
+    found = server_side_max(pooler, pooler.pairs or None, pools)
     if pooler.surge is not None and pooler.replicas.value > 0:
         replicas, *rest = found.factors
         per_replica = found.total / pooler.replicas.value
@@ -172,17 +173,14 @@ def pooler_contribution(pooler: Pooler, topo: Topology | None = None) -> Contrib
     # no more server connections than its clients ask for (advisor.budget.demand)
     clients = [c for c in topo.clients if c.target_kind == "pooler" and c.target_id == pooler.id]
     return demand_capped(pooler, found, clients, client_contributions,
-                         bool(topo.exposed.get(pooler.id))) or found
+                         bool(topo.exposed.get(pooler.id)), pools[0]) or found
 
 
 def pooler_unbounded(pooler: Pooler, counted: Contribution) -> bool:
     """A PgBouncer with a pool of no limit (pool_size 0 from 1.24, no max_db_connections
     or max_user_connections) that its clients do not bound: its count is a floor."""
-    if pooler.kind != "pgbouncer" or bounded_by_clients(counted):
-        return False
-    from advisor.facts.pgbouncer import pooler_pools
-
-    return any(p.unbounded for p in pooler_pools(pooler, pooler.pairs or None)[0])
+    return pooler.kind == "pgbouncer" and not bounded_by_clients(counted) \
+        and has_unbounded_pool(counted)
 
 
 def proxy_contribution(proxy: Pooler, topo: Topology) -> Contribution:

@@ -762,11 +762,24 @@ def _add_kept_pools(pooler: Pooler, pools: list[EffectivePool],
     return notes
 
 
-def server_side_max(pooler: Pooler, pairs: list[tuple[str, str]] | None) -> Contribution:
+def pool_key(pooler: Pooler, db: str, user: str) -> tuple[str, str] | None:
+    """(database, server user) of the pool a client of `db` as `user` lands in, as
+    effective_pool names it, without working out its sizes; None when PgBouncer would
+    reject the database."""
+    found = _pool_entries(pooler, db, user)
+    if found is None:
+        return None
+    return (db if found.entry.name == "*" else found.entry.name, found.server_user)
+
+
+def server_side_max(pooler: Pooler, pairs: list[tuple[str, str]] | None,
+                    found: tuple[list[EffectivePool], list[str]] | None = None
+                    ) -> Contribution:
     """Server connections `pooler` may open at most: replicas x (sum over its pools of
     pool_size + usable reserve, capped per database entry by max_db_connections and per
     user by max_user_connections)."""
-    pools, notes = pooler_pools(pooler, pairs)
+    pools, notes = found if found is not None else pooler_pools(pooler, pairs)
+    notes = list(notes)
     # Connection counters (src/objects.c): per database object; per user object,
     # which before 1.23 is private to the database when the user is forced.
     def user_key(p: EffectivePool) -> str:
@@ -801,6 +814,7 @@ def server_side_max(pooler: Pooler, pairs: list[tuple[str, str]] | None) -> Cont
                                 if not p.unbounded else
                                 "pool_size 0, no limit at all: counted as at least 1",
                                 value=float(p.server_max), source=p.pool_size.source)]
+                # the words advisor.budget.demand.has_unbounded_pool looks for
                 note = "unbounded pool: counted as 1, the real peak is higher" \
                     if p.unbounded else "pool_size 0: capped by max_db_connections / " \
                     "max_user_connections"
