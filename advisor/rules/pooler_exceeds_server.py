@@ -20,8 +20,15 @@ def pooler_exceeds_server(topo: Topology, ctx: RuleContext) -> Iterator[Finding]
     sum over its (database, user) pools of `pool_size + reserve_pool_size`, each pool's
     size taken from the [users] entry, else the [databases] entry, else
     `default_pool_size`, capped per database entry by `max_db_connections` and per user
-    by `max_user_connections`. It reports a pooler whose own total exceeds the usable
-    slots of the server it points at (PA101 reports the sum over every client).
+    by `max_user_connections`. PgBouncer opens a server connection only for a client
+    waiting for one, so when every client of the pooler is in the repository and known
+    (and the pooler is not reachable from outside the cluster) the total is at most what
+    they ask for: their connections, plus processes x `min_pool_size` (the janitor keeps
+    that many below `pool_size`); an auth_query pool at most the logins at once. From
+    PgBouncer 1.24 `pool_size = 0` is no limit of the pool's own: only
+    `max_db_connections`, `max_user_connections` or its clients bound it. It reports a
+    pooler whose own total exceeds the usable slots of the server it points at (PA101
+    reports the sum over every client).
     A declared RDS Proxy may open min(its clients' connections, floor(max_connections
     x MaxConnectionsPercent / 100)): AWS takes the percentage of max_connections
     without leaving out the reserved slots.
@@ -52,7 +59,9 @@ def pooler_exceeds_server(topo: Topology, ctx: RuleContext) -> Iterator[Finding]
 
     ## References
     - PgBouncer docs, configuration: default_pool_size, reserve_pool_size,
-      max_db_connections, max_user_connections.
+      min_pool_size, max_db_connections, max_user_connections.
+    - PgBouncer source: src/janitor.c per_loop_activate and check_pool_size,
+      src/objects.c launch_new_connection (pool_size 0 no limit from 1.24, #1227).
     """
     for budget in ctx.budgets:
         # standbys behind one Service share a read-only pooler's connections (the
