@@ -98,6 +98,10 @@ class WorkloadDecl(Lined):
     connections: int | None = Field(default=None, ge=0)
     replicas: int | None = None
     target: str | None = None  # a server or pooler name
+    # The database and user it connects as, where what it reads leaves them unknown
+    # (a URL from a Secret not held): the (database, user) pool it opens behind PgBouncer
+    database: str | None = None
+    user: str | None = None
     source: str | None = None  # the application's source directory
     # For `advise`: its share of a server's budget, and the pool it must keep.
     weight: float | None = Field(default=None, gt=0)

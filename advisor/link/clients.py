@@ -404,6 +404,9 @@ def client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
                 "so each peak is a floor (declare [[workloads]] target and connections)")
             if w.name not in topo.unplaced_clients:
                 topo.unplaced_clients.append(w.name)
+    if decl is not None and (decl.database or decl.user):
+        route, pools, extra = _declared_pair(decl, inputs.settings.origin, workload_id(w),
+                                             route, pools, extra, topo.notices)
     if not pools and route is None:
         return []  # talks to no database we can see
     client = Client(id=workload_id(w), name=w.name, namespace=w.namespace, kind=w.kind,
@@ -448,6 +451,40 @@ def client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
         return [client, *leader]
     return [client, *leader, *_unrouted_part(client, lost),
             *_split_by_target(topo, client, extra, target, target_of)]
+
+
+def _declared_pair(decl: WorkloadDecl, origin: str | None, who: str, route: Route | None,
+                   pools: list[Pool], extra: list[Route], notices: list[str]
+                   ) -> tuple[Route | None, list[Pool], list[Route]]:
+    """The routes with the declared database and user where what was read leaves them
+    out (`[[workloads]] database/user`): the pool it opens behind a PgBouncer is then
+    known. A route that names another is kept as read, and said; a client declared with
+    a target and no route read gets one with the pair alone."""
+    key = "database" if decl.database else "user"
+    src = Source(path=origin, line=decl.line_of(key), key=f"workloads.{decl.name}.{key}")
+    clashes: list[str] = []
+
+    def filled(r: Route | None) -> Route | None:
+        if r is None:
+            return None
+        for read, declared, what in ((r.dbname, decl.database, "database"),
+                                     (r.user, decl.user, "user")):
+            if read and declared and read != declared:
+                clashes.append(f"{what} {read!r} ({r.source.label()})")
+        return replace(r, dbname=r.dbname or decl.database, user=r.user or decl.user)
+
+    if route is None and decl.target:
+        route = Route(dbname=decl.database, user=decl.user, source=src)
+    else:
+        route = filled(route)
+    pools = [p if p.route is None else replace(p, route=filled(p.route)) for p in pools]
+    extra = [r for r in (filled(x) for x in extra) if r is not None]
+    notices.append(f"{who}: connects as database {decl.database or '(as read)'}, user "
+                   f"{decl.user or '(as read)'} where what it reads leaves them out "
+                   f"(declared, {src.label()})")
+    notices += [f"{who}: reads {c}, not the declared one: kept as read"
+                for c in dict.fromkeys(clashes)]
+    return route, pools, extra
 
 
 def _unrouted_part(client: Client, lost: list[Pool]) -> list[Client]:
@@ -1079,6 +1116,10 @@ def declared_client(decl: WorkloadDecl, inputs: Inputs, topo: Topology) -> Clien
                                    source=replace(src, line=lines["processes"]))
                     if decl.processes else None)],
         location=Location(path=inputs.settings.origin or "configuration", line=src.line))
+    if decl.database or decl.user:  # the pool it opens behind a declared PgBouncer
+        key = "database" if decl.database else "user"
+        client.route = Route(dbname=decl.database, user=decl.user,
+                             source=replace(src, line=decl.line_of(key)))
     if decl.target and (target := _named_target(decl.target, topo)):
         client.target_kind, client.target_id = target  # type: ignore[assignment]
     return client

@@ -65,7 +65,8 @@ def pairs_finding(pooler: Pooler, budget: Budget) -> Finding | None:
         f"{each}, and the pooler may open {num(worst.total)} ({_per_process(worst)}): "
         f"{_verdict(budget, floor, worst)}. Name each client's database and user where it "
         "connects (a URL holding both, or POSTGRES_DB and POSTGRES_USER beside "
-        "POSTGRES_HOST), or give the pooler's [databases] entries a forced user")
+        "POSTGRES_HOST), declare them ([[workloads]] database and user), or give the "
+        "pooler's [databases] entries a forced user")
     detail = ["counted (a floor):", *(f"  {x}" for x in contribution_lines(floor)),
               "worst case (each a pair of its own):",
               *(f"  {x}" for x in contribution_lines(worst))]

@@ -1,0 +1,65 @@
+"""`[[workloads]] database` and `user`: the (database, user) a workload connects as
+where what it reads leaves them out (a URL or Secret not held). Behind a PgBouncer `*`
+fallback its pool is then known: no PA106 unknown pairs, and the pooler's server side is
+its pools (and no more than its clients ask for: advisor.budget.demand)."""
+
+from __future__ import annotations
+
+from advisor.engine.check import run_check
+from advisor.engine.options import CheckOptions
+from tests.test_pooler_pairs_unknown import _pairs, tree
+
+
+def _declare(root, entries: str) -> None:
+    toml = root / ".pool-advisor.toml"
+    toml.write_text(toml.read_text() + entries)
+
+
+def test_a_declared_pair_is_the_pool_the_workload_opens(tmp_path):
+    tree(tmp_path, ["a", "b", "c"], named={"a": "shop", "b": "billing"})
+    before = run_check([str(tmp_path)], CheckOptions())
+    assert _pairs(before) and before.budgets[0].unknown_pairs
+    # the tree's [[workloads]] c entry (connections = 5) is extended below
+    text = (tmp_path / ".pool-advisor.toml").read_text()
+    (tmp_path / ".pool-advisor.toml").write_text(text.replace(
+        'name = "c"\nconnections = 5\n',
+        'name = "c"\nconnections = 5\ndatabase = "crm"\nuser = "crm_user"\n'))
+    result = run_check([str(tmp_path)], CheckOptions())
+    (budget,) = result.budgets
+    assert not _pairs(result) and budget.unknown_pairs == []
+    (pooler,) = [c for c in budget.contributions if c.who == "pg-pooler-rw"]
+    inner = pooler.parts[0] if pooler.op == "min" else pooler
+    assert "crm" in {d.who for d in inner.parts}
+    # every pair known: no more than the clients ask for, 15 connections and 15 lookups
+    assert pooler.total == 15 + 15 and budget.peak == 30
+    assert any(n.startswith("Deployment/app/c: connects as database crm, user crm_user "
+                            "where what it reads leaves them out (declared, "
+                            ".pool-advisor.toml:") for n in result.notices), result.notices
+
+
+def test_a_pair_read_from_the_files_is_kept_and_the_clash_said(tmp_path):
+    tree(tmp_path, ["a"], named={"a": "shop"})
+    text = (tmp_path / ".pool-advisor.toml").read_text()
+    (tmp_path / ".pool-advisor.toml").write_text(text.replace(
+        'name = "a"\nconnections = 5\n',
+        'name = "a"\nconnections = 5\ndatabase = "other"\n'))
+    result = run_check([str(tmp_path)], CheckOptions())
+    (budget,) = result.budgets
+    (pooler,) = [c for c in budget.contributions if c.who == "pg-pooler-rw"]
+    inner = pooler.parts[0] if pooler.op == "min" else pooler
+    assert {d.who for d in inner.parts} == {"shop", "postgres"}  # as read, and auth's
+    assert any("reads database 'shop' (k8s/a.yaml:" in n and "kept as read" in n
+               for n in result.notices), result.notices
+
+
+def test_a_declared_client_with_no_workload_gets_its_pair(tmp_path):
+    tree(tmp_path, ["a"], named={"a": "shop"})
+    _declare(tmp_path, '[[workloads]]\nname = "cron"\nconnections = 2\nreplicas = 1\n'
+                       'target = "pg-pooler-rw"\ndatabase = "shop"\nuser = "cron_user"\n')
+    result = run_check([str(tmp_path)], CheckOptions())
+    (budget,) = result.budgets
+    (pooler,) = [c for c in budget.contributions if c.who == "pg-pooler-rw"]
+    inner = pooler.parts[0] if pooler.op == "min" else pooler
+    shop = next(d for d in inner.parts if d.who == "shop")
+    assert {p.who for p in shop.parts} == {"shop/shop_user", "shop/cron_user"}
+    assert not _pairs(result)
