@@ -98,3 +98,13 @@ def test_or_of_a_secret_set_variable_is_not_its_right_side():
     got = ruby_eval('ENV["DB_POOL"] || 5', RubyScope("d.yml", 3, {"DB_POOL": replace(
         secret, value="9")}, 4))
     assert got.value == "9"
+
+
+def test_or_after_a_method_not_evaluated_is_unknown_not_its_right_side():
+    """`Rails.application.credentials.db_pool || 5`: the credentials are encrypted in the
+    repository; the reader does not evaluate them, so 5 is not what runs when they hold a
+    pool size. Nil (an ENV[] unset, `nil`) still lets the right side decide."""
+    scope = RubyScope("config/database.yml", 3, {}, 4)
+    assert ruby_eval("Rails.application.credentials.db_pool || 5", scope) is None
+    assert ruby_eval('nil || ENV["X"] || 7', scope).value == 7
+    assert ruby_eval('ENV["X"] || Rails.application.credentials.x || 7', scope) is None

@@ -91,17 +91,19 @@ class _Parser:
         return no if cond.value is None or cond.value is False else yes
 
     def or_expr(self) -> Val | None:
-        held = len(self.scope.hidden)
         left = self.postfix()
-        # a left side that reads a value not held may be non-nil: `||`'s right side is
-        # then not what runs (`ENV["DB_POOL"] || 5` under a Secret's DB_POOL)
-        hidden = left is None and len(self.scope.hidden) > held
+        # a left side not read may be non-nil: `||`'s right side is then not what runs
+        # (`ENV["DB_POOL"] || 5` under a Secret's DB_POOL; a method this reader does not
+        # evaluate, `Rails.application.credentials.db_pool || 5`). Nil (an ENV[] unset,
+        # `nil`) is known: the right side decides.
+        unknown = left is None
         while self.peek("||"):
             self.take("||")
             right = self.postfix()
-            if not hidden and (left is None or left.value is None):
+            if not unknown and left is not None and left.value is None:
                 left = right
-        return None if hidden else left
+                unknown = left is None
+        return None if unknown else left
 
     def postfix(self) -> Val | None:
         v = self.atom()
