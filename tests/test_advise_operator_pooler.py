@@ -81,3 +81,23 @@ def test_a_floor_within_the_usable_slots_is_not_said_not_to_fit(tmp_path: Path):
     verdict = advice["after"][-1]
     assert verdict.startswith("cannot tell: >= "), advice["after"]
     assert advice["before"][-1].startswith("does not fit: >= ")
+
+
+def test_zalando_pooler_bounded_by_its_clients_is_still_sized(tmp_path: Path):
+    """Every client known (declared 40 connections a pod): the pooler counts what its
+    clients ask for (2 x 40 in (shop, shop), as many lookups), 160 > 97, and advise sizes
+    maxDBConnections from the pools' own arithmetic inside that bound (one pool in each
+    database), not from the bound's single part."""
+    write(tmp_path, {"k8s/db.yaml": CLUSTER, "k8s/web.yaml": APP,
+                     ".pool-advisor.toml": '[[workloads]]\nname = "web"\nconnections = 40\n'})
+    advice = {s["server"]: s for s in advise_json(str(tmp_path), "--no-new-pooler")}["shop"]
+    assert advice["peak_before"] == 80 + 80 and not advice["fits_before"], advice
+    (proposal,) = [p for p in advice["proposals"] if p["kind"] == "pooler"]
+    assert proposal["key"] == "maxDBConnections"
+    per_pod = int(proposal["new"]) // 2
+    pool, reserve = pool_sizes(per_pod)
+    # 3 PgBouncer processes (2 + 1 surge) x (shop/shop + the auth pool), each within the
+    # per-pod max_db_connections: what the proposal keeps within 97
+    assert 3 * 2 * min(pool + reserve, per_pod) <= 97 < 3 * 2 * min(
+        sum(pool_sizes(per_pod + 1)), per_pod + 1)
+    assert advice["fits_after"] and advice["peak_after"] <= advice["usable_after"], advice

@@ -255,3 +255,18 @@ def test_a_forced_user_entry_no_client_opens_keeps_its_min_pool_size_from_1_21(t
     assert "keeps its min_pool_size 3 open with none" in found.note
     # with its clients' bound: db1/u1 at 2 x 3 (+ 2 x 3 kept), reports at 2 x 3
     assert pooler_contribution(new, _topo(new, _client(pods=2, size=3))).total == 6 + 6 + 6
+
+
+def test_a_pr_comparison_keeps_the_pools_terms_when_the_bound_appears(tmp_path):
+    """The base without the clients' bound, the head with it: only the bound's own term is
+    new, the pools' terms are the same terms (report.compare keys them by who)."""
+    from advisor.report.compare import term_changes
+
+    pooler = _pooler(tmp_path)
+    server = _topo(pooler).servers[0]
+    before = server_budget(server, _topo(pooler, _client(pods=10, size=10)))
+    after = server_budget(server, _topo(pooler, _client(pods=2, size=3)))
+    assert before.peak == 40 and after.peak == 6
+    changed = term_changes(before, after)
+    assert [c.label for c in changed] == [
+        "what its clients can ask for: 6 client connections"], changed

@@ -69,10 +69,10 @@ def shrink_pooler(
     )
     if target_active is not None:
         why += f"; the measured optimum is {num(target_active)} active connections"
-    if pooler.sized_by is not None:
-        return _shrink_zalando(pooler, c, per_replica, why, assumption)
-    proposals: list[Proposal] = []
     own = inner_pools(c)  # its databases' arithmetic, inside the bound its clients set
+    if pooler.sized_by is not None:
+        return _shrink_zalando(pooler, own, per_replica, why, assumption)
+    proposals: list[Proposal] = []
     db_parts = own.parts or [own]
     raw_total = sum(p.total for p in db_parts) or 1
     for part in db_parts:

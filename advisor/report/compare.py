@@ -132,7 +132,9 @@ def _terms(b: Budget) -> dict[tuple[str, str], Term]:
         for t in c.factors:
             out.setdefault((where, t.label), t)
         for p in c.parts:
-            walk(p, where)
+            # a pooler's own arithmetic inside its clients' bound (budget.demand) keeps
+            # the keys it has without one
+            walk(p, prefix if p.who == c.who else where)
 
     for c in b.contributions:
         walk(c, "")
