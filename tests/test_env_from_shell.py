@@ -122,3 +122,16 @@ def test_an_exported_self_default_is_not_its_fallback_under_envfrom():
     hidden = _info(command=("/bin/sh", "-c", script), extra=(_marker("WEB_"),))
     assert hidden.hidden == [f"gunicorn workers: WEB_CONCURRENCY "
                              f"{MAY.replace('source', 'source with prefix WEB_')}"], hidden
+
+
+def test_pm2_and_sentry_web_counts_are_not_the_fallback_under_envfrom():
+    pm2 = ("/bin/sh", "-c", "exec pm2-runtime start server.js -i ${PM2_INSTANCES:-2}")
+    assert _info(command=pm2).processes.value == 2
+    hidden = _info(command=pm2, extra=(_marker(),))
+    assert hidden.processes is None and hidden.hidden == [
+        f"PM2 instances: PM2_INSTANCES {MAY}"], hidden
+    sentry = ("/bin/sh", "-c", "exec sentry run web -w ${SENTRY_WORKERS:-6}")
+    assert _info(command=sentry).processes.value == 6
+    hidden = _info(command=sentry, extra=(_marker("SENTRY_"),))
+    assert f"Sentry web workers: SENTRY_WORKERS {MAY.replace('source', 'source with prefix SENTRY_')}" \
+        in hidden.hidden, hidden  # noqa: E501

@@ -590,6 +590,8 @@ def _sentry_web(ctx: ContainerReading, words: list[Word], cpus: int) -> ProcessI
     cli = (got[0], _word_source(got[1], ctx, "--workers")) \
         if got and parse_int(got[0]) else None  # 0, the option's default, is unset
     n, src = pick("workers", "UWSGI_WORKERS", cli, SENTRY_WEB_WORKERS)
+    if (why := _unheld("Sentry web workers", got)) is not None and not hidden:
+        hidden.append(why)  # `-w ${WORKERS:-3}` whose WORKERS is not held: not the 3
     t, tsrc = pick("threads", "UWSGI_THREADS", None, SENTRY_WEB_THREADS)
     return ProcessInfo(server="sentry-web",
                        processes=Term(label="Sentry web uWSGI workers", value=n, source=src),
@@ -830,6 +832,8 @@ def _php_fpm(ctx: ContainerReading) -> ProcessInfo:
 
 def _pm2(ctx: ContainerReading, words: list[Word], cpus: int, assumed: bool) -> ProcessInfo:
     got = _opt(words, ("-i",), ("--instances",))
+    if (why := _unheld("PM2 instances", got)) is not None:
+        return ProcessInfo(server="pm2", hidden=[why])  # not the fallback written
     value, src = (got[0], _word_source(got[1], ctx, "--instances")) if got else (None, None)
     if value is None and ctx.app is not None:
         for f in ctx.app.of_kind("pm2"):
