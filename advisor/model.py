@@ -398,6 +398,9 @@ class Pooler(Record, kw_only=True):
     # the repository does not hold), one per distinct setting: each may be a pool more
     # than `pairs` counts, so the server's peak is a floor (advisor.link.poolers).
     unnamed_pairs: list[str] = field(default_factory=list)
+    # The ids of the poolers whose [databases] entries lead to this one (a PgBouncer in
+    # front of a PgBouncer): their connections come through it uncounted as clients
+    fed_by: list[str] = field(default_factory=list)
     server_id: str | None = None
     location: Location
     hosts: list[str] = field(default_factory=list)

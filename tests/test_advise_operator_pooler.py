@@ -84,14 +84,15 @@ def test_a_floor_within_the_usable_slots_is_not_said_not_to_fit(tmp_path: Path):
 
 
 def test_zalando_pooler_bounded_by_its_clients_is_still_sized(tmp_path: Path):
-    """Every client known (declared 40 connections a pod): the pooler counts what its
-    clients ask for (2 x 40 in (shop, shop), as many lookups), 160 > 97, and advise sizes
-    maxDBConnections from the pools' own arithmetic inside that bound (one pool in each
-    database), not from the bound's single part."""
+    """Every client known (declared 20 connections a pod): the pooler counts what its
+    clients ask for (2 x 20 in (shop, shop) and as many lookups, on each of 3 processes:
+    240, below its pools' 270) > 97, and advise sizes maxDBConnections from the pools'
+    own arithmetic inside that bound (one pool in each database), not from the bound's
+    single part."""
     write(tmp_path, {"k8s/db.yaml": CLUSTER, "k8s/web.yaml": APP,
-                     ".pool-advisor.toml": '[[workloads]]\nname = "web"\nconnections = 40\n'})
+                     ".pool-advisor.toml": '[[workloads]]\nname = "web"\nconnections = 20\n'})
     advice = {s["server"]: s for s in advise_json(str(tmp_path), "--no-new-pooler")}["shop"]
-    assert advice["peak_before"] == 80 + 80 and not advice["fits_before"], advice
+    assert advice["peak_before"] == 3 * (40 + 40) and not advice["fits_before"], advice
     (proposal,) = [p for p in advice["proposals"] if p["kind"] == "pooler"]
     assert proposal["key"] == "maxDBConnections"
     per_pod = int(proposal["new"]) // 2

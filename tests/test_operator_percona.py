@@ -146,10 +146,9 @@ def test_upstream_postgrescluster_gives_the_crunchy_budget(tmp_path):
     assert percona == crunchy
     budgets = dict((name, (usable, peak)) for name, usable, peak, _ in percona[0])
     # usable 150 - 3; 2 pgBouncer pods + 1 surge, each 25 for (ledger, teller) and 25 for
-    # its auth_query pool (_crunchypgbouncer in ledger): 3 x 50 = 150, but no more than
-    # its client asks for (advisor.budget.demand): api's 5 x 10 = 50 in (ledger, teller)
-    # and at most 50 logins looked up at once: 50 + 50 = 100 <= 147
-    assert budgets == {"ledger": (147, 100), "ledger replicas": (147, 0)}
+    # its auth_query pool (_crunchypgbouncer in ledger): 3 x 50 = 150 > 147 (api's 5 x 10
+    # = 50 connections ask for more than 25 a process: its clients' bound is not lower)
+    assert budgets == {"ledger": (147, 150), "ledger replicas": (147, 0)}
 
 
 def test_upstream_postgrescluster_is_read_where_crunchys_is():

@@ -9,6 +9,10 @@ user's client backends, sampled every 20 ms) must reach the bound the budget com
 Scenario "clients": 5 client connections, 5 server connections at most (not 20).
 Scenario "min_pool": 1 client connection and min_pool_size 4: the janitor opens 4 (src/
 janitor.c check_pool_size), within the bound 1 + 4.
+Two processes (two pods): the client's 5 connections on the first, then on the second
+(a restart, a rolling update): the first keeps its idle servers (server_idle_timeout,
+600 s), so the two hold 10, what the bound counts for 2 processes (5 each), not 5.
+pool_size 0 before 1.24: one server connection for the pool's first login.
 """
 
 from __future__ import annotations
@@ -85,12 +89,13 @@ def _client(dsn: str, stop: threading.Event) -> None:
             time.sleep(SLEEP_S / 3)  # connected and idle: its server connection is freed
 
 
-def _bound(ini_text: str, tmp_path: Path, connections: int) -> float:
+def _bound(ini_text: str, tmp_path: Path, connections: int, processes: int = 1) -> float:
     (tmp_path / "pgbouncer.ini").write_text(ini_text)
     ini = read_pgbouncer_ini(Root.of(tmp_path), "pgbouncer.ini",
                              version=BouncerVersion(major=1, minor=18))
     assert not ini.problems, ini.problems
-    pooler = pooler_from_ini(ini, id="pgb", name="pgbouncer")
+    pooler = pooler_from_ini(ini, id="pgb", name="pgbouncer", replicas=Term(
+        label="PgBouncer processes", value=processes, source=Source(path="pgb.yaml")))
     pooler.pairs = [("db1", "u1")]
     client = Client(id="Deployment/app", name="app", location=Location(path="app.yaml"),
                     replicas=Term(label="replicas", value=1, source=Source(path="app.yaml")),
@@ -103,7 +108,7 @@ def _bound(ini_text: str, tmp_path: Path, connections: int) -> float:
     topo = Topology()
     topo.poolers.append(pooler)
     topo.clients.append(client)
-    assert pooler_contribution(pooler).total == 20  # the pool alone: default_pool_size
+    assert pooler_contribution(pooler).total == 20 * processes  # the pools alone
     return pooler_contribution(pooler, topo).total
 
 
@@ -126,3 +131,57 @@ def test_server_connections_never_pass_what_the_clients_ask_for(pg: PgServer, sc
         pool.shutdown()
     assert max(counts) <= bound, counts
     assert max(counts) >= least, counts
+
+
+def _count(pg: PgServer) -> int:
+    import psycopg
+
+    with psycopg.connect(pg.dsn(), autocommit=True) as conn:
+        return conn.execute("SELECT count(*) FROM pg_stat_activity WHERE backend_type = "
+                            "'client backend' AND usename = 'u1'").fetchone()[0]
+
+
+def _hold(dsn: str, n: int) -> None:
+    """n connections, each in a transaction at once (n server connections), then gone."""
+    import psycopg
+
+    conns = [psycopg.connect(dsn, autocommit=True, connect_timeout=10) for _ in range(n)]
+    for c in conns:
+        c.execute("BEGIN")
+        c.execute("SELECT 1")
+    for c in conns:
+        c.execute("COMMIT")
+        c.close()
+
+
+def test_a_client_that_moves_to_another_process_leaves_its_servers_open(
+        pg: PgServer, tmp_path: Path) -> None:
+    pytest.importorskip("psycopg")
+    ini = INI.format(port=pg.port, extra="")
+    with running_pgbouncer(ini, users=["u1"]) as first, \
+            running_pgbouncer(ini, users=["u1"]) as second:
+        _hold(first.dsn("db1", "u1"), 5)
+        _hold(second.dsn("db1", "u1"), 5)
+        time.sleep(0.3)
+        held = _count(pg)
+        bound = _bound(first.ini_text, tmp_path, 5, processes=2)
+    assert held == 10 and bound == 10, (held, bound)
+
+
+def test_pool_size_0_opens_one_before_1_24(pg: PgServer, tmp_path: Path) -> None:
+    pytest.importorskip("psycopg")
+    import psycopg
+
+    ini = INI.format(port=pg.port, extra="").replace("dbname=db1", "dbname=db1 pool_size=0")
+    with running_pgbouncer(ini.replace("pool_mode = transaction", "pool_mode = session"),
+                           users=["u1"]) as pgb:
+        (tmp_path / "pgbouncer.ini").write_text(pgb.ini_text)
+        found = read_pgbouncer_ini(Root.of(tmp_path), "pgbouncer.ini",
+                                   version=BouncerVersion(major=1, minor=18))
+        pooler = pooler_from_ini(found, id="pgb", name="pgbouncer")
+        pooler.pairs = [("db1", "u1")]
+        with psycopg.connect(pgb.dsn("db1", "u1"), autocommit=True,
+                             connect_timeout=10) as c:
+            c.execute("SELECT 1")
+            held = _count(pg)
+    assert held == 1 and pooler_contribution(pooler).total == 1, held

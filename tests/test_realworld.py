@@ -56,11 +56,10 @@ def test_cnpg_samples():
     #   the one pair its client names (worker: database app from its URL, user app from
     #   the Secret), and as much for the auth_query pool of (postgres,
     #   cnpg_pooler_pgbouncer): the operator's auth_user and auth_dbname: (2 + 1) x 50 =
-    #   150; but PgBouncer opens no more than its clients ask for (advisor.budget.demand):
-    #   worker's 32 connections (4 pods x 8) in (app, app), and at most 32 logins looked
-    #   up at once in the auth pool
-    assert contributions(primary) == {"web": 3 * 10, "pooler-example-rw": 32 + 32}
-    assert primary["peak"] == 30 + 64 == 94
+    #   150 (worker's 32 connections, 4 pods x 8, ask for more than 25 a process: its
+    #   clients' bound, advisor.budget.demand, is not lower)
+    assert contributions(primary) == {"web": 3 * 10, "pooler-example-rw": (2 + 1) * 50}
+    assert primary["peak"] == 30 + 150 == 180
     # replicas: instances 3 - 1 primary = 2 standbys behind cluster-example-ro
     # pooler-example-ro: 1 instance x default_pool_size 20 (PgBouncer default): no client
     #   names a pair, so one (database, user) pair is assumed, never 0

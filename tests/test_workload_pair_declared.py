@@ -31,7 +31,8 @@ def test_a_declared_pair_is_the_pool_the_workload_opens(tmp_path):
     inner = pooler.parts[0] if pooler.op == "min" else pooler
     assert "crm" in {d.who for d in inner.parts}
     # every pair known: no more than the clients ask for, 15 connections and 15 lookups
-    assert pooler.total == 15 + 15 and budget.peak == 30
+    # on each of 3 PgBouncer processes (2 + 1 surge), not 225
+    assert pooler.total == 3 * (15 + 15) and budget.peak == 90
     assert any(n.startswith("Deployment/app/c: connects as database crm, user crm_user "
                             "where what it reads leaves them out (declared, "
                             ".pool-advisor.toml:") for n in result.notices), result.notices
@@ -63,3 +64,26 @@ def test_a_declared_client_with_no_workload_gets_its_pair(tmp_path):
     shop = next(d for d in inner.parts if d.who == "shop")
     assert {p.who for p in shop.parts} == {"shop/shop_user", "shop/cron_user"}
     assert not _pairs(result)
+
+
+def test_the_declared_pair_is_the_main_routes_not_a_further_ones():
+    """Airflow's metadata database and its Celery result backend, both without their
+    pair: the declaration names the first; the second is left as read (its pair still
+    unknown, still said)."""
+    from advisor.config.schema import WorkloadDecl
+    from advisor.link.clients import _declared_pair
+    from advisor.model import Pool, Route, Source, Term
+
+    main = Route(host="pgbouncer", source=Source(path="a.yaml", line=3))
+    further = Route(host="pgbouncer-results", source=Source(path="a.yaml", line=4))
+    pools = [Pool(label="SQLAlchemy", size=Term(label="pool_size", value=5, source=Source(
+        path="a.cfg", line=1)), route=main),
+        Pool(label="Celery", size=Term(label="pool", value=2, source=Source(
+            path="a.cfg", line=2)), route=further)]
+    decl = WorkloadDecl(name="airflow", database="airflow", user="airflow_user")
+    notices: list[str] = []
+    route, pools, extra = _declared_pair(decl, ".pool-advisor.toml", "Deployment/airflow",
+                                         main, pools, [further], notices)
+    assert (route.dbname, route.user) == ("airflow", "airflow_user")
+    assert (pools[0].route.dbname, pools[0].route.user) == ("airflow", "airflow_user")
+    assert pools[1].route == further and extra == [further]

@@ -4,14 +4,18 @@ PgBouncer opens a server connection only for a client that is waiting for one wh
 server connection of its pool is idle, tested or being tested, and one at a time
 (src/janitor.c per_loop_activate, src/objects.c launch_new_connection: "Allow only a
 single connection attempt at a time"); the janitor adds connections only up to
-min_pool_size, and only below pool_size (check_pool_size). So each PgBouncer process
-holds, per pool, at most max(the connections its clients hold at once, min_pool_size):
-summed over processes, at most the clients' connections plus processes x min_pool_size.
-That bound is kept only when every client of the pooler is in the repository and known:
-its connections, its (database, user), the pooler not reachable from outside the
-cluster, one PgBouncer process per pod (no so_reuseport). An auth_query pool is bounded by
-the logins at once (a lookup holds one of its connections: src/client.c
-start_auth_query), at most one per client connection. Cancel requests open short
+min_pool_size, and only below pool_size (check_pool_size). So one PgBouncer process holds
+in a pool at most the most connections its clients held there at once, or min_pool_size.
+An idle server connection stays open server_idle_timeout (600 s) after its client has
+gone: a client that reconnects to another PgBouncer pod (a restart, a rolling update, a
+pool's max lifetime) leaves its servers open on the first, so every process may hold up
+to all the clients' connections: per pool, processes x min(pool maximum, its clients'
+connections + min_pool_size). An auth_query pool: at most the logins at once, one per
+client connection (a lookup holds one of its connections: src/client.c
+start_auth_query). Kept only when every client of the pooler is in the repository and
+known (connections; database, and user unless the entry forces one), no other pooler of
+the repository connects through it, it is not reachable from outside the cluster, and
+one PgBouncer process per pod (no so_reuseport). Cancel requests open short
 connections past every limit (the budget's note says so); PostgreSQL handles them
 without a backend slot.
 """
@@ -35,21 +39,28 @@ _WHY = ("PgBouncer opens a server connection only for a client waiting for one, 
 
 def _keys(pooler: Pooler, client: Client, landed: dict[tuple[str, str], tuple | None]
           ) -> set[tuple[str, str]] | None:
-    """The pools (database, server user) the client's routes land in; None when one of
-    them names neither database nor user (any pool may be its). `landed`: each pair's
+    """The pools (database, server user) the client's routes land in; None when a route
+    leaves out its database, or its user where the entry forces none (its pool is then
+    not known: a driver's default database, a Secret not held). `landed`: each pair's
     pool key, worked out once per pooler (clients share pairs)."""
     from advisor.facts.pgbouncer import pool_key
 
     keys: set[tuple[str, str]] = set()
     for r in client.routes():
-        if r.dbname is None and r.user is None:
+        if r.dbname is None:
             return None
-        pair = (r.dbname or "*", r.user or "*")
+        pair = (r.dbname, r.user if r.user is not None else _NO_USER)
         if pair not in landed:
             landed[pair] = pool_key(pooler, *pair)
-        if (key := landed[pair]) is not None:
-            keys.add(key)
+        key = landed[pair]
+        if key is None or key[1] == _NO_USER:
+            return None  # a database PgBouncer refuses, or a user not known
+        keys.add(key)
     return keys
+
+
+# A user name no client logs in with: a pool keyed by it means the entry forces no user
+_NO_USER = "\0unknown user"
 
 
 def _known(client: Client) -> bool:
@@ -61,67 +72,67 @@ def _known(client: Client) -> bool:
 
 
 def demand_capped(pooler: Pooler, counted: Contribution, clients: list[Client],
-                  contributions: Callable[[list[Client]], list[Contribution]],
-                  exposed: bool, pools: list[EffectivePool]) -> Contribution | None:
+                  contribution: Callable[[Client], Contribution], shut: bool,
+                  pools: list[EffectivePool]) -> Contribution | None:
     """The pooler's contribution bounded by its clients (`counted` inside a min), or None
-    when that bound is not lower or cannot be known. `contributions` is the budget's own
-    (slots.client_contributions): slots imports this module. `pools`: those `counted`
-    counts (facts.pgbouncer.pooler_pools)."""
+    when that bound is not lower or cannot be known. `contribution` is the budget's own
+    for one client (slots.client_contribution: a Helm hook at its own peak, not one at a
+    time: the servers its pool opened stay open). `shut`: no bound (the pooler is reached
+    from outside the cluster, or by another pooler). `pools`: those `counted` counts
+    (facts.pgbouncer.pooler_pools)."""
     from advisor.facts.pgbouncer import effective_setting
 
-    if pooler.kind != "pgbouncer" or not clients or exposed or pooler.unnamed_pairs:
+    if pooler.kind != "pgbouncer" or not clients or shut or pooler.unnamed_pairs:
         return None
     reuseport = effective_setting(pooler.settings, "so_reuseport", pooler.version)
     if int(reuseport.value) or not all(_known(c) for c in clients):
         return None
     demand: dict[tuple[str, str], float] = {}
-    clients_total = 0.0  # each client once (a client of several pools is on each below)
+    logins = 0.0  # each client connection once: at most one login at a time each
     landed: dict[tuple[str, str], tuple | None] = {}
-    for client, found in zip(clients, contributions(clients), strict=True):
-        clients_total += found.total
+    for client in clients:
+        total = contribution(client).total
+        logins += total
         keys = _keys(pooler, client, landed)
         if keys is None:
             return None
         for key in keys:  # a client of several pools: its all counted on each (a bound)
-            demand[key] = demand.get(key, 0.0) + found.total
+            demand[key] = demand.get(key, 0.0) + total
     if not set(demand) <= {(p.database, p.user) for p in pools}:
         return None  # a client's pool the pools counted do not hold: no bound from them
     processes = pooler.replicas.value + (pooler.surge.value if pooler.surge else 0)
     bound = 0.0
-    kept = 0.0  # min_pool_size connections kept per process, all pools
-    auth = 0.0
-    logins = clients_total  # each client connection is at most one login at a time
+    unbounded = False
     for pool in pools:
-        if pool.lookup is not None:
-            # a lookup holds one of its connections while a login waits for it (src/
-            # client.c start_auth_query): no more than the logins at once, as for clients
-            auth += min(processes * pool.server_max, logins + processes * pool.min_kept)
-            continue
-        asked = demand.get((pool.database, pool.user), 0.0) + processes * pool.min_kept
-        kept += processes * pool.min_kept
-        bound += asked if pool.unbounded else min(processes * pool.server_max, asked)
-    unbounded = any(p.unbounded for p in pools if p.lookup is None)
-    total = bound + auth
-    if total >= counted.total and not unbounded:
+        # per process: what its clients may have held there at once (all of them, after
+        # reconnects), or what min_pool_size keeps
+        asked = (logins if pool.lookup is not None else
+                 demand.get((pool.database, pool.user), 0.0)) + pool.min_kept
+        if pool.unbounded:
+            unbounded = True
+            bound += processes * asked
+        else:
+            bound += processes * min(pool.server_max, asked)
+    if bound >= counted.total and not unbounded:
         return None
-    label = f"what its clients can ask for: {num(clients_total)} client connections"
-    if kept:
-        label += f" + {num(kept)} kept by min_pool_size"
-    if auth:
-        label += f" + {num(auth)} in auth_query pools"
-    term = Term(label=label, value=total, source=Source.default_of(_WHY))
+    term = Term(label="what its clients can ask for", value=bound,
+                source=Source.default_of(_WHY))
+    asked_note = (f"its clients ask for {num(logins)} connections; each of {num(processes)} "
+                  "PgBouncer processes may hold, per pool, what they held there at once "
+                  "(or min_pool_size), idle server connections staying open "
+                  "server_idle_timeout after a client moves to another process")
     if unbounded:
         # a pool with no limit (pool_size 0, 1.24+): its pools' own arithmetic is a floor
         # of 1 each, no cap; the clients' bound is the number
         return Contribution(who=counted.who, kind="pooler", op="+", factors=[term],
-                            total=total, location=counted.location, note="; ".join(
+                            total=bound, location=counted.location, note="; ".join(
                                 x for x in (counted.note, "a pool has no limit (pool_size "
-                                            "0): counted as what its clients ask for") if x))
+                                            "0): counted as what its clients ask for",
+                                            asked_note) if x))
     return Contribution(who=counted.who, kind="pooler", op="min", factors=[term],
-                        parts=[replace(counted, note="")], total=total,
+                        parts=[replace(counted, note="")], total=bound,
                         location=counted.location, note="; ".join(
-                            x for x in (counted.note, "no more server connections than its "
-                                        "clients hold at once") if x))
+                            x for x in (counted.note, asked_note) if x))
 
 
 def inner_pools(c: Contribution) -> Contribution:

@@ -172,8 +172,8 @@ def pooler_contribution(pooler: Pooler, topo: Topology | None = None) -> Contrib
         return found
     # no more server connections than its clients ask for (advisor.budget.demand)
     clients = [c for c in topo.clients if c.target_kind == "pooler" and c.target_id == pooler.id]
-    return demand_capped(pooler, found, clients, client_contributions,
-                         bool(topo.exposed.get(pooler.id)), pools[0]) or found
+    shut = bool(topo.exposed.get(pooler.id)) or bool(pooler.fed_by)
+    return demand_capped(pooler, found, clients, client_contribution, shut, pools[0]) or found
 
 
 def pooler_unbounded(pooler: Pooler, counted: Contribution) -> bool:

@@ -353,7 +353,12 @@ class EffectivePool(Record, kw_only=True):
                     if c.value > 0]
             return min(caps) if caps else 1
         reserve = self.reserve_pool_size.int_value if self.reserve_used else 0
-        return max(0, self.pool_size.int_value) + max(0, reserve)
+        if self.pool_size.int_value <= 0:
+            # before 1.24 a pool of size 0 still opens one: launch_new_connection lets a
+            # connection through while the pool's first login is not done
+            # (!welcome_msg_ready), then only its reserve, up to 0 + reserve_pool_size
+            return max(1, reserve)
+        return self.pool_size.int_value + max(0, reserve)
 
     @property
     def min_kept(self) -> int:
@@ -556,8 +561,9 @@ def _effective_pool(pooler: Pooler, db: str, user: str,
                      "(1.24+: src/objects.c launch_new_connection checks it only when > 0), "
                      "only max_db_connections and max_user_connections")
     elif pool_size.value <= 0:
-        notes.append("pool_size 0: this pool opens no server connection but its reserve "
-                     f"(PgBouncer {version.text}; from 1.24 a pool_size of 0 is no limit)")
+        notes.append(f"pool_size 0: PgBouncer {version.text} opens one server connection "
+                     "for the pool's first login, then its reserve at most (src/objects.c "
+                     "launch_new_connection; from 1.24 a pool_size of 0 is no limit)")
     return EffectivePool(
         database=db if entry.name == "*" else entry.name,
         entry=entry.name,
@@ -818,6 +824,11 @@ def server_side_max(pooler: Pooler, pairs: list[tuple[str, str]] | None,
                 note = "unbounded pool: counted as 1, the real peak is higher" \
                     if p.unbounded else "pool_size 0: capped by max_db_connections / " \
                     "max_user_connections"
+            if not p.unlimited and p.pool_size.value <= 0:
+                # before 1.24: one for the first login, then the reserve only
+                factors = [Term(label="pool_size 0 before PgBouncer 1.24: one connection "
+                                "for the first login, else the reserve",
+                                value=float(p.server_max), source=p.pool_size.source)]
             if p.kept_only:
                 # no client opens it: the janitor keeps min_pool_size (1.21+)
                 factors = [Term(label="min_pool_size kept with no client (below pool_size)",
@@ -887,5 +898,5 @@ def server_side_max(pooler: Pooler, pairs: list[tuple[str, str]] | None,
         parts=parts,
         total=pooler.replicas.value * per_replica,
         location=pooler.location,
-        note="; ".join(notes),
+        note="; ".join(dict.fromkeys(notes)),  # a note each pool repeats, once
     )

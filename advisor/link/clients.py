@@ -456,12 +456,16 @@ def client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
 def _declared_pair(decl: WorkloadDecl, origin: str | None, who: str, route: Route | None,
                    pools: list[Pool], extra: list[Route], notices: list[str]
                    ) -> tuple[Route | None, list[Pool], list[Route]]:
-    """The routes with the declared database and user where what was read leaves them
-    out (`[[workloads]] database/user`): the pool it opens behind a PgBouncer is then
-    known. A route that names another is kept as read, and said; a client declared with
-    a target and no route read gets one with the pair alone."""
+    """The main route (and the pools on it) with the declared database and user where
+    what was read leaves them out (`[[workloads]] database/user`): the pool it opens
+    behind a PgBouncer is then known. A further route (a second database: Airflow's
+    Celery result backend) is not the declared one: left as read, so an unknown pair
+    there is still said (PA106). A route that names another is kept as read, and said;
+    a client declared with a target and no route read gets one with the pair alone."""
     key = "database" if decl.database else "user"
     src = Source(path=origin, line=decl.line_of(key), key=f"workloads.{decl.name}.{key}")
+    lines = ", ".join(f"{k} at line {decl.line_of(k)}" for k in ("database", "user")
+                      if getattr(decl, k) and decl.line_of(k))
     clashes: list[str] = []
 
     def filled(r: Route | None) -> Route | None:
@@ -473,15 +477,17 @@ def _declared_pair(decl: WorkloadDecl, origin: str | None, who: str, route: Rout
                 clashes.append(f"{what} {read!r} ({r.source.label()})")
         return replace(r, dbname=r.dbname or decl.database, user=r.user or decl.user)
 
+    main = route
     if route is None and decl.target:
         route = Route(dbname=decl.database, user=decl.user, source=src)
     else:
         route = filled(route)
-    pools = [p if p.route is None else replace(p, route=filled(p.route)) for p in pools]
-    extra = [r for r in (filled(x) for x in extra) if r is not None]
+    pools = [replace(p, route=filled(p.route)) if p.route is not None and (
+        p.route == main or p.route.host == (main.host if main else None)) else p
+        for p in pools]
     notices.append(f"{who}: connects as database {decl.database or '(as read)'}, user "
                    f"{decl.user or '(as read)'} where what it reads leaves them out "
-                   f"(declared, {src.label()})")
+                   f"(declared, {origin or 'configuration'}{': ' + lines if lines else ''})")
     notices += [f"{who}: reads {c}, not the declared one: kept as read"
                 for c in dict.fromkeys(clashes)]
     return route, pools, extra

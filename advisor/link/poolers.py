@@ -165,6 +165,16 @@ def pooler_server(p: Pooler, host_map: dict, topo: Topology, default_ns: str) ->
     return None
 
 
+def upstream_poolers(p: Pooler, host_map: dict, topo: Topology, default_ns: str
+                     ) -> list[Pooler]:
+    """The other poolers p's [databases] entries lead to (a PgBouncer in front of a
+    PgBouncer)."""
+    ids = {target[1] for db in p.databases
+           if (target := resolve_host(db.host, p.namespace or default_ns, host_map))
+           and target[0] == "pooler" and target[1] != p.id}
+    return [x for x in topo.poolers if x.id in ids]
+
+
 def _pairs_matter(p: Pooler) -> bool:
     """Whether clients' (database, user) pairs decide how many pools PgBouncer opens:
     a `*` fallback or an entry without a forced user makes one pool per pair."""

@@ -55,6 +55,7 @@ from advisor.link.poolers import (
     pooler_pairs,
     pooler_server,
     standalone_inis,
+    upstream_poolers,
 )
 from advisor.link.servers import (
     as_built,
@@ -235,6 +236,9 @@ def build_topology(inputs: Inputs) -> Topology:
     # 2. poolers point at servers
     for p in topo.poolers:
         p.server_id = pooler_server(p, host_map, topo, default_ns)
+        for via in upstream_poolers(p, host_map, topo, default_ns):
+            if p.id not in via.fed_by:
+                via.fed_by.append(p.id)
         if p.server_id is None and p.kind == "pgbouncer":
             hosts = sorted({str(db.host) for db in p.databases if db.host})
             topo.notices.append(

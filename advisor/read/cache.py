@@ -454,8 +454,8 @@ def _read_delta(path: Path, key: str, token: str) -> _Delta | None:
 
 def _write_atomic(path: Path, data: bytes) -> None:
     # A name no other run picks (its pid and 8 random bytes), created exclusively, as
-    # tempfile.mkstemp does, but 0644 from the start and without importing tempfile
-    # (with shutil and random: ~12 M instructions of a warm run that writes one entry)
+    # tempfile.mkstemp does, without importing tempfile (with shutil and random: ~12 M
+    # instructions of a warm run that writes one entry); chmod 0644 after, as before
     tmp = os.path.join(path.parent, f".tmp-{os.getpid()}-{os.urandom(8).hex()}")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0),
                  0o644)
