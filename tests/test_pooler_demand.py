@@ -381,3 +381,17 @@ def test_a_pooler_behind_another_pooler_is_not_bounded_by_its_clients(tmp_path):
     budget = next(b for b in result.budgets if b.server == "db")
     pooler = next(c for c in budget.contributions if c.who == "pgbouncer")
     assert pooler.total == 60 and pooler.op != "min"  # 2 replicas x default_pool_size 30
+
+
+def test_an_auth_pool_alone_of_no_limit_makes_the_pooler_a_floor(tmp_path):
+    """Only the auth pool without a size (auth_user's [users] entry pool_size=0 on 1.24):
+    its part says so behind the lookup's words."""
+    from advisor.model import PoolerUser
+
+    pooler = _pooler(tmp_path, "auth_user = authu\nauth_query = SELECT 1", version=(1, 24))
+    pooler.users = [PoolerUser(name="authu", pool_size=Term(
+        label="pool_size", value=0, source=Source(path="pgbouncer.ini", line=9)),
+        location=Location(path="pgbouncer.ini", line=9))]
+    budget = server_budget(_topo(pooler).servers[0], _topo(pooler, _client(
+        unknown="unread")))
+    assert "pgbouncer" in budget.unbounded_clients, budget

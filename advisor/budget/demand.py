@@ -151,7 +151,7 @@ def bounded_by_clients(c: Contribution) -> bool:
 def has_unbounded_pool(c: Contribution) -> bool:
     """Whether the pooler's own arithmetic counts a pool of no limit as 1 (server_side_max
     notes it on the pool's part)."""
-    return any(p.note.startswith(UNBOUNDED_NOTE) for d in inner_pools(c).parts
+    return any(UNBOUNDED_NOTE in p.note for d in inner_pools(c).parts
                for p in d.parts)
 
 
