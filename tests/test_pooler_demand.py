@@ -173,39 +173,45 @@ def test_client_contributions_are_the_budgets_own(tmp_path):
     assert pooler_contribution(pooler, _topo(pooler, *clients)).total == 2 * 8
 
 
-POOLER_TREE = {
-    "k8s/pgbouncer.yaml": """
+def _pgbouncer(name: str, upstream: str, pool_size: int) -> str:
+    """A PgBouncer Deployment (2 replicas, Recreate) with its Service and its
+    pgbouncer.ini ConfigMap: database shop at host `upstream`."""
+    return f"""
         apiVersion: v1
         kind: Service
-        metadata: {name: pgbouncer}
-        spec: {selector: {app: pgbouncer}}
+        metadata: {{name: {name}}}
+        spec: {{selector: {{app: {name}}}}}
         ---
         apiVersion: v1
         kind: ConfigMap
-        metadata: {name: pgbouncer-config}
+        metadata: {{name: {name}-config}}
         data:
           pgbouncer.ini: |
             [databases]
-            shop = host=db port=5432 dbname=shop
+            shop = host={upstream} dbname=shop
             [pgbouncer]
             pool_mode = transaction
-            default_pool_size = 30
+            default_pool_size = {pool_size}
         ---
         apiVersion: apps/v1
         kind: Deployment
-        metadata: {name: pgbouncer}
+        metadata: {{name: {name}}}
         spec:
           replicas: 2
-          strategy: {type: Recreate}
+          strategy: {{type: Recreate}}
           template:
-            metadata: {labels: {app: pgbouncer}}
+            metadata: {{labels: {{app: {name}}}}}
             spec:
               containers:
                 - name: pgbouncer
                   image: bitnami/pgbouncer:1.18.0
-                  volumeMounts: [{name: config, mountPath: /bitnami/pgbouncer/conf}]
-              volumes: [{name: config, configMap: {name: pgbouncer-config}}]
-        """,
+                  volumeMounts: [{{name: config, mountPath: /bitnami/pgbouncer/conf}}]
+              volumes: [{{name: config, configMap: {{name: {name}-config}}}}]
+        """
+
+
+POOLER_TREE = {
+    "k8s/pgbouncer.yaml": _pgbouncer("pgbouncer", "db port=5432", 30),
     "k8s/app.yaml": """
         apiVersion: apps/v1
         kind: Deployment
@@ -335,40 +341,7 @@ def test_no_bound_for_a_pooler_another_pooler_connects_through(tmp_path):
     assert pooler_contribution(pooler, _topo(pooler, _client())).total == 40
 
 
-CHAINED = {
-    "k8s/edge.yaml": """
-        apiVersion: v1
-        kind: Service
-        metadata: {name: edge}
-        spec: {selector: {app: edge}}
-        ---
-        apiVersion: v1
-        kind: ConfigMap
-        metadata: {name: edge-config}
-        data:
-          pgbouncer.ini: |
-            [databases]
-            shop = host=pgbouncer port=6432 dbname=shop
-            [pgbouncer]
-            pool_mode = transaction
-            default_pool_size = 40
-        ---
-        apiVersion: apps/v1
-        kind: Deployment
-        metadata: {name: edge}
-        spec:
-          replicas: 2
-          strategy: {type: Recreate}
-          template:
-            metadata: {labels: {app: edge}}
-            spec:
-              containers:
-                - name: pgbouncer
-                  image: bitnami/pgbouncer:1.18.0
-                  volumeMounts: [{name: config, mountPath: /bitnami/pgbouncer/conf}]
-              volumes: [{name: config, configMap: {name: edge-config}}]
-        """,
-}
+CHAINED = {"k8s/edge.yaml": _pgbouncer("edge", "pgbouncer port=6432", 40)}
 
 
 def test_a_pooler_behind_another_pooler_is_not_bounded_by_its_clients(tmp_path):

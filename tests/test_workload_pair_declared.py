@@ -15,21 +15,29 @@ def _declare(root, entries: str) -> None:
     toml.write_text(toml.read_text() + entries)
 
 
+def _extend(root, name: str, lines: str) -> None:
+    """The tree's [[workloads]] entry of `name` (connections = 5) with `lines` added."""
+    toml = root / ".pool-advisor.toml"
+    entry = f'name = "{name}"\nconnections = 5\n'
+    toml.write_text(toml.read_text().replace(entry, entry + lines))
+
+
+def _pooler_parts(result):
+    """The one budget, and the database parts of the pooler's own arithmetic."""
+    (budget,) = result.budgets
+    (pooler,) = [c for c in budget.contributions if c.who == "pg-pooler-rw"]
+    return budget, pooler, (pooler.parts[0] if pooler.op == "min" else pooler).parts
+
+
 def test_a_declared_pair_is_the_pool_the_workload_opens(tmp_path):
     tree(tmp_path, ["a", "b", "c"], named={"a": "shop", "b": "billing"})
     before = run_check([str(tmp_path)], CheckOptions())
     assert _pairs(before) and before.budgets[0].unknown_pairs
-    # the tree's [[workloads]] c entry (connections = 5) is extended below
-    text = (tmp_path / ".pool-advisor.toml").read_text()
-    (tmp_path / ".pool-advisor.toml").write_text(text.replace(
-        'name = "c"\nconnections = 5\n',
-        'name = "c"\nconnections = 5\ndatabase = "crm"\nuser = "crm_user"\n'))
+    _extend(tmp_path, "c", 'database = "crm"\nuser = "crm_user"\n')
     result = run_check([str(tmp_path)], CheckOptions())
-    (budget,) = result.budgets
+    budget, pooler, parts = _pooler_parts(result)
     assert not _pairs(result) and budget.unknown_pairs == []
-    (pooler,) = [c for c in budget.contributions if c.who == "pg-pooler-rw"]
-    inner = pooler.parts[0] if pooler.op == "min" else pooler
-    assert "crm" in {d.who for d in inner.parts}
+    assert "crm" in {d.who for d in parts}
     # every pair known: no more than the clients ask for, 15 connections and 15 lookups
     # on each of 3 PgBouncer processes (2 + 1 surge), not 225
     assert pooler.total == 3 * (15 + 15) and budget.peak == 90
@@ -40,15 +48,10 @@ def test_a_declared_pair_is_the_pool_the_workload_opens(tmp_path):
 
 def test_a_pair_read_from_the_files_is_kept_and_the_clash_said(tmp_path):
     tree(tmp_path, ["a"], named={"a": "shop"})
-    text = (tmp_path / ".pool-advisor.toml").read_text()
-    (tmp_path / ".pool-advisor.toml").write_text(text.replace(
-        'name = "a"\nconnections = 5\n',
-        'name = "a"\nconnections = 5\ndatabase = "other"\n'))
+    _extend(tmp_path, "a", 'database = "other"\n')
     result = run_check([str(tmp_path)], CheckOptions())
-    (budget,) = result.budgets
-    (pooler,) = [c for c in budget.contributions if c.who == "pg-pooler-rw"]
-    inner = pooler.parts[0] if pooler.op == "min" else pooler
-    assert {d.who for d in inner.parts} == {"shop", "postgres"}  # as read, and auth's
+    _budget, _pooler, parts = _pooler_parts(result)
+    assert {d.who for d in parts} == {"shop", "postgres"}  # as read, and auth's
     assert any("reads database 'shop' (k8s/a.yaml:" in n and "kept as read" in n
                for n in result.notices), result.notices
 
@@ -58,10 +61,8 @@ def test_a_declared_client_with_no_workload_gets_its_pair(tmp_path):
     _declare(tmp_path, '[[workloads]]\nname = "cron"\nconnections = 2\nreplicas = 1\n'
                        'target = "pg-pooler-rw"\ndatabase = "shop"\nuser = "cron_user"\n')
     result = run_check([str(tmp_path)], CheckOptions())
-    (budget,) = result.budgets
-    (pooler,) = [c for c in budget.contributions if c.who == "pg-pooler-rw"]
-    inner = pooler.parts[0] if pooler.op == "min" else pooler
-    shop = next(d for d in inner.parts if d.who == "shop")
+    _budget, _pooler, parts = _pooler_parts(result)
+    shop = next(d for d in parts if d.who == "shop")
     assert {p.who for p in shop.parts} == {"shop/shop_user", "shop/cron_user"}
     assert not _pairs(result)
 
