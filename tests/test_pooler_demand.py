@@ -368,3 +368,24 @@ def test_an_auth_pool_alone_of_no_limit_makes_the_pooler_a_floor(tmp_path):
     budget = server_budget(_topo(pooler).servers[0], _topo(pooler, _client(
         unknown="unread")))
     assert "pgbouncer" in budget.unbounded_clients, budget
+
+
+def test_a_pooler_in_front_counts_among_the_client_connections_of_the_next(tmp_path):
+    """edge (2 replicas x default_pool_size 40 = 80 server connections) connects through
+    pgbouncer: 80 + api's 15 = 95 client connections > 2 x max_client_conn 40 (PA201),
+    where api's 15 alone fit."""
+    from tests.tree_helpers import POSTGRES_DB
+
+    files = {**POOLER_TREE, **CHAINED, "k8s/db.yaml": POSTGRES_DB}
+    files["k8s/pgbouncer.yaml"] = files["k8s/pgbouncer.yaml"].replace(
+        "default_pool_size = 30", "default_pool_size = 30\n            max_client_conn = 40")
+    root = write(tmp_path / "repo", files)
+    result = run_check([root], CheckOptions(cache=False), load_rules())
+    (found,) = [f for f in result.findings if f.code == "PA201"]
+    assert found.message.startswith("pgbouncer: 95 client connections at peak > 80 "
+                                    "max_client_conn x replicas"), found.message
+    assert "80 (edge)" in found.detail
+    budget = next(b for b in result.budgets if b.server == "db")
+    assert any(s.startswith("pgbouncer client side: 95 client connections at peak "
+                            "(api 15 + edge 80) > 80") for s in budget.client_sides), \
+        budget.client_sides

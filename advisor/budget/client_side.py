@@ -11,17 +11,19 @@ from advisor.model import Client, Contribution, Pooler, Term
 
 
 def client_side_line(pooler: Pooler, clients: list[Client],
-                     contributions: Callable[[list[Client]], list[Contribution]]
-                     ) -> str | None:
+                     contributions: Callable[[list[Client]], list[Contribution]],
+                     feeders: list[Contribution] | None = None) -> str | None:
     """`pg-pooler client side: 15 client connections at peak (a 5 + b 5 + c 5) <= 2000 =
     1000 (max_client_conn, ...) x 2 (PgBouncer pods, ...)`; None for an RDS Proxy (no
     such limit) or a pooler no client of the repository routes to. `contributions` is
-    the budget's own (slots.client_contributions), passed in: slots imports this module."""
-    if pooler.kind != "pgbouncer" or not clients:
+    the budget's own (slots.client_contributions), passed in: slots imports this module.
+    `feeders`: the server sides of the poolers whose [databases] lead to this one (their
+    server connections are its client connections)."""
+    if pooler.kind != "pgbouncer" or not (clients or feeders):
         return None
     from advisor.facts.pgbouncer import bouncer_default
 
-    found = contributions(clients)
+    found = contributions(clients) + list(feeders or [])
     demand = sum(c.total for c in found)
     setting = pooler.settings.get("max_client_conn") or bouncer_default(
         "max_client_conn", pooler.version)

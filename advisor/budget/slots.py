@@ -176,6 +176,12 @@ def pooler_contribution(pooler: Pooler, topo: Topology | None = None) -> Contrib
     return demand_capped(pooler, found, clients, client_contribution, shut, pools[0]) or found
 
 
+def feeder_contributions(pooler: Pooler, topo: Topology) -> list[Contribution]:
+    """The server sides of the PgBouncers whose [databases] lead to `pooler` (Pooler.
+    fed_by): connections it takes as a client's."""
+    return [pooler_contribution(x) for x in topo.poolers if x.id in pooler.fed_by]
+
+
 def pooler_unbounded(pooler: Pooler, counted: Contribution) -> bool:
     """A PgBouncer with a pool of no limit (pool_size 0 from 1.24, no max_db_connections
     or max_user_connections) that its clients do not bound: its count is a floor."""
@@ -267,7 +273,7 @@ def server_budget(server: Server, topo: Topology, memory: MemoryOptions | None =
                 unbounded.append(p.name)  # pool_size 0 and clients not all known: a floor
             side = client_side_line(p, [c for c in topo.clients
                                         if c.target_kind == "pooler" and c.target_id == p.id],
-                                    client_contributions)
+                                    client_contributions, feeder_contributions(p, topo))
             if side is not None:
                 sides.append(side)
             if p.unnamed_pairs:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from advisor.budget.arith import contribution_lines, num
-from advisor.budget.slots import client_contributions
+from advisor.budget.slots import client_contributions, feeder_contributions
 from advisor.model import Finding, Fix, Replacement, Severity, Term, Topology
 from advisor.rule_context import RuleContext
 from advisor.rules import rule
@@ -55,9 +55,11 @@ def pooler_client_oversubscribed(topo: Topology, ctx: RuleContext) -> Iterator[F
     for pooler in bouncers:
         clients = [c for c in topo.clients
                    if c.target_kind == "pooler" and c.target_id == pooler.id]
-        if not clients:
+        # a PgBouncer in front of this one: its server connections are clients here
+        feeders = feeder_contributions(pooler, topo)
+        if not clients and not feeders:
             continue
-        contributions = client_contributions(clients)
+        contributions = client_contributions(clients) + feeders
         demand = sum(c.total for c in contributions)
         setting = pooler.settings.get("max_client_conn") or bouncer_default(
             "max_client_conn", pooler.version)
