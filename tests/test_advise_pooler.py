@@ -99,3 +99,32 @@ def test_helm_values_are_edited_where_templates_read_them(tmp_path: Path):
     assert r.returncode == 0, r.stderr
     assert "poolSize: 8" in Path(values).read_text()
     assert cli("check", *args[:-1]).returncode == 0
+
+
+def test_a_chart_dependencys_server_gets_its_pgbouncer_in_the_charts_templates():
+    """A server a chart's dependency makes is cited at its Chart.yaml entry: the proposed
+    PgBouncer manifest goes under templates/, where Helm renders it (beside Chart.yaml it
+    was never rendered, and the trial check still found the server over)."""
+    from advisor.advise.pooler import propose_pooler
+    from advisor.budget.slots import server_budget
+    from advisor.model import Client, Location, Pool, Route, Server, Source, Term, Topology
+
+    server = Server(id="pg", name="app-postgresql", location=Location(
+        path="charts/app/Chart.yaml", line=12), hosts=["app-postgresql"],
+        version=Term(label="PostgreSQL", value=16, source=Source(default="test")),
+        instances=Term(label="instances", value=1, source=Source(default="test")))
+    client = Client(id="Deployment/web", name="web", location=Location(
+        path="charts/app/templates/web.yaml"), replicas=Term(
+            label="replicas", value=10, source=Source(path="charts/app/values.yaml", line=3)),
+        pools=[Pool(label="HikariCP", size=Term(label="maximumPoolSize", value=20, source=Source(
+            path="charts/app/values.yaml", line=5)), route=Route(
+                host="app-postgresql", dbname="app", user="app", source=Source(
+                    path="charts/app/values.yaml", line=7)))],
+        route=Route(host="app-postgresql", dbname="app", user="app", source=Source(
+            path="charts/app/values.yaml", line=7)),
+        target_kind="server", target_id="pg")
+    topo = Topology()
+    topo.servers.append(server)
+    topo.clients.append(client)
+    new = propose_pooler(topo, server, server_budget(server, topo), None)
+    assert new is not None and new.path == "charts/app/templates/pgbouncer-app-postgresql.yaml"

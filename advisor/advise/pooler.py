@@ -124,7 +124,12 @@ def propose_pooler(topo: Topology, server: Server, b: Budget,
     pool_size = max(1, math.floor(target / processes / len(pairs)))
     max_client = math.ceil(demand / (REPLICAS - 1) * 1.2)
     name = f"pgbouncer-{server.name.split()[0].split('/')[-1]}"
-    folder = PurePosixPath(server.location.path).parent
+    origin = PurePosixPath(server.location.path)
+    # a server a chart's dependency makes (cited at its Chart.yaml entry): the manifest
+    # goes where Helm renders it, the chart's templates/, not beside Chart.yaml
+    folder = origin.parent / "templates" if origin.name in ("Chart.yaml",
+                                                            "requirements.yaml") \
+        else origin.parent
     path = str(folder / f"{name}.yaml")
     ns = f"\n  namespace: {server.namespace}" if server.namespace else ""
     ini_text = _INI.format(host=host, pool_size=pool_size, max_client_conn=max_client,
