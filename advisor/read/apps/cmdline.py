@@ -27,7 +27,7 @@ from msgspec.structs import replace
 
 from advisor.lazyregex import lazy
 from advisor.model import Container, EnvVar, Frozen, Source
-from advisor.read.apps.envfrom import env_from_hidden
+from advisor.read.apps.envfrom import may_set
 from advisor.read.apps.locate import image_name
 from advisor.read.apps.source import AppFile, AppSource
 
@@ -77,11 +77,7 @@ def unheld(name: str, env: dict[str, EnvVar]) -> EnvVar | None:
     if var is not None:
         shell = (var.from_ref or "").startswith("shell:")
         return var if var.value is None and not shell and not name.endswith("*") else None
-    marker = env_from_hidden(env.values(), name)
-    if marker is None:
-        return None
-    return EnvVar(name=name, source=replace(marker.source, key=marker.name),
-                  from_ref=marker.from_ref, secret=marker.secret)
+    return may_set(env.values(), name)
 
 
 _UNHELD_TOKEN = lazy(r"__UNHELD(\d+)__")

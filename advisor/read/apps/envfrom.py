@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from msgspec.structs import replace
+
 from advisor.model import EnvVar
 
 
@@ -28,6 +30,17 @@ def env_from_hidden(env: Iterable[EnvVar], *names: str, fold_case: bool = False
         if any(n.startswith(prefix) for n in unset):
             return var
     return None
+
+
+def may_set(env: Iterable[EnvVar], name: str) -> EnvVar | None:
+    """`name` when an envFrom source not held may set it and nothing in `env` does: an
+    entry without a value, cited at that source's marker (key `<prefix>*`), as the
+    evaluators record a value not held; None otherwise (env_from_hidden)."""
+    marker = env_from_hidden(env, name)
+    if marker is None:
+        return None
+    return EnvVar(name=name, source=replace(marker.source, key=marker.name),
+                  from_ref=marker.from_ref, secret=marker.secret)
 
 
 def env_from_names(marker: EnvVar, names: Iterable[str]) -> list[str]:

@@ -23,7 +23,7 @@ from msgspec import Struct, field
 from msgspec.structs import replace
 
 from advisor.model import CpuFormula, EnvVar, Source
-from advisor.read.apps.envfrom import env_from_hidden
+from advisor.read.apps.envfrom import may_set
 
 
 class Val(Struct, frozen=True):
@@ -86,11 +86,11 @@ def _env_lookup(name: str, default: ast.expr | None, node: ast.AST, scope: PySco
         if var.value is None:  # from a secret/ref: set, its value not in the repository
             return Val(_UNKNOWN, replace(var.source, key=name), hidden=name)
         return Val(var.value, replace(var.source, key=name))
-    marker = env_from_hidden(scope.env.values(), name)
-    if marker is not None:
+    unheld = may_set(scope.env.values(), name)
+    if unheld is not None:
         # an envFrom source whose keys are not held may set it: neither its value nor
         # the fallback is known (cited at the marker, as StackContext.env_from_marker reads)
-        return Val(_UNKNOWN, replace(marker.source, key=marker.name), hidden=name)
+        return Val(_UNKNOWN, unheld.source, hidden=name)
     if default is None:
         return Val(None, scope.src(node, key=name), from_default=True)
     got = evaluate(default, scope)

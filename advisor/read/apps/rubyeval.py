@@ -16,7 +16,7 @@ import re
 from msgspec.structs import replace
 
 from advisor.model import CpuFormula, EnvVar, Source
-from advisor.read.apps.envfrom import env_from_hidden
+from advisor.read.apps.envfrom import may_set
 from advisor.read.apps.pyeval import Val
 
 _TOKEN = re.compile(r"""\s*(?:(?P<num>\d+(?:\.\d+)?)|(?P<str>"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*')
@@ -188,13 +188,11 @@ class _Parser:
                 self.scope.hidden.append(var)
                 return None
             return Val(var.value, replace(var.source, key=name.value))
-        marker = env_from_hidden(self.scope.env.values(), name.value)
-        if marker is not None:
+        unheld = may_set(self.scope.env.values(), name.value)
+        if unheld is not None:
             # an envFrom source whose keys are not held may set it: neither its value
             # nor the fallback is known
-            self.scope.hidden.append(EnvVar(name=name.value, source=replace(
-                marker.source, key=marker.name), from_ref=marker.from_ref,
-                secret=marker.secret))
+            self.scope.hidden.append(unheld)
             return None
         if default is not None:
             return Val(default.value, self.scope.src(key=f"{name.value} (default)"),
