@@ -399,6 +399,11 @@ class _PoolEntries(NamedTuple):
     user_entry: PoolerUser | None
     notes: list[str]
 
+    def database(self, asked: str) -> str:
+        """The pool's database: the entry's name, or through the `*` fallback the name
+        the client asked for."""
+        return asked if self.entry.name == "*" else self.entry.name
+
 
 def _pool_entries(pooler: Pooler, db: str, user: str) -> _PoolEntries | None:
     """The entries a client of `db` as `user` is configured by; None when PgBouncer
@@ -565,7 +570,7 @@ def _effective_pool(pooler: Pooler, db: str, user: str,
                      "for the pool's first login, then its reserve at most (src/objects.c "
                      "launch_new_connection; from 1.24 a pool_size of 0 is no limit)")
     return EffectivePool(
-        database=db if entry.name == "*" else entry.name,
+        database=found.database(db),
         entry=entry.name,
         user=server_user,
         forced_user=forced,
@@ -775,7 +780,7 @@ def pool_key(pooler: Pooler, db: str, user: str) -> tuple[str, str] | None:
     found = _pool_entries(pooler, db, user)
     if found is None:
         return None
-    return (db if found.entry.name == "*" else found.entry.name, found.server_user)
+    return (found.database(db), found.server_user)
 
 
 def server_side_max(pooler: Pooler, pairs: list[tuple[str, str]] | None,
