@@ -153,10 +153,13 @@ def _unbounded_floor(pool: Pool) -> Pool:
                         f"{num(size.value)} here, the real peak is higher")
 
 
-def pooler_contribution(pooler: Pooler, topo: Topology | None = None) -> Contribution:
+def pooler_contribution(pooler: Pooler, topo: Topology | None = None,
+                        clients: list[Client] | None = None) -> Contribution:
     """Server connections the pooler may open: PgBouncer's own arithmetic
     (advisor.facts.pgbouncer.server_side_max), with the extra pods of a rolling update added
-    to its replicas; for an RDS Proxy, `proxy_contribution` (needs `topo`)."""
+    to its replicas, bounded by its clients with `topo`; for an RDS Proxy,
+    `proxy_contribution` (needs `topo`). `clients`: topo's clients of the pooler, when the
+    caller has them (behind())."""
     from advisor.facts.pgbouncer import pooler_pools, server_side_max
 
     if pooler.kind == "rds-proxy":
@@ -171,9 +174,14 @@ def pooler_contribution(pooler: Pooler, topo: Topology | None = None) -> Contrib
     if topo is None:
         return found
     # no more server connections than its clients ask for (advisor.budget.demand)
-    clients = [c for c in topo.clients if c.target_kind == "pooler" and c.target_id == pooler.id]
+    clients = behind(pooler, topo) if clients is None else clients
     shut = bool(topo.exposed.get(pooler.id)) or bool(pooler.fed_by)
     return demand_capped(pooler, found, clients, client_contribution, shut, pools[0]) or found
+
+
+def behind(pooler: Pooler, topo: Topology) -> list[Client]:
+    """The clients that connect to the pooler."""
+    return [c for c in topo.clients if c.target_kind == "pooler" and c.target_id == pooler.id]
 
 
 def feeder_contributions(pooler: Pooler, topo: Topology) -> list[Contribution]:
@@ -208,10 +216,9 @@ def proxy_contribution(proxy: Pooler, topo: Topology) -> Contribution:
     cap = Term(label=f"RDS Proxy pool maximum = floor({max_conn.value:g} max_connections x "
                      f"MaxConnectionsPercent {percent.value:g} / 100)",
                value=math.floor(max_conn.value * percent.value / 100), source=percent.source)
-    clients = client_contributions([c for c in topo.clients
-                                    if c.target_kind == "pooler" and c.target_id == proxy.id])
-    unbounded = any(p.bound == "unbounded" for c in topo.clients
-                    if c.target_kind == "pooler" and c.target_id == proxy.id for p in c.pools)
+    routed = behind(proxy, topo)
+    clients = client_contributions(routed)
+    unbounded = any(p.bound == "unbounded" for c in routed for p in c.pools)
     if not clients or unbounded:
         why = ("no client in the repository routes to it: other clients may fill it"
                if not clients else "a client's pool is unbounded")
@@ -267,13 +274,13 @@ def server_budget(server: Server, topo: Topology, memory: MemoryOptions | None =
     counted: list[tuple[Pooler, Contribution]] = []  # each pooler and what it counts
     for p in topo.poolers:
         if p.server_id == server.id:
-            contributions.append(pooler_contribution(p, topo))
+            clients = behind(p, topo)  # once, for its server side and its client side
+            contributions.append(pooler_contribution(p, topo, clients))
             counted.append((p, contributions[-1]))
             if pooler_unbounded(p, contributions[-1]) and p.name not in unbounded:
                 unbounded.append(p.name)  # pool_size 0 and clients not all known: a floor
-            side = client_side_line(p, [c for c in topo.clients
-                                        if c.target_kind == "pooler" and c.target_id == p.id],
-                                    client_contributions, feeder_contributions(p, topo))
+            side = client_side_line(p, clients, client_contributions,
+                                    feeder_contributions(p, topo))
             if side is not None:
                 sides.append(side)
             if p.unnamed_pairs:

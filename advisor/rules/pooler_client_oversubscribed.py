@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from advisor.budget.arith import contribution_lines, num
-from advisor.budget.slots import client_contributions, feeder_contributions
+from advisor.budget.slots import behind, client_contributions, feeder_contributions
 from advisor.model import Finding, Fix, Replacement, Severity, Term, Topology
 from advisor.rule_context import RuleContext
 from advisor.rules import rule
@@ -53,8 +53,7 @@ def pooler_client_oversubscribed(topo: Topology, ctx: RuleContext) -> Iterator[F
     from advisor.facts.pgbouncer import bouncer_default
 
     for pooler in bouncers:
-        clients = [c for c in topo.clients
-                   if c.target_kind == "pooler" and c.target_id == pooler.id]
+        clients = behind(pooler, topo)
         # a PgBouncer in front of this one: its server connections are clients here
         feeders = feeder_contributions(pooler, topo)
         if not clients and not feeders:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from advisor.budget.slots import behind
 from advisor.lazyregex import lazy
 from advisor.model import Client, Finding, Fix, Pooler, RelatedLocation, Severity, Topology
 from advisor.rule_context import RuleContext
@@ -72,8 +73,7 @@ def shared_pool_bulkhead(topo: Topology, ctx: RuleContext) -> Iterator[Finding]:
     for pooler in topo.poolers:
         if pooler.kind != "pgbouncer":
             continue
-        clients = [c for c in topo.clients
-                   if c.target_kind == "pooler" and c.target_id == pooler.id]
+        clients = behind(pooler, topo)
         keyed = [(c, _pool_keys(c, pooler)) for c in clients]
         batches = [(c, k) for c, k in keyed if is_batch(c)]
         online = [(c, k) for c, k in keyed if not is_batch(c)]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from advisor.budget.arith import num
-from advisor.budget.slots import client_contributions
+from advisor.budget.slots import behind, client_contributions
 from advisor.model import Finding, Fix, Replacement, Severity, Topology
 from advisor.options import OPTIONS_CONFIG, at_least, options_class
 from advisor.rule_context import RuleContext
@@ -77,8 +77,7 @@ def single_pgbouncer(topo: Topology, ctx: RuleContext) -> Iterator[Finding]:
         reuse = effective_setting(pooler.settings, "so_reuseport", pooler.version)
         if str(reuse.value).strip().lower() in ("1", "true", "yes", "on"):
             continue
-        clients = [c for c in topo.clients
-                   if c.target_kind == "pooler" and c.target_id == pooler.id]
+        clients = behind(pooler, topo)
         demand = sum(c.total for c in client_contributions(clients))
         if len(clients) < 2 and demand <= options.max_clients:
             continue
