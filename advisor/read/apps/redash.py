@@ -119,6 +119,13 @@ def _number(ctx: StackContext, env: dict[str, EnvVar], name: str, least: int
     return n, source
 
 
+def _count(got: tuple[int, Source] | None, label: str, default: int, why: str, key: str
+           ) -> Term:
+    """A process count: as read (_number), else the entrypoint's default, named."""
+    return Term(label=label, value=got[0] if got else default,
+                source=got[1] if got else Source.default_of(why, key=key))
+
+
 def _engine(ctx: StackContext, env: dict[str, EnvVar], at: str
             ) -> tuple[Term, Literal["fixed", "default", "unbounded"], str] | None:
     """(per-process size, bound, note) of the engine; None when unknown (why said)."""
@@ -205,11 +212,9 @@ def redash_pools(ctx: StackContext) -> list[Pool]:
         got = _number(ctx, env, "REDASH_WEB_WORKERS", 1)
         if got is False:
             return []
-        processes = Term(label="gunicorn sync workers (REDASH_WEB_WORKERS)",
-                         value=got[0] if got else WEB_WORKERS,
-                         source=got[1] if got else Source.default_of(
-                             f"Redash bin/docker-entrypoint:49 -w${{REDASH_WEB_WORKERS:-4}} "
-                             f"({at})", key="REDASH_WEB_WORKERS"))
+        processes = _count(got, "gunicorn sync workers (REDASH_WEB_WORKERS)", WEB_WORKERS,
+                           f"Redash bin/docker-entrypoint:49 -w${{REDASH_WEB_WORKERS:-4}} "
+                           f"({at})", "REDASH_WEB_WORKERS")
         return [Pool(label=f"{LABEL}: gunicorn workers ({shown})", size=size,
                      processes=processes, bound=bound,
                      note=f"{note}; an engine per sync worker, the gunicorn master opens "
@@ -222,11 +227,9 @@ def redash_pools(ctx: StackContext) -> list[Pool]:
         got = _number(ctx, env, "WORKERS_COUNT", 1)
     if got is False:
         return []
-    processes = Term(label="rq workers (supervisord numprocs=WORKERS_COUNT)",
-                     value=got[0] if got else WORKERS_COUNT,
-                     source=got[1] if got else Source.default_of(
-                         f"Redash bin/docker-entrypoint:19 WORKERS_COUNT=${{WORKERS_COUNT:-2}}"
-                         f", worker.conf:15 numprocs ({at})", key="WORKERS_COUNT"))
+    processes = _count(got, "rq workers (supervisord numprocs=WORKERS_COUNT)", WORKERS_COUNT,
+                       f"Redash bin/docker-entrypoint:19 WORKERS_COUNT=${{WORKERS_COUNT:-2}}, "
+                       f"worker.conf:15 numprocs ({at})", "WORKERS_COUNT")
     return [Pool(label=f"{LABEL}: rq workers ({shown})", size=size, processes=processes,
                  bound=bound, note=f"{note}; one work horse at a time per rq worker, its "
                                    "parent queries no database")]
