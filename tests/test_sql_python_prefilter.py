@@ -167,10 +167,10 @@ def _js_used(source: str) -> list[str]:
 
 @pytest.mark.parametrize("source", JS_MATTERS)
 def test_every_way_of_writing_a_used_js_literal_is_let_through(source):
-    from advisor.read.sql.literals import may_hold_js_sql_literal
+    from advisor.read.sql.literals import may_hold_clike_sql_literal
 
     assert _js_used(source)  # the case is one the scan uses
-    assert may_hold_js_sql_literal(source)
+    assert may_hold_clike_sql_literal(source, "js")
 
 
 @pytest.mark.parametrize("source", [
@@ -179,10 +179,10 @@ def test_every_way_of_writing_a_used_js_literal_is_let_through(source):
     'const re = /a+/; const msg = "a" + name;\n',
 ])
 def test_a_js_source_without_such_a_literal_is_skipped(source):
-    from advisor.read.sql.literals import may_hold_js_sql_literal
+    from advisor.read.sql.literals import may_hold_clike_sql_literal
 
     assert not _js_used(source)
-    assert not may_hold_js_sql_literal(source)
+    assert not may_hold_clike_sql_literal(source, "js")
 
 
 def test_the_js_scan_finds_the_same_with_and_without_the_filter(monkeypatch):
@@ -194,5 +194,98 @@ def test_the_js_scan_finds_the_same_with_and_without_the_filter(monkeypatch):
     texts.update({f"case{i}.js": source for i, source in enumerate(JS_MATTERS)})
     filtered = {path: scan_text(path, text, "js") for path, text in texts.items()}
     assert any(found for found, _problems in filtered.values())
-    monkeypatch.setattr(extract, "may_hold_js_sql_literal", lambda text: True)
+    monkeypatch.setattr(extract, "may_hold_clike_sql_literal", lambda text, lang: True)
     assert filtered == {path: scan_text(path, text, "js") for path, text in texts.items()}
+
+
+# --- Go, Java, Kotlin: the same filter (may_hold_clike_sql_literal) ----------------------
+
+CLIKE_MATTERS = [
+    ("go", 'db.Exec("SELECT 1")'),
+    ("go", "db.Exec(`\n\tLISTEN jobs`)"),
+    ("go", 'db.Exec("SEL" +\n\t"ECT 1")'),
+    ("go", 'db.Exec("\\u0053ELECT 1")'),
+    ("go", 'db.Exec("e\\xecute p")'),
+    ("go", 'db.Exec("e" + name + "ecute p")'),
+    ("go", 'import (\n\t"context"\n\t"github.com/jackc/pgx/v5/pgxpool"\n)\n'
+           'func f() { pgxpool.New(ctx, url) }'),
+    ("go", 'import _ "github.com/golang-migrate/migrate/v4/database/postgres"'),
+    ("go", 'dsn := "host=db options=\'-c search_path=app\'"'),
+    ("java", 'String q = "SELECT 1";'),
+    ("java", 'String q = """\n    SET search_path = app""";'),
+    ("java", 'String q = "\\nupdate t set a = 1";'),
+    ("java", 'String url = "jdbc:postgresql://db/app";'),
+    ("kotlin", 'val q = "SELECT 1"'),
+    ("kotlin", 'val q = "e${x}ecute p"'),
+    ("kotlin", 'val q = "e$x" + "ecute p"'),
+    ("kotlin", 'val q = """\n  LISTEN jobs"""'),
+]
+
+
+def _clike_used(lang: str, source: str) -> list[str]:
+    from advisor.read.sql.drivers import literal_settings
+    from advisor.read.sql.literals import clike_literals
+
+    literals = clike_literals(source, lang)
+    return [lit.text for lit in literals if looks_like_statement(lit.text)] + \
+        [h.detail for h in literal_settings(f"a.{lang}", literals, lang, source)]
+
+
+@pytest.mark.parametrize(("lang", "source"), CLIKE_MATTERS)
+def test_every_way_of_writing_a_used_clike_literal_is_let_through(lang, source):
+    from advisor.read.sql.literals import may_hold_clike_sql_literal
+
+    used = _clike_used(lang, source)
+    # a pgx import is used by the pgxpool.New call it makes a hazard of
+    assert used or "pgx" in source
+    assert may_hold_clike_sql_literal(source, lang)
+
+
+@pytest.mark.parametrize(("lang", "source"), [
+    # an import block: strings one under the other are not joined in Go
+    ("go", 'import (\n\t"context"\n\t"errors"\n\t"time"\n)\n'),
+    # a protobuf descriptor: hex escapes decode to no letter the scan reads
+    ("go", 'var raw = "\\n\\x0e\\x12\\x1ftemporal.api\\x18\\x01 \\x01(\\tR\\x04name"\n'),
+    ("java", 'log.info("Resetting " + name); char c = \'s\';\n'),
+    ("kotlin", 'val label = "Selected: $count items"\n'),
+])
+def test_a_clike_source_without_such_a_literal_is_skipped(lang, source):
+    from advisor.read.sql.literals import may_hold_clike_sql_literal
+
+    assert not _clike_used(lang, source)
+    assert not may_hold_clike_sql_literal(source, lang)
+
+
+def test_the_clike_scan_finds_the_same_with_and_without_the_filter(monkeypatch):
+    suffixes = {".go": "go", ".java": "java", ".kt": "kotlin", ".kts": "kotlin"}
+    texts = {(p.relative_to(REPO).as_posix(), suffixes[p.suffix]):
+             p.read_text(encoding="utf-8", errors="replace")
+             for base in ("tests", "fixtures") for p in (REPO / base).rglob("*")
+             if p.suffix in suffixes}
+    texts.update({(f"case{i}.{lang}", lang): source
+                  for i, (lang, source) in enumerate(CLIKE_MATTERS)})
+    filtered = {key: scan_text(key[0], text, key[1]) for key, text in texts.items()}
+    assert any(found for found, _problems in filtered.values())
+    monkeypatch.setattr(extract, "may_hold_clike_sql_literal", lambda text, lang: True)
+    assert filtered == {key: scan_text(key[0], text, key[1]) for key, text in texts.items()}
+
+
+@pytest.mark.parametrize(("lang", "literal"), [
+    ("go", '"a\\tb\\n\\"c\\" \\u0041\\x41 \\\\ \\q"'),
+    ("go", '"\\u00e9t\\u00E9 $1 #x"'),
+    ("java", '"tab\\there \\u12 end"'),
+    ("js", "'it\\'s \\u0053ELECT'"),
+    ("js", '"\\r\\0\\b\\f\\v"'),
+])
+def test_a_one_line_literal_decodes_as_the_character_scanner_does(lang, literal):
+    """clike_literals decodes a one-line literal with escapes in one pass (_one_line);
+    the character scanner (_quoted) is what it stands in for: same text, same lines."""
+    from advisor.read.sql.literals import _Cursor, _quoted, clike_literals
+
+    source = f"x = {literal};\n"
+    (fast,) = clike_literals(source, lang)
+    cursor = _Cursor(source)
+    cursor.pos = source.index(literal[0])
+    slow = _quoted(cursor, literal[0], single_line=True)
+    assert (fast.text, fast.lines, fast.line, fast.start, fast.end) == \
+        (slow.text, slow.lines, slow.line, slow.start, slow.end)

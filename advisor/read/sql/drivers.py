@@ -317,14 +317,17 @@ _PGX_IMPORT = ("github.com/jackc/pgx", "github.com/gobuffalo/pop")
 # golang-migrate's postgres and pgx drivers: Lock() runs SELECT pg_advisory_lock($1)
 # (database/postgres/postgres.go) unless the URL says x-no-lock=true (Config.NoLock).
 _MIGRATE_IMPORT = lazy(r"github\.com/golang-migrate/migrate/v4/database/(postgres|pgx)")
+_MIGRATE_NO_LOCK = lazy(r"x-no-lock=(true|1)|NoLock:\s*true")
 
 
 def _pgx(path: str, literals: list[Literal], text: str) -> list[SqlHazard]:
     imports = [lit for lit in literals if lit.text.startswith(_PGX_IMPORT)]
     found: list[SqlHazard] = []
-    no_lock = re.search(r"x-no-lock=(true|1)|NoLock:\s*true", text) is not None
-    for lit in literals:
-        if _MIGRATE_IMPORT.match(lit.text) and not no_lock:
+    migrate = [lit for lit in literals if _MIGRATE_IMPORT.match(lit.text)]
+    # Searched only where a migrate driver is imported: the whole text, once.
+    no_lock = bool(migrate) and _MIGRATE_NO_LOCK.search(text) is not None
+    for lit in migrate:
+        if not no_lock:
             found.append(
                 _hazard(
                     "advisory-lock",

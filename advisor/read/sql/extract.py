@@ -56,7 +56,7 @@ from advisor.read.sql.literals import (
     clike_literals,
     elixir_literals,
     elixir_source,
-    may_hold_js_sql_literal,
+    may_hold_clike_sql_literal,
     may_hold_sql_literal,
     python_literals,
     python_text_literals,
@@ -327,8 +327,8 @@ def scan_text(
     elif kind in ("ruby", "java", "kotlin", "go", "js", "elixir"):
         if kind in ("ruby", "elixir"):
             literals = ruby_literals(text) if kind == "ruby" else elixir_literals(text)
-        elif kind == "js" and not may_hold_js_sql_literal(text):
-            literals = []  # none the scan would use: not scanned (may_hold_js_sql_literal)
+        elif not may_hold_clike_sql_literal(text, kind):
+            literals = []  # none the scan would use: not scanned (may_hold_clike_sql_literal)
         else:
             literals = clike_literals(text, kind)
         context = CodeContext(elixir_source(text) if kind == "elixir" else text, literals, kind)

@@ -218,6 +218,11 @@ def clike_literals(text: str, lang: str) -> list[Literal]:
                 found.append(_plain(plain, line))
                 pos = plain.end()
                 continue
+            one_line = None if kotlin else _ONE_LINE_DOUBLE.match(text, pos)
+            if one_line:
+                found.append(_one_line(one_line, line))
+                pos = one_line.end()
+                continue
             cur.pos, cur.line = pos, line
             found.append(_quoted(cur, '"', interp="${" if kotlin else None,
                                  dollar_names=kotlin, single_line=True))
@@ -234,6 +239,11 @@ def clike_literals(text: str, lang: str) -> list[Literal]:
             if plain:
                 found.append(_plain(plain, line))
                 pos = plain.end()
+                continue
+            one_line = _ONE_LINE_SINGLE.match(text, pos)
+            if one_line:
+                found.append(_one_line(one_line, line))
+                pos = one_line.end()
                 continue
             cur.pos, cur.line = pos, line
             found.append(_quoted(cur, "'", single_line=True))
@@ -269,6 +279,25 @@ _PLAIN_BACKTICK = lazy(r"`([^`\\$#]*)`")
 _PLAIN_GO_RAW = lazy(r"`([^`]*)`")
 _PLAIN_RUBY_DOUBLE = lazy(r'"([^"\\#]*)"')
 _PLAIN_RUBY_SINGLE = lazy(r"'([^']*)'")  # no escapes read in '...' (as _quoted)
+
+
+# A literal on one line with escapes and no interpolation (all but Kotlin's "...", whose
+# `$` and `${` are placeholders): decoded here as _escape does, in one pass; the rest (a
+# backslash-newline, an unterminated literal) is left to _quoted.
+_ONE_LINE_DOUBLE = lazy(r'"((?:[^"\\\n]|\\[^\n])*)"')
+_ONE_LINE_SINGLE = lazy(r"'((?:[^'\\\n]|\\[^\n])*)'")
+_ESCAPE_IN_LINE = lazy(r"\\(?:u([0-9a-fA-F]{4})|(.))")
+
+
+def _unescape(match: re.Match[str]) -> str:
+    code, ch = match.groups()
+    return chr(int(code, 16)) if code else _ESCAPES.get(ch, ch)
+
+
+def _one_line(match: re.Match[str], line: int) -> Literal:
+    """The literal of a one-line match, its escapes decoded, every character on `line`."""
+    body = _ESCAPE_IN_LINE.sub(_unescape, match.group(1))
+    return Literal(body, [line] * len(body), line, match.start(), match.end())
 
 
 def _plain(match: re.Match[str], line: int) -> Literal:
@@ -556,26 +585,40 @@ def may_hold_sql_literal(text: str) -> bool:
             or _QUOTED.search(text) is not None)
 
 
-# The same for JS/TS (clike_literals), whose literals the scan uses when they look like
-# a statement or hold a connection string (drivers.literal_settings: a hazard needs
-# "postgres", any case, or "options" with "host="/"dbname="): `+` joins and template
-# fields (`${x}`, the placeholder) as Python's, and an escape of any character but
-# b f n r t v is that character ("\s" is "s"), so such an escape makes the scan run.
-_QUOTED_JS = lazy(
-    r"""[`'"](?:(?<=[A-Za-z][`'"])[\s+()]*[`'"][A-Za-z=]"""
+# The same for Java, Kotlin, Go and JS/TS (clike_literals), whose literals the scan uses
+# when they look like a statement or hold a connection string (drivers.literal_settings: a
+# hazard needs "postgres", any case, or "options" with "host="/"dbname="; Go's pgx also
+# reads its import paths): `+` joins and placeholders (`${x}`, Kotlin's `$name`, a
+# spliced `+ name +`) as Python's, and an escape of any character but b f n r t v is
+# that character ("\s" is "s"), so such an escape makes the scan run. Comments and
+# Go/Java runes are matched as if they were strings: the filter only lets more through.
+_QUOTED_CLIKE = lazy(
+    # a word split across a `+` join (no implicit concatenation here: Go's import
+    # blocks and lists of strings are not joins)
+    r"""[`'"](?:(?<=[A-Za-z][`'"])[\s()]*\+[\s+()]*[`'"][A-Za-z=]"""
     r"""|(?:[\s`'"+()]|\\.)*+(?i:"""
-    rf"""(?:{"|".join(sorted(STATEMENT_WORDS))})\b|e(?=\$\{{|[\s`'"()]*\+)))""",
+    rf"""(?:{"|".join(sorted(STATEMENT_WORDS))})\b|e(?=\$|[\s`'"()]*\+)))""",
     re.DOTALL,
 )
-_ESCAPED_JS = lazy(r"\\(?:[A-Zacdeghijklmopqsuwxyz=]|\r?\n|\r)")
+# "\x" is "x" (the scanner decodes no hex escape), which completes a word only between
+# "e" and "ecu" (execute) or after a "g" (pgx): not in a hex byte string ("\x0e\x12").
+_ESCAPED_CLIKE = lazy(
+    r"\\(?:[A-Zacdeghijklmopqsuwyz=]|(?<=[eE]\\)x(?=[eE][cC][uU])|(?<=[gG]\\)x|\r?\n|\r)"
+)
+# Go import paths drivers._pgx reads from literals (a migrate driver's path holds
+# "postgres", which lets it through already).
+_GO_DRIVER_PATHS = ("jackc/pgx", "gobuffalo/pop")
 
 
-def may_hold_js_sql_literal(text: str) -> bool:
-    """False when no string literal of this JS/TS source can look like a statement or
-    hold a connection string the scan reads (see _QUOTED_JS); True when one may."""
+def may_hold_clike_sql_literal(text: str, lang: str) -> bool:
+    """False when no string literal of this Java, Kotlin, Go or JS/TS source can look
+    like a statement or hold what drivers.literal_settings reads (see _QUOTED_CLIKE);
+    True when one may."""
     return ("postgres" in text.casefold()
             or ("options" in text and ("host=" in text or "dbname=" in text))
-            or _ESCAPED_JS.search(text) is not None or _QUOTED_JS.search(text) is not None)
+            or (lang == "go" and any(path in text for path in _GO_DRIVER_PATHS))
+            or _ESCAPED_CLIKE.search(text) is not None
+            or _QUOTED_CLIKE.search(text) is not None)
 
 
 def python_literals(tree: ast.AST) -> list[Literal]:
