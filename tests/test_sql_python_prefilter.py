@@ -210,6 +210,8 @@ CLIKE_MATTERS = [
     ("go", 'import (\n\t"context"\n\t"github.com/jackc/pgx/v5/pgxpool"\n)\n'
            'func f() { pgxpool.New(ctx, url) }'),
     ("go", 'import _ "github.com/golang-migrate/migrate/v4/database/postgres"'),
+    ("go", 'import _ "github.com/golang-migrate/migrate/v4/database/pgx"'),
+    ("java", 'String url = "jdbc:POSTGRESQL://db/app?options=-c%20x%3D1";'),
     ("go", 'dsn := "host=db options=\'-c search_path=app\'"'),
     ("java", 'String q = "SELECT 1";'),
     ("java", 'String q = """\n    SET search_path = app""";'),

@@ -586,11 +586,11 @@ def may_hold_sql_literal(text: str) -> bool:
 
 
 # The same for Java, Kotlin, Go and JS/TS (clike_literals), whose literals the scan uses
-# when they look like a statement or hold a connection string (drivers.literal_settings: a
-# hazard needs "postgres", any case, or "options" with "host="/"dbname="; Go's pgx also
-# reads its import paths): `+` joins and placeholders (`${x}`, Kotlin's `$name`, a
-# spliced `+ name +`) as Python's, and an escape of any character but b f n r t v is
-# that character ("\s" is "s"), so such an escape makes the scan run. Comments and
+# when they look like a statement or hold a connection string (drivers.literal_settings,
+# below; Go's pgx and golang-migrate also read their import paths): `+` joins and
+# placeholders (`${x}`, Kotlin's `$name`, a spliced `+ name +`) as Python's, and an
+# escape of any character but b f n r t v is that character ("\s" is "s"), so such an
+# escape makes the scan run. Comments and
 # Go/Java runes are matched as if they were strings: the filter only lets more through.
 _QUOTED_CLIKE = lazy(
     # a word split across a `+` join (no implicit concatenation here: Go's import
@@ -605,17 +605,20 @@ _QUOTED_CLIKE = lazy(
 _ESCAPED_CLIKE = lazy(
     r"\\(?:[A-Zacdeghijklmopqsuwyz=]|(?<=[eE]\\)x(?=[eE][cC][uU])|(?<=[gG]\\)x|\r?\n|\r)"
 )
-# Go import paths drivers._pgx reads from literals (a migrate driver's path holds
-# "postgres", which lets it through already).
-_GO_DRIVER_PATHS = ("jackc/pgx", "gobuffalo/pop")
+# Go import paths drivers._pgx reads from literals (pgx, pop, golang-migrate's drivers)
+_GO_DRIVER_PATHS = ("jackc/pgx", "gobuffalo/pop", "golang-migrate")
 
 
 def may_hold_clike_sql_literal(text: str, lang: str) -> bool:
     """False when no string literal of this Java, Kotlin, Go or JS/TS source can look
     like a statement or hold what drivers.literal_settings reads (see _QUOTED_CLIKE);
     True when one may."""
-    return ("postgres" in text.casefold()
-            or ("options" in text and ("host=" in text or "dbname=" in text))
+    # literal_settings reads a literal holding "postgres" (this case) or "options"; with
+    # "options", a URL of any case or host=/dbname= makes a hazard. (text.casefold() on
+    # every file cost more than reading it.)
+    return ("postgres" in text
+            or ("options" in text and ("host=" in text or "dbname=" in text
+                                       or "postgres" in text.casefold()))
             or (lang == "go" and any(path in text for path in _GO_DRIVER_PATHS))
             or _ESCAPED_CLIKE.search(text) is not None
             or _QUOTED_CLIKE.search(text) is not None)
