@@ -590,8 +590,8 @@ def may_hold_sql_literal(text: str) -> bool:
 # below; Go's pgx and golang-migrate also read their import paths): `+` joins and
 # placeholders (`${x}`, Kotlin's `$name`, a spliced `+ name +`) as Python's, and an
 # escape of any character but b f n r t v is that character ("\s" is "s"), so such an
-# escape makes the scan run. Comments and
-# Go/Java runes are matched as if they were strings: the filter only lets more through.
+# escape makes the scan run. Comments and Go/Java runes are matched as if they were
+# strings: the filter only lets more through.
 _QUOTED_CLIKE = lazy(
     # a word split across a `+` join (no implicit concatenation here: Go's import
     # blocks and lists of strings are not joins)
