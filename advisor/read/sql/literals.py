@@ -592,14 +592,19 @@ def may_hold_sql_literal(text: str) -> bool:
 # escape of any character but b f n r t v is that character ("\s" is "s"), so such an
 # escape makes the scan run. Comments and Go/Java runes are matched as if they were
 # strings: the filter only lets more through.
-_QUOTED_CLIKE = lazy(
+_FIRST_LETTERS = "".join(sorted({w[0] for w in STATEMENT_WORDS} | {"e"}))
+_AFTER_QUOTE_CLIKE = (
     # a word split across a `+` join (no implicit concatenation here: Go's import
     # blocks and lists of strings are not joins)
-    r"""[`'"](?:(?<=[A-Za-z][`'"])[\s()]*\+[\s+()]*[`'"][A-Za-z=]"""
-    r"""|(?:[\s`'"+()]|\\.)*+(?i:"""
-    rf"""(?:{"|".join(sorted(STATEMENT_WORDS))})\b|e(?=\$|[\s`'"()]*\+)))""",
-    re.DOTALL,
+    r"""(?:(?<=[A-Za-z][`'"])[\s()]*\+[\s+()]*[`'"][A-Za-z=]"""
+    # what may open a literal's text before its first word, then a first letter a word
+    # may have (a look-ahead that fails fast on most strings), then the word
+    rf"""|(?:[\s`'"+()]|\\.)*+(?=[{_FIRST_LETTERS}{_FIRST_LETTERS.upper()}])(?i:"""
+    rf"""(?:{"|".join(sorted(STATEMENT_WORDS))})\b|e(?=\$|[\s`'"()]*\+)))"""
 )
+# One pattern per quote: a pattern that starts with one character is searched for it
+# much faster than one that starts with a class (sre), ~2.8x over Go sources.
+_QUOTED_CLIKE = tuple(lazy(quote + _AFTER_QUOTE_CLIKE, re.DOTALL) for quote in "\"'`")
 # "\x" is "x" (the scanner decodes no hex escape), which completes a word only between
 # "e" and "ecu" (execute) or after a "g" (pgx): not in a hex byte string ("\x0e\x12").
 _ESCAPED_CLIKE = lazy(
@@ -621,7 +626,7 @@ def may_hold_clike_sql_literal(text: str, lang: str) -> bool:
                                        or "postgres" in text.casefold()))
             or (lang == "go" and any(path in text for path in _GO_DRIVER_PATHS))
             or _ESCAPED_CLIKE.search(text) is not None
-            or _QUOTED_CLIKE.search(text) is not None)
+            or any(quoted.search(text) is not None for quoted in _QUOTED_CLIKE))
 
 
 def python_literals(tree: ast.AST) -> list[Literal]:
