@@ -291,3 +291,61 @@ def test_a_one_line_literal_decodes_as_the_character_scanner_does(lang, literal)
     slow = _quoted(cursor, literal[0], single_line=True)
     assert (fast.text, fast.lines, fast.line, fast.start, fast.end) == \
         (slow.text, slow.lines, slow.line, slow.start, slow.end)
+
+
+# --- Ruby: may_hold_ruby_sql_literal ----------------------------------------------------
+
+RUBY_MATTERS = [
+    'execute("SELECT 1")',
+    "execute('  select 1')",
+    'execute(%q(LISTEN jobs))',
+    'execute(%Q{\n  SET search_path = app})',
+    'execute(%(BEGIN))',
+    'execute(<<~SQL)\n  SELECT 1\nSQL\n',
+    'execute(<<-"SQL")\n  update t set a = 1\n  SQL\n',
+    'execute("\\nupdate t set a = 1")',
+    'execute("SEL\\\nECT 1")',
+    'execute("\\u0053ELECT 1")',
+    'execute("e#{x}ecute p")',
+    'url = "postgres://app@db/app?options=-c%20x%3D1"',
+    'dsn = "host=db options=\'-c search_path=app\'"',
+]
+
+
+def _ruby_used(source: str) -> list[str]:
+    from advisor.read.sql.drivers import literal_settings
+    from advisor.read.sql.literals import ruby_literals
+
+    literals = ruby_literals(source)
+    return [lit.text for lit in literals if looks_like_statement(lit.text)] + \
+        [h.detail for h in literal_settings("a.rb", literals, "ruby", source)]
+
+
+@pytest.mark.parametrize("source", RUBY_MATTERS)
+def test_every_way_of_writing_a_used_ruby_literal_is_let_through(source):
+    from advisor.read.sql.literals import may_hold_ruby_sql_literal
+
+    assert _ruby_used(source)  # the case is one the scan uses
+    assert may_hold_ruby_sql_literal(source)
+
+
+@pytest.mark.parametrize("source", [
+    'class User < ApplicationRecord\n  has_many :posts\n  validates :name, presence: true\nend\n',
+    # a line continued in code, and an array append: no string, no heredoc
+    'scope = User.where(active: true) \\\n  .order(:name)\nitems << "Selected items"\n',
+])
+def test_a_ruby_source_without_such_a_literal_is_skipped(source):
+    from advisor.read.sql.literals import may_hold_ruby_sql_literal
+
+    assert not _ruby_used(source)
+    assert not may_hold_ruby_sql_literal(source)
+
+
+def test_the_ruby_scan_finds_the_same_with_and_without_the_filter(monkeypatch):
+    texts = {p.relative_to(REPO).as_posix(): p.read_text(encoding="utf-8", errors="replace")
+             for base in ("tests", "fixtures") for p in (REPO / base).rglob("*.rb")}
+    texts.update({f"case{i}.rb": source for i, source in enumerate(RUBY_MATTERS)})
+    filtered = {path: scan_text(path, text, "ruby") for path, text in texts.items()}
+    assert any(found for found, _problems in filtered.values())
+    monkeypatch.setattr(extract, "may_hold_ruby_sql_literal", lambda text: True)
+    assert filtered == {path: scan_text(path, text, "ruby") for path, text in texts.items()}

@@ -57,6 +57,7 @@ from advisor.read.sql.literals import (
     elixir_literals,
     elixir_source,
     may_hold_clike_sql_literal,
+    may_hold_ruby_sql_literal,
     may_hold_sql_literal,
     python_literals,
     python_text_literals,
@@ -325,7 +326,9 @@ def scan_text(
         found = _literals_hazards(path, as_sql, "python", pinning, problems)
         found += drivers.python_settings(path, tree, literals, text)
     elif kind in ("ruby", "java", "kotlin", "go", "js", "elixir"):
-        if kind in ("ruby", "elixir"):
+        if kind == "ruby" and not may_hold_ruby_sql_literal(text):
+            literals = []  # none the scan would use: not scanned (may_hold_ruby_sql_literal)
+        elif kind in ("ruby", "elixir"):
             literals = ruby_literals(text) if kind == "ruby" else elixir_literals(text)
         elif not may_hold_clike_sql_literal(text, kind):
             literals = []  # none the scan would use: not scanned (may_hold_clike_sql_literal)

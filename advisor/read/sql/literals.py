@@ -607,8 +607,12 @@ _AFTER_QUOTE_CLIKE = (
 _QUOTED_CLIKE = tuple(lazy(quote + _AFTER_QUOTE_CLIKE, re.DOTALL) for quote in "\"'`")
 # "\x" is "x" (the scanner decodes no hex escape), which completes a word only between
 # "e" and "ecu" (execute) or after a "g" (pgx): not in a hex byte string ("\x0e\x12").
+# A backslash-newline joins a word only between two letters ("SEL\<newline>ECT"); after
+# a literal's opening quote the quoted patterns read it (a code line's continuation,
+# "foo \<newline>  .bar", is neither).
 _ESCAPED_CLIKE = lazy(
-    r"\\(?:[A-Zacdeghijklmopqsuwyz=]|(?<=[eE]\\)x(?=[eE][cC][uU])|(?<=[gG]\\)x|\r?\n|\r)"
+    r"\\(?:[A-Zacdeghijklmopqsuwyz=]|(?<=[eE]\\)x(?=[eE][cC][uU])|(?<=[gG]\\)x"
+    r"|(?<=[A-Za-z]\\)(?:\r?\n|\r)(?=[A-Za-z=]))"
 )
 # Go import paths drivers._pgx reads from literals (pgx, pop, golang-migrate's drivers)
 _GO_DRIVER_PATHS = ("jackc/pgx", "gobuffalo/pop", "golang-migrate")
@@ -627,6 +631,34 @@ def may_hold_clike_sql_literal(text: str, lang: str) -> bool:
             or (lang == "go" and any(path in text for path in _GO_DRIVER_PATHS))
             or _ESCAPED_CLIKE.search(text) is not None
             or any(quoted.search(text) is not None for quoted in _QUOTED_CLIKE))
+
+
+# The same for Ruby (ruby_literals): no joins (the scanner merges no "a" "b" nor +), so a
+# literal the scan uses opens with its word after only whitespace and escapes, in quotes,
+# %q()/%Q{}/%() or a heredoc's body (any heredoc lets the file through: its body starts
+# on the next line); `#{x}` is the placeholder that may complete "execute".
+_AFTER_OPENER_RUBY = (
+    rf"""(?:[\s"']|\\.)*+(?=[{_FIRST_LETTERS}{_FIRST_LETTERS.upper()}])(?i:"""
+    rf"""(?:{"|".join(sorted(STATEMENT_WORDS))})\b|e(?=\#\{{))"""
+)
+_QUOTED_RUBY = (
+    lazy('"' + _AFTER_OPENER_RUBY, re.DOTALL),
+    lazy("'" + _AFTER_OPENER_RUBY, re.DOTALL),
+    lazy(r"%[qQ]?[(\[{<]" + _AFTER_OPENER_RUBY, re.DOTALL),
+    # _ruby_heredoc's openers: <<~ID, <<-ID, <<'ID', <<"ID", <<ID (a capital first)
+    lazy(r"<<(?:[~\-\"']|[^\W\d_])"),
+)
+
+
+def may_hold_ruby_sql_literal(text: str) -> bool:
+    """False when no string literal of this Ruby source can look like a statement or hold
+    what drivers.literal_settings reads (its Ruby checks read the text itself); True
+    when one may."""
+    return ("postgres" in text
+            or ("options" in text and ("host=" in text or "dbname=" in text
+                                       or "postgres" in text.casefold()))
+            or _ESCAPED_CLIKE.search(text) is not None
+            or any(opener.search(text) is not None for opener in _QUOTED_RUBY))
 
 
 def python_literals(tree: ast.AST) -> list[Literal]:
