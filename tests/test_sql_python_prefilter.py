@@ -156,21 +156,45 @@ JS_MATTERS = [
 ]
 
 
-def _js_used(source: str) -> list[str]:
+def _code_used(lang: str, source: str) -> list[str]:
+    """What the scan uses of a C-like or Ruby source: its literals that look like a
+    statement, and what drivers.literal_settings makes of them."""
     from advisor.read.sql.drivers import literal_settings
-    from advisor.read.sql.literals import clike_literals
+    from advisor.read.sql.literals import clike_literals, ruby_literals
 
-    literals = clike_literals(source, "js")
+    literals = ruby_literals(source) if lang == "ruby" else clike_literals(source, lang)
     return [lit.text for lit in literals if looks_like_statement(lit.text)] + \
-        [h.detail for h in literal_settings("a.js", literals, "js")]
+        [h.detail for h in literal_settings(f"a.{lang}", literals, lang, source)]
+
+
+def _may_hold(lang: str, source: str) -> bool:
+    from advisor.read.sql.literals import may_hold_clike_sql_literal, may_hold_ruby_sql_literal
+
+    return (may_hold_ruby_sql_literal(source) if lang == "ruby"
+            else may_hold_clike_sql_literal(source, lang))
+
+
+def _same_with_and_without_the_filter(monkeypatch, texts: dict[tuple[str, str], str]) -> None:
+    """Each (path, language) text scanned with the filters, then with both letting every
+    file through: the same hazards and problems, and some found."""
+    filtered = {key: scan_text(key[0], text, key[1]) for key, text in texts.items()}
+    assert any(found for found, _problems in filtered.values())
+    monkeypatch.setattr(extract, "may_hold_clike_sql_literal", lambda text, lang: True)
+    monkeypatch.setattr(extract, "may_hold_ruby_sql_literal", lambda text: True)
+    assert filtered == {key: scan_text(key[0], text, key[1]) for key, text in texts.items()}
+
+
+def _repo_sources(suffixes: dict[str, str]) -> dict[tuple[str, str], str]:
+    return {(p.relative_to(REPO).as_posix(), suffixes[p.suffix]):
+            p.read_text(encoding="utf-8", errors="replace")
+            for base in ("tests", "fixtures") for p in (REPO / base).rglob("*")
+            if p.suffix in suffixes and "node_modules" not in p.parts and p.is_file()}
 
 
 @pytest.mark.parametrize("source", JS_MATTERS)
 def test_every_way_of_writing_a_used_js_literal_is_let_through(source):
-    from advisor.read.sql.literals import may_hold_clike_sql_literal
-
-    assert _js_used(source)  # the case is one the scan uses
-    assert may_hold_clike_sql_literal(source, "js")
+    assert _code_used("js", source)  # the case is one the scan uses
+    assert _may_hold("js", source)
 
 
 @pytest.mark.parametrize("source", [
@@ -179,23 +203,14 @@ def test_every_way_of_writing_a_used_js_literal_is_let_through(source):
     'const re = /a+/; const msg = "a" + name;\n',
 ])
 def test_a_js_source_without_such_a_literal_is_skipped(source):
-    from advisor.read.sql.literals import may_hold_clike_sql_literal
-
-    assert not _js_used(source)
-    assert not may_hold_clike_sql_literal(source, "js")
+    assert not _code_used("js", source)
+    assert not _may_hold("js", source)
 
 
 def test_the_js_scan_finds_the_same_with_and_without_the_filter(monkeypatch):
-    files = sorted(p for base in ("tests", "fixtures") for p in (REPO / base).rglob("*")
-                   if p.suffix in (".js", ".ts", ".mjs", ".cjs", ".jsx", ".tsx")
-                   and "node_modules" not in p.parts)
-    texts = {p.relative_to(REPO).as_posix(): p.read_text(encoding="utf-8", errors="replace")
-             for p in files}
-    texts.update({f"case{i}.js": source for i, source in enumerate(JS_MATTERS)})
-    filtered = {path: scan_text(path, text, "js") for path, text in texts.items()}
-    assert any(found for found, _problems in filtered.values())
-    monkeypatch.setattr(extract, "may_hold_clike_sql_literal", lambda text, lang: True)
-    assert filtered == {path: scan_text(path, text, "js") for path, text in texts.items()}
+    texts = _repo_sources(dict.fromkeys((".js", ".ts", ".mjs", ".cjs", ".jsx", ".tsx"), "js"))
+    texts.update({(f"case{i}.js", "js"): source for i, source in enumerate(JS_MATTERS)})
+    _same_with_and_without_the_filter(monkeypatch, texts)
 
 
 # --- Go, Java, Kotlin: the same filter (may_hold_clike_sql_literal) ----------------------
@@ -224,23 +239,10 @@ CLIKE_MATTERS = [
 ]
 
 
-def _clike_used(lang: str, source: str) -> list[str]:
-    from advisor.read.sql.drivers import literal_settings
-    from advisor.read.sql.literals import clike_literals
-
-    literals = clike_literals(source, lang)
-    return [lit.text for lit in literals if looks_like_statement(lit.text)] + \
-        [h.detail for h in literal_settings(f"a.{lang}", literals, lang, source)]
-
-
 @pytest.mark.parametrize(("lang", "source"), CLIKE_MATTERS)
 def test_every_way_of_writing_a_used_clike_literal_is_let_through(lang, source):
-    from advisor.read.sql.literals import may_hold_clike_sql_literal
-
-    used = _clike_used(lang, source)
-    # a pgx import is used by the pgxpool.New call it makes a hazard of
-    assert used or "pgx" in source
-    assert may_hold_clike_sql_literal(source, lang)
+    assert _code_used(lang, source)  # the case is one the scan uses
+    assert _may_hold(lang, source)
 
 
 @pytest.mark.parametrize(("lang", "source"), [
@@ -252,24 +254,15 @@ def test_every_way_of_writing_a_used_clike_literal_is_let_through(lang, source):
     ("kotlin", 'val label = "Selected: $count items"\n'),
 ])
 def test_a_clike_source_without_such_a_literal_is_skipped(lang, source):
-    from advisor.read.sql.literals import may_hold_clike_sql_literal
-
-    assert not _clike_used(lang, source)
-    assert not may_hold_clike_sql_literal(source, lang)
+    assert not _code_used(lang, source)
+    assert not _may_hold(lang, source)
 
 
 def test_the_clike_scan_finds_the_same_with_and_without_the_filter(monkeypatch):
-    suffixes = {".go": "go", ".java": "java", ".kt": "kotlin", ".kts": "kotlin"}
-    texts = {(p.relative_to(REPO).as_posix(), suffixes[p.suffix]):
-             p.read_text(encoding="utf-8", errors="replace")
-             for base in ("tests", "fixtures") for p in (REPO / base).rglob("*")
-             if p.suffix in suffixes}
+    texts = _repo_sources({".go": "go", ".java": "java", ".kt": "kotlin", ".kts": "kotlin"})
     texts.update({(f"case{i}.{lang}", lang): source
                   for i, (lang, source) in enumerate(CLIKE_MATTERS)})
-    filtered = {key: scan_text(key[0], text, key[1]) for key, text in texts.items()}
-    assert any(found for found, _problems in filtered.values())
-    monkeypatch.setattr(extract, "may_hold_clike_sql_literal", lambda text, lang: True)
-    assert filtered == {key: scan_text(key[0], text, key[1]) for key, text in texts.items()}
+    _same_with_and_without_the_filter(monkeypatch, texts)
 
 
 @pytest.mark.parametrize(("lang", "literal"), [
@@ -312,21 +305,10 @@ RUBY_MATTERS = [
 ]
 
 
-def _ruby_used(source: str) -> list[str]:
-    from advisor.read.sql.drivers import literal_settings
-    from advisor.read.sql.literals import ruby_literals
-
-    literals = ruby_literals(source)
-    return [lit.text for lit in literals if looks_like_statement(lit.text)] + \
-        [h.detail for h in literal_settings("a.rb", literals, "ruby", source)]
-
-
 @pytest.mark.parametrize("source", RUBY_MATTERS)
 def test_every_way_of_writing_a_used_ruby_literal_is_let_through(source):
-    from advisor.read.sql.literals import may_hold_ruby_sql_literal
-
-    assert _ruby_used(source)  # the case is one the scan uses
-    assert may_hold_ruby_sql_literal(source)
+    assert _code_used("ruby", source)  # the case is one the scan uses
+    assert _may_hold("ruby", source)
 
 
 @pytest.mark.parametrize("source", [
@@ -335,17 +317,11 @@ def test_every_way_of_writing_a_used_ruby_literal_is_let_through(source):
     'scope = User.where(active: true) \\\n  .order(:name)\nitems << "Selected items"\n',
 ])
 def test_a_ruby_source_without_such_a_literal_is_skipped(source):
-    from advisor.read.sql.literals import may_hold_ruby_sql_literal
-
-    assert not _ruby_used(source)
-    assert not may_hold_ruby_sql_literal(source)
+    assert not _code_used("ruby", source)
+    assert not _may_hold("ruby", source)
 
 
 def test_the_ruby_scan_finds_the_same_with_and_without_the_filter(monkeypatch):
-    texts = {p.relative_to(REPO).as_posix(): p.read_text(encoding="utf-8", errors="replace")
-             for base in ("tests", "fixtures") for p in (REPO / base).rglob("*.rb")}
-    texts.update({f"case{i}.rb": source for i, source in enumerate(RUBY_MATTERS)})
-    filtered = {path: scan_text(path, text, "ruby") for path, text in texts.items()}
-    assert any(found for found, _problems in filtered.values())
-    monkeypatch.setattr(extract, "may_hold_ruby_sql_literal", lambda text: True)
-    assert filtered == {path: scan_text(path, text, "ruby") for path, text in texts.items()}
+    texts = _repo_sources({".rb": "ruby"})
+    texts.update({(f"case{i}.rb", "ruby"): source for i, source in enumerate(RUBY_MATTERS)})
+    _same_with_and_without_the_filter(monkeypatch, texts)
