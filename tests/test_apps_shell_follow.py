@@ -184,3 +184,24 @@ def test_an_unclosed_heredoc_is_the_rest_of_the_script_and_a_shift_is_no_heredoc
     assert time.perf_counter() - started < 2
     shift = "x=$((1 << SIZE))\nexec gunicorn app\n"
     assert [line for _, line in top_level_lines(shift)][-1] == "exec gunicorn app"
+
+
+def test_each_word_of_a_script_names_the_variable_its_own_text_came_from():
+    """`--loglevel="${LOG}" --concurrency="${N:-1}"`: the concurrency is N's, cited at N's
+    line; it was LOG's, the script's first variable (audit 6a D6, DefectDojo's
+    entrypoint-celery-worker.sh). Kubelet's `$(X)` in the script too; every word of an
+    unquoted value of several words is the variable's; a word of the script's own text
+    names none."""
+    script = ('exec celery -A app worker --loglevel="${LOG}" --concurrency="${N:-1}" '
+              "-Q $(QUEUE) $OPTS")
+    c = _container({"LOG": "INFO", "N": "8", "QUEUE": "q1", "OPTS": "--max-tasks 5"},
+                   command=("sh", "-c", script))
+    words = {w.text: w.from_env for w in command_line(c, None, []).words}
+    assert words["--loglevel=INFO"] == "LOG"
+    assert words["--concurrency=8"] == "N"
+    assert words["q1"] == "QUEUE"
+    assert (words["--max-tasks"], words["5"]) == ("OPTS", "OPTS")
+    assert (words["celery"], words["-Q"]) == (None, None)
+    ctx = StackContext(container=c, app=None, profile=None)
+    term = ctx.processes().processes
+    assert (term.value, term.source.line) == (8, 21)  # N's line (_container)

@@ -83,7 +83,10 @@ def unheld(name: str, env: dict[str, EnvVar]) -> EnvVar | None:
 _UNHELD_TOKEN = lazy(r"__UNHELD(\d+)__")
 
 
-def _expand_k8s(text: str, env: dict[str, EnvVar]) -> tuple[str, str | None]:
+def _expand_k8s(text: str, env: dict[str, EnvVar], marks: list[str] | None = None
+                ) -> tuple[str, str | None]:
+    """`text` with kubelet's `$(VAR)` expanded from `env`, and the first variable used.
+    With `marks`, each expanded value is marked as coming from its variable (_marked)."""
     used: list[str] = []
 
     def sub(m: re.Match[str]) -> str:
@@ -91,18 +94,19 @@ def _expand_k8s(text: str, env: dict[str, EnvVar]) -> tuple[str, str | None]:
         if var is None or var.value is None:
             return m.group(0)  # kubelet leaves unknown references as written
         used.append(m.group(1))
-        return var.value
+        return var.value if marks is None else _marked(var.value, m.group(1), marks)
 
     return _K8S_VAR.sub(sub, text), (used[0] if used else None)
 
 
 def _expand_shell(text: str, env: dict[str, EnvVar],
-                  held: list[tuple[str, EnvVar]] | None = None
-                  ) -> tuple[str, str | None, bool]:
+                  held: list[tuple[str, EnvVar]] | None = None,
+                  marks: list[str] | None = None) -> tuple[str, str | None, bool]:
     """`text` with the shell's variable references expanded from `env`. With `held`, a
     reference to a variable whose value is not held (unheld) becomes a token
     `__UNHELD<i>__` for held[i] = (its fallback, or the reference as written; the
-    variable), for _words_of to mark the word it lands in."""
+    variable), for _words_of to mark the word it lands in. With `marks`, each expanded
+    value is marked as coming from its variable (_marked)."""
     used: list[str] = []
     cpu = "$(nproc)" in text or "`nproc`" in text
     text = text.replace("$(nproc)", "__NPROC__").replace("`nproc`", "__NPROC__")
@@ -112,7 +116,7 @@ def _expand_shell(text: str, env: dict[str, EnvVar],
         var = env.get(name)
         if var is not None and var.value is not None:
             used.append(name)
-            return var.value
+            return var.value if marks is None else _marked(var.value, name, marks)
         written = m.group(2) if m.group(2) is not None else m.group(0)
         hidden = unheld(name, env) if held is not None else None
         if held is not None and hidden is not None and not re.search(r"\s", written):
@@ -121,6 +125,29 @@ def _expand_shell(text: str, env: dict[str, EnvVar],
         return written
 
     return _SH_VAR.sub(sub, text), (used[0] if used else None), cpu
+
+
+# A variable's value marked in a script's text (_marked), so that each word the script
+# splits into names the variable it came from: private-use characters no script holds.
+_MARK_OPEN, _MARK_SEP, _MARK_CLOSE = "\ue000", "\ue001", "\ue002"
+_MARK = lazy(f"{_MARK_OPEN}(\\d+){_MARK_SEP}")
+_MARKS = lazy(f"{_MARK_OPEN}\\d+{_MARK_SEP}|{_MARK_CLOSE}")
+
+
+def _marked(value: str, name: str, marks: list[str]) -> str:
+    """`value` with each of its runs of non-blank text marked as the variable `name`'s
+    (marks[i] = name): a run is all or part of one word however the script splits it
+    (an unquoted value of several words becomes several, each from the variable)."""
+    marks.append(name)
+    tag = f"{_MARK_OPEN}{len(marks) - 1}{_MARK_SEP}"
+    return re.sub(r"\S+", lambda m: f"{tag}{m.group(0)}{_MARK_CLOSE}", value)
+
+
+def _unmarked(part: str, marks: list[str]) -> tuple[str, str | None]:
+    """A word without its marks, and the variable that supplied its first marked text
+    (None: every character of it is the script's own)."""
+    first = _MARK.search(part)
+    return _MARKS.sub("", part), (marks[int(first.group(1))] if first else None)
 
 
 def _split(text: str) -> list[str]:
@@ -153,16 +180,20 @@ def _words_of(items: list[tuple[str, Source]], env: dict[str, EnvVar], *, k8s: b
             flags = [t for t, _ in rest[:1] if t.startswith("-") and "c" in t]
             if flags and len(rest) > 1:
                 script, script_source = rest[1]
+                # each word names the variable its own text came from, not the
+                # script's first (`--loglevel=${LEVEL} --concurrency=${N}`)
+                names: list[str] = []
                 if k8s:
-                    script, _ = _expand_k8s(script, env)
+                    script, _ = _expand_k8s(script, env, names)
                 held: list[tuple[str, EnvVar]] = []
-                expanded, used2, cpu = _expand_shell(script, env, held)
+                expanded, _, cpu = _expand_shell(script, env, held, names)
                 for part in _split(expanded):
+                    part, from_env = _unmarked(part, names)
                     marks = [held[int(i)] for i in _UNHELD_TOKEN.findall(part)]
                     part = _UNHELD_TOKEN.sub(lambda m, held=held: held[int(m.group(1))][0],
                                              part)
                     words.append(Word(text=part.replace("__NPROC__", "1"),
-                                      source=script_source, from_env=used2,
+                                      source=script_source, from_env=from_env,
                                       cpu=cpu and "__NPROC__" in part,
                                       unheld=marks[0][1] if marks else
                                       _k8s_unheld(part, env) if k8s else None))
