@@ -332,3 +332,15 @@ def test_the_server_images_folder_is_no_applications_source(tmp_path):
                              {"twenty-server"})
     assert guess is not None and guess.directory == "packages/twenty-server"
     assert fallback_app_dir(root, ["packages/twenty-postgres-spilo"], {"worker"}) is None
+
+
+
+@pytest.mark.parametrize("image", ["valkey/valkey:8.1", "docker.io/valkey/valkey@sha256:12",
+                                   "cubejs/cube:v1.6.6"])
+def test_published_cache_and_analytics_images_not_built_here(image):
+    # a chart beside the repository's one application folder also deploys these: that
+    # folder's code (and its pool) is not theirs
+    from advisor.read.apps.locate import maybe_built_here
+
+    assert not maybe_built_here(image)
+    assert maybe_built_here("ghcr.io/shopfront/shopfront:1.0")

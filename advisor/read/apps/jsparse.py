@@ -94,11 +94,12 @@ class JsParser:
                 stack.append(i)
             elif tok.text in ("}", ")", "]") and stack:
                 self.after[stack.pop()] = i + 1
-            elif tok.text == "const" and stack and i + 2 < len(toks) \
-                    and toks[i + 1].kind == "id" and toks[i + 2].text == "=":
+            elif tok.text == "const" and stack and decl_value(toks, i) is not None:
                 self.locals.setdefault(toks[i + 1].text, []).append(i)
         for i in stack:
             self.after[i] = len(toks)
+        # local name -> function imported from "os"/"node:os" (`import { cpus } from`)
+        self.os_names = os_imports(toks)
 
     def src(self, i: int, key: str | None = None) -> Source:
         line = self.t[i].line if i < len(self.t) else None
@@ -250,15 +251,13 @@ class JsParser:
             return (_to_number(v) if v is not None else None), end
         if name == "os" and self.at(i + 1, ".") and i + 2 < len(self.t) \
                 and self.t[i + 2].text in ("cpus", "availableParallelism"):
-            end = self.skip_balanced(i + 3)
-            if self.t[i + 2].text == "cpus":
-                if not (self.at(end, ".") and self.at(end + 1, "length")):
-                    return None, end
-                end += 2
-            text = "os.cpus().length" if self.t[i + 2].text == "cpus" \
-                else "os.availableParallelism()"
-            return Val(self.scope.cpus, self.src(i, key=text),
-                       CpuFormula(per_cpu=1, text=text)), end
+            return self.cpu_count(i, self.t[i + 2].text, i + 3)
+        if self.os_names.get(name) in ("cpus", "availableParallelism") and self.at(i + 1, "("):
+            # `import { cpus } from "node:os"` then `cpus().length`
+            return self.cpu_count(i, self.os_names[name], i + 1)
+        if name == "Math" and self.at(i + 1, ".") and self.at(i + 3, "(") \
+                and self.t[i + 2].text in ("max", "min"):
+            return self.math_extreme(self.t[i + 2].text, i + 3)
         if name in ("true", "false"):
             return Val(name == "true", self.src(i)), i + 1
         if name in ("null", "undefined"):
@@ -279,6 +278,60 @@ class JsParser:
             j += 2
         return None, j
 
+    def cpu_count(self, i: int, func: str, paren: int) -> tuple[Val | None, int]:
+        """os.cpus().length (logical CPUs of the node: os.cpus() reads no cgroup) or
+        os.availableParallelism(), `paren` the index of its call's `(`."""
+        end = self.skip_balanced(paren)
+        if func == "cpus":
+            if not (self.at(end, ".") and self.at(end + 1, "length")):
+                return None, end
+            end += 2
+        text = "os.cpus().length" if func == "cpus" else "os.availableParallelism()"
+        return Val(self.scope.cpus, self.src(i, key=text),
+                   CpuFormula(per_cpu=1, text=text)), end
+
+    def math_extreme(self, func: str, paren: int) -> tuple[Val | None, int]:
+        """Math.max(...) / Math.min(...) of numbers, at most one of them a CPU formula
+        (`Math.max(2 * cpus().length + 1, 2)`): the formula with that floor or ceiling."""
+        end = self.skip_balanced(paren)
+        args: list[Val | None] = []
+        i = paren + 1
+        while i < end - 1:
+            v, i = self.expr(i)
+            args.append(v)
+            if self.at(i, ","):
+                i += 1
+            elif i < end - 1:
+                return None, end
+        if not args or any(v is None or isinstance(v.value, bool) or not isinstance(
+                v.value, int | float) for v in args):
+            return None, end
+        known = [v for v in args if v is not None]
+        formulas = [v for v in known if v.cpu is not None]
+        pick = max if func == "max" else min
+        chosen = pick(known, key=lambda v: v.value)
+        if not formulas:
+            return Val(chosen.value, chosen.source), end
+        if len(formulas) > 1:
+            return None, end
+        formula = formulas[0].cpu
+        assert formula is not None
+        bound = pick(v.value for v in known if v.cpu is None) if len(known) > 1 else None
+        if bound is not None:
+            if func == "max":
+                if formula.ceiling is not None and bound > formula.ceiling:
+                    return None, end
+                formula = replace(formula, floor=max(formula.floor, bound))
+            else:
+                if bound < formula.floor:
+                    return None, end
+                formula = replace(formula, ceiling=bound if formula.ceiling is None
+                                  else min(formula.ceiling, bound))
+        text = f"Math.{func}({', '.join(_shown(v) for v in known)})"
+        n = formula.at(self.scope.cpus)
+        return Val(int(n) if float(n).is_integer() else n, formulas[0].source,
+                   replace(formula, text=text)), end
+
     def local_const(self, name: str, i: int) -> Val | None:
         """The value of the `const name = ...` of a block holding token `i`, declared
         before it (the nearest: an inner block's shadows an outer one's), as a function's
@@ -294,7 +347,8 @@ class JsParser:
                 continue
             if k not in self._local_vals:
                 self._local_vals[k] = None  # while it is read: a self-reference is unknown
-                self._local_vals[k] = self.expr(k + 3)[0]
+                start = decl_value(self.t, k)
+                self._local_vals[k] = self.expr(start)[0] if start is not None else None
             return self._local_vals[k]
         return None
 
@@ -344,6 +398,37 @@ class JsParser:
         return i + 1 if self.at(i, ",") else i
 
 
+def _shown(v: Val) -> str:
+    if v.cpu is not None:
+        return v.cpu.text
+    return str(v.value)
+
+
+def os_imports(toks: list[Tok]) -> dict[str, str]:
+    """{local name: exported name} of `import { cpus } from "node:os"` and
+    `const { cpus: c } = require("os")`."""
+    out: dict[str, str] = {}
+    for k, tok in enumerate(toks):
+        if tok.kind != "str" or tok.text[1:-1] not in ("os", "node:os"):
+            continue
+        close = next((j for j in range(k - 1, max(k - 5, -1), -1) if toks[j].text == "}"),
+                     None)
+        if close is None:
+            continue
+        segment: list[str] = []
+        j = close - 1
+        while j >= 0 and toks[j].text != "{" and close - j < 200:
+            j -= 1
+        for t in [*toks[j + 1:close], Tok("op", ",", 0)]:
+            if t.text == ",":
+                if segment:
+                    out[segment[-1]] = segment[0]
+                segment = []
+            elif t.kind == "id" and t.text != "as":
+                segment.append(t.text)
+    return out
+
+
 def _to_number(v: Val) -> Val | None:
     if v.value is UNKNOWN:
         return v
@@ -367,14 +452,24 @@ def _arith(a: Val | None, b: Val | None, op: str) -> Val | None:
     cpu = a.cpu or b.cpu
     const = b.value if a.cpu else a.value
     if cpu is not None:
-        if op == "+":
-            cpu = replace(cpu, plus=cpu.plus + const)
-        elif op == "*":
-            cpu = replace(cpu, per_cpu=cpu.per_cpu * const, plus=cpu.plus * const)
-        elif op == "-" and a.cpu:
-            cpu = replace(cpu, plus=cpu.plus - const)
+        ceiling = cpu.ceiling
+        if op == "+" or (op == "-" and a.cpu):
+            shift = const if op == "+" else -const
+            # max(f, x) + k = max(f + k, x + k); a floor of 0 is none
+            cpu = replace(cpu, plus=cpu.plus + shift,
+                          floor=cpu.floor + shift if cpu.floor else 0,
+                          ceiling=ceiling + shift if ceiling is not None else None)
+        elif op == "*" and (const > 0 or not (cpu.floor or ceiling is not None)):
+            cpu = replace(cpu, per_cpu=cpu.per_cpu * const, plus=cpu.plus * const,
+                          floor=cpu.floor * const,
+                          ceiling=ceiling * const if ceiling is not None else None)
         else:
             return None
+        text = (a.cpu or b.cpu).text  # type: ignore[union-attr]
+        if op == "*" and re.search(r"[-+] ", text):
+            text = f"({text})"
+        number = f"{const:g}" if isinstance(const, float) else str(const)
+        cpu = replace(cpu, text=f"{text} {op} {number}" if a.cpu else f"{number} {op} {text}")
     value = {"+": a.value + b.value, "-": a.value - b.value, "*": a.value * b.value}[op]
     return Val(value, a.source if not a.cpu else b.source, cpu)
 
@@ -390,15 +485,41 @@ def module_consts(toks: list[Tok], scope: JsScope) -> None:
             depth += 1
         elif t in ")}]":
             depth -= 1
-        elif depth == 0 and t in ("const", "let", "var") and i + 2 < len(toks) \
-                and toks[i + 1].kind == "id" and toks[i + 2].text == "=":
-            v, j = parser.expr(i + 3)
+        elif depth == 0 and t in ("const", "let", "var") and \
+                (start := decl_value(toks, i)) is not None:
+            v, j = parser.expr(start)
             if v is not None:
                 scope.names[toks[i + 1].text] = v
-            i = max(j, i + 3)
+            i = max(j, start)
             continue
         i += 1
     _parameter_defaults(toks, scope)
+
+
+# Tokens a declaration's TypeScript type annotation may take (`const c: PoolConfig =`,
+# `: Record<string, number> =`); a longer one is not read.
+MAX_TYPE_TOKENS = 40
+
+
+def decl_value(toks: list[Tok], i: int) -> int | None:
+    """Where the value of the declaration `const|let|var NAME [: Type] = value` whose
+    keyword is at `i` starts, or None when it is not one (a destructuring, no `=`)."""
+    if i + 2 >= len(toks) or toks[i + 1].kind != "id":
+        return None
+    if toks[i + 2].text == "=":
+        return i + 3
+    if toks[i + 2].text != ":":
+        return None
+    depth = 0
+    for j in range(i + 3, min(len(toks), i + 3 + MAX_TYPE_TOKENS)):
+        text = toks[j].text
+        if depth == 0 and text == "=":
+            return j + 1
+        if depth == 0 and text in (";", ",", ")", "]", "}"):
+            return None
+        depth += text in ("(", "[", "{", "<")
+        depth -= text in (")", "]", "}", ">")
+    return None
 
 
 def _parameter_defaults(toks: list[Tok], scope: JsScope) -> None:

@@ -49,13 +49,20 @@ _SOURCE_DIRS = ("src", "lib", "server", "app", "config")
 
 def _skipped(rel: str, has_source_dir: bool = False) -> bool:
     """Tests, migrations, benchmark/example scripts; and when the app keeps its code in
-    src/, lib/, server/ or app/, scripts in its other top folders (load tests, tools)."""
+    src/, lib/, server/ or app/, scripts in its other top folders (load tests, tools).
+    `rel`: the path in the app, or in the workspace package the file is from."""
     name = rel.rsplit("/", 1)[-1]
     if "/" in rel and has_source_dir and rel.split("/", 1)[0] not in _SOURCE_DIRS \
             and rel.split("/", 1)[0] != "packages":
         return True
     return bool(re.search(r"\.(test|spec)\.[cm]?[jt]s$", name)) or \
         "/migrations/" in f"/{rel}" or auxiliary_script(rel)
+
+
+def _in_package(f: AppFile) -> str:
+    """The file's path in the app, or in the workspace package it is read from (whose
+    own src/, scripts/, tests are judged as the app's are)."""
+    return f.rel[len(f.package) + 1:] if f.package else f.rel
 
 
 def js_modules(ctx: StackContext, needle: str, keys: frozenset[str] | None = None,
@@ -67,11 +74,14 @@ def js_modules(ctx: StackContext, needle: str, keys: frozenset[str] | None = Non
     assert isinstance(cache, dict)
     out = []
     files = ctx.files("js")
-    has_source_dir = any(f.rel.split("/", 1)[0] in _SOURCE_DIRS[:-1] for f in files
-                         if "/" in f.rel)
+    has_source_dir = {f.package: False for f in files}
+    for f in files:
+        top = _in_package(f).split("/", 1)
+        if len(top) > 1 and top[0] in _SOURCE_DIRS[:-1]:
+            has_source_dir[f.package] = True
     run = run_cache(ctx) if keys is not None else None
     for f in files:
-        if needle not in f.text or _skipped(f.rel, has_source_dir) or \
+        if needle not in f.text or _skipped(_in_package(f), has_source_dir[f.package]) or \
                 (where is not None and not where(f)):
             continue
         module = cache.get(f.path)
@@ -131,7 +141,29 @@ def dependency_spec(ctx: StackContext, name: str, near: str = "") -> tuple[str, 
     if not found:
         return None
     _, spec, source = max(found, key=lambda t: t[0])
+    if spec.startswith("catalog:"):
+        return catalog_version(ctx, name, spec.removeprefix("catalog:").strip()) or \
+            (spec, source)
     return spec, source
+
+
+def catalog_version(ctx: StackContext, name: str, catalog: str) -> tuple[str, Source] | None:
+    """The version pnpm-workspace.yaml's catalog gives `name` (`"typeorm": "catalog:"`
+    is the `catalog:` map's, `catalog:<c>` the `catalogs: <c>:` map's; pnpm's default
+    catalog is also `catalogs: default:`), and where; None when not found."""
+    from advisor.read.sources.k8s import get, line_of, load_yaml_stream
+
+    for f in ctx.files("pnpm-workspace"):
+        docs, _ = load_yaml_stream(f.text, f.path)
+        doc = docs[0][0] if docs else None
+        section = get(doc, "catalogs", catalog or "default")
+        if not isinstance(section, dict) and catalog in ("", "default"):
+            section = get(doc, "catalog")
+        version = section.get(name) if isinstance(section, dict) else None
+        if isinstance(version, str | int | float) and not isinstance(version, bool):
+            line = line_of(section, name)  # 0-based
+            return str(version), f.cite(line + 1 if line is not None else None, name, name)
+    return None
 
 
 def known(v: Val | None) -> bool:

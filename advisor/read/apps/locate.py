@@ -584,7 +584,9 @@ _PUBLISHED = ("bitnami/", "docker.io/library/", "quay.io/keycloak", "keycloak/",
               # proxies and agents run beside the application (bank-of-anthos' populate
               # Jobs took the root's pom.xml because of their Cloud SQL proxy)
               "cloudsql-docker/", "cloud-sql-connectors/", "cloud-sql-proxy", "istio/",
-              "envoyproxy/", "otel/", "datadog/", "fluent/")
+              "envoyproxy/", "otel/", "datadog/", "fluent/",
+              # beside formbricks' chart (its one application folder is not what they run)
+              "valkey", "cubejs/")
 # Any of them inside a repository name, in one scan (linking asks it of every container
 # whose folder it cannot tell: a generator over the names was ~3 us an image).
 _PUBLISHED_IN = lazy("|".join(re.escape(p) for p in _PUBLISHED))

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from msgspec.structs import replace
 
-from advisor.model import Pool, Source
+from advisor.model import Pool, Route, Source
 from advisor.read.apps.base import StackContext
 from advisor.read.apps.jsparse import call_args, find_calls
 from advisor.read.apps.jssource import (
@@ -23,6 +23,7 @@ from advisor.read.apps.jssource import (
     options_unread,
     route_of,
 )
+from advisor.read.apps.pyeval import Val
 
 DEFAULT_MAX = 10
 DEFAULT_SOURCE = Source.default_of("pg-pool 3.14 default (max || poolSize || 10)", key="max")
@@ -45,27 +46,35 @@ def node_pg_pools(ctx: StackContext) -> list[Pool]:
                 host = get(opts, "host")
                 if known(host):
                     route = route_of(None, ctx)
-            for key in ("max", "poolSize"):
-                v = get(opts, key)
-                if ctx.hidden_read("node-postgres Pool max", v):
-                    break  # unknown: no pool, and not pg-pool's default
-                n = as_int(v)
-                if n:
-                    pools.append(ctx.pool("node-postgres Pool max", n,
-                                          replace(v.source, key=v.source.key or key),
-                                          route=route))
-                    break
-                if v is not None and not known(v) and not v.from_default:
-                    # the code sets a size not read here: unknown, not pg-pool's default
-                    ctx.unread_size(f"node-postgres Pool {key}", here)
-                    break
-            else:
-                if args and (may_hold(opts, "max") or may_hold(opts, "poolSize")):
-                    # `new Pool(config)` with config from another module: pg-pool's 10
-                    # holds only for options known to set no max
-                    options_unread(ctx, "node-postgres Pool max", here, "max")
-                    continue
-                pools.append(ctx.pool("node-postgres Pool max", DEFAULT_MAX, DEFAULT_SOURCE,
-                                      route=route, bound="default",
-                                      note=f"new Pool at {here.label()} without max"))
+            pool = pg_pool_of(ctx, "node-postgres Pool max", opts, here, route,
+                              has_args=bool(args), default_source=DEFAULT_SOURCE,
+                              note=f"new Pool at {here.label()} without max")
+            if pool is not None:
+                pools.append(pool)
     return pools
+
+
+def pg_pool_of(ctx: StackContext, label: str, opts: Val | None, here: Source,
+               route: Route | None, *, has_args: bool, default_source: Source,
+               note: str) -> Pool | None:
+    """The pool pg-pool opens with options `opts` (`max || poolSize || 10`), passed at
+    `here`; None when its size is unknown (said in ctx.unknown)."""
+    for key in ("max", "poolSize"):
+        v = get(opts, key)
+        if ctx.hidden_read(label, v):
+            return None  # unknown: no pool, and not pg-pool's default
+        n = as_int(v)
+        if n and v is not None:
+            return ctx.pool(label, n, replace(v.source, key=v.source.key or key),
+                            route=route, cpu=v.cpu)
+        if v is not None and not known(v) and not v.from_default:
+            # the code sets a size not read here: unknown, not pg-pool's default
+            ctx.unread_size(f"{label.removesuffix(' max')} {key}", here)
+            return None
+    if has_args and (may_hold(opts, "max") or may_hold(opts, "poolSize")):
+        # `new Pool(config)` with config from another module: pg-pool's 10 holds only
+        # for options known to set no max
+        options_unread(ctx, label, here, "max")
+        return None
+    return ctx.pool(label, DEFAULT_MAX, default_source, route=route, bound="default",
+                    note=note)

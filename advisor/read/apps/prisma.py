@@ -22,7 +22,9 @@ from msgspec.structs import replace
 
 from advisor.model import CpuFormula, Pool, Route, Source
 from advisor.read.apps.base import StackContext
-from advisor.read.apps.jssource import js_modules
+from advisor.read.apps.jsparse import call_args, find_calls
+from advisor.read.apps.jssource import get, js_modules, route_of
+from advisor.read.apps.node_pg import pg_pool_of
 from advisor.read.apps.numbers import parse_int
 from advisor.read.apps.urls import route_from_url
 
@@ -60,33 +62,40 @@ def _schema(ctx: StackContext) -> tuple[str | None, Source | None, bool]:
     return None, None, False
 
 
+ADAPTER_LABEL = "Prisma adapter-pg (node-postgres) max"
+_NEW_PG_POOL = re.compile(r"new\s+(?:[\w$]+\.)?Pool\s*\(")
+
+
 def _adapter_pools(ctx: StackContext) -> list[Pool] | None:
-    """Prisma 7 `new PrismaPg({ connectionString, max? })` (@prisma/adapter-pg): the
-    adapter opens a node-postgres pool, `this.externalPool ?? new pg.Pool(this.config)`
-    (prisma/prisma packages/adapter-pg/src/pg.ts, PrismaPgAdapterFactory.connect), so its
-    size is pg-pool's `max`, default 10. The first adapter is counted; later ones (a
-    replica client, usually behind a condition) are named in a notice."""
-    calls = []
-    for module in js_modules(ctx, "PrismaPg"):
-        for m in re.finditer(r"new\s+PrismaPg\s*\(([^;]*?)\)", module.file.text, re.S):
-            line = module.file.text[: m.start()].count("\n") + 1
-            calls.append((Source(path=module.file.path, line=line, key="new PrismaPg"),
-                          m.group(1)))
+    """Prisma 7 `new PrismaPg(options)` (@prisma/adapter-pg): the adapter opens a
+    node-postgres pool, `this.externalPool ?? new pg.Pool(this.config)` (prisma/prisma
+    packages/adapter-pg/src/pg.ts, PrismaPgAdapterFactory.connect), so its size is
+    pg-pool's `max` (`max || poolSize || 10`), read from an object literal or a variable
+    holding one (`const poolConfig: PoolConfig = {...}`). The first adapter is counted;
+    later ones (a replica client, usually behind a condition) are named in a notice."""
+    calls = [(module, paren) for module in js_modules(ctx, "PrismaPg")
+             for _, paren in find_calls(module.toks, {"PrismaPg"}, new=True)]
     if not calls:
         return None
-    (first, args), *others = calls
-    if not args.strip().startswith("{"):
-        return []  # an existing pg.Pool passed in: the node-postgres reader counts it
-    for where, _ in others:
+    (module, paren), *others = calls
+    first = Source(path=module.file.path, line=module.toks[paren].line, key="new PrismaPg")
+    for other, at in others:
+        where = Source(path=other.file.path, line=other.toks[at].line, key="new PrismaPg")
         ctx.notices.append(f"{where.label()}: another PrismaPg adapter (its own pg pool) is "
                            "not counted: it is taken for a conditional replica client")
-    m = re.search(r"\bmax\s*:\s*(\d+)", args)
-    if m:
-        return [ctx.pool("Prisma adapter-pg (node-postgres) max", int(m.group(1)),
-                         replace(first, key="max"))]
-    return [ctx.pool("Prisma adapter-pg (node-postgres) max", 10, Source.default_of(
-        "pg-pool default max 10 (the pool @prisma/adapter-pg creates)", key="max"),
-        bound="default", note=f"new PrismaPg at {first.label()} sets no max")]
+    args = call_args(module.parser, paren)
+    opts = args[0] if args else None
+    if opts is None or not isinstance(opts.value, dict):
+        first_arg = module.toks[paren + 1] if paren + 1 < len(module.toks) else None
+        if (first_arg is not None and first_arg.text == "new") or any(
+                _NEW_PG_POOL.search(m.file.text) for m in js_modules(ctx, "Pool")):
+            return []  # an existing pg.Pool passed in: the node-postgres reader counts it
+    pool = pg_pool_of(ctx, ADAPTER_LABEL, opts, first, route_of(get(opts, "connectionString"),
+                                                               ctx),
+                      has_args=bool(args), default_source=Source.default_of(
+                          "pg-pool default max 10 (the pool @prisma/adapter-pg creates)",
+                          key="max"), note=f"new PrismaPg at {first.label()} sets no max")
+    return [pool] if pool is not None else []
 
 
 def prisma_pools(ctx: StackContext) -> list[Pool]:
@@ -96,7 +105,7 @@ def prisma_pools(ctx: StackContext) -> list[Pool]:
     adapters = _adapter_pools(ctx)
     if adapters is not None:
         route = route_from_url(url, url_src) if url and url_src else None
-        return [replace(p, route=route) for p in adapters]
+        return [replace(p, route=route or p.route) for p in adapters]
     limit = url_limit(ctx, url, url_src) if url and url_src is not None else None
     for module in js_modules(ctx, "connection_limit"):
         if "PrismaClient" not in module.file.text:

@@ -39,6 +39,7 @@ _BY_NAME = {
     "puma.rb": "puma",
     "sidekiq.yml": "sidekiq-yml",
     "schema.prisma": "prisma",
+    "pnpm-workspace.yaml": "pnpm-workspace",  # its catalogs (apps/jssource.dependency_spec)
     # TypeORM's ormconfig (ormconfig.js/.ts are "js"; apps/ormconfig.py)
     "ormconfig.json": "ormconfig", "ormconfig.yml": "ormconfig", "ormconfig.yaml": "ormconfig",
     "ormconfig.xml": "ormconfig", "ormconfig.env": "ormconfig",
@@ -89,6 +90,9 @@ class AppFile(Frozen, kw_only=True):
     line_offset: int = 0
     # Where its lines are cited when not at line_offset + n (ConfigMapData.text_places).
     places: TextPlaces | None = None
+    # The workspace package (its folder relative to the application directory) the file
+    # was read from, "" for the application's own (apps/workspaces.py)
+    package: str = ""
 
     @property
     def name(self) -> str:
@@ -172,6 +176,8 @@ def classify(rel: str) -> tuple[str, str | None] | None:
         return "apache-conf", None  # Apache's configuration (apps/nextcloud.py)
     if name in _BY_NAME:
         return _BY_NAME[name], None
+    if name.endswith(".prisma"):
+        return "prisma", None  # a multi-file schema (schema/main.prisma, prismaSchemaFolder)
     if name.startswith("app-config") and re.fullmatch(r"app-config(?:\.[\w-]+)?\.ya?ml", name):
         return "backstage-config", None  # Backstage's configuration (apps/backstage.py)
     if name.endswith(".conf") and "php-fpm" in rel:
@@ -231,6 +237,15 @@ def scan_app_dir(root: Root, directory: str) -> AppSource:
             break
     if any(f.kind == "go" for f in files) and not any(f.kind == "go-mod" for f in files):
         files.extend(_go_imported_files(root, base, files, problems))
+    if any(f.kind == "package-json" for f in files) and count <= MAX_APP_FILES:
+        from advisor.read.apps.workspaces import workspace_files
+
+        own = [f.text for f in files if f.kind == "package-json"]
+        for shown, rel, text, package in workspace_files(
+                root, base, own, MAX_APP_FILES - count, problems, notices):
+            found = classify(rel)
+            files.append(AppFile(path=shown, rel=rel, kind=found[0] if found else "js",
+                                 text=text, package=package))
     if not any(f.kind == "backstage-config" for f in files) and any(
             f.kind == "package-json" and "@backstage/backend-" in f.text for f in files):
         files.extend(_backstage_workspace_configs(root, base, problems))
