@@ -8,6 +8,8 @@ also 10. tests/test_apps_defaults.py runs the installed pg-pool under node to ch
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from msgspec.structs import replace
 
 from advisor.model import Pool, Source
@@ -23,9 +25,27 @@ from advisor.read.apps.jssource import (
     options_unread,
     route_of,
 )
+from advisor.read.apps.npmlock import npm_pin
+from advisor.read.apps.pydeps import version_tuple
+
+if TYPE_CHECKING:
+    from advisor.read.apps.source import AppSource
 
 DEFAULT_MAX = 10
 DEFAULT_SOURCE = Source.default_of("pg-pool 3.14 default (max || poolSize || 10)", key="max")
+# every pg-pool 3.x tag, 3.0.0 (index.js:79) to 3.14.0 (:89), has that line
+_SAME_DEFAULT = ((3, 0, 0), (3, 14, 0))
+
+
+def default_source(app: AppSource | None) -> Source:
+    """pg-pool's default max cited at the version the app's package-lock.json installs
+    when that version's default was checked (the same 10), else at 3.14."""
+    pin = npm_pin(app, "pg-pool")
+    if pin is None or not _SAME_DEFAULT[0] <= version_tuple(pin[0]) <= _SAME_DEFAULT[1]:
+        return DEFAULT_SOURCE
+    version, where = pin
+    return Source.default_of(f"pg-pool {version} default (max || poolSize || 10; "
+                             f"{where.label()} pins pg-pool {version})", key="max")
 
 
 def node_pg_pools(ctx: StackContext) -> list[Pool]:
@@ -65,7 +85,7 @@ def node_pg_pools(ctx: StackContext) -> list[Pool]:
                     # holds only for options known to set no max
                     options_unread(ctx, "node-postgres Pool max", here, "max")
                     continue
-                pools.append(ctx.pool("node-postgres Pool max", DEFAULT_MAX, DEFAULT_SOURCE,
-                                      route=route, bound="default",
+                pools.append(ctx.pool("node-postgres Pool max", DEFAULT_MAX,
+                                      default_source(ctx.app), route=route, bound="default",
                                       note=f"new Pool at {here.label()} without max"))
     return pools
