@@ -149,6 +149,86 @@ def test_celery_started_by_a_wrapper_script_counts_its_concurrency(tmp_path):
     assert run_check([str(tmp_path)], CheckOptions(cache=False)).budgets[0].peak == 3
 
 
+# In the shape of DefectDojo's docker/entrypoint-celery-worker.sh: the autoscale options
+# are an array set in a branch on the pool type, from the env of a ConfigMap
+POOL_SCRIPT = """#!/bin/bash
+set -e
+if [ "${POOL_KIND}" = "prefork" ]; then
+  EXTRA=("--autoscale=${SCALE_MAX},${SCALE_MIN}"
+    "--prefetch-multiplier=4")
+else
+  EXTRA=()
+fi
+python3 manage.py check
+exec celery --app=shop worker --pool="${POOL_KIND}" \\
+  --concurrency="${WORKER_CONCURRENCY:-1}" "${EXTRA[@]}"
+"""
+
+POOL_WORKER = """apiVersion: apps/v1
+kind: Deployment
+metadata: {name: worker}
+spec:
+  replicas: 3
+  strategy: {type: Recreate}
+  template:
+    spec:
+      containers:
+        - name: worker
+          image: acme/shop:1
+          command: ["./run_worker.sh"]
+          env:
+            - {name: DATABASE_URL, value: "postgres://shop@db:5432/shop"}
+            - {name: POOL_KIND, value: "@KIND@"}
+            - {name: SCALE_MAX, value: "12"}
+            - {name: SCALE_MIN, value: "2"}
+            - {name: WORKER_CONCURRENCY, value: "4"}
+"""
+
+
+@pytest.mark.parametrize(("kind", "per_pod"), [("prefork", 12), ("solo", 1)])
+def test_celery_options_set_in_a_branch_the_env_decides(tmp_path, kind, per_pod):
+    """`if [ "${POOL_KIND}" = "prefork" ]` with POOL_KIND in the env runs that branch:
+    its array gives --autoscale=12,2, whose maximum is the pool's size (not the
+    --concurrency 4); the other branch gives nothing. Audit 6a D1 (DefectDojo)."""
+    write(tmp_path, {"k8s/db.yaml": POSTGRES_DB,
+                     "k8s/worker.yaml": POOL_WORKER.replace("@KIND@", kind),
+                     "shop/requirements.txt": "Django==5.0\ncelery==5.6\npsycopg==3.1\n",
+                     "shop/manage.py": "import django\n",
+                     "shop/run_worker.sh": POOL_SCRIPT})
+    result = run_check([str(tmp_path)], CheckOptions(cache=False))
+    (budget,) = result.budgets
+    assert budget.unknown_clients == [] and budget.peak == 3 * per_pod, result.notices
+
+
+def test_celery_options_in_a_branch_not_decided_are_unknown(tmp_path):
+    """POOL_KIND not in the env: the branch is not known, nor the array's options; the
+    worker's count is unknown, not its --concurrency."""
+    worker = POOL_WORKER.replace('            - {name: POOL_KIND, value: "@KIND@"}\n', "")
+    script = POOL_SCRIPT.replace('--pool="${POOL_KIND}"', "--pool=prefork")
+    write(tmp_path, {"k8s/db.yaml": POSTGRES_DB, "k8s/worker.yaml": worker,
+                     "shop/requirements.txt": "Django==5.0\ncelery==5.6\npsycopg==3.1\n",
+                     "shop/manage.py": "import django\n",
+                     "shop/run_worker.sh": script})
+    (budget,) = run_check([str(tmp_path)], CheckOptions(cache=False)).budgets
+    assert budget.unknown_clients, budget.peak
+
+
+def test_an_image_command_is_cited_at_its_dockerfile_line(tmp_path):
+    """The CMD's words are cited at the CMD's line (was the Dockerfile without one)."""
+    worker = WORKER.replace('          command: ["./run_worker.sh"]\n', "")
+    write(tmp_path, {"k8s/db.yaml": POSTGRES_DB, "k8s/worker.yaml": worker,
+                     "shop/requirements.txt": "Django==5.0\ncelery==5.6\npsycopg==3.1\n",
+                     "shop/manage.py": "import django\n",
+                     "shop/Dockerfile": "FROM python:3.12\nWORKDIR /app\n"
+                                        "CMD celery -A shop worker \\\n"
+                                        "    --concurrency=5\n"})
+    result = run_check([str(tmp_path)], CheckOptions(cache=False))
+    (budget,) = result.budgets
+    assert budget.peak == 3 * 5
+    assert "path='shop/Dockerfile', line=3" in repr(budget.contributions), \
+        budget.contributions
+
+
 POD_WITH_SIDECAR = """apiVersion: apps/v1
 kind: Deployment
 metadata: {name: web}

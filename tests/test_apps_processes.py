@@ -117,6 +117,49 @@ def test_celery_pools():
     assert info.processes.value == 6 and info.cpu_formula is not None
 
 
+
+def test_celery_autoscale_maximum_replaces_concurrency():
+    """`--autoscale=MAX,MIN` replaces --concurrency: the pool starts at MIN and grows to
+    MAX (celery/worker/components.py Pool.__init__, worker/autoscale.py); Celery sorts
+    the two numbers and reads one number N as N,0 (bin/worker.py Autoscale.convert).
+    Audit 6a D1: DefectDojo's `--concurrency=$C --autoscale=$MAX,$MIN` counted C."""
+    worker = ("celery", "-A", "p", "worker")
+    for given in (("--concurrency=4", "--autoscale=20,2"), ("-c", "4", "--autoscale", "2,20"),
+                  ("--autoscale=20",)):
+        info = _info({}, command=(*worker, *given))
+        assert info.processes.value == 20 and not info.hidden, given
+        assert info.processes.source.key.startswith("--autoscale")
+    # prefork named, and gevent/eventlet grow too (their pools have grow()): MAX
+    info = _info({}, command=(*worker, "--pool=prefork", "-c", "4", "--autoscale=9,3"))
+    assert info.processes.value == 9
+    info = _info({}, command=(*worker, "-P", "gevent", "-c", "100", "--autoscale=50,5"))
+    assert info.processes is None and info.threads.value == 50
+    # the threads pool has no grow(): ThreadPoolExecutor(max_workers=MIN), never more
+    info = _info({}, command=(*worker, "-P", "threads", "-c", "8", "--autoscale=10,3"))
+    assert info.processes is None and info.threads.value == 3
+    info = _info({}, command=(*worker, "-P", "threads", "--autoscale=10"))
+    assert info.threads is None and "does not start" in info.hidden[0]
+    # solo stays one process
+    info = _info({}, command=(*worker, "-P", "solo", "--autoscale=10,3"))
+    assert info.processes is None and info.threads is None and not info.hidden
+
+
+def test_celery_autoscale_not_read_is_unknown_not_concurrency():
+    """A MAX that is not read leaves the pool unknown (PA106), never --concurrency."""
+    worker = ("celery", "-A", "p", "worker", "--concurrency=4")
+    info = _info({}, command=("sh", "-c", " ".join(worker) + " --autoscale=${MAX},2"))
+    assert info.processes is None and "--autoscale" in info.hidden[0]
+    info = _info({}, command=(*worker, "--autoscale=a,b"))
+    assert info.processes is None and "not read as MAX,MIN" in info.hidden[0]
+    # the MAX from a Secret (no value here): not its fallback 8
+    info = _info({"MAX": None}, command=("sh", "-c",
+                                         " ".join(worker) + " --autoscale=${MAX:-8},2"))
+    assert info.processes is None and "MAX" in info.hidden[0]
+    # an array the script sets in a branch not decided may hold --autoscale
+    info = _info({}, command=(*worker, "${EXTRA[@]}"))
+    assert info.processes is None and "${EXTRA[@]}" in info.hidden[0]
+
+
 _SENTRY_CONF = ("SENTRY_WEB_HOST = '0.0.0.0'\nSENTRY_WEB_PORT = 9000\n"
                 "SENTRY_WEB_OPTIONS = {\n"
                 "    'http': '%s:%s' % (SENTRY_WEB_HOST, SENTRY_WEB_PORT),\n"

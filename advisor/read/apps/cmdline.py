@@ -210,32 +210,60 @@ def _k8s_unheld(text: str, env: dict[str, EnvVar]) -> EnvVar | None:
                  if (var := unheld(m.group(1), env)) is not None), None)
 
 
-def _dockerfile_command(app: AppSource) -> tuple[list[str], list[str], str] | None:
+class _ImageCommand(NamedTuple):
+    """ENTRYPOINT and CMD of an image, each with the Dockerfile line that sets it."""
+
+    entry: list[str]
+    cmd: list[str]
+    path: str
+    entry_at: Source
+    cmd_at: Source
+
+
+def _dockerfile_lines(text: str) -> list[tuple[int, str]]:
+    """(1-based line of its start, text) of each instruction, continuations joined."""
+    out: list[tuple[int, str]] = []
+    parts: list[str] = []
+    start = 0
+    for n, line in enumerate(text.splitlines(), 1):
+        if not parts:
+            start = n
+        if line.endswith("\\"):
+            parts.append(line[:-1])
+            continue
+        out.append((start, " ".join([*parts, line])))
+        parts = []
+    return out
+
+
+def _dockerfile_command(app: AppSource) -> _ImageCommand | None:
     """ENTRYPOINT and CMD of the last stage of the app's Dockerfile (exec or shell form),
-    with the Dockerfile's path."""
+    with the Dockerfile's path and their lines."""
     files = sorted(app.of_kind("dockerfile"), key=lambda f: (f.rel.count("/"), f.rel))
     if not files:
         return None
     f = files[0]
     entry: list[str] = []
     cmd: list[str] = []
-    stages: dict[str, tuple[list[str], list[str]]] = {}  # name -> its ENTRYPOINT, CMD
+    entry_at = cmd_at = f.cite(None, "Dockerfile")
+    # name -> its ENTRYPOINT, CMD and their lines
+    stages: dict[str, tuple[list[str], list[str], Source, Source]] = {}
     stage = ""
-    logical = re.sub(r"\\\n", " ", f.text)
-    for line in logical.splitlines():
+    for n, line in _dockerfile_lines(f.text):
         m = re.match(r"\s*(FROM|ENTRYPOINT|CMD)\s+(.*)", line, re.IGNORECASE)
         if not m:
             continue
         word, rest = m.group(1).upper(), m.group(2).strip()
         if word == "FROM":
             if stage:
-                stages[stage] = (entry, cmd)
+                stages[stage] = (entry, cmd, entry_at, cmd_at)
             words = [w for w in rest.split() if not w.startswith("--")]
             base = words[0].lower() if words else ""
             stage = words[2].lower() if len(words) >= 3 and words[1].lower() == "as" else ""
             # FROM an earlier stage keeps its ENTRYPOINT and CMD (DefectDojo's
             # `FROM release AS development`); another image's are not known here
-            entry, cmd = stages.get(base, ([], []))
+            entry, cmd, entry_at, cmd_at = stages.get(
+                base, ([], [], f.cite(None, "Dockerfile"), f.cite(None, "Dockerfile")))
             continue
         import json  # here: only Dockerfiles need it, and it is 3 ms of start-up
 
@@ -244,11 +272,11 @@ def _dockerfile_command(app: AppSource) -> tuple[list[str], list[str], str] | No
         except json.JSONDecodeError:
             parsed = ["/bin/sh", "-c", rest]
         if word == "ENTRYPOINT":
-            entry = [str(x) for x in parsed]
+            entry, entry_at = [str(x) for x in parsed], f.cite(n, "Dockerfile")
             cmd = []
         else:
-            cmd = [str(x) for x in parsed]
-    return (entry, cmd, f.path) if entry or cmd else None
+            cmd, cmd_at = [str(x) for x in parsed], f.cite(n, "Dockerfile")
+    return _ImageCommand(entry, cmd, f.path, entry_at, cmd_at) if entry or cmd else None
 
 
 def _procfile_command(app: AppSource, container_name: str) -> tuple[list[str], str] | None:
@@ -366,20 +394,80 @@ def _array_items(body: str) -> list[str]:
         return body.split()
 
 
-def top_level_commands(script: AppFile) -> list[tuple[int, str]]:
+def top_level_commands(script: AppFile, env: dict[str, EnvVar] | None = None
+                       ) -> list[tuple[int, str]]:
     """The commands a shell script always runs (not inside a branch, loop or function,
     not sent to the background), bash arrays they expand (`celery "${ARGS[@]}"`) written
-    out: (line, command text)."""
-    return top_level_lines(script.text)
+    out: (line, command text). With `env`, an `if` whose test `env` decides runs its
+    branch (_decided_ifs)."""
+    return top_level_lines(script.text, env)
 
 
-def top_level_lines(text: str) -> list[tuple[int, str]]:
+# `if [ "${X}" = "prefork" ]; then` (also `$X`, `==`, `!=`, `[[ ]]`): one test of one
+# variable against a word, which the env decides when it holds the variable's value
+_IF_TEST = lazy(r"""^if\s+\[\[?\s+(["']?)\$\{?([A-Za-z_]\w*)\}?\1\s+(==?|!=)\s+"""
+                r"""(["']?)([^"'\s\]]*)\4\s+\]\]?\s*(;\s*then)?\s*$""")
+
+
+def _if_end(lines: list[tuple[int, str]], start: int) -> tuple[int | None, int] | None:
+    """(index of its `else` or None, index of its `fi`) for the `if` whose body starts at
+    `start`; None when it has an `elif` or no `fi`."""
+    depth, other = 0, None
+    for k in range(start, len(lines)):
+        line = lines[k][1]
+        first = line.split(None, 1)[0].rstrip(";")
+        if first in _OPENS:
+            closed = re.search(r"(?:^|[;\s])(?:fi|esac|done)\s*(?:[;&|]|$)", line)
+            depth += 0 if closed else 1
+        elif first in _CLOSES:
+            if not depth:
+                return (other, k) if first == "fi" else None
+            depth -= 1
+        elif not depth and first == "elif":
+            return None
+        elif not depth and first == "else":
+            other = k
+    return None
+
+
+def _decided_ifs(lines: list[tuple[int, str]], env: dict[str, EnvVar]
+                 ) -> list[tuple[int, str]]:
+    """`lines` with each `if [ "$X" = word ]; then A else B fi` whose X `env` holds
+    replaced by the branch that runs (DefectDojo's entrypoint sets its Celery options
+    in `if [ "${DD_CELERY_WORKER_POOL_TYPE}" = "prefork" ]`); other tests stay."""
+    out: list[tuple[int, str]] = []
+    i = 0
+    while i < len(lines):
+        m = _IF_TEST.match(lines[i][1])
+        var = env.get(m.group(2)) if m else None
+        body = i + 1 if m and m.group(6) else i + 2
+        if m and not m.group(6) and (i + 1 >= len(lines) or lines[i + 1][1] != "then"):
+            var = None
+        ends = _if_end(lines, body) if m and var is not None and var.value is not None \
+            else None
+        if m is None or ends is None or var is None or var.value is None:
+            out.append(lines[i])
+            i += 1
+            continue
+        other, fi = ends
+        holds = (var.value == m.group(5)) != (m.group(3) == "!=")
+        branch = lines[body:other if other is not None else fi] if holds else \
+            lines[other + 1:fi] if other is not None else []
+        out.extend(_decided_ifs(branch, env))
+        i = fi + 1
+    return out
+
+
+def top_level_lines(text: str, env: dict[str, EnvVar] | None = None
+                    ) -> list[tuple[int, str]]:
     """top_level_commands of a shell text (a file's, or a `sh -c` script's)."""
     arrays: dict[str, list[str]] = {}
     out: list[tuple[int, str]] = []
     depth = 0
     in_function = 0
     lines = _logical_lines(text)
+    if env is not None:
+        lines = _decided_ifs(lines, env)
     index = 0
     while index < len(lines):
         n, line = lines[index]
@@ -532,7 +620,7 @@ def script_tail(text: str, env: dict[str, EnvVar], cite, *, assignments_only: bo
             elif export and word in scope:
                 exported[word] = scope[word]
 
-    for n, line in top_level_lines(text):
+    for n, line in top_level_lines(text, env):
         for command, background in _split_commands(line):
             if background:
                 continue
@@ -645,7 +733,7 @@ def wrapped_commands(container: Container, app: AppSource | None, cmd: CommandLi
         return [], ""
     env = {e.name: e for e in (*container.env, *cmd.env)}
     out = []
-    for n, text in top_level_commands(script):
+    for n, text in top_level_commands(script, env):
         src = script.cite(n, "script", text)
         out.append(CommandLine(words=tuple(_words_of([("/bin/sh", src), ("-c", src),
                                                       (text, src)], env, k8s=False)),
@@ -669,14 +757,11 @@ def command_line(container: Container, app: AppSource | None, notices: list[str]
     if not container.command and app:
         image = _dockerfile_command(app)
         procfile = _procfile_command(app, container.name)
-        if image is not None and (image[0] or not container.args):
-            entrypoint, cmd, where = image
+        if image is not None and (image.entry or not container.args):
+            entrypoint, where = image.entry, image.path
             # args replace CMD and keep ENTRYPOINT
-            src = Source(path=where, key="Dockerfile")
-            if container.args:
-                items = [*((w, src) for w in entrypoint), *items]
-            else:
-                items = [(w, src) for w in (*entrypoint, *cmd)]
+            items = [*((w, image.entry_at) for w in entrypoint),
+                     *(items if container.args else ((w, image.cmd_at) for w in image.cmd))]
             origin, entry, k8s = "Dockerfile", len(entrypoint), False
         elif image is None and procfile is not None:
             words, where = procfile

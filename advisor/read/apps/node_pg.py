@@ -8,6 +8,8 @@ also 10. tests/test_apps_defaults.py runs the installed pg-pool under node to ch
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from msgspec.structs import replace
 
 from advisor.model import Pool, Route, Source
@@ -23,10 +25,28 @@ from advisor.read.apps.jssource import (
     options_unread,
     route_of,
 )
+from advisor.read.apps.npmlock import npm_pin
+from advisor.read.apps.pydeps import version_tuple
 from advisor.read.apps.pyeval import Val
+
+if TYPE_CHECKING:
+    from advisor.read.apps.source import AppSource
 
 DEFAULT_MAX = 10
 DEFAULT_SOURCE = Source.default_of("pg-pool 3.14 default (max || poolSize || 10)", key="max")
+# every pg-pool 3.x tag, 3.0.0 (index.js:79) to 3.14.0 (:89), has that line
+_SAME_DEFAULT = ((3, 0, 0), (3, 14, 0))
+
+
+def default_source(app: AppSource | None) -> Source:
+    """pg-pool's default max cited at the version the app's package-lock.json installs
+    when that version's default was checked (the same 10), else at 3.14."""
+    pin = npm_pin(app, "pg-pool")
+    if pin is None or not _SAME_DEFAULT[0] <= version_tuple(pin[0]) <= _SAME_DEFAULT[1]:
+        return DEFAULT_SOURCE
+    version, where = pin
+    return Source.default_of(f"pg-pool {version} default (max || poolSize || 10; "
+                             f"{where.label()} pins pg-pool {version})", key="max")
 
 
 def node_pg_pools(ctx: StackContext) -> list[Pool]:
@@ -47,7 +67,7 @@ def node_pg_pools(ctx: StackContext) -> list[Pool]:
                 if known(host):
                     route = route_of(None, ctx)
             pool = pg_pool_of(ctx, "node-postgres Pool max", opts, here, route,
-                              has_args=bool(args), default_source=DEFAULT_SOURCE,
+                              has_args=bool(args), default=default_source(ctx.app),
                               note=f"new Pool at {here.label()} without max")
             if pool is not None:
                 pools.append(pool)
@@ -55,7 +75,7 @@ def node_pg_pools(ctx: StackContext) -> list[Pool]:
 
 
 def pg_pool_of(ctx: StackContext, label: str, opts: Val | None, here: Source,
-               route: Route | None, *, has_args: bool, default_source: Source,
+               route: Route | None, *, has_args: bool, default: Source,
                note: str) -> Pool | None:
     """The pool pg-pool opens with options `opts` (`max || poolSize || 10`), passed at
     `here`; None when its size is unknown (said in ctx.unknown)."""
@@ -76,5 +96,5 @@ def pg_pool_of(ctx: StackContext, label: str, opts: Val | None, here: Source,
         # for options known to set no max
         options_unread(ctx, label, here, "max")
         return None
-    return ctx.pool(label, DEFAULT_MAX, default_source, route=route, bound="default",
+    return ctx.pool(label, DEFAULT_MAX, default, route=route, bound="default",
                     note=note)

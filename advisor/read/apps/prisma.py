@@ -92,7 +92,7 @@ def _adapter_pools(ctx: StackContext) -> list[Pool] | None:
             return []  # an existing pg.Pool passed in: the node-postgres reader counts it
     pool = pg_pool_of(ctx, ADAPTER_LABEL, opts, first, route_of(get(opts, "connectionString"),
                                                                ctx),
-                      has_args=bool(args), default_source=Source.default_of(
+                      has_args=bool(args), default=Source.default_of(
                           "pg-pool default max 10 (the pool @prisma/adapter-pg creates)",
                           key="max"), note=f"new PrismaPg at {first.label()} sets no max")
     return [pool] if pool is not None else []

@@ -18,6 +18,12 @@ Sources read (versions whose source was checked):
   one process with no limit.
 - Celery (celery/worker/worker.py, setup_defaults): `-c/--concurrency`, default
   `cpu_count()` of the machine; `-P threads|gevent|eventlet|solo` runs one process.
+  `--autoscale=MAX,MIN` (v5.6.3 celery/bin/worker.py:75-97 Autoscale: the larger number
+  is MAX whatever the order, one number N is N,0) replaces --concurrency: the pool starts
+  at MIN (celery/worker/components.py:126-127, :144) and the autoscaler grows it to MAX
+  under load (celery/worker/autoscale.py:83-87). prefork, gevent and eventlet pools grow;
+  the threads pool has no grow and stays at MIN (celery/concurrency/thread.py:39), solo
+  stays one process.
 - Puma v8.0.1 (lib/puma/configuration.rb): workers default 0 (one process), env
   WEB_CONCURRENCY (`auto` = processor count), threads 0:5 on MRI, env
   PUMA_MAX_THREADS/MAX_THREADS; the config file (config/puma.rb) overrides env
@@ -599,8 +605,72 @@ def _sentry_web(ctx: ContainerReading, words: list[Word], cpus: int) -> ProcessI
                        notes=notes, hidden=hidden)
 
 
+_THREAD_POOLS = ("threads", "gevent", "eventlet")  # one process, tasks in threads
+
+
+def _autoscale(value: str) -> tuple[int, int] | None:
+    """(MAX, MIN) of `--autoscale` as Celery reads it (Autoscale.convert: one number N
+    is (N, 0); two are sorted, the larger is MAX); None when not two numbers or one."""
+    parts = value.split(",")
+    if len(parts) > 2 or not all(p.strip().isdigit() for p in parts):
+        return None
+    numbers = sorted((int(p) for p in parts), reverse=True)
+    return (numbers[0], numbers[1] if len(numbers) > 1 else 0)
+
+
+def _celery_autoscale(ctx: ContainerReading, words: list[Word], kind: str
+                      ) -> ProcessInfo | None:
+    """The pool's size under `--autoscale` (over --concurrency, which it replaces):
+    MAX for a pool that grows, MIN for the threads pool; unknown when MAX is not read
+    (a variable not held, a value not two numbers), never --concurrency. None: no
+    --autoscale."""
+    got = _opt(words, (), ("--autoscale",))
+    if got is None:
+        return None
+    if (why := _unheld("Celery --autoscale maximum", got)) is not None:
+        return ProcessInfo(server="celery", hidden=[why])
+    src = _word_source(got[1], ctx, "--autoscale")
+    scale = _autoscale(got[0])
+    if scale is None:
+        return ProcessInfo(server="celery", hidden=[
+            f"Celery --autoscale maximum: {got[0]!r} ({src.label()}) is not read as "
+            "MAX,MIN; the pool grows to that maximum, not --concurrency"])
+    top, low = scale
+    if kind == "threads":
+        # celery/concurrency/thread.py: ThreadPoolExecutor(max_workers=limit), limit the
+        # autoscale minimum, no grow(): it never gets more threads than MIN
+        if low < 1:
+            return ProcessInfo(server="celery", hidden=[
+                f"Celery threads pool: --autoscale minimum 0 ({src.label()}) sizes the "
+                "thread pool at 0 threads, which Python refuses: the worker does not start"])
+        return ProcessInfo(server="celery", threads=Term(
+            label="Celery threads pool size (--autoscale minimum; the threads pool "
+                  "does not grow)", value=low, source=src))
+    label = f"Celery --autoscale maximum (of {top},{low})"
+    if kind in _THREAD_POOLS:
+        return ProcessInfo(server="celery", threads=Term(
+            label=f"Celery {kind} {label}", value=top, source=src))
+    return ProcessInfo(server="celery", processes=Term(label=label, value=top, source=src))
+
+
+def _unread_array(words: list[Word]) -> Word | None:
+    """A bash array expansion left as written (`"${EXTRA_PARAMS[@]}"` set in a branch
+    not decided): the options it holds (--autoscale, --concurrency) are not read."""
+    return next((w for w in words if re.search(r"\$\{\w+\[[@*]\]\}", w.text)), None)
+
+
 def _celery(ctx: ContainerReading, words: list[Word], cpus: int, assumed: bool) -> ProcessInfo:
     pool = _opt(words, ("-P",), ("--pool",))
+    kind = pool[0] if pool else "prefork"
+    if kind == "solo":
+        return ProcessInfo(server="celery", notes=["celery -P solo: one process, one task"])
+    if (array := _unread_array(words)) is not None:
+        return ProcessInfo(server="celery", hidden=[
+            f"Celery concurrency: {array.text} ({array.source.label()}) is not read "
+            "(an array set in a branch); it may give --autoscale or --concurrency"])
+    scaled = _celery_autoscale(ctx, words, kind)
+    if scaled is not None:
+        return scaled
     got = _opt(words, ("-c",), ("--concurrency",))
     cpu = None
     why = _unheld("Celery concurrency", got)
@@ -611,13 +681,10 @@ def _celery(ctx: ContainerReading, words: list[Word], cpus: int, assumed: bool) 
         src = Source.default_of("Celery default concurrency: cpu_count() of the node",
                                 key="concurrency")
         cpu = CpuFormula(per_cpu=1, text="cpu_count()", applies_to="processes")
-    kind = pool[0] if pool else "prefork"
-    if kind == "solo":
-        return ProcessInfo(server="celery", notes=["celery -P solo: one process, one task"])
     term = Term(label="Celery concurrency", value=n, source=src)
-    hidden = [why.replace("Celery", f"Celery {kind}", 1) if kind in (
-        "threads", "gevent", "eventlet") else why] if why else []
-    if kind in ("threads", "gevent", "eventlet"):
+    hidden = [why.replace("Celery", f"Celery {kind}", 1) if kind in _THREAD_POOLS
+              else why] if why else []
+    if kind in _THREAD_POOLS:
         return ProcessInfo(server="celery",
                            threads=replace(term, label=f"Celery {kind} concurrency"),
                            hidden=hidden)

@@ -66,6 +66,9 @@ _BY_NAME = {
     # dependency manifests: which driver/framework the app uses (advisor/read/apps/identify.py)
     "requirements.txt": "deps", "Pipfile": "deps", "pyproject.toml": "deps",
     "Gemfile": "deps", "Gemfile.lock": "deps", "setup.cfg": "deps",
+    # lock files: the version installed, for the version a default is cited at (pydeps,
+    # npmlock); not "deps", whose names say which stack the app is (transitive ones too)
+    "uv.lock": "py-lock", "poetry.lock": "py-lock", "package-lock.json": "npm-lock",
 }
 _BY_SUFFIX = {
     ".py": "python",

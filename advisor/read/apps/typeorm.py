@@ -35,7 +35,7 @@ from advisor.read.apps.jssource import (
     options_unread,
     route_of,
 )
-from advisor.read.apps.node_pg import DEFAULT_MAX, DEFAULT_SOURCE
+from advisor.read.apps.node_pg import DEFAULT_MAX, default_source
 from advisor.read.apps.npmrange import Version, all_before
 from advisor.read.apps.pyeval import Val
 
@@ -197,7 +197,7 @@ def config_pools(ctx: StackContext, cfg: Val | None, here: Source, rel: str) -> 
                                   route=route))
         else:
             pools.append(ctx.pool(f"TypeORM pg Pool max{suffix}", DEFAULT_MAX,
-                                  DEFAULT_SOURCE, route=route, bound="default",
+                                  default_source(ctx.app), route=route, bound="default",
                                   note=f"TypeORM at {here.label()} "
                                        + (ignored or "without poolSize")))
     return pools
