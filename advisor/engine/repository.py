@@ -552,10 +552,14 @@ def _render(found, root: Root, settings: Settings, options: CheckOptions,
             notices += rendered.notices
         engine.close()
     leaves: list[tuple[str, list[K8sObject]]] = _colliding_charts(charts, objects)
-    if found.kustomize_dirs:
-        from advisor.read.render.kustomize import prepare_kustomize, render_kustomization
+    prepared = None
+    if found.kustomize_dirs or found.kustomize_components:
+        from advisor.read.render.kustomize import prepare_kustomize
 
         prepared = prepare_kustomize()  # the binary's flags checked once for the run
+    if found.kustomize_dirs:
+        from advisor.read.render.kustomize import render_kustomization
+
         builds = _side_by_side(problems, [
             (root.rel(d), partial(render_kustomization, root, root.rel(d), prepared=prepared,
                                   cache=cache,
@@ -581,7 +585,10 @@ def _render(found, root: Root, settings: Settings, options: CheckOptions,
         return repo_folder(path, top.parts, lambda rel: (top / rel).is_dir())
 
     if _any_flux(objects, leaves):
-        if found.kustomize_dirs:
+        if found.kustomize_components:
+            leaves = _flux_component_roots(root, found, objects, leaves, prepared, problems,
+                                           notices, resolve, reads, cache)
+        if found.kustomize_dirs or found.kustomize_components:
             leaves = _flux_instances(objects, leaves, resolve)
             leaves = _flux_components(root, objects, leaves, prepared, problems, notices,
                                       resolve, reads, cache)
@@ -753,6 +760,78 @@ def _distinct_instances(leaves: list[tuple[str, list[K8sObject]]], notices: list
     return out
 
 
+def _flux_component_roots(root: Root, found: Any, objects: list[K8sObject],
+                          leaves: list[tuple[str, list[K8sObject]]], prepared: Any,
+                          problems: list[ConfigProblem], notices: list[str],
+                          resolve: Callable[[str], str | None], reads: Any, cache: Any = None
+                          ) -> list[tuple[str, list[K8sObject]]]:
+    """The `kind: Component` folders a Flux Kustomization's spec.path names, built as
+    leaves of their own: Flux keeps the folder's kustomization file as it is, Component
+    and all, adds spec.components to it (fluxcd/pkg kustomize/kustomize_generator.go@
+    e2cfd1a2:202,268 and :529-533, "there already is a Kustomization file") and builds
+    it (kustomize-controller internal/controller/kustomization_controller.go@186fb3b2:
+    749,789); kustomize builds a Component given as the root. tscibilia/home-ops'
+    immich and memini, whose app folders are Components, were dropped and their
+    database printed "fits, peak 0". A leaf that holds further Flux Kustomizations is
+    followed the same way. `reads` loses its "no built kustomization uses" notices for
+    the folders the builds read."""
+    from advisor.read.flux import builders, is_flux_kustomization, label_folder
+    from advisor.read.render.kustomize import render_kustomization
+    from advisor.read.render.kustomize_tree import Tree, scan
+
+    components = {root.rel(d): d for d in found.kustomize_components}
+    done = {label for label, _objs in leaves}
+    new = [o for o in objects if is_flux_kustomization(o)] + [
+        o for _label, objs in leaves for o in objs if is_flux_kustomization(o)]
+    while new:
+        wanted = sorted({label_folder(b) for b in builders(new, resolve)}
+                        & set(components) - done)
+        done |= set(wanted)
+        trees: dict[str, Tree] = {}
+        for folder in wanted:
+            trees[folder] = Tree()
+            scan(root, root.real(components[folder]), trees[folder], set(), depth=0)
+        builds = _side_by_side(problems, [
+            (folder, partial(render_kustomization, root, folder, prepared=prepared,
+                             cache=cache, scanned=trees[folder])) for folder in wanted],
+            "rendering this kustomization")
+        new = []
+        for folder, rendered in zip(wanted, builds, strict=True):
+            objs = _chart_entries(root, folder, trees[folder], problems)
+            if rendered is not None:
+                objs = rendered.objects + objs
+                problems += rendered.problems
+                notices += rendered.notices
+            leaves.append((folder, objs))
+            new += [o for o in objs if is_flux_kustomization(o)]
+            if reads is not None:
+                _now_used(root, found, reads, trees[folder], notices)
+    return leaves
+
+
+def _now_used(root: Root, found: Any, reads: Any, tree: Any, notices: list[str]) -> None:
+    """The folders of a kustomization `tree` built after the kustomize reads
+    (_flux_component_roots) are used after all: their "no built kustomization uses"
+    notices go, and the manifests of theirs the build does not read, which Flux does not
+    apply either, are named instead."""
+    folders = {layer.directory for layer in tree.layers
+               if root.rel(layer.directory) in reads.unused}
+    if not folders:
+        return
+    for folder in folders:
+        reads.unused.pop(root.rel(folder))
+    homes = {root.real(d) for d in found.kustomize_all}
+    left = sorted(root.rel(m) for m in found.manifests
+                  if root.real(m) not in tree.files
+                  and next((d for d in root.real(m).parents if d in homes), None) in folders)
+    if left:
+        notices.append(f"Flux: {len(left)} manifest{'s' if len(left) != 1 else ''} in "
+                       "folders a Flux Kustomization builds are not listed by their "
+                       "kustomization, so Flux does not apply them; not read: "
+                       + ", ".join(left[:5])
+                       + (f" and {len(left) - 5} more" if len(left) > 5 else ""))
+
+
 def _flux_components(root: Root, objects: list[K8sObject],
                      leaves: list[tuple[str, list[K8sObject]]], prepared: Any,
                      problems: list[ConfigProblem], notices: list[str],
@@ -809,9 +888,23 @@ def _flux_components(root: Root, objects: list[K8sObject],
     built = {label for label, _objs in leaves}
     for folder, (ks, _components) in sorted(wanted.items()):
         if folder not in built:
-            notices.append(f"Flux: {folder} has no kustomization.yaml; the components of "
-                           f"{ks.ref} ({ks.path}:{ks.line}) are not added")
+            notices.append(f"Flux: {folder} {_not_built_why(root, folder)}; the components "
+                           f"of {ks.ref} ({ks.path}:{ks.line}) are not added")
     return out
+
+
+def _not_built_why(root: Root, folder: str) -> str:
+    """Why a folder a Flux Kustomization builds with components is no kustomize leaf:
+    it has no kustomization file (its manifests are read as they are), or the one it has
+    is read only as a part of the kustomizations that include it."""
+    from advisor.read.flux import label_folder
+    from advisor.read.render.kustomize_tree import KUSTOMIZATION_FILES
+
+    name = label_folder(folder)
+    if any((root.path / name / k).is_file() for k in KUSTOMIZATION_FILES):
+        return ("is read only through the kustomizations that include its "
+                "kustomization, not built on its own")
+    return "has no kustomization.yaml"
 
 
 def _flux_unlisted(objects: list[K8sObject], leaves: list[tuple[str, list[K8sObject]]],

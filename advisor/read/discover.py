@@ -43,6 +43,9 @@ class Discovered(Struct):
     helm_charts: list[Path] = field(default_factory=list)
     kustomize_dirs: list[Path] = field(default_factory=list)  # the ones users build
     kustomize_all: list[Path] = field(default_factory=list)  # bases and components too
+    # the `kind: Component` ones, not leaves: built only when a Flux Kustomization's
+    # spec.path names one (repository._flux_component_roots)
+    kustomize_components: list[Path] = field(default_factory=list)
     other_files: list[Path] = field(default_factory=list)  # app sources, SQL, ...
     # str() of the files met in a walk that are symlinks (known from the folder listing):
     # a reader that cares asks this set, not an lstat per file. Files named on the command
@@ -169,7 +172,7 @@ def discover_paths(root: Path, paths: list[Path], *,
         for dirs in (found.helm_charts, kustomize_dirs):
             dirs.sort(key=lambda p: _walk_order(root, p, is_file=False))
     found.kustomize_all = kustomize_dirs
-    found.kustomize_dirs = _leaf_kustomizations(kustomize_dirs)
+    found.kustomize_dirs, found.kustomize_components = _leaf_kustomizations(kustomize_dirs)
     return found
 
 
@@ -687,13 +690,16 @@ def _classify(found: Discovered, path: Path, name: str | None = None) -> None:
         found.other_files.append(path)
 
 
-def _leaf_kustomizations(dirs: list[Path]) -> list[Path]:
-    """Kustomize folders users build: the ones no other kustomization includes.
+def _leaf_kustomizations(dirs: list[Path]) -> tuple[list[Path], list[Path]]:
+    """Kustomize folders users build: the ones no other kustomization includes; and the
+    `kind: Component` folders.
 
     A base referenced by an overlay (`resources: [../../base]`) is deployed through the
     overlay and is not also built on its own: a base that is also applied alone is rare,
     and counting it would add a second copy of every object the overlays deploy. A
-    `kind: Component` is never built alone (kustomize refuses to)."""
+    `kind: Component` is not built alone: it is made to be added to others (kustomize
+    builds one given as the root, refusing it only as a resource: api/internal/target/
+    kusttarget.go@12f9e639:524; Flux builds one a Kustomization's spec.path names)."""
     referenced: set[Path] = set()
     components: set[Path] = set()
     for d in dirs:
@@ -701,7 +707,8 @@ def _leaf_kustomizations(dirs: list[Path]) -> list[Path]:
         referenced.update(refs)
         if kind == "Component":
             components.add(d)
-    return [d for d in dirs if d.resolve() not in referenced and d not in components]
+    return ([d for d in dirs if d.resolve() not in referenced and d not in components],
+            [d for d in dirs if d in components])
 
 
 def _kustomization_refs(d: Path) -> list[Path]:
