@@ -133,3 +133,25 @@ def test_typeorm_options_spread_are_unknown_not_10(tmp_path):
     found = _found(tmp_path, {"app.module.ts": (
         "TypeOrmModule.forRoot({ type: 'postgres', url: process.env.DATABASE_URL })\n")})
     assert product(found.pools) == "1 x 10 = 10"
+
+
+@pytest.mark.parametrize(("code", "expected"), [
+    # a call not read may return a size: the fallback is not what runs
+    ("const pool = new Pool({ max: readMax() || 7 });\n", None),
+    ("const pool = new Pool({ max: settings.pool.max ?? 7 });\n", None),
+    # an env module's NAME the container does not set is unset, as process.env.NAME
+    ("const pool = new Pool({ max: env.PG_POOL_MAX ?? 7 });\n", "1 x 7 = 7"),
+    ("const pool = new Pool({ max: process.env.PG_POOL_MAX || 7 });\n", "1 x 7 = 7"),
+])
+def test_a_fallback_runs_only_after_a_left_side_known_unset(tmp_path, code, expected):
+    found = _found(tmp_path, {"db.js": PG + code})
+    if expected is None:
+        assert found.pools == [] and len(found.unknown) == 1
+    else:
+        assert product(found.pools) == expected
+
+
+def test_an_env_module_member_is_the_container_s_variable(tmp_path):
+    code = "import { env } from './env';\nconst pool = new Pool({ max: env.PG_POOL_MAX ?? 7 });\n"
+    found = _found(tmp_path, {"db.js": PG + code}, env={"PG_POOL_MAX": "12"})
+    assert product(found.pools) == "1 x 12 = 12"

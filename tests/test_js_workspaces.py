@@ -120,9 +120,7 @@ def test_prisma_adapter_options_in_a_typed_variable(tmp_path):
     assert found.pools[0].size.source.label() == "src/db.ts:6"
 
 
-def test_prisma_adapter_cpu_formula_in_a_function(tmp_path):
-    # a factory's local config whose max is a module constant from the node's CPUs,
-    # with the URL's connection_limit (a call's result, absent here) first
+def _adapter_with_limit(tmp_path, limit: str) -> None:
     _write(tmp_path, {
         "package.json": {"name": "web", "dependencies": {"@prisma/adapter-pg": "7.8.0"}},
         "schema/main.prisma": SCHEMA,  # a multi-file schema folder
@@ -131,9 +129,15 @@ def test_prisma_adapter_cpu_formula_in_a_function(tmp_path):
             'import { cpus } from "node:os";\n\n'
             "const FALLBACK_LIMIT = Math.max(2 * cpus().length + 1, 2);\n\n"
             "export const makeAdapter = (url: string) => {\n"
-            "  const limit = readLimit(url) ?? FALLBACK_LIMIT;\n"
+            f"  const limit = {limit} ?? FALLBACK_LIMIT;\n"
             "  const config: Record<string, unknown> = { connectionString: url, max: limit };\n"
             "  return new PrismaPg(config, undefined);\n};\n")})
+
+
+def test_prisma_adapter_cpu_formula_in_a_function(tmp_path):
+    # a factory's local config whose max is a module constant from the node's CPUs,
+    # after a variable the container does not set
+    _adapter_with_limit(tmp_path, "Number(process.env.POOL_LIMIT)")
     found = pools_for_container(container({}, command=("node", "server.js")),
                                 scan_app_dir(Root.of(tmp_path), ""), node_cpus=8)
     (pool,) = found.pools
@@ -142,6 +146,17 @@ def test_prisma_adapter_cpu_formula_in_a_function(tmp_path):
     assert pool.cpu_formula is not None and pool.cpu_formula.physical is False
     assert pool.cpu_formula.text == "Math.max(2 * os.cpus().length + 1, 2)"
     assert pool.cpu_formula.at(1) == 3 and pool.cpu_formula.at(0) == 2
+
+
+def test_a_fallback_after_a_call_not_read_is_unknown(tmp_path):
+    # `readLimit(url) ?? FALLBACK` (formbricks reads the URL's connection_limit so): the
+    # call may return a limit, so the fallback is not what runs: unknown, not 17
+    _adapter_with_limit(tmp_path, "readLimit(url)")
+    found = pools_for_container(container({}, command=("node", "server.js")),
+                                scan_app_dir(Root.of(tmp_path), ""), node_cpus=8)
+    assert found.pools == []
+    assert found.unknown == ["Prisma adapter-pg (node-postgres) max at src/adapter.ts:9 is set "
+                             "to an expression not read statically"]
 
 
 def test_prisma_adapter_options_not_read_are_unknown_not_10(tmp_path):

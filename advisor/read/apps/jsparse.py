@@ -120,12 +120,14 @@ class JsParser:
             right, i = self.postfix(i + 1)
             if left is not None and left.hidden and op in ("||", "??"):
                 pass  # a secret-set variable is set: its value, unknown, wins
+            elif op in ("||", "??") and (left is None or left.value is UNKNOWN):
+                # a left side not read (a call, an import, an expression) may hold a
+                # value: the right side is not what runs, so the whole is unknown
+                left = None
             elif op == "||":
-                left = left if left is not None and left.value not in (None, "", 0, False) \
-                    and left.value is not UNKNOWN else right
+                left = left if left.value not in (None, "", 0, False) else right
             elif op == "??":
-                left = left if left is not None and left.value is not None \
-                    and left.value is not UNKNOWN else right
+                left = left if left.value is not None else right
             elif op == "&&":
                 left = None
             else:
@@ -239,12 +241,14 @@ class JsParser:
                 key, j = self.t[j + 1].text[1:-1], j + 3
             if key is None:
                 return None, j
-            var = self.scope.env.get(key)
-            if var is not None:
-                if var.value is None:  # set from a secret/ref: its value not held here
-                    return Val(UNKNOWN, replace(var.source, key=key), hidden=key), j
-                return Val(var.value, replace(var.source, key=key)), j
-            return Val(None, self.src(i, key=key), from_default=True), j
+            return self.env_var(i, key), j
+        if name in ENV_MODULES and name not in self.scope.names and name not in self.locals \
+                and self.at(i + 1, ".") and i + 2 < len(self.t) \
+                and _ENV_NAME.fullmatch(self.t[i + 2].text) and not self.at(i + 3, "("):
+            # an app's env module (Outline's server/env.ts: `DATABASE_CONNECTION_POOL_MAX
+            # = this.toOptionalNumber(environment.DATABASE_CONNECTION_POOL_MAX)`): its
+            # NAME is the container's NAME
+            return self.env_var(i, self.t[i + 2].text), i + 3
         if name in ("parseInt", "Number", "parseFloat") and self.at(i + 1, "("):
             v, j = self.expr(i + 2)
             end = self.skip_balanced(i + 1)
@@ -277,6 +281,16 @@ class JsParser:
         while self.at(j, ".") and j + 1 < len(self.t):
             j += 2
         return None, j
+
+    def env_var(self, i: int, key: str) -> Val:
+        """The container's variable `key`, read at token `i`: its value, unknown when a
+        Secret or reference sets it, unset (None, a default's to take) when absent."""
+        var = self.scope.env.get(key)
+        if var is not None:
+            if var.value is None:  # set from a secret/ref: its value not held here
+                return Val(UNKNOWN, replace(var.source, key=key), hidden=key)
+            return Val(var.value, replace(var.source, key=key))
+        return Val(None, self.src(i, key=key), from_default=True)
 
     def cpu_count(self, i: int, func: str, paren: int) -> tuple[Val | None, int]:
         """os.cpus().length (logical CPUs of the node: os.cpus() reads no cgroup) or
@@ -494,6 +508,11 @@ def module_consts(toks: list[Tok], scope: JsScope) -> None:
             continue
         i += 1
     _parameter_defaults(toks, scope)
+
+
+# Names an app's env module is imported as, whose UPPER_CASE members mirror process.env
+ENV_MODULES = frozenset({"env", "ENV", "environment"})
+_ENV_NAME = re.compile(r"[A-Z][A-Z0-9_]*")
 
 
 # Tokens a declaration's TypeScript type annotation may take (`const c: PoolConfig =`,
