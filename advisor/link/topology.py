@@ -707,7 +707,7 @@ def _paused_above(obj: K8sObject, top: Term) -> Term:
     annotation is set KEDA deletes the HPA and scales the target to that count, whatever
     maxReplicaCount says (kedacore/keda@v2.20.1 controllers/keda/scaledobject_controller.go:
     344-420 handlePause, scaleTargetToPausedCount), and without it the maximum applies
-    again. A value KEDA cannot parse (ParseInt, scaledobject_types.go:283-294) scales
+    again. A value KEDA cannot parse (ParseInt, scaledobject_types.go:283-295) scales
     nothing."""
     written = obj.annotations.get(_PAUSED_REPLICAS)
     try:

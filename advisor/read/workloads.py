@@ -512,7 +512,7 @@ def scaled_jobs(obj: K8sObject) -> Term:
     unfinished Jobs <= MaxReplicaCount() + MinReplicaCount(). MaxReplicaCount() is
     maxReplicaCount - minReplicaCount, or 100 when maxReplicaCount is unset, or
     maxReplicaCount when minReplicaCount exceeds it, which is also MinReplicaCount()
-    then (scaledjob_types.go:147-167)."""
+    then (scaledjob_types.go:147-168)."""
     top = count_field(obj, ("spec", "maxReplicaCount"), get(obj.body, "spec", "maxReplicaCount"))
     low = count_field(obj, ("spec", "minReplicaCount"), get(obj.body, "spec", "minReplicaCount"))
     if top is None:
