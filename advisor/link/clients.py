@@ -60,6 +60,7 @@ from advisor.read.workloads import (
     Workload,
     is_pgbouncer_container,
     lookup,
+    scaled_job_overrun,
     surge,
 )
 
@@ -429,6 +430,10 @@ def client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
             "Kubernetes default): a run that outlasts the schedule overlaps the next, each "
             "with its own pools; counted as one run (set concurrencyPolicy: Forbid, or "
             "declare replicas for the overlap)")
+    if w.kind == "ScaledJob" and (overrun := scaled_job_overrun(w.obj)) is not None:
+        topo.notices.append(
+            f"{client.id}: KEDA ScaledJob {overrun}: more than the "
+            f"{int(replicas.value)} pods counted may run at once (declare replicas for them)")
     namespace = w.namespace or default_ns
 
     def target_of(r: Route | None) -> tuple[str, str] | None:

@@ -679,10 +679,9 @@ def _autoscaler_maxima(objects: list[K8sObject]) -> dict[tuple[str | None, str, 
                 found[(obj.namespace, kind, name)] = Term(
                     label="HPA maxReplicas", value=value,
                     source=obj.source("spec", "maxReplicas", key="spec.maxReplicas"))
-        elif obj.kind in ("ScaledObject", "ScaledJob") and "keda.sh" in obj.api_version:
+        elif obj.kind == "ScaledObject" and "keda.sh" in obj.api_version:
+            # (a ScaledJob is a workload: advisor.read.workloads.scaled_job_pods)
             ref = get(obj.body, "spec", "scaleTargetRef") or {}
-            if obj.kind == "ScaledJob":
-                ref = {"kind": "Job", "name": obj.name}
             if not isinstance(ref, dict):
                 continue
             key = (obj.namespace, str(ref.get("kind") or "Deployment"), str(ref.get("name")))
@@ -696,5 +695,28 @@ def _autoscaler_maxima(objects: list[K8sObject]) -> dict[tuple[str | None, str, 
                 term = Term(label=f"KEDA {obj.kind} maxReplicaCount", value=100,
                             source=Source.default_of("KEDA default maxReplicaCount 100",
                                                      "spec.maxReplicaCount"))
-            found[key] = term
+            found[key] = _paused_above(obj, term)
     return found
+
+
+_PAUSED_REPLICAS = "autoscaling.keda.sh/paused-replicas"
+
+
+def _paused_above(obj: K8sObject, top: Term) -> Term:
+    """`top`, or the ScaledObject's paused-replicas count when that is more: while the
+    annotation is set KEDA deletes the HPA and scales the target to that count, whatever
+    maxReplicaCount says (kedacore/keda@v2.20.1 controllers/keda/scaledobject_controller.go:
+    344-420 handlePause, scaleTargetToPausedCount), and without it the maximum applies
+    again. A value KEDA cannot parse (ParseInt, scaledobject_types.go:283-295) scales
+    nothing."""
+    written = obj.annotations.get(_PAUSED_REPLICAS)
+    try:
+        held = int(str(written).strip()) if written is not None else None
+    except ValueError:
+        return top
+    if held is None or held <= top.value:
+        return top
+    return Term(label=f"KEDA paused-replicas (held there while paused, above "
+                f"{top.label} {int(top.value)})", value=held,
+                source=obj.source("metadata", "annotations", _PAUSED_REPLICAS,
+                                  key=f"metadata.annotations.{_PAUSED_REPLICAS}"))

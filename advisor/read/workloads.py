@@ -30,6 +30,9 @@ POD_SPEC_PATHS: dict[str, tuple[str, ...]] = {
     "CronJob": ("spec", "jobTemplate", "spec", "template", "spec"),
     "Rollout": ("spec", "template", "spec"),
     "Pod": ("spec",),
+    # KEDA runs Jobs of this spec (scale_jobs.go@v2.20.1:190 `Spec:
+    # *scaledJob.Spec.JobTargetRef.DeepCopy()`): its pods are a workload's
+    "ScaledJob": ("spec", "jobTargetRef", "template", "spec"),
 }
 K8S_DEFAULT = "Kubernetes default"
 
@@ -248,7 +251,8 @@ def parse_quantity(text: str) -> float | None:
 def workloads(objects: list[K8sObject], index: ConfigIndex) -> list[Workload]:
     found = []
     for obj in objects:
-        if obj.kind not in POD_SPEC_PATHS:
+        if obj.kind not in POD_SPEC_PATHS or (
+                obj.kind == "ScaledJob" and "keda.sh" not in obj.api_version):
             continue
         shape = workload_shape(obj)
         if shape is None:
@@ -450,14 +454,16 @@ def base_replicas(obj: K8sObject) -> Term:
                     source=Source.default_of(f"{K8S_DEFAULT}: spec.replicas unset",
                                              "spec.replicas"))
     if kind == "Job":
-        return _parallelism(obj, ("spec",))
+        return _job_pods(obj, ("spec",))
     if kind == "CronJob":
         if get(obj.body, "spec", "suspend") is True:
             # no Job is scheduled while it is suspended (zammad-helm's reindex CronJob
             # counted 50 connections it never opens)
             return Term(label="CronJob suspended: no Job runs", value=0,
                         source=obj.source("spec", "suspend", key="spec.suspend"))
-        return _parallelism(obj, ("spec", "jobTemplate", "spec"))
+        return _job_pods(obj, ("spec", "jobTemplate", "spec"))
+    if kind == "ScaledJob":
+        return scaled_job_pods(obj)
     if kind == "DaemonSet":
         return Term(label="DaemonSet: one pod per node", value=1,
                     source=Source.default_of("node count not declared; assumed 1 node "
@@ -465,14 +471,99 @@ def base_replicas(obj: K8sObject) -> Term:
     return Term(label="Pod", value=1, source=obj.source())
 
 
-def _parallelism(obj: K8sObject, spec_path: tuple[str, ...]) -> Term:
+def _parallelism(obj: K8sObject, spec_path: tuple[str, ...], what: str = "") -> Term:
     value = count_field(obj, (*spec_path, "parallelism"),
                         get(obj.body, *spec_path, "parallelism"))
     if value is not None:
-        return Term(label=f"{obj.kind} parallelism", value=value,
+        return Term(label=f"{what or obj.kind} parallelism", value=value,
                     source=obj.source(*spec_path, "parallelism", key="parallelism"))
-    return Term(label=f"{obj.kind} parallelism", value=1,
+    return Term(label=f"{what or obj.kind} parallelism", value=1,
                 source=Source.default_of(f"{K8S_DEFAULT}: parallelism 1", "parallelism"))
+
+
+def _job_pods(obj: K8sObject, spec_path: tuple[str, ...], what: str = "") -> Term:
+    """Pods one Job runs at once: its parallelism, or its completions when fewer. The Job
+    controller never runs more pods than completions remain, Indexed or not
+    (kubernetes pkg/controller/job/job_controller.go@6ae037f1 manageJob: wantActive =
+    min(completions - succeeded, parallelism); completions unset: parallelism)."""
+    pods = _parallelism(obj, spec_path, what)
+    completions = count_field(obj, (*spec_path, "completions"),
+                              get(obj.body, *spec_path, "completions"))
+    if completions is None or completions >= pods.value:
+        return pods
+    return Term(label=f"{what or obj.kind} completions (below parallelism "
+                f"{int(pods.value)}: the Job controller runs no more pods than completions "
+                "remain)", value=completions,
+                source=obj.source(*spec_path, "completions", key="completions"))
+
+
+# KEDA's ScaledJob (kedacore/keda@v2.20.1): apis/keda/v1alpha1/scaledjob_types.go:27
+# defaultScaledJobMaxReplicaCount = 100, used when maxReplicaCount is unset (:147-156).
+KEDA_SCALED_JOB_MAX = 100
+
+
+def scaled_jobs(obj: K8sObject) -> Term:
+    """The Jobs a KEDA ScaledJob runs at once (unfinished Jobs, as KEDA counts them).
+
+    kedacore/keda@v2.20.1: the scale loop's target is capped at MaxReplicaCount()
+    (pkg/scaling/scaledjob/metrics.go:106,116 getMaxValue), and each strategy creates
+    at most that target less the unfinished Jobs above minReplicaCount
+    (pkg/scaling/executor/scale_jobs.go:105-117 getScalingDecision, :458-486), so
+    unfinished Jobs <= MaxReplicaCount() + MinReplicaCount(). MaxReplicaCount() is
+    maxReplicaCount - minReplicaCount, or 100 when maxReplicaCount is unset, or
+    maxReplicaCount when minReplicaCount exceeds it, which is also MinReplicaCount()
+    then (scaledjob_types.go:147-168)."""
+    top = count_field(obj, ("spec", "maxReplicaCount"), get(obj.body, "spec", "maxReplicaCount"))
+    low = count_field(obj, ("spec", "minReplicaCount"), get(obj.body, "spec", "minReplicaCount"))
+    if top is None:
+        if not low:
+            return Term(label="Jobs at once (maxReplicaCount)", value=KEDA_SCALED_JOB_MAX,
+                        source=Source.default_of(
+                            f"KEDA default maxReplicaCount {KEDA_SCALED_JOB_MAX}",
+                            "spec.maxReplicaCount"))
+        return Term(label=f"Jobs at once (KEDA's default maxReplicaCount "
+                    f"{KEDA_SCALED_JOB_MAX} + minReplicaCount {low}: unset, KEDA's maximum "
+                    "is counted beyond the minimum)", value=KEDA_SCALED_JOB_MAX + low,
+                    source=obj.source("spec", "minReplicaCount", key="spec.minReplicaCount"))
+    source = obj.source("spec", "maxReplicaCount", key="spec.maxReplicaCount")
+    if low is not None and low > top:
+        return Term(label=f"Jobs at once (2 x maxReplicaCount: minReplicaCount {low} above it "
+                    "makes KEDA keep maxReplicaCount Jobs beside as many scaled ones)",
+                    value=2 * top, source=source)
+    return Term(label="Jobs at once (maxReplicaCount)", value=top, source=source)
+
+
+def scaled_job_pods(obj: K8sObject) -> Term:
+    """A KEDA ScaledJob's pods at once: its Jobs (scaled_jobs) x the pods of each Job,
+    the Job spec at spec.jobTargetRef as any Job's (_job_pods)."""
+    jobs = scaled_jobs(obj)
+    each = _job_pods(obj, ("spec", "jobTargetRef"), "jobTargetRef")
+    pods = int(each.value)
+    return Term(label=f"KEDA ScaledJob: {int(jobs.value)} {jobs.label} x {pods} "
+                f"pod{'' if pods == 1 else 's'} per Job ({each.label}, {each.source.label()})",
+                value=jobs.value * each.value, source=jobs.source)
+
+
+def scaled_job_overrun(obj: K8sObject) -> str | None:
+    """Why a KEDA ScaledJob may run more Jobs than scaled_jobs counts, if it may: the
+    custom strategy creates min(target - customScalingQueueLengthDeduction - running x
+    customScalingRunningJobPercentage, MaxReplicaCount()) Jobs a poll (kedacore/keda@v2.20.1
+    pkg/scaling/executor/scale_jobs.go:467-469), so a percentage below 1 (or a negative
+    deduction) leaves running Jobs undeducted and each poll may add more. A percentage
+    KEDA cannot parse selects the default strategy (:427-436)."""
+    strategy = get(obj.body, "spec", "scalingStrategy")
+    if not isinstance(strategy, dict) or strategy.get("strategy") != "custom":
+        return None
+    try:
+        share = float(str(strategy.get("customScalingRunningJobPercentage")))
+    except ValueError:
+        return None
+    deduction = strategy.get("customScalingQueueLengthDeduction")
+    if share >= 1 and not (isinstance(deduction, int) and deduction < 0):
+        return None
+    return (f"custom scalingStrategy ({obj.source('spec', 'scalingStrategy').label()}: "
+            f"customScalingRunningJobPercentage {share:g}, customScalingQueueLengthDeduction "
+            f"{deduction}) deducts only part of the running Jobs from each poll's new ones")
 
 
 # Kinds whose rollout may run new pods beside the old: a StatefulSet replaces each pod in
