@@ -81,6 +81,7 @@ from advisor.read.workloads import (
     configmap_index,
     is_pgbouncer_container,
     is_postgres_container,
+    referenced_rollouts,
     workloads,
 )
 
@@ -150,6 +151,12 @@ def build_topology(inputs: Inputs) -> Topology:
         elif kind == "Service":
             services += guarded(topo.problems, obj.path, partial(read_services, one), [],
                                 "reading this object", obj.line)
+    # an Argo Rollout with spec.workloadRef runs another workload's template (D4, audit 6b)
+    referenced, ref_notices = guarded(topo.problems, ".", partial(
+        referenced_rollouts, inputs.objects, loads, default_ns), ([], []),
+        "reading Rollouts' workloadRef")
+    loads += referenced
+    topo.notices.extend(ref_notices)
 
     # 1. servers and poolers: operator resources first, then plain workloads (less the
     # ones an operator entity already stands for, such as Bitnami's StatefulSets)

@@ -9,6 +9,7 @@ import base64
 import binascii
 import math
 import re
+from itertools import pairwise
 from typing import Any
 
 from msgspec import Struct, field
@@ -35,6 +36,11 @@ POD_SPEC_PATHS: dict[str, tuple[str, ...]] = {
     "ScaledJob": ("spec", "jobTargetRef", "template", "spec"),
 }
 K8S_DEFAULT = "Kubernetes default"
+# A Rollout's unset replicas and canary maxSurge are Argo Rollouts' own defaults
+# (argoproj/argo-rollouts utils/defaults/defaults.go@v1.9.1:16 DefaultReplicas = 1, :24
+# DefaultMaxSurge = "25", a percentage: GetMaxSurgeOrDefault :142, resolved rounded up by
+# utils/replicaset/replicaset.go@v1.9.1:408 resolveFenceposts).
+ARGO_DEFAULT = "Argo Rollouts default"
 
 
 class ConfigMapData(Struct):
@@ -288,7 +294,11 @@ class SurgeSpec(Struct, array_like=True, frozen=True, gc=False):
     """What `surge` reads of a Deployment, Rollout or DaemonSet (its peak applied when
     linked): `form` "preview" (blue-green previewReplicaCount `value`), "full" (a
     blue-green preview of full size), "default" (no maxSurge at `keys`), "given"
-    (maxSurge `text`); `daemon`: a DaemonSet's, whose peak is its node count."""
+    (maxSurge `text`), "routed" (an Argo Rollouts canary with trafficRouting: its
+    steps' setWeight `weights` in order, setCanaryScale `scales` (replicas) and
+    `scale_weights`, `dynamic` (dynamicStableScale), `max_weight`
+    (trafficRouting.maxTrafficWeight) and `min_pods` (minPodsPerReplicaSet));
+    `daemon`: a DaemonSet's, whose peak is its node count."""
 
     form: str
     keys: str = ""
@@ -296,6 +306,12 @@ class SurgeSpec(Struct, array_like=True, frozen=True, gc=False):
     text: str = ""
     source: Source | None = None
     daemon: bool = False
+    weights: tuple[int, ...] = ()
+    scales: tuple[int, ...] = ()
+    scale_weights: tuple[int, ...] = ()
+    dynamic: bool = False
+    max_weight: int = 100
+    min_pods: int = 0
 
 
 class VolumeSpec(Struct, array_like=True, frozen=True, gc=False):
@@ -451,8 +467,9 @@ def base_replicas(obj: K8sObject) -> Term:
             return Term(label=f"{kind} replicas", value=value,
                         source=obj.source("spec", "replicas", key="spec.replicas"))
         return Term(label=f"{kind} replicas", value=1,
-                    source=Source.default_of(f"{K8S_DEFAULT}: spec.replicas unset",
-                                             "spec.replicas"))
+                    source=Source.default_of(
+                        f"{ARGO_DEFAULT if kind == 'Rollout' else K8S_DEFAULT}: "
+                        "spec.replicas unset", "spec.replicas"))
     if kind == "Job":
         return _job_pods(obj, ("spec",))
     if kind == "CronJob":
@@ -585,8 +602,10 @@ def surge(obj: K8sObject, peak: float) -> Term | None:
     if obj.kind not in SURGE_KINDS:
         return None
     known = obj.extract()
-    return surge_term(known.surge if isinstance(known, WorkloadShape) else _surge_spec(obj),
-                      peak)
+    spec = known.surge if isinstance(known, WorkloadShape) else _surge_spec(obj)
+    if obj.kind == "Rollout":
+        return surge_term(spec, peak, f"{ARGO_DEFAULT}: maxSurge 25%")
+    return surge_term(spec, peak)
 
 
 def surge_term(spec: SurgeSpec | None, peak: float, default: str = f"{K8S_DEFAULT}: maxSurge 25%"
@@ -607,11 +626,15 @@ def surge_term(spec: SurgeSpec | None, peak: float, default: str = f"{K8S_DEFAUL
     if spec is None:
         return None
     if spec.form == "preview":
-        return Term(label="blue-green preview pods (previewReplicaCount)", value=spec.value,
+        # "surge" in the label: the report adds it to the replicas (budget/arith._pods)
+        return Term(label="rolling-update surge (blue-green preview pods, previewReplicaCount)",
+                    value=spec.value,
                     source=spec.source)
     if spec.form == "full":
         return Term(label="rolling-update surge (blue-green: a full preview ReplicaSet)",
                     value=peak, source=spec.source)
+    if spec.form == "routed":
+        return routed_canary_term(spec, peak)
     if spec.form == "default":
         value = math.ceil(peak * 0.25)
         return Term(label="rolling-update surge (maxSurge 25%, rounded up)", value=value,
@@ -681,8 +704,11 @@ def _surge_spec(obj: K8sObject) -> SurgeSpec | None:
                     key="previewReplicaCount"))
             return SurgeSpec("full", source=obj.source("spec", "strategy", "blueGreen",
                                                        key="spec.strategy.blueGreen"))
-        if get(obj.body, "spec", "strategy", "canary") is None:
+        canary = get(obj.body, "spec", "strategy", "canary")
+        if canary is None:
             return None
+        if isinstance(canary, dict) and canary.get("trafficRouting") is not None:
+            return _routed_spec(obj, canary)
         keys = ("spec", "strategy", "canary", "maxSurge")
     raw = get(obj.body, *keys)
     if raw is None:
@@ -1037,3 +1063,136 @@ def is_pgbouncer_container(c: Container) -> bool:
     if "exporter" in image:
         return False
     return "pgbouncer" in image or (bool(c.command) and "pgbouncer" in c.command[0])
+
+
+def _weight(value: object) -> int | None:
+    """A step's weight or replica count as Argo reads it (an int32), else None."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 \
+        else None
+
+
+def _routed_spec(obj: K8sObject, canary: dict) -> SurgeSpec:
+    """What `routed_canary_term` reads of a canary Rollout with trafficRouting."""
+    weights: list[int] = []
+    scales: list[int] = []
+    scale_weights: list[int] = []
+    for step in _as_list(canary.get("steps")):
+        if not isinstance(step, dict):
+            continue
+        if (w := _weight(step.get("setWeight"))) is not None:
+            weights.append(w)
+        scale = step.get("setCanaryScale")
+        if isinstance(scale, dict):
+            if (n := _weight(scale.get("replicas"))) is not None:
+                scales.append(n)
+            elif (w := _weight(scale.get("weight"))) is not None:
+                scale_weights.append(w)
+    routing = canary.get("trafficRouting")
+    max_weight = _weight(routing.get("maxTrafficWeight")) if isinstance(routing, dict) \
+        else None
+    return SurgeSpec("routed", weights=tuple(weights), scales=tuple(scales),
+                     scale_weights=tuple(scale_weights),
+                     dynamic=canary.get("dynamicStableScale") is True,
+                     max_weight=max_weight or 100,
+                     min_pods=_weight(canary.get("minPodsPerReplicaSet")) or 0,
+                     source=obj.source("spec", "strategy", "canary", "trafficRouting",
+                                       key="spec.strategy.canary.trafficRouting"))
+
+
+def routed_canary_term(spec: SurgeSpec, peak: float) -> Term | None:
+    """The pods a traffic-routed Argo canary runs beyond `peak` replicas
+    (argoproj/argo-rollouts utils/replicaset/canary.go@v1.9.1:371
+    CalculateReplicaCountsForTrafficRoutedCanary): maxSurge does not apply. The canary
+    has ceil(replicas x weight / maxTrafficWeight) pods (:417 trafficWeightToReplicas),
+    at least minPodsPerReplicaSet (:357), or a setCanaryScale step's count; after the last
+    step, or with no steps, the weight is the maximum (:546 GetCurrentSetWeight), so the
+    canary reaches full size. Without dynamicStableScale (the default) the stable stays
+    at replicas (:386), so the peak is twice the replicas; the old stable is scaled down
+    only after scaleDownDelaySeconds (30 s, utils/defaults/defaults.go@v1.9.1:30). With
+    it, the stable keeps the replicas of the traffic it still has (:397-400), so between
+    two weights it is sized for the lower one while the canary is for the higher."""
+    replicas = math.ceil(peak)
+    if replicas <= 0:
+        return None
+    top = spec.max_weight
+
+    def pods(weight: int) -> int:
+        n = math.ceil(replicas * min(weight, top) / top)
+        return max(n, spec.min_pods) if n else n  # CheckMinPodsPerReplicaSet
+
+    scaled = max((*spec.scales, *(math.ceil(replicas * w / top) for w in spec.scale_weights)),
+                 default=0)
+    if not spec.dynamic:
+        extra = max(pods(top), scaled)
+        why = (f"setCanaryScale {scaled} pods" if scaled > pods(top) else
+               "the canary at full weight after the last step")
+        label = ("rolling-update surge (canary pods beside the full stable ReplicaSet, "
+                 f"Argo traffic routing: {why})")
+    else:
+        path = (0, *spec.weights, top)
+        pairs = list(pairwise(path))
+        totals = [pods(max(a, b)) + pods(top - min(a, b)) for a, b in pairs]
+        at = max(range(len(pairs)), key=totals.__getitem__)
+        extra = max(totals[at], replicas + scaled) - replicas
+        label = ("rolling-update surge (canary and stable pods beyond replicas, Argo "
+                 f"traffic routing, dynamicStableScale: setWeight {pairs[at][0]} to "
+                 f"{pairs[at][1]})")
+    if extra <= 0:
+        return None
+    return Term(label=label, value=extra, source=spec.source)
+
+
+def workload_ref(obj: K8sObject) -> tuple[str, str, str] | None:
+    """A Rollout's spec.workloadRef as (kind, name, scaleDown), when it has one."""
+    if obj.kind != "Rollout":
+        return None
+    ref = get(obj.body, "spec", "workloadRef")
+    if not isinstance(ref, dict):
+        return None
+    return (str(ref.get("kind") or ""), str(ref.get("name") or ""),
+            str(ref.get("scaleDown") or "never"))
+
+
+def referenced_rollouts(objects: list[K8sObject], loads: list[Workload], default_ns: str
+                        ) -> tuple[list[Workload], list[str]]:
+    """The Rollouts whose pod template is another workload's (spec.workloadRef), as
+    workloads, and a notice for each whose template the repository does not hold.
+
+    Argo Rollouts runs the referenced Deployment's or ReplicaSet's template at the
+    Rollout's own replicas and strategy (argoproj/argo-rollouts rollout/templateref.go
+    @v1.9.1:126 Resolve, :41 infoByGroupKind). The referenced workload keeps its own
+    replicas: Argo scales it down only with scaleDown onsuccess (rollout/sync.go@v1.9.1
+    :1040) or progressively (rollout/replicaset.go@v1.9.1:178), once, for the first
+    revision; `never` is the default (docs/migrating.md)."""
+    by_key = {(w.kind, w.namespace or default_ns, w.name): w for w in loads}
+    found: list[Workload] = []
+    notices: list[str] = []
+    for obj in objects:
+        ref = workload_ref(obj)
+        if ref is None:
+            continue
+        kind, name, scale_down = ref
+        ns = obj.namespace or default_ns
+        target = by_key.get((kind, ns, name)) if kind in ("Deployment", "ReplicaSet") \
+            else None
+        if target is None:
+            notices.append(
+                f"{obj.ref}: its pod template is {kind or '?'}/{name or '?'} "
+                "(spec.workloadRef), which the repository does not hold as a workload: "
+                "its pods are in no budget")
+            continue
+        if scale_down in ("onsuccess", "progressively") and target.replicas.value:
+            notices.append(
+                f"{obj.ref}: workloadRef scaleDown {scale_down}: Argo Rollouts scales "
+                f"{kind}/{name} to 0 once the Rollout's first revision is healthy; its "
+                f"{target.replicas.value:g} replicas are counted as written (both run "
+                "while the Rollout starts)")
+        found.append(Workload(
+            obj=obj, containers=list(target.containers), pod_labels=dict(target.pod_labels),
+            replicas=base_replicas(obj), volumes=dict(target.volumes),
+            volume_sources={k: list(v) for k, v in target.volume_sources.items()},
+            mounts={k: list(v) for k, v in target.mounts.items()},
+            node_selector=dict(target.node_selector),
+            sub_paths={k: list(v) for k, v in target.sub_paths.items()},
+            volume_specs=dict(target.volume_specs)))
+    return found, notices

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from advisor.budget.arith import derivation, num
-from advisor.model import Client, Finding, Fix, Severity, Topology, peak_pods
+from advisor.model import Client, Finding, Fix, Location, Severity, Topology, peak_pods
 from advisor.rule_context import RuleContext
 from advisor.rules import rule
 from advisor.rules._common import related
@@ -54,14 +54,17 @@ def oversubscribed_server(topo: Topology, ctx: RuleContext) -> Iterator[Finding]
     - src/backend/utils/init/postinit.c (InitPostgres: the reserved-slot checks).
     """
     clients: dict[str, Client] = {}  # by name, the first of a name: once, not per budget
+    placed: dict[tuple[str, Location], Client] = {}  # by name and object: a Rollout and
+    # the Deployment its workloadRef names share a name
     for client in topo.clients:
         clients.setdefault(client.name, client)
+        placed.setdefault((client.name, client.location), client)
     for budget in ctx.budgets:
         server = topo.server(budget.server_id)
         if server is None or budget.peak <= budget.usable:
             continue
         over = budget.peak - budget.usable
-        shares = _over_share(clients, budget)
+        shares = _over_share(clients, budget, placed)
         # A floor already past usable is over whatever the unknown clients add.
         least = "at least " if budget.peak_is_floor else ""
         message = (f"{budget.server}: peak {least}{num(budget.peak)} connections > "
@@ -80,9 +83,11 @@ def oversubscribed_server(topo: Topology, ctx: RuleContext) -> Iterator[Finding]
                       subject=server.id)
 
 
-def _over_share(clients: dict[str, Client], budget) -> list[str]:
+def _over_share(clients: dict[str, Client], budget,
+                placed: dict[tuple[str, Location], Client] | None = None) -> list[str]:
     """Name each pool that exceeds its share of the usable slots (its share kept
-    proportional to what it asks for now). `clients`: the first client of each name."""
+    proportional to what it asks for now). `clients`: the first client of each name;
+    `placed`: the client of each name and object, asked first."""
     import math
 
     # A release's hooks are kept whole, as advise keeps them (allocation.fit_slots): what
@@ -100,13 +105,15 @@ def _over_share(clients: dict[str, Client], budget) -> list[str]:
             + " and ".join(c.who for c in hooks) + ")") if room else ""
     out = []
     for c in budget.contributions:
-        client = clients.get(c.who)
+        client = (placed or {}).get((c.who, c.location)) or clients.get(c.who)
         if client is None or c.kind != "client" or not client.pools:
             continue
         asked = sum(p.per_pod() for p in client.pools)
         if not asked:
             continue  # a client known to hold none (Dify's celery beat): nothing to shrink
         pods = peak_pods(client.replicas, client.surge)
+        if not pods:
+            continue  # no pod at peak (a Deployment a Rollout runs, scaled to 0): no pool
         share = max(shared, 0) * c.total / asking if asking > 0 else 0.0
         per_pod = math.floor(share / pods) if pods else 0
         for pool in client.pools:
