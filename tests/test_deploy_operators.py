@@ -882,3 +882,85 @@ def test_a_pgbouncer_image_tag_names_its_version(image, version):
                             "x.yaml")
     found = bouncer_version(obj, ("spec", "image"))
     assert (found.major, found.minor) == version
+
+
+CNPG_SCALED_POOLER = """apiVersion: postgresql.cnpg.io/v1
+kind: Pooler
+metadata: {name: pg-rw, namespace: shop}
+spec:
+  cluster: {name: pg}
+  instances: INSTANCES
+  pgbouncer:
+    poolMode: transaction
+---
+SCALER
+"""
+
+HPA_ON_POOLER = """apiVersion: autoscaling/v2
+kind: HorizontalPodAutoscaler
+metadata: {name: pg-rw-hpa, namespace: shop}
+spec:
+  scaleTargetRef: {apiVersion: postgresql.cnpg.io/v1, kind: Pooler, name: pg-rw}
+  minReplicas: 4
+  maxReplicas: 12
+"""
+
+KEDA_ON_POOLER = """apiVersion: keda.sh/v1alpha1
+kind: ScaledObject
+metadata: {name: pg-rw-keda, namespace: shop}
+spec:
+  scaleTargetRef: {apiVersion: postgresql.cnpg.io/v1, kind: Pooler, name: pg-rw}
+  maxReplicaCount: 30
+"""
+
+
+@pytest.mark.parametrize(("instances", "scaler", "pods", "surge", "said"), [
+    # below the HPA's minimum: the HPA raises it (minReplicas, line 15 of the text)
+    (2, HPA_ON_POOLER, 4, 1, "raised to its minimum"),
+    # within the bounds: the HPA cannot scale a Pooler on metrics, so not 12
+    (6, HPA_ON_POOLER, 6, 2, "within its bounds (4 to 12)"),
+    # above the maximum: lowered to it
+    (20, HPA_ON_POOLER, 12, 3, "lowered to its maximum"),
+    # an HPA leaves a target at 0 alone
+    (0, HPA_ON_POOLER, 0, 0, "left at 0"),
+    # KEDA: its HPA's minimum is 1 without minReplicaCount, and KEDA activates a 0
+    (0, KEDA_ON_POOLER, 1, 1, "raised to its minimum"),
+    (3, KEDA_ON_POOLER, 3, 1, "within its bounds (1 to 30)"),
+])
+def test_an_autoscaled_pooler_moves_only_into_its_autoscalers_bounds(
+        instances, scaler, pods, surge, said):
+    """A Pooler's scale subresource (specpath .spec.instances) serves no selector, so an
+    HPA (or the one KEDA makes) targeting it computes no metric ("the HPA target's scale
+    is missing a selector"): it only moves spec.instances into [minReplicas,
+    maxReplicas]. The pods are counted so, with the rollout surge of that count, and a
+    notice says why the maximum is not reached (audit 6b D3 counted it at its maximum)."""
+    text = CNPG_SCALED_POOLER.replace("INSTANCES", str(instances)).replace("SCALER", scaler)
+    objects, _ = k8s_objects(text, "p.yaml")
+    e = operator_entities(objects)
+    (p,) = e.poolers
+    assert p.replicas.value == pods
+    assert (p.surge.value if p.surge else 0) == surge
+    if pods > instances and scaler is HPA_ON_POOLER:
+        assert p.replicas.source.line == 15 and not p.replicas.source.default
+    elif pods > instances:
+        assert "minReplicas 1" in p.replicas.source.default
+    [notice] = [n for n in e.notices if "is scaled by" in n]
+    assert said in notice and "missing a selector" in notice
+    assert notice.endswith(f"it would reach {12 if scaler is HPA_ON_POOLER else 30}")
+
+
+@pytest.mark.parametrize("scaler", [
+    # no API group: the HPA looks Pooler up in the core group, KEDA assumes apps/v1
+    HPA_ON_POOLER.replace("apiVersion: postgresql.cnpg.io/v1, ", ""),
+    # another namespace's Pooler of that name
+    HPA_ON_POOLER.replace("namespace: shop", "namespace: other"),
+    # another kind
+    HPA_ON_POOLER.replace("kind: Pooler", "kind: Cluster"),
+])
+def test_an_autoscaler_of_something_else_leaves_the_pooler_as_written(scaler):
+    text = CNPG_SCALED_POOLER.replace("INSTANCES", "2").replace("SCALER", scaler)
+    objects, _ = k8s_objects(text, "p.yaml")
+    e = operator_entities(objects)
+    (p,) = e.poolers
+    assert p.replicas.value == 2 and p.replicas.source.line == 6
+    assert not [n for n in e.notices if "is scaled by" in n]

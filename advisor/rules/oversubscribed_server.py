@@ -142,9 +142,19 @@ def _over_share(clients: dict[str, Client], budget,
 
 
 def _advice(budget, by_name: dict[str, Client]) -> str:
-    clients = [c for c in budget.contributions if c.kind == "client"]
-    if clients:
-        biggest = max(clients, key=lambda c: c.total)
+    # the largest term is what to act on: a PgBouncer under an HPA making 260 of 261 is
+    # named, not the 1-connection Job beside it (audit 6b D10c, PostHog); hooks are kept
+    # whole (as _over_share keeps them), so they are never the one named
+    terms = [c for c in budget.contributions if c.kind in ("client", "pooler")]
+    clients = [c for c in terms if c.kind == "client"]
+    biggest = max(terms, key=lambda c: c.total) if clients else None
+    if biggest is not None and biggest.kind == "pooler":
+        return (f"lower {biggest.who}'s server side so the total fits in "
+                f"{num(budget.usable)}: fewer pods at peak, or default_pool_size/"
+                "reserve_pool_size or max_db_connections for PgBouncer, "
+                "MaxConnectionsPercent for an RDS Proxy; or raise max_connections (check "
+                "memory: PA301); `pool-advisor advise` computes them")
+    if biggest is not None:
         found = by_name.get(biggest.who)
         if found is not None and any(p.front is not None for p in found.pools):
             # a pooler already: its children and their caches are what to size

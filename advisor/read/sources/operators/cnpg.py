@@ -130,8 +130,9 @@ def cnpg_pooler(ctx: ReadContext, obj: K8sObject) -> None:
         source=Source.default_of("CloudNativePG operator (pgbouncer config strings.go)",
                                  key="ignore_startup_parameters")))
     _cnpg_auth(obj, settings, version)
-    replicas = int_term(obj, "PgBouncer pods", ("spec", "instances"), 1,
-                        "CloudNativePG Pooler spec.instances default")
+    replicas = _autoscaled(ctx, obj, int_term(
+        obj, "PgBouncer pods", ("spec", "instances"), 1,
+        "CloudNativePG Pooler spec.instances default"))
     pair = ctx.cnpg.get((obj.namespace, str(cluster)))
     server_id = None
     if pair is None:
@@ -154,6 +155,88 @@ def cnpg_pooler(ctx: ReadContext, obj: K8sObject) -> None:
     ctx.out.poolers.append(pooler)
     ctx.services([obj.name], obj.namespace, "pooler", ident)
     ctx.out.claimed.append(obj.ref)
+
+
+# Why an autoscaler moves a Pooler only into its bounds: the Pooler's scale subresource
+# has no labelSelectorPath (api/v1/pooler_types.go@a95a534d:386 `+kubebuilder:subresource:
+# scale:specpath=.spec.instances,statuspath=.status.instances`; the Cluster's has one
+# since 1.28.4), and Kubernetes' HPA controller computes no metric for a target whose
+# scale serves no selector (podautoscaler/horizontal.go validateAndParseSelector: "the
+# HPA target's scale is missing a selector"). Before the metrics, reconcileAutoscaler
+# still raises replicas below minReplicas and lowers those above maxReplicas; KEDA's
+# ScaledObject makes such an HPA (and scales a target at 0 to its minimum itself).
+NO_SELECTOR = ("the Pooler's scale subresource serves no selector (CloudNativePG "
+               "api/v1/pooler_types.go: no labelSelectorPath), so the HPA cannot scale it on "
+               "metrics (\"the HPA target's scale is missing a selector\"), only into its "
+               "minimum and maximum")
+
+
+def _pooler_scalers(ctx: ReadContext) -> dict[tuple[str, str], list[K8sObject]]:
+    """HPAs and KEDA ScaledObjects whose scaleTargetRef is a CloudNativePG Pooler, by
+    the Pooler's (namespace, name). The reference must name the API group: without it
+    the HPA looks the kind up in the core group and KEDA assumes apps/v1."""
+    if ctx.pooler_scalers is None:
+        found: dict[tuple[str, str], list[K8sObject]] = {}
+        for o in ctx.objects:
+            if not (o.kind == "HorizontalPodAutoscaler"
+                    or (o.kind == "ScaledObject" and "keda.sh" in o.api_version)):
+                continue
+            ref = get(o.body, "spec", "scaleTargetRef")
+            if (isinstance(ref, dict) and ref.get("kind") == "Pooler"
+                    and str(ref.get("apiVersion") or "").startswith(CNPG_API)):
+                key = (o.namespace or ctx.default_ns, str(ref.get("name")))
+                found.setdefault(key, []).append(o)
+        ctx.pooler_scalers = found
+    return ctx.pooler_scalers
+
+
+def _scaler_bounds(scaler: K8sObject) -> tuple[Term, Term]:
+    """(minimum, maximum) replicas of an HPA, or of the HPA a KEDA ScaledObject makes
+    (apis/keda/v1alpha1/scaledobject_types.go GetHPAMinReplicas: minReplicaCount when
+    above 0, else 1; GetHPAMaxReplicas: maxReplicaCount, else 100)."""
+    if scaler.kind == "HorizontalPodAutoscaler":
+        return (int_term(scaler, "HPA minReplicas", ("spec", "minReplicas"), 1,
+                         "Kubernetes HPA minReplicas default 1"),
+                int_term(scaler, "HPA maxReplicas", ("spec", "maxReplicas"), 1,
+                         "Kubernetes requires HPA maxReplicas"))
+    low = int_term(scaler, "KEDA ScaledObject minReplicaCount", ("spec", "minReplicaCount"),
+                   1, "KEDA: the HPA it makes has minReplicas 1 without minReplicaCount")
+    if low.value < 1:
+        low = Term(label=low.label, value=1, source=Source.default_of(
+            "KEDA: the HPA it makes has minReplicas 1 when minReplicaCount is 0",
+            key="minReplicaCount"))
+    return low, int_term(scaler, "KEDA ScaledObject maxReplicaCount",
+                         ("spec", "maxReplicaCount"), 100, "KEDA default maxReplicaCount 100")
+
+
+def _autoscaled(ctx: ReadContext, obj: K8sObject, instances: Term) -> Term:
+    """The Pooler's PgBouncer pods at peak under the autoscalers that target it:
+    spec.instances moved into each one's [minimum, maximum] (NO_SELECTOR), the most of
+    them; an HPA leaves a Pooler at 0 alone (scaling disabled), KEDA activates it."""
+    best: Term | None = None
+    for scaler in _pooler_scalers(ctx).get((obj.namespace or ctx.default_ns, obj.name), []):
+        low, high = _scaler_bounds(scaler)
+        n = instances.value
+        if n == 0 and scaler.kind == "HorizontalPodAutoscaler":
+            term, how = instances, "left at 0 (an HPA does not scale a target at 0)"
+        elif n < low.value:
+            term = Term(label=f"PgBouncer pods ({low.label}, above spec.instances {n:g})",
+                        value=low.value, source=low.source)
+            how = "raised to its minimum"
+        elif n > high.value:
+            term = Term(label=f"PgBouncer pods ({high.label}, below spec.instances {n:g})",
+                        value=high.value, source=high.source)
+            how = "lowered to its maximum"
+        else:
+            term, how = instances, f"within its bounds ({low.value:g} to {high.value:g})"
+        ctx.out.notices.append(
+            f"cnpg: {obj.ref} is scaled by {scaler.kind} {scaler.name} ({scaler.path}:"
+            f"{scaler.line}): counted at {term.value:g} PgBouncer pods, spec.instances "
+            f"{how}: {NO_SELECTOR}; were it scaled on metrics (a Pooler CRD with a "
+            f"labelSelectorPath), it would reach {high.value:g}")
+        if best is None or term.value > best.value:
+            best = term
+    return instances if best is None else best
 
 
 CNPG_INI = "CloudNativePG pgbouncer.ini template (pkg/management/pgbouncer/config/config.go)"

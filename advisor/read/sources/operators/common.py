@@ -55,6 +55,9 @@ class ReadContext:
         self.out = out
         self.cnpg: dict[tuple[str | None, str], tuple[Server, Server | None]] = {}
         self.default_ns = "default"
+        # (namespace, name) of a CloudNativePG Pooler -> the HPAs and KEDA ScaledObjects
+        # that target it; built on the first Pooler (advisor.read.sources.operators.cnpg)
+        self.pooler_scalers: dict[tuple[str, str], list[K8sObject]] | None = None
 
     def problem(self, obj: K8sObject, keys: tuple[str | int, ...], message: str,
                 fatal: bool = False, program: str = "pool-advisor") -> None:
