@@ -39,7 +39,7 @@ from __future__ import annotations
 import posixpath
 from typing import TYPE_CHECKING, Any
 
-from advisor.model import ConfigProblem, Location, Server, Setting
+from advisor.model import ConfigProblem, Location, Server, Setting, Source
 from advisor.read.render import text_origin
 from advisor.read.sources.k8s import K8sObject, block_offset, get
 from advisor.read.sources.operators.common import (
@@ -117,6 +117,25 @@ def _bitnami_env_settings(ctx: ReadContext, obj: K8sObject, version: int) -> dic
     return {}
 
 
+# libpostgresql.sh (bitnami/containers 31d94259) postgresql_configure_replication_parameters:
+# `postgresql_set_property "max_wal_senders" "16"`, run by postgresql_initialize whenever
+# the image writes its own postgresql.conf (create_conf_file=yes) on a start with
+# persisted data, and on a first boot that sets up replication: every restart after the
+# first holds it. Before PostgreSQL 12 each WAL sender slot comes out of max_connections.
+IMAGE_MAX_WAL_SENDERS = 16
+
+
+def image_conf_settings() -> dict[str, Setting]:
+    """What the Bitnami image writes into the postgresql.conf it creates, that the
+    budget reads (max_wal_senders)."""
+    return {"max_wal_senders": Setting(
+        name="max_wal_senders", raw=str(IMAGE_MAX_WAL_SENDERS), value=IMAGE_MAX_WAL_SENDERS,
+        source=Source.default_of(
+            "Bitnami image default (libpostgresql.sh postgresql_configure_replication_"
+            "parameters writes max_wal_senders 16 into the postgresql.conf it creates)",
+            key="max_wal_senders"))}
+
+
 # postgresql-env.sh: POSTGRESQL_VOLUME_DIR="${POSTGRESQL_VOLUME_DIR:-/bitnami/postgresql}",
 # POSTGRESQL_MOUNTED_CONF_DIR="$POSTGRESQL_VOLUME_DIR/conf" (not overridable).
 BITNAMI_VOLUME_DIR = "/bitnami/postgresql"
@@ -180,8 +199,9 @@ def _mounted_conf(ctx: ReadContext, obj: K8sObject,
     if named is not None or not bitnami:
         # A file the repository does not show, or another image: read as before.
         return _unmounted_conf(ctx, obj, configmaps, version)
-    # The image's own postgresql.conf: POSTGRESQL_* written in place, then conf.d.
-    settings = dict(env)
+    # The image's own postgresql.conf: its replication settings and POSTGRESQL_* written
+    # in place, then conf.d.
+    settings = {**image_conf_settings(), **env}
     conf_d = mounts.dir_at(posixpath.join(conf_dir, "conf.d"))
     if conf_d is not None and conf_d.files is not None:
         conf = read_mounted_dir(ctx.root, conf_d, version)
@@ -264,7 +284,11 @@ def _unmounted_conf(ctx: ReadContext, obj: K8sObject,
 
     volumes = get(obj.body, "spec", "template", "spec", "volumes") or []
     names = [str(get(v, "configMap", "name")) for v in volumes if get(v, "configMap", "name")]
-    settings: dict[str, Setting] = {}
+    mounted = any(isinstance(get(cm.body, "data", "postgresql.conf"), str)
+                  for name in names if (cm := configmaps.get((obj.namespace, name))))
+    # without a postgresql.conf of its own, the Bitnami image writes one
+    settings: dict[str, Setting] = ({} if mounted or not _bitnami_image(get(obj.body, *_CONTAINER))
+                                    else image_conf_settings())
     for key in ("postgresql.conf", "override.conf"):
         for name in names:
             cm = configmaps.get((obj.namespace, name))
