@@ -964,3 +964,18 @@ def test_an_autoscaler_of_something_else_leaves_the_pooler_as_written(scaler):
     (p,) = e.poolers
     assert p.replicas.value == 2 and p.replicas.source.line == 6
     assert not [n for n in e.notices if "is scaled by" in n]
+
+
+def test_cnpg_writes_its_own_defaults_where_the_parameters_do_not():
+    """CloudNativePG writes max_worker_processes 32 unless spec.postgresql.parameters
+    sets it (CnpConfigurationSettings.GlobalDefaultSettings; audit 6b D10: PostgreSQL's 8
+    was printed); a parameter given wins."""
+    text = ("apiVersion: postgresql.cnpg.io/v1\nkind: Cluster\nmetadata: {name: db}\n"
+            "spec:\n  instances: 1\n  postgresql:\n    parameters:\n"
+            "      max_parallel_workers: \"4\"\n")
+    objects, problems = k8s_objects(text, "k8s/db.yaml")
+    assert not problems
+    (primary,) = operator_entities(objects).servers
+    workers = primary.settings["max_worker_processes"]
+    assert workers.value == 32 and "CloudNativePG default" in (workers.source.default or "")
+    assert primary.settings["max_parallel_workers"].value == 4

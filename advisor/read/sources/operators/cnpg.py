@@ -45,6 +45,10 @@ from advisor.read.sources.operators.common import (
 )
 
 CNPG_API = "postgresql.cnpg.io/"
+# The settings the operator writes when spec.postgresql.parameters does not (cloudnative-pg
+# pkg/postgres/configuration.go CnpConfigurationSettings.GlobalDefaultSettings), of those
+# the budget reads: PostgreSQL's own 8 background workers were printed.
+CNPG_DEFAULT_SETTINGS = {"max_worker_processes": 32, "max_parallel_workers": 32}
 
 
 # --- CloudNativePG --------------------------------------------------------------------
@@ -55,6 +59,12 @@ def cnpg_cluster(ctx: ReadContext, obj: K8sObject) -> None:
     settings = pg_parameter_settings(ctx, obj, ("spec", "postgresql", "parameters"),
                                      int(version.value),
                                      strings_only="CloudNativePG spec.postgresql.parameters")
+    for name, value in CNPG_DEFAULT_SETTINGS.items():
+        settings.setdefault(name, Setting(
+            name=name, raw=str(value), value=value, source=Source.default_of(
+                f"CloudNativePG default (pkg/postgres/configuration.go CnpConfigurationSettings"
+                f".GlobalDefaultSettings: {name} {value} unless the parameters set it)",
+                key=name)))
     total = int_term(obj, "instances", ("spec", "instances"), 1,
                      "CloudNativePG spec.instances default")
     primary_n, standby_n = split_instances(obj, total)
