@@ -161,3 +161,13 @@ def test_a_workload_ref_the_repository_does_not_hold_is_said(tmp_path):
     result = run_check([str(tmp_path)], CheckOptions())
     assert any("Rollout/api: its pod template is Deployment/api" in n
                for n in result.notices)
+
+
+def test_a_rollout_and_its_deployment_of_one_name_are_told_apart(tmp_path):
+    # the same name in one namespace: each shown as Kind/name, not "0 (api) + 24 (api)"
+    write(tmp_path, {"k8s/db.yaml": DB,
+                     "k8s/deployment.yaml": DEPLOYMENT.replace("REPLICAS", "0"),
+                     "k8s/rollout.yaml": REF_ROLLOUT.replace(" SCALE", "")})
+    result = run_check([str(tmp_path)], CheckOptions())
+    (budget,) = result.budgets
+    assert sorted(c.who for c in budget.contributions) == ["Deployment/api", "Rollout/api"]

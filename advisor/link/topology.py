@@ -663,6 +663,12 @@ def _disambiguate_names(topo: Topology) -> None:
         for e in group:
             if counts[e.name] > 1 and e.namespace:
                 e.name = f"{e.namespace}/{e.name}"
+    # Two clients of one name in one namespace are two kinds (a Rollout whose workloadRef
+    # is the Deployment of its name): shown as Kind/name ("peak: 0 (api) + 120 (api)").
+    counts = Counter(c.name for c in topo.clients if c.part_of is None)
+    for c in topo.clients:
+        if counts[c.name] > 1:
+            c.name = f"{c.kind}/{c.name}"
 
 
 def _global_headroom(settings: Settings, topo: Topology) -> None:
