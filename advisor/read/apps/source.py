@@ -241,11 +241,12 @@ def scan_app_dir(root: Root, directory: str) -> AppSource:
     if any(f.kind == "go" for f in files) and not any(f.kind == "go-mod" for f in files):
         files.extend(_go_imported_files(root, base, files, problems))
     if any(f.kind == "package-json" for f in files) and count <= MAX_APP_FILES:
-        from advisor.read.apps.workspaces import workspace_files
+        from advisor.read.apps.workspaces import SourceRules, workspace_files
 
         own = [f.text for f in files if f.kind == "package-json"]
+        rules = SourceRules(classify, SKIP_DIRS, MAX_SOURCE_BYTES)
         for shown, rel, text, package in workspace_files(
-                root, base, own, MAX_APP_FILES - count, problems, notices):
+                root, base, own, MAX_APP_FILES - count, problems, notices, rules):
             found = classify(rel)
             files.append(AppFile(path=shown, rel=rel, kind=found[0] if found else "js",
                                  text=text, package=package))

@@ -16,7 +16,9 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path, PurePosixPath
+from typing import NamedTuple
 
 from advisor.model import ConfigProblem, Location
 from advisor.read.fs import InputError, Root, walk
@@ -111,8 +113,18 @@ def _depends_on(data: dict[str, object], packages: dict[str, Path]) -> list[str]
     return out
 
 
+class SourceRules(NamedTuple):
+    """How the app's own folder is read (advisor.read.apps.source, which calls this
+    module and passes them in): the kind of a file by its path, the folders skipped, the
+    largest file read."""
+
+    classify: Callable[[str], tuple[str, str | None] | None]
+    skip_dirs: frozenset[str]
+    max_bytes: int
+
+
 def workspace_files(root: Root, base: Path, own_package_jsons: list[str], budget: int,
-                    problems: list[ConfigProblem], notices: list[str]
+                    problems: list[ConfigProblem], notices: list[str], rules: SourceRules
                     ) -> list[tuple[str, str, str, str]]:
     """(path shown, rel to the app, text, package folder rel to the app) of the files of
     the workspace packages the app (its package.json texts `own_package_jsons`) depends
@@ -151,7 +163,7 @@ def workspace_files(root: Root, base: Path, own_package_jsons: list[str], budget
                            "depended on; the rest were not read for pool settings")
             break
         package = os.path.relpath(folder, base)
-        files = _read_package(root, folder, problems, budget - len(out) + 1)
+        files = _read_package(root, folder, problems, budget - len(out) + 1, rules)
         for shown, rel, text in files:
             if len(out) >= budget:
                 notices.append(f"{root.rel(base)}: workspace packages hold more source files "
@@ -165,22 +177,21 @@ def workspace_files(root: Root, base: Path, own_package_jsons: list[str], budget
     return out
 
 
-def _read_package(root: Root, folder: Path, problems: list[ConfigProblem], limit: int
-                  ) -> list[tuple[str, str, str]]:
+def _read_package(root: Root, folder: Path, problems: list[ConfigProblem], limit: int,
+                  rules: SourceRules) -> list[tuple[str, str, str]]:
     """(path shown, rel to the package, text) of a workspace package's files of KINDS,
     at most `limit`."""
-    from advisor.read.apps.source import MAX_SOURCE_BYTES, SKIP_DIRS, classify
-
+    classify = rules.classify
     out = []
     for dirpath, dirnames, filenames in walk(folder):
-        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS
+        dirnames[:] = sorted(d for d in dirnames if d not in rules.skip_dirs
                              and not d.startswith("."))
         for filename in sorted(filenames):
             full = os.path.join(dirpath, filename)
             rel = PurePosixPath(os.path.relpath(full, folder)).as_posix()
             kind = classify(rel)
             if kind is None or kind[0] not in KINDS or os.path.islink(full) \
-                    or os.path.getsize(full) > MAX_SOURCE_BYTES:
+                    or os.path.getsize(full) > rules.max_bytes:
                 continue
             if len(out) >= limit:
                 return out
