@@ -78,3 +78,35 @@ def test_postgresql_11_under_the_image_keeps_81_of_100(tmp_path):
     result = run_check([str(tmp_path)], CheckOptions(cache=False))
     (budget,) = result.budgets
     assert budget.usable == 81
+
+
+def test_an_over_peak_within_the_wal_sender_slots_says_it_rests_on_them(tmp_path):
+    """Before PostgreSQL 12 the max_wal_senders slots stay subtracted (taken while
+    standbys or base backups stream), and a verdict over only by them says so (audit 7b
+    D8: 87 of 97 on a server with no replication)."""
+    from advisor.engine.check import CheckOptions, run_check
+
+    app = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: api}
+spec:
+  replicas: 1
+  template:
+    spec:
+      containers:
+        - name: app
+          image: acme/api:1
+          env:
+            - {name: SPRING_DATASOURCE_URL, value: "jdbc:postgresql://shop-postgresql:5432/app"}
+            - {name: SPRING_DATASOURCE_HIKARI_MAXIMUM_POOL_SIZE, value: "42"}
+"""
+    (tmp_path / "pg.yaml").write_text(STS % {"image": "bitnami/postgresql:11.22.0",
+                                             "mounts": MOUNTS, "configmap": ""})
+    (tmp_path / "app.yaml").write_text(app)
+    result = run_check([str(tmp_path)], CheckOptions(cache=False))
+    (budget,) = result.budgets
+    assert (budget.peak, budget.usable) == (84, 81)  # (1 + 1 surge) x 42
+    assert budget.rests_on == ["97 usable without the 16 max_wal_senders slots, which WAL "
+                               "senders take only while standbys or base backups stream "
+                               "(before PostgreSQL 12)"]

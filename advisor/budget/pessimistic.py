@@ -37,17 +37,24 @@ def _auth_share(pooler: Pooler, counted: Contribution,
 
 def verdict_notes(topo: Topology, poolers: list[tuple[Pooler, Contribution]], total: float,
                   usable: float, spread: float | None,
-                  contribution: Callable[[Pooler], Contribution]) -> list[str]:
+                  contribution: Callable[[Pooler], Contribution],
+                  wal_senders: float = 0) -> list[str]:
     """`66 without the auth_query pools (...)` for each such term whose removal brings an
     over peak within usable; nothing when the peak fits or is over regardless.
     `contribution` is the budget's slots.pooler_contribution, passed in (slots imports
-    this module)."""
+    this module). `wal_senders`: the max_wal_senders slots taken from usable (before
+    PostgreSQL 12), which a WAL sender holds only while a standby or a base backup
+    streams."""
     def peak(x: float) -> float:
         return math.ceil(x / spread) if spread else x
 
     if peak(total) <= usable:
         return []
     out = []
+    if wal_senders and peak(total) <= usable + wal_senders:
+        out.append(f"{num(usable + wal_senders)} usable without the {num(wal_senders)} "
+                   "max_wal_senders slots, which WAL senders take only while standbys or base "
+                   "backups stream (before PostgreSQL 12)")
     auth = sum(_auth_share(p, c, contribution) for p, c in poolers)
     if auth and peak(total - auth) <= usable:
         out.append(f"{num(peak(total - auth))} without the auth_query pools ({num(auth)}), "

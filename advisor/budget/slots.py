@@ -251,10 +251,12 @@ def server_budget(server: Server, topo: Topology, memory: MemoryOptions | None =
         rc = setting_term(server, "reserved_connections")
         if rc is not None and rc.value:
             reserved.append(rc)
+    wal_senders = 0.0
     if version < 12:
         ws = setting_term(server, "max_wal_senders", WAL_SENDERS_BEFORE_12)
         if ws is not None and ws.value:
             reserved.append(ws)
+            wal_senders = ws.value
     if server.headroom is not None and server.headroom.value:
         reserved.append(server.headroom)
     usable = max_conn.value - sum(t.value for t in reserved)
@@ -295,7 +297,7 @@ def server_budget(server: Server, topo: Topology, memory: MemoryOptions | None =
         else None
     peak = math.ceil(total / spread.value) if spread else total
     rests_on = verdict_notes(topo, counted, total, usable, spread.value if spread else None,
-                             lambda p: pooler_contribution(p, topo))
+                             lambda p: pooler_contribution(p, topo), wal_senders)
 
     return Budget(
         server_id=server.id, server=server.name, version=server.version,
