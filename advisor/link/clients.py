@@ -51,7 +51,7 @@ from advisor.read.apps.locate import (
     maybe_built_here,
 )
 from advisor.read.apps.poolcache import container_pools
-from advisor.read.apps.urls import route_from_args, route_key, routes_after
+from advisor.read.apps.urls import route_from_args, route_from_url, route_key, routes_after
 from advisor.read.render import in_packaged_chart
 from advisor.read.sources.k8s import get
 from advisor.read.sql.drivers import env_hazards, may_hold_env_hazard
@@ -858,6 +858,8 @@ def _why_unknown_read(w: Workload, directory: str | None, app: object | None) ->
 # A line of a configuration file that names where to connect.
 _CONNECTION_LINE = lazy(r"host|addr|server|dsn|url|uri|endpoint|seeds|://", re.I)
 _HOST_TOKEN = lazy(r"[a-z0-9](?:[-a-z0-9.]*[a-z0-9])?")
+# a PostgreSQL URL on a mounted configuration line (quotes and spaces end it)
+_PG_URL = lazy(r"\bpostgres(?:ql)?://[^\s'\"]+", re.I)
 _MAX_CONFIG_SCAN = 256 * 1024  # characters of one mounted file looked through
 
 
@@ -917,7 +919,12 @@ def _mounted_config_route(w: Workload, index: ConfigIndex, host_map: dict,
                           namespace: str) -> Route | None:
     """A route to a known server or pooler named on a connection line (host, addr,
     url, dsn...) of a ConfigMap or Secret file mounted into one of the workload's
-    containers; the source is that line."""
+    containers; the source is that line. Else the host of a `postgres://` URL there
+    that names no server here (OpenMeter's config.yaml `postgres.url` under a release
+    name its chart's DSN does not match): the workload connects there (PA107), not
+    "names no database host". A bare host on another connection line may be any
+    service's (Kafka, ClickHouse), so only a known server's is taken."""
+    unknown: Route | None = None
     for c in w.containers:
         if is_pgbouncer_container(c):
             continue
@@ -929,13 +936,16 @@ def _mounted_config_route(w: Workload, index: ConfigIndex, host_map: dict,
                 for number, line in enumerate(text[:_MAX_CONFIG_SCAN].splitlines(), start=1):
                     if not _CONNECTION_LINE.search(line):
                         continue
+                    shown, offset = data.text_origin(key)
+                    where = Source(path=shown, line=offset + number, key=f"{name}/{key}")
                     for token in _HOST_TOKEN.findall(line.lower()):
                         if resolve_host(token, namespace, host_map) is None:
                             continue
-                        shown, offset = data.text_origin(key)
-                        return Route(host=token, source=Source(
-                            path=shown, line=offset + number, key=f"{name}/{key}"))
-    return None
+                        return Route(host=token, source=where)
+                    if unknown is None and (m := _PG_URL.search(line)):
+                        found = route_from_url(m.group(0), where)
+                        unknown = found if found is not None and found.host else None
+    return unknown
 
 
 def parse_cache(inputs: Inputs) -> object | None:

@@ -12,7 +12,15 @@ from msgspec.structs import replace
 
 from advisor.model import Pool, Source
 from advisor.read.apps.base import StackContext
-from advisor.read.apps.gosource import go_files, literal
+from advisor.read.apps.gosource import (
+    GoFile,
+    GoFunc,
+    call_args,
+    enclosing_func,
+    go_files,
+    literal,
+)
+from advisor.read.apps.jsparse import Tok
 from advisor.read.apps.numbers import parse_int
 from advisor.read.apps.urls import route_from_env, route_from_url
 
@@ -70,7 +78,7 @@ def go_sql_pools(ctx: StackContext) -> list[Pool]:
     if popped:
         return popped
     files = go_files(ctx, "Open", _OPEN_KEYS)
-    opens: list[tuple[Source, str | None]] = []
+    opens: list[tuple[Source, str | None, str]] = []  # (where, DSN, note on the driver)
     limits: list[tuple[int | None, Source]] = []
     for g in files:
         toks = g.toks
@@ -87,12 +95,16 @@ def go_sql_pools(ctx: StackContext) -> list[Pool]:
             elif pkg.text == "stdlib":
                 dsn_tok = None
             else:
-                driver = literal(g, toks[i + 4])
-                if driver not in _PG_DRIVERS:
+                args = call_args(toks, i + 3)
+                driver = _driver(ctx, g, args[0] if args else [], i, here)
+                if driver is None:
                     continue
-                dsn_tok = toks[i + 6] if i + 6 < len(toks) and toks[i + 5].text == "," else None
+                dsn_arg = args[1] if len(args) > 1 else []
+                dsn = _one(resolve(ctx, g, dsn_arg, i)) if dsn_arg else None
+                opens.append((here, dsn, driver))
+                continue
             dsn = literal(g, dsn_tok) if dsn_tok is not None else None
-            opens.append((here, dsn))
+            opens.append((here, dsn, ""))
         for i in range(len(toks) - 3):
             if toks[i].text == "SetMaxOpenConns" and toks[i + 1].text == "(":
                 value = literal(g, toks[i + 2]) if toks[i + 3].text == ")" else None
@@ -100,14 +112,14 @@ def go_sql_pools(ctx: StackContext) -> list[Pool]:
                                Source(path=g.file.path, line=toks[i].line,
                                       key="SetMaxOpenConns")))
     pools: list[Pool] = []
-    for here, dsn in opens:
+    for here, dsn, driver_note in opens:
         route = route_from_url(dsn, here) if dsn else route_from_env(ctx.container.env)
         known = [(n, s) for n, s in limits if n is not None]
         if known:
             n, src = known[-1]
             if n > 0:
                 pools.append(ctx.pool("database/sql SetMaxOpenConns", n, src, route=route,
-                                      per_process=False))
+                                      per_process=False, note=driver_note))
                 continue
             note = f"SetMaxOpenConns({n}) at {src.label()}: n <= 0 means no limit"
         elif limits:
@@ -120,7 +132,8 @@ def go_sql_pools(ctx: StackContext) -> list[Pool]:
                 bound = "default" if csrc.default else "fixed"
                 pools.append(ctx.pool("database/sql SetMaxOpenConns", n, csrc, route=route,
                                       bound=bound, per_process=False,
-                                      note=f"SetMaxOpenConns at {src.label()} takes {how}"))
+                                      note=_and(f"SetMaxOpenConns at {src.label()} takes {how}",
+                                                driver_note)))
                 continue
             # a limit is set, to a value not read here: unknown (PA106), not "no limit"
             ctx.unread_size("database/sql SetMaxOpenConns", src)
@@ -129,8 +142,12 @@ def go_sql_pools(ctx: StackContext) -> list[Pool]:
             note = f"{here.label()}: no SetMaxOpenConns, database/sql default 0 = unlimited"
         pools.append(ctx.pool("database/sql MaxOpenConns", 0, replace(
             here, default="Go database/sql default MaxOpenConns 0 (unlimited)"),
-            route=route, bound="unbounded", per_process=False, note=note))
+            route=route, bound="unbounded", per_process=False, note=_and(note, driver_note)))
     return pools
+
+
+def _and(note: str, more: str) -> str:
+    return f"{note}; {more}" if more else note
 
 
 # Env names Go services use for their pool limit (miniflux DATABASE_MAX_CONNS, Harbor
@@ -180,3 +197,143 @@ def config_limit(ctx: StackContext, label: str) -> tuple[int, Source, str] | str
                                  default=f"{name} default {n} ({where.label()})"), \
                     f"{name}, unset in the container env"
     return None
+
+
+# Imports that register a PostgreSQL driver with database/sql (lib/pq's init registers
+# "postgres", pgx's stdlib "pgx"), and the go.mod line of the one that does nothing else.
+_PG_IMPORT = re.compile(r'"(github\.com/lib/pq|github\.com/jackc/pgx(?:/v\d+)?/stdlib'
+                        r'|github\.com/newrelic/go-agent/v3/integrations/nrpq'
+                        r'|cloud\.google\.com/go/cloudsqlconn/postgres/\w+'
+                        r'|github\.com/GoogleCloudPlatform/cloudsql-proxy/proxy/dialers/postgres)"')
+
+
+def _pg_import(ctx: StackContext) -> str | None:
+    """The PostgreSQL database/sql driver the module imports (a Go file's import, or
+    lib/pq required in go.mod), as `path (file)`, or None."""
+    for f in ctx.files("go"):
+        if f.name.endswith("_test.go"):
+            continue
+        m = _PG_IMPORT.search(f.text)
+        if m:
+            return f"{m.group(1)} ({f.rel})"
+    for f in ctx.files("go-mod"):
+        if re.search(r"^\s*(?:require\s+)?github\.com/lib/pq\s", f.text, re.M):
+            return f"github.com/lib/pq ({f.rel})"
+    return None
+
+
+def _package_const(ctx: StackContext, g: GoFile, name: str, pkg: str | None) -> str | None:
+    """The literal the constant or variable `name` holds in the package: g's own
+    (pkg None, the files of g's folder) or the one imported as `pkg` (a folder of that
+    name). None unless every file that assigns it a literal gives the same one."""
+    here = g.file.path.rpartition("/")[0]
+    values = set()
+    for other in go_files(ctx, name):
+        folder = other.file.path.rpartition("/")[0]
+        if folder != here if pkg is None else folder.rpartition("/")[2] != pkg:
+            continue
+        if name in other.consts:
+            v = literal(other, Tok(kind="id", text=name, line=0))
+            if v is not None:
+                values.add(v)
+    return values.pop() if len(values) == 1 else None
+
+
+def _value(ctx: StackContext, g: GoFile, arg: list[Tok]) -> str | None:
+    """An argument's literal value: a literal, a constant of the file or its package, or
+    `pkg.Name` a constant of package pkg."""
+    if len(arg) == 1:
+        v = literal(g, arg[0])
+        if v is None and arg[0].kind == "id":
+            v = _package_const(ctx, g, arg[0].text, None)
+        return v
+    if len(arg) == 3 and arg[1].text == "." and arg[0].kind == arg[2].kind == "id":
+        return _package_const(ctx, g, arg[2].text, arg[0].text)
+    return None
+
+
+def resolve(ctx: StackContext, g: GoFile, arg: list[Tok], at: int
+            ) -> list[tuple[str | None, Source]]:
+    """What the argument `arg` of the call at toks[at] may be: its literal value; or,
+    when it is a parameter of the function around the call, what each caller in the
+    module passes there (one level: a caller's own parameter is not followed). Empty:
+    no caller found; a None value: one not read."""
+    here = Source(path=g.file.path, line=g.toks[at].line)
+    # a parameter first: it shadows a constant of the same name
+    func = enclosing_func(g.toks, at) if len(arg) == 1 and arg[0].kind == "id" else None
+    if func is None or arg[0].text not in func.params:
+        return [(_value(ctx, g, arg), here)]
+    pos = func.params.index(arg[0].text)
+    out: list[tuple[str | None, Source]] = []
+    folder = g.file.path.rpartition("/")[0]
+    pkg = re.search(r"^package\s+(\w+)", g.file.text, re.M)
+    for caller in go_files(ctx, func.name):
+        there = caller.file.path.rpartition("/")[0]
+        if there.rpartition("/")[2].endswith("test"):
+            continue  # Go's test-support packages (enttest, httptest): not in the binary
+        toks = caller.toks
+        for m in range(1, len(toks) - 1):
+            if toks[m].text != func.name or toks[m + 1].text != "(" \
+                    or toks[m - 1].text in ("func", ")") or (caller is g and m == func.at):
+                continue
+            if not _calls(func, toks, m, caller, there == folder, pkg and pkg.group(1),
+                          folder.rpartition("/")[2]):
+                continue
+            args = call_args(toks, m + 1)
+            where = Source(path=caller.file.path, line=toks[m].line, key=func.name)
+            out.append((_value(ctx, caller, args[pos]) if pos < len(args) else None, where))
+    return out
+
+
+def _calls(func: GoFunc, toks: list[Tok], m: int, caller: GoFile, same_package: bool,
+           pkg: str | None, folder: str) -> bool:
+    """Whether toks[m] (func's name before `(`) calls func: a method by any `x.Name(`; a
+    function unqualified in its own package, else as `pkg.Name(` by its package's name
+    or the name its folder is imported under."""
+    if toks[m - 1].text != ".":
+        return same_package and not func.method
+    if func.method or same_package:
+        return func.method
+    qual = toks[m - 2].text if m >= 2 else ""
+    return qual == pkg or re.search(rf'(?m)^\s*(?:import\s+)?{re.escape(qual)}\s+"[^"]*/'
+                                    rf'{re.escape(folder)}"', caller.file.text) is not None
+
+
+def _one(found: list[tuple[str | None, Source]]) -> str | None:
+    values = {v for v, _ in found}
+    return values.pop() if len(values) == 1 and None not in values else None
+
+
+def _driver(ctx: StackContext, g: GoFile, arg: list[Tok], at: int, here: Source
+            ) -> str | None:
+    """Whether the open at toks[at] is a PostgreSQL one: "" when its driver name is a
+    PostgreSQL driver's, a note saying why it is counted when that is read through a
+    helper's callers or not read at all; None when it is another database's driver.
+    A driver not read is a possible PostgreSQL pool when the module imports one."""
+    found = resolve(ctx, g, arg, at)
+    direct = len(found) == 1 and (found[0][1].path, found[0][1].line) == (here.path, here.line)
+    pg = [(v, s) for v, s in found if v in _PG_DRIVERS]
+    if pg and direct:
+        return ""
+    if pg:
+        v, s = pg[0]
+        return f'driver "{v}" passed at {s.label()}'
+    if not found:
+        # the helper is called nowhere in the module (a generated client's Open): this
+        # binary does not open it
+        ctx.notices.append(f"{here.label()}: {here.key} takes its driver name from a "
+                           "parameter of a function no code in the module calls: not counted")
+        return None
+    if all(v is not None for v, _ in found):
+        return None  # every caller names another database's driver
+    imported = _pg_import(ctx)
+    what = "not read statically" if direct else \
+        "a parameter its callers do not all pass as a literal"
+    if imported is None:
+        ctx.notices.append(f"{here.label()}: the driver name of {here.key} is {what} and "
+                           "the module imports no PostgreSQL driver: not counted")
+        return None
+    why = (f"the driver name of {here.key} at {here.label()} is {what}; the module "
+           f"imports the PostgreSQL driver {imported}: counted as a possible PostgreSQL pool")
+    ctx.notices.append(why)
+    return why

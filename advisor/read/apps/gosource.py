@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import re
 
+from msgspec import Struct
+
 from advisor.read.apps.appcache import GO_KEYS, file_keys, run_cache
 from advisor.read.apps.base import StackContext
 from advisor.read.apps.jsparse import Tok, tokenize
@@ -78,3 +80,76 @@ def literal(g: GoFile, tok: Tok) -> str | None:
     if len(text) >= 2 and text[0] == text[-1] and text[0] in "\"`":
         return text[1:-1]
     return None
+
+
+def call_args(toks: list[Tok], paren: int) -> list[list[Tok]]:
+    """The arguments of the call whose `(` is toks[paren]: each a run of tokens between
+    top-level commas."""
+    args: list[list[Tok]] = [[]]
+    depth = 0
+    for tok in toks[paren:]:
+        if tok.text in ("(", "[", "{"):
+            depth += 1
+            if depth == 1:
+                continue
+        elif tok.text in (")", "]", "}"):
+            depth -= 1
+            if depth == 0:
+                break
+        elif tok.text == "," and depth == 1:
+            args.append([])
+            continue
+        args[-1].append(tok)
+    return [a for a in args if a] if any(args) else []
+
+
+def _close(toks: list[Tok], at: int) -> int:
+    """The index of the bracket closing the one at toks[at] (len(toks) when unclosed)."""
+    depth = 0
+    for j in range(at, len(toks)):
+        if toks[j].text in ("(", "[", "{"):
+            depth += 1
+        elif toks[j].text in (")", "]", "}"):
+            depth -= 1
+            if depth == 0:
+                return j
+    return len(toks)
+
+
+class GoFunc(Struct, frozen=True):
+    """A named function or method: its name and its parameters' names, in order."""
+
+    name: str
+    at: int  # index of the name token
+    params: tuple[str, ...]
+    method: bool = False
+
+
+def enclosing_func(toks: list[Tok], at: int) -> GoFunc | None:
+    """The named function (or method) whose body holds toks[at]; a function literal
+    inside it is looked through (its parameters are not the ones a caller passes)."""
+    found: GoFunc | None = None
+    for k in range(min(at, len(toks))):
+        if toks[k].text != "func" or k + 2 >= len(toks):
+            continue
+        j = k + 1
+        method = toks[j].text == "("  # a receiver
+        if method:
+            j = _close(toks, j) + 1
+        if j + 1 >= len(toks) or toks[j].kind != "id" or toks[j + 1].text not in ("(", "["):
+            continue
+        name_at = j
+        j += 1
+        if toks[j].text == "[":  # type parameters
+            j = _close(toks, j) + 1
+        if j >= len(toks) or toks[j].text != "(":
+            continue
+        params = call_args(toks, j)
+        j = _close(toks, j) + 1
+        while j < len(toks) and toks[j].text != "{":  # results: types, no braces read
+            j += 1
+        if j < at < _close(toks, j):
+            named = any(len(p) > 1 for p in params)
+            found = GoFunc(name=toks[name_at].text, at=name_at, method=method,
+                           params=tuple(p[0].text if named else "" for p in params))
+    return found

@@ -1,0 +1,143 @@
+"""Go database/sql opened through a helper whose driver name is a parameter or a
+constant of another file (audit 7a D1: katib's `sql.Open(driverName, dsn)` in a
+helper was dropped, and its server printed "fits, peak 0"), and a PostgreSQL URL in a
+mounted config file that names no server here (audit 7a D8)."""
+
+from pathlib import Path
+
+from advisor.engine.check import CheckOptions, run_check
+from advisor.read.apps import pools_for_container, scan_app_dir
+from advisor.read.fs import Root
+from tests.apphelpers import container, product
+from tests.tree_helpers import POSTGRES_DB, write
+
+GO_MOD = "module example.com/store\n\ngo 1.22\n\nrequire github.com/lib/pq v1.10.9\n"
+HELPER = ('package dbutil\n\nimport "database/sql"\n\n'
+          "// Connect opens the pool and returns it.\n"
+          "func Connect(kind string, dsn string) (*sql.DB, error) {\n"
+          "\tdb, err := sql.Open(kind, dsn)\n\treturn db, err\n}\n")
+STORE = ('package store\n\nimport (\n\t_ "github.com/lib/pq"\n\n'
+         '\t"example.com/store/internal/dbutil"\n)\n\n'
+         'const engine = "postgres"\n\n'
+         "func New(dsn string) {\n\tdb, _ := dbutil.Connect(engine, dsn)\n\t_ = db\n}\n")
+
+
+def _found(tmp_path: Path, files: dict[str, str], env=None):
+    for name, text in {"go.mod": GO_MOD, **files}.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    return pools_for_container(container(env or {}, command=("/store",)),
+                               scan_app_dir(Root.of(tmp_path), ""))
+
+
+def test_a_helper_s_driver_parameter_is_read_from_its_callers(tmp_path):
+    found = _found(tmp_path, {"internal/dbutil/db.go": HELPER, "store/store.go": STORE},
+                   env={"DATABASE_URL": "postgres://s@store-db/s"})
+    (pool,) = found.pools
+    assert pool.bound == "unbounded"
+    assert 'driver "postgres" passed at store/store.go:12' in pool.note
+    assert pool.route is not None and pool.route.host == "store-db"
+    # callers passing only another database's driver: no pool
+    mysql = STORE.replace('"postgres"', '"mysql"')
+    found = _found(tmp_path, {"internal/dbutil/db.go": HELPER, "store/store.go": mysql})
+    assert found.pools == []
+
+
+def test_set_max_open_conns_at_the_caller_or_in_the_helper_is_read(tmp_path):
+    at_caller = STORE.replace("\t_ = db\n", "\tdb.SetMaxOpenConns(12)\n")
+    found = _found(tmp_path, {"internal/dbutil/db.go": HELPER, "store/store.go": at_caller})
+    assert product(found.pools) == "1 x 12 = 12"
+    in_helper = HELPER.replace("\treturn db", "\tdb.SetMaxOpenConns(9)\n\treturn db")
+    found = _found(tmp_path, {"internal/dbutil/db.go": in_helper, "store/store.go": STORE})
+    assert product(found.pools) == "1 x 9 = 9"
+
+
+def test_a_driver_constant_of_another_file_of_the_package(tmp_path):
+    opener = ('package store\n\nimport "database/sql"\n\n'
+              "func Open(dsn string) (*sql.DB, error) {\n"
+              "\treturn sqlx.Connect(driverName, dsn)\n}\n")
+    found = _found(tmp_path, {"store/open.go": opener,
+                              "store/consts.go": 'package store\n\nconst driverName = "pgx"\n'})
+    (pool,) = found.pools
+    assert pool.bound == "unbounded" and pool.size.source.path == "store/open.go"
+    # qualified by the package that holds it
+    opener = opener.replace("(driverName,", "(names.Driver,")
+    found = _found(tmp_path, {"store/open.go": opener,
+                              "store/consts.go": "package store\n",
+                              "names/names.go": 'package names\n\nconst Driver = "postgres"\n'})
+    assert len(found.pools) == 1
+
+
+def test_a_driver_not_read_is_a_possible_postgresql_pool_when_the_module_has_a_driver(
+        tmp_path):
+    body = ('package main\n\nimport (\n\t"database/sql"\n\t_ "github.com/lib/pq"\n)\n\n'
+            "func main() {\n\tdb, _ := sql.Open(cfg.Driver, cfg.DSN)\n\t_ = db\n}\n")
+    found = _found(tmp_path, {"main.go": body})
+    (pool,) = found.pools
+    assert pool.bound == "unbounded"
+    assert "not read statically" in pool.note and "github.com/lib/pq" in pool.note
+    assert any("counted as a possible PostgreSQL pool" in n for n in found.notices)
+    # no PostgreSQL driver anywhere in the module: not counted, and said
+    found = _found(tmp_path, {"go.mod": "module example.com/store\n",
+                              "main.go": body.replace('\t_ "github.com/lib/pq"\n', "")})
+    assert found.pools == []
+    assert any("imports no PostgreSQL driver" in n for n in found.notices), found.notices
+
+
+def test_a_helper_no_code_calls_is_said_not_counted(tmp_path):
+    # a generated client's Open, called only from a test-support package (enttest)
+    enttest = ('package enttest\n\nimport "example.com/store/internal/dbutil"\n\n'
+               "func Open(d, s string) { dbutil.Connect(d, s) }\n")
+    found = _found(tmp_path, {"internal/dbutil/db.go": HELPER,
+                              "internal/dbutil/enttest/enttest.go": enttest})
+    assert found.pools == []
+    assert any("no code in the module calls: not counted" in n for n in found.notices)
+    # a function of the same name in another package is no caller of this one
+    other = ('package other\n\nfunc Connect(kind, dsn string) {}\n\n'
+             'func run() { Connect("postgres", "x") }\n')
+    found = _found(tmp_path, {"internal/dbutil/db.go": HELPER, "other/other.go": other})
+    assert found.pools == []
+
+
+MOUNTED_API = """apiVersion: apps/v1
+kind: Deployment
+metadata: {name: api}
+spec:
+  replicas: 2
+  strategy: {type: Recreate}
+  template:
+    spec:
+      containers:
+        - name: api
+          image: acme/api:1
+          args: ["--config", "/etc/api/config.yaml"]
+          volumeMounts:
+            - {name: config, mountPath: /etc/api}
+      volumes:
+        - name: config
+          configMap: {name: api-config}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: api-config}
+data:
+  config.yaml: |
+    kafka:
+      broker: kafka-headless:9092
+    postgres:
+      url: postgres://api:pw@other-postgres:5432/api
+"""
+
+
+def test_a_mounted_config_s_postgresql_url_to_no_server_here_is_that_host(tmp_path):
+    """The host of a mounted config file's postgres:// URL names a server that is not
+    here (a chart's DSN under another release name): the workload connects there
+    (PA107), not "names no database host in its ... mounted configuration"."""
+    write(tmp_path, {"k8s/db.yaml": POSTGRES_DB, "k8s/api.yaml": MOUNTED_API,
+                     "api/package.json": '{"name": "api"}\n', "api/Dockerfile": "FROM node\n",
+                     "api/db.js": "const { Pool } = require('pg');\n"
+                                  "module.exports = new Pool({ max: 6 });\n"})
+    result = run_check([str(tmp_path)], CheckOptions(cache=False))
+    assert not any("names no database host" in n for n in result.notices), result.notices
+    pa107 = [f.message for f in result.findings if f.code == "PA107"]
+    assert len(pa107) == 1 and "'other-postgres'" in pa107[0]
