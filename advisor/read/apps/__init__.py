@@ -101,7 +101,7 @@ READERS: tuple[StackReader, ...] = (
     StackReader("npgsql", "npgsql:npgsql_pools", ("appsettings", "csharp"),
                 ("CONNECTIONSTRINGS__",)),
     StackReader("ecto", "ecto:ecto_pools", ("elixir",)),
-    StackReader("quarkus", "quarkus:quarkus_pools", ("spring-config",)),
+    StackReader("quarkus", "quarkus:quarkus_pools", ("spring-config", "build")),
     StackReader("temporal", "temporal:temporal_pools", ("temporal-config",)),
     # apache/airflow 2: components by command, options from AIRFLOW__* env and airflow.cfg
     StackReader("airflow", "airflow:airflow_pools", ("airflow-cfg",), ("AIRFLOW__",),
