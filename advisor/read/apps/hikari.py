@@ -13,13 +13,13 @@ When code builds its own DataSource, Spring Boot's auto-configured one backs off
 
 Default, read in HikariCP's source (brettwooldridge/HikariCP,
 src/main/java/com/zaxxer/hikari/HikariConfig.java at tags HikariCP-4.0.3 (what Spring Boot
-2.7 manages), HikariCP-5.1.0 (98bd21c) and HikariCP-6.0.0 (7c74fd3)): `DEFAULT_POOL_SIZE =
-10`, applied in validateNumerics() when maximumPoolSize is unset (`maxPoolSize < 1`);
-minimumIdle unset means minimumIdle = maximumPoolSize, so the pool fills to its maximum.
-`setMaximumPoolSize(n)` throws `IllegalArgumentException("maxPoolSize cannot be less than
-1")` for n < 1, which makes Spring's binding, and the application, fail. Spring Boot adds
-no default of its own: DataSourceConfiguration.Hikari binds spring.datasource.hikari.*
-onto HikariDataSource.
+2.7 manages), HikariCP-5.1.0 (98bd21c) and HikariCP-6.0.0 (7c74fd3)):
+`DEFAULT_POOL_SIZE = 10`, applied in validateNumerics() when maximumPoolSize is unset
+(`maxPoolSize < 1`); minimumIdle unset means minimumIdle = maximumPoolSize, so the pool
+fills to its maximum. `setMaximumPoolSize(n)` throws
+`IllegalArgumentException("maxPoolSize cannot be less than 1")` for n < 1, which makes
+Spring's binding, and the application, fail. Spring Boot adds no default of its own:
+DataSourceConfiguration.Hikari binds spring.datasource.hikari.* onto HikariDataSource.
 """
 
 from __future__ import annotations
