@@ -81,6 +81,9 @@ _PY = ("python", "gunicorn-conf")
 READERS: tuple[StackReader, ...] = (
     StackReader("hikari", "hikari:hikari_pools", ("spring-config", "build", "java"), ("SPRING_",),
                 ("--spring.", "-Dspring.")),
+    # Spring Boot's R2DBC ConnectionFactory pool (apps/r2dbc.py)
+    StackReader("r2dbc", "r2dbc:r2dbc_pools", ("spring-config",), ("SPRING_R2DBC_",),
+                ("--spring.r2dbc.", "-Dspring.r2dbc.")),
     StackReader("sqlalchemy", "sqlalchemy:sqlalchemy_pools", _PY),
     StackReader("django", "django:django_pools", _PY),
     StackReader("psycopg_pool", "psycopg_pool:psycopg_pools", _PY),
@@ -101,7 +104,7 @@ READERS: tuple[StackReader, ...] = (
     StackReader("npgsql", "npgsql:npgsql_pools", ("appsettings", "csharp"),
                 ("CONNECTIONSTRINGS__",)),
     StackReader("ecto", "ecto:ecto_pools", ("elixir",)),
-    StackReader("quarkus", "quarkus:quarkus_pools", ("spring-config",)),
+    StackReader("quarkus", "quarkus:quarkus_pools", ("spring-config", "build")),
     StackReader("temporal", "temporal:temporal_pools", ("temporal-config",)),
     # apache/airflow 2: components by command, options from AIRFLOW__* env and airflow.cfg
     StackReader("airflow", "airflow:airflow_pools", ("airflow-cfg",), ("AIRFLOW__",),

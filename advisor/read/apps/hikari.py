@@ -12,10 +12,11 @@ When code builds its own DataSource, Spring Boot's auto-configured one backs off
 (@ConditionalOnMissingBean(DataSource.class)), so spring.datasource.hikari.* is not read.
 
 Default, read in HikariCP's source (brettwooldridge/HikariCP,
-src/main/java/com/zaxxer/hikari/HikariConfig.java at tags HikariCP-5.1.0 (98bd21c) and
-HikariCP-6.0.0 (7c74fd3)): `DEFAULT_POOL_SIZE = 10`, applied in validateNumerics() when
-maximumPoolSize is unset (`maxPoolSize < 1`); minimumIdle unset means minimumIdle =
-maximumPoolSize, so the pool fills to its maximum. `setMaximumPoolSize(n)` throws
+src/main/java/com/zaxxer/hikari/HikariConfig.java at tags HikariCP-4.0.3 (what Spring Boot
+2.7 manages), HikariCP-5.1.0 (98bd21c) and HikariCP-6.0.0 (7c74fd3)):
+`DEFAULT_POOL_SIZE = 10`, applied in validateNumerics() when maximumPoolSize is unset
+(`maxPoolSize < 1`); minimumIdle unset means minimumIdle = maximumPoolSize, so the pool
+fills to its maximum. `setMaximumPoolSize(n)` throws
 `IllegalArgumentException("maxPoolSize cannot be less than 1")` for n < 1, which makes
 Spring's binding, and the application, fail. Spring Boot adds no default of its own:
 DataSourceConfiguration.Hikari binds spring.datasource.hikari.* onto HikariDataSource.
@@ -35,9 +36,30 @@ from advisor.read.apps.spring import PropValue, SpringProps, spring_properties
 from advisor.read.apps.urls import route_from_url
 
 DEFAULT_POOL_SIZE = 10
+# The same 10 at every tag read (brettwooldridge/HikariCP HikariConfig.java: HikariCP-2.7.9
+# :59, 3.4.5 :58, 4.0.3 :60, 5.0.1 :57, 5.1.0 :57, 6.0.0 :58): which version runs is not
+# claimed unless the build names it (Spring Boot 2.7 manages 4.0.3, 3.x 5.x/6.x)
 DEFAULT_SOURCE = Source.default_of(
-    "HikariCP 5.1/6.0 default (HikariConfig.DEFAULT_POOL_SIZE)", key="maximumPoolSize")
+    "HikariCP default (HikariConfig.DEFAULT_POOL_SIZE, 10 from 2.7 to 6.x)",
+    key="maximumPoolSize")
 LABEL = "HikariCP maximumPoolSize"
+
+# An explicit HikariCP dependency's version (Maven, Gradle); `${...}` is not read
+_HIKARI_VERSION = lazy(r"<artifactId>HikariCP</artifactId>\s*<version>(\d[\w.-]*)</version>"
+                       r"|com\.zaxxer:HikariCP:(\d[\w.-]*)")
+
+
+def _default_source(ctx: StackContext) -> Source:
+    """The default's citation, at the HikariCP version the build names when it does."""
+    for f in ctx.files("build"):
+        m = _HIKARI_VERSION.search(f.text)
+        if m:
+            where = f.cite(f.text[: m.start()].count("\n") + 1)
+            return Source.default_of(
+                f"HikariCP {m.group(1) or m.group(2)} default (HikariConfig.DEFAULT_POOL_SIZE;"
+                f" version at {where.label()})", key="maximumPoolSize")
+    return DEFAULT_SOURCE
+
 
 _BUILD_HINTS = lazy(
     r"spring-boot-starter-(data-jpa|jdbc|data-jdbc)|com\.zaxxer|HikariCP", re.IGNORECASE)
@@ -99,7 +121,7 @@ def _pool(props: SpringProps, prefix: str, hikari: str, label: str,
         return None
     timeouts = _timeouts(props, hikari, ctx)
     if size is None or size.value is None:
-        return Pool(label=label, size=term(label, DEFAULT_POOL_SIZE, DEFAULT_SOURCE),
+        return Pool(label=label, size=term(label, DEFAULT_POOL_SIZE, _default_source(ctx)),
                     route=route, bound="default", timeouts=timeouts,
                     note=f"{hikari}.maximum-pool-size not set: HikariCP default "
                          f"{DEFAULT_POOL_SIZE} (minimumIdle defaults to the same)")
