@@ -129,3 +129,14 @@ def test_a_non_postgresql_driver_extension_alone_is_not_ours(tmp_path):
     app = _app(tmp_path, {_RES + "application.properties": (
         "quarkus.datasource.jdbc.url=jdbc:mysql://db:3306/x\n")}, ("quarkus-jdbc-mysql",))
     assert pools_for_container(container(), app).pools == []
+
+
+def test_a_max_size_not_read_as_a_number_is_unknown_not_20(tmp_path):
+    app = _app(tmp_path, {_RES + "application.properties": (
+        "quarkus.datasource.db-kind=postgresql\n"
+        "quarkus.datasource.jdbc.url=jdbc:postgresql://db:5432/app\n"
+        "quarkus.datasource.jdbc.max-size=${POOL_SIZE:16}\n")}, ("quarkus-jdbc-postgresql",))
+    found = pools_for_container(container(), app)
+    assert found.pools == []
+    assert found.unknown == [f"Quarkus jdbc max-size at {_RES}application.properties:3 is "
+                             "set to an expression not read statically"]

@@ -207,6 +207,10 @@ def _datasource_pools(ctx: StackContext, name: str, keys: dict[str, Value], prof
             pools.append(ctx.pool(label, parse_int(size[0] or ""), size[1], route=route,
                                   per_process=False))
             continue
+        if size is not None and (size[0] or "").strip():
+            # written, but not a number read here (a ${...} expression): unknown, not 20
+            ctx.unread_size(label, size[1])
+            continue
         pools.append(ctx.pool(label, DEFAULT_MAX_SIZE, Source.default_of(
             f"Quarkus default {flavour} max-size 20 (DataSource"
             f"{'Jdbc' if flavour == 'jdbc' else 'Reactive'}RuntimeConfig)",
