@@ -143,7 +143,7 @@ def test_celery_started_by_a_wrapper_script_counts_its_concurrency(tmp_path):
     (budget,) = result.budgets
     assert budget.unknown_clients == [] and budget.peak == 3 * 6, result.notices
     assert "worker: server command taken from shop/run_worker.sh:19 (the command runs " \
-        "that script)" in result.notices
+        "shop/run_worker.sh, which starts it)" in result.notices
     # without the script the command is not a server anyone knows: one process per pod
     (tmp_path / "shop" / "run_worker.sh").unlink()
     assert run_check([str(tmp_path)], CheckOptions(cache=False)).budgets[0].peak == 3

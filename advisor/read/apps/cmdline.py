@@ -348,19 +348,112 @@ _HEREDOC = lazy(r"""(?<!<)<<(-?)\s*['"]?([A-Za-z_]\w*)['"]?""")
 _ARRAY_USE = lazy(r'"?\$\{([A-Za-z_]\w*)\[[@*]\]\}"?')
 
 
-def _script_file(app: AppSource, word: str) -> AppFile | None:
+def _script_file(app: AppSource, word: str, *, named: bool = False) -> AppFile | None:
     """The app's shell script a command word runs (`./celery_with_exporter.sh`,
-    `/etc/app/bin/start.sh`): the file at that path below the app folder, else the only
-    script of that name."""
-    if not word.endswith(".sh"):
+    `/etc/app/bin/start.sh`, `./docker/run`): the file at that path below the app folder
+    (the path taken relative to the image's WORKDIR, where the app is copied), else the
+    only script of that name. A word with no `.sh` is a script only when written as a
+    path (`./docker/run`) or given to a shell (`named`: `sh run`, `. run`), and only a
+    file with a shell shebang is one (source.classify_script): `gunicorn` is a program."""
+    if not word.endswith(".sh") and not named and "/" not in word:
         return None
     scripts = app.of_kind("shell", "entrypoint")
     rel = word.removeprefix("./")
     exact = [f for f in scripts if f.rel == rel]
     if exact:
         return exact[0]
-    named = [f for f in scripts if f.name == word.rsplit("/", 1)[-1]]
-    return named[0] if len(named) == 1 else None
+    if "/" in rel.strip("/"):
+        # `/app/docker/run` under WORKDIR /app, `docker/run` of an app copied below it
+        parts = rel.strip("/").split("/")
+        for k in range(len(parts) - 1):
+            tail = "/".join(parts[k:])
+            under = [f for f in scripts if f.rel == tail or f.rel.endswith("/" + tail)]
+            if len(under) == 1 and tail.count("/") >= 1:
+                return under[0]
+    named_files = [f for f in scripts if f.name == word.rsplit("/", 1)[-1]]
+    return named_files[0] if len(named_files) == 1 else None
+
+
+# `sh x`, `bash -e x`, `. x`, `source x`: the script a shell or the current shell runs
+_SCRIPT_RUNNERS = frozenset({"sh", "bash", "ash", "dash", "zsh", ".", "source"})
+MAX_SCRIPT_DEPTH = 5  # scripts that run scripts: entrypoint.sh -> webserver.sh -> ...
+
+
+def script_word(words: list[str]) -> tuple[str, bool] | None:
+    """The script a command's words run (`./start.sh`, `sh start.sh`, `. ./env.sh`,
+    `/usr/bin/env bash run`) and whether it was given to a shell; None: none (a program,
+    or `sh -c TEXT`)."""
+    rest = list(words)
+    if rest and rest[0].rsplit("/", 1)[-1] == "env":
+        rest = rest[1:]
+    if rest and rest[0].rsplit("/", 1)[-1] in _SCRIPT_RUNNERS:
+        rest = rest[1:]
+        while rest and rest[0].startswith("-"):
+            if "c" in rest[0]:
+                return None  # `sh -c TEXT`: text, read by _follow
+            rest = rest[1:]
+        return (rest[0], True) if rest else None
+    if rest and ("/" in rest[0] or rest[0].endswith(".sh")):
+        return rest[0], False
+    return None
+
+
+class ScriptCommand(NamedTuple):
+    """A command a script of the app always runs (in its order), read with the env."""
+
+    line: CommandLine
+    script: str  # the script's path
+    background: bool  # sent to the background (`gunicorn ... &`): runs beside the rest
+    chain: tuple[str, ...] = ()  # the scripts run to reach it, the first one's first
+
+
+class ScriptRun(NamedTuple):
+    """What the app's scripts a command runs run, nested scripts followed in place."""
+
+    commands: list[ScriptCommand]
+    scripts: list[str]  # each script followed, in order
+    missing: list[str]  # scripts named that are not found in the application source
+
+
+def script_run(container: Container, app: AppSource | None, cmd: CommandLine) -> ScriptRun:
+    """The commands the app's shell scripts that `cmd` runs always run (not in a branch,
+    loop or function): each segment that runs a script (`./entrypoint.sh`, `exec
+    ./webserver.sh`, `sh x.sh`, `bash x`, `. x`, `source x`) is replaced by that script's
+    commands, to MAX_SCRIPT_DEPTH levels, a script never twice in one chain."""
+    out = ScriptRun([], [], [])
+    if app is None:
+        return out
+    env = {e.name: e for e in (*container.env, *cmd.env)}
+    for segment in cmd.segments():
+        _run_segment(app, [w.text for w in segment], env, out, (), background=False)
+    return out
+
+
+def _run_segment(app: AppSource, words: list[str], env: dict[str, EnvVar], out: ScriptRun,
+                 chain: tuple[str, ...], *, background: bool) -> bool:
+    """Follow the script `words` run into `out`; False when they run none."""
+    found = script_word(words)
+    if found is None:
+        return False
+    script = _script_file(app, found[0], named=found[1])
+    if script is None:
+        out.missing.append(found[0])
+        return True
+    if script.path in chain or len(chain) >= MAX_SCRIPT_DEPTH:
+        return True  # a cycle (or a chain too deep): read no further
+    out.scripts.append(script.path)
+    for n, text, bg in top_level_jobs(script.text, env):
+        src = script.cite(n, "script", text)
+        line = CommandLine(words=tuple(_words_of([("/bin/sh", src), ("-c", src), (text, src)],
+                                                 env, k8s=False)), origin="script")
+        nested = False
+        for segment in line.segments():
+            nested |= _run_segment(app, [w.text for w in segment], env, out,
+                                   (*chain, script.path), background=background or bg)
+        if not nested:
+            out.commands.append(ScriptCommand(line, script.path, background or bg,
+                                             (*chain, script.path)))
+    return True
 
 
 def _logical_lines(text: str) -> list[tuple[int, str]]:
@@ -461,8 +554,16 @@ def _decided_ifs(lines: list[tuple[int, str]], env: dict[str, EnvVar]
 def top_level_lines(text: str, env: dict[str, EnvVar] | None = None
                     ) -> list[tuple[int, str]]:
     """top_level_commands of a shell text (a file's, or a `sh -c` script's)."""
+    return [(n, line) for n, line, bg in top_level_jobs(text, env) if not bg]
+
+
+def top_level_jobs(text: str, env: dict[str, EnvVar] | None = None
+                   ) -> list[tuple[int, str, bool]]:
+    """top_level_lines with the commands sent to the background too (a server started
+    with `&` before `exec nginx` is a process of the container): (line, command without
+    its `&`, whether sent to the background)."""
     arrays: dict[str, list[str]] = {}
-    out: list[tuple[int, str]] = []
+    out: list[tuple[int, str, bool]] = []
     depth = 0
     in_function = 0
     lines = _logical_lines(text)
@@ -509,10 +610,10 @@ def top_level_lines(text: str, env: dict[str, EnvVar] | None = None
             name = m.group(1)
             arrays[name] = ([*arrays.get(name, []), *items] if "+=(" in line else items)
             continue
-        if line.endswith("&") and not line.endswith("&&"):
-            continue  # a background job, not what the container's process becomes
-        out.append((n, _ARRAY_USE.sub(
-            lambda u: " ".join(arrays.get(u.group(1), [u.group(0)])), line)))
+        bg = line.endswith("&") and not line.endswith("&&")
+        text = _ARRAY_USE.sub(lambda u: " ".join(arrays.get(u.group(1), [u.group(0)])),
+                              line[:-1].rstrip() if bg else line)
+        out.append((n, text, bg))
     return out
 
 
@@ -715,30 +816,6 @@ def shell_command(text: str, source: Source, env: dict[str, EnvVar], *, origin: 
     return CommandLine(words=tuple(_words_of([("/bin/sh", source), ("-c", source),
                                               (text, source)], env, k8s=False)),
                        origin=origin)
-
-
-def wrapped_commands(container: Container, app: AppSource | None, cmd: CommandLine,
-                     ) -> tuple[list[CommandLine], str]:
-    """When the command runs one of the app's shell scripts (`./celery_with_exporter.sh`,
-    `bash start.sh`): each command the script always runs, as a command line read with
-    the container's env, and the script as shown; ([], "") otherwise."""
-    segments = cmd.segments()
-    if app is None or not segments:
-        return [], ""
-    words = [w.text for w in segments[0]]
-    if words[0].rsplit("/", 1)[-1] in ("sh", "bash") and len(words) > 1:
-        words = words[1:]
-    script = _script_file(app, words[0])
-    if script is None:
-        return [], ""
-    env = {e.name: e for e in (*container.env, *cmd.env)}
-    out = []
-    for n, text in top_level_commands(script, env):
-        src = script.cite(n, "script", text)
-        out.append(CommandLine(words=tuple(_words_of([("/bin/sh", src), ("-c", src),
-                                                      (text, src)], env, k8s=False)),
-                               origin="script"))
-    return out, script.path
 
 
 def command_line(container: Container, app: AppSource | None, notices: list[str]

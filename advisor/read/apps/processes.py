@@ -62,7 +62,7 @@ from msgspec.structs import replace
 
 from advisor.lazyregex import lazy
 from advisor.model import Container, CpuFormula, EnvVar, Frozen, Source, Term
-from advisor.read.apps.cmdline import CommandLine, Word, command_line, wrapped_commands
+from advisor.read.apps.cmdline import CommandLine, ScriptRun, Word, command_line, script_run
 from advisor.read.apps.envfrom import env_from_hidden, env_from_label, env_from_names
 from advisor.read.apps.numbers import parse_int
 from advisor.read.apps.pydeps import python_pin, version_tuple
@@ -143,6 +143,9 @@ class ProcessInfo(Frozen, kw_only=True):
     # does not hold (why, for PA106): the container's connections are then unknown,
     # never the server's default.
     hidden: list[str] = field(default_factory=list)
+    # Why the command that starts the server was not found (a script not in the source,
+    # scripts that start none, no command at all): processes is then a default, noticed.
+    unfound: str = ""
 
 
 class _HiddenRead(NamedTuple):
@@ -1056,19 +1059,46 @@ def _supervisord(ctx: ContainerReading, words: list[Word], cpus: int, assumed: b
         "are not combined here"])
 
 
-def _wrapped_server(ctx: ContainerReading, cmd: CommandLine
-                    ) -> tuple[str, list[Word]] | None:
-    """The server a wrapper script the command runs ends by starting (the last of its
-    always-run commands that starts one), with a notice naming the script's line."""
-    commands, script = wrapped_commands(ctx.container, ctx.app, cmd)
-    for line in reversed(commands):
-        found = _find_server(line, _SERVERS)
-        if found is not None:
-            ctx.notices.append(f"{ctx.container.name}: server command taken from "
-                               f"{script}:{line.words[0].source.line} (the command runs "
-                               "that script)")
-            return found
-    return None
+class _Wrapped(NamedTuple):
+    server: tuple[str, list[Word]] | None
+    why: str = ""  # why no server was found
+    unknown: bool = False  # several servers found: not combined (PA106)
+
+
+def _wrapped_server(ctx: ContainerReading, run: ScriptRun) -> _Wrapped:
+    """The server the app's scripts the command runs start (cmdline.script_run: a chain
+    of scripts followed), with a notice naming the script's line: the last always-run
+    command that starts one; a server sent to the background (`gunicorn ... &` before
+    `exec nginx`) when none runs in the foreground. Else why none was found."""
+    found = [(c, s) for c in run.commands if (s := _find_server(c.line, _SERVERS))]
+    front = [(c, s) for c, s in found if not c.background]
+    back = [(c, s) for c, s in found if c.background]
+    chain = " -> ".join(dict.fromkeys(run.scripts))
+    if front and back:
+        names = ", ".join(f"{s[0]} ({c.script}:{c.line.words[0].source.line})"
+                          for c, s in [*back, front[-1]])
+        return _Wrapped(None, f"{chain} runs {names} side by side (some in the "
+                              "background): their processes are not combined here", True)
+    if len(back) > 1:
+        names = ", ".join(f"{s[0]} ({c.script}:{c.line.words[0].source.line})"
+                          for c, s in back)
+        return _Wrapped(None, f"{chain} starts {names} in the background: their "
+                              "processes are not combined here", True)
+    pick = front[-1] if front else back[0] if back else None
+    if pick is None:
+        missing = ", ".join(dict.fromkeys(run.missing))
+        return _Wrapped(None, f"the script {missing} it runs is not in the application "
+                              "source" if missing and not run.scripts else
+                        f"{chain} (followed from the command) starts no server read here" + (
+                            f", and {missing} it runs is not in the application source"
+                            if missing else ""))
+    command, server = pick
+    how = " in the background" if command.background else ""
+    runs = ", which runs ".join(command.chain)
+    ctx.notices.append(f"{ctx.container.name}: server command taken from "
+                       f"{command.script}:{command.line.words[0].source.line} (the command "
+                       f"runs {runs}, which starts it{how})")
+    return _Wrapped(server)
 
 
 def detect_processes(ctx: ContainerReading, cpus: int, assumed: bool) -> ProcessInfo:
@@ -1076,8 +1106,15 @@ def detect_processes(ctx: ContainerReading, cpus: int, assumed: bool) -> Process
     if cmd.env:
         ctx = _ScriptEnv(ctx, cmd.env)
     found = _find_server(cmd, _SERVERS)
+    why = ""
     if found is None:
-        found = _wrapped_server(ctx, cmd)
+        run = script_run(ctx.container, ctx.app, cmd)
+        if run.scripts or run.missing:
+            found, why, unknown = _wrapped_server(ctx, run)
+            if unknown:
+                return ProcessInfo(hidden=[f"{ctx.container.name}: {why}"])
+        elif not cmd.words and ctx.app is not None:
+            why = "no command in the manifest, the app's Dockerfile or a Procfile"
     if found is None:
         if "fpm" in ctx.container.image:
             return _php_fpm(ctx)
@@ -1087,6 +1124,12 @@ def detect_processes(ctx: ContainerReading, cpus: int, assumed: bool) -> Process
                 f"{ctx.container.name}: WEB_CONCURRENCY={ctx.env_value('WEB_CONCURRENCY')} "
                 f"({ctx.env_source('WEB_CONCURRENCY').label()}) is set but no server command "
                 "was found (manifest, Dockerfile, Procfile): one process per pod assumed"])
+        if node is None and why:
+            # never a quiet one process: the count is a default, said to be one (the
+            # pool readers then count Django's one connection, Active Record's whole pool)
+            return ProcessInfo(unfound=why, notes=[
+                f"{ctx.container.name}: the command that starts the server was not found "
+                f"({why}): one process per pod assumed, with no thread count read"])
         return node or ProcessInfo()
     name, words = found
     return _server_info(ctx, name, words, cpus, assumed)

@@ -193,6 +193,24 @@ def classify(rel: str) -> tuple[str, str | None] | None:
     return (kind, None) if kind else None
 
 
+# A script with no extension (Rails' bin/docker-entrypoint, `CMD ["./docker/run"]`) is
+# known by its first line: `#!/bin/sh`, `#!/usr/bin/env bash`, `#!/bin/bash -e`, ...
+_SHELL_SHEBANG = re.compile(rb"#!\s*(?:/usr)?/bin/(?:env\s+(?:-\S+\s+)*)?(?:ba|da|a|z)?sh\b")
+_MAX_SCRIPT_BYTES = 64 * 1024
+
+
+def _shebang_script(full: str) -> tuple[str, str | None] | None:
+    """("shell", None) for a small file with no extension whose first line runs a shell
+    (only its first bytes are read to tell); None for any other file."""
+    from advisor.read.fs import read_regular
+
+    try:
+        head = read_regular(Path(full), _MAX_SCRIPT_BYTES)[:64]  # a FIFO is never opened
+    except OSError:
+        return None
+    return ("shell", None) if _SHELL_SHEBANG.match(head) else None
+
+
 def scan_app_dir(root: Root, directory: str) -> AppSource:
     """Read the application files under `directory` (relative to the root). Unreadable
     files become ConfigProblems; the walk never leaves the root or follows symlinks."""
@@ -216,6 +234,8 @@ def scan_app_dir(root: Root, directory: str) -> AppSource:
             full = os.path.join(dirpath, filename)
             rel = PurePosixPath(os.path.relpath(full, base)).as_posix()
             found = classify(rel)
+            if found is None and "." not in filename and not os.path.islink(full):
+                found = _shebang_script(full)  # `./docker/run`, `bin/docker-entrypoint`
             if found is None or os.path.islink(full):
                 continue
             kind, profile = found
