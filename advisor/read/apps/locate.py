@@ -568,6 +568,10 @@ def fallback_app_dir(root: Root, candidates: list[str], names: set[str],
         if len(copied) == 1:
             return AppDirGuess(directory=copied[0], reason="the root Dockerfile copies it "
                                "(COPY) and no folder is named like the workload or image")
+    if _another_publisher(project, images):
+        return None  # clamav/clamav-debian beside laa-apply-for-legal-aid: not built here
+    # a gem's folder (its *.gemspec) is a library the application bundles, not an image
+    apps = [d for d in apps if not _is_gem(root, d)]
     with_docker = [d for d in apps if has_dockerfile(root, d)]
     if len(apps) == 1 or len(with_docker) == 1:
         d = apps[0] if len(apps) == 1 else with_docker[0]
@@ -715,6 +719,14 @@ def _root_project_name(root: Root) -> str | None:
 
 def _norm(text: str) -> str:
     return re.sub(r"[^a-z0-9]", "", text.lower())
+
+
+def _is_gem(root: Root, directory: str) -> bool:
+    try:
+        return any(n.endswith(".gemspec") for n in os.listdir(os.path.join(root.path,
+                                                                            directory)))
+    except OSError:
+        return False
 
 
 def _another_publisher(project: str | None, images: tuple[str, ...]) -> bool:

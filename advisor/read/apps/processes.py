@@ -68,6 +68,12 @@ from advisor.read.apps.numbers import parse_int
 from advisor.read.apps.pydeps import python_pin, version_tuple
 from advisor.read.apps.pyeval import PyScope, hidden_note, module_names, parse
 from advisor.read.apps.rubyeval import RubyScope, ruby_eval
+from advisor.read.apps.sidekiq_capsules import (
+    Capsule,
+    boot_files,
+    initializer_capsules,
+    yml_capsules,
+)
 
 if TYPE_CHECKING:
     from advisor.read.apps.source import AppSource
@@ -852,14 +858,16 @@ def _sidekiq(ctx: ContainerReading, words: list[Word], cpus: int) -> ProcessInfo
         conc = env
     conf = _opt(words, ("-C",), ("--config",))
     hint = conf[0].lstrip("./") if conf else "config/sidekiq.yml"
+    capsules: list[Capsule] = []
     if ctx.app is not None:
         for f in ctx.app.of_kind("sidekiq-yml"):
             if f.rel != hint:
                 continue
             env = {e.name: e for e in ctx.container.env}
+            capsules, inside = yml_capsules(f, env, cpus)
             for n, line in enumerate(f.text.splitlines(), 1):
                 m = re.match(r"\s*:?concurrency:\s*(.+)", line)
-                if not m:
+                if not m or n in inside:
                     continue
                 text = m.group(1).strip()
                 erb = re.fullmatch(r"<%=\s*(.+?)\s*%>", text)
@@ -877,9 +885,91 @@ def _sidekiq(ctx: ContainerReading, words: list[Word], cpus: int) -> ProcessInfo
         conc, hidden = (parse_int(got[0]), _word_source(got[1], ctx, "--concurrency")), None
     if conc is default and hidden is None:
         hidden = _may_set(ctx, "Sidekiq concurrency", "RAILS_MAX_THREADS")
-    return ProcessInfo(server="sidekiq", threads=Term(label="Sidekiq concurrency",
-                                                      value=conc[0], source=conc[1]),
-                       hidden=[hidden] if hidden else [])
+    threads, unread = _sidekiq_threads(ctx, conc, capsules, cpus)
+    return ProcessInfo(server="sidekiq", threads=threads,
+                       hidden=[h for h in (hidden, *unread) if h])
+
+
+def _sidekiq_threads(ctx: ContainerReading, conc: tuple[int, Source],
+                     yml: list[Capsule], cpus: int) -> tuple[Term, list[str]]:
+    """Job threads of one Sidekiq process: the default capsule's concurrency plus each
+    other capsule's (advisor/read/apps/sidekiq_capsules.py); why any is unread."""
+    plain = Term(label="Sidekiq concurrency", value=conc[0], source=conc[1])
+    if ctx.app is None:
+        return plain, []
+    env = {e.name: e for e in ctx.container.env}
+    rails_env = ctx.env_value("RAILS_ENV") or ctx.env_value("RACK_ENV") or "development"
+    declared = initializer_capsules(boot_files(ctx.app.of_kind("ruby"), rails_env), env, cpus)
+    by_name = {c.name: c for c in yml} | {c.name: c for c in declared.capsules}
+    first = plain
+    if declared.default is not None and declared.default.concurrency is not None:
+        v = declared.default.concurrency
+        first = Term(label="Sidekiq concurrency", value=int(str(v.value)), source=v.source)
+    unread = [f"Sidekiq capsule {c.name} concurrency ({c.source.label()}): "
+              f"{c.unread} not read" for c in (declared.default, *by_name.values())
+              if c is not None and c.unread is not None]
+    if not by_name:
+        return first, unread
+    parts = [f"default capsule {int(first.value)} ({first.source.label()})"]
+    total = first.value
+    last = next((c for c in reversed(by_name.values()) if c.concurrency is not None), None)
+    for c in by_name.values():
+        n = int(str(c.concurrency.value)) if c.concurrency is not None else conc[0]
+        why = "" if c.concurrency is None or c is last else \
+            f" ({c.concurrency.source.label()})"
+        if c.concurrency is None:
+            why = f" (sets none: the process's concurrency, {c.source.label()})"
+        parts.append(f"capsule {c.name} {n}{why}")
+        total += n
+    return Term(label="Sidekiq job threads: " + " + ".join(parts), value=total,
+                source=last.concurrency.source if last is not None and last.concurrency
+                is not None else next(iter(by_name.values())).source), unread
+
+
+# Tasks whose process runs job threads of its own (Solid Queue's supervisor and workers,
+# GoodJob): their threads are not read here, so the pool is counted, not one thread.
+_THREADED_TASKS = ("solid_queue:", "good_job", "jobs:work:threaded")
+
+
+def _ruby_task(ctx: ContainerReading, name: str, words: list[Word], cpus: int,
+               assumed: bool) -> ProcessInfo:
+    """`rake TASK` / `rails TASK` / `rails runner`: one process running the task on its main
+    thread, which leases one Active Record connection (ConnectionPool#lease_connection is
+    per thread, activerecord connection_adapters/abstract/connection_pool.rb), not the
+    pool (db:migrate / db:prepare are counted before this, with the Rails versions whose
+    migration lock takes a second connection: apps/__init__._migration_pool). A
+    later server in the same command (`rails db:migrate && rails s`) is what runs."""
+    later = _server_after_task(ctx, words)
+    if later is not None:
+        return _server_info(ctx, *later, cpus, assumed)
+    task = next((w.text for w in words if not w.text.startswith("-") and "=" not in w.text),
+                "default")
+    if task.startswith(_THREADED_TASKS):
+        return ProcessInfo()
+    return ProcessInfo(threads=Term(label=f"{name} {task}: one thread", value=1,
+                                    source=Source.default_of(
+        "a rake / rails task runs on one thread, one Active Record connection per thread "
+        "(ConnectionPool#lease_connection); threads a task starts are not seen",
+        key="threads")))
+
+
+def _server_after_task(ctx: ContainerReading, words: list[Word]
+                       ) -> tuple[str, list[Word]] | None:
+    """The long-running Ruby server a command starts after the task whose words are
+    `words` (`bundle exec rails db:migrate && bundle exec puma`)."""
+    if not words:
+        return None
+    segments = command_line(ctx.container, ctx.app, []).segments()
+    at = next((i for i, seg in enumerate(segments) if words[0] in seg), None)
+    if at is None:
+        return None
+    for seg in segments[at + 1:]:
+        found = _find_server(CommandLine(words=tuple(seg), origin=""),
+                             ("puma", "sidekiq", "sidekiqswarm", "rails"))
+        if found is not None and (found[0] != "rails" or (
+                found[1] and found[1][0].text in ("s", "server"))):
+            return found
+    return None
 
 
 # --- PHP-FPM, PM2, node cluster ---------------------------------------------------------
@@ -1006,7 +1096,7 @@ def _node_cluster(ctx: ContainerReading, cpus: int, assumed: bool) -> ProcessInf
 
 _SERVERS = ("gunicorn", "uvicorn", "daphne", "uwsgi", "celery", "sentry",
             "puma", "sidekiq", "sidekiqswarm", "php-fpm",
-            "pm2-runtime", "pm2", "rails", "node", "php-fpm8.2", "php-fpm8.3", "php-fpm7.4",
+            "pm2-runtime", "pm2", "rails", "rake", "node", "php-fpm8.2", "php-fpm8.3", "php-fpm7.4",
             "supervisord")
 
 
@@ -1159,8 +1249,8 @@ def _server_info(ctx: ContainerReading, name: str, words: list[Word], cpus: int,
         return _celery(ctx, words, cpus, assumed)
     if name == "puma" or (name == "rails" and words and words[0].text in ("s", "server")):
         return _puma(ctx, words, cpus, assumed)
-    if name == "rails":
-        return ProcessInfo()  # `rails db:migrate`, `rails runner`: one process, no server
+    if name in ("rails", "rake"):
+        return _ruby_task(ctx, name, words, cpus, assumed)
     if name in ("sidekiq", "sidekiqswarm"):
         info = _sidekiq(ctx, words, cpus)
         count = ctx.env("SIDEKIQ_COUNT")

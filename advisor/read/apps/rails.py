@@ -116,9 +116,64 @@ def _database_yml(ctx: StackContext) -> AppFile | None:
     return None
 
 
+# Programs that load the Rails application (config/environment.rb, so database.yml):
+# its servers (Rack), job runners, tasks, and what runs them (foreman a Procfile, ruby a
+# script). A command running none of them runs another program.
+_RAILS_PROGRAMS = frozenset({
+    "rails", "rake", "ruby", "irb", "puma", "pumactl", "unicorn", "unicorn_rails",
+    "passenger", "thin", "falcon", "rackup", "iodine", "pitchfork", "agoo", "thrust",
+    "sidekiq", "sidekiqswarm", "good_job", "jobs", "delayed_job", "resque", "resque-pool",
+    "shoryuken", "que", "sneakers", "karafka", "racecar", "clockwork", "foreman",
+    "overmind", "hivemind"})
+_LAUNCHERS = frozenset({"bundle", "exec", "env", "tini", "dumb-init", "--", "nice", "timeout"})
+
+
+def other_program(ctx: StackContext) -> str | None:
+    """The program (with where it is written) the container runs when it is not the
+    Rails application: every command of its command line runs a bundled gem's own
+    executable by name (`bundle exec prometheus_exporter`, an exporter that never loads
+    Rails). None when one may load it: a Rails server, job runner or task, a shell, a
+    script or a program that is no gem of the app, or no command known."""
+    from advisor.read.apps.cmdline import command_line
+
+    segments = command_line(ctx.container, ctx.app, []).segments()
+    if not segments:
+        return None
+    found = None
+    for seg in segments:
+        names = [w.text.rsplit("/", 1)[-1] for w in seg]
+        if _RAILS_PROGRAMS & set(names):
+            return None
+        first = next((w for w in seg if w.text not in _LAUNCHERS
+                      and not re.fullmatch(r"[A-Za-z_]\w*=.*", w.text)), None)
+        if first is None:
+            continue
+        if first.text not in _bundled_gems(ctx):
+            return None
+        found = f"{first.text} ({first.source.label()})"
+    return found
+
+
+def _bundled_gems(ctx: StackContext) -> set[str]:
+    """The gems the app's Gemfile / Gemfile.lock name: a command running one of their
+    executables by name runs that gem's program."""
+    gems: set[str] = set()
+    for f in ctx.files("deps"):
+        if f.rel.endswith("Gemfile.lock"):
+            gems.update(re.findall(r"^ {4}([\w.-]+) \(", f.text, re.M))
+        elif f.rel.endswith("Gemfile"):
+            gems.update(re.findall(r"^\s*gem\s+['\"]([\w.-]+)['\"]", f.text, re.M))
+    return gems
+
+
 def rails_pools(ctx: StackContext) -> list[Pool]:
     f = _database_yml(ctx)
     if f is None:
+        return []
+    program = other_program(ctx)
+    if program is not None:
+        ctx.notices.append(f"{ctx.container.name}: runs {program}, not the Rails application "
+                           f"(no Rails server, job runner or task): {f.path} not applied")
         return []
     text, values, _, hidden = _render(f, ctx)
     from ruamel.yaml import YAML
