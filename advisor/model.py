@@ -342,6 +342,10 @@ class PoolerDatabase(Record, kw_only=True):
     # auth_user= / auth_dbname= of the entry (the user and database auth_query runs as/in)
     auth_user: Setting | None = None
     auth_dbname: Setting | None = None
+    # Where the entry's name is held when the repository does not hold it (edoburu's
+    # DB_NAME from a Secret): `name` is then a stand-in no client writes, and a client
+    # of any database is taken to be one of it (advisor.facts.pgbouncer._pool_entries).
+    name_from: str = ""
     location: Location
 
 
@@ -398,6 +402,11 @@ class Pooler(Record, kw_only=True):
     # the repository does not hold), one per distinct setting: each may be a pool more
     # than `pairs` counts, so the server's peak is a floor (advisor.link.poolers).
     unnamed_pairs: list[str] = field(default_factory=list)
+    # No client of the repository connects, nor another pooler, and its entries make a
+    # pool per (database, user) (a `*` fallback, an entry forcing no user): the pairs it
+    # serves are not known at all, so its server side is a floor unless its caps bound
+    # it (advisor.budget.pairs.open_bound).
+    pairs_open: bool = False
     # The ids of the poolers whose [databases] entries lead to this one (a PgBouncer in
     # front of a PgBouncer): their connections come through it uncounted as clients
     fed_by: list[str] = field(default_factory=list)

@@ -298,7 +298,7 @@ spec:
     assert contribution.total == (3 + 1) * (12 + 12)
 
 
-def test_star_only_pooler_without_named_pairs_assumes_one(tmp_path):
+def test_star_only_pooler_without_a_client_counts_one_pair_as_a_floor(tmp_path):
     pooler = """
 apiVersion: postgresql.cnpg.io/v1
 kind: Pooler
@@ -314,7 +314,9 @@ spec:
     # much for the auth_query pool (postgres, cnpg_pooler_pgbouncer)
     assert contribution.total == (2 + 1) * (20 + 20)
     assert "assumed one pair" in contribution.note
-    assert any("assumed one (database, user) pair" in n for n in result.notices)
+    # no client names its pairs: each further pair is a pool more (audit 8a D4)
+    assert contribution.unknown and not budgets["pg"].fits
+    assert any("no client in the repository connects to it" in n for n in result.notices)
 
 
 def test_clients_of_a_star_pooler_whose_pairs_are_unknown_make_the_peak_a_floor(tmp_path):

@@ -386,6 +386,7 @@ def test_a_pooler_in_front_counts_among_the_client_connections_of_the_next(tmp_p
                                     "max_client_conn x replicas"), found.message
     assert "80 (edge)" in found.detail
     budget = next(b for b in result.budgets if b.server == "db")
+    # edge has no client: the users it logs in as are not known, its 80 a floor
     assert any(s.startswith("pgbouncer client side: 95 client connections at peak "
-                            "(api 15 + edge 80) > 80") for s in budget.client_sides), \
+                            "(api 15 + edge >= 80) > 80") for s in budget.client_sides), \
         budget.client_sides

@@ -75,6 +75,8 @@ def contribution_lines(c: Contribution, depth: int = 0, s: Style = PLAIN) -> lis
     if c.kind == "hooks":  # a sum or max of floors when a hook's connections are unknown
         lines = [f"{pad}{s.name(c.who)}: {formula(c, s)} = "
                  f"{'>= ' if c.unknown else ''}{s.number(c.total)}"]
+    elif c.unknown and c.kind == "pooler":  # pairs not all known: a floor of pools
+        lines = [f"{pad}{s.name(c.who)}: {formula(c, s)} = >= {s.number(c.total)}"]
     elif c.unknown and not c.factors:  # not even its pods are known (a chart not rendered)
         lines = [f"{pad}{s.name(c.who)}: unknown pods (at least 1) x "
                  f"{'unknown connections per pod (at least 1)' if c.total <= 1 else 'its pools'}"

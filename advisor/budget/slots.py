@@ -164,6 +164,8 @@ def pooler_contribution(pooler: Pooler, topo: Topology | None = None,
 
     if pooler.kind == "rds-proxy":
         return proxy_contribution(pooler, topo or Topology())
+    if pooler.pairs_open:
+        return _open_contribution(pooler)
     pools = pooler_pools(pooler, pooler.pairs or None)
     found = server_side_max(pooler, pooler.pairs or None, pools)
     if pooler.surge is not None and pooler.replicas.value > 0:
@@ -171,12 +173,34 @@ def pooler_contribution(pooler: Pooler, topo: Topology | None = None,
         per_replica = found.total / pooler.replicas.value
         found = replace(found, factors=[replicas, pooler.surge, *rest],
                         total=(pooler.replicas.value + pooler.surge.value) * per_replica)
+    if pooler.unnamed_pairs:
+        # a client's pair unknown may be a pool more: the sum counted is a floor
+        found = replace(found, unknown=True)
     if topo is None:
         return found
     # no more server connections than its clients ask for (advisor.budget.demand)
     clients = behind(pooler, topo) if clients is None else clients
     shut = bool(topo.exposed.get(pooler.id)) or bool(pooler.fed_by)
     return demand_capped(pooler, found, clients, client_contribution, shut, pools[0]) or found
+
+
+def _open_contribution(pooler: Pooler) -> Contribution:
+    """The server side of a pooler whose pairs are not known at all (Pooler.pairs_open):
+    as many pairs as its caps let open, or, when nothing caps them, the pools of the
+    pairs its config names (one for a `*` alone), a floor (Contribution.unknown)."""
+    from advisor.budget.pairs import open_bound
+
+    bound = open_bound(pooler)
+    if bound is not None:
+        return replace(bound, note="; ".join(x for x in (
+            "no client in the repository connects: counted with as many (database, user) "
+            "pairs as max_db_connections / max_user_connections let open", bound.note) if x))
+    floor = pooler_contribution(replace(pooler, pairs_open=False))
+    return replace(floor, unknown=True, note="; ".join(x for x in (
+        "no client in the repository connects, so the (database, user) pairs it serves are "
+        "not known: each pair a client uses opens a pool of its own (src/objects.c "
+        "get_pool) and no max_db_connections / max_user_connections bounds them, so this "
+        "is a floor", floor.note) if x))
 
 
 def behind(pooler: Pooler, topo: Topology) -> list[Client]:
@@ -285,6 +309,9 @@ def server_budget(server: Server, topo: Topology, memory: MemoryOptions | None =
                                     feeder_contributions(p, topo))
             if side is not None:
                 sides.append(side)
+            if p.pairs_open and contributions[-1].unknown:
+                pairs_unknown.append(f"{p.name}: no client in the repository connects, "
+                                     "its (database, user) pairs unknown")
             if p.unnamed_pairs:
                 n = len(p.unnamed_pairs)
                 pairs_unknown.append(f"{p.name}: (database, user) of {n} "

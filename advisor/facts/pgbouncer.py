@@ -411,6 +411,12 @@ def _pool_entries(pooler: Pooler, db: str, user: str) -> _PoolEntries | None:
     version = pooler.version
     entry = _find_database(pooler, db) if db != "*" else None
     notes: list[str] = []
+    if entry is None and db != "pgbouncer" and _find_database(pooler, "*") is None:
+        # an entry whose name is not held here may be the one the client asks for
+        entry = next((d for d in reversed(pooler.databases) if d.name_from), None)
+        if entry is not None:
+            notes.append(f"database {db!r}: taken to be entry {entry.name}, whose name "
+                         f"{entry.name_from} the repository does not hold")
     if entry is None:
         entry = _find_database(pooler, "*")
         if entry is None or db == "pgbouncer":

@@ -211,7 +211,17 @@ def pooler_pairs(topo: Topology) -> None:
         # one unnamed setting alone is the one pair assumed below; more may be more pools
         p.unnamed_pairs = list(unnamed.values()) \
             if unnamed and len(unnamed) + len(pairs) > 1 and _pairs_matter(p) else []
-        if not pairs and p.kind == "pgbouncer" and p.databases and all(
+        # no client here at all: any pair may come (PgBouncer makes a database per name
+        # asked through `*` and a pool per (database, user): src/objects.c@pgbouncer_1_25_1
+        # register_auto_database 488, get_pool 768)
+        p.pairs_open = not behind.get(p.id) and not p.fed_by and _pairs_matter(p)
+        if p.pairs_open:
+            topo.notices.append(
+                f"{p.id}: no client in the repository connects to it, and its [databases] "
+                "entries open a pool per (database, user) a client uses: the pairs are not "
+                "known, so its server side is a floor unless max_db_connections / "
+                "max_user_connections bound it")
+        elif not pairs and p.kind == "pgbouncer" and p.databases and all(
                 d.name == "*" for d in p.databases):
             topo.notices.append(
                 f"{p.id}: [databases] holds only the * fallback and no client names the "

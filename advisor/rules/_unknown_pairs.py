@@ -6,6 +6,8 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator
 
+from msgspec.structs import replace
+
 from advisor.budget.arith import contribution_lines, formula, num
 from advisor.budget.pairs import worst_case
 from advisor.budget.slots import pooler_contribution
@@ -77,10 +79,93 @@ def pairs_finding(pooler: Pooler, budget: Budget) -> Finding | None:
         subject=f"{pooler.id}|pairs")
 
 
+# How many pairs `_pairs_until_over` tries before saying none it tried goes over.
+_MOST_PAIRS = 50
+
+
+def _server_peak(budget: Budget, floor: Contribution, instead: Contribution) -> float:
+    """The server's peak with `instead` counted for the pooler in place of `floor`."""
+    total = budget.total_peak if budget.total_peak is not None else budget.peak
+    peak = total - floor.total + instead.total
+    if budget.spread_over is not None:
+        peak = math.ceil(peak / budget.spread_over.value)
+    return peak
+
+
+def _pairs_until_over(pooler: Pooler, budget: Budget, floor: Contribution
+                      ) -> tuple[int, float] | None:
+    """The fewest (database, user) pairs that take the server over its usable slots,
+    each a pool of its own placed where it adds most (as worst_case does), and the
+    server's peak then; None when the floor is over already or no count tried is."""
+    from advisor.budget.pairs import candidates, known_pairs
+
+    if budget.peak > budget.usable:
+        return None
+    base = replace(pooler, pairs_open=False)
+    pairs = known_pairs(base)
+    for i in range(_MOST_PAIRS):
+        options = [(pooler_contribution(replace(base, pairs=[*pairs, c])).total, k, c)
+                   for k, c in enumerate(candidates(base, f"client {i + 1}"))]
+        if not options:
+            return None
+        pairs.append(max(options, key=lambda o: (o[0], -o[1]))[2])
+        peak = _server_peak(budget, floor, pooler_contribution(replace(base, pairs=pairs)))
+        if peak > budget.usable:
+            return len(pairs), peak
+    return None
+
+
+def _open_verdict(pooler: Pooler, budget: Budget, floor: Contribution) -> str:
+    """What the server's verdict rests on: the pairs it fits with, and how many go over."""
+    more = " at least" if len(budget.unknown_pairs) > 1 or budget.unknown_clients \
+        or budget.unbounded_clients else ""
+    if budget.peak > budget.usable:
+        return (f"{budget.server}'s peak is{more} {num(budget.peak)} > "
+                f"{num(budget.usable)} usable with the pairs counted already")
+    over = _pairs_until_over(pooler, budget, floor)
+    counted = f"{budget.server}'s peak is{more} {num(budget.peak)} <= " \
+              f"{num(budget.usable)} usable only with the pairs counted"
+    if over is None:
+        return f"{counted}, and more pairs than {_MOST_PAIRS} would be needed to go over"
+    n, peak = over
+    return (f"{counted}; {n} pairs, each a pool of its own, would take it to{more} "
+            f"{num(peak)} > {num(budget.usable)}, OVER by{more} {num(peak - budget.usable)}, "
+            f"so whether {budget.server} fits cannot be told")
+
+
+def open_pairs_finding(pooler: Pooler, budget: Budget) -> Finding | None:
+    """A pooler no client of the repository connects to whose pairs nothing caps: its
+    server side is a floor (advisor.budget.slots._open_contribution), so the server's
+    verdict cannot be told."""
+    floor = pooler_contribution(pooler)
+    if not floor.unknown:
+        return None  # its caps bound it: a number
+    return Finding(
+        code="PA106", name="unknown-client-connections", severity=Severity.warning,
+        message=(f"pooler {pooler.name}: no client in the repository connects to it, so the "
+                 "(database, user) pairs it serves are not known; each pair a client uses "
+                 "opens a pool of its own and no max_db_connections / max_user_connections "
+                 f"bounds them: counted {_counted(floor)}, {num(floor.total)} on "
+                 f"{budget.server}, a floor (an assumption, not read). "
+                 f"{_open_verdict(pooler, budget, floor)}. "
+                 "Declare its clients ([[workloads]] target, database and user), or cap it "
+                 "(max_db_connections on each entry, max_user_connections, or entries "
+                 "that force a user)"),
+        detail="\n".join(["counted (a floor):",
+                          *(f"  {x}" for x in contribution_lines(floor))]),
+        location=pooler.location,
+        fix=Fix(description=f"declare the clients of {pooler.name} or cap its pools"),
+        subject=f"{pooler.id}|pairs")
+
+
 def pairs_findings(topo: Topology, budgets: list[Budget]) -> Iterator[Finding]:
     by_id = {b.server_id: b for b in budgets}
     for pooler in topo.poolers:
         budget = by_id.get(pooler.server_id or "")
+        if pooler.pairs_open and budget is not None:
+            found = open_pairs_finding(pooler, budget)
+            if found is not None:
+                yield found
         if pooler.unnamed_pairs and budget is not None:
             found = pairs_finding(pooler, budget)
             if found is not None:

@@ -76,7 +76,9 @@ def pooler_exceeds_server(topo: Topology, ctx: RuleContext) -> Iterator[Finding]
                     else "")
             yield Finding(
                 code="PA105", name="pooler-exceeds-server", severity=Severity.error,
-                message=(f"{c.who}: {num(c.total)} server connections{each} > "
+                # a pooler whose pairs are not all known counts a floor (budget.pairs)
+                message=(f"{c.who}: {'at least ' if c.unknown else ''}{num(c.total)} "
+                         f"server connections{each} > "
                          f"{num(budget.usable)} usable on {budget.server}"),
                 detail="\n".join([*contribution_lines(c), f"usable: {usable_expr(budget)}"]),
                 location=next((t.source.location() for t in terms if t.source.location()),

@@ -46,7 +46,10 @@ def unknown_client_connections(topo: Topology, ctx: RuleContext) -> Iterator[Fin
     them all: a floor. The finding names the pooler and those clients, what was counted,
     and the worst case: each a pair of its own, a pool of `pool_size + reserve` capped by
     `max_db_connections`/`max_user_connections`, x PgBouncer processes, and whether the
-    server's peak would then pass its usable slots.
+    server's peak would then pass its usable slots. A PgBouncer no client of the
+    repository connects to has no pair read at all: unless its caps bound every pair a
+    client could bring (advisor.budget.pairs.open_bound), it is counted as the pairs its
+    config names, a floor, and the finding says how many pairs would take the server over.
 
     A workload whose database host is no server, pooler or Service of the repository is
     in no budget at all: PA107 unlinked-database-client reports it, not this rule.

@@ -69,8 +69,10 @@ def _first_host(text: str | None) -> str | None:
 
 def _known(text: str | None) -> str | None:
     # a template part (`{{ .username }}`, `${POSTGRES_USER}` of an f-string or template
-    # literal) is a name not known here
-    return text if text and "{{" not in text and "${" not in text else None
+    # literal) is a name not known here; so is a Kubernetes `$(POSTGRES_DB)` the env
+    # reading left as it is (its variable holds a Secret's value, or none before it)
+    return text if text and "{{" not in text and "${" not in text and "$(" not in text \
+        else None
 
 
 def split_port(host: str) -> tuple[str, str | None]:

@@ -230,8 +230,17 @@ def _edoburu(env: tuple[EnvVar, ...], version: BouncerVersion
             port = int(port_var.value) if port_var and port_var.value else 5432
         except ValueError:
             port = 5432
+        # entrypoint.sh writes `${DB_NAME:-*} = host=...` (edoburu/docker-pgbouncer
+        # v1.25.1-p0 entrypoint.sh:69-70): a DB_NAME set from a Secret or reference not
+        # held here is a named entry of unknown name, not the * fallback
+        value = name_var.value if name_var is not None else None
+        where = ""
+        if value and "$(" in value:  # a `$(VAR)` kubelet could not expand from what is held
+            value, where = None, value
+        elif name_var is not None and not value and (name_var.secret or name_var.from_ref):
+            where = (name_var.from_ref or "secret").split(" (")[0]
         databases.append(PoolerDatabase(
-            name=(name_var.value if name_var and name_var.value else "*"),
-            host=host_var.value, port=port,
+            name=value or (f"(DB_NAME: {where})" if where else "*"),
+            host=host_var.value, port=port, name_from=f"DB_NAME ({where})" if where else "",
             location=host_var.source.location() or Location(path="", line=None)))
     return settings, databases
