@@ -685,8 +685,15 @@ def root_project_name(root: Root) -> str | None:
     scan reads them too. Worked out once per root (linking asks it of every workload
     that no folder is named like: three stats each, 7% of a warm check of 1,200)."""
     if "project_name" not in root.__dict__:
-        root.__dict__["project_name"] = _root_project_name(root)
+        name = _root_project_name(root)
+        # a workspace root's placeholder (Backstage's create-app writes "root") names no
+        # project: it must not make every image "another publisher's"
+        root.__dict__["project_name"] = None if name in _PLACEHOLDER_NAMES else name
     return root.__dict__["project_name"]
+
+
+_PLACEHOLDER_NAMES = frozenset(("root", "monorepo", "workspace", "workspaces", "app",
+                                "project", "main"))
 
 
 def _root_project_name(root: Root) -> str | None:
