@@ -51,7 +51,13 @@ from advisor.read.apps.locate import (
     maybe_built_here,
 )
 from advisor.read.apps.poolcache import container_pools
-from advisor.read.apps.urls import route_from_args, route_from_url, route_key, routes_after
+from advisor.read.apps.urls import (
+    other_scheme_hosts,
+    route_from_args,
+    route_from_url,
+    route_key,
+    routes_after,
+)
 from advisor.read.render import in_packaged_chart
 from advisor.read.sources.k8s import get
 from advisor.read.sql.drivers import env_hazards, may_hold_env_hazard
@@ -861,6 +867,9 @@ _HOST_TOKEN = lazy(r"[a-z0-9](?:[-a-z0-9.]*[a-z0-9])?")
 # a PostgreSQL URL on a mounted configuration line (quotes and spaces end it)
 _PG_URL = lazy(r"\bpostgres(?:ql)?://[^\s'\"]+", re.I)
 _MAX_CONFIG_SCAN = 256 * 1024  # characters of one mounted file looked through
+# A comment line of YAML, TOML, INI or a .conf (`#`, `;`) or of JS/JSONC (`//`): prose
+# that names a pooler ("the readiness probe goes through pgbouncer-ro") connects nowhere
+_COMMENT = lazy(r"\s*(?:#|;|//)")
 
 
 def _app_containers(w: Workload) -> set[str]:
@@ -934,12 +943,14 @@ def _mounted_config_route(w: Workload, index: ConfigIndex, host_map: dict,
                 continue
             for key, text in data.data.items():
                 for number, line in enumerate(text[:_MAX_CONFIG_SCAN].splitlines(), start=1):
-                    if not _CONNECTION_LINE.search(line):
+                    if not _CONNECTION_LINE.search(line) or _COMMENT.match(line):
                         continue
                     shown, offset = data.text_origin(key)
                     where = Source(path=shown, line=offset + number, key=f"{name}/{key}")
+                    elsewhere = other_scheme_hosts(line)
                     for token in _HOST_TOKEN.findall(line.lower()):
-                        if resolve_host(token, namespace, host_map) is None:
+                        if token in elsewhere or resolve_host(token, namespace,
+                                                              host_map) is None:
                             continue
                         return Route(host=token, source=where)
                     if unknown is None and (m := _PG_URL.search(line)):
