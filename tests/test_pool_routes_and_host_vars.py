@@ -172,3 +172,12 @@ def test_a_host_variable_to_the_target_already_reached_adds_no_route(tmp_path):
     topo = scan([str(tmp_path)], CheckOptions(cache=False)).topology
     (client,) = [c for c in topo.clients if c.name == "pachd"]
     assert client.target_id == "StatefulSet/db" and client.extra_routes == []
+
+
+def test_a_lone_pool_on_a_secret_url_is_said_unplaced_once(tmp_path):
+    """No other URL to fall back to: the pool is unplaced as before, with no second
+    notice that its variable is not held."""
+    db_js = PRIMARY_AND_READ.split("const replica")[0] + "module.exports = { primary };\n"
+    result, budgets = _check(_node_tree(tmp_path, db_js, {"DATABASE_URL": None}))
+    assert budgets["db"].unplaced_clients == ["api"]
+    assert not _unrouted_notice(result, 14)
