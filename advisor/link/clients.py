@@ -421,6 +421,7 @@ def client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
         route, pools, extra = _declared_pair(decl, inputs.settings.origin, workload_id(w),
                                              route, pools, extra, topo.notices)
     if not pools and route is None:
+        topo.notices.extend(_dropped_connection_note(w, directory))
         return []  # talks to no database we can see
     client = Client(id=workload_id(w), name=w.name, namespace=w.namespace, kind=w.kind,
                     replicas=replicas, surge=_client_surge(inputs, w, replicas),
@@ -663,6 +664,28 @@ def _remote_connection_notes(w: Workload) -> list[str]:
     return notes
 
 
+_HOST_PART = lazy(r"HOST|URL|URI|DSN|ADDR", re.I)
+_OTHER_ENGINE = lazy(r"MYSQL|MARIA|MONGO|REDIS|CLICKHOUSE|ELASTIC|INFLUX|CASSANDRA|MSSQL", re.I)
+
+
+def _dropped_connection_note(w: Workload, directory: str | None) -> list[str]:
+    """Said of a workload left out as talking to no database while a container's env
+    names a database host in a variable no URL reader knows (learningequality/studio's
+    DATA_DB_HOST, read by settings that were not found): never dropped silently."""
+    for c in w.containers:
+        if c.role == "init" or is_pgbouncer_container(c):
+            continue
+        for var in c.env:
+            if var.value and _CONNECTION_NAME.search(var.name) and _HOST_PART.search(var.name) \
+                    and not _SECRET_NAME.search(var.name) and not _OTHER_ENGINE.search(var.name):
+                where = "no application source was found for it" if directory is None else \
+                    f"its source {directory or '.'}/ names no pool or host read here"
+                return [f"{workload_id(w)}: container {c.name} is given {var.name}="
+                        f"{var.value!r} ({var.source.label()}), but {where}: not counted in "
+                        "any budget (declare [[workloads]] source, or target and connections)"]
+    return []
+
+
 def unknown_connection_note(who: str, var: EnvVar) -> str | None:
     """The notice for a connection variable (DATABASE_URL, *_POSTGRES_HOST) whose value
     is not known here: fetched by an ExternalSecret, encrypted with SOPS; None for any
@@ -902,14 +925,17 @@ _MAX_CONFIG_SCAN = 256 * 1024  # characters of one mounted file looked through
 def _app_containers(w: Workload) -> set[str]:
     """The containers that run the application whose source folder was found: in a pod
     with sidecars (a kubectl token syncer, a log shipper), the ones with the image of a
-    container whose env names a database, else the images this repository may build;
-    all of them when that does not tell. The others are read from their env alone: a
-    sidecar does not open the application's pools."""
+    container whose env names a database (by a URL reader, else by a variable's name:
+    learningequality/studio's DATA_DB_HOST beside an nginx), else the images this
+    repository may build; all of them when that does not tell. The others are read from
+    their env alone: a sidecar does not open the application's pools."""
     names = {c.name for c in w.containers}
     running = [c for c in w.containers if c.role != "init" and not is_pgbouncer_container(c)]
     if len(running) <= 1:
         return names
     keep = {image_repository(c.image) for c in running if route_from_env(c.env)} or \
+        {image_repository(c.image) for c in running if any(
+            e.value and _CONNECTION_NAME.search(e.name) for e in c.env)} or \
         {image_repository(c.image) for c in running if maybe_built_here(c.image)}
     if not keep:
         return names
