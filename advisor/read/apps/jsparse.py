@@ -249,6 +249,15 @@ class JsParser:
             # = this.toOptionalNumber(environment.DATABASE_CONNECTION_POOL_MAX)`): its
             # NAME is the container's NAME
             return self.env_var(i, self.t[i + 2].text), i + 3
+        if name in CONFIG_MODULES and name not in self.scope.names \
+                and name not in self.locals and self.at(i + 1, ".") and i + 2 < len(self.t) \
+                and _ENV_NAME.fullmatch(self.t[i + 2].text) and not self.at(i + 3, "(") \
+                and self.t[i + 2].text in self.scope.env:
+            # an app's config object parsed from process.env (rejourney's config.ts:
+            # `z.object({ DATABASE_URL: z.string(), ... }).parse(process.env)`): a NAME
+            # the container sets is its NAME; one it does not set may take the
+            # schema's default, not read here
+            return self.env_var(i, self.t[i + 2].text), i + 3
         if name in ("parseInt", "Number", "parseFloat") and self.at(i + 1, "("):
             v, j = self.expr(i + 2)
             end = self.skip_balanced(i + 1)
@@ -512,6 +521,9 @@ def module_consts(toks: list[Tok], scope: JsScope) -> None:
 
 # Names an app's env module is imported as, whose UPPER_CASE members mirror process.env
 ENV_MODULES = frozenset({"env", "ENV", "environment"})
+# Names an app's config object is imported as: an UPPER_CASE member the container sets
+# is that variable (only then: a schema may default the others)
+CONFIG_MODULES = frozenset({"config", "CONFIG"})
 _ENV_NAME = re.compile(r"[A-Z][A-Z0-9_]*")
 
 
