@@ -146,6 +146,15 @@ def scan_paths(root: Root, paths: list[Path], settings: Settings, options: Check
         cache.save()
     if reads is not None:
         notices[reads_at:reads_at] = reads.notices
+    if any(p.name.endswith(".jsonnet") for p in found.other_files):
+        from advisor.engine.jsonnet import jsonnet_sources
+
+        # Argo CD renders a plain folder's *.jsonnet: read when the evaluator is
+        # installed, else said (never a silent "no PostgreSQL server found")
+        objects += guarded(problems, ".", partial(
+            jsonnet_sources, root, found.other_files,
+            objects + [o for _label, objs in environments for o in objs], problems,
+            notices), [], "reading jsonnet sources")
     notices += _releases_notice(root.path, objects + [o for _label, objs in environments
                                                      for o in objs])
     # The applications' source folders and build files are looked for in the whole
