@@ -247,8 +247,8 @@ def client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
         c_routes = routes_after(env_route, _not_operator_made(c.env, operator_secrets))
         bound = _service_binding_route(w, c, index or {}, topo) if c.env else None
         # (not those of an operator's Secret: its host and pgbouncer-host are alternatives)
-        services = service_host_routes(_not_operator_made(c.env, operator_secrets), host_map,
-                                       w.namespace or default_ns)
+        services = [] if found.no_postgres else service_host_routes(
+            _not_operator_made(c.env, operator_secrets), host_map, w.namespace or default_ns)
         c_route = bound or env_route or operator_secret_route(c, operator_secrets or {}) \
             or route_from_args(c.command, c.args, c.source) or next(iter(c_routes), None) \
             or host_variable_route(c.env, host_map, w.namespace or default_ns,
