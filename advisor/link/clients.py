@@ -13,7 +13,12 @@ from msgspec.structs import replace
 from advisor.guard import guarded
 from advisor.lazyregex import lazy
 from advisor.link.argo import LEADER_ONLY, argo_workflows_pools
-from advisor.link.hosts import host_variable_route, resolve_host, runs_db_proxy
+from advisor.link.hosts import (
+    host_variable_route,
+    resolve_host,
+    runs_db_proxy,
+    service_host_routes,
+)
 from advisor.link.inputs import Inputs, suppressed_codes, workload_id
 from advisor.link.operators import operator_credentials_route, operator_secret_route
 from advisor.model import (
@@ -51,7 +56,13 @@ from advisor.read.apps.locate import (
     maybe_built_here,
 )
 from advisor.read.apps.poolcache import container_pools
-from advisor.read.apps.urls import route_from_args, route_from_url, route_key, routes_after
+from advisor.read.apps.urls import (
+    other_scheme_hosts,
+    route_from_args,
+    route_from_url,
+    route_key,
+    routes_after,
+)
 from advisor.read.render import in_packaged_chart
 from advisor.read.sources.k8s import get
 from advisor.read.sql.drivers import env_hazards, may_hold_env_hazard
@@ -235,12 +246,19 @@ def client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
         env_route = route_from_env(c.env)
         c_routes = routes_after(env_route, _not_operator_made(c.env, operator_secrets))
         bound = _service_binding_route(w, c, index or {}, topo) if c.env else None
+        # (not those of an operator's Secret: its host and pgbouncer-host are alternatives)
+        services = [] if found.no_postgres else service_host_routes(
+            _not_operator_made(c.env, operator_secrets), host_map, w.namespace or default_ns)
         c_route = bound or env_route or operator_secret_route(c, operator_secrets or {}) \
             or route_from_args(c.command, c.args, c.source) or next(iter(c_routes), None) \
             or host_variable_route(c.env, host_map, w.namespace or default_ns,
                                    runs_db_proxy([x.image for x in w.containers])) \
+            or next(iter(services), None) \
             or (_pgpool_route(c, app if c.name in runs_app else None)
                 if not found.pools else None)
+        services = _service_host_links(w, services, [c_route, *c_routes], host_map,
+                                       w.namespace or default_ns, topo.notices)
+        c_routes = [*c_routes, *(r for r in services if r is not c_route)]
         # a pool with no route of its own connects where the container's URL says, unless
         # its reader said where is not known (route_unknown: the variable that names its
         # database is set where the repository does not hold it; Mattermost's
@@ -825,6 +843,30 @@ def _one_init_run(w: Workload, runs: list[tuple[str, list[Pool]]], topo: Topolog
     return most
 
 
+def _service_host_links(w: Workload, services: list[Route], known: list[Route | None],
+                        host_map: dict[str, tuple[str, str]], namespace: str,
+                        notices: list[str]) -> list[Route]:
+    """The routes of host variables no database-host rule reads whose value is a
+    server's or pooler's Service here (hosts.service_host_routes), less those reaching a
+    target another route of the container already reaches (KC_DB_URL_HOST beside the
+    Keycloak family it belongs to): each said, with the variable that links it."""
+    reached = {resolve_host(r.host, namespace, host_map) for r in known
+               if r is not None and not any(r is s for s in services)}
+    out: list[Route] = []
+    for r in services:
+        at = resolve_host(r.host, namespace, host_map)
+        if at is None or at in reached:
+            continue
+        reached.add(at)
+        out.append(r)
+        notices.append(
+            f"{workload_id(w)}: {r.source.key} = {r.host} ({r.source.label()}) is the "
+            f"Service of {at[0]} {at[1]}: counted as a connection to it (a host variable "
+            "whose value is a PostgreSQL server's or pooler's Service here); its database "
+            "and user are not read")
+    return out
+
+
 def _other_routes(route: Route | None, routes: list[Route]) -> list[Route]:
     """`routes` less `route` and repeats (the same host, port, database and user)."""
     seen = {route_key(route)} if route is not None else set()
@@ -884,6 +926,9 @@ _HOST_TOKEN = lazy(r"[a-z0-9](?:[-a-z0-9.]*[a-z0-9])?")
 # a PostgreSQL URL on a mounted configuration line (quotes and spaces end it)
 _PG_URL = lazy(r"\bpostgres(?:ql)?://[^\s'\"]+", re.I)
 _MAX_CONFIG_SCAN = 256 * 1024  # characters of one mounted file looked through
+# A comment line of YAML, TOML, INI or a .conf (`#`, `;`) or of JS/JSONC (`//`): prose
+# that names a pooler ("the readiness probe goes through pgbouncer-ro") connects nowhere
+_COMMENT = lazy(r"\s*(?:#|;|//)")
 
 
 def _app_containers(w: Workload) -> set[str]:
@@ -960,12 +1005,14 @@ def _mounted_config_route(w: Workload, index: ConfigIndex, host_map: dict,
                 continue
             for key, text in data.data.items():
                 for number, line in enumerate(text[:_MAX_CONFIG_SCAN].splitlines(), start=1):
-                    if not _CONNECTION_LINE.search(line):
+                    if not _CONNECTION_LINE.search(line) or _COMMENT.match(line):
                         continue
                     shown, offset = data.text_origin(key)
                     where = Source(path=shown, line=offset + number, key=f"{name}/{key}")
+                    elsewhere = other_scheme_hosts(line)
                     for token in _HOST_TOKEN.findall(line.lower()):
-                        if resolve_host(token, namespace, host_map) is None:
+                        if token in elsewhere or resolve_host(token, namespace,
+                                                              host_map) is None:
                             continue
                         return Route(host=token, source=where)
                     if unknown is None and (m := _PG_URL.search(line)):

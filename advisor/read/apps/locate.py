@@ -24,6 +24,7 @@ from pathlib import PurePosixPath
 from advisor.lazyregex import lazy
 from advisor.model import Frozen
 from advisor.read.apps.source import SKIP_DIRS
+from advisor.read.bitnami_names import BITNAMI_OWNERS
 from advisor.read.fs import InputError, Root, walk
 
 MAX_DIRS = 20_000
@@ -581,7 +582,8 @@ def fallback_app_dir(root: Root, candidates: list[str], names: set[str],
 
 
 # Published images that are never built from the repository being read.
-_PUBLISHED = ("bitnami/", "docker.io/library/", "quay.io/keycloak", "keycloak/",
+_PUBLISHED = (*(f"{owner}/" for owner in BITNAMI_OWNERS),  # bitnamilegacy/x is Bitnami's too
+              "docker.io/library/", "quay.io/keycloak", "keycloak/",
               "mattermost/", "goharbor/", "postgrest/", "temporalio/", "grafana/",
               "prom/", "redis", "memcached", "nginx", "busybox", "alpine", "curlimages/",
               "postgres", "pgbouncer", "edoburu/", "minio/", "rabbitmq", "elasticsearch",

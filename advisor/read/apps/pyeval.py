@@ -38,6 +38,10 @@ class Val(Struct, frozen=True):
     # A mapping that may hold keys not listed (a spread of an object not read here,
     # `{...config, ssl: true}`): a key it lacks is not known to be unset.
     open: bool = False
+    # For a value not read: that it is not, as written, where, and why when known
+    # ("parseInt(f()) at app/knexfile.js:13 is not read"), for the message that says so
+    # (jssource.options_unread); for one a reader could not resolve, only why
+    unread: str = ""
 
 
 class PyScope(Struct):
