@@ -319,6 +319,9 @@ class Server(Record, kw_only=True):
     memory_limit: Term | None = None  # bytes
     cpu_limit: Term | None = None  # cores
     headroom: Term | None = None  # connections the user keeps free (psql, monitoring)
+    # ordinary slots its manager's own sessions hold on each instance (Patroni's superuser
+    # connections): out of what the clients get, as the reserved slots are
+    held: list[Term] = field(default_factory=list)
     location: Location
     hosts: list[str] = field(default_factory=list)  # names clients may use to reach it
     role: Literal["primary", "standby"] = "primary"
@@ -358,16 +361,31 @@ class PoolerUser(Record, kw_only=True):
     location: Location
 
 
+_ASSUMED_BOUNCER = Source(default="assumed: Debian 12 PgBouncer 1.18")
+
+
 class BouncerVersion(Frozen, kw_only=True):
     """PgBouncer version; a pair, since 1.9 < 1.18 and floats would say otherwise."""
 
     major: int = 1
     minor: int = 18
-    source: Source = Source(default="assumed: Debian 12 PgBouncer 1.18")
+    source: Source = _ASSUMED_BOUNCER
 
     @property
     def text(self) -> str:
         return f"{self.major}.{self.minor}"
+
+    @property
+    def assumed(self) -> bool:
+        """The fallback above, not a version read from the repository (a version given
+        without a source keeps the fallback's source, but is not the fallback)."""
+        return (self.major, self.minor) == (1, 18) and self.source == _ASSUMED_BOUNCER
+
+    def cite(self, what: str = "") -> str:
+        """`PgBouncer 1.23 default`; an assumed version says so, wherever it is cited
+        (audit 8b D6: "PgBouncer 1.18 default" for an image that names no version)."""
+        out = f"PgBouncer {self.text}" + (f" {what}" if what else "")
+        return f"{out} (version {self.source.default})" if self.assumed else out
 
     def at_least(self, major: int, minor: int) -> bool:
         return (self.major, self.minor) >= (major, minor)

@@ -141,3 +141,72 @@ def test_a_mounted_config_s_postgresql_url_to_no_server_here_is_that_host(tmp_pa
     assert not any("names no database host" in n for n in result.notices), result.notices
     pa107 = [f.message for f in result.findings if f.code == "PA107"]
     assert len(pa107) == 1 and "'other-postgres'" in pa107[0]
+
+
+# audit 8b D2 (direktiv's shape): the service's pool in initDB with its own limit, and a
+# gorm.Open in a non-_test.go file that only tests reach
+INIT_DB = ('package main\n\nimport (\n\t"gorm.io/driver/postgres"\n\t"gorm.io/gorm"\n)\n\n'
+           "func initDB(dsn string) *gorm.DB {\n"
+           "\tdb, _ := gorm.Open(postgres.New(postgres.Config{DSN: dsn}), &gorm.Config{})\n"
+           "\tsqlDB, _ := db.DB()\n\tsqlDB.SetMaxOpenConns(16)\n\treturn db\n}\n\n"
+           'func main() { initDB("x") }\n')
+SECOND = ('package store\n\nimport (\n{imports}\t"gorm.io/driver/postgres"\n'
+          '\t"gorm.io/gorm"\n)\n\n'
+          "func {outer}({param}) (*gorm.DB, error) {{ return open(dsn) }}\n\n"
+          "func open(dsn string) (*gorm.DB, error) {{\n"
+          "\treturn gorm.Open(postgres.New(postgres.Config{{DSN: dsn}}), &gorm.Config{{}})\n}}\n")
+
+
+def _second(outer="Open", param="dsn string", imports=""):
+    return SECOND.format(outer=outer, param=param, imports=imports)
+
+
+def test_a_second_pool_never_takes_another_function_s_limit(tmp_path):
+    """The second *sql.DB sets no SetMaxOpenConns: database/sql's default, no limit, not
+    initDB's 16 (it printed 2 pools of 16 each, both citing initDB's line)."""
+    caller = 'package api\n\nimport "example.com/store/store"\n\nfunc Run() { store.Open("x") }\n'
+    found = _found(tmp_path, {"main.go": INIT_DB, "store/store.go": _second(),
+                              "api/api.go": caller})
+    by_bound = {p.bound: p for p in found.pools}
+    assert set(by_bound) == {"fixed", "unbounded"}, found.pools
+    assert by_bound["fixed"].size.value == 16
+    assert by_bound["fixed"].size.source.line == 11
+    assert by_bound["unbounded"].size.source.path == "store/store.go"
+
+
+def test_a_pool_only_tests_reach_is_not_counted(tmp_path):
+    """direktiv pkg/database: NewTestDB(t *testing.T) starts a testcontainers PostgreSQL and
+    calls newTestPostgres, whose gorm.Open only tests reach."""
+    used_by_tests = ('package store_test\n\nimport "testing"\n\n'
+                     'func TestX(t *testing.T) { store.Setup("x") }\n')
+    for files, why in [
+        ({"store/store.go": _second(imports='\t"github.com/testcontainers/testcontainers-go"\n')},
+         "imports testcontainers-go"),
+        ({"store/store.go": _second("NewDB", "t *testing.T, dsn string", '\t"testing"\n')},
+         "open is referenced only from tests"),
+        ({"store/store.go": _second("newTestStore")}, "open is referenced only from tests"),
+        ({"store/store.go": _second("Setup"), "store/store_test.go": used_by_tests},
+         "open is referenced only from tests"),
+    ]:
+        for old in tmp_path.glob("store/*"):
+            old.unlink()
+        found = _found(tmp_path, {"main.go": INIT_DB, **files})
+        assert [(p.size.value, p.bound) for p in found.pools] == [(16, "fixed")], files
+        assert any("in test support" in n and why in n for n in found.notices), found.notices
+    # also called by the service: counted (and unbounded: it sets no limit)
+    run = 'package api\n\nimport "example.com/store/store"\n\nfunc Run() { store.Setup("x") }\n'
+    found = _found(tmp_path, {"main.go": INIT_DB, "store/store.go": _second("Setup"),
+                              "store/store_test.go": used_by_tests, "api/api.go": run})
+    assert sorted(p.bound for p in found.pools) == ["fixed", "unbounded"]
+
+
+def test_a_limit_set_in_a_method_applies_to_the_module_s_one_pool(tmp_path):
+    """The pool kept in a struct field and configured in another function: with one opener
+    in the module there is no other pool it could be on."""
+    store = ('package store\n\nimport (\n\t"database/sql"\n\t_ "github.com/lib/pq"\n)\n\n'
+             "type S struct{ db *sql.DB }\n\n"
+             'func New(dsn string) *S {\n\tdb, _ := sql.Open("postgres", dsn)\n'
+             "\treturn &S{db: db}\n}\n\n"
+             "func (s *S) Tune() { s.db.SetMaxOpenConns(7) }\n")
+    found = _found(tmp_path, {"store/store.go": store})
+    assert product(found.pools) == "1 x 7 = 7"

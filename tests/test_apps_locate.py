@@ -55,6 +55,9 @@ def test_a_published_image_is_told_by_one_scan_as_by_each_name():
         repo = ref[: len(ref) - len(last)] + last.split(":", 1)[0]
         expected = bool(repo) and "/" in repo and not any(p in repo for p in _PUBLISHED)
         assert maybe_built_here(image) is expected, image
+    # Bitnami's images under their 2025 names are as published as under bitnami/
+    for image in ("bitnamilegacy/pgpool:4.6.2", "docker.io/bitnamisecure/postgresql:17"):
+        assert not maybe_built_here(image), image
 
 
 def test_an_official_image_through_a_mirror_is_not_built_here():

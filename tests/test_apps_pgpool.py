@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from advisor.engine.check import run_check, scan
 from advisor.engine.options import CheckOptions
 from tests.tree_helpers import write
@@ -48,7 +50,8 @@ spec:
 """
 
 
-def bitnami_pgpool(env: str = "", volumes: str = "", replicas: int = 2) -> str:
+def bitnami_pgpool(env: str = "", volumes: str = "", replicas: int = 2,
+                   owner: str = "bitnami") -> str:
     nodes = ",".join(f"{i}:pg-postgresql-{i}.pg-postgresql-headless.$(REPMGR_NAMESPACE)"
                      ".svc.cluster.local:5432" for i in range(3))
     return f"""
@@ -64,7 +67,7 @@ spec:
     spec:
       containers:
         - name: pgpool
-          image: docker.io/bitnami/pgpool:4.6.3-debian-12-r0
+          image: docker.io/{owner}/pgpool:4.6.3-debian-12-r0
           env:
             - name: REPMGR_NAMESPACE
               valueFrom:
@@ -108,6 +111,20 @@ def test_bitnami_pgpool_defaults_count_on_the_backends(tmp_path):
     # a health check's single connection is not named as something to shrink
     assert "no smaller Pgpool-II health check" not in pa101[0].detail
     assert any(f.code == "PA104" for f in result.findings)
+
+
+@pytest.mark.parametrize("owner", ["bitnamilegacy", "bitnamisecure"])
+def test_bitnami_pgpool_under_its_republished_names_is_bitnami_s(tmp_path, owner):
+    """Audit 8b D3 (waldur-helm: `pgpool.image.repository: bitnamilegacy/pgpool`): the same
+    libpgpool.sh image, so its env settings and PGPOOL_BACKEND_NODES are read; it
+    printed `peak >= 0 ... cannot tell` and no finding."""
+    write(tmp_path, {"k8s/pg.yaml": BACKENDS, "k8s/pgpool.yaml": bitnami_pgpool(owner=owner)})
+    result, found = budget(tmp_path)
+    assert found.peak == 2 * (NUM_INIT_CHILDREN_DEFAULT * BITNAMI_MAX_POOL + BITNAMI_CHECKS)
+    client = pgpool_client(tmp_path)
+    assert client.target_kind == "server" and not client.unknown
+    assert "libpgpool.sh" in client.pools[0].size.source.default
+    assert any(f.code == "PA101" for f in result.findings)
 
 
 def test_bitnami_pgpool_env_then_user_conf_file_wins(tmp_path):

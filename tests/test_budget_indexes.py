@@ -64,15 +64,21 @@ def test_max_flow_is_the_matrix_max_flow():
 
 
 def test_bouncer_default_depends_on_the_version_number_only():
+    """The value depends on the version number only; the citation also says when that
+    version is the model's fallback, not read (audit 8b D6)."""
     for major, minor in ((1, 9), (1, 18), (1, 21), (1, 23), (1, 25), (2, 0)):
         here = BouncerVersion(major=major, minor=minor,
                               source=Source(path="pgbouncer.ini", line=1))
         plain = BouncerVersion(major=major, minor=minor)
         for name in ("default_pool_size", "reserve_pool_timeout", "pool_mode",
                      "max_client_conn", "server_lifetime"):
-            assert bouncer_default(name, here) == bouncer_default(name, plain)
-            assert bouncer_default(name, here).source.default == \
-                f"PgBouncer {major}.{minor} default"
+            read, fallback = bouncer_default(name, here), bouncer_default(name, plain)
+            assert (read.raw, read.value, read.unit) == \
+                (fallback.raw, fallback.value, fallback.unit)
+            assert read.source.default == f"PgBouncer {major}.{minor} default"
+            assert fallback.source.default == f"PgBouncer {major}.{minor} default" + (
+                " (version assumed: Debian 12 PgBouncer 1.18)" if (major, minor) == (1, 18)
+                else "")
     assert bouncer_default("default_pool_size", BouncerVersion()).value == 20
     assert bouncer_default("reserve_pool_timeout", BouncerVersion()).value == 5.0
 

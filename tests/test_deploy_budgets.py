@@ -104,23 +104,23 @@ def test_cnpg_cluster_pooler_and_apps():
 def test_zalando_cluster_with_pooler():
     r = run_check([FIXTURES / "zalando"])
     b = budget(r, "zalando:shop/acid-orders")
-    # usable = 150 - 3 = 147
+    # usable = 150 - 3 - 2 (Patroni's superuser sessions, advisor.facts.patroni) = 145
     # acid-orders-pooler: 3 pods; maxDBConnections 90 // 3 = 30 per pod,
     # default_pool_size 30 // 2 = 15, reserve 15 // 2 = 7 -> one pool 15 + 7 = 22 <= 30,
     # and the auth_query pool of (postgres, pooler) (auth_dbname postgres, its own
     # max_db_connections 30): 22 -> (3 + 1 surge: the operator sets no strategy,
     # Kubernetes' 25%) x 44 = 176
-    assert (b.usable, b.peak) == (147, 176)
+    assert (b.usable, b.peak) == (145, 176)
 
 
 def test_crunchy_cluster_with_pgbouncer():
     r = run_check([FIXTURES / "crunchy"])
     b = budget(r, "crunchy:zoo/hippo")
-    # usable = 300 (patroni dynamicConfiguration) - 3 = 297
+    # usable = 300 (patroni dynamicConfiguration) - 3 - 2 (Patroni's sessions) = 295
     # hippo-pgbouncer: (2 replicas + 1 surge: PGO sets no maxSurge) x default_pool_size
     # 30 (config.global) for the one assumed pair and the auth_query pool of (that
     # database, _crunchypgbouncer) = 3 x 60 = 180
-    assert (b.usable, b.peak) == (297, 180)
+    assert (b.usable, b.peak) == (295, 180)
 
 
 def test_bitnami_values_primary_and_read_replicas():

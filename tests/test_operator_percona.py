@@ -3,7 +3,8 @@
 same code with what the operator changes (advisor.read.sources.operators.percona).
 Audit h4: deploy/cr.yaml (3 instances, PgBouncer 3 replicas) was a notice and "no
 findings (no PostgreSQL server found)", exit 0, where the hand budget is 4 x 40 = 160 >
-97 usable, OVER by 63; its examples' upstream PostgresCluster was dropped silently."""
+97 usable, OVER by 63 (95 and 65 since Patroni's 2 superuser sessions are subtracted, audit
+8b D1); its examples' upstream PostgresCluster was dropped silently."""
 
 from __future__ import annotations
 
@@ -145,10 +146,11 @@ def test_upstream_postgrescluster_gives_the_crunchy_budget(tmp_path):
     crunchy, percona = summary(CRUNCHY_GROUP), summary(PERCONA_GROUP)
     assert percona == crunchy
     budgets = dict((name, (usable, peak)) for name, usable, peak, _ in percona[0])
-    # usable 150 - 3; 2 pgBouncer pods + 1 surge, each 25 for (ledger, teller) and 25 for
-    # its auth_query pool (_crunchypgbouncer in ledger): 3 x 50 = 150 > 147 (api's 5 x 10
-    # = 50 connections ask for more than 25 a process: its clients' bound is not lower)
-    assert budgets == {"ledger": (147, 150), "ledger replicas": (147, 0)}
+    # usable 150 - 3 - 2 (Patroni's superuser sessions); 2 pgBouncer pods + 1 surge, each
+    # 25 for (ledger, teller) and 25 for its auth_query pool (_crunchypgbouncer in ledger):
+    # 3 x 50 = 150 > 145 (api's 5 x 10 = 50 connections ask for more than 25 a process:
+    # its clients' bound is not lower)
+    assert budgets == {"ledger": (145, 150), "ledger replicas": (145, 0)}
 
 
 def test_upstream_postgrescluster_is_read_where_crunchys_is():
@@ -167,21 +169,23 @@ def test_upstream_postgrescluster_is_read_where_crunchys_is():
 # --- PerconaPGCluster -----------------------------------------------------------------
 
 
-def test_perconapgcluster_over_by_63_through_the_cli(tmp_path):
+def test_perconapgcluster_over_by_65_through_the_cli(tmp_path):
     """3 PgBouncer pods + 1 surge (the Deployment is RollingUpdate, maxUnavailable 0, no
-    maxSurge), each 20 for the one assumed pair + 20 for the auth pool: 160 > 97."""
+    maxSurge), each 20 for the one assumed pair + 20 for the auth pool: 160 > 95 (100 - 3
+    - Patroni's 2 superuser sessions)."""
     write(tmp_path, {"k8s/ledger.yaml": PERCONA})
     out = run_cli("check", str(tmp_path), "--no-cache")
     assert out.returncode == 1, out.stdout + out.stderr
     text = out.stdout
     assert "server ledger (PostgreSQL 18, spec.postgresVersion" in text
     # no client in the repository: the one pair is an assumption, so a floor (audit 8a D4)
-    assert "OVER by at least 63" in text
-    assert "97 usable = 100 (max_connections, default: " in text
+    assert "OVER by at least 65" in text
+    assert "95 usable = 100 (max_connections, default: " in text
+    assert "- 2 (Patroni's superuser sessions, default: " in text
     assert "(3 (PgBouncer pods, " in text and "+ 1 (rolling-update surge" in text
     assert "x 40 (server connections per PgBouncer process" in text
-    assert "PA101 [error] ledger: peak at least 160 connections > 97 usable, over by at " \
-           "least 63" in text
+    assert "PA101 [error] ledger: peak at least 160 connections > 95 usable, over by at " \
+           "least 65" in text
     assert "does not read" not in text and "no PostgreSQL server found" not in text
     assert "Traceback" not in out.stderr
 
@@ -372,4 +376,4 @@ def test_cluster_read_counts_the_perconapgcluster_once(tmp_path):
     files = run_check([str(tmp_path / "files")], CheckOptions())
     assert sorted((b.server, b.usable, b.peak) for b in live.budgets) == sorted(
         (b.server, b.usable, b.peak) for b in files.budgets) == [
-        ("ledger", 97, 160), ("ledger replicas", 97, 0)]
+        ("ledger", 95, 160), ("ledger replicas", 95, 0)]

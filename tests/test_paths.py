@@ -248,10 +248,11 @@ def test_fingerprints_match_from_the_repository_a_folder_and_one_file(kustomized
 
     whole = fingerprints(kustomized, ".")
     assert ("PA101", "k8s/postgres.yaml") in {(c, p) for c, p, _ in whole}
-    # A file next to a kustomization.yaml stands for the kustomization it belongs to.
     assert fingerprints(kustomized, "k8s") == whole
-    assert fingerprints(kustomized, "k8s/hpa.yaml") == whole
-    assert fingerprints(kustomized / "k8s", "hpa.yaml") == whole
+    # A file named is read as it is: the HPA alone holds no server (the kustomization
+    # beside it is built only when its folder or the kustomization file is named).
+    assert fingerprints(kustomized, "k8s/hpa.yaml") == []
+    assert fingerprints(kustomized / "k8s", "postgres.yaml", "api.yaml", "hpa.yaml") == whole
     assert fingerprints(kustomized / "k8s", "api.yaml", "hpa.yaml", "kustomization.yaml") \
         == whole
     # pre-commit passes the changed files: the whole repository is read.

@@ -16,7 +16,7 @@ from advisor.facts.pgbouncer import (
     effective_pool,
     server_side_max,
 )
-from advisor.model import BouncerVersion, Term
+from advisor.model import BouncerVersion, Source, Term
 from advisor.read.fs import Root
 from advisor.read.sources.pgbouncer_ini import parse_connstr, pooler_from_ini, read_pgbouncer_ini
 
@@ -165,7 +165,14 @@ def test_c_number_parsing() -> None:
 def test_defaults_per_version() -> None:
     v = lambda minor: BouncerVersion(major=1, minor=minor)  # noqa: E731
     d = bouncer_default("default_pool_size", V118)
-    assert (d.value, d.source.label()) == (20, "default: PgBouncer 1.18 default")
+    # V118 is the model's fallback (no version read): its defaults say so (audit 8b D6)
+    assert (d.value, d.source.label()) == (20, "default: PgBouncer 1.18 default (version "
+                                               "assumed: Debian 12 PgBouncer 1.18)")
+    read = BouncerVersion(major=1, minor=18, source=Source(path="Dockerfile", line=1))
+    assert bouncer_default("default_pool_size", read).source.label() == \
+        "default: PgBouncer 1.18 default"
+    assert bouncer_default("default_pool_size", v(23)).source.label() == \
+        "default: PgBouncer 1.23 default"
     assert bouncer_default("reserve_pool_timeout", V118).value == 5.0
     assert bouncer_default("pool_mode", V118).value == "session"
     assert bouncer_default("listen_port", V118).value == 6432

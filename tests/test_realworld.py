@@ -20,6 +20,9 @@ CORPUS = Path(__file__).resolve().parent / "realworld"
 # PostgreSQL defaults used below (PostgreSQL 12-18 docs, runtime-config-connection):
 MAX_CONNECTIONS_DEFAULT = 100
 SUPERUSER_RESERVED_DEFAULT = 3
+# Patroni's own superuser sessions, heartbeat and restapi, on each instance it runs
+# (patroni/patroni de6b22c8 patroni/postgresql/__init__.py:94-95, patroni/api.py:1584)
+PATRONI_SESSIONS = 2
 # PgBouncer defaults (doc/config.md): default_pool_size 20, reserve_pool_size 0,
 # reserve_pool_timeout 5 s, max_db_connections 0 (unlimited).
 PGBOUNCER_DEFAULT_POOL_SIZE = 20
@@ -74,7 +77,8 @@ def test_crunchy_examples_keycloak_through_pgbouncer():
     b = budgets(check_json("crunchy-examples"))
     primary = b["keycloakdb"]
     # usable = max_connections 150 (postgres.yaml patroni.dynamicConfiguration) - 3 (PG 16)
-    assert primary["usable"] == 150 - SUPERUSER_RESERVED_DEFAULT
+    #   - 2 (Patroni's superuser sessions)
+    assert primary["usable"] == 150 - SUPERUSER_RESERVED_DEFAULT - PATRONI_SESSIONS
     # keycloakdb-pgbouncer: (2 replicas (proxy.pgBouncer.replicas) + 1 surge: PGO's
     #   RollingUpdate sets no maxSurge, 25% rounded up) x default_pool_size "15"
     #   (config.global) for one pair: Keycloak reads host, database and user from the
@@ -92,7 +96,8 @@ def test_zalando_manifests_pooler_and_direct_client():
     b = budgets(check_json("zalando-manifests"))
     primary = b["acid-minimal-cluster"]
     # usable = max_connections "120" (spec.postgresql.parameters) - 3 (PG 16 default)
-    assert primary["usable"] == 117
+    #   - 2 (Patroni's superuser sessions: Spilo runs Patroni)
+    assert primary["usable"] == 115
     # acid-minimal-cluster-pooler: connectionPooler.numberOfInstances 2; per pod the
     #   operator sets max_db_connections = maxDBConnections 60 (default) // 2 = 30,
     #   default_pool_size = 30 // 2 = 15, reserve_pool_size = min_pool_size = 15 // 2 = 7;
@@ -109,8 +114,10 @@ def test_zalando_manifests_pooler_and_direct_client():
 
 def test_crunchy_ha_star_only_pgbouncer_assumes_one_pair():
     b = budgets(check_json("crunchy-ha"))
-    # usable = max_connections 100 (PostgreSQL default: PGO sets none here) - 3
-    assert b["hippo-ha"]["usable"] == MAX_CONNECTIONS_DEFAULT - SUPERUSER_RESERVED_DEFAULT
+    # usable = max_connections 100 (PostgreSQL default: PGO sets none here) - 3 - 2
+    #   (Patroni's superuser sessions)
+    assert b["hippo-ha"]["usable"] == \
+        MAX_CONNECTIONS_DEFAULT - SUPERUSER_RESERVED_DEFAULT - PATRONI_SESSIONS
     # hippo-ha-pgbouncer: (proxy.pgBouncer.replicas 2 + 1 surge) x default_pool_size 20
     #   (PgBouncer default) for one assumed (database, user) pair: PGO writes only `*`
     #   and no client is in the repository; never 0; and as much for its auth_query

@@ -8,6 +8,8 @@ tests/test_budget_oracle.py):
              connection slots; PostgreSQL 12 release notes: "Make max_wal_senders not
              count as part of max_connections")
            - headroom the user declares
+           - the sessions the server's manager holds in ordinary slots (Patroni's
+             superuser connections, advisor.facts.patroni)
 Autovacuum workers, WAL senders (since 12) and background workers have slots of their
 own and are listed, not subtracted.
 """
@@ -283,6 +285,7 @@ def server_budget(server: Server, topo: Topology, memory: MemoryOptions | None =
             wal_senders = ws.value
     if server.headroom is not None and server.headroom.value:
         reserved.append(server.headroom)
+    reserved += server.held
     usable = max_conn.value - sum(t.value for t in reserved)
 
     unknown: list[str] = []

@@ -98,6 +98,7 @@ def scan_paths(root: Root, paths: list[Path], settings: Settings, options: Check
         reads = manifests_kustomize_reads(root, found.kustomize_dirs, found.kustomize_all,
                                           found.manifests)
         owned, beside = reads.skip, reads.beside
+    notices += _named_beside_notices(root, found, owned)
     comments: dict[str, dict[int, list[str]]] = {}
     cache = _open_cache(root, options)
     if root.once is not None and cache.enabled:
@@ -145,6 +146,15 @@ def scan_paths(root: Root, paths: list[Path], settings: Settings, options: Check
         cache.save()
     if reads is not None:
         notices[reads_at:reads_at] = reads.notices
+    if any(p.name.endswith(".jsonnet") for p in found.other_files):
+        from advisor.engine.jsonnet import jsonnet_sources
+
+        # Argo CD renders a plain folder's *.jsonnet: read when the evaluator is
+        # installed, else said (never a silent "no PostgreSQL server found")
+        objects += guarded(problems, ".", partial(
+            jsonnet_sources, root, found.other_files,
+            objects + [o for _label, objs in environments for o in objs], problems,
+            notices), [], "reading jsonnet sources")
     notices += _releases_notice(root.path, objects + [o for _label, objs in environments
                                                      for o in objs])
     # The applications' source folders and build files are looked for in the whole
@@ -1372,6 +1382,27 @@ def app_source_dirs(found) -> list[str]:
 
 
 _VENDORED = frozenset({"vendor", "node_modules", "third_party", "testdata"})
+
+
+def _named_beside_notices(root: Root, found: Any, owned: set[Path]) -> list[str]:
+    """One notice per file named as a path beside a kustomization that no path builds:
+    the file is read on its own, as named, and what kustomize would deploy from the
+    folder is not (a file a built kustomization reads is read through the build, and its
+    folder's unlisted files have the kustomize reads' own notice)."""
+    built = {root.real(d) for d in found.kustomize_all}
+    out = []
+    for path, kustomization, listed in found.named_beside:
+        if path in owned or root.real(kustomization.parent) in built:
+            continue
+        shown = root.rel(kustomization.parent)
+        out.append(
+            f"{root.rel(path)}: read on its own, as named; {root.rel(kustomization)} "
+            "beside it is not built"
+            + (" (it lists this file: kustomize may deploy it changed, with the "
+               "kustomization's namespace, name prefix or patches)" if listed else
+               " (it does not list this file)")
+            + f"; name the folder ({shown}) to check what kustomize deploys from it")
+    return out
 
 
 def _input_problem(exc: InputError) -> ConfigProblem:

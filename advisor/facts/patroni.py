@@ -10,11 +10,21 @@ max_connections=10 failed validation, defaulting to 100", and Patroni's own defa
 below are CMDLINE_OPTIONS' IntValidator minimums; max_connections' floor is 25 from
 Patroni 1.6.1 (commit 53d32f14, "Allow lower values for postgresql configuration"; it was
 100 before).
+
+Patroni also holds two connections of its own to its PostgreSQL, as the superuser
+(patroni/postgresql/config.py:1172-1181 at de6b22c8, the local connection's kwargs are
+the superuser's), each kept open by its NamedConnection (patroni/postgresql/connection.py)
+until it fails: `heartbeat` (patroni/postgresql/__init__.py:94-95), the HA loop's, and
+`restapi` (patroni/api.py:1583-1587), opened by the first REST call that queries (GET
+/patroni, which the Zalando operator polls; GET /readiness on a replica, the pods'
+readiness probe). A superuser session takes an ordinary slot: PostgreSQL refuses a
+non-superuser once only superuser_reserved_connections (+ reserved_connections, 16+)
+slots are free (postinit.c InitPostgres), so they come out of what the applications get.
 """
 
 from __future__ import annotations
 
-from advisor.model import Setting, Source
+from advisor.model import Setting, Source, Term
 
 # name -> (Patroni's default, the least value its validator accepts)
 CMDLINE_FLOORS: dict[str, tuple[int, int]] = {
@@ -54,3 +64,16 @@ def patroni_floors(settings: dict[str, Setting], who: str
                        f"failed validation, defaulting to {default}' and PostgreSQL runs "
                        f"with {default}")
     return out, notices
+
+
+# heartbeat + restapi (module docstring)
+PATRONI_SESSIONS = 2
+SESSIONS_WHERE = ("Patroni's named connections as the superuser, 'heartbeat' "
+                  "(patroni/postgresql/__init__.py:94-95) and 'restapi' (patroni/api.py:"
+                  "1583-1587), at patroni/patroni de6b22c8")
+
+
+def patroni_sessions() -> Term:
+    """The slots Patroni's own superuser sessions hold on each instance it runs."""
+    return Term(label="Patroni's superuser sessions", value=PATRONI_SESSIONS,
+                source=Source.default_of(SESSIONS_WHERE, key="patroni"))

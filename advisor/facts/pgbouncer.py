@@ -255,12 +255,12 @@ def show_value(kind: str, value: str | int | float | bool) -> str:
 
 def bouncer_default(name: str, version: BouncerVersion) -> Setting:
     """PgBouncer's built-in default for `name`, with its version as the source."""
-    return _bouncer_default(name, version.major, version.minor)
+    return _bouncer_default(name, version.major, version.minor, version.cite("default"))
 
 
 @lru_cache(maxsize=1024)  # a budget asks for the same few per pool: parsed once each
-def _bouncer_default(name: str, major: int, minor: int) -> Setting:
-    version = BouncerVersion(major=major, minor=minor)  # all a default depends on
+def _bouncer_default(name: str, major: int, minor: int, cited: str) -> Setting:
+    version = BouncerVersion(major=major, minor=minor)  # all a value depends on
     spec = params(version).get(name)
     if spec is None:
         raise UnknownSetting(f"PgBouncer {version.text} has no parameter {name!r}")
@@ -274,7 +274,7 @@ def _bouncer_default(name: str, major: int, minor: int) -> Setting:
         raw=raw,
         value=value,
         unit=unit,
-        source=Source.default_of(f"PgBouncer {version.text} default", key=name),
+        source=Source.default_of(cited, key=name),
     )
 
 
@@ -435,7 +435,7 @@ def _pool_entries(pooler: Pooler, db: str, user: str) -> _PoolEntries | None:
     if forced and user_entry is None and _find_user(pooler, server_user) is not None:
         notes.append(
             f"[users] {server_user} does not apply to the forced user of {entry.name} "
-            f"in PgBouncer {version.text} (src/objects.c force_user)"
+            f"in {version.cite()} (src/objects.c force_user)"
         )
     return _PoolEntries(entry, server_user, forced, user_entry, notes)
 
@@ -509,8 +509,8 @@ def auth_pool(pooler: Pooler, lookup: AuthLookup) -> EffectivePool | None:
     if pool is not None and pool.entry == "*" and lookup.dbname is not None \
             and not pooler.version.at_least(1, 21):
         pool.notes.append(
-            f"auth_dbname {lookup.database} has no [databases] entry: PgBouncer "
-            f"{pooler.version.text} finds it only once a client has opened it through the "
+            f"auth_dbname {lookup.database} has no [databases] entry: "
+            f"{pooler.version.cite()} finds it only once a client has opened it through the "
             "* fallback (src/client.c prepare_auth_database: find_database; "
             "find_or_register_database from 1.21), else such logins fail; counted")
     return pool
@@ -568,11 +568,11 @@ def _effective_pool(pooler: Pooler, db: str, user: str,
         )
     unlimited = pool_size.value <= 0 and version.at_least(1, 24)
     if unlimited:
-        notes.append(f"pool_size 0: no limit of the pool's own in PgBouncer {version.text} "
+        notes.append(f"pool_size 0: no limit of the pool's own in {version.cite()} "
                      "(1.24+: src/objects.c launch_new_connection checks it only when > 0), "
                      "only max_db_connections and max_user_connections")
     elif pool_size.value <= 0:
-        notes.append(f"pool_size 0: PgBouncer {version.text} opens one server connection "
+        notes.append(f"pool_size 0: {version.cite()} opens one server connection "
                      "for the pool's first login, then its reserve at most (src/objects.c "
                      "launch_new_connection; from 1.24 a pool_size of 0 is no limit)")
     return EffectivePool(
@@ -712,7 +712,7 @@ def _add_auth_pools(pooler: Pooler, pools: list[EffectivePool],
             continue
         pool = auth_pool(pooler, lookup)
         if pool is None:
-            notes.append(f"{lookup.describe()}: PgBouncer {pooler.version.text} refuses "
+            notes.append(f"{lookup.describe()}: {pooler.version.cite()} refuses "
                          f"that database (src/client.c prepare_auth_database), so such "
                          "logins fail: no pool")
             continue
@@ -774,7 +774,7 @@ def _add_kept_pools(pooler: Pooler, pools: list[EffectivePool],
         seen.add((pool.database, pool.user))
         pools.append(replace(pool, kept_only=True))
         notes.append(f"{entry.name}/{entry.user}: no client counted here opens it, but "
-                     f"PgBouncer {pooler.version.text} keeps its min_pool_size "
+                     f"{pooler.version.cite()} keeps its min_pool_size "
                      f"{pool.min_kept} open with none (1.21+: src/janitor.c)")
     return notes
 

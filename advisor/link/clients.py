@@ -13,7 +13,12 @@ from msgspec.structs import replace
 from advisor.guard import guarded
 from advisor.lazyregex import lazy
 from advisor.link.argo import LEADER_ONLY, argo_workflows_pools
-from advisor.link.hosts import host_variable_route, resolve_host, runs_db_proxy
+from advisor.link.hosts import (
+    host_variable_route,
+    resolve_host,
+    runs_db_proxy,
+    service_host_routes,
+)
 from advisor.link.inputs import Inputs, suppressed_codes, workload_id
 from advisor.link.operators import operator_credentials_route, operator_secret_route
 from advisor.model import (
@@ -51,7 +56,13 @@ from advisor.read.apps.locate import (
     maybe_built_here,
 )
 from advisor.read.apps.poolcache import container_pools
-from advisor.read.apps.urls import route_from_args, route_from_url, route_key, routes_after
+from advisor.read.apps.urls import (
+    other_scheme_hosts,
+    route_from_args,
+    route_from_url,
+    route_key,
+    routes_after,
+)
 from advisor.read.render import in_packaged_chart
 from advisor.read.sources.k8s import get
 from advisor.read.sql.drivers import env_hazards, may_hold_env_hazard
@@ -235,12 +246,19 @@ def client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
         env_route = route_from_env(c.env)
         c_routes = routes_after(env_route, _not_operator_made(c.env, operator_secrets))
         bound = _service_binding_route(w, c, index or {}, topo) if c.env else None
+        # (not those of an operator's Secret: its host and pgbouncer-host are alternatives)
+        services = [] if found.no_postgres else service_host_routes(
+            _not_operator_made(c.env, operator_secrets), host_map, w.namespace or default_ns)
         c_route = bound or env_route or operator_secret_route(c, operator_secrets or {}) \
             or route_from_args(c.command, c.args, c.source) or next(iter(c_routes), None) \
             or host_variable_route(c.env, host_map, w.namespace or default_ns,
                                    runs_db_proxy([x.image for x in w.containers])) \
+            or next(iter(services), None) \
             or (_pgpool_route(c, app if c.name in runs_app else None)
                 if not found.pools else None)
+        services = _service_host_links(w, services, [c_route, *c_routes], host_map,
+                                       w.namespace or default_ns, topo.notices)
+        c_routes = [*c_routes, *(r for r in services if r is not c_route)]
         # a pool with no route of its own connects where the container's URL says, unless
         # its reader said where is not known (route_unknown: the variable that names its
         # database is set where the repository does not hold it; Mattermost's
@@ -409,6 +427,7 @@ def client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
         route, pools, extra = _declared_pair(decl, inputs.settings.origin, workload_id(w),
                                              route, pools, extra, topo.notices)
     if not pools and route is None:
+        topo.notices.extend(_dropped_connection_note(w, directory))
         return []  # talks to no database we can see
     client = Client(id=workload_id(w), name=w.name, namespace=w.namespace, kind=w.kind,
                     replicas=replicas, surge=_client_surge(inputs, w, replicas),
@@ -651,6 +670,28 @@ def _remote_connection_notes(w: Workload) -> list[str]:
     return notes
 
 
+_HOST_PART = lazy(r"HOST|URL|URI|DSN|ADDR", re.I)
+_OTHER_ENGINE = lazy(r"MYSQL|MARIA|MONGO|REDIS|CLICKHOUSE|ELASTIC|INFLUX|CASSANDRA|MSSQL", re.I)
+
+
+def _dropped_connection_note(w: Workload, directory: str | None) -> list[str]:
+    """Said of a workload left out as talking to no database while a container's env
+    names a database host in a variable no URL reader knows (learningequality/studio's
+    DATA_DB_HOST, read by settings that were not found): never dropped silently."""
+    for c in w.containers:
+        if c.role == "init" or is_pgbouncer_container(c):
+            continue
+        for var in c.env:
+            if var.value and _CONNECTION_NAME.search(var.name) and _HOST_PART.search(var.name) \
+                    and not _SECRET_NAME.search(var.name) and not _OTHER_ENGINE.search(var.name):
+                where = "no application source was found for it" if directory is None else \
+                    f"its source {directory or '.'}/ names no pool or host read here"
+                return [f"{workload_id(w)}: container {c.name} is given {var.name}="
+                        f"{var.value!r} ({var.source.label()}), but {where}: not counted in "
+                        "any budget (declare [[workloads]] source, or target and connections)"]
+    return []
+
+
 def unknown_connection_note(who: str, var: EnvVar) -> str | None:
     """The notice for a connection variable (DATABASE_URL, *_POSTGRES_HOST) whose value
     is not known here: fetched by an ExternalSecret, encrypted with SOPS; None for any
@@ -802,6 +843,30 @@ def _one_init_run(w: Workload, runs: list[tuple[str, list[Pool]]], topo: Topolog
     return most
 
 
+def _service_host_links(w: Workload, services: list[Route], known: list[Route | None],
+                        host_map: dict[str, tuple[str, str]], namespace: str,
+                        notices: list[str]) -> list[Route]:
+    """The routes of host variables no database-host rule reads whose value is a
+    server's or pooler's Service here (hosts.service_host_routes), less those reaching a
+    target another route of the container already reaches (KC_DB_URL_HOST beside the
+    Keycloak family it belongs to): each said, with the variable that links it."""
+    reached = {resolve_host(r.host, namespace, host_map) for r in known
+               if r is not None and not any(r is s for s in services)}
+    out: list[Route] = []
+    for r in services:
+        at = resolve_host(r.host, namespace, host_map)
+        if at is None or at in reached:
+            continue
+        reached.add(at)
+        out.append(r)
+        notices.append(
+            f"{workload_id(w)}: {r.source.key} = {r.host} ({r.source.label()}) is the "
+            f"Service of {at[0]} {at[1]}: counted as a connection to it (a host variable "
+            "whose value is a PostgreSQL server's or pooler's Service here); its database "
+            "and user are not read")
+    return out
+
+
 def _other_routes(route: Route | None, routes: list[Route]) -> list[Route]:
     """`routes` less `route` and repeats (the same host, port, database and user)."""
     seen = {route_key(route)} if route is not None else set()
@@ -861,19 +926,25 @@ _HOST_TOKEN = lazy(r"[a-z0-9](?:[-a-z0-9.]*[a-z0-9])?")
 # a PostgreSQL URL on a mounted configuration line (quotes and spaces end it)
 _PG_URL = lazy(r"\bpostgres(?:ql)?://[^\s'\"]+", re.I)
 _MAX_CONFIG_SCAN = 256 * 1024  # characters of one mounted file looked through
+# A comment line of YAML, TOML, INI or a .conf (`#`, `;`) or of JS/JSONC (`//`): prose
+# that names a pooler ("the readiness probe goes through pgbouncer-ro") connects nowhere
+_COMMENT = lazy(r"\s*(?:#|;|//)")
 
 
 def _app_containers(w: Workload) -> set[str]:
     """The containers that run the application whose source folder was found: in a pod
     with sidecars (a kubectl token syncer, a log shipper), the ones with the image of a
-    container whose env names a database, else the images this repository may build;
-    all of them when that does not tell. The others are read from their env alone: a
-    sidecar does not open the application's pools."""
+    container whose env names a database (by a URL reader, else by a variable's name:
+    learningequality/studio's DATA_DB_HOST beside an nginx), else the images this
+    repository may build; all of them when that does not tell. The others are read from
+    their env alone: a sidecar does not open the application's pools."""
     names = {c.name for c in w.containers}
     running = [c for c in w.containers if c.role != "init" and not is_pgbouncer_container(c)]
     if len(running) <= 1:
         return names
     keep = {image_repository(c.image) for c in running if route_from_env(c.env)} or \
+        {image_repository(c.image) for c in running if any(
+            e.value and _CONNECTION_NAME.search(e.name) for e in c.env)} or \
         {image_repository(c.image) for c in running if maybe_built_here(c.image)}
     if not keep:
         return names
@@ -934,12 +1005,14 @@ def _mounted_config_route(w: Workload, index: ConfigIndex, host_map: dict,
                 continue
             for key, text in data.data.items():
                 for number, line in enumerate(text[:_MAX_CONFIG_SCAN].splitlines(), start=1):
-                    if not _CONNECTION_LINE.search(line):
+                    if not _CONNECTION_LINE.search(line) or _COMMENT.match(line):
                         continue
                     shown, offset = data.text_origin(key)
                     where = Source(path=shown, line=offset + number, key=f"{name}/{key}")
+                    elsewhere = other_scheme_hosts(line)
                     for token in _HOST_TOKEN.findall(line.lower()):
-                        if resolve_host(token, namespace, host_map) is None:
+                        if token in elsewhere or resolve_host(token, namespace,
+                                                              host_map) is None:
                             continue
                         return Route(host=token, source=where)
                     if unknown is None and (m := _PG_URL.search(line)):

@@ -406,6 +406,40 @@ def host_variable_route(env: tuple[EnvVar, ...] | list[EnvVar],
     return _endpoint_route(env, host_map, namespace)
 
 
+# Any other host variable (pachyderm's pachd: PG_BOUNCER_HOST=pg-bouncer, PG_BOUNCER_PORT
+# beside POSTGRES_HOST): its name ends in HOST or HOSTNAME and its value is exactly a
+# Service name of a server or pooler here (`svc`, `svc.ns`, `svc.ns.svc[.cluster.local]`,
+# a letter in the first label: no address, port or template). A name that says nothing
+# of a database is taken only from such a value: LOKI_SERVICE_HOST=loki never links.
+_ANY_HOST_VAR = re.compile(r"(.*?)_*HOST(?:NAME)?", re.I)
+_SERVICE_NAME = re.compile(
+    r"[a-z0-9-]*[a-z][a-z0-9-]*(?:\.[a-z0-9-]+(?:\.svc(?:\.cluster\.local)?)?)?\.?", re.I)
+
+
+def service_host_routes(env: tuple[EnvVar, ...] | list[EnvVar],
+                        host_map: dict[str, tuple[str, str]], namespace: str
+                        ) -> list[Route]:
+    """A route for each host variable whose name no database-host rule reads (_HOST_VAR,
+    route_from_env's families) and whose value is exactly a Service of a PostgreSQL
+    server or pooler in the repository (_ANY_HOST_VAR, _SERVICE_NAME); its `<prefix>PORT`
+    sibling gives the port, the database and user are not known. Cited at the variable."""
+    by_name = {e.name.upper(): e for e in env if e.value}
+    out: list[Route] = []
+    for var in env:
+        value = (var.value or "").strip()
+        m = _ANY_HOST_VAR.fullmatch(var.name)
+        if m is None or not value or _HOST_VAR.fullmatch(var.name) is not None \
+                or _SERVICE_NAME.fullmatch(value) is None \
+                or resolve_host(value, namespace, host_map) is None:
+            continue
+        prefix = var.name[:m.end(1)].upper()
+        port = next((by_name[n].value for n in (f"{prefix}_PORT", f"{prefix}PORT")
+                     if n in by_name), None)
+        out.append(Route(host=value.rstrip("."), port=parse_port(port),
+                         source=replace(var.source, key=var.name)))
+    return out
+
+
 def _sibling_prefixes(prefix: str, by_name: dict[str, EnvVar]) -> list[str]:
     """`prefix`, then the same application's other database words that name no host of
     their own: PostHog's settings (posthog/settings/data_stores.py postgres_config)

@@ -104,12 +104,18 @@ def server_from_workload(inputs: Inputs, topo: Topology, w: Workload, c: Contain
             topo.problems.extend(problems)
     if image_repository(c.image) == "harbor-db":
         settings.update(_harbor_db_max_connections(c, version.int_value, topo))
+    held = []
     if is_spilo_image(c.image):
         settings = {**_spilo_settings(c, built, version.int_value, topo), **settings}
+        # Spilo runs Patroni, whose own superuser sessions hold slots on each instance
+        from advisor.facts.patroni import patroni_sessions
+
+        held.append(patroni_sessions())
     wid = workload_id(w)
     return Server(
         id=wid, name=w.name, kind="workload", namespace=w.namespace, version=version,
-        settings=settings, conf_end=conf_end, instances=replicas, memory_limit=c.memory_limit,
+        settings=settings, conf_end=conf_end, instances=replicas, held=held,
+        memory_limit=c.memory_limit,
         cpu_limit=c.cpu_limit, location=w.obj.location(), suppressed=suppressed_codes(w.obj))
 
 

@@ -9,7 +9,14 @@ narrowed by the `directory.include` / `exclude` globs (reposerver findManifests)
 ApplicationSet's git directory generator makes one Application per folder its
 `directories[].path` patterns match (Go's path.Match: `*` stays within one folder; a
 folder an `exclude: true` pattern matches is left out whatever else matches it), its
-template's `path` being `{{path}}` (`{{.path.path}}` with goTemplate).
+template's `path` being `{{path}}` (`{{.path.path}}` with goTemplate); its git files
+generator makes one per file its `files[].path` patterns match, `{{path}}` being the
+folder that holds the file (applicationset docs, Git generator: "path: the path to the
+directory containing the matching configuration file"). A plain directory's `*.jsonnet`
+files are rendered by Argo CD's built-in Jsonnet (reposerver findManifests: manifestFile
+`^.*[.](yaml|yml|json|jsonnet)$`, a `.jsonnet` file evaluated with the app folder and
+`directory.jsonnet.libs` as its import paths, TLAs and extVars from
+`directory.jsonnet`); a `.libsonnet` file is only imported.
 
 Pure functions over already-loaded objects: folders are resolved and listed through the
 callables the caller gives.
@@ -38,6 +45,11 @@ class ArgoBuild(Struct, frozen=True):
     recurse: bool = False  # directory.recurse: a plain folder's subfolders too
     include: str = ""  # directory.include / exclude globs, relative to the folder
     exclude: str = ""
+    # directory.jsonnet: libs (relative to the repository root), TLAs and extVars as
+    # (name, value, code)
+    jsonnet_libs: tuple[str, ...] = ()
+    tlas: tuple[tuple[str, str, bool], ...] = ()
+    ext_vars: tuple[tuple[str, str, bool], ...] = ()
 
 
 def destination(build: ArgoBuild) -> str:
@@ -67,15 +79,28 @@ def _sources(spec: Any) -> list[dict]:
     return found
 
 
+def _jsonnet_vars(items: Any) -> tuple[tuple[str, str, bool], ...]:
+    return tuple((str(v["name"]), str(v.get("value") or ""), v.get("code") is True)
+                 for v in items if isinstance(v, dict) and isinstance(v.get("name"), str)
+                 ) if isinstance(items, list) else ()
+
+
 def _build(obj: K8sObject, source: dict, folder: str) -> ArgoBuild:
     directory = source.get("directory") if isinstance(source.get("directory"), dict) else {}
+    jsonnet = directory.get("jsonnet") if isinstance(directory.get("jsonnet"), dict) else {}
+    libs = jsonnet.get("libs")
     return ArgoBuild(folder=folder, by=obj, recurse=directory.get("recurse") is True,
                      include=str(directory.get("include") or ""),
-                     exclude=str(directory.get("exclude") or ""))
+                     exclude=str(directory.get("exclude") or ""),
+                     jsonnet_libs=tuple(str(x) for x in libs if isinstance(x, str))
+                     if isinstance(libs, list) else (),
+                     tlas=_jsonnet_vars(jsonnet.get("tlas")),
+                     ext_vars=_jsonnet_vars(jsonnet.get("extVars")))
 
 
 def argo_builds(objects: list[K8sObject], resolve: Callable[[str], str | None],
-                subfolders: Callable[[str], list[str]]) -> list[ArgoBuild]:
+                subfolders: Callable[[str], list[str]],
+                files: Callable[[str], list[str]] | None = None) -> list[ArgoBuild]:
     """The folders Argo CD Applications and ApplicationSets of `objects` build from a git
     `path` (not a chart of a Helm repository): `resolve(path)` gives a git path as a
     folder of the root (None: not in the repository), `subfolders(folder)` the names of
@@ -97,7 +122,7 @@ def argo_builds(objects: list[K8sObject], resolve: Callable[[str], str | None],
         spec = obj.body.get("spec")
         go = isinstance(spec, dict) and spec.get("goTemplate") is True
         sources = _sources(get(spec, "template", "spec"))
-        for prefix, folders in _generated(spec, subfolders):
+        for prefix, folders in _generated(spec, subfolders, files):
             for source in sources:
                 path = source.get("path")
                 if source.get("chart") or not isinstance(path, str):
@@ -122,22 +147,38 @@ def _git_generators(generators: Any, depth: int = 0) -> Iterator[dict]:
                 yield from _git_generators(gen[nested].get("generators"), depth + 1)
 
 
-def _generated(spec: Any, subfolders: Callable[[str], list[str]]
+def _patterns(items: Any) -> list[tuple[str, bool]]:
+    return [(str(d["path"]), d.get("exclude") is True) for d in items
+            if isinstance(d, dict) and isinstance(d.get("path"), str)
+            ] if isinstance(items, list) else []
+
+
+def _generated(spec: Any, subfolders: Callable[[str], list[str]],
+               files: Callable[[str], list[str]] | None = None
                ) -> Iterator[tuple[str, list[str]]]:
-    """(pathParamPrefix, the folders) of each git directory generator."""
+    """(pathParamPrefix, the folders) of each git directory generator, and of each git
+    files generator when `files(folder)` (the names of a folder's files) is given: the
+    folders holding the files it matches (walnuts1018/infra's `k8s/apps/*/app.json5`)."""
     for git in _git_generators(get(spec, "generators")):
-        directories = git.get("directories")
-        if not isinstance(directories, list):
-            continue
-        patterns = [(str(d["path"]), d.get("exclude") is True) for d in directories
-                    if isinstance(d, dict) and isinstance(d.get("path"), str)]
-        found: set[str] = set()
-        for pattern, exclude in patterns:
-            if not exclude:
-                found.update(glob_folders(pattern, subfolders))
-        kept = [f for f in sorted(found)
-                if not any(exclude and path_match(p, f) for p, exclude in patterns)]
-        yield str(git.get("pathParamPrefix") or ""), kept
+        prefix = str(git.get("pathParamPrefix") or "")
+        patterns = _patterns(git.get("directories"))
+        if patterns:
+            found: set[str] = set()
+            for pattern, exclude in patterns:
+                if not exclude:
+                    found.update(glob_folders(pattern, subfolders))
+            kept = [f for f in sorted(found)
+                    if not any(exclude and path_match(p, f) for p, exclude in patterns)]
+            yield prefix, kept
+        patterns = _patterns(git.get("files"))
+        if patterns and files is not None:
+            matched: set[str] = set()
+            for pattern, exclude in patterns:
+                if not exclude:
+                    matched.update(glob_files(pattern, subfolders, files))
+            held = {f.rpartition("/")[0] for f in matched
+                    if not any(exclude and path_match(p, f) for p, exclude in patterns)}
+            yield prefix, sorted(held)
 
 
 def _fill(path: str, prefix: str, folder: str, go: bool) -> str:
@@ -186,6 +227,19 @@ def glob_folders(pattern: str, subfolders: Callable[[str], list[str]]) -> list[s
     return found
 
 
+def glob_files(pattern: str, subfolders: Callable[[str], list[str]],
+               files: Callable[[str], list[str]]) -> list[str]:
+    """The files of the repository a git files generator's pattern matches, one folder
+    level per segment (a `**` pattern, which newer Argo CD reads as any depth, matches
+    nothing here)."""
+    parts = _segments(pattern)
+    if not parts or len(parts) < 2 or any("**" in p for p in parts):
+        return []
+    last = _go_glob(parts[-1])
+    return [f"{folder}/{name}" for folder in glob_folders("/".join(parts[:-1]), subfolders)
+            for name in files(folder) if fnmatchcase(name, last)]
+
+
 def _braces(pattern: str) -> list[str]:
     """`{a,b}` alternatives expanded (Argo CD's directory globs take them)."""
     m = re.search(r"\{([^{}]*)\}", pattern)
@@ -225,4 +279,20 @@ def not_applied(files: list[str], builds: list[ArgoBuild], plain: Callable[[str]
         holding = [b for b in builds if holds(b.folder, file)]
         if holding and not any(applies(b, file, plain) for b in holding):
             out.add(file)
+    return out
+
+
+def rendered_jsonnet(files: list[str], builds: list[ArgoBuild], plain: Callable[[str], bool]
+                     ) -> list[tuple[ArgoBuild, list[str]]]:
+    """The `.jsonnet` files among `files` (relative to the root) that each build renders
+    (a plain folder's, as it applies its YAML: recurse, include, exclude), each file
+    with the first build that renders it only."""
+    taken: set[str] = set()
+    out: list[tuple[ArgoBuild, list[str]]] = []
+    for build in builds:
+        mine = [f for f in files if f.endswith(".jsonnet") and f not in taken
+                and holds(build.folder, f) and applies(build, f, plain)]
+        taken.update(mine)
+        if mine:
+            out.append((build, mine))
     return out

@@ -62,6 +62,10 @@ class Discovered(Struct):
     # (file, chart) of the values files named as paths inside a chart folder: each stands
     # for its chart, and is said when the chart is not rendered with it (--values)
     chart_values_named: list[tuple[Path, Path]] = field(default_factory=list)
+    # (file, the kustomization file beside it, whether it lists the file) of the files named
+    # as paths beside a kustomization: each is read as it is; said when the folder is not
+    # built (repository.scan_paths)
+    named_beside: list[tuple[Path, Path, bool]] = field(default_factory=list)
 
     def rel(self, p: Path) -> str:
         found = relative_posix(str(p), str(self.root)) if p.is_absolute() else None
@@ -111,8 +115,11 @@ def discover_paths(root: Path, paths: list[Path], *,
     (the outermost one below the root: subcharts render through their parent), except a
     Kubernetes manifest Helm does not deploy (outside templates/, charts/, crds/, and
     read by no template through .Files: advisor.read.chart_parts), which is read as a
-    manifest; a file next to a kustomization.yaml stands for that kustomization
-    (`check k8s/*.yaml` is `check k8s`). Each file is classified once, however many paths
+    manifest. A file named is read as it is, a kustomization's resource or not: its
+    folder's kustomization is built only when a path names the folder, a folder above it
+    or the kustomization file itself (`check k8s/*.yaml` is then `check k8s`), and a file
+    that build lists is read through the build only (kustomize_tree.
+    manifests_kustomize_reads). Each file is classified once, however many paths
     hold it. `excludes`: (folder relative to the root, gitignore-style globs relative to
     that folder)."""
     root = root.resolve()
@@ -144,7 +151,7 @@ def discover_paths(root: Path, paths: list[Path], *,
             walked.append(path)
             _load_gitignores_above(ignores, found, path)
             _walk(found, path, ignores, seen, kustomize_dirs)
-        elif any((path.parent / k).is_file() for k in KUSTOMIZATION_NAMES):
+        elif path.name in KUSTOMIZATION_NAMES:
             in_order = False
             _add_once(kustomize_dirs, path.parent)
         elif str(path) not in seen and not ignores.match_excluded(found.rel(path)):
@@ -154,6 +161,13 @@ def discover_paths(root: Path, paths: list[Path], *,
                 found.notices.append(f"{found.rel(path)}: {kind}, not a regular file; skipped")
                 continue
             _classify(found, path)
+            # `check manifests/cluster.yaml` beside a kustomization that lists only the
+            # operator: building the folder instead read nothing of the file named
+            beside = next((path.parent / k for k in KUSTOMIZATION_NAMES
+                           if (path.parent / k).is_file()), None)
+            if beside is not None:
+                found.named_beside.append(
+                    (path, beside, path in _kustomization_files(path.parent)))
     # A chart inside another's charts/ renders through it (by set: a pairwise test of 200
     # charts was 40,000 `parents` scans); one in another's examples/ is a chart of its own.
     charts = set(found.helm_charts)
@@ -716,6 +730,33 @@ def _kustomization_refs(d: Path) -> list[Path]:
 
 
 def _kustomization_refs_kind(d: Path) -> tuple[list[Path], str]:
+    data = _kustomization_data(d)
+    if data is None:
+        return [], ""
+    refs = [target for target in _local_refs(d, data) if target.is_dir()]
+    return refs, str(data.get("kind") or "Kustomization")
+
+
+def _kustomization_files(d: Path) -> set[Path]:
+    """The files `d`'s kustomization lists as resources (resolved)."""
+    data = _kustomization_data(d)
+    return set() if data is None else {t for t in _local_refs(d, data) if t.is_file()}
+
+
+def _local_refs(d: Path, data: dict) -> list[Path]:
+    """The local entries of a kustomization's resources, bases and components."""
+    refs = []
+    for key in ("resources", "bases", "components"):
+        items = data.get(key)
+        for item in items if isinstance(items, list) else []:
+            if isinstance(item, str) and "://" not in item:
+                refs.append((d / item).resolve())
+    return refs
+
+
+def _kustomization_data(d: Path) -> dict | None:
+    """`d`'s kustomization file, parsed; None when it has none (a symlinked one is not
+    read), or it does not parse to a mapping."""
     from advisor.read.yamlpos import YAMLError, load
 
     for name in KUSTOMIZATION_NAMES:
@@ -726,16 +767,6 @@ def _kustomization_refs_kind(d: Path) -> tuple[list[Path], str]:
             try:
                 data = load(read_regular(path).decode("utf-8"))
             except (YAMLError, OSError, UnicodeDecodeError, RecursionError):
-                return [], ""
-            if not isinstance(data, dict):
-                return [], ""
-            refs = []
-            for key in ("resources", "bases", "components"):
-                items = data.get(key)
-                for item in items if isinstance(items, list) else []:
-                    if isinstance(item, str) and "://" not in item:
-                        target = (d / item).resolve()
-                        if target.is_dir():
-                            refs.append(target)
-            return refs, str(data.get("kind") or "Kustomization")
-    return [], ""
+                return None
+            return data if isinstance(data, dict) else None
+    return None

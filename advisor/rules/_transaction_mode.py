@@ -313,7 +313,7 @@ def setting_int(pooler: Pooler, key: str) -> tuple[int, Source]:
     try:
         setting = effective_setting(pooler.settings, key, pooler.version)
     except UnknownSetting:
-        return 0, Source.default_of(f"absent in PgBouncer {pooler.version.text}", key=key)
+        return 0, Source.default_of(f"absent in {pooler.version.cite()}", key=key)
     try:
         return int(str(setting.value).strip()), setting.source
     except ValueError:

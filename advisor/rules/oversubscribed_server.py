@@ -23,7 +23,9 @@ def oversubscribed_server(topo: Topology, ctx: RuleContext) -> Iterator[Finding]
     beside the release's pods before the rollout (without the surge), post-upgrade ones
     during it (`Helm hooks [chart]` in the budget). It compares
     the sum with the slots a non-superuser can take:
-    `max_connections - superuser_reserved_connections - reserved_connections (16+) - headroom`.
+    `max_connections - superuser_reserved_connections - reserved_connections (16+) - headroom`,
+    and on a Patroni-managed server (Zalando/Spilo, PGO, Percona) the 2 slots Patroni's own
+    superuser sessions hold.
 
     ## Why is this bad
     When the autoscaler reaches its maximum, the connection that does not fit is refused

@@ -44,7 +44,7 @@ def _rejects(hazard: SqlHazard, route: RouteMode) -> str | None:
     if names and not unknown:
         return None
     shown = ", ".join(unknown) or "a non `-c` option"
-    return f"PgBouncer {version.text} forwards only parameters it tracks; not {shown}"
+    return f"{version.cite()} forwards only parameters it tracks; not {shown}"
 
 
 @rule(

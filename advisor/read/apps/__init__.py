@@ -183,6 +183,9 @@ class AppPools(Record, kw_only=True):
     # Why some of its connections lead where the repository does not say
     # (StackContext.unrouted, Pool.route_unknown)
     unrouted: list[str] = field(default_factory=list)
+    # A reader decided the container is no PostgreSQL client (Temporal's schema tool with
+    # its mysql8 plugin): a host variable naming a server's Service does not make it one
+    no_postgres: bool = False
 
     @property
     def default_applied(self) -> list[Pool]:
@@ -411,7 +414,8 @@ def pools_for_container(container: Container, app: AppSource | None = None, *,
     segments = command_line(ctx.container, ctx.app, []).segments()
     schema_tool = _temporal_sql_tool(ctx, segments)
     if schema_tool is not None:
-        return AppPools(pools=schema_tool, notices=ctx.notices, problems=ctx.problems)
+        return AppPools(pools=schema_tool, notices=ctx.notices, problems=ctx.problems,
+                        no_postgres=not schema_tool)
     migration = _migration_pool(ctx, segments)
     client_program = _client_program_pool(ctx, segments) if migration is None else None
     if client_program is not None and container.role == "init":

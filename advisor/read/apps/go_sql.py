@@ -8,13 +8,16 @@ from __future__ import annotations
 
 import re
 
+from msgspec import Struct
 from msgspec.structs import replace
 
 from advisor.model import Pool, Source
 from advisor.read.apps.base import StackContext
 from advisor.read.apps.gosource import (
+    GoBody,
     GoFile,
     GoFunc,
+    body_at,
     call_args,
     enclosing_func,
     go_files,
@@ -22,6 +25,7 @@ from advisor.read.apps.gosource import (
 )
 from advisor.read.apps.jsparse import Tok
 from advisor.read.apps.numbers import parse_int
+from advisor.read.apps.source import AppFile
 from advisor.read.apps.urls import route_from_env, route_from_url
 
 _PG_DRIVERS = {"postgres", "pgx", "pgx/v5", "cloudsqlpostgres", "nrpostgres", "postgresql"}
@@ -73,13 +77,23 @@ def pop_pools(ctx: StackContext) -> list[Pool]:
     return unbounded
 
 
+class _Site(Struct, frozen=True):
+    """An opener call or a SetMaxOpenConns call, with the named function around it."""
+
+    g: GoFile
+    at: int
+    body: GoBody | None
+
+
 def go_sql_pools(ctx: StackContext) -> list[Pool]:
     popped = pop_pools(ctx)
     if popped:
         return popped
     files = go_files(ctx, "Open", _OPEN_KEYS)
-    opens: list[tuple[Source, str | None, str]] = []  # (where, DSN, note on the driver)
-    limits: list[tuple[int | None, Source]] = []
+    # (where, DSN, note on the driver, the call)
+    opens: list[tuple[Source, str | None, str, _Site]] = []
+    limits: list[tuple[int | None, Source, _Site]] = []
+    sites = 0  # every opener call, of any database, counted or not
     for g in files:
         toks = g.toks
         for i in range(len(toks) - 4):
@@ -87,10 +101,16 @@ def go_sql_pools(ctx: StackContext) -> list[Pool]:
             if dot.text != "." or paren.text != "(" or (pkg.text, fn.text) not in _OPENERS:
                 continue
             here = Source(path=g.file.path, line=pkg.line, key=f"{pkg.text}.{fn.text}")
+            site = _Site(g=g, at=i, body=body_at(g.bodies, i))
+            sites += 1
+            if pkg.text == "gorm" and toks[i + 4].text != "postgres":
+                continue  # gorm.Open(postgres.Open(dsn), ...): another dialect otherwise
+            why = _test_support(ctx, g, site.body, set())
+            if why:
+                ctx.notices.append(f"{here.label()}: {here.key} is in test support ({why}): "
+                                   "not counted")
+                continue
             if pkg.text == "gorm":
-                # gorm.Open(postgres.Open(dsn), ...)
-                if toks[i + 4].text != "postgres":
-                    continue
                 dsn_tok = toks[i + 8] if i + 8 < len(toks) else None
             elif pkg.text == "stdlib":
                 dsn_tok = None
@@ -101,20 +121,23 @@ def go_sql_pools(ctx: StackContext) -> list[Pool]:
                     continue
                 dsn_arg = args[1] if len(args) > 1 else []
                 dsn = _one(resolve(ctx, g, dsn_arg, i)) if dsn_arg else None
-                opens.append((here, dsn, driver))
+                opens.append((here, dsn, driver, site))
                 continue
             dsn = literal(g, dsn_tok) if dsn_tok is not None else None
-            opens.append((here, dsn, ""))
+            opens.append((here, dsn, "", site))
         for i in range(len(toks) - 3):
             if toks[i].text == "SetMaxOpenConns" and toks[i + 1].text == "(":
                 value = literal(g, toks[i + 2]) if toks[i + 3].text == ")" else None
                 limits.append((parse_int(value) if value is not None else None,
                                Source(path=g.file.path, line=toks[i].line,
-                                      key="SetMaxOpenConns")))
+                                      key="SetMaxOpenConns"),
+                               _Site(g=g, at=i, body=body_at(g.bodies, i))))
     pools: list[Pool] = []
-    for here, dsn, driver_note in opens:
+    for here, dsn, driver_note, site in opens:
         route = route_from_url(dsn, here) if dsn else route_from_env(ctx.container.env)
-        known = [(n, s) for n, s in limits if n is not None]
+        mine = [(n, src) for n, src, at in limits
+                if _configures(site, at, sites)]
+        known = [(n, s) for n, s in mine if n is not None]
         if known:
             n, src = known[-1]
             if n > 0:
@@ -122,8 +145,8 @@ def go_sql_pools(ctx: StackContext) -> list[Pool]:
                                       per_process=False, note=driver_note))
                 continue
             note = f"SetMaxOpenConns({n}) at {src.label()}: n <= 0 means no limit"
-        elif limits:
-            src = limits[-1][1]
+        elif mine:
+            src = mine[-1][1]
             configured = config_limit(ctx, "database/sql SetMaxOpenConns")
             if configured == "hidden":
                 continue
@@ -144,6 +167,97 @@ def go_sql_pools(ctx: StackContext) -> list[Pool]:
             here, default="Go database/sql default MaxOpenConns 0 (unlimited)"),
             route=route, bound="unbounded", per_process=False, note=_and(note, driver_note)))
     return pools
+
+
+def _configures(opened: _Site, limit: _Site, sites: int) -> bool:
+    """Whether the SetMaxOpenConns at `limit` is on the *sql.DB opened at `opened`: in the
+    same function; in a function that calls the opener's (it takes the pool the opener
+    returns) or that the opener's calls (a helper it hands the pool to), one level; for a
+    pool opened at package scope, in its package. Any other limit only while the module
+    has this one opener call in all (`sites`): a pool kept in a struct field and
+    configured in a method. Never another pool's limit (audit 8b D2: direktiv's test
+    helper's pool took initDB's SetMaxOpenConns(16))."""
+    if _same(opened, limit) or _calls_in(limit, opened) or _calls_in(opened, limit):
+        return True
+    if opened.body is None and _folder(opened.g) == _folder(limit.g):
+        return True  # `var db, _ = sql.Open(...)`, configured in the package's init
+    return sites == 1
+
+
+def _folder(g: GoFile) -> str:
+    return g.file.path.rpartition("/")[0]
+
+
+def _same(a: _Site, b: _Site) -> bool:
+    return a.g is b.g and (a.body.start if a.body else -1) == (b.body.start if b.body else -1)
+
+
+def _calls_in(caller: _Site, callee: _Site) -> bool:
+    """Whether the function around `caller` calls the function around `callee`."""
+    if caller.body is None or callee.body is None:
+        return False
+    func, toks = callee.body.func, caller.g.toks
+    folder, there = _folder(callee.g), _folder(caller.g)
+    pkg = re.search(r"^package\s+(\w+)", callee.g.file.text, re.M)
+    return any(toks[m].text == func.name and toks[m + 1].text == "("
+               and _calls(func, toks, m, caller.g, there == folder, pkg and pkg.group(1),
+                          folder.rpartition("/")[2])
+               for m in range(caller.body.start + 1, caller.body.end))
+
+
+# Go test scaffolding a file may import outside _test.go: a process that starts its
+# database in a container (testcontainers-go) is a test, not a deployed service.
+_TEST_IMPORT = re.compile(r'"github\.com/testcontainers/testcontainers-go[/"]')
+# Go's naming for test-fixture constructors (NewTestDB, newTestPostgres, newTest).
+_TEST_NAME = re.compile(r"[nN]ewTest(?![a-z])")
+
+
+def _test_support(ctx: StackContext, g: GoFile, body: GoBody | None, seen: set[str]
+                  ) -> str | None:
+    """Why the function `body` of g (None: package scope) is only test support, or None.
+    Test support: its file imports testcontainers-go; it takes a *testing.T (or TB, B,
+    F, M), which only a test can pass; it is named newTest*/NewTest*; or it is
+    referenced, and only from _test.go files and from functions that are test support
+    themselves. A function referenced nowhere stays counted (a minimal module's helper,
+    or one called through a registry this scan does not follow)."""
+    if _TEST_IMPORT.search(g.file.text):
+        return f"{g.file.rel} imports testcontainers-go"
+    if body is None:
+        return None
+    name = body.func.name
+    if body.testing_param:
+        return f"{name} takes a *testing value"
+    if _TEST_NAME.match(name):
+        return f"{name} is named as a test fixture"
+    if name in ("main", "init") or name in seen or len(seen) > 4:
+        return None  # the entry points; a cycle or a long chain stays counted
+    seen = seen | {name}
+    refs = 0
+    for f in ctx.files("go"):
+        if name not in f.text:
+            continue
+        other = _go_file(ctx, f)
+        toks = other.toks
+        for m, tok in enumerate(toks):
+            if tok.text != name or (m and toks[m - 1].text in ("func", ")")
+                                    and m + 1 < len(toks) and toks[m + 1].text == "("):
+                continue  # a declaration, not a reference
+            refs += 1
+            if f.name.endswith("_test.go"):
+                continue
+            around = body_at(other.bodies, m)
+            if around is None or not _test_support(ctx, other, around, seen):
+                return None
+    return f"{name} is referenced only from tests" if refs else None
+
+
+def _go_file(ctx: StackContext, f: AppFile) -> GoFile:
+    cache = ctx.cache.setdefault("go", {})
+    assert isinstance(cache, dict)
+    g = cache.get(f.path)
+    if g is None:
+        g = cache[f.path] = GoFile(f)
+    return g
 
 
 def _and(note: str, more: str) -> str:

@@ -22,12 +22,20 @@ class GoFile:
         self.file = file
         self._toks: list[Tok] | None = None
         self._consts: dict[str, str] | None = None
+        self._bodies: list[GoBody] | None = None
 
     @property
     def toks(self) -> list[Tok]:
         if self._toks is None:
             self._toks = tokenize(self.file.text)
         return self._toks
+
+    @property
+    def bodies(self) -> list[GoBody]:
+        """The file's named functions with their bodies (func_bodies)."""
+        if self._bodies is None:
+            self._bodies = func_bodies(self.toks)
+        return self._bodies
 
     @property
     def consts(self) -> dict[str, str]:
@@ -153,3 +161,57 @@ def enclosing_func(toks: list[Tok], at: int) -> GoFunc | None:
             found = GoFunc(name=toks[name_at].text, at=name_at, method=method,
                            params=tuple(p[0].text if named else "" for p in params))
     return found
+
+
+class GoBody(Struct, frozen=True):
+    """A named function's body: toks[start] is its `{`, toks[end] its `}`."""
+
+    func: GoFunc
+    start: int
+    end: int
+    testing_param: bool  # takes a *testing.T, testing.TB, ... (only a test can pass one)
+
+
+def func_bodies(toks: list[Tok]) -> list[GoBody]:
+    """The named functions and methods of a file, in order, with their bodies."""
+    out: list[GoBody] = []
+    k = 0
+    while k < len(toks) - 2:
+        if toks[k].text != "func":
+            k += 1
+            continue
+        j = k + 1
+        method = toks[j].text == "("
+        if method:
+            j = _close(toks, j) + 1
+        if j + 1 >= len(toks) or toks[j].kind != "id" or toks[j + 1].text not in ("(", "["):
+            k += 1  # a function literal or type: its body stays inside the enclosing one
+            continue
+        name_at = j
+        j += 1
+        if toks[j].text == "[":
+            j = _close(toks, j) + 1
+        if j >= len(toks) or toks[j].text != "(":
+            k += 1
+            continue
+        params = call_args(toks, j)
+        sig = j
+        j = _close(toks, j) + 1
+        while j < len(toks) and toks[j].text != "{":
+            j += 1
+        end = _close(toks, j)
+        named = any(len(p) > 1 for p in params)
+        testing = any(toks[m].text == "testing" and toks[m + 1].text == "."
+                      and toks[m + 2].text in ("T", "TB", "B", "F", "M")
+                      for m in range(sig, min(j, len(toks) - 2)))
+        out.append(GoBody(func=GoFunc(name=toks[name_at].text, at=name_at, method=method,
+                                      params=tuple(p[0].text if named else ""
+                                                   for p in params)),
+                          start=j, end=end, testing_param=testing))
+        k = end + 1
+    return out
+
+
+def body_at(bodies: list[GoBody], at: int) -> GoBody | None:
+    """The named function whose body holds toks[at]."""
+    return next((b for b in bodies if b.start < at < b.end), None)

@@ -16,6 +16,7 @@ import re
 from msgspec import Struct
 from msgspec.structs import replace
 
+from advisor.lazyregex import lazy
 from advisor.model import CpuFormula, Pool, Route, Source
 from advisor.read.apps.base import StackContext
 from advisor.read.apps.source import AppFile
@@ -75,12 +76,27 @@ def _scheme_stack(url: str) -> Stack | None:
     return None
 
 
+# pyproject.toml tables whose keys are dependency names (Poetry: `Django = "^4"`,
+# `[tool.poetry.group.<g>.dependencies]`; PDM/uv dev tables list requirement strings)
+_KEYED_TABLES = lazy(r"tool\.poetry\.(?:dev-)?dependencies|tool\.poetry\.group\.[\w.-]+"
+                     r"\.dependencies")
+
+
 def _deps(f: AppFile) -> list[tuple[str, int]]:
     """(dependency name, line) pairs of one manifest, loosely: names only, no versions."""
     out = []
+    table = ""  # the pyproject.toml table a line is in
     for n, line in enumerate(f.text.splitlines(), 1):
         text = line.split("#", 1)[0].strip() if f.kind == "deps" else line.strip()
         if not text:
+            continue
+        if f.name == "pyproject.toml" and (header := re.fullmatch(r"\[([^\[\]]+)\]", text)):
+            table = header.group(1).replace('"', "").replace(" ", "")
+            continue
+        if table and _KEYED_TABLES.fullmatch(table) and (
+                key := re.match(r"""["']?([A-Za-z][\w.-]*)["']?\s*=""", text)) \
+                and key.group(1).lower() != "python":
+            out.append((key.group(1), n))
             continue
         if f.name == "package.json":
             out.extend((q.group(1), n) for q in re.finditer(r'"(@?[\w./-]+)"\s*:', text))

@@ -11,6 +11,7 @@ Repository code is never run. Unknown forms evaluate to None.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from msgspec import Struct
 from msgspec.structs import replace
@@ -58,6 +59,9 @@ class JsScope(Struct):
     env: dict[str, EnvVar]
     cpus: int
     names: dict[str, Val]
+    # node-config's lookup for this container (apps/nodeconfig.py NodeConfig.get): the
+    # value of a dotted key, given the expression as written; None when not read
+    node_config: Callable[[str, str], Val | None] | None = None
 
 
 class _Unknown:
@@ -100,6 +104,9 @@ class JsParser:
             self.after[i] = len(toks)
         # local name -> function imported from "os"/"node:os" (`import { cpus } from`)
         self.os_names = os_imports(toks)
+        # local names node-config's module is bound to (`const config = require("config")`)
+        self.config_names = config_imports(toks) if scope.node_config is not None \
+            else frozenset()
 
     def src(self, i: int, key: str | None = None) -> Source:
         line = self.t[i].line if i < len(self.t) else None
@@ -249,6 +256,18 @@ class JsParser:
             # = this.toOptionalNumber(environment.DATABASE_CONNECTION_POOL_MAX)`): its
             # NAME is the container's NAME
             return self.env_var(i, self.t[i + 2].text), i + 3
+        if name in self.config_names and self.at(i + 1, ".") and name not in self.locals:
+            # node-config's module, before an env-parsed config object of the same name
+            return self.config_value(i)
+        if name in CONFIG_MODULES and name not in self.scope.names \
+                and name not in self.locals and self.at(i + 1, ".") and i + 2 < len(self.t) \
+                and _ENV_NAME.fullmatch(self.t[i + 2].text) and not self.at(i + 3, "(") \
+                and self.t[i + 2].text in self.scope.env:
+            # an app's config object parsed from process.env (rejourney's config.ts:
+            # `z.object({ DATABASE_URL: z.string(), ... }).parse(process.env)`): a NAME
+            # the container sets is its NAME; one it does not set may take the
+            # schema's default, not read here
+            return self.env_var(i, self.t[i + 2].text), i + 3
         if name in ("parseInt", "Number", "parseFloat") and self.at(i + 1, "("):
             v, j = self.expr(i + 2)
             end = self.skip_balanced(i + 1)
@@ -281,6 +300,27 @@ class JsParser:
         while self.at(j, ".") and j + 1 < len(self.t):
             j += 2
         return None, j
+
+    def config_value(self, i: int) -> tuple[Val | None, int]:
+        """node-config's `config.get("a.b")` or `config.a.b` at token `i`: its value for
+        this container (None: a call or member not read, or a key no file sets)."""
+        assert self.scope.node_config is not None
+        if self.at(i + 2, "get") and self.at(i + 3, "(") and i + 4 < len(self.t) \
+                and self.t[i + 4].kind == "str" and self.at(i + 5, ")"):
+            key, end = self.t[i + 4].text[1:-1], i + 6
+        else:
+            parts = []
+            j = i + 1
+            while self.at(j, ".") and j + 1 < len(self.t) and self.t[j + 1].kind == "id":
+                parts.append(self.t[j + 1].text)
+                j += 2
+            if not parts or self.at(j, "(") or parts[0] in ("util", "has", "get"):
+                while self.at(j, ".") and j + 1 < len(self.t):
+                    j += 2
+                return None, j
+            key, end = ".".join(parts), j
+        shown = _shown_tokens(self.t[i:end])
+        return self.scope.node_config(key, shown), end
 
     def env_var(self, i: int, key: str) -> Val:
         """The container's variable `key`, read at token `i`: its value, unknown when a
@@ -375,6 +415,7 @@ class JsParser:
         open_ = False  # a spread of an object not read: keys may come from it
         while i < end - 1:
             tok = self.t[i]
+            key_at = i
             if tok.text == "...":
                 v, i = self.expr(i + 1)
                 if v is not None and isinstance(v.value, dict):
@@ -385,7 +426,8 @@ class JsParser:
             elif tok.kind in ("id", "str", "num") and self.at(i + 1, ":"):
                 key = tok.text[1:-1] if tok.kind == "str" else tok.text
                 v, i = self.expr(i + 2)
-                out[key] = v if v is not None else Val(UNKNOWN, self.src(i))
+                out[key] = v if v is not None and v.value is not UNKNOWN \
+                    else self.unread_member(v, key_at + 2, self._member_end(i, end))
             elif tok.kind == "id" and (self.at(i + 1, ",") or i + 1 == end - 1):
                 v = self.scope.names.get(tok.text)
                 out[tok.text] = v if v is not None else Val(UNKNOWN, self.src(i))
@@ -403,6 +445,25 @@ class JsParser:
                 i = self._to_comma(i, end)
         return Val(out, self.src(start), open=open_), end
 
+    def unread_member(self, v: Val | None, start: int, end: int) -> Val:
+        """A member value not read (`v` None or unknown), tokens start..end: unknown,
+        cited at its first token, saying what it is as written (and why, when `v`
+        says)."""
+        shown = _shown_tokens(self.t[start:end])
+        where = self.src(start)
+        why = v.unread if v is not None else ""
+        text = f"{shown} at {where.label()} is not read" + (f" ({why})" if why else "")
+        if v is None:
+            return Val(UNKNOWN, where, unread=text)
+        if v.hidden:
+            return v  # a Secret's value: said as such (StackContext.hidden_read)
+        return replace(v, source=where if v.source.path is None else v.source, unread=text)
+
+    def _member_end(self, i: int, end: int) -> int:
+        """Index of the `,` (or the object's `}`) that ends the member going on at `i`."""
+        j = self._to_comma(i, end)
+        return j - 1 if j > 0 and self.at(j - 1, ",") else j
+
     def _to_comma(self, i: int, end: int) -> int:
         depth = 0
         while i < end - 1 and not (depth == 0 and self.t[i].text == ","):
@@ -412,10 +473,43 @@ class JsParser:
         return i + 1 if self.at(i, ",") else i
 
 
+# Longest expression shown as written in a message; a longer one is cut
+MAX_SHOWN = 80
+
+
+def _shown_tokens(toks: list[Tok]) -> str:
+    """Tokens as written, near enough: no space around `.`, inside brackets or before
+    `,`."""
+    out = ""
+    for k, t in enumerate(toks):
+        before = toks[k - 1].text if k else ""
+        glue = not out or t.text in (".", ",", ")", "]", "(", "!") or before in (".", "(", "[", "!")
+        out += ("" if glue else " ") + t.text
+    return out if len(out) <= MAX_SHOWN else out[:MAX_SHOWN - 3] + "..."
+
+
 def _shown(v: Val) -> str:
     if v.cpu is not None:
         return v.cpu.text
     return str(v.value)
+
+
+def config_imports(toks: list[Tok]) -> frozenset[str]:
+    """Names node-config's module is bound to: `const config = require("config")`,
+    `import config from "config"`, `import * as config from "config"`."""
+    out = set()
+    for k, tok in enumerate(toks):
+        if tok.kind != "str" or tok.text[1:-1] != "config" or k < 2:
+            continue
+        if toks[k - 1].text == "(" and toks[k - 2].text == "require" and k >= 5 \
+                and toks[k - 3].text == "=" and toks[k - 4].kind == "id" \
+                and toks[k - 5].text in ("const", "let", "var"):
+            out.add(toks[k - 4].text)
+        elif toks[k - 1].text == "from" and toks[k - 2].kind == "id" and k >= 3 and (
+                toks[k - 3].text == "import" or (toks[k - 3].text == "as" and k >= 5
+                                                 and toks[k - 4].text == "*")):
+            out.add(toks[k - 2].text)
+    return frozenset(out)
 
 
 def os_imports(toks: list[Tok]) -> dict[str, str]:
@@ -512,6 +606,9 @@ def module_consts(toks: list[Tok], scope: JsScope) -> None:
 
 # Names an app's env module is imported as, whose UPPER_CASE members mirror process.env
 ENV_MODULES = frozenset({"env", "ENV", "environment"})
+# Names an app's config object is imported as: an UPPER_CASE member the container sets
+# is that variable (only then: a schema may default the others)
+CONFIG_MODULES = frozenset({"config", "CONFIG"})
 _ENV_NAME = re.compile(r"[A-Z][A-Z0-9_]*")
 
 

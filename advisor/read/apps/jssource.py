@@ -12,6 +12,7 @@ from advisor.model import Route, Source
 from advisor.read.apps.appcache import JS_KEYS, file_keys, run_cache
 from advisor.read.apps.base import StackContext
 from advisor.read.apps.jsparse import UNKNOWN, JsParser, JsScope, Tok, module_consts, tokenize
+from advisor.read.apps.nodeconfig import NodeConfig
 from advisor.read.apps.numbers import parse_int
 from advisor.read.apps.pyeval import Val
 from advisor.read.apps.source import AppFile, auxiliary_script
@@ -38,10 +39,22 @@ class JsModule:
     def parser(self) -> JsParser:
         if self._parser is None:
             ctx = self._ctx
-            scope = JsScope(path=self.file.path, env=ctx.env_map(), cpus=ctx.cpus, names={})
+            scope = JsScope(path=self.file.path, env=ctx.env_map(), cpus=ctx.cpus, names={},
+                            node_config=node_config(ctx).get)
             module_consts(self.toks, scope)
             self._parser = JsParser(self.toks, scope)
         return self._parser
+
+
+def node_config(ctx: StackContext) -> NodeConfig:
+    """The container's node-config, made once: its config-folder files (JSON/YAML and JS
+    alike; nodeconfig.NodeConfig picks the folder) and env."""
+    found = ctx.cache.get("node-config")
+    if not isinstance(found, NodeConfig):
+        files = ctx.files("node-config") + [f for f in ctx.files("js")
+                                            if f.rel.startswith("config/") or "/config/" in f.rel]
+        found = ctx.cache["node-config"] = NodeConfig(files, ctx.env_map())
+    return found
 
 
 _SOURCE_DIRS = ("src", "lib", "server", "app", "config")
@@ -201,12 +214,39 @@ def may_hold(obj: Val | None, *path: str) -> bool:
     return cur is not None and cur.value is UNKNOWN  # set, to an expression not read
 
 
-def options_unread(ctx: StackContext, label: str, where: Source, key: str) -> None:
+def unread_member(obj: Val | None, *path: str) -> tuple[str, Val] | None:
+    """(dotted path, value) of the first member on `path` of the literal `obj` whose
+    value is not read (a call, an import), when that is why `path` is not known."""
+    cur = obj
+    for k, key in enumerate(path):
+        if cur is None or not isinstance(cur.value, dict):
+            return None
+        found = cur.value.get(key)
+        if found is None:
+            return None
+        if found.value is UNKNOWN:
+            return (".".join(path[:k + 1]), found) if found.unread else None
+        cur = found
+    return None
+
+
+def options_unread(ctx: StackContext, label: str, where: Source, key: str,
+                   options: Val | None = None, path: tuple[str, ...] = ()) -> None:
     """Pool `label`'s options at `where` are not read statically and may set `key`:
-    its size is unknown (PA106), never the library's default."""
-    why = (f"{label}: the options at {where.label()} are not read statically (an object "
-           f"from another module or a call, or a spread of one), so whether they set {key} "
-           "is not known (the library's default applies only without it)")
+    its size is unknown (PA106), never the library's default. With the `options`
+    literal and the `path` of `key` in it: the member not read is said, where it is."""
+    member = unread_member(options, *path) if path else None
+    if member is not None:
+        name, v = member
+        why = (f"{label}: {name} = {v.unread}, so "
+               + (f"{key} is not known" if name == ".".join(path) else
+                  f"whether it sets {key} is not known (the library's default applies "
+                  "only without it)"))
+    else:
+        why = (f"{label}: the options at {where.label()} are not read statically (an "
+               f"object from another module or a call, or a spread of one), so whether "
+               f"they set {key} is not known (the library's default applies only without "
+               "it)")
     if why not in ctx.unknown:
         ctx.unknown.append(why)
 

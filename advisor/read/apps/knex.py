@@ -65,7 +65,7 @@ def _pool(cfg: Val, where: Source, ctx: StackContext) -> Pool | None:
     if may_hold(cfg, "pool", "max"):
         # `pool: poolConfig`, `{ ...base, client: "pg" }`: max may be set where it is not
         # read, so Knex's 10 is not known to apply
-        options_unread(ctx, "Knex pool.max", where, "pool.max")
+        options_unread(ctx, "Knex pool.max", where, "pool.max", cfg, ("pool", "max"))
         return None
     return ctx.pool("Knex pool.max", DEFAULT_MAX,
                     Source.default_of("Knex 3.x default (pool min 2, max 10)", key="pool.max"),

@@ -24,6 +24,7 @@ from pathlib import PurePosixPath
 from advisor.lazyregex import lazy
 from advisor.model import Frozen
 from advisor.read.apps.source import SKIP_DIRS
+from advisor.read.bitnami_names import BITNAMI_OWNERS
 from advisor.read.fs import InputError, Root, walk
 
 MAX_DIRS = 20_000
@@ -581,7 +582,8 @@ def fallback_app_dir(root: Root, candidates: list[str], names: set[str],
 
 
 # Published images that are never built from the repository being read.
-_PUBLISHED = ("bitnami/", "docker.io/library/", "quay.io/keycloak", "keycloak/",
+_PUBLISHED = (*(f"{owner}/" for owner in BITNAMI_OWNERS),  # bitnamilegacy/x is Bitnami's too
+              "docker.io/library/", "quay.io/keycloak", "keycloak/",
               "mattermost/", "goharbor/", "postgrest/", "temporalio/", "grafana/",
               "prom/", "redis", "memcached", "nginx", "busybox", "alpine", "curlimages/",
               "postgres", "pgbouncer", "edoburu/", "minio/", "rabbitmq", "elasticsearch",
@@ -685,8 +687,15 @@ def root_project_name(root: Root) -> str | None:
     scan reads them too. Worked out once per root (linking asks it of every workload
     that no folder is named like: three stats each, 7% of a warm check of 1,200)."""
     if "project_name" not in root.__dict__:
-        root.__dict__["project_name"] = _root_project_name(root)
+        name = _root_project_name(root)
+        # a workspace root's placeholder (Backstage's create-app writes "root") names no
+        # project: it must not make every image "another publisher's"
+        root.__dict__["project_name"] = None if name in _PLACEHOLDER_NAMES else name
     return root.__dict__["project_name"]
+
+
+_PLACEHOLDER_NAMES = frozenset(("root", "monorepo", "workspace", "workspaces", "app",
+                                "project", "main"))
 
 
 def _root_project_name(root: Root) -> str | None:
@@ -732,18 +741,25 @@ def _is_gem(root: Root, directory: str) -> bool:
 def _another_publisher(project: str | None, images: tuple[str, ...]) -> bool:
     """Whether the images name an organisation and a repository that are both unlike the
     root project (svix/svix-server deployed by OpenMeter's chart, whose workload name
-    `openmeter-svix` carries the release's name): that image is not built here."""
+    `openmeter-svix` carries the release's name), and none is like it: that pod does not
+    run the code built here."""
     if not project:
         return False
     p = _norm(project)
+    unlike = False
     for image in images:
         parts = [x for x in image.lower().split("@", 1)[0].split("/") if x]
         if len(parts) < 2:
             continue
         org, name = _norm(parts[-2]), _norm(parts[-1].split(":", 1)[0])
-        if org and name and not (p in org or org in p or p in name or name in p):
-            return True
-    return False
+        if not org or not name:
+            continue
+        if p in org or org in p or p in name or name in p:
+            # one of the pod's images is the project's: a sidecar of another publisher
+            # (learningequality/studio's nginx beside its app) does not make it another's
+            return False
+        unlike = True
+    return unlike
 
 
 def names_the_project(project: str | None, names: set[str]) -> bool:

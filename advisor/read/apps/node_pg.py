@@ -69,7 +69,14 @@ def node_pg_pools(ctx: StackContext) -> list[Pool]:
             pool = pg_pool_of(ctx, "node-postgres Pool max", opts, here, route,
                               has_args=bool(args), default=default_source(ctx.app),
                               note=f"new Pool at {here.label()} without max")
-            if pool is not None:
+            if url is not None and url.hidden and route is not None:
+                # connectionString from a Secret not held: where it connects is not
+                # known, never another variable's URL (route_of's fallback, the
+                # container's other pool's: rejourney's pool and readPool). With no
+                # such fallback the pool is unplaced already, and said so once.
+                pools += ctx.hidden_route([pool] if pool is not None else [],
+                                          "node-postgres Pool", url.hidden, url.source)
+            elif pool is not None:
                 pools.append(pool)
     return pools
 

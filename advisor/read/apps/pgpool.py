@@ -44,6 +44,7 @@ from msgspec import Struct
 
 from advisor.model import Pool, PoolerFront, Route, Source, Term
 from advisor.read.apps.numbers import parse_int
+from advisor.read.bitnami_names import is_bitnami_owner
 
 if TYPE_CHECKING:
     from advisor.model import Container
@@ -107,7 +108,7 @@ def is_pgpool_image(image: str) -> bool:
 def _flavour(image: str) -> str:
     parts = _image_path(image)
     owner = parts[-2] if len(parts) >= 2 else ""
-    return "bitnami" if owner == "bitnami" else "official" if owner == "pgpool" else "other"
+    return "bitnami" if is_bitnami_owner(owner) else "official" if owner == "pgpool" else "other"
 
 
 def conf_values(f: AppFile) -> dict[str, Value]:

@@ -1191,12 +1191,34 @@ def _wrapped_server(ctx: ContainerReading, run: ScriptRun) -> _Wrapped:
     return _Wrapped(server)
 
 
+def _managed_worker(ctx: ContainerReading, cmd: CommandLine
+                    ) -> tuple[str, list[Word]] | ProcessInfo | None:
+    """The Celery worker a Django management command starts (advisor/read/apps/
+    djcommand.py): its words, or unknown (PA106) when its command line is not read;
+    None when the command starts none (`manage.py migrate`: one process)."""
+    from advisor.read.apps.djcommand import read_managed
+
+    managed = read_managed(ctx.app, cmd)
+    if managed is None:
+        return None
+    if managed.words is None:
+        return ProcessInfo(server="celery", hidden=[f"Celery concurrency: {managed.why}"])
+    ctx.notices.append(f"{ctx.container.name}: server command taken from {managed.where} "
+                       f"(`manage.py {managed.command}` starts that Celery worker)")
+    return "celery", managed.words
+
+
 def detect_processes(ctx: ContainerReading, cpus: int, assumed: bool) -> ProcessInfo:
     cmd = command_line(ctx.container, ctx.app, ctx.notices)
     if cmd.env:
         ctx = _ScriptEnv(ctx, cmd.env)
     found = _find_server(cmd, _SERVERS)
     why = ""
+    if found is None:
+        managed = _managed_worker(ctx, cmd)
+        if isinstance(managed, ProcessInfo):
+            return managed
+        found = managed
     if found is None:
         run = script_run(ctx.container, ctx.app, cmd)
         if run.scripts or run.missing:

@@ -38,6 +38,10 @@ class Val(Struct, frozen=True):
     # A mapping that may hold keys not listed (a spread of an object not read here,
     # `{...config, ssl: true}`): a key it lacks is not known to be unset.
     open: bool = False
+    # For a value not read: that it is not, as written, where, and why when known
+    # ("parseInt(f()) at app/knexfile.js:13 is not read"), for the message that says so
+    # (jssource.options_unread); for one a reader could not resolve, only why
+    unread: str = ""
 
 
 class PyScope(Struct):
@@ -179,6 +183,11 @@ def evaluate(node: ast.AST | None, scope: PyScope) -> Val | None:
             if v.value:
                 return v
         return v
+    if isinstance(node, ast.Compare) and len(node.ops) == 1 and \
+            isinstance(node.ops[0], ast.In | ast.NotIn) and \
+            (found := _membership(node.left, node.comparators[0], scope)) is not None:
+        return found if isinstance(node.ops[0], ast.In) or found.value is _UNKNOWN \
+            else Val(not found.value, found.source)
     if isinstance(node, ast.Compare) and len(node.ops) == 1:
         # `os.getenv("DB") == "postgres"`: settings modules choose DATABASES this way
         a, b = evaluate(node.left, scope), evaluate(node.comparators[0], scope)
@@ -236,6 +245,29 @@ def evaluate(node: ast.AST | None, scope: PyScope) -> Val | None:
     return None
 
 
+def _membership(left: ast.expr, right: ast.expr, scope: PyScope) -> Val | None:
+    """`"DATABASE_URL" in os.environ` from the container's env (set, even from a Secret:
+    True; an envFrom source not held may set it: unknown; else False), and
+    `"DATABASES" in locals()` / `globals()` from the names read so far; None for any
+    other membership test (evaluated as a comparison)."""
+    key = evaluate(left, scope)
+    if key is None or not isinstance(key.value, str):
+        return None
+    where = scope.src(right)
+    if dotted(right) in ("os.environ", "environ"):
+        var = scope.env.get(key.value)
+        if var is not None:
+            return Val(True, replace(var.source, key=key.value))
+        unheld = may_set(scope.env.values(), key.value)
+        if unheld is not None:
+            return Val(_UNKNOWN, unheld.source, hidden=key.value)
+        return Val(False, replace(where, key=f"{key.value} (not set)"))
+    if isinstance(right, ast.Call) and not right.args and dotted(right.func) in (
+            "locals", "globals", "vars"):
+        return Val(key.value in scope.names, where)
+    return None
+
+
 def _fstring(node: ast.JoinedStr, scope: PyScope) -> Val:
     """An f-string as text: each field whose value is a known string or number put in,
     the others left as `${field}`, so a URL still names its host when only its user or
@@ -275,6 +307,16 @@ def _call(node: ast.Call, scope: PyScope) -> Val | None:
         if all(v is not None and isinstance(v.value, str) for v in (text, old, new)):
             return Val(text.value.replace(old.value, new.value), text.source)  # type: ignore[union-attr]
         return None
+    if isinstance(node.func, ast.Attribute) and node.func.attr == "get" and \
+            name not in _ENV_GETTERS and 1 <= len(args) <= 2:
+        # `DATABASES.get("default", {})`: a mapping read here, by a known key
+        mapping, key = evaluate(node.func.value, scope), evaluate(args[0], scope)
+        if mapping is not None and isinstance(mapping.value, dict) and not mapping.open \
+                and key is not None and isinstance(key.value, str):
+            got = mapping.value.get(key.value)
+            if got is not None:
+                return got
+            return evaluate(args[1], scope) if len(args) == 2 else Val(None, scope.src(node))
     if name in ("int", "float"):
         v = evaluate(args[0], scope) if args else None
         return _number(v, int if name == "int" else float) if v is not None else None
@@ -387,6 +429,9 @@ def _statements(body: list[ast.stmt], scope: PyScope) -> None:
             # pydantic settings classes and the functions that return one
             define(stmt, scope)
             continue
+        if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+            _update_items(stmt.value, scope)
+            continue
         targets: list[ast.expr] = []
         value: ast.expr | None = None
         if isinstance(stmt, ast.Assign):
@@ -407,20 +452,64 @@ def _statements(body: list[ast.stmt], scope: PyScope) -> None:
                 _assign_item(target, value, scope)
 
 
-def _assign_item(target: ast.Subscript, value: ast.expr, scope: PyScope) -> None:
-    """DATABASES["default"]["CONN_MAX_AGE"] = 60 (dicts are copied, Vals are frozen)."""
+def _item_path(target: ast.expr, scope: PyScope) -> tuple[str, list[Any]] | None:
+    """(name, keys) of `DATABASES["default"]["OPTIONS"]` when each key is read."""
     path: list[Any] = []
     node: ast.expr = target
     while isinstance(node, ast.Subscript):
         key = evaluate(node.slice, scope)
         if key is None:
-            return
+            return None
         path.append(key.value)
         node = node.value
     if not isinstance(node, ast.Name) or node.id not in scope.names:
-        return
+        return None
     path.reverse()
-    got = evaluate(value, scope) or Val(_UNKNOWN, scope.src(value))
+    return node.id, path
+
+
+def _update_items(call: ast.Call, scope: PyScope) -> None:
+    """`DATABASES["default"].update({...})` (or `.update(HOST=...)`): each key as an item
+    assignment (Heroku-style settings override the default alias this way); a value not
+    read is unknown, never the one it replaces. An argument not read as a mapping
+    (`.update(dj_database_url.config())`) makes the whole mapping unknown, cited at the
+    call's line (where django.py finds a URL helper)."""
+    func = call.func
+    if not isinstance(func, ast.Attribute) or func.attr != "update" or len(call.args) > 1:
+        return
+    found = _item_path(func.value, scope)
+    if found is None:
+        return
+    items: dict[Any, Val] = {}
+    if call.args:
+        given = evaluate(call.args[0], scope)
+        if given is None or not isinstance(given.value, dict):
+            _put_item(*found, Val(_UNKNOWN, scope.src(call)), scope)
+            return
+        items.update(given.value)
+    for k in call.keywords:
+        if k.arg is None:
+            _put_item(*found, Val(_UNKNOWN, scope.src(call)), scope)
+            return
+        items[k.arg] = evaluate(k.value, scope) or Val(_UNKNOWN, scope.src(k.value))
+    name, path = found
+    for key, got in items.items():
+        _put_item(name, [*path, key], got, scope)
+
+
+def _assign_item(target: ast.Subscript, value: ast.expr, scope: PyScope) -> None:
+    """DATABASES["default"]["CONN_MAX_AGE"] = 60 (dicts are copied, Vals are frozen)."""
+    found = _item_path(target, scope)
+    if found is None:
+        return
+    _put_item(*found, evaluate(value, scope) or Val(_UNKNOWN, scope.src(value)), scope)
+
+
+def _put_item(name: str, path: list[Any], got: Val, scope: PyScope) -> None:
+    """Set `name[path...]` to `got` (`name` itself when `path` is empty)."""
+    if not path:
+        scope.names[name] = got
+        return
 
     def put(cur: Val, keys: list[Any]) -> Val:
         if not isinstance(cur.value, dict):
@@ -432,7 +521,7 @@ def _assign_item(target: ast.Subscript, value: ast.expr, scope: PyScope) -> None
             items[keys[0]] = put(items[keys[0]], keys[1:])
         return Val(items, cur.source)
 
-    scope.names[node.id] = put(scope.names[node.id], path)
+    scope.names[name] = put(scope.names[name], path)
 
 
 def parse(text: str, path: str) -> tuple[ast.Module | None, str | None, int | None]:

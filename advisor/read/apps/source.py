@@ -82,6 +82,10 @@ _BY_SUFFIX = {
     ".conf": "conf",  # a configuration a command names (apps/supervisord.py: -c worker.conf)
 }
 
+# node-config's file formats other than JS (a config/*.js file is "js"); apps/nodeconfig.py
+_NODE_CONFIG_SUFFIXES = frozenset({".json", ".jsonc", ".json5", ".hjson", ".toml", ".yaml",
+                                   ".yml", ".cson", ".properties", ".xml"})
+
 
 class AppFile(Frozen, kw_only=True):
     path: str  # as shown to users: relative to the scanned root
@@ -189,6 +193,8 @@ def classify(rel: str) -> tuple[str, str | None] | None:
         return "dockerfile", None
     if name.endswith(".d.ts") or name.endswith(".min.js"):
         return None
+    if p.parent.name == "config" and p.suffix in _NODE_CONFIG_SUFFIXES:
+        return "node-config", None  # node-config's files (apps/nodeconfig.py)
     kind = _BY_SUFFIX.get(p.suffix)
     return (kind, None) if kind else None
 

@@ -94,8 +94,8 @@ def declared_hosts(hosts: list[str]) -> list[str]:
 
 def _route(fields: dict[str, str | None], source: Source) -> Route | None:
     host = _first_host(fields.get("host"))
-    if host is not None and _has_placeholder(host):
-        return None
+    if host is not None and (_has_placeholder(host) or other_scheme_hosts(host)):
+        return None  # DB_HOST=tcp://db:5432: a URL of another protocol, not a host
     if host is not None:
         host, port_text = split_port(host)
         if port_text is not None:
@@ -515,6 +515,33 @@ def _pg_keywords(value: str) -> bool:
     """A libpq keyword/value connection string with a host and a dbname, in a variable
     of any name."""
     return "://" not in value and ";" not in value and _PG_KEYWORDS.search(value) is not None
+
+
+# A URL on a line of text, its scheme (`jdbc:postgresql`, `tcp`) and its netloc.
+_ANY_URL = lazy(r"([a-z][a-z0-9+.-]*(?::[a-z][a-z0-9+.-]*)*)://([^/\s'\"?#]*)", re.I)
+# The last part of a scheme (jdbc:postgresql, r2dbc:pool:postgresql) that is PostgreSQL's,
+# as route_from_url reads them (_SCHEME_ALIAS, _URL_SCHEMES, _PREFIXES)
+_PG_SCHEME = lazy(r"(?:db\+)?postgres(?:ql)?(?:\+[\w.-]+)?|postgis|pgsql|timescaledb|ecto",
+                  re.I)
+
+
+def other_scheme_hosts(line: str) -> set[str]:
+    """The hosts (lower case) of the URLs on `line` whose scheme is not PostgreSQL's:
+    a health checker's `url: tcp://pgbouncer:5432` (gatus: a TCP connect, no startup
+    packet, so no server connection), an exporter's `http://pgbouncer:9127/metrics`.
+    Such a host on a configuration line is not where a PostgreSQL client connects."""
+    if "://" not in line:
+        return set()
+    out = set()
+    for m in _ANY_URL.finditer(line):
+        if _PG_SCHEME.fullmatch(m.group(1).rsplit(":", 1)[-1]):
+            continue
+        for address in m.group(2).rpartition("@")[2].split(","):
+            host = address[1:].partition("]")[0] if address.startswith("[") \
+                else address.partition(":")[0]
+            if host:
+                out.add(host.lower())
+    return out
 
 
 _ARG_URL = lazy(r"(?:jdbc:|ecto://|postgres(?:ql)?(?:\+\w+)?://)\S+", re.I)

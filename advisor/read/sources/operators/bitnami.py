@@ -40,6 +40,7 @@ import posixpath
 from typing import TYPE_CHECKING, Any
 
 from advisor.model import ConfigProblem, Location, Server, Setting, Source
+from advisor.read.bitnami_names import bitnami_images
 from advisor.read.render import text_origin
 from advisor.read.sources.k8s import K8sObject, block_offset, get
 from advisor.read.sources.operators.common import (
@@ -141,7 +142,7 @@ def image_conf_settings() -> dict[str, Setting]:
 BITNAMI_VOLUME_DIR = "/bitnami/postgresql"
 # The Bitnami PostgreSQL image under its names (bitnamilegacy and bitnamisecure since the
 # 2025 catalog change).
-BITNAMI_IMAGES = ("bitnami/postgresql", "bitnamilegacy/postgresql", "bitnamisecure/postgresql")
+BITNAMI_IMAGES = bitnami_images("postgresql")
 _CONTAINER = ("spec", "template", "spec", "containers", 0)
 
 

@@ -258,9 +258,11 @@ def cpu_term(obj: K8sObject, resources: tuple[str | int, ...]) -> Term | None:
 def add_server(ctx: ReadContext, obj: K8sObject, ident: str, name: str, *, version: Term,
                settings: dict[str, Setting], instances: Term, memory: Term | None,
                cpu: Term | None = None,
-               hosts: list[str], role: str = "primary", primary_id: str | None = None) -> Server:
+               hosts: list[str], role: str = "primary", primary_id: str | None = None,
+               held: list[Term] | None = None) -> Server:
     server = Server(id=ident, name=name, kind="operator", namespace=obj.namespace,
                     version=version, settings=dict(settings), instances=instances,
+                    held=list(held or ()),
                     memory_limit=memory, cpu_limit=cpu, location=location_at(obj), role=role,
                     primary_id=primary_id,
                     hosts=[h for n in hosts
@@ -329,7 +331,7 @@ def bouncer_parameter_settings(ctx: ReadContext, obj: K8sObject, keys: tuple[str
             known = name in params(version)
             ctx.problem(obj, (*keys, name), (
                 f'invalid value "{raw}" for parameter {name}' if known else
-                f"unknown PgBouncer {version.text} parameter {name!r}"), fatal=known,
+                f"unknown {version.cite()} parameter {name!r}"), fatal=known,
                 program="PgBouncer")
             continue
         settings[name] = setting

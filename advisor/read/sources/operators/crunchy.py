@@ -32,7 +32,7 @@ operator makes.
 
 from __future__ import annotations
 
-from advisor.facts.patroni import patroni_floors
+from advisor.facts.patroni import patroni_floors, patroni_sessions
 from advisor.model import Pooler, PoolerDatabase, PoolerUser, Setting, Source, Term
 from advisor.read.sources.k8s import K8sObject, get
 from advisor.read.sources.operators.common import (
@@ -64,6 +64,7 @@ from advisor.read.sources.operators.percona import (
     percona_cr,
     percona_run,
     percona_users,
+    pmm_notice,
 )
 
 CRUNCHY_API = "postgres-operator.crunchydata.com/"
@@ -127,15 +128,21 @@ def crunchy_cluster(ctx: ReadContext, obj: K8sObject) -> None:
     memory = memory_term(obj, ("spec", "instances", 0, "resources", "limits", "memory"))
     cpu = cpu_term(obj, ("spec", "instances", 0, "resources"))
     ident = entity_id(prefix, obj)
+    # PGO's (and Percona's) instances run Patroni: its own sessions hold slots on each
+    held = [patroni_sessions()]
     add_server(ctx, obj, ident, obj.name, version=version, settings=settings,
-               instances=primary_n, memory=memory, cpu=cpu, hosts=[f"{obj.name}-primary"])
+               instances=primary_n, memory=memory, cpu=cpu, hosts=[f"{obj.name}-primary"],
+               held=held)
     replica_id = ident
     if standby_n is not None:
         replica_id = f"{ident}/replicas"
         add_server(ctx, obj, replica_id, f"{obj.name} replicas", version=version,
                    settings=settings, instances=standby_n, memory=memory, cpu=cpu,
-                   hosts=[f"{obj.name}-replicas"], role="standby", primary_id=ident)
+                   hosts=[f"{obj.name}-replicas"], role="standby", primary_id=ident,
+                   held=held)
     del replica_id
+    if percona and (pmm := pmm_notice(obj)) is not None:
+        ctx.out.notices.append(pmm)
     # Percona: replicas 0 is no pgBouncer, and an old crVersion has one unasked (percona)
     bouncer, added = percona_bouncer(obj) if percona else (
         get(obj.body, "spec", "proxy", "pgBouncer"), None)

@@ -142,6 +142,21 @@ def percona_users(obj: K8sObject) -> list[dict[str, Any]]:
     return list(by_name.values())
 
 
+def pmm_notice(obj: K8sObject) -> str | None:
+    """With pmm.enabled, the PMM agent beside each instance connects as `monitor`, a
+    SUPERUSER (ToCrunchy, perconapgcluster_types.go:664-668; percona/pmm/pmm.go:250-274
+    `pmm-admin add postgresql --username=monitor`): its sessions take ordinary slots, as
+    Patroni's do, but how many it holds is PMM's, not read here. Said, never a 0."""
+    if not (percona_cr(obj) and get(obj.body, "spec", "pmm", "enabled") is True):
+        return None
+    at = source_at(obj, "spec", "pmm", "enabled").label()
+    return (f"percona: {obj.ref}: pmm.enabled ({at}) runs a PMM agent beside each "
+            "instance that connects as `monitor`, a SUPERUSER the operator adds "
+            "(perconapgcluster_types.go:664-668 at adafb34f): its sessions take ordinary "
+            "slots, but how many it holds is not read, so they are not subtracted from the "
+            "usable slots (declare headroom for them)")
+
+
 # The Services a PerconaPGCluster asks for: (keys, of the replicas) as PGO's service,
 # replicaService and proxy.pgBouncer.service (advisor.link.hosts operator_exposures).
 PERCONA_SERVICES = ((("spec", "expose"), False), (("spec", "exposeReplicas"), True),

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from msgspec.structs import replace
 
-from advisor.facts.patroni import patroni_floors
+from advisor.facts.patroni import patroni_floors, patroni_sessions
 from advisor.model import BouncerVersion, Pooler, PoolerDatabase, Setting, Source, Term
 from advisor.read.sources.k8s import K8sObject, get
 from advisor.read.sources.operators.common import (
@@ -96,14 +96,16 @@ def zalando_cluster(ctx: ReadContext, obj: K8sObject) -> None:
     settings = {**_spilo_defaults(memory), **settings}  # the spec's parameters win
     cpu = cpu_term(obj, ("spec", "resources"))
     ident = entity_id("zalando", obj)
+    # Spilo runs Patroni on every instance: its own sessions hold slots on each
+    held = [patroni_sessions()]
     add_server(ctx, obj, ident, obj.name, version=version, settings=settings,
-               instances=primary_n, memory=memory, cpu=cpu, hosts=[obj.name])
+               instances=primary_n, memory=memory, cpu=cpu, hosts=[obj.name], held=held)
     replica_id = ident
     if standby_n is not None:
         replica_id = f"{ident}/replicas"
         add_server(ctx, obj, replica_id, f"{obj.name} replicas", version=version,
                    settings=settings, instances=standby_n, memory=memory, cpu=cpu,
-                   hosts=[f"{obj.name}-repl"], role="standby", primary_id=ident)
+                   hosts=[f"{obj.name}-repl"], role="standby", primary_id=ident, held=held)
     else:
         ctx.services([f"{obj.name}-repl"], obj.namespace, "server", ident)
     section = get(obj.body, "spec", "connectionPooler")

@@ -1,0 +1,172 @@
+"""Jsonnet deployment sources: the `*.jsonnet` files an Argo CD Application's plain
+directory source renders (advisor.read.argo_cd), read through the optional evaluator
+(advisor.read.render.jsonnet) or, without it, named as not read; and `.jsonnet` files
+that describe Kubernetes objects that no Application in the checked paths renders.
+
+Before, both were skipped without a word: walnuts1018/infra, whose CloudNativePG
+Clusters and Deployments are all jsonnet under an ApplicationSet, printed "no findings
+(no PostgreSQL server found)" and exit 0, which a CI gate takes for a pass. A source not
+read is a PA901 warning (as an unvendored chart that runs PostgreSQL is), so it is not.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from functools import partial
+from pathlib import Path
+
+from advisor.model import ConfigProblem, Location
+from advisor.read.fs import InputError, Root
+from advisor.read.sources.k8s import K8sObject
+
+# the kinds a connection budget is made of: a Jsonnet file naming one of them deploys
+# a server or a client
+_BUDGET_KINDS = frozenset({
+    "Deployment", "StatefulSet", "DaemonSet", "Job", "CronJob", "Pod", "ReplicaSet",
+    "Cluster", "Pooler", "postgresql", "PostgresCluster", "PerconaPGCluster", "Rollout"})
+_KIND = re.compile(r"""\bkind['"]?\s*:\s*['"](\w+)['"]""")
+_API_VERSION = re.compile(r"""\bapiVersion['"]?\s*:""")
+_SHOWN = 3  # folders or files named in a message; the rest counted
+
+
+def _listing(top: Path, folder: str, dirs: bool) -> list[str]:
+    try:
+        with os.scandir(top / folder if folder else top) as entries:
+            return sorted(e.name for e in entries if e.name != ".git"
+                          and (e.is_dir(follow_symlinks=False) if dirs
+                               else e.is_file(follow_symlinks=False)))
+    except OSError:
+        return []
+
+
+def _named(items: list[str]) -> str:
+    more = f" and {len(items) - _SHOWN} more" if len(items) > _SHOWN else ""
+    return ", ".join(items[:_SHOWN]) + more
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def _env(by: K8sObject, folder: str) -> dict[str, str]:
+    """Argo CD's build variables known from the Application (an ApplicationSet's
+    template names are templated, so only the source path is known)."""
+    from advisor.read.sources.k8s import get
+
+    env = {"ARGOCD_APP_SOURCE_PATH": folder}
+    if by.kind == "Application":
+        env["ARGOCD_APP_NAME"] = by.name
+        ns = get(by.body, "spec", "destination", "namespace")
+        if isinstance(ns, str) and ns:
+            env["ARGOCD_APP_NAMESPACE"] = ns
+    return env
+
+
+def jsonnet_sources(root: Root, other_files: list[Path], every: list[K8sObject],
+                    problems: list[ConfigProblem], notices: list[str]) -> list[K8sObject]:
+    """The objects the Argo CD-rendered `.jsonnet` files among `other_files` make (none
+    without the evaluator); what is not read goes to `problems` / `notices`."""
+    files = sorted(root.rel(p) for p in other_files if p.name.endswith(".jsonnet"))
+    if not files:
+        return []
+    claimed: set[str] = set()
+    objects = _argo_cd(root, files, every, problems, notices, claimed)
+    _unrendered(root, [f for f in files if f not in claimed], problems, notices)
+    return objects
+
+
+def _argo_cd(root: Root, files: list[str], every: list[K8sObject],
+             problems: list[ConfigProblem], notices: list[str], claimed: set[str]
+             ) -> list[K8sObject]:
+    from advisor.read.argo_cd import argo_builds, is_argo_cd, rendered_jsonnet
+    from advisor.read.releases import repo_folder
+    from advisor.read.render import jsonnet
+    from advisor.read.render.kustomize_tree import KUSTOMIZATION_FILES
+
+    if not any(is_argo_cd(o) for o in every):
+        return []
+    top = root.path
+
+    def resolve(path: str) -> str | None:
+        return repo_folder(path, top.parts, lambda rel: (top / rel).is_dir())
+
+    def plain(folder: str) -> bool:
+        return not any((top / folder / name).is_file()
+                       for name in (*KUSTOMIZATION_FILES, "Chart.yaml"))
+
+    builds = argo_builds(every, resolve, partial(_listing, top, dirs=True),
+                         partial(_listing, top, dirs=False))
+    rendered = rendered_jsonnet(files, builds, plain)
+    for _build, mine in rendered:
+        claimed.update(mine)
+    if not rendered:
+        return []
+    if not jsonnet.available():
+        by_app: dict[int, tuple[K8sObject, list[str], list[str]]] = {}
+        for build, mine in rendered:
+            _obj, folders, held = by_app.setdefault(id(build.by), (build.by, [], []))
+            folders.append(build.folder or ".")
+            held += mine
+        for obj, folders, held in by_app.values():
+            what = (f"Argo CD {obj.kind} {obj.name} ({obj.path}:{obj.line}) renders "
+                    f"{_plural(len(held), '.jsonnet file')} with its built-in Jsonnet "
+                    f"(in {_named(folders)}), not read: no Jsonnet evaluator is installed "
+                    "(pip install 'pool-advisor[jsonnet]')")
+            # a finding when they name a workload or a server (their budget is not
+            # known), else a notice (cert-manager's Issuers change no budget)
+            if any(_kinds(root, f) & _BUDGET_KINDS for f in held):
+                problems.append(ConfigProblem(
+                    location=Location(path=obj.path, line=obj.line),
+                    message=f"{what}, so the servers and clients they deploy are in no "
+                            "budget"))
+            else:
+                notices.append(what)
+        return []
+    objects: list[K8sObject] = []
+    count = 0
+    for build, mine in rendered:
+        env = _env(build.by, build.folder)
+        for shown in mine:
+            objs, probs = jsonnet.render(top, shown, build.folder, build.jsonnet_libs,
+                                         build.tlas, build.ext_vars, env)
+            objects += objs
+            problems += probs
+            count += 1
+    notices.append(f"jsonnet: {_plural(count, '.jsonnet file')} that Argo CD renders "
+                   "evaluated with the `jsonnet` package; an object's numbers cite the "
+                   "line of its file that names its kind")
+    return objects
+
+
+def _kinds(root: Root, shown: str) -> set[str]:
+    """The Kubernetes kinds a `.jsonnet` file names (`kind: 'Deployment'` beside an
+    apiVersion), read without evaluating it."""
+    try:
+        text = root.read_text(shown)
+    except InputError:
+        return set()
+    return set(_KIND.findall(text)) if _API_VERSION.search(text) else set()
+
+
+def _unrendered(root: Root, files: list[str], problems: list[ConfigProblem],
+                notices: list[str]) -> None:
+    """`.jsonnet` files describing Kubernetes objects that no Argo CD Application in the
+    checked paths renders: how they are rendered (which TLAs, which tool) is not known,
+    so they are not evaluated; said, and a PA901 warning when they name a workload or a
+    PostgreSQL server."""
+    kinds = {shown: found for shown in files if (found := _kinds(root, shown))}
+    if not kinds:
+        return
+    named = sorted(set().union(*kinds.values()))
+    budget = [f for f, k in kinds.items() if k & _BUDGET_KINDS]
+    what = (f"{_plural(len(kinds), '.jsonnet file')} ({_named(sorted(kinds))}) describe "
+            f"Kubernetes objects ({_named(named)}) that no Argo CD Application in the "
+            "checked paths renders, not read (Jsonnet is read only as an Application's "
+            "source; check the folder that holds the Application too)")
+    if budget:
+        problems.append(ConfigProblem(
+            location=Location(path=budget[0], line=1),
+            message=f"{what}: the servers and clients they deploy are in no budget"))
+    else:
+        notices.append(what)

@@ -1,0 +1,167 @@
+"""Jsonnet deployment sources (engine.jsonnet, read.render.jsonnet): an Argo CD
+Application whose plain directory source holds `*.jsonnet` files, which Argo CD renders,
+and `.jsonnet` files of Kubernetes objects in a plain `check DIR`. Before, both printed
+"no findings (no PostgreSQL server found)" and exit 0 (walnuts1018/infra's shape: an
+ApplicationSet's git files generator over `apps/*/app.json5`, every app in jsonnet)."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from advisor.cli import app
+from advisor.read.argo_cd import argo_builds, glob_files, rendered_jsonnet
+from advisor.read.sources.k8s import k8s_objects
+
+needs_jsonnet = pytest.mark.skipif(importlib.util.find_spec("_jsonnet") is None,
+                                   reason="the optional jsonnet extra is not installed")
+
+APPLICATION = """\
+apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata: {name: shop, namespace: argocd}
+spec:
+  destination: {server: https://kubernetes.default.svc, namespace: shop}
+  source:
+    repoURL: https://git.example.org/infra.git
+    path: deploy/shop
+    directory:
+      recurse: true
+      exclude: 'old/*'
+      jsonnet: {}
+"""
+
+APPSET = """\
+apiVersion: argoproj.io/v1alpha1
+kind: ApplicationSet
+metadata: {name: apps, namespace: argocd}
+spec:
+  goTemplate: true
+  generators:
+    - matrix:
+        generators:
+          - git:
+              repoURL: https://git.example.org/infra.git
+              revision: main
+              files:
+                - path: "deploy/*/app.json5"
+          - list: {elements: [{on: "yes"}]}
+  template:
+    metadata: {name: '{{.name}}'}
+    spec:
+      destination: {server: https://kubernetes.default.svc}
+      source:
+        repoURL: https://git.example.org/infra.git
+        path: '{{.path.path}}'
+        directory: {recurse: true, jsonnet: {tlas: []}}
+"""
+
+CLUSTER = """{
+  apiVersion: 'postgresql.cnpg.io/v1',
+  kind: 'Cluster',
+  metadata: { name: 'shopdb' },
+  spec: { instances: 1, imageName: 'ghcr.io/cloudnative-pg/postgresql:17',
+          postgresql: { parameters: { max_connections: '40' } } },
+}
+"""
+
+WEB = """local pool = import 'pool.libsonnet';
+{
+  apiVersion: 'apps/v1',
+  kind: 'Deployment',
+  metadata: { name: 'shop-web' },
+  spec: {
+    replicas: 8,
+    selector: { matchLabels: { app: 'shop-web' } },
+    template: {
+      metadata: { labels: { app: 'shop-web' } },
+      spec: { containers: [{
+        name: 'web', image: 'example.org/shop-web:2',
+        env: [
+          { name: 'SPRING_DATASOURCE_URL', value: 'jdbc:postgresql://shopdb-rw:5432/shop' },
+          { name: 'SPRING_DATASOURCE_HIKARI_MAXIMUM_POOL_SIZE', value: std.toString(pool) },
+        ],
+      }] },
+    },
+  },
+}
+"""
+
+
+def _repo(tmp_path: Path, app: str = APPLICATION) -> Path:
+    (tmp_path / "argocd").mkdir()
+    (tmp_path / "argocd" / "shop.yaml").write_text(app)
+    shop = tmp_path / "deploy" / "shop"
+    shop.mkdir(parents=True)
+    (shop / "cluster.jsonnet").write_text(CLUSTER)
+    (shop / "web.jsonnet").write_text(WEB)
+    (shop / "pool.libsonnet").write_text("10\n")
+    (shop / "app.json5").write_text("{name: 'shop'}\n")
+    return tmp_path
+
+
+def _check(*args: str):
+    return CliRunner().invoke(app, ["check", "--no-cache", *args])
+
+
+def _hide_evaluator(monkeypatch) -> None:
+    monkeypatch.setattr("advisor.read.render.jsonnet.available", lambda: False)
+
+
+def test_an_application_rendering_jsonnet_is_never_a_silent_pass(tmp_path, monkeypatch):
+    _hide_evaluator(monkeypatch)
+    root = _repo(tmp_path)
+    result = _check("--root", str(root), str(root))
+    assert result.exit_code == 1, result.output
+    assert "no PostgreSQL server found" not in result.output
+    assert ("argocd/shop.yaml:1: PA901 [warning] Argo CD Application shop "
+            "(argocd/shop.yaml:1) renders 2 .jsonnet files") in result.output
+    assert "deploy/shop" in result.output and "not read" in result.output
+
+
+def test_an_applicationset_files_generator_renders_the_folders_of_its_files(
+        tmp_path, monkeypatch):
+    _hide_evaluator(monkeypatch)
+    root = _repo(tmp_path, APPSET)
+    result = _check("--root", str(root), str(root))
+    assert result.exit_code == 1, result.output
+    assert "ApplicationSet apps (argocd/shop.yaml:1) renders 2 .jsonnet files" in result.output
+
+
+def test_jsonnet_files_no_application_renders_are_a_warning(tmp_path, monkeypatch):
+    _hide_evaluator(monkeypatch)
+    root = _repo(tmp_path)
+    result = _check("--root", str(root), str(root / "deploy" / "shop"))
+    assert result.exit_code == 1, result.output
+    assert "2 .jsonnet files (deploy/shop/cluster.jsonnet, deploy/shop/web.jsonnet) " \
+           "describe Kubernetes objects (Cluster, Deployment)" in result.output
+
+
+def test_argo_cd_renders_jsonnet_only_its_globs_and_recurse_take():
+    objs, _ = k8s_objects(APPLICATION, "argocd/shop.yaml")
+    builds = argo_builds(objs, lambda p: p, lambda _f: [])
+    files = ["deploy/shop/a.jsonnet", "deploy/shop/lib.libsonnet", "deploy/shop/old/b.jsonnet",
+             "deploy/shop/sub/c.jsonnet", "deploy/other/d.jsonnet", "deploy/shop/e.yaml"]
+    [(_build, mine)] = rendered_jsonnet(files, builds, lambda _f: True)
+    assert mine == ["deploy/shop/a.jsonnet", "deploy/shop/sub/c.jsonnet"]
+    assert rendered_jsonnet(files, builds, lambda _f: False) == []  # a kustomization
+
+
+def test_git_files_patterns_match_one_level_per_star():
+    tree = {"": ["deploy"], "deploy": ["a", "b"], "deploy/a": [], "deploy/b": []}
+    files = {"deploy/a": ["app.json5"], "deploy/b": ["other.json5"]}
+    assert glob_files("deploy/*/app.json5", tree.__getitem__,
+                      lambda f: files.get(f, [])) == ["deploy/a/app.json5"]
+    assert glob_files("deploy/**/app.json5", tree.__getitem__, lambda f: files.get(f, [])) == []
+
+
+@needs_jsonnet
+def test_with_the_evaluator_the_rendered_objects_are_budgeted(tmp_path):
+    root = _repo(tmp_path)
+    result = _check("-v", "--root", str(root), str(root))
+    assert "PA101" in result.output, result.output
+    assert "max_connections, deploy/shop/cluster.jsonnet:3" in result.output
+    assert "(Deployment replicas, deploy/shop/web.jsonnet:4)" in result.output
