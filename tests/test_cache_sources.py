@@ -79,6 +79,15 @@ def test_warm_runs_answer_as_without_cache_and_scan_nothing(tmp_path, scans, rea
 
 def test_one_edited_source_is_scanned_again_and_changes_only_its_result(tmp_path, scans):
     repo = _behind_pgbouncer(tmp_path, APPS / "django")
+    # mysite through that PgBouncer (which serves its database): its hazards are judged
+    # against it; a host that is not the pooler's puts them behind no pooler, and no
+    # finding would show the edit
+    manifest = repo / "k8s" / "deployment.yaml"
+    manifest.write_text(manifest.read_text().replace(
+        "value: mysite-db-rw", "value: pgbouncer.shop.svc.cluster.local"))
+    ini = repo / "k8s" / "pgbouncer-cache-test.yaml"
+    ini.write_text(ini.read_text().replace(
+        "    shop = host=", "    mysite = host=postgres.shop.svc.cluster.local\n    shop = host="))
     _check(repo)
     before = run_check([str(repo)], CheckOptions(cache=True), REGISTRY)
     edited = repo / "mysite" / "settings" / "base.py"

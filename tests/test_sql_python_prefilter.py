@@ -224,8 +224,14 @@ CLIKE_MATTERS = [
     ("go", 'db.Exec("e" + name + "ecute p")'),
     ("go", 'import (\n\t"context"\n\t"github.com/jackc/pgx/v5/pgxpool"\n)\n'
            'func f() { pgxpool.New(ctx, url) }'),
-    ("go", 'import _ "github.com/golang-migrate/migrate/v4/database/postgres"'),
-    ("go", 'import _ "github.com/golang-migrate/migrate/v4/database/pgx"'),
+    # golang-migrate: its constructor where its postgres/pgx driver is imported (a blank
+    # import alone registers the driver and migrates nothing)
+    ("go", 'import (\n\t"github.com/golang-migrate/migrate/v4"\n'
+           '\t_ "github.com/golang-migrate/migrate/v4/database/postgres"\n)\n'
+           'func f() { migrate.New(src, url) }'),
+    ("go", 'import (\n\tm "github.com/golang-migrate/migrate/v4"\n'
+           '\t_ "github.com/golang-migrate/migrate/v4/database/pgx"\n)\n'
+           'func f() { m.NewWithDatabaseInstance(src, "pgx", d) }'),
     ("java", 'String url = "jdbc:POSTGRESQL://db/app?options=-c%20x%3D1";'),
     ("go", 'dsn := "host=db options=\'-c search_path=app\'"'),
     ("java", 'String q = "SELECT 1";'),

@@ -1211,12 +1211,29 @@ def _sql(found, root: Root, topo: Topology, test_code: bool = False, cache=None)
         return
     # RDS Proxy pins on more than PgBouncer breaks on: look for those forms too.
     pinning = any(p.kind == "rds-proxy" for p in topo.poolers)
+    from advisor.read.sql.initdb import initdb_scripts
+
+    initdb = initdb_scripts(root, found.other_files, found.manifests,
+                            found.kustomize_all, candidates)
+    if initdb:
+        candidates = [c for c in candidates if c not in initdb]
+        shown = ", ".join(f"{path} ({where})" for path, where in list(initdb.items())[:3])
+        more = f" and {len(initdb) - 3} more" if len(initdb) > 3 else ""
+        topo.notices.append(
+            f"{shown}{more}: run by the PostgreSQL image from /docker-entrypoint-initdb.d, "
+            "once, over the server's local socket (never through a pooler): not checked "
+            "for PA4xx hazards")
     hazards, problems = scan_sql_sources(root, candidates, pinning=pinning, cache=cache)
     from advisor.read.sql.drivers import resolve_erb
 
     mapped = assign_clients(
         hazards, {c.id: c.source_dir for c in topo.clients if c.source_dir is not None})
     topo.sql_hazards += resolve_erb(mapped, topo.client_env)
+    from advisor.rules._transaction_mode import bypassed_notice
+
+    bypassed = bypassed_notice(topo)
+    if bypassed is not None:
+        topo.notices.append(bypassed)
     notices, problems = not_checked_notices(problems)
     topo.problems += problems
     topo.notices += notices

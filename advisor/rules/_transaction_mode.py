@@ -5,7 +5,9 @@ pool_mode wins over the [databases] entry's, which wins over [pgbouncer] pool_mo
 whose default is `session`. A client whose route does not name the database or user
 is checked against the strictest entry that could apply, and the message says so.
 A hazard not mapped to a client (client_id None) is checked against the strictest
-mode among all the repository's poolers, and the message says that too.
+mode among the poolers it may run behind (unmapped_poolers: those some workload
+connects through, or all of them while a workload's route is not known), and the
+message says that too.
 
 The (database, user) -> pool resolution is advisor.facts.pgbouncer.effective_pool (forced
 users, the `*` fallback, repeated entries, version differences), defaults come from
@@ -14,6 +16,7 @@ advisor.facts.pgbouncer.bouncer_default for the pooler's version.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Iterator
 
 from msgspec import Struct
@@ -138,9 +141,70 @@ def client_route_mode(topology: Topology, client_id: str) -> RouteMode | None:
     return chosen
 
 
-def repo_strictest_mode(topology: Topology) -> RouteMode | None:
-    modes = [m for p in topology.poolers for m in candidate_modes(p, None, None)]
+def repo_strictest_mode(topology: Topology, poolers: Iterable[Pooler] | None = None
+                        ) -> RouteMode | None:
+    modes = [m for p in (topology.poolers if poolers is None else poolers)
+             for m in candidate_modes(p, None, None)]
     return strictest(modes)
+
+
+def unmapped_poolers(topology: Topology) -> list[Pooler]:
+    """The poolers code tied to no workload may run behind: it runs in some workload of
+    the repository, whose route may be theirs. Every pooler when no workload is read
+    (nothing says where the code runs) or one is not placed at all (an ERB template);
+    else those some workload may reach (may_reach): a pooler that every workload is
+    known to bypass is on no route of this code."""
+    clients = topology.clients
+    if not clients or topology.unplaced_clients:
+        return list(topology.poolers)
+    return [p for p in topology.poolers if any(may_reach(c, p) for c in clients)]
+
+
+_NOT_A_HOST = re.compile(r"[$%{}<>\s]")  # a placeholder, a template or a variable
+
+
+def may_reach(client: Client, pooler: Pooler) -> bool:
+    """Whether `client` may connect through `pooler`: it is linked to it; or its target
+    is not known and its host is not either (from a Secret, a placeholder), or may name
+    it (a host that resolves to nothing here but is named like the pooler: its Service
+    may be outside the repository). A client linked to a server, going through Pgpool-II,
+    or naming a host that is not the pooler's does not."""
+    if client.target_kind is not None and client.target_id is not None:
+        return client.target_kind == "pooler" and client.target_id == pooler.id
+    if client.via:
+        return False
+    hosts = [r.host for r in client.routes()] or [client.route.host if client.route else None]
+    names = {pooler.name.lower(), *(h.lower().split(".", 1)[0] for h in pooler.hosts)}
+    for host in hosts:
+        if host is None or not host.strip() or _NOT_A_HOST.search(host):
+            return True
+        label = host.strip().lower().split(".", 1)[0]
+        if label in names or "bouncer" in label or "pool" in label:
+            return True
+    return False
+
+
+def bypassed_notice(topology: Topology) -> str | None:
+    """The notice for a transaction/statement-mode pooler that code tied to no workload
+    is not checked against (unmapped_poolers left it out), once; None when none is."""
+    unmapped = [h for h in topology.sql_hazards if h.client_id is None]
+    if not unmapped:
+        return None
+    kept = {p.id for p in unmapped_poolers(topology)}
+    skipped = []
+    for p in topology.poolers:
+        mode = strictest(candidate_modes(p, None, None))
+        if p.id not in kept and mode is not None and mode.rank >= MODE_RANK["transaction"]:
+            skipped.append(f"PgBouncer {p.name} ({mode.mode} mode, {p.location.label()})")
+    if not skipped:
+        return None
+    first = unmapped[0].location.label()
+    count = len({(h.kind, h.location.path, h.location.line) for h in unmapped})
+    return (f"{', '.join(skipped)}: no workload of the repository connects through it "
+            f"(each goes to a server or a host that is not it), so {count} pooling "
+            f"hazard(s) in code tied to no workload (first: {first}) are not checked "
+            "against it (PA4xx); if a workload running that code does use it, declare its "
+            "source ([[workloads]] source = ...)")
 
 
 def hazard_mode(topology: Topology, hazard: SqlHazard, memo: dict | None = None
@@ -159,17 +223,18 @@ def hazard_mode(topology: Topology, hazard: SqlHazard, memo: dict | None = None
 def _hazard_mode(topology: Topology, hazard: SqlHazard) -> tuple[RouteMode | None, bool]:
     if hazard.client_id is not None:
         route = client_route_mode(topology, hazard.client_id)
-        if route is None and _route_unresolved(topology, hazard.client_id):
-            fallback = repo_strictest_mode(topology)
+        client = topology.client(hazard.client_id)
+        if route is None and client is not None and _route_unresolved(topology, client.id):
+            fallback = repo_strictest_mode(
+                topology, [p for p in topology.poolers if may_reach(client, p)])
             if fallback is not None:
-                client = topology.client(hazard.client_id)
                 note = (
                     f"{client.name}'s route to a server is not resolved, so the strictest "
                     "pool mode in the repository is used"
                 )
                 return replace(fallback, note=note), False
         return route, False
-    return repo_strictest_mode(topology), True
+    return repo_strictest_mode(topology, unmapped_poolers(topology)), True
 
 
 def _route_unresolved(topology: Topology, client_id: str) -> bool:

@@ -15,6 +15,7 @@ from advisor.rules._transaction_mode import (
     is_suppressed,
     setting_list,
     strictest,
+    unmapped_poolers,
 )
 
 CODE = "PA410"
@@ -92,8 +93,9 @@ def unsupported_startup_parameter(topology: Topology, context: RuleContext) -> I
         if hazard.client_id is not None:
             routes = [r for r in [client_route_mode(topology, hazard.client_id)] if r]
             unmapped = False
-        else:  # any PgBouncer in the repository that would refuse it
-            found = (strictest(candidate_modes(p, None, None)) for p in topology.poolers)
+        else:  # any PgBouncer it may run behind that would refuse it
+            found = (strictest(candidate_modes(p, None, None))
+                     for p in unmapped_poolers(topology))
             routes = [r for r in found if r is not None]
             unmapped = True
         for route in routes:

@@ -316,27 +316,43 @@ _PGX_OPEN = lazy(
 _PGX_IMPORT = ("github.com/jackc/pgx", "github.com/gobuffalo/pop")
 # golang-migrate's postgres and pgx drivers: Lock() runs SELECT pg_advisory_lock($1)
 # (database/postgres/postgres.go) unless the URL says x-no-lock=true (Config.NoLock).
+# Lock is called by a migration (migrate.go Migrate.lock, from Up/Down/Steps/Migrate/
+# Force) of the *Migrate a constructor returns: the hazard is each constructor call,
+# not the driver's import (a blank import only registers the URL scheme).
 _MIGRATE_IMPORT = lazy(r"github\.com/golang-migrate/migrate/v4/database/(postgres|pgx)")
 _MIGRATE_NO_LOCK = lazy(r"x-no-lock=(true|1)|NoLock:\s*true")
+_MIGRATE_PACKAGE = lazy(r'(?:^|[\s(])(?:(\w+)\s+)?"github\.com/golang-migrate/migrate/v4"',
+                        re.MULTILINE)
+_MIGRATE_NEW = r"\b{}\.(?:New|NewWithDatabaseInstance|NewWithInstance)\s*\("
+# The detail of a constructor in a file that imports no postgres/pgx driver: it is a
+# hazard only when another file of the repository registers one
+# (advisor.read.sql.extract._RepoFacts).
+MIGRATE_ELSEWHERE = "golang-migrate (a postgres/pgx driver imported in another file)"
+
+
+def migrate_driver(text: str) -> bool:
+    """Whether a Go file imports golang-migrate's postgres or pgx driver."""
+    return "golang-migrate" in text and _MIGRATE_IMPORT.search(text) is not None
+
+
+def _golang_migrate(path: str, literals: list[Literal], text: str) -> list[SqlHazard]:
+    """One advisory-lock hazard per golang-migrate constructor call."""
+    package = _MIGRATE_PACKAGE.search(text) if "golang-migrate" in text else None
+    if package is None or _MIGRATE_NO_LOCK.search(text) is not None:
+        return []
+    driver = next((lit.text for lit in literals if _MIGRATE_IMPORT.match(lit.text)), None)
+    what = f"golang-migrate ({driver})" if driver else MIGRATE_ELSEWHERE
+    calls = re.finditer(_MIGRATE_NEW.format(re.escape(package.group(1) or "migrate")), text)
+    return [
+        _hazard("advisory-lock", f"{what} takes a session advisory lock (pg_advisory_lock) "
+                "while it migrates", path, text.count("\n", 0, m.start()) + 1)
+        for m in calls
+    ]
 
 
 def _pgx(path: str, literals: list[Literal], text: str) -> list[SqlHazard]:
     imports = [lit for lit in literals if lit.text.startswith(_PGX_IMPORT)]
-    found: list[SqlHazard] = []
-    migrate = [lit for lit in literals if _MIGRATE_IMPORT.match(lit.text)]
-    # Searched only where a migrate driver is imported: the whole text, once.
-    no_lock = bool(migrate) and _MIGRATE_NO_LOCK.search(text) is not None
-    for lit in migrate:
-        if not no_lock:
-            found.append(
-                _hazard(
-                    "advisory-lock",
-                    f"golang-migrate ({lit.text}) takes a session advisory lock "
-                    "(pg_advisory_lock) while it migrates",
-                    path,
-                    lit.line,
-                )
-            )
+    found = _golang_migrate(path, literals, text)
     if not imports or any(marker in text for marker in _PGX_SAFE):
         return found
     library = "pop (pgx v4 stdlib)" if "gobuffalo/pop" in imports[0].text else "pgx"

@@ -185,6 +185,7 @@ class SqlEntry(Struct, array_like=True):
     problems: list[ConfigProblem]
     iterator: bool = False
     unnamed: bool = False
+    migrate_driver: bool = False  # imports golang-migrate's postgres/pgx driver
 
 
 def scan_sql_sources(
@@ -229,6 +230,7 @@ def scan_sql_sources(
         problems.extend(entry.problems)
         repo.iterator = repo.iterator or entry.iterator
         repo.unnamed = repo.unnamed or entry.unnamed
+        repo.migrate_driver = repo.migrate_driver or entry.migrate_driver
     return repo.keep(hazards), problems
 
 
@@ -238,7 +240,8 @@ def _scan_entry(shown: str, text: str, kind: str, pinning: bool) -> SqlEntry:
     iterator = kind == "python" and ".iterator(" in text and \
         _ITERATOR_CALL.search(text) is not None
     return SqlEntry(found, trouble, iterator,
-                    kind == "elixir" and drivers.ECTO_UNNAMED.search(text) is not None)
+                    kind == "elixir" and drivers.ECTO_UNNAMED.search(text) is not None,
+                    kind == "go" and drivers.migrate_driver(text))
 
 
 def _scan_file(shown: str, text: str, kind: str, pinning: bool, cache: FileCache) -> SqlEntry:
@@ -258,12 +261,14 @@ _ITERATOR_CALL = lazy(r"^[^#\n]*\.iterator\(", re.MULTILINE)  # not in a comment
 class _RepoFacts:
     """What one file's hazard depends on elsewhere in the repository: Django's server-side
     cursors matter only where QuerySet.iterator() is called; an Ecto repo's named
-    prepares are off when a config file says `prepare: :unnamed` (each file's part in
-    SqlEntry)."""
+    prepares are off when a config file says `prepare: :unnamed`; a golang-migrate
+    constructor in a file without its postgres/pgx driver locks only when another file
+    registers that driver (each file's part in SqlEntry)."""
 
     def __init__(self) -> None:
         self.iterator = False
         self.unnamed = False
+        self.migrate_driver = False
 
     def keep(self, hazards: list[SqlHazard]) -> list[SqlHazard]:
         return [h for h in hazards if not self._moot(h)]
@@ -273,6 +278,8 @@ class _RepoFacts:
             return False
         if h.kind == "with-hold-cursor" and h.detail.startswith("Django"):
             return not self.iterator
+        if h.detail.startswith(drivers.MIGRATE_ELSEWHERE):
+            return not self.migrate_driver
         return self.unnamed and h.detail.startswith(drivers.ECTO_REPO_DETAIL)
 
 
