@@ -16,12 +16,12 @@ advisor.facts.pgbouncer.bouncer_default for the pooler's version.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable, Iterator
 
 from msgspec import Struct
 from msgspec.structs import replace
 
+from advisor.lazyregex import lazy
 from advisor.model import (
     Client,
     Finding,
@@ -160,7 +160,7 @@ def unmapped_poolers(topology: Topology) -> list[Pooler]:
     return [p for p in topology.poolers if any(may_reach(c, p) for c in clients)]
 
 
-_NOT_A_HOST = re.compile(r"[$%{}<>\s]")  # a placeholder, a template or a variable
+_NOT_A_HOST = lazy(r"[$%{}<>\s]")  # a placeholder, a template or a variable
 
 
 def may_reach(client: Client, pooler: Pooler) -> bool:
