@@ -11,9 +11,15 @@ per user by max_user_connections, auth_query pools added, x processes). Pure.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from msgspec.structs import replace
 
 from advisor.model import Contribution, Pooler
+
+# budget.slots.pooler_contribution, passed in: slots asks this module for the bound of a
+# pooler whose pairs are open, so importing it back would be a circle
+ContributionOf = Callable[[Pooler], Contribution]
 
 
 def candidates(pooler: Pooler, client: str) -> list[tuple[str, str]]:
@@ -42,14 +48,12 @@ def known_pairs(pooler: Pooler) -> list[tuple[str, str]]:
     return [p for p in declared_pairs(pooler)[0] if p[1] != "*"]
 
 
-def worst_case(pooler: Pooler) -> Contribution | None:
+def worst_case(pooler: Pooler, pooler_contribution: ContributionOf) -> Contribution | None:
     """The pooler's server side if each client in `unnamed_pairs` logs in with a pair of
     its own, each placed where it adds most (greedy: each database's total is a capped
     sum, concave in its pools); None when no pair is unknown."""
     if not pooler.unnamed_pairs:
         return None
-    from advisor.budget.slots import pooler_contribution
-
     names = pooler.unnamed_pairs
     pooler = replace(pooler, unnamed_pairs=[])  # each pair placed: a number, not a floor
     pairs = known_pairs(pooler)
@@ -88,14 +92,12 @@ def _uncapped(pooler: Pooler) -> bool:
     return False
 
 
-def open_bound(pooler: Pooler) -> Contribution | None:
+def open_bound(pooler: Pooler, pooler_contribution: ContributionOf) -> Contribution | None:
     """The server side of a pooler no client of the repository connects to
     (`Pooler.pairs_open`) with as many pairs as its caps let open, each placed where it
     adds most; None when no cap bounds it (each further pair adds its pool)."""
     if _uncapped(pooler):
         return None
-    from advisor.budget.slots import pooler_contribution
-
     base = replace(pooler, pairs_open=False)
     pairs = known_pairs(pooler)
     best = pooler_contribution(replace(base, pairs=pairs) if pairs else base)

@@ -192,7 +192,7 @@ def _open_contribution(pooler: Pooler) -> Contribution:
     pairs its config names (one for a `*` alone), a floor (Contribution.unknown)."""
     from advisor.budget.pairs import open_bound
 
-    bound = open_bound(pooler)
+    bound = open_bound(pooler, pooler_contribution)
     if bound is not None:
         return replace(bound, note="; ".join(x for x in (
             "no client in the repository connects: counted with as many (database, user) "

@@ -48,7 +48,7 @@ def _verdict(budget: Budget, floor: Contribution, worst: Contribution) -> str:
 
 
 def pairs_finding(pooler: Pooler, budget: Budget) -> Finding | None:
-    worst = worst_case(pooler)
+    worst = worst_case(pooler, pooler_contribution)
     if worst is None:
         return None
     floor = pooler_contribution(pooler)
