@@ -370,6 +370,11 @@ class BouncerVersion(Frozen, kw_only=True):
     major: int = 1
     minor: int = 18
     source: Source = _ASSUMED_BOUNCER
+    # No version read, but a setting only this version (or a later one) accepts is set:
+    # PgBouncer refuses to start on an unknown parameter (libusual cfparser.c cf_set
+    # "unknown parameter", load_config die "cannot load config file"), so the image runs
+    # at least this one (advisor.facts.pgbouncer.version_floor)
+    floor: bool = False
 
     @property
     def text(self) -> str:
@@ -385,7 +390,7 @@ class BouncerVersion(Frozen, kw_only=True):
         """`PgBouncer 1.23 default`; an assumed version says so, wherever it is cited
         (audit 8b D6: "PgBouncer 1.18 default" for an image that names no version)."""
         out = f"PgBouncer {self.text}" + (f" {what}" if what else "")
-        return f"{out} (version {self.source.default})" if self.assumed else out
+        return f"{out} (version {self.source.default})" if self.assumed or self.floor else out
 
     def at_least(self, major: int, minor: int) -> bool:
         return (self.major, self.minor) >= (major, minor)
@@ -445,6 +450,10 @@ class Route(Frozen, kw_only=True):
     dbname: str | None = None
     user: str | None = None
     source: Source
+    # The URL's other parameters as written, "key=value" (pgx's default_query_exec_mode,
+    # postgres.js's prepare): driver settings the PA4xx rules read (SqlHazard.cleared_by).
+    # Not part of where it leads (urls.route_key).
+    params: tuple[str, ...] = ()
 
 
 class CpuFormula(Frozen, kw_only=True):
@@ -631,6 +640,9 @@ class SqlHazard(Frozen, kw_only=True):
     origin: str = "sql"  # "sql", "python", "java", "go", "js", "ruby", "driver-setting"
     client_id: str | None = None  # the workload it belongs to, when mapped
     suppressed: tuple[str, ...] = ()
+    # Connection-string parameters ("default_query_exec_mode=exec") that turn the hazard
+    # off when the workload's URL carries one (advisor.read.sql.drivers.resolve_dsn)
+    cleared_by: tuple[str, ...] = ()
 
 
 class Topology(Record, kw_only=True, dict=True):
@@ -650,6 +662,9 @@ class Topology(Record, kw_only=True, dict=True):
     # client id -> its containers' env (not Secrets): hazards written as ERB in
     # database.yml are evaluated with it (advisor.read.sql.drivers.resolve_erb)
     client_env: dict[str, list[EnvVar]] = field(default_factory=dict)
+    # client id -> its connection-string variables whose value the repository does not
+    # hold ("DATABASE_URL (secret:app/url)"): driver settings in them are not read
+    client_hidden_dsn: dict[str, list[str]] = field(default_factory=dict)
     # server id -> the Services that expose it outside the cluster (type LoadBalancer or
     # NodePort, a CloudNativePG managed service of either type): its clients there are
     # in no repository, so its peak is no more than a floor

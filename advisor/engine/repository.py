@@ -43,6 +43,7 @@ def merge(into: Topology, other: Topology) -> None:
     into.unplaced_clients += [n for n in other.unplaced_clients
                               if n not in into.unplaced_clients]
     into.client_env.update(other.client_env)
+    into.client_hidden_dsn.update(other.client_hidden_dsn)
     for server_id, by in other.exposed.items():
         into.exposed.setdefault(server_id, []).extend(
             x for x in by if x not in into.exposed.get(server_id, []))
@@ -513,6 +514,7 @@ def _label_environment(topo: Topology, label: str) -> None:
         if h.client_id:
             topo.sql_hazards[i] = replace(h, client_id=ids.get(h.client_id))
     topo.client_env = {ids.get(k, k): v for k, v in topo.client_env.items()}
+    topo.client_hidden_dsn = {ids.get(k, k): v for k, v in topo.client_hidden_dsn.items()}
     topo.exposed = {ids.get(k, k): v for k, v in topo.exposed.items()}
 
 
@@ -1224,11 +1226,11 @@ def _sql(found, root: Root, topo: Topology, test_code: bool = False, cache=None)
             "once, over the server's local socket (never through a pooler): not checked "
             "for PA4xx hazards")
     hazards, problems = scan_sql_sources(root, candidates, pinning=pinning, cache=cache)
-    from advisor.read.sql.drivers import resolve_erb
+    from advisor.read.sql.drivers import resolve_dsn, resolve_erb
 
     mapped = assign_clients(
         hazards, {c.id: c.source_dir for c in topo.clients if c.source_dir is not None})
-    topo.sql_hazards += resolve_erb(mapped, topo.client_env)
+    topo.sql_hazards += resolve_dsn(resolve_erb(mapped, topo.client_env), topo)
     from advisor.rules._transaction_mode import bypassed_notice
 
     bypassed = bypassed_notice(topo)

@@ -135,6 +135,36 @@ def params(version: BouncerVersion) -> dict[str, ParamSpec]:
     return _params(table_version(version))
 
 
+def introduced_in(key: str) -> tuple[int, int] | None:
+    """The oldest version whose [pgbouncer] section has `key` (OLDEST for a key 1.18
+    already has); None for a key no known version has."""
+    versions = [OLDEST, *sorted(v for v in CHANGES if v <= NEWEST)]
+    return next((v for v in versions if key in _params(v)), None)
+
+
+def version_floor(version: BouncerVersion, keys: list[tuple[str, Source]]) -> BouncerVersion:
+    """`version` raised, when no version was read (an image tagged `latest` or untagged),
+    to the oldest one that has every [pgbouncer] key set: PgBouncer stops at start-up on
+    an unknown parameter (lib/usual/cfparser.c cf_set: "unknown parameter", which fails
+    cf_load_file; src/main.c load_config: die("cannot load config file"); the same in the
+    libusual of tag pgbouncer_1_18_0), so a running one accepts them all. The version
+    says it is a floor, and which setting raised it."""
+    if not version.assumed:
+        return version
+    best: tuple[tuple[int, int], str, Source] | None = None
+    for key, source in keys:
+        at = introduced_in(key)
+        if at is not None and at > (version.major, version.minor) \
+                and (best is None or at > best[0]):
+            best = (at, key, source)
+    if best is None:
+        return version
+    (major, minor), key, source = best
+    where = source.label()
+    return BouncerVersion(major=major, minor=minor, floor=True, source=Source.default_of(
+        f"assumed: at least {major}.{minor}, because {key} is set ({where})", key="image"))
+
+
 def lookup_names(kind: str, version: BouncerVersion) -> tuple[str, ...]:
     names = LOOKUPS[kind.removeprefix("lookup:")]
     if table_version(version) >= (1, 25):

@@ -57,6 +57,7 @@ from advisor.read.apps.locate import (
 )
 from advisor.read.apps.poolcache import container_pools
 from advisor.read.apps.urls import (
+    hidden_dsn_vars,
     other_scheme_hosts,
     route_from_args,
     route_from_url,
@@ -442,6 +443,10 @@ def client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
         topo.sql_hazards.extend(_env_hazards(w, client.id))
         topo.client_env[client.id] = [e for c in w.containers if not is_pgbouncer_container(c)
                                       for e in c.env if not e.secret]
+        hidden_dsn = hidden_dsn_vars([e for c in w.containers if not is_pgbouncer_container(c)
+                                      for e in c.env])
+        if hidden_dsn:
+            topo.client_hidden_dsn[client.id] = hidden_dsn
     if w.kind == "CronJob" and get(w.obj.body, "spec", "concurrencyPolicy",
                                    default="Allow") == "Allow":
         topo.notices.append(

@@ -115,6 +115,11 @@ def pooler_from_workload(inputs: Inputs, topo: Topology, w: Workload, c: Contain
     from advisor.read.sources.pgbouncer_ini import read_pgbouncer_ini
 
     version = _bouncer_version(c)
+    if version.assumed and not _ini_source(w, c, index):
+        from advisor.facts.pgbouncer import version_floor
+        from advisor.read.sources.operators.containers import env_bouncer_keys
+
+        version = version_floor(version, [(k, v.source) for k, v in env_bouncer_keys(c.env)])
     wid = workload_id(w)
     pooler = Pooler(id=f"{wid}#{c.name}" if c.role == "sidecar" or len(w.containers) > 1
                     else wid, name=w.name if len(w.containers) == 1 else f"{w.name}/{c.name}",
@@ -131,6 +136,18 @@ def pooler_from_workload(inputs: Inputs, topo: Topology, w: Workload, c: Contain
         key = "pgbouncer.ini" if "pgbouncer.ini" in ini_keys else ini_keys[0]
         siblings = {k: (cm.data[k], cm.text_origin(k)[1]) for k in cm.data}
         shown, offset = cm.text_origin(key)
+        if version.assumed:
+            # read once as the newest version would, to see which keys are set: one only a
+            # newer PgBouncer has raises the assumed version (version_floor)
+            from advisor.facts.pgbouncer import version_floor
+
+            probe = read_pgbouncer_ini(inputs.root, key, text=cm.data[key], line_offset=offset,
+                                       display_path=shown, siblings=siblings,
+                                       version=BouncerVersion(major=1, minor=99),
+                                       places=cm.text_places(key))
+            version = version_floor(version, [(k, st.source) for k, st in
+                                              probe.settings.items()])
+            pooler.version = version
         ini = read_pgbouncer_ini(inputs.root, key, text=cm.data[key], line_offset=offset,
                                  display_path=shown, siblings=siblings, version=version,
                                  places=cm.text_places(key))
@@ -141,7 +158,20 @@ def pooler_from_workload(inputs: Inputs, topo: Topology, w: Workload, c: Contain
         break
     else:
         _pooler_from_env(pooler, c)
+        from advisor.read.sources.operators.containers import dropped_env_notices
+
+        topo.notices.extend(dropped_env_notices(c.env, version, pooler.name))
     return pooler
+
+
+def _ini_source(w: Workload, c: Container, index: ConfigIndex) -> bool:
+    """Whether the container's pgbouncer.ini comes from a ConfigMap or Secret held here
+    (then its keys, not the env, say which settings are set)."""
+    for cm_kind, cm_name in w.config_sources(c.name):
+        cm = lookup(index, cm_kind, w.namespace, cm_name)
+        if cm is not None and any(k.endswith(".ini") for k in cm.data):
+            return True
+    return False
 
 
 def _pooler_from_env(pooler: Pooler, c: Container) -> None:

@@ -54,12 +54,16 @@ def prepared_statements_unsupported_by_pooler(
     `prepared_statement_cache_size=0`, pgx's default `cache_statement` query exec mode
     (flagged where a pool or connection is opened: `pgxpool.New`, `pgx.Connect`,
     `sql.Open("pgx", ...)`, `stdlib.OpenDB`, gobuffalo/pop's `pop.NewConnection`, which
-    opens pgx v4's stdlib driver; not where pgx is merely imported), node-postgres
-    queries with a `name`, Ecto repos with the Postgres adapter unless a config sets
-    `prepare: :unnamed`, Rails `prepared_statements` (default true; an ERB value such as
-    `<%= ENV['PREPARED_STATEMENTS'] || 'true' %>` is evaluated with the workload's
-    container env), Prisma without `pgbouncer=true` in a datasource url it can read (no
-    url in schema.prisma: not reported).
+    opens pgx v4's stdlib driver; not where pgx is merely imported; a safe
+    `default_query_exec_mode` in the workload's connection string, from its env or a
+    Secret/ConfigMap the repository holds, clears it, and a connection string the
+    repository does not hold is said to be unread), postgres.js `postgres(...)` calls
+    (default `prepare: true`; `prepare: false` or `?prepare=false` in the URL turns it
+    off), node-postgres queries with a `name`, Ecto repos with the Postgres adapter
+    unless a config sets `prepare: :unnamed`, Rails `prepared_statements` (default
+    true; an ERB value such as `<%= ENV['PREPARED_STATEMENTS'] || 'true' %>` is
+    evaluated with the workload's container env), Prisma without `pgbouncer=true` in a
+    datasource url it can read (no url in schema.prisma: not reported).
 
     ## Why is this bad
     A named prepared statement lives in one server session. Behind a transaction pooler
@@ -102,6 +106,11 @@ def prepared_statements_unsupported_by_pooler(
       behind poolers that switch connections between its two round trips.
     - gobuffalo/pop `dialect_postgresql.go`: imports `github.com/jackc/pgx/v4/stdlib`,
       `DefaultDriver()` "pgx" (https://github.com/gobuffalo/pop)
+    - postgres.js `src/index.js` parseOptions (`prepare: true` default, the URL's
+      `?prepare=false`) and README "Prepared statements" (https://github.com/porsager/postgres)
+    - A PgBouncer image with no version tag is assumed 1.18, or at least the version
+      that introduced a [pgbouncer] setting it is given: PgBouncer does not start with an
+      unknown parameter (libusual `cfparser.c` cf_set, `src/main.c` load_config).
     - node-postgres `packages/pg/lib/query.js` requiresPreparation: "named queries must
       always be prepared" (https://github.com/brianc/node-postgres)
     - Postgrex `lib/postgrex.ex`: `:prepare` "(default: `:named`)", `:unnamed` for

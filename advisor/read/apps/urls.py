@@ -104,8 +104,11 @@ def _route(fields: dict[str, str | None], source: Source) -> Route | None:
     user = _known(fields.get("user"))
     if host is None and dbname is None:
         return None
+    # a password (?password=, sslpassword) is no driver setting, and is never kept
+    params = tuple(p for p in (fields.get("params") or "").split("\n")
+                   if p and "pass" not in p.partition("=")[0].lower())
     return Route(host=host, port=parse_port(fields.get("port")), dbname=dbname, user=user,
-                 source=source)
+                 source=source, params=params)
 
 
 def route_from_parts(host: str | None, port: str | None, dbname: str | None,
@@ -136,10 +139,15 @@ def _parse_uri(url: str) -> dict[str, str | None] | None:
     fields["host"] = unquote(host) or None
     fields["port"] = port or None
     fields["dbname"] = unquote(path) or None
+    extra: list[str] = []
     for key, values in parse_qs(query, keep_blank_values=True).items():
         name = _LIBPQ_KEYS.get(key.lower()) or ("user" if key.lower() == "username" else None)
         if name and values and values[-1]:
             fields[name] = values[-1]
+        elif not name and values:
+            extra.append(f"{key}={values[-1]}")
+    if extra:
+        fields["params"] = "\n".join(extra)
     return fields
 
 
@@ -207,6 +215,9 @@ def _parse_libpq_kv(dsn: str) -> dict[str, str | None] | None:
         name = _LIBPQ_KEYS.get(key)
         if name:
             fields[name] = "".join(value_chars)
+        else:  # pgx reads its own keys from a keyword string too
+            fields["params"] = "\n".join(filter(None, (fields.get("params"),
+                                                      f"{key}={''.join(value_chars)}")))
     return fields if seen else None
 
 
@@ -477,6 +488,23 @@ def _prefixed_pg_route(host: EnvVar, env: tuple[EnvVar, ...]) -> Route | None:
                    "dbname": by_name.get(prefix + "PGDATABASE"),
                    "user": by_name.get(prefix + "PGUSER")},
                   replace(host.source, key=host.name))
+
+
+def hidden_dsn_vars(env: tuple[EnvVar, ...] | list[EnvVar]) -> list[str]:
+    """The connection-string variables (DATABASE_URL, *_DSN) whose value the repository
+    does not hold, and the env sources not held that may define one (an envFrom Secret
+    that is not in the repository): "POSTGRES_DSN (secret:app/dsn (not in repository))".
+    A driver setting written there (pgx's default_query_exec_mode) is not read."""
+    out: list[str] = []
+    for var in env:
+        if var.value is not None or not var.from_ref or var.from_ref.startswith("field:"):
+            continue
+        if var.name.endswith("*") or var.name in _URL_VAR_SET or _named_url_var(var.name):
+            shown = f"{var.name} ({var.from_ref})" if not var.name.endswith("*") \
+                else f"envFrom {var.from_ref}"
+            if shown not in out:
+                out.append(shown)
+    return out
 
 
 def route_key(route: Route) -> tuple:

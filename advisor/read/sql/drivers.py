@@ -50,7 +50,7 @@ from urllib.parse import parse_qsl, unquote, urlsplit
 from msgspec.structs import replace
 
 from advisor.lazyregex import lazy
-from advisor.model import ConfigProblem, EnvVar, Location, SqlHazard
+from advisor.model import ConfigProblem, EnvVar, Location, Route, SqlHazard, Topology
 from advisor.read.sql.hazards import scan_sql_text
 from advisor.read.sql.literals import Literal
 
@@ -74,9 +74,11 @@ def classify_settings_file(p: PurePosixPath) -> str | None:
     return None
 
 
-def _hazard(kind: str, detail: str, path: str, line: int) -> SqlHazard:
+def _hazard(kind: str, detail: str, path: str, line: int,
+            cleared_by: tuple[str, ...] = ()) -> SqlHazard:
     return SqlHazard(
-        kind=kind, detail=detail, location=Location(path=path, line=line), origin=ORIGIN
+        kind=kind, detail=detail, location=Location(path=path, line=line), origin=ORIGIN,
+        cleared_by=cleared_by,
     )
 
 
@@ -196,6 +198,8 @@ def literal_settings(
         found.extend(_pgx(path, literals, text))
     elif lang == "js":
         found.extend(_node_pg(path, text))
+        if "postgres" in text:
+            found.extend(_postgresjs(path, text))
     elif lang == "ruby":
         found.extend(_with_advisory_lock(path, text))
         found.extend(_strong_migrations(path, text))
@@ -307,6 +311,17 @@ _PGX_SAFE = (
     "statement_cache_mode=describe",
     "prefer_simple_protocol=true",
 )
+# The same modes as connection-string parameters, read from the workload's URL
+# (resolve_dsn): pgx v5 ParseConfig takes default_query_exec_mode out of the runtime
+# params (jackc/pgx@728cefa8 conn.go:192-210), pgx v4 statement_cache_mode and
+# prefer_simple_protocol likewise.
+PGX_DSN_SAFE = (
+    "default_query_exec_mode=simple_protocol",
+    "default_query_exec_mode=exec",
+    "default_query_exec_mode=cache_describe",
+    "statement_cache_mode=describe",
+    "prefer_simple_protocol=true",
+)
 # Where a pgx (or pop) pool or connection is opened: the place to set the mode.
 _PGX_OPEN = lazy(
     r"\b(?:pgxpool\.(?:New|NewWithConfig|Connect|ConnectConfig)|pgx\.(?:Connect|ConnectConfig)"
@@ -367,9 +382,87 @@ def _pgx(path: str, literals: list[Literal], text: str) -> list[SqlHazard]:
                 "default_query_exec_mode=cache_describe or simple_protocol, e.g. in the DSN)",
                 path,
                 text.count("\n", 0, m.start()) + 1,
+                cleared_by=PGX_DSN_SAFE,
             )
         )
     return found
+
+
+# postgres.js (npm `postgres`): parseOptions defaults `prepare: true` and takes the option,
+# else the URL's `?prepare=` ('false' or 'disable' turn it off), else env PGPREPARE, whose
+# string is truthy whatever it says (porsager/postgres@e7dfa145 src/index.js:442-477);
+# connection.js build() names each statement unless prepare is off (`name: q.prepare ?
+# statementId + statementCount++ : ''`, :232-241). `no_prepare: true` sets prepare false
+# (:441). Flagged at each `postgres(...)` call of a file importing the package, unless its
+# arguments turn it off; a `prepare:` set from an expression is not judged.
+POSTGRESJS_DSN_SAFE = ("prepare=false", "prepare=disable")
+_POSTGRESJS_IMPORT = lazy(
+    r"""\bimport\s+(?:\*\s+as\s+)?([A-Za-z_$][\w$]*)\s+from\s+['"]postgres['"]"""
+    r"""|\b(?:const|let|var)\s+([A-Za-z_$][\w$]*)\s*=\s*require\s*\(\s*['"]postgres['"]\s*\)"""
+)
+_PREPARE_KEY = lazy(r"""(?<![\w$])['"]?prepare['"]?\s*:\s*([^\s,}]+)""")
+_NO_PREPARE = lazy(r"(?<![\w$])['\"]?no_prepare['\"]?\s*:\s*true\b")
+_URL_NO_PREPARE = lazy(r"[?&]prepare=(?:false|disable)\b")
+
+
+def _prepares(value: str) -> bool | None:
+    """Whether a written `prepare:` value leaves preparing on: true and non-empty string
+    literals (JS truthiness) do; false, 0, null, undefined do not; None for an expression."""
+    if value in ("true", "!0", "1"):
+        return True
+    if value in ("false", "0", "null", "undefined", "''", '""', "!1"):
+        return False
+    if value[:1] in "'\"`" and len(value) > 2:
+        return True
+    return None
+
+
+def _postgresjs(path: str, text: str) -> list[SqlHazard]:
+    names = {m.group(1) or m.group(2) for m in _POSTGRESJS_IMPORT.finditer(text)}
+    found: list[SqlHazard] = []
+    for name in sorted(names):
+        call = re.compile(rf"(?<![\w$.]){re.escape(name)}\s*\(")
+        for m in call.finditer(text):
+            if re.search(r"function\s+$", text[max(0, m.start() - 9) : m.start()]):
+                continue  # its own declaration, not a call
+            args = _parenthesised(text, m.end() - 1)
+            key = _PREPARE_KEY.search(args)
+            if key is not None and _prepares(key.group(1)) is not True:
+                continue  # turned off, or set from an expression not judged here
+            if key is None and (_NO_PREPARE.search(args) or _URL_NO_PREPARE.search(args)
+                                or _off_elsewhere(text)):
+                continue
+            how = "prepare: true" if key is not None else "prepare default true"
+            found.append(
+                _hazard(
+                    "protocol-prepare",
+                    f"postgres.js {name}(): {how}, named prepared statements "
+                    "(set prepare: false in its options, or ?prepare=false in the URL)",
+                    path,
+                    text.count("\n", 0, m.start()) + 1,
+                    cleared_by=POSTGRESJS_DSN_SAFE,
+                )
+            )
+    return found
+
+
+def _off_elsewhere(text: str) -> bool:
+    """An options object built elsewhere in the file (`postgres(url, options)`) that
+    turns preparing off, or sets it from an expression."""
+    key = _PREPARE_KEY.search(text)
+    return (key is not None and _prepares(key.group(1)) is not True) or bool(
+        _NO_PREPARE.search(text))
+
+
+def _parenthesised(text: str, start: int) -> str:
+    """The text of the (...) at `start`, nested parentheses included (at most 4000
+    characters: an options object, not a program)."""
+    depth = 0
+    for i in range(start, min(len(text), start + 4000)):
+        depth += (text[i] == "(") - (text[i] == ")")
+        if depth == 0:
+            return text[start : i + 1]
+    return text[start : start + 4000]
 
 
 # node-postgres: a query config with `name` is always prepared as a named statement
@@ -693,6 +786,31 @@ def _rails_database(path: str, text: str) -> list[SqlHazard]:
             )
         )
     return found
+
+
+def resolve_dsn(hazards: list[SqlHazard], topology: Topology) -> list[SqlHazard]:
+    """Hazards a driver setting in the workload's connection string turns off (pgx's
+    `default_query_exec_mode=exec` in its DATABASE_URL): dropped when every route of the
+    workload carries one of its `cleared_by` parameters. When a connection string of
+    the workload is not held (a Secret outside the repository), the hazard says that it
+    was not read, since the setting may be there."""
+    by_id: dict[str, list[Route]] = {}
+    for c in topology.clients:
+        by_id.setdefault(c.id, []).extend(c.routes())
+    kept: list[SqlHazard] = []
+    for h in hazards:
+        if not h.cleared_by or h.client_id is None:
+            kept.append(h)
+            continue
+        routes = by_id.get(h.client_id, [])
+        if routes and all(set(r.params) & set(h.cleared_by) for r in routes):
+            continue
+        hidden = topology.client_hidden_dsn.get(h.client_id)
+        if hidden:
+            h = replace(h, detail=f"{h.detail}; the workload's connection string was not "
+                        f"read ({', '.join(hidden)}): the setting may be there")
+        kept.append(h)
+    return kept
 
 
 RAILS_ERB_DETAIL = "Rails postgresql adapter: prepared_statements:"

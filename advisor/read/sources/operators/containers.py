@@ -164,6 +164,42 @@ def bouncer_env_variable(style: str, key: str) -> str | None:
     return None
 
 
+def env_bouncer_keys(env: tuple[EnvVar, ...]) -> list[tuple[str, EnvVar]]:
+    """([pgbouncer] key, variable) for each variable an image configured by environment
+    writes into its ini, known to any PgBouncer version (whether the image's version has
+    the key is for the caller: advisor.facts.pgbouncer.version_floor, dropped_env_notices)."""
+    from advisor.facts.pgbouncer import params
+
+    style = bouncer_env_style(env)
+    newest = params(BouncerVersion(major=1, minor=99))
+    out: list[tuple[str, EnvVar]] = []
+    for var in env:
+        if var.secret or not var.value or not var.value.strip():
+            continue
+        if style == "bitnami":
+            key = BITNAMI_PGBOUNCER_ENV.get(var.name)
+        elif style == "edoburu" and var.name.isupper():
+            key = var.name.lower()
+        else:
+            key = None
+        if key is not None and key in newest:
+            out.append((key, var))
+    return out
+
+
+def dropped_env_notices(env: tuple[EnvVar, ...], version: BouncerVersion, who: str
+                        ) -> list[str]:
+    """A notice per variable setting a [pgbouncer] key that `version` does not have: the
+    setting is not used (an image whose entrypoint writes it would not start; one that
+    does not, ignores it), and never dropped without a word."""
+    from advisor.facts.pgbouncer import params
+
+    known = params(version)
+    return [f"{who}: {var.name} ({var.source.label()}) is ignored: {key} is not a setting of "
+            f"{version.cite()} (the image's version; a version that has it would use it)"
+            for key, var in env_bouncer_keys(env) if key not in known]
+
+
 def pooler_config_from_env(env: tuple[EnvVar, ...], version: BouncerVersion | None = None
                            ) -> tuple[dict[str, Setting], list[PoolerDatabase]]:
     """[pgbouncer] settings and [databases] entries of a PgBouncer container configured

@@ -1,0 +1,335 @@
+"""Audit 9a defects 2-4 (PA405): driver settings in the workload's connection string,
+the PgBouncer version of an unversioned image raised by a setting only a newer one
+accepts, and postgres.js's default named prepared statements."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from advisor.engine.check import run_check, scan
+from advisor.engine.options import CheckOptions
+from advisor.model import BouncerVersion, EnvVar, Source
+from tests.rule_pages import write_tree
+
+DB = """\
+apiVersion: v1
+kind: Service
+metadata: {name: postgres}
+spec:
+  selector: {app: postgres}
+  ports: [{port: 5432}]
+---
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: postgres}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: postgres}}
+  template:
+    metadata: {labels: {app: postgres}}
+    spec:
+      containers:
+        - name: postgres
+          image: postgres:16.4
+          args: ["-c", "idle_in_transaction_session_timeout=60s"]
+"""
+
+BOUNCER = """\
+apiVersion: v1
+kind: Service
+metadata: {name: pgbouncer}
+spec:
+  selector: {app: pgbouncer}
+  ports: [{port: 5432}]
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: pgbouncer}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: pgbouncer}}
+  template:
+    metadata: {labels: {app: pgbouncer}}
+    spec:
+      containers:
+        - name: pgbouncer
+          image: IMAGE
+          env:
+            - {name: DB_HOST, value: postgres}
+            - {name: DB_PORT, value: "5432"}
+            - {name: DB_NAME, value: shop}
+            - {name: POOL_MODE, value: transaction}
+            - {name: DEFAULT_POOL_SIZE, value: "20"}
+EXTRA"""
+
+APP = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: shop}
+spec:
+  replicas: 2
+  selector: {matchLabels: {app: shop}}
+  template:
+    metadata: {labels: {app: shop}}
+    spec:
+      containers:
+        - name: shop
+          image: acme/shop:1.0
+          env:
+            - name: DATABASE_URL
+@URL@"""
+
+GO = """\
+package main
+
+import (
+\t"context"
+\t"os"
+
+\t"github.com/jackc/pgx/v5/pgxpool"
+)
+
+func main() {
+\tcfg, _ := pgxpool.ParseConfig(os.Getenv("DATABASE_URL"))
+\tcfg.MaxConns = 10
+\tpool, _ := pgxpool.NewWithConfig(context.Background(), cfg)
+\tdefer pool.Close()
+}
+"""
+
+TS = """\
+import postgres from "postgres";
+
+export const sql = postgres(process.env.DATABASE_URL!, OPTIONS);
+"""
+
+
+def _repo(root: Path, *, url: str = "              value: postgres://shop:pw@pgbouncer:5432/shop",
+          image: str = "edoburu/pgbouncer:v1.18.0-p0", extra: str = "",
+          go: bool = True, options: str = "{ max: 10 }", files: dict[str, str] | None = None
+          ) -> Path:
+    tree = {
+        "k8s/db.yaml": DB,
+        "k8s/pgbouncer.yaml": BOUNCER.replace("IMAGE", image).replace("EXTRA", extra),
+        "k8s/app.yaml": APP.replace("@URL@", url + "\n"),
+        ".pool-advisor.toml": '[[workloads]]\nname = "shop"\nsource = "app"\n',
+    }
+    if go:
+        tree["app/go.mod"] = ("module example.com/shop\n\ngo 1.22\n\n"
+                              "require github.com/jackc/pgx/v5 v5.7.1\n")
+        tree["app/main.go"] = GO
+    else:
+        tree["app/package.json"] = '{"name": "shop", "dependencies": {"postgres": "^3.4.5"}}\n'
+        tree["app/src/db.ts"] = TS.replace("OPTIONS", options)
+    tree.update(files or {})
+    write_tree(root, tree)
+    return root
+
+
+def _pa405(root: Path):
+    result = run_check([str(root)], CheckOptions(select=["PA405"]))
+    return [f for f in result.findings if f.code == "PA405"], result
+
+
+# --- 1. pgx's query exec mode in the workload's DSN ------------------------------------
+
+
+def test_pgx_exec_mode_in_the_env_dsn_clears_pa405(tmp_path):
+    plain = _pa405(_repo(tmp_path / "plain"))[0]
+    assert len(plain) == 1 and "pgx pgxpool.NewWithConfig" in plain[0].message
+    for mode in ("exec", "simple_protocol", "cache_describe"):
+        root = _repo(tmp_path / mode, url="              value: postgres://shop:pw@pgbouncer:5432"
+                     f"/shop?sslmode=disable&default_query_exec_mode={mode}")
+        assert _pa405(root)[0] == [], mode
+
+
+def test_pgx_describe_exec_in_the_dsn_still_breaks(tmp_path):
+    # describe_exec runs the unnamed statement over two round trips (pgx conn.go doc
+    # comment): a transaction pooler may switch servers between them
+    root = _repo(tmp_path, url="              value: postgres://shop:pw@pgbouncer:5432/shop"
+                 "?default_query_exec_mode=describe_exec")
+    assert len(_pa405(root)[0]) == 1
+
+
+def test_pgx_exec_mode_in_a_held_secret_clears_pa405(tmp_path):
+    secret = ("apiVersion: v1\nkind: Secret\nmetadata: {name: shop-db}\nstringData:\n"
+              "  url: postgres://shop:pw@pgbouncer:5432/shop?default_query_exec_mode=exec\n")
+    root = _repo(tmp_path, url="              valueFrom: {secretKeyRef: {name: shop-db, key: url}}",
+                 files={"k8s/secret.yaml": secret})
+    assert _pa405(root)[0] == []
+
+
+def test_pgx_dsn_in_a_secret_not_held_says_it_was_not_read(tmp_path):
+    root = _repo(tmp_path, url="              valueFrom: {secretKeyRef: {name: shop-db, key: url}}")
+    (finding,) = _pa405(root)[0]
+    assert "connection string was not read (DATABASE_URL (secret:shop-db/url (not in " \
+        "repository))): the setting may be there" in finding.message
+
+
+def test_route_params_keep_driver_settings_and_never_a_password():
+    from advisor.read.apps.urls import route_from_url
+
+    src = Source(path="k8s/app.yaml", line=3)
+    route = route_from_url("postgres://u:pw@pgbouncer:5432/shop?password=x&"
+                           "default_query_exec_mode=exec&sslmode=disable", src)
+    assert route is not None and route.host == "pgbouncer"
+    assert "default_query_exec_mode=exec" in route.params
+    assert not any("pass" in p or "pw" in p for p in route.params)
+    kv = route_from_url("host=pgbouncer dbname=shop password=x default_query_exec_mode=exec", src)
+    assert kv is not None and kv.params == ("default_query_exec_mode=exec",)
+
+
+def test_hidden_dsn_vars_name_the_unread_sources():
+    from advisor.read.apps.urls import hidden_dsn_vars
+
+    src = Source(path="k8s/app.yaml", line=3)
+    env = [EnvVar(name="DATABASE_URL", source=src, from_ref="secret:db/url (not in repository)",
+                  secret=True),
+           EnvVar(name="*", source=src, from_ref="secret:env (not in repository)", secret=True),
+           EnvVar(name="POD_IP", source=src, from_ref="field:status.podIP"),
+           EnvVar(name="DB_URL", value="postgres://db/x", source=src)]
+    assert hidden_dsn_vars(env) == ["DATABASE_URL (secret:db/url (not in repository))",
+                                    "envFrom secret:env (not in repository)"]
+
+
+# --- 2. unversioned PgBouncer images --------------------------------------------------
+
+PREPARED = "            - {name: MAX_PREPARED_STATEMENTS, value: \"100\"}\n"
+
+
+def test_latest_image_with_a_1_21_setting_is_at_least_1_21(tmp_path):
+    root = _repo(tmp_path, image="edoburu/pgbouncer:latest", extra=PREPARED)
+    topo = scan([str(root)], CheckOptions()).topology
+    (pooler,) = topo.poolers
+    assert (pooler.version.text, pooler.version.floor) == ("1.21", True)
+    assert pooler.version.source.default == (
+        "assumed: at least 1.21, because max_prepared_statements is set "
+        "(k8s/pgbouncer.yaml:26)")
+    assert pooler.settings["max_prepared_statements"].value == 100
+    assert _pa405(root)[0] == []
+
+
+def test_latest_image_without_newer_settings_stays_assumed(tmp_path):
+    root = _repo(tmp_path, image="edoburu/pgbouncer:latest")
+    (pooler,) = scan([str(root)], CheckOptions()).topology.poolers
+    assert pooler.version.assumed and not pooler.version.floor
+    (finding,) = _pa405(root)[0]
+    assert "PgBouncer 1.18 (default: assumed: Debian 12 PgBouncer 1.18)" in finding.message
+
+
+def test_a_floor_version_is_cited_as_assumed(tmp_path):
+    root = _repo(tmp_path, image="edoburu/pgbouncer:latest",
+                 extra="            - {name: AUTH_IDENT_FILE, value: /etc/pgbouncer/ident}\n")
+    (finding,) = _pa405(root)[0]
+    assert ("max_prepared_statements = 0 (default: PgBouncer 1.23 default (version assumed: "
+            "at least 1.23, because auth_ident_file is set (k8s/pgbouncer.yaml:26)))"
+            in finding.message)
+
+
+def test_a_setting_the_images_version_lacks_is_a_notice(tmp_path):
+    root = _repo(tmp_path, extra=PREPARED)  # edoburu v1.18.0-p0
+    findings, result = _pa405(root)
+    assert len(findings) == 1
+    assert ("pgbouncer: MAX_PREPARED_STATEMENTS (k8s/pgbouncer.yaml:26) is ignored: "
+            "max_prepared_statements is not a setting of PgBouncer 1.18") in "\n".join(
+                result.notices)
+
+
+INI_BOUNCER = """\
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: pgbouncer-ini}
+data:
+  pgbouncer.ini: |
+    [databases]
+    shop = host=postgres port=5432 dbname=shop
+    [pgbouncer]
+    listen_addr = 0.0.0.0
+    listen_port = 5432
+    pool_mode = transaction
+    default_pool_size = 20
+    max_prepared_statements = 100
+---
+apiVersion: v1
+kind: Service
+metadata: {name: pgbouncer}
+spec:
+  selector: {app: pgbouncer}
+  ports: [{port: 5432}]
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: pgbouncer}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: pgbouncer}}
+  template:
+    metadata: {labels: {app: pgbouncer}}
+    spec:
+      containers:
+        - name: pgbouncer
+          image: pgbouncer/pgbouncer:latest
+          volumeMounts: [{name: ini, mountPath: /etc/pgbouncer}]
+      volumes:
+        - name: ini
+          configMap: {name: pgbouncer-ini}
+"""
+
+
+def test_latest_image_with_a_1_21_key_in_its_ini_is_at_least_1_21(tmp_path):
+    root = _repo(tmp_path, files={"k8s/pgbouncer.yaml": INI_BOUNCER})
+    result = run_check([str(root)], CheckOptions())
+    (pooler,) = scan([str(root)], CheckOptions()).topology.poolers
+    assert (pooler.version.text, pooler.version.floor) == ("1.21", True)
+    assert pooler.version.source.default == (
+        "assumed: at least 1.21, because max_prepared_statements is set "
+        "(k8s/pgbouncer.yaml:13)")
+    # was: PA209 "unknown parameter: pgbouncer/max_prepared_statements" (PgBouncer 1.18
+    # would not start with it, so the image is not 1.18), and PA405
+    assert [f.code for f in result.findings if f.code in ("PA405", "PA209")] == []
+
+
+def test_version_floor_takes_the_newest_key_and_leaves_read_versions():
+    from advisor.facts.pgbouncer import introduced_in, version_floor
+
+    assert introduced_in("max_prepared_statements") == (1, 21)
+    assert introduced_in("client_tls_ciphers") == (1, 18)  # a 1.21 default change only
+    assert introduced_in("no_such_key") is None
+    src = Source(path="k8s/p.yaml", line=4)
+    raised = version_floor(BouncerVersion(), [("pool_mode", src),
+                                              ("max_prepared_statements", src),
+                                              ("max_db_client_connections", src)])
+    assert (raised.text, raised.floor) == ("1.24", True)
+    read = BouncerVersion(major=1, minor=18, source=Source(path="k8s/p.yaml", line=2))
+    assert version_floor(read, [("max_prepared_statements", src)]) is read
+
+
+# --- 3. postgres.js -------------------------------------------------------------------
+
+
+def test_postgresjs_default_prepare_behind_pgbouncer_1_21(tmp_path):
+    root = _repo(tmp_path, go=False, image="edoburu/pgbouncer:v1.21.0-p2")
+    (finding,) = _pa405(root)[0]
+    assert finding.location.path == "app/src/db.ts" and finding.location.line == 3
+    assert "postgres.js postgres(): prepare default true" in finding.message
+    assert "max_prepared_statements = 0" in finding.message
+
+
+def test_postgresjs_prepare_false_is_safe(tmp_path):
+    for name, options in (("opt", "{ max: 10, prepare: false }"),
+                          ("noprep", "{ max: 10, no_prepare: true }")):
+        assert _pa405(_repo(tmp_path / name, go=False, options=options))[0] == [], name
+    on = _repo(tmp_path / "on", go=False, options="{ max: 10, prepare: true }")
+    (finding,) = _pa405(on)[0]
+    assert "prepare: true" in finding.message
+
+
+def test_postgresjs_prepare_false_in_the_env_url_is_safe(tmp_path):
+    root = _repo(tmp_path, go=False, url="              value: postgres://shop:pw@pgbouncer:5432"
+                 "/shop?prepare=false")
+    assert _pa405(root)[0] == []
+
+
+def test_postgresjs_behind_pgbouncer_that_tracks_statements(tmp_path):
+    root = _repo(tmp_path, go=False, image="edoburu/pgbouncer:v1.24.1-p1")
+    assert _pa405(root)[0] == []
