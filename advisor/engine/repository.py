@@ -173,6 +173,7 @@ def scan_paths(root: Root, paths: list[Path], settings: Settings, options: Check
     topo = Topology()
     shared = Topology()
     reached_by: dict[str, list[str]] = {}  # shared server or pooler -> overlays using it
+    built_in: list[tuple[str, Topology]] = []  # each environment's own entities
     # The objects outside the overlays first, once; then each alternative overlay with
     # them, keeping only its own entities (its clients may still link to shared ones).
     for label, env_objects in [("", []), *environments]:
@@ -193,7 +194,10 @@ def scan_paths(root: Root, paths: list[Path], settings: Settings, options: Check
             _label_environment(built, label)
         else:
             shared = built
+        built_in.append((label, built))
         merge(topo, built)
+    if environments:
+        _in_another_environment(built_in, environments, options.namespace)
     names = {e.id: e.name for e in (*shared.servers, *shared.poolers)}
     notices += [f"{names[i]} is outside the overlays {', '.join(labels)}: the clients of all of "
                 "them count toward it together (if each overlay is deployed to a cluster of "
@@ -481,6 +485,41 @@ def _serverless(text: str, shown: str, lambdas: list, problems: list[ConfigProbl
                                       program="YAML"))
 
 
+def _in_another_environment(built_in: list[tuple[str, Topology]],
+                            environments: list[tuple[str, list[K8sObject]]],
+                            namespace: str | None) -> None:
+    """A client linked to nothing whose host is a Service only another environment
+    renders: PA107 says which, and why that one is apart (repro of andregs/rust-axum-demo:
+    the app's server was in a build taken as an alternative to the app's, and PA107 said
+    there was no Service in the repository)."""
+    from advisor.link.hosts import read_services, resolve_host, service_host_index
+    from advisor.link.topology import DEFAULT_NAMESPACE
+
+    default_ns = namespace or DEFAULT_NAMESPACE
+    indexed = []
+    for label, objs in environments:
+        services = read_services(objs)
+        indexed.append((label, services, service_host_index(services, default_ns)))
+    for label, built in built_in:
+        for client in built.clients:
+            route = client.route
+            if client.target_id is not None or client.via or route is None \
+                    or not route.host or client.unlinked_service:
+                continue
+            found = [(other, services[int(at[1])]) for other, services, by_host in indexed
+                     if other != label and (at := resolve_host(
+                         route.host, client.namespace or default_ns, by_host)) is not None]
+            if not found:
+                continue
+            other, svc = found[0]
+            own = f"environment {label}" if label else "the builds deployed with the rest"
+            client.unlinked_service = (
+                f"no Service of {own}: Service {svc['name']} ({svc['obj'].location().label()}) "
+                f"is rendered only by {other}, an alternative to it (builds that render the "
+                "same workload or differing config are taken as alternatives, each budgeted "
+                "apart)")
+
+
 def _drop_shared(built: Topology, shared: Topology) -> list[str]:
     """An environment's topology without what `shared` (the objects outside every overlay,
     the config files and declared servers) already holds: those are one deployment
@@ -619,6 +658,8 @@ def _render(found, root: Root, settings: Settings, options: CheckOptions,
             leaves = _argo_cd_unlisted(root, objects, leaves, reads, notices, resolve,
                                        problems)
         folder_of = _argo_together(root, objects, leaves, resolve, folder_of)
+    if found.kustomize_dirs and found.names.get("skaffold.yaml"):
+        folder_of = _skaffold_together(root, found.names["skaffold.yaml"], folder_of)
     environment_of = _environments(leaves, clusters_of, folder_of)
     grouped: dict[str, list[K8sObject]] = {}
     for label, objs in leaves:
@@ -1046,6 +1087,31 @@ def _argo_together(root: Root, objects: list[K8sObject],
     return together
 
 
+def _skaffold_together(root: Root, files: list[Path], folder_of: Callable[[str], str]
+                       ) -> Callable[[str], str]:
+    """`folder_of` for _environments, with the kustomizations one skaffold run deploys
+    (advisor.read.skaffold) given that run: deployed together, never alternatives
+    (andregs/rust-axum-demo: skaffold.yaml requires storage, migrate-db and axum-demo)."""
+    from advisor.read.skaffold import deployed_together
+    from advisor.read.sources.k8s import load_yaml_stream
+
+    docs: dict[str, list[Any]] = {}
+    for path in files:
+        shown = root.rel(path)
+        try:
+            docs[shown] = [d for d, _line in load_yaml_stream(root.read_text(path), shown)[0]]
+        except InputError:
+            continue  # unreadable: its kustomizations are judged by what they render
+    run_of = deployed_together(docs)
+    if not run_of:
+        return folder_of
+
+    def together(label: str) -> str:
+        return run_of.get(label) or folder_of(label)
+
+    return together
+
+
 def _subfolders(top: Path, folder: str) -> list[str]:
     """The names of a repository folder's subfolders (symlinks and .git left out: an
     ApplicationSet's git directory generator lists the git tree)."""
@@ -1152,6 +1218,21 @@ def _root_hint(root: Root, name: str, options: CheckOptions) -> str:
     return f"{why}; give --root {shown} to scan a folder that holds both"
 
 
+# Kinds that run nothing and name no server: the same one rendered alike by two builds
+# is applied twice, not deployed as two alternatives (_environments).
+_CONFIGURATION_KINDS = frozenset({
+    "ConfigMap", "Secret", "Namespace", "ServiceAccount", "Role", "RoleBinding",
+    "ClusterRole", "ClusterRoleBinding", "NetworkPolicy", "LimitRange", "ResourceQuota",
+    "PriorityClass", "StorageClass", "CustomResourceDefinition"})
+
+
+def _rendered_alike(objs: list[K8sObject]) -> bool:
+    """Whether every build rendered this object with the same content (its body; where
+    it was read from differs by build)."""
+    first = objs[0].body
+    return all(o.body == first for o in objs[1:])
+
+
 def _environments(leaves: list[tuple[str, list[K8sObject]]],
                   clusters_of: Callable[[], dict[str, str]] = dict,
                   folder_of: Callable[[str], str] = str) -> dict[str, str]:
@@ -1164,15 +1245,28 @@ def _environments(leaves: list[tuple[str, list[K8sObject]]],
     cluster, with every leaf of it: an app of kubernetes/main connects to the server of
     kubernetes/main, not to both clusters' nor to none. Instances of one folder that
     several Kustomizations build (`folder_of`: a leaf's folder) are deployed together,
-    never alternatives."""
+    never alternatives. A configuration object (a ConfigMap, Secret, Namespace: no pod,
+    Service or server) that every leaf renders alike is one object applied twice, no
+    collision: kustomizations deployed together that include one shared base
+    (andregs/rust-axum-demo: its storage, migrate-db and app builds each generate the
+    same app-config ConfigMap) are not alternatives; one rendered differently (an
+    overlay's own settings) is."""
     owners: dict[tuple[str, str | None, str], dict[str, None]] = {}
+    bodies: dict[tuple[str, str | None, str], list[Any]] = {}
     for label, objs in leaves:
         for o in objs:
-            owners.setdefault((o.kind, o.namespace, o.name), {})[label] = None
+            key = (o.kind, o.namespace, o.name)
+            owners.setdefault(key, {})[label] = None
+            # kustomize builds only: charts that render one object are installs of their
+            # own (_colliding_charts; flyte-devbox ships flyte-binary's CRDs)
+            if o.kind in _CONFIGURATION_KINDS and o.origin.startswith("kustomize"):
+                bodies.setdefault(key, []).append(o)
     alternatives: set[str] = set()
     colliding: list[dict[str, None]] = []
-    for labels in owners.values():
+    for key, labels in owners.items():
         if len({folder_of(label) for label in labels}) < 2:
+            continue
+        if key in bodies and _rendered_alike(bodies[key]):
             continue
         alternatives.update(labels)
         colliding.append(labels)

@@ -304,7 +304,7 @@ def own_service(host: str | None, w: Workload, services: list[dict],
         return None
     svc = services[int(found[1])]
     selector = svc["selector"]
-    if not selector or (svc["namespace"] or default_ns) != namespace:
+    if not selector or (svc["namespace"] or default_ns).lower() != namespace.lower():
         return None
     return svc if all(w.pod_labels.get(k) == v for k, v in selector.items()) else None
 
@@ -330,8 +330,11 @@ def resolve_host(host: str | None, namespace: str | None, host_map: dict[str, tu
 
 def _lookup_host(h: str, namespace: str | None, host_map: dict[str, tuple[str, str]]
                  ) -> tuple[str, str] | None:
-    # A short name resolves in the client's own namespace first, as cluster DNS does.
-    for candidate in (f"{h}.{namespace}" if namespace and "." not in h else None, h):
+    # A short name resolves in the client's own namespace first, as cluster DNS does;
+    # lower case as host_forms registers it (DNS ignores case: `${NAMESPACE}`, an
+    # envsubst placeholder, unlinked every client of thechangelog/changelog.com)
+    ns = namespace.lower() if namespace else None
+    for candidate in (f"{h}.{ns}" if ns and "." not in h else None, h):
         if candidate and candidate in host_map:
             return host_map[candidate]
     return None

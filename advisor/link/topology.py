@@ -518,6 +518,9 @@ def _as_applied(objects: list[K8sObject], default_ns: str, notices: list[str]
             dropped.setdefault(winner, []).append(obj)
     for winner, earlier in dropped.items():
         obj = objects[winner]
+        if all((o.path, o.line) == (obj.path, obj.line) and o.body == obj.body
+               for o in earlier):
+            continue  # one shared base's object, built alike by each build: nothing to say
         places = ", ".join(f"{o.path}:{o.line}" for o in earlier)
         kind, _group, ns, name = keys[winner]
         notices.append(f"{kind} {ns}/{name} is defined {len(earlier) + 1} times ({places}, "
@@ -623,6 +626,34 @@ def _name_unlinked_services(topo: Topology, services: list[dict],
                 "no image read as PostgreSQL or "
                 "PgBouncer (a custom image counts when the Dockerfile that builds it, "
                 "FROM postgres, is among the scanned paths)")
+        elif not client.via and client.target_id is None:
+            client.unlinked_service = _elsewhere(client, services, default_ns)
+
+
+def _elsewhere(client: Client, services: list[dict], default_ns: str) -> str:
+    """For a client whose host reaches no Service from its namespace: the Services of
+    that name in other namespaces, which its host does not reach (PA107 said "no Service
+    in the repository" while one was there); empty when there is none."""
+    route = client.route
+    if route is None or not route.host:
+        return ""
+    from advisor.read.apps.urls import split_port
+
+    parts = split_port(route.host.lower().strip())[0].rstrip(".").split(".")
+    if len(parts) == 1:
+        asked = (client.namespace or default_ns).lower()  # cluster DNS: the pod's own
+    elif len(parts) == 2 or parts[2:] in (["svc"], ["svc", "cluster", "local"]):
+        asked = parts[1]
+    else:
+        return ""  # not a cluster name (db.example.com)
+    there = [svc for svc in services if svc["name"].lower() == parts[0]
+             and (svc["namespace"] or default_ns).lower() != asked]
+    if not there:
+        return ""
+    shown = ", ".join(f"namespace {svc['namespace'] or default_ns} "
+                      f"({svc['obj'].location().label()})" for svc in there[:3])
+    return (f"no Service of namespace {asked} (Service {there[0]['name']} is in {shown}, "
+            "which the host does not reach)")
 
 
 def _without_admin_console(topo: Topology) -> None:
