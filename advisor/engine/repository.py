@@ -1370,9 +1370,10 @@ APP_MARKERS = frozenset({
 def _source_name_test() -> Callable[[str], bool]:
     """Whether a file is one app_source_dirs or build_contexts looks for by its name;
     locate is imported here, once per run, as the walk calls this for every name."""
-    from advisor.read.apps.locate import is_build_file, is_build_script
+    from advisor.read.apps.locate import is_build_file, is_build_script, is_dockerfile_name
 
-    return lambda name: name in _SOURCE_NAMES or is_build_file(name) or is_build_script(name)
+    return lambda name: name in _SOURCE_NAMES or is_build_file(name) or \
+        is_build_script(name) or is_dockerfile_name(name)
 
 
 _SOURCE_NAMES = APP_MARKERS | {"application.yml", "application.yaml", "database.yml"}
@@ -1441,8 +1442,6 @@ def build_contexts(found, root: Root):
     # a cheap test of the names first: most repositories have neither
     maybe = [n for n in named if n == "skaffold.yaml" or "compose" in n]
     dockerfiles = list(named.get("Dockerfile", ()))
-    if not maybe and not dockerfiles:
-        return None
     from advisor.read.apps.locate import (
         BuildHints,
         _contexts,
@@ -1450,31 +1449,43 @@ def build_contexts(found, root: Root):
         dockerfile_base,
         is_build_file,
         is_build_script,
+        is_dockerfile_name,
     )
+
+    # backups.Dockerfile, Dockerfile.worker: the file of one image among several
+    variants = [p for n, paths in named.items() if n != "Dockerfile" and is_dockerfile_name(n)
+                for p in paths]
+    if not maybe and not dockerfiles and not variants:
+        return None
 
     wanted = {n for n in maybe if is_build_file(n)}
     files = [p for p in found.manifests if p.name in wanted] if wanted else []
-    if not files and not dockerfiles:
+    if not files and not dockerfiles and not variants:
         return None
 
     contexts: list[tuple[str, str, str]] = []
     databases: list[tuple[str, str, str]] = []
+    built_with: list[tuple[str, str, str]] = []
     for p in files:
-        contexts.extend(_contexts(root, str(p), found.rel(p.parent).strip("."), databases))
+        contexts.extend(_contexts(root, str(p), found.rel(p.parent).strip("."), databases,
+                                  built_with))
     if dockerfiles:
         scripts = [str(p) for n, paths in named.items() if is_build_script(n) for p in paths]
         contexts += build_script_contexts(root, scripts)
     bases = []
-    for p in dockerfiles:
+    every: list[tuple[str, str]] = []  # each Dockerfile and what it is FROM
+    for p in [*dockerfiles, *variants]:
         try:  # kept: the process-count reader reads it too
             base = dockerfile_base(root.read_text(p, keep=True))
         except InputError:
-            continue  # an unreadable Dockerfile: its image is read as it is named
-        if base is not None:
+            base = None  # an unreadable Dockerfile: its image is read as it is named
+        every.append((root.rel(p), base[0] if base is not None else ""))
+        if base is not None and p.name == "Dockerfile":
             folder = found.rel(p.parent)
             bases.append(("" if folder == "." else folder, base[0], root.rel(p), base[1]))
     return BuildHints(contexts=tuple(contexts), bases=tuple(bases),
-                      compose_databases=tuple(databases))
+                      compose_databases=tuple(databases), dockerfiles=tuple(built_with),
+                      dockerfile_files=tuple(every))
 
 
 def app_source_dirs(found) -> list[str]:

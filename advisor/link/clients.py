@@ -46,14 +46,20 @@ from advisor.read.apps import (
 from advisor.read.apps.cmdline import non_client_server
 from advisor.read.apps.locate import (
     DEPENDENCY_FILES,
+    SERVICE_PARENTS,
+    BuildHints,
+    ImageDockerfile,
     app_files_in,
+    copied_folders,
     fallback_app_dir,
     go_command_dir,
+    image_dockerfile,
     image_name,
     image_repository,
     ko_app_dir,
     match_app_dir,
     maybe_built_here,
+    named_service_dir,
 )
 from advisor.read.apps.poolcache import container_pools
 from advisor.read.apps.urls import (
@@ -172,6 +178,8 @@ def client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
                 topo.problems, directory, partial(scan_app_dir, inputs.root, directory), None,
                 "reading this application folder")
         app = inputs.app_cache[directory]
+        if app is not None and (chosen := _image_dockerfiles(inputs, w)):
+            app = replace(app, image_dockerfiles=chosen)
     if mounted:
         app = app.with_files(mounted) if app is not None else AppSource(
             root=inputs.root, directory="", files=tuple(mounted))
@@ -1113,9 +1121,34 @@ def _inferred_app_dir(inputs: Inputs, w: Workload, topo: Topology) -> str | None
             return None
         if in_packaged_chart(w.obj.path):
             return None  # a fetched dependency's image (cert-manager) is not built here
+        named = named_service_dir(inputs.root, inputs.app_candidates, names)
+        if named is not None:
+            # services/driver-service of a root go.mod, its Dockerfile in infra/: the
+            # folder of its name, not the repository's one other application (web/)
+            return _inferred(topo, w, named, "folder named like the workload or its image, "
+                             "in the services/, cmd/ or apps/ of an application folder")
+        # not an init container's image's name: changelog.com's app pod runs its backups
+        # image first, and the app is not built by backups.Dockerfile
+        own = {w.name.lower(), *(n.lower() for n in _label_names(w)),
+               *(image_name(i).lower() for i in running)}
+        built = image_dockerfile(_hints(inputs), running, own)
+        copied: list[str] = []
+        if built is not None:
+            decided = _own_dockerfile_source(inputs, w, topo, built, own)
+            if decided is not None:
+                return decided[0]
+            copied = copied_folders(inputs.root, built.path)[0]
         guess = fallback_app_dir(inputs.root, inputs.app_candidates, names,
                                  tuple(c.image for c in w.containers if c.role != "init"))
         if guess is None:
+            return None
+        if built is not None and guess.directory and guess.directory not in copied and \
+                not built.path.startswith(f"{guess.directory}/"):
+            # a weak guess against what builds the image: unknown, said, not a wrong folder
+            topo.notices.append(
+                f"{workload_id(w)}: application source not inferred: {built.path} builds "
+                f"its image ({built.reason}) and does not copy {guess.directory}/, "
+                f"{guess.reason}; declare [[workloads]] source = ... to read its pools")
             return None
         return _inferred(topo, w, guess.directory, guess.reason)
     if len(matches) != 1:
@@ -1130,6 +1163,57 @@ def _inferred_app_dir(inputs: Inputs, w: Workload, topo: Topology) -> str | None
                          "of the root's application: "
                          f"{', '.join(app_files_in(inputs.root, '', DEPENDENCY_FILES)[:3])}")
     return _inferred(topo, w, matches[0], "folder named like the workload or its image")
+
+
+def _hints(inputs: Inputs) -> BuildHints | None:
+    hints = inputs.build_hints
+    return hints if isinstance(hints, BuildHints) else None
+
+
+def _image_dockerfiles(inputs: Inputs, w: Workload) -> tuple[tuple[str, str], ...]:
+    """(image, the Dockerfile that builds it) of the workload's containers, where the
+    repository says (a build's dockerfile, a Dockerfile named like the image)."""
+    hints = _hints(inputs)
+    if hints is None or not (hints.dockerfiles or hints.dockerfile_files):
+        return ()
+    names = {w.name.lower(), *(n.lower() for n in _label_names(w))}
+    out = []
+    for c in w.containers:
+        if c.image and (built := image_dockerfile(hints, [c.image], names)) is not None:
+            out.append((c.image, built.path))
+    return tuple(out)
+
+
+def _own_dockerfile_source(inputs: Inputs, w: Workload, topo: Topology,
+                           built: ImageDockerfile, names: set[str]
+                           ) -> tuple[str | None] | None:
+    """What the Dockerfile that builds the workload's image says of its source: (None,)
+    when it is no application's (FROM postgres: a backup image running pg_dump, which
+    took the root Elixir app's Ecto pool on thechangelog/changelog.com; or it copies no
+    application folder and no project file), (folder,) for the one application folder
+    it copies; None when it copies a whole context or a project file (undecided)."""
+    from advisor.read.workloads import is_postgres_image
+
+    if built.base and is_postgres_image(built.base):
+        topo.notices.append(
+            f"{workload_id(w)}: its image is built by {built.path} ({built.reason}) FROM "
+            f"{built.base}, PostgreSQL's own image: no application source is read for it")
+        return (None,)
+    folders, whole = copied_folders(inputs.root, built.path)
+    # an application's folder, or a service's: services/<any name>, cmd/<any name>
+    apps = [f for f in folders if f in inputs.app_candidates
+            or f.rsplit("/", 1)[-1].lower() in names
+            or (f.count("/") == 1 and f.split("/", 1)[0] in SERVICE_PARENTS)]
+    if len(apps) == 1:
+        return (_inferred(topo, w, apps[0], f"{built.path} builds its image "
+                          f"({built.reason}) and copies it"),)
+    if whole or apps:
+        return None
+    topo.notices.append(
+        f"{workload_id(w)}: application source not inferred: {built.path} builds its image "
+        f"({built.reason}) and copies no application folder or project file; declare "
+        "[[workloads]] source = ... to read its pools")
+    return (None,)
 
 
 # Official images that run code they are given (a mounted or copied application),

@@ -408,10 +408,12 @@ def pools_for_container(container: Container, app: AppSource | None = None, *,
             app = None
     ctx = StackContext(container=container, app=app, profile=profile, node_cpus=node_cpus,
                        pod_files=pod_files, init_writers=init_writers)
-    from advisor.read.apps.cmdline import command_line
+    from advisor.read.apps.cmdline import command_line, dockerfile_doubt
 
     # one read of the command line for both (a call per container of every check)
     segments = command_line(ctx.container, ctx.app, []).segments()
+    if (doubt := dockerfile_doubt(ctx.container, ctx.app)) is not None:
+        ctx.notices.append(doubt)  # said once, whether or not its processes are asked
     schema_tool = _temporal_sql_tool(ctx, segments)
     if schema_tool is not None:
         return AppPools(pools=schema_tool, notices=ctx.notices, problems=ctx.problems,

@@ -236,13 +236,45 @@ def _dockerfile_lines(text: str) -> list[tuple[int, str]]:
     return out
 
 
-def _dockerfile_command(app: AppSource) -> _ImageCommand | None:
-    """ENTRYPOINT and CMD of the last stage of the app's Dockerfile (exec or shell form),
-    with the Dockerfile's path and their lines."""
-    files = sorted(app.of_kind("dockerfile"), key=lambda f: (f.rel.count("/"), f.rel))
+def pick_dockerfile(app: AppSource, image: str) -> tuple[AppFile | None, str]:
+    """Pure: the Dockerfile of the app's folder that builds `image`: the one the
+    repository names for it (a skaffold/compose build's dockerfile, a Dockerfile named
+    like the image: AppSource.image_dockerfiles), else the folder's own Dockerfile (what
+    `docker build FOLDER` uses), else its only one. (None, why) when that is not
+    determinable or the file named is outside the folder: no command is taken from a
+    Dockerfile that may build another image (docker/backups.Dockerfile was read for
+    the changelog.com app's command)."""
+    files = app.of_kind("dockerfile")
+    named = next((path for img, path in app.image_dockerfiles if img == image), None)
+    if named is not None:
+        chosen = next((f for f in files if f.path == named), None)
+        return (chosen, "") if chosen is not None else \
+            (None, f"{named}, which builds {image}, is outside the application source")
     if not files:
+        return None, ""
+    own = [f for f in files if f.rel == "Dockerfile"]
+    if own or len(files) == 1:
+        return (own or files)[0], ""
+    shown = ", ".join(sorted(f.path for f in files)[:3]) + (
+        f" and {len(files) - 3} more" if len(files) > 3 else "")
+    return None, f"none of its Dockerfiles ({shown}) is named for {image or 'its image'}"
+
+
+def dockerfile_doubt(container: Container, app: AppSource | None) -> str | None:
+    """The notice that the container's command, which its manifest does not set, is
+    not taken from a Dockerfile because none is known to build its image; else None."""
+    if app is None or container.command:
         return None
-    f = files[0]
+    why = pick_dockerfile(app, container.image)[1]
+    return f"{container.name}: command not taken from a Dockerfile: {why}" if why else None
+
+
+def _dockerfile_command(app: AppSource, image: str = "") -> _ImageCommand | None:
+    """ENTRYPOINT and CMD of the last stage of the Dockerfile that builds `image`
+    (exec or shell form), with the Dockerfile's path and their lines (pick_dockerfile)."""
+    f = pick_dockerfile(app, image)[0]
+    if f is None:
+        return None
     entry: list[str] = []
     cmd: list[str] = []
     entry_at = cmd_at = f.cite(None, "Dockerfile")
@@ -832,7 +864,7 @@ def command_line(container: Container, app: AppSource | None, notices: list[str]
                                                           strict=True)]
     origin, where, entry, k8s = "manifest", "", 0, True
     if not container.command and app:
-        image = _dockerfile_command(app)
+        image = _dockerfile_command(app, container.image)
         procfile = _procfile_command(app, container.name)
         if image is not None and (image.entry or not container.args):
             entrypoint, where = image.entry, image.path

@@ -41,6 +41,13 @@ class BuildHints(Frozen, kw_only=True):
     # (compose file as shown, service, image) of compose services that run PostgreSQL or
     # PgBouncer: a deployment this tool does not budget, which a notice says
     compose_databases: tuple[tuple[str, str, str], ...] = ()
+    # (image or service, Dockerfile from the root, file that says so): skaffold's
+    # artifact `docker.dockerfile` (default Dockerfile, in the context), compose's
+    # `build.dockerfile`: the file that builds that image, of several in one folder
+    dockerfiles: tuple[tuple[str, str, str], ...] = ()
+    # every Dockerfile of the repository (path from the root), with the image its last
+    # stage is FROM ("" when not read): `<image>.Dockerfile` is that image's
+    dockerfile_files: tuple[tuple[str, str], ...] = ()
 
 
 class AppDirGuess(Frozen, kw_only=True):
@@ -58,6 +65,27 @@ def image_name(image: str) -> str:
 # docker-compose.yml, compose.yaml and their variants (docker-compose.override.yml,
 # docker-compose-developer.yml, compose.dev.yaml)
 _COMPOSE_FILE = lazy(r"^(?:docker-)?compose(?:[.-][\w.-]+)?\.ya?ml$")
+
+
+def is_dockerfile_name(name: str) -> bool:
+    """Dockerfile, Dockerfile.<variant> or <variant>.Dockerfile, in any case
+    (heilrake/go-microservice: infra/development/docker/auth-service.DockerFile)."""
+    if "ocker" not in name and "OCKER" not in name:
+        return False  # most names: no lower() (the walk asks it of every file)
+    lower = name.lower()
+    return lower == "dockerfile" or lower.startswith("dockerfile.") or \
+        lower.endswith(".dockerfile")
+
+
+def dockerfile_label(path: str) -> str | None:
+    """What a Dockerfile's name says it builds: docker/backups.Dockerfile and
+    Dockerfile.backups -> backups; None for a plain Dockerfile."""
+    lower = path.rsplit("/", 1)[-1].lower()
+    if lower.endswith(".dockerfile"):
+        return lower[: -len(".dockerfile")] or None
+    if lower.startswith("dockerfile."):
+        return lower[len("dockerfile."):] or None
+    return None
 
 
 def is_build_file(name: str) -> bool:
@@ -213,9 +241,12 @@ def build_script_contexts(root: Root, paths: list[str]) -> list[tuple[str, str, 
 
 
 def _contexts(root: Root, path: str, base: str,
-              databases: list[tuple[str, str, str]] | None = None) -> list[tuple[str, str, str]]:
+              databases: list[tuple[str, str, str]] | None = None,
+              dockerfiles: list[tuple[str, str, str]] | None = None
+              ) -> list[tuple[str, str, str]]:
     """(image or service, build folder, file) of a skaffold or compose file; the compose
-    services that run PostgreSQL or PgBouncer are added to `databases`."""
+    services that run PostgreSQL or PgBouncer are added to `databases`, the Dockerfile
+    each build names (relative to its context) to `dockerfiles`."""
     from advisor.read.sources.k8s import load_yaml_stream
 
     try:
@@ -264,6 +295,9 @@ def _contexts(root: Root, path: str, base: str,
                         # Jib builds one module of a multi-module build from its root
                         context = f"{context.rstrip('/')}/{jib['project']}"
                     out.append((art["image"], join(context), shown))
+                    if dockerfiles is not None and \
+                            (file := _artifact_dockerfile(art)) is not None:
+                        dockerfiles.append((art["image"], join(f"{context}/{file}"), shown))
         services = doc.get("services")
         if isinstance(services, dict):  # compose
             if databases is not None:
@@ -273,6 +307,12 @@ def _contexts(root: Root, path: str, base: str,
                     continue
                 b = svc["build"]
                 ctx = expand(b.get("context", ".")) if isinstance(b, dict) else expand(b)
+                # the Dockerfile compose builds with: build.dockerfile, relative to the
+                # context (compose-spec build.md), default Dockerfile
+                named = expand(b.get("dockerfile") or "Dockerfile") \
+                    if isinstance(b, dict) else "Dockerfile"
+                file = None if "$" in named or "$" in ctx or named.startswith("/") \
+                    else join(f"{ctx}/{named}")
                 if isinstance(b, dict) and b.get("dockerfile"):
                     # One context for every service (the repository's root), each with a
                     # Dockerfile of its own (opentelemetry-demo: context ./, dockerfile
@@ -290,7 +330,25 @@ def _contexts(root: Root, path: str, base: str,
                             keys.update(str(x) for x in listed if isinstance(x, str))
                 for key in sorted(keys - {""}):
                     out.append((key, join(str(ctx)), shown))
+                    if dockerfiles is not None and file is not None:
+                        dockerfiles.append((key, file, shown))
     return out
+
+
+# skaffold artifact builders that take no Dockerfile (the docker builder is the default)
+_NO_DOCKERFILE = ("jib", "bazel", "buildpacks", "ko", "custom")
+
+
+def _artifact_dockerfile(art: dict) -> str | None:
+    """The Dockerfile (relative to the context) a skaffold artifact is built with:
+    docker.dockerfile or kaniko.dockerfile, default Dockerfile; None for a builder that
+    takes none (skaffold v2 schema: DockerArtifact.DockerfilePath, default "Dockerfile")."""
+    for builder in ("docker", "kaniko"):
+        spec = art.get(builder)
+        if isinstance(spec, dict):
+            file = spec.get("dockerfile", "Dockerfile")
+            return file if isinstance(file, str) and "{{" not in file else None
+    return None if any(k in art for k in _NO_DOCKERFILE) else "Dockerfile"
 
 
 def _compose_databases(shown: str, services: dict, expand: Callable[[object], str]
@@ -769,3 +827,107 @@ def names_the_project(project: str | None, names: set[str]) -> bool:
         return True
     p = _norm(project)
     return any(p and (p in _norm(n) or (_norm(n) and _norm(n) in p)) for n in names)
+
+
+class ImageDockerfile(Frozen, kw_only=True):
+    """The Dockerfile that builds a workload's image, and why it is taken for it."""
+
+    path: str  # from the repository root
+    reason: str
+    base: str = ""  # the image its last stage is FROM, "" when not read
+
+
+def image_dockerfile(hints: BuildHints | None, images: list[str], names: set[str]
+                     ) -> ImageDockerfile | None:
+    """Pure: the Dockerfile that builds one of `images`: the one a skaffold or compose
+    build of that image names, else the only Dockerfile named like the image or the
+    workload (`docker/backups.Dockerfile` for thechangelog/backups); None when no
+    build says and no name or several match (not determinable)."""
+    if hints is None:
+        return None
+    bases = dict(hints.dockerfile_files)
+    wanted = {image_name(i) for i in images if i}
+    built = {(path, f"the build of {key} in {where} names it")
+             for key, path, where in hints.dockerfiles
+             if key in images or image_name(key) in wanted}
+    if len({p for p, _ in built}) == 1:
+        path, reason = min(built)
+        return ImageDockerfile(path=path, reason=reason, base=bases.get(path, ""))
+    if built:
+        return None  # one image name built from several Dockerfiles
+    lowered = {n.lower() for n in names | wanted if n}
+    named = [p for p in bases if dockerfile_label(p) in lowered]
+    if len(named) != 1:
+        return None
+    return ImageDockerfile(path=named[0], reason="its name is the image's or the workload's",
+                           base=bases[named[0]])
+
+
+def copied_folders(root: Root, path: str) -> tuple[list[str], bool]:
+    """Folders (from the root) a Dockerfile anywhere in the repository copies (COPY/ADD
+    sources, not --from= stages), read against the root (the usual context of a
+    Dockerfile kept in infra/ or docker/: `docker build -f infra/x.Dockerfile .`) and
+    against the Dockerfile's own folder; and whether it copies a whole context (`.`) or
+    a project's own file (a Gemfile, mix.exs): an application, wherever it is."""
+    try:
+        text = root.read_text(os.path.join(root.path, path))
+    except InputError:
+        return [], False
+    here = PurePosixPath(path).parent.as_posix()
+    out: list[str] = []
+    whole = False
+    for _n, line in _logical_lines(text):
+        m = _COPY.match(line)
+        if not m or "--from" in m.group(1):
+            continue
+        words = [w for w in m.group(1).split() if not w.startswith("--")]
+        if len(words) < 2 or words[0].startswith("["):
+            continue
+        for src in words[:-1]:
+            if src.strip("/") in (".", "./", "") or \
+                    PurePosixPath(src).name in APP_FILES or src.endswith((".csproj", ".sln")):
+                whole = True  # the whole context, or a project's own file (mix.exs)
+                continue
+            if "*" in src or "$" in src:
+                continue
+            for base in ("", "" if here == "." else here):
+                folder = _normal(f"{base}/{src}" if base else src)
+                if folder and folder not in out and \
+                        os.path.isdir(os.path.join(root.path, folder)):
+                    out.append(folder)
+    return out, whole
+
+
+# Folders a repository keeps one service each in, named like it (services/<name>/ of a
+# root go.mod: heilrake/go-microservice; cmd/<name>; apps/<name> of a monorepo)
+SERVICE_PARENTS = ("services", "cmd", "apps")
+
+
+def named_service_dir(root: Root, candidates: list[str], names: set[str]) -> str | None:
+    """The folder named like the workload or its image in services/, cmd/ or apps/ of an
+    application folder (its project file above: the root's go.mod), when exactly one
+    exists (I/O: listed once per root)."""
+    folders = _service_folders(root, candidates)
+    found = {f for name in names for f in folders.get(name, ())}
+    return found.pop() if len(found) == 1 else None
+
+
+def _service_folders(root: Root, candidates: list[str]) -> dict[str, list[str]]:
+    """Name -> the <candidate>/{services,cmd,apps}/<name> folders (asked per workload)."""
+    memo = root.__dict__.setdefault("service_folders", {})
+    key = tuple(candidates)
+    if key in memo:
+        return memo[key]
+    out: dict[str, list[str]] = {}
+    for d in candidates:
+        for parent in SERVICE_PARENTS:
+            try:
+                entries = [e.name for e in os.scandir(os.path.join(root.path, d, parent))
+                           if e.is_dir(follow_symlinks=False)]
+            except OSError:
+                continue
+            for name in entries:
+                out.setdefault(name.lower(), []).append(
+                    f"{d}/{parent}/{name}" if d else f"{parent}/{name}")
+    memo[key] = out
+    return out

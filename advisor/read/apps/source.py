@@ -128,6 +128,9 @@ class AppSource(Frozen, kw_only=True):
     files: tuple[AppFile, ...] = ()
     problems: tuple[ConfigProblem, ...] = ()
     notices: tuple[str, ...] = ()
+    # (image, Dockerfile from the root) of the workload read with it: which of the
+    # folder's Dockerfiles builds each image (apps/cmdline._dockerfile_command)
+    image_dockerfiles: tuple[tuple[str, str], ...] = ()
 
     def of_kind(self, *kinds: str) -> list[AppFile]:
         return [f for f in self.files if f.kind in kinds]
