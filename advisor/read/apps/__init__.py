@@ -387,6 +387,18 @@ def _option(args: list[str], short: str, long: str, default: int) -> int | None:
     return int(text) if text.isdigit() else None
 
 
+_JS_KINDS = frozenset({"js", "prisma"})
+_PYTHON_PROGRAM = re.compile(r"python[\d.]*$")
+
+
+def _runs_python(segments: list[list[Word]]) -> str:
+    """The Python interpreter the container's process is (`python -m app.main`), as
+    written, or "" when it is another program."""
+    last = segments[-1] if segments else []
+    first = last[0].text.rsplit("/", 1)[-1] if last else ""
+    return f"{first}, {last[0].source.label()}" if _PYTHON_PROGRAM.match(first) else ""
+
+
 def pools_for_container(container: Container, app: AppSource | None = None, *,
                         profile: str | None = None, node_cpus: int | None = None,
                         pod_files: ContainerFiles | None = None,
@@ -431,8 +443,15 @@ def pools_for_container(container: Container, app: AppSource | None = None, *,
         return AppPools(pools=[migration], notices=ctx.notices, problems=ctx.problems)
     pools: list[Pool] = []
     env_names = tuple(e.name.upper() for e in container.env)
+    python_process = _runs_python(segments)
+    skipped: list[str] = []
     for reader in READERS:
         if not reader.wanted(container, app, env_names):
+            continue
+        if python_process and reader.kinds and set(reader.kinds) <= _JS_KINDS:
+            # a Python interpreter runs no JavaScript: a package.json of the source is
+            # another program's (a JS sub-project, a test server)
+            skipped.append(reader.name)
             continue
         try:
             pools.extend(reader.load()(ctx))
@@ -449,6 +468,9 @@ def pools_for_container(container: Container, app: AppSource | None = None, *,
             ctx.unknown.append(f"{reader.name} pool settings not read (internal error)")
             pools = []
             break
+    if skipped:
+        ctx.notices.append(f"{container.name}: runs Python ({python_process}): the source's "
+                           f"JavaScript ({', '.join(skipped)}) is not its process, not counted")
     if pools and app is not None and all(p.label.startswith("pg-boss") for p in pools):
         from advisor.read.apps.pgboss import beside_main_stack
 

@@ -11,7 +11,7 @@ import re
 from msgspec import Struct
 from msgspec.structs import replace
 
-from advisor.model import Pool, Source
+from advisor.model import Pool, Route, Source
 from advisor.read.apps.base import StackContext
 from advisor.read.apps.gosource import (
     GoBody,
@@ -94,6 +94,8 @@ def go_sql_pools(ctx: StackContext) -> list[Pool]:
     opens: list[tuple[Source, str | None, str, _Site]] = []
     limits: list[tuple[int | None, Source, _Site]] = []
     sites = 0  # every opener call, of any database, counted or not
+    # the DSN an opener takes from a variable, with the code's default (env_fallback)
+    defaults: dict[Source, tuple[str, str, Source]] = {}
     for g in files:
         toks = g.toks
         for i in range(len(toks) - 4):
@@ -120,7 +122,11 @@ def go_sql_pools(ctx: StackContext) -> list[Pool]:
                 if driver is None:
                     continue
                 dsn_arg = args[1] if len(args) > 1 else []
-                dsn = _one(resolve(ctx, g, dsn_arg, i)) if dsn_arg else None
+                fallback = env_fallback(g, dsn_arg, i) if dsn_arg else None
+                if fallback is not None:
+                    defaults[here] = fallback
+                dsn = _one(resolve(ctx, g, dsn_arg, i)) if dsn_arg and fallback is None \
+                    else None
                 opens.append((here, dsn, driver, site))
                 continue
             dsn = literal(g, dsn_tok) if dsn_tok is not None else None
@@ -134,7 +140,8 @@ def go_sql_pools(ctx: StackContext) -> list[Pool]:
                                _Site(g=g, at=i, body=body_at(g.bodies, i))))
     pools: list[Pool] = []
     for here, dsn, driver_note, site in opens:
-        route = route_from_url(dsn, here) if dsn else route_from_env(ctx.container.env)
+        route = route_from_url(dsn, here) if dsn else _fallback_route(ctx, defaults.get(here)) \
+            or route_from_env(ctx.container.env)
         mine = [(n, src) for n, src, at in limits
                 if _configures(site, at, sites)]
         known = [(n, s) for n, s in mine if n is not None]
@@ -451,3 +458,97 @@ def _driver(ctx: StackContext, g: GoFile, arg: list[Tok], at: int, here: Source
            f"imports the PostgreSQL driver {imported}: counted as a possible PostgreSQL pool")
     ctx.notices.append(why)
     return why
+
+
+_GETENV = frozenset({"Getenv", "LookupEnv"})
+
+
+def _env_helper_call(g: GoFile, arg: list[Tok]) -> tuple[str, str, int] | None:
+    """`getenv("X", "default")` / `config.EnvOr("X", "default")`: a helper whose name says
+    it reads the env, given the variable's name and a fallback literal: (X, default,
+    line). Its body is not read: the two string literals are taken as name and default."""
+    name_at = len(arg) - 1
+    while name_at >= 0 and arg[name_at].text != "(":
+        name_at -= 1
+    if name_at < 1 or arg[-1].text != ")" or "env" not in arg[name_at - 1].text.lower() \
+            or arg[name_at - 1].text in _GETENV:
+        return None
+    args = call_args(arg, name_at)
+    if len(args) != 2 or any(len(a) != 1 for a in args):
+        return None
+    var, default = (literal(g, a[0]) for a in args)
+    if var is None or default is None or not args[0][0].text.startswith(('"', "`")):
+        return None
+    return var, default, arg[name_at - 1].line
+
+
+def env_fallback(g: GoFile, arg: list[Tok], at: int) -> tuple[str, str, Source] | None:
+    """The variable a DSN argument reads and the default the code writes for it when the
+    variable is unset: (variable, default DSN, where the default is written). Read from
+    the argument itself (`getenv("DATABASE_URL", "postgres://...")`), or from the local
+    variable it names, assigned before the call in the same function either by such a
+    helper, or by `os.Getenv("X")` followed by `if v == "" { v = "postgres://..." }`."""
+    path = g.file.path
+    direct = _env_helper_call(g, arg)
+    if direct is not None:
+        return direct[0], direct[1], Source(path=path, line=direct[2], key=direct[0])
+    if len(arg) != 1 or arg[0].kind != "id":
+        return None
+    name, toks = arg[0].text, g.toks
+    func = enclosing_func(toks, at)
+    start = func.at if func is not None else 0
+    found: tuple[str, str, Source] | None = None
+    getenv: str | None = None
+    for k in range(start, at - 2):
+        if toks[k].text != name or (k > 0 and toks[k - 1].text == "."):
+            continue
+        if toks[k + 1].text == ":" and toks[k + 2].text == "=":
+            first = k + 3
+        elif toks[k + 1].text == "=":
+            first = k + 2
+        else:
+            continue
+        end = first
+        depth = 0
+        while end < at and (depth or toks[end].line == toks[k].line):
+            depth += toks[end].text in ("(", "[", "{")
+            depth -= toks[end].text in (")", "]", "}")
+            end += 1
+        rhs = toks[first:end]
+        helper = _env_helper_call(g, rhs)
+        if helper is not None:
+            found, getenv = (helper[0], helper[1],
+                             Source(path=path, line=helper[2], key=helper[0])), None
+        elif len(rhs) == 6 and rhs[0].text == "os" and rhs[2].text == "Getenv":
+            found, getenv = None, literal(g, rhs[4])
+        elif getenv is not None and len(rhs) == 1 and _inside_empty_check(toks, k, name):
+            default = literal(g, rhs[0])
+            if default is not None:
+                found = (getenv, default, Source(path=path, line=rhs[0].line, key=getenv))
+        else:
+            found = getenv = None  # assigned something else afterwards
+    return found
+
+
+def _inside_empty_check(toks: list[Tok], k: int, name: str) -> bool:
+    """toks[k] (an assignment to `name`) is the body of `if name == "" {`."""
+    j = k - 1
+    return j >= 5 and toks[j].text == "{" and toks[j - 1].text in ('""', "``") \
+        and toks[j - 2].text == "==" and toks[j - 3].text == name and toks[j - 4].text == "if"
+
+
+def _fallback_route(ctx: StackContext, fallback: tuple[str, str, Source] | None
+                    ) -> Route | None:
+    """The route of a DSN read from the variable `var` with a default in the code: the
+    variable's value when the container sets it; the code's default when it does not
+    (neither in its env nor possibly through an envFrom source whose keys are not held);
+    None (the container env's route, if any) when it is set to a value not held."""
+    if fallback is None:
+        return None
+    var, default, where = fallback
+    set_here = ctx.env(var)
+    if set_here is not None and set_here.value:
+        return route_from_url(set_here.value, ctx.env_source(var))
+    if set_here is not None or ctx.env_from_hidden(var) is not None:
+        return None  # set where the repository does not hold the value
+    return route_from_url(default, replace(where, key=f"{var} default in code (unset here)"))

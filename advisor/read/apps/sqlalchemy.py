@@ -20,6 +20,7 @@ from msgspec.structs import replace
 from advisor.model import Pool, Route, Source
 from advisor.read.apps.base import StackContext
 from advisor.read.apps.numbers import parse_int
+from advisor.read.apps.pyentry import Arm, arm_paths, entry_paths, reachable
 from advisor.read.apps.pyeval import PyScope, Val, block_names, dotted, is_unknown
 from advisor.read.apps.pysource import (
     PyModule,
@@ -124,21 +125,192 @@ def pool_from_options(path: str, line: int | None, options: dict[str, Opt | None
                     size_label=f"{label} {size_text} + {over_text}")
 
 
-def _engines(ctx: StackContext) -> list[Pool]:
-    pools = []
-    for module in python_modules(ctx, "create_"):
-        for call, _ in calls(module, {"create_engine", "create_async_engine"}):
-            scope = local_scope(module, call)
-            route, postgres = route_of_url(value_of(module, arg(call, 0, "url"), scope), ctx)
-            if not postgres:
+class _Placed(Struct):
+    """An engine call as the process makes it: at its own line, or at a call of the app
+    function it is written in (a factory: one engine per call), with the if/elif arms
+    around it there, and the statement that call is in."""
+
+    module: PyModule
+    call: ast.Call  # the create_engine call
+    site: PyModule
+    at: ast.Call  # where the engine is made: the call itself or a call of its factory
+    arms: tuple[Arm, ...]
+    stmt: ast.stmt | None
+    func: str  # the function the engine call is written in ("" at module level)
+    own_stmt: ast.stmt | None = None  # the engine call's statement, in its factory
+
+
+_SCRIPT_DIRS = frozenset({"scripts", "script", "tests", "tools", "dev", "devtools"})
+
+
+def _served_modules(ctx: StackContext) -> list[PyModule]:
+    """The modules that may make the serving process's engines: those its entry module
+    imports when the command names one among the app's files; else every module but
+    those under scripts/, tests/ (developer scripts, not the image's process)."""
+    modules = [m for m in python_modules(ctx, "create_")
+               if not _SCRIPT_DIRS & set(m.file.rel.split("/")[:-1])]
+    entries = entry_paths(ctx)
+    reached = reachable(ctx, entries) if entries else None
+    if reached is None:
+        return modules
+    served = [m for m in modules if m.file.path in reached]
+    if any(_engine_calls(m) for m in served) or not any(_engine_calls(m) for m in modules):
+        return served
+    ctx.notices.append(f"{ctx.container.name}: no SQLAlchemy engine is made by a module "
+                       f"{entries[0]} imports; every engine of the application source is "
+                       "counted (an upper bound: imports made by name are not followed)")
+    return modules
+
+
+def _app_defined(module: PyModule, name: str) -> bool:
+    """`name` is the app's own function, not SQLAlchemy's: defined in the module, or
+    imported from a module that is not sqlalchemy's (phoenix.db.engines.create_engine,
+    a wrapper whose own engines are read where it calls SQLAlchemy)."""
+    for node in module.tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name == name:
+            return True
+    for node in ast.walk(module.tree):
+        if isinstance(node, ast.ImportFrom) and any((a.asname or a.name) == name
+                                                    for a in node.names):
+            return bool(node.level) or not (node.module or "").startswith(
+                ("sqlalchemy", "sqlmodel", "flask_sqlalchemy"))
+    return False
+
+
+def _engine_calls(module: PyModule) -> list[ast.Call]:
+    return [call for call, name in calls(module, {"create_engine", "create_async_engine"})
+            if "." in name or not _app_defined(module, name)]
+
+
+def _functions(module: PyModule) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
+    return [n for n in ast.walk(module.tree)
+            if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]
+
+
+def _placed(modules: list[PyModule]) -> list[_Placed]:
+    """Each engine call at each call of the function it is written in, when the served
+    modules call that function (by name); else at its own line."""
+    arms = {m.file.path: arm_paths(m.file.path, m.tree.body) for m in modules}
+    out: list[_Placed] = []
+    for module in modules:
+        funcs = _functions(module)
+        for call in _engine_calls(module):
+            around = [f for f in funcs if f.lineno <= call.lineno <= (f.end_lineno or 0)]
+            func = max(around, key=lambda f: f.lineno) if around else None
+            inner, stmt = arms[module.file.path].get(id(call), ((), None))
+            own = _Placed(module=module, call=call, site=module, at=call, arms=inner,
+                          stmt=stmt, func=func.name if func else "")
+            sites = [] if func is None else [
+                (m, c) for m in modules for c, name in calls(m, {func.name})
+                if not (m is module and func.lineno <= c.lineno <= (func.end_lineno or 0))]
+            if not sites:
+                out.append(own)
                 continue
-            options = {k: _opt(module, kwarg(call, k), scope)
-                       for k in ("pool_size", "max_overflow", "poolclass")}
-            pool = pool_from_options(module.file.path, call.lineno, options, route,
-                                     "SQLAlchemy", ctx)
-            if pool is not None:
-                pools.append(pool)
-    return pools
+            for site, at in sites:
+                outer, site_stmt = arms[site.file.path].get(id(at), ((), None))
+                # the arms inside the factory are nested in those at its call
+                out.append(_Placed(module=module, call=call, site=site, at=at,
+                                   arms=(*outer, *inner), stmt=site_stmt, func=func.name,
+                                   own_stmt=stmt))
+    return out
+
+
+def _sqlite_only(p: _Placed) -> bool:
+    """Made only for SQLite: in an `if ... sqlite` arm, in a function named for SQLite,
+    or connecting through a SQLite connection factory (`async_creator=sqlite_...`)."""
+    if any(a.sqlite for a in p.arms) or "sqlite" in p.func.lower():
+        return True
+    return any(k.arg in ("creator", "async_creator") and "sqlite" in ast.unparse(k.value).lower()
+               for k in p.call.keywords)
+
+
+def _migration_target(p: _Placed) -> str | None:
+    """The name an engine made for migrations is assigned to (in its factory or where the
+    factory is called): one named for migrations, or one the function passes to a
+    migration call (`migrate_in_thread(engine)`)."""
+    for module, stmt in ((p.module, p.own_stmt), (p.site, p.stmt)):
+        if not isinstance(stmt, ast.Assign) or not isinstance(stmt.targets[0], ast.Name):
+            continue
+        target = stmt.targets[0].id
+        if "migrat" in target.lower():
+            return target
+        for call, _name in calls(module, {"migrate", "migrate_in_thread", "run_migrations",
+                                          "upgrade", "migrate_db"}):
+            if any(isinstance(a, ast.Name) and a.id == target for a in call.args):
+                return target
+    return None
+
+
+def _options(p: _Placed) -> dict[str, Opt | None]:
+    """The engine's pool options: written at its call, or passed by the factory's caller
+    through `**kwargs` (`create_aws_engine(..., poolclass=NullPool)`)."""
+    scope = local_scope(p.module, p.call)
+    options = {k: _opt(p.module, kwarg(p.call, k), scope)
+               for k in ("pool_size", "max_overflow", "poolclass")}
+    if p.at is not p.call and any(k.arg is None for k in p.call.keywords):
+        site_scope = local_scope(p.site, p.at)
+        for k in options:
+            if options[k] is None and kwarg(p.at, k) is not None:
+                options[k] = _opt(p.site, kwarg(p.at, k), site_scope)
+    return options
+
+
+def _engines(ctx: StackContext) -> list[Pool]:
+    chosen: list[tuple[_Placed, Pool]] = []
+    for p in _placed(_served_modules(ctx)):
+        if _sqlite_only(p):
+            continue
+        scope = local_scope(p.module, p.call)
+        route, postgres = route_of_url(value_of(p.module, arg(p.call, 0, "url"), scope), ctx)
+        if not postgres:
+            continue
+        options = _options(p)
+        poolclass = options.get("poolclass")
+        migration = _migration_target(p)
+        if migration and poolclass is not None and poolclass.text.endswith("NullPool"):
+            # NullPool closes each connection on return (sqlalchemy/sqlalchemy@f35da7e2
+            # lib/sqlalchemy/pool/impl.py:297-301): a migration run holds none after it
+            ctx.notices.append(
+                f"{p.site.file.path}:{p.at.lineno}: SQLAlchemy NullPool engine "
+                f"({p.module.file.path}:{p.call.lineno}) assigned to {migration} runs "
+                "migrations; NullPool closes each connection on return: not counted at peak")
+            continue
+        pool = pool_from_options(p.module.file.path, p.call.lineno, options, route,
+                                 "SQLAlchemy", ctx)
+        if pool is not None:
+            chosen.append((p, pool))
+    return _alternatives(chosen)
+
+
+def _weight(pools: list[Pool]) -> tuple[bool, float]:
+    return any(q.bound == "unbounded" for q in pools), sum(q.per_pod() for q in pools)
+
+
+def _alternatives(chosen: list[tuple[_Placed, Pool]]) -> list[Pool]:
+    """Engines in different arms of one if/elif/else chain are alternatives: the arm
+    that makes the most connections counts, said in its pools' notes. Split on the chain
+    that most engines sit in, then within each arm and among the rest; engines
+    exclusive only through another chain are summed (an upper bound)."""
+    seen: dict[str, set[int]] = {}
+    for p, _ in chosen:
+        for arm in p.arms:
+            seen.setdefault(arm.chain, set()).add(arm.index)
+    split = [c for c, indices in seen.items() if len(indices) > 1]
+    if not split:
+        return [pool for _, pool in chosen]
+    chain = max(split, key=lambda c: sum(any(a.chain == c for a in p.arms) for p, _ in chosen))
+    rest = [(p, q) for p, q in chosen if not any(a.chain == chain for a in p.arms)]
+    arms: dict[int, list[tuple[_Placed, Pool]]] = {}
+    for p, q in chosen:
+        index = next((a.index for a in p.arms if a.chain == chain), None)
+        if index is not None:
+            arms.setdefault(index, []).append((p, q))
+    # on a tie the later arm (the `else`: no optional setting turned on) is cited
+    best = max((_alternatives(arms[i]) for i in sorted(arms, reverse=True)), key=_weight)
+    note = (f"one of {len(arms)} alternative branches making engines (if/elif at {chain}): "
+            "the largest counted")
+    return _alternatives(rest) + [replace(q, note="; ".join(x for x in (q.note, note) if x))
+                                  for q in best]
 
 
 def _as_dict(v: Val | None) -> dict[str, Val]:
