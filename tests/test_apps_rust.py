@@ -10,8 +10,8 @@ from advisor.engine.check import run_check
 from advisor.engine.options import CheckOptions
 from advisor.model import EnvVar, Source
 from advisor.read.apps import pools_for_container, scan_app_dir
-from advisor.read.apps.identify import identified_pools
 from advisor.read.apps.base import StackContext
+from advisor.read.apps.identify import identified_pools
 from advisor.read.apps.rust import blank_comments
 from advisor.read.fs import Root
 from tests.apphelpers import container
