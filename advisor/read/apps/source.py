@@ -72,7 +72,7 @@ _BY_NAME = {
     # Rust: the crates a package depends on and the versions locked (apps/rust.py)
     "Cargo.toml": "cargo", "Cargo.lock": "cargo-lock",
     # PHP: Composer's dependencies (Laravel, apps/laravel.py)
-    "composer.json": "composer",
+    "composer.json": "composer", "database.php": "laravel-config",
 }
 _BY_SUFFIX = {
     ".py": "python",
