@@ -125,7 +125,8 @@ def test_saleor_django_under_uvicorn_is_unbounded():
 
 
 def test_unknown_stack_is_reported_not_zero():
-    # Cargo.toml (sqlx): no reader, no default to name -> unknown, 3 pods not counted
+    # Cargo.toml (bb8-postgres): no reader, no default to name -> unknown, 3 pods not
+    # counted (sqlx, deadpool-postgres and r2d2 have theirs: tests/test_apps_rust.py)
     report = check("unknown-rust")
     b = budget(report)
     assert b["unknown_clients"] == ["ledger"] and b["peak_is_floor"] and b["fits"] is False

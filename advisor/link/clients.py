@@ -929,8 +929,8 @@ def _why_unknown_read(w: Workload, directory: str | None, app: object | None) ->
     return (f"read {directory or '.'}/ ({len(files)} application files) and the container "
             "env: no pool of a known stack (HikariCP/Spring, Quarkus, SQLAlchemy, Django, "
             "psycopg_pool, asyncpg, node-postgres, Sequelize, Knex, TypeORM, Prisma, pgx, "
-            "database/sql, Rails, Npgsql, Ecto) and no driver dependency to take a default "
-            "from")
+            "database/sql, Rails, Npgsql, Ecto, sqlx, deadpool-postgres, r2d2, Laravel) and no "
+            "driver dependency to take a default from")
 
 
 # A line of a configuration file that names where to connect.

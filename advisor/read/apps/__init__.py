@@ -104,6 +104,10 @@ READERS: tuple[StackReader, ...] = (
     StackReader("npgsql", "npgsql:npgsql_pools", ("appsettings", "csharp"),
                 ("CONNECTIONSTRINGS__",)),
     StackReader("ecto", "ecto:ecto_pools", ("elixir",)),
+    # Rust: sqlx, deadpool-postgres, r2d2 (diesel) pools in the crate's sources
+    StackReader("rust", "rust:rust_pools", ("rust",)),
+    # Laravel: one PDO connection per php-fpm child or Octane worker (apps/laravel.py)
+    StackReader("laravel", "laravel:laravel_pools", ("composer",)),
     StackReader("quarkus", "quarkus:quarkus_pools", ("spring-config", "build")),
     StackReader("temporal", "temporal:temporal_pools", ("temporal-config",)),
     # apache/airflow 2: components by command, options from AIRFLOW__* env and airflow.cfg

@@ -6,7 +6,8 @@ client stays unknown (PA106). Pure: reads only the StackContext.
 Defaults are the ones the stack readers use (each cited there and in PA104):
 SQLAlchemy QueuePool 5 + 10 overflow, Django one connection per thread, HikariCP 10,
 Active Record 5, node-postgres 10, Sequelize 5, Knex 10, TypeORM 10, pg-boss 10, Ecto 10,
-pgx pgxpool max(4, NumCPU), Go database/sql no limit, asyncpg 10, psycopg_pool 4.
+pgx pgxpool max(4, NumCPU), Go database/sql no limit, asyncpg 10, psycopg_pool 4; Rust's
+sqlx 10, r2d2 10, deadpool-postgres 4 x physical CPUs (apps/rust.py).
 """
 
 from __future__ import annotations
@@ -151,7 +152,10 @@ def identified_pools(ctx: StackContext, route: Route | None) -> list[Pool]:
                                    key=f"the URL scheme {scheme}:// of {route.source.key}")
     found = found or _dep_stack(ctx)
     if found is None:
-        return []
+        from advisor.read.apps.rust import cargo_stack, default_pool
+
+        crate = cargo_stack(ctx)
+        return [default_pool(ctx, *crate, route)] if crate else []
     stack, evidence = found
     why = f"stack identified by {evidence.key} ({evidence.label()}); no pool setting read"
     src = Source.default_of(stack.default_text, key=stack.label)

@@ -481,7 +481,7 @@ def match_app_dir(hints: BuildHints, workload: str, images: list[str],
 # Files that make a folder an application's own (not only a Dockerfile or Procfile).
 APP_FILES = ("Gemfile", "requirements.txt", "pyproject.toml", "Pipfile", "setup.py",
              "manage.py", "package.json", "go.mod", "mix.exs", "pom.xml", "build.gradle",
-             "build.gradle.kts", "config/database.yml", "composer.json")
+             "build.gradle.kts", "config/database.yml", "composer.json", "Cargo.toml")
 # Folders that hold deployment or tooling, not the application deployed.
 NOT_APP_DIRS = ("k8s", "kubernetes", "deploy", "deployment", "deployments", "helm", "charts",
                 "chart", "manifests", "infra", "ops", "terraform", "scripts", "tools",
@@ -492,7 +492,7 @@ _COPY = lazy(r"^\s*(?:COPY|ADD)\s+(.+)$", re.I)
 
 DEPENDENCY_FILES = ("Gemfile", "requirements.txt", "pyproject.toml", "Pipfile", "setup.py",
                     "package.json", "go.mod", "mix.exs", "pom.xml", "build.gradle",
-                    "build.gradle.kts", "composer.json")
+                    "build.gradle.kts", "composer.json", "Cargo.toml")
 
 
 def app_files_in(root: Root, directory: str, names: tuple[str, ...] = APP_FILES) -> list[str]:

@@ -269,12 +269,16 @@ def _fpm_sections(f: AppFile, env: dict[str, str | None], unknown: list[str]
         yield section, key, _Value(value, f.cite(n, key, key))
 
 
-def _fpm_children(ctx: StackContext) -> Term | None:
+def fpm_children(ctx: StackContext, placed: dict[str, AppFile] | None = None,
+                  image_default: Source = FPM_DEFAULT) -> Term | None:
     """The PHP-FPM children of every pool after the files the pod mounts into
-    /usr/local/etc/php-fpm.d (the image's www.conf unless one replaces it)."""
+    /usr/local/etc/php-fpm.d (the image's www.conf unless one replaces it). `placed`:
+    those files by their name there, when known otherwise (a Dockerfile's COPY,
+    apps/laravel.py); `image_default` cites the image's own www.conf."""
     unknown: list[str] = []
-    mounted = {f.name: f for f in ctx.files("php-fpm")
-               if f.rel.rsplit("/", 1)[0] == FPM_DIR and f.name.endswith(".conf")}
+    mounted = placed if placed is not None else {
+        f.name: f for f in ctx.files("php-fpm")
+        if f.rel.rsplit("/", 1)[0] == FPM_DIR and f.name.endswith(".conf")}
     if any(f.rel == "usr/local/etc/php-fpm.conf" for f in ctx.files("php-fpm")):
         ctx.unknown.append("a mounted php-fpm.conf replaces the image's include of "
                            "php-fpm.d, not read by pool-advisor")
@@ -285,7 +289,7 @@ def _fpm_children(ctx: StackContext) -> Term | None:
     for name in sorted({*mounted, "www.conf"}):
         f = mounted.get(name)
         if f is None:  # the image's www.conf
-            children["www"] = _Value(str(FPM_CHILDREN), FPM_DEFAULT)
+            children["www"] = _Value(str(FPM_CHILDREN), image_default)
             continue
         for section, key, value in _fpm_sections(f, env, unknown):
             if key == "pm.max_children" and section.lower() != "global":
@@ -363,7 +367,7 @@ def nextcloud_pools(ctx: StackContext) -> list[Pool]:
                          per_process=False,
                          note="busybox crond: a run longer than its 5-minute schedule "
                               "overlaps the next" if program == "crond" else "")]
-    processes = _fpm_children(ctx) if variant == "fpm" else _apache_workers(ctx)
+    processes = fpm_children(ctx) if variant == "fpm" else _apache_workers(ctx)
     if processes is None:
         return []
     pool = ctx.pool(LABEL, 1, CONNECTION, bound="default" if processes.source.default

@@ -69,6 +69,10 @@ _BY_NAME = {
     # lock files: the version installed, for the version a default is cited at (pydeps,
     # npmlock); not "deps", whose names say which stack the app is (transitive ones too)
     "uv.lock": "py-lock", "poetry.lock": "py-lock", "package-lock.json": "npm-lock",
+    # Rust: the crates a package depends on and the versions locked (apps/rust.py)
+    "Cargo.toml": "cargo", "Cargo.lock": "cargo-lock",
+    # PHP: Composer's dependencies (Laravel, apps/laravel.py)
+    "composer.json": "composer", "database.php": "laravel-config",
 }
 _BY_SUFFIX = {
     ".py": "python",
@@ -77,6 +81,7 @@ _BY_SUFFIX = {
     ".rb": "ruby",
     ".exs": "elixir", ".ex": "elixir",
     ".cs": "csharp",
+    ".rs": "rust",
     ".java": "java", ".kt": "java",
     ".sh": "shell",  # a wrapper script a command runs (apps/cmdline.wrapped_command)
     ".conf": "conf",  # a configuration a command names (apps/supervisord.py: -c worker.conf)

@@ -1,0 +1,449 @@
+"""Rust: sqlx's PgPool, deadpool-postgres and r2d2 (diesel's or r2d2_postgres's) pools,
+read from the crate's .rs sources with a scanner (comments blanked, no Rust parser).
+
+- sqlx: `PgPoolOptions::new()...max_connections(N)...connect(url)`; `PgPool::connect(url)`
+  (and connect_lazy, connect_with, `Pool::<Postgres>::connect`) is the default options.
+  Default `max_connections: 10` (launchbadge/sqlx@00eb69cd, 0.5,
+  sqlx-core/src/pool/options.rs:51; the same in 0.8, c0556cd3 options.rs `new()`).
+- deadpool-postgres: `PoolConfig::new(N)`, `PoolConfig { max_size: N, .. }`,
+  `Pool::builder(mgr).max_size(N)`; the `config` crate's env `<PREFIX>__POOL__MAX_SIZE`.
+  Default `num_cpus::get_physical() * 4` (bikeshedder/deadpool@029d7a55
+  src/managed/config.rs:35-40, `impl Default for PoolConfig`): CPU-dependent (PA103).
+- r2d2: `Pool::builder().max_size(N).build(manager)`; `Pool::new(manager)` is the default.
+  Default `max_size: 10` (sfackler/r2d2@11d33776 src/config.rs:56).
+
+A size argument is read when it is an integer literal, a `const`, a `let` of the same
+file, `std::env::var("X")` (the container's X, else the `.unwrap_or(..)` fallback written
+beside it) or a config field `cfg.x` (an env variable named X or ending in _X, else the one
+integer a struct literal of the crate writes for `x:`). Anything else: unknown (PA106),
+never the default. A tokio server is one process: the pool is per pod.
+"""
+
+from __future__ import annotations
+
+import re
+
+from msgspec import Struct
+
+from advisor.model import CpuFormula, Pool, Route, Source
+from advisor.read.apps.base import StackContext
+from advisor.read.apps.source import AppFile, auxiliary_script
+from advisor.read.apps.urls import route_from_env
+
+SQLX_DEFAULT = 10
+R2D2_DEFAULT = 10
+SQLX_WHERE = "launchbadge/sqlx@00eb69cd sqlx-core/src/pool/options.rs:51"
+R2D2_WHERE = "sfackler/r2d2@11d33776 src/config.rs:56"
+DEADPOOL_WHERE = "bikeshedder/deadpool@029d7a55 src/managed/config.rs:35-40"
+DEADPOOL_CPU = CpuFormula(per_cpu=4, physical=True, text="num_cpus::get_physical() * 4")
+
+
+class RustFile(Struct, frozen=True):
+    file: AppFile
+    code: str  # the text with comments blanked (strings kept), lines where they were
+
+    def line(self, pos: int) -> int:
+        return self.code.count("\n", 0, pos) + 1
+
+    def cite(self, pos: int, key: str) -> Source:
+        return self.file.cite(self.line(pos), key)
+
+
+class Size(Struct, frozen=True):
+    value: int
+    source: Source
+    note: str = ""
+
+
+def blank_comments(text: str) -> str:
+    """`//` and `/* */` comments as spaces (newlines kept); strings, raw strings and
+    char literals left alone, so a URL's `//` is not a comment."""
+    out = list(text)
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        if c == "/" and text.startswith("//", i):
+            end = text.find("\n", i)
+            end = n if end < 0 else end
+            out[i:end] = " " * (end - i)
+            i = end
+        elif c == "/" and text.startswith("/*", i):
+            end = text.find("*/", i + 2)
+            end = n if end < 0 else end + 2
+            out[i:end] = [ch if ch == "\n" else " " for ch in text[i:end]]
+            i = end
+        elif c == "r" and (m := re.compile(r'r(#*)"').match(text, i)) and \
+                (i == 0 or not (text[i - 1].isalnum() or text[i - 1] == "_")):
+            close = '"' + m.group(1)
+            end = text.find(close, m.end())
+            i = n if end < 0 else end + len(close)
+        elif c == '"':
+            i += 1
+            while i < n and text[i] != '"':
+                i += 2 if text[i] == "\\" else 1
+            i += 1
+        elif c == "'" and (m := re.compile(r"'(?:\\.|[^\\'])'").match(text, i)):
+            i = m.end()  # a char literal ('"'); a lifetime ('a) is left as code
+        else:
+            i += 1
+    return "".join(out)
+
+
+def _rust_files(ctx: StackContext) -> list[RustFile]:
+    cache = ctx.cache.get("rust")
+    if isinstance(cache, list):
+        return cache
+    files = [RustFile(file=f, code=blank_comments(f.text)) for f in ctx.files("rust")
+             if not auxiliary_script(f.rel) and f.name not in ("tests.rs", "build.rs")
+             and not f.name.endswith("_test.rs")]
+    ctx.cache["rust"] = files
+    return files
+
+
+def _call_end(code: str, open_paren: int) -> int:
+    """The index just past the `)` closing the `(` at `open_paren` (strings skipped)."""
+    depth, i, n = 0, open_paren, len(code)
+    while i < n:
+        c = code[i]
+        if c == '"':
+            i += 1
+            while i < n and code[i] != '"':
+                i += 2 if code[i] == "\\" else 1
+        elif c in "([{":
+            depth += 1
+        elif c in ")]}":
+            depth -= 1
+            if depth == 0:
+                return i + 1
+        i += 1
+    return n
+
+
+def _statement(code: str, start: int) -> str:
+    """From `start` to the `;` that ends the statement at its nesting depth (a chain)."""
+    depth, i, n = 0, start, len(code)
+    while i < n:
+        c = code[i]
+        if c == '"':
+            i += 1
+            while i < n and code[i] != '"':
+                i += 2 if code[i] == "\\" else 1
+        elif c in "([{":
+            depth += 1
+        elif c in ")]}":
+            depth -= 1
+            if depth < 0:
+                return code[start:i]
+        elif c == ";" and depth == 0:
+            return code[start:i]
+        i += 1
+    return code[start:]
+
+
+def _argument(code: str, method: str, within: str) -> tuple[str, int] | None:
+    """The argument text of `.method(...)` in `within` (a statement), and its offset."""
+    m = re.search(rf"\.\s*{method}\s*\(", within)
+    if m is None:
+        return None
+    end = _call_end(within, m.end() - 1)
+    return within[m.end():end - 1].strip(), m.start()
+
+
+_INT = re.compile(r"(\d[\d_]*)(?:_?(?:u8|u16|u32|u64|usize|i32|i64|isize))?")
+_ENV_READ = re.compile(r'\b(?:env::)?var(?:_os)?\s*\(\s*"(\w+)"\s*\)')
+_FALLBACK = re.compile(r'unwrap_or(?:_else)?\s*\(\s*(?:\|[^|]*\|\s*)?(?:"(\d+)"|(\d[\d_]*))')
+
+
+class _Reader:
+    """Resolves a size argument within one app (its Rust files and container env)."""
+
+    def __init__(self, ctx: StackContext, label: str) -> None:
+        self.ctx = ctx
+        self.label = label
+
+    def size(self, arg: str, f: RustFile, pos: int) -> Size | None:
+        """The value of `arg` at `pos` of `f`; None when not read (said in unknown)."""
+        found = self._value(arg.strip(), f, pos, 0)
+        if found is None:
+            self.ctx.unread_size(self.label, f.cite(pos, self.label))
+        return found if isinstance(found, Size) else None
+
+    def _value(self, arg: str, f: RustFile, pos: int, depth: int) -> Size | bool | None:
+        """A Size; False when hidden (a Secret's value, already said); None when not read."""
+        arg = re.sub(r"\s+as\s+\w+$", "", arg)  # `n as u32`
+        arg = re.sub(r"\s+", "", arg)
+        arg = re.sub(r"\.(?:into\(\)|try_into\(\)\.unwrap\(\))$", "", arg)
+        if m := _INT.fullmatch(arg):
+            return Size(int(m.group(1).replace("_", "")), f.cite(pos, self.label))
+        if depth > 3:
+            return None
+        if _ENV_READ.search(arg):
+            return self._env_read(arg, f, pos)
+        if re.fullmatch(r"[A-Z][A-Z0-9_]*", arg):
+            return self._const(arg)
+        if re.fullmatch(r"[a-z_][a-z0-9_]*", arg):
+            return self._let(arg, f, pos, depth)
+        if m := re.fullmatch(r"&?(?:[a-z_]\w*\.)+([a-z_]\w*)", arg):
+            return self._field(m.group(1))
+        return None
+
+    def _env_read(self, arg: str, f: RustFile, pos: int) -> Size | bool | None:
+        m = _ENV_READ.search(arg)
+        assert m is not None
+        name = m.group(1)
+        got = self.ctx.env_int(self.label, name, least=1)
+        if got is False:
+            return False
+        if got is not None:
+            return Size(got[0], got[1])
+        fallback = _FALLBACK.search(arg, m.end())
+        if fallback is None:
+            return None
+        value = int((fallback.group(1) or fallback.group(2)).replace("_", ""))
+        return Size(value, f.cite(pos, name),
+                    note=f"{name} is not set in the container env: the fallback written "
+                         f"at {f.cite(pos, name).label()}")
+
+    def _const(self, name: str) -> Size | None:
+        for g in _rust_files(self.ctx):
+            m = re.search(rf"\b(?:const|static)\s+{name}\s*:\s*\w+\s*=\s*([^;]+);", g.code)
+            if m and (n := _INT.fullmatch(m.group(1).strip())):
+                return Size(int(n.group(1).replace("_", "")), g.cite(m.start(), name))
+        return None
+
+    def _let(self, name: str, f: RustFile, pos: int, depth: int) -> Size | bool | None:
+        lets = [m for m in re.finditer(rf"\blet\s+(?:mut\s+)?{name}\s*(?::[^=;]+)?=",
+                                       f.code[:pos])]
+        if not lets:
+            return None
+        m = lets[-1]
+        return self._value(_statement(f.code, m.end()), f, m.start(), depth + 1)
+
+    def _field(self, field: str) -> Size | bool | None:
+        """A config struct's field: an env variable FIELD or *_FIELD (figment's and the
+        config crate's env providers), else the one integer the crate's struct literals
+        write for it (a `Default` impl)."""
+        upper = field.upper()
+        for var in self.ctx.container.env:
+            if var.name.upper() == upper or var.name.upper().endswith("_" + upper):
+                got = self.ctx.env_int(self.label, var.name, least=1)
+                return False if got is False else Size(got[0], got[1]) if got else None
+        written: dict[int, Source] = {}
+        for g in _rust_files(self.ctx):
+            for m in re.finditer(rf"(?<![\w.]){field}\s*:\s*(\d[\d_]*)\w*\s*[,}}\n]", g.code):
+                written.setdefault(int(m.group(1).replace("_", "")), g.cite(m.start(), field))
+        if len(written) != 1:
+            return None
+        (value, src), = written.items()
+        return Size(value, src, note=f"{field}: the value the crate's struct literal writes "
+                                     f"({src.label()}); no env variable {upper} or *_{upper} "
+                                     "in the container sets it")
+
+
+def _locked(ctx: StackContext, crate: str) -> str:
+    """" 0.5.13 (Cargo.lock:1452)" for the version Cargo.lock pins, else ""."""
+    for f in ctx.files("cargo-lock"):
+        m = re.search(rf'^name = "{re.escape(crate)}"\nversion = "([^"]+)"', f.text, re.M)
+        if m:
+            return f" {m.group(1)} ({f.cite(f.text.count(chr(10), 0, m.start()) + 2).label()})"
+    return ""
+
+
+def _sqlx(ctx: StackContext, files: list[RustFile]) -> list[Pool]:
+    pools: list[Pool] = []
+    label = "sqlx max_connections"
+    reader = _Reader(ctx, label)
+    route = route_from_env(ctx.container.env)
+    default = Source.default_of(f"sqlx{_locked(ctx, 'sqlx')} default max_connections "
+                                f"{SQLX_DEFAULT} ({SQLX_WHERE})", key="max_connections")
+    for f in files:
+        code = f.code
+        for m in re.finditer(r"\b(?:PgPoolOptions|PoolOptions\s*::\s*<\s*Postgres\s*>)\s*::\s*"
+                             r"(?:new|default)\s*\(\s*\)", code):
+            chain = _statement(code, m.end())
+            here = f.cite(m.start(), "PgPoolOptions::new()")
+            found = _argument(code, "max_connections", chain)
+            if found is None:
+                pools.append(ctx.pool(label, SQLX_DEFAULT, default, route=route,
+                                      bound="default", per_process=False,
+                                      note=f"{here.label()}: no max_connections"))
+                continue
+            size = reader.size(found[0], f, m.end() + found[1])
+            if size is not None:
+                pools.append(ctx.pool(label, size.value, size.source, route=route,
+                                      per_process=False, note=size.note))
+        for m in re.finditer(r"\b(?:PgPool|Pool\s*::\s*<\s*Postgres\s*>)\s*::\s*"
+                             r"(connect(?:_lazy)?(?:_with)?)\s*\(", code):
+            here = f.cite(m.start(), f"PgPool::{m.group(1)}")
+            pools.append(ctx.pool(label, SQLX_DEFAULT, default, route=route, bound="default",
+                                  per_process=False,
+                                  note=f"{here.label()}: PgPool::{m.group(1)} takes the "
+                                       "default options"))
+    return pools
+
+
+def _deadpool(ctx: StackContext, files: list[RustFile]) -> list[Pool]:
+    label = "deadpool-postgres max_size"
+    reader = _Reader(ctx, label)
+    route = route_from_env(ctx.container.env)
+    settings: list[tuple[RustFile, int, str]] = []  # (file, where, argument)
+    sites: list[tuple[RustFile, int]] = []
+    for f in files:
+        code = f.code
+        for m in re.finditer(r"\bPoolConfig\s*::\s*new\s*\(", code):
+            settings.append((f, m.start(), code[m.end():_call_end(code, m.end() - 1) - 1]))
+        for m in re.finditer(r"\bPoolConfig\s*\{", code):
+            body = code[m.end():_call_end(code, m.end() - 1) - 1]
+            if s := re.search(r"\bmax_size\s*:\s*([^,}]+)", body):
+                settings.append((f, m.end() + s.start(), s.group(1)))
+        for m in re.finditer(r"\bPool\s*::\s*builder\s*\(", code):
+            sites.append((f, m.start()))
+            if found := _argument(code, "max_size", _statement(code, m.end())):
+                settings.append((f, m.end() + found[1], found[0]))
+        sites.extend((f, m.start()) for m in re.finditer(r"\.\s*create_pool\s*\(", code))
+    env = next((v for v in ctx.container.env if v.name.upper().endswith("POOL__MAX_SIZE")),
+               None)
+    pools: list[Pool] = []
+    for f, at in sites:
+        size: Size | None = None
+        if env is not None:
+            got = ctx.env_int(label, env.name, least=1)
+            if got is False:
+                continue
+            size = Size(got[0], got[1]) if got else None
+        else:
+            mine = [s for s in settings if s[0] is f and s[1] <= at + 200]
+            chosen = mine[-1] if mine else settings[0] if len(settings) == 1 else None
+            if chosen is None and settings:
+                ctx.unread_size(label, f.cite(at, label))
+                continue
+            if chosen is not None:
+                size = reader.size(chosen[2], chosen[0], chosen[1])
+                if size is None:
+                    continue
+        if size is not None:
+            pools.append(ctx.pool(label, size.value, size.source, route=route,
+                                  per_process=False, note=size.note))
+            continue
+        pools.append(ctx.pool(
+            label, DEADPOOL_CPU.at(ctx.cpus),
+            Source.default_of(f"deadpool{_locked(ctx, 'deadpool')} default max_size "
+                              f"num_cpus::get_physical() * 4 ({DEADPOOL_WHERE})",
+                              key="max_size"),
+            route=route, cpu=DEADPOOL_CPU, per_process=False,
+            note=f"{f.cite(at, label).label()}: no PoolConfig max_size; physical CPUs of "
+                 "the node"))
+    return pools
+
+
+def _r2d2(ctx: StackContext, files: list[RustFile]) -> list[Pool]:
+    label = "r2d2 max_size"
+    reader = _Reader(ctx, label)
+    route = route_from_env(ctx.container.env)
+    default = Source.default_of(f"r2d2{_locked(ctx, 'r2d2')} default max_size {R2D2_DEFAULT} "
+                                f"({R2D2_WHERE})", key="max_size")
+    pools: list[Pool] = []
+    for f in files:
+        code = f.code
+        for m in re.finditer(r"\bPool\s*::\s*(builder\s*\(\s*\)|new\s*\()", code):
+            here = f.cite(m.start(), "r2d2::Pool")
+            chain = _statement(code, m.end()) if m.group(1).startswith("builder") else ""
+            found = _argument(code, "max_size", chain) if chain else None
+            if found is None:
+                pools.append(ctx.pool(label, R2D2_DEFAULT, default, route=route,
+                                      bound="default", per_process=False,
+                                      note=f"{here.label()}: no max_size"))
+                continue
+            size = reader.size(found[0], f, m.end() + found[1])
+            if size is not None:
+                pools.append(ctx.pool(label, size.value, size.source, route=route,
+                                      per_process=False, note=size.note))
+    return pools
+
+
+def rust_pools(ctx: StackContext) -> list[Pool]:
+    files = _rust_files(ctx)
+    sqlx = [f for f in files if "PgPool" in f.code or "Postgres" in f.code]
+    deadpool = [f for f in files if "deadpool_postgres" in f.code]
+    r2d2 = [f for f in files if "r2d2" in f.code
+            and ("PgConnection" in f.code or "PostgresConnectionManager" in f.code)]
+    return [*_sqlx(ctx, sqlx), *_deadpool(ctx, deadpool), *_r2d2(ctx, r2d2)]
+
+
+# Cargo.toml: which crate names the stack, and with which features
+_TABLE = re.compile(r"^\[([^\]]+)\]\s*$", re.M)
+
+
+def cargo_crates(f: AppFile) -> dict[str, tuple[int, frozenset[str]]]:
+    """Dependency name -> (line, features) of one Cargo.toml, inline tables and
+    `[dependencies.name]` tables alike (dev-dependencies left out: not deployed)."""
+    out: dict[str, tuple[int, frozenset[str]]] = {}
+    table = ""
+    lines = f.text.splitlines()
+    for n, line in enumerate(lines, 1):
+        text = line.split("#", 1)[0].strip()
+        if header := re.fullmatch(r"\[([^\[\]]+)\]", text):
+            table = header.group(1).strip()
+            if m := re.fullmatch(r"(?:workspace\.|target\..+\.)?dependencies\.([\w-]+)", table):
+                feats = _features(" ".join(_table_lines(lines, n)))
+                out[m.group(1)] = (n, feats)
+            continue
+        if not re.fullmatch(r"(?:workspace\.|target\..+\.)?dependencies", table):
+            continue
+        if m := re.match(r"""["']?([\w-]+)["']?\s*=\s*(.*)""", text):
+            out[m.group(1)] = (n, _features(m.group(2)))
+    return out
+
+
+def _table_lines(lines: list[str], header: int) -> list[str]:
+    out = []
+    for line in lines[header:]:
+        if line.strip().startswith("["):
+            break
+        out.append(line.split("#", 1)[0])
+    return out
+
+
+def _features(text: str) -> frozenset[str]:
+    m = re.search(r"features\s*=\s*\[([^\]]*)\]", text)
+    return frozenset(re.findall(r'"([\w-]+)"', m.group(1))) if m else frozenset()
+
+
+def cargo_stack(ctx: StackContext) -> tuple[str, Source] | None:
+    """("sqlx" | "deadpool" | "r2d2", where Cargo.toml names it) for a crate that
+    depends on a PostgreSQL pool: sqlx with its `postgres` feature (or sqlx-postgres),
+    deadpool-postgres, diesel with `postgres` and `r2d2` (or r2d2_postgres)."""
+    for f in ctx.files("cargo"):
+        deps = cargo_crates(f)
+        if "sqlx-postgres" in deps or ("sqlx" in deps and "postgres" in deps["sqlx"][1]):
+            name = "sqlx-postgres" if "sqlx-postgres" in deps else "sqlx"
+            return "sqlx", f.cite(deps[name][0], f"{name} (postgres)")
+        if "deadpool-postgres" in deps:
+            return "deadpool", f.cite(deps["deadpool-postgres"][0], "deadpool-postgres")
+        diesel = deps.get("diesel")
+        if diesel and "postgres" in diesel[1] and ("r2d2" in diesel[1] or "r2d2" in deps):
+            return "r2d2", f.cite(diesel[0], "diesel (postgres, r2d2)")
+        if "r2d2_postgres" in deps:
+            return "r2d2", f.cite(deps["r2d2_postgres"][0], "r2d2_postgres")
+    return None
+
+
+def default_pool(ctx: StackContext, stack: str, evidence: Source, route: Route | None
+                 ) -> Pool:
+    """The stack's default pool, for a crate whose pool settings no reader found."""
+    why = f"stack identified by {evidence.key} ({evidence.label()}); no pool setting read"
+    if stack == "deadpool":
+        return ctx.pool("deadpool-postgres max_size", DEADPOOL_CPU.at(ctx.cpus),
+                        Source.default_of(f"deadpool{_locked(ctx, 'deadpool')} default "
+                                          f"max_size num_cpus::get_physical() * 4 "
+                                          f"({DEADPOOL_WHERE})", key="max_size"),
+                        route=route, cpu=DEADPOOL_CPU, per_process=False,
+                        note=why)
+    crate, n, where = ("sqlx", SQLX_DEFAULT, SQLX_WHERE) if stack == "sqlx" else \
+        ("r2d2", R2D2_DEFAULT, R2D2_WHERE)
+    key = "max_connections" if stack == "sqlx" else "max_size"
+    return ctx.pool(f"{crate} {key}", n,
+                    Source.default_of(f"{crate}{_locked(ctx, crate)} default {key} {n} "
+                                      f"({where})", key=key),
+                    route=route, bound="default", per_process=False,
+                    note=why)
