@@ -210,3 +210,88 @@ def test_a_limit_set_in_a_method_applies_to_the_module_s_one_pool(tmp_path):
              "func (s *S) Tune() { s.db.SetMaxOpenConns(7) }\n")
     found = _found(tmp_path, {"store/store.go": store})
     assert product(found.pools) == "1 x 7 = 7"
+
+
+# review1 F1/F2: two pools, main's and run's, each with its own limit
+TWO_POOLS = ('package main\n\nimport (\n\t"database/sql"\n\t"flag"\n\t"os"\n\n'
+             '\t_ "github.com/lib/pq"\n)\n\n'
+             "func main() {\n\tflag.Parse()\n"
+             '\tmeta, _ := sql.Open("postgres", os.Getenv("DATABASE_URL"))\n'
+             "\tmeta.SetMaxOpenConns(30)\n\tdefer meta.Close()\n\trun()\n}\n\n"
+             'func run() {\n\tdb, _ := sql.Open("postgres", os.Getenv("DATABASE_URL"))\n'
+             "\tdb.SetMaxOpenConns(5)\n\tdefer db.Close()\n\tselect {}\n}\n")
+
+
+def _sizes(found):
+    return sorted((p.size.value, p.bound, p.size.source.line) for p in found.pools)
+
+
+def test_a_call_after_a_closing_paren_is_a_use_not_a_declaration(tmp_path):
+    """`defer meta.Close()` then `run()` tokenizes as `) run (`: a call, not run's
+    declaration. With a test calling run too, run was taken for test support and its
+    pool dropped (fits 40 <= 47, true total 50)."""
+    test = 'package main\n\nimport "testing"\n\nfunc TestRun(t *testing.T) { go run() }\n'
+    found = _found(tmp_path, {"main.go": TWO_POOLS, "main_test.go": test})
+    assert _sizes(found) == [(5, "fixed", 21), (30, "fixed", 14)]
+    assert not any("test support" in n for n in found.notices), found.notices
+    # resolve: a helper's only caller right after a `)` is still its caller
+    helper = TWO_POOLS.replace("\trun()\n", '\tconnect("postgres")\n').replace(
+        "func run() {\n", "func connect(kind string) {\n").replace(
+        'sql.Open("postgres", os.Getenv("DATABASE_URL"))\n\tdb.', 'sql.Open(kind, "x")\n\tdb.')
+    found = _found(tmp_path, {"main.go": helper, "main_test.go": "package main\n"})
+    assert _sizes(found) == [(5, "fixed", 21), (30, "fixed", 14)], found.notices
+
+
+def test_each_limit_is_on_the_pool_its_receiver_holds(tmp_path):
+    """main's meta.SetMaxOpenConns(30) and run's db.SetMaxOpenConns(5): 30 + 5, not the
+    last limit in the file (5) for both pools."""
+    found = _found(tmp_path, {"main.go": TWO_POOLS})
+    assert _sizes(found) == [(5, "fixed", 21), (30, "fixed", 14)]
+    # a second pool of the same function without a limit of its own: no limit
+    one_func = ('package main\n\nimport (\n\t"database/sql"\n\t_ "github.com/lib/pq"\n)\n\n'
+                'func main() {\n\ta, _ := sql.Open("postgres", "x")\n\ta.SetMaxOpenConns(5)\n'
+                '\tb, _ := sql.Open("postgres", "y")\n\t_, _ = a, b\n}\n')
+    found = _found(tmp_path, {"main.go": one_func})
+    assert _sizes(found) == [(0, "unbounded", 11), (5, "fixed", 10)]
+
+
+def test_a_returned_pool_takes_the_limit_its_caller_sets_on_it(tmp_path):
+    """`db := openDB(); db.SetMaxOpenConns(30)`: the caller's variable holds the pool
+    openDB returns; the other pool (run's, no limit) stays unbounded."""
+    main = ('package main\n\nimport (\n\t"database/sql"\n\t_ "github.com/lib/pq"\n)\n\n'
+            'func openDB() *sql.DB {\n\tdb, _ := sql.Open("postgres", "x")\n\treturn db\n}\n\n'
+            "func main() {\n\tdb := openDB()\n\tdb.SetMaxOpenConns(30)\n\trun()\n}\n\n"
+            'func run() {\n\tother, _ := sql.Open("postgres", "y")\n\t_ = other\n}\n')
+    found = _found(tmp_path, {"main.go": main})
+    assert _sizes(found) == [(0, "unbounded", 20), (30, "fixed", 15)]
+    # a limit on something that is none of the pools' names, in a function that reaches
+    # both: whether it bounds either is not known; neither pool borrows it
+    found = _found(tmp_path, {"main.go": main.replace("\tdb.SetMaxOpenConns(30)\n",
+                                                      "\tpool().SetMaxOpenConns(30)\n")})
+    assert found.pools == []
+    assert len([u for u in found.unknown if "is not tied to it" in u]) == 2, found.unknown
+
+
+def test_test_references_are_read_once_per_source_tree(tmp_path, monkeypatch):
+    """review1 F8: which functions only tests reach is worked out from the files alone,
+    so a second container reading the same source tokenizes no file again (it re-read
+    every _test.go naming the function, about 4 s per container on 1,500 of them)."""
+    from advisor.read.apps import gosource
+
+    files = {"main.go": TWO_POOLS}
+    for k in range(5):
+        files[f"p{k}/a_test.go"] = (f"package p{k}\n\nimport \"testing\"\n\n"
+                                    "func TestA(t *testing.T) { run() }\n")
+    for name, text in {"go.mod": GO_MOD, **files}.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    app = scan_app_dir(Root.of(tmp_path), "")
+    calls: list[int] = []
+    real = gosource.tokenize
+    monkeypatch.setattr(gosource, "tokenize", lambda text: calls.append(1) or real(text))
+    first = pools_for_container(container({}, command=("/a",)), app)
+    assert len(first.pools) == 2 and calls
+    calls.clear()
+    second = pools_for_container(container({"X": "1"}, command=("/b",)), app)
+    assert len(second.pools) == 2
+    assert calls == []

@@ -21,11 +21,11 @@ from advisor.read.apps.gosource import (
     call_args,
     enclosing_func,
     go_files,
+    go_tree,
     literal,
 )
 from advisor.read.apps.jsparse import Tok
 from advisor.read.apps.numbers import parse_int
-from advisor.read.apps.source import AppFile
 from advisor.read.apps.urls import route_from_env, route_from_url
 
 _PG_DRIVERS = {"postgres", "pgx", "pgx/v5", "cloudsqlpostgres", "nrpostgres", "postgresql"}
@@ -85,6 +85,16 @@ class _Site(Struct, frozen=True):
     body: GoBody | None
 
 
+class _Bind(Struct, frozen=True):
+    """A name an opened *sql.DB is held under: `chain` (`db`, `s.db`) in the function
+    whose body starts at toks[start] of `path`, or (start -1) a package variable of the
+    folder `path`; ("*", F) is any `x.F` there (a struct field)."""
+
+    path: str
+    start: int
+    chain: tuple[str, ...]
+
+
 def go_sql_pools(ctx: StackContext) -> list[Pool]:
     popped = pop_pools(ctx)
     if popped:
@@ -93,9 +103,9 @@ def go_sql_pools(ctx: StackContext) -> list[Pool]:
     # (where, DSN, note on the driver, the call)
     opens: list[tuple[Source, str | None, str, _Site]] = []
     limits: list[tuple[int | None, Source, _Site]] = []
-    sites = 0  # every opener call, of any database, counted or not
     # the DSN an opener takes from a variable, with the code's default (env_fallback)
     defaults: dict[Source, tuple[str, str, Source]] = {}
+    binds: dict[tuple[str, int], list[_Bind]] = {}  # every opener call's, of any database
     for g in files:
         toks = g.toks
         for i in range(len(toks) - 4):
@@ -104,7 +114,7 @@ def go_sql_pools(ctx: StackContext) -> list[Pool]:
                 continue
             here = Source(path=g.file.path, line=pkg.line, key=f"{pkg.text}.{fn.text}")
             site = _Site(g=g, at=i, body=body_at(g.bodies, i))
-            sites += 1
+            binds[(g.file.path, i)] = _binds(ctx, site)
             if pkg.text == "gorm" and toks[i + 4].text != "postgres":
                 continue  # gorm.Open(postgres.Open(dsn), ...): another dialect otherwise
             why = _test_support(ctx, g, site.body, set())
@@ -138,12 +148,27 @@ def go_sql_pools(ctx: StackContext) -> list[Pool]:
                                Source(path=g.file.path, line=toks[i].line,
                                       key="SetMaxOpenConns"),
                                _Site(g=g, at=i, body=body_at(g.bodies, i))))
+    ties = {id(at): _tied(at, binds) for _, _, at in limits}
     pools: list[Pool] = []
     for here, dsn, driver_note, site in opens:
         route = route_from_url(dsn, here) if dsn else _fallback_route(ctx, defaults.get(here)) \
             or route_from_env(ctx.container.env)
-        mine = [(n, src) for n, src, at in limits
-                if _configures(site, at, sites)]
+        key = (site.g.file.path, site.at)
+        mine = [(n, src) for n, src, at in limits if key in ties[id(at)]]
+        if not mine:
+            # a limit whose receiver is none of the names any pool is held under: this
+            # pool's only when the module opens no other (a pool kept where this scan
+            # does not follow it); else not known, never another pool's limit (review1 F2)
+            near = [(n, src) for n, src, at in limits
+                    if not ties[id(at)] and _configures(site, at)]
+            if near and len(binds) > 1:
+                ctx.unknown.append(
+                    f"database/sql pool {here.label()}: SetMaxOpenConns at "
+                    f"{near[-1][1].label()} is not tied to it (its receiver is not a name "
+                    "the pool is held under), and the module opens other pools")
+                continue
+            mine = [(n, src) for n, src, at in limits if not ties[id(at)]] \
+                if len(binds) == 1 else []
         known = [(n, s) for n, s in mine if n is not None]
         if known:
             n, src = known[-1]
@@ -176,19 +201,196 @@ def go_sql_pools(ctx: StackContext) -> list[Pool]:
     return pools
 
 
-def _configures(opened: _Site, limit: _Site, sites: int) -> bool:
-    """Whether the SetMaxOpenConns at `limit` is on the *sql.DB opened at `opened`: in the
-    same function; in a function that calls the opener's (it takes the pool the opener
-    returns) or that the opener's calls (a helper it hands the pool to), one level; for a
-    pool opened at package scope, in its package. Any other limit only while the module
-    has this one opener call in all (`sites`): a pool kept in a struct field and
-    configured in a method. Never another pool's limit (audit 8b D2: direktiv's test
-    helper's pool took initDB's SetMaxOpenConns(16))."""
+def _chain_back(toks: list[Tok], k: int) -> tuple[tuple[str, ...], int] | None:
+    """The selector `a.b.c` ending at toks[k], with the index of its first token."""
+    if k < 0 or toks[k].kind != "id" or toks[k].text in _KEYWORDS:
+        return None
+    names = [toks[k].text]
+    while k >= 2 and toks[k - 1].text == "." and toks[k - 2].kind == "id":
+        k -= 2
+        names.insert(0, toks[k].text)
+    return tuple(names), k
+
+
+_KEYWORDS = frozenset({"return", "var", "if", "else", "for", "switch", "case", "go", "defer",
+                       "func", "range", "select", "const", "type", "package", "import"})
+
+
+def _assigned(toks: list[Tok], start: int) -> tuple[tuple[str, ...], bool] | None:
+    """The first target of the assignment whose value starts at toks[start]
+    (`db, err := X`, `var db = X`, `s.db = X`), and whether it is declared there."""
+    if start < 1 or toks[start - 1].text != "=":
+        return None
+    declared = start >= 2 and toks[start - 2].text == ":"
+    k = start - (3 if declared else 2)
+    first = None
+    while (chain := _chain_back(toks, k)) is not None:
+        first, k = chain[0], chain[1] - 1
+        if k < 0 or toks[k].text != ",":
+            break
+        k -= 1
+    if first is None or first == ("_",):
+        return None
+    return first, declared or (k >= 0 and toks[k].text == "var")
+
+
+def _expr_start(toks: list[Tok], at: int) -> int:
+    """The first token of the call whose name is toks[at] (`pkg.Name(`: pkg's)."""
+    return at - 2 if at >= 2 and toks[at - 1].text == "." else at
+
+
+def _binds(ctx: StackContext, site: _Site) -> list[_Bind]:
+    """The names the *sql.DB opened at `site` is held under: the variable the opener's
+    assignment binds, `x, _ := db.DB()` of it (GORM), a struct field it is stored in; a
+    function that returns it, the variable each caller assigns the result to; a
+    function it is passed to, that parameter (one level each)."""
+    g, toks, body = site.g, site.g.toks, site.body
+    out: list[_Bind] = []
+    start = site.at
+    if start >= 1 and toks[start - 1].text == "return" and body is not None:
+        returned = True
+    else:
+        returned = False
+        out.extend(_bind_at(g, body, start))
+    for b in list(out):
+        if b.start < 0 or body is None:
+            continue
+        for k in range(body.start + 1, body.end):
+            if _chain_back(toks, k) is None or toks[k + 1].text in (".", "(", "["):
+                continue
+            chain, first = _chain_back(toks, k)  # type: ignore[misc]
+            if chain != b.chain:
+                continue
+            if toks[first - 1].text == "return":
+                returned = True
+            elif toks[first - 1].text == ":" and toks[first - 2].kind == "id":
+                out.append(_Bind(path=_folder(g), start=-1, chain=("*", toks[first - 2].text)))
+            elif toks[first - 1].text in ("(", ","):
+                out.extend(_passed(ctx, g, first))
+        # GORM: `sqlDB, err := db.DB()`
+        for k in range(body.start + 1, body.end - 3):
+            if toks[k].text == "DB" and toks[k + 1].text == "(" and toks[k + 2].text == ")" \
+                    and toks[k - 1].text == ".":
+                held = _chain_back(toks, k - 2)
+                if held is not None and held[0] == b.chain:
+                    out.extend(_bind_at(g, body, held[1]))
+    if returned and body is not None:
+        for caller, m in _call_sites(ctx, g, body.func):
+            out.extend(_bind_at(caller, body_at(caller.bodies, m),
+                                _expr_start(caller.toks, m)))
+    return out
+
+
+def _bind_at(g: GoFile, body: GoBody | None, start: int) -> list[_Bind]:
+    """The name the value starting at toks[start] is assigned to or stored under."""
+    toks = g.toks
+    if start >= 2 and toks[start - 1].text == ":" and toks[start - 2].kind == "id":
+        return [_Bind(path=_folder(g), start=-1, chain=("*", toks[start - 2].text))]
+    found = _assigned(toks, start)
+    if found is None:
+        return []
+    chain, declared = found
+    if len(chain) > 1:
+        return [_Bind(path=_folder(g), start=-1, chain=("*", chain[-1]))]
+    if body is not None and declared:
+        return [_Bind(path=g.file.path, start=body.start, chain=chain)]
+    # `db, err = sql.Open(...)`: a package variable, or a local declared before
+    out = [_Bind(path=_folder(g), start=-1, chain=chain)]
+    if body is not None:
+        out.append(_Bind(path=g.file.path, start=body.start, chain=chain))
+    return out
+
+
+def _passed(ctx: StackContext, g: GoFile, first: int) -> list[_Bind]:
+    """The parameter of the function called with the argument starting at toks[first]."""
+    toks = g.toks
+    k, depth = first - 1, 0
+    while k > 0:  # back to the bracket the argument list opens with
+        if toks[k].text in (")", "]", "}"):
+            depth += 1
+        elif toks[k].text in ("(", "[", "{"):
+            if depth == 0:
+                break
+            depth -= 1
+        k -= 1
+    if k < 1 or toks[k].text != "(" or toks[k - 1].kind != "id":
+        return []
+    args = call_args(toks, k)
+    pos = next((n for n, a in enumerate(args) if a and a[0] is toks[first]), None)
+    name = toks[k - 1].text
+    out: list[_Bind] = []
+    for other in go_files(ctx, name):
+        for b in other.bodies:
+            if b.func.name == name and pos is not None and pos < len(b.func.params) \
+                    and b.func.params[pos] and _calls(b.func, toks, k - 1, g,
+                                                      _folder(other) == _folder(g),
+                                                      _package(other), _folder(other)
+                                                      .rpartition("/")[2]):
+                out.append(_Bind(path=other.file.path, start=b.start,
+                                 chain=(b.func.params[pos],)))
+    return out
+
+
+def _package(g: GoFile) -> str | None:
+    m = re.search(r"^package\s+(\w+)", g.file.text, re.M)
+    return m.group(1) if m else None
+
+
+def _call_sites(ctx: StackContext, g: GoFile, func: GoFunc) -> list[tuple[GoFile, int]]:
+    """Every call of `func` (declared in g) in the module's code: (file, name position)."""
+    folder = _folder(g)
+    out = []
+    for caller in go_files(ctx, func.name):
+        toks = caller.toks
+        for m in caller.uses(func.name):
+            if m + 1 < len(toks) and toks[m + 1].text == "(" and m >= 1 \
+                    and _calls(func, toks, m, caller, _folder(caller) == folder,
+                               _package(g), folder.rpartition("/")[2]):
+                out.append((caller, m))
+    return out
+
+
+def _receivers(limit: _Site) -> set[tuple[str, ...]]:
+    """What `X.SetMaxOpenConns(` is called on: X (`db`, `s.db`), and X less a trailing
+    `.DB()` (GORM v1, ent) or `.DB` (sqlx's embedded *sql.DB)."""
+    toks, k = limit.g.toks, limit.at - 2
+    if limit.at < 1 or toks[limit.at - 1].text != ".":
+        return set()
+    if k >= 3 and toks[k].text == ")" and toks[k - 1].text == "(" and toks[k - 2].text == "DB":
+        k -= 2
+    found = _chain_back(toks, k)
+    if found is None:
+        return set()
+    chain = found[0]
+    return {chain, chain[:-1]} if len(chain) > 1 and chain[-1] == "DB" else {chain}
+
+
+def _tied(limit: _Site, binds: dict[tuple[str, int], list[_Bind]]) -> set[tuple[str, int]]:
+    """The opener calls whose pool the SetMaxOpenConns at `limit` is called on: through a
+    name held in its own function if any, else a package variable or a struct field."""
+    receivers = _receivers(limit)
+    path, folder = limit.g.file.path, _folder(limit.g)
+    start = limit.body.start if limit.body else -1
+    local = {key for key, bs in binds.items()
+             if any(b.start >= 0 and b.path == path and b.start == start and b.chain in receivers
+                    for b in bs)}
+    if local:
+        return local
+    return {key for key, bs in binds.items()
+            if any(b.start < 0 and b.path == folder
+                   and (b.chain in receivers if b.chain[0] != "*"
+                        else any(len(r) > 1 and r[-1] == b.chain[1] for r in receivers))
+                   for b in bs)}
+
+
+def _configures(opened: _Site, limit: _Site) -> bool:
+    """Whether a SetMaxOpenConns at `limit` tied to no pool (_tied) may be on the *sql.DB
+    opened at `opened`: in the same function; in a function that calls the opener's or
+    that the opener's calls, one level; for a pool opened at package scope, in its
+    package (audit 8b D2: direktiv's test helper's pool took initDB's limit)."""
     if _same(opened, limit) or _calls_in(limit, opened) or _calls_in(opened, limit):
         return True
-    if opened.body is None and _folder(opened.g) == _folder(limit.g):
-        return True  # `var db, _ = sql.Open(...)`, configured in the package's init
-    return sites == 1
+    return opened.body is None and _folder(opened.g) == _folder(limit.g)
 
 
 def _folder(g: GoFile) -> str:
@@ -226,7 +428,18 @@ def _test_support(ctx: StackContext, g: GoFile, body: GoBody | None, seen: set[s
     F, M), which only a test can pass; it is named newTest*/NewTest*; or it is
     referenced, and only from _test.go files and from functions that are test support
     themselves. A function referenced nowhere stays counted (a minimal module's helper,
-    or one called through a registry this scan does not follow)."""
+    or one called through a registry this scan does not follow). Worked out from the
+    files alone: once per source tree (go_tree), not per container."""
+    tree = go_tree(ctx)
+    key = ("test-support", g.file.path, str(body.start if body else -1), *sorted(seen))
+    if key not in tree.memo:
+        tree.memo[key] = _test_support_of(ctx, g, body, seen)
+    found = tree.memo[key]
+    return found if isinstance(found, str) else None
+
+
+def _test_support_of(ctx: StackContext, g: GoFile, body: GoBody | None, seen: set[str]
+                     ) -> str | None:
     if _TEST_IMPORT.search(g.file.text):
         return f"{g.file.rel} imports testcontainers-go"
     if body is None:
@@ -239,32 +452,24 @@ def _test_support(ctx: StackContext, g: GoFile, body: GoBody | None, seen: set[s
     if name in ("main", "init") or name in seen or len(seen) > 4:
         return None  # the entry points; a cycle or a long chain stays counted
     seen = seen | {name}
-    refs = 0
-    for f in ctx.files("go"):
-        if name not in f.text:
+    tree = go_tree(ctx)
+    files = ctx.files("go")
+    # the service's own code first: one use there outside test support ends the search
+    # before any _test.go file is tokenized
+    for f in files:
+        if f.name.endswith("_test.go"):
             continue
-        other = _go_file(ctx, f)
-        toks = other.toks
-        for m, tok in enumerate(toks):
-            if tok.text != name or (m and toks[m - 1].text in ("func", ")")
-                                    and m + 1 < len(toks) and toks[m + 1].text == "("):
-                continue  # a declaration, not a reference
-            refs += 1
-            if f.name.endswith("_test.go"):
-                continue
+        other = tree.file(f)
+        for m in other.uses(name):
             around = body_at(other.bodies, m)
             if around is None or not _test_support(ctx, other, around, seen):
                 return None
-    return f"{name} is referenced only from tests" if refs else None
-
-
-def _go_file(ctx: StackContext, f: AppFile) -> GoFile:
-    cache = ctx.cache.setdefault("go", {})
-    assert isinstance(cache, dict)
-    g = cache.get(f.path)
-    if g is None:
-        g = cache[f.path] = GoFile(f)
-    return g
+    for f in files:
+        if f.name.endswith("_test.go") and tree.file(f).uses(name):
+            return f"{name} is referenced only from tests"
+    # referenced only from test support outside _test.go files (or nowhere)
+    return f"{name} is referenced only from tests" if any(
+        tree.file(f).uses(name) for f in files) else None
 
 
 def _and(note: str, more: str) -> str:
@@ -394,8 +599,7 @@ def resolve(ctx: StackContext, g: GoFile, arg: list[Tok], at: int
             continue  # Go's test-support packages (enttest, httptest): not in the binary
         toks = caller.toks
         for m in range(1, len(toks) - 1):
-            if toks[m].text != func.name or toks[m + 1].text != "(" \
-                    or toks[m - 1].text in ("func", ")") or (caller is g and m == func.at):
+            if toks[m].text != func.name or toks[m + 1].text != "(" or m in caller.decls:
                 continue
             if not _calls(func, toks, m, caller, there == folder, pkg and pkg.group(1),
                           folder.rpartition("/")[2]):
