@@ -189,7 +189,7 @@ def test_a_pooler_host_variable_does_not_place_a_pool_on_a_secret_url(tmp_path):
     route of unknown size, and db's peak is a floor, never "fits"."""
     db_js = PRIMARY_AND_READ.split("const replica")[0] + "module.exports = { primary };\n"
     write(tmp_path, {"k8s/bouncer.yaml": BOUNCER})
-    result, budgets = _check(_node_tree(tmp_path, db_js, {
+    _, budgets = _check(_node_tree(tmp_path, db_js, {
         "DATABASE_URL": None, "PG_BOUNCER_HOST": "pg-bouncer"}))
     db = budgets["db"]
     assert not db.fits and db.peak_is_floor and db.unplaced_clients == ["api"]
