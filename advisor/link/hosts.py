@@ -432,8 +432,7 @@ _NOT_DATABASE_WORDS = frozenset({
 # the standard PostgreSQL and PgBouncer ports, and the names Service ports to them carry
 # (the Bitnami charts' tcp-postgresql, the official images' postgres)
 _PG_PORTS = frozenset({5432, 6432})
-_PG_PORT_NAME = re.compile(r"(?:tcp-)?(?:postgres(?:ql)?|pg|psql|pgbouncer|pgpool|db|sql)",
-                           re.I)
+_PG_PORT_NAME = lazy(r"(?:tcp-)?(?:postgres(?:ql)?|pg|psql|pgbouncer|pgpool|db|sql)", re.I)
 
 
 def _is_pg_port(port: int, entries: list[dict]) -> bool:

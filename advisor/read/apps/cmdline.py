@@ -279,7 +279,7 @@ def _dockerfile_command(app: AppSource) -> _ImageCommand | None:
     return _ImageCommand(entry, cmd, f.path, entry_at, cmd_at) if entry or cmd else None
 
 
-_ENV_PAIR = re.compile(r"""([A-Za-z_][A-Za-z0-9_]*)=("(?:[^"\\]|\\.)*"|'[^']*'|\S*)""")
+_ENV_PAIR = lazy(r"""([A-Za-z_][A-Za-z0-9_]*)=("(?:[^"\\]|\\.)*"|'[^']*'|\S*)""")
 
 
 def dockerfile_env(app: AppSource | None) -> dict[str, EnvVar]:
