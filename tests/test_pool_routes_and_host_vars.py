@@ -181,3 +181,46 @@ def test_a_lone_pool_on_a_secret_url_is_said_unplaced_once(tmp_path):
     result, budgets = _check(_node_tree(tmp_path, db_js, {"DATABASE_URL": None}))
     assert budgets["db"].unplaced_clients == ["api"]
     assert not _unrouted_notice(result, 14)
+
+
+def test_a_pooler_host_variable_does_not_place_a_pool_on_a_secret_url(tmp_path):
+    """PG_BOUNCER_HOST beside a pool whose DATABASE_URL is in a Secret not held: the pool
+    is not put on the pooler (it may go straight to db); the variable is a further
+    route of unknown size, and db's peak is a floor, never "fits"."""
+    db_js = PRIMARY_AND_READ.split("const replica")[0] + "module.exports = { primary };\n"
+    write(tmp_path, {"k8s/bouncer.yaml": BOUNCER})
+    _, budgets = _check(_node_tree(tmp_path, db_js, {
+        "DATABASE_URL": None, "PG_BOUNCER_HOST": "pg-bouncer"}))
+    db = budgets["db"]
+    assert not db.fits and db.peak_is_floor and db.unplaced_clients == ["api"]
+    # the pooler's own pool only: api's 2 x 15 is not behind it
+    assert [(c.who, c.total) for c in db.contributions] == [("pg-bouncer", 10)]
+    topo = scan([str(tmp_path)], CheckOptions(cache=False)).topology
+    on_bouncer = [c for c in topo.clients if c.target_id == "Deployment/pg-bouncer"]
+    assert [(c.id, [p.size.value for p in c.pools]) for c in on_bouncer] == [
+        ("Deployment/api>Deployment/pg-bouncer", [])]
+
+
+def _scraper_tree(tmp_path, env: dict[str, str | None]):
+    svc = POSTGRES_DB.replace(
+        "  selector: {app: db}\n",
+        "  selector: {app: db}\n  ports: [{name: pg, port: 5432}, {name: metrics, port: 9187},"
+        " {port: 15432, targetPort: 5432}]\n", 1)
+    return write(tmp_path, {"k8s/db.yaml": svc,
+                            "k8s/pachd.yaml": deployment("pachd", "acme/pachd:2", env)})
+
+
+def test_a_host_variable_with_another_port_or_purpose_does_not_link(tmp_path):
+    """EXPORTER_HOST=db with EXPORTER_PORT=9187 (a scraper of the metrics exporter), a
+    prefix whose sibling port is the Service's metrics port, a bare HOST/PORT (the app's
+    own listen address), REDIS_HOST: none is a PostgreSQL connection."""
+    _check(_scraper_tree(tmp_path, {"EXPORTER_HOST": "db", "EXPORTER_PORT": "9187",
+                                    "STORE_HOST": "db", "STORE_PORT": "9187",
+                                    "HOST": "db", "PORT": "8080", "REDIS_HOST": "db"}))
+    assert _parts(tmp_path) == {}
+
+
+def test_a_host_variable_with_a_port_to_postgres_links(tmp_path):
+    """The sibling port a Service port whose target is 5432 (15432 -> 5432): linked."""
+    _check(_scraper_tree(tmp_path, {"STORE_HOST": "db", "STORE_PORT": "15432"}))
+    assert _parts(tmp_path) == {"Deployment/pachd": ("StatefulSet/db", "STORE_HOST")}

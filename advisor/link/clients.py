@@ -152,11 +152,13 @@ def client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
                           index: ConfigIndex | None = None,
                           sidecars: dict[str, Pooler] | None = None,
                           own: Callable[..., dict | None] | None = None,
-                          credentials: dict[tuple[str, str], str] | None = None
+                          credentials: dict[tuple[str, str], str] | None = None,
+                          ports: Callable[[str, str], list[dict]] | None = None
                           ) -> list[Client]:
     """`own(host, w)`: the Service at host when it selects w's own pods (hosts.own_service);
     routes to it are dropped, and a workload left with none is no client. `credentials`:
-    (namespace, Secret) -> the id of the server whose user or password it holds."""
+    (namespace, Secret) -> the id of the server whose user or password it holds.
+    `ports(host, namespace)`: the port entries of the Service at host (hosts.service_ports)."""
     replicas = peaks.get((w.namespace or default_ns, w.kind, w.name), w.replicas)
     if decl is not None and decl.replicas is not None:
         replicas = Term(label="declared replicas", value=decl.replicas,
@@ -169,6 +171,8 @@ def client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
     # (StackContext.hidden_route): its pools so marked are placed on no route here
     unrouted: list[str] = []
     ds_routes: list[Route] = []  # Grafana data sources' routes
+    # service_host_routes of containers that read no pool: the route when nothing else is
+    service_only: list[Route] = []
     sidecar = (sidecars if sidecars is not None else sidecars_by_workload(topo)).get(workload_id(w))
     directory = _app_directory(inputs, w, topo)
     app = None
@@ -257,17 +261,21 @@ def client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
         bound = _service_binding_route(w, c, index or {}, topo) if c.env else None
         # (not those of an operator's Secret: its host and pgbouncer-host are alternatives)
         services = [] if found.no_postgres else service_host_routes(
-            _not_operator_made(c.env, operator_secrets), host_map, w.namespace or default_ns)
+            _not_operator_made(c.env, operator_secrets), host_map, w.namespace or default_ns,
+            ports)
         c_route = bound or env_route or operator_secret_route(c, operator_secrets or {}) \
             or route_from_args(c.command, c.args, c.source) or next(iter(c_routes), None) \
             or host_variable_route(c.env, host_map, w.namespace or default_ns,
                                    runs_db_proxy([x.image for x in w.containers])) \
-            or next(iter(services), None) \
             or (_pgpool_route(c, app if c.name in runs_app else None)
                 if not found.pools else None)
         services = _service_host_links(w, services, [c_route, *c_routes], host_map,
                                        w.namespace or default_ns, topo.notices)
-        c_routes = [*c_routes, *(r for r in services if r is not c_route)]
+        # further routes only, never c_route: a pool with no route of its own (its URL
+        # in a Secret not held here) is not put on a pooler PG_BOUNCER_HOST names
+        c_routes = [*c_routes, *services]
+        if not found.pools and not found.unknown:
+            service_only += services
         # a pool with no route of its own connects where the container's URL says, unless
         # its reader said where is not known (route_unknown: the variable that names its
         # database is set where the repository does not hold it; Mattermost's
@@ -281,7 +289,7 @@ def client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
             init_runs.append((c.name, placed))
         else:
             pools += placed
-        if c.role != "init" and c_route is not None and not found.pools \
+        if c.role != "init" and (c_route is not None or services) and not found.pools \
                 and not found.unknown:
             unread_running = True
         route = route or c_route
@@ -311,6 +319,11 @@ def client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
         route = next((p.route for p in pools if p.route is not None and p.route.host), None)
     if route is None and ds_routes:
         route = ds_routes[0]  # a data source whose size is not known still connects there
+    if route is None and service_only and not pools and not hidden and not unrouted:
+        # a host variable naming a pooler's Service is all the workload says of a
+        # database (pachd's PG_BOUNCER_HOST alone): it connects there, and no pool read
+        # elsewhere is put on it
+        route = service_only[0]
     extra = _other_routes(route, further)
     dropped: list[tuple[Route, dict]] = []  # routes to the workload's own Service
     if own is not None:
@@ -781,9 +794,11 @@ def _why_unknown_route(other: Client, route: Route, labels: list[str] | None = N
     """Why a client's connections on `route` are unknown when its pools read are all
     on other routes."""
     read = ", ".join(dict.fromkeys(labels or [p.label for p in other.pools])) or "none"
-    return (f"the pools read for it ({read}) connect elsewhere ("
-            f"{other.route.host if other.route else '?'}); none is known for its connection "
-            f"to {route.host} ({route.source.label()}, {route.source.key or 'its route'})")
+    where = f"elsewhere ({other.route.host})" if other.route else \
+        "where the repository does not say"
+    return (f"the pools read for it ({read}) connect {where}; none is known for its "
+            f"connection to {route.host} ({route.source.label()}, "
+            f"{route.source.key or 'its route'})")
 
 
 def _without_own_routes(w: Workload, pools: list[Pool], route: Route | None,

@@ -5,6 +5,7 @@ at a host, as cluster DNS resolves it."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from msgspec.structs import replace
 
@@ -422,28 +423,83 @@ _SERVICE_NAME = lazy(
     r"[a-z0-9-]*[a-z][a-z0-9-]*(?:\.[a-z0-9-]+(?:\.svc(?:\.cluster\.local)?)?)?\.?", re.I)
 
 
+# A word of the prefix that names another service's purpose: EXPORTER_HOST=db is where a
+# scraper reads the database's metrics exporter, REDIS_HOST or SMTP_HOST another
+# protocol's server, whatever Service the value names
+_NOT_DATABASE_WORDS = frozenset({
+    "EXPORTER", "METRICS", "METRIC", "PROMETHEUS", "PROM", "STATSD", "MONITORING",
+    "REDIS", "MEMCACHED", "MEMCACHE", "SMTP", "MAIL", "EMAIL", "IMAP", "LDAP",
+    "OTEL", "OTLP", "JAEGER", "ZIPKIN", "TRACING", "KAFKA", "AMQP", "RABBITMQ", "RABBIT",
+    "MQTT", "NATS", "ELASTICSEARCH", "ELASTIC", "MONGO", "MONGODB", "MYSQL", "MARIADB",
+    "S3", "MINIO", "HTTP", "HTTPS", "GRPC", "WEB", "HEALTH", "LISTEN", "BIND"})
+# the standard PostgreSQL and PgBouncer ports, and the names Service ports to them carry
+# (the Bitnami charts' tcp-postgresql, the official images' postgres)
+_PG_PORTS = frozenset({5432, 6432})
+_PG_PORT_NAME = lazy(r"(?:tcp-)?(?:postgres(?:ql)?|pg|psql|pgbouncer|pgpool|db|sql)", re.I)
+
+
+def _is_pg_port(port: int, entries: list[dict]) -> bool:
+    """Whether `port` reaches PostgreSQL or a pooler through a Service whose `ports` are
+    `entries`: 5432 or 6432; a Service port whose target is one of those, or whose name
+    (or target's name) says PostgreSQL; the Service's only port, when unnamed."""
+    if port in _PG_PORTS:
+        return True
+    for e in (e for e in entries if isinstance(e, dict)):
+        if parse_port(str(e.get("port", ""))) != port:
+            continue
+        target = e.get("targetPort")
+        if (len(entries) == 1 and not e.get("name")) or parse_port(str(target)) in _PG_PORTS \
+                or any(
+                isinstance(n, str) and _PG_PORT_NAME.fullmatch(n)
+                for n in (e.get("name"), target)):
+            return True
+    return False
+
+
 def service_host_routes(env: tuple[EnvVar, ...] | list[EnvVar],
-                        host_map: dict[str, tuple[str, str]], namespace: str
+                        host_map: dict[str, tuple[str, str]], namespace: str,
+                        ports: Callable[[str, str], list[dict]] | None = None
                         ) -> list[Route]:
     """A route for each host variable whose name no database-host rule reads (_HOST_VAR,
     route_from_env's families) and whose value is exactly a Service of a PostgreSQL
     server or pooler in the repository (_ANY_HOST_VAR, _SERVICE_NAME); its `<prefix>PORT`
-    sibling gives the port, the database and user are not known. Cited at the variable."""
+    sibling gives the port, the database and user are not known. Cited at the variable.
+    Not a bare HOST/HOSTNAME (a server's own listen address beside PORT), not a prefix
+    naming another purpose (_NOT_DATABASE_WORDS), and not when the sibling port is one
+    the Service does not lead to PostgreSQL on (`ports(host, namespace)`: its `ports`
+    entries; EXPORTER_PORT=9187 is the metrics exporter's)."""
     by_name = {e.name.upper(): e for e in env if e.value}
     out: list[Route] = []
     for var in env:
         value = (var.value or "").strip()
         m = _ANY_HOST_VAR.fullmatch(var.name)
-        if m is None or not value or _HOST_VAR.fullmatch(var.name) is not None \
+        if m is None or not m.group(1) or not value \
+                or _HOST_VAR.fullmatch(var.name) is not None \
                 or _SERVICE_NAME.fullmatch(value) is None \
                 or resolve_host(value, namespace, host_map) is None:
             continue
         prefix = var.name[:m.end(1)].upper()
-        port = next((by_name[n].value for n in (f"{prefix}_PORT", f"{prefix}PORT")
-                     if n in by_name), None)
-        out.append(Route(host=value.rstrip("."), port=parse_port(port),
+        if _NOT_DATABASE_WORDS.intersection(re.split(r"_+", prefix)):
+            continue
+        port = parse_port(next((by_name[n].value for n in (f"{prefix}_PORT", f"{prefix}PORT")
+                                if n in by_name), None))
+        if port is not None and not _is_pg_port(
+                port, ports(value, namespace) if ports is not None else []):
+            continue
+        out.append(Route(host=value.rstrip("."), port=port,
                          source=replace(var.source, key=var.name)))
     return out
+
+
+def service_ports(host: str, namespace: str, services: list[dict],
+                  by_host: dict[str, tuple[str, str]]) -> list[dict]:
+    """The `spec.ports` entries of the Service a pod in `namespace` reaches at `host`
+    ([] when it lists none or none is found)."""
+    found = resolve_host(host, namespace, by_host)
+    if found is None:
+        return []
+    entries = get(services[int(found[1])]["obj"].body, "spec", "ports")
+    return [e for e in entries if isinstance(e, dict)] if isinstance(entries, list) else []
 
 
 def _sibling_prefixes(prefix: str, by_name: dict[str, EnvVar]) -> list[str]:

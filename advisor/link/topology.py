@@ -39,6 +39,7 @@ from advisor.link.hosts import (
     resolve_host,
     selected,
     service_host_index,
+    service_ports,
     service_targets,
     targets_by_namespace,
 )
@@ -288,13 +289,14 @@ def build_topology(inputs: Inputs) -> Topology:
         grafana_read = read_by_workloads(pending, index, default_ns)
     svc_by_host = service_host_index(services, default_ns)
     own = partial(own_service, services=services, by_host=svc_by_host, default_ns=default_ns)
+    ports = partial(service_ports, services=services, by_host=svc_by_host)
     pending.reverse()
     while pending:
         w = pending.pop()
         topo.clients += guarded(topo.problems, w.obj.path, partial(
             client_from_workload, inputs, topo, w, peaks, host_map, declared.get(w.name),
             default_ns, operator_secrets, mounted_files(w, index), index, sidecars, own,
-            credentials), [],
+            credentials, ports), [],
             "reading this object", w.obj.line)
     if releases:
         # releases of charts not in the repository: clients of unknown size, never 0

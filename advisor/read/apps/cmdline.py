@@ -311,6 +311,49 @@ def _dockerfile_command(app: AppSource, image: str = "") -> _ImageCommand | None
     return _ImageCommand(entry, cmd, f.path, entry_at, cmd_at) if entry or cmd else None
 
 
+_ENV_PAIR = lazy(r"""([A-Za-z_][A-Za-z0-9_]*)=("(?:[^"\\]|\\.)*"|'[^']*'|\S*)""")
+
+
+def dockerfile_env(app: AppSource | None) -> dict[str, EnvVar]:
+    """The ENV of the last stage of the app's Dockerfile (the one _dockerfile_command
+    reads), with those of the earlier stages it is built FROM, each cited at its line;
+    a value that expands a variable (`ENV NODE_ENV=$NODE_ENV` of a build ARG) is not
+    known here: value None, from_ref "dockerfile". Below the manifest's env, which
+    Kubernetes sets over the image's."""
+    files = sorted(app.of_kind("dockerfile"), key=lambda f: (f.rel.count("/"), f.rel)) \
+        if app is not None else []
+    if not files:
+        return {}
+    f = files[0]
+    env: dict[str, EnvVar] = {}
+    stages: dict[str, dict[str, EnvVar]] = {}
+    stage = ""
+    for n, line in _dockerfile_lines(f.text):
+        m = re.match(r"\s*(FROM|ENV)\s+(.*)", line, re.IGNORECASE)
+        if not m:
+            continue
+        rest = m.group(2).strip()
+        if m.group(1).upper() == "FROM":
+            if stage:
+                stages[stage] = env
+            words = [w for w in rest.split() if not w.startswith("--")]
+            base = words[0].lower() if words else ""
+            stage = words[2].lower() if len(words) >= 3 and words[1].lower() == "as" else ""
+            env = dict(stages.get(base, {}))
+            continue
+        if not rest:
+            continue
+        pairs = [(k, v) for k, v in _ENV_PAIR.findall(rest)] if "=" in rest.split()[0] \
+            else [tuple(rest.split(None, 1))] if len(rest.split(None, 1)) == 2 else []
+        for name, raw in pairs:
+            value = raw[1:-1] if raw[:1] in "\"'" and raw[-1:] == raw[:1] and len(raw) > 1 \
+                else raw
+            known = "$" not in value or raw.startswith("'")
+            env[name] = EnvVar(name=name, value=value if known else None,
+                               source=f.cite(n, name), from_ref="dockerfile")
+    return env
+
+
 def _procfile_command(app: AppSource, container_name: str) -> tuple[list[str], str] | None:
     for f in app.of_kind("procfile"):
         entries: dict[str, tuple[str, int]] = {}

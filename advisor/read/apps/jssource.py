@@ -11,8 +11,10 @@ from msgspec.structs import replace
 from advisor.model import Route, Source
 from advisor.read.apps.appcache import JS_KEYS, file_keys, run_cache
 from advisor.read.apps.base import StackContext
+from advisor.read.apps.cmdline import dockerfile_env
 from advisor.read.apps.jsparse import UNKNOWN, JsParser, JsScope, Tok, module_consts, tokenize
 from advisor.read.apps.nodeconfig import NodeConfig
+from advisor.read.apps.npmlock import npm_pin
 from advisor.read.apps.numbers import parse_int
 from advisor.read.apps.pyeval import Val
 from advisor.read.apps.source import AppFile, auxiliary_script
@@ -48,12 +50,16 @@ class JsModule:
 
 def node_config(ctx: StackContext) -> NodeConfig:
     """The container's node-config, made once: its config-folder files (JSON/YAML and JS
-    alike; nodeconfig.NodeConfig picks the folder) and env."""
+    alike; nodeconfig.NodeConfig picks the folder), env, the image's Dockerfile ENV and
+    the major version of config the app's lock installs (v3 and v4 order files apart)."""
     found = ctx.cache.get("node-config")
     if not isinstance(found, NodeConfig):
         files = ctx.files("node-config") + [f for f in ctx.files("js")
                                             if f.rel.startswith("config/") or "/config/" in f.rel]
-        found = ctx.cache["node-config"] = NodeConfig(files, ctx.env_map())
+        pin = npm_pin(ctx.app, "config")
+        found = ctx.cache["node-config"] = NodeConfig(
+            files, ctx.env_map(), dockerfile_env(ctx.app),
+            int(pin[0].split(".")[0]) if pin is not None else None)
     return found
 
 
