@@ -102,25 +102,17 @@ def _rust_files(ctx: StackContext) -> list[RustFile]:
 
 def _call_end(code: str, open_paren: int) -> int:
     """The index just past the `)` closing the `(` at `open_paren` (strings skipped)."""
-    depth, i, n = 0, open_paren, len(code)
-    while i < n:
-        c = code[i]
-        if c == '"':
-            i += 1
-            while i < n and code[i] != '"':
-                i += 2 if code[i] == "\\" else 1
-        elif c in "([{":
-            depth += 1
-        elif c in ")]}":
-            depth -= 1
-            if depth == 0:
-                return i + 1
-        i += 1
-    return n
+    return _walk(code, open_paren, statement=False)
 
 
 def _statement(code: str, start: int) -> str:
     """From `start` to the `;` that ends the statement at its nesting depth (a chain)."""
+    return code[start:_walk(code, start, statement=True)]
+
+
+def _walk(code: str, start: int, *, statement: bool) -> int:
+    """Where a bracketed call (just past its closing bracket) or a statement (at its `;`,
+    or at a bracket closing outside it) that starts at `start` ends; strings skipped."""
     depth, i, n = 0, start, len(code)
     while i < n:
         c = code[i]
@@ -132,12 +124,14 @@ def _statement(code: str, start: int) -> str:
             depth += 1
         elif c in ")]}":
             depth -= 1
-            if depth < 0:
-                return code[start:i]
-        elif c == ";" and depth == 0:
-            return code[start:i]
+            if not statement and depth == 0:
+                return i + 1
+            if statement and depth < 0:
+                return i
+        elif statement and c == ";" and depth == 0:
+            return i
         i += 1
-    return code[start:]
+    return n
 
 
 def _argument(code: str, method: str, within: str) -> tuple[str, int] | None:
