@@ -165,3 +165,40 @@ def test_with_the_evaluator_the_rendered_objects_are_budgeted(tmp_path):
     assert "PA101" in result.output, result.output
     assert "max_connections, deploy/shop/cluster.jsonnet:3" in result.output
     assert "(Deployment replicas, deploy/shop/web.jsonnet:4)" in result.output
+
+
+LOOP = """local spin(n) = if n < 0 then n else spin(n + 1) tailstrict;
+{ apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: { name: 'db' },
+  spec: { template: { spec: { containers: [{ name: 'db', image: 'postgres:16',
+    args: ['-c', 'max_connections=' + spin(0)] }] } } } }
+"""
+
+
+@needs_jsonnet
+def test_a_looping_jsonnet_file_is_stopped_at_its_timeout(tmp_path):
+    """Before, the evaluator ran in-process without a bound: this file ran until killed."""
+    import time
+
+    from advisor.read.render.jsonnet import render
+
+    (tmp_path / "app").mkdir()
+    (tmp_path / "app" / "main.jsonnet").write_text(LOOP)
+    began = time.monotonic()
+    objects, problems = render(tmp_path, "app/main.jsonnet", "app", (), (), (), {},
+                               timeout=1.0)
+    assert time.monotonic() - began < 8
+    assert objects == []
+    [problem] = problems
+    assert problem.location.path == "app/main.jsonnet"
+    assert "did not evaluate within 1 s" in problem.message
+
+
+@needs_jsonnet
+def test_a_jsonnet_file_past_the_memory_limit_is_a_problem(tmp_path):
+    from advisor.read.render.jsonnet import render
+
+    (tmp_path / "main.jsonnet").write_text("{ kind: 'ConfigMap', n: std.length("
+                                           "std.makeArray(100000000, function(i) i)) }\n")
+    objects, [problem] = render(tmp_path, "main.jsonnet", "", (), (), (), {},
+                                timeout=20.0, memory=400 << 20)
+    assert objects == [] and "main.jsonnet does not evaluate" in problem.message
