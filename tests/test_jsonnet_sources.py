@@ -313,3 +313,30 @@ def test_applicationset_path_parameters_fill_tlas_and_the_app_name():
     assert _fill("{{.path.basename}} {{index .path.segments 1}} {{.path.path}}", "",
                  "apps/api", True) == "api api apps/api"
     assert _fill("{{.name}}", "", "apps/api", True) == "{{.name}}"
+
+
+
+@needs_jsonnet
+def test_one_evaluator_serves_the_files_after_one_that_hangs(tmp_path):
+    # one child for a run's files (a child each cost ~0.15 s a file), started again
+    # after a file that runs out of time: the next file still renders
+    from advisor.read.render.jsonnet import Evaluator, render
+
+    (tmp_path / "loop.jsonnet").write_text(LOOP)
+    (tmp_path / "cm.jsonnet").write_text(
+        "{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cm' } }\n")
+    with Evaluator(timeout=1.0) as evaluator:
+        first, none = render(tmp_path, "cm.jsonnet", "", (), (), (), {},
+                             evaluator=evaluator)
+        child = evaluator._child
+        again, none_again = render(tmp_path, "cm.jsonnet", "", (), (), (), {},
+                                   evaluator=evaluator)
+        assert evaluator._child is child  # the same child served both
+        _, [stopped] = render(tmp_path, "loop.jsonnet", "", (), (), (), {},
+                              evaluator=evaluator)
+        after, none_after = render(tmp_path, "cm.jsonnet", "", (), (), (), {},
+                                   evaluator=evaluator)
+    assert [o.name for o in first] == [o.name for o in again] == [o.name for o in after] \
+        == ["cm"]
+    assert none == none_again == none_after == []
+    assert "did not evaluate within 1 s" in stopped.message

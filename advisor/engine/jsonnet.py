@@ -15,11 +15,15 @@ import os
 import re
 from functools import partial
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from advisor.model import ConfigProblem, Location
 from advisor.read.argo_cd import ArgoBuild
 from advisor.read.fs import InputError, Root
 from advisor.read.sources.k8s import K8sObject
+
+if TYPE_CHECKING:
+    from advisor.read.render.jsonnet import Evaluator
 
 # the kinds a connection budget is made of: a Jsonnet file naming one of them deploys
 # a server or a client
@@ -127,6 +131,23 @@ def _argo_cd(root: Root, files: list[str], every: list[K8sObject],
             else:
                 notices.append(what)
         return []
+    with jsonnet.Evaluator() as evaluator:  # one child for the run's files
+        objects, count, done = _render_all(top, rendered, problems, evaluator)
+    evaluated = len({key[0] for key in done})
+    runs = f" ({count} evaluations: their TLAs or extVars differ)" if count > evaluated else ""
+    notices.append(f"jsonnet: {_plural(evaluated, '.jsonnet file')}{runs} that Argo CD renders "
+                   "evaluated with the `jsonnet` package; an object's numbers cite the "
+                   "line of its file that names its kind")
+    return objects
+
+
+def _render_all(top: Path, rendered: list[tuple[ArgoBuild, list[str]]],
+                problems: list[ConfigProblem], evaluator: Evaluator
+                ) -> tuple[list[K8sObject], int, set[tuple]]:
+    """The objects of every (file, inputs) the builds render, each evaluated once by
+    `evaluator` (render.jsonnet.Evaluator); problems added to `problems`."""
+    from advisor.read.render import jsonnet
+
     objects: list[K8sObject] = []
     count = 0
     done: set[tuple] = set()
@@ -143,16 +164,11 @@ def _argo_cd(root: Root, files: list[str], every: list[K8sObject],
                 continue
             done.add(key)
             objs, probs = jsonnet.render(top, shown, build.folder, build.jsonnet_libs,
-                                         tlas, ext_vars, {})
+                                         tlas, ext_vars, {}, evaluator=evaluator)
             objects += objs
             problems += probs
             count += 1
-    evaluated = len({key[0] for key in done})
-    runs = f" ({count} evaluations: their TLAs or extVars differ)" if count > evaluated else ""
-    notices.append(f"jsonnet: {_plural(evaluated, '.jsonnet file')}{runs} that Argo CD renders "
-                   "evaluated with the `jsonnet` package; an object's numbers cite the "
-                   "line of its file that names its kind")
-    return objects
+    return objects, count, done
 
 
 def _substituted(pairs: tuple[tuple[str, str, bool], ...], env: dict[str, str]
