@@ -165,3 +165,151 @@ def test_with_the_evaluator_the_rendered_objects_are_budgeted(tmp_path):
     assert "PA101" in result.output, result.output
     assert "max_connections, deploy/shop/cluster.jsonnet:3" in result.output
     assert "(Deployment replicas, deploy/shop/web.jsonnet:4)" in result.output
+
+
+LOOP = """local spin(n) = if n < 0 then n else spin(n + 1) tailstrict;
+{ apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: { name: 'db' },
+  spec: { template: { spec: { containers: [{ name: 'db', image: 'postgres:16',
+    args: ['-c', 'max_connections=' + spin(0)] }] } } } }
+"""
+
+
+@needs_jsonnet
+def test_a_looping_jsonnet_file_is_stopped_at_its_timeout(tmp_path):
+    """Before, the evaluator ran in-process without a bound: this file ran until killed."""
+    import time
+
+    from advisor.read.render.jsonnet import render
+
+    (tmp_path / "app").mkdir()
+    (tmp_path / "app" / "main.jsonnet").write_text(LOOP)
+    began = time.monotonic()
+    objects, problems = render(tmp_path, "app/main.jsonnet", "app", (), (), (), {},
+                               timeout=1.0)
+    assert time.monotonic() - began < 8
+    assert objects == []
+    [problem] = problems
+    assert problem.location.path == "app/main.jsonnet"
+    assert "did not evaluate within 1 s" in problem.message
+
+
+@needs_jsonnet
+def test_a_jsonnet_file_past_the_memory_limit_is_a_problem(tmp_path):
+    from advisor.read.render.jsonnet import render
+
+    (tmp_path / "main.jsonnet").write_text("{ kind: 'ConfigMap', n: std.length("
+                                           "std.makeArray(100000000, function(i) i)) }\n")
+    objects, [problem] = render(tmp_path, "main.jsonnet", "", (), (), (), {},
+                                timeout=20.0, memory=400 << 20)
+    assert objects == [] and "main.jsonnet does not evaluate" in problem.message
+
+
+API = """function(replicas=1, name='api') [
+  { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: name, namespace: 'prod' },
+    spec: { replicas: if name == 'api' then 10 else replicas, strategy: { type: 'Recreate' },
+      template: { spec: {
+      containers: [{ name: 'api', image: 'example.org/api:1',
+        env: [{ name: 'DATABASE_URL', value: 'postgres://u:p@db:5432/app' }] }] } } } },
+]
+"""
+
+DB = """[
+  { apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: { name: 'db', namespace: 'prod' },
+    spec: { template: { metadata: { labels: { app: 'db' } }, spec: { containers: [
+      { name: 'pg', image: 'postgres:16.2', args: ['-c', 'max_connections=60'] }] } } } },
+  { apiVersion: 'v1', kind: 'Service', metadata: { name: 'db', namespace: 'prod' },
+    spec: { selector: { app: 'db' } } },
+]
+"""
+
+TWO_APPS = """\
+apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata: {name: db}
+spec:
+  source: {repoURL: x, path: apps/db}
+  destination: {server: https://kubernetes.default.svc, namespace: prod}
+""" + "".join(f"""\
+---
+apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata: {{name: {name}}}
+spec:
+  source:
+    repoURL: x
+    path: apps/api
+    directory: {{jsonnet: {{tlas: [{{name: replicas, value: "{n}", code: true}},
+                                 {{name: name, value: {name}}}]}}}}
+  destination: {{server: https://kubernetes.default.svc, namespace: prod}}
+""" for name, n in (("api-small", 2), ("api-big", 5)))
+
+APPSET_TLA = """\
+apiVersion: argoproj.io/v1alpha1
+kind: ApplicationSet
+metadata: {name: apps}
+spec:
+  generators:
+    - git: {repoURL: x, revision: HEAD, directories: [{path: "apps/*"}]}
+  template:
+    metadata: {name: '{{path.basename}}'}
+    spec:
+      source:
+        repoURL: x
+        path: '{{path}}'
+        directory: {jsonnet: {tlas: [{name: name, value: '%s'}]}}
+      destination: {server: https://kubernetes.default.svc, namespace: prod}
+"""
+
+
+def _tla_repo(tmp_path: Path, apps: str) -> Path:
+    for folder, text in (("argocd", None), ("apps/api", API), ("apps/db", DB)):
+        (tmp_path / folder).mkdir(parents=True)
+        if text:
+            (tmp_path / folder / "main.jsonnet").write_text(text)
+    (tmp_path / "argocd" / "apps.yaml").write_text(apps)
+    (tmp_path / "api" / "src").mkdir(parents=True)
+    (tmp_path / "api" / "src" / "index.js").write_text(
+        "const { Pool } = require('pg');\n"
+        "module.exports = new Pool({ connectionString: process.env.DATABASE_URL, max: 8 });\n")
+    (tmp_path / "api" / "Dockerfile").write_text("FROM node:20\nCMD [\"node\", \"src/index.js\"]\n")
+    (tmp_path / "api" / "package.json").write_text('{"name": "api", "dependencies": {"pg": "8"}}')
+    return tmp_path
+
+
+@needs_jsonnet
+def test_two_applications_rendering_one_folder_with_different_tlas_are_both_budgeted(
+        tmp_path):
+    """Before, only the first Application's TLAs were evaluated: api-big was dropped."""
+    root = _tla_repo(tmp_path, TWO_APPS)
+    result = _check("-v", "--root", str(root), str(root))
+    assert "api-small: 2 (Deployment replicas" in result.output, result.output
+    assert "api-big: 5 (Deployment replicas" in result.output, result.output
+
+
+@needs_jsonnet
+def test_an_applicationset_tla_gets_the_generators_path_parameters(tmp_path):
+    """Before, `{{path.basename}}` was passed literally: a workload named so, 1 replica."""
+    root = _tla_repo(tmp_path, APPSET_TLA % "{{path.basename}}")
+    result = _check("-v", "--root", str(root), str(root))
+    assert "api: 10 (Deployment replicas" in result.output, result.output
+    assert "{{" not in result.output
+
+
+@needs_jsonnet
+def test_an_applicationset_tla_from_a_parameter_not_read_is_not_rendered(tmp_path):
+    root = _tla_repo(tmp_path, APPSET_TLA % "{{cluster}}")
+    result = _check("-v", "--root", str(root), str(root))
+    assert "apps/api/main.jsonnet:1: PA901" in result.output, result.output
+    assert "TLA name = '{{cluster}}' is templated by a generator parameter not read" \
+        in result.output
+    assert "Deployment replicas, apps/api" not in result.output
+
+
+def test_applicationset_path_parameters_fill_tlas_and_the_app_name():
+    from advisor.read.argo_cd import _fill
+
+    assert _fill("{{ path.basename }}-{{path[0]}}/{{path}}", "", "apps/api", False) == \
+        "api-apps/apps/api"
+    assert _fill("{{.path.basename}} {{index .path.segments 1}} {{.path.path}}", "",
+                 "apps/api", True) == "api api apps/api"
+    assert _fill("{{.name}}", "", "apps/api", True) == "{{.name}}"

@@ -17,6 +17,7 @@ from functools import partial
 from pathlib import Path
 
 from advisor.model import ConfigProblem, Location
+from advisor.read.argo_cd import ArgoBuild
 from advisor.read.fs import InputError, Root
 from advisor.read.sources.k8s import K8sObject
 
@@ -49,12 +50,15 @@ def _plural(n: int, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else 's'}"
 
 
-def _env(by: K8sObject, folder: str) -> dict[str, str]:
-    """Argo CD's build variables known from the Application (an ApplicationSet's
-    template names are templated, so only the source path is known)."""
+def _env(build: ArgoBuild) -> dict[str, str]:
+    """Argo CD's build variables known from the Application (an ApplicationSet's name
+    once its generator's path parameters are put in, else only the source path)."""
     from advisor.read.sources.k8s import get
 
-    env = {"ARGOCD_APP_SOURCE_PATH": folder}
+    by = build.by
+    env = {"ARGOCD_APP_SOURCE_PATH": build.folder}
+    if build.app_name:
+        env["ARGOCD_APP_NAME"] = build.app_name
     if by.kind == "Application":
         env["ARGOCD_APP_NAME"] = by.name
         ns = get(by.body, "spec", "destination", "namespace")
@@ -125,18 +129,49 @@ def _argo_cd(root: Root, files: list[str], every: list[K8sObject],
         return []
     objects: list[K8sObject] = []
     count = 0
+    done: set[tuple] = set()
     for build, mine in rendered:
-        env = _env(build.by, build.folder)
+        if build.unfilled:
+            problems += [_templated(build, shown) for shown in mine]
+            continue
+        env = _env(build)
+        tlas, ext_vars = _substituted(build.tlas, env), _substituted(build.ext_vars, env)
         for shown in mine:
+            # the same file with the same inputs renders the same objects: once
+            key = (shown, build.folder, build.jsonnet_libs, tlas, ext_vars)
+            if key in done:
+                continue
+            done.add(key)
             objs, probs = jsonnet.render(top, shown, build.folder, build.jsonnet_libs,
-                                         build.tlas, build.ext_vars, env)
+                                         tlas, ext_vars, {})
             objects += objs
             problems += probs
             count += 1
-    notices.append(f"jsonnet: {_plural(count, '.jsonnet file')} that Argo CD renders "
+    evaluated = len({key[0] for key in done})
+    runs = f" ({count} evaluations: their TLAs or extVars differ)" if count > evaluated else ""
+    notices.append(f"jsonnet: {_plural(evaluated, '.jsonnet file')}{runs} that Argo CD renders "
                    "evaluated with the `jsonnet` package; an object's numbers cite the "
                    "line of its file that names its kind")
     return objects
+
+
+def _substituted(pairs: tuple[tuple[str, str, bool], ...], env: dict[str, str]
+                 ) -> tuple[tuple[str, str, bool], ...]:
+    from advisor.read.render.jsonnet import substitute
+
+    return tuple((n, substitute(v, env), c) for n, v, c in pairs)
+
+
+def _templated(build: ArgoBuild, shown: str) -> ConfigProblem:
+    """A file an ApplicationSet renders with a TLA or extVar that names a generator
+    parameter not read here: evaluating it with the literal `{{...}}` would budget
+    objects Argo CD never makes, so it is not rendered."""
+    by = build.by
+    return ConfigProblem(
+        location=Location(path=shown, line=1),
+        message=f"jsonnet: {shown} not rendered for Argo CD {by.kind} {by.name} "
+                f"({by.path}:{by.line}): its {build.unfilled} is templated by a generator "
+                "parameter not read: the objects it renders are in no budget")
 
 
 def _kinds(root: Root, shown: str) -> set[str]:

@@ -27,6 +27,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator
 from fnmatch import fnmatchcase
+from functools import partial
 from typing import Any
 
 from msgspec import Struct
@@ -50,6 +51,11 @@ class ArgoBuild(Struct, frozen=True):
     jsonnet_libs: tuple[str, ...] = ()
     tlas: tuple[tuple[str, str, bool], ...] = ()
     ext_vars: tuple[tuple[str, str, bool], ...] = ()
+    # an ApplicationSet's: the generated Application's name once its generator's
+    # parameters are put in ("" when not known), and the first TLA or extVar value
+    # still templated after that (a parameter not read here: it is not rendered)
+    app_name: str = ""
+    unfilled: str = ""
 
 
 def destination(build: ArgoBuild) -> str:
@@ -85,17 +91,30 @@ def _jsonnet_vars(items: Any) -> tuple[tuple[str, str, bool], ...]:
                  ) if isinstance(items, list) else ()
 
 
-def _build(obj: K8sObject, source: dict, folder: str) -> ArgoBuild:
+def _build(obj: K8sObject, source: dict, folder: str,
+           fill: Callable[[str], str] | None = None) -> ArgoBuild:
+    """The build of `source` into `folder`; `fill` puts an ApplicationSet generator's
+    parameters into its template's values."""
     directory = source.get("directory") if isinstance(source.get("directory"), dict) else {}
     jsonnet = directory.get("jsonnet") if isinstance(directory.get("jsonnet"), dict) else {}
     libs = jsonnet.get("libs")
+    tlas = _jsonnet_vars(jsonnet.get("tlas"))
+    ext_vars = _jsonnet_vars(jsonnet.get("extVars"))
+    app_name, unfilled = "", ""
+    if fill is not None:
+        tlas = tuple((n, fill(v), c) for n, v, c in tlas)
+        ext_vars = tuple((n, fill(v), c) for n, v, c in ext_vars)
+        left = [f"{what} {n} = {v!r}" for what, pairs in (("TLA", tlas), ("extVar", ext_vars))
+                for n, v, _c in pairs if "{{" in v]
+        unfilled = left[0] if left else ""
+        name = get(obj.body, "spec", "template", "metadata", "name")
+        app_name = fill(name) if isinstance(name, str) and "{{" not in fill(name) else ""
     return ArgoBuild(folder=folder, by=obj, recurse=directory.get("recurse") is True,
                      include=str(directory.get("include") or ""),
                      exclude=str(directory.get("exclude") or ""),
                      jsonnet_libs=tuple(str(x) for x in libs if isinstance(x, str))
                      if isinstance(libs, list) else (),
-                     tlas=_jsonnet_vars(jsonnet.get("tlas")),
-                     ext_vars=_jsonnet_vars(jsonnet.get("extVars")))
+                     tlas=tlas, ext_vars=ext_vars, app_name=app_name, unfilled=unfilled)
 
 
 def argo_builds(objects: list[K8sObject], resolve: Callable[[str], str | None],
@@ -131,7 +150,9 @@ def argo_builds(objects: list[K8sObject], resolve: Callable[[str], str | None],
                     filled = _fill(path, prefix, generated, go)
                     folder = resolve(filled) if "{{" not in filled else None
                     if folder is not None:
-                        out.append(_build(obj, source, folder))
+                        out.append(_build(obj, source, folder,
+                                          partial(_fill, prefix=prefix, folder=generated,
+                                                  go=go)))
     return out
 
 
@@ -181,13 +202,32 @@ def _generated(spec: Any, subfolders: Callable[[str], list[str]],
             yield prefix, sorted(held)
 
 
-def _fill(path: str, prefix: str, folder: str, go: bool) -> str:
-    """The template's `path` with the generated folder put in: `{{path}}`, or
-    `{{.path.path}}` with goTemplate (`{{prefix.path}}`, `{{.prefix.path.path}}` with a
-    pathParamPrefix); spaces inside the braces are allowed, as Argo CD trims them."""
+def _params(prefix: str, folder: str, go: bool) -> list[tuple[str, str]]:
+    """(a template expression's pattern, its value) for the path parameters a git
+    generator gives for `folder` (applicationset docs, Git generator: `path`,
+    `path.basename`, `path[n]`; with goTemplate `.path.path`, `.path.basename`,
+    `index .path.segments n`), behind a pathParamPrefix when one is set."""
     dotted = f"{prefix}.path" if prefix else "path"
-    name = re.escape("." + dotted + ".path" if go else dotted)
-    return re.sub(r"\{\{-?\s*" + name + r"\s*-?\}\}", lambda _m: folder, path)
+    segments = folder.split("/") if folder else []
+    base = segments[-1] if segments else ""
+    if go:
+        at = re.escape("." + dotted)
+        out = [(at + r"\.path", folder), (at + r"\.basename", base)]
+        out += [(r"index\s+" + at + rf"\.segments\s+{i}", seg)
+                for i, seg in enumerate(segments)]
+        return out
+    at = re.escape(dotted)
+    return [(at, folder), (at + r"\.basename", base),
+            *((at + rf"\[{i}\]", seg) for i, seg in enumerate(segments))]
+
+
+def _fill(text: str, prefix: str, folder: str, go: bool) -> str:
+    """A template value with the generated folder's path parameters put in (see
+    _params); spaces inside the braces are allowed, as Argo CD trims them. Other
+    parameters (a files generator's keys, a list generator's) are left as written."""
+    for pattern, value in _params(prefix, folder, go):
+        text = re.sub(r"\{\{-?\s*" + pattern + r"\s*-?\}\}", lambda _m, v=value: v, text)
+    return text
 
 
 def _segments(pattern: str) -> list[str] | None:
@@ -285,14 +325,13 @@ def not_applied(files: list[str], builds: list[ArgoBuild], plain: Callable[[str]
 def rendered_jsonnet(files: list[str], builds: list[ArgoBuild], plain: Callable[[str], bool]
                      ) -> list[tuple[ArgoBuild, list[str]]]:
     """The `.jsonnet` files among `files` (relative to the root) that each build renders
-    (a plain folder's, as it applies its YAML: recurse, include, exclude), each file
-    with the first build that renders it only."""
-    taken: set[str] = set()
+    (a plain folder's, as it applies its YAML: recurse, include, exclude). A file two
+    builds render is listed with each: they may pass it different TLAs or extVars
+    (prod and staging), so each is evaluated (the caller drops identical ones)."""
     out: list[tuple[ArgoBuild, list[str]]] = []
     for build in builds:
-        mine = [f for f in files if f.endswith(".jsonnet") and f not in taken
+        mine = [f for f in files if f.endswith(".jsonnet")
                 and holds(build.folder, f) and applies(build, f, plain)]
-        taken.update(mine)
         if mine:
             out.append((build, mine))
     return out
