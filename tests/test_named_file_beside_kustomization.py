@@ -1,9 +1,11 @@
 """A file named on the command line beside a kustomization file is read as it is (audit 8a,
 the file-argument defect): naming a file means "check this file". Building the folder's
 kustomization instead read nothing of a database manifest the kustomization does not
-list ("no PostgreSQL server found", exit 0). The kustomization is built when a path names
-its folder, a folder above it or the kustomization file; a file that build lists is then
-read through the build only, never twice."""
+list ("no PostgreSQL server found", exit 0). A named file the kustomization lists is read
+through its build, keeping only that file's objects (review s25 F11: read as it is, the
+kustomization's replicas were lost and an OVER server "fit", exit 0). The whole build is
+kept when a path names its folder, a folder above it or the kustomization file; a file
+that build lists is then read through the build only, never twice."""
 
 from __future__ import annotations
 
@@ -117,7 +119,7 @@ def test_a_named_file_the_kustomization_lists_is_read_once_on_its_own(tmp_path, 
     root = _repo(tmp_path, ["settings.yaml", "database.yaml"])
     code, alone = _check(root, "deploy/database.yaml", monkeypatch=monkeypatch)
     assert code == 1
-    assert any("(it lists this file: kustomize may deploy it changed" in n
+    assert any(n.startswith("deploy/database.yaml: read through deploy's kustomize build")
                for n in alone["notices"])
     # Named with its kustomization or its folder: the build holds it, read once.
     _code, folder = _check(root, "deploy", monkeypatch=monkeypatch)
@@ -140,3 +142,66 @@ def test_discovery_of_a_named_file_beside_a_kustomization(tmp_path):
                                   root / "deploy/database.yaml"])
     assert found.kustomize_dirs == [root / "deploy"]
     assert found.manifests == [root / "deploy/database.yaml"]
+
+
+# review s25 F11: the kustomization raises the client's replicas from 2 to 12; 12 x 5 = 60
+# is over the 47 usable of a 50-connection server, 2 x 5 = 10 would fit.
+SERVER = """\
+apiVersion: v1
+kind: Service
+metadata: {name: db}
+spec:
+  selector: {app: db}
+---
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: db}
+spec:
+  template:
+    metadata: {labels: {app: db}}
+    spec:
+      containers:
+        - name: postgres
+          image: postgres:16.2
+          args: ["-c", "max_connections=50"]
+"""
+
+CLIENT = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web}
+spec:
+  replicas: 2
+  strategy: {type: Recreate}
+  template:
+    spec:
+      containers:
+        - name: web
+          image: example.test/web:1
+          env:
+            - {name: DATABASE_URL, value: "postgres://app:pw@db:5432/app"}
+"""
+
+
+def test_named_files_the_kustomization_lists_get_its_replicas(tmp_path, monkeypatch):
+    root = tmp_path / "repo"
+    (root / ".git").mkdir(parents=True)
+    (root / "k8s").mkdir()
+    (root / "k8s/db.yaml").write_text(SERVER)
+    (root / "k8s/web.yaml").write_text(CLIENT)
+    (root / "k8s/unused.yaml").write_text(SETTINGS)
+    (root / "k8s/kustomization.yaml").write_text(
+        "resources: [db.yaml, web.yaml]\nreplicas:\n  - {name: web, count: 12}\n")
+    (root / ".pool-advisor.toml").write_text(
+        '[[workloads]]\nname = "web"\npool-size = 5\nprocesses = 1\n')
+    code, folder = _check(root, "k8s", monkeypatch=monkeypatch)
+    code_named, named = _check(root, "k8s/db.yaml", "k8s/web.yaml", monkeypatch=monkeypatch)
+    assert (code, _peaks(folder)) == (1, [("db", "60.0")])
+    assert (code_named, _peaks(named)) == (1, [("db", "60.0")])
+    assert not any("read on its own" in n for n in named["notices"])
+    # Only the named file's objects are kept: the server alone, no client of the build.
+    _code, server = _check(root, "k8s/db.yaml", monkeypatch=monkeypatch)
+    assert _peaks(server) == [("db", "0.0")]
+    found = discover_paths(root.resolve(), [root.resolve() / "k8s/web.yaml"])
+    assert found.kustomize_only == {root.resolve() / "k8s": [root.resolve() / "k8s/web.yaml"]}
+    assert found.kustomize_dirs == [root.resolve() / "k8s"]

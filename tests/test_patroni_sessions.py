@@ -144,6 +144,52 @@ def test_a_server_without_patroni_holds_none(tmp_path: Path):
     assert b.usable == 97 and not any("Patroni" in t.label for t in b.reserved)
 
 
+TIMESCALE = """\
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: ts}
+spec:
+  replicas: 1
+  template:
+    spec:
+      containers:
+        - name: timescaledb
+          image: timescale/timescaledb-ha:pg16.2-ts2.14.2
+COMMAND"""
+
+
+def test_other_servers_patroni_runs_hold_them(tmp_path: Path):
+    """Review s25 F10: not only Spilo and the operators run Patroni: timescaledb-single's
+    `command: patroni ...` on timescaledb-ha, a shell script that execs patroni, or
+    patroni as the command of another image. Such a container was no server at all
+    ("no PostgreSQL server found"); it is one, and 100 - 3 - 2 = 95."""
+    cases = {
+        "chart": '          command: ["patroni", "/etc/timescaledb/patroni.yaml"]\n',
+        "shell": '          command: ["/bin/sh", "-c", "setup; exec /usr/bin/patroni '
+                 '/etc/p.yaml"]\n',
+        "custom": '          command: ["/usr/local/bin/patroni", "/p.yaml"]\n',
+    }
+    for name, command in cases.items():
+        text = TIMESCALE.replace("COMMAND", command)
+        if name == "custom":
+            text = text.replace("timescale/timescaledb-ha:pg16.2-ts2.14.2", "postgres:16.2")
+        write(tmp_path / name, {"k8s/pg.yaml": text})
+        _, found = budgets(tmp_path / name)
+        (b,) = found.values()
+        held = [t for t in b.reserved if "Patroni" in t.label]
+        assert (b.usable, [t.value for t in held]) == (95, [2]), name
+        assert "Patroni runs: " in held[0].source.label(), name
+        assert "up to 2" in held[0].source.label(), name
+
+
+def test_timescale_running_postgres_itself_holds_none(tmp_path: Path):
+    """timescaledb-ha's default command is postgres: no Patroni there."""
+    write(tmp_path, {"k8s/pg.yaml": TIMESCALE.replace("COMMAND", "")})
+    _, found = budgets(tmp_path)
+    (b,) = found.values()
+    assert b.usable == 97 and not any("Patroni" in t.label for t in b.reserved)
+
+
 def test_percona_pmm_agent_is_said_not_counted(tmp_path: Path):
     """pmm.enabled: the PMM agent connects as `monitor`, a SUPERUSER; how many sessions
     it holds is not read, so a notice, never a silent 0."""

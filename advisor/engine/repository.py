@@ -622,10 +622,24 @@ def _render(found, root: Root, settings: Settings, options: CheckOptions,
             tree = reads.trees.get(root.real(d)) if reads is not None else None
             if tree is not None:
                 extra = extra + _chart_entries(root, root.rel(d), tree, problems)
+            named = found.kustomize_only.get(d)
+            # refused or crashed (PA901): the named files as they are, said
+            unbuilt = rendered is None or (not rendered.objects and any(
+                p.fatal for p in rendered.problems))
+            if named and unbuilt:
+                notices += _named_beside_notices(root, found, set(), every=True, only=d)
+                extra = _read_named(root, named, problems) + extra
             if rendered is None:
                 leaves.append((root.rel(d), extra))
                 continue
-            leaves.append((root.rel(d), rendered.objects + extra))
+            built = rendered.objects
+            if named:
+                built = _from_named(root, root.rel(d), named, built)
+                if any(o.origin.startswith("kustomize-plain:") for o in built):
+                    notices += _named_beside_notices(root, found, set(), every=True, only=d)
+                elif not unbuilt:
+                    notices.append(_named_built_notice(root, d, named))
+            leaves.append((root.rel(d), built + extra))
             problems += rendered.problems
             notices += rendered.notices
     top = root.path
@@ -1508,15 +1522,53 @@ def app_source_dirs(found) -> list[str]:
 _VENDORED = frozenset({"vendor", "node_modules", "third_party", "testdata"})
 
 
-def _named_beside_notices(root: Root, found: Any, owned: set[Path]) -> list[str]:
+def _from_named(root: Root, shown: str, named: list[Path], objs: list[K8sObject]
+                ) -> list[K8sObject]:
+    """The objects of a kustomization's build that came from the `named` files (by the
+    build's origin annotation, kustomize_positions.place). One the build did not place
+    is kept: never dropped unread."""
+    files = {root.rel(f) for f in named}
+    unplaced = f"{shown} (kustomize output)"
+    return [o for o in objs if o.path in files or o.path == unplaced]
+
+
+def _read_named(root: Root, named: list[Path], problems: list[ConfigProblem]
+                ) -> list[K8sObject]:
+    """The named files' objects as written, when their kustomization's build failed."""
+    out: list[K8sObject] = []
+    for f in named:
+        try:
+            text = root.read_text(f)
+        except InputError as exc:
+            problems.append(_input_problem(exc))
+            continue
+        objs, probs = k8s_objects(text, root.rel(f))
+        out += objs
+        problems += probs
+    return out
+
+
+def _named_built_notice(root: Root, folder: Path, named: list[Path]) -> str:
+    files = ", ".join(root.rel(f) for f in named)
+    return (f"{files}: read through {root.rel(folder)}'s kustomize build, which lists "
+            f"{'them' if len(named) > 1 else 'it'} (its replicas, patches, images, name "
+            "prefix and namespace applied); only the objects from "
+            f"{'these files' if len(named) > 1 else 'this file'} are kept; name the folder "
+            f"({root.rel(folder)}) to check all it deploys")
+
+
+def _named_beside_notices(root: Root, found: Any, owned: set[Path], *, every: bool = False,
+                          only: Path | None = None) -> list[str]:
     """One notice per file named as a path beside a kustomization that no path builds:
     the file is read on its own, as named, and what kustomize would deploy from the
     folder is not (a file a built kustomization reads is read through the build, and its
-    folder's unlisted files have the kustomize reads' own notice)."""
-    built = {root.real(d) for d in found.kustomize_all}
+    folder's unlisted files have the kustomize reads' own notice). `every`, `only`: the
+    files beside the kustomization in folder `only`, built or not (its build failed)."""
+    built = set() if every else {root.real(d) for d in found.kustomize_all}
     out = []
     for path, kustomization, listed in found.named_beside:
-        if path in owned or root.real(kustomization.parent) in built:
+        if path in owned or root.real(kustomization.parent) in built or (
+                only is not None and kustomization.parent != only):
             continue
         shown = root.rel(kustomization.parent)
         out.append(

@@ -11,15 +11,18 @@ below are CMDLINE_OPTIONS' IntValidator minimums; max_connections' floor is 25 f
 Patroni 1.6.1 (commit 53d32f14, "Allow lower values for postgresql configuration"; it was
 100 before).
 
-Patroni also holds two connections of its own to its PostgreSQL, as the superuser
+Patroni also holds up to two connections of its own to its PostgreSQL, as the superuser
 (patroni/postgresql/config.py:1172-1181 at de6b22c8, the local connection's kwargs are
 the superuser's), each kept open by its NamedConnection (patroni/postgresql/connection.py)
 until it fails: `heartbeat` (patroni/postgresql/__init__.py:94-95), the HA loop's, and
 `restapi` (patroni/api.py:1583-1587), opened by the first REST call that queries (GET
 /patroni, which the Zalando operator polls; GET /readiness on a replica, the pods'
-readiness probe). A superuser session takes an ordinary slot: PostgreSQL refuses a
-non-superuser once only superuser_reserved_connections (+ reserved_connections, 16+)
-slots are free (postinit.c InitPostgres), so they come out of what the applications get.
+readiness probe). So a PGO or Percona primary, whose leader's /readiness answers without
+a query and which nothing polls on /patroni, may hold only `heartbeat`: 2 is an upper
+bound, subtracted whole (a verdict never rests on the REST traffic).
+A superuser session takes an ordinary slot: PostgreSQL refuses a non-superuser once
+only superuser_reserved_connections (+ reserved_connections, 16+) slots are free
+(postinit.c InitPostgres), so they come out of what the applications get.
 """
 
 from __future__ import annotations
@@ -66,14 +69,18 @@ def patroni_floors(settings: dict[str, Setting], who: str
     return out, notices
 
 
-# heartbeat + restapi (module docstring)
+# heartbeat, and restapi once a querying REST call opened it (module docstring): an
+# upper bound, counted whole so a verdict never rests on Patroni's REST traffic
 PATRONI_SESSIONS = 2
-SESSIONS_WHERE = ("Patroni's named connections as the superuser, 'heartbeat' "
-                  "(patroni/postgresql/__init__.py:94-95) and 'restapi' (patroni/api.py:"
-                  "1583-1587), at patroni/patroni de6b22c8")
+SESSIONS_WHERE = ("Patroni's named connections as the superuser, up to 2: 'heartbeat' "
+                  "(patroni/postgresql/__init__.py:94-95), always, and 'restapi' "
+                  "(patroni/api.py:1583-1587), once a REST call that queries opens it "
+                  "(GET /patroni; not a leader's /readiness), at patroni/patroni de6b22c8")
 
 
-def patroni_sessions() -> Term:
-    """The slots Patroni's own superuser sessions hold on each instance it runs."""
+def patroni_sessions(why: str | None = None) -> Term:
+    """The slots Patroni's own superuser sessions hold (at most) on each instance it
+    runs; `why`: what says Patroni runs there, when no operator or Spilo image does."""
+    where = SESSIONS_WHERE if why is None else f"{SESSIONS_WHERE}; Patroni runs: {why}"
     return Term(label="Patroni's superuser sessions", value=PATRONI_SESSIONS,
-                source=Source.default_of(SESSIONS_WHERE, key="patroni"))
+                source=Source.default_of(where, key="patroni"))

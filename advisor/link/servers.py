@@ -32,6 +32,7 @@ from advisor.read.workloads import (
     image_repository,
     is_postgres_image,
     lookup,
+    patroni_runner,
     postgres_arguments,
 )
 
@@ -105,12 +106,15 @@ def server_from_workload(inputs: Inputs, topo: Topology, w: Workload, c: Contain
     if image_repository(c.image) == "harbor-db":
         settings.update(_harbor_db_max_connections(c, version.int_value, topo))
     held = []
-    if is_spilo_image(c.image):
+    spilo = is_spilo_image(c.image)
+    if spilo:
         settings = {**_spilo_settings(c, built, version.int_value, topo), **settings}
-        # Spilo runs Patroni, whose own superuser sessions hold slots on each instance
+    # Spilo, and whatever else runs Patroni (timescaledb-ha, `command: patroni`): its
+    # own superuser sessions hold slots on each instance (review s25 F10)
+    if spilo or (runner := patroni_runner(c)) is not None:
         from advisor.facts.patroni import patroni_sessions
 
-        held.append(patroni_sessions())
+        held.append(patroni_sessions(None if spilo else runner))
     wid = workload_id(w)
     return Server(
         id=wid, name=w.name, kind="workload", namespace=w.namespace, version=version,

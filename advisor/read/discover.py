@@ -66,6 +66,10 @@ class Discovered(Struct):
     # as paths beside a kustomization: each is read as it is; said when the folder is not
     # built (repository.scan_paths)
     named_beside: list[tuple[Path, Path, bool]] = field(default_factory=list)
+    # kustomization folder -> the files named as paths that it lists as resources, when
+    # no path builds the folder as a whole: it is built and only those files' objects are
+    # kept (repository._render), so its replicas, patches, prefix and namespace apply
+    kustomize_only: dict[Path, list[Path]] = field(default_factory=dict)
 
     def rel(self, p: Path) -> str:
         found = relative_posix(str(p), str(self.root)) if p.is_absolute() else None
@@ -115,10 +119,11 @@ def discover_paths(root: Path, paths: list[Path], *,
     (the outermost one below the root: subcharts render through their parent), except a
     Kubernetes manifest Helm does not deploy (outside templates/, charts/, crds/, and
     read by no template through .Files: advisor.read.chart_parts), which is read as a
-    manifest. A file named is read as it is, a kustomization's resource or not: its
-    folder's kustomization is built only when a path names the folder, a folder above it
-    or the kustomization file itself (`check k8s/*.yaml` is then `check k8s`), and a file
-    that build lists is read through the build only (kustomize_tree.
+    manifest. A file named that its folder's kustomization does not list is read as it
+    is; one it lists is read through that build, of which only the named files' objects
+    are kept (`kustomize_only`). The whole build is kept when a path names the folder, a
+    folder above it or the kustomization file itself (`check k8s/*.yaml` is then `check
+    k8s`); a file a build lists is read through it only (kustomize_tree.
     manifests_kustomize_reads). Each file is classified once, however many paths
     hold it. `excludes`: (folder relative to the root, gitignore-style globs relative to
     that folder)."""
@@ -129,6 +134,7 @@ def discover_paths(root: Path, paths: list[Path], *,
     walked: list[Path] = []
     seen: set[str] = set()  # str(path): a Path hashes its parts
     kustomize_dirs: list[Path] = []
+    only: dict[Path, list[Path]] = {}  # Discovered.kustomize_only, before the whole builds
     uses: dict[Path, Any] = {}  # chart -> its templates' chart_parts.FilesUse, once asked
     given = sorted({p.resolve() for p in paths}, key=lambda p: (len(p.parts), p))
     in_order = len(given) == 1  # one folder walked and nothing else: see the sort below
@@ -166,8 +172,15 @@ def discover_paths(root: Path, paths: list[Path], *,
             beside = next((path.parent / k for k in KUSTOMIZATION_NAMES
                            if (path.parent / k).is_file()), None)
             if beside is not None:
-                found.named_beside.append(
-                    (path, beside, path in _kustomization_files(path.parent)))
+                listed = path in _kustomization_files(path.parent)
+                found.named_beside.append((path, beside, listed))
+                if listed:  # `check k8s/api.yaml` deploys what the build makes of it
+                    only.setdefault(path.parent, []).append(path)
+    # A folder also named as a whole (walked, or its kustomization file named) keeps
+    # everything its build makes.
+    found.kustomize_only = {d: files for d, files in only.items() if d not in kustomize_dirs}
+    for d in only:
+        _add_once(kustomize_dirs, d)
     # A chart inside another's charts/ renders through it (by set: a pairwise test of 200
     # charts was 40,000 `parents` scans); one in another's examples/ is a chart of its own.
     charts = set(found.helm_charts)

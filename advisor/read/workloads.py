@@ -995,6 +995,25 @@ def _program(word: str) -> str:
     return word.rsplit("/", 1)[-1]
 
 
+# In a shell script: Patroni started as a command (timescaledb-single's
+# `exec patroni /etc/timescaledb/patroni.yaml`)
+_SCRIPT_RUNS_PATRONI = lazy(r"(?:^|[;&|\n(]\s*|\bexec\s+)(?:\S*/)?patroni(?=\s|$|;)")
+
+
+def patroni_runner(c: Container) -> str | None:
+    """Why `c` runs Patroni, which manages its PostgreSQL (Spilo's image is known by
+    name, is_spilo_image): its command (or a shell script it runs) starts `patroni` (as
+    timescaledb-single's `patroni /etc/timescaledb/patroni.yaml` on timescaledb-ha, whose
+    default command is plain `postgres`); None when nothing says so."""
+    argv = [*c.command, *c.args]
+    if argv and _program(argv[0]) == "patroni":
+        return f"the container's command runs {argv[0]}"
+    if argv and _program(argv[0]) in _SHELLS and any(
+            _SCRIPT_RUNS_PATRONI.search(word) for word in argv[1:]):
+        return "the container's shell script runs patroni"
+    return None
+
+
 def postgres_arguments(c: Container) -> list[str] | None:
     """The arguments of the postgres process a container runs (what `-c name=value`
     settings are read from), or None when the container does not run postgres itself:
@@ -1045,11 +1064,14 @@ def _script_postgres_arguments(argv: list[str]) -> list[str] | None:
 
 def is_postgres_container(c: Container) -> bool:
     """A container that runs the PostgreSQL server (see `postgres_arguments`), or a
-    PostgreSQL image's container whose shell script starts postgres. Never an init
+    PostgreSQL image's container whose shell script starts postgres, or Patroni
+    (`patroni_runner`), which starts it. Never an init
     container: `pg_isready` or a wait-for-db loop ends before the pod serves, and the
     pod stays a client."""
     if c.role == "init":
         return False
+    if patroni_runner(c) is not None:
+        return True  # Patroni starts the postgres it manages
     if not is_postgres_image(c.image) and not (c.command and _program(c.command[0])
                                                 in SERVER_PROGRAMS):
         return False
