@@ -18,6 +18,7 @@ from typer.testing import CliRunner
 
 from advisor.cli import app
 from advisor.read.discover import discover_paths
+from tests.tree_helpers import POSTGRES_DB
 
 pytestmark = pytest.mark.skipif(not (shutil.which("kubectl") or shutil.which("kustomize")),
                                 reason="kustomize is not installed")
@@ -146,25 +147,7 @@ def test_discovery_of_a_named_file_beside_a_kustomization(tmp_path):
 
 # review s25 F11: the kustomization raises the client's replicas from 2 to 12; 12 x 5 = 60
 # is over the 47 usable of a 50-connection server, 2 x 5 = 10 would fit.
-SERVER = """\
-apiVersion: v1
-kind: Service
-metadata: {name: db}
-spec:
-  selector: {app: db}
----
-apiVersion: apps/v1
-kind: StatefulSet
-metadata: {name: db}
-spec:
-  template:
-    metadata: {labels: {app: db}}
-    spec:
-      containers:
-        - name: postgres
-          image: postgres:16.2
-          args: ["-c", "max_connections=50"]
-"""
+SERVER = POSTGRES_DB  # Service and StatefulSet db, max_connections=50
 
 CLIENT = """\
 apiVersion: apps/v1
