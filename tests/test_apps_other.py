@@ -195,7 +195,8 @@ def test_npgsql_connection_string_from_an_env_variable_the_code_reads():
     (audit H: otel-demo's accounting was unknown, peak >= 0 where 2 pods x 100 > 97)."""
     (pool,) = _pools("npgsql_env").pools
     assert product([pool]) == "1 x 100 = 100" and pool.bound == "default"
-    assert pool.route.host == "ledger-db" and pool.label == "Npgsql LEDGER_DB Maximum Pool Size"
+    assert pool.route.host == "ledger-db"
+    assert pool.label == "Npgsql Maximum Pool Size (connection string LEDGER_DB)"
     assert "k8s/deployment.yaml:19 (LEDGER_DB) sets no Maximum Pool Size" in pool.note
     # the variable the code reads, not another that holds a connection string
     (pool,) = _pools("npgsql_env", index=1).pools

@@ -86,9 +86,11 @@ def npgsql_pools(ctx: StackContext) -> list[Pool]:
         if not _is_npgsql(keys):
             continue
         route = route_from_url(conn, src)
-        label = f"Npgsql {name} Maximum Pool Size"
+        # the connection string's name said as one ("Default" is a name, not the default)
+        label = f"Npgsql Maximum Pool Size (connection string {name})"
         if keys.get("pooling", "true").lower() == "false":
-            pools.append(ctx.pool(f"Npgsql {name} (Pooling=false)", 0, src, route=route,
+            pools.append(ctx.pool(f"Npgsql (connection string {name}, Pooling=false)", 0,
+                                  src, route=route,
                                   bound="unbounded", per_process=False,
                                   note="Pooling=false: a physical connection per open"))
             continue
@@ -98,7 +100,8 @@ def npgsql_pools(ctx: StackContext) -> list[Pool]:
             pools.append(ctx.pool(label, n, src, route=route, per_process=False))
         else:
             pools.append(ctx.pool(label, DEFAULT_MAX_POOL_SIZE, Source.default_of(
-                "Npgsql default Maximum Pool Size 100 (NpgsqlConnectionStringBuilder)",
+                "Npgsql default Maximum Pool Size 100 (NpgsqlConnectionStringBuilder "
+                "MaxPoolSize [DefaultValue(100)], the same in npgsql v8.0.9 and v10.0.0)",
                 key="Maximum Pool Size"), route=route, bound="default", per_process=False,
                 note=f"{src.label()} ({src.key}) sets no Maximum Pool Size"))
     return pools
