@@ -143,6 +143,24 @@ def _argument(code: str, method: str, within: str) -> tuple[str, int] | None:
     return within[m.end():end - 1].strip(), m.start()
 
 
+
+def _builder_pool(ctx: StackContext, reader: _Reader, f: RustFile, at: int, chain: str,
+                  method: str, here: Source, fallback: tuple[str, int, Source],
+                  route: Route | None) -> list[Pool]:
+    """The pool a builder chain starting at `at` makes: `.method(N)` read by `reader`
+    (nothing when the reader says it is unknown), else the library's default
+    (`fallback`: label, size, where it is cited)."""
+    label, default_size, default = fallback
+    found = _argument(f.code, method, chain) if chain else None
+    if found is None:
+        return [ctx.pool(label, default_size, default, route=route, bound="default",
+                         per_process=False, note=f"{here.label()}: no {method}")]
+    size = reader.size(found[0], f, at + found[1])
+    if size is None:
+        return []
+    return [ctx.pool(label, size.value, size.source, route=route, per_process=False,
+                     note=size.note)]
+
 _INT = re.compile(r"(\d[\d_]*)(?:_?(?:u8|u16|u32|u64|usize|i32|i64|isize))?")
 _ENV_READ = re.compile(r'\b(?:env::)?var(?:_os)?\s*\(\s*"(\w+)"\s*\)')
 _FALLBACK = re.compile(r'unwrap_or(?:_else)?\s*\(\s*(?:\|[^|]*\|\s*)?(?:"(\d+)"|(\d[\d_]*))')
@@ -254,18 +272,9 @@ def _sqlx(ctx: StackContext, files: list[RustFile]) -> list[Pool]:
         code = f.code
         for m in re.finditer(r"\b(?:PgPoolOptions|PoolOptions\s*::\s*<\s*Postgres\s*>)\s*::\s*"
                              r"(?:new|default)\s*\(\s*\)", code):
-            chain = _statement(code, m.end())
-            here = f.cite(m.start(), "PgPoolOptions::new()")
-            found = _argument(code, "max_connections", chain)
-            if found is None:
-                pools.append(ctx.pool(label, SQLX_DEFAULT, default, route=route,
-                                      bound="default", per_process=False,
-                                      note=f"{here.label()}: no max_connections"))
-                continue
-            size = reader.size(found[0], f, m.end() + found[1])
-            if size is not None:
-                pools.append(ctx.pool(label, size.value, size.source, route=route,
-                                      per_process=False, note=size.note))
+            pools += _builder_pool(ctx, reader, f, m.end(), _statement(code, m.end()),
+                                   "max_connections", f.cite(m.start(), "PgPoolOptions::new()"),
+                                   (label, SQLX_DEFAULT, default), route)
         for m in re.finditer(r"\b(?:PgPool|Pool\s*::\s*<\s*Postgres\s*>)\s*::\s*"
                              r"(connect(?:_lazy)?(?:_with)?)\s*\(", code):
             here = f.cite(m.start(), f"PgPool::{m.group(1)}")
@@ -340,18 +349,10 @@ def _r2d2(ctx: StackContext, files: list[RustFile]) -> list[Pool]:
     for f in files:
         code = f.code
         for m in re.finditer(r"\bPool\s*::\s*(builder\s*\(\s*\)|new\s*\()", code):
-            here = f.cite(m.start(), "r2d2::Pool")
             chain = _statement(code, m.end()) if m.group(1).startswith("builder") else ""
-            found = _argument(code, "max_size", chain) if chain else None
-            if found is None:
-                pools.append(ctx.pool(label, R2D2_DEFAULT, default, route=route,
-                                      bound="default", per_process=False,
-                                      note=f"{here.label()}: no max_size"))
-                continue
-            size = reader.size(found[0], f, m.end() + found[1])
-            if size is not None:
-                pools.append(ctx.pool(label, size.value, size.source, route=route,
-                                      per_process=False, note=size.note))
+            pools += _builder_pool(ctx, reader, f, m.end(), chain, "max_size",
+                                   f.cite(m.start(), "r2d2::Pool"),
+                                   (label, R2D2_DEFAULT, default), route)
     return pools
 
 
