@@ -18,9 +18,11 @@ def unreadable_input(topo: Topology, ctx: RuleContext) -> Iterator[Finding]:
     Reports files pool-advisor could not read: invalid YAML, binary or non-UTF-8
     files, YAML whose aliases would expand beyond a safe size, symlinks and includes
     that leave the scanned root, configuration it cannot parse, charts Helm cannot
-    render. As a warning, it also names a PostgreSQL cluster the repository deploys
-    through an operator pool-advisor does not read (StackGres, Kubegres, KubeDB, the
-    Crunchy operator v4): its server is in no budget.
+    render, .jsonnet files an Argo CD Application renders that are not evaluated (the
+    optional `jsonnet` package missing, a file past its time or memory bound, a
+    generator parameter not read). As a warning, it also names a PostgreSQL cluster the
+    repository deploys through an operator pool-advisor does not read (StackGres,
+    Kubegres, KubeDB, the Crunchy operator v4): its server is in no budget.
 
     ## Why is this bad
     Whatever the file sets (replicas, pool sizes, max_connections) is missing from the
