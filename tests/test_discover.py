@@ -117,6 +117,31 @@ def test_the_names_walk_finds_what_the_full_walk_finds(tmp_path):
     assert names.manifests == [tmp_path / "services/web/compose.yaml"]
 
 
+def test_the_names_walk_of_a_test_folder_reads_only_the_given_project(tmp_path):
+    """A test folder is walked for a path given inside it, and then only the project
+    (its subfolder) that holds that path: `check fixtures/shop/k8s` finds
+    fixtures/shop's Dockerfile, not another fixture's beside it; `check fixtures` all."""
+    from advisor.read.discover import discover_names
+
+    for name in ("fixtures/shop/k8s/app.yaml", "fixtures/shop/api/Dockerfile",
+                 "fixtures/other/api/Dockerfile", "fixtures/Dockerfile",
+                 "tests/unit/Dockerfile", "api/Dockerfile"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("FROM python:3.12\n")
+
+    def found(*given):
+        names = discover_names(tmp_path, lambda name: name == "Dockerfile",
+                               given=[tmp_path / g for g in given])
+        return sorted(p.relative_to(tmp_path).as_posix() for p in names.names["Dockerfile"])
+
+    assert found("fixtures/shop/k8s") == [
+        "api/Dockerfile", "fixtures/Dockerfile", "fixtures/shop/api/Dockerfile"]
+    assert found("fixtures") == [
+        "api/Dockerfile", "fixtures/Dockerfile", "fixtures/other/api/Dockerfile",
+        "fixtures/shop/api/Dockerfile"]
+    assert found("k8s") == ["api/Dockerfile"]
+
+
 def test_simple_gitignore_lines_are_read_as_pathspec_reads_them():
     """`.venv/`, `/node_modules/`, `*.egg-info/`, `build`: matched without importing
     pathspec (a fifth of the demo's check in this repository), with pathspec as the

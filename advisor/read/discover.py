@@ -221,6 +221,10 @@ def discover_names(root: Path, wanted: Callable[[str], bool], *,
     ignores = Ignores([(folder, spec) for folder, globs in excludes or []
                        if (spec := _excludes_spec(globs)) is not None])
     base = str(root)
+    # Test folders walked only for a path given inside them: in those, only the projects
+    # (their subfolders) that hold a given path; fixtures/acme-shop's check is not
+    # fixtures/rds-proxy's deployment
+    narrowed: set[str] = set()
     for folder, dirs, entries, links in walk_entries(root):
         rel_here = relative_posix(folder, base) or "."
         files = [entry.name for entry in entries]
@@ -231,8 +235,11 @@ def discover_names(root: Path, wanted: Callable[[str], bool], *,
         else:
             dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS and not d.startswith(".")
                              and d not in links and not ignores.match(_dir_rel(rel_here, d))
-                             and (d not in TEST_DIRS
+                             and ((d not in TEST_DIRS and folder not in narrowed)
                                   or _holds_any(os.path.join(folder, d), wanted_tests)))
+            narrowed.update(path for d in dirs if d in TEST_DIRS
+                            and (path := os.path.join(folder, d)) not in wanted_tests
+                            and not _inside_any(path, wanted_tests))
         prefix = "" if rel_here == "." else rel_here + "/"
         # discover_paths' order (a folder's files, then its subfolders, each by name): the
         # first build context that names an image is the one taken
@@ -256,6 +263,10 @@ TEST_DIRS = frozenset({"test", "tests", "testdata", "__tests__", "e2e", "fixture
 
 def _holds_any(folder: str, paths: set[str]) -> bool:
     return any(p == folder or p.startswith(folder + os.sep) for p in paths)
+
+
+def _inside_any(folder: str, paths: set[str]) -> bool:
+    return any(folder.startswith(p + os.sep) for p in paths)
 
 
 def _walk_order(root: Path, path: Path, *, is_file: bool) -> tuple[tuple[int, str], ...]:
