@@ -751,6 +751,14 @@ class MemoryBudget(Record, kw_only=True):
         _set_float(self, "total")
 
 
+class StartRefusal(Frozen, kw_only=True):
+    """PostgreSQL refuses to start with the server's settings (advisor.facts.pg_startup):
+    `message` as it prints it after "postgres: ", and the settings it compared."""
+
+    message: str
+    terms: tuple[Term, ...]
+
+
 class Budget(Record, kw_only=True):
     """Slot accounting for one server."""
 
@@ -795,6 +803,9 @@ class Budget(Record, kw_only=True):
     # a PgBouncer no client connects to): "66 without the auth_query pools (66), ..."
     # (advisor.budget.pessimistic). Said beside the peak; the arithmetic is unchanged.
     rests_on: list[str] = field(default_factory=list)
+    # The server does not start with these settings (PA109): no slots to compare the
+    # peak with, so neither fits nor OVER.
+    refused: StartRefusal | None = None
 
     def __post_init__(self) -> None:
         _set_float(self, "usable", "peak", "total_peak")
@@ -810,7 +821,12 @@ class Budget(Record, kw_only=True):
     @property
     def fits(self) -> bool:
         """Known to fit: a floor that fits is not a fit."""
-        return self.peak <= self.usable and not self.peak_is_floor
+        return self.peak <= self.usable and not self.peak_is_floor and self.refused is None
+
+    @property
+    def over(self) -> bool:
+        """The peak, a floor or not, is past the usable slots of a server that starts."""
+        return self.peak > self.usable and self.refused is None
 
 
 class CheckResult(Record, kw_only=True):

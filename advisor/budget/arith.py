@@ -167,8 +167,13 @@ def peak_text(b: Budget) -> str:
 
 def derivation(b: Budget, s: Style = PLAIN) -> list[str]:
     """A budget's whole arithmetic, one line each: usable, every contribution (parts
-    indented), peak against usable."""
-    out = [f"usable: {usable_expr(b, s)}"]
+    indented), peak against usable; for a server PostgreSQL refuses to start, its
+    message and the settings it compared in place of usable (there are no slots)."""
+    if b.refused is not None:
+        out = [f"refused at start-up (PA109): {b.refused.message}: "
+               + ", ".join(s.term(t) for t in b.refused.terms)]
+    else:
+        out = [f"usable: {usable_expr(b, s)}"]
     for c in b.contributions:
         out.extend(contribution_lines(c, 0, s))
     out.append(f"peak: {peak_expr(b, s)}{against_usable(b, s)}")
@@ -181,6 +186,8 @@ def against_usable(b: Budget, s: Style = PLAIN, le: str = "<=") -> str:
     "cannot tell" verdict read as "fits": saasodoo's `>= 187 ... <= 197 usable`, where
     the pooler's unknown pairs made it over 450). An over peak within usable without a
     term counted at its maximum names it (Budget.rests_on)."""
+    if b.refused is not None:
+        return ", no slots to compare it with: the server does not start"
     usable = f"{s.number(b.usable)} usable"
     if b.peak > b.usable:
         rests = "; ".join(s.name(x) for x in b.rests_on)

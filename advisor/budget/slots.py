@@ -35,6 +35,7 @@ from advisor.model import (
     Pooler,
     Server,
     Source,
+    StartRefusal,
     Term,
     Topology,
     peak_pods,
@@ -287,6 +288,7 @@ def server_budget(server: Server, topo: Topology, memory: MemoryOptions | None =
         reserved.append(server.headroom)
     reserved += server.held
     usable = max_conn.value - sum(t.value for t in reserved)
+    refused = start_refusal(server, max_conn)
 
     unknown: list[str] = []
     unbounded: list[str] = []
@@ -337,12 +339,27 @@ def server_budget(server: Server, topo: Topology, memory: MemoryOptions | None =
         memory=memory_budget(server, peak, memory or MemoryOptions()),
         location=server.location, unknown_clients=unknown, unbounded_clients=unbounded,
         unknown_pairs=pairs_unknown, client_sides=sides, rests_on=rests_on,
-        unplaced_clients=list(topo.unplaced_clients),
+        unplaced_clients=list(topo.unplaced_clients), refused=refused,
         unread_files=unread_files(topo) if unread is None else list(unread),
         # a declared headroom is the room kept for clients outside the repository: the
         # exposure is then accounted for, not a floor that can never fit
         exposed=[] if server.headroom is not None and server.headroom.value
         else exposed_by(server, topo))
+
+
+def start_refusal(server: Server, max_conn: Term | None = None) -> StartRefusal | None:
+    """PostgreSQL's own cross-check of the slot settings (advisor.facts.pg_startup): the
+    server's file values, else its version's defaults."""
+    from advisor.facts.pg_startup import startup_refusal
+
+    su = setting_term(server, "superuser_reserved_connections")
+    if su is None:
+        return None
+    version = server.version.int_value
+    return startup_refusal(
+        version, max_conn or max_connections_term(server), su,
+        setting_term(server, "reserved_connections") if version >= 16 else None,
+        setting_term(server, "max_wal_senders") if version < 12 else None)
 
 
 def exposed_by(server: Server, topo: Topology) -> list[str]:

@@ -59,6 +59,7 @@ def to_dict(result: CheckResult) -> dict:
             "exposed": list(b.exposed),
             "peak_is_floor": b.peak_is_floor,
             "rests_on": list(b.rests_on),
+            "refused": msgspec.to_builtins(b.refused) if b.refused else None,
             "client_sides": list(b.client_sides),
             "terms": {
                 "version": msgspec.to_builtins(b.version),
@@ -105,8 +106,9 @@ def _summary(result: CheckResult) -> dict:
             "servers": len(result.budgets),
             # over: the peak, a floor or not, is past what is usable; cannot_tell: a floor
             # still within it (some client unknown), which is no verdict either way
-            "over": sum(1 for b in result.budgets if b.peak > b.usable),
-            "cannot_tell": sum(1 for b in result.budgets if not b.fits and b.peak <= b.usable)}
+            "over": sum(1 for b in result.budgets if b.over),
+            "cannot_tell": sum(1 for b in result.budgets
+                               if not b.fits and b.peak <= b.usable and not b.refused)}
 
 
 def render(result: CheckResult, registry: Registry) -> str:
@@ -247,6 +249,7 @@ def load(text: str) -> CheckResult:
                 "unread_files": b.get("unread_files", []),
                 "exposed": b.get("exposed", []),
                 "rests_on": b.get("rests_on", []),
+                "refused": b.get("refused"),
                 "client_sides": b.get("client_sides", [])}
                for b in data["budgets"]]
 

@@ -104,9 +104,12 @@ def budget_table(budgets: list[Budget]) -> str:
     ]
     for b in budgets:
         reserved = sum(t.value for t in b.reserved)
+        # a server PostgreSQL refuses to start has no slots (PA109): no usable, no verdict
+        usable, verdict = ("—", "❌ will not start (PA109)") if b.refused \
+            else (number(b.usable), status(b.peak, b.usable))
         rows.append(
             f"| {md_text(b.server)} | {number(b.max_connections.value)} | {number(reserved)} "
-            f"| {number(b.usable)} | {number(b.peak)} | {status(b.peak, b.usable)} |"
+            f"| {usable} | {number(b.peak)} | {verdict} |"
         )
     return "\n".join(rows)
 
@@ -162,7 +165,9 @@ MD = Style(number=number, term=term, name=md_text, times=TIMES, minus=MINUS)
 
 def budget_details(b: Budget) -> str:
     """How `usable` and `peak` were reached, every number with its source."""
-    lines = [f"- **usable** {usable_expr(b, MD)}"]
+    lines = [f"- **usable** {usable_expr(b, MD)}" if b.refused is None
+             else f"- **refused at start-up** (PA109): {md_text(b.refused.message)}: "
+             + ", ".join(term(t) for t in b.refused.terms)]
     for c in b.contributions:
         lines.extend(_contribution(c))
     le = "\u2264"  # the arithmetic is text's; only the sign is typographic
@@ -178,8 +183,10 @@ def budget_details(b: Budget) -> str:
                          f"({md_text(b.memory.limit.label)}, "
                          f"{md_text(b.memory.limit.source.label())})")
         lines.extend(f"  - assumption: {md_text(a)}" for a in b.memory.assumptions)
-    return _details(f"{b.server}: how usable {number(b.usable)} and peak "
-                    f"{number(b.peak)} were computed", "\n".join(lines))
+    what = "why it will not start" if b.refused else f"how usable {number(b.usable)}"
+    return _details(f"{b.server}: {what} and peak {number(b.peak)} were computed"
+                    if not b.refused else f"{b.server}: {what}, and its peak {number(b.peak)}",
+                    "\n".join(lines))
 
 
 def _contribution(c: Contribution) -> list[str]:

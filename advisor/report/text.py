@@ -75,6 +75,8 @@ def _wrap(line: str, width: int) -> list[str]:
 
 
 def _verdict(b: Budget, color: bool) -> str:
+    if b.refused is not None:
+        return _paint("will not start (PA109)", "over", color)
     if b.peak_is_floor:
         # A floor: over only when even the known clients are over (advisor.budget.arith).
         text = (f"OVER by at least {num(b.peak - b.usable)}" if b.peak > b.usable

@@ -63,7 +63,7 @@ def oversubscribed_server(topo: Topology, ctx: RuleContext) -> Iterator[Finding]
         placed.setdefault((client.name, client.location), client)
     for budget in ctx.budgets:
         server = topo.server(budget.server_id)
-        if server is None or budget.peak <= budget.usable:
+        if server is None or not budget.over:  # over, or a server that does not start
             continue
         over = budget.peak - budget.usable
         shares = _over_share(clients, budget, placed)

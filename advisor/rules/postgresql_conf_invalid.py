@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from advisor.model import Finding, Severity, Topology
+from advisor.model import Budget, Finding, Fix, Severity, Topology
 from advisor.rule_context import RuleContext
 from advisor.rules import rule
+from advisor.rules._common import primary, related
 
 
 @rule("PA109", "postgresql-conf-invalid", Severity.error,
@@ -16,7 +17,11 @@ def postgresql_conf_invalid(topo: Topology, ctx: RuleContext) -> Iterator[Findin
     Reports what PostgreSQL itself rejects in postgresql.conf (and included files,
     postgresql.auto.conf, `-c` arguments): unknown units, bad numbers, values out of
     range, unknown parameters, syntax errors, missing includes. The message is the one
-    PostgreSQL prints.
+    PostgreSQL prints. Also the slot settings the postmaster cross-checks before it
+    starts: `superuser_reserved_connections` (plus `reserved_connections` from 16, plus
+    `max_wal_senders` in 11) must be less than `max_connections`; before 11 each of
+    `superuser_reserved_connections` and `max_wal_senders` must be. Such a server has no
+    budget: its verdict is "will not start", not OVER.
 
     ## Why is this bad
     The server does not start: `FATAL: configuration file ".../postgresql.conf"
@@ -38,6 +43,8 @@ def postgresql_conf_invalid(topo: Topology, ctx: RuleContext) -> Iterator[Findin
     ## References
     - PostgreSQL 15 docs, 20.1 Setting Parameters (units: B, kB, MB, GB, TB; us, ms,
       s, min, h, d).
+    - src/backend/postmaster/postmaster.c (PostmasterMain: "Check for invalid
+      combinations of GUC settings"); advisor/facts/pg_startup.py per major.
     """
     for p in topo.problems:
         if p.program == "PostgreSQL":
@@ -45,3 +52,20 @@ def postgresql_conf_invalid(topo: Topology, ctx: RuleContext) -> Iterator[Findin
                           severity=Severity.error if p.fatal else Severity.warning,
                           message=p.message, location=p.location,
                           subject=f"{p.location.path}|{p.message}")
+    for budget in ctx.budgets:
+        if budget.refused is not None:
+            yield _refused(budget)
+
+
+def _refused(budget: Budget) -> Finding:
+    """The server's start-up refusal, at the first of the compared settings a file sets."""
+    refused = budget.refused
+    assert refused is not None
+    return Finding(code="PA109", name="postgresql-conf-invalid", severity=Severity.error,
+                   message=f"{budget.server}: PostgreSQL {budget.version.int_value} will not "
+                           f"start: {refused.message}",
+                   detail="\n".join(t.show() for t in refused.terms),
+                   fix=Fix(description="raise max_connections above the slots the other settings "
+                                       "named take, or lower those (check memory: PA301)"),
+                   location=primary(refused.terms, budget.location),
+                   related=related(refused.terms), subject=f"{budget.server_id}|start")
