@@ -16,8 +16,9 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from msgspec import Struct, field
+from msgspec.structs import replace
 
-from advisor.model import ConfigProblem, Container, Pool, Record, Source
+from advisor.model import ConfigProblem, Container, Pool, Record, Route, Source
 from advisor.read.apps.base import InitWriter, StackContext
 from advisor.read.apps.source import AppFile, AppSource, mounted_app_file, scan_app_dir
 from advisor.read.apps.urls import route_from_env, route_from_url
@@ -342,6 +343,7 @@ def _client_program_pool(ctx: StackContext, segments: list[list[Word]]) -> Pool 
         return None  # a server process runs too: its pools count
     program, count, where = max(runs, key=lambda run: run[1])
     names = list(dict.fromkeys(run[0] for run in runs))
+    route = _programs_route(words)
     held = f"{count} connection{'s' if count != 1 else ''}"
     if ctx.container.role != "init":
         ctx.notices.append(f"{ctx.container.name}: runs PostgreSQL client program"
@@ -354,7 +356,47 @@ def _client_program_pool(ctx: StackContext, segments: list[list[Word]]) -> Pool 
                               f"{program} holds {held} at once (PostgreSQL client program)",
                               key=program)),
                 note=(f"client programs run one after another ({', '.join(names)}): the "
-                      f"most {program} holds" if len(names) > 1 else ""))
+                      f"most {program} holds" if len(names) > 1 else ""),
+                route=route)
+
+
+# libpq's connection options, as every client program takes them (psql --help: "-h,
+# --host=HOSTNAME", "-p, --port=PORT", "-U, --username=USERNAME"; psql, pg_dump, pgbench,
+# vacuumdb also "-d, --dbname=DBNAME", which pg_dumpall and pg_isready give other meanings
+# or none, so the database is read from psql's only)
+_CONN_OPTIONS = (("host", "-h", "--host"), ("port", "-p", "--port"),
+                 ("user", "-U", "--username"))
+
+
+def _programs_route(words: list[Word]) -> Route | None:
+    """Where the client programs in `words` connect when their options name a host
+    (`psql -h postgres -U app -d messages`, `pg_dump --host=db`, `-hdb`): the one host
+    they all name, or None when none names one or two name different hosts (a dump from
+    one server restored into another is not one route)."""
+    from advisor.read.apps.urls import route_from_parts
+
+    found: list[Route] = []
+    for i, word in enumerate(words):
+        program = word.text.rsplit("/", 1)[-1]
+        if program not in _CLIENT_PROGRAMS:
+            continue
+        rest = words[i + 1:]
+        end = next((j for j, w in enumerate(rest)
+                    if w.text.rsplit("/", 1)[-1] in _CLIENT_PROGRAMS), len(rest))
+        texts = [w.text for w in rest[:end]]
+        parts = {name: _option_text(texts, short, long) for name, short, long in _CONN_OPTIONS}
+        if not parts["host"]:
+            continue
+        at = next((w for w in rest[:end] if parts["host"] in w.text), word)
+        dbname = _option_text(texts, "-d", "--dbname") if program == "psql" else None
+        if dbname is not None and ("=" in dbname or "://" in dbname):
+            dbname = None  # a connection string: route_from_args reads a URL whole
+        route = route_from_parts(parts["host"], parts["port"], dbname, parts["user"],
+                                 replace(at.source, key=f"{program} host"))
+        if route is not None:
+            found.append(route)
+    hosts = {(r.host or "").lower() for r in found}
+    return found[0] if len(hosts) == 1 else None
 
 
 def _program_connections(program: str, args: list[str]) -> int | None:
