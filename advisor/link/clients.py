@@ -219,14 +219,14 @@ def client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
 
             pod_files = pod_files or PodFiles(w, index or {})
             read = partial(pools_for_container, c, app if c.name in runs_app else None,
-                           node_cpus=inputs.settings.node_cpus,
+                           node_cpus=inputs.settings.node(),
                            pod_files=pod_files.view(c.name))
         elif c.name in runs_app or writers:
             read = partial(pools_for_container, c, app if c.name in runs_app else None,
-                           node_cpus=inputs.settings.node_cpus, init_writers=writers)
+                           node_cpus=inputs.settings.node(), init_writers=writers)
         else:
             read = partial(container_pools, c, parse_cache(inputs),
-                           node_cpus=inputs.settings.node_cpus)
+                           node_cpus=inputs.settings.node())
         # Argo Workflows' controller and server: pools from the ConfigMap they read
         argo = argo_workflows_pools(c, index or {}, w.namespace or default_ns)
         found = argo if argo is not None else guarded(
@@ -913,7 +913,7 @@ def _identified_defaults(inputs: Inputs, topo: Topology, w: Workload, app: objec
         if is_pgbouncer_container(c) or c.role == "init" or non_client_server(c):
             continue
         found = guarded(topo.problems, w.obj.path, partial(
-            default_pools_for_container, c, app, route, node_cpus=inputs.settings.node_cpus),
+            default_pools_for_container, c, app, route, node_cpus=inputs.settings.node()),
             None, f"identifying the stack of container {c.name!r}", w.obj.line)
         if found is not None and found.pools:
             topo.notices.extend(found.notices)
@@ -1291,6 +1291,7 @@ def _declared_pool(decl: WorkloadDecl, origin: str | None, name: str, read: list
         and base.cpu_formula.applies_to == "processes" else None
     return replace(pool, processes=base.processes, cpu_formula=formula,
                    cpus=base.cpus if formula is not None else None,
+                   node=base.node if formula is not None else None,
                    bound="cpu" if formula is not None else "fixed")
 
 
