@@ -13,6 +13,7 @@ from msgspec.structs import replace
 
 from advisor.model import Pool, Source
 from advisor.read.apps.base import StackContext
+from advisor.read.apps.jsentry import served
 from advisor.read.apps.jsparse import call_args, find_calls
 from advisor.read.apps.jssource import (
     as_int,
@@ -30,7 +31,10 @@ DEFAULT_MAX = 5
 
 def sequelize_pools(ctx: StackContext) -> list[Pool]:
     pools: list[Pool] = []
-    for module in js_modules(ctx, "Sequelize", frozenset({"Sequelize"})):
+    loaded, maybe = served(ctx, js_modules(ctx, "Sequelize", frozenset({"Sequelize"})),
+                           lambda m: bool(find_calls(m.toks, {"Sequelize"}, new=True)),
+                           "new Sequelize")
+    for module in loaded + maybe:
         previous: int | None = None
         for _, paren in find_calls(module.toks, {"Sequelize"}, new=True):
             if previous is not None and _other_branch(module.toks, previous, paren):
