@@ -165,7 +165,9 @@ def _resolve(f: AppFile, spec: str, by_rel: dict[str, AppFile],
         bare = bare.split("/", 1)[1]  # `@app/db/x`: the alias is `@app`
     wanted = set(_candidates(bare))
     hits = [r for r in by_rel if r in wanted or any(r.endswith("/" + w) for w in wanted)]
-    return hits or None
+    # a package not declared here (express beside @nestjs/platform-express, a
+    # transitive dependency) loads no app file; an alias that names none is not known
+    return hits or (None if re.match(r"[~#]|@/", spec) else [])
 
 
 def _entries(ctx: StackContext, by_rel: dict[str, AppFile]) -> list[str]:
