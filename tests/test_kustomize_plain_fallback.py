@@ -139,3 +139,14 @@ def test_a_secret_in_another_namespace_is_said_to_be_there(tmp_path):
     assert said and "Secret db-url is in the repository in namespace other " \
         "(k8s/secret.yaml:1), not in shop where the pod reads it" in said[0], said
     assert not any("not in the repository" in n for n in result.notices), result.notices
+
+
+def test_a_secret_without_the_key_is_said_to_be_there(tmp_path):
+    write(tmp_path, {"k8s/api.yaml": API, "k8s/db.yaml": DB,
+                     "k8s/secret.yaml": SECRET.replace("{name: db-url}",
+                                                       "{name: db-url, namespace: shop}")
+                     .replace("DATABASE_URL:", "OTHER_URL:")})
+    result = run_check([str(tmp_path / "k8s")], CheckOptions(cache=False, root=tmp_path))
+    said = [n for n in result.notices if "DATABASE_URL (secret:db-url/DATABASE_URL" in n]
+    assert said and "Secret db-url is in the repository (k8s/secret.yaml:1) without key " \
+        "DATABASE_URL" in said[0], said
