@@ -150,3 +150,16 @@ def test_a_secret_without_the_key_is_said_to_be_there(tmp_path):
     said = [n for n in result.notices if "DATABASE_URL (secret:db-url/DATABASE_URL" in n]
     assert said and "Secret db-url is in the repository (k8s/secret.yaml:1) without key " \
         "DATABASE_URL" in said[0], said
+
+
+@needs_kustomize
+def test_a_secret_read_as_written_elsewhere_says_the_build_failed(tmp_path):
+    # no `namespace:` anywhere: the Secret stays in default, the pod is in shop
+    _tree(tmp_path, {"deploy/base/db.yaml": DB, "deploy/base/secret.yaml": SECRET},
+          "resources: [api.yaml, db.yaml, secret.yaml]\n")
+    result = run_check([str(tmp_path / "deploy/prod")], CheckOptions(cache=False,
+                                                                     root=tmp_path))
+    said = [n for n in result.notices if "DATABASE_URL (secret:db-url/DATABASE_URL" in n]
+    assert said and ("Secret db-url is in the repository in namespace default "
+                     "(deploy/base/secret.yaml:1), not in shop where the pod reads it; read "
+                     "as written because kustomize did not build deploy/prod") in said[0], said
