@@ -68,7 +68,7 @@ class ChartVersion:
     `at` a patch or minor of _NEWEST when the range leaves it to the newest release."""
 
     at: Version
-    shown: str  # "13.4.4", "the newest 15.x"
+    shown: str  # "13.4.4", "15.x (newest)"
     source: Source  # the lock file's line, or a named default naming Chart.yaml's version
 
 
@@ -85,13 +85,13 @@ def resolve(version: str, locked: Locked | None) -> ChartVersion | None:
     if minor:
         major, minor_no = (int(g) for g in (minor.group(1) or minor.group(3),
                                             minor.group(2) or minor.group(4)))
-        return _known((major, minor_no, _NEWEST), f"the newest {major}.{minor_no}.x",
+        return _known((major, minor_no, _NEWEST), f"{major}.{minor_no}.x (newest)",
                       Source.default_of(f"Bitnami postgresql chart {version} (Chart.yaml, "
                                         "no lock file): Helm installs the newest "
                                         f"{major}.{minor_no}.x"))
     major = constraint_major(version)
     if major is not None:
-        return _known((major, _NEWEST, _NEWEST), f"the newest {major}.x", Source.default_of(
+        return _known((major, _NEWEST, _NEWEST), f"{major}.x (newest)", Source.default_of(
             f"Bitnami postgresql chart {version} (Chart.yaml, no lock file): Helm installs "
             f"the newest {major}.x"))
     return None  # a range across majors: Helm takes the newest, 18.x or later
