@@ -174,6 +174,19 @@ def _autovacuum(root: Path, version: str = "15.8") -> Path:
     })
 
 
+def _sorts(root: Path, maintenance: str) -> Path:
+    """work_mem 64MB the largest term (30 x 64MB x 2 nodes x 2 = 3.75GB once
+    max_connections is 30), 3 autovacuum workers x `maintenance` beside it, 8Gi."""
+    return write(root, {
+        "k8s/db.yaml": DB.format(conf=_conf("max_connections = 100", "shared_buffers = 2GB",
+                                            "work_mem = 64MB",
+                                            f"maintenance_work_mem = {maintenance}",
+                                            "autovacuum_max_workers = 3"),
+                                 version="16.4", memory="8Gi"),
+        "k8s/app.yaml": _app("api", 2, 10, host="postgres:5432"),
+    })
+
+
 def _crowded(root: Path) -> Path:
     """200 direct connections on a 512Mi server: 128MB shared_buffers + 96MB of
     autovacuum + 225 backends x 2MB overhead are over before any work_mem."""
@@ -219,6 +232,26 @@ def test_autovacuum_work_mem_when_autovacuum_is_most_of_the_estimate(tmp_path: P
     assert advice.memory_after.endswith(": fits")
     assert "3 (autovacuum_max_workers, k8s/db.yaml:10) x autovacuum_work_mem 512MB" in \
         advice.memory_after
+    assert not any("nothing advise changes fits" in n for n in advice.notes)
+
+
+def test_autovacuum_kept_when_work_mem_is_the_largest_term_and_makes_it_fit(tmp_path: Path):
+    """2GB + 3.75GB + 60MB + 3 x 1GB = 8.81GB > 8GB: work_mem (the largest term) makes up
+    the difference, (8GB - 5.06GB) / 120 = 25MB; autovacuum's 1GB per worker (above
+    8GB / 16) is left alone."""
+    (advice,) = _advise(_sorts(tmp_path, "1GB"))
+    keys = {p.key: p for p in advice.proposals}
+    assert "autovacuum_work_mem" not in keys and keys["work_mem"].new == "25MB"
+    assert advice.memory_after.endswith(": fits")
+
+
+def test_autovacuum_lowered_when_work_mem_alone_cannot_fit(tmp_path: Path):
+    """shared_buffers 2GB + autovacuum 3 x 2GB are the 8GB already: no work_mem fits, so
+    autovacuum_work_mem 512MB, then work_mem (8GB - 3.56GB) / 120 = 37MB."""
+    (advice,) = _advise(_sorts(tmp_path, "2GB"))
+    keys = {p.key: p for p in advice.proposals}
+    assert keys["autovacuum_work_mem"].new == "512MB" and keys["work_mem"].new == "37MB"
+    assert advice.memory_after.endswith(": fits")
     assert not any("nothing advise changes fits" in n for n in advice.notes)
 
 
@@ -273,7 +306,8 @@ def _variants(tmp_path: Path) -> list[Path]:
         (ini, "default_pool_size = 20", "default_pool_size = 60"),
         (ini, "max_db_connections = 40", "max_db_connections = 50")]))
     out += [_pooled(tmp_path / "pooled"), _autovacuum(tmp_path / "av15"),
-            _autovacuum(tmp_path / "av17", "17.2"), _crowded(tmp_path / "crowded")]
+            _autovacuum(tmp_path / "av17", "17.2"), _crowded(tmp_path / "crowded"),
+            _sorts(tmp_path / "sorts1", "1GB"), _sorts(tmp_path / "sorts2", "2GB")]
     return out
 
 

@@ -89,12 +89,24 @@ def server_settings(
     after = memory_budget(server, b.peak, memory)  # type: ignore[arg-type]
     if after is None or after.total <= limit:
         return proposals
-    proposals += _autovacuum_setting(server, after, limit, m.limit.source.label())
-    after = memory_budget(server, b.peak, memory)  # type: ignore[arg-type]
-    if after is None or after.total <= limit:
-        return proposals
+    # autovacuum_work_mem first when autovacuum is the largest term, else only when
+    # work_mem alone cannot make up the difference
+    label = m.limit.source.label()
+    if len(after.terms) > 3 and after.terms[3].value >= max(t.value for t in after.terms):
+        proposals += _autovacuum_setting(server, after, limit, label)
+        after = memory_budget(server, b.peak, memory)  # type: ignore[arg-type]
+        if after is None or after.total <= limit:
+            return proposals
     short: list[str] = []
-    proposals += _work_mem_setting(server, after, limit, m.limit.source.label(), short)
+    proposals += _work_mem_setting(server, after, limit, label, short)
+    if short and not any(p.key == "autovacuum_work_mem" for p in proposals):
+        lowered = _autovacuum_setting(server, after, limit, label)
+        if lowered:
+            proposals += lowered
+            short.clear()
+            after = memory_budget(server, b.peak, memory)  # type: ignore[arg-type]
+            if after is not None and after.total > limit:
+                proposals += _work_mem_setting(server, after, limit, label, short)
     final = memory_budget(server, b.peak, memory)  # type: ignore[arg-type]
     if final is not None and final.total > limit:
         notes.append(_still_over(server, final, limit, short))
@@ -151,7 +163,8 @@ def _autovacuum_setting(server: Server, after: MemoryBudget, limit: float,
                         limit_label: str) -> list[Proposal]:
     """autovacuum_work_mem brought to pgtune's maintenance_work_mem for the RAM (RAM / 16,
     at most 2GB: le0pard/pgtune@7d204bdb src/features/configuration/configurationSlice.js
-    selectMaintenanceWorkMem) when each worker may take more: every autovacuum worker
+    selectMaintenanceWorkMem) when each worker may take more (asked when autovacuum is
+    the largest term, or work_mem alone cannot fit): every autovacuum worker
     may hold it at once, so a large maintenance_work_mem (which autovacuum takes while
     autovacuum_work_mem is -1) can be most of the estimate, past what work_mem or
     max_connections can make up. Manual VACUUM and CREATE INDEX keep maintenance_work_mem
