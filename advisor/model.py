@@ -468,6 +468,10 @@ class CpuFormula(Frozen, kw_only=True):
     floor: float = 0
     ceiling: float | None = None  # an upper limit (None: none)
     physical: bool = False  # physical cores (Prisma) rather than logical CPUs
+    # Logical CPUs per physical core a `physical` formula converts the node's CPUs with
+    # (NodeCpus.formula sets it from threads-per-core), so the budget and PA103 count
+    # one node the same way
+    threads_per_core: int = 1
     applies_to: Literal["size", "processes"] = "size"
     text: str = ""  # as the library or config writes it, e.g. "max(4, runtime.NumCPU())"
 
@@ -479,6 +483,68 @@ class CpuFormula(Frozen, kw_only=True):
     def at(self, cpus: float) -> float:
         value = max(self.floor, self.per_cpu * cpus + self.plus)
         return value if self.ceiling is None else min(value, self.ceiling)
+
+    def counted(self, node_cpus: float) -> float:
+        """What the library counts on a node of `node_cpus` logical CPUs: those, or for a
+        physical formula the cores (node_cpus // threads_per_core, at least 1)."""
+        return max(1, node_cpus // self.threads_per_core) if self.physical else node_cpus
+
+    def on_node(self, node_cpus: float) -> float:
+        """The figure on a node of `node_cpus` logical CPUs."""
+        return self.at(self.counted(node_cpus))
+
+
+# The node size CPU-derived defaults are computed for when the configuration sets none,
+# and the logical CPUs per physical core (x86 cloud nodes with SMT: 2 vCPUs per core)
+ASSUMED_NODE_CPUS = 4
+ASSUMED_THREADS_PER_CORE = 2
+
+
+class NodeCpus(Frozen, kw_only=True):
+    """The nodes' CPUs every CPU-derived default is computed for: `node-cpus` logical
+    CPUs (runtime.NumCPU, os.cpu_count, os.cpus() and nproc count these), and
+    `threads-per-core` to turn them into the physical cores num_cpus::get_physical()
+    counts (Prisma <= 6, deadpool). Unset, each is a named assumption."""
+
+    cpus: int | None = None
+    cpus_at: Source | None = None  # where node-cpus is set
+    threads_per_core: int | None = None
+    threads_at: Source | None = None  # where threads-per-core is set
+
+    @property
+    def logical(self) -> int:
+        return self.cpus or ASSUMED_NODE_CPUS
+
+    @property
+    def assumed(self) -> bool:
+        return self.cpus is None
+
+    def logical_term(self) -> Term:
+        src = self.cpus_at or Source.default_of(
+            f"assumed node size: {ASSUMED_NODE_CPUS} CPUs (set node-cpus)" if self.assumed
+            else "node-cpus, the configuration", key="node-cpus")
+        return Term(label="node CPUs", value=self.logical, source=src)
+
+    def formula(self, formula: CpuFormula) -> CpuFormula:
+        """`formula` with this node's threads per core, for a physical one."""
+        if not formula.physical:
+            return formula
+        return msgspec.structs.replace(
+            formula, threads_per_core=self.threads_per_core or ASSUMED_THREADS_PER_CORE)
+
+    def counted_text(self, formula: CpuFormula) -> str:
+        """`4 physical cores = 8 node CPUs (.pool-advisor.toml:3) / 2 threads per core
+        (default: ...)`, or `8 node CPUs (...)`: the count and where each part is set."""
+        logical = self.logical_term()
+        cpus = f"{_fmt_number(logical.value)} node CPUs ({logical.source.label()})"
+        if not formula.physical:
+            return cpus
+        tpc = self.threads_per_core or ASSUMED_THREADS_PER_CORE
+        where = self.threads_at.label() if self.threads_at is not None else \
+            f"default: assumed threads-per-core {ASSUMED_THREADS_PER_CORE}, x86 SMT"
+        cores = _fmt_number(self.formula(formula).counted(self.logical))
+        return (f"{cores} physical cores = {cpus} / {tpc} thread{'s' if tpc != 1 else ''} "
+                f"per core ({where})")
 
 
 class PoolerFront(Frozen, kw_only=True):
@@ -508,7 +574,10 @@ class Pool(Record, kw_only=True):
     # derived from the machine's CPUs ("cpu": size is for `cpus`, see `note`).
     bound: Literal["fixed", "default", "unbounded", "cpu"] = "fixed"
     note: str = ""  # e.g. "pgx default max(4, NumCPU): NumCPU of the node, not the pod"
-    cpus: Term | None = None  # the CPU count a "cpu" size was computed for
+    cpus: Term | None = None  # the node CPUs (logical) a "cpu" size was computed for
+    # The nodes' CPUs model a "cpu" size was computed with (node-cpus, threads-per-core,
+    # where each is set): PA103 shows the same figure and other node sizes from it
+    node: NodeCpus | None = None
     cpu_formula: CpuFormula | None = None  # how to recompute it for another node size
     # Timeouts of the pool, in seconds (PA5xx): "acquire" the longest a caller waits for
     # a connection, "lifetime" the age at which the pool retires a connection (absent:

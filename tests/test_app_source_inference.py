@@ -424,3 +424,23 @@ def test_published_cache_and_analytics_images_not_built_here(image):
 
     assert not maybe_built_here(image)
     assert maybe_built_here("ghcr.io/shopfront/shopfront:1.0")
+
+
+@pytest.mark.parametrize(("image", "root"), [
+    ("your-image-repository/node-app:1.0", True),  # hknisci/My-App-Node-API's chart
+    ("<registry>/web:1", True),
+    ("acme/node-app:1.0", False),  # an owner unlike the project's: another's image
+    ("yourls/yourls:1", False),  # a real owner, not a placeholder
+])
+def test_an_image_of_a_placeholder_owner_is_the_root_projects(tmp_path, image, root):
+    """The root holds the application (package.json 'node-postgres-api') and the chart in
+    the repository names its image with a placeholder owner: the root is its source, though
+    the names disagree (audit 10b N1: a floor of 125 x 1 instead of 125 x 10)."""
+    from advisor.read.apps.locate import fallback_app_dir
+    from advisor.read.fs import Root
+
+    write(tmp_path, {"package.json": '{"name": "node-postgres-api", "dependencies": {"pg": "8"}}',
+                     "server.js": "\n"})
+    guess = fallback_app_dir(Root.of(tmp_path), [""], {"release-my-application", "node-app"},
+                             (image,))
+    assert (guess is not None and guess.directory == "") is root

@@ -25,7 +25,8 @@ def test_pa102_names_the_open_call(tmp_path):
 def test_pa103_figures_for_the_node_size(tmp_path):
     (f,) = _findings(tmp_path, "PA103", PAGES["PA103"].bad)
     assert "max(4, runtime.NumCPU())" in f.message
-    assert "on 32-CPU nodes: 32 connections per process" in f.message
+    assert "on 32 node CPUs (.pool-advisor.toml:2): 32 connections per process" in f.message
+    assert "set node" not in f.message
 
 
 def test_pa103_without_node_cpus_lists_sizes(tmp_path):

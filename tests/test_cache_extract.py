@@ -469,6 +469,7 @@ def test_the_first_workload_keeps_every_form():
     assert [c.role for c in containers] == ["init", "sidecar", "main", "main"]
     assert env["POOL"].value == "10" and env["APP_POOL"].value == "7"
     assert env["URL2"].value == "postgresql://$(HOST):5432/7?x=$(Y)"  # HOST is APP_HOST
-    assert env["FROM_SECRET"].secret and env["GONE"].from_ref.endswith("(not in repository)")
+    assert env["FROM_SECRET"].secret and env["GONE"].from_ref.endswith(
+        "(elsewhere: in the repository (m.yaml:6) without key nope)")  # the Secret is here
     assert env["NODE"].from_ref == "field:spec.nodeName" and "*" in env  # its fieldPath kept
     assert view[6].value == 4 and view[7] == ["PA106", "PA107"]

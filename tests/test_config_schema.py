@@ -16,6 +16,7 @@ def test_same_fields_and_defaults():
     origin = ours.pop("origin")
     assert origin is None
     assert ours.pop("folder") == ""  # where the file is, like origin: not a user key
+    assert ours.pop("cpu_sources") == {}  # where node-cpus is set: not a user key
     schema = SettingsFile()
     assert set(ours) == set(SettingsFile.model_fields)
     assert ours == {name: getattr(schema, name) for name in ours}

@@ -85,9 +85,17 @@ def test_without_binary_the_resources_are_read_as_plain_manifests():
     r = render_kustomization(Root.of(KZ), "overlays/prod", binary=[])
     [notice] = r.notices
     assert "NOT rendered" in notice and "patches, replicas" in notice
-    api = by_ref(r.objects, "Deployment/api")
+    # in the overlay's namespace, as kustomize puts it (audit 10b D3)
+    api = by_ref(r.objects, "Deployment/prod/api")
     assert get(api.body, "spec", "replicas") == 2  # the base's
     assert api.path == "base/api.yaml"
+    # the base's generator, merged with the overlay's, each key at its line
+    db = by_ref(r.objects, "ConfigMap/prod/api-db")
+    assert db.body["data"]["SPRING_DATASOURCE_HIKARI_MAXIMUMPOOLSIZE"] == "12"
+    assert field_source(db, "data", "SPRING_DATASOURCE_HIKARI_MAXIMUMPOOLSIZE").label() == \
+        "overlays/prod/kustomization.yaml:17"
+    assert field_source(db, "data", "SPRING_DATASOURCE_URL").label() == \
+        "base/kustomization.yaml:12"
 
 
 def test_base_outside_the_root_is_refused():

@@ -1,5 +1,7 @@
 """Demand oracle: real PgBouncer 1.18 in front of real PostgreSQL 15 opens no more server
-connections than its clients hold at once, plus what min_pool_size keeps.
+connections than the larger of what its clients hold at once and what min_pool_size
+keeps (never their sum: the janitor opens one only while the pool holds fewer than
+min_pool_size, pgbouncer_1_18_0 src/janitor.c:494).
 
 A pool far larger than its clients (default_pool_size 20): the clients run statements
 back to back and, in between, stay connected while idle. pg_stat_activity (the test
@@ -8,7 +10,10 @@ user's client backends, sampled every 20 ms) must reach the bound the budget com
 
 Scenario "clients": 5 client connections, 5 server connections at most (not 20).
 Scenario "min_pool": 1 client connection and min_pool_size 4: the janitor opens 4 (src/
-janitor.c check_pool_size), within the bound 1 + 4.
+janitor.c check_pool_size), the bound max(1, 4) = 4.
+Scenario "min_pool_under": 6 client connections and min_pool_size 4: 6, not 6 + 4.
+Scenario "min_pool_equal" (audit 10d D1): 10 client connections and min_pool_size 10
+in a pool of 20: 10, not 10 + 10 = 20.
 Two processes (two pods): the client's 5 connections on the first, then on the second
 (a restart, a rolling update): the first keeps its idle servers (server_idle_timeout,
 600 s), so the two hold 10, what the bound counts for 2 processes (5 each), not 5.
@@ -53,7 +58,9 @@ max_client_conn = 100
 SCENARIOS = {
     # name: (extra settings, client connections, bound, least the server must reach)
     "clients": ("", 5, 5, 5),
-    "min_pool": ("min_pool_size = 4", 1, 1 + 4, 4),
+    "min_pool": ("min_pool_size = 4", 1, 4, 4),
+    "min_pool_under": ("min_pool_size = 4", 6, 6, 6),
+    "min_pool_equal": ("min_pool_size = 10", 10, 10, 10),
 }
 SLEEP_S = 0.3
 WINDOW_S = 3.0

@@ -1,9 +1,12 @@
 """A PgBouncer's server side is bounded by what its clients can ask for (advisor.budget.
 demand): PgBouncer opens a server connection only for a waiting client, one at a time
-(src/janitor.c per_loop_activate, src/objects.c launch_new_connection), plus the
-min_pool_size connections its janitor keeps (check_pool_size); idle ones stay open
-server_idle_timeout after a client moves to another process, so per process and pool:
-min(pool maximum, the clients' connections + min_pool_size). And a pool_size of 0 is
+(src/janitor.c per_loop_activate, src/objects.c launch_new_connection), and its
+janitor only while the pool holds fewer than min_pool_size and pool_size
+(check_pool_size, pgbouncer_1_18_0 src/janitor.c:494-495): the larger of the two, never
+their sum; idle ones stay open server_idle_timeout after a client moves to another
+process, so per process and pool: min(pool maximum, max(the clients' connections,
+min(min_pool_size, pool_size))), the pools within max_db_connections and
+max_user_connections. And a pool_size of 0 is
 no limit from PgBouncer 1.24 (pgbouncer commit bed917b4, #1227), where it counted 0.
 The oracle for the bound: tests/test_pgbouncer_demand_oracle.py."""
 
@@ -99,10 +102,56 @@ def test_the_pools_are_bounded_by_the_clients_connections(tmp_path):
     assert "its clients ask for 6 connections; each of 2 PgBouncer processes" in found.note
 
 
-def test_min_pool_size_connections_are_added_per_process(tmp_path):
+def test_min_pool_size_is_the_larger_of_the_two_not_added(tmp_path):
+    """Audit 10d D1: the janitor opens a connection only while the pool holds fewer than
+    min_pool_size, a client only while none is idle: one process holds max(its clients'
+    connections, min_pool_size), never their sum (real PgBouncer 1.18: 2 clients and
+    min_pool_size 4 -> 4; 6 clients -> 6; tests/test_pgbouncer_demand_oracle.py)."""
     pooler = _pooler(tmp_path, "min_pool_size = 4")
-    found = pooler_contribution(pooler, _topo(pooler, _client(pods=2, size=3)))
-    assert found.total == 2 * (6 + 4)  # per process: 6 asked + 4 kept, below 20
+    fewer = pooler_contribution(pooler, _topo(pooler, _client(pods=1, size=2)))
+    assert fewer.total == 2 * 4  # per process max(2 asked, 4 kept), not 2 + 4
+    more = pooler_contribution(pooler, _topo(pooler, _client(pods=2, size=3)))
+    assert more.total == 2 * 6  # per process max(6 asked, 4 kept), not 6 + 4
+    lines = contribution_lines(more)
+    assert lines[0].startswith("pgbouncer: min(40 (pgbouncer), 12 (what its clients")
+    assert ("db1/u1: min(20 (pool maximum), max(6 (its clients' connections), 4 "
+            "(min_pool_size 4, pgbouncer.ini:6))) = 6; 2 x 6 = 12") in lines[-1]
+
+
+def test_min_pool_size_counts_only_below_pool_size(tmp_path):
+    """The janitor stops at pool_size (`cur < pool_pool_size(pool)`), the reserve not
+    counted: min_pool_size 9 of a pool of 5 + 5 reserve keeps 5."""
+    pooler = _pooler(tmp_path, "default_pool_size = 5\nreserve_pool_size = 5\n"
+                     "min_pool_size = 9")
+    assert pooler_contribution(pooler).total == 2 * 10
+    found = pooler_contribution(pooler, _topo(pooler, _client(pods=1, size=2)))
+    assert found.total == 2 * 5  # max(2, min(9, 5)), within 5 + 5
+    assert "max(2 (its clients' connections), 5 (min_pool_size 9, pgbouncer.ini:8, only " \
+        "below pool_size 5))" in found.note
+
+
+def test_the_clients_bound_keeps_max_db_connections_per_database(tmp_path):
+    """A database capped by max_db_connections holds no more than its cap however many
+    clients ask: 8 asked of db1 (max_db_connections 5) and 3 of db2 are 5 + 3 a
+    process, not 8 + 3."""
+    (tmp_path / "pgbouncer.ini").write_text(
+        "[databases]\ndb1 = host=pg dbname=db1 max_db_connections=5\n"
+        "db2 = host=pg dbname=db2\n[pgbouncer]\npool_mode = transaction\n"
+        "default_pool_size = 20\n")
+    ini = read_pgbouncer_ini(Root.of(tmp_path), "pgbouncer.ini",
+                             version=BouncerVersion(major=1, minor=18))
+    assert not ini.problems, ini.problems
+    pooler = pooler_from_ini(ini, id="pgb", name="pgbouncer", replicas=Term(
+        label="replicas", value=2, source=Source(path="pgb.yaml", line=3)))
+    pooler.server_id = "pg"
+    pooler.pairs = [("db1", "u1"), ("db2", "u1")]
+    assert pooler_contribution(pooler).total == 2 * (5 + 20)
+    one = _client(name="a", pods=1, size=8)
+    other = _client(name="b", pods=1, size=3, route=Route(
+        host="pgbouncer", dbname="db2", user="u1", source=Source(path="b.yaml", line=9)))
+    found = pooler_contribution(pooler, _topo(pooler, one, other))
+    assert found.total == 2 * (5 + 3)
+    assert "capped by max_db_connections / max_user_connections: 8; 2 x 8 = 16" in found.note
 
 
 def test_more_clients_than_pools_keep_the_pools_maximum(tmp_path):
@@ -267,8 +316,11 @@ def test_a_forced_user_entry_no_client_opens_keeps_its_min_pool_size_from_1_21(t
     assert found.total == 2 * (20 + 3)
     assert any(p.who == "reports" for p in found.parts)
     assert "keeps its min_pool_size 3 open with none" in found.note
-    # with its clients' bound: db1/u1 at 2 x (6 + 3 kept), reports at 2 x 3 kept
-    assert pooler_contribution(new, _topo(new, _client(pods=2, size=3))).total == 18 + 6
+    # with its clients' bound: db1/u1 at 2 x max(6, 3 kept), reports at 2 x 3 kept
+    bounded = pooler_contribution(new, _topo(new, _client(pods=2, size=3)))
+    assert bounded.total == 12 + 6
+    assert "reports/svc: min(3 (pool maximum), max(0 (no client counted here), 3 " \
+        "(min_pool_size 3, pgbouncer.ini:7))) = 3" in bounded.note
 
 
 def test_a_pr_comparison_keeps_the_pools_terms_when_the_bound_appears(tmp_path):

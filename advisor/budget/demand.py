@@ -3,14 +3,18 @@
 PgBouncer opens a server connection only for a client that is waiting for one while no
 server connection of its pool is idle, tested or being tested, and one at a time
 (src/janitor.c per_loop_activate, src/objects.c launch_new_connection: "Allow only a
-single connection attempt at a time"); the janitor adds connections only up to
-min_pool_size, and only below pool_size (check_pool_size). So one PgBouncer process holds
-in a pool at most the most connections its clients held there at once, or min_pool_size.
-An idle server connection stays open server_idle_timeout (600 s) after its client has
-gone: a client that reconnects to another PgBouncer pod (a restart, a rolling update, a
-pool's max lifetime) leaves its servers open on the first, so every process may hold up
-to all the clients' connections: per pool, processes x min(pool maximum, its clients'
-connections + min_pool_size). An auth_query pool: at most the logins at once, one per
+single connection attempt at a time"); the janitor adds connections only while the pool
+holds fewer than min_pool_size and fewer than pool_size (check_pool_size:
+pgbouncer_1_18_0 src/janitor.c:493-502, pgbouncer_1_24_0 src/janitor.c:538-546). So one
+PgBouncer process holds in a pool at most the larger of the most connections its
+clients held there at once and min(min_pool_size, pool_size), never their sum. An idle
+server connection stays open server_idle_timeout (600 s) after its client has gone: a
+client that reconnects to another PgBouncer pod (a restart, a rolling update, a pool's
+max lifetime) leaves its servers open on the first, so every process may hold up to all
+the clients' connections: per pool, processes x min(pool maximum, max(its clients'
+connections, min_pool_size)), the pools of a process together within
+max_db_connections and max_user_connections (launch_new_connection checks them for the
+janitor's connections too). An auth_query pool: at most the logins at once, one per
 client connection (a lookup holds one of its connections: src/client.c
 start_auth_query). Kept only when every client of the pooler is in the repository and
 known (connections; database, and user unless the entry forces one), no other pooler of
@@ -71,6 +75,31 @@ def _known(client: Client) -> bool:
         p.bound != "unbounded" for p in client.pools)
 
 
+def _held(pool: EffectivePool, asked: float) -> tuple[float, str]:
+    """Server connections one process holds in `pool` at most when its clients ask for
+    `asked` at once, and the arithmetic: max(asked, min_pool_size below pool_size),
+    within the pool's maximum. The janitor opens one only while the pool holds fewer than
+    min_pool_size (and fewer than pool_size); a client opens one only while waiting with
+    no idle server: the larger of the two, never their sum (src/janitor.c
+    check_pool_size)."""
+    who = pool.lookup.describe() if pool.lookup is not None else f"{pool.database}/{pool.user}"
+    clients = (f"{num(asked)} (the logins at once)" if pool.lookup is not None else
+               f"{num(asked)} (its clients' connections)" if not pool.kept_only else
+               "0 (no client counted here)")
+    size = pool.min_pool_size
+    if size.value > 0:
+        below = f", only below pool_size {pool.pool_size.int_value}" \
+            if pool.min_kept < size.value else ""
+        kept = (f"{pool.min_kept} (min_pool_size {size.int_value}, "
+                f"{size.source.label()}{below})")
+        clients = f"max({clients}, {kept})"
+    held = max(asked, float(pool.min_kept))
+    if pool.unbounded:
+        return held, f"{who}: {clients} (no limit of its own) = {num(held)}"
+    top = min(float(pool.server_max), held)
+    return top, (f"{who}: min({pool.server_max} (pool maximum), {clients}) = {num(top)}")
+
+
 def demand_capped(pooler: Pooler, counted: Contribution, clients: list[Client],
                   contribution: Callable[[Client], Contribution], shut: bool,
                   pools: list[EffectivePool]) -> Contribution | None:
@@ -80,7 +109,7 @@ def demand_capped(pooler: Pooler, counted: Contribution, clients: list[Client],
     time: the servers its pool opened stay open). `shut`: no bound (the pooler is reached
     from outside the cluster, or by another pooler). `pools`: those `counted` counts
     (facts.pgbouncer.pooler_pools)."""
-    from advisor.facts.pgbouncer import effective_setting
+    from advisor.facts.pgbouncer import effective_setting, pools_flow
 
     if pooler.kind != "pgbouncer" or not clients or shut or pooler.unnamed_pairs:
         return None
@@ -101,26 +130,25 @@ def demand_capped(pooler: Pooler, counted: Contribution, clients: list[Client],
     if not set(demand) <= {(p.database, p.user) for p in pools}:
         return None  # a client's pool the pools counted do not hold: no bound from them
     processes = pooler.replicas.value + (pooler.surge.value if pooler.surge else 0)
-    bound = 0.0
-    unbounded = False
-    for pool in pools:
-        # per process: what its clients may have held there at once (all of them, after
-        # reconnects), or what min_pool_size keeps
-        asked = (logins if pool.lookup is not None else
-                 demand.get((pool.database, pool.user), 0.0)) + pool.min_kept
-        if pool.unbounded:
-            unbounded = True
-            bound += processes * asked
-        else:
-            bound += processes * min(pool.server_max, asked)
+    held = [_held(pool, logins if pool.lookup is not None else
+                  demand.get((pool.database, pool.user), 0.0)) for pool in pools]
+    per_process = pools_flow(pooler, pools, [h for h, _ in held])
+    bound = processes * per_process
+    unbounded = any(pool.unbounded for pool in pools)
     if bound >= counted.total and not unbounded:
         return None
     term = Term(label="what its clients can ask for", value=bound,
                 source=Source.default_of(_WHY))
+    capped = ("; capped by max_db_connections / max_user_connections: "
+              f"{num(per_process)}" if per_process < sum(h for h, _ in held) else "")
     asked_note = (f"its clients ask for {num(logins)} connections; each of {num(processes)} "
-                  "PgBouncer processes may hold, per pool, what they held there at once "
-                  "(or min_pool_size), idle server connections staying open "
-                  "server_idle_timeout after a client moves to another process")
+                  "PgBouncer processes may hold, per pool, the larger of what they held "
+                  "there at once and the min_pool_size its janitor keeps (never their "
+                  "sum: src/janitor.c check_pool_size opens one only while the pool holds "
+                  "fewer), idle server connections staying open server_idle_timeout after "
+                  "a client moves to another process: "
+                  + "; ".join(text for _, text in held)
+                  + f"{capped}; {num(processes)} x {num(per_process)} = {num(bound)}")
     if unbounded:
         # a pool with no limit (pool_size 0, 1.24+): its pools' own arithmetic is a floor
         # of 1 each, no cap; the clients' bound is the number

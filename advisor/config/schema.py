@@ -134,9 +134,12 @@ class SettingsFile(Strict):
     headroom: int = 0  # connections kept free on every server unless it says otherwise
     count_surge: bool = Field(default=True, alias="count-surge")
     scan_test_code: bool = Field(default=False, alias="scan-test-code")
-    # CPUs of the nodes pods run on: pool sizes derived from the CPU count (pgx, Prisma,
-    # gunicorn's 2 x cores + 1) are computed for it; unset, the readers assume 4.
+    # Logical CPUs of the nodes pods run on: pool sizes derived from the CPU count (pgx,
+    # Prisma, gunicorn's 2 x cores + 1) are computed for it; unset, the readers assume 4.
     node_cpus: int | None = Field(default=None, alias="node-cpus", ge=1)
+    # Logical CPUs per physical core of those nodes, for the libraries that count physical
+    # cores (Prisma <= 6, deadpool); unset, 2 is assumed (x86 with SMT; 1 on arm64).
+    threads_per_core: int | None = Field(default=None, alias="threads-per-core", ge=1, le=8)
     servers: list[ServerDecl] = Field(default_factory=list)
     proxies: list[ProxyDecl] = Field(default_factory=list)
     workloads: list[WorkloadDecl] = Field(default_factory=list)

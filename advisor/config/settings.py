@@ -10,9 +10,10 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+import msgspec
 from msgspec import field
 
-from advisor.model import Record
+from advisor.model import NodeCpus, Record, Source
 from advisor.read.fs import InputError
 
 if TYPE_CHECKING:
@@ -35,9 +36,12 @@ class Settings(Record, kw_only=True):
     # SQL hazards in test/, spec/, __tests__, fixtures and example folders (off: that
     # code does not run in production)
     scan_test_code: bool = False
-    # CPUs of the nodes pods run on: pool sizes derived from the CPU count (pgx, Prisma,
-    # gunicorn's 2 x cores + 1) are computed for it; unset, the readers assume 4.
+    # Logical CPUs of the nodes pods run on: pool sizes derived from the CPU count (pgx,
+    # Prisma, gunicorn's 2 x cores + 1) are computed for it; unset, the readers assume 4.
     node_cpus: int | None = None
+    # Logical CPUs per physical core of those nodes (Prisma <= 6, deadpool count physical
+    # cores); unset, 2 is assumed.
+    threads_per_core: int | None = None
     servers: list[ServerDecl] = field(default_factory=list)
     proxies: list[ProxyDecl] = field(default_factory=list)
     workloads: list[WorkloadDecl] = field(default_factory=list)
@@ -49,6 +53,15 @@ class Settings(Record, kw_only=True):
     # the paths it names (charts, values, sources, excludes) are relative to it. Not a
     # user key.
     folder: str = ""
+    # Where node-cpus and threads-per-core are set (key -> Source), for the figures
+    # computed from them. Not a user key.
+    cpu_sources: dict[str, Source] = field(default_factory=dict)
+
+    def node(self) -> NodeCpus:
+        """The nodes' CPUs the readers size CPU-derived defaults for."""
+        return NodeCpus(cpus=self.node_cpus, cpus_at=self.cpu_sources.get("node-cpus"),
+                        threads_per_core=self.threads_per_core,
+                        threads_at=self.cpu_sources.get("threads-per-core"))
 
 
 def find_config(start: Path) -> Path | None:
@@ -129,12 +142,46 @@ def load_settings(path: Path | None, shown: str | None = None) -> Settings:
         dotted = ".".join(loc)
         raise InputError(shown, f"{what}: {dotted}", line) from None
     settings = Settings(**{name: getattr(validated, name) for name in Settings.__struct_fields__
-                           if name not in ("origin", "folder")}, origin=shown)
+                           if name not in ("origin", "folder", "cpu_sources")}, origin=shown)
     for table in ("servers", "proxies", "workloads"):
         for decl, lines in zip(getattr(settings, table),
                                _array_table_lines(text, (*prefix, table)), strict=False):
             decl._lines = lines
-    return settings
+    return _cpu_settings(settings, text, prefix, shown)
+
+
+# PA103's options that name the node size the budget is computed for: read as the
+# top-level keys, so PA103 and the budget never count one node two ways
+_PA103_CPU_KEYS = {"node_cpus": "node-cpus", "threads_per_core": "threads-per-core"}
+
+
+def _cpu_settings(settings: Settings, text: str, prefix: tuple[str, ...],
+                  shown: str) -> Settings:
+    """`settings` with node-cpus and threads-per-core located (file:line), taken from
+    [rules.PA103] node_cpus / threads_per_core where the top level does not set them;
+    both set to different values is an error at the rule option's line."""
+    sources: dict[str, Source] = {}
+    values: dict[str, int | None] = {"node-cpus": settings.node_cpus,
+                                     "threads-per-core": settings.threads_per_core}
+    for key in values:
+        if values[key] is not None:
+            sources[key] = Source(path=shown, line=_line_of_key(text, (*prefix, key)), key=key)
+    for table in ("PA103", "cpu-dependent-pool-size"):
+        options = settings.rules.get(table) or {}
+        for option, key in _PA103_CPU_KEYS.items():
+            value = options.get(option)
+            if type(value) is not int:
+                continue  # not a number: PA103's options validation reports it
+            line = _line_of_key(text, (*prefix, "rules", table, option))
+            if values[key] is not None and values[key] != value:
+                raise InputError(shown, f"[rules.{table}] {option} = {value} contradicts "
+                                        f"{key} = {values[key]}: set only {key}", line)
+            if values[key] is None:
+                values[key] = value
+                sources[key] = Source(path=shown, line=line, key=f"rules.{table}.{option}")
+    return msgspec.structs.replace(settings, node_cpus=values["node-cpus"],
+                                   threads_per_core=values["threads-per-core"],
+                                   cpu_sources=sources)
 
 
 def _array_table_lines(text: str, table: tuple[str, ...]) -> list[dict[str, int]]:

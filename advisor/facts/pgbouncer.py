@@ -392,8 +392,10 @@ class EffectivePool(Record, kw_only=True):
 
     @property
     def min_kept(self) -> int:
-        """Server connections the janitor keeps open with no client asking (min_pool_size,
-        only below pool_size: src/janitor.c check_pool_size)."""
+        """Server connections the janitor keeps open with no client asking: min_pool_size,
+        opened only while the pool holds fewer than pool_size (reserve not counted) and
+        never with pool_size 0 (src/janitor.c check_pool_size, pgbouncer_1_18_0:494-495,
+        pgbouncer_1_24_0:539-540)."""
         size = self.pool_size.int_value
         return max(0, min(self.min_pool_size.int_value, size)) if size > 0 else 0
 
@@ -665,8 +667,8 @@ def declared_pairs(pooler: Pooler) -> tuple[list[tuple[str, str]], list[str]]:
 
 
 def _max_flow(
-    pools: list[tuple[str, str, int]], db_caps: dict[str, int], user_caps: dict[str, int]
-) -> int:
+    pools: list[tuple[str, str, float]], db_caps: dict[str, int], user_caps: dict[str, int]
+) -> float:
     """Largest total of server connections: source -> db (cap) -> pool (cap) -> user
     (cap) -> sink. Caps of 0 or less mean unlimited. Edmonds-Karp over the edges there
     are (a matrix walked whole per path was most of a budget's time with 25 databases).
@@ -719,9 +721,9 @@ def _max_flow(
         flow += push
 
 
-def _capped_sums(pools: list[tuple[str, int]], caps: dict[str, int]) -> int:
+def _capped_sums(pools: list[tuple[str, float]], caps: dict[str, int]) -> float:
     """Sum over groups of min(cap, the group's pools); a cap of 0 or less is none."""
-    totals: dict[str, int] = {}
+    totals: dict[str, float] = {}
     for group, c in pools:
         totals[group] = totals.get(group, 0) + max(0, c)
     return sum(min(t, caps[g]) if caps.get(g, 0) > 0 else t for g, t in totals.items())
@@ -819,6 +821,29 @@ def pool_key(pooler: Pooler, db: str, user: str) -> tuple[str, str] | None:
     return (found.database(db), found.server_user)
 
 
+def _user_key(pooler: Pooler, p: EffectivePool) -> str:
+    """The user connection counter a pool counts on (src/objects.c): per user object,
+    which before 1.23 is private to the database when the user is forced."""
+    if p.forced_user and not pooler.version.at_least(1, 23):
+        return f"{p.database}\x00{p.user}"
+    return p.user
+
+
+def pools_flow(pooler: Pooler, pools: list[EffectivePool], maxima: list[float]) -> float:
+    """Server connections one process of `pooler` opens at most when pool i opens at most
+    maxima[i], the pools sharing their database's max_db_connections and their user's
+    max_user_connections (launch_new_connection checks both for every connection, the
+    janitor's min_pool_size ones too)."""
+    db_caps: dict[str, int] = {}
+    user_caps: dict[str, int] = {}
+    for p in pools:
+        db_caps.setdefault(p.database, p.max_db_connections.int_value)
+        user_caps[_user_key(pooler, p)] = p.max_user_connections.int_value
+    return _max_flow([(p.database, _user_key(pooler, p), m) for p, m in zip(pools, maxima,
+                                                                            strict=True)],
+                     db_caps, user_caps)
+
+
 def server_side_max(pooler: Pooler, pairs: list[tuple[str, str]] | None,
                     found: tuple[list[EffectivePool], list[str]] | None = None
                     ) -> Contribution:
@@ -827,24 +852,15 @@ def server_side_max(pooler: Pooler, pairs: list[tuple[str, str]] | None,
     user by max_user_connections)."""
     pools, notes = found if found is not None else pooler_pools(pooler, pairs)
     notes = list(notes)
-    # Connection counters (src/objects.c): per database object; per user object,
-    # which before 1.23 is private to the database when the user is forced.
-    def user_key(p: EffectivePool) -> str:
-        if p.forced_user and not pooler.version.at_least(1, 23):
-            return f"{p.database}\x00{p.user}"
-        return p.user
-
     by_db: dict[str, list[EffectivePool]] = {}
     for p in pools:
         by_db.setdefault(p.database, []).append(p)
-    db_caps = {d: ps[0].max_db_connections.int_value for d, ps in by_db.items()}
     user_caps: dict[str, int] = {}
     user_terms: dict[str, Term] = {}
     for p in pools:
-        user_caps[user_key(p)] = p.max_user_connections.int_value
-        user_terms[user_key(p)] = p.max_user_connections
-    flows = [(p.database, user_key(p), p.server_max) for p in pools]
-    per_replica = _max_flow(flows, db_caps, user_caps)
+        user_caps[_user_key(pooler, p)] = p.max_user_connections.int_value
+        user_terms[_user_key(pooler, p)] = p.max_user_connections
+    per_replica = int(pools_flow(pooler, pools, [p.server_max for p in pools]))
 
     parts: list[Contribution] = []
     for d, ps in by_db.items():

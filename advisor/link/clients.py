@@ -219,14 +219,14 @@ def client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
 
             pod_files = pod_files or PodFiles(w, index or {})
             read = partial(pools_for_container, c, app if c.name in runs_app else None,
-                           node_cpus=inputs.settings.node_cpus,
+                           node_cpus=inputs.settings.node(),
                            pod_files=pod_files.view(c.name))
         elif c.name in runs_app or writers:
             read = partial(pools_for_container, c, app if c.name in runs_app else None,
-                           node_cpus=inputs.settings.node_cpus, init_writers=writers)
+                           node_cpus=inputs.settings.node(), init_writers=writers)
         else:
             read = partial(container_pools, c, parse_cache(inputs),
-                           node_cpus=inputs.settings.node_cpus)
+                           node_cpus=inputs.settings.node())
         # Argo Workflows' controller and server: pools from the ConfigMap they read
         argo = argo_workflows_pools(c, index or {}, w.namespace or default_ns)
         found = argo if argo is not None else guarded(
@@ -659,6 +659,7 @@ def _leader_part(client: Client) -> list[Client]:
 # REDIS_HOST or SENTRY_DSN are not asked about (audit H: szinn's PGADMIN_DEFAULT_EMAIL made
 # every server's peak a floor).
 _NOT_HERE = "(not in repository)"  # what workloads._env writes of a Secret absent here
+_ELSEWHERE = "(elsewhere: "  # ... of one in the repository, not in the pod's namespace
 _CONNECTION_NAME = lazy(r"DATABASE|(^|_)DB|POSTGRES|(^|_)PG|JDBC|SQL", re.I)
 _SECRET_NAME = lazy(r"PASS|SECRET|TOKEN|(^|_)KEY|USER|PORT|NAME|EMAIL|^PGADMIN_", re.I)
 
@@ -681,12 +682,12 @@ def _remote_connection_notes(w: Workload) -> list[str]:
                              "[[workloads]] target and connections)")
                 continue
             secret = ref.split(" ", 1)[0].removeprefix("secret:")
-            if var.name.endswith("*") and var.value is None and _NOT_HERE in ref and \
-                    _CONNECTION_NAME.search(secret):
+            if var.name.endswith("*") and var.value is None and _CONNECTION_NAME.search(
+                    secret) and (_NOT_HERE in ref or _ELSEWHERE in ref):
                 # a database Secret made where it is deployed (ext-postgres-operator's
                 # database-<app>): what it holds, and where the pods connect, is unknown
                 notes.append(f"{workload_id(w)}: takes its variables from Secret {secret} "
-                             f"({var.source.label()}), which is not in the repository; "
+                             f"({var.source.label()}), {_why_absent(ref, secret)}; "
                              "if where it connects is among them, it is unknown, and in "
                              "no budget (declare it: [[workloads]] target and connections)")
                 continue
@@ -718,6 +719,18 @@ def _dropped_connection_note(w: Workload, directory: str | None) -> list[str]:
     return []
 
 
+def _why_absent(ref: str, secret: str = "") -> str:
+    """Why a Secret a pod names gives it nothing here, as `from_ref` says (`secret`: said
+    in front of it, when named): absent, or in the repository but not where the pod
+    reads it (another namespace, or without the key)."""
+    head = "which is " if secret else "is "
+    if _ELSEWHERE in ref:
+        return head + ref[ref.index(_ELSEWHERE) + len(_ELSEWHERE):].removesuffix(")")
+    return head + ("not in the repository" if secret else
+                   "not in the repository (made where it is deployed: by hand, by an "
+                   "operator, by a pipeline)")
+
+
 def unknown_connection_note(who: str, var: EnvVar) -> str | None:
     """The notice for a connection variable (DATABASE_URL, *_POSTGRES_HOST) whose value
     is not known here: fetched by an ExternalSecret, encrypted with SOPS; None for any
@@ -727,10 +740,8 @@ def unknown_connection_note(who: str, var: EnvVar) -> str | None:
         return None
     if var.value is None and "(remote: " in ref:
         why = ref[ref.index("(remote: ") + 9:-1]
-    elif var.value is None and _NOT_HERE in ref:
-        why = (f"Secret {ref.split('/', 1)[0].removeprefix('secret:')} is not in the "
-               "repository (made where it is deployed: by hand, by an operator, by a "
-               "pipeline)")
+    elif var.value is None and (_NOT_HERE in ref or _ELSEWHERE in ref):
+        why = f"Secret {ref.split('/', 1)[0].removeprefix('secret:')} " + _why_absent(ref)
     elif var.value is not None and "{{ ." in var.value and ref.startswith("secret:"):
         why = "its host is templated from values fetched from the remote store when applied"
     else:
@@ -913,7 +924,7 @@ def _identified_defaults(inputs: Inputs, topo: Topology, w: Workload, app: objec
         if is_pgbouncer_container(c) or c.role == "init" or non_client_server(c):
             continue
         found = guarded(topo.problems, w.obj.path, partial(
-            default_pools_for_container, c, app, route, node_cpus=inputs.settings.node_cpus),
+            default_pools_for_container, c, app, route, node_cpus=inputs.settings.node()),
             None, f"identifying the stack of container {c.name!r}", w.obj.line)
         if found is not None and found.pools:
             topo.notices.extend(found.notices)
@@ -1291,6 +1302,7 @@ def _declared_pool(decl: WorkloadDecl, origin: str | None, name: str, read: list
         and base.cpu_formula.applies_to == "processes" else None
     return replace(pool, processes=base.processes, cpu_formula=formula,
                    cpus=base.cpus if formula is not None else None,
+                   node=base.node if formula is not None else None,
                    bound="cpu" if formula is not None else "fixed")
 
 

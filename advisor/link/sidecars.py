@@ -35,6 +35,7 @@ from advisor.model import (
     Client,
     Container,
     EnvVar,
+    NodeCpus,
     Pool,
     Pooler,
     Route,
@@ -92,7 +93,7 @@ def _target(route: Route | None, w: Workload, server: Server, pooler: Pooler | N
     return resolve_host(host, w.namespace or default_ns, host_map)
 
 
-def _known_pools(c: Container, cache: object, node_cpus: int | None
+def _known_pools(c: Container, cache: object, node_cpus: NodeCpus | None
                  ) -> tuple[list[Pool], list[str], list[str]] | None:
     """The pools a reader knows the container's program opens, the reasons its size is
     unknown, and its notices; None when no reader knows it as a client."""
@@ -114,7 +115,7 @@ def server_pod_clients(inputs: Inputs, topo: Topology, w: Workload, server: Serv
     for c in w.containers:
         if c.role == "init" or runs_server(c) or is_pgbouncer_container(c):
             continue
-        known = _known_pools(c, cache, inputs.settings.node_cpus)
+        known = _known_pools(c, cache, inputs.settings.node())
         if known is None:
             env_route = route_from_env(c.env)
             if env_route is not None:

@@ -357,12 +357,16 @@ def _operator_server_pods(loads: list[Workload], claimed: set[str], servers: lis
     """The claimed workloads that are an operator server's pods (Bitnami's StatefulSets),
     with that server (the one read at the workload's own line) and its server container
     (the first: the Bitnami reader reads containers[0])."""
+    # by name too: the StatefulSets a values-built chart makes may share a line (a Bitnami
+    # primary and its read replicas, both at `architecture: replication`)
     at = {(s.location.path, s.location.line): s for s in servers if s.kind == "operator"}
+    named = {(s.location.path, s.location.line, s.name): s for s in servers
+             if s.kind == "operator"}
     out = []
     for w in loads:
         if w.obj.ref in claimed and w.containers:
             loc = w.obj.location()
-            server = at.get((loc.path, loc.line))
+            server = named.get((loc.path, loc.line, w.name)) or at.get((loc.path, loc.line))
             if server is not None:
                 out.append((w, server, frozenset({w.containers[0].name})))
     return out

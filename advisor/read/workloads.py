@@ -216,8 +216,40 @@ class AppliedIndex(dict[tuple[str, str | None, str], "ConfigMapData"]):
     def __init__(self, index: ConfigIndex, default_ns: str) -> None:
         super().__init__()
         self.default_ns = default_ns
+        self.by_name: dict[tuple[str, str], list[ConfigMapData]] | None = None
         for (kind, namespace, name), data in index.items():
             self.setdefault((kind, namespace or default_ns, name), data)
+
+
+def absent(index: ConfigIndex, kind: str, namespace: str | None, name: str,
+           held: ConfigMapData | None = None, key: str = "") -> str:
+    """The marker `from_ref` carries for a ConfigMap or Secret a pod names that is not in
+    its namespace: "(not in repository)", or, when one of that name is in the repository
+    in another namespace, "(elsewhere: ...)" saying where, so no notice calls it absent
+    (audit 10b D3: a Secret read as written from a kustomization that failed to build);
+    `held`: the one in the pod's namespace, which lacks `key`."""
+    if held is not None and held.made_by is None:
+        return (f"(elsewhere: in the repository ({held.obj.path}:{held.obj.line}) without "
+                f"key {key})")
+    if not isinstance(index, AppliedIndex):
+        return "(not in repository)"
+    if index.by_name is None:
+        index.by_name = {}
+        for (k, _ns, n), data in index.items():
+            index.by_name.setdefault((k, n), []).append(data)
+    found = [d for d in index.by_name.get((kind, name), []) if d.made_by is None]
+    if not found:
+        return "(not in repository)"
+    first = found[0].obj
+    more = f" and {len(found) - 1} more" if len(found) > 1 else ""
+    where = (f"in the repository in namespace {first.namespace or index.default_ns} "
+             f"({first.path}:{first.line}){more}, not in "
+             f"{namespace or index.default_ns} where the pod reads it")
+    if first.origin.startswith("kustomize-plain:"):
+        where += (f"; read as written because kustomize did not build "
+                  f"{first.origin.removeprefix('kustomize-plain:')}, so the namespace it "
+                  "would get may differ")
+    return f"(elsewhere: {where})"
 
 
 def lookup(index: ConfigIndex, kind: str, namespace: str | None, name: str
@@ -866,7 +898,8 @@ def _env(ns: str | None, items: tuple[EnvItem, ...], index: ConfigIndex,
             data = lookup(index, kind, ns, item.target)
             if data is None:
                 out.append(EnvVar(name=f"{prefix}*", source=item.source,
-                                  from_ref=f"{kind}:{item.target} (not in repository)",
+                                  from_ref=f"{kind}:{item.target} "
+                                  f"{absent(index, kind, ns, item.target)}",
                                   secret=kind == "secret"))
                 continue
             for k, v in data.data.items():
@@ -897,7 +930,8 @@ def _env(ns: str | None, items: tuple[EnvItem, ...], index: ConfigIndex,
             else:
                 out.append(EnvVar(name=item.name, source=item.source,
                                   from_ref=f"{kind}:{item.target}/{key} "
-                                  "(not in repository)", secret=kind == "secret"))
+                                  f"{absent(index, kind, ns, item.target, data, key)}",
+                                  secret=kind == "secret"))
         else:
             out.append(EnvVar(name=item.name, source=item.source,
                               from_ref=f"field:{item.key}" if item.kind == "field"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from advisor.budget.arith import num
-from advisor.model import Finding, Fix, Severity, Topology
+from advisor.model import CpuFormula, Finding, Fix, NodeCpus, Pool, Severity, Topology
 from advisor.options import OPTIONS_CONFIG, in_range, options_class
 from advisor.rule_context import RuleContext
 from advisor.rules import rule
@@ -23,10 +23,10 @@ from advisor.rules._app_pools import (
 class CpuOptions:
     __pydantic_config__ = OPTIONS_CONFIG
 
-    # The CPU count of the nodes the pods run on (logical CPUs, as runtime.NumCPU and
-    # os.cpu_count see them). Unset: the message shows a few common node sizes.
+    # Read as the top-level node-cpus and threads-per-core (advisor.config.settings
+    # _cpu_settings), so that the budget is computed for the same node: kept for the
+    # configurations that set them here.
     node_cpus: int | None = None
-    # Logical CPUs per physical core, for libraries that count physical cores (Prisma).
     threads_per_core: int = 2
 
     def __post_init__(self) -> None:
@@ -66,11 +66,15 @@ def cpu_dependent_pool_size(topo: Topology, ctx: RuleContext) -> Iterator[Findin
     or `config.MaxConns = 10`; for Prisma `?connection_limit=10`; for Celery
     `--concurrency=8`.
 
+    The node size is the top-level `node-cpus` (logical CPUs of the nodes) and
+    `threads-per-core` (logical CPUs per physical core, assumed 2: x86 with SMT), the
+    same the budget (PA101) sizes these pools with. Unset, the budget assumes 4 CPUs
+    and says so, and this message shows a few node sizes.
+
     ## Options
-    - `node_cpus` (int, default unset): logical CPUs of the nodes; the message then gives
-      the per-process, per-pod and total figure for that node size.
-    - `threads_per_core` (int, default 2): logical CPUs per physical core, to convert
-      `node_cpus` for libraries that count physical cores (Prisma).
+    - `node_cpus` (int, default unset), `threads_per_core` (int, default 2): read as the
+      top-level `node-cpus` and `threads-per-core` (a different value in both places is
+      an error).
 
     ## References
     - jackc/pgx v5.10.0 pgxpool/pool.go (defaultMaxConns = 4; MaxConns = max(4, NumCPU)).
@@ -78,35 +82,27 @@ def cpu_dependent_pool_size(topo: Topology, ctx: RuleContext) -> Iterator[Findin
       (num_cpus::get_physical() * 2 + 1: the node's physical cores from /proc/cpuinfo,
       seanmonstar/num_cpus v1.17.0 src/linux.rs, no cgroup; on arm64 nodes, whose
       /proc/cpuinfo has no `physical id`, the pod's CPU limit or the logical CPUs:
-      set `threads_per_core = 1` there).
+      set `threads-per-core = 1` there).
     - celery/worker/worker.py (concurrency defaults to cpu_count()).
     """
-    opts = ctx.options_for("PA103", CpuOptions)
-    assert isinstance(opts, CpuOptions)
     for client, pool in pools_with_cpu_formula(topo):
         formula = pool.cpu_formula
         assert formula is not None
         n_pods = pods(client)
-
-        def at(cpus: int, formula=formula, opts=opts) -> float:
-            basis = max(1, cpus // opts.threads_per_core) if formula.physical else cpus
-            return formula.at(basis)
-
         what = "processes per pod" if formula.applies_to == "processes" else \
             "connections per process"
         basis = "physical cores" if formula.physical else "CPUs"
-        if opts.node_cpus:
-            value = at(opts.node_cpus)
-            per_proc = pool.size.value if formula.applies_to == "processes" else value
-            procs = value if formula.applies_to == "processes" else processes(pool)
-            total = per_proc * procs * n_pods
-            detail = (f"on {opts.node_cpus}-CPU nodes: {num(value)} {what}, "
-                      f"{num(per_proc * procs)} per pod, {num(n_pods)} pods x "
-                      f"{num(per_proc * procs)} = {num(total)}")
+        node = pool.node
+        if node is not None and not node.assumed:
+            detail = _on_known_node(pool, node, formula, what, n_pods)
         else:
-            sizes = ", ".join(f"{num(at(c))} on {c} CPUs" for c in _EXAMPLE_SIZES)
-            assumed = pool.cpus.show() if pool.cpus is not None else "an assumed node size"
-            detail = f"{sizes} (the budget used {assumed}; set node_cpus)"
+            # the same conversion the reader sized the pool with (formula.on_node)
+            sizes = ", ".join(f"{num(formula.on_node(c))} on {c} CPUs" for c in _EXAMPLE_SIZES)
+            used = node.counted_text(formula) if node is not None else (
+                pool.cpus.show() if pool.cpus is not None else "an assumed node size")
+            detail = (f"{sizes} (the budget used {num(pool.size.value)} {what} on {used}; "
+                      "set node-cpus" + (" and threads-per-core" if formula.physical else "")
+                      + " in .pool-advisor.toml)")
         message = (f"{client.name}: {pool.label} {what} come from {formula.text} "
                    f"({basis} of the node, not the pod's CPU limit): {detail}")
         fix = Fix(description=f"set {pool.label.split(' (')[0]} explicitly so it does not "
@@ -114,3 +110,14 @@ def cpu_dependent_pool_size(topo: Topology, ctx: RuleContext) -> Iterator[Findin
         yield Finding(code="PA103", name="cpu-dependent-pool-size", severity=Severity.warning,
                       message=message, location=location_of(client, pool),
                       related=related_of(client, pool), fix=fix, subject=subject(client, pool))
+
+
+def _on_known_node(pool: Pool, node: NodeCpus, formula: CpuFormula, what: str,
+                   n_pods: float) -> str:
+    """The budget's own figures on the configured node size, and how it was counted."""
+    per_proc, procs = pool.size.value, processes(pool)
+    value = procs if formula.applies_to == "processes" else per_proc
+    total = per_proc * procs * n_pods
+    return (f"on {node.counted_text(formula)}: {num(value)} {what}, "
+            f"{num(per_proc * procs)} per pod, {num(n_pods)} pods x "
+            f"{num(per_proc * procs)} = {num(total)}")

@@ -23,8 +23,10 @@ def pooler_exceeds_server(topo: Topology, ctx: RuleContext) -> Iterator[Finding]
     by `max_user_connections`. PgBouncer opens a server connection only for a client
     waiting for one, so when every client of the pooler is in the repository and known
     (and the pooler is not reachable from outside the cluster) the total is at most what
-    they ask for: their connections, plus processes x `min_pool_size` (the janitor keeps
-    that many below `pool_size`); an auth_query pool at most the logins at once. From
+    they ask for: per process and pool, the larger of their connections and
+    `min_pool_size` (the janitor opens connections only while the pool holds fewer than
+    `min_pool_size` and `pool_size`: never the sum of the two), within the pool's
+    maximum; an auth_query pool at most the logins at once. From
     PgBouncer 1.24 `pool_size = 0` is no limit of the pool's own: only
     `max_db_connections`, `max_user_connections` or its clients bound it. It reports a
     pooler whose own total exceeds the usable slots of the server it points at (PA101

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from msgspec import Struct, field
 
-from advisor.model import ConfigProblem, Container, Pool, Record, Source
+from advisor.model import ConfigProblem, Container, NodeCpus, Pool, Record, Source
 from advisor.read.apps.base import InitWriter, StackContext
 from advisor.read.apps.source import AppFile, AppSource, mounted_app_file, scan_app_dir
 from advisor.read.apps.urls import route_from_env, route_from_url
@@ -404,7 +404,8 @@ def _runs_python(segments: list[list[Word]]) -> str:
 
 
 def pools_for_container(container: Container, app: AppSource | None = None, *,
-                        profile: str | None = None, node_cpus: int | None = None,
+                        profile: str | None = None,
+                        node_cpus: int | NodeCpus | None = None,
                         pod_files: ContainerFiles | None = None,
                         init_writers: tuple[InitWriter, ...] = ()) -> AppPools:
     """Every pool the container's processes open, from its env/args and its app source.
@@ -502,7 +503,8 @@ def pools_for_container(container: Container, app: AppSource | None = None, *,
 
 
 def default_pools_for_container(container: Container, app: AppSource | None, route: object,
-                                *, node_cpus: int | None = None) -> AppPools:
+                                *, node_cpus: int | NodeCpus | None = None
+                                ) -> AppPools:
     """For a container that connects (`route`) but whose pools no reader found: the
     default pool of the stack its URL scheme or dependency files identify, or none."""
     from advisor.read.apps.identify import identified_pools

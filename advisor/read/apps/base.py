@@ -8,12 +8,14 @@ from typing import TYPE_CHECKING, Literal
 from msgspec import Struct, field
 from msgspec.structs import replace
 
+from advisor.model import ASSUMED_NODE_CPUS as _ASSUMED_NODE_CPUS
 from advisor.model import (
     ConfigProblem,
     Container,
     CpuFormula,
     EnvVar,
     Location,
+    NodeCpus,
     Pool,
     Route,
     Source,
@@ -27,7 +29,8 @@ if TYPE_CHECKING:
     from advisor.read.apps.processes import ProcessInfo
     from advisor.read.apps.pyeval import Val
 
-ASSUMED_NODE_CPUS = 4
+# re-exported: the readers' assumed node size lives with NodeCpus
+ASSUMED_NODE_CPUS = _ASSUMED_NODE_CPUS
 
 
 class InitWriter(Struct, frozen=True):
@@ -51,7 +54,9 @@ class StackContext(Struct):
     container: Container
     app: AppSource | None
     profile: str | None
-    node_cpus: int | None = None
+    # the nodes' CPUs (NodeCpus: node-cpus, threads-per-core, where each is set), or
+    # their logical count alone (tests)
+    node_cpus: int | NodeCpus | None = None
     problems: list[ConfigProblem] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)
     # Why a pool's size cannot be known here (it is set where the repository does not
@@ -71,17 +76,27 @@ class StackContext(Struct):
     cache: dict[str, object] = field(default_factory=dict)  # per-container parse results
 
     @property
+    def node(self) -> NodeCpus:
+        n = self.node_cpus
+        return n if isinstance(n, NodeCpus) else NodeCpus(cpus=n)
+
+    @property
     def cpus(self) -> int:
-        return self.node_cpus or ASSUMED_NODE_CPUS
+        """The nodes' logical CPUs (node-cpus, else the assumed size)."""
+        return self.node.logical
 
     @property
     def cpus_assumed(self) -> bool:
-        return self.node_cpus is None
+        return self.node.assumed
 
     def cpus_term(self) -> Term:
-        src = Source.default_of(f"assumed node size: {ASSUMED_NODE_CPUS} CPUs (set node_cpus)") \
-            if self.cpus_assumed else Source.default_of("node_cpus option")
-        return Term(label="node CPUs", value=self.cpus, source=src)
+        return self.node.logical_term()
+
+    def cpu_size(self, formula: CpuFormula) -> tuple[float, CpuFormula]:
+        """What `formula` gives on the nodes, and the formula with the node's threads per
+        core (for PA103's other node sizes): one conversion for the budget and PA103."""
+        model = self.node.formula(formula)
+        return model.on_node(self.cpus), model
 
     def processes(self) -> ProcessInfo:
         if self._processes is None:
@@ -224,7 +239,7 @@ class StackContext(Struct):
         info = self.processes() if per_process else None
         if cpu is not None:
             bound = "cpu"
-            cpu = replace(cpu, applies_to="size")
+            cpu = replace(self.node.formula(cpu), applies_to="size")
         elif info is not None and info.cpu_formula is not None:
             bound = "cpu" if bound == "fixed" else bound
             cpu = info.cpu_formula
@@ -232,7 +247,8 @@ class StackContext(Struct):
                 f"{processes.label if processes else 'processes'} from {cpu.text}"
         return Pool(label=label, size=Term(label=size_label or label, value=size, source=source),
                     processes=processes, route=route, bound=bound, note=note, cpu_formula=cpu,
-                    cpus=self.cpus_term() if cpu is not None else None)
+                    cpus=self.cpus_term() if cpu is not None else None,
+                    node=self.node if cpu is not None else None)
 
 
 def term(label: str, value: float, source: Source) -> Term:

@@ -298,7 +298,7 @@ def dify_api_pools(ctx: StackContext) -> list[Pool]:
                         note=note)
             if nproc:
                 main = replace(main, bound="cpu" if bound == "fixed" else bound,
-                               cpu_formula=NPROC, cpus=ctx.cpus_term(),
+                               cpu_formula=NPROC, cpus=ctx.cpus_term(), node=ctx.node,
                                note=f"{note}; prefork children from $(nproc), the node's CPUs")
         vector = _vector_pool(ctx, main.processes)
         return _where(ctx, [main], LABEL, "DB_HOST") + vector

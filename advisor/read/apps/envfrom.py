@@ -60,6 +60,8 @@ def env_from_label(marker: EnvVar) -> str:
     where = f"envFrom{f' with prefix {prefix}' if prefix else ''}, {marker.source.label()}"
     if why.startswith("(remote: "):
         held = f"whose keys are fetched where it is applied ({why[9:-1]})"
+    elif why.startswith("(elsewhere: "):
+        held = why[12:-1]  # in the repository, not in the pod's namespace
     else:
         held = "not in the repository"
     return f"{title} {name} ({where}), {held}"

@@ -506,7 +506,7 @@ def mastodon_streaming_pool(ctx: StackContext, name: str) -> Pool:
             "+STREAMING_CLUSTER_NUM || Math.max(os.cpus().length - 1, 1)",
             key="STREAMING_CLUSTER_NUM")),
         bound="cpu" if pool.bound == "fixed" else pool.bound, cpu_formula=STREAMING_CLUSTER,
-        cpus=ctx.cpus_term(),
+        cpus=ctx.cpus_term(), node=ctx.node,
         note=f"image tag {tag}: STREAMING_CLUSTER_NUM unset, one worker per node CPU but one")
 
 

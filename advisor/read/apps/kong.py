@@ -131,4 +131,4 @@ def _with_workers(ctx: StackContext, pool: Pool) -> Pool | None:
         label=label, value=NGINX_AUTO.at(ctx.cpus), source=Source.default_of(
             "Kong default nginx_worker_processes auto: one nginx worker per CPU of the node "
             "(kong_defaults.lua)", key="KONG_NGINX_WORKER_PROCESSES")),
-        bound="cpu", cpu_formula=NGINX_AUTO, cpus=ctx.cpus_term())
+        bound="cpu", cpu_formula=NGINX_AUTO, cpus=ctx.cpus_term(), node=ctx.node)

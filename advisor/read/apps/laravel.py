@@ -169,7 +169,7 @@ def laravel_pools(ctx: StackContext) -> list[Pool]:
             return []
         if n is True:
             cpu = OCTANE_CPU
-            return [replace(pool, bound="cpu", cpu_formula=cpu, cpus=ctx.cpus_term(),
+            return [replace(pool, bound="cpu", cpu_formula=cpu, cpus=ctx.cpus_term(), node=ctx.node,
                             processes=Term(label="Octane workers", value=cpu.at(ctx.cpus),
                                            source=OCTANE_DEFAULT))]
         return [replace(pool, processes=Term(label="Octane --workers", value=n,

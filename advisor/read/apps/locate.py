@@ -616,13 +616,18 @@ def fallback_app_dir(root: Root, candidates: list[str], names: set[str],
     apps = [d for d in candidates if d and d.split("/", 1)[0].lower() not in NOT_APP_DIRS
             and not d.startswith(".") and not builds_postgres(root, d)]
     project = root_project_name(root)
-    if "" in candidates and names_the_project(project, names) and \
-            not _another_publisher(project, images):
+    # an image of a placeholder owner (your-image-repository/node-app, a chart's values
+    # left for the user to fill) is the one built here, whatever its name (audit 10b N1)
+    placeholder = bool(images) and all(placeholder_image(i) for i in images)
+    if "" in candidates and (placeholder or (names_the_project(project, names)
+                             and not _another_publisher(project, images))):
         own = [f for f in app_files_in(root, "") if not _tooling_file(root, f)]
         if own:
+            why = (f"its image {images[0]} names a placeholder owner, not a publisher's"
+                   if placeholder and not names_the_project(project, names)
+                   else "no folder is named like the workload or its image")
             return AppDirGuess(directory="", reason="the repository root holds the "
-                               f"application's own files ({', '.join(own[:3])}) and no "
-                               "folder is named like the workload or its image")
+                               f"application's own files ({', '.join(own[:3])}) and {why}")
         copied = sorted({d for d, _ in dockerfile_copy_dirs(root, "") if d in apps})
         if len(copied) == 1:
             return AppDirGuess(directory=copied[0], reason="the root Dockerfile copies it "
@@ -794,6 +799,18 @@ def _is_gem(root: Root, directory: str) -> bool:
                                                                             directory)))
     except OSError:
         return False
+
+
+# An image owner a template leaves for the user to fill: your-registry, yourusername,
+# <registry>; not yourls (a real owner).
+_PLACEHOLDER_OWNER = lazy(r"^(?:your[-_].+|your(?:user(?:name)?|name|org|registry|repo|"
+                          r"account|company|dockerhub(?:user(?:name)?)?)|<[^>]+>)$", re.I)
+
+
+def placeholder_image(image: str) -> bool:
+    """Whether the image's owner (the path part before its name) is a placeholder."""
+    parts = [p for p in image.split("@", 1)[0].split("/") if p]
+    return len(parts) >= 2 and _PLACEHOLDER_OWNER.match(parts[-2]) is not None
 
 
 def _another_publisher(project: str | None, images: tuple[str, ...]) -> bool:

@@ -4,7 +4,7 @@ the run's parse cache (advisor.read.cache) by the container's content: a warm ru
 no Spring, pgx or Keycloak setting again for a workload whose container did not change.
 
 Exact: the key is the whole container as linking built it (every env value with the
-line it came from, command, args, image, limits) and the node's CPU count; the readers'
+line it came from, command, args, image, limits) and the nodes' CPUs (NodeCpus); the readers'
 code is in the cache's own key (code_fingerprint). A value is kept only when it decodes
 back equal to what the readers gave.
 """
@@ -15,14 +15,15 @@ from typing import Any
 
 import msgspec
 
-from advisor.model import Container
+from advisor.model import Container, NodeCpus
 from advisor.read.apps import AppPools, pools_for_container
 from advisor.read.cache import FileCache
 
 KIND = "pools"
 
 
-def container_pools(container: Container, cache: Any, *, node_cpus: int | None = None
+def container_pools(container: Container, cache: Any, *,
+                    node_cpus: int | NodeCpus | None = None
                     ) -> AppPools:
     """pools_for_container(container, None, node_cpus=...), through `cache` (a
     FileCache, or None: read as it is)."""

@@ -28,6 +28,7 @@ from advisor.read.apps.node_pg import pg_pool_of
 from advisor.read.apps.numbers import parse_int
 from advisor.read.apps.urls import route_from_url
 
+PRISMA_WHERE = "prisma/prisma-engines@031bd6305f quaint/src/pooled.rs:194"
 CPU_FORMULA = CpuFormula(per_cpu=2, plus=1, physical=True,
                          text="num_cpus::get_physical() * 2 + 1")
 _DATASOURCE = re.compile(r"datasource\s+\w+\s*\{(?P<body>[^}]*)\}", re.S)
@@ -132,10 +133,13 @@ def url_limit(ctx: StackContext, url: str, url_src: Source) -> tuple[int, Source
 def limit_pool(ctx: StackContext, label: str, limit: tuple[int, Source] | None, *,
                route: Route | None = None, per_process: bool = True) -> Pool:
     """A Prisma client's pool: `limit` (connection_limit, where), else the engine's
-    default from the node's physical cores."""
+    default from the node's physical cores: the node's CPUs (node-cpus) over its threads
+    per core (threads-per-core), the model PA103 shows other node sizes with."""
     if limit is not None:
         return ctx.pool(label, limit[0], limit[1], route=route, per_process=per_process)
-    return ctx.pool(label, CPU_FORMULA.at(ctx.cpus), Source.default_of(
-        "Prisma <= 6 default: physical CPU cores x 2 + 1 (quaint pooled.rs)",
+    size, model = ctx.cpu_size(CPU_FORMULA)
+    return ctx.pool(label, size, Source.default_of(
+        f"Prisma <= 6 default: physical CPU cores x 2 + 1 ({PRISMA_WHERE})",
         key="connection_limit"), route=route, cpu=CPU_FORMULA, per_process=per_process,
-        note=f"no connection_limit: {CPU_FORMULA.text} of the node (not the pod CPU limit)")
+        note=f"no connection_limit: {CPU_FORMULA.text} of the node (not the pod CPU limit) "
+             f"on {ctx.node.counted_text(model)}")

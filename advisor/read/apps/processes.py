@@ -232,8 +232,8 @@ def _word_source(word: Word, ctx: ContainerReading, key: str) -> Source:
 
 
 def _cpus_term(cpus: int, assumed: bool) -> Term:
-    src = Source.default_of("assumed node size (set node_cpus)") if assumed \
-        else Source.default_of("node_cpus option")
+    src = Source.default_of("assumed node size (set node-cpus)", key="node-cpus") \
+        if assumed else Source.default_of("node-cpus, the configuration", key="node-cpus")
     return Term(label="node CPUs", value=cpus, source=src)
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Callable
 
 from msgspec import Struct
 
@@ -87,14 +88,29 @@ def _imported(f: AppFile, tree: ast.Module) -> list[str]:
 def reachable(ctx: StackContext, entries: list[str]) -> set[str] | None:
     """The paths of the app's Python files the entry imports, at any depth; None when
     the entry is not among the app's files."""
-    files = ctx.files("python")
-    todo = [f for wanted in entries for f in _matching(files, wanted)]
+    def imported(f: AppFile) -> list[str]:
+        tree, _error, _line = parse(f.text, f.path)
+        return _imported(f, tree) if tree is not None else []
+
+    return import_closure(ctx.files("python"), entries, imported)
+
+
+def import_closure(files: list[AppFile], entries: list[str],
+                   imported: Callable[[AppFile], list[str]], *,
+                   suffix: bool = True) -> set[str] | None:
+    """The paths of `files` the entries (paths in the app; with `suffix`, matched as a
+    suffix of one: a src/ layout holds pkg/ one folder down) load, at any depth:
+    `imported` gives the paths a file loads, each matched the same way. None when no
+    entry is among `files`. Shared by the Python and the JS readers (apps/jsentry.py,
+    whose paths are resolved already: exact)."""
+    todo = [f for wanted in entries for f in _matching(files, wanted)
+            if suffix or f.rel == wanted]
     if not todo:
         return None
     by_rel: dict[str, list[AppFile]] = {}
     for f in files:
         parts = f.rel.split("/")
-        for n in range(len(parts)):
+        for n in range(len(parts) if suffix else 1):
             by_rel.setdefault("/".join(parts[n:]), []).append(f)
     seen: set[str] = set()
     while todo:
@@ -102,10 +118,7 @@ def reachable(ctx: StackContext, entries: list[str]) -> set[str] | None:
         if f.path in seen:
             continue
         seen.add(f.path)
-        tree, _error, _line = parse(f.text, f.path)
-        if tree is None:
-            continue
-        for wanted in _imported(f, tree):
+        for wanted in imported(f):
             todo.extend(g for g in by_rel.get(wanted, ()) if g.path not in seen)
     return seen
 

@@ -329,13 +329,13 @@ def _deadpool(ctx: StackContext, files: list[RustFile]) -> list[Pool]:
                                   per_process=False, note=size.note))
             continue
         pools.append(ctx.pool(
-            label, DEADPOOL_CPU.at(ctx.cpus),
+            label, ctx.cpu_size(DEADPOOL_CPU)[0],
             Source.default_of(f"deadpool{_locked(ctx, 'deadpool')} default max_size "
                               f"num_cpus::get_physical() * 4 ({DEADPOOL_WHERE})",
                               key="max_size"),
             route=route, cpu=DEADPOOL_CPU, per_process=False,
-            note=f"{f.cite(at, label).label()}: no PoolConfig max_size; physical CPUs of "
-                 "the node"))
+            note=f"{f.cite(at, label).label()}: no PoolConfig max_size; "
+                 f"{ctx.node.counted_text(DEADPOOL_CPU)}"))
     return pools
 
 
@@ -428,12 +428,12 @@ def default_pool(ctx: StackContext, stack: str, evidence: Source, route: Route |
     """The stack's default pool, for a crate whose pool settings no reader found."""
     why = f"stack identified by {evidence.key} ({evidence.label()}); no pool setting read"
     if stack == "deadpool":
-        return ctx.pool("deadpool-postgres max_size", DEADPOOL_CPU.at(ctx.cpus),
+        return ctx.pool("deadpool-postgres max_size", ctx.cpu_size(DEADPOOL_CPU)[0],
                         Source.default_of(f"deadpool{_locked(ctx, 'deadpool')} default "
                                           f"max_size num_cpus::get_physical() * 4 "
                                           f"({DEADPOOL_WHERE})", key="max_size"),
                         route=route, cpu=DEADPOOL_CPU, per_process=False,
-                        note=why)
+                        note=f"{why}; {ctx.node.counted_text(DEADPOOL_CPU)}")
     crate, n, where = ("sqlx", SQLX_DEFAULT, SQLX_WHERE) if stack == "sqlx" else \
         ("r2d2", R2D2_DEFAULT, R2D2_WHERE)
     key = "max_connections" if stack == "sqlx" else "max_size"

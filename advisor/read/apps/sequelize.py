@@ -13,6 +13,7 @@ from msgspec.structs import replace
 
 from advisor.model import Pool, Source
 from advisor.read.apps.base import StackContext
+from advisor.read.apps.jsentry import served
 from advisor.read.apps.jsparse import call_args, find_calls
 from advisor.read.apps.jssource import (
     as_int,
@@ -30,7 +31,14 @@ DEFAULT_MAX = 5
 
 def sequelize_pools(ctx: StackContext) -> list[Pool]:
     pools: list[Pool] = []
-    for module in js_modules(ctx, "Sequelize", frozenset({"Sequelize"})):
+    loaded, maybe = served(ctx, js_modules(ctx, "Sequelize", frozenset({"Sequelize"})),
+                           lambda m: bool(find_calls(m.toks, {"Sequelize"}, new=True)),
+                           "new Sequelize")
+    unknown_before = len(ctx.unknown)
+    certain: list[Pool] = []
+    for k, module in enumerate(loaded + maybe):
+        if k == len(loaded):
+            certain = list(pools)  # those of the modules the entry loads
         previous: int | None = None
         for _, paren in find_calls(module.toks, {"Sequelize"}, new=True):
             if previous is not None and _other_branch(module.toks, previous, paren):
@@ -76,6 +84,16 @@ def sequelize_pools(ctx: StackContext) -> list[Pool]:
                         f"Sequelize pool.max{suffix}", DEFAULT_MAX,
                         Source.default_of("Sequelize 6/7 default (pool.max 5)", key="pool.max"),
                         route=route, bound="default", note=f"new Sequelize at {here.label()}"))
+    if loaded and maybe and certain and len(ctx.unknown) > unknown_before:
+        # the budget counts an unknown client as 1 per pod: say what the modules the
+        # entry does load hold for certain, so that floor is not taken for the count
+        ctx.notices.append(
+            f"{ctx.container.name}: at least "
+            f"{sum(p.per_pod() for p in certain):g} connections per pod from the "
+            "Sequelize instances its entry loads ("
+            + ", ".join(f"{p.label} {p.size.value:g}, {p.note or p.size.source.label()}"
+                        for p in certain)
+            + "); one it may load is not read, so the client is unknown")
     return pools
 
 

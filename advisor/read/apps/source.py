@@ -69,6 +69,7 @@ _BY_NAME = {
     # lock files: the version installed, for the version a default is cited at (pydeps,
     # npmlock); not "deps", whose names say which stack the app is (transitive ones too)
     "uv.lock": "py-lock", "poetry.lock": "py-lock", "package-lock.json": "npm-lock",
+    "yarn.lock": "yarn-lock",
     # Rust: the crates a package depends on and the versions locked (apps/rust.py)
     "Cargo.toml": "cargo", "Cargo.lock": "cargo-lock",
     # PHP: Composer's dependencies (Laravel, apps/laravel.py)

@@ -293,6 +293,6 @@ def superset_pools(ctx: StackContext) -> list[Pool]:
         pool = Pool(label=pool.label, size=pool.size, processes=processes, bound="cpu",
                     note=pool.note + f"; {processes.label if processes else 'processes'} from "
                     f"{info.cpu_formula.text}", cpu_formula=info.cpu_formula,
-                    cpus=ctx.cpus_term())
+                    cpus=ctx.cpus_term(), node=ctx.node)
     return [pool]
 

@@ -22,6 +22,7 @@ from msgspec.structs import replace
 from advisor.model import Pool, Source
 from advisor.read.apps import ormconfig
 from advisor.read.apps.base import StackContext
+from advisor.read.apps.jsentry import served
 from advisor.read.apps.jsparse import call_args, find_calls
 from advisor.read.apps.jssource import (
     JsModule,
@@ -48,16 +49,66 @@ _POSTGRES = ("postgres", "cockroachdb")
 
 def typeorm_pools(ctx: StackContext) -> list[Pool]:
     pools: list[Pool] = []
-    for module in js_modules(ctx, "postgres", _CALLS):
-        for _, paren in find_calls(module.toks, _CALLS):
-            args = call_args(module.parser, paren)
-            cfg = args[0] if args else None
-            kind = get(cfg, "type")
-            if not known(kind) or str(kind.value) not in _POSTGRES:
-                continue
-            here = Source(path=module.file.path, line=module.toks[paren].line)
+    modules = js_modules(ctx, "postgres", _CALLS) + [
+        m for m in js_modules(ctx, "useFactory") if "postgres" in m.file.text]
+    modules = list({m.file.path: m for m in modules}.values())
+    # the process's own connection, not the migrations CLI's DataSource beside it
+    # (`typeorm migration:run -d src/database/data-source.ts`; phona/pytoya's API builds
+    # its connection in config/database.config.ts: audit 10b D4)
+    loaded, maybe = served(ctx, modules, lambda m: bool(_postgres_configs(m)),
+                           "TypeORM postgres connection")
+    for module in loaded + maybe:
+        for cfg, here in _postgres_configs(module):
             pools.extend(config_pools(ctx, cfg, here, module.file.rel))
     return pools + _ormconfig_pools(ctx)
+
+
+def _postgres_configs(module: JsModule) -> list[tuple[Val, Source]]:
+    """The postgres connection options a module passes to TypeORM, and where: the first
+    argument of `new DataSource(...)`, `forRoot(...)`, `createConnection(...)`, and the
+    object a Nest `useFactory` returns (`TypeOrmModule.forRootAsync({ useFactory: () =>
+    ({ type: "postgres", ... }) })`, @nestjs/typeorm's async options)."""
+    found: list[tuple[Val, int]] = []
+    for _, paren in find_calls(module.toks, _CALLS):
+        args = call_args(module.parser, paren)
+        if args and args[0] is not None:
+            found.append((args[0], paren))
+    found += _factory_returns(module)
+    out = []
+    for cfg, at in found:
+        kind = get(cfg, "type")
+        if known(kind) and str(kind.value) in _POSTGRES:
+            out.append((cfg, Source(path=module.file.path, line=module.toks[at].line)))
+    return out
+
+
+def _factory_returns(module: JsModule) -> list[tuple[Val, int]]:
+    """(the object literal, its index) each `useFactory` function returns: `=> ({...})`
+    or `return {...}` in its body (the first one)."""
+    toks = module.toks
+    if "useFactory" not in module.file.text:
+        return []
+    parser = module.parser
+    out = []
+    for i, tok in enumerate(toks):
+        if tok.text != "useFactory" or i + 1 >= len(toks) or toks[i + 1].text not in (":", "("):
+            continue
+        holder = parser.parent[i]
+        end = parser.skip_balanced(holder) if holder >= 0 else len(toks)
+        for k in range(i + 1, end - 1):
+            text = toks[k].text
+            if (text == "=>" and toks[k + 1].text == "(" and k + 2 < end
+                    and toks[k + 2].text == "{"):
+                start = k + 2
+            elif text == "return" and toks[k + 1].text == "{":
+                start = k + 1
+            else:
+                continue
+            v, _ = parser.object(start)
+            if v is not None:
+                out.append((v, start))
+            break
+    return out
 
 
 def _ormconfig_request(module: JsModule) -> tuple[set[str] | None, Source] | None:

@@ -146,6 +146,16 @@ def workspace_files(root: Root, base: Path, own_package_jsons: list[str], budget
         if isinstance(data, dict):
             pending.extend(_depends_on(data, packages))
     out: list[tuple[str, str, str, str]] = []
+    if base in packages.values():
+        # a member's dependencies are installed from the workspace root's lock file (npm
+        # and yarn write one, there): the versions a default is cited at (apps/npmlock.py)
+        for name in ("package-lock.json", "yarn.lock"):
+            lock = top / name
+            if lock.is_file() and not lock.is_symlink() \
+                    and lock.stat().st_size <= rules.max_bytes:
+                with contextlib.suppress(InputError):
+                    out.append((root.rel(lock), os.path.relpath(lock, base),
+                                root.read_text(lock, keep=True), ""))
     if pending and pnpm is not None:
         with contextlib.suppress(InputError):  # no catalog then: versions stay as written
             out.append((root.rel(pnpm), os.path.relpath(pnpm, base),

@@ -16,6 +16,13 @@ from typing import Any, NamedTuple
 from advisor.model import ConfigProblem, Location, Source
 from advisor.read.fs import InputError, Root
 from advisor.read.render import Rendered, field_path
+from advisor.read.render.helm_bitnami_defaults import (
+    ChartVersion,
+    default_resources,
+    exporter_tag,
+    requires_database,
+    resolve,
+)
 from advisor.read.render.helm_builder import ValuesBuilder as _Builder
 from advisor.read.render.helm_cloudpirates import SHOWN as CLOUDPIRATES_SHOWN
 from advisor.read.render.helm_cloudpirates import (
@@ -54,22 +61,25 @@ def values_only(root: Root, chart_path: Path, layers: list[ValuesLayer], *, rele
         if isinstance(values.get(sub), dict):
             charts.append(((sub,), sub, values[sub]))
     built: list[K8sObject] = []
+    unread: list[str] = []
+    glob = values.get("global") if isinstance(values.get("global"), dict) else {}
     for prefix, name, section in charts:
         if name == "postgresql" and any(k in section for k in ("primary", "architecture")):
             built.extend(_bitnami_postgresql(section, layers, prefix, release, name,
-                                             chart_rel, namespace))
+                                             chart_rel, namespace, glob=glob, unread=unread))
         else:
             built.extend(_synthetic_workload(section, layers, prefix,
                                              _fullname(section, name, release), name,
                                              chart_rel, namespace))
     out.objects.extend(built)
+    _say_unread(unread, "postgresql", "", chart_rel, out)
     out.notices.append(
         f"helm: {chart_rel} was NOT rendered: {reason}. Read instead from values only: "
         "replicaCount, autoscaling.enabled/minReplicas/maxReplicas, env, image and "
         "resources.limits (the `helm create` scaffold's keys) and the Bitnami postgresql "
         "keys (architecture, primary/readReplicas configuration, extendedConfiguration and "
-        "resources, readReplicas.replicaCount); templates, other keys, ConfigMaps, Services "
-        "and any custom template logic were not evaluated")
+        "resources, readReplicas.replicaCount, metrics.enabled); templates, other keys, "
+        "ConfigMaps, Services and any custom template logic were not evaluated")
     return out
 
 
@@ -129,8 +139,14 @@ def missing_bitnami(missing: list[MissingDep], user: dict[str, Any],
         chart_major = constraint_major(dep.locked.version if dep.locked else version)
         modern = chart_major is None or chart_major >= 11  # before 11.0: another shape
         section = section or {}
+        chart = resolve(version, dep.locked)
+        glob = user.get("global") if isinstance(user.get("global"), dict) else {}
+        if modern and _refuses_metrics(section, glob, chart, key, layers, chart_rel, out):
+            continue
+        unread: list[str] = []
         found = _bitnami_postgresql(section, layers, (key,), release, key, chart_rel,
-                                    namespace, defaults=modern, pg=(pg, pg_source))
+                                    namespace, defaults=modern, pg=(pg, pg_source),
+                                    chart=chart, glob=glob, unread=unread)
         if not found:
             found = _bitnami_postgresql_legacy(section, layers, (key,), release, key, version,
                                                chart_rel, namespace, defaults=not modern,
@@ -150,11 +166,53 @@ def missing_bitnami(missing: list[MissingDep], user: dict[str, Any],
                 f"helm: {chart_rel}: dependency {key!r} (Bitnami postgresql) is not vendored; "
                 "its StatefulSets and configuration ConfigMaps were built from the values "
                 "(architecture, primary/readReplicas configuration, extendedConfiguration, "
-                "resources, readReplicas.replicaCount), not rendered"
+                "resources and resourcesPreset, readReplicas.replicaCount, metrics.enabled "
+                "and metrics.image), not rendered"
+                + (f"; the defaults of chart {chart.shown} ({chart.source.label()}) where "
+                   "the values set none: resources, the metrics exporter's version"
+                   if chart is not None else "")
                 + ("" if get(section, "image", "tag") else
                    f"; no image.tag in the values, so PostgreSQL {pg}: "
                    f"{pg_source.key or pg_source.default}"))
+            _say_unread(unread, key, version, chart_rel, out)
     return built
+
+
+def _refuses_metrics(section: dict[str, Any], glob: dict[str, Any],
+                     chart: ChartVersion | None, key: str, layers: list[ValuesLayer],
+                     chart_rel: str, out: Rendered) -> bool:
+    """metrics.enabled without a database, which charts 11.0.0-15.5.11 refuse to render
+    (helm_bitnami_defaults): the PA901 error the engine gives for the vendored chart, and
+    nothing built (Helm installs nothing)."""
+    if chart is None or not requires_database(chart) or \
+            get(section, "metrics", "enabled") is not True or _database(section, glob):
+        return False
+    at = leaf_source(layers, (key, "metrics", "enabled"))
+    location = Location(path=at.path or in_chart(chart_rel, "values.yaml"), line=at.line) \
+        if at is not None else Location(path=in_chart(chart_rel, "Chart.yaml"))
+    out.problems.append(ConfigProblem(
+        location=location, fatal=True, program="Helm",
+        message=f"Helm cannot render the chart: dependency {key!r} (Bitnami postgresql "
+                f"{chart.shown}, {chart.source.label()}; not vendored, read from the values) "
+                "fails in templates/primary/statefulset.yaml: \"In order to enable metrics "
+                "you need to specify a database (.Values.auth.database or "
+                ".Values.global.postgresql.auth.database)\" (its `required`, charts "
+                "11.0.0-15.5.11)"))
+    return True
+
+
+def _say_unread(unread: list[str], key: str, version: str, chart_rel: str,
+                out: Rendered) -> None:
+    """The server's resources when neither the values nor a known chart version give
+    them: said, so that PA111/PA301 not running is never read as a pass."""
+    if unread:
+        out.notices.append(
+            f"helm: {chart_rel}: dependency {key!r} (Bitnami postgresql {version or '?'}): "
+            f"the CPU and memory of {', '.join(f'{key}.{c}' for c in unread)} are unknown: "
+            "the values set no resources, and what this chart version adds by default "
+            "(resources, resourcesPreset) is known here only for charts 11.0.0-17.x; the "
+            "CPU-knee (PA111) and memory (PA301) checks did not run for it (set "
+            "resources in the values, or vendor the chart)")
 
 
 # Charts whose only purpose is a PostgreSQL server (Bitnami postgresql, read from its
@@ -261,6 +319,20 @@ def _bitnami_postgresql_legacy(values: dict[str, Any], layers: list[ValuesLayer]
         anchor = leaf_source(layers, (*prefix, first)) if first is not None else None
         built.append(b.build(body, anchor, chart_rel, namespace))
     return built
+
+
+def _first_leaf(layers: list[ValuesLayer], prefix: Key) -> Source | None:
+    """The first line that sets a value under `prefix` (the dependency's values), where
+    an object built from its defaults is said to be, rather than the file's first line."""
+    for layer in reversed(layers):
+        n = len(layer.prefix)
+        if prefix[:n] != layer.prefix or layer.display == "--set":
+            continue
+        lines = [line for key, line in layer.positions.items()
+                 if key[:len(prefix) - n] == prefix[n:] and line]
+        if lines:
+            return Source(path=layer.display, line=min(lines), key=".".join(prefix))
+    return None
 
 
 def _image_source(b: _Builder, image_values: dict[str, Any],
@@ -388,38 +460,90 @@ def _env_list(raw: Any) -> list[dict[str, str]]:
 
 
 def _resources(body: dict[str, Any], b: _Builder, section: dict[str, Any],
-               component: str) -> None:
+               component: str, chart: ChartVersion | None) -> bool:
     """<component>.resources as the postgresql container's resources (limits and requests:
-    the server's cores and memory), each cited at its values line. The chart writes the
-    whole map when it is not empty (bitnami/charts postgresql 14.x
+    the server's cores and memory), each cited at its values line, with what the chart
+    version adds when the values leave them (helm_bitnami_defaults: the default map of
+    11.0.0-14.0.x, the resourcesPreset from 14.1.0), cited as its named default. The
+    chart writes the whole map when it is not empty (bitnami/charts postgresql 14.x
     templates/primary/statefulset.yaml and read/statefulset.yaml: `{{- if
-    .Values.primary.resources }} resources: {{- toYaml .Values.primary.resources }}`);
-    otherwise a resourcesPreset from the common chart's version, which is not read here."""
+    .Values.primary.resources }} resources: {{- toYaml .Values.primary.resources }}`).
+    False when the version is not known and the values set none: the resources are
+    unknown (said by the caller)."""
     resources = section.get("resources")
-    if not isinstance(resources, dict):
-        return
+    resources = resources if isinstance(resources, dict) else {}
     kept = {part: {k: v for k, v in limits.items() if isinstance(v, str | int | float)}
             for part in ("limits", "requests")
             if isinstance(limits := resources.get(part), dict)}
     kept = {part: items for part, items in kept.items() if items}
-    if not kept:
-        return
-    body["spec"]["template"]["spec"]["containers"][0]["resources"] = kept
+    cpath = ("spec", "template", "spec", "containers", 0, "resources")
     for part, items in kept.items():
         for k in items:
-            b.src(("spec", "template", "spec", "containers", 0, "resources", part, k),
-                  component, "resources", part, k)
+            b.src((*cpath, part, k), component, "resources", part, k)
+    defaults = default_resources(chart, component, section) if chart is not None else None
+    for part, items in (defaults.items if defaults is not None else {}).items():
+        for k, v in items.items():
+            if k in kept.get(part, {}):
+                continue
+            kept.setdefault(part, {})[k] = v
+            b.sources[field_path(*cpath, part, k)] = Source.default_of(
+                defaults.said, key=f"{component}.resources.{part}.{k}")
+    if kept:
+        body["spec"]["template"]["spec"]["containers"][0]["resources"] = kept
+    return chart is not None or bool(resources)
+
+
+def _metrics(values: dict[str, Any], glob: dict[str, Any], b: _Builder,
+             chart: ChartVersion | None) -> dict[str, Any] | None:
+    """The `metrics` container the chart adds beside the server with metrics.enabled
+    (bitnami/charts postgresql 13.4.4 templates/primary/statefulset.yaml:489-525,
+    read/statefulset.yaml:404; 17.1.0 primary/statefulset.yaml:517-559): the
+    postgres-exporter image of the chart version (its metrics.image.tag) scraping
+    DATA_SOURCE_URI 127.0.0.1:<port>/<database>, so that it is counted as the render's
+    is (advisor.link.sidecars, advisor.read.apps.pgexporter)."""
+    if get(values, "metrics", "enabled") is not True:
+        return None
+    image_values = get(values, "metrics", "image")
+    image_values = image_values if isinstance(image_values, dict) else {}
+    tag = image_values.get("tag") or (exporter_tag(chart) if chart is not None else "")
+    image = f"{image_values.get('registry') or 'docker.io'}/" \
+            f"{image_values.get('repository') or 'bitnami/postgres-exporter'}" + \
+            (f":{tag}" if tag else "")
+    cpath = ("spec", "template", "spec", "containers", 1)
+    if image_values.get("tag"):
+        b.src((*cpath, "image"), "metrics", "image", "tag")
+    elif chart is not None:
+        b.sources[field_path(*cpath, "image")] = Source.default_of(
+            f"Bitnami postgresql chart {chart.shown} values.yaml metrics.image.tag "
+            f"{tag}.x (bitnami/postgres-exporter)", key="metrics.image.tag")
+    database = _database(values, glob) or "postgres"
+    port = get(values, "primary", "service", "ports", "postgresql") or 5432
+    user = get(values, "auth", "username") or "postgres"
+    b.src((*cpath, "env", 0, "value"), "metrics", "enabled")
+    return {"name": "metrics", "image": image,
+            "env": [{"name": "DATA_SOURCE_URI",
+                     "value": f"127.0.0.1:{port}/{database}?sslmode=disable"},
+                    {"name": "DATA_SOURCE_USER", "value": str(user)}]}
+
+
+def _database(values: dict[str, Any], glob: dict[str, Any]) -> str:
+    """postgresql.v1.database: global.postgresql.auth.database, else auth.database."""
+    got = get(glob, "postgresql", "auth", "database") or get(values, "auth", "database")
+    return str(got) if got else ""
 
 
 def _bitnami_postgresql(values: dict[str, Any], layers: list[ValuesLayer], prefix: Key,
                         release: str, name: str, chart_rel: str, namespace: str | None,
-                        defaults: bool = False, pg: tuple[int, Source] | None = None
-                        ) -> list[K8sObject]:
+                        defaults: bool = False, pg: tuple[int, Source] | None = None,
+                        chart: ChartVersion | None = None, glob: dict[str, Any] | None = None,
+                        unread: list[str] | None = None) -> list[K8sObject]:
     """What bitnami/postgresql renders that matters for the budget: the primary
     StatefulSet (and read replicas with architecture=replication) and the ConfigMaps
     holding primary.configuration / primary.extendedConfiguration. Names follow the
     chart's `postgresql.v1.primary.fullname` (<release>-postgresql, with -read for
-    replicas); see advisor.read.sources.operators.bitnami for the field paths and their source."""
+    replicas); see advisor.read.sources.operators.bitnami for the field paths and their source.
+    `chart`: the chart version Helm installs, for what it adds by default (resources, the
+    metrics sidecar's exporter); `unread` gets the components whose resources are unknown."""
     if not any(k in values for k in ("primary", "architecture", "readReplicas", "auth")) \
             and not (defaults and not any(k in values for k in _LEGACY_KEYS)):
         return []
@@ -434,7 +558,9 @@ def _bitnami_postgresql(values: dict[str, Any], layers: list[ValuesLayer], prefi
                     ) -> None:
         b = _Builder(layers, prefix)
         section = get(values, component) if isinstance(get(values, component), dict) else {}
-        replicas = section.get("replicaCount", 1)
+        # templates/primary/statefulset.yaml `replicas: 1` (11.0.0 .. 17.1.0: no value
+        # sizes the primary); read/statefulset.yaml `{{ .Values.readReplicas.replicaCount }}`
+        replicas = 1 if component == "primary" else section.get("replicaCount", 1)
         mounts: list[dict[str, Any]] = []
         # templates/primary/statefulset.yaml: primary.configuration at
         # <persistence.mountPath>/conf, the extended configuration at its conf/conf.d/,
@@ -454,11 +580,20 @@ def _bitnami_postgresql(values: dict[str, Any], layers: list[ValuesLayer], prefi
                          "name": "postgresql", "image": image,
                          "env": [{"name": "POSTGRESQL_VOLUME_DIR", "value": volume_dir}]}],
                          "volumes": mounts}}}}
-        b.src(("spec", "replicas"), *replicas_key)
+        b.sources["spec.replicas"] = Source.default_of(
+            "Bitnami postgresql templates/primary/statefulset.yaml `replicas: 1`"
+            if component == "primary" else
+            "Bitnami postgresql values.yaml readReplicas.replicaCount 1", key="replicas")
+        if component != "primary":
+            b.src(("spec", "replicas"), *replicas_key)
         _image_source(b, image_values, pg)
-        _resources(body, b, section, component)
+        if not _resources(body, b, section, component, chart) and unread is not None:
+            unread.append(component)
+        metrics = _metrics(values, glob or {}, b, chart)
+        if metrics is not None:
+            body["spec"]["template"]["spec"]["containers"].append(metrics)
         anchor = leaf_source(layers, (*prefix, *replicas_key)) or leaf_source(
-            layers, (*prefix, "architecture"))
+            layers, (*prefix, "architecture")) or _first_leaf(layers, prefix)
         configmaps: list[K8sObject] = []
         for key, cm_suffix, data_key in (("configuration", "configuration", "postgresql.conf"),
                                          ("extendedConfiguration", "extended-configuration",

@@ -57,6 +57,11 @@ class Tree(Struct):
     # a kustomization names a file outside its own folder (kustomize's default load
     # restrictor, LoadRestrictionsRootOnly, refuses that; Flux builds with None)
     files_outside: bool = False
+    # resource file -> the folder of the kustomization listing it, and kustomization
+    # folder -> the one that first includes it: the namespace kustomize gives a file's
+    # objects when the build fails and they are read as written (kustomize_plain)
+    listed_in: dict[Path, Path] = field(default_factory=dict)
+    included_by: dict[Path, Path] = field(default_factory=dict)
 
 
 def is_remote(entry: str) -> bool:
@@ -148,6 +153,8 @@ def scan(root: Root, directory: Path, tree: Tree, seen: set[Path], depth: int) -
             return
         if target.is_dir():
             if allow_dir:
+                if target not in seen:
+                    tree.included_by.setdefault(target, directory)
                 scan(root, target, tree, seen, depth + 1)
                 return
             tree.problems.append(problem(shown, f"{entry!r} is a directory", fatal=True,
@@ -162,6 +169,7 @@ def scan(root: Root, directory: Path, tree: Tree, seen: set[Path], depth: int) -
             tree.files_outside = True
         if resource:
             tree.resource_files.append(target)
+            tree.listed_in.setdefault(target, directory)
 
     for key in ("resources", "bases", "components"):
         for i, entry in enumerate(as_list(doc.get(key))):
