@@ -99,9 +99,15 @@ def test_pooler_shrinks_to_the_budget(tmp_path: Path):
     (server,) = advise_json(str(repo))
     assert server["peak_before"] == 310 and server["usable_before"] == 297
     keys = {p["key"]: p for p in server["proposals"]}
-    assert keys["default_pool_size"]["new"] == "143"  # 2 x (143 + 5 reserve) = 296 <= 297
+    # The reserve (opened only after a client waited reserve_pool_timeout) is given up
+    # before the steady pool: 2 x (148 + 0) = 296 <= 297, not 2 x (143 + 5 reserve).
+    assert keys["reserve_pool_size"]["new"] == "0"
+    assert keys["default_pool_size"]["new"] == "148"
     assert keys["default_pool_size"]["edit"]["path"] == "k8s/pgbouncer.yaml"
-    assert server["fits_after"] and server["peak_after"] <= 297
+    assert server["fits_after"] and server["peak_after"] == 296
+    # the reason's count is the After block's
+    assert keys["default_pool_size"]["reason"].startswith(
+        "2 replicas x 148 = 296 server connections (was 310)")
 
 
 def test_sweep_caps_the_pooler_at_the_measured_optimum(tmp_path: Path):

@@ -151,7 +151,8 @@ def fit_slots(
             if pooler is not None and pooler.kind == "rds-proxy":
                 proposals += shrink_proxy(pooler, b, s.alloc, assumption)
             elif pooler is not None:
-                proposals += shrink_pooler(pooler, c, s.alloc, assumption, target_active)
+                proposals += shrink_pooler(pooler, c, s.alloc, assumption, target_active,
+                                           topo)
     return proposals
 
 

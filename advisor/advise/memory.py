@@ -10,13 +10,17 @@ import math
 from msgspec.structs import replace
 
 from advisor.advise.records import Edit, Proposal, added_at, by_hand_at, edit_at, num
-from advisor.model import Budget, Server, Setting, Source
+from advisor.model import Budget, MemoryBudget, Server, Setting, Source
 
 KIB = 1024
 MIB = 1024 * 1024
 HEADROOM_SHARE = 0.10  # max_connections above the need, when no headroom is declared
 MIN_HEADROOM = 5
 WORK_MEM_MIN_KB = 64  # guc_tables.c: work_mem's minimum
+GIB_KB = 1024 * 1024  # kB in a GB
+# pgtune's maintenance_work_mem: RAM / 16, at most 2GB (web, OLTP, mixed, desktop)
+PGTUNE_MAINTENANCE_SHARE = 16
+MAINTENANCE_CAP_KB = 2 * GIB_KB
 # pgtune (le0pard/pgtune, configuration.js) for every DB type but desktop, and the
 # PostgreSQL docs' "a reasonable starting value for shared_buffers is 25% of the memory
 # in your system": shared_buffers = RAM / 4, effective_cache_size = RAM x 3 / 4.
@@ -31,8 +35,10 @@ def server_settings(
     notes: list[str],
     standby_peaks: list[float] | None = None,
 ) -> list[Proposal]:
-    """max_connections to what the clients need (when memory is short), then work_mem."""
-    from advisor.budget.slots import memory_budget, setting_term
+    """max_connections to what the clients need (when memory is short), shared_buffers
+    and autovacuum_work_mem to the pgtune shares of the RAM, then work_mem; a note when
+    the estimate is still over the limit after them."""
+    from advisor.budget.slots import memory_budget
 
     proposals: list[Proposal] = []
     m = b.memory
@@ -83,50 +89,132 @@ def server_settings(
     after = memory_budget(server, b.peak, memory)  # type: ignore[arg-type]
     if after is None or after.total <= limit:
         return proposals
+    # autovacuum_work_mem first when autovacuum is the largest term, else only when
+    # work_mem alone cannot make up the difference
+    label = m.limit.source.label()
+    if len(after.terms) > 3 and after.terms[3].value >= max(t.value for t in after.terms):
+        proposals += _autovacuum_setting(server, after, limit, label)
+        after = memory_budget(server, b.peak, memory)  # type: ignore[arg-type]
+        if after is None or after.total <= limit:
+            return proposals
+    short: list[str] = []
+    proposals += _work_mem_setting(server, after, limit, label, short)
+    if short and not any(p.key == "autovacuum_work_mem" for p in proposals):
+        lowered = _autovacuum_setting(server, after, limit, label)
+        if lowered:
+            proposals += lowered
+            short.clear()
+            after = memory_budget(server, b.peak, memory)  # type: ignore[arg-type]
+            if after is not None and after.total > limit:
+                proposals += _work_mem_setting(server, after, limit, label, short)
+    final = memory_budget(server, b.peak, memory)  # type: ignore[arg-type]
+    if final is not None and final.total > limit:
+        notes.append(_still_over(server, final, limit, short))
+    return proposals
+
+
+def _work_mem_setting(server: Server, after: MemoryBudget, limit: float, limit_label: str,
+                      short: list[str]) -> list[Proposal]:
+    """work_mem brought to what fits the limit once the other terms are counted; when
+    even PostgreSQL's minimum does not fit, why (in `short`) and no proposal."""
+    from advisor.budget.slots import setting_term
+
     wm = setting_term(server, "work_mem")
     if wm is None or len(after.terms) < 2:
-        return proposals
+        return []
     work_term = after.terms[1]
     rest = after.total - work_term.value
     per_kb = work_term.value / wm.value if wm.value else 0  # bytes per kB of work_mem
     if per_kb <= 0:
-        return proposals
+        return []
     new_kb = math.floor((limit - rest) / per_kb)
     if new_kb < WORK_MEM_MIN_KB:
-        notes.append(
-            f"work_mem cannot make {server.name} fit its memory limit: shared_buffers, "
-            f"backend overhead and autovacuum alone leave {max(new_kb, 0)}kB per sort or hash, "
-            f"below PostgreSQL's minimum of {WORK_MEM_MIN_KB}kB; lower max_connections (put "
-            "PgBouncer in front) or raise the memory limit"
-        )
-        return proposals
+        short.append(f"work_mem cannot make up the difference: the other terms leave "
+                     f"{max(new_kb, 0)}kB per sort or hash, below PostgreSQL's minimum of "
+                     f"{WORK_MEM_MIN_KB}kB")
+        return []
     # Whole megabytes read better, but below 4MB a megabyte is a quarter of the value:
     # kB there (PostgreSQL takes either).
     new_kb = new_kb - new_kb % 1024 if new_kb >= 4096 else new_kb
     if new_kb >= wm.value:
-        return proposals
+        return []
     new_text = f"{new_kb // 1024}MB" if new_kb % 1024 == 0 else f"{new_kb}kB"
     old_raw = server.settings["work_mem"].raw if "work_mem" in server.settings else num(wm.value)
     wm_edit, wm_manual = _set_or_insert(server, wm.source, "work_mem", old_raw, new_text)
     _set_server(server, "work_mem", new_kb, new_text, added_at(wm_edit) or wm.source)
-    proposals.append(
-        Proposal(
-            kind="server",
-            subject=server.name,
-            key="work_mem",
-            old=f"{old_raw} ({wm.source.label()})",
-            new=new_text,
-            reason=(
-                f"(limit {_mib(limit)} ({m.limit.source.label()}) - {_mib(rest)} for "
-                f"shared_buffers, backends and autovacuum) / {per_kb / 1024:g} (connections x "
-                f"sort/hash nodes x hash_mem_multiplier) = {new_text} per sort or hash"
-            ),
-            assumption="; ".join(after.assumptions),
-            edit=wm_edit,
-            manual=wm_manual,
-        )
-    )
-    return proposals
+    return [Proposal(
+        kind="server",
+        subject=server.name,
+        key="work_mem",
+        old=f"{old_raw} ({wm.source.label()})",
+        new=new_text,
+        reason=(
+            f"(limit {_mib(limit)} ({limit_label}) - {_mib(rest)} for "
+            f"shared_buffers, backends and autovacuum) / {per_kb / 1024:g} (connections x "
+            f"sort/hash nodes x hash_mem_multiplier) = {new_text} per sort or hash"
+        ),
+        assumption="; ".join(after.assumptions),
+        edit=wm_edit,
+        manual=wm_manual,
+    )]
+
+
+def _autovacuum_setting(server: Server, after: MemoryBudget, limit: float,
+                        limit_label: str) -> list[Proposal]:
+    """autovacuum_work_mem brought to pgtune's maintenance_work_mem for the RAM (RAM / 16,
+    at most 2GB: le0pard/pgtune@7d204bdb src/features/configuration/configurationSlice.js
+    selectMaintenanceWorkMem) when each worker may take more (asked when autovacuum is
+    the largest term, or work_mem alone cannot fit): every autovacuum worker
+    may hold it at once, so a large maintenance_work_mem (which autovacuum takes while
+    autovacuum_work_mem is -1) can be most of the estimate, past what work_mem or
+    max_connections can make up. Manual VACUUM and CREATE INDEX keep maintenance_work_mem
+    (one session at a time, not in the estimate)."""
+    from advisor.budget.arith import size
+    from advisor.budget.slots import autovacuum_memory, setting_term
+
+    av = autovacuum_memory(server)
+    own = setting_term(server, "autovacuum_work_mem")
+    if av is None or own is None or len(after.terms) < 4:
+        return []
+    share_kb = min(math.floor(limit / PGTUNE_MAINTENANCE_SHARE / KIB), MAINTENANCE_CAP_KB)
+    share_kb -= share_kb % 1024  # whole megabytes
+    if share_kb < 1024 or av.per_worker_kb <= share_kb:
+        return []
+    new_text = f"{share_kb // GIB_KB}GB" if share_kb % GIB_KB == 0 else f"{share_kb // 1024}MB"
+    term = after.terms[3]
+    was = (server.settings["autovacuum_work_mem"].raw if "autovacuum_work_mem" in server.settings
+           else "-1")
+    old = f"{was} ({own.source.label()})" + (
+        "" if av.own else f": maintenance_work_mem {size(av.per_worker_kb * KIB)} "
+        f"({av.source.label()}) for each worker")
+    edit, manual = _set_or_insert(server, own.source, "autovacuum_work_mem", was, new_text)
+    _set_server(server, "autovacuum_work_mem", share_kb, new_text, added_at(edit) or own.source)
+    workers = av.workers.value
+    return [Proposal(
+        kind="server", subject=server.name, key="autovacuum_work_mem", old=old, new=new_text,
+        reason=(f"{num(workers)} autovacuum workers x {new_text} = "
+                f"{size(workers * share_kb * KIB)} (was {size(term.value)}, "
+                f"{term.value / after.total:.0%} of the {size(after.total)} estimate): "
+                f"{new_text} is pgtune's maintenance_work_mem for {size(limit)} of RAM "
+                f"({limit_label}): RAM / 16, at most 2GB, here for each worker"
+                + ("" if av.own else "; VACUUM and CREATE INDEX run by hand keep "
+                   "maintenance_work_mem")),
+        assumption=(f"{num(workers)} autovacuum workers at once ({av.workers.source.label()}); "
+                    "the memory limit is the server's RAM"),
+        edit=edit, manual=manual)]
+
+
+def _still_over(server: Server, final: MemoryBudget, limit: float, short: list[str]) -> str:
+    """Said when the proposals leave the estimate over the limit: nothing advise
+    changes fits it, and by how much it is short."""
+    from advisor.budget.arith import size
+
+    terms = " + ".join(f"{size(t.value)} ({t.label})" for t in final.terms)
+    return (f"nothing advise changes fits {server.name} in its memory limit: after these "
+            f"proposals the estimate is {terms} = {size(final.total)} > {size(limit)}"
+            + "".join(f"; {x}" for x in short)
+            + "; raise the memory limit, or lower max_connections further with fewer "
+            "connections from the clients (put PgBouncer in front of them)")
 
 
 def _cache_settings(server: Server, limit: float, limit_label: str) -> list[Proposal]:

@@ -11,11 +11,13 @@ rests on):
    never above what a contribution asks for today;
 2. a client's share becomes a pool size per process (pods x processes x size <= share);
    a pooler's share becomes PgBouncer limits per replica: max_db_connections where that
-   cap binds, else pool_size / default_pool_size (reserve kept when it still fits);
+   cap binds, else pool_size / default_pool_size and reserve_pool_size, the reserve
+   given up first (opened only after reserve_pool_timeout);
 3. poolers in session mode are proposed transaction mode unless a hazard of a client
    behind them forbids it; max_client_conn is sized to the clients behind each replica;
 4. where a memory limit is known, max_connections is brought down to what the clients
-   need and work_mem to what fits the limit;
+   need, shared_buffers and autovacuum_work_mem to the pgtune shares of the limit and
+   work_mem to what fits it (a note when nothing does);
 5. the target number of active server connections is stated from the sizing evidence:
    (cores x 2) + spindles as a floor, or the USL fit of a sweep when one is given.
 """

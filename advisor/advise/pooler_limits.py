@@ -53,33 +53,66 @@ def shrink_pooler(
     alloc: float,
     assumption: str,
     target_active: float | None,
+    topo: Topology | None = None,
 ) -> list[Proposal]:
-    """Per-replica PgBouncer limits so that replicas x server connections <= alloc."""
+    """Per-replica PgBouncer limits so that replicas x server connections <= alloc. The
+    reason given is the budget's own count of the changed pooler (pooler_contribution,
+    what the After block shows), not the share it was sized to."""
     from advisor.budget.demand import inner_pools
-    from advisor.facts.pgbouncer import _find_database, effective_pool
 
     replicas = max(pooler.replicas.value + (pooler.surge.value if pooler.surge else 0), 1)
     per_replica = math.floor(alloc / replicas)
     current_per_replica = c.total / replicas if replicas else c.total
     if per_replica >= current_per_replica:
         return []
-    why = (
-        f"{num(replicas)} replicas x {num(per_replica)} = {num(replicas * per_replica)} server "
-        f"connections (was {num(c.total)})"
-    )
-    if target_active is not None:
-        why += f"; the measured optimum is {num(target_active)} active connections"
     own = inner_pools(c)  # its databases' arithmetic, inside the bound its clients set
     if pooler.sized_by is not None:
-        return _shrink_zalando(pooler, own, per_replica, why, assumption)
-    proposals: list[Proposal] = []
+        proposals = _shrink_zalando(pooler, own, per_replica, assumption)
+    else:
+        proposals = _shrink_pools(pooler, own, per_replica, assumption)
+    why = _pooler_why(pooler, topo, c.total, replicas, alloc)
+    if target_active is not None:
+        why += f"; the measured optimum is {num(target_active)} active connections"
+    for p in proposals:
+        p.reason = why + p.reason
+    return proposals
+
+
+def _pool_split(size: int, reserve: int, room: int) -> tuple[int, int]:
+    """(pool_size, reserve_pool_size) of a pool that may hold `room` server connections.
+    The reserve is part of what a pool takes at peak, and it is given up first: PgBouncer
+    opens it only for a client that has waited reserve_pool_timeout (5 s by default;
+    src/objects.c launch_new_connection), so a pool of 2 with a reserve of 5 serves
+    its clients 2 at a time between 5-second stalls."""
+    if size + reserve <= room:
+        return size, reserve
+    kept = max(1, min(size, room))
+    return kept, max(0, min(reserve, room - kept))
+
+
+def _shrink_pools(pooler: Pooler, own: Contribution, per_replica: int,
+                  assumption: str) -> list[Proposal]:
+    """max_db_connections where that cap binds, else each pool's size and reserve
+    (_pool_split) within its database's part of `per_replica`. A value several pools
+    share ([pgbouncer] default_pool_size) takes the smallest they need."""
+    from advisor.facts.pgbouncer import _find_database, effective_pool
+
+    # (entry name or "" for [pgbouncer], key) -> (entry, old term, new value)
+    wanted: dict[tuple[str, str], tuple[PoolerDatabase | None, Term, int]] = {}
+
+    def want(entry: PoolerDatabase | None, key: str, old: Term, new: int) -> None:
+        attr = {"default_pool_size": "pool_size"}.get(key, key)
+        where = entry.name if entry is not None and getattr(entry, attr, None) == old else ""
+        was = wanted.get((where, key))
+        if was is None or new < was[2]:
+            wanted[(where, key)] = (entry, old, new)
+
     db_parts = own.parts or [own]
     raw_total = sum(p.total for p in db_parts) or 1
     for part in db_parts:
         db_share = math.floor(per_replica * part.total / raw_total)
         entry = _find_database(pooler, part.who)
-        pool_parts = part.parts or []
-        users = [pp.who.split("/", 1)[1] for pp in pool_parts if "/" in pp.who]
+        users = [pp.who.split("/", 1)[1] for pp in part.parts or [] if "/" in pp.who]
         pools = [p for p in (effective_pool(pooler, part.who, u) for u in users) if p]
         if not pools:
             continue
@@ -88,32 +121,47 @@ def shrink_pooler(
         if cap.value > 0 and cap.value <= raw:
             # The cap binds: lowering it is the one-value change.
             if db_share < cap.value:
-                proposals.append(
-                    _pooler_value(
-                        pooler, entry, "max_db_connections", cap, db_share, why, assumption
-                    )
-                )
+                want(entry, "max_db_connections", cap, db_share)
             continue
-        per_pool = max(1, math.floor(db_share / len(pools)))
+        room = max(1, math.floor(db_share / len(pools)))
         for p in pools:
-            reserve = p.reserve_pool_size.value if p.reserve_used else 0
-            if reserve and per_pool - reserve < 1:
-                proposals.append(
-                    _pooler_value(
-                        pooler, entry, "reserve_pool_size", p.reserve_pool_size, 0, why, assumption
-                    )
-                )
-                reserve = 0
-            new_size = max(1, per_pool - int(reserve))
-            if new_size < p.pool_size.value:
-                key = "default_pool_size"
-                proposal = _pooler_value(pooler, entry, key, p.pool_size, new_size, why, assumption)
-                if all(x.key != proposal.key or x.subject != proposal.subject for x in proposals):
-                    proposals.append(proposal)
+            if p.pool_size.int_value <= 0:
+                continue  # no size of its own (1.24+) or its first login only
+            reserve = p.reserve_pool_size.int_value if p.reserve_used else 0
+            size, new_reserve = _pool_split(p.pool_size.int_value, reserve, room)
+            if new_reserve < reserve:
+                want(entry, "reserve_pool_size", p.reserve_pool_size, new_reserve)
+            if size < p.pool_size.int_value:
+                want(entry, "default_pool_size", p.pool_size, size)
+    proposals = []
+    for (_where, key), (entry, old, new) in wanted.items():
+        note = ""
+        if key == "reserve_pool_size":
+            note = ("; the reserve is given up before the steady pool: PgBouncer opens it "
+                    "only for a client that has waited reserve_pool_timeout (src/objects.c "
+                    "launch_new_connection)")
+        proposal = _pooler_value(pooler, entry, key, old, new, note, assumption)
+        proposals.append(proposal)
     return proposals
 
 
-def _shrink_zalando(pooler: Pooler, c: Contribution, per_replica: int, why: str,
+def _pooler_why(pooler: Pooler, topo: Topology | None, was: float, replicas: float,
+                alloc: float) -> str:
+    """The changed pooler counted as the budget counts it (slots.pooler_contribution,
+    bounded by its clients when `topo` is given): the After block's number."""
+    from advisor.budget.demand import bounded_by_clients, inner_pools
+    from advisor.budget.slots import pooler_contribution
+
+    after = pooler_contribution(pooler, topo)
+    own = inner_pools(after)
+    text = (f"{num(replicas)} replicas x {num(own.total / replicas)} = {num(own.total)} "
+            "server connections")
+    if bounded_by_clients(after) and after.total < own.total:
+        text += f", {num(after.total)} of them what its clients can ask for"
+    return text + f" (was {num(was)}), within its share of {num(math.floor(alloc))}"
+
+
+def _shrink_zalando(pooler: Pooler, c: Contribution, per_replica: int,
                     assumption: str) -> list[Proposal]:
     """The Zalando operator writes the pooler's pgbouncer.ini itself from
     spec.connectionPooler.maxDBConnections (per pod: maxDBConnections / instances, pool
@@ -153,7 +201,7 @@ def _shrink_zalando(pooler: Pooler, c: Contribution, per_replica: int, why: str,
     return [Proposal(
         kind="pooler", subject=f"{pooler.name} (Zalando operator)", key="maxDBConnections",
         old=sized_by.show(), new=str(new),
-        reason=(f"{why}; the operator derives per pod max_db_connections {new} // {pods} = "
+        reason=(f"; the operator derives per pod max_db_connections {new} // {pods} = "
                 f"{chosen}, default_pool_size {pool} and reserve_pool_size {reserve} "
                 "(connection_pooler.go): its pgbouncer.ini is not edited by hand"),
         assumption=assumption,
@@ -168,11 +216,12 @@ def _pooler_value(
     key: str,
     old: Term,
     new: float,
-    why: str,
+    reason: str,
     assumption: str,
 ) -> Proposal:
     """Change one PgBouncer limit in the topology copy (on the [databases] entry when
-    that is where the value came from, else in [pgbouncer]) and say so."""
+    that is where the value came from, else in [pgbouncer]) and say so (`reason`, after
+    the count shrink_pooler puts first)."""
     new_term = replace(old, value=float(new))
     subject = pooler.name
     entry_attr = {"default_pool_size": "pool_size"}.get(key, key)
@@ -188,14 +237,14 @@ def _pooler_value(
                                              added_at(edit) or old.source)
         if edit is not None:
             return Proposal(kind="pooler", subject=subject, key=key, old=old.show(),
-                            new=num(new), reason=why, assumption=assumption, edit=edit)
+                            new=num(new), reason=reason, assumption=assumption, edit=edit)
     return Proposal(
         kind="pooler",
         subject=subject,
         key=entry_attr if subject != pooler.name else key,
         old=old.show(),
         new=num(new),
-        reason=why,
+        reason=reason,
         assumption=assumption,
         edit=edit_at(old.source, num(old.value), num(new)),
         manual=by_hand_at(old.source, num(new)) if old.source.path else manual,

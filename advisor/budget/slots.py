@@ -17,6 +17,7 @@ own and are listed, not subtracted.
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 from msgspec.structs import replace
 
@@ -403,6 +404,32 @@ def not_subtracted(server: Server) -> list[NotSubtracted]:
     return out
 
 
+class AutovacuumMemory(NamedTuple):
+    """What autovacuum's workers may hold at once: workers x per_worker_kb."""
+
+    workers: Term  # autovacuum_max_workers (how many run at once, also in 18+)
+    per_worker_kb: float  # autovacuum_work_mem, or maintenance_work_mem when it is -1
+    label: str  # which of the two
+    source: Source  # where that one is set
+    own: bool  # autovacuum_work_mem is set (not -1)
+
+
+def autovacuum_memory(server: Server) -> AutovacuumMemory | None:
+    """The autovacuum term of the memory estimate (memory_budget, and what advise
+    changes to lower it)."""
+    version = server.version.int_value
+    mwm = setting_term(server, "maintenance_work_mem")  # kB
+    avwm = setting_term(server, "autovacuum_work_mem")  # kB, -1 = maintenance_work_mem
+    av_name = "autovacuum_worker_slots" if version >= 18 else "autovacuum_max_workers"
+    avw = setting_term(server, "autovacuum_max_workers") or setting_term(server, av_name)
+    if mwm is None or avw is None:
+        return None
+    if avwm is not None and avwm.value != -1:
+        return AutovacuumMemory(avw, avwm.value, "autovacuum_work_mem", avwm.source, True)
+    return AutovacuumMemory(avw, mwm.value, "maintenance_work_mem (autovacuum_work_mem = -1)",
+                            mwm.source, False)
+
+
 def memory_budget(server: Server, peak: float, options: MemoryOptions) -> MemoryBudget | None:
     """Worst case: shared_buffers + connections x (work_mem x nodes x hash_mem_multiplier
     + backend overhead) + autovacuum workers x maintenance memory."""
@@ -414,11 +441,8 @@ def memory_budget(server: Server, peak: float, options: MemoryOptions) -> Memory
     sb = setting_term(server, "shared_buffers")  # 8kB blocks
     wm = setting_term(server, "work_mem")  # kB
     hm = setting_term(server, "hash_mem_multiplier") if version >= 13 else None
-    mwm = setting_term(server, "maintenance_work_mem")  # kB
-    avwm = setting_term(server, "autovacuum_work_mem")  # kB, -1 = maintenance_work_mem
-    av_name = "autovacuum_worker_slots" if version >= 18 else "autovacuum_max_workers"
-    avw = setting_term(server, "autovacuum_max_workers") or setting_term(server, av_name)
-    if sb is None or wm is None or mwm is None or avw is None:
+    av = autovacuum_memory(server)
+    if sb is None or wm is None or av is None:
         return None
     if options.connections == "peak":
         conns = Term(label="peak client connections", value=peak,
@@ -428,9 +452,6 @@ def memory_budget(server: Server, peak: float, options: MemoryOptions) -> Memory
             label="max_connections", value=100, source=Source.default_of("PostgreSQL default"))
     multiplier = hm.value if hm is not None else 1.0
     overhead = parse_size(options.backend_overhead.replace("MB", "MiB").replace("kB", "KiB"))
-    av_mem_kb = avwm.value if avwm is not None and avwm.value != -1 else mwm.value
-    av_label = "autovacuum_work_mem" if avwm is not None and avwm.value != -1 \
-        else "maintenance_work_mem (autovacuum_work_mem = -1)"
     terms = [
         Term(label="shared_buffers", value=sb.value * 8192, source=sb.source),
         Term(label=f"{conns.show()} x work_mem {_mib(wm.value * 1024)} x "
@@ -440,9 +461,8 @@ def memory_budget(server: Server, peak: float, options: MemoryOptions) -> Memory
         Term(label=f"{conns.value:g} connections x backend overhead {options.backend_overhead}",
              value=conns.value * overhead,
              source=Source.default_of("assumed per-backend overhead (PA301 backend_overhead)")),
-        Term(label=f"{avw.show()} x {av_label} {_mib(av_mem_kb * 1024)}",
-             value=avw.value * av_mem_kb * 1024,
-             source=(avwm.source if avwm is not None and avwm.value != -1 else mwm.source)),
+        Term(label=f"{av.workers.show()} x {av.label} {_mib(av.per_worker_kb * 1024)}",
+             value=av.workers.value * av.per_worker_kb * 1024, source=av.source),
     ]
     return MemoryBudget(
         limit=server.memory_limit, terms=terms, total=sum(t.value for t in terms),

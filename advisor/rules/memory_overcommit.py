@@ -43,6 +43,9 @@ def memory_overcommit(topo: Topology, ctx: RuleContext) -> Iterator[Finding]:
     work_mem = 16MB
     ```
     and raise work_mem per role or per query (`SET LOCAL work_mem`) where it is needed.
+    When autovacuum's workers x `maintenance_work_mem` is the largest term (`autovacuum_work_mem
+    = -1` gives each worker maintenance_work_mem), set `autovacuum_work_mem` (for example
+    RAM / 16 per worker) and keep maintenance_work_mem for manual VACUUM and CREATE INDEX.
 
     ## Options
     - `nodes_per_query` (default 2): sort/hash nodes one query runs at once.
@@ -52,6 +55,8 @@ def memory_overcommit(topo: Topology, ctx: RuleContext) -> Iterator[Finding]:
     ## References
     - PostgreSQL 15 docs, 20.4.1 Memory: work_mem, hash_mem_multiplier,
       maintenance_work_mem, autovacuum_work_mem.
+    - pgtune (le0pard/pgtune, configurationSlice.js): maintenance_work_mem = RAM / 16,
+      at most 2GB, what `advise` gives each autovacuum worker when they take more.
     """
     # A primary and its standbys from one resource (a CloudNativePG Cluster) share the
     # settings, the limit and the line: one finding names them all, not one each.
@@ -79,10 +84,22 @@ def memory_overcommit(topo: Topology, ctx: RuleContext) -> Iterator[Finding]:
             detail=detail,
             location=mem.terms[1].source.location() or budget.location,
             related=related([*mem.terms, limit], fmt=size),
-            fix=Fix(description="lower work_mem or max_connections (put PgBouncer in "
-                    "front), or raise the memory limit; set larger work_mem per role "
-                    "or per query where needed"),
+            fix=Fix(description=_fix_text(mem)),
             subject=budget.server_id)
+
+
+def _fix_text(mem: MemoryBudget) -> str:
+    """The levers, the one of the largest term first: autovacuum's workers x
+    autovacuum_work_mem (maintenance_work_mem while it is -1) is out of reach of
+    work_mem and max_connections when it is most of the estimate."""
+    usual = ("lower work_mem or max_connections (put PgBouncer in front), or raise the "
+             "memory limit; set larger work_mem per role or per query where needed")
+    autovacuum = mem.terms[3] if len(mem.terms) > 3 else None
+    if autovacuum is None or autovacuum.value < max(t.value for t in mem.terms):
+        return usual
+    return (f"set autovacuum_work_mem lower: autovacuum is the largest term, "
+            f"{size(autovacuum.value)} ({autovacuum.label}; at -1 each worker takes "
+            f"maintenance_work_mem); or {usual}")
 
 
 def _key(budget: Budget, mem: MemoryBudget, limit: Term) -> tuple:
