@@ -927,7 +927,9 @@ def _flux_components(root: Root, objects: list[K8sObject],
             continue
         ks, components = found
         rendered = next(builds)
-        if rendered is None or any(p.fatal for p in rendered.problems):
+        # an error the build without the components had too (a listed file missing, left
+        # out of both builds) is no failure of the components
+        if rendered is None or any(p.fatal and p not in problems for p in rendered.problems):
             problems += rendered.problems if rendered is not None else []
             notices.append(f"Flux: {label} built without the components of {ks.ref} "
                            f"({ks.path}:{ks.line}), which did not build: their objects "
@@ -944,7 +946,7 @@ def _flux_components(root: Root, objects: list[K8sObject],
         notices += [n for n in rendered.notices if n not in notices]
         notices.append(f"Flux: {label} built with the components of {ks.ref} "
                        f"({ks.path}:{ks.line}): {', '.join(components)}")
-        kept = [o for o in objs if not o.origin.startswith("kustomize:")]
+        kept = [o for o in objs if not o.origin.startswith(("kustomize:", "kustomize-plain:"))]
         out.append((label, rendered.objects + kept))
     if reads is not None and reads.unused:
         # a component folder used only through a Flux Kustomization is used after all
