@@ -381,9 +381,29 @@ def _manifest(text: str, shown: str, cache, st: os.stat_result | None = None,
             return found
     comments = scan_suppressions(text) if "pool-advisor:" in text else None
     objs, probs = k8s_objects(text, shown)
+    probs = _not_a_manifest(text, probs)
     if not cache.enabled:
         return _compacted(objs, shown, file), probs, comments
     return _put(cache, text, shown, objs, probs, comments, st), probs, comments
+
+
+_TOP_API_VERSION = re.compile(r"^apiVersion[ \t]*:", re.M)
+_TOP_KIND = re.compile(r"^kind[ \t]*:", re.M)
+
+
+def _not_a_manifest(text: str, probs: list[ConfigProblem]) -> list[ConfigProblem]:
+    """A file YAML cannot read that is no Kubernetes manifest (no top-level `apiVersion:`
+    and `kind:`: an Ansible tasks file with a kubeadm config in a block, a fixture) holds
+    no object a budget reads: its PA901 is a warning, not the error that makes every
+    peak a floor (audit 10a: sulibot/home-ops' terraform/ansible/roles/bootstrap/tasks/
+    main.yml kept all its servers from fitting). A plain manifest that no kustomization
+    lists is what reaches here; one that is a manifest keeps its error."""
+    if not any(p.fatal and p.program == "YAML" for p in probs) or (
+            _TOP_API_VERSION.search(text) and _TOP_KIND.search(text)):
+        return probs
+    return [replace(p, fatal=False, message=f"{p.message} (not a Kubernetes manifest: no "
+                    "top-level apiVersion and kind, so no budget depends on it)")
+            if p.fatal and p.program == "YAML" else p for p in probs]
 
 
 def _compacted(objs: list[K8sObject], shown: str, file: tuple[Root, Path] | None
