@@ -275,3 +275,13 @@ def test_other_readers_still_take_a_bom_off(tmp_path):
     result = run_check([str(tmp_path)], CheckOptions(cache=False))
     (budget,) = result.budgets
     assert budget.peak == 40 and budget.fits
+
+
+def test_a_named_symlink_loop_is_a_usage_error_that_says_so(tmp_path):
+    """`check k8s/a.yaml` with a.yaml in a loop: a path given that cannot be read is a
+    usage error (exit 2), worded for what it is (it said 'no such file or directory')."""
+    (tmp_path / "a.yaml").symlink_to("b.yaml")
+    (tmp_path / "b.yaml").symlink_to("a.yaml")
+    out = check(str(tmp_path / "a.yaml"))
+    assert out.exit_code == 2
+    assert "symlink to nothing (dangling, or a loop)" in out.output
