@@ -3,9 +3,9 @@ bytes."""
 
 from __future__ import annotations
 
-import re
+from advisor.lazyregex import lazy
 
-_SIZE = re.compile(
+_SIZE = lazy(
     r"^\s*(\d+(?:\.\d+)?)\s*(B|KB|KiB|kB|MB|MiB|GB|GiB|TB|TiB|Ki|Mi|Gi|Ti|K|M|G|T)?\s*$")
 _SIZE_FACTORS = {
     None: 1, "B": 1, "K": 1000, "KB": 1000, "kB": 1024, "KiB": 1024, "Ki": 1024,

@@ -19,6 +19,7 @@ from advisor.config.settings import Settings
 from advisor.engine.evaluate import add_suppressions
 from advisor.engine.options import CheckOptions, UsageError
 from advisor.guard import guarded
+from advisor.lazyregex import lazy
 from advisor.model import ConfigProblem, Location, Topology
 from advisor.read.cache import ManifestEntry
 from advisor.read.extract import decode_extract, extract_of
@@ -226,7 +227,7 @@ def scan_paths(root: Root, paths: list[Path], settings: Settings, options: Check
     return topo
 
 
-_ERB_WORKLOAD = re.compile(r"^kind:\s*(Deployment|StatefulSet|DaemonSet|Job|CronJob|Pod)"
+_ERB_WORKLOAD = lazy(r"^kind:\s*(Deployment|StatefulSet|DaemonSet|Job|CronJob|Pod)"
                            r"\s*$", re.M)
 _ERB_SUFFIXES = (".yaml.erb", ".yml.erb")
 
@@ -408,8 +409,8 @@ def _manifest(text: str, shown: str, cache, st: os.stat_result | None = None,
     return _put(cache, text, shown, objs, probs, comments, st), probs, comments
 
 
-_TOP_API_VERSION = re.compile(r"^apiVersion[ \t]*:", re.M)
-_TOP_KIND = re.compile(r"^kind[ \t]*:", re.M)
+_TOP_API_VERSION = lazy(r"^apiVersion[ \t]*:", re.M)
+_TOP_KIND = lazy(r"^kind[ \t]*:", re.M)
 
 
 def _not_a_manifest(text: str, probs: list[ConfigProblem]) -> list[ConfigProblem]:

@@ -20,15 +20,17 @@ from __future__ import annotations
 
 import re
 
-_PG_IN_TAG = re.compile(r"(?:^|[-_.])pg(\d+)(?:\.(\d+))?", re.I)  # 2.14.2-pg16, pg16.2-ts2
-_UBI_TAG = re.compile(r"^(?:ubi|centos|rhel)\d+-(\d+)(?:\.(\d+))?")  # ubi8-16.2-0
-_LEADING = re.compile(r"^v?(\d+)(?:\.(\d+))?")  # 16, 16.2, 11.14.0-debian-10-r28, 9.6
-_BITNAMI_TAG = re.compile(r"^(\d+)\.(\d+)\.\d+-debian-\d+-r\d+$")  # 14.4.0-debian-11-r0
+from advisor.lazyregex import lazy
+
+_PG_IN_TAG = lazy(r"(?:^|[-_.])pg(\d+)(?:\.(\d+))?", re.I)  # 2.14.2-pg16, pg16.2-ts2
+_UBI_TAG = lazy(r"^(?:ubi|centos|rhel)\d+-(\d+)(?:\.(\d+))?")  # ubi8-16.2-0
+_LEADING = lazy(r"^v?(\d+)(?:\.(\d+))?")  # 16, 16.2, 11.14.0-debian-10-r28, 9.6
+_BITNAMI_TAG = lazy(r"^(\d+)\.(\d+)\.\d+-debian-\d+-r\d+$")  # 14.4.0-debian-11-r0
 # ghcr.io/zalando/spilo-16; sclorg's quay.io/fedora/postgresql-16,
 # quay.io/sclorg/postgresql-15-c9s, centos/postgresql-96-centos7 (96 is 9.6), Sourcegraph's
 # postgresql-16-codeinsights (the names advisor.read.workloads takes for a server)
 POSTGRESQL_REPO = r"postgresql-(\d+)(?:-(?:c\d+s|centos\d+|rhel\d+|el\d+|codeinsights))?"
-_REPO_MAJOR = re.compile(rf"^(?:spilo-(\d+)|{POSTGRESQL_REPO})$")
+_REPO_MAJOR = lazy(rf"^(?:spilo-(\d+)|{POSTGRESQL_REPO})$")
 
 # Images whose leading tag number is not PostgreSQL's (their PostgreSQL is after "pg").
 _OWN_VERSIONED = ("timescaledb", "timescaledb-ha", "pgvector", "spilo", "postgres-operator")

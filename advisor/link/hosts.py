@@ -341,9 +341,9 @@ def _lookup_host(h: str, namespace: str | None, host_map: dict[str, tuple[str, s
     return None
 
 
-_POSTGRES_PREFIX = re.compile(r"POSTGRES|(?:^|_)PG_*$", re.I)
+_POSTGRES_PREFIX = lazy(r"POSTGRES|(?:^|_)PG_*$", re.I)
 # a host name or address as written, not a template or a variable left to expand
-_LITERAL_HOST = re.compile(r"[A-Za-z0-9][A-Za-z0-9.-]*(?::\d+)?")
+_LITERAL_HOST = lazy(r"[A-Za-z0-9][A-Za-z0-9.-]*(?::\d+)?")
 _LOOPBACK = frozenset({"localhost", "127.0.0.1", "::1"})
 
 
@@ -354,13 +354,13 @@ def _names_postgres(prefix: str) -> bool:
 # An application's own name for its database host (DJANGO_DATABASE_HOST,
 # AUTOBRR__POSTGRES_HOST, SYMFONY__ENV__DATABASE_HOST, POSTHOG_POSTGRES_HOST,
 # PAPERLESS_DBHOST, dbHost), and its siblings' endings.
-_HOST_VAR = re.compile(r"(.*(?:DATABASE|POSTGRES|POSTGRESQL|PG|DB)_*)(?:HOST|HOSTNAME|SERVER)",
+_HOST_VAR = lazy(r"(.*(?:DATABASE|POSTGRES|POSTGRESQL|PG|DB)_*)(?:HOST|HOSTNAME|SERVER)",
                        re.I)
 _SIBLINGS = {"port": ("PORT",), "dbname": ("NAME", "DATABASE", "DB", "DBNAME"),
              "user": ("USER", "USERNAME")}
 # The application's own part of a host variable's prefix and its database word:
 # POSTHOG_ and POSTGRES of POSTHOG_POSTGRES_HOST, PAPERLESS_ and DB of PAPERLESS_DBHOST.
-_APP_AND_WORD = re.compile(r"(.+?_)(DATABASE|POSTGRESQL|POSTGRES|PG|DB)(_*)", re.I)
+_APP_AND_WORD = lazy(r"(.+?_)(DATABASE|POSTGRESQL|POSTGRES|PG|DB)(_*)", re.I)
 _DB_WORDS = ("DB", "DATABASE", "POSTGRES", "POSTGRESQL", "PG")
 _HOST_ENDINGS = ("HOST", "HOSTNAME", "SERVER")
 
@@ -532,7 +532,7 @@ def _siblings(prefix: str, by_name: dict[str, EnvVar]) -> dict[str, str | None]:
 
 
 # `host:port` as a whole value, the port written out
-_ENDPOINT = re.compile(r"([A-Za-z0-9][A-Za-z0-9.-]*):(\d{1,5})")
+_ENDPOINT = lazy(r"([A-Za-z0-9][A-Za-z0-9.-]*):(\d{1,5})")
 
 
 def _endpoint_route(env: tuple[EnvVar, ...] | list[EnvVar],

@@ -4,11 +4,11 @@ and the (database, user) pairs its clients will open."""
 
 from __future__ import annotations
 
-import re
 from functools import partial
 from typing import TYPE_CHECKING
 
 from advisor.guard import guarded
+from advisor.lazyregex import lazy
 from advisor.link.hosts import resolve_host
 from advisor.link.inputs import Inputs, merge_suppressions, suppressed_codes, workload_id
 from advisor.model import (
@@ -92,7 +92,7 @@ def declared_proxy(decl: ProxyDecl, inputs: Inputs, topo: Topology) -> Pooler:
 
 
 # PgBouncer's version inside a longer tag (Airflow's airflow-pgbouncer-2025.03.05-1.23.1)
-_TAG_BOUNCER_VERSION = re.compile(r"(?:^|[-_v])1\.(\d+)(?:\.\d+)?(?=$|[-_])")
+_TAG_BOUNCER_VERSION = lazy(r"(?:^|[-_v])1\.(\d+)(?:\.\d+)?(?=$|[-_])")
 
 
 def _bouncer_version(c: Container | None) -> BouncerVersion:

@@ -653,10 +653,12 @@ def _simple_match(patterns: list[tuple[bool, bool, str]], rel: str) -> bool:
     parts = rel.rstrip("/").split("/")
     last = len(parts) - 1
     for anchored, dir_only, name in patterns:
+        # a name without a wildcard is compared (fnmatch compiles a pattern per name)
+        plain = not any(ch in name for ch in "*?")
         for i, part in enumerate(parts[:1] if anchored else parts):
             if dir_only and i == last and not is_dir:
                 continue
-            if fnmatchcase(part, name):
+            if part == name if plain else fnmatchcase(part, name):
                 return True
     return False
 

@@ -6,9 +6,9 @@ A suppression applies to findings located on its own line or on the line after i
 
 from __future__ import annotations
 
-import re
+from advisor.lazyregex import lazy
 
-_IGNORE = re.compile(r"pool-advisor:\s*ignore\[([A-Za-z0-9_,\s-]+)\]")
+_IGNORE = lazy(r"pool-advisor:\s*ignore\[([A-Za-z0-9_,\s-]+)\]")
 
 
 def scan_suppressions(text: str, line_offset: int = 0) -> dict[int, list[str]]:

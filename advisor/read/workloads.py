@@ -262,7 +262,7 @@ def lookup(index: ConfigIndex, kind: str, namespace: str | None, name: str
     return index.get((kind, namespace, name)) or index.get((kind, None, name))
 
 
-_QUANTITY = re.compile(r"^([0-9.]+(?:[eE][0-9]+)?)([a-zA-Z]*)$")
+_QUANTITY = lazy(r"^([0-9.]+(?:[eE][0-9]+)?)([a-zA-Z]*)$")
 _BIN = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
 _DEC = {"": 1, "k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12, "P": 10**15, "E": 10**18,
         "m": 10**-3}
@@ -945,7 +945,7 @@ def _env(ns: str | None, items: tuple[EnvItem, ...], index: ConfigIndex,
 
 
 # `$$` first: Kubernetes reads it as an escaped `$` (`$$(A)` is the text `$(A)`).
-_VAR_REF = re.compile(r"\$\$|\$\(([A-Za-z_][A-Za-z0-9_]*)\)")
+_VAR_REF = lazy(r"\$\$|\$\(([A-Za-z_][A-Za-z0-9_]*)\)")
 
 
 def _expand(value: str, earlier: list[EnvVar]) -> str:

@@ -11,13 +11,13 @@ One small module per stack; each reader takes a StackContext and returns Pools.
 from __future__ import annotations
 
 import importlib
-import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from msgspec import Struct, field
 from msgspec.structs import replace
 
+from advisor.lazyregex import lazy
 from advisor.model import ConfigProblem, Container, NodeCpus, Pool, Record, Route, Source
 from advisor.read.apps.base import InitWriter, StackContext
 from advisor.read.apps.source import AppFile, AppSource, mounted_app_file, scan_app_dir
@@ -285,7 +285,7 @@ def _temporal_sql_tool(ctx: StackContext, segments: list[list[Word]]) -> list[Po
 # establishes a new pool) until 7.1 (rails/rails#46224 "Remove extra advisory lock
 # connection": the lock is back on the migration's connection).
 _RAILS_LOCK_CONNECTION = ((6, 1), (7, 1))
-_GEMFILE_AR = re.compile(r"    activerecord \((\d+)\.(\d+)[.\d]*\)$")
+_GEMFILE_AR = lazy(r"    activerecord \((\d+)\.(\d+)[.\d]*\)$")
 
 
 def _rails_lock_connection(ctx: StackContext) -> tuple[str, Source] | None:
@@ -434,7 +434,7 @@ def _option(args: list[str], short: str, long: str, default: int) -> int | None:
 
 
 _JS_KINDS = frozenset({"js", "prisma"})
-_PYTHON_PROGRAM = re.compile(r"python[\d.]*$")
+_PYTHON_PROGRAM = lazy(r"python[\d.]*$")
 
 
 def _runs_python(segments: list[list[Word]]) -> str:

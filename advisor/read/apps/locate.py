@@ -772,8 +772,6 @@ _PLACEHOLDER_NAMES = frozenset(("root", "monorepo", "workspace", "workspaces", "
 
 
 def _root_project_name(root: Root) -> str | None:
-    import json
-
     base = str(root.path)
     try:
         path = os.path.join(base, "go.mod")
@@ -785,6 +783,8 @@ def _root_project_name(root: Root) -> str | None:
                 return (last.split(".")[0] if len(parts) == 1 else last).lower()
         path = os.path.join(base, "package.json")
         if os.path.isfile(path):
+            import json  # here: its import compiles six patterns, most roots need none
+
             name = json.loads(root.read_text(path, keep=True)).get("name")
             if isinstance(name, str) and name:
                 return name.rsplit("/", 1)[-1].lower()

@@ -13,6 +13,7 @@ from pathlib import Path, PurePosixPath
 
 from msgspec.structs import replace
 
+from advisor.lazyregex import lazy
 from advisor.model import ConfigProblem, Frozen, Location, Source, TextPlaces
 from advisor.read.fs import InputError, Root, walk
 
@@ -28,7 +29,7 @@ SKIP_DIRS = frozenset({
     "docs", "examples", "example", "samples", "benchmarks", "bench",
 })
 
-_SPRING_CONFIG = re.compile(r"application(?:-(?P<profile>[^./]+))?\.(?:ya?ml|properties)")
+_SPRING_CONFIG = lazy(r"application(?:-(?P<profile>[^./]+))?\.(?:ya?ml|properties)")
 
 _BY_NAME = {
     "database.yml": "database-yml",
@@ -332,10 +333,10 @@ def _backstage_workspace_configs(root: Root, base: Path, problems: list[ConfigPr
     return out
 
 
-_GO_MODULE = re.compile(r"^module\s+\"?([^\s\"]+)", re.M)
-_GO_IMPORT_BLOCK = re.compile(r"^import\s*\(([^)]*)\)", re.M)
-_GO_IMPORT_LINE = re.compile(r"^import\s+(?:[\w.]+\s+)?\"([^\"]+)\"", re.M)
-_GO_QUOTED = re.compile(r"\"([^\"]+)\"")
+_GO_MODULE = lazy(r"^module\s+\"?([^\s\"]+)", re.M)
+_GO_IMPORT_BLOCK = lazy(r"^import\s*\(([^)]*)\)", re.M)
+_GO_IMPORT_LINE = lazy(r"^import\s+(?:[\w.]+\s+)?\"([^\"]+)\"", re.M)
+_GO_QUOTED = lazy(r"\"([^\"]+)\"")
 
 
 def go_imports(text: str) -> set[str]:
@@ -414,7 +415,7 @@ def _go_imported_files(root: Root, base: Path, files: list[AppFile],
 
 # Folders of scripts that are not the deployed process: load tests, benchmarks, examples
 # and demos (perfTest/, benchmarks/, load-tests/, examples/...). Their pools are not a pod's.
-_AUXILIARY_DIR = re.compile(r"(?i)^(?:perf|bench|load[-_]?test|stress|example|demo|sample|"
+_AUXILIARY_DIR = lazy(r"(?i)^(?:perf|bench|load[-_]?test|stress|example|demo|sample|"
                             r"fixture|test|e2e|spec|__tests__|cypress|playwright)")
 
 

@@ -237,7 +237,7 @@ def _parse_npgsql(text: str) -> dict[str, str | None] | None:
 # Celery's database result backend is `db+` and an SQLAlchemy URL (celery/backends/
 # database: the scheme after `db+` goes to create_engine): Airflow's
 # AIRFLOW__CELERY__RESULT_BACKEND=db+postgresql://...
-_SCHEME_ALIAS = re.compile(
+_SCHEME_ALIAS = lazy(
     r"^(?:db\+postgres(?:ql)?(?:\+[\w.-]+)?|postgres(?:ql)?\+[\w.-]+|postgis|pgsql|timescaledb"
     r"|ecto)://", re.I)
 

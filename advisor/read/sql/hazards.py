@@ -56,11 +56,11 @@ text was cut out of a larger file (a string literal); else lines count from
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterator, Sequence
 
 from msgspec import Struct
 
+from advisor.lazyregex import lazy
 from advisor.model import ConfigProblem, Location, SqlHazard
 
 # kind -> (what it is, the fix to suggest)
@@ -146,10 +146,10 @@ SESSION_ADVISORY_FUNCTIONS = frozenset(
 
 # A cheap gate before parsing: every hazard's statement contains one of these words
 # (lowercased). It only decides whether to run the parser; the parser decides the rest.
-_MAY_HAVE_HAZARD = re.compile(
+_MAY_HAVE_HAZARD = lazy(
     r"set|listen|declare|prepare|execute|deallocate|temp|load|begin|start|advisory"
 )
-_MAY_PIN = re.compile(r"discard|nextval|setval|currval|lastval")
+_MAY_PIN = lazy(r"discard|nextval|setval|currval|lastval")
 _FALSE_TEXT = frozenset({"f", "false", "off", "no", "n", "0"})
 _DETAIL_MAX = 120
 
