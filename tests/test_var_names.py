@@ -209,3 +209,16 @@ def test_a_host_of_no_server_here_is_not_dropped_silently(tmp_path):
     assert [n for n in topo.notices
             if n.startswith("Deployment/photos-server: container server is given "
                             "DB_HOSTNAME='db.example.org'")]
+
+
+@pytest.mark.parametrize("value", ["/data/pocket-id.db", "sqlite:///data/app.db",
+                                   "mysql://db.example.org:3306/app"])
+def test_a_connection_string_of_no_postgresql_server_is_no_host(tmp_path, value):
+    """DB_CONNECTION_STRING is a connection string by its words, but a file (an SQLite
+    database: GizmoTickler/home-ops's pocket-id) or another engine's URL names no server
+    where a PostgreSQL client connects: no notice for it."""
+    write(tmp_path, {"k8s/cluster.yaml": CLUSTER, "k8s/server.yaml": SERVER.replace(
+        "          envFrom:\n            - secretRef: {name: photos-secret}\n",
+        f"          env:\n            - {{name: DB_CONNECTION_STRING, value: \"{value}\"}}\n")})
+    topo = scan([str(tmp_path)], CheckOptions()).topology
+    assert not [n for n in topo.notices if "DB_CONNECTION_STRING" in n]

@@ -696,6 +696,14 @@ def _remote_connection_notes(w: Workload) -> list[str]:
     return notes
 
 
+def _names_no_server(value: str) -> bool:
+    """A connection string that is a file (an SQLite database: GizmoTickler/home-ops's
+    pocket-id DB_CONNECTION_STRING=/data/pocket-id.db) or another engine's URL."""
+    text = value.strip().lower()
+    return text.startswith(("/", "./", "../", "~/", "file:", "sqlite:", "sqlite3:")) \
+        or bool(other_scheme_hosts(text))
+
+
 def _dropped_connection_note(w: Workload, directory: str | None) -> list[str]:
     """Said of a workload left out as talking to no database while a container's env
     names a database host in a variable no URL reader knows (learningequality/studio's
@@ -704,7 +712,7 @@ def _dropped_connection_note(w: Workload, directory: str | None) -> list[str]:
         if c.role == "init" or is_pgbouncer_container(c):
             continue
         for var in c.env:
-            if var.value and names_where(var.name):
+            if var.value and names_where(var.name) and not _names_no_server(var.value):
                 where = "no application source was found for it" if directory is None else \
                     f"its source {directory or '.'}/ names no pool or host read here"
                 return [f"{workload_id(w)}: container {c.name} is given {var.name}="
