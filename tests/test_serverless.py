@@ -168,3 +168,25 @@ Resources:
     (budget,) = result.budgets
     assert budget.peak == 40  # 40 reserved x 1
     assert [f.code for f in result.findings] == ["PA112"]
+
+
+def test_a_hostname_variable_is_the_function_s_host(tmp_path):
+    """DB_HOSTNAME is a host (the NAME is HOSTNAME's, not DB_NAME's: audit 10a D1), and
+    the RDS in RECORDS_TABLE is no word of a database's."""
+    template = """\
+Resources:
+  Fn:
+    Type: AWS::Serverless::Function
+    Properties:
+      ReservedConcurrentExecutions: 40
+      Environment:
+        Variables:
+          RECORDS_TABLE: records
+          DB_NAME: orders
+          DB_HOSTNAME: orders-db.internal
+"""
+    root = _repo(tmp_path, {"template.yaml": template, ".pool-advisor.toml": CONFIG})
+    result = run_check([str(root)])
+    (budget,) = result.budgets
+    assert budget.peak == 40  # 40 reserved x 1, linked by DB_HOSTNAME
+    assert not [f for f in result.findings if f.code == "PA107"]

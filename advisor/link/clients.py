@@ -70,6 +70,7 @@ from advisor.read.apps.urls import (
     route_key,
     routes_after,
 )
+from advisor.read.apps.var_names import may_name_where, meaning, name_parts, names_where
 from advisor.read.render import in_packaged_chart
 from advisor.read.sources.k8s import get
 from advisor.read.sql.drivers import env_hazards, may_hold_env_hazard
@@ -653,15 +654,13 @@ def _leader_part(client: Client) -> list[Client]:
     return [part]
 
 
-# Variable names of a database connection (DATABASE_URL, DB_HOST, PGHOST, ATUIN_DB_URI,
-# AIRFLOW__DATABASE__SQL_ALCHEMY_CONN), less those that do not say where it leads (a
-# password, user, port, database name or login email; pgAdmin's own PGADMIN_* settings):
-# REDIS_HOST or SENTRY_DSN are not asked about (audit H: szinn's PGADMIN_DEFAULT_EMAIL made
-# every server's peak a floor).
+# The variables of a database connection asked about when their value is unknown are
+# var_names.may_name_where's, by whole words (DB_HOSTNAME is a host, DB_NAME is not;
+# audit 10a D1): REDIS_HOST, SENTRY_DSN or szinn's PGADMIN_DEFAULT_EMAIL are not (audit H).
 _NOT_HERE = "(not in repository)"  # what workloads._env writes of a Secret absent here
 _ELSEWHERE = "(elsewhere: "  # ... of one in the repository, not in the pod's namespace
+# a Secret's name (database-app, photos-postgres-secret) or a variable's that says database
 _CONNECTION_NAME = lazy(r"DATABASE|(^|_)DB|POSTGRES|(^|_)PG|JDBC|SQL", re.I)
-_SECRET_NAME = lazy(r"PASS|SECRET|TOKEN|(^|_)KEY|USER|PORT|NAME|EMAIL|^PGADMIN_", re.I)
 
 
 def _remote_connection_notes(w: Workload) -> list[str]:
@@ -697,8 +696,12 @@ def _remote_connection_notes(w: Workload) -> list[str]:
     return notes
 
 
-_HOST_PART = lazy(r"HOST|URL|URI|DSN|ADDR", re.I)
-_OTHER_ENGINE = lazy(r"MYSQL|MARIA|MONGO|REDIS|CLICKHOUSE|ELASTIC|INFLUX|CASSANDRA|MSSQL", re.I)
+def _names_no_server(value: str) -> bool:
+    """A connection string that is a file (an SQLite database: GizmoTickler/home-ops's
+    pocket-id DB_CONNECTION_STRING=/data/pocket-id.db) or another engine's URL."""
+    text = value.strip().lower()
+    return text.startswith(("/", "./", "../", "~/", "file:", "sqlite:", "sqlite3:")) \
+        or bool(other_scheme_hosts(text))
 
 
 def _dropped_connection_note(w: Workload, directory: str | None) -> list[str]:
@@ -709,8 +712,7 @@ def _dropped_connection_note(w: Workload, directory: str | None) -> list[str]:
         if c.role == "init" or is_pgbouncer_container(c):
             continue
         for var in c.env:
-            if var.value and _CONNECTION_NAME.search(var.name) and _HOST_PART.search(var.name) \
-                    and not _SECRET_NAME.search(var.name) and not _OTHER_ENGINE.search(var.name):
+            if var.value and names_where(var.name) and not _names_no_server(var.value):
                 where = "no application source was found for it" if directory is None else \
                     f"its source {directory or '.'}/ names no pool or host read here"
                 return [f"{workload_id(w)}: container {c.name} is given {var.name}="
@@ -736,7 +738,7 @@ def unknown_connection_note(who: str, var: EnvVar) -> str | None:
     is not known here: fetched by an ExternalSecret, encrypted with SOPS; None for any
     other variable."""
     ref = var.from_ref or ""
-    if not _CONNECTION_NAME.search(var.name) or _SECRET_NAME.search(var.name):
+    if not may_name_where(var.name):
         return None
     if var.value is None and "(remote: " in ref:
         why = ref[ref.index("(remote: ") + 9:-1]
@@ -1355,9 +1357,18 @@ def lambda_client(fn: LambdaFunction, host_map: dict, topo: Topology) -> Client:
 
 
 # Environment names (any case) that carry a Lambda's database host or URL in templates
-# that name them their own way (rds_endpoint, DB_HOST, PG_URL, database_dsn...).
-_LAMBDA_DB_NAME = lazy(r"rds|database|postgres|^pg|(^|_)db(_|$)|dsn|endpoint", re.I)
-_NOT_A_HOST = lazy(r"user|pass|secret|port|name|region|arn|timeout", re.I)
+# that name them their own way (rds_endpoint, DB_HOST, PG_URL, database_dsn, dbHostname),
+# by whole words: the NAME of DB_HOSTNAME or the RDS of RECORDS_TABLE is no word of it
+_LAMBDA_DB_WORDS = frozenset({"RDS", "DB", "DSN", "ENDPOINT"})
+_LAMBDA_NOT_A_HOST = frozenset({"REGION", "ARN", "TIMEOUT"})
+
+
+def _lambda_db_name(name: str) -> bool:
+    words = name_parts(name)
+    if not words or meaning(name) == "not-where" or _LAMBDA_NOT_A_HOST.intersection(words):
+        return False
+    return bool(_LAMBDA_DB_WORDS.intersection(words)) or words[0].startswith("PG") or any(
+        "DATABASE" in w or "POSTGRES" in w for w in words)
 
 
 def _lambda_db_setting(fn: LambdaFunction) -> Route | None:
@@ -1365,7 +1376,7 @@ def _lambda_db_setting(fn: LambdaFunction) -> Route | None:
     variable is there: a CloudFormation `!Ref DbEndpoint` arrives as its parameter's
     name, which a [[servers]] entry's hosts can then name."""
     for var in fn.env:
-        if var.value and _LAMBDA_DB_NAME.search(var.name) and not _NOT_A_HOST.search(var.name):
+        if var.value and _lambda_db_name(var.name):
             return Route(host=var.value, source=replace(var.source, key=var.name))
     return None
 

@@ -513,6 +513,7 @@ def route_key(route: Route) -> tuple:
 
 
 _URL_VAR_SET = frozenset(_URL_VARS)
+URL_VARIABLES = _URL_VAR_SET  # the connection-string names read, whatever their words
 _NAMED_URL_VAR = lazy(r"[A-Z0-9_]*(DATABASE|DB|POSTGRES|PG)_(URL|URI|DSN)")
 _NAMED_SUFFIXES = ("_URL", "_URI", "_DSN")
 
