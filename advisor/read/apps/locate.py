@@ -915,6 +915,35 @@ def copied_folders(root: Root, path: str) -> tuple[list[str], bool]:
     return out, whole
 
 
+def copied_sources(root: Root, path: str, directory: str) -> tuple[str, ...] | None:
+    """The paths (from the root) the Dockerfile at `path` copies from the context
+    `directory` in any stage (COPY/ADD sources, not --from= stages): what of the folder
+    its image can hold. None when that is not known: it copies the whole context, a
+    wildcard or a variable, uses the JSON form or a heredoc, or a source that is not
+    in `directory` (the context is another folder), or copies nothing."""
+    try:
+        text = root.read_text(os.path.join(root.path, path))
+    except InputError:
+        return None
+    out: list[str] = []
+    for _n, line in _logical_lines(text):
+        m = _COPY.match(line)
+        if not m or "--from" in m.group(1):
+            continue
+        words = [w for w in m.group(1).split() if not w.startswith("--")]
+        if len(words) < 2 or words[0].startswith(("[", "<<")):
+            return None
+        for src in words[:-1]:
+            if src.startswith(("http://", "https://", "git@")):
+                continue  # ADD of a URL: nothing of the folder
+            rel = _normal(f"{directory}/{src}" if directory else src)
+            if not rel or rel == directory or any(c in src for c in "*?[$") or \
+                    not os.path.exists(os.path.join(root.path, rel)):
+                return None
+            out.append(rel)
+    return tuple(out) or None
+
+
 # Folders a repository keeps one service each in, named like it (services/<name>/ of a
 # root go.mod: heilrake/go-microservice; cmd/<name>; apps/<name> of a monorepo)
 SERVICE_PARENTS = ("services", "cmd", "apps")
