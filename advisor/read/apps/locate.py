@@ -523,7 +523,38 @@ def _tooling_file(root: Root, name: str) -> bool:
             return False
     if name == "go.mod":
         return chart_test_module(root)
+    if name == "pyproject.toml":
+        try:
+            return lint_only_pyproject(root.read_text(os.path.join(base, name)))
+        except InputError:
+            return False
     return False
+
+
+def lint_only_pyproject(text: str) -> bool:
+    """Pure: a pyproject.toml that declares no dependency (only [tool.black], [tool.ruff]
+    and the like: netbox-community/netbox-chart@4d7c0a4's lint settings) is a repository's
+    tooling; an application names its driver in [project] dependencies, Poetry's
+    [tool.poetry.dependencies] or a dependency group. Not TOML: not said to be tooling."""
+    import tomllib
+
+    try:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError:
+        return False
+    project = doc.get("project")
+    poetry = doc.get("tool", {}).get("poetry") if isinstance(doc.get("tool"), dict) else None
+    declared = [
+        project.get("dependencies"), project.get("optional-dependencies"),
+        project.get("dynamic") and "dependencies" in project.get("dynamic", ())
+    ] if isinstance(project, dict) else []
+    if isinstance(poetry, dict):
+        deps = poetry.get("dependencies")
+        declared.append({k: v for k, v in deps.items() if k != "python"}
+                        if isinstance(deps, dict) else None)
+        declared.append(poetry.get("group"))
+    declared.append(doc.get("dependency-groups"))
+    return not any(declared)
 
 
 # Go modules that test Helm charts (terratest's modules/helm renders and installs a chart).
