@@ -943,7 +943,29 @@ def _why_unknown(w: Workload, directory: str | None, app: object | None) -> str:
         return f"{_why_unknown_read(w, directory, app)}; {jdbc.name} ({jdbc.source.label()}) " \
             "is a JDBC URL, which names the driver, not the pool (HikariCP, c3p0, DBCP, " \
             "Agroal, WildFly each have their own default)"
-    return _why_unknown_read(w, directory, app)
+    return _why_unknown_read(w, directory, app) + _env_seen_unused(w)
+
+
+# Variables that size a pool only through the application's own configuration, which is
+# not read: why the value seen in the env was not taken (chatwoot's chart sets
+# RAILS_MAX_THREADS 5; its pool is config/database.yml's `pool:`, in the image)
+_POOL_VIA_APP_CONFIG = {
+    "RAILS_MAX_THREADS": "sizes a Rails pool only through config/database.yml's `pool:` "
+                         "(Rails' template: ENV.fetch(\"RAILS_MAX_THREADS\") { 5 })",
+    "SIDEKIQ_CONCURRENCY": "sizes a pool only through config/database.yml's `pool:`, when "
+                           "that reads it",
+}
+
+
+def _env_seen_unused(w: Workload) -> str:
+    """'; NAME=v (where) is in its env, but ...' for each variable of the env that sizes
+    a pool only through application configuration not read here; '' when none."""
+    seen = [(e, why) for c in w.containers if c.role != "init" for e in c.env
+            if (why := _POOL_VIA_APP_CONFIG.get(e.name)) is not None]
+    return "".join(
+        f"; {e.name}{'=' + e.value if e.value is not None else ''} ({e.source.label()}) is in "
+        f"its env, but it {why}, which is not read here, so it is not taken for the pool "
+        "size" for e, why in dict((e.name, (e, why)) for e, why in seen).values())
 
 
 def _why_unknown_read(w: Workload, directory: str | None, app: object | None) -> str:
