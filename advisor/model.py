@@ -250,7 +250,13 @@ class Finding(Frozen, kw_only=True):
     @property
     def fingerprint(self) -> str:
         basis = f"{self.code}|{self.location.path}|{self.subject or self.message}"
-        return _sha256()(basis.encode()).hexdigest()[:16]
+        try:
+            data = basis.encode()
+        except UnicodeEncodeError:  # a non-UTF-8 file name: hashed as every report shows it
+            from advisor.report.safe import escape_surrogates
+
+            data = escape_surrogates(basis).encode()
+        return _sha256()(data).hexdigest()[:16]
 
 
 @cache
@@ -726,6 +732,10 @@ class Topology(Record, kw_only=True, dict=True):
     # known here (an ExternalSecret's, a SOPS-encrypted one): each may connect to any
     # server, so no server's peak is more than a floor.
     unplaced_clients: list[str] = field(default_factory=list)
+    # PostgreSQL servers the repository runs where this tool does not read them (docker
+    # compose), when no server is budgeted: the summary names them instead of "no
+    # PostgreSQL server found", which would be false.
+    unbudgeted_servers: list[str] = field(default_factory=list)
     # path -> {line: [codes]} from `pool-advisor: ignore[...]` comments.
     line_suppressions: dict[str, dict[int, list[str]]] = field(default_factory=dict)
     # client id -> its containers' env (not Secrets): hazards written as ERB in
@@ -916,3 +926,6 @@ class CheckResult(Record, kw_only=True):
     # Findings an inline comment or annotation suppressed: counted, and carried as SARIF
     # suppressions, never silently dropped.
     suppressed: list[Finding] = field(default_factory=list)
+    # Topology.unbudgeted_servers, for the summary line (not in the JSON report, whose
+    # PA901 findings name them).
+    unbudgeted: list[str] = field(default_factory=list)

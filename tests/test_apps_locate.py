@@ -99,7 +99,7 @@ def test_compose_variables_from_dotenv_and_a_dockerfile_per_service(tmp_path):
     assert match_app_dir(hints, "ad", ["ghcr.io/example/demo:2.1.3-ad"]).directory == "src/ad"
     # the repository name alone is every service's: it decides nothing
     assert match_app_dir(hints, "cart", ["ghcr.io/example/demo:2.1.3-cart"]) is None
-    assert databases == [("compose.yaml", "db", "postgres:18.4")]
+    assert databases == [("compose.yaml", "db", "postgres:18.4", 17)]  # the service's line
 
 
 def test_a_chart_workload_is_matched_by_its_app_name_label():

@@ -100,7 +100,9 @@ def test_without_binary_the_resources_are_read_as_plain_manifests():
 
 def test_base_outside_the_root_is_refused():
     r = render_kustomization(Root.of(KZ / "overlays"), "prod")
-    assert r.objects == []
+    # the overlay's own files read as written (audit 10a D2), the base never
+    assert "prod/hpa.yaml" in {o.path for o in r.objects}
+    assert all(o.path.startswith("prod/") for o in r.objects)
     [p] = r.problems
     assert p.fatal and "outside the scanned root" in p.message
     assert (p.location.path, p.location.line) == ("prod/kustomization.yaml", 5)
@@ -119,7 +121,9 @@ def test_remote_resources_are_not_fetched_and_the_rest_is_built(tmp_path):
         "data:\n  DATABASE_URL: postgres://app@db/app\n")
     r = render_kustomization(Root.of(tmp_path), ".")
     [component] = [p for p in r.problems if "component" in p.message]
-    assert component.fatal and r.objects == []  # a remote component changes what is read
+    # a remote component changes what is read: not built, the files read as written
+    # (audit 10a D2), each peak a floor by the error
+    assert component.fatal and [o.origin for o in r.objects] == ["kustomize-plain:."]
     (tmp_path / "kustomization.yaml").write_text(
         "resources:\n  - https://github.com/kubernetes-sigs/kustomize//examples/helloWorld\n"
         "  - cm.yaml\n")

@@ -26,25 +26,25 @@ PATH = st.builds(lambda parts, is_dir: "/".join(parts) + ("/" if is_dir else "")
                  st.lists(SEGMENT, min_size=1, max_size=4), st.booleans())
 
 
-def _pathspec(lines):
-    try:
-        return pathspec.GitIgnoreSpec.from_lines(lines), None
-    except ValueError as exc:
-        return None, type(exc)
+def _git_lines(lines):
+    """The lines pathspec accepts: one it refuses (a lone `!`, a pattern ending in a
+    backslash) matches nothing in git 2.39 (`git check-ignore`), so it is left out."""
+    kept = []
+    for line in lines:
+        try:
+            pathspec.GitIgnoreSpec.from_lines([line])
+        except ValueError:
+            continue
+        kept.append(line)
+    return kept
 
 
 @settings(max_examples=600, deadline=None)
 @given(LINES, st.lists(PATH, min_size=1, max_size=8))
 def test_same_answers_as_pathspec(lines, paths):
-    spec, error = _pathspec(lines)
-    if error is not None:  # an invalid pattern: raised whether or not a path is matched
-        try:
-            lazy = LazyGitignore(lines)
-            for path in paths:
-                lazy.match_file(path)
-        except error:
-            return
-        raise AssertionError(f"{lines!r}: pathspec raises {error.__name__}, lazy does not")
+    """As pathspec answers for the lines git takes; never an error (audit 10a D8: a
+    lone `!` stopped the whole run)."""
+    spec = pathspec.GitIgnoreSpec.from_lines(_git_lines(lines))
     lazy = LazyGitignore(lines)
     for path in paths:
         assert lazy.match_file(path) == spec.match_file(path), (lines, path)

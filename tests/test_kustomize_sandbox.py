@@ -197,10 +197,11 @@ def test_symlinks_out_of_the_repository_are_not_copied(tmp_path: Path) -> None:
     assert CANARY not in out
     assert "leak.yaml: symlink leaves the repository" in out
     assert "linked/: symlink leaves the repository" in out
-    # a kustomization that names them: refused by the scan, and the copy has no file
+    # a kustomization that names them: refused by the scan, and the copy has no file;
+    # its own file is read as written (audit 10a D2), never what the links point at
     _write(top / "kustomization.yaml", "resources:\n- own.yaml\n- leak.yaml\n- linked\n")
     rendered = render_kustomization(Root.of(root), "deploy")
-    assert not rendered.objects
+    assert [o.name for o in rendered.objects] == ["own"]
     assert any("outside the scanned root" in p.message for p in rendered.problems)
     assert CANARY not in _sandboxed(root, top)
 

@@ -813,10 +813,15 @@ def test_a_compose_file_that_runs_postgresql_is_said_not_read(tmp_path):
         """})
     result, budgets = budget_of(tmp_path)
     assert budgets == {}
-    (notice,) = [n for n in result.notices if n.startswith("docker compose:")]
-    assert notice.startswith("docker compose: docker-compose.yml runs postgres "
-                             "(postgres:14.24-bookworm), pgbouncer (edoburu/pgbouncer:v1.25.2-p0): "
-                             "compose deployments are not read")
+    # no server budgeted at all: a PA901 warning at the server, not a notice (audit 10a D3)
+    assert not [n for n in result.notices if n.startswith("docker compose:")]
+    (finding,) = result.findings
+    assert (finding.code, finding.severity.value, finding.location.label()) == (
+        "PA901", "warning", "docker-compose.yml:3")
+    assert finding.message.startswith(
+        "docker compose runs postgres (postgres:14.24-bookworm), pgbouncer "
+        "(edoburu/pgbouncer:v1.25.2-p0), which this tool does not read")
+    assert result.unbudgeted == ["postgres (docker-compose.yml)"]
 
 
 MISSING_SECRET = """

@@ -174,3 +174,50 @@ def test_odd_shapes_of_a_bitnami_statefulset_are_read_without_a_crash(config_fil
     (server,) = operator_entities(objects).servers
     # (the API server refuses these shapes; the reader skips what it cannot use)
     assert server.settings["max_connections"].value == 40
+
+
+# A ConfigMap volume mounted at the main file's folder holds its keys and nothing else:
+# include_dir 'conf.d' there names a folder that does not exist, and PostgreSQL 15 refuses
+# to start (checked: postgres -c config_file=... on such a folder prints `could not open
+# configuration directory ".../conf.d": No such file or directory` then `FATAL:
+# configuration file ... contains errors`). Audit 10a D4: a PA901 warning and "fits".
+def _at_etc(keys: dict[str, str]) -> MountedDir:
+    return MountedDir("/etc/postgresql", {k: MountedFile(v, f"cm.yaml#{k}", 10)
+                                          for k, v in keys.items()})
+
+
+def test_an_include_dir_that_cannot_exist_in_a_configmap_volume_stops_postgresql(tmp_path):
+    conf = read_pgconf(Root.of(tmp_path), "values.yaml", text=MAIN, line_offset=3,
+                       display_path="values.yaml", auto_conf=False,
+                       container_path="/etc/postgresql/postgresql.conf",
+                       mounts=[_at_etc({"postgresql.conf": MAIN})])
+    [fatal] = conf.problems
+    assert fatal.fatal and fatal.program == "PostgreSQL"
+    assert (fatal.location.path, fatal.location.line) == ("values.yaml", 6)
+    assert fatal.message == ('could not open configuration directory '
+                             '"/etc/postgresql/conf.d": No such file or directory')
+
+
+def test_items_that_put_files_in_the_folder_are_read_as_include_dir_reads_them(tmp_path):
+    """`items: [{key: x, path: conf.d/override.conf}]`: the folder is there, with those
+    files (advisor.read.sources.pgmounts lays them out by their container paths)."""
+    held = {f"/etc/postgresql/conf.d/{k}": MountedFile(v, f"cm.yaml#{k}", 10)
+            for k, v in KEYS.items()}
+    conf = read_pgconf(Root.of(tmp_path), "values.yaml", text=MAIN, line_offset=3,
+                       display_path="values.yaml", auto_conf=False,
+                       container_path="/etc/postgresql/postgresql.conf",
+                       mounts=[_at_etc({"postgresql.conf": MAIN})], mounted_files=held)
+    assert conf.problems == []
+    assert conf.settings["max_connections"].value == 500
+    assert conf.settings["statement_timeout"].raw == "20s"  # a.conf after B.conf
+    assert "/etc/postgresql/conf.d/override.conf" in conf.mounted_files_read
+
+
+def test_a_folder_holding_another_mount_is_still_unknown(tmp_path):
+    conf = read_pgconf(Root.of(tmp_path), "values.yaml", text=MAIN, line_offset=3,
+                       display_path="values.yaml", auto_conf=False,
+                       container_path="/etc/postgresql/postgresql.conf",
+                       mounts=[_at_etc({"postgresql.conf": MAIN}),
+                               MountedDir("/etc/postgresql/conf.d/extra", None, why="x")])
+    [notice] = conf.problems
+    assert not notice.fatal and "holds a mounted volume" in notice.message

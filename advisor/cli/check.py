@@ -129,6 +129,9 @@ def _check(args: CheckArgs) -> None:
             failing = diff.new
     elif args.new_only:
         fail("--new-only needs --base REF (the revision to compare with)")
+    from advisor.report.safe import printable_result
+
+    result = printable_result(result)  # a non-UTF-8 file name, escaped alike in every format
     output = args.output
     to_stdout = output is None or str(output) == "-"
     if to_stdout and args.format is Format.json:  # streamed: a large report is not held whole

@@ -41,7 +41,9 @@ def scan(paths: list[str] | list[Path], options: CheckOptions | None = None) -> 
     on_disk = [Path(raw) for raw in paths if raw != "-"]
     for raw in on_disk:
         if not raw.exists() and not options.changed_files:
-            raise UsageError(f"{raw}: no such file or directory")
+            raise UsageError(f"{raw}: " + ("symlink to nothing (dangling, or a loop)"
+                                           if raw.is_symlink() else
+                                           "no such file or directory"))
     root = _repository(on_disk, options)
     focus = [_rel_to(root, p) for p in on_disk] if options.changed_files else []
     if options.changed_files:

@@ -63,7 +63,8 @@ def evaluate(topo: Topology, settings: Settings, options: CheckOptions, registry
     return CheckResult(tool_version=__version__, roots=roots, budgets=ctx.budgets,
                        findings=findings, suppressed=sorted(suppressed, key=order),
                        notices=list(dict.fromkeys(topo.notices)),
-                       fail_on=settings.fail_on, root=str(root) if root else "")
+                       fail_on=settings.fail_on, root=str(root) if root else "",
+                       unbudgeted=list(topo.unbudgeted_servers))
 
 
 # A file of 40,000 bad lines is not 40,000 findings: the first ones (most severe first)

@@ -42,6 +42,7 @@ def merge(into: Topology, other: Topology) -> None:
     into.sql_hazards += other.sql_hazards
     into.unplaced_clients += [n for n in other.unplaced_clients
                               if n not in into.unplaced_clients]
+    into.unbudgeted_servers += other.unbudgeted_servers
     into.client_env.update(other.client_env)
     into.client_hidden_dsn.update(other.client_hidden_dsn)
     for server_id, by in other.exposed.items():
@@ -166,8 +167,6 @@ def scan_paths(root: Root, paths: list[Path], settings: Settings, options: Check
         "listing the repository's application folders")
     hints = guarded(problems, ".", partial(build_contexts, sources, root), None,
                     "reading skaffold and compose build contexts")
-    if hints is not None:
-        notices += _compose_notices(hints.compose_databases)
     templates = guarded(problems, ".", partial(_erb_manifests, root, found.other_files), [],
                         "reading ERB manifest templates")
     topo = Topology()
@@ -213,6 +212,8 @@ def scan_paths(root: Root, paths: list[Path], settings: Settings, options: Check
         name = f"{shown} (ERB template, not rendered)"
         if name not in topo.unplaced_clients:
             topo.unplaced_clients.append(name)
+    if hints is not None:
+        notices += _compose_said(hints.compose_databases, topo, problems)
     topo.problems[:0] = problems
     topo.notices[:0] = notices
     for path, lines in comments.items():
@@ -247,17 +248,37 @@ def _erb_manifests(root: Root, files: list[Path]) -> list[tuple[str, list[str]]]
     return out
 
 
-def _compose_notices(databases: tuple[tuple[str, str, str], ...]) -> list[str]:
-    """One notice per compose file that runs PostgreSQL or PgBouncer: a compose
-    deployment is not read as one, so its services are in no budget (before, a
-    compose-only repository said 'no PostgreSQL server found' and nothing more)."""
-    by_file: dict[str, list[str]] = {}
-    for shown, service, image in databases:
-        by_file.setdefault(shown, []).append(f"{service} ({image})")
-    return [f"docker compose: {shown} runs {', '.join(services)}: compose deployments are "
-            "not read (this tool budgets Kubernetes manifests, Helm charts and kustomize "
-            "builds), so these services and those that connect to them are in no budget"
-            for shown, services in by_file.items()]
+def _compose_said(databases: tuple[tuple[str, str, str, int], ...], topo: Topology,
+                  problems: list[ConfigProblem]) -> list[str]:
+    """What the compose files that run PostgreSQL or PgBouncer are said as: a compose
+    deployment is not read, so its services are in no budget. Beside a server that is
+    budgeted, a notice per file. When none is, a compose file running PostgreSQL is a
+    PA901 warning at its first server, as an operator's cluster this tool does not read
+    is (rules/PA901): "no PostgreSQL server found" and exit 0 after it was a silent zero
+    (audit 10a D3: plausible/community-edition, 11 of 124 repositories)."""
+    from advisor.read.workloads import is_postgres_image
+
+    by_file: dict[str, list[tuple[str, str, int]]] = {}
+    for shown, service, image, line in databases:
+        by_file.setdefault(shown, []).append((service, image, line))
+    notices = []
+    for shown, services in by_file.items():
+        ran = ", ".join(f"{service} ({image})" for service, image, _line in services)
+        servers = [(s, line) for s, image, line in services if is_postgres_image(image)]
+        if topo.servers or not servers:
+            notices.append(f"docker compose: {shown} runs {ran}: compose deployments are "
+                           "not read (this tool budgets Kubernetes manifests, Helm charts "
+                           "and kustomize builds), so these services and those that "
+                           "connect to them are in no budget")
+            continue
+        topo.unbudgeted_servers += [f"{s} ({shown})" for s, _line in servers]
+        problems.append(ConfigProblem(
+            location=Location(path=shown, line=servers[0][1] or None),
+            message=f"docker compose runs {ran}, which this tool does not read (it budgets "
+                    "Kubernetes manifests, Helm charts and kustomize builds): these servers "
+                    "and the services that connect to them are in no budget (declare each: "
+                    "[[servers]] with its hosts and max_connections)"))
+    return notices
 
 
 def _releases_notice(root: Path, objects: list[K8sObject]) -> list[str]:
@@ -381,9 +402,29 @@ def _manifest(text: str, shown: str, cache, st: os.stat_result | None = None,
             return found
     comments = scan_suppressions(text) if "pool-advisor:" in text else None
     objs, probs = k8s_objects(text, shown)
+    probs = _not_a_manifest(text, probs)
     if not cache.enabled:
         return _compacted(objs, shown, file), probs, comments
     return _put(cache, text, shown, objs, probs, comments, st), probs, comments
+
+
+_TOP_API_VERSION = re.compile(r"^apiVersion[ \t]*:", re.M)
+_TOP_KIND = re.compile(r"^kind[ \t]*:", re.M)
+
+
+def _not_a_manifest(text: str, probs: list[ConfigProblem]) -> list[ConfigProblem]:
+    """A file YAML cannot read that is no Kubernetes manifest (no top-level `apiVersion:`
+    and `kind:`: an Ansible tasks file with a kubeadm config in a block, a fixture) holds
+    no object a budget reads: its PA901 is a warning, not the error that makes every
+    peak a floor (audit 10a: sulibot/home-ops' terraform/ansible/roles/bootstrap/tasks/
+    main.yml kept all its servers from fitting). A plain manifest that no kustomization
+    lists is what reaches here; one that is a manifest keeps its error."""
+    if not any(p.fatal and p.program == "YAML" for p in probs) or (
+            _TOP_API_VERSION.search(text) and _TOP_KIND.search(text)):
+        return probs
+    return [replace(p, fatal=False, message=f"{p.message} (not a Kubernetes manifest: no "
+                    "top-level apiVersion and kind, so no budget depends on it)")
+            if p.fatal and p.program == "YAML" else p for p in probs]
 
 
 def _compacted(objs: list[K8sObject], shown: str, file: tuple[Root, Path] | None
@@ -927,7 +968,9 @@ def _flux_components(root: Root, objects: list[K8sObject],
             continue
         ks, components = found
         rendered = next(builds)
-        if rendered is None or any(p.fatal for p in rendered.problems):
+        # an error the build without the components had too (a listed file missing, left
+        # out of both builds) is no failure of the components
+        if rendered is None or any(p.fatal and p not in problems for p in rendered.problems):
             problems += rendered.problems if rendered is not None else []
             notices.append(f"Flux: {label} built without the components of {ks.ref} "
                            f"({ks.path}:{ks.line}), which did not build: their objects "
@@ -944,7 +987,7 @@ def _flux_components(root: Root, objects: list[K8sObject],
         notices += [n for n in rendered.notices if n not in notices]
         notices.append(f"Flux: {label} built with the components of {ks.ref} "
                        f"({ks.path}:{ks.line}): {', '.join(components)}")
-        kept = [o for o in objs if not o.origin.startswith("kustomize:")]
+        kept = [o for o in objs if not o.origin.startswith(("kustomize:", "kustomize-plain:"))]
         out.append((label, rendered.objects + kept))
     if reads is not None and reads.unused:
         # a component folder used only through a Flux Kustomization is used after all

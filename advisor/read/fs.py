@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import posixpath
 import stat
+from collections.abc import Callable
 from pathlib import Path
 
 from msgspec import Struct
@@ -94,7 +95,7 @@ class Root(Struct, frozen=True, dict=True):
         rel = relative_posix(str(path), root) if root is not None and \
             path.is_absolute() else None
         if rel is None:
-            return path.resolve()
+            return _resolve(path)
         if rel == ".":
             return path
         seen = self._real_seen()
@@ -114,7 +115,7 @@ class Root(Struct, frozen=True, dict=True):
                 # the folder it leaves was looked at (no symlink): `..` is its parent
                 # (kustomize's `../../base`: each was a whole resolve())
                 if not parts:
-                    return path.resolve()
+                    return _resolve(path)
                 parts.pop()
                 continue
             parts.append(part)
@@ -127,9 +128,9 @@ class Root(Struct, frozen=True, dict=True):
             try:
                 mode = os.lstat(here).st_mode
             except OSError:
-                return path.resolve()
+                return _resolve(path)
             if stat.S_ISLNK(mode):
-                return path.resolve()
+                return _resolve(path)
             seen.add(here)
         if not moved:
             return path  # the same object: `regular` knows a real path so
@@ -230,10 +231,11 @@ class Root(Struct, frozen=True, dict=True):
         return found if found is not None else path.as_posix()
 
     def read_text(self, name: str | Path, *, relative_to: Path | None = None,
-                  keep: bool = False, resolved: bool = False) -> str:
+                  keep: bool = False, resolved: bool = False, bom: bool = False) -> str:
         """The text of a file under the root. `keep`: another reader of this run will
         ask for it too (an application source): kept in `once`, not read again.
-        `resolved`: `name` is what `resolve` returned (not looked at again)."""
+        `resolved`: `name` is what `resolve` returned (not looked at again). `bom`: a
+        UTF-8 byte-order mark is kept (a reader whose program refuses one: PgBouncer)."""
         if resolved:
             given = real = Path(name)
         else:
@@ -241,7 +243,8 @@ class Root(Struct, frozen=True, dict=True):
                 self.resolve(name)  # the InputError it raises
             given = self._given(name, relative_to)
             real = self._resolved(given)
-        if self.once is not None and (kept := self.once.texts.get(str(real))) is not None:
+        if not bom and self.once is not None and \
+                (kept := self.once.texts.get(str(real))) is not None:
             return kept
         shown = self._shown(given)
         via = "" if str(given.absolute()) == str(real) else f"symlink to {self.rel(real)}: "
@@ -259,8 +262,8 @@ class Root(Struct, frozen=True, dict=True):
             raise InputError(shown, f"{via}file not found") from None
         except OSError as exc:
             raise InputError(shown, f"{via}cannot read: {exc.strerror or exc}") from None
-        text = decode_text(shown, data)
-        if keep and self.once is not None:
+        text = decode_text(shown, data, keep_bom=bom)
+        if keep and not bom and self.once is not None:
             self.once.texts[str(real)] = text
         return text
 
@@ -273,6 +276,16 @@ class Root(Struct, frozen=True, dict=True):
         """The path as the user wrote it (a symlink's own name, not its target)."""
         found = relative_posix(str(given.absolute()), str(self.path))
         return found if found is not None else self.rel(given)
+
+
+def _resolve(path: Path) -> Path:
+    """path.resolve(); a symlink loop is left as it is (Python 3.11's pathlib raises
+    RuntimeError for one, which stopped the whole run: audit 10a D6), so opening it
+    fails with ELOOP and says so where the file is read."""
+    try:
+        return path.resolve()
+    except RuntimeError:
+        return path.absolute()
 
 
 def relative_posix(path: str, root: str) -> str | None:
@@ -353,7 +366,7 @@ def read_regular(path: Path, limit: int = MAX_FILE_BYTES, *,
         os.close(fd)
 
 
-def decode_text(shown: str, data: bytes) -> str:
+def decode_text(shown: str, data: bytes, *, keep_bom: bool = False) -> str:
     if len(data) > MAX_FILE_BYTES:
         raise InputError(shown, f"file is larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB")
     if b"\x00" in data[:8192]:
@@ -363,7 +376,7 @@ def decode_text(shown: str, data: bytes) -> str:
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
         raise InputError(shown, f"not valid UTF-8 (byte 0x{data[exc.start]:02x})", line) from None
-    return text.removeprefix("\ufeff")
+    return text if keep_bom else text.removeprefix("\ufeff")
 
 
 def walk(top: str | Path, followlinks: bool = False):
@@ -374,16 +387,21 @@ def walk(top: str | Path, followlinks: bool = False):
         yield folder, dirs, [entry.name for entry in files]
 
 
-def walk_entries(top: str | Path, followlinks: bool = False):
+def walk_entries(top: str | Path, followlinks: bool = False,
+                 on_error: Callable[[str, OSError], None] | None = None):
     """`walk`, with the files as os.DirEntry (their type, symlink or regular file, comes
     with the folder listing, without a stat per file), and the names of the subfolders
-    that are symlinks (known from the listing too, not by an lstat of each)."""
+    that are symlinks (known from the listing too, not by an lstat of each). A folder
+    that cannot be listed is skipped, and given to `on_error` when there is one (the
+    discovery of what is checked reports it: its files are not read)."""
     stack = [os.fspath(top)]
     while stack:
         folder = stack.pop()
         try:
             entries = list(os.scandir(folder))
-        except OSError:
+        except OSError as exc:
+            if on_error is not None:
+                on_error(folder, exc)
             continue
         dirs, files = [], []
         links: set[str] = set()

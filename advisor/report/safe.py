@@ -12,6 +12,12 @@ NEL, LINE/PARAGRAPH SEPARATOR). Bidirectional overrides reorder what a reader se
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+
+if TYPE_CHECKING:
+    from advisor.model import CheckResult
 
 # Control characters and Unicode line/format breakers; TAB is kept (harmless, common).
 _UNSAFE = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029\u200e\u200f"
@@ -28,6 +34,47 @@ def escape_control(text: str) -> str:
     return _UNSAFE.sub(lambda m: _NAMED.get(m.group()) or (
         f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100 else f"\\u{ord(m.group()):04x}"),
         text)
+
+
+# A file name that is not UTF-8 reaches the report as lone surrogates (os.fsdecode's
+# surrogateescape): U+DC80..U+DCFF stand for the bytes 0x80..0xFF.
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def escape_surrogates(text: str) -> str:
+    """`text` with each lone surrogate as a visible escape: `\\xe9` for the byte a
+    non-UTF-8 file name held, `\\udXXX` for any other. UTF-8 output (JSON, SARIF, a
+    terminal) cannot hold one: it stopped `--format json` (audit 10a D7)."""
+    if text.isascii() or not _SURROGATE.search(text):
+        return text
+    return _SURROGATE.sub(lambda m: f"\\x{ord(m.group()) - 0xdc00:02x}"
+                          if 0xdc80 <= ord(m.group()) <= 0xdcff
+                          else f"\\u{ord(m.group()):04x}", text)
+
+
+def printable_result(result: CheckResult) -> CheckResult:
+    """`result` with every text escape_surrogates'd, the same in every output format;
+    itself when it has none (told by encoding it: msgspec refuses a lone surrogate).
+    `root` is kept: reporters read the repository's files under it."""
+    try:
+        msgspec.json.encode(result)
+    except UnicodeEncodeError:
+        pass
+    else:
+        return result
+    data = _escaped(msgspec.to_builtins(result))
+    data["root"] = result.root
+    return msgspec.convert(data, type(result))
+
+
+def _escaped(value: Any) -> Any:
+    if isinstance(value, str):
+        return escape_surrogates(value)
+    if isinstance(value, dict):
+        return {_escaped(k): _escaped(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_escaped(v) for v in value]
+    return value
 
 
 def safe_line(line: str) -> str:

@@ -160,8 +160,15 @@ def summary(result: CheckResult) -> str:
     counts = Counter(f.severity.value for f in result.findings)
     parts = [f"{counts[s]} {s}{'s' if counts[s] != 1 else ''}"
              for s in ("error", "warning", "info") if counts[s]]
-    text = ", ".join(parts) + _in_focus(result) if parts else "no findings" + (
-        "" if result.budgets else " (no PostgreSQL server found)")
+    text = ", ".join(parts) + _in_focus(result) if parts else "no findings"
+    if result.unbudgeted and not result.budgets:
+        # "no PostgreSQL server found" would be false: the repository runs some, unread
+        n = len(result.unbudgeted)
+        named = ", ".join(result.unbudgeted[:3]) + (f" and {n - 3} more" if n > 3 else "")
+        text += (f" (no server budgeted: {n} PostgreSQL server{'s' if n != 1 else ''} "
+                 f"found in docker compose, which is not read: {named})")
+    elif not parts and not result.budgets:
+        text += " (no PostgreSQL server found)"
     suppressed = len(getattr(result, "suppressed", ()) or ())
     if suppressed:
         text += f" ({suppressed} suppressed)"

@@ -22,7 +22,9 @@ def unreadable_input(topo: Topology, ctx: RuleContext) -> Iterator[Finding]:
     optional `jsonnet` package missing, a file past its time or memory bound, a
     generator parameter not read). As a warning, it also names a PostgreSQL cluster the
     repository deploys through an operator pool-advisor does not read (StackGres,
-    Kubegres, KubeDB, the Crunchy operator v4): its server is in no budget.
+    Kubegres, KubeDB, the Crunchy operator v4): its server is in no budget. So is a
+    docker compose file that runs PostgreSQL when no server is budgeted (beside a
+    budgeted one, a notice names it).
 
     ## Why is this bad
     Whatever the file sets (replicas, pool sizes, max_connections) is missing from the

@@ -38,9 +38,10 @@ class BuildHints(Frozen, kw_only=True):
     # (folder, the image its Dockerfile's last stage is FROM, the Dockerfile as shown,
     # the FROM line): what a custom image is built on (a PostgreSQL server's own image)
     bases: tuple[tuple[str, str, str, int], ...] = ()
-    # (compose file as shown, service, image) of compose services that run PostgreSQL or
-    # PgBouncer: a deployment this tool does not budget, which a notice says
-    compose_databases: tuple[tuple[str, str, str], ...] = ()
+    # (compose file as shown, service, image, the service's line or 0) of compose
+    # services that run PostgreSQL or PgBouncer: a deployment this tool does not budget,
+    # which a notice says (a PA901 warning when no server is budgeted at all)
+    compose_databases: tuple[tuple[str, str, str, int], ...] = ()
     # (image or service, Dockerfile from the root, file that says so): skaffold's
     # artifact `docker.dockerfile` (default Dockerfile, in the context), compose's
     # `build.dockerfile`: the file that builds that image, of several in one folder
@@ -241,7 +242,7 @@ def build_script_contexts(root: Root, paths: list[str]) -> list[tuple[str, str, 
 
 
 def _contexts(root: Root, path: str, base: str,
-              databases: list[tuple[str, str, str]] | None = None,
+              databases: list[tuple[str, str, str, int]] | None = None,
               dockerfiles: list[tuple[str, str, str]] | None = None
               ) -> list[tuple[str, str, str]]:
     """(image or service, build folder, file) of a skaffold or compose file; the compose
@@ -301,7 +302,7 @@ def _contexts(root: Root, path: str, base: str,
         services = doc.get("services")
         if isinstance(services, dict):  # compose
             if databases is not None:
-                databases += _compose_databases(shown, services, expand)
+                databases += _compose_databases(shown, services, expand, text)
             for name, svc in services.items():
                 if not isinstance(svc, dict) or "build" not in svc:
                     continue
@@ -351,8 +352,8 @@ def _artifact_dockerfile(art: dict) -> str | None:
     return None if any(k in art for k in _NO_DOCKERFILE) else "Dockerfile"
 
 
-def _compose_databases(shown: str, services: dict, expand: Callable[[object], str]
-                       ) -> list[tuple[str, str, str]]:
+def _compose_databases(shown: str, services: dict, expand: Callable[[object], str],
+                       text: str = "") -> list[tuple[str, str, str, int]]:
     from advisor.read.workloads import is_postgres_image
 
     out = []
@@ -363,8 +364,17 @@ def _compose_databases(shown: str, services: dict, expand: Callable[[object], st
         image = expand(image)
         if is_postgres_image(image) or ("pgbouncer" in image_name(image)
                                         and "exporter" not in image):
-            out.append((shown, str(name), image))
+            out.append((shown, str(name), image, _service_line(text, str(name))))
     return out
+
+
+def _service_line(text: str, service: str) -> int:
+    """The line of `service:` under the compose file's `services:` (0 when not found):
+    where a finding about that service points."""
+    at = re.search(r"^services\s*:", text, re.M)
+    key = re.compile(rf"^[ \t]+[\"']?{re.escape(service)}[\"']?\s*:", re.M)
+    found = key.search(text, at.end()) if at else None
+    return text.count("\n", 0, found.start()) + 1 if found else 0
 
 
 def _dotenv(root: Root, path: str) -> dict[str, str]:

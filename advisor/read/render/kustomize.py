@@ -118,13 +118,20 @@ def render_kustomization(root: Root, directory: str, *, binary: list[str] | None
             continue
         tree.included_by.setdefault(target, top)
         scan(root, target, tree, seen, depth=1)
+    shown = root.rel(top)
     if tree.problems:
         out.problems.extend(tree.problems)
-        return out
-    out.problems.extend(tree.helm_charts + tree.remote)
+        if not tree.layers:
+            return out  # its own kustomization unreadable: nothing it lists is known
+        # kustomize would refuse it (a listed file missing, a generator's credentials
+        # file never committed), but the files it lists that are there are still what
+        # the repository deploys: read as written, each peak a floor by the PA901 error
+        # (audit 10a D2: CrunchyData's kustomize/s3 lost its PostgresCluster)
+        out.problems.extend(tree.helm_charts + tree.remote + tree.missing)
+        return _plain(root, tree, shown, out, why="kustomize cannot build it (PA901)")
+    out.problems.extend(tree.helm_charts + tree.remote + tree.missing)
     command = prepared.command if prepared is not None else (
         binary if binary is not None else find_kustomize())
-    shown = root.rel(top)
     if not command:
         return _plain(root, tree, shown, out)
     key = None
@@ -177,7 +184,7 @@ def _built(root: Root, top: Path, tree: Tree, shown: str, command: list[str] | P
     out = Rendered()
     built = build_sandboxed(root, top, [layer.directory for layer in tree.layers], command,
                             files=sorted(tree.files), components=components,
-                            remote_left_out=bool(tree.remote),
+                            remote_left_out=bool(tree.remote), missing=tree.left_out,
                             files_outside=tree.files_outside)
     out.notices.extend(built.notices)
     text = built.text
@@ -263,7 +270,8 @@ def prepare_kustomize(command: list[str] | None = None) -> Prepared | None:
 def build_sandboxed(root: Root, top: Path, directories: list[Path],
                     command: list[str] | Prepared, *, files: list[Path] | None = None,
                     origins: bool = True, components: list[str] | None = None,
-                    remote_left_out: bool = False, files_outside: bool = False) -> Build:
+                    remote_left_out: bool = False, files_outside: bool = False,
+                    missing: set[tuple[Path, str]] | None = None) -> Build:
     """Run kustomize (`command`, checked by `prepare_kustomize` unless it is already) on a
     working copy of `directories` (the kustomization folders of the tree, inside `root`)
     with the build at `top`, sealed as advisor.read.render.sandbox describes. The URL filter
@@ -271,7 +279,10 @@ def build_sandboxed(root: Root, top: Path, directories: list[Path],
     filter would refuse. `remote_left_out`: the scan left remote resources out of the
     build; they are taken out of the working copy's kustomizations. `files_outside`: a
     kustomization of the tree names a file outside its folder, which kustomize's default
-    load restrictor refuses: built with LoadRestrictionsNone at once (see below)."""
+    load restrictor refuses: built with LoadRestrictionsNone at once (see below).
+    `missing`: (kustomization folder, entry) of resources and generator files the
+    repository does not hold (Tree.left_out), taken out of the working copy's
+    kustomizations as the remote ones are."""
     prepared = command if isinstance(command, Prepared) else prepare_kustomize(command)
     if prepared is None or prepared.error:
         return Build(None, prepared.error if prepared else "no kustomize binary")
@@ -299,6 +310,8 @@ def build_sandboxed(root: Root, top: Path, directories: list[Path],
             charted = _without_helm_charts(mirror, directories, root.path)
             if remote_left_out:
                 _without_remote(mirror, directories, root.path)
+            if missing:
+                _without_missing(mirror, directories, root.path, missing)
             if origins or components:
                 _edit_top(next(mirror / top.relative_to(root.path) / n
                                for n in KUSTOMIZATION_FILES
@@ -471,6 +484,49 @@ def _without_remote(mirror: Path, directories: list[Path], root: Path) -> None:
             for item in items if isinstance(items, list) else ():
                 if isinstance(item, dict):
                     changed = drop_from(item, "files", remote_file) or changed
+        if changed:
+            _not_empty(doc)
+        return changed
+
+    _edit_kustomizations(mirror, directories, root, drop)
+
+
+def _without_missing(mirror: Path, directories: list[Path], root: Path,
+                     missing: set[tuple[Path, str]]) -> None:
+    """The working copy's kustomizations without the resources, bases and generator
+    files and envs the repository does not hold (the scan reported each, PA901): the
+    rest is built, a generated object without those keys."""
+    from advisor.read.render.kustomize_tree import generator_file
+
+    def drop_from(mapping: dict, key: str, gone: set[str], path_of=str) -> bool:
+        entries = mapping.get(key)
+        if not isinstance(entries, list):
+            return False
+        hits = [i for i, e in enumerate(entries)
+                if isinstance(e, str) and path_of(e).strip() in gone]
+        for i in reversed(hits):
+            del entries[i]
+        if hits and not entries:
+            del mapping[key]
+        return bool(hits)
+
+    def drop(directory: Path, doc: dict) -> bool:
+        gone = {entry for folder, entry in missing if folder == directory}
+        if not gone:
+            return False
+        changed = False
+        for key in ("resources", "bases"):
+            changed = drop_from(doc, key, gone) or changed
+        for gen in ("configMapGenerator", "secretGenerator"):
+            items = doc.get(gen)
+            for item in items if isinstance(items, list) else ():
+                if not isinstance(item, dict):
+                    continue
+                changed = drop_from(item, "files", gone, generator_file) or changed
+                changed = drop_from(item, "envs", gone) or changed
+                if isinstance(item.get("env"), str) and item["env"].strip() in gone:
+                    del item["env"]
+                    changed = True
         if changed:
             _not_empty(doc)
         return changed

@@ -166,6 +166,11 @@ def _read(root: Root, layer: Layer, entry: Any, what: str, problems: list[Config
         return None, layer.shown
     try:
         real = root.resolve(entry.strip(), relative_to=layer.directory)
+    except InputError:
+        return None, layer.shown  # outside the root: the scan's PA901 error says so
+    if not real.is_file():
+        return None, layer.shown  # not there: the scan's PA901 error says so
+    try:
         return root.read_text(real), root.rel(real)
     except InputError as exc:
         problems.append(tree_problem(layer.shown, f"{what}: {entry!r} not read: "

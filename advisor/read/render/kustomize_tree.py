@@ -54,6 +54,12 @@ class Tree(Struct):
     helm_charts: list[ConfigProblem] = field(default_factory=list)
     # remote resources and bases left out of the build, the same way
     remote: list[ConfigProblem] = field(default_factory=list)
+    # resources, bases and generator files/envs the repository does not hold (a
+    # credentials file each user writes, never committed): kustomize refuses the build
+    # (PA901 errors, each peak a floor), but they only add objects or keys, so the rest
+    # is built without them; (kustomization folder, entry as written) of each
+    missing: list[ConfigProblem] = field(default_factory=list)
+    left_out: set[tuple[Path, str]] = field(default_factory=set)
     # a kustomization names a file outside its own folder (kustomize's default load
     # restrictor, LoadRestrictionsRootOnly, refuses that; Flux builds with None)
     files_outside: bool = False
@@ -62,6 +68,11 @@ class Tree(Struct):
     # objects when the build fails and they are read as written (kustomize_plain)
     listed_in: dict[Path, Path] = field(default_factory=dict)
     included_by: dict[Path, Path] = field(default_factory=dict)
+
+
+# Entries whose target only adds objects (resources, bases) or keys of a generated
+# object: one the repository does not hold is left out of the build (Tree.missing).
+_ONLY_ADD = ("resources", "bases", "configMapGenerator", "secretGenerator")
 
 
 def is_remote(entry: str) -> bool:
@@ -161,8 +172,16 @@ def scan(root: Root, directory: Path, tree: Tree, seen: set[Path], depth: int) -
                                          line=at(*keys), program="kustomize"))
             return
         if not target.is_file():
-            tree.problems.append(problem(shown, f"{entry!r} not found", fatal=True,
-                                         line=at(*keys), program="kustomize"))
+            if target.exists() or keys[0] not in _ONLY_ADD:
+                # a patch or component changes what is read: not built
+                tree.problems.append(problem(shown, f"{entry!r} not found", fatal=True,
+                                             line=at(*keys), program="kustomize"))
+                return
+            tree.missing.append(problem(
+                shown, f"{entry!r} not found (kustomize refuses this kustomization); the "
+                "rest of it is built without it", fatal=True, line=at(*keys),
+                program="kustomize"))
+            tree.left_out.add((directory, entry.strip()))
             return
         tree.files.add(target)
         if not target.is_relative_to(directory):

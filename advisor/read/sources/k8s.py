@@ -431,7 +431,9 @@ def _anchors_renamed(text: str) -> str | None:
     return "".join(out) + text[at:]
 
 
-_TEMPLATE_SYNTAX = lazy(r"\{%-?\s*\w|\{\{-?\s*[\w.$\"'(]")
+# Jinja/Ansible, Go templates, and mustache sections, triple braces, comments and
+# partials (spring-cloud-skipper's src/main/resources/**/cf-template.yml)
+_TEMPLATE_SYNTAX = lazy(r"\{%-?\s*\w|\{\{-?\s*[\w.$\"'(]|\{\{[#/^{!>]")
 
 
 _QUOTED = lazy(r"\"[^\"]*\"|'[^']*'")

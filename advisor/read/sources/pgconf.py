@@ -429,6 +429,8 @@ class _Reader(Struct):
                 self.notice(*where, f'included directory "{includedir}" ({target}) is mounted '
                             f"from {holding.why}; settings it may hold are unknown")
                 return True
+            if holding is not None:
+                return self.parse_in_volume(target, calling, calling_line, depth)
             self.notice(*where, f'included directory "{includedir}" is not in the repository '
                         f"({target} in the container is on no volume whose files the "
                         "repository holds); settings it may hold are unknown")
@@ -468,6 +470,39 @@ class _Reader(Struct):
             if not self.parse_file(
                 posixpath.join(directory, name), True, calling, calling_line, depth
             ):
+                return False
+        return True
+
+    def parse_in_volume(self, target: str, calling: _File, calling_line: int, depth: int
+                        ) -> bool:
+        """include_dir of a folder below a mounted volume whose files the repository holds
+        (a ConfigMap mounted at /etc/postgresql, include_dir 'conf.d'): the volume holds
+        its keys and nothing else, so the folder is there only when `items` put files in
+        it; else ParseConfigDirectory fails ("could not open configuration directory ...:
+        No such file or directory", conffiles.c GetConfFilesInDir) and the server does
+        not start (guc-file.l: during postmaster startup any error is fatal)."""
+        where = (calling.display, calling_line)
+        inside = target.rstrip("/") + "/"
+        if any(path.startswith(inside) for path in self.mounts):
+            # a volume mounted below it: the folder is its mount point, and what else it
+            # holds is the runtime's to say
+            self.notice(*where, f'included directory "{target}" holds a mounted volume; '
+                        "settings its other files may hold are unknown")
+            return True
+        files = {path[len(inside):]: held for path, held in self.mounted_files.items()
+                 if path.startswith(inside)}
+        if not files:
+            self.fatal(*where, f'could not open configuration directory "{target}": '
+                       "No such file or directory")
+            return False
+        for name in conf_dir_order(n for n in files if "/" not in n):
+            if not self.may_open(name, calling, calling_line, depth):
+                return False
+            path = inside + name
+            held = files[name]
+            self.mounted_files_read.append(path)
+            if not self.parse_fp(_File(path, held.display, held.text.removeprefix("\ufeff"),
+                                       held.line_offset, container=path), depth):
                 return False
         return True
 
