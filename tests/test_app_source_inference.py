@@ -379,6 +379,14 @@ TERRATEST_MOD = ("module github.com/acme/store-charts\n\ngo 1.25.0\n\nrequire (\
     ({**CHART_REPO, "go.mod": TERRATEST_MOD, "cmd/store/main.go": "package main\n"}, False),
     ({**CHART_REPO, "go.mod": TERRATEST_MOD, "main.go": "package main\n"}, False),
     ({"test/smoke/smoke_test.go": "package smoke\n", "go.mod": TERRATEST_MOD}, False),
+    # a chart repository's lint settings (netbox-community/netbox-chart: black, isort)
+    ({"pyproject.toml": '[tool.black]\nline_length = 100\n\n[tool.isort]\nprofile = "black"\n'},
+     True),
+    ({"pyproject.toml": '[project]\nname = "store"\ndependencies = ["psycopg[pool]"]\n'}, False),
+    ({"pyproject.toml": '[tool.poetry.dependencies]\npython = "^3.12"\ndjango = "5"\n'}, False),
+    ({"pyproject.toml": '[tool.poetry.dependencies]\npython = "^3.12"\n'}, True),
+    ({"pyproject.toml": '[project]\nname = "store"\ndynamic = ["dependencies"]\n'}, False),
+    ({"pyproject.toml": "[project\n"}, False),  # not TOML: not said to be tooling
 ])
 def test_a_root_dependency_file_of_tooling_is_no_application(tmp_path, files, tooling):
     """The root is taken for a workload's source only when its dependency files are an

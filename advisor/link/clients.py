@@ -4,6 +4,7 @@ clients declared in the configuration or deployed as Lambda functions."""
 
 from __future__ import annotations
 
+import os
 import re
 from functools import partial
 from typing import TYPE_CHECKING
@@ -51,6 +52,7 @@ from advisor.read.apps.locate import (
     ImageDockerfile,
     app_files_in,
     copied_folders,
+    copied_sources,
     fallback_app_dir,
     go_command_dir,
     image_dockerfile,
@@ -62,6 +64,7 @@ from advisor.read.apps.locate import (
     named_service_dir,
 )
 from advisor.read.apps.poolcache import container_pools
+from advisor.read.apps.source import AppFile
 from advisor.read.apps.urls import (
     hidden_dsn_vars,
     other_scheme_hosts,
@@ -184,7 +187,7 @@ def client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
                 "reading this application folder")
         app = inputs.app_cache[directory]
         if app is not None and (chosen := _image_dockerfiles(inputs, w)):
-            app = replace(app, image_dockerfiles=chosen)
+            app = _copied_only(inputs, w, replace(app, image_dockerfiles=chosen), topo)
     if mounted:
         app = app.with_files(mounted) if app is not None else AppSource(
             root=inputs.root, directory="", files=tuple(mounted))
@@ -942,7 +945,29 @@ def _why_unknown(w: Workload, directory: str | None, app: object | None) -> str:
         return f"{_why_unknown_read(w, directory, app)}; {jdbc.name} ({jdbc.source.label()}) " \
             "is a JDBC URL, which names the driver, not the pool (HikariCP, c3p0, DBCP, " \
             "Agroal, WildFly each have their own default)"
-    return _why_unknown_read(w, directory, app)
+    return _why_unknown_read(w, directory, app) + _env_seen_unused(w)
+
+
+# Variables that size a pool only through the application's own configuration, which is
+# not read: why the value seen in the env was not taken (chatwoot's chart sets
+# RAILS_MAX_THREADS 5; its pool is config/database.yml's `pool:`, in the image)
+_POOL_VIA_APP_CONFIG = {
+    "RAILS_MAX_THREADS": "sizes a Rails pool only through config/database.yml's `pool:` "
+                         "(Rails' template: ENV.fetch(\"RAILS_MAX_THREADS\") { 5 })",
+    "SIDEKIQ_CONCURRENCY": "sizes a pool only through config/database.yml's `pool:`, when "
+                           "that reads it",
+}
+
+
+def _env_seen_unused(w: Workload) -> str:
+    """'; NAME=v (where) is in its env, but ...' for each variable of the env that sizes
+    a pool only through application configuration not read here; '' when none."""
+    seen = [(e, why) for c in w.containers if c.role != "init" for e in c.env
+            if (why := _POOL_VIA_APP_CONFIG.get(e.name)) is not None]
+    return "".join(
+        f"; {e.name}{'=' + e.value if e.value is not None else ''} ({e.source.label()}) is in "
+        f"its env, but it {why}, which is not read here, so it is not taken for the pool "
+        "size" for e, why in dict((e.name, (e, why)) for e, why in seen).values())
 
 
 def _why_unknown_read(w: Workload, directory: str | None, app: object | None) -> str:
@@ -1210,6 +1235,46 @@ def _image_dockerfiles(inputs: Inputs, w: Workload) -> tuple[tuple[str, str], ..
         if c.image and (built := image_dockerfile(hints, [c.image], names)) is not None:
             out.append((c.image, built.path))
     return tuple(out)
+
+
+def _copied_only(inputs: Inputs, w: Workload, app: AppSource, topo: Topology) -> AppSource:
+    """The app's files the workload's images can hold: when the Dockerfiles that build
+    every image it runs copy named paths of the folder (not `COPY . .`), files in its
+    other subfolders are left out (FCFColin/backtest-platform's Dockerfile.backend copies
+    packages/shared and packages/backend from the root: the Go data-fetcher/ beside them
+    is another image's, whose pgxpool pools were the api's). The folder's own top-level
+    files and its Dockerfiles stay (the command is read from them)."""
+    built = dict(app.image_dockerfiles)
+    if not all(c.image in built for c in w.containers if c.image):
+        return app
+    sources: list[str] = []
+    for path in sorted(set(built.values())):
+        copied = copied_sources(inputs.root, path, app.directory)
+        if copied is None:
+            return app
+        sources += copied
+    prefix = f"{app.directory}/" if app.directory else ""
+
+    def held(f: AppFile) -> bool:
+        if f.kind == "dockerfile" or (f.path.startswith(prefix)
+                                      and "/" not in f.path[len(prefix):]):
+            return True
+        return any(f.path == s or f.path.startswith(f"{s}/") for s in sources)
+
+    kept = tuple(f for f in app.files if held(f))
+    if len(kept) == len(app.files):
+        return app
+    dockerfiles = ", ".join(sorted(set(built.values())))
+    # the folders it copies, a file inside one or at the top not named again
+    shown = [s for s in dict.fromkeys(sources)
+             if not any(s.startswith(f"{o}/") for o in sources)
+             and ("/" in s[len(prefix):] or os.path.isdir(os.path.join(inputs.root.path, s)))]
+    notice = (f"{workload_id(w)}: application source {app.directory or '.'}/ read as what "
+              f"{dockerfiles} copies into its image ({', '.join(shown) or 'its files'}): "
+              f"{len(app.files) - len(kept)} files elsewhere in it are not read")
+    if notice not in topo.notices:
+        topo.notices.append(notice)
+    return replace(app, files=kept)
 
 
 def _own_dockerfile_source(inputs: Inputs, w: Workload, topo: Topology,

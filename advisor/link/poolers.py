@@ -158,9 +158,14 @@ def pooler_from_workload(inputs: Inputs, topo: Topology, w: Workload, c: Contain
         break
     else:
         _pooler_from_env(pooler, c)
-        from advisor.read.sources.operators.containers import dropped_env_notices
+        from advisor.read.sources.operators.containers import (
+            bitnami_unprefixed_notices,
+            dropped_env_notices,
+        )
 
         topo.notices.extend(dropped_env_notices(c.env, version, pooler.name))
+        if pooler.env_style == "bitnami":
+            topo.notices.extend(bitnami_unprefixed_notices(c.env, pooler.name))
     return pooler
 
 

@@ -141,6 +141,9 @@ def _conf_settings(inputs: Inputs, topo: Topology, w: Workload, c: Container,
     args = postgres_arguments(c) or []
     named = config_file_arg(args)
     config_file = posixpath.normpath(named) if named and named.startswith("/") else None
+    why = "config_file"
+    if config_file is None and (own := _image_config_file(c)) is not None:
+        config_file, why = own  # the image's own file: read when mounted, else said
     pgdata = _library_pgdata(c, args, version) if config_file is None else None
     main = config_file or (posixpath.join(pgdata, "postgresql.conf") if pgdata else None)
     if main is not None and main in mounts.files:
@@ -152,13 +155,15 @@ def _conf_settings(inputs: Inputs, topo: Topology, w: Workload, c: Container,
     if config_file is not None and "configmaps" not in inputs.refused:
         holding = mount_holding(mounts.dirs, config_file)
         where = (f"mounted from {holding.why}" if holding is not None and holding.files is None
-                 else "which no volume mounts from the repository (a file of the image, "
-                 "or none)")
+                 else "which no volume mounts from the repository" + (
+                     " (a file of the image, or none)" if why == "config_file" else ""))
         topo.problems.append(ConfigProblem(
             location=Location(path=c.source.path, line=c.source.line),
             program="pool-advisor",
-            message=f"{c.name}: the server reads {config_file} (config_file), {where}: "
-                    "the settings it holds are unknown"))
+            message=f"{c.name}: the server reads {config_file} ({why}), {where}: "
+                    "the settings it holds are unknown"
+                    + ("; its settings are counted at PostgreSQL's defaults, which that file "
+                       "may change" if why != "config_file" else "")))
     if main is not None:
         topo.problems.extend(_unused_conf(c, mounts.files, set(), main,
                                           named=bool(config_file)))
@@ -183,6 +188,29 @@ def _conf_settings(inputs: Inputs, topo: Topology, w: Workload, c: Container,
             conf_end = end or conf_end
             break  # the main file; its includes pull in the others
     return settings, conf_end
+
+
+# Images whose command runs the server on a configuration file of their own, not
+# $PGDATA/postgresql.conf: image -> (that file, why). supabase/postgres Dockerfile-17@
+# eeea0682 (its last line): CMD ["postgres", "-D", "/etc/postgresql"], the file built
+# from ansible/files/postgresql_config/postgresql.conf.j2 with includes under
+# /etc/postgresql-custom.
+_OWN_CONFIG_IMAGES = {
+    "supabase/postgres": ("/etc/postgresql/postgresql.conf",
+                          "the supabase/postgres image's own file: its CMD is postgres -D "
+                          "/etc/postgresql (supabase/postgres Dockerfile-17@eeea0682)"),
+}
+
+
+def _image_config_file(c: Container) -> tuple[str, str] | None:
+    """(file, why) for a container of an image that ships its own postgresql.conf and
+    runs its own command (no command or args set here, so its CMD runs); else None."""
+    from advisor.read.apps.base import image_is
+
+    if c.command or c.args:
+        return None
+    return next((own for image, own in _OWN_CONFIG_IMAGES.items()
+                 if image_is(c.image, (image,))), None)
 
 
 def _is_conf_key(key: str) -> bool:

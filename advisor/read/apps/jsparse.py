@@ -62,6 +62,9 @@ class JsScope(Struct):
     # node-config's lookup for this container (apps/nodeconfig.py NodeConfig.get): the
     # value of a dotted key, given the expression as written; None when not read
     node_config: Callable[[str, str], Val | None] | None = None
+    # the app's own definition of a config object's UPPER_CASE member
+    # (jssource.config_member): its value for this container; None when not read
+    config_member: Callable[[str], Val | None] | None = None
 
 
 class _Unknown:
@@ -261,13 +264,20 @@ class JsParser:
             return self.config_value(i)
         if name in CONFIG_MODULES and name not in self.scope.names \
                 and name not in self.locals and self.at(i + 1, ".") and i + 2 < len(self.t) \
-                and _ENV_NAME.fullmatch(self.t[i + 2].text) and not self.at(i + 3, "(") \
-                and self.t[i + 2].text in self.scope.env:
-            # an app's config object parsed from process.env (rejourney's config.ts:
-            # `z.object({ DATABASE_URL: z.string(), ... }).parse(process.env)`): a NAME
-            # the container sets is its NAME; one it does not set may take the
-            # schema's default, not read here
-            return self.env_var(i, self.t[i + 2].text), i + 3
+                and _ENV_NAME.fullmatch(self.t[i + 2].text) and not self.at(i + 3, "("):
+            member = self.t[i + 2].text
+            # the app's own `NAME: parseInt(process.env.NAME || '20', 10)` (FCFColin's
+            # databaseConfig.ts): what it evaluates to here, the code's default included
+            defined = self.scope.config_member(member) \
+                if self.scope.config_member is not None else None
+            if defined is not None:
+                return defined, i + 3
+            if member in self.scope.env:
+                # an app's config object parsed from process.env (rejourney's config.ts:
+                # `z.object({ DATABASE_URL: z.string(), ... }).parse(process.env)`): a
+                # NAME the container sets is its NAME; one it does not set may take the
+                # schema's default, not read here
+                return self.env_var(i, member), i + 3
         if name in ("parseInt", "Number", "parseFloat") and self.at(i + 1, "("):
             v, j = self.expr(i + 2)
             end = self.skip_balanced(i + 1)

@@ -42,7 +42,8 @@ class JsModule:
         if self._parser is None:
             ctx = self._ctx
             scope = JsScope(path=self.file.path, env=ctx.env_map(), cpus=ctx.cpus, names={},
-                            node_config=node_config(ctx).get)
+                            node_config=node_config(ctx).get,
+                            config_member=lambda name: config_member(ctx, name))
             module_consts(self.toks, scope)
             self._parser = JsParser(self.toks, scope)
         return self._parser
@@ -61,6 +62,57 @@ def node_config(ctx: StackContext) -> NodeConfig:
             files, ctx.env_map(), dockerfile_env(ctx.app),
             int(pin[0].split(".")[0]) if pin is not None else None)
     return found
+
+
+def config_member(ctx: StackContext, name: str) -> Val | None:
+    """`config.NAME` as the app defines it: the value, for this container, of its one
+    `NAME: <expr>` (an object literal's member) or `const NAME = <expr>` whose expression
+    reads process.env (`DB_POOL_MAX: parseInt(process.env.DB_POOL_MAX || '20', 10)`): the
+    env's value when the container sets it, unknown when a Secret does, else the code's
+    default, cited where it is written. None when no definition reads the env, one is not
+    read, or two disagree (a test's mock config holds a literal, and is not one)."""
+    cache = ctx.cache.setdefault("js-config-members", {})
+    assert isinstance(cache, dict)
+    if name in cache:
+        return cache[name]
+    if cache.get(_READING):
+        return None  # a definition that reads another config member: not followed
+    cache[_READING] = True
+    try:
+        found = [v for module in js_modules(ctx, name) if "process.env" in module.file.text
+                 for v in _definitions(module, name)]
+    finally:
+        cache[_READING] = False
+    values = {(v.value, v.hidden) for v in found if v is not None}
+    one = found[0] if found and None not in found and len(values) == 1 else None
+    cache[name] = one
+    return one
+
+
+_READING = " reading"  # no member name: the flag of a lookup under way
+
+
+def _definitions(module: JsModule, name: str) -> list[Val | None]:
+    """The values of `module`'s definitions of `name` that read process.env (None: one
+    not read)."""
+    toks = module.toks
+    out: list[Val | None] = []
+    for k, tok in enumerate(toks):
+        if tok.text != name or k == 0 or k + 2 >= len(toks):
+            continue
+        before, after = toks[k - 1].text, toks[k + 1].text
+        if not ((after == ":" and before in ("{", ",")) or
+                (after == "=" and before in ("const", "let", "var"))):
+            continue
+        v, end = module.parser.expr(k + 2)
+        if not any(toks[j].text == "process" and toks[j + 2].text == "env"
+                   for j in range(k + 2, min(end, len(toks) - 2))):
+            continue  # a literal (a test's mock), an interface's type
+        if v is not None and v.value is not UNKNOWN and v.source.path == module.file.path:
+            # not the container's variable: the code's default
+            v = replace(v, source=replace(v.source, key=f"{name} (default)"))
+        out.append(v if v is not None and (v.value is not UNKNOWN or v.hidden) else None)
+    return out
 
 
 _SOURCE_DIRS = ("src", "lib", "server", "app", "config")

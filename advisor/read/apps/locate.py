@@ -533,7 +533,38 @@ def _tooling_file(root: Root, name: str) -> bool:
             return False
     if name == "go.mod":
         return chart_test_module(root)
+    if name == "pyproject.toml":
+        try:
+            return lint_only_pyproject(root.read_text(os.path.join(base, name)))
+        except InputError:
+            return False
     return False
+
+
+def lint_only_pyproject(text: str) -> bool:
+    """Pure: a pyproject.toml that declares no dependency (only [tool.black], [tool.ruff]
+    and the like: netbox-community/netbox-chart@4d7c0a4's lint settings) is a repository's
+    tooling; an application names its driver in [project] dependencies, Poetry's
+    [tool.poetry.dependencies] or a dependency group. Not TOML: not said to be tooling."""
+    import tomllib
+
+    try:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError:
+        return False
+    project = doc.get("project")
+    poetry = doc.get("tool", {}).get("poetry") if isinstance(doc.get("tool"), dict) else None
+    declared = [
+        project.get("dependencies"), project.get("optional-dependencies"),
+        project.get("dynamic") and "dependencies" in project.get("dynamic", ())
+    ] if isinstance(project, dict) else []
+    if isinstance(poetry, dict):
+        deps = poetry.get("dependencies")
+        declared.append({k: v for k, v in deps.items() if k != "python"}
+                        if isinstance(deps, dict) else None)
+        declared.append(poetry.get("group"))
+    declared.append(doc.get("dependency-groups"))
+    return not any(declared)
 
 
 # Go modules that test Helm charts (terratest's modules/helm renders and installs a chart).
@@ -923,6 +954,35 @@ def copied_folders(root: Root, path: str) -> tuple[list[str], bool]:
                         os.path.isdir(os.path.join(root.path, folder)):
                     out.append(folder)
     return out, whole
+
+
+def copied_sources(root: Root, path: str, directory: str) -> tuple[str, ...] | None:
+    """The paths (from the root) the Dockerfile at `path` copies from the context
+    `directory` in any stage (COPY/ADD sources, not --from= stages): what of the folder
+    its image can hold. None when that is not known: it copies the whole context, a
+    wildcard or a variable, uses the JSON form or a heredoc, or a source that is not
+    in `directory` (the context is another folder), or copies nothing."""
+    try:
+        text = root.read_text(os.path.join(root.path, path))
+    except InputError:
+        return None
+    out: list[str] = []
+    for _n, line in _logical_lines(text):
+        m = _COPY.match(line)
+        if not m or "--from" in m.group(1):
+            continue
+        words = [w for w in m.group(1).split() if not w.startswith("--")]
+        if len(words) < 2 or words[0].startswith(("[", "<<")):
+            return None
+        for src in words[:-1]:
+            if src.startswith(("http://", "https://", "git@")):
+                continue  # ADD of a URL: nothing of the folder
+            rel = _normal(f"{directory}/{src}" if directory else src)
+            if not rel or rel == directory or any(c in src for c in "*?[$") or \
+                    not os.path.exists(os.path.join(root.path, rel)):
+                return None
+            out.append(rel)
+    return tuple(out) or None
 
 
 # Folders a repository keeps one service each in, named like it (services/<name>/ of a

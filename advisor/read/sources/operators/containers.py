@@ -200,6 +200,50 @@ def dropped_env_notices(env: tuple[EnvVar, ...], version: BouncerVersion, who: s
             for key, var in env_bouncer_keys(env) if key not in known]
 
 
+# Where the Bitnami image says which variables it reads: its list (every one PGBOUNCER_*
+# or POSTGRESQL_*; no unprefixed alias) and the PGBOUNCER_DEFAULT_POOL_SIZE it exports,
+# which libpgbouncer.sh's pgbouncer_initialize writes as default_pool_size
+BITNAMI_ENV_CITE = ("bitnami/containers bitnami/pgbouncer/1/debian-12/rootfs/opt/bitnami/"
+                    "scripts/pgbouncer-env.sh@043f89c8:26-95 (the variables it reads), :142 "
+                    "(PGBOUNCER_DEFAULT_POOL_SIZE)")
+
+
+def bitnami_unprefixed_notices(env: tuple[EnvVar, ...], who: str) -> list[str]:
+    """A notice for the variables named like a PgBouncer setting without the Bitnami
+    image's PGBOUNCER_ prefix (edoburu/pgbouncer's names: DEFAULT_POOL_SIZE,
+    POOL_MODE): the image reads none of them, so its defaults run, and the user
+    probably meant the prefixed variable (atakurt/messagingApp's bitnami/pgbouncer:1.24.1
+    with DEFAULT_POOL_SIZE 80 and RESERVE_POOL_SIZE 40 runs 20 and 0)."""
+    from advisor.facts.pgbouncer import params
+
+    newest = params(BouncerVersion(major=1, minor=99))
+    names = {v.name for v in env}
+    meant: list[str] = []
+    none: list[str] = []
+    for var in env:
+        if var.name.startswith(("PGBOUNCER_", "POSTGRESQL_")) or not var.name.isupper():
+            continue
+        prefixed = f"PGBOUNCER_{var.name}"
+        if prefixed not in BITNAMI_PGBOUNCER_ENV:
+            key = var.name.lower()
+            prefixed = bouncer_env_variable("bitnami", key) if key in newest else None
+            if prefixed is None:
+                if key in newest:
+                    none.append(f"{var.name} ({var.source.label()}; the image has no "
+                                f"variable for {key}: mount a pgbouncer.ini)")
+                continue
+        if prefixed in names:
+            continue  # the prefixed one is set too: that is what runs
+        shown = f"={var.value}" if var.value is not None and not var.secret else ""
+        meant.append(f"{var.name}{shown} ({var.source.label()}) -> {prefixed}")
+    if not meant and not none:
+        return []
+    return [f"{who}: the Bitnami pgbouncer image reads only PGBOUNCER_* and POSTGRESQL_* "
+            f"variables ({BITNAMI_ENV_CITE}), so these are ignored and PgBouncer's defaults "
+            f"are counted for them: {', '.join(meant + none)}"
+            + ("; the PGBOUNCER_ name after each arrow was probably meant" if meant else "")]
+
+
 def pooler_config_from_env(env: tuple[EnvVar, ...], version: BouncerVersion | None = None
                            ) -> tuple[dict[str, Setting], list[PoolerDatabase]]:
     """[pgbouncer] settings and [databases] entries of a PgBouncer container configured
