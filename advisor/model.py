@@ -333,6 +333,10 @@ class Server(Record, kw_only=True):
     role: Literal["primary", "standby"] = "primary"
     primary_id: str | None = None
     suppressed: list[str] = field(default_factory=list)
+    # The errors of the configuration it reads that PostgreSQL refuses to start on
+    # (postgresql.conf and its includes, postgres -c options; guc-file.l: at postmaster
+    # start any error is fatal): its budget is "will not start", not a slot count.
+    start_errors: list[ConfigProblem] = field(default_factory=list)
 
 
 class PoolerDatabase(Record, kw_only=True):
@@ -832,10 +836,13 @@ class MemoryBudget(Record, kw_only=True):
 
 class StartRefusal(Frozen, kw_only=True):
     """PostgreSQL refuses to start with the server's settings (advisor.facts.pg_startup):
-    `message` as it prints it after "postgres: ", and the settings it compared."""
+    `message` as it prints it after "postgres: ", and the settings it compared; or with
+    an error in the configuration it reads (Server.start_errors): the first one's message
+    and `location`, which PA109 reports there already, and no settings compared."""
 
     message: str
     terms: tuple[Term, ...]
+    location: Location | None = None
 
 
 class Budget(Record, kw_only=True):

@@ -64,6 +64,9 @@ def advise(
         server = topo.server(b.server_id)
         if server is None:
             continue
+        if b.refused is not None:  # no slots to fit anything into until it starts
+            out.append(_refused(b))
+            continue
         # A client counted at 0 is no unknown: a pod that runs nothing that connects
         # (GitLab's idle toolbox, Dify's beat) or none at peak (replicas 0); an unknown
         # one is counted at least 1 and listed. A client whose server is not known may
@@ -104,6 +107,39 @@ def _withheld(b: Budget, unknown: list[str], unplaced: list[str]) -> ServerAdvic
                "under [[tool.pool-advisor.read.workloads]] (connections = N, or target = "
                "the server) or point pool-advisor at their source (source = \"...\")"],
         memory_before=_memory_line(b), memory_after=_memory_line(b))
+
+
+def _refused(b: Budget) -> ServerAdvice:
+    """A server PostgreSQL refuses to start (PA109): what to change first, and no
+    proposal, since pools shared out of 0 usable slots would be sized to nothing."""
+    from advisor.budget.arith import derivation
+
+    lines = derivation(b)
+    return ServerAdvice(
+        server=b.server, server_id=b.server_id, fits_before=False, usable_before=0,
+        peak_before=b.peak, floor_before=b.peak_is_floor, will_not_start=first_change(b),
+        before=lines, fits_after=False, usable_after=0, peak_after=b.peak, after=lines,
+        notes=[f"no pool sizes are proposed for {b.server}: it has no slots to share out "
+               "until it starts; run advise again once it does"],
+        memory_before=_memory_line(b), memory_after=_memory_line(b))
+
+
+def first_change(b: Budget) -> str:
+    """What to change first for a server that does not start: the configuration error
+    at its line (PostgreSQL stops at it before it looks at the slots), else
+    max_connections raised past the slots the other compared settings take plus the
+    peak, or those settings lowered."""
+    r = b.refused
+    assert r is not None
+    if not r.terms:
+        where = r.location.label() if r.location is not None else b.location.label()
+        return f"fix {where} first: {r.message}"
+    mc, *others = r.terms
+    need = sum(t.value for t in others) + b.peak
+    taken = " + ".join(t.show() for t in others)
+    lower = " or ".join(t.label for t in others if t.value) or "those"
+    return (f"raise max_connections {mc.show()} first, to at least {num(need)} = {taken} "
+            f"+ {num(b.peak)} at peak; or lower {lower}")
 
 
 def _memory_over(b: Budget) -> bool:

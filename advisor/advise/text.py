@@ -12,7 +12,9 @@ def render_text(advice: list[ServerAdvice]) -> str:
         return "Every server fits its connection budget; nothing to propose (use --all).\n"
     lines: list[str] = []
     for a in advice:
-        if a.unknown:  # a floor: neither "fits" nor "does not fit" can be said
+        if a.will_not_start:  # no slots: neither fits nor does not fit (PA109)
+            lines.append(f"== {a.server}: will not start (PA109); {a.will_not_start}")
+        elif a.unknown:  # a floor: neither "fits" nor "does not fit" can be said
             lines.append(f"== {a.server}: not known ({num(a.peak_before)} or more at peak, "
                          f"{num(a.usable_before)} usable; {len(a.unknown)} client(s) unknown)")
         elif a.floor_before and a.peak_before <= a.usable_before:

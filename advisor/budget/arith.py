@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import NamedTuple
 
-from advisor.model import Budget, Contribution, Term
+from advisor.model import Budget, Contribution, StartRefusal, Term
 
 
 def num(value: float) -> str:
@@ -170,14 +170,22 @@ def derivation(b: Budget, s: Style = PLAIN) -> list[str]:
     indented), peak against usable; for a server PostgreSQL refuses to start, its
     message and the settings it compared in place of usable (there are no slots)."""
     if b.refused is not None:
-        out = [f"refused at start-up (PA109): {b.refused.message}: "
-               + ", ".join(s.term(t) for t in b.refused.terms)]
+        out = [f"refused at start-up (PA109): {refusal_text(b.refused, s)}"]
     else:
         out = [f"usable: {usable_expr(b, s)}"]
     for c in b.contributions:
         out.extend(contribution_lines(c, 0, s))
     out.append(f"peak: {peak_expr(b, s)}{against_usable(b, s)}")
     return out
+
+
+def refusal_text(r: StartRefusal, s: Style = PLAIN) -> str:
+    """A start-up refusal: its message and the settings it compared, or, for an error of
+    the configuration, the file:line PA109 reports it at."""
+    if r.terms:
+        return f"{s.name(r.message)}: " + ", ".join(s.term(t) for t in r.terms)
+    where = f" ({s.name(r.location.label())})" if r.location is not None else ""
+    return f"{s.name(r.message)}{where}"
 
 
 def against_usable(b: Budget, s: Style = PLAIN, le: str = "<=") -> str:

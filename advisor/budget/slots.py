@@ -349,6 +349,20 @@ def server_budget(server: Server, topo: Topology, memory: MemoryOptions | None =
 
 
 def start_refusal(server: Server, max_conn: Term | None = None) -> StartRefusal | None:
+    """Why PostgreSQL refuses to start this server: the first error of the configuration
+    it reads (the postmaster reads it before it checks the slot settings), else the slot
+    settings' cross-check (slot_refusal)."""
+    if server.start_errors:
+        first = server.start_errors[0]
+        more = len(server.start_errors) - 1
+        return StartRefusal(
+            message=first.message + (f" (and {more} more error{'s' if more > 1 else ''})"
+                                     if more else ""),
+            terms=(), location=first.location)
+    return slot_refusal(server, max_conn)
+
+
+def slot_refusal(server: Server, max_conn: Term | None = None) -> StartRefusal | None:
     """PostgreSQL's own cross-check of the slot settings (advisor.facts.pg_startup): the
     server's file values, else its version's defaults."""
     from advisor.facts.pg_startup import startup_refusal

@@ -86,9 +86,10 @@ def server_from_workload(inputs: Inputs, topo: Topology, w: Workload, c: Contain
                           ) -> Server:
     """The server `c` runs; `built`: the Dockerfile FROM line its image is built on (then
     `c.image` is that base image, see `as_built`)."""
-    from advisor.read.sources.pgconf import parse_postgres_args_checked
+    from advisor.read.sources.pgconf import parse_postgres_args_checked, start_errors
 
     version = pg_version(inputs, c, built=built)
+    read_from = len(topo.problems)  # what the server itself reads starts here
     settings, conf_end = _conf_settings(inputs, topo, w, c, index, version.int_value)
     # Command-line -c settings override the file, as on a real server.
     # -c settings only when the process is postgres itself (not a shell's -c)
@@ -105,6 +106,9 @@ def server_from_workload(inputs: Inputs, topo: Topology, w: Workload, c: Contain
             topo.problems.extend(problems)
     if image_repository(c.image) == "harbor-db":
         settings.update(_harbor_db_max_connections(c, version.int_value, topo))
+    # its file, its includes and its options; not Spilo's parameters below, which
+    # Patroni checks and drops when invalid rather than pass them on
+    refusing = start_errors(topo.problems[read_from:])
     held = []
     spilo = is_spilo_image(c.image)
     if spilo:
@@ -119,6 +123,7 @@ def server_from_workload(inputs: Inputs, topo: Topology, w: Workload, c: Contain
     return Server(
         id=wid, name=w.name, kind="workload", namespace=w.namespace, version=version,
         settings=settings, conf_end=conf_end, instances=replicas, held=held,
+        start_errors=refusing,
         memory_limit=c.memory_limit,
         cpu_limit=c.cpu_limit, location=w.obj.location(), suppressed=suppressed_codes(w.obj))
 
@@ -465,7 +470,7 @@ def standalone_confs(inputs: Inputs, topo: Topology) -> None:
     unless declared."""
     if not inputs.pg_conf_files:
         return
-    from advisor.read.sources.pgconf import read_pgconf
+    from advisor.read.sources.pgconf import read_pgconf, start_errors
 
     for path in inputs.pg_conf_files:
         if path.name == "postgresql.auto.conf" and (path.parent / "postgresql.conf").exists():
@@ -483,7 +488,7 @@ def standalone_confs(inputs: Inputs, topo: Topology) -> None:
             continue
         topo.servers.append(Server(
             id=f"file/{shown}", name=shown, kind="external", version=version,
-            settings=conf.settings,
+            settings=conf.settings, start_errors=start_errors(conf.problems),
             instances=Term(label="instances", value=1,
                            source=Source.default_of("one server per postgresql.conf")),
             location=Location(path=shown, line=1)))

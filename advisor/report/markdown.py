@@ -15,6 +15,7 @@ from advisor.budget.arith import (
     against_usable,
     contribution_lines,
     peak_expr,
+    refusal_text,
     usable_expr,
 )
 from advisor.model import Budget, Contribution, Finding, Location, Severity, Term
@@ -166,8 +167,7 @@ MD = Style(number=number, term=term, name=md_text, times=TIMES, minus=MINUS)
 def budget_details(b: Budget) -> str:
     """How `usable` and `peak` were reached, every number with its source."""
     lines = [f"- **usable** {usable_expr(b, MD)}" if b.refused is None
-             else f"- **refused at start-up** (PA109): {md_text(b.refused.message)}: "
-             + ", ".join(term(t) for t in b.refused.terms)]
+             else f"- **refused at start-up** (PA109): {refusal_text(b.refused, MD)}"]
     for c in b.contributions:
         lines.extend(_contribution(c))
     le = "\u2264"  # the arithmetic is text's; only the sign is typographic

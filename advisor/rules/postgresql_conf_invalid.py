@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from advisor.model import Budget, Finding, Fix, Severity, Topology
+from advisor.budget.slots import slot_refusal
+from advisor.model import Budget, Finding, Fix, Severity, StartRefusal, Topology
 from advisor.rule_context import RuleContext
 from advisor.rules import rule
 from advisor.rules._common import primary, related
@@ -20,8 +21,9 @@ def postgresql_conf_invalid(topo: Topology, ctx: RuleContext) -> Iterator[Findin
     PostgreSQL prints. Also the slot settings the postmaster cross-checks before it
     starts: `superuser_reserved_connections` (plus `reserved_connections` from 16, plus
     `max_wal_senders` in 11) must be less than `max_connections`; before 11 each of
-    `superuser_reserved_connections` and `max_wal_senders` must be. Such a server has no
-    budget: its verdict is "will not start", not OVER.
+    `superuser_reserved_connections` and `max_wal_senders` must be. A server with any of
+    these errors (the fatal ones: not the warnings) has no budget: its verdict is "will
+    not start", not fits or OVER.
 
     ## Why is this bad
     The server does not start: `FATAL: configuration file ".../postgresql.conf"
@@ -53,14 +55,18 @@ def postgresql_conf_invalid(topo: Topology, ctx: RuleContext) -> Iterator[Findin
                           message=p.message, location=p.location,
                           subject=f"{p.location.path}|{p.message}")
     for budget in ctx.budgets:
-        if budget.refused is not None:
-            yield _refused(budget)
+        refused = budget.refused
+        if refused is not None and refused.location is not None:
+            # an error of the configuration, reported above at its line; the slot
+            # settings refuse next, once it is fixed
+            server = topo.server(budget.server_id)
+            refused = slot_refusal(server) if server is not None else None
+        if refused is not None:
+            yield _refused(budget, refused)
 
 
-def _refused(budget: Budget) -> Finding:
+def _refused(budget: Budget, refused: StartRefusal) -> Finding:
     """The server's start-up refusal, at the first of the compared settings a file sets."""
-    refused = budget.refused
-    assert refused is not None
     return Finding(code="PA109", name="postgresql-conf-invalid", severity=Severity.error,
                    message=f"{budget.server}: PostgreSQL {budget.version.int_value} will not "
                            f"start: {refused.message}",

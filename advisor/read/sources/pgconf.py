@@ -397,8 +397,10 @@ class _Reader(Struct):
         self.included += 1
         if self.included > MAX_INCLUDES:
             if self.included == MAX_INCLUDES + 1:
+                # pool-advisor's bound, not PostgreSQL's: no refusal to start (PA901)
                 self.fatal(*where, f"more than {MAX_INCLUDES} configuration files included "
                            "(includes that fan out); pool-advisor stops reading includes here")
+                self.problems[-1] = replace(self.problems[-1], program="pool-advisor")
             return False
         return True
 
@@ -773,6 +775,13 @@ def read_pgconf(
         if isinstance(opened, _File):
             ok = reader.parse_fp(opened, 0)
     return _finish(reader, ok)
+
+
+def start_errors(problems: Iterable[ConfigProblem]) -> list[ConfigProblem]:
+    """The problems of a server's configuration PostgreSQL refuses to start on: the fatal
+    ones in its own words (guc-file.l: during postmaster startup any error in the file is
+    fatal; a bad -c option is FATAL too). Not its warnings, nor pool-advisor's notices."""
+    return [p for p in problems if p.fatal and p.program == PROGRAM]
 
 
 def _files_at(mounts: Iterable[MountedDir], single: dict[str, MountedFile]

@@ -69,6 +69,8 @@ def _is_bitnami_postgresql(obj: K8sObject) -> bool:
 
 
 def bitnami_postgresql(ctx: ReadContext) -> None:
+    from advisor.read.sources.pgconf import start_errors
+
     sets = [o for o in ctx.objects if _is_bitnami_postgresql(o)]
     if not sets:
         return
@@ -80,7 +82,9 @@ def bitnami_postgresql(ctx: ReadContext) -> None:
         image = ("spec", "template", "spec", "containers", 0, "image")
         version = image_version(obj, image, ctx.version_default,
                                 "the Bitnami image tag does not give the major version")
+        read_from = len(ctx.out.problems)
         settings = _mounted_conf(ctx, obj, configmaps, int(version.value))
+        refusing = start_errors(ctx.out.problems[read_from:])
         replicas = int_term(obj, "replicas", ("spec", "replicas"), 1,
                             "StatefulSet spec.replicas default")
         memory = memory_term(obj, (*image[:-1], "resources", "limits", "memory"))
@@ -90,12 +94,13 @@ def bitnami_postgresql(ctx: ReadContext) -> None:
         if component == "primary":
             primaries[(obj.namespace, instance)] = add_server(
                 ctx, obj, ident, obj.name, version=version, settings=settings,
-                instances=replicas, memory=memory, cpu=cpu, hosts=hosts)
+                instances=replicas, memory=memory, cpu=cpu, hosts=hosts,
+                start_errors=refusing)
         else:
             primary = primaries.get((obj.namespace, instance))
             add_server(ctx, obj, ident, obj.name, version=version, settings=settings,
                        instances=replicas, memory=memory, cpu=cpu, hosts=hosts, role="standby",
-                       primary_id=primary.id if primary else None)
+                       primary_id=primary.id if primary else None, start_errors=refusing)
             ctx.out.notices.append(f"bitnami-postgresql: traffic to {obj.name} is budgeted "
                                    f"against its {int(replicas.value)} read replicas")
         ctx.out.claimed.append(obj.ref)

@@ -259,10 +259,11 @@ def add_server(ctx: ReadContext, obj: K8sObject, ident: str, name: str, *, versi
                settings: dict[str, Setting], instances: Term, memory: Term | None,
                cpu: Term | None = None,
                hosts: list[str], role: str = "primary", primary_id: str | None = None,
-               held: list[Term] | None = None) -> Server:
+               held: list[Term] | None = None,
+               start_errors: list[ConfigProblem] | None = None) -> Server:
     server = Server(id=ident, name=name, kind="operator", namespace=obj.namespace,
                     version=version, settings=dict(settings), instances=instances,
-                    held=list(held or ()),
+                    held=list(held or ()), start_errors=list(start_errors or ()),
                     memory_limit=memory, cpu_limit=cpu, location=location_at(obj), role=role,
                     primary_id=primary_id,
                     hosts=[h for n in hosts
