@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from advisor.read.apps.jssource import JsModule
 
 _RUNNERS = frozenset({"node", "nodejs", "ts-node", "ts-node-dev", "tsx", "nodemon",
-                      "babel-node", "bun", "pm2-runtime"})
+                      "babel-node", "bun"})
 _MANAGERS = frozenset({"npm", "yarn", "pnpm"})
 _EXTS = (".ts", ".js", ".mts", ".mjs", ".cts", ".cjs", ".tsx", ".jsx")
 _BUILD_DIRS = ("dist", "build", "out")
@@ -49,14 +49,25 @@ _BUILTINS = frozenset({
     "worker_threads", "zlib"})
 _STATIC = re.compile(r"""(?:\brequire\s*\(\s*|\bimport\s*\(\s*|\bfrom\s+|\bimport\s+)"""
                      r"""(['"`])([^'"`\n$]+)\1""")
-_DYNAMIC = re.compile(r"""\b(?:require|import)\s*\(\s*(?![\s'"`)])([^)\n]*)""")
+# every `require(` / `import(`: one whose argument is not a plain string literal (an
+# expression, a template literal with `${...}`, a concatenation) loads a module named at
+# run time
+_LOAD = re.compile(r"""\b(?:require|import)\s*\(""")
+_LITERAL_ARG = re.compile(r"""\s*(?:'[^'\n]*'|"[^"\n]*"|`[^`$]*`)\s*[,)]""")
+# programs that start other programs, read as they do: concurrently's quoted commands,
+# npm-run-all's script names, pm2's script or ecosystem file
+_CONCURRENTLY = frozenset({"concurrently"})
+_RUN_ALL = frozenset({"npm-run-all", "run-p", "run-s", "npm-run-all2"})
+_PM2 = frozenset({"pm2", "pm2-runtime", "pm2-docker", "pm2-dev"})
+_WRAPPERS = frozenset({"npx", "dotenv", "env", "cross-env"})
+_PROGRAMS = _RUNNERS | _MANAGERS | _CONCURRENTLY | _RUN_ALL | _PM2 | {"nest"}
 
 
 class Reach(Struct, frozen=True):
     """The files the process loads from `entry`; `partial`: why files not in `files`
     may still load (a dynamic require, an import not resolved), empty when none may."""
 
-    entry: str
+    entry: str  # the entries, as said: `server.js` or `server.js, worker.js`
     files: frozenset[str]  # AppFile.path
     partial: tuple[str, ...] = ()
 
@@ -75,11 +86,11 @@ def js_reach(ctx: StackContext) -> Reach | None:
 def _reach(ctx: StackContext) -> Reach | None:
     files = ctx.files("js")
     by_rel = {f.rel: f for f in files}
-    entries = _entries(ctx, by_rel)
+    partial: list[str] = []
+    entries = _entries(ctx, by_rel, partial)
     if not entries:
         return None
     declared = _declared(ctx)
-    partial: list[str] = []
 
     def imported(f: AppFile) -> list[str]:
         out: list[str] = []
@@ -90,18 +101,21 @@ def _reach(ctx: StackContext) -> Reach | None:
                 line = f.text.count("\n", 0, m.start()) + 1
                 partial.append(f"{f.path}:{line} imports {spec!r}, not resolved here")
             out.extend(target or ())
-        for m in _DYNAMIC.finditer(f.text):
-            if ".json" in m.group(1):
+        for m in _LOAD.finditer(f.text):
+            if _LITERAL_ARG.match(f.text, m.end()):
+                continue  # a string: read above
+            arg = f.text[m.end():].split("\n", 1)[0]
+            if ".json" in arg.split(")", 1)[0]:
                 continue  # a JSON file (sequelize-cli's config/config.json): no code
             line = f.text.count("\n", 0, m.start()) + 1
             partial.append(f"{f.path}:{line} loads a module named at run time "
-                           f"({m.group(0).strip()[:60]})")
+                           f"({(m.group(0) + arg).strip()[:60]})")
         return out
 
     seen = import_closure(files, entries, imported, suffix=False)
     if seen is None:
         return None
-    return Reach(entry=entries[0], files=frozenset(seen), partial=tuple(partial))
+    return Reach(entry=", ".join(entries), files=frozenset(seen), partial=tuple(partial))
 
 
 def _declared(ctx: StackContext) -> dict[str, str]:
@@ -170,16 +184,50 @@ def _resolve(f: AppFile, spec: str, by_rel: dict[str, AppFile],
     return hits or (None if re.match(r"[~#]|@/", spec) else [])
 
 
-def _entries(ctx: StackContext, by_rel: dict[str, AppFile]) -> list[str]:
-    """The app files the container's command runs (normally one)."""
+def _entries(ctx: StackContext, by_rel: dict[str, AppFile], unread: list[str]) -> list[str]:
+    """The app files the container's command runs: every program of it (`&`, `&&`,
+    `;`, `||`, `|`, the lines of a `sh -c` script), each read as an entry; `unread`
+    gets each program that runs the app's code from a file not read here."""
     from advisor.read.apps.cmdline import command_line
 
     line = command_line(ctx.container, ctx.app, [])
-    for segment in reversed(line.segments()):
-        found = _from_words([w.text for w in segment], ctx, by_rel, 0)
-        if found:
-            return found
-    return []
+    out: list[str] = []
+    for segment in line.segments():
+        for words in _programs([w.text for w in segment]):
+            out += _from_words(words, ctx, by_rel, 0, unread)
+    return list(dict.fromkeys(out))
+
+
+def _programs(words: list[str]) -> list[list[str]]:
+    """`words` split into the programs they run: at `&` (segments() splits at the
+    other separators) and at a Node program named after another's arguments (a `sh -c`
+    script's lines arrive joined: `node server.js\\nnode worker.js`). A wrapper's
+    program (`npx ts-node x.ts`, `nodemon --exec ts-node x.ts`) stays its own."""
+    out: list[list[str]] = [[]]
+    for w in words:
+        cur = out[-1]
+        name = w.rsplit("/", 1)[-1]
+        if w == "&":
+            out.append([])
+        elif cur and name in _PROGRAMS and cur[-1] != "--" and not cur[-1].startswith("-") \
+                and cur[0].rsplit("/", 1)[-1] not in _WRAPPERS:
+            out.append([w])
+        else:
+            cur.append(w)
+    return [p for p in out if p]
+
+
+def _script_words(script: str) -> list[list[str]]:
+    """The programs a package.json script runs (split as its shell splits it)."""
+    from advisor.read.apps.cmdline import _split_commands
+
+    out: list[list[str]] = []
+    for text, _ in _split_commands(script):
+        try:
+            out += _programs(shlex.split(text))
+        except ValueError:
+            continue
+    return out
 
 
 def _scripts(ctx: StackContext) -> dict[str, str]:
@@ -195,29 +243,44 @@ def _scripts(ctx: StackContext) -> dict[str, str]:
     return {}
 
 
+def _run_script(name: str, ctx: StackContext, by_rel: dict[str, AppFile], depth: int,
+                unread: list[str]) -> list[str]:
+    """The entries of `npm run <name>` (every program of its script)."""
+    script = _scripts(ctx).get(name)
+    if script is None:
+        # npm start without a start script: `node server.js` (npm-start docs)
+        return ["server.js"] if name == "start" and "server.js" in by_rel else []
+    out: list[str] = []
+    for words in _script_words(script):
+        out += _from_words(words, ctx, by_rel, depth + 1, unread)
+    return out
+
+
 def _from_words(words: list[str], ctx: StackContext, by_rel: dict[str, AppFile],
-                depth: int) -> list[str]:
+                depth: int, unread: list[str]) -> list[str]:
     if not words or depth > MAX_SCRIPT_DEPTH:
         return []
     program = words[0].rsplit("/", 1)[-1]
     rest = words[1:]
-    if program in ("npx", "dotenv", "env", "cross-env") and rest:
+    if program in _WRAPPERS and rest:
         # `npx ts-node x.ts`; dotenv-cli's `dotenv -e .env -- nest start`
         if "--" in rest:
-            return _from_words(rest[rest.index("--") + 1:], ctx, by_rel, depth)
+            return _from_words(rest[rest.index("--") + 1:], ctx, by_rel, depth, unread)
         args = [w for w in rest if not w.startswith("-") and "=" not in w]
-        return _from_words(args, ctx, by_rel, depth) if program == "npx" else \
+        return _from_words(args, ctx, by_rel, depth, unread) if program == "npx" else \
             _from_words(rest[next((i for i, w in enumerate(rest) if not w.startswith("-")
-                                   and "=" not in w), len(rest)):], ctx, by_rel, depth)
+                                   and "=" not in w), len(rest)):], ctx, by_rel, depth,
+                        unread)
     if program in _RUNNERS:
-        for w in rest:
-            if w.startswith("-"):
-                continue
+        named = [w for w in rest if not w.startswith("-")]
+        for w in named:
             found = _script_file(w, by_rel)
             if found:
                 return [found]
             if w in (".", "./"):
                 return _package_main(ctx, by_rel)
+        if named and "node_modules/" not in named[0]:
+            unread.append(f"{' '.join(words)[:60]} runs a file not read here")
         return []
     if program == "nest" and rest[:1] == ["start"]:
         return [r for r in ("src/main.ts", "src/main.js") if r in by_rel][:1]
@@ -227,20 +290,89 @@ def _from_words(words: list[str], ctx: StackContext, by_rel: dict[str, AppFile],
             args = args[1:]
         if not args:
             return []
-        scripts = _scripts(ctx)
-        name = "start" if args[0] == "start" else args[0]
-        script = scripts.get(name)
-        if script is None:
-            # npm start without a start script: `node server.js` (npm-start docs)
-            return ["server.js"] if name == "start" and "server.js" in by_rel else []
-        for part in re.split(r"&&|\|\||;", script):
-            try:
-                found = _from_words(shlex.split(part), ctx, by_rel, depth + 1)
-            except ValueError:
-                continue
-            if found:
-                return found
+        return _run_script(args[0], ctx, by_rel, depth, unread)
+    if program in _CONCURRENTLY:
+        return _concurrently(rest, ctx, by_rel, depth, unread)
+    if program in _RUN_ALL:
+        names = [w for w in rest if not w.startswith("-")]
+        return [e for n in _script_names(names, ctx)
+                for e in _run_script(n, ctx, by_rel, depth, unread)]
+    if program in _PM2:
+        return _pm2(words, by_rel, unread)
     return []
+
+
+# concurrently's options that take a value (concurrently --help, 8.x)
+_CONCURRENTLY_VALUED = frozenset({"-n", "--names", "-c", "--prefix-colors", "-p", "--prefix",
+                                  "-l", "--prefix-length", "-t", "--timestamp-format",
+                                  "-m", "--max-processes", "-s", "--success",
+                                  "--restart-tries", "--restart-after", "--name-separator",
+                                  "--default-input-target", "--pad-prefix"})
+
+
+def _concurrently(rest: list[str], ctx: StackContext, by_rel: dict[str, AppFile],
+                  depth: int, unread: list[str]) -> list[str]:
+    """concurrently's commands: each argument a command line, `npm:x` npm run x."""
+    out: list[str] = []
+    skip = False
+    for w in rest:
+        if skip or w.startswith("-"):
+            skip = not skip and w in _CONCURRENTLY_VALUED
+            continue
+        for short in ("npm:", "yarn:", "pnpm:", "bun:"):
+            if w.startswith(short):
+                out += [e for n in _script_names([w[len(short):].split()[0]], ctx)
+                        for e in _run_script(n, ctx, by_rel, depth, unread)]
+                break
+        else:
+            for words in _script_words(w):
+                out += _from_words(words, ctx, by_rel, depth + 1, unread)
+    return out
+
+
+def _script_names(patterns: list[str], ctx: StackContext) -> list[str]:
+    """The package.json scripts `patterns` name (npm-run-all's `start:*` globs)."""
+    import fnmatch
+
+    scripts = _scripts(ctx)
+    out: list[str] = []
+    for p in patterns:
+        p = p.split()[0] if p.split() else p
+        out += [n for n in scripts if fnmatch.fnmatchcase(n, p)] if "*" in p else [p]
+    return out
+
+
+_PM2_SCRIPT = re.compile(r"""\bscript["']?\s*:\s*(?:(['"`])([^'"`\n]*)\1)?""")
+
+
+def _pm2(words: list[str], by_rel: dict[str, AppFile], unread: list[str]) -> list[str]:
+    """pm2's program: the script it starts, or each app's `script` of its ecosystem
+    file; one not read leaves the walk partial."""
+    named = [w for w in words[1:] if not w.startswith("-")
+             and w not in ("start", "restart", "reload", "startOrRestart", "startOrReload")]
+    if not named:
+        return []
+    target = named[0]
+    found = _script_file(target, by_rel)
+    is_config = re.search(r"(ecosystem|pm2|process)[^/]*\.(c?js|json|ya?ml)$|config\.c?js$",
+                          target) is not None
+    if found and not is_config:
+        return [found]
+    if found is None:
+        unread.append(f"{' '.join(words)[:60]} starts {target}, not read here")
+        return []
+    out: list[str] = []
+    before = len(unread)
+    for m in _PM2_SCRIPT.finditer(by_rel[found].text):
+        script = _script_file(m.group(2), by_rel) if m.group(2) else None
+        if script is None:
+            unread.append(f"{found}: pm2 runs {m.group(2) or 'a script named at run time'}"
+                          ", not read here")
+        else:
+            out.append(script)
+    if not out and len(unread) == before:
+        unread.append(f"{found}: no pm2 app's script read")
+    return out
 
 
 def _script_file(word: str, by_rel: dict[str, AppFile]) -> str | None:
@@ -288,7 +420,7 @@ def served(ctx: StackContext, modules: list[JsModule], makes: Callable[[JsModule
     rest = [m for m in modules if m.file.path not in reach.files]
     if makers and not any(m in makers for m in loaded):
         ctx.notices.append(f"{ctx.container.name}: no {what} is in a module {reach.entry} "
-                           "(its command's entry) imports; every one of the application "
+                           f"{_its(reach)} imports; every one of the application "
                            "source is counted (an upper bound: imports made by name are "
                            "not followed)")
         return [], modules
@@ -296,11 +428,16 @@ def served(ctx: StackContext, modules: list[JsModule], makes: Callable[[JsModule
     if left and not reach.partial:
         ctx.notices.append(f"{ctx.container.name}: {what} at "
                            f"{', '.join(m.file.path for m in left)} not counted: "
-                           f"{reach.entry} (its command's entry) does not import it, at any "
+                           f"{reach.entry} {_its(reach)} "
+                           f"{'do' if ', ' in reach.entry else 'does'} not import it, at any "
                            "depth (a CLI's or a scaffold's, not the server's)")
         return loaded, []
     if left:
-        ctx.notices.append(f"{ctx.container.name}: whether {reach.entry} (its command's "
-                           f"entry) loads {', '.join(m.file.path for m in left)} ({what}) is "
+        ctx.notices.append(f"{ctx.container.name}: whether {reach.entry} {_its(reach)} "
+                           f"loads {', '.join(m.file.path for m in left)} ({what}) is "
                            f"not known: {reach.partial[0]}")
     return loaded, rest
+
+
+def _its(reach: Reach) -> str:
+    return "(its command's entries)" if ", " in reach.entry else "(its command's entry)"

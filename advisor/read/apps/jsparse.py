@@ -17,6 +17,7 @@ from msgspec import Struct
 from msgspec.structs import replace
 
 from advisor.model import CpuFormula, EnvVar, Source
+from advisor.read.apps.envfrom import may_set
 from advisor.read.apps.pyeval import Val, hidden_of
 
 _TOKEN = re.compile(r"""
@@ -334,12 +335,18 @@ class JsParser:
 
     def env_var(self, i: int, key: str) -> Val:
         """The container's variable `key`, read at token `i`: its value, unknown when a
-        Secret or reference sets it, unset (None, a default's to take) when absent."""
+        Secret or reference sets it or an envFrom source not held may, unset (None, a
+        default's to take) when absent."""
         var = self.scope.env.get(key)
         if var is not None:
             if var.value is None:  # set from a secret/ref: its value not held here
                 return Val(UNKNOWN, replace(var.source, key=key), hidden=key)
             return Val(var.value, replace(var.source, key=key))
+        hidden = may_set(self.scope.env.values(), key)
+        if hidden is not None:
+            # an envFrom source whose keys are not held may set it: neither its value nor
+            # the code's `|| default` is known (as pyeval's _env_lookup)
+            return Val(UNKNOWN, hidden.source, hidden=key)
         return Val(None, self.src(i, key=key), from_default=True)
 
     def cpu_count(self, i: int, func: str, paren: int) -> tuple[Val | None, int]:
