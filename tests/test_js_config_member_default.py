@@ -78,3 +78,31 @@ def test_two_definitions_that_disagree_are_not_read(tmp_path):
              "export const legacy = { DB_POOL_MAX: Number(process.env.DB_POOL_MAX) || 9 };\n"}
     _, db = _budget(tmp_path, {"DATABASE_URL": URL}, other)
     assert db.unknown_clients == ["api"]
+
+
+ENV_FROM = "          envFrom:\n            - configMapRef: {name: extra-tuning}\n"
+
+
+def _with_env_from(text: str) -> str:
+    return text.replace("          env:\n", ENV_FROM + "          env:\n")
+
+
+DIRECT = {"backend/src/db.js": """
+        import pg from 'pg';
+        export const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL,
+                                          max: parseInt(process.env.DB_POOL_MAX || '20', 10) });
+        """}
+
+
+def test_an_env_from_source_not_held_may_set_it_so_no_code_default(tmp_path):
+    # review s26 F8: a ConfigMap not in the repository, given by envFrom, may set
+    # DB_POOL_MAX: its value is unknown (naming that ConfigMap), never the code's 20
+    # (`config.DB_POOL_MAX` through the config module, and `process.env.X || '20'`)
+    for extra in (None, DIRECT):
+        root = write(tmp_path / str(bool(extra)), {
+            **APP, **(extra or {}), "k8s/db.yaml": POSTGRES_DB,
+            "k8s/api.yaml": _with_env_from(deployment("api", "ghcr.io/acme/api:1",
+                                                      {"DATABASE_URL": URL}))})
+        result = run_check([str(root)], CheckOptions(cache=False))
+        db = next(b for b in result.budgets if b.server == "db")
+        assert db.unknown_clients == ["api"] and db.peak_is_floor

@@ -230,3 +230,72 @@ def test_a_workspace_member_is_cited_at_the_root_lock(tmp_path):
     assert pool.size.source.label() == (
         "default: pg-pool 3.11.0 default (max || poolSize || 10; package-lock.json:6 pins "
         "pg-pool 3.11.0)")
+
+
+# review s26 F1: a module named by a template literal with `${...}`, a path.join, a
+# concatenation, is loaded at run time: the walk is partial, the instances it does not
+# reach still count (models/index.js's options not read: unknown), never dropped
+@pytest.mark.parametrize("load", [
+    "const job = require(`./jobs/${process.env.JOB}`);",
+    "const job = require(path.join(__dirname, 'jobs', name));",
+    "import(`./jobs/${name}.js`).then((m) => m.run());",
+    "const job = require('./jobs/' + name);",
+])
+def test_a_module_named_by_an_expression_leaves_the_walk_partial(tmp_path, load):
+    files = {**FILES, "server.js": SERVER + load + "\n"}
+    found = _read(tmp_path, files, ("node", "server.js"))
+    assert any("models/index.js:7" in u for u in found.unknown), found.unknown
+    assert any("named at run time" in n and "models/index.js" in n for n in found.notices), \
+        found.notices
+
+
+def test_a_template_literal_without_interpolation_is_a_plain_import(tmp_path):
+    files = {**FILES, "server.js": SERVER.replace('require("./db")', "require(`./db`)")}
+    found = _read(tmp_path, files, ("node", "server.js"))
+    (pool,) = found.pools
+    assert pool.note == "new Sequelize at db.js:2" and found.unknown == []
+
+
+WORKER = """const Sequelize = require("sequelize");
+const jobs = new Sequelize(process.env.DB_NAME, process.env.DB_USER, process.env.DB_PASSWORD, {
+  host: process.env.DB_HOST, dialect: "postgres", pool: { max: 40 },
+});
+module.exports = { jobs };
+"""
+
+
+# review s26 F2: every program the command runs is an entry; the served set is the union
+@pytest.mark.parametrize(("start", "command"), [
+    ("node server.js & node worker.js", ("npm", "start")),
+    ("node worker.js & node server.js", ("npm", "start")),
+    ("node server.js && node worker.js", ("npm", "start")),
+    ("concurrently -n web,jobs \\\"node server.js\\\" \\\"node worker.js\\\"", ("npm", "start")),
+    ("run-p web jobs", ("npm", "start")),
+    ("pm2-runtime ecosystem.config.js", ("npm", "start")),
+    (None, ("sh", "-c", "node server.js &\nnode worker.js")),
+    (None, ("sh", "-c", "node server.js\nnode worker.js")),
+])
+def test_every_program_of_the_command_is_an_entry(tmp_path, start, command):
+    scripts = {"start": start, "web": "node server.js", "jobs": "node worker.js"} \
+        if start else {}
+    package = PACKAGE.replace('"main"', f'"scripts": {_json(scripts)}, "main"')
+    ecosystem = ("module.exports = { apps: [{ name: 'web', script: './server.js' }, "
+                 "{ name: 'jobs', script: 'worker.js', instances: 1 }] };\n")
+    files = {**FILES, "package.json": package, "worker.js": WORKER,
+             "ecosystem.config.js": ecosystem}
+    found = _read(tmp_path, files, command)
+    assert sorted((p.size.value, p.size.source.path) for p in found.pools) == [
+        (5, None), (40, "worker.js")], found
+    assert any("models/index.js not counted" in n and "server.js" in n and "worker.js" in n
+               for n in found.notices), found.notices
+
+
+def _json(scripts: dict[str, str]) -> str:
+    return "{" + ", ".join(f'"{k}": "{v}"' for k, v in scripts.items()) + "}"
+
+
+def test_a_program_not_read_beside_the_entry_leaves_the_walk_partial(tmp_path):
+    # `node $JOB` beside the server: which file it runs is not read, so the scaffold's
+    # instance may run there (counted, unknown), not dropped
+    found = _read(tmp_path, FILES, ("sh", "-c", "node server.js & node \"$JOB\""))
+    assert any("models/index.js:7" in u for u in found.unknown), found.unknown

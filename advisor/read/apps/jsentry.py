@@ -53,6 +53,7 @@ _STATIC = re.compile(r"""(?:\brequire\s*\(\s*|\bimport\s*\(\s*|\bfrom\s+|\bimpor
 # expression, a template literal with `${...}`, a concatenation) loads a module named at
 # run time
 _LOAD = re.compile(r"""\b(?:require|import)\s*\(""")
+_ARG_END = re.compile(r"\s*[,)]")
 _LITERAL_ARG = re.compile(r"""\s*(?:'[^'\n]*'|"[^"\n]*"|`[^`$]*`)\s*[,)]""")
 # programs that start other programs, read as they do: concurrently's quoted commands,
 # npm-run-all's script names, pm2's script or ecosystem file
@@ -96,6 +97,8 @@ def _reach(ctx: StackContext) -> Reach | None:
         out: list[str] = []
         for m in _STATIC.finditer(f.text):
             spec = m.group(2)
+            if "(" in f.text[m.start():m.start(1)] and not _ARG_END.match(f.text, m.end()):
+                continue  # `require('./jobs/' + name)`: named at run time (below)
             target = _resolve(f, spec, by_rel, declared)
             if target is None:
                 line = f.text.count("\n", 0, m.start()) + 1
@@ -298,7 +301,7 @@ def _from_words(words: list[str], ctx: StackContext, by_rel: dict[str, AppFile],
         return [e for n in _script_names(names, ctx)
                 for e in _run_script(n, ctx, by_rel, depth, unread)]
     if program in _PM2:
-        return _pm2(words, by_rel, unread)
+        return _pm2(words, ctx, by_rel, unread)
     return []
 
 
@@ -342,10 +345,14 @@ def _script_names(patterns: list[str], ctx: StackContext) -> list[str]:
     return out
 
 
-_PM2_SCRIPT = re.compile(r"""\bscript["']?\s*:\s*(?:(['"`])([^'"`\n]*)\1)?""")
+# an app's `script: './server.js'` (ecosystem.config.js, pm2.json) or `script: app.js`
+# (process.yml); unquoted in JS, an expression (`path.join(...)`), not read
+_PM2_SCRIPT = re.compile(r"""\bscript["']?\s*:\s*(?:(['"`])([^'"`\n]*)\1|([^\s,}\]]+))""")
+_PM2_CONFIG = re.compile(r"(?:^|/)(?:ecosystem[^/]*|pm2[^/]*|process[^/]*)\.(?:c?js|json|ya?ml)$")
 
 
-def _pm2(words: list[str], by_rel: dict[str, AppFile], unread: list[str]) -> list[str]:
+def _pm2(words: list[str], ctx: StackContext, by_rel: dict[str, AppFile],
+         unread: list[str]) -> list[str]:
     """pm2's program: the script it starts, or each app's `script` of its ecosystem
     file; one not read leaves the walk partial."""
     named = [w for w in words[1:] if not w.startswith("-")
@@ -353,25 +360,27 @@ def _pm2(words: list[str], by_rel: dict[str, AppFile], unread: list[str]) -> lis
     if not named:
         return []
     target = named[0]
-    found = _script_file(target, by_rel)
-    is_config = re.search(r"(ecosystem|pm2|process)[^/]*\.(c?js|json|ya?ml)$|config\.c?js$",
-                          target) is not None
-    if found and not is_config:
-        return [found]
-    if found is None:
-        unread.append(f"{' '.join(words)[:60]} starts {target}, not read here")
+    if _PM2_CONFIG.search(target) is None:
+        found = _script_file(target, by_rel)
+        if found is None:
+            unread.append(f"{' '.join(words)[:60]} starts {target}, not read here")
+        return [found] if found else []
+    rel = posixpath.normpath(target)
+    config = next((f for f in (*ctx.files("pm2"), *by_rel.values()) if f.rel == rel), None)
+    if config is None:
+        unread.append(f"{' '.join(words)[:60]}: {target} not read here")
         return []
     out: list[str] = []
     before = len(unread)
-    for m in _PM2_SCRIPT.finditer(by_rel[found].text):
-        script = _script_file(m.group(2), by_rel) if m.group(2) else None
+    for m in _PM2_SCRIPT.finditer(config.text):
+        name = m.group(2) if m.group(1) else None
+        script = _script_file(name, by_rel) if name else None
         if script is None:
-            unread.append(f"{found}: pm2 runs {m.group(2) or 'a script named at run time'}"
-                          ", not read here")
+            unread.append(f"{config.path}: pm2 runs {name or m.group(3)}, not read here")
         else:
             out.append(script)
     if not out and len(unread) == before:
-        unread.append(f"{found}: no pm2 app's script read")
+        unread.append(f"{config.path}: no pm2 app's script read")
     return out
 
 
