@@ -177,9 +177,9 @@ def test_deadpool_sizes_its_default_is_four_per_physical_cpu(tmp_path):
     assert pool.bound == "cpu" and pool.cpu_formula is not None
     assert pool.cpu_formula.per_cpu == 4 and pool.cpu_formula.physical
     assert "num_cpus::get_physical() * 4" in pool.size.source.default
-    # the assumed 4 node CPUs are 2 physical cores (threads-per-core 2), as for Prisma
-    # and in PA103 (audit 10b D1: 4 x 4 = 16 took the logical CPUs for cores)
-    assert pool.size.value == 8 and "2 physical cores = 4 node CPUs" in pool.note
+    # the assumed 4 node CPUs are 4 physical cores (threads-per-core 1 assumed: no SMT,
+    # the larger pool), as for Prisma and in PA103
+    assert pool.size.value == 16 and "4 physical cores = 4 node CPUs" in pool.note
     (pool,) = _pools(tmp_path, {"src/db.rs": text}, {"PG__POOL__MAX_SIZE": "7"}).pools
     assert pool.size.value == 7 and pool.size.source.key == "PG__POOL__MAX_SIZE"
 
