@@ -505,9 +505,14 @@ class CpuFormula(Frozen, kw_only=True):
 
 
 # The node size CPU-derived defaults are computed for when the configuration sets none,
-# and the logical CPUs per physical core (x86 cloud nodes with SMT: 2 vCPUs per core)
+# and the logical CPUs per physical core: 1 (no SMT, as on arm64/Graviton and AMD nodes
+# without it) counts every CPU as a core, the largest num_cpus::get_physical() can
+# return, so the budget can only over-count (never "fits" on an optimistic guess)
 ASSUMED_NODE_CPUS = 4
-ASSUMED_THREADS_PER_CORE = 2
+ASSUMED_THREADS_PER_CORE = 1
+THREADS_PER_CORE_DEFAULT = (
+    f"default: assumed threads-per-core {ASSUMED_THREADS_PER_CORE} (no SMT: the larger pool; "
+    "set threads-per-core = 2 for x86 nodes with hyperthreading)")
 
 
 class NodeCpus(Frozen, kw_only=True):
@@ -551,7 +556,7 @@ class NodeCpus(Frozen, kw_only=True):
             return cpus
         tpc = self.threads_per_core or ASSUMED_THREADS_PER_CORE
         where = self.threads_at.label() if self.threads_at is not None else \
-            f"default: assumed threads-per-core {ASSUMED_THREADS_PER_CORE}, x86 SMT"
+            THREADS_PER_CORE_DEFAULT
         cores = _fmt_number(self.formula(formula).counted(self.logical))
         return (f"{cores} physical cores = {cpus} / {tpc} thread{'s' if tpc != 1 else ''} "
                 f"per core ({where})")

@@ -38,15 +38,15 @@ def test_node_postgres_env_unset_falls_to_literal_default():
 def test_prisma_cpu_default_and_connection_limit():
     found = _pools("prisma", "k8s/deployment.yaml", 0, node_cpus=8)
     (pool,) = found.pools
-    # node-cpus counts logical CPUs: 8 / 2 threads per core (assumed) = 4 physical
-    # cores, 4 x 2 + 1 (audit 10b D1: the budget used 8 x 2 + 1 = 17, PA103 9)
-    assert product(found.pools) == "1 x 9 = 9"
+    # node-cpus counts logical CPUs: 8 / 1 thread per core (assumed: no SMT, the larger
+    # pool, s26 review F3) = 8 physical cores, 8 x 2 + 1
+    assert product(found.pools) == "1 x 17 = 17"
     assert pool.bound == "cpu" and pool.cpu_formula.physical
     assert pool.cpu_formula.at(16) == 33 and pool.cpus.value == 8
-    assert pool.cpu_formula.on_node(16) == 17 and pool.cpu_formula.threads_per_core == 2
-    assert "on 4 physical cores = 8 node CPUs (default: node-cpus, the configuration)" \
+    assert pool.cpu_formula.on_node(16) == 33 and pool.cpu_formula.threads_per_core == 1
+    assert "on 8 physical cores = 8 node CPUs (default: node-cpus, the configuration)" \
         in pool.note
-    assert "2 threads per core (default: assumed threads-per-core 2" in pool.note
+    assert "1 thread per core (default: assumed threads-per-core 1 (no SMT" in pool.note
     assert pool.route.host == "accounts-db"
     capped = _pools("prisma", "k8s/deployment.yaml", 1)
     assert product(capped.pools) == "1 x 3 = 3"

@@ -34,9 +34,9 @@ def test_without_connection_limit_prisma_takes_physical_cores_x2_plus_1(image):
     Prisma 6 (packages/shared/package.json ^6.19.3) opens 2 x cores + 1."""
     got = _pools(image, PARTS, node_cpus=8)
     (pool,) = got.pools
-    # 8 node CPUs / 2 threads per core (assumed) = 4 cores (audit 10b D1)
+    # 8 node CPUs / 1 thread per core (assumed: no SMT, the larger pool) = 8 cores
     assert (pool.label, pool.size.value, pool.bound) == (
-        "Langfuse Prisma connection_limit", 9, "cpu")
+        "Langfuse Prisma connection_limit", 17, "cpu")
     assert pool.processes is None and pool.cpu_formula.physical
     assert "quaint/src/pooled.rs:194" in pool.size.source.default
     assert (pool.route.host, pool.route.dbname, pool.route.user) == ("db", "langfuse", "langfuse")
@@ -58,7 +58,7 @@ def test_database_url_wins_and_its_args_are_not_appended():
     assert (pool.size.value, pool.size.source.key) == (4, "DATABASE_URL connection_limit")
     assert (pool.route.host, pool.route.port) == ("pg", 5433)
     (pool,) = _pools(WORKER, {"DATABASE_URL": "postgresql://u:p@pg/lf"}, node_cpus=4).pools
-    assert (pool.size.value, pool.bound) == (5, "cpu")  # 4 CPUs = 2 cores: 2 x 2 + 1
+    assert (pool.size.value, pool.bound) == (9, "cpu")  # 4 CPUs = 4 cores: 4 x 2 + 1
 
 
 def test_url_or_args_from_a_secret_are_unknown():
@@ -72,8 +72,8 @@ def test_url_or_args_from_a_secret_are_unknown():
 
 def test_before_3_13_database_args_is_not_read():
     got = _pools("langfuse/langfuse:3.12.0", {**PARTS, "DATABASE_ARGS": "connection_limit=3"},
-                 node_cpus=4)
-    assert got.pools[0].size.value == 5  # 4 CPUs = 2 cores: 2 x 2 + 1
+                 node_cpus=2)
+    assert got.pools[0].size.value == 5  # 2 CPUs = 2 cores: 2 x 2 + 1
     assert any("not read by Langfuse 3.12" in n for n in got.notices)
 
 
@@ -120,18 +120,18 @@ spec:
 
 
 def test_langfuse_chart_at_its_server(tmp_path):
-    """(2 + 1 surge) pods x 5 (4 CPUs assumed = 2 physical cores) for each of web and
-    worker: 30 of the 47 usable (max_connections 50); on 8-CPU nodes x 9: 54, over; with
-    connection_limit=3 in DATABASE_ARGS, 18."""
+    """(2 + 1 surge) pods x 9 (4 CPUs assumed, each a core) for each of web and worker:
+    54 of the 47 usable (max_connections 50): over; on 4-CPU nodes with 2 threads per
+    core x 5: 30; with connection_limit=3 in DATABASE_ARGS, 18."""
     write(tmp_path, {"k8s/db.yaml": DB, "k8s/langfuse.yaml": _chart()})
-    result = run_check([str(tmp_path)], CheckOptions())
-    (budget,) = result.budgets
-    assert (budget.peak, budget.usable) == (2 * 3 * 5, 47)
-    write(tmp_path, {".pool-advisor.toml": "node-cpus = 8\n"})
     result = run_check([str(tmp_path)], CheckOptions())
     (budget,) = result.budgets
     assert (budget.peak, budget.usable) == (2 * 3 * 9, 47)
     assert any(f.code == "PA101" for f in result.findings)
+    write(tmp_path, {".pool-advisor.toml": "threads-per-core = 2\n"})
+    result = run_check([str(tmp_path)], CheckOptions())
+    (budget,) = result.budgets
+    assert (budget.peak, budget.usable) == (2 * 3 * 5, 47)
     (tmp_path / ".pool-advisor.toml").unlink()
     args = "            - {name: DATABASE_ARGS, value: \"connection_limit=3\"}\n"
     write(tmp_path, {"k8s/langfuse.yaml": _chart(args)})

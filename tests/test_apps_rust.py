@@ -8,7 +8,7 @@ from msgspec.structs import replace
 
 from advisor.engine.check import run_check
 from advisor.engine.options import CheckOptions
-from advisor.model import EnvVar, Source
+from advisor.model import EnvVar, NodeCpus, Source, Term
 from advisor.read.apps import pools_for_container, scan_app_dir
 from advisor.read.apps.base import StackContext
 from advisor.read.apps.identify import identified_pools
@@ -177,11 +177,107 @@ def test_deadpool_sizes_its_default_is_four_per_physical_cpu(tmp_path):
     assert pool.bound == "cpu" and pool.cpu_formula is not None
     assert pool.cpu_formula.per_cpu == 4 and pool.cpu_formula.physical
     assert "num_cpus::get_physical() * 4" in pool.size.source.default
-    # the assumed 4 node CPUs are 2 physical cores (threads-per-core 2), as for Prisma
-    # and in PA103 (audit 10b D1: 4 x 4 = 16 took the logical CPUs for cores)
-    assert pool.size.value == 8 and "2 physical cores = 4 node CPUs" in pool.note
+    # the assumed 4 node CPUs are 4 physical cores (threads-per-core 1 assumed: no SMT,
+    # the larger pool), as for Prisma and in PA103
+    assert pool.size.value == 16 and "4 physical cores = 4 node CPUs" in pool.note
     (pool,) = _pools(tmp_path, {"src/db.rs": text}, {"PG__POOL__MAX_SIZE": "7"}).pools
     assert pool.size.value == 7 and pool.size.source.key == "PG__POOL__MAX_SIZE"
+
+
+DEADPOOL_DEFAULT = DEADPOOL.replace("    cfg.pool = Some(PoolConfig::new(16));\n", "")
+DEADPOOL_CARGO = '[dependencies]\ndeadpool-postgres = "0.14"\n'
+
+
+def _locked(version: str) -> dict[str, str]:
+    return {"Cargo.toml": DEADPOOL_CARGO, "src/db.rs": DEADPOOL_DEFAULT,
+            "Cargo.lock": f'[[package]]\nname = "deadpool"\nversion = "{version}"\n'}
+
+
+def _with(tmp_path, files, *, limit: float | None = None, node=None):
+    write(tmp_path, files)
+    c = container({"DATABASE_URL": "postgres://orders@pg:5432/orders"})
+    if limit is not None:
+        c = replace(c, cpu_limit=Term(label="container app CPU limit", value=limit,
+                                      source=Source(path="k8s/app.yaml", line=20,
+                                                    key="resources.limits.cpu")))
+    (pool,) = pools_for_container(c, scan_app_dir(Root.of(tmp_path), ""),
+                                  node_cpus=node).pools
+    return pool
+
+
+def test_deadpool_before_0_12_3_counts_physical_cores_x4(tmp_path):
+    pool = _with(tmp_path, _locked("0.12.2"))
+    assert (pool.size.value, pool.bound) == (16, "cpu")  # 4 CPUs assumed, each a core
+    assert pool.size.source.default == (
+        "deadpool 0.12.2 (Cargo.lock:3) default max_size num_cpus::get_physical() * 4 "
+        "(deadpool-rs/deadpool@deadpool-v0.12.2 src/managed/config.rs:54)")
+
+
+def test_deadpool_from_0_12_3_is_logical_cpus_x2(tmp_path):
+    # s26 review F4: 0.12.3 (crates/deadpool/src/util.rs) opens num_cpus::get() * 2,
+    # not get_physical() * 4; before, 4 x 4 = 16 on the assumed node
+    pool = _with(tmp_path, _locked("0.13.0"))
+    assert (pool.size.value, pool.bound) == (8, "cpu")
+    assert pool.cpu_formula is not None and not pool.cpu_formula.physical
+    assert pool.cpu_formula.on_node(32) == 64
+    assert pool.size.source.default == (
+        "deadpool 0.13.0 (Cargo.lock:3) default max_size num_cpus::get() * 2 "
+        "(deadpool-rs/deadpool@deadpool-v0.12.3 crates/deadpool/src/util.rs:5,11)")
+    assert "no CPU limit on the container, so num_cpus::get() is the node's CPUs" in pool.note
+    # threads-per-core does not apply to logical CPUs
+    pool = _with(tmp_path, _locked("0.12.3"), node=NodeCpus(cpus=8, threads_per_core=2))
+    assert pool.size.value == 16
+
+
+def test_deadpool_from_0_12_3_takes_the_container_cpu_limit(tmp_path):
+    # num_cpus::get() is min(ceil(cgroup quota), CPUs): 1.5 CPUs -> 2 -> 4 connections,
+    # not the node's (num_cpus v1.17.0 src/linux.rs)
+    pool = _with(tmp_path, _locked("0.12.3"), limit=1.5)
+    assert (pool.size.value, pool.bound, pool.cpu_formula) == (4, "default", None)
+    assert "1.5 (container CPU limit, k8s/app.yaml:20) -> 2" in pool.note
+    assert "seanmonstar/num_cpus@v1.17.0 src/linux.rs" in pool.note
+    # at most a configured node size; an assumed one (4) does not lower it
+    assert _with(tmp_path, _locked("0.12.3"), limit=8).size.value == 16
+    pool = _with(tmp_path, _locked("0.12.3"), limit=8, node=NodeCpus(cpus=2))
+    assert pool.size.value == 4 and "at most the 2 node CPUs" in pool.note
+
+
+def test_deadpool_version_unknown_takes_the_larger_default(tmp_path):
+    pool = _with(tmp_path, {"Cargo.toml": DEADPOOL_CARGO, "src/db.rs": DEADPOOL_DEFAULT})
+    assert (pool.size.value, pool.bound) == (16, "cpu")  # 4 x 4 > 4 x 2
+    assert pool.size.source.default.startswith(
+        "deadpool version not pinned in a Cargo.lock: assumed the larger default max_size, "
+        "< 0.12.3: num_cpus::get_physical() * 4")
+    assert ">= 0.12.3: num_cpus::get() * 2 (deadpool-rs/deadpool@deadpool-v0.12.3 " \
+        "crates/deadpool/src/util.rs:5,11) gives 8" in pool.size.source.default
+    # 4 threads per core: 8 CPUs are 2 cores (8) < 8 x 2 = 16 logical: the newer wins
+    pool = _with(tmp_path, {"Cargo.toml": DEADPOOL_CARGO, "src/db.rs": DEADPOOL_DEFAULT},
+                 node=NodeCpus(cpus=8, threads_per_core=4))
+    assert pool.size.value == 16 and not pool.cpu_formula.physical
+    # two versions locked: which one deadpool-postgres uses is not read, the larger
+    lock = ('[[package]]\nname = "deadpool"\nversion = "0.9.5"\n\n'
+            '[[package]]\nname = "deadpool"\nversion = "0.12.3"\n')
+    pool = _with(tmp_path, {**_locked("x"), "Cargo.lock": lock})
+    assert pool.size.value == 16 and pool.size.source.default.startswith(
+        "deadpool versions 0.9.5 (Cargo.lock:3) and 0.12.3 (Cargo.lock:7) locked: assumed")
+
+
+def test_deadpool_cpu_limit_read_from_the_manifest_not_the_request(tmp_path):
+    files = {"k8s/db.yaml": PG, "app/Cargo.toml": DEADPOOL_CARGO,
+             "app/src/db.rs": DEADPOOL_DEFAULT,
+             "app/Cargo.lock": '[[package]]\nname = "deadpool"\nversion = "0.12.4"\n',
+             "app/Dockerfile": "FROM rust:1.80\nCOPY . .\nENTRYPOINT [\"/orders\"]\n"}
+
+    def peak(resources: str) -> float:
+        write(tmp_path, {**files, "k8s/orders.yaml": deployment(
+            "orders", "example.com/orders:1.0", {"DATABASE_URL": "postgres://o@pg:5432/o"},
+            replicas=3, command=f'["/orders"]\n          resources: {resources}')})
+        (budget,) = run_check([str(tmp_path)], CheckOptions(cache=False)).budgets
+        return budget.peak
+
+    assert peak("{limits: {cpu: 500m}}") == 3 * 2  # ceil(0.5) = 1 CPU x 2
+    # a request is a weight, not a cgroup quota: num_cpus::get() counts the node's 4
+    assert peak("{requests: {cpu: 500m}}") == 3 * 8
 
 
 R2D2 = """\

@@ -1,7 +1,9 @@
 """One CPU model for the budget and PA103 (audit 10b D1): `node-cpus` counts the nodes'
 logical CPUs; a library that counts physical cores (Prisma <= 6:
-num_cpus::get_physical() * 2 + 1) gets node-cpus / threads-per-core (assumed 2), and
-PA101's budget and PA103's message say the same figure and where each part is set."""
+num_cpus::get_physical() * 2 + 1) gets node-cpus / threads-per-core, and PA101's budget
+and PA103's message say the same figure and where each part is set. Unset,
+threads-per-core is 1 (s26 review F3: an assumed 2 halved the pool and turned an
+OVER into "fits" on an optimistic guess; 1 can only over-count)."""
 
 from pathlib import Path
 
@@ -74,24 +76,36 @@ def _codes(result) -> dict[str, str]:
 
 
 def test_node_cpus_are_logical_cpus_for_the_budget_and_pa103(tmp_path):
-    # 8 node CPUs / 2 threads per core = 4 cores -> 9 per process: 3 x 9 = 27 <= 37.
-    # Before: the budget used 8 cores (3 x 17 = 51, PA101 over by 14), PA103 4 cores.
-    result = _check(tmp_path, "node-cpus = 8")
+    # threads-per-core = 2 set: 8 node CPUs / 2 = 4 cores -> 9 per process, 3 x 9 = 27
+    # <= 37. Before 559be39 the budget used 8 cores (51), PA103 4 cores.
+    result = _check(tmp_path, "node-cpus = 8\nthreads-per-core = 2")
     found = _codes(result)
     assert "PA101" not in found
     assert "on 4 physical cores = 8 node CPUs (.pool-advisor.toml:1) / 2 threads per core " \
-           "(default: assumed threads-per-core 2" in found["PA103"]
+           "(.pool-advisor.toml:2)" in found["PA103"]
     assert "9 connections per process, 9 per pod, 3 pods x 9 = 27" in found["PA103"]
     assert "set node" not in found["PA103"]  # node-cpus is set: no advice to set it
 
 
+def test_unset_threads_per_core_is_one_the_larger_pool(tmp_path):
+    # node-cpus = 8, threads-per-core unset: every CPU a core (no SMT), 17 per process,
+    # 3 x 17 = 51 > 37. With the assumed 2 of 559be39 this printed "fits" (27).
+    found = _codes(_check(tmp_path, "node-cpus = 8"))
+    assert "peak 51 connections > 37 usable, over by 14" in found["PA101"]
+    named = ("8 physical cores = 8 node CPUs (.pool-advisor.toml:1) / 1 thread per core "
+             "(default: assumed threads-per-core 1 (no SMT: the larger pool; set "
+             "threads-per-core = 2 for x86 nodes with hyperthreading))")
+    assert named in found["PA101"] and named in found["PA103"]
+    assert "3 pods x 17 = 51" in found["PA103"]
+
+
 def test_pa103_rule_option_is_the_same_node_size(tmp_path):
-    # [rules.PA103] node_cpus (an older spelling) sizes the budget too: before, PA103
-    # said 27 while the budget used the assumed 4 CPUs
-    found = _codes(_check(tmp_path, "[rules.PA103]\nnode_cpus = 32\n"))
+    # [rules.PA103] node_cpus / threads_per_core (an older spelling) size the budget too
+    found = _codes(_check(tmp_path, "[rules.PA103]\nnode_cpus = 32\nthreads_per_core = 2\n"))
     # 32 / 2 = 16 cores -> 33 per process, 3 x 33 = 99 > 37
     assert "peak 99 connections > 37 usable" in found["PA101"]
-    assert "on 16 physical cores = 32 node CPUs (.pool-advisor.toml:2)" in found["PA103"]
+    assert "on 16 physical cores = 32 node CPUs (.pool-advisor.toml:2) / 2 threads per core " \
+           "(.pool-advisor.toml:3)" in found["PA103"]
 
 
 def test_threads_per_core_one_counts_every_cpu_as_a_core(tmp_path):
@@ -103,15 +117,16 @@ def test_threads_per_core_one_counts_every_cpu_as_a_core(tmp_path):
 
 
 def test_assumed_node_is_named_in_the_budget_and_pa103(tmp_path):
-    # no node-cpus: 4 CPUs assumed, 2 cores -> 5 per process; PA103's table uses the
-    # same conversion (8 CPUs -> 9), and says what the budget used
-    result = _check(tmp_path, None)
-    found = _codes(result)
-    assert "PA101" not in found  # 3 x 5 = 15
+    # no node-cpus: 4 CPUs assumed, each a core (threads-per-core 1 assumed) -> 9 per
+    # process; PA103's table uses the same conversion (8 CPUs -> 17) and names both
+    # assumptions the budget used
+    found = _codes(_check(tmp_path, None))
+    assert "PA101" not in found  # 3 x 9 = 27 <= 37
     message = found["PA103"]
-    assert "3 on 2 CPUs, 9 on 8 CPUs" in message
-    assert "the budget used 5 connections per process on 2 physical cores = 4 node CPUs " \
+    assert "5 on 2 CPUs, 17 on 8 CPUs" in message
+    assert "the budget used 9 connections per process on 4 physical cores = 4 node CPUs " \
            "(default: assumed node size" in message
+    assert "(default: assumed threads-per-core 1 (no SMT" in message
     assert "set node-cpus and threads-per-core" in message and "node_cpus" not in message
 
 
@@ -124,6 +139,9 @@ def test_rule_option_contradicting_node_cpus_is_an_error(tmp_path):
 
 def test_formula_on_node_converts_physical_only():
     prisma = NodeCpus(cpus=8).formula(CpuFormula(per_cpu=2, plus=1, physical=True))
-    assert (prisma.threads_per_core, prisma.on_node(8), prisma.on_node(1)) == (2, 9, 3)
+    assert (prisma.threads_per_core, prisma.on_node(8), prisma.on_node(1)) == (1, 17, 3)
+    smt = NodeCpus(cpus=8, threads_per_core=2).formula(
+        CpuFormula(per_cpu=2, plus=1, physical=True))
+    assert (smt.threads_per_core, smt.on_node(8), smt.on_node(1)) == (2, 9, 3)
     pgx = NodeCpus(cpus=8).formula(CpuFormula(per_cpu=1, floor=4))
     assert pgx.on_node(8) == 8  # runtime.NumCPU counts logical CPUs

@@ -138,8 +138,13 @@ class SettingsFile(Strict):
     # Prisma, gunicorn's 2 x cores + 1) are computed for it; unset, the readers assume 4.
     node_cpus: int | None = Field(default=None, alias="node-cpus", ge=1)
     # Logical CPUs per physical core of those nodes, for the libraries that count physical
-    # cores (Prisma <= 6, deadpool); unset, 2 is assumed (x86 with SMT; 1 on arm64).
-    threads_per_core: int | None = Field(default=None, alias="threads-per-core", ge=1, le=8)
+    # cores (Prisma <= 6, deadpool < 0.12.3); unset, 1 is assumed (no SMT: the larger pool;
+    # 2 for x86 nodes with hyperthreading).
+    threads_per_core: int | None = Field(
+        default=None, alias="threads-per-core", ge=1, le=8,
+        description="Logical CPUs per physical core of the nodes, for pools sized from "
+                    "physical cores (Prisma <= 6, deadpool < 0.12.3). Unset: 1 (no SMT: the "
+                    "larger pool); set 2 for x86 nodes with hyperthreading.")
     servers: list[ServerDecl] = Field(default_factory=list)
     proxies: list[ProxyDecl] = Field(default_factory=list)
     workloads: list[WorkloadDecl] = Field(default_factory=list)

@@ -39,8 +39,8 @@ class Settings(Record, kw_only=True):
     # Logical CPUs of the nodes pods run on: pool sizes derived from the CPU count (pgx,
     # Prisma, gunicorn's 2 x cores + 1) are computed for it; unset, the readers assume 4.
     node_cpus: int | None = None
-    # Logical CPUs per physical core of those nodes (Prisma <= 6, deadpool count physical
-    # cores); unset, 2 is assumed.
+    # Logical CPUs per physical core of those nodes (Prisma <= 6, deadpool < 0.12.3 count
+    # physical cores); unset, 1 is assumed (no SMT: the larger pool).
     threads_per_core: int | None = None
     servers: list[ServerDecl] = field(default_factory=list)
     proxies: list[ProxyDecl] = field(default_factory=list)

@@ -27,7 +27,7 @@ class CpuOptions:
     # _cpu_settings), so that the budget is computed for the same node: kept for the
     # configurations that set them here.
     node_cpus: int | None = None
-    threads_per_core: int = 2
+    threads_per_core: int = 1
 
     def __post_init__(self) -> None:
         in_range(self, "node_cpus", 1, 1024)
@@ -67,12 +67,13 @@ def cpu_dependent_pool_size(topo: Topology, ctx: RuleContext) -> Iterator[Findin
     `--concurrency=8`.
 
     The node size is the top-level `node-cpus` (logical CPUs of the nodes) and
-    `threads-per-core` (logical CPUs per physical core, assumed 2: x86 with SMT), the
-    same the budget (PA101) sizes these pools with. Unset, the budget assumes 4 CPUs
-    and says so, and this message shows a few node sizes.
+    `threads-per-core` (logical CPUs per physical core; unset, 1 is assumed: no SMT, the
+    larger pool, so the budget can only over-count; set 2 for x86 nodes with
+    hyperthreading), the same the budget (PA101) sizes these pools with. Unset, the
+    budget assumes 4 CPUs and says so, and this message shows a few node sizes.
 
     ## Options
-    - `node_cpus` (int, default unset), `threads_per_core` (int, default 2): read as the
+    - `node_cpus` (int, default unset), `threads_per_core` (int, default 1): read as the
       top-level `node-cpus` and `threads-per-core` (a different value in both places is
       an error).
 
@@ -82,7 +83,7 @@ def cpu_dependent_pool_size(topo: Topology, ctx: RuleContext) -> Iterator[Findin
       (num_cpus::get_physical() * 2 + 1: the node's physical cores from /proc/cpuinfo,
       seanmonstar/num_cpus v1.17.0 src/linux.rs, no cgroup; on arm64 nodes, whose
       /proc/cpuinfo has no `physical id`, the pod's CPU limit or the logical CPUs:
-      set `threads-per-core = 1` there).
+      threads-per-core 1, the default).
     - celery/worker/worker.py (concurrency defaults to cpu_count()).
     """
     for client, pool in pools_with_cpu_formula(topo):

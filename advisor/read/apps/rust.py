@@ -7,8 +7,14 @@ read from the crate's .rs sources with a scanner (comments blanked, no Rust pars
   sqlx-core/src/pool/options.rs:51; the same in 0.8, c0556cd3 options.rs `new()`).
 - deadpool-postgres: `PoolConfig::new(N)`, `PoolConfig { max_size: N, .. }`,
   `Pool::builder(mgr).max_size(N)`; the `config` crate's env `<PREFIX>__POOL__MAX_SIZE`.
-  Default `num_cpus::get_physical() * 4` (bikeshedder/deadpool@029d7a55
-  src/managed/config.rs:35-40, `impl Default for PoolConfig`): CPU-dependent (PA103).
+  Default by the deadpool version Cargo.lock pins: before 0.12.3
+  `num_cpus::get_physical() * 4` (deadpool-rs/deadpool@deadpool-v0.12.2
+  src/managed/config.rs:54, the node's physical cores: CPU-dependent, PA103); from 0.12.3
+  `num_cpus::get() * 2` (@deadpool-v0.12.3 crates/deadpool/src/util.rs:5,11), the logical
+  CPUs, which num_cpus caps at the cgroup CPU quota (seanmonstar/num_cpus@v1.17.0
+  src/linux.rs:32-36,139-140,215: min(ceil(quota / period), CPUs)): the container's
+  resources.limits.cpu rounded up when set, else the node's CPUs. Not pinned (or two
+  versions pinned): the larger of the two, said so.
 - r2d2: `Pool::builder().max_size(N).build(manager)`; `Pool::new(manager)` is the default.
   Default `max_size: 10` (sfackler/r2d2@11d33776 src/config.rs:56).
 
@@ -21,8 +27,10 @@ never the default. A tokio server is one process: the pool is per pod.
 
 from __future__ import annotations
 
+import math
 import re
 
+import msgspec
 from msgspec import Struct
 
 from advisor.model import CpuFormula, Pool, Route, Source
@@ -34,8 +42,16 @@ SQLX_DEFAULT = 10
 R2D2_DEFAULT = 10
 SQLX_WHERE = "launchbadge/sqlx@00eb69cd sqlx-core/src/pool/options.rs:51"
 R2D2_WHERE = "sfackler/r2d2@11d33776 src/config.rs:56"
-DEADPOOL_WHERE = "bikeshedder/deadpool@029d7a55 src/managed/config.rs:35-40"
-DEADPOOL_CPU = CpuFormula(per_cpu=4, physical=True, text="num_cpus::get_physical() * 4")
+# deadpool's PoolConfig::default() max_size changed in 0.12.3 (CHANGELOG 0.12.3, PR #440)
+DEADPOOL_PHYSICAL_WHERE = "deadpool-rs/deadpool@deadpool-v0.12.2 src/managed/config.rs:54"
+DEADPOOL_PHYSICAL = CpuFormula(per_cpu=4, physical=True, text="num_cpus::get_physical() * 4")
+DEADPOOL_LOGICAL_WHERE = ("deadpool-rs/deadpool@deadpool-v0.12.3 "
+                          "crates/deadpool/src/util.rs:5,11")
+DEADPOOL_LOGICAL = CpuFormula(per_cpu=2, text="num_cpus::get() * 2")
+DEADPOOL_LOGICAL_SINCE = (0, 12, 3)
+# num_cpus::get() on Linux: min(ceil(cgroup quota / period), logical CPUs)
+NUM_CPUS_QUOTA_WHERE = "seanmonstar/num_cpus@v1.17.0 src/linux.rs:32-36,139-140,215"
+DEADPOOL_LABEL = "deadpool-postgres max_size"
 
 
 class RustFile(Struct, frozen=True):
@@ -254,11 +270,22 @@ class _Reader:
 
 def _locked(ctx: StackContext, crate: str) -> str:
     """" 0.5.13 (Cargo.lock:1452)" for the version Cargo.lock pins, else ""."""
+    found = _locked_all(ctx, crate)
+    return f" {found[0][0]} ({found[0][1].label()})" if found else ""
+
+
+def _locked_all(ctx: StackContext, crate: str) -> list[tuple[str, Source]]:
+    """Every version of `crate` the Cargo.lock files pin, with the line of each."""
+    out: list[tuple[str, Source]] = []
     for f in ctx.files("cargo-lock"):
-        m = re.search(rf'^name = "{re.escape(crate)}"\nversion = "([^"]+)"', f.text, re.M)
-        if m:
-            return f" {m.group(1)} ({f.cite(f.text.count(chr(10), 0, m.start()) + 2).label()})"
-    return ""
+        for m in re.finditer(rf'^name = "{re.escape(crate)}"\nversion = "([^"]+)"', f.text,
+                             re.M):
+            out.append((m.group(1), f.cite(f.text.count("\n", 0, m.start()) + 2, "version")))
+    return out
+
+
+def _version(text: str) -> tuple[int, ...]:
+    return tuple(int(x) for x in re.findall(r"\d+", text.split("-")[0].split("+")[0])[:3])
 
 
 def _sqlx(ctx: StackContext, files: list[RustFile]) -> list[Pool]:
@@ -328,15 +355,70 @@ def _deadpool(ctx: StackContext, files: list[RustFile]) -> list[Pool]:
             pools.append(ctx.pool(label, size.value, size.source, route=route,
                                   per_process=False, note=size.note))
             continue
-        pools.append(ctx.pool(
-            label, ctx.cpu_size(DEADPOOL_CPU)[0],
-            Source.default_of(f"deadpool{_locked(ctx, 'deadpool')} default max_size "
-                              f"num_cpus::get_physical() * 4 ({DEADPOOL_WHERE})",
-                              key="max_size"),
-            route=route, cpu=DEADPOOL_CPU, per_process=False,
-            note=f"{f.cite(at, label).label()}: no PoolConfig max_size; "
-                 f"{ctx.node.counted_text(DEADPOOL_CPU)}"))
+        pools.append(deadpool_default(ctx, route,
+                                      f"{f.cite(at, label).label()}: no PoolConfig max_size"))
     return pools
+
+
+def deadpool_default(ctx: StackContext, route: Route | None, why: str) -> Pool:
+    """deadpool's default max_size for the version Cargo.lock pins: physical cores x 4
+    before 0.12.3, num_cpus::get() x 2 from it; not pinned (or several versions pinned),
+    the larger of the two, with the assumption named."""
+    locked = _locked_all(ctx, "deadpool")
+    newer = {_version(v) >= DEADPOOL_LOGICAL_SINCE for v, _ in locked}
+    pins = " and ".join(f"{v} ({src.label()})" for v, src in locked)
+    if newer == {False}:
+        return _deadpool_physical(ctx, route, why, f" {pins}")
+    if newer == {True}:
+        return _deadpool_logical(ctx, route, why, f" {pins}")
+    old = _deadpool_physical(ctx, route, why, "")
+    new = _deadpool_logical(ctx, route, why, "")
+    unpinned = f"versions {pins} locked" if locked else "version not pinned in a Cargo.lock"
+    forms = {id(old): f"< 0.12.3: {DEADPOOL_PHYSICAL.text} ({DEADPOOL_PHYSICAL_WHERE})",
+             id(new): f">= 0.12.3: {DEADPOOL_LOGICAL.text} ({DEADPOOL_LOGICAL_WHERE})"}
+    chosen, other = (new, old) if new.size.value > old.size.value else (old, new)
+    assumption = (f"deadpool {unpinned}: assumed the larger default max_size, "
+                  f"{forms[id(chosen)]}; {forms[id(other)]} gives {other.size.value:g}")
+    return msgspec.structs.replace(
+        chosen, size=msgspec.structs.replace(
+            chosen.size, source=Source.default_of(assumption, key="max_size")))
+
+
+def _deadpool_physical(ctx: StackContext, route: Route | None, why: str,
+                       version: str) -> Pool:
+    """deadpool < 0.12.3: num_cpus::get_physical() * 4, the node's physical cores."""
+    return ctx.pool(
+        DEADPOOL_LABEL, ctx.cpu_size(DEADPOOL_PHYSICAL)[0],
+        Source.default_of(f"deadpool{version} default max_size {DEADPOOL_PHYSICAL.text} "
+                          f"({DEADPOOL_PHYSICAL_WHERE})", key="max_size"),
+        route=route, cpu=DEADPOOL_PHYSICAL, per_process=False,
+        note=f"{why}; {ctx.node.counted_text(DEADPOOL_PHYSICAL)}")
+
+
+def _deadpool_logical(ctx: StackContext, route: Route | None, why: str,
+                      version: str) -> Pool:
+    """deadpool >= 0.12.3: num_cpus::get() * 2. num_cpus counts the cgroup CPU quota,
+    which only resources.limits.cpu sets (a request is a weight, not a quota): with a
+    limit, its CPUs rounded up (at most a configured node-cpus; an assumed node size
+    would only lower it), else the node's CPUs."""
+    source = Source.default_of(f"deadpool{version} default max_size {DEADPOOL_LOGICAL.text} "
+                               f"({DEADPOOL_LOGICAL_WHERE})", key="max_size")
+    limit = ctx.container.cpu_limit
+    if limit is None or limit.source.key != "resources.limits.cpu":
+        return ctx.pool(DEADPOOL_LABEL, ctx.cpu_size(DEADPOOL_LOGICAL)[0], source,
+                        route=route, cpu=DEADPOOL_LOGICAL, per_process=False,
+                        note=f"{why}; no CPU limit on the container, so num_cpus::get() is "
+                             f"the node's CPUs: {ctx.node.counted_text(DEADPOOL_LOGICAL)}")
+    quota = max(1, math.ceil(limit.value))
+    counted = quota if ctx.node.assumed else min(quota, ctx.node.logical)
+    node = ctx.node.logical_term()
+    capped = f", at most the {node.value:g} node CPUs ({node.source.label()})" \
+        if counted < quota else ""
+    return ctx.pool(DEADPOOL_LABEL, DEADPOOL_LOGICAL.at(counted), source, route=route,
+                    bound="default", per_process=False,
+                    note=f"{why}; num_cpus::get() is the cgroup CPU quota rounded up "
+                         f"({NUM_CPUS_QUOTA_WHERE}): {limit.value:g} (container CPU limit, "
+                         f"{limit.source.label()}) -> {counted}{capped}")
 
 
 def _r2d2(ctx: StackContext, files: list[RustFile]) -> list[Pool]:
@@ -428,12 +510,7 @@ def default_pool(ctx: StackContext, stack: str, evidence: Source, route: Route |
     """The stack's default pool, for a crate whose pool settings no reader found."""
     why = f"stack identified by {evidence.key} ({evidence.label()}); no pool setting read"
     if stack == "deadpool":
-        return ctx.pool("deadpool-postgres max_size", ctx.cpu_size(DEADPOOL_CPU)[0],
-                        Source.default_of(f"deadpool{_locked(ctx, 'deadpool')} default "
-                                          f"max_size num_cpus::get_physical() * 4 "
-                                          f"({DEADPOOL_WHERE})", key="max_size"),
-                        route=route, cpu=DEADPOOL_CPU, per_process=False,
-                        note=f"{why}; {ctx.node.counted_text(DEADPOOL_CPU)}")
+        return deadpool_default(ctx, route, why)
     crate, n, where = ("sqlx", SQLX_DEFAULT, SQLX_WHERE) if stack == "sqlx" else \
         ("r2d2", R2D2_DEFAULT, R2D2_WHERE)
     key = "max_connections" if stack == "sqlx" else "max_size"
