@@ -18,7 +18,7 @@ from msgspec import Struct, field
 from msgspec.structs import replace
 
 from advisor.lazyregex import lazy
-from advisor.model import ConfigProblem, Container, NodeCpus, Pool, Record, Route, Source
+from advisor.model import ConfigProblem, Container, Frozen, NodeCpus, Pool, Record, Route, Source
 from advisor.read.apps.base import InitWriter, StackContext
 from advisor.read.apps.source import AppFile, AppSource, mounted_app_file, scan_app_dir
 from advisor.read.apps.urls import route_from_env, route_from_url
@@ -320,44 +320,110 @@ _CLIENT_PROGRAMS = frozenset({"psql", "pg_isready", "pg_dump", "pg_dumpall", "pg
 _JOBS_PROGRAMS = {"pg_dump": 1, "pg_restore": 0, "vacuumdb": 0, "reindexdb": 0}  # + leader
 
 
-def _client_program_pool(ctx: StackContext, segments: list[list[Word]]) -> Pool | None:
-    """One pool for a container that runs PostgreSQL's client programs and no server
-    (a psql Job, a pg_dump CronJob): what the busiest one holds, or None when a count
-    is not a number (its `-j` from an env var the repository does not set)."""
-    from advisor.model import Source, Term
+class _Run(Frozen, kw_only=True):
+    """One client program's run in a command line: what it holds, where it was read, the
+    host its options name (lowercase; None: PGHOST or the default)."""
 
-    words = [w for segment in segments for w in segment]
-    runs: list[tuple[str, int, Source]] = []
+    program: str
+    count: int
+    source: Source
+    host: str | None
+
+
+def _is_background(words: list[Word], i: int) -> bool:
+    """`&` at words[i] puts what precedes it in the background; `2>&1`, `&>file` and
+    `>&2` are redirections (shlex splits them into `2>`, `&`, `1`)."""
+    before = words[i - 1].text if i else ""
+    after = words[i + 1].text if i + 1 < len(words) else ""
+    return not (before.endswith((">", "<")) or after.startswith((">", "<")))
+
+
+def _runs_at_once(words: list[Word]) -> list[list[_Run]] | None:
+    """The client programs of a command line, as the sets that hold their connections
+    at the same moment: the programs of one pipeline (`pg_dump | psql`: both ends are
+    connected at once) with those backgrounded by `&` before it and not yet waited for
+    (`wait`). Runs separated by `;`, `&&`, `||` or a newline follow one another. None
+    when a count is not a number."""
+    sets: list[list[_Run]] = []
+    pipeline: list[_Run] = []
+    background: list[_Run] = []
     for i, word in enumerate(words):
-        program = word.text.rsplit("/", 1)[-1]
+        text = word.text
+        if text in (";", "&&", "||", "wait") or (text == "&" and _is_background(words, i)):
+            if pipeline:
+                sets.append(background + pipeline)
+            if text == "&":
+                background = background + pipeline
+            elif text == "wait":
+                background = []
+            pipeline = []
+            continue
+        program = text.rsplit("/", 1)[-1]
         if program not in _CLIENT_PROGRAMS:
             continue
         rest = [w.text for w in words[i + 1:]]
         end = next((j for j, w in enumerate(rest)
-                    if w.rsplit("/", 1)[-1] in _CLIENT_PROGRAMS), len(rest))
+                    if w.rsplit("/", 1)[-1] in _CLIENT_PROGRAMS or w in _SEPARATORS),
+                   len(rest))
         count = _program_connections(program, rest[:end])
         if count is None:
             return None
-        runs.append((program, count, word.source))
-    if not runs or ctx.processes().server:
+        host = _option_text(rest[:end], "-h", "--host")
+        pipeline.append(_Run(program=program, count=count, source=word.source,
+                             host=host.lower() if host else None))
+    if pipeline:
+        sets.append(background + pipeline)
+    return sets
+
+
+_SEPARATORS = frozenset({";", "&&", "||", "|", "|&", "&"})
+
+
+def _held_at_once(runs: list[_Run]) -> int:
+    """What runs that hold connections at once hold to one server: the programs naming
+    one host, with those naming none (PGHOST or the default may be that host)."""
+    hosts = {r.host for r in runs if r.host is not None} or {None}
+    return max(sum(r.count for r in runs if r.host in (host, None)) for host in hosts)
+
+
+def _client_program_pool(ctx: StackContext, line: list[Word],
+                         segments: list[list[Word]]) -> Pool | None:
+    """One pool for a container that runs PostgreSQL's client programs and no server
+    (a psql Job, a pg_dump CronJob): what the busiest moment holds (programs run at once
+    add up, programs run one after another do not), or None when a count is not a
+    number (its `-j` from an env var the repository does not set)."""
+    from advisor.model import Source, Term
+
+    sets = _runs_at_once(line)
+    if sets is None or not sets or ctx.processes().server:
         return None  # a server process runs too: its pools count
-    program, count, where = max(runs, key=lambda run: run[1])
-    names = list(dict.fromkeys(run[0] for run in runs))
+    busiest = max(sets, key=_held_at_once)
+    count = _held_at_once(busiest)
+    where = busiest[0].source
+    program = " + ".join(dict.fromkeys(r.program for r in busiest))
+    names = list(dict.fromkeys(r.program for s in sets for r in s))
+    words = [w for segment in segments for w in segment]
     route = _programs_route(words)
     held = f"{count} connection{'s' if count != 1 else ''}"
+    together = len(busiest) > 1
+    what = (f"{program} run together (a pipeline or `&`): {held} at once" if together
+            else f"{program} holds {held} at once")
     if ctx.container.role != "init":
         ctx.notices.append(f"{ctx.container.name}: runs PostgreSQL client program"
                            f"{'s' if len(names) > 1 else ''} {', '.join(names)} "
-                           f"({where.label()}): counted as {held}, what {program} holds "
-                           "at once")
+                           f"({where.label()}): counted as {held}, what {program} "
+                           f"{'hold' if together else 'holds'} at once")
+    notes = []
+    if together:
+        notes.append(f"{program} run at once: their connections add up")
+    if len(sets) > 1:
+        notes.append(f"client programs run one after another ({', '.join(names)}): the "
+                     f"most {program} {'hold' if together else 'holds'}")
     return Pool(label=f"{program} connections",
                 size=Term(label=f"{program} connections", value=count,
                           source=Source.default_of(
-                              f"{program} holds {held} at once (PostgreSQL client program)",
-                              key=program)),
-                note=(f"client programs run one after another ({', '.join(names)}): the "
-                      f"most {program} holds" if len(names) > 1 else ""),
-                route=route)
+                              f"{what} (PostgreSQL client program)", key=program)),
+                note="; ".join(notes), route=route)
 
 
 # libpq's connection options, as every client program takes them (psql --help: "-h,
@@ -470,7 +536,8 @@ def pools_for_container(container: Container, app: AppSource | None = None, *,
     from advisor.read.apps.cmdline import command_line, dockerfile_doubt
 
     # one read of the command line for both (a call per container of every check)
-    segments = command_line(ctx.container, ctx.app, []).segments()
+    line = command_line(ctx.container, ctx.app, [])
+    segments = line.segments()
     if (doubt := dockerfile_doubt(ctx.container, ctx.app)) is not None:
         ctx.notices.append(doubt)  # said once, whether or not its processes are asked
     schema_tool = _temporal_sql_tool(ctx, segments)
@@ -478,7 +545,8 @@ def pools_for_container(container: Container, app: AppSource | None = None, *,
         return AppPools(pools=schema_tool, notices=ctx.notices, problems=ctx.problems,
                         no_postgres=not schema_tool)
     migration = _migration_pool(ctx, segments)
-    client_program = _client_program_pool(ctx, segments) if migration is None else None
+    client_program = (_client_program_pool(ctx, list(line.words), segments)
+                      if migration is None else None)
     if client_program is not None and container.role == "init":
         # `until pg_isready ...` before the application starts: gone by the peak
         ctx.notices.append(f"init container {container.name}: {client_program.label} not "
