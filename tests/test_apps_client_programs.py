@@ -42,6 +42,9 @@ echo done
     (("sh", "-c", "psql -c a & psql -c b; wait; pg_dump -j 4 -Fd -f /b"), 5),
     (("sh", "-c", "psql -c a >/dev/null 2>&1 && psql -c b; psql -c c"), 1),
     (("sh", "-c", "pg_dump -h old a | psql -h new b"), 1),  # one each on two servers
+    (("sh", "-c", "psql -c a\npsql -c b\n\npg_dump -j 2 -Fd -f /b"), 3),  # lines
+    (("sh", "-c", "pg_dump a |\n  psql b\npsql -c 'x\ny'"), 2),  # a pipe goes on
+    (("sh", "-c", "psql -c a &\npsql -c b\nwait\npsql -c c"), 2),
 ])
 def test_the_connections_a_client_program_holds(command, expected):
     found = pools_for_container(container({"PGHOST": "db"}, command=command))

@@ -349,31 +349,41 @@ def _runs_at_once(words: list[Word]) -> list[list[_Run]] | None:
     background: list[_Run] = []
     for i, word in enumerate(words):
         text = word.text
-        if text in (";", "&&", "||", "wait") or (text == "&" and _is_background(words, i)):
+        ends = text in (";", "&&", "||", "wait") or (
+            word.line_end and text not in _SEPARATORS)
+        if text == "&" and _is_background(words, i):
+            background = background + pipeline
+            ends = True
+        elif text == "wait":
+            background = []
+        elif (program := text.rsplit("/", 1)[-1]) in _CLIENT_PROGRAMS:
+            args = _program_args(words[i + 1:]) if not word.line_end else []
+            count = _program_connections(program, args)
+            if count is None:
+                return None
+            host = _option_text(args, "-h", "--host")
+            pipeline.append(_Run(program=program, count=count, source=word.source,
+                                 host=host.lower() if host else None))
+        if ends:
             if pipeline:
-                sets.append(background + pipeline)
-            if text == "&":
-                background = background + pipeline
-            elif text == "wait":
-                background = []
+                sets.append(background + pipeline if text != "&" else background)
             pipeline = []
-            continue
-        program = text.rsplit("/", 1)[-1]
-        if program not in _CLIENT_PROGRAMS:
-            continue
-        rest = [w.text for w in words[i + 1:]]
-        end = next((j for j, w in enumerate(rest)
-                    if w.rsplit("/", 1)[-1] in _CLIENT_PROGRAMS or w in _SEPARATORS),
-                   len(rest))
-        count = _program_connections(program, rest[:end])
-        if count is None:
-            return None
-        host = _option_text(rest[:end], "-h", "--host")
-        pipeline.append(_Run(program=program, count=count, source=word.source,
-                             host=host.lower() if host else None))
     if pipeline:
         sets.append(background + pipeline)
     return sets
+
+
+def _program_args(rest: list[Word]) -> list[str]:
+    """A program's arguments: the words up to the next program, shell separator or the
+    end of its line."""
+    args: list[str] = []
+    for w in rest:
+        if w.text.rsplit("/", 1)[-1] in _CLIENT_PROGRAMS or w.text in _SEPARATORS:
+            break
+        args.append(w.text)
+        if w.line_end:
+            break
+    return args
 
 
 _SEPARATORS = frozenset({";", "&&", "||", "|", "|&", "&"})
