@@ -844,13 +844,43 @@ def _leaf_kustomizations(dirs: list[Path]) -> tuple[list[Path], list[Path]]:
     kusttarget.go@12f9e639:524; Flux builds one a Kustomization's spec.path names)."""
     referenced: set[Path] = set()
     components: set[Path] = set()
+    refs_of: dict[Path, list[Path]] = {}
     for d in dirs:
         refs, kind = _kustomization_refs_kind(d)
+        refs_of[d.resolve()] = refs
         referenced.update(refs)
         if kind == "Component":
             components.add(d)
-    return ([d for d in dirs if d.resolve() not in referenced and d not in components],
+    leaves = [d for d in dirs if d.resolve() not in referenced and d not in components]
+    return (leaves + _cycle_roots(dirs, leaves, components, refs_of),
             [d for d in dirs if d in components])
+
+
+def _cycle_roots(dirs: list[Path], leaves: list[Path], components: set[Path],
+                 refs_of: dict[Path, list[Path]]) -> list[Path]:
+    """Kustomizations that only a cycle of kustomizations uses (k lists ../o, o lists
+    ../k): no leaf reaches them, so none would be built and their files were dropped
+    with a notice. Kustomize refuses a cycle ("cycle detected: candidate root ...
+    contains visited root ...", kubectl 1.31): the first of each cycle is built, so the
+    refusal is said and its files are read as written (review s26 F5)."""
+    reached: set[Path] = set()
+
+    def reach(start: Path) -> None:
+        todo = [start]
+        while todo:
+            d = todo.pop()
+            if d not in reached:
+                reached.add(d)
+                todo.extend(refs_of.get(d, []))
+
+    for leaf in leaves:
+        reach(leaf.resolve())
+    roots: list[Path] = []
+    for d in dirs:
+        if d.resolve() not in reached and d not in components:
+            roots.append(d)
+            reach(d.resolve())
+    return roots
 
 
 def _kustomization_refs(d: Path) -> list[Path]:
