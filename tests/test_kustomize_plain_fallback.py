@@ -163,3 +163,33 @@ def test_a_secret_read_as_written_elsewhere_says_the_build_failed(tmp_path):
     assert said and ("Secret db-url is in the repository in namespace default "
                      "(deploy/base/secret.yaml:1), not in shop where the pod reads it; read "
                      "as written because kustomize did not build deploy/prod") in said[0], said
+
+
+GENERATOR_NAMESPACES = {
+    "base/kustomization.yaml": ("configMapGenerator:\n  - name: cfg\n    namespace: inner\n"
+                                "    literals: [A=1]\n"),
+    "top/kustomization.yaml": ("namespace: outer\nresources: [../base]\n"
+                               "configMapGenerator:\n  - name: own\n    namespace: mine\n"
+                               "    literals: [B=2]\n"),
+}
+
+
+def test_read_as_written_a_generator_items_namespace_yields_to_the_kustomizations(tmp_path):
+    """kustomize's namespace transformer runs after the generators: a kustomization's
+    `namespace:` (its own or an outer one) wins over an item's; alone, the item's
+    stands."""
+    write(tmp_path, GENERATOR_NAMESPACES)
+    top = {o.name: o.namespace for o in
+           render_kustomization(Root(tmp_path), "top", binary=[]).objects}
+    assert top == {"cfg": "outer", "own": "outer"}
+    base = {o.name: o.namespace for o in
+            render_kustomization(Root(tmp_path), "base", binary=[]).objects}
+    assert base == {"cfg": "inner"}
+
+
+@needs_kustomize
+def test_generator_namespaces_as_kustomize_builds_them(tmp_path):
+    write(tmp_path, GENERATOR_NAMESPACES)
+    built = {o.name.rsplit("-", 1)[0]: o.namespace for o in
+             render_kustomization(Root(tmp_path), "top").objects}
+    assert built == {"cfg": "outer", "own": "outer"}

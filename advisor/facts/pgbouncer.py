@@ -855,10 +855,8 @@ def server_side_max(pooler: Pooler, pairs: list[tuple[str, str]] | None,
     by_db: dict[str, list[EffectivePool]] = {}
     for p in pools:
         by_db.setdefault(p.database, []).append(p)
-    user_caps: dict[str, int] = {}
     user_terms: dict[str, Term] = {}
     for p in pools:
-        user_caps[_user_key(pooler, p)] = p.max_user_connections.int_value
         user_terms[_user_key(pooler, p)] = p.max_user_connections
     per_replica = int(pools_flow(pooler, pools, [p.server_max for p in pools]))
 
@@ -928,9 +926,9 @@ def server_side_max(pooler: Pooler, pairs: list[tuple[str, str]] | None,
         )
     if sum(part.total for part in parts) > per_replica:
         capped = [
-            f"{k.split(chr(0))[-1]} max_user_connections {user_terms[k].int_value}"
-            for k, v in user_caps.items()
-            if v > 0
+            f"{k.split(chr(0))[-1]} max_user_connections {t.int_value}"
+            for k, t in user_terms.items()
+            if t.int_value > 0
         ]
         notes.append("capped per user: " + ", ".join(capped))
     so_reuseport = effective_setting(pooler.settings, "so_reuseport", pooler.version)

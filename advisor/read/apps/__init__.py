@@ -412,8 +412,7 @@ def _client_program_pool(ctx: StackContext, line: list[Word],
     where = busiest[0].source
     program = " + ".join(dict.fromkeys(r.program for r in busiest))
     names = list(dict.fromkeys(r.program for s in sets for r in s))
-    words = [w for segment in segments for w in segment]
-    route = _programs_route(words)
+    route = _programs_route(_program_calls([w for segment in segments for w in segment]))
     held = f"{count} connection{'s' if count != 1 else ''}"
     together = len(busiest) > 1
     what = (f"{program} run together (a pipeline or `&`): {held} at once" if together
@@ -444,14 +443,10 @@ _CONN_OPTIONS = (("host", "-h", "--host"), ("port", "-p", "--port"),
                  ("user", "-U", "--username"))
 
 
-def _programs_route(words: list[Word]) -> Route | None:
-    """Where the client programs in `words` connect when their options name a host
-    (`psql -h postgres -U app -d messages`, `pg_dump --host=db`, `-hdb`): the one host
-    they all name, or None when none names one or two name different hosts (a dump from
-    one server restored into another is not one route)."""
-    from advisor.read.apps.urls import route_from_parts
-
-    found: list[Route] = []
+def _program_calls(words: list[Word]) -> list[tuple[Word, str, list[Word]]]:
+    """Each client program `words` run: (its word, its name, its arguments: the words
+    up to the next client program)."""
+    calls: list[tuple[Word, str, list[Word]]] = []
     for i, word in enumerate(words):
         program = word.text.rsplit("/", 1)[-1]
         if program not in _CLIENT_PROGRAMS:
@@ -459,11 +454,24 @@ def _programs_route(words: list[Word]) -> Route | None:
         rest = words[i + 1:]
         end = next((j for j, w in enumerate(rest)
                     if w.text.rsplit("/", 1)[-1] in _CLIENT_PROGRAMS), len(rest))
-        texts = [w.text for w in rest[:end]]
+        calls.append((word, program, rest[:end]))
+    return calls
+
+
+def _programs_route(calls: list[tuple[Word, str, list[Word]]]) -> Route | None:
+    """Where the client program `calls` connect when their options name a host
+    (`psql -h postgres -U app -d messages`, `pg_dump --host=db`, `-hdb`): the one host
+    they all name, or None when none names one or two name different hosts (a dump from
+    one server restored into another is not one route)."""
+    from advisor.read.apps.urls import route_from_parts
+
+    found: list[Route] = []
+    for word, program, args in calls:
+        texts = [w.text for w in args]
         parts = {name: _option_text(texts, short, long) for name, short, long in _CONN_OPTIONS}
         if not parts["host"]:
             continue
-        at = next((w for w in rest[:end] if parts["host"] in w.text), word)
+        at = next((w for w in args if parts["host"] in w.text), word)
         dbname = _option_text(texts, "-d", "--dbname") if program == "psql" else None
         if dbname is not None and ("=" in dbname or "://" in dbname):
             dbname = None  # a connection string: route_from_args reads a URL whole

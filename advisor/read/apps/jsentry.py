@@ -24,7 +24,7 @@ import posixpath
 import re
 import shlex
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from msgspec import Struct
 
@@ -104,17 +104,37 @@ def _reach(ctx: StackContext) -> Reach | None:
     return Reach(entry=entries[0], files=frozenset(seen), partial=tuple(partial))
 
 
+def _package_doc(ctx: StackContext, f: AppFile) -> dict[str, Any] | None:
+    """package.json `f` as its JSON object (None when it is not one), parsed once per
+    tree: kept on the app's root, as every container of the app and every script level
+    asks again."""
+    memo: dict[tuple[str, str], dict[str, Any] | None] = \
+        ctx.app.root.__dict__.setdefault("package_json_docs", {}) if ctx.app is not None \
+        else {}
+    key = (f.path, f.text)
+    if key not in memo:
+        try:
+            data = json.loads(f.text)
+        except json.JSONDecodeError:
+            data = None
+        memo[key] = data if isinstance(data, dict) else None
+    return memo[key]
+
+
+def _root_package(ctx: StackContext) -> dict[str, Any] | None:
+    """The app's own package.json (at its folder), parsed."""
+    f = next((f for f in ctx.files("package-json") if f.rel == "package.json"), None)
+    return _package_doc(ctx, f) if f is not None else None
+
+
 def _declared(ctx: StackContext) -> dict[str, str]:
     """{package name: its workspace folder ("" for a package not in the workspace)} of
     every package the app's package.json files declare, and the workspace packages'
     own names."""
     out: dict[str, str] = {}
     for f in ctx.files("package-json"):
-        try:
-            data = json.loads(f.text)
-        except json.JSONDecodeError:
-            continue
-        if not isinstance(data, dict):
+        data = _package_doc(ctx, f)
+        if data is None:
             continue
         if f.package and isinstance(data.get("name"), str):
             out[data["name"]] = f.package
@@ -183,16 +203,10 @@ def _entries(ctx: StackContext, by_rel: dict[str, AppFile]) -> list[str]:
 
 
 def _scripts(ctx: StackContext) -> dict[str, str]:
-    for f in ctx.files("package-json"):
-        if f.rel == "package.json":
-            try:
-                data = json.loads(f.text)
-            except json.JSONDecodeError:
-                return {}
-            scripts = data.get("scripts") if isinstance(data, dict) else None
-            return {k: v for k, v in scripts.items() if isinstance(v, str)} \
-                if isinstance(scripts, dict) else {}
-    return {}
+    data = _root_package(ctx)
+    scripts = data.get("scripts") if data is not None else None
+    return {k: v for k, v in scripts.items() if isinstance(v, str)} \
+        if isinstance(scripts, dict) else {}
 
 
 def _from_words(words: list[str], ctx: StackContext, by_rel: dict[str, AppFile],
@@ -260,16 +274,10 @@ def _script_file(word: str, by_rel: dict[str, AppFile]) -> str | None:
 
 
 def _package_main(ctx: StackContext, by_rel: dict[str, AppFile]) -> list[str]:
-    for f in ctx.files("package-json"):
-        if f.rel == "package.json":
-            try:
-                data = json.loads(f.text)
-            except json.JSONDecodeError:
-                return []
-            main = data.get("main") if isinstance(data, dict) else None
-            found = _script_file(main, by_rel) if isinstance(main, str) else None
-            return [found] if found else []
-    return []
+    data = _root_package(ctx)
+    main = data.get("main") if data is not None else None
+    found = _script_file(main, by_rel) if isinstance(main, str) else None
+    return [found] if found else []
 
 
 def served(ctx: StackContext, modules: list[JsModule], makes: Callable[[JsModule], bool],

@@ -68,7 +68,10 @@ def generated(root: Root, tree: Tree, shown: str, objects: list[K8sObject]
             for i, item in enumerate(as_list(layer.doc.get(gen_key))):
                 if not isinstance(item, dict) or not isinstance(item.get("name"), str):
                     continue
-                namespace = item.get("namespace") or namespace_of(tree, layer.directory)
+                # the kustomizations' namespace transformer runs after the generators and
+                # sets every object's namespace: an item's own `namespace:` stands only
+                # where no kustomization on the way sets one (kubectl kustomize 5.5.0)
+                namespace = namespace_of(tree, layer.directory) or item.get("namespace")
                 values = _values(root, layer, gen_key, i, item, problems)
                 _add(out, layer, gen_key, i, kind, item, str(namespace) if namespace else None,
                      values, shown)
