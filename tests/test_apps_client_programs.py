@@ -34,6 +34,17 @@ echo done
     (("pg_basebackup", "-D", "/data"), 2),  # WAL streamed over a second connection
     (("pg_basebackup", "-D", "/data", "-X", "fetch"), 1),
     (("sh", "-c", "pg_isready -h db && pg_dump -j 2 -Fd -f /b && psql -c 'select 1'"), 3),
+    # both ends of a pipe are connected at once (review s26 F7); `&` runs alongside
+    (("sh", "-c", "pg_dump -h db -U app a | psql -h db -U app b"), 2),
+    (("sh", "-c", "pg_dump a 2>&1 | psql b >/dev/null 2>&1"), 2),  # redirections
+    (("sh", "-c", "pg_dump -j 2 -Fd -f /b & psql -c 'select 1'"), 4),
+    (("sh", "-c", "psql -c a & psql -c b & wait; psql -c c"), 2),
+    (("sh", "-c", "psql -c a & psql -c b; wait; pg_dump -j 4 -Fd -f /b"), 5),
+    (("sh", "-c", "psql -c a >/dev/null 2>&1 && psql -c b; psql -c c"), 1),
+    (("sh", "-c", "pg_dump -h old a | psql -h new b"), 1),  # one each on two servers
+    (("sh", "-c", "psql -c a\npsql -c b\n\npg_dump -j 2 -Fd -f /b"), 3),  # lines
+    (("sh", "-c", "pg_dump a |\n  psql b\npsql -c 'x\ny'"), 2),  # a pipe goes on
+    (("sh", "-c", "psql -c a &\npsql -c b\nwait\npsql -c c"), 2),
 ])
 def test_the_connections_a_client_program_holds(command, expected):
     found = pools_for_container(container({"PGHOST": "db"}, command=command))

@@ -168,3 +168,40 @@ def test_simple_gitignore_lines_are_read_as_pathspec_reads_them():
             assert _simple_match(simple, rel) == spec.match_file(rel), (lines, rel)
     for line in ("!keep.txt", "docs/*.md", "**/tmp", "[ab].txt", "a\\ b"):
         assert _simple_patterns(["build/", line]) is None
+
+
+def test_a_kustomization_only_a_cycle_uses_is_built(tmp_path):
+    """k lists ../o and o lists ../k: no leaf reaches them, and their files were dropped
+    with a notice ('no findings', exit 0). The first of the cycle is built, so
+    kustomize's refusal ('cycle detected') is a PA901 and its files are read as
+    written (review s26 F5)."""
+    touch(tmp_path, "k/kustomization.yaml", "resources: [pg.yaml, ../o]\n")
+    touch(tmp_path, "k/pg.yaml", "kind: ConfigMap\n")
+    touch(tmp_path, "o/kustomization.yaml", "resources: [../k]\n")
+    touch(tmp_path, "top/kustomization.yaml", "resources: [../base]\n")
+    touch(tmp_path, "base/kustomization.yaml", "resources: []\n")
+    found = discover(tmp_path)
+    assert sorted(found.rel(p) for p in found.kustomize_dirs) == ["k", "top"]
+
+
+def test_a_kustomize_cycle_is_a_refusal_with_its_files_read(tmp_path):
+    import pytest
+
+    from advisor.read.render.kustomize import find_kustomize
+
+    if find_kustomize() is None:
+        pytest.skip("no kustomize")
+    import subprocess
+    import sys
+
+    touch(tmp_path, "k/kustomization.yaml", "resources: [pg.yaml, ../o]\n")
+    touch(tmp_path, "k/pg.yaml", (
+        "apiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: db}\nspec:\n"
+        "  template:\n    spec:\n      containers:\n      - name: pg\n"
+        "        image: postgres:16\n"))
+    touch(tmp_path, "o/kustomization.yaml", "resources: [../k]\n")
+    done = subprocess.run([sys.executable, "-m", "advisor", "check", str(tmp_path),
+                           "--no-cache"], capture_output=True, text=True, check=False)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "PA901" in done.stdout and "cycle detected" in done.stdout
+    assert "server db" in done.stdout

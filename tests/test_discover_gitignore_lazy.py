@@ -5,6 +5,7 @@ import subprocess
 import sys
 
 import pathspec
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -70,3 +71,38 @@ def test_a_bare_star_is_a_simple_pattern_read_without_pathspec():
     lazy = LazyGitignore(["*"])
     assert lazy.simple is not None and lazy.spec is None
     assert lazy.match_file("anything.yaml") and lazy.match_file("a/b/")
+
+
+# What git 2.39 `git check-ignore --no-index` ignores by each line, among these paths
+# (a reversed range: wildmatch compares its first character before the range, which
+# matches nothing; a `-` after a range is itself). pathspec's regex refuses a reversed
+# range with re.error, which is not a ValueError: the run stopped (review s26 F6).
+NAMES = ["z", "a", "b", "m", "d/z", "]", "q", "Z", "-", "c"]
+
+
+@pytest.mark.parametrize(("line", "ignored"), [
+    ("**/[z-a]", ["z", "d/z"]),
+    ("[z-a]", ["z", "d/z"]),
+    ("[z-ab]", ["z", "b", "d/z"]),
+    ("[!z-a]", ["a", "b", "m", "d/z", "]", "q", "Z", "-", "c"]),
+    ("[]z-a]", ["z", "d/z", "]"]),
+    ("[z-a-c]", ["z", "d/z", "-", "c"]),
+    ("[!z-a-c]", ["a", "b", "m", "d/z", "]", "q", "Z"]),
+    ("[Z-A]", ["Z"]),
+    ("[", []),
+    ("[!]", []),
+    ("a[z-a", []),
+])
+def test_a_line_pythons_regex_refuses_is_read_as_git_reads_it(line, ignored):
+    lazy = LazyGitignore([line, "*.yaml"])
+    assert [n for n in NAMES if lazy.match_file(n)] == ignored
+
+
+def test_a_reversed_range_does_not_stop_the_run(tmp_path):
+    (tmp_path / ".gitignore").write_text("**/[z-a]\n")
+    (tmp_path / "z").mkdir()
+    (tmp_path / "z" / "pg.yaml").write_text("kind: ConfigMap\n")
+    done = subprocess.run([sys.executable, "-m", "advisor", "check", str(tmp_path),
+                           "--no-cache"], capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    assert "internal error" not in done.stderr

@@ -667,24 +667,73 @@ def _gitignore_spec(lines: list[str]) -> Any:
     """A .gitignore's lines as git reads them: a line git takes as matching nothing (a
     lone `!`, a pattern ending in an unescaped backslash: git 2.39 `check-ignore`
     ignores nothing by them) is left out, where pathspec refuses it and stopped the run
-    (audit 10a D8)."""
+    (audit 10a D8); a reversed range is read as git reads it (_git_ranges); any other
+    line pathspec refuses (a ValueError, or an re.error of the regex it builds) is left
+    out, never a crash (review s26 F6)."""
+    import re
+
     import pathspec
 
     try:
         return pathspec.GitIgnoreSpec.from_lines(lines)
-    except ValueError:  # pathspec's GitIgnorePatternError
-        return pathspec.GitIgnoreSpec.from_lines([line for line in lines
+    except (ValueError, re.error):  # pathspec's GitIgnorePatternError; its regex's
+        kept = [_git_ranges(line) for line in lines]
+        return pathspec.GitIgnoreSpec.from_lines([line for line in kept
                                                   if _git_pattern(line)])
 
 
 def _git_pattern(line: str) -> bool:
+    import re
+
     import pathspec
 
     try:
         pathspec.GitIgnoreSpec.from_lines([line])
-    except ValueError:
+    except (ValueError, re.error):
         return False
     return True
+
+
+def _git_ranges(line: str) -> str:
+    """`line` with each reversed range of a bracket (`[z-a]`) as git's wildmatch reads
+    it: its first character, compared before the range, matches; the range matches
+    nothing (wildmatch.c dowild: `t_ch <= p_ch && t_ch >= prev_ch`; git 2.39
+    `check-ignore` ignores `z` by `[z-a]`). Python's re refuses a reversed range."""
+    out: list[str] = []
+    i, inside, dash = 0, False, False
+    while i < len(line):
+        ch = line[i]
+        if ch == "\\" and i + 1 < len(line):
+            out.append(line[i:i + 2])
+            i += 2
+            continue
+        if not inside and ch == "[":
+            inside = True
+            out.append(ch)
+            i += 1
+            if i < len(line) and line[i] in "!^":
+                out.append(line[i])
+                i += 1
+            if i < len(line) and line[i] == "]":  # a first `]` is itself
+                out.append(line[i])
+                i += 1
+            continue
+        if inside and ch == "]":
+            inside = False
+            if dash:
+                out.append("-")
+                dash = False
+        elif (inside and line[i + 1:i + 2] == "-" and line[i + 2:i + 3] not in ("", "]", "\\")
+              and line[i + 2] < ch):
+            out.append(ch)  # the range start, as itself; the reversed range dropped
+            i += 3
+            if line[i:i + 1] == "-":  # after a range a `-` is itself (prev_ch = 0):
+                dash = True  # put last, where a regex reads it as itself
+                i += 1
+            continue
+        out.append(ch)
+        i += 1
+    return "".join(out)
 
 
 def _literal_pieces(lines: list[str]) -> list[tuple[str, ...]] | None:
@@ -795,13 +844,43 @@ def _leaf_kustomizations(dirs: list[Path]) -> tuple[list[Path], list[Path]]:
     kusttarget.go@12f9e639:524; Flux builds one a Kustomization's spec.path names)."""
     referenced: set[Path] = set()
     components: set[Path] = set()
+    refs_of: dict[Path, list[Path]] = {}
     for d in dirs:
         refs, kind = _kustomization_refs_kind(d)
+        refs_of[d.resolve()] = refs
         referenced.update(refs)
         if kind == "Component":
             components.add(d)
-    return ([d for d in dirs if d.resolve() not in referenced and d not in components],
+    leaves = [d for d in dirs if d.resolve() not in referenced and d not in components]
+    return (leaves + _cycle_roots(dirs, leaves, components, refs_of),
             [d for d in dirs if d in components])
+
+
+def _cycle_roots(dirs: list[Path], leaves: list[Path], components: set[Path],
+                 refs_of: dict[Path, list[Path]]) -> list[Path]:
+    """Kustomizations that only a cycle of kustomizations uses (k lists ../o, o lists
+    ../k): no leaf reaches them, so none would be built and their files were dropped
+    with a notice. Kustomize refuses a cycle ("cycle detected: candidate root ...
+    contains visited root ...", kubectl 1.31): the first of each cycle is built, so the
+    refusal is said and its files are read as written (review s26 F5)."""
+    reached: set[Path] = set()
+
+    def reach(start: Path) -> None:
+        todo = [start]
+        while todo:
+            d = todo.pop()
+            if d not in reached:
+                reached.add(d)
+                todo.extend(refs_of.get(d, []))
+
+    for leaf in leaves:
+        reach(leaf.resolve())
+    roots: list[Path] = []
+    for d in dirs:
+        if d.resolve() not in reached and d not in components:
+            roots.append(d)
+            reach(d.resolve())
+    return roots
 
 
 def _kustomization_refs(d: Path) -> list[Path]:

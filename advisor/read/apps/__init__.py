@@ -18,7 +18,7 @@ from msgspec import Struct, field
 from msgspec.structs import replace
 
 from advisor.lazyregex import lazy
-from advisor.model import ConfigProblem, Container, NodeCpus, Pool, Record, Route, Source
+from advisor.model import ConfigProblem, Container, Frozen, NodeCpus, Pool, Record, Route, Source
 from advisor.read.apps.base import InitWriter, StackContext
 from advisor.read.apps.source import AppFile, AppSource, mounted_app_file, scan_app_dir
 from advisor.read.apps.urls import route_from_env, route_from_url
@@ -320,38 +320,119 @@ _CLIENT_PROGRAMS = frozenset({"psql", "pg_isready", "pg_dump", "pg_dumpall", "pg
 _JOBS_PROGRAMS = {"pg_dump": 1, "pg_restore": 0, "vacuumdb": 0, "reindexdb": 0}  # + leader
 
 
-def _client_program_pool(ctx: StackContext, segments: list[list[Word]]) -> Pool | None:
+class _Run(Frozen, kw_only=True):
+    """One client program's run in a command line: what it holds, where it was read, the
+    host its options name (lowercase; None: PGHOST or the default)."""
+
+    program: str
+    count: int
+    source: Source
+    host: str | None
+
+
+def _is_background(words: list[Word], i: int) -> bool:
+    """`&` at words[i] puts what precedes it in the background; `2>&1`, `&>file` and
+    `>&2` are redirections (shlex splits them into `2>`, `&`, `1`)."""
+    before = words[i - 1].text if i else ""
+    after = words[i + 1].text if i + 1 < len(words) else ""
+    return not (before.endswith((">", "<")) or after.startswith((">", "<")))
+
+
+def _runs_at_once(words: list[Word]) -> list[list[_Run]] | None:
+    """The client programs of a command line, as the sets that hold their connections
+    at the same moment: the programs of one pipeline (`pg_dump | psql`: both ends are
+    connected at once) with those backgrounded by `&` before it and not yet waited for
+    (`wait`). Runs separated by `;`, `&&`, `||` or a newline follow one another. None
+    when a count is not a number."""
+    sets: list[list[_Run]] = []
+    pipeline: list[_Run] = []
+    background: list[_Run] = []
+    for i, word in enumerate(words):
+        text = word.text
+        ends = text in (";", "&&", "||", "wait") or (
+            word.line_end and text not in _SEPARATORS)
+        if text == "&" and _is_background(words, i):
+            background = background + pipeline
+            ends = True
+        elif text == "wait":
+            background = []
+        elif (program := text.rsplit("/", 1)[-1]) in _CLIENT_PROGRAMS:
+            args = _program_args(words[i + 1:]) if not word.line_end else []
+            count = _program_connections(program, args)
+            if count is None:
+                return None
+            host = _option_text(args, "-h", "--host")
+            pipeline.append(_Run(program=program, count=count, source=word.source,
+                                 host=host.lower() if host else None))
+        if ends:
+            if pipeline:
+                sets.append(background + pipeline if text != "&" else background)
+            pipeline = []
+    if pipeline:
+        sets.append(background + pipeline)
+    return sets
+
+
+def _program_args(rest: list[Word]) -> list[str]:
+    """A program's arguments: the words up to the next program, shell separator or the
+    end of its line."""
+    args: list[str] = []
+    for w in rest:
+        if w.text.rsplit("/", 1)[-1] in _CLIENT_PROGRAMS or w.text in _SEPARATORS:
+            break
+        args.append(w.text)
+        if w.line_end:
+            break
+    return args
+
+
+_SEPARATORS = frozenset({";", "&&", "||", "|", "|&", "&"})
+
+
+def _held_at_once(runs: list[_Run]) -> int:
+    """What runs that hold connections at once hold to one server: the programs naming
+    one host, with those naming none (PGHOST or the default may be that host)."""
+    hosts = {r.host for r in runs if r.host is not None} or {None}
+    return max(sum(r.count for r in runs if r.host in (host, None)) for host in hosts)
+
+
+def _client_program_pool(ctx: StackContext, line: list[Word],
+                         segments: list[list[Word]]) -> Pool | None:
     """One pool for a container that runs PostgreSQL's client programs and no server
-    (a psql Job, a pg_dump CronJob): what the busiest one holds, or None when a count
-    is not a number (its `-j` from an env var the repository does not set)."""
+    (a psql Job, a pg_dump CronJob): what the busiest moment holds (programs run at once
+    add up, programs run one after another do not), or None when a count is not a
+    number (its `-j` from an env var the repository does not set)."""
     from advisor.model import Source, Term
 
-    calls = _program_calls([w for segment in segments for w in segment])
-    runs: list[tuple[str, int, Source]] = []
-    for word, program, args in calls:
-        count = _program_connections(program, [w.text for w in args])
-        if count is None:
-            return None
-        runs.append((program, count, word.source))
-    if not runs or ctx.processes().server:
+    sets = _runs_at_once(line)
+    if sets is None or not sets or ctx.processes().server:
         return None  # a server process runs too: its pools count
-    program, count, where = max(runs, key=lambda run: run[1])
-    names = list(dict.fromkeys(run[0] for run in runs))
-    route = _programs_route(calls)
+    busiest = max(sets, key=_held_at_once)
+    count = _held_at_once(busiest)
+    where = busiest[0].source
+    program = " + ".join(dict.fromkeys(r.program for r in busiest))
+    names = list(dict.fromkeys(r.program for s in sets for r in s))
+    route = _programs_route(_program_calls([w for segment in segments for w in segment]))
     held = f"{count} connection{'s' if count != 1 else ''}"
+    together = len(busiest) > 1
+    what = (f"{program} run together (a pipeline or `&`): {held} at once" if together
+            else f"{program} holds {held} at once")
     if ctx.container.role != "init":
         ctx.notices.append(f"{ctx.container.name}: runs PostgreSQL client program"
                            f"{'s' if len(names) > 1 else ''} {', '.join(names)} "
-                           f"({where.label()}): counted as {held}, what {program} holds "
-                           "at once")
+                           f"({where.label()}): counted as {held}, what {program} "
+                           f"{'hold' if together else 'holds'} at once")
+    notes = []
+    if together:
+        notes.append(f"{program} run at once: their connections add up")
+    if len(sets) > 1:
+        notes.append(f"client programs run one after another ({', '.join(names)}): the "
+                     f"most {program} {'hold' if together else 'holds'}")
     return Pool(label=f"{program} connections",
                 size=Term(label=f"{program} connections", value=count,
                           source=Source.default_of(
-                              f"{program} holds {held} at once (PostgreSQL client program)",
-                              key=program)),
-                note=(f"client programs run one after another ({', '.join(names)}): the "
-                      f"most {program} holds" if len(names) > 1 else ""),
-                route=route)
+                              f"{what} (PostgreSQL client program)", key=program)),
+                note="; ".join(notes), route=route)
 
 
 # libpq's connection options, as every client program takes them (psql --help: "-h,
@@ -473,7 +554,8 @@ def pools_for_container(container: Container, app: AppSource | None = None, *,
     from advisor.read.apps.cmdline import command_line, dockerfile_doubt
 
     # one read of the command line for both (a call per container of every check)
-    segments = command_line(ctx.container, ctx.app, []).segments()
+    line = command_line(ctx.container, ctx.app, [])
+    segments = line.segments()
     if (doubt := dockerfile_doubt(ctx.container, ctx.app)) is not None:
         ctx.notices.append(doubt)  # said once, whether or not its processes are asked
     schema_tool = _temporal_sql_tool(ctx, segments)
@@ -481,7 +563,8 @@ def pools_for_container(container: Container, app: AppSource | None = None, *,
         return AppPools(pools=schema_tool, notices=ctx.notices, problems=ctx.problems,
                         no_postgres=not schema_tool)
     migration = _migration_pool(ctx, segments)
-    client_program = _client_program_pool(ctx, segments) if migration is None else None
+    client_program = (_client_program_pool(ctx, list(line.words), segments)
+                      if migration is None else None)
     if client_program is not None and container.role == "init":
         # `until pg_isready ...` before the application starts: gone by the peak
         ctx.notices.append(f"init container {container.name}: {client_program.label} not "

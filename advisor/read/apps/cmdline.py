@@ -19,6 +19,7 @@ given a shell script as its arguments (`args: [/bin/sh, -c, ...]` under
 
 from __future__ import annotations
 
+import io
 import re
 import shlex
 from typing import NamedTuple
@@ -45,6 +46,8 @@ class Word(Frozen, kw_only=True):
     # envFrom source not held may set (cited at its marker, keyed `<prefix>*`). Its text
     # is then the `${X:-2}` fallback (or the reference as written), not what runs.
     unheld: EnvVar | None = None
+    # a newline follows it in its script: the command it is part of ends there
+    line_end: bool = False
 
 
 class CommandLine(Frozen, kw_only=True):
@@ -151,15 +154,32 @@ def _unmarked(part: str, marks: list[str]) -> tuple[str, str | None]:
 
 
 def _split(text: str) -> list[str]:
+    return [word for word, _ in _split_lines(text)]
+
+
+_GAP = lazy(r"[ \t\r\n]*")
+
+
+def _split_lines(text: str) -> list[tuple[str, bool]]:
+    """The shell words of `text`, each with whether an unquoted newline follows it (the
+    end of a command, as `;` is: shlex reads a newline as a space)."""
     # a backslash-newline joins lines (the Airflow chart's `exec \<newline>airflow celery
     # worker`); shlex would keep the newline in the next word
     text = text.replace("\\\n", "")
     try:
-        lexer = shlex.shlex(text, posix=True, punctuation_chars=";&|")
+        stream = io.StringIO(text)
+        lexer = shlex.shlex(stream, posix=True, punctuation_chars=";&|")
         lexer.whitespace_split = True
-        return list(lexer)
+        out: list[tuple[str, bool]] = []
+        for word in lexer:
+            # the stream stands after the character that ended the word: a newline in
+            # the white space from there is outside any quote
+            end = max(stream.tell() - 1, 0)
+            gap = _GAP.match(text, end)
+            out.append((word, gap is not None and "\n" in gap.group(0)))
+        return out
     except ValueError:
-        return text.split()
+        return [(word, False) for word in text.split()]
 
 
 def _words_of(items: list[tuple[str, Source]], env: dict[str, EnvVar], *, k8s: bool
@@ -187,7 +207,7 @@ def _words_of(items: list[tuple[str, Source]], env: dict[str, EnvVar], *, k8s: b
                     script, _ = _expand_k8s(script, env, names)
                 held: list[tuple[str, EnvVar]] = []
                 expanded, _, cpu = _expand_shell(script, env, held, names)
-                for part in _split(expanded):
+                for part, line_end in _split_lines(expanded):
                     part, from_env = _unmarked(part, names)
                     marks = [held[int(i)] for i in _UNHELD_TOKEN.findall(part)]
                     part = _UNHELD_TOKEN.sub(lambda m, held=held: held[int(m.group(1))][0],
@@ -196,7 +216,8 @@ def _words_of(items: list[tuple[str, Source]], env: dict[str, EnvVar], *, k8s: b
                                       source=script_source, from_env=from_env,
                                       cpu=cpu and "__NPROC__" in part,
                                       unheld=marks[0][1] if marks else
-                                      _k8s_unheld(part, env) if k8s else None))
+                                      _k8s_unheld(part, env) if k8s else None,
+                                      line_end=line_end))
                 index += 3
                 continue
         words.append(Word(text=text, source=source, from_env=used, unheld=hidden))
