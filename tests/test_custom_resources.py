@@ -84,3 +84,81 @@ def test_a_declared_workload_of_that_name_is_taken_from_its_declaration(tmp_path
     result = run_check([str(tmp_path)], CheckOptions())
     rw = next(b for b in result.budgets if b.server == "gateway")
     assert rw.peak == 30 and rw.fits
+
+
+# A home-ops component: one ExternalSecret per app templating where the app connects
+# from the store's password, beside a shared CloudNativePG Cluster in namespace database.
+SHARED = """
+apiVersion: postgresql.cnpg.io/v1
+kind: Cluster
+metadata: {name: shared-pg, namespace: database}
+spec:
+  instances: 3
+  imageName: ghcr.io/cloudnative-pg/postgresql:17.4
+  postgresql:
+    parameters: {max_connections: "150"}
+"""
+
+APP_SECRET = """
+apiVersion: external-secrets.io/v1
+kind: ExternalSecret
+metadata: {name: notes-db, namespace: tools}
+spec:
+  secretStoreRef: {kind: ClusterSecretStore, name: vault}
+  target:
+    name: notes-db
+    template:
+      data:
+        user: notes
+        password: "{{ .notes_pg_password }}"
+        cache: redis://valkey.tools.svc.cluster.local:6379/0
+        %s: %s
+  dataFrom:
+    - extract: {key: /database/users}
+"""
+
+NOTES = """
+apiVersion: notes.example.dev/v1beta1
+kind: NotesInstance
+metadata: {name: notes, namespace: tools}
+spec:
+  image: ghcr.io/acme/notes:2.4.1
+  database:
+    urlFrom:
+      secretKeyRef: {name: notes-db, key: %s}
+"""
+
+
+def test_a_custom_resource_on_an_external_secret_url_is_an_unknown_client(tmp_path):
+    """DATABASE_URL from an ExternalSecret's templated uri naming shared-pg-rw: the
+    resource is a client of unknown size there (PA106), not nothing; it printed 'fits,
+    peak 0' and no findings (audit 11a: tscibilia/home-ops's LiteLLMProxy and
+    PocketIDInstance on <app>-pguser-secret's uri)."""
+    uri = ('"postgresql://notes:{{ .notes_pg_password }}@shared-pg-rw.database.svc'
+           '.cluster.local:5432/notes"')
+    write(tmp_path, {"db/cluster.yaml": SHARED,
+                     "apps/notes/externalsecret.yaml": APP_SECRET % ("uri", uri),
+                     "apps/notes/instance.yaml": NOTES % "uri"})
+    result = run_check([str(tmp_path)], CheckOptions())
+    rw = next(b for b in result.budgets if b.server == "shared-pg")
+    assert not rw.fits and rw.peak_is_floor and rw.unknown_clients == ["notes"]
+    (finding,) = [f for f in result.findings if f.code == "PA106"]
+    assert "NotesInstance notes (notes.example.dev/v1beta1) is a kind pool-advisor does " \
+           "not read" in finding.message
+    assert "connection string in Secret notes-db/uri " \
+           "(apps/notes/externalsecret.yaml:" in finding.message
+    assert finding.location.path == "apps/notes/instance.yaml"
+
+
+@pytest.mark.parametrize("key", ["password", "cache", "uri"])
+def test_a_value_that_leads_to_no_server_read_here_is_no_client(tmp_path, key):
+    """A password, a Redis URL, or a PostgreSQL URL to a host no server of the repository
+    has: nothing says the operator's pods connect to a server read here."""
+    uri = '"postgresql://notes@db.example.com:5432/notes"'
+    write(tmp_path, {"db/cluster.yaml": SHARED,
+                     "apps/notes/externalsecret.yaml": APP_SECRET % ("uri", uri),
+                     "apps/notes/instance.yaml": NOTES % key})
+    result = run_check([str(tmp_path)], CheckOptions())
+    rw = next(b for b in result.budgets if b.server == "shared-pg")
+    assert rw.fits and rw.peak == 0
+    assert not [f for f in result.findings if f.code == "PA106"]

@@ -4,7 +4,10 @@ operator makes (CloudNativePG `<cluster>-app`, Crunchy `<cluster>-pguser-<user>`
 pods and pools are made by an operator that is not read, but they do connect to that
 Secret's cluster, so they are clients of unknown size there (PA106), never nothing
 (audit l: joryirving/home-ops's LiteLLMProxy, 3 replicas, DATABASE_URL from litellm-app's
-uri, left Cluster litellm 'fits, peak 0')."""
+uri, left Cluster litellm 'fits, peak 0'). The same for a Secret the repository writes or an
+ExternalSecret makes whose taken value is a PostgreSQL connection string naming a server
+or pooler read here (audit 11a: tscibilia/home-ops's LiteLLMProxy and PocketIDInstance take
+DATABASE_URL from an ExternalSecret's templated `uri`, left pgsql-cluster without them)."""
 
 from __future__ import annotations
 
@@ -14,7 +17,7 @@ from typing import Any
 from advisor.link.hosts import resolve_host
 from advisor.link.inputs import suppressed_codes
 from advisor.link.operators import operator_credentials_route, operator_secret_route
-from advisor.model import Client, Container, EnvVar, Source, Term
+from advisor.model import Client, Container, EnvVar, Route, Source, Term
 from advisor.read.sources.k8s import K8sObject
 from advisor.read.workloads import ConfigIndex
 
@@ -54,18 +57,7 @@ def custom_resource_clients(objects: list[K8sObject], known_kinds: frozenset[str
             if found is None:
                 continue
             route, why = found
-        refs = ", ".join(sorted({(v.from_ref or "").split(" (", 1)[0][len("secret:"):]
-                                 for v in env}))
-        client = Client(
-            id=obj.ref, name=obj.name, namespace=obj.namespace, kind=obj.kind,
-            replicas=Term(label="replicas unknown", value=1, source=Source.default_of(
-                f"{obj.kind} is read by no reader here; 1 is not counted")),
-            location=obj.location(), suppressed=suppressed_codes(obj), route=route,
-            replicas_unknown=True,
-            unknown=(f"connections per pod and replicas unknown: {obj.kind} {obj.name} "
-                     f"({obj.api_version}) is a kind pool-advisor does not read, whose "
-                     f"operator makes the pods; it takes the connection Secret {refs} "
-                     f"({route.source.label()}), so it connects there"))
+        client = _unknown_client(obj, env, route, "connection Secret")
         target = resolve_host(route.host, namespace, host_map)
         if target is not None:
             client.target_kind, client.target_id = target  # type: ignore[assignment]
@@ -73,6 +65,71 @@ def custom_resource_clients(objects: list[K8sObject], known_kinds: frozenset[str
             notices.append(f"{obj.ref}: {why}")
         out.append(client)
     return out
+
+
+def secret_url_clients(objects: list[K8sObject], known_kinds: frozenset[str],
+                       secrets: ConfigIndex, host_map: dict[str, tuple[str, str]],
+                       default_ns: str, taken: set[str]) -> list[Client]:
+    """A client of unknown size for every object of a kind not in `known_kinds` that
+    takes, from a Secret of its namespace in `secrets` (the repository's, and those
+    ExternalSecrets make), a value that is a PostgreSQL connection string whose host is
+    a server or pooler read here. Only such a value links: a password, a Redis URL or a
+    host no server has says nothing of where the operator's pods connect."""
+    from advisor.read.apps.urls import route_from_url
+
+    # each Secret's keys that lead to a server or pooler read here, worked out once: the
+    # objects of a namespace without one are not walked
+    leads: dict[tuple[str, str | None, str], dict[str, tuple[Route, tuple[str, str]]]] = {}
+    for k, data in secrets.items():
+        if k[0] != "secret":
+            continue
+        for key, value in data.data.items():
+            route = route_from_url(value, data.source(key)) if isinstance(value, str) \
+                else None
+            target = resolve_host(route.host, k[1] or default_ns, host_map) \
+                if route is not None else None
+            if route is not None and target is not None:
+                leads.setdefault(k, {})[key] = (route, target)
+    if not leads:
+        return []
+    out: list[Client] = []
+    for obj in objects:
+        if obj.kind in known_kinds or obj.kind == "CustomResourceDefinition" \
+                or obj.name in taken or not isinstance(obj.body, dict):
+            continue
+        namespace = obj.namespace or default_ns
+        mine = {k: secrets[k] for k in leads if k[1] in (namespace, None)}
+        if not mine:
+            continue
+        by_name = {k[2]: leads[k] for k in mine}
+        for var in _secret_refs(obj, mine):
+            name, _, key = (var.from_ref or "")[len("secret:"):].partition("/")
+            found = by_name.get(name, {}).get(key)
+            if found is None:
+                continue
+            route, target = found
+            client = _unknown_client(obj, [var], route, "connection string in Secret")
+            client.target_kind, client.target_id = target  # type: ignore[assignment]
+            out.append(client)
+            break
+    return out
+
+
+def _unknown_client(obj: K8sObject, env: list[EnvVar], route: Route, what: str
+                    ) -> Client:
+    """The client of unknown pods and connections an operator's resource is."""
+    refs = ", ".join(sorted({(v.from_ref or "").split(" (", 1)[0][len("secret:"):]
+                             for v in env}))
+    return Client(
+        id=obj.ref, name=obj.name, namespace=obj.namespace, kind=obj.kind,
+        replicas=Term(label="replicas unknown", value=1, source=Source.default_of(
+            f"{obj.kind} is read by no reader here; 1 is not counted")),
+        location=obj.location(), suppressed=suppressed_codes(obj), route=route,
+        replicas_unknown=True,
+        unknown=(f"connections per pod and replicas unknown: {obj.kind} {obj.name} "
+                 f"({obj.api_version}) is a kind pool-advisor does not read, whose "
+                 f"operator makes the pods; it takes the {what} {refs} "
+                 f"({route.source.label()}), so it connects there"))
 
 
 def _secret_refs(obj: K8sObject, made: ConfigIndex) -> Iterator[EnvVar]:

@@ -329,6 +329,15 @@ def build_topology(inputs: Inputs) -> Topology:
             custom_resource_clients, inputs.objects, _NOT_CUSTOM, operator_secrets,
             host_map, default_ns, taken, topo.notices), [],
             "reading custom resources that take an operator's connection Secret")
+    if any(o.kind not in _NOT_CUSTOM for o in inputs.objects):
+        # an application operator's resource on a Secret of the repository or an
+        # ExternalSecret whose value is a connection string to a server read here
+        from advisor.link.custom_resources import secret_url_clients
+
+        taken = {c.name for c in topo.clients} | {d.name for d in inputs.settings.workloads}
+        topo.clients += guarded(topo.problems, ".", partial(
+            secret_url_clients, inputs.objects, _NOT_CUSTOM, index, host_map, default_ns,
+            taken), [], "reading custom resources that take a connection string Secret")
     for decl in inputs.settings.workloads:
         if not any(c.name == decl.name for c in topo.clients):
             client = guarded(topo.problems, origin, partial(
