@@ -320,6 +320,13 @@ def build_topology(inputs: Inputs) -> Topology:
             operator_clients, inputs.objects, index, peaks, host_map, default_ns,
             topo.notices, topo.unplaced_clients, topo.problems, declared, origin), [],
             "reading GrafanaDatasource objects")
+    if any(o.kind == "Grafana" for o in inputs.objects):
+        from advisor.link.grafana_cr_database import cr_database_clients
+
+        # grafana-operator: each Grafana CR's own [database]
+        topo.clients += guarded(topo.problems, ".", partial(
+            cr_database_clients, inputs.objects, peaks, host_map, default_ns), [],
+            "reading the [database] of Grafana objects")
     if operator_secrets:
         # an application operator's resource (LiteLLMProxy) on an operator's Secret
         from advisor.link.custom_resources import custom_resource_clients
