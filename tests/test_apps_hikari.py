@@ -302,3 +302,36 @@ def test_included_profile_applies_below_the_active_ones(tmp_path):
                                 "src/main/resources/application-db.yml":
                                     files["src/main/resources/application-db.yml"]})
     assert pools_for_container(container(env), app).pools[0].size.value == 25
+
+
+def test_kotlin_hikari_config_apply_block(tmp_path):
+    # HikariConfig().apply { maximumPoolSize = 25 }: Kotlin's property assignment inside
+    # the block has no receiver written; it was missed and the Spring default 10 counted
+    app = _app(tmp_path, {
+        "src/main/resources/application.yml": _BOA_URL,
+        "src/main/kotlin/demo/Db.kt":
+            "package demo\nclass Db {\n  @Bean\n"
+            "  fun dataSource(): DataSource = HikariDataSource(HikariConfig().apply {\n"
+            "      jdbcUrl = \"jdbc:postgresql://ledger-db:5432/postgresdb\"\n"
+            "      maximumPoolSize = 25\n  })\n}\n"})
+    (pool,) = pools_for_container(container(), app).pools
+    assert pool.size.value == 25
+    assert pool.size.source.label() == "src/main/kotlin/demo/Db.kt:6"
+
+
+def test_code_pool_size_not_read_is_unknown_not_the_spring_default(tmp_path):
+    # The code's own DataSource replaces Spring Boot's (@ConditionalOnMissingBean), so a
+    # setMaximumPoolSize(field) whose value is not read is unknown, never HikariCP's 10
+    app = _app(tmp_path, {
+        "src/main/resources/application.yml": _BOA_URL,
+        "src/main/java/demo/Db.java":
+            "package demo;\npublic class Db {\n"
+            "  @Value(\"${ledger.pool-size:40}\")\n  private int poolSize;\n"
+            "  @Bean public DataSource dataSource() {\n"
+            "    HikariConfig config = new HikariConfig();\n"
+            "    config.setMaximumPoolSize(poolSize);\n"
+            "    return new HikariDataSource(config);\n  }\n}\n"})
+    found = pools_for_container(container({"SPRING_PROFILES_ACTIVE": "prod"}), app)
+    assert found.pools == []
+    assert found.unknown == ["HikariCP maximumPoolSize at src/main/java/demo/Db.java:7 is "
+                             "set to an expression not read statically"]
