@@ -912,12 +912,29 @@ class Budget(Record, kw_only=True):
     @property
     def fits(self) -> bool:
         """Known to fit: a floor that fits is not a fit."""
-        return self.peak <= self.usable and not self.peak_is_floor and self.refused is None
+        return self.peak <= self.usable and not self.peak_is_floor and self.refused is None \
+            and not self.no_room_once_streaming
 
     @property
     def over(self) -> bool:
         """The peak, a floor or not, is past the usable slots of a server that starts."""
-        return self.peak > self.usable and self.refused is None
+        return self.peak > self.usable and self.refused is None \
+            and not self.no_room_once_streaming
+
+    @property
+    def wal_sender_slots(self) -> float:
+        """The max_wal_senders slots taken off usable (before PostgreSQL 12 only)."""
+        return sum(t.value for t in self.reserved if t.label.startswith("max_wal_senders"))
+
+    @property
+    def no_room_once_streaming(self) -> bool:
+        """Before 12, nothing connects (peak 0) and usable is <= 0 only because the
+        max_wal_senders slots are taken off: neither fits nor over. A WAL sender holds its
+        slot only while a standby streams (a real 10.23 with max_connections 12 and
+        max_wal_senders 10 admits 9 plain sessions with none streaming, 0 with 9), so no
+        connection is refused until usable + max_wal_senders standbys stream."""
+        return self.refused is None and self.peak == 0 \
+            and self.usable <= 0 < self.usable + self.wal_sender_slots
 
 
 class CheckResult(Record, kw_only=True):

@@ -238,3 +238,100 @@ def test_shell_words_split_as_shlex_does():
         ["-Xmx512m", "-Dspring.datasource.hikari.maximum-pool-size=7"]
     assert _shell_words("-Da='b c' -Dd=e\\ f") == ["-Da=b c", "-Dd=e f"]
     assert _shell_words("-Da='open") == ["-Da='open"]
+
+
+_BOA_URL = "spring:\n  datasource:\n    url: jdbc:postgresql://ledger-db:5432/postgresdb\n"
+
+
+def test_profile_group_member_file_applies_and_beats_the_group_profile(tmp_path):
+    # Spring Boot 2.4+: spring.profiles.group.prod activates proddb after prod
+    # (spring-boot f72ea48 Profiles.java expandProfiles), so application-proddb.yml's
+    # size is the pool's, even over application-prod.yml's
+    app = _app(tmp_path, {
+        "src/main/resources/application.yml":
+            _BOA_URL + "  profiles:\n    group:\n      prod: [proddb, \"prod-mq\"]\n",
+        "src/main/resources/application-prod.yml":
+            "spring.datasource.hikari.maximum-pool-size: 20\n",
+        "src/main/resources/application-proddb.yml":
+            "spring:\n  datasource:\n    hikari:\n      maximum-pool-size: 30\n",
+        "src/main/resources/application-prod-mq.properties": "x.y=1\n"})
+    found = pools_for_container(container({"SPRING_PROFILES_ACTIVE": "prod"}), app)
+    (pool,) = found.pools
+    assert pool.size.value == 30
+    assert pool.size.source.label() == "src/main/resources/application-proddb.yml:4"
+    assert any(n.startswith("Spring profiles prod, proddb, prod-mq (from k8s/app.yaml:10;"
+                            " proddb: group prod at src/main/resources/application.yml:6")
+               for n in found.notices), found.notices
+    # the group's members only come with it
+    staging = pools_for_container(container({"SPRING_PROFILES_ACTIVE": "staging"}), app)
+    assert staging.pools[0].size.value == 10
+
+
+def test_profile_group_in_properties_and_of_the_default_profile(tmp_path):
+    app = _app(tmp_path, {
+        "src/main/resources/application.properties":
+            "spring.datasource.url=jdbc:postgresql://db/app\n"
+            "spring.profiles.group.default=local-db\n",
+        "src/main/resources/application-local-db.properties":
+            "spring.datasource.hikari.maximumPoolSize=4\n"})
+    assert pools_for_container(container(), app).pools[0].size.value == 4
+
+
+def test_included_profile_applies_below_the_active_ones(tmp_path):
+    # spring.profiles.include adds its profiles ahead of the active ones (Profiles.java
+    # getActivatedProfiles), so an active profile's file beats an included one's
+    files = {
+        "src/main/resources/application.yml": _BOA_URL + "  profiles:\n    include: db\n",
+        "src/main/resources/application-db.yml":
+            "spring.datasource.hikari.maximum-pool-size: 25\n"}
+    app = _app(tmp_path, files)
+    found = pools_for_container(container({"SPRING_PROFILES_ACTIVE": "prod"}), app)
+    assert found.pools[0].size.value == 25
+    assert any("db: spring.profiles.include at src/main/resources/application.yml:5" in n
+               for n in found.notices), found.notices
+    # with no active profile the included one is active (and `default` is not)
+    assert pools_for_container(container(), app).pools[0].size.value == 25
+    files["src/main/resources/application-prod.yml"] = \
+        "spring.datasource.hikari.maximum-pool-size: 12\n"
+    app = _app(tmp_path, files)
+    found = pools_for_container(container({"SPRING_PROFILES_ACTIVE": "prod"}), app)
+    assert found.pools[0].size.value == 12
+    # SPRING_PROFILES_INCLUDE in the manifest includes too
+    env = {"SPRING_PROFILES_INCLUDE": "db"}
+    app = _app(tmp_path / "b", {"src/main/resources/application.yml": _BOA_URL,
+                                "src/main/resources/application-db.yml":
+                                    files["src/main/resources/application-db.yml"]})
+    assert pools_for_container(container(env), app).pools[0].size.value == 25
+
+
+def test_kotlin_hikari_config_apply_block(tmp_path):
+    # HikariConfig().apply { maximumPoolSize = 25 }: Kotlin's property assignment inside
+    # the block has no receiver written; it was missed and the Spring default 10 counted
+    app = _app(tmp_path, {
+        "src/main/resources/application.yml": _BOA_URL,
+        "src/main/kotlin/demo/Db.kt":
+            "package demo\nclass Db {\n  @Bean\n"
+            "  fun dataSource(): DataSource = HikariDataSource(HikariConfig().apply {\n"
+            "      jdbcUrl = \"jdbc:postgresql://ledger-db:5432/postgresdb\"\n"
+            "      maximumPoolSize = 25\n  })\n}\n"})
+    (pool,) = pools_for_container(container(), app).pools
+    assert pool.size.value == 25
+    assert pool.size.source.label() == "src/main/kotlin/demo/Db.kt:6"
+
+
+def test_code_pool_size_not_read_is_unknown_not_the_spring_default(tmp_path):
+    # The code's own DataSource replaces Spring Boot's (@ConditionalOnMissingBean), so a
+    # setMaximumPoolSize(field) whose value is not read is unknown, never HikariCP's 10
+    app = _app(tmp_path, {
+        "src/main/resources/application.yml": _BOA_URL,
+        "src/main/java/demo/Db.java":
+            "package demo;\npublic class Db {\n"
+            "  @Value(\"${ledger.pool-size:40}\")\n  private int poolSize;\n"
+            "  @Bean public DataSource dataSource() {\n"
+            "    HikariConfig config = new HikariConfig();\n"
+            "    config.setMaximumPoolSize(poolSize);\n"
+            "    return new HikariDataSource(config);\n  }\n}\n"})
+    found = pools_for_container(container({"SPRING_PROFILES_ACTIVE": "prod"}), app)
+    assert found.pools == []
+    assert found.unknown == ["HikariCP maximumPoolSize at src/main/java/demo/Db.java:7 is "
+                             "set to an expression not read statically"]

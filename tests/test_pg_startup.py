@@ -13,6 +13,7 @@ import pytest
 from advisor.engine.check import CheckOptions, run_check
 from advisor.facts.pg_startup import startup_refusal
 from advisor.model import Source, Term
+from tests.tree_helpers import postgres_conf_and_api
 
 
 def _t(name: str, value: int) -> Term:
@@ -58,60 +59,11 @@ def test_the_refusal_of_each_major(version, mc, su, rc, ws, message):
     assert _refusal(version, mc, su, rc, ws) == message
 
 
-DB = """\
-apiVersion: v1
-kind: ConfigMap
-metadata: {name: pg-conf}
-data:
-  postgresql.conf: |
-%(conf)s
----
-apiVersion: v1
-kind: Service
-metadata: {name: postgres}
-spec:
-  selector: {app: postgres}
-  ports: [{port: 5432}]
----
-apiVersion: apps/v1
-kind: StatefulSet
-metadata: {name: postgres}
-spec:
-  serviceName: postgres
-  replicas: 1
-  selector: {matchLabels: {app: postgres}}
-  template:
-    metadata: {labels: {app: postgres}}
-    spec:
-      containers:
-        - name: postgres
-          image: %(image)s
-          args: ["-c", "config_file=/etc/postgresql/postgresql.conf"]
-          volumeMounts: [{name: conf, mountPath: /etc/postgresql}]
-      volumes: [{name: conf, configMap: {name: pg-conf}}]
----
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: api}
-spec:
-  replicas: 2
-  selector: {matchLabels: {app: api}}
-  template:
-    metadata: {labels: {app: api}}
-    spec:
-      containers:
-        - name: app
-          image: registry.example/api:1.0
-          env:
-            - {name: SPRING_DATASOURCE_URL, value: "jdbc:postgresql://postgres:5432/app"}
-            - {name: SPRING_DATASOURCE_HIKARI_MAXIMUMPOOLSIZE, value: "1"}
-"""
 
 
 def _check(tmp_path, image: str, conf: str):
-    text = "\n".join(f"    {line}" for line in conf.splitlines())
     (tmp_path / "k8s").mkdir()
-    (tmp_path / "k8s" / "all.yaml").write_text(DB % {"image": image, "conf": text})
+    (tmp_path / "k8s" / "all.yaml").write_text(postgres_conf_and_api(conf, image))
     return run_check([str(tmp_path)], CheckOptions(cache=False))
 
 

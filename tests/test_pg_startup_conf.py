@@ -12,62 +12,13 @@ import json
 import pytest
 
 from advisor.engine.check import CheckOptions, run_check
-
-DB = """\
-apiVersion: v1
-kind: ConfigMap
-metadata: {name: pg-conf}
-data:
-  postgresql.conf: |
-%(conf)s
----
-apiVersion: v1
-kind: Service
-metadata: {name: postgres}
-spec:
-  selector: {app: postgres}
-  ports: [{port: 5432}]
----
-apiVersion: apps/v1
-kind: StatefulSet
-metadata: {name: postgres}
-spec:
-  serviceName: postgres
-  replicas: 1
-  selector: {matchLabels: {app: postgres}}
-  template:
-    metadata: {labels: {app: postgres}}
-    spec:
-      containers:
-        - name: postgres
-          image: postgres:%(version)s
-          args: ["-c", "config_file=/etc/postgresql/postgresql.conf"%(args)s]
-          volumeMounts: [{name: conf, mountPath: /etc/postgresql}]
-      volumes: [{name: conf, configMap: {name: pg-conf}}]
----
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: api}
-spec:
-  replicas: 2
-  selector: {matchLabels: {app: api}}
-  template:
-    metadata: {labels: {app: api}}
-    spec:
-      containers:
-        - name: app
-          image: registry.example/api:1.0
-          env:
-            - {name: SPRING_DATASOURCE_URL, value: "jdbc:postgresql://postgres:5432/app"}
-            - {name: SPRING_DATASOURCE_HIKARI_MAXIMUMPOOLSIZE, value: "%(pool)s"}
-"""
+from tests.tree_helpers import postgres_conf_and_api
 
 
 def _write(tmp_path, conf: str, args: str = "", version: str = "15.8", pool: int = 30):
-    text = "\n".join(f"    {line}" for line in conf.splitlines())
     (tmp_path / "k8s").mkdir()
     (tmp_path / "k8s" / "all.yaml").write_text(
-        DB % {"conf": text, "args": args, "version": version, "pool": pool})
+        postgres_conf_and_api(conf, f"postgres:{version}", args=args, pool=pool))
     return tmp_path
 
 

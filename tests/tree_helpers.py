@@ -61,3 +61,59 @@ spec:
           image: {image}
 {cmd}          env:
 {lines}"""
+
+
+def postgres_conf_and_api(conf: str, image: str = "postgres:15.8", *, args: str = "",
+                          pool: int = 1) -> str:
+    """A PostgreSQL server `postgres` (Service and StatefulSet) started with `conf` as its
+    postgresql.conf (mounted from ConfigMap pg-conf; `args`: more `, "-c", "..."` words),
+    and a Spring Deployment `api` of 2 replicas with a Hikari pool of `pool` on it."""
+    text = "\n".join(f"    {line}" for line in conf.splitlines())
+    return f"""\
+apiVersion: v1
+kind: ConfigMap
+metadata: {{name: pg-conf}}
+data:
+  postgresql.conf: |
+{text}
+---
+apiVersion: v1
+kind: Service
+metadata: {{name: postgres}}
+spec:
+  selector: {{app: postgres}}
+  ports: [{{port: 5432}}]
+---
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {{name: postgres}}
+spec:
+  serviceName: postgres
+  replicas: 1
+  selector: {{matchLabels: {{app: postgres}}}}
+  template:
+    metadata: {{labels: {{app: postgres}}}}
+    spec:
+      containers:
+        - name: postgres
+          image: {image}
+          args: ["-c", "config_file=/etc/postgresql/postgresql.conf"{args}]
+          volumeMounts: [{{name: conf, mountPath: /etc/postgresql}}]
+      volumes: [{{name: conf, configMap: {{name: pg-conf}}}}]
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {{name: api}}
+spec:
+  replicas: 2
+  selector: {{matchLabels: {{app: api}}}}
+  template:
+    metadata: {{labels: {{app: api}}}}
+    spec:
+      containers:
+        - name: app
+          image: registry.example/api:1.0
+          env:
+            - {{name: SPRING_DATASOURCE_URL, value: "jdbc:postgresql://postgres:5432/app"}}
+            - {{name: SPRING_DATASOURCE_HIKARI_MAXIMUMPOOLSIZE, value: "{pool}"}}
+"""

@@ -76,7 +76,10 @@ def advise(
             continue
         # A server that fits is listed only for a one-value rule fix (or a note why
         # not); those are computed once, inside _advise_server.
-        only_for_rules = b.fits and not options.all_servers and not _memory_over(b)
+        # nothing connects to a server left no slots only by max_wal_senders (before
+        # 12): nothing to fit, as for one that fits
+        only_for_rules = (b.fits or b.no_room_once_streaming) and not options.all_servers \
+            and not _memory_over(b)
         advice = _advise_server(topo, server, b, options, memory, registry,
                                 only_for_rules=only_for_rules)
         if advice is not None:
@@ -156,7 +159,7 @@ def _advise_server(
 ) -> ServerAdvice | None:
     """The advice for one server; None when `only_for_rules` (it fits) and no one-value
     rule has a fix or a note for it."""
-    from advisor.budget.arith import contribution_lines, peak_expr, usable_expr
+    from advisor.budget.arith import contribution_lines, no_room_text, peak_expr, usable_expr
     from advisor.budget.slots import server_budget
 
     after_topo = copy.deepcopy(topo)
@@ -173,7 +176,7 @@ def _advise_server(
         if options.new_pooler and not (options.weights or options.minimums) else []
     proposals += pooled
     # 1-2: fit the slots.
-    if (not b.fits or options.all_servers) and not pooled:
+    if (not (b.fits or b.no_room_once_streaming) or options.all_servers) and not pooled:
         proposals += fit_slots(after_topo, server, b, options, target_active, notes)
     # 3: pooler modes and client limits.
     for pooler in after_topo.poolers:
@@ -213,6 +216,8 @@ def _advise_server(
             out += ["  " + ln for ln in contribution_lines(c)]
         if x.fits:
             verdict = "fits"
+        elif x.no_room_once_streaming:  # peak 0: not over (PA101)
+            verdict = no_room_text(x)
         elif x.peak_is_floor and x.peak <= x.usable:
             # a floor within the usable slots: neither fits nor over ("does not fit:
             # 96 > 97" was false)

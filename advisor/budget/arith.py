@@ -108,6 +108,19 @@ def usable_expr(b: Budget, s: Style = PLAIN) -> str:
     return f"{s.number(b.usable)} usable = " + f" {s.minus} ".join(parts)
 
 
+def no_room_text(b: Budget) -> str:
+    """Budget.no_room_once_streaming in words, with its arithmetic: `no slots left for
+    non-superusers once 9 standbys stream (max_wal_senders 10): 12 - 3 - 10 = -1 usable,
+    9 while none streams`."""
+    ws = b.wal_sender_slots
+    free = b.usable + ws  # the slots a plain role has while no WAL sender runs
+    steps = " - ".join(num(t.value) for t in (b.max_connections, *b.reserved))
+    return (f"no slots left for non-superusers once {num(free)} standby"
+            f"{'s' if free != 1 else ''} stream (max_wal_senders {num(ws)}, which takes "
+            f"ordinary slots before PostgreSQL 12): {steps} = {num(b.usable)} usable, "
+            f"{num(free)} while none streams")
+
+
 def peak_sum(b: Budget, s: Style = PLAIN) -> str:
     """`800 (checkout) + 50 (pgbouncer) = 850`, or the one total."""
     total = b.total_peak if b.total_peak is not None else b.peak
@@ -197,6 +210,11 @@ def against_usable(b: Budget, s: Style = PLAIN, le: str = "<=") -> str:
     if b.refused is not None:
         return ", no slots to compare it with: the server does not start"
     usable = f"{s.number(b.usable)} usable"
+    if b.no_room_once_streaming:  # peak 0: not over the slots it has while none streams
+        free = b.usable + b.wal_sender_slots
+        return (f", not over: nothing connects, and non-superusers have {s.number(free)} "
+                f"slots while no standby streams ({usable} counts every max_wal_senders "
+                "slot taken)")
     if b.peak > b.usable:
         rests = "; ".join(s.name(x) for x in b.rests_on)
         return f" > {usable}" + (f" (within it without a term counted at its maximum: {rests})"

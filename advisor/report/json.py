@@ -108,7 +108,8 @@ def _summary(result: CheckResult) -> dict:
             # still within it (some client unknown), which is no verdict either way
             "over": sum(1 for b in result.budgets if b.over),
             "cannot_tell": sum(1 for b in result.budgets
-                               if not b.fits and b.peak <= b.usable and not b.refused)}
+                               if not b.fits and b.peak <= b.usable and not b.refused
+                               and not b.no_room_once_streaming)}
 
 
 def render(result: CheckResult, registry: Registry) -> str:

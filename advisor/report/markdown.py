@@ -14,6 +14,7 @@ from advisor.budget.arith import (
     Style,
     against_usable,
     contribution_lines,
+    no_room_text,
     peak_expr,
     refusal_text,
     usable_expr,
@@ -108,6 +109,8 @@ def budget_table(budgets: list[Budget]) -> str:
         # a server PostgreSQL refuses to start has no slots (PA109): no usable, no verdict
         usable, verdict = ("—", "❌ will not start (PA109)") if b.refused \
             else (number(b.usable), status(b.peak, b.usable))
+        if b.no_room_once_streaming:  # peak 0 is not over (PA101)
+            verdict = f"⚠️ {md_text(no_room_text(b))}"
         rows.append(
             f"| {md_text(b.server)} | {number(b.max_connections.value)} | {number(reserved)} "
             f"| {usable} | {number(b.peak)} | {verdict} |"
@@ -285,7 +288,8 @@ def headline(result: CheckResult) -> str:
         n = len(result.budgets)
         servers = f"{n} server{'s' if n != 1 else ''}"
         return f"✅ **fits**: every connection budget fits ({servers}), no findings."
-    mark = "❌" if any(f.severity == Severity.error for f in result.findings) or over else "⚠️"
+    mark = "❌" if any(f.severity == Severity.error for f in result.findings) \
+        or any(not b.no_room_once_streaming for b in over) else "⚠️"
     return f"{mark} **{counts(result.findings)}**"
 
 

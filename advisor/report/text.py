@@ -14,6 +14,7 @@ from collections.abc import Mapping
 
 from advisor.budget.arith import (
     derivation,
+    no_room_text,
     num,
     peak_text,
     size,
@@ -77,6 +78,8 @@ def _wrap(line: str, width: int) -> list[str]:
 def _verdict(b: Budget, color: bool) -> str:
     if b.refused is not None:
         return _paint("will not start (PA109)", "over", color)
+    if b.no_room_once_streaming:  # peak 0 is not over (PA101)
+        return _paint(no_room_text(b), "notice", color)
     if b.peak_is_floor:
         # A floor: over only when even the known clients are over (advisor.budget.arith).
         text = (f"OVER by at least {num(b.peak - b.usable)}" if b.peak > b.usable

@@ -25,7 +25,10 @@ def oversubscribed_server(topo: Topology, ctx: RuleContext) -> Iterator[Finding]
     the sum with the slots a non-superuser can take:
     `max_connections - superuser_reserved_connections - reserved_connections (16+) - headroom`,
     and on a Patroni-managed server (Zalando/Spilo, PGO, Percona) the 2 slots Patroni's own
-    superuser sessions hold.
+    superuser sessions hold. Before PostgreSQL 12 max_wal_senders comes off too (a WAL
+    sender then takes an ordinary slot while its standby streams); a server that nothing
+    in the repository connects to (peak 0) is not over even when that leaves usable at 0
+    or below: the budget says how many standbys leave no slot for non-superusers.
 
     ## Why is this bad
     When the autoscaler reaches its maximum, the connection that does not fit is refused

@@ -179,28 +179,34 @@ def _custom_prefixes(props: SpringProps) -> list[tuple[str, str]]:
     return sorted(found.items())
 
 
-_SETTER = lazy(r"\.(?:setMaximumPoolSize|maximumPoolSize\s*=)\s*\(?\s*([A-Za-z_]\w*|\d+)")
+# config.setMaximumPoolSize(n), Kotlin's config.maximumPoolSize = n, and the same
+# assignment as a statement of its own inside `HikariConfig().apply { ... }`
+_SETTER = lazy(r"(?:\.|^[ \t]*)(?:setMaximumPoolSize|maximumPoolSize\s*=)\s*\(?\s*"
+               r"([A-Za-z_]\w*|\d+)", re.MULTILINE)
 
 
-def _java_code_pools(ctx: StackContext) -> list[Pool]:
-    """HikariConfig used directly in Java/Kotlin code."""
+def _java_code_pools(ctx: StackContext) -> tuple[list[Pool], bool]:
+    """(pools, whether code sets a HikariCP pool size) for HikariConfig used directly in
+    Java/Kotlin code. A size the code sets to what is not read here is unknown (PA106):
+    that code's DataSource replaces Spring Boot's, so the default 10 is not its size."""
     pools = []
+    seen = False
     for f in ctx.files("java"):
         if "Hikari" not in f.text:
             continue
         for m in _SETTER.finditer(f.text):
+            seen = True
             value = m.group(1)
             if not value.isdigit():
                 const = re.search(rf"\b{re.escape(value)}\s*=\s*(\d+)\s*;?", f.text)
                 value = const.group(1) if const else ""
-            line = f.text[: m.start()].count("\n") + 1
+            line = f.text[: m.start(1)].count("\n") + 1
             src = Source(path=f.path, line=line, key="setMaximumPoolSize")
             if not value:
-                ctx.notices.append(f"{src.label()}: setMaximumPoolSize argument not read "
-                                   "statically")
+                ctx.unread_size(LABEL, src)
                 continue
             pools.append(Pool(label=LABEL, size=term(LABEL, int(value), src)))
-    return pools
+    return pools, seen
 
 
 _EXCLUDE_ANNOTATION = lazy(r"@(?:SpringBootApplication|EnableAutoConfiguration)\s*\("
@@ -228,8 +234,8 @@ def _datasource_excluded(props: SpringProps, ctx: StackContext) -> Source | None
 
 
 def hikari_pools(ctx: StackContext) -> list[Pool]:
-    code_pools = _java_code_pools(ctx)
-    if code_pools:
+    code_pools, in_code = _java_code_pools(ctx)
+    if in_code:
         return code_pools
     env_names = {e.name for e in ctx.container.env}
     has_files = bool(ctx.app and ctx.app.of_kind("spring-config"))

@@ -265,6 +265,92 @@ def _split_list(value: str | None) -> list[str]:
     return [p.strip() for p in (value or "").split(",") if p.strip()]
 
 
+def _list_entries(docs: list[_Doc], key: str) -> dict[str, tuple[list[str], str]]:
+    """`key.<name>` (and `key.<name>[i]`) lists per name, from documents that apply
+    whatever profile is active (a profile-specific document may not set them: Spring
+    Boot 2.4+ throws InvalidConfigDataPropertyException); a later document's list
+    replaces an earlier one's, as a higher property source does. With `key` itself a
+    list (spring.profiles.include), the name is ""."""
+    head = canonical(key)
+    out: dict[str, tuple[list[str], str]] = {}
+    for doc in docs:
+        if doc.on_profile:
+            continue
+        seen: dict[str, list[str]] = {}
+        for name, value, line in doc.entries:
+            c = canonical(name)
+            if c != head and not c.startswith(head + "."):
+                continue
+            # the map key as written: a profile name keeps its case and dashes
+            elements = [e for e in _ELEMENT.findall(name) if not e.startswith("[")]
+            depth = len(_ELEMENT.findall(key))
+            tail = elements[depth] if len(elements) > depth else ""
+            at = f"{doc.file.path}:{line + doc.file.line_offset}"
+            if tail not in seen:
+                seen[tail] = []
+                out[tail] = (seen[tail], at)
+            seen[tail].extend(_split_list(value))
+    return out
+
+
+def _included_profiles(docs: list[_Doc], upper: tuple[dict[str, PropValue], ...],
+                       env: dict[str, EnvVar]) -> list[tuple[str, str]]:
+    """(profile, where) named by spring.profiles.include in any property source: Spring
+    Boot 2.4+ adds every one it finds (ConfigDataEnvironment.withProfiles), ahead of the
+    active profiles, so an active profile's file beats an included one's
+    (spring-boot f72ea48 Profiles.java: getActivatedProfiles, asUniqueItemList)."""
+    found: list[tuple[str, str]] = []
+    for doc in docs:  # every source's list is added, none replaces another's
+        for names, at in _list_entries([doc], "spring.profiles.include").values():
+            found += [(n, at) for n in names]
+    higher = SpringProps(config={}, upper=upper, env=env, profiles=(), profiles_source="")
+    prop = higher.get("spring.profiles.include")
+    if prop is not None and prop.value:
+        found += [(n, prop.source.label()) for n in _split_list(prop.value)]
+    out: list[tuple[str, str]] = []
+    for name, at in found:
+        if name not in [n for n, _ in out]:
+            out.append((name, at))
+    return out
+
+
+def _profile_groups(docs: list[_Doc], upper: tuple[dict[str, PropValue], ...]
+                    ) -> dict[str, tuple[list[str], str]]:
+    """spring.profiles.group.<name>: the profiles a group activates with it (Spring Boot
+    2.4+), from the files and the arguments, JSON and system properties."""
+    groups = _list_entries(docs, "spring.profiles.group")
+    for layer in reversed(upper):  # lowest first: a higher source's list replaces
+        for c, prop in sorted(layer.items()):
+            elements = [e for e in _ELEMENT.findall(prop.name) if not e.startswith("[")]
+            if c.startswith("spring.profiles.group.") and prop.value and len(elements) > 3:
+                groups[elements[3]] = (_split_list(prop.value), prop.source.label())
+    return {k: v for k, v in groups.items() if k}
+
+
+def _expand_profiles(profiles: list[str], groups: dict[str, tuple[list[str], str]]
+                     ) -> list[str]:
+    """Each profile followed by its group's members, depth first, each once (spring-boot
+    f72ea48 Profiles.java: expandProfiles). Later profiles' files win, so a group's
+    member beats the group's own profile file."""
+    stack = list(reversed(profiles))
+    out: list[str] = []
+    while stack:
+        current = stack.pop()
+        if current in out:
+            continue
+        out.append(current)
+        stack.extend(reversed(groups.get(current, ([], ""))[0]))
+    return out
+
+
+def _group_of(profile: str, named: list[str], groups: dict[str, tuple[list[str], str]]
+              ) -> list[str]:
+    """The group that added `profile` (none when it was named itself)."""
+    if profile in named:
+        return []
+    return [next(g for g, (members, _) in groups.items() if profile in members)]
+
+
 # --- the other property sources ---------------------------------------------------------
 
 
@@ -386,10 +472,22 @@ def spring_properties(container: Container | None, app: AppSource | None,
                     profiles = [p for _, v, _ in hits for p in _split_list(v)]
                     where = f"{doc.file.path}:{hits[-1][2] + doc.file.line_offset}"
                     break
-    if not profiles:
-        profiles, where = ["default"], "Spring Boot default profile"
-    if where and profiles != ["default"]:
-        notices.append(f"Spring profiles {', '.join(profiles)} (from {where})")
+    # spring.profiles.include adds profiles ahead of the active ones, and a group adds
+    # its members after its own profile (Spring Boot 2.4+)
+    active = profiles
+    includes = [(p, at) for p, at in _included_profiles(base_docs, upper, env)
+                if p not in active]
+    named = [p for p, _ in includes] + active
+    if not named:
+        named, where = ["default"], "Spring Boot default profile"
+    groups = _profile_groups(base_docs, upper)
+    profiles = _expand_profiles(named, groups)
+    if profiles != ["default"]:
+        said = [where] if active else []
+        said += [f"{p}: spring.profiles.include at {at}" for p, at in includes]
+        said += [f"{p}: group {g} at {groups[g][1]}"
+                 for p in profiles for g in _group_of(p, named, groups)]
+        notices.append(f"Spring profiles {', '.join(profiles)} (from {'; '.join(said)})")
 
     # Config data in precedence order (lowest first).
     ordered: list[tuple[tuple, _Doc]] = []

@@ -568,25 +568,33 @@ def python_text_literals(text: str) -> list[Literal]:
 
 
 # What a Python literal the SQL scan uses can look like in the source (extract.scan_text
-# uses a literal only when it looks like a statement, or holds "postgres" or "options"):
-# a quote, then only quotes, string prefixes before a quote, whitespace, `+`, parentheses,
-# escapes and comments (implicit concatenation, a leading "\n"), then a statement's first
-# word; or the words "postgres"/"options" anywhere. A text none of these can be in has no
-# literal that matters, and the walk (0.2-0.3x of ast.parse) is skipped. Decoding makes
-# such a word out of other source text only by an escape that makes a letter (\x73,
-# \u0073, \N{...}, octal), a word split across joined literals ("SEL" "ECT", "post" +
-# "gres", a backslash-newline inside a string) or a placeholder completing "execute"
-# (f"e{x}ecute", "e" + v + "ecute"): each of those makes the walk run.
-_JUNK = r"""(?:[\s"'+()]|\\\r?\n|\#[^\n]*)*"""
+# uses a literal only when it looks like a statement (looks_like_statement: a statement's
+# first word, then more words or the word in capitals), or when drivers.literal_settings
+# can read it: "postgres" in it, or "options" with a URL or host=/dbname=): its opening
+# quote, whitespace and escapes (a line end only after a triple quote), then the word and
+# more text: whitespace, an escape, or the quote of a joined literal ("update " "x",
+# "update" + " x"); or the word in capitals. Each literal is tried from its own opening
+# quote, so what joins it to the ones before does not matter (their text before the word
+# is only white space). A text none of these can be in has no literal that matters, and
+# the parse and walk are skipped. Decoding makes such a word out of other source text
+# only by an escape that makes a letter (\x73, \u0073, \N{...}, octal), a word split
+# across joined literals ("SEL" "ECT", "post" + "gres", a backslash-newline inside a
+# string) or a placeholder completing "execute" (f"e{x}ecute", "e" + v + "ecute"): each
+# of those makes the walk run. A docstring is never used (python_literals skips bare
+# strings): one that opens a def's or class's body is passed over (may_hold_sql_literal).
+_JUNK = r"""(?:[\s"'+()]|\\\r?\n|\#[^\n]*+)*"""
+_TRIPLE = ('"' * 3, "'" * 3)
 _QUOTED = lazy(
     r"""["'](?:"""
     # a word split across joined literals: letter, quote, what joins them, quote, letter
     rf"""(?<=[A-Za-z]["']){_JUNK}[rRuUbBfF]{{0,2}}["'][A-Za-z]"""
     # what may open a literal's text before its first word (possessive: nothing to undo)
-    r"""|(?:[\s"'+()]|[rRuUbBfF]{1,2}(?=["'])|\\.|\#[^\n]*)*+(?i:"""
-    rf"""(?:{"|".join(sorted(STATEMENT_WORDS))})\b"""
+    rf"""|(?:(?<={_TRIPLE[0]}|{_TRIPLE[1]})(?:\s|\\.)*+|(?:[ \t\f\v]|\\.)*+)(?:"""
+    rf"""(?:{"|".join(sorted(w.upper() for w in STATEMENT_WORDS))})(?!\w)"""
+    rf"""|(?i:{"|".join(sorted(STATEMENT_WORDS))})\b[;(]*"""
+    rf"""(?=[\s\\]|["']{_JUNK}[rRuUbBfF]{{0,2}}["'])"""
     # "e", then a placeholder ("x") that may make "execute"
-    r"""|e(?=\{|(?:[\s()"'rRuUbBfF]|\#[^\n]*)*[+{])))""",
+    r"""|[eE](?=\{|(?:[\s()"'rRuUbBfF]|\#[^\n]*+)*[+{])))""",
     re.DOTALL,
 )
 # An escape that may make a letter; a backslash-newline inside a word ("post\<newline>gres")
@@ -594,13 +602,37 @@ _ESCAPED = lazy(
     r"\\(?:[xuUN0-7]|\n(?<=[A-Za-z]\\\n)[A-Za-z]|\r\n(?<=[A-Za-z]\\\r\n)[A-Za-z]"
     r"|\r(?<=[A-Za-z]\\\r)[A-Za-z])"
 )
+# The line before a def's or class's docstring: its header, or a header's last line
+_BODY_HEADER = lazy(r"(?:async[ \t]+def|def|class)\b|\)")
 
 
 def may_hold_sql_literal(text: str) -> bool:
     """False when no string literal of this Python source can look like a statement or
-    hold "postgres"/"options" (see _QUOTED); True when one may."""
-    return ("postgres" in text or "options" in text or _ESCAPED.search(text) is not None
-            or _QUOTED.search(text) is not None)
+    be read by drivers.literal_settings (see _QUOTED); True when one may."""
+    if "postgres" in text or ("options" in text and (
+            "host=" in text or "dbname=" in text or "postgres" in text.casefold())):
+        return True
+    if _ESCAPED.search(text) is not None:
+        return True
+    return any(not _opens_body(text, m.start()) for m in _QUOTED.finditer(text))
+
+
+def _opens_body(text: str, at: int) -> bool:
+    """Whether the triple quote ending at `at` opens a docstring: first on its line, after
+    a def or class header (or first in the module), so a bare string python_literals skips."""
+    if text[at - 2 : at + 1] not in _TRIPLE:
+        return False
+    start = text.rfind("\n", 0, at - 2) + 1
+    if text[start : at - 2].strip(" \t"):
+        return False
+    end = start - 1
+    while end > 0:
+        line_start = text.rfind("\n", 0, end) + 1
+        line = text[line_start:end].strip()
+        if line and not line.startswith("#"):
+            return line.endswith(":") and _BODY_HEADER.match(line) is not None
+        end = line_start - 1
+    return True
 
 
 # The same for Java, Kotlin, Go and JS/TS (clike_literals), whose literals the scan uses
