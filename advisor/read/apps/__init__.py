@@ -330,20 +330,14 @@ class _Run(Frozen, kw_only=True):
     host: str | None
 
 
-def _is_background(words: list[Word], i: int) -> bool:
-    """`&` at words[i] puts what precedes it in the background; `2>&1`, `&>file` and
-    `>&2` are redirections (shlex splits them into `2>`, `&`, `1`)."""
-    before = words[i - 1].text if i else ""
-    after = words[i + 1].text if i + 1 < len(words) else ""
-    return not (before.endswith((">", "<")) or after.startswith((">", "<")))
-
-
 def _runs_at_once(words: list[Word]) -> list[list[_Run]] | None:
     """The client programs of a command line, as the sets that hold their connections
     at the same moment: the programs of one pipeline (`pg_dump | psql`: both ends are
     connected at once) with those backgrounded by `&` before it and not yet waited for
     (`wait`). Runs separated by `;`, `&&`, `||` or a newline follow one another. None
     when a count is not a number."""
+    from advisor.read.apps.cmdline import is_background
+
     sets: list[list[_Run]] = []
     pipeline: list[_Run] = []
     background: list[_Run] = []
@@ -351,7 +345,7 @@ def _runs_at_once(words: list[Word]) -> list[list[_Run]] | None:
         text = word.text
         ends = text in (";", "&&", "||", "wait") or (
             word.line_end and text not in _SEPARATORS)
-        if text == "&" and _is_background(words, i):
+        if text == "&" and is_background(words, i):
             background = background + pipeline
             ends = True
         elif text == "wait":
@@ -521,12 +515,16 @@ _JS_KINDS = frozenset({"js", "prisma"})
 _PYTHON_PROGRAM = lazy(r"python[\d.]*$")
 
 
-def _runs_python(segments: list[list[Word]]) -> str:
+def _runs_python(jobs: list[tuple[list[Word], bool]]) -> str:
     """The Python interpreter the container's process is (`python -m app.main`), as
-    written, or "" when it is another program."""
-    last = segments[-1] if segments else []
+    written, or "" when it is another program, or when a program sent to the
+    background beside it (`node server.js &`) is not Python."""
+    last = jobs[-1][0] if jobs else []
+    firsts = [last, *(words for words, bg in jobs if bg)]
+    if not all(_PYTHON_PROGRAM.match(w[0].text.rsplit("/", 1)[-1]) for w in firsts if w):
+        return ""
     first = last[0].text.rsplit("/", 1)[-1] if last else ""
-    return f"{first}, {last[0].source.label()}" if _PYTHON_PROGRAM.match(first) else ""
+    return f"{first}, {last[0].source.label()}" if first else ""
 
 
 def pools_for_container(container: Container, app: AppSource | None = None, *,
@@ -576,7 +574,7 @@ def pools_for_container(container: Container, app: AppSource | None = None, *,
         return AppPools(pools=[migration], notices=ctx.notices, problems=ctx.problems)
     pools: list[Pool] = []
     env_names = tuple(e.name.upper() for e in container.env)
-    python_process = _runs_python(segments)
+    python_process = _runs_python(line.jobs())
     skipped: list[str] = []
     for reader in READERS:
         if not reader.wanted(container, app, env_names):

@@ -59,16 +59,40 @@ class CommandLine(Frozen, kw_only=True):
     env: tuple[EnvVar, ...] = ()
 
     def segments(self) -> list[list[Word]]:
-        """Split at shell separators (&&, ;, |) and drop `exec`/env assignments."""
-        out: list[list[Word]] = [[]]
-        for w in self.words:
-            if w.text in ("&&", ";", "||", "|"):
-                out.append([])
+        """The commands of the line (jobs), whether or not sent to the background."""
+        return [words for words, _ in self.jobs()]
+
+    def jobs(self) -> list[tuple[list[Word], bool]]:
+        """The line split into its commands as the shell splits it: at `&&`, `||`, `;`,
+        `|`, `|&`, at `&` (the command before it sent to the background: True; not a
+        redirection's `2>&1`, `&>f`) and at an unquoted newline of a script
+        (Word.line_end; not one after `&&` or `|`, where the command goes on), each
+        without its leading `exec` and env assignments."""
+        out: list[tuple[list[Word], bool]] = []
+        cur: list[Word] = []
+        words = self.words
+        for i, w in enumerate(words):
+            sep = w.text in ("&&", ";", "||", "|", "|&") or (
+                w.text == "&" and is_background(words, i))
+            if sep:
+                out.append((cur, w.text == "&"))
+                cur = []
                 continue
-            if not out[-1] and (w.text == "exec" or re.fullmatch(r"[A-Za-z_]\w*=.*", w.text)):
-                continue
-            out[-1].append(w)
-        return [s for s in out if s]
+            if cur or not (w.text == "exec" or re.fullmatch(r"[A-Za-z_]\w*=.*", w.text)):
+                cur.append(w)
+            if w.line_end:
+                out.append((cur, False))
+                cur = []
+        out.append((cur, False))
+        return [(s, bg) for s, bg in out if s]
+
+
+def is_background(words: tuple[Word, ...] | list[Word], i: int) -> bool:
+    """`&` at words[i] puts what precedes it in the background; `2>&1`, `&>file` and
+    `>&2` are redirections (shlex splits them into `2>`, `&`, `1`)."""
+    before = words[i - 1].text if i else ""
+    after = words[i + 1].text if i + 1 < len(words) else ""
+    return not (before.endswith((">", "<")) or after.startswith((">", "<")))
 
 
 def unheld(name: str, env: dict[str, EnvVar]) -> EnvVar | None:
@@ -157,15 +181,41 @@ def _split(text: str) -> list[str]:
     return [word for word, _ in _split_lines(text)]
 
 
-_GAP = lazy(r"[ \t\r\n]*")
+# the white space after a word, a `#` comment in it (shlex drops the comment, and with
+# it the newline that ends the command)
+_GAP = lazy(r"(?:[ \t\r\n]|#[^\n]*)*")
+
+
+def _without_heredocs(text: str) -> str:
+    """`text` without the bodies of its here-documents (`cat <<EOF > f` ... `EOF`): the
+    lines up to the delimiter are the command's input, not commands; the rest of the
+    script when it is never closed, as the shell reads it (top_level_jobs does the
+    same for a script file)."""
+    if "<<" not in text:
+        return text
+    lines = text.split("\n")
+    out: list[str] = []
+    index = 0
+    while index < len(lines):
+        line = lines[index]
+        out.append(line)
+        index += 1
+        m = _HEREDOC.search(line)
+        if m is None or line[:m.start()].count("((") > line[:m.start()].count("))"):
+            continue  # none, or `$((1 << N))`: a shift in arithmetic
+        strip = "\t" if m.group(1) else ""  # `<<-EOF`: the delimiter's tabs go
+        index = next((i + 1 for i in range(index, len(lines))
+                      if lines[i].lstrip(strip).rstrip("\r") == m.group(2)), len(lines))
+    return "\n".join(out)
 
 
 def _split_lines(text: str) -> list[tuple[str, bool]]:
     """The shell words of `text`, each with whether an unquoted newline follows it (the
-    end of a command, as `;` is: shlex reads a newline as a space)."""
+    end of a command, as `;` is: shlex reads a newline as a space); here-document bodies
+    are left out (_without_heredocs)."""
     # a backslash-newline joins lines (the Airflow chart's `exec \<newline>airflow celery
     # worker`); shlex would keep the newline in the next word
-    text = text.replace("\\\n", "")
+    text = _without_heredocs(text.replace("\\\n", ""))
     try:
         stream = io.StringIO(text)
         lexer = shlex.shlex(stream, posix=True, punctuation_chars=";&|")
@@ -478,7 +528,8 @@ MAX_SCRIPT_DEPTH = 5  # scripts that run scripts: entrypoint.sh -> webserver.sh 
 def script_word(words: list[str]) -> tuple[str, bool] | None:
     """The script a command's words run (`./start.sh`, `sh start.sh`, `. ./env.sh`,
     `/usr/bin/env bash run`) and whether it was given to a shell; None: none (a program,
-    or `sh -c TEXT`)."""
+    `sh -c TEXT`, or a virtualenv's `source venv/bin/activate`: written by venv when the
+    image is built, it sets PATH and VIRTUAL_ENV and starts nothing)."""
     rest = list(words)
     if rest and rest[0].rsplit("/", 1)[-1] == "env":
         rest = rest[1:]
@@ -488,6 +539,8 @@ def script_word(words: list[str]) -> tuple[str, bool] | None:
             if "c" in rest[0]:
                 return None  # `sh -c TEXT`: text, read by _follow
             rest = rest[1:]
+        if rest and (rest[0] == "bin/activate" or rest[0].endswith("/bin/activate")):
+            return None
         return (rest[0], True) if rest else None
     if rest and ("/" in rest[0] or rest[0].endswith(".sh")):
         return rest[0], False
@@ -520,8 +573,8 @@ def script_run(container: Container, app: AppSource | None, cmd: CommandLine) ->
     if app is None:
         return out
     env = {e.name: e for e in (*container.env, *cmd.env)}
-    for segment in cmd.segments():
-        _run_segment(app, [w.text for w in segment], env, out, (), background=False)
+    for segment, background in cmd.jobs():
+        _run_segment(app, [w.text for w in segment], env, out, (), background=background)
     return out
 
 
@@ -543,9 +596,9 @@ def _run_segment(app: AppSource, words: list[str], env: dict[str, EnvVar], out: 
         line = CommandLine(words=tuple(_words_of([("/bin/sh", src), ("-c", src), (text, src)],
                                                  env, k8s=False)), origin="script")
         nested = False
-        for segment in line.segments():
+        for segment, job_bg in line.jobs():
             nested |= _run_segment(app, [w.text for w in segment], env, out,
-                                   (*chain, script.path), background=background or bg)
+                                   (*chain, script.path), background=background or bg or job_bg)
         if not nested:
             out.commands.append(ScriptCommand(line, script.path, background or bg,
                                              (*chain, script.path)))
@@ -984,14 +1037,21 @@ NON_CLIENT_IMAGES = frozenset({"immich-machine-learning"})
 
 def non_client_server(container: Container) -> Word | None:
     """The word of the manifest's command that runs a server of NON_CLIENT_SERVERS (the
-    program the last shell segment runs), or the image of NON_CLIENT_IMAGES; None."""
+    program the last shell segment runs, with none but such servers sent to the
+    background beside it), or the image of NON_CLIENT_IMAGES; None."""
     if image_name(container.image).lower() in NON_CLIENT_IMAGES:
         return Word(text=container.image, source=container.source)
     if not container.command and not container.args:
         return None
-    segments = command_line(container, None, []).segments()
-    if not segments:
+    jobs = command_line(container, None, []).jobs()
+    if not jobs:
         return None
+    # a program sent to the background before the last (`gunicorn app &` then `nginx`)
+    # runs beside it: the container is a client unless that one is such a server too
+    if not all(words[0].text.rsplit("/", 1)[-1] in NON_CLIENT_SERVERS
+               for words, bg in jobs if bg):
+        return None
+    segments = [words for words, _ in jobs]
     first = segments[-1][0]
     if first.text.rsplit("/", 1)[-1] in NON_CLIENT_SERVERS:
         return first

@@ -222,17 +222,15 @@ def _entries(ctx: StackContext, by_rel: dict[str, AppFile], unread: list[str]) -
 
 
 def _programs(words: list[str]) -> list[list[str]]:
-    """`words` split into the programs they run: at `&` (segments() splits at the
-    other separators) and at a Node program named after another's arguments (a `sh -c`
-    script's lines arrive joined: `node server.js\\nnode worker.js`). A wrapper's
-    program (`npx ts-node x.ts`, `nodemon --exec ts-node x.ts`) stays its own."""
+    """`words` (one command: segments() and _split_commands split at the shell's
+    separators, `&` and a script's newlines) split into the programs they run: at a
+    Node program named after another's arguments. A wrapper's program (`npx ts-node
+    x.ts`, `nodemon --exec ts-node x.ts`) stays its own."""
     out: list[list[str]] = [[]]
     for w in words:
         cur = out[-1]
         name = w.rsplit("/", 1)[-1]
-        if w == "&":
-            out.append([])
-        elif cur and name in _PROGRAMS and cur[-1] != "--" and not cur[-1].startswith("-") \
+        if cur and name in _PROGRAMS and cur[-1] != "--" and not cur[-1].startswith("-") \
                 and cur[0].rsplit("/", 1)[-1] not in _WRAPPERS:
             out.append([w])
         else:

@@ -1213,6 +1213,8 @@ def detect_processes(ctx: ContainerReading, cpus: int, assumed: bool) -> Process
     if cmd.env:
         ctx = _ScriptEnv(ctx, cmd.env)
     found = _find_server(cmd, _SERVERS)
+    if len(at_once := _servers_at_once(cmd)) > 1:
+        return _together(ctx, at_once, cpus, assumed)
     why = ""
     if found is None:
         managed = _managed_worker(ctx, cmd)
@@ -1245,6 +1247,52 @@ def detect_processes(ctx: ContainerReading, cpus: int, assumed: bool) -> Process
         return node or ProcessInfo()
     name, words = found
     return _server_info(ctx, name, words, cpus, assumed)
+
+
+def _servers_at_once(cmd: CommandLine) -> list[tuple[str, list[Word], Word]]:
+    """The servers of the command line that run at the same moment (name, words after
+    it, its first word): those sent to the background (`gunicorn app &`) with the next
+    one run in the foreground, as _runs_at_once groups PostgreSQL's client programs; a
+    Rails or rake task is not one (it runs and exits)."""
+    background: list[tuple[str, list[Word], Word]] = []
+    for words, bg in cmd.jobs():
+        if words[0].text == "wait":
+            background = []
+            continue
+        found = _find_server(CommandLine(words=tuple(words), origin=""), _SERVERS)
+        if found is None or found[0] == "rake" or (found[0] == "rails" and not (
+                found[1] and found[1][0].text in ("s", "server"))):
+            continue
+        if not bg:
+            return [*background, (*found, words[0])]
+        background.append((*found, words[0]))
+    return background
+
+
+def _together(ctx: ContainerReading, servers: list[tuple[str, list[Word], Word]],
+              cpus: int, assumed: bool) -> ProcessInfo:
+    """Servers run at once (`gunicorn app & celery worker`): their processes added up
+    when each process runs one thread (as supervisord's programs are); otherwise not
+    combined here (unknown, PA106), never the one read first alone."""
+    infos = [_server_info(ctx, name, words, cpus, assumed) for name, words, _ in servers]
+    named = ", ".join(f"{name} ({w.source.label()})" for name, _, w in servers)
+    notes = [n for i in infos for n in i.notes]
+    if any(i.threads is not None or i.asgi or i.cpu_formula is not None or i.hidden
+           or i.in_flight is not None or i.unfound for i in infos):
+        return ProcessInfo(notes=notes, hidden=[
+            f"{ctx.container.name}: the command runs {named} at once (`&`): their "
+            "processes and threads are not combined here"])
+    parts = [f"{i.processes.label} {int(i.processes.value)}" if i.processes is not None
+             else f"{name} 1" for i, (name, _, _) in zip(infos, servers, strict=True)]
+    source = next((i.processes.source for i in infos if i.processes is not None),
+                  replace(servers[0][2].source, key=servers[0][0]))
+    ctx.notices.append(f"{ctx.container.name}: the command runs {named} at once (`&`): "
+                       "their processes add up")
+    return ProcessInfo(server=" + ".join(dict.fromkeys(n for n, _, _ in servers)),
+                       notes=notes, processes=Term(
+                           label=" + ".join(parts),
+                           value=sum(i.processes.value if i.processes is not None else 1
+                                     for i in infos), source=source))
 
 
 def _server_info(ctx: ContainerReading, name: str, words: list[Word], cpus: int,
