@@ -310,6 +310,11 @@ OWN_RULE_PROGRAMS = frozenset({"PostgreSQL", "PgBouncer", TEMPLATE_PROGRAM})
 # --- topology ------------------------------------------------------------------------
 
 
+class NotSubtracted(Frozen, kw_only=True):
+    term: Term
+    why: str
+
+
 class Server(Record, kw_only=True):
     """A PostgreSQL server (or a set of identical instances) that clients connect to."""
 
@@ -328,6 +333,9 @@ class Server(Record, kw_only=True):
     # ordinary slots its manager's own sessions hold on each instance (Patroni's superuser
     # connections): out of what the clients get, as the reserved slots are
     held: list[Term] = field(default_factory=list)
+    # sessions its manager opens and closes again (CloudNativePG's instance manager):
+    # named under the budget with why they are not subtracted, as autovacuum's slots are
+    unsubtracted: list[NotSubtracted] = field(default_factory=list)
     location: Location
     hosts: list[str] = field(default_factory=list)  # names clients may use to reach it
     role: Literal["primary", "standby"] = "primary"
@@ -745,6 +753,9 @@ class Topology(Record, kw_only=True, dict=True):
     # compose), when no server is budgeted: the summary names them instead of "no
     # PostgreSQL server found", which would be false.
     unbudgeted_servers: list[str] = field(default_factory=list)
+    # the bjw-s app-template releases its notice named (advisor.link.topology): another
+    # build of the same run (an overlay with the shared objects) names only its own
+    app_template_named: list[str] = field(default_factory=list)
     # path -> {line: [codes]} from `pool-advisor: ignore[...]` comments.
     line_suppressions: dict[str, dict[int, list[str]]] = field(default_factory=dict)
     # client id -> its containers' env (not Secrets): hazards written as ERB in
@@ -822,11 +833,6 @@ class Contribution(Record, kw_only=True):
 
     def __post_init__(self) -> None:
         _set_float(self, "total")
-
-
-class NotSubtracted(Frozen, kw_only=True):
-    term: Term
-    why: str
 
 
 class MemoryBudget(Record, kw_only=True):

@@ -88,3 +88,37 @@ def test_a_folder_built_again_under_the_same_names_is_read_once(tmp_path):
     assert budgets["pg-home"]["usable"] == 57
     assert not [n for n in report["notices"] if "is built by" in n]
     assert not [n for n in report["notices"] if "is defined 2 times" in n]
+
+
+
+@needs_kustomize
+def test_an_app_template_release_read_with_each_overlay_is_named_once(tmp_path):
+    """Aviator-Coding/home-ops: the app-template notice was printed for the shared objects
+    and again for each alternative overlay's build, which reads them too (four near
+    copies, each with one more release at the end); the shared releases are named once,
+    an overlay's build names only its own, as more."""
+    from tests.test_app_template import BJW_S, MINIFLUX, release
+    from tests.tree_helpers import POSTGRES_DB
+
+    # a Service both overlays render: they are alternatives, each built with the rest
+    base = ("apiVersion: v1\nkind: Service\nmetadata: {name: web}\n"
+            "spec:\n  ports: [{port: 80}]\n")
+    files = {
+        "k8s/flux/repositories/bjw-s.yaml": BJW_S,
+        "k8s/db.yaml": POSTGRES_DB,
+        "k8s/apps/miniflux/helmrelease.yaml": release(MINIFLUX),
+        "deploy/base/kustomization.yaml": KUSTOMIZATION.format("  - service.yaml\n"),
+        "deploy/base/service.yaml": base,
+        "deploy/overlays/staging/kustomization.yaml": KUSTOMIZATION.format(
+            "  - ../../base\n"),
+        "deploy/overlays/prod/kustomization.yaml": KUSTOMIZATION.format(
+            "  - ../../base\n  - helmrelease.yaml\n"),
+        "deploy/overlays/prod/helmrelease.yaml": release(MINIFLUX, name="admin"),
+    }
+    report = _check(_write(tmp_path, files))
+    notes = [n for n in report["notices"] if n.startswith("app-template:")]
+    assert len(notes) == 2, notes
+    assert notes[0].startswith("app-template: 1 release of") and \
+        "HelmRelease/miniflux (3.5.1" in notes[0], notes
+    assert notes[1].startswith("app-template: 1 more release of") and \
+        "HelmRelease/admin (3.5.1" in notes[1] and "miniflux" not in notes[1], notes

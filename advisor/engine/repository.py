@@ -44,6 +44,7 @@ def merge(into: Topology, other: Topology) -> None:
     into.unplaced_clients += [n for n in other.unplaced_clients
                               if n not in into.unplaced_clients]
     into.unbudgeted_servers += other.unbudgeted_servers
+    into.app_template_named += other.app_template_named
     into.client_env.update(other.client_env)
     into.client_hidden_dsn.update(other.client_hidden_dsn)
     for server_id, by in other.exposed.items():
@@ -183,7 +184,8 @@ def scan_paths(root: Root, paths: list[Path], settings: Settings, options: Check
                         app_dirs=_app_dirs(settings),
                         app_candidates=app_source_dirs(sources),
                         build_hints=hints, namespace=options.namespace,
-                        lambdas=lambdas)
+                        lambdas=lambdas,
+                        said_releases=frozenset(topo.app_template_named))
         built = guarded(problems, label or ".", partial(build_topology, inputs), None,
                         "linking clients, poolers and servers")
         if built is None:

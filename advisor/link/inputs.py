@@ -32,6 +32,9 @@ class Inputs(Struct):
     # --cluster: resources whose listing the API refused ("configmaps"); what they would
     # hold is said once per server by advisor.live.cluster, not again by each reader
     refused: frozenset[str] = frozenset()
+    # app-template releases another build of this run named already (Topology.
+    # app_template_named): rendered here too, not named again
+    said_releases: frozenset[str] = frozenset()
 
 
 ANNOTATION_IGNORE = "pool-advisor.io/ignore"
