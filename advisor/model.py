@@ -753,8 +753,8 @@ class Topology(Record, kw_only=True, dict=True):
     # compose), when no server is budgeted: the summary names them instead of "no
     # PostgreSQL server found", which would be false.
     unbudgeted_servers: list[str] = field(default_factory=list)
-    # the bjw-s app-template releases its notice named (advisor.link.topology): another
-    # build of the same run (an overlay with the shared objects) names only its own
+    # the bjw-s app-template releases made from their values, as their notice names each
+    # (advisor.link.topology.app_template_notice): one notice for all builds of a run
     app_template_named: list[str] = field(default_factory=list)
     # path -> {line: [codes]} from `pool-advisor: ignore[...]` comments.
     line_suppressions: dict[str, dict[int, list[str]]] = field(default_factory=dict)
