@@ -12,6 +12,9 @@ one per worker:
 - Octane (`artisan octane:start`, Swoole, RoadRunner, FrankenPHP): `--workers N`, default
   `auto` = the CPU count (laravel/octane@0141ad01 src/Commands/StartSwooleCommand.php
   workerCount(): `'auto'` -> `$extension->cpuCount()`).
+- Horizon (`artisan horizon`): a `horizon:work` process per worker of each supervisor of
+  config/horizon.php's environment (apps/laravel_horizon.py); the master and supervisor
+  processes themselves run no job.
 - another artisan command (queue:work, schedule:work, a migration): one process.
 PostgreSQL when the default connection is pgsql: env DB_CONNECTION, else the default
 config/database.php writes (`'default' => env('DB_CONNECTION', 'pgsql')`).
@@ -26,6 +29,7 @@ from msgspec.structs import replace
 
 from advisor.model import CpuFormula, Pool, Source, Term
 from advisor.read.apps.base import StackContext
+from advisor.read.apps.laravel_horizon import horizon_workers
 from advisor.read.apps.nextcloud import FPM_DIR, fpm_children
 from advisor.read.apps.source import AppFile
 from advisor.read.apps.urls import route_from_env
@@ -176,6 +180,13 @@ def laravel_pools(ctx: StackContext) -> list[Pool]:
                                              source=where))]
     names = [w.rsplit("/", 1)[-1] for w in words]
     if "artisan" in names:
+        command = names[names.index("artisan") + 1:][:1]
+        if command == ["horizon"]:
+            workers = horizon_workers(ctx, words)
+            if workers is None:
+                return []
+            bound = "default" if workers.source.default else "fixed"
+            return [replace(pool, processes=workers, bound=bound)]
         return [pool]  # queue:work, schedule:work, a migration: one PHP process
     if words and not any(w.startswith("php-fpm") for w in names):
         ctx.unknown.append(f"{LABEL}: the container runs {' '.join(words[:3])}, whose PHP "
