@@ -203,3 +203,25 @@ def test_horizon_not_read_is_unknown_not_one(tmp_path):
     files = {**APP, "config/horizon.php": HORIZON.replace("10, //", "(int) $n, //")}
     found = _pools(tmp_path, files, args=HORIZON_CMD)
     assert found.pools == [] and "an expression" in found.unknown[0]
+
+
+def test_octane_on_frankenphp_defaults_to_twice_the_cpus(tmp_path):
+    """Audit 12a D2: FrankenPHP's worker count without --workers is 2 x the CPUs
+    (php/frankenphp docs/performance.md), not Swoole's CPU count."""
+    (pool,) = _pools(tmp_path, args=("php", "artisan", "octane:start",
+                                     "--server=frankenphp")).pools
+    assert pool.processes.value == 8 and pool.cpu_formula.per_cpu == 2
+    assert "php/frankenphp@0f96cab7" in pool.processes.source.default
+    (pool,) = _pools(tmp_path, env={"OCTANE_SERVER": "frankenphp"},
+                     args=("php", "artisan", "octane:start")).pools
+    assert pool.processes.value == 8
+    octane = "<?php\nreturn [\n    'server' => env('OCTANE_SERVER', 'frankenphp'),\n];\n"
+    (pool,) = _pools(tmp_path, {**APP, "config/octane.php": octane},
+                     args=("php", "artisan", "octane:start")).pools
+    assert pool.processes.value == 8
+    (pool,) = _pools(tmp_path, env={"OCTANE_SERVER": "swoole"},
+                     args=("php", "artisan", "octane:start")).pools
+    assert pool.processes.value == 4
+    (pool,) = _pools(tmp_path, args=("php", "artisan", "octane:start", "--server=frankenphp",
+                                     "--workers=3")).pools
+    assert pool.processes.value == 3
