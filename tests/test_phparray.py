@@ -27,3 +27,8 @@ def test_literals_env_calls_and_opaque_expressions():
     assert isinstance(env, EnvCall) and env.name == "C_VAR" and env.default.value == "d'e"
     assert isinstance(items["d"].value, Opaque) and items["e"].value is True
     assert returned_array("<?php echo 1;") is None
+
+
+def test_arrays_nested_too_deep_are_opaque_not_a_crash():
+    doc = returned_array("<?php return " + "[" * 20000 + "]" * 20000 + ";")
+    assert doc is not None and isinstance(doc.value, Opaque)

@@ -157,7 +157,10 @@ class _Parser:
 def returned_array(text: str) -> Value | None:
     """The value of the file's top-level `return`, None when it has none."""
     toks = _tokens(text)
-    for i, (kind, word, _) in enumerate(toks):
+    for i, (kind, word, line) in enumerate(toks):
         if kind == "name" and word == "return":
-            return _Parser(toks[i + 1:]).value()
+            try:
+                return _Parser(toks[i + 1:]).value()
+            except RecursionError:  # arrays nested thousands deep: not a config we read
+                return Value(Opaque("nested too deep"), line)
     return None
