@@ -75,6 +75,8 @@ _BY_NAME = {
     "Cargo.toml": "cargo", "Cargo.lock": "cargo-lock",
     # PHP: Composer's dependencies (Laravel, apps/laravel.py)
     "composer.json": "composer", "database.php": "laravel-config",
+    "horizon.php": "laravel-config",  # Horizon's supervisors (apps/laravel_horizon.py)
+    "octane.php": "laravel-config",  # Octane's default server (apps/laravel.py)
 }
 _BY_SUFFIX = {
     ".py": "python",
