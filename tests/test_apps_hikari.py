@@ -420,3 +420,30 @@ def test_datasource_bean_not_read_is_unknown(tmp_path):
     assert found.unknown == ["HikariCP maximumPoolSize (@Bean dataSource) at "
                              "src/main/java/demo/Db.java:4: a DataSource built in code "
                              "that is not read statically"]
+
+
+def test_only_files_spring_boot_loads_are_read(tmp_path):
+    # audit 11b D5: JHipster's src/main/docker/central-server-config/.../application.yml
+    # (served by the JHipster registry) was read as ./application.yml, over the jar's.
+    # Spring Boot reads classpath:/, classpath:/config/, ./, ./config/ (v3.3.4
+    # ConfigDataEnvironment.java:91-92) and what spring.config.location names
+    files = {
+        "src/main/resources/application.yml":
+            _BOA_URL + "    hikari:\n      maximum-pool-size: 8\n",
+        "src/main/docker/central-server-config/docker-config/application.yml":
+            "spring:\n  datasource:\n    hikari:\n      maximum-pool-size: 2\n"}
+    app = _app(tmp_path, files)
+    found = pools_for_container(container({"SPRING_PROFILES_ACTIVE": "prod"}), app)
+    assert found.pools[0].size.value == 8
+    assert any("central-server-config/docker-config/application.yml: not where Spring "
+               "Boot reads configuration" in n for n in found.notices), found.notices
+    # ./config/application.yml (the working directory's) still beats the jar's
+    app = _app(tmp_path / "b", {**files, "config/application.yml":
+                                "spring.datasource.hikari.maximum-pool-size: 5\n"})
+    assert pools_for_container(container(), app).pools[0].size.value == 5
+    # a folder SPRING_CONFIG_LOCATION names is read
+    app = _app(tmp_path / "c", {**files, "deploy/conf/application.yml":
+                                "spring.datasource.hikari.maximum-pool-size: 6\n"})
+    assert pools_for_container(container(), app).pools[0].size.value == 8
+    env = {"SPRING_CONFIG_ADDITIONAL_LOCATION": "optional:file:/app/conf/"}
+    assert pools_for_container(container(env), app).pools[0].size.value == 6
