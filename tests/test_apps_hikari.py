@@ -447,3 +447,32 @@ def test_only_files_spring_boot_loads_are_read(tmp_path):
     assert pools_for_container(container(), app).pools[0].size.value == 8
     env = {"SPRING_CONFIG_ADDITIONAL_LOCATION": "optional:file:/app/conf/"}
     assert pools_for_container(container(env), app).pools[0].size.value == 6
+
+
+def test_datasource_bean_under_a_profile_constant(tmp_path):
+    # JHipster's CloudDatabaseConfiguration: @Profile(JHipsterConstants.SPRING_PROFILE_CLOUD)
+    # (a library's constant, not read) is not active under prod, so Boot's own
+    # DataSource stays; a constant of the code itself is resolved, for @Profile and for
+    # @ConfigurationProperties
+    code = ("package demo;\n@Configuration\n@Profile(%s)\n"
+            "public class CloudDatabaseConfiguration {\n"
+            "  private static final String PREFIX = \"spring.datasource.hikari\";\n"
+            "  @Bean\n  @ConfigurationProperties(PREFIX)\n"
+            "  public DataSource dataSource() {\n"
+            "    return DataSourceBuilder.create().build();\n  }\n}\n")
+    yml = _BOA_URL + "    hikari:\n      maximum-pool-size: 7\n"
+    cloud = code % "JHipsterConstants.SPRING_PROFILE_CLOUD"
+    app = _app(tmp_path, {"src/main/resources/application.yml": yml,
+                          "src/main/java/demo/C.java": cloud})
+    found = pools_for_container(container({"SPRING_PROFILES_ACTIVE": "prod"}), app)
+    assert [p.label for p in found.pools] == ["HikariCP maximumPoolSize"]
+    app = _app(tmp_path / "b", {
+        "src/main/resources/application.yml": yml,
+        "src/main/java/demo/C.java": code % "Profiles.CLOUD",
+        "src/main/java/demo/Profiles.java":
+            "package demo;\npublic class Profiles {\n"
+            "  public static final String CLOUD = \"prod\";\n}\n"})
+    found = pools_for_container(container({"SPRING_PROFILES_ACTIVE": "prod"}), app)
+    (pool,) = found.pools
+    assert pool.label == "HikariCP maximumPoolSize (@Bean dataSource)"
+    assert pool.size.value == 7

@@ -33,7 +33,14 @@ from advisor.model import EnvVar, Pool, Route, Source, Term
 from advisor.read.apps.base import StackContext, term
 from advisor.read.apps.numbers import parse_int
 from advisor.read.apps.spring import PropValue, SpringProps, canonical, spring_properties
-from advisor.read.apps.spring_beans import Bean, DataSourceBean, beans, covered, datasource_beans
+from advisor.read.apps.spring_beans import (
+    Bean,
+    DataSourceBean,
+    beans,
+    constants,
+    covered,
+    datasource_beans,
+)
 from advisor.read.apps.urls import route_from_url
 
 DEFAULT_POOL_SIZE = 10
@@ -222,9 +229,11 @@ def _bean_datasources(props: SpringProps, ctx: StackContext) -> list[DataSourceB
     """The DataSource @Bean methods of the app's Java/Kotlin code, of the active
     profiles (advisor/read/apps/spring_beans.py)."""
     found: list[Bean] = []
-    for f in ctx.files("java"):
-        if "DataSource" in f.text:
-            found += beans(f.path, f.text, props.profiles)
+    sources = [f for f in ctx.files("java") if "DataSource" in f.text and "@Bean" in f.text]
+    consts = constants([f.text for f in ctx.files("java") if "String" in f.text]) \
+        if sources else {}
+    for f in sources:
+        found += beans(f.path, f.text, props.profiles, consts)
     return datasource_beans(found)
 
 

@@ -33,9 +33,12 @@ _JAVA_METHOD = lazy(r"\b([A-Z][\w.]*)\s+(\w+)\s*\(((?:[^()]|\([^()]*\))*)\)\s*"
 _KOTLIN_METHOD = lazy(r"\bfun\s+(\w+)\s*\(((?:[^()]|\([^()]*\))*)\)\s*"
                       r"(?::\s*([A-Z][\w.]*)|=\s*([A-Z][\w.]*)\s*\()")
 _PREFIX = lazy(r"@ConfigurationProperties\s*\(\s*(?:(?:prefix|value)\s*=\s*)?"
-               r"(?:\[\s*)?\"([^\"]+)\"")
+               r"(?:\[\s*)?(?:\"([^\"]+)\"|([\w.]+))")
 _BEAN = lazy(r"@Bean\b(?:\s*\(\s*(?:(?:name|value)\s*=\s*)?[\[{]?\s*\"([^\"]+)\")?")
-_PROFILE = lazy(r"@Profile\s*\(\s*(?:value\s*=\s*)?[\[{]?\s*((?:\"[^\"]*\"\s*,?\s*)+)")
+_PROFILE = lazy(r"@Profile\s*\(\s*(?:value\s*=\s*)?[\[{]?\s*"
+                r"((?:(?:\"[^\"]*\"|[\w.]+)\s*,?\s*)+)")
+_CONSTANT = lazy(r"\b(?:static\s+final\s+String|const\s+val)\s+(\w+)\s*(?::\s*String\s*)?="
+                 r"\s*\"([^\"]*)\"")
 _QUALIFIED = lazy(r"@Qualifier\s*\(\s*(?:value\s*=\s*)?\"([^\"]+)\"\s*\)\s*"
                   r"(?:(?:final\s+)?(\w+)\s+\w+|\w+\s*:\s*(\w+))")
 # What builds a HikariCP pool in a bean's body; `.type(X)` names another pool
@@ -75,18 +78,32 @@ def _annotations(text: str, start: int) -> str:
     return "\n".join(reversed(block))
 
 
-def _file_profile(text: str) -> str | None:
+def _file_profile(text: str, constants: dict[str, str]) -> str | None:
     """@Profile on the class: written before `class`."""
     at = re.search(r"\bclass\s", text)
     m = _PROFILE.search(text[: at.start()]) if at else None
-    return _profile_expr(m.group(1)) if m else None
+    return _profile_expr(m.group(1), constants) if m else None
 
 
-def _profile_expr(quoted: str) -> str:
-    return ",".join(re.findall(r"\"([^\"]*)\"", quoted))
+def _profile_expr(written: str, constants: dict[str, str]) -> str:
+    """The profile expression, with String constants of the code resolved; one not
+    read (JHipsterConstants.SPRING_PROFILE_CLOUD, from a library) is a profile of its
+    own name, so it is not active: what it guards is not counted."""
+    out = []
+    for item in re.findall(r"\"([^\"]*)\"|([\w.]+)", written):
+        literal, name = item
+        out.append(literal if not name else constants.get(name.rsplit(".", 1)[-1],
+                                                         f"<{name}>"))
+    return ",".join(out)
 
 
-def beans(path: str, text: str, profiles: tuple[str, ...]) -> list[Bean]:
+def constants(texts: list[str]) -> dict[str, str]:
+    """`static final String NAME = "..."` / `const val NAME = "..."` of the code."""
+    return {m.group(1): m.group(2) for t in texts for m in _CONSTANT.finditer(t)}
+
+
+def beans(path: str, text: str, profiles: tuple[str, ...],
+          consts: dict[str, str] | None = None) -> list[Bean]:
     """The @Bean methods of a Java/Kotlin file, less those of profiles not active."""
     if "@Bean" not in text:
         return []
@@ -98,7 +115,8 @@ def beans(path: str, text: str, profiles: tuple[str, ...]) -> list[Bean]:
         found.append((m.start(), m.end(), m.group(1), m.group(2),
                       m.group(3) or m.group(4)))
     found.sort()
-    whole = _file_profile(text)
+    consts = consts or {}
+    whole = _file_profile(text, consts)
     if whole and not profile_matches(whole, profiles):
         return []
     out = []
@@ -108,16 +126,18 @@ def beans(path: str, text: str, profiles: tuple[str, ...]) -> list[Bean]:
         if bean is None:
             continue
         profile = _PROFILE.search(notes)
-        if profile and not profile_matches(_profile_expr(profile.group(1)), profiles):
+        if profile and not profile_matches(_profile_expr(profile.group(1), consts),
+                                           profiles):
             continue
-        prefix = _PREFIX.search(notes)
+        m = _PREFIX.search(notes)
+        prefix = (m.group(1) or consts.get(m.group(2).rsplit(".", 1)[-1])) if m else None
         nxt = found[i + 1][0] if i + 1 < len(found) else len(text)
         qualifiers = tuple((q.group(1), q.group(2) or q.group(3) or "")
                            for q in _QUALIFIED.finditer(params))
         out.append(Bean(method=name, names=(name, *((bean.group(1),) if bean.group(1)
                                                      else ())),
-                        type=rtype.rsplit(".", 1)[-1], prefix=prefix.group(1) if prefix
-                        else None, primary="@Primary" in notes, path=path,
+                        type=rtype.rsplit(".", 1)[-1], prefix=prefix,
+                        primary="@Primary" in notes, path=path,
                         line=text[:start].count("\n") + 1, body=text[end:nxt],
                         params=params, qualifiers=qualifiers))
     return out
