@@ -109,6 +109,8 @@ class AppFile(Frozen, kw_only=True):
     # The workspace package (its folder relative to the application directory) the file
     # was read from, "" for the application's own (apps/workspaces.py)
     package: str = ""
+    # Placed by a mount (a ConfigMap key at its mount path), not read from the folder
+    mounted: bool = False
 
     @property
     def name(self) -> str:
@@ -162,7 +164,7 @@ def mounted_app_file(display_path: str, key: str, text: str, *, mount_path: str,
         return None
     kind, profile = found
     return AppFile(path=display_path, rel=rel, kind=kind, text=text, profile=profile,
-                   line_offset=line_offset, places=places)
+                   line_offset=line_offset, places=places, mounted=True)
 
 
 def classify(rel: str) -> tuple[str, str | None] | None:
