@@ -23,6 +23,8 @@ import msgspec
 from msgspec import Struct, field
 from msgspec.structs import force_setattr
 
+from advisor.lazyregex import lazy
+
 
 class _Struct(Struct):
     @classmethod
@@ -253,8 +255,6 @@ class Finding(Frozen, kw_only=True):
         try:
             data = basis.encode()
         except UnicodeEncodeError:  # a non-UTF-8 file name: hashed as every report shows it
-            from advisor.report.safe import escape_surrogates
-
             data = escape_surrogates(basis).encode()
         return _sha256()(data).hexdigest()[:16]
 
@@ -964,3 +964,19 @@ class CheckResult(Record, kw_only=True):
     # Topology.unbudgeted_servers, for the summary line (not in the JSON report, whose
     # PA901 findings name them).
     unbudgeted: list[str] = field(default_factory=list)
+
+
+# A file name that is not UTF-8 reaches the report as lone surrogates (os.fsdecode's
+# surrogateescape): U+DC80..U+DCFF stand for the bytes 0x80..0xFF.
+_SURROGATE = lazy("[\ud800-\udfff]")
+
+
+def escape_surrogates(text: str) -> str:
+    """`text` with each lone surrogate as a visible escape: `\\xe9` for the byte a
+    non-UTF-8 file name held, `\\udXXX` for any other. UTF-8 output (JSON, SARIF, a
+    terminal) cannot hold one: it stopped `--format json` (audit 10a D7)."""
+    if text.isascii() or not _SURROGATE.search(text):
+        return text
+    return _SURROGATE.sub(lambda m: f"\\x{ord(m.group()) - 0xdc00:02x}"
+                          if 0xdc80 <= ord(m.group()) <= 0xdcff
+                          else f"\\u{ord(m.group()):04x}", text)

@@ -82,10 +82,13 @@ def scan_paths(root: Root, paths: list[Path], settings: Settings, options: Check
     topology."""
     from advisor.link.inputs import Inputs
     from advisor.link.topology import build_topology
-    from advisor.read.discover import discover_names, discover_paths
+    from advisor.read.discover import ExcludeError, discover_names, discover_paths
 
-    found = discover_paths(root.path, paths, excludes=[("", options.excludes),
-                                                       (settings.folder, settings.exclude)])
+    try:
+        found = discover_paths(root.path, paths, excludes=[("", options.excludes),
+                                                           (settings.folder, settings.exclude)])
+    except ExcludeError as exc:
+        raise UsageError(str(exc)) from None
     root.trust_folders(found.real_dirs)
     problems: list[ConfigProblem] = list(found.problems)
     objects: list[K8sObject] = []
