@@ -23,6 +23,8 @@ import msgspec
 from msgspec import Struct, field
 from msgspec.structs import force_setattr
 
+from advisor.lazyregex import lazy
+
 
 class _Struct(Struct):
     @classmethod
@@ -253,8 +255,6 @@ class Finding(Frozen, kw_only=True):
         try:
             data = basis.encode()
         except UnicodeEncodeError:  # a non-UTF-8 file name: hashed as every report shows it
-            from advisor.report.safe import escape_surrogates
-
             data = escape_surrogates(basis).encode()
         return _sha256()(data).hexdigest()[:16]
 
@@ -310,6 +310,11 @@ OWN_RULE_PROGRAMS = frozenset({"PostgreSQL", "PgBouncer", TEMPLATE_PROGRAM})
 # --- topology ------------------------------------------------------------------------
 
 
+class NotSubtracted(Frozen, kw_only=True):
+    term: Term
+    why: str
+
+
 class Server(Record, kw_only=True):
     """A PostgreSQL server (or a set of identical instances) that clients connect to."""
 
@@ -328,6 +333,9 @@ class Server(Record, kw_only=True):
     # ordinary slots its manager's own sessions hold on each instance (Patroni's superuser
     # connections): out of what the clients get, as the reserved slots are
     held: list[Term] = field(default_factory=list)
+    # sessions its manager opens and closes again (CloudNativePG's instance manager):
+    # named under the budget with why they are not subtracted, as autovacuum's slots are
+    unsubtracted: list[NotSubtracted] = field(default_factory=list)
     location: Location
     hosts: list[str] = field(default_factory=list)  # names clients may use to reach it
     role: Literal["primary", "standby"] = "primary"
@@ -745,6 +753,9 @@ class Topology(Record, kw_only=True, dict=True):
     # compose), when no server is budgeted: the summary names them instead of "no
     # PostgreSQL server found", which would be false.
     unbudgeted_servers: list[str] = field(default_factory=list)
+    # the bjw-s app-template releases made from their values, as their notice names each
+    # (advisor.link.topology.app_template_notice): one notice for all builds of a run
+    app_template_named: list[str] = field(default_factory=list)
     # path -> {line: [codes]} from `pool-advisor: ignore[...]` comments.
     line_suppressions: dict[str, dict[int, list[str]]] = field(default_factory=dict)
     # client id -> its containers' env (not Secrets): hazards written as ERB in
@@ -822,11 +833,6 @@ class Contribution(Record, kw_only=True):
 
     def __post_init__(self) -> None:
         _set_float(self, "total")
-
-
-class NotSubtracted(Frozen, kw_only=True):
-    term: Term
-    why: str
 
 
 class MemoryBudget(Record, kw_only=True):
@@ -958,3 +964,19 @@ class CheckResult(Record, kw_only=True):
     # Topology.unbudgeted_servers, for the summary line (not in the JSON report, whose
     # PA901 findings name them).
     unbudgeted: list[str] = field(default_factory=list)
+
+
+# A file name that is not UTF-8 reaches the report as lone surrogates (os.fsdecode's
+# surrogateescape): U+DC80..U+DCFF stand for the bytes 0x80..0xFF.
+_SURROGATE = lazy("[\ud800-\udfff]")
+
+
+def escape_surrogates(text: str) -> str:
+    """`text` with each lone surrogate as a visible escape: `\\xe9` for the byte a
+    non-UTF-8 file name held, `\\udXXX` for any other. UTF-8 output (JSON, SARIF, a
+    terminal) cannot hold one: it stopped `--format json` (audit 10a D7)."""
+    if text.isascii() or not _SURROGATE.search(text):
+        return text
+    return _SURROGATE.sub(lambda m: f"\\x{ord(m.group()) - 0xdc00:02x}"
+                          if 0xdc80 <= ord(m.group()) <= 0xdcff
+                          else f"\\u{ord(m.group()):04x}", text)

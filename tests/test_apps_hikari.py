@@ -335,3 +335,144 @@ def test_code_pool_size_not_read_is_unknown_not_the_spring_default(tmp_path):
     assert found.pools == []
     assert found.unknown == ["HikariCP maximumPoolSize at src/main/java/demo/Db.java:7 is "
                              "set to an expression not read statically"]
+
+
+_TWO_DATASOURCES = (
+    "package demo;\n@Configuration\npublic class DbConfig {\n"
+    "  @Bean @Primary @ConfigurationProperties(\"spring.datasource\")\n"
+    "  public DataSourceProperties mainProps() { return new DataSourceProperties(); }\n"
+    "  @Bean @Primary\n  public DataSource mainDataSource() {\n"
+    "    return mainProps().initializeDataSourceBuilder().type(HikariDataSource.class).build();\n"
+    "  }\n"
+    "  @Bean @ConfigurationProperties(prefix = \"app.reporting.datasource\")\n"
+    "  public DataSourceProperties reportingProps() { return new DataSourceProperties(); }\n"
+    "  @Bean\n  public DataSource reportingDataSource(\n"
+    "      @Qualifier(\"reportingProps\") DataSourceProperties props) {\n"
+    "    return props.initializeDataSourceBuilder().type(HikariDataSource.class).build();\n"
+    "  }\n}\n")
+
+
+def test_second_datasource_bound_by_url_only_is_a_pool(tmp_path):
+    # audit 11b D2: a DataSourceProperties bean under app.reporting.datasource with only
+    # its url written made no pool (found only by maximum-pool-size / jdbc-url keys):
+    # each DataSource @Bean is a HikariCP pool, 10 when nothing binds a size
+    app = _app(tmp_path, {
+        "src/main/resources/application.yml":
+            _BOA_URL + "app:\n  reporting:\n    datasource:\n"
+            "      url: jdbc:postgresql://ledger-db:5432/reporting\n"
+            "      username: report\n      hikari:\n        maximum-pool-size: 30\n",
+        "src/main/java/demo/DbConfig.java": _TWO_DATASOURCES})
+    found = pools_for_container(container({"SPRING_PROFILES_ACTIVE": "prod"}), app)
+    assert [p.label for p in found.pools] == [
+        "HikariCP maximumPoolSize (@Bean mainDataSource)",
+        "HikariCP maximumPoolSize (@Bean reportingDataSource)"]
+    main, reporting = found.pools
+    assert main.route.dbname == "postgresdb"
+    assert reporting.route.dbname == "reporting" and reporting.route.user == "report"
+    # DataSourceProperties has no `hikari` property: app.reporting.datasource.hikari.*
+    # binds onto nothing here (spring-boot v3.3.4 DataSourceProperties.java)
+    assert product(found.pools) == "1 x 10 + 1 x 10 = 20"
+    assert any("app.reporting.datasource.hikari.maximum-pool-size" in n
+               and "bound to no DataSource" in n for n in found.notices), found.notices
+
+
+def test_datasource_bean_properties_bind_onto_hikari_kotlin_and_profiles(tmp_path):
+    # @ConfigurationProperties on the DataSource @Bean binds onto the HikariDataSource
+    # it returns (JavaBeanBinder binds the instance's class): P.maximum-pool-size;
+    # a @Profile("dev") bean is not made under prod
+    app = _app(tmp_path, {
+        "src/main/resources/application.yml":
+            _BOA_URL + "    hikari:\n      maximum-pool-size: 12\n"
+            "app:\n  audit:\n    url: jdbc:postgresql://audit-db:5432/audit\n",
+        "src/main/kotlin/demo/Db.kt":
+            "package demo\n@Configuration\nclass Db {\n"
+            "  @Bean @Primary\n  @ConfigurationProperties(\"spring.datasource\")\n"
+            "  fun mainProperties() = DataSourceProperties()\n\n"
+            "  @Bean @Primary\n  @ConfigurationProperties(\"spring.datasource.hikari\")\n"
+            "  fun dataSource(mainProperties: DataSourceProperties): HikariDataSource =\n"
+            "      mainProperties.initializeDataSourceBuilder()"
+            ".type(HikariDataSource::class.java).build()\n\n"
+            "  @Bean\n  @ConfigurationProperties(\"app.audit\")\n"
+            "  fun auditProperties(): DataSourceProperties = DataSourceProperties()\n\n"
+            "  @Bean\n"
+            "  fun auditDataSource(): DataSource =\n"
+            "      auditProperties().initializeDataSourceBuilder().build()\n\n"
+            "  @Bean @Profile(\"dev\")\n  fun devDataSource(): DataSource =\n"
+            "      EmbeddedDatabaseBuilder().build()\n}\n"})
+    found = pools_for_container(container({"SPRING_PROFILES_ACTIVE": "prod"}), app)
+    assert product(found.pools) == "1 x 12 + 1 x 10 = 22"
+    main, audit = found.pools
+    assert main.size.source.label() == "src/main/resources/application.yml:5"
+    assert main.route.host == "ledger-db" and audit.route.host == "audit-db"
+    assert found.unknown == []
+
+
+def test_datasource_bean_not_read_is_unknown(tmp_path):
+    # a DataSource @Bean built some way not read here: Boot's own backs off, so its
+    # size is unknown, not spring.datasource's
+    app = _app(tmp_path, {
+        "src/main/resources/application.yml": _BOA_URL,
+        "src/main/java/demo/Db.java":
+            "package demo;\nclass Db {\n  @Bean\n"
+            "  public DataSource dataSource() { return lookup.getDataSource(\"jdbc/x\"); }\n}\n"})
+    found = pools_for_container(container(), app)
+    assert found.pools == []
+    assert found.unknown == ["HikariCP maximumPoolSize (@Bean dataSource) at "
+                             "src/main/java/demo/Db.java:4: a DataSource built in code "
+                             "that is not read statically"]
+
+
+def test_only_files_spring_boot_loads_are_read(tmp_path):
+    # audit 11b D5: JHipster's src/main/docker/central-server-config/.../application.yml
+    # (served by the JHipster registry) was read as ./application.yml, over the jar's.
+    # Spring Boot reads classpath:/, classpath:/config/, ./, ./config/ (v3.3.4
+    # ConfigDataEnvironment.java:91-92) and what spring.config.location names
+    files = {
+        "src/main/resources/application.yml":
+            _BOA_URL + "    hikari:\n      maximum-pool-size: 8\n",
+        "src/main/docker/central-server-config/docker-config/application.yml":
+            "spring:\n  datasource:\n    hikari:\n      maximum-pool-size: 2\n"}
+    app = _app(tmp_path, files)
+    found = pools_for_container(container({"SPRING_PROFILES_ACTIVE": "prod"}), app)
+    assert found.pools[0].size.value == 8
+    assert any("central-server-config/docker-config/application.yml: not where Spring "
+               "Boot reads configuration" in n for n in found.notices), found.notices
+    # ./config/application.yml (the working directory's) still beats the jar's
+    app = _app(tmp_path / "b", {**files, "config/application.yml":
+                                "spring.datasource.hikari.maximum-pool-size: 5\n"})
+    assert pools_for_container(container(), app).pools[0].size.value == 5
+    # a folder SPRING_CONFIG_LOCATION names is read
+    app = _app(tmp_path / "c", {**files, "deploy/conf/application.yml":
+                                "spring.datasource.hikari.maximum-pool-size: 6\n"})
+    assert pools_for_container(container(), app).pools[0].size.value == 8
+    env = {"SPRING_CONFIG_ADDITIONAL_LOCATION": "optional:file:/app/conf/"}
+    assert pools_for_container(container(env), app).pools[0].size.value == 6
+
+
+def test_datasource_bean_under_a_profile_constant(tmp_path):
+    # JHipster's CloudDatabaseConfiguration: @Profile(JHipsterConstants.SPRING_PROFILE_CLOUD)
+    # (a library's constant, not read) is not active under prod, so Boot's own
+    # DataSource stays; a constant of the code itself is resolved, for @Profile and for
+    # @ConfigurationProperties
+    code = ("package demo;\n@Configuration\n@Profile(%s)\n"
+            "public class CloudDatabaseConfiguration {\n"
+            "  private static final String PREFIX = \"spring.datasource.hikari\";\n"
+            "  @Bean\n  @ConfigurationProperties(PREFIX)\n"
+            "  public DataSource dataSource() {\n"
+            "    return DataSourceBuilder.create().build();\n  }\n}\n")
+    yml = _BOA_URL + "    hikari:\n      maximum-pool-size: 7\n"
+    cloud = code % "JHipsterConstants.SPRING_PROFILE_CLOUD"
+    app = _app(tmp_path, {"src/main/resources/application.yml": yml,
+                          "src/main/java/demo/C.java": cloud})
+    found = pools_for_container(container({"SPRING_PROFILES_ACTIVE": "prod"}), app)
+    assert [p.label for p in found.pools] == ["HikariCP maximumPoolSize"]
+    app = _app(tmp_path / "b", {
+        "src/main/resources/application.yml": yml,
+        "src/main/java/demo/C.java": code % "Profiles.CLOUD",
+        "src/main/java/demo/Profiles.java":
+            "package demo;\npublic class Profiles {\n"
+            "  public static final String CLOUD = \"prod\";\n}\n"})
+    found = pools_for_container(container({"SPRING_PROFILES_ACTIVE": "prod"}), app)
+    (pool,) = found.pools
+    assert pool.label == "HikariCP maximumPoolSize (@Bean dataSource)"
+    assert pool.size.value == 7

@@ -628,6 +628,24 @@ def test_arr_log_database_off_own_names_sqlite_and_old_tags():
     assert got.pools == [] and any("reads no Radarr__Postgres__" in n for n in got.notices)
 
 
+def test_arr_database_from_a_secret_not_held_is_said_not_known():
+    """Aviator-Coding/home-ops: SONARR__POSTGRES__MAINDB from an ExternalSecret's Secret
+    printed 'note: database None'."""
+    env = {"SONARR__POSTGRES__HOST": "db", "SONARR__LOG__DBENABLED": "False"}
+    hidden = EnvVar(name="SONARR__POSTGRES__MAINDB", value=None, secret=True,
+                    source=Source(path="k8s/app.yaml", line=20, key="SONARR__POSTGRES__MAINDB"))
+    base = container(env)
+    (main,) = pools_for_container(replace(
+        base, image="ghcr.io/home-operations/sonarr:4.0.19.2979", env=(*base.env, hidden))
+    ).pools
+    assert "None" not in main.note
+    assert main.note == ("database not known: set from a reference not held here "
+                         "(k8s/app.yaml:20)")
+    # named, or its default: as before
+    (main,) = _pools("ghcr.io/home-operations/sonarr:4.0.19.2979", env).pools
+    assert main.note == "database sonarr-main (PostgresMainDb default)"
+
+
 @pytest.mark.parametrize("image", ["ghcr.io/onedr0p/sonarr-develop:4.0.9.2244",
                                    "ghcr.io/onedr0p/radarr-develop:5.11.0.9244",
                                    "ghcr.io/onedr0p/prowlarr-nightly:1.25.0.4759"])

@@ -117,3 +117,111 @@ def test_an_image_not_php_fpm_is_unknown_not_five(tmp_path):
     files = {**APP, "Dockerfile": "FROM serversideup/php:8.3-fpm-nginx\nCOPY . /var/www\n"}
     found = _pools(tmp_path, files)
     assert found.pools == [] and "is not php:*-fpm" in found.unknown[0]
+
+
+# Horizon (audit 12a D1): `artisan horizon` was one PHP process; it runs a horizon:work
+# process per worker of each supervisor of config/horizon.php (laravel/horizon@d9c39ce4).
+HORIZON = """\
+<?php
+
+use Illuminate\\Support\\Str;
+
+return [
+    'prefix' => env('HORIZON_PREFIX', Str::slug(env('APP_NAME', 'laravel'), '_').'_horizon:'),
+    'defaults' => [
+        'supervisor-1' => [
+            'connection' => 'redis',
+            'queue' => ['default'],
+            'balance' => 'auto',
+            'maxProcesses' => 1,
+        ],
+    ],
+    'environments' => [
+        'production' => [
+            'supervisor-1' => [
+                'maxProcesses' => 10, // one PDO connection each
+            ],
+        ],
+        'local' => [
+            'supervisor-1' => ['maxProcesses' => 3],
+        ],
+    ],
+];
+"""
+HORIZON_APP = {**APP, "config/horizon.php": HORIZON}
+HORIZON_CMD = ("php", "artisan", "horizon")
+
+
+def test_horizon_runs_a_worker_process_per_max_processes(tmp_path):
+    """2 pods x 10 workers (production, the framework's APP_ENV default) = 20 > 12: over,
+    where `artisan horizon` counted 1 per pod (peak 2, fits)."""
+    k8s = K8S.replace("image: postgres:16\n", "image: postgres:16\n"
+                      "          args: [-c, max_connections=15]\n")
+    k8s = k8s.replace("replicas: 6", "replicas: 2\n  strategy: {type: Recreate}").replace(
+        "image: acme/shop:1.0\n", "image: acme/shop:1.0\n"
+        "          command: [php, artisan, horizon]\n")
+    write(tmp_path, {"k8s/all.yaml": k8s,
+                     **{f"app/{k}": v for k, v in HORIZON_APP.items()}})
+    result = run_check([str(tmp_path)], CheckOptions(cache=False))
+    (budget,) = result.budgets
+    assert budget.unknown_clients == [] and budget.peak == 20 and not budget.fits
+
+
+def test_horizon_environment_and_supervisor_options(tmp_path):
+    (pool,) = _pools(tmp_path, HORIZON_APP, args=HORIZON_CMD).pools
+    assert pool.processes.value == 10 and pool.bound == "fixed"
+    assert pool.processes.source.label() == "config/horizon.php:18"
+    assert "environment production" in pool.processes.label
+    (pool,) = _pools(tmp_path, HORIZON_APP, env={"APP_ENV": "local"}, args=HORIZON_CMD).pools
+    assert pool.processes.value == 3
+    (pool,) = _pools(tmp_path, HORIZON_APP, env={"APP_ENV": "local"},
+                     args=(*HORIZON_CMD, "--environment=production")).pools
+    assert pool.processes.value == 10
+    # a supervisor only in `defaults` runs too (array_replace_recursive); `processes` is
+    # maxProcesses' old name; a balancing supervisor keeps minProcesses on each queue
+    staging = HORIZON.replace("'local' => [", """'staging' => [
+            'supervisor-2' => ['queue' => ['a', 'b', 'c'], 'minProcesses' => 2,
+                               'balance' => 'simple', 'maxProcesses' => 4],
+            'supervisor-3' => ['processes' => env('HORIZON_WORKERS', 7)],
+            'supervisor-4' => ['maxProcesses' => 0],
+        ],
+        'local' => [""")
+    files = {**APP, "config/horizon.php": staging}
+    (pool,) = _pools(tmp_path, files, env={"APP_ENV": "staging"}, args=HORIZON_CMD).pools
+    assert pool.processes.value == 1 + 6 + 7
+    (pool,) = _pools(tmp_path, files, env={"APP_ENV": "staging", "HORIZON_WORKERS": "2"},
+                     args=HORIZON_CMD).pools
+    assert pool.processes.value == 1 + 6 + 2
+
+
+def test_horizon_not_read_is_unknown_not_one(tmp_path):
+    found = _pools(tmp_path, args=HORIZON_CMD)
+    assert found.pools == [] and "config/horizon.php" in found.unknown[0]
+    found = _pools(tmp_path, HORIZON_APP, env={"APP_ENV": "testing"}, args=HORIZON_CMD)
+    assert found.pools == [] and "no supervisors for the environment 'testing'" in \
+        found.unknown[0]
+    files = {**APP, "config/horizon.php": HORIZON.replace("10, //", "(int) $n, //")}
+    found = _pools(tmp_path, files, args=HORIZON_CMD)
+    assert found.pools == [] and "an expression" in found.unknown[0]
+
+
+def test_octane_on_frankenphp_defaults_to_twice_the_cpus(tmp_path):
+    """Audit 12a D2: FrankenPHP's worker count without --workers is 2 x the CPUs
+    (php/frankenphp docs/performance.md), not Swoole's CPU count."""
+    (pool,) = _pools(tmp_path, args=("php", "artisan", "octane:start",
+                                     "--server=frankenphp")).pools
+    assert pool.processes.value == 8 and pool.cpu_formula.per_cpu == 2
+    assert "php/frankenphp@0f96cab7" in pool.processes.source.default
+    (pool,) = _pools(tmp_path, env={"OCTANE_SERVER": "frankenphp"},
+                     args=("php", "artisan", "octane:start")).pools
+    assert pool.processes.value == 8
+    octane = "<?php\nreturn [\n    'server' => env('OCTANE_SERVER', 'frankenphp'),\n];\n"
+    (pool,) = _pools(tmp_path, {**APP, "config/octane.php": octane},
+                     args=("php", "artisan", "octane:start")).pools
+    assert pool.processes.value == 8
+    (pool,) = _pools(tmp_path, env={"OCTANE_SERVER": "swoole"},
+                     args=("php", "artisan", "octane:start")).pools
+    assert pool.processes.value == 4
+    (pool,) = _pools(tmp_path, args=("php", "artisan", "octane:start", "--server=frankenphp",
+                                     "--workers=3")).pools
+    assert pool.processes.value == 3

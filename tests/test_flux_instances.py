@@ -88,3 +88,34 @@ def test_a_folder_built_again_under_the_same_names_is_read_once(tmp_path):
     assert budgets["pg-home"]["usable"] == 57
     assert not [n for n in report["notices"] if "is built by" in n]
     assert not [n for n in report["notices"] if "is defined 2 times" in n]
+
+
+
+@needs_kustomize
+def test_an_app_template_release_read_with_each_overlay_is_named_once(tmp_path):
+    """Aviator-Coding/home-ops: the app-template notice was printed for the shared objects
+    and again for each alternative overlay's build, which reads them too (four near
+    copies, each with one more release at the end): one notice, each release once."""
+    from tests.test_app_template import BJW_S, MINIFLUX, release
+    from tests.tree_helpers import POSTGRES_DB
+
+    # a Service both overlays render: they are alternatives, each built with the rest
+    base = ("apiVersion: v1\nkind: Service\nmetadata: {name: web}\n"
+            "spec:\n  ports: [{port: 80}]\n")
+    files = {
+        "k8s/flux/repositories/bjw-s.yaml": BJW_S,
+        "k8s/db.yaml": POSTGRES_DB,
+        "k8s/apps/miniflux/helmrelease.yaml": release(MINIFLUX),
+        "deploy/base/kustomization.yaml": KUSTOMIZATION.format("  - service.yaml\n"),
+        "deploy/base/service.yaml": base,
+        "deploy/overlays/staging/kustomization.yaml": KUSTOMIZATION.format(
+            "  - ../../base\n"),
+        "deploy/overlays/prod/kustomization.yaml": KUSTOMIZATION.format(
+            "  - ../../base\n  - helmrelease.yaml\n"),
+        "deploy/overlays/prod/helmrelease.yaml": release(MINIFLUX, name="admin"),
+    }
+    report = _check(_write(tmp_path, files))
+    notes = [n for n in report["notices"] if n.startswith("app-template:")]
+    (note,) = notes
+    assert note.startswith("app-template: 2 releases of"), note
+    assert "HelmRelease/miniflux (3.5.1" in note and "HelmRelease/admin (3.5.1" in note

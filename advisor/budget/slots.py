@@ -11,7 +11,8 @@ tests/test_budget_oracle.py):
            - the sessions the server's manager holds in ordinary slots (Patroni's
              superuser connections, advisor.facts.patroni)
 Autovacuum workers, WAL senders (since 12) and background workers have slots of their
-own and are listed, not subtracted.
+own and are listed, not subtracted; so are the sessions a manager opens and closes again
+(CloudNativePG's instance manager, Server.unsubtracted).
 """
 
 from __future__ import annotations
@@ -415,7 +416,7 @@ def not_subtracted(server: Server) -> list[NotSubtracted]:
     if bw is not None:
         out.append(NotSubtracted(term=bw, why="background and parallel workers never take "
                                  "client connection slots"))
-    return out
+    return out + server.unsubtracted  # its manager's transient sessions (CloudNativePG's)
 
 
 class AutovacuumMemory(NamedTuple):

@@ -44,6 +44,9 @@ def merge(into: Topology, other: Topology) -> None:
     into.unplaced_clients += [n for n in other.unplaced_clients
                               if n not in into.unplaced_clients]
     into.unbudgeted_servers += other.unbudgeted_servers
+    # an overlay's build makes the shared releases again: each named once
+    into.app_template_named += [n for n in other.app_template_named
+                                if n not in into.app_template_named]
     into.client_env.update(other.client_env)
     into.client_hidden_dsn.update(other.client_hidden_dsn)
     for server_id, by in other.exposed.items():
@@ -79,10 +82,13 @@ def scan_paths(root: Root, paths: list[Path], settings: Settings, options: Check
     topology."""
     from advisor.link.inputs import Inputs
     from advisor.link.topology import build_topology
-    from advisor.read.discover import discover_names, discover_paths
+    from advisor.read.discover import ExcludeError, discover_names, discover_paths
 
-    found = discover_paths(root.path, paths, excludes=[("", options.excludes),
-                                                       (settings.folder, settings.exclude)])
+    try:
+        found = discover_paths(root.path, paths, excludes=[("", options.excludes),
+                                                           (settings.folder, settings.exclude)])
+    except ExcludeError as exc:
+        raise UsageError(str(exc)) from None
     root.trust_folders(found.real_dirs)
     problems: list[ConfigProblem] = list(found.problems)
     objects: list[K8sObject] = []
@@ -183,7 +189,8 @@ def scan_paths(root: Root, paths: list[Path], settings: Settings, options: Check
                         app_dirs=_app_dirs(settings),
                         app_candidates=app_source_dirs(sources),
                         build_hints=hints, namespace=options.namespace,
-                        lambdas=lambdas)
+                        lambdas=lambdas,
+                        app_template_notice=False)
         built = guarded(problems, label or ".", partial(build_topology, inputs), None,
                         "linking clients, poolers and servers")
         if built is None:
@@ -198,6 +205,10 @@ def scan_paths(root: Root, paths: list[Path], settings: Settings, options: Check
         merge(topo, built)
     if environments:
         _in_another_environment(built_in, environments, options.namespace)
+    if topo.app_template_named:
+        from advisor.link.topology import app_template_notice
+
+        topo.notices.insert(0, app_template_notice(topo.app_template_named))
     names = {e.id: e.name for e in (*shared.servers, *shared.poolers)}
     notices += [f"{names[i]} is outside the overlays {', '.join(labels)}: the clients of all of "
                 "them count toward it together (if each overlay is deployed to a cluster of "

@@ -32,6 +32,10 @@ class Inputs(Struct):
     # --cluster: resources whose listing the API refused ("configmaps"); what they would
     # hold is said once per server by advisor.live.cluster, not again by each reader
     refused: frozenset[str] = frozenset()
+    # False: the caller names the app-template releases (Topology.app_template_named)
+    # once for all its builds (advisor.engine.repository.scan_paths: an overlay's build
+    # reads the shared objects again)
+    app_template_notice: bool = True
 
 
 ANNOTATION_IGNORE = "pool-advisor.io/ignore"

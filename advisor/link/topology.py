@@ -414,7 +414,10 @@ _RELEASE_KINDS = frozenset({"HelmRelease", "Application", "HelmChartInflationGen
 def _app_template_workloads(inputs: Inputs, topo: Topology, default_ns: str
                             ) -> list[K8sObject]:
     """The workloads of bjw-s app-template releases, made from their values (the chart
-    is not in the repository): read as any workload, with one notice naming them."""
+    is not in the repository): read as any workload, with one notice naming them (said
+    by the caller for all its builds with Inputs.app_template_notice False: an overlay's
+    build reads the shared releases again, and Aviator-Coding/home-ops had four near
+    copies of it)."""
     from advisor.link.releases import app_template_renders
 
     rendered = guarded(topo.problems, ".", partial(
@@ -428,14 +431,19 @@ def _app_template_workloads(inputs: Inputs, topo: Topology, default_ns: str
                 obj.namespace = default_ns
             made.append(obj)
         named.append(f"{rid} ({version}: {', '.join(o.ref for o in objects)})")
-    if named:
-        topo.notices.append(
-            f"app-template: {len(named)} release{'s' if len(named) != 1 else ''} of the "
+    topo.app_template_named += named
+    if named and inputs.app_template_notice:
+        topo.notices.append(app_template_notice(named))
+    return made
+
+
+def app_template_notice(named: list[str]) -> str:
+    """The notice naming the app-template releases made from their values."""
+    return (f"app-template: {len(named)} release{'s' if len(named) != 1 else ''} of the "
             "bjw-s app-template chart made from their values as the chart makes them "
             "(a Deployment's replicas 1 and strategy Recreate unless set, a CronJob's "
             "concurrencyPolicy Forbid; advisor/read/render/app_template.py): "
             f"{'; '.join(named)}")
-    return made
 
 
 def may_have_releases(objects: list[K8sObject]) -> bool:

@@ -773,12 +773,15 @@ def _excludes_spec(excludes: list[str]):
         return None
     import pathspec
 
-    from advisor.engine.options import UsageError
-
     try:
         return pathspec.GitIgnoreSpec.from_lines(excludes)
     except ValueError as exc:  # a glob given on the command line: said, not a crash
-        raise UsageError(f"exclude: {exc}") from None
+        raise ExcludeError(f"exclude: {exc}") from None
+
+
+class ExcludeError(ValueError):
+    """An --exclude (or configured exclude) glob the pattern library refuses: the engine
+    says it as a usage error (exit 2)."""
 
 
 def _dir_rel(rel_here: str, d: str) -> str:

@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
+from advisor.model import escape_surrogates
+
 if TYPE_CHECKING:
     from advisor.model import CheckResult
 
@@ -34,22 +36,6 @@ def escape_control(text: str) -> str:
     return _UNSAFE.sub(lambda m: _NAMED.get(m.group()) or (
         f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100 else f"\\u{ord(m.group()):04x}"),
         text)
-
-
-# A file name that is not UTF-8 reaches the report as lone surrogates (os.fsdecode's
-# surrogateescape): U+DC80..U+DCFF stand for the bytes 0x80..0xFF.
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def escape_surrogates(text: str) -> str:
-    """`text` with each lone surrogate as a visible escape: `\\xe9` for the byte a
-    non-UTF-8 file name held, `\\udXXX` for any other. UTF-8 output (JSON, SARIF, a
-    terminal) cannot hold one: it stopped `--format json` (audit 10a D7)."""
-    if text.isascii() or not _SURROGATE.search(text):
-        return text
-    return _SURROGATE.sub(lambda m: f"\\x{ord(m.group()) - 0xdc00:02x}"
-                          if 0xdc80 <= ord(m.group()) <= 0xdcff
-                          else f"\\u{ord(m.group()):04x}", text)
 
 
 def printable_result(result: CheckResult) -> CheckResult:

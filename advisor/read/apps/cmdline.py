@@ -425,6 +425,23 @@ def dockerfile_env(app: AppSource | None) -> dict[str, EnvVar]:
     return env
 
 
+def process_env(env: dict[str, EnvVar], app: AppSource | None) -> dict[str, EnvVar]:
+    """The variables the container's process starts with: the image's Dockerfile ENV
+    (dockerfile_env) with the manifest's `env` over it (Kubernetes sets a container's
+    env over its image's; the image's stays where the manifest is silent)."""
+    return {**dockerfile_env(app), **env}
+
+
+def rails_env(env: dict[str, EnvVar]) -> str:
+    """Rails.env of a process with `env` (process_env): RAILS_ENV, else RACK_ENV, else
+    "development" (railties lib/rails.rb Rails.env)."""
+    for name in ("RAILS_ENV", "RACK_ENV"):
+        var = env.get(name)
+        if var is not None and var.value:
+            return var.value
+    return "development"
+
+
 def _procfile_command(app: AppSource, container_name: str) -> tuple[list[str], str] | None:
     for f in app.of_kind("procfile"):
         entries: dict[str, tuple[str, int]] = {}

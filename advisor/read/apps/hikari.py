@@ -32,7 +32,15 @@ from advisor.lazyregex import lazy
 from advisor.model import EnvVar, Pool, Route, Source, Term
 from advisor.read.apps.base import StackContext, term
 from advisor.read.apps.numbers import parse_int
-from advisor.read.apps.spring import PropValue, SpringProps, spring_properties
+from advisor.read.apps.spring import PropValue, SpringProps, canonical, spring_properties
+from advisor.read.apps.spring_beans import (
+    Bean,
+    DataSourceBean,
+    beans,
+    constants,
+    covered,
+    datasource_beans,
+)
 from advisor.read.apps.urls import route_from_url
 
 DEFAULT_POOL_SIZE = 10
@@ -104,12 +112,20 @@ def _route(props: SpringProps, prefix: str, ctx: StackContext) -> tuple[Route | 
     return route, True
 
 
-def _pool(props: SpringProps, prefix: str, hikari: str, label: str,
-          ctx: StackContext) -> Pool | None:
-    route, postgres = _route(props, prefix, ctx)
+def _pool(props: SpringProps, prefix: str | None, hikari: str | None, label: str,
+          ctx: StackContext, unbound: Source | None = None) -> Pool | None:
+    """`hikari` None: nothing binds a size to this DataSource (a @Bean, at `unbound`,
+    without @ConfigurationProperties): HikariCP's default."""
+    route, postgres = _route(props, prefix, ctx) if prefix else (None, True)
     if not postgres:
         ctx.notices.append(f"{prefix}: not a PostgreSQL DataSource, skipped")
         return None
+    if hikari is None:
+        return Pool(label=label, size=term(label, DEFAULT_POOL_SIZE, _default_source(ctx)),
+                    route=route, bound="default", timeouts=_timeouts(props, None, ctx),
+                    note=f"the @Bean at {unbound.label() if unbound else '?'} binds no "
+                         "properties to its HikariDataSource (no @ConfigurationProperties): "
+                         f"HikariCP default {DEFAULT_POOL_SIZE}")
     size_key = f"{hikari}.maximum-pool-size"
     hidden: list[EnvVar] = []
     size = _resolved(props, size_key, ctx, hidden)
@@ -149,11 +165,11 @@ TIMEOUT_DEFAULTS = {
 }
 
 
-def _timeouts(props: SpringProps, hikari: str, ctx: StackContext) -> dict[str, Term]:
+def _timeouts(props: SpringProps, hikari: str | None, ctx: StackContext) -> dict[str, Term]:
     """connectionTimeout and maxLifetime in seconds, as written or HikariCP's default."""
     out: dict[str, Term] = {}
     for kind, (dashed, camel, default_ms) in TIMEOUT_DEFAULTS.items():
-        found = _resolved(props, f"{hikari}.{dashed}", ctx)
+        found = _resolved(props, f"{hikari}.{dashed}", ctx) if hikari else None
         value = parse_int(found.value) if found is not None and found.value else None
         if found is not None and value is not None and value >= 0:
             out[kind] = Term(label=f"HikariCP {camel}", value=value / 1000, source=found.source)
@@ -207,6 +223,48 @@ def _java_code_pools(ctx: StackContext) -> tuple[list[Pool], bool]:
                 continue
             pools.append(Pool(label=LABEL, size=term(LABEL, int(value), src)))
     return pools, seen
+
+
+def _bean_datasources(props: SpringProps, ctx: StackContext) -> list[DataSourceBean]:
+    """The DataSource @Bean methods of the app's Java/Kotlin code, of the active
+    profiles (advisor/read/apps/spring_beans.py)."""
+    found: list[Bean] = []
+    sources = [f for f in ctx.files("java") if "DataSource" in f.text and "@Bean" in f.text]
+    consts = constants([f.text for f in ctx.files("java") if "String" in f.text]) \
+        if sources else {}
+    for f in sources:
+        found += beans(f.path, f.text, props.profiles, consts)
+    return datasource_beans(found)
+
+
+# A DataSource bean that wraps or routes to others (counted as themselves), or an
+# embedded database (not PostgreSQL)
+_WRAPPER = lazy(r"Proxy\s*\(|Routing|EmbeddedDatabaseBuilder")
+
+
+def _bean_pools(ds_beans: list[DataSourceBean], props: SpringProps,
+                ctx: StackContext) -> list[Pool]:
+    pools = []
+    for b in ds_beans:
+        src = Source(path=b.bean.path, line=b.bean.line, key=f"@Bean {b.bean.method}")
+        label = f"{LABEL} (@Bean {b.bean.method})"
+        if b.other_type is not None:
+            ctx.notices.append(f"{src.label()}: DataSource of type {b.other_type}: not "
+                               "HikariCP, not modelled")
+            continue
+        if not b.hikari:
+            if _WRAPPER.search(b.bean.body):
+                continue
+            why = (f"{label} at {src.label()}: a DataSource built in code that is not "
+                   "read statically")
+            if why not in ctx.unknown:
+                ctx.unknown.append(why)
+            continue
+        pool = _pool(props, b.url_prefix, b.size_prefix, label,
+                     ctx, unbound=src)
+        if pool is not None:
+            pools.append(pool)
+    return pools
 
 
 _EXCLUDE_ANNOTATION = lazy(r"@(?:SpringBootApplication|EnableAutoConfiguration)\s*\("
@@ -266,11 +324,30 @@ def hikari_pools(ctx: StackContext) -> list[Pool]:
         ctx.notices.append(f"spring.datasource.type={datasource_type.value} "
                            f"({datasource_type.source.label()}): not HikariCP, not modelled")
         uses_default = False
+    ds_beans = _bean_datasources(props, ctx)
+    if ds_beans and uses_default:
+        first = ds_beans[0].bean
+        ctx.notices.append(f"DataSource @Bean {first.method} ({first.path}:{first.line}):"
+                           " Spring Boot makes no DataSource of its own "
+                           "(@ConditionalOnMissingBean(DataSource.class)); each DataSource "
+                           "@Bean is a pool")
+        uses_default = False
     if uses_default:
         pool = _pool(props, "spring.datasource", "spring.datasource.hikari", LABEL, ctx)
         if pool is not None:
             pools.append(pool)
+    pools += _bean_pools(ds_beans, props, ctx)
     for base, hikari in _custom_prefixes(props):
+        if covered(base, ds_beans):
+            size = props.get(f"{hikari}.maximum-pool-size")
+            if size is not None and not any(
+                    b.size_prefix and canonical(b.size_prefix) == hikari for b in ds_beans):
+                # a DataSourceProperties bean has no `hikari` property: X.hikari.* binds
+                # onto nothing unless a DataSource @Bean names the prefix itself
+                ctx.notices.append(f"{size.name} ({size.source.label()}) is bound to no "
+                                   "DataSource: no @Bean's @ConfigurationProperties names "
+                                   f"{hikari}; not used")
+            continue
         pool = _pool(props, base, hikari, f"{LABEL} ({base})", ctx)
         if pool is not None:
             ctx.notices.append(f"{base}: DataSource bound by application code "

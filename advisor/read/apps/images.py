@@ -1450,11 +1450,21 @@ def arr_pools(ctx: StackContext) -> list[Pool]:
             if host.value else None
         pool = ctx.pool(f"{app} Npgsql pool ({kind} database)", NPGSQL_MAX_POOL_SIZE, size,
                         bound="fixed", per_process=False,
-                        note=f"database {dbname}" + ("" if named else
-                                                     f" (Postgres{key} default)"))
+                        note=_arr_db_note(named, dbname, key))
         pools += [replace(pool, route=route)] if route is not None else \
             _route_not_held(ctx, [pool], pool.label, host)
     return pools
+
+
+def _arr_db_note(named: Setting | None, dbname: str | None, key: str) -> str:
+    """The database an *arr pool opens: the env's, the default name, or, for an env set
+    from a Secret not held here, that (Aviator-Coding's printed 'database None')."""
+    if named is None:
+        return f"database {dbname} (Postgres{key} default)"
+    if named.value is None:
+        why = named.why or "set from a reference not held here"
+        return f"database not known: {why} ({named.source.label()})"
+    return f"database {dbname}"
 
 
 PAPERLESS_IMAGES = ("paperless-ngx/paperless-ngx", "paperlessngx/paperless-ngx")

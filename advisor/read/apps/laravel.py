@@ -11,7 +11,15 @@ one per worker:
   docker-library/php's fpm images install as www.conf).
 - Octane (`artisan octane:start`, Swoole, RoadRunner, FrankenPHP): `--workers N`, default
   `auto` = the CPU count (laravel/octane@0141ad01 src/Commands/StartSwooleCommand.php
-  workerCount(): `'auto'` -> `$extension->cpuCount()`).
+  workerCount(): `'auto'` -> `$extension->cpuCount()`; RoadRunner's num_workers 0), but
+  under FrankenPHP `auto` passes no count (laravel/octane@a3911243
+  src/Commands/StartFrankenPhpCommand.php:248) and FrankenPHP starts 2 x the CPU count
+  (php/frankenphp@0f96cab7 docs/performance.md:7). The server: `--server`, else
+  OCTANE_SERVER, else config/octane.php's default (the package's: roadrunner,
+  laravel/octane@a3911243 config/octane.php:41).
+- Horizon (`artisan horizon`): a `horizon:work` process per worker of each supervisor of
+  config/horizon.php's environment (apps/laravel_horizon.py); the master and supervisor
+  processes themselves run no job.
 - another artisan command (queue:work, schedule:work, a migration): one process.
 PostgreSQL when the default connection is pgsql: env DB_CONNECTION, else the default
 config/database.php writes (`'default' => env('DB_CONNECTION', 'pgsql')`).
@@ -26,6 +34,7 @@ from msgspec.structs import replace
 
 from advisor.model import CpuFormula, Pool, Source, Term
 from advisor.read.apps.base import StackContext
+from advisor.read.apps.laravel_horizon import horizon_workers
 from advisor.read.apps.nextcloud import FPM_DIR, fpm_children
 from advisor.read.apps.source import AppFile
 from advisor.read.apps.urls import route_from_env
@@ -42,6 +51,17 @@ OCTANE_CPU = CpuFormula(per_cpu=1, applies_to="processes", text="--workers=auto:
 OCTANE_DEFAULT = Source.default_of(
     "Laravel Octane --workers=auto: the CPU count (laravel/octane@0141ad01 "
     "src/Commands/StartSwooleCommand.php workerCount)", key="--workers")
+FRANKENPHP_CPU = CpuFormula(per_cpu=2, applies_to="processes",
+                           text="--workers=auto under FrankenPHP: 2 x the CPU count")
+FRANKENPHP_DEFAULT = Source.default_of(
+    "Laravel Octane on FrankenPHP, --workers=auto: no count passed (laravel/octane@a3911243 "
+    "src/Commands/StartFrankenPhpCommand.php:248), FrankenPHP's default 2 x the CPU count "
+    "(php/frankenphp@0f96cab7 docs/performance.md:7)", key="--workers")
+OCTANE_SERVER_DEFAULT = Source.default_of(
+    "Laravel Octane config('octane.server'): env('OCTANE_SERVER', 'roadrunner') "
+    "(laravel/octane@a3911243 config/octane.php:41)", key="OCTANE_SERVER")
+_OCTANE_SERVER = re.compile(
+    r"""['"]server['"]\s*=>\s*env\(\s*['"]OCTANE_SERVER['"]\s*,\s*['"](\w+)['"]\s*\)""")
 # Docker Hub's php image (a mirror's library/php too), not serversideup/php et al.
 _PHP_FPM_IMAGE = re.compile(r"FROM\s+(?:--\S+\s+)?(?:docker\.io/|\S+/library/)?php:\S*fpm",
                             re.I)
@@ -149,6 +169,27 @@ def _workers(words: list[str]) -> int | bool | None:
     return True
 
 
+def _octane_server(ctx: StackContext, words: list[str]) -> str | None:
+    """The server `octane:start` runs (--server, OCTANE_SERVER, config/octane.php); None
+    when set from a source not held (said in unknown)."""
+    for i, w in enumerate(words):
+        if w.startswith("--server="):
+            return w.split("=", 1)[1]
+        if w == "--server" and i + 1 < len(words):
+            return words[i + 1]
+    var = ctx.env("OCTANE_SERVER")
+    if var is not None and var.value is not None:
+        return var.value.strip()
+    if var is not None or ctx.env_from_hidden("OCTANE_SERVER") is not None:
+        ctx.unknown.append(f"{LABEL}: OCTANE_SERVER, which picks Octane's server and so its "
+                           "default worker count, is set from a source not held here")
+        return None
+    for f in ctx.files("laravel-config"):
+        if f.rel.endswith("config/octane.php") and (m := _OCTANE_SERVER.search(f.text)):
+            return m.group(1)
+    return "roadrunner"
+
+
 def laravel_pools(ctx: StackContext) -> list[Pool]:
     evidence = is_laravel(ctx)
     if evidence is None or ctx.container.role == "init":
@@ -160,7 +201,7 @@ def laravel_pools(ctx: StackContext) -> list[Pool]:
     pool = ctx.pool(LABEL, 1, CONNECTION, route=route, per_process=False,
                     note=f"Laravel ({evidence.label()}): at most one connection per PHP "
                          "process")
-    if "octane:start" in words:
+    if "octane:start" in words or "octane:frankenphp" in words:
         n = _workers(words)
         where = replace(ctx.container.source, key="--workers")
         if n is None:
@@ -168,14 +209,26 @@ def laravel_pools(ctx: StackContext) -> list[Pool]:
                                "number pool-advisor can read")
             return []
         if n is True:
-            cpu = OCTANE_CPU
+            server = "frankenphp" if "octane:frankenphp" in words else \
+                _octane_server(ctx, words)
+            if server is None:
+                return []
+            cpu, cited = (FRANKENPHP_CPU, FRANKENPHP_DEFAULT) if server == "frankenphp" \
+                else (OCTANE_CPU, OCTANE_DEFAULT)
             return [replace(pool, bound="cpu", cpu_formula=cpu, cpus=ctx.cpus_term(), node=ctx.node,
                             processes=Term(label="Octane workers", value=cpu.at(ctx.cpus),
-                                           source=OCTANE_DEFAULT))]
+                                           source=cited))]
         return [replace(pool, processes=Term(label="Octane --workers", value=n,
                                              source=where))]
     names = [w.rsplit("/", 1)[-1] for w in words]
     if "artisan" in names:
+        command = names[names.index("artisan") + 1:][:1]
+        if command == ["horizon"]:
+            workers = horizon_workers(ctx, words)
+            if workers is None:
+                return []
+            bound = "default" if workers.source.default else "fixed"
+            return [replace(pool, processes=workers, bound=bound)]
         return [pool]  # queue:work, schedule:work, a migration: one PHP process
     if words and not any(w.startswith("php-fpm") for w in names):
         ctx.unknown.append(f"{LABEL}: the container runs {' '.join(words[:3])}, whose PHP "

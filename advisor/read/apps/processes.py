@@ -62,7 +62,15 @@ from msgspec.structs import replace
 
 from advisor.lazyregex import lazy
 from advisor.model import Container, CpuFormula, EnvVar, Frozen, Source, Term
-from advisor.read.apps.cmdline import CommandLine, ScriptRun, Word, command_line, script_run
+from advisor.read.apps.cmdline import (
+    CommandLine,
+    ScriptRun,
+    Word,
+    command_line,
+    process_env,
+    rails_env,
+    script_run,
+)
 from advisor.read.apps.envfrom import env_from_hidden, env_from_label, env_from_names
 from advisor.read.apps.numbers import parse_int
 from advisor.read.apps.pydeps import python_pin, version_tuple
@@ -717,13 +725,12 @@ def _puma_file(ctx: ContainerReading, hint: str | None, cpus: int) -> dict[str, 
     if ctx.app is None:
         return {}
     files = ctx.app.of_kind("puma", "ruby")
-    rails_env = ctx.env_value("RAILS_ENV") or ctx.env_value("RACK_ENV") or "development"
-    candidates = _path_tails(hint) if hint else [f"config/puma/{rails_env}.rb",
+    env = process_env(ctx.env_map(), ctx.app)  # the image's ENV too (Dockerfile)
+    candidates = _path_tails(hint) if hint else [f"config/puma/{rails_env(env)}.rb",
                                                  "config/puma.rb"]
     f = next((f for c in candidates for f in files if f.rel == c), None)
     if f is None:
         return {}
-    env = {e.name: e for e in ctx.container.env}
     names: dict = {}
     hidden_names: dict[str, _HiddenRead] = {}  # local name -> the secret-set variable it reads
     out: dict[str, object] = {}
@@ -863,7 +870,7 @@ def _sidekiq(ctx: ContainerReading, words: list[Word], cpus: int) -> ProcessInfo
         for f in ctx.app.of_kind("sidekiq-yml"):
             if f.rel != hint:
                 continue
-            env = {e.name: e for e in ctx.container.env}
+            env = process_env(ctx.env_map(), ctx.app)
             capsules, inside = yml_capsules(f, env, cpus)
             for n, line in enumerate(f.text.splitlines(), 1):
                 m = re.match(r"\s*:?concurrency:\s*(.+)", line)
@@ -897,9 +904,9 @@ def _sidekiq_threads(ctx: ContainerReading, conc: tuple[int, Source],
     plain = Term(label="Sidekiq concurrency", value=conc[0], source=conc[1])
     if ctx.app is None:
         return plain, []
-    env = {e.name: e for e in ctx.container.env}
-    rails_env = ctx.env_value("RAILS_ENV") or ctx.env_value("RACK_ENV") or "development"
-    declared = initializer_capsules(boot_files(ctx.app.of_kind("ruby"), rails_env), env, cpus)
+    env = process_env(ctx.env_map(), ctx.app)  # the image's ENV too (Dockerfile)
+    declared = initializer_capsules(boot_files(ctx.app.of_kind("ruby"), rails_env(env)), env,
+                                    cpus)
     by_name = {c.name: c for c in yml} | {c.name: c for c in declared.capsules}
     first = plain
     if declared.default is not None and declared.default.concurrency is not None:

@@ -20,6 +20,7 @@ from msgspec.structs import replace
 
 from advisor.model import EnvVar, Pool, Route, Source, Term
 from advisor.read.apps.base import StackContext
+from advisor.read.apps.cmdline import process_env, rails_env
 from advisor.read.apps.numbers import parse_int
 from advisor.read.apps.pyeval import Val
 from advisor.read.apps.rubyeval import RubyScope, ruby_eval
@@ -36,7 +37,7 @@ def _render(f: AppFile, ctx: StackContext
             ) -> tuple[str, dict[int, Val], list[int], dict[int, EnvVar]]:
     """ERB rendered line by line: (text, line -> value of its <%= %>, unreadable lines,
     line -> the variable without a value here (a Secret's) that made it unreadable)."""
-    env = ctx.env_map()
+    env = process_env(ctx.env_map(), ctx.app)  # the image's ENV too (Dockerfile)
     facts = _process_facts(ctx)
     values: dict[int, Val] = {}
     unknown: list[int] = []
@@ -196,7 +197,7 @@ def rails_pools(ctx: StackContext) -> list[Pool]:
                     f"{MAX_EXPANDED_NODES} nodes through aliases; refusing to read it "
                     "(possible alias bomb)", fatal=True, program="YAML")
         return []
-    env_name = ctx.env_value("RAILS_ENV") or ctx.env_value("RACK_ENV") or "development"
+    env_name = rails_env(process_env(ctx.env_map(), ctx.app))
     if not isinstance(data, dict) or env_name not in data:
         ctx.notices.append(f"{f.path}: no {env_name!r} environment (RAILS_ENV)")
         return []

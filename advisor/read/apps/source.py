@@ -75,6 +75,8 @@ _BY_NAME = {
     "Cargo.toml": "cargo", "Cargo.lock": "cargo-lock",
     # PHP: Composer's dependencies (Laravel, apps/laravel.py)
     "composer.json": "composer", "database.php": "laravel-config",
+    "horizon.php": "laravel-config",  # Horizon's supervisors (apps/laravel_horizon.py)
+    "octane.php": "laravel-config",  # Octane's default server (apps/laravel.py)
 }
 _BY_SUFFIX = {
     ".py": "python",
@@ -107,6 +109,8 @@ class AppFile(Frozen, kw_only=True):
     # The workspace package (its folder relative to the application directory) the file
     # was read from, "" for the application's own (apps/workspaces.py)
     package: str = ""
+    # Placed by a mount (a ConfigMap key at its mount path), not read from the folder
+    mounted: bool = False
 
     @property
     def name(self) -> str:
@@ -160,7 +164,7 @@ def mounted_app_file(display_path: str, key: str, text: str, *, mount_path: str,
         return None
     kind, profile = found
     return AppFile(path=display_path, rel=rel, kind=kind, text=text, profile=profile,
-                   line_offset=line_offset, places=places)
+                   line_offset=line_offset, places=places, mounted=True)
 
 
 def classify(rel: str) -> tuple[str, str | None] | None:

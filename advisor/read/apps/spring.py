@@ -261,6 +261,42 @@ def _location_rank(f: AppFile) -> tuple[int, int]:
     return 1, 0
 
 
+# Where Spring Boot looks for application*.{yml,properties} by default
+# (spring-projects/spring-boot v3.3.4 (8e9dc7b) ConfigDataEnvironment.java:91-92:
+# optional:classpath:/;optional:classpath:/config/ then
+# optional:file:./;optional:file:./config/;optional:file:./config/*/; before 2.4,
+# v2.2.5.RELEASE ConfigFileApplicationListener.java:110 "classpath:/,classpath:/config/,
+# file:./,file:./config/"): the jar's resources, and the folder the app runs in.
+_LOADED = lazy(r"(?:(?:.*/)?src/main/resources/|resources/)(?:config/)?[^/]+"
+               r"|(?:config/(?:[^/]+/)?)?[^/]+")
+
+
+def _loaded(f: AppFile, named: list[str]) -> bool:
+    """Whether Spring Boot reads `f`: mounted where the pod puts it, at a default
+    location, or in a folder spring.config.location / additional-location / import
+    names (its last folder name). JHipster's src/main/docker/central-server-config/
+    application.yml is served by the JHipster registry, never read by the app."""
+    if f.mounted or _LOADED.fullmatch(f.rel):
+        return True
+    folder = f.rel.rsplit("/", 1)[0].rsplit("/", 1)[-1] if "/" in f.rel else ""
+    return any(f.rel in n or (folder and n.rsplit("/", 1)[-1] == folder) for n in named)
+
+
+def _config_locations(upper: tuple[dict[str, PropValue], ...],
+                      env: dict[str, EnvVar]) -> list[str]:
+    """The paths spring.config.location, additional-location and import name in the
+    arguments, JSON, system properties or the environment (`optional:`, `file:`,
+    `classpath:` dropped)."""
+    higher = SpringProps(config={}, upper=upper, env=env, profiles=(), profiles_source="")
+    out = []
+    for key in ("spring.config.location", "spring.config.additional-location",
+                "spring.config.import"):
+        prop = higher.get(key)
+        for item in re.split(r"[,;]", prop.value if prop and prop.value else ""):
+            out.append(re.sub(r"^(?:optional:)?(?:file:|classpath:)?", "", item.strip()))
+    return [p.strip("/") for p in out if p.strip("/")]
+
+
 def _split_list(value: str | None) -> list[str]:
     return [p.strip() for p in (value or "").split(",") if p.strip()]
 
@@ -446,8 +482,16 @@ def spring_properties(container: Container | None, app: AppSource | None,
             for n, v, s in (_command_line(container) if container else [])}
     upper = (args, app_json, sysprops)  # highest first
 
-    files = sorted(app.of_kind("spring-config") if app else [],
-                   key=lambda f: (_location_rank(f), f.rel.endswith(".properties"), f.rel))
+    named_locations = _config_locations(upper, env)
+    files = []
+    for f in app.of_kind("spring-config") if app else []:
+        if _loaded(f, named_locations):
+            files.append(f)
+        else:
+            notices.append(f"{f.path}: not where Spring Boot reads configuration "
+                           "(classpath:/, classpath:/config/, ./, ./config/, or a "
+                           "spring.config.location); not read")
+    files.sort(key=lambda f: (_location_rank(f), f.rel.endswith(".properties"), f.rel))
     docs_by_file = {f.path: _documents(f, problems) for f in files}
     base_docs = [d for f in files if f.profile is None for d in docs_by_file[f.path]]
 

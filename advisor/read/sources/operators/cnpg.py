@@ -18,7 +18,15 @@ from __future__ import annotations
 
 from msgspec.structs import replace
 
-from advisor.model import BouncerVersion, Pooler, PoolerDatabase, Setting, Source, Term
+from advisor.model import (
+    BouncerVersion,
+    NotSubtracted,
+    Pooler,
+    PoolerDatabase,
+    Setting,
+    Source,
+    Term,
+)
 from advisor.read.sources.k8s import K8sObject, get
 from advisor.read.sources.operators.common import (
     MadeSecret,
@@ -72,13 +80,15 @@ def cnpg_cluster(ctx: ReadContext, obj: K8sObject) -> None:
     cpu = cpu_term(obj, ("spec", "resources"))
     ident = entity_id("cnpg", obj)
     primary = add_server(ctx, obj, ident, obj.name, version=version, settings=settings,
-                         instances=primary_n, memory=memory, cpu=cpu, hosts=[f"{obj.name}-rw"])
+                         instances=primary_n, memory=memory, cpu=cpu, hosts=[f"{obj.name}-rw"],
+                         unsubtracted=manager_sessions(obj, standby_n))
     standby = None
     if standby_n is not None:
         standby = add_server(ctx, obj, f"{ident}/replicas", f"{obj.name} replicas",
                              version=version, settings=settings, instances=standby_n,
                              memory=memory, cpu=cpu, hosts=[f"{obj.name}-ro", f"{obj.name}-r"],
-                             role="standby", primary_id=ident)
+                             role="standby", primary_id=ident,
+                             unsubtracted=manager_sessions(obj, None))
         ctx.out.notices.append(
             f"cnpg: {obj.ref}: traffic to {obj.name}-ro is budgeted against the "
             f"{int(standby_n.value)} replicas; {obj.name}-r reaches every instance and is "
@@ -89,6 +99,57 @@ def cnpg_cluster(ctx: ReadContext, obj: K8sObject) -> None:
                                f"replica behind it and {obj.name}-r reaches the primary")
     ctx.cnpg[(obj.namespace, obj.name)] = (primary, standby)
     ctx.out.claimed.append(obj.ref)
+
+
+# The instance manager's own sessions (cloudnative-pg at a95a534d). Each is a database/sql
+# pool of at most 3 connections per database with no idle connection kept
+# (pkg/management/postgres/pool/pool.go:130-131 SetMaxOpenConns(3), SetMaxIdleConns(0)):
+# opened for a query and closed after it, so none holds a slot between uses, and they are
+# named under the budget, not subtracted from it.
+CNPG_AT = "cloudnative-pg@a95a534d"
+CNPG_POOL = (f"at most 3 connections per database, closed after each use ({CNPG_AT} "
+             "pkg/management/postgres/pool/pool.go:130-131 SetMaxOpenConns(3), "
+             "SetMaxIdleConns(0))")
+CNPG_MANAGER = (
+    "the instance manager's probes, declarative role and replication slot reconcilers and "
+    "online backups connect as superuser postgres (pkg/management/postgres/instance.go:967-"
+    f"983 ConnectionPool), {CNPG_POOL}: transient, and a superuser is admitted into the "
+    "reserved slots when the ordinary ones are full")
+CNPG_METRICS = (
+    "the metrics exporter queries each scraped database as cnpg_metrics_exporter, not a "
+    "superuser, from 1.30 (instance.go:986-999; metrics_exporter_role.go:43-62 LOGIN "
+    f"NOSUPERUSER; as postgres before), {CNPG_POOL}: ordinary slots while a scrape runs, "
+    "transient")
+CNPG_SLOT_SYNC = (
+    "each replica's replication slot synchronizer connects to the primary's postgres "
+    "database every 30 s (api/v1/cluster_types.go:1324) as streaming_replica, a regular "
+    "backend of a non-superuser role (internal/management/controller/slots/runner/"
+    "runner.go:128-130; instance.go:1579-1580; lifecycle/run.go:230 CREATE USER "
+    f"streaming_replica REPLICATION), {CNPG_POOL}: ordinary slots while it runs, "
+    "transient; the replicas' WAL streams are WAL senders, in max_wal_senders")
+
+
+def manager_sessions(obj: K8sObject, standbys: Term | None) -> list[NotSubtracted]:
+    """The sessions CloudNativePG itself opens on an instance (CNPG_MANAGER, CNPG_METRICS),
+    and on the primary those of its replicas' slot synchronizers (CNPG_SLOT_SYNC), unless
+    spec.replicationSlots turns both highAvailability and synchronizeReplicas off
+    (api/v1/cluster_funcs.go:260-265, 295-297, 333-338: each on by default)."""
+    def per_db(label: str, why: str) -> NotSubtracted:
+        return NotSubtracted(term=Term(label=label, value=3, source=Source.default_of(
+            "CloudNativePG pool limit per database")), why=why)
+
+    out = [per_db("CloudNativePG instance manager, user postgres", CNPG_MANAGER),
+           per_db("CloudNativePG metrics exporter, user cnpg_metrics_exporter", CNPG_METRICS)]
+    slots = get(obj.body, "spec", "replicationSlots")
+    off = isinstance(slots, dict) and all(
+        get(slots, key, "enabled") is False
+        for key in ("highAvailability", "synchronizeReplicas"))
+    if standbys is not None and not off:
+        out.append(NotSubtracted(term=Term(
+            label=f"CloudNativePG slot synchronizers of {standbys.value:g} replicas x 3, "
+                  "user streaming_replica",
+            value=3 * standbys.value, source=standbys.source), why=CNPG_SLOT_SYNC))
+    return out
 
 
 def _cnpg_version(ctx: ReadContext, obj: K8sObject) -> Term:

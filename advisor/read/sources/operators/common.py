@@ -17,6 +17,7 @@ from advisor.model import (
     BouncerVersion,
     ConfigProblem,
     Location,
+    NotSubtracted,
     Pooler,
     Record,
     Server,
@@ -260,10 +261,12 @@ def add_server(ctx: ReadContext, obj: K8sObject, ident: str, name: str, *, versi
                cpu: Term | None = None,
                hosts: list[str], role: str = "primary", primary_id: str | None = None,
                held: list[Term] | None = None,
-               start_errors: list[ConfigProblem] | None = None) -> Server:
+               start_errors: list[ConfigProblem] | None = None,
+               unsubtracted: list[NotSubtracted] | None = None) -> Server:
     server = Server(id=ident, name=name, kind="operator", namespace=obj.namespace,
                     version=version, settings=dict(settings), instances=instances,
                     held=list(held or ()), start_errors=list(start_errors or ()),
+                    unsubtracted=list(unsubtracted or ()),
                     memory_limit=memory, cpu_limit=cpu, location=location_at(obj), role=role,
                     primary_id=primary_id,
                     hosts=[h for n in hosts
