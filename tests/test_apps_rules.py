@@ -59,6 +59,8 @@ def test_pa103_when_only_the_process_count_is_cpu_derived(tmp_path):
     (f,) = _findings(tmp_path, "PA103", files)
     assert "cpu_count()" in f.message and "processes per pod" in f.message
     assert "15 on" not in f.message and "2 on 2 CPUs" in f.message
+    # the processes the budget counted on the assumed node, not the pool's 15 (audit 12a)
+    assert "the budget used 4 processes per pod on 4 node CPUs" in f.message
 
 
 def test_pa102_on_a_workload_that_names_no_database_is_info(tmp_path):

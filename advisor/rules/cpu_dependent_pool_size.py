@@ -101,7 +101,9 @@ def cpu_dependent_pool_size(topo: Topology, ctx: RuleContext) -> Iterator[Findin
             sizes = ", ".join(f"{num(formula.on_node(c))} on {c} CPUs" for c in _EXAMPLE_SIZES)
             used = node.counted_text(formula) if node is not None else (
                 pool.cpus.show() if pool.cpus is not None else "an assumed node size")
-            detail = (f"{sizes} (the budget used {num(pool.size.value)} {what} on {used}; "
+            # the figure the formula gives: processes when it sizes the process count
+            value = processes(pool) if formula.applies_to == "processes" else pool.size.value
+            detail = (f"{sizes} (the budget used {num(value)} {what} on {used}; "
                       "set node-cpus" + (" and threads-per-core" if formula.physical else "")
                       + " in .pool-advisor.toml)")
         message = (f"{client.name}: {pool.label} {what} come from {formula.text} "
