@@ -107,3 +107,14 @@ def test_the_dockerfile_s_rails_max_threads_sizes_pool_and_threads(tmp_path):
                                     'BUNDLE_DEPLOYMENT="1" RAILS_MAX_THREADS=8')
     peak, _ = peak_and_labels(tree(tmp_path, dockerfile=dockerfile))
     assert peak == 2 * 4 * (8 + 8)
+
+
+def test_the_env_is_the_dockerfile_s_that_builds_the_image(tmp_path):
+    """Two Dockerfiles: the folder's own builds a development image, `app.Dockerfile`
+    (named for the image example/app) the one the manifest runs: its production counts,
+    as its CMD does (pick_dockerfile), not the shallowest file's development."""
+    root = tree(tmp_path, dockerfile=DOCKERFILE.replace('"production"', '"development"'))
+    (root / "app.Dockerfile").write_text(DOCKERFILE)
+    peak, labels = peak_and_labels(root)
+    assert peak == 2 * 4 * (3 + 3)
+    assert any("production.queue" in label for label in labels)

@@ -385,17 +385,21 @@ def _dockerfile_command(app: AppSource, image: str = "") -> _ImageCommand | None
 _ENV_PAIR = lazy(r"""([A-Za-z_][A-Za-z0-9_]*)=("(?:[^"\\]|\\.)*"|'[^']*'|\S*)""")
 
 
-def dockerfile_env(app: AppSource | None) -> dict[str, EnvVar]:
-    """The ENV of the last stage of the app's Dockerfile (the one _dockerfile_command
-    reads), with those of the earlier stages it is built FROM, each cited at its line;
-    a value that expands a variable (`ENV NODE_ENV=$NODE_ENV` of a build ARG) is not
-    known here: value None, from_ref "dockerfile". Below the manifest's env, which
-    Kubernetes sets over the image's."""
-    files = sorted(app.of_kind("dockerfile"), key=lambda f: (f.rel.count("/"), f.rel)) \
-        if app is not None else []
-    if not files:
+def dockerfile_env(app: AppSource | None, image: str = "") -> dict[str, EnvVar]:
+    """The ENV of the last stage of the Dockerfile that builds `image` (pick_dockerfile,
+    the one _dockerfile_command reads; when that is not determinable, the app's
+    shallowest Dockerfile), with those of the earlier stages it is built FROM, each
+    cited at its line; a value that expands a variable (`ENV NODE_ENV=$NODE_ENV` of a
+    build ARG) is not known here: value None, from_ref "dockerfile". Below the
+    manifest's env, which Kubernetes sets over the image's."""
+    if app is None:
         return {}
-    f = files[0]
+    f = pick_dockerfile(app, image)[0] if image else None
+    if f is None:
+        files = sorted(app.of_kind("dockerfile"), key=lambda f: (f.rel.count("/"), f.rel))
+        if not files:
+            return {}
+        f = files[0]
     env: dict[str, EnvVar] = {}
     stages: dict[str, dict[str, EnvVar]] = {}
     stage = ""
@@ -425,11 +429,12 @@ def dockerfile_env(app: AppSource | None) -> dict[str, EnvVar]:
     return env
 
 
-def process_env(env: dict[str, EnvVar], app: AppSource | None) -> dict[str, EnvVar]:
-    """The variables the container's process starts with: the image's Dockerfile ENV
-    (dockerfile_env) with the manifest's `env` over it (Kubernetes sets a container's
-    env over its image's; the image's stays where the manifest is silent)."""
-    return {**dockerfile_env(app), **env}
+def process_env(env: dict[str, EnvVar], app: AppSource | None,
+                image: str = "") -> dict[str, EnvVar]:
+    """The variables the container's process starts with: the ENV of the Dockerfile that
+    builds `image` (dockerfile_env) with the manifest's `env` over it (Kubernetes sets a
+    container's env over its image's; the image's stays where the manifest is silent)."""
+    return {**dockerfile_env(app, image), **env}
 
 
 def rails_env(env: dict[str, EnvVar]) -> str:

@@ -59,7 +59,7 @@ def node_config(ctx: StackContext) -> NodeConfig:
                                             if f.rel.startswith("config/") or "/config/" in f.rel]
         pin = npm_pin(ctx.app, "config")
         found = ctx.cache["node-config"] = NodeConfig(
-            files, ctx.env_map(), dockerfile_env(ctx.app),
+            files, ctx.env_map(), dockerfile_env(ctx.app, ctx.container.image),
             int(pin[0].split(".")[0]) if pin is not None else None)
     return found
 

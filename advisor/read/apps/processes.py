@@ -725,7 +725,7 @@ def _puma_file(ctx: ContainerReading, hint: str | None, cpus: int) -> dict[str, 
     if ctx.app is None:
         return {}
     files = ctx.app.of_kind("puma", "ruby")
-    env = process_env(ctx.env_map(), ctx.app)  # the image's ENV too (Dockerfile)
+    env = process_env(ctx.env_map(), ctx.app, ctx.container.image)  # and its image ENV
     candidates = _path_tails(hint) if hint else [f"config/puma/{rails_env(env)}.rb",
                                                  "config/puma.rb"]
     f = next((f for c in candidates for f in files if f.rel == c), None)
@@ -870,7 +870,7 @@ def _sidekiq(ctx: ContainerReading, words: list[Word], cpus: int) -> ProcessInfo
         for f in ctx.app.of_kind("sidekiq-yml"):
             if f.rel != hint:
                 continue
-            env = process_env(ctx.env_map(), ctx.app)
+            env = process_env(ctx.env_map(), ctx.app, ctx.container.image)
             capsules, inside = yml_capsules(f, env, cpus)
             for n, line in enumerate(f.text.splitlines(), 1):
                 m = re.match(r"\s*:?concurrency:\s*(.+)", line)
@@ -904,7 +904,7 @@ def _sidekiq_threads(ctx: ContainerReading, conc: tuple[int, Source],
     plain = Term(label="Sidekiq concurrency", value=conc[0], source=conc[1])
     if ctx.app is None:
         return plain, []
-    env = process_env(ctx.env_map(), ctx.app)  # the image's ENV too (Dockerfile)
+    env = process_env(ctx.env_map(), ctx.app, ctx.container.image)  # and its image ENV
     declared = initializer_capsules(boot_files(ctx.app.of_kind("ruby"), rails_env(env)), env,
                                     cpus)
     by_name = {c.name: c for c in yml} | {c.name: c for c in declared.capsules}

@@ -37,7 +37,7 @@ def _render(f: AppFile, ctx: StackContext
             ) -> tuple[str, dict[int, Val], list[int], dict[int, EnvVar]]:
     """ERB rendered line by line: (text, line -> value of its <%= %>, unreadable lines,
     line -> the variable without a value here (a Secret's) that made it unreadable)."""
-    env = process_env(ctx.env_map(), ctx.app)  # the image's ENV too (Dockerfile)
+    env = process_env(ctx.env_map(), ctx.app, ctx.container.image)  # and its image ENV
     facts = _process_facts(ctx)
     values: dict[int, Val] = {}
     unknown: list[int] = []
@@ -197,7 +197,7 @@ def rails_pools(ctx: StackContext) -> list[Pool]:
                     f"{MAX_EXPANDED_NODES} nodes through aliases; refusing to read it "
                     "(possible alias bomb)", fatal=True, program="YAML")
         return []
-    env_name = rails_env(process_env(ctx.env_map(), ctx.app))
+    env_name = rails_env(process_env(ctx.env_map(), ctx.app, ctx.container.image))
     if not isinstance(data, dict) or env_name not in data:
         ctx.notices.append(f"{f.path}: no {env_name!r} environment (RAILS_ENV)")
         return []
