@@ -11,7 +11,7 @@ import os
 import posixpath
 import stat
 from collections.abc import Callable
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from msgspec import Struct
 
@@ -427,3 +427,17 @@ def _is_link(entry: os.DirEntry) -> bool:
         return entry.is_symlink()
     except OSError:
         return False
+
+
+def rel_inside(path: str) -> str | None:
+    """A relative POSIX path with `.` and `..` resolved ("" for the root itself); None
+    when it leaves the root."""
+    parts: list[str] = []
+    for part in PurePosixPath(path).parts:
+        if part == "..":
+            if not parts:
+                return None
+            parts.pop()
+        elif part != ".":
+            parts.append(part)
+    return "/".join(parts)

@@ -25,7 +25,7 @@ from advisor.lazyregex import lazy
 from advisor.model import Frozen
 from advisor.read.apps.source import SKIP_DIRS
 from advisor.read.bitnami_names import BITNAMI_OWNERS
-from advisor.read.fs import InputError, Root, walk
+from advisor.read.fs import InputError, Root, rel_inside, walk
 
 MAX_DIRS = 20_000
 
@@ -191,26 +191,13 @@ def script_contexts(root: Root, path: str) -> list[tuple[str, str, str]]:
         tags, context = found
         bases = [here] if make else sorted({"", here})
         folders = {f for b in bases
-                   if (f := _normal(f"{b}/{context}" if b else context)) is not None
+                   if (f := rel_inside(f"{b}/{context}" if b else context)) is not None
                    and os.path.isdir(os.path.join(root.path, f) if f else root.path)}
         if len(folders) != 1:
             continue
         folder = folders.pop()
         out += [(tag, folder, f"{shown}:{number}") for tag in tags]
     return out
-
-
-def _normal(path: str) -> str | None:
-    """A relative path with `.` and `..` resolved, None when it leaves the root."""
-    parts: list[str] = []
-    for part in PurePosixPath(path).parts:
-        if part == "..":
-            if not parts:
-                return None
-            parts.pop()
-        elif part != ".":
-            parts.append(part)
-    return "/".join(parts)
 
 
 def scan_build_hints(root: Root) -> BuildHints:
@@ -949,7 +936,7 @@ def copied_folders(root: Root, path: str) -> tuple[list[str], bool]:
             if "*" in src or "$" in src:
                 continue
             for base in ("", "" if here == "." else here):
-                folder = _normal(f"{base}/{src}" if base else src)
+                folder = rel_inside(f"{base}/{src}" if base else src)
                 if folder and folder not in out and \
                         os.path.isdir(os.path.join(root.path, folder)):
                     out.append(folder)
@@ -977,7 +964,7 @@ def copied_sources(root: Root, path: str, directory: str) -> tuple[str, ...] | N
         for src in words[:-1]:
             if src.startswith(("http://", "https://", "git@")):
                 continue  # ADD of a URL: nothing of the folder
-            rel = _normal(f"{directory}/{src}" if directory else src)
+            rel = rel_inside(f"{directory}/{src}" if directory else src)
             if not rel or rel == directory or any(c in src for c in "*?[$") or \
                     not os.path.exists(os.path.join(root.path, rel)):
                 return None

@@ -25,7 +25,7 @@ from fnmatch import fnmatchcase
 from pathlib import Path, PurePosixPath
 
 from advisor.lazyregex import lazy
-from advisor.read.fs import InputError, Root
+from advisor.read.fs import InputError, Root, rel_inside
 
 _MARK = "docker-entrypoint-"
 _INITDB = r"/docker-entrypoint-(?:pre)?initdb\.d"
@@ -199,12 +199,5 @@ def _joined(base: str, src: str) -> str | None:
     """`src` relative to `base` as a path from the root; None when it leaves the root."""
     if src.startswith("/"):
         return None  # an absolute host path: not this repository's file
-    parts: list[str] = [] if base in ("", ".") else base.split("/")
-    for part in PurePosixPath(src).parts:
-        if part == "..":
-            if not parts:
-                return None
-            parts.pop()
-        elif part != ".":
-            parts.append(part)
-    return "/".join(parts) or "."
+    joined = rel_inside(src if base in ("", ".") else f"{base}/{src}")
+    return None if joined is None else joined or "."
