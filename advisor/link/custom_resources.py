@@ -38,10 +38,7 @@ def custom_resource_clients(objects: list[K8sObject], known_kinds: frozenset[str
     if not operator_secrets:
         return []
     out: list[Client] = []
-    for obj in objects:
-        if obj.kind in known_kinds or obj.kind == "CustomResourceDefinition" \
-                or obj.name in taken or not isinstance(obj.body, dict):
-            continue
+    for obj in _unread_objects(objects, known_kinds, taken):
         namespace = obj.namespace or default_ns
         mine = {k: v for k, v in operator_secrets.items() if k[1] in (namespace, None)}
         if not mine:
@@ -93,10 +90,7 @@ def secret_url_clients(objects: list[K8sObject], known_kinds: frozenset[str],
     if not leads:
         return []
     out: list[Client] = []
-    for obj in objects:
-        if obj.kind in known_kinds or obj.kind == "CustomResourceDefinition" \
-                or obj.name in taken or not isinstance(obj.body, dict):
-            continue
+    for obj in _unread_objects(objects, known_kinds, taken):
         namespace = obj.namespace or default_ns
         mine = {k: secrets[k] for k in leads if k[1] in (namespace, None)}
         if not mine:
@@ -160,3 +154,13 @@ def _secret_refs(obj: K8sObject, made: ConfigIndex) -> Iterator[EnvVar]:
                       if isinstance(v, dict | list)]
         elif isinstance(node, list):
             stack += [((*keys, i), v) for i, v in enumerate(node) if isinstance(v, dict | list)]
+
+
+def _unread_objects(objects: list[K8sObject], known_kinds: frozenset[str],
+                    taken: set[str]) -> Iterator[K8sObject]:
+    """The objects no reader takes: of a kind not in `known_kinds`, no CRD, not a client
+    already made (`taken`), with a mapping body."""
+    for obj in objects:
+        if obj.kind not in known_kinds and obj.kind != "CustomResourceDefinition" \
+                and obj.name not in taken and isinstance(obj.body, dict):
+            yield obj
