@@ -980,3 +980,82 @@ def test_cnpg_writes_its_own_defaults_where_the_parameters_do_not():
     workers = primary.settings["max_worker_processes"]
     assert workers.value == 32 and "CloudNativePG default" in (workers.source.default or "")
     assert primary.settings["max_parallel_workers"].value == 4
+
+
+ZALANDO_CLUSTER_ONLY = """apiVersion: acid.zalan.do/v1
+kind: postgresql
+metadata:
+  name: acid-shop
+  namespace: shop
+spec:
+  numberOfInstances: 2
+  postgresql:
+    version: "16"
+  enableConnectionPooler: true
+"""
+
+ZALANDO_OPERATOR_CRD = """apiVersion: acid.zalan.do/v1
+kind: OperatorConfiguration
+metadata:
+  name: postgresql-operator-configuration
+  namespace: postgres-operator
+configuration:
+  postgres_pod_resources:
+    default_memory_limit: 6Gi
+  connection_pooler:
+    connection_pooler_number_of_instances: 1
+    connection_pooler_max_db_connections: 200
+    connection_pooler_mode: session
+    connection_pooler_user: bouncer
+"""
+
+ZALANDO_OPERATOR_CONFIGMAP = """apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: postgres-operator
+  namespace: postgres-operator
+data:
+  connection_pooler_number_of_instances: "3"
+  connection_pooler_max_db_connections: "240"
+"""
+
+
+def test_zalando_pooler_and_memory_defaults_come_from_the_operator_configuration():
+    """A manifest that leaves the pooler's size out runs the operator configuration's
+    (operator_config.go importConfigurationFromCRD at v2.0.1): 200 // max(1, 2) pods =
+    100 per pod, pool 50, reserve 25, session mode, auth_user `bouncer`; and Spilo sizes
+    max_connections from its default_memory_limit: 6144 MB / 30 = 204. Shipped defaults
+    (60 // 2 = 30, 100) undercounted both."""
+    objects, _ = k8s_objects(ZALANDO_CLUSTER_ONLY + "---\n" + ZALANDO_OPERATOR_CRD, "m.yaml")
+    e = operator_entities(objects)
+    p = pooler(e, "zalando-pooler:shop/acid-shop-pooler")
+    assert p.replicas.value == 2  # CRD-based: util.MaxInt32(1, 2)
+    s = p.settings
+    assert (s["max_db_connections"].value, s["default_pool_size"].value,
+            s["reserve_pool_size"].value) == (100, 50, 25)
+    assert s["pool_mode"].value == "session"
+    whole = ZALANDO_CLUSTER_ONLY + "---\n" + ZALANDO_OPERATOR_CRD
+    assert s["pool_mode"].source.line == line_no_text(whole, "connection_pooler_mode")
+    assert p.databases[0].auth_user.value == "bouncer"
+    primary = server(e, "zalando:shop/acid-shop")
+    assert primary.settings["max_connections"].value == 204
+    assert "6144 MB memory limit" in primary.settings["max_connections"].source.default
+
+
+def test_zalando_configmap_configuration_and_the_manifest_over_it():
+    objects, _ = k8s_objects(ZALANDO_CLUSTER_ONLY + "---\n" + ZALANDO_OPERATOR_CONFIGMAP,
+                             "m.yaml")
+    p = operator_entities(objects).poolers[0]
+    # ConfigMap-based: no floor of 2; 240 // 3 = 80 per pod
+    assert p.replicas.value == 3 and p.settings["max_db_connections"].value == 80
+    assert p.settings["pool_mode"].value == "transaction"  # not configured: shipped
+    given = ZALANDO_CLUSTER_ONLY.replace("  enableConnectionPooler: true\n",
+                                         "  connectionPooler:\n    numberOfInstances: 2\n"
+                                         "    maxDBConnections: 60\n")
+    objects, _ = k8s_objects(given + "---\n" + ZALANDO_OPERATOR_CONFIGMAP, "m.yaml")
+    p = operator_entities(objects).poolers[0]
+    assert p.replicas.value == 2 and p.settings["max_db_connections"].value == 30
+
+
+def line_no_text(text: str, needle: str) -> int:
+    return next(i for i, line in enumerate(text.splitlines(), 1) if needle in line)
