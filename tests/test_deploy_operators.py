@@ -1059,3 +1059,34 @@ def test_zalando_configmap_configuration_and_the_manifest_over_it():
 
 def line_no_text(text: str, needle: str) -> int:
     return next(i for i, line in enumerate(text.splitlines(), 1) if needle in line)
+
+
+ZALANDO_OPERATOR_HELMRELEASE = """apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata:
+  name: postgres-operator
+  namespace: database
+spec:
+  chart:
+    spec:
+      chart: postgres-operator
+      version: 1.14.0
+      sourceRef: {kind: HelmRepository, name: zalando}
+  values:
+    configConnectionPooler:
+      connection_pooler_max_db_connections: 120
+    configPostgresPodResources:
+      default_memory_limit: 4Gi
+"""
+
+
+def test_zalando_operator_configuration_from_its_helmrelease_values():
+    """The chart not rendered (a remote chart): its values configConnectionPooler and
+    configPostgresPodResources are the operator's configuration (configTarget
+    OperatorConfigurationCRD by default): 120 // 2 = 60 per pod; 4096 MB / 30 = 136."""
+    objects, _ = k8s_objects(ZALANDO_CLUSTER_ONLY + "---\n" + ZALANDO_OPERATOR_HELMRELEASE,
+                             "m.yaml")
+    e = operator_entities(objects)
+    p = e.poolers[0]
+    assert p.replicas.value == 2 and p.settings["max_db_connections"].value == 60
+    assert server(e, "zalando:shop/acid-shop").settings["max_connections"].value == 136

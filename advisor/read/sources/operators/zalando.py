@@ -95,8 +95,9 @@ _MEMORY_KEY = "default_memory_limit"
 def operator_config(objects: list[K8sObject]) -> tuple[dict[str, tuple[str, Source]], bool]:
     """The Zalando operator's configuration in the repository, key -> (value, where), and
     whether it is the CRD-based one (whose pooler pods are at least 2): the first
-    `OperatorConfiguration`, else the first ConfigMap carrying connection_pooler_* keys
-    (the ConfigMap-based configuration); empty when there is neither."""
+    `OperatorConfiguration`, else the values of a HelmRelease of the operator's chart,
+    else the first ConfigMap carrying connection_pooler_* keys (the ConfigMap-based
+    configuration); empty when there is none."""
     for obj in objects:
         if obj.kind == "OperatorConfiguration" and obj.api_version.startswith(ZALANDO_API):
             found = {key: (str(raw), source_at(obj, "configuration", "connection_pooler", key))
@@ -108,6 +109,20 @@ def operator_config(objects: list[K8sObject]) -> tuple[dict[str, tuple[str, Sour
                 found[_MEMORY_KEY] = (str(raw), source_at(
                     obj, "configuration", "postgres_pod_resources", _MEMORY_KEY))
             return found, True
+    for obj in objects:
+        # the operator's Helm chart not rendered (a HelmRelease of a remote chart): its
+        # values configConnectionPooler / configPostgresPodResources become the
+        # OperatorConfiguration, or with configTarget ConfigMap the ConfigMap
+        # (charts/postgres-operator/values.yaml, templates/configmap.yaml at v2.0.1)
+        values = get(obj.body, "spec", "values")
+        if obj.kind == "HelmRelease" and isinstance(values, dict) and (
+                "configConnectionPooler" in values or "configPostgresPodResources" in values):
+            keys = {key: ("configConnectionPooler", key) for key in _POOLER_KEYS}
+            keys[_MEMORY_KEY] = ("configPostgresPodResources", _MEMORY_KEY)
+            found = {key: (str(raw), source_at(obj, "spec", "values", *path))
+                     for key, path in keys.items()
+                     if (raw := get(values, *path)) is not None}
+            return found, values.get("configTarget", "OperatorConfigurationCRD") != "ConfigMap"
     for obj in objects:
         data = get(obj.body, "data")
         if obj.kind == "ConfigMap" and isinstance(data, dict) \
