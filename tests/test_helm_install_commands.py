@@ -72,7 +72,9 @@ def test_the_commands_that_install_a_postgresql_chart_are_read():
 
 def test_a_script_installed_server_is_a_pa901_warning_not_no_server_found(tmp_path):
     write(tmp_path, {"dev/deploy.sh": SCRIPT, "dev/db-values.yaml": "auth:\n  database: x\n",
-                     "k8s/api.yaml": APP})
+                     "k8s/api.yaml": APP,
+                     # the README's copy of the script's command is the same server
+                     "dev/README.md": "Deploy: `helm upgrade shop-db postgresql --install`\n"})
     r = run_check([tmp_path])
     (pa901,) = [f for f in r.findings if f.code == "PA901"]
     assert "release shop-db (dev/deploy.sh:5)" in pa901.message

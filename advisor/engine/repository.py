@@ -308,7 +308,10 @@ def _helm_installs_said(found, root: Root, topo: Topology, problems: list[Config
     from advisor.read.helm_commands import server_installs, service_name
 
     notices = []
-    for name, paths in sorted(found.names.items()):
+    said: set[tuple[str, str]] = set()  # a README's copy of a script's command: once
+    # the scripts first: what runs, rather than a README's copy of it
+    for name, paths in sorted(found.names.items(),
+                              key=lambda item: (item[0].lower().startswith("readme"), item[0])):
         if not is_build_script(name):
             continue
         for path in sorted(paths):
@@ -318,6 +321,10 @@ def _helm_installs_said(found, root: Root, topo: Topology, problems: list[Config
                 continue
             shown = root.rel(path)
             for install in server_installs(text):
+                key = (install.release, install.chart)
+                if key in said:
+                    continue
+                said.add(key)
                 values = _install_values(root, shown, install.values, found.manifests)
                 host = service_name(install, values)
                 where = f"{shown}:{install.line}"
