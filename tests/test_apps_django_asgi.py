@@ -9,7 +9,7 @@ import pytest
 
 from advisor.engine.check import run_check
 from advisor.engine.options import CheckOptions
-from advisor.read.apps import pools_for_container, scan_app_dir
+from advisor.read.apps import default_pools_for_container, pools_for_container, scan_app_dir
 from advisor.read.fs import Root
 from tests.apphelpers import container
 from tests.tree_helpers import POSTGRES_DB as DB
@@ -99,3 +99,39 @@ spec:
     _found(tmp_path, ())
     result = run_check([str(tmp_path)], CheckOptions())
     assert [f.code for f in result.findings if f.code == "PA102"] == ["PA102"]
+
+
+# fighthealthinsurance shape: django-configurations, DATABASES a property of the
+# configuration class (not read), uvicorn started in the background by a script
+CONFIGURATIONS = """\
+import os
+from configurations import Configuration
+
+
+class Prod(Configuration):
+    @property
+    def DATABASES(self):
+        return {"default": {"ENGINE": "django.db.backends.postgresql",
+                            "HOST": os.getenv("PDBHOST")}}
+"""
+START = """\
+#!/usr/bin/env bash
+uvicorn web.asgi:application --workers "${UVICORN_WORKERS:-2}" &
+nginx -g "daemon off;" &
+wait
+"""
+
+
+def test_unread_settings_under_asgi_are_unbounded_not_one(tmp_path):
+    """Audit 13a D1: settings the reader cannot read fall back to the stack's default,
+    which counted 1 connection per uvicorn worker; under ASGI the default is one per
+    request in flight, unbounded (PA102), as when the settings are read."""
+    write(tmp_path, {"requirements.txt": "django==5.2.9\nuvicorn\n", "manage.py": MANAGE,
+                     "web/settings.py": CONFIGURATIONS, "web/__init__.py": "",
+                     "scripts/start-server.sh": START})
+    app, box = scan_app_dir(Root.of(tmp_path), ""), container(
+        {"UVICORN_WORKERS": "1", "PDBHOST": "db"}, command=("scripts/start-server.sh",))
+    assert pools_for_container(box, app).pools == []  # DATABASES not read
+    (pool,) = default_pools_for_container(box, app, None).pools
+    assert pool.bound == "unbounded" and "request in flight" in pool.label
+    assert "no pool setting read" in pool.note and "ASGI (uvicorn)" in pool.note

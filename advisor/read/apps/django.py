@@ -312,7 +312,7 @@ def django_alias_pools(ctx: StackContext) -> list[Pool]:
                     note=f"{here.label()}: pool=True uses psycopg_pool defaults"))
             continue
         if ctx.processes().asgi:
-            pools.append(_asgi_pool(ctx, label, alias, route))
+            pools.append(asgi_pool(ctx, label, alias, route))
             continue
         threads = ctx.processes().threads
         if threads is not None:
@@ -328,7 +328,7 @@ def django_alias_pools(ctx: StackContext) -> list[Pool]:
     return pools
 
 
-def _asgi_pool(ctx: StackContext, label: str, alias: str, route: Route | None) -> Pool:
+def asgi_pool(ctx: StackContext, label: str, alias: str, route: Route | None) -> Pool:
     """Django under an ASGI server: ASGIHandler runs each request in its own
     asgiref ThreadSensitiveContext, so its sync code (views, ORM) runs in a thread of
     its own and opens its own connection: one per request in flight, per alias. Only
