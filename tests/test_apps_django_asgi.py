@@ -135,3 +135,25 @@ def test_unread_settings_under_asgi_are_unbounded_not_one(tmp_path):
     (pool,) = default_pools_for_container(box, app, None).pools
     assert pool.bound == "unbounded" and "request in flight" in pool.label
     assert "no pool setting read" in pool.note and "ASGI (uvicorn)" in pool.note
+
+
+@pytest.mark.parametrize("command", [
+    ("./manage.py", "runserver", "0.0.0.0:8000"),
+    ("python", "manage.py", "runserver", "0.0.0.0:8000"),
+    ("sh", "-c", "python manage.py migrate && python manage.py runserver 0.0.0.0:8000"),
+    ("django-admin", "--settings=api.settings", "runserver"),
+])
+def test_runserver_is_a_thread_per_request_unbounded(tmp_path, command):
+    """Audit 13a D2 (tuanngominh/celery-django-kubernetes-experiment shape): the image's
+    CMD `./manage.py runserver` was no server ('the script ./manage.py ... is not in
+    the application source': one process, one connection); Django's development server
+    is threaded by default, a thread and a connection per request in flight."""
+    (pool,) = _found(tmp_path, command).pools
+    assert pool.bound == "unbounded" and "request in flight" in pool.label
+    assert "runserver" in pool.note and "ASGI" not in pool.note
+
+
+def test_runserver_nothreading_is_one_connection(tmp_path):
+    (pool,) = _found(tmp_path, ("python", "manage.py", "runserver", "--nothreading",
+                                "0.0.0.0:8000")).pools
+    assert (pool.bound, pool.size.value) == ("fixed", 1)

@@ -340,6 +340,13 @@ def asgi_pool(ctx: StackContext, label: str, alias: str, route: Route | None) ->
         return ctx.pool(name, limit.value, limit.source, route=route,
                         size_label=f"{label}: 1 connection x {limit.label}")
     server = ctx.processes().server
+    if server == "manage.py runserver":  # processes._runserver: a thread per request
+        return ctx.pool(name, 0, Source.default_of(
+            "Django runserver: a thread per request (ThreadedWSGIServer), one connection "
+            "per request in flight", key=alias), route=route, bound="unbounded",
+            note="manage.py runserver (threaded): each request in flight runs in a thread "
+                 "of its own with its own connection and nothing bounds them "
+                 "(--nothreading serves one at a time)")
     return ctx.pool(name, 0, Source.default_of(
         "Django under ASGI: one connection per request in flight (ASGIHandler, "
         "ThreadSensitiveContext per request)", key=alias), route=route, bound="unbounded",

@@ -251,11 +251,34 @@ def _find_server(cmd: CommandLine, names: tuple[str, ...]) -> tuple[str, list[Wo
             base = _basename(w.text)
             if base in names:
                 return base, segment[i + 1:]
+            if "runserver" in names and base in _DJANGO_MANAGE and (
+                    rest := _manage_args(segment[i + 1:])) and rest[0].text == "runserver":
+                return "runserver", rest[1:]
             if base.startswith("python") and i + 2 < len(segment) + 1 \
                     and i + 1 < len(segment) and segment[i + 1].text == "-m" \
                     and i + 2 < len(segment) and segment[i + 2].text in names:
                 return segment[i + 2].text, segment[i + 3:]
     return None
+
+
+_DJANGO_MANAGE = ("manage.py", "django-admin", "django-admin.py")
+
+
+def _manage_args(words: list[Word]) -> list[Word]:
+    """The words after `manage.py`'s own options (--settings=..., -v 2): its command."""
+    while words and words[0].text.startswith("-"):
+        words = words[1:]
+    return words
+
+
+def _runserver(words: list[Word]) -> ProcessInfo:
+    """Django's development server: threaded unless --nothreading (django 5.2.20
+    core/management/commands/runserver.py:51-53,126,149), a thread per request
+    (core/servers/basehttp.py:256-280 socketserver.ThreadingMixIn), each thread its
+    own connection: one per request in flight, unbounded, as under ASGI."""
+    if any(w.text == "--nothreading" for w in words):
+        return ProcessInfo(server="manage.py runserver --nothreading")
+    return ProcessInfo(server="manage.py runserver", asgi=True)
 
 
 # --- gunicorn / uvicorn ----------------------------------------------------------------
@@ -1104,7 +1127,7 @@ def _node_cluster(ctx: ContainerReading, cpus: int, assumed: bool) -> ProcessInf
 _SERVERS = ("gunicorn", "uvicorn", "daphne", "uwsgi", "celery", "sentry",
             "puma", "sidekiq", "sidekiqswarm", "php-fpm",
             "pm2-runtime", "pm2", "rails", "rake", "node", "php-fpm8.2", "php-fpm8.3", "php-fpm7.4",
-            "supervisord")
+            "supervisord", "runserver")
 
 
 def _supervisord(ctx: ContainerReading, words: list[Word], cpus: int, assumed: bool
@@ -1313,6 +1336,8 @@ def _server_info(ctx: ContainerReading, name: str, words: list[Word], cpus: int,
         return _uvicorn(ctx, words)
     if name == "daphne":
         return ProcessInfo(server="daphne", asgi=True)  # one process, no concurrency limit
+    if name == "runserver":
+        return _runserver(words)
     if name == "uwsgi":
         return _uwsgi(ctx, words)
     if name == "sentry" and words[:2] and [w.text for w in words[:2]] == ["run", "worker"]:
