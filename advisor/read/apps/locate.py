@@ -821,6 +821,12 @@ def _norm(text: str) -> str:
     return re.sub(r"[^a-z0-9]", "", text.lower())
 
 
+def loose_name(text: str) -> str:
+    """A folder or image name without case and - _ . (core_application builds the
+    image core-application)."""
+    return _norm(text)
+
+
 def _is_gem(root: Root, directory: str) -> bool:
     try:
         return any(n.endswith(".gemspec") for n in os.listdir(os.path.join(root.path,
