@@ -494,3 +494,37 @@ def test_a_package_folder_builds_the_image_named_with_hyphens(tmp_path):
     assert "PA106" not in {f.code for f in result.findings}
     (budget,) = result.budgets
     assert budget.peak == 32 and "PA101" in {f.code for f in result.findings}
+
+
+def test_an_image_written_as_variables_is_built_here(tmp_path):
+    """Audit 13a D4 (fighthealthinsurance shape): `image: ${FHI_BASE}:${FHI_VERSION}`,
+    filled in by the deploy script's envsubst, was taken for an official image of no
+    organisation: no source folder (PA106) for the Django app at the root, whose
+    uvicorn workers hold a connection per request in flight (PA102)."""
+    write(tmp_path, {
+        "setup.py": 'from setuptools import setup\nsetup(name="fighthealth")\n',
+        "requirements.txt": "django==5.2.9\nuvicorn[standard]\n",
+        "manage.py": 'import os\nos.environ.setdefault("DJANGO_SETTINGS_MODULE", '
+                     '"fh.settings")\n',
+        "fh/__init__.py": "",
+        "fh/settings.py": ('import os\nDATABASES = {"default": {"ENGINE": '
+                           '"django.db.backends.postgresql", "HOST": os.environ["PDBHOST"]}}\n'),
+        "k8s/Dockerfile": 'FROM python:3.12\nCOPY . /srv\nCMD ["uvicorn", "fh.asgi:application"]\n',
+        "k8s/db.yaml": POSTGRES_DB,
+        "k8s/web.yaml": """apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web}
+spec:
+  replicas: 6
+  template:
+    spec:
+      containers:
+        - name: web
+          image: ${FHI_BASE}:${FHI_VERSION}
+          command: [uvicorn, fh.asgi:application, --workers, "1"]
+          env:
+            - {name: PDBHOST, value: db}
+"""})
+    result = run_check([str(tmp_path)], CheckOptions())
+    codes = {f.code for f in result.findings}
+    assert "PA106" not in codes and "PA102" in codes

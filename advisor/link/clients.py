@@ -63,6 +63,7 @@ from advisor.read.apps.locate import (
     match_app_dir,
     maybe_built_here,
     named_service_dir,
+    variable_image,
 )
 from advisor.read.apps.poolcache import container_pools
 from advisor.read.apps.source import AppFile
@@ -1333,6 +1334,8 @@ def _published_program(image: str) -> bool:
     """An official library image (no organisation) of a program, not a runtime that runs
     the repository's own code."""
     repo = image_repository(image.lower())
+    if variable_image(image):
+        return False  # `${FHI_BASE}:${FHI_VERSION}`: a name the deploy script gives
     # rabbitmq, docker.io/library/redis, public.ecr.aws/docker/library/rabbitmq
     official = "/" not in repo or repo.split("/")[-2] == "library"
     return bool(image) and official and image_name(image).lower() not in _RUNTIME_IMAGES
