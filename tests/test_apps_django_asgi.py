@@ -157,3 +157,26 @@ def test_runserver_nothreading_is_one_connection(tmp_path):
     (pool,) = _found(tmp_path, ("python", "manage.py", "runserver", "--nothreading",
                                 "0.0.0.0:8000")).pools
     assert (pool.bound, pool.size.value) == ("fixed", 1)
+
+
+@pytest.mark.parametrize("command", [
+    ("uv", "run", "granian", "--interface", "asgi", "--workers", "4", "api.asgi:application"),
+    ("granian", "--interface=asginl", "--workers=4", "api.asgi:application"),
+])
+def test_granian_asgi_is_unbounded_per_worker(tmp_path, command):
+    """Audit 13a D5 (gulfofmaine/buoy_barn shape, CMD `uv run granian --interface asgi
+    --workers 4`): granian was no server ('starts no server read here': one process,
+    one connection)."""
+    (pool,) = _found(tmp_path, command).pools
+    assert pool.bound == "unbounded" and pool.processes.value == 4
+    assert "ASGI (granian)" in pool.note
+
+
+def test_granian_wsgi_blocking_threads(tmp_path):
+    # granian/server/common.py:168-174: backpressure 1024 // 4 workers = 256, // 2 = 128
+    (pool,) = _found(tmp_path, ("granian", "--interface", "wsgi", "api.wsgi:application"),
+                     {"GRANIAN_WORKERS": "4"}).pools
+    assert (pool.bound, pool.processes.value, pool.size.value) == ("fixed", 4, 128)
+    (pool,) = _found(tmp_path, ("granian", "--interface", "wsgi", "--blocking-threads", "2",
+                                "api.wsgi:application")).pools
+    assert (pool.processes.value, pool.size.value) == (1, 2)
