@@ -1180,6 +1180,11 @@ def _node_cluster(ctx: ContainerReading, cpus: int, assumed: bool) -> ProcessInf
     return None
 
 
+# `celery flower` (the Flower dashboard: one Tornado process on the broker's events,
+# mher/flower@0424679 flower/command.py:31-53) and `celery events` run no task: no pool
+# of worker processes
+_CELERY_MONITORS = ("flower", "events")
+
 _SERVERS = ("gunicorn", "uvicorn", "granian", "daphne", "uwsgi", "celery", "sentry",
             "puma", "sidekiq", "sidekiqswarm", "php-fpm",
             "pm2-runtime", "pm2", "rails", "rake", "node", "php-fpm8.2", "php-fpm8.3", "php-fpm7.4",
@@ -1406,6 +1411,10 @@ def _server_info(ctx: ContainerReading, name: str, words: list[Word], cpus: int,
     if name == "celery":
         if any(w.text == "beat" for w in words) and not any(w.text == "worker" for w in words):
             return ProcessInfo(server="celery-beat")
+        if not any(w.text == "worker" for w in words) and (
+                monitor := next((w.text for w in words if w.text in _CELERY_MONITORS), None)):
+            # a monitor runs no task: one process, not cpu_count() pool children
+            return ProcessInfo(server=f"celery-{monitor}")
         return _celery(ctx, words, cpus, assumed)
     if name == "puma" or (name == "rails" and words and words[0].text in ("s", "server")):
         return _puma(ctx, words, cpus, assumed)
