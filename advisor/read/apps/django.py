@@ -332,8 +332,12 @@ def django_alias_pools(ctx: StackContext) -> list[Pool]:
             else:
                 pools.append(ctx.pool(
                     f"{label} OPTIONS pool max_size", DEFAULT_POOL_MIN_SIZE,
-                    Source.default_of("psycopg_pool 3.3 default (min_size=4, max_size=None)",
-                                      key="pool"),
+                    # Django 5.2.20 db/backends/postgresql/base.py:185-215: pool=True is
+                    # ConnectionPool(**{}); psycopg_pool 3.3.3 pool.py:49-50 min_size=4,
+                    # max_size=None, base.py:119-120 max_size = min_size
+                    Source.default_of("psycopg_pool 3.3 default (min_size=4, max_size=None "
+                                      "-> min_size; Django 5.2 postgresql/base.py:196-215 "
+                                      "passes pool=True as no options)", key="pool"),
                     route=route, bound="default",
                     note=f"{here.label()}: pool=True uses psycopg_pool defaults"))
             continue
