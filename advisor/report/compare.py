@@ -34,6 +34,12 @@ class ServerChange(BaseModel):
     usable_after: float | None = None
     peak_before: float | None = None
     peak_after: float | None = None
+    # The peak is a floor (Budget.peak_is_floor: clients unknown, unbounded, unplaced,
+    # files unread): "fits" is never said of it, only "over by at least" or cannot tell.
+    floor_before: bool = False
+    floor_after: bool = False
+    # The server does not start with the head's settings (PA109): no slots, no verdict.
+    refused_after: bool = False
     terms: list[TermChange] = Field(default_factory=list)
 
     @property
@@ -66,9 +72,14 @@ class ServerChange(BaseModel):
 
     @property
     def fits_after(self) -> bool | None:
-        if self.peak_after is None or self.usable_after is None:
+        """True: known to fit; False: over (a floor past usable is over too); None: no
+        head budget, a server that does not start, or a floor within usable (cannot
+        tell)."""
+        if self.peak_after is None or self.usable_after is None or self.refused_after:
             return None
-        return self.peak_after <= self.usable_after
+        if self.peak_after > self.usable_after:
+            return False
+        return None if self.floor_after else True
 
 
 class ResultDiff(BaseModel):
@@ -118,6 +129,9 @@ def _change(b: Budget | None, a: Budget | None) -> ServerChange:
         usable_after=a.usable if a else None,
         peak_before=b.peak if b else None,
         peak_after=a.peak if a else None,
+        floor_before=b.peak_is_floor if b else False,
+        floor_after=a.peak_is_floor if a else False,
+        refused_after=a.refused is not None if a else False,
         terms=term_changes(b, a) if a and b else [],
     )
 
