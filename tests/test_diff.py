@@ -89,3 +89,29 @@ def test_a_server_that_will_not_start_has_no_fit_in_the_change_table():
     assert d.servers[0].fits_after is None
     assert "will not start (PA109)" in change_text(d, "main", "0" * 40)
     assert "will not start (PA109)" in diff_table(d) and "fits" not in diff_table(d)
+
+
+def test_a_moved_file_keeps_its_findings():
+    """kashalls/home-cluster@50a4a6462 moved kubernetes/fenrys/apps to kubernetes/fran/
+    apps: PA106 about the same workloads and PA901 about the same remote resource were
+    '10 new, 6 fixed' under --new-only (exit 1 on a pure reorganisation)."""
+    def unknown(path: str):
+        return replace(rs.session_set(), code="PA106", subject="Deployment/default/ha|unknown",
+                       location=Location(path=path, line=32))
+
+    def remote(path: str):
+        return replace(rs.session_set(), code="PA901",
+                       subject=f"{path}|remote resource 'https://x/crd.yaml' not fetched",
+                       location=Location(path=path, line=7))
+
+    old = "kubernetes/fenrys/apps/default/ha/helmrelease.yaml"
+    new = "kubernetes/fran/apps/default/ha/helmrelease.yaml"
+    base = _result([unknown(old), remote(old.replace("helmrelease", "kustomization"))], [])
+    head = _result([unknown(new), remote(new.replace("helmrelease", "kustomization"))], [])
+    d = compare(base, head)
+    assert (d.new, d.fixed, len(d.unchanged)) == ([], [], 2)
+    # another workload, or a second copy of the moved one, is still new
+    head2 = _result([unknown(new), unknown(old),
+                     replace(unknown(new), subject="Deployment/default/zipline|unknown")], [])
+    assert [f.subject for f in compare(_result([unknown(old)], []), head2).new] == [
+        "Deployment/default/ha|unknown", "Deployment/default/zipline|unknown"]

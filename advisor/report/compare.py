@@ -172,12 +172,28 @@ def term_changes(before: Budget, after: Budget) -> list[TermChange]:
 
 
 def _unmatched(these: list[Finding], others: list[Finding]) -> list[Finding]:
-    # A multiset match: two identical findings in head and one in base -> one is new.
-    pool = Counter(f.fingerprint for f in others)
+    """`these` that `others` do not have. A multiset match: two identical findings in
+    head and one in base -> one is new. First by fingerprint; what is left, by rule and
+    subject without the file: a file moved or renamed (a GitOps tree reorganised into
+    another folder) keeps its findings, which are not new (kashalls/home-cluster
+    50a4a6462: 6 findings of moved files were '10 new, 6 fixed' under --new-only)."""
+    left = _by_key(these, others, lambda f: f.fingerprint)
+    rest = _by_key(others, these, lambda f: f.fingerprint)
+    return _by_key(left, rest, _moved_key)
+
+
+def _moved_key(f: Finding) -> str:
+    subject = f.subject or f.message
+    return f"{f.code}|{subject.replace(f.location.path, '')}"
+
+
+def _by_key(these: list[Finding], others: list[Finding], key) -> list[Finding]:
+    pool = Counter(key(f) for f in others)
     out = []
     for f in these:
-        if pool[f.fingerprint] > 0:
-            pool[f.fingerprint] -= 1
+        k = key(f)
+        if pool[k] > 0:
+            pool[k] -= 1
         else:
             out.append(f)
     return out
