@@ -189,3 +189,31 @@ def test_a_floor_is_not_said_to_fit_in_the_change_table(tmp_path):
                           text=True, timeout=120)
     row = next(x for x in proc.stdout.splitlines() if x.strip().startswith("photos-db "))
     assert ">= 1 -> >= 1" in row and "cannot tell" in row and "fits" not in row, proc.stdout
+
+
+def test_a_file_that_does_not_parse_at_one_revision_is_not_new_or_removed(tmp_path):
+    """A commit that breaks the Cluster's YAML said 'photos-db removed' (and the commit
+    that fixes it 'new'): the server is there, its file was not read (PA901)."""
+    root = tmp_path / "gitops"
+    (root / "k8s").mkdir(parents=True)
+    pg = root / "k8s/postgres.yaml"
+    pg.write_text(CNPG_CLUSTER)
+    (root / "k8s/helmrelease.yaml").write_text(FLUX_RELEASE)
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "base")
+    pg.write_text(CNPG_CLUSTER.replace("instances: 1", "instances: [1"))
+
+    def table(base: str) -> str:
+        proc = subprocess.run([sys.executable, "-m", "advisor", "check", "k8s", "--no-cache",
+                               "--base", base], cwd=root, env=_env(), capture_output=True,
+                              text=True, timeout=120)
+        assert proc.returncode == 1, proc.stderr
+        return next(x for x in proc.stdout.splitlines() if x.strip().startswith("photos-db "))
+
+    row = table("main")  # the change breaks it
+    assert "head not read (PA901 k8s/postgres.yaml:8)" in row and "removed" not in row, row
+    git(root, "commit", "-q", "-am", "broken")
+    pg.write_text(CNPG_CLUSTER)
+    row = table("HEAD")  # the change fixes it
+    assert "base not read (PA901 k8s/postgres.yaml:8)" in row and "new" not in row, row

@@ -169,6 +169,9 @@ def change_text(diff: ResultDiff, ref: str, sha: str) -> str:
             f"{n(s.usable_before)} -> {n(s.usable_after)}"
         change = "new" if s.peak_before is None else (
             "removed" if s.change is None else f"{s.change:+g}")
+        if s.unread_before or s.unread_after:  # the file did not parse at one revision
+            change = f"{'base' if s.unread_before else 'head'} not read (PA901 " \
+                     f"{s.unread_before or s.unread_after})"
         rows.append((s.server, usable, f"{peak(s.peak_before, s.floor_before)} -> "
                      f"{peak(s.peak_after, s.floor_after)}", change, _status(s)))
     widths = [max(len(r[i]) for r in rows) for i in range(5)]

@@ -40,6 +40,10 @@ class ServerChange(BaseModel):
     floor_after: bool = False
     # The server does not start with the head's settings (PA109): no slots, no verdict.
     refused_after: bool = False
+    # A server missing from one revision whose file that revision could not read (PA901
+    # there): "path:line" of that finding. Not "new" or "removed": not known there.
+    unread_before: str = ""
+    unread_after: str = ""
     terms: list[TermChange] = Field(default_factory=list)
 
     @property
@@ -100,7 +104,8 @@ def compare(base: CheckResult, head: CheckResult) -> ResultDiff:
     order = [b.server_id for b in head.budgets] + [
         sid for sid in before if sid not in after
     ]
-    servers = [_change(before.get(sid), after.get(sid)) for sid in order]
+    servers = [_unread(_change(before.get(sid), after.get(sid)), before.get(sid),
+                       after.get(sid), base, head) for sid in order]
     new = _unmatched(head.findings, base.findings)
     fixed = _unmatched(base.findings, head.findings)
     worse = {s.server_id for s in servers if s.worse}
@@ -112,6 +117,23 @@ def compare(base: CheckResult, head: CheckResult) -> ResultDiff:
     unchanged = [f for f in head.findings if id(f) not in new_ids]
     return ResultDiff(servers=servers, new=new, fixed=fixed, unchanged=unchanged,
                       regressed=regressed)
+
+
+def _unread(s: ServerChange, b: Budget | None, a: Budget | None, base: CheckResult,
+            head: CheckResult) -> ServerChange:
+    """A server one revision has and the other does not, whose file the other could not
+    read (a PA901 finding on it there): said as not read, not as added or removed."""
+    def at(result: CheckResult, budget: Budget) -> str:
+        for f in result.findings:
+            if f.code == "PA901" and f.location.path == budget.location.path:
+                return f.location.label()
+        return ""
+
+    if a is None and b is not None:
+        s.unread_after = at(head, b)
+    elif b is None and a is not None:
+        s.unread_before = at(base, a)
+    return s
 
 
 def new_findings(base: CheckResult, head: CheckResult) -> list[Finding]:

@@ -95,7 +95,7 @@ def status(peak: float | None, usable: float | None, *, floor: bool = False) -> 
     """A floor (Budget.peak_is_floor) past usable is over by at least the difference;
     within it, it cannot tell, never "fits" (the text report's verdict)."""
     if peak is None or usable is None:
-        return "removed" if peak is None else "unknown"
+        return DASH if peak is None else "unknown"
     if floor:
         return (f"❌ over by at least {number(peak - usable)}" if peak > usable
                 else f"⚠️ cannot tell: peak ≥ {number(peak)} is a floor")
@@ -139,6 +139,9 @@ def diff_table(diff: ResultDiff) -> str:
                       always=True)
         change = "new server" if s.peak_before is None else (
             "removed" if s.change is None else signed(s.change))
+        if s.unread_before or s.unread_after:  # the file did not parse at one revision
+            change = f"{'base' if s.unread_before else 'head'} not read (PA901 " \
+                     f"{md_code(s.unread_before or s.unread_after)})"
         verdict = "❌ will not start (PA109)" if s.refused_after else \
             status(s.peak_after, s.usable_after, floor=s.floor_after)
         rows.append(
