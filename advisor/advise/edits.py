@@ -45,6 +45,10 @@ class FileChange(Struct):
                                                                                   "---"))):
                 line = line[0] + masked(line[1:], whole=in_secret and line[0] == " ")
             out.append(line)
+            if not line.endswith("\n"):
+                # the file's last line has no newline: say so as diff does, else `git
+                # apply` reads the next line as part of it ("corrupt patch")
+                out.append("\n\\ No newline at end of file\n")
         return "".join(out)
 
 
