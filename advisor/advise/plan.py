@@ -107,8 +107,9 @@ def _withheld(b: Budget, unknown: list[str], unplaced: list[str]) -> ServerAdvic
         fits_after=False, usable_after=b.usable, peak_after=b.peak, after=lines,
         notes=[f"proposals withheld for {b.server}: {' and '.join(why)}, so the peak is a "
                "floor and any size shared out without them would be wrong; declare them "
-               "under [[tool.pool-advisor.read.workloads]] (connections = N, or target = "
-               "the server) or point pool-advisor at their source (source = \"...\")"],
+               "as [[workloads]] in .pool-advisor.toml ([[tool.pool-advisor.workloads]] in "
+               "pyproject.toml) with connections = N or target = the server, or point "
+               "pool-advisor at their source (source = \"...\")"],
         memory_before=_memory_line(b), memory_after=_memory_line(b))
 
 
