@@ -109,7 +109,7 @@ def _part_proposals(client: Client, pool: Pool, parts: list[Term], per: tuple[st
         out.append(Proposal(
             kind="client-pool", subject=f"{client.name} {pool.label}",
             key=old.source.key or old.label, old=old.show(), new=num(new.value),
-            reason=(f"{pool.size.label}: {written} = {num(total)} per process; {per[0]} x "
+            reason=(f"{written} = {num(total)} per process; {per[0]} x "
                     f"{num(total)} = {num(per[1] * total)} connections (was "
                     f"{num(per[1] * pool.size.value)}), within its share of "
                     f"{num(math.floor(alloc))}"),
