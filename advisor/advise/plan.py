@@ -173,7 +173,8 @@ def _advise_server(
 
     # 0: a transaction-mode PgBouncer for direct clients past what the server should run
     # (not when the user shapes the pools' shares: --weight, --min, their declarations)
-    pooled = _new_pooler(after_topo, after_server, b, target_active, notes) \
+    pooled = _new_pooler(after_topo, after_server, b, target_active, notes,
+                         options.chart_dirs) \
         if options.new_pooler and not (options.weights or options.minimums) else []
     proposals += pooled
     # 1-2: fit the slots.
@@ -251,12 +252,12 @@ def _advise_server(
 
 
 def _new_pooler(topo: Topology, server: Server, b: Budget, target_active: float | None,
-                notes: list[str]) -> list[Proposal]:
+                notes: list[str], chart_dirs: list[str]) -> list[Proposal]:
     """The PgBouncer to add (advisor.advise.pooler), applied to `topo` (a copy), and the
     client hosts to point at it."""
     from advisor.advise.pooler import apply_to, propose_pooler
 
-    new = propose_pooler(topo, server, b, target_active)
+    new = propose_pooler(topo, server, b, target_active, chart_dirs)
     if new is None:
         return []
     apply_to(topo, server, new)
