@@ -2,7 +2,7 @@
 templates/, where Helm deploys it (audit 13d, BorisPolonsky/dify-helm: the Bitnami
 dependency's server is cited at values.yaml, and the manifest went beside it, as
 charts/dify/pgbouncer-....yaml, which Helm never applies: check after `git apply` did not
-see it at all)."""
+see it at all; and the clients' host, written in a template, was not edited)."""
 
 from __future__ import annotations
 
@@ -47,13 +47,20 @@ def test_the_new_pgbouncer_goes_in_the_charts_templates(tmp_path):
     diff = cli("advise", str(tmp_path / "charts/app"), "--diff")
     assert "PgBouncer (new) none -> charts/app/templates/pgbouncer-db-postgresql.yaml" \
         in diff.stdout, diff.stdout
-    patch = diff.stdout[diff.stdout.index("diff --git"):]
-    applied = subprocess.run(["git", "apply", "-"], input=patch, text=True, cwd=tmp_path,
+    # the whole output: git apply skips the report before the first file's header
+    applied = subprocess.run(["git", "apply", "-"], input=diff.stdout, text=True, cwd=tmp_path,
                              capture_output=True)
     assert applied.returncode == 0, applied.stderr
-    # Helm renders it: check reads the PgBouncer from the chart, not a file beside it
-    after = cli("check", str(tmp_path / "charts/app"))
-    assert "pgbouncer-db-postgresql" in after.stdout, after.stdout
+    # the host edit in the template is made though the template is no YAML as written
+    # (`{{ }}` in a flow mapping): it was refused as "the edit would make the YAML invalid"
+    assert "not edited" not in diff.stderr, diff.stderr
+    assert "value: pgbouncer-db-postgresql}" in (
+        tmp_path / "charts/app/templates/web.yaml").read_text()
+    # Helm renders it: check reads the PgBouncer from the chart, not a file beside it,
+    # and the server fits with what advise promised (2 replicas + 1 surge x 1)
+    after = cli("check", "-v", str(tmp_path / "charts/app"))
+    assert after.returncode == 0, after.stdout
+    assert "pgbouncer-db-postgresql" in after.stdout and "peak: 3 <= 97 usable" in after.stdout
 
 
 def test_chart_templates():

@@ -158,7 +158,10 @@ def plan(edits: Iterable[Edit], roots: Sequence[Path]) -> EditPlan:
         change.after = "".join(lines)
         if not change.applied:
             continue
-        problem = _still_loads(shown, change.after)
+        # a file that was no YAML before (a chart template: `{{ }}` in a flow mapping)
+        # is not made invalid by the edit: Helm renders it, as the trial check does
+        problem = _still_loads(shown, change.after) \
+            if _still_loads(shown, change.before) is None else None
         if problem is not None:
             for e in change.applied:
                 result.refused.append((e, problem))
