@@ -980,3 +980,218 @@ def test_cnpg_writes_its_own_defaults_where_the_parameters_do_not():
     workers = primary.settings["max_worker_processes"]
     assert workers.value == 32 and "CloudNativePG default" in (workers.source.default or "")
     assert primary.settings["max_parallel_workers"].value == 4
+
+
+ZALANDO_CLUSTER_ONLY = """apiVersion: acid.zalan.do/v1
+kind: postgresql
+metadata:
+  name: acid-shop
+  namespace: shop
+spec:
+  numberOfInstances: 2
+  postgresql:
+    version: "16"
+  enableConnectionPooler: true
+"""
+
+ZALANDO_OPERATOR_CRD = """apiVersion: acid.zalan.do/v1
+kind: OperatorConfiguration
+metadata:
+  name: postgresql-operator-configuration
+  namespace: postgres-operator
+configuration:
+  postgres_pod_resources:
+    default_memory_limit: 6Gi
+  connection_pooler:
+    connection_pooler_number_of_instances: 1
+    connection_pooler_max_db_connections: 200
+    connection_pooler_mode: session
+    connection_pooler_user: bouncer
+"""
+
+ZALANDO_OPERATOR_CONFIGMAP = """apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: postgres-operator
+  namespace: postgres-operator
+data:
+  connection_pooler_number_of_instances: "3"
+  connection_pooler_max_db_connections: "240"
+"""
+
+
+def test_zalando_pooler_and_memory_defaults_come_from_the_operator_configuration():
+    """A manifest that leaves the pooler's size out runs the operator configuration's
+    (operator_config.go importConfigurationFromCRD at v2.0.1): 200 // max(1, 2) pods =
+    100 per pod, pool 50, reserve 25, session mode, auth_user `bouncer`; and Spilo sizes
+    max_connections from its default_memory_limit: 6144 MB / 30 = 204. Shipped defaults
+    (60 // 2 = 30, 100) undercounted both."""
+    objects, _ = k8s_objects(ZALANDO_CLUSTER_ONLY + "---\n" + ZALANDO_OPERATOR_CRD, "m.yaml")
+    e = operator_entities(objects)
+    p = pooler(e, "zalando-pooler:shop/acid-shop-pooler")
+    assert p.replicas.value == 2  # CRD-based: util.MaxInt32(1, 2)
+    s = p.settings
+    assert (s["max_db_connections"].value, s["default_pool_size"].value,
+            s["reserve_pool_size"].value) == (100, 50, 25)
+    assert s["pool_mode"].value == "session"
+    whole = ZALANDO_CLUSTER_ONLY + "---\n" + ZALANDO_OPERATOR_CRD
+    assert s["pool_mode"].source.line == line_no_text(whole, "connection_pooler_mode")
+    assert p.databases[0].auth_user.value == "bouncer"
+    primary = server(e, "zalando:shop/acid-shop")
+    assert primary.settings["max_connections"].value == 204
+    assert "6144 MB memory limit" in primary.settings["max_connections"].source.default
+
+
+def test_zalando_configmap_configuration_and_the_manifest_over_it():
+    objects, _ = k8s_objects(ZALANDO_CLUSTER_ONLY + "---\n" + ZALANDO_OPERATOR_CONFIGMAP,
+                             "m.yaml")
+    p = operator_entities(objects).poolers[0]
+    # ConfigMap-based: no floor of 2; 240 // 3 = 80 per pod
+    assert p.replicas.value == 3 and p.settings["max_db_connections"].value == 80
+    assert p.settings["pool_mode"].value == "transaction"  # not configured: shipped
+    given = ZALANDO_CLUSTER_ONLY.replace("  enableConnectionPooler: true\n",
+                                         "  connectionPooler:\n    numberOfInstances: 2\n"
+                                         "    maxDBConnections: 60\n")
+    objects, _ = k8s_objects(given + "---\n" + ZALANDO_OPERATOR_CONFIGMAP, "m.yaml")
+    p = operator_entities(objects).poolers[0]
+    assert p.replicas.value == 2 and p.settings["max_db_connections"].value == 30
+
+
+def line_no_text(text: str, needle: str) -> int:
+    return next(i for i, line in enumerate(text.splitlines(), 1) if needle in line)
+
+
+ZALANDO_OPERATOR_HELMRELEASE = """apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata:
+  name: postgres-operator
+  namespace: database
+spec:
+  chart:
+    spec:
+      chart: postgres-operator
+      version: 1.14.0
+      sourceRef: {kind: HelmRepository, name: zalando}
+  values:
+    configConnectionPooler:
+      connection_pooler_max_db_connections: 120
+    configPostgresPodResources:
+      default_memory_limit: 4Gi
+"""
+
+
+def test_zalando_operator_configuration_from_its_helmrelease_values():
+    """The chart not rendered (a remote chart): its values configConnectionPooler and
+    configPostgresPodResources are the operator's configuration (configTarget
+    OperatorConfigurationCRD by default): 120 // 2 = 60 per pod; 4096 MB / 30 = 136."""
+    objects, _ = k8s_objects(ZALANDO_CLUSTER_ONLY + "---\n" + ZALANDO_OPERATOR_HELMRELEASE,
+                             "m.yaml")
+    e = operator_entities(objects)
+    p = e.poolers[0]
+    assert p.replicas.value == 2 and p.settings["max_db_connections"].value == 60
+    assert server(e, "zalando:shop/acid-shop").settings["max_connections"].value == 136
+
+
+PGO_CLUSTER = """apiVersion: postgres-operator.crunchydata.com/v1beta1
+kind: PostgresCluster
+metadata:
+  name: hippo
+spec:
+  postgresVersion: 16
+  instances:
+    - name: a
+  proxy:
+    pgBouncer:
+      replicas: 2
+"""
+
+
+@pytest.mark.parametrize(("install", "expected", "floor"), [
+    # a Flux OCIRepository of the pgo chart (the chart's version is the operator's)
+    ("""apiVersion: source.toolkit.fluxcd.io/v1
+kind: OCIRepository
+metadata:
+  name: pgo
+spec:
+  ref:
+    tag: 5.8.5
+  url: oci://registry.developers.crunchydata.com/crunchydata/pgo
+""", (1, 24), False),
+    # a HelmRelease of the pgo chart from a HelmRepository
+    ("""apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata:
+  name: crunchy-postgres-operator
+spec:
+  chart:
+    spec:
+      chart: pgo
+      version: 5.8.7
+""", (1, 25), False),
+    # the operator's own Deployment (kustomize install)
+    ("""apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: pgo
+spec:
+  template:
+    spec:
+      containers:
+        - name: operator
+          image: registry.developers.crunchydata.com/crunchydata/postgres-operator:ubi8-5.7.9-0
+""", (1, 24), False),
+    # 5.6/5.7 before 5.7.9: 1.22 or 1.23, at least 1.22
+    ("""apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata:
+  name: pgo
+spec:
+  chart:
+    spec:
+      chart: pgo
+      version: 5.7.2
+""", (1, 22), True),
+])
+def test_crunchy_pgbouncer_version_from_the_pgo_release(install, expected, floor):
+    """proxy.pgBouncer names no image: PgBouncer's version is that of the image the
+    installed PGO release runs (its RELATED_IMAGE_PGBOUNCER), cited there, not the generic
+    Debian 1.18 assumption (audit 13c D3: PGO 5.8.5 runs 1.24, where
+    max_prepared_statements is on by default)."""
+    objects, _ = k8s_objects(PGO_CLUSTER + "---\n" + install, "k.yaml")
+    [p] = operator_entities(objects).poolers
+    assert (p.version.major, p.version.minor) == expected
+    assert not p.version.assumed and p.version.floor is floor
+    assert p.version.source.path == "k.yaml" and p.version.source.line > 12
+    assert ("at least" in p.version.cite()) is floor
+
+
+def test_crunchy_pgbouncer_version_image_or_unknown_release():
+    """The cluster's own image wins over the release; an unknown or older release keeps
+    the named assumption."""
+    image = "registry.developers.crunchydata.com/crunchydata/crunchy-pgbouncer:ubi8-1.21-3"
+    objects, _ = k8s_objects(PGO_CLUSTER + f"      image: {image}\n" + """---
+apiVersion: source.toolkit.fluxcd.io/v1
+kind: OCIRepository
+metadata:
+  name: pgo
+spec:
+  ref:
+    tag: 5.8.5
+  url: oci://registry.developers.crunchydata.com/crunchydata/pgo
+""", "k.yaml")
+    [p] = operator_entities(objects).poolers
+    assert (p.version.major, p.version.minor) == (1, 21)
+    for install in ("", """---
+apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata:
+  name: pgo
+spec:
+  chart:
+    spec:
+      chart: pgo
+      version: 5.3.1
+"""):
+        objects, _ = k8s_objects(PGO_CLUSTER + install, "k.yaml")
+        [p] = operator_entities(objects).poolers
+        assert p.version.assumed

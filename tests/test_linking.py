@@ -1070,3 +1070,28 @@ def test_a_lone_bare_host_takes_db_name_and_db_user_beside_it(tmp_path):
     _result, budgets = budget_of(tmp_path)
     assert budgets["pg"].unknown_pairs == [
         "pg-pooler: (database, user) of 2 clients unknown (a, b)"]
+
+
+def test_a_database_address_variable_links_like_a_host_one():
+    """Authelia 4.38 reads storage.postgres.address from AUTHELIA_STORAGE_POSTGRES_ADDRESS
+    (`host` or `tcp://host:port`): it was no host variable, so a workload given only it
+    was dropped with a notice and its server said 'fits, peak 0' (audit 13c D2)."""
+    from advisor.link.hosts import host_variable_route
+    from advisor.model import EnvVar
+
+    def env(**values: str) -> list[EnvVar]:
+        return [EnvVar(name=k, value=v, source=Source(path="k8s/a.yaml", line=1))
+                for k, v in values.items()]
+
+    host_map = {"postgres-primary.database": ("server", "0")}
+    route = host_variable_route(env(AUTHELIA_STORAGE_POSTGRES_ADDRESS="postgres-primary.database"
+                                    ".svc", AUTHELIA_STORAGE_POSTGRES_DATABASE="authelia",
+                                    AUTHELIA_STORAGE_POSTGRES_USERNAME="authelia"),
+                                host_map, "security")
+    assert (route.host, route.dbname, route.user) == (
+        "postgres-primary.database.svc", "authelia", "authelia")
+    route = host_variable_route(env(AUTHELIA_STORAGE_POSTGRES_ADDRESS="tcp://postgres-primary"
+                                    ".database:5432"), host_map, "security")
+    assert (route.host, route.port) == ("postgres-primary.database", 5432)
+    # an address that is not a database's is not one: SMTP_ADDRESS, LISTEN_ADDRESS
+    assert host_variable_route(env(SMTP_ADDRESS="postgres-primary.database"), {}, "x") is None

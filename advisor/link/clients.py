@@ -59,9 +59,11 @@ from advisor.read.apps.locate import (
     image_name,
     image_repository,
     ko_app_dir,
+    loose_name,
     match_app_dir,
     maybe_built_here,
     named_service_dir,
+    variable_image,
 )
 from advisor.read.apps.poolcache import container_pools
 from advisor.read.apps.source import AppFile
@@ -1185,6 +1187,15 @@ def _inferred_app_dir(inputs: Inputs, w: Workload, topo: Topology) -> str | None
         if top and top[-1] in names:
             matches.append("/".join(d.split("/")[:len(top)]))
     matches = sorted(set(matches))
+    if not matches:
+        # a Python package folder builds an image named with - for _ (osstorres/
+        # django-k8s-pycon2024: applications/core_application, image core-application)
+        loose = {loose_name(n) for n in names} - {""}
+        alike = {d for d in inputs.app_candidates
+                 if loose_name(d.rsplit("/", 1)[-1]) in loose}
+        if len(alike) == 1:
+            return _inferred(topo, w, alike.pop(), "folder named like the workload or "
+                             "its image, but for - and _")
     if not matches and (go := go_command_dir(inputs.root, inputs.app_candidates,
                                              names)) is not None:
         return _inferred(topo, w, go, "the Go command of that name in its module's cmd/ "
@@ -1343,6 +1354,8 @@ def _published_program(image: str) -> bool:
     """An official library image (no organisation) of a program, not a runtime that runs
     the repository's own code."""
     repo = image_repository(image.lower())
+    if variable_image(image):
+        return False  # `${FHI_BASE}:${FHI_VERSION}`: a name the deploy script gives
     # rabbitmq, docker.io/library/redis, public.ecr.aws/docker/library/rabbitmq
     official = "/" not in repo or repo.split("/")[-2] == "library"
     return bool(image) and official and image_name(image).lower() not in _RUNTIME_IMAGES

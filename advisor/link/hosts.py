@@ -354,7 +354,9 @@ def _names_postgres(prefix: str) -> bool:
 # An application's own name for its database host (DJANGO_DATABASE_HOST,
 # AUTOBRR__POSTGRES_HOST, SYMFONY__ENV__DATABASE_HOST, POSTHOG_POSTGRES_HOST,
 # PAPERLESS_DBHOST, dbHost), and its siblings' endings.
-_HOST_VAR = lazy(r"(.*(?:DATABASE|POSTGRES|POSTGRESQL|PG|DB)_*)(?:HOST|HOSTNAME|SERVER)",
+# ADDRESS: Authelia 4.38's AUTHELIA_STORAGE_POSTGRES_ADDRESS (`host` or `tcp://host:port`,
+# storage.postgres.address), left out of every budget with only a notice (audit 13c D2)
+_HOST_VAR = lazy(r"(.*(?:DATABASE|POSTGRES|POSTGRESQL|PG|DB)_*)(?:HOST|HOSTNAME|SERVER|ADDRESS)",
                        re.I)
 _SIBLINGS = {"port": ("PORT",), "dbname": ("NAME", "DATABASE", "DB", "DBNAME"),
              "user": ("USER", "USERNAME")}
@@ -362,7 +364,7 @@ _SIBLINGS = {"port": ("PORT",), "dbname": ("NAME", "DATABASE", "DB", "DBNAME"),
 # POSTHOG_ and POSTGRES of POSTHOG_POSTGRES_HOST, PAPERLESS_ and DB of PAPERLESS_DBHOST.
 _APP_AND_WORD = lazy(r"(.+?_)(DATABASE|POSTGRESQL|POSTGRES|PG|DB)(_*)", re.I)
 _DB_WORDS = ("DB", "DATABASE", "POSTGRES", "POSTGRESQL", "PG")
-_HOST_ENDINGS = ("HOST", "HOSTNAME", "SERVER")
+_HOST_ENDINGS = ("HOST", "HOSTNAME", "SERVER", "ADDRESS")
 
 
 # Sidecars that listen on the pod's loopback for a database elsewhere (Cloud SQL, AlloyDB)
@@ -391,7 +393,7 @@ def host_variable_route(env: tuple[EnvVar, ...] | list[EnvVar],
     by_name = {e.name.upper(): e for e in env if e.value}
     # a value may carry its port (POSTGRES_DB_HOST=127.0.0.1:5432: hasura's Cloud SQL
     # example): the host is what links and what PA107 names
-    named = [(var, m, *split_port(var.value.strip()))
+    named = [(var, m, *split_port(var.value.strip().removeprefix("tcp://")))
              for var in sorted(env, key=lambda e: e.name.upper().startswith("INIT_"))
              if var.value and (m := _HOST_VAR.fullmatch(var.name)) is not None]
     linked = [entry for entry in named

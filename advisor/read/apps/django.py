@@ -312,7 +312,7 @@ def django_alias_pools(ctx: StackContext) -> list[Pool]:
                     note=f"{here.label()}: pool=True uses psycopg_pool defaults"))
             continue
         if ctx.processes().asgi:
-            pools.append(_asgi_pool(ctx, label, alias, route))
+            pools.append(asgi_pool(ctx, label, alias, route))
             continue
         threads = ctx.processes().threads
         if threads is not None:
@@ -328,7 +328,7 @@ def django_alias_pools(ctx: StackContext) -> list[Pool]:
     return pools
 
 
-def _asgi_pool(ctx: StackContext, label: str, alias: str, route: Route | None) -> Pool:
+def asgi_pool(ctx: StackContext, label: str, alias: str, route: Route | None) -> Pool:
     """Django under an ASGI server: ASGIHandler runs each request in its own
     asgiref ThreadSensitiveContext, so its sync code (views, ORM) runs in a thread of
     its own and opens its own connection: one per request in flight, per alias. Only
@@ -340,6 +340,13 @@ def _asgi_pool(ctx: StackContext, label: str, alias: str, route: Route | None) -
         return ctx.pool(name, limit.value, limit.source, route=route,
                         size_label=f"{label}: 1 connection x {limit.label}")
     server = ctx.processes().server
+    if server == "manage.py runserver":  # processes._runserver: a thread per request
+        return ctx.pool(name, 0, Source.default_of(
+            "Django runserver: a thread per request (ThreadedWSGIServer), one connection "
+            "per request in flight", key=alias), route=route, bound="unbounded",
+            note="manage.py runserver (threaded): each request in flight runs in a thread "
+                 "of its own with its own connection and nothing bounds them "
+                 "(--nothreading serves one at a time)")
     return ctx.pool(name, 0, Source.default_of(
         "Django under ASGI: one connection per request in flight (ASGIHandler, "
         "ThreadSensitiveContext per request)", key=alias), route=route, bound="unbounded",

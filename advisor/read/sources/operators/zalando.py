@@ -24,6 +24,14 @@ the operator makes.
   gets none of these. A connectionPooler section, even `{}`, enables the master pooler when
   enableConnectionPooler is unset. Services `<cluster>` (master), `<cluster>-repl`,
   `<cluster>-pooler`, `<cluster>-pooler-repl`.
+
+- The operator's own configuration (operator_config.go importConfigurationFromCRD and
+  pkg/util/config/config.go at v2.0.1) gives what a manifest leaves out: an
+  `OperatorConfiguration` (configuration.connection_pooler.connection_pooler_*,
+  configuration.postgres_pod_resources.default_memory_limit; its pooler pods are at least
+  2: util.MaxInt32(..., 2)) or the ConfigMap of the ConfigMap-based configuration (the
+  same keys, flat under data). The shipped values above stand only when the repository
+  holds neither.
 """
 
 from __future__ import annotations
@@ -47,6 +55,7 @@ from advisor.read.sources.operators.common import (
     memory_term,
     pg_parameter_settings,
     pooler_surge,
+    quantity,
     source_at,
     split_instances,
     version_term,
@@ -75,6 +84,66 @@ ZALANDO_BOUNCER = (1, 25, "Zalando operator v2.0 default connection_pooler_image
                    "builds the newest PgBouncer tag: 1.25.2, May 2026)")
 
 
+# --- the operator's configuration ---------------------------------------------------
+
+# keys of the operator configuration that change a budget (config.go `name:` tags)
+_POOLER_KEYS = ("connection_pooler_number_of_instances", "connection_pooler_max_db_connections",
+                "connection_pooler_mode", "connection_pooler_user")
+_MEMORY_KEY = "default_memory_limit"
+
+
+def operator_config(objects: list[K8sObject]) -> tuple[dict[str, tuple[str, Source]], bool]:
+    """The Zalando operator's configuration in the repository, key -> (value, where), and
+    whether it is the CRD-based one (whose pooler pods are at least 2): the first
+    `OperatorConfiguration`, else the values of a HelmRelease of the operator's chart,
+    else the first ConfigMap carrying connection_pooler_* keys (the ConfigMap-based
+    configuration); empty when there is none."""
+    for obj in objects:
+        if obj.kind == "OperatorConfiguration" and obj.api_version.startswith(ZALANDO_API):
+            found = {key: (str(raw), source_at(obj, "configuration", "connection_pooler", key))
+                     for key in _POOLER_KEYS
+                     if (raw := get(obj.body, "configuration", "connection_pooler", key))
+                     is not None}
+            raw = get(obj.body, "configuration", "postgres_pod_resources", _MEMORY_KEY)
+            if raw is not None:
+                found[_MEMORY_KEY] = (str(raw), source_at(
+                    obj, "configuration", "postgres_pod_resources", _MEMORY_KEY))
+            return found, True
+    for obj in objects:
+        # the operator's Helm chart not rendered (a HelmRelease of a remote chart): its
+        # values configConnectionPooler / configPostgresPodResources become the
+        # OperatorConfiguration, or with configTarget ConfigMap the ConfigMap
+        # (charts/postgres-operator/values.yaml, templates/configmap.yaml at v2.0.1)
+        values = get(obj.body, "spec", "values")
+        if obj.kind == "HelmRelease" and isinstance(values, dict) and (
+                "configConnectionPooler" in values or "configPostgresPodResources" in values):
+            keys = {key: ("configConnectionPooler", key) for key in _POOLER_KEYS}
+            keys[_MEMORY_KEY] = ("configPostgresPodResources", _MEMORY_KEY)
+            found = {key: (str(raw), source_at(obj, "spec", "values", *path))
+                     for key, path in keys.items()
+                     if (raw := get(values, *path)) is not None}
+            return found, values.get("configTarget", "OperatorConfigurationCRD") != "ConfigMap"
+    for obj in objects:
+        data = get(obj.body, "data")
+        if obj.kind == "ConfigMap" and isinstance(data, dict) \
+                and any(str(k).startswith("connection_pooler_") for k in data):
+            return {key: (str(data[key]), source_at(obj, "data", key))
+                    for key in (*_POOLER_KEYS, _MEMORY_KEY) if data.get(key) is not None}, False
+    return {}, False
+
+
+def _configured_int(obj: K8sObject, label: str, keys: tuple[str | int, ...],
+                    config: dict[str, tuple[str, Source]], key: str, shipped: int,
+                    who: str) -> Term:
+    """The manifest's integer at `keys`, else the operator configuration's `key`, else
+    the `shipped` default named `who`."""
+    if get(obj.body, *keys) is None and key in config:
+        raw, source = config[key]
+        if raw.strip().isdigit():
+            return Term(label=label, value=int(raw), source=source)
+    return int_term(obj, label, keys, shipped, who)
+
+
 # --- Zalando -------------------------------------------------------------------------
 
 
@@ -88,12 +157,13 @@ def zalando_cluster(ctx: ReadContext, obj: K8sObject) -> None:
                      "Zalando spec.numberOfInstances missing")
     primary_n, standby_n = split_instances(obj, total)
     memory = memory_term(obj, ("spec", "resources", "limits", "memory"))
+    config, crd = operator_config(ctx.objects)
     # the operator puts the parameters into Patroni's bootstrap.dcs (k8sres.go
     # getLocalAndBoostrapPostgreSQLParameters), over Spilo's (configure_spilo.py
     # deep_update): Patroni's validation decides, and its default replaces a refused value
     settings, notices = patroni_floors(settings, f"zalando: {obj.ref}")
     ctx.out.notices.extend(notices)
-    settings = {**_spilo_defaults(memory), **settings}  # the spec's parameters win
+    settings = {**_spilo_defaults(memory, config.get(_MEMORY_KEY)), **settings}  # the spec's win
     cpu = cpu_term(obj, ("spec", "resources"))
     ident = entity_id("zalando", obj)
     # Spilo runs Patroni on every instance: its own sessions hold slots on each
@@ -114,9 +184,10 @@ def zalando_cluster(ctx: ReadContext, obj: K8sObject) -> None:
     # enables it when enableConnectionPooler is not set
     master = enabled is True or (enabled is None and isinstance(section, dict))
     if master:
-        _zalando_pooler(ctx, obj, f"{obj.name}-pooler", ident, obj.name)
+        _zalando_pooler(ctx, obj, f"{obj.name}-pooler", ident, obj.name, config, crd)
     if get(obj.body, "spec", "enableReplicaConnectionPooler") is True:
-        _zalando_pooler(ctx, obj, f"{obj.name}-pooler-repl", replica_id, f"{obj.name}-repl")
+        _zalando_pooler(ctx, obj, f"{obj.name}-pooler-repl", replica_id, f"{obj.name}-repl",
+                        config, crd)
     ctx.out.claimed.append(obj.ref)
 
 
@@ -125,13 +196,17 @@ def zalando_cluster(ctx: ReadContext, obj: K8sObject) -> None:
 ZALANDO_DEFAULT_MEMORY_MB = 500
 
 
-def _spilo_defaults(memory: Term | None) -> dict[str, Setting]:
+def _spilo_defaults(memory: Term | None, configured: tuple[str, Source] | None = None
+                    ) -> dict[str, Setting]:
     """What Spilo writes into Patroni's parameters when the spec sets none
     (advisor.facts.spilo): max_connections = min(max(100, memory limit in MB / 30), 1000)
     and shared_buffers = MB / 5 from the container's cgroup limit, which is the operator's
     default_memory_limit when the spec sets none; autovacuum_max_workers 5."""
     from advisor.facts.spilo import spilo_settings
 
+    if memory is None and configured is not None and (value := quantity(configured[0])):
+        # the operator gives the pod its configuration's default_memory_limit
+        memory = Term(label="memory limit", value=value, source=configured[1])
     if memory is not None:
         return spilo_settings(memory, f"{int(memory.value / 1048576)} MB memory limit "
                                       f"({memory.source.label()})")
@@ -150,14 +225,19 @@ def pool_sizes(per_pod: int) -> tuple[int, int]:
 
 
 def _zalando_pooler(ctx: ReadContext, obj: K8sObject, name: str, server_id: str,
-                    target: str) -> None:
+                    target: str, config: dict[str, tuple[str, Source]], crd: bool) -> None:
     base = ("spec", "connectionPooler")
-    replicas = int_term(obj, "pooler pods", (*base, "numberOfInstances"), ZALANDO_POOLER_INSTANCES,
-                        "Zalando operator configuration connection_pooler_number_of_instances")
+    replicas = _configured_int(
+        obj, "pooler pods", (*base, "numberOfInstances"), config,
+        "connection_pooler_number_of_instances", ZALANDO_POOLER_INSTANCES,
+        "Zalando operator configuration connection_pooler_number_of_instances")
+    if crd and get(obj.body, *base, "numberOfInstances") is None:
+        # importConfigurationFromCRD: util.MaxInt32(connection_pooler_number_of_instances, 2)
+        replicas = replace(replicas, value=max(ZALANDO_POOLER_INSTANCES, replicas.value))
     replicas = replace(replicas, value=max(1, replicas.value))
-    max_db = int_term(obj, "maxDBConnections", (*base, "maxDBConnections"),
-                      ZALANDO_MAX_DB_CONNECTIONS,
-                      "Zalando operator connection_pooler_max_db_connections default")
+    max_db = _configured_int(obj, "maxDBConnections", (*base, "maxDBConnections"), config,
+                             "connection_pooler_max_db_connections", ZALANDO_MAX_DB_CONNECTIONS,
+                             "Zalando operator connection_pooler_max_db_connections default")
     per_pod = int(max_db.value) // int(replicas.value)
     default_size, min_size = pool_sizes(per_pod)
     how = (f"Zalando operator: maxDBConnections {int(max_db.value)} ({max_db.source.label()}) "
@@ -165,6 +245,9 @@ def _zalando_pooler(ctx: ReadContext, obj: K8sObject, name: str, server_id: str,
     derived = Source(path=max_db.source.path, line=max_db.source.line, key="maxDBConnections",
                      default=how)
     mode_raw = get(obj.body, *base, "mode")
+    mode_source = source_at(obj, *base, "mode") if mode_raw else None
+    if not mode_raw and "connection_pooler_mode" in config:
+        mode_raw, mode_source = config["connection_pooler_mode"]
     own_image = get(obj.body, *base, "dockerImage")
     major, minor, who = ZALANDO_BOUNCER
     version = BouncerVersion() if own_image else BouncerVersion(
@@ -179,7 +262,7 @@ def _zalando_pooler(ctx: ReadContext, obj: K8sObject, name: str, server_id: str,
             "Zalando operator constant ConnectionPoolerMaxClientConnections",
             key="max_client_conn")),
         "pool_mode": (str(mode_raw or ZALANDO_MODE),
-                      source_at(obj, *base, "mode") if mode_raw else Source.default_of(
+                      mode_source or Source.default_of(
                           "Zalando operator connection_pooler_mode default", key="pool_mode")),
     }
     if not own_image:
@@ -197,12 +280,14 @@ def _zalando_pooler(ctx: ReadContext, obj: K8sObject, name: str, server_id: str,
                            "connection pooler Deployment"),
         settings=settings, server_id=server_id, location=location_at(obj, *base)
         if get(obj.body, *base) is not None else location_at(obj, "spec", "enableConnectionPooler"),
-        databases=_zalando_databases(obj, target, own_image is not None),
+        databases=_zalando_databases(obj, target, own_image is not None,
+                                     config.get("connection_pooler_user")),
         hosts=host_forms(name, obj.namespace or ctx.default_ns), sized_by=max_db))
     ctx.services([name], obj.namespace, "pooler", ident)
 
 
-def _zalando_databases(obj: K8sObject, target: str, own_image: bool) -> list[PoolerDatabase]:
+def _zalando_databases(obj: K8sObject, target: str, own_image: bool,
+                       configured: tuple[str, Source] | None = None) -> list[PoolerDatabase]:
     """The template's [databases]: `*` and `postgres` (the auth_dbname), both with
     auth_user=$PGUSER, the pooler user: spec.connectionPooler.user, else the operator
     configuration's connection_pooler_user, default "pooler"; an image of the user's own
@@ -211,10 +296,13 @@ def _zalando_databases(obj: K8sObject, target: str, own_image: bool) -> list[Poo
     if own_image:
         return [PoolerDatabase(name="*", host=target, port=5432, location=location)]
     user = get(obj.body, "spec", "connectionPooler", "user")
+    where = source_at(obj, "spec", "connectionPooler", "user") if user else None
+    if not user and configured is not None:
+        user, where = configured
     auth_user = Setting(
         name="auth_user", raw=str(user or ZALANDO_POOLER_USER),
         value=str(user or ZALANDO_POOLER_USER),
-        source=source_at(obj, "spec", "connectionPooler", "user") if user else
+        source=where if where is not None else
         Source.default_of(f"{ZALANDO_TEMPLATE}: auth_user=$PGUSER, the operator's "
                           "connection_pooler_user default", key="auth_user"))
     return [PoolerDatabase(name=name, host=target, port=5432, auth_user=auth_user,
