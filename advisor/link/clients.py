@@ -503,8 +503,28 @@ def client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
         client.target_kind, client.target_id = target  # type: ignore[assignment]
     leader = _leader_part(client)
     if declared is not None:
-        client.extra_routes = extra  # the declared target takes them all
-        return [client, *leader]
+        # the declared target takes the routes that reach no server or pooler here; one
+        # that reaches another is a part of the client there, with the pools read for it
+        # (not the declared ones), or unknown (PA106, a floor), never dropped unsaid
+        elsewhere = [r for r in ([route] if route is not None else []) + extra
+                     if target_of(r) not in (None, declared)]
+        client.extra_routes = [r for r in extra if r not in elsewhere]
+        ours = [p for p in client.pools if p.label.startswith("declared")]
+        view = replace(client, pools=[p for p in client.pools if p not in ours],
+                       extra_routes=[], unknown="")
+        parts = _split_by_target(topo, view, elsewhere, declared, target_of)
+        client.pools = ours + view.pools
+        where = f"{inputs.settings.origin or 'configuration'}:{decl.line_of('target')}" \
+            if decl is not None else "configuration"
+        for part in parts:
+            part.part_of = client.id
+            if not part.pools and part.route is not None and decl is not None:
+                part.unknown = (
+                    f"its declaration ([[workloads]] target = {decl.target!r}, {where}) "
+                    f"counts its connections to {decl.target} only; none is known for its "
+                    f"connection to {part.route.host} ({part.route.source.label()}, "
+                    f"{part.route.source.key or 'its route'})")
+        return [client, *leader, *parts]
     return [client, *leader, *_unrouted_part(client, lost),
             *_split_by_target(topo, client, extra, target, target_of)]
 

@@ -225,16 +225,18 @@ def pgo_release(objects: list[K8sObject]) -> tuple[tuple[int, ...], Source] | No
         match = re.fullmatch(r"v?(\d{1,4})\.(\d{1,4})\.(\d{1,4})", str(found or "").strip())
         if match:
             return tuple(map(int, match.groups())), source_at(o, *keys)
+    from advisor.read.workloads import workload_shape
+
     for o in objects:
-        containers = get(o.body, "spec", "template", "spec", "containers")
-        for i, c in enumerate(containers if o.kind == "Deployment" and
-                              isinstance(containers, list) else []):
-            image = str(c.get("image") or "") if isinstance(c, dict) else ""
+        if o.kind != "Deployment":
+            continue
+        # the shape the workload reader takes (kept by the parse cache): no tree built
+        shape = workload_shape(o)
+        for c in shape.containers if shape is not None else ():
             match = re.search(r"/postgres-operator:(?:ubi\d+-)?(\d{1,4})\.(\d{1,4})\.(\d{1,4})",
-                              image)
+                              c.container.image)
             if match:
-                return tuple(map(int, match.groups())), source_at(
-                    o, "spec", "template", "spec", "containers", i, "image")
+                return tuple(map(int, match.groups())), c.container.source
     return None
 
 
