@@ -452,3 +452,79 @@ def test_an_image_of_a_placeholder_owner_is_the_root_projects(tmp_path, image, r
     guess = fallback_app_dir(Root.of(tmp_path), [""], {"release-my-application", "node-app"},
                              (image,))
     assert (guess is not None and guess.directory == "") is root
+
+
+def _pycon_app(name: str) -> dict[str, str]:
+    d = f"applications/{name}_application"
+    return {
+        f"{d}/pyproject.toml": ('[tool.poetry]\nname = "x"\n\n[tool.poetry.dependencies]\n'
+                                'django = "5.0.6"\ngunicorn = "^23.0.0"\n'),
+        f"{d}/manage.py": ('import os\nos.environ.setdefault("DJANGO_SETTINGS_MODULE", '
+                           f'"{name}_application.settings")\n'),
+        f"{d}/{name}_application/__init__.py": "",
+        f"{d}/{name}_application/settings.py": (
+            'import os\nDATABASES = {"default": {"ENGINE": "django.db.backends.postgresql",'
+            ' "HOST": os.environ["DB_HOST"], "CONN_MAX_AGE": 600}}\n'),
+        f"{d}/Dockerfile": ('FROM python:3.12\nCOPY . /app/\nCMD ["gunicorn", "--workers",'
+                            f' "2", "{name}_application.wsgi"]\n'),
+        f"k8s/{name}.yaml": f"""apiVersion: apps/v1
+kind: Deployment
+metadata: {{name: {name}-deployment}}
+spec:
+  replicas: 6
+  template:
+    spec:
+      containers:
+        - name: {name}
+          image: 123456789012.dkr.ecr.us-west-2.amazonaws.com/{name}-application
+          env:
+            - {{name: DB_HOST, value: db}}
+"""}
+
+
+def test_a_package_folder_builds_the_image_named_with_hyphens(tmp_path):
+    """Audit 13a D3 (osstorres/django-k8s-pycon2024 shape): the image core-application
+    is built from applications/core_application; no folder was taken ('no application
+    source folder found', PA106, cannot tell) where 8 pods x 2 gunicorn workers each
+    (x2 applications) = 32 > 27 usable (max_connections 30)."""
+    write(tmp_path, {**_pycon_app("core"), **_pycon_app("analytics"),
+                     "k8s/db.yaml": POSTGRES_DB.replace("max_connections=50",
+                                                        "max_connections=30")})
+    result = run_check([str(tmp_path)], CheckOptions())
+    assert "PA106" not in {f.code for f in result.findings}
+    (budget,) = result.budgets
+    assert budget.peak == 32 and "PA101" in {f.code for f in result.findings}
+
+
+def test_an_image_written_as_variables_is_built_here(tmp_path):
+    """Audit 13a D4 (fighthealthinsurance shape): `image: ${FHI_BASE}:${FHI_VERSION}`,
+    filled in by the deploy script's envsubst, was taken for an official image of no
+    organisation: no source folder (PA106) for the Django app at the root, whose
+    uvicorn workers hold a connection per request in flight (PA102)."""
+    write(tmp_path, {
+        "setup.py": 'from setuptools import setup\nsetup(name="fighthealth")\n',
+        "requirements.txt": "django==5.2.9\nuvicorn[standard]\n",
+        "manage.py": 'import os\nos.environ.setdefault("DJANGO_SETTINGS_MODULE", '
+                     '"fh.settings")\n',
+        "fh/__init__.py": "",
+        "fh/settings.py": ('import os\nDATABASES = {"default": {"ENGINE": '
+                           '"django.db.backends.postgresql", "HOST": os.environ["PDBHOST"]}}\n'),
+        "k8s/Dockerfile": 'FROM python:3.12\nCOPY . /srv\nCMD ["uvicorn", "fh.asgi:application"]\n',
+        "k8s/db.yaml": POSTGRES_DB,
+        "k8s/web.yaml": """apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web}
+spec:
+  replicas: 6
+  template:
+    spec:
+      containers:
+        - name: web
+          image: ${FHI_BASE}:${FHI_VERSION}
+          command: [uvicorn, fh.asgi:application, --workers, "1"]
+          env:
+            - {name: PDBHOST, value: db}
+"""})
+    result = run_check([str(tmp_path)], CheckOptions())
+    codes = {f.code for f in result.findings}
+    assert "PA106" not in codes and "PA102" in codes

@@ -9,7 +9,7 @@ import pytest
 
 from advisor.engine.check import run_check
 from advisor.engine.options import CheckOptions
-from advisor.read.apps import pools_for_container, scan_app_dir
+from advisor.read.apps import default_pools_for_container, pools_for_container, scan_app_dir
 from advisor.read.fs import Root
 from tests.apphelpers import container
 from tests.tree_helpers import POSTGRES_DB as DB
@@ -99,3 +99,78 @@ spec:
     _found(tmp_path, ())
     result = run_check([str(tmp_path)], CheckOptions())
     assert [f.code for f in result.findings if f.code == "PA102"] == ["PA102"]
+
+
+# fighthealthinsurance shape, uvicorn started in the background by a script; settings
+# whose DATABASES comes from elsewhere (a module not in the source), so not read
+UNREAD = """\
+import os
+from site_db import *  # noqa
+SECRET_KEY = os.getenv("SECRET_KEY", "")
+"""
+START = """\
+#!/usr/bin/env bash
+uvicorn web.asgi:application --workers "${UVICORN_WORKERS:-2}" &
+nginx -g "daemon off;" &
+wait
+"""
+
+
+def test_unread_settings_under_asgi_are_unbounded_not_one(tmp_path):
+    """Audit 13a D1: settings the reader cannot read fall back to the stack's default,
+    which counted 1 connection per uvicorn worker; under ASGI the default is one per
+    request in flight, unbounded (PA102), as when the settings are read."""
+    write(tmp_path, {"requirements.txt": "django==5.2.9\nuvicorn\n", "manage.py": MANAGE,
+                     "web/settings.py": UNREAD, "web/__init__.py": "",
+                     "scripts/start-server.sh": START})
+    app, box = scan_app_dir(Root.of(tmp_path), ""), container(
+        {"UVICORN_WORKERS": "1", "PDBHOST": "db"}, command=("scripts/start-server.sh",))
+    assert pools_for_container(box, app).pools == []  # DATABASES not read
+    (pool,) = default_pools_for_container(box, app, None).pools
+    assert pool.bound == "unbounded" and "request in flight" in pool.label
+    assert "no pool setting read" in pool.note and "ASGI (uvicorn)" in pool.note
+
+
+@pytest.mark.parametrize("command", [
+    ("./manage.py", "runserver", "0.0.0.0:8000"),
+    ("python", "manage.py", "runserver", "0.0.0.0:8000"),
+    ("sh", "-c", "python manage.py migrate && python manage.py runserver 0.0.0.0:8000"),
+    ("django-admin", "--settings=api.settings", "runserver"),
+])
+def test_runserver_is_a_thread_per_request_unbounded(tmp_path, command):
+    """Audit 13a D2 (tuanngominh/celery-django-kubernetes-experiment shape): the image's
+    CMD `./manage.py runserver` was no server ('the script ./manage.py ... is not in
+    the application source': one process, one connection); Django's development server
+    is threaded by default, a thread and a connection per request in flight."""
+    (pool,) = _found(tmp_path, command).pools
+    assert pool.bound == "unbounded" and "request in flight" in pool.label
+    assert "runserver" in pool.note and "ASGI" not in pool.note
+
+
+def test_runserver_nothreading_is_one_connection(tmp_path):
+    (pool,) = _found(tmp_path, ("python", "manage.py", "runserver", "--nothreading",
+                                "0.0.0.0:8000")).pools
+    assert (pool.bound, pool.size.value) == ("fixed", 1)
+
+
+@pytest.mark.parametrize("command", [
+    ("uv", "run", "granian", "--interface", "asgi", "--workers", "4", "api.asgi:application"),
+    ("granian", "--interface=asginl", "--workers=4", "api.asgi:application"),
+])
+def test_granian_asgi_is_unbounded_per_worker(tmp_path, command):
+    """Audit 13a D5 (gulfofmaine/buoy_barn shape, CMD `uv run granian --interface asgi
+    --workers 4`): granian was no server ('starts no server read here': one process,
+    one connection)."""
+    (pool,) = _found(tmp_path, command).pools
+    assert pool.bound == "unbounded" and pool.processes.value == 4
+    assert "ASGI (granian)" in pool.note
+
+
+def test_granian_wsgi_blocking_threads(tmp_path):
+    # granian/server/common.py:168-174: backpressure 1024 // 4 workers = 256, // 2 = 128
+    (pool,) = _found(tmp_path, ("granian", "--interface", "wsgi", "api.wsgi:application"),
+                     {"GRANIAN_WORKERS": "4"}).pools
+    assert (pool.bound, pool.processes.value, pool.size.value) == ("fixed", 4, 128)
+    (pool,) = _found(tmp_path, ("granian", "--interface", "wsgi", "--blocking-threads", "2",
+                                "api.wsgi:application")).pools
+    assert (pool.processes.value, pool.size.value) == (1, 2)

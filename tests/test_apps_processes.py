@@ -117,6 +117,17 @@ def test_celery_pools():
     assert info.processes.value == 6 and info.cpu_formula is not None
 
 
+@pytest.mark.parametrize("command", [("celery", "-A", "buoy_barn", "flower", "-l", "info"),
+                                     ("celery", "--app=p", "events")])
+def test_celery_monitors_run_no_pool_of_workers(command):
+    """Audit 13a D6 (gulfofmaine/buoy_barn shape): `celery -A app flower` was read as a
+    worker of cpu_count() children (4 connections a pod at 4 CPUs); Flower is one
+    process watching the broker and runs no task."""
+    info = _info({}, command=command, node_cpus=4)
+    assert info.processes is None and info.cpu_formula is None
+    assert info.server.startswith("celery-") and info.server != "celery-beat"
+
+
 
 def test_celery_autoscale_maximum_replaces_concurrency():
     """`--autoscale=MAX,MIN` replaces --concurrency: the pool starts at MIN and grows to

@@ -138,3 +138,82 @@ def test_the_repository_is_left_untouched(repo):
     after = (git(repo, "status", "--porcelain"), git(repo, "worktree", "list"),
              git(repo, "stash", "list"))
     assert before == after
+
+
+CNPG_CLUSTER = """\
+apiVersion: postgresql.cnpg.io/v1
+kind: Cluster
+metadata:
+  name: photos-db
+  namespace: photos
+spec:
+  instances: 1
+  imageName: ghcr.io/cloudnative-pg/postgresql:14.11
+  storage:
+    size: 5Gi
+"""
+
+# A Flux release of a chart not in the repository: its values connect (a client of
+# unknown size, PA106), so the server's peak is a floor.
+FLUX_RELEASE = """\
+apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata:
+  name: photos
+  namespace: photos
+spec:
+  interval: 1h
+  chartRef:
+    kind: OCIRepository
+    name: photos
+  values:
+    env:
+      DB_HOSTNAME: photos-db-rw
+"""
+
+
+def test_a_floor_is_not_said_to_fit_in_the_change_table(tmp_path):
+    # kashalls/home-cluster@0d3b5300e's shape (instances 1 -> 3 beside an external
+    # chart's release): "1 -> 1 fits" was printed under a report that cannot tell.
+    root = tmp_path / "gitops"
+    (root / "k8s").mkdir(parents=True)
+    (root / "k8s/postgres.yaml").write_text(CNPG_CLUSTER)
+    (root / "k8s/helmrelease.yaml").write_text(FLUX_RELEASE)
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "base")
+    pg = root / "k8s/postgres.yaml"
+    pg.write_text(pg.read_text().replace("instances: 1", "instances: 3"))
+    proc = subprocess.run([sys.executable, "-m", "advisor", "check", "k8s", "--no-cache",
+                           "--base", "main"], cwd=root, env=_env(), capture_output=True,
+                          text=True, timeout=120)
+    row = next(x for x in proc.stdout.splitlines() if x.strip().startswith("photos-db "))
+    assert ">= 1 -> >= 1" in row and "cannot tell" in row and "fits" not in row, proc.stdout
+
+
+def test_a_file_that_does_not_parse_at_one_revision_is_not_new_or_removed(tmp_path):
+    """A commit that breaks the Cluster's YAML said 'photos-db removed' (and the commit
+    that fixes it 'new'): the server is there, its file was not read (PA901)."""
+    root = tmp_path / "gitops"
+    (root / "k8s").mkdir(parents=True)
+    pg = root / "k8s/postgres.yaml"
+    pg.write_text(CNPG_CLUSTER)
+    (root / "k8s/helmrelease.yaml").write_text(FLUX_RELEASE)
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "base")
+    pg.write_text(CNPG_CLUSTER.replace("instances: 1", "instances: [1"))
+
+    def table(base: str) -> str:
+        proc = subprocess.run([sys.executable, "-m", "advisor", "check", "k8s", "--no-cache",
+                               "--base", base], cwd=root, env=_env(), capture_output=True,
+                              text=True, timeout=120)
+        assert proc.returncode == 1, proc.stderr
+        return next(x for x in proc.stdout.splitlines() if x.strip().startswith("photos-db "))
+
+    row = table("main")  # the change breaks it
+    assert "head not read (PA901 k8s/postgres.yaml:8)" in row and "removed" not in row, row
+    git(root, "commit", "-q", "-am", "broken")
+    pg.write_text(CNPG_CLUSTER)
+    row = table("HEAD")  # the change fixes it
+    assert "base not read (PA901 k8s/postgres.yaml:8)" in row and "new" not in row, row

@@ -1090,3 +1090,108 @@ def test_zalando_operator_configuration_from_its_helmrelease_values():
     p = e.poolers[0]
     assert p.replicas.value == 2 and p.settings["max_db_connections"].value == 60
     assert server(e, "zalando:shop/acid-shop").settings["max_connections"].value == 136
+
+
+PGO_CLUSTER = """apiVersion: postgres-operator.crunchydata.com/v1beta1
+kind: PostgresCluster
+metadata:
+  name: hippo
+spec:
+  postgresVersion: 16
+  instances:
+    - name: a
+  proxy:
+    pgBouncer:
+      replicas: 2
+"""
+
+
+@pytest.mark.parametrize(("install", "expected", "floor"), [
+    # a Flux OCIRepository of the pgo chart (the chart's version is the operator's)
+    ("""apiVersion: source.toolkit.fluxcd.io/v1
+kind: OCIRepository
+metadata:
+  name: pgo
+spec:
+  ref:
+    tag: 5.8.5
+  url: oci://registry.developers.crunchydata.com/crunchydata/pgo
+""", (1, 24), False),
+    # a HelmRelease of the pgo chart from a HelmRepository
+    ("""apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata:
+  name: crunchy-postgres-operator
+spec:
+  chart:
+    spec:
+      chart: pgo
+      version: 5.8.7
+""", (1, 25), False),
+    # the operator's own Deployment (kustomize install)
+    ("""apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: pgo
+spec:
+  template:
+    spec:
+      containers:
+        - name: operator
+          image: registry.developers.crunchydata.com/crunchydata/postgres-operator:ubi8-5.7.9-0
+""", (1, 24), False),
+    # 5.6/5.7 before 5.7.9: 1.22 or 1.23, at least 1.22
+    ("""apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata:
+  name: pgo
+spec:
+  chart:
+    spec:
+      chart: pgo
+      version: 5.7.2
+""", (1, 22), True),
+])
+def test_crunchy_pgbouncer_version_from_the_pgo_release(install, expected, floor):
+    """proxy.pgBouncer names no image: PgBouncer's version is that of the image the
+    installed PGO release runs (its RELATED_IMAGE_PGBOUNCER), cited there, not the generic
+    Debian 1.18 assumption (audit 13c D3: PGO 5.8.5 runs 1.24, where
+    max_prepared_statements is on by default)."""
+    objects, _ = k8s_objects(PGO_CLUSTER + "---\n" + install, "k.yaml")
+    [p] = operator_entities(objects).poolers
+    assert (p.version.major, p.version.minor) == expected
+    assert not p.version.assumed and p.version.floor is floor
+    assert p.version.source.path == "k.yaml" and p.version.source.line > 12
+    assert ("at least" in p.version.cite()) is floor
+
+
+def test_crunchy_pgbouncer_version_image_or_unknown_release():
+    """The cluster's own image wins over the release; an unknown or older release keeps
+    the named assumption."""
+    image = "registry.developers.crunchydata.com/crunchydata/crunchy-pgbouncer:ubi8-1.21-3"
+    objects, _ = k8s_objects(PGO_CLUSTER + f"      image: {image}\n" + """---
+apiVersion: source.toolkit.fluxcd.io/v1
+kind: OCIRepository
+metadata:
+  name: pgo
+spec:
+  ref:
+    tag: 5.8.5
+  url: oci://registry.developers.crunchydata.com/crunchydata/pgo
+""", "k.yaml")
+    [p] = operator_entities(objects).poolers
+    assert (p.version.major, p.version.minor) == (1, 21)
+    for install in ("", """---
+apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata:
+  name: pgo
+spec:
+  chart:
+    spec:
+      chart: pgo
+      version: 5.3.1
+"""):
+        objects, _ = k8s_objects(PGO_CLUSTER + install, "k.yaml")
+        [p] = operator_entities(objects).poolers
+        assert p.version.assumed

@@ -119,3 +119,69 @@ def test_an_app_template_release_read_with_each_overlay_is_named_once(tmp_path):
     (note,) = notes
     assert note.startswith("app-template: 2 releases of"), note
     assert "HelmRelease/miniflux (3.5.1" in note and "HelmRelease/admin (3.5.1" in note
+
+
+# The Kustomization of one instance patches the objects it builds (JJGadgets/Biohazard's
+# authentik-db: max_connections 500 in spec.patches for the PostgresCluster of the
+# template): kustomize-controller adds spec.patches to the kustomization it builds.
+HOME_PATCH = """\
+  patches:
+    - patch: |-
+        apiVersion: postgresql.cnpg.io/v1
+        kind: Cluster
+        metadata:
+          name: not-used
+        spec:
+          postgresql:
+            parameters:
+              max_connections: "200"
+      target:
+        group: postgresql.cnpg.io
+        kind: Cluster
+"""
+
+
+@needs_kustomize
+def test_a_kustomizations_patches_of_what_it_builds_are_applied(tmp_path):
+    """Audit 13b D2: the patch was not applied, so the PR that moved JJGadgets/
+    Biohazard's max_connections into the patch's `parameters` (2915c60c2) said 'usable
+    95 -> 95, +0, over by at least 68' where it is 95 -> 495 and cannot tell."""
+    files = dict(FILES)
+    files["kube/apps/home.yaml"] += HOME_PATCH
+    report = _check(_write(tmp_path, files))
+    budgets = {b["server"]: b for b in report["budgets"]}
+    home, default = budgets["pg-home"], budgets["pg-default"]
+    # only pg-home's Kustomization patches: 200 - 3; pg-default keeps its ${MAX} 80
+    assert (home["usable"], default["usable"]) == (197, 77)
+    src = home["terms"]["max_connections"]["source"]
+    assert (src["path"], src["line"]) == ("kube/apps/home.yaml", 20), src
+
+
+@needs_kustomize
+def test_a_json6902_patch_not_applied_is_said(tmp_path):
+    files = dict(FILES)
+    files["kube/apps/home.yaml"] += (
+        "  patches:\n    - patch: |-\n        - op: replace\n"
+        "          path: /spec/postgresql/parameters/max_connections\n"
+        "          value: \"200\"\n      target:\n        kind: Cluster\n")
+    report = _check(_write(tmp_path, files))
+    assert any("pg-home (kube/apps/home.yaml:1) spec.patches[0] (kube/apps/home.yaml:12)" in n
+               and "not evaluated" in n for n in report["notices"]), \
+        report["notices"]
+
+
+@needs_kustomize
+def test_a_patch_of_a_built_in_kinds_lists_is_not_merged_as_json(tmp_path):
+    """Containers merge by name in a strategic merge: a JSON merge would replace the
+    list, dropping web's DATABASE_URL; the patch is said, not applied."""
+    files = dict(FILES)
+    files["kube/flux/cluster.yaml"] += (
+        "  patches:\n    - patch: |-\n        apiVersion: apps/v1\n        kind: Deployment\n"
+        "        metadata:\n          name: web\n        spec:\n          template:\n"
+        "            spec:\n              containers:\n                - name: web\n"
+        "                  resources: {limits: {memory: 1Gi}}\n")
+    report = _check(_write(tmp_path, files))
+    budgets = {b["server"]: b for b in report["budgets"]}
+    assert [(c["who"], c["total"]) for c in budgets["pg-home"]["terms"]["contributions"]] \
+        == [("web", 10)]
+    assert any("spec.patches[0]" in n and "not evaluated" in n for n in report["notices"])

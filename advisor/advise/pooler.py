@@ -94,7 +94,8 @@ def kept_direct(c: Client) -> str:
 
 
 def propose_pooler(topo: Topology, server: Server, b: Budget,
-                   target_active: float | None) -> NewPooler | None:
+                   target_active: float | None,
+                   chart_dirs: list[str] | None = None) -> NewPooler | None:
     """The PgBouncer to add in front of `server`, or None when one is there already,
     no client connects directly, the clients ask for less than twice what the server
     should run at once, or the server's host is not known."""
@@ -130,6 +131,7 @@ def propose_pooler(topo: Topology, server: Server, b: Budget,
     folder = origin.parent / "templates" if origin.name in ("Chart.yaml",
                                                             "requirements.yaml") \
         else origin.parent
+    folder = chart_templates(folder, chart_dirs or [])
     path = str(folder / f"{name}.yaml")
     ns = f"\n  namespace: {server.namespace}" if server.namespace else ""
     ini_text = _INI.format(host=host, pool_size=pool_size, max_client_conn=max_client,
@@ -176,6 +178,20 @@ def propose_pooler(topo: Topology, server: Server, b: Budget,
                      max_client_conn=max_client, ini_text=ini_text,
                      ini_offset=head.count("\n"), clients=[c.name for c in direct],
                      kept=kept, host_edits=edits, reasons=why)
+
+
+def chart_templates(folder: PurePosixPath, chart_dirs: list[str]) -> PurePosixPath:
+    """`folder`, or the templates/ of the chart it is in (the deepest of `chart_dirs`
+    holding it) when it is not there already: a server a chart makes is cited at its
+    values file, and a manifest added beside that is never deployed by Helm."""
+    charts = [PurePosixPath(d) for d in chart_dirs
+              if folder == PurePosixPath(d) or PurePosixPath(d) in folder.parents]
+    if not charts:
+        return folder
+    chart = max(charts, key=lambda d: len(d.parts))
+    if folder.relative_to(chart).parts[:1] == ("templates",):
+        return folder
+    return chart / "templates"
 
 
 def _shared_sites(kept: list[tuple[Client, str]],

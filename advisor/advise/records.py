@@ -26,6 +26,10 @@ class AdviseOptions(BaseModel):
     new_pooler: bool = True  # may propose a PgBouncer where pools would shrink too far
     min_r2: float = 0.8  # below it a sweep's fit is unreliable
     memory: object | None = None  # advisor.budget.slots.MemoryOptions
+    # The folders (repository-relative, posix) of the Helm charts read: a manifest advise
+    # adds for a server one of them makes goes in its templates/, the one folder of a
+    # chart Helm deploys (a file beside values.yaml is never applied)
+    chart_dirs: list[str] = Field(default_factory=list)
 
 
 class Edit(BaseModel):

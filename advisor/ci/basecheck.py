@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 from msgspec.structs import replace
 
 from advisor.model import CheckResult
-from advisor.report.compare import ResultDiff, TermChange, compare
+from advisor.report.compare import ResultDiff, ServerChange, TermChange, compare
 
 if TYPE_CHECKING:
     from advisor.engine.options import CheckOptions
@@ -141,10 +141,27 @@ def term_move(t: TermChange) -> str:
     return f"{t.where}: {t.label} {n(t.before)} -> {n(t.after)} ({where})"
 
 
+def _status(s: ServerChange) -> str:
+    """The head's verdict as the report states it (advisor.report.text): a floor within
+    usable cannot tell, a floor past it is over by at least, a refused server none."""
+    if s.peak_after is None or s.usable_after is None:
+        return ""
+    if s.refused_after:
+        return "will not start (PA109)"
+    over = s.peak_after - s.usable_after
+    over_text = f"{int(over)}" if float(over).is_integer() else f"{over:g}"
+    if s.floor_after:
+        return f"over by at least {over_text}" if over > 0 else "cannot tell (peak is a floor)"
+    return f"over by {over_text}" if over > 0 else "fits"
+
+
 def change_text(diff: ResultDiff, ref: str, sha: str) -> str:
     """Plain-text table: per server, usable and peak before -> after and the change."""
     def n(v: float | None) -> str:
         return "-" if v is None else (str(int(v)) if float(v).is_integer() else f"{v:g}")
+
+    def peak(v: float | None, floor: bool) -> str:
+        return f">= {n(v)}" if floor and v is not None else n(v)
 
     rows = [("server", "usable", "peak before -> after", "change", "status")]
     for s in diff.servers:
@@ -152,10 +169,11 @@ def change_text(diff: ResultDiff, ref: str, sha: str) -> str:
             f"{n(s.usable_before)} -> {n(s.usable_after)}"
         change = "new" if s.peak_before is None else (
             "removed" if s.change is None else f"{s.change:+g}")
-        verdict = "" if s.fits_after is None else ("fits" if s.fits_after else
-                                                   f"over by {n(s.peak_after - s.usable_after)}")
-        rows.append((s.server, usable, f"{n(s.peak_before)} -> {n(s.peak_after)}", change,
-                     verdict))
+        if s.unread_before or s.unread_after:  # the file did not parse at one revision
+            change = f"{'base' if s.unread_before else 'head'} not read (PA901 " \
+                     f"{s.unread_before or s.unread_after})"
+        rows.append((s.server, usable, f"{peak(s.peak_before, s.floor_before)} -> "
+                     f"{peak(s.peak_after, s.floor_after)}", change, _status(s)))
     widths = [max(len(r[i]) for r in rows) for i in range(5)]
     lines = [f"Budget change against {ref} ({sha[:12]}):"]
     for r in rows:

@@ -139,6 +139,7 @@ def advise_command(
             paths, config=config, pg_version=pg_version, root=root, **helm
         )
         options.memory = memory
+        options.chart_dirs = _chart_dirs(repo, paths)
         # Declared in the configuration ([[workloads]] weight, min-pool-size); the
         # command line wins.
         for w in settings.workloads:
@@ -213,6 +214,18 @@ def advise_command(
                 handle.write(text)
             typer.echo(f"added {shown}", err=True)
     _exit_for(result, left)
+
+
+def _chart_dirs(repo: Path, paths: list[str]) -> list[str]:
+    """The folders of the repository's Helm charts (relative, posix), for where a
+    manifest advise adds for a chart's server goes (its templates/)."""
+    from advisor.read.discover import discover_names
+
+    found = discover_names(repo, lambda name: name == "Chart.yaml",
+                           given=[Path(p) for p in paths if p != "-"])
+    root = repo.resolve()
+    return sorted({chart.parent.relative_to(root).as_posix()
+                   for chart in found.names.get("Chart.yaml", [])})
 
 
 def _new_files(result: list[ServerAdvice], repo: Path) -> list[tuple[Path, str, str]]:

@@ -59,9 +59,11 @@ from advisor.read.apps.locate import (
     image_name,
     image_repository,
     ko_app_dir,
+    loose_name,
     match_app_dir,
     maybe_built_here,
     named_service_dir,
+    variable_image,
 )
 from advisor.read.apps.poolcache import container_pools
 from advisor.read.apps.source import AppFile
@@ -501,8 +503,28 @@ def client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
         client.target_kind, client.target_id = target  # type: ignore[assignment]
     leader = _leader_part(client)
     if declared is not None:
-        client.extra_routes = extra  # the declared target takes them all
-        return [client, *leader]
+        # the declared target takes the routes that reach no server or pooler here; one
+        # that reaches another is a part of the client there, with the pools read for it
+        # (not the declared ones), or unknown (PA106, a floor), never dropped unsaid
+        elsewhere = [r for r in ([route] if route is not None else []) + extra
+                     if target_of(r) not in (None, declared)]
+        client.extra_routes = [r for r in extra if r not in elsewhere]
+        ours = [p for p in client.pools if p.label.startswith("declared")]
+        view = replace(client, pools=[p for p in client.pools if p not in ours],
+                       extra_routes=[], unknown="")
+        parts = _split_by_target(topo, view, elsewhere, declared, target_of)
+        client.pools = ours + view.pools
+        where = f"{inputs.settings.origin or 'configuration'}:{decl.line_of('target')}" \
+            if decl is not None else "configuration"
+        for part in parts:
+            part.part_of = client.id
+            if not part.pools and part.route is not None and decl is not None:
+                part.unknown = (
+                    f"its declaration ([[workloads]] target = {decl.target!r}, {where}) "
+                    f"counts its connections to {decl.target} only; none is known for its "
+                    f"connection to {part.route.host} ({part.route.source.label()}, "
+                    f"{part.route.source.key or 'its route'})")
+        return [client, *leader, *parts]
     return [client, *leader, *_unrouted_part(client, lost),
             *_split_by_target(topo, client, extra, target, target_of)]
 
@@ -1166,6 +1188,15 @@ def _inferred_app_dir(inputs: Inputs, w: Workload, topo: Topology) -> str | None
         if top and top[-1] in names:
             matches.append("/".join(d.split("/")[:len(top)]))
     matches = sorted(set(matches))
+    if not matches:
+        # a Python package folder builds an image named with - for _ (osstorres/
+        # django-k8s-pycon2024: applications/core_application, image core-application)
+        loose = {loose_name(n) for n in names} - {""}
+        alike = {d for d in inputs.app_candidates
+                 if loose_name(d.rsplit("/", 1)[-1]) in loose}
+        if len(alike) == 1:
+            return _inferred(topo, w, alike.pop(), "folder named like the workload or "
+                             "its image, but for - and _")
     if not matches and (go := go_command_dir(inputs.root, inputs.app_candidates,
                                              names)) is not None:
         return _inferred(topo, w, go, "the Go command of that name in its module's cmd/ "
@@ -1336,6 +1367,8 @@ def _published_program(image: str) -> bool:
     """An official library image (no organisation) of a program, not a runtime that runs
     the repository's own code."""
     repo = image_repository(image.lower())
+    if variable_image(image):
+        return False  # `${FHI_BASE}:${FHI_VERSION}`: a name the deploy script gives
     # rabbitmq, docker.io/library/redis, public.ecr.aws/docker/library/rabbitmq
     official = "/" not in repo or repo.split("/")[-2] == "library"
     return bool(image) and official and image_name(image).lower() not in _RUNTIME_IMAGES

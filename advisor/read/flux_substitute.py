@@ -411,12 +411,157 @@ def _merged(body: Any, patch: Any) -> Any:
     return out
 
 
+class ObjectPatch(Struct, frozen=True):
+    """A strategic-merge patch of a Flux Kustomization's `spec.patches` for the objects
+    it builds (not a child Kustomization): the mapping merged, and where each of its
+    values is written (dotted key -> the Kustomization's file:line)."""
+
+    target: dict
+    patch: dict
+    sources: dict[str, Source]
+
+
+def _object_patches(ks: K8sObject) -> tuple[list[ObjectPatch], list[tuple[dict, str]]]:
+    """The `spec.patches` of `ks` that patch the objects it builds (kustomize-controller
+    adds them to the kustomization it builds, before postBuild substitution: fluxcd/pkg
+    kustomize/kustomize_generator.go), and notices for those not applied (a JSON 6902
+    list of operations, a patch that cannot be read): what they set is read as the
+    folder writes it, never guessed (said when it selects an object built: `skipped`
+    holds each with its target)."""
+    import yaml
+
+    out: list[ObjectPatch] = []
+    skipped: list[tuple[dict, str]] = []
+    for i, item in enumerate(get(ks.body, "spec", "patches") or []):
+        if not isinstance(item, dict):
+            continue
+        target = item.get("target")
+        text = str(item.get("patch") or "")
+        try:
+            node = yaml.compose(text)
+            patch = yaml.safe_load(text)
+        except yaml.YAMLError:
+            node, patch = None, None
+        if isinstance(patch, dict) and str(patch.get("apiVersion", "")).startswith(
+                FLUX_KUSTOMIZE_GROUP):
+            continue  # for child Kustomizations: _child_patches
+        if (not isinstance(target, dict) or not target) and isinstance(patch, dict):
+            # no target: the patch's own group, version, kind and name select (kustomize)
+            group, _, version = str(patch.get("apiVersion", "")).rpartition("/")
+            target = {"group": group, "version": version, "kind": patch.get("kind"),
+                      "name": str(get(patch, "metadata", "name") or "")}
+        # A built-in kind's lists merge by key (containers by name: strategic merge),
+        # which a JSON merge would replace: such a patch is not evaluated either.
+        builtin_lists = isinstance(patch, dict) and "." not in str(
+            patch.get("apiVersion", "")).rpartition("/")[0] and _has_list(patch)
+        if not isinstance(patch, dict) or not isinstance(patch.get("kind"), str) \
+                or builtin_lists:
+            where = ks.source("spec", "patches", i)
+            selects = target if isinstance(target, dict) else {}
+            skipped.append((selects, f"Flux: {_ref(ks)} spec.patches[{i}] "
+                            f"({where.path}:{where.line}) "
+                            "is not a patch pool-advisor merges (a JSON 6902 list, lists "
+                            "of a built-in kind, or unreadable): not evaluated, so the "
+                            "objects it targets are read as their folder writes them"))
+            continue
+        assert isinstance(target, dict)
+        body = {k: v for k, v in patch.items() if k not in ("apiVersion", "kind")}
+        meta = body.get("metadata")
+        if isinstance(meta, dict):  # the target's name and namespace stay its own
+            meta = {k: v for k, v in meta.items() if k not in ("name", "namespace")}
+            body["metadata"] = meta
+            if not meta:
+                del body["metadata"]
+        first = ks.line0(("spec", "patches", i, "patch"))
+        base = ks.line if first is None else first + 2 + ks.line_offset  # block below
+        sources: dict[str, Source] = {}
+        if node is not None:
+            _leaf_lines(node, (), base, ks.path, sources)
+        out.append(ObjectPatch(target=target, patch=body, sources=sources))
+    return out, skipped
+
+
+def _has_list(node: Any) -> bool:
+    if isinstance(node, list):
+        return True
+    return isinstance(node, dict) and any(_has_list(v) for v in node.values())
+
+
+def _leaf_lines(node: Any, keys: tuple, base: int, path: str,
+                sources: dict[str, Source]) -> None:
+    """Each scalar or sequence of a patch's YAML node: its dotted key -> its line in the
+    Kustomization's file (`base`: the line of the patch's first line)."""
+    import yaml
+
+    if isinstance(node, yaml.MappingNode):
+        for k, v in node.value:
+            top = keys == () and k.value in ("apiVersion", "kind")
+            own = keys == ("metadata",) and k.value in ("name", "namespace")
+            if top or own:
+                continue  # not merged: the target's own
+            _leaf_lines(v, (*keys, k.value), base, path, sources)
+    elif keys:
+        dotted = ".".join(keys)
+        sources[dotted] = Source(path=path, line=base + node.start_mark.line, key=dotted)
+
+
+def _selects_object(target: dict, obj: K8sObject) -> bool:
+    kind = target.get("kind")
+    if kind not in (None, ""):
+        try:
+            if re.fullmatch(f"(?:{kind})", obj.kind) is None:
+                return False
+        except (re.error, TypeError):
+            return False
+    return _selects(target, obj)
+
+
+def _merged_keeping(body: Any, patch: Any) -> Any:
+    """_merged, keeping the positions of what the patch does not replace."""
+    if not isinstance(patch, dict) or not isinstance(body, dict):
+        return patch
+    copy: dict = PosMap() if isinstance(body, PosMap) else {}
+    copy.update(body)
+    for key, value in patch.items():
+        if value is None:
+            copy.pop(key, None)
+        else:
+            copy[key] = _merged_keeping(body.get(key), value)
+    if isinstance(body, PosMap):
+        try:
+            data = body.lc.data
+        except AttributeError:
+            return copy
+        copy.place(body.lc.line, body.lc.col)
+        for key, pos in data.items():
+            if key in copy:
+                copy.lc.data[key] = list(pos)
+    return copy
+
+
+def patched(obj: K8sObject, patches: list[ObjectPatch]) -> K8sObject:
+    """`obj` with the patches that select it merged in, each value it sets traced to the
+    Kustomization's line."""
+    body = obj.body
+    traced = dict(obj.value_sources or {})
+    for p in patches:
+        if _selects_object(p.target, obj):
+            body = _merged_keeping(body, p.patch)
+            traced.update(p.sources)
+    if body is obj.body:
+        return obj
+    return replace(obj, body=body, value_sources=traced or None)
+
+
 class Plan(Struct):
     """Variables per folder a Flux Kustomization builds, and the Kustomizations as
     their parents substitute and patch them (for targetNamespace and the rest)."""
 
     folders: dict[str, Variables]
     kustomizations: dict[int, K8sObject]  # id(object as read) -> as Flux applies it
+    # Per folder built: the Kustomization's patches of the objects it builds.
+    patches: dict[str, list[ObjectPatch]] = {}
+    skipped: dict[str, list[tuple[dict, str]]] = {}
 
 
 def plan(kustomizations: list[tuple[str, K8sObject]], sources: Sources,
@@ -459,7 +604,16 @@ def plan(kustomizations: list[tuple[str, K8sObject]], sources: Sources,
         folders, current = new_folders, new_current
         if stable:
             break
-    return Plan(folders, current)
+    read_as = {id(ks): key for key, ks in current.items()}
+    patches: dict[str, list[ObjectPatch]] = {}
+    skipped: dict[str, list[tuple[dict, str]]] = {}
+    for label, ks in builders(list(current.values()), resolve).items():
+        found, left = _object_patches(current[read_as[id(ks)]])
+        if found:
+            patches[label] = found
+        if left:
+            skipped[label] = left
+    return Plan(folders, current, patches, skipped)
 
 
 def _same(a: dict[str, Variables], b: dict[str, Variables]) -> bool:
@@ -623,14 +777,22 @@ def apply_substitution(leaves: list[tuple[str, list[K8sObject]]], plain: list[K8
     if not kustomizations:
         return leaves, plain, []
     found = plan(kustomizations, Sources(every), resolve)
-    if not found.folders:
+    if not found.folders and not found.patches and not found.skipped:
         return leaves, plain, []
+    not_applied: list[str] = []
     unknown: dict[str, set[str]] = {}
     defaulted: dict[str, set[str]] = {}
 
     def applied(obj: K8sObject, place: str) -> K8sObject:
         if is_flux_kustomization(obj):
             return found.kustomizations.get(id(obj), obj)
+        by = deepest_folder(place, found.patches)
+        if by is not None and not obj.origin.startswith("helm"):
+            obj = patched(obj, found.patches[by])  # kustomize's patches, then postBuild
+        by = deepest_folder(place, found.skipped)
+        if by is not None and not obj.origin.startswith("helm"):
+            not_applied.extend(text for target, text in found.skipped[by]
+                               if _selects_object(target, obj) and text not in not_applied)
         variables = variables_for(place, found.folders)
         if variables is None or obj.origin.startswith("helm"):
             return obj
@@ -643,7 +805,7 @@ def apply_substitution(leaves: list[tuple[str, list[K8sObject]]], plain: list[K8
 
     out_leaves = [(label, [applied(o, label) for o in objs]) for label, objs in leaves]
     out_plain = [applied(o, o.path) for o in plain]
-    notices = _notices(found.folders, unknown, defaulted)
+    notices = _notices(found.folders, unknown, defaulted) + not_applied
     return out_leaves, out_plain, notices
 
 

@@ -34,6 +34,16 @@ class ServerChange(BaseModel):
     usable_after: float | None = None
     peak_before: float | None = None
     peak_after: float | None = None
+    # The peak is a floor (Budget.peak_is_floor: clients unknown, unbounded, unplaced,
+    # files unread): "fits" is never said of it, only "over by at least" or cannot tell.
+    floor_before: bool = False
+    floor_after: bool = False
+    # The server does not start with the head's settings (PA109): no slots, no verdict.
+    refused_after: bool = False
+    # A server missing from one revision whose file that revision could not read (PA901
+    # there): "path:line" of that finding. Not "new" or "removed": not known there.
+    unread_before: str = ""
+    unread_after: str = ""
     terms: list[TermChange] = Field(default_factory=list)
 
     @property
@@ -66,9 +76,14 @@ class ServerChange(BaseModel):
 
     @property
     def fits_after(self) -> bool | None:
-        if self.peak_after is None or self.usable_after is None:
+        """True: known to fit; False: over (a floor past usable is over too); None: no
+        head budget, a server that does not start, or a floor within usable (cannot
+        tell)."""
+        if self.peak_after is None or self.usable_after is None or self.refused_after:
             return None
-        return self.peak_after <= self.usable_after
+        if self.peak_after > self.usable_after:
+            return False
+        return None if self.floor_after else True
 
 
 class ResultDiff(BaseModel):
@@ -89,7 +104,8 @@ def compare(base: CheckResult, head: CheckResult) -> ResultDiff:
     order = [b.server_id for b in head.budgets] + [
         sid for sid in before if sid not in after
     ]
-    servers = [_change(before.get(sid), after.get(sid)) for sid in order]
+    servers = [_unread(_change(before.get(sid), after.get(sid)), before.get(sid),
+                       after.get(sid), base, head) for sid in order]
     new = _unmatched(head.findings, base.findings)
     fixed = _unmatched(base.findings, head.findings)
     worse = {s.server_id for s in servers if s.worse}
@@ -101,6 +117,23 @@ def compare(base: CheckResult, head: CheckResult) -> ResultDiff:
     unchanged = [f for f in head.findings if id(f) not in new_ids]
     return ResultDiff(servers=servers, new=new, fixed=fixed, unchanged=unchanged,
                       regressed=regressed)
+
+
+def _unread(s: ServerChange, b: Budget | None, a: Budget | None, base: CheckResult,
+            head: CheckResult) -> ServerChange:
+    """A server one revision has and the other does not, whose file the other could not
+    read (a PA901 finding on it there): said as not read, not as added or removed."""
+    def at(result: CheckResult, budget: Budget) -> str:
+        for f in result.findings:
+            if f.code == "PA901" and f.location.path == budget.location.path:
+                return f.location.label()
+        return ""
+
+    if a is None and b is not None:
+        s.unread_after = at(head, b)
+    elif b is None and a is not None:
+        s.unread_before = at(base, a)
+    return s
 
 
 def new_findings(base: CheckResult, head: CheckResult) -> list[Finding]:
@@ -118,6 +151,9 @@ def _change(b: Budget | None, a: Budget | None) -> ServerChange:
         usable_after=a.usable if a else None,
         peak_before=b.peak if b else None,
         peak_after=a.peak if a else None,
+        floor_before=b.peak_is_floor if b else False,
+        floor_after=a.peak_is_floor if a else False,
+        refused_after=a.refused is not None if a else False,
         terms=term_changes(b, a) if a and b else [],
     )
 
@@ -158,12 +194,28 @@ def term_changes(before: Budget, after: Budget) -> list[TermChange]:
 
 
 def _unmatched(these: list[Finding], others: list[Finding]) -> list[Finding]:
-    # A multiset match: two identical findings in head and one in base -> one is new.
-    pool = Counter(f.fingerprint for f in others)
+    """`these` that `others` do not have. A multiset match: two identical findings in
+    head and one in base -> one is new. First by fingerprint; what is left, by rule and
+    subject without the file: a file moved or renamed (a GitOps tree reorganised into
+    another folder) keeps its findings, which are not new (kashalls/home-cluster
+    50a4a6462: 6 findings of moved files were '10 new, 6 fixed' under --new-only)."""
+    left = _by_key(these, others, lambda f: f.fingerprint)
+    rest = _by_key(others, these, lambda f: f.fingerprint)
+    return _by_key(left, rest, _moved_key)
+
+
+def _moved_key(f: Finding) -> str:
+    subject = f.subject or f.message
+    return f"{f.code}|{subject.replace(f.location.path, '')}"
+
+
+def _by_key(these: list[Finding], others: list[Finding], key) -> list[Finding]:
+    pool = Counter(key(f) for f in others)
     out = []
     for f in these:
-        if pool[f.fingerprint] > 0:
-            pool[f.fingerprint] -= 1
+        k = key(f)
+        if pool[k] > 0:
+            pool[k] -= 1
         else:
             out.append(f)
     return out

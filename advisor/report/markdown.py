@@ -91,12 +91,21 @@ def where(loc: Location, source_url: str | None = None) -> str:
 # --- budgets -------------------------------------------------------------------------
 
 
-def status(peak: float | None, usable: float | None) -> str:
+def status(peak: float | None, usable: float | None, *, floor: bool = False) -> str:
+    """A floor (Budget.peak_is_floor) past usable is over by at least the difference;
+    within it, it cannot tell, never "fits" (the text report's verdict)."""
     if peak is None or usable is None:
-        return "removed" if peak is None else "unknown"
+        return DASH if peak is None else "unknown"
+    if floor:
+        return (f"❌ over by at least {number(peak - usable)}" if peak > usable
+                else f"⚠️ cannot tell: peak ≥ {number(peak)} is a floor")
     if peak <= usable:
         return f"✅ fits ({number(usable - peak)} spare)"
     return f"❌ over by {number(peak - usable)}"
+
+
+def _peak(value: float | None, floor: bool) -> float | str | None:
+    return f"≥ {number(value)}" if floor and value is not None else value
 
 
 def budget_table(budgets: list[Budget]) -> str:
@@ -108,12 +117,13 @@ def budget_table(budgets: list[Budget]) -> str:
         reserved = sum(t.value for t in b.reserved)
         # a server PostgreSQL refuses to start has no slots (PA109): no usable, no verdict
         usable, verdict = ("—", "❌ will not start (PA109)") if b.refused \
-            else (number(b.usable), status(b.peak, b.usable))
+            else (number(b.usable), status(b.peak, b.usable, floor=b.peak_is_floor))
         if b.no_room_once_streaming:  # peak 0 is not over (PA101)
             verdict = f"⚠️ {md_text(no_room_text(b))}"
+        peak = f"≥ {number(b.peak)}" if b.peak_is_floor else number(b.peak)
         rows.append(
             f"| {md_text(b.server)} | {number(b.max_connections.value)} | {number(reserved)} "
-            f"| {usable} | {number(b.peak)} | {verdict} |"
+            f"| {usable} | {peak} | {verdict} |"
         )
     return "\n".join(rows)
 
@@ -125,12 +135,17 @@ def diff_table(diff: ResultDiff) -> str:
     ]
     for s in diff.servers:
         usable = _arrow(s.usable_before, s.usable_after)
-        peak = _arrow(s.peak_before, s.peak_after, always=True)
+        peak = _arrow(_peak(s.peak_before, s.floor_before), _peak(s.peak_after, s.floor_after),
+                      always=True)
         change = "new server" if s.peak_before is None else (
             "removed" if s.change is None else signed(s.change))
+        if s.unread_before or s.unread_after:  # the file did not parse at one revision
+            change = f"{'base' if s.unread_before else 'head'} not read (PA901 " \
+                     f"{md_code(s.unread_before or s.unread_after)})"
+        verdict = "❌ will not start (PA109)" if s.refused_after else \
+            status(s.peak_after, s.usable_after, floor=s.floor_after)
         rows.append(
-            f"| {md_text(s.server)} | {usable} | {peak} | {change} "
-            f"| {status(s.peak_after, s.usable_after)} |"
+            f"| {md_text(s.server)} | {usable} | {peak} | {change} | {verdict} |"
         )
     return "\n".join(rows)
 
@@ -152,9 +167,10 @@ def term_moves(diff: ResultDiff, source_url: str | None = None) -> str:
     return "\n".join(lines)
 
 
-def _arrow(before: float | None, after: float | None, *, always: bool = False) -> str:
-    b = DASH if before is None else number(before)
-    a = DASH if after is None else number(after)
+def _arrow(before: float | str | None, after: float | str | None, *,
+           always: bool = False) -> str:
+    b = DASH if before is None else before if isinstance(before, str) else number(before)
+    a = DASH if after is None else after if isinstance(after, str) else number(after)
     return f"{b} {ARROW} {a}" if always or before != after else a
 
 

@@ -176,6 +176,13 @@ def identified_pools(ctx: StackContext, route: Route | None) -> list[Pool]:
         pool = _capped_by_threads(ctx, stack.label, *from_url, route)
         return [replace(pool, note="; ".join(n for n in (
             f"stack identified by {evidence.key} ({evidence.label()})", pool.note) if n))]
+    if stack is DJANGO and ctx.processes().asgi:
+        # under an ASGI server each request in flight runs in a thread of its own with
+        # its own connection (django.asgi_pool), whatever settings were not read
+        from advisor.read.apps.django import asgi_pool
+
+        pool = asgi_pool(ctx, "Django default", "default", route)
+        return [replace(pool, note=f"{why}; {pool.note}" if pool.note else why)]
     if stack is DJANGO and threads is not None:
         size = int(threads.value)
         why += f"; {threads.show()}"

@@ -764,6 +764,8 @@ def maybe_built_here(image: str) -> bool:
     """Whether an image could be built from this repository: not an official library
     image (`redis:7`, no organisation) nor a well-known published one."""
     repo = image_repository(image.lower())
+    if variable_image(image):
+        return True  # `${FHI_BASE}:${FHI_VERSION}`: named when deployed, as built here
     if not repo or "/" not in repo:
         return False  # official images have no organisation: postgres:16, redis
     if repo.split("/")[-2] == "library":
@@ -821,6 +823,12 @@ def _norm(text: str) -> str:
     return re.sub(r"[^a-z0-9]", "", text.lower())
 
 
+def loose_name(text: str) -> str:
+    """A folder or image name without case and - _ . (core_application builds the
+    image core-application)."""
+    return _norm(text)
+
+
 def _is_gem(root: Root, directory: str) -> bool:
     try:
         return any(n.endswith(".gemspec") for n in os.listdir(os.path.join(root.path,
@@ -835,8 +843,21 @@ _PLACEHOLDER_OWNER = lazy(r"^(?:your[-_].+|your(?:user(?:name)?|name|org|registr
                           r"account|company|dockerhub(?:user(?:name)?)?)|<[^>]+>)$", re.I)
 
 
+# an image written as variables only, filled in when the manifest is applied
+# (`image: ${FHI_BASE}:${FHI_VERSION}` through envsubst, `$IMAGE`)
+_VARIABLE_IMAGE = lazy(r"^(?:\$\{\w+\}|\$\w+)(?::(?:\$\{\w+\}|\$\w+|[\w.-]+))?$")
+
+
+def variable_image(image: str) -> bool:
+    """Whether the image reference is only variables (`${BASE}:${VERSION}`, `$IMAGE`)."""
+    return _VARIABLE_IMAGE.match(image.strip()) is not None
+
+
 def placeholder_image(image: str) -> bool:
-    """Whether the image's owner (the path part before its name) is a placeholder."""
+    """Whether the image's owner (the path part before its name) is a placeholder, or
+    the whole reference is variables a deploy script substitutes."""
+    if variable_image(image):
+        return True
     parts = [p for p in image.split("@", 1)[0].split("/") if p]
     return len(parts) >= 2 and _PLACEHOLDER_OWNER.match(parts[-2]) is not None
 

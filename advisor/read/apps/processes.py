@@ -251,11 +251,34 @@ def _find_server(cmd: CommandLine, names: tuple[str, ...]) -> tuple[str, list[Wo
             base = _basename(w.text)
             if base in names:
                 return base, segment[i + 1:]
+            if "runserver" in names and base in _DJANGO_MANAGE and (
+                    rest := _manage_args(segment[i + 1:])) and rest[0].text == "runserver":
+                return "runserver", rest[1:]
             if base.startswith("python") and i + 2 < len(segment) + 1 \
                     and i + 1 < len(segment) and segment[i + 1].text == "-m" \
                     and i + 2 < len(segment) and segment[i + 2].text in names:
                 return segment[i + 2].text, segment[i + 3:]
     return None
+
+
+_DJANGO_MANAGE = ("manage.py", "django-admin", "django-admin.py")
+
+
+def _manage_args(words: list[Word]) -> list[Word]:
+    """The words after `manage.py`'s own options (--settings=..., -v 2): its command."""
+    while words and words[0].text.startswith("-"):
+        words = words[1:]
+    return words
+
+
+def _runserver(words: list[Word]) -> ProcessInfo:
+    """Django's development server: threaded unless --nothreading (django 5.2.20
+    core/management/commands/runserver.py:51-53,126,149), a thread per request
+    (core/servers/basehttp.py:256-280 socketserver.ThreadingMixIn), each thread its
+    own connection: one per request in flight, unbounded, as under ASGI."""
+    if any(w.text == "--nothreading" for w in words):
+        return ProcessInfo(server="manage.py runserver --nothreading")
+    return ProcessInfo(server="manage.py runserver", asgi=True)
 
 
 # --- gunicorn / uvicorn ----------------------------------------------------------------
@@ -430,6 +453,62 @@ def _uvicorn(ctx: ContainerReading, words: list[Word]) -> ProcessInfo:
                        processes=Term(label="uvicorn workers", value=n or 1, source=src),
                        asgi=not (interface and interface[0] == "wsgi"),
                        in_flight=_uvicorn_limit(ctx, words))
+
+
+def _granian_value(ctx: ContainerReading, words: list[Word], option: str
+                   ) -> tuple[str, Source] | str | None:
+    """An option's value from the command line, else its GRANIAN_* variable (click's
+    auto_envvar_prefix, granian/cli.py:606); the variable's name when it is not held."""
+    got = _opt(words, (), (option,))
+    if got is not None:
+        return got[0], _word_source(got[1], ctx, option)
+    name = "GRANIAN_" + option.lstrip("-").replace("-", "_").upper()
+    var = ctx.env(name)
+    if var is None:
+        return None
+    return (var.value, ctx.env_source(name)) if var.value is not None else name
+
+
+def _granian(ctx: ContainerReading, words: list[Word]) -> ProcessInfo:
+    """granian 2.8.1 (emmett-framework/granian@9a20b17): --workers processes (default 1,
+    granian/cli.py:132); an ASGI application (--interface asgi, asginl; the default rsgi
+    is no Django's) runs each request's sync code in a thread of its own, as under
+    uvicorn; --interface wsgi runs it on --blocking-threads per worker, by default
+    max(1, backpressure // 2), backpressure = max(128, backlog 1024) // workers
+    (granian/server/common.py:168-174)."""
+    values = {o: _granian_value(ctx, words, o) for o in (
+        "--workers", "--interface", "--blocking-threads", "--backlog", "--backpressure")}
+    hidden = [hidden_note(f"granian {o}", v, ctx.env_source(v)) for o, v in values.items()
+              if isinstance(v, str)]
+    if (why := _unheld("granian workers", _opt(words, (), ("--workers",)))) is not None:
+        hidden.append(why)
+    if hidden:
+        return ProcessInfo(server="granian", hidden=hidden)
+
+    def number(option: str) -> tuple[int, Source] | None:
+        v = values[option]
+        n = parse_int(v[0]) if isinstance(v, tuple) else None
+        return (n, v[1]) if n is not None and isinstance(v, tuple) else None
+
+    workers = number("--workers") or (1, Source.default_of(
+        "granian 2.8.1 default --workers 1 (granian/cli.py:132)", key="--workers"))
+    processes = Term(label="granian workers", value=max(1, workers[0]), source=workers[1])
+    interface = values["--interface"]
+    if not (isinstance(interface, tuple) and interface[0].lower() == "wsgi"):
+        return ProcessInfo(server="granian", processes=processes, asgi=True)
+    given = number("--blocking-threads")
+    if given is not None:
+        threads = Term(label="granian --blocking-threads", value=max(1, given[0]),
+                       source=given[1])
+    else:
+        backlog = max(128, (number("--backlog") or (1024,))[0])
+        pressure = number("--backpressure")
+        per = max(1, (pressure[0] if pressure else backlog // int(processes.value)) // 2)
+        threads = Term(label="granian blocking threads", value=per, source=Source.default_of(
+            "granian 2.8.1 WSGI default blocking threads max(1, backpressure // 2), "
+            "backpressure = backlog // workers (granian/server/common.py:168-174)",
+            key="--blocking-threads"))
+    return ProcessInfo(server="granian", processes=processes, threads=threads)
 
 
 def _uvicorn_limit(ctx: ContainerReading, words: list[Word]) -> Term | None:
@@ -1101,10 +1180,15 @@ def _node_cluster(ctx: ContainerReading, cpus: int, assumed: bool) -> ProcessInf
     return None
 
 
-_SERVERS = ("gunicorn", "uvicorn", "daphne", "uwsgi", "celery", "sentry",
+# `celery flower` (the Flower dashboard: one Tornado process on the broker's events,
+# mher/flower@0424679 flower/command.py:31-53) and `celery events` run no task: no pool
+# of worker processes
+_CELERY_MONITORS = ("flower", "events")
+
+_SERVERS = ("gunicorn", "uvicorn", "granian", "daphne", "uwsgi", "celery", "sentry",
             "puma", "sidekiq", "sidekiqswarm", "php-fpm",
             "pm2-runtime", "pm2", "rails", "rake", "node", "php-fpm8.2", "php-fpm8.3", "php-fpm7.4",
-            "supervisord")
+            "supervisord", "runserver")
 
 
 def _supervisord(ctx: ContainerReading, words: list[Word], cpus: int, assumed: bool
@@ -1311,8 +1395,12 @@ def _server_info(ctx: ContainerReading, name: str, words: list[Word], cpus: int,
         return _gunicorn(ctx, words, cpus, assumed)
     if name == "uvicorn":
         return _uvicorn(ctx, words)
+    if name == "granian":
+        return _granian(ctx, words)
     if name == "daphne":
         return ProcessInfo(server="daphne", asgi=True)  # one process, no concurrency limit
+    if name == "runserver":
+        return _runserver(words)
     if name == "uwsgi":
         return _uwsgi(ctx, words)
     if name == "sentry" and words[:2] and [w.text for w in words[:2]] == ["run", "worker"]:
@@ -1323,6 +1411,10 @@ def _server_info(ctx: ContainerReading, name: str, words: list[Word], cpus: int,
     if name == "celery":
         if any(w.text == "beat" for w in words) and not any(w.text == "worker" for w in words):
             return ProcessInfo(server="celery-beat")
+        if not any(w.text == "worker" for w in words) and (
+                monitor := next((w.text for w in words if w.text in _CELERY_MONITORS), None)):
+            # a monitor runs no task: one process, not cpu_count() pool children
+            return ProcessInfo(server=f"celery-{monitor}")
         return _celery(ctx, words, cpus, assumed)
     if name == "puma" or (name == "rails" and words and words[0].text in ("s", "server")):
         return _puma(ctx, words, cpus, assumed)

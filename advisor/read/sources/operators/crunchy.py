@@ -32,8 +32,10 @@ operator makes.
 
 from __future__ import annotations
 
+import re
+
 from advisor.facts.patroni import patroni_floors, patroni_sessions
-from advisor.model import Pooler, PoolerDatabase, PoolerUser, Setting, Source, Term
+from advisor.model import BouncerVersion, Pooler, PoolerDatabase, PoolerUser, Setting, Source, Term
 from advisor.read.sources.k8s import K8sObject, get
 from advisor.read.sources.operators.common import (
     MadeSecret,
@@ -150,6 +152,8 @@ def crunchy_cluster(ctx: ReadContext, obj: K8sObject) -> None:
         base = ("spec", "proxy", "pgBouncer")
         version_b = (percona_bouncer_version if percona else bouncer_version)(
             obj, (*base, "image"))
+        if not percona and version_b.assumed and get(obj.body, *base, "image") is None:
+            version_b = pgo_bouncer_version(ctx.objects) or version_b
         pooler_settings = bouncer_parameter_settings(
             ctx, obj, (*base, "config", "global"), version_b,
             strings_only="PGO proxy.pgBouncer.config.global")
@@ -184,6 +188,72 @@ def crunchy_cluster(ctx: ReadContext, obj: K8sObject) -> None:
             hosts=host_forms(name, obj.namespace or ctx.default_ns)))
         ctx.services([name], obj.namespace, "pooler", pid)
     ctx.out.claimed.append(obj.ref)
+
+
+# The PgBouncer image PGO runs when proxy.pgBouncer.image is unset: its manager's
+# RELATED_IMAGE_PGBOUNCER (config/manager/manager.yaml; from 6.0 the image-pgbouncer tag
+# of config/components/images-by-tag), per PGO release, newest first: (release, PgBouncer,
+# where read). Tags v5.7.9, v5.8.5-v5.8.9, v6.0.0-v6.0.3; 5.8.0-5.8.4 from the manager.yaml
+# commits naming those operator images (eaa2aa2d9, d7d2a1d15, bb6d201c2, 56ccaf9a1,
+# a032a33b5). Before 5.8.0 the main branch shipped 1.22 from "updated for the 5.6 release"
+# (de3879256) and 1.23 from 83c46e1a8 until 5.8: at least 1.22 (a floor).
+_PGO_BOUNCER: tuple[tuple[tuple[int, ...], tuple[int, int], bool, str], ...] = (
+    ((6, 0, 1), (1, 25), False, "v6.0.1 images-by-tag crunchy-pgbouncer:ubi9-1.25-2610"),
+    ((6, 0, 0), (1, 24), False, "v6.0.0 images-by-tag crunchy-pgbouncer:ubi9-1.24-2550"),
+    ((5, 8, 7), (1, 25), False, "v5.8.7 manager.yaml crunchy-pgbouncer:ubi9-1.25-2550"),
+    ((5, 8, 0), (1, 24), False, "5.8.0 manager.yaml (eaa2aa2d9) crunchy-pgbouncer:"
+                                "ubi9-1.24-2513; 1.24 through v5.8.6"),
+    ((5, 7, 9), (1, 24), False, "v5.7.9 manager.yaml crunchy-pgbouncer:ubi8-1.24-2534"),
+    ((5, 6, 0), (1, 22), True, "manager.yaml 'updated for the 5.6 release' (de3879256) "
+                               "crunchy-pgbouncer:ubi8-1.22-1, 1.23 from 83c46e1a8 until 5.8"),
+)
+
+
+def pgo_release(objects: list[K8sObject]) -> tuple[tuple[int, ...], Source] | None:
+    """The PGO release the repository installs: the tag of an OCIRepository of its
+    `pgo` chart, a HelmRelease's `pgo` chart version (the chart's version is the
+    operator's), or the tag of a postgres-operator image (`ubi9-5.8.5-0`)."""
+    for o in objects:
+        found: object = None
+        keys: tuple[str, ...] = ()
+        if o.kind == "OCIRepository" and str(get(o.body, "spec", "url") or "").rstrip(
+                "/").endswith("crunchydata/pgo"):
+            keys = ("spec", "ref", "tag")
+        elif o.kind == "HelmRelease" and get(o.body, "spec", "chart", "spec", "chart") == "pgo":
+            keys = ("spec", "chart", "spec", "version")
+        found = get(o.body, *keys) if keys else None
+        match = re.fullmatch(r"v?(\d{1,4})\.(\d{1,4})\.(\d{1,4})", str(found or "").strip())
+        if match:
+            return tuple(map(int, match.groups())), source_at(o, *keys)
+    from advisor.read.workloads import workload_shape
+
+    for o in objects:
+        if o.kind != "Deployment":
+            continue
+        # the shape the workload reader takes (kept by the parse cache): no tree built
+        shape = workload_shape(o)
+        for c in shape.containers if shape is not None else ():
+            match = re.search(r"/postgres-operator:(?:ubi\d+-)?(\d{1,4})\.(\d{1,4})\.(\d{1,4})",
+                              c.container.image)
+            if match:
+                return tuple(map(int, match.groups())), c.container.source
+    return None
+
+
+def pgo_bouncer_version(objects: list[K8sObject]) -> BouncerVersion | None:
+    """PgBouncer's version in the image the installed PGO runs for a pgBouncer proxy
+    that names none; None when the release is not found or is older than those known."""
+    found = pgo_release(objects)
+    if found is None:
+        return None
+    release, where = found
+    for first, (major, minor), floor, read in _PGO_BOUNCER:
+        if release >= first:
+            shown = ".".join(map(str, release))
+            return BouncerVersion(major=major, minor=minor, floor=floor, source=Source(
+                path=where.path, line=where.line, key=where.key,
+                default=f"{'at least ' if floor else ''}the image PGO {shown} runs: {read}"))
+    return None
 
 
 def _crunchy_databases(ctx: ReadContext, obj: K8sObject, keys: tuple[str | int, ...]

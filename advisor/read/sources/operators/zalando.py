@@ -114,8 +114,10 @@ def operator_config(objects: list[K8sObject]) -> tuple[dict[str, tuple[str, Sour
         # values configConnectionPooler / configPostgresPodResources become the
         # OperatorConfiguration, or with configTarget ConfigMap the ConfigMap
         # (charts/postgres-operator/values.yaml, templates/configmap.yaml at v2.0.1)
+        if obj.kind != "HelmRelease":
+            continue
         values = get(obj.body, "spec", "values")
-        if obj.kind == "HelmRelease" and isinstance(values, dict) and (
+        if isinstance(values, dict) and (
                 "configConnectionPooler" in values or "configPostgresPodResources" in values):
             keys = {key: ("configConnectionPooler", key) for key in _POOLER_KEYS}
             keys[_MEMORY_KEY] = ("configPostgresPodResources", _MEMORY_KEY)
@@ -123,12 +125,15 @@ def operator_config(objects: list[K8sObject]) -> tuple[dict[str, tuple[str, Sour
                      for key, path in keys.items()
                      if (raw := get(values, *path)) is not None}
             return found, values.get("configTarget", "OperatorConfigurationCRD") != "ConfigMap"
+    from advisor.read.workloads import configmap_data
+
     for obj in objects:
-        data = get(obj.body, "data")
-        if obj.kind == "ConfigMap" and isinstance(data, dict) \
-                and any(str(k).startswith("connection_pooler_") for k in data):
-            return {key: (str(data[key]), source_at(obj, "data", key))
-                    for key in (*_POOLER_KEYS, _MEMORY_KEY) if data.get(key) is not None}, False
+        if obj.kind != "ConfigMap":
+            continue
+        data = configmap_data(obj)  # as the parse cache keeps it: no tree built
+        if any(k.startswith("connection_pooler_") for k in data):
+            return {key: (data[key], source_at(obj, "data", key))
+                    for key in (*_POOLER_KEYS, _MEMORY_KEY) if key in data}, False
     return {}, False
 
 
