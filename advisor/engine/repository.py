@@ -214,14 +214,16 @@ def scan_paths(root: Root, paths: list[Path], settings: Settings, options: Check
                 "them count toward it together (if each overlay is deployed to a cluster of "
                 "its own with its own copy of it, each copy's peak is lower)"
                 for i, labels in reached_by.items() if len(labels) > 1 and i in names]
-    for shown, workloads in templates:
+    for shown, workloads, tool in templates:
         # the deployment is in a template this tool does not render (krane, the
-        # kubernetes-deploy gem): its workloads may connect to any server (rubygems.org
-        # printed "fits, peak 0" for a server its web Deployment's template connects to)
-        notices.append(f"ERB template {shown} holds {', '.join(workloads)}, not rendered "
-                       "(krane/ERB): where they connect is not known, so each peak is a "
+        # kubernetes-deploy gem; envsubst): its workloads may connect to any server
+        # (rubygems.org printed "fits, peak 0" for a server its web Deployment's template
+        # connects to; gal-projects' *.yaml.tpl were not even said: audit 13e N4)
+        kind = "ERB" if tool == "krane/ERB" else "manifest"
+        notices.append(f"{kind} template {shown} holds {', '.join(workloads)}, not rendered "
+                       f"({tool}): where they connect is not known, so each peak is a "
                        "floor (check it rendered to YAML, or exclude the file)")
-        name = f"{shown} (ERB template, not rendered)"
+        name = f"{shown} ({kind} template, not rendered)"
         if name not in topo.unplaced_clients:
             topo.unplaced_clients.append(name)
     if hints is not None:
@@ -243,15 +245,25 @@ def scan_paths(root: Root, paths: list[Path], settings: Settings, options: Check
 
 _ERB_WORKLOAD = lazy(r"^kind:\s*(Deployment|StatefulSet|DaemonSet|Job|CronJob|Pod)"
                            r"\s*$", re.M)
-_ERB_SUFFIXES = (".yaml.erb", ".yml.erb")
+# Manifests kept as templates a tool renders before `kubectl apply` (no Kubernetes YAML
+# suffix, so never read as manifests): template suffix -> the tool named
+_TEMPLATE_TOOLS = {".erb": "krane/ERB", ".tpl": "envsubst or a template tool",
+                   ".tmpl": "envsubst or a template tool",
+                   ".template": "envsubst or a template tool", ".in": "envsubst or "
+                   "a template tool", ".j2": "Jinja", ".jinja": "Jinja", ".jinja2": "Jinja"}
+_TEMPLATE_SUFFIXES = tuple(f"{yaml}{tpl}" for yaml in (".yaml", ".yml")
+                           for tpl in _TEMPLATE_TOOLS)
 
 
-def _erb_manifests(root: Root, files: list[Path]) -> list[tuple[str, list[str]]]:
-    """The ERB templates of Kubernetes workloads (krane's config/deploy/*.yaml.erb), each
-    with the kinds of workload it holds: read only when there are such files."""
+def _erb_manifests(root: Root, files: list[Path]) -> list[tuple[str, list[str], str]]:
+    """The templates of Kubernetes workloads that are rendered before they are applied
+    (krane's config/deploy/*.yaml.erb, an envsubst deploy.yaml.tpl, a Jinja .yaml.j2),
+    each with the kinds of workload it holds and the tool that renders it: read only
+    when there are such files. (A Helm chart's templates/ are not among `files`: the
+    chart renders them.)"""
     out = []
     for path in files:
-        if not path.name.endswith(_ERB_SUFFIXES):
+        if not path.name.endswith(_TEMPLATE_SUFFIXES):
             continue
         try:
             text = root.read_text(path, keep=True)
@@ -259,7 +271,8 @@ def _erb_manifests(root: Root, files: list[Path]) -> list[tuple[str, list[str]]]
             continue
         kinds = _ERB_WORKLOAD.findall(text)
         if kinds and "apiVersion:" in text:
-            out.append((root.rel(path), sorted(set(kinds))))
+            tool = _TEMPLATE_TOOLS["." + path.name.rsplit(".", 1)[-1]]
+            out.append((root.rel(path), sorted(set(kinds)), tool))
     return out
 
 
