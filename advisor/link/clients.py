@@ -1155,7 +1155,8 @@ def _inferred_app_dir(inputs: Inputs, w: Workload, topo: Topology) -> str | None
         # instructions of a warm check of 5,000 manifests without application sources)
         return None
     running = [c.image for c in w.containers if c.role != "init"]
-    if running and all(_published_program(image) for image in running):
+    if running and all(_published_program(image) and not _built_here(inputs, image)
+                       for image in running):
         # rabbitmq:3-management, mysql, redis: a published program, not the application a
         # folder named like the release holds (aws-containers' retail-store chart labels
         # its orders-rabbitmq pods app.kubernetes.io/name=orders, like src/orders)
@@ -1348,6 +1349,18 @@ _RUNTIME_IMAGES = frozenset({
     "clojure", "groovy", "gradle", "maven", "mono", "swift", "rust", "haskell", "julia",
     "r-base", "bash", "alpine", "debian", "ubuntu", "busybox", "centos", "fedora",
     "rockylinux", "almalinux", "amazonlinux", "bun", "deno", "tomcat", "jetty", "dart"})
+
+
+def _built_here(inputs: Inputs, image: str) -> bool:
+    """Whether a `docker build -t` command or build file of the repository tags exactly
+    this image: fapcon/preAIproject's minikube/main.sh builds tradeapi:latest, which its
+    Deployment runs; named like an official image (no organisation), it was taken for a
+    published program and its source folder was never looked for."""
+    if inputs.build_hints is None:
+        return False
+    bare = image.removesuffix(":latest")
+    return any(key.removesuffix(":latest") == bare for key, _ctx, _where in
+               inputs.build_hints.contexts if ":" in key or ":" not in image)
 
 
 def _published_program(image: str) -> bool:
