@@ -57,10 +57,27 @@ def test_the_new_pgbouncer_goes_in_the_charts_templates(tmp_path):
     assert "value: pgbouncer-db-postgresql}" in (
         tmp_path / "charts/app/templates/web.yaml").read_text()
     # Helm renders it: check reads the PgBouncer from the chart, not a file beside it,
-    # and the server fits with what advise promised (2 replicas + 1 surge x 1)
+    # and the server fits with what advise promised (2 replicas + 1 surge x 8: the floor
+    # of one server connection per client process, 8 pods at peak, not the knee's 1)
     after = cli("check", "-v", str(tmp_path / "charts/app"))
-    assert after.returncode == 0, after.stdout
-    assert "pgbouncer-db-postgresql" in after.stdout and "peak: 3 <= 97 usable" in after.stdout
+    assert "pgbouncer-db-postgresql" in after.stdout and "peak: 24 <= 97 usable" in after.stdout
+    # past the knee of the 250m CPU request (3), said by PA111 alone, as advise said
+    assert "PA101" not in after.stdout and "PA111" in after.stdout
+    assert "the knee is 0.25 cores x 12 from" in diff.stdout and "a CPU request with no " \
+        "limit" in diff.stdout
+
+
+def test_the_new_pgbouncer_has_a_pool_per_client_process_not_the_requests_knee(tmp_path):
+    # audit 13d (Dify): 0.25 CPU request x 12 = 3 -> default_pool_size 1 per replica, 2
+    # server connections for every client process: one long transaction blocked the
+    # rest. The floor: one server connection per client process at peak, per replica
+    write(tmp_path, {"charts/app/Chart.yaml": CHART, "charts/app/values.yaml": VALUES,
+                     "charts/app/templates/web.yaml": WEB})
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    out = cli("advise", str(tmp_path / "charts/app"), "--diff").stdout
+    assert "default_pool_size = 8\n" in out
+    assert "default_pool_size 8, not 1 (the share of the knee per replica): a floor of one " \
+        "server connection per client process" in out and "(8 at peak" in out
 
 
 def test_chart_templates():

@@ -209,3 +209,14 @@ def test_create_engine_keywords_are_edited_not_the_sum(tmp_path: Path, size: str
     assert (tmp_path / edited).read_text() == before.replace(old, new)
     after = cli("check", str(tmp_path))
     assert after.returncode == 0, after.stdout
+
+
+def test_the_after_note_shows_the_proposed_parts_not_the_old_reading(tmp_path: Path):
+    # audit 13d: the After block said "QueuePool pool_size 30 ... + max_overflow 10" under
+    # a pool of 28; it now leads with the settings proposed
+    repo = _repo(tmp_path, POOL_SIZE_30)
+    (server,) = advise_json(str(repo))
+    notes = [x for x in server["after"] if x.strip().startswith("note:")]
+    assert notes and notes[0].strip().startswith(
+        "note: proposed: SQLALCHEMY_POOL_SIZE 18 + SQLALCHEMY_MAX_OVERFLOW 10 (unchanged) = 28; "
+        "as read before: QueuePool pool_size 30"), notes

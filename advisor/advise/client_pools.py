@@ -42,7 +42,8 @@ def shrink_client(
         per = f"{num(pods)} pods" + (f" x {num(processes)} processes" if processes != 1 else "")
         if pool.parts:
             parts = split_parts(pool.parts, new_size)
-            client.pools[i] = replace(pool, size=replace(old, value=new_size), parts=parts)
+            client.pools[i] = replace(pool, size=replace(old, value=new_size), parts=parts,
+                                      note=parts_note(pool.parts, parts, pool.note))
             proposals += _part_proposals(client, pool, parts, (per, pods * processes), alloc,
                                          assumption) + along
             continue
@@ -91,6 +92,17 @@ def split_parts(parts: list[Term], total: float) -> list[Term]:
         values[k] -= cut
         excess -= cut
     return [replace(t, value=v) for t, v in zip(parts, values, strict=True)]
+
+
+def parts_note(before: list[Term], after: list[Term], note: str) -> str:
+    """The pool's note after its parts are moved: the proposed settings first, the
+    reading they replace after (the After block kept "QueuePool pool_size 30 ... +
+    max_overflow 10" beside a size of 17: audit 13d)."""
+    shown = " + ".join(
+        f"{t.label} {num(t.value)}" + ("" if t.value != b.value else " (unchanged)")
+        for b, t in zip(before, after, strict=True))
+    total = num(sum(t.value for t in after))
+    return f"proposed: {shown} = {total}" + (f"; as read before: {note}" if note else "")
 
 
 def _part_proposals(client: Client, pool: Pool, parts: list[Term], per: tuple[str, float],

@@ -95,6 +95,9 @@ class ServerAdvice(BaseModel):
     usable_after: float
     peak_after: float
     after: list[str] = Field(default_factory=list)
+    # The proposals (1-based) the diff does not make, left to be done by hand: `after`
+    # and fits_after assume them done (advisor.advise.assumed)
+    by_hand: list[int] = Field(default_factory=list)
     sizing: list[str] = Field(default_factory=list)
     notes: list[str] = Field(default_factory=list)
     memory_before: str = ""

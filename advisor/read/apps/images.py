@@ -1559,7 +1559,8 @@ def prefect_pools(ctx: StackContext) -> list[Pool]:
         key=_PREFECT_SETTINGS[0][1][0]),
         bound="fixed" if fixed else "default", per_process=False,
         size_label="Prefect pool_size + max_overflow", note=note)
-    return [replace(pool, processes=processes)]
+    # the size is the sum of the two settings: advise moves them, each where it is set
+    return [replace(pool, processes=processes, parts=parts)]
 
 
 ZITADEL_NAMES = ("zitadel",)  # ghcr.io/zitadel/zitadel
