@@ -176,6 +176,14 @@ def scan_paths(root: Root, paths: list[Path], settings: Settings, options: Check
                     "reading skaffold and compose build contexts")
     templates = guarded(problems, ".", partial(_erb_manifests, root, found.other_files), [],
                         "reading ERB manifest templates")
+    installs = guarded(problems, ".", partial(_helm_install_commands, sources, root), [],
+                       "reading helm install commands of scripts")
+    # the servers those commands install, built from their values as an unvendored
+    # Bitnami dependency is (advisor.read.render.helm_installs), with the repository's
+    # own objects: their clients link to them
+    objects = objects + guarded(problems, ".", partial(_helm_install_servers, installs, root,
+                                                       found.manifests, problems, notices),
+                                [], "building the servers of helm install commands")
     topo = Topology()
     shared = Topology()
     reached_by: dict[str, list[str]] = {}  # shared server or pooler -> overlays using it
@@ -228,9 +236,7 @@ def scan_paths(root: Root, paths: list[Path], settings: Settings, options: Check
             topo.unplaced_clients.append(name)
     if hints is not None:
         notices += _compose_said(hints.compose_databases, topo, problems)
-    notices += guarded(problems, ".", partial(_helm_installs_said, sources, root, topo,
-                                              problems), [],
-                       "reading helm install commands of scripts")
+    notices += _helm_installs_said(installs, root, topo, found.manifests, problems)
     topo.problems[:0] = problems
     topo.notices[:0] = notices
     for path, lines in comments.items():
@@ -309,20 +315,18 @@ def _compose_said(databases: tuple[tuple[str, str, str, int], ...], topo: Topolo
     return notices
 
 
-def _helm_installs_said(found, root: Root, topo: Topology, problems: list[ConfigProblem]
-                        ) -> list[str]:
-    """The `helm install|upgrade` commands of the scripts and READMEs that install a
-    PostgreSQL server's chart from a chart repository (advisor.read.helm_commands): a
-    server not budgeted, said as a compose one is (_compose_said): a notice beside a
-    budgeted server, else a PA901 warning at the command. mattfenwick/scaling's
-    dev/deploy.sh installs Bitnami postgresql so, and its check said "no findings (no
-    PostgreSQL server found)", exit 0 (audit 13e D3)."""
-    from advisor.read.apps.locate import is_build_script
-    from advisor.read.helm_commands import server_installs, service_name
+Install = tuple[Any, str, str]  # (HelmInstall, the file shown, its text)
 
-    notices = []
-    said: set[tuple[str, str]] = set()  # a README's copy of a script's command: once
-    # the scripts first: what runs, rather than a README's copy of it
+
+def _helm_install_commands(found, root: Root) -> list[Install]:
+    """The `helm install|upgrade` commands of the scripts and READMEs that install a
+    PostgreSQL server's chart from a chart repository (advisor.read.helm_commands), each
+    release once: a script's command before a README's copy of it."""
+    from advisor.read.apps.locate import is_build_script
+    from advisor.read.helm_commands import server_installs
+
+    out: list[Install] = []
+    said: set[tuple[str, str]] = set()
     for name, paths in sorted(found.names.items(),
                               key=lambda item: (item[0].lower().startswith("readme"), item[0])):
         if not is_build_script(name):
@@ -332,71 +336,74 @@ def _helm_installs_said(found, root: Root, topo: Topology, problems: list[Config
                 text = root.read_text(path)
             except InputError:
                 continue
-            shown = root.rel(path)
             for install in server_installs(text):
                 key = (install.release, install.chart)
-                if key in said:
-                    continue
-                said.add(key)
-                values = _install_values(root, shown, install.values, found.manifests)
-                host = service_name(install, values)
-                where = f"{shown}:{install.line}"
-                release = install.release or "(a generated name)"
-                what = (f"`helm {'install' if install.release else 'install -g'}` of chart "
-                        f"{install.chart} as release {release} ({where})")
-                hosts = (f"its Service {host}" if host else
-                         "its Service (the release name is a shell variable)")
-                given = (f"; values {', '.join(install.values)}" if install.values else "")
-                if topo.servers:
-                    notices.append(f"{what} installs a PostgreSQL server from a chart the "
-                                   f"repository does not hold: not budgeted, nor the clients "
-                                   f"of {hosts}{given}")
-                    continue
-                topo.unbudgeted_servers.append(f"{install.release or install.chart} "
-                                               f"(helm install, {where})")
-                declare = (f"[[servers]] name = \"{install.release}\" hosts = [\"{host}\"] "
-                           "max_connections = N" if host else
-                           "[[servers]] with its hosts and max_connections")
-                problems.append(ConfigProblem(
-                    location=Location(path=shown, line=install.line),
-                    message=f"{what} installs a PostgreSQL server from a chart the repository "
-                            f"does not hold, which this tool does not render: it and the "
-                            f"clients of {hosts} are in no budget{given}. Declare it: "
-                            f"{declare} (the chart sets none unless its configuration values "
-                            "do: PostgreSQL's default 100)"))
-    return notices
-
-
-def _install_values(root: Root, shown: str, files: tuple[str, ...], manifests: list[Path]
-                    ) -> dict:
-    """The top-level keys of a helm command's values files, merged in order (a later
-    file wins): each found beside the script, else from the repository's root, else the
-    repository's one YAML file whose path ends so (toporischev/lesson6's README runs its
-    commands in k8s/: `-f postgres/values.yaml`); one not found is left out."""
-    import yaml
-
-    from advisor.read.fs import rel_inside
-
-    here = os.path.dirname(shown)
-    out: dict = {}
-    for name in files:
-        if "$" in name or name.startswith(("/", "http")):
-            continue
-        tail = rel_inside(name)
-        ends = [root.rel(p) for p in manifests
-                if tail and root.rel(p).endswith(f"/{tail}")] if tail else []
-        for rel in [*dict.fromkeys(rel_inside(f"{b}/{name}" if b else name)
-                                   for b in (here, "")), *(ends if len(ends) == 1 else [])]:
-            if rel is None or not (root.path / rel).is_file():
-                continue
-            try:
-                loaded = yaml.safe_load(root.read_text(root.path / rel))
-            except (InputError, yaml.YAMLError):
-                loaded = None
-            if isinstance(loaded, dict):
-                out.update(loaded)
-            break
+                if key not in said:
+                    said.add(key)
+                    out.append((install, root.rel(path), text))
     return out
+
+
+def _helm_install_servers(installs: list[Install], root: Root, manifests: list[Path],
+                          problems: list[ConfigProblem], notices: list[str]) -> list:
+    """The objects of the servers the commands install that the values-only stand-in
+    builds (Bitnami postgresql under a release name the command gives), its notices
+    saying which command installs each."""
+    from advisor.read.render.helm_installs import buildable, installed_server, value_files
+
+    objects = []
+    for install, shown, text in installs:
+        if not buildable(install, text):
+            continue
+        built = installed_server(root, install, shown,
+                                 value_files(root, shown, install.values, manifests))
+        objects += built.objects
+        problems += built.problems
+        notices += built.notices
+    return objects
+
+
+def _helm_installs_said(installs: list[Install], root: Root, topo: Topology,
+                        manifests: list[Path], problems: list[ConfigProblem]) -> list[str]:
+    """The commands whose server is not built (postgresql-ha, a release name left to a
+    shell variable or generated, a chart not Bitnami's), said as a compose one is
+    (_compose_said): a notice beside a budgeted server, else a PA901 warning at the
+    command. mattfenwick/scaling's dev/deploy.sh installs Bitnami postgresql so, and its
+    check said "no findings (no PostgreSQL server found)", exit 0 (audit 13e D3)."""
+    from advisor.read.helm_commands import service_name
+    from advisor.read.render.helm_installs import buildable, merged_values, value_files
+
+    notices = []
+    for install, shown, text in installs:
+        if buildable(install, text):
+            continue
+        values = merged_values(root, value_files(root, shown, install.values, manifests))
+        host = service_name(install, values)
+        where = f"{shown}:{install.line}"
+        release = install.release or "(a generated name)"
+        what = (f"`helm {'install' if install.release else 'install -g'}` of chart "
+                f"{install.chart} as release {release} ({where})")
+        hosts = (f"its Service {host}" if host else
+                 "its Service (the release name is a shell variable)")
+        given = (f"; values {', '.join(install.values)}" if install.values else "")
+        if topo.servers:
+            notices.append(f"{what} installs a PostgreSQL server from a chart the "
+                           f"repository does not hold: not budgeted, nor the clients "
+                           f"of {hosts}{given}")
+            continue
+        topo.unbudgeted_servers.append(f"{install.release or install.chart} "
+                                       f"(helm install, {where})")
+        declare = (f"[[servers]] name = \"{install.release}\" hosts = [\"{host}\"] "
+                   "max_connections = N" if host else
+                   "[[servers]] with its hosts and max_connections")
+        problems.append(ConfigProblem(
+            location=Location(path=shown, line=install.line),
+            message=f"{what} installs a PostgreSQL server from a chart the repository "
+                    f"does not hold, which this tool does not render: it and the "
+                    f"clients of {hosts} are in no budget{given}. Declare it: "
+                    f"{declare} (the chart sets none unless its configuration values "
+                    "do: PostgreSQL's default 100)"))
+    return notices
 
 
 def _releases_notice(root: Path, objects: list[K8sObject]) -> list[str]:

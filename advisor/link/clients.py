@@ -1106,7 +1106,28 @@ def _mounted_config_route(w: Workload, index: ConfigIndex, host_map: dict,
                     if unknown is None and (m := _PG_URL.search(line)):
                         found = route_from_url(m.group(0), where)
                         unknown = found if found is not None and found.host else None
+                if unknown is None and key.lower().endswith(_SECTIONED):
+                    unknown = _section_route(text[:_MAX_CONFIG_SCAN], *data.text_origin(key),
+                                             f"{name}/{key}")
     return unknown
+
+
+_SECTIONED = (".json", ".yaml", ".yml")
+
+
+def _section_route(text: str, shown: str, offset: int, where: str) -> Route | None:
+    """The host of a PostgreSQL section of a mounted JSON/YAML file that names no server
+    here (`"Postgres": {"Host": ...}`): the workload connects there (PA107), not "names
+    no database host" (mattfenwick/scaling's config.json, audit 13e N3). A host under a
+    section named only database/db is taken for a known server only (the line scan)."""
+    from advisor.read.config_sections import section_hosts
+
+    for found in section_hosts(text):
+        if found.postgres and found.host.lower() not in _LOOPBACK_HOSTS:
+            return Route(host=found.host, port=found.port, dbname=found.dbname,
+                         user=found.user, source=Source(path=shown, line=offset + found.line,
+                                                        key=f"{where} {found.section}"))
+    return None
 
 
 def parse_cache(inputs: Inputs) -> object | None:

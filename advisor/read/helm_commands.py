@@ -43,6 +43,12 @@ class HelmInstall(Struct, frozen=True, kw_only=True):
     namespace: str = ""
     values: tuple[str, ...] = ()  # -f / --values files, as written
     sets: tuple[tuple[str, str], ...] = ()  # --set key=value pairs
+    version: str = ""  # --version, as written ("" : the newest the repository has)
+    repo: str = ""  # --repo URL
+    # its --namespace is also the one the text installs the repository's own charts
+    # into (mattfenwick/scaling's "${SCALING_NS}"): they are rendered in no namespace
+    # here, so the server's namespace is dropped too (namespace "")
+    shares_namespace: bool = False
 
 
 def _logical_lines(text: str) -> list[tuple[int, str]]:
@@ -76,20 +82,38 @@ def server_installs(text: str) -> list[HelmInstall]:
     if "helm" not in text:
         return []
     out = []
+    commands = [replace(c, namespace=_VARIABLE.sub(r"$\1", _script_default(c.namespace, text)))
+                for c in _commands(text)]
+    # the namespaces the text installs the repository's own charts into (a folder or a
+    # .tgz), which this tool renders in none
+    own = {c.namespace for c in commands if c.namespace and _local(c.chart)}
+    for found in commands:
+        if found.namespace in own:
+            found = replace(found, namespace="", shares_namespace=True)
+        if "$" in found.release:
+            found = replace(found, release=_script_default(found.release, text))
+        if "$" in found.version:
+            found = replace(found, version=_script_default(found.version, text))
+        if chart_name(found.chart) in SERVER_CHARTS and not _local(found.chart):
+            out.append(found)
+    return out
+
+
+def _commands(text: str) -> list[HelmInstall]:
+    out = []
     for number, line in _logical_lines(text):
         if line.lstrip().startswith("#"):  # a shell comment (a command left out)
             continue
         m = _COMMAND.search(line)
-        if m is None:
-            continue
-        found = _parse(m.group(1), m.group(2), number)
-        if found is not None and "$" in found.release:
-            found = replace(found, release=_script_default(found.release, text))
-        if found is not None and chart_name(found.chart) in SERVER_CHARTS \
-                and not found.chart.startswith((".", "/", "~")) \
-                and not found.chart.endswith((".tgz", ".tar.gz")):
+        found = _parse(m.group(1), m.group(2), number) if m is not None else None
+        if found is not None:
             out.append(found)
     return out
+
+
+def _local(chart: str) -> bool:
+    """A chart of the repository (a folder or a packaged .tgz), not one by name."""
+    return chart.startswith((".", "/", "~")) or chart.endswith((".tgz", ".tar.gz"))
 
 
 _VARIABLE = re.compile(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?")
@@ -121,7 +145,7 @@ def _parse(verb: str, rest: str, number: int) -> HelmInstall | None:
     positional: list[str] = []
     values: list[str] = []
     sets: list[tuple[str, str]] = []
-    namespace = ""
+    namespace = version = repo = ""
     generate = False
     i = 0
     while i < len(words) and words[i] not in _COMMAND_END and not words[i].startswith("#"):
@@ -144,16 +168,21 @@ def _parse(verb: str, rest: str, number: int) -> HelmInstall | None:
                         sets.append((key.strip(), val.strip().strip("\"'")))
                 elif name in ("-n", "--namespace"):
                     namespace = got
+                elif name == "--version":
+                    version = got
+                elif name == "--repo":
+                    repo = got
         else:
             positional.append(word)
         i += 1
     if verb == "install" and generate and len(positional) == 1:
         return HelmInstall(line=number, release="", chart=positional[0], namespace=namespace,
-                           values=tuple(values), sets=tuple(sets))
+                           values=tuple(values), sets=tuple(sets), version=version, repo=repo)
     if len(positional) != 2:
         return None
     return HelmInstall(line=number, release=positional[0], chart=positional[1],
-                       namespace=namespace, values=tuple(values), sets=tuple(sets))
+                       namespace=namespace, values=tuple(values), sets=tuple(sets),
+                       version=version, repo=repo)
 
 
 def service_name(install: HelmInstall, values: dict) -> str | None:
@@ -178,3 +207,20 @@ def service_name(install: HelmInstall, values: dict) -> str | None:
     if (sets.get("architecture") or values.get("architecture")) == "replication":
         return f"{full}-primary"
     return full
+
+
+_REPO_ADD = re.compile(r"\bhelm\s+repo\s+add\s+(?:--?[\w-]+(?:=\S+)?\s+)*([\w.-]+)\s+(\S+)")
+
+
+def is_bitnami(install: HelmInstall, text: str) -> bool:
+    """Whether the chart is Bitnami's: `bitnami/postgresql`, an OCI reference under
+    bitnamicharts, `--repo https://charts.bitnami.com/bitnami`, or `<alias>/postgresql`
+    where the same text runs `helm repo add <alias> <a bitnami URL>`."""
+    chart = install.chart.lower()
+    if chart.startswith("oci://") or install.repo:
+        return "bitnami" in (chart if chart.startswith("oci://") else install.repo.lower())
+    alias = chart.split("/", 1)[0] if "/" in chart else ""
+    if alias == "bitnami":
+        return True
+    return bool(alias) and any(name.lower() == alias and "bitnami" in url.lower()
+                               for name, url in _REPO_ADD.findall(text))

@@ -84,6 +84,10 @@ def bitnami_pg_major(version: str, locked: Locked | None) -> tuple[int, Source]:
                                      f"lock file) ships PostgreSQL {pg} (appVersion of "
                                      f"chart {major}.x)")
     pg = BITNAMI_PG_MAJOR[NEWEST_BITNAMI]
+    if not version.strip():  # `helm install` with no --version: the repository's newest
+        return pg, Source.default_of(
+            f"assumed PostgreSQL {pg}: no chart version given, so Helm installs the newest "
+            f"Bitnami postgresql chart, {NEWEST_BITNAMI}.x or later, which ships PostgreSQL {pg}")
     allowed = sorted({p for m, p in BITNAMI_PG_MAJOR.items() if _allows(version, m)})
     said = f" (it allows PostgreSQL {', '.join(map(str, allowed))})" if allowed else ""
     return pg, Source.default_of(

@@ -132,68 +132,96 @@ def missing_bitnami(missing: list[MissingDep], user: dict[str, Any],
                        (own_names or {}).get(name, ""))
         if name != "postgresql" or (section is not None and not isinstance(section, dict)):
             continue
-        # no values for it: the chart's defaults, one primary (Helm enables a dependency
-        # whose condition path is unset); the PostgreSQL major of the chart version the lock
-        # file pins, else the one Chart.yaml asks for (helm_dep_versions)
-        pg, pg_source = bitnami_pg_major(version, dep.locked)
-        chart_major = constraint_major(dep.locked.version if dep.locked else version)
-        modern = chart_major is None or chart_major >= 11  # before 11.0: another shape
-        section = section or {}
-        chart = resolve(version, dep.locked)
-        glob = user.get("global") if isinstance(user.get("global"), dict) else {}
-        if modern and _refuses_metrics(section, glob, chart, key, layers, chart_rel, out):
-            continue
-        unread: list[str] = []
-        found = _bitnami_postgresql(section, layers, (key,), release, key, chart_rel,
-                                    namespace, defaults=modern, pg=(pg, pg_source),
-                                    chart=chart, glob=glob, unread=unread)
-        if not found:
-            found = _bitnami_postgresql_legacy(section, layers, (key,), release, key, version,
-                                               chart_rel, namespace, defaults=not modern,
-                                               pg=(pg, pg_source))
-            if found:
-                out.notices.append(
-                    f"helm: {chart_rel}: dependency {key!r} (Bitnami postgresql {version}, "
-                    "the values of its charts before 11.0) is not vendored; its StatefulSets "
-                    "were built from the values (postgresqlMaxConnections, replication), not "
-                    "rendered; without image.tag in the values, PostgreSQL is the chart "
-                    "version's appVersion major (8.x-10.x: 11), assumed")
-                built.extend(found)
-                continue
-        if found:
-            built.extend(found)
-            out.notices.append(
-                f"helm: {chart_rel}: dependency {key!r} (Bitnami postgresql) is not vendored; "
-                "its StatefulSets and configuration ConfigMaps were built from the values "
-                "(architecture, primary/readReplicas configuration, extendedConfiguration, "
-                "resources and resourcesPreset, readReplicas.replicaCount, metrics.enabled "
-                "and metrics.image), not rendered"
-                + (f"; the defaults of chart {chart.shown} ({chart.source.label()}) where "
-                   "the values set none: resources, the metrics exporter's version"
-                   if chart is not None else "")
-                + ("" if get(section, "image", "tag") else
-                   f"; no image.tag in the values, so PostgreSQL {pg}: "
-                   f"{pg_source.key or pg_source.default}"))
-            _say_unread(unread, key, version, chart_rel, out)
+        built.extend(bitnami_server(section or {}, layers, (key,), release, key, version,
+                                    dep.locked, chart_rel, namespace, out,
+                                    user.get("global") if isinstance(user.get("global"),
+                                                                     dict) else {}))
     return built
 
 
+class Stand(NamedTuple):
+    """How the stand-in's notices name the server it built: a chart's dependency that
+    is not vendored, or a release a script's `helm install` makes (helm_installs)."""
+
+    what: str  # "dependency 'postgresql'", "release 'my-pg'"
+    how: str  # "is not vendored"
+    read: str  # "not vendored, read from the values"
+    fix: str  # what gives the resources the chart's version leaves unknown
+    anchor: Source | None = None  # where an object no values line places is said to be
+
+
+def _dependency(key: str) -> Stand:
+    return Stand(f"dependency {key!r}", "is not vendored", "not vendored, read from the values",
+                 "set resources in the values, or vendor the chart")
+
+
+def bitnami_server(section: dict[str, Any], layers: list[ValuesLayer], prefix: Key,
+                   release: str, key: str, version: str, locked: Locked | None,
+                   chart_rel: str, namespace: str | None, out: Rendered,
+                   glob: dict[str, Any], stand: Stand | None = None) -> list[K8sObject]:
+    """The server a Bitnami postgresql chart makes, built from its values `section`
+    (under `prefix` in `layers`) by the stand-in rather than rendered: the chart's
+    defaults, one primary, when the values set nothing of it (Helm enables a dependency
+    whose condition path is unset); the PostgreSQL major of the chart version the lock
+    file pins, else the one `version` asks for (helm_dep_versions)."""
+    stand = stand or _dependency(key)
+    pg, pg_source = bitnami_pg_major(version, locked)
+    chart_major = constraint_major(locked.version if locked else version)
+    modern = chart_major is None or chart_major >= 11  # before 11.0: another shape
+    chart = resolve(version, locked)
+    if modern and _refuses_metrics(section, glob, chart, prefix, layers, chart_rel, out, stand):
+        return []
+    unread: list[str] = []
+    found = _bitnami_postgresql(section, layers, prefix, release, key, chart_rel,
+                                namespace, defaults=modern, pg=(pg, pg_source),
+                                chart=chart, glob=glob, unread=unread, anchor=stand.anchor)
+    if not found:
+        found = _bitnami_postgresql_legacy(section, layers, prefix, release, key, version,
+                                           chart_rel, namespace, defaults=not modern,
+                                           pg=(pg, pg_source), anchor=stand.anchor)
+        if found:
+            out.notices.append(
+                f"helm: {chart_rel}: {stand.what} (Bitnami postgresql {version or '?'}, the values "
+                f"of its charts before 11.0) {stand.how}; its StatefulSets were built from "
+                "the values (postgresqlMaxConnections, replication), not rendered; without "
+                "image.tag in the values, PostgreSQL is the chart version's appVersion major "
+                "(8.x-10.x: 11), assumed")
+        return found
+    out.notices.append(
+        f"helm: {chart_rel}: {stand.what} (Bitnami postgresql) {stand.how}; its StatefulSets "
+        "and configuration ConfigMaps were built from the values (architecture, "
+        "primary/readReplicas configuration, extendedConfiguration, resources and "
+        "resourcesPreset, readReplicas.replicaCount, metrics.enabled and metrics.image), "
+        "not rendered"
+        + (f"; the defaults of chart {chart.shown} ({chart.source.label()}) where the values "
+           "set none: resources, the metrics exporter's version" if chart is not None else "")
+        + ("" if get(section, "image", "tag") else
+           f"; no image.tag in the values, so PostgreSQL {pg}: "
+           f"{pg_source.key or pg_source.default}"))
+    _say_unread(unread, key, version, chart_rel, out, stand)
+    return found
+
+
 def _refuses_metrics(section: dict[str, Any], glob: dict[str, Any],
-                     chart: ChartVersion | None, key: str, layers: list[ValuesLayer],
-                     chart_rel: str, out: Rendered) -> bool:
+                     chart: ChartVersion | None, prefix: Key, layers: list[ValuesLayer],
+                     chart_rel: str, out: Rendered, stand: Stand) -> bool:
     """metrics.enabled without a database, which charts 11.0.0-15.5.11 refuse to render
     (helm_bitnami_defaults): the PA901 error the engine gives for the vendored chart, and
     nothing built (Helm installs nothing)."""
     if chart is None or not requires_database(chart) or \
             get(section, "metrics", "enabled") is not True or _database(section, glob):
         return False
-    at = leaf_source(layers, (key, "metrics", "enabled"))
-    location = Location(path=at.path or in_chart(chart_rel, "values.yaml"), line=at.line) \
-        if at is not None else Location(path=in_chart(chart_rel, "Chart.yaml"))
+    at = leaf_source(layers, (*prefix, "metrics", "enabled"))
+    if at is not None:
+        location = Location(path=at.path or in_chart(chart_rel, "values.yaml"), line=at.line)
+    elif stand.anchor is not None and stand.anchor.path:
+        location = Location(path=stand.anchor.path, line=stand.anchor.line)
+    else:
+        location = Location(path=in_chart(chart_rel, "Chart.yaml"))
     out.problems.append(ConfigProblem(
         location=location, fatal=True, program="Helm",
-        message=f"Helm cannot render the chart: dependency {key!r} (Bitnami postgresql "
-                f"{chart.shown}, {chart.source.label()}; not vendored, read from the values) "
+        message=f"Helm cannot render the chart: {stand.what} (Bitnami postgresql "
+                f"{chart.shown}, {chart.source.label()}; {stand.read}) "
                 "fails in templates/primary/statefulset.yaml: \"In order to enable metrics "
                 "you need to specify a database (.Values.auth.database or "
                 ".Values.global.postgresql.auth.database)\" (its `required`, charts "
@@ -202,17 +230,20 @@ def _refuses_metrics(section: dict[str, Any], glob: dict[str, Any],
 
 
 def _say_unread(unread: list[str], key: str, version: str, chart_rel: str,
-                out: Rendered) -> None:
+                out: Rendered, stand: Stand | None = None) -> None:
     """The server's resources when neither the values nor a known chart version give
     them: said, so that PA111/PA301 not running is never read as a pass."""
     if unread:
+        stand = stand or _dependency(key)
+        keys = ", ".join(f"{key}.{c}" if stand.what.startswith("dependency") else c
+                         for c in unread)
         out.notices.append(
-            f"helm: {chart_rel}: dependency {key!r} (Bitnami postgresql {version or '?'}): "
-            f"the CPU and memory of {', '.join(f'{key}.{c}' for c in unread)} are unknown: "
+            f"helm: {chart_rel}: {stand.what} (Bitnami postgresql {version or '?'}): "
+            f"the CPU and memory of {keys} are unknown: "
             "the values set no resources, and what this chart version adds by default "
             "(resources, resourcesPreset) is known here only for charts 11.0.0-17.x; the "
-            "CPU-knee (PA111) and memory (PA301) checks did not run for it (set "
-            "resources in the values, or vendor the chart)")
+            "CPU-knee (PA111) and memory (PA301) checks did not run for it "
+            f"({stand.fix})")
 
 
 # Charts whose only purpose is a PostgreSQL server (Bitnami postgresql, read from its
@@ -272,7 +303,8 @@ _LEGACY_KEYS = ("postgresqlUsername", "postgresqlPassword", "postgresqlDatabase"
 def _bitnami_postgresql_legacy(values: dict[str, Any], layers: list[ValuesLayer], prefix: Key,
                                release: str, name: str, version: str, chart_rel: str,
                                namespace: str | None, defaults: bool = False,
-                               pg: tuple[int, Source] | None = None) -> list[K8sObject]:
+                               pg: tuple[int, Source] | None = None,
+                               anchor: Source | None = None) -> list[K8sObject]:
     """bitnami/postgresql before 11.0 (values postgresqlUsername, postgresqlMaxConnections,
     replication.enabled/readReplicas): the primary StatefulSet, named like the chart's
     Service (<fullname>), with
@@ -316,8 +348,8 @@ def _bitnami_postgresql_legacy(values: dict[str, Any], layers: list[ValuesLayer]
             b.src(("spec", "replicas"), *count_key)
         _image_source(b, image_values, pg)
         first = _first_key(values, _LEGACY_KEYS)
-        anchor = leaf_source(layers, (*prefix, first)) if first is not None else None
-        built.append(b.build(body, anchor, chart_rel, namespace))
+        at = leaf_source(layers, (*prefix, first)) if first is not None else None
+        built.append(b.build(body, at or anchor, chart_rel, namespace))
     return built
 
 
@@ -536,7 +568,8 @@ def _bitnami_postgresql(values: dict[str, Any], layers: list[ValuesLayer], prefi
                         release: str, name: str, chart_rel: str, namespace: str | None,
                         defaults: bool = False, pg: tuple[int, Source] | None = None,
                         chart: ChartVersion | None = None, glob: dict[str, Any] | None = None,
-                        unread: list[str] | None = None) -> list[K8sObject]:
+                        unread: list[str] | None = None, anchor: Source | None = None
+                        ) -> list[K8sObject]:
     """What bitnami/postgresql renders that matters for the budget: the primary
     StatefulSet (and read replicas with architecture=replication) and the ConfigMaps
     holding primary.configuration / primary.extendedConfiguration. Names follow the
@@ -558,6 +591,7 @@ def _bitnami_postgresql(values: dict[str, Any], layers: list[ValuesLayer], prefi
                     ) -> None:
         b = _Builder(layers, prefix)
         section = get(values, component) if isinstance(get(values, component), dict) else {}
+        role = "read" if component == "readReplicas" else component
         # templates/primary/statefulset.yaml `replicas: 1` (11.0.0 .. 17.1.0: no value
         # sizes the primary); read/statefulset.yaml `{{ .Values.readReplicas.replicaCount }}`
         replicas = 1 if component == "primary" else section.get("replicaCount", 1)
@@ -573,8 +607,7 @@ def _bitnami_postgresql(values: dict[str, Any], layers: list[ValuesLayer], prefi
         body: dict[str, Any] = {
             "apiVersion": "apps/v1", "kind": "StatefulSet",
             "metadata": {"name": sts_name,
-                         "labels": {**labels, "app.kubernetes.io/component":
-                                    "read" if component == "readReplicas" else component}},
+                         "labels": {**labels, "app.kubernetes.io/component": role}},
             "spec": {"replicas": int(replicas),
                      "template": {"spec": {"containers": [{
                          "name": "postgresql", "image": image,
@@ -592,8 +625,8 @@ def _bitnami_postgresql(values: dict[str, Any], layers: list[ValuesLayer], prefi
         metrics = _metrics(values, glob or {}, b, chart)
         if metrics is not None:
             body["spec"]["template"]["spec"]["containers"].append(metrics)
-        anchor = leaf_source(layers, (*prefix, *replicas_key)) or leaf_source(
-            layers, (*prefix, "architecture")) or _first_leaf(layers, prefix)
+        placed = leaf_source(layers, (*prefix, *replicas_key)) or leaf_source(
+            layers, (*prefix, "architecture")) or _first_leaf(layers, prefix) or anchor
         configmaps: list[K8sObject] = []
         for key, cm_suffix, data_key in (("configuration", "configuration", "postgresql.conf"),
                                          ("extendedConfiguration", "extended-configuration",
@@ -628,7 +661,7 @@ def _bitnami_postgresql(values: dict[str, Any], layers: list[ValuesLayer], prefi
         else:
             body["spec"]["template"]["spec"]["containers"][0]["volumeMounts"] = [
                 {"name": m["name"], "mountPath": at[m["name"]]} for m in mounts]
-        built.append(b.build(body, anchor, chart_rel, namespace))
+        built.append(b.build(body, placed, chart_rel, namespace))
         built.extend(configmaps)
 
     # values image.registry/repository/tag (the chart's defaults are not known here)
