@@ -683,7 +683,10 @@ _PUBLISHED = (*(f"{owner}/" for owner in BITNAMI_OWNERS),  # bitnamilegacy/x is 
               "cloudsql-docker/", "cloud-sql-connectors/", "cloud-sql-proxy", "istio/",
               "envoyproxy/", "otel/", "datadog/", "fluent/",
               # beside formbricks' chart (its one application folder is not what they run)
-              "valkey", "cubejs/")
+              "valkey", "cubejs/",
+              # migration tools a Job runs beside the application (toporischev/lesson6:
+              # flyway/flyway took its one folder, UserService, and its Npgsql pool)
+              "flyway/", "liquibase/")
 # Any of them inside a repository name, in one scan (linking asks it of every container
 # whose folder it cannot tell: a generator over the names was ~3 us an image).
 _PUBLISHED_IN = lazy("|".join(re.escape(p) for p in _PUBLISHED))

@@ -183,9 +183,10 @@ def bitnami_server(section: dict[str, Any], layers: list[ValuesLayer], prefix: K
             out.notices.append(
                 f"helm: {chart_rel}: {stand.what} (Bitnami postgresql {version or '?'}, the values "
                 f"of its charts before 11.0) {stand.how}; its StatefulSets were built from "
-                "the values (postgresqlMaxConnections, replication), not rendered; without "
-                "image.tag in the values, PostgreSQL is the chart version's appVersion major "
-                "(8.x-10.x: 11), assumed")
+                "the values (postgresqlMaxConnections, replication), not rendered"
+                + ("" if get(section, "image", "tag") else
+                   f"; without image.tag in the values, PostgreSQL {pg}: "
+                   f"{pg_source.key or pg_source.default}"))
         return found
     out.notices.append(
         f"helm: {chart_rel}: {stand.what} (Bitnami postgresql) {stand.how}; its StatefulSets "
