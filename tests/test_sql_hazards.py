@@ -76,7 +76,6 @@ ALTER DATABASE app SET search_path = a;
 """
     assert kinds(sql) == [
         (1, "session-set"),
-        (3, "session-set"),
         (5, "session-set"),
         (6, "session-set"),
         (8, "listen"),
@@ -95,6 +94,19 @@ ALTER DATABASE app SET search_path = a;
         (22, "transaction-block"),
         (23, "transaction-block"),
     ]
+
+
+def test_reset_puts_the_session_default_back_and_leaks_nothing() -> None:
+    # audit 13f: AcadMix's `SET LOCAL statement_timeout = '3s'` ... `RESET
+    # statement_timeout` was a PA401 error; RESET leaves the server connection as a fresh
+    # session has it (PostgreSQL docs, RESET), as PgBouncer's DISCARD ALL would.
+    sql = ("RESET statement_timeout;\nRESET ALL;\nSET work_mem TO DEFAULT;\n"
+           "RESET ROLE;\nSET work_mem = '1GB';\n")
+    assert kinds(sql) == [(5, "session-set")]
+    # still a SET-family statement to RDS Proxy (pins the session)
+    pinned = [(h.location.line, h.kind) for h in find_sql_hazards(sql, LOC, pinning=True)]
+    assert pinned == [(1, "scoped-set"), (2, "scoped-set"), (3, "scoped-set"),
+                      (4, "scoped-set"), (5, "session-set")]
 
 
 def test_lines_follow_comments_blank_lines_and_multibyte_text() -> None:
@@ -630,7 +642,7 @@ def test_labels_logs_and_rake_descriptions_are_not_sql() -> None:
         'desc "Reset MFA for a user"\n'
         'link_to "Execute Selected", path\n'
         'Rails.logger.info "Set up done"\n'
-        'connection.execute("RESET statement_timeout")\n'
+        'connection.execute("SET statement_timeout = 0")\n'
     )
     assert driver("lib/tasks/x.rake", rb, "ruby") == [(4, "session-set")]
     py = (
