@@ -334,6 +334,29 @@ DATABASES = {
     ]
 
 
+def test_a_scheme_taken_off_or_tested_for_is_not_a_connection_string() -> None:
+    # audit 13f: AcadMix's one-off scripts turn DATABASE_URL into asyncpg's form with
+    # .replace("postgresql+asyncpg://", "postgresql://") and connect with
+    # statement_cache_size=0; the scheme literal was a PA405 "SQLAlchemy asyncpg
+    # prepared_statement_cache_size not set" error in each.
+    text = """import asyncpg, os
+DB = os.getenv("DATABASE_URL", "").replace("postgresql+asyncpg://", "postgresql://")
+if DB.startswith("jdbc:postgresql://"):
+    DB = DB.removeprefix("jdbc:")
+conn = await asyncpg.connect(DB, statement_cache_size=0)
+"""
+    assert driver("backend/patch_rows.py", text, "python") == []
+    # the scheme put on: the URL the engine connects with is asyncpg's
+    put = 'url = os.environ["DATABASE_URL"].replace("postgresql://", "postgresql+asyncpg://")\n'
+    assert driver("backend/db.py", "import os\n" + put, "python") == [(2, "protocol-prepare")]
+    js = ('const url = process.env.DATABASE_URL.replace("jdbc:postgresql://", "postgres://")\n'
+          'const api = "jdbc:postgresql://db:5432/app"\n')
+    assert driver("src/db.ts", js, "js") == [(2, "protocol-prepare")]
+    go = ('package db\nimport "strings"\n'
+          'func dsn(u string) string { return strings.TrimPrefix(u, "jdbc:postgresql://") }\n')
+    assert driver("db.go", go, "go") == []
+
+
 def test_psycopg_pool_sqlalchemy_asyncpg_pgx_and_django_later_assignment() -> None:
     text = """from psycopg_pool import ConnectionPool
 a = ConnectionPool(dsn)

@@ -187,12 +187,54 @@ def startup_options(detail: str) -> list[str]:
     return names
 
 
+# A literal that is a URL scheme and nothing more (`postgresql+asyncpg://`) names no
+# server: standing alone (a concatenation or an f-string is read as one literal with its
+# values) it is a scheme being tested for or taken off a URL. As the first argument of
+# replace/removeprefix/startswith/endswith (Python, JS, Java) or of Go's strings.Replace /
+# TrimPrefix / HasPrefix it is the scheme the code removes or checks for, not the one it
+# connects with: AcadMix's scripts turn a SQLAlchemy URL into asyncpg's with
+# `.replace("postgresql+asyncpg://", "postgresql://")` (audit 13f). As a replacement
+# (`.replace("postgresql://", "postgresql+asyncpg://")`) it is the URL connected with.
+_SCHEME_ONLY = lazy(r"[A-Za-z][\w+.:-]*:(?://)?")
+_SCHEME_TESTED = lazy(
+    r"(?:\.(?:replace|replaceAll|replaceFirst|removeprefix|startswith|startsWith|endswith"
+    r"|endsWith|lstrip)\(|\bstrings\.(?:Replace|ReplaceAll|TrimPrefix|HasPrefix)"
+    r"\(\s*[\w.]+\s*,)\s*$"
+)
+_PY_SCHEME_METHODS = frozenset({"replace", "removeprefix", "startswith", "endswith", "lstrip"})
+
+
+def _scheme_tested(lit: Literal, text: str) -> bool:
+    """A scheme-only literal that is the first argument of a replace/prefix test, read
+    from the text before it (C-like sources, whose literal offsets are file offsets)."""
+    return _SCHEME_ONLY.fullmatch(lit.text) is not None and lit.start > 0 and \
+        _SCHEME_TESTED.search(text, max(0, lit.start - 80), lit.start) is not None
+
+
+def python_tested_schemes(tree: ast.AST) -> set[tuple[int, int]]:
+    """(line, column) of the scheme-only string constants a Python file passes first to
+    str.replace/removeprefix/startswith/endswith/lstrip: not connection strings."""
+    found: set[tuple[int, int]] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+                node.func.attr in _PY_SCHEME_METHODS and node.args:
+            first = node.args[0]
+            if isinstance(first, ast.Constant) and isinstance(first.value, str) and \
+                    _SCHEME_ONLY.fullmatch(first.value) is not None:
+                found.add((first.lineno, first.col_offset))
+    return found
+
+
 def literal_settings(
-    path: str, literals: list[Literal], lang: str, text: str = ""
+    path: str, literals: list[Literal], lang: str, text: str = "",
+    tested: set[tuple[int, int]] | None = None,
 ) -> list[SqlHazard]:
     found: list[SqlHazard] = []
     for lit in literals:
         if "postgres" in lit.text or "options" in lit.text:
+            if (lit.line, lit.start) in (tested or ()) or \
+                    (lang != "python" and _scheme_tested(lit, text)):
+                continue
             found.extend(connection_string_hazards(lit.text, path, lit.line))
     if lang == "go":
         found.extend(_pgx(path, literals, text))
@@ -525,7 +567,8 @@ def python_settings_may_apply(text: str) -> bool:
 def python_settings(
     path: str, tree: ast.AST, literals: list[Literal], text: str
 ) -> list[SqlHazard]:
-    found = literal_settings(path, literals, "python")
+    found = literal_settings(path, literals, "python", tested=python_tested_schemes(tree)
+                             if "://" in text else None)
     if "+psycopg://" in text and not re.search(r"^[^#\n]*prepare_threshold", text, re.M):
         found.extend(_sqlalchemy_psycopg(path, literals))
     if "django_pglocks" in text:
