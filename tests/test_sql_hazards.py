@@ -614,6 +614,68 @@ def test_startup_parameter_any_mode_unless_ignored_or_tracked() -> None:
     assert len(run("PA410", Topology(poolers=[pooler()], sql_hazards=tz))) == 1
 
 
+def test_asyncpg_server_settings_are_startup_parameters_pgbouncer_must_know() -> None:
+    # audit 13f: AcadMix's engines pass connect_args={"server_settings": {"jit": "off"}}
+    # behind PgBouncer 1.22.1 (ignore_startup_parameters = extra_float_digits,options):
+    # asyncpg puts jit=off in the startup packet and PgBouncer answers "unsupported
+    # startup parameter: jit" (pgbouncer_1_22_1 src/client.c:691-697).
+    text = """import asyncpg
+from sqlalchemy.ext.asyncio import create_async_engine
+engine = create_async_engine(
+    DATABASE_URL,
+    connect_args={
+        "statement_cache_size": 0,
+        "prepared_statement_cache_size": 0,
+        "server_settings": {"jit": "off", "application_name": "api"},
+    },
+)
+pool = await asyncpg.create_pool(dsn, statement_cache_size=0, server_settings=settings)
+conn = await asyncpg.connect(dsn, statement_cache_size=0, server_settings={"TimeZone": "UTC"})
+"""
+    found = scan_text("backend/database.py", text, "python")[0]
+    assert [(h.location.line, h.kind, h.detail) for h in found] == [
+        (8, "startup-parameter",
+         "parameters: jit, application_name (asyncpg server_settings in connect_args)"),
+        (12, "startup-parameter", "parameters: TimeZone (asyncpg server_settings)"),
+    ]
+    jit, tz = ([replace(h, client_id=None)] for h in found)
+    assert len(run("PA410", Topology(poolers=[pooler(version=(1, 22))], sql_hazards=jit))) == 1
+    [finding] = run("PA410", Topology(poolers=[pooler(version=(1, 22))], sql_hazards=jit))
+    assert finding.message.endswith("PgBouncer 1.22 tracks no jit and ignore_startup_parameters "
+                                    "does not list it")
+    ignored = pooler(version=(1, 22), ignore_startup_parameters="extra_float_digits,jit")
+    assert run("PA410", Topology(poolers=[ignored], sql_hazards=jit)) == []
+    tracked = pooler(version=(1, 22), track_extra_parameters="IntervalStyle,jit")
+    assert run("PA410", Topology(poolers=[tracked], sql_hazards=jit)) == []
+    # TimeZone is one of the parameters every PgBouncer tracks (src/varcache.c)
+    assert run("PA410", Topology(poolers=[pooler()], sql_hazards=tz)) == []
+
+
+def test_sqlalchemy_asyncpg_engine_known_by_its_connect_args() -> None:
+    # audit 13f: AcadMix's engine reads its URL from the environment; connect_args names
+    # asyncpg's statement_cache_size, and SQLAlchemy's own prepared_statement_cache_size
+    # (default 100, named statements kept across transactions) is not set.
+    text = """import os
+from sqlalchemy.ext.asyncio import create_async_engine
+engine = create_async_engine(
+    os.environ["DATABASE_URL"],
+    pool_size=5,
+    connect_args={"statement_cache_size": 0, "command_timeout": 30},
+)
+safe = create_async_engine(url, connect_args={"statement_cache_size": 0,
+                                              "prepared_statement_cache_size": 0})
+plain = create_async_engine(url, connect_args={"timeout": 30})
+"""
+    found = scan_text("backend/database.py", text, "python")[0]
+    assert [(h.location.line, h.kind) for h in found] == [(3, "protocol-prepare")]
+    assert found[0].cleared_by == ("prepared_statement_cache_size=0",)
+    assert "command_timeout, statement_cache_size" in found[0].detail
+    # a URL written in the file is judged by the URL's own check, once
+    written = text.replace('os.environ["DATABASE_URL"]', "URL") + \
+        'URL = "postgresql+asyncpg://app@pgbouncer/app?prepared_statement_cache_size=0"\n'
+    assert scan_text("backend/database.py", written, "python")[0] == []
+
+
 # --- issue 15: one finding per place, unresolved routes, ERB, what is SQL -------------
 
 

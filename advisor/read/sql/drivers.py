@@ -55,6 +55,7 @@ from advisor.read.sql.hazards import scan_sql_text
 from advisor.read.sql.literals import Literal
 
 ORIGIN = "driver-setting"
+_URL_ASYNCPG_DETAIL = "SQLAlchemy asyncpg prepared_statement_cache_size"
 
 
 def classify_settings_file(p: PurePosixPath) -> str | None:
@@ -111,7 +112,7 @@ def connection_string_hazards(text: str, path: str, line: int) -> list[SqlHazard
                 found.append(
                     _hazard(
                         "protocol-prepare",
-                        f"SQLAlchemy asyncpg prepared_statement_cache_size {shown} in "
+                        f"{_URL_ASYNCPG_DETAIL} {shown} in "
                         f"{_redact(url)}",
                         path,
                         line,
@@ -172,6 +173,19 @@ def _keyword_dsn_options(text: str) -> str | None:
         end = rest.find("'", 1)
         return rest[1:end] if end > 0 else None
     return rest.split()[0] if rest.split() else None
+
+
+# A startup-parameter hazard that names the parameters themselves (not `options`): the
+# detail starts with this, then the names, comma-separated, then ` (where they come from)`.
+STARTUP_PARAMETERS = "parameters:"
+
+
+def startup_parameters(detail: str) -> list[str]:
+    """The parameter names of a STARTUP_PARAMETERS hazard, lowercased; [] for `options`."""
+    if not detail.startswith(STARTUP_PARAMETERS):
+        return []
+    names = detail.removeprefix(STARTUP_PARAMETERS).split(" (", 1)[0]
+    return [n.strip().lower() for n in names.split(",") if n.strip()]
 
 
 def startup_options(detail: str) -> list[str]:
@@ -556,7 +570,8 @@ def _braced(text: str, start: int) -> str:
 
 # What python_settings reads beyond the literals: a source naming none of these gives
 # nothing without literals (advisor.read.sql.extract.scan_text does not parse it).
-_PYTHON_SETTING_WORDS = ("django_pglocks", "asyncpg", "psycopg", "DATABASES")
+_PYTHON_SETTING_WORDS = ("django_pglocks", "asyncpg", "psycopg", "DATABASES", "server_settings",
+                         "create_async_engine")
 
 
 def python_settings_may_apply(text: str) -> bool:
@@ -573,7 +588,7 @@ def python_settings(
         found.extend(_sqlalchemy_psycopg(path, literals))
     if "django_pglocks" in text:
         found.extend(_django_pglocks(path, tree))
-    if not any(word in text for word in ("asyncpg", "psycopg", "DATABASES")):
+    if not any(word in text for word in _PYTHON_SETTING_WORDS[1:]):
         return found
     django: list[SqlHazard] = []
     disabled_later = False
@@ -587,7 +602,14 @@ def python_settings(
     # DATABASES["default"]["DISABLE_SERVER_SIDE_CURSORS"] = True elsewhere in the file, or
     # a DISABLE_SERVER_SIDE_CURSORS key taken from configuration: not this file's default
     configured = _CURSORS_CONFIGURED.search(text)
+    if "prepared_statement_cache_size=0" in text or _ASYNCPG_URL_WRITTEN.search(text):
+        # the engine's URL is written in the file: the URL's own check (or its
+        # prepared_statement_cache_size=0) decides, not connect_args
+        found = [h for h in found if not h.detail.startswith(_ENGINE_DETAIL)]
     return found + ([] if disabled_later or configured else django[:1])
+
+
+_ASYNCPG_URL_WRITTEN = lazy(r"\+asyncpg://[^\s'\"]")
 
 
 # SQLAlchemy's psycopg (3) dialect hands connections to psycopg, whose prepare_threshold
@@ -652,7 +674,76 @@ def _keyword(call: ast.Call, name: str) -> ast.expr | None:
     return next((k.value for k in call.keywords if k.arg == name), None)
 
 
+# asyncpg sends `server_settings` as startup parameters, each its own key in the startup
+# packet (MagicStack/asyncpg@db8ecc2a asyncpg/protocol/coreproto.pyx:952-955), whether
+# passed to connect/create_pool or through SQLAlchemy's connect_args. PgBouncer refuses a
+# startup parameter it does not track unless ignore_startup_parameters lists it
+# (pgbouncer_1_22_1 src/client.c:691-697, "unsupported startup parameter").
+def _server_settings(path: str, call: ast.Call) -> list[SqlHazard]:
+    settings = _keyword(call, "server_settings")
+    where = "asyncpg server_settings"
+    connect_args = _keyword(call, "connect_args")
+    if settings is None and isinstance(connect_args, ast.Dict):
+        settings = next((v for k, v in zip(connect_args.keys, connect_args.values, strict=False)
+                         if isinstance(k, ast.Constant) and k.value == "server_settings"), None)
+        where = "asyncpg server_settings in connect_args"
+    if not isinstance(settings, ast.Dict):
+        return []  # absent, or not a literal: not judged
+    names = [k.value for k in settings.keys if isinstance(k, ast.Constant)
+             and isinstance(k.value, str)]
+    if not names:
+        return []
+    return [_hazard("startup-parameter", f"{STARTUP_PARAMETERS} {', '.join(names)} ({where})",
+                    path, settings.lineno)]
+
+
+# SQLAlchemy's asyncpg dialect prepares every statement through asyncpg's prepare() and
+# keeps up to prepared_statement_cache_size (default 100) of them per connection
+# (sqlalchemy@f35da7e2 lib/sqlalchemy/dialects/postgresql/asyncpg.py:769, _prepare :796);
+# the setting is read from connect_args or the URL's query. An engine whose URL is not a
+# literal (an environment variable) is known to be asyncpg's when connect_args carries
+# keys only asyncpg's connect() takes.
+_ASYNCPG_CONNECT_KEYS = frozenset(
+    {"statement_cache_size", "server_settings", "command_timeout",
+     "max_cached_statement_lifetime", "max_cacheable_statement_size",
+     "prepared_statement_cache_size", "prepared_statement_name_func"}
+)  # fmt: skip
+SQLALCHEMY_ASYNCPG_DSN_SAFE = ("prepared_statement_cache_size=0",)
+_ENGINE_DETAIL = "SQLAlchemy asyncpg create_async_engine"
+
+
+def _sqlalchemy_asyncpg_engine(path: str, call: ast.Call) -> list[SqlHazard]:
+    if not _dotted(call.func).endswith("create_async_engine"):
+        return []
+    connect_args = _keyword(call, "connect_args")
+    if not isinstance(connect_args, ast.Dict) or None in connect_args.keys:
+        return []  # not a literal, or **spread: not judged
+    keys = {k.value: v for k, v in zip(connect_args.keys, connect_args.values, strict=False)
+            if isinstance(k, ast.Constant) and isinstance(k.value, str)}
+    if not keys.keys() & _ASYNCPG_CONNECT_KEYS:
+        return []  # nothing says the driver is asyncpg
+    url = call.args[0] if call.args else _keyword(call, "url")
+    if isinstance(url, ast.Constant):
+        return []  # a literal URL is read as a connection string
+    size = keys.get("prepared_statement_cache_size")
+    if isinstance(size, ast.Constant) and size.value == 0:
+        return []
+    if size is not None and not isinstance(size, ast.Constant):
+        return []  # set from an expression: not judged
+    shown = "not set: SQLAlchemy default 100" if size is None else repr(size.value)
+    return [_hazard("protocol-prepare",
+                    f"{_ENGINE_DETAIL} prepared_statement_cache_size "
+                    f"{shown} (connect_args names asyncpg's "
+                    f"{', '.join(sorted(keys.keys() & _ASYNCPG_CONNECT_KEYS))})",
+                    path, call.lineno, cleared_by=SQLALCHEMY_ASYNCPG_DSN_SAFE)]
+
+
 def _python_call(path: str, call: ast.Call) -> list[SqlHazard]:
+    return (_server_settings(path, call) + _sqlalchemy_asyncpg_engine(path, call)
+            + _python_prepares(path, call))
+
+
+def _python_prepares(path: str, call: ast.Call) -> list[SqlHazard]:
     name = _dotted(call.func)
     if name in ("asyncpg.connect", "asyncpg.create_pool", "asyncpg.pool.create_pool"):
         size = _keyword(call, "statement_cache_size")
@@ -840,8 +931,14 @@ def resolve_dsn(hazards: list[SqlHazard], topology: Topology) -> list[SqlHazard]
     by_id: dict[str, list[Route]] = {}
     for c in topology.clients:
         by_id.setdefault(c.id, []).extend(c.routes())
+    # a workload whose env URL is already judged as SQLAlchemy asyncpg's: the engine in
+    # its code is that URL's engine, one finding
+    url_judged = {h.client_id for h in topology.sql_hazards
+                  if h.detail.startswith(_URL_ASYNCPG_DETAIL)}
     kept: list[SqlHazard] = []
     for h in hazards:
+        if h.client_id in url_judged and h.detail.startswith(_ENGINE_DETAIL):
+            continue
         if not h.cleared_by or h.client_id is None:
             kept.append(h)
             continue
