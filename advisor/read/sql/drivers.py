@@ -50,7 +50,15 @@ from urllib.parse import parse_qsl, unquote, urlsplit
 from msgspec.structs import replace
 
 from advisor.lazyregex import lazy
-from advisor.model import ConfigProblem, EnvVar, Location, Route, SqlHazard, Topology
+from advisor.model import (
+    ConfigProblem,
+    EnvVar,
+    Location,
+    Route,
+    Source,
+    SqlHazard,
+    Topology,
+)
 from advisor.read.sql.hazards import scan_sql_text
 from advisor.read.sql.literals import Literal
 
@@ -1075,6 +1083,31 @@ def may_hold_env_hazard(env: EnvVar) -> bool:
     if value is None or env.name == "PGOPTIONS":
         return value is not None
     return "options" in value or "postgres" in value.casefold()
+
+
+# Prisma's schema engine takes a session advisory lock before it applies migrations
+# (`SELECT pg_advisory_lock(72707369)`, its P1002 error "Timed out trying to acquire a
+# postgres advisory lock"; Prisma's PgBouncer page: migrate through `directUrl`, not the
+# pooler). `migrate deploy`, `dev` and `reset` apply migrations; `status`, `resolve` and
+# `diff` do not. Read from a container's command and args (a migration Job, an
+# entrypoint line `npx prisma migrate deploy && node dist/main`).
+_PRISMA_MIGRATE = lazy(r"\bprisma\s+migrate\s+(deploy|dev|reset)\b")
+
+
+def command_hazards(words: tuple[str, ...], sources: tuple[Source, ...], where: Source,
+                    client_id: str | None = None) -> list[SqlHazard]:
+    """Session advisory locks a migration tool in a container's command/args takes."""
+    for i, word in enumerate(words):
+        m = _PRISMA_MIGRATE.search(word) or (
+            _PRISMA_MIGRATE.search(" ".join(words[i:i + 3])) if word == "prisma" else None)
+        if m is None:
+            continue
+        at = sources[i] if i < len(sources) else where
+        return [replace(_hazard(
+            "advisory-lock", f"prisma migrate {m.group(1)} takes a session advisory lock "
+            "(pg_advisory_lock(72707369)) while it migrates",
+            at.path or "", at.line or 1), client_id=client_id)]
+    return []
 
 
 def env_hazards(env: EnvVar, client_id: str | None = None) -> list[SqlHazard]:
