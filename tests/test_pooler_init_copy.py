@@ -126,6 +126,11 @@ def test_ini_copied_by_an_init_container_is_the_poolers(tmp_path):
     # and the migration's lock was not even looked for)
     assert found == [("PA403", "k8s/migrate.yaml", 14)]
     assert any("init container copy-config copies it" in n for n in notices)
+    # the init container that copies the pooler's files is no client of the server
+    result = run_check([str(tmp_path)], CheckOptions(cache=False, root=tmp_path))
+    [budget] = result.budgets
+    assert budget.unknown_clients == []
+    assert budget.peak == 50  # (1 + 1 surge) x default_pool_size 25
     # the same without idle_transaction_timeout: PA504 on the copied ini's pool_mode line
     write(tmp_path, {"k8s/pgbouncer.yaml": BOUNCER.replace(
         "    idle_transaction_timeout = 60\n", "")})

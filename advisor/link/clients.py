@@ -1064,10 +1064,16 @@ def _mounted_config_route(w: Workload, index: ConfigIndex, host_map: dict,
     "names no database host". A bare host on another connection line may be any
     service's (Kafka, ClickHouse), so only a known server's is taken."""
     unknown: Route | None = None
+    # a PgBouncer container's own files, mounted or copied in by an init container
+    # (Workload.copied_config_sources): the pooler's [databases] hosts, not a client's
+    bouncer_files = {(kind, name) for c in w.containers if is_pgbouncer_container(c)
+                     for kind, name, _by in w.copied_config_sources(c.name)}
     for c in w.containers:
         if is_pgbouncer_container(c):
             continue
         for kind, name in w.config_sources(c.name):
+            if (kind, name) in bouncer_files:
+                continue
             data = lookup(index, kind, w.namespace, name)
             if data is None or data.made_by is not None:
                 continue
