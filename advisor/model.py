@@ -613,6 +613,9 @@ class Pool(Record, kw_only=True):
     # Where the setting would be added when `size` is a default (the line to add it
     # after, in the mapping or section that lacks it); None: not known.
     insert_at: Source | None = None
+    # The settings `size` is the sum of, each at its own source (QueuePool pool_size +
+    # max_overflow): advise moves them, not `size` at its source; empty: one setting.
+    parts: list[Term] = field(default_factory=list)
     # When the process is itself a pooler in front of the server (Pgpool-II): the client
     # connections it admits (PA212); None for an application's pool.
     front: PoolerFront | None = None

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tests.test_advise import PA301, advise_json, cli, copy_fixture, replace
 
 
@@ -84,6 +86,31 @@ def test_proposals_withheld_when_a_client_is_unknown(tmp_path: Path):
     assert server["proposals"] == [] and not server["fits_after"]
     assert any(n.startswith("proposals withheld for postgres") and "mystery" in n
                for n in server["notes"])
+
+
+@pytest.mark.parametrize("config", [".pool-advisor.toml", "pyproject.toml"])
+def test_the_withheld_note_names_a_table_the_configuration_takes(tmp_path: Path,
+                                                                 config: str):
+    # audit 13d: the note said [[tool.pool-advisor.read.workloads]], which both files
+    # refuse (exit 2, "unknown key"); declaring the client as it says now advises
+    import re
+
+    repo = copy_fixture("acme-shop", tmp_path)
+    (repo / "k8s/mystery.yaml").write_text(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: mystery\n  namespace: shop\n"
+        "spec:\n  replicas: 3\n  template:\n    spec:\n      containers:\n"
+        "        - name: app\n          image: example/mystery:1\n          env:\n"
+        "            - name: DATABASE_URL\n"
+        "              value: postgres://app@postgres.shop.svc.cluster.local:5432/shop\n")
+    (server,) = advise_json(str(repo))
+    note = next(n for n in server["notes"] if n.startswith("proposals withheld"))
+    tables = re.findall(r"\[\[([\w.-]+)\]\] in ([\w.-]+)", note)
+    table = dict((f, t) for t, f in tables)[config]
+    body = f"[[{table}]]\nname = \"mystery\"\nconnections = 2\n"
+    (repo / config).write_text(("[tool.pool-advisor]\n" if config == "pyproject.toml" else "")
+                               + body)
+    (server,) = advise_json(str(repo))
+    assert not any(n.startswith("proposals withheld") for n in server["notes"])
 
 
 def test_a_client_counted_at_zero_does_not_withhold_proposals(tmp_path: Path):

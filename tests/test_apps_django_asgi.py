@@ -101,18 +101,12 @@ spec:
     assert [f.code for f in result.findings if f.code == "PA102"] == ["PA102"]
 
 
-# fighthealthinsurance shape: django-configurations, DATABASES a property of the
-# configuration class (not read), uvicorn started in the background by a script
-CONFIGURATIONS = """\
+# fighthealthinsurance shape, uvicorn started in the background by a script; settings
+# whose DATABASES comes from elsewhere (a module not in the source), so not read
+UNREAD = """\
 import os
-from configurations import Configuration
-
-
-class Prod(Configuration):
-    @property
-    def DATABASES(self):
-        return {"default": {"ENGINE": "django.db.backends.postgresql",
-                            "HOST": os.getenv("PDBHOST")}}
+from site_db import *  # noqa
+SECRET_KEY = os.getenv("SECRET_KEY", "")
 """
 START = """\
 #!/usr/bin/env bash
@@ -127,7 +121,7 @@ def test_unread_settings_under_asgi_are_unbounded_not_one(tmp_path):
     which counted 1 connection per uvicorn worker; under ASGI the default is one per
     request in flight, unbounded (PA102), as when the settings are read."""
     write(tmp_path, {"requirements.txt": "django==5.2.9\nuvicorn\n", "manage.py": MANAGE,
-                     "web/settings.py": CONFIGURATIONS, "web/__init__.py": "",
+                     "web/settings.py": UNREAD, "web/__init__.py": "",
                      "scripts/start-server.sh": START})
     app, box = scan_app_dir(Root.of(tmp_path), ""), container(
         {"UVICORN_WORKERS": "1", "PDBHOST": "db"}, command=("scripts/start-server.sh",))

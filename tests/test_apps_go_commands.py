@@ -69,6 +69,21 @@ def test_a_command_folder_reads_the_module_packages_it_imports_only(tmp_path):
     assert len({f.path for f in whole.files}) == len(whole.files)
 
 
+def test_a_package_below_the_command_folder_is_read_once(tmp_path):
+    """A service folder without go.mod of its own (go/app/bi of a module at go/) importing
+    its own internal/ package: that package is walked with the folder, not added again
+    (its sql.Open was read twice: two pools, PA102 twice)."""
+    write(tmp_path, {"backend/go.mod": GO_MOD,
+                     "backend/app/bi/main.go": (
+                         "package main\n\nimport \"acme/backend/app/bi/internal/data\"\n\n"
+                         "func main() { data.Open(nil, \"\") }\n"),
+                     "backend/app/bi/internal/data/db.go": _pool_package(7)})
+    app = scan_app_dir(Root.of(tmp_path), "backend/app/bi")
+    shown = [f.path for f in app.files]
+    assert sorted(shown) == ["backend/app/bi/internal/data/db.go", "backend/app/bi/main.go",
+                             "backend/go.mod"]
+
+
 def test_each_service_counts_the_pool_of_the_command_its_image_names(tmp_path):
     write(tmp_path, {**MODULE, "k8s/db.yaml": POSTGRES_DB,
                      "k8s/sink.yaml": _deployment("sink", "ghcr.io/acme/sink:1.4", 3),

@@ -258,3 +258,29 @@ def test_sonarqube_max_active_from_its_properties_env_and_arguments(tmp_path):
     write(tmp_path, {"k8s/sonar.yaml": sonarqube(props, env, '["-Dsonar.jdbc.maxActive=20"]')})
     _, budgets = budget_of(tmp_path)
     assert budgets["db"].peak == 2 * SONAR_POOLS_PER_POD * 20
+
+
+@pytest.mark.parametrize("vendor", ["dev-mem", "dev-file", "mariadb"])
+def test_keycloak_on_an_embedded_or_other_database_is_no_postgresql_client(tmp_path, vendor):
+    """Audit 13e (gwarrior01/kubernetes-for-developers' Bonus/microservices/keycloak.yaml:
+    start-dev with KC_DB=dev-mem, an in-memory H2): it was a Keycloak pool of 100 that
+    'may connect to any server here' (PA104, and each peak a floor)."""
+    write(tmp_path, {"k8s/db.yaml": DB, "k8s/kc.yaml": f"""
+apiVersion: apps/v1
+kind: Deployment
+metadata: {{name: keycloak}}
+spec:
+  replicas: 1
+  template:
+    spec:
+      containers:
+        - name: keycloak
+          image: quay.io/keycloak/keycloak:26.2.4
+          args: ["start-dev", "--import-realm"]
+          env:
+            - {{name: KC_DB, value: "{vendor}"}}
+"""})
+    result, budgets = budget_of(tmp_path)
+    assert pools_of_all(tmp_path) == []
+    assert budgets["db"].peak == 0 and not budgets["db"].unknown_clients
+    assert not [f for f in result.findings if f.code == "PA104"]

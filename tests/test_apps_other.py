@@ -223,3 +223,49 @@ def test_rails_without_database_yml_takes_the_url_pool(tmp_path):
     c = container(url, command=("bundle", "exec", "puma"))
     (pool,) = default_pools_for_container(c, app, route_from_env(c.env)).pools
     assert pool.size.value == 5 and "pool 25 (k8s/app.yaml:10) capped by 5" in pool.note
+
+
+STARTUP_CS = """using Npgsql;
+
+public class Startup
+{
+    public void ConfigureServices(IServiceCollection services)
+    {
+        var connectionStringBuilder = new NpgsqlConnectionStringBuilder
+        {
+            Host = Environment.GetEnvironmentVariable("POSTGRES_URI"),
+            Database = Environment.GetEnvironmentVariable("POSTGRES_DB"),
+            Username = Environment.GetEnvironmentVariable("POSTGRES_USER"),%s
+        };
+        services.AddScoped(_ => new NpgsqlConnection(connectionStringBuilder.ConnectionString));
+    }
+}
+"""
+
+
+def _builder_pools(tmp_path, extra: str):
+    (tmp_path / "UserService").mkdir(exist_ok=True)
+    (tmp_path / "UserService" / "UserService.csproj").write_text(
+        '<Project Sdk="Microsoft.NET.Sdk.Web"><ItemGroup><PackageReference Include="Npgsql" '
+        'Version="8.0.3" /></ItemGroup></Project>\n')
+    (tmp_path / "UserService" / "Startup.cs").write_text(STARTUP_CS % extra)
+    app = scan_app_dir(Root.of(tmp_path), "UserService")
+    c = container({"POSTGRES_URI": "users-db", "POSTGRES_DB": "users"})
+    return pools_for_container(c, app)
+
+
+def test_npgsql_connection_string_built_in_code(tmp_path):
+    """new NpgsqlConnectionStringBuilder { Host = GetEnvironmentVariable(...) }
+    (toporischev/lesson6's Startup.cs, audit 13e N1): no appsettings, no connection
+    string in the env nor as a literal, so the pool was not read and the client was
+    in no budget; Npgsql's default Maximum Pool Size 100, on the env's host."""
+    found = _builder_pools(tmp_path, "")
+    (pool,) = found.pools
+    assert product([pool]) == "1 x 100 = 100" and pool.bound == "default"
+    assert pool.route.host == "users-db"
+    assert "UserService/Startup.cs:7 (NpgsqlConnectionStringBuilder)" in pool.note
+    (pool,) = _builder_pools(tmp_path, "\n            MaxPoolSize = 20,").pools
+    assert product([pool]) == "1 x 20 = 20"
+    found = _builder_pools(tmp_path, "\n            MaxPoolSize = int.Parse(size),")
+    assert not found.pools and any("expression not read statically" in u
+                                   for u in found.unknown)

@@ -93,3 +93,21 @@ def test_pa301_options_shape_the_checked_budget(tmp_path: Path):
     budget = run_check([str(tmp_path / "shop")]).budgets[0]
     assert budget.memory is not None
     assert any("3 sort/hash nodes per query" in a for a in budget.memory.assumptions)
+
+
+@pytest.mark.parametrize(("name", "prefix"), [(".pool-advisor.toml", ""),
+                                              ("pyproject.toml", "tool.pool-advisor.")])
+def test_a_workload_declared_twice_is_an_error_at_the_second(tmp_path: Path, name: str,
+                                                             prefix: str):
+    # audit 13d: one declaration per database a client uses (Sourcegraph's frontend)
+    # kept only the last, and the other servers lost its connections unsaid
+    cfg = tmp_path / name
+    block = '[[{p}workloads]]\nname = "frontend"\nconnections = 30\ntarget = "{t}"\n'
+    cfg.write_text(("[tool.pool-advisor]\n" if prefix else "")
+                   + block.format(p=prefix, t="pgsql") + "\n"
+                   + block.format(p=prefix, t="codeintel-db"))
+    with pytest.raises(InputError) as info:
+        load_settings(cfg, name)
+    first = 2 if prefix else 1
+    assert info.value.line == first + 5
+    assert f"'frontend' is declared twice (line {first})" in info.value.message

@@ -183,3 +183,21 @@ def test_every_fixture_matches_the_gitlab_and_reviewdog_schemas(monkeypatch):
         assert all((REPO / i["location"]["path"]).is_file() for i in issues)
         _validate(json.loads(rdjson.render(result, registry)), rd_schema)
         parse(markdown.render(result, registry))  # balanced HTML, GFM parses it
+
+
+def test_gitlab_and_rdjson_carry_only_notices_that_lower_accuracy(tmp_path):
+    """A notice that says what was read ("rendered chart X as release Y") is not a Code
+    Quality or reviewdog entry: one per chart or overlay buried the findings (audit 13b:
+    ~130 at one file on a GitOps tree); one that lowers accuracy still is."""
+    (tmp_path / "k8s").mkdir()
+    (tmp_path / "k8s" / "db.yaml").write_text("kind: ConfigMap\n", encoding="utf-8")
+    result = CheckResult(tool_version="0", root=str(tmp_path), findings=[rs.session_set()],
+                         notices=["helm: rendered charts/api as release 'release' with "
+                                  "values.yaml (Helm 3.17 engine)",
+                                  "k8s/db.yaml: the chart charts/db is NOT rendered"])
+    issues = json.loads(gitlab.render(result, rs.sample_registry()))
+    notes = [i["description"] for i in issues if i["check_name"] == "pool-advisor-notice"]
+    assert notes == ["pool-advisor notice: k8s/db.yaml: the chart charts/db is NOT rendered"]
+    doc = json.loads(rdjson.render(result, rs.sample_registry()))
+    said = [d["message"] for d in doc["diagnostics"] if d["code"]["value"] == "notice"]
+    assert said == ["pool-advisor notice: k8s/db.yaml: the chart charts/db is NOT rendered"]

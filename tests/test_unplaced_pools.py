@@ -7,6 +7,8 @@ peak is a floor. And a JavaScript template literal URL whose user and password a
 
 from __future__ import annotations
 
+import pytest
+
 from advisor.engine.check import run_check
 from advisor.engine.options import CheckOptions
 from tests.tree_helpers import write
@@ -167,3 +169,31 @@ def test_an_erb_template_of_a_workload_makes_every_peak_a_floor(tmp_path):
     assert budget.peak_is_floor and not budget.fits
     assert any(n.startswith("ERB template config/deploy/web.yaml.erb holds Deployment")
                for n in result.notices)
+
+
+@pytest.mark.parametrize("name", ["deploy/web.yaml.tpl", "k8s/web.yml.j2",
+                                  "k8s/web.yaml.template"])
+def test_a_manifest_template_of_a_workload_makes_every_peak_a_floor(tmp_path, name):
+    """Manifests kept as envsubst or Jinja templates (audit 13e N4: gal-projects'
+    k8s/*.yaml.tpl) are not read and were not said: the server beside them said fits."""
+    write(tmp_path, {"k8s/db.yaml": DB, name: ERB_WEB.replace("<%= ", "${").replace(
+        " %>", "}")})
+    result = run_check([str(tmp_path)], CheckOptions())
+    (budget,) = result.budgets
+    assert budget.unplaced_clients == [f"{name} (manifest template, not rendered)"]
+    assert budget.peak_is_floor and not budget.fits
+    assert any(n.startswith(f"manifest template {name} holds Deployment")
+               for n in result.notices)
+
+
+def test_a_template_in_a_chart_is_the_chart_s(tmp_path):
+    """Helm renders every file of a chart's templates/ whatever its suffix: such a file
+    is not a template left unrendered."""
+    write(tmp_path, {"k8s/db.yaml": DB, "chart/Chart.yaml": "apiVersion: v2\nname: c\n"
+                     "version: 0.1.0\n", "chart/templates/web.yaml.tpl": "{{- /* x */ -}}\n"
+                     + ERB_WEB.replace("<%= ", "{{ .Values.").replace(" %>", " }}")})
+    result = run_check([str(tmp_path)], CheckOptions())
+    assert result.budgets
+    assert not any("template, not rendered" in c for b in result.budgets
+                   for c in b.unplaced_clients)
+    assert not any("template chart/templates" in n for n in result.notices)

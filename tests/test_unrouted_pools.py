@@ -119,13 +119,16 @@ def test_a_hidden_data_source_is_not_placed_on_the_config_store_s_server(tmp_pat
 
 
 def test_a_declared_target_takes_the_hidden_pool(tmp_path):
-    """The notice's advice: [[workloads]] target places it, nothing is unplaced."""
+    """The notice's advice: [[workloads]] target places it, nothing is unplaced; the
+    configuration store's pool stays on the server its DSN names (audit 13d: the declared
+    target took it too, and mm-config-db's peak was 0)."""
     _tree(tmp_path)
     write(tmp_path, {".pool-advisor.toml": '[[workloads]]\nname = "mattermost"\n'
                                            'target = "mm-db"\n'})
     result, budgets = _budgets(tmp_path)
-    assert budgets["mm-db"].peak == 2 * (300 + 2)
-    assert budgets["mm-config-db"].peak == 0
+    assert budgets["mm-db"].peak == 2 * 300
+    assert budgets["mm-config-db"].peak == 2 * 2
+    assert not budgets["mm-config-db"].peak_is_floor
     assert not budgets["mm-db"].unplaced_clients and not budgets["mm-db"].peak_is_floor
     assert not [n for n in result.notices if "may connect to any server" in n]
 

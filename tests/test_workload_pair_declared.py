@@ -88,3 +88,67 @@ def test_the_declared_pair_is_the_main_routes_not_a_further_ones():
     assert (route.dbname, route.user) == ("airflow", "airflow_user")
     assert (pools[0].route.dbname, pools[0].route.user) == ("airflow", "airflow_user")
     assert pools[1].route == further and extra == [further]
+
+
+SG_DBS = """\
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: NAME}
+spec:
+  replicas: 1
+  serviceName: NAME
+  selector: {matchLabels: {app: NAME}}
+  template:
+    metadata: {labels: {app: NAME}}
+    spec:
+      containers:
+        - name: pgsql
+          image: postgres:16
+---
+apiVersion: v1
+kind: Service
+metadata: {name: NAME}
+spec:
+  selector: {app: NAME}
+  ports: [{port: 5432}]
+"""
+SG_FRONTEND = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: frontend}
+spec:
+  replicas: 2
+  selector: {matchLabels: {app: frontend}}
+  template:
+    metadata: {labels: {app: frontend}}
+    spec:
+      containers:
+        - name: frontend
+          image: example/frontend:1
+          env:
+            - {name: PGHOST, value: pgsql}
+            - {name: CODEINTEL_PGHOST, value: codeintel-db}
+"""
+
+
+def test_a_declared_target_leaves_the_other_servers_it_reaches_unknown(tmp_path):
+    # audit 13d, Sourcegraph's shape: the frontend reads PGHOST and CODEINTEL_PGHOST;
+    # declared with connections on codeinsights-db, the two servers its env names lost it
+    # ("fits, peak 0"): they now count it as unknown there, a floor (PA106)
+    from advisor.engine.check import run_check
+    from advisor.engine.options import CheckOptions
+    from tests.tree_helpers import write
+
+    write(tmp_path, {"k8s/dbs.yaml": "---\n".join(SG_DBS.replace("NAME", n) for n in (
+        "pgsql", "codeintel-db", "codeinsights-db")), "k8s/frontend.yaml": SG_FRONTEND,
+        ".pool-advisor.toml": '[[workloads]]\nname = "frontend"\nconnections = 30\n'
+                              'target = "codeinsights-db"\n'})
+    result = run_check([str(tmp_path)], CheckOptions(cache=False))
+    budgets = {b.server: b for b in result.budgets}
+    assert budgets["codeinsights-db"].peak == (2 + 1) * 30
+    for other in ("pgsql", "codeintel-db"):
+        assert budgets[other].peak_is_floor and not budgets[other].fits, other
+        assert budgets[other].peak == 2 + 1
+    unknown = [f.message for f in result.findings if f.code == "PA106"]
+    assert any("target = 'codeinsights-db', .pool-advisor.toml:4) counts its connections "
+               "to codeinsights-db only" in m and "codeintel-db" in m for m in unknown)

@@ -39,10 +39,17 @@ def shrink_client(
         along = _moved_along(client, pool, new_size, notes)
         if along is None:
             continue
+        per = f"{num(pods)} pods" + (f" x {num(processes)} processes" if processes != 1 else "")
+        if pool.parts:
+            parts = split_parts(pool.parts, new_size)
+            client.pools[i] = replace(pool, size=replace(old, value=new_size), parts=parts,
+                                      note=parts_note(pool.parts, parts, pool.note))
+            proposals += _part_proposals(client, pool, parts, (per, pods * processes), alloc,
+                                         assumption) + along
+            continue
         edit = edit_at(old.source, num(old.value), num(new_size)) or _pool_insert(pool, new_size)
         client.pools[i] = replace(pool, size=replace(old, value=new_size), moves_with=[
             replace(t, value=min(t.value, new_size)) for t in pool.moves_with])
-        per = f"{num(pods)} pods" + (f" x {num(processes)} processes" if processes != 1 else "")
         proposals.append(
             Proposal(
                 kind="client-pool",
@@ -63,6 +70,65 @@ def shrink_client(
         )
         proposals += along
     return proposals
+
+
+def split_parts(parts: list[Term], total: float) -> list[Term]:
+    """The settings a pool's size is the sum of (pool_size, max_overflow), cut to sum to
+    `total` with the fewest steps by hand: those written at a file line first (an edit),
+    then one that can take the whole cut alone, then the last (the overflow) before the
+    first; pool_size stays at least 1 (0 is no limit in QueuePool), an overflow at
+    least 0."""
+    excess = sum(t.value for t in parts) - total
+    values = [t.value for t in parts]
+
+    def floor(k: int) -> float:
+        return 1 if k == 0 else 0
+
+    order = sorted(range(len(parts)), key=lambda k: (
+        edit_at(parts[k].source, num(parts[k].value), "0") is None,
+        values[k] - floor(k) < excess, -k))
+    for k in order:
+        cut = max(0.0, min(excess, values[k] - floor(k)))
+        values[k] -= cut
+        excess -= cut
+    return [replace(t, value=v) for t, v in zip(parts, values, strict=True)]
+
+
+def parts_note(before: list[Term], after: list[Term], note: str) -> str:
+    """The pool's note after its parts are moved: the proposed settings first, the
+    reading they replace after (the After block kept "QueuePool pool_size 30 ... +
+    max_overflow 10" beside a size of 17: audit 13d)."""
+    shown = " + ".join(
+        f"{t.label} {num(t.value)}" + ("" if t.value != b.value else " (unchanged)")
+        for b, t in zip(before, after, strict=True))
+    total = num(sum(t.value for t in after))
+    return f"proposed: {shown} = {total}" + (f"; as read before: {note}" if note else "")
+
+
+def _part_proposals(client: Client, pool: Pool, parts: list[Term], per: tuple[str, float],
+                    alloc: float, assumption: str) -> list[Proposal]:
+    """One proposal per setting of the sum that changes, each edited at its own line or
+    set by hand where it is a default: the pool's size is their sum, so a proposal of
+    the sum at one of them (SQLALCHEMY_POOL_SIZE 40 -> 28) left the other added on top
+    (audit 13d: Dify's 28 + the default overflow 10 = 38 per process)."""
+    total = sum(t.value for t in parts)
+    written = " + ".join(f"{t.label} {num(t.value)}" for t in parts)
+    out = []
+    for old, new in zip(pool.parts, parts, strict=True):
+        if new.value == old.value:
+            continue
+        edit = edit_at(old.source, num(old.value), num(new.value))
+        out.append(Proposal(
+            kind="client-pool", subject=f"{client.name} {pool.label}",
+            key=old.source.key or old.label, old=old.show(), new=num(new.value),
+            reason=(f"{written} = {num(total)} per process; {per[0]} x "
+                    f"{num(total)} = {num(per[1] * total)} connections (was "
+                    f"{num(per[1] * pool.size.value)}), within its share of "
+                    f"{num(math.floor(alloc))}"),
+            assumption=assumption, edit=edit,
+            manual="" if edit is not None else (
+                by_hand_at(old.source, num(new.value)) or _manual_for(old, new.value))))
+    return out
 
 
 def _is_threads(term: Term) -> bool:

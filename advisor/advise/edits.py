@@ -45,6 +45,10 @@ class FileChange(Struct):
                                                                                   "---"))):
                 line = line[0] + masked(line[1:], whole=in_secret and line[0] == " ")
             out.append(line)
+            if not line.endswith("\n"):
+                # the file's last line has no newline: say so as diff does, else `git
+                # apply` reads the next line as part of it ("corrupt patch")
+                out.append("\n\\ No newline at end of file\n")
         return "".join(out)
 
 
@@ -154,7 +158,10 @@ def plan(edits: Iterable[Edit], roots: Sequence[Path]) -> EditPlan:
         change.after = "".join(lines)
         if not change.applied:
             continue
-        problem = _still_loads(shown, change.after)
+        # a file that was no YAML before (a chart template: `{{ }}` in a flow mapping)
+        # is not made invalid by the edit: Helm renders it, as the trial check does
+        problem = _still_loads(shown, change.after) \
+            if _still_loads(shown, change.before) is None else None
         if problem is not None:
             for e in change.applied:
                 result.refused.append((e, problem))

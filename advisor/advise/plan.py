@@ -107,8 +107,9 @@ def _withheld(b: Budget, unknown: list[str], unplaced: list[str]) -> ServerAdvic
         fits_after=False, usable_after=b.usable, peak_after=b.peak, after=lines,
         notes=[f"proposals withheld for {b.server}: {' and '.join(why)}, so the peak is a "
                "floor and any size shared out without them would be wrong; declare them "
-               "under [[tool.pool-advisor.read.workloads]] (connections = N, or target = "
-               "the server) or point pool-advisor at their source (source = \"...\")"],
+               "as [[workloads]] in .pool-advisor.toml ([[tool.pool-advisor.workloads]] in "
+               "pyproject.toml) with connections = N or target = the server, or point "
+               "pool-advisor at their source (source = \"...\")"],
         memory_before=_memory_line(b), memory_after=_memory_line(b))
 
 
@@ -172,7 +173,8 @@ def _advise_server(
 
     # 0: a transaction-mode PgBouncer for direct clients past what the server should run
     # (not when the user shapes the pools' shares: --weight, --min, their declarations)
-    pooled = _new_pooler(after_topo, after_server, b, target_active, notes) \
+    pooled = _new_pooler(after_topo, after_server, b, target_active, notes,
+                         options.chart_dirs) \
         if options.new_pooler and not (options.weights or options.minimums) else []
     proposals += pooled
     # 1-2: fit the slots.
@@ -250,12 +252,12 @@ def _advise_server(
 
 
 def _new_pooler(topo: Topology, server: Server, b: Budget, target_active: float | None,
-                notes: list[str]) -> list[Proposal]:
+                notes: list[str], chart_dirs: list[str]) -> list[Proposal]:
     """The PgBouncer to add (advisor.advise.pooler), applied to `topo` (a copy), and the
     client hosts to point at it."""
     from advisor.advise.pooler import apply_to, propose_pooler
 
-    new = propose_pooler(topo, server, b, target_active)
+    new = propose_pooler(topo, server, b, target_active, chart_dirs)
     if new is None:
         return []
     apply_to(topo, server, new)

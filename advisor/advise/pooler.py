@@ -94,7 +94,8 @@ def kept_direct(c: Client) -> str:
 
 
 def propose_pooler(topo: Topology, server: Server, b: Budget,
-                   target_active: float | None) -> NewPooler | None:
+                   target_active: float | None,
+                   chart_dirs: list[str] | None = None) -> NewPooler | None:
     """The PgBouncer to add in front of `server`, or None when one is there already,
     no client connects directly, the clients ask for less than twice what the server
     should run at once, or the server's host is not known."""
@@ -121,7 +122,10 @@ def propose_pooler(topo: Topology, server: Server, b: Budget,
     pairs = {(r.dbname, r.user) for c in direct for r in _pool_routes(c)
              if r.dbname and r.user} or {("*", "*")}
     processes = REPLICAS + SURGE
-    pool_size = max(1, math.floor(target / processes / len(pairs)))
+    sized = max(1, math.floor(target / processes / len(pairs)))
+    need = _transactions_at_once(direct, pairs)
+    # the floor, within the slots the server has for the pooler (cap)
+    pool_size = max(sized, min(need, max(1, math.floor(cap / processes / len(pairs)))))
     max_client = math.ceil(demand / (REPLICAS - 1) * 1.2)
     name = f"pgbouncer-{server.name.split()[0].split('/')[-1]}"
     origin = PurePosixPath(server.location.path)
@@ -130,6 +134,7 @@ def propose_pooler(topo: Topology, server: Server, b: Budget,
     folder = origin.parent / "templates" if origin.name in ("Chart.yaml",
                                                             "requirements.yaml") \
         else origin.parent
+    folder = chart_templates(folder, chart_dirs or [])
     path = str(folder / f"{name}.yaml")
     ns = f"\n  namespace: {server.namespace}" if server.namespace else ""
     ini_text = _INI.format(host=host, pool_size=pool_size, max_client_conn=max_client,
@@ -154,6 +159,7 @@ def propose_pooler(topo: Topology, server: Server, b: Budget,
            + ("its CPU knee, PA111" if target == knee else
               "the measured target" if target == target_active else
               f"90% of its {b.usable:g} usable slots{kept_room}") + ")",
+           *_floor_reasons(server, target == knee, sized, pool_size, need),
            f"a transaction-mode PgBouncer queues the rest: {REPLICAS} replicas x "
            f"{len(pairs)} pool(s) x default_pool_size {pool_size} = "
            f"{REPLICAS * per_pool} server connections, {processes * per_pool} during its own "
@@ -176,6 +182,69 @@ def propose_pooler(topo: Topology, server: Server, b: Budget,
                      max_client_conn=max_client, ini_text=ini_text,
                      ini_offset=head.count("\n"), clients=[c.name for c in direct],
                      kept=kept, host_edits=edits, reasons=why)
+
+
+def _transactions_at_once(direct: list[Client], pairs: set[tuple[str, str]]) -> int:
+    """The client processes (pods at peak x processes) behind one (database, user) pool,
+    the most of any pair: each may hold a transaction at once, whatever its own pool
+    size, so a server-side pool below it makes one process's transaction wait for
+    another's to end."""
+    from advisor.advise.client_pools import client_pods
+
+    per: dict[tuple[str, str], float] = {}
+    for c in direct:
+        for pool in c.pools:
+            if pool.size.value <= 0:
+                continue  # opens none (Dify's beat): holds no transaction
+            r = pool.route
+            pair = (r.dbname, r.user) if r is not None and r.dbname and r.user and \
+                (r.dbname, r.user) in pairs else ("*", "*")
+            procs = pool.processes.value if pool.processes else 1
+            per[pair] = per.get(pair, 0) + client_pods(c) * procs
+    return math.ceil(max(per.values(), default=1))
+
+
+def _floor_reasons(server: Server, from_knee: bool, sized: int, pool_size: int,
+                   need: int) -> list[str]:
+    """Why default_pool_size is above what the knee gives (the floor), and that a knee
+    from a CPU request is the scheduler's guarantee, not a ceiling."""
+    from advisor.rules.connections_beyond_cpu_knee import _request_only
+
+    out = []
+    cores = server.cpu_limit
+    if from_knee and cores is not None and _request_only(cores):
+        out.append(f"the knee is {cores.value:g} cores x 12 from {cores.label} "
+                   f"({cores.source.label()}), a CPU request with no limit: what the "
+                   "scheduler guarantees, not a ceiling; the server may run on more of "
+                   "its node's cores, so its knee may be higher (a sweep on that node, or "
+                   "resources.limits.cpu, says)")
+    if pool_size > sized:
+        out.append(
+            f"default_pool_size {pool_size}, not {sized} (the share of the knee per "
+            f"replica): a floor of one server connection per client process that may hold "
+            f"a transaction at once ({need} at peak, pods x processes), per replica, since "
+            "a replica that stops sends its clients to the other. In transaction mode a "
+            "server connection is the client's for its whole transaction, and "
+            "default_pool_size is how many server connections a (user, database) pool may "
+            "have (PgBouncer docs, config.md: pool_mode, default_pool_size); the reserve "
+            "(reserve_pool_size, opened only after a client waited reserve_pool_timeout, "
+            "default 5 s) is no floor. Below it one long transaction (a Celery task) "
+            "makes the other processes wait, and fail after query_wait_timeout")
+    return out
+
+
+def chart_templates(folder: PurePosixPath, chart_dirs: list[str]) -> PurePosixPath:
+    """`folder`, or the templates/ of the chart it is in (the deepest of `chart_dirs`
+    holding it) when it is not there already: a server a chart makes is cited at its
+    values file, and a manifest added beside that is never deployed by Helm."""
+    charts = [PurePosixPath(d) for d in chart_dirs
+              if folder == PurePosixPath(d) or PurePosixPath(d) in folder.parents]
+    if not charts:
+        return folder
+    chart = max(charts, key=lambda d: len(d.parts))
+    if folder.relative_to(chart).parts[:1] == ("templates",):
+        return folder
+    return chart / "templates"
 
 
 def _shared_sites(kept: list[tuple[Client, str]],

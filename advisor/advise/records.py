@@ -26,6 +26,10 @@ class AdviseOptions(BaseModel):
     new_pooler: bool = True  # may propose a PgBouncer where pools would shrink too far
     min_r2: float = 0.8  # below it a sweep's fit is unreliable
     memory: object | None = None  # advisor.budget.slots.MemoryOptions
+    # The folders (repository-relative, posix) of the Helm charts read: a manifest advise
+    # adds for a server one of them makes goes in its templates/, the one folder of a
+    # chart Helm deploys (a file beside values.yaml is never applied)
+    chart_dirs: list[str] = Field(default_factory=list)
 
 
 class Edit(BaseModel):
@@ -91,6 +95,9 @@ class ServerAdvice(BaseModel):
     usable_after: float
     peak_after: float
     after: list[str] = Field(default_factory=list)
+    # The proposals (1-based) the diff does not make, left to be done by hand: `after`
+    # and fits_after assume them done (advisor.advise.assumed)
+    by_hand: list[int] = Field(default_factory=list)
     sizing: list[str] = Field(default_factory=list)
     notes: list[str] = Field(default_factory=list)
     memory_before: str = ""

@@ -139,6 +139,7 @@ def advise_command(
             paths, config=config, pg_version=pg_version, root=root, **helm
         )
         options.memory = memory
+        options.chart_dirs = _chart_dirs(repo, paths)
         # Declared in the configuration ([[workloads]] weight, min-pool-size); the
         # command line wins.
         for w in settings.workloads:
@@ -154,6 +155,16 @@ def advise_command(
         return
     result = advise(topo, budgets, options)
     edits = [p.edit for a in result for p in a.proposals if p.edit is not None]
+    from advisor.advise.assumed import mark_by_hand
+    from advisor.advise.edits import plan
+    from advisor.advise.edits import write as write_files
+
+    # Edits are relative to the repository root: the diff applies with `git apply` there.
+    edit_plan = plan(edits, [repo]) if edits else None
+    new_files = _new_files(result, repo)
+    # before the text: the After block says which proposals the diff makes
+    result = mark_by_hand(result, edit_plan.refused if edit_plan else [],
+                          {shown for _, shown, _ in new_files})
 
     if output_format is OutputFormat.json:
         import json
@@ -165,13 +176,7 @@ def advise_command(
         typer.echo(json.dumps(payload, indent=2))
     else:
         typer.echo(render_text(result), nl=False)
-    from advisor.advise.edits import plan
-    from advisor.advise.edits import write as write_files
-
     files = [Path(p) for p in paths if p != "-"]
-    # Edits are relative to the repository root: the diff applies with `git apply` there.
-    edit_plan = plan(edits, [repo]) if edits else None
-    new_files = _new_files(result, repo)
     left = _left_after(files, repo, edit_plan, new_files, config, pg_version, helm)
     if not (diff or write) or (edit_plan is None and not new_files):
         if (diff or write) and not edits:
@@ -213,6 +218,18 @@ def advise_command(
                 handle.write(text)
             typer.echo(f"added {shown}", err=True)
     _exit_for(result, left)
+
+
+def _chart_dirs(repo: Path, paths: list[str]) -> list[str]:
+    """The folders of the repository's Helm charts (relative, posix), for where a
+    manifest advise adds for a chart's server goes (its templates/)."""
+    from advisor.read.discover import discover_names
+
+    found = discover_names(repo, lambda name: name == "Chart.yaml",
+                           given=[Path(p) for p in paths if p != "-"])
+    root = repo.resolve()
+    return sorted({chart.parent.relative_to(root).as_posix()
+                   for chart in found.names.get("Chart.yaml", [])})
 
 
 def _new_files(result: list[ServerAdvice], repo: Path) -> list[tuple[Path, str, str]]:

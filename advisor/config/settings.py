@@ -147,7 +147,24 @@ def load_settings(path: Path | None, shown: str | None = None) -> Settings:
         for decl, lines in zip(getattr(settings, table),
                                _array_table_lines(text, (*prefix, table)), strict=False):
             decl._lines = lines
+    _one_declaration_per_workload(settings, shown)
     return _cpu_settings(settings, text, prefix, shown)
+
+
+def _one_declaration_per_workload(settings: Settings, shown: str) -> None:
+    """A workload declared twice is refused: the links take one declaration per name, so
+    the later replaced the earlier unsaid (audit 13d: Sourcegraph's frontend declared
+    once per database it uses kept only the last, and the other two servers lost its
+    connections, then advise proposed their max_connections 500 -> 15 and 100 -> 10)."""
+    first: dict[str, int | None] = {}
+    for decl in settings.workloads:
+        line = decl.line_of("")
+        if decl.name in first:
+            at = f" (line {first[decl.name]})" if first[decl.name] else ""
+            raise InputError(shown, f"[[workloads]] {decl.name!r} is declared twice{at}: one "
+                             "declaration per workload (its connections = N are per pod, on "
+                             "the server its route or target names)", line)
+        first[decl.name] = line
 
 
 # PA103's options that name the node size the budget is computed for: read as the

@@ -214,18 +214,23 @@ def scan_paths(root: Root, paths: list[Path], settings: Settings, options: Check
                 "them count toward it together (if each overlay is deployed to a cluster of "
                 "its own with its own copy of it, each copy's peak is lower)"
                 for i, labels in reached_by.items() if len(labels) > 1 and i in names]
-    for shown, workloads in templates:
+    for shown, workloads, tool in templates:
         # the deployment is in a template this tool does not render (krane, the
-        # kubernetes-deploy gem): its workloads may connect to any server (rubygems.org
-        # printed "fits, peak 0" for a server its web Deployment's template connects to)
-        notices.append(f"ERB template {shown} holds {', '.join(workloads)}, not rendered "
-                       "(krane/ERB): where they connect is not known, so each peak is a "
+        # kubernetes-deploy gem; envsubst): its workloads may connect to any server
+        # (rubygems.org printed "fits, peak 0" for a server its web Deployment's template
+        # connects to; gal-projects' *.yaml.tpl were not even said: audit 13e N4)
+        kind = "ERB" if tool == "krane/ERB" else "manifest"
+        notices.append(f"{kind} template {shown} holds {', '.join(workloads)}, not rendered "
+                       f"({tool}): where they connect is not known, so each peak is a "
                        "floor (check it rendered to YAML, or exclude the file)")
-        name = f"{shown} (ERB template, not rendered)"
+        name = f"{shown} ({kind} template, not rendered)"
         if name not in topo.unplaced_clients:
             topo.unplaced_clients.append(name)
     if hints is not None:
         notices += _compose_said(hints.compose_databases, topo, problems)
+    notices += guarded(problems, ".", partial(_helm_installs_said, sources, root, topo,
+                                              problems), [],
+                       "reading helm install commands of scripts")
     topo.problems[:0] = problems
     topo.notices[:0] = notices
     for path, lines in comments.items():
@@ -240,15 +245,25 @@ def scan_paths(root: Root, paths: list[Path], settings: Settings, options: Check
 
 _ERB_WORKLOAD = lazy(r"^kind:\s*(Deployment|StatefulSet|DaemonSet|Job|CronJob|Pod)"
                            r"\s*$", re.M)
-_ERB_SUFFIXES = (".yaml.erb", ".yml.erb")
+# Manifests kept as templates a tool renders before `kubectl apply` (no Kubernetes YAML
+# suffix, so never read as manifests): template suffix -> the tool named
+_TEMPLATE_TOOLS = {".erb": "krane/ERB", ".tpl": "envsubst or a template tool",
+                   ".tmpl": "envsubst or a template tool",
+                   ".template": "envsubst or a template tool", ".in": "envsubst or "
+                   "a template tool", ".j2": "Jinja", ".jinja": "Jinja", ".jinja2": "Jinja"}
+_TEMPLATE_SUFFIXES = tuple(f"{yaml}{tpl}" for yaml in (".yaml", ".yml")
+                           for tpl in _TEMPLATE_TOOLS)
 
 
-def _erb_manifests(root: Root, files: list[Path]) -> list[tuple[str, list[str]]]:
-    """The ERB templates of Kubernetes workloads (krane's config/deploy/*.yaml.erb), each
-    with the kinds of workload it holds: read only when there are such files."""
+def _erb_manifests(root: Root, files: list[Path]) -> list[tuple[str, list[str], str]]:
+    """The templates of Kubernetes workloads that are rendered before they are applied
+    (krane's config/deploy/*.yaml.erb, an envsubst deploy.yaml.tpl, a Jinja .yaml.j2),
+    each with the kinds of workload it holds and the tool that renders it: read only
+    when there are such files. (A Helm chart's templates/ are not among `files`: the
+    chart renders them.)"""
     out = []
     for path in files:
-        if not path.name.endswith(_ERB_SUFFIXES):
+        if not path.name.endswith(_TEMPLATE_SUFFIXES):
             continue
         try:
             text = root.read_text(path, keep=True)
@@ -256,7 +271,8 @@ def _erb_manifests(root: Root, files: list[Path]) -> list[tuple[str, list[str]]]
             continue
         kinds = _ERB_WORKLOAD.findall(text)
         if kinds and "apiVersion:" in text:
-            out.append((root.rel(path), sorted(set(kinds))))
+            tool = _TEMPLATE_TOOLS["." + path.name.rsplit(".", 1)[-1]]
+            out.append((root.rel(path), sorted(set(kinds)), tool))
     return out
 
 
@@ -291,6 +307,96 @@ def _compose_said(databases: tuple[tuple[str, str, str, int], ...], topo: Topolo
                     "and the services that connect to them are in no budget (declare each: "
                     "[[servers]] with its hosts and max_connections)"))
     return notices
+
+
+def _helm_installs_said(found, root: Root, topo: Topology, problems: list[ConfigProblem]
+                        ) -> list[str]:
+    """The `helm install|upgrade` commands of the scripts and READMEs that install a
+    PostgreSQL server's chart from a chart repository (advisor.read.helm_commands): a
+    server not budgeted, said as a compose one is (_compose_said): a notice beside a
+    budgeted server, else a PA901 warning at the command. mattfenwick/scaling's
+    dev/deploy.sh installs Bitnami postgresql so, and its check said "no findings (no
+    PostgreSQL server found)", exit 0 (audit 13e D3)."""
+    from advisor.read.apps.locate import is_build_script
+    from advisor.read.helm_commands import server_installs, service_name
+
+    notices = []
+    said: set[tuple[str, str]] = set()  # a README's copy of a script's command: once
+    # the scripts first: what runs, rather than a README's copy of it
+    for name, paths in sorted(found.names.items(),
+                              key=lambda item: (item[0].lower().startswith("readme"), item[0])):
+        if not is_build_script(name):
+            continue
+        for path in sorted(paths):
+            try:
+                text = root.read_text(path)
+            except InputError:
+                continue
+            shown = root.rel(path)
+            for install in server_installs(text):
+                key = (install.release, install.chart)
+                if key in said:
+                    continue
+                said.add(key)
+                values = _install_values(root, shown, install.values, found.manifests)
+                host = service_name(install, values)
+                where = f"{shown}:{install.line}"
+                release = install.release or "(a generated name)"
+                what = (f"`helm {'install' if install.release else 'install -g'}` of chart "
+                        f"{install.chart} as release {release} ({where})")
+                hosts = (f"its Service {host}" if host else
+                         "its Service (the release name is a shell variable)")
+                given = (f"; values {', '.join(install.values)}" if install.values else "")
+                if topo.servers:
+                    notices.append(f"{what} installs a PostgreSQL server from a chart the "
+                                   f"repository does not hold: not budgeted, nor the clients "
+                                   f"of {hosts}{given}")
+                    continue
+                topo.unbudgeted_servers.append(f"{install.release or install.chart} "
+                                               f"(helm install, {where})")
+                declare = (f"[[servers]] name = \"{install.release}\" hosts = [\"{host}\"] "
+                           "max_connections = N" if host else
+                           "[[servers]] with its hosts and max_connections")
+                problems.append(ConfigProblem(
+                    location=Location(path=shown, line=install.line),
+                    message=f"{what} installs a PostgreSQL server from a chart the repository "
+                            f"does not hold, which this tool does not render: it and the "
+                            f"clients of {hosts} are in no budget{given}. Declare it: "
+                            f"{declare} (the chart sets none unless its configuration values "
+                            "do: PostgreSQL's default 100)"))
+    return notices
+
+
+def _install_values(root: Root, shown: str, files: tuple[str, ...], manifests: list[Path]
+                    ) -> dict:
+    """The top-level keys of a helm command's values files, merged in order (a later
+    file wins): each found beside the script, else from the repository's root, else the
+    repository's one YAML file whose path ends so (toporischev/lesson6's README runs its
+    commands in k8s/: `-f postgres/values.yaml`); one not found is left out."""
+    import yaml
+
+    from advisor.read.fs import rel_inside
+
+    here = os.path.dirname(shown)
+    out: dict = {}
+    for name in files:
+        if "$" in name or name.startswith(("/", "http")):
+            continue
+        tail = rel_inside(name)
+        ends = [root.rel(p) for p in manifests
+                if tail and root.rel(p).endswith(f"/{tail}")] if tail else []
+        for rel in [*dict.fromkeys(rel_inside(f"{b}/{name}" if b else name)
+                                   for b in (here, "")), *(ends if len(ends) == 1 else [])]:
+            if rel is None or not (root.path / rel).is_file():
+                continue
+            try:
+                loaded = yaml.safe_load(root.read_text(root.path / rel))
+            except (InputError, yaml.YAMLError):
+                loaded = None
+            if isinstance(loaded, dict):
+                out.update(loaded)
+            break
+    return out
 
 
 def _releases_notice(root: Path, objects: list[K8sObject]) -> list[str]:

@@ -503,8 +503,28 @@ def client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
         client.target_kind, client.target_id = target  # type: ignore[assignment]
     leader = _leader_part(client)
     if declared is not None:
-        client.extra_routes = extra  # the declared target takes them all
-        return [client, *leader]
+        # the declared target takes the routes that reach no server or pooler here; one
+        # that reaches another is a part of the client there, with the pools read for it
+        # (not the declared ones), or unknown (PA106, a floor), never dropped unsaid
+        elsewhere = [r for r in ([route] if route is not None else []) + extra
+                     if target_of(r) not in (None, declared)]
+        client.extra_routes = [r for r in extra if r not in elsewhere]
+        ours = [p for p in client.pools if p.label.startswith("declared")]
+        view = replace(client, pools=[p for p in client.pools if p not in ours],
+                       extra_routes=[], unknown="")
+        parts = _split_by_target(topo, view, elsewhere, declared, target_of)
+        client.pools = ours + view.pools
+        where = f"{inputs.settings.origin or 'configuration'}:{decl.line_of('target')}" \
+            if decl is not None else "configuration"
+        for part in parts:
+            part.part_of = client.id
+            if not part.pools and part.route is not None and decl is not None:
+                part.unknown = (
+                    f"its declaration ([[workloads]] target = {decl.target!r}, {where}) "
+                    f"counts its connections to {decl.target} only; none is known for its "
+                    f"connection to {part.route.host} ({part.route.source.label()}, "
+                    f"{part.route.source.key or 'its route'})")
+        return [client, *leader, *parts]
     return [client, *leader, *_unrouted_part(client, lost),
             *_split_by_target(topo, client, extra, target, target_of)]
 
@@ -1144,7 +1164,8 @@ def _inferred_app_dir(inputs: Inputs, w: Workload, topo: Topology) -> str | None
         # instructions of a warm check of 5,000 manifests without application sources)
         return None
     running = [c.image for c in w.containers if c.role != "init"]
-    if running and all(_published_program(image) for image in running):
+    if running and all(_published_program(image) and not _built_here(inputs, image)
+                       for image in running):
         # rabbitmq:3-management, mysql, redis: a published program, not the application a
         # folder named like the release holds (aws-containers' retail-store chart labels
         # its orders-rabbitmq pods app.kubernetes.io/name=orders, like src/orders)
@@ -1337,6 +1358,18 @@ _RUNTIME_IMAGES = frozenset({
     "clojure", "groovy", "gradle", "maven", "mono", "swift", "rust", "haskell", "julia",
     "r-base", "bash", "alpine", "debian", "ubuntu", "busybox", "centos", "fedora",
     "rockylinux", "almalinux", "amazonlinux", "bun", "deno", "tomcat", "jetty", "dart"})
+
+
+def _built_here(inputs: Inputs, image: str) -> bool:
+    """Whether a `docker build -t` command or build file of the repository tags exactly
+    this image: fapcon/preAIproject's minikube/main.sh builds tradeapi:latest, which its
+    Deployment runs; named like an official image (no organisation), it was taken for a
+    published program and its source folder was never looked for."""
+    if inputs.build_hints is None:
+        return False
+    bare = image.removesuffix(":latest")
+    return any(key.removesuffix(":latest") == bare for key, _ctx, _where in
+               inputs.build_hints.contexts if ":" in key or ":" not in image)
 
 
 def _published_program(image: str) -> bool:

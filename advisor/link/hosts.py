@@ -399,7 +399,8 @@ def host_variable_route(env: tuple[EnvVar, ...] | list[EnvVar],
     linked = [entry for entry in named
               if resolve_host(entry[2], namespace, host_map) is not None]
     for var, m, host, port_in_host in linked or [
-            entry for entry in named if _names_postgres(entry[1].group(1))
+            entry for entry in named if (_names_postgres(entry[1].group(1))
+                                         or _sibling_says_postgres(entry[1].group(1), by_name))
             and _LITERAL_HOST.fullmatch(entry[2])
             and (proxied or entry[2].lower() not in _LOOPBACK)]:
         found = _siblings(m.group(1).upper(), by_name)
@@ -502,6 +503,25 @@ def service_ports(host: str, namespace: str, services: list[dict],
         return []
     entries = get(services[int(found[1])]["obj"].body, "spec", "ports")
     return [e for e in entries if isinstance(e, dict)] if isinstance(entries, list) else []
+
+
+# The sibling of a host variable that names its engine: bingo-microservices' bi runs with
+# BI_DB_DRIVER=postgres beside BI_DB_HOST (its configs/config.yaml store.driver)
+_ENGINE_ENDINGS = ("DRIVER", "TYPE", "ENGINE", "DIALECT", "ADAPTER", "VENDOR", "CONNECTION")
+_SAYS_POSTGRES = lazy(r"(?:.*[._:/-])?(?:postgres(?:ql)?|pgsql|pgx|pg)(?:[._:/+-].*)?", re.I)
+
+
+def _sibling_says_postgres(prefix: str, by_name: dict[str, EnvVar]) -> bool:
+    """Whether the host variable of `prefix` is a PostgreSQL server's by its sibling,
+    though its name says only DB: `<prefix>DRIVER` (TYPE, ENGINE, DIALECT, ...) names
+    PostgreSQL (postgres, postgresql, pgsql, django.db.backends.postgresql). A port of
+    5432 is not taken for this (a DB_HOST=cache beside it stays no evidence). Without
+    this, bingo-microservices' bi (BI_DB_DRIVER=postgres,
+    BI_DB_HOST=postgres-postgresql-primary...) was said to name no database host, and the
+    check ended with infos only, exit 0."""
+    engine = next((by_name[prefix.upper() + e].value for e in _ENGINE_ENDINGS
+                   if prefix.upper() + e in by_name), None)
+    return engine is not None and _SAYS_POSTGRES.fullmatch(engine.strip()) is not None
 
 
 def _sibling_prefixes(prefix: str, by_name: dict[str, EnvVar]) -> list[str]:

@@ -80,6 +80,7 @@ from advisor.read.workloads import (
     ConfigIndex,
     Workload,
     configmap_index,
+    is_fragment,
     is_pgbouncer_container,
     is_postgres_container,
     referenced_rollouts,
@@ -538,6 +539,13 @@ def _as_applied(objects: list[K8sObject], default_ns: str, notices: list[str]
         last[(obj.kind, group, obj.namespace or default_ns, obj.name)] = i
     if len(last) == len(objects):
         return objects
+    fragments = _fragments_replacing(objects, default_ns, notices)
+    if fragments:
+        objects = [o for i, o in enumerate(objects) if i not in fragments]
+        last = {}
+        for i, obj in enumerate(objects):
+            group = obj.api_version.rpartition("/")[0]
+            last[(obj.kind, group, obj.namespace or default_ns, obj.name)] = i
     kept = sorted(last.values())
     dropped: dict[int, list[K8sObject]] = {}
     keys = {v: k for k, v in last.items()}
@@ -557,6 +565,36 @@ def _as_applied(objects: list[K8sObject], default_ns: str, notices: list[str]
                        f"{obj.path}:{obj.line}): the cluster keeps one, the last applied "
                        f"({obj.path}:{obj.line}); counted once")
     return [objects[i] for i in kept]
+
+
+def _fragments_replacing(objects: list[K8sObject], default_ns: str, notices: list[str]
+                         ) -> set[int]:
+    """The indices of the later definitions that are patches (is_fragment), of an object
+    another definition gives whole: `kubectl apply` refuses such a file, so the whole one
+    stays. Left to replace it, a kustomize patch kept unlisted beside its overlay (its
+    containers an env entry only) dropped the application's database env, and its server
+    said 'fits, peak 0' (jdost/homelab-manifests' tandoor)."""
+    seen: dict[tuple[str, str, str, str], list[int]] = {}
+    for i, obj in enumerate(objects):
+        group = obj.api_version.rpartition("/")[0]
+        seen.setdefault((obj.kind, group, obj.namespace or default_ns, obj.name), []).append(i)
+    out: set[int] = set()
+    for key, found in seen.items():
+        if len(found) < 2 or key[0] not in POD_SPEC_PATHS:
+            continue
+        parts = [i for i in found if is_fragment(objects[i])]
+        whole = [i for i in found if i not in parts]
+        if not parts or not whole:
+            continue
+        out.update(parts)
+        kept = objects[whole[-1]]
+        notices.append(
+            f"{key[0]} {key[2]}/{key[3]}: "
+            + ", ".join(f"{objects[i].path}:{objects[i].line}" for i in parts)
+            + f" {'is a patch' if len(parts) == 1 else 'are patches'} (a container names no "
+            "image, which the API server refuses), not an object that replaces "
+            f"{kept.path}:{kept.line}: not read")
+    return out
 
 
 def _to_namespaceless_services(topo: Topology, services: list[dict],

@@ -392,6 +392,22 @@ class WorkloadShape(Struct, array_like=True, gc=False):
     volume_specs: dict[str, VolumeSpec]
 
 
+def is_fragment(obj: K8sObject) -> bool:
+    """Whether a workload object is a patch, not an object the API server accepts: a
+    container of its pod template names no image ("spec.template.spec.containers[0].image:
+    Required value"), or it has no containers. jdost/homelab-manifests keeps
+    tandoor/overlays/ingress/statefulset-patch.yaml (containers: name and env only) beside
+    a kustomization that does not list it: `kubectl apply` refuses it, so it replaces
+    nothing."""
+    path = POD_SPEC_PATHS.get(obj.kind)
+    spec = get(obj.body, *path) if path is not None else None
+    if not isinstance(spec, dict):
+        return path is not None
+    containers = spec.get("containers")
+    return not isinstance(containers, list) or not containers or any(
+        isinstance(c, dict) and not c.get("image") for c in containers)
+
+
 def workload_shape(obj: K8sObject) -> WorkloadShape | None:
     """The object's workload as read from its body (None: its pod spec is no mapping);
     WrongType for a field Kubernetes refuses."""

@@ -41,13 +41,17 @@ def issue(f: Finding) -> dict[str, Any]:
 def render(result: CheckResult, registry: Registry) -> str:
     # No BOM: GitLab's parser rejects one. ensure_ascii keeps the file plain ASCII.
     issues = [issue(f) for f in result.findings]
-    issues += [i for n in result.notices if (i := notice_issue(n, result))]
+    # only notices that lower accuracy: the informational ones ("rendered chart X as
+    # release Y", one per chart or overlay) flooded the merge request widget, ~130 on a
+    # GitOps tree all pinned to the first server's file (audit 13b)
+    issues += [i for n in result.notices if degrades(n) and (i := notice_issue(n, result))]
     return json.dumps(issues, indent=2) + "\n"
 
 
 def notice_issue(notice: str, result: CheckResult) -> dict[str, Any] | None:
     """A notice as an issue (GitLab has no other channel in the report): `minor` when
-    it lowers accuracy, else `info`, at the file it names (or the first server's)."""
+    it lowers accuracy, else `info`, at the file it names (or the first server's).
+    render() passes only those that lower accuracy."""
     loc = notice_location(notice, result)
     if loc is None:
         return None

@@ -43,7 +43,7 @@ def render(
         "diagnostics": [
             d for f in result.findings
             for d in _diagnostics(f, registry, docs_url, reader)
-        ] + [d for n in result.notices if (d := _notice(n, result))],
+        ] + [d for n in result.notices if degrades(n) and (d := _notice(n, result))],
     }
     return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
 

@@ -168,8 +168,14 @@ def summary(result: CheckResult) -> str:
         # "no PostgreSQL server found" would be false: the repository runs some, unread
         n = len(result.unbudgeted)
         named = ", ".join(result.unbudgeted[:3]) + (f" and {n - 3} more" if n > 3 else "")
+        # an entry of a helm command says so (advisor.engine.repository
+        # _helm_installs_said); any other is a compose file's
+        helm = sum("(helm install, " in u for u in result.unbudgeted)
+        where = " and ".join((["docker compose"] if helm < n else [])
+                             + (["helm install commands"] if helm else []))
         text += (f" (no server budgeted: {n} PostgreSQL server{'s' if n != 1 else ''} "
-                 f"found in docker compose, which is not read: {named})")
+                 f"found in {where}, which {'is' if where == 'docker compose' else 'are'} "
+                 f"not read: {named})")
     elif not parts and not result.budgets:
         text += " (no PostgreSQL server found)"
     suppressed = len(getattr(result, "suppressed", ()) or ())

@@ -144,24 +144,28 @@ def _db_sections(version: tuple[int, int]) -> tuple[str, ...]:
     return ("core",) if version < (2, 3) else ("database", "core")
 
 
-def pool_size(conf: Config, version: tuple[int, int]) -> tuple[Term, str, str] | None:
-    """One process's pool: (size, bound, note); None when a value is not a number."""
+def pool_size(conf: Config, version: tuple[int, int]
+              ) -> tuple[Term, str, str, list[Term]] | None:
+    """One process's pool: (size, bound, note, the two settings the QueuePool's size is
+    the sum of, each where it is set, for advise to move); None when a value is not a
+    number."""
     sections = _db_sections(version)
     enabled = option(conf, sections, "sql_alchemy_pool_enabled")
     if enabled is not None and enabled.value.strip().lower() in ("false", "f", "0", "no", "off"):
         # NullPool: a connection per session in use; one thread holds one at a time
         return (Term(label="Airflow NullPool connections (sql_alchemy_pool_enabled=False)",
                      value=1, source=enabled.source), "fixed",
-                "NullPool: one connection while the process uses the database")
-    size = _count(conf, sections, "sql_alchemy_pool_size", POOL_SIZE, "pool_size")
+                "NullPool: one connection while the process uses the database", [])
+    size = _count(conf, sections, "sql_alchemy_pool_size", POOL_SIZE,
+                  "sql_alchemy_pool_size")
     overflow = _count(conf, sections, "sql_alchemy_max_overflow", MAX_OVERFLOW,
-                      "max_overflow")
+                      "sql_alchemy_max_overflow")
     if size is None or overflow is None:
         return None
     if size.value == 0 or overflow.value < 0:
         return (Term(label=LABEL, value=0, source=(size if size.value == 0 else overflow)
                      .source), "unbounded",
-                "pool_size 0 or max_overflow -1: QueuePool without a limit")
+                "pool_size 0 or max_overflow -1: QueuePool without a limit", [])
     written = [t for t in (size, overflow) if t.source.path is not None]
     source = written[0].source if len(written) == 1 else size.source if written else \
         Source.default_of(f"{_VERSION} config.yml: sql_alchemy_pool_size \"5\" + "
@@ -171,7 +175,7 @@ def pool_size(conf: Config, version: tuple[int, int]) -> tuple[Term, str, str] |
            f"{int(overflow.value)} ({overflow.source.label()})"
     return (Term(label=f"{LABEL} (pool_size + max_overflow)",
                  value=size.value + overflow.value, source=source),
-            "fixed" if written else "default", note)
+            "fixed" if written else "default", note, [size, overflow])
 
 
 def airflow_command(ctx: StackContext) -> list[str] | None:
@@ -361,11 +365,12 @@ def airflow_pools(ctx: StackContext) -> list[Pool]:
             "runs each task in a pod of its own, not in the manifests: up to [core] "
             "parallelism (default 32) tasks x 2 connections (supervisor + raw task) not "
             "counted")
-    term, bound, note = size
+    term, bound, note, parts = size
     out = []
     for what, processes, override in groups:
         pool_term = override or term
         out.append(Pool(label=f"{LABEL}: {what}", size=pool_term, processes=processes,
                         bound=bound if override is None else "fixed",
-                        note=note if override is None else ""))
+                        note=note if override is None else "",
+                        parts=parts if override is None else []))
     return out

@@ -122,8 +122,9 @@ def _count(ctx: StackContext, name: str, label: str, default: int | None,
     return Term(label=label, value=n, source=ctx.env_source(name))
 
 
-def _pool_size(ctx: StackContext) -> tuple[Term, str, str]:
-    """One process's engine: (pool_size + max_overflow, bound, note)."""
+def _pool_size(ctx: StackContext) -> tuple[Term, str, str, list[Term]]:
+    """One process's engine: (pool_size + max_overflow, bound, note, the two settings
+    each at its own source, for advise to move)."""
     parts = []
     for name, default in (("SQLALCHEMY_POOL_SIZE", POOL_SIZE),
                           ("SQLALCHEMY_MAX_OVERFLOW", MAX_OVERFLOW)):
@@ -147,13 +148,17 @@ def _pool_size(ctx: StackContext) -> tuple[Term, str, str]:
             "one, up to this cap")
     if size == 0:
         return (Term(label=LABEL, value=0, source=size_src), "unbounded",  # type: ignore[arg-type]
-                "SQLALCHEMY_POOL_SIZE=0: QueuePool without a limit")
+                "SQLALCHEMY_POOL_SIZE=0: QueuePool without a limit", [])
     written = [src for _, _, src in parts if src is not None]
     source = written[0] if written else Source.default_of(
         "Dify default SQLALCHEMY_POOL_SIZE 30 + SQLALCHEMY_MAX_OVERFLOW 10 "
         "(api/configs/middleware/__init__.py DatabaseConfig)", key="SQLALCHEMY_POOL_SIZE")
+    settings = [Term(label=name, value=n, source=src or Source.default_of(
+        f"Dify default {name} {default} (api/configs/middleware/__init__.py DatabaseConfig)",
+        key=name)) for (name, n, src), default in zip(parts, (POOL_SIZE, MAX_OVERFLOW),
+                                                       strict=True)]
     return Term(label=LABEL, value=size + overflow, source=source), \
-        "fixed" if written else "default", note
+        "fixed" if written else "default", note, settings
 
 
 def _route(ctx: StackContext, prefix: str, defaults: tuple[str | None, str | None,
@@ -286,7 +291,7 @@ def dify_api_pools(ctx: StackContext) -> list[Pool]:
                 "Dify beat: Celery's PersistentScheduler (a shelve file, no beat_scheduler in "
                 "ext_celery.py) sends tasks to the broker and runs none",
                 key="MODE"), per_process=False, route=route)]
-        size, bound, note = _pool_size(ctx)
+        size, bound, note, settings = _pool_size(ctx)
         if isinstance(program, str):  # the container's own gunicorn or celery command
             main = ctx.pool(f"Dify SQLAlchemy pool ({program})", size.value, size.source,
                             route=route, bound=bound, note=note,  # type: ignore[arg-type]
@@ -300,6 +305,7 @@ def dify_api_pools(ctx: StackContext) -> list[Pool]:
                 main = replace(main, bound="cpu" if bound == "fixed" else bound,
                                cpu_formula=NPROC, cpus=ctx.cpus_term(), node=ctx.node,
                                note=f"{note}; prefork children from $(nproc), the node's CPUs")
+        main = replace(main, parts=settings)
         vector = _vector_pool(ctx, main.processes)
         return _where(ctx, [main], LABEL, "DB_HOST") + vector
     except _Unread:

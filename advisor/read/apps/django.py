@@ -24,6 +24,15 @@ Settings are found through DJANGO_SETTINGS_MODULE (container env, else the
 `os.environ.setdefault(...)` in manage.py/wsgi.py/asgi.py), else a settings.py that
 defines DATABASES. `from .base import *` is followed. dj_database_url.config()/parse()
 and django-environ's env.db() read DATABASE_URL (or their `env=`/first argument).
+Where the module is found, the image's Dockerfile says (django_configurations.py's
+container_module_files: `COPY site .` into WORKDIR), before a file whose path merely
+ends like the module's.
+
+django-configurations (`class Prod(Base)` over `configurations.Configuration`): the
+class DJANGO_CONFIGURATION names supplies the settings (advisor/read/apps/
+django_configurations.py); a DATABASES that cannot be read there (the class not known, a
+method with branches on variables not held) leaves the pool size unknown (PA106), never
+Django's default.
 """
 
 from __future__ import annotations
@@ -35,6 +44,12 @@ from msgspec.structs import replace
 
 from advisor.model import Pool, Route, Source
 from advisor.read.apps.base import StackContext
+from advisor.read.apps.django_configurations import (
+    chosen_databases,
+    container_module_files,
+    unread_pool_key,
+    url_value_alias,
+)
 from advisor.read.apps.numbers import parse_int
 from advisor.read.apps.pyeval import PyScope, Val, dotted, evaluate, is_unknown, module_names, parse
 from advisor.read.apps.source import AppFile
@@ -48,12 +63,18 @@ _URL_HELPERS = {"dj_database_url.config", "dj_database_url.parse", "env.db", "en
 
 
 def _module_file(ctx: StackContext, module: str) -> AppFile | None:
+    """The file of a module the container imports: where the Dockerfile copies it
+    (WORKDIR is on sys.path), else the file at that path, else the shallowest whose
+    path ends like it."""
     rel = module.replace(".", "/")
-    for f in ctx.files("python"):
-        if f.rel in (f"{rel}.py", f"{rel}/__init__.py") or f.rel.endswith(
-                (f"/{rel}.py", f"/{rel}/__init__.py")):
-            return f
-    return None
+    files = ctx.files("python")
+    by_rel = {f.rel: f for f in files}
+    for path in container_module_files(ctx.app, ctx.container.image, rel):
+        if path in by_rel:
+            return by_rel[path]
+    tails = [f for f in files if f.rel in (f"{rel}.py", f"{rel}/__init__.py")
+             or f.rel.endswith((f"/{rel}.py", f"/{rel}/__init__.py"))]
+    return min(tails, key=lambda f: (f.rel.count("/"), f.rel)) if tails else None
 
 
 def _settings_file(ctx: StackContext) -> AppFile | None:
@@ -138,10 +159,12 @@ def _url_alias(call: ast.Call, scope: PyScope, ctx: StackContext
     return None, None, {}
 
 
-def _aliases(trees: list[tuple[str, ast.Module]], scope: PyScope, ctx: StackContext
+def _aliases(trees: list[tuple[str, ast.Module]], scope: PyScope, ctx: StackContext,
+             databases: Val | None = None
              ) -> dict[str, tuple[dict[str, Val], str | None, Source | None, Source]]:
-    """alias -> (settings dict, URL if from a helper, URL source, where it is defined)."""
-    databases = scope.names.get("DATABASES")
+    """alias -> (settings dict, URL if from a helper, URL source, where it is defined):
+    of `databases` (a configuration class's), else of the module's DATABASES."""
+    databases = databases or scope.names.get("DATABASES")
     if databases is None or not isinstance(databases.value, dict):
         return {}
     helpers: dict[tuple[str, int], ast.Call] = {}
@@ -273,8 +296,11 @@ def django_alias_pools(ctx: StackContext) -> list[Pool]:
     scope = PyScope(path=f.path, env=ctx.env_map(), cpus=ctx.cpus, cite=f.cite)
     trees: list[tuple[str, ast.Module]] = []
     _load(ctx, f, scope, trees)
+    aliases = _settings_aliases(ctx, trees, scope)
+    if aliases is None:
+        return []
     pools: list[Pool] = []
-    for alias, (settings, url, url_src, here) in _aliases(trees, scope, ctx).items():
+    for alias, (settings, url, url_src, here) in aliases.items():
         engine = _text(settings, "ENGINE")
         if url is not None:
             if not url.split(":", 1)[0].lower().startswith(("postgres", "postgis", "pgsql")):
@@ -306,8 +332,12 @@ def django_alias_pools(ctx: StackContext) -> list[Pool]:
             else:
                 pools.append(ctx.pool(
                     f"{label} OPTIONS pool max_size", DEFAULT_POOL_MIN_SIZE,
-                    Source.default_of("psycopg_pool 3.3 default (min_size=4, max_size=None)",
-                                      key="pool"),
+                    # Django 5.2.20 db/backends/postgresql/base.py:185-215: pool=True is
+                    # ConnectionPool(**{}); psycopg_pool 3.3.3 pool.py:49-50 min_size=4,
+                    # max_size=None, base.py:119-120 max_size = min_size
+                    Source.default_of("psycopg_pool 3.3 default (min_size=4, max_size=None "
+                                      "-> min_size; Django 5.2 postgresql/base.py:196-215 "
+                                      "passes pool=True as no options)", key="pool"),
                     route=route, bound="default",
                     note=f"{here.label()}: pool=True uses psycopg_pool defaults"))
             continue
@@ -326,6 +356,29 @@ def django_alias_pools(ctx: StackContext) -> list[Pool]:
                                   "(ConnectionHandler thread-local)", key=alias),
                 route=route, note="one thread per process assumed (sync workers)"))
     return pools
+
+
+def _settings_aliases(ctx: StackContext, trees: list[tuple[str, ast.Module]], scope: PyScope
+                      ) -> dict[str, tuple[dict[str, Val], str | None, Source | None,
+                                           Source]] | None:
+    """The aliases of the DATABASES the container runs with: the django-configurations
+    class's, else the module's. None, said in ctx.unknown, when that DATABASES cannot be
+    read (PA106), never Django's default in its place."""
+    chosen = chosen_databases(ctx, trees, scope)
+    if chosen is not None and chosen.unknown:
+        ctx.unknown.append(chosen.unknown)
+        return None
+    if chosen is not None and chosen.url_call is not None and chosen.scope is not None:
+        alias, opts, url, src = url_value_alias(ctx, chosen.url_call, chosen.scope)
+        return {alias: (opts, url, src, replace(chosen.where or scope.src(chosen.url_call),
+                                                key=f"DATABASES[{alias!r}]"))}
+    aliases = _aliases(trees, scope, ctx, chosen.databases if chosen is not None else None)
+    if not aliases and (at := unread_pool_key(trees)) is not None:
+        # an OPTIONS pool in code not read: its size is not Django's default either
+        ctx.unknown.append(f"Django DATABASES not read, and the settings set an OPTIONS "
+                           f"\"pool\" at {at.label()}: the pool size is not known")
+        return None
+    return aliases
 
 
 def asgi_pool(ctx: StackContext, label: str, alias: str, route: Route | None) -> Pool:

@@ -278,6 +278,9 @@ class ImageStack(Struct, frozen=True):
     # a command-line option that sets the pool and wins over `env` (Keycloak's
     # --db-pool-max-size: its CLI config source is ordered before the env's)
     option: str = ""
+    # (variable, values) that choose another database than PostgreSQL when set so
+    # (Keycloak's KC_DB=dev-mem: an in-memory H2, no connection to any server)
+    other_engine: tuple[str, tuple[str, ...]] | None = None
 
 
 STACKS: tuple[ImageStack, ...] = (
@@ -287,7 +290,11 @@ STACKS: tuple[ImageStack, ...] = (
                ("KC_DB_POOL_MAX_SIZE",), 100,
                "Keycloak default db-pool-max-size 100 (quarkus/config-api DatabaseOptions.java "
                "at f6a2b334d1)",
-               ("KC_DB", "KC_DB_URL", "KC_DB_URL_HOST"), option="--db-pool-max-size"),
+               ("KC_DB", "KC_DB_URL", "KC_DB_URL_HOST"), option="--db-pool-max-size",
+               # the `db` option's other vendors (Keycloak 26 DatabaseOptions.DB and
+               # Database.Vendor: dev-file and dev-mem are H2)
+               other_engine=("KC_DB", ("dev-file", "dev-mem", "h2", "mariadb", "mssql",
+                                       "mysql", "oracle", "tidb"))),
     # mattermost/mattermost-team-edition, mattermost/mattermost-enterprise-edition (not
     # mattermost-operator or mattermost-push-proxy, which hold no database pool)
     ImageStack(MATTERMOST,
@@ -1552,7 +1559,8 @@ def prefect_pools(ctx: StackContext) -> list[Pool]:
         key=_PREFECT_SETTINGS[0][1][0]),
         bound="fixed" if fixed else "default", per_process=False,
         size_label="Prefect pool_size + max_overflow", note=note)
-    return [replace(pool, processes=processes)]
+    # the size is the sum of the two settings: advise moves them, each where it is set
+    return [replace(pool, processes=processes, parts=parts)]
 
 
 ZITADEL_NAMES = ("zitadel",)  # ghcr.io/zitadel/zitadel
@@ -1875,6 +1883,11 @@ def image_pools(ctx: StackContext) -> list[Pool]:
 def _stack_pools(ctx: StackContext, stack: ImageStack) -> list[Pool]:
     """The pool of an application STACKS describes: its variable or option, else its
     default (unknown when none is known)."""
+    if stack.other_engine is not None:
+        name, others = stack.other_engine
+        var = ctx.env(name)
+        if var is not None and (var.value or "").strip().lower() in others:
+            return []  # gwarrior01/kubernetes-for-developers' Keycloak: KC_DB=dev-mem
     if stack.requires is not None:
         name, wanted = stack.requires
         var = ctx.env(name)

@@ -11,7 +11,10 @@ holds one, else every variable whose value has Npgsql keys. Without those, a con
 string written as a C# string literal in a source file that uses Npgsql
 (`new NpgsqlConnection("Server=db;Username=postgres;...")`, the example-voting-app
 worker) is read: one pool per distinct literal. An interpolated string ($"...") is not
-read.
+read. Last, a connection string built in code (`new NpgsqlConnectionStringBuilder { Host =
+Environment.GetEnvironmentVariable("POSTGRES_URI"), ... }`, toporischev/lesson6's
+Startup.cs): its properties as literals or the env variables the code reads, and
+MaxPoolSize (a value not read statically is unknown, PA106) or Pooling.
 
 Keys are case-insensitive and spaces are ignored: `Maximum Pool Size` (also `Max Pool
 Size`), `Pooling=false` means no pool (no limit). Default read in npgsql v10.0.0
@@ -80,6 +83,8 @@ def npgsql_pools(ctx: StackContext) -> list[Pool]:
         found = _env_strings(ctx)
     if not found:
         found = _literals(ctx)
+    if not found:
+        found = _builders(ctx)
     pools: list[Pool] = []
     for name, (conn, src) in found.items():
         keys = _keys(conn)
@@ -149,3 +154,61 @@ def _literals(ctx: StackContext) -> dict[str, tuple[str, Source]]:
             name = f"{f.rel.rsplit('/', 1)[-1]}:{line}"
             found[name] = (text, Source(path=f.path, line=line, key="connection string"))
     return found
+
+
+# `new NpgsqlConnectionStringBuilder { Prop = expr, ... }`: the object initializer's body
+_BUILDER = re.compile(r"new\s+NpgsqlConnectionStringBuilder\s*(?:\(\s*\))?\s*\{")
+_PROP = re.compile(r"(\w+)\s*=\s*([^,;]+?)\s*(?:,|$)", re.S)
+# builder properties -> connection string keys (NpgsqlConnectionStringBuilder)
+_BUILDER_KEYS = {"host": "Host", "port": "Port", "database": "Database",
+                 "username": "Username", "maxpoolsize": "Maximum Pool Size",
+                 "pooling": "Pooling"}
+_ENV_CALL = re.compile(r'(?:Environment\.GetEnvironmentVariable\(|[Cc]onfig\w*\[)\s*"(\w+)"')
+
+
+def _builders(ctx: StackContext) -> dict[str, tuple[str, Source]]:
+    """Npgsql connection strings built with an NpgsqlConnectionStringBuilder object
+    initializer in the C# sources, as the connection string they make (by the place of
+    each: "File.cs:line"). A property set from an env variable takes the container's
+    value; a MaxPoolSize not read statically (an expression, or set after the
+    initializer) leaves the pool's size unknown (PA106), not the default."""
+    found: dict[str, tuple[str, Source]] = {}
+    for f in sorted(ctx.files("csharp"), key=lambda f: f.rel):
+        if "NpgsqlConnectionStringBuilder" not in f.text:
+            continue
+        for m in _BUILDER.finditer(f.text):
+            end = f.text.find("}", m.end())
+            if end < 0:
+                continue
+            line = f.text.count("\n", 0, m.start()) + 1
+            here = Source(path=f.path, line=line, key="NpgsqlConnectionStringBuilder")
+            parts: list[str] = []
+            for prop in _PROP.finditer(f.text[m.end():end]):
+                key = _BUILDER_KEYS.get(prop.group(1).lower())
+                value = _builder_value(ctx, prop.group(2))
+                if key == "Maximum Pool Size" and (value is None or parse_int(value) is None):
+                    ctx.unread_size("Npgsql Maximum Pool Size", here)
+                    return {}
+                if key is not None and value is not None:
+                    parts.append(f"{key}={value}")
+            if re.search(r"\.MaxPoolSize\s*=", f.text):
+                ctx.unread_size("Npgsql Maximum Pool Size", here)  # set after: not followed
+                return {}
+            if not any(p.startswith("Host=") for p in parts):
+                parts.insert(0, "Host=")  # where it connects is not read: the env's route
+            found[f"{f.rel.rsplit('/', 1)[-1]}:{line}"] = (";".join(parts), here)
+    return found
+
+
+def _builder_value(ctx: StackContext, expr: str) -> str | None:
+    """A builder property's value: a string or number literal, true/false, or the
+    container's value of the env variable the expression reads; None otherwise."""
+    expr = expr.strip()
+    if re.fullmatch(r'"[^"\\]*"', expr):
+        return expr[1:-1]
+    if re.fullmatch(r"-?\d+|true|false", expr):
+        return expr
+    m = _ENV_CALL.match(expr)
+    if m is not None:
+        return ctx.env_value(m.group(1))
+    return None

@@ -127,8 +127,10 @@ def _count(got: tuple[int, Source] | None, label: str, default: int, why: str, k
 
 
 def _engine(ctx: StackContext, env: dict[str, EnvVar], at: str
-            ) -> tuple[Term, Literal["fixed", "default", "unbounded"], str] | None:
-    """(per-process size, bound, note) of the engine; None when unknown (why said)."""
+            ) -> tuple[Term, Literal["fixed", "default", "unbounded"], str, list[Term]] | None:
+    """(per-process size, bound, note, the settings a QueuePool's size is the sum of,
+    each at its own source, for advise to move) of the engine; None when unknown (why
+    said)."""
     var = env.get("SQLALCHEMY_DISABLE_POOL")
     if var is None and (hidden := ctx.env_from_hidden("SQLALCHEMY_DISABLE_POOL")):
         ctx.unknown.append(f"{LABEL}: SQLALCHEMY_DISABLE_POOL may be set by "
@@ -144,7 +146,7 @@ def _engine(ctx: StackContext, env: dict[str, EnvVar], at: str
             # one thread per process (a sync worker, a job's work horse): one checkout
             return (Term(label=f"{LABEL} NullPool (one connection per thread, one thread)",
                          value=1, source=source), "fixed",
-                    "SQLALCHEMY_DISABLE_POOL: NullPool (redash/models/base.py:24-25)")
+                    "SQLALCHEMY_DISABLE_POOL: NullPool (redash/models/base.py:24-25)", [])
         if flag not in ("no", "false", "off", "0", "none"):
             ctx.unknown.append(f"{LABEL}: SQLALCHEMY_DISABLE_POOL at {source.label()} is "
                                f"{var.value!r}, which Redash's parse_boolean refuses")
@@ -153,6 +155,8 @@ def _engine(ctx: StackContext, env: dict[str, EnvVar], at: str
     over = _number(ctx, env, "SQLALCHEMY_MAX_OVERFLOW", -1)
     if size is False or over is False:
         return None
+    parts = [_part(size, "SQLALCHEMY_POOL_SIZE", "pool_size", POOL_SIZE, at),
+             _part(over, "SQLALCHEMY_MAX_OVERFLOW", "max_overflow", MAX_OVERFLOW, at)]
     if size is None and over is None:
         return (Term(label=f"{LABEL} (pool_size + max_overflow)", value=POOL_SIZE + MAX_OVERFLOW,
                      source=Source.default_of(
@@ -160,7 +164,7 @@ def _engine(ctx: StackContext, env: dict[str, EnvVar], at: str
                          f"(redash/settings/__init__.py:34-35, {at}): SQLAlchemy 1.3.24 "
                          "QueuePool pool_size 5 + max_overflow 10",
                          key="SQLALCHEMY_POOL_SIZE")), "default",
-                "SQLAlchemy QueuePool defaults")
+                "SQLAlchemy QueuePool defaults", parts)
     n_size, size_src = size if size is not None else (POOL_SIZE, None)
     n_over, over_src = over if over is not None else (MAX_OVERFLOW, None)
     note = f"QueuePool pool_size {n_size} + max_overflow {n_over}" + \
@@ -170,9 +174,21 @@ def _engine(ctx: StackContext, env: dict[str, EnvVar], at: str
     assert source is not None
     if n_size == 0 or n_over < 0:  # QueuePool: pool_size 0 or max_overflow -1, no limit
         return Term(label=LABEL, value=0, source=source), "unbounded", \
-            note + ": QueuePool without a limit"
+            note + ": QueuePool without a limit", []
     return (Term(label=f"{LABEL} (pool_size + max_overflow)", value=n_size + n_over,
-                 source=source), "fixed", note)
+                 source=source), "fixed", note, parts)
+
+
+def _part(got: tuple[int, Source] | None, name: str, what: str, default: int, at: str
+          ) -> Term:
+    """One setting of the engine's size where the env sets it, else SQLAlchemy 1.3.24's
+    default (Flask-SQLAlchemy 2.5.1 passes none when the variable is unset), named by
+    the variable to set: advise moves the settings, not the sum at one of them."""
+    if got is not None:
+        return Term(label=name, value=got[0], source=got[1])
+    return Term(label=name, value=default, source=Source.default_of(
+        f"Redash {name} unset (redash/settings/__init__.py:34-35, {at}): SQLAlchemy "
+        f"1.3.24 QueuePool {what} {default}", key=name))
 
 
 def redash_pools(ctx: StackContext) -> list[Pool]:
@@ -206,7 +222,7 @@ def redash_pools(ctx: StackContext) -> list[Pool]:
     engine = _engine(ctx, env, at)
     if engine is None:
         return []
-    size, bound, note = engine
+    size, bound, note, parts = engine
     shown = f"Redash {version[0]}.{version[1]}" if version else "Redash"
     if role == "server":
         got = _number(ctx, env, "REDASH_WEB_WORKERS", 1)
@@ -216,7 +232,7 @@ def redash_pools(ctx: StackContext) -> list[Pool]:
                            f"Redash bin/docker-entrypoint:49 -w${{REDASH_WEB_WORKERS:-4}} "
                            f"({at})", "REDASH_WEB_WORKERS")
         return [Pool(label=f"{LABEL}: gunicorn workers ({shown})", size=size,
-                     processes=processes, bound=bound,
+                     processes=processes, bound=bound, parts=parts,
                      note=f"{note}; an engine per sync worker, the gunicorn master opens "
                           "none (no --preload)")]
     if what == "manage.py rq worker":  # run directly, not through supervisord: one
@@ -231,5 +247,6 @@ def redash_pools(ctx: StackContext) -> list[Pool]:
                        f"Redash bin/docker-entrypoint:19 WORKERS_COUNT=${{WORKERS_COUNT:-2}}, "
                        f"worker.conf:15 numprocs ({at})", "WORKERS_COUNT")
     return [Pool(label=f"{LABEL}: rq workers ({shown})", size=size, processes=processes,
-                 bound=bound, note=f"{note}; one work horse at a time per rq worker, its "
-                                   "parent queries no database")]
+                 bound=bound, parts=parts,
+                 note=f"{note}; one work horse at a time per rq worker, its parent queries "
+                      "no database")]

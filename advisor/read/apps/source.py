@@ -387,7 +387,10 @@ def _go_imported_files(root: Root, base: Path, files: list[AppFile],
                     any(part in ("", ".", "..") for part in rest.split("/")):
                 continue  # another module's, or a path that would leave this one
             package = module_dir / rest
-            if package in seen:
+            if package in seen or base in package.parents:
+                # below the folder: walked already (huangyingting/bingo-microservices'
+                # go/app/bi imports go/app/bi/internal/data: its sql.Open was read twice,
+                # two pools, PA102 twice)
                 continue
             seen.add(package)
             try:

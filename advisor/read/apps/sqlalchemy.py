@@ -17,7 +17,7 @@ import ast
 from msgspec import Struct
 from msgspec.structs import replace
 
-from advisor.model import Pool, Route, Source
+from advisor.model import Pool, Route, Source, Term
 from advisor.read.apps.base import StackContext
 from advisor.read.apps.numbers import parse_int
 from advisor.read.apps.pyentry import Arm, arm_paths, entry_paths, reachable
@@ -116,13 +116,30 @@ def pool_from_options(path: str, line: int | None, options: dict[str, Opt | None
         return ctx.pool(name, size, src, route=route, bound="unbounded",
                         size_label=f"{label} {size_text} + {over_text}",
                         note="max_overflow=-1: no limit on overflow connections")
+    parts = [_part(options.get("pool_size"), "pool_size", size, size_default, path, line),
+             _part(options.get("max_overflow"), "max_overflow", over, over_default, path,
+                   line)]
     if size_default and over_default:
         src = Source(path=path, line=line, key=f"{DEFAULT_WHO}: pool_size 5 + max_overflow 10")
-        return ctx.pool(name, size + over, src, route=route, bound="default",
-                        size_label=f"{label} {size_text} + {over_text}",
-                        note=f"{DEFAULT_WHO} applied (pool_size 5 + max_overflow 10)")
-    return ctx.pool(name, size + over, src, route=route,
-                    size_label=f"{label} {size_text} + {over_text}")
+        return replace(ctx.pool(name, size + over, src, route=route, bound="default",
+                                size_label=f"{label} {size_text} + {over_text}",
+                                note=f"{DEFAULT_WHO} applied (pool_size 5 + max_overflow 10)"),
+                       parts=parts)
+    return replace(ctx.pool(name, size + over, src, route=route,
+                            size_label=f"{label} {size_text} + {over_text}"), parts=parts)
+
+
+def _part(opt: Opt | None, name: str, value: int, default: bool, path: str,
+          line: int | None) -> Term:
+    """One setting of the QueuePool's size where it is written (the keyword at the call,
+    or the variable it reads), for advise to edit there; a default at no line."""
+    if default or opt is None or opt.val is None:
+        return Term(label=name, value=value,
+                    source=Source.default_of(f"{DEFAULT_WHO}: {name} {value}", key=name))
+    src = opt.val.source
+    if src.key is None and (src.path, src.line) == (path, opt.line or line):
+        src = replace(src, key=name)  # the literal at the call: after `pool_size=` there
+    return Term(label=name, value=value, source=src)
 
 
 class _Placed(Struct):

@@ -38,6 +38,8 @@ from __future__ import annotations
 import ast
 import re
 
+from msgspec.structs import replace
+
 from advisor.model import Pool, Source, Term
 from advisor.read.apps.base import StackContext, image_is, tag_version
 from advisor.read.apps.source import AppFile
@@ -84,11 +86,15 @@ def _role(ctx: StackContext) -> str:
 class _Engine:
     """One process's engine: its size Term, bound and note; None size when unknown."""
 
-    def __init__(self, size: Term, bound: str, note: str, nullpool: bool = False) -> None:
+    def __init__(self, size: Term, bound: str, note: str, nullpool: bool = False,
+                 parts: list[Term] | None = None) -> None:
         self.size = size
         self.bound = bound
         self.note = note
         self.nullpool = nullpool
+        # pool_size and max_overflow, each where it is set: the size is their sum, and
+        # advise moves them, not the sum at one of them
+        self.parts = parts or []
 
 
 def _config_path(ctx: StackContext) -> str:
@@ -137,7 +143,7 @@ def _engine(ctx: StackContext, got: tuple[ast.Module, AppFile] | bool | None
         return None
     if got is None or got is True:
         return _Engine(default, "default", "superset_config.py not read (the pod's files were "
-                       "not given): SQLAlchemy's QueuePool defaults")
+                       "not given): SQLAlchemy's QueuePool defaults", parts=_defaults())
     tree, file = got
     for stmt in tree.body:
         targets = stmt.targets if isinstance(stmt, ast.Assign) else \
@@ -153,7 +159,8 @@ def _engine(ctx: StackContext, got: tuple[ast.Module, AppFile] | bool | None
     names = module_names(tree, scope)
     options = names.get("SQLALCHEMY_ENGINE_OPTIONS")
     if options is None:
-        return _Engine(default, "default", f"{file.path} sets no SQLALCHEMY_ENGINE_OPTIONS")
+        return _Engine(default, "default", f"{file.path} sets no SQLALCHEMY_ENGINE_OPTIONS",
+                       parts=_defaults())
     assigned = [s for s in tree.body if isinstance(s, (ast.Assign, ast.AnnAssign))
                 and any(isinstance(t, ast.Name) and t.id == "SQLALCHEMY_ENGINE_OPTIONS"
                         for t in (s.targets if isinstance(s, ast.Assign) else [s.target]))]
@@ -169,8 +176,7 @@ def _engine(ctx: StackContext, got: tuple[ast.Module, AppFile] | bool | None
     for key, fallback in (("pool_size", POOL_SIZE), ("max_overflow", MAX_OVERFLOW)):
         val = options.value.get(key)
         if val is None:
-            parts.append(Term(label=key, value=fallback, source=Source.default_of(
-                f"SQLAlchemy QueuePool default {key} {fallback}", key=key)))
+            parts.append(_default_part(key, fallback))
             continue
         if val.hidden:
             ctx.hidden_size(LABEL, val.hidden, val.source)
@@ -178,7 +184,8 @@ def _engine(ctx: StackContext, got: tuple[ast.Module, AppFile] | bool | None
         if not isinstance(val.value, int) or isinstance(val.value, bool):
             ctx.unread_size(LABEL, val.source)
             return None
-        parts.append(Term(label=key, value=val.value, source=val.source))
+        parts.append(Term(label=key, value=val.value, source=val.source if val.source.key
+                          else replace(val.source, key=key)))
     size, overflow = parts
     note = f"QueuePool pool_size {int(size.value)} ({size.source.label()}) + max_overflow " \
            f"{int(overflow.value)} ({overflow.source.label()})"
@@ -189,7 +196,17 @@ def _engine(ctx: StackContext, got: tuple[ast.Module, AppFile] | bool | None
     written = [t for t in parts if t.source.path is not None]
     return _Engine(Term(label=f"{LABEL} (pool_size + max_overflow)",
                         value=size.value + overflow.value, source=written[0].source),
-                   "fixed", note)
+                   "fixed", note, parts=parts)
+
+
+def _default_part(key: str, value: int) -> Term:
+    return Term(label=key, value=value, source=Source.default_of(
+        f"SQLAlchemy QueuePool default {key} {value} (no {key} in "
+        "SQLALCHEMY_ENGINE_OPTIONS)", key=key))
+
+
+def _defaults() -> list[Term]:
+    return [_default_part("pool_size", POOL_SIZE), _default_part("max_overflow", MAX_OVERFLOW)]
 
 
 def _celery_config_concurrency(ctx: StackContext) -> Term | None:
@@ -271,13 +288,14 @@ def superset_pools(ctx: StackContext) -> list[Pool]:
         size = threads if engine.nullpool else engine.size
         return [Pool(label=f"{LABEL}: gunicorn workers ({shown})", size=size,
                      processes=workers, bound=engine.bound if not engine.nullpool else "fixed",
+                     parts=engine.parts,
                      note=f"{engine.note}; {int(threads.value)} threads per worker share it "
                           "(gthread), the gunicorn master opens none (no --preload)")]
     if role == "beat":
         one = Term(label="celery beat processes", value=1, source=Source.default_of(
             "celery beat: one process", key="beat"))
         return [Pool(label=f"{LABEL}: celery beat ({shown})", size=engine.size,
-                     processes=one, bound=engine.bound, note=engine.note)]
+                     processes=one, bound=engine.bound, note=engine.note, parts=engine.parts)]
     info = ctx.processes()
     processes = info.processes
     configured = _celery_config_concurrency(ctx)
@@ -286,11 +304,12 @@ def superset_pools(ctx: StackContext) -> list[Pool]:
     pool = Pool(label=f"{LABEL}: celery worker ({shown})",
                 size=Term(label=engine.size.label, value=1 if engine.nullpool else
                           engine.size.value, source=engine.size.source),
-                processes=processes, bound=engine.bound,
+                processes=processes, bound=engine.bound, parts=engine.parts,
                 note=f"{engine.note}; each prefork child opens its own (celery_app.py "
                      "reset_db_connection_pool)")
     if processes is info.processes and info.cpu_formula is not None:
         pool = Pool(label=pool.label, size=pool.size, processes=processes, bound="cpu",
+                    parts=pool.parts,
                     note=pool.note + f"; {processes.label if processes else 'processes'} from "
                     f"{info.cpu_formula.text}", cpu_formula=info.cpu_formula,
                     cpus=ctx.cpus_term(), node=ctx.node)

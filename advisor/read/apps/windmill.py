@@ -160,6 +160,8 @@ def windmill_pools(ctx: StackContext) -> list[Pool]:
                      "pool does not grow before v1.655.0")
         return [ctx.pool(LABEL, WORKER + counted - 1, src, bound="default",
                          per_process=False, note=note)]
+    # a sum of a constant and the worker count, not of two settings: DATABASE_CONNECTIONS
+    # replaces it whole (connect_db), so advise sets that one variable (no Pool.parts)
     size = WORKER + max(num_workers, 1) - 1
     if native:
         src = Source.default_of(

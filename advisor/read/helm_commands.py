@@ -1,0 +1,180 @@
+"""`helm install` / `helm upgrade --install` commands, in a repository's scripts and
+READMEs, that install a PostgreSQL server's chart the repository does not hold (Bitnami's
+postgresql or postgresql-ha from a chart repository): a server this tool does not
+budget, which is said, never a silent "no PostgreSQL server found".
+
+Five of ten repositories sampled in audit 13e install their database so
+(toporischev/lesson6's README `helm install pg bitnami/postgresql -f postgres/values.yaml`,
+mattfenwick/scaling's dev/deploy.sh `helm upgrade "$REL" postgresql --install --repo
+https://charts.bitnami.com/bitnami`); mattfenwick/scaling said "no findings (no PostgreSQL
+server found)", exit 0.
+
+Pure functions over text; the caller reads the files.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+
+from msgspec import Struct
+from msgspec.structs import replace
+
+# `helm install` / `helm upgrade` options that take a value (helm v3.17 `helm install
+# --help`, `helm upgrade --help`); any other option is taken as a flag
+_VALUED = frozenset({
+    "-f", "--values", "--set", "--set-string", "--set-file", "--set-json", "--set-literal",
+    "-n", "--namespace", "--version", "--repo", "--timeout", "--kube-context",
+    "--kubeconfig", "-o", "--output", "--post-renderer", "--post-renderer-args",
+    "--description", "--username", "--password", "--ca-file", "--cert-file", "--key-file",
+    "--keyring", "--labels", "-l", "--name-template", "--kube-apiserver", "--kube-as-user",
+    "--kube-as-group", "--kube-token", "--registry-config", "--repository-config",
+    "--repository-cache", "--history-max", "--wait-for"})
+_COMMAND = re.compile(r"\bhelm\s+(install|upgrade)\s+(.*)$")
+_COMMAND_END = frozenset({";", "&&", "||", "|", "&", ")", "`"})
+# the charts that are a PostgreSQL server (advisor.link.releases _SERVER_CHARTS)
+SERVER_CHARTS = ("postgresql", "postgresql-ha")
+
+
+class HelmInstall(Struct, frozen=True, kw_only=True):
+    line: int
+    release: str  # as written: may hold a shell variable
+    chart: str  # as written (bitnami/postgresql, oci://.../postgresql, postgresql)
+    namespace: str = ""
+    values: tuple[str, ...] = ()  # -f / --values files, as written
+    sets: tuple[tuple[str, str], ...] = ()  # --set key=value pairs
+
+
+def _logical_lines(text: str) -> list[tuple[int, str]]:
+    """Lines with their continuations (a trailing backslash) joined, numbered by the
+    line each starts on."""
+    out: list[tuple[int, str]] = []
+    start, parts = 0, []
+    for number, line in enumerate(text.splitlines(), 1):
+        if not parts:
+            start = number
+        if line.rstrip().endswith("\\"):
+            parts.append(line.rstrip()[:-1])
+            continue
+        out.append((start, " ".join([*parts, line])))
+        parts = []
+    if parts:
+        out.append((start, " ".join(parts)))
+    return out
+
+
+def chart_name(chart: str) -> str:
+    """The chart's own name: the last path segment, without a version (oci://r/postgresql,
+    bitnami/postgresql@16.0.0, postgresql-16.0.0.tgz is not one: a file)."""
+    return chart.rstrip("/").rsplit("/", 1)[-1].split("@", 1)[0].lower()
+
+
+def server_installs(text: str) -> list[HelmInstall]:
+    """The `helm install|upgrade` commands of `text` that install a PostgreSQL server's
+    chart by name from a chart repository (a folder or a .tgz is a chart of the
+    repository, rendered as one, and not taken here)."""
+    if "helm" not in text:
+        return []
+    out = []
+    for number, line in _logical_lines(text):
+        if line.lstrip().startswith("#"):  # a shell comment (a command left out)
+            continue
+        m = _COMMAND.search(line)
+        if m is None:
+            continue
+        found = _parse(m.group(1), m.group(2), number)
+        if found is not None and "$" in found.release:
+            found = replace(found, release=_script_default(found.release, text))
+        if found is not None and chart_name(found.chart) in SERVER_CHARTS \
+                and not found.chart.startswith((".", "/", "~")) \
+                and not found.chart.endswith((".tgz", ".tar.gz")):
+            out.append(found)
+    return out
+
+
+_VARIABLE = re.compile(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?")
+
+
+def _script_default(word: str, text: str) -> str:
+    """`word` with a shell variable the script sets once replaced by that value:
+    `POSTGRES_RELEASE_NAME=${POSTGRES_RELEASE_NAME:-"my-pg"}` or `NAME="my-pg"`
+    (mattfenwick/scaling's dev/deploy.sh); unchanged when set otherwise or not once."""
+    m = _VARIABLE.fullmatch(word)
+    if m is None:
+        return word
+    name = re.escape(m.group(1))
+    found = re.findall(rf"^\s*(?:export\s+)?{name}=(?:\$\{{{name}:-([^}}]*)\}}|(\S+))\s*$",
+                       text, re.M)
+    if len(found) != 1:
+        return word
+    value = (found[0][0] or found[0][1]).strip("\"'")
+    return value if value and "$" not in value else word
+
+
+def _parse(verb: str, rest: str, number: int) -> HelmInstall | None:
+    lexer = shlex.shlex(rest, posix=True, punctuation_chars=";&|()`")
+    lexer.whitespace_split = True
+    try:
+        words = list(lexer)
+    except ValueError:  # an unclosed quote
+        return None
+    positional: list[str] = []
+    values: list[str] = []
+    sets: list[tuple[str, str]] = []
+    namespace = ""
+    generate = False
+    i = 0
+    while i < len(words) and words[i] not in _COMMAND_END and not words[i].startswith("#"):
+        word = words[i]
+        name, eq, value = word.partition("=")
+        if word.startswith("-") and len(word) > 1:
+            got: str | None = None
+            if name in _VALUED and eq:
+                got = value
+            elif word in _VALUED and i + 1 < len(words):
+                got, i = words[i + 1], i + 1
+            elif word in ("-g", "--generate-name"):
+                generate = True
+            if got is not None:
+                if name in ("-f", "--values"):
+                    values += [v for v in got.split(",") if v]
+                elif name in ("--set", "--set-string"):
+                    for pair in got.split(","):
+                        key, _eq, val = pair.partition("=")
+                        sets.append((key.strip(), val.strip().strip("\"'")))
+                elif name in ("-n", "--namespace"):
+                    namespace = got
+        else:
+            positional.append(word)
+        i += 1
+    if verb == "install" and generate and len(positional) == 1:
+        return HelmInstall(line=number, release="", chart=positional[0], namespace=namespace,
+                           values=tuple(values), sets=tuple(sets))
+    if len(positional) != 2:
+        return None
+    return HelmInstall(line=number, release=positional[0], chart=positional[1],
+                       namespace=namespace, values=tuple(values), sets=tuple(sets))
+
+
+def service_name(install: HelmInstall, values: dict) -> str | None:
+    """The Service clients reach, as the chart names it, from the command's --set pairs
+    over its values files' `values`. Bitnami postgresql (templates/_helpers.tpl
+    postgresql.v1.primary.fullname): common.names.fullname, with `-primary` under
+    architecture=replication; postgresql-ha: `<fullname>-pgpool` (templates/pgpool/
+    service.yaml). common.names.fullname is fullnameOverride, else the release name when it
+    holds the chart's name, else `<release>-<chart>`. None when the release name is a
+    shell variable or generated."""
+    sets = dict(install.sets)
+    chart = chart_name(install.chart)
+    override = values.get("fullnameOverride")
+    full = sets.get("fullnameOverride") or (override if isinstance(override, str) else None)
+    if not full:
+        release = install.release
+        if not release or "$" in release or "{{" in release:
+            return None
+        full = release if chart in release else f"{release}-{chart}"
+    if chart == "postgresql-ha":
+        return f"{full}-pgpool"
+    if (sets.get("architecture") or values.get("architecture")) == "replication":
+        return f"{full}-primary"
+    return full
