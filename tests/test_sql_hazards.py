@@ -76,7 +76,6 @@ ALTER DATABASE app SET search_path = a;
 """
     assert kinds(sql) == [
         (1, "session-set"),
-        (3, "session-set"),
         (5, "session-set"),
         (6, "session-set"),
         (8, "listen"),
@@ -95,6 +94,19 @@ ALTER DATABASE app SET search_path = a;
         (22, "transaction-block"),
         (23, "transaction-block"),
     ]
+
+
+def test_reset_puts_the_session_default_back_and_leaks_nothing() -> None:
+    # audit 13f: AcadMix's `SET LOCAL statement_timeout = '3s'` ... `RESET
+    # statement_timeout` was a PA401 error; RESET leaves the server connection as a fresh
+    # session has it (PostgreSQL docs, RESET), as PgBouncer's DISCARD ALL would.
+    sql = ("RESET statement_timeout;\nRESET ALL;\nSET work_mem TO DEFAULT;\n"
+           "RESET ROLE;\nSET work_mem = '1GB';\n")
+    assert kinds(sql) == [(5, "session-set")]
+    # still a SET-family statement to RDS Proxy (pins the session)
+    pinned = [(h.location.line, h.kind) for h in find_sql_hazards(sql, LOC, pinning=True)]
+    assert pinned == [(1, "scoped-set"), (2, "scoped-set"), (3, "scoped-set"),
+                      (4, "scoped-set"), (5, "session-set")]
 
 
 def test_lines_follow_comments_blank_lines_and_multibyte_text() -> None:
@@ -320,6 +332,29 @@ DATABASES = {
         (4, "protocol-prepare"),
         (7, "with-hold-cursor"),
     ]
+
+
+def test_a_scheme_taken_off_or_tested_for_is_not_a_connection_string() -> None:
+    # audit 13f: AcadMix's one-off scripts turn DATABASE_URL into asyncpg's form with
+    # .replace("postgresql+asyncpg://", "postgresql://") and connect with
+    # statement_cache_size=0; the scheme literal was a PA405 "SQLAlchemy asyncpg
+    # prepared_statement_cache_size not set" error in each.
+    text = """import asyncpg, os
+DB = os.getenv("DATABASE_URL", "").replace("postgresql+asyncpg://", "postgresql://")
+if DB.startswith("jdbc:postgresql://"):
+    DB = DB.removeprefix("jdbc:")
+conn = await asyncpg.connect(DB, statement_cache_size=0)
+"""
+    assert driver("backend/patch_rows.py", text, "python") == []
+    # the scheme put on: the URL the engine connects with is asyncpg's
+    put = 'url = os.environ["DATABASE_URL"].replace("postgresql://", "postgresql+asyncpg://")\n'
+    assert driver("backend/db.py", "import os\n" + put, "python") == [(2, "protocol-prepare")]
+    js = ('const url = process.env.DATABASE_URL.replace("jdbc:postgresql://", "postgres://")\n'
+          'const api = "jdbc:postgresql://db:5432/app"\n')
+    assert driver("src/db.ts", js, "js") == [(2, "protocol-prepare")]
+    go = ('package db\nimport "strings"\n'
+          'func dsn(u string) string { return strings.TrimPrefix(u, "jdbc:postgresql://") }\n')
+    assert driver("db.go", go, "go") == []
 
 
 def test_psycopg_pool_sqlalchemy_asyncpg_pgx_and_django_later_assignment() -> None:
@@ -579,6 +614,68 @@ def test_startup_parameter_any_mode_unless_ignored_or_tracked() -> None:
     assert len(run("PA410", Topology(poolers=[pooler()], sql_hazards=tz))) == 1
 
 
+def test_asyncpg_server_settings_are_startup_parameters_pgbouncer_must_know() -> None:
+    # audit 13f: AcadMix's engines pass connect_args={"server_settings": {"jit": "off"}}
+    # behind PgBouncer 1.22.1 (ignore_startup_parameters = extra_float_digits,options):
+    # asyncpg puts jit=off in the startup packet and PgBouncer answers "unsupported
+    # startup parameter: jit" (pgbouncer_1_22_1 src/client.c:691-697).
+    text = """import asyncpg
+from sqlalchemy.ext.asyncio import create_async_engine
+engine = create_async_engine(
+    DATABASE_URL,
+    connect_args={
+        "statement_cache_size": 0,
+        "prepared_statement_cache_size": 0,
+        "server_settings": {"jit": "off", "application_name": "api"},
+    },
+)
+pool = await asyncpg.create_pool(dsn, statement_cache_size=0, server_settings=settings)
+conn = await asyncpg.connect(dsn, statement_cache_size=0, server_settings={"TimeZone": "UTC"})
+"""
+    found = scan_text("backend/database.py", text, "python")[0]
+    assert [(h.location.line, h.kind, h.detail) for h in found] == [
+        (8, "startup-parameter",
+         "parameters: jit, application_name (asyncpg server_settings in connect_args)"),
+        (12, "startup-parameter", "parameters: TimeZone (asyncpg server_settings)"),
+    ]
+    jit, tz = ([replace(h, client_id=None)] for h in found)
+    assert len(run("PA410", Topology(poolers=[pooler(version=(1, 22))], sql_hazards=jit))) == 1
+    [finding] = run("PA410", Topology(poolers=[pooler(version=(1, 22))], sql_hazards=jit))
+    assert finding.message.endswith("PgBouncer 1.22 tracks no jit and ignore_startup_parameters "
+                                    "does not list it")
+    ignored = pooler(version=(1, 22), ignore_startup_parameters="extra_float_digits,jit")
+    assert run("PA410", Topology(poolers=[ignored], sql_hazards=jit)) == []
+    tracked = pooler(version=(1, 22), track_extra_parameters="IntervalStyle,jit")
+    assert run("PA410", Topology(poolers=[tracked], sql_hazards=jit)) == []
+    # TimeZone is one of the parameters every PgBouncer tracks (src/varcache.c)
+    assert run("PA410", Topology(poolers=[pooler()], sql_hazards=tz)) == []
+
+
+def test_sqlalchemy_asyncpg_engine_known_by_its_connect_args() -> None:
+    # audit 13f: AcadMix's engine reads its URL from the environment; connect_args names
+    # asyncpg's statement_cache_size, and SQLAlchemy's own prepared_statement_cache_size
+    # (default 100, named statements kept across transactions) is not set.
+    text = """import os
+from sqlalchemy.ext.asyncio import create_async_engine
+engine = create_async_engine(
+    os.environ["DATABASE_URL"],
+    pool_size=5,
+    connect_args={"statement_cache_size": 0, "command_timeout": 30},
+)
+safe = create_async_engine(url, connect_args={"statement_cache_size": 0,
+                                              "prepared_statement_cache_size": 0})
+plain = create_async_engine(url, connect_args={"timeout": 30})
+"""
+    found = scan_text("backend/database.py", text, "python")[0]
+    assert [(h.location.line, h.kind) for h in found] == [(3, "protocol-prepare")]
+    assert found[0].cleared_by == ("prepared_statement_cache_size=0",)
+    assert "command_timeout, statement_cache_size" in found[0].detail
+    # a URL written in the file is judged by the URL's own check, once
+    written = text.replace('os.environ["DATABASE_URL"]', "URL") + \
+        'URL = "postgresql+asyncpg://app@pgbouncer/app?prepared_statement_cache_size=0"\n'
+    assert scan_text("backend/database.py", written, "python")[0] == []
+
+
 # --- issue 15: one finding per place, unresolved routes, ERB, what is SQL -------------
 
 
@@ -630,7 +727,7 @@ def test_labels_logs_and_rake_descriptions_are_not_sql() -> None:
         'desc "Reset MFA for a user"\n'
         'link_to "Execute Selected", path\n'
         'Rails.logger.info "Set up done"\n'
-        'connection.execute("RESET statement_timeout")\n'
+        'connection.execute("SET statement_timeout = 0")\n'
     )
     assert driver("lib/tasks/x.rake", rb, "ruby") == [(4, "session-set")]
     py = (

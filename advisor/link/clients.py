@@ -78,7 +78,7 @@ from advisor.read.apps.urls import (
 from advisor.read.apps.var_names import may_name_where, meaning, name_parts, names_where
 from advisor.read.render import in_packaged_chart
 from advisor.read.sources.k8s import get
-from advisor.read.sql.drivers import env_hazards, may_hold_env_hazard
+from advisor.read.sql.drivers import command_hazards, env_hazards, may_hold_env_hazard
 from advisor.read.workloads import (
     ConfigIndex,
     Workload,
@@ -1084,10 +1084,16 @@ def _mounted_config_route(w: Workload, index: ConfigIndex, host_map: dict,
     "names no database host". A bare host on another connection line may be any
     service's (Kafka, ClickHouse), so only a known server's is taken."""
     unknown: Route | None = None
+    # a PgBouncer container's own files, mounted or copied in by an init container
+    # (Workload.copied_config_sources): the pooler's [databases] hosts, not a client's
+    bouncer_files = {(kind, name) for c in w.containers if is_pgbouncer_container(c)
+                     for kind, name, _by in w.copied_config_sources(c.name)}
     for c in w.containers:
         if is_pgbouncer_container(c):
             continue
         for kind, name in w.config_sources(c.name):
+            if (kind, name) in bouncer_files:
+                continue
             data = lookup(index, kind, w.namespace, name)
             if data is None or data.made_by is not None:
                 continue
@@ -1142,7 +1148,10 @@ def _env_hazards(w: Workload, client_id: str) -> list[SqlHazard]:
     a finding's text."""
     return [h for c in w.containers if not is_pgbouncer_container(c)
             for e in c.env if not e.secret and may_hold_env_hazard(e)
-            for h in env_hazards(e, client_id)]
+            for h in env_hazards(e, client_id)] + [
+        h for c in w.containers if not is_pgbouncer_container(c) and "prisma" in
+        " ".join(c.command + c.args)
+        for h in command_hazards(c.command + c.args, c.word_sources, c.source, client_id)]
 
 
 def _client_surge(inputs: Inputs, w: Workload, replicas: Term) -> Term | None:

@@ -126,7 +126,7 @@ def pooler_from_workload(inputs: Inputs, topo: Topology, w: Workload, c: Contain
                     namespace=w.namespace, replicas=replicas, version=version,
                     location=w.obj.location(), suppressed=suppressed_codes(w.obj),
                     surge=surge(w.obj, replicas.value))
-    for cm_kind, cm_name in w.config_sources(c.name):
+    for cm_kind, cm_name, copier in _config_sources(w, c):
         cm = lookup(index, cm_kind, w.namespace, cm_name)
         if cm is None:
             continue
@@ -134,6 +134,10 @@ def pooler_from_workload(inputs: Inputs, topo: Topology, w: Workload, c: Contain
         if not ini_keys:
             continue
         key = "pgbouncer.ini" if "pgbouncer.ini" in ini_keys else ini_keys[0]
+        if copier:
+            topo.notices.append(f"{pooler.name}: {key} of {cm_kind} {cm_name} read as its "
+                                f"configuration: init container {copier} copies it into a "
+                                f"volume the {c.name} container mounts")
         siblings = {k: (cm.data[k], cm.text_origin(k)[1]) for k in cm.data}
         shown, offset = cm.text_origin(key)
         if version.assumed:
@@ -169,10 +173,17 @@ def pooler_from_workload(inputs: Inputs, topo: Topology, w: Workload, c: Contain
     return pooler
 
 
+def _config_sources(w: Workload, c: Container) -> list[tuple[str, str, str]]:
+    """The ConfigMaps and Secrets mounted into the container (copier ""), then those an
+    init container copies into a volume it mounts (Workload.copied_config_sources)."""
+    return [(kind, name, "") for kind, name in w.config_sources(c.name)] + \
+        w.copied_config_sources(c.name)
+
+
 def _ini_source(w: Workload, c: Container, index: ConfigIndex) -> bool:
     """Whether the container's pgbouncer.ini comes from a ConfigMap or Secret held here
     (then its keys, not the env, say which settings are set)."""
-    for cm_kind, cm_name in w.config_sources(c.name):
+    for cm_kind, cm_name, _copier in _config_sources(w, c):
         cm = lookup(index, cm_kind, w.namespace, cm_name)
         if cm is not None and any(k.endswith(".ini") for k in cm.data):
             return True

@@ -51,24 +51,6 @@ class HelmInstall(Struct, frozen=True, kw_only=True):
     shares_namespace: bool = False
 
 
-def _logical_lines(text: str) -> list[tuple[int, str]]:
-    """Lines with their continuations (a trailing backslash) joined, numbered by the
-    line each starts on."""
-    out: list[tuple[int, str]] = []
-    start, parts = 0, []
-    for number, line in enumerate(text.splitlines(), 1):
-        if not parts:
-            start = number
-        if line.rstrip().endswith("\\"):
-            parts.append(line.rstrip()[:-1])
-            continue
-        out.append((start, " ".join([*parts, line])))
-        parts = []
-    if parts:
-        out.append((start, " ".join(parts)))
-    return out
-
-
 def chart_name(chart: str) -> str:
     """The chart's own name: the last path segment, without a version (oci://r/postgresql,
     bitnami/postgresql@16.0.0, postgresql-16.0.0.tgz is not one: a file)."""
@@ -100,8 +82,10 @@ def server_installs(text: str) -> list[HelmInstall]:
 
 
 def _commands(text: str) -> list[HelmInstall]:
+    from advisor.read.apps.locate import logical_lines
+
     out = []
-    for number, line in _logical_lines(text):
+    for number, line in logical_lines(text):
         if line.lstrip().startswith("#"):  # a shell comment (a command left out)
             continue
         m = _COMMAND.search(line)

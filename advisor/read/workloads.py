@@ -163,6 +163,25 @@ class Workload(Struct):
             out += self.volume_sources.get(vol, [])
         return out
 
+    def copied_config_sources(self, container: str) -> list[tuple[str, str, str]]:
+        """("configmap" | "secret", name, init container) of the ConfigMaps and Secrets an
+        init container copies into a volume `container` mounts: it mounts the ConfigMap
+        and a volume of no ConfigMap (an emptyDir) that `container` mounts too, and its
+        command names the ConfigMap's mount path (`cp /config-ro/pgbouncer.ini
+        /config/`: PgBouncer images that want their files writable or owned by them)."""
+        own = {vol for vol, _path in self.mounts.get(container, [])
+               if not self.volume_sources.get(vol)}
+        out: list[tuple[str, str, str]] = []
+        for c in self.containers:
+            if c.role != "init" or not own & {v for v, _p in self.mounts.get(c.name, [])}:
+                continue
+            said = " ".join(c.command + c.args)
+            for vol, path in self.mounts.get(c.name, []):
+                if self.volume_sources.get(vol) and path.rstrip("/") and \
+                        path.rstrip("/") in said:
+                    out += [(kind, name, c.name) for kind, name in self.volume_sources[vol]]
+        return out
+
 
 ConfigIndex = dict[tuple[str, str | None, str], "ConfigMapData"]
 

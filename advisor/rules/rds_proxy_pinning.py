@@ -49,7 +49,7 @@ _CURSOR_FIX = "page with LIMIT and a key (keyset pagination) instead of a cursor
 PIN_CONDITIONS: dict[str, tuple[str, str, str]] = {
     # kind -> (what it is, AWS's condition, fix)
     "session-set": ("session-level setting", _SET, _SET_FIX),
-    "scoped-set": ("SET LOCAL / SET TRANSACTION / set_config", _SET, _SET_FIX),
+    "scoped-set": ("SET LOCAL / SET TRANSACTION / RESET / set_config", _SET, _SET_FIX),
     "listen": (
         "LISTEN/UNLISTEN",
         "Listening on a notification channel",

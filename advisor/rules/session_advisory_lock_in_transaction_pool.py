@@ -29,8 +29,10 @@ def session_advisory_lock_in_transaction_pool(
     statement-mode PgBouncer pool. Also the wrappers that take session locks:
     django_pglocks `advisory_lock(...)` (decorator or context manager), the Ruby
     with_advisory_lock gem without `transaction: true`, golang-migrate's postgres/pgx
-    drivers (their `Lock()` runs `pg_advisory_lock`), and helpers that run these
-    functions through Ecto/Postgrex `query!`, pop `RawQuery`, or `fmt.Sprintf`.
+    drivers (their `Lock()` runs `pg_advisory_lock`), `prisma migrate deploy|dev|reset`
+    in a container's command (Prisma's schema engine takes `pg_advisory_lock(72707369)`),
+    and helpers that run these functions through Ecto/Postgrex `query!`, pop `RawQuery`,
+    or `fmt.Sprintf`.
 
     Where the SQL is: `.sql` files and migrations, and code strings used as SQL (passed
     to execute/query/raw/exec calls or an `sql` tagged template, assigned to a name that

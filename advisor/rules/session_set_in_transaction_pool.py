@@ -21,14 +21,16 @@ CONSEQUENCE = (
     CODE,
     NAME,
     Severity.error,
-    "Session-level SET/RESET/set_config(..., false) behind a transaction pooler",
+    "Session-level SET/set_config(..., false) behind a transaction pooler",
 )
 def session_set_in_transaction_pool(topology: Topology, context: RuleContext) -> Iterator[Finding]:
     """## What it does
-    Finds session-level `SET`, `RESET` and `set_config(name, value, false)` (in SQL files,
+    Finds session-level `SET` and `set_config(name, value, false)` (in SQL files,
     code string literals and HikariCP `connectionInitSql`) whose client reaches PostgreSQL
     through a PgBouncer pool in transaction or statement mode, and strong_migrations'
     `StrongMigrations.lock_timeout` / `statement_timeout` (every migration runs `SET`).
+    `RESET name`, `RESET ALL` and `SET name TO DEFAULT` are not reported: they put the
+    value back to the one a fresh session has, which is what the next client expects.
 
     Where the SQL is: `.sql` files and migrations, and code strings used as SQL (passed
     to execute/query/raw/exec calls or an `sql` tagged template, assigned to a name that

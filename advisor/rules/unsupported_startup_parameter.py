@@ -12,6 +12,7 @@ from advisor.rules._transaction_mode import (
     build_finding,
     candidate_modes,
     client_route_mode,
+    hazard_mode,
     is_suppressed,
     setting_list,
     strictest,
@@ -20,7 +21,7 @@ from advisor.rules._transaction_mode import (
 
 CODE = "PA410"
 NAME = "unsupported-startup-parameter"
-CONSEQUENCE = "PgBouncer refuses the connection: `unsupported startup parameter: options`"
+CONSEQUENCE = "PgBouncer refuses the connection: `unsupported startup parameter`"
 # Parameters PgBouncer itself tracks and so accepts in `options` from 1.20 on.
 TRACKED = frozenset(
     {"client_encoding", "datestyle", "timezone", "standard_conforming_strings", "application_name"}
@@ -28,7 +29,12 @@ TRACKED = frozenset(
 
 
 def _rejects(hazard: SqlHazard, route: RouteMode) -> str | None:
+    from advisor.read.sql.drivers import startup_parameters  # only when there is a hazard
+
     pooler = route.pooler
+    direct = startup_parameters(hazard.detail)
+    if direct:
+        return _rejects_parameters(direct, route)
     if "options" in setting_list(pooler, "ignore_startup_parameters"):
         return None  # accepted, and dropped: the settings silently do not apply
     version = pooler.version
@@ -48,17 +54,36 @@ def _rejects(hazard: SqlHazard, route: RouteMode) -> str | None:
     return f"{version.cite()} forwards only parameters it tracks; not {shown}"
 
 
+def _rejects_parameters(names: list[str], route: RouteMode) -> str | None:
+    """Parameters sent in the startup packet itself (asyncpg server_settings): PgBouncer
+    takes the ones it tracks (src/varcache.c, plus track_extra_parameters from 1.20),
+    drops the ones ignore_startup_parameters lists, and refuses the connection for any
+    other (pgbouncer_1_22_1 src/client.c:691-697)."""
+    pooler = route.pooler
+    version = pooler.version
+    ignored = setting_list(pooler, "ignore_startup_parameters")
+    extra = setting_list(pooler, "track_extra_parameters") if version.at_least(1, 20) else []
+    unknown = [n for n in names if n not in TRACKED and n not in extra and n not in ignored]
+    if not unknown:
+        return None
+    return (f"{version.cite()} tracks no {', '.join(unknown)} and ignore_startup_parameters "
+            "does not list it")
+
+
 @rule(
     CODE,
     NAME,
     Severity.error,
-    "libpq `options` startup parameter that PgBouncer refuses",
+    "Startup parameter (libpq `options`, asyncpg `server_settings`) that PgBouncer refuses",
 )
 def unsupported_startup_parameter(topology: Topology, context: RuleContext) -> Iterator[Finding]:
     """## What it does
     Finds connection strings with `options=-c name=value` (URLs, libpq keyword strings,
     JDBC URLs) and `PGOPTIONS`, whose client goes through a PgBouncer (in any pool mode)
-    that would refuse them.
+    that would refuse them; and asyncpg `server_settings` (given to asyncpg or through
+    SQLAlchemy's `connect_args`), each sent as a startup parameter of its own, that
+    PgBouncer neither tracks nor is told to ignore (`{"jit": "off"}`: `FATAL:
+    unsupported startup parameter: jit`).
 
     ## Why is this bad
     PgBouncer answers a startup packet carrying a parameter it does not handle with
@@ -91,7 +116,10 @@ def unsupported_startup_parameter(topology: Topology, context: RuleContext) -> I
         if hazard.kind != "startup-parameter" or is_suppressed(hazard, CODE, NAME):
             continue
         if hazard.client_id is not None:
-            routes = [r for r in [client_route_mode(topology, hazard.client_id)] if r]
+            # the client's pooler, or (its route not resolved: a Secret's URL) the
+            # strictest one it may reach, as for the other PA4xx rules (hazard_mode)
+            routes = [r for r in [client_route_mode(topology, hazard.client_id)
+                                  or hazard_mode(topology, hazard)[0]] if r]
             unmapped = False
         else:  # any PgBouncer it may run behind that would refuse it
             found = (strictest(candidate_modes(p, None, None))

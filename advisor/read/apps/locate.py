@@ -184,7 +184,7 @@ def script_contexts(root: Root, path: str) -> list[tuple[str, str, str]]:
     here = "" if here == "." else here
     make = os.path.basename(path).lower() in ("makefile", "gnumakefile")
     out: list[tuple[str, str, str]] = []
-    for number, line in _logical_lines(text):
+    for number, line in logical_lines(text):
         found = build_command(line)
         if found is None:
             continue
@@ -397,7 +397,7 @@ def dockerfile_base(text: str) -> tuple[str, int] | None:
     args: dict[str, str] = {}
     stages: dict[str, str] = {}
     found: tuple[str, int] | None = None
-    for number, line in _logical_lines(text):
+    for number, line in logical_lines(text):
         if found is None and (arg := _ARG.match(line)):
             args[arg.group(1)] = arg.group(2).strip("\"'")
             continue
@@ -415,7 +415,7 @@ def dockerfile_base(text: str) -> tuple[str, int] | None:
     return found
 
 
-def _logical_lines(text: str) -> list[tuple[int, str]]:
+def logical_lines(text: str) -> list[tuple[int, str]]:
     """Lines with their continuations (a trailing backslash) joined, numbered by the line
     each starts on."""
     out: list[tuple[int, str]] = []
@@ -945,7 +945,7 @@ def copied_folders(root: Root, path: str) -> tuple[list[str], bool]:
     here = PurePosixPath(path).parent.as_posix()
     out: list[str] = []
     whole = False
-    for _n, line in _logical_lines(text):
+    for _n, line in logical_lines(text):
         m = _COPY.match(line)
         if not m or "--from" in m.group(1):
             continue
@@ -978,7 +978,7 @@ def copied_sources(root: Root, path: str, directory: str) -> tuple[str, ...] | N
     except InputError:
         return None
     out: list[str] = []
-    for _n, line in _logical_lines(text):
+    for _n, line in logical_lines(text):
         m = _COPY.match(line)
         if not m or "--from" in m.group(1):
             continue

@@ -50,11 +50,20 @@ from urllib.parse import parse_qsl, unquote, urlsplit
 from msgspec.structs import replace
 
 from advisor.lazyregex import lazy
-from advisor.model import ConfigProblem, EnvVar, Location, Route, SqlHazard, Topology
+from advisor.model import (
+    ConfigProblem,
+    EnvVar,
+    Location,
+    Route,
+    Source,
+    SqlHazard,
+    Topology,
+)
 from advisor.read.sql.hazards import scan_sql_text
 from advisor.read.sql.literals import Literal
 
 ORIGIN = "driver-setting"
+_URL_ASYNCPG_DETAIL = "SQLAlchemy asyncpg prepared_statement_cache_size"
 
 
 def classify_settings_file(p: PurePosixPath) -> str | None:
@@ -111,7 +120,7 @@ def connection_string_hazards(text: str, path: str, line: int) -> list[SqlHazard
                 found.append(
                     _hazard(
                         "protocol-prepare",
-                        f"SQLAlchemy asyncpg prepared_statement_cache_size {shown} in "
+                        f"{_URL_ASYNCPG_DETAIL} {shown} in "
                         f"{_redact(url)}",
                         path,
                         line,
@@ -174,6 +183,19 @@ def _keyword_dsn_options(text: str) -> str | None:
     return rest.split()[0] if rest.split() else None
 
 
+# A startup-parameter hazard that names the parameters themselves (not `options`): the
+# detail starts with this, then the names, comma-separated, then ` (where they come from)`.
+STARTUP_PARAMETERS = "parameters:"
+
+
+def startup_parameters(detail: str) -> list[str]:
+    """The parameter names of a STARTUP_PARAMETERS hazard, lowercased; [] for `options`."""
+    if not detail.startswith(STARTUP_PARAMETERS):
+        return []
+    names = detail.removeprefix(STARTUP_PARAMETERS).split(" (", 1)[0]
+    return [n.strip().lower() for n in names.split(",") if n.strip()]
+
+
 def startup_options(detail: str) -> list[str]:
     """Parameter names set by `-c name=value` / `--name=value` in an options hazard."""
     text = detail.removeprefix("options:").strip()
@@ -187,12 +209,54 @@ def startup_options(detail: str) -> list[str]:
     return names
 
 
+# A literal that is a URL scheme and nothing more (`postgresql+asyncpg://`) names no
+# server: standing alone (a concatenation or an f-string is read as one literal with its
+# values) it is a scheme being tested for or taken off a URL. As the first argument of
+# replace/removeprefix/startswith/endswith (Python, JS, Java) or of Go's strings.Replace /
+# TrimPrefix / HasPrefix it is the scheme the code removes or checks for, not the one it
+# connects with: AcadMix's scripts turn a SQLAlchemy URL into asyncpg's with
+# `.replace("postgresql+asyncpg://", "postgresql://")` (audit 13f). As a replacement
+# (`.replace("postgresql://", "postgresql+asyncpg://")`) it is the URL connected with.
+_SCHEME_ONLY = lazy(r"[A-Za-z][\w+.:-]*:(?://)?")
+_SCHEME_TESTED = lazy(
+    r"(?:\.(?:replace|replaceAll|replaceFirst|removeprefix|startswith|startsWith|endswith"
+    r"|endsWith|lstrip)\(|\bstrings\.(?:Replace|ReplaceAll|TrimPrefix|HasPrefix)"
+    r"\(\s*[\w.]+\s*,)\s*$"
+)
+_PY_SCHEME_METHODS = frozenset({"replace", "removeprefix", "startswith", "endswith", "lstrip"})
+
+
+def _scheme_tested(lit: Literal, text: str) -> bool:
+    """A scheme-only literal that is the first argument of a replace/prefix test, read
+    from the text before it (C-like sources, whose literal offsets are file offsets)."""
+    return _SCHEME_ONLY.fullmatch(lit.text) is not None and lit.start > 0 and \
+        _SCHEME_TESTED.search(text, max(0, lit.start - 80), lit.start) is not None
+
+
+def python_tested_schemes(tree: ast.AST) -> set[tuple[int, int]]:
+    """(line, column) of the scheme-only string constants a Python file passes first to
+    str.replace/removeprefix/startswith/endswith/lstrip: not connection strings."""
+    found: set[tuple[int, int]] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+                node.func.attr in _PY_SCHEME_METHODS and node.args:
+            first = node.args[0]
+            if isinstance(first, ast.Constant) and isinstance(first.value, str) and \
+                    _SCHEME_ONLY.fullmatch(first.value) is not None:
+                found.add((first.lineno, first.col_offset))
+    return found
+
+
 def literal_settings(
-    path: str, literals: list[Literal], lang: str, text: str = ""
+    path: str, literals: list[Literal], lang: str, text: str = "",
+    tested: set[tuple[int, int]] | None = None,
 ) -> list[SqlHazard]:
     found: list[SqlHazard] = []
     for lit in literals:
         if "postgres" in lit.text or "options" in lit.text:
+            if (lit.line, lit.start) in (tested or ()) or \
+                    (lang != "python" and _scheme_tested(lit, text)):
+                continue
             found.extend(connection_string_hazards(lit.text, path, lit.line))
     if lang == "go":
         found.extend(_pgx(path, literals, text))
@@ -514,7 +578,8 @@ def _braced(text: str, start: int) -> str:
 
 # What python_settings reads beyond the literals: a source naming none of these gives
 # nothing without literals (advisor.read.sql.extract.scan_text does not parse it).
-_PYTHON_SETTING_WORDS = ("django_pglocks", "asyncpg", "psycopg", "DATABASES")
+_PYTHON_SETTING_WORDS = ("django_pglocks", "asyncpg", "psycopg", "DATABASES", "server_settings",
+                         "create_async_engine")
 
 
 def python_settings_may_apply(text: str) -> bool:
@@ -525,12 +590,13 @@ def python_settings_may_apply(text: str) -> bool:
 def python_settings(
     path: str, tree: ast.AST, literals: list[Literal], text: str
 ) -> list[SqlHazard]:
-    found = literal_settings(path, literals, "python")
+    found = literal_settings(path, literals, "python", tested=python_tested_schemes(tree)
+                             if "://" in text else None)
     if "+psycopg://" in text and not re.search(r"^[^#\n]*prepare_threshold", text, re.M):
         found.extend(_sqlalchemy_psycopg(path, literals))
     if "django_pglocks" in text:
         found.extend(_django_pglocks(path, tree))
-    if not any(word in text for word in ("asyncpg", "psycopg", "DATABASES")):
+    if not any(word in text for word in _PYTHON_SETTING_WORDS[1:]):
         return found
     django: list[SqlHazard] = []
     disabled_later = False
@@ -544,7 +610,14 @@ def python_settings(
     # DATABASES["default"]["DISABLE_SERVER_SIDE_CURSORS"] = True elsewhere in the file, or
     # a DISABLE_SERVER_SIDE_CURSORS key taken from configuration: not this file's default
     configured = _CURSORS_CONFIGURED.search(text)
+    if "prepared_statement_cache_size=0" in text or _ASYNCPG_URL_WRITTEN.search(text):
+        # the engine's URL is written in the file: the URL's own check (or its
+        # prepared_statement_cache_size=0) decides, not connect_args
+        found = [h for h in found if not h.detail.startswith(_ENGINE_DETAIL)]
     return found + ([] if disabled_later or configured else django[:1])
+
+
+_ASYNCPG_URL_WRITTEN = lazy(r"\+asyncpg://[^\s'\"]")
 
 
 # SQLAlchemy's psycopg (3) dialect hands connections to psycopg, whose prepare_threshold
@@ -609,7 +682,76 @@ def _keyword(call: ast.Call, name: str) -> ast.expr | None:
     return next((k.value for k in call.keywords if k.arg == name), None)
 
 
+# asyncpg sends `server_settings` as startup parameters, each its own key in the startup
+# packet (MagicStack/asyncpg@db8ecc2a asyncpg/protocol/coreproto.pyx:952-955), whether
+# passed to connect/create_pool or through SQLAlchemy's connect_args. PgBouncer refuses a
+# startup parameter it does not track unless ignore_startup_parameters lists it
+# (pgbouncer_1_22_1 src/client.c:691-697, "unsupported startup parameter").
+def _server_settings(path: str, call: ast.Call) -> list[SqlHazard]:
+    settings = _keyword(call, "server_settings")
+    where = "asyncpg server_settings"
+    connect_args = _keyword(call, "connect_args")
+    if settings is None and isinstance(connect_args, ast.Dict):
+        settings = next((v for k, v in zip(connect_args.keys, connect_args.values, strict=False)
+                         if isinstance(k, ast.Constant) and k.value == "server_settings"), None)
+        where = "asyncpg server_settings in connect_args"
+    if not isinstance(settings, ast.Dict):
+        return []  # absent, or not a literal: not judged
+    names = [k.value for k in settings.keys if isinstance(k, ast.Constant)
+             and isinstance(k.value, str)]
+    if not names:
+        return []
+    return [_hazard("startup-parameter", f"{STARTUP_PARAMETERS} {', '.join(names)} ({where})",
+                    path, settings.lineno)]
+
+
+# SQLAlchemy's asyncpg dialect prepares every statement through asyncpg's prepare() and
+# keeps up to prepared_statement_cache_size (default 100) of them per connection
+# (sqlalchemy@f35da7e2 lib/sqlalchemy/dialects/postgresql/asyncpg.py:769, _prepare :796);
+# the setting is read from connect_args or the URL's query. An engine whose URL is not a
+# literal (an environment variable) is known to be asyncpg's when connect_args carries
+# keys only asyncpg's connect() takes.
+_ASYNCPG_CONNECT_KEYS = frozenset(
+    {"statement_cache_size", "server_settings", "command_timeout",
+     "max_cached_statement_lifetime", "max_cacheable_statement_size",
+     "prepared_statement_cache_size", "prepared_statement_name_func"}
+)  # fmt: skip
+SQLALCHEMY_ASYNCPG_DSN_SAFE = ("prepared_statement_cache_size=0",)
+_ENGINE_DETAIL = "SQLAlchemy asyncpg create_async_engine"
+
+
+def _sqlalchemy_asyncpg_engine(path: str, call: ast.Call) -> list[SqlHazard]:
+    if not _dotted(call.func).endswith("create_async_engine"):
+        return []
+    connect_args = _keyword(call, "connect_args")
+    if not isinstance(connect_args, ast.Dict) or None in connect_args.keys:
+        return []  # not a literal, or **spread: not judged
+    keys = {k.value: v for k, v in zip(connect_args.keys, connect_args.values, strict=False)
+            if isinstance(k, ast.Constant) and isinstance(k.value, str)}
+    if not keys.keys() & _ASYNCPG_CONNECT_KEYS:
+        return []  # nothing says the driver is asyncpg
+    url = call.args[0] if call.args else _keyword(call, "url")
+    if isinstance(url, ast.Constant):
+        return []  # a literal URL is read as a connection string
+    size = keys.get("prepared_statement_cache_size")
+    if isinstance(size, ast.Constant) and size.value == 0:
+        return []
+    if size is not None and not isinstance(size, ast.Constant):
+        return []  # set from an expression: not judged
+    shown = "not set: SQLAlchemy default 100" if size is None else repr(size.value)
+    return [_hazard("protocol-prepare",
+                    f"{_ENGINE_DETAIL} prepared_statement_cache_size "
+                    f"{shown} (connect_args names asyncpg's "
+                    f"{', '.join(sorted(keys.keys() & _ASYNCPG_CONNECT_KEYS))})",
+                    path, call.lineno, cleared_by=SQLALCHEMY_ASYNCPG_DSN_SAFE)]
+
+
 def _python_call(path: str, call: ast.Call) -> list[SqlHazard]:
+    return (_server_settings(path, call) + _sqlalchemy_asyncpg_engine(path, call)
+            + _python_prepares(path, call))
+
+
+def _python_prepares(path: str, call: ast.Call) -> list[SqlHazard]:
     name = _dotted(call.func)
     if name in ("asyncpg.connect", "asyncpg.create_pool", "asyncpg.pool.create_pool"):
         size = _keyword(call, "statement_cache_size")
@@ -797,8 +939,14 @@ def resolve_dsn(hazards: list[SqlHazard], topology: Topology) -> list[SqlHazard]
     by_id: dict[str, list[Route]] = {}
     for c in topology.clients:
         by_id.setdefault(c.id, []).extend(c.routes())
+    # a workload whose env URL is already judged as SQLAlchemy asyncpg's: the engine in
+    # its code is that URL's engine, one finding
+    url_judged = {h.client_id for h in topology.sql_hazards
+                  if h.detail.startswith(_URL_ASYNCPG_DETAIL)}
     kept: list[SqlHazard] = []
     for h in hazards:
+        if h.client_id in url_judged and h.detail.startswith(_ENGINE_DETAIL):
+            continue
         if not h.cleared_by or h.client_id is None:
             kept.append(h)
             continue
@@ -935,6 +1083,31 @@ def may_hold_env_hazard(env: EnvVar) -> bool:
     if value is None or env.name == "PGOPTIONS":
         return value is not None
     return "options" in value or "postgres" in value.casefold()
+
+
+# Prisma's schema engine takes a session advisory lock before it applies migrations
+# (`SELECT pg_advisory_lock(72707369)`, its P1002 error "Timed out trying to acquire a
+# postgres advisory lock"; Prisma's PgBouncer page: migrate through `directUrl`, not the
+# pooler). `migrate deploy`, `dev` and `reset` apply migrations; `status`, `resolve` and
+# `diff` do not. Read from a container's command and args (a migration Job, an
+# entrypoint line `npx prisma migrate deploy && node dist/main`).
+_PRISMA_MIGRATE = lazy(r"\bprisma\s+migrate\s+(deploy|dev|reset)\b")
+
+
+def command_hazards(words: tuple[str, ...], sources: tuple[Source, ...], where: Source,
+                    client_id: str | None = None) -> list[SqlHazard]:
+    """Session advisory locks a migration tool in a container's command/args takes."""
+    for i, word in enumerate(words):
+        m = _PRISMA_MIGRATE.search(word) or (
+            _PRISMA_MIGRATE.search(" ".join(words[i:i + 3])) if word == "prisma" else None)
+        if m is None:
+            continue
+        at = sources[i] if i < len(sources) else where
+        return [replace(_hazard(
+            "advisory-lock", f"prisma migrate {m.group(1)} takes a session advisory lock "
+            "(pg_advisory_lock(72707369)) while it migrates",
+            at.path or "", at.line or 1), client_id=client_id)]
+    return []
 
 
 def env_hazards(env: EnvVar, client_id: str | None = None) -> list[SqlHazard]:

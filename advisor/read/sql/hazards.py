@@ -7,7 +7,7 @@ connection another client gets next:
 
 | kind | statements |
 |---|---|
-| session-set | SET / RESET (not SET LOCAL, not SET TRANSACTION), set_config(n, v, false) |
+| session-set | SET (not SET LOCAL, not SET TRANSACTION, not RESET), set_config(n, v, false) |
 | listen | LISTEN, UNLISTEN |
 | advisory-lock | pg_advisory_lock, pg_try_advisory_lock, their _shared and unlock variants |
 | sql-prepare | PREPARE, EXECUTE, DEALLOCATE |
@@ -21,7 +21,7 @@ behind PgBouncer but are on RDS Proxy's PostgreSQL pinning list (PINNING_ONLY_KI
 
 | kind | statements |
 |---|---|
-| scoped-set | SET LOCAL, SET TRANSACTION, set_config(n, v, true or not a constant) |
+| scoped-set | SET LOCAL, SET TRANSACTION, RESET, set_config(n, v, true or not a constant) |
 | cursor | DECLARE without WITH HOLD |
 | temp-object | CREATE TEMP TABLE ... ON COMMIT DROP, CREATE TEMP SEQUENCE / VIEW |
 | discard | DISCARD ALL / PLANS / SEQUENCES / TEMP |
@@ -256,6 +256,18 @@ _HOLD = 0x0020  # CURSOR_OPT_HOLD, src/include/nodes/parsenodes.h
 _SCOPED = ("CreateFunctionStmt", "AlterFunctionStmt", "DoStmt")
 
 
+# RESET name / RESET ALL / SET name TO DEFAULT put the session's value back to the one a
+# fresh session has ("the value it would have had if no SET had been executed in the
+# current session", PostgreSQL docs, SET and RESET): the server connection is left as the
+# next client expects it (PgBouncer's own server_reset_query is DISCARD ALL, which does
+# RESET ALL). Not a leak behind a pooler; still a SET-family statement to RDS Proxy.
+_RESET_KINDS = frozenset({"VAR_RESET", "VAR_RESET_ALL", "VAR_SET_DEFAULT"})
+
+
+def _resets(body: dict) -> bool:
+    return body.get("kind") in _RESET_KINDS
+
+
 def _statement_hazards(node: dict, calls: bool = True) -> Iterator[tuple[str, str]]:
     """(kind, function name or "") for each hazard in one statement (parser JSON);
     `calls` False skips looking for function calls (the text names none of them)."""
@@ -265,7 +277,7 @@ def _statement_hazards(node: dict, calls: bool = True) -> Iterator[tuple[str, st
     if tag == "VariableSetStmt":
         # SET TRANSACTION ... is transaction-scoped; SET SESSION CHARACTERISTICS is not.
         scoped = body.get("kind") == "VAR_SET_MULTI" and body.get("name") == "TRANSACTION"
-        if not body.get("is_local") and not scoped:
+        if not body.get("is_local") and not scoped and not _resets(body):
             yield "session-set", ""
         return
     if tag in ("ListenStmt", "UnlistenStmt"):
@@ -304,7 +316,7 @@ def _pinning_hazards(node: dict, calls: bool) -> list[tuple[str, str]]:
     ((tag, body),) = node.items()
     found: list[tuple[str, str]] = []
     if tag == "VariableSetStmt":
-        if body.get("is_local") or (
+        if body.get("is_local") or _resets(body) or (
             body.get("kind") == "VAR_SET_MULTI" and body.get("name") == "TRANSACTION"
         ):
             found.append(("scoped-set", ""))
