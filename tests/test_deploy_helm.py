@@ -287,7 +287,9 @@ def test_a_bitnami_postgresql_10_dependency_is_read_from_its_legacy_values(tmp_p
                                     line_no(app / "values.yaml", "postgresqlMaxConnections"))
     read = by_ref(r.objects, "StatefulSet/ds-postgresql-read")
     assert get(read.body, "spec", "replicas") == 2
-    assert any("Bitnami postgresql 10.3.18" in n and "assumed" in n for n in r.notices)
+    # the PostgreSQL major it assumes, and why (the chart version's appVersion)
+    assert any("Bitnami postgresql 10.3.18" in n and "PostgreSQL 11: Bitnami postgresql chart "
+               "10.3.18" in n for n in r.notices)
 
 
 def test_a_bitnami_dependencys_name_override_names_its_server(tmp_path):
