@@ -52,8 +52,10 @@ def test_a_readme_build_command_maps_the_image_to_its_folder(tmp_path):
 
 
 def test_a_script_s_folder_is_taken_only_when_it_names_one(tmp_path):
-    # `.` in apps/ui/build.sh is apps/ui when run there, the root when run from it
-    hints = _tree(tmp_path, {"apps/ui/build.sh": "docker build -t acme/shop-ui .\n",
+    # `.` in apps/ui/build.sh is apps/ui when run there, the root when run from it: both
+    # hold a Dockerfile, so either could be built
+    hints = _tree(tmp_path, {"Dockerfile": "FROM python:3.12\n",
+                             "apps/ui/build.sh": "docker build -t acme/shop-ui .\n",
                              "scripts/build.sh": "cd \"$ROOT\"\ndocker build -t acme/shop-api "
                              "apps/orders\n"})
     assert match_app_dir(hints, "web", ["acme/shop-ui"]) is None
@@ -109,3 +111,40 @@ def test_the_check_finds_the_source_a_readme_builds(tmp_path):
     # checking the manifests' folder only: the README is still found
     result = run_check([str(tmp_path / "k8s")], CheckOptions(root=tmp_path))
     assert any("application source inferred as apps/orders/" in n for n in result.notices)
+
+
+def test_of_the_two_folders_a_script_s_dot_names_the_one_with_the_dockerfile_is_built(
+        tmp_path):
+    # observability-copilot's shape: backend/build_backend.sh builds `.` with no -f, and
+    # only backend/ holds a Dockerfile (docker reads <context>/Dockerfile); its tag is a
+    # variable the script assigns once
+    write(tmp_path, {"backend/Dockerfile": "FROM golang:1.23\n", "backend/go.mod": "module x\n",
+                     "backend/build_backend.sh": 'set -e\nIMAGE_NAME="my-api-image:latest"\n'
+                     'NS="shop"\nkubectl -n "$NS" get pods\n'
+                     'docker build -t "$IMAGE_NAME" .\n'})
+    guess = match_app_dir(scan_build_hints(Root.of(tmp_path)), "backend",
+                          ["my-api-image:latest"])
+    assert guess.directory == "backend"
+    assert guess.reason == "build context of my-api-image:latest in backend/build_backend.sh:5"
+
+
+def test_a_readme_in_a_subfolder_builds_the_root_when_only_the_root_has_a_dockerfile(
+        tmp_path):
+    # Catalog-Service's shape: k8s/README.md says `docker build -t acme/search-api .`;
+    # k8s/ has no Dockerfile, the root has
+    write(tmp_path, {"Dockerfile": "FROM node:20\n", "package.json": "{}\n",
+                     "k8s/README.md": "```\ndocker build -t acme/search-api:latest .\n```\n"})
+    guess = match_app_dir(scan_build_hints(Root.of(tmp_path)), "search-api",
+                          ["acme/search-api:latest"])
+    assert guess.directory == ""
+    assert guess.reason == "build context of acme/search-api:latest in k8s/README.md:2"
+
+
+def test_a_variable_assigned_twice_or_from_the_environment_is_not_read(tmp_path):
+    write(tmp_path, {"backend/Dockerfile": "FROM golang:1.23\n",
+                     "backend/a.sh": "IMAGE=one\nIMAGE=two\ndocker build -t $IMAGE .\n",
+                     "backend/b.sh": "IMG=${IMG:-acme/b:1}\ndocker build -t $IMG .\n",
+                     # -f names the Dockerfile: the folder without one may still be it
+                     "backend/c.sh": "docker build -t acme/c -f backend/Dockerfile .\n"})
+    hints = scan_build_hints(Root.of(tmp_path))
+    assert hints.contexts == ()

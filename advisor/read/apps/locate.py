@@ -127,6 +127,13 @@ _COMMAND_END = frozenset({";", "&&", "||", "|", "&", ")", "`"})
 def build_command(text: str) -> tuple[list[str], str] | None:
     """The (tags, context) of a `docker build` command line, or None when it is not
     one that names both plainly (a variable, an option not known, no or two folders)."""
+    found = build_command_file(text)
+    return None if found is None else (found[0], found[1])
+
+
+def build_command_file(text: str) -> tuple[list[str], str, bool] | None:
+    """build_command, and whether the command names its Dockerfile (-f/--file): without
+    it docker reads <context>/Dockerfile."""
     import shlex
 
     m = _BUILD_CMD.search(text)
@@ -140,6 +147,7 @@ def build_command(text: str) -> tuple[list[str], str] | None:
         return None
     tags: list[str] = []
     positional: list[str] = []
+    named_file = False
     i = 0
     while i < len(words) and words[i] not in _COMMAND_END:
         word = words[i]
@@ -155,6 +163,7 @@ def build_command(text: str) -> tuple[list[str], str] | None:
                 return None
             if name in ("-t", "--tag") and got is not None:
                 tags.append(got)
+            named_file = named_file or name in ("-f", "--file")
         else:
             positional.append(word)
         i += 1
@@ -164,7 +173,7 @@ def build_command(text: str) -> tuple[list[str], str] | None:
     if any("$" in x or "{{" in x for x in (*tags, context)) or "://" in context \
             or context == "-" or context.startswith(("git@", "/")):
         return None
-    return tags, context
+    return tags, context, named_file
 
 
 def script_contexts(root: Root, path: str) -> list[tuple[str, str, str]]:
@@ -172,7 +181,9 @@ def script_contexts(root: Root, path: str) -> list[tuple[str, str, str]]:
     a script, Makefile or README holds. A folder is taken when it is one only: of the
     Makefile's own folder (make runs there), else of the repository root or the file's
     folder (a script or README may be run from either): `.` in a subfolder's script
-    names two folders, and is skipped."""
+    names two folders, and is taken for the one that holds the Dockerfile a command
+    without -f reads (<context>/Dockerfile), else skipped. A script's variable assigned
+    once a plain value (`IMAGE_NAME="web:latest"`) is read as that value."""
     try:
         text = root.read_text(path)
     except InputError:
@@ -183,21 +194,54 @@ def script_contexts(root: Root, path: str) -> list[tuple[str, str, str]]:
     here = PurePosixPath(shown).parent.as_posix()
     here = "" if here == "." else here
     make = os.path.basename(path).lower() in ("makefile", "gnumakefile")
+    values = shell_constants(text) if path.endswith(".sh") else {}
     out: list[tuple[str, str, str]] = []
     for number, line in logical_lines(text):
-        found = build_command(line)
+        found = build_command_file(_substitute(line, values) if values else line)
         if found is None:
             continue
-        tags, context = found
+        tags, context, named_file = found
         bases = [here] if make else sorted({"", here})
         folders = {f for b in bases
                    if (f := rel_inside(f"{b}/{context}" if b else context)) is not None
                    and os.path.isdir(os.path.join(root.path, f) if f else root.path)}
+        if len(folders) > 1 and not named_file:
+            # docker reads <context>/Dockerfile: the folder without one cannot be it
+            folders = {f for f in folders if has_dockerfile(root, f)}
         if len(folders) != 1:
             continue
         folder = folders.pop()
         out += [(tag, folder, f"{shown}:{number}") for tag in tags]
     return out
+
+
+_SHELL_ASSIGN = lazy(r"^\s*(?:export\s+|readonly\s+|local\s+|declare\s+)?"
+                     r"([A-Za-z_]\w*)=(.*)$", re.M)
+_SHELL_REF = lazy(r"\$(?:\{([A-Za-z_]\w*)\}|([A-Za-z_]\w*))")
+
+
+def shell_constants(text: str) -> dict[str, str]:
+    """A script's variables assigned exactly once, to a plain value (no expansion,
+    substitution or space): `IMAGE_NAME="your-backend-image:latest"`. One assigned
+    twice, or to `${IMAGE:-default}` (the caller's environment may set it), is not."""
+    seen: dict[str, list[str]] = {}
+    for m in _SHELL_ASSIGN.finditer(text):
+        seen.setdefault(m.group(1), []).append(m.group(2))
+    out: dict[str, str] = {}
+    for name, assigned in seen.items():
+        if len(assigned) != 1:
+            continue
+        raw = re.sub(r"\s+#.*$", "", assigned[0]).strip()
+        value = raw[1:-1] if len(raw) >= 2 and raw[0] == raw[-1] and raw[0] in "'\"" \
+            else raw
+        if value and not any(c in value for c in "$`'\"\\ ;&|()<>"):
+            out[name] = value
+    return out
+
+
+def _substitute(line: str, values: dict[str, str]) -> str:
+    """`$NAME` and `${NAME}` of the known constants replaced; others left (unknown)."""
+    return _SHELL_REF.sub(lambda m: values.get(m.group(1) or m.group(2), m.group(0)), line)
 
 
 def scan_build_hints(root: Root) -> BuildHints:
