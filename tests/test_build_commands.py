@@ -12,7 +12,7 @@ from advisor.engine.check import run_check
 from advisor.engine.options import CheckOptions
 from advisor.read.apps.locate import build_command, match_app_dir, scan_build_hints
 from advisor.read.fs import Root
-from tests.tree_helpers import write
+from tests.tree_helpers import POSTGRES_DB, write
 
 
 @pytest.mark.parametrize(("line", "expected"), [
@@ -148,3 +148,56 @@ def test_a_variable_assigned_twice_or_from_the_environment_is_not_read(tmp_path)
                      "backend/c.sh": "docker build -t acme/c -f backend/Dockerfile .\n"})
     hints = scan_build_hints(Root.of(tmp_path))
     assert hints.contexts == ()
+
+
+WORKFLOW = """name: image
+on: {push: {branches: [main]}}
+jobs:
+  push:
+    runs-on: ubuntu-latest
+    steps:
+      - uses: actions/checkout@v4
+      - name: Build and push
+        uses: docker/build-push-action@v6
+        with:
+          context: .
+          file: ./Dockerfile
+          push: true
+          tags: |
+            acme/orange-backend:latest
+            acme/orange-backend:${{ github.sha }}
+"""
+GO_DEPLOYMENT = DEPLOYMENT.replace("name: backend}", "name: shop-api-server}").replace(
+    "acme/shop-backend:latest", "acme/orange-backend:latest")
+
+
+def test_the_image_a_github_workflow_publishes_is_built_from_its_context(tmp_path):
+    # OJ-API's shape: the root's Go module is `shop-api`, the Deployment runs
+    # acme/orange-backend (a name unlike the module's: read as another publisher's image),
+    # and only the CI workflow's docker/build-push-action ties that image to the root
+    write(tmp_path, {"k8s/api.yaml": GO_DEPLOYMENT, "k8s/db.yaml": POSTGRES_DB,
+                     "go.mod": "module shop-api\n\ngo 1.23\n",
+                     "Dockerfile": "FROM golang:1.23\nCOPY . .\nRUN go build -o api .\n",
+                     "main.go": 'package main\n\nimport (\n\t"database/sql"\n\t"os"\n)\n\n'
+                     'func main() {\n\tdb, _ := sql.Open("postgres", os.Getenv('
+                     '"DATABASE_URL"))\n\tdb.SetMaxOpenConns(7)\n}\n'})
+    result = run_check([str(tmp_path)], CheckOptions())
+    assert not any("application source inferred" in n for n in result.notices)
+    assert [f.code for f in result.findings if f.code == "PA106"] == ["PA106"]
+    write(tmp_path, {".github/workflows/image.yml": WORKFLOW})
+    hints = scan_build_hints(Root.of(tmp_path))
+    assert hints.contexts == (("acme/orange-backend:latest", "",
+                               ".github/workflows/image.yml:15"),)
+    result = run_check([str(tmp_path)], CheckOptions())
+    assert any("application source inferred as ./ (build context of acme/orange-backend:latest"
+               " in .github/workflows/image.yml:15)" in n for n in result.notices), \
+        result.notices
+    assert not [f for f in result.findings if f.code == "PA106"]
+    (budget,) = result.budgets
+    assert budget.unknown_clients == [] and budget.peak == 7, result.notices
+
+
+def test_a_workflow_step_of_an_expression_context_names_no_folder(tmp_path):
+    write(tmp_path, {".github/workflows/image.yml": WORKFLOW.replace(
+        "context: .", "context: ${{ matrix.dir }}")})
+    assert scan_build_hints(Root.of(tmp_path)).contexts == ()

@@ -1632,6 +1632,7 @@ def build_contexts(found, root: Root):
         is_build_file,
         is_build_script,
         is_dockerfile_name,
+        workflow_contexts,
     )
 
     # backups.Dockerfile, Dockerfile.worker: the file of one image among several
@@ -1654,6 +1655,8 @@ def build_contexts(found, root: Root):
     if dockerfiles:
         scripts = [str(p) for n, paths in named.items() if is_build_script(n) for p in paths]
         contexts += build_script_contexts(root, scripts)
+    # what CI publishes: .github is hidden, so not among the files found
+    contexts += workflow_contexts(root)
     bases = []
     every: list[tuple[str, str]] = []  # each Dockerfile and what it is FROM
     for p in [*dockerfiles, *variants]:

@@ -244,6 +244,65 @@ def _substitute(line: str, values: dict[str, str]) -> str:
     return _SHELL_REF.sub(lambda m: values.get(m.group(1) or m.group(2), m.group(0)), line)
 
 
+# GitHub Actions' docker/build-push-action: `context` (default: the repository at the
+# ref, its root) and `tags` (a list or newline/comma-separated) name what it builds
+# (docker/build-push-action README, inputs)
+_BUILD_PUSH = "docker/build-push-action@"
+
+
+def workflow_contexts(root: Root) -> list[tuple[str, str, str]]:
+    """(image, build folder, file:line) of the docker/build-push-action steps of the
+    repository's .github/workflows: the image a CI job publishes, built from that folder
+    (Only-Juice/OJ-API's workflow pushes heavenmanysugar/orangejuice-api from `.`, the
+    image its Deployment runs). A tag or context that is an expression is not read."""
+    from advisor.read.sources.k8s import load_yaml_stream
+
+    folder = os.path.join(root.path, ".github", "workflows")
+    try:
+        names = sorted(e.name for e in os.scandir(folder)
+                       if e.is_file() and e.name.endswith((".yml", ".yaml")))
+    except OSError:
+        return []
+    out: list[tuple[str, str, str]] = []
+    for name in names:
+        path = os.path.join(folder, name)
+        try:
+            text = root.read_text(path)
+        except InputError:
+            continue
+        if _BUILD_PUSH not in text:
+            continue
+        shown = root.rel(path)
+        docs, _ = load_yaml_stream(text, shown)
+        for doc, _line in docs:
+            jobs = doc.get("jobs") if isinstance(doc, dict) else None
+            for job in (jobs.values() if isinstance(jobs, dict) else ()):
+                steps = job.get("steps") if isinstance(job, dict) else None
+                for step in (steps if isinstance(steps, list) else ()):
+                    out += _build_push_step(step, text, shown)
+    return out
+
+
+def _build_push_step(step: object, text: str, shown: str) -> list[tuple[str, str, str]]:
+    if not isinstance(step, dict) or not str(step.get("uses", "")).startswith(_BUILD_PUSH):
+        return []
+    given = step.get("with") if isinstance(step.get("with"), dict) else {}
+    context = str(given.get("context", "."))
+    folder = None if "${{" in context or "://" in context else rel_inside(context)
+    tags = given.get("tags")
+    listed = tags if isinstance(tags, list) else re.split(r"[\n,]", str(tags or ""))
+    images = [t.strip() for t in listed if isinstance(t, str) and t.strip()
+              and "${{" not in t and "$" not in t.strip()]
+    if folder is None:
+        return []
+    out = []
+    for image in images:
+        at = text.find(image)
+        out.append((image, folder, f"{shown}:{text.count(chr(10), 0, at) + 1}"
+                    if at >= 0 else shown))
+    return out
+
+
 def scan_build_hints(root: Root) -> BuildHints:
     dirs: list[str] = []
     contexts: list[tuple[str, str, str]] = []
@@ -263,6 +322,7 @@ def scan_build_hints(root: Root) -> BuildHints:
                 scripts.append(os.path.join(dirpath, name))
     # after skaffold and compose: a command written in a script or README says less
     contexts += build_script_contexts(root, scripts)
+    contexts += workflow_contexts(root)
     return BuildHints(dockerfile_dirs=tuple(dirs), contexts=tuple(contexts))
 
 
