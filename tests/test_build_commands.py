@@ -201,3 +201,36 @@ def test_a_workflow_step_of_an_expression_context_names_no_folder(tmp_path):
     write(tmp_path, {".github/workflows/image.yml": WORKFLOW.replace(
         "context: .", "context: ${{ matrix.dir }}")})
     assert scan_build_hints(Root.of(tmp_path)).contexts == ()
+
+
+def _ko_skaffold(context: str, extra: str = "") -> str:
+    return ("apiVersion: skaffold/v2beta29\nkind: Config\nbuild:\n  artifacts:\n"
+            f"    - image: web\n      context: {context}\n      ko:\n"
+            f"        fromImage: gcr.io/distroless/base\n        dir: cmd\n{extra}")
+
+
+GO_TREE = {"go.mod": "module github.com/acme/scale\n\ngo 1.21\n",
+           "cmd/main.go": 'package main\n\nimport "github.com/acme/scale/pkg/store"\n\n'
+           "func main() { store.Open() }\n",
+           "pkg/store/store.go": "package store\n\nfunc Open() {}\n",
+           "deploy/values.yaml": "x: 1\n"}
+
+
+def test_a_skaffold_ko_artifact_is_built_from_its_main_package(tmp_path):
+    # skaffold KoArtifact: `dir` relative to the context, `main` relative to dir
+    write(tmp_path, {**GO_TREE, "skaffold.yaml": _ko_skaffold(".")})
+    assert scan_build_hints(Root.of(tmp_path)).contexts == (("web", "cmd", "skaffold.yaml"),)
+
+
+def test_a_moved_skaffold_file_s_ko_package_is_its_go_module_s(tmp_path):
+    # mattfenwick/scaling's shape: the skaffold file now lies in dev/skaffold/web, so its
+    # `context: ../../` (written from dev/web) is dev/, which holds no cmd/: the package
+    # ko builds is cmd/ of the Go module the file is in (the root's go.mod), not dev/
+    write(tmp_path, {**GO_TREE, "dev/skaffold/web/skaffold.yaml": _ko_skaffold("../../"),
+                     "dev/deploy.sh": "helm upgrade --install web ../charts/web\n"})
+    (hint,) = scan_build_hints(Root.of(tmp_path)).contexts
+    assert hint == ("web", "cmd", "dev/skaffold/web/skaffold.yaml: ko builds cmd/ of the Go "
+                    "module ./ the file is in, as its context dev/ holds no cmd/")
+    # no Go module holds it: no folder is said (an unknown, not dev/)
+    (tmp_path / "go.mod").unlink()
+    assert scan_build_hints(Root.of(tmp_path)).contexts == ()

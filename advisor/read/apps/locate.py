@@ -386,7 +386,15 @@ def _contexts(root: Root, path: str, base: str,
                     if isinstance(jib, dict) and isinstance(jib.get("project"), str):
                         # Jib builds one module of a multi-module build from its root
                         context = f"{context.rstrip('/')}/{jib['project']}"
-                    out.append((art["image"], join(context), shown))
+                    where = shown
+                    if isinstance(art.get("ko"), dict):
+                        found = _ko_package(root, base, join(context), art["ko"])
+                        if found is None:
+                            continue  # what it builds is not in the tree: no folder said
+                        context, where = found[0], f"{shown}{found[1]}"
+                        out.append((art["image"], context, where))
+                        continue
+                    out.append((art["image"], join(context), where))
                     if dockerfiles is not None and \
                             (file := _artifact_dockerfile(art)) is not None:
                         dockerfiles.append((art["image"], join(f"{context}/{file}"), shown))
@@ -425,6 +433,41 @@ def _contexts(root: Root, path: str, base: str,
                     if dockerfiles is not None and file is not None:
                         dockerfiles.append((key, file, shown))
     return out
+
+
+def _ko_package(root: Root, base: str, context: str, ko: dict) -> tuple[str, str] | None:
+    """The Go main package a skaffold ko artifact builds: <context>/<dir>/<main> (skaffold
+    v2 KoArtifact: `dir`, where the go tool runs, relative to the context; `main`, the
+    main package, relative to dir; both default "."), with what the reason adds. When
+    the context does not hold it (a skaffold file moved below the folder its `../..` was
+    written from: mattfenwick/scaling's dev/skaffold/loadgen, context ../../ is dev/,
+    which has no cmd/), it is that package of the Go module the skaffold file lies in
+    (the nearest go.mod above it), if that holds it; else None (not a folder to guess)."""
+    tail = "/".join(str(ko.get(k, ".")) for k in ("dir", "main"))
+    if "{{" in tail or "$" in tail:
+        return None
+    package = rel_inside(f"{context}/{tail}" if context else tail)
+    if package is not None and _go_package(root, package):
+        return package, ""
+    module = base
+    while not os.path.isfile(os.path.join(root.path, module, "go.mod")):
+        if not module:
+            return None
+        module = module.rsplit("/", 1)[0] if "/" in module else ""
+    moved = rel_inside(f"{module}/{tail}" if module else tail)
+    if moved is None or not _go_package(root, moved):
+        return None
+    return moved, (f": ko builds {moved or '.'}/ of the Go module {module or '.'}/ the file "
+                   f"is in, as its context {context or '.'}/ holds no {tail.rstrip('/.')}/")
+
+
+def _go_package(root: Root, folder: str) -> bool:
+    """Whether the folder holds Go files (stat only)."""
+    try:
+        return any(e.name.endswith(".go") and e.is_file()
+                   for e in os.scandir(os.path.join(root.path, folder)))
+    except OSError:
+        return False
 
 
 # skaffold artifact builders that take no Dockerfile (the docker builder is the default)
