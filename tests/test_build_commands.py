@@ -234,3 +234,15 @@ def test_a_moved_skaffold_file_s_ko_package_is_its_go_module_s(tmp_path):
     # no Go module holds it: no folder is said (an unknown, not dev/)
     (tmp_path / "go.mod").unlink()
     assert scan_build_hints(Root.of(tmp_path)).contexts == ()
+
+
+def test_a_build_of_another_version_of_the_image_is_not_its_folder(tmp_path):
+    # gwarrior01/kubernetes-for-developers' shape: a chapter's build.sh builds
+    # timeserver:5 from its folder; the Deployment of timeserver:1 is not built there
+    write(tmp_path, {"ch7/timeserver5/Dockerfile": "FROM python:3.12\n",
+                     "ch2/server/Dockerfile": "FROM python:3.12\n",
+                     "ch7/timeserver5/build.sh": "docker build -t acme/timeserver:5 .\n"})
+    hints = scan_build_hints(Root.of(tmp_path))
+    assert match_app_dir(hints, "web", ["acme/timeserver:1"]) is None
+    assert match_app_dir(hints, "web", ["acme/timeserver:5"]).directory == "ch7/timeserver5"
+    assert match_app_dir(hints, "web", ["acme/timeserver"]).directory == "ch7/timeserver5"

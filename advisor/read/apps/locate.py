@@ -607,7 +607,8 @@ def match_app_dir(hints: BuildHints, workload: str, images: list[str],
     for key, ctx, _where in hints.contexts:
         folders.setdefault(image_name(key), set()).add(ctx)
     for key, ctx, where in hints.contexts:
-        if key in images or (image_name(key) in names and len(folders[image_name(key)]) == 1):
+        if key in images or (image_name(key) in names and len(folders[image_name(key)]) == 1
+                             and not _other_version(key, images)):
             return AppDirGuess(directory=ctx, reason=f"build context of {key} in {where}")
     for d in hints.dockerfile_dirs:
         base = d.rsplit("/", 1)[-1] if d else ""
@@ -620,6 +621,23 @@ def match_app_dir(hints: BuildHints, workload: str, images: list[str],
         return AppDirGuess(directory=d, reason=f"the repository's only Dockerfile "
                                                f"({d + '/' if d else ''}Dockerfile)")
     return None
+
+
+def _image_tag(image: str) -> str:
+    last = image.split("@", 1)[0].rsplit("/", 1)[-1]
+    return last.split(":", 1)[1] if ":" in last else ""
+
+
+def _other_version(key: str, images: list[str]) -> bool:
+    """Whether a build's tag and the tags of the workload's images of that name are all
+    versions, and differ: gwarrior01/kubernetes-for-developers' Chapter07/timeserver5/
+    build.sh builds timeserver:5, not the timeserver:1 of Chapter02/timeserver. A moving
+    tag (latest, none) on either side says nothing against it."""
+    tag = _image_tag(key)
+    if tag in ("", "latest"):
+        return False
+    mine = [_image_tag(i) for i in images if image_name(i) == image_name(key)]
+    return bool(mine) and all(t not in ("", "latest") and t != tag for t in mine)
 
 
 # Files that make a folder an application's own (not only a Dockerfile or Procfile).
