@@ -110,3 +110,16 @@ def test_a_loopback_literal_host_is_no_route(tmp_path):
                      ".pool-advisor.toml": DECLARED, **_app("src/api", host="localhost")})
     (b,) = run_check([tmp_path]).budgets
     assert not b.fits and b.unplaced_clients == ["api"]  # may connect here: a floor
+
+
+def test_an_env_fallback_host_is_no_literal_route(tmp_path):
+    # `const HOST = process.env.PGHOST || 'shopdb'` with PGHOST unset: a default of the
+    # code, not where this deployment connects (a pod given no env may be another program)
+    code = ('const { Pool } = require("pg");\n'
+            'const HOST = process.env.PGHOST || "shopdb";\n'
+            'const pool = new Pool({ host: HOST, max: 7 });\n')
+    write(tmp_path, {"kubernetes/db.yaml": DB, "kubernetes/api.yaml": API % "api",
+                     ".pool-advisor.toml": DECLARED, **_app("src/api"),
+                     "src/api/server.js": code})
+    (b,) = run_check([tmp_path]).budgets
+    assert not b.fits and b.unplaced_clients == ["api"]
