@@ -1654,7 +1654,8 @@ def build_contexts(found, root: Root):
                                   built_with))
     if dockerfiles:
         scripts = [str(p) for n, paths in named.items() if is_build_script(n) for p in paths]
-        contexts += build_script_contexts(root, scripts)
+        contexts += build_script_contexts(
+            root, scripts, tuple(found.rel(p.parent).strip(".") for p in dockerfiles))
     # what CI publishes: .github is hidden, so not among the files found
     contexts += workflow_contexts(root)
     bases = []

@@ -356,8 +356,11 @@ def _names_postgres(prefix: str) -> bool:
 # PAPERLESS_DBHOST, dbHost), and its siblings' endings.
 # ADDRESS: Authelia 4.38's AUTHELIA_STORAGE_POSTGRES_ADDRESS (`host` or `tcp://host:port`,
 # storage.postgres.address), left out of every budget with only a notice (audit 13c D2)
-_HOST_VAR = lazy(r"(.*(?:DATABASE|POSTGRES|POSTGRESQL|PG|DB)_*)(?:HOST|HOSTNAME|SERVER|ADDRESS)",
-                       re.I)
+# A numbered host (POSTGRES_HOST_0, _1, _2: one per shard, iiacoban42/online-store's
+# order service, each beside its POSTGRES_PORT_<n>) is a host too: group 2 is its number.
+_HOST_VAR = lazy(
+    r"(.*(?:DATABASE|POSTGRES|POSTGRESQL|PG|DB)_*)(?:HOST|HOSTNAME|SERVER|ADDRESS)(?:_*(\d+))?",
+    re.I)
 _SIBLINGS = {"port": ("PORT",), "dbname": ("NAME", "DATABASE", "DB", "DBNAME"),
              "user": ("USER", "USERNAME")}
 # The application's own part of a host variable's prefix and its database word:
@@ -403,7 +406,7 @@ def host_variable_route(env: tuple[EnvVar, ...] | list[EnvVar],
                                          or _sibling_says_postgres(entry[1].group(1), by_name))
             and _LITERAL_HOST.fullmatch(entry[2])
             and (proxied or entry[2].lower() not in _LOOPBACK)]:
-        found = _siblings(m.group(1).upper(), by_name)
+        found = _siblings(m.group(1).upper(), _numbered(by_name, m.group(2)))
         lone = lone_host_parts(var.name, env, lambda value, var=var: value != var.value and
                                resolve_host(value, namespace, host_map) is not None)
         found = {part: found[part] or lone[part] for part in found}
@@ -421,7 +424,7 @@ def host_variable_route(env: tuple[EnvVar, ...] | list[EnvVar],
 # of a database is taken only from such a value: LOKI_SERVICE_HOST=loki never links.
 # (compiled when first used: an IGNORECASE character class costs ~5 M instructions to
 # compile, 1.5% of a check of the demo)
-_ANY_HOST_VAR = lazy(r"(.*?)_*HOST(?:NAME)?", re.I)
+_ANY_HOST_VAR = lazy(r"(.*?)_*HOST(?:NAME)?(?:_*(\d+))?", re.I)
 _SERVICE_NAME = lazy(
     r"[a-z0-9-]*[a-z][a-z0-9-]*(?:\.[a-z0-9-]+(?:\.svc(?:\.cluster\.local)?)?)?\.?", re.I)
 
@@ -476,16 +479,19 @@ def service_host_routes(env: tuple[EnvVar, ...] | list[EnvVar],
     for var in env:
         value = (var.value or "").strip()
         m = _ANY_HOST_VAR.fullmatch(var.name)
+        numbered = _HOST_VAR.fullmatch(var.name)
         if m is None or not m.group(1) or not value \
-                or _HOST_VAR.fullmatch(var.name) is not None \
+                or (numbered is not None and numbered.group(2) is None) \
                 or _SERVICE_NAME.fullmatch(value) is None \
                 or resolve_host(value, namespace, host_map) is None:
             continue
         prefix = var.name[:m.end(1)].upper()
         if _NOT_DATABASE_WORDS.intersection(re.split(r"_+", prefix)):
             continue
-        port = parse_port(next((by_name[n].value for n in (f"{prefix}_PORT", f"{prefix}PORT")
-                                if n in by_name), None))
+        number = m.group(2)
+        port = parse_port(next((by_name[n].value for n in (
+            *((f"{prefix}_PORT_{number}", f"{prefix}PORT{number}") if number else ()),
+            f"{prefix}_PORT", f"{prefix}PORT") if n in by_name), None))
         if port is not None and not _is_pg_port(
                 port, ports(value, namespace) if ports is not None else []):
             continue
@@ -542,6 +548,15 @@ def _sibling_prefixes(prefix: str, by_name: dict[str, EnvVar]) -> list[str]:
             if other not in out and not any(other + e in by_name for e in _HOST_ENDINGS):
                 out.append(other)
     return out
+
+
+def _numbered(by_name: dict[str, EnvVar], number: str | None) -> dict[str, EnvVar]:
+    """The variables as a numbered host's siblings are named: POSTGRES_PORT_1 is the port
+    of POSTGRES_HOST_1 (read as POSTGRES_PORT), over any unnumbered one."""
+    if number is None:
+        return by_name
+    end = f"_{number}"
+    return {**by_name, **{k[:-len(end)]: v for k, v in by_name.items() if k.endswith(end)}}
 
 
 def _siblings(prefix: str, by_name: dict[str, EnvVar]) -> dict[str, str | None]:

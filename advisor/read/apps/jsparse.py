@@ -136,9 +136,10 @@ class JsParser:
                 # value: the right side is not what runs, so the whole is unknown
                 left = None
             elif op == "||":
-                left = left if left.value not in (None, "", 0, False) else right
+                left = left if left.value not in (None, "", 0, False) else \
+                    _fallback(left, right)
             elif op == "??":
-                left = left if left.value is not None else right
+                left = left if left.value is not None else _fallback(left, right)
             elif op == "&&":
                 left = None
             else:
@@ -564,6 +565,15 @@ def _to_number(v: Val) -> Val | None:
     except ValueError:
         return Val(None, v.source, v.cpu, v.from_default)
     return Val(int(n) if n.is_integer() else n, v.source, v.cpu, v.from_default)
+
+
+def _fallback(left: Val, right: Val | None) -> Val | None:
+    """The right side of `process.env.X || 'postgres'` when X is unset: a default, as
+    pyeval's getenv fallback is (from_default), so a host it names is not taken for the
+    one the deployment sets (audit 14: YonathanGuez/to_do_8200AC's client pod)."""
+    if right is None or not left.from_default:
+        return right
+    return replace(right, from_default=True)
 
 
 def _arith(a: Val | None, b: Val | None, op: str) -> Val | None:

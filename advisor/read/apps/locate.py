@@ -176,7 +176,32 @@ def build_command_file(text: str) -> tuple[list[str], str, bool] | None:
     return tags, context, named_file
 
 
-def script_contexts(root: Root, path: str) -> list[tuple[str, str, str]]:
+# `cd DIR` on a line of its own, or before `&&` (a README's step "cd ./backend", then
+# `docker build -t node-backend:latest .`): where the following build commands run
+_CD = lazy(r"\s*(?:\$\s+)?cd\s+([^\s;&|$`'\"]+)\s*(?:&&\s*(.*))?$")
+
+
+def _cd_folder(root: Root, here: str, to: str, dockerfile_dirs: tuple[str, ...]) -> str | None:
+    """The folder a `cd` moves to: under the file's folder or the root (one only); when
+    neither holds it, the repository's one folder of that name with a Dockerfile
+    (annachemicz/cpu_ram_monitoring's kubernetes/README.md says `cd ./backend` of
+    project/backend, its image's only source); else None (not known)."""
+    found = {f for b in sorted({"", here})
+             if (f := rel_inside(f"{b}/{to}" if b else to)) is not None
+             and os.path.isdir(os.path.join(root.path, f) if f else root.path)}
+    if len(found) == 1:
+        return found.pop()
+    if found:
+        return None
+    name = PurePosixPath(to).name
+    if not name or name in (".", "..") or "/" in to.strip("./").rstrip("/"):
+        return None
+    named = [d for d in dockerfile_dirs if PurePosixPath(d).name == name]
+    return named[0] if len(named) == 1 else None
+
+
+def script_contexts(root: Root, path: str,
+                    dockerfile_dirs: tuple[str, ...] = ()) -> list[tuple[str, str, str]]:
     """(image, build folder, file:line) of the `docker build -t IMAGE FOLDER` commands
     a script, Makefile or README holds. A folder is taken when it is one only: of the
     Makefile's own folder (make runs there), else of the repository root or the file's
@@ -196,12 +221,18 @@ def script_contexts(root: Root, path: str) -> list[tuple[str, str, str]]:
     make = os.path.basename(path).lower() in ("makefile", "gnumakefile")
     values = shell_constants(text) if path.endswith(".sh") else {}
     out: list[tuple[str, str, str]] = []
+    cwd: str | None = None  # the folder a `cd` before moved to ("?": one not known)
     for number, line in logical_lines(text):
+        if not make and (moved := _CD.match(line)) is not None:
+            cwd = _cd_folder(root, here, moved.group(1), dockerfile_dirs) or "?"
+            line = moved.group(2) or ""
         found = build_command_file(_substitute(line, values) if values else line)
         if found is None:
             continue
         tags, context, named_file = found
-        bases = [here] if make else sorted({"", here})
+        if cwd == "?":
+            continue  # run where a `cd` went, a folder not known here
+        bases = [cwd] if cwd is not None else [here] if make else sorted({"", here})
         folders = {f for b in bases
                    if (f := rel_inside(f"{b}/{context}" if b else context)) is not None
                    and os.path.isdir(os.path.join(root.path, f) if f else root.path)}
@@ -321,15 +352,16 @@ def scan_build_hints(root: Root) -> BuildHints:
             elif is_build_script(name):
                 scripts.append(os.path.join(dirpath, name))
     # after skaffold and compose: a command written in a script or README says less
-    contexts += build_script_contexts(root, scripts)
+    contexts += build_script_contexts(root, scripts, tuple(dirs))
     contexts += workflow_contexts(root)
     return BuildHints(dockerfile_dirs=tuple(dirs), contexts=tuple(contexts))
 
 
-def build_script_contexts(root: Root, paths: list[str]) -> list[tuple[str, str, str]]:
+def build_script_contexts(root: Root, paths: list[str], dockerfile_dirs: tuple[str, ...] = ()
+                          ) -> list[tuple[str, str, str]]:
     """script_contexts of the shallowest MAX_BUILD_SCRIPTS of these files."""
     chosen = sorted(paths, key=lambda p: (str(p).count(os.sep), str(p)))[:MAX_BUILD_SCRIPTS]
-    return [c for p in chosen for c in script_contexts(root, str(p))]
+    return [c for p in chosen for c in script_contexts(root, str(p), dockerfile_dirs)]
 
 
 def _contexts(root: Root, path: str, base: str,

@@ -65,7 +65,7 @@ def node_pg_pools(ctx: StackContext) -> list[Pool]:
             if route is None:
                 host = get(opts, "host")
                 if known(host):
-                    route = route_of(None, ctx)
+                    route = route_of(None, ctx) or _literal_route(opts, host)
             pool = pg_pool_of(ctx, "node-postgres Pool max", opts, here, route,
                               has_args=bool(args), default=default_source(ctx.app),
                               note=f"new Pool at {here.label()} without max")
@@ -79,6 +79,22 @@ def node_pg_pools(ctx: StackContext) -> list[Pool]:
             elif pool is not None:
                 pools.append(pool)
     return pools
+
+
+def _literal_route(opts: Val | None, host: Val) -> Route | None:
+    """The route a Pool's own options name when the container's env names none: `new
+    Pool({host: "postgres", ...})` (annachemicz/cpu_ram_monitoring's backend, audit 14
+    D2, whose server printed "fits, peak 0"). Not a fallback's (`process.env.DB_HOST ||
+    'localhost'`, from_default) nor a loopback host: those say nothing of the cluster."""
+    name = host.value
+    if host.from_default or not isinstance(name, str) or not name.strip() or \
+            name.strip().lower() in ("localhost", "127.0.0.1", "::1", "0.0.0.0"):
+        return None
+    database, user = get(opts, "database"), get(opts, "user")
+    return Route(host=name.strip(), port=as_int(get(opts, "port")),
+                 dbname=str(database.value) if known(database) else None,
+                 user=str(user.value) if known(user) else None,
+                 source=replace(host.source, key=host.source.key or "host"))
 
 
 def pg_pool_of(ctx: StackContext, label: str, opts: Val | None, here: Source,
