@@ -227,7 +227,10 @@ def helper_places(template: str, display: str, rendered: str, mapping: dict[int,
         text = wanted[r].strip()
         if not text or not expansion.helper[e] or not _line_writes(expansion.lines[e], text):
             continue  # written by the template's own line: line_map's place stands
-        if expansion.spans:
+        # only a key written on more than one line of the expansion can have been
+        # written by another branch than the alignment's pick: the branch walk (once a
+        # template) is skipped for the rest (a label helper's one `version:` line)
+        if expansion.spans and len(expansion.keyed(_line_key(expansion.lines[e]))) > 1:
             if states is None:
                 states = line_states(expansion.lines, expansion.spans, values)
             chosen = _branch_taken(expansion, states, e, text, values)
