@@ -351,6 +351,8 @@ def _helm_install_servers(installs: list[Install], root: Root, manifests: list[P
     """The objects of the servers the commands install that the values-only stand-in
     builds (Bitnami postgresql under a release name the command gives), its notices
     saying which command installs each."""
+    if not installs:
+        return []  # (the stand-in's modules are not imported for a repository without)
     from advisor.read.render.helm_installs import buildable, installed_server, value_files
 
     objects = []
@@ -372,6 +374,8 @@ def _helm_installs_said(installs: list[Install], root: Root, topo: Topology,
     (_compose_said): a notice beside a budgeted server, else a PA901 warning at the
     command. mattfenwick/scaling's dev/deploy.sh installs Bitnami postgresql so, and its
     check said "no findings (no PostgreSQL server found)", exit 0 (audit 13e D3)."""
+    if not installs:
+        return []
     from advisor.read.helm_commands import service_name
     from advisor.read.render.helm_installs import buildable, merged_values, value_files
 
