@@ -1655,7 +1655,8 @@ def build_contexts(found, root: Root):
     if dockerfiles:
         scripts = [str(p) for n, paths in named.items() if is_build_script(n) for p in paths]
         contexts += build_script_contexts(
-            root, scripts, tuple(found.rel(p.parent).strip(".") for p in dockerfiles))
+            root, scripts, tuple(found.rel(p.parent).strip(".") for p in dockerfiles),
+            tuple(root.rel(p) for p in [*dockerfiles, *variants]))
     # what CI publishes: .github is hidden, so not among the files found
     contexts += workflow_contexts(root)
     bases = []

@@ -131,9 +131,9 @@ def build_command(text: str) -> tuple[list[str], str] | None:
     return None if found is None else (found[0], found[1])
 
 
-def build_command_file(text: str) -> tuple[list[str], str, bool] | None:
-    """build_command, and whether the command names its Dockerfile (-f/--file): without
-    it docker reads <context>/Dockerfile."""
+def build_command_file(text: str) -> tuple[list[str], str, str | None] | None:
+    """build_command, and the Dockerfile the command names (-f/--file), None when it
+    names none: docker then reads <context>/Dockerfile."""
     import shlex
 
     m = _BUILD_CMD.search(text)
@@ -147,7 +147,7 @@ def build_command_file(text: str) -> tuple[list[str], str, bool] | None:
         return None
     tags: list[str] = []
     positional: list[str] = []
-    named_file = False
+    named_file: str | None = None
     i = 0
     while i < len(words) and words[i] not in _COMMAND_END:
         word = words[i]
@@ -163,7 +163,8 @@ def build_command_file(text: str) -> tuple[list[str], str, bool] | None:
                 return None
             if name in ("-t", "--tag") and got is not None:
                 tags.append(got)
-            named_file = named_file or name in ("-f", "--file")
+            if name in ("-f", "--file") and got is not None:
+                named_file = got
         else:
             positional.append(word)
         i += 1
@@ -200,15 +201,17 @@ def _cd_folder(root: Root, here: str, to: str, dockerfile_dirs: tuple[str, ...])
     return named[0] if len(named) == 1 else None
 
 
-def script_contexts(root: Root, path: str,
-                    dockerfile_dirs: tuple[str, ...] = ()) -> list[tuple[str, str, str]]:
+def script_contexts(root: Root, path: str, dockerfile_dirs: tuple[str, ...] = (),
+                    dockerfile_paths: tuple[str, ...] = ()) -> list[tuple[str, str, str]]:
     """(image, build folder, file:line) of the `docker build -t IMAGE FOLDER` commands
     a script, Makefile or README holds. A folder is taken when it is one only: of the
     Makefile's own folder (make runs there), else of the repository root or the file's
     folder (a script or README may be run from either): `.` in a subfolder's script
     names two folders, and is taken for the one that holds the Dockerfile a command
-    without -f reads (<context>/Dockerfile), else skipped. A script's variable assigned
-    once a plain value (`IMAGE_NAME="web:latest"`) is read as that value."""
+    without -f reads (<context>/Dockerfile), else skipped. A command's `-f FILE` is
+    read from where it runs, so that folder must hold FILE (see _runs_where).
+    A script's variable assigned once a plain value (`IMAGE_NAME="web:latest"`) is
+    read as that value."""
     try:
         text = root.read_text(path)
     except InputError:
@@ -233,10 +236,12 @@ def script_contexts(root: Root, path: str,
         if cwd == "?":
             continue  # run where a `cd` went, a folder not known here
         bases = [cwd] if cwd is not None else [here] if make else sorted({"", here})
+        if named_file is not None and _checkable(named_file):
+            bases = _runs_where(root, bases, named_file, cwd is None, dockerfile_paths)
         folders = {f for b in bases
                    if (f := rel_inside(f"{b}/{context}" if b else context)) is not None
                    and os.path.isdir(os.path.join(root.path, f) if f else root.path)}
-        if len(folders) > 1 and not named_file:
+        if len(folders) > 1 and named_file is None:
             # docker reads <context>/Dockerfile: the folder without one cannot be it
             folders = {f for f in folders if has_dockerfile(root, f)}
         if len(folders) != 1:
@@ -244,6 +249,34 @@ def script_contexts(root: Root, path: str,
         folder = folders.pop()
         out += [(tag, folder, f"{shown}:{number}") for tag in tags]
     return out
+
+
+def _checkable(file: str) -> bool:
+    """A `-f` value whose place can be looked up: relative, no variable, not stdin."""
+    return file != "-" and "$" not in file and not file.startswith(("/", "~"))
+
+
+def _runs_where(root: Root, bases: list[str], file: str, guessed: bool,
+                dockerfile_paths: tuple[str, ...]) -> list[str]:
+    """The folders among `bases` a `docker build -f FILE` can run from: docker reads a
+    local build's -f file relative to the current directory, not the context (docker/cli
+    cli/command/image/build/context.go@0997f5a GetContextFromLocalDir), so the folder
+    it runs from holds FILE. YonathanGuez/to_do_8200AC's README runs `docker build -f
+    Dockerfile.prod .` for its server and its client: the root holds no Dockerfile.prod,
+    so neither is the root's build. When the folder was only guessed (no `cd` said it)
+    and none holds FILE, the repository's one folder that does (of the Dockerfiles
+    found), else none."""
+    held = [b for b in bases
+            if os.path.isfile(os.path.join(root.path, b, file) if b
+                              else os.path.join(root.path, file))]
+    if held or not guessed:
+        return held
+    want = rel_inside(file)
+    if not want:
+        return []
+    where = {rel_inside(p[: -len(want)]) for p in dockerfile_paths
+             if p == want or p.endswith(f"/{want}")}
+    return [w for w in where if w is not None] if len(where) == 1 else []
 
 
 _SHELL_ASSIGN = lazy(r"^\s*(?:export\s+|readonly\s+|local\s+|declare\s+)?"
@@ -338,6 +371,7 @@ def scan_build_hints(root: Root) -> BuildHints:
     dirs: list[str] = []
     contexts: list[tuple[str, str, str]] = []
     scripts: list[str] = []
+    files: list[str] = []  # every Dockerfile, Dockerfile.<variant>, <variant>.Dockerfile
     for seen, (dirpath, dirnames, filenames) in enumerate(walk(root.path)):
         dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS and not d.startswith("."))
         if seen >= MAX_DIRS:
@@ -346,22 +380,25 @@ def scan_build_hints(root: Root) -> BuildHints:
         rel = "" if rel == "." else rel
         if any(f == "Dockerfile" or f.endswith(".Dockerfile") for f in filenames):
             dirs.append(rel)
+        files += [f"{rel}/{n}" if rel else n for n in filenames if is_dockerfile_name(n)]
         for name in filenames:
             if is_build_file(name):
                 contexts.extend(_contexts(root, os.path.join(dirpath, name), rel))
             elif is_build_script(name):
                 scripts.append(os.path.join(dirpath, name))
     # after skaffold and compose: a command written in a script or README says less
-    contexts += build_script_contexts(root, scripts, tuple(dirs))
+    contexts += build_script_contexts(root, scripts, tuple(dirs), tuple(files))
     contexts += workflow_contexts(root)
     return BuildHints(dockerfile_dirs=tuple(dirs), contexts=tuple(contexts))
 
 
-def build_script_contexts(root: Root, paths: list[str], dockerfile_dirs: tuple[str, ...] = ()
+def build_script_contexts(root: Root, paths: list[str], dockerfile_dirs: tuple[str, ...] = (),
+                          dockerfile_paths: tuple[str, ...] = ()
                           ) -> list[tuple[str, str, str]]:
     """script_contexts of the shallowest MAX_BUILD_SCRIPTS of these files."""
     chosen = sorted(paths, key=lambda p: (str(p).count(os.sep), str(p)))[:MAX_BUILD_SCRIPTS]
-    return [c for p in chosen for c in script_contexts(root, str(p), dockerfile_dirs)]
+    return [c for p in chosen
+            for c in script_contexts(root, str(p), dockerfile_dirs, dockerfile_paths)]
 
 
 def _contexts(root: Root, path: str, base: str,
