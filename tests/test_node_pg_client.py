@@ -91,3 +91,13 @@ def test_another_library_s_client_is_not_pg_s(tmp_path):
                "const es = new Client({ node: 'http://es:9200' })\n"
                "const pool = new pg.Pool({ connectionString: url, max: 4 })\n")
     assert b.peak == 12 and b.fits  # only the Pool: (2 + 1) x 4
+
+
+def test_a_client_made_in_a_typescript_method_is_unknown(tmp_path):
+    # `async start(): Promise<void> {`: a method's body after its return type
+    listener = ("import pg from 'pg'\nexport class Listener {\n  private c?: pg.Client\n"
+                "  async start(): Promise<void> {\n    this.c = new pg.Client({ "
+                "connectionString: 'postgres://u:p@postgres.db:6000/shop' })\n"
+                "    await this.c.connect()\n  }\n}\n")
+    b = _check(tmp_path, HEAD + "app.listen(5000)\n", {"api/src/listener.ts": listener})
+    assert not b.fits and b.unplaced_clients == ["express"]

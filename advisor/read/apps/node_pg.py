@@ -206,13 +206,22 @@ def _openers(parser: JsParser) -> dict[int, int]:
 
 def _function_body(toks: list[Tok], opener: dict[int, int], brace: int) -> bool:
     """Whether the `{` at `brace` opens a function's body: after `=>`, or after the `)`
-    of `function f(...)`, `async (...)` or a method `name(...)`, not of if/for/while."""
-    before = toks[brace - 1] if brace > 0 else None
-    if before is None:
+    of `function f(...)`, `async (...)` or a method `name(...)`, not of if/for/while;
+    a TypeScript return type between them (`async start(): Promise<void> {`) too."""
+    if brace == 0:
         return False
-    if before.text == "=>":
+    if toks[brace - 1].text == "=>":
         return True
-    if before.text != ")" or (start := opener.get(brace - 1)) is None or start == 0:
+    close = brace - 1
+    if toks[close].text != ")":
+        # `): Promise<void> {`: back over the type to the `)` before its `:`
+        k = close
+        while k > 0 and toks[k].text not in (")", ";", "{", "}", "=>", "=", ","):
+            k -= 1
+        if toks[k].text != ")" or k + 1 >= brace or toks[k + 1].text != ":":
+            return False
+        close = k
+    if (start := opener.get(close)) is None or start == 0:
         return False
     callee = toks[start - 1]
     return callee.text == "function" or (callee.kind == "id" and callee.text not in _BLOCKS)
