@@ -1649,9 +1649,10 @@ def build_contexts(found, root: Root):
     contexts: list[tuple[str, str, str]] = []
     databases: list[tuple[str, str, str]] = []
     built_with: list[tuple[str, str, str]] = []
+    environments: list[tuple[str, str, str, tuple[str, ...]]] = []
     for p in files:
         contexts.extend(_contexts(root, str(p), found.rel(p.parent).strip("."), databases,
-                                  built_with))
+                                  built_with, environments))
     if dockerfiles:
         scripts = [str(p) for n, paths in named.items() if is_build_script(n) for p in paths]
         contexts += build_script_contexts(
@@ -1672,7 +1673,7 @@ def build_contexts(found, root: Root):
             bases.append(("" if folder == "." else folder, base[0], root.rel(p), base[1]))
     return BuildHints(contexts=tuple(contexts), bases=tuple(bases),
                       compose_databases=tuple(databases), dockerfiles=tuple(built_with),
-                      dockerfile_files=tuple(every))
+                      dockerfile_files=tuple(every), compose_env=tuple(environments))
 
 
 def app_source_dirs(found) -> list[str]:

@@ -51,6 +51,7 @@ from advisor.read.apps.locate import (
     BuildHints,
     ImageDockerfile,
     app_files_in,
+    compose_env_dir,
     copied_folders,
     copied_sources,
     fallback_app_dir,
@@ -1253,6 +1254,10 @@ def _inferred_app_dir(inputs: Inputs, w: Workload, topo: Topology) -> str | None
             if decided is not None:
                 return decided[0]
             copied = copied_folders(inputs.root, built.path)[0]
+        shared = compose_env_dir(_hints(inputs), {e.name for c in w.containers
+                                                  if c.role != "init" for e in c.env})
+        if shared is not None:
+            return _inferred(topo, w, shared.directory, shared.reason)
         guess = fallback_app_dir(inputs.root, inputs.app_candidates, names,
                                  tuple(c.image for c in w.containers if c.role != "init"))
         if guess is None:

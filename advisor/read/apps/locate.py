@@ -49,6 +49,9 @@ class BuildHints(Frozen, kw_only=True):
     # every Dockerfile of the repository (path from the root), with the image its last
     # stage is FROM ("" when not read): `<image>.Dockerfile` is that image's
     dockerfile_files: tuple[tuple[str, str], ...] = ()
+    # (build folder, compose file:line, service, the names its `environment` sets) of
+    # each compose service that builds: a pod given all those names runs that build
+    compose_env: tuple[tuple[str, str, str, tuple[str, ...]], ...] = ()
 
 
 class AppDirGuess(Frozen, kw_only=True):
@@ -370,6 +373,7 @@ def _build_push_step(step: object, text: str, shown: str) -> list[tuple[str, str
 def scan_build_hints(root: Root) -> BuildHints:
     dirs: list[str] = []
     contexts: list[tuple[str, str, str]] = []
+    environments: list[tuple[str, str, str, tuple[str, ...]]] = []
     scripts: list[str] = []
     files: list[str] = []  # every Dockerfile, Dockerfile.<variant>, <variant>.Dockerfile
     for seen, (dirpath, dirnames, filenames) in enumerate(walk(root.path)):
@@ -383,13 +387,15 @@ def scan_build_hints(root: Root) -> BuildHints:
         files += [f"{rel}/{n}" if rel else n for n in filenames if is_dockerfile_name(n)]
         for name in filenames:
             if is_build_file(name):
-                contexts.extend(_contexts(root, os.path.join(dirpath, name), rel))
+                contexts.extend(_contexts(root, os.path.join(dirpath, name), rel,
+                                          environments=environments))
             elif is_build_script(name):
                 scripts.append(os.path.join(dirpath, name))
     # after skaffold and compose: a command written in a script or README says less
     contexts += build_script_contexts(root, scripts, tuple(dirs), tuple(files))
     contexts += workflow_contexts(root)
-    return BuildHints(dockerfile_dirs=tuple(dirs), contexts=tuple(contexts))
+    return BuildHints(dockerfile_dirs=tuple(dirs), contexts=tuple(contexts),
+                      compose_env=tuple(environments))
 
 
 def build_script_contexts(root: Root, paths: list[str], dockerfile_dirs: tuple[str, ...] = (),
@@ -403,11 +409,13 @@ def build_script_contexts(root: Root, paths: list[str], dockerfile_dirs: tuple[s
 
 def _contexts(root: Root, path: str, base: str,
               databases: list[tuple[str, str, str, int]] | None = None,
-              dockerfiles: list[tuple[str, str, str]] | None = None
+              dockerfiles: list[tuple[str, str, str]] | None = None,
+              environments: list[tuple[str, str, str, tuple[str, ...]]] | None = None
               ) -> list[tuple[str, str, str]]:
     """(image or service, build folder, file) of a skaffold or compose file; the compose
     services that run PostgreSQL or PgBouncer are added to `databases`, the Dockerfile
-    each build names (relative to its context) to `dockerfiles`."""
+    each build names (relative to its context) to `dockerfiles`, the environment names
+    each build's service sets to `environments`."""
     from advisor.read.sources.k8s import load_yaml_stream
 
     try:
@@ -490,6 +498,9 @@ def _contexts(root: Root, path: str, base: str,
                     if "$" not in str(dockerfile) and not dockerfile.is_absolute() and \
                             str(dockerfile.parent) not in ("", "."):
                         ctx = str(PurePosixPath(ctx) / dockerfile.parent)
+                if environments is not None and (env := _env_names(svc.get("environment"))):
+                    environments.append((join(str(ctx)), f"{shown}:{_service_line(text, name)}",
+                                         str(name), env))
                 keys = {str(name), expand(svc.get("image", ""))}
                 if isinstance(b, dict):
                     # images this build is published as: its extra tags, and the
@@ -569,6 +580,43 @@ def _compose_databases(shown: str, services: dict, expand: Callable[[object], st
                                         and "exporter" not in image):
             out.append((shown, str(name), image, _service_line(text, str(name))))
     return out
+
+
+def _env_names(environment: object) -> tuple[str, ...]:
+    """The variable names a compose service's `environment` sets (a mapping, or a list
+    of NAME=value / NAME), sorted."""
+    if isinstance(environment, dict):
+        names = [str(k) for k in environment]
+    elif isinstance(environment, list):
+        names = [str(e).split("=", 1)[0] for e in environment if isinstance(e, str | int)]
+    else:
+        return ()
+    return tuple(sorted({n.strip() for n in names if n.strip()}))
+
+
+# A compose build's environment names are taken for a pod's only when it sets this many
+# at least: one or two (NODE_ENV, PORT) say nothing of which program runs
+MIN_SHARED_ENV = 3
+
+
+def compose_env_dir(hints: BuildHints | None, env_names: set[str]) -> AppDirGuess | None:
+    """Pure: the folder a compose service builds whose `environment` names (three at
+    least) a pod's container sets every one of, when one folder only is so named
+    (noureldien2021/nodejs-postgres-app: compose's `app` builds `.` with DB_USER,
+    DB_HOST, DB_DATABASE, DB_PASSWORD, DB_PORT, the five the Deployment of image
+    noureldien2023/nodejs-app sets: it runs that build, though its name is not the root
+    project's)."""
+    if hints is None:
+        return None
+    found = sorted((folder, where, service, names) for folder, where, service, names
+                   in hints.compose_env
+                   if len(names) >= MIN_SHARED_ENV and set(names) <= env_names)
+    if len({f for f, *_ in found}) != 1:
+        return None
+    folder, where, service, names = found[0]
+    shown = ", ".join(names[:5]) + (", ..." if len(names) > 5 else "")
+    return AppDirGuess(directory=folder, reason=f"compose service {service} ({where}) "
+                       f"builds it and sets the same environment variables ({shown})")
 
 
 def _service_line(text: str, service: str) -> int:
