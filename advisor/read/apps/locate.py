@@ -343,28 +343,52 @@ def workflow_contexts(root: Root) -> list[tuple[str, str, str]]:
         docs, _ = load_yaml_stream(text, shown)
         for doc, _line in docs:
             jobs = doc.get("jobs") if isinstance(doc, dict) else None
+            top = _workflow_env(doc, {})
             for job in (jobs.values() if isinstance(jobs, dict) else ()):
                 steps = job.get("steps") if isinstance(job, dict) else None
+                env = _workflow_env(job, top)
                 for step in (steps if isinstance(steps, list) else ()):
-                    out += _build_push_step(step, text, shown)
+                    out += _build_push_step(step, text, shown, _workflow_env(step, env))
     return out
 
 
-def _build_push_step(step: object, text: str, shown: str) -> list[tuple[str, str, str]]:
+# `${{ env.NAME }}`: a value of the workflow's, job's or step's `env` (GitHub Actions
+# contexts, env: the step's overrides the job's, the job's the workflow's)
+_ENV_EXPR = lazy(r"\$\{\{\s*env\.([A-Za-z_]\w*)\s*\}\}")
+
+
+def _workflow_env(node: object, outer: dict[str, str]) -> dict[str, str]:
+    """`outer` with the plain values (no expression) of `node`'s `env` laid over it."""
+    env = node.get("env") if isinstance(node, dict) else None
+    if not isinstance(env, dict):
+        return outer
+    return {**outer, **{str(k): str(v) for k, v in env.items()
+                        if isinstance(v, str | int) and "${{" not in str(v)}}
+
+
+def _build_push_step(step: object, text: str, shown: str,
+                     env: dict[str, str] | None = None) -> list[tuple[str, str, str]]:
+    """jdost/homelab-manifests' workflow tags `${{ env.REGISTRY }}/${{ env.IMAGE_NAME
+    }}:latest` from its `env`: ghcr.io/jdost/homelab-backup:latest, built from backup/."""
     if not isinstance(step, dict) or not str(step.get("uses", "")).startswith(_BUILD_PUSH):
         return []
+    values = env or {}
+
+    def fill(value: str) -> str:
+        return _ENV_EXPR.sub(lambda m: values.get(m.group(1), m.group(0)), value)
+
     given = step.get("with") if isinstance(step.get("with"), dict) else {}
-    context = str(given.get("context", "."))
+    context = fill(str(given.get("context", ".")))
     folder = None if "${{" in context or "://" in context else rel_inside(context)
     tags = given.get("tags")
     listed = tags if isinstance(tags, list) else re.split(r"[\n,]", str(tags or ""))
-    images = [t.strip() for t in listed if isinstance(t, str) and t.strip()
-              and "${{" not in t and "$" not in t.strip()]
+    images = [t for t in (fill(x).strip() for x in listed if isinstance(x, str))
+              if t and "${{" not in t and "$" not in t]
     if folder is None:
         return []
     out = []
     for image in images:
-        at = text.find(image)
+        at = text.find(image) if image in text else text.find("tags:", text.find(_BUILD_PUSH))
         out.append((image, folder, f"{shown}:{text.count(chr(10), 0, at) + 1}"
                     if at >= 0 else shown))
     return out
@@ -915,7 +939,8 @@ def dockerfile_copy_dirs(root: Root, directory: str) -> list[tuple[str, int]]:
 
 
 def fallback_app_dir(root: Root, candidates: list[str], names: set[str],
-                     images: tuple[str, ...] = ()) -> AppDirGuess | None:
+                     images: tuple[str, ...] = (),
+                     claimed: frozenset[str] = frozenset()) -> AppDirGuess | None:
     """When no folder is named like the workload: the repository root when it holds an
     application's own files (Rails/Django/Node app with k8s/ beside it) — or the one
     application folder a root Dockerfile copies; else the repository's only application
@@ -944,8 +969,9 @@ def fallback_app_dir(root: Root, candidates: list[str], names: set[str],
                                "(COPY) and no folder is named like the workload or image")
     if _another_publisher(project, images):
         return None  # clamav/clamav-debian beside laa-apply-for-legal-aid: not built here
-    # a gem's folder (its *.gemspec) is a library the application bundles, not an image
-    apps = [d for d in apps if not _is_gem(root, d)]
+    # a gem's folder (its *.gemspec) is a library the application bundles, not an image;
+    # a folder the repository builds as another image is that image's (`claimed`)
+    apps = [d for d in apps if not _is_gem(root, d) and d not in claimed]
     with_docker = [d for d in apps if has_dockerfile(root, d)]
     if len(apps) == 1 or len(with_docker) == 1:
         d = apps[0] if len(apps) == 1 else with_docker[0]
@@ -968,10 +994,29 @@ _PUBLISHED = (*(f"{owner}/" for owner in BITNAMI_OWNERS),  # bitnamilegacy/x is 
               "valkey", "cubejs/",
               # migration tools a Job runs beside the application (toporischev/lesson6:
               # flyway/flyway took its one folder, UserService, and its Npgsql pool)
-              "flyway/", "liquibase/")
+              "flyway/", "liquibase/",
+              # the Kubernetes project's registries hold its own programs only
+              # (ajaisreenilayam/pythonDjangoApp's cluster-autoscaler took dokcer/Django)
+              "k8s.gcr.io/", "registry.k8s.io/")
 # Any of them inside a repository name, in one scan (linking asks it of every container
 # whose folder it cannot tell: a generator over the names was ~3 us an image).
 _PUBLISHED_IN = lazy("|".join(re.escape(p) for p in _PUBLISHED))
+
+
+def claimed_folders(hints: BuildHints | None, names: set[str]) -> frozenset[str]:
+    """Pure: the folders the repository builds as images none of `names` is (a build
+    command's, CI's or compose's image: a tag with `/` or `:`, not a compose service's
+    name): jdost/homelab-manifests' backup/, built as ghcr.io/jdost/homelab-backup, is
+    not the folder of the vabene1111/recipes its tandoor StatefulSet runs."""
+    if hints is None:
+        return frozenset()
+    wanted = {n.lower() for n in names}
+    by_folder: dict[str, set[str]] = {}
+    for key, ctx, _where in hints.contexts:
+        by_folder.setdefault(ctx, set()).add(image_name(key).lower()
+                                             if ("/" in key or ":" in key) else "")
+    return frozenset(f for f, keys in by_folder.items()
+                     if "" not in keys and not keys & wanted)
 
 
 def ko_app_dir(root: Root, image: str) -> str | None:
