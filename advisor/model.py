@@ -772,6 +772,10 @@ class Topology(Record, kw_only=True, dict=True):
     # in no repository, so its peak is no more than a floor
     # ("Service/db/postgres (type LoadBalancer, k8s/svc.yaml:13)").
     exposed: dict[str, list[str]] = field(default_factory=dict)
+    # the alternative kustomize overlays linked apart (their entities named
+    # "name [overlay]"): findings that differ only by the overlay are reported once
+    # (advisor.engine.overlay_findings)
+    overlays: list[str] = field(default_factory=list)
 
     def server(self, server_id: str) -> Server | None:
         return _first_with_id(self, "servers", server_id)

@@ -183,6 +183,10 @@ def change_text(diff: ResultDiff, ref: str, sha: str) -> str:
             lines.append(f"  {s.server}: {term_move(t)}")
     regressed = f" ({len(diff.regressed)} of them existed but got worse)" \
         if diff.regressed else ""
+    unknown = f"{len(diff.not_known)} not known at head (what they are about was not "\
+        "read there), " if diff.not_known else ""
     lines.append(f"Findings: {len(diff.new)} new{regressed}, {len(diff.fixed)} fixed, "
-                 f"{len(diff.unchanged)} unchanged (matched by fingerprint).")
+                 f"{unknown}{len(diff.unchanged)} unchanged (matched by fingerprint).")
+    lines += [f"  not known at head (PA901 {n.unread}): {n.finding.location.label()}: "
+              f"{n.finding.code} {n.finding.message}" for n in diff.not_known]
     return "\n".join(lines) + "\n"

@@ -147,6 +147,12 @@ def _body(
             for f in _by_severity(diff.fixed)[: max_findings if detail == "summary" else None]
         )
         parts.append(f"#### Fixed by this change ({len(diff.fixed)})\n\n{fixed}")
+    if diff is not None and diff.not_known:
+        # gone only because the head did not read what they are about: not fixed
+        unknown = "\n".join(
+            f"- {f.code} {md.md_text(f.message)}: not known at head (PA901 "
+            f"{md.md_code(n.unread)})" for n in diff.not_known for f in [n.finding])
+        parts.append(f"#### Not known at head ({len(diff.not_known)})\n\n{unknown}")
     footer = f"pool-advisor {head.tool_version}"
     if commit:
         footer += f" \u00b7 {md.md_code(commit[:12])}"
@@ -168,6 +174,8 @@ def _verdict(head: CheckResult, diff) -> str:
         bits.append(f"{len(diff.new)} new{worse}")
     if diff.fixed:
         bits.append(f"{len(diff.fixed)} fixed")
+    if diff.not_known:
+        bits.append(f"{len(diff.not_known)} not known at head")
     return text + (f" ({', '.join(bits)} compared with the base)" if bits else "")
 
 

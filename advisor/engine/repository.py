@@ -54,6 +54,7 @@ def merge(into: Topology, other: Topology) -> None:
             x for x in by if x not in into.exposed.get(server_id, []))
     for path, lines in other.line_suppressions.items():
         into.line_suppressions.setdefault(path, {}).update(lines)
+    into.overlays += [o for o in other.overlays if o not in into.overlays]
 
 
 def read_stdin(topo: Topology, options: CheckOptions, settings: Settings,
@@ -213,6 +214,7 @@ def scan_paths(root: Root, paths: list[Path], settings: Settings, options: Check
         merge(topo, built)
     if environments:
         _in_another_environment(built_in, environments, options.namespace)
+        topo.overlays = [label for label, _ in environments]
     if topo.app_template_named:
         from advisor.link.topology import app_template_notice
 

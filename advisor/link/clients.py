@@ -266,6 +266,9 @@ def client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
         # pgbouncer-uri): taken by envFrom, those are alternatives, not further routes
         env_route = route_from_env(c.env)
         c_routes = routes_after(env_route, _not_operator_made(c.env, operator_secrets))
+        if found.cli_only:
+            env_route, c_routes = _without_cli_routes(w, c.name, found.cli_only, env_route,
+                                                      c_routes, topo.notices)
         bound = _service_binding_route(w, c, index or {}, topo) if c.env else None
         # (not those of an operator's Secret: its host and pgbouncer-host are alternatives)
         services = [] if found.no_postgres else service_host_routes(
@@ -591,6 +594,24 @@ def _why_unknown_unrouted(lost: list[Pool], route: Route) -> str:
     return (f"the pools read for it ({labels}) connect where the repository does not say; "
             f"none is known for its connection to {route.host} ({route.source.label()}, "
             f"{route.source.key or 'its route'})")
+
+
+def _without_cli_routes(w: Workload, container: str, cli_only: dict[str, str],
+                        env_route: Route | None, routes: list[Route], notices: list[str]
+                        ) -> tuple[Route | None, list[Route]]:
+    """The container's routes without those of variables only the application's CLI
+    opens (Prisma's directUrl: `prisma migrate`, not Prisma Client): the running program
+    holds no connection there, so it is no client of that server (youssefhesham2000/
+    Catalog-Service's shape: a direct URL beside the pooled one gave a PA106 part)."""
+    def cli(r: Route | None) -> bool:
+        return r is not None and (r.source.key or "") in cli_only
+
+    for r in dict.fromkeys(r for r in (env_route, *routes) if cli(r)):
+        notices.append(f"{workload_id(w)}: {r.source.key} ({r.source.label()}, to "
+                       f"{r.host}) is {cli_only[r.source.key or '']}, which only the Prisma "
+                       f"CLI opens (migrate, db push), not Prisma Client: container "
+                       f"{container} holds no connection on it, not counted")
+    return (None if cli(env_route) else env_route), [r for r in routes if not cli(r)]
 
 
 def _helm_hook(w: Workload):

@@ -86,6 +86,16 @@ class ServerChange(BaseModel):
         return None if self.floor_after else True
 
 
+class NotKnown(BaseModel):
+    """A base finding the head does not have because the head did not read what it is
+    about (its own file, or its server's, did not parse: a PA901 there): not fixed."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    finding: Finding
+    unread: str  # "path:line" of the head's PA901
+
+
 class ResultDiff(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -96,6 +106,9 @@ class ResultDiff(BaseModel):
     # Findings the base already had, about a server the change made worse: in `new` too,
     # so a regression is never hidden by its finding having existed before.
     regressed: list[Finding] = Field(default_factory=list)
+    # Base findings gone at head only because the head did not read what they are about
+    # (not in `fixed`): "not known at head (PA901 file:line)"
+    not_known: list[NotKnown] = Field(default_factory=list)
 
 
 def compare(base: CheckResult, head: CheckResult) -> ResultDiff:
@@ -108,6 +121,9 @@ def compare(base: CheckResult, head: CheckResult) -> ResultDiff:
                        after.get(sid), base, head) for sid in order]
     new = _unmatched(head.findings, base.findings)
     fixed = _unmatched(base.findings, head.findings)
+    not_known = [NotKnown(finding=f, unread=why) for f in fixed
+                 if (why := _unread_at_head(f, servers, base, head))]
+    fixed = [f for f in fixed if not _unread_at_head(f, servers, base, head)]
     worse = {s.server_id for s in servers if s.worse}
     new_ids = {id(f) for f in new}
     regressed = [f for f in head.findings
@@ -116,7 +132,32 @@ def compare(base: CheckResult, head: CheckResult) -> ResultDiff:
     new = [f for f in head.findings if id(f) in new_ids]
     unchanged = [f for f in head.findings if id(f) not in new_ids]
     return ResultDiff(servers=servers, new=new, fixed=fixed, unchanged=unchanged,
-                      regressed=regressed)
+                      regressed=regressed, not_known=not_known)
+
+
+def _unread_at_head(f: Finding, servers: list[ServerChange], base: CheckResult,
+                    head: CheckResult) -> str:
+    """The head's PA901 ("path:line") that explains why a base finding is missing at
+    head, '' when none does: the head did not read the finding's own file, or the file
+    of a server the finding is about (its id in the subject, its name in the message, or
+    the finding on one of the clients the base counted on it). Such a finding is not
+    known at head, not fixed (audit 13b: a client's PA106 was '1 fixed' when its
+    server's Cluster did not parse)."""
+    if f.code == "PA901":
+        return ""
+    unread = {g.location.path: g.location.label() for g in head.findings if g.code == "PA901"}
+    if f.location.path in unread:
+        return unread[f.location.path]
+    budgets = {b.server_id: b for b in base.budgets}
+    for s in servers:
+        b = budgets.get(s.server_id)
+        if not s.unread_after or b is None:
+            continue
+        clients = {(c.location.path, c.location.line) for c in b.contributions}
+        if s.server_id in f.subject or f"server {s.server}" in f.message \
+                or (f.location.path, f.location.line) in clients:
+            return s.unread_after
+    return ""
 
 
 def _unread(s: ServerChange, b: Budget | None, a: Budget | None, base: CheckResult,

@@ -191,6 +191,9 @@ class AppPools(Record, kw_only=True):
     # A reader decided the container is no PostgreSQL client (Temporal's schema tool with
     # its mysql8 plugin): a host variable naming a server's Service does not make it one
     no_postgres: bool = False
+    # connection variables only a CLI of the application opens (Prisma's directUrl):
+    # name -> where that is said; the running program opens nothing on them
+    cli_only: dict[str, str] = field(default_factory=dict)
 
     @property
     def default_applied(self) -> list[Pool]:
@@ -624,8 +627,14 @@ def pools_for_container(container: Container, app: AppSource | None = None, *,
         unknown = []
     # an init container's connections are not counted at peak, wherever they go
     unrouted = ctx.unrouted if container.role != "init" else []
+    cli_only: dict[str, str] = {}
+    if app is not None and container.role != "init" and ctx.files("prisma"):
+        # not for a `prisma migrate deploy` container (returned above): it uses them
+        from advisor.read.apps.prisma import cli_only_variables
+
+        cli_only = cli_only_variables(ctx)
     return AppPools(pools=pools, notices=notices + ctx.notices, problems=problems + ctx.problems,
-                    unknown=unknown, unrouted=unrouted)
+                    unknown=unknown, unrouted=unrouted, cli_only=cli_only)
 
 
 def default_pools_for_container(container: Container, app: AppSource | None, route: object,

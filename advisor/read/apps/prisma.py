@@ -63,6 +63,30 @@ def _schema(ctx: StackContext) -> tuple[str | None, Source | None, bool]:
     return None, None, False
 
 
+# The datasource URLs only the Prisma CLI opens: `directUrl` (migrate, db push, db pull;
+# psl-core Datasource::load_direct_url, which the schema engine loads and Prisma
+# Client's query engine does not: it loads `url`, load_url; prisma/prisma-engines@0025fa80
+# psl/psl-core/src/configuration/datasource.rs) and `shadowDatabaseUrl` (migrate dev).
+# Prisma's docs say the same ("Configure Prisma Client with PgBouncer": Prisma Migrate
+# uses directUrl; Prisma Client uses url).
+_CLI_URLS = re.compile(r"""\b(directUrl|shadowDatabaseUrl)\s*=\s*env\(\s*["'](\w+)["']\s*\)""")
+
+
+def cli_only_variables(ctx: StackContext) -> dict[str, str]:
+    """The variables schema.prisma's datasource names as its directUrl or
+    shadowDatabaseUrl -> where: the running application opens no connection on them."""
+    out: dict[str, str] = {}
+    for f in ctx.files("prisma"):
+        m = _DATASOURCE.search(f.text)
+        if not m:
+            continue
+        for u in _CLI_URLS.finditer(m.group("body")):
+            line = f.text[: m.start("body") + u.start()].count("\n") + 1
+            out.setdefault(u.group(2), f"schema.prisma's {u.group(1)} ({f.path}:{line})")
+        break
+    return out
+
+
 ADAPTER_LABEL = "Prisma adapter-pg (node-postgres) max"
 _NEW_PG_POOL = re.compile(r"new\s+(?:[\w$]+\.)?Pool\s*\(")
 

@@ -274,13 +274,14 @@ def _render_in(helm: Any, root: Root, chart_path: Path, chart_rel: str,
             out.problems.append(problem)
             _warnings(chart_rel, chart.warnings, out)
             return out, process.failures == failures
+        merged: dict[str, Any] | None
         try:
-            effective = chart.merge_values(user)
+            effective = merged = chart.merge_values(user)
         except EngineError:
-            effective = user
+            effective, merged = user, None  # the chart's defaults not in it
         reads: dict[str, BaselineRead] = {}
         objects = _objects_of(root, chart_path, chart_rel, baseline, namespace, out, reads,
-                              local)
+                              local, merged)
         tracer = ValuesTracer(renderer, user, effective, defaults + layers, baseline, reads,
                               may_vary=lambda: varying_chart(chart_path))
         tracer.trace()
@@ -415,13 +416,15 @@ def _all_subdirs(root: Root, chart_path: Path, prefix: str = "", depth: int = 0,
 def _objects_of(root: Root, chart_path: Path, chart_rel: str, rendered: dict[str, str],
                 namespace: str | None, out: Rendered,
                 reads: dict[str, BaselineRead] | None = None,
-                local: list[LocalDependency] | None = None) -> dict[Any, K8sObject]:
+                local: list[LocalDependency] | None = None,
+                values: dict[str, Any] | None = None) -> dict[Any, K8sObject]:
     """(template key, kind, index) -> object, positioned in its template. `reads`: where
     what tracing reads of each template is kept, from the nodes read here
-    (advisor.read.render.helm_trace.baseline_read)."""
+    (advisor.read.render.helm_trace.baseline_read). `values`: the chart's merged values
+    (which branch of a helper's `if` Helm took), None when not known."""
     subdirs = _all_subdirs(root, chart_path, top=local if local is not None
                            else local_dependencies(root, chart_path))
-    places = _TextPlacer(root, chart_rel, subdirs)
+    places = _TextPlacer(root, chart_rel, subdirs, values)
     objects: dict[Any, K8sObject] = {}
     dropped: list[str] = []
     unknown: list[str] = []  # objects Helm skips for a hook event it does not know
@@ -485,10 +488,12 @@ class _TextPlacer:
     of the fields an included helper wrote (helm_include_lines), each chart's files read
     once, and only when a text or an include needs them."""
 
-    def __init__(self, root: Root, chart_rel: str, subdirs: dict[str, str]) -> None:
+    def __init__(self, root: Root, chart_rel: str, subdirs: dict[str, str],
+                 values: dict[str, Any] | None = None) -> None:
         self.root = root
         self.chart_rel = chart_rel
         self.subdirs = subdirs
+        self.values = values
         self.texts: dict[str, Any] = {}
         self.helpers: Any = None
         # template text by path as shown, read once for positions and for chart_text
@@ -528,7 +533,10 @@ class _TextPlacer:
             return {}
         from advisor.read.render.helm_include_lines import helper_places
 
-        return helper_places(template, display, rendered, mapping, self._helpers())
+        # a subchart's templates see its own values, not the chart's
+        own = display.startswith(in_chart(self.chart_rel, "templates/"))
+        return helper_places(template, display, rendered, mapping, self._helpers(),
+                             self.values if own else None)
 
     def _helpers(self) -> Any:
         """The helpers of the chart and of its unpacked subcharts: one namespace in Helm,

@@ -33,6 +33,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from advisor.model import Source
+from advisor.read.render.helm_branches import NO, YES, LineState, line_states, writes
 from advisor.read.render.helm_positions import (
     _by_text,
     _fills,
@@ -88,14 +89,27 @@ def included_after(text: str) -> dict[int, list[str]]:
     """0-based line -> the helpers whose output the include ending on that line writes as
     lines of its own (alone on its lines, piped to nothing but `nindent`/`indent`/`trim`):
     an include inside a value, hashed (`| sha1sum`) or read (`fromYaml`) writes none."""
-    out: dict[int, list[str]] = {}
+    return {line: [name for name, _ in calls] for line, calls in included_calls(text).items()}
+
+
+def included_calls(text: str) -> dict[int, list[tuple[str, str]]]:
+    """included_after, each helper with the argument it is given (`.`, `$`, `(dict ...)`)."""
+    out: dict[int, list[tuple[str, str]]] = {}
     for m in _INCLUDE.finditer(text):
-        if not all(_KEEPS_LINES.fullmatch(c) for c in _pipeline(m.group(2))):
+        commands = _pipeline(m.group(2))
+        if not all(_KEEPS_LINES.fullmatch(c) for c in commands):
             continue
         if not _whole_lines(text, m.start(), m.end()):
             continue
-        out.setdefault(text.count("\n", 0, m.end()), []).append(m.group(1))
+        argument = _first_command(m.group(2))
+        out.setdefault(text.count("\n", 0, m.end()), []).append((m.group(1), argument))
     return out
+
+
+def _first_command(tail: str) -> str:
+    """The argument of an include: its action's text after the name, up to the first
+    `|` of the pipeline (none is inside the quotes or parentheses of a `.` or `$`)."""
+    return tail.split("|", 1)[0].strip()
 
 
 class Helpers:
@@ -120,7 +134,7 @@ class Helpers:
             return None
         self.bodies[name] = None  # being expanded
         text = "\n".join(part.lines)
-        after = included_after(text) if "include" in text or "template" in text else {}
+        after = included_calls(text) if "include" in text or "template" in text else {}
         found = Expansion(self, self.limit)
         self.depth += 1
         try:
@@ -142,10 +156,21 @@ class Expansion:
         self.lines: list[str] = []
         self.places: list[tuple[str, int]] = []
         self.helper: list[bool] = []
+        # (start, end, include argument) of each helper body inserted, outer ones first
+        self.spans: list[tuple[int, int, str]] = []
         self.inserted = 0
+        self.by_key: dict[str, list[int]] | None = None
+
+    def keyed(self, key: str) -> list[int]:
+        """The lines with this key (helm_positions._line_key), once all are added."""
+        if self.by_key is None:
+            self.by_key = {}
+            for i, line in enumerate(self.lines):
+                self.by_key.setdefault(_line_key(line), []).append(i)
+        return self.by_key.get(key, [])
 
     def add(self, lines: list[str] | tuple[str, ...], path: str, first: int,
-            after: dict[int, list[str]], *, helper: bool = False) -> None:
+            after: dict[int, list[tuple[str, str]]], *, helper: bool = False) -> None:
         """Append `lines` (written at `path` from 0-based line `first`), each followed by
         the bodies of the helpers `after` says its include writes."""
         if not after:
@@ -157,10 +182,13 @@ class Expansion:
             self.lines.append(line)
             self.places.append((path, first + i))
             self.helper.append(helper)
-            for name in after.get(i, ()):
+            for name, argument in after.get(i, ()):
                 body = self.helpers.body(name)
                 if body is None or len(self.lines) + len(body.lines) > self.limit:
                     continue
+                at = len(self.lines)
+                self.spans.append((at, at + len(body.lines), argument))
+                self.spans.extend((at + a, at + b, arg) for a, b, arg in body.spans)
                 self.lines.extend(body.lines)
                 self.places.extend(body.places)
                 self.helper.extend(body.helper)
@@ -168,15 +196,17 @@ class Expansion:
 
 
 def helper_places(template: str, display: str, rendered: str, mapping: dict[int, int],
-                  helpers: Helpers) -> dict[int, Source]:
+                  helpers: Helpers, values: dict[str, Any] | None = None
+                  ) -> dict[int, Source]:
     """0-based rendered line -> the helper line (1-based Source) that writes it, for the
     lines `mapping` (rendered -> template line, helm_positions.line_map) cites at a
     template line that does not write them. {} when the template includes no helper
-    whose body is known."""
+    whose body is known. `values`: the chart's merged values, which tell the branch of
+    a helper's `if` Helm took (helm_branches); None when not known."""
     if not helpers.defines or ("include" not in template and "template" not in template):
         return {}
-    after = included_after(template)
-    if not any(name in helpers.defines for names in after.values() for name in names):
+    after = included_calls(template)
+    if not any(name in helpers.defines for calls in after.values() for name, _ in calls):
         return {}
     t_lines = template.splitlines()
     r_lines = rendered.splitlines()
@@ -192,17 +222,70 @@ def helper_places(template: str, display: str, rendered: str, mapping: dict[int,
         return {}
     e_map = _expanded_map(expansion.lines, r_lines, wanted)
     places: dict[int, Source] = {}
+    states: list[LineState] | None = None
     for r, e in e_map.items():
         text = wanted[r].strip()
-        if not text or not expansion.helper[e]:
+        if not text or not expansion.helper[e] or not _line_writes(expansion.lines[e], text):
             continue  # written by the template's own line: line_map's place stands
-        writer = _writer(expansion.lines[e])
-        if writer is None or not text.startswith(writer[0]) \
-                or writer[1].fullmatch(text) is None:
-            continue
+        # only a key written on more than one line of the expansion can have been
+        # written by another branch than the alignment's pick: the branch walk (once a
+        # template) is skipped for the rest (a label helper's one `version:` line)
+        if expansion.spans and len(expansion.keyed(_line_key(expansion.lines[e]))) > 1:
+            if states is None:
+                states = line_states(expansion.lines, expansion.spans, values)
+            chosen = _branch_taken(expansion, states, e, text, values)
+            if chosen is None:
+                continue  # not told which branch wrote it: the include line stands
+            e = chosen
         path, line0 = expansion.places[e]
         places[r] = Source(path=path, line=line0 + 1)
     return places
+
+
+def _line_writes(template_line: str, text: str) -> bool:
+    """Whether the line writes `text` (stripped) in place: its own text, actions filled."""
+    writer = _writer(template_line)
+    return writer is not None and text.startswith(writer[0]) \
+        and writer[1].fullmatch(text) is not None
+
+
+def _branch_taken(expansion: Expansion, states: list[LineState], e: int, text: str,
+                  values: dict[str, Any] | None) -> int | None:
+    """`e`, the line the alignment took, unless the values say it did not write `text`
+    (its branch not taken, or its text filled in another); then the one line of the
+    same key in the other branches of an `if` around it (`DB_HOST: {{ include ... }}`
+    too, which writes in place a value helm_positions cannot tell) that can have, or
+    the one whose branch Helm took; None when that is not told. The alignment took
+    the first branch's `DB_HOST:` for the one Helm took (Dify's config.tpl :215 for
+    :236); where nothing read says otherwise, its pick stands (ess-helm _workloads.tpl:
+    `type: RollingUpdate` in both branches of `if eq "Deployment" $kind`)."""
+    if _verdict(expansion.lines[e], text, values, states[e]) != NO:
+        return e
+    here = states[e]
+    others = [c for c in expansion.keyed(_line_key(expansion.lines[e]))
+              if c != e and expansion.helper[c] and _exclusive(here.path, states[c].path)
+              and _verdict(expansion.lines[c], text, values, states[c]) != NO]
+    if len(others) == 1:
+        return others[0]
+    taken = [c for c in others if states[c].taken == YES]
+    return taken[0] if len(taken) == 1 else None
+
+
+def _verdict(line: str, text: str, values: dict[str, Any] | None, state: LineState) -> int:
+    """NO when the line's branch was not taken or its text filled in is another."""
+    if state.taken == NO:
+        return NO
+    return writes(line, text, values, state)
+
+
+def _exclusive(a: tuple[tuple[int, int], ...], b: tuple[tuple[int, int], ...]) -> bool:
+    """Whether two lines are in different branches of one `if` (so Helm wrote one)."""
+    for (chain_a, branch_a), (chain_b, branch_b) in zip(a, b, strict=False):
+        if chain_a != chain_b:
+            return False
+        if branch_a != branch_b:
+            return True
+    return False
 
 
 def _writes(t_lines: list[str], t: int | None, line: str) -> bool:
