@@ -144,10 +144,11 @@ def test_a_variable_assigned_twice_or_from_the_environment_is_not_read(tmp_path)
     write(tmp_path, {"backend/Dockerfile": "FROM golang:1.23\n",
                      "backend/a.sh": "IMAGE=one\nIMAGE=two\ndocker build -t $IMAGE .\n",
                      "backend/b.sh": "IMG=${IMG:-acme/b:1}\ndocker build -t $IMG .\n",
-                     # -f names the Dockerfile: the folder without one may still be it
+                     # -f is read from where docker runs: only the root holds
+                     # backend/Dockerfile, so `.` is the root (audit 14 D4)
                      "backend/c.sh": "docker build -t acme/c -f backend/Dockerfile .\n"})
     hints = scan_build_hints(Root.of(tmp_path))
-    assert hints.contexts == ()
+    assert [(i, d) for i, d, _ in hints.contexts] == [("acme/c", "")]
 
 
 WORKFLOW = """name: image

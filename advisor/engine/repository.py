@@ -1655,13 +1655,15 @@ def build_contexts(found, root: Root):
     contexts: list[tuple[str, str, str]] = []
     databases: list[tuple[str, str, str]] = []
     built_with: list[tuple[str, str, str]] = []
+    environments: list[tuple[str, str, str, tuple[str, ...]]] = []
     for p in files:
         contexts.extend(_contexts(root, str(p), found.rel(p.parent).strip("."), databases,
-                                  built_with))
+                                  built_with, environments))
     if dockerfiles:
         scripts = [str(p) for n, paths in named.items() if is_build_script(n) for p in paths]
         contexts += build_script_contexts(
-            root, scripts, tuple(found.rel(p.parent).strip(".") for p in dockerfiles))
+            root, scripts, tuple(found.rel(p.parent).strip(".") for p in dockerfiles),
+            tuple(root.rel(p) for p in [*dockerfiles, *variants]))
     # what CI publishes: .github is hidden, so not among the files found
     contexts += workflow_contexts(root)
     bases = []
@@ -1677,7 +1679,7 @@ def build_contexts(found, root: Root):
             bases.append(("" if folder == "." else folder, base[0], root.rel(p), base[1]))
     return BuildHints(contexts=tuple(contexts), bases=tuple(bases),
                       compose_databases=tuple(databases), dockerfiles=tuple(built_with),
-                      dockerfile_files=tuple(every))
+                      dockerfile_files=tuple(every), compose_env=tuple(environments))
 
 
 def app_source_dirs(found) -> list[str]:

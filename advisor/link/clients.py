@@ -51,6 +51,8 @@ from advisor.read.apps.locate import (
     BuildHints,
     ImageDockerfile,
     app_files_in,
+    claimed_folders,
+    compose_env_dir,
     copied_folders,
     copied_sources,
     fallback_app_dir,
@@ -1274,8 +1276,13 @@ def _inferred_app_dir(inputs: Inputs, w: Workload, topo: Topology) -> str | None
             if decided is not None:
                 return decided[0]
             copied = copied_folders(inputs.root, built.path)[0]
+        shared = compose_env_dir(_hints(inputs), {e.name for c in w.containers
+                                                  if c.role != "init" for e in c.env})
+        if shared is not None:
+            return _inferred(topo, w, shared.directory, shared.reason)
         guess = fallback_app_dir(inputs.root, inputs.app_candidates, names,
-                                 tuple(c.image for c in w.containers if c.role != "init"))
+                                 tuple(c.image for c in w.containers if c.role != "init"),
+                                 claimed_folders(_hints(inputs), names))
         if guess is None:
             return None
         if built is not None and guess.directory and guess.directory not in copied and \

@@ -19,8 +19,9 @@ from advisor.read.apps.source import AppFile
 
 # The identifiers the JS readers (node_pg, sequelize, knex, typeorm) and the Go readers
 # (go_sql, pgx) look for; a file's entry holds those it has, sorted.
-JS_KEYS = frozenset({"Pool", "Sequelize", "knex", "Knex", "require", "DataSource", "forRoot",
-                     "createConnection", "createConnections", "getConnectionOptions", "postgres"})
+JS_KEYS = frozenset({"Pool", "Client", "Sequelize", "knex", "Knex", "require", "DataSource",
+                     "forRoot", "createConnection", "createConnections", "getConnectionOptions",
+                     "postgres"})
 GO_KEYS = frozenset({"Open", "Connect", "MustConnect", "MustOpen", "OpenDB",
                      "SetMaxOpenConns", "ConnectionDetails", "MaxConns", "pgxpool"})
 

@@ -49,6 +49,9 @@ class BuildHints(Frozen, kw_only=True):
     # every Dockerfile of the repository (path from the root), with the image its last
     # stage is FROM ("" when not read): `<image>.Dockerfile` is that image's
     dockerfile_files: tuple[tuple[str, str], ...] = ()
+    # (build folder, compose file:line, service, the names its `environment` sets) of
+    # each compose service that builds: a pod given all those names runs that build
+    compose_env: tuple[tuple[str, str, str, tuple[str, ...]], ...] = ()
 
 
 class AppDirGuess(Frozen, kw_only=True):
@@ -131,9 +134,9 @@ def build_command(text: str) -> tuple[list[str], str] | None:
     return None if found is None else (found[0], found[1])
 
 
-def build_command_file(text: str) -> tuple[list[str], str, bool] | None:
-    """build_command, and whether the command names its Dockerfile (-f/--file): without
-    it docker reads <context>/Dockerfile."""
+def build_command_file(text: str) -> tuple[list[str], str, str | None] | None:
+    """build_command, and the Dockerfile the command names (-f/--file), None when it
+    names none: docker then reads <context>/Dockerfile."""
     import shlex
 
     m = _BUILD_CMD.search(text)
@@ -147,7 +150,7 @@ def build_command_file(text: str) -> tuple[list[str], str, bool] | None:
         return None
     tags: list[str] = []
     positional: list[str] = []
-    named_file = False
+    named_file: str | None = None
     i = 0
     while i < len(words) and words[i] not in _COMMAND_END:
         word = words[i]
@@ -163,7 +166,8 @@ def build_command_file(text: str) -> tuple[list[str], str, bool] | None:
                 return None
             if name in ("-t", "--tag") and got is not None:
                 tags.append(got)
-            named_file = named_file or name in ("-f", "--file")
+            if name in ("-f", "--file") and got is not None:
+                named_file = got
         else:
             positional.append(word)
         i += 1
@@ -200,15 +204,17 @@ def _cd_folder(root: Root, here: str, to: str, dockerfile_dirs: tuple[str, ...])
     return named[0] if len(named) == 1 else None
 
 
-def script_contexts(root: Root, path: str,
-                    dockerfile_dirs: tuple[str, ...] = ()) -> list[tuple[str, str, str]]:
+def script_contexts(root: Root, path: str, dockerfile_dirs: tuple[str, ...] = (),
+                    dockerfile_paths: tuple[str, ...] = ()) -> list[tuple[str, str, str]]:
     """(image, build folder, file:line) of the `docker build -t IMAGE FOLDER` commands
     a script, Makefile or README holds. A folder is taken when it is one only: of the
     Makefile's own folder (make runs there), else of the repository root or the file's
     folder (a script or README may be run from either): `.` in a subfolder's script
     names two folders, and is taken for the one that holds the Dockerfile a command
-    without -f reads (<context>/Dockerfile), else skipped. A script's variable assigned
-    once a plain value (`IMAGE_NAME="web:latest"`) is read as that value."""
+    without -f reads (<context>/Dockerfile), else skipped. A command's `-f FILE` is
+    read from where it runs, so that folder must hold FILE (see _runs_where).
+    A script's variable assigned once a plain value (`IMAGE_NAME="web:latest"`) is
+    read as that value."""
     try:
         text = root.read_text(path)
     except InputError:
@@ -233,10 +239,12 @@ def script_contexts(root: Root, path: str,
         if cwd == "?":
             continue  # run where a `cd` went, a folder not known here
         bases = [cwd] if cwd is not None else [here] if make else sorted({"", here})
+        if named_file is not None and _checkable(named_file):
+            bases = _runs_where(root, bases, named_file, cwd is None, dockerfile_paths)
         folders = {f for b in bases
                    if (f := rel_inside(f"{b}/{context}" if b else context)) is not None
                    and os.path.isdir(os.path.join(root.path, f) if f else root.path)}
-        if len(folders) > 1 and not named_file:
+        if len(folders) > 1 and named_file is None:
             # docker reads <context>/Dockerfile: the folder without one cannot be it
             folders = {f for f in folders if has_dockerfile(root, f)}
         if len(folders) != 1:
@@ -244,6 +252,34 @@ def script_contexts(root: Root, path: str,
         folder = folders.pop()
         out += [(tag, folder, f"{shown}:{number}") for tag in tags]
     return out
+
+
+def _checkable(file: str) -> bool:
+    """A `-f` value whose place can be looked up: relative, no variable, not stdin."""
+    return file != "-" and "$" not in file and not file.startswith(("/", "~"))
+
+
+def _runs_where(root: Root, bases: list[str], file: str, guessed: bool,
+                dockerfile_paths: tuple[str, ...]) -> list[str]:
+    """The folders among `bases` a `docker build -f FILE` can run from: docker reads a
+    local build's -f file relative to the current directory, not the context (docker/cli
+    cli/command/image/build/context.go@0997f5a GetContextFromLocalDir), so the folder
+    it runs from holds FILE. YonathanGuez/to_do_8200AC's README runs `docker build -f
+    Dockerfile.prod .` for its server and its client: the root holds no Dockerfile.prod,
+    so neither is the root's build. When the folder was only guessed (no `cd` said it)
+    and none holds FILE, the repository's one folder that does (of the Dockerfiles
+    found), else none."""
+    held = [b for b in bases
+            if os.path.isfile(os.path.join(root.path, b, file) if b
+                              else os.path.join(root.path, file))]
+    if held or not guessed:
+        return held
+    want = rel_inside(file)
+    if not want:
+        return []
+    where = {rel_inside(p[: -len(want)]) for p in dockerfile_paths
+             if p == want or p.endswith(f"/{want}")}
+    return [w for w in where if w is not None] if len(where) == 1 else []
 
 
 _SHELL_ASSIGN = lazy(r"^\s*(?:export\s+|readonly\s+|local\s+|declare\s+)?"
@@ -307,28 +343,52 @@ def workflow_contexts(root: Root) -> list[tuple[str, str, str]]:
         docs, _ = load_yaml_stream(text, shown)
         for doc, _line in docs:
             jobs = doc.get("jobs") if isinstance(doc, dict) else None
+            top = _workflow_env(doc, {})
             for job in (jobs.values() if isinstance(jobs, dict) else ()):
                 steps = job.get("steps") if isinstance(job, dict) else None
+                env = _workflow_env(job, top)
                 for step in (steps if isinstance(steps, list) else ()):
-                    out += _build_push_step(step, text, shown)
+                    out += _build_push_step(step, text, shown, _workflow_env(step, env))
     return out
 
 
-def _build_push_step(step: object, text: str, shown: str) -> list[tuple[str, str, str]]:
+# `${{ env.NAME }}`: a value of the workflow's, job's or step's `env` (GitHub Actions
+# contexts, env: the step's overrides the job's, the job's the workflow's)
+_ENV_EXPR = lazy(r"\$\{\{\s*env\.([A-Za-z_]\w*)\s*\}\}")
+
+
+def _workflow_env(node: object, outer: dict[str, str]) -> dict[str, str]:
+    """`outer` with the plain values (no expression) of `node`'s `env` laid over it."""
+    env = node.get("env") if isinstance(node, dict) else None
+    if not isinstance(env, dict):
+        return outer
+    return {**outer, **{str(k): str(v) for k, v in env.items()
+                        if isinstance(v, str | int) and "${{" not in str(v)}}
+
+
+def _build_push_step(step: object, text: str, shown: str,
+                     env: dict[str, str] | None = None) -> list[tuple[str, str, str]]:
+    """jdost/homelab-manifests' workflow tags `${{ env.REGISTRY }}/${{ env.IMAGE_NAME
+    }}:latest` from its `env`: ghcr.io/jdost/homelab-backup:latest, built from backup/."""
     if not isinstance(step, dict) or not str(step.get("uses", "")).startswith(_BUILD_PUSH):
         return []
+    values = env or {}
+
+    def fill(value: str) -> str:
+        return _ENV_EXPR.sub(lambda m: values.get(m.group(1), m.group(0)), value)
+
     given = step.get("with") if isinstance(step.get("with"), dict) else {}
-    context = str(given.get("context", "."))
+    context = fill(str(given.get("context", ".")))
     folder = None if "${{" in context or "://" in context else rel_inside(context)
     tags = given.get("tags")
     listed = tags if isinstance(tags, list) else re.split(r"[\n,]", str(tags or ""))
-    images = [t.strip() for t in listed if isinstance(t, str) and t.strip()
-              and "${{" not in t and "$" not in t.strip()]
+    images = [t for t in (fill(x).strip() for x in listed if isinstance(x, str))
+              if t and "${{" not in t and "$" not in t]
     if folder is None:
         return []
     out = []
     for image in images:
-        at = text.find(image)
+        at = text.find(image) if image in text else text.find("tags:", text.find(_BUILD_PUSH))
         out.append((image, folder, f"{shown}:{text.count(chr(10), 0, at) + 1}"
                     if at >= 0 else shown))
     return out
@@ -337,7 +397,9 @@ def _build_push_step(step: object, text: str, shown: str) -> list[tuple[str, str
 def scan_build_hints(root: Root) -> BuildHints:
     dirs: list[str] = []
     contexts: list[tuple[str, str, str]] = []
+    environments: list[tuple[str, str, str, tuple[str, ...]]] = []
     scripts: list[str] = []
+    files: list[str] = []  # every Dockerfile, Dockerfile.<variant>, <variant>.Dockerfile
     for seen, (dirpath, dirnames, filenames) in enumerate(walk(root.path)):
         dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS and not d.startswith("."))
         if seen >= MAX_DIRS:
@@ -346,31 +408,38 @@ def scan_build_hints(root: Root) -> BuildHints:
         rel = "" if rel == "." else rel
         if any(f == "Dockerfile" or f.endswith(".Dockerfile") for f in filenames):
             dirs.append(rel)
+        files += [f"{rel}/{n}" if rel else n for n in filenames if is_dockerfile_name(n)]
         for name in filenames:
             if is_build_file(name):
-                contexts.extend(_contexts(root, os.path.join(dirpath, name), rel))
+                contexts.extend(_contexts(root, os.path.join(dirpath, name), rel,
+                                          environments=environments))
             elif is_build_script(name):
                 scripts.append(os.path.join(dirpath, name))
     # after skaffold and compose: a command written in a script or README says less
-    contexts += build_script_contexts(root, scripts, tuple(dirs))
+    contexts += build_script_contexts(root, scripts, tuple(dirs), tuple(files))
     contexts += workflow_contexts(root)
-    return BuildHints(dockerfile_dirs=tuple(dirs), contexts=tuple(contexts))
+    return BuildHints(dockerfile_dirs=tuple(dirs), contexts=tuple(contexts),
+                      compose_env=tuple(environments))
 
 
-def build_script_contexts(root: Root, paths: list[str], dockerfile_dirs: tuple[str, ...] = ()
+def build_script_contexts(root: Root, paths: list[str], dockerfile_dirs: tuple[str, ...] = (),
+                          dockerfile_paths: tuple[str, ...] = ()
                           ) -> list[tuple[str, str, str]]:
     """script_contexts of the shallowest MAX_BUILD_SCRIPTS of these files."""
     chosen = sorted(paths, key=lambda p: (str(p).count(os.sep), str(p)))[:MAX_BUILD_SCRIPTS]
-    return [c for p in chosen for c in script_contexts(root, str(p), dockerfile_dirs)]
+    return [c for p in chosen
+            for c in script_contexts(root, str(p), dockerfile_dirs, dockerfile_paths)]
 
 
 def _contexts(root: Root, path: str, base: str,
               databases: list[tuple[str, str, str, int]] | None = None,
-              dockerfiles: list[tuple[str, str, str]] | None = None
+              dockerfiles: list[tuple[str, str, str]] | None = None,
+              environments: list[tuple[str, str, str, tuple[str, ...]]] | None = None
               ) -> list[tuple[str, str, str]]:
     """(image or service, build folder, file) of a skaffold or compose file; the compose
     services that run PostgreSQL or PgBouncer are added to `databases`, the Dockerfile
-    each build names (relative to its context) to `dockerfiles`."""
+    each build names (relative to its context) to `dockerfiles`, the environment names
+    each build's service sets to `environments`."""
     from advisor.read.sources.k8s import load_yaml_stream
 
     try:
@@ -453,6 +522,9 @@ def _contexts(root: Root, path: str, base: str,
                     if "$" not in str(dockerfile) and not dockerfile.is_absolute() and \
                             str(dockerfile.parent) not in ("", "."):
                         ctx = str(PurePosixPath(ctx) / dockerfile.parent)
+                if environments is not None and (env := _env_names(svc.get("environment"))):
+                    environments.append((join(str(ctx)), f"{shown}:{_service_line(text, name)}",
+                                         str(name), env))
                 keys = {str(name), expand(svc.get("image", ""))}
                 if isinstance(b, dict):
                     # images this build is published as: its extra tags, and the
@@ -532,6 +604,43 @@ def _compose_databases(shown: str, services: dict, expand: Callable[[object], st
                                         and "exporter" not in image):
             out.append((shown, str(name), image, _service_line(text, str(name))))
     return out
+
+
+def _env_names(environment: object) -> tuple[str, ...]:
+    """The variable names a compose service's `environment` sets (a mapping, or a list
+    of NAME=value / NAME), sorted."""
+    if isinstance(environment, dict):
+        names = [str(k) for k in environment]
+    elif isinstance(environment, list):
+        names = [str(e).split("=", 1)[0] for e in environment if isinstance(e, str | int)]
+    else:
+        return ()
+    return tuple(sorted({n.strip() for n in names if n.strip()}))
+
+
+# A compose build's environment names are taken for a pod's only when it sets this many
+# at least: one or two (NODE_ENV, PORT) say nothing of which program runs
+MIN_SHARED_ENV = 3
+
+
+def compose_env_dir(hints: BuildHints | None, env_names: set[str]) -> AppDirGuess | None:
+    """Pure: the folder a compose service builds whose `environment` names (three at
+    least) a pod's container sets every one of, when one folder only is so named
+    (noureldien2021/nodejs-postgres-app: compose's `app` builds `.` with DB_USER,
+    DB_HOST, DB_DATABASE, DB_PASSWORD, DB_PORT, the five the Deployment of image
+    noureldien2023/nodejs-app sets: it runs that build, though its name is not the root
+    project's)."""
+    if hints is None:
+        return None
+    found = sorted((folder, where, service, names) for folder, where, service, names
+                   in hints.compose_env
+                   if len(names) >= MIN_SHARED_ENV and set(names) <= env_names)
+    if len({f for f, *_ in found}) != 1:
+        return None
+    folder, where, service, names = found[0]
+    shown = ", ".join(names[:5]) + (", ..." if len(names) > 5 else "")
+    return AppDirGuess(directory=folder, reason=f"compose service {service} ({where}) "
+                       f"builds it and sets the same environment variables ({shown})")
 
 
 def _service_line(text: str, service: str) -> int:
@@ -830,7 +939,8 @@ def dockerfile_copy_dirs(root: Root, directory: str) -> list[tuple[str, int]]:
 
 
 def fallback_app_dir(root: Root, candidates: list[str], names: set[str],
-                     images: tuple[str, ...] = ()) -> AppDirGuess | None:
+                     images: tuple[str, ...] = (),
+                     claimed: frozenset[str] = frozenset()) -> AppDirGuess | None:
     """When no folder is named like the workload: the repository root when it holds an
     application's own files (Rails/Django/Node app with k8s/ beside it) — or the one
     application folder a root Dockerfile copies; else the repository's only application
@@ -859,8 +969,9 @@ def fallback_app_dir(root: Root, candidates: list[str], names: set[str],
                                "(COPY) and no folder is named like the workload or image")
     if _another_publisher(project, images):
         return None  # clamav/clamav-debian beside laa-apply-for-legal-aid: not built here
-    # a gem's folder (its *.gemspec) is a library the application bundles, not an image
-    apps = [d for d in apps if not _is_gem(root, d)]
+    # a gem's folder (its *.gemspec) is a library the application bundles, not an image;
+    # a folder the repository builds as another image is that image's (`claimed`)
+    apps = [d for d in apps if not _is_gem(root, d) and d not in claimed]
     with_docker = [d for d in apps if has_dockerfile(root, d)]
     if len(apps) == 1 or len(with_docker) == 1:
         d = apps[0] if len(apps) == 1 else with_docker[0]
@@ -883,10 +994,29 @@ _PUBLISHED = (*(f"{owner}/" for owner in BITNAMI_OWNERS),  # bitnamilegacy/x is 
               "valkey", "cubejs/",
               # migration tools a Job runs beside the application (toporischev/lesson6:
               # flyway/flyway took its one folder, UserService, and its Npgsql pool)
-              "flyway/", "liquibase/")
+              "flyway/", "liquibase/",
+              # the Kubernetes project's registries hold its own programs only
+              # (ajaisreenilayam/pythonDjangoApp's cluster-autoscaler took dokcer/Django)
+              "k8s.gcr.io/", "registry.k8s.io/")
 # Any of them inside a repository name, in one scan (linking asks it of every container
 # whose folder it cannot tell: a generator over the names was ~3 us an image).
 _PUBLISHED_IN = lazy("|".join(re.escape(p) for p in _PUBLISHED))
+
+
+def claimed_folders(hints: BuildHints | None, names: set[str]) -> frozenset[str]:
+    """Pure: the folders the repository builds as images none of `names` is (a build
+    command's, CI's or compose's image: a tag with `/` or `:`, not a compose service's
+    name): jdost/homelab-manifests' backup/, built as ghcr.io/jdost/homelab-backup, is
+    not the folder of the vabene1111/recipes its tandoor StatefulSet runs."""
+    if hints is None:
+        return frozenset()
+    wanted = {n.lower() for n in names}
+    by_folder: dict[str, set[str]] = {}
+    for key, ctx, _where in hints.contexts:
+        by_folder.setdefault(ctx, set()).add(image_name(key).lower()
+                                             if ("/" in key or ":" in key) else "")
+    return frozenset(f for f, keys in by_folder.items()
+                     if "" not in keys and not keys & wanted)
 
 
 def ko_app_dir(root: Root, image: str) -> str | None:
