@@ -668,6 +668,9 @@ class Client(Record, kw_only=True):
     # Why its connections per pod could not be determined (what was looked for, where);
     # empty when its pools are known. An unknown client is never counted as 0.
     unknown: str = ""
+    # With `unknown`: the pools that were read (another's size was not), on its route:
+    # the least a pod holds, counted as a floor (advisor.budget.slots), never its count.
+    floor_pools: list[Pool] = field(default_factory=list)
     # Its pods at peak are unknown too (a release of a chart that is not rendered):
     # `replicas` is then a placeholder that no text shows as a count.
     replicas_unknown: bool = False

@@ -101,3 +101,18 @@ def test_a_client_made_in_a_typescript_method_is_unknown(tmp_path):
                 "    await this.c.connect()\n  }\n}\n")
     b = _check(tmp_path, HEAD + "app.listen(5000)\n", {"api/src/listener.ts": listener})
     assert not b.fits and b.unplaced_clients == ["express"]
+
+
+def test_a_known_pool_beside_an_unknown_client_is_the_floor(tmp_path):
+    """A Pool of 20 read beside a Client whose count is not (made in a method): the pod's
+    connections are unknown, but at least the Pool's 20, not 1 (FCFColin/backtest-
+    platform's api: its floor fell from 13 pods x 20 = 260 to 13 x 1)."""
+    listener = ("import pg from 'pg'\nexport class Listener {\n  private c?: pg.Client\n"
+                "  async start(): Promise<void> {\n    this.c = new pg.Client({ "
+                "connectionString: 'postgres://u:p@postgres.db:6000/shop' })\n"
+                "    await this.c.connect()\n  }\n}\n")
+    b = _check(tmp_path, HEAD + "const pool = new pg.Pool({ connectionString: url, max: 20 })\n"
+               "app.listen(5000)\n", {"api/src/listener.ts": listener})
+    (c,) = b.contributions
+    assert c.unknown and c.total == (2 + 1) * 20 and b.peak_is_floor and not b.fits
+    assert "counted as the pools read, 20 (" in c.note

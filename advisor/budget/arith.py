@@ -34,6 +34,10 @@ class Style(NamedTuple):
 PLAIN = Style()
 
 
+# The per-pod term of an unknown client counted at the pools read (budget.slots)
+READ_FLOOR = "connections per pod, at least the pools read"
+
+
 def _pods(factors: list[Term], s: Style) -> tuple[str, list[Term]]:
     """Leading replica factors, with a surge term added to the pod count."""
     if len(factors) >= 2 and "surge" in factors[1].label:
@@ -81,6 +85,12 @@ def contribution_lines(c: Contribution, depth: int = 0, s: Style = PLAIN) -> lis
         lines = [f"{pad}{s.name(c.who)}: unknown pods (at least 1) x "
                  f"{'unknown connections per pod (at least 1)' if c.total <= 1 else 'its pools'}"
                  f" = >= {s.number(c.total)}"]
+    elif c.unknown and c.factors and c.factors[-1].label == READ_FLOOR:
+        # the pools read, another's size not: at least their sum per pod
+        head, rest = _pods(c.factors[:-1], s)
+        pods = f" {s.times} ".join([head, *(s.term(t) for t in rest)])
+        lines = [f"{pad}{s.name(c.who)}: {pods} pods x at least {s.term(c.factors[-1])} "
+                 f"= >= {s.number(c.total)}"]
     elif c.unknown:
         lines = [f"{pad}{s.name(c.who)}: {formula(c, s)} pods x unknown connections per pod "
                  f"(at least 1) = >= {s.number(c.total)}"]

@@ -22,7 +22,7 @@ from typing import NamedTuple
 
 from msgspec.structs import replace
 
-from advisor.budget.arith import num
+from advisor.budget.arith import READ_FLOOR, num
 from advisor.budget.client_side import client_side_line
 from advisor.budget.demand import bounded_by_clients, demand_capped, has_unbounded_pool
 from advisor.budget.pessimistic import verdict_notes
@@ -104,7 +104,19 @@ def client_contribution(client: Client) -> Contribution:
     if client.unknown or not client.pools:
         # A pod that connects holds at least one connection when every pod is busy at
         # once: counted so, the least it can be (251 linked pods of unknown size were a
-        # floor of 0 that "fit" in 97 usable; netbox-chart with both autoscalers).
+        # floor of 0 that "fit" in 97 usable; netbox-chart with both autoscalers); or the
+        # pools read, when only another pool's size is not (Client.floor_pools)
+        read = sum(p.per_pod() for p in client.floor_pools) if client.unknown else 0
+        if read > 1:
+            labels = " + ".join(f"{num(p.per_pod())} ({p.label})" for p in client.floor_pools)
+            return Contribution(
+                who=client.name, kind="client", factors=[*pod_factors, Term(
+                    label=READ_FLOOR, value=read,
+                    source=Source.default_of(f"the pools read: {labels}"))],
+                total=pods * read, location=client.location, unknown=True,
+                note=(f"connections per pod unknown (PA106): counted as the pools read, "
+                      f"{labels} = {num(read)} per pod, the least a pod holds, so the peak "
+                      "is a floor"))
         return Contribution(who=client.name, kind="client", factors=pod_factors, total=pods,
                             location=client.location, unknown=True,
                             note="connections per pod unknown (PA106): counted as 1 per pod, "

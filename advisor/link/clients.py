@@ -400,9 +400,13 @@ def client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
                             f"({', '.join(p.label for p in init_only)}); they exit before "
                             "the running containers connect, whose pools are not read")
         pools = []
+    floor_pools: list[Pool] = []
     if hidden:
         # A pool whose size the repository does not hold leaves the workload's
-        # connections unknown (the budget a floor), never a default's or a part's.
+        # connections unknown (the budget a floor), never a default's or a part's; the
+        # bounded pools read are kept as the least it holds (FCFColin/backtest-platform:
+        # a pg.Client made in start() dropped its known Pool of 20 to 1 per pod)
+        floor_pools = [p for p in pools if p.bound != "unbounded"]
         pools, lost = [], []
     elif not pools and not lost and not unrouted and route is not None:
         pools = _identified_defaults(inputs, topo, w, app, route)
@@ -466,6 +470,7 @@ def client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
                     replicas=replicas, surge=_client_surge(inputs, w, replicas),
                     pools=pools, location=w.obj.location(), suppressed=suppressed_codes(w.obj),
                     source_dir=directory, route=route,
+                    floor_pools=[] if pools else _on_route(floor_pools, route),
                     unknown="" if pools else "; ".join(hidden) or (
                         _why_unknown_unrouted(lost, route) if lost and route is not None
                         else _why_unknown(w, directory, app)),
@@ -585,6 +590,13 @@ def _unrouted_part(client: Client, lost: list[Pool]) -> list[Client]:
                    surge=client.surge, pools=lost, location=client.location,
                    suppressed=client.suppressed, source_dir=client.source_dir,
                    part_of=client.id)]
+
+
+def _on_route(pools: list[Pool], route: Route | None) -> list[Pool]:
+    """The pools that connect where the client does (no route of their own, or its
+    host): another host's pool is no floor of this server's."""
+    host = (route.host or "").lower() if route is not None else ""
+    return [p for p in pools if p.route is None or (p.route.host or "").lower() == host]
 
 
 def _why_unknown_unrouted(lost: list[Pool], route: Route) -> str:

@@ -110,8 +110,8 @@ def unknown_client_connections(topo: Topology, ctx: RuleContext) -> Iterator[Fin
         yield Finding(
             code="PA106", name="unknown-client-connections", severity=Severity.warning,
             message=(f"{client.name}: connections per pod unknown, so its "
-                     f"{_pods_text(pods(client))}{target}, the least a pod that connects "
-                     f"holds (peak is a floor): "
+                     f"{_pods_text(pods(client), _read_per_pod(client))}{target}, the least "
+                     "a pod that connects holds (peak is a floor): "
                      f"{client.unknown}. Declare it: [[workloads]] name = "
                      f"\"{client.name}\" connections = N (per pod), or source = \"<folder>\""),
             location=client.location, related=tuple(related),
@@ -121,7 +121,17 @@ def unknown_client_connections(topo: Topology, ctx: RuleContext) -> Iterator[Fin
     yield from pairs_findings(topo, ctx.budgets)
 
 
-def _pods_text(n: float) -> str:
+def _read_per_pod(client: Client) -> float:
+    """The connections per pod its pools read hold when another's size is not read
+    (Client.floor_pools; advisor.budget.slots counts the same), else 1."""
+    return max(1, sum(p.per_pod() for p in client.floor_pools))
+
+
+def _pods_text(n: float, per_pod: float = 1) -> str:
+    if per_pod > 1:
+        each = f"{num(per_pod)} connections (the pools read)"
+        return f"1 pod is counted as {each}" if n == 1 else \
+            f"{num(n)} pods are counted as {each} each"
     if n == 1:
         return "1 pod is counted as 1 connection"
     return f"{num(n)} pods are counted as 1 connection each"
