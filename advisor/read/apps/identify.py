@@ -51,6 +51,20 @@ GO_SQL = Stack("database/sql MaxOpenConns", 0, "Go database/sql default 0 = no l
 PG_BOSS = Stack("pg-boss pg.Pool max", 10,
                 "pg-boss sets no max: pg-pool default (max || poolSize || 10)")
 ASYNCPG = Stack("asyncpg create_pool max_size", 10, "asyncpg default max_size 10")
+# Celery's database result backend (`db+postgresql://`) opens its own SQLAlchemy engine:
+# in a prefork worker child (`forked`, set by the after-fork hook billiard runs) a cached
+# create_engine(dburi), QueuePool 5 + 10; anywhere else (the web processes that send tasks
+# and read results, a solo or thread-pool worker) create_engine(dburi, poolclass=NullPool),
+# one connection per use (celery/backends/database/session.py SessionManager.get_engine,
+# Celery 4.x-5.x). gunicorn forks with os.fork, which runs no such hook.
+CELERY_DB_CHILD = Stack(
+    "Celery database result backend QueuePool (pool_size 5 + max_overflow 10)", 15,
+    "Celery database result backend in a prefork child: create_engine(dburi), SQLAlchemy "
+    "QueuePool 5 + 10 (celery/backends/database/session.py SessionManager.get_engine)")
+CELERY_DB_NULLPOOL = Stack(
+    "Celery database result backend NullPool (one connection per use)", 1,
+    "Celery database result backend outside a prefork child: create_engine(dburi, "
+    "poolclass=NullPool) (celery/backends/database/session.py SessionManager.get_engine)")
 
 # (dependency name pattern, stack), most specific first: an ORM before its driver.
 _PYTHON = ((r"django", DJANGO), (r"flask[-_]sqlalchemy|sqlalchemy|sqlmodel", SQLALCHEMY),
@@ -146,6 +160,8 @@ def identified_pools(ctx: StackContext, route: Route | None) -> list[Pool]:
     found: tuple[Stack, Source] | None = None
     if route is not None and route.source.key:
         var = ctx.env(route.source.key)
+        if var is not None and var.value and var.value.strip().lower().startswith("db+"):
+            return [_celery_backend_pool(ctx, route, var.value)]
         if var is not None and var.value and (stack := _scheme_stack(var.value)):
             scheme = var.value.strip().split("//", 1)[0].rstrip(":/")
             found = stack, replace(ctx.env_source(route.source.key),
@@ -192,6 +208,26 @@ def identified_pools(ctx: StackContext, route: Route | None) -> list[Pool]:
         why += f"; capped by {threads.show()}"
     return [ctx.pool(stack.label, size, src, route=route, bound="default",
                      per_process=stack.per_process, note=why)]
+
+
+def _celery_backend_pool(ctx: StackContext, route: Route, url: str) -> Pool:
+    """The pool of a container whose only PostgreSQL URL is a Celery `db+` result
+    backend: Celery's own engine, not the application's (yolossn/flask-celery-
+    microservice's Flask server was given SQLAlchemy's QueuePool 15 per gunicorn worker
+    from requirements.txt, while only Celery's backend, a NullPool there, connects)."""
+    info = ctx.processes()
+    scheme = url.strip().split("//", 1)[0].rstrip(":/")
+    why = f"the URL scheme {scheme}:// of {route.source.key} is Celery's database result backend"
+    if info.server == "celery" and info.threads is None and info.processes is not None:
+        stack = CELERY_DB_CHILD
+        size = stack.size
+    else:
+        stack = CELERY_DB_NULLPOOL
+        size = int(info.threads.value) if info.threads is not None else 1
+        if info.threads is not None:
+            why += f"; {info.threads.show()}"
+    src = Source.default_of(stack.default_text, key=stack.label)
+    return ctx.pool(stack.label, size, src, route=route, bound="default", note=why)
 
 
 def _rails_url_pool(ctx: StackContext) -> tuple[int, Source] | None:
