@@ -260,6 +260,10 @@ def client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
             continue
         topo.notices.extend(found.notices)
         topo.problems.extend(found.problems)
+        if found.monitor and not found.pools:
+            # Flower or `celery events`: runs no task, opens none of the app's pools
+            non_clients += c.role != "init"
+            continue
         hidden += found.unknown
         unrouted += [why for why in found.unrouted if why not in unrouted]
         # an operator's Secret lists one connection several ways (uri, jdbc-uri,
@@ -409,7 +413,10 @@ def client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
         floor_pools = [p for p in pools if p.bound != "unbounded"]
         pools, lost = [], []
     elif not pools and not lost and not unrouted and route is not None:
-        pools = _identified_defaults(inputs, topo, w, app, route)
+        identified = _identified_defaults(inputs, topo, w, app, route)
+        if identified is None:
+            return []  # a Celery monitor (Flower): runs no task, opens no pool
+        pools = identified
     if decl is not None and decl.pool_size is not None:
         pools = [_declared_pool(decl, inputs.settings.origin, w.name, pools + lost, route)]
         lost = []
@@ -980,8 +987,12 @@ def _other_routes(route: Route | None, routes: list[Route]) -> list[Route]:
 
 
 def _identified_defaults(inputs: Inputs, topo: Topology, w: Workload, app: object,
-                         route: Route) -> list[Pool]:
-    """No reader found a pool: the default of the stack the URL or dependencies name."""
+                         route: Route) -> list[Pool] | None:
+    """No reader found a pool: the default of the stack the URL or dependencies name;
+    None when the only container a stack was identified for runs a Celery monitor
+    (Flower, `celery events`), which opens none of the application's pools."""
+    monitors: list[str] = []
+    others = 0  # containers identified as neither a pool nor a monitor
     for c in w.containers:
         if is_pgbouncer_container(c) or c.role == "init" or non_client_server(c):
             continue
@@ -991,6 +1002,13 @@ def _identified_defaults(inputs: Inputs, topo: Topology, w: Workload, app: objec
         if found is not None and found.pools:
             topo.notices.extend(found.notices)
             return found.pools
+        if found is not None and found.monitor:
+            monitors += [n for n in found.notices if "runs Celery" in n]
+        else:
+            others += 1
+    if monitors and not others:
+        topo.notices.extend(monitors)
+        return None
     return []
 
 

@@ -194,6 +194,9 @@ class AppPools(Record, kw_only=True):
     # connection variables only a CLI of the application opens (Prisma's directUrl):
     # name -> where that is said; the running program opens nothing on them
     cli_only: dict[str, str] = field(default_factory=dict)
+    # The container runs a Celery monitor (`celery flower`, `celery events`): it runs no
+    # task, so it opens none of the application's pools ("" when not)
+    monitor: str = ""
 
     @property
     def default_applied(self) -> list[Pool]:
@@ -602,6 +605,13 @@ def pools_for_container(container: Container, app: AppSource | None = None, *,
             ctx.unknown.append(f"{reader.name} pool settings not read (internal error)")
             pools = []
             break
+    if pools and container.role != "init" and \
+            (monitor := celery_monitor(ctx.processes().server)) is not None:
+        # Flower and `celery events` run no task: the application's framework pools are
+        # never opened (larsrinn/kubernetes_django's flower, with no database host in its
+        # env, made every server "cannot tell, may connect here")
+        ctx.notices.append(monitor_note(container.name, monitor, pools))
+        return AppPools(notices=ctx.notices, problems=ctx.problems, monitor=monitor)
     if skipped:
         ctx.notices.append(f"{container.name}: runs Python ({python_process}): the source's "
                            f"JavaScript ({', '.join(skipped)}) is not its process, not counted")
@@ -637,6 +647,20 @@ def pools_for_container(container: Container, app: AppSource | None = None, *,
                     unknown=unknown, unrouted=unrouted, cli_only=cli_only)
 
 
+def celery_monitor(server: str) -> str | None:
+    """"flower" / "events" for a container whose server is a Celery monitor
+    (processes.detect_processes: `celery -A app flower`), else None."""
+    return server.removeprefix("celery-") if server in ("celery-flower", "celery-events") \
+        else None
+
+
+def monitor_note(container: str, monitor: str, pools: list[Pool]) -> str:
+    return (f"{container}: runs Celery {monitor}, which runs no task (mher/flower "
+            "flower/command.py; celery events): the application's "
+            f"{', '.join(sorted({p.label for p in pools})) or 'pool'} is never opened, "
+            "not counted")
+
+
 def default_pools_for_container(container: Container, app: AppSource | None, route: object,
                                 *, node_cpus: int | NodeCpus | None = None
                                 ) -> AppPools:
@@ -648,4 +672,9 @@ def default_pools_for_container(container: Container, app: AppSource | None, rou
         app = None
     ctx = StackContext(container=container, app=app, profile=None, node_cpus=node_cpus)
     pools = identified_pools(ctx, route)  # type: ignore[arg-type]
+    if pools and container.role != "init" and not any(
+            p.label.startswith("Celery database result backend") for p in pools) and \
+            (monitor := celery_monitor(ctx.processes().server)) is not None:
+        ctx.notices.append(monitor_note(container.name, monitor, pools))
+        return AppPools(notices=ctx.notices, problems=ctx.problems, monitor=monitor)
     return AppPools(pools=pools, notices=ctx.notices, problems=ctx.problems)
