@@ -110,3 +110,19 @@ def test_a_db_result_backend_is_still_counted_for_flower(tmp_path):
         '{name: CELERY_RESULT_BACKEND, value: "db+postgresql://u:p@pg-svc:5432/r"}')})
     b = _pg(run_check([tmp_path]))
     assert [(c.who, c.total) for c in b.contributions] == [("flower", 2)]  # NullPool: 1
+
+
+def test_flower_sharing_the_workers_configmap_of_an_image_not_read(tmp_path):
+    # Andrey-Omelyanuk/dev-cluster's infobiz flower: `celery -A main flower`, envFrom
+    # the ConfigMap that names the database for the API and the workers too
+    write(tmp_path, {"k8s/db.yaml": DB, "k8s/apps.yaml": """\
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: back}
+data: {DB_HOST: pg-svc, DB_NAME: site}
+""" + _deploy("flower", "back", 'command: ["celery", "-A", "main", "flower"]', "")
+        .replace("env: []", "envFrom: [{configMapRef: {name: back}}]")})
+    r = run_check([tmp_path])
+    b = _pg(r)
+    assert b.contributions == [] and b.fits and not b.unknown_clients
+    assert not [f for f in r.findings if f.code in ("PA106", "PA107")]

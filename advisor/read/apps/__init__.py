@@ -672,7 +672,9 @@ def default_pools_for_container(container: Container, app: AppSource | None, rou
         app = None
     ctx = StackContext(container=container, app=app, profile=None, node_cpus=node_cpus)
     pools = identified_pools(ctx, route)  # type: ignore[arg-type]
-    if pools and container.role != "init" and not any(
+    # whether or not a stack is identified: a monitor given the database's env (from the
+    # ConfigMap its workers share) still connects to nothing
+    if container.role != "init" and not any(
             p.label.startswith("Celery database result backend") for p in pools) and \
             (monitor := celery_monitor(ctx.processes().server)) is not None:
         ctx.notices.append(monitor_note(container.name, monitor, pools))
