@@ -655,10 +655,10 @@ def celery_monitor(server: str) -> str | None:
 
 
 def monitor_note(container: str, monitor: str, pools: list[Pool]) -> str:
+    what = (f"the application's {', '.join(sorted({p.label for p in pools}))} is never "
+            "opened" if pools else "the database its env names is not connected to")
     return (f"{container}: runs Celery {monitor}, which runs no task (mher/flower "
-            "flower/command.py; celery events): the application's "
-            f"{', '.join(sorted({p.label for p in pools})) or 'pool'} is never opened, "
-            "not counted")
+            f"flower/command.py; celery events): {what}, not counted")
 
 
 def default_pools_for_container(container: Container, app: AppSource | None, route: object,
