@@ -80,7 +80,8 @@ def jsonnet_sources(root: Root, other_files: list[Path], every: list[K8sObject],
         return []
     claimed: set[str] = set()
     objects = _argo_cd(root, files, every, problems, notices, claimed)
-    _unrendered(root, [f for f in files if f not in claimed], problems, notices)
+    libs = sorted(root.rel(p) for p in other_files if p.name.endswith(".libsonnet"))
+    _unrendered(root, [f for f in files if f not in claimed], problems, notices, libs)
     return objects
 
 
@@ -200,24 +201,69 @@ def _kinds(root: Root, shown: str) -> set[str]:
     return set(_KIND.findall(text)) if _API_VERSION.search(text) else set()
 
 
+_IMPORT = re.compile(r"""\bimport\s+['"]([^'"]+\.(?:lib|j)sonnet)['"]""")
+_MAX_IMPORTS = 400  # library files followed from one run's unrendered files
+
+
+def _resolve_import(shown: str, target: str, libs: list[str]) -> str | None:
+    """Where `import 'target'` in `shown` leads: beside it, then in each folder above it
+    (a `-J .` at any level), else the repository's one library whose path ends with it
+    (a `-J lib` the Makefile passes: koskev/k8s imports 'database/db.libsonnet' from
+    lib/); None when not in the repository or ambiguous."""
+    folder = Path(shown).parent
+    for base in (folder, *folder.parents):
+        candidate = os.path.normpath((base / target).as_posix()).replace(os.sep, "/")
+        if candidate in libs:
+            return candidate
+    ends = [lib for lib in libs if lib.endswith("/" + target.lstrip("./"))]
+    return ends[0] if len(ends) == 1 else None
+
+
+def _kinds_imported(root: Root, shown: str, libs: list[str], cache: dict[str, set[str]],
+                    budget: list[int]) -> set[str]:
+    """The kinds `shown` names itself or through the repository's `.libsonnet` files it
+    imports, transitively (each file read once per run, at most _MAX_IMPORTS)."""
+    if shown in cache:
+        return cache[shown]
+    cache[shown] = found = set(_kinds(root, shown))
+    try:
+        text = root.read_text(shown)
+    except InputError:
+        return found
+    for target in _IMPORT.findall(text):
+        lib = _resolve_import(shown, target, libs)
+        if lib is None or budget[0] <= 0:
+            continue
+        budget[0] -= lib not in cache
+        found |= _kinds_imported(root, lib, libs, cache, budget)
+    return found
+
+
 def _unrendered(root: Root, files: list[str], problems: list[ConfigProblem],
-                notices: list[str]) -> None:
+                notices: list[str], libs: list[str] | None = None) -> None:
     """`.jsonnet` files describing Kubernetes objects that no Argo CD Application in the
     checked paths renders: how they are rendered (which TLAs, which tool) is not known,
     so they are not evaluated; said, and a PA901 warning when they name a workload or a
-    PostgreSQL server."""
-    kinds = {shown: found for shown in files if (found := _kinds(root, shown))}
+    PostgreSQL server. A file that names no kind itself but calls a library of the
+    repository that does (koskev/k8s: forgejo.jsonnet's `k8s.db.database(...)` from
+    lib/database/db.libsonnet, a CloudNativePG Cluster from cnpg.libsonnet) counts too:
+    before, those gave no server, no client and no word."""
+    cache: dict[str, set[str]] = {}
+    budget = [_MAX_IMPORTS]
+    kinds = {shown: found for shown in files
+             if (found := _kinds_imported(root, shown, libs or [], cache, budget))}
     if not kinds:
         return
     named = sorted(set().union(*kinds.values()))
-    budget = [f for f, k in kinds.items() if k & _BUDGET_KINDS]
+    budget_files = [f for f, k in kinds.items() if k & _BUDGET_KINDS]
     what = (f"{_plural(len(kinds), '.jsonnet file')} ({_named(sorted(kinds))}) describe "
-            f"Kubernetes objects ({_named(named)}) that no Argo CD Application in the "
+            f"Kubernetes objects ({_named(named)}), themselves or through the .libsonnet "
+            "files they import, that no Argo CD Application in the "
             "checked paths renders, not read (Jsonnet is read only as an Application's "
             "source; check the folder that holds the Application too)")
-    if budget:
+    if budget_files:
         problems.append(ConfigProblem(
-            location=Location(path=budget[0], line=1),
+            location=Location(path=budget_files[0], line=1),
             message=f"{what}: the servers and clients they deploy are in no budget"))
     else:
         notices.append(what)
