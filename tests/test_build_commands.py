@@ -252,16 +252,16 @@ def test_a_build_of_another_version_of_the_image_is_not_its_folder(tmp_path):
 NPGSQL_APP = """
 apiVersion: apps/v1
 kind: Deployment
-metadata: {name: school-web}
+metadata: {name: web-deployment-2}
 spec:
   replicas: 3
-  selector: {matchLabels: {app: school-web}}
+  selector: {matchLabels: {app: web-app-2}}
   template:
-    metadata: {labels: {app: school-web}}
+    metadata: {labels: {app: web-app-2}}
     spec:
       containers:
-        - name: school-web
-          image: acme/school-web:latest
+        - name: web-app-2
+          image: acme/web-app-2:latest
 ---
 apiVersion: apps/v1
 kind: Deployment
@@ -291,8 +291,8 @@ def test_a_lone_build_folder_without_a_dockerfile_is_not_the_build(tmp_path):
     # own command that made the image's folder ambiguous: the app's appsettings.json was
     # never read and the server printed "fits, peak 0", exit 0
     write(tmp_path, {
-        "README.md": "- Push\n  - `cd school`\n  - `docker build -t acme/school-web .`\n",
-        "school/README.md": "- `docker build -t acme/school-web .`\n",
+        "README.md": "- Push\n  - `cd school`\n  - `docker build -t acme/web-app-2 .`\n",
+        "school/README.md": "- `docker build -t acme/web-app-2 .`\n",
         "school/Dockerfile": 'FROM mcr.microsoft.com/dotnet/aspnet:6.0\n'
                              'ENTRYPOINT ["dotnet", "School.dll"]\n',
         "school/School.csproj": '<Project Sdk="Microsoft.NET.Sdk.Web"><ItemGroup>'
@@ -300,9 +300,12 @@ def test_a_lone_build_folder_without_a_dockerfile_is_not_the_build(tmp_path):
         '</ItemGroup></Project>\n',
         "school/appsettings.json": '{"ConnectionStrings": {"School": '
         '"Host=pg-service;Port=5432;Database=school;Username=postgres"}}\n',
-        "school/k8s/app.yml": NPGSQL_APP})
+        "school/k8s/app.yml": NPGSQL_APP,
+        # a second application folder: the source is not "the only one" either
+        "other/Dockerfile": 'FROM mcr.microsoft.com/dotnet/aspnet:6.0\n',
+        "other/Other.csproj": '<Project Sdk="Microsoft.NET.Sdk.Web"></Project>\n'})
     hints = scan_build_hints(Root.of(tmp_path))
-    assert [(i, d) for i, d, _ in hints.contexts] == [("acme/school-web", "school")]
+    assert [(i, d) for i, d, _ in hints.contexts] == [("acme/web-app-2", "school")]
     (b,) = run_check([str(tmp_path)], CheckOptions()).budgets
     assert b.peak == 400 and not b.fits  # (3 + 1 surge) x Npgsql's default 100
 
