@@ -247,3 +247,71 @@ def test_a_build_of_another_version_of_the_image_is_not_its_folder(tmp_path):
     assert match_app_dir(hints, "web", ["acme/timeserver:1"]) is None
     assert match_app_dir(hints, "web", ["acme/timeserver:5"]).directory == "ch7/timeserver5"
     assert match_app_dir(hints, "web", ["acme/timeserver"]).directory == "ch7/timeserver5"
+
+
+NPGSQL_APP = """
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web-deployment-2}
+spec:
+  replicas: 3
+  selector: {matchLabels: {app: web-app-2}}
+  template:
+    metadata: {labels: {app: web-app-2}}
+    spec:
+      containers:
+        - name: web-app-2
+          image: acme/web-app-2:latest
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: pg}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: pg}}
+  template:
+    metadata: {labels: {app: pg}}
+    spec:
+      containers:
+        - {name: pg, image: "postgres:12.1-alpine"}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: pg-service}
+spec:
+  selector: {app: pg}
+  ports: [{port: 5432}]
+"""
+
+
+def test_a_lone_build_folder_without_a_dockerfile_is_not_the_build(tmp_path):
+    # audit 17 D1 (yao780913/dotnet-kubernetes' shape): the root README's bulleted
+    # "`cd school`" is not read as a cd, so its `docker build -t IMAGE .` named the root,
+    # which holds no Dockerfile (docker reads <context>/Dockerfile); beside school/README's
+    # own command that made the image's folder ambiguous: the app's appsettings.json was
+    # never read and the server printed "fits, peak 0", exit 0
+    write(tmp_path, {
+        "README.md": "- Push\n  - `cd school`\n  - `docker build -t acme/web-app-2 .`\n",
+        "school/README.md": "- `docker build -t acme/web-app-2 .`\n",
+        "school/Dockerfile": 'FROM mcr.microsoft.com/dotnet/aspnet:6.0\n'
+                             'ENTRYPOINT ["dotnet", "School.dll"]\n',
+        "school/School.csproj": '<Project Sdk="Microsoft.NET.Sdk.Web"><ItemGroup>'
+        '<PackageReference Include="Npgsql.EntityFrameworkCore.PostgreSQL" Version="7.0.4" />'
+        '</ItemGroup></Project>\n',
+        "school/appsettings.json": '{"ConnectionStrings": {"School": '
+        '"Host=pg-service;Port=5432;Database=school;Username=postgres"}}\n',
+        "school/k8s/app.yml": NPGSQL_APP,
+        # a second application folder: the source is not "the only one" either
+        "other/Dockerfile": 'FROM mcr.microsoft.com/dotnet/aspnet:6.0\n',
+        "other/Other.csproj": '<Project Sdk="Microsoft.NET.Sdk.Web"></Project>\n'})
+    hints = scan_build_hints(Root.of(tmp_path))
+    assert [(i, d) for i, d, _ in hints.contexts] == [("acme/web-app-2", "school")]
+    (b,) = run_check([str(tmp_path)], CheckOptions()).budgets
+    assert b.peak == 400 and not b.fits  # (3 + 1 surge) x Npgsql's default 100
+
+
+def test_a_lone_folder_with_a_containerfile_is_built(tmp_path):
+    write(tmp_path, {"api/Containerfile": "FROM python:3.12\n",
+                     "api/README.md": "podman build -t acme/api .\n"})
+    hints = scan_build_hints(Root.of(tmp_path))
+    assert [(i, d) for i, d, _ in hints.contexts] == [("acme/api", "api")]

@@ -244,9 +244,11 @@ def script_contexts(root: Root, path: str, dockerfile_dirs: tuple[str, ...] = ()
         folders = {f for b in bases
                    if (f := rel_inside(f"{b}/{context}" if b else context)) is not None
                    and os.path.isdir(os.path.join(root.path, f) if f else root.path)}
-        if len(folders) > 1 and named_file is None:
-            # docker reads <context>/Dockerfile: the folder without one cannot be it
-            folders = {f for f in folders if has_dockerfile(root, f)}
+        if named_file is None:
+            # docker reads <context>/Dockerfile: a folder without one cannot be it, even
+            # when it is the only one (yao780913/dotnet-kubernetes' root README builds
+            # `.` after a bulleted `cd myWebApp2`: the root holds no Dockerfile)
+            folders = {f for f in folders if has_default_build_file(root, f)}
         if len(folders) != 1:
             continue
         folder = folders.pop()
@@ -909,6 +911,18 @@ def builds_postgres(root: Root, directory: str) -> bool:
 def has_dockerfile(root: Root, directory: str) -> bool:
     base = os.path.join(root.path, directory) if directory else str(root.path)
     return os.path.isfile(os.path.join(base, "Dockerfile"))
+
+
+# the files a build without -f reads in its context: docker's Dockerfile (moby
+# builder/remotecontext/detect.go falls back to a lowercase `dockerfile`), podman's
+# Containerfile before it
+_DEFAULT_BUILD_FILES = ("Dockerfile", "dockerfile", "Containerfile", "containerfile")
+
+
+def has_default_build_file(root: Root, directory: str) -> bool:
+    """The folder holds a file `docker build` / `podman build` reads when no -f names one."""
+    base = os.path.join(root.path, directory) if directory else str(root.path)
+    return any(os.path.isfile(os.path.join(base, n)) for n in _DEFAULT_BUILD_FILES)
 
 
 def dockerfile_copy_dirs(root: Root, directory: str) -> list[tuple[str, int]]:

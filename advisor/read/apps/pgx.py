@@ -16,10 +16,12 @@ from msgspec.structs import replace
 
 from advisor.model import CpuFormula, Pool, Route, Source
 from advisor.read.apps.base import StackContext
-from advisor.read.apps.gosource import go_files, literal
+from advisor.read.apps.gosource import GoFile, go_files, literal
+from advisor.read.apps.jsparse import Tok
 from advisor.read.apps.numbers import parse_int
 from advisor.read.apps.urls import route_from_env, route_from_url
 
+_INT_TYPES = frozenset({"int", "int32", "int64", "uint32"})
 CPU_FORMULA = CpuFormula(per_cpu=1, floor=4, text="max(4, runtime.NumCPU())")
 
 
@@ -28,6 +30,30 @@ def _pool_max_conns(url: str) -> int | None:
         return parse_int((parse_qs(urlsplit(url).query).get("pool_max_conns") or [None])[-1])
     m = re.search(r"(?:^|\s)pool_max_conns\s*=\s*(\d+)", url)
     return int(m.group(1)) if m else None
+
+
+def _int_value(g: GoFile, toks: list[Tok], k: int) -> int | None:
+    """The integer the expression at toks[k] is, when it is a literal or a constant,
+    also inside a conversion (`int32(40)`, `int32(maxConns)`): MaxConns is an int32."""
+    if k < len(toks) and literal(g, toks[k]) is not None:
+        return parse_int(literal(g, toks[k]))
+    if (k + 3 < len(toks) and toks[k].text in _INT_TYPES and toks[k + 1].text == "("
+            and toks[k + 3].text == ")" and literal(g, toks[k + 2]) is not None):
+        return parse_int(literal(g, toks[k + 2]))
+    return None
+
+
+def _format_max_conns(g: GoFile, toks: list[Tok], start: int, end: int
+                      ) -> tuple[int | None, int] | None:
+    """pool_max_conns written in a string literal among toks[start:end] (the connection
+    string built with fmt.Sprintf or `+`): its value, None when it is a format verb or
+    another value not read (`pool_max_conns=%d`), and the literal's line."""
+    for tok in toks[start:end]:
+        text = literal(g, tok) if tok.kind != "id" else None
+        if text is not None and "pool_max_conns" in text:
+            m = re.search(r"pool_max_conns\s*=\s*(\d+)(?![\w%])", text)
+            return (int(m.group(1)) if m else None), tok.line
+    return None
 
 
 def _major(ctx: StackContext) -> str:
@@ -44,15 +70,15 @@ def pgx_pools(ctx: StackContext) -> list[Pool]:
     for g in go_files(ctx, "pgxpool", frozenset({"MaxConns", "pgxpool"})):
         toks = g.toks
         max_conns: tuple[int, Source] | None = None
+        unread: Source | None = None  # MaxConns set to a value not read: not the default
         for i in range(len(toks) - 3):
             if toks[i].text == "." and toks[i + 1].text == "MaxConns" and toks[i + 2].text == "=":
-                value = literal(g, toks[i + 3])
-                if value is not None and parse_int(value) is not None:
-                    max_conns = (parse_int(value), Source(path=g.file.path, line=toks[i].line,
-                                                          key="MaxConns"))
+                value = _int_value(g, toks, i + 3)
+                src = Source(path=g.file.path, line=toks[i].line, key="MaxConns")
+                if value is not None:
+                    max_conns = (value, src)
                 else:
-                    ctx.notices.append(f"{g.file.path}:{toks[i].line}: MaxConns set from an "
-                                       "expression not read statically")
+                    unread = src
         for i in range(len(toks) - 4):
             if not (toks[i].text == "pgxpool" and toks[i + 1].text == "."
                     and toks[i + 2].text in ("New", "ParseConfig", "Connect")
@@ -80,8 +106,18 @@ def pgx_pools(ctx: StackContext) -> list[Pool]:
             route: Route | None = route_from_url(url, url_src) if url else \
                 route_from_env(ctx.container.env)
             from_url = _pool_max_conns(url) if url else None
+            written = None if url or getenv else _format_max_conns(g, toks, i + 4, j)
+            if written is not None and written[0] is None:
+                unread = unread or Source(path=g.file.path, line=written[1],
+                                          key="pool_max_conns")
+            elif written is not None and written[0] is not None:
+                from_url = written[0]
+                url_src = Source(path=g.file.path, line=written[1])
             if max_conns is not None:
                 n, src = max_conns
+            elif unread is not None:
+                ctx.unread_size("pgxpool MaxConns", unread)
+                continue
             elif from_url is not None:
                 n, src = from_url, replace(url_src, key="pool_max_conns")
             else:
