@@ -123,3 +123,20 @@ def test_a_repository_alias_added_for_bitnami_is_bitnami(tmp_path):
         "k8s/api.yaml": api("orders-postgresql")})
     (budget,) = run_check([tmp_path]).budgets
     assert budget.server == "orders-postgresql"
+
+
+def test_a_values_file_not_in_the_repository_or_an_example_builds_no_server(tmp_path):
+    """A values file the repository does not hold (a URL) may set max_connections: no
+    number comes from it, so the server is said, not built from the chart's defaults; a
+    command in an examples/ folder is applied by hand (zitadel-charts' examples/
+    1-postgres-insecure/README.md installed `db` with https values and printed a server)."""
+    write(tmp_path, {
+        "deploy/db.sh": "helm install orders bitnami/postgresql "
+                        "-f https://example.com/values.yaml --version 13.4.4\n",
+        "examples/pg/README.md": "    helm install db bitnami/postgresql --version 12.10.0\n",
+        "k8s/api.yaml": api("orders-postgresql")})
+    r = run_check([tmp_path])
+    assert r.budgets == []
+    (said,) = [f for f in r.findings if f.code == "PA901" and "orders" in f.message]
+    assert "its values https://example.com/values.yaml not in the repository" in said.message
+    assert any("(an example" in f.message for f in r.findings if f.code == "PA901")

@@ -353,14 +353,18 @@ def _helm_install_servers(installs: list[Install], root: Root, manifests: list[P
     saying which command installs each."""
     if not installs:
         return []  # (the stand-in's modules are not imported for a repository without)
-    from advisor.read.render.helm_installs import buildable, installed_server, value_files
+    from advisor.read.render.helm_installs import (
+        installed_server,
+        not_built_because,
+        value_files,
+    )
 
     objects = []
     for install, shown, text in installs:
-        if not buildable(install, text):
-            continue
-        built = installed_server(root, install, shown,
-                                 value_files(root, shown, install.values, manifests))
+        files = value_files(root, shown, install.values, manifests)
+        if not_built_because(install, text, shown, files):
+            continue  # said by _helm_installs_said
+        built = installed_server(root, install, shown, files)
         objects += built.objects
         problems += built.problems
         notices += built.notices
@@ -377,13 +381,16 @@ def _helm_installs_said(installs: list[Install], root: Root, topo: Topology,
     if not installs:
         return []
     from advisor.read.helm_commands import service_name
-    from advisor.read.render.helm_installs import buildable, merged_values, value_files
+    from advisor.read.render.helm_installs import merged_values, not_built_because, value_files
 
     notices = []
     for install, shown, text in installs:
-        if buildable(install, text):
+        files = value_files(root, shown, install.values, manifests)
+        why = not_built_because(install, text, shown, files)
+        if not why:
             continue
-        values = merged_values(root, value_files(root, shown, install.values, manifests))
+        why = "" if why == "not modelled" else f" ({why})"
+        values = merged_values(root, files)
         host = service_name(install, values)
         where = f"{shown}:{install.line}"
         release = install.release or "(a generated name)"
@@ -394,7 +401,7 @@ def _helm_installs_said(installs: list[Install], root: Root, topo: Topology,
         given = (f"; values {', '.join(install.values)}" if install.values else "")
         if topo.servers:
             notices.append(f"{what} installs a PostgreSQL server from a chart the "
-                           f"repository does not hold: not budgeted, nor the clients "
+                           f"repository does not hold{why}: not budgeted, nor the clients "
                            f"of {hosts}{given}")
             continue
         topo.unbudgeted_servers.append(f"{install.release or install.chart} "
@@ -405,7 +412,7 @@ def _helm_installs_said(installs: list[Install], root: Root, topo: Topology,
         problems.append(ConfigProblem(
             location=Location(path=shown, line=install.line),
             message=f"{what} installs a PostgreSQL server from a chart the repository "
-                    f"does not hold, which this tool does not render: it and the "
+                    f"does not hold, which this tool does not render{why}: it and the "
                     f"clients of {hosts} are in no budget{given}. Declare it: "
                     f"{declare} (the chart sets none unless its configuration values "
                     "do: PostgreSQL's default 100)"))

@@ -72,6 +72,30 @@ def buildable(install: HelmInstall, text: str) -> bool:
         and bool(release) and "$" not in release and "{{" not in release
 
 
+# Folders of examples applied by hand (as a chart's examples/ manifests are not read
+# unless named: README "What is read"): a command there installs no server of the
+# deployment checked
+_EXAMPLE_DIRS = frozenset({"example", "examples", "sample", "samples"})
+
+
+def not_built_because(install: HelmInstall, text: str, shown: str, files: list[str]) -> str:
+    """Why the stand-in does not build the command's server ("" when it does): not
+    Bitnami's postgresql under a release name given (buildable); a values file not in
+    the repository (a URL, or a path not found: what it sets is not known, so no number
+    would come from it); a command in an examples folder."""
+    if not buildable(install, text):
+        return "not modelled"
+    if len(files) < len(install.values):
+        read = set(files)
+        missing = [v for v in install.values if not any(r.endswith(v.lstrip("./"))
+                                                          for r in read)]
+        return (f"its values {', '.join(missing) or ', '.join(install.values)} "
+                "not in the repository: what they set is not known")
+    if any(part.lower() in _EXAMPLE_DIRS for part in shown.split("/")[:-1]):
+        return "an example (its folder's commands are applied by hand)"
+    return ""
+
+
 def installed_server(root: Root, install: HelmInstall, shown: str, files: list[str]
                      ) -> Rendered:
     """The objects the stand-in builds for the command's release (its StatefulSets,
