@@ -8,7 +8,6 @@ from pathlib import Path
 from advisor import __version__
 from advisor.config.settings import Settings
 from advisor.engine.options import CheckOptions, UsageError
-from advisor.engine.overlay_findings import merged_across_overlays
 from advisor.guard import crash_text, is_internal
 from advisor.model import TEMPLATE_PROGRAM, CheckResult, Finding, Severity, Topology
 from advisor.read.fs import InputError, Root
@@ -50,7 +49,10 @@ def evaluate(topo: Topology, settings: Settings, options: CheckOptions, registry
             [(r, f) for r in last for f in _rule_findings(r, topo, ctx)], topo, None)
         findings += more
         suppressed += more_suppressed
-    findings = merged_across_overlays(findings, topo.overlays)
+    if len(topo.overlays) > 1:  # (imported only then: most runs have no overlays)
+        from advisor.engine.overlay_findings import merged_across_overlays
+
+        findings = merged_across_overlays(findings, topo.overlays)
 
     def order(f: Finding):
         return (-f.severity.rank, f.location.path, f.location.line or 0, f.code)

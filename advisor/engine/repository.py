@@ -320,12 +320,16 @@ def _compose_said(databases: tuple[tuple[str, str, str, int], ...], topo: Topolo
 Install = tuple[Any, str, str]  # (HelmInstall, the file shown, its text)
 
 
+# A `helm install|upgrade` naming a postgresql chart on its line or its continuations:
+# what advisor.read.helm_commands.server_installs can take, looked for in one scan
+_HELM_INSTALL_HINT = lazy(r"\bhelm\s+(?:install|upgrade)\b(?:[^\n\\]|\\[\s\S])*postgresql")
+
+
 def _helm_install_commands(found, root: Root) -> list[Install]:
     """The `helm install|upgrade` commands of the scripts and READMEs that install a
     PostgreSQL server's chart from a chart repository (advisor.read.helm_commands), each
     release once: a script's command before a README's copy of it."""
     from advisor.read.apps.locate import is_build_script
-    from advisor.read.helm_commands import server_installs
 
     out: list[Install] = []
     said: set[tuple[str, str]] = set()
@@ -338,6 +342,10 @@ def _helm_install_commands(found, root: Root) -> list[Install]:
                 text = root.read_text(path)
             except InputError:
                 continue
+            if _HELM_INSTALL_HINT.search(text) is None:
+                continue  # (most READMEs: the command parser is not loaded for them)
+            from advisor.read.helm_commands import server_installs
+
             for install in server_installs(text):
                 key = (install.release, install.chart)
                 if key not in said:

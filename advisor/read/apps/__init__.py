@@ -605,8 +605,10 @@ def pools_for_container(container: Container, app: AppSource | None = None, *,
             ctx.unknown.append(f"{reader.name} pool settings not read (internal error)")
             pools = []
             break
-    if pools and container.role != "init" and \
-            (monitor := celery_monitor(ctx.processes().server)) is not None:
+    # (a Celery monitor runs a Python stack, whose pools asked for the processes: a
+    # container whose readers did not, a JVM or Go pool, is none)
+    if pools and container.role != "init" and (read := ctx.processes_read()) is not None \
+            and (monitor := celery_monitor(read.server)) is not None:
         # Flower and `celery events` run no task: the application's framework pools are
         # never opened (larsrinn/kubernetes_django's flower, with no database host in its
         # env, made every server "cannot tell, may connect here")

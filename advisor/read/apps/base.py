@@ -98,6 +98,12 @@ class StackContext(Struct):
         model = self.node.formula(formula)
         return model.on_node(self.cpus), model
 
+    def processes_read(self) -> ProcessInfo | None:
+        """processes(), when a reader has asked for it already (None otherwise): what
+        needs it only when a reader did (a Python stack's) does not run the detection
+        for every container (it imports the process readers)."""
+        return self._processes
+
     def processes(self) -> ProcessInfo:
         if self._processes is None:
             from advisor.read.apps.processes import detect_processes
