@@ -479,9 +479,10 @@ def service_host_routes(env: tuple[EnvVar, ...] | list[EnvVar],
     for var in env:
         value = (var.value or "").strip()
         m = _ANY_HOST_VAR.fullmatch(var.name)
+        if m is None or not m.group(1) or not value:
+            continue
         numbered = _HOST_VAR.fullmatch(var.name)
-        if m is None or not m.group(1) or not value \
-                or (numbered is not None and numbered.group(2) is None) \
+        if (numbered is not None and numbered.group(2) is None) \
                 or _SERVICE_NAME.fullmatch(value) is None \
                 or resolve_host(value, namespace, host_map) is None:
             continue
