@@ -15,7 +15,6 @@ Pure functions over text; the caller reads the files.
 from __future__ import annotations
 
 import re
-import shlex
 
 from msgspec import Struct
 from msgspec.structs import replace
@@ -120,11 +119,10 @@ def _script_default(word: str, text: str) -> str:
 
 
 def _parse(verb: str, rest: str, number: int) -> HelmInstall | None:
-    lexer = shlex.shlex(rest, posix=True, punctuation_chars=";&|()`")
-    lexer.whitespace_split = True
-    try:
-        words = list(lexer)
-    except ValueError:  # an unclosed quote
+    from advisor.read.apps.locate import shell_words
+
+    words = shell_words(rest)
+    if words is None:
         return None
     positional: list[str] = []
     values: list[str] = []

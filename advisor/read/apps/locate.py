@@ -134,19 +134,27 @@ def build_command(text: str) -> tuple[list[str], str] | None:
     return None if found is None else (found[0], found[1])
 
 
+def shell_words(text: str) -> list[str] | None:
+    """A command line's words as the shell splits them, its operators (`;`, `&&`, `|`,
+    `)`, a backtick) words of their own; None for an unclosed quote."""
+    import shlex
+
+    lexer = shlex.shlex(text, posix=True, punctuation_chars=";&|()`")
+    lexer.whitespace_split = True
+    try:
+        return list(lexer)
+    except ValueError:  # an unclosed quote
+        return None
+
+
 def build_command_file(text: str) -> tuple[list[str], str, str | None] | None:
     """build_command, and the Dockerfile the command names (-f/--file), None when it
     names none: docker then reads <context>/Dockerfile."""
-    import shlex
-
     m = _BUILD_CMD.search(text)
     if m is None:
         return None
-    lexer = shlex.shlex(m.group(1), posix=True, punctuation_chars=";&|()`")
-    lexer.whitespace_split = True
-    try:
-        words = list(lexer)
-    except ValueError:  # an unclosed quote
+    words = shell_words(m.group(1))
+    if words is None:
         return None
     tags: list[str] = []
     positional: list[str] = []
