@@ -55,7 +55,8 @@ def unknown_client_connections(topo: Topology, ctx: RuleContext) -> Iterator[Fin
     in no budget at all: PA107 unlinked-database-client reports it, not this rule.
 
     ## Why is this bad
-    Such a workload is not counted as 0 but as one connection per pod at peak, the least
+    Such a workload is not counted as 0 but as one connection per pod at peak, or, when
+    some of its pools were read and another's size was not, as the pools read, the least
     a pod that connects holds: the server's budget prints `peak >= N (K clients
     unknown)` and is never reported as fitting, and PA101 reports it when even that
     floor is past the usable slots. The unknown pods
