@@ -476,3 +476,42 @@ def test_datasource_bean_under_a_profile_constant(tmp_path):
     (pool,) = found.pools
     assert pool.label == "HikariCP maximumPoolSize (@Bean dataSource)"
     assert pool.size.value == 7
+
+
+_MICRONAUT_BUILD = ('plugins { id("io.micronaut.application") version "4.4.2" }\n'
+                    'dependencies {\n  implementation("io.micronaut.sql:micronaut-jdbc-{pool}")\n'
+                    '  runtimeOnly("org.postgresql:postgresql")\n}\n')
+
+
+def test_micronaut_datasource_without_a_size_is_hikaris_default_not_nothing(tmp_path):
+    # audit 19 D1: a Micronaut datasources.default with only its url made no pool, so the
+    # server it names was "fits" with peak 0. micronaut-jdbc-hikari binds datasources.*
+    # onto a HikariConfig (micronaut-sql v5.8.2 DatasourceConfiguration.java:41-42)
+    app = _app(tmp_path, {
+        "build.gradle.kts": _MICRONAUT_BUILD.replace("{pool}", "hikari"),
+        "src/main/resources/application.yml":
+            "datasources:\n  default:\n    url: jdbc:postgresql://db:5432/orders\n"
+            "  audit:\n    url: jdbc:postgresql://audit-db/audit\n"
+            "    maximum-pool-size: 4\n"})
+    found = pools_for_container(container(), app)
+    assert [(p.label, p.size.value, p.bound, p.route.host) for p in found.pools] == [
+        ("HikariCP maximumPoolSize (datasources.audit)", 4, "fixed", "audit-db"),
+        ("HikariCP maximumPoolSize (datasources.default)", 10, "default", "db")]
+    # the environment's form of the url alone names a datasource too
+    env_only = pools_for_container(container(
+        {"DATASOURCES_DEFAULT_URL": "jdbc:postgresql://pg.prod.svc/orders"}), _app(
+        tmp_path / "env", {"build.gradle.kts": _MICRONAUT_BUILD.replace("{pool}", "hikari"),
+                           "src/main/resources/application.yml": "micronaut:\n  x: 1\n"}))
+    (pool,) = env_only.pools
+    assert pool.size.value == 10 and pool.route.host == "pg.prod.svc"
+
+
+def test_micronaut_datasource_of_another_pool_module_is_unknown(tmp_path):
+    app = _app(tmp_path, {
+        "build.gradle.kts": _MICRONAUT_BUILD.replace("{pool}", "tomcat"),
+        "src/main/resources/application.yml":
+            "datasources:\n  default:\n    url: jdbc:postgresql://db:5432/orders\n"})
+    found = pools_for_container(container(), app)
+    assert found.pools == []
+    assert found.unknown == ["Micronaut datasources.default: its pool is "
+                             "micronaut-jdbc-tomcat, not modelled"]

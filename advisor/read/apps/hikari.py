@@ -267,6 +267,52 @@ def _bean_pools(ds_beans: list[DataSourceBean], props: SpringProps,
     return pools
 
 
+# Micronaut's connection pool modules (micronaut-projects/micronaut-sql): each binds every
+# `datasources.<name>` (@EachProperty("datasources", primary = "default")) onto its pool's
+# configuration. jdbc-hikari's DatasourceConfiguration extends HikariConfig and sets no size
+# (v5.8.2 698a69d jdbc-hikari/.../DatasourceConfiguration.java:41-42): HikariCP's default.
+_MICRONAUT_POOL = lazy(r"micronaut-jdbc-(hikari|tomcat|dbcp|ucp)\b")
+_MICRONAUT_ENV_URL = lazy(r"DATASOURCES_([A-Z0-9]+)_URL")
+
+
+def _micronaut_datasources(props: SpringProps, ctx: StackContext) -> tuple[list[str], str]:
+    """(the `datasources.<name>` prefixes with a url, the pool module the build names,
+    "" if none) of a Micronaut application (its build names io.micronaut)."""
+    builds = ctx.files("build")
+    if not any("io.micronaut" in f.text for f in builds):
+        return [], ""
+    module = next((m.group(1) for f in builds for m in [_MICRONAUT_POOL.search(f.text)] if m),
+                  "")
+    bases = {n[: -len(".url")] for n in props.names_under("datasources")
+             if n.endswith(".url") and n.count(".") == 2}
+    # DATASOURCES_DEFAULT_URL is datasources.default.url (Micronaut's environment
+    # property source); a name with `_` in it is ambiguous there, so not taken from env
+    bases |= {f"datasources.{m.group(1).lower()}" for e in ctx.container.env
+              if (m := _MICRONAUT_ENV_URL.fullmatch(e.name))}
+    return sorted(bases), module
+
+
+def _micronaut_pools(props: SpringProps, ctx: StackContext, bases: list[str],
+                     module: str) -> list[Pool]:
+    pools = []
+    for base in bases:
+        label = f"{LABEL} ({base})"
+        if module != "hikari":
+            why = (f"Micronaut {base}: its pool is "
+                   + (f"micronaut-jdbc-{module}, not modelled" if module else
+                      "of no micronaut-jdbc-* module the build names"))
+            _, postgres = _route(props, base, ctx)
+            if postgres and why not in ctx.unknown:
+                ctx.unknown.append(why)
+            continue
+        pool = _pool(props, base, base, label, ctx)
+        if pool is not None:
+            ctx.notices.append(f"{base}: Micronaut datasource (micronaut-jdbc-hikari binds "
+                               "datasources.* onto a HikariConfig)")
+            pools.append(pool)
+    return pools
+
+
 _EXCLUDE_ANNOTATION = lazy(r"@(?:SpringBootApplication|EnableAutoConfiguration)\s*\("
                           r"[^)]*\bexclude\s*=\s*\{?[^)]*\bDataSourceAutoConfiguration\b")
 
@@ -337,7 +383,11 @@ def hikari_pools(ctx: StackContext) -> list[Pool]:
         if pool is not None:
             pools.append(pool)
     pools += _bean_pools(ds_beans, props, ctx)
+    micronaut, module = _micronaut_datasources(props, ctx)
+    pools += _micronaut_pools(props, ctx, micronaut, module)
     for base, hikari in _custom_prefixes(props):
+        if base in micronaut:
+            continue
         if covered(base, ds_beans):
             size = props.get(f"{hikari}.maximum-pool-size")
             if size is not None and not any(
