@@ -515,3 +515,17 @@ def test_micronaut_datasource_of_another_pool_module_is_unknown(tmp_path):
     assert found.pools == []
     assert found.unknown == ["Micronaut datasources.default: its pool is "
                              "micronaut-jdbc-tomcat, not modelled"]
+
+
+def test_micronaut_build_naming_hikaricp_has_no_spring_datasource_pool(tmp_path):
+    # audit 19 D2 (airbyte-platform's server shape): a version-catalog Micronaut build
+    # naming HikariCP got a phantom spring.datasource pool of 10 beside its datasources.*
+    app = _app(tmp_path, {
+        "build.gradle.kts": "dependencies {\n  implementation(libs.bundles.micronaut)\n"
+                            "  runtimeOnly(libs.hikaricp)\n}\n",
+        "src/main/resources/application.yml":
+            "datasources:\n  config:\n    url: jdbc:postgresql://db/config\n"
+            "    maximum-pool-size: ${CONFIG_DB_MAX_POOL_SIZE:20}\n"})
+    found = pools_for_container(container(), app)
+    assert [(p.label, p.size.value) for p in found.pools] == [
+        ("HikariCP maximumPoolSize (datasources.config)", 20)]

@@ -271,7 +271,15 @@ def _bean_pools(ds_beans: list[DataSourceBean], props: SpringProps,
 # `datasources.<name>` (@EachProperty("datasources", primary = "default")) onto its pool's
 # configuration. jdbc-hikari's DatasourceConfiguration extends HikariConfig and sets no size
 # (v5.8.2 698a69d jdbc-hikari/.../DatasourceConfiguration.java:41-42): HikariCP's default.
-_MICRONAUT_POOL = lazy(r"micronaut-jdbc-(hikari|tomcat|dbcp|ucp)\b")
+# the module's artifact or its Gradle version-catalog alias (libs.micronaut.jdbc.hikari)
+_MICRONAUT_POOL = lazy(r"micronaut[.-]jdbc[.-](hikari|tomcat|dbcp|ucp)\b")
+# a build of a Micronaut application: its group, plugin or catalog aliases
+_MICRONAUT_BUILD = lazy(r"io\.micronaut|\blibs\.(?:bundles\.)?micronaut\b")
+_HIKARI_DEP = lazy(r"com\.zaxxer|HikariCP", re.IGNORECASE)
+
+
+def _is_micronaut(ctx: StackContext) -> bool:
+    return any(_MICRONAUT_BUILD.search(f.text) for f in ctx.files("build"))
 _MICRONAUT_ENV_URL = lazy(r"DATASOURCES_([A-Z0-9]+)_URL")
 
 
@@ -279,10 +287,12 @@ def _micronaut_datasources(props: SpringProps, ctx: StackContext) -> tuple[list[
     """(the `datasources.<name>` prefixes with a url, the pool module the build names,
     "" if none) of a Micronaut application (its build names io.micronaut)."""
     builds = ctx.files("build")
-    if not any("io.micronaut" in f.text for f in builds):
+    if not _is_micronaut(ctx):
         return [], ""
     module = next((m.group(1) for f in builds for m in [_MICRONAUT_POOL.search(f.text)] if m),
                   "")
+    if not module and any(_HIKARI_DEP.search(f.text) for f in builds):
+        module = "hikari"  # HikariCP itself named (jdbc-hikari comes in through a bundle)
     bases = {n[: -len(".url")] for n in props.names_under("datasources")
              if n.endswith(".url") and n.count(".") == 2}
     # DATASOURCES_DEFAULT_URL is datasources.default.url (Micronaut's environment
@@ -353,7 +363,9 @@ def hikari_pools(ctx: StackContext) -> list[Pool]:
     datasource_type = _resolved(props, "spring.datasource.type", ctx)
     uses_default = bool(props.names_under("spring.datasource")) or any(
         n.startswith("SPRING_DATASOURCE_") for n in env_names)
-    if not uses_default and ctx.app is not None:
+    if not uses_default and ctx.app is not None and not _is_micronaut(ctx):
+        # a Micronaut build naming HikariCP has no spring.datasource: its pools are
+        # its datasources.* (below)
         uses_default = any(_BUILD_HINTS.search(f.text) for f in ctx.app.of_kind("build"))
     excluded = _datasource_excluded(props, ctx)
     if excluded is not None and uses_default:
