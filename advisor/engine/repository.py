@@ -262,17 +262,21 @@ _TEMPLATE_TOOLS = {".erb": "krane/ERB", ".tpl": "envsubst or a template tool",
                    "a template tool", ".j2": "Jinja", ".jinja": "Jinja", ".jinja2": "Jinja"}
 _TEMPLATE_SUFFIXES = tuple(f"{yaml}{tpl}" for yaml in (".yaml", ".yml")
                            for tpl in _TEMPLATE_TOOLS)
+# a template suffix alone (ministryofjustice's config/kubernetes/*/deployment.tpl, applied
+# after envsubst): a manifest when its text is one (apiVersion and a workload kind)
+_BARE_TEMPLATE_SUFFIXES = (".tpl", ".tmpl", ".template", ".j2", ".jinja", ".jinja2")
 
 
 def _erb_manifests(root: Root, files: list[Path]) -> list[tuple[str, list[str], str]]:
     """The templates of Kubernetes workloads that are rendered before they are applied
-    (krane's config/deploy/*.yaml.erb, an envsubst deploy.yaml.tpl, a Jinja .yaml.j2),
+    (krane's config/deploy/*.yaml.erb, an envsubst deploy.yaml.tpl or deployment.tpl, a
+    Jinja .yaml.j2),
     each with the kinds of workload it holds and the tool that renders it: read only
     when there are such files. (A Helm chart's templates/ are not among `files`: the
     chart renders them.)"""
     out = []
     for path in files:
-        if not path.name.endswith(_TEMPLATE_SUFFIXES):
+        if not path.name.endswith(_TEMPLATE_SUFFIXES + _BARE_TEMPLATE_SUFFIXES):
             continue
         try:
             text = root.read_text(path, keep=True)
