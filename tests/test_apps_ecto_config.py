@@ -78,3 +78,54 @@ def test_releases_exs_beside_a_runtime_exs_is_not_read(tmp_path):
                            "config/prod.exs": "config :till, Till.Repo, url: \"x\"\n"})
     (pool,) = pools_for_container(container({"POOL_SIZE": "25"}), app).pools
     assert pool.bound == "default" and product([pool]) == "1 x 10 = 10"
+
+
+OBAN = """import Config
+config :till, Till.Repo, url: System.get_env("DATABASE_URL"), pool_size: 8
+
+config :till, Oban,
+  repo: Till.Repo,
+  queues: [default: 5]
+"""
+
+
+def test_oban_s_default_notifier_holds_one_connection_beside_the_pool(tmp_path):
+    """Oban.Notifiers.Postgres (the default for the Basic engine, oban v2.23.0
+    lib/oban/config.ex:86-89) is a Postgrex.SimpleConnection of its own
+    (lib/oban/notifiers/postgres.ex:55-68), started whatever the queues (lib/oban.ex:561)."""
+    app = _tree(tmp_path, {"config/prod.exs": OBAN})
+    found = pools_for_container(container({"DATABASE_URL": "ecto://till@till-db/till"}), app)
+    assert product(found.pools) == "1 x 8 + 1 x 1 = 9"
+    notifier = found.pools[1]
+    assert notifier.route.host == "till-db" and "config/prod.exs:4" in notifier.note
+
+
+def test_oban_with_the_pg_notifier_opens_no_more(tmp_path):
+    app = _tree(tmp_path, {"config/prod.exs": OBAN.replace(
+        "queues:", "notifier: Oban.Notifiers.PG,\n  queues:")})
+    assert product(pools_for_container(container(), app).pools) == "1 x 8 = 8"
+
+
+MIGRATE = """defmodule Till.Release do
+  @app :till
+  def migrate do
+    Application.load(@app)
+    for repo <- Application.fetch_env!(@app, :ecto_repos) do
+      {:ok, _, _} = Ecto.Migrator.with_repo(repo, &Ecto.Migrator.run(&1, :up, all: true))
+    end
+  end
+end
+"""
+
+
+def test_a_release_migrate_container_holds_the_migrator_s_two(tmp_path):
+    """`bin/till eval "Till.Release.migrate"` starts no application (no Oban): each repo
+    is started by Ecto.Migrator.with_repo with pool_size 2 (ecto_sql v3.14.0
+    lib/ecto/migrator.ex:161,817), not the configured 8."""
+    app = _tree(tmp_path, {"config/prod.exs": OBAN, "lib/till/release.ex": MIGRATE})
+    job = container(command=("/app/bin/till", "eval", "Till.Release.migrate"))
+    (pool,) = pools_for_container(job, app).pools
+    assert product([pool]) == "1 x 2 = 2" and "with_repo" in pool.size.source.default
+    shell = container(command=("sh", "-c"), args=("bin/till eval Till.Release.migrate && "
+                                                   "exec bin/till start",))
+    assert product(pools_for_container(shell, app).pools) == "1 x 8 + 1 x 1 = 9"
