@@ -278,9 +278,11 @@ _MICRONAUT_BUILD = lazy(r"io\.micronaut|\blibs\.(?:bundles\.)?micronaut\b")
 _HIKARI_DEP = lazy(r"com\.zaxxer|HikariCP", re.IGNORECASE)
 
 
+_MICRONAUT_ENV_URL = lazy(r"DATASOURCES_([A-Z0-9]+)_URL")
+
+
 def _is_micronaut(ctx: StackContext) -> bool:
     return any(_MICRONAUT_BUILD.search(f.text) for f in ctx.files("build"))
-_MICRONAUT_ENV_URL = lazy(r"DATASOURCES_([A-Z0-9]+)_URL")
 
 
 def _micronaut_datasources(props: SpringProps, ctx: StackContext) -> tuple[list[str], str]:
