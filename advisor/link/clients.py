@@ -627,8 +627,7 @@ def _without_cli_routes(w: Workload, container: str, cli_only: dict[str, str],
 
     for r in dict.fromkeys(r for r in (env_route, *routes) if cli(r)):
         notices.append(f"{workload_id(w)}: {r.source.key} ({r.source.label()}, to "
-                       f"{r.host}) is {cli_only[r.source.key or '']}, which only the Prisma "
-                       f"CLI opens (migrate, db push), not Prisma Client: container "
+                       f"{r.host}) is {cli_only[r.source.key or '']}: container "
                        f"{container} holds no connection on it, not counted")
     return (None if cli(env_route) else env_route), [r for r in routes if not cli(r)]
 
