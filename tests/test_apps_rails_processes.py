@@ -195,3 +195,69 @@ def test_an_absolute_puma_config_path_is_the_folder_s_file(tmp_path):
                      "k8s/web.yaml": web})
     _, budgets = budget_of(tmp_path)
     assert budgets["db"].peak == 8 * 10  # 8 workers x 10 threads (the pool of 30 caps none)
+
+
+RUN_SH = "#!/bin/sh\ncd /usr/src/app\n\nbundle exec bin/rails db:prepare && {server}\n"
+THREADS_PUMA_RB = 'workers ENV.fetch("WORKERS", 0)\n' \
+    'threads ENV.fetch("RAILS_MAX_THREADS", 5), ENV.fetch("RAILS_MAX_THREADS", 5)\n'
+
+
+def _script_started(tmp_path: Path, server: str) -> float:
+    """laa-submit-crime-forms' shape: the image's ENTRYPOINT runs run.sh, which prepares
+    the database and then starts the server; 5 replicas, RAILS_MAX_THREADS 10."""
+    web = app("web", "[]").replace("chatwoot/chatwoot:v4.1.0", "registry.example/forms:1") \
+        .replace("          args: []\n", "").replace('value: "5"}', 'value: "10"}') \
+        .replace("replicas: 1", "replicas: 5")
+    write(tmp_path, {"config/database.yml": "production:\n  adapter: postgresql\n  host: db\n"
+                     "  pool: <%= ENV.fetch('RAILS_MAX_THREADS') { 5 } %>\n",
+                     "config/puma.rb": THREADS_PUMA_RB, "Gemfile": "gem 'rails'\ngem 'puma'\n",
+                     "Dockerfile": "FROM ruby:3.4\nWORKDIR /usr/src/app\nCOPY . .\n"
+                                   'ENTRYPOINT ["./run.sh"]\n',
+                     "run.sh": RUN_SH.format(server=server),
+                     "k8s/db.yaml": DB.replace("max_connections=50", "max_connections=200"),
+                     "k8s/web.yaml": web})
+    _, budgets = budget_of(tmp_path)
+    return budgets["db"].peak
+
+
+def test_the_server_a_script_starts_after_a_task_is_what_runs(tmp_path):
+    """`rails db:prepare && pumactl -F config/puma.rb start` (laa-submit-crime-forms'
+    run.sh): Puma runs on with 10 threads a pod (pumactl start runs Puma::CLI in its
+    process, puma v8.0.2 lib/puma/control_cli.rb:297-316), not the task's one thread:
+    5 x 10, not 5 x 1."""
+    assert _script_started(tmp_path, "bundle exec pumactl -F config/puma.rb start") == 5 * 10
+    assert _script_started(tmp_path, "bundle exec puma -C config/puma.rb") == 5 * 10
+    assert _script_started(tmp_path, "bundle exec pumactl --config-file=config/puma.rb "
+                                     "-C tcp://127.0.0.1:9293 start") == 5 * 10
+
+
+def test_pumactl_start_words():
+    from advisor.read.apps.cmdline import Word
+    from advisor.read.apps.processes import _pumactl_start
+
+    def words(line: str) -> list[Word]:
+        return [Word(text=t, source=Source(path="run.sh", line=1)) for t in line.split()]
+
+    started = _pumactl_start(words("-S tmp/state -F config/puma.rb -e production start"))
+    assert started is not None
+    assert [w.text for w in started] == ["--config", "config/puma.rb", "-e", "production"]
+    assert _pumactl_start(words("-F config/puma.rb restart")) is None  # signals a server
+    assert _pumactl_start(words("-C tcp://x:9293 status")) is None
+
+
+def test_puma_threads_of_two_argument_fetches_are_read(tmp_path):
+    """`threads ENV.fetch("RAILS_MAX_THREADS", 5), ENV.fetch("RAILS_MAX_THREADS", 5)`: the
+    comma inside a fetch's parentheses does not split `threads`' arguments (the max was
+    `5), ENV.fetch(...`, unread, and Puma's default 5 taken for RAILS_MAX_THREADS 10)."""
+    assert _script_started(tmp_path, "bundle exec puma -C config/puma.rb") == 5 * 10
+    write(tmp_path, {"config/puma.rb": 'threads ENV.fetch("RAILS_MAX_THREADS", 5), '
+                                       'ENV.fetch("RAILS_MAX_THREADS", 5)\n'})
+    _, budgets = budget_of(tmp_path)
+    assert budgets["db"].peak == 5 * 10
+    write(tmp_path, {"config/puma.rb": "threads(1, Integer(ENV.fetch('RAILS_MAX_THREADS', 5)))\n"})
+    _, budgets = budget_of(tmp_path)
+    assert budgets["db"].peak == 5 * 10
+    # a form not evaluated is unknown (PA106), not Puma's default 5
+    write(tmp_path, {"config/puma.rb": "threads 1, compute_threads(3)\n"})
+    result, budgets = budget_of(tmp_path)
+    assert any(f.code == "PA106" for f in result.findings)

@@ -172,10 +172,11 @@ def test_an_erb_template_of_a_workload_makes_every_peak_a_floor(tmp_path):
 
 
 @pytest.mark.parametrize("name", ["deploy/web.yaml.tpl", "k8s/web.yml.j2",
-                                  "k8s/web.yaml.template"])
+                                  "k8s/web.yaml.template", "config/kubernetes/prod/web.tpl"])
 def test_a_manifest_template_of_a_workload_makes_every_peak_a_floor(tmp_path, name):
     """Manifests kept as envsubst or Jinja templates (audit 13e N4: gal-projects'
-    k8s/*.yaml.tpl) are not read and were not said: the server beside them said fits."""
+    k8s/*.yaml.tpl; ministryofjustice's config/kubernetes/*/deployment.tpl, audit 20) are
+    not read and were not said: the server beside them said fits."""
     write(tmp_path, {"k8s/db.yaml": DB, name: ERB_WEB.replace("<%= ", "${").replace(
         " %>", "}")})
     result = run_check([str(tmp_path)], CheckOptions())

@@ -299,3 +299,33 @@ def test_atuin_s_replica_from_a_secret_is_not_counted_on_the_primary(tmp_path):
     assert [(c.who, c.total) for c in db.contributions] == [("atuin", 100)]
     assert db.unplaced_clients == ["atuin"] and db.peak_is_floor
     assert not [f for f in result.findings if f.code == "PA101"]
+
+
+def test_a_declared_target_without_pools_read_is_unknown_not_zero(tmp_path):
+    """A Deployment declared `[[workloads]] target` whose database host is a Secret's and
+    whose application source is not found (laa-apply-for-legal-aid's web, an RDS made by
+    the platform): it connects to the declared server, how much is unknown (PA106, a
+    floor of 1 a pod), not "fits, peak 0" (it was dropped as talking to no database)."""
+    web = """
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web}
+spec:
+  replicas: 5
+  strategy: {type: Recreate}
+  template:
+    spec:
+      containers:
+        - name: web
+          image: r:t
+          env:
+            - name: POSTGRES_HOST
+              valueFrom: {secretKeyRef: {name: rds-instance-output, key: address}}
+"""
+    write(tmp_path, {"k8s/web.yaml": web, ".pool-advisor.toml":
+                     '[[servers]]\nname = "rds"\nhosts = ["rds.example.invalid"]\n'
+                     'max_connections = 20\n\n[[workloads]]\nname = "web"\ntarget = "rds"\n'})
+    result = run_check([str(tmp_path)], CheckOptions())
+    (budget,) = result.budgets
+    assert budget.fits is not True and budget.peak == 5
+    assert any(f.code == "PA106" for f in result.findings)

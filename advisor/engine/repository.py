@@ -177,13 +177,14 @@ def scan_paths(root: Root, paths: list[Path], settings: Settings, options: Check
                     "reading skaffold and compose build contexts")
     templates = guarded(problems, ".", partial(_erb_manifests, root, found.other_files), [],
                         "reading ERB manifest templates")
-    installs = guarded(problems, ".", partial(_helm_install_commands, sources, root), [],
+    installs = guarded(problems, ".", partial(_helm_install_commands, sources, root,
+                                              found.manifests), [],
                        "reading helm install commands of scripts")
     # the servers those commands install, built from their values as an unvendored
     # Bitnami dependency is (advisor.read.render.helm_installs), with the repository's
     # own objects: their clients link to them
     objects = objects + guarded(problems, ".", partial(_helm_install_servers, installs, root,
-                                                       found.manifests, problems, notices),
+                                                       problems, notices),
                                 [], "building the servers of helm install commands")
     topo = Topology()
     shared = Topology()
@@ -238,7 +239,7 @@ def scan_paths(root: Root, paths: list[Path], settings: Settings, options: Check
             topo.unplaced_clients.append(name)
     if hints is not None:
         notices += _compose_said(hints.compose_databases, topo, problems)
-    notices += _helm_installs_said(installs, root, topo, found.manifests, problems)
+    notices += _helm_installs_said(installs, root, topo, problems)
     topo.problems[:0] = problems
     topo.notices[:0] = notices
     for path, lines in comments.items():
@@ -261,17 +262,21 @@ _TEMPLATE_TOOLS = {".erb": "krane/ERB", ".tpl": "envsubst or a template tool",
                    "a template tool", ".j2": "Jinja", ".jinja": "Jinja", ".jinja2": "Jinja"}
 _TEMPLATE_SUFFIXES = tuple(f"{yaml}{tpl}" for yaml in (".yaml", ".yml")
                            for tpl in _TEMPLATE_TOOLS)
+# a template suffix alone (ministryofjustice's config/kubernetes/*/deployment.tpl, applied
+# after envsubst): a manifest when its text is one (apiVersion and a workload kind)
+_BARE_TEMPLATE_SUFFIXES = (".tpl", ".tmpl", ".template", ".j2", ".jinja", ".jinja2")
 
 
 def _erb_manifests(root: Root, files: list[Path]) -> list[tuple[str, list[str], str]]:
     """The templates of Kubernetes workloads that are rendered before they are applied
-    (krane's config/deploy/*.yaml.erb, an envsubst deploy.yaml.tpl, a Jinja .yaml.j2),
+    (krane's config/deploy/*.yaml.erb, an envsubst deploy.yaml.tpl or deployment.tpl, a
+    Jinja .yaml.j2),
     each with the kinds of workload it holds and the tool that renders it: read only
     when there are such files. (A Helm chart's templates/ are not among `files`: the
     chart renders them.)"""
     out = []
     for path in files:
-        if not path.name.endswith(_TEMPLATE_SUFFIXES):
+        if not path.name.endswith(_TEMPLATE_SUFFIXES + _BARE_TEMPLATE_SUFFIXES):
             continue
         try:
             text = root.read_text(path, keep=True)
@@ -317,7 +322,8 @@ def _compose_said(databases: tuple[tuple[str, str, str, int], ...], topo: Topolo
     return notices
 
 
-Install = tuple[Any, str, str]  # (HelmInstall, the file shown, its text)
+# (HelmInstall, the file shown, its text, its values files found in the repository)
+Install = tuple[Any, str, str, list[str]]
 
 
 # A `helm install|upgrade` naming a postgresql chart on its line or its continuations:
@@ -325,10 +331,11 @@ Install = tuple[Any, str, str]  # (HelmInstall, the file shown, its text)
 _HELM_INSTALL_HINT = lazy(r"\bhelm\s+(?:install|upgrade)\b(?:[^\n\\]|\\[\s\S])*postgresql")
 
 
-def _helm_install_commands(found, root: Root) -> list[Install]:
+def _helm_install_commands(found, root: Root, manifests: list[Path]) -> list[Install]:
     """The `helm install|upgrade` commands of the scripts and READMEs that install a
     PostgreSQL server's chart from a chart repository (advisor.read.helm_commands), each
-    release once: a script's command before a README's copy of it."""
+    release once: a script's command before a README's copy of it, with its values files
+    located once (advisor.read.render.helm_installs.value_files)."""
     from advisor.read.apps.locate import is_build_script
 
     out: list[Install] = []
@@ -345,31 +352,29 @@ def _helm_install_commands(found, root: Root) -> list[Install]:
             if _HELM_INSTALL_HINT.search(text) is None:
                 continue  # (most READMEs: the command parser is not loaded for them)
             from advisor.read.helm_commands import server_installs
+            from advisor.read.render.helm_installs import value_files
 
+            shown = root.rel(path)
             for install in server_installs(text):
                 key = (install.release, install.chart)
                 if key not in said:
                     said.add(key)
-                    out.append((install, root.rel(path), text))
+                    out.append((install, shown, text,
+                                value_files(root, shown, install.values, manifests)))
     return out
 
 
-def _helm_install_servers(installs: list[Install], root: Root, manifests: list[Path],
+def _helm_install_servers(installs: list[Install], root: Root,
                           problems: list[ConfigProblem], notices: list[str]) -> list:
     """The objects of the servers the commands install that the values-only stand-in
     builds (Bitnami postgresql under a release name the command gives), its notices
     saying which command installs each."""
     if not installs:
         return []  # (the stand-in's modules are not imported for a repository without)
-    from advisor.read.render.helm_installs import (
-        installed_server,
-        not_built_because,
-        value_files,
-    )
+    from advisor.read.render.helm_installs import installed_server, not_built_because
 
     objects = []
-    for install, shown, text in installs:
-        files = value_files(root, shown, install.values, manifests)
+    for install, shown, text, files in installs:
         if not_built_because(install, text, shown, files):
             continue  # said by _helm_installs_said
         built = installed_server(root, install, shown, files)
@@ -380,7 +385,7 @@ def _helm_install_servers(installs: list[Install], root: Root, manifests: list[P
 
 
 def _helm_installs_said(installs: list[Install], root: Root, topo: Topology,
-                        manifests: list[Path], problems: list[ConfigProblem]) -> list[str]:
+                        problems: list[ConfigProblem]) -> list[str]:
     """The commands whose server is not built (postgresql-ha, a release name left to a
     shell variable or generated, a chart not Bitnami's), said as a compose one is
     (_compose_said): a notice beside a budgeted server, else a PA901 warning at the
@@ -389,11 +394,10 @@ def _helm_installs_said(installs: list[Install], root: Root, topo: Topology,
     if not installs:
         return []
     from advisor.read.helm_commands import service_name
-    from advisor.read.render.helm_installs import merged_values, not_built_because, value_files
+    from advisor.read.render.helm_installs import merged_values, not_built_because
 
     notices = []
-    for install, shown, text in installs:
-        files = value_files(root, shown, install.values, manifests)
+    for install, shown, text, files in installs:
         why = not_built_because(install, text, shown, files)
         if not why:
             continue

@@ -470,9 +470,11 @@ def client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
     if decl is not None and (decl.database or decl.user):
         route, pools, extra = _declared_pair(decl, inputs.settings.origin, workload_id(w),
                                              route, pools, extra, topo.notices)
-    if not pools and route is None:
+    if not pools and route is None and not targeted:
         topo.notices.extend(_dropped_connection_note(w, directory))
         return []  # talks to no database we can see
+    # declared with a target and no pool read: it connects there, how much is unknown
+    # (PA106), not 0 (a Deployment whose source was not found made its server "fits")
     client = Client(id=workload_id(w), name=w.name, namespace=w.namespace, kind=w.kind,
                     replicas=replicas, surge=_client_surge(inputs, w, replicas),
                     pools=pools, location=w.obj.location(), suppressed=suppressed_codes(w.obj),

@@ -1,7 +1,20 @@
 """Ecto (Elixir): `config :app, App.Repo, pool_size: ..., pool_count: ...` in
 config/runtime.exs (read at boot, wins), config/prod.exs, config/config.exs; also
-`?pool_size=` in the repo URL. A BEAM node is one OS process: pods x pool_size x
-pool_count.
+`?pool_size=` in the repo URL. config/releases.exs (Elixir 1.9-1.10's runtime file)
+is read at boot only when there is no config/runtime.exs (elixir v1.18.0
+lib/mix/lib/mix/tasks/release.ex:1233-1260). Comments are not read: Phoenix 1.8's
+generated runtime.exs carries `# pool_count: 4,` (phoenix v1.8.7
+installer/lib/phx_new/generator.ex:498).
+
+A container that only runs `bin/app eval "App.Release.migrate"` (phx.gen.release's
+release.ex and rel/overlays/bin/migrate) starts no application: Ecto.Migrator.with_repo
+starts each repo with pool_size 2 (ecto_sql v3.14.0 lib/ecto/migrator.ex:161,817), one
+repo after the other. A node running Oban with its default notifier holds one more
+connection of its own for LISTEN (oban v2.23.0 lib/oban/config.ex:86-89,
+lib/oban/notifiers/postgres.ex:55-68: a Postgrex.SimpleConnection from the repo's config;
+lib/oban.ex:560-561 starts it whatever the queues and plugins).
+
+A BEAM node is one OS process: pods x pool_size x pool_count.
 
 Default read in elixir-ecto/ecto v3.14.1 lib/ecto/repo/supervisor.ex:12
 (`@defaults [timeout: 15000, pool_size: 10]`); pool_count defaults to 1
@@ -20,10 +33,21 @@ from msgspec.structs import replace
 from advisor.model import Pool, Source, Term
 from advisor.read.apps.base import StackContext
 from advisor.read.apps.numbers import parse_int
+from advisor.read.apps.source import AppFile
 from advisor.read.apps.urls import route_from_env, route_from_url
 
 DEFAULT_POOL_SIZE = 10
-_ORDER = {"config/config.exs": 0, "config/prod.exs": 1, "config/runtime.exs": 2}
+MIGRATOR_POOL_SIZE = 2
+OBAN_NOTIFIER = "Oban notifier LISTEN connection (outside the Repo pool)"
+_OBAN_BLOCK = re.compile(r"^\s*config\s+:\w+,\s*Oban\s*,(.*?)(?=^\s*(?:config|if|import)\b|\Z)",
+                         re.S | re.M)
+# a notifier that is no PostgreSQL connection, or an engine for another database
+_OBAN_NO_PG_NOTIFIER = re.compile(
+    r"\bOban\.Notifiers\.(?:PG|Phoenix)\b|\bOban\.Engines\.(?:Lite|Dolphin)\b")
+_EVAL_MIGRATE = re.compile(r"\beval\b[^\n;&|]*\bRelease\.migrate\b|\bbin/migrate\b")
+_STARTS_NODE = re.compile(r"\b(?:start|start_iex|daemon|daemon_iex|foreground)\b|\bbin/server\b")
+_ORDER = {"config/config.exs": 0, "config/prod.exs": 1, "config/runtime.exs": 2,
+          "config/releases.exs": 2}
 _GET_ENV = re.compile(
     r"""System\.(?:get_env|fetch_env!)\(\s*"(\w+)"\s*(?:,\s*"?(\d+)"?\s*)?\)(?:\s*\|\|\s*"?(\d+)"?)?""")
 
@@ -50,22 +74,52 @@ def _value(expr: str, line: int, path: str, key: str, label: str, ctx: StackCont
     return None
 
 
+def blank_comments(text: str) -> str:
+    """Elixir `#` comments as spaces (newlines kept, so offsets and lines stand); a `#`
+    inside a "string", 'charlist', \"\"\"heredoc\"\"\" (its `#{}` interpolation) or the
+    char literal `?#` is left alone."""
+    out = list(text)
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        if c == "?" and i + 1 < n and not (i and (text[i - 1].isalnum() or text[i - 1] in "_?!")):
+            i += 3 if text[i + 1] == "\\" else 2  # ?# ?" ?\\ are characters (not `server?`)
+        elif c in "\"'":
+            close = c * 3 if text.startswith(c * 3, i) else c
+            i += len(close)
+            while i < n and not text.startswith(close, i):
+                i += 2 if text[i] == "\\" else 1
+            i += len(close)
+        elif c == "#":
+            end = text.find("\n", i)
+            end = n if end < 0 else end
+            out[i:end] = " " * (end - i)
+            i = end
+        else:
+            i += 1
+    return "".join(out)
+
+
 def ecto_pools(ctx: StackContext) -> list[Pool]:
-    files = sorted((f for f in ctx.files("elixir") if f.rel in _ORDER),
+    rels = {f.rel for f in ctx.files("elixir")}
+    files = sorted((f for f in ctx.files("elixir") if f.rel in _ORDER
+                    # releases.exs is not read at boot beside a runtime.exs
+                    and not (f.rel == "config/releases.exs" and "config/runtime.exs" in rels)),
                    key=lambda f: _ORDER[f.rel])
     if not files:
         return []
     postgres_repos = set()
     for f in ctx.files("elixir"):
         for m in re.finditer(r"defmodule\s+([\w.]+)\s+do\s+use\s+Ecto\.Repo\b(?:(?!\bend\b).)"
-                             r"{0,400}?Ecto\.Adapters\.Postgres", f.text, re.S):
+                             r"{0,400}?Ecto\.Adapters\.Postgres", blank_comments(f.text), re.S):
             postgres_repos.add(m.group(1))
     repos: dict[str, dict[str, tuple[int, Source] | str]] = {}
     for f in files:
+        text = blank_comments(f.text)
         for block in re.finditer(r"^\s*config\s+:\w+,\s*([A-Z][\w.]*Repo\w*)\s*,(.*?)"
-                                 r"(?=^\s*(?:config|if|import)\b|\Z)", f.text, re.S | re.M):
+                                 r"(?=^\s*(?:config|if|import)\b|\Z)", text, re.S | re.M):
             repo, body = block.group(1), block.group(2)
-            start = f.text[: block.start(2)].count("\n") + 1
+            start = text[: block.start(2)].count("\n") + 1
             entry = repos.setdefault(repo, {})
             for key in ("pool_size", "pool_count"):
                 km = re.search(rf"\b{key}:\s*([^\n]+)", body)
@@ -79,6 +133,8 @@ def ecto_pools(ctx: StackContext) -> list[Pool]:
             um = re.search(r"\burl:\s*([^\n]+)", body)
             if um:
                 entry["url"] = um.group(1)
+    migrate = _migrate_only(ctx)
+    oban = None if migrate else _oban_repo(files)
     pools: list[Pool] = []
     for repo, entry in repos.items():
         if postgres_repos and repo not in postgres_repos:
@@ -98,7 +154,7 @@ def ecto_pools(ctx: StackContext) -> list[Pool]:
         if url_var is not None and url_var.value and "DATABASE_URL" in url_text:
             url_pool = parse_int((parse_qs(urlsplit(url_var.value).query).get("pool_size")
                                   or [None])[-1])
-        size = _init_override(ctx, repo) or entry.get("pool_size")
+        size = _init_override(ctx, repo) or (migrate or entry.get("pool_size"))
         count = entry.get("pool_count")
         if "hidden" in (size, count):
             continue  # unknown (ctx.unknown): no pool, not an earlier file's or the default
@@ -117,7 +173,43 @@ def ecto_pools(ctx: StackContext) -> list[Pool]:
             pool = replace(pool, processes=Term(
                 label=f"Ecto {repo} pool_count", value=count[0], source=count[1]))
         pools.append(pool)
+        if oban is not None and oban[0] == repo:
+            pools.append(ctx.pool(OBAN_NOTIFIER, 1, Source.default_of(
+                "Oban default notifier Oban.Notifiers.Postgres: one Postgrex.SimpleConnection "
+                "with the repo's config (oban lib/oban/notifiers/postgres.ex start_link)",
+                key="notifier"), route=route, per_process=False,
+                note=f"Oban runs on {repo} ({oban[1]})"))
     return pools
+
+
+def _migrate_only(ctx: StackContext) -> tuple[int, Source] | None:
+    """pool_size 2 for a container whose command runs the release's migrate and starts no
+    node after it (an init container, a Job, a Helm hook)."""
+    words = " ".join((*ctx.container.command, *ctx.container.args))
+    if not _EVAL_MIGRATE.search(words) or _STARTS_NODE.search(words):
+        return None
+    if not any("Ecto.Migrator.with_repo" in f.text and "pool_size" not in f.text
+               for f in ctx.files("elixir")):
+        return None  # a migrate that sizes its own pool, or none that was read
+    return MIGRATOR_POOL_SIZE, Source.default_of(
+        "Ecto.Migrator.with_repo default pool_size 2 (ecto_sql lib/ecto/migrator.ex with_repo)",
+        key="pool_size")
+
+
+def _oban_repo(files: list[AppFile]) -> tuple[str, str] | None:
+    """(repo, file:line) of `config :app, Oban, repo: X` in the config read at boot, when
+    no file read sets a notifier that is not PostgreSQL's LISTEN/NOTIFY."""
+    found = None
+    for f in files:
+        text = blank_comments(f.text)
+        if _OBAN_NO_PG_NOTIFIER.search(text):
+            return None
+        for block in _OBAN_BLOCK.finditer(text):
+            rm = re.search(r"\brepo:\s*([A-Z][\w.]*)", block.group(1))
+            if rm:
+                line = text.count("\n", 0, text.index("config", block.start())) + 1
+                found = (rm.group(1), f"{f.path}:{line}")
+    return found
 
 
 def _init_override(ctx: StackContext, repo: str) -> tuple[int, Source] | str | None:
@@ -125,14 +217,15 @@ def _init_override(ctx: StackContext, repo: str) -> tuple[int, Source] | str | N
     boot after config/*.exs) putting pool_size from the env: `System.get_env("X")` on a
     line that mentions pool_size, or assigned to a variable used with :pool_size."""
     for f in ctx.files("elixir"):
-        if "def init(" not in f.text or "pool_size" not in f.text:
+        text = blank_comments(f.text)
+        if "def init(" not in text or "pool_size" not in text:
             continue
-        at = f.text.index("def init(")
-        mods = list(re.finditer(r"defmodule\s+([\w.]+)", f.text[:at]))
+        at = text.index("def init(")
+        mods = list(re.finditer(r"defmodule\s+([\w.]+)", text[:at]))
         mod = mods[-1] if mods else None
         if mod is None or mod.group(1) not in (repo, repo.removesuffix("Base")):
             continue
-        body = f.text[at:]
+        body = text[at:]
         for m in re.finditer(r'System\.get_env\(\s*"(\w+)"', body):
             line_text = body[body.rfind("\n", 0, m.start()) + 1: body.find("\n", m.end())]
             name = m.group(1)
@@ -144,7 +237,7 @@ def _init_override(ctx: StackContext, repo: str) -> tuple[int, Source] | str | N
                 return "hidden"
             n = parse_int(var.value) if var is not None else None
             if n is not None:
-                line = f.text[: at + m.start()].count("\n") + 1
+                line = text[: at + m.start()].count("\n") + 1
                 ctx.notices.append(f"{f.path}:{line}: {mod.group(1)}.init/2 sets pool_size "
                                    f"from {name}")
                 return n, ctx.env_source(name)

@@ -13,6 +13,7 @@ from msgspec.structs import replace
 
 from advisor.model import Pool, Route, Source
 from advisor.read.apps.base import StackContext
+from advisor.read.apps.gofields import field_limit
 from advisor.read.apps.gosource import (
     GoBody,
     GoFile,
@@ -144,22 +145,28 @@ def go_sql_pools(ctx: StackContext) -> list[Pool]:
         for i in range(len(toks) - 3):
             if toks[i].text == "SetMaxOpenConns" and toks[i + 1].text == "(":
                 value = literal(g, toks[i + 2]) if toks[i + 3].text == ")" else None
-                limits.append((parse_int(value) if value is not None else None,
-                               Source(path=g.file.path, line=toks[i].line,
-                                      key="SetMaxOpenConns"),
-                               _Site(g=g, at=i, body=body_at(g.bodies, i))))
-    ties = {id(at): _tied(at, binds) for _, _, at in limits}
+                where = Source(path=g.file.path, line=toks[i].line, key="SetMaxOpenConns")
+                site = _Site(g=g, at=i, body=body_at(g.bodies, i))
+                field = None if value is not None else _field_limit(ctx, g, i)
+                if field is not None:  # SetMaxOpenConns(cfg.MaxConn), cfg := config.Load()
+                    n, src, how = field
+                    limits.append((n, src, site, f"SetMaxOpenConns at {where.label()} "
+                                   f"takes {how}"))
+                    continue
+                limits.append((parse_int(value) if value is not None else None, where,
+                               site, ""))
+    ties = {id(at): _tied(at, binds) for _, _, at, _ in limits}
     pools: list[Pool] = []
     for here, dsn, driver_note, site in opens:
         route = route_from_url(dsn, here) if dsn else _fallback_route(ctx, defaults.get(here)) \
             or route_from_env(ctx.container.env)
         key = (site.g.file.path, site.at)
-        mine = [(n, src) for n, src, at in limits if key in ties[id(at)]]
+        mine = [(n, src, how) for n, src, at, how in limits if key in ties[id(at)]]
         if not mine:
             # a limit whose receiver is none of the names any pool is held under: this
             # pool's only when the module opens no other (a pool kept where this scan
             # does not follow it); else not known, never another pool's limit (review1 F2)
-            near = [(n, src) for n, src, at in limits
+            near = [(n, src) for n, src, at, _ in limits
                     if not ties[id(at)] and _configures(site, at)]
             if near and len(binds) > 1:
                 ctx.unknown.append(
@@ -167,14 +174,16 @@ def go_sql_pools(ctx: StackContext) -> list[Pool]:
                     f"{near[-1][1].label()} is not tied to it (its receiver is not a name "
                     "the pool is held under), and the module opens other pools")
                 continue
-            mine = [(n, src) for n, src, at in limits if not ties[id(at)]] \
+            mine = [(n, src, how) for n, src, at, how in limits if not ties[id(at)]] \
                 if len(binds) == 1 else []
-        known = [(n, s) for n, s in mine if n is not None]
+        known = [(n, s, how) for n, s, how in mine if n is not None]
         if known:
-            n, src = known[-1]
+            n, src, how = known[-1]
             if n > 0:
                 pools.append(ctx.pool("database/sql SetMaxOpenConns", n, src, route=route,
-                                      per_process=False, note=driver_note))
+                                      bound="default" if src.default else "fixed",
+                                      per_process=False, note=_and(how, driver_note)
+                                      if how else driver_note))
                 continue
             note = f"SetMaxOpenConns({n}) at {src.label()}: n <= 0 means no limit"
         elif mine:
@@ -470,6 +479,12 @@ def _test_support_of(ctx: StackContext, g: GoFile, body: GoBody | None, seen: se
     # referenced only from test support outside _test.go files (or nowhere)
     return f"{name} is referenced only from tests" if any(
         tree.file(f).uses(name) for f in files) else None
+
+
+def _field_limit(ctx: StackContext, g: GoFile, at: int) -> tuple[int, Source, str] | None:
+    """SetMaxOpenConns(cfg.Field) at toks[at] with cfg built in the code (gofields)."""
+    args = call_args(g.toks, at + 1)
+    return field_limit(ctx, g, at, args[0]) if len(args) == 1 else None
 
 
 def _and(note: str, more: str) -> str:

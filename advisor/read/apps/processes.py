@@ -171,6 +171,35 @@ class _HiddenRead(NamedTuple):
     source: Source | None = None
 
 
+class _UnreadCount(NamedTuple):
+    """A configuration file's count written in a form not evaluated here: unknown, not the
+    server's default it replaces."""
+
+    source: Source
+
+
+def _top_level_args(text: str) -> list[str]:
+    """`a, b` split at the commas outside brackets and quotes (`threads
+    ENV.fetch("X", 5), ENV.fetch("X", 5)` is two arguments, not four)."""
+    out, depth, quote, cur = [], 0, "", []
+    for ch in text:
+        if quote:
+            quote = "" if ch == quote else quote
+        elif ch in "'\"":
+            quote = ch
+        elif ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            out.append("".join(cur).strip())
+            cur = []
+            continue
+        cur.append(ch)
+    out.append("".join(cur).strip())
+    return out
+
+
 def _env_int(ctx: ContainerReading, name: str) -> tuple[int, Source] | str | None:
     """The container's number-valued variable `name` with its line; its name when the
     container sets it from a Secret or reference whose value is not here (unknown); None
@@ -246,10 +275,24 @@ def _cpus_term(cpus: int, assumed: bool) -> Term:
 
 
 def _find_server(cmd: CommandLine, names: tuple[str, ...]) -> tuple[str, list[Word]] | None:
-    for segment in cmd.segments():
+    segments = cmd.segments()
+    for at, segment in enumerate(segments):
         for i, w in enumerate(segment):
             base = _basename(w.text)
+            if base == "pumactl" and "puma" in names \
+                    and (started := _pumactl_start(segment[i + 1:])) is not None:
+                return "puma", started
             if base in names:
+                if base in ("rails", "rake") and "puma" in names and not (
+                        base == "rails" and segment[i + 1:i + 2]
+                        and segment[i + 1].text in ("s", "server")):
+                    # a task before the server (`rails db:prepare && pumactl start`):
+                    # the server is what runs on
+                    servers = tuple(n for n in names if n not in ("rails", "rake"))
+                    later = next((found for seg in segments[at + 1:] if (found := _find_server(
+                        CommandLine(words=tuple(seg), origin=""), servers)) is not None), None)
+                    if later is not None:
+                        return later
                 return base, segment[i + 1:]
             if "runserver" in names and base in _DJANGO_MANAGE and (
                     rest := _manage_args(segment[i + 1:])) and rest[0].text == "runserver":
@@ -262,6 +305,40 @@ def _find_server(cmd: CommandLine, names: tuple[str, ...]) -> tuple[str, list[Wo
 
 
 _DJANGO_MANAGE = ("manage.py", "django-admin", "django-admin.py")
+
+# pumactl's options taking a value (puma v8.0.2 lib/puma/control_cli.rb:59-91); its -C is
+# the control URL, not Puma's --config
+_PUMACTL_VALUED = ("-S", "--state", "-P", "--pidfile", "-p", "--pid", "-C", "--control-url",
+                   "-T", "--control-token", "-F", "--config-file", "-e", "--environment")
+
+
+def _pumactl_start(words: list[Word]) -> list[Word] | None:
+    """`pumactl [options] start` runs Puma in its own process (puma v8.0.2 lib/puma/
+    control_cli.rb:297-316: `Puma::CLI.new(run_args)`, `-F` given as `-C`, `-e` as
+    `-e`): the words Puma's command line would have; None for another command (stop,
+    restart, status: they signal a Puma already running)."""
+    out: list[Word] = []
+    i = 0
+    while i < len(words):
+        t = words[i].text
+        name, eq, value = t.partition("=")
+        if not t.startswith("-"):
+            # OptionParser#order! stops at the first command word (control_cli.rb:104)
+            return out if t == "start" else None
+        if name in _PUMACTL_VALUED:
+            if eq:
+                given = replace(words[i], text=value)
+            elif i + 1 < len(words):
+                given = words[i + 1]
+                i += 1
+            else:
+                return None
+            if name in ("-F", "--config-file"):
+                out += [replace(words[i], text="--config"), given]
+            elif name in ("-e", "--environment"):
+                out += [replace(words[i], text="-e"), given]
+        i += 1
+    return None
 
 
 def _manage_args(words: list[Word]) -> list[Word]:
@@ -842,9 +919,12 @@ def _puma_file(ctx: ContainerReading, hint: str | None, cpus: int) -> dict[str, 
             out["workers"] = ("auto", Source(path=f.path, line=n, key="workers")) \
                 if text == ":auto" else count(text, scope)
             continue
-        m = re.fullmatch(r"threads\s*\(?\s*(.+?)\s*,\s*(.+?)\s*\)?", line)
-        if m:
-            out["threads"] = count(m.group(2), scope)
+        m = re.fullmatch(r"threads\s*(?:\((.+)\)|\s(.+))", line)
+        args = _top_level_args(m.group(1) or m.group(2)) if m else []
+        if len(args) == 2:
+            got = count(args[1], scope)
+            out["threads"] = got if got is not None else _UnreadCount(
+                Source(path=f.path, line=n, key="threads"))
     return out
 
 
@@ -896,7 +976,10 @@ def _puma(ctx: ContainerReading, words: list[Word], cpus: int, assumed: bool) ->
         cpu = replace(w.cpu, applies_to="processes") if w.cpu else None
         hidden.pop("workers", None)
     t = from_file.get("threads")
-    if isinstance(t, _HiddenRead):
+    if isinstance(t, _UnreadCount):
+        hidden["threads"] = f"Puma max threads: {t.source.label()} is written in a form " \
+                            "not evaluated here"
+    elif isinstance(t, _HiddenRead):
         hidden["threads"] = hidden_note("Puma max threads", t.name,
                                         t.source or ctx.env_source(t.name))
     elif t is not None and parse_int(str(t.value)) is not None:

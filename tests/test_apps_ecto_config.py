@@ -1,0 +1,131 @@
+"""Ecto reader: which config files are read at boot and what in them is code."""
+
+from pathlib import Path
+
+from advisor.read.apps import pools_for_container, scan_app_dir
+from advisor.read.apps.ecto import blank_comments
+from advisor.read.fs import Root
+from tests.apphelpers import container, product
+
+REPO = """defmodule Till.Repo do
+  use Ecto.Repo, otp_app: :till, adapter: Ecto.Adapters.Postgres
+end
+"""
+
+
+def _tree(tmp_path: Path, files: dict[str, str]):
+    for rel, text in {"mix.exs": 'defp deps, do: [{:ecto_sql, "~> 3.13"}]\n',
+                      "lib/till/repo.ex": REPO, **files}.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    return scan_app_dir(Root.of(tmp_path), "")
+
+
+def test_the_generated_commented_pool_count_is_not_read(tmp_path):
+    """Phoenix 1.8's runtime.exs (phoenix v1.8.7 installer/lib/phx_new/generator.ex:494-499)
+    comments out `pool_count: 4`: one pool per node, not four."""
+    app = _tree(tmp_path, {"config/runtime.exs": """import Config
+if config_env() == :prod do
+  config :till, Till.Repo,
+    # ssl: true,
+    url: System.get_env("DATABASE_URL"),
+    pool_size: String.to_integer(System.get_env("POOL_SIZE") || "10"),
+    # For machines with several cores, consider starting multiple pools of `pool_size`
+    # pool_count: 4,
+    socket_options: []
+end
+"""})
+    (pool,) = pools_for_container(container({"POOL_SIZE": "15"}), app).pools
+    assert pool.processes is None and product([pool]) == "1 x 15 = 15"
+
+
+def test_a_commented_pool_size_is_not_the_setting(tmp_path):
+    app = _tree(tmp_path, {"config/prod.exs": """import Config
+config :till, Till.Repo,
+  # pool_size: 40,
+  url: "ecto://till@till-db/till#main"
+"""})
+    (pool,) = pools_for_container(container(), app).pools
+    assert pool.bound == "default" and product([pool]) == "1 x 10 = 10"
+
+
+def test_blank_comments_keeps_strings_char_literals_and_lines():
+    text = 'x = "a#b" # gone\ny = ?# # gone too\nz = """\n#{v} # kept\n"""\nok? # c\n'
+    out = blank_comments(text)
+    assert out.splitlines() == ['x = "a#b"       ', "y = ?#           ", 'z = """',
+                                "#{v} # kept", '"""', "ok?    "]
+
+
+RELEASES = """import Config
+config :till, Till.Repo,
+  url: System.get_env("DATABASE_URL"),
+  pool_size: String.to_integer(System.get_env("POOL_SIZE") || "10")
+"""
+
+
+def test_releases_exs_is_the_runtime_config_without_a_runtime_exs(tmp_path):
+    """Elixir 1.9-1.10 releases read config/releases.exs at boot; 1.11+ still do when there
+    is no config/runtime.exs (elixir v1.18.0 lib/mix/lib/mix/tasks/release.ex:1233-1260)."""
+    app = _tree(tmp_path, {"config/releases.exs": RELEASES,
+                           "config/prod.exs": "import Config\n"})
+    (pool,) = pools_for_container(container({"POOL_SIZE": "25"}), app).pools
+    assert product([pool]) == "1 x 25 = 25" and pool.size.source.key == "POOL_SIZE"
+
+
+def test_releases_exs_beside_a_runtime_exs_is_not_read(tmp_path):
+    app = _tree(tmp_path, {"config/releases.exs": RELEASES,
+                           "config/runtime.exs": "import Config\n",
+                           "config/prod.exs": "config :till, Till.Repo, url: \"x\"\n"})
+    (pool,) = pools_for_container(container({"POOL_SIZE": "25"}), app).pools
+    assert pool.bound == "default" and product([pool]) == "1 x 10 = 10"
+
+
+OBAN = """import Config
+config :till, Till.Repo, url: System.get_env("DATABASE_URL"), pool_size: 8
+
+config :till, Oban,
+  repo: Till.Repo,
+  queues: [default: 5]
+"""
+
+
+def test_oban_s_default_notifier_holds_one_connection_beside_the_pool(tmp_path):
+    """Oban.Notifiers.Postgres (the default for the Basic engine, oban v2.23.0
+    lib/oban/config.ex:86-89) is a Postgrex.SimpleConnection of its own
+    (lib/oban/notifiers/postgres.ex:55-68), started whatever the queues (lib/oban.ex:561)."""
+    app = _tree(tmp_path, {"config/prod.exs": OBAN})
+    found = pools_for_container(container({"DATABASE_URL": "ecto://till@till-db/till"}), app)
+    assert product(found.pools) == "1 x 8 + 1 x 1 = 9"
+    notifier = found.pools[1]
+    assert notifier.route.host == "till-db" and "config/prod.exs:4" in notifier.note
+
+
+def test_oban_with_the_pg_notifier_opens_no_more(tmp_path):
+    app = _tree(tmp_path, {"config/prod.exs": OBAN.replace(
+        "queues:", "notifier: Oban.Notifiers.PG,\n  queues:")})
+    assert product(pools_for_container(container(), app).pools) == "1 x 8 = 8"
+
+
+MIGRATE = """defmodule Till.Release do
+  @app :till
+  def migrate do
+    Application.load(@app)
+    for repo <- Application.fetch_env!(@app, :ecto_repos) do
+      {:ok, _, _} = Ecto.Migrator.with_repo(repo, &Ecto.Migrator.run(&1, :up, all: true))
+    end
+  end
+end
+"""
+
+
+def test_a_release_migrate_container_holds_the_migrator_s_two(tmp_path):
+    """`bin/till eval "Till.Release.migrate"` starts no application (no Oban): each repo
+    is started by Ecto.Migrator.with_repo with pool_size 2 (ecto_sql v3.14.0
+    lib/ecto/migrator.ex:161,817), not the configured 8."""
+    app = _tree(tmp_path, {"config/prod.exs": OBAN, "lib/till/release.ex": MIGRATE})
+    job = container(command=("/app/bin/till", "eval", "Till.Release.migrate"))
+    (pool,) = pools_for_container(job, app).pools
+    assert product([pool]) == "1 x 2 = 2" and "with_repo" in pool.size.source.default
+    shell = container(command=("sh", "-c"), args=("bin/till eval Till.Release.migrate && "
+                                                   "exec bin/till start",))
+    assert product(pools_for_container(shell, app).pools) == "1 x 8 + 1 x 1 = 9"
