@@ -727,6 +727,9 @@ class Container(Frozen, kw_only=True):
     # The named default an image built from values alone takes its tag from (a chart's
     # default image.tag, advisor.read.render.helm_cloudpirates); None otherwise.
     image_default: Source | None = None
+    # imagePullPolicy: Never: the kubelet never pulls it, so it is an image built or
+    # loaded on the node (kind load, minikube's docker), whatever its name looks like
+    local_image: bool = False
 
 
 class SqlHazard(Frozen, kw_only=True):

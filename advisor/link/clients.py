@@ -629,8 +629,7 @@ def _without_cli_routes(w: Workload, container: str, cli_only: dict[str, str],
 
     for r in dict.fromkeys(r for r in (env_route, *routes) if cli(r)):
         notices.append(f"{workload_id(w)}: {r.source.key} ({r.source.label()}, to "
-                       f"{r.host}) is {cli_only[r.source.key or '']}, which only the Prisma "
-                       f"CLI opens (migrate, db push), not Prisma Client: container "
+                       f"{r.host}) is {cli_only[r.source.key or '']}: container "
                        f"{container} holds no connection on it, not counted")
     return (None if cli(env_route) else env_route), [r for r in routes if not cli(r)]
 
@@ -1240,8 +1239,14 @@ def _inferred_app_dir(inputs: Inputs, w: Workload, topo: Topology) -> str | None
         # instructions of a warm check of 5,000 manifests without application sources)
         return None
     running = [c.image for c in w.containers if c.role != "init"]
-    if running and all(_published_program(image) and not _built_here(inputs, image)
-                       for image in running):
+    # a bare name pulled Never and named like its workload (tech-challenge-api:latest of
+    # Deployment tech-challenge-api) is no official image: the node has it because it was
+    # built there (an official redis:7 pulled Never is still redis)
+    own = {w.name.lower(), *(n.lower() for n in _label_names(w))}
+    local = [c.image for c in w.containers if c.role != "init" and c.local_image
+             and image_name(c.image).lower() in own]
+    if running and not local and all(_published_program(image) and not _built_here(inputs, image)
+                                     for image in running):
         # rabbitmq:3-management, mysql, redis: a published program, not the application a
         # folder named like the release holds (aws-containers' retail-store chart labels
         # its orders-rabbitmq pods app.kubernetes.io/name=orders, like src/orders)
@@ -1287,7 +1292,8 @@ def _inferred_app_dir(inputs: Inputs, w: Workload, topo: Topology) -> str | None
         return _inferred(topo, w, go, "the Go command of that name in its module's cmd/ "
                          "(read with the module's packages it imports)")
     if not matches:
-        if not any(maybe_built_here(c.image) for c in w.containers if c.role != "init"):
+        if not local and not any(maybe_built_here(c.image) for c in w.containers
+                                 if c.role != "init"):
             return None
         if in_packaged_chart(w.obj.path):
             return None  # a fetched dependency's image (cert-manager) is not built here
@@ -1314,7 +1320,8 @@ def _inferred_app_dir(inputs: Inputs, w: Workload, topo: Topology) -> str | None
             return _inferred(topo, w, shared.directory, shared.reason)
         guess = fallback_app_dir(inputs.root, inputs.app_candidates, names,
                                  tuple(c.image for c in w.containers if c.role != "init"),
-                                 claimed_folders(_hints(inputs), names))
+                                 claimed_folders(_hints(inputs), names),
+                                 local=bool(local) and len(local) == len(running))
         if guess is None:
             return None
         if built is not None and guess.directory and guess.directory not in copied and \

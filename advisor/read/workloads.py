@@ -810,7 +810,8 @@ def _container(obj: K8sObject, keys: tuple, c: Any, role: str) -> ContainerShape
         word_sources=word_sources, env_first=_env_first(obj, keys, c), role=role,
         memory_limit=mem, cpu_limit=cpu,  # type: ignore[arg-type]
         source=obj.source(*keys, key=f"container {name}"),
-        image_default=_image_default(obj, keys)), env)
+        image_default=_image_default(obj, keys),
+        local_image=str(c.get("imagePullPolicy", "")) == "Never"), env)
 
 
 def _image_default(obj: K8sObject, keys: tuple) -> Source | None:

@@ -645,8 +645,34 @@ def pools_for_container(container: Container, app: AppSource | None = None, *,
         from advisor.read.apps.prisma import cli_only_variables
 
         cli_only = cli_only_variables(ctx)
+    if app is not None and container.role != "init":
+        cli_only.update(_goose_variables(ctx, list(line.words)))
     return AppPools(pools=pools, notices=notices + ctx.notices, problems=problems + ctx.problems,
                     unknown=unknown, unrouted=unrouted, cli_only=cli_only)
+
+
+# goose's CLI reads its database from GOOSE_DBSTRING (pressly/goose@8f0ae059
+# cmd/goose/main.go loadEnvConfig: dbstring envOr("GOOSE_DBSTRING", "")); the library an
+# application imports does not (it is given a *sql.DB). Code languages whose source would
+# name the variable if the application read it itself.
+_GOOSE_VARS = ("GOOSE_DBSTRING",)
+_CODE_KINDS = ("python", "js", "go", "ruby", "elixir", "csharp", "rust", "java")
+
+
+def _goose_variables(ctx: StackContext, words: list[Word]) -> dict[str, str]:
+    """GOOSE_DBSTRING -> why, when the container's command does not run goose and the
+    application's code never names the variable: only `goose up` (run by hand or by a
+    Makefile) opens it, the running program holds no connection there
+    (0xdbb/task-manager's ConfigMap: DB_URL to its in-cluster server, GOOSE_DBSTRING to
+    a Neon database, /app/main reads DB_URL only)."""
+    names = [n for n in _GOOSE_VARS if ctx.env(n) is not None]
+    if not names or any(w.text.rsplit("/", 1)[-1] == "goose" for w in words):
+        return {}
+    code = [f.text for f in ctx.files(*_CODE_KINDS)]
+    return {n: "goose's own variable (pressly/goose cmd/goose/main.go loadEnvConfig), "
+               "which only the goose CLI opens (goose up/status), and the application's "
+               "code never reads"
+            for n in names if not any(n in text for text in code)}
 
 
 def celery_monitor(server: str) -> str | None:

@@ -962,13 +962,16 @@ def dockerfile_copy_dirs(root: Root, directory: str) -> list[tuple[str, int]]:
 
 def fallback_app_dir(root: Root, candidates: list[str], names: set[str],
                      images: tuple[str, ...] = (),
-                     claimed: frozenset[str] = frozenset()) -> AppDirGuess | None:
+                     claimed: frozenset[str] = frozenset(),
+                     local: bool = False) -> AppDirGuess | None:
     """When no folder is named like the workload: the repository root when it holds an
     application's own files (Rails/Django/Node app with k8s/ beside it) — or the one
     application folder a root Dockerfile copies; else the repository's only application
     folder (app/ with the package one level down). The root is not taken for a
     workload whose image and name disagree with the root project's own name (a Helm
-    chart repository's operator code is not the Keycloak it deploys)."""
+    chart repository's operator code is not the Keycloak it deploys), unless its images
+    are `local` (pulled Never: built on the node, as a placeholder owner's are built
+    here)."""
     # a hidden top folder (.devcontainer/, .github/) holds tooling, not the application
     apps = [d for d in candidates if d and d.split("/", 1)[0].lower() not in NOT_APP_DIRS
             and not d.startswith(".") and not builds_postgres(root, d)]
@@ -976,12 +979,15 @@ def fallback_app_dir(root: Root, candidates: list[str], names: set[str],
     # an image of a placeholder owner (your-image-repository/node-app, a chart's values
     # left for the user to fill) is the one built here, whatever its name (audit 10b N1)
     placeholder = bool(images) and all(placeholder_image(i) for i in images)
-    if "" in candidates and (placeholder or (names_the_project(project, names)
+    if "" in candidates and (placeholder or local or (names_the_project(project, names)
                              and not _another_publisher(project, images))):
         own = [f for f in app_files_in(root, "") if not _tooling_file(root, f)]
         if own:
             why = (f"its image {images[0]} names a placeholder owner, not a publisher's"
                    if placeholder and not names_the_project(project, names)
+                   else f"its image {images[0]} is pulled Never (imagePullPolicy), one "
+                   "built on the node, not a publisher's"
+                   if local and not names_the_project(project, names)
                    else "no folder is named like the workload or its image")
             return AppDirGuess(directory="", reason="the repository root holds the "
                                f"application's own files ({', '.join(own[:3])}) and {why}")

@@ -82,7 +82,9 @@ def cli_only_variables(ctx: StackContext) -> dict[str, str]:
             continue
         for u in _CLI_URLS.finditer(m.group("body")):
             line = f.text[: m.start("body") + u.start()].count("\n") + 1
-            out.setdefault(u.group(2), f"schema.prisma's {u.group(1)} ({f.path}:{line})")
+            out.setdefault(u.group(2), f"schema.prisma's {u.group(1)} ({f.path}:{line}), "
+                           "which only the Prisma CLI opens (migrate, db push), not Prisma "
+                           "Client")
         break
     return out
 

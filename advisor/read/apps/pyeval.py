@@ -234,8 +234,10 @@ def evaluate(node: ast.AST | None, scope: PyScope) -> Val | None:
     if isinstance(node, ast.Call):
         return _call(node, scope)
     if isinstance(node, ast.Attribute):
-        # a pydantic settings instance's field (`settings.db_pool_max_size`)
+        # a pydantic settings instance's field (`settings.db_pool_max_size`), also one an
+        # instance attribute holds (`self.settings.X`: local_scope binds `self.settings`)
         base = evaluate(node.value, scope) if isinstance(node.value, ast.Name | ast.Call) \
+            else scope.names.get(dotted(node.value)) if dotted(node.value).startswith("self.") \
             else None
         if base is not None and isinstance(base.value, SettingsObject):
             return attribute(base.value, node.attr, scope)

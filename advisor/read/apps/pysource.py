@@ -166,8 +166,43 @@ def local_scope(module: PyModule, call: ast.Call) -> PyScope:
     base = module.scope
     scope = PyScope(path=base.path, env=base.env, cpus=base.cpus, names=dict(base.names),
                     cite=base.cite)
+    scope.names.update(_instance_attributes(module, fn))
     block_names([s for s in fn.body if s.lineno <= call.lineno], scope)
     return scope
+
+
+def _instance_attributes(module: PyModule, fn: ast.FunctionDef | ast.AsyncFunctionDef
+                         ) -> dict[str, Val]:
+    """`self.X` as its class's __init__ assigns it, for a method's scope
+    (`self.settings = settings or get_settings()`, then `create_async_engine(...,
+    pool_size=self.settings.DATABASE_POOL_SIZE)` in another method). A parameter of
+    __init__ that defaults to None is None (the class built with no arguments), any
+    other is unknown; only __init__'s own top-level assignments are read."""
+    owner = next((c for c in _nodes(module.tree, ast.ClassDef) if fn in c.body), None)
+    init = next((f for f in owner.body if isinstance(f, ast.FunctionDef)
+                 and f.name == "__init__"), None) if owner is not None else None
+    if init is None or init is fn:
+        return {}
+    base = module.scope
+    inner = PyScope(path=base.path, env=base.env, cpus=base.cpus, names=dict(base.names),
+                    cite=base.cite)
+    params = [*init.args.posonlyargs, *init.args.args]
+    defaults = [None] * (len(params) - len(init.args.defaults)) + list(init.args.defaults)
+    pairs = [*zip(params, defaults, strict=True),
+             *zip(init.args.kwonlyargs, init.args.kw_defaults, strict=True)]
+    for a, default in pairs:
+        inner.names.pop(a.arg, None)  # a parameter hides the module's name
+        if isinstance(default, ast.Constant) and default.value is None:
+            inner.names[a.arg] = Val(None, inner.src(default))
+    out: dict[str, Val] = {}
+    for stmt in init.body:
+        if isinstance(stmt, ast.Assign | ast.AnnAssign) and stmt.value is not None:
+            target = stmt.targets[0] if isinstance(stmt, ast.Assign) else stmt.target
+            name = dotted(target)
+            if name.startswith("self.") and name.count(".") == 1 and \
+                    (got := evaluate(stmt.value, inner)) is not None:
+                out[name] = got
+    return out
 
 
 def imports(module: PyModule, package: str) -> bool:
