@@ -221,7 +221,7 @@ def client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
             continue
         # the init container writing Gitea's app.ini
         writers = forge_init_writers(w, c) if has_init else ()
-        if reads_pod_files(c):
+        if reads_pod_files(c, app if c.name in runs_app else None):
             # a program that reads its configuration files from the pod (Synapse)
             from advisor.read.apps.podfiles import PodFiles
 
