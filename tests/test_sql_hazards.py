@@ -830,6 +830,23 @@ def test_oban_s_notifier_set_in_another_config_file_clears_it(tmp_path: Path) ->
                 if h.kind == "listen"] == kept, where
 
 
+def test_prepare_unnamed_only_in_the_dev_config_leaves_the_release_s_named(tmp_path) -> None:
+    """Postgrex prepares named statements unless `prepare: :unnamed` (postgrex v0.22.2
+    lib/postgrex.ex:147-148, lib/postgrex/protocol.ex:118): one in config/dev.exs is not
+    the release's (MIX_ENV=prod) config."""
+    (tmp_path / "config").mkdir()
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "lib/repo.ex").write_text(
+        "defmodule App.Repo do\n  use Ecto.Repo, otp_app: :app, adapter: Ecto.Adapters.Postgres\n"
+        "end\n")
+    for where, kept in (("config/dev.exs", 1), ("config/runtime.exs", 0)):
+        for stale in ("config/dev.exs", "config/runtime.exs"):
+            (tmp_path / stale).unlink(missing_ok=True)
+        (tmp_path / where).write_text("import Config\nconfig :app, App.Repo, prepare: :unnamed\n")
+        hazards, _ = scan_sql_sources(Root.of(tmp_path), ["lib/repo.ex", where])
+        assert len([h for h in hazards if h.kind == "protocol-prepare"]) == kept, where
+
+
 def test_wrapper_locks_and_named_queries() -> None:
     py = "from django_pglocks import advisory_lock\nwith advisory_lock('k'):\n    pass\n"
     assert driver("app/jobs.py", py, "python") == [(2, "advisory-lock")]

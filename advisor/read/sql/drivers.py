@@ -275,7 +275,7 @@ def literal_settings(
 # Postgrex (lib/postgrex.ex): `:prepare` "either `:named` to use named queries or
 # `:unnamed` to force unnamed queries (default: `:named`)"; Ecto passes the repo's
 # configuration on. Flagged at the Ecto repo module using the Postgres adapter; a
-# `prepare: :unnamed` in any scanned Elixir file (config/*.exs) clears it
+# `prepare: :unnamed` in any scanned Elixir file but config/dev.exs and test.exs clears it
 # (extract.scan_sql_sources). Postgrex.Notifications.listen holds a LISTEN session.
 ECTO_REPO_DETAIL = "Ecto repo with the Postgres adapter"
 _ECTO_REPO = lazy(r"use\s+Ecto\.Repo\b[^\n]*(?:\n[^\n]*){0,3}?Ecto\.Adapters\.Postgres")
@@ -297,13 +297,23 @@ OBAN_OTHER_NOTIFIER = lazy(r"^[^#\n]*(?:\bOban\.Notifiers\.(?:PG|Phoenix|Isolate
 _BOOT_CONFIGS = ("config.exs", "prod.exs", "runtime.exs", "releases.exs")
 
 
-def oban_other_notifier(path: str, text: str) -> bool:
-    """Whether a file the application runs with (not config/dev.exs or test.exs) names
-    a notifier that is no LISTEN connection, or an engine for another database."""
+def _dev_or_test_config(path: str) -> bool:
+    """config/dev.exs or config/test.exs: not what a release runs with (MIX_ENV=prod)."""
     p = PurePosixPath(path)
-    if p.parent.name == "config" and p.name in ("dev.exs", "test.exs"):
-        return False
-    return "Oban." in text and OBAN_OTHER_NOTIFIER.search(text) is not None
+    return p.parent.name == "config" and p.name in ("dev.exs", "test.exs")
+
+
+def oban_other_notifier(path: str, text: str) -> bool:
+    """Whether a file the application runs with names a notifier that is no LISTEN
+    connection, or an engine for another database."""
+    return "Oban." in text and not _dev_or_test_config(path) and \
+        OBAN_OTHER_NOTIFIER.search(text) is not None
+
+
+def ecto_unnamed(path: str, text: str) -> bool:
+    """Whether a file the application runs with sets `prepare: :unnamed` (one in
+    config/dev.exs or test.exs leaves the release's repo preparing named statements)."""
+    return not _dev_or_test_config(path) and ECTO_UNNAMED.search(text) is not None
 
 
 def _oban(path: str, text: str) -> list[SqlHazard]:

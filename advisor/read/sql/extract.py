@@ -242,7 +242,7 @@ def _scan_entry(shown: str, text: str, kind: str, pinning: bool) -> SqlEntry:
     iterator = kind == "python" and ".iterator(" in text and \
         _ITERATOR_CALL.search(text) is not None
     return SqlEntry(found, trouble, iterator,
-                    kind == "elixir" and drivers.ECTO_UNNAMED.search(text) is not None,
+                    kind == "elixir" and drivers.ecto_unnamed(shown, text),
                     kind == "go" and drivers.migrate_driver(text),
                     kind == "elixir" and drivers.oban_other_notifier(shown, text))
 
