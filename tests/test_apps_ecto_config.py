@@ -190,3 +190,20 @@ def test_a_repo_whose_url_is_a_secret_s_connects_where_this_does_not_say(tmp_pat
     assert ledger.route is None and "LEDGER_DATABASE_URL" in ledger.route_unknown
     main = next(p for p in found.pools if p.label == "Ecto Till.Repo pool_size")
     assert main.route.host == "till-db"
+
+
+def test_release_migrate_of_several_repos_holds_two_at_a_time_per_server(tmp_path):
+    """Release.migrate runs `for repo <- repos()` (phoenix v1.8.7 release.ex.eex:11-13):
+    with_repo starts each with pool_size 2 and stops it before the next (ecto_sql v3.14.0
+    lib/ecto/migrator.ex:161,817,853-855): 2 on a server at a time, not 2 per repo; a
+    repo on another server holds its own 2 there."""
+    app = _tree(tmp_path, {"config/runtime.exs": TWO_REPOS, "lib/till/repo.ex": TWO_REPO_MODULES,
+                           "lib/till/release.ex": MIGRATE})
+    job = ("/app/bin/till", "eval", "Till.Release.migrate")
+    same = {"DATABASE_URL": "ecto://till@till-db/till",
+            "LEDGER_DATABASE_URL": "ecto://till@till-db/till",
+            "REPLICA_HOST": "till-replica", "REPLICA_USER": "ro"}
+    pools = pools_for_container(container(same, command=job), app).pools
+    assert product(pools) == "1 x 2 + 1 x 2 = 4"  # till-db's 2, till-replica's 2
+    assert "Till.LedgerRepo migrates after it" in pools[0].note
+    assert [p.route.host for p in pools] == ["till-db", "till-replica"]

@@ -34,7 +34,7 @@ from advisor.model import EnvVar, Pool, Route, Source, Term
 from advisor.read.apps.base import StackContext
 from advisor.read.apps.numbers import parse_int
 from advisor.read.apps.source import AppFile
-from advisor.read.apps.urls import route_from_env, route_from_parts, route_from_url
+from advisor.read.apps.urls import route_from_env, route_from_parts, route_from_url, route_key
 
 DEFAULT_POOL_SIZE = 10
 MIGRATOR_POOL_SIZE = 2
@@ -194,7 +194,25 @@ def ecto_pools(ctx: StackContext) -> list[Pool]:
         if hidden is not None:
             mine = ctx.hidden_route(mine, f"Ecto {repo}", hidden.name, hidden.source)
         pools.extend(mine)
-    return pools
+    return _one_after_the_other(pools) if migrate else pools
+
+
+def _one_after_the_other(pools: list[Pool]) -> list[Pool]:
+    """A release's migrate runs each repo in turn: Ecto.Migrator.with_repo starts it
+    (pool_size 2) and stops it before the next (ecto_sql v3.14.0 lib/ecto/migrator.ex:161,
+    817, 853-855; phoenix v1.8.7 priv/templates/phx.gen.release/release.ex.eex:11-13
+    `for repo <- repos()`): one pool per server at a time, not one per repo."""
+    kept: dict[object, Pool] = {}
+    for pool in pools:
+        key = route_key(pool.route) if pool.route is not None else pool.route_unknown
+        if key in kept:
+            first = kept[key]
+            kept[key] = replace(first, note=(f"{first.note}; " if first.note else "")
+                                + f"{pool.label.removesuffix(' pool_size')} migrates after it, "
+                                "on the same server (Ecto.Migrator.with_repo, one repo at a time)")
+        else:
+            kept[key] = pool
+    return list(kept.values())
 
 
 _ENV_CALL = re.compile(r'System\.(?:get_env|fetch_env!?)\(\s*"(\w+)"|"\$\{(\w+)\}"')
