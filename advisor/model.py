@@ -458,6 +458,11 @@ class Pooler(Record, kw_only=True):
     # The operator setting its [pgbouncer] sizes are derived from, when they are not the
     # user's to write (Zalando: spec.connectionPooler.maxDBConnections): advise changes it
     sized_by: Term | None = None
+    # Its [databases] are wholly read from a pgbouncer.ini the repository holds (no
+    # %include left unread, PgBouncer does not refuse the file): a database with no entry
+    # there and no `*` fallback is refused (PA213). False for an operator's or an image's
+    # generated config, which the repository does not hold.
+    databases_complete: bool = False
 
 
 class Route(Frozen, kw_only=True):
@@ -472,6 +477,9 @@ class Route(Frozen, kw_only=True):
     # postgres.js's prepare): driver settings the PA4xx rules read (SqlHazard.cleared_by).
     # Not part of where it leads (urls.route_key).
     params: tuple[str, ...] = ()
+    # Where the database name is written, when not on `source`'s line (POSTGRES_DB beside
+    # the POSTGRES_HOST the route is read from): PA213 reports a name there.
+    dbname_source: Source | None = None
 
 
 class CpuFormula(Frozen, kw_only=True):
@@ -916,6 +924,10 @@ class Budget(Record, kw_only=True):
     # The server does not start with these settings (PA109): no slots to compare the
     # peak with, so neither fits nor OVER.
     refused: StartRefusal | None = None
+    # Clients behind a PgBouncer in front of it that refuses the database they name
+    # (PA213): "backend: database 'x' not in pgbouncer's [databases]". They open no
+    # connection here, so a fit is not their fit.
+    unserved: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         _set_float(self, "usable", "peak", "total_peak")

@@ -26,6 +26,7 @@ from advisor.budget.arith import READ_FLOOR, num
 from advisor.budget.client_side import client_side_line
 from advisor.budget.demand import bounded_by_clients, demand_capped, has_unbounded_pool
 from advisor.budget.pessimistic import verdict_notes
+from advisor.budget.unserved import unserved_lines
 from advisor.model import (
     OWN_RULE_PROGRAMS,
     Budget,
@@ -355,6 +356,7 @@ def server_budget(server: Server, topo: Topology, memory: MemoryOptions | None =
         unknown_pairs=pairs_unknown, client_sides=sides, rests_on=rests_on,
         unplaced_clients=list(topo.unplaced_clients), refused=refused,
         unread_files=unread_files(topo) if unread is None else list(unread),
+        unserved=unserved_lines(topo, server.id),
         # a declared headroom is the room kept for clients outside the repository: the
         # exposure is then accounted for, not a floor that can never fit
         exposed=[] if server.headroom is not None and server.headroom.value

@@ -408,6 +408,26 @@ def _find_database(pooler: Pooler, name: str) -> PoolerDatabase | None:
     return found
 
 
+# The admin console's database: PgBouncer serves it whatever [databases] holds (to the
+# admin_users and stats_users: src/client.c admin check of "pgbouncer")
+ADMIN_DATABASE = "pgbouncer"
+
+
+def refuses_database(pooler: Pooler, dbname: str | None) -> bool:
+    """Whether PgBouncer turns a client of database `dbname` away at login: set_pool finds
+    no entry and register_auto_database none without a `*` (src/client.c,
+    src/objects.c:368 @pgbouncer_1_18_0), so the client logs in to a fake database and is
+    disconnected "no such database: <name>" (src/objects.c:1459 @pgbouncer_1_18_0,
+    :2021 @pgbouncer_1_24_1; tests/test_pa213_oracle.py): a PgBouncer whose [databases]
+    are wholly read (Pooler.databases_complete), with no entry of that name, no `*`
+    fallback and no entry whose name the repository does not hold. Not known -> False."""
+    if pooler.kind != "pgbouncer" or not pooler.databases_complete:
+        return False
+    if dbname is None or dbname in ("*", ADMIN_DATABASE):
+        return False
+    return not any(d.name in (dbname, "*") or d.name_from for d in pooler.databases)
+
+
 def _find_user(pooler: Pooler, name: str) -> PoolerUser | None:
     found = None
     for u in pooler.users:

@@ -11,7 +11,7 @@ from msgspec.structs import replace
 
 from advisor.lazyregex import lazy
 from advisor.link.inputs import workload_id
-from advisor.model import EnvVar, Pooler, Route, Topology
+from advisor.model import EnvVar, Pooler, Route, Source, Topology
 from advisor.read.apps.urls import lone_host_parts, parse_port, split_port
 from advisor.read.extract import OUTSIDE_TYPES, service_fields
 from advisor.read.sources.k8s import K8sObject, get
@@ -413,8 +413,23 @@ def host_variable_route(env: tuple[EnvVar, ...] | list[EnvVar],
         port = found["port"] or port_in_host
         return Route(host=host, port=parse_port(port), dbname=found["dbname"],
                      user=found["user"],
-                     source=replace(var.source, key=var.name))
+                     source=replace(var.source, key=var.name),
+                     dbname_source=_dbname_source(env, found["dbname"]))
     return _endpoint_route(env, host_map, namespace)
+
+
+def _dbname_source(env: tuple[EnvVar, ...] | list[EnvVar], dbname: str | None
+                   ) -> Source | None:
+    """The line of the variable the route's database name was taken from (POSTGRES_DB,
+    DB_NAME...): the first database-word variable of that value."""
+    if dbname is None:
+        return None
+    for var in env:
+        if var.value is not None and var.value.strip() == dbname and not var.secret \
+                and var.name.upper().endswith(_SIBLINGS["dbname"]) \
+                and not var.name.upper().endswith(("USERNAME", "HOSTNAME")):
+            return replace(var.source, key=var.name)
+    return None
 
 
 # Any other host variable (pachyderm's pachd: PG_BOUNCER_HOST=pg-bouncer, PG_BOUNCER_PORT

@@ -54,6 +54,7 @@ def standalone_inis(inputs: Inputs, topo: Topology) -> None:
             replicas=Term(label="PgBouncer processes", value=1,
                           source=Source.default_of("one PgBouncer process per pgbouncer.ini")),
             location=Location(path=shown, line=1)))
+        topo.poolers[-1].databases_complete = ini.complete
 
 
 def declared_proxy(decl: ProxyDecl, inputs: Inputs, topo: Topology) -> Pooler:
@@ -159,6 +160,7 @@ def pooler_from_workload(inputs: Inputs, topo: Topology, w: Workload, c: Contain
         merge_suppressions(topo, ini.suppressions)
         pooler.settings, pooler.databases, pooler.users = ini.settings, ini.databases, ini.users
         pooler.main_end = ini.main_end
+        pooler.databases_complete = ini.complete
         break
     else:
         _pooler_from_env(pooler, c)

@@ -85,6 +85,11 @@ def _verdict(b: Budget, color: bool) -> str:
         text = (f"OVER by at least {num(b.peak - b.usable)}" if b.peak > b.usable
                 else f"cannot tell whether it fits the {num(b.usable)} usable")
         return f"{safe_line(peak_text(b))}, {_paint(text, 'over', color)}"
+    if b.fits and b.unserved:
+        # its clients cannot connect at all: a fit without them is not theirs (PA213)
+        n = len(b.unserved)
+        return _paint(f"fits, but {n} client{'s' if n != 1 else ''} cannot connect "
+                      "(PA213)", "notice", color)
     if b.fits:
         return _paint("fits", "fits", color)
     return _paint(f"OVER by {num(b.peak - b.usable)}", "over", color)
@@ -103,6 +108,7 @@ def budget_lines(b: Budget, *, verbose: bool, color: bool) -> list[str]:
            *(f"  {x}" for x in head)]
     if verbose:  # the poolers' other side, fitting or not (PA201 says when it does not)
         out.extend(f"  {x}" for x in b.client_sides)
+    out.extend(f"  cannot connect: {x}" for x in b.unserved)
     out.append(f"  {peak}")
     if verbose:
         out.extend(f"  not subtracted: {ns.term.show()}: {ns.why}" for ns in b.not_subtracted)

@@ -376,12 +376,18 @@ def route_from_env(env: tuple[EnvVar, ...]) -> Route | None:
             return None
 
         lone = lone_host_parts(host_var, env)
-        return _route(
+        route = _route(
             {"host": host.value, "port": value_of(port_var) or lone["port"],
              "dbname": value_of(db_var) or lone["dbname"],
              "user": value_of(user_var) or lone["user"]},
             replace(host.source, key=host_var),
         )
+        names = (db_var, *_ALT_NAMES.get(db_var, ()), *_BARE_PARTS["dbname"])
+        named = next((v for n in names if (v := by_name.get(n)) is not None and v.value
+                      and route is not None and v.value.strip() == route.dbname), None)
+        if route is not None and named is not None:  # where PA213 says the name is
+            route = replace(route, dbname_source=replace(named.source, key=named.name))
+        return route
     # Any other *_DATABASE_URL / *_DB_URI / *_PG_DSN (e.g. ORDERS_DATABASE_URL).
     for var in env:
         if var.value and _named_url_var(var.name):

@@ -85,10 +85,23 @@ class PgBouncerIni(Record, kw_only=True):
     database_params: dict[str, dict[str, str]] = field(default_factory=dict)
     # The last line read in its [pgbouncer] section: where an absent setting is added.
     main_end: Source | None = None
+    # The `%include` lines not followed (outside the root, not in it, unreadable), or the
+    # file itself when it cannot be read: what they hold is unknown, [databases] too.
+    unread_includes: list[Location] = field(default_factory=list)
 
     @property
     def fatal(self) -> bool:
         return any(p.fatal for p in self.problems)
+
+    # PgBouncer stopped loading where [databases] entries may follow (a syntax error, a
+    # bad entry, a stop inside an include or before a later [databases] or %include)
+    databases_cut: bool = False
+
+    @property
+    def complete(self) -> bool:
+        """Every [databases] entry PgBouncer would load is read: no %include left unread,
+        and no stop (PA209) before the last of them."""
+        return not self.unread_includes and not self.databases_cut
 
     def database(self, name: str) -> PoolerDatabase | None:
         return next((d for d in self.databases if d.name == name), None)
@@ -170,6 +183,10 @@ class _File(Struct):
                     None)
 
 
+# A [databases] header or an %include line: after a stop, entries PgBouncer would read
+_MORE_DATABASES = re.compile(r"^[ \t\r\f\v]*(?:\[databases\]|%include[ \t])", re.M)
+
+
 class _Stop(Exception):
     """PgBouncer stops loading here (it refuses to start)."""
 
@@ -198,6 +215,8 @@ class _Loader:
         self.problems: list[ConfigProblem] = []
         self.files: list[str] = []
         self.suppressions: dict[str, dict[int, list[str]]] = {}
+        self.unread: list[Location] = []
+        self.databases_cut = False  # a stop left [databases] entries unread
         self.refusal: list[str] = []
         self.main_end: Source | None = None  # last line of the [pgbouncer] section
 
@@ -206,11 +225,16 @@ class _Loader:
     def note(self, location: Location, message: str) -> None:
         self.problems.append(ConfigProblem(location=location, message=message, program=PROGRAM))
 
-    def refuse(self, location: Location, message: str, log: list[str]) -> None:
+    def refuse(self, location: Location, message: str, log: list[str],
+               databases_read: bool = False) -> None:
+        """PgBouncer stops loading here. `databases_read`: no [databases] entry is left
+        unread by the stop (the file is refused, but fixed at this line it serves what
+        was read: PA213 may still say which databases it lacks)."""
         self.problems.append(
             ConfigProblem(location=location, message=message, fatal=True, program=PROGRAM)
         )
         self.refusal += log
+        self.databases_cut = self.databases_cut or not databases_read
         raise _Stop
 
     # --- the ini grammar (usual/cfparser.c parse_ini_file_internal) ---------------------
@@ -280,7 +304,9 @@ class _Loader:
                 log.append(f"{main} in configuration ({f.fn}:{reported})")
                 shown = [d for d in detail if d and d != "fill_defaults fail"]
                 message = main + (f" ({'; '.join(shown)})" if shown else "")
-                self.refuse(f.location(key_at), message, log)
+                self.refuse(f.location(key_at), message, log,
+                            databases_read=self.section == "pgbouncer" and inclevel == 0
+                            and not _MORE_DATABASES.search(s, p))
 
     def syntax_error(self, f: _File, p: int, at: int) -> None:
         # A byte-order mark (a Windows editor's) is no key character to libusual's
@@ -527,6 +553,7 @@ class _Loader:
                     f"%include {name}: outside the scanned root {self.root.path}; not "
                     "followed, the settings in it are unknown",
                 )
+                self.unread.append(where)
                 return None
             if path.is_absolute():
                 self.note(
@@ -534,6 +561,7 @@ class _Loader:
                     f"%include {name}: not in the scanned root; not followed, the settings "
                     "in it are unknown",
                 )
+                self.unread.append(where)
                 return None
             self.refuse(
                 where,
@@ -566,6 +594,7 @@ class _Loader:
             text = self.root.read_text(real, bom=True)
         except InputError as exc:
             self.note(where, f"%include {name}: cannot read {exc.label()}: {exc.message}")
+            self.unread.append(where)
             return None
         return _File(_c_string(text), name, self.root.rel(real), 0, real.parent)
 
@@ -673,6 +702,7 @@ def read_pgbouncer_ini(
                     program="pool-advisor",
                 )
             )
+            result.unread_includes.append(Location(path=exc.path, line=exc.line))
             return result
         folder = real.parent
     else:
@@ -699,6 +729,7 @@ def read_pgbouncer_ini(
                 Location(path=shown, line=1 + line_offset),
                 "load_init_file: main section missing from config file",
                 ["load_init_file: main section missing from config file"],
+                databases_read=True,
             )
     except _Stop:
         pass
@@ -711,6 +742,8 @@ def read_pgbouncer_ini(
     result.refusal = loader.refusal
     result.database_params = loader.database_params
     result.main_end = loader.main_end
+    result.unread_includes = loader.unread
+    result.databases_cut = loader.databases_cut
     return result
 
 

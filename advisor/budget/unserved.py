@@ -1,0 +1,49 @@
+"""Clients whose PgBouncer refuses the database they name (PA213): they open no
+connection through it, so a server budget that fits without them is not their fit."""
+
+from __future__ import annotations
+
+from msgspec import Struct
+
+from advisor.facts.pgbouncer import refuses_database
+from advisor.model import Client, Pooler, Route, Source, Topology
+
+
+class Unserved(Struct, frozen=True):
+    client: Client
+    pooler: Pooler
+    route: Route
+
+    @property
+    def dbname(self) -> str:
+        return self.route.dbname or ""
+
+    @property
+    def at(self) -> Source:
+        """Where the database name is written (else the route's own line)."""
+        return self.route.dbname_source or self.route.source
+
+
+def unserved_routes(topo: Topology) -> list[Unserved]:
+    """Each (client, database) a PgBouncer of the repository refuses, once."""
+    poolers = {p.id: p for p in topo.poolers}
+    out: list[Unserved] = []
+    seen: set[tuple[str, str, str]] = set()
+    for c in topo.clients:
+        pooler = poolers.get(c.target_id or "") if c.target_kind == "pooler" else None
+        if pooler is None:
+            continue
+        for r in c.routes():
+            key = (c.id, pooler.id, r.dbname or "")
+            if key in seen or not refuses_database(pooler, r.dbname):
+                continue
+            seen.add(key)
+            out.append(Unserved(client=c, pooler=pooler, route=r))
+    return out
+
+
+def unserved_lines(topo: Topology, server_id: str) -> list[str]:
+    """Budget.unserved for the server behind the refusing poolers, one line a client."""
+    return [f"{u.client.name}: database {u.dbname!r} is not in {u.pooler.name}'s "
+            f"[databases] (no * fallback): PgBouncer refuses it (PA213)"
+            for u in unserved_routes(topo) if u.pooler.server_id == server_id]
