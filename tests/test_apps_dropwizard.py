@@ -144,3 +144,15 @@ def test_without_the_substitutor_a_placeholder_size_is_not_a_default(tmp_path):
     result = check(tmp_path, db=_DB_BLOCK + "  maxSize: ${DB_POOL_MAX:-20}\n", java=java)
     (unknown,) = [f for f in result.findings if f.code == "PA106"]
     assert "Dropwizard DataSourceFactory maxSize (db)" in unknown.message
+
+
+def test_entrypoint_is_the_file_the_dockerfile_copies_not_any_of_its_name(tmp_path):
+    """Marquez's root also holds web/ (the UI, its own docker/entrypoint.sh): the image's
+    /srv/app/entrypoint.sh is the docker/entrypoint.sh its Dockerfile copies there
+    (`COPY docker/entrypoint.sh entrypoint.sh` under WORKDIR /srv/app), not unknown
+    because two scripts have that name (audit 27 D1: PA106 on the real repository)."""
+    write(tmp_path, {"web/package.json": '{"name": "lineage-web"}\n',
+                     "web/docker/entrypoint.sh": "#!/bin/bash\nnode server.js\n"})
+    result = check(tmp_path)
+    (budget,) = result.budgets
+    assert budget.unknown_clients == [] and budget.peak == 200
