@@ -156,3 +156,36 @@ def test_entrypoint_is_the_file_the_dockerfile_copies_not_any_of_its_name(tmp_pa
     result = check(tmp_path)
     (budget,) = result.budgets
     assert budget.unknown_clients == [] and budget.peak == 200
+
+
+WEB_DEPLOY = """
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: lineage-web}
+spec:
+  replicas: 1
+  strategy: {type: Recreate}
+  template:
+    spec:
+      containers:
+        - name: lineage-web
+          image: lineageproject/lineage-web:1.4.0
+          env:
+            - {name: API_HOST, value: lineage}
+"""
+
+
+def test_the_projects_web_image_is_its_web_folder_not_the_root_app(tmp_path):
+    """lineageproject/lineage-web is the project's web/ (a Node UI, its own Dockerfile),
+    as marquezproject/marquez-web is Marquez's web/: not the root's Dropwizard app, whose
+    `server ${APP_CONFIG}` (unset here) made the UI 'may connect here' (audit 22 D2)."""
+    write(tmp_path, {"web/package.json": '{"name": "lineage-web"}\n',
+                     "web/Dockerfile": "FROM node:18-alpine\nWORKDIR /srv/app\nCOPY . .\n"
+                                       'ENTRYPOINT ["/srv/app/entrypoint.sh"]\n',
+                     "web/entrypoint.sh": "#!/bin/bash\nnode server.js\n",
+                     "k8s/web.yaml": WEB_DEPLOY})
+    result = check(tmp_path)
+    (budget,) = result.budgets
+    assert budget.unplaced_clients == [] and budget.peak == 200
+    assert any("lineage-web: application source inferred as web/" in n
+               for n in result.notices)

@@ -65,7 +65,9 @@ from advisor.read.apps.locate import (
     match_app_dir,
     maybe_built_here,
     named_service_dir,
+    project_part_dir,
     root_mix_app,
+    root_project_name,
     variable_image,
 )
 from advisor.read.apps.poolcache import container_pools
@@ -1299,6 +1301,11 @@ def _inferred_app_dir(inputs: Inputs, w: Workload, topo: Topology) -> str | None
             return None
         if in_packaged_chart(w.obj.path):
             return None  # a fetched dependency's image (cert-manager) is not built here
+        part = project_part_dir(inputs.app_candidates, tuple(running),
+                                root_project_name(inputs.root))
+        if part is not None:
+            # marquezproject/marquez-web is web/ (a Node UI), not the root's Dropwizard app
+            return _inferred(topo, w, part.directory, part.reason)
         named = named_service_dir(inputs.root, inputs.app_candidates, names)
         if named is not None:
             # services/driver-service of a root go.mod, its Dockerfile in infra/: the
