@@ -189,3 +189,26 @@ def test_the_projects_web_image_is_its_web_folder_not_the_root_app(tmp_path):
     assert budget.unplaced_clients == [] and budget.peak == 200
     assert any("lineage-web: application source inferred as web/" in n
                for n in result.notices)
+
+
+def test_config_the_image_copies_from_the_source_root_is_read(tmp_path):
+    """`COPY lineage.yml config.yml` + `server config.yml` (commafeed's Dropwizard-era
+    shape, config copied into the image): the root-level YAML is no kind the folder scan
+    keeps, so it was 'not read' (unknown); it is the file the command names: maxSize 30,
+    2 pods x 30 = 60 fits."""
+    write(tmp_path, {
+        "build.gradle": "dependencies {\n"
+                        "  implementation 'io.dropwizard:dropwizard-jdbi3:2.1.12'\n}\n",
+        "Dockerfile": "FROM eclipse-temurin:17\nWORKDIR /srv/app\n"
+                      "COPY build/libs/lineage.jar lineage.jar\nCOPY lineage.yml config.yml\n"
+                      'CMD ["java", "-jar", "lineage.jar", "server", "config.yml"]\n',
+        "lineage.yml": "db:\n  driverClass: org.postgresql.Driver\n"
+                       "  url: jdbc:postgresql://lineage-db:5432/lineage\n  maxSize: 30\n",
+        "src/main/java/org/acme/lineage/LineageApp.java": "package org.acme.lineage;\n",
+        "k8s/db.yaml": DB,
+        "k8s/app.yaml": DEPLOY.replace("          volumeMounts:\n            - {name: config, "
+                                       "mountPath: /srv/app/config.yml, subPath: config.yml}\n",
+                                       "")})
+    result = run_check([str(tmp_path / "k8s")], CheckOptions(cache=False, root=tmp_path))
+    (budget,) = result.budgets
+    assert budget.peak == 60 and budget.fits
