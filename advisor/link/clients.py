@@ -1059,7 +1059,8 @@ def _why_unknown_read(w: Workload, directory: str | None, app: object | None) ->
                 "names no pool size of a known stack")
     files = getattr(app, "files", ())
     return (f"read {directory or '.'}/ ({len(files)} application files) and the container "
-            "env: no pool of a known stack (HikariCP/Spring, Quarkus, SQLAlchemy, Django, "
+            "env: no pool of a known stack (HikariCP/Spring, Quarkus, Dropwizard, Vert.x, "
+            "SQLAlchemy, Django, "
             "psycopg_pool, asyncpg, node-postgres, Sequelize, Knex, TypeORM, Prisma, pgx, "
             "database/sql, Rails, Npgsql, Ecto, sqlx, deadpool-postgres, r2d2, Laravel) and no "
             "driver dependency to take a default from")
