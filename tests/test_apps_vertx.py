@@ -88,3 +88,10 @@ def test_a_size_not_read_is_unknown_not_the_default(tmp_path):
     result = check(tmp_path, _code(".setMaxSize(config.getInteger(\"pool\"))"))
     (budget,) = result.budgets
     assert budget.unknown_clients == ["orders"]
+
+
+def test_a_pooled_client_is_a_pool_too(tmp_path):
+    """PgPool.client(vertx, connect, options): a pooled SqlClient of maxSize 40."""
+    code = _code(".setMaxSize(40)").replace("PgPool.pool(", "PgPool.client(")
+    (budget,) = check(tmp_path, code).budgets
+    assert budget.peak == 120 and not budget.fits

@@ -1,5 +1,6 @@
 """Vert.x's reactive PostgreSQL client (vertx-pg-client): one pool per `PgPool.pool(...)`,
-`Pool.pool(...)` or `PgBuilder.pool()` the code calls, of PoolOptions' maxSize.
+`Pool.pool(...)`, `PgBuilder.pool()` or pooled `PgPool.client(...)` the code calls, of
+PoolOptions' maxSize.
 
 eclipse-vertx/vertx-sql-client vertx-sql-client/src/main/java/io/vertx/sqlclient/
 PoolOptions.java: `public static final int DEFAULT_MAX_SIZE = 4;` and `private int maxSize
@@ -29,8 +30,12 @@ DEFAULT_SOURCE = Source.default_of(
     "3.9 to 5.0)", key="maxSize")
 
 _CLIENT = lazy(r"\bvertx-pg-client\b")
-# PgPool.pool(...), Pool.pool(...), PgBuilder.pool() / PgBuilder.pool { } (Kotlin)
-_CREATE = lazy(r"\b(?:PgPool|Pool|PgBuilder)\s*\.\s*pool\s*[({]")
+# PgPool.pool(...), Pool.pool(...), PgBuilder.pool() / PgBuilder.pool { } (Kotlin), and
+# the pooled SqlClient of PgPool.client(...) / PgBuilder.client()
+_CREATE = lazy(r"\b(?:PgPool|Pool|PgBuilder)\s*\.\s*(?:pool|client)\s*[({]")
+# Quarkus' reactive datasources (quarkus.datasource.reactive.*, apps/quarkus.py) and
+# Micronaut's vertx.pg.client.* are their frameworks' pools, built from configuration
+_FRAMEWORK = lazy(r"io\.quarkus|\bquarkus-|io\.micronaut|\bmicronaut-")
 # .setMaxSize(12), Kotlin's maxSize = 12
 _SIZE = lazy(r"(?:\.\s*setMaxSize\s*\(\s*|\bmaxSize\s*=\s*)([A-Za-z_][\w.]*|\d+)")
 _COMMENT = lazy(r"^\s*(?://|\*|/\*)")
@@ -42,7 +47,7 @@ def _uncommented(text: str) -> str:
 
 def vertx_pools(ctx: StackContext) -> list[Pool]:
     build = next(((f, m) for f in ctx.files("build") if (m := _CLIENT.search(f.text))), None)
-    if build is None:
+    if build is None or any(_FRAMEWORK.search(f.text) for f in ctx.files("build")):
         return []
     code = [(f, _uncommented(f.text)) for f in ctx.files("java")]
     if any("setInstances(" in text for _, text in code):
