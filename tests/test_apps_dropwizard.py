@@ -144,3 +144,71 @@ def test_without_the_substitutor_a_placeholder_size_is_not_a_default(tmp_path):
     result = check(tmp_path, db=_DB_BLOCK + "  maxSize: ${DB_POOL_MAX:-20}\n", java=java)
     (unknown,) = [f for f in result.findings if f.code == "PA106"]
     assert "Dropwizard DataSourceFactory maxSize (db)" in unknown.message
+
+
+def test_entrypoint_is_the_file_the_dockerfile_copies_not_any_of_its_name(tmp_path):
+    """Marquez's root also holds web/ (the UI, its own docker/entrypoint.sh): the image's
+    /srv/app/entrypoint.sh is the docker/entrypoint.sh its Dockerfile copies there
+    (`COPY docker/entrypoint.sh entrypoint.sh` under WORKDIR /srv/app), not unknown
+    because two scripts have that name (audit 27 D1: PA106 on the real repository)."""
+    write(tmp_path, {"web/package.json": '{"name": "lineage-web"}\n',
+                     "web/docker/entrypoint.sh": "#!/bin/bash\nnode server.js\n"})
+    result = check(tmp_path)
+    (budget,) = result.budgets
+    assert budget.unknown_clients == [] and budget.peak == 200
+
+
+WEB_DEPLOY = """
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: lineage-web}
+spec:
+  replicas: 1
+  strategy: {type: Recreate}
+  template:
+    spec:
+      containers:
+        - name: lineage-web
+          image: lineageproject/lineage-web:1.4.0
+          env:
+            - {name: API_HOST, value: lineage}
+"""
+
+
+def test_the_projects_web_image_is_its_web_folder_not_the_root_app(tmp_path):
+    """lineageproject/lineage-web is the project's web/ (a Node UI, its own Dockerfile),
+    as marquezproject/marquez-web is Marquez's web/: not the root's Dropwizard app, whose
+    `server ${APP_CONFIG}` (unset here) made the UI 'may connect here' (audit 22 D2)."""
+    write(tmp_path, {"web/package.json": '{"name": "lineage-web"}\n',
+                     "web/Dockerfile": "FROM node:18-alpine\nWORKDIR /srv/app\nCOPY . .\n"
+                                       'ENTRYPOINT ["/srv/app/entrypoint.sh"]\n',
+                     "web/entrypoint.sh": "#!/bin/bash\nnode server.js\n",
+                     "k8s/web.yaml": WEB_DEPLOY})
+    result = check(tmp_path)
+    (budget,) = result.budgets
+    assert budget.unplaced_clients == [] and budget.peak == 200
+    assert any("lineage-web: application source inferred as web/" in n
+               for n in result.notices)
+
+
+def test_config_the_image_copies_from_the_source_root_is_read(tmp_path):
+    """`COPY lineage.yml config.yml` + `server config.yml` (commafeed's Dropwizard-era
+    shape, config copied into the image): the root-level YAML is no kind the folder scan
+    keeps, so it was 'not read' (unknown); it is the file the command names: maxSize 30,
+    2 pods x 30 = 60 fits."""
+    write(tmp_path, {
+        "build.gradle": "dependencies {\n"
+                        "  implementation 'io.dropwizard:dropwizard-jdbi3:2.1.12'\n}\n",
+        "Dockerfile": "FROM eclipse-temurin:17\nWORKDIR /srv/app\n"
+                      "COPY build/libs/lineage.jar lineage.jar\nCOPY lineage.yml config.yml\n"
+                      'CMD ["java", "-jar", "lineage.jar", "server", "config.yml"]\n',
+        "lineage.yml": "db:\n  driverClass: org.postgresql.Driver\n"
+                       "  url: jdbc:postgresql://lineage-db:5432/lineage\n  maxSize: 30\n",
+        "src/main/java/org/acme/lineage/LineageApp.java": "package org.acme.lineage;\n",
+        "k8s/db.yaml": DB,
+        "k8s/app.yaml": DEPLOY.replace("          volumeMounts:\n            - {name: config, "
+                                       "mountPath: /srv/app/config.yml, subPath: config.yml}\n",
+                                       "")})
+    result = run_check([str(tmp_path / "k8s")], CheckOptions(cache=False, root=tmp_path))
+    (budget,) = result.budgets
+    assert budget.peak == 60 and budget.fits

@@ -65,7 +65,9 @@ from advisor.read.apps.locate import (
     match_app_dir,
     maybe_built_here,
     named_service_dir,
+    project_part_dir,
     root_mix_app,
+    root_project_name,
     variable_image,
 )
 from advisor.read.apps.poolcache import container_pools
@@ -1057,7 +1059,8 @@ def _why_unknown_read(w: Workload, directory: str | None, app: object | None) ->
                 "names no pool size of a known stack")
     files = getattr(app, "files", ())
     return (f"read {directory or '.'}/ ({len(files)} application files) and the container "
-            "env: no pool of a known stack (HikariCP/Spring, Quarkus, SQLAlchemy, Django, "
+            "env: no pool of a known stack (HikariCP/Spring, Quarkus, Dropwizard, Vert.x, "
+            "SQLAlchemy, Django, "
             "psycopg_pool, asyncpg, node-postgres, Sequelize, Knex, TypeORM, Prisma, pgx, "
             "database/sql, Rails, Npgsql, Ecto, sqlx, deadpool-postgres, r2d2, Laravel) and no "
             "driver dependency to take a default from")
@@ -1299,6 +1302,11 @@ def _inferred_app_dir(inputs: Inputs, w: Workload, topo: Topology) -> str | None
             return None
         if in_packaged_chart(w.obj.path):
             return None  # a fetched dependency's image (cert-manager) is not built here
+        part = project_part_dir(inputs.app_candidates, tuple(running),
+                                root_project_name(inputs.root))
+        if part is not None:
+            # marquezproject/marquez-web is web/ (a Node UI), not the root's Dropwizard app
+            return _inferred(topo, w, part.directory, part.reason)
         named = named_service_dir(inputs.root, inputs.app_candidates, names)
         if named is not None:
             # services/driver-service of a root go.mod, its Dockerfile in infra/: the

@@ -112,6 +112,8 @@ READERS: tuple[StackReader, ...] = (
     StackReader("quarkus", "quarkus:quarkus_pools", ("spring-config", "build")),
     # Dropwizard: each DataSourceFactory of its `server <config.yml>` file (apps/dropwizard.py)
     StackReader("dropwizard", "dropwizard:dropwizard_pools", ("build",)),
+    # Vert.x's reactive client: PoolOptions maxSize per pool the code creates (apps/vertx.py)
+    StackReader("vertx", "vertx:vertx_pools", ("build",)),
     StackReader("temporal", "temporal:temporal_pools", ("temporal-config",)),
     # apache/airflow 2: components by command, options from AIRFLOW__* env and airflow.cfg
     StackReader("airflow", "airflow:airflow_pools", ("airflow-cfg",), ("AIRFLOW__",),

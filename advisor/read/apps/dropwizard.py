@@ -31,7 +31,8 @@ from advisor.lazyregex import lazy
 from advisor.model import EnvVar, Pool, Route, Source
 from advisor.read.apps.base import StackContext
 from advisor.read.apps.numbers import parse_int
-from advisor.read.apps.source import AppFile
+from advisor.read.apps.source import AppFile, AppSource
+from advisor.read.fs import InputError
 
 DEFAULT_MAX_SIZE = 100
 LABEL = "Dropwizard DataSourceFactory maxSize"
@@ -92,11 +93,10 @@ def _workdir(ctx: StackContext) -> str:
     """The image's final WORKDIR (the process's directory), "/" when not read."""
     if ctx.app is None:
         return "/"
-    from advisor.read.apps.cmdline import pick_dockerfile
-    from advisor.read.apps.django_configurations import _copies
+    from advisor.read.apps.cmdline import dockerfile_copies, pick_dockerfile
 
     dockerfile, _ = pick_dockerfile(ctx.app, ctx.container.image)
-    return _copies(dockerfile.text)[1] if dockerfile is not None else "/"
+    return dockerfile_copies(dockerfile.text)[1] if dockerfile is not None else "/"
 
 
 def _config_file(ctx: StackContext, path: str) -> tuple[AppFile | None, str]:
@@ -110,22 +110,31 @@ def _config_file(ctx: StackContext, path: str) -> tuple[AppFile | None, str]:
             return text.file, ""
         why = text.why or why
     if ctx.app is not None:
-        from advisor.read.apps.cmdline import pick_dockerfile
-        from advisor.read.apps.django_configurations import _copies
+        from advisor.read.apps.cmdline import copied_from
 
-        dockerfile, _ = pick_dockerfile(ctx.app, ctx.container.image)
-        copies = _copies(dockerfile.text)[0] if dockerfile is not None else []
-        for copy in reversed(copies):
-            rel = None
-            if copy.dest == full:
-                rel = copy.src
-            elif full.startswith(copy.dest.rstrip("/") + "/"):
-                rel = posixpath.normpath(posixpath.join(copy.src, full[len(copy.dest):]
-                                                        .strip("/")))
-            found = next((f for f in ctx.app.files if f.rel == rel), None)
+        for rel in copied_from(ctx.app, ctx.container.image, full):
+            found = next((f for f in ctx.app.files if f.rel == rel), None) or \
+                _source_file(ctx.app, rel)
             if found is not None:
                 return found, ""
     return None, why
+
+
+def _source_file(app: AppSource, rel: str) -> AppFile | None:
+    """The app folder's file `rel` a Dockerfile copies into the image, read when the
+    folder scan did not keep it (a root-level config.yml is no kind source.classify
+    knows: commafeed's `COPY commafeed-server/config.yml.example config.yml`)."""
+    if rel.startswith("../") or not rel.endswith((".yml", ".yaml")):
+        return None
+    path = posixpath.join(app.directory, rel) if app.directory else rel
+    try:
+        full = app.root.resolve(path)
+        if not full.is_file():
+            return None
+        text = app.root.read_text(full, keep=True)
+    except (InputError, OSError):
+        return None
+    return AppFile(path=app.root.rel(full), rel=rel, kind="dropwizard-config", text=text)
 
 
 def dropwizard_pools(ctx: StackContext) -> list[Pool]:
