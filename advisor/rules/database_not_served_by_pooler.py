@@ -20,8 +20,9 @@ def database_not_served_by_pooler(topo: Topology, ctx: RuleContext) -> Iterator[
     `[databases]` entry for, with no `*` fallback. Only a database name read from the
     client's settings counts (a URL's path, POSTGRES_DB beside POSTGRES_HOST...); a name
     left out is not guessed. The admin console `pgbouncer` is always served. Operator
-    poolers (CloudNativePG, Zalando, Crunchy PGO without its own databases) and images
-    configured by environment are not checked: their generated configs are not here.
+    poolers (CloudNativePG, Zalando, Crunchy PGO, whose config.files may add entries) and
+    images configured by environment are not checked: their generated configs are not
+    here.
 
     ## Why is this bad
     PgBouncer serves only the databases its `[databases]` section lists, plus any name
