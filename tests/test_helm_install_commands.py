@@ -105,3 +105,48 @@ def test_a_readme_command_run_in_a_subfolder_finds_its_values_file(tmp_path):
     (budget,) = r.budgets
     assert budget.server == "orders-db"
     assert budget.unknown_clients == ["api"]
+
+
+HELMFILE = """\
+repositories:
+  - name: charts
+    url: https://charts.bitnami.com/bitnami
+{{- if eq .Environment.Name "prod" }}
+context: prod
+{{ end }}
+environments:
+  dev:
+releases:
+  - name: shop-api-{{ .Environment.Name }}
+    chart: ../charts/api
+  - name: {NAME}
+    chart: charts/postgresql
+    namespace: shop
+    values:
+      - db-values.yaml
+"""
+
+
+def test_a_helmfile_release_of_a_postgresql_chart_is_said_never_no_server_found(tmp_path):
+    """Audit 25 D3 (DTS-STN/BenefitsFinderBackend helmfile/helmfile.yaml: a bitnami/
+    postgresql release under a templated name): helmfile was not read, and the check said
+    "no PostgreSQL server found", exit 0."""
+    write(tmp_path, {"deploy/helmfile.yaml":
+                     HELMFILE.replace("{NAME}", "shop-db-{{ .Environment.Name }}"),
+                     "deploy/db-values.yaml": "auth:\n  database: x\n", "k8s/api.yaml": APP})
+    r = run_check([tmp_path])
+    (pa901,) = [f for f in r.findings if f.code == "PA901"]
+    assert pa901.location.path == "deploy/helmfile.yaml" and pa901.location.line == 12
+    assert "helmfile release shop-db-{{ .Environment.Name }} of chart charts/postgresql" \
+        in pa901.message
+    assert "found in helmfile releases" in summary(r)
+
+
+def test_a_helmfile_release_of_bitnami_postgresql_is_budgeted(tmp_path):
+    # its repositories: alias resolves to Bitnami's URL: the stand-in builds the server
+    write(tmp_path, {"deploy/helmfile.yaml": HELMFILE.replace("{NAME}", "shop-db"),
+                     "deploy/db-values.yaml": "auth:\n  database: x\n", "k8s/api.yaml": APP})
+    r = run_check([tmp_path])
+    assert [f for f in r.findings if f.code == "PA901"] == []
+    (budget,) = r.budgets
+    assert budget.server == "shop-db-postgresql"
