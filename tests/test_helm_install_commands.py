@@ -150,3 +150,22 @@ def test_a_helmfile_release_of_bitnami_postgresql_is_budgeted(tmp_path):
     assert [f for f in r.findings if f.code == "PA901"] == []
     (budget,) = r.budgets
     assert budget.server == "shop-db-postgresql"
+
+
+def test_a_helmfile_is_read_by_its_entries_not_their_nested_keys():
+    # wireapp/wire-server hack/helmfile.yaml.gotmpl: values files then an inline mapping
+    # (not a file: the server is not built without it), a templated namespace (unknown)
+    from advisor.read.helm_commands import helmfile_server_installs
+
+    text = ("repositories:\n  - name: bitnami\n    url: registry-1.docker.io/bitnamicharts\n"
+            "releases:\n  - name: \"postgresql\"\n    namespace: \"{{ .Values.ns }}\"\n"
+            "    chart: \"bitnami/postgresql\"\n    values:\n      - './v/bitnami.yaml'\n"
+            "      - primary:\n          initdb:\n            scripts:\n"
+            "              init.sql: |\n                CREATE DATABASE x;\n"
+            "    set:\n      - name: chart\n        value: other/thing\n"
+            "    version: 16.0.0\n  - name: cache\n    chart: bitnami/redis\n")
+    (found,) = helmfile_server_installs(text)
+    assert (found.release, found.chart, found.namespace, found.version, found.line) == \
+        ("postgresql", "bitnami/postgresql", "", "16.0.0", 5)
+    assert found.values == ("./v/bitnami.yaml", "(inline values, line 10)")
+    assert "bitnami" in found.repo

@@ -229,24 +229,40 @@ def helmfile_server_installs(text: str) -> list[HelmInstall]:
     repos: dict[str, str] = {}
     items: list[tuple[str, dict[str, str], list[str], int]] = []  # (section, keys, values, line)
     section = ""
-    in_values = False
+    item_indent = -1  # the column of the `- ` that starts an entry of the section
+    values_indent = -1  # the column of the entry's `values:` while its list is read
     for number, line in enumerate(text.splitlines(), 1):
         if not line.strip() or line.lstrip().startswith(("#", "{{")):
             continue
+        column = len(line) - len(line.lstrip())
+        if 0 <= values_indent < column and line.lstrip().startswith("- ") and items:
+            if column == values_indent or column == values_indent + 2:
+                item = line.lstrip()[2:].strip().strip("\"'")
+                # an inline mapping (`- primary:`) is values this reader does not take:
+                # never a file, so the server is said, not built without them
+                items[-1][2].append(f"(inline values, line {number})"
+                                    if _HF_KEY.match(line) else item)
+            continue
+        values_indent = -1
         m = _HF_KEY.match(line)
         if m is None:
-            if in_values and items and line.lstrip().startswith("- "):
-                items[-1][2].append(line.lstrip()[2:].strip().strip("\"'"))
             continue
-        indent, dash, key, value = m.group(1), m.group(2), m.group(3), m.group(4)
-        if not indent and not dash:
-            section, in_values = key, False
+        dash, key, value = m.group(2), m.group(3), m.group(4)
+        if not column and not dash:
+            section, item_indent = key, -1
             continue
-        if dash:
+        if dash and (item_indent < 0 or column == item_indent):
+            item_indent = column
             items.append((section, {}, [], number))
-        if not items:
+            key_column = column + len(dash)
+        elif items and not dash:
+            key_column = item_indent + 2 if item_indent >= 0 else -1
+            if column != key_column:
+                continue  # a key of a nested mapping (set:, a values mapping)
+        else:
             continue
-        in_values = key == "values" and not value
+        if key == "values" and not value:
+            values_indent = key_column
         items[-1][1].setdefault(key, value.strip("\"'"))
     for sec, keys, _values, _line in items:
         if sec == "repositories" and keys.get("name") and keys.get("url"):
@@ -257,8 +273,12 @@ def helmfile_server_installs(text: str) -> list[HelmInstall]:
         if sec != "releases" or chart_name(chart) not in SERVER_CHARTS or _local(chart):
             continue
         alias = chart.split("/", 1)[0] if "/" in chart and "://" not in chart else ""
+        namespace = keys.get("namespace", "")
         out.append(HelmInstall(line=number, release=keys.get("name", ""), chart=chart,
-                               namespace=keys.get("namespace", ""), values=tuple(values),
+                               # a templated namespace (`{{ .Values.namespace1 }}`) is
+                               # not known: none, as the repository's charts rendered here
+                               namespace="" if "{{" in namespace else namespace,
+                               values=tuple(values),
                                version=keys.get("version", ""), repo=repos.get(alias, ""),
                                via="helmfile"))
     return out
