@@ -65,6 +65,7 @@ from advisor.read.apps.locate import (
     match_app_dir,
     maybe_built_here,
     named_service_dir,
+    root_mix_app,
     variable_image,
 )
 from advisor.read.apps.poolcache import container_pools
@@ -221,7 +222,7 @@ def client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
             continue
         # the init container writing Gitea's app.ini
         writers = forge_init_writers(w, c) if has_init else ()
-        if reads_pod_files(c):
+        if reads_pod_files(c, app if c.name in runs_app else None):
             # a program that reads its configuration files from the pod (Synapse)
             from advisor.read.apps.podfiles import PodFiles
 
@@ -1249,8 +1250,9 @@ def _inferred_app_dir(inputs: Inputs, w: Workload, topo: Topology) -> str | None
         return _inferred(topo, w, only, f"the repository's only Dockerfile "
                          f"({only + '/' if only else ''}Dockerfile) and the image is pulled "
                          "Never, so built on the node")
-    if running and not local and all(_published_program(image) and not _built_here(inputs, image)
-                                     for image in running):
+    release = any(_names_the_mix_app(inputs, image) for image in running)
+    if running and not local and not release and all(
+            _published_program(image) and not _built_here(inputs, image) for image in running):
         # rabbitmq:3-management, mysql, redis: a published program, not the application a
         # folder named like the release holds (aws-containers' retail-store chart labels
         # its orders-rabbitmq pods app.kubernetes.io/name=orders, like src/orders)
@@ -1296,8 +1298,8 @@ def _inferred_app_dir(inputs: Inputs, w: Workload, topo: Topology) -> str | None
         return _inferred(topo, w, go, "the Go command of that name in its module's cmd/ "
                          "(read with the module's packages it imports)")
     if not matches:
-        if not local and not any(maybe_built_here(c.image) for c in w.containers
-                                 if c.role != "init"):
+        if not local and not release and not any(maybe_built_here(c.image)
+                                                 for c in w.containers if c.role != "init"):
             return None
         if in_packaged_chart(w.obj.path):
             return None  # a fetched dependency's image (cert-manager) is not built here
@@ -1483,6 +1485,15 @@ def _built_here(inputs: Inputs, image: str) -> bool:
     bare = image.removesuffix(":latest")
     return any(key.removesuffix(":latest") == bare for key, _ctx, _where in
                inputs.build_hints.contexts if ":" in key or ":" not in image)
+
+
+def _names_the_mix_app(inputs: Inputs, image: str) -> bool:
+    """An image named exactly like the OTP application of the root's mix.exs
+    (phoenixkubernetes:release beside `app: :phoenixkubernetes`): the release built here,
+    no official image of that name (Nor145/phoenixK8s builds it with Dockerfile.release
+    from the tarball `mix release` makes)."""
+    app = root_mix_app(inputs.root)
+    return app is not None and image_name(image).lower().replace("-", "_") == app
 
 
 def _published_program(image: str) -> bool:

@@ -1145,6 +1145,19 @@ def root_project_name(root: Root) -> str | None:
     return root.__dict__["project_name"]
 
 
+def root_mix_app(root: Root) -> str | None:
+    """The OTP application the root's mix.exs declares (`app: :phoenixkubernetes` in
+    `def project`), which `mix release` names the release and its bin/ script after."""
+    path = os.path.join(str(root.path), "mix.exs")
+    if not os.path.isfile(path):
+        return None
+    try:
+        m = re.search(r"^[^#\n]*\bapp:\s*:(\w+)", root.read_text(path, keep=True), re.M)
+    except InputError:
+        return None
+    return m.group(1).lower() if m else None
+
+
 _PLACEHOLDER_NAMES = frozenset(("root", "monorepo", "workspace", "workspaces", "app",
                                 "project", "main"))
 
