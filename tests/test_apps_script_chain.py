@@ -138,3 +138,27 @@ def test_a_server_command_not_found_is_said_never_a_quiet_one(tmp_path):
                                                  for n in notices)
     info, notices = _processes(app, command=("python", "manage.py", "migrate"))
     assert not info.unfound and not notices
+
+
+START_SERVER = """\
+#!/usr/bin/env bash
+set -o errexit
+WORKER_COUNT="${GUNICORN_WORKER_COUNT:-5}"
+export THREADS=2
+python manage.py collectstatic --noinput
+./serve-child.sh
+gunicorn site.wsgi --bind 0.0.0.0:8000 --workers $WORKER_COUNT &
+nginx -g "daemon off;"
+"""
+
+
+@pytest.mark.parametrize(("env", "workers"), [({}, 5), ({"GUNICORN_WORKER_COUNT": "7"}, 7)])
+def test_a_variable_the_script_sets_expands_its_later_commands(tmp_path, env, workers):
+    """Audit 25 D2 (DrDroidLab/PlayBooks start-server.sh): `WORKER_COUNT="${X:-5}"` then
+    `--workers $WORKER_COUNT` runs 5 workers (7 with X=7), not gunicorn's default 1. A
+    script it runs inherits only what it exports."""
+    app = _app(tmp_path, {"Dockerfile": _dockerfile('["./start-server.sh"]'),
+                          "start-server.sh": START_SERVER,
+                          "serve-child.sh": "#!/bin/bash\necho $WORKER_COUNT $THREADS\n"})
+    info, _notices = _processes(app, env)
+    assert info.server == "gunicorn" and info.processes.value == workers

@@ -86,3 +86,52 @@ def test_without_a_known_entry_scripts_are_still_not_the_pod_s(tmp_path):
     # upper bound; the script, the SQLite arm and the wrapper call are not engines
     assert sizes[:2] == [15, 20] and all("scripts/" not in (p.size.source.path or "")
                                          for p in found.pools)
+
+
+CONNECTOR = '''import os
+
+from sqlalchemy import create_engine, text
+
+
+class SqlConnector:
+    def __init__(self, url):
+        self.url = url
+
+    def get_connection(self):
+        engine = create_engine(self.url)
+        return engine.connect()
+
+    def ping(self):
+        conn = self.get_connection()
+        conn.execute(text("SELECT 1"))
+
+
+CONNECTOR = SqlConnector(os.environ["DATABASE_URL"])
+'''
+OTHER_CONNECTOR = '''def create_session():
+    return object()
+
+
+class Client:
+    def get_connection(self):
+        return create_session()
+
+    def fetch(self):
+        return self.get_connection(), self.get_connection(), get_connection()
+'''
+
+
+def test_a_method_factory_is_called_through_its_own_class_only(tmp_path):
+    """Audit 25 D1 (DrDroidLab/PlayBooks: 15 x 15 per process): the `self.get_connection()`
+    of other classes (and a bare `get_connection()`) call other functions of that name,
+    not the SQL connector's engine factory: one engine, made where `ping` calls it."""
+    files = {"requirements.txt": "SQLAlchemy==2.0.36\npsycopg2-binary==2.9.9\n",
+             "app/__init__.py": "", "app/main.py": "from app import sql, api  # noqa\n",
+             "app/sql.py": CONNECTOR, "app/api.py": OTHER_CONNECTOR}
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    found = pools_for_container(container(URL, command=("python", "-m", "app.main")),
+                                scan_app_dir(Root.of(tmp_path), ""))
+    (pool,) = found.pools
+    assert pool.size.value == 15

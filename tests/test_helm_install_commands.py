@@ -105,3 +105,67 @@ def test_a_readme_command_run_in_a_subfolder_finds_its_values_file(tmp_path):
     (budget,) = r.budgets
     assert budget.server == "orders-db"
     assert budget.unknown_clients == ["api"]
+
+
+HELMFILE = """\
+repositories:
+  - name: charts
+    url: https://charts.bitnami.com/bitnami
+{{- if eq .Environment.Name "prod" }}
+context: prod
+{{ end }}
+environments:
+  dev:
+releases:
+  - name: shop-api-{{ .Environment.Name }}
+    chart: ../charts/api
+  - name: {NAME}
+    chart: charts/postgresql
+    namespace: shop
+    values:
+      - db-values.yaml
+"""
+
+
+def test_a_helmfile_release_of_a_postgresql_chart_is_said_never_no_server_found(tmp_path):
+    """Audit 25 D3 (DTS-STN/BenefitsFinderBackend helmfile/helmfile.yaml: a bitnami/
+    postgresql release under a templated name): helmfile was not read, and the check said
+    "no PostgreSQL server found", exit 0."""
+    write(tmp_path, {"deploy/helmfile.yaml":
+                     HELMFILE.replace("{NAME}", "shop-db-{{ .Environment.Name }}"),
+                     "deploy/db-values.yaml": "auth:\n  database: x\n", "k8s/api.yaml": APP})
+    r = run_check([tmp_path])
+    (pa901,) = [f for f in r.findings if f.code == "PA901"]
+    assert pa901.location.path == "deploy/helmfile.yaml" and pa901.location.line == 12
+    assert "helmfile release shop-db-{{ .Environment.Name }} of chart charts/postgresql" \
+        in pa901.message
+    assert "found in helmfile releases" in summary(r)
+
+
+def test_a_helmfile_release_of_bitnami_postgresql_is_budgeted(tmp_path):
+    # its repositories: alias resolves to Bitnami's URL: the stand-in builds the server
+    write(tmp_path, {"deploy/helmfile.yaml": HELMFILE.replace("{NAME}", "shop-db"),
+                     "deploy/db-values.yaml": "auth:\n  database: x\n", "k8s/api.yaml": APP})
+    r = run_check([tmp_path])
+    assert [f for f in r.findings if f.code == "PA901"] == []
+    (budget,) = r.budgets
+    assert budget.server == "shop-db-postgresql"
+
+
+def test_a_helmfile_is_read_by_its_entries_not_their_nested_keys():
+    # wireapp/wire-server hack/helmfile.yaml.gotmpl: values files then an inline mapping
+    # (not a file: the server is not built without it), a templated namespace (unknown)
+    from advisor.read.helm_commands import helmfile_server_installs
+
+    text = ("repositories:\n  - name: bitnami\n    url: registry-1.docker.io/bitnamicharts\n"
+            "releases:\n  - name: \"postgresql\"\n    namespace: \"{{ .Values.ns }}\"\n"
+            "    chart: \"bitnami/postgresql\"\n    values:\n      - './v/bitnami.yaml'\n"
+            "      - primary:\n          initdb:\n            scripts:\n"
+            "              init.sql: |\n                CREATE DATABASE x;\n"
+            "    set:\n      - name: chart\n        value: other/thing\n"
+            "    version: 16.0.0\n  - name: cache\n    chart: bitnami/redis\n")
+    (found,) = helmfile_server_installs(text)
+    assert (found.release, found.chart, found.namespace, found.version, found.line) == \
+        ("postgresql", "bitnami/postgresql", "", "16.0.0", 5)
+    assert found.values == ("./v/bitnami.yaml", "(inline values, line 10)")
+    assert "bitnami" in found.repo

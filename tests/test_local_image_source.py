@@ -86,3 +86,24 @@ def test_a_bare_image_pulled_if_not_present_is_still_taken_as_published(tmp_path
     result = _run(tmp_path, "IfNotPresent")
     codes = sorted(f.code for f in result.findings)
     assert "PA106" in codes and "PA102" not in codes, codes
+
+
+def test_a_bare_image_pulled_never_named_otherwise_takes_the_only_dockerfile(tmp_path):
+    """Audit 25 D4 (TSI-Projects/group-project: simple_go_server:latest of Deployment
+    release-go-server, pulled Never, built from backend/Dockerfile by a Python script):
+    named like neither the workload nor a folder, it is still built on the node, from the
+    repository's only Dockerfile; its unbounded database/sql pool is read (PA102)."""
+    write(tmp_path, {
+        "backend/go.mod": "module github.com/acme/group\n\ngo 1.22\n\n"
+                          "require github.com/lib/pq v1.10.9\n",
+        "backend/cmd/app/main.go": MAIN,
+        "backend/Dockerfile": 'FROM golang:1.22\nCOPY . .\nRUN go build -o /app ./cmd/app\n'
+                              'ENTRYPOINT ["/app"]\n',
+        "tools/build.py": "import subprocess\n",
+        "k8s/all.yaml": K8S.replace("POLICY", "Never")
+                           .replace("image: shop-api:latest", "image: simple_go_server:latest")})
+    result = run_check([str(tmp_path)], CheckOptions(cache=False, root=tmp_path))
+    codes = sorted(f.code for f in result.findings)
+    assert "PA102" in codes and "PA106" not in codes, codes
+    assert any("application source inferred as backend/" in n and "only Dockerfile" in n
+               for n in result.notices), result.notices

@@ -342,26 +342,34 @@ def _helm_install_commands(found, root: Root, manifests: list[Path]) -> list[Ins
     said: set[tuple[str, str]] = set()
     for name, paths in sorted(found.names.items(),
                               key=lambda item: (item[0].lower().startswith("readme"), item[0])):
-        if not is_build_script(name):
+        helmfile = _is_helmfile(name)
+        if not is_build_script(name) and not helmfile:
             continue
         for path in sorted(paths):
             try:
                 text = root.read_text(path)
             except InputError:
                 continue
-            if _HELM_INSTALL_HINT.search(text) is None:
+            if (_HELM_INSTALL_HINT.search(text) is None) if not helmfile else \
+                    "postgresql" not in text:
                 continue  # (most READMEs: the command parser is not loaded for them)
-            from advisor.read.helm_commands import server_installs
+            from advisor.read.helm_commands import helmfile_server_installs, server_installs
             from advisor.read.render.helm_installs import value_files
 
             shown = root.rel(path)
-            for install in server_installs(text):
+            for install in (helmfile_server_installs if helmfile else server_installs)(text):
                 key = (install.release, install.chart)
                 if key not in said:
                     said.add(key)
                     out.append((install, shown, text,
                                 value_files(root, shown, install.values, manifests)))
     return out
+
+
+def _is_helmfile(name: str) -> bool:
+    from advisor.read.helm_commands import is_helmfile
+
+    return is_helmfile(name)
 
 
 def _helm_install_servers(installs: list[Install], root: Root,
@@ -406,9 +414,13 @@ def _helm_installs_said(installs: list[Install], root: Root, topo: Topology,
         host = service_name(install, values)
         where = f"{shown}:{install.line}"
         release = install.release or "(a generated name)"
-        what = (f"`helm {'install' if install.release else 'install -g'}` of chart "
+        what = (f"helmfile release {release} of chart {install.chart} ({where})"
+                if install.via == "helmfile" else
+                f"`helm {'install' if install.release else 'install -g'}` of chart "
                 f"{install.chart} as release {release} ({where})")
         hosts = (f"its Service {host}" if host else
+                 "its Service (the release name is a helmfile template)"
+                 if install.via == "helmfile" else
                  "its Service (the release name is a shell variable)")
         given = (f"; values {', '.join(install.values)}" if install.values else "")
         if topo.servers:
@@ -417,7 +429,7 @@ def _helm_installs_said(installs: list[Install], root: Root, topo: Topology,
                            f"of {hosts}{given}")
             continue
         topo.unbudgeted_servers.append(f"{install.release or install.chart} "
-                                       f"(helm install, {where})")
+                                       f"({install.via}, {where})")
         declare = (f"[[servers]] name = \"{install.release}\" hosts = [\"{host}\"] "
                    "max_connections = N" if host else
                    "[[servers]] with its hosts and max_connections")

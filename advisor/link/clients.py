@@ -1249,6 +1249,10 @@ def _inferred_app_dir(inputs: Inputs, w: Workload, topo: Topology) -> str | None
     own = {w.name.lower(), *(n.lower() for n in _label_names(w))}
     local = [c.image for c in w.containers if c.role != "init" and c.local_image
              and image_name(c.image).lower() in own]
+    if running and not local and (only := _only_dockerfile_pulled_never(inputs, w)):
+        return _inferred(topo, w, only, f"the repository's only Dockerfile "
+                         f"({only + '/' if only else ''}Dockerfile) and the image is pulled "
+                         "Never, so built on the node")
     release = any(_names_the_mix_app(inputs, image) for image in running)
     if running and not local and not release and all(
             _published_program(image) and not _built_here(inputs, image) for image in running):
@@ -1355,6 +1359,27 @@ def _inferred_app_dir(inputs: Inputs, w: Workload, topo: Topology) -> str | None
                          "of the root's application: "
                          f"{', '.join(app_files_in(inputs.root, '', DEPENDENCY_FILES)[:3])}")
     return _inferred(topo, w, matches[0], "folder named like the workload or its image")
+
+
+def _only_dockerfile_pulled_never(inputs: Inputs, w: Workload) -> str | None:
+    """The folder of the repository's only Dockerfile, when it holds an application and
+    every container of the workload runs a bare-named image (no registry, no owner)
+    pulled Never: the node has it because it was built there, from that Dockerfile
+    (TSI-Projects/group-project: simple_go_server:latest of Deployment release-go-server,
+    built from backend/Dockerfile by a Python script; its source was never looked for and
+    its database/sql pool, with no SetMaxOpenConns, went unread)."""
+    hints = _hints(inputs)
+    running = [c for c in w.containers if c.role != "init"]
+    # every Dockerfile of the repository, variants included (the engine's hints)
+    if hints is None or len(hints.dockerfile_files) != 1 or not running:
+        return None
+    path = hints.dockerfile_files[0][0]
+    only = path.rsplit("/", 1)[0] if "/" in path else ""
+    if path.rsplit("/", 1)[-1] != "Dockerfile" or only not in inputs.app_candidates:
+        return None
+    if all(c.local_image and "/" not in image_repository(c.image) for c in running):
+        return only
+    return None
 
 
 def _hints(inputs: Inputs) -> BuildHints | None:

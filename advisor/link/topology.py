@@ -695,7 +695,8 @@ def _name_unlinked_services(topo: Topology, services: list[dict],
                 "PgBouncer (a custom image counts when the Dockerfile that builds it, "
                 "FROM postgres, is among the scanned paths)")
         elif not client.via and client.target_id is None:
-            client.unlinked_service = _elsewhere(client, services, default_ns)
+            client.unlinked_service = _elsewhere(client, services, default_ns) or \
+                _other_release(client, services, topo)
 
 
 def _elsewhere(client: Client, services: list[dict], default_ns: str) -> str:
@@ -722,6 +723,41 @@ def _elsewhere(client: Client, services: list[dict], default_ns: str) -> str:
                       f"({svc['obj'].location().label()})" for svc in there[:3])
     return (f"no Service of namespace {asked} (Service {there[0]['name']} is in {shown}, "
             "which the host does not reach)")
+
+
+def _other_release(client: Client, services: list[dict], topo: Topology) -> str:
+    """For a client of a chart whose host is the name one of the chart's own server
+    Services would have under another release name (`davina-radius-postgresql` while the
+    chart rendered as release 'release' has Service release-postgresql: Sajeyks/
+    Django-Helm's values, and AVTopilin/health-improve-workout-ms's
+    helth-postgres-postgresql): that Service, and the release name that makes it the
+    host (--release), read from its app.kubernetes.io/instance label; empty otherwise."""
+    route = client.route
+    if not client.release or route is None or not route.host:
+        return ""
+    from advisor.read.apps.urls import split_port
+
+    host = split_port(route.host.lower().strip())[0].rstrip(".").split(".")[0]
+    server_hosts = {h.lower().split(".")[0] for server in topo.servers
+                    for h in (*server.hosts, server.name)}
+    for svc in services:
+        obj = svc["obj"]
+        name = svc["name"].lower()
+        if obj.origin != client.release or name not in server_hosts:
+            continue
+        metadata = obj.body.get("metadata") if hasattr(obj.body, "get") else None
+        labels = metadata.get("labels") if hasattr(metadata, "get") else None
+        release = str(labels.get("app.kubernetes.io/instance") or labels.get("release") or "") \
+            if hasattr(labels, "get") else ""
+        tail = name[len(release):] if release and name.startswith(f"{release.lower()}-") \
+            else ""
+        if tail and host.endswith(tail) and len(host) > len(tail) and host != name:
+            other = host[:-len(tail)]
+            return (f"no Service as the chart is rendered here (release {release!r}): the "
+                    f"chart's Service {svc['name']} ({obj.location().label()}) is "
+                    f"<release>{tail}, this host when installed as release {other!r} "
+                    f"(check with --release {other}, or [[charts]] release = \"{other}\")")
+    return ""
 
 
 def _without_admin_console(topo: Topology) -> None:

@@ -48,6 +48,7 @@ class HelmInstall(Struct, frozen=True, kw_only=True):
     # into (mattfenwick/scaling's "${SCALING_NS}"): they are rendered in no namespace
     # here, so the server's namespace is dropped too (namespace "")
     shares_namespace: bool = False
+    via: str = "helm install"  # or "helmfile" (a release of a helmfile.yaml)
 
 
 def chart_name(chart: str) -> str:
@@ -206,3 +207,78 @@ def is_bitnami(install: HelmInstall, text: str) -> bool:
         return True
     return bool(alias) and any(name.lower() == alias and "bitnami" in url.lower()
                                for name, url in _REPO_ADD.findall(text))
+
+
+def is_helmfile(name: str) -> bool:
+    """helmfile's state files named helmfile*.yaml (.yml, .gotmpl); the differently named
+    files of a helmfile.d/ folder are not read."""
+    lower = name.lower()
+    return lower.startswith("helmfile") and lower.endswith((".yaml", ".yml", ".gotmpl"))
+
+
+_HF_KEY = re.compile(r"^(\s*)(-\s+)?([A-Za-z_]\w*):\s*(.*?)\s*$")
+
+
+def helmfile_server_installs(text: str) -> list[HelmInstall]:
+    """The releases of a helmfile state file that install a PostgreSQL server's chart from
+    a chart repository (`chart: bitnami/postgresql`, its `repositories:` alias resolved
+    to `repo`), as `helm install` commands would: name, namespace, version and values
+    files as written. Read by lines, as the file is a Go template before it is YAML
+    (DTS-STN/BenefitsFinderBackend's helmfile/helmfile.yaml: `{{ if ... }}` lines,
+    `name: cms-bakeoff-strapi-pg-{{ .Environment.Name }}`)."""
+    repos: dict[str, str] = {}
+    items: list[tuple[str, dict[str, str], list[str], int]] = []  # (section, keys, values, line)
+    section = ""
+    item_indent = -1  # the column of the `- ` that starts an entry of the section
+    values_indent = -1  # the column of the entry's `values:` while its list is read
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip() or line.lstrip().startswith(("#", "{{")):
+            continue
+        column = len(line) - len(line.lstrip())
+        if 0 <= values_indent < column and line.lstrip().startswith("- ") and items:
+            if column == values_indent or column == values_indent + 2:
+                item = line.lstrip()[2:].strip().strip("\"'")
+                # an inline mapping (`- primary:`) is values this reader does not take:
+                # never a file, so the server is said, not built without them
+                items[-1][2].append(f"(inline values, line {number})"
+                                    if _HF_KEY.match(line) else item)
+            continue
+        values_indent = -1
+        m = _HF_KEY.match(line)
+        if m is None:
+            continue
+        dash, key, value = m.group(2), m.group(3), m.group(4)
+        if not column and not dash:
+            section, item_indent = key, -1
+            continue
+        if dash and (item_indent < 0 or column == item_indent):
+            item_indent = column
+            items.append((section, {}, [], number))
+            key_column = column + len(dash)
+        elif items and not dash:
+            key_column = item_indent + 2 if item_indent >= 0 else -1
+            if column != key_column:
+                continue  # a key of a nested mapping (set:, a values mapping)
+        else:
+            continue
+        if key == "values" and not value:
+            values_indent = key_column
+        items[-1][1].setdefault(key, value.strip("\"'"))
+    for sec, keys, _values, _line in items:
+        if sec == "repositories" and keys.get("name") and keys.get("url"):
+            repos[keys["name"]] = keys["url"]
+    out = []
+    for sec, keys, values, number in items:
+        chart = keys.get("chart", "")
+        if sec != "releases" or chart_name(chart) not in SERVER_CHARTS or _local(chart):
+            continue
+        alias = chart.split("/", 1)[0] if "/" in chart and "://" not in chart else ""
+        namespace = keys.get("namespace", "")
+        out.append(HelmInstall(line=number, release=keys.get("name", ""), chart=chart,
+                               # a templated namespace (`{{ .Values.namespace1 }}`) is
+                               # not known: none, as the repository's charts rendered here
+                               namespace="" if "{{" in namespace else namespace,
+                               values=tuple(values),
+                               version=keys.get("version", ""), repo=repos.get(alias, ""),
+                               via="helmfile"))
+    return out

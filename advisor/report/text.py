@@ -177,8 +177,10 @@ def summary(result: CheckResult) -> str:
         # an entry of a helm command says so (advisor.engine.repository
         # _helm_installs_said); any other is a compose file's
         helm = sum("(helm install, " in u for u in result.unbudgeted)
-        where = " and ".join((["docker compose"] if helm < n else [])
-                             + (["helm install commands"] if helm else []))
+        helmfile = sum("(helmfile, " in u for u in result.unbudgeted)
+        where = " and ".join((["docker compose"] if helm + helmfile < n else [])
+                             + (["helm install commands"] if helm else [])
+                             + (["helmfile releases"] if helmfile else []))
         text += (f" (no server budgeted: {n} PostgreSQL server{'s' if n != 1 else ''} "
                  f"found in {where}, which {'is' if where == 'docker compose' else 'are'} "
                  f"not read: {named})")

@@ -670,19 +670,42 @@ def _run_segment(app: AppSource, words: list[str], env: dict[str, EnvVar], out: 
     if script.path in chain or len(chain) >= MAX_SCRIPT_DEPTH:
         return True  # a cycle (or a chain too deep): read no further
     out.scripts.append(script.path)
+    # what the script sets (`WORKERS="${GUNICORN_WORKERS:-5}"`) expands its later lines
+    # (DrDroidLab/PlayBooks start-server.sh `--workers $WORKER_COUNT`); the scripts it
+    # runs inherit only what it exports (and what it was given)
+    scope, inherited = dict(env), dict(env)
     for n, text, bg in top_level_jobs(script.text, env):
         src = script.cite(n, "script", text)
+        _script_assignments(text, scope, inherited, src)
         line = CommandLine(words=tuple(_words_of([("/bin/sh", src), ("-c", src), (text, src)],
-                                                 env, k8s=False)), origin="script")
+                                                 scope, k8s=False)), origin="script")
         nested = False
         for segment, job_bg in line.jobs():
-            nested |= _run_segment(app, [w.text for w in segment], env, out,
+            nested |= _run_segment(app, [w.text for w in segment], inherited, out,
                                    (*chain, script.path), background=background or bg or job_bg,
                                    image=image)
         if not nested:
             out.commands.append(ScriptCommand(line, script.path, background or bg,
                                              (*chain, script.path)))
     return True
+
+
+def _script_assignments(text: str, scope: dict[str, EnvVar], inherited: dict[str, EnvVar],
+                        src: Source) -> None:
+    """Record a top-level `NAME=value ...` or `export NAME=value` line in `scope` (and in
+    `inherited` when exported, or when it sets a variable the script was given)."""
+    words = _split(text)
+    export = words[:1] == ["export"]
+    if not words or not (export or all(_NAME_EQ.fullmatch(w) for w in words)):
+        return
+    for word in words[1:] if export else words:
+        if _NAME_EQ.fullmatch(word):
+            var = _assigned(word, scope, src)
+            scope[var.name] = var
+            if export or var.name in inherited:
+                inherited[var.name] = var
+        elif export and word in scope:
+            inherited[word] = scope[word]
 
 
 def _logical_lines(text: str) -> list[tuple[int, str]]:

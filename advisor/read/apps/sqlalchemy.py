@@ -222,7 +222,8 @@ def _placed(modules: list[PyModule]) -> list[_Placed]:
                           stmt=stmt, func=func.name if func else "")
             sites = [] if func is None else [
                 (m, c) for m in modules for c, name in calls(m, {func.name})
-                if not (m is module and func.lineno <= c.lineno <= (func.end_lineno or 0))]
+                if not (m is module and func.lineno <= c.lineno <= (func.end_lineno or 0))
+                and _calls_it(module, func, m, c, name)]
             if not sites:
                 out.append(own)
                 continue
@@ -233,6 +234,34 @@ def _placed(modules: list[PyModule]) -> list[_Placed]:
                                    arms=(*outer, *inner), stmt=site_stmt, func=func.name,
                                    own_stmt=stmt))
     return out
+
+
+def _owner(module: PyModule, func: ast.FunctionDef | ast.AsyncFunctionDef
+           ) -> ast.ClassDef | None:
+    """The class `func` is a method of (defined directly in its body), else None."""
+    return next((n for n in ast.walk(module.tree) if isinstance(n, ast.ClassDef)
+                 and any(b is func for b in n.body)), None)
+
+
+def _calls_it(module: PyModule, func: ast.FunctionDef | ast.AsyncFunctionDef,
+              site: PyModule, call: ast.Call, name: str) -> bool:
+    """Whether a call named like the factory calls it. A method is called through
+    `self.`/`cls.` in its own class, or through its class or an instance elsewhere: a
+    `self.get_connection()` of another class, or a bare `get_connection()`, calls another
+    function of that name (DrDroidLab/PlayBooks: the get_connection of its 15 other
+    connectors were each counted as an engine of the SQL connector's)."""
+    owner = _owner(module, func)
+    if owner is None:
+        return True
+    head = name.rsplit(".", 1)[0] if "." in name else ""
+    if head in ("self", "cls"):
+        return site is module and owner.lineno <= call.lineno <= (owner.end_lineno or 0)
+    if not head:
+        return False
+    return site is module or any(
+        isinstance(n, ast.ImportFrom) and any((a.asname or a.name) == owner.name
+                                              for a in n.names)
+        for n in ast.walk(site.tree))
 
 
 def _sqlite_only(p: _Placed) -> bool:
