@@ -47,10 +47,14 @@ def test_with_no_server_budgeted_the_summary_says_each_clients_peak(tmp_path):
     16. Before, 100 x 16 = 1600 was printed nowhere."""
     files = {"etc/docker-compose.yaml": COMPOSE, "k8s/keda.yaml": KEDA_DEFAULT,
              "k8s/app.yaml": deployment("backend", "acme/backend:1",
-                                        {"DATABASE_URL": "postgres://u:p@psql:5432/app"})}
+                                        {"DATABASE_URL": "postgres://u:p@psql:5432/app"}),
+             # no source: its size is unknown (PA106 says it), not a peak to print
+             "k8s/other.yaml": deployment("other", "grafana/grafana:10",
+                                          {"DATABASE_URL": "postgres://u:p@psql:5432/app"})}
     files.update({f"backend/{k}": v for k, v in _node_service(16).items()})
     write(tmp_path, files)
     out = check("--root", str(tmp_path), str(tmp_path / "k8s"), str(tmp_path / "etc"))
     last = out.output.strip().splitlines()[-1]
     assert ("which is not read: psql (etc/docker-compose.yaml); clients' own peaks, in no "
             "budget: backend: 100 x 16 = 1600)") in last, out.output
+    assert "other:" not in last
