@@ -2,6 +2,9 @@
 
 from pathlib import Path
 
+from msgspec.structs import replace
+
+from advisor.model import EnvVar, Source
 from advisor.read.apps import pools_for_container, scan_app_dir
 from advisor.read.apps.ecto import blank_comments
 from advisor.read.fs import Root
@@ -129,3 +132,78 @@ def test_a_release_migrate_container_holds_the_migrator_s_two(tmp_path):
     shell = container(command=("sh", "-c"), args=("bin/till eval Till.Release.migrate && "
                                                    "exec bin/till start",))
     assert product(pools_for_container(shell, app).pools) == "1 x 8 + 1 x 1 = 9"
+
+
+TWO_REPOS = """import Config
+if config_env() == :prod do
+  database_url =
+    System.get_env("DATABASE_URL") ||
+      raise "DATABASE_URL is missing"
+
+  config :till, Till.Repo,
+    url: database_url,
+    pool_size: 8
+
+  config :till, Till.LedgerRepo,
+    url: System.fetch_env!("LEDGER_DATABASE_URL"),
+    pool_size: 4
+
+  config :till, Till.ReplicaRepo,
+    hostname: System.get_env("REPLICA_HOST"),
+    database: "till",
+    username: System.get_env("REPLICA_USER"),
+    pool_size: 3
+end
+"""
+TWO_REPO_MODULES = "".join(
+    f"defmodule Till.{name} do\n  use Ecto.Repo, otp_app: :till, adapter: Ecto.Adapters.Postgres\n"
+    "end\n" for name in ("Repo", "LedgerRepo", "ReplicaRepo"))
+
+
+def test_each_repo_connects_where_its_own_url_or_hostname_says(tmp_path):
+    """Each Repo is started with its own config (ecto v3.14.0 lib/ecto/repo/supervisor.ex
+    runtime_config: the repo's otp_app config, `:url` parsed into it): a second Repo's
+    LEDGER_DATABASE_URL is its server, not DATABASE_URL's."""
+    app = _tree(tmp_path, {"config/runtime.exs": TWO_REPOS, "lib/till/repo.ex": TWO_REPO_MODULES})
+    env = {"DATABASE_URL": "ecto://till@till-db/till",
+           "LEDGER_DATABASE_URL": "ecto://ledger@ledger-db:5433/ledger",
+           "REPLICA_HOST": "till-replica", "REPLICA_USER": "ro"}
+    pools = pools_for_container(container(env), app).pools
+    routes = {p.label: (p.route.host, p.route.port, p.route.dbname, p.route.user,
+                        p.route.source.key) for p in pools}
+    assert routes == {
+        "Ecto Till.Repo pool_size": ("till-db", None, "till", "till", "DATABASE_URL"),
+        "Ecto Till.LedgerRepo pool_size": ("ledger-db", 5433, "ledger", "ledger",
+                                           "LEDGER_DATABASE_URL"),
+        "Ecto Till.ReplicaRepo pool_size": ("till-replica", None, "till", "ro", "REPLICA_HOST"),
+    }
+    assert product(pools) == "1 x 8 + 1 x 4 + 1 x 3 = 15"
+
+
+def test_a_repo_whose_url_is_a_secret_s_connects_where_this_does_not_say(tmp_path):
+    app = _tree(tmp_path, {"config/runtime.exs": TWO_REPOS, "lib/till/repo.ex": TWO_REPO_MODULES})
+    env = (*container({"DATABASE_URL": "ecto://till@till-db/till"}).env,
+           EnvVar(name="LEDGER_DATABASE_URL", value=None, secret=True, from_ref="secret:l/url",
+                  source=Source(path="k8s/app.yaml", line=30, key="LEDGER_DATABASE_URL")))
+    found = pools_for_container(replace(container(), env=env), app)
+    ledger = next(p for p in found.pools if "LedgerRepo" in p.label)
+    assert ledger.route is None and "LEDGER_DATABASE_URL" in ledger.route_unknown
+    main = next(p for p in found.pools if p.label == "Ecto Till.Repo pool_size")
+    assert main.route.host == "till-db"
+
+
+def test_release_migrate_of_several_repos_holds_two_at_a_time_per_server(tmp_path):
+    """Release.migrate runs `for repo <- repos()` (phoenix v1.8.7 release.ex.eex:11-13):
+    with_repo starts each with pool_size 2 and stops it before the next (ecto_sql v3.14.0
+    lib/ecto/migrator.ex:161,817,853-855): 2 on a server at a time, not 2 per repo; a
+    repo on another server holds its own 2 there."""
+    app = _tree(tmp_path, {"config/runtime.exs": TWO_REPOS, "lib/till/repo.ex": TWO_REPO_MODULES,
+                           "lib/till/release.ex": MIGRATE})
+    job = ("/app/bin/till", "eval", "Till.Release.migrate")
+    same = {"DATABASE_URL": "ecto://till@till-db/till",
+            "LEDGER_DATABASE_URL": "ecto://till@till-db/till",
+            "REPLICA_HOST": "till-replica", "REPLICA_USER": "ro"}
+    pools = pools_for_container(container(same, command=job), app).pools
+    assert product(pools) == "1 x 2 + 1 x 2 = 4"  # till-db's 2, till-replica's 2
+    assert "Till.LedgerRepo migrates after it" in pools[0].note
+    assert [p.route.host for p in pools] == ["till-db", "till-replica"]

@@ -550,3 +550,27 @@ def test_micronaut_placeholder_of_an_empty_variable_takes_its_default(tmp_path):
     # a value set is taken
     found = pools_for_container(container({"CONFIG_DB_MAX_POOL_SIZE": "7"}), app)
     assert [p.size.value for p in found.pools] == [7]
+
+
+_KTOR_DB = (
+    "package demo\nobject Db {\n  fun init() {\n"
+    "    val config = HikariConfig().apply {\n"
+    "      jdbcUrl = \"jdbc:postgresql://grants-db:5432/grants\"\n"
+    "      maximumPoolSize = System.getenv(\"DB_POOL_MAX\")?.toInt() ?: 3\n    }\n"
+    "    Database.connect(HikariDataSource(config))\n  }\n}\n")
+_KTOR_BUILD = ("dependencies {\n  implementation(\"io.ktor:ktor-server-netty:2.3.12\")\n"
+               "  implementation(\"com.zaxxer:HikariCP:5.1.0\")\n}\n")
+
+
+@pytest.mark.parametrize(("env", "size", "cited"), [
+    ({}, 3, "src/main/kotlin/demo/Db.kt:6"), ({"DB_POOL_MAX": "12"}, 12, "")])
+def test_kotlin_env_with_an_elvis_fallback(tmp_path, env, size, cited):
+    """Ktor/Exposed's `maximumPoolSize = System.getenv("X")?.toInt() ?: 3`: the variable
+    when the container sets it, else the fallback 3 at the code's line; it was an
+    expression not read (unknown, audit 19)."""
+    app = _app(tmp_path, {"build.gradle.kts": _KTOR_BUILD, "src/main/kotlin/demo/Db.kt": _KTOR_DB})
+    found = pools_for_container(container(env), app)
+    (pool,) = found.pools
+    assert pool.size.value == size and found.unknown == []
+    if cited:
+        assert pool.size.source.label() == cited

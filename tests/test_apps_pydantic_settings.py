@@ -219,5 +219,52 @@ def test_a_settings_field_held_by_an_instance_attribute_is_read(tmp_path):
     unknown_arg = MANAGER.replace("settings: Optional[Settings] = None", "settings")
     app = _app(tmp_path, {"src/database.py": unknown_arg})
     found = pools_for_container(_container(), app)
-    engine = next(p for p in found.pools if p.label.startswith("SQLAlchemy"))
-    assert engine.size.value == 5 + 10  # the documented fallback, said in a notice
+    # unknown (PA106), never SQLAlchemy's 5 + 10, which does not apply to a pool_size
+    # the code sets
+    assert not any(p.label.startswith("SQLAlchemy") for p in found.pools)
+    assert any("SQLAlchemy pool_size" in why and "not read statically" in why
+               for why in found.unknown)
+
+
+NESTED_CONFIG = '''from pydantic import Field
+from pydantic_settings import BaseSettings
+
+
+class EngineSettings(BaseSettings):
+    sqlalchemy_pool_size: int = Field(50)
+    sqlalchemy_max_overflow: int = Field(MAX_OVERFLOW)
+
+
+class Settings(BaseSettings):
+    engine: EngineSettings = Field(default_factory=EngineSettings)
+    database_url: str = "postgresql+asyncpg://u@orders-db/orders"
+'''
+
+PROVIDER = '''from sqlalchemy.ext.asyncio import create_async_engine
+from app.config.settings import Settings
+
+
+class DatabaseProvider:
+    def provide_engine(self, settings: Settings):
+        return create_async_engine(
+            settings.database_url,
+            pool_size=settings.engine.sqlalchemy_pool_size,
+            max_overflow=settings.engine.sqlalchemy_max_overflow,
+        )
+'''
+
+
+def test_a_nested_settings_object_of_a_settings_typed_parameter_is_read(tmp_path):
+    """serker72/test-payment-processing-service-ca: a DI provider's `settings: Settings`
+    parameter, its `sqlalchemy: SQLAlchemySettings = Field(default_factory=...)` nested
+    settings, `pool_size=settings.sqlalchemy.sqlalchemy_pool_size` (50) and max_overflow
+    -1: the pool is unbounded; it was SQLAlchemy's 5 + 10 ("not readable", a notice)."""
+    unbounded = NESTED_CONFIG.replace("MAX_OVERFLOW", "-1")
+    app = _app(tmp_path, {"app/config/settings.py": unbounded, "app/db/provider.py": PROVIDER})
+    (pool,) = pools_for_container(_container(), app).pools
+    assert pool.bound == "unbounded" and pool.size.value == 50
+    # the nested class reads its own variables
+    app = _app(tmp_path, {"app/config/settings.py": NESTED_CONFIG.replace("MAX_OVERFLOW", "5"),
+                          "app/db/provider.py": PROVIDER})
+    (pool,) = pools_for_container(_container(_var("SQLALCHEMY_POOL_SIZE", "12", 7)), app).pools
+    assert pool.size.value == 12 + 5

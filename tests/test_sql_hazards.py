@@ -789,6 +789,64 @@ def test_elixir_ecto_named_prepares_and_postgrex_queries() -> None:
                   "elixir") == [(7, "advisory-lock")]
 
 
+OBAN_CONFIG = """import Config
+
+config :shelf, Oban,
+  repo: Shelf.Repo,
+  queues: [default: 10]
+
+# config :shelf, Oban, repo: Shelf.Repo
+"""
+
+
+def test_oban_s_default_notifier_listens_at_its_config_block() -> None:
+    """Oban.Notifiers.Postgres is the Basic engine's default (oban v2.23.0
+    lib/oban/config.ex:86-89) and LISTENs (lib/oban/notifiers/postgres.ex:5-10)."""
+    assert driver("config/config.exs", OBAN_CONFIG, "elixir") == [(3, "listen")]
+    # test and dev configs are not what the release runs; a block without a repo
+    # (config/test.exs's `testing: :manual`) opens nothing
+    assert driver("config/test.exs", OBAN_CONFIG, "elixir") == []
+    assert driver("config/config.exs", "config :shelf, Oban, testing: :manual\n",
+                  "elixir") == []
+    assert driver("lib/shelf/application.ex", OBAN_CONFIG, "elixir") == []
+
+
+def test_oban_s_notifier_set_in_another_config_file_clears_it(tmp_path: Path) -> None:
+    """The notifier may be set in runtime.exs while the Oban block is in config.exs: the
+    per-file scan carries it as a repository fact (extract._RepoFacts)."""
+    (tmp_path / "config").mkdir()
+    (tmp_path / "config/config.exs").write_text(OBAN_CONFIG)
+    other = 'import Config\nconfig :shelf, Oban, notifier: Oban.Notifiers.PG\n'
+    paths = ["config/config.exs", "config/runtime.exs"]
+    for where, text, kept in (("config/runtime.exs", other, []),
+                              ("config/runtime.exs", "# notifier: Oban.Notifiers.PG\n",
+                               [("config/config.exs", 3)]),
+                              ("config/test.exs", other, [("config/config.exs", 3)])):
+        for stale in ("config/runtime.exs", "config/test.exs"):
+            (tmp_path / stale).unlink(missing_ok=True)
+        (tmp_path / where).write_text(text)
+        hazards, _ = scan_sql_sources(Root.of(tmp_path), [*paths, "config/test.exs"])
+        assert [(h.location.path, h.location.line) for h in hazards
+                if h.kind == "listen"] == kept, where
+
+
+def test_prepare_unnamed_only_in_the_dev_config_leaves_the_release_s_named(tmp_path) -> None:
+    """Postgrex prepares named statements unless `prepare: :unnamed` (postgrex v0.22.2
+    lib/postgrex.ex:147-148, lib/postgrex/protocol.ex:118): one in config/dev.exs is not
+    the release's (MIX_ENV=prod) config."""
+    (tmp_path / "config").mkdir()
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "lib/repo.ex").write_text(
+        "defmodule App.Repo do\n  use Ecto.Repo, otp_app: :app, adapter: Ecto.Adapters.Postgres\n"
+        "end\n")
+    for where, kept in (("config/dev.exs", 1), ("config/runtime.exs", 0)):
+        for stale in ("config/dev.exs", "config/runtime.exs"):
+            (tmp_path / stale).unlink(missing_ok=True)
+        (tmp_path / where).write_text("import Config\nconfig :app, App.Repo, prepare: :unnamed\n")
+        hazards, _ = scan_sql_sources(Root.of(tmp_path), ["lib/repo.ex", where])
+        assert len([h for h in hazards if h.kind == "protocol-prepare"]) == kept, where
+
+
 def test_wrapper_locks_and_named_queries() -> None:
     py = "from django_pglocks import advisory_lock\nwith advisory_lock('k'):\n    pass\n"
     assert driver("app/jobs.py", py, "python") == [(2, "advisory-lock")]

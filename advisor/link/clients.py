@@ -66,7 +66,10 @@ from advisor.read.apps.locate import (
     maybe_built_here,
     named_service_dir,
     prefixed_folder,
+    project_part_dir,
     project_prefixes,
+    root_mix_app,
+    root_project_name,
     variable_image,
 )
 from advisor.read.apps.poolcache import container_pools
@@ -223,7 +226,7 @@ def client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
             continue
         # the init container writing Gitea's app.ini
         writers = forge_init_writers(w, c) if has_init else ()
-        if reads_pod_files(c):
+        if reads_pod_files(c, app if c.name in runs_app else None):
             # a program that reads its configuration files from the pod (Synapse)
             from advisor.read.apps.podfiles import PodFiles
 
@@ -1059,7 +1062,8 @@ def _why_unknown_read(w: Workload, directory: str | None, app: object | None) ->
                 "names no pool size of a known stack")
     files = getattr(app, "files", ())
     return (f"read {directory or '.'}/ ({len(files)} application files) and the container "
-            "env: no pool of a known stack (HikariCP/Spring, Quarkus, SQLAlchemy, Django, "
+            "env: no pool of a known stack (HikariCP/Spring, Quarkus, Dropwizard, Vert.x, "
+            "SQLAlchemy, Django, "
             "psycopg_pool, asyncpg, node-postgres, Sequelize, Knex, TypeORM, Prisma, pgx, "
             "database/sql, Rails, Npgsql, Ecto, sqlx, deadpool-postgres, r2d2, Laravel) and no "
             "driver dependency to take a default from")
@@ -1248,8 +1252,9 @@ def _inferred_app_dir(inputs: Inputs, w: Workload, topo: Topology) -> str | None
     own = {w.name.lower(), *(n.lower() for n in _label_names(w))}
     local = [c.image for c in w.containers if c.role != "init" and c.local_image
              and image_name(c.image).lower() in own]
-    if running and not local and all(_published_program(image) and not _built_here(inputs, image)
-                                     for image in running):
+    release = any(_names_the_mix_app(inputs, image) for image in running)
+    if running and not local and not release and all(
+            _published_program(image) and not _built_here(inputs, image) for image in running):
         # rabbitmq:3-management, mysql, redis: a published program, not the application a
         # folder named like the release holds (aws-containers' retail-store chart labels
         # its orders-rabbitmq pods app.kubernetes.io/name=orders, like src/orders)
@@ -1300,11 +1305,16 @@ def _inferred_app_dir(inputs: Inputs, w: Workload, topo: Topology) -> str | None
         return _inferred(topo, w, go, "the Go command of that name in its module's cmd/ "
                          "(read with the module's packages it imports)")
     if not matches:
-        if not local and not any(maybe_built_here(c.image) for c in w.containers
-                                 if c.role != "init"):
+        if not local and not release and not any(maybe_built_here(c.image)
+                                                 for c in w.containers if c.role != "init"):
             return None
         if in_packaged_chart(w.obj.path):
             return None  # a fetched dependency's image (cert-manager) is not built here
+        part = project_part_dir(inputs.app_candidates, tuple(running),
+                                root_project_name(inputs.root))
+        if part is not None:
+            # marquezproject/marquez-web is web/ (a Node UI), not the root's Dropwizard app
+            return _inferred(topo, w, part.directory, part.reason)
         named = named_service_dir(inputs.root, inputs.app_candidates, names)
         if named is not None:
             # services/driver-service of a root go.mod, its Dockerfile in infra/: the
@@ -1466,6 +1476,15 @@ def _built_here(inputs: Inputs, image: str) -> bool:
     bare = image.removesuffix(":latest")
     return any(key.removesuffix(":latest") == bare for key, _ctx, _where in
                inputs.build_hints.contexts if ":" in key or ":" not in image)
+
+
+def _names_the_mix_app(inputs: Inputs, image: str) -> bool:
+    """An image named exactly like the OTP application of the root's mix.exs
+    (phoenixkubernetes:release beside `app: :phoenixkubernetes`): the release built here,
+    no official image of that name (Nor145/phoenixK8s builds it with Dockerfile.release
+    from the tarball `mix release` makes)."""
+    app = root_mix_app(inputs.root)
+    return app is not None and image_name(image).lower().replace("-", "_") == app
 
 
 def _published_program(image: str) -> bool:

@@ -21,8 +21,10 @@ CONSEQUENCE = (
 def listen_in_transaction_pool(topology: Topology, context: RuleContext) -> Iterator[Finding]:
     """## What it does
     Finds `LISTEN` and `UNLISTEN` (also built by concatenation, `LISTEN "` + channel +
-    `"`) and Elixir `Postgrex.Notifications.listen` whose client goes through a
-    transaction- or statement-mode PgBouncer pool.
+    `"`), Elixir `Postgrex.Notifications.listen` and Oban's default notifier
+    (`config :app, Oban, repo: ...` with no `notifier: Oban.Notifiers.PG` in a config
+    the release runs) whose client goes through a transaction- or statement-mode
+    PgBouncer pool.
 
     Where the SQL is: `.sql` files and migrations, and code strings used as SQL (passed
     to execute/query/raw/exec calls or an `sql` tagged template, assigned to a name that
@@ -55,6 +57,8 @@ def listen_in_transaction_pool(topology: Topology, context: RuleContext) -> Iter
     ## References
     - PgBouncer feature map: https://www.pgbouncer.org/features.html
     - PostgreSQL LISTEN: https://www.postgresql.org/docs/15/sql-listen.html
+    - Oban, No Notifications with PgBouncer:
+      https://hexdocs.pm/oban/troubleshooting.html#no-notifications-with-pgbouncer
     """
     yield from hazard_findings(
         topology,

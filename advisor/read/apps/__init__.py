@@ -110,6 +110,10 @@ READERS: tuple[StackReader, ...] = (
     # Laravel: one PDO connection per php-fpm child or Octane worker (apps/laravel.py)
     StackReader("laravel", "laravel:laravel_pools", ("composer",)),
     StackReader("quarkus", "quarkus:quarkus_pools", ("spring-config", "build")),
+    # Dropwizard: each DataSourceFactory of its `server <config.yml>` file (apps/dropwizard.py)
+    StackReader("dropwizard", "dropwizard:dropwizard_pools", ("build",)),
+    # Vert.x's reactive client: PoolOptions maxSize per pool the code creates (apps/vertx.py)
+    StackReader("vertx", "vertx:vertx_pools", ("build",)),
     StackReader("temporal", "temporal:temporal_pools", ("temporal-config",)),
     # apache/airflow 2: components by command, options from AIRFLOW__* env and airflow.cfg
     StackReader("airflow", "airflow:airflow_pools", ("airflow-cfg",), ("AIRFLOW__",),
@@ -170,13 +174,21 @@ POD_FILE_IMAGES = frozenset({"synapse", "matrix-authentication-service",
                              "gitlab-toolbox-ee", "gitlab-toolbox-ce", "superset"})
 
 
-def reads_pod_files(container: Container) -> bool:
+def reads_pod_files(container: Container, app: AppSource | None = None) -> bool:
     """Also Backstage's backend (`node packages/backend --config /app/...`), whatever its
-    image: its --config files are mounted from ConfigMaps (apps/backstage.py)."""
+    image: its --config files are mounted from ConfigMaps (apps/backstage.py); and a
+    Dropwizard application with dropwizard-db (`app`: its source), whose `server
+    <config.yml>` file a ConfigMap may be mounted at (apps/dropwizard.py)."""
     from advisor.read.apps.locate import image_name
 
-    return image_name(container.image).lower() in POD_FILE_IMAGES or any(
-        "packages/backend" in w for w in (*container.command, *container.args))
+    if image_name(container.image).lower() in POD_FILE_IMAGES or any(
+            "packages/backend" in w for w in (*container.command, *container.args)):
+        return True
+    if app is None or not any("io.dropwizard" in f.text for f in app.of_kind("build")):
+        return False
+    from advisor.read.apps.dropwizard import db_module
+
+    return db_module(app.of_kind("build")) is not None
 
 
 class AppPools(Record, kw_only=True):

@@ -20,6 +20,7 @@ given a shell script as its arguments (`args: [/bin/sh, -c, ...]` under
 from __future__ import annotations
 
 import io
+import posixpath
 import re
 import shlex
 from typing import NamedTuple
@@ -307,6 +308,54 @@ def _dockerfile_lines(text: str) -> list[tuple[int, str]]:
     return out
 
 
+class DockerCopy(NamedTuple):
+    src: str  # relative to the build context ("." for all of it)
+    dest: str  # absolute in the image
+
+
+def dockerfile_copies(text: str) -> tuple[list[DockerCopy], str]:
+    """COPY/ADD from the build context in the last stage, and its final WORKDIR."""
+    copies: list[DockerCopy] = []
+    workdir = "/"
+    for _, line in _dockerfile_lines(text):
+        words = line.split()
+        if not words:
+            continue
+        op = words[0].upper()
+        if op == "FROM":
+            copies, workdir = [], "/"
+        elif op == "WORKDIR" and len(words) > 1:
+            workdir = posixpath.normpath(posixpath.join(workdir, words[1]))
+        elif op in ("COPY", "ADD"):
+            args = [w for w in words[1:] if not w.startswith("--")]
+            if any(w.startswith("--from") for w in words[1:]) or len(args) < 2 \
+                    or args[0].startswith("[") or "$" in line:
+                continue
+            dest = posixpath.normpath(posixpath.join(workdir, args[-1]))
+            copies += [DockerCopy(posixpath.normpath(s), dest) for s in args[:-1]]
+    return copies, workdir
+
+
+def copied_from(app: AppSource, image: str, path: str) -> list[str]:
+    """The app-relative paths the image's file at `path` (absolute, or relative to the
+    WORKDIR) is copied from by the Dockerfile that builds `image` (pick_dockerfile),
+    the last COPY first: `COPY docker/entrypoint.sh entrypoint.sh` under WORKDIR
+    /usr/src/app puts docker/entrypoint.sh at /usr/src/app/entrypoint.sh."""
+    f = pick_dockerfile(app, image)[0]
+    if f is None:
+        return []
+    copies, workdir = dockerfile_copies(f.text)
+    full = posixpath.normpath(posixpath.join(workdir, path))
+    out: list[str] = []
+    for c in reversed(copies):
+        dest = c.dest.rstrip("/") or "/"
+        if full == dest or full == posixpath.join(dest, posixpath.basename(c.src)):
+            out.append(c.src)  # onto that name, or into that folder under its own name
+        elif full.startswith(dest.rstrip("/") + "/"):
+            out.append(posixpath.normpath(posixpath.join(c.src, full[len(dest):].strip("/"))))
+    return out
+
+
 def pick_dockerfile(app: AppSource, image: str) -> tuple[AppFile | None, str]:
     """Pure: the Dockerfile of the app's folder that builds `image`: the one the
     repository names for it (a skaffold/compose build's dockerfile, a Dockerfile named
@@ -516,7 +565,8 @@ _HEREDOC = lazy(r"""(?<!<)<<(-?)\s*['"]?([A-Za-z_]\w*)['"]?""")
 _ARRAY_USE = lazy(r'"?\$\{([A-Za-z_]\w*)\[[@*]\]\}"?')
 
 
-def _script_file(app: AppSource, word: str, *, named: bool = False) -> AppFile | None:
+def _script_file(app: AppSource, word: str, *, named: bool = False,
+                 image: str = "") -> AppFile | None:
     """The app's shell script a command word runs (`./celery_with_exporter.sh`,
     `/etc/app/bin/start.sh`, `./docker/run`): the file at that path below the app folder
     (the path taken relative to the image's WORKDIR, where the app is copied), else the
@@ -530,6 +580,12 @@ def _script_file(app: AppSource, word: str, *, named: bool = False) -> AppFile |
     exact = [f for f in scripts if f.rel == rel]
     if exact:
         return exact[0]
+    # the file the image's Dockerfile copies to that path (`COPY docker/entrypoint.sh
+    # entrypoint.sh`): Marquez's root also holds web/docker/entrypoint.sh, another image's
+    for src in copied_from(app, image, word):
+        copied = [f for f in scripts if f.rel == src]
+        if copied:
+            return copied[0]
     if "/" in rel.strip("/"):
         # `/app/docker/run` under WORKDIR /app, `docker/run` of an app copied below it
         parts = rel.strip("/").split("/")
@@ -596,17 +652,18 @@ def script_run(container: Container, app: AppSource | None, cmd: CommandLine) ->
         return out
     env = {e.name: e for e in (*container.env, *cmd.env)}
     for segment, background in cmd.jobs():
-        _run_segment(app, [w.text for w in segment], env, out, (), background=background)
+        _run_segment(app, [w.text for w in segment], env, out, (), background=background,
+                     image=container.image)
     return out
 
 
 def _run_segment(app: AppSource, words: list[str], env: dict[str, EnvVar], out: ScriptRun,
-                 chain: tuple[str, ...], *, background: bool) -> bool:
+                 chain: tuple[str, ...], *, background: bool, image: str = "") -> bool:
     """Follow the script `words` run into `out`; False when they run none."""
     found = script_word(words)
     if found is None:
         return False
-    script = _script_file(app, found[0], named=found[1])
+    script = _script_file(app, found[0], named=found[1], image=image)
     if script is None:
         out.missing.append(found[0])
         return True
@@ -620,7 +677,8 @@ def _run_segment(app: AppSource, words: list[str], env: dict[str, EnvVar], out: 
         nested = False
         for segment, job_bg in line.jobs():
             nested |= _run_segment(app, [w.text for w in segment], env, out,
-                                   (*chain, script.path), background=background or bg or job_bg)
+                                   (*chain, script.path), background=background or bg or job_bg,
+                                   image=image)
         if not nested:
             out.commands.append(ScriptCommand(line, script.path, background or bg,
                                              (*chain, script.path)))

@@ -306,42 +306,12 @@ def unread_pool_key(trees: list[tuple[str, ast.Module]]) -> Source | None:
     return None
 
 
-class _Copy(NamedTuple):
-    src: str  # relative to the build context ("." for all of it)
-    dest: str  # absolute in the image
-
-
-def _copies(text: str) -> tuple[list[_Copy], str]:
-    """COPY/ADD from the build context in the last stage, and its final WORKDIR."""
-    from advisor.read.apps.cmdline import _dockerfile_lines
-
-    copies: list[_Copy] = []
-    workdir = "/"
-    for _, line in _dockerfile_lines(text):
-        words = line.split()
-        if not words:
-            continue
-        op = words[0].upper()
-        if op == "FROM":
-            copies, workdir = [], "/"
-        elif op == "WORKDIR" and len(words) > 1:
-            workdir = posixpath.normpath(posixpath.join(workdir, words[1]))
-        elif op in ("COPY", "ADD"):
-            args = [w for w in words[1:] if not w.startswith("--")]
-            if any(w.startswith("--from") for w in words[1:]) or len(args) < 2 \
-                    or args[0].startswith("[") or "$" in line:
-                continue
-            dest = posixpath.normpath(posixpath.join(workdir, args[-1]))
-            copies += [_Copy(posixpath.normpath(s), dest) for s in args[:-1]]
-    return copies, workdir
-
-
 def container_module_files(app: AppSource | None, image: str, rel: str) -> list[str]:
     """The app-relative paths of module `rel` (`mysite/settings`) as imported in the
     image: under WORKDIR (the process's directory, on sys.path), mapped back through the
     Dockerfile's COPY (a folder's contents go to its destination: `COPY site .` puts
     site/mysite/settings.py at WORKDIR/mysite/settings.py). Later copies first."""
-    from advisor.read.apps.cmdline import pick_dockerfile
+    from advisor.read.apps.cmdline import dockerfile_copies, pick_dockerfile
 
     if app is None:
         return []
@@ -351,7 +321,7 @@ def container_module_files(app: AppSource | None, image: str, rel: str) -> list[
         if len(files) != 1:
             return []
         f = files[0]
-    copies, workdir = _copies(f.text)
+    copies, workdir = dockerfile_copies(f.text)
     out: list[str] = []
     for tail in (f"{rel}.py", f"{rel}/__init__.py"):
         path = posixpath.join(workdir, tail)

@@ -30,11 +30,11 @@ from urllib.parse import parse_qs, urlsplit
 
 from msgspec.structs import replace
 
-from advisor.model import Pool, Source, Term
+from advisor.model import EnvVar, Pool, Route, Source, Term
 from advisor.read.apps.base import StackContext
 from advisor.read.apps.numbers import parse_int
 from advisor.read.apps.source import AppFile
-from advisor.read.apps.urls import route_from_env, route_from_url
+from advisor.read.apps.urls import route_from_env, route_from_parts, route_from_url, route_key
 
 DEFAULT_POOL_SIZE = 10
 MIGRATOR_POOL_SIZE = 2
@@ -133,6 +133,15 @@ def ecto_pools(ctx: StackContext) -> list[Pool]:
             um = re.search(r"\burl:\s*([^\n]+)", body)
             if um:
                 entry["url"] = um.group(1)
+            for key in ("url", "hostname", "port", "database", "username"):
+                km = re.search(rf"(?<![\w.]){key}:\s*([^\n]+)", body)
+                var = _env_name(km.group(1), text[: block.start()]) if km else None
+                if var is not None:
+                    entry[f"{key}_var"] = var
+                elif km and key != "url":
+                    lit = re.match(r'"([^"#$]*)"', km.group(1).strip())
+                    if lit:
+                        entry[f"{key}_lit"] = lit.group(1)
     migrate = _migrate_only(ctx)
     oban = None if migrate else _oban_repo(files)
     pools: list[Pool] = []
@@ -144,6 +153,9 @@ def ecto_pools(ctx: StackContext) -> list[Pool]:
         if route is None and env_url is not None and (env_url.value or "").startswith("ecto://"):
             route = route_from_url("postgres://" + env_url.value[len("ecto://"):],
                                    replace(env_url.source, key="DATABASE_URL"))
+        own, hidden = _repo_route(ctx, entry)
+        if own is not None:
+            route = own
         url_text = str(entry.get("url", ""))
         lit = re.search(r'"(ecto|postgres(?:ql)?)://[^"]+"', url_text)
         if lit:
@@ -172,14 +184,81 @@ def ecto_pools(ctx: StackContext) -> list[Pool]:
             # pool_count pools per node: shown as the process-like factor of the product
             pool = replace(pool, processes=Term(
                 label=f"Ecto {repo} pool_count", value=count[0], source=count[1]))
-        pools.append(pool)
+        mine = [pool]
         if oban is not None and oban[0] == repo:
-            pools.append(ctx.pool(OBAN_NOTIFIER, 1, Source.default_of(
+            mine.append(ctx.pool(OBAN_NOTIFIER, 1, Source.default_of(
                 "Oban default notifier Oban.Notifiers.Postgres: one Postgrex.SimpleConnection "
                 "with the repo's config (oban lib/oban/notifiers/postgres.ex start_link)",
                 key="notifier"), route=route, per_process=False,
                 note=f"Oban runs on {repo} ({oban[1]})"))
-    return pools
+        if hidden is not None:
+            mine = ctx.hidden_route(mine, f"Ecto {repo}", hidden.name, hidden.source)
+        pools.extend(mine)
+    return _one_after_the_other(pools) if migrate else pools
+
+
+def _one_after_the_other(pools: list[Pool]) -> list[Pool]:
+    """A release's migrate runs each repo in turn: Ecto.Migrator.with_repo starts it
+    (pool_size 2) and stops it before the next (ecto_sql v3.14.0 lib/ecto/migrator.ex:161,
+    817, 853-855; phoenix v1.8.7 priv/templates/phx.gen.release/release.ex.eex:11-13
+    `for repo <- repos()`): one pool per server at a time, not one per repo."""
+    kept: dict[object, Pool] = {}
+    for pool in pools:
+        key = route_key(pool.route) if pool.route is not None else pool.route_unknown
+        if key in kept:
+            first = kept[key]
+            kept[key] = replace(first, note=(f"{first.note}; " if first.note else "")
+                                + f"{pool.label.removesuffix(' pool_size')} migrates after it, "
+                                "on the same server (Ecto.Migrator.with_repo, one repo at a time)")
+        else:
+            kept[key] = pool
+    return list(kept.values())
+
+
+_ENV_CALL = re.compile(r'System\.(?:get_env|fetch_env!?)\(\s*"(\w+)"|"\$\{(\w+)\}"')
+
+
+def _env_name(expr: str, before: str) -> str | None:
+    """The variable a repo setting reads: `System.get_env("X")`, `System.fetch_env!("X")`,
+    Distillery's `"${X}"`, or a name assigned from one earlier in the file
+    (`database_url = System.get_env("DATABASE_URL") || raise ...`)."""
+    expr = expr.strip()
+    m = _ENV_CALL.match(expr)
+    if m:
+        return m.group(1) or m.group(2)
+    name = re.match(r"([a-z_]\w*)\s*(?:,|$)", expr)
+    if name is None:
+        return None
+    assigned = None
+    for a in re.finditer(rf"^\s*{name.group(1)}\s*=\s*(?:\n\s*)?([^\n]+)", before, re.M):
+        assigned = _ENV_CALL.search(a.group(1))
+    return (assigned.group(1) or assigned.group(2)) if assigned else None
+
+
+def _repo_route(ctx: StackContext, entry: dict) -> tuple[Route | None, EnvVar | None]:
+    """(route, None) from the variable the repo's own `url:` (else `hostname:`) reads,
+    when the container sets it; (None, variable) when that variable is set from a
+    reference whose value is not here; (None, None) when the repo names none the
+    container sets (the container's database variables then say where it connects).
+    Each Repo has its own config, so a second Repo's ORNITHO_DATABASE_URL is its own
+    server, not DATABASE_URL's (Ecto.Repo.Supervisor reads the repo's config)."""
+    for key in ("url", "hostname"):
+        var = ctx.env(entry[f"{key}_var"]) if f"{key}_var" in entry else None
+        if var is None:
+            continue
+        if var.value is None:
+            return None, replace(var, name=entry[f"{key}_var"])
+        where = replace(var.source, key=entry[f"{key}_var"])
+        if key == "url":
+            return route_from_url(var.value.replace("ecto://", "postgres://", 1), where), None
+
+        def part(name: str) -> str | None:
+            named = ctx.env(entry[f"{name}_var"]) if f"{name}_var" in entry else None
+            return named.value if named is not None else entry.get(f"{name}_lit")
+
+        return route_from_parts(var.value, part("port"), part("database"), part("username"),
+                                where), None
+    return None, None
 
 
 def _migrate_only(ctx: StackContext) -> tuple[int, Source] | None:

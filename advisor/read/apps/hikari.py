@@ -201,6 +201,27 @@ _SETTER = lazy(r"(?:\.|^[ \t]*)(?:setMaximumPoolSize|maximumPoolSize\s*=)\s*\(?\
                r"([A-Za-z_]\w*|\d+)", re.MULTILINE)
 
 
+# Kotlin's `System.getenv("DB_POOL_MAX")?.toInt() ?: 3` (also toIntOrNull, Java's
+# Integer.parseInt(System.getenv(...)) is not this shape): the variable when set, else
+# the literal after the Elvis operator
+_ENV_OR = lazy(r"System\.getenv\(\s*\"([A-Za-z_]\w*)\"\s*\)\s*\?\.\s*toInt(?:OrNull)?\(\)"
+               r"\s*\?:\s*(\d+)\b")
+
+
+def _env_or_pool(ctx: StackContext, text: str, path: str, m: re.Match[str]) -> Pool | None:
+    """The pool of `maximumPoolSize = System.getenv("X")?.toInt() ?: N`: X's value when
+    the container sets it (a Secret's: unknown), else N, cited at the code's line."""
+    name, line = m.group(1), text[: m.start()].count("\n") + 1
+    src = Source(path=path, line=line, key="maximumPoolSize")
+    found = ctx.env_int(LABEL, name, least=1)
+    if found is False:
+        return None
+    if found is not None:
+        return Pool(label=LABEL, size=term(f"{LABEL} ({name})", found[0], found[1]))
+    return Pool(label=LABEL, size=term(f"{LABEL} ({name} unset: the `?: {m.group(2)}` "
+                                       "fallback)", int(m.group(2)), src))
+
+
 def _java_code_pools(ctx: StackContext) -> tuple[list[Pool], bool]:
     """(pools, whether code sets a HikariCP pool size) for HikariConfig used directly in
     Java/Kotlin code. A size the code sets to what is not read here is unknown (PA106):
@@ -212,6 +233,11 @@ def _java_code_pools(ctx: StackContext) -> tuple[list[Pool], bool]:
             continue
         for m in _SETTER.finditer(f.text):
             seen = True
+            fallback = _ENV_OR.match(f.text, m.start(1))
+            if fallback is not None:
+                pool = _env_or_pool(ctx, f.text, f.path, fallback)
+                pools += [pool] if pool is not None else []
+                continue
             value = m.group(1)
             if not value.isdigit():
                 const = re.search(rf"\b{re.escape(value)}\s*=\s*(\d+)\s*;?", f.text)

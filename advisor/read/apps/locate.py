@@ -1153,6 +1153,19 @@ def root_project_name(root: Root) -> str | None:
     return root.__dict__["project_name"]
 
 
+def root_mix_app(root: Root) -> str | None:
+    """The OTP application the root's mix.exs declares (`app: :phoenixkubernetes` in
+    `def project`), which `mix release` names the release and its bin/ script after."""
+    path = os.path.join(str(root.path), "mix.exs")
+    if not os.path.isfile(path):
+        return None
+    try:
+        m = re.search(r"^[^#\n]*\bapp:\s*:(\w+)", root.read_text(path, keep=True), re.M)
+    except InputError:
+        return None
+    return m.group(1).lower() if m else None
+
+
 _PLACEHOLDER_NAMES = frozenset(("root", "monorepo", "workspace", "workspaces", "app",
                                 "project", "main"))
 
@@ -1362,6 +1375,33 @@ def copied_sources(root: Root, path: str, directory: str) -> tuple[str, ...] | N
 # Folders a repository keeps one service each in, named like it (services/<name>/ of a
 # root go.mod: heilrake/go-microservice; cmd/<name>; apps/<name> of a monorepo)
 SERVICE_PARENTS = ("services", "cmd", "apps")
+
+
+def project_part_dir(candidates: list[str], images: tuple[str, ...],
+                     project: str | None) -> AppDirGuess | None:
+    """Pure: the application folder <part>/ of an image named `<owner>/<project>-<part>`
+    whose <project> is the owner's name or the root project's: a monorepo publishes one
+    image per folder under its own name (MarquezProject/marquez: web/ is built and pushed
+    as marquezproject/marquez-web, docker/build-and-push.sh; langfuse/langfuse's worker/
+    is langfuse/langfuse-worker; Flagsmith/flagsmith's api/ is flagsmith/flagsmith-api).
+    Only one folder of that name may hold an application."""
+    own = _norm(project or "")
+    for image in images:
+        parts = [p for p in image_repository(image.lower()).split("/") if p]
+        if len(parts) < 2 or "-" not in parts[-1]:
+            continue
+        owner, name = _norm(parts[-2]), parts[-1]
+        for cut in [i for i, ch in enumerate(name) if ch == "-"]:
+            prefix, part = _norm(name[:cut]), name[cut + 1:]
+            if not prefix or not part or not (prefix in owner or (own and prefix == own)):
+                continue
+            found = [d for d in candidates if d and d.rsplit("/", 1)[-1].lower() == part
+                     and d.split("/", 1)[0].lower() not in NOT_APP_DIRS]
+            if len(found) == 1:
+                return AppDirGuess(directory=found[0], reason=f"its image {image} is the "
+                                   f"project's {part} part, the application folder "
+                                   f"{found[0]}/")
+    return None
 
 
 def named_service_dir(root: Root, candidates: list[str], names: set[str]) -> str | None:

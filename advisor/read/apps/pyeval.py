@@ -236,9 +236,11 @@ def evaluate(node: ast.AST | None, scope: PyScope) -> Val | None:
     if isinstance(node, ast.Attribute):
         # a pydantic settings instance's field (`settings.db_pool_max_size`), also one an
         # instance attribute holds (`self.settings.X`: local_scope binds `self.settings`)
-        base = evaluate(node.value, scope) if isinstance(node.value, ast.Name | ast.Call) \
-            else scope.names.get(dotted(node.value)) if dotted(node.value).startswith("self.") \
-            else None
+        # and a nested settings object's (`settings.database.pool_size`)
+        held = dotted(node.value)
+        base = scope.names[held] if held.startswith("self.") and held in scope.names \
+            else evaluate(node.value, scope) \
+            if isinstance(node.value, ast.Name | ast.Call | ast.Attribute) else None
         if base is not None and isinstance(base.value, SettingsObject):
             return attribute(base.value, node.attr, scope)
         return None
@@ -661,7 +663,12 @@ def _field(stmt: ast.AnnAssign, scope: PyScope) -> SettingsField:
         names = _alias_names(kw.get("validation_alias") or kw.get("alias") or kw.get("env"),
                              scope)
         if "default_factory" in kw:
-            default: Val | None = Val(_UNKNOWN, scope.src(value))
+            # a nested settings class (`Field(default_factory=DatabaseSettings)`) is built
+            # with no arguments: it reads its own fields from the environment (_value)
+            factory = scope.names.get(dotted(kw["default_factory"]))
+            default: Val | None = Val(factory.value, scope.src(value)) \
+                if factory is not None and isinstance(factory.value, SettingsClass) \
+                else Val(_UNKNOWN, scope.src(value))
         else:
             node = value.args[0] if value.args else kw.get("default")
             default = None if node is None or (isinstance(node, ast.Constant)
@@ -759,6 +766,8 @@ def _value(cls: SettingsClass, field: str, spec: SettingsField, scope: PyScope) 
         got = Val(var.value, replace(var.source, key=var.name))
     elif spec.default is None:
         return Val(_UNKNOWN, scope.src(None, key=display))  # required, not set: unknown
+    elif isinstance(spec.default.value, SettingsClass):
+        return instantiate(spec.default.value, None, scope)  # a nested settings object
     else:
         got = Val(spec.default.value, replace(spec.default.source,
                                               key=f"{cls.name}.{field}, {display} unset"),

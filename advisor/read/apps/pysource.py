@@ -167,8 +167,26 @@ def local_scope(module: PyModule, call: ast.Call) -> PyScope:
     scope = PyScope(path=base.path, env=base.env, cpus=base.cpus, names=dict(base.names),
                     cite=base.cite)
     scope.names.update(_instance_attributes(module, fn))
+    scope.names.update(_settings_parameters(fn, scope))
     block_names([s for s in fn.body if s.lineno <= call.lineno], scope)
     return scope
+
+
+def _settings_parameters(fn: ast.FunctionDef | ast.AsyncFunctionDef, scope: PyScope
+                         ) -> dict[str, Val]:
+    """A parameter annotated with a pydantic settings class (`settings: Settings`, what
+    FastAPI's Depends or a DI container's provider passes): an instance as the
+    container's environment makes it, the class built with no arguments."""
+    from advisor.read.apps.pyeval import SettingsClass, instantiate
+
+    out: dict[str, Val] = {}
+    for a in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs):
+        if a.annotation is None:
+            continue
+        known = scope.names.get(dotted(a.annotation))
+        if known is not None and isinstance(known.value, SettingsClass):
+            out[a.arg] = instantiate(known.value, None, scope)
+    return out
 
 
 def _instance_attributes(module: PyModule, fn: ast.FunctionDef | ast.AsyncFunctionDef

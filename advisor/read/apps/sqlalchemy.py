@@ -74,16 +74,12 @@ def route_of_url(v: Val | None, ctx: StackContext) -> tuple[Route | None, bool]:
     return route_from_url(plain, v.source), True
 
 
-def _int(opt: Opt | None, name: str, default: int, where: str, ctx: StackContext
-         ) -> tuple[int, str, bool]:
-    """(value, how it reads in the label, default used)."""
-    if opt is None:
+def _int(opt: Opt | None, name: str, default: int, where: str) -> tuple[int, str, bool]:
+    """(value, how it reads in the label, default used); an option written but not read
+    is left unknown before (pool_from_options), never this default."""
+    n = parse_int(str(opt.val.value)) if opt is not None and opt.val is not None else None
+    if opt is None or opt.val is None or n is None:
         return default, f"{name} {default} (default)", True
-    n = parse_int(str(opt.val.value)) if opt.val is not None else None
-    if n is None:
-        ctx.notices.append(f"{where}:{opt.line}: {name}={opt.text} cannot be read statically; "
-                           f"SQLAlchemy default {default} assumed")
-        return default, f"{name} {default} (default; {opt.text} not readable)", True
     src = opt.val.source
     from_elsewhere = src.path is not None and src.path != where
     return n, f"{name} {n}" + (f" ({src.key}, {src.label()})" if from_elsewhere else ""), False
@@ -107,10 +103,17 @@ def pool_from_options(path: str, line: int | None, options: dict[str, Opt | None
     if ctx.hidden_read(f"{label} pool_size + max_overflow",
                        *(o.hidden for o in sized if o is not None)):
         return None
+    for name, opt in zip(("pool_size", "max_overflow"), sized, strict=True):
+        if opt is not None and (opt.val is None or parse_int(str(opt.val.value)) is None):
+            # written, to an expression not read: unknown (PA106), not SQLAlchemy's
+            # default, which does not apply (audit 21: `pool_size=self.settings.X` was
+            # 5 + 10 while the settings said 20 + 10)
+            ctx.unread_size(f"{label} {name} ({opt.text})", Source(path=path, line=opt.line))
+            return None
     size, size_text, size_default = _int(options.get("pool_size"), "pool_size",
-                                         DEFAULT_POOL_SIZE, path, ctx)
+                                         DEFAULT_POOL_SIZE, path)
     over, over_text, over_default = _int(options.get("max_overflow"), "max_overflow",
-                                         DEFAULT_MAX_OVERFLOW, path, ctx)
+                                         DEFAULT_MAX_OVERFLOW, path)
     name = f"{label} pool_size + max_overflow"
     if over < 0:
         return ctx.pool(name, size, src, route=route, bound="unbounded",

@@ -275,12 +275,61 @@ def literal_settings(
 # Postgrex (lib/postgrex.ex): `:prepare` "either `:named` to use named queries or
 # `:unnamed` to force unnamed queries (default: `:named`)"; Ecto passes the repo's
 # configuration on. Flagged at the Ecto repo module using the Postgres adapter; a
-# `prepare: :unnamed` in any scanned Elixir file (config/*.exs) clears it
+# `prepare: :unnamed` in any scanned Elixir file but config/dev.exs and test.exs clears it
 # (extract.scan_sql_sources). Postgrex.Notifications.listen holds a LISTEN session.
 ECTO_REPO_DETAIL = "Ecto repo with the Postgres adapter"
 _ECTO_REPO = lazy(r"use\s+Ecto\.Repo\b[^\n]*(?:\n[^\n]*){0,3}?Ecto\.Adapters\.Postgres")
 ECTO_UNNAMED = lazy(r"^[^#\n]*\bprepare:\s*:unnamed\b", re.MULTILINE)  # not in a comment
 _POSTGREX_LISTEN = lazy(r"\bPostgrex\.Notifications\.listen!?\s*\(")
+# Oban's default notifier is Oban.Notifiers.Postgres for its Basic engine (oban v2.23.0
+# lib/oban/config.ex:86-89; PG for Lite/Dolphin, :75-84), a Postgrex.SimpleConnection that
+# LISTENs (lib/oban/notifiers/postgres.ex:5-10: "doesn't work with connection poolers like
+# PgBouncer when configured in transaction or statement mode"). Flagged at the
+# `config :app, Oban, repo: ...` of a config file read at boot; a non-test file naming
+# another notifier or engine clears it (extract._RepoFacts: the setting may be in
+# another file, as `prepare: :unnamed` may).
+OBAN_DETAIL = "Oban's default notifier Oban.Notifiers.Postgres"
+_OBAN_CONFIG = lazy(r"^[ \t]*config\s+:\w+,\s*Oban\s*,((?:(?!^[ \t]*(?:config|import|if|end)\b)"
+                    r"(?:.|\n))*)", re.MULTILINE)
+_OBAN_REPO = lazy(r"^[^#\n]*\brepo:\s*[A-Z]", re.MULTILINE)
+OBAN_OTHER_NOTIFIER = lazy(r"^[^#\n]*(?:\bOban\.Notifiers\.(?:PG|Phoenix|Isolated)\b|"
+                           r"\bOban\.Engines\.(?:Lite|Dolphin)\b)", re.MULTILINE)
+_BOOT_CONFIGS = ("config.exs", "prod.exs", "runtime.exs", "releases.exs")
+
+
+def _dev_or_test_config(path: str) -> bool:
+    """config/dev.exs or config/test.exs: not what a release runs with (MIX_ENV=prod)."""
+    p = PurePosixPath(path)
+    return p.parent.name == "config" and p.name in ("dev.exs", "test.exs")
+
+
+def oban_other_notifier(path: str, text: str) -> bool:
+    """Whether a file the application runs with names a notifier that is no LISTEN
+    connection, or an engine for another database."""
+    return "Oban." in text and not _dev_or_test_config(path) and \
+        OBAN_OTHER_NOTIFIER.search(text) is not None
+
+
+def ecto_unnamed(path: str, text: str) -> bool:
+    """Whether a file the application runs with sets `prepare: :unnamed` (one in
+    config/dev.exs or test.exs leaves the release's repo preparing named statements)."""
+    return not _dev_or_test_config(path) and ECTO_UNNAMED.search(text) is not None
+
+
+def _oban(path: str, text: str) -> list[SqlHazard]:
+    p = PurePosixPath(path)
+    if p.parent.name != "config" or p.name not in _BOOT_CONFIGS or "Oban" not in text:
+        return []
+    return [
+        _hazard(
+            "listen",
+            f"{OBAN_DETAIL}: LISTEN on a connection of its own, with the repo's config "
+            "(set notifier: Oban.Notifiers.PG, or give Oban a repo that connects directly)",
+            path,
+            text.count("\n", 0, m.start()) + 1,
+        )
+        for m in _OBAN_CONFIG.finditer(text) if _OBAN_REPO.search(m.group(1))
+    ]
 
 
 def _ecto(path: str, text: str) -> list[SqlHazard]:
@@ -296,6 +345,7 @@ def _ecto(path: str, text: str) -> list[SqlHazard]:
                 text.count("\n", 0, repo.start()) + 1,
             )
         )
+    found.extend(_oban(path, text))
     for m in _POSTGREX_LISTEN.finditer(text):
         found.append(
             _hazard(

@@ -186,6 +186,7 @@ class SqlEntry(Struct, array_like=True):
     iterator: bool = False
     unnamed: bool = False
     migrate_driver: bool = False  # imports golang-migrate's postgres/pgx driver
+    oban_other_notifier: bool = False  # names an Oban notifier that does not LISTEN
 
 
 def scan_sql_sources(
@@ -231,6 +232,7 @@ def scan_sql_sources(
         repo.iterator = repo.iterator or entry.iterator
         repo.unnamed = repo.unnamed or entry.unnamed
         repo.migrate_driver = repo.migrate_driver or entry.migrate_driver
+        repo.oban_other_notifier = repo.oban_other_notifier or entry.oban_other_notifier
     return repo.keep(hazards), problems
 
 
@@ -240,8 +242,9 @@ def _scan_entry(shown: str, text: str, kind: str, pinning: bool) -> SqlEntry:
     iterator = kind == "python" and ".iterator(" in text and \
         _ITERATOR_CALL.search(text) is not None
     return SqlEntry(found, trouble, iterator,
-                    kind == "elixir" and drivers.ECTO_UNNAMED.search(text) is not None,
-                    kind == "go" and drivers.migrate_driver(text))
+                    kind == "elixir" and drivers.ecto_unnamed(shown, text),
+                    kind == "go" and drivers.migrate_driver(text),
+                    kind == "elixir" and drivers.oban_other_notifier(shown, text))
 
 
 def _scan_file(shown: str, text: str, kind: str, pinning: bool, cache: FileCache) -> SqlEntry:
@@ -263,12 +266,14 @@ class _RepoFacts:
     cursors matter only where QuerySet.iterator() is called; an Ecto repo's named
     prepares are off when a config file says `prepare: :unnamed`; a golang-migrate
     constructor in a file without its postgres/pgx driver locks only when another file
-    registers that driver (each file's part in SqlEntry)."""
+    registers that driver; Oban's default notifier does not LISTEN when a file sets
+    another (each file's part in SqlEntry)."""
 
     def __init__(self) -> None:
         self.iterator = False
         self.unnamed = False
         self.migrate_driver = False
+        self.oban_other_notifier = False
 
     def keep(self, hazards: list[SqlHazard]) -> list[SqlHazard]:
         return [h for h in hazards if not self._moot(h)]
@@ -280,6 +285,8 @@ class _RepoFacts:
             return not self.iterator
         if h.detail.startswith(drivers.MIGRATE_ELSEWHERE):
             return not self.migrate_driver
+        if h.detail.startswith(drivers.OBAN_DETAIL):
+            return self.oban_other_notifier
         return self.unnamed and h.detail.startswith(drivers.ECTO_REPO_DETAIL)
 
 
