@@ -37,6 +37,8 @@ def test_prefixed_folder_takes_owner_or_its_beginning_and_one_folder_only():
     # ... unless the prefix is the root project's
     found = prefixed_folder(folders, ["acme/server:1"], ("airbyte",))
     assert found is not None and found.directory == "airbyte-server"
+    # a sample folder is not the image's source
+    assert prefixed_folder(["examples/airbyte-server"], ["airbyte/server"]) is None
     # no owner, no match; two folders, no guess
     assert prefixed_folder(folders, ["server:1"]) is None
     assert prefixed_folder(["airbyte-server", "x/airbyte-server"], ["airbyte/server"]) is None

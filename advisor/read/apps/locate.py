@@ -1464,8 +1464,8 @@ def prefixed_folder(candidates: list[str], images: list[str],
         for d in candidates:
             top = _app_top(d)
             base = top.rsplit("/", 1)[-1].lower()
-            if not base.endswith(f"-{name}"):
-                continue
+            if not base.endswith(f"-{name}") or top.split("/", 1)[0].lower() in NOT_APP_DIRS:
+                continue  # (examples/acme-server is a sample, not the image's source)
             prefix = base[: -len(name) - 1]
             if len(prefix) >= 3 and (owner.startswith(prefix) or prefix in prefixes):
                 found[top] = image
