@@ -989,6 +989,9 @@ class CheckResult(Record, kw_only=True):
     # Topology.unbudgeted_servers, for the summary line (not in the JSON report, whose
     # PA901 findings name them).
     unbudgeted: list[str] = field(default_factory=list)
+    # with `unbudgeted` and no budget: each client's own peak ("orders: 3 x 10 = 30"),
+    # for the summary line
+    client_peaks: list[str] = field(default_factory=list)
 
 
 # A file name that is not UTF-8 reaches the report as lone surrogates (os.fsdecode's

@@ -531,6 +531,27 @@ def test_micronaut_build_naming_hikaricp_has_no_spring_datasource_pool(tmp_path)
         ("HikariCP maximumPoolSize (datasources.config)", 20)]
 
 
+def test_micronaut_placeholder_of_an_empty_variable_takes_its_default(tmp_path):
+    # audit 24: airbyte-platform's chart sets CONFIG_DB_MAX_POOL_SIZE "" (values.yaml
+    # configDbMaxPoolSize: "") for ${CONFIG_DB_MAX_POOL_SIZE:20}. Micronaut resolves an
+    # empty environment variable as no value (DefaultPropertyPlaceholderResolver
+    # resolveExpression: StringUtils.isNotEmpty(envVar)), so the default 20 applies; it
+    # was Spring Boot's "Failed to bind ... '' is not a number" (PA901 error) and no pool
+    build = "dependencies {\n  implementation(libs.bundles.micronaut)\n" \
+            "  runtimeOnly(libs.hikaricp)\n}\n"
+    config = ("datasources:\n  config:\n    url: jdbc:postgresql://db/config\n"
+              "    maximum-pool-size: ${CONFIG_DB_MAX_POOL_SIZE:20}\n")
+    app = _app(tmp_path, {"build.gradle.kts": build, "src/main/resources/application.yml": config})
+    found = pools_for_container(container({"CONFIG_DB_MAX_POOL_SIZE": ""}), app)
+    assert [(p.label, p.size.value) for p in found.pools] == [
+        ("HikariCP maximumPoolSize (datasources.config)", 20)]
+    assert "placeholder default" in (found.pools[0].size.source.key or "")
+    assert not [p for p in found.problems if "Failed to bind" in p.message]
+    # a value set is taken
+    found = pools_for_container(container({"CONFIG_DB_MAX_POOL_SIZE": "7"}), app)
+    assert [p.size.value for p in found.pools] == [7]
+
+
 _KTOR_DB = (
     "package demo\nobject Db {\n  fun init() {\n"
     "    val config = HikariConfig().apply {\n"

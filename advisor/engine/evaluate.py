@@ -68,7 +68,24 @@ def evaluate(topo: Topology, settings: Settings, options: CheckOptions, registry
                        findings=findings, suppressed=sorted(suppressed, key=order),
                        notices=list(dict.fromkeys(topo.notices)),
                        fail_on=settings.fail_on, root=str(root) if root else "",
-                       unbudgeted=list(topo.unbudgeted_servers))
+                       unbudgeted=list(topo.unbudgeted_servers),
+                       client_peaks=_client_peaks(topo, ctx.budgets))
+
+
+def _client_peaks(topo: Topology, budgets: list) -> list[str]:
+    """Each client's own peak when no server is budgeted and the repository runs some
+    where they are not read (compose, helm install): the summary says them, printed
+    nowhere else (audit 21: KEDA's default 100 pods x jdbc.max-size 16 = 1600). Only the
+    clients whose connections per pod are known (PA106 says the others) and no Helm hook
+    (its phase arithmetic is a release's, not a client's)."""
+    if budgets or not topo.unbudgeted_servers or not topo.clients:
+        return []
+    from advisor.budget.arith import Style, equation, num
+    from advisor.budget.slots import client_contribution
+
+    short = Style(term=lambda t: num(t.value))
+    found = [client_contribution(c) for c in topo.clients if c.hook is None]
+    return [equation(c, short) for c in found if not c.unknown]
 
 
 # A file of 40,000 bad lines is not 40,000 findings: the first ones (most severe first)

@@ -65,7 +65,9 @@ from advisor.read.apps.locate import (
     match_app_dir,
     maybe_built_here,
     named_service_dir,
+    prefixed_folder,
     project_part_dir,
+    project_prefixes,
     root_mix_app,
     root_project_name,
     variable_image,
@@ -1055,7 +1057,8 @@ def _why_unknown_read(w: Workload, directory: str | None, app: object | None) ->
                 "source, skaffold/compose build contexts and `docker build -t` commands "
                 "naming its image, a folder with a "
                 "Dockerfile or build file named like the image or workload, the root's "
-                "application files, the repository's only Dockerfile); its container env "
+                "application files, the repository's only application folder or only one "
+                "with a Dockerfile); its container env "
                 "names no pool size of a known stack")
     files = getattr(app, "files", ())
     return (f"read {directory or '.'}/ ({len(files)} application files) and the container "
@@ -1296,6 +1299,11 @@ def _inferred_app_dir(inputs: Inputs, w: Workload, topo: Topology) -> str | None
         if len(alike) == 1:
             return _inferred(topo, w, alike.pop(), "folder named like the workload or "
                              "its image, but for - and _")
+    if not matches and (pre := prefixed_folder(inputs.app_candidates, running,
+                                               project_prefixes(inputs.root))) is not None:
+        # airbyte/server built from airbyte-server/ (not the root's Gradle build, whose
+        # every module's pools it was given)
+        return _inferred(topo, w, pre.directory, pre.reason)
     if not matches and (go := go_command_dir(inputs.root, inputs.app_candidates,
                                              names)) is not None:
         return _inferred(topo, w, go, "the Go command of that name in its module's cmd/ "

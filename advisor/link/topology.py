@@ -105,6 +105,7 @@ def build_topology(inputs: Inputs) -> Topology:
     # Each object is read on its own: a wrong-typed manifest is one problem, not a crash.
     index: ConfigIndex = {}
     peaks: dict[tuple[str | None, str, str], Term] = {}
+    scalers: dict[tuple[str | None, str, str], K8sObject] = {}  # who set each peak
     loads: list[Workload] = []
     services: list[dict] = []
     external: list[K8sObject] = []
@@ -149,7 +150,9 @@ def build_topology(inputs: Inputs) -> Topology:
         elif kind in _AUTOSCALER_KINDS:
             found = guarded(topo.problems, obj.path, partial(_autoscaler_maxima, one), {},
                             "reading this object", obj.line)
-            peaks.update(_with_own_targets(obj, found, defined, default_ns, topo.notices))
+            own = _with_own_targets(obj, found, defined, default_ns, topo.notices)
+            peaks.update(own)
+            scalers.update(dict.fromkeys(own, obj))
         elif kind == "Service":
             services += guarded(topo.problems, obj.path, partial(read_services, one), [],
                                 "reading this object", obj.line)
@@ -159,6 +162,9 @@ def build_topology(inputs: Inputs) -> Topology:
         "reading Rollouts' workloadRef")
     loads += referenced
     topo.notices.extend(ref_notices)
+    if scalers:
+        topo.notices.extend(_idle_autoscalers(scalers, peaks, inputs.objects, loads,
+                                              default_ns))
 
     # 1. servers and poolers: operator resources first, then plain workloads (less the
     # ones an operator entity already stands for, such as Bitnami's StatefulSets)
@@ -526,6 +532,42 @@ def _with_own_targets(scaler: K8sObject, found: dict[tuple[str | None, str, str]
             f"{name} of {own.path}:{own.line}, not the one kept in its place "
             f"({kept.path}:{kept.line}, the last applied): its maximum is not applied")
     return out
+
+
+def _idle_autoscalers(scalers: dict[tuple[str | None, str, str], K8sObject],
+                      peaks: dict[tuple[str | None, str, str], Term],
+                      objects: list[K8sObject], loads: list[Workload], default_ns: str
+                      ) -> list[str]:
+    """A notice for each autoscaler whose scaleTargetRef is no object read (a kind or
+    name written wrong: erichsilveira/fiap-soft-arch-production-service's HPA scales
+    `kind: Pod` production-service-backend, its Deployment is
+    production-service-backend-deployment): it scales nothing, so its maximum is in no
+    budget, and the workload it was meant for counts its own replicas."""
+    present = {(o.namespace or default_ns, o.kind, o.name) for o in objects}
+    present |= {(w.namespace or default_ns, w.kind, w.name) for w in loads}
+    out = []
+    for key, scaler in scalers.items():
+        if key in present:
+            continue
+        namespace, kind, name = key
+        # the workload it was likely meant for: one of that namespace named alike
+        # (the same name of another kind, or a name holding the other)
+        alike = [w for w in loads if (w.namespace or default_ns) == namespace
+                 and (name in w.name or w.name in name)]
+        meant = ""
+        if len(alike) == 1:
+            w = alike[0]
+            meant = (f"; {w.kind} {w.name} ({w.obj.path}:{w.obj.line}) is counted with its "
+                     f"own replicas, {_count(w.replicas.value)}")
+        out.append(f"{scaler.kind} {scaler.name} ({scaler.path}:{scaler.line}) scales "
+                   f"{kind} {name}, which no object read is (namespace {namespace}): it "
+                   f"scales nothing, and its {peaks[key].label} {_count(peaks[key].value)} is "
+                   f"in no budget (check scaleTargetRef's kind and name){meant}")
+    return out
+
+
+def _count(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else str(value)
 
 
 def _as_applied(objects: list[K8sObject], default_ns: str, notices: list[str]

@@ -165,6 +165,12 @@ def statistics(findings: list[Finding]) -> list[str]:
             for (code, name, sev), n in rows]
 
 
+def _first(items: list[str], shown: int = 3) -> str:
+    """The first `shown` items, and how many more."""
+    more = len(items) - shown
+    return ", ".join(items[:shown]) + (f" and {more} more" if more > 0 else "")
+
+
 def summary(result: CheckResult) -> str:
     counts = Counter(f.severity.value for f in result.findings)
     parts = [f"{counts[s]} {s}{'s' if counts[s] != 1 else ''}"
@@ -183,7 +189,9 @@ def summary(result: CheckResult) -> str:
                              + (["helmfile releases"] if helmfile else []))
         text += (f" (no server budgeted: {n} PostgreSQL server{'s' if n != 1 else ''} "
                  f"found in {where}, which {'is' if where == 'docker compose' else 'are'} "
-                 f"not read: {named})")
+                 f"not read: {named}"
+                 + (f"; clients' own peaks, in no budget: {_first(result.client_peaks)}"
+                    if result.client_peaks else "") + ")")
     elif not parts and not result.budgets:
         text += " (no PostgreSQL server found)"
     suppressed = len(getattr(result, "suppressed", ()) or ())

@@ -333,6 +333,9 @@ def _micronaut_datasources(props: SpringProps, ctx: StackContext) -> tuple[list[
 def _micronaut_pools(props: SpringProps, ctx: StackContext, bases: list[str],
                      module: str) -> list[Pool]:
     pools = []
+    # airbyte-platform's chart sets CONFIG_DB_MAX_POOL_SIZE "" for
+    # ${CONFIG_DB_MAX_POOL_SIZE:20}: Micronaut takes the 20 (SpringProps.empty_env_unset)
+    props = replace(props, empty_env_unset=True)
     for base in bases:
         label = f"{LABEL} ({base})"
         if module != "hikari":

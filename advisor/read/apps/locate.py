@@ -10,6 +10,14 @@ not say (`[[workloads]] source = "..."`). Inferred, in order, from:
    workload's name;
 3. the only Dockerfile in the repository.
 
+Steps 2-3 read BuildHints.dockerfile_dirs, which only scan_build_hints fills: the engine's
+hints (engine/repository.build_contexts) leave it empty on purpose. Filled, step 2 found
+the folders the linker's own name match finds (advisor.link.clients), and step 3 gave the
+only Dockerfile's folder to published programs (RSO-12/core-backend's elasticsearch,
+grafana, kibana, prometheus; HealthGate's quay.io/keycloak; jdost/homelab-manifests'
+twenty apps took backup/): audit 24, work/task1-*.txt. The linker's fallback
+(fallback_app_dir) takes the only application folder instead, with its guards.
+
 Every inference carries a reason, for a notice: the mapping is a guess the user can
 pin in configuration.
 """
@@ -1424,3 +1432,61 @@ def _service_folders(root: Root, candidates: list[str]) -> dict[str, list[str]]:
                     f"{d}/{parent}/{name}" if d else f"{parent}/{name}")
     memo[key] = out
     return out
+
+
+def _owner_and_name(image: str) -> tuple[str, str] | None:
+    """(owner, repository name) of an image with an owner, lowercased: airbyte/server:1.2
+    -> (airbyte, server), ghcr.io/acme/orders -> (acme, orders); None for a bare name."""
+    parts = [p for p in image.split("@", 1)[0].lower().split("/") if p]
+    if len(parts) < 2:
+        return None
+    return parts[-2], parts[-1].split(":", 1)[0]
+
+
+def prefixed_folder(candidates: list[str], images: list[str],
+                    prefixes: tuple[str, ...] = ()) -> AppDirGuess | None:
+    """Pure: the one application folder named `<P>-NAME` for an image `owner/NAME`, where
+    P is the owner, a beginning of it, or the repository's own prefix (`prefixes`: the
+    first word of its project's name): a monorepo names its service folders with the
+    project's prefix and publishes them under the owner without it
+    (airbytehq/airbyte-platform@310e6cb: airbyte-server/, airbyte-cron/, built as
+    airbyte/server, airbyte/cron; gravitee-io/gravitee-api-management:
+    gravitee-apim-gateway/, built as graviteeio/apim-gateway). None when none or
+    several folders match."""
+    found: dict[str, str] = {}
+    for image in images:
+        parsed = _owner_and_name(image)
+        if parsed is None:
+            continue
+        owner, name = parsed
+        if not name:
+            continue
+        for d in candidates:
+            top = _app_top(d)
+            base = top.rsplit("/", 1)[-1].lower()
+            if not base.endswith(f"-{name}") or top.split("/", 1)[0].lower() in NOT_APP_DIRS:
+                continue  # (examples/acme-server is a sample, not the image's source)
+            prefix = base[: -len(name) - 1]
+            if len(prefix) >= 3 and (owner.startswith(prefix) or prefix in prefixes):
+                found[top] = image
+    if len(found) != 1:
+        return None
+    top, image = found.popitem()
+    return AppDirGuess(directory=top, reason=f"folder named like its image {image} with the "
+                       "owner's or the repository's prefix")
+
+
+def _app_top(directory: str) -> str:
+    """The application folder of a candidate: the folder above src/main/ for a file in
+    src/main/resources (JVM layout), else the candidate itself."""
+    parts = directory.split("/")
+    cut = next((i for i, p in enumerate(parts[:-1]) if p == "src" and parts[i + 1] == "main"),
+               None)
+    return "/".join(parts[:cut]) if cut is not None else directory
+
+
+def project_prefixes(root: Root) -> tuple[str, ...]:
+    """The first dash-separated word of the root project's name (airbyte-oss -> airbyte),
+    three letters or more; not the root folder's name, which differs between checkouts."""
+    word = (root_project_name(root) or "").split("-", 1)[0]
+    return (word,) if len(word) >= 3 else ()

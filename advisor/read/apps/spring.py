@@ -74,6 +74,12 @@ class SpringProps(Frozen, kw_only=True):
     env: dict[str, EnvVar]
     profiles: tuple[str, ...]
     profiles_source: str
+    # Micronaut's placeholders: `${NAME:default}` of an environment-style NAME whose
+    # variable is set empty takes the default (micronaut-core
+    # inject/src/main/java/io/micronaut/context/env/DefaultPropertyPlaceholderResolver.java
+    # @01c688bd resolveExpression: `if (StringUtils.isNotEmpty(envVar))`, else null, and
+    # PlaceholderSegment.getValue falls to defaultValue); Spring takes "" as the value
+    empty_env_unset: bool = False
 
     def lookup(self, dashed: str) -> tuple[PropValue | None, list[PropValue]]:
         """(winning value, higher sources skipped because their value is unknown)."""
@@ -154,6 +160,9 @@ class SpringProps(Frozen, kw_only=True):
             name, colon, default = body.partition(":")
             value, source = self._lookup(name.strip())
             var = self.env.get(name.strip())
+            if value == "" and self.empty_env_unset and var is not None \
+                    and _ENV_NAME.fullmatch(name.strip()):
+                value = None  # Micronaut: an empty variable is no value (above)
             if var is not None and var.value is None:
                 hidden.append(var)
             if value is not None and "${" in value:
@@ -172,6 +181,10 @@ class SpringProps(Frozen, kw_only=True):
             out.append(value)
             i = end + 1
         return "".join(out)
+
+
+# micronaut-core NameUtils.isEnvironmentName: upper case, digits and `_`
+_ENV_NAME = lazy(r"[A-Z0-9_]+")
 
 
 def _matching_brace(text: str, pos: int) -> int:
