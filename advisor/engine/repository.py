@@ -367,9 +367,11 @@ def _helm_install_commands(found, root: Root, manifests: list[Path]) -> list[Ins
 
 
 def _is_helmfile(name: str) -> bool:
-    from advisor.read.helm_commands import is_helmfile
-
-    return is_helmfile(name)
+    """helmfile's state files named helmfile*.yaml (.yml, .gotmpl); the differently named
+    files of a helmfile.d/ folder are not read. (A name test here: the command module is
+    imported only for a file that holds a PostgreSQL release.)"""
+    lower = name.lower()
+    return lower.startswith("helmfile") and lower.endswith((".yaml", ".yml", ".gotmpl"))
 
 
 def _helm_install_servers(installs: list[Install], root: Root,

@@ -209,13 +209,6 @@ def is_bitnami(install: HelmInstall, text: str) -> bool:
                                for name, url in _REPO_ADD.findall(text))
 
 
-def is_helmfile(name: str) -> bool:
-    """helmfile's state files named helmfile*.yaml (.yml, .gotmpl); the differently named
-    files of a helmfile.d/ folder are not read."""
-    lower = name.lower()
-    return lower.startswith("helmfile") and lower.endswith((".yaml", ".yml", ".gotmpl"))
-
-
 _HF_KEY = re.compile(r"^(\s*)(-\s+)?([A-Za-z_]\w*):\s*(.*?)\s*$")
 
 
