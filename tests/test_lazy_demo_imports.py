@@ -16,6 +16,9 @@ NOT_ON_THE_DEMO_PATH = (
     "advisor.read.sources.operators",  # every operator reader: for operator clusters
     "advisor.read.render.helm_positions",  # Helm renders
     "advisor.budget.hooks",  # Helm hook releases
+    "advisor.read.helm_commands",  # helm install / helmfile commands naming postgresql
+    "advisor.read.apps.dropwizard",  # JVM readers: for an application with a build file
+    "advisor.read.apps.vertx",
 )
 
 
