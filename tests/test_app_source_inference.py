@@ -528,3 +528,41 @@ spec:
     result = run_check([str(tmp_path)], CheckOptions())
     codes = {f.code for f in result.findings}
     assert "PA106" not in codes and "PA102" in codes
+
+
+@pytest.mark.parametrize("image,known", [
+    ("shop-api:1.0", True),  # no organisation, named as the root's package.json is
+    ("shop_api", True),
+    ("redis:7", False),  # an official image stays one
+])
+def test_a_bare_image_named_as_the_root_project_is_built_here(tmp_path, image, known):
+    """Audit 30 D1 (Shubham-hub278/nestjs-k8s-example shape): `image: k8s-demo:latest`
+    (pulled IfNotPresent, loaded into kind/minikube) beside the root package.json named
+    k8s-demo was taken for an official library image: no source folder (PA106, cannot
+    tell) where 4 pods x pg Pool max 4 = 16 <= 17 usable fits."""
+    write(tmp_path, {
+        "package.json": '{"name": "shop-api", "dependencies": {"pg": "^8.16.0"}}',
+        "Dockerfile": 'FROM node:22-alpine\nCOPY dist ./dist\nCMD ["node", "dist/main.js"]\n',
+        "src/db.ts": "import { Pool } from 'pg';\nexport const pool = new Pool({ max: 4 });\n",
+        "k8s/db.yaml": POSTGRES_DB.replace("max_connections=50", "max_connections=20"),
+        "k8s/app.yaml": f"""apiVersion: apps/v1
+kind: Deployment
+metadata: {{name: shop-api}}
+spec:
+  replicas: 3
+  template:
+    spec:
+      containers:
+        - name: shop-api
+          image: {image}
+          imagePullPolicy: IfNotPresent
+          env:
+            - {{name: PGHOST, value: db}}
+"""})
+    result = run_check([str(tmp_path)], CheckOptions(cache=False))
+    (budget,) = result.budgets
+    codes = {f.code for f in result.findings}
+    if known:
+        assert "PA106" not in codes and budget.peak == 16 and budget.fits
+    else:
+        assert "PA106" in codes

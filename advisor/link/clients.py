@@ -66,6 +66,7 @@ from advisor.read.apps.locate import (
     maybe_built_here,
     named_service_dir,
     prefixed_folder,
+    project_image,
     project_part_dir,
     project_prefixes,
     root_mix_app,
@@ -1257,8 +1258,10 @@ def _inferred_app_dir(inputs: Inputs, w: Workload, topo: Topology) -> str | None
                          f"({only + '/' if only else ''}Dockerfile) and the image is pulled "
                          "Never, so built on the node")
     release = any(_names_the_mix_app(inputs, image) for image in running)
+    project = root_project_name(inputs.root)
     if running and not local and not release and all(
-            _published_program(image) and not _built_here(inputs, image) for image in running):
+            _published_program(image) and not _built_here(inputs, image)
+            and not project_image(image, project) for image in running):
         # rabbitmq:3-management, mysql, redis: a published program, not the application a
         # folder named like the release holds (aws-containers' retail-store chart labels
         # its orders-rabbitmq pods app.kubernetes.io/name=orders, like src/orders)
@@ -1309,8 +1312,9 @@ def _inferred_app_dir(inputs: Inputs, w: Workload, topo: Topology) -> str | None
         return _inferred(topo, w, go, "the Go command of that name in its module's cmd/ "
                          "(read with the module's packages it imports)")
     if not matches:
-        if not local and not release and not any(maybe_built_here(c.image)
-                                                 for c in w.containers if c.role != "init"):
+        if not local and not release and not any(
+                maybe_built_here(c.image) or project_image(c.image, project)
+                for c in w.containers if c.role != "init"):
             return None
         if in_packaged_chart(w.obj.path):
             return None  # a fetched dependency's image (cert-manager) is not built here

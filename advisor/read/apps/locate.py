@@ -1140,6 +1140,17 @@ def maybe_built_here(image: str) -> bool:
     return _PUBLISHED_IN.search(repo) is None
 
 
+def project_image(image: str, project: str | None) -> bool:
+    """Pure: whether an image with no organisation is named as the root project is
+    (`k8s-demo:latest` beside the package.json named k8s-demo): the tag this repository
+    builds and loads into the node, not an official library image such as `redis:7`
+    (Shubham-hub278/nestjs-k8s-example: its pool was unknown)."""
+    if not project or variable_image(image):
+        return False
+    repo = image_repository(image.lower())
+    return "/" not in repo and bool(_norm(project)) and _norm(repo) == _norm(project)
+
+
 def root_project_name(root: Root) -> str | None:
     """The name the root's own project declares (go.mod module, package.json name,
     pyproject.toml project name), normalised: miniflux.app/v2 -> miniflux. Kept: the app
