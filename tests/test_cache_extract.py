@@ -53,6 +53,11 @@ TEXTS = [
     "spec:\n  scaleTargetRef: [x]\n  maxReplicas: 2\n",
     "apiVersion: autoscaling/v2\nkind: HorizontalPodAutoscaler\nmetadata: {name: h5}\n"
     "spec: {}\n",
+    # the addresses a Service answers at (audit 30 D2)
+    "apiVersion: v1\nkind: Service\nmetadata: {name: ips}\nspec:\n  selector: {app: db}\n"
+    "  clusterIP: 10.0.0.9\n  externalIPs: [203.0.113.7, 5]\n  loadBalancerIP: ''\n",
+    "apiVersion: v1\nkind: Service\nmetadata: {name: headless}\n"
+    "spec: {clusterIP: None, externalIPs: x}\n",
 ]
 
 

@@ -23,9 +23,10 @@ def read_services(objects: list[K8sObject]) -> list[dict]:
     for obj in objects:
         if obj.kind != "Service":
             continue
-        selector, external, outside = service_fields(obj)
+        selector, external, outside, addresses = service_fields(obj)
         out.append({"name": obj.name, "namespace": obj.namespace, "obj": obj,
-                    "selector": selector, "external": external, "outside": outside})
+                    "selector": selector, "external": external, "outside": outside,
+                    "addresses": addresses})
     return out
 
 

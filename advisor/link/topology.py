@@ -227,6 +227,9 @@ def build_topology(inputs: Inputs) -> Topology:
         if target is not None:
             for host in host_forms(svc["name"], svc["namespace"] or default_ns):
                 host_map.setdefault(host, target)
+            for address in svc.get("addresses", ()):
+                # an IP is the same from every namespace: no namespaced form
+                host_map.setdefault(address.lower(), target)
             outside = exposure(svc)
             if outside is not None and outside not in topo.exposed.get(target[1], []):
                 topo.exposed.setdefault(target[1], []).append(outside)

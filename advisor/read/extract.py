@@ -24,19 +24,42 @@ def _configmap_lines(obj: K8sObject, data: dict[str, str]) -> list[tuple]:
     return [("data", key) for key in data]
 
 
-def service_fields(obj: K8sObject) -> tuple[dict[str, str], str | None, str | None]:
-    """A Service's selector (as text), for type ExternalName its externalName, and its
-    type when it takes connections from outside the cluster (LoadBalancer, NodePort)
-    (advisor.link.hosts.read_services and exposure)."""
+def service_fields(obj: K8sObject
+                   ) -> tuple[dict[str, str], str | None, str | None, tuple[str, ...]]:
+    """A Service's selector (as text), for type ExternalName its externalName, its type
+    when it takes connections from outside the cluster (LoadBalancer, NodePort), and the
+    addresses kube-proxy routes to its endpoints besides its DNS names: spec.externalIPs,
+    spec.loadBalancerIP and a set clusterIP (advisor.link.hosts.read_services and
+    exposure)."""
     known = obj.extract()
     if known is not NO_EXTRACT:
-        selector, external, outside = known
-        return dict(selector), external, outside
+        selector, external, outside, addresses = known
+        return dict(selector), external, outside, tuple(addresses)
     selector = get(obj.body, "spec", "selector") or {}
     kind = get(obj.body, "spec", "type")
     external = get(obj.body, "spec", "externalName") if kind == "ExternalName" else None
     return ({str(k): str(v) for k, v in selector.items()} if isinstance(selector, dict)
-            else {}, external, kind if kind in OUTSIDE_TYPES else None)
+            else {}, external, kind if kind in OUTSIDE_TYPES else None,
+            service_addresses(obj))
+
+
+def service_addresses(obj: K8sObject) -> tuple[str, ...]:
+    """The IPs a Service answers at (Kubernetes Service spec: traffic to an externalIPs
+    entry on the Service port is routed to its endpoints, as to its clusterIP and a
+    LoadBalancer's loadBalancerIP): a client that names one of them (PhucPV1/NestJS-k8s:
+    DB_HOST and the postgres Service's externalIPs both `$HOST`) reaches that Service.
+    clusterIP None (headless) is no address."""
+    spec = get(obj.body, "spec")
+    if not isinstance(spec, dict):
+        return ()
+    listed = spec.get("externalIPs")
+    found = [str(a) for a in listed if isinstance(a, str | int)] \
+        if isinstance(listed, list) else []
+    for key in ("loadBalancerIP", "clusterIP"):
+        value = spec.get(key)
+        if isinstance(value, str) and value and value.lower() != "none":
+            found.append(value)
+    return tuple(a.strip() for a in found if a.strip())
 
 
 # Service types that take connections from outside the cluster (a node's port, a load
@@ -81,7 +104,7 @@ EXTRACTS: dict[str, tuple[Callable[[K8sObject], Any], Callable[[K8sObject, Any],
                           Any]] = {
     "ConfigMap": (configmap_data, _configmap_lines, dict[str, str]),
     "Service": (service_fields, _service_lines,
-                tuple[dict[str, str], str | None, str | None]),
+                tuple[dict[str, str], str | None, str | None, tuple[str, ...]]),
     "HorizontalPodAutoscaler": (hpa_target, _hpa_lines, tuple[str, str, int] | None),
     **{kind: _WORKLOAD for kind in POD_SPEC_PATHS},
 }
