@@ -12,6 +12,7 @@ sqlx 10, r2d2 10, deadpool-postgres 4 x physical CPUs (apps/rust.py).
 
 from __future__ import annotations
 
+import json
 import re
 
 from msgspec import Struct
@@ -97,8 +98,43 @@ _KEYED_TABLES = lazy(r"tool\.poetry\.(?:dev-)?dependencies|tool\.poetry\.group\.
                      r"\.dependencies")
 
 
+_NPM_DEP_KEYS = ("dependencies", "devDependencies", "optionalDependencies",
+                 "peerDependencies")
+
+
+def _npm_deps(f: AppFile) -> list[tuple[str, int]]:
+    """(dependency name, line) pairs of a package.json: the keys of its dependency objects,
+    not a script named like a library (`"typeorm": "ts-node ..."` in scripts was cited as
+    the stack's evidence: sovannarapov/nestjs-k8s, package.json:21 for the dependency on
+    line 54). Text that is no JSON object: every key, loosely, as before."""
+    keys = [(q.group(1), n) for n, line in enumerate(f.text.splitlines(), 1)
+            for q in re.finditer(r'"(@?[\w./-]+)"\s*:', line)]
+    try:
+        doc = json.loads(f.text)
+    except ValueError:
+        return keys
+    if not isinstance(doc, dict):
+        return keys
+    names = {k for key in _NPM_DEP_KEYS if isinstance(doc.get(key), dict) for k in doc[key]}
+    out: list[tuple[str, int]] = []
+    section = None  # the top-level object a pretty-printed line is in
+    for n, line in enumerate(f.text.splitlines(), 1):
+        if (opened := re.match(r'\s*"([\w-]+)"\s*:\s*\{\s*$', line)) is not None:
+            section = opened.group(1)
+            continue
+        if re.match(r"\s*\}", line):
+            section = None
+            continue
+        if section is None or section in _NPM_DEP_KEYS:
+            out.extend((q.group(1), n) for q in re.finditer(r'"(@?[\w./-]+)"\s*:', line)
+                       if q.group(1) in names)
+    return out
+
+
 def _deps(f: AppFile) -> list[tuple[str, int]]:
     """(dependency name, line) pairs of one manifest, loosely: names only, no versions."""
+    if f.name == "package.json":
+        return _npm_deps(f)
     out = []
     table = ""  # the pyproject.toml table a line is in
     for n, line in enumerate(f.text.splitlines(), 1):
@@ -114,8 +150,7 @@ def _deps(f: AppFile) -> list[tuple[str, int]]:
             out.append((key.group(1), n))
             continue
         if f.name == "package.json":
-            out.extend((q.group(1), n) for q in re.finditer(r'"(@?[\w./-]+)"\s*:', text))
-            continue
+            continue  # _npm_deps: keys of its dependency objects only
         elif f.name == "go.mod":
             m = re.match(r"(?:require\s+)?([\w.-]+\.[\w./-]+)\s+v", text)
         elif f.name == "mix.exs":
