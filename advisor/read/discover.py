@@ -501,6 +501,15 @@ def _walk(found: Discovered, base: Path, ignores: Ignores, seen: set[str],
                 charts.add(str(here))
                 found.helm_charts.append(here)
             continue
+        if "templates" in dirs and (miscased := _miscased_chart_file(files)) is not None:
+            # JosueDev-afk/nestjs-k8s-microservice-stack's helm/chart.yaml: helm's loader
+            # takes a chart's metadata only from "Chart.yaml" (pkg/chart/loader LoadFiles,
+            # `case f.Name == "Chart.yaml"`), else "Chart.yaml file is missing"
+            where = "" if rel_here in ("", ".") else rel_here + "/"
+            found.notices.append(
+                f"{where}{miscased}: Helm reads a chart only from a file named Chart.yaml "
+                f"(its loader compares names exactly), so {where or './'} is no chart helm "
+                "installs (\"Chart.yaml file is missing\"): its templates/ are not rendered")
         linked = [k for k in KUSTOMIZATION_NAMES if k in files and (here / k).is_symlink()]
         found.problems.extend(_not_followed(found, here / k) for k in linked)
         if any(k in files and k not in linked for k in KUSTOMIZATION_NAMES):
@@ -538,6 +547,12 @@ def _walk(found: Discovered, base: Path, ignores: Ignores, seen: set[str],
 
 
 _entry_name = operator.attrgetter("name")
+
+
+def _miscased_chart_file(files: list[str]) -> str | None:
+    """A file named Chart.yaml but for its case (chart.yaml), in a folder without
+    Chart.yaml itself; None when there is none."""
+    return next((f for f in files if f.lower() == "chart.yaml" and f != "Chart.yaml"), None)
 
 
 def _join(folder: Path, name: str) -> Path:
