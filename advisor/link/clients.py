@@ -87,12 +87,14 @@ from advisor.read.render import in_packaged_chart
 from advisor.read.sources.k8s import get
 from advisor.read.sql.drivers import command_hazards, env_hazards, may_hold_env_hazard
 from advisor.read.workloads import (
+    POD_SPEC_PATHS,
     ConfigIndex,
     Workload,
     is_pgbouncer_container,
     lookup,
     scaled_job_overrun,
     surge,
+    workload_shape,
 )
 
 if TYPE_CHECKING:
@@ -1346,6 +1348,16 @@ def _inferred_app_dir(inputs: Inputs, w: Workload, topo: Topology) -> str | None
                                  local=bool(local) and len(local) == len(running))
         if guess is None:
             return None
+        if guess.directory == "" and (other := _parent_chart_image(inputs, w)) is not None:
+            # Sajeyks/Django-Helm: charts/freeradius's sajeyks/radius beside the chart's
+            # own sajeyks/hello-world: the root's one application is not both
+            topo.notices.append(
+                f"{workload_id(w)}: application source not inferred: it is rendered from "
+                f"a subchart ({w.obj.path}) and runs {running[0]}, while the parent "
+                f"chart's own {other[0]} runs {other[1]}: {guess.reason}, but the root's "
+                "application is taken for the parent chart's image; declare [[workloads]] "
+                "source = ... to read its pools")
+            return None
         if built is not None and guess.directory and guess.directory not in copied and \
                 not built.path.startswith(f"{guess.directory}/"):
             # a weak guess against what builds the image: unknown, said, not a wrong folder
@@ -1367,6 +1379,33 @@ def _inferred_app_dir(inputs: Inputs, w: Workload, topo: Topology) -> str | None
                          "of the root's application: "
                          f"{', '.join(app_files_in(inputs.root, '', DEPENDENCY_FILES)[:3])}")
     return _inferred(topo, w, matches[0], "folder named like the workload or its image")
+
+
+_SUBCHART = lazy(r"^(.*?)charts/[^/]+/templates/")
+
+
+def _parent_chart_image(inputs: Inputs, w: Workload) -> tuple[str, str] | None:
+    """(a workload, its image) of the chart that vendors `w`'s subchart, in that
+    chart's own templates, that may be built here (no postgres:16) and none of whose
+    images is of the repository of one of `w`'s: a
+    subchart that runs another image than its parent's is a program of its own, not the
+    repository's application the parent deploys."""
+    found = _SUBCHART.match(w.obj.path)
+    if found is None or not w.obj.origin.startswith("helm:"):
+        return None
+    parent = found.group(1)
+    mine = {image_repository(c.image) for c in w.containers if c.role != "init"}
+    for obj in inputs.objects:
+        if obj.origin != w.obj.origin or not obj.path.startswith(f"{parent}templates/") \
+                or obj.kind not in POD_SPEC_PATHS:
+            continue
+        shape = workload_shape(obj)
+        images = [] if shape is None else [
+            c.container.image for c in shape.containers
+            if c.container.role != "init" and maybe_built_here(c.container.image)]
+        if images and not mine & {image_repository(i) for i in images}:
+            return obj.name, images[0]
+    return None
 
 
 def _only_dockerfile_pulled_never(inputs: Inputs, w: Workload) -> str | None:
