@@ -1247,7 +1247,18 @@ def _inferred_app_dir(inputs: Inputs, w: Workload, topo: Topology) -> str | None
         # follows finds a folder (asked before the images are parsed: ~10 M
         # instructions of a warm check of 5,000 manifests without application sources)
         return None
-    running = [c.image for c in w.containers if c.role != "init"]
+    scripted = {c.name: found for c in w.containers
+                if c.role != "init" and (found := _configmap_script(w, c)) is not None}
+    runs = [c for c in w.containers if c.role != "init" and c.name not in scripted]
+    if scripted:
+        topo.notices.append(
+            f"{workload_id(w)}: " + "; ".join(
+                f"container {name} runs {why}, not the repository's application"
+                for name, why in scripted.items())
+            + ("" if runs else ": no application source is looked for"))
+        if not runs:
+            return None
+    running = [c.image for c in runs]
     # a bare name pulled Never and named like its workload (tech-challenge-api:latest of
     # Deployment tech-challenge-api) is no official image: the node has it because it was
     # built there (an official redis:7 pulled Never is still redis)
@@ -1311,8 +1322,7 @@ def _inferred_app_dir(inputs: Inputs, w: Workload, topo: Topology) -> str | None
         return _inferred(topo, w, go, "the Go command of that name in its module's cmd/ "
                          "(read with the module's packages it imports)")
     if not matches:
-        if not local and not release and not any(maybe_built_here(c.image)
-                                                 for c in w.containers if c.role != "init"):
+        if not local and not release and not any(maybe_built_here(i) for i in running):
             return None
         if in_packaged_chart(w.obj.path):
             return None  # a fetched dependency's image (cert-manager) is not built here
@@ -1405,6 +1415,35 @@ def _parent_chart_image(inputs: Inputs, w: Workload) -> tuple[str, str] | None:
             if c.container.role != "init" and maybe_built_here(c.container.image)]
         if images and not mine & {image_repository(i) for i in images}:
             return obj.name, images[0]
+    return None
+
+
+# stock operating-system images: what runs in them is what the pod gives them
+_OS_IMAGES = frozenset({"alpine", "debian", "ubuntu", "busybox", "centos", "fedora",
+                        "rockylinux", "almalinux", "amazonlinux", "bash"})
+_SHELLS = frozenset({"sh", "bash", "ash", "dash", "zsh"})
+
+
+def _configmap_script(w: Workload, c: Container) -> str | None:
+    """What a stock OS image's container runs when its command is a script (`/bin/sh
+    /scripts/poll.sh`, or the script itself) under the mount path of a ConfigMap volume:
+    that ConfigMap's script, not the repository's application (singla-shivam/
+    AirRun-server's kaniko Job: alpine:3.13 running /scripts/kaniko-poll.sh of
+    air-run-scripts-configmap was given the root's Elixir app and its Ecto pool)."""
+    if image_name(c.image).lower() not in _OS_IMAGES:
+        return None
+    words = [*c.command, *c.args]
+    while words and (words[0].rsplit("/", 1)[-1] in _SHELLS or words[0].startswith("-")):
+        if words[0][:1] == "-" and words[0][1:2] != "-" and "c" in words[0][1:]:
+            return None  # an inline script, not a file
+        words = words[1:]
+    script = words[0] if words else ""
+    if not script.startswith("/"):
+        return None
+    for volume, path in w.mounts.get(c.name, []):
+        kind, name = w.volumes.get(volume, ("", ""))
+        if kind == "configMap" and script.startswith(path.rstrip("/") + "/"):
+            return f"{script}, a script of ConfigMap {name} mounted at {path}, in {c.image}"
     return None
 
 
