@@ -219,7 +219,8 @@ def client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
         if is_pgbouncer_container(c):
             continue
         if (server := non_client_server(c)) is not None:
-            if route_from_env(c.env) is not None:
+            if route_from_env(c.env) is not None or any(names_where(e.name) for e in c.env):
+                # a URL from a Secret too (laa-court-data-adaptor's metrics: DATABASE_URL)
                 topo.notices.append(
                     f"{workload_id(w)}: container {c.name} runs {server.text} "
                     f"({server.source.label()}), which opens no PostgreSQL connection: "
