@@ -65,6 +65,12 @@ def test_the_new_pgbouncer_goes_in_the_charts_templates(tmp_path):
     assert "PA101" not in after.stdout and "PA111" in after.stdout
     assert "the knee is 0.25 cores x 12 from" in diff.stdout and "a CPU request with no " \
         "limit" in diff.stdout
+    # no namespace of this run's (default) pinned in a template: Helm puts it in the
+    # release's, the server's; and the rendered host is said to be one (audit 29 D4)
+    added = (tmp_path / "charts/app/templates/pgbouncer-db-postgresql.yaml").read_text()
+    assert "namespace:" not in added, added
+    assert "its [databases] host db-postgresql is the server's name as rendered in this " \
+        "run" in diff.stdout
 
 
 def test_the_new_pgbouncer_has_a_pool_per_client_process_not_the_requests_knee(tmp_path):
@@ -90,3 +96,16 @@ def test_chart_templates():
         PurePosixPath("charts/app/templates")
     assert chart_templates(PurePosixPath("k8s"), ["charts/app"]) == PurePosixPath("k8s")
     assert chart_templates(PurePosixPath("."), ["."]) == PurePosixPath("templates")
+
+
+def test_the_new_pgbouncer_in_a_chart_names_no_namespace(tmp_path):
+    """Marquez (audit 29 D4): the server rendered in namespace `default` (this run's), and
+    the template pinned `namespace: default`: installed into another namespace, PgBouncer
+    lands apart from the release and its short host does not resolve there."""
+    write(tmp_path, {"charts/app/Chart.yaml": CHART, "charts/app/values.yaml": VALUES,
+                     "charts/app/templates/web.yaml": WEB})
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    diff = cli("advise", str(tmp_path / "charts/app"), "--namespace", "shop", "--diff")
+    added = [x for x in diff.stdout.splitlines() if x.startswith("+")]
+    assert any("name: pgbouncer-db-postgresql" in x for x in added), diff.stdout
+    assert not any("namespace:" in x for x in added), added

@@ -225,3 +225,12 @@ def test_octane_on_frankenphp_defaults_to_twice_the_cpus(tmp_path):
     (pool,) = _pools(tmp_path, args=("php", "artisan", "octane:start", "--server=frankenphp",
                                      "--workers=3")).pools
     assert pool.processes.value == 3
+
+
+def test_the_php_fpm_stage_when_another_stage_is_last(tmp_path):
+    """A Dockerfile built with --target for its php-fpm stage, a web server's stage last
+    (audit 31 D2, api-platform's api/Dockerfile): the php-fpm stage's www.conf, not
+    "the Dockerfile's image is not php:*-fpm"."""
+    files = {**APP, "Dockerfile": DOCKERFILE + "FROM caddy:2 AS web\nCOPY public /srv\n"}
+    (pool,) = _pools(tmp_path, files).pools
+    assert (pool.processes.value, pool.processes.source.label()) == (12, "docker/www.conf:3")

@@ -110,6 +110,30 @@ def test_surge_rounds_up_like_kubernetes(spec, peak, expected):
     assert (found.value if found else None) == expected
 
 
+@pytest.mark.parametrize("api,spec,expected", [
+    ("extensions/v1beta1", "", 1),  # its default maxSurge is 1, not 25% of 40
+    ("extensions/v1beta1", "strategy: {rollingUpdate: {maxSurge: 30%}}", 12),
+    ("extensions/v1beta1", "strategy: {type: Recreate}", None),
+    ("apps/v1beta2", "", 10),
+])
+def test_an_extensions_v1beta1_deployment_surges_by_one(api, spec, expected):
+    """Kubernetes before 1.16 served Deployments as extensions/v1beta1, whose
+    RollingUpdateDeployment defaults maxSurge to 1 (API reference 1.5: "By default, a
+    value of 1 is used"); apps/v1beta1 on default to 25% (Nor145/phoenixK8s)."""
+    (obj,) = objs(f"""
+        apiVersion: {api}
+        kind: Deployment
+        metadata: {{name: web}}
+        spec:
+          {spec}
+          template: {{spec: {{containers: [{{name: a, image: x}}]}}}}
+        """)
+    found = surge(obj, 40)
+    assert (found.value if found else None) == expected
+    if found is not None and not spec:
+        assert found.source.default is not None and "maxSurge" in found.source.default
+
+
 @pytest.mark.parametrize("spec,peak,expected,label", [
     # ess-helm's Matrix Authentication Service: maxSurge 2 over 1 replica ran 3 pods
     ("strategy: {rollingUpdate: {maxSurge: 2}}", 1, 1,

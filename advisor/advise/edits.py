@@ -36,20 +36,32 @@ class FileChange(Struct):
     def diff(self) -> str:
         """The change as a unified diff. Context lines that hold a secret (a password
         key, a URL's password, any line of a Kubernetes Secret) show `***` for it: such
-        a hunk no longer applies with `git apply`, `advise --write` applies it."""
+        a hunk no longer applies with `git apply` (`masks` says so), `advise --write`
+        applies it."""
+        return self._diff()[0]
+
+    @property
+    def masks(self) -> bool:
+        """Whether the diff shows a secret as `***`: then it does not apply as printed."""
+        return self._diff()[1]
+
+    def _diff(self) -> tuple[str, bool]:
         in_secret = _SECRET_KIND.search(self.before) is not None
         out = []
+        hidden = False
         for line in difflib.unified_diff(editor_lines(self.before), editor_lines(self.after),
                                          fromfile=f"a/{self.path}", tofile=f"b/{self.path}"):
             if line.startswith(" ") or (line[:1] in "+-" and not line.startswith(("+++",
                                                                                   "---"))):
-                line = line[0] + masked(line[1:], whole=in_secret and line[0] == " ")
+                shown = line[0] + masked(line[1:], whole=in_secret and line[0] == " ")
+                hidden = hidden or shown != line
+                line = shown
             out.append(line)
             if not line.endswith("\n"):
                 # the file's last line has no newline: say so as diff does, else `git
                 # apply` reads the next line as part of it ("corrupt patch")
                 out.append("\n\\ No newline at end of file\n")
-        return "".join(out)
+        return "".join(out), hidden
 
 
 class EditPlan(Struct):

@@ -56,7 +56,13 @@ def server_settings(
     declared = any("headroom" in t.label for t in b.reserved)
     spare = 0 if declared else max(MIN_HEADROOM, math.ceil(busiest * HEADROOM_SHARE))
     needed = math.ceil(busiest + reserved + spare)
-    if counts_max and needed < max_conn.value:
+    uncounted = _uncounted(b)
+    if counts_max and needed < max_conn.value and uncounted:
+        # the peak leaves clients out: slots cut to it are too few once they connect
+        notes.append(f"max_connections {num(max_conn.value)} is not lowered to the "
+                     f"{num(busiest)} at peak: {uncounted}; the other memory settings "
+                     "are sized for it as it is")
+    elif counts_max and needed < max_conn.value:
         new_max = int(math.ceil(needed / 5) * 5)
         new_max = min(new_max, max_conn.int_value)
         if new_max < max_conn.value:
@@ -111,6 +117,23 @@ def server_settings(
     if final is not None and final.total > limit:
         notes.append(_still_over(server, final, limit, short))
     return proposals
+
+
+def _uncounted(b: Budget) -> str:
+    """Why the peak is not what the server must hold: clients behind a PgBouncer that
+    refuses their database (PA213: they open nothing now, a pool each once it is fixed),
+    or a peak that is a floor (unbounded pools, unknown pairs, unread files...); "" when
+    it is."""
+    why = []
+    if b.unserved:
+        names = ", ".join(dict.fromkeys(x.split(":", 1)[0] for x in b.unserved))
+        why.append(f"{names} cannot connect yet (PA213) and open their pools once "
+                   "their database is served")
+    if b.peak_is_floor:
+        from advisor.budget.arith import unknown_clients_text
+
+        why.append(f"the peak is a floor ({unknown_clients_text(b)})")
+    return " and ".join(why)
 
 
 def _work_mem_setting(server: Server, after: MemoryBudget, limit: float, limit_label: str,

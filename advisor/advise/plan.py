@@ -266,7 +266,8 @@ def _new_pooler(topo: Topology, server: Server, b: Budget, target_active: float 
         new=new.path, reason="; ".join(new.reasons),
         assumption="transaction pooling suits the clients: pool-advisor checks their SQL and "
                    "drivers for session features (PA4xx) once the pooler is there",
-        manual=f"add {new.path}; create the pgbouncer-userlist Secret (userlist.txt)",
+        manual=f"add {new.path}; create the pgbouncer-userlist Secret (userlist.txt)"
+               + (f"; {new.chart_caveat}" if new.chart_caveat else ""),
         new_file=NewFile(path=new.path, text=new.text))]
     for client, old, new_host in new.host_edits:
         route = next(p.route for p in client.pools if p.route is not None)

@@ -51,6 +51,8 @@ class NewPooler(Struct):
     kept: list[tuple[Client, str]] = field(default_factory=list)  # left direct, and why
     host_edits: list[tuple[Client, str, str]] = field(default_factory=list)  # client, old, new
     reasons: list[str] = field(default_factory=list)
+    # In a chart's templates/: what the rendered names it holds stand for (said by hand)
+    chart_caveat: str = ""
 
 
 def _host_of(server: Server, direct: list[Client]) -> str | None:
@@ -136,7 +138,13 @@ def propose_pooler(topo: Topology, server: Server, b: Budget,
         else origin.parent
     folder = chart_templates(folder, chart_dirs or [])
     path = str(folder / f"{name}.yaml")
-    ns = f"\n  namespace: {server.namespace}" if server.namespace else ""
+    in_chart = _in_templates(folder, chart_dirs or [])
+    # In a chart, Helm puts an object without a namespace in the release's, the
+    # server's: the namespace this run rendered with (default) would pin it elsewhere.
+    ns = f"\n  namespace: {server.namespace}" if server.namespace and not in_chart else ""
+    caveat = (f"its [databases] host {host} is the server's name as rendered in this run "
+              "(its release name and values): installed under another release name, "
+              "write it as the chart's templates name the server") if in_chart else ""
     ini_text = _INI.format(host=host, pool_size=pool_size, max_client_conn=max_client,
                            query_wait=QUERY_WAIT, idle_tx=IDLE_TRANSACTION)
     head = _HEAD.format(name=name, ns=ns, host=host)
@@ -181,7 +189,14 @@ def propose_pooler(topo: Topology, server: Server, b: Budget,
     return NewPooler(path=path, text=text, name=name, pool_size=pool_size,
                      max_client_conn=max_client, ini_text=ini_text,
                      ini_offset=head.count("\n"), clients=[c.name for c in direct],
-                     kept=kept, host_edits=edits, reasons=why)
+                     kept=kept, host_edits=edits, reasons=why, chart_caveat=caveat)
+
+
+def _in_templates(folder: PurePosixPath, chart_dirs: list[str]) -> bool:
+    """Whether `folder` is (under) the templates/ of one of the charts."""
+    charts = [PurePosixPath(d) for d in chart_dirs]
+    return any((c in folder.parents or folder == c)
+               and folder.relative_to(c).parts[:1] == ("templates",) for c in charts)
 
 
 def _transactions_at_once(direct: list[Client], pairs: set[tuple[str, str]]) -> int:

@@ -193,6 +193,12 @@ def advise_command(
         out = sys.stderr if output_format is OutputFormat.json else sys.stdout
         out.write(edit_plan.diff() + "".join(_added_diff(shown, text)
                                              for _, shown, text in new_files))
+        if not write:
+            for c in edit_plan.changes:
+                if c.masks:  # a diff that `git apply` refuses must not be a surprise
+                    typer.echo(f"not applicable as printed: {c.path}: its secret values are "
+                               "shown as ***, so `git apply` refuses this hunk; write it "
+                               "with `advise --write`, or make the edit by hand", err=True)
     if write and (edit_plan.changes or new_files):
         if not yes:
             if not sys.stdin.isatty():

@@ -88,12 +88,14 @@ from advisor.read.render import in_packaged_chart
 from advisor.read.sources.k8s import get
 from advisor.read.sql.drivers import command_hazards, env_hazards, may_hold_env_hazard
 from advisor.read.workloads import (
+    POD_SPEC_PATHS,
     ConfigIndex,
     Workload,
     is_pgbouncer_container,
     lookup,
     scaled_job_overrun,
     surge,
+    workload_shape,
 )
 
 if TYPE_CHECKING:
@@ -218,7 +220,8 @@ def client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
         if is_pgbouncer_container(c):
             continue
         if (server := non_client_server(c)) is not None:
-            if route_from_env(c.env) is not None:
+            if route_from_env(c.env) is not None or any(names_where(e.name) for e in c.env):
+                # a URL from a Secret too (laa-court-data-adaptor's metrics: DATABASE_URL)
                 topo.notices.append(
                     f"{workload_id(w)}: container {c.name} runs {server.text} "
                     f"({server.source.label()}), which opens no PostgreSQL connection: "
@@ -1246,7 +1249,18 @@ def _inferred_app_dir(inputs: Inputs, w: Workload, topo: Topology) -> str | None
         # follows finds a folder (asked before the images are parsed: ~10 M
         # instructions of a warm check of 5,000 manifests without application sources)
         return None
-    running = [c.image for c in w.containers if c.role != "init"]
+    scripted = {c.name: found for c in w.containers
+                if c.role != "init" and (found := _configmap_script(w, c)) is not None}
+    runs = [c for c in w.containers if c.role != "init" and c.name not in scripted]
+    if scripted:
+        topo.notices.append(
+            f"{workload_id(w)}: " + "; ".join(
+                f"container {name} runs {why}, not the repository's application"
+                for name, why in scripted.items())
+            + ("" if runs else ": no application source is looked for"))
+        if not runs:
+            return None
+    running = [c.image for c in runs]
     # a bare name pulled Never and named like its workload (tech-challenge-api:latest of
     # Deployment tech-challenge-api) is no official image: the node has it because it was
     # built there (an official redis:7 pulled Never is still redis)
@@ -1313,8 +1327,7 @@ def _inferred_app_dir(inputs: Inputs, w: Workload, topo: Topology) -> str | None
                          "(read with the module's packages it imports)")
     if not matches:
         if not local and not release and not any(
-                maybe_built_here(c.image) or project_image(c.image, project)
-                for c in w.containers if c.role != "init"):
+                maybe_built_here(i) or project_image(i, project) for i in running):
             return None
         if in_packaged_chart(w.obj.path):
             return None  # a fetched dependency's image (cert-manager) is not built here
@@ -1350,6 +1363,16 @@ def _inferred_app_dir(inputs: Inputs, w: Workload, topo: Topology) -> str | None
                                  local=bool(local) and len(local) == len(running))
         if guess is None:
             return None
+        if guess.directory == "" and (other := _parent_chart_image(inputs, w)) is not None:
+            # Sajeyks/Django-Helm: charts/freeradius's sajeyks/radius beside the chart's
+            # own sajeyks/hello-world: the root's one application is not both
+            topo.notices.append(
+                f"{workload_id(w)}: application source not inferred: it is rendered from "
+                f"a subchart ({w.obj.path}) and runs {running[0]}, while the parent "
+                f"chart's own {other[0]} runs {other[1]}: {guess.reason}, but the root's "
+                "application is taken for the parent chart's image; declare [[workloads]] "
+                "source = ... to read its pools")
+            return None
         if built is not None and guess.directory and guess.directory not in copied and \
                 not built.path.startswith(f"{guess.directory}/"):
             # a weak guess against what builds the image: unknown, said, not a wrong folder
@@ -1371,6 +1394,62 @@ def _inferred_app_dir(inputs: Inputs, w: Workload, topo: Topology) -> str | None
                          "of the root's application: "
                          f"{', '.join(app_files_in(inputs.root, '', DEPENDENCY_FILES)[:3])}")
     return _inferred(topo, w, matches[0], "folder named like the workload or its image")
+
+
+_SUBCHART = lazy(r"^(.*?)charts/[^/]+/templates/")
+
+
+def _parent_chart_image(inputs: Inputs, w: Workload) -> tuple[str, str] | None:
+    """(a workload, its image) of the chart that vendors `w`'s subchart, in that
+    chart's own templates, that may be built here (no postgres:16) and none of whose
+    images is of the repository of one of `w`'s: a
+    subchart that runs another image than its parent's is a program of its own, not the
+    repository's application the parent deploys."""
+    found = _SUBCHART.match(w.obj.path)
+    if found is None or not w.obj.origin.startswith("helm:"):
+        return None
+    parent = found.group(1)
+    mine = {image_repository(c.image) for c in w.containers if c.role != "init"}
+    for obj in inputs.objects:
+        if obj.origin != w.obj.origin or not obj.path.startswith(f"{parent}templates/") \
+                or obj.kind not in POD_SPEC_PATHS:
+            continue
+        shape = workload_shape(obj)
+        images = [] if shape is None else [
+            c.container.image for c in shape.containers
+            if c.container.role != "init" and maybe_built_here(c.container.image)]
+        if images and not mine & {image_repository(i) for i in images}:
+            return obj.name, images[0]
+    return None
+
+
+# stock operating-system images: what runs in them is what the pod gives them
+_OS_IMAGES = frozenset({"alpine", "debian", "ubuntu", "busybox", "centos", "fedora",
+                        "rockylinux", "almalinux", "amazonlinux", "bash"})
+_SHELLS = frozenset({"sh", "bash", "ash", "dash", "zsh"})
+
+
+def _configmap_script(w: Workload, c: Container) -> str | None:
+    """What a stock OS image's container runs when its command is a script (`/bin/sh
+    /scripts/poll.sh`, or the script itself) under the mount path of a ConfigMap volume:
+    that ConfigMap's script, not the repository's application (singla-shivam/
+    AirRun-server's kaniko Job: alpine:3.13 running /scripts/kaniko-poll.sh of
+    air-run-scripts-configmap was given the root's Elixir app and its Ecto pool)."""
+    if image_name(c.image).lower() not in _OS_IMAGES:
+        return None
+    words = [*c.command, *c.args]
+    while words and (words[0].rsplit("/", 1)[-1] in _SHELLS or words[0].startswith("-")):
+        if words[0][:1] == "-" and words[0][1:2] != "-" and "c" in words[0][1:]:
+            return None  # an inline script, not a file
+        words = words[1:]
+    script = words[0] if words else ""
+    if not script.startswith("/"):
+        return None
+    for volume, path in w.mounts.get(c.name, []):
+        kind, name = w.volumes.get(volume, ("", ""))
+        if kind == "configMap" and script.startswith(path.rstrip("/") + "/"):
+            return f"{script}, a script of ConfigMap {name} mounted at {path}, in {c.image}"
+    return None
 
 
 def _only_dockerfile_pulled_never(inputs: Inputs, w: Workload) -> str | None:

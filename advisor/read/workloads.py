@@ -778,6 +778,14 @@ def _surge_spec(obj: K8sObject) -> SurgeSpec | None:
             return _routed_spec(obj, canary)
         keys = ("spec", "strategy", "canary", "maxSurge")
     raw = get(obj.body, *keys)
+    if raw is None and obj.kind == "Deployment" \
+            and str(get(obj.body, "apiVersion", default="")).startswith("extensions/"):
+        # extensions/v1beta1 (Kubernetes before 1.16) defaults maxSurge to 1, not 25%
+        # (API reference 1.5, RollingUpdateDeployment v1beta1: "By default, a value of 1
+        # is used"; apps/v1beta1 on took 25%): Nor145/phoenixK8s was said 25%
+        return SurgeSpec("given", text="1", source=Source.default_of(
+            f"{K8S_DEFAULT} for an extensions/v1beta1 Deployment: maxSurge 1",
+            ".".join(keys)))
     if raw is None:
         return SurgeSpec("default", keys=".".join(keys))
     return SurgeSpec("given", text=str(raw).strip(),

@@ -109,6 +109,8 @@ READERS: tuple[StackReader, ...] = (
     StackReader("rust", "rust:rust_pools", ("rust",)),
     # Laravel: one PDO connection per php-fpm child or Octane worker (apps/laravel.py)
     StackReader("laravel", "laravel:laravel_pools", ("composer",)),
+    # Symfony with Doctrine: one DBAL connection per PHP process (apps/symfony.py)
+    StackReader("symfony", "symfony:symfony_pools", ("composer",)),
     StackReader("quarkus", "quarkus:quarkus_pools", ("spring-config", "build")),
     # Dropwizard: each DataSourceFactory of its `server <config.yml>` file (apps/dropwizard.py)
     StackReader("dropwizard", "dropwizard:dropwizard_pools", ("build",)),

@@ -1138,6 +1138,29 @@ NON_CLIENT_SERVERS = frozenset({"nginx", "httpd", "apache2", "apachectl", "hapro
 NON_CLIENT_IMAGES = frozenset({"immich-machine-learning"})
 
 
+# ruby's prometheus_exporter collector loads Ruby of the app only from the files these
+# name (discourse/prometheus_exporter@3785ea90 (v2.3.0) exe/prometheus_exporter:44-48)
+_EXPORTER_LOADS = ("-c", "--collector", "-a", "--type-collector")
+
+
+def _prometheus_exporter(texts: list[str]) -> int | None:
+    """The index of `prometheus_exporter` when the command runs the gem's collector
+    server (`bundle exec prometheus_exporter --bind 0.0.0.0`) with no collector file of
+    the application: it requires only the gem's own lib and server
+    (discourse/prometheus_exporter@3785ea90 (v2.3.0) exe/prometheus_exporter:8-9), not
+    Rails, so it opens no database connection; the app's processes send it metrics."""
+    i = 0
+    while i < len(texts) and (texts[i] in ("bundle", "exec", "env")
+                              or re.fullmatch(r"[A-Za-z_]\w*=.*", texts[i])):
+        i += 1
+    if i >= len(texts) or texts[i] != "prometheus_exporter":
+        return None
+    loads = any(t in _EXPORTER_LOADS or t.startswith(tuple(f"{o}=" for o in _EXPORTER_LOADS
+                                                           if o.startswith("--")))
+                for t in texts[i + 1:])
+    return None if loads else i
+
+
 def non_client_server(container: Container) -> Word | None:
     """The word of the manifest's command that runs a server of NON_CLIENT_SERVERS (the
     program the last shell segment runs, with none but such servers sent to the
@@ -1161,6 +1184,8 @@ def non_client_server(container: Container) -> Word | None:
     # a Prefect worker (or 2.x agent) runs flows through the API, not the database
     # (the prefect-worker chart is given the server's database env too)
     texts = [w.text.rsplit("/", 1)[-1] for w in segments[-1]]
+    if (exporter := _prometheus_exporter(texts)) is not None:
+        return segments[-1][exporter]
     for i, text in enumerate(texts[:-1]):
         if text == "prefect" and texts[i + 1] in ("worker", "agent"):
             return segments[-1][i]

@@ -27,6 +27,8 @@ from __future__ import annotations
 import posixpath
 import re
 
+from msgspec.structs import replace
+
 from advisor.lazyregex import lazy
 from advisor.model import EnvVar, Pool, Route, Source
 from advisor.read.apps.base import StackContext
@@ -246,6 +248,15 @@ def _datasource_pool(ctx: StackContext, config: AppFile, prefix: str, entries: d
         from advisor.read.apps.urls import route_from_url
 
         route = route_from_url(url_text, url[2])
+        user = value("user")
+        # DataSourceFactory.build() sets `poolConfig.setUsername(user)` (tomcat-jdbc
+        # hands it to the driver as `user`); a user in the URL wins in pgjdbc
+        # (Driver.parseURL: URL parameters over the given properties). Without it a
+        # PgBouncer in front counted a (database, *) pool beside the (database, user)
+        # the env's route names.
+        if route is not None and route.user is None and user is not None and user[0] \
+                and user[1] is None:
+            route = replace(route, user=user[0])
     size = value("maxSize")
     if size is None:
         pool = ctx.pool(label, DEFAULT_MAX_SIZE, DEFAULT_SOURCE, route=route, bound="default",

@@ -101,9 +101,9 @@ def _uses_pgsql(ctx: StackContext) -> bool | None:
     return False
 
 
-def _final_stage(f: AppFile) -> list[tuple[int, str]]:
-    """(line, instruction) of a Dockerfile's last stage, continuation lines joined."""
-    lines: list[tuple[int, str]] = []
+def _stages(f: AppFile) -> list[list[tuple[int, str]]]:
+    """(line, instruction) of each stage of a Dockerfile, continuation lines joined."""
+    stages: list[list[tuple[int, str]]] = [[]]
     pending, start = "", 0
     for n, raw in enumerate(f.text.splitlines(), 1):
         text = raw.strip()
@@ -117,9 +117,25 @@ def _final_stage(f: AppFile) -> list[tuple[int, str]]:
         if not text or text.startswith("#"):
             continue
         if re.match(r"FROM\s", text, re.I):
-            lines = []
-        lines.append((start, text))
-    return lines
+            stages.append([])
+        stages[-1].append((start, text))
+    return [s for s in stages if s]
+
+
+def _runs_fpm(stage: list[tuple[int, str]]) -> bool:
+    return bool(_PHP_FPM_IMAGE.match(stage[0][1])) or any(
+        re.match(r"CMD\s", text, re.I) and "php-fpm" in text for _, text in stage)
+
+
+def _php_stage(f: AppFile) -> list[tuple[int, str]]:
+    """The stage of a Dockerfile that runs php-fpm: the last, unless the last runs
+    another program and one stage alone runs php-fpm (api-platform's api/Dockerfile
+    built with --target api_platform_php, its caddy stage last)."""
+    stages = _stages(f)
+    if not stages:
+        return []
+    fpm = [s for s in stages if _runs_fpm(s)]
+    return fpm[0] if len(fpm) == 1 and not _runs_fpm(stages[-1]) else stages[-1]
 
 
 def _fpm_files(ctx: StackContext) -> tuple[bool, dict[str, AppFile]] | None:
@@ -129,8 +145,15 @@ def _fpm_files(ctx: StackContext) -> tuple[bool, dict[str, AppFile]] | None:
     dockerfiles = sorted(ctx.files("dockerfile"), key=lambda f: (f.rel.count("/"), f.rel))
     if not dockerfiles:
         return None
-    f = dockerfiles[0]
-    stage = _final_stage(f)
+    # the Dockerfiles that build a php-fpm image, when the app has others (nginx's)
+    fpm = [g for g in dockerfiles if any(_runs_fpm(s) for s in _stages(g))]
+    if len(fpm) > 1 and len({g.text for g in fpm}) > 1:
+        ctx.unknown.append(f"{len(fpm)} Dockerfiles build php-fpm images "
+                           f"({', '.join(g.path for g in fpm[:3])}): which one this "
+                           "container runs is not known")
+        return None
+    f = fpm[0] if fpm else dockerfiles[0]
+    stage = _php_stage(f)
     official = bool(stage) and bool(_PHP_FPM_IMAGE.match(stage[0][1]))
     by_rel = {g.rel: g for g in ctx.files("php-fpm", "conf")}
     placed: dict[str, AppFile] = {}
@@ -230,18 +253,26 @@ def laravel_pools(ctx: StackContext) -> list[Pool]:
             bound = "default" if workers.source.default else "fixed"
             return [replace(pool, processes=workers, bound=bound)]
         return [pool]  # queue:work, schedule:work, a migration: one PHP process
+    return fpm_pools(ctx, pool, words, LABEL)
+
+
+def fpm_pools(ctx: StackContext, pool: Pool, words: list[str], label: str) -> list[Pool]:
+    """`pool` (one connection per PHP process) x the php-fpm children of the container
+    (pm.max_children of the php-fpm.d files its Dockerfile copies, else php:*-fpm's
+    www.conf); [] when not known (said in ctx.unknown)."""
+    names = [w.rsplit("/", 1)[-1] for w in words]
     if words and not any(w.startswith("php-fpm") for w in names):
-        ctx.unknown.append(f"{LABEL}: the container runs {' '.join(words[:3])}, whose PHP "
+        ctx.unknown.append(f"{label}: the container runs {' '.join(words[:3])}, whose PHP "
                            "processes pool-advisor does not read")
         return []
     found = _fpm_files(ctx)
     if found is None:
         if not ctx.unknown:
-            ctx.unknown.append(f"{LABEL}: no Dockerfile read to tell its php-fpm pools")
+            ctx.unknown.append(f"{label}: no Dockerfile read to tell its php-fpm pools")
         return []
     official, placed = found
     if not official and "www.conf" not in placed:
-        ctx.unknown.append(f"{LABEL}: the Dockerfile's image is not php:*-fpm, whose "
+        ctx.unknown.append(f"{label}: the Dockerfile's image is not php:*-fpm, whose "
                            "www.conf pool-advisor knows, and copies no www.conf")
         return []
     children = fpm_children(ctx, placed, FPM_IMAGE_DEFAULT)

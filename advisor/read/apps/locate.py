@@ -1033,7 +1033,10 @@ _PUBLISHED = (*(f"{owner}/" for owner in BITNAMI_OWNERS),  # bitnamilegacy/x is 
               "flyway/", "liquibase/",
               # the Kubernetes project's registries hold its own programs only
               # (ajaisreenilayam/pythonDjangoApp's cluster-autoscaler took dokcer/Django)
-              "k8s.gcr.io/", "registry.k8s.io/")
+              "k8s.gcr.io/", "registry.k8s.io/",
+              # kaniko's executor builds images in a pod; it is not the application
+              # it builds (GoogleContainerTools/kaniko README: gcr.io/kaniko-project/executor)
+              "kaniko-project/")
 # Any of them inside a repository name, in one scan (linking asks it of every container
 # whose folder it cannot tell: a generator over the names was ~3 us an image).
 _PUBLISHED_IN = lazy("|".join(re.escape(p) for p in _PUBLISHED))

@@ -13,10 +13,12 @@ hold one.
 from __future__ import annotations
 
 import ast
+import re
 
 from msgspec import Struct
 from msgspec.structs import replace
 
+from advisor.lazyregex import lazy
 from advisor.model import Pool, Route, Source, Term
 from advisor.read.apps.base import StackContext
 from advisor.read.apps.numbers import parse_int
@@ -310,9 +312,11 @@ def _engines(ctx: StackContext) -> list[Pool]:
         if _sqlite_only(p):
             continue
         scope = local_scope(p.module, p.call)
-        route, postgres = route_of_url(value_of(p.module, arg(p.call, 0, "url"), scope), ctx)
+        url = value_of(p.module, arg(p.call, 0, "url"), scope)
+        route, postgres = route_of_url(url, ctx)
         if not postgres:
             continue
+        given = _given_at_run_time(p, ctx) if is_unknown(url) else ""
         options = _options(p)
         poolclass = options.get("poolclass")
         migration = _migration_target(p)
@@ -326,9 +330,123 @@ def _engines(ctx: StackContext) -> list[Pool]:
             continue
         pool = pool_from_options(p.module.file.path, p.call.lineno, options, route,
                                  "SQLAlchemy", ctx)
+        if pool is not None and given:
+            if given not in ctx.unrouted:
+                ctx.unrouted.append(given)
+            pool = replace(pool, route=None, route_unknown=given)
         if pool is not None:
             chosen.append((p, pool))
     return _alternatives(chosen)
+
+
+# a parameter named for a database URL or the settings: a caller's caller may pass the
+# container's own
+_SETTINGS_WORDS = lazy(r"url|uri|dsn|conn_?str|environ|getenv|setting|config", re.I)
+
+
+def _url_parameter(p: _Placed) -> tuple[ast.FunctionDef | ast.AsyncFunctionDef, ast.arg,
+                                        ast.ClassDef | None] | None:
+    """The parameter the engine's URL is: one of the function it is made in, or, for
+    `self.X`, the one of its class's __init__ that __init__ assigns to self.X as is;
+    with that class (None for a plain function's parameter)."""
+    node = arg(p.call, 0, "url")
+    funcs = [f for f in _functions(p.module) if f.lineno <= p.call.lineno <= (f.end_lineno or 0)]
+    if node is None or not funcs:
+        return None
+    func = max(funcs, key=lambda f: f.lineno)
+    name = dotted(node)
+    if isinstance(node, ast.Name):
+        params = {a.arg: a for a in (*func.args.posonlyargs, *func.args.args,
+                                      *func.args.kwonlyargs)}
+        reassigned = any(isinstance(n, ast.Assign) and any(dotted(t) == name for t in n.targets)
+                         for n in ast.walk(func))
+        return (func, params[name], None) if name in params and not reassigned else None
+    owner = _owner(p.module, func)
+    if not name.startswith("self.") or name.count(".") != 1 or owner is None:
+        return None
+    init = next((f for f in owner.body if isinstance(f, ast.FunctionDef)
+                 and f.name == "__init__"), None)
+    if init is None:
+        return None
+    params = {a.arg: a for a in (*init.args.args[1:], *init.args.kwonlyargs)}
+    sets = [s.value for s in ast.walk(init) if isinstance(s, ast.Assign)
+            and any(dotted(t) == name for t in s.targets)]
+    if len(sets) == 1 and isinstance(sets[0], ast.Name) and sets[0].id in params:
+        return init, params[sets[0].id], owner
+    return None
+
+
+def _passed(call: ast.Call, func: ast.FunctionDef | ast.AsyncFunctionDef, param: ast.arg,
+            method: bool) -> ast.expr | None:
+    """What `call` passes for `param`: its keyword, its position, or a `**mapping`."""
+    if (found := kwarg(call, param.arg)) is not None:
+        return found
+    positional = [*func.args.posonlyargs, *func.args.args][1 if method else 0:]
+    index = next((i for i, a in enumerate(positional) if a is param), None)
+    if index is not None and index < len(call.args) \
+            and not any(isinstance(a, ast.Starred) for a in call.args[:index + 1]):
+        return call.args[index]
+    return next((k.value for k in call.keywords if k.arg is None), None)
+
+
+def _read_names(node: ast.expr, func: ast.FunctionDef | ast.AsyncFunctionDef | None
+                ) -> set[str]:
+    """The names `node` reads (not those it calls), and, for a name, those of what
+    `func` assigns it from."""
+    values = [node]
+    if isinstance(node, ast.Name) and func is not None:
+        values += [s.value for s in ast.walk(func) if isinstance(s, ast.Assign)
+                   and any(dotted(t) == node.id for t in s.targets)]
+    called = {id(n.func) for v in values for n in ast.walk(v) if isinstance(n, ast.Call)}
+    return {n.id for v in values for n in ast.walk(v)
+            if isinstance(n, ast.Name) and id(n) not in called and n is not node} | (
+        {node.id} if isinstance(node, ast.Name) and len(values) == 1 else set())
+
+
+def _runtime_data(module: PyModule, call: ast.Call, node: ast.expr) -> bool:
+    """Whether `node`, passed at `call`, is built only from what the calling function
+    receives as parameters (a connector object a request or task hands it), none named
+    for a URL or the settings: data read at run time, not the container's settings."""
+    funcs = [f for f in _functions(module) if f.lineno <= call.lineno <= (f.end_lineno or 0)]
+    func = max(funcs, key=lambda f: f.lineno) if funcs else None
+    if func is None or not is_unknown(value_of(module, node, local_scope(module, call))):
+        return False
+    params = {a.arg for a in (*func.args.posonlyargs, *func.args.args, *func.args.kwonlyargs)
+              } - {"self", "cls"}
+    names = _read_names(node, func)
+    return bool(names) and names <= params and not any(_SETTINGS_WORDS.search(n) for n in names)
+
+
+def _given_at_run_time(p: _Placed, ctx: StackContext) -> str:
+    """Why the engine's database is not the container's, or "": its URL is a parameter
+    (of its function, or of its class's __init__ kept as self.X) that every call the
+    application makes passes data its caller receives at run time (DrDroidLab/PlayBooks:
+    DBConnectionStringProcessor(**generate_credentials_dict(connector.type,
+    connector.keys)), the credentials of a database a user configures). A value read
+    here, or anything else, may be the container's: no call found is not known either."""
+    found = _url_parameter(p)
+    if found is None:
+        return ""
+    func, param, owner = found
+    if owner is None:
+        sites = [(p.site, p.at)] if p.at is not p.call else []
+    else:
+        sites = [(m, c) for m in python_modules(ctx, owner.name)
+                 for c, name in calls(m, {owner.name})
+                 if name.rsplit(".", 1)[-1] == owner.name]
+    if not sites:
+        return ""
+    for module, call in sites:
+        node = _passed(call, func, param, owner is not None)
+        if node is None or not _runtime_data(module, call, node):
+            return ""
+    where = ", ".join(f"{m.file.path}:{c.lineno}" for m, c in sites[:3])
+    what = f"{owner.name}.__init__" if owner is not None else f"{func.name}()"
+    return (f"SQLAlchemy engine at {p.module.file.path}:{p.call.lineno}: its URL is the "
+            f"parameter {param.arg} of {what}, which the application passes data its "
+            f"caller receives at run time ({where}), not the container's database "
+            "settings: a database configured while it runs, so where it connects is not "
+            "known")
 
 
 def _weight(pools: list[Pool]) -> tuple[bool, float]:
