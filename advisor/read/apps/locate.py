@@ -1169,7 +1169,14 @@ def root_project_name(root: Root) -> str | None:
 
 def root_mix_app(root: Root) -> str | None:
     """The OTP application the root's mix.exs declares (`app: :phoenixkubernetes` in
-    `def project`), which `mix release` names the release and its bin/ script after."""
+    `def project`), which `mix release` names the release and its bin/ script after.
+    Worked out once per root (linking asks it of each image of each workload)."""
+    if "mix_app" not in root.__dict__:
+        root.__dict__["mix_app"] = _root_mix_app(root)
+    return root.__dict__["mix_app"]
+
+
+def _root_mix_app(root: Root) -> str | None:
     path = os.path.join(str(root.path), "mix.exs")
     if not os.path.isfile(path):
         return None
