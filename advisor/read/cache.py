@@ -144,16 +144,27 @@ def trusted(st: os.stat_result, started_ns: int) -> bool:
 def code_fingerprint() -> str:
     """The tool version, Python version, SCHEMA and the advisor sources' sizes and
     mtimes: what produced an entry."""
-    package = Path(__file__).resolve().parent
+    package = str(Path(__file__).resolve().parent)
     digest = blake2b(digest_size=8)
-    for folder, dirs, files in os.walk(package):
-        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
-        for name in sorted(files):
+    # scandir: its entries carry their paths and say a folder without a stat. This runs
+    # on every check, and each module the tool gains adds to it (issue 19's start-up)
+    folders = [package]
+    while folders:
+        folder = folders.pop()
+        try:
+            entries = sorted(os.scandir(folder), key=lambda e: e.name)
+        except OSError:
+            continue
+        lines = []
+        for entry in entries:
+            name = entry.name
             if name.endswith((".py", ".json", ".toml")):
                 with contextlib.suppress(OSError):
-                    st = os.stat(os.path.join(folder, name))
-                    digest.update(f"{folder[len(str(package)):]}/{name}:{st.st_size}:"
-                                  f"{st.st_mtime_ns}\n".encode())
+                    st = os.stat(entry.path)
+                    lines.append(f"{name}:{st.st_size}:{st.st_mtime_ns}")
+            elif name != "__pycache__" and entry.is_dir():
+                folders.append(entry.path)
+        digest.update(f"{folder[len(package):]}/\n{chr(10).join(lines)}\n".encode())
     # positions are native ints (advisor.read.yamlpos): the byte order is part of the key
     py = f"py{sys.version_info[0]}{sys.version_info[1]}{sys.byteorder[0]}"
     return f"{__version__}-{py}-s{SCHEMA}-{digest.hexdigest()}"
