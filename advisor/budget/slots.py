@@ -26,7 +26,7 @@ from advisor.budget.arith import READ_FLOOR, num
 from advisor.budget.client_side import client_side_line
 from advisor.budget.demand import bounded_by_clients, demand_capped, has_unbounded_pool
 from advisor.budget.pessimistic import verdict_notes
-from advisor.budget.unserved import unserved_lines
+from advisor.budget.unserved import unserved_by_server
 from advisor.model import (
     OWN_RULE_PROGRAMS,
     Budget,
@@ -280,9 +280,10 @@ def max_connections_term(server: Server) -> Term:
 
 
 def server_budget(server: Server, topo: Topology, memory: MemoryOptions | None = None,
-                  unread: list[str] | None = None) -> Budget:
-    """server's budget; unread is unread_files(topo) when the caller has it (one walk of
-    the problems per run, not one per server)."""
+                  unread: list[str] | None = None,
+                  unserved: dict[str, list[str]] | None = None) -> Budget:
+    """server's budget; unread is unread_files(topo) and unserved unserved_by_server(topo)
+    when the caller has them (one walk per run, not one per server)."""
     version = server.version.int_value
     max_conn = max_connections_term(server)
     reserved: list[Term] = []
@@ -356,7 +357,8 @@ def server_budget(server: Server, topo: Topology, memory: MemoryOptions | None =
         unknown_pairs=pairs_unknown, client_sides=sides, rests_on=rests_on,
         unplaced_clients=list(topo.unplaced_clients), refused=refused,
         unread_files=unread_files(topo) if unread is None else list(unread),
-        unserved=unserved_lines(topo, server.id),
+        unserved=list((unserved_by_server(topo) if unserved is None else unserved
+                       ).get(server.id, [])),
         # a declared headroom is the room kept for clients outside the repository: the
         # exposure is then accounted for, not a floor that can never fit
         exposed=[] if server.headroom is not None and server.headroom.value
@@ -510,4 +512,5 @@ def _mib(value: float) -> str:
 
 def budgets(topo: Topology, memory: MemoryOptions | None = None) -> list[Budget]:
     unread = unread_files(topo)
-    return [server_budget(s, topo, memory, unread) for s in topo.servers]
+    unserved = unserved_by_server(topo)
+    return [server_budget(s, topo, memory, unread, unserved) for s in topo.servers]
