@@ -26,7 +26,11 @@ class Unserved(Struct, frozen=True):
 
 def unserved_routes(topo: Topology) -> list[Unserved]:
     """Each (client, database) a PgBouncer of the repository refuses, once."""
-    poolers = {p.id: p for p in topo.poolers}
+    # only a PgBouncer whose [databases] are wholly read refuses (refuses_database): most
+    # repositories have none, and then no client's routes are walked
+    poolers = {p.id: p for p in topo.poolers if p.kind == "pgbouncer" and p.databases_complete}
+    if not poolers:
+        return []
     out: list[Unserved] = []
     seen: set[tuple[str, str, str]] = set()
     for c in topo.clients:
