@@ -199,3 +199,22 @@ def test_a_declared_headroom_budgets_the_clients_outside(tmp_path):
                                      ".pool-advisor.toml": "headroom = 10\n"})
     pg = budgets["pg"]
     assert pg.fits and not pg.exposed and pg.usable == 97 - 10
+
+
+def test_a_service_with_external_ips_exposes_its_server(tmp_path):
+    """spec.externalIPs: kube-proxy routes traffic to those addresses on the Service port
+    to its endpoints, whatever the type (Kubernetes Service docs, External IPs): clients
+    outside the cluster may connect, so the peak is a floor (audit 30 noticed it on
+    PhucPV1/NestJS-k8s, whose postgres Service lists `$HOST`)."""
+    service = SERVICE.format(kind="ClusterIP") + "  externalIPs:\n    - 10.0.0.7\n"
+    result, budgets = _budgets(tmp_path, {"k8s/cluster.yaml": CLUSTER,
+                                          "k8s/service.yaml": service})
+    primary = budgets["pg"]
+    assert primary.exposed == ["Service/dbms/postgres (spec.externalIPs, "
+                               "k8s/service.yaml:13)"]
+    assert primary.peak_is_floor and not primary.fits
+    # a ClusterIP Service without them stays inside the cluster
+    result, budgets = _budgets(tmp_path, {"k8s/cluster.yaml": CLUSTER,
+                                          "k8s/service.yaml": SERVICE.format(
+                                              kind="ClusterIP")})
+    assert not budgets["pg"].exposed and budgets["pg"].fits

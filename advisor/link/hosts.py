@@ -13,7 +13,7 @@ from advisor.lazyregex import lazy
 from advisor.link.inputs import workload_id
 from advisor.model import EnvVar, Pooler, Route, Source, Topology
 from advisor.read.apps.urls import lone_host_parts, parse_port, split_port
-from advisor.read.extract import OUTSIDE_TYPES, service_fields
+from advisor.read.extract import EXTERNAL_IPS, OUTSIDE_TYPES, outside_kind, service_fields
 from advisor.read.sources.k8s import K8sObject, get
 from advisor.read.workloads import Workload
 
@@ -141,10 +141,13 @@ def operator_pods_target(svc: dict, namespace: str, server_ids: set[str]
 
 def exposure(svc: dict) -> str | None:
     """'Service/db/pg (type LoadBalancer, k8s/svc.yaml:13)' for a Service that takes
-    connections from outside the cluster; None for any other. The type comes from the
+    connections from outside the cluster (also 'Service/db/pg (spec.externalIPs, ...)'
+    for one that lists node addresses it answers at); None for any other. The type comes from the
     Service's extract (read_services): its tree is not built again on a warm run."""
     obj: K8sObject = svc["obj"]
-    kind = svc.get("outside") if "outside" in svc else get(obj.body, "spec", "type")
+    kind = svc.get("outside") if "outside" in svc else outside_kind(obj.body)
+    if kind == EXTERNAL_IPS:
+        return f"{obj.ref} (spec.externalIPs, {_where(obj, 'spec', 'externalIPs')})"
     if kind not in OUTSIDE_TYPES:
         return None
     return f"{obj.ref} (type {kind}, {_where(obj, 'spec', 'type')})"

@@ -39,8 +39,20 @@ def service_fields(obj: K8sObject
     kind = get(obj.body, "spec", "type")
     external = get(obj.body, "spec", "externalName") if kind == "ExternalName" else None
     return ({str(k): str(v) for k, v in selector.items()} if isinstance(selector, dict)
-            else {}, external, kind if kind in OUTSIDE_TYPES else None,
-            service_addresses(obj))
+            else {}, external, outside_kind(obj.body), service_addresses(obj))
+
+
+def outside_kind(body: Any) -> str | None:
+    """How a Service takes connections from outside the cluster: its type (LoadBalancer,
+    NodePort), else EXTERNAL_IPS when it lists spec.externalIPs (kube-proxy routes
+    traffic to those node addresses on the Service port to its endpoints, whatever the
+    type); None for a Service only the cluster reaches."""
+    kind = get(body, "spec", "type")
+    if kind in OUTSIDE_TYPES:
+        return str(kind)
+    listed = get(body, "spec", "externalIPs")
+    return EXTERNAL_IPS if isinstance(listed, list) and any(
+        isinstance(a, str) and a.strip() for a in listed) else None
 
 
 def service_addresses(obj: K8sObject) -> tuple[str, ...]:
@@ -65,12 +77,17 @@ def service_addresses(obj: K8sObject) -> tuple[str, ...]:
 # Service types that take connections from outside the cluster (a node's port, a load
 # balancer's address): whoever connects there is in no repository read here.
 OUTSIDE_TYPES = ("LoadBalancer", "NodePort")
+# a Service of any type that lists spec.externalIPs: reached at those addresses too
+EXTERNAL_IPS = "externalIPs"
 
 
 def _service_lines(obj: K8sObject, fields: Any) -> list[tuple]:
     if fields[1] is not None and fields[1].__class__ is not str:
         raise TypeError("an externalName that is no plain string: read from the body")
-    # exposure() cites the type's line: kept, so a warm run builds no tree for it
+    # exposure() cites the type's (or the externalIPs') line: kept, so a warm run builds
+    # no tree for it
+    if fields[2] == EXTERNAL_IPS:
+        return [("spec", "externalIPs")]
     return [("spec", "type")] if fields[2] is not None else []
 
 
