@@ -207,14 +207,13 @@ def test_a_service_with_external_ips_exposes_its_server(tmp_path):
     outside the cluster may connect, so the peak is a floor (audit 30 noticed it on
     PhucPV1/NestJS-k8s, whose postgres Service lists `$HOST`)."""
     service = SERVICE.format(kind="ClusterIP") + "  externalIPs:\n    - 10.0.0.7\n"
-    result, budgets = _budgets(tmp_path, {"k8s/cluster.yaml": CLUSTER,
-                                          "k8s/service.yaml": service})
+    _, budgets = _budgets(tmp_path, {"k8s/cluster.yaml": CLUSTER,
+                                     "k8s/service.yaml": service})
     primary = budgets["pg"]
     assert primary.exposed == ["Service/dbms/postgres (spec.externalIPs, "
                                "k8s/service.yaml:13)"]
     assert primary.peak_is_floor and not primary.fits
     # a ClusterIP Service without them stays inside the cluster
-    result, budgets = _budgets(tmp_path, {"k8s/cluster.yaml": CLUSTER,
-                                          "k8s/service.yaml": SERVICE.format(
-                                              kind="ClusterIP")})
+    _, budgets = _budgets(tmp_path, {"k8s/cluster.yaml": CLUSTER,
+                                     "k8s/service.yaml": SERVICE.format(kind="ClusterIP")})
     assert not budgets["pg"].exposed and budgets["pg"].fits
