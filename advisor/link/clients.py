@@ -89,6 +89,7 @@ from advisor.read.sources.k8s import get
 from advisor.read.sql.drivers import command_hazards, env_hazards, may_hold_env_hazard
 from advisor.read.workloads import (
     POD_SPEC_PATHS,
+    SHELLS,
     ConfigIndex,
     Workload,
     is_pgbouncer_container,
@@ -1426,7 +1427,6 @@ def _parent_chart_image(inputs: Inputs, w: Workload) -> tuple[str, str] | None:
 # stock operating-system images: what runs in them is what the pod gives them
 _OS_IMAGES = frozenset({"alpine", "debian", "ubuntu", "busybox", "centos", "fedora",
                         "rockylinux", "almalinux", "amazonlinux", "bash"})
-_SHELLS = frozenset({"sh", "bash", "ash", "dash", "zsh"})
 
 
 def _configmap_script(w: Workload, c: Container) -> str | None:
@@ -1438,7 +1438,7 @@ def _configmap_script(w: Workload, c: Container) -> str | None:
     if image_name(c.image).lower() not in _OS_IMAGES:
         return None
     words = [*c.command, *c.args]
-    while words and (words[0].rsplit("/", 1)[-1] in _SHELLS or words[0].startswith("-")):
+    while words and (words[0].rsplit("/", 1)[-1] in SHELLS or words[0].startswith("-")):
         if words[0][:1] == "-" and words[0][1:2] != "-" and "c" in words[0][1:]:
             return None  # an inline script, not a file
         words = words[1:]
@@ -1570,8 +1570,7 @@ _RUNTIME_IMAGES = frozenset({
     "python", "pypy", "node", "ruby", "jruby", "openjdk", "eclipse-temurin",
     "amazoncorretto", "ibmjava", "sapmachine", "golang", "php", "perl", "elixir", "erlang",
     "clojure", "groovy", "gradle", "maven", "mono", "swift", "rust", "haskell", "julia",
-    "r-base", "bash", "alpine", "debian", "ubuntu", "busybox", "centos", "fedora",
-    "rockylinux", "almalinux", "amazonlinux", "bun", "deno", "tomcat", "jetty", "dart"})
+    "r-base", "bun", "deno", "tomcat", "jetty", "dart"}) | _OS_IMAGES
 
 
 def _built_here(inputs: Inputs, image: str) -> bool:

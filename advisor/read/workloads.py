@@ -1035,7 +1035,7 @@ POSTGRES_IMAGES = frozenset({
     "zulip-postgresql",  # zulip/zulip-postgresql: library/postgres plus a text-search dictionary
 })
 SERVER_PROGRAMS = ("postgres", "postmaster")
-_SHELLS = ("sh", "bash", "ash", "dash", "zsh")
+SHELLS = ("sh", "bash", "ash", "dash", "zsh")  # a command run by one of these runs a script
 # In a shell script: postgres (or the image entrypoint) started as a command.
 _SCRIPT_RUNS_POSTGRES = lazy(
     r"(?:^|[;&|\n(]\s*|\bexec\s+|\bgosu\s+\S+\s+|\bsu-exec\s+\S+\s+)"
@@ -1086,7 +1086,7 @@ def patroni_runner(c: Container) -> str | None:
     argv = [*c.command, *c.args]
     if argv and _program(argv[0]) == "patroni":
         return f"the container's command runs {argv[0]}"
-    if argv and _program(argv[0]) in _SHELLS and any(
+    if argv and _program(argv[0]) in SHELLS and any(
             _SCRIPT_RUNS_PATRONI.search(word) for word in argv[1:]):
         return "the container's shell script runs patroni"
     return None
@@ -1127,7 +1127,7 @@ def _script_postgres_arguments(argv: list[str]) -> list[str] | None:
     to the end of that shell command."""
     import shlex
 
-    if len(argv) < 2 or _program(argv[0]) not in _SHELLS:
+    if len(argv) < 2 or _program(argv[0]) not in SHELLS:
         return None
     script = " ".join(a for a in argv[1:] if not a.startswith("-") or " " in a)
     match = _SCRIPT_RUNS_POSTGRES.search(script)
