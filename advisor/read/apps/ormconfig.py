@@ -18,7 +18,6 @@ Pure: reads the app's files and the container's env, never runs the file.
 from __future__ import annotations
 
 import json
-import re
 import warnings
 
 from msgspec import Struct
@@ -28,7 +27,7 @@ from advisor.read.apps.base import StackContext
 from advisor.read.apps.jsparse import UNKNOWN, Tok
 from advisor.read.apps.jssource import JsModule
 from advisor.read.apps.pyeval import Val
-from advisor.read.apps.source import AppFile
+from advisor.read.apps.source import AppFile, dotenv_values
 
 FORMATS = ("env", "js", "mjs", "cjs", "ts", "mts", "cts", "json", "yml", "yaml", "xml")
 YML_UNTIL = (0, 3, 14)  # first version without the yml/yaml/xml readers
@@ -54,20 +53,6 @@ def find_file(ctx: StackContext, root: str, yml: bool) -> AppFile | None:
     return None
 
 
-def _dotenv(f: AppFile) -> dict[str, tuple[str, int]]:
-    out: dict[str, tuple[str, int]] = {}
-    for n, line in enumerate(f.text.splitlines(), 1):
-        m = re.match(r"\s*(?:export\s+)?([A-Za-z_]\w*)\s*=\s*(.*?)\s*$", line)
-        if m and not line.lstrip().startswith("#"):
-            value = m.group(2)
-            if len(value) > 1 and value[0] == value[-1] and value[0] in "'\"":
-                value = value[1:-1]
-            elif " #" in value:
-                value = value.split(" #", 1)[0].rstrip()
-            out[m.group(1)] = (value, n)
-    return out
-
-
 def _env_value(ctx: StackContext, name: str, file_env: dict[str, tuple[str, int]],
                f: AppFile | None) -> Val | None:
     """A variable as ConnectionOptionsEnvReader sees it: the container's (its value None
@@ -87,7 +72,7 @@ def _env_value(ctx: StackContext, name: str, file_env: dict[str, tuple[str, int]
 def _from_env(ctx: StackContext, f: AppFile | None) -> Val | None:
     """ConnectionOptionsEnvReader's options, when TYPEORM_CONNECTION or TYPEORM_URL is
     set; None when neither is."""
-    file_env = _dotenv(f) if f is not None and f.rel.endswith(".env") else {}
+    file_env = dotenv_values(f) if f is not None and f.rel.endswith(".env") else {}
     kind = _env_value(ctx, "TYPEORM_CONNECTION", file_env, f)
     url = _env_value(ctx, "TYPEORM_URL", file_env, f)
     if kind is None and url is None:

@@ -430,3 +430,22 @@ def auxiliary_script(rel: str) -> bool:
     """A file under a benchmark/test/example folder (any level below the app folder)."""
     parts = rel.split("/")[:-1]
     return any(_AUXILIARY_DIR.match(p) for p in parts)
+
+
+_DOTENV_LINE = re.compile(r"\s*(?:export\s+)?([A-Za-z_]\w*)\s*=\s*(.*?)\s*$")
+
+
+def dotenv_values(f: AppFile) -> dict[str, tuple[str, int]]:
+    """A dotenv file's `NAME=value` lines (`export` allowed, quotes taken off, a ` #`
+    comment after an unquoted value dropped), each name's last value and its line."""
+    out: dict[str, tuple[str, int]] = {}
+    for n, line in enumerate(f.text.splitlines(), 1):
+        m = _DOTENV_LINE.match(line)
+        if m and not line.lstrip().startswith("#"):
+            value = m.group(2)
+            if len(value) > 1 and value[0] == value[-1] and value[0] in "'\"":
+                value = value[1:-1]
+            elif " #" in value:
+                value = value.split(" #", 1)[0].rstrip()
+            out[m.group(1)] = (value, n)
+    return out

@@ -23,14 +23,13 @@ Processes: `bin/console ...` (messenger:consume, a migration): one; FrankenPHP: 
 from __future__ import annotations
 
 import json
-import re
 
 from msgspec.structs import replace
 
 from advisor.model import Pool, Route, Source
 from advisor.read.apps.base import StackContext
 from advisor.read.apps.laravel import fpm_pools
-from advisor.read.apps.source import AppFile
+from advisor.read.apps.source import dotenv_values
 from advisor.read.apps.urls import route_from_url
 
 LABEL = "Symfony/Doctrine DBAL connection per PHP process"
@@ -38,7 +37,6 @@ CONNECTION = Source.default_of(
     "Doctrine DBAL: one connection per PHP process, opened on its first query "
     "(no persistent connections by default)", key="DBAL")
 _PACKAGES = ("doctrine/doctrine-bundle", "symfony/orm-pack")
-_LINE = re.compile(r"^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*?)\s*$")
 _PG_SCHEMES = ("postgres://", "postgresql://", "pgsql://", "pdo-pgsql://")
 
 
@@ -57,35 +55,20 @@ def is_doctrine(ctx: StackContext) -> Source | None:
     return None
 
 
-def _dotenv_value(f: AppFile, name: str) -> tuple[str, int] | None:
-    """The last `NAME=value` of a dotenv file (quotes taken off) and its line."""
-    found = None
-    for n, raw in enumerate(f.text.splitlines(), 1):
-        m = _LINE.match(raw)
-        if m and m.group(1) == name:
-            value = m.group(2)
-            if value[:1] in "\"'" and value.endswith(value[:1]) and len(value) > 1:
-                value = value[1:-1]
-            else:
-                value = value.split(" #", 1)[0].strip()
-            found = (value, n)
-    return found
-
-
 def _from_dotenv(ctx: StackContext, name: str) -> tuple[str, Source] | None:
     """NAME as symfony/dotenv's loadEnv leaves it from the app's root dotenv files."""
     files = {f.rel: f for f in ctx.files("dotenv") if "/" not in f.rel}
     var = ctx.env("APP_ENV")
     env = var.value if var is not None and var.value else None
     if env is None and ".env" in files:
-        got = _dotenv_value(files[".env"], "APP_ENV")
+        got = dotenv_values(files[".env"]).get("APP_ENV")
         env = got[0] if got else None
     env = env or "dev"
     order = [".env", *([".env.local"] if env != "test" else []), f".env.{env}",
              f".env.{env}.local"]
     value: tuple[str, Source] | None = None
     for rel in order:
-        if rel in files and (got := _dotenv_value(files[rel], name)) is not None:
+        if rel in files and (got := dotenv_values(files[rel]).get(name)) is not None:
             value = (got[0], files[rel].cite(got[1], name))
     return value
 
