@@ -539,7 +539,7 @@ def _contexts(root: Root, path: str, base: str,
                     dockerfile = PurePosixPath(expand(b["dockerfile"]))
                     if "$" not in str(dockerfile) and not dockerfile.is_absolute() and \
                             str(dockerfile.parent) not in ("", "."):
-                        ctx = str(PurePosixPath(ctx) / dockerfile.parent)
+                        ctx = _dockerfile_app_folder(root, join(ctx), ctx, dockerfile)
                 if environments is not None and (env := _env_names(svc.get("environment"))):
                     environments.append((join(str(ctx)), f"{shown}:{_service_line(text, name)}",
                                          str(name), env))
@@ -555,6 +555,61 @@ def _contexts(root: Root, path: str, base: str,
                     if dockerfiles is not None and file is not None:
                         dockerfiles.append((key, file, shown))
     return out
+
+
+# `go build` flags that take the next word as their value (cmd/go: build flags)
+_GO_BUILD_VALUED = frozenset({"-o", "-ldflags", "-gcflags", "-asmflags", "-tags", "-mod",
+                              "-p", "-installsuffix", "-buildmode", "-pkgdir", "-modfile",
+                              "-overlay", "-pgo", "-compiler", "-gccgoflags", "-C"})
+_GO_BUILD = lazy(r"\bgo\s+build\s+([^&;|]*)")
+
+
+def _go_build_packages(line: str) -> list[str]:
+    """The package arguments of the `go build` commands of a RUN line (./services/user)."""
+    out: list[str] = []
+    for m in _GO_BUILD.finditer(line):
+        words = m.group(1).split()
+        i = 0
+        while i < len(words):
+            word = words[i]
+            if word.startswith("-"):
+                i += 2 if word in _GO_BUILD_VALUED else 1
+                continue
+            out.append(word.strip("\"'"))
+            i += 1
+    return out
+
+
+def _dockerfile_app_folder(root: Root, joined: str, ctx: str, dockerfile: PurePosixPath) -> str:
+    """The folder (relative to the compose file, as `ctx` is) a build with a shared
+    context and a Dockerfile elsewhere builds: the Go package its `go build ./pkg` names,
+    when the context holds it; the context itself when the Dockerfile's folder holds
+    nothing but Dockerfiles (Chandu00756/Taskflow: context ., dockerfile
+    deployments/docker/Dockerfile.user building ./services/user, took deployments/docker/
+    and read no pool); else the Dockerfile's folder (opentelemetry-demo: context ./,
+    src/accounting/Dockerfile, the service's own folder)."""
+    folder = PurePosixPath(joined) / dockerfile.parent
+    try:
+        text = root.read_text(os.path.join(root.path, str(PurePosixPath(joined) / dockerfile)))
+    except (InputError, OSError):
+        text = ""
+    for _number, line in logical_lines(text):
+        if not line.lstrip().upper().startswith("RUN"):
+            continue
+        for word in _go_build_packages(line):
+            package = word.removesuffix("/...").removeprefix("./").rstrip("/")
+            inside = rel_inside(f"{joined}/{package}" if joined else package)
+            if package and package != "." and inside is not None and _go_package(root, inside):
+                return str(PurePosixPath(ctx) / package)
+    try:
+        names = [e.name for e in os.scandir(os.path.join(root.path, str(folder)))
+                 if e.is_file()]
+    except OSError:
+        names = []
+    if names and all(is_dockerfile_name(n) or n == ".dockerignore"
+                     or n.endswith(".dockerignore") for n in names):
+        return ctx
+    return str(PurePosixPath(ctx) / dockerfile.parent)
 
 
 def _ko_package(root: Root, base: str, context: str, ko: dict) -> tuple[str, str] | None:
