@@ -1206,7 +1206,18 @@ def project_image(image: str, project: str | None) -> bool:
     if not project or variable_image(image):
         return False
     repo = image_repository(image.lower())
-    return "/" not in repo and bool(_norm(project)) and _norm(repo) == _norm(project)
+    if "/" in repo or not _norm(project):
+        return False
+    if _norm(repo) == _norm(project):
+        return True
+    # the project's name and the part it plays (`hrm-app:latest` beside the go.mod of
+    # module github.com/DiLRandI/hrm): no official library image is named so
+    head, sep, role = repo.rpartition("-")
+    return bool(sep) and role in _ROLE_SUFFIXES and _norm(head) == _norm(project)
+
+
+# what a project's own image adds to its name (<project>-app, -api, -server)
+_ROLE_SUFFIXES = frozenset({"app", "api", "server", "service", "svc", "backend", "web"})
 
 
 def root_project_name(root: Root) -> str | None:
