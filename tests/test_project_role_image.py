@@ -70,6 +70,6 @@ def test_a_go_service_built_as_project_api_reads_its_pool(tmp_path):
         "deploy/k8s/db.yaml": POSTGRES_DB,
     })
     r = run_check([str(tmp_path)], CheckOptions(cache=False))
-    assert not any(f.rule == "PA106" for f in r.findings)
+    assert not any(f.code == "PA106" for f in r.findings)
     budget = r.budgets[0]
     assert budget.peak == 45  # (2 replicas + 1 surge) x MaxConns 15

@@ -1692,7 +1692,9 @@ def build_contexts(found, root: Root):
     for p in files:
         contexts.extend(_contexts(root, str(p), found.rel(p.parent).strip("."), databases,
                                   built_with, environments))
-    if dockerfiles:
+    if dockerfiles or variants:
+        # a `docker build -f build/docker/Dockerfile.auth .` builds with a variant only
+        # (DeepakGiri2/GoConnect has no file named Dockerfile)
         scripts = [str(p) for n, paths in named.items() if is_build_script(n) for p in paths]
         contexts += build_script_contexts(
             root, scripts, tuple(found.rel(p.parent).strip(".") for p in dockerfiles),

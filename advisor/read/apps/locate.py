@@ -110,8 +110,13 @@ def is_build_script(name: str) -> bool:
     a shell script, a Makefile, a README (flask-vue-kubernetes' README.md: `docker build
     -t mjhea0/flask-kubernetes ./services/server`, its compose service named otherwise)."""
     lower = name.lower()
-    return name.endswith(".sh") or lower in ("makefile", "gnumakefile") or (
-        lower.startswith("readme") and lower.endswith(".md"))
+    return name.endswith(".sh") or lower.endswith(_WINDOWS_SCRIPTS) or lower in (
+        "makefile", "gnumakefile") or (lower.startswith("readme") and lower.endswith(".md"))
+
+
+# Windows build scripts (DeepakGiri2/GoConnect's scripts/k8s/build-images.bat: `docker
+# build -t goconnect-auth:latest -f build\docker\Dockerfile.auth .`): read with / for \
+_WINDOWS_SCRIPTS = (".bat", ".cmd", ".ps1")
 
 
 # Files of build commands read at most (the shallowest first): a repository of many
@@ -237,6 +242,8 @@ def script_contexts(root: Root, path: str, dockerfile_dirs: tuple[str, ...] = ()
         return []
     if "build" not in text:
         return []
+    if path.lower().endswith(_WINDOWS_SCRIPTS):
+        text = text.replace("\\", "/")
     shown = root.rel(path)
     here = PurePosixPath(shown).parent.as_posix()
     here = "" if here == "." else here
@@ -268,6 +275,14 @@ def script_contexts(root: Root, path: str, dockerfile_dirs: tuple[str, ...] = ()
         if len(folders) != 1:
             continue
         folder = folders.pop()
+        if named_file is not None and _checkable(named_file):
+            # -f a Dockerfile that runs `go build ./cmd/auth`: that package, read with
+            # the module's packages it imports, not the whole shared context
+            files = [f for b in bases if (f := rel_inside(f"{b}/{named_file}" if b
+                                                          else named_file)) is not None
+                     and os.path.isfile(os.path.join(root.path, f))]
+            package = _go_build_folder(root, folder, files[0]) if len(files) == 1 else None
+            folder = package if package is not None else folder
         out += [(tag, folder, f"{shown}:{number}") for tag in tags]
     return out
 
@@ -580,6 +595,28 @@ def _go_build_packages(line: str) -> list[str]:
     return out
 
 
+def _go_build_folder(root: Root, context: str, dockerfile: str) -> str | None:
+    """The Go package (from the root) the Dockerfile `dockerfile` (from the root) builds
+    with `go build ./pkg` (or `./pkg/main.go`) in a RUN line, when the build context
+    `context` (from the root) holds it; None when it names none or several."""
+    try:
+        text = root.read_text(os.path.join(root.path, dockerfile))
+    except (InputError, OSError):
+        return None
+    found: set[str] = set()
+    for _number, line in logical_lines(text):
+        if not line.lstrip().upper().startswith("RUN"):
+            continue
+        for word in _go_build_packages(line):
+            package = word.removesuffix("/...").removeprefix("./").rstrip("/")
+            if package.endswith(".go"):
+                package = package.rpartition("/")[0]
+            inside = rel_inside(f"{context}/{package}" if context else package)
+            if package and package != "." and inside is not None and _go_package(root, inside):
+                found.add(inside)
+    return found.pop() if len(found) == 1 else None
+
+
 def _dockerfile_app_folder(root: Root, joined: str, ctx: str, dockerfile: PurePosixPath) -> str:
     """The folder (relative to the compose file, as `ctx` is) a build with a shared
     context and a Dockerfile elsewhere builds: the Go package its `go build ./pkg` names,
@@ -589,18 +626,10 @@ def _dockerfile_app_folder(root: Root, joined: str, ctx: str, dockerfile: PurePo
     and read no pool); else the Dockerfile's folder (opentelemetry-demo: context ./,
     src/accounting/Dockerfile, the service's own folder)."""
     folder = PurePosixPath(joined) / dockerfile.parent
-    try:
-        text = root.read_text(os.path.join(root.path, str(PurePosixPath(joined) / dockerfile)))
-    except (InputError, OSError):
-        text = ""
-    for _number, line in logical_lines(text):
-        if not line.lstrip().upper().startswith("RUN"):
-            continue
-        for word in _go_build_packages(line):
-            package = word.removesuffix("/...").removeprefix("./").rstrip("/")
-            inside = rel_inside(f"{joined}/{package}" if joined else package)
-            if package and package != "." and inside is not None and _go_package(root, inside):
-                return str(PurePosixPath(ctx) / package)
+    package = _go_build_folder(root, joined, str(PurePosixPath(joined) / dockerfile))
+    if package is not None:
+        rest = PurePosixPath(package).relative_to(joined) if joined else PurePosixPath(package)
+        return str(PurePosixPath(ctx) / rest)
     try:
         names = [e.name for e in os.scandir(os.path.join(root.path, str(folder)))
                  if e.is_file()]
