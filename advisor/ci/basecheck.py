@@ -59,13 +59,42 @@ def resolve(ref: str, cwd: Path) -> tuple[Path, str]:
     return top, sha
 
 
-def export(top: Path, sha: str, into: Path) -> None:
-    """Write the tree of `sha` under `into`. The archive is git's own output, but it is
-    still extracted with tarfile's "data" filter: no links out, no devices, no absolute
-    or parent paths."""
+def _gitlinks(top: Path, sha: str) -> list[tuple[str, str]]:
+    """(path, commit) of each submodule (a gitlink, mode 160000) in the tree of `sha`."""
+    links = []
+    for entry in _git(["ls-tree", "-r", "-z", "--full-tree", sha], top).split(b"\0"):
+        meta, _, path = entry.partition(b"\t")
+        fields = meta.split(b" ")
+        if len(fields) == 3 and fields[0] == b"160000":
+            links.append((path.decode(errors="surrogateescape"), fields[2].decode()))
+    return links
+
+
+def export(top: Path, sha: str, into: Path) -> list[str]:
+    """Write the tree of `sha` under `into`; the submodules that could not be written.
+    The archive is git's own output, but it is still extracted with tarfile's "data"
+    filter: no links out, no devices, no absolute or parent paths.
+
+    `git archive` writes a submodule as an empty folder, while the working tree's run
+    reads its checked-out files: each submodule checked out here is exported too, at the
+    commit `sha` records for it, from its own clone (nested ones alike). One not checked
+    out here has no files in the working tree's run either; one whose recorded commit its
+    clone lacks is returned, to be said, never read as empty."""
     data = _git(["archive", "--format=tar", sha], top)
     with tarfile.open(fileobj=io.BytesIO(data)) as tar:
         tar.extractall(into, filter="data")
+    missing = []
+    for path, commit in _gitlinks(top, sha):
+        clone = top / path
+        if not (clone / ".git").exists():  # not checked out: `git -C` would find our repo
+            continue
+        target = into / path
+        target.mkdir(parents=True, exist_ok=True)
+        try:
+            missing += [f"{path}/{m}" for m in export(clone, commit, target)]
+        except BaseError:
+            missing.append(f"{path} (submodule commit {commit[:12]} is not in its clone)")
+    return missing
 
 
 def _inside(path: Path, top: Path) -> Path:
@@ -83,9 +112,10 @@ def result_at(
     registry: Registry,
     *,
     cwd: Path | None = None,
-) -> tuple[CheckResult, str]:
-    """Check `paths` as they are at `ref`; (result, commit id). Paths that do not exist
-    at that revision (added by the change) are skipped; none left -> an empty result."""
+) -> tuple[CheckResult, str, list[str]]:
+    """Check `paths` as they are at `ref`; (result, commit id, what of it was not read,
+    to be said with the comparison). Paths that do not exist at that revision (added or
+    moved by the change) are skipped, and named; none left -> an empty result."""
     from advisor.engine.check import run_check
     from advisor.read.discover import repository_root
 
@@ -96,7 +126,7 @@ def result_at(
                            here / options.root if options.root is not None else None)
     with tempfile.TemporaryDirectory(prefix="pool-advisor-base-") as tmp:
         tree = Path(tmp)
-        export(top, sha, tree)
+        unread = [f"submodule {m}" for m in export(top, sha, tree)]
         mapped = []
         for raw in paths:
             if raw == "-":
@@ -104,6 +134,8 @@ def result_at(
             rel = _inside(Path(os.path.abspath(here / raw)), top)
             if (tree / rel).exists():
                 mapped.append(str(tree / rel))
+            else:
+                unread.append(f"{raw} (not in that revision: added or moved by the change)")
         base_options = replace(options, root=tree / _inside(root, top.resolve()),
                                cache=False)
         if options.config is not None:
@@ -111,9 +143,9 @@ def result_at(
             config = tree / rel if (tree / rel).exists() else None
             base_options = replace(base_options, config=config)
         if not mapped:
-            return CheckResult(tool_version=_version()), sha
+            return CheckResult(tool_version=_version()), sha, unread
         result = run_check(mapped, base_options, registry)
-    return result, sha
+    return result, sha, unread
 
 
 def _version() -> str:
@@ -155,8 +187,10 @@ def _status(s: ServerChange) -> str:
     return f"over by {over_text}" if over > 0 else "fits"
 
 
-def change_text(diff: ResultDiff, ref: str, sha: str) -> str:
-    """Plain-text table: per server, usable and peak before -> after and the change."""
+def change_text(diff: ResultDiff, ref: str, sha: str, unread: list[str] | None = None) -> str:
+    """Plain-text table: per server, usable and peak before -> after and the change;
+    `unread`: what of the base revision was not read (from result_at), said after the
+    title, as the "before" lacks it."""
     def n(v: float | None) -> str:
         return "-" if v is None else (str(int(v)) if float(v).is_integer() else f"{v:g}")
 
@@ -176,6 +210,7 @@ def change_text(diff: ResultDiff, ref: str, sha: str) -> str:
                      f"{peak(s.peak_after, s.floor_after)}", change, _status(s)))
     widths = [max(len(r[i]) for r in rows) for i in range(5)]
     lines = [f"Budget change against {ref} ({sha[:12]}):"]
+    lines += [f"  not read at {ref}: {u}" for u in unread or []]
     for r in rows:
         lines.append("  " + "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip())
     for s in diff.servers:
