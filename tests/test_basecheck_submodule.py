@@ -147,3 +147,29 @@ def test_a_path_the_change_moved_is_said_not_in_the_base(superproject):
     assert ("not read at main: pgsql (not in that revision: added or moved by the "
             "change)") in proc.stdout
     assert "new" in _row(proc.stdout, "pgsql")
+
+
+def test_files_git_archive_leaves_out_are_read_at_the_base(superproject):
+    # `export-ignore` (for release tarballs) keeps a file out of `git archive`, not out
+    # of the working tree: the base read "peak 0 -> 60, +60" with nothing changed.
+    (superproject / ".gitattributes").write_text("base/frontend export-ignore\n"
+                                                 "base/pgsql/pgsql.yaml export-ignore\n")
+    git(superproject, "add", "-A")
+    git(superproject, "commit", "-q", "-m", "release tarballs without deploy files")
+    proc = check(superproject, "base", "--base", "HEAD")
+    assert proc.returncode == 0, proc.stderr
+    assert _row(proc.stdout, "pgsql") == ["pgsql", "97", "60", "->", "60", "+0", "fits"]
+
+
+def test_a_link_out_of_the_tree_does_not_fail_the_base(superproject):
+    # tarfile's "data" filter refuses it; that failed the whole --base (exit 2, internal
+    # error). The link is kept as it is, so the base reports it as the head does.
+    (superproject / "base/hostname").symlink_to("/etc/hostname")
+    (superproject / "base/shared").symlink_to("../../shared")
+    git(superproject, "add", "-A")
+    git(superproject, "commit", "-q", "-m", "links")
+    proc = check(superproject, "base", "--base", "HEAD", "--select", "PA101,PA901",
+                 "--fail-on", "error")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert _row(proc.stdout, "pgsql") == ["pgsql", "97", "60", "->", "60", "+0", "fits"]
+    assert "Findings: 0 new, 0 fixed, 2 unchanged" in proc.stdout

@@ -33,9 +33,10 @@ class BaseError(Exception):
     """The base revision cannot be checked: a usage error (exit code 2)."""
 
 
-def _git(args: list[str], cwd: Path) -> bytes:
+def _git(args: list[str], cwd: Path, stdin: str | None = None) -> bytes:
     try:
         proc = subprocess.run(["git", *args], cwd=cwd, capture_output=True,
+                              input=None if stdin is None else stdin.encode(),
                               timeout=GIT_TIMEOUT_S, check=False)
     except FileNotFoundError:
         raise BaseError("--base needs git, which is not installed") from None
@@ -59,15 +60,63 @@ def resolve(ref: str, cwd: Path) -> tuple[Path, str]:
     return top, sha
 
 
-def _gitlinks(top: Path, sha: str) -> list[tuple[str, str]]:
-    """(path, commit) of each submodule (a gitlink, mode 160000) in the tree of `sha`."""
-    links = []
+def _tree(top: Path, sha: str) -> list[tuple[str, str, str]]:
+    """(mode, object id, path) of each entry in the tree of `sha`, recursively."""
+    entries = []
     for entry in _git(["ls-tree", "-r", "-z", "--full-tree", sha], top).split(b"\0"):
         meta, _, path = entry.partition(b"\t")
         fields = meta.split(b" ")
-        if len(fields) == 3 and fields[0] == b"160000":
-            links.append((path.decode(errors="surrogateescape"), fields[2].decode()))
-    return links
+        if len(fields) == 3:
+            entries.append((fields[0].decode(), fields[2].decode(),
+                            path.decode(errors="surrogateescape")))
+    return entries
+
+
+def _extract(data: bytes, into: Path) -> list[tarfile.TarInfo]:
+    """Extract with tarfile's "data" filter (no links out, no devices, no absolute or
+    parent paths). A symlink it refuses (to an absolute path or out of the tree) is made
+    after everything else is written, as it is, so nothing is written through it: the
+    working tree's run reports such a link (PA901, not followed), and the base's must
+    too, not fail the whole comparison."""
+    refused: list[tarfile.TarInfo] = []
+
+    def keep(member: tarfile.TarInfo, dest: str) -> tarfile.TarInfo | None:
+        try:
+            return tarfile.data_filter(member, dest)
+        except tarfile.FilterError:
+            refused.append(member)
+            return None
+
+    with tarfile.open(fileobj=io.BytesIO(data)) as tar:
+        tar.extractall(into, filter=keep)
+    return refused
+
+
+def _links(refused: list[tarfile.TarInfo], into: Path) -> None:
+    """The symlinks _extract refused, made as they are, once nothing else is written."""
+    for member in refused:
+        link = into / member.name
+        if member.issym() and ".." not in Path(member.name).parts and not link.exists() \
+                and link.parent.resolve().is_relative_to(into.resolve()):
+            link.parent.mkdir(parents=True, exist_ok=True)
+            link.symlink_to(member.linkname)
+
+
+def _ignored_blobs(top: Path, blobs: list[tuple[str, str]], into: Path) -> None:
+    """Write the files `git archive` left out: a `.gitattributes` `export-ignore`
+    (meant for release tarballs) is still in the working tree the head's run reads."""
+    data = _git(["cat-file", "--batch"], top, stdin="".join(f"{o}\n" for o, _ in blobs))
+    at = 0
+    for _, path in blobs:
+        header_end = data.index(b"\n", at)
+        size = int(data[at:header_end].split(b" ")[2])
+        body = data[header_end + 1:header_end + 1 + size]
+        at = header_end + 1 + size + 1
+        target = into / path
+        if ".." in Path(path).parts or not target.resolve().is_relative_to(into.resolve()):
+            continue  # a tree git itself refuses to check out
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(body)
 
 
 def export(top: Path, sha: str, into: Path) -> list[str]:
@@ -75,25 +124,31 @@ def export(top: Path, sha: str, into: Path) -> list[str]:
     The archive is git's own output, but it is still extracted with tarfile's "data"
     filter: no links out, no devices, no absolute or parent paths.
 
-    `git archive` writes a submodule as an empty folder, while the working tree's run
-    reads its checked-out files: each submodule checked out here is exported too, at the
-    commit `sha` records for it, from its own clone (nested ones alike). One not checked
-    out here has no files in the working tree's run either; one whose recorded commit its
-    clone lacks is returned, to be said, never read as empty."""
-    data = _git(["archive", "--format=tar", sha], top)
-    with tarfile.open(fileobj=io.BytesIO(data)) as tar:
-        tar.extractall(into, filter="data")
+    `git archive` leaves out files marked `export-ignore` and writes a submodule as an
+    empty folder, while the working tree's run reads both: those files are written from
+    the tree, and each submodule checked out here is exported at the commit `sha`
+    records for it, from its own clone (nested ones alike). One not checked out here has
+    no files in the working tree's run either; one whose recorded commit its clone lacks
+    is returned, to be said, never read as empty."""
+    refused = _extract(_git(["archive", "--format=tar", sha], top), into)
+    entries = _tree(top, sha)
+    left_out = [(obj, path) for mode, obj, path in entries
+                if mode in ("100644", "100755") and not (into / path).exists()
+                and not (into / path).is_symlink()]
+    if left_out:
+        _ignored_blobs(top, left_out, into)
     missing = []
-    for path, commit in _gitlinks(top, sha):
+    for mode, commit, path in entries:
         clone = top / path
-        if not (clone / ".git").exists():  # not checked out: `git -C` would find our repo
-            continue
+        if mode != "160000" or not (clone / ".git").exists():
+            continue  # not checked out: `git -C` there would find our repository
         target = into / path
         target.mkdir(parents=True, exist_ok=True)
         try:
             missing += [f"{path}/{m}" for m in export(clone, commit, target)]
         except BaseError:
             missing.append(f"{path} (submodule commit {commit[:12]} is not in its clone)")
+    _links(refused, into)
     return missing
 
 
