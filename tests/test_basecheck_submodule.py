@@ -173,3 +173,74 @@ def test_a_link_out_of_the_tree_does_not_fail_the_base(superproject):
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert _row(proc.stdout, "pgsql") == ["pgsql", "97", "60", "->", "60", "+0", "fits"]
     assert "Findings: 0 new, 0 fixed, 2 unchanged" in proc.stdout
+
+
+CHART_APP = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: frontend
+spec:
+  replicas: {{ .Values.replicaCount }}
+  strategy:
+    rollingUpdate: {maxSurge: 0}
+  selector:
+    matchLabels: {app: frontend}
+  template:
+    metadata:
+      labels: {app: frontend}
+    spec:
+      containers:
+        - name: frontend
+          image: eclipse-temurin:21
+          env:
+            - name: SPRING_DATASOURCE_URL
+              value: jdbc:postgresql://pgsql:5432/app
+            - name: SPRING_DATASOURCE_HIKARI_MAXIMUM_POOL_SIZE
+              value: "20"
+"""
+
+
+@pytest.fixture
+def chart_repo(tmp_path: Path) -> Path:
+    """A chart with a production values file (openfga/helm-charts' shape, ci/*.yaml):
+    3 replicas x 20 = 60 of 97."""
+    pytest.importorskip("helm_python", reason="the helm extra (helm-python-sdk) is needed")
+    root = tmp_path / "charts"
+    (root / "app/templates").mkdir(parents=True)
+    (root / "app/Chart.yaml").write_text("apiVersion: v2\nname: app\nversion: 0.1.0\n")
+    (root / "app/values.yaml").write_text("replicaCount: 1\n")
+    (root / "app/ci").mkdir()
+    (root / "app/ci/prod-values.yaml").write_text("replicaCount: 3\n")
+    (root / "app/templates/app.yaml").write_text(CHART_APP)
+    (root / "app/templates/pgsql.yaml").write_text(SERVER)
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "base")
+    return root
+
+
+def test_values_files_are_read_at_the_base_revision(chart_repo):
+    # --values is read from the working directory; the base run read the head's file
+    # and refused it as outside its root (exit 2): a values change could not be compared.
+    (chart_repo / "app/ci/prod-values.yaml").write_text("replicaCount: 6\n")
+    proc = check(chart_repo, "app", "--values", "app/ci/prod-values.yaml", "--base", "main")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert _row(proc.stdout, "pgsql") == ["pgsql", "97", "60", "->", "120", "+60", "over",
+                                          "by", "23"]
+    assert "Deployment replicas 3 -> 6 (app/ci/prod-values.yaml:1)" in proc.stdout
+    # From inside the chart, as helm -f is given there.
+    proc = subprocess.run([sys.executable, "-m", "advisor", "check", "--no-cache", "--select",
+                           "PA101", ".", "--values", "ci/prod-values.yaml", "--base", "main"],
+                          cwd=chart_repo / "app", env=_env(), capture_output=True, text=True,
+                          timeout=120)
+    assert "60 -> 120" in proc.stdout, proc.stdout + proc.stderr
+
+
+def test_a_values_file_the_change_adds_is_said_not_in_the_base(chart_repo):
+    (chart_repo / "app/ci/big-values.yaml").write_text("replicaCount: 2\n")
+    proc = check(chart_repo, "app", "--values", "app/ci/big-values.yaml", "--base", "main")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert ("not read at main: --values app/ci/big-values.yaml (not in that revision: the "
+            "chart is rendered without it)") in proc.stdout
+    assert _row(proc.stdout, "pgsql") == ["pgsql", "97", "20", "->", "40", "+20", "fits"]

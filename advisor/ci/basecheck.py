@@ -193,6 +193,17 @@ def result_at(
                 unread.append(f"{raw} (not in that revision: added or moved by the change)")
         base_options = replace(options, root=tree / _inside(root, top.resolve()),
                                cache=False)
+        # A values file is read from the working directory (as `helm -f`): the base's
+        # own copy, else the base ran with the head's (or failed: outside its root).
+        values = []
+        for raw in options.values_files:
+            rel = _inside(Path(os.path.abspath(here / raw)), top)
+            if (tree / rel).is_file():
+                values.append(str(tree / rel))
+            else:
+                unread.append(f"--values {raw} (not in that revision: the chart is "
+                              "rendered without it)")
+        base_options = replace(base_options, values_files=values)
         if options.config is not None:
             rel = _inside(Path(os.path.abspath(here / options.config)), top)
             config = tree / rel if (tree / rel).exists() else None
