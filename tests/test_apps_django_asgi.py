@@ -174,3 +174,25 @@ def test_granian_wsgi_blocking_threads(tmp_path):
     (pool,) = _found(tmp_path, ("granian", "--interface", "wsgi", "--blocking-threads", "2",
                                 "api.wsgi:application")).pools
     assert (pool.processes.value, pool.size.value) == (1, 2)
+
+
+# himdhiman/db-runcode-kubernetes-cluster shape: Django 3.2 + Channels under daphne
+@pytest.mark.parametrize(("pin", "shared"), [
+    ("Django==3.2.7", True), ("Django==3.1", True), ("django==4.0", False),
+    ("Django==3.0.14", False), ("Django>=3.2,<4", False)])
+def test_django_before_4_under_asgi_is_one_connection_per_process(tmp_path, pin, shared):
+    """Audit 34: Django 3.2.7 under daphne was 'one connection per request in flight,
+    unbounded' (PA102, cannot tell). Its ASGIHandler has no ThreadSensitiveContext (4.0
+    added it), so asgiref runs every request's sync code in one process-wide thread:
+    one connection per process. Django 3.0 and an unpinned range stay unbounded."""
+    write(tmp_path, {"requirements.txt": f"{pin}\nchannels==3.0.4\n"})
+    (pool,) = _found(tmp_path, ("daphne", "-b", "0.0.0.0", "api.asgi:application")).pools
+    if shared:
+        assert (pool.bound, pool.size.value) == ("fixed", 1)
+        assert pool.size.source.path == "requirements.txt" and pool.size.source.line == 1
+        assert "one shared thread" in pool.note
+    else:
+        assert pool.bound == "unbounded"
+    # runserver is WSGI (a thread per request) whatever the Django version
+    (pool,) = _found(tmp_path, ("python", "manage.py", "runserver", "0.0.0.0:8000")).pools
+    assert pool.bound == "unbounded"
