@@ -1582,7 +1582,11 @@ def _built_here(inputs: Inputs, image: str) -> bool:
         return False
     bare = image.removesuffix(":latest")
     return any(key.removesuffix(":latest") == bare for key, _ctx, _where in
-               inputs.build_hints.contexts if ":" in key or ":" not in image)
+               inputs.build_hints.contexts if ":" in key or ":" not in image) or any(
+        # Tilt's docker_build("web", ...) builds every tag of web the manifests run:
+        # it puts its own tag in their place (Tiltfile: image refs are matched by name)
+        key == image_repository(image) for key, _ctx, where in inputs.build_hints.contexts
+        if where.split(":", 1)[0].rsplit("/", 1)[-1] == "Tiltfile")
 
 
 def _names_the_mix_app(inputs: Inputs, image: str) -> bool:
