@@ -1251,7 +1251,8 @@ def _inferred_app_dir(inputs: Inputs, w: Workload, topo: Topology) -> str | None
         # instructions of a warm check of 5,000 manifests without application sources)
         return None
     scripted = {c.name: found for c in w.containers
-                if c.role != "init" and (found := _configmap_script(w, c)) is not None}
+                if c.role != "init" and (found := _configmap_script(w, c) or _idle(c))
+                is not None}
     runs = [c for c in w.containers if c.role != "init" and c.name not in scripted]
     if scripted:
         topo.notices.append(
@@ -1427,6 +1428,20 @@ def _parent_chart_image(inputs: Inputs, w: Workload) -> tuple[str, str] | None:
 # stock operating-system images: what runs in them is what the pod gives them
 _OS_IMAGES = frozenset({"alpine", "debian", "ubuntu", "busybox", "centos", "fedora",
                         "rockylinux", "almalinux", "amazonlinux", "bash"})
+
+
+def _idle(c: Container) -> str | None:
+    """What a container runs when its command only waits (`sleep 43200`, `sleep
+    infinity`, `tail -f /dev/null`, also as a shell's -c text): a toolbox kept alive for
+    `kubectl exec`, not the application (pasiol/django-k8s-demo's debug-pod, almalinux
+    running `sleep 43200`, was given the root's Django app and its pool)."""
+    words = [*c.command, *c.args]
+    if len(words) == 3 and words[0].rsplit("/", 1)[-1] in SHELLS and words[1] == "-c":
+        words = words[2].split()
+    if (len(words) == 2 and words[0].rsplit("/", 1)[-1] == "sleep") or \
+            words == ["tail", "-f", "/dev/null"]:
+        return f"`{' '.join(words)}` in {c.image}, which only waits"
+    return None
 
 
 def _configmap_script(w: Workload, c: Container) -> str | None:
