@@ -196,3 +196,40 @@ def test_django_before_4_under_asgi_is_one_connection_per_process(tmp_path, pin,
     # runserver is WSGI (a thread per request) whatever the Django version
     (pool,) = _found(tmp_path, ("python", "manage.py", "runserver", "0.0.0.0:8000")).pools
     assert pool.bound == "unbounded"
+
+
+@pytest.mark.parametrize("port", ["", '\n        "PORT": os.getenv("POSTGRES_PORT", 5432),'])
+def test_a_migrate_init_container_is_within_an_unbounded_runserver_pool(tmp_path, port):
+    """Audit 34 (pasiol/django-k8s-demo): an init container's `manage.py migrate` (1)
+    exits before runserver starts, whose unbounded pool holds at least that one: the
+    pod's floor is 1, not 1 + 1 (an unbounded pool's per_pod() was 0, so the init pool
+    was summed; and the settings' port 5432 was another server than no port)."""
+    settings = SETTINGS.replace('"HOST": os.environ.get("POSTGRES_HOST"),',
+                                '"HOST": os.environ.get("POSTGRES_HOST"),' + port)
+    write(tmp_path, {"api/settings.py": settings, "manage.py": MANAGE, "api/__init__.py": "",
+                     "k8s/db.yaml": DB, "k8s/api.yaml": """
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: api}
+spec:
+  replicas: 3
+  strategy: {type: Recreate}
+  template:
+    spec:
+      initContainers:
+        - name: migrate
+          image: me/api:1
+          command: [/bin/sh, -c, python manage.py migrate]
+          env: [{name: POSTGRES_HOST, value: db},
+                {name: DJANGO_SETTINGS_MODULE, value: api.settings}]
+      containers:
+        - name: api
+          image: me/api:1
+          command: [python, manage.py, runserver, 0.0.0.0:8000]
+          env: [{name: POSTGRES_HOST, value: db},
+                {name: DJANGO_SETTINGS_MODULE, value: api.settings}]
+"""})
+    result = run_check([str(tmp_path)], CheckOptions())
+    (budget,) = result.budgets
+    assert budget.peak == 3 and budget.unbounded_clients, budget
+    assert any("of its init containers not counted at peak" in n for n in result.notices)

@@ -929,7 +929,8 @@ def _without_own_routes(w: Workload, pools: list[Pool], route: Route | None,
 
 def _server_key(route: Route | None) -> tuple[str, int | None]:
     """The server a route leads to (its database and user share that server's slots)."""
-    return ("", None) if route is None else ((route.host or "").lower(), route.port)
+    # no port is libpq's default, 5432: `db` and `db:5432` are one server
+    return ("", None) if route is None else ((route.host or "").lower(), route.port or 5432)
 
 
 def _init_within_running(init_pools: list[Pool], running: list[Pool]) -> bool:
@@ -939,7 +940,10 @@ def _init_within_running(init_pools: list[Pool], running: list[Pool]) -> bool:
     that server's connection while it runs)."""
     held: dict[tuple[str, int | None], float] = {}
     for p in running:
-        held[_server_key(p.route)] = held.get(_server_key(p.route), 0) + p.per_pod()
+        # an unbounded pool holds at least one per process (what its budget counts)
+        n = p.per_pod() if p.bound != "unbounded" else max(
+            p.per_pod(), p.processes.value if p.processes else 1)
+        held[_server_key(p.route)] = held.get(_server_key(p.route), 0) + n
     needed: dict[tuple[str, int | None], float] = {}
     for p in init_pools:
         needed[_server_key(p.route)] = needed.get(_server_key(p.route), 0) + p.per_pod()
