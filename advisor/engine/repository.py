@@ -1671,6 +1671,7 @@ def build_contexts(found, root: Root):
         is_build_file,
         is_build_script,
         is_dockerfile_name,
+        tilt_contexts,
         workflow_contexts,
     )
 
@@ -1699,6 +1700,7 @@ def build_contexts(found, root: Root):
         contexts += build_script_contexts(
             root, scripts, tuple(found.rel(p.parent).strip(".") for p in dockerfiles),
             tuple(root.rel(p) for p in [*dockerfiles, *variants]))
+        contexts += [c for p in named.get("Tiltfile", ()) for c in tilt_contexts(root, str(p))]
     # what CI publishes: .github is hidden, so not among the files found
     contexts += workflow_contexts(root)
     bases = []

@@ -448,11 +448,43 @@ def scan_build_hints(root: Root) -> BuildHints:
                                           environments=environments))
             elif is_build_script(name):
                 scripts.append(os.path.join(dirpath, name))
+            elif name == "Tiltfile":
+                contexts.extend(tilt_contexts(root, os.path.join(dirpath, name)))
     # after skaffold and compose: a command written in a script or README says less
     contexts += build_script_contexts(root, scripts, tuple(dirs), tuple(files))
     contexts += workflow_contexts(root)
     return BuildHints(dockerfile_dirs=tuple(dirs), contexts=tuple(contexts),
                       compose_env=tuple(environments))
+
+
+# Tilt's docker_build(ref, context, ...) (Starlark): ref and context positional or named
+_TILT_BUILD = lazy(r"""\bdocker_build\(\s*(?:ref\s*=\s*)?(["'])([^"']+)\1\s*,\s*"""
+                   r"""(?:context\s*=\s*)?(["'])([^"']+)\3""")
+
+
+def tilt_contexts(root: Root, path: str) -> list[tuple[str, str, str]]:
+    """(image, build folder, Tiltfile:line) of a Tiltfile's `docker_build("IMAGE",
+    "FOLDER")` calls: Tilt builds IMAGE from FOLDER, taken relative to the Tiltfile's
+    folder, and deploys it wherever a manifest runs IMAGE (truclk/django-k8s-poc: its
+    chart runs upload-service:<appVersion>, which `docker_build("upload-service", ".")`
+    builds from the root)."""
+    try:
+        text = root.read_text(path)
+    except InputError:
+        return []
+    shown = root.rel(path)
+    here = PurePosixPath(shown).parent.as_posix()
+    here = "" if here == "." else here
+    out: list[tuple[str, str, str]] = []
+    for m in _TILT_BUILD.finditer(text):
+        line_start = text.rfind("\n", 0, m.start()) + 1
+        if text[line_start:m.start()].lstrip().startswith("#"):
+            continue
+        folder = rel_inside(f"{here}/{m.group(4)}" if here else m.group(4))
+        if folder is not None and os.path.isdir(os.path.join(root.path, folder)
+                                                if folder else root.path):
+            out.append((m.group(2), folder, f"{shown}:{text.count(chr(10), 0, m.start()) + 1}"))
+    return out
 
 
 def build_script_contexts(root: Root, paths: list[str], dockerfile_dirs: tuple[str, ...] = (),
