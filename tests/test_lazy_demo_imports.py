@@ -18,6 +18,7 @@ NOT_ON_THE_DEMO_PATH = (
     "advisor.budget.hooks",  # Helm hook releases
     "advisor.read.helm_commands",  # helm install / helmfile commands naming postgresql
     "advisor.read.apps.dropwizard",  # JVM readers: for an application with a build file
+    "advisor.read.sql.drivers",  # driver hazards: only looked for behind a pooler
     "advisor.read.apps.vertx",
 )
 

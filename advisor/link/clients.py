@@ -86,7 +86,6 @@ from advisor.read.apps.urls import (
 from advisor.read.apps.var_names import may_name_where, meaning, name_parts, names_where
 from advisor.read.render import in_packaged_chart
 from advisor.read.sources.k8s import get
-from advisor.read.sql.drivers import command_hazards, env_hazards, may_hold_env_hazard
 from advisor.read.workloads import (
     POD_SPEC_PATHS,
     SHELLS,
@@ -1216,6 +1215,9 @@ def _env_hazards(w: Workload, client_id: str) -> list[SqlHazard]:
     """Startup options and prepared-statement settings in the containers' connection
     env (PGOPTIONS, URLs). Values from Secrets are not looked at: they would end up in
     a finding's text."""
+    # imported here: called only behind a pooler, which most runs (the demo too) lack
+    from advisor.read.sql.drivers import command_hazards, env_hazards, may_hold_env_hazard
+
     return [h for c in w.containers if not is_pgbouncer_container(c)
             for e in c.env if not e.secret and may_hold_env_hazard(e)
             for h in env_hazards(e, client_id)] + [
