@@ -64,11 +64,13 @@ from advisor.read.apps.locate import (
     loose_name,
     match_app_dir,
     maybe_built_here,
+    named_as_build,
     named_service_dir,
     prefixed_folder,
     project_image,
     project_part_dir,
     project_prefixes,
+    root_build_name,
     root_mix_app,
     root_project_name,
     variable_image,
@@ -1328,7 +1330,8 @@ def _inferred_app_dir(inputs: Inputs, w: Workload, topo: Topology) -> str | None
                          "(read with the module's packages it imports)")
     if not matches:
         if not local and not release and not any(
-                maybe_built_here(i) or project_image(i, project) for i in running):
+                maybe_built_here(i) or project_image(i, project)
+                or named_as_build(i, root_build_name(inputs.root)) for i in running):
             return None
         if in_packaged_chart(w.obj.path):
             return None  # a fetched dependency's image (cert-manager) is not built here
