@@ -296,6 +296,18 @@ def client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
                                    runs_db_proxy([x.image for x in w.containers])) \
             or (_pgpool_route(c, app if c.name in runs_app else None)
                 if not found.pools else None)
+        literal = _literal_route(found.pools) if bound is None else None
+        if literal is not None and c_route is not None and (c_route.host or "").lower() \
+                != (literal.host or "").lower():
+            # the application's configuration writes its host (a Spring URL with no ${}):
+            # the container's host variables (DB_HOST) are read by nothing (audit 33 D2)
+            topo.notices.append(
+                f"{workload_id(w)}: {c_route.source.key or 'its environment'} "
+                f"({c_route.source.label()}) names host {c_route.host}, but its datasource "
+                f"URL ({literal.source.label()}) writes host {literal.host} with no "
+                "placeholder: the variable is not read, and its pools connect there")
+        if literal is not None:
+            c_route, c_routes, services = None, [], []
         services = _service_host_links(w, services, [c_route, *c_routes], host_map,
                                        w.namespace or default_ns, topo.notices)
         # further routes only, never c_route: a pool with no route of its own (its URL
@@ -644,6 +656,14 @@ def _without_cli_routes(w: Workload, container: str, cli_only: dict[str, str],
                        f"{r.host}) is {cli_only[r.source.key or '']}: container "
                        f"{container} holds no connection on it, not counted")
     return (None if cli(env_route) else env_route), [r for r in routes if not cli(r)]
+
+
+def _literal_route(pools: list[Pool]) -> Route | None:
+    """The host every pool read writes literally in its own configuration, when all do
+    (Pool.literal_host): where the container connects, whatever its env names."""
+    if not pools or not all(p.literal_host and p.route is not None for p in pools):
+        return None
+    return pools[0].route
 
 
 def _helm_hook(w: Workload):
