@@ -431,6 +431,7 @@ class Pooler(Record, kw_only=True):
     version: BouncerVersion
     settings: dict[str, Setting] = field(default_factory=dict)  # [pgbouncer] section
     main_end: Source | None = None  # its pgbouncer.ini's last [pgbouncer] line (inserts)
+    databases_end: Source | None = None  # and its last [databases] line (inserts)
     # Configured by environment instead: the image's convention ("bitnami", "edoburu")
     # and the container's first env item, before which advise adds a variable.
     env_style: str = ""

@@ -9,11 +9,14 @@ With every client counted, the cut is still proposed (75 + 3 + 8 = 86 -> 90)."""
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 from advisor.advise.plan import advise
 from advisor.advise.records import AdviseOptions, ServerAdvice
+from advisor.advise.text import render_text
 from advisor.scan import load_with_settings
+from tests.test_advise import cli
 from tests.tree_helpers import write
 
 APP = """\
@@ -114,15 +117,40 @@ def _max_connections(advice: ServerAdvice) -> str | None:
     return next((p.new for p in advice.proposals if p.key == "max_connections"), None)
 
 
-def test_clients_pgbouncer_refuses_keep_max_connections(tmp_path: Path) -> None:
+def test_clients_pgbouncer_refuses_are_served_before_max_connections(tmp_path: Path) -> None:
+    # advise first adds the [databases] entry PgBouncer lacks (PA213), then sizes the
+    # server with the pools it opens: 90, never the 10 the 0 at peak gave
     advice = _advise(tmp_path)
-    assert advice.peak_before == 0
-    assert _max_connections(advice) is None  # was "10"
-    (note,) = [n for n in advice.notes if n.startswith("max_connections")]
-    assert "not lowered to the 0 at peak: shop cannot connect yet (PA213)" in note
-    # work_mem is still fitted, for the 100 connections it keeps
-    work_mem = next(p for p in advice.proposals if p.key == "work_mem")
-    assert work_mem.new == "1290kB"
+    assert advice.peak_before == 0 and advice.unserved == 1
+    first = advice.proposals[0]
+    assert first.key == "[databases] orders_main"
+    assert first.new == "orders_main = host=pg port=5432 dbname=orders_main"
+    assert first.edit is not None and first.edit.insert
+    assert (first.edit.path, first.edit.line) == ("k8s/bouncer.yaml", 14)  # the last entry
+    assert _max_connections(advice) == "90"
+    assert advice.peak_after == 75 and advice.fits_after
+    text = render_text([advice])
+    assert text.startswith("== pg: fits, but 1 client cannot connect (PA213) (0 at peak")
+    before = text[text.index("Before:"):text.index("Proposals:")]
+    assert "  fits, but 1 client cannot connect (PA213)\n" in before
+
+
+def test_the_served_entry_applies_and_check_counts_the_clients(tmp_path: Path) -> None:
+    write(tmp_path, {"k8s/app.yaml": APP, "k8s/bouncer.yaml": BOUNCER % "",
+                     "k8s/pg.yaml": PG % ""})
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    diff = cli("advise", "--root", str(tmp_path), str(tmp_path / "k8s"), "--diff")
+    # exit 1: the memory settings are defaults, set by hand (no line to edit)
+    assert diff.returncode == 1 and "Still reported" in diff.stderr, diff.stderr
+    assert "PA213" not in diff.stderr
+    assert "+    orders_main = host=pg port=5432 dbname=orders_main\n" in diff.stdout
+    applied = subprocess.run(["git", "apply", "-"], input=diff.stdout, text=True,
+                             cwd=tmp_path, capture_output=True)
+    assert applied.returncode == 0, applied.stderr
+    check = cli("check", "--no-cache", "--root", str(tmp_path), str(tmp_path / "k8s"))
+    assert "PA213" not in check.stdout
+    # the entry in place, PgBouncer's pools count (max_connections 90 is by hand)
+    assert "  peak: 75 <= 97 usable\n" in check.stdout, check.stdout
 
 
 def test_a_floor_peak_keeps_max_connections(tmp_path: Path) -> None:

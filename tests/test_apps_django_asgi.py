@@ -174,3 +174,62 @@ def test_granian_wsgi_blocking_threads(tmp_path):
     (pool,) = _found(tmp_path, ("granian", "--interface", "wsgi", "--blocking-threads", "2",
                                 "api.wsgi:application")).pools
     assert (pool.processes.value, pool.size.value) == (1, 2)
+
+
+# himdhiman/db-runcode-kubernetes-cluster shape: Django 3.2 + Channels under daphne
+@pytest.mark.parametrize(("pin", "shared"), [
+    ("Django==3.2.7", True), ("Django==3.1", True), ("django==4.0", False),
+    ("Django==3.0.14", False), ("Django>=3.2,<4", False)])
+def test_django_before_4_under_asgi_is_one_connection_per_process(tmp_path, pin, shared):
+    """Audit 34: Django 3.2.7 under daphne was 'one connection per request in flight,
+    unbounded' (PA102, cannot tell). Its ASGIHandler has no ThreadSensitiveContext (4.0
+    added it), so asgiref runs every request's sync code in one process-wide thread:
+    one connection per process. Django 3.0 and an unpinned range stay unbounded."""
+    write(tmp_path, {"requirements.txt": f"{pin}\nchannels==3.0.4\n"})
+    (pool,) = _found(tmp_path, ("daphne", "-b", "0.0.0.0", "api.asgi:application")).pools
+    if shared:
+        assert (pool.bound, pool.size.value) == ("fixed", 1)
+        assert pool.size.source.path == "requirements.txt" and pool.size.source.line == 1
+        assert "one shared thread" in pool.note
+    else:
+        assert pool.bound == "unbounded"
+    # runserver is WSGI (a thread per request) whatever the Django version
+    (pool,) = _found(tmp_path, ("python", "manage.py", "runserver", "0.0.0.0:8000")).pools
+    assert pool.bound == "unbounded"
+
+
+@pytest.mark.parametrize("port", ["", '\n        "PORT": os.getenv("POSTGRES_PORT", 5432),'])
+def test_a_migrate_init_container_is_within_an_unbounded_runserver_pool(tmp_path, port):
+    """Audit 34 (pasiol/django-k8s-demo): an init container's `manage.py migrate` (1)
+    exits before runserver starts, whose unbounded pool holds at least that one: the
+    pod's floor is 1, not 1 + 1 (an unbounded pool's per_pod() was 0, so the init pool
+    was summed; and the settings' port 5432 was another server than no port)."""
+    settings = SETTINGS.replace('"HOST": os.environ.get("POSTGRES_HOST"),',
+                                '"HOST": os.environ.get("POSTGRES_HOST"),' + port)
+    write(tmp_path, {"api/settings.py": settings, "manage.py": MANAGE, "api/__init__.py": "",
+                     "k8s/db.yaml": DB, "k8s/api.yaml": """
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: api}
+spec:
+  replicas: 3
+  strategy: {type: Recreate}
+  template:
+    spec:
+      initContainers:
+        - name: migrate
+          image: me/api:1
+          command: [/bin/sh, -c, python manage.py migrate]
+          env: [{name: POSTGRES_HOST, value: db},
+                {name: DJANGO_SETTINGS_MODULE, value: api.settings}]
+      containers:
+        - name: api
+          image: me/api:1
+          command: [python, manage.py, runserver, 0.0.0.0:8000]
+          env: [{name: POSTGRES_HOST, value: db},
+                {name: DJANGO_SETTINGS_MODULE, value: api.settings}]
+"""})
+    result = run_check([str(tmp_path)], CheckOptions())
+    (budget,) = result.budgets
+    assert budget.peak == 3 and budget.unbounded_clients, budget
+    assert any("of its init containers not counted at peak" in n for n in result.notices)

@@ -120,3 +120,34 @@ def test_a_proxy_sidecar_image_is_not_built_here():
                   "docker.io/istio/proxyv2:1.24.0", "envoyproxy/envoy:v1.32.1"):
         assert not maybe_built_here(image), image
     assert maybe_built_here("us-docker.pkg.dev/bank-of-anthos/ledgerwriter:v0.6.10")
+
+
+def test_a_shared_context_with_dockerfiles_in_a_folder_of_their_own(tmp_path):
+    """Chandu00756/Taskflow's shape: every service builds with context . and a Dockerfile
+    in deployments/docker/ that copies the whole context and runs `go build ./services/
+    user`. The Dockerfiles' folder holds no application: user-service took it and read no
+    pool (PA106, a floor of 1 per pod, where the service opens 100). The package `go
+    build` names is the source; without one, the context is."""
+    (tmp_path / "go.mod").write_text("module example.com/tasks\n")
+    (tmp_path / "services" / "orders").mkdir(parents=True)
+    (tmp_path / "services" / "orders" / "main.go").write_text("package main\n")
+    docker = tmp_path / "build" / "docker"
+    docker.mkdir(parents=True)
+    (docker / "Dockerfile.orders").write_text(
+        "FROM golang:1.24-alpine AS builder\nWORKDIR /src\nCOPY . .\n"
+        "RUN CGO_ENABLED=0 go build -a -installsuffix cgo -o orders \\\n    ./services/orders\n"
+        "FROM alpine:3.20\nCOPY --from=builder /src/orders .\nCMD [\"./orders\"]\n")
+    (docker / "Dockerfile.web").write_text(
+        "FROM python:3.12\nCOPY . .\nCMD [\"python\", \"app.py\"]\n")
+    (tmp_path / "docker-compose.yml").write_text(
+        "services:\n"
+        "  orders:\n    build:\n      context: .\n"
+        "      dockerfile: build/docker/Dockerfile.orders\n"
+        "  web:\n    build:\n      context: .\n      dockerfile: build/docker/Dockerfile.web\n")
+    from advisor.read.apps.locate import _contexts
+
+    contexts = _contexts(Root.of(tmp_path), str(tmp_path / "docker-compose.yml"), "", [])
+    hints = BuildHints(contexts=tuple(contexts))
+    assert match_app_dir(hints, "orders", ["example/orders:latest"]).directory == \
+        "services/orders"
+    assert match_app_dir(hints, "web", ["example/web:latest"]).directory == ""

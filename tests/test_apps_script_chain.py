@@ -162,3 +162,23 @@ def test_a_variable_the_script_sets_expands_its_later_commands(tmp_path, env, wo
                           "serve-child.sh": "#!/bin/bash\necho $WORKER_COUNT $THREADS\n"})
     info, _notices = _processes(app, env)
     assert info.server == "gunicorn" and info.processes.value == workers
+
+
+@pytest.mark.parametrize("program", ["/opt/venv/bin/gunicorn", "/usr/local/bin/gunicorn",
+                                     ".venv/bin/gunicorn"])
+def test_a_virtualenv_program_a_script_runs_is_the_server(tmp_path, program):
+    """Audit 34 (denialAll/DJANGO-K8S, Charlie-Bell/Django-K8S): entrypoint.sh runs
+    `/opt/venv/bin/gunicorn ...`, the virtualenv the Dockerfile made; it was taken for a
+    script missing from the source, so 'one process per pod assumed' hid that an envFrom
+    Secret may set WEB_CONCURRENCY. It is gunicorn, read as gunicorn."""
+    app = _app(tmp_path, {"Dockerfile": _dockerfile('["/srv/entrypoint.sh"]'),
+                          "entrypoint.sh": "#!/bin/bash\ncd /srv/\n"
+                                           f"{program} site.wsgi:application -w 3\n"})
+    info, notices = _processes(app)
+    assert info.server == "gunicorn" and info.processes.value == 3, notices
+    assert any("entrypoint.sh:3" in n for n in notices), notices
+    # a missing script of the app is still said missing
+    app = _app(tmp_path, {"Dockerfile": _dockerfile('["/srv/entrypoint.sh"]'),
+                          "entrypoint.sh": "#!/bin/bash\n/srv/scripts/serve\n"})
+    info, notices = _processes(app)
+    assert not info.server and "/srv/scripts/serve" in (info.unfound or ""), notices

@@ -92,3 +92,31 @@ def test_an_inline_shell_command_is_not_taken_for_a_mounted_script(tmp_path):
     assert _configmap_script(*job("/app/poll.sh")) is None  # not under the mount
     assert _configmap_script(*job("/scripts/poll.sh")) is not None
     assert _configmap_script(*job("/bin/bash", "-e", "/scripts/poll.sh")) is not None
+
+
+# pasiol/django-k8s-demo shape: a debug Pod of an OS image from another registry that
+# only sleeps, kept for `kubectl exec`
+TOOLBOX = """apiVersion: v1
+kind: Pod
+metadata: {name: debug-pod}
+spec:
+  containers:
+    - name: toolbox
+      image: quay.io/almalinuxorg/9-base:latest
+      command: %s
+"""
+
+
+@pytest.mark.parametrize("command", ['["sleep", "43200"]', '["sleep", "infinity"]',
+                                     '["tail", "-f", "/dev/null"]',
+                                     '["/bin/sh", "-c", "sleep 3600"]'])
+def test_a_container_that_only_sleeps_is_not_the_application(tmp_path, command):
+    """Audit 34: the debug Pod was given the root's app and its pool, a client of no
+    known host that made the server's peak a floor ('may connect here: debug-pod')."""
+    write(tmp_path, {**APP, "k8s/db.yaml": POSTGRES_DB, "k8s/web.yaml": WEB,
+                     "k8s/debug.yaml": TOOLBOX % command})
+    result = run_check([str(tmp_path / "k8s")], CheckOptions(cache=False, root=tmp_path))
+    (budget,) = result.budgets
+    assert budget.peak == 8 and not budget.unplaced_clients, budget.unplaced_clients
+    assert any("Pod/debug-pod: container toolbox runs" in n and "which only waits" in n
+               for n in result.notices), result.notices

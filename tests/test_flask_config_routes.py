@@ -198,3 +198,56 @@ def test_a_pool_with_no_host_links_to_the_server_whose_credentials_it_shares(tmp
     # another Secret: nothing links it, so it may connect to any server (a floor)
     result, budget = _check(tmp_path, "{lookup_host()}", secret="mail-login")
     assert budget.peak == 0 and budget.peak_is_floor and budget.unplaced_clients == ["shop"]
+
+
+# raptor103/kubernetes-docker-flask-postgres-sqlalchemy-gunicorn-tutorial shape: the URI is
+# in a Python file with another extension that app.config.from_pyfile executes
+PYFILE_APP = """\
+from flask import Flask
+from flask_sqlalchemy import SQLAlchemy
+
+app = Flask(__name__)
+app.config.from_pyfile('settings.cfg')
+db = SQLAlchemy()
+db.init_app(app)
+"""
+
+
+def test_from_pyfile_config_gives_the_uri(tmp_path):
+    """Audit 34: the URI in config.cfg (from_pyfile) was not read, so the workload
+    'names no database host' and the server's peak was a floor (cannot tell, exit 0);
+    it is 2 pods x 15 = 30 on that server."""
+    write(tmp_path, {
+        "web/app.py": PYFILE_APP,
+        "web/settings.cfg": "SQLALCHEMY_DATABASE_URI = 'postgresql+psycopg2://u:p@db:5432/x'\n",
+        "web/requirements.txt": "flask\nflask-sqlalchemy\npsycopg2-binary\n",
+        "k8s/db.yaml": """
+apiVersion: v1
+kind: Service
+metadata: {name: db}
+spec:
+  selector: {app: db}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: db}
+spec:
+  template:
+    metadata: {labels: {app: db}}
+    spec:
+      containers: [{name: postgres, image: "postgres:16"}]
+""",
+        "k8s/web.yaml": """
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web}
+spec:
+  replicas: 1
+  template:
+    spec:
+      containers:
+        - {name: web, image: me/web:1, command: [gunicorn, -w, "1", "app:app"]}
+"""})
+    result = run_check([str(tmp_path)], CheckOptions())
+    (budget,) = result.budgets
+    assert budget.peak == 30 and not budget.unplaced_clients, budget

@@ -41,7 +41,8 @@ def test_the_schema_rejects_a_count_that_is_not_an_integer():
     doc = {"schema_version": 1, "tool": {"name": "pool-advisor", "version": "0"}, "roots": [],
            "budgets": [], "findings": [], "suppressed": [], "notices": [],
            "summary": {k: 0 for k in ("findings", "error", "warning", "info", "suppressed",
-                                      "notices", "servers", "over", "cannot_tell")}}
+                                      "notices", "servers", "over", "cannot_tell",
+                                      "cannot_connect")}}
     assert not list(validator.iter_errors(doc))
     doc["summary"]["error"] = 1.5
     assert list(validator.iter_errors(doc))

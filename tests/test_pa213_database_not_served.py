@@ -185,3 +185,28 @@ def test_a_stop_that_may_skip_entries_says_nothing(tmp_path: Path) -> None:
     after = NAMED + "\nserver_login_retry_time = 15"
     result, found = _check(tmp_path / "b", after)
     assert len(found) == 1 and any(f.code == "PA209" for f in result.findings)
+
+
+def test_json_and_markdown_say_who_cannot_connect(tmp_path: Path) -> None:
+    # the JSON said "fits": true with nothing about the refused client; the PR comment's
+    # table said "✅ fits" (an expert's CI reads these, not the terminal)
+    import json
+
+    from advisor.report import json as json_report
+    from advisor.report.compare import compare
+    from advisor.report.markdown import budget_table, diff_table
+    from advisor.rules import load_rules
+
+    result, _ = _check(tmp_path, NAMED)
+    doc = json.loads(json_report.render(result, load_rules()))
+    (budget,) = doc["budgets"]
+    assert budget["fits"] and budget["unserved"] == [
+        "backend: database 'payment_processing' is not in pgbouncer's [databases] "
+        "(no * fallback): PgBouncer refuses it (PA213)"]
+    assert doc["summary"]["cannot_connect"] == 1
+    assert json_report.load(json_report.render(result, load_rules())).budgets[0].unserved \
+        == budget["unserved"]
+    row = budget_table(result.budgets).splitlines()[-1]
+    assert "⚠️ fits, but 1 client cannot connect (PA213)" in row and "✅" not in row
+    diff_row = diff_table(compare(result, result)).splitlines()[-1]
+    assert "fits, but 1 client cannot connect (PA213)" in diff_row

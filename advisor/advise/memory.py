@@ -120,20 +120,14 @@ def server_settings(
 
 
 def _uncounted(b: Budget) -> str:
-    """Why the peak is not what the server must hold: clients behind a PgBouncer that
-    refuses their database (PA213: they open nothing now, a pool each once it is fixed),
-    or a peak that is a floor (unbounded pools, unknown pairs, unread files...); "" when
-    it is."""
-    why = []
-    if b.unserved:
-        names = ", ".join(dict.fromkeys(x.split(":", 1)[0] for x in b.unserved))
-        why.append(f"{names} cannot connect yet (PA213) and open their pools once "
-                   "their database is served")
-    if b.peak_is_floor:
-        from advisor.budget.arith import unknown_clients_text
+    """Why the peak is not what the server must hold: a floor (unbounded pools, unknown
+    pairs, unread files...); "" when it is. (Clients a PgBouncer refuses, PA213, are
+    served first by advise.serve, so their pools are in the peak here.)"""
+    if not b.peak_is_floor:
+        return ""
+    from advisor.budget.arith import unknown_clients_text
 
-        why.append(f"the peak is a floor ({unknown_clients_text(b)})")
-    return " and ".join(why)
+    return f"the peak is a floor ({unknown_clients_text(b)})"
 
 
 def _work_mem_setting(server: Server, after: MemoryBudget, limit: float, limit_label: str,

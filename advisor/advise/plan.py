@@ -41,6 +41,7 @@ from advisor.advise.records import (
     num,
 )
 from advisor.advise.rulefixes import rule_fixes
+from advisor.advise.serve import serve_databases
 from advisor.live.sizing import Recommendation, recommend_active_connections
 from advisor.model import Budget, Server, Topology
 
@@ -79,7 +80,7 @@ def advise(
         # nothing connects to a server left no slots only by max_wal_senders (before
         # 12): nothing to fit, as for one that fits
         only_for_rules = (b.fits or b.no_room_once_streaming) and not options.all_servers \
-            and not _memory_over(b)
+            and not _memory_over(b) and not b.unserved
         advice = _advise_server(topo, server, b, options, memory, registry,
                                 only_for_rules=only_for_rules)
         if advice is not None:
@@ -160,7 +161,13 @@ def _advise_server(
 ) -> ServerAdvice | None:
     """The advice for one server; None when `only_for_rules` (it fits) and no one-value
     rule has a fix or a note for it."""
-    from advisor.budget.arith import contribution_lines, no_room_text, peak_expr, usable_expr
+    from advisor.budget.arith import (
+        contribution_lines,
+        no_room_text,
+        peak_expr,
+        unserved_text,
+        usable_expr,
+    )
     from advisor.budget.slots import server_budget
 
     after_topo = copy.deepcopy(topo)
@@ -171,15 +178,22 @@ def _advise_server(
     sizing = _sizing(server, options)
     target_active = _target_active(sizing)
 
-    # 0: a transaction-mode PgBouncer for direct clients past what the server should run
-    # (not when the user shapes the pools' shares: --weight, --min, their declarations)
-    pooled = _new_pooler(after_topo, after_server, b, target_active, notes,
+    # 0: the databases a PgBouncer refuses its clients served (PA213): the steps after
+    # size the server with those clients' pools, not without them
+    proposals += serve_databases(after_topo, after_server)
+    served = b
+    if proposals:
+        served = server_budget(after_server, after_topo, memory)  # type: ignore[arg-type]
+    # then a transaction-mode PgBouncer for direct clients past what the server should
+    # run (not when the user shapes the pools' shares: --weight, --min, their declarations)
+    pooled = _new_pooler(after_topo, after_server, served, target_active, notes,
                          options.chart_dirs) \
         if options.new_pooler and not (options.weights or options.minimums) else []
     proposals += pooled
     # 1-2: fit the slots.
-    if (not (b.fits or b.no_room_once_streaming) or options.all_servers) and not pooled:
-        proposals += fit_slots(after_topo, server, b, options, target_active, notes)
+    if (not (served.fits or served.no_room_once_streaming) or options.all_servers) \
+            and not pooled:
+        proposals += fit_slots(after_topo, server, served, options, target_active, notes)
     # 3: pooler modes and client limits.
     for pooler in after_topo.poolers:
         if pooler.server_id == server.id and pooler.kind == "pgbouncer":
@@ -206,7 +220,7 @@ def _advise_server(
     # 5: timeouts, lifetimes and a single PgBouncer (PA5xx, PA210): one value each
     rule_notes: list[str] = []
     fixes = rule_fixes(after_topo, after_server, memory, rule_notes, registry)
-    if only_for_rules and not fixes and not rule_notes:
+    if only_for_rules and not fixes and not rule_notes and not b.unserved:
         return None
     proposals += fixes
     notes += rule_notes
@@ -216,7 +230,9 @@ def _advise_server(
         out = [f"usable: {usable_expr(x)}", f"peak: {peak_expr(x)}"]
         for c in x.contributions:
             out += ["  " + ln for ln in contribution_lines(c)]
-        if x.fits:
+        if x.fits and x.unserved:  # a fit without the clients PgBouncer refuses (PA213)
+            verdict = unserved_text(len(x.unserved))
+        elif x.fits:
             verdict = "fits"
         elif x.no_room_once_streaming:  # peak 0: not over (PA101)
             verdict = no_room_text(x)
@@ -235,6 +251,7 @@ def _advise_server(
         server=server.name,
         server_id=server.id,
         fits_before=b.fits,
+        unserved=len(b.unserved),
         floor_before=b.peak_is_floor,
         usable_before=b.usable,
         peak_before=b.peak,

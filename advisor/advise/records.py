@@ -86,6 +86,9 @@ class ServerAdvice(BaseModel):
     # The peak before is a floor for any reason (unknown clients, an unplaced client, a
     # file not read): a floor within the usable slots is neither "fits" nor "does not fit"
     floor_before: bool = False
+    # Clients that cannot connect through their PgBouncer before (PA213): a fit is not
+    # theirs, and the header says so
+    unserved: int = 0
     # PostgreSQL refuses to start the server (PA109): what to change first, and no pool
     # fitted into slots it does not have ("" for a server that starts)
     will_not_start: str = ""

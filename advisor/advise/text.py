@@ -5,6 +5,7 @@ sizing evidence and the notes."""
 from __future__ import annotations
 
 from advisor.advise.records import ServerAdvice, num
+from advisor.budget.arith import unserved_text
 
 
 def render_text(advice: list[ServerAdvice]) -> str:
@@ -21,7 +22,8 @@ def render_text(advice: list[ServerAdvice]) -> str:
             lines.append(f"== {a.server}: not known ({num(a.peak_before)} or more at peak, "
                          f"{num(a.usable_before)} usable)")
         else:
-            state = "fits" if a.fits_before else "does not fit"
+            state = ("does not fit" if not a.fits_before
+                     else unserved_text(a.unserved) if a.unserved else "fits")
             lines.append(f"== {a.server}: {state} ({num(a.peak_before)} at peak, "
                          f"{num(a.usable_before)} usable)")
         lines.append("Before:")

@@ -118,6 +118,12 @@ def usable_expr(b: Budget, s: Style = PLAIN) -> str:
     return f"{s.number(b.usable)} usable = " + f" {s.minus} ".join(parts)
 
 
+def unserved_text(n: int) -> str:
+    """A fit whose server some clients cannot reach through their PgBouncer (PA213):
+    they open nothing there now, so the fit is not theirs (Budget.unserved)."""
+    return f"fits, but {n} client{'s' if n != 1 else ''} cannot connect (PA213)"
+
+
 def no_room_text(b: Budget) -> str:
     """Budget.no_room_once_streaming in words, with its arithmetic: `no slots left for
     non-superusers once 9 standbys stream (max_wal_senders 10): 12 - 3 - 10 = -1 usable,

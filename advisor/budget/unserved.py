@@ -6,7 +6,7 @@ from __future__ import annotations
 from msgspec import Struct
 
 from advisor.facts.pgbouncer import refuses_database
-from advisor.model import Client, Pooler, Route, Source, Topology
+from advisor.model import Client, Pooler, PoolerDatabase, Route, Source, Topology
 
 
 class Unserved(Struct, frozen=True):
@@ -56,3 +56,13 @@ def unserved_by_server(topo: Topology) -> dict[str, list[str]]:
             f"{u.client.name}: database {u.dbname!r} is not in {u.pooler.name}'s "
             f"[databases] (no * fallback): PgBouncer refuses it (PA213)")
     return out
+
+
+def entry_line(dbname: str, databases: list[PoolerDatabase]) -> str:
+    """The [databases] line that serves `dbname` on the server the pooler's other entries
+    lead to: `<dbname> = host=... port=... dbname=<dbname>` (PA213's fix, advise's edit)."""
+    first = next((d for d in databases if d.host and d.name != "*"), None)
+    where = ""
+    if first is not None:
+        where = f"host={first.host} " + (f"port={first.port} " if first.port else "")
+    return f"{dbname} = {where}dbname={dbname}"

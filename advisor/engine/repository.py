@@ -1671,6 +1671,7 @@ def build_contexts(found, root: Root):
         is_build_file,
         is_build_script,
         is_dockerfile_name,
+        tilt_contexts,
         workflow_contexts,
     )
 
@@ -1692,11 +1693,14 @@ def build_contexts(found, root: Root):
     for p in files:
         contexts.extend(_contexts(root, str(p), found.rel(p.parent).strip("."), databases,
                                   built_with, environments))
-    if dockerfiles:
+    if dockerfiles or variants:
+        # a `docker build -f build/docker/Dockerfile.auth .` builds with a variant only
+        # (DeepakGiri2/GoConnect has no file named Dockerfile)
         scripts = [str(p) for n, paths in named.items() if is_build_script(n) for p in paths]
         contexts += build_script_contexts(
             root, scripts, tuple(found.rel(p.parent).strip(".") for p in dockerfiles),
             tuple(root.rel(p) for p in [*dockerfiles, *variants]))
+        contexts += [c for p in named.get("Tiltfile", ()) for c in tilt_contexts(root, str(p))]
     # what CI publishes: .github is hidden, so not among the files found
     contexts += workflow_contexts(root)
     bases = []

@@ -951,7 +951,8 @@ def _without_own_routes(w: Workload, pools: list[Pool], route: Route | None,
 
 def _server_key(route: Route | None) -> tuple[str, int | None]:
     """The server a route leads to (its database and user share that server's slots)."""
-    return ("", None) if route is None else ((route.host or "").lower(), route.port)
+    # no port is libpq's default, 5432: `db` and `db:5432` are one server
+    return ("", None) if route is None else ((route.host or "").lower(), route.port or 5432)
 
 
 def _init_within_running(init_pools: list[Pool], running: list[Pool]) -> bool:
@@ -961,7 +962,10 @@ def _init_within_running(init_pools: list[Pool], running: list[Pool]) -> bool:
     that server's connection while it runs)."""
     held: dict[tuple[str, int | None], float] = {}
     for p in running:
-        held[_server_key(p.route)] = held.get(_server_key(p.route), 0) + p.per_pod()
+        # an unbounded pool holds at least one per process (what its budget counts)
+        n = p.per_pod() if p.bound != "unbounded" else max(
+            p.per_pod(), p.processes.value if p.processes else 1)
+        held[_server_key(p.route)] = held.get(_server_key(p.route), 0) + n
     needed: dict[tuple[str, int | None], float] = {}
     for p in init_pools:
         needed[_server_key(p.route)] = needed.get(_server_key(p.route), 0) + p.per_pod()
@@ -1273,7 +1277,8 @@ def _inferred_app_dir(inputs: Inputs, w: Workload, topo: Topology) -> str | None
         # instructions of a warm check of 5,000 manifests without application sources)
         return None
     scripted = {c.name: found for c in w.containers
-                if c.role != "init" and (found := _configmap_script(w, c)) is not None}
+                if c.role != "init" and (found := _configmap_script(w, c) or _idle(c))
+                is not None}
     runs = [c for c in w.containers if c.role != "init" and c.name not in scripted]
     if scripted:
         topo.notices.append(
@@ -1452,6 +1457,20 @@ _OS_IMAGES = frozenset({"alpine", "debian", "ubuntu", "busybox", "centos", "fedo
                         "rockylinux", "almalinux", "amazonlinux", "bash"})
 
 
+def _idle(c: Container) -> str | None:
+    """What a container runs when its command only waits (`sleep 43200`, `sleep
+    infinity`, `tail -f /dev/null`, also as a shell's -c text): a toolbox kept alive for
+    `kubectl exec`, not the application (pasiol/django-k8s-demo's debug-pod, almalinux
+    running `sleep 43200`, was given the root's Django app and its pool)."""
+    words = [*c.command, *c.args]
+    if len(words) == 3 and words[0].rsplit("/", 1)[-1] in SHELLS and words[1] == "-c":
+        words = words[2].split()
+    if (len(words) == 2 and words[0].rsplit("/", 1)[-1] == "sleep") or \
+            words == ["tail", "-f", "/dev/null"]:
+        return f"`{' '.join(words)}` in {c.image}, which only waits"
+    return None
+
+
 def _configmap_script(w: Workload, c: Container) -> str | None:
     """What a stock OS image's container runs when its command is a script (`/bin/sh
     /scripts/poll.sh`, or the script itself) under the mount path of a ConfigMap volume:
@@ -1605,7 +1624,11 @@ def _built_here(inputs: Inputs, image: str) -> bool:
         return False
     bare = image.removesuffix(":latest")
     return any(key.removesuffix(":latest") == bare for key, _ctx, _where in
-               inputs.build_hints.contexts if ":" in key or ":" not in image)
+               inputs.build_hints.contexts if ":" in key or ":" not in image) or any(
+        # Tilt's docker_build("web", ...) builds every tag of web the manifests run:
+        # it puts its own tag in their place (Tiltfile: image refs are matched by name)
+        key == image_repository(image) for key, _ctx, where in inputs.build_hints.contexts
+        if where.split(":", 1)[0].rsplit("/", 1)[-1] == "Tiltfile")
 
 
 def _names_the_mix_app(inputs: Inputs, image: str) -> bool:

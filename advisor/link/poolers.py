@@ -159,7 +159,7 @@ def pooler_from_workload(inputs: Inputs, topo: Topology, w: Workload, c: Contain
         topo.problems.extend(ini.problems)
         merge_suppressions(topo, ini.suppressions)
         pooler.settings, pooler.databases, pooler.users = ini.settings, ini.databases, ini.users
-        pooler.main_end = ini.main_end
+        pooler.main_end, pooler.databases_end = ini.main_end, ini.databases_end
         pooler.databases_complete = ini.complete
         break
     else:

@@ -38,6 +38,9 @@ class ServerChange(BaseModel):
     # files unread): "fits" is never said of it, only "over by at least" or cannot tell.
     floor_before: bool = False
     floor_after: bool = False
+    # Clients of the head that cannot connect through their PgBouncer (PA213): a fit
+    # is not theirs (Budget.unserved).
+    unserved_after: int = 0
     # The server does not start with the head's settings (PA109): no slots, no verdict.
     refused_after: bool = False
     # A server missing from one revision whose file that revision could not read (PA901
@@ -195,6 +198,7 @@ def _change(b: Budget | None, a: Budget | None) -> ServerChange:
         floor_before=b.peak_is_floor if b else False,
         floor_after=a.peak_is_floor if a else False,
         refused_after=a.refused is not None if a else False,
+        unserved_after=len(a.unserved) if a else 0,
         terms=term_changes(b, a) if a and b else [],
     )
 

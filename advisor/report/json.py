@@ -59,6 +59,9 @@ def to_dict(result: CheckResult) -> dict:
             "exposed": list(b.exposed),
             "peak_is_floor": b.peak_is_floor,
             "rests_on": list(b.rests_on),
+            # clients behind a PgBouncer that refuses their database (PA213): "fits"
+            # is the arithmetic without them, not their fit
+            "unserved": list(b.unserved),
             "refused": msgspec.to_builtins(b.refused) if b.refused else None,
             "client_sides": list(b.client_sides),
             "terms": {
@@ -109,7 +112,8 @@ def _summary(result: CheckResult) -> dict:
             "over": sum(1 for b in result.budgets if b.over),
             "cannot_tell": sum(1 for b in result.budgets
                                if not b.fits and b.peak <= b.usable and not b.refused
-                               and not b.no_room_once_streaming)}
+                               and not b.no_room_once_streaming),
+            "cannot_connect": sum(1 for b in result.budgets if b.fits and b.unserved)}
 
 
 def render(result: CheckResult, registry: Registry) -> str:
@@ -250,6 +254,7 @@ def load(text: str) -> CheckResult:
                 "unread_files": b.get("unread_files", []),
                 "exposed": b.get("exposed", []),
                 "rests_on": b.get("rests_on", []),
+                "unserved": b.get("unserved", []),
                 "refused": b.get("refused"),
                 "client_sides": b.get("client_sides", [])}
                for b in data["budgets"]]

@@ -17,6 +17,7 @@ from advisor.budget.arith import (
     no_room_text,
     peak_expr,
     refusal_text,
+    unserved_text,
     usable_expr,
 )
 from advisor.model import Budget, Contribution, Finding, Location, Severity, Term
@@ -91,14 +92,18 @@ def where(loc: Location, source_url: str | None = None) -> str:
 # --- budgets -------------------------------------------------------------------------
 
 
-def status(peak: float | None, usable: float | None, *, floor: bool = False) -> str:
+def status(peak: float | None, usable: float | None, *, floor: bool = False,
+           unserved: int = 0) -> str:
     """A floor (Budget.peak_is_floor) past usable is over by at least the difference;
-    within it, it cannot tell, never "fits" (the text report's verdict)."""
+    within it, it cannot tell, never "fits"; a fit some clients cannot connect to
+    (`unserved` of them, PA213) is said so (the text report's verdicts)."""
     if peak is None or usable is None:
         return DASH if peak is None else "unknown"
     if floor:
         return (f"❌ over by at least {number(peak - usable)}" if peak > usable
                 else f"⚠️ cannot tell: peak ≥ {number(peak)} is a floor")
+    if peak <= usable and unserved:
+        return f"⚠️ {unserved_text(unserved)} ({number(usable - peak)} spare)"
     if peak <= usable:
         return f"✅ fits ({number(usable - peak)} spare)"
     return f"❌ over by {number(peak - usable)}"
@@ -117,7 +122,8 @@ def budget_table(budgets: list[Budget]) -> str:
         reserved = sum(t.value for t in b.reserved)
         # a server PostgreSQL refuses to start has no slots (PA109): no usable, no verdict
         usable, verdict = ("—", "❌ will not start (PA109)") if b.refused \
-            else (number(b.usable), status(b.peak, b.usable, floor=b.peak_is_floor))
+            else (number(b.usable), status(b.peak, b.usable, floor=b.peak_is_floor,
+                                             unserved=len(b.unserved)))
         if b.no_room_once_streaming:  # peak 0 is not over (PA101)
             verdict = f"⚠️ {md_text(no_room_text(b))}"
         peak = f"≥ {number(b.peak)}" if b.peak_is_floor else number(b.peak)
@@ -143,7 +149,8 @@ def diff_table(diff: ResultDiff) -> str:
             change = f"{'base' if s.unread_before else 'head'} not read (PA901 " \
                      f"{md_code(s.unread_before or s.unread_after)})"
         verdict = "❌ will not start (PA109)" if s.refused_after else \
-            status(s.peak_after, s.usable_after, floor=s.floor_after)
+            status(s.peak_after, s.usable_after, floor=s.floor_after,
+                   unserved=s.unserved_after)
         rows.append(
             f"| {md_text(s.server)} | {usable} | {peak} | {change} | {verdict} |"
         )

@@ -18,6 +18,7 @@ from advisor.budget.arith import (
     num,
     peak_text,
     size,
+    unserved_text,
 )
 from advisor.model import Budget, CheckResult, Finding
 from advisor.report.safe import safe_line
@@ -87,9 +88,7 @@ def _verdict(b: Budget, color: bool) -> str:
         return f"{safe_line(peak_text(b))}, {_paint(text, 'over', color)}"
     if b.fits and b.unserved:
         # its clients cannot connect at all: a fit without them is not theirs (PA213)
-        n = len(b.unserved)
-        return _paint(f"fits, but {n} client{'s' if n != 1 else ''} cannot connect "
-                      "(PA213)", "notice", color)
+        return _paint(unserved_text(len(b.unserved)), "notice", color)
     if b.fits:
         return _paint("fits", "fits", color)
     return _paint(f"OVER by {num(b.peak - b.usable)}", "over", color)

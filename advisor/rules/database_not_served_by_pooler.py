@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from advisor.budget.unserved import Unserved, unserved_routes
-from advisor.model import Finding, Fix, PoolerDatabase, RelatedLocation, Severity, Topology
+from advisor.budget.unserved import Unserved, entry_line, unserved_routes
+from advisor.model import Finding, Fix, RelatedLocation, Severity, Topology
 from advisor.rule_context import RuleContext
 from advisor.rules import rule
 
@@ -62,15 +62,6 @@ def database_not_served_by_pooler(topo: Topology, ctx: RuleContext) -> Iterator[
         yield _finding(u)
 
 
-def _entry_example(dbname: str, databases: list[PoolerDatabase]) -> str:
-    """`<dbname> = host=... port=... dbname=<dbname>` on the server the entries lead to."""
-    first = next((d for d in databases if d.host), None)
-    where = ""
-    if first is not None:
-        where = f"host={first.host} " + (f"port={first.port} " if first.port else "")
-    return f"{dbname} = {where}dbname={dbname}"
-
-
 def _finding(u: Unserved) -> Finding:
     pooler = u.pooler
     at = u.at
@@ -94,6 +85,6 @@ def _finding(u: Unserved) -> Finding:
         related=(RelatedLocation(location=section,
                                  message=f"{pooler.name}'s [databases] ({ini})"),
                  *related[1:]),
-        fix=Fix(description=(f"add `{_entry_example(u.dbname, served)}` to [databases] in "
+        fix=Fix(description=(f"add `{entry_line(u.dbname, served)}` to [databases] in "
                              f"{section.label()}{alternative}")),
         subject=f"{u.client.id}|{pooler.id}|{u.dbname}")

@@ -657,6 +657,14 @@ def script_run(container: Container, app: AppSource | None, cmd: CommandLine) ->
     return out
 
 
+def _installed_program(word: str, named: bool) -> bool:
+    """A path in a `bin/` folder, not given to a shell and not a `.sh`, that is not one
+    of the app's scripts: a program the image installs (`/opt/venv/bin/gunicorn`, a
+    virtualenv's console script; `/usr/local/bin/celery`), run as that program."""
+    folder = word.rsplit("/", 1)[0] if "/" in word else ""
+    return not named and not word.endswith(".sh") and folder.rsplit("/", 1)[-1] in ("bin", "sbin")
+
+
 def _run_segment(app: AppSource, words: list[str], env: dict[str, EnvVar], out: ScriptRun,
                  chain: tuple[str, ...], *, background: bool, image: str = "") -> bool:
     """Follow the script `words` run into `out`; False when they run none."""
@@ -664,6 +672,8 @@ def _run_segment(app: AppSource, words: list[str], env: dict[str, EnvVar], out: 
     if found is None:
         return False
     script = _script_file(app, found[0], named=found[1], image=image)
+    if script is None and _installed_program(*found):
+        return False  # a program the image installs: the caller reads its command line
     if script is None:
         out.missing.append(found[0])
         return True

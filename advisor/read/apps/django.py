@@ -13,7 +13,9 @@ unset (default min_size 4).
 Under an ASGI server (uvicorn, daphne, gunicorn -k uvicorn.workers.UvicornWorker)
 each request runs its sync code in a thread of its own (ASGIHandler's
 ThreadSensitiveContext): one connection per request in flight, unbounded unless the
-server limits the requests in flight (uvicorn --limit-concurrency).
+server limits the requests in flight (uvicorn --limit-concurrency). Before Django 4.0
+(3.1-3.2, pinned) there is no such context: asgiref runs all of a process's sync code in
+one shared thread, so one connection per process per alias.
 
 Rails and Django follow one rule (also advisor/read/apps/rails.py): a process holds at most
 one connection per thread that can hold one, and never more than its pool. Django has
@@ -51,6 +53,7 @@ from advisor.read.apps.django_configurations import (
     url_value_alias,
 )
 from advisor.read.apps.numbers import parse_int
+from advisor.read.apps.pydeps import python_pin, version_tuple
 from advisor.read.apps.pyeval import PyScope, Val, dotted, evaluate, is_unknown, module_names, parse
 from advisor.read.apps.source import AppFile
 from advisor.read.apps.urls import route_from_url
@@ -381,18 +384,47 @@ def _settings_aliases(ctx: StackContext, trees: list[tuple[str, ast.Module]], sc
     return aliases
 
 
+# Django 3.1 wraps sync views in sync_to_async(thread_sensitive=True) (3.1 core/handlers/
+# base.py:229); ThreadSensitiveContext per request came in 4.0 (4.0 core/handlers/
+# asgi.py:148; none in 3.2.25). Outside one, asgiref runs thread-sensitive code in
+# SyncToAsync.single_thread_executor, ThreadPoolExecutor(max_workers=1) (asgiref 3.4.1
+# sync.py:340, 411-415). Django 3.0 used the loop's default executor (not shared).
+_SHARED_SYNC_THREAD = ((3, 1), (4, 0))
+
+
+def _shared_thread_pin(ctx: StackContext) -> Source | None:
+    """Where the app pins a Django whose ASGI handler runs all sync code in one thread
+    per process (3.1 <= version < 4.0), its key the version; None otherwise (not pinned
+    exactly, or another version)."""
+    found = python_pin(ctx.app, "django")
+    if found is None:
+        return None
+    low, high = _SHARED_SYNC_THREAD
+    if not low <= version_tuple(found[0])[:2] < high:
+        return None
+    return replace(found[1], key=found[0])
+
+
 def asgi_pool(ctx: StackContext, label: str, alias: str, route: Route | None) -> Pool:
     """Django under an ASGI server: ASGIHandler runs each request in its own
     asgiref ThreadSensitiveContext, so its sync code (views, ORM) runs in a thread of
     its own and opens its own connection: one per request in flight, per alias. Only
     the server's limit on requests in flight bounds that (uvicorn --limit-concurrency);
-    without one the pool is unbounded (PA102), not one per process."""
+    without one the pool is unbounded (PA102), not one per process. Django 3.1-3.2
+    (pinned) has no per-request context: one shared sync thread, one connection."""
+    server = ctx.processes().server
+    if server != "manage.py runserver" and (shared := _shared_thread_pin(ctx)) is not None:
+        # Django 3.1-3.2 under ASGI: no ThreadSensitiveContext, so every request's sync
+        # code runs in asgiref's one process-wide thread: one connection per process
+        return ctx.pool(f"{label} (1 connection per process: one sync thread)", 1, shared,
+                        route=route, note=f"Django {shared.key} under ASGI ({server}): sync "
+                        "code runs in asgiref's one shared thread (no ThreadSensitiveContext "
+                        "before Django 4.0)")
     name = f"{label} (1 connection per request in flight)"
     limit = ctx.processes().in_flight
     if limit is not None:
         return ctx.pool(name, limit.value, limit.source, route=route,
                         size_label=f"{label}: 1 connection x {limit.label}")
-    server = ctx.processes().server
     if server == "manage.py runserver":  # processes._runserver: a thread per request
         return ctx.pool(name, 0, Source.default_of(
             "Django runserver: a thread per request (ThreadedWSGIServer), one connection "

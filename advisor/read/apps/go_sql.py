@@ -123,6 +123,11 @@ def go_sql_pools(ctx: StackContext) -> list[Pool]:
                 ctx.notices.append(f"{here.label()}: {here.key} is in test support ({why}): "
                                    "not counted")
                 continue
+            if (unused := _unreferenced_import(ctx, g, site.body)) is not None:
+                ctx.notices.append(f"{here.label()}: {here.key} is in {unused}, which none of "
+                                   "the files its main package is built from references: "
+                                   "not counted")
+                continue
             if pkg.text == "gorm":
                 dsn_tok = toks[i + 8] if i + 8 < len(toks) else None
             elif pkg.text == "stdlib":
@@ -428,6 +433,22 @@ def _calls_in(caller: _Site, callee: _Site) -> bool:
 _TEST_IMPORT = re.compile(r'"github\.com/testcontainers/testcontainers-go[/"]')
 # Go's naming for test-fixture constructors (NewTestDB, newTestPostgres, newTest).
 _TEST_NAME = re.compile(r"[nN]ewTest(?![a-z])")
+
+
+def _unreferenced_import(ctx: StackContext, g: GoFile, body: GoBody | None) -> str | None:
+    """The function `body` of g when g is a package the main package imports (read with
+    it, outside the source folder: source._go_imported_files) and no file read uses its
+    name: that binary never runs it (Chandu00756/Taskflow's pkg/database: Connect(), called
+    by the org service only, was counted for every service beside the gorm pool each
+    opens: 200 a pod where 100 are). A function of the source folder itself stays counted
+    (test_support: a minimal module's helper, a registry this scan does not follow)."""
+    if body is None or not g.file.rel.startswith("../"):
+        return None
+    name = body.func.name
+    tree = go_tree(ctx)
+    if any(tree.file(f).uses(name) for f in ctx.files("go")):
+        return None
+    return f"func {name}"
 
 
 def _test_support(ctx: StackContext, g: GoFile, body: GoBody | None, seen: set[str]

@@ -21,7 +21,7 @@ from msgspec.structs import replace
 from advisor.lazyregex import lazy
 from advisor.model import CpuFormula, Pool, Route, Source
 from advisor.read.apps.base import StackContext
-from advisor.read.apps.source import AppFile
+from advisor.read.apps.source import AppFile, go_imports
 
 
 class Stack(Struct, frozen=True):
@@ -175,6 +175,18 @@ def _deps(f: AppFile) -> list[tuple[str, int]]:
     return out
 
 
+def _go_linked(ctx: StackContext, dep: str, go_mod: AppFile) -> bool:
+    """Whether a go.mod requirement is in the binary: always for a module read whole; for
+    the module above a main package (read with the packages it imports: source.
+    _go_imported_files), only when one of the files read imports it. DeepakGiri2/
+    GoConnect's cmd/gateway imports no database package, yet the module's lib/pq made it
+    an unbounded database/sql client (PA102 error) of a server it never connects to."""
+    if not go_mod.rel.startswith("../"):
+        return True
+    return any(path == dep or path.startswith(dep + "/")
+               for f in ctx.files("go") for path in go_imports(f.text))
+
+
 def _dep_stack(ctx: StackContext) -> tuple[Stack, Source] | None:
     groups = (("deps", _PYTHON), ("deps", _RUBY), ("package-json", _NODE), ("go-mod", _GO),
               ("mix", _ELIXIR), ("build", _JAVA))
@@ -183,6 +195,8 @@ def _dep_stack(ctx: StackContext) -> tuple[Stack, Source] | None:
                  if kind != "deps" or (table is _RUBY) == f.name.startswith("Gemfile")]
         found: list[tuple[str, int, AppFile]] = [(d, n, f) for f in files
                                                  for d, n in _deps(f)]
+        if kind == "go-mod":
+            found = [x for x in found if _go_linked(ctx, x[0], x[2])]
         for pattern, stack in table:
             for dep, line, f in found:
                 if re.fullmatch(pattern, dep, re.I):

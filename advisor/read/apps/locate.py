@@ -110,8 +110,13 @@ def is_build_script(name: str) -> bool:
     a shell script, a Makefile, a README (flask-vue-kubernetes' README.md: `docker build
     -t mjhea0/flask-kubernetes ./services/server`, its compose service named otherwise)."""
     lower = name.lower()
-    return name.endswith(".sh") or lower in ("makefile", "gnumakefile") or (
-        lower.startswith("readme") and lower.endswith(".md"))
+    return name.endswith(".sh") or lower.endswith(_WINDOWS_SCRIPTS) or lower in (
+        "makefile", "gnumakefile") or (lower.startswith("readme") and lower.endswith(".md"))
+
+
+# Windows build scripts (DeepakGiri2/GoConnect's scripts/k8s/build-images.bat: `docker
+# build -t goconnect-auth:latest -f build\docker\Dockerfile.auth .`): read with / for \
+_WINDOWS_SCRIPTS = (".bat", ".cmd", ".ps1")
 
 
 # Files of build commands read at most (the shallowest first): a repository of many
@@ -237,6 +242,8 @@ def script_contexts(root: Root, path: str, dockerfile_dirs: tuple[str, ...] = ()
         return []
     if "build" not in text:
         return []
+    if path.lower().endswith(_WINDOWS_SCRIPTS):
+        text = text.replace("\\", "/")
     shown = root.rel(path)
     here = PurePosixPath(shown).parent.as_posix()
     here = "" if here == "." else here
@@ -268,6 +275,14 @@ def script_contexts(root: Root, path: str, dockerfile_dirs: tuple[str, ...] = ()
         if len(folders) != 1:
             continue
         folder = folders.pop()
+        if named_file is not None and _checkable(named_file):
+            # -f a Dockerfile that runs `go build ./cmd/auth`: that package, read with
+            # the module's packages it imports, not the whole shared context
+            files = [f for b in bases if (f := rel_inside(f"{b}/{named_file}" if b
+                                                          else named_file)) is not None
+                     and os.path.isfile(os.path.join(root.path, f))]
+            package = _go_build_folder(root, folder, files[0]) if len(files) == 1 else None
+            folder = package if package is not None else folder
         out += [(tag, folder, f"{shown}:{number}") for tag in tags]
     return out
 
@@ -433,11 +448,43 @@ def scan_build_hints(root: Root) -> BuildHints:
                                           environments=environments))
             elif is_build_script(name):
                 scripts.append(os.path.join(dirpath, name))
+            elif name == "Tiltfile":
+                contexts.extend(tilt_contexts(root, os.path.join(dirpath, name)))
     # after skaffold and compose: a command written in a script or README says less
     contexts += build_script_contexts(root, scripts, tuple(dirs), tuple(files))
     contexts += workflow_contexts(root)
     return BuildHints(dockerfile_dirs=tuple(dirs), contexts=tuple(contexts),
                       compose_env=tuple(environments))
+
+
+# Tilt's docker_build(ref, context, ...) (Starlark): ref and context positional or named
+_TILT_BUILD = lazy(r"""\bdocker_build\(\s*(?:ref\s*=\s*)?(["'])([^"']+)\1\s*,\s*"""
+                   r"""(?:context\s*=\s*)?(["'])([^"']+)\3""")
+
+
+def tilt_contexts(root: Root, path: str) -> list[tuple[str, str, str]]:
+    """(image, build folder, Tiltfile:line) of a Tiltfile's `docker_build("IMAGE",
+    "FOLDER")` calls: Tilt builds IMAGE from FOLDER, taken relative to the Tiltfile's
+    folder, and deploys it wherever a manifest runs IMAGE (truclk/django-k8s-poc: its
+    chart runs upload-service:<appVersion>, which `docker_build("upload-service", ".")`
+    builds from the root)."""
+    try:
+        text = root.read_text(path)
+    except InputError:
+        return []
+    shown = root.rel(path)
+    here = PurePosixPath(shown).parent.as_posix()
+    here = "" if here == "." else here
+    out: list[tuple[str, str, str]] = []
+    for m in _TILT_BUILD.finditer(text):
+        line_start = text.rfind("\n", 0, m.start()) + 1
+        if text[line_start:m.start()].lstrip().startswith("#"):
+            continue
+        folder = rel_inside(f"{here}/{m.group(4)}" if here else m.group(4))
+        if folder is not None and os.path.isdir(os.path.join(root.path, folder)
+                                                if folder else root.path):
+            out.append((m.group(2), folder, f"{shown}:{text.count(chr(10), 0, m.start()) + 1}"))
+    return out
 
 
 def build_script_contexts(root: Root, paths: list[str], dockerfile_dirs: tuple[str, ...] = (),
@@ -539,7 +586,7 @@ def _contexts(root: Root, path: str, base: str,
                     dockerfile = PurePosixPath(expand(b["dockerfile"]))
                     if "$" not in str(dockerfile) and not dockerfile.is_absolute() and \
                             str(dockerfile.parent) not in ("", "."):
-                        ctx = str(PurePosixPath(ctx) / dockerfile.parent)
+                        ctx = _dockerfile_app_folder(root, join(ctx), ctx, dockerfile)
                 if environments is not None and (env := _env_names(svc.get("environment"))):
                     environments.append((join(str(ctx)), f"{shown}:{_service_line(text, name)}",
                                          str(name), env))
@@ -555,6 +602,75 @@ def _contexts(root: Root, path: str, base: str,
                     if dockerfiles is not None and file is not None:
                         dockerfiles.append((key, file, shown))
     return out
+
+
+# `go build` flags that take the next word as their value (cmd/go: build flags)
+_GO_BUILD_VALUED = frozenset({"-o", "-ldflags", "-gcflags", "-asmflags", "-tags", "-mod",
+                              "-p", "-installsuffix", "-buildmode", "-pkgdir", "-modfile",
+                              "-overlay", "-pgo", "-compiler", "-gccgoflags", "-C"})
+_GO_BUILD = lazy(r"\bgo\s+build\s+([^&;|]*)")
+
+
+def _go_build_packages(line: str) -> list[str]:
+    """The package arguments of the `go build` commands of a RUN line (./services/user)."""
+    out: list[str] = []
+    for m in _GO_BUILD.finditer(line):
+        words = m.group(1).split()
+        i = 0
+        while i < len(words):
+            word = words[i]
+            if word.startswith("-"):
+                i += 2 if word in _GO_BUILD_VALUED else 1
+                continue
+            out.append(word.strip("\"'"))
+            i += 1
+    return out
+
+
+def _go_build_folder(root: Root, context: str, dockerfile: str) -> str | None:
+    """The Go package (from the root) the Dockerfile `dockerfile` (from the root) builds
+    with `go build ./pkg` (or `./pkg/main.go`) in a RUN line, when the build context
+    `context` (from the root) holds it; None when it names none or several."""
+    try:
+        text = root.read_text(os.path.join(root.path, dockerfile))
+    except (InputError, OSError):
+        return None
+    found: set[str] = set()
+    for _number, line in logical_lines(text):
+        if not line.lstrip().upper().startswith("RUN"):
+            continue
+        for word in _go_build_packages(line):
+            package = word.removesuffix("/...").removeprefix("./").rstrip("/")
+            if package.endswith(".go"):
+                package = package.rpartition("/")[0]
+            inside = rel_inside(f"{context}/{package}" if context else package)
+            if package and package != "." and inside is not None and _go_package(root, inside):
+                found.add(inside)
+    return found.pop() if len(found) == 1 else None
+
+
+def _dockerfile_app_folder(root: Root, joined: str, ctx: str, dockerfile: PurePosixPath) -> str:
+    """The folder (relative to the compose file, as `ctx` is) a build with a shared
+    context and a Dockerfile elsewhere builds: the Go package its `go build ./pkg` names,
+    when the context holds it; the context itself when the Dockerfile's folder holds
+    nothing but Dockerfiles (Chandu00756/Taskflow: context ., dockerfile
+    deployments/docker/Dockerfile.user building ./services/user, took deployments/docker/
+    and read no pool); else the Dockerfile's folder (opentelemetry-demo: context ./,
+    src/accounting/Dockerfile, the service's own folder)."""
+    folder = PurePosixPath(joined) / dockerfile.parent
+    package = _go_build_folder(root, joined, str(PurePosixPath(joined) / dockerfile))
+    if package is not None:
+        rest = PurePosixPath(package).relative_to(joined) if joined else PurePosixPath(package)
+        return str(PurePosixPath(ctx) / rest)
+    try:
+        names = [e.name for e in os.scandir(os.path.join(root.path, str(folder)))
+                 if e.is_file()]
+    except OSError:
+        names = []
+    if names and all(is_dockerfile_name(n) or n == ".dockerignore"
+                     or n.endswith(".dockerignore") for n in names):
+        return ctx
+    return str(PurePosixPath(ctx) / dockerfile.parent)
 
 
 def _ko_package(root: Root, base: str, context: str, ko: dict) -> tuple[str, str] | None:
@@ -1151,7 +1267,18 @@ def project_image(image: str, project: str | None) -> bool:
     if not project or variable_image(image):
         return False
     repo = image_repository(image.lower())
-    return "/" not in repo and bool(_norm(project)) and _norm(repo) == _norm(project)
+    if "/" in repo or not _norm(project):
+        return False
+    if _norm(repo) == _norm(project):
+        return True
+    # the project's name and the part it plays (`hrm-app:latest` beside the go.mod of
+    # module github.com/DiLRandI/hrm): no official library image is named so
+    head, sep, role = repo.rpartition("-")
+    return bool(sep) and role in _ROLE_SUFFIXES and _norm(head) == _norm(project)
+
+
+# what a project's own image adds to its name (<project>-app, -api, -server)
+_ROLE_SUFFIXES = frozenset({"app", "api", "server", "service", "svc", "backend", "web"})
 
 
 def root_project_name(root: Root) -> str | None:

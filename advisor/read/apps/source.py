@@ -89,6 +89,7 @@ _BY_SUFFIX = {
     ".java": "java", ".kt": "java",
     ".sh": "shell",  # a wrapper script a command runs (apps/cmdline.wrapped_command)
     ".conf": "conf",  # a configuration a command names (apps/supervisord.py: -c worker.conf)
+    ".cfg": "cfg",  # Python a Flask app loads (apps/sqlalchemy.py: config.from_pyfile)
 }
 
 # node-config's file formats other than JS (a config/*.js file is "js"); apps/nodeconfig.py

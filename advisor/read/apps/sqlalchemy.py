@@ -23,7 +23,15 @@ from advisor.model import Pool, Route, Source, Term
 from advisor.read.apps.base import StackContext
 from advisor.read.apps.numbers import parse_int
 from advisor.read.apps.pyentry import Arm, arm_paths, entry_paths, reachable
-from advisor.read.apps.pyeval import PyScope, Val, block_names, dotted, is_unknown
+from advisor.read.apps.pyeval import (
+    PyScope,
+    Val,
+    block_names,
+    dotted,
+    is_unknown,
+    module_names,
+    parse,
+)
 from advisor.read.apps.pysource import (
     PyModule,
     arg,
@@ -526,6 +534,8 @@ def _flask(ctx: StackContext) -> list[Pool]:
         return []
     if uri is None:
         uri = _config_class_uri(list(modules.values()))
+    if uri is None:
+        uri = _pyfile_uri(ctx, list(modules.values()))
     opts = {k: _opt_from_val(v) for k, v in options.items()}
     if "poolclass" in options and options["poolclass"].value is not None:
         opts["poolclass"] = Opt(options["poolclass"].value, "poolclass", None)
@@ -538,6 +548,31 @@ def _flask(ctx: StackContext) -> list[Pool]:
         if pool is not None:
             pools.append(pool)
     return pools
+
+
+def _pyfile_uri(ctx: StackContext, modules: list[PyModule]) -> Val | None:
+    """SQLALCHEMY_DATABASE_URI of the file `app.config.from_pyfile("config.cfg")` loads:
+    Python whatever its name, executed as a module (flask/config.py from_pyfile), found
+    beside the module that loads it (the app's root_path for `Flask(__name__)` there);
+    None when no such file is in the source (not a guess)."""
+    files = {f.rel: f for f in ctx.files("cfg", "python")}
+    for module in modules:
+        for call, _ in calls(module, {"from_pyfile"}):
+            node = arg(call, 0, "filename")
+            name = value_of(module, node) if node is not None else None
+            if name is None or not isinstance(name.value, str):
+                continue
+            folder = module.file.rel.rsplit("/", 1)[0] if "/" in module.file.rel else ""
+            f = files.get(f"{folder}/{name.value}" if folder else name.value)
+            if f is None:
+                continue
+            tree, _error, _line = parse(f.text, f.path)
+            if tree is None:
+                continue
+            scope = PyScope(path=f.path, env=ctx.env_map(), cpus=ctx.cpus, cite=f.cite)
+            if (found := module_names(tree, scope).get("SQLALCHEMY_DATABASE_URI")) is not None:
+                return found
+    return None
 
 
 def _class_uris(module: PyModule) -> dict[str, Val]:

@@ -85,6 +85,8 @@ class PgBouncerIni(Record, kw_only=True):
     database_params: dict[str, dict[str, str]] = field(default_factory=dict)
     # The last line read in its [pgbouncer] section: where an absent setting is added.
     main_end: Source | None = None
+    # The last line read in a [databases] section: where a missing entry is added (PA213).
+    databases_end: Source | None = None
     # The `%include` lines not followed (outside the root, not in it, unreadable), or the
     # file itself when it cannot be read: what they hold is unknown, [databases] too.
     unread_includes: list[Location] = field(default_factory=list)
@@ -219,6 +221,7 @@ class _Loader:
         self.databases_cut = False  # a stop left [databases] entries unread
         self.refusal: list[str] = []
         self.main_end: Source | None = None  # last line of the [pgbouncer] section
+        self.databases_end: Source | None = None  # last line of a [databases] section
 
     # --- problems --------------------------------------------------------------------
 
@@ -331,6 +334,8 @@ class _Loader:
                 ],
             )
         self.section = name
+        if name == "databases":
+            self.databases_end = f.written_source(at, "[databases]")
         if name != "pgbouncer":
             return
         self.got_main = True
@@ -440,6 +445,7 @@ class _Loader:
             )
         self.databases[name] = PoolerDatabase(name=name, location=f.location(at), **fields)
         self.database_params[name] = raw
+        self.databases_end = f.written_source(at, name)
         return None
 
     def set_user(self, f: _File, name: str, connstr: str, at: int) -> list[str] | None:
@@ -742,6 +748,7 @@ def read_pgbouncer_ini(
     result.refusal = loader.refusal
     result.database_params = loader.database_params
     result.main_end = loader.main_end
+    result.databases_end = loader.databases_end
     result.unread_includes = loader.unread
     result.databases_cut = loader.databases_cut
     return result
@@ -770,6 +777,7 @@ def pooler_from_ini(
         location=location or Location(path=ini.path, line=None),
         suppressed=[],
         main_end=ini.main_end,
+        databases_end=ini.databases_end,
     )
 
 
