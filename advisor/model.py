@@ -601,6 +601,10 @@ class Pool(Record, kw_only=True):
     # it said nothing of it. Such a pool is never given another variable's route (the
     # container's only URL): its workload is unplaced, each server's peak a floor.
     route_unknown: str = ""
+    # The route's host is written in the application's own configuration as a literal
+    # (Spring's spring.datasource.url with no ${} placeholder): no host variable of the
+    # container moves it, as none is read (DB_HOST beside a localhost URL).
+    literal_host: bool = False
     # How `size` was decided: written in config ("fixed"), a driver default ("default"),
     # no limit at all ("unbounded": size is then what the process could reach, or 0), or
     # derived from the machine's CPUs ("cpu": size is for `cpus`, see `note`).

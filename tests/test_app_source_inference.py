@@ -566,3 +566,75 @@ spec:
         assert "PA106" not in codes and budget.peak == 16 and budget.fits
     else:
         assert "PA106" in codes
+
+
+_R2DBC_POM = """<project>
+  <parent>
+    <groupId>org.springframework.boot</groupId>
+    <artifactId>spring-boot-starter-parent</artifactId>
+    <version>2.7.3</version>
+  </parent>
+  <!-- <artifactId>commented-out</artifactId> -->
+  <artifactId>orders-postgres-demo</artifactId>
+  <dependencies>
+    <dependency>
+      <groupId>org.springframework.boot</groupId>
+      <artifactId>spring-boot-starter-data-r2dbc</artifactId>
+    </dependency>
+    <dependency>
+      <groupId>org.postgresql</groupId>
+      <artifactId>r2dbc-postgresql</artifactId>
+    </dependency>
+  </dependencies>
+</project>
+"""
+
+
+@pytest.mark.parametrize("build", ["pom", "gradle"])
+@pytest.mark.parametrize("image,read", [
+    ("someuser/orders-postgres-demo:1.0", True),  # the artifact's name: built here
+    ("someuser/postgres-exporter:0.15", False),  # another image: stays published
+])
+def test_an_image_named_as_the_root_build_is_built_here(tmp_path, build, image, read):
+    """Audit 33 D1 (soumencemk/spring-postgres-k8s shape): the image
+    itssoumen/spring-postgres-k8s, named as the root pom.xml's artifactId, was taken for
+    a published program because its name holds `postgres`: no source folder (PA106,
+    peak >= 2, cannot tell) where Spring Boot 2.7's R2DBC pool default (max-size 10)
+    gives 3 pods x 10 = 30 <= 37 usable, fits."""
+    files = {
+        "src/main/resources/application.yaml":
+            "spring:\n  r2dbc:\n    url: ${DB_URL:r2dbc:postgresql://localhost/orders}\n",
+        "src/main/java/demo/App.java": "package demo;\nclass App {}\n",
+        "Dockerfile": "FROM eclipse-temurin:17-jre\nCOPY target/*.jar app.jar\n",
+        "k8s/db.yaml": POSTGRES_DB.replace("max_connections=50", "max_connections=40"),
+        "k8s/app.yaml": f"""apiVersion: apps/v1
+kind: Deployment
+metadata: {{name: orders}}
+spec:
+  replicas: 2
+  template:
+    spec:
+      containers:
+        - name: orders
+          image: {image}
+          env:
+            - {{name: DB_URL, value: "r2dbc:postgresql://db:5432/orders"}}
+"""}
+    if build == "pom":
+        files["pom.xml"] = _R2DBC_POM
+    else:
+        files["settings.gradle"] = "rootProject.name = 'orders-postgres-demo'\n"
+        files["build.gradle"] = (
+            "plugins { id 'org.springframework.boot' version '2.7.3' }\n"
+            "dependencies {\n"
+            "  implementation 'org.springframework.boot:spring-boot-starter-data-r2dbc'\n"
+            "  runtimeOnly 'org.postgresql:r2dbc-postgresql'\n}\n")
+    write(tmp_path, files)
+    result = run_check([str(tmp_path)], CheckOptions(cache=False))
+    codes = {f.code for f in result.findings}
+    (budget,) = result.budgets
+    if read:
+        assert "PA106" not in codes
+        assert budget.peak == 30 and budget.fits
+    else:
+        assert not any("orders: application source inferred" in n for n in result.notices)

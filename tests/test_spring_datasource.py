@@ -114,3 +114,58 @@ def test_an_excluded_datasource_autoconfiguration_opens_no_pool(tmp_path, how):
     (tmp_path / ("src/main/resources/application.yaml" if how == "yaml"
                  else "src/main/java/shop/App.java")).unlink()
     assert run_check([str(tmp_path)], CheckOptions(cache=False)).budgets[0].peak == 20
+
+
+_LEDGER = """apiVersion: apps/v1
+kind: Deployment
+metadata: {name: ledger}
+spec:
+  replicas: 2
+  strategy: {type: Recreate}
+  template:
+    spec:
+      containers:
+        - name: ledger
+          image: acme/ledger:1
+          env:
+%s
+"""
+
+
+@pytest.mark.parametrize("url,env,on_db", [
+    # written literally: DB_HOST is read by no property, the pool connects to localhost
+    ("jdbc:postgresql://localhost:5432/ledger", "{name: DB_HOST, value: db}", False),
+    # a placeholder the env fills: db
+    ("jdbc:postgresql://${DB_HOST:localhost}:5432/ledger", "{name: DB_HOST, value: db}",
+     True),
+    # the environment binds spring.datasource.url over the file's (relaxed binding)
+    ("jdbc:postgresql://localhost:5432/ledger",
+     "{name: SPRING_DATASOURCE_URL, value: 'jdbc:postgresql://db:5432/ledger'}", True),
+])
+def test_a_host_variable_the_app_does_not_read_does_not_move_its_pool(tmp_path, url, env,
+                                                                       on_db):
+    """Audit 33 D2 (shofiq4744/spring-boot-postgres-k8ns shape): application.properties
+    writes spring.datasource.url with localhost and no ${}; the Deployment sets DB_HOST,
+    which nothing reads. The pool (3 pods x 30) was counted on server db, OVER, where the
+    pods connect to their own loopback: PA107, db's peak 0."""
+    write(tmp_path, {
+        "build.gradle": "plugins { id 'org.springframework.boot' version '2.7.10' }\n"
+                        "dependencies {\n"
+                        "  implementation 'org.springframework.boot:spring-boot-starter-data-jpa'\n"
+                        "  runtimeOnly 'org.postgresql:postgresql'\n}\n",
+        "settings.gradle": "rootProject.name = 'ledger'\n",
+        "src/main/resources/application.properties":
+            f"spring.datasource.url={url}\nspring.datasource.hikari.maximum-pool-size=30\n",
+        "src/main/java/demo/App.java": "package demo;\nclass App {}\n",
+        "k8s/db.yaml": POSTGRES_DB,
+        "k8s/app.yaml": _LEDGER % f"            - {env}",
+    })
+    result = run_check([str(tmp_path)], CheckOptions(cache=False))
+    (budget,) = result.budgets
+    pa107 = [f for f in result.findings if f.code == "PA107"]
+    if on_db:
+        assert budget.peak == 60 and not pa107
+    else:
+        assert budget.peak == 0
+        assert pa107 and "'localhost'" in pa107[0].message
+        assert any("DB_HOST" in n and "not read" in n for n in result.notices)

@@ -64,11 +64,13 @@ from advisor.read.apps.locate import (
     loose_name,
     match_app_dir,
     maybe_built_here,
+    named_as_build,
     named_service_dir,
     prefixed_folder,
     project_image,
     project_part_dir,
     project_prefixes,
+    root_build_name,
     root_mix_app,
     root_project_name,
     variable_image,
@@ -293,6 +295,18 @@ def client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
                                    runs_db_proxy([x.image for x in w.containers])) \
             or (_pgpool_route(c, app if c.name in runs_app else None)
                 if not found.pools else None)
+        literal = _literal_route(found.pools) if bound is None else None
+        if literal is not None and c_route is not None and (c_route.host or "").lower() \
+                != (literal.host or "").lower():
+            # the application's configuration writes its host (a Spring URL with no ${}):
+            # the container's host variables (DB_HOST) are read by nothing (audit 33 D2)
+            topo.notices.append(
+                f"{workload_id(w)}: {c_route.source.key or 'its environment'} "
+                f"({c_route.source.label()}) names host {c_route.host}, but its datasource "
+                f"URL ({literal.source.label()}) writes host {literal.host} with no "
+                "placeholder: the variable is not read, and its pools connect there")
+        if literal is not None:
+            c_route, c_routes, services = None, [], []
         services = _service_host_links(w, services, [c_route, *c_routes], host_map,
                                        w.namespace or default_ns, topo.notices)
         # further routes only, never c_route: a pool with no route of its own (its URL
@@ -641,6 +655,14 @@ def _without_cli_routes(w: Workload, container: str, cli_only: dict[str, str],
                        f"{r.host}) is {cli_only[r.source.key or '']}: container "
                        f"{container} holds no connection on it, not counted")
     return (None if cli(env_route) else env_route), [r for r in routes if not cli(r)]
+
+
+def _literal_route(pools: list[Pool]) -> Route | None:
+    """The host every pool read writes literally in its own configuration, when all do
+    (Pool.literal_host): where the container connects, whatever its env names."""
+    if not pools or not all(p.literal_host and p.route is not None for p in pools):
+        return None
+    return pools[0].route
 
 
 def _helm_hook(w: Workload):
@@ -1335,7 +1357,8 @@ def _inferred_app_dir(inputs: Inputs, w: Workload, topo: Topology) -> str | None
                          "(read with the module's packages it imports)")
     if not matches:
         if not local and not release and not any(
-                maybe_built_here(i) or project_image(i, project) for i in running):
+                maybe_built_here(i) or project_image(i, project)
+                or named_as_build(i, root_build_name(inputs.root)) for i in running):
             return None
         if in_packaged_chart(w.obj.path):
             return None  # a fetched dependency's image (cert-manager) is not built here

@@ -92,31 +92,37 @@ def _resolved(props: SpringProps, dashed: str, ctx: StackContext,
     return props.resolve(found, ctx.problems, hidden)
 
 
-def _route(props: SpringProps, prefix: str, ctx: StackContext) -> tuple[Route | None, bool]:
-    """(route, is_postgres). A non-PostgreSQL URL means this DataSource is not ours."""
+def _route(props: SpringProps, prefix: str, ctx: StackContext
+           ) -> tuple[Route | None, bool, bool]:
+    """(route, is_postgres, literal). A non-PostgreSQL URL means this DataSource is not
+    ours. `literal`: the URL as bound (a file's or the environment's) has no ${}
+    placeholder, so its host is the one the pool connects to."""
     url = None
+    key = ""
     for key in (f"{prefix}.url", f"{prefix}.jdbc-url", f"{prefix}.hikari.jdbc-url"):
         url = _resolved(props, key, ctx)
         if url is not None and url.value:
             break
     if url is None or not url.value:
-        return None, True
+        return None, True, False
     lower = url.value.strip().lower()
     if lower.startswith(("jdbc:", "r2dbc:")) and "postgresql" not in lower.split("//")[0]:
-        return None, False
+        return None, False, False
     route = route_from_url(url.value, url.source)
     if route is not None:
         user = _resolved(props, f"{prefix}.username", ctx)
         if user is not None and user.value and "${" not in user.value:
             route = replace(route, user=user.value)
-    return route, True
+    raw = props.lookup(key)[0]
+    return route, True, raw is not None and "${" not in (raw.value or "${")
 
 
 def _pool(props: SpringProps, prefix: str | None, hikari: str | None, label: str,
           ctx: StackContext, unbound: Source | None = None) -> Pool | None:
     """`hikari` None: nothing binds a size to this DataSource (a @Bean, at `unbound`,
     without @ConfigurationProperties): HikariCP's default."""
-    route, postgres = _route(props, prefix, ctx) if prefix else (None, True)
+    route, postgres, literal = _route(props, prefix, ctx) if prefix else (None, True, False)
+    literal = literal and route is not None and bool(route.host)
     if not postgres:
         ctx.notices.append(f"{prefix}: not a PostgreSQL DataSource, skipped")
         return None
@@ -138,7 +144,7 @@ def _pool(props: SpringProps, prefix: str | None, hikari: str | None, label: str
     timeouts = _timeouts(props, hikari, ctx)
     if size is None or size.value is None:
         return Pool(label=label, size=term(label, DEFAULT_POOL_SIZE, _default_source(ctx)),
-                    route=route, bound="default", timeouts=timeouts,
+                    route=route, bound="default", timeouts=timeouts, literal_host=literal,
                     note=f"{hikari}.maximum-pool-size not set: HikariCP default "
                          f"{DEFAULT_POOL_SIZE} (minimumIdle defaults to the same)")
     value = parse_int(size.value)
@@ -153,7 +159,7 @@ def _pool(props: SpringProps, prefix: str | None, hikari: str | None, label: str
                     fatal=True, program="HikariCP")
         return None
     return Pool(label=label, size=term(label, value, size.source), route=route,
-                timeouts=timeouts)
+                timeouts=timeouts, literal_host=literal)
 
 
 # HikariConfig.java (5.1.0, 6.0.0; the same in Debian's 2.7.9, tests/test_apps_hikari_real):
@@ -342,7 +348,7 @@ def _micronaut_pools(props: SpringProps, ctx: StackContext, bases: list[str],
             why = (f"Micronaut {base}: its pool is "
                    + (f"micronaut-jdbc-{module}, not modelled" if module else
                       "of no micronaut-jdbc-* module the build names"))
-            _, postgres = _route(props, base, ctx)
+            _, postgres, _ = _route(props, base, ctx)
             if postgres and why not in ctx.unknown:
                 ctx.unknown.append(why)
             continue

@@ -1294,6 +1294,54 @@ def root_project_name(root: Root) -> str | None:
     return root.__dict__["project_name"]
 
 
+def root_build_name(root: Root) -> str | None:
+    """The name the root's Maven or Gradle build gives its artifact, lowered: pom.xml's
+    own artifactId (not its parent's), else settings.gradle(.kts)'s rootProject.name.
+    Spring Boot's build-image names the image after it (spring-boot-maven-plugin's
+    image.name default docker.io/library/${project.artifactId}; Gradle bootBuildImage's
+    docker.io/library/${project.name}), as Jib does, and a push retags that name under
+    the user's organisation. Kept apart from root_project_name, which decides whether a
+    workload may run the root's code at all. Worked out once per root."""
+    if "build_name" not in root.__dict__:
+        root.__dict__["build_name"] = _root_build_name(root)
+    return root.__dict__["build_name"]
+
+
+_POM_COMMENT = lazy(r"<!--.*?-->", re.S)
+_POM_PARENT = lazy(r"<parent>.*?</parent>", re.S)
+_POM_ARTIFACT = lazy(r"<artifactId>\s*([\w.-]+)\s*</artifactId>")
+_GRADLE_ROOT_NAME = lazy(r"^\s*rootProject\.name\s*=\s*['\"]([\w.-]+)['\"]", re.M)
+
+
+def _root_build_name(root: Root) -> str | None:
+    base = str(root.path)
+    try:
+        path = os.path.join(base, "pom.xml")
+        if os.path.isfile(path):
+            text = _POM_PARENT.sub("", _POM_COMMENT.sub("", root.read_text(path, keep=True)),
+                                   count=1)
+            # the project's own artifactId comes before its dependencies' in a POM
+            m = _POM_ARTIFACT.search(text)
+            return m.group(1).lower() if m else None
+        for name in ("settings.gradle", "settings.gradle.kts"):
+            path = os.path.join(base, name)
+            if os.path.isfile(path):
+                m = _GRADLE_ROOT_NAME.search(root.read_text(path, keep=True))
+                return m.group(1).lower() if m else None
+    except InputError:
+        return None
+    return None
+
+
+def named_as_build(image: str, build: str | None) -> bool:
+    """Pure: whether an image's name is the root build's artifact name
+    (itssoumen/spring-postgres-k8s beside the pom.xml whose artifactId is
+    spring-postgres-k8s): the image built here, whatever published program's name
+    (postgres, redis, nginx) its name holds."""
+    return bool(build) and not variable_image(image) and \
+        _norm(image_name(image)) == _norm(build or "")
+
+
 def root_mix_app(root: Root) -> str | None:
     """The OTP application the root's mix.exs declares (`app: :phoenixkubernetes` in
     `def project`), which `mix release` names the release and its bin/ script after.
