@@ -146,7 +146,8 @@ def pooler_from_workload(inputs: Inputs, topo: Topology, w: Workload, c: Contain
         from advisor.facts.pgbouncer import version_floor
         from advisor.read.sources.operators.containers import env_bouncer_keys
 
-        version = version_floor(version, [(k, v.source) for k, v in env_bouncer_keys(c.env)])
+        version = version_floor(version, [(k, v.source)
+                                          for k, v in env_bouncer_keys(c.env, c.image)])
     wid = workload_id(w)
     pooler = Pooler(id=f"{wid}#{c.name}" if c.role == "sidecar" or len(w.containers) > 1
                     else wid, name=w.name if len(w.containers) == 1 else f"{w.name}/{c.name}",
@@ -193,11 +194,14 @@ def pooler_from_workload(inputs: Inputs, topo: Topology, w: Workload, c: Contain
         from advisor.read.sources.operators.containers import (
             bitnami_unprefixed_notices,
             dropped_env_notices,
+            edoburu_prefixed_notices,
         )
 
-        topo.notices.extend(dropped_env_notices(c.env, version, pooler.name))
+        topo.notices.extend(dropped_env_notices(c.env, version, pooler.name, c.image))
         if pooler.env_style == "bitnami":
             topo.notices.extend(bitnami_unprefixed_notices(c.env, pooler.name))
+        elif pooler.env_style == "edoburu":
+            topo.notices.extend(edoburu_prefixed_notices(c.env, pooler.name))
     return pooler
 
 
@@ -222,10 +226,10 @@ def _pooler_from_env(pooler: Pooler, c: Container) -> None:
     """PgBouncer images configured by environment (Bitnami PGBOUNCER_*, edoburu)."""
     from advisor.read.sources.operators.containers import bouncer_env_style, pooler_config_from_env
 
-    settings, databases = pooler_config_from_env(c.env, pooler.version)
+    settings, databases = pooler_config_from_env(c.env, pooler.version, c.image)
     pooler.settings.update(settings)
     pooler.databases.extend(databases)
-    pooler.env_style = bouncer_env_style(c.env)
+    pooler.env_style = bouncer_env_style(c.env, c.image)
     pooler.env_first = c.env_first if pooler.env_style else None
 
 
