@@ -33,9 +33,10 @@ class BaseError(Exception):
     """The base revision cannot be checked: a usage error (exit code 2)."""
 
 
-def _git(args: list[str], cwd: Path) -> bytes:
+def _git(args: list[str], cwd: Path, stdin: str | None = None) -> bytes:
     try:
         proc = subprocess.run(["git", *args], cwd=cwd, capture_output=True,
+                              input=None if stdin is None else stdin.encode(),
                               timeout=GIT_TIMEOUT_S, check=False)
     except FileNotFoundError:
         raise BaseError("--base needs git, which is not installed") from None
@@ -59,13 +60,96 @@ def resolve(ref: str, cwd: Path) -> tuple[Path, str]:
     return top, sha
 
 
-def export(top: Path, sha: str, into: Path) -> None:
-    """Write the tree of `sha` under `into`. The archive is git's own output, but it is
-    still extracted with tarfile's "data" filter: no links out, no devices, no absolute
-    or parent paths."""
-    data = _git(["archive", "--format=tar", sha], top)
+def _tree(top: Path, sha: str) -> list[tuple[str, str, str]]:
+    """(mode, object id, path) of each entry in the tree of `sha`, recursively."""
+    entries = []
+    for entry in _git(["ls-tree", "-r", "-z", "--full-tree", sha], top).split(b"\0"):
+        meta, _, path = entry.partition(b"\t")
+        fields = meta.split(b" ")
+        if len(fields) == 3:
+            entries.append((fields[0].decode(), fields[2].decode(),
+                            path.decode(errors="surrogateescape")))
+    return entries
+
+
+def _extract(data: bytes, into: Path) -> list[tarfile.TarInfo]:
+    """Extract with tarfile's "data" filter (no links out, no devices, no absolute or
+    parent paths). A symlink it refuses (to an absolute path or out of the tree) is made
+    after everything else is written, as it is, so nothing is written through it: the
+    working tree's run reports such a link (PA901, not followed), and the base's must
+    too, not fail the whole comparison."""
+    refused: list[tarfile.TarInfo] = []
+
+    def keep(member: tarfile.TarInfo, dest: str) -> tarfile.TarInfo | None:
+        try:
+            return tarfile.data_filter(member, dest)
+        except tarfile.FilterError:
+            refused.append(member)
+            return None
+
     with tarfile.open(fileobj=io.BytesIO(data)) as tar:
-        tar.extractall(into, filter="data")
+        tar.extractall(into, filter=keep)
+    return refused
+
+
+def _links(refused: list[tarfile.TarInfo], into: Path) -> None:
+    """The symlinks _extract refused, made as they are, once nothing else is written."""
+    for member in refused:
+        link = into / member.name
+        if member.issym() and ".." not in Path(member.name).parts and not link.exists() \
+                and link.parent.resolve().is_relative_to(into.resolve()):
+            link.parent.mkdir(parents=True, exist_ok=True)
+            link.symlink_to(member.linkname)
+
+
+def _ignored_blobs(top: Path, blobs: list[tuple[str, str]], into: Path) -> None:
+    """Write the files `git archive` left out: a `.gitattributes` `export-ignore`
+    (meant for release tarballs) is still in the working tree the head's run reads."""
+    data = _git(["cat-file", "--batch"], top, stdin="".join(f"{o}\n" for o, _ in blobs))
+    at = 0
+    for _, path in blobs:
+        header_end = data.index(b"\n", at)
+        size = int(data[at:header_end].split(b" ")[2])
+        body = data[header_end + 1:header_end + 1 + size]
+        at = header_end + 1 + size + 1
+        target = into / path
+        if ".." in Path(path).parts or not target.resolve().is_relative_to(into.resolve()):
+            continue  # a tree git itself refuses to check out
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(body)
+
+
+def export(top: Path, sha: str, into: Path) -> list[str]:
+    """Write the tree of `sha` under `into`; the submodules that could not be written.
+    The archive is git's own output, but it is still extracted with tarfile's "data"
+    filter: no links out, no devices, no absolute or parent paths.
+
+    `git archive` leaves out files marked `export-ignore` and writes a submodule as an
+    empty folder, while the working tree's run reads both: those files are written from
+    the tree, and each submodule checked out here is exported at the commit `sha`
+    records for it, from its own clone (nested ones alike). One not checked out here has
+    no files in the working tree's run either; one whose recorded commit its clone lacks
+    is returned, to be said, never read as empty."""
+    refused = _extract(_git(["archive", "--format=tar", sha], top), into)
+    entries = _tree(top, sha)
+    left_out = [(obj, path) for mode, obj, path in entries
+                if mode in ("100644", "100755") and not (into / path).exists()
+                and not (into / path).is_symlink()]
+    if left_out:
+        _ignored_blobs(top, left_out, into)
+    missing = []
+    for mode, commit, path in entries:
+        clone = top / path
+        if mode != "160000" or not (clone / ".git").exists():
+            continue  # not checked out: `git -C` there would find our repository
+        target = into / path
+        target.mkdir(parents=True, exist_ok=True)
+        try:
+            missing += [f"{path}/{m}" for m in export(clone, commit, target)]
+        except BaseError:
+            missing.append(f"{path} (submodule commit {commit[:12]} is not in its clone)")
+    _links(refused, into)
+    return missing
 
 
 def _inside(path: Path, top: Path) -> Path:
@@ -83,9 +167,10 @@ def result_at(
     registry: Registry,
     *,
     cwd: Path | None = None,
-) -> tuple[CheckResult, str]:
-    """Check `paths` as they are at `ref`; (result, commit id). Paths that do not exist
-    at that revision (added by the change) are skipped; none left -> an empty result."""
+) -> tuple[CheckResult, str, list[str]]:
+    """Check `paths` as they are at `ref`; (result, commit id, what of it was not read,
+    to be said with the comparison). Paths that do not exist at that revision (added or
+    moved by the change) are skipped, and named; none left -> an empty result."""
     from advisor.engine.check import run_check
     from advisor.read.discover import repository_root
 
@@ -96,7 +181,7 @@ def result_at(
                            here / options.root if options.root is not None else None)
     with tempfile.TemporaryDirectory(prefix="pool-advisor-base-") as tmp:
         tree = Path(tmp)
-        export(top, sha, tree)
+        unread = [f"submodule {m}" for m in export(top, sha, tree)]
         mapped = []
         for raw in paths:
             if raw == "-":
@@ -104,16 +189,29 @@ def result_at(
             rel = _inside(Path(os.path.abspath(here / raw)), top)
             if (tree / rel).exists():
                 mapped.append(str(tree / rel))
+            else:
+                unread.append(f"{raw} (not in that revision: added or moved by the change)")
         base_options = replace(options, root=tree / _inside(root, top.resolve()),
                                cache=False)
+        # A values file is read from the working directory (as `helm -f`): the base's
+        # own copy, else the base ran with the head's (or failed: outside its root).
+        values = []
+        for raw in options.values_files:
+            rel = _inside(Path(os.path.abspath(here / raw)), top)
+            if (tree / rel).is_file():
+                values.append(str(tree / rel))
+            else:
+                unread.append(f"--values {raw} (not in that revision: the chart is "
+                              "rendered without it)")
+        base_options = replace(base_options, values_files=values)
         if options.config is not None:
             rel = _inside(Path(os.path.abspath(here / options.config)), top)
             config = tree / rel if (tree / rel).exists() else None
             base_options = replace(base_options, config=config)
         if not mapped:
-            return CheckResult(tool_version=_version()), sha
+            return CheckResult(tool_version=_version()), sha, unread
         result = run_check(mapped, base_options, registry)
-    return result, sha
+    return result, sha, unread
 
 
 def _version() -> str:
@@ -155,8 +253,10 @@ def _status(s: ServerChange) -> str:
     return f"over by {over_text}" if over > 0 else "fits"
 
 
-def change_text(diff: ResultDiff, ref: str, sha: str) -> str:
-    """Plain-text table: per server, usable and peak before -> after and the change."""
+def change_text(diff: ResultDiff, ref: str, sha: str, unread: list[str] | None = None) -> str:
+    """Plain-text table: per server, usable and peak before -> after and the change;
+    `unread`: what of the base revision was not read (from result_at), said after the
+    title, as the "before" lacks it."""
     def n(v: float | None) -> str:
         return "-" if v is None else (str(int(v)) if float(v).is_integer() else f"{v:g}")
 
@@ -176,6 +276,7 @@ def change_text(diff: ResultDiff, ref: str, sha: str) -> str:
                      f"{peak(s.peak_after, s.floor_after)}", change, _status(s)))
     widths = [max(len(r[i]) for r in rows) for i in range(5)]
     lines = [f"Budget change against {ref} ({sha[:12]}):"]
+    lines += [f"  not read at {ref}: {u}" for u in unread or []]
     for r in rows:
         lines.append("  " + "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip())
     for s in diff.servers:

@@ -119,12 +119,12 @@ def _check(args: CheckArgs) -> None:
         try:
             if args.cluster:
                 raise BaseError("--base compares files of two git revisions, not --cluster")
-            base_result, sha = result_at(args.base, paths, options, registry)
+            base_result, sha, unread = result_at(args.base, paths, options, registry)
         except (BaseError, UsageError) as exc:
             fail(str(exc))
             return
         result, diff = apply_base(result, base_result)
-        change = change_text(diff, args.base, sha)
+        change = change_text(diff, args.base, sha, unread)
         if args.new_only:
             failing = diff.new
     elif args.new_only:
