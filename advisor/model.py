@@ -743,6 +743,9 @@ class Container(Frozen, kw_only=True):
     # imagePullPolicy: Never: the kubelet never pulls it, so it is an image built or
     # loaded on the node (kind load, minikube's docker), whatever its name looks like
     local_image: bool = False
+    # imagePullPolicy as written ("" when not set: Always for a :latest or untagged
+    # image, IfNotPresent otherwise, Kubernetes' defaulting)
+    pull_policy: str = ""
 
 
 class SqlHazard(Frozen, kw_only=True):

@@ -195,22 +195,24 @@ def test_hidden_dsn_vars_name_the_unread_sources():
 # --- 2. unversioned PgBouncer images --------------------------------------------------
 
 PREPARED = "            - {name: MAX_PREPARED_STATEMENTS, value: \"100\"}\n"
+# A `latest` the kubelet may have pulled long ago (IfNotPresent): its version is not known
+CACHED_LATEST = "edoburu/pgbouncer:latest\n          imagePullPolicy: IfNotPresent"
 
 
 def test_latest_image_with_a_1_21_setting_is_at_least_1_21(tmp_path):
-    root = _repo(tmp_path, image="edoburu/pgbouncer:latest", extra=PREPARED)
+    root = _repo(tmp_path, image=CACHED_LATEST, extra=PREPARED)
     topo = scan([str(root)], CheckOptions()).topology
     (pooler,) = topo.poolers
     assert (pooler.version.text, pooler.version.floor) == ("1.21", True)
     assert pooler.version.source.default == (
         "assumed: at least 1.21, because max_prepared_statements is set "
-        "(k8s/pgbouncer.yaml:26)")
+        "(k8s/pgbouncer.yaml:27)")
     assert pooler.settings["max_prepared_statements"].value == 100
     assert _pa405(root)[0] == []
 
 
 def test_latest_image_without_newer_settings_stays_assumed(tmp_path):
-    root = _repo(tmp_path, image="edoburu/pgbouncer:latest")
+    root = _repo(tmp_path, image=CACHED_LATEST)
     (pooler,) = scan([str(root)], CheckOptions()).topology.poolers
     assert pooler.version.assumed and not pooler.version.floor
     (finding,) = _pa405(root)[0]
@@ -218,12 +220,29 @@ def test_latest_image_without_newer_settings_stays_assumed(tmp_path):
 
 
 def test_a_floor_version_is_cited_as_assumed(tmp_path):
-    root = _repo(tmp_path, image="edoburu/pgbouncer:latest",
+    root = _repo(tmp_path, image=CACHED_LATEST,
                  extra="            - {name: AUTH_IDENT_FILE, value: /etc/pgbouncer/ident}\n")
     (finding,) = _pa405(root)[0]
     assert ("max_prepared_statements = 0 (default: PgBouncer 1.23 default (version assumed: "
-            "at least 1.23, because auth_ident_file is set (k8s/pgbouncer.yaml:26)))"
+            "at least 1.23, because auth_ident_file is set (k8s/pgbouncer.yaml:27)))"
             in finding.message)
+
+
+def test_latest_pulled_at_every_start_is_at_least_1_24(tmp_path):
+    # audit 36 (go-oidc shape): edoburu/pgbouncer:latest, no imagePullPolicy, so Always:
+    # the current release runs, 1.24.0 or later since edoburu/docker-pgbouncer 36ac8ff
+    # (2025-01-21), where max_prepared_statements defaults to 200: pgx's named
+    # statements are tracked, no PA405 (was: "PgBouncer 1.18 (... assumed ...)")
+    root = _repo(tmp_path, image="edoburu/pgbouncer:latest")
+    (pooler,) = scan([str(root)], CheckOptions()).topology.poolers
+    assert (pooler.version.text, pooler.version.floor) == ("1.24", True)
+    assert "edoburu/pgbouncer:latest is pulled at every start" in pooler.version.source.default
+    assert _pa405(root)[0] == []
+    always = _repo(tmp_path / "always",
+                   image="edoburu/pgbouncer\n          imagePullPolicy: Always",
+                   extra="            - {name: MAX_PREPARED_STATEMENTS, value: \"0\"}\n")
+    (finding,) = _pa405(always)[0]  # tracking turned off by hand: still reported
+    assert "max_prepared_statements = 0 (k8s/pgbouncer.yaml:" in finding.message
 
 
 def test_a_setting_the_images_version_lacks_is_a_notice(tmp_path):

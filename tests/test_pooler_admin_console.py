@@ -79,7 +79,7 @@ def test_single_pgbouncer_says_its_client_count_is_a_floor(tmp_path):
     ("apache/airflow:airflow-pgbouncer-2025.03.05-1.23.1", 23),
     ("bitnami/pgbouncer:1.23.1-debian-12-r5", 23),
     ("edoburu/pgbouncer:v1.24.0-p1", 24),
-    ("edoburu/pgbouncer:latest", 18),  # not said: the default model, 1.18
+    ("example/pgbouncer:latest", 18),  # not said: the default model, 1.18
     ("example/pgbouncer:2025.03.05", 18),
     ("example/pgbouncer:11.2", 18),
 ])
@@ -87,3 +87,15 @@ def test_pgbouncer_version_from_the_image_tag(image, minor):
     version = _bouncer_version(Container(name="p", image=image, source=Source(path="x.yaml")))
     assert (version.major, version.minor) == (1, minor)
     assert (version.source.key == f"image {image}") == (minor != 18)
+
+
+@pytest.mark.parametrize(("image", "policy", "minor"), [
+    ("edoburu/pgbouncer:latest", "", 24),  # Always, Kubernetes' default for :latest
+    ("docker.io/edoburu/pgbouncer", "Always", 24),
+    ("edoburu/pgbouncer:latest", "IfNotPresent", 18),  # an old pull may stay
+    ("bitnami/pgbouncer:latest", "", 18),  # its latest's history not checked here
+])
+def test_a_latest_pgbouncer_pulled_at_every_start(image, policy, minor):
+    version = _bouncer_version(Container(name="p", image=image, pull_policy=policy,
+                                         source=Source(path="x.yaml")))
+    assert (version.minor, version.floor) == (minor, minor == 24)

@@ -45,6 +45,34 @@ def kinds(sql: str) -> list[tuple[int, str]]:
 # --- classification -------------------------------------------------------------------
 
 
+def test_an_explicit_block_takes_back_what_it_drops_or_rolls_back() -> None:
+    # audit 36 (KuraLive's cleanup script shape): the temp table is created and dropped
+    # inside one BEGIN ... COMMIT, on the one server connection the block holds
+    cleanup = """\
+BEGIN;
+CREATE TEMP TABLE _keep_ids AS
+    SELECT id FROM users WHERE role = 'admin';
+DELETE FROM sessions WHERE user_id NOT IN (SELECT id FROM _keep_ids);
+DROP TABLE _keep_ids;
+COMMIT;
+"""
+    assert kinds(cleanup) == [(1, "transaction-block")]
+    assert kinds("BEGIN;\nSET search_path TO public;\nCREATE TEMP TABLE x (i int);\nROLLBACK;\n") \
+        == [(1, "transaction-block")]  # undone by the rollback
+    # still hazards: kept past COMMIT, dropped only in a later block or in autocommit,
+    # another table dropped, a savepoint rolled back
+    later = "BEGIN;\nCREATE TEMP TABLE a (i int);\nCOMMIT;\nBEGIN;\nDROP TABLE a;\nCOMMIT;\n"
+    assert kinds(later) == [(1, "transaction-block"), (2, "temp-table"), (4, "transaction-block")]
+    assert kinds("CREATE TEMP TABLE a (i int);\nDROP TABLE a;\n") == [(1, "temp-table")]
+    assert kinds("BEGIN;\nCREATE TEMP TABLE a (i int);\nDROP TABLE b;\nCOMMIT;\n") \
+        == [(1, "transaction-block"), (2, "temp-table")]
+    assert kinds("BEGIN;\nSET work_mem = '1MB';\nSAVEPOINT s;\nROLLBACK TO SAVEPOINT s;\n"
+                 "COMMIT;\n") == [(1, "transaction-block"), (2, "session-set")]
+    # RDS Proxy pins the session at the statement itself
+    pinned = find_sql_hazards(cleanup, LOC, pinning=True)
+    assert "temp-table" in [h.kind for h in pinned]
+
+
 def test_each_hazard_kind_and_its_safe_form() -> None:
     sql = """\
 SET search_path = app;

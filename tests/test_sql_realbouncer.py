@@ -341,11 +341,24 @@ def test_temp_table_visible_to_another_client_or_missing(stack: Stack) -> None:
             assert one(a, "SELECT count(*) FROM tx_only") == 1
         with pytest.raises(psycopg.errors.UndefinedTable):
             b.execute("SELECT * FROM tx_only")
+    # dropped in the block that made it, or rolled back: nothing left for the next client
+    with stack.connect("share") as a, stack.connect("share") as b:
+        with a.transaction():
+            a.execute("CREATE TEMP TABLE dropped (id int)")
+            a.execute("DROP TABLE dropped")
+        with a.transaction(force_rollback=True):
+            a.execute("CREATE TEMP TABLE undone (id int)")
+        for name in ("dropped", "undone"):
+            with pytest.raises(psycopg.errors.UndefinedTable):
+                b.execute(f"SELECT * FROM {name}")
+            b.rollback()
     assert_flags_exactly(
         "PA406",
         stack.pooler_model(),
         ["CREATE TEMP TABLE scratch (id int);", "CREATE TEMP TABLE mine (id int);"],
-        ["BEGIN; CREATE TEMP TABLE tx_only (id int) ON COMMIT DROP; COMMIT;"],
+        ["BEGIN; CREATE TEMP TABLE tx_only (id int) ON COMMIT DROP; COMMIT;",
+         "BEGIN; CREATE TEMP TABLE dropped (id int); DROP TABLE dropped; COMMIT;",
+         "BEGIN; CREATE TEMP TABLE undone (id int); ROLLBACK;"],
     )
 
 

@@ -106,9 +106,35 @@ def _bouncer_version(c: Container | None) -> BouncerVersion:
         found = _TAG_BOUNCER_VERSION.findall(tag)
         minor = int(found[-1]) if found else None
     if minor is None:
-        return BouncerVersion()
+        return _latest_bouncer(c)
     return BouncerVersion(major=1, minor=minor, source=Source(
         path=c.source.path, line=c.source.line, key=f"image {c.image}"))
+
+
+# Images whose `latest` tag is rebuilt with each PgBouncer release, and the version their
+# `latest` has been at least since: edoburu/docker-pgbouncer builds `latest` from its
+# Dockerfile (Makefile IMAGE_VERSION?=latest) and that says ARG VERSION=1.24.0 since
+# commit 36ac8ff (2025-01-21; 1.25.2 at 91a581b7, 2026-06-09).
+_LATEST_BOUNCER = {"edoburu/pgbouncer": (24, "edoburu/docker-pgbouncer 36ac8ff, 2025-01-21")}
+
+
+def _latest_bouncer(c: Container) -> BouncerVersion:
+    """An image tagged `latest` (or untagged) that the kubelet pulls at every start runs
+    the release current then: imagePullPolicy Always, which Kubernetes sets when the
+    field is omitted and the tag is `latest` or absent (audit 9a D3: such an image was
+    taken for 1.18, a false PA405 where 1.24's max_prepared_statements = 200 applies).
+    IfNotPresent / Never may keep an old pull: the assumption stands."""
+    ref = c.image.split("@", 1)[0]
+    name, _, tag = ref.rpartition(":") if ":" in ref.rsplit("/", 1)[-1] else (ref, "", "")
+    name = name.removeprefix("docker.io/").removeprefix("library/")
+    known = _LATEST_BOUNCER.get(name)
+    if known is None or tag not in ("", "latest") or c.pull_policy not in ("", "Always"):
+        return BouncerVersion()
+    minor, since = known
+    return BouncerVersion(major=1, minor=minor, floor=True, source=Source.default_of(
+        f"assumed: at least 1.{minor}, because {c.image} is pulled at every start "
+        f"(imagePullPolicy {c.pull_policy or 'Always, the default for :latest'}) and has "
+        f"been 1.{minor} or later since {since}", key="image"))
 
 
 def pooler_from_workload(inputs: Inputs, topo: Topology, w: Workload, c: Container,
@@ -120,7 +146,8 @@ def pooler_from_workload(inputs: Inputs, topo: Topology, w: Workload, c: Contain
         from advisor.facts.pgbouncer import version_floor
         from advisor.read.sources.operators.containers import env_bouncer_keys
 
-        version = version_floor(version, [(k, v.source) for k, v in env_bouncer_keys(c.env)])
+        version = version_floor(version, [(k, v.source)
+                                          for k, v in env_bouncer_keys(c.env, c.image)])
     wid = workload_id(w)
     pooler = Pooler(id=f"{wid}#{c.name}" if c.role == "sidecar" or len(w.containers) > 1
                     else wid, name=w.name if len(w.containers) == 1 else f"{w.name}/{c.name}",
@@ -167,11 +194,14 @@ def pooler_from_workload(inputs: Inputs, topo: Topology, w: Workload, c: Contain
         from advisor.read.sources.operators.containers import (
             bitnami_unprefixed_notices,
             dropped_env_notices,
+            edoburu_prefixed_notices,
         )
 
-        topo.notices.extend(dropped_env_notices(c.env, version, pooler.name))
+        topo.notices.extend(dropped_env_notices(c.env, version, pooler.name, c.image))
         if pooler.env_style == "bitnami":
             topo.notices.extend(bitnami_unprefixed_notices(c.env, pooler.name))
+        elif pooler.env_style == "edoburu":
+            topo.notices.extend(edoburu_prefixed_notices(c.env, pooler.name))
     return pooler
 
 
@@ -196,10 +226,10 @@ def _pooler_from_env(pooler: Pooler, c: Container) -> None:
     """PgBouncer images configured by environment (Bitnami PGBOUNCER_*, edoburu)."""
     from advisor.read.sources.operators.containers import bouncer_env_style, pooler_config_from_env
 
-    settings, databases = pooler_config_from_env(c.env, pooler.version)
+    settings, databases = pooler_config_from_env(c.env, pooler.version, c.image)
     pooler.settings.update(settings)
     pooler.databases.extend(databases)
-    pooler.env_style = bouncer_env_style(c.env)
+    pooler.env_style = bouncer_env_style(c.env, c.image)
     pooler.env_first = c.env_first if pooler.env_style else None
 
 

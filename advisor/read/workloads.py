@@ -819,7 +819,8 @@ def _container(obj: K8sObject, keys: tuple, c: Any, role: str) -> ContainerShape
         memory_limit=mem, cpu_limit=cpu,  # type: ignore[arg-type]
         source=obj.source(*keys, key=f"container {name}"),
         image_default=_image_default(obj, keys),
-        local_image=str(c.get("imagePullPolicy", "")) == "Never"), env)
+        local_image=str(c.get("imagePullPolicy", "")) == "Never",
+        pull_policy=str(c.get("imagePullPolicy", ""))), env)
 
 
 def _image_default(obj: K8sObject, keys: tuple) -> Source | None:

@@ -108,7 +108,8 @@ def prepared_statements_unsupported_by_pooler(
       `DefaultDriver()` "pgx" (https://github.com/gobuffalo/pop)
     - postgres.js `src/index.js` parseOptions (`prepare: true` default, the URL's
       `?prepare=false`) and README "Prepared statements" (https://github.com/porsager/postgres)
-    - A PgBouncer image with no version tag is assumed 1.18, or at least the version
+    - A PgBouncer image with no version tag is assumed 1.18 (edoburu/pgbouncer:latest pulled
+      at every start: at least 1.24, advisor.link.poolers._latest_bouncer), or at least the version
       that introduced a [pgbouncer] setting it is given: PgBouncer does not start with an
       unknown parameter (libusual `cfparser.c` cf_set, `src/main.c` load_config).
     - node-postgres `packages/pg/lib/query.js` requiresPreparation: "named queries must

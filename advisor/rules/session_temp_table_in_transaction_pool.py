@@ -28,7 +28,10 @@ def session_temp_table_in_transaction_pool(
 ) -> Iterator[Finding]:
     """## What it does
     Finds `CREATE TEMP TABLE` (also `CREATE TEMP TABLE ... AS` and `SELECT ... INTO TEMP`)
-    without `ON COMMIT DROP` behind a transaction- or statement-mode PgBouncer pool.
+    without `ON COMMIT DROP` behind a transaction- or statement-mode PgBouncer pool. A
+    table dropped inside the explicit `BEGIN ... COMMIT` block that created it, or created
+    in a block that ends in `ROLLBACK`, never outlives its transaction and is not reported
+    (nor is a session `SET` of a rolled-back block, PA401).
 
     Code strings count only where they are used as SQL, test and example code is not
     scanned, and a place run by several workloads is one finding (see PA401).

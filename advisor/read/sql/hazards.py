@@ -11,10 +11,13 @@ connection another client gets next:
 | listen | LISTEN, UNLISTEN |
 | advisory-lock | pg_advisory_lock, pg_try_advisory_lock, their _shared and unlock variants |
 | sql-prepare | PREPARE, EXECUTE, DEALLOCATE |
-| temp-table | CREATE TEMP TABLE / CREATE TEMP TABLE AS / SELECT INTO TEMP without ON COMMIT DROP |
+| temp-table | CREATE TEMP TABLE / TABLE AS / SELECT INTO TEMP without ON COMMIT DROP (*) |
 | with-hold-cursor | DECLARE ... WITH HOLD |
 | load | LOAD |
 | transaction-block | BEGIN / START TRANSACTION (statement mode allows no transaction blocks) |
+
+(*) nor a temporary table dropped in the explicit block that made it; a block ending in
+ROLLBACK takes back its temp-table and session-set hazards (_undone_in_block).
 
 With `pinning=True` (a repository with an AWS RDS Proxy) also the forms that are safe
 behind PgBouncer but are on RDS Proxy's PostgreSQL pinning list (PINNING_ONLY_KINDS):
@@ -213,7 +216,9 @@ def scan_sql_text(
         return SqlScan([], problem)
     to_char = _byte_to_char(sql)  # statement offsets in the JSON are UTF-8 bytes
     hazards: list[SqlHazard] = []
+    spans: list[tuple[dict, range]] = []  # each statement and the hazards it gave
     for raw in tree.get("stmts", ()):
+        first = len(hazards)
         begin = to_char(raw.get("stmt_location", 0))
         length = raw.get("stmt_len", 0)
         end = to_char(raw.get("stmt_location", 0) + length) if length else len(sql)
@@ -236,7 +241,65 @@ def scan_sql_text(
             else:
                 detail = _shorten(text) if not what else f"{what}(...) in: {_shorten(text)}"
             hazards.append(SqlHazard(kind=kind, detail=detail, location=where, origin=origin))
+        spans.append((raw.get("stmt", {}), range(first, len(hazards))))
+    if not pinning:  # RDS Proxy pins at the statement, whatever the block does after
+        undone = _undone_in_block(spans, hazards)
+        hazards = [h for i, h in enumerate(hazards) if i not in undone]
     return SqlScan(hazards)
+
+
+_BLOCK_STARTS = frozenset({"TRANS_STMT_BEGIN", "TRANS_STMT_START"})
+# COMMIT / END, and PREPARE TRANSACTION, which ends the session's part of it
+_BLOCK_ENDS = frozenset({"TRANS_STMT_COMMIT", "TRANS_STMT_PREPARE"})
+
+
+def _undone_in_block(spans: list[tuple[dict, range]], hazards: list[SqlHazard]) -> set[int]:
+    """Indices of hazards an explicit transaction block takes back before it ends, while
+    the pooler keeps the client on one server connection (transaction mode): a temporary
+    table dropped in the block that created it, and the session SETs and temporary
+    tables of a block that ends in ROLLBACK ("the effects of the SET command disappear
+    when the transaction is rolled back", PostgreSQL docs, SET; CREATE TABLE is
+    transactional). Audit 36: BEGIN; CREATE TEMP TABLE t ...; DROP TABLE t; COMMIT."""
+    undone: set[int] = set()
+    block: list[int] | None = None  # the open block's SET / temp-table hazards
+    temp: dict[str, list[int]] = {}  # its temporary tables by name
+    for stmt, made in spans:
+        ((tag, body),) = stmt.items() if stmt else (("", {}),)
+        if tag == "TransactionStmt":
+            kind = body.get("kind")
+            if kind in _BLOCK_STARTS:
+                block, temp = [], {}
+            elif kind == "TRANS_STMT_ROLLBACK" and block is not None:
+                undone.update(block)
+                block, temp = ([], {}) if body.get("chain") else (None, {})
+            elif kind in _BLOCK_ENDS:
+                block, temp = ([], {}) if body.get("chain") and block is not None else (None, {})
+            continue
+        if block is None:
+            continue
+        for i in made:
+            if hazards[i].kind in ("session-set", "temp-table"):
+                block.append(i)
+            if hazards[i].kind == "temp-table" and (name := _temp_table_name(tag, body)):
+                temp.setdefault(name, []).append(i)
+        if tag == "DropStmt" and body.get("removeType") == "OBJECT_TABLE":
+            for obj in body.get("objects", ()):
+                items = obj.get("List", {}).get("items", ())
+                if items and (name := items[-1].get("String", {}).get("sval")):
+                    undone.update(temp.pop(name, ()))
+    return undone
+
+
+def _temp_table_name(tag: str, body: dict) -> str | None:
+    if tag == "CreateStmt":
+        rel = body.get("relation", {})
+    elif tag == "CreateTableAsStmt":
+        rel = body.get("into", {}).get("rel", {})
+    elif tag == "SelectStmt":
+        rel = body.get("intoClause", {}).get("rel", {})
+    else:
+        return None
+    return rel.get("relname")
 
 
 def _byte_to_char(text: str) -> Callable[[int], int]:

@@ -143,9 +143,29 @@ def settings_from_postgres_args(obj: K8sObject, container_keys: tuple[str | int,
 EDOBURU_WHO = "edoburu/pgbouncer entrypoint.sh default"
 
 
-def bouncer_env_style(env: tuple[EnvVar, ...]) -> str:
-    """Which image's convention configures a PgBouncer container by environment:
-    "bitnami" (PGBOUNCER_* variables), "edoburu" (DB_HOST or DATABASE_URL), else ""."""
+# The images whose entrypoint reads one convention, whatever variables they are given
+_STYLE_OF_IMAGE = {"edoburu/pgbouncer": "edoburu", "bitnami/pgbouncer": "bitnami",
+                   "bitnamilegacy/pgbouncer": "bitnami"}
+
+
+def image_env_style(image: str) -> str:
+    """"edoburu" / "bitnami" for those images (any registry, tag or digest), else ""."""
+    name = image.split("@", 1)[0]
+    if ":" in name.rsplit("/", 1)[-1]:
+        name = name.rsplit(":", 1)[0]
+    parts = name.split("/")
+    return _STYLE_OF_IMAGE.get("/".join(parts[-2:]), "") if len(parts) >= 2 else ""
+
+
+def bouncer_env_style(env: tuple[EnvVar, ...], image: str = "") -> str:
+    """Which image's convention configures a PgBouncer container by environment: the
+    image's own when it is edoburu/pgbouncer or bitnami/pgbouncer (audit 36: edoburu
+    given Bitnami's PGBOUNCER_POOL_MODE=transaction runs its default, session: its
+    entrypoint.sh@v1.25.1-p0:124 writes pool_mode from POOL_MODE only); otherwise by
+    the names: "bitnami" (PGBOUNCER_* variables), "edoburu" (DB_HOST or DATABASE_URL),
+    else ""."""
+    if style := image_env_style(image):
+        return style
     names = {v.name for v in env}
     if any(n.startswith("PGBOUNCER_") for n in names) or "POSTGRESQL_HOST" in names:
         return "bitnami"
@@ -164,13 +184,13 @@ def bouncer_env_variable(style: str, key: str) -> str | None:
     return None
 
 
-def env_bouncer_keys(env: tuple[EnvVar, ...]) -> list[tuple[str, EnvVar]]:
+def env_bouncer_keys(env: tuple[EnvVar, ...], image: str = "") -> list[tuple[str, EnvVar]]:
     """([pgbouncer] key, variable) for each variable an image configured by environment
     writes into its ini, known to any PgBouncer version (whether the image's version has
     the key is for the caller: advisor.facts.pgbouncer.version_floor, dropped_env_notices)."""
     from advisor.facts.pgbouncer import params
 
-    style = bouncer_env_style(env)
+    style = bouncer_env_style(env, image)
     newest = params(BouncerVersion(major=1, minor=99))
     out: list[tuple[str, EnvVar]] = []
     for var in env:
@@ -187,8 +207,8 @@ def env_bouncer_keys(env: tuple[EnvVar, ...]) -> list[tuple[str, EnvVar]]:
     return out
 
 
-def dropped_env_notices(env: tuple[EnvVar, ...], version: BouncerVersion, who: str
-                        ) -> list[str]:
+def dropped_env_notices(env: tuple[EnvVar, ...], version: BouncerVersion, who: str,
+                        image: str = "") -> list[str]:
     """A notice per variable setting a [pgbouncer] key that `version` does not have: the
     setting is not used (an image whose entrypoint writes it would not start; one that
     does not, ignores it), and never dropped without a word."""
@@ -197,7 +217,28 @@ def dropped_env_notices(env: tuple[EnvVar, ...], version: BouncerVersion, who: s
     known = params(version)
     return [f"{who}: {var.name} ({var.source.label()}) is ignored: {key} is not a setting of "
             f"{version.cite()} (the image's version; a version that has it would use it)"
-            for key, var in env_bouncer_keys(env) if key not in known]
+            for key, var in env_bouncer_keys(env, image) if key not in known]
+
+
+def edoburu_prefixed_notices(env: tuple[EnvVar, ...], who: str) -> list[str]:
+    """A notice for Bitnami's PGBOUNCER_* names given to edoburu/pgbouncer, whose
+    entrypoint.sh writes a [pgbouncer] key only from the unprefixed upper-case name
+    (POOL_MODE, DEFAULT_POOL_SIZE): they are ignored and PgBouncer's defaults run."""
+    from advisor.facts.pgbouncer import params
+
+    newest = params(BouncerVersion(major=1, minor=99))
+    names = {v.name for v in env}
+    meant = [f"{v.name} ({v.source.label()}) -> {v.name.removeprefix('PGBOUNCER_')}"
+             for v in env if v.name.startswith("PGBOUNCER_")
+             and v.name.removeprefix("PGBOUNCER_").lower() in newest
+             and v.name.removeprefix("PGBOUNCER_") not in names]
+    if not meant:
+        return []
+    return [f"{who}: the edoburu/pgbouncer image's entrypoint.sh reads unprefixed names "
+            f"(edoburu/docker-pgbouncer entrypoint.sh@v1.25.1-p0:124-127, POOL_MODE, "
+            f"MAX_CLIENT_CONN, DEFAULT_POOL_SIZE...), so these Bitnami-style variables are "
+            f"ignored and PgBouncer's defaults are counted for them: {', '.join(meant)}; "
+            f"the name after each arrow was probably meant"]
 
 
 # Where the Bitnami image says which variables it reads: its list (every one PGBOUNCER_*
@@ -244,7 +285,8 @@ def bitnami_unprefixed_notices(env: tuple[EnvVar, ...], who: str) -> list[str]:
             + ("; the PGBOUNCER_ name after each arrow was probably meant" if meant else "")]
 
 
-def pooler_config_from_env(env: tuple[EnvVar, ...], version: BouncerVersion | None = None
+def pooler_config_from_env(env: tuple[EnvVar, ...], version: BouncerVersion | None = None,
+                           image: str = ""
                            ) -> tuple[dict[str, Setting], list[PoolerDatabase]]:
     """[pgbouncer] settings and [databases] entries of a PgBouncer container configured
     by environment: the Bitnami image (PGBOUNCER_* variables, see
@@ -252,8 +294,9 @@ def pooler_config_from_env(env: tuple[EnvVar, ...], version: BouncerVersion | No
     each set upper-case variable named like a [pgbouncer] key, e.g. POOL_MODE,
     DEFAULT_POOL_SIZE, MAX_DB_CONNECTIONS, as that key, `ignore_startup_parameters`
     defaulting to extra_float_digits, and `* = host=$DB_HOST port=$DB_PORT` or the
-    host of DATABASE_URL as its database)."""
-    style = bouncer_env_style(env)
+    host of DATABASE_URL as its database); `image` decides between them when it is one
+    of the two."""
+    style = bouncer_env_style(env, image)
     if style == "bitnami":
         where = next((v.source.location() for v in env if v.name == "POSTGRESQL_HOST"), None)
         first = next((v.source.location() for v in env if v.source.location()), None)
