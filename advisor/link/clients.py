@@ -56,6 +56,7 @@ from advisor.read.apps.locate import (
     copied_folders,
     copied_sources,
     fallback_app_dir,
+    frontend_word,
     go_command_dir,
     image_dockerfile,
     image_name,
@@ -70,6 +71,7 @@ from advisor.read.apps.locate import (
     project_image,
     project_part_dir,
     project_prefixes,
+    python_only_root,
     root_build_name,
     root_mix_app,
     root_project_name,
@@ -1393,6 +1395,16 @@ def _inferred_app_dir(inputs: Inputs, w: Workload, topo: Topology) -> str | None
                                  claimed_folders(_hints(inputs), names),
                                  local=bool(local) and len(local) == len(running))
         if guess is None:
+            return None
+        if guess.directory == "" and (word := frontend_word(names)) is not None and \
+                python_only_root(inputs.root):
+            # krish-96/FlaskPostgresK8s: react-app (react-builds, a Vite server) was
+            # given the root's Flask code, and its SQLAlchemy pool "may connect here"
+            topo.notices.append(
+                f"{workload_id(w)}: application source not inferred: it is named for "
+                f"{word}, a JavaScript front end, and the repository root's application is "
+                f"Python ({guess.reason}); declare [[workloads]] source = ... to read its "
+                "pools")
             return None
         if guess.directory == "" and (other := _parent_chart_image(inputs, w)) is not None:
             # Sajeyks/Django-Helm: charts/freeradius's sajeyks/radius beside the chart's

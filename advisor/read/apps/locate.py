@@ -938,6 +938,30 @@ def app_files_in(root: Root, directory: str, names: tuple[str, ...] = APP_FILES)
     return [f for f in names if os.path.isfile(os.path.join(base, f))]
 
 
+# JavaScript front-end frameworks: a workload or image named for one serves a browser
+# bundle (a Node dev server or static files), never a Python application's code
+_FRONTEND_WORDS = frozenset({"react", "reactjs", "vue", "vuejs", "angular", "svelte",
+                             "sveltekit", "nextjs", "nuxt", "nuxtjs", "vite", "gatsby"})
+_PYTHON_ROOT_FILES = ("requirements.txt", "pyproject.toml", "Pipfile", "setup.py", "manage.py")
+
+
+def frontend_word(names: set[str]) -> str | None:
+    """Pure: the JavaScript front-end framework a name says (react-app, acme/vue-ui)."""
+    for name in sorted(names):
+        for word in re.split(r"[^a-z0-9]+", name.lower().rsplit("/", 1)[-1].split(":", 1)[0]):
+            if word in _FRONTEND_WORDS:
+                return word
+    return None
+
+
+def python_only_root(root: Root) -> bool:
+    """The root's application is Python alone: its dependency files are Python's and no
+    package.json is beside them (I/O: stat only)."""
+    own = app_files_in(root, "")
+    return bool(own) and "package.json" not in own and all(f in _PYTHON_ROOT_FILES
+                                                           for f in own)
+
+
 def _tooling_file(root: Root, name: str) -> bool:
     """A root dependency file that holds the repository's tooling, not an application's:
     a package.json with no runtime `dependencies` (an nx or lefthook workspace:
