@@ -60,6 +60,7 @@ from advisor.read.apps.locate import (
     image_dockerfile,
     image_name,
     image_repository,
+    is_build_script,
     ko_app_dir,
     loose_name,
     match_app_dir,
@@ -1625,8 +1626,11 @@ def _built_here(inputs: Inputs, image: str) -> bool:
     if inputs.build_hints is None:
         return False
     bare = image.removesuffix(":latest")
-    return any(key.removesuffix(":latest") == bare for key, _ctx, _where in
-               inputs.build_hints.contexts if ":" in key or ":" not in image) or any(
+    # an untagged key matches a tagged image only from a build command (`docker build -t
+    # hrm-app .` tags hrm-app:latest, audit 35): a compose service name is no image tag
+    return any(key.removesuffix(":latest") == bare for key, _ctx, where in
+               inputs.build_hints.contexts if ":" in key or ":" not in image
+               or is_build_script(where.split(":", 1)[0].rsplit("/", 1)[-1])) or any(
         # Tilt's docker_build("web", ...) builds every tag of web the manifests run:
         # it puts its own tag in their place (Tiltfile: image refs are matched by name)
         key == image_repository(image) for key, _ctx, where in inputs.build_hints.contexts
