@@ -1761,7 +1761,10 @@ def build_contexts(found, root: Root):
             bases.append(("" if folder == "." else folder, base[0], root.rel(p), base[1]))
     return BuildHints(contexts=tuple(contexts), bases=tuple(bases),
                       compose_databases=tuple(databases), dockerfiles=tuple(built_with),
-                      dockerfile_files=tuple(every), compose_env=tuple(environments))
+                      dockerfile_files=tuple(every), compose_env=tuple(environments),
+                      missing_dockerfiles=tuple(
+                          b for b in built_with
+                          if not os.path.lexists(os.path.join(root.path, b[1]))))
 
 
 def app_source_dirs(found) -> list[str]:
