@@ -307,7 +307,13 @@ def client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
                 f"URL ({literal.source.label()}) writes host {literal.host} with no "
                 "placeholder: the variable is not read, and its pools connect there")
         if literal is not None:
-            c_route, c_routes, services = None, [], []
+            # the pools' own routes decide: the container's host variable goes (read by
+            # nothing when it names another host), its further routes to other hosts stay
+            # (Sourcegraph's CODEINTEL_PGHOST beside a literal SPRING_DATASOURCE_URL)
+            gone = (c_route.host or "").lower() if c_route is not None else None
+            c_route = None
+            c_routes = [r for r in c_routes if (r.host or "").lower() != gone]
+            services = [r for r in services if (r.host or "").lower() != gone]
         services = _service_host_links(w, services, [c_route, *c_routes], host_map,
                                        w.namespace or default_ns, topo.notices)
         # further routes only, never c_route: a pool with no route of its own (its URL
