@@ -490,6 +490,37 @@ def tilt_contexts(root: Root, path: str) -> list[tuple[str, str, str]]:
     return out
 
 
+_TILT_DOCKERFILE = lazy(r"""\bdockerfile\s*=\s*(["'])([^"']+)\1""")
+
+
+def tilt_dockerfiles(root: Root, path: str) -> list[tuple[str, str, str]]:
+    """(image, Dockerfile from the root, Tiltfile:line) of the `docker_build(IMAGE,
+    FOLDER, dockerfile="...")` calls that name one, taken relative to the Tiltfile's
+    folder as Tilt does (Kludex/fastapi-microservices builds users-worker from users/ with
+    users/docker/worker.dockerfile, whose CMD runs the arq worker, not the API)."""
+    try:
+        text = root.read_text(path)
+    except InputError:
+        return []
+    shown = root.rel(path)
+    here = PurePosixPath(shown).parent.as_posix()
+    here = "" if here == "." else here
+    out: list[tuple[str, str, str]] = []
+    for m in _TILT_BUILD.finditer(text):
+        line_start = text.rfind("\n", 0, m.start()) + 1
+        if text[line_start:m.start()].lstrip().startswith("#"):
+            continue
+        end = text.find(")", m.end())
+        found = _TILT_DOCKERFILE.search(text, m.end(), end if end >= 0 else len(text))
+        if found is None:
+            continue
+        file = rel_inside(f"{here}/{found.group(2)}" if here else found.group(2))
+        if file:
+            out.append((m.group(2), file,
+                        f"{shown}:{text.count(chr(10), 0, m.start()) + 1}"))
+    return out
+
+
 def build_script_contexts(root: Root, paths: list[str], dockerfile_dirs: tuple[str, ...] = (),
                           dockerfile_paths: tuple[str, ...] = ()
                           ) -> list[tuple[str, str, str]]:
