@@ -322,6 +322,24 @@ def test_npgsql_interpolated_connection_string_is_a_client_with_an_unknown_host(
     found = _settings_app_pools(tmp_path, "Maximum Pool Size={db.PoolSize};")
     assert not found.pools and any("expression not read statically" in u
                                    for u in found.unknown)
+    # a literal localhost is a developer's check (pattisapu01's template waits for its
+    # local database with one), not where the pod connects: not the pool, so unknown
+    (tmp_path / "App" / "StartUp" / "DatabaseService.cs").unlink()
+    (tmp_path / "App" / "StartUp" / "LocalCheck.cs").write_text(
+        "using Npgsql;\nclass C { bool Up(string u) { using var c = new NpgsqlConnection("
+        '$"Server=localhost;Port=5438;User Id={u};Database=app"); return true; } }\n')
+    found = pools_for_container(container({}), scan_app_dir(Root.of(tmp_path), "App"))
+    assert not found.pools and found.unknown == [
+        "Npgsql Maximum Pool Size at App/StartUp/LocalCheck.cs:2 is set to an expression "
+        "not read statically"]
+    # where EF Core makes the application's pool is cited before that check's connection
+    (tmp_path / "App" / "Z").mkdir()
+    (tmp_path / "App" / "Z" / "AppDb.cs").write_text(
+        "using Microsoft.EntityFrameworkCore;\nclass AppDb : DbContext {\n  void On(Opts o)"
+        " { o.UseNpgsql(Build()); }\n}\n")
+    found = pools_for_container(container({}), scan_app_dir(Root.of(tmp_path), "App"))
+    assert found.unknown == ["Npgsql Maximum Pool Size at App/Z/AppDb.cs:3 is set to an "
+                             "expression not read statically"]
 
 
 def test_npgsql_used_with_no_connection_string_read_is_unknown_not_left_out(tmp_path):

@@ -233,6 +233,7 @@ _NPGSQL_USE = re.compile(r"\b(?:UseNpgsql|AddNpgsqlDataSource|AddNpgsqlDbContext
 # An interpolated C# string ($"...", $@"..." or @$"..."): its holes are code
 _INTERPOLATED = re.compile(r'(?:\$@|@\$)"((?:[^"]|"")*)"|\$"((?:[^"\\\n]|\\.)*)"')
 _HOLE = "\x00"  # what a hole of an interpolated string stands for in its keys
+_LOCAL = ("localhost", "127.0.0.1")
 
 
 def _interpolated(ctx: StackContext) -> dict[str, tuple[str, Source]]:
@@ -248,14 +249,20 @@ def _interpolated(ctx: StackContext) -> dict[str, tuple[str, Source]]:
     for f in sorted(ctx.files("csharp"), key=lambda f: f.rel):
         if "Npgsql" not in f.text or (m := _NPGSQL_USE.search(f.text)) is None:
             continue
-        use = use or Source(path=f.path, line=f.text.count("\n", 0, m.start()) + 1,
-                            key=m.group(0).rstrip("( "))
+        # cite where the application's pool is made (EF Core, a data source) before a
+        # plain connection (a start-up check's)
+        if use is None or (use.key.startswith("new NpgsqlConnection")
+                           and not m.group(0).startswith("new NpgsqlConnection")):
+            use = Source(path=f.path, line=f.text.count("\n", 0, m.start()) + 1,
+                         key=m.group(0).rstrip("( "))
         for lit in _INTERPOLATED.finditer(f.text):
             text = lit.group(1).replace('""', '"') if lit.group(1) is not None \
                 else lit.group(2)
             text = re.sub(r"\{[^{}]*\}", _HOLE, text.replace("{{", "").replace("}}", ""))
-            if ";" not in text or not _is_npgsql(_keys(text)):
-                continue
+            keys = _keys(text)
+            if ";" not in text or not _is_npgsql(keys) or \
+                    (keys.get("host") or keys.get("server")) in _LOCAL:
+                continue  # a literal localhost: a developer's check, not the pod's server
             line = f.text.count("\n", 0, lit.start()) + 1
             name = f"{f.rel.rsplit('/', 1)[-1]}:{line}"
             found.setdefault(name, (text, Source(path=f.path, line=line,
