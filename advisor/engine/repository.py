@@ -282,8 +282,6 @@ def _erb_manifests(root: Root, files: list[Path]) -> list[Template]:
     or an annotation: advisor.read.sources.manifest_template), its objects read as
     written with where its expressions stand. (A Helm chart's templates/ are not among
     `files`: the chart renders them.)"""
-    from advisor.read.sources.manifest_template import read_as_written
-
     out: list[Template] = []
     for path in files:
         if not path.name.endswith(_TEMPLATE_SUFFIXES + _BARE_TEMPLATE_SUFFIXES):
@@ -294,6 +292,9 @@ def _erb_manifests(root: Root, files: list[Path]) -> list[Template]:
             continue
         kinds = _ERB_WORKLOAD.findall(text)
         if kinds and "apiVersion:" in text:
+            # imported here: most repositories hold no manifest template
+            from advisor.read.sources.manifest_template import read_as_written
+
             suffix = path.name.rsplit(".", 1)[-1]
             shown = root.rel(path)
             out.append((shown, sorted(set(kinds)), _TEMPLATE_TOOLS["." + suffix],
@@ -307,6 +308,8 @@ def _templates_read(templates: list[Template], objects: list[K8sObject],
     declares too (the same kind, namespace and name: Three-Tier-Project's deploy.j2 renders
     the frontend of deploy/frontend-deploy.yaml) is one object in the cluster, read once;
     when they differ beyond the template's expressions, the template stays unread."""
+    if not any(read is not None for *_, read in templates):
+        return []
     from advisor.read.sources.manifest_template import same_but_expressions
 
     have = {(o.kind, o.namespace, o.name): o for o in objects}
