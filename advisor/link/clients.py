@@ -39,6 +39,7 @@ from advisor.read.apps import (
     AppSource,
     default_pools_for_container,
     mounted_app_file,
+    no_database_library,
     pools_for_container,
     reads_pod_files,
     route_from_env,
@@ -393,6 +394,13 @@ def client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
         # for it, else how many connections unknown; its pools were left out of every
         # budget when its source was declared
         shared = _shared_credentials_route(w, credentials, host_map, default_ns)
+        if shared is not None and not pools and (why_not := _no_database_library(
+                w, app, runs_app)) is not None:
+            # the credentials alone link it, and its own dependencies hold no database
+            # library (shinjbin/jaybee-lab's bitcoin-trader, given the app Secret by envFrom)
+            topo.notices.append(f"{workload_id(w)}: {shared[1]}, but {why_not}: not "
+                                "counted as its client")
+            shared = None
         if shared is not None:
             route, why = shared
             if pools:
@@ -709,6 +717,17 @@ def _shared_credentials_route(w: Workload, credentials: dict[tuple[str, str], st
                     f"{var.name} ({var.source.label()}) comes from Secret {secret}, which "
                     f"also gives server {server_id} its credentials")
     return None
+
+
+def _no_database_library(w: Workload, app: AppSource | None, runs_app: set[str]
+                         ) -> str | None:
+    """Why the workload's application is no database client: its containers that run
+    it read dependency files that name no database library (and none runs anything else)."""
+    mine = [c for c in w.containers if c.role != "init"]
+    if app is None or not mine or any(c.name not in runs_app for c in mine):
+        return None
+    whys = [no_database_library(c, app) for c in mine]
+    return whys[0] if all(whys) else None
 
 
 def _on_shared_route(pool: Pool, shared: Route) -> Pool:
