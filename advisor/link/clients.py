@@ -719,6 +719,16 @@ def _shared_credentials_route(w: Workload, credentials: dict[tuple[str, str], st
     return None
 
 
+def _root_built_elsewhere(hints: BuildHints | None) -> bool:
+    """The repository's image builds (compose, skaffold, build commands) all run from
+    folders other than the root, and the root holds no Dockerfile: an image none of them
+    names is not built from the root's files (skanehira/url-shortener's kibana beside its
+    Cargo workspace, built from docker/)."""
+    if hints is None or not hints.contexts or "" in hints.dockerfile_dirs:
+        return False
+    return all(ctx not in ("", ".") for _, ctx, _ in hints.contexts)
+
+
 def _no_database_library(w: Workload, app: AppSource | None, runs_app: set[str]
                          ) -> str | None:
     """Why the workload's application is no database client: its containers that run
@@ -1410,7 +1420,8 @@ def _inferred_app_dir(inputs: Inputs, w: Workload, topo: Topology) -> str | None
         guess = fallback_app_dir(inputs.root, inputs.app_candidates, names,
                                  tuple(c.image for c in w.containers if c.role != "init"),
                                  claimed_folders(_hints(inputs), names),
-                                 local=bool(local) and len(local) == len(running))
+                                 local=bool(local) and len(local) == len(running),
+                                 built_elsewhere=_root_built_elsewhere(_hints(inputs)))
         if guess is None:
             return None
         if guess.directory == "" and (other := _parent_chart_image(inputs, w)) is not None:
