@@ -1655,8 +1655,15 @@ def _built_here(inputs: Inputs, image: str) -> bool:
     if inputs.build_hints is None:
         return False
     bare = image.removesuffix(":latest")
+    repo = image_repository(image)
     return any(key.removesuffix(":latest") == bare for key, _ctx, _where in
                inputs.build_hints.contexts if ":" in key or ":" not in image) or any(
+        # the same name at another tag: a release retag of the build (andarpratama/
+        # banking-api's README builds banking-api:latest, its prod overlay's kustomize
+        # `images: newTag: v1.0.0` runs banking-api:v1.0.0): built here, not an official
+        # image, whichever folder builds it (match_app_dir tells versions apart)
+        ":" in key and "/" not in repo and image_repository(key) == repo
+        for key, _ctx, _where in inputs.build_hints.contexts) or any(
         # Tilt's docker_build("web", ...) builds every tag of web the manifests run:
         # it puts its own tag in their place (Tiltfile: image refs are matched by name)
         key == image_repository(image) for key, _ctx, where in inputs.build_hints.contexts
