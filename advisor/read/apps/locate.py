@@ -1149,7 +1149,8 @@ def dockerfile_copy_dirs(root: Root, directory: str) -> list[tuple[str, int]]:
 def fallback_app_dir(root: Root, candidates: list[str], names: set[str],
                      images: tuple[str, ...] = (),
                      claimed: frozenset[str] = frozenset(),
-                     local: bool = False) -> AppDirGuess | None:
+                     local: bool = False, built_elsewhere: bool = False
+                     ) -> AppDirGuess | None:
     """When no folder is named like the workload: the repository root when it holds an
     application's own files (Rails/Django/Node app with k8s/ beside it) — or the one
     application folder a root Dockerfile copies; else the repository's only application
@@ -1157,7 +1158,9 @@ def fallback_app_dir(root: Root, candidates: list[str], names: set[str],
     workload whose image and name disagree with the root project's own name (a Helm
     chart repository's operator code is not the Keycloak it deploys), unless its images
     are `local` (pulled Never: built on the node, as a placeholder owner's are built
-    here)."""
+    here). Nor is it taken when the root is `built_elsewhere` (no Dockerfile of its own,
+    and the repository's builds all run from other folders): a published image beside
+    them (kibana, redpanda) does not run the root's workspace or parent build."""
     # a hidden top folder (.devcontainer/, .github/) holds tooling, not the application
     apps = [d for d in candidates if d and d.split("/", 1)[0].lower() not in NOT_APP_DIRS
             and not d.startswith(".") and not builds_postgres(root, d)]
@@ -1166,7 +1169,8 @@ def fallback_app_dir(root: Root, candidates: list[str], names: set[str],
     # left for the user to fill) is the one built here, whatever its name (audit 10b N1)
     placeholder = bool(images) and all(placeholder_image(i) for i in images)
     if "" in candidates and (placeholder or local or (names_the_project(project, names)
-                             and not _another_publisher(project, images))):
+                             and not _another_publisher(project, images)
+                             and not built_elsewhere)):
         own = [f for f in app_files_in(root, "") if not _tooling_file(root, f)]
         if own:
             why = (f"its image {images[0]} names a placeholder owner, not a publisher's"
@@ -1200,6 +1204,9 @@ _PUBLISHED = (*(f"{owner}/" for owner in BITNAMI_OWNERS),  # bitnamilegacy/x is 
               "mattermost/", "goharbor/", "postgrest/", "temporalio/", "grafana/",
               "prom/", "redis", "memcached", "nginx", "busybox", "alpine", "curlimages/",
               "postgres", "pgbouncer", "edoburu/", "minio/", "rabbitmq", "elasticsearch",
+              # Elastic's and Redpanda's own registries (skanehira/url-shortener's kibana,
+              # benanaktaspusulait/keycloackkafkaevent's redpanda took the root's code)
+              "docker.elastic.co/", "kibana", "docker.redpanda.com/", "redpandadata/",
               # proxies and agents run beside the application (bank-of-anthos' populate
               # Jobs took the root's pom.xml because of their Cloud SQL proxy)
               "cloudsql-docker/", "cloud-sql-connectors/", "cloud-sql-proxy", "istio/",
