@@ -18,6 +18,7 @@ from msgspec.structs import replace
 from advisor.facts.pg_version import POSTGRESQL_REPO
 from advisor.lazyregex import lazy
 from advisor.model import Container, EnvVar, Source, Term, TextPlaces
+from advisor.read.shellwords import bounded
 from advisor.read.sources.k8s import NO_EXTRACT, K8sObject, count_field, get, listed, mapped
 
 # kind -> path to the pod template spec
@@ -1137,7 +1138,7 @@ def _script_postgres_arguments(argv: list[str]) -> list[str] | None:
         return None
     tail = re.split(r"[;&|\n)]", script[match.end():], maxsplit=1)[0]
     try:
-        return shlex.split(tail)
+        return shlex.split(bounded(tail))
     except ValueError:
         return []
 

@@ -31,12 +31,12 @@ with the pool size per plugin named.
 
 from __future__ import annotations
 
-import json
 import posixpath
 import re
 from typing import Literal
 
 from advisor.model import Pool, Source, Term
+from advisor.read import jsontext
 from advisor.read.apps.base import StackContext, image_is, option_values
 from advisor.read.apps.source import AppFile
 
@@ -84,7 +84,7 @@ class _Config:
             value = var.value
             if value is not None:
                 try:
-                    parsed = json.loads(value)
+                    parsed = jsontext.loads(value)
                     value = str(parsed) if not isinstance(parsed, dict | list) else None
                 except ValueError:
                     pass  # the config loader keeps a value that is no JSON as a string

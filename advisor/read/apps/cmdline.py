@@ -29,9 +29,11 @@ from msgspec.structs import replace
 
 from advisor.lazyregex import lazy
 from advisor.model import Container, EnvVar, Frozen, Source
+from advisor.read import jsontext
 from advisor.read.apps.envfrom import may_set
 from advisor.read.apps.locate import image_name
 from advisor.read.apps.source import AppFile, AppSource
+from advisor.read.shellwords import bounded
 
 _SHELLS = {"sh", "bash", "ash", "dash", "zsh", "/bin/sh", "/bin/bash", "/usr/bin/env"}
 _K8S_VAR = lazy(r"\$\(([A-Za-z_][A-Za-z0-9_]*)\)")
@@ -218,7 +220,7 @@ def _split_lines(text: str) -> list[tuple[str, bool]]:
     # worker`); shlex would keep the newline in the next word
     text = _without_heredocs(text.replace("\\\n", ""))
     try:
-        stream = io.StringIO(text)
+        stream = io.StringIO(bounded(text))
         lexer = shlex.shlex(stream, posix=True, punctuation_chars=";&|")
         lexer.whitespace_split = True
         out: list[tuple[str, bool]] = []
@@ -420,7 +422,7 @@ def _dockerfile_command(app: AppSource, image: str = "") -> _ImageCommand | None
         import json  # here: only Dockerfiles need it, and it is 3 ms of start-up
 
         try:
-            parsed = json.loads(rest) if rest.startswith("[") else ["/bin/sh", "-c", rest]
+            parsed = jsontext.loads(rest) if rest.startswith("[") else ["/bin/sh", "-c", rest]
         except json.JSONDecodeError:
             parsed = ["/bin/sh", "-c", rest]
         if word == "ENTRYPOINT":
@@ -741,7 +743,7 @@ def _array_items(body: str) -> list[str]:
     """The items of a bash array body (`"--quiet"  # comment`), as written (quotes kept,
     so the command line built from them splits as the shell would)."""
     try:
-        lexer = shlex.shlex(body, posix=False)
+        lexer = shlex.shlex(bounded(body), posix=False)
         lexer.whitespace_split = True
         lexer.commenters = "#"
         return list(lexer)

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from advisor.model import Source
 from advisor.read.apps.cmdline import CommandLine, Word
 from advisor.read.apps.pyeval import parse
+from advisor.read.shellwords import bounded
 
 if TYPE_CHECKING:
     from advisor.read.apps.source import AppFile, AppSource
@@ -88,7 +89,7 @@ def _items(node: ast.expr) -> list[str] | None:
 
 def _split(text: str) -> list[str]:
     try:
-        return shlex.split(text)
+        return shlex.split(bounded(text))
     except ValueError:
         return text.split()
 

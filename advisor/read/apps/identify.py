@@ -12,7 +12,6 @@ sqlx 10, r2d2 10, deadpool-postgres 4 x physical CPUs (apps/rust.py).
 
 from __future__ import annotations
 
-import json
 import re
 
 from msgspec import Struct
@@ -20,6 +19,7 @@ from msgspec.structs import replace
 
 from advisor.lazyregex import lazy
 from advisor.model import CpuFormula, Pool, Route, Source
+from advisor.read import jsontext
 from advisor.read.apps.base import StackContext
 from advisor.read.apps.source import AppFile, go_imports
 
@@ -110,7 +110,7 @@ def _npm_deps(f: AppFile) -> list[tuple[str, int]]:
     keys = [(q.group(1), n) for n, line in enumerate(f.text.splitlines(), 1)
             for q in re.finditer(r'"(@?[\w./-]+)"\s*:', line)]
     try:
-        doc = json.loads(f.text)
+        doc = jsontext.loads(f.text)
     except ValueError:
         return keys
     if not isinstance(doc, dict):

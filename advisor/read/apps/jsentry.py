@@ -28,9 +28,11 @@ from typing import TYPE_CHECKING, Any
 
 from msgspec import Struct
 
+from advisor.read import jsontext
 from advisor.read.apps.base import StackContext
 from advisor.read.apps.pyentry import import_closure
 from advisor.read.apps.source import AppFile
+from advisor.read.shellwords import bounded
 
 if TYPE_CHECKING:
     from advisor.read.apps.jssource import JsModule
@@ -131,7 +133,7 @@ def _package_doc(ctx: StackContext, f: AppFile) -> dict[str, Any] | None:
     key = (f.path, f.text)
     if key not in memo:
         try:
-            data = json.loads(f.text)
+            data = jsontext.loads(f.text)
         except json.JSONDecodeError:
             data = None
         memo[key] = data if isinstance(data, dict) else None
@@ -245,7 +247,7 @@ def _script_words(script: str) -> list[list[str]]:
     out: list[list[str]] = []
     for text, _ in _split_commands(script):
         try:
-            out += _programs(shlex.split(text))
+            out += _programs(shlex.split(bounded(text)))
         except ValueError:
             continue
     return out

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from msgspec.structs import replace
 
 from advisor.model import Route, Source
+from advisor.read import jsontext
 from advisor.read.apps.appcache import JS_KEYS, file_keys, run_cache
 from advisor.read.apps.base import StackContext
 from advisor.read.apps.cmdline import dockerfile_env
@@ -174,7 +175,7 @@ def dependencies(ctx: StackContext) -> set[str]:
     names: set[str] = set()
     for f in ctx.files("package-json"):
         try:
-            data = json.loads(f.text)
+            data = jsontext.loads(f.text)
         except json.JSONDecodeError as exc:
             ctx.problem(replace(ctx.container.source, path=f.path, line=exc.lineno),
                         f"package.json is not valid JSON: {exc.msg}", program="npm")
@@ -193,7 +194,7 @@ def dependency_spec(ctx: StackContext, name: str, near: str = "") -> tuple[str, 
     found: list[tuple[int, str, Source]] = []
     for f in ctx.files("package-json"):
         try:
-            data = json.loads(f.text)
+            data = jsontext.loads(f.text)
         except json.JSONDecodeError:
             continue  # said by dependencies()
         if not isinstance(data, dict):

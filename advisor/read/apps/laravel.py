@@ -27,12 +27,12 @@ config/database.php writes (`'default' => env('DB_CONNECTION', 'pgsql')`).
 
 from __future__ import annotations
 
-import json
 import re
 
 from msgspec.structs import replace
 
 from advisor.model import CpuFormula, Pool, Source, Term
+from advisor.read import jsontext
 from advisor.read.apps.base import StackContext
 from advisor.read.apps.laravel_horizon import horizon_workers
 from advisor.read.apps.nextcloud import FPM_DIR, fpm_children
@@ -73,10 +73,12 @@ def is_laravel(ctx: StackContext) -> Source | None:
     """Where composer.json requires laravel/framework, or None."""
     for f in ctx.files("composer"):
         try:
-            doc = json.loads(f.text)
+            doc = jsontext.loads(f.text)
         except ValueError:
             continue
-        if isinstance(doc, dict) and "laravel/framework" in (doc.get("require") or {}):
+        require = doc.get("require") if isinstance(doc, dict) else None
+        # `"require": 3` or a list: no package map, not Laravel (audit 44: a TypeError)
+        if isinstance(require, dict) and "laravel/framework" in require:
             line = f.text[:f.text.find("laravel/framework")].count("\n") + 1
             return f.cite(line, "laravel/framework")
     return None

@@ -31,6 +31,7 @@ from pathlib import PurePosixPath
 
 from advisor.lazyregex import lazy
 from advisor.model import Frozen
+from advisor.read import jsontext
 from advisor.read.apps.source import SKIP_DIRS
 from advisor.read.bitnami_names import BITNAMI_OWNERS
 from advisor.read.fs import InputError, Root, rel_inside, walk
@@ -155,9 +156,11 @@ def shell_words(text: str) -> list[str] | None:
     `)`, a backtick) words of their own; None for an unclosed quote."""
     import shlex
 
-    lexer = shlex.shlex(text, posix=True, punctuation_chars=";&|()`")
-    lexer.whitespace_split = True
+    from advisor.read.shellwords import bounded
+
     try:
+        lexer = shlex.shlex(bounded(text), posix=True, punctuation_chars=";&|()`")
+        lexer.whitespace_split = True
         return list(lexer)
     except ValueError:  # an unclosed quote
         return None
@@ -1008,10 +1011,8 @@ def _tooling_file(root: Root, name: str) -> bool:
     workloads were all given the root as their source, and one app's pool to each."""
     base = str(root.path)
     if name == "package.json":
-        import json
-
         try:
-            doc = json.loads(root.read_text(os.path.join(base, name)))
+            doc = jsontext.loads(root.read_text(os.path.join(base, name)))
         except (InputError, ValueError):
             return False
         return isinstance(doc, dict) and not doc.get("dependencies")
@@ -1447,9 +1448,12 @@ def _root_project_name(root: Root) -> str | None:
                 return (last.split(".")[0] if len(parts) == 1 else last).lower()
         path = os.path.join(base, "package.json")
         if os.path.isfile(path):
-            import json  # here: its import compiles six patterns, most roots need none
-
-            name = json.loads(root.read_text(path, keep=True)).get("name")
+            try:
+                doc = jsontext.loads(root.read_text(path, keep=True))
+            except ValueError:  # said where the package.json is read as the app's
+                doc = None
+            # a package.json that is an array or a number names nothing (audit 44)
+            name = doc.get("name") if isinstance(doc, dict) else None
             if isinstance(name, str) and name:
                 return name.rsplit("/", 1)[-1].lower()
         path = os.path.join(base, "pyproject.toml")

@@ -33,6 +33,7 @@ import re
 from msgspec.structs import replace
 
 from advisor.model import Pool, Source
+from advisor.read import jsontext
 from advisor.read.apps.base import StackContext
 from advisor.read.apps.numbers import parse_int
 from advisor.read.apps.urls import route_from_url
@@ -68,7 +69,7 @@ def npgsql_pools(ctx: StackContext) -> list[Pool]:
         if f.name not in ("appsettings.json", f"appsettings.{env_name}.json"):
             continue
         try:
-            data = json.loads(f.text)
+            data = jsontext.loads(f.text)
         except json.JSONDecodeError as exc:
             ctx.problem(Source(path=f.path, line=exc.lineno), f"invalid JSON: {exc.msg}",
                         program=".NET")

@@ -7,10 +7,10 @@ is the workspace root's (apps/workspaces.py reads it with the app's files). Pure
 
 from __future__ import annotations
 
-import json
 import re
 
 from advisor.model import Source
+from advisor.read import jsontext
 from advisor.read.apps.source import AppFile, AppSource
 
 
@@ -67,7 +67,7 @@ def npm_pin(app: AppSource | None, name: str) -> tuple[str, Source] | None:
     found: list[tuple[str, Source]] = []
     for f in app.of_kind("npm-lock"):
         try:
-            version = _locked(json.loads(f.text), name)
+            version = _locked(jsontext.loads(f.text), name)
         except ValueError:
             continue
         if version is not None:

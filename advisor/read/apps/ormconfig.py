@@ -17,12 +17,12 @@ Pure: reads the app's files and the container's env, never runs the file.
 
 from __future__ import annotations
 
-import json
 import warnings
 
 from msgspec import Struct
 
 from advisor.model import Source
+from advisor.read import jsontext
 from advisor.read.apps.base import StackContext
 from advisor.read.apps.jsparse import UNKNOWN, Tok
 from advisor.read.apps.jssource import JsModule
@@ -95,7 +95,7 @@ def _json_extra(extra: Val) -> Val:
     if not isinstance(extra.value, str):
         return Val(UNKNOWN, extra.source, hidden=extra.hidden)
     try:
-        data = json.loads(extra.value)
+        data = jsontext.loads(extra.value)
     except ValueError:
         return Val(UNKNOWN, extra.source)
     if not isinstance(data, dict):

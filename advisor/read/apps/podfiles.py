@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Literal
 
 from advisor.model import Container, Frozen, Source
 from advisor.read.apps.source import AppFile
+from advisor.read.shellwords import bounded
 
 if TYPE_CHECKING:
     from advisor.read.workloads import ConfigIndex, Workload
@@ -421,7 +422,7 @@ def _shell_writes(script: str, env: dict, where: Source) -> list[_Write]:
     for line in script.replace("\\\n", " ").split("\n"):
         text, _used, _cpu = _expand_shell(line, env)
         try:
-            lexer = shlex.shlex(text, posix=True, punctuation_chars=";&|<>")
+            lexer = shlex.shlex(bounded(text), posix=True, punctuation_chars=";&|<>")
             lexer.whitespace_split = True
             lexer.commenters = "#"
             tokens = list(lexer)

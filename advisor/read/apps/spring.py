@@ -30,7 +30,9 @@ from msgspec.structs import replace
 
 from advisor.lazyregex import lazy
 from advisor.model import ConfigProblem, Container, EnvVar, Frozen, Location, Record, Source
+from advisor.read import jsontext
 from advisor.read.apps.source import AppFile, AppSource
+from advisor.read.shellwords import bounded
 
 _ELEMENT = re.compile(r"\[[^\]]*\]|[^.\[\]]+")
 
@@ -415,7 +417,7 @@ def _shell_words(text: str) -> list[str]:
     if _SHLEX_PLAIN.fullmatch(text):
         return [w for w in _SHLEX_SPACE.split(text) if w]
     try:
-        return shlex.split(text)
+        return shlex.split(bounded(text))
     except ValueError:
         return text.split()
 
@@ -484,7 +486,7 @@ def spring_properties(container: Container | None, app: AppSource | None,
 
         try:
             flat: list[tuple[str, str | None]] = []
-            _flatten_json(json.loads(json_var.value), "", flat)
+            _flatten_json(jsontext.loads(json_var.value), "", flat)
             src = replace(json_var.source, key="SPRING_APPLICATION_JSON")
             app_json = {canonical(n): PropValue(name=n, value=v, source=src,
                                                 origin="application-json") for n, v in flat}

@@ -22,11 +22,10 @@ Processes: `bin/console ...` (messenger:consume, a migration): one; FrankenPHP: 
 
 from __future__ import annotations
 
-import json
-
 from msgspec.structs import replace
 
 from advisor.model import Pool, Route, Source
+from advisor.read import jsontext
 from advisor.read.apps.base import StackContext
 from advisor.read.apps.laravel import fpm_pools
 from advisor.read.apps.source import dotenv_values
@@ -44,7 +43,7 @@ def is_doctrine(ctx: StackContext) -> Source | None:
     """Where composer.json requires DoctrineBundle, or None."""
     for f in ctx.files("composer"):
         try:
-            doc = json.loads(f.text)
+            doc = jsontext.loads(f.text)
         except ValueError:
             continue
         require = doc.get("require") if isinstance(doc, dict) else None

@@ -21,6 +21,7 @@ from pathlib import Path, PurePosixPath
 from typing import NamedTuple
 
 from advisor.model import ConfigProblem, Location
+from advisor.read import jsontext
 from advisor.read.fs import InputError, Root, walk
 
 MAX_PACKAGES = 50  # workspace packages followed from one app (a cycle is followed once)
@@ -33,7 +34,7 @@ _DEP_KEYS = ("dependencies", "optionalDependencies")
 
 def _json(root: Root, path: Path) -> dict[str, object] | None:
     try:
-        data = json.loads(root.read_text(path, keep=True))
+        data = jsontext.loads(root.read_text(path, keep=True))
     except (InputError, json.JSONDecodeError):
         return None  # said where the package.json is read as the app's
     return data if isinstance(data, dict) else None
@@ -140,7 +141,7 @@ def workspace_files(root: Root, base: Path, own_package_jsons: list[str], budget
     pending: list[str] = []
     for text in own_package_jsons:
         try:
-            data = json.loads(text)
+            data = jsontext.loads(text)
         except json.JSONDecodeError:
             continue
         if isinstance(data, dict):

@@ -51,26 +51,33 @@ def read_as_written(text: str, shown: str) -> tuple[list[K8sObject], list[str]] 
     if any(p.fatal for p in problems) or not objects:
         return None
     lines = plain.splitlines()
-    at = {int(m.group(1)): n + 1 for n, ln in enumerate(lines) for m in _TOKENS.finditer(ln)}
+    # where each expression stands (line, column): found once, a line of thousands of
+    # expressions is not searched again for each (audit 44: 100k on one line hung)
+    at = {int(m.group(1)): (n + 1, m.start())
+          for n, ln in enumerate(lines) for m in _TOKENS.finditer(ln)}
     places: dict[int, str] = {}
     for obj in objects:
         for path, value in _strings(obj.body, ()):
-            for n in map(int, _TOKENS.findall(value)):
-                place = _harmless(path, value, _TOKEN.format(n))
-                if place is None:
-                    return None
-                places[n] = f"{place} (line {at.get(n, '?')})"
+            tokens = [int(n) for n in _TOKENS.findall(value)]
+            # the leftmost decides: the ones right of it in an image's tag are in it too
+            place = _harmless(path, value, _TOKEN.format(tokens[0])) if tokens else ""
+            if place is None:
+                return None
+            for n in tokens:
+                places[n] = f"{place} (line {at[n][0] if n in at else '?'})"
     for n in range(len(found)):
         if n in places:
             continue
         # an expression in a YAML comment renders into the comment; anywhere else
         # (a key, a document of its own) it is not a value read here
-        line = lines[at[n] - 1] if n in at else ""
-        if "#" not in line.split(_TOKEN.format(n))[0]:
+        line, column = at.get(n, (0, 0))
+        comment = lines[line - 1].find("#") if line else -1
+        if not 0 <= comment < column:
             return None
     for obj in objects:
         _restore(obj.body, found)
-    return objects, [places[n] for n in sorted(places)]
+    # one place once: a tag of several expressions is one "image tag (line 16)"
+    return objects, list(dict.fromkeys(places[n] for n in sorted(places)))
 
 
 def _strings(node: Any, path: tuple) -> Iterator[tuple[tuple, str]]:

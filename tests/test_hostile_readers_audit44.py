@@ -1,0 +1,77 @@
+"""Hostile input against the recent readers (audit 44): what hung or crashed.
+
+- a shell word of megabytes (an entrypoint holding a base64 blob) is quadratic in
+  CPython's shlex: it is split plainly instead (advisor/read/shellwords.py);
+- a manifest template with thousands of expressions on one line was searched again for
+  each (read/sources/manifest_template.py);
+- a composer.json nested past the JSON parser's recursion limit, or whose `require` is
+  a number, crashed the Laravel reader (advisor/read/jsontext.py, apps/laravel.py).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+
+from advisor.engine.check import internal_errors, run_check
+from advisor.engine.options import CheckOptions
+from advisor.read import jsontext
+from advisor.read.apps.cmdline import _split_lines
+from advisor.read.apps.locate import shell_words
+from advisor.read.shellwords import MAX_WORD, bounded
+from advisor.read.sources.manifest_template import read_as_written
+from tests import test_apps_symfony as symfony
+from tests.test_manifest_template_as_written import web
+from tests.tree_helpers import write
+
+
+def test_a_megabyte_shell_word_is_split_plainly_not_for_minutes():
+    script = "#!/bin/sh\nBLOB=" + "Qk" * 300_000 + "\njava -jar app.jar server /srv/config.yml\n"
+    start = time.monotonic()
+    words = [w for w, _ in _split_lines(script)]
+    assert time.monotonic() - start < 2  # shlex alone: 6 s on this one, 4x per doubling
+    assert words[-4:] == ["-jar", "app.jar", "server", "/srv/config.yml"]
+    assert shell_words("docker build -t x " + "a" * (MAX_WORD + 1)) is None
+
+
+def test_bounded_keeps_ordinary_commands_and_refuses_one_long_word():
+    text = 'exec gunicorn -w 4 "app:create_app()"\n' * 2000  # long, but short words
+    assert bounded(text) == text
+    with pytest.raises(ValueError):
+        bounded("echo '" + "x y " * MAX_WORD + "'")  # one quoted word
+
+
+def test_thousands_of_expressions_in_an_image_tag_are_read_once_each():
+    text = web(tag="{{ a }}" * 50_000)
+    start = time.monotonic()
+    read = read_as_written(text, "deploy/tmpl/deploy.j2")
+    assert time.monotonic() - start < 5  # was minutes: each expression searched the line
+    assert read is not None
+    _objects, places = read
+    assert places == ["annotation (line 12)", "image tag (line 16)"]  # once each
+
+
+def test_an_expression_in_a_comment_after_many_is_still_told_apart():
+    text = web() + "# built by ci: {{ job }} {{ run }}\n"
+    assert read_as_written(text, "t.j2") is not None
+    assert read_as_written(text.replace("# built", "built"), "t.j2") is None
+
+
+def test_json_nested_past_the_recursion_limit_is_a_decode_error():
+    with pytest.raises(json.JSONDecodeError):
+        jsontext.loads("[" * 200_000)
+
+
+@pytest.mark.parametrize("composer", [
+    "[" * 200_000,
+    '{"require": ' * 5000 + "1" + "}" * 5000,
+    '{"require": 3}',
+    '{"require": ["doctrine/doctrine-bundle"]}',
+    "42",
+])
+def test_a_hostile_composer_json_is_no_crash(tmp_path, composer):
+    write(tmp_path, {"k8s/all.yaml": symfony.K8S, **symfony.APP, "composer.json": composer})
+    result = run_check([str(tmp_path)], CheckOptions(cache=False))
+    assert not internal_errors(result), internal_errors(result)
