@@ -40,6 +40,7 @@ from advisor.read.apps.pysource import (
     imports,
     kwarg,
     local_scope,
+    nodes_of,
     python_modules,
     value_of,
 )
@@ -214,8 +215,7 @@ def _engine_calls(module: PyModule) -> list[ast.Call]:
 
 
 def _functions(module: PyModule) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
-    return [n for n in ast.walk(module.tree)
-            if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]
+    return nodes_of(module.tree, (ast.FunctionDef, ast.AsyncFunctionDef))
 
 
 def _placed(modules: list[PyModule]) -> list[_Placed]:
@@ -250,8 +250,8 @@ def _placed(modules: list[PyModule]) -> list[_Placed]:
 def _owner(module: PyModule, func: ast.FunctionDef | ast.AsyncFunctionDef
            ) -> ast.ClassDef | None:
     """The class `func` is a method of (defined directly in its body), else None."""
-    return next((n for n in ast.walk(module.tree) if isinstance(n, ast.ClassDef)
-                 and any(b is func for b in n.body)), None)
+    return next((n for n in nodes_of(module.tree, ast.ClassDef)
+                 if any(b is func for b in n.body)), None)
 
 
 def _calls_it(module: PyModule, func: ast.FunctionDef | ast.AsyncFunctionDef,
@@ -270,9 +270,8 @@ def _calls_it(module: PyModule, func: ast.FunctionDef | ast.AsyncFunctionDef,
     if not head:
         return False
     return site is module or any(
-        isinstance(n, ast.ImportFrom) and any((a.asname or a.name) == owner.name
-                                              for a in n.names)
-        for n in ast.walk(site.tree))
+        any((a.asname or a.name) == owner.name for a in n.names)
+        for n in nodes_of(site.tree, ast.ImportFrom))
 
 
 def _sqlite_only(p: _Placed) -> bool:
