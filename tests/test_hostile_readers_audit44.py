@@ -103,3 +103,32 @@ def test_many_engines_in_a_large_module_are_read_in_linear_time(tmp_path):
                                 scan_app_dir(Root.of(tmp_path), ""))
     assert time.monotonic() - start < 10
     assert len(found.pools) == 300 and all(p.bound == "unbounded" for p in found.pools)
+
+
+def _go_pools(tmp_path, main: str):
+    from advisor.read.apps import pools_for_container, scan_app_dir
+    from advisor.read.fs import Root
+    from tests.apphelpers import container
+
+    write(tmp_path, {"go.mod": "module acme/api\n\ngo 1.22\n", "main.go": main})
+    return pools_for_container(container({"DATABASE_URL": "postgres://u@pg/app"}),
+                               scan_app_dir(Root.of(tmp_path), ""))
+
+
+GO_OPEN = ('package main\n\nimport "database/sql"\n\nfunc main() {\n'
+           '\tdb, _ := sql.Open("pgx", os.Getenv("DATABASE_URL"))\n')
+
+
+def test_a_go_selector_of_thousands_of_names_is_walked_once(tmp_path):
+    """`db.SetMaxOpenConns(cfg.Pool.X.X....)`: each name of the chain walked the chain
+    back to its start: 40k tokens hung the check (go_sql._binds)."""
+    main = GO_OPEN + "\tdb.SetMaxOpenConns(cfg.Pool" + ".X" * 20_000 + ")\n}\n"
+    start = time.monotonic()
+    found = _go_pools(tmp_path, main)
+    assert time.monotonic() - start < 5  # was minutes
+    assert len(found.pools) <= 1
+
+
+def test_a_go_file_cut_after_a_name_is_no_index_error(tmp_path):
+    found = _go_pools(tmp_path, GO_OPEN + "\tdb.SetMaxOpenConns(25)\n\tx := db")
+    assert found is not None

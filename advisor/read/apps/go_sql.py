@@ -222,8 +222,8 @@ def _chain_back(toks: list[Tok], k: int) -> tuple[tuple[str, ...], int] | None:
     names = [toks[k].text]
     while k >= 2 and toks[k - 1].text == "." and toks[k - 2].kind == "id":
         k -= 2
-        names.insert(0, toks[k].text)
-    return tuple(names), k
+        names.append(toks[k].text)
+    return tuple(reversed(names)), k
 
 
 _KEYWORDS = frozenset({"return", "var", "if", "else", "for", "switch", "case", "go", "defer",
@@ -270,9 +270,12 @@ def _binds(ctx: StackContext, site: _Site) -> list[_Bind]:
         if b.start < 0 or body is None:
             continue
         for k in range(body.start + 1, body.end):
-            if _chain_back(toks, k) is None or toks[k + 1].text in (".", "(", "["):
+            # a chain's end only (audit 44: `cfg.Pool.X.X...` walked back from each of
+            # its names, quadratic: a 40k-token selector hung the check)
+            if (k + 1 < len(toks) and toks[k + 1].text in (".", "(", "[")) or \
+                    (found := _chain_back(toks, k)) is None:
                 continue
-            chain, first = _chain_back(toks, k)  # type: ignore[misc]
+            chain, first = found
             if chain != b.chain:
                 continue
             if toks[first - 1].text == "return":
