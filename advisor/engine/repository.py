@@ -43,6 +43,7 @@ def merge(into: Topology, other: Topology) -> None:
     into.sql_hazards += other.sql_hazards
     into.unplaced_clients += [n for n in other.unplaced_clients
                               if n not in into.unplaced_clients]
+    into.unsourced_apps += [n for n in other.unsourced_apps if n not in into.unsourced_apps]
     into.unbudgeted_servers += other.unbudgeted_servers
     # an overlay's build makes the shared releases again: each named once
     into.app_template_named += [n for n in other.app_template_named

@@ -74,6 +74,7 @@ from advisor.read.apps.locate import (
     project_part_dir,
     project_prefixes,
     python_only_root,
+    role_named_image,
     root_build_name,
     root_mix_app,
     root_project_name,
@@ -512,6 +513,16 @@ def client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
                                              route, pools, extra, topo.notices)
     if not pools and route is None and not targeted:
         topo.notices.extend(_dropped_connection_note(w, directory))
+        if directory is None and decl is None and \
+                (image := _unsourced_app_image(inputs, w)) is not None:
+            topo.notices.append(
+                f"{workload_id(w)}: runs {image}, an image this repository builds or may "
+                "build, but no application source was found for it and its env names no "
+                "database: not counted as a client; it may connect to a server no client "
+                "is linked to, whose peak is then a floor (declare [[workloads]] source, "
+                "or target and connections)")
+            if w.name not in topo.unsourced_apps:
+                topo.unsourced_apps.append(w.name)
         return []  # talks to no database we can see
     # declared with a target and no pool read: it connects there, how much is unknown
     # (PA106), not 0 (a Deployment whose source was not found made its server "fits")
@@ -839,6 +850,29 @@ def _names_no_server(value: str) -> bool:
     text = value.strip().lower()
     return text.startswith(("/", "./", "../", "~/", "file:", "sqlite:", "sqlite3:")) \
         or bool(other_scheme_hosts(text))
+
+
+def _unsourced_app_image(inputs: Inputs, w: Workload) -> str | None:
+    """The image of a running container that may be the repository's own program (built
+    here, named as its project or build, or, in a repository that holds application
+    source, not a known publisher's), when the workload is not named for a JavaScript
+    front end; None. Its program was not read, so whether it connects is not known."""
+    runs = [c for c in w.containers if c.role != "init" and not is_pgbouncer_container(c)
+            and non_client_server(c) is None and _configmap_script(w, c) is None
+            and _idle(c) is None]
+    if not runs or frontend_word({w.name, *_label_names(w), *(c.image for c in runs)}):
+        return None
+    project = root_project_name(inputs.root)
+    build = root_build_name(inputs.root)
+    for c in runs:
+        if _built_here(inputs, c.image) or project_image(c.image, project) \
+                or named_as_build(c.image, build) or _names_the_mix_app(inputs, c.image):
+            return c.image
+        if inputs.app_candidates and not in_packaged_chart(w.obj.path) and (
+                (maybe_built_here(c.image) and not variable_image(c.image))
+                or role_named_image(c.image)):
+            return c.image
+    return None
 
 
 def _dropped_connection_note(w: Workload, directory: str | None) -> list[str]:

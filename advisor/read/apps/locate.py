@@ -1350,6 +1350,17 @@ def project_image(image: str, project: str | None) -> bool:
 _ROLE_SUFFIXES = frozenset({"app", "api", "server", "service", "svc", "backend", "web"})
 
 
+def role_named_image(image: str) -> bool:
+    """Pure: an image with no organisation named for the part it plays in a project
+    (`sulfone-zinc-api`, `shop-backend:1.2`): no official library image is so named, so
+    it is one a project builds, not a published program."""
+    if variable_image(image):
+        return False
+    repo = image_repository(image.lower())
+    head, sep, role = repo.rpartition("-")
+    return "/" not in repo and bool(sep and head) and role in _ROLE_SUFFIXES
+
+
 def root_project_name(root: Root) -> str | None:
     """The name the root's own project declares (go.mod module, package.json name,
     pyproject.toml project name), normalised: miniflux.app/v2 -> miniflux. Kept: the app
