@@ -513,7 +513,12 @@ def client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
                                              route, pools, extra, topo.notices)
     if not pools and route is None and not targeted:
         topo.notices.extend(_dropped_connection_note(w, directory))
-        if directory is None and decl is None and \
+        if decl is None and (empty := _empty_connection_note(w)) is not None:
+            # its database is filled in where it is deployed: it connects, somewhere
+            topo.notices.append(empty)
+            if w.name not in topo.unplaced_clients:
+                topo.unplaced_clients.append(w.name)
+        elif directory is None and decl is None and \
                 (image := _unsourced_app_image(inputs, w)) is not None:
             topo.notices.append(
                 f"{workload_id(w)}: runs {image}, an image this repository builds or may "
@@ -872,6 +877,24 @@ def _unsourced_app_image(inputs: Inputs, w: Workload) -> str | None:
                 (maybe_built_here(c.image) and not variable_image(c.image))
                 or role_named_image(c.image)):
             return c.image
+    return None
+
+
+def _empty_connection_note(w: Workload) -> str | None:
+    """Said of a workload whose running container is given a connection variable
+    (DATABASE_URL) empty: a chart's `secrets: {DATABASE_URL: ""}` the deploy script fills
+    (sima94/rust-microservices-architecture's scripts/deploy-services.sh passes a secrets
+    values file). Its database is set where it is deployed; None when there is none."""
+    for c in w.containers:
+        if c.role == "init" or is_pgbouncer_container(c) or non_client_server(c) is not None:
+            continue
+        for var in c.env:
+            if var.value is not None and not var.value.strip() and may_name_where(var.name):
+                where = ", ".join(x for x in (var.from_ref, var.source.label()) if x)
+                return (f"{workload_id(w)}: container {c.name} is given {var.name} empty "
+                        f"({where}): it is set where it is deployed, so it may connect "
+                        "to any server here and each peak is a floor (declare [[workloads]] "
+                        "target and connections)")
     return None
 
 

@@ -1027,7 +1027,27 @@ def _tooling_file(root: Root, name: str) -> bool:
             return lint_only_pyproject(root.read_text(os.path.join(base, name)))
         except InputError:
             return False
+    if name == "Cargo.toml":
+        try:
+            return virtual_cargo_workspace(root.read_text(os.path.join(base, name)))
+        except InputError:
+            return False
     return False
+
+
+def virtual_cargo_workspace(text: str) -> bool:
+    """Pure: a Cargo.toml with [workspace] and no [package] is a virtual manifest (The
+    Cargo Book, Workspaces: "a workspace ... without a root package"): it builds no
+    program of its own, its members do. A published image beside it (confluentinc/
+    cp-kafka of sima94/rust-microservices-architecture) was given every member's pools.
+    Not TOML: not said to be tooling."""
+    import tomllib
+
+    try:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError:
+        return False
+    return isinstance(doc.get("workspace"), dict) and "package" not in doc
 
 
 def lint_only_pyproject(text: str) -> bool:
@@ -1221,7 +1241,10 @@ _PUBLISHED = (*(f"{owner}/" for owner in BITNAMI_OWNERS),  # bitnamilegacy/x is 
               "k8s.gcr.io/", "registry.k8s.io/",
               # kaniko's executor builds images in a pod; it is not the application
               # it builds (GoogleContainerTools/kaniko README: gcr.io/kaniko-project/executor)
-              "kaniko-project/")
+              "kaniko-project/",
+              # Confluent's Kafka platform images (cp-kafka, cp-zookeeper, cp-schema-registry)
+              # beside sima94/rust-microservices-architecture's Rust services
+              "confluentinc/")
 # Any of them inside a repository name, in one scan (linking asks it of every container
 # whose folder it cannot tell: a generator over the names was ~3 us an image).
 _PUBLISHED_IN = lazy("|".join(re.escape(p) for p in _PUBLISHED))
