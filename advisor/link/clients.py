@@ -1190,7 +1190,8 @@ def _why_unknown_read(w: Workload, directory: str | None, app: object | None) ->
             "env: no pool of a known stack (HikariCP/Spring, Quarkus, Dropwizard, Vert.x, "
             "SQLAlchemy, Django, "
             "psycopg_pool, asyncpg, node-postgres, Sequelize, Knex, TypeORM, Prisma, pgx, "
-            "database/sql, Rails, Npgsql, Ecto, sqlx, deadpool-postgres, r2d2, Laravel) and no "
+            "database/sql, Rails, Npgsql, Ecto, sqlx, deadpool-postgres, r2d2, tokio-postgres, "
+            "Laravel) and no "
             "driver dependency to take a default from")
 
 
