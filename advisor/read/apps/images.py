@@ -300,8 +300,9 @@ STACKS: tuple[ImageStack, ...] = (
                # Database.Vendor: dev-file and dev-mem are H2)
                other_engine=("KC_DB", ("dev-file", "dev-mem", "h2", "mariadb", "mssql",
                                        "mysql", "oracle", "tidb")),
-               # DatabaseOptions.DB `.defaultValue("dev-file")` (keycloak/keycloak
-               # quarkus/config-api .../config/DatabaseOptions.java, every Quarkus release)
+               # DatabaseOptions.DB `.defaultValue("dev-file")` (keycloak/keycloak@f6a2b334d1
+               # quarkus/config-api/.../config/DatabaseOptions.java:22-27, :25; the same in
+               # the newer DatabaseOptions that adds named datasources)
                unset_engine=("--db", "dev-file", ("quay.io/keycloak/keycloak",
                                                   "docker.io/keycloak/keycloak",
                                                   "keycloak/keycloak"))),
