@@ -97,7 +97,9 @@ def kept_direct(c: Client) -> str:
 
 def propose_pooler(topo: Topology, server: Server, b: Budget,
                    target_active: float | None,
-                   chart_dirs: list[str] | None = None) -> NewPooler | None:
+                   chart_dirs: list[str] | None = None,
+                   kustomized: dict[str, tuple[str, int | None]] | None = None,
+                   ) -> NewPooler | None:
     """The PgBouncer to add in front of `server`, or None when one is there already,
     no client connects directly, the clients ask for less than twice what the server
     should run at once, or the server's host is not known."""
@@ -141,7 +143,10 @@ def propose_pooler(topo: Topology, server: Server, b: Budget,
     in_chart = _in_templates(folder, chart_dirs or [])
     # In a chart, Helm puts an object without a namespace in the release's, the
     # server's: the namespace this run rendered with (default) would pin it elsewhere.
-    ns = f"\n  namespace: {server.namespace}" if server.namespace and not in_chart else ""
+    # So does a kustomization (its `namespace:`, an overlay's): a base is shared by
+    # overlays that put it in other namespaces.
+    ns = f"\n  namespace: {server.namespace}" \
+        if server.namespace and not in_chart and str(folder) not in (kustomized or {}) else ""
     caveat = (f"its [databases] host {host} is the server's name as rendered in this run "
               "(its release name and values): installed under another release name, "
               "write it as the chart's templates name the server") if in_chart else ""
@@ -387,3 +392,24 @@ spec:
           secret:
             secretName: pgbouncer-userlist
 """
+
+
+def resources_end(text: str) -> int | None:
+    """The line (1-based) of the last item of a kustomization's top-level `resources:`
+    block list, where a new manifest is listed after it; None when there is none (no
+    `resources:`, or a flow list): then it is listed by hand."""
+    lines = text.splitlines()
+    at = next((n for n, body in enumerate(lines, 1)
+               if body.rstrip() == "resources:" or body.startswith("resources: #")), None)
+    if at is None:
+        return None
+    last = None
+    for n, body in enumerate(lines[at:], at + 1):
+        stripped = body.strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        if stripped.startswith("- "):
+            last = n
+        elif body[:1] not in (" ", "\t"):
+            break  # the next top-level key
+    return last
