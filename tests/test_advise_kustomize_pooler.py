@@ -113,3 +113,22 @@ def test_the_new_pgbouncer_is_listed_in_the_base_kustomization(tmp_path: Path) -
     c = cli("check", "--no-cache", "--root", str(tmp_path), overlay)
     assert "PA107" not in c.stdout and "peak: 0" not in c.stdout, c.stdout
     assert "pgbouncer-db" in c.stdout, c.stdout
+
+
+def test_the_new_pgbouncer_waits_less_than_its_clients(tmp_path: Path) -> None:
+    # audit 45 (banking-api: HikariCP connectionTimeout 20 s): the PgBouncer advise wrote
+    # said query_wait_timeout = 25, and advise then proposed editing its own, unwritten
+    # file to 15 ("not found under ..."); check after the diff reported PA501
+    app = APP.replace('  SPRING_DATASOURCE_HIKARI_MAXIMUM_POOL_SIZE: "20"\n',
+                      '  SPRING_DATASOURCE_HIKARI_MAXIMUM_POOL_SIZE: "20"\n'
+                      '  SPRING_DATASOURCE_HIKARI_CONNECTION_TIMEOUT: "20000"\n') \
+        .replace("replicas: 2", "replicas: 9")
+    write(tmp_path, {"k8s/app.yaml": app, "k8s/db.yaml": DB})
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    r = cli("advise", "--root", str(tmp_path), str(tmp_path / "k8s"), "--diff")
+    assert "+    query_wait_timeout = 15\n" in r.stdout, r.stdout + r.stderr
+    assert "not found under" not in r.stdout + r.stderr
+    (tmp_path / "p.diff").write_text(r.stdout)
+    subprocess.run(["git", "apply", "p.diff"], cwd=tmp_path, check=True)
+    c = cli("check", "--no-cache", "--root", str(tmp_path), str(tmp_path / "k8s"))
+    assert "PA501" not in c.stdout and "pgbouncer-db" in c.stdout, c.stdout
