@@ -1544,7 +1544,8 @@ def _sql(found, root: Root, topo: Topology, test_code: bool = False, cache=None)
     from advisor.read.sql.drivers import resolve_dsn, resolve_erb
 
     mapped = assign_clients(
-        hazards, {c.id: c.source_dir for c in topo.clients if c.source_dir is not None})
+        _drop_one_off_scripts(hazards, root, found, topo),
+        {c.id: c.source_dir for c in topo.clients if c.source_dir is not None})
     topo.sql_hazards += resolve_dsn(resolve_erb(mapped, topo.client_env), topo)
     from advisor.rules._transaction_mode import bypassed_notice
 
@@ -1554,6 +1555,30 @@ def _sql(found, root: Root, topo: Topology, test_code: bool = False, cache=None)
     notices, problems = not_checked_notices(problems)
     topo.problems += problems
     topo.notices += notices
+
+
+def _drop_one_off_scripts(hazards: list, root: Root, found, topo: Topology) -> list:
+    """Hazards in one-off Python scripts (advisor.read.sql.scripts): no workload runs
+    them, so no pooler of the repository is on their route; said in a notice."""
+    paths = {h.location.path for h in hazards if h.location.path.endswith(".py")}
+    if not paths:
+        return hazards
+    from advisor.read.sql.scripts import one_off_scripts
+
+    scripts = one_off_scripts(root, paths, [*found.other_files, *found.manifests])
+    if not scripts:
+        return hazards
+    kept = [h for h in hazards if h.location.path not in scripts]
+    shown = sorted(scripts)
+    more = f" and {len(shown) - 3} more" if len(shown) > 3 else ""
+    topo.notices.append(
+        f"{', '.join(shown[:3])}{more}: one-off script(s) (run as `python FILE`: a "
+        "`__main__` block or a top-level asyncio.run) that no file of the repository "
+        "imports and no Dockerfile, manifest, Procfile, Makefile or shell script names: "
+        f"no workload runs them, so their {len(hazards) - len(kept)} pooling hazard(s) "
+        "are not checked against the repository's poolers (PA4xx); one run in a pod "
+        "or a Job through a pooler breaks as the application would")
+    return kept
 
 
 def sql_candidates(files: list[Path], root: Root, test_code: bool = False,
