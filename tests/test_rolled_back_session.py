@@ -48,3 +48,13 @@ def test_what_finally_rolls_back_is_no_hazard(tmp_path):
     hazards, _ = scan_sql_sources(Root.of(tmp_path), ["backend/app/routers/sandbox.py"])
     assert sorted((h.kind, h.location.line) for h in hazards) == [
         ("session-set", 20), ("session-set", 27)]
+
+
+def test_a_connection_in_autocommit_mode_rolls_nothing_back(tmp_path):
+    text = SANDBOX.replace("    try:\n        conn = await session.connection()",
+                           "    try:\n        conn = await session.connection()\n"
+                           "        await conn.execution_options(isolation_level=\"AUTOCOMMIT\")",
+                           1)
+    write(tmp_path, {"backend/app/routers/sandbox.py": text})
+    hazards, _ = scan_sql_sources(Root.of(tmp_path), ["backend/app/routers/sandbox.py"])
+    assert ("session-set", 12) in [(h.kind, h.location.line) for h in hazards]

@@ -338,7 +338,8 @@ def scan_text(
         used = python_sql_positions(tree, wanted) if statements else set()
         as_sql = [lit for lit in statements if (lit.line, lit.start) in used]
         found = _literals_hazards(path, as_sql, "python", pinning, problems)
-        if found and "rollback" in text:
+        # (a connection in autocommit mode has no transaction to roll back)
+        if found and "rollback" in text and "autocommit" not in text.lower():
             found = _not_rolled_back(found, tree)
         found += drivers.python_settings(path, tree, literals, text)
     elif kind in ("ruby", "java", "kotlin", "go", "js", "elixir"):
