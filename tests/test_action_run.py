@@ -38,12 +38,21 @@ def _git(cwd: Path, *args: str) -> str:
 
 class Runner:
     def __init__(self, tmp: Path, api_url: str, token: str, inputs: dict[str, str],
-                 head_repo: str = "octo/shop"):
+                 head_repo: str = "octo/shop", submodule: str = ""):
         self.tmp = tmp
         self.head_repo = head_repo
         self.ws = tmp / "ws"
         shutil.copytree(REPO / "fixtures/acme-shop", self.ws)
         _git(self.ws, "init", "-q", "-b", "main")
+        if submodule:  # k8s/frontend: a repository of its own holding this manifest
+            sub = tmp / "frontend"
+            sub.mkdir()
+            (sub / "frontend.yaml").write_text(submodule)
+            _git(sub, "init", "-q", "-b", "main")
+            _git(sub, "add", "-A")
+            _git(sub, "commit", "-qm", "frontend")
+            _git(self.ws, "-c", "protocol.file.allow=always", "submodule", "add", "-q",
+                 str(sub), "k8s/frontend")
         _git(self.ws, "add", "-A")
         _git(self.ws, "commit", "-qm", "base")
         self.base_sha = _git(self.ws, "rev-parse", "HEAD")
@@ -76,6 +85,9 @@ class Runner:
             "RUNNER_TEMP": str(tmp / "runner"),
             "GITHUB_OUTPUT": str(self.files["output"]),
             "GITHUB_STEP_SUMMARY": str(self.files["summary"]),
+            # a local submodule's file:// URL, which git refuses by default
+            "GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "protocol.file.allow",
+            "GIT_CONFIG_VALUE_0": "always",
         }
         action = YAML(typ="safe").load((REPO / "action.yml").read_text())
         self.steps = action["runs"]["steps"]
@@ -221,3 +233,40 @@ def test_pull_request_from_a_fork_skips_upload_and_comment(gh, tmp_path):
     assert "Comment on the pull request" not in dict(runner.log)
     assert len(gh.comments("octo", "shop", 7)) == 1
     assert "### pool-advisor" in runner.files["summary"].read_text()
+
+
+FRONTEND = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: frontend
+  namespace: shop
+spec:
+  replicas: 3
+  strategy:
+    rollingUpdate: {maxSurge: 0}
+  selector:
+    matchLabels: {app: frontend}
+  template:
+    metadata:
+      labels: {app: frontend}
+    spec:
+      containers:
+        - name: frontend
+          image: eclipse-temurin:21
+          env:
+            - name: SPRING_DATASOURCE_URL
+              value: jdbc:postgresql://postgres.shop.svc.cluster.local:5432/shop
+            - name: SPRING_DATASOURCE_HIKARI_MAXIMUM_POOL_SIZE
+              value: "20"
+"""
+
+
+def test_the_base_budget_reads_the_submodules_the_head_reads(gh, tmp_path):
+    # k8s/frontend is a submodule, unchanged by the pull request: its 3 x 20 are in the
+    # budget before as after. A bare `git worktree add` of the base has it empty, and
+    # the comment said +260 where the change adds 200 (audit 32).
+    runner = Runner(tmp_path, gh.api_url, TOKEN, {"paths": "k8s"}, submodule=FRONTEND)
+    assert runner.run() == 1, runner.all_output()
+    body = gh.comments("octo", "shop", 7)[-1]["body"]
+    assert "| postgres | 97 | 860 \u2192 1,060 | +200 |" in body, body[:800]

@@ -269,3 +269,83 @@ def test_npgsql_connection_string_built_in_code(tmp_path):
     found = _builder_pools(tmp_path, "\n            MaxPoolSize = int.Parse(size),")
     assert not found.pools and any("expression not read statically" in u
                                    for u in found.unknown)
+
+
+DATABASE_SERVICE_CS = """using Microsoft.EntityFrameworkCore;
+
+namespace App.StartUp.Services;
+
+public static class DatabaseService
+{
+  public static DbContextOptionsBuilder AddPostgres(this DbContextOptionsBuilder b,
+    Dictionary<string, DatabaseOption> o, string key)
+  {
+    var db = o[key];
+    var connectionString =
+      $"Host={db.Host};Port={db.Port};Database={db.Database};Username={db.User};%s";
+    b.UseNpgsql(connectionString);
+    return b;
+  }
+}
+"""
+
+
+def _settings_app_pools(tmp_path, tail: str, *, string: bool = True):
+    (tmp_path / "App" / "StartUp").mkdir(parents=True, exist_ok=True)
+    (tmp_path / "App" / "App.csproj").write_text(
+        '<Project Sdk="Microsoft.NET.Sdk.Web"><ItemGroup><PackageReference '
+        'Include="Npgsql.EntityFrameworkCore.PostgreSQL" Version="8.0.2" /></ItemGroup>'
+        '</Project>\n')
+    text = DATABASE_SERVICE_CS % tail
+    if not string:  # the connection string comes from an options object, not written
+        text = text.replace('$"Host={db.Host};Port={db.Port};Database={db.Database};'
+                            'Username={db.User};' + tail + '"', "db.ConnectionString")
+    (tmp_path / "App" / "StartUp" / "DatabaseService.cs").write_text(text)
+    app = scan_app_dir(Root.of(tmp_path), "App")
+    return pools_for_container(container({"LANDSCAPE": "lapras"}), app)
+
+
+def test_npgsql_interpolated_connection_string_is_a_client_with_an_unknown_host(tmp_path):
+    """A connection string interpolated from a settings object (AtomiCloud's
+    DatabaseService.cs: `$"Host={o.Host};..."`, its values in a YAML settings file):
+    no appsettings ConnectionStrings, no env, no plain literal, so no pool was read and
+    the API was in no budget while the chart's PostgreSQL "fit" with nothing counted
+    (audit 40 N5/N6). Its keys are literal: no Maximum Pool Size is Npgsql's default 100;
+    where it connects is code, not read (no route)."""
+    found = _settings_app_pools(tmp_path, 'Password={db.Password};')
+    (pool,) = found.pools
+    assert product([pool]) == "1 x 100 = 100" and pool.bound == "default"
+    assert pool.route is None
+    assert "App/StartUp/DatabaseService.cs:12 (interpolated connection string)" in pool.note
+    (pool,) = _settings_app_pools(tmp_path, "Maximum Pool Size=30;").pools
+    assert product([pool]) == "1 x 30 = 30"
+    found = _settings_app_pools(tmp_path, "Maximum Pool Size={db.PoolSize};")
+    assert not found.pools and any("expression not read statically" in u
+                                   for u in found.unknown)
+    # a literal localhost is a developer's check (pattisapu01's template waits for its
+    # local database with one), not where the pod connects: not the pool, so unknown
+    (tmp_path / "App" / "StartUp" / "DatabaseService.cs").unlink()
+    (tmp_path / "App" / "StartUp" / "LocalCheck.cs").write_text(
+        "using Npgsql;\nclass C { bool Up(string u) { using var c = new NpgsqlConnection("
+        '$"Server=localhost;Port=5438;User Id={u};Database=app"); return true; } }\n')
+    found = pools_for_container(container({}), scan_app_dir(Root.of(tmp_path), "App"))
+    assert not found.pools and found.unknown == [
+        "Npgsql Maximum Pool Size at App/StartUp/LocalCheck.cs:2 is set to an expression "
+        "not read statically"]
+    # where EF Core makes the application's pool is cited before that check's connection
+    (tmp_path / "App" / "Z").mkdir()
+    (tmp_path / "App" / "Z" / "AppDb.cs").write_text(
+        "using Microsoft.EntityFrameworkCore;\nclass AppDb : DbContext {\n  void On(Opts o)"
+        " { o.UseNpgsql(Build()); }\n}\n")
+    found = pools_for_container(container({}), scan_app_dir(Root.of(tmp_path), "App"))
+    assert found.unknown == ["Npgsql Maximum Pool Size at App/Z/AppDb.cs:3 is set to an "
+                             "expression not read statically"]
+
+
+def test_npgsql_used_with_no_connection_string_read_is_unknown_not_left_out(tmp_path):
+    """UseNpgsql(db.ConnectionString) with the string nowhere the reader looks: the pool's
+    size is unknown (PA106) where the code opens it, never no client at all."""
+    found = _settings_app_pools(tmp_path, "", string=False)
+    assert not found.pools
+    assert found.unknown == ["Npgsql Maximum Pool Size at App/StartUp/DatabaseService.cs:13 "
+                             "is set to an expression not read statically"]

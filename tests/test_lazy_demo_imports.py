@@ -19,6 +19,7 @@ NOT_ON_THE_DEMO_PATH = (
     "advisor.read.helm_commands",  # helm install / helmfile commands naming postgresql
     "advisor.read.apps.dropwizard",  # JVM readers: for an application with a build file
     "advisor.read.sql.drivers",  # driver hazards: only looked for behind a pooler
+    "advisor.read.sources.manifest_template",  # only for a manifest kept as a template
     "advisor.read.apps.vertx",
 )
 

@@ -899,6 +899,11 @@ def test_a_second_pg_family_under_a_prefix_is_a_further_route(tmp_path):
 
     assert is_postgres_image("index.docker.io/sourcegraph/postgresql-16-codeinsights:6.2@sha256:5")
     assert not is_postgres_image("sourcegraph/postgres_exporter:6.2")
+    # its images before postgresql-16 (deploy-sourcegraph 2019-2023: no budget at all)
+    assert is_postgres_image("index.docker.io/sourcegraph/postgres-12.6:3.30.0@sha256:5")
+    assert is_postgres_image("sourcegraph/postgres-12-alpine:4.5.0")
+    assert not is_postgres_image("prometheuscommunity/postgres-exporter:v0.15.0")
+    assert not is_postgres_image("postgres-operator:v1.12.0")
     codeintel = DB.replace("name: db", "name: codeintel-db").replace(
         "app: db", "app: codeintel-db")
     assert "codeintel-db" in codeintel

@@ -51,13 +51,13 @@ func main() {
 """
 
 
-def _tree(root, image: str) -> None:
+def _tree(root, image: str, tag: str = "orders:latest") -> None:
     write(root, {"service/go.mod": "module example.com/orders\n\ngo 1.21\n\n"
                                    "require github.com/lib/pq v1.10.9\n",
                  "service/cmd/api/main.go": MAIN,
                  "service/Dockerfile": "FROM golang:1.21\nCOPY . .\n",
                  "service/minikube/main.sh": "eval $(minikube docker-env)\n"
-                                             "docker build  --no-cache -t orders:latest ../\n",
+                                             f"docker build  --no-cache -t {tag} ../\n",
                  "service/minikube/app.yaml": APP.replace("IMAGE", image),
                  "service/minikube/db.yaml": textwrap.dedent(_server("orders-db", 100)),
                  "other/Dockerfile": "FROM alpine\n"})
@@ -76,3 +76,12 @@ def test_an_official_image_no_script_builds_stays_a_published_program(tmp_path):
     _tree(tmp_path, "redis:7")
     r = run_check([tmp_path])
     assert {b.server: b.peak for b in r.budgets} == {"orders-db": 3}
+
+
+def test_an_untagged_build_tags_latest(tmp_path):
+    """`docker build -t tradeapi ../` tags tradeapi:latest, which the Deployment runs
+    (audit 35: DiLRandI/hrm's `docker build -t hrm-app .` never matched hrm-app:latest);
+    named unlike the module, only the build command says it is built here."""
+    _tree(tmp_path, "tradeapi:latest", tag="tradeapi")
+    r = run_check([tmp_path])
+    assert {b.server: b.peak for b in r.budgets} == {"orders-db": 21}

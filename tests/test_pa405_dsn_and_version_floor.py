@@ -352,3 +352,45 @@ def test_postgresjs_prepare_false_in_the_env_url_is_safe(tmp_path):
 def test_postgresjs_behind_pgbouncer_that_tracks_statements(tmp_path):
     root = _repo(tmp_path, go=False, image="edoburu/pgbouncer:v1.24.1-p1")
     assert _pa405(root)[0] == []
+
+
+# --- 4. sqlx (Rust): named prepared statements, whatever its cache capacity ------------
+
+RUST_DB = """\
+use sqlx::{postgres::PgPoolOptions, Pool, Postgres};
+
+pub async fn connect(database_url: &str) -> Pool<Postgres> {
+    PgPoolOptions::new()
+        .max_connections(5)
+        .statement_cache_capacity(0)
+        .connect(database_url)
+        .await
+        .expect("Unable to connect")
+}
+"""
+
+
+def test_sqlx_behind_a_transaction_pooler_before_1_21_is_pa405(tmp_path):
+    """sqlx prepares every query with arguments as a named statement sqlx_s_N (persistent
+    defaults to true, prepare() names it: launchbadge/sqlx v0.8.6 sqlx-core/src/query.rs,
+    sqlx-postgres/src/connection/executor.rs), and statement_cache_capacity(0) only stops
+    the caching: behind PgBouncer 1.18 in transaction mode it is PA405. Before, .rs files
+    were not read for driver settings at all (audit 40, audit 36's open item); a test
+    module opens its own pool and is not the service's."""
+    cargo = ('[package]\nname = "shop"\nversion = "0.1.0"\n\n[dependencies]\n'
+             'sqlx = { version = "0.8.6", features = ["postgres", "runtime-tokio"] }\n')
+    test_pool = RUST_DB.replace("max_connections(5)", "max_connections(1)")
+    root = _repo(tmp_path, go=False, files={
+        "app/Cargo.toml": cargo, "app/src/db.rs": RUST_DB,
+        "app/src/tests.rs": test_pool, "app/src/repo_test.rs": test_pool,
+        "app/src/main.rs": "mod db;\n// let pool = PgPoolOptions::new().connect(url);\n"})
+    # (the tree's postgres.js file is another finding: only sqlx's are asked here)
+    (finding,) = [f for f in _pa405(root)[0] if "sqlx" in f.message]
+    assert "sqlx PgPoolOptions::new()" in finding.message
+    assert "named prepared statement (sqlx_s_N)" in finding.message
+    assert finding.location.path.endswith("app/src/db.rs") and finding.location.line == 4
+    # PgBouncer 1.21+ tracks protocol-level named statements (max_prepared_statements)
+    newer = _repo(tmp_path / "newer", go=False, image="edoburu/pgbouncer:v1.23.1-p3",
+                  extra="            - {name: MAX_PREPARED_STATEMENTS, value: \"100\"}\n",
+                  files={"app/Cargo.toml": cargo, "app/src/db.rs": RUST_DB})
+    assert [f for f in _pa405(newer)[0] if "sqlx" in f.message] == []

@@ -42,6 +42,10 @@ IMAGES = [
     ("quay.io/sclorg/postgresql-15-c9s:20240101", 15),
     ("centos/postgresql-96-centos7", 9.6),
     ("registry.access.redhat.com/rhscl/postgresql-10-rhel7", 10),
+    # Sourcegraph before postgresql-16: the major (and minor) in the name, the tag its own
+    ("index.docker.io/sourcegraph/postgres-12.6:3.30.0@sha256:" + "d" * 64, 12),
+    ("sourcegraph/postgres-11.4:19-11-14_b5ba3a5", 11),
+    ("sourcegraph/postgres-12-alpine:4.5.0", 12),
     ("supabase/postgres:15.1.0.147", 15),
     ("localhost:5000/postgres:13", 13),
     # no version in the reference

@@ -51,7 +51,12 @@ def test_exporter_sidecar_is_one_pods_worth_on_its_own_server(tmp_path):
     assert c.factors[0].value == 1 and "1 of 3" in c.factors[0].source.default
 
 
-def test_unknown_sidecar_is_not_counted_but_said_when_it_names_a_database(tmp_path):
+def test_unknown_sidecar_naming_a_database_is_an_unknown_client_not_none(tmp_path):
+    """A container of the server's pod whose program no reader knows: not counted (a
+    log shipper); but one whose env names a database connects (paveletto99/
+    rust-microservices-sandbox deploys its Rust service in the server's pod, PG_HOST=
+    127.0.0.1): its connections are unknown (PA106, a floor), never none. Before, the
+    server "fit" with peak 0 (audit 40 R6)."""
     other = """
         - name: shipper
           image: fluent/fluent-bit:2.2
@@ -62,8 +67,12 @@ def test_unknown_sidecar_is_not_counted_but_said_when_it_names_a_database(tmp_pa
 """
     result = _check(tmp_path, {"db.yaml": _server(1, other)})
     (budget,) = result.budgets
-    assert budget.peak == 0 and not budget.unknown_clients
-    assert any("container custom" in n and "no reader knows" in n for n in result.notices)
+    assert budget.peak == 1 and budget.unknown_clients == ["db/custom"]
+    assert not budget.fits
+    assert any("container custom" in n and "no reader knows" in n
+               and "its connections are unknown" in n for n in result.notices)
+    assert any(f.code == "PA106" and "db/custom" in f.message for f in result.findings)
+    assert not any("shipper" in n for n in result.notices)
     assert not any("container shipper" in n for n in result.notices)
 
 

@@ -177,6 +177,7 @@ def scan_paths(root: Root, paths: list[Path], settings: Settings, options: Check
                     "reading skaffold and compose build contexts")
     templates = guarded(problems, ".", partial(_erb_manifests, root, found.other_files), [],
                         "reading ERB manifest templates")
+    objects = objects + _templates_read(templates, objects, notices)
     installs = guarded(problems, ".", partial(_helm_install_commands, sources, root,
                                               found.manifests), [],
                        "reading helm install commands of scripts")
@@ -225,7 +226,9 @@ def scan_paths(root: Root, paths: list[Path], settings: Settings, options: Check
                 "them count toward it together (if each overlay is deployed to a cluster of "
                 "its own with its own copy of it, each copy's peak is lower)"
                 for i, labels in reached_by.items() if len(labels) > 1 and i in names]
-    for shown, workloads, tool in templates:
+    for shown, workloads, tool, read in templates:
+        if read is not None:
+            continue
         # the deployment is in a template this tool does not render (krane, the
         # kubernetes-deploy gem; envsubst): its workloads may connect to any server
         # (rubygems.org printed "fits, peak 0" for a server its web Deployment's template
@@ -267,14 +270,19 @@ _TEMPLATE_SUFFIXES = tuple(f"{yaml}{tpl}" for yaml in (".yaml", ".yml")
 _BARE_TEMPLATE_SUFFIXES = (".tpl", ".tmpl", ".template", ".j2", ".jinja", ".jinja2")
 
 
-def _erb_manifests(root: Root, files: list[Path]) -> list[tuple[str, list[str], str]]:
+Template = tuple[str, list[str], str, "tuple[list[K8sObject], list[str]] | None"]
+
+
+def _erb_manifests(root: Root, files: list[Path]) -> list[Template]:
     """The templates of Kubernetes workloads that are rendered before they are applied
     (krane's config/deploy/*.yaml.erb, an envsubst deploy.yaml.tpl or deployment.tpl, a
-    Jinja .yaml.j2),
-    each with the kinds of workload it holds and the tool that renders it: read only
-    when there are such files. (A Helm chart's templates/ are not among `files`: the
-    chart renders them.)"""
-    out = []
+    Jinja .yaml.j2 or deploy.j2),
+    each with the kinds of workload it holds, the tool that renders it and, when
+    rendering cannot change what a budget reads (its only expressions are an image tag
+    or an annotation: advisor.read.sources.manifest_template), its objects read as
+    written with where its expressions stand. (A Helm chart's templates/ are not among
+    `files`: the chart renders them.)"""
+    out: list[Template] = []
     for path in files:
         if not path.name.endswith(_TEMPLATE_SUFFIXES + _BARE_TEMPLATE_SUFFIXES):
             continue
@@ -284,8 +292,48 @@ def _erb_manifests(root: Root, files: list[Path]) -> list[tuple[str, list[str], 
             continue
         kinds = _ERB_WORKLOAD.findall(text)
         if kinds and "apiVersion:" in text:
-            tool = _TEMPLATE_TOOLS["." + path.name.rsplit(".", 1)[-1]]
-            out.append((root.rel(path), sorted(set(kinds)), tool))
+            # imported here: most repositories hold no manifest template
+            from advisor.read.sources.manifest_template import read_as_written
+
+            suffix = path.name.rsplit(".", 1)[-1]
+            shown = root.rel(path)
+            out.append((shown, sorted(set(kinds)), _TEMPLATE_TOOLS["." + suffix],
+                        read_as_written(text, shown)))
+    return out
+
+
+def _templates_read(templates: list[Template], objects: list[K8sObject],
+                    notices: list[str]) -> list[K8sObject]:
+    """The objects of the templates read as written, said; one that a plain manifest
+    declares too (the same kind, namespace and name: Three-Tier-Project's deploy.j2 renders
+    the frontend of deploy/frontend-deploy.yaml) is one object in the cluster, read once;
+    when they differ beyond the template's expressions, the template stays unread."""
+    if not any(read is not None for *_, read in templates):
+        return []
+    from advisor.read.sources.manifest_template import same_but_expressions
+
+    have = {(o.kind, o.namespace, o.name): o for o in objects}
+    out = []
+    for n, (shown, workloads, tool, read) in enumerate(templates):
+        if read is None:
+            continue
+        objs, places = read
+        twins = [(o, have[(o.kind, o.namespace, o.name)]) for o in objs
+                 if (o.kind, o.namespace, o.name) in have]
+        if not all(same_but_expressions(o.body, p.body) for o, p in twins):
+            # which of the two is applied last is not known: not read, a floor
+            templates[n] = (shown, workloads, tool, None)
+            continue
+        same = [o.ref for o, _p in twins]
+        kept = [o for o in objs if (o.kind, o.namespace, o.name) not in have]
+        where = (f"its only expressions are in {', '.join(places)}, which rendering "
+                 "fills without changing where or how many connections it opens"
+                 if places else "it holds no template expression")
+        notices.append(f"manifest template {shown} ({tool}) read as written: {where}"
+                       + (f"; {', '.join(same)} is declared by a plain manifest too and "
+                          "read once, from it" if same else ""))
+        have.update(((o.kind, o.namespace, o.name), o) for o in kept)
+        out += kept
     return out
 
 
@@ -1781,7 +1829,10 @@ def build_contexts(found, root: Root):
             bases.append(("" if folder == "." else folder, base[0], root.rel(p), base[1]))
     return BuildHints(contexts=tuple(contexts), bases=tuple(bases),
                       compose_databases=tuple(databases), dockerfiles=tuple(built_with),
-                      dockerfile_files=tuple(every), compose_env=tuple(environments))
+                      dockerfile_files=tuple(every), compose_env=tuple(environments),
+                      missing_dockerfiles=tuple(
+                          b for b in built_with
+                          if not os.path.lexists(os.path.join(root.path, b[1]))))
 
 
 def app_source_dirs(found) -> list[str]:

@@ -28,8 +28,10 @@ _LEADING = lazy(r"^v?(\d+)(?:\.(\d+))?")  # 16, 16.2, 11.14.0-debian-10-r28, 9.6
 _BITNAMI_TAG = lazy(r"^(\d+)\.(\d+)\.\d+-debian-\d+-r\d+$")  # 14.4.0-debian-11-r0
 # ghcr.io/zalando/spilo-16; sclorg's quay.io/fedora/postgresql-16,
 # quay.io/sclorg/postgresql-15-c9s, centos/postgresql-96-centos7 (96 is 9.6), Sourcegraph's
-# postgresql-16-codeinsights (the names advisor.read.workloads takes for a server)
-POSTGRESQL_REPO = r"postgresql-(\d+)(?:-(?:c\d+s|centos\d+|rhel\d+|el\d+|codeinsights))?"
+# postgresql-16-codeinsights and, before it, postgres-11.4, postgres-12.6 and
+# postgres-12-alpine (the names advisor.read.workloads takes for a server)
+POSTGRESQL_REPO = (r"postgres(?:ql)?-(\d+)(?:\.(\d+))?"
+                   r"(?:-(?:c\d+s|centos\d+|rhel\d+|el\d+|codeinsights|alpine))?")
 _REPO_MAJOR = lazy(rf"^(?:spilo-(\d+)|{POSTGRESQL_REPO})$")
 
 # Images whose leading tag number is not PostgreSQL's (their PostgreSQL is after "pg").
@@ -61,7 +63,7 @@ def image_major(image: str) -> float | None:
         digits = m.group(1) or m.group(2)
         if digits == "96":
             return 9.6
-        return major_of(int(digits), None)
+        return major_of(int(digits), int(m.group(3)) if m.group(3) else None)
     if m := _PG_IN_TAG.search(tag):
         return major_of(int(m.group(1)), int(m.group(2)) if m.group(2) else None)
     if m := _UBI_TAG.match(tag):

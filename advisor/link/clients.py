@@ -60,6 +60,7 @@ from advisor.read.apps.locate import (
     image_dockerfile,
     image_name,
     image_repository,
+    is_build_script,
     ko_app_dir,
     loose_name,
     match_app_dir,
@@ -306,7 +307,13 @@ def client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
                 f"URL ({literal.source.label()}) writes host {literal.host} with no "
                 "placeholder: the variable is not read, and its pools connect there")
         if literal is not None:
-            c_route, c_routes, services = None, [], []
+            # the pools' own routes decide: the container's host variable goes (read by
+            # nothing when it names another host), its further routes to other hosts stay
+            # (Sourcegraph's CODEINTEL_PGHOST beside a literal SPRING_DATASOURCE_URL)
+            gone = (c_route.host or "").lower() if c_route is not None else None
+            c_route = None
+            c_routes = [r for r in c_routes if (r.host or "").lower() != gone]
+            services = [r for r in services if (r.host or "").lower() != gone]
         services = _service_host_links(w, services, [c_route, *c_routes], host_map,
                                        w.namespace or default_ns, topo.notices)
         # further routes only, never c_route: a pool with no route of its own (its URL
@@ -1625,8 +1632,11 @@ def _built_here(inputs: Inputs, image: str) -> bool:
     if inputs.build_hints is None:
         return False
     bare = image.removesuffix(":latest")
-    return any(key.removesuffix(":latest") == bare for key, _ctx, _where in
-               inputs.build_hints.contexts if ":" in key or ":" not in image) or any(
+    # an untagged key matches a tagged image only from a build command (`docker build -t
+    # hrm-app .` tags hrm-app:latest, audit 35): a compose service name is no image tag
+    return any(key.removesuffix(":latest") == bare for key, _ctx, where in
+               inputs.build_hints.contexts if ":" in key or ":" not in image
+               or is_build_script(where.split(":", 1)[0].rsplit("/", 1)[-1])) or any(
         # Tilt's docker_build("web", ...) builds every tag of web the manifests run:
         # it puts its own tag in their place (Tiltfile: image refs are matched by name)
         key == image_repository(image) for key, _ctx, where in inputs.build_hints.contexts

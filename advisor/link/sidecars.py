@@ -19,7 +19,8 @@ postgrescluster/pgmonitor.go at 0fbac306). CloudNativePG's Cluster declares no s
 (its metrics are served by the instance manager).
 
 A container whose program no reader knows is not counted (a log shipper, a backup agent:
-most sidecars open no connection); one whose env names a database is said in a notice.
+most sidecars open no connection); one whose env names a database is a client whose
+connections are unknown (PA106: a floor), said in a notice.
 A PgBouncer container is a pooler (advisor.link.poolers), not a client here.
 """
 
@@ -118,12 +119,15 @@ def server_pod_clients(inputs: Inputs, topo: Topology, w: Workload, server: Serv
         known = _known_pools(c, cache, inputs.settings.node())
         if known is None:
             env_route = route_from_env(c.env)
-            if env_route is not None:
-                topo.notices.append(
-                    f"{workload_id(w)}: container {c.name} ({c.image}) beside the server "
-                    f"names a database ({env_route.source.label()}), but no reader knows its "
-                    "program: not counted as a client of the server")
-            continue
+            if env_route is None:
+                continue
+            # it names a database (an app deployed in the server's pod, paveletto99's
+            # rust-service at PG_HOST=127.0.0.1): a client whose connections are unknown
+            # (PA106, a floor), never none, or the server "fits" with nothing counted
+            why = (f"container {c.name} ({c.image}) beside the server names a database "
+                   f"({env_route.source.label()}), but no reader knows its program")
+            topo.notices.append(f"{workload_id(w)}: {why}: its connections are unknown")
+            known = ([], [why], [])
         pools, unknown, notices = known
         topo.notices += notices
         route = next((p.route for p in pools if p.route is not None), None) \

@@ -1057,7 +1057,7 @@ def is_postgres_image(image: str) -> bool:
     # container twice
     return repo in POSTGRES_IMAGES or (
         repo.startswith("spilo-") and _SPILO.fullmatch(repo) is not None) or (
-        repo.startswith("postgresql-") and _SCLORG.fullmatch(repo) is not None)
+        repo.startswith(("postgresql-", "postgres-")) and _SCLORG.fullmatch(repo) is not None)
 
 
 _SPILO = lazy(r"spilo-\d+")
@@ -1066,7 +1066,8 @@ _SPILO = lazy(r"spilo-\d+")
 # centos/postgresql-96-centos7; configured by POSTGRESQL_* variables (max_connections
 # from POSTGRESQL_MAX_CONNECTIONS, default 100: sclorg/postgresql-container run script);
 # and Sourcegraph's sourcegraph/postgresql-16 and postgresql-16-codeinsights (its
-# codeinsights-db), built on library/postgres
+# codeinsights-db), and before them postgres-11.4, postgres-12.6, postgres-12-alpine,
+# built on library/postgres
 _SCLORG = lazy(POSTGRESQL_REPO)  # the names whose major advisor.facts.pg_version reads
 
 

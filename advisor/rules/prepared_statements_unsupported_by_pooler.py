@@ -63,7 +63,10 @@ def prepared_statements_unsupported_by_pooler(
     unless a config sets `prepare: :unnamed`, Rails `prepared_statements` (default
     true; an ERB value such as `<%= ENV['PREPARED_STATEMENTS'] || 'true' %>` is
     evaluated with the workload's container env), Prisma without `pgbouncer=true` in a
-    datasource url it can read (no url in schema.prisma: not reported).
+    datasource url it can read (no url in schema.prisma: not reported), Rust's sqlx
+    (every query with arguments is a named statement `sqlx_s_N`; flagged where a
+    `PgPoolOptions`/`PgPool::connect`/`PgConnection::connect` opens one: no pool or URL
+    setting turns it off, `statement_cache_capacity(0)` only stops the caching).
 
     ## Why is this bad
     A named prepared statement lives in one server session. Behind a transaction pooler

@@ -238,7 +238,13 @@ _MIGRATION_WORDS = (("alembic", "upgrade"), ("manage.py", "migrate"), ("flyway",
                     ("rake", "db:prepare"), ("rails", "db:prepare"),
                     ("mix", "ecto.migrate"), ("knex", "migrate:latest"),
                     ("prisma", "migrate"), ("sequelize", "db:migrate"), ("migrate", "up"),
-                    ("goose", "up"), ("dotnet", "ef"), ("typeorm", "migration:run"))
+                    ("goose", "up"), ("dotnet", "ef"), ("typeorm", "migration:run"),
+                    # sqlx-cli: migrate and database create/drop/reset/setup open one
+                    # connection at a time (launchbadge/sqlx v0.8.6 sqlx-cli/src/migrate.rs
+                    # `crate::connect(connect_opts)`, database.rs reset: drop, create, then
+                    # migrate::run); diesel_cli and sea-orm-cli likewise run migrations
+                    ("sqlx", "migrate"), ("sqlx", "database"), ("diesel", "migration"),
+                    ("diesel", "database"), ("sea-orm-cli", "migrate"))
 
 
 # Images of proxies and agents that run next to an application in its pod.

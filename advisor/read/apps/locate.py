@@ -60,6 +60,9 @@ class BuildHints(Frozen, kw_only=True):
     # (build folder, compose file:line, service, the names its `environment` sets) of
     # each compose service that builds: a pod given all those names runs that build
     compose_env: tuple[tuple[str, str, str, tuple[str, ...]], ...] = ()
+    # those of `dockerfiles` that are not in the tree: a build that cannot run as written
+    # (DimaJoyti/HackAI's compose names deployments/docker/Dockerfile.api-gateway, absent)
+    missing_dockerfiles: tuple[tuple[str, str, str], ...] = ()
 
 
 class AppDirGuess(Frozen, kw_only=True):
@@ -884,7 +887,11 @@ def match_app_dir(hints: BuildHints, workload: str, images: list[str],
     for key, ctx, where in hints.contexts:
         if key in images or (image_name(key) in names and len(folders[image_name(key)]) == 1
                              and not _other_version(key, images)):
-            return AppDirGuess(directory=ctx, reason=f"build context of {key} in {where}")
+            missing = next((f for k, f, w in hints.missing_dockerfiles
+                            if k == key and w == where), None)
+            return AppDirGuess(directory=ctx, reason=f"build context of {key} in {where}" + (
+                f", whose Dockerfile {missing} is not in the repository: that build cannot "
+                "run as written" if missing else ""))
     for d in hints.dockerfile_dirs:
         base = d.rsplit("/", 1)[-1] if d else ""
         if base and base in names:

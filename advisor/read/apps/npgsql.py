@@ -14,7 +14,11 @@ worker) is read: one pool per distinct literal. An interpolated string ($"...") 
 read. Last, a connection string built in code (`new NpgsqlConnectionStringBuilder { Host =
 Environment.GetEnvironmentVariable("POSTGRES_URI"), ... }`, toporischev/lesson6's
 Startup.cs): its properties as literals or the env variables the code reads, and
-MaxPoolSize (a value not read statically is unknown, PA106) or Pooling.
+MaxPoolSize (a value not read statically is unknown, PA106) or Pooling. Last of all, for
+code that opens Npgsql connections (UseNpgsql, a data source, new NpgsqlConnection): an
+interpolated connection string ($"Host={o.Host};...", AtomiCloud's DatabaseService.cs),
+its pool settings from its literal keys and its host unknown; without one, the pool's
+size is unknown (PA106): the workload is a client, never left out.
 
 Keys are case-insensitive and spaces are ignored: `Maximum Pool Size` (also `Max Pool
 Size`), `Pooling=false` means no pool (no limit). Default read in npgsql v10.0.0
@@ -85,12 +89,17 @@ def npgsql_pools(ctx: StackContext) -> list[Pool]:
         found = _literals(ctx)
     if not found:
         found = _builders(ctx)
+    built: set[str] = set()
+    if not found:
+        found = _interpolated(ctx)
+        built = set(found)
     pools: list[Pool] = []
     for name, (conn, src) in found.items():
         keys = _keys(conn)
         if not _is_npgsql(keys):
             continue
-        route = route_from_url(conn, src)
+        # an interpolated string's host is code: where it connects is not read here
+        route = None if name in built else route_from_url(conn, src)
         # the connection string's name said as one ("Default" is a name, not the default)
         label = f"Npgsql Maximum Pool Size (connection string {name})"
         if keys.get("pooling", "true").lower() == "false":
@@ -100,6 +109,9 @@ def npgsql_pools(ctx: StackContext) -> list[Pool]:
                                   note="Pooling=false: a physical connection per open"))
             continue
         size = keys.get("maximumpoolsize") or keys.get("maxpoolsize")
+        if size is not None and _HOLE in size:
+            ctx.unread_size(label, src)  # the size is an interpolation: not read
+            continue
         n = parse_int(size)
         if n is not None:
             pools.append(ctx.pool(label, n, src, route=route, per_process=False))
@@ -212,3 +224,49 @@ def _builder_value(ctx: StackContext, expr: str) -> str | None:
     if m is not None:
         return ctx.env_value(m.group(1))
     return None
+
+
+# Where C# code opens Npgsql connections (EF Core's UseNpgsql, a data source, a connection)
+_NPGSQL_USE = re.compile(r"\b(?:UseNpgsql|AddNpgsqlDataSource|AddNpgsqlDbContext|"
+                         r"NpgsqlDataSource\.Create|new\s+NpgsqlDataSourceBuilder|"
+                         r"new\s+NpgsqlConnection)\s*\(")
+# An interpolated C# string ($"...", $@"..." or @$"..."): its holes are code
+_INTERPOLATED = re.compile(r'(?:\$@|@\$)"((?:[^"]|"")*)"|\$"((?:[^"\\\n]|\\.)*)"')
+_HOLE = "\x00"  # what a hole of an interpolated string stands for in its keys
+_LOCAL = ("localhost", "127.0.0.1")
+
+
+def _interpolated(ctx: StackContext) -> dict[str, tuple[str, Source]]:
+    """The last resort, for C# code that opens Npgsql connections and no connection
+    string read above: an interpolated connection string literal
+    (`$"Host={o.Host};Port={o.Port};..."`, AtomiCloud's DatabaseService.cs), whose pool
+    settings are its literal keys (a hole is not a key: Maximum Pool Size absent is
+    Npgsql's default, a hole in its value is unknown); without one, the pool's size is
+    unknown (PA106) where the code opens it: the workload connects, it is never left out
+    (a server it may reach would "fit" with nothing counted)."""
+    found: dict[str, tuple[str, Source]] = {}
+    use: Source | None = None
+    for f in sorted(ctx.files("csharp"), key=lambda f: f.rel):
+        if "Npgsql" not in f.text or (m := _NPGSQL_USE.search(f.text)) is None:
+            continue
+        # cite where the application's pool is made (EF Core, a data source) before a
+        # plain connection (a start-up check's)
+        if use is None or (use.key.startswith("new NpgsqlConnection")
+                           and not m.group(0).startswith("new NpgsqlConnection")):
+            use = Source(path=f.path, line=f.text.count("\n", 0, m.start()) + 1,
+                         key=m.group(0).rstrip("( "))
+        for lit in _INTERPOLATED.finditer(f.text):
+            text = lit.group(1).replace('""', '"') if lit.group(1) is not None \
+                else lit.group(2)
+            text = re.sub(r"\{[^{}]*\}", _HOLE, text.replace("{{", "").replace("}}", ""))
+            keys = _keys(text)
+            if ";" not in text or not _is_npgsql(keys) or \
+                    (keys.get("host") or keys.get("server")) in _LOCAL:
+                continue  # a literal localhost: a developer's check, not the pod's server
+            line = f.text.count("\n", 0, lit.start()) + 1
+            name = f"{f.rel.rsplit('/', 1)[-1]}:{line}"
+            found.setdefault(name, (text, Source(path=f.path, line=line,
+                                                 key="interpolated connection string")))
+    if not found and use is not None:
+        ctx.unread_size("Npgsql Maximum Pool Size", use)
+    return found

@@ -19,6 +19,13 @@ SQL scanner, so the PA4xx rules treat both alike:
   ParseConfig); v4 caches prepared statements unless `statement_cache_mode=describe`.
   Flagged on a pgx import when the file names no unnamed-statement mode.
   -> protocol-prepare
+- sqlx (Rust, postgres): every query with arguments (sqlx::query, query_as, query!)
+  runs as a named prepared statement `sqlx_s_N`, cached per connection: `persistent`
+  defaults to true (sqlx-core/src/query.rs query()) and prepare() names the statement
+  whenever it is persistent, whatever statement_cache_capacity says (sqlx-postgres
+  src/connection/executor.rs prepare()/get_or_prepare(), launchbadge/sqlx v0.8.6; the
+  same in v0.5.11 sqlx-core/src/postgres/connection/executor.rs). Flagged at each
+  PgPoolOptions / PgPool::connect / PgConnection::connect of a .rs file. -> protocol-prepare
 - Rails `prepared_statements` (database.yml): default true (activerecord
   AbstractAdapter: `config.fetch(:prepared_statements, true)`, later
   `default_prepared_statements`). -> protocol-prepare
@@ -507,6 +514,42 @@ def _pgx(path: str, literals: list[Literal], text: str) -> list[SqlHazard]:
                 cleared_by=PGX_DSN_SAFE,
             )
         )
+    return found
+
+
+# sqlx (Rust): `persistent` defaults to true for query()/query_with()/query_as()
+# (launchbadge/sqlx v0.8.6 sqlx-core/src/query.rs:655-664), and prepare() gives a
+# persistent statement a name, sqlx_s_N (sqlx-postgres/src/connection/executor.rs:23-36,
+# io/mod.rs:33), cached per connection by get_or_prepare() (:168-195) when the cache is
+# on; with statement_cache_capacity(0) it is still named, only not cached. So no pool or
+# URL setting turns it off (only `.persistent(false)` on each query, not read here).
+# Flagged where a PostgreSQL pool or connection is opened.
+_SQLX_OPEN = lazy(
+    r"\b(?:PgPoolOptions|PoolOptions\s*::\s*<\s*Postgres\s*>)\s*::\s*(?:new|default)"
+    r"\s*\(\s*\)"
+    r"|\b(?:PgPool|Pool\s*::\s*<\s*Postgres\s*>|PgConnection)\s*::\s*"
+    r"connect(?:_lazy)?(?:_with)?\s*\("
+)
+SQLX_DETAIL = "sqlx"
+
+
+def rust_settings(path: str, text: str) -> list[SqlHazard]:
+    """sqlx's named prepared statements, at each place a .rs file opens a PostgreSQL pool
+    or connection (not in a `//` comment)."""
+    if "sqlx" not in text:
+        return []
+    found: list[SqlHazard] = []
+    for m in _SQLX_OPEN.finditer(text):
+        start = text.rfind("\n", 0, m.start()) + 1
+        if "//" in text[start:m.start()]:
+            continue
+        opened = re.sub(r"\s+", "", m.group()).rstrip("(")
+        found.append(_hazard(
+            "protocol-prepare",
+            f"{SQLX_DETAIL} {opened}: every query with arguments (sqlx::query, query_as, "
+            "query!) is a named prepared statement (sqlx_s_N) cached per connection; "
+            "statement_cache_capacity(0) still names it",
+            path, text.count("\n", 0, m.start()) + 1))
     return found
 
 

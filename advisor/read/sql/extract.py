@@ -86,6 +86,7 @@ _CODE_SUFFIXES = {
     ".rake": "ruby",
     ".ex": "elixir",
     ".exs": "elixir",
+    ".rs": "rust",  # driver settings only (drivers.rust_settings), no SQL literal scan
 }
 _NEVER_UNDER = frozenset(
     {"node_modules", "vendor", ".git", ".venv", "venv", "site-packages", "__pycache__", ".tox"}
@@ -131,7 +132,8 @@ _TEST_DIRS = frozenset(
      "sample", "samples", "demo", "benchmarks"}
 )  # fmt: skip
 _TEST_FILE = lazy(
-    r"(^test_.*\.py|.*_test\.(py|go|rb|exs?)|conftest\.py|.*_spec\.rb|"
+    r"(^test_.*\.(py|rs)|.*_test\.(py|go|rb|exs?)|.*_tests?\.rs|tests?\.rs|conftest\.py|"
+    r".*_spec\.rb|"
     r".*\.(test|spec)\.[cm]?[jt]sx?|.*(Test|Tests|IT|Spec)\.(java|kt)|"
     r".*[a-z][._-](example|sample|dist)\.(?!sql$)\w+|.*\.(example|sample|dist|template))$"
 )
@@ -355,6 +357,8 @@ def scan_text(
         as_sql = [lit for lit in literals if looks_like_statement(lit.text) and context.is_sql(lit)]
         found = _literals_hazards(path, as_sql, kind, pinning, problems)
         found += drivers.literal_settings(path, literals, kind, text)
+    elif kind == "rust":
+        found = drivers.rust_settings(path, text)
     else:
         found, problems = drivers.settings_file(path, text, kind)
     found.sort(key=lambda h: (h.location.line or 0, h.location.column or 0))
