@@ -409,8 +409,10 @@ class BouncerVersion(Frozen, kw_only=True):
         """Not read from the repository: the fallback, or a version assumed from what an
         image's `latest` is known to be (advisor.link.poolers._latest_bouncer); a setting
         only a newer PgBouncer has may raise it (advisor.facts.pgbouncer.version_floor)."""
+        if self.source == _ASSUMED_BOUNCER:  # the fallback's source: guessed only at 1.18
+            return self.assumed
         default = self.source.default or ""
-        return self.assumed or (self.source.path is None and default.startswith("assumed:"))
+        return self.source.path is None and default.startswith("assumed:")
 
     def cite(self, what: str = "") -> str:
         """`PgBouncer 1.23 default`; an assumed version says so, wherever it is cited
