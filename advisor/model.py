@@ -404,21 +404,11 @@ class BouncerVersion(Frozen, kw_only=True):
         without a source keeps the fallback's source, but is not the fallback)."""
         return (self.major, self.minor) == (1, 18) and self.source == _ASSUMED_BOUNCER
 
-    @property
-    def guessed(self) -> bool:
-        """Not read from the repository: the fallback, or a version assumed from what an
-        image's `latest` is known to be (advisor.link.poolers._latest_bouncer); a setting
-        only a newer PgBouncer has may raise it (advisor.facts.pgbouncer.version_floor)."""
-        if self.source == _ASSUMED_BOUNCER:  # the fallback's source: guessed only at 1.18
-            return self.assumed
-        default = self.source.default or ""
-        return self.source.path is None and default.startswith("assumed:")
-
     def cite(self, what: str = "") -> str:
         """`PgBouncer 1.23 default`; an assumed version says so, wherever it is cited
         (audit 8b D6: "PgBouncer 1.18 default" for an image that names no version)."""
         out = f"PgBouncer {self.text}" + (f" {what}" if what else "")
-        return f"{out} (version {self.source.default})" if self.guessed or self.floor else out
+        return f"{out} (version {self.source.default})" if self.assumed or self.floor else out
 
     def at_least(self, major: int, minor: int) -> bool:
         return (self.major, self.minor) >= (major, minor)

@@ -149,13 +149,11 @@ def version_floor(version: BouncerVersion, keys: list[tuple[str, Source]]) -> Bo
     cf_load_file; src/main.c load_config: die("cannot load config file"); the same in the
     libusual of tag pgbouncer_1_18_0), so a running one accepts them all. The version
     says it is a floor, and which setting raised it."""
-    if not version.guessed:
+    if not version.assumed:
         return version
     best: tuple[tuple[int, int], str, Source] | None = None
     for key, source in keys:
         at = introduced_in(key)
-        if at == OLDEST:  # known to the oldest table: says nothing of an older version
-            continue
         if at is not None and at > (version.major, version.minor) \
                 and (best is None or at > best[0]):
             best = (at, key, source)

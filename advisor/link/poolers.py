@@ -116,11 +116,6 @@ def _bouncer_version(c: Container | None) -> BouncerVersion:
 # Dockerfile (Makefile IMAGE_VERSION?=latest) and that says ARG VERSION=1.24.0 since
 # commit 36ac8ff (2025-01-21; 1.25.2 at 91a581b7, 2026-06-09).
 _LATEST_BOUNCER = {"edoburu/pgbouncer": (24, "edoburu/docker-pgbouncer 36ac8ff, 2025-01-21")}
-# Images no longer rebuilt: the version their `latest` was last built with, whatever the
-# pull policy. pgbouncer/pgbouncer is built from sportsru/docker-pgbouncer, whose last
-# commit (a8fea48, 2021-10-11) builds PgBouncer 1.16.0 (Dockerfile: pgbouncer-1.16.0.tar.gz).
-_LAST_BUILT_BOUNCER = {"pgbouncer/pgbouncer": (16, "sportsru/docker-pgbouncer a8fea48 "
-                                                   "(2021-10-11, its last commit) Dockerfile")}
 
 
 def _latest_bouncer(c: Container) -> BouncerVersion:
@@ -132,12 +127,6 @@ def _latest_bouncer(c: Container) -> BouncerVersion:
     ref = c.image.split("@", 1)[0]
     name, _, tag = ref.rpartition(":") if ":" in ref.rsplit("/", 1)[-1] else (ref, "", "")
     name = name.removeprefix("docker.io/").removeprefix("library/")
-    built = _LAST_BUILT_BOUNCER.get(name)
-    if built is not None and tag in ("", "latest"):
-        minor, since = built
-        return BouncerVersion(major=1, minor=minor, source=Source.default_of(
-            f"assumed: {c.image} is PgBouncer 1.{minor}, the version {since} builds; the "
-            "image has not been rebuilt from newer source", key="image"))
     known = _LATEST_BOUNCER.get(name)
     if known is None or tag not in ("", "latest") or c.pull_policy not in ("", "Always"):
         return BouncerVersion()
@@ -153,7 +142,7 @@ def pooler_from_workload(inputs: Inputs, topo: Topology, w: Workload, c: Contain
     from advisor.read.sources.pgbouncer_ini import read_pgbouncer_ini
 
     version = _bouncer_version(c)
-    if version.guessed and not _ini_source(w, c, index):
+    if version.assumed and not _ini_source(w, c, index):
         from advisor.facts.pgbouncer import version_floor
         from advisor.read.sources.operators.containers import env_bouncer_keys
 
@@ -179,7 +168,7 @@ def pooler_from_workload(inputs: Inputs, topo: Topology, w: Workload, c: Contain
                                 f"volume the {c.name} container mounts")
         siblings = {k: (cm.data[k], cm.text_origin(k)[1]) for k in cm.data}
         shown, offset = cm.text_origin(key)
-        if version.guessed:
+        if version.assumed:
             # read once as the newest version would, to see which keys are set: one only a
             # newer PgBouncer has raises the assumed version (version_floor)
             from advisor.facts.pgbouncer import version_floor

@@ -147,14 +147,20 @@ EDOBURU_WHO = "edoburu/pgbouncer entrypoint.sh default"
 _STYLE_OF_IMAGE = {"edoburu/pgbouncer": "edoburu", "bitnami/pgbouncer": "bitnami",
                    "bitnamilegacy/pgbouncer": "bitnami", "pgbouncer/pgbouncer": "sections"}
 
-# pgbouncer/pgbouncer on Docker Hub is no image of the PgBouncer project: it is built
-# from sportsru/docker-pgbouncer (.gitlab-ci.yml ORG: pgbouncer, REPO: pgbouncer; README
-# "created since pgbouncer does not have an official docker image"), whose entrypoint.sh
-# (a8fea48, 2021-10-11, its last commit) writes `<SECTION>_<KEY>` variables: [databases]
-# `${DATABASES_CLIENT_SIDE_DBNAME:-*} = host=${DATABASES_HOST} port=${DATABASES_PORT:-5432}
-# ...` (:44-60), [pgbouncer] from the PGBOUNCER_* names below (:69-157), and exits 1 when
-# neither DATABASES_HOST nor DATABASES_RAW is set (:13-16).
-SECTIONS_CITE = "sportsru/docker-pgbouncer entrypoint.sh@a8fea48"
+# pgbouncer/pgbouncer on Docker Hub is no image of the PgBouncer project: it is built by
+# gitlab.com/aztek-io/oss/containers/pgbouncer-container (.gitlab-ci.yml ORG: pgbouncer,
+# REPO: pgbouncer, building the PgBouncer release current at each build with
+# --build-arg PGBOUNCER_VERSION; its README: "created since pgbouncer does not have an
+# official docker image"). Its entrypoint.sh, as merged into the fork
+# sportsru/docker-pgbouncer at cd08ecb (2020-07-16, "Merge branch 'master' of
+# https://gitlab.com/aztek-io/..."), writes `<SECTION>_<KEY>` variables: [databases]
+# `${DATABASES_CLIENT_SIDE_DBNAME:-*} = host = ${DATABASES_HOST} port=${DATABASES_PORT:-5432}
+# ...` (:48-61), [pgbouncer] from the PGBOUNCER_* names below (:74-158), and exits 1 when
+# neither DATABASES_HOST nor DATABASES_RAW is set (:13-15); the upstream's own 2019 one
+# (d8e77a2) already required DATABASES_HOST. Which PgBouncer its `latest` is, is not known
+# here (the version stays the assumption every unversioned image gets).
+SECTIONS_CITE = ("aztek-io pgbouncer-container entrypoint.sh, as in "
+                 "sportsru/docker-pgbouncer@cd08ecb")
 SECTIONS_WHO = f"pgbouncer/pgbouncer image default ({SECTIONS_CITE})"
 _SECTIONS_KEYS = frozenset((
     "logfile", "pidfile", "listen_addr", "listen_port", "unix_socket_dir",
@@ -402,13 +408,13 @@ def sections_notices(env: tuple[EnvVar, ...], who: str) -> list[str]:
     out: list[str] = []
     if not names & {"DATABASES_HOST", "DATABASES_RAW"}:
         out.append(f"{who}: the pgbouncer/pgbouncer image's entrypoint.sh exits unless "
-                   f"DATABASES_HOST or DATABASES_RAW is set ({SECTIONS_CITE}:13-16; the image "
-                   "is built from sportsru/docker-pgbouncer, not by the PgBouncer project): "
+                   f"DATABASES_HOST or DATABASES_RAW is set ({SECTIONS_CITE}:13-15; the image "
+                   "is built by aztek-io, not by the PgBouncer project): "
                    "this PgBouncer does not start, so no pool mode of it is checked and "
                    "its clients reach no server through it")
     if ignored:
         out.append(f"{who}: the pgbouncer/pgbouncer image reads [pgbouncer] settings only "
-                   f"from PGBOUNCER_<KEY> ({SECTIONS_CITE}:69-157), so these are ignored "
+                   f"from PGBOUNCER_<KEY> ({SECTIONS_CITE}:74-158), so these are ignored "
                    f"and PgBouncer's defaults run: {', '.join(ignored)}; the name after "
                    "each arrow was probably meant")
     return out
