@@ -198,3 +198,63 @@ def test_a_template_in_a_chart_is_the_chart_s(tmp_path):
     assert not any("template, not rendered" in c for b in result.budgets
                    for c in b.unplaced_clients)
     assert not any("template chart/templates" in n for n in result.notices)
+
+
+TRADER_STACK = """
+apiVersion: v1
+kind: Secret
+metadata: {name: app-secret}
+stringData: {POSTGRES_USER: app, POSTGRES_PASSWORD: change-me, EXCHANGE_KEY: x}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: postgres}
+spec:
+  selector: {app: postgres}
+---
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: postgres}
+spec:
+  template:
+    metadata: {labels: {app: postgres}}
+    spec:
+      containers:
+        - name: postgres
+          image: "postgres:16-alpine"
+          envFrom: [{secretRef: {name: app-secret}}]
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: trader}
+spec:
+  replicas: 1
+  strategy: {type: Recreate}
+  template:
+    spec:
+      containers:
+        - name: trader
+          image: acme/trader:local
+          envFrom: [{secretRef: {name: app-secret}}]
+"""
+
+
+@pytest.mark.parametrize(("requirements", "client"), [
+    ("requests==2.32.3\nschedule==1.2.2\n", False),
+    ("requests==2.32.3\npsycopg2-binary==2.9.9\n", True)])
+def test_shared_credentials_do_not_make_an_app_without_a_database_library_a_client(
+        tmp_path, requirements, client):
+    """shinjbin/jaybee-lab's shape: every Deployment takes the app Secret by envFrom, the
+    server's credentials among its keys; the trader's requirements name no database
+    library, so those credentials do not make it a client of unknown size (the budget
+    was a floor, 'cannot tell', where the overlay alone said it fits)."""
+    write(tmp_path, {"k8s/all.yaml": TRADER_STACK,
+                     "trader/requirements.txt": requirements,
+                     "trader/main.py": "import requests\n",
+                     "trader/Dockerfile": 'FROM python:3.12\nCMD ["python", "main.py"]\n'})
+    result = run_check([str(tmp_path)], CheckOptions())
+    (budget,) = result.budgets
+    assert (budget.unknown_clients == ["trader"]) is client
+    assert budget.peak_is_floor is client
+    assert any("trader/requirements.txt names no database library (requests, schedule)"
+               in n for n in result.notices) is not client

@@ -1785,6 +1785,7 @@ def build_contexts(found, root: Root):
         is_build_script,
         is_dockerfile_name,
         tilt_contexts,
+        tilt_dockerfiles,
         workflow_contexts,
     )
 
@@ -1814,6 +1815,7 @@ def build_contexts(found, root: Root):
             root, scripts, tuple(found.rel(p.parent).strip(".") for p in dockerfiles),
             tuple(root.rel(p) for p in [*dockerfiles, *variants]))
         contexts += [c for p in named.get("Tiltfile", ()) for c in tilt_contexts(root, str(p))]
+        built_with += [b for p in named.get("Tiltfile", ()) for b in tilt_dockerfiles(root, str(p))]
     # what CI publishes: .github is hidden, so not among the files found
     contexts += workflow_contexts(root)
     bases = []

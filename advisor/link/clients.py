@@ -39,6 +39,7 @@ from advisor.read.apps import (
     AppSource,
     default_pools_for_container,
     mounted_app_file,
+    no_database_library,
     pools_for_container,
     reads_pod_files,
     route_from_env,
@@ -56,6 +57,7 @@ from advisor.read.apps.locate import (
     copied_folders,
     copied_sources,
     fallback_app_dir,
+    frontend_word,
     go_command_dir,
     image_dockerfile,
     image_name,
@@ -71,6 +73,7 @@ from advisor.read.apps.locate import (
     project_image,
     project_part_dir,
     project_prefixes,
+    python_only_root,
     root_build_name,
     root_mix_app,
     root_project_name,
@@ -400,6 +403,13 @@ def client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
         # for it, else how many connections unknown; its pools were left out of every
         # budget when its source was declared
         shared = _shared_credentials_route(w, credentials, host_map, default_ns)
+        if shared is not None and not pools and (why_not := _no_database_library(
+                w, app, runs_app)) is not None:
+            # the credentials alone link it, and its own dependencies hold no database
+            # library (shinjbin/jaybee-lab's bitcoin-trader, given the app Secret by envFrom)
+            topo.notices.append(f"{workload_id(w)}: {shared[1]}, but {why_not}: not "
+                                "counted as its client")
+            shared = None
         if shared is not None:
             route, why = shared
             if pools:
@@ -716,6 +726,27 @@ def _shared_credentials_route(w: Workload, credentials: dict[tuple[str, str], st
                     f"{var.name} ({var.source.label()}) comes from Secret {secret}, which "
                     f"also gives server {server_id} its credentials")
     return None
+
+
+def _root_built_elsewhere(hints: BuildHints | None) -> bool:
+    """The repository's image builds (compose, skaffold, build commands) all run from
+    folders other than the root, and the root holds no Dockerfile: an image none of them
+    names is not built from the root's files (skanehira/url-shortener's kibana beside its
+    Cargo workspace, built from docker/)."""
+    if hints is None or not hints.contexts or "" in hints.dockerfile_dirs:
+        return False
+    return all(ctx not in ("", ".") for _, ctx, _ in hints.contexts)
+
+
+def _no_database_library(w: Workload, app: AppSource | None, runs_app: set[str]
+                         ) -> str | None:
+    """Why the workload's application is no database client: its containers that run
+    it read dependency files that name no database library (and none runs anything else)."""
+    mine = [c for c in w.containers if c.role != "init"]
+    if app is None or not mine or any(c.name not in runs_app for c in mine):
+        return None
+    whys = [no_database_library(c, app) for c in mine]
+    return whys[0] if all(whys) else None
 
 
 def _on_shared_route(pool: Pool, shared: Route) -> Pool:
@@ -1398,8 +1429,19 @@ def _inferred_app_dir(inputs: Inputs, w: Workload, topo: Topology) -> str | None
         guess = fallback_app_dir(inputs.root, inputs.app_candidates, names,
                                  tuple(c.image for c in w.containers if c.role != "init"),
                                  claimed_folders(_hints(inputs), names),
-                                 local=bool(local) and len(local) == len(running))
+                                 local=bool(local) and len(local) == len(running),
+                                 built_elsewhere=_root_built_elsewhere(_hints(inputs)))
         if guess is None:
+            return None
+        if guess.directory == "" and (word := frontend_word(names)) is not None and \
+                python_only_root(inputs.root):
+            # krish-96/FlaskPostgresK8s: react-app (react-builds, a Vite server) was
+            # given the root's Flask code, and its SQLAlchemy pool "may connect here"
+            topo.notices.append(
+                f"{workload_id(w)}: application source not inferred: it is named for "
+                f"{word}, a JavaScript front end, and the repository root's application is "
+                f"Python ({guess.reason}); declare [[workloads]] source = ... to read its "
+                "pools")
             return None
         if guess.directory == "" and (other := _parent_chart_image(inputs, w)) is not None:
             # Sajeyks/Django-Helm: charts/freeradius's sajeyks/radius beside the chart's
@@ -1632,11 +1674,18 @@ def _built_here(inputs: Inputs, image: str) -> bool:
     if inputs.build_hints is None:
         return False
     bare = image.removesuffix(":latest")
+    repo = image_repository(image)
     # an untagged key matches a tagged image only from a build command (`docker build -t
     # hrm-app .` tags hrm-app:latest, audit 35): a compose service name is no image tag
     return any(key.removesuffix(":latest") == bare for key, _ctx, where in
                inputs.build_hints.contexts if ":" in key or ":" not in image
                or is_build_script(where.split(":", 1)[0].rsplit("/", 1)[-1])) or any(
+        # the same name at another tag: a release retag of the build (andarpratama/
+        # banking-api's README builds banking-api:latest, its prod overlay's kustomize
+        # `images: newTag: v1.0.0` runs banking-api:v1.0.0): built here, not an official
+        # image, whichever folder builds it (match_app_dir tells versions apart)
+        ":" in key and "/" not in repo and image_repository(key) == repo
+        for key, _ctx, _where in inputs.build_hints.contexts) or any(
         # Tilt's docker_build("web", ...) builds every tag of web the manifests run:
         # it puts its own tag in their place (Tiltfile: image refs are matched by name)
         key == image_repository(image) for key, _ctx, where in inputs.build_hints.contexts

@@ -299,10 +299,15 @@ def service_host_index(services: list[dict], default_ns: str) -> dict[str, tuple
 
 
 def own_service(host: str | None, w: Workload, services: list[dict],
-                by_host: dict[str, tuple[str, str]], default_ns: str) -> dict | None:
+                by_host: dict[str, tuple[str, str]], default_ns: str,
+                host_map: dict[str, tuple[str, str]] | None = None) -> dict | None:
     """The Service a pod of `w` reaches at `host` when that Service selects `w`'s own
     pods (a database StatefulSet whose env names its own Service for its init scripts):
-    a workload is never a client of itself, whatever its image is read as."""
+    a workload is never a client of itself, whatever its image is read as. Not when the
+    host leads to another workload's server (`host_map`): a Service whose selector also
+    takes in the client's pods (a kustomize commonLabels that overwrote the server
+    Service's selector, mjreb/Codescene-kirolImplementation) still leads to that server,
+    and the client is its client."""
     namespace = w.namespace or default_ns
     found = resolve_host(host, namespace, by_host)
     if found is None:
@@ -311,7 +316,17 @@ def own_service(host: str | None, w: Workload, services: list[dict],
     selector = svc["selector"]
     if not selector or (svc["namespace"] or default_ns).lower() != namespace.lower():
         return None
-    return svc if all(w.pod_labels.get(k) == v for k, v in selector.items()) else None
+    if not all(w.pod_labels.get(k) == v for k, v in selector.items()):
+        return None
+    target = resolve_host(host, namespace, host_map) if host_map else None
+    if target is not None and target[0] == "server" and \
+            not target[1].startswith(("declared/", "file/")):
+        # a server of the repository's objects (a declared [[servers]] entry for this
+        # very Service, or a postgresql.conf, may stand for the workload itself)
+        wid = workload_id(w)
+        if target[1] not in (wid, f"{wid}/replicas"):
+            return None
+    return svc
 
 
 def resolve_host(host: str | None, namespace: str | None, host_map: dict[str, tuple[str, str]]

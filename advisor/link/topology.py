@@ -298,7 +298,8 @@ def build_topology(inputs: Inputs) -> Topology:
 
         grafana_read = read_by_workloads(pending, index, default_ns)
     svc_by_host = service_host_index(services, default_ns)
-    own = partial(own_service, services=services, by_host=svc_by_host, default_ns=default_ns)
+    own = partial(own_service, services=services, by_host=svc_by_host, default_ns=default_ns,
+                  host_map=host_map)
     ports = partial(service_ports, services=services, by_host=svc_by_host)
     pending.reverse()
     while pending:

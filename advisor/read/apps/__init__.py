@@ -709,6 +709,17 @@ def monitor_note(container: str, monitor: str, pools: list[Pool]) -> str:
             f"flower/command.py; celery events): {what}, not counted")
 
 
+def no_database_library(container: Container, app: AppSource | None) -> str | None:
+    """Why the application this container runs is no database client, when its
+    dependency files name no database library (identify.names_no_database_library)."""
+    if app is None or _not_the_app(container):
+        return None
+    from advisor.read.apps.identify import names_no_database_library
+
+    return names_no_database_library(StackContext(container=container, app=app,
+                                                  profile=None))
+
+
 def default_pools_for_container(container: Container, app: AppSource | None, route: object,
                                 *, node_cpus: int | NodeCpus | None = None
                                 ) -> AppPools:

@@ -1,9 +1,13 @@
 """asyncpg: `asyncpg.create_pool(dsn, min_size=10, max_size=10)` (0.32.0 signature,
 introspected in tests/test_apps_defaults.py). `asyncpg.connect()` opens one connection
-per call and is not a pool: not counted here.
+per call and is not a pool: not counted here. A bare `create_pool(...)` is asyncpg's only
+where the module imports that name from asyncpg: a module's own `def create_pool()` (a
+wrapper around asyncpg's, already counted where it calls asyncpg) is not a second pool.
 """
 
 from __future__ import annotations
+
+import ast
 
 from msgspec.structs import replace
 
@@ -12,6 +16,7 @@ from advisor.read.apps.base import StackContext
 from advisor.read.apps.numbers import parse_int
 from advisor.read.apps.pyeval import is_unknown
 from advisor.read.apps.pysource import (
+    PyModule,
     arg,
     calls,
     imports,
@@ -24,13 +29,28 @@ from advisor.read.apps.urls import route_from_env, route_from_url
 DEFAULT_MAX_SIZE = 10
 
 
+def _create_pool_names(module: PyModule) -> set[str]:
+    """The names asyncpg's create_pool is called by in this module: `asyncpg.create_pool`
+    (or through `import asyncpg as X`), and a name `from asyncpg import create_pool` binds."""
+    names = {"asyncpg.create_pool"}
+    for node in ast.walk(module.tree):
+        if isinstance(node, ast.Import):
+            names.update(f"{a.asname}.create_pool" for a in node.names
+                         if a.name == "asyncpg" and a.asname)
+        elif isinstance(node, ast.ImportFrom) and \
+                (node.module or "").split(".")[0] == "asyncpg":
+            names.update(a.asname or a.name for a in node.names if a.name == "create_pool")
+    return names
+
+
 def asyncpg_pools(ctx: StackContext) -> list[Pool]:
     pools: list[Pool] = []
     for module in python_modules(ctx, "asyncpg"):
         if not imports(module, "asyncpg"):
             continue
-        for call, name in calls(module, {"create_pool"}):
-            if name not in ("asyncpg.create_pool", "create_pool"):
+        names = _create_pool_names(module)
+        for call, name in calls(module, {"create_pool"} | names):
+            if name not in names:
                 continue
             scope = local_scope(module, call)
             dsn = value_of(module, arg(call, 0, "dsn"), scope)

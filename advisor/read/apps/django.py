@@ -52,6 +52,7 @@ from advisor.read.apps.django_configurations import (
     unread_pool_key,
     url_value_alias,
 )
+from advisor.read.apps.envfrom import may_set
 from advisor.read.apps.numbers import parse_int
 from advisor.read.apps.pydeps import python_pin, version_tuple
 from advisor.read.apps.pyeval import PyScope, Val, dotted, evaluate, is_unknown, module_names, parse
@@ -130,9 +131,36 @@ def _import_target(ctx: StackContext, f: AppFile, stmt: ast.ImportFrom) -> AppFi
     return _module_file(ctx, stmt.module or "")
 
 
-def _url_alias(call: ast.Call, scope: PyScope, ctx: StackContext
+def _env_put(trees: list[tuple[str, ast.Module]], name: str, scope: PyScope) -> Val | None:
+    """The text the settings put in the process env under `name` before a URL helper
+    reads it: `os.environ.setdefault(name, X)` or `os.environ[name] = X`, at any depth of
+    the module (StefanKjartansson/django-k8s-gcp-skeleton builds DATABASE_URL from
+    DB_HOST and the rest so, then calls env.db()); None when none, or not a string."""
+    for _path, tree in trees:
+        for node in ast.walk(tree):
+            value: ast.expr | None = None
+            if isinstance(node, ast.Call) and dotted(node.func) in (
+                    "os.environ.setdefault", "environ.setdefault") and len(node.args) == 2:
+                key, value = evaluate(node.args[0], scope), node.args[1]
+            elif isinstance(node, ast.Assign) and len(node.targets) == 1 and \
+                    isinstance(node.targets[0], ast.Subscript) and \
+                    dotted(node.targets[0].value) in ("os.environ", "environ"):
+                key, value = evaluate(node.targets[0].slice, scope), node.value
+            else:
+                continue
+            if key is None or key.value != name:
+                continue
+            got = evaluate(value, scope)
+            if got is not None and isinstance(got.value, str) and not got.hidden:
+                return got
+    return None
+
+
+def _url_alias(call: ast.Call, scope: PyScope, ctx: StackContext,
+               trees: list[tuple[str, ast.Module]]
                ) -> tuple[str | None, Source | None, dict[str, Val]]:
-    """(url, its source, extra options) for dj_database_url.config()/env.db()."""
+    """(url, its source, extra options) for dj_database_url.config()/env.db(); the URL
+    the settings themselves put in the env when the container sets none."""
     name = dotted(call.func)
     env_name = "DATABASE_URL"
     default_node = None
@@ -155,6 +183,9 @@ def _url_alias(call: ast.Call, scope: PyScope, ctx: StackContext
     var = ctx.env(env_name)
     if var is not None and var.value is not None:
         return var.value, replace(var.source, key=env_name), {}
+    if var is None and may_set(scope.env.values(), env_name) is None and \
+            (put := _env_put(trees, env_name, scope)) is not None:
+        return put.value, put.source, {}
     if default_node is not None:
         v = evaluate(default_node, scope)
         if v is not None and isinstance(v.value, str):
@@ -185,7 +216,7 @@ def _aliases(trees: list[tuple[str, ast.Module]], scope: PyScope, ctx: StackCont
         call = helpers.get((v.source.path or "", v.source.line or 0))
         if call is None:
             continue
-        url, src, _ = _url_alias(call, scope, ctx)
+        url, src, _ = _url_alias(call, scope, ctx, trees)
         opts: dict[str, Val] = {}
         for k in call.keywords:
             got = evaluate(k.value, scope) if k.arg else None

@@ -293,3 +293,32 @@ def _rails_url_pool(ctx: StackContext) -> tuple[int, Source] | None:
     if not found.isdigit():
         return None
     return int(found), replace(ctx.env_source("DATABASE_URL"), key="DATABASE_URL ?pool=")
+
+
+# A dependency that is, or may be, a database library or what builds on one (a driver, an
+# ORM, a query builder, a pool, a framework's data module): loose on purpose, since an app
+# taken for no client is in no budget.
+_MAY_BE_DATABASE = lazy(
+    r"sql|pg|postgres|psycopg|db|orm|prisma|knex|sequelize|ecto|hikari|jdbc|r2dbc|diesel|"
+    r"hibernate|jpa|persist|data|slonik|kysely|drizzle|objection|peewee|tortoise|pony|"
+    r"piccolo|record|rails|django|spring|quarkus|micronaut|npgsql|entity|dapper|pool|"
+    r"vertx|jooq|mybatis|exposed|doobie|skunk|slick|store|repo", re.I)
+_DEPENDENCY_KINDS = ("deps", "package-json", "go-mod", "mix", "build")
+
+
+def names_no_database_library(ctx: StackContext) -> str | None:
+    """The dependency files read, when there are some, every dependency they name is
+    read, and none is or may be a database library (bitcoin-trader's requirements.txt:
+    requests, pyupbit, schedule); else None. Cargo crates count as names too."""
+    files = [f for kind in _DEPENDENCY_KINDS for f in ctx.files(kind)]
+    names = [d for f in files for d, _ in _deps(f)]
+    cargo = ctx.files("cargo")
+    if cargo:
+        from advisor.read.apps.rust import cargo_crates
+
+        names += [name for f in cargo for name in cargo_crates(f)]
+    if not names or any(_MAY_BE_DATABASE.search(n) for n in names):
+        return None
+    shown = ", ".join(f.path for f in [*files, *cargo][:3])
+    return f"{shown} name{'s' if len(files) + len(cargo) == 1 else ''} no database " \
+        f"library ({', '.join(dict.fromkeys(names[:6]))})"

@@ -490,6 +490,37 @@ def tilt_contexts(root: Root, path: str) -> list[tuple[str, str, str]]:
     return out
 
 
+_TILT_DOCKERFILE = lazy(r"""\bdockerfile\s*=\s*(["'])([^"']+)\1""")
+
+
+def tilt_dockerfiles(root: Root, path: str) -> list[tuple[str, str, str]]:
+    """(image, Dockerfile from the root, Tiltfile:line) of the `docker_build(IMAGE,
+    FOLDER, dockerfile="...")` calls that name one, taken relative to the Tiltfile's
+    folder as Tilt does (Kludex/fastapi-microservices builds users-worker from users/ with
+    users/docker/worker.dockerfile, whose CMD runs the arq worker, not the API)."""
+    try:
+        text = root.read_text(path)
+    except InputError:
+        return []
+    shown = root.rel(path)
+    here = PurePosixPath(shown).parent.as_posix()
+    here = "" if here == "." else here
+    out: list[tuple[str, str, str]] = []
+    for m in _TILT_BUILD.finditer(text):
+        line_start = text.rfind("\n", 0, m.start()) + 1
+        if text[line_start:m.start()].lstrip().startswith("#"):
+            continue
+        end = text.find(")", m.end())
+        found = _TILT_DOCKERFILE.search(text, m.end(), end if end >= 0 else len(text))
+        if found is None:
+            continue
+        file = rel_inside(f"{here}/{found.group(2)}" if here else found.group(2))
+        if file:
+            out.append((m.group(2), file,
+                        f"{shown}:{text.count(chr(10), 0, m.start()) + 1}"))
+    return out
+
+
 def build_script_contexts(root: Root, paths: list[str], dockerfile_dirs: tuple[str, ...] = (),
                           dockerfile_paths: tuple[str, ...] = ()
                           ) -> list[tuple[str, str, str]]:
@@ -945,6 +976,30 @@ def app_files_in(root: Root, directory: str, names: tuple[str, ...] = APP_FILES)
     return [f for f in names if os.path.isfile(os.path.join(base, f))]
 
 
+# JavaScript front-end frameworks: a workload or image named for one serves a browser
+# bundle (a Node dev server or static files), never a Python application's code
+_FRONTEND_WORDS = frozenset({"react", "reactjs", "vue", "vuejs", "angular", "svelte",
+                             "sveltekit", "nextjs", "nuxt", "nuxtjs", "vite", "gatsby"})
+_PYTHON_ROOT_FILES = ("requirements.txt", "pyproject.toml", "Pipfile", "setup.py", "manage.py")
+
+
+def frontend_word(names: set[str]) -> str | None:
+    """Pure: the JavaScript front-end framework a name says (react-app, acme/vue-ui)."""
+    for name in sorted(names):
+        for word in re.split(r"[^a-z0-9]+", name.lower().rsplit("/", 1)[-1].split(":", 1)[0]):
+            if word in _FRONTEND_WORDS:
+                return word
+    return None
+
+
+def python_only_root(root: Root) -> bool:
+    """The root's application is Python alone: its dependency files are Python's and no
+    package.json is beside them (I/O: stat only)."""
+    own = app_files_in(root, "")
+    return bool(own) and "package.json" not in own and all(f in _PYTHON_ROOT_FILES
+                                                           for f in own)
+
+
 def _tooling_file(root: Root, name: str) -> bool:
     """A root dependency file that holds the repository's tooling, not an application's:
     a package.json with no runtime `dependencies` (an nx or lefthook workspace:
@@ -1094,7 +1149,8 @@ def dockerfile_copy_dirs(root: Root, directory: str) -> list[tuple[str, int]]:
 def fallback_app_dir(root: Root, candidates: list[str], names: set[str],
                      images: tuple[str, ...] = (),
                      claimed: frozenset[str] = frozenset(),
-                     local: bool = False) -> AppDirGuess | None:
+                     local: bool = False, built_elsewhere: bool = False
+                     ) -> AppDirGuess | None:
     """When no folder is named like the workload: the repository root when it holds an
     application's own files (Rails/Django/Node app with k8s/ beside it) — or the one
     application folder a root Dockerfile copies; else the repository's only application
@@ -1102,7 +1158,9 @@ def fallback_app_dir(root: Root, candidates: list[str], names: set[str],
     workload whose image and name disagree with the root project's own name (a Helm
     chart repository's operator code is not the Keycloak it deploys), unless its images
     are `local` (pulled Never: built on the node, as a placeholder owner's are built
-    here)."""
+    here). Nor is it taken when the root is `built_elsewhere` (no Dockerfile of its own,
+    and the repository's builds all run from other folders): a published image beside
+    them (kibana, redpanda) does not run the root's workspace or parent build."""
     # a hidden top folder (.devcontainer/, .github/) holds tooling, not the application
     apps = [d for d in candidates if d and d.split("/", 1)[0].lower() not in NOT_APP_DIRS
             and not d.startswith(".") and not builds_postgres(root, d)]
@@ -1111,7 +1169,8 @@ def fallback_app_dir(root: Root, candidates: list[str], names: set[str],
     # left for the user to fill) is the one built here, whatever its name (audit 10b N1)
     placeholder = bool(images) and all(placeholder_image(i) for i in images)
     if "" in candidates and (placeholder or local or (names_the_project(project, names)
-                             and not _another_publisher(project, images))):
+                             and not _another_publisher(project, images)
+                             and not built_elsewhere)):
         own = [f for f in app_files_in(root, "") if not _tooling_file(root, f)]
         if own:
             why = (f"its image {images[0]} names a placeholder owner, not a publisher's"
@@ -1145,6 +1204,9 @@ _PUBLISHED = (*(f"{owner}/" for owner in BITNAMI_OWNERS),  # bitnamilegacy/x is 
               "mattermost/", "goharbor/", "postgrest/", "temporalio/", "grafana/",
               "prom/", "redis", "memcached", "nginx", "busybox", "alpine", "curlimages/",
               "postgres", "pgbouncer", "edoburu/", "minio/", "rabbitmq", "elasticsearch",
+              # Elastic's and Redpanda's own registries (skanehira/url-shortener's kibana,
+              # benanaktaspusulait/keycloackkafkaevent's redpanda took the root's code)
+              "docker.elastic.co/", "kibana", "docker.redpanda.com/", "redpandadata/",
               # proxies and agents run beside the application (bank-of-anthos' populate
               # Jobs took the root's pom.xml because of their Cloud SQL proxy)
               "cloudsql-docker/", "cloud-sql-connectors/", "cloud-sql-proxy", "istio/",

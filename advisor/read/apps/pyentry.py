@@ -41,6 +41,11 @@ def entry_paths(ctx: StackContext) -> list[str]:
                     return _module_paths(rest[1])
                 script = next((w for w in rest if w.endswith(".py")), None)
                 return [script.lstrip("./")] if script else []
+            if base == "arq":
+                # `arq pkg.worker.WorkerSettings`: arq imports the module of that class
+                # (arq/cli.py: import_string(worker_settings))
+                target = next((w for w in rest if not w.startswith("-")), "")
+                return _module_paths(target.rsplit(".", 1)[0]) if "." in target else []
             if base in _SERVERS:
                 target = next((w for w in rest if not w.startswith("-") and ":" in w), None)
                 return _module_paths(target.split(":", 1)[0]) if target else []

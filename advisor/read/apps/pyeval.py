@@ -15,6 +15,7 @@ reads it, so its fallback is not what runs.
 from __future__ import annotations
 
 import ast
+import re
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -210,6 +211,11 @@ def evaluate(node: ast.AST | None, scope: PyScope) -> Val | None:
         v = evaluate(node.operand, scope)
         return Val(not v.value, v.source) if v is not None and v.value is not _UNKNOWN \
             else None
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod) and \
+            (text := _percent(node, scope)) is not None:
+        return text
+    if isinstance(node, ast.ListComp):
+        return _list_comp(node, scope)
     if isinstance(node, ast.BinOp):
         a, b = evaluate(node.left, scope), evaluate(node.right, scope)
         if (hidden := hidden_of(a, b)) is not None:
@@ -272,6 +278,83 @@ def _membership(left: ast.expr, right: ast.expr, scope: PyScope) -> Val | None:
     return None
 
 
+_PERCENT = re.compile(r"%(?:\((\w+)\))?([sdir%])")
+
+
+def _put_in(got: Val | None, field: str) -> str:
+    """A known string or number as text, else `${field}` (a placeholder, as in an
+    f-string: a host left so makes no route)."""
+    known = got is not None and not got.hidden and not isinstance(got.value, bool) \
+        and isinstance(got.value, str | int | float) and got.cpu is None
+    if known and got is not None:
+        return str(got.value)
+    # no `?` in it: a URL parser would take the rest for a query string
+    return "${" + (got.hidden if got is not None and got.hidden else field) + "}"
+
+
+def _percent(node: ast.BinOp, scope: PyScope) -> Val | None:
+    """`"postgres://%s:%s@%s/%s" % t` (printf-style, %s/%d/%i/%r and %(name)s only) as
+    text, unknown items left as placeholders; None when the left side is not a known
+    string or a conversion is not one of those (not formatted here)."""
+    fmt = evaluate(node.left, scope)
+    if fmt is None or not isinstance(fmt.value, str) or fmt.hidden:
+        return None
+    text = fmt.value
+    if "%" not in _PERCENT.sub("", text):
+        right = evaluate(node.right, scope)
+        if isinstance(node.right, ast.Tuple | ast.List):
+            fields = [ast.unparse(e) for e in node.right.elts]
+        else:
+            fields = []
+        items: list[Val | None] | dict[str, Val] | None
+        if right is not None and isinstance(right.value, dict):
+            items = right.value
+        elif right is not None and isinstance(right.value, list):
+            items = list(right.value)
+        else:
+            items = [right] if right is None or not right.hidden else [None]
+            fields = fields or [ast.unparse(node.right)]
+        out: list[str] = []
+        pos = 0
+        at = 0
+        for m in _PERCENT.finditer(text):
+            out.append(text[pos:m.start()])
+            pos = m.end()
+            if m.group(2) == "%":
+                out.append("%")
+                continue
+            if isinstance(items, dict):
+                name = m.group(1) or f"arg{at}"
+                out.append(_put_in(items.get(name), name))
+                continue
+            got = items[at] if at < len(items) else None
+            out.append(_put_in(got, fields[at] if at < len(fields) else f"arg{at}"))
+            at += 1
+        out.append(text[pos:])
+        return Val("".join(out), scope.src(node))
+    return None
+
+
+def _list_comp(node: ast.ListComp, scope: PyScope) -> Val | None:
+    """`[os.environ.get(i) for i in ["DB_USER", "DB_HOST"]]`: one loop over a known
+    list, no condition, its element evaluated with the loop name bound to each item."""
+    if len(node.generators) != 1:
+        return None
+    gen = node.generators[0]
+    if gen.ifs or gen.is_async or not isinstance(gen.target, ast.Name):
+        return None
+    over = evaluate(gen.iter, scope)
+    if over is None or not isinstance(over.value, list):
+        return None
+    out: list[Val] = []
+    for item in over.value:
+        inner = PyScope(path=scope.path, env=scope.env, cpus=scope.cpus,
+                        names={**scope.names, gen.target.id: item}, cite=scope.cite)
+        got = evaluate(node.elt, inner)
+        out.append(got if got is not None else Val(_UNKNOWN, scope.src(node.elt)))
+    return Val(out, scope.src(node))
+
+
 def _fstring(node: ast.JoinedStr, scope: PyScope) -> Val:
     """An f-string as text: each field whose value is a known string or number put in,
     the others left as `${field}`, so a URL still names its host when only its user or
@@ -321,6 +404,9 @@ def _call(node: ast.Call, scope: PyScope) -> Val | None:
             if got is not None:
                 return got
             return evaluate(args[1], scope) if len(args) == 2 else Val(None, scope.src(node))
+    if name in ("tuple", "list") and len(args) == 1 and not node.keywords:
+        v = evaluate(args[0], scope)  # tuple([...]): the same items
+        return v if v is not None and isinstance(v.value, list) else None
     if name in ("int", "float"):
         v = evaluate(args[0], scope) if args else None
         return _number(v, int if name == "int" else float) if v is not None else None

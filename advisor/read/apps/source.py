@@ -204,7 +204,9 @@ def classify(rel: str) -> tuple[str, str | None] | None:
         return "backstage-config", None  # Backstage's configuration (apps/backstage.py)
     if name.endswith(".conf") and "php-fpm" in rel:
         return "php-fpm", None
-    if name.startswith("Dockerfile") or name.endswith(".Dockerfile"):
+    if name.startswith("Dockerfile") or name.lower().endswith(".dockerfile"):
+        # any case, as locate.is_dockerfile_name (Kludex/fastapi-microservices:
+        # users/docker/worker.dockerfile, which its Tiltfile builds an image with)
         return "dockerfile", None
     if name.endswith(".d.ts") or name.endswith(".min.js"):
         return None

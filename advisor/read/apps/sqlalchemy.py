@@ -32,6 +32,7 @@ from advisor.read.apps.pyeval import (
     module_names,
     parse,
 )
+from advisor.read.apps.pyrequests import request_functions, thrown_away
 from advisor.read.apps.pysource import (
     PyModule,
     arg,
@@ -314,9 +315,59 @@ def _options(p: _Placed) -> dict[str, Opt | None]:
     return options
 
 
+# what an engine is used for when nothing keeps it: a connection out of its pool
+_ENGINE_USES = frozenset({"connect", "begin", "raw_connection", "execute", "dispose"})
+
+
+def _per_request(p: _Placed, per_request: set[int]) -> bool:
+    """The engine is made in a function a request handler runs and is thrown away when
+    that function returns (not returned, stored or cached): a new engine, so a new
+    pool, per request."""
+    around = [f for f in _functions(p.module)
+              if f.lineno <= p.call.lineno <= (f.end_lineno or 0)]
+    func = max(around, key=lambda f: f.lineno) if around else None
+    return func is not None and id(func) in per_request and \
+        thrown_away(func, p.call, _ENGINE_USES)
+
+
+def _all_trees(ctx: StackContext, modules: list[PyModule]) -> list[ast.Module]:
+    """Every module of the application (the handlers that call an engine's factory need
+    not mention create_), those already read as they are."""
+    known = {m.file.path: m.tree for m in modules}
+    for f in ctx.files("python"):
+        if f.path not in known and not _SCRIPT_DIRS & set(f.rel.split("/")[:-1]):
+            tree, _error, _line = parse(f.text, f.path)
+            if tree is not None:
+                known[f.path] = tree
+    return list(known.values())
+
+
+def _request_engine(p: _Placed, route: Route | None, ctx: StackContext) -> Pool:
+    """An engine made per request: each request in flight opens a connection of its
+    own new pool, and one not disposed keeps it open until the cyclic garbage collector
+    frees the engine (create_engine's first_connect listener on the pool closes over
+    the engine: sqlalchemy 2.0.36 lib/sqlalchemy/engine/create.py:729-766), so nothing
+    bounds them (PA102); under Flask's dev server a thread serves each request (flask
+    3.1.0 app.py:655 `options.setdefault("threaded", True)`)."""
+    here = Source(path=p.module.file.path, line=p.call.lineno, key="create_engine")
+    site = f" (called at {p.site.file.path}:{p.at.lineno})" if p.at is not p.call else ""
+    return ctx.pool("SQLAlchemy engine made per request (1 connection per request in "
+                    "flight, each its own pool)", 0, here, route=route, bound="unbounded",
+                    note=f"create_engine at {here.label()} in {p.func}(){site}, "
+                         "which a request handler runs, and the engine is not kept: a new "
+                         "pool per call, its connections open until the engine is garbage "
+                         "collected; nothing bounds them")
+
+
 def _engines(ctx: StackContext) -> list[Pool]:
     chosen: list[tuple[_Placed, Pool]] = []
-    for p in _placed(_served_modules(ctx)):
+    modules = _served_modules(ctx)
+    placed = _placed(modules)
+    # only an engine made inside a function may be made per request
+    per_request = request_functions(_all_trees(ctx, modules)) if any(
+        p.func for p in placed) else set()
+    made: set[int] = set()
+    for p in placed:
         if _sqlite_only(p):
             continue
         scope = local_scope(p.module, p.call)
@@ -325,6 +376,11 @@ def _engines(ctx: StackContext) -> list[Pool]:
         if not postgres:
             continue
         given = _given_at_run_time(p, ctx) if is_unknown(url) else ""
+        if per_request and _per_request(p, per_request):
+            if id(p.call) not in made:  # one pool per request, whichever caller it has
+                made.add(id(p.call))
+                chosen.append((p, _request_engine(p, None if given else route, ctx)))
+            continue
         options = _options(p)
         poolclass = options.get("poolclass")
         migration = _migration_target(p)
