@@ -1813,7 +1813,7 @@ def build_contexts(found, root: Root):
         scripts = [str(p) for n, paths in named.items() if is_build_script(n) for p in paths]
         contexts += build_script_contexts(
             root, scripts, tuple(found.rel(p.parent).strip(".") for p in dockerfiles),
-            tuple(root.rel(p) for p in [*dockerfiles, *variants]))
+            tuple(root.rel(p) for p in [*dockerfiles, *variants]), built_with)
         contexts += [c for p in named.get("Tiltfile", ()) for c in tilt_contexts(root, str(p))]
         built_with += [b for p in named.get("Tiltfile", ()) for b in tilt_dockerfiles(root, str(p))]
     # what CI publishes: .github is hidden, so not among the files found

@@ -229,16 +229,21 @@ def _cd_folder(root: Root, here: str, to: str, dockerfile_dirs: tuple[str, ...])
 
 
 def script_contexts(root: Root, path: str, dockerfile_dirs: tuple[str, ...] = (),
-                    dockerfile_paths: tuple[str, ...] = ()) -> list[tuple[str, str, str]]:
+                    dockerfile_paths: tuple[str, ...] = (),
+                    dockerfiles: list[tuple[str, str, str]] | None = None
+                    ) -> list[tuple[str, str, str]]:
     """(image, build folder, file:line) of the `docker build -t IMAGE FOLDER` commands
-    a script, Makefile or README holds. A folder is taken when it is one only: of the
-    Makefile's own folder (make runs there), else of the repository root or the file's
-    folder (a script or README may be run from either): `.` in a subfolder's script
-    names two folders, and is taken for the one that holds the Dockerfile a command
-    without -f reads (<context>/Dockerfile), else skipped. A command's `-f FILE` is
-    read from where it runs, so that folder must hold FILE (see _runs_where).
-    A script's variable assigned once a plain value (`IMAGE_NAME="web:latest"`) is
-    read as that value."""
+    a script, Makefile or README holds; (image, the -f Dockerfile from the root,
+    file:line) of those naming one found in the tree are added to `dockerfiles` (the
+    file that builds that image: humble92/todo-pg builds its API from the root with
+    Dockerfile.fastapi, which copies main.py only, not the worker/ beside it).
+    A folder is taken when it is one only: of the Makefile's own folder (make runs
+    there), else of the repository root or the file's folder (a script or README may
+    be run from either): `.` in a subfolder's script names two folders, and is taken
+    for the one that holds the Dockerfile a command without -f reads
+    (<context>/Dockerfile), else skipped. A command's `-f FILE` is read from where it
+    runs, so that folder must hold FILE (see _runs_where). A script's variable
+    assigned once a plain value (`IMAGE_NAME="web:latest"`) is read as that value."""
     try:
         text = root.read_text(path)
     except InputError:
@@ -286,6 +291,8 @@ def script_contexts(root: Root, path: str, dockerfile_dirs: tuple[str, ...] = ()
                      and os.path.isfile(os.path.join(root.path, f))]
             package = _go_build_folder(root, folder, files[0]) if len(files) == 1 else None
             folder = package if package is not None else folder
+            if dockerfiles is not None and len(files) == 1:
+                dockerfiles += [(tag, files[0], f"{shown}:{number}") for tag in tags]
         out += [(tag, folder, f"{shown}:{number}") for tag in tags]
     return out
 
@@ -513,12 +520,14 @@ def tilt_dockerfiles(root: Root, path: str) -> list[tuple[str, str, str]]:
 
 
 def build_script_contexts(root: Root, paths: list[str], dockerfile_dirs: tuple[str, ...] = (),
-                          dockerfile_paths: tuple[str, ...] = ()
+                          dockerfile_paths: tuple[str, ...] = (),
+                          dockerfiles: list[tuple[str, str, str]] | None = None
                           ) -> list[tuple[str, str, str]]:
     """script_contexts of the shallowest MAX_BUILD_SCRIPTS of these files."""
     chosen = sorted(paths, key=lambda p: (str(p).count(os.sep), str(p)))[:MAX_BUILD_SCRIPTS]
     return [c for p in chosen
-            for c in script_contexts(root, str(p), dockerfile_dirs, dockerfile_paths)]
+            for c in script_contexts(root, str(p), dockerfile_dirs, dockerfile_paths,
+                                     dockerfiles)]
 
 
 def _contexts(root: Root, path: str, base: str,
