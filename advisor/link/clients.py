@@ -125,9 +125,10 @@ def sidecars_by_workload(topo: Topology) -> dict[str, Pooler]:
 
 
 # Configuration files a reader takes from a mounted ConfigMap (apps/temporal.py,
-# apps/images.py SonarQube, apps/airflow.py; Apache's and PHP-FPM's, apps/nextcloud.py)
+# apps/images.py SonarQube, apps/airflow.py; Apache's and PHP-FPM's, apps/nextcloud.py;
+# Spring Boot's application*.yml, apps/spring.py, read where its locations say)
 _MOUNTED_CONFIG_KINDS = ("temporal-config", "sonar-properties", "airflow-cfg",
-                         "zitadel-config", "apache-conf", "php-fpm")
+                         "zitadel-config", "apache-conf", "php-fpm", "spring-config")
 
 
 def mounted_files(w: Workload, index: ConfigIndex) -> list:

@@ -229,16 +229,21 @@ def _cd_folder(root: Root, here: str, to: str, dockerfile_dirs: tuple[str, ...])
 
 
 def script_contexts(root: Root, path: str, dockerfile_dirs: tuple[str, ...] = (),
-                    dockerfile_paths: tuple[str, ...] = ()) -> list[tuple[str, str, str]]:
+                    dockerfile_paths: tuple[str, ...] = (),
+                    dockerfiles: list[tuple[str, str, str]] | None = None
+                    ) -> list[tuple[str, str, str]]:
     """(image, build folder, file:line) of the `docker build -t IMAGE FOLDER` commands
-    a script, Makefile or README holds. A folder is taken when it is one only: of the
-    Makefile's own folder (make runs there), else of the repository root or the file's
-    folder (a script or README may be run from either): `.` in a subfolder's script
-    names two folders, and is taken for the one that holds the Dockerfile a command
-    without -f reads (<context>/Dockerfile), else skipped. A command's `-f FILE` is
-    read from where it runs, so that folder must hold FILE (see _runs_where).
-    A script's variable assigned once a plain value (`IMAGE_NAME="web:latest"`) is
-    read as that value."""
+    a script, Makefile or README holds; (image, the -f Dockerfile from the root,
+    file:line) of those naming one found in the tree are added to `dockerfiles` (the
+    file that builds that image: humble92/todo-pg builds its API from the root with
+    Dockerfile.fastapi, which copies main.py only, not the worker/ beside it).
+    A folder is taken when it is one only: of the Makefile's own folder (make runs
+    there), else of the repository root or the file's folder (a script or README may
+    be run from either): `.` in a subfolder's script names two folders, and is taken
+    for the one that holds the Dockerfile a command without -f reads
+    (<context>/Dockerfile), else skipped. A command's `-f FILE` is read from where it
+    runs, so that folder must hold FILE (see _runs_where). A script's variable
+    assigned once a plain value (`IMAGE_NAME="web:latest"`) is read as that value."""
     try:
         text = root.read_text(path)
     except InputError:
@@ -286,6 +291,8 @@ def script_contexts(root: Root, path: str, dockerfile_dirs: tuple[str, ...] = ()
                      and os.path.isfile(os.path.join(root.path, f))]
             package = _go_build_folder(root, folder, files[0]) if len(files) == 1 else None
             folder = package if package is not None else folder
+            if dockerfiles is not None and len(files) == 1:
+                dockerfiles += [(tag, files[0], f"{shown}:{number}") for tag in tags]
         out += [(tag, folder, f"{shown}:{number}") for tag in tags]
     return out
 
@@ -465,39 +472,13 @@ _TILT_BUILD = lazy(r"""\bdocker_build\(\s*(?:ref\s*=\s*)?(["'])([^"']+)\1\s*,\s*
                    r"""(?:context\s*=\s*)?(["'])([^"']+)\3""")
 
 
-def tilt_contexts(root: Root, path: str) -> list[tuple[str, str, str]]:
-    """(image, build folder, Tiltfile:line) of a Tiltfile's `docker_build("IMAGE",
-    "FOLDER")` calls: Tilt builds IMAGE from FOLDER, taken relative to the Tiltfile's
-    folder, and deploys it wherever a manifest runs IMAGE (truclk/django-k8s-poc: its
-    chart runs upload-service:<appVersion>, which `docker_build("upload-service", ".")`
-    builds from the root)."""
-    try:
-        text = root.read_text(path)
-    except InputError:
-        return []
-    shown = root.rel(path)
-    here = PurePosixPath(shown).parent.as_posix()
-    here = "" if here == "." else here
-    out: list[tuple[str, str, str]] = []
-    for m in _TILT_BUILD.finditer(text):
-        line_start = text.rfind("\n", 0, m.start()) + 1
-        if text[line_start:m.start()].lstrip().startswith("#"):
-            continue
-        folder = rel_inside(f"{here}/{m.group(4)}" if here else m.group(4))
-        if folder is not None and os.path.isdir(os.path.join(root.path, folder)
-                                                if folder else root.path):
-            out.append((m.group(2), folder, f"{shown}:{text.count(chr(10), 0, m.start()) + 1}"))
-    return out
-
-
 _TILT_DOCKERFILE = lazy(r"""\bdockerfile\s*=\s*(["'])([^"']+)\1""")
 
 
-def tilt_dockerfiles(root: Root, path: str) -> list[tuple[str, str, str]]:
-    """(image, Dockerfile from the root, Tiltfile:line) of the `docker_build(IMAGE,
-    FOLDER, dockerfile="...")` calls that name one, taken relative to the Tiltfile's
-    folder as Tilt does (Kludex/fastapi-microservices builds users-worker from users/ with
-    users/docker/worker.dockerfile, whose CMD runs the arq worker, not the API)."""
+def _tilt_builds(root: Root, path: str) -> list[tuple[str, str | None, str | None, str]]:
+    """(image, build folder, Dockerfile, Tiltfile:line) of each `docker_build(IMAGE,
+    FOLDER[, dockerfile="..."])` call not in a comment, both paths taken relative to the
+    Tiltfile's folder as Tilt does, from the root (None: outside it, or no dockerfile=)."""
     try:
         text = root.read_text(path)
     except InputError:
@@ -505,29 +486,48 @@ def tilt_dockerfiles(root: Root, path: str) -> list[tuple[str, str, str]]:
     shown = root.rel(path)
     here = PurePosixPath(shown).parent.as_posix()
     here = "" if here == "." else here
-    out: list[tuple[str, str, str]] = []
+    out: list[tuple[str, str | None, str | None, str]] = []
     for m in _TILT_BUILD.finditer(text):
         line_start = text.rfind("\n", 0, m.start()) + 1
         if text[line_start:m.start()].lstrip().startswith("#"):
             continue
         end = text.find(")", m.end())
-        found = _TILT_DOCKERFILE.search(text, m.end(), end if end >= 0 else len(text))
-        if found is None:
-            continue
-        file = rel_inside(f"{here}/{found.group(2)}" if here else found.group(2))
-        if file:
-            out.append((m.group(2), file,
-                        f"{shown}:{text.count(chr(10), 0, m.start()) + 1}"))
+        named = _TILT_DOCKERFILE.search(text, m.end(), end if end >= 0 else len(text))
+        dockerfile = None if named is None else \
+            rel_inside(f"{here}/{named.group(2)}" if here else named.group(2))
+        out.append((m.group(2), rel_inside(f"{here}/{m.group(4)}" if here else m.group(4)),
+                    dockerfile or None, f"{shown}:{text.count(chr(10), 0, m.start()) + 1}"))
     return out
 
 
+def tilt_contexts(root: Root, path: str) -> list[tuple[str, str, str]]:
+    """(image, build folder, Tiltfile:line) of a Tiltfile's `docker_build("IMAGE",
+    "FOLDER")` calls: Tilt builds IMAGE from FOLDER and deploys it wherever a manifest
+    runs IMAGE (truclk/django-k8s-poc: its chart runs upload-service:<appVersion>, which
+    `docker_build("upload-service", ".")` builds from the root)."""
+    return [(image, folder, where) for image, folder, _file, where in _tilt_builds(root, path)
+            if folder is not None
+            and os.path.isdir(os.path.join(root.path, folder) if folder else root.path)]
+
+
+def tilt_dockerfiles(root: Root, path: str) -> list[tuple[str, str, str]]:
+    """(image, Dockerfile from the root, Tiltfile:line) of the `docker_build(IMAGE,
+    FOLDER, dockerfile="...")` calls that name one (Kludex/fastapi-microservices builds
+    users-worker from users/ with users/docker/worker.dockerfile, whose CMD runs the arq
+    worker, not the API)."""
+    return [(image, file, where) for image, _folder, file, where in _tilt_builds(root, path)
+            if file]
+
+
 def build_script_contexts(root: Root, paths: list[str], dockerfile_dirs: tuple[str, ...] = (),
-                          dockerfile_paths: tuple[str, ...] = ()
+                          dockerfile_paths: tuple[str, ...] = (),
+                          dockerfiles: list[tuple[str, str, str]] | None = None
                           ) -> list[tuple[str, str, str]]:
     """script_contexts of the shallowest MAX_BUILD_SCRIPTS of these files."""
     chosen = sorted(paths, key=lambda p: (str(p).count(os.sep), str(p)))[:MAX_BUILD_SCRIPTS]
     return [c for p in chosen
-            for c in script_contexts(root, str(p), dockerfile_dirs, dockerfile_paths)]
+            for c in script_contexts(root, str(p), dockerfile_dirs, dockerfile_paths,
+                                     dockerfiles)]
 
 
 def _contexts(root: Root, path: str, base: str,
