@@ -13,7 +13,7 @@ import pytest
 
 from advisor.engine.check import run_check
 from advisor.engine.options import CheckOptions
-from advisor.read.apps.locate import role_named_image
+from advisor.read.apps.locate import role_named_image, unfilled_image
 from tests.tree_helpers import POSTGRES_DB, write
 
 CSPROJ = """<Project Sdk="Microsoft.NET.Sdk.Web">
@@ -42,7 +42,7 @@ spec:
     spec:
       containers:
         - name: {name}
-          image: {image}
+          image: "{image}"
           ports: [{{containerPort: 8080}}]{env}
 """
 
@@ -57,7 +57,9 @@ def _tree(tmp_path, *workloads: str) -> None:
 
 @pytest.mark.parametrize("image", [
     "shop-zinc-api:1.16.0",  # a bare name for a part of a project (sulfone.zinc)
-    "ghcr.io/acme/shop-monorepo/services_carts:1.0",  # a monorepo's service (N4)
+    # a monorepo's one chart, its image left for the deploy to fill (N4: `.../_:`)
+    "ghcr.io/acme/shop-monorepo/_:",
+    "your-registry/shop:1.0",  # a placeholder owner
 ])
 def test_an_app_whose_source_was_not_read_makes_a_clientless_server_cannot_tell(
         tmp_path, image):
@@ -75,6 +77,10 @@ def test_an_app_whose_source_was_not_read_makes_a_clientless_server_cannot_tell(
     ("shop-react-ui", "acme/shop-react-ui:1.0"),  # a front end, by its name
     ("cache", "redis:7.2"),  # an official program
     ("queue", "bitnami/rabbitmq:3.13"),  # a publisher's program
+    # a program with an owner no list knows (DimaJoyti/HackAI's jaeger, trivy CronJob;
+    # RuslanKarabalin/cu-faculty-backend's garage): a publisher's, not the project's
+    ("jaeger", "jaegertracing/all-in-one:1.47"),
+    ("scan", "aquasec/trivy:latest"),
 ])
 def test_a_front_end_or_a_published_program_leaves_the_fit(tmp_path, name, image):
     _tree(tmp_path, _workload(name, image))
@@ -91,6 +97,15 @@ def test_a_server_with_a_client_read_keeps_its_verdict(tmp_path):
     _tree(tmp_path, _workload("api", "shop-zinc-api:1.0"), web)
     (budget,) = run_check([str(tmp_path)], CheckOptions()).budgets
     assert budget.contributions and budget.unplaced_clients == [], budget
+
+
+def test_unfilled_image():
+    assert unfilled_image("ghcr.io/acme/shop-monorepo/_:")
+    assert unfilled_image("acme/app:")
+    assert unfilled_image("registry.example.com//app:1")
+    assert not unfilled_image("jaegertracing/all-in-one:1.47")
+    assert not unfilled_image("localhost:5000/app")  # a registry's port is no tag
+    assert not unfilled_image("redis")
 
 
 def test_role_named_image():

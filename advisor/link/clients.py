@@ -69,6 +69,7 @@ from advisor.read.apps.locate import (
     maybe_built_here,
     named_as_build,
     named_service_dir,
+    placeholder_image,
     prefixed_folder,
     project_image,
     project_part_dir,
@@ -78,6 +79,7 @@ from advisor.read.apps.locate import (
     root_build_name,
     root_mix_app,
     root_project_name,
+    unfilled_image,
     variable_image,
 )
 from advisor.read.apps.poolcache import container_pools
@@ -859,10 +861,12 @@ def _names_no_server(value: str) -> bool:
 
 
 def _unsourced_app_image(inputs: Inputs, w: Workload) -> str | None:
-    """The image of a running container that may be the repository's own program (built
+    """The image of a running container that is the repository's own program (built
     here, named as its project or build, or, in a repository that holds application
-    source, not a known publisher's), when the workload is not named for a JavaScript
-    front end; None. Its program was not read, so whether it connects is not known."""
+    source, named for a project's part, with a placeholder owner or left for the deploy
+    to fill), when the workload is not named for a JavaScript front end; None. Its
+    program was not read, so whether it connects is not known. An image with an owner
+    and nothing more (jaegertracing/all-in-one, aquasec/trivy) is a publisher's: not it."""
     runs = [c for c in w.containers if c.role != "init" and not is_pgbouncer_container(c)
             and non_client_server(c) is None and _configmap_script(w, c) is None
             and _idle(c) is None]
@@ -875,8 +879,8 @@ def _unsourced_app_image(inputs: Inputs, w: Workload) -> str | None:
                 or named_as_build(c.image, build) or _names_the_mix_app(inputs, c.image):
             return c.image
         if inputs.app_candidates and not in_packaged_chart(w.obj.path) and (
-                (maybe_built_here(c.image) and not variable_image(c.image))
-                or role_named_image(c.image)):
+                role_named_image(c.image) or placeholder_image(c.image)
+                or unfilled_image(c.image)):
             return c.image
     return None
 

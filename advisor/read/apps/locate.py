@@ -1531,6 +1531,22 @@ def variable_image(image: str) -> bool:
     return _VARIABLE_IMAGE.match(image.strip()) is not None
 
 
+def unfilled_image(image: str) -> bool:
+    """Pure: a reference a chart rendered with values left for the deploy to fill: an
+    empty tag (`acme/app:`), or a path part left empty or bare punctuation (PeterKneale/
+    k8s-dotnet-microservices-monorepo-saas renders `.../{{ .Values.type }}_{{ .Values.name
+    }}:{{ .Values.version }}` as `.../_:`). No published image is pulled so: it is the
+    project's own, named where it is deployed."""
+    ref = image.strip().split("@", 1)[0]
+    if "${" in ref or "{{" in ref:
+        return True
+    name, colon, tag = ref.rpartition(":")
+    if colon and "/" not in tag and not tag:
+        return True
+    path = name if colon and "/" not in tag else ref
+    return any(not part.strip("_-.") for part in path.split("/")[1:])
+
+
 def placeholder_image(image: str) -> bool:
     """Whether the image's owner (the path part before its name) is a placeholder, or
     the whole reference is variables a deploy script substitutes."""
