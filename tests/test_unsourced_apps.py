@@ -75,6 +75,9 @@ def test_an_app_whose_source_was_not_read_makes_a_clientless_server_cannot_tell(
 
 @pytest.mark.parametrize("name,image", [
     ("shop-react-ui", "acme/shop-react-ui:1.0"),  # a front end, by its name
+    # a front end, by its name, of an image the deploy names (BranfordTGbieor/
+    # k8s-link-shortener)
+    ("web", "${{ secrets.DOCKERHUB_USERNAME }}/k8s-url-shortener-frontend:latest"),
     ("cache", "redis:7.2"),  # an official program
     ("queue", "bitnami/rabbitmq:3.13"),  # a publisher's program
     # a program with an owner no list knows (DimaJoyti/HackAI's jaeger, trivy CronJob;
