@@ -774,6 +774,11 @@ class Topology(Record, kw_only=True, dict=True):
     # known here (an ExternalSecret's, a SOPS-encrypted one): each may connect to any
     # server, so no server's peak is more than a floor.
     unplaced_clients: list[str] = field(default_factory=list)
+    # Workloads left out as no client while what they run was not read: an image this
+    # repository builds (or may), no application source found for it, no database named
+    # in its env. Each may connect to a server no client is linked to: that server's peak
+    # is then a floor, never "fits, peak 0" (advisor.budget.slots.server_budget).
+    unsourced_apps: list[str] = field(default_factory=list)
     # PostgreSQL servers the repository runs where this tool does not read them (docker
     # compose), when no server is budgeted: the summary names them instead of "no
     # PostgreSQL server found", which would be false.

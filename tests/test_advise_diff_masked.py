@@ -79,3 +79,52 @@ def test_masks_only_when_a_secret_is_shown(tmp_path: Path) -> None:
                    Edit(path="pool.env", line=2, key="POOL", old="10", new="5")], [tmp_path])
     masks = {c.path: c.masks for c in result.changes}
     assert masks == {"app.env": True, "pool.env": False}
+
+
+CONFIG_AND_SECRET = """\
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: app-config
+data:
+  DB_HOST: "postgres"
+  DB_PORT: "5432"
+  DB_USER: "postgres"
+---
+apiVersion: v1
+kind: Secret
+metadata:
+  name: app-secrets
+stringData:
+  DB_PASSWORD: "postgres"
+  JWT_SECRET: "change-me"
+"""
+
+
+def test_only_the_secret_document_is_masked(tmp_path: Path) -> None:
+    # audit 45 (Chandu00756/Taskflow's deployments/k8s/configmap.yaml shape): a ConfigMap
+    # edit in a file that also holds a Secret showed the ConfigMap's lines as `***`
+    # (`name: ***`, `DB_PORT: ***`) and `git apply` refused it
+    (tmp_path / "config.yaml").write_text(CONFIG_AND_SECRET)
+    result = plan([Edit(path="config.yaml", line=6, key="DB_HOST", old="postgres",
+                        new="pgbouncer")], [tmp_path])
+    change = result.changes[0]
+    diff = change.diff()
+    assert "  name: app-config\n" in diff and '  DB_PORT: "5432"\n' in diff, diff
+    assert not change.masks
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    (tmp_path / "p.diff").write_text(diff)
+    applied = subprocess.run(["git", "apply", "p.diff"], cwd=tmp_path, capture_output=True,
+                             text=True)
+    assert applied.returncode == 0, applied.stderr
+    assert 'DB_HOST: "pgbouncer"' in (tmp_path / "config.yaml").read_text()
+
+
+def test_the_secret_documents_lines_stay_masked(tmp_path: Path) -> None:
+    # an edit near the Secret: its context lines are still hidden
+    (tmp_path / "config.yaml").write_text(CONFIG_AND_SECRET)
+    result = plan([Edit(path="config.yaml", line=8, key="DB_USER", old="postgres",
+                        new="app")], [tmp_path])
+    diff = result.changes[0].diff()
+    assert " apiVersion: ***\n kind: ***\n" in diff, diff
+    assert '   DB_HOST: "postgres"\n' in diff and result.changes[0].masks

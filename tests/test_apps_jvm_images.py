@@ -260,6 +260,50 @@ def test_sonarqube_max_active_from_its_properties_env_and_arguments(tmp_path):
     assert budgets["db"].peak == 2 * SONAR_POOLS_PER_POD * 20
 
 
+KC_NO_DB = """
+apiVersion: v1
+kind: Secret
+metadata: {name: kc-admin}
+stringData: {KC_BOOTSTRAP_ADMIN_USERNAME: admin}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: keycloak}
+spec:
+  replicas: 1
+  template:
+    spec:
+      containers:
+        - name: keycloak
+          image: IMAGE
+          args: ARGS
+          env:
+            - {name: KC_HEALTH_ENABLED, value: "true"}
+          envFrom: [{secretRef: {name: kc-admin}}]
+"""
+
+
+@pytest.mark.parametrize("image,args,client", [
+    # the published image, no KC_DB and no --db: Keycloak's default db, dev-file (H2)
+    ("quay.io/keycloak/keycloak:25.0.6", '["start-dev", "--import-realm"]', False),
+    ("keycloak/keycloak:26.2", '["start"]', False),
+    # --db chooses PostgreSQL; a custom image may build it in (kc.sh build --db=postgres)
+    ("quay.io/keycloak/keycloak:25.0.6", '["start", "--db=postgres"]', True),
+    ("acme/keycloak:25.0.6", '["start", "--optimized"]', True),
+])
+def test_keycloak_with_no_db_chosen_uses_dev_file(tmp_path, image, args, client):
+    """Audit 42 D7 (HuzeyfeUlutas/dotnet-microservices-saga's keycloak 25.0.6, `start-dev
+    --import-realm`, env KC_HEALTH_ENABLED and an admin Secret): `db` defaults to
+    dev-file (DatabaseOptions.DB defaultValue("dev-file")); it was a Keycloak pool of 100
+    that 'may connect to any server here', every peak 'at least'."""
+    write(tmp_path, {"k8s/db.yaml": DB, "k8s/kc.yaml": KC_NO_DB.replace(
+        "IMAGE", image).replace("ARGS", args)})
+    result, budgets = budget_of(tmp_path)
+    assert bool(budgets["db"].unplaced_clients) is client, result.notices
+    said = [n for n in result.notices if "uses its default database dev-file" in n]
+    assert bool(said) is not client
+
+
 @pytest.mark.parametrize("vendor", ["dev-mem", "dev-file", "mariadb"])
 def test_keycloak_on_an_embedded_or_other_database_is_no_postgresql_client(tmp_path, vendor):
     """Audit 13e (gwarrior01/kubernetes-for-developers' Bonus/microservices/keycloak.yaml:

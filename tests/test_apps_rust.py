@@ -325,3 +325,67 @@ def test_comments_are_blanked_but_strings_with_slashes_kept():
     out = blank_comments(text)
     assert '"postgres://db/x"' in out and "max_connections" not in out
     assert out.count("\n") == text.count("\n") and "let c = '\"'" in out
+
+
+# tokio-postgres with no pool (audit 42 D6, caulagi/rust-k8s-demo's quotation service, in
+# our own words): a gRPC handler connects per request. Before: unknown, with the false
+# reason "no driver dependency" beside a Cargo.toml naming tokio-postgres.
+TOKIO_CARGO = """\
+[package]
+name = "quotes"
+version = "0.1.0"
+
+[dependencies]
+tokio = { version = "1", features = ["macros", "rt-multi-thread"] }
+tokio-postgres = "0.7.13"
+tonic = "0.12"
+"""
+TOKIO_HANDLER = """\
+use tokio_postgres::NoTls;
+use tonic::{Request, Response, Status};
+
+#[tonic::async_trait]
+impl Quotes for Service {
+    async fn random_quote(
+        &self,
+        request: Request<QuoteRequest>,
+    ) -> Result<Response<QuoteReply>, Status> {
+        let params = format!("host={} user=app", std::env::var("PG_HOST").unwrap());
+        let (client, conn) = tokio_postgres::connect(&params, NoTls).await.unwrap();
+        tokio::spawn(async move { let _ = conn.await; });
+        let rows = client.query("SELECT 1", &[]).await.unwrap();
+        Ok(Response::new(QuoteReply { text: rows.len().to_string() }))
+    }
+}
+
+#[tokio::main]
+async fn main() {
+    serve().await;
+}
+"""
+
+
+def test_tokio_postgres_connect_in_a_request_handler_is_unbounded(tmp_path):
+    files = {"Cargo.toml": TOKIO_CARGO, "src/main.rs": TOKIO_HANDLER}
+    found = _pools(tmp_path, files)
+    (pool,) = found.pools
+    assert pool.bound == "unbounded" and pool.size.source.label() == "src/main.rs:11"
+    assert "request handler random_quote" in pool.note and found.unknown == []
+
+
+def test_tokio_postgres_connect_in_main_is_one_per_process_elsewhere_unknown(tmp_path):
+    in_main = """\
+#[tokio::main]
+async fn main() {
+    let (client, conn) = tokio_postgres::connect("host=pg", NoTls).await.unwrap();
+    tokio::spawn(conn);
+}
+"""
+    (pool,) = _pools(tmp_path, {"Cargo.toml": TOKIO_CARGO, "src/main.rs": in_main}).pools
+    assert pool.size.value == 1 and pool.bound == "fixed"
+    helper = ("async fn load() {\n"
+              "    let (c, conn) = tokio_postgres::connect(URL, NoTls).await;\n}\n")
+    found = _pools(tmp_path, {"src/main.rs": helper})
+    assert found.pools == [] and found.unknown == [
+        "tokio_postgres::connect at src/main.rs:2 in function load: one connection per call, "
+        "and how many calls are open at once is not read statically"]

@@ -53,3 +53,33 @@ def test_a_client_its_server_s_service_also_selects_is_still_its_client(tmp_path
     (budget,) = result.budgets
     assert budget.peak == 120 and not budget.fits  # 4 pods x 30 > 97
     assert not any("selecting its own pods" in n for n in result.notices)
+
+
+BOUNCER = """
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: pgbouncer}
+spec:
+  replicas: 1
+  template:
+    metadata: {labels: {app.kubernetes.io/name: shop, app.kubernetes.io/component: pooler}}
+    spec:
+      containers:
+        - name: pgbouncer
+          image: edoburu/pgbouncer:v1.24.1-p1
+          env:
+            - {name: DB_HOST, value: postgres-service}
+            - {name: POOL_MODE, value: transaction}
+"""
+
+
+def test_a_service_selecting_a_server_and_a_pooler_is_said(tmp_path):
+    # the same commonLabels put on a PgBouncer too (audit 45 D4: advise's PgBouncer added
+    # to that kustomization): postgres-service selects the server and the PgBouncer, and
+    # kube-proxy spreads its connections over both; which one is counted is said
+    write(tmp_path, {"k8s/all.yaml": K8S + BOUNCER})
+    result = run_check([str(tmp_path)], CheckOptions())
+    (said,) = [n for n in result.notices if n.startswith("Service postgres-service selects")]
+    assert "2 servers or poolers (Deployment/postgres, Deployment/pgbouncer)" in said, said
+    assert "counted as connections to the first, Deployment/postgres" in said

@@ -669,8 +669,8 @@ conn = await asyncpg.connect(dsn, statement_cache_size=0, server_settings={"Time
     jit, tz = ([replace(h, client_id=None)] for h in found)
     assert len(run("PA410", Topology(poolers=[pooler(version=(1, 22))], sql_hazards=jit))) == 1
     [finding] = run("PA410", Topology(poolers=[pooler(version=(1, 22))], sql_hazards=jit))
-    assert finding.message.endswith("PgBouncer 1.22 tracks no jit and ignore_startup_parameters "
-                                    "does not list it")
+    assert ("PgBouncer 1.22 tracks no jit and ignore_startup_parameters does not list it"
+            in finding.message)
     ignored = pooler(version=(1, 22), ignore_startup_parameters="extra_float_digits,jit")
     assert run("PA410", Topology(poolers=[ignored], sql_hazards=jit)) == []
     tracked = pooler(version=(1, 22), track_extra_parameters="IntervalStyle,jit")

@@ -46,16 +46,21 @@ class FileChange(Struct):
         return self._diff()[1]
 
     def _diff(self) -> tuple[str, bool]:
-        in_secret = _SECRET_KIND.search(self.before) is not None
+        secret = secret_lines(self.before)
         out = []
         hidden = False
+        old_line = 0  # the line of `before` the next context or removed line is
         for line in difflib.unified_diff(editor_lines(self.before), editor_lines(self.after),
                                          fromfile=f"a/{self.path}", tofile=f"b/{self.path}"):
-            if line.startswith(" ") or (line[:1] in "+-" and not line.startswith(("+++",
-                                                                                  "---"))):
-                shown = line[0] + masked(line[1:], whole=in_secret and line[0] == " ")
+            hunk = _HUNK.match(line)
+            if hunk is not None:
+                old_line = int(hunk.group(1))
+            elif line.startswith(" ") or (line[:1] in "+-" and not line.startswith(("+++",
+                                                                                    "---"))):
+                shown = line[0] + masked(line[1:], whole=line[0] == " " and old_line in secret)
                 hidden = hidden or shown != line
                 line = shown
+                old_line += line[0] != "+"
             out.append(line)
             if not line.endswith("\n"):
                 # the file's last line has no newline: say so as diff does, else `git
@@ -277,7 +282,27 @@ _SECRET_KEY = re.compile(
     r"(?i)((?:[\w.-]*(?:pass(?:word|wd)?|pwd|secret|token|credential|api[_-]?key|"
     r"private[_-]?key)[\w.-]*)[\"']?\s*[:=]\s*)([^\s#;]+|\"[^\"]*\"|'[^']*')")
 _URL_PASSWORD = re.compile(r"(://[^/\s:@]*:)([^@\s/]+)(@)")
-_SECRET_KIND = re.compile(r"(?m)^kind:\s*Secret\s*$")
+_SECRET_KIND = re.compile(r"kind:\s*Secret\s*")
+_DOC_START = re.compile(r"---(?:\s|$)")
+_HUNK = re.compile(r"@@ -(\d+)")
+
+
+def secret_lines(text: str) -> set[int]:
+    """The lines (1-based) of the YAML documents of `text` that are Kubernetes Secrets:
+    only those are masked whole, not the ConfigMap or Deployment beside them in the file
+    (audit 45: Taskflow's configmap.yaml, a ConfigMap then a Secret: the ConfigMap's
+    DB_HOST hunk showed `name: ***`, `DB_PORT: ***` and no longer applied)."""
+    out: set[int] = set()
+    doc: list[int] = []
+    is_secret = False
+    for n, line in enumerate([*editor_lines(text), "---\n"], start=1):
+        if _DOC_START.match(line):
+            if is_secret:
+                out.update(doc)
+            doc, is_secret = [], False
+        doc.append(n)
+        is_secret = is_secret or _SECRET_KIND.fullmatch(line.rstrip("\r\n")) is not None
+    return out
 
 
 def masked(line: str, *, whole: bool = False) -> str:

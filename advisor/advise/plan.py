@@ -34,6 +34,7 @@ from advisor.advise.memory import server_settings
 from advisor.advise.pooler_limits import pooler_client_side
 from advisor.advise.records import (
     AdviseOptions,
+    Edit,
     NewFile,
     Proposal,
     ServerAdvice,
@@ -187,7 +188,7 @@ def _advise_server(
     # then a transaction-mode PgBouncer for direct clients past what the server should
     # run (not when the user shapes the pools' shares: --weight, --min, their declarations)
     pooled = _new_pooler(after_topo, after_server, served, target_active, notes,
-                         options.chart_dirs) \
+                         options.chart_dirs, options.kustomizations) \
         if options.new_pooler and not (options.weights or options.minimums) else []
     proposals += pooled
     # 1-2: fit the slots.
@@ -269,12 +270,13 @@ def _advise_server(
 
 
 def _new_pooler(topo: Topology, server: Server, b: Budget, target_active: float | None,
-                notes: list[str], chart_dirs: list[str]) -> list[Proposal]:
+                notes: list[str], chart_dirs: list[str],
+                kustomized: dict[str, tuple[str, int | None]]) -> list[Proposal]:
     """The PgBouncer to add (advisor.advise.pooler), applied to `topo` (a copy), and the
     client hosts to point at it."""
     from advisor.advise.pooler import apply_to, propose_pooler
 
-    new = propose_pooler(topo, server, b, target_active, chart_dirs)
+    new = propose_pooler(topo, server, b, target_active, chart_dirs, kustomized)
     if new is None:
         return []
     apply_to(topo, server, new)
@@ -286,6 +288,9 @@ def _new_pooler(topo: Topology, server: Server, b: Budget, target_active: float 
         manual=f"add {new.path}; create the pgbouncer-userlist Secret (userlist.txt)"
                + (f"; {new.chart_caveat}" if new.chart_caveat else ""),
         new_file=NewFile(path=new.path, text=new.text))]
+    listed = _kustomize_listing(new.path, kustomized)
+    if listed is not None:
+        out.append(listed)
     for client, old, new_host in new.host_edits:
         route = next(p.route for p in client.pools if p.route is not None)
         edit = edit_at(route.source, old, new_host) if route.source else None
@@ -301,6 +306,27 @@ def _new_pooler(topo: Topology, server: Server, b: Budget, target_active: float 
     notes.append(f"{server.name}: PgBouncer {new.name} proposed instead of smaller pools: the "
                  f"pools stay as they are and queue in PgBouncer{kept}")
     return out
+
+
+def _kustomize_listing(path: str, kustomized: dict[str, tuple[str, int | None]],
+                       ) -> Proposal | None:
+    """The new manifest listed in the `resources:` of its folder's kustomization:
+    kustomize builds only what is listed (audit 45: andarpratama/banking-api's PgBouncer
+    added to k8s/base/ unlisted; check after the diff found no PgBouncer and the client's
+    pods in no budget)."""
+    folder, _, name = path.rpartition("/")
+    found = kustomized.get(folder or ".")
+    if found is None:
+        return None
+    kfile, end = found
+    edit = Edit(path=kfile, line=end, key=name, old="", new=f"- {name}", insert=True,
+                indent_from=end) if end is not None else None
+    return Proposal(
+        kind="pooler", subject=name, key="kustomize resources", old="not listed",
+        new=f"- {name}",
+        reason=f"kustomize builds only the resources {kfile} lists: unlisted, {name} is "
+               "never deployed and the clients pointed at it cannot connect",
+        edit=edit, manual="" if edit else f"list {name} under resources: in {kfile}")
 
 
 def _sizing(server: Server, options: AdviseOptions) -> Recommendation:

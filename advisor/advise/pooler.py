@@ -97,7 +97,9 @@ def kept_direct(c: Client) -> str:
 
 def propose_pooler(topo: Topology, server: Server, b: Budget,
                    target_active: float | None,
-                   chart_dirs: list[str] | None = None) -> NewPooler | None:
+                   chart_dirs: list[str] | None = None,
+                   kustomized: dict[str, tuple[str, int | None]] | None = None,
+                   ) -> NewPooler | None:
     """The PgBouncer to add in front of `server`, or None when one is there already,
     no client connects directly, the clients ask for less than twice what the server
     should run at once, or the server's host is not known."""
@@ -141,12 +143,16 @@ def propose_pooler(topo: Topology, server: Server, b: Budget,
     in_chart = _in_templates(folder, chart_dirs or [])
     # In a chart, Helm puts an object without a namespace in the release's, the
     # server's: the namespace this run rendered with (default) would pin it elsewhere.
-    ns = f"\n  namespace: {server.namespace}" if server.namespace and not in_chart else ""
+    # So does a kustomization (its `namespace:`, an overlay's): a base is shared by
+    # overlays that put it in other namespaces.
+    ns = f"\n  namespace: {server.namespace}" \
+        if server.namespace and not in_chart and str(folder) not in (kustomized or {}) else ""
     caveat = (f"its [databases] host {host} is the server's name as rendered in this run "
               "(its release name and values): installed under another release name, "
               "write it as the chart's templates name the server") if in_chart else ""
+    query_wait, wait_why = _query_wait(direct)
     ini_text = _INI.format(host=host, pool_size=pool_size, max_client_conn=max_client,
-                           query_wait=QUERY_WAIT, idle_tx=IDLE_TRANSACTION)
+                           query_wait=query_wait, idle_tx=IDLE_TRANSACTION)
     head = _HEAD.format(name=name, ns=ns, host=host)
     text = head + textwrap.indent(ini_text, "    ") + _REST.format(
         name=name, ns=ns, replicas=REPLICAS, surge=SURGE)
@@ -185,11 +191,31 @@ def propose_pooler(topo: Topology, server: Server, b: Budget,
             + ": migrations and set-up Jobs take session advisory locks and run DDL in a "
             "session, which a transaction-mode pool breaks; their connections stay in the "
             f"server's budget ({room:g} at peak, hooks one at a time)")
-    why += shared
+    why += shared + wait_why
     return NewPooler(path=path, text=text, name=name, pool_size=pool_size,
                      max_client_conn=max_client, ini_text=ini_text,
                      ini_offset=head.count("\n"), clients=[c.name for c in direct],
                      kept=kept, host_edits=edits, reasons=why, chart_caveat=caveat)
+
+
+def _query_wait(direct: list[Client]) -> tuple[int, list[str]]:
+    """query_wait_timeout for the new PgBouncer: QUERY_WAIT, or 5 s below the shortest
+    acquire timeout of its clients when that is shorter (PA501's own target), so that
+    the manifest advise writes is not one check then reports (audit 45: banking-api's
+    HikariCP connectionTimeout 20 s; the proposed PgBouncer said 25 and advise then
+    proposed editing its own, not yet written, file to 15)."""
+    acquires = [p.timeouts["acquire"] for c in direct for p in c.pools
+                if "acquire" in p.timeouts and p.timeouts["acquire"].value > 0]
+    if not acquires:
+        return QUERY_WAIT, []
+    shortest = min(acquires, key=lambda t: t.value)
+    if shortest.value >= QUERY_WAIT:
+        return QUERY_WAIT, []
+    wait = max(1, int(shortest.value) - 5)
+    return wait, [f"query_wait_timeout {wait} s: below the {shortest.value:g} s a client "
+                  f"waits for a connection ({shortest.label}, {shortest.source.label()}), so "
+                  "PgBouncer's queue gives up first and the application sees the error it "
+                  "handles (PA501)"]
 
 
 def _in_templates(folder: PurePosixPath, chart_dirs: list[str]) -> bool:
@@ -387,3 +413,24 @@ spec:
           secret:
             secretName: pgbouncer-userlist
 """
+
+
+def resources_end(text: str) -> int | None:
+    """The line (1-based) of the last item of a kustomization's top-level `resources:`
+    block list, where a new manifest is listed after it; None when there is none (no
+    `resources:`, or a flow list): then it is listed by hand."""
+    lines = text.splitlines()
+    at = next((n for n, body in enumerate(lines, 1)
+               if body.rstrip() == "resources:" or body.startswith("resources: #")), None)
+    if at is None:
+        return None
+    last = None
+    for n, body in enumerate(lines[at:], at + 1):
+        stripped = body.strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        if stripped.startswith("- "):
+            last = n
+        elif body[:1] not in (" ", "\t"):
+            break  # the next top-level key
+    return last

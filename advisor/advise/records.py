@@ -30,6 +30,11 @@ class AdviseOptions(BaseModel):
     # adds for a server one of them makes goes in its templates/, the one folder of a
     # chart Helm deploys (a file beside values.yaml is never applied)
     chart_dirs: list[str] = Field(default_factory=list)
+    # The kustomizations of the repository: folder (relative, posix) -> (the
+    # kustomization file, the line of the last item of its `resources:` list, None when
+    # it has no block list there). kustomize builds only what a kustomization lists: a
+    # manifest advise adds to such a folder is listed there too, else never deployed.
+    kustomizations: dict[str, tuple[str, int | None]] = Field(default_factory=dict)
 
 
 class Edit(BaseModel):

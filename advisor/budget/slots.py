@@ -355,7 +355,12 @@ def server_budget(server: Server, topo: Topology, memory: MemoryOptions | None =
         memory=memory_budget(server, peak, memory or MemoryOptions()),
         location=server.location, unknown_clients=unknown, unbounded_clients=unbounded,
         unknown_pairs=pairs_unknown, client_sides=sides, rests_on=rests_on,
-        unplaced_clients=list(topo.unplaced_clients), refused=refused,
+        unplaced_clients=list(topo.unplaced_clients) + (
+            # nothing linked to it, while workloads whose program was not read run: one
+            # of them may be its client, so 0 is no fit (audit 42: three .NET APIs whose
+            # source was not found left their servers "fits, peak 0")
+            [n for n in topo.unsourced_apps if n not in topo.unplaced_clients]
+            if not contributions else []), refused=refused,
         unread_files=unread_files(topo) if unread is None else list(unread),
         unserved=list((unserved_by_server(topo) if unserved is None else unserved
                        ).get(server.id, [])),

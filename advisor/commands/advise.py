@@ -139,7 +139,7 @@ def advise_command(
             paths, config=config, pg_version=pg_version, root=root, **helm
         )
         options.memory = memory
-        options.chart_dirs = _chart_dirs(repo, paths)
+        options.chart_dirs, options.kustomizations = _chart_dirs(repo, paths)
         # Declared in the configuration ([[workloads]] weight, min-pool-size); the
         # command line wins.
         for w in settings.workloads:
@@ -226,16 +226,34 @@ def advise_command(
     _exit_for(result, left)
 
 
-def _chart_dirs(repo: Path, paths: list[str]) -> list[str]:
-    """The folders of the repository's Helm charts (relative, posix), for where a
-    manifest advise adds for a chart's server goes (its templates/)."""
-    from advisor.read.discover import discover_names
+_KUSTOMIZATIONS = ("kustomization.yaml", "kustomization.yml", "Kustomization")
 
-    found = discover_names(repo, lambda name: name == "Chart.yaml",
+
+def _chart_dirs(repo: Path, paths: list[str],
+                ) -> tuple[list[str], dict[str, tuple[str, int | None]]]:
+    """The folders of the repository's Helm charts (relative, posix), for where a
+    manifest advise adds for a chart's server goes (its templates/); and its
+    kustomizations by folder, with the line a manifest added there is listed after."""
+    from advisor.advise.pooler import resources_end
+    from advisor.read.discover import discover_names
+    from advisor.read.fs import InputError, decode_text
+
+    found = discover_names(repo, lambda name: name == "Chart.yaml" or name in _KUSTOMIZATIONS,
                            given=[Path(p) for p in paths if p != "-"])
     root = repo.resolve()
-    return sorted({chart.parent.relative_to(root).as_posix()
-                   for chart in found.names.get("Chart.yaml", [])})
+    charts = sorted({chart.parent.relative_to(root).as_posix()
+                     for chart in found.names.get("Chart.yaml", [])})
+    kustomized: dict[str, tuple[str, int | None]] = {}
+    for name in _KUSTOMIZATIONS:
+        for k in found.names.get(name, []):
+            folder, shown = k.parent.relative_to(root).as_posix(), \
+                k.relative_to(root).as_posix()
+            try:
+                text = decode_text(shown, k.read_bytes())
+            except (OSError, InputError):
+                text = ""  # listed by hand
+            kustomized.setdefault(folder, (shown, resources_end(text)))
+    return charts, kustomized
 
 
 def _new_files(result: list[ServerAdvice], repo: Path) -> list[tuple[Path, str, str]]:

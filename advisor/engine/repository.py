@@ -43,6 +43,7 @@ def merge(into: Topology, other: Topology) -> None:
     into.sql_hazards += other.sql_hazards
     into.unplaced_clients += [n for n in other.unplaced_clients
                               if n not in into.unplaced_clients]
+    into.unsourced_apps += [n for n in other.unsourced_apps if n not in into.unsourced_apps]
     into.unbudgeted_servers += other.unbudgeted_servers
     # an overlay's build makes the shared releases again: each named once
     into.app_template_named += [n for n in other.app_template_named
@@ -1592,7 +1593,9 @@ def _sql(found, root: Root, topo: Topology, test_code: bool = False, cache=None)
     from advisor.read.sql.drivers import resolve_dsn, resolve_erb
 
     mapped = assign_clients(
-        hazards, {c.id: c.source_dir for c in topo.clients if c.source_dir is not None})
+        _drop_one_off_scripts(hazards, root, found, topo),
+        {c.id: c.source_dir for c in topo.clients if c.source_dir is not None})
+    mapped = _drop_deployed_elsewhere(mapped, root, found, topo)
     topo.sql_hazards += resolve_dsn(resolve_erb(mapped, topo.client_env), topo)
     from advisor.rules._transaction_mode import bypassed_notice
 
@@ -1602,6 +1605,69 @@ def _sql(found, root: Root, topo: Topology, test_code: bool = False, cache=None)
     notices, problems = not_checked_notices(problems)
     topo.problems += problems
     topo.notices += notices
+
+
+def _drop_one_off_scripts(hazards: list, root: Root, found, topo: Topology) -> list:
+    """Hazards in one-off Python scripts (advisor.read.sql.scripts): no workload runs
+    them, so no pooler of the repository is on their route; said in a notice."""
+    paths = {h.location.path for h in hazards if h.location.path.endswith(".py")}
+    if not paths:
+        return hazards
+    from advisor.read.sql.scripts import one_off_scripts
+
+    scripts = one_off_scripts(root, paths, [*found.other_files, *found.manifests])
+    if not scripts:
+        return hazards
+    kept = [h for h in hazards if h.location.path not in scripts]
+    shown = sorted(scripts)
+    more = f" and {len(shown) - 3} more" if len(shown) > 3 else ""
+    topo.notices.append(
+        f"{', '.join(shown[:3])}{more}: one-off script(s) (run as `python FILE`: a "
+        "`__main__` block or a top-level asyncio.run) that no file of the repository "
+        "imports and no Dockerfile, manifest, Procfile, Makefile or shell script names: "
+        f"no workload runs them, so their {len(hazards) - len(kept)} pooling hazard(s) "
+        "are not checked against the repository's poolers (PA4xx); one run in a pod "
+        "or a Job through a pooler breaks as the application would")
+    return kept
+
+
+def _drop_deployed_elsewhere(hazards: list, root: Root, found, topo: Topology) -> list:
+    """Hazards in a folder Vercel deploys (advisor.read.sql.elsewhere), unless a workload
+    of the repository is built from that folder (its source is it or inside it): that
+    code runs on Vercel, which reaches no cluster-internal pooler; said in a notice."""
+    marks = found.names.get("vercel.json")
+    if not marks or not hazards:
+        return hazards
+    from advisor.read.sql.elsewhere import vercel_folders
+
+    folders = vercel_folders(root, marks)
+    sources = {c.id: (c.source_dir or "").strip("/").removeprefix("./")
+               for c in topo.clients if c.source_dir is not None}
+
+    def inside(path: str, folder: str) -> bool:
+        return path == folder or path.startswith(folder + "/")
+
+    def elsewhere(h) -> str | None:
+        own = sources.get(h.client_id) if h.client_id is not None else None
+        for folder, where in folders.items():
+            # kept when its workload is built from that folder (its source is inside it)
+            if inside(h.location.path, folder) and (own is None or not inside(own, folder)):
+                return f"{folder}/ (Vercel: {where})"
+        return None
+
+    kept, dropped = [], {}
+    for h in hazards:
+        why = elsewhere(h)
+        if why is None:
+            kept.append(h)
+        else:
+            dropped[why] = dropped.get(why, 0) + 1
+    for why, count in dropped.items():
+        topo.notices.append(
+            f"{why}: deployed by Vercel, not by the repository's manifests: its code runs "
+            f"on Vercel's machines, which reach no cluster-internal pooler, so its {count} "
+            "pooling hazard(s) are not checked against the repository's poolers (PA4xx)")
+    return kept
 
 
 def sql_candidates(files: list[Path], root: Root, test_code: bool = False,
@@ -1748,7 +1814,7 @@ def build_contexts(found, root: Root):
         scripts = [str(p) for n, paths in named.items() if is_build_script(n) for p in paths]
         contexts += build_script_contexts(
             root, scripts, tuple(found.rel(p.parent).strip(".") for p in dockerfiles),
-            tuple(root.rel(p) for p in [*dockerfiles, *variants]))
+            tuple(root.rel(p) for p in [*dockerfiles, *variants]), built_with)
         contexts += [c for p in named.get("Tiltfile", ()) for c in tilt_contexts(root, str(p))]
         built_with += [b for p in named.get("Tiltfile", ()) for b in tilt_dockerfiles(root, str(p))]
     # what CI publishes: .github is hidden, so not among the files found

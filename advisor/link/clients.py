@@ -69,14 +69,17 @@ from advisor.read.apps.locate import (
     maybe_built_here,
     named_as_build,
     named_service_dir,
+    placeholder_image,
     prefixed_folder,
     project_image,
     project_part_dir,
     project_prefixes,
     python_only_root,
+    role_named_image,
     root_build_name,
     root_mix_app,
     root_project_name,
+    unfilled_image,
     variable_image,
 )
 from advisor.read.apps.poolcache import container_pools
@@ -124,9 +127,10 @@ def sidecars_by_workload(topo: Topology) -> dict[str, Pooler]:
 
 
 # Configuration files a reader takes from a mounted ConfigMap (apps/temporal.py,
-# apps/images.py SonarQube, apps/airflow.py; Apache's and PHP-FPM's, apps/nextcloud.py)
+# apps/images.py SonarQube, apps/airflow.py; Apache's and PHP-FPM's, apps/nextcloud.py;
+# Spring Boot's application*.yml, apps/spring.py, read where its locations say)
 _MOUNTED_CONFIG_KINDS = ("temporal-config", "sonar-properties", "airflow-cfg",
-                         "zitadel-config", "apache-conf", "php-fpm")
+                         "zitadel-config", "apache-conf", "php-fpm", "spring-config")
 
 
 def mounted_files(w: Workload, index: ConfigIndex) -> list:
@@ -512,6 +516,21 @@ def client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
                                              route, pools, extra, topo.notices)
     if not pools and route is None and not targeted:
         topo.notices.extend(_dropped_connection_note(w, directory))
+        if decl is None and (empty := _empty_connection_note(w)) is not None:
+            # its database is filled in where it is deployed: it connects, somewhere
+            topo.notices.append(empty)
+            if w.name not in topo.unplaced_clients:
+                topo.unplaced_clients.append(w.name)
+        elif directory is None and decl is None and \
+                (image := _unsourced_app_image(inputs, w)) is not None:
+            topo.notices.append(
+                f"{workload_id(w)}: runs {image}, an image this repository builds or may "
+                "build, but no application source was found for it and its env names no "
+                "database: not counted as a client; it may connect to a server no client "
+                "is linked to, whose peak is then a floor (declare [[workloads]] source, "
+                "or target and connections)")
+            if w.name not in topo.unsourced_apps:
+                topo.unsourced_apps.append(w.name)
         return []  # talks to no database we can see
     # declared with a target and no pool read: it connects there, how much is unknown
     # (PA106), not 0 (a Deployment whose source was not found made its server "fits")
@@ -841,6 +860,56 @@ def _names_no_server(value: str) -> bool:
         or bool(other_scheme_hosts(text))
 
 
+# what a workload serving a browser's pages is called (k8s-url-shortener-frontend, web-ui)
+_FRONT_END_WORDS = frozenset({"frontend", "ui", "webui", "spa"})
+
+
+def _unsourced_app_image(inputs: Inputs, w: Workload) -> str | None:
+    """The image of a running container that is the repository's own program (built
+    here, named as its project or build, or, in a repository that holds application
+    source, named for a project's part, with a placeholder owner or left for the deploy
+    to fill), when the workload is not named for a JavaScript front end; None. Its
+    program was not read, so whether it connects is not known. An image with an owner
+    and nothing more (jaegertracing/all-in-one, aquasec/trivy) is a publisher's: not it."""
+    runs = [c for c in w.containers if c.role != "init" and not is_pgbouncer_container(c)
+            and non_client_server(c) is None and _configmap_script(w, c) is None
+            and _idle(c) is None]
+    names = {w.name, *_label_names(w), *(c.image for c in runs)}
+    if not runs or frontend_word(names) or any(
+            word in _FRONT_END_WORDS for n in names
+            for word in re.split(r"[^a-z0-9]+", n.lower().rsplit("/", 1)[-1].split(":", 1)[0])):
+        return None
+    project = root_project_name(inputs.root)
+    build = root_build_name(inputs.root)
+    for c in runs:
+        if _built_here(inputs, c.image) or project_image(c.image, project) \
+                or named_as_build(c.image, build) or _names_the_mix_app(inputs, c.image):
+            return c.image
+        if inputs.app_candidates and not in_packaged_chart(w.obj.path) and (
+                role_named_image(c.image) or placeholder_image(c.image)
+                or unfilled_image(c.image)):
+            return c.image
+    return None
+
+
+def _empty_connection_note(w: Workload) -> str | None:
+    """Said of a workload whose running container is given a connection variable
+    (DATABASE_URL) empty: a chart's `secrets: {DATABASE_URL: ""}` the deploy script fills
+    (sima94/rust-microservices-architecture's scripts/deploy-services.sh passes a secrets
+    values file). Its database is set where it is deployed; None when there is none."""
+    for c in w.containers:
+        if c.role == "init" or is_pgbouncer_container(c) or non_client_server(c) is not None:
+            continue
+        for var in c.env:
+            if var.value is not None and not var.value.strip() and may_name_where(var.name):
+                where = ", ".join(x for x in (var.from_ref, var.source.label()) if x)
+                return (f"{workload_id(w)}: container {c.name} is given {var.name} empty "
+                        f"({where}): it is set where it is deployed, so it may connect "
+                        "to any server here and each peak is a floor (declare [[workloads]] "
+                        "target and connections)")
+    return None
+
+
 def _dropped_connection_note(w: Workload, directory: str | None) -> list[str]:
     """Said of a workload left out as talking to no database while a container's env
     names a database host in a variable no URL reader knows (learningequality/studio's
@@ -1133,7 +1202,8 @@ def _why_unknown_read(w: Workload, directory: str | None, app: object | None) ->
             "env: no pool of a known stack (HikariCP/Spring, Quarkus, Dropwizard, Vert.x, "
             "SQLAlchemy, Django, "
             "psycopg_pool, asyncpg, node-postgres, Sequelize, Knex, TypeORM, Prisma, pgx, "
-            "database/sql, Rails, Npgsql, Ecto, sqlx, deadpool-postgres, r2d2, Laravel) and no "
+            "database/sql, Rails, Npgsql, Ecto, sqlx, deadpool-postgres, r2d2, tokio-postgres, "
+            "Laravel) and no "
             "driver dependency to take a default from")
 
 

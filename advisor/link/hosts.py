@@ -93,13 +93,18 @@ def selected(svc: dict, by_namespace: dict[str, list[tuple[Workload, tuple[str, 
     """The first target (in workload order) of the Service's namespace whose pods it
     selects. A namespace-less Service and workload are both in `default_ns`: a staging
     Service `db` does not select the pods of a manifest applied to the default one."""
+    found = selected_all(svc, by_namespace, default_ns)
+    return found[0][1] if found else None
+
+
+def selected_all(svc: dict, by_namespace: dict[str, list[tuple[Workload, tuple[str, str]]]],
+                 default_ns: str) -> list[tuple[Workload, tuple[str, str]]]:
+    """Every target of the Service's namespace whose pods it selects, in workload order."""
     selector = svc["selector"]
     if not selector:
-        return None
-    for w, target in by_namespace.get(svc["namespace"] or default_ns, []):
-        if all(w.pod_labels.get(k) == v for k, v in selector.items()):
-            return target
-    return None
+        return []
+    return [(w, target) for w, target in by_namespace.get(svc["namespace"] or default_ns, [])
+            if all(w.pod_labels.get(k) == v for k, v in selector.items())]
 
 
 # The labels an operator puts on its instance pods: (cluster label, role label, the role

@@ -195,6 +195,7 @@ def pooler_from_workload(inputs: Inputs, topo: Topology, w: Workload, c: Contain
             bitnami_unprefixed_notices,
             dropped_env_notices,
             edoburu_prefixed_notices,
+            sections_notices,
         )
 
         topo.notices.extend(dropped_env_notices(c.env, version, pooler.name, c.image))
@@ -202,6 +203,8 @@ def pooler_from_workload(inputs: Inputs, topo: Topology, w: Workload, c: Contain
             topo.notices.extend(bitnami_unprefixed_notices(c.env, pooler.name))
         elif pooler.env_style == "edoburu":
             topo.notices.extend(edoburu_prefixed_notices(c.env, pooler.name))
+        elif pooler.env_style == "sections":
+            topo.notices.extend(sections_notices(c.env, pooler.name))
     return pooler
 
 

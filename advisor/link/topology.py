@@ -38,6 +38,7 @@ from advisor.link.hosts import (
     read_services,
     resolve_host,
     selected,
+    selected_all,
     service_host_index,
     service_ports,
     service_targets,
@@ -222,7 +223,18 @@ def build_topology(inputs: Inputs) -> Topology:
     by_namespace = targets_by_namespace(targets, default_ns)
     server_ids = {s.id for s in topo.servers}
     for svc in services:
-        target = selected(svc, by_namespace, default_ns) or operator_pods_target(
+        picked = selected_all(svc, by_namespace, default_ns)
+        if len({t for _w, t in picked}) > 1:
+            # kube-proxy spreads the Service's connections over all of them (a kustomize
+            # commonLabels that overwrote every selector: audit 45 D4, its PgBouncer's
+            # upstream Service selected the PgBouncer itself)
+            topo.notices.append(
+                f"Service {svc['name']} selects the pods of {len(picked)} servers or poolers "
+                f"({', '.join(workload_id(w) for w, _t in picked)}): its connections are "
+                f"spread over all of them; counted as connections to the first, "
+                f"{workload_id(picked[0][0])} (check the selector: a kustomize commonLabels "
+                "replaces every selector with the same labels)")
+        target = (picked[0][1] if picked else None) or operator_pods_target(
             svc, svc["namespace"] or default_ns, server_ids)
         if target is not None:
             for host in host_forms(svc["name"], svc["namespace"] or default_ns):

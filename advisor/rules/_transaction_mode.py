@@ -7,7 +7,9 @@ is checked against the strictest entry that could apply, and the message says so
 A hazard not mapped to a client (client_id None) is checked against the strictest
 mode among the poolers it may run behind (unmapped_poolers: those some workload
 connects through, or all of them while a workload's route is not known), and the
-message says that too.
+message says that too. Either is an assumption: behind a pooler no workload of the
+repository is known to connect through, the finding is a warning that says the route
+is assumed (build_finding); nothing the repository holds puts the code there.
 
 The (database, user) -> pool resolution is advisor.facts.pgbouncer.effective_pool (forced
 users, the `*` fallback, repeated entries, version differences), defaults come from
@@ -47,6 +49,9 @@ class RouteMode(Struct, frozen=True):
     scope: str  # "[users] batch", "[databases] appdb", "[pgbouncer]", "default"
     source: Source
     note: str = ""  # e.g. why the strictest candidate was taken
+    # The client's route is not known (a Secret's URL) and this pooler was taken as the
+    # one it may reach: an assumption, said in the finding (build_finding)
+    assumed: bool = False
 
     @property
     def rank(self) -> int:
@@ -232,7 +237,7 @@ def _hazard_mode(topology: Topology, hazard: SqlHazard) -> tuple[RouteMode | Non
                     f"{client.name}'s route to a server is not resolved, so the strictest "
                     "pool mode in the repository is used"
                 )
-                return replace(fallback, note=note), False
+                return replace(fallback, note=note, assumed=True), False
         return route, False
     return repo_strictest_mode(topology, unmapped_poolers(topology)), True
 
@@ -297,7 +302,8 @@ def hazard_findings(
         if not hits:
             continue
         hazard, route, unmapped, reason = max(hits, key=lambda hit: hit[1].rank)
-        found = build_finding(code, name, severity, hazard, route, unmapped, consequence, reason)
+        found = build_finding(code, name, severity, hazard, route, unmapped, consequence,
+                              reason, topology=topology)
         if by_id is None:
             by_id = _clients_by_id(topology)
         workloads = _workload_locations(by_id, [hit[0] for hit in hits])
@@ -333,7 +339,13 @@ def build_finding(
     unmapped: bool,
     consequence: str,
     reason: str = "",
+    *,
+    topology: Topology | None = None,
 ) -> Finding:
+    """The finding; with `topology`, one whose route is assumed (code tied to no
+    workload, or a workload whose route is not resolved) behind a pooler no workload of
+    the repository is known to connect through is a warning that says so: nothing the
+    repository holds puts that code behind that pooler."""
     from advisor.read.sql.hazards import HAZARD_FIXES
 
     what, fix = HAZARD_FIXES.get(hazard.kind, (hazard.kind, ""))
@@ -347,6 +359,13 @@ def build_finding(
     message = f"{what}{origin} `{hazard.detail}` runs through {via}: {consequence}"
     if reason:
         message = f"{message}; {reason}"
+    if (unmapped or route.assumed) and topology is not None and \
+            not _known_through(topology, route.pooler):
+        message = (f"{message}; the route is assumed: no workload of the repository is "
+                   f"known to connect through {route.pooler.name} (a warning until one "
+                   "is; declare the workload's [[workloads]] target to settle it)")
+        if severity.rank > Severity.warning.rank:
+            severity = Severity.warning
     related = []
     mode_at = route.source.location()
     if mode_at is not None:
@@ -366,6 +385,12 @@ def build_finding(
         fix=Fix(description=fix) if fix else None,
         subject=f"{hazard.kind}|{hazard.detail}|{route.pooler.id}",
     )
+
+
+def _known_through(topology: Topology, pooler: Pooler) -> bool:
+    """Whether some workload's route is known to go through `pooler`."""
+    return any(c.target_kind == "pooler" and c.target_id == pooler.id
+               for c in topology.clients)
 
 
 # --- PgBouncer settings the PA4xx rules read -----------------------------------------

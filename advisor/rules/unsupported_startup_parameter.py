@@ -130,6 +130,7 @@ def unsupported_startup_parameter(topology: Topology, context: RuleContext) -> I
             reason = _rejects(hazard, route)
             if reason is not None:
                 yield build_finding(
-                    CODE, NAME, Severity.error, hazard, route, unmapped, CONSEQUENCE, reason
+                    CODE, NAME, Severity.error, hazard, route, unmapped, CONSEQUENCE, reason,
+                    topology=topology,
                 )
                 break

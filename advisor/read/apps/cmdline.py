@@ -433,6 +433,28 @@ def _dockerfile_command(app: AppSource, image: str = "") -> _ImageCommand | None
     return _ImageCommand(entry, cmd, f.path, entry_at, cmd_at) if entry or cmd else None
 
 
+def dockerfile_base(app: AppSource | None, image: str = "") -> tuple[str, Source] | None:
+    """The image the last stage of the Dockerfile that builds `image` (pick_dockerfile)
+    starts FROM, through earlier stages it names, lower-case with its tag, and its line."""
+    f = pick_dockerfile(app, image)[0] if app is not None else None
+    if f is None:
+        return None
+    stages: dict[str, tuple[str, Source]] = {}
+    last: tuple[str, Source] | None = None
+    for n, line in _dockerfile_lines(f.text):
+        m = re.match(r"\s*FROM\s+(.*)", line, re.IGNORECASE)
+        if not m:
+            continue
+        words = [w for w in m.group(1).split() if not w.startswith("--")]
+        if not words:
+            continue
+        base = words[0].lower()
+        last = stages.get(base, (base, f.cite(n, "FROM")))
+        if len(words) >= 3 and words[1].lower() == "as":
+            stages[words[2].lower()] = last
+    return last
+
+
 _ENV_PAIR = lazy(r"""([A-Za-z_][A-Za-z0-9_]*)=("(?:[^"\\]|\\.)*"|'[^']*'|\S*)""")
 
 

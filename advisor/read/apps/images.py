@@ -281,6 +281,11 @@ class ImageStack(Struct, frozen=True):
     # (variable, values) that choose another database than PostgreSQL when set so
     # (Keycloak's KC_DB=dev-mem: an in-memory H2, no connection to any server)
     other_engine: tuple[str, tuple[str, ...]] | None = None
+    # (option, engine, images): in these published images, the engine used when neither
+    # other_engine's variable nor this option is set (Keycloak's `db` defaults to
+    # dev-file, an H2 file in the container: no PostgreSQL connection). A custom image
+    # may build another in (`kc.sh build --db=postgres`), so only the images named.
+    unset_engine: tuple[str, str, tuple[str, ...]] | None = None
 
 
 STACKS: tuple[ImageStack, ...] = (
@@ -294,7 +299,13 @@ STACKS: tuple[ImageStack, ...] = (
                # the `db` option's other vendors (Keycloak 26 DatabaseOptions.DB and
                # Database.Vendor: dev-file and dev-mem are H2)
                other_engine=("KC_DB", ("dev-file", "dev-mem", "h2", "mariadb", "mssql",
-                                       "mysql", "oracle", "tidb"))),
+                                       "mysql", "oracle", "tidb")),
+               # DatabaseOptions.DB `.defaultValue("dev-file")` (keycloak/keycloak@f6a2b334d1
+               # quarkus/config-api/.../config/DatabaseOptions.java:22-27, :25; the same in
+               # the newer DatabaseOptions that adds named datasources)
+               unset_engine=("--db", "dev-file", ("quay.io/keycloak/keycloak",
+                                                  "docker.io/keycloak/keycloak",
+                                                  "keycloak/keycloak"))),
     # mattermost/mattermost-team-edition, mattermost/mattermost-enterprise-edition (not
     # mattermost-operator or mattermost-push-proxy, which hold no database pool)
     ImageStack(MATTERMOST,
@@ -1880,6 +1891,25 @@ def image_pools(ctx: StackContext) -> list[Pool]:
     return pools
 
 
+def _unset_engine(ctx: StackContext, stack: ImageStack) -> str | None:
+    """Why the program uses its default engine, not PostgreSQL: its published image,
+    and nothing that chooses the database set in the env (none of the stack's variables,
+    no envFrom source not held that may set them) or on the command line; else None."""
+    if stack.unset_engine is None or stack.other_engine is None:
+        return None
+    option, engine, images = stack.unset_engine
+    repo = ctx.container.image.split("@", 1)[0].lower()
+    head, colon, tag = repo.rpartition(":")
+    repo = head if colon and "/" not in tag else repo
+    names = (stack.other_engine[0], *stack.trigger_env)
+    if repo not in images or option_value(ctx, option) is not None \
+            or any(ctx.env(n) is not None for n in names) or ctx.env_from_hidden(*names):
+        return None
+    return (f"{ctx.container.name}: {stack.label.split()[0]} with no {names[0]} in its env "
+            f"and no {option} option uses its default database {engine}, not PostgreSQL: "
+            "no connection counted")
+
+
 def _stack_pools(ctx: StackContext, stack: ImageStack) -> list[Pool]:
     """The pool of an application STACKS describes: its variable or option, else its
     default (unknown when none is known)."""
@@ -1888,6 +1918,9 @@ def _stack_pools(ctx: StackContext, stack: ImageStack) -> list[Pool]:
         var = ctx.env(name)
         if var is not None and (var.value or "").strip().lower() in others:
             return []  # gwarrior01/kubernetes-for-developers' Keycloak: KC_DB=dev-mem
+        if var is None and (why := _unset_engine(ctx, stack)) is not None:
+            ctx.notices.append(why)
+            return []
     if stack.requires is not None:
         name, wanted = stack.requires
         var = ctx.env(name)

@@ -232,16 +232,21 @@ def _cd_folder(root: Root, here: str, to: str, dockerfile_dirs: tuple[str, ...])
 
 
 def script_contexts(root: Root, path: str, dockerfile_dirs: tuple[str, ...] = (),
-                    dockerfile_paths: tuple[str, ...] = ()) -> list[tuple[str, str, str]]:
+                    dockerfile_paths: tuple[str, ...] = (),
+                    dockerfiles: list[tuple[str, str, str]] | None = None
+                    ) -> list[tuple[str, str, str]]:
     """(image, build folder, file:line) of the `docker build -t IMAGE FOLDER` commands
-    a script, Makefile or README holds. A folder is taken when it is one only: of the
-    Makefile's own folder (make runs there), else of the repository root or the file's
-    folder (a script or README may be run from either): `.` in a subfolder's script
-    names two folders, and is taken for the one that holds the Dockerfile a command
-    without -f reads (<context>/Dockerfile), else skipped. A command's `-f FILE` is
-    read from where it runs, so that folder must hold FILE (see _runs_where).
-    A script's variable assigned once a plain value (`IMAGE_NAME="web:latest"`) is
-    read as that value."""
+    a script, Makefile or README holds; (image, the -f Dockerfile from the root,
+    file:line) of those naming one found in the tree are added to `dockerfiles` (the
+    file that builds that image: humble92/todo-pg builds its API from the root with
+    Dockerfile.fastapi, which copies main.py only, not the worker/ beside it).
+    A folder is taken when it is one only: of the Makefile's own folder (make runs
+    there), else of the repository root or the file's folder (a script or README may
+    be run from either): `.` in a subfolder's script names two folders, and is taken
+    for the one that holds the Dockerfile a command without -f reads
+    (<context>/Dockerfile), else skipped. A command's `-f FILE` is read from where it
+    runs, so that folder must hold FILE (see _runs_where). A script's variable
+    assigned once a plain value (`IMAGE_NAME="web:latest"`) is read as that value."""
     try:
         text = root.read_text(path)
     except InputError:
@@ -289,6 +294,8 @@ def script_contexts(root: Root, path: str, dockerfile_dirs: tuple[str, ...] = ()
                      and os.path.isfile(os.path.join(root.path, f))]
             package = _go_build_folder(root, folder, files[0]) if len(files) == 1 else None
             folder = package if package is not None else folder
+            if dockerfiles is not None and len(files) == 1:
+                dockerfiles += [(tag, files[0], f"{shown}:{number}") for tag in tags]
         out += [(tag, folder, f"{shown}:{number}") for tag in tags]
     return out
 
@@ -468,39 +475,13 @@ _TILT_BUILD = lazy(r"""\bdocker_build\(\s*(?:ref\s*=\s*)?(["'])([^"']+)\1\s*,\s*
                    r"""(?:context\s*=\s*)?(["'])([^"']+)\3""")
 
 
-def tilt_contexts(root: Root, path: str) -> list[tuple[str, str, str]]:
-    """(image, build folder, Tiltfile:line) of a Tiltfile's `docker_build("IMAGE",
-    "FOLDER")` calls: Tilt builds IMAGE from FOLDER, taken relative to the Tiltfile's
-    folder, and deploys it wherever a manifest runs IMAGE (truclk/django-k8s-poc: its
-    chart runs upload-service:<appVersion>, which `docker_build("upload-service", ".")`
-    builds from the root)."""
-    try:
-        text = root.read_text(path)
-    except InputError:
-        return []
-    shown = root.rel(path)
-    here = PurePosixPath(shown).parent.as_posix()
-    here = "" if here == "." else here
-    out: list[tuple[str, str, str]] = []
-    for m in _TILT_BUILD.finditer(text):
-        line_start = text.rfind("\n", 0, m.start()) + 1
-        if text[line_start:m.start()].lstrip().startswith("#"):
-            continue
-        folder = rel_inside(f"{here}/{m.group(4)}" if here else m.group(4))
-        if folder is not None and os.path.isdir(os.path.join(root.path, folder)
-                                                if folder else root.path):
-            out.append((m.group(2), folder, f"{shown}:{text.count(chr(10), 0, m.start()) + 1}"))
-    return out
-
-
 _TILT_DOCKERFILE = lazy(r"""\bdockerfile\s*=\s*(["'])([^"']+)\1""")
 
 
-def tilt_dockerfiles(root: Root, path: str) -> list[tuple[str, str, str]]:
-    """(image, Dockerfile from the root, Tiltfile:line) of the `docker_build(IMAGE,
-    FOLDER, dockerfile="...")` calls that name one, taken relative to the Tiltfile's
-    folder as Tilt does (Kludex/fastapi-microservices builds users-worker from users/ with
-    users/docker/worker.dockerfile, whose CMD runs the arq worker, not the API)."""
+def _tilt_builds(root: Root, path: str) -> list[tuple[str, str | None, str | None, str]]:
+    """(image, build folder, Dockerfile, Tiltfile:line) of each `docker_build(IMAGE,
+    FOLDER[, dockerfile="..."])` call not in a comment, both paths taken relative to the
+    Tiltfile's folder as Tilt does, from the root (None: outside it, or no dockerfile=)."""
     try:
         text = root.read_text(path)
     except InputError:
@@ -508,29 +489,48 @@ def tilt_dockerfiles(root: Root, path: str) -> list[tuple[str, str, str]]:
     shown = root.rel(path)
     here = PurePosixPath(shown).parent.as_posix()
     here = "" if here == "." else here
-    out: list[tuple[str, str, str]] = []
+    out: list[tuple[str, str | None, str | None, str]] = []
     for m in _TILT_BUILD.finditer(text):
         line_start = text.rfind("\n", 0, m.start()) + 1
         if text[line_start:m.start()].lstrip().startswith("#"):
             continue
         end = text.find(")", m.end())
-        found = _TILT_DOCKERFILE.search(text, m.end(), end if end >= 0 else len(text))
-        if found is None:
-            continue
-        file = rel_inside(f"{here}/{found.group(2)}" if here else found.group(2))
-        if file:
-            out.append((m.group(2), file,
-                        f"{shown}:{text.count(chr(10), 0, m.start()) + 1}"))
+        named = _TILT_DOCKERFILE.search(text, m.end(), end if end >= 0 else len(text))
+        dockerfile = None if named is None else \
+            rel_inside(f"{here}/{named.group(2)}" if here else named.group(2))
+        out.append((m.group(2), rel_inside(f"{here}/{m.group(4)}" if here else m.group(4)),
+                    dockerfile or None, f"{shown}:{text.count(chr(10), 0, m.start()) + 1}"))
     return out
 
 
+def tilt_contexts(root: Root, path: str) -> list[tuple[str, str, str]]:
+    """(image, build folder, Tiltfile:line) of a Tiltfile's `docker_build("IMAGE",
+    "FOLDER")` calls: Tilt builds IMAGE from FOLDER and deploys it wherever a manifest
+    runs IMAGE (truclk/django-k8s-poc: its chart runs upload-service:<appVersion>, which
+    `docker_build("upload-service", ".")` builds from the root)."""
+    return [(image, folder, where) for image, folder, _file, where in _tilt_builds(root, path)
+            if folder is not None
+            and os.path.isdir(os.path.join(root.path, folder) if folder else root.path)]
+
+
+def tilt_dockerfiles(root: Root, path: str) -> list[tuple[str, str, str]]:
+    """(image, Dockerfile from the root, Tiltfile:line) of the `docker_build(IMAGE,
+    FOLDER, dockerfile="...")` calls that name one (Kludex/fastapi-microservices builds
+    users-worker from users/ with users/docker/worker.dockerfile, whose CMD runs the arq
+    worker, not the API)."""
+    return [(image, file, where) for image, _folder, file, where in _tilt_builds(root, path)
+            if file]
+
+
 def build_script_contexts(root: Root, paths: list[str], dockerfile_dirs: tuple[str, ...] = (),
-                          dockerfile_paths: tuple[str, ...] = ()
+                          dockerfile_paths: tuple[str, ...] = (),
+                          dockerfiles: list[tuple[str, str, str]] | None = None
                           ) -> list[tuple[str, str, str]]:
     """script_contexts of the shallowest MAX_BUILD_SCRIPTS of these files."""
     chosen = sorted(paths, key=lambda p: (str(p).count(os.sep), str(p)))[:MAX_BUILD_SCRIPTS]
     return [c for p in chosen
-            for c in script_contexts(root, str(p), dockerfile_dirs, dockerfile_paths)]
+            for c in script_contexts(root, str(p), dockerfile_dirs, dockerfile_paths,
+                                     dockerfiles)]
 
 
 def _contexts(root: Root, path: str, base: str,
@@ -1028,7 +1028,27 @@ def _tooling_file(root: Root, name: str) -> bool:
             return lint_only_pyproject(root.read_text(os.path.join(base, name)))
         except InputError:
             return False
+    if name == "Cargo.toml":
+        try:
+            return virtual_cargo_workspace(root.read_text(os.path.join(base, name)))
+        except InputError:
+            return False
     return False
+
+
+def virtual_cargo_workspace(text: str) -> bool:
+    """Pure: a Cargo.toml with [workspace] and no [package] is a virtual manifest (The
+    Cargo Book, Workspaces: "a workspace ... without a root package"): it builds no
+    program of its own, its members do. A published image beside it (confluentinc/
+    cp-kafka of sima94/rust-microservices-architecture) was given every member's pools.
+    Not TOML: not said to be tooling."""
+    import tomllib
+
+    try:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError:
+        return False
+    return isinstance(doc.get("workspace"), dict) and "package" not in doc
 
 
 def lint_only_pyproject(text: str) -> bool:
@@ -1222,7 +1242,10 @@ _PUBLISHED = (*(f"{owner}/" for owner in BITNAMI_OWNERS),  # bitnamilegacy/x is 
               "k8s.gcr.io/", "registry.k8s.io/",
               # kaniko's executor builds images in a pod; it is not the application
               # it builds (GoogleContainerTools/kaniko README: gcr.io/kaniko-project/executor)
-              "kaniko-project/")
+              "kaniko-project/",
+              # Confluent's Kafka platform images (cp-kafka, cp-zookeeper, cp-schema-registry)
+              # beside sima94/rust-microservices-architecture's Rust services
+              "confluentinc/")
 # Any of them inside a repository name, in one scan (linking asks it of every container
 # whose folder it cannot tell: a generator over the names was ~3 us an image).
 _PUBLISHED_IN = lazy("|".join(re.escape(p) for p in _PUBLISHED))
@@ -1349,6 +1372,17 @@ def project_image(image: str, project: str | None) -> bool:
 
 # what a project's own image adds to its name (<project>-app, -api, -server)
 _ROLE_SUFFIXES = frozenset({"app", "api", "server", "service", "svc", "backend", "web"})
+
+
+def role_named_image(image: str) -> bool:
+    """Pure: an image with no organisation named for the part it plays in a project
+    (`sulfone-zinc-api`, `shop-backend:1.2`): no official library image is so named, so
+    it is one a project builds, not a published program."""
+    if variable_image(image):
+        return False
+    repo = image_repository(image.lower())
+    head, sep, role = repo.rpartition("-")
+    return "/" not in repo and bool(sep and head) and role in _ROLE_SUFFIXES
 
 
 def root_project_name(root: Root) -> str | None:
@@ -1499,6 +1533,22 @@ _VARIABLE_IMAGE = lazy(r"^(?:\$\{\w+\}|\$\w+)(?::(?:\$\{\w+\}|\$\w+|[\w.-]+))?$"
 def variable_image(image: str) -> bool:
     """Whether the image reference is only variables (`${BASE}:${VERSION}`, `$IMAGE`)."""
     return _VARIABLE_IMAGE.match(image.strip()) is not None
+
+
+def unfilled_image(image: str) -> bool:
+    """Pure: a reference a chart rendered with values left for the deploy to fill: an
+    empty tag (`acme/app:`), or a path part left empty or bare punctuation (PeterKneale/
+    k8s-dotnet-microservices-monorepo-saas renders `.../{{ .Values.type }}_{{ .Values.name
+    }}:{{ .Values.version }}` as `.../_:`). No published image is pulled so: it is the
+    project's own, named where it is deployed."""
+    ref = image.strip().split("@", 1)[0]
+    if "${" in ref or "{{" in ref:
+        return True
+    name, colon, tag = ref.rpartition(":")
+    if colon and "/" not in tag and not tag:
+        return True
+    path = name if colon and "/" not in tag else ref
+    return any(not part.strip("_-.") for part in path.split("/")[1:])
 
 
 def placeholder_image(image: str) -> bool:

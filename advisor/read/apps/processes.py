@@ -67,6 +67,8 @@ from advisor.read.apps.cmdline import (
     ScriptRun,
     Word,
     command_line,
+    copied_from,
+    dockerfile_base,
     process_env,
     rails_env,
     script_run,
@@ -1402,6 +1404,8 @@ def detect_processes(ctx: ContainerReading, cpus: int, assumed: bool) -> Process
             if unknown:
                 return ProcessInfo(hidden=[f"{ctx.container.name}: {why}"])
         elif not cmd.words and ctx.app is not None:
+            if (started := _start_sh_image(ctx, cpus, assumed)) is not None:
+                return started
             why = "no command in the manifest, the app's Dockerfile or a Procfile"
     if found is None:
         if "fpm" in ctx.container.image:
@@ -1421,6 +1425,86 @@ def detect_processes(ctx: ContainerReading, cpus: int, assumed: bool) -> Process
         return node or ProcessInfo()
     name, words = found
     return _server_info(ctx, name, words, cpus, assumed)
+
+
+# Images whose CMD /start.sh runs `gunicorn -k WORKER -c $GUNICORN_CONF $APP_MODULE`
+# with the image's /gunicorn_conf.py unless the app holds /app/gunicorn_conf.py or
+# /app/app/gunicorn_conf.py (or GUNICORN_CONF names one): workers = WEB_CONCURRENCY when
+# set, else max(int(WORKERS_PER_CORE x cpu_count()), floor), at most MAX_WORKERS.
+# tiangolo/uvicorn-gunicorn-docker@cb5abd5 docker-images/start.sh:13-21,34,
+# gunicorn_conf.py:5-30 (unchanged since 2daa3e3, 2020-04-27; -fastapi is FROM it);
+# tiangolo/meinheld-gunicorn-docker@70cb797 docker-images/start.sh:15, entrypoint.sh:13-20,
+# gunicorn_conf.py:7-25 (WORKERS_PER_CORE 2, no floor, no MAX_WORKERS).
+# repository -> (WORKERS_PER_CORE default, floor, reads MAX_WORKERS, worker class)
+_START_SH_IMAGES: dict[str, tuple[float, int, bool, str]] = {
+    "tiangolo/uvicorn-gunicorn": (1.0, 2, True, "uvicorn.workers.UvicornWorker"),
+    "tiangolo/uvicorn-gunicorn-fastapi": (1.0, 2, True, "uvicorn.workers.UvicornWorker"),
+    "tiangolo/meinheld-gunicorn": (2.0, 0, False, "egg:meinheld#gunicorn_worker"),
+    "tiangolo/meinheld-gunicorn-flask": (2.0, 0, False, "egg:meinheld#gunicorn_worker"),
+}
+
+
+def _start_sh_image(ctx: ContainerReading, cpus: int, assumed: bool) -> ProcessInfo | None:
+    """The gunicorn a _START_SH_IMAGES base image's /start.sh runs, when the app's
+    Dockerfile is built FROM one and sets no command; None otherwise."""
+    base = dockerfile_base(ctx.app, ctx.container.image)
+    if base is None or ctx.app is None:
+        return None
+    repo = base[0].split("@", 1)[0].rsplit(":", 1)[0].removeprefix("docker.io/")
+    model = _START_SH_IMAGES.get(repo)
+    if model is None:
+        return None
+    per_core, floor, reads_max, worker = model
+    src = replace(base[1], key="/start.sh")
+    ctx.notices.append(f"{ctx.container.name}: command taken from its base image {base[0]} "
+                       f"({base[1].label()}): /start.sh runs gunicorn -k {worker} -c "
+                       "$GUNICORN_CONF")
+    env = process_env(ctx.env_map(), ctx.app, ctx.container.image)
+    conf = env.get("GUNICORN_CONF")
+    own = [p for where in ("/app/gunicorn_conf.py", "/app/app/gunicorn_conf.py")
+           for p in copied_from(ctx.app, ctx.container.image, where)
+           if any(f.rel == p for f in ctx.app.files)]
+    if conf is not None or own:
+        path = conf.value if conf is not None and conf.value else own[0] if own else ""
+        if not path:
+            return ProcessInfo(hidden=[hidden_note("gunicorn workers", "GUNICORN_CONF",
+                                                   conf.source if conf else src)])
+        words = [Word(text=t, source=src) for t in ("-k", worker, "-c", path)]
+        return _gunicorn(ctx, words, cpus, assumed)
+    asgi = "Uvicorn" in worker
+    web = env.get("WEB_CONCURRENCY")
+    if web is not None:
+        n = parse_int(web.value) if web.value is not None else None
+        if n is None:
+            return ProcessInfo(server="gunicorn", asgi=asgi, hidden=[hidden_note(
+                "gunicorn workers", "WEB_CONCURRENCY", web.source)])
+        return ProcessInfo(server="gunicorn", asgi=asgi, processes=Term(
+            label=f"gunicorn workers ({repo} gunicorn_conf.py: WEB_CONCURRENCY)",
+            value=n, source=web.source))
+    per = env.get("WORKERS_PER_CORE")
+    most = env.get("MAX_WORKERS") if reads_max else None
+    hidden = [hidden_note("gunicorn workers", v.name, v.source)
+              for v in (per, most) if v is not None and v.value is None]
+    if hidden:
+        return ProcessInfo(server="gunicorn", asgi=asgi, hidden=hidden)
+    try:
+        per_core = float(per.value) if per is not None and per.value else per_core
+    except ValueError:
+        return ProcessInfo(server="gunicorn", asgi=asgi, hidden=[
+            f"gunicorn workers: WORKERS_PER_CORE={per.value!r} is no number"])
+    ceiling = parse_int(most.value) if most is not None and most.value else None
+    formula = CpuFormula(per_cpu=per_core, floor=floor, ceiling=ceiling,
+                         applies_to="processes",
+                         text=f"max(int({per_core:g} x cpu_count()), {floor})"
+                         + (f", at most MAX_WORKERS {ceiling}" if ceiling else ""))
+    value = max(int(per_core * cpus), floor)
+    value = min(value, ceiling) if ceiling else value
+    where = per.source if per is not None else Source.default_of(
+        f"{repo} gunicorn_conf.py: WORKERS_PER_CORE {per_core:g} x CPUs, at least "
+        f"{floor} (no WEB_CONCURRENCY)", key="workers")
+    return ProcessInfo(server="gunicorn", asgi=asgi, cpu_formula=formula,
+                       cpus=_cpus_term(cpus, assumed), processes=Term(
+                           label="gunicorn workers", value=value, source=where))
 
 
 def _servers_at_once(cmd: CommandLine) -> list[tuple[str, list[Word], Word]]:

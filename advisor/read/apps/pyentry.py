@@ -7,7 +7,7 @@ importing a submodule runs. A module no import reaches (a developer script, anot
 program's CLI) is not the server's. Imports are matched by path suffix (a src/ layout
 holds pkg/ one folder down); dynamic imports (importlib, a framework loading a dotted
 name from settings) are not followed: the caller falls back to every module when the
-entry reaches no pool.
+entry reaches no pool and may load one by name (loads_by_name).
 """
 
 from __future__ import annotations
@@ -126,6 +126,47 @@ def import_closure(files: list[AppFile], entries: list[str],
         for wanted in imported(f):
             todo.extend(g for g in by_rel.get(wanted, ()) if g.path not in seen)
     return seen
+
+
+# Calls that load a module named by a string: importlib, Django's, Werkzeug's and
+# Starlette's import_string, Celery's autodiscovery, runpy, exec
+_BY_NAME_CALLS = frozenset({"import_module", "__import__", "import_string",
+                            "import_from_string", "autodiscover_tasks", "autodiscover",
+                            "find_modules", "load_entry_point", "run_path", "run_module",
+                            "exec", "execfile", "import_object"})
+
+
+def loads_by_name(ctx: StackContext, reached: set[str]) -> str | None:
+    """Where a module of `reached` (paths) may load another by its name, which the
+    import closure does not follow: a _BY_NAME_CALLS call, or a string naming an app
+    module outside the closure (`"app.tasks.send"`, a Celery include=, INSTALLED_APPS,
+    arq's func("app.jobs.run")); None when none does."""
+    files = ctx.files("python")
+    unreached: set[str] = set()
+    for f in files:
+        if f.path in reached:
+            continue
+        parts = f.rel.removesuffix(".py").removesuffix("/__init__").split("/")
+        unreached.update(".".join(parts[n:]) for n in range(len(parts) - 1))
+    for f in files:
+        if f.path not in reached:
+            continue
+        tree, _error, _line = parse(f.text, f.path)
+        if tree is None:
+            return f"{f.path} is not read"
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call):
+                func = node.func
+                name = func.attr if isinstance(func, ast.Attribute) else \
+                    func.id if isinstance(func, ast.Name) else ""
+                if name in _BY_NAME_CALLS:
+                    return f"{f.path}:{node.lineno} ({name})"
+            elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+                dotted = node.value.split(":", 1)[0]
+                if "." in dotted and any(dotted == m or dotted.startswith(m + ".")
+                                         for m in unreached):
+                    return f"{f.path}:{node.lineno} ({node.value!r})"
+    return None
 
 
 class Arm(Struct, frozen=True):

@@ -17,6 +17,9 @@ read from the crate's .rs sources with a scanner (comments blanked, no Rust pars
   versions pinned): the larger of the two, said so.
 - r2d2: `Pool::builder().max_size(N).build(manager)`; `Pool::new(manager)` is the default.
   Default `max_size: 10` (sfackler/r2d2@11d33776 src/config.rs:56).
+- tokio-postgres with no pool: `tokio_postgres::connect` in main is one connection per
+  process; in a request handler (tonic's `Request<T>`, actix/axum extractors or route
+  attributes) one per request in flight, unbounded (PA102); elsewhere unknown.
 
 A size argument is read when it is an integer literal, a `const`, a `let` of the same
 file, `std::env::var("X")` (the container's X, else the `.unwrap_or(..)` fallback written
@@ -438,13 +441,76 @@ def _r2d2(ctx: StackContext, files: list[RustFile]) -> list[Pool]:
     return pools
 
 
+# tokio-postgres with no pool: each `connect` is one connection, held while its Client
+# lives (sfackler/rust-postgres@ad68abfd, tag tokio-postgres-v0.7.13, tokio-postgres/
+# src/lib.rs:184-192 `connect`: "parses a connection string and connects to the
+# database"; src/connection.rs:41-47: the Connection "performs the actual IO" and ends
+# when "its associated `Client` has dropped")
+_TOKIO_CONNECT = re.compile(r"\btokio_postgres\s*::\s*connect\s*\(")
+_FN = re.compile(r"\bfn\s+(\w+)")
+# what a request handler's signature or attribute holds: tonic's Request<T>, actix's
+# HttpRequest / web::Json / web::Path and its route attributes, axum's extractors
+_HANDLER = re.compile(r"\bRequest\s*<|\bHttpRequest\b|\bweb\s*::\s*(?:Json|Path|Query|Form|"
+                      r"Data)\b|\b(?:Json|Path|Query|State|Extension)\s*\(|\bRequest\b")
+_ROUTE_ATTR = re.compile(r"#\[\s*(?:actix_web\s*::\s*)?(?:get|post|put|delete|patch|"
+                         r"route)\s*\(")
+
+
+def _enclosing_fn(code: str, pos: int) -> tuple[str, str, str] | None:
+    """(name, signature, what is written just above it) of the innermost `fn` whose body
+    holds `pos`; None at the top level."""
+    for m in reversed(list(_FN.finditer(code, 0, pos))):
+        brace = code.find("{", m.end())
+        if brace < 0 or brace > pos:
+            continue
+        if _call_end(code, brace) > pos:
+            above = code[max(0, code.rfind("\n\n", 0, m.start())):m.start()]
+            return m.group(1), code[m.end():brace], above
+    return None
+
+
+def _tokio_postgres(ctx: StackContext, files: list[RustFile]) -> list[Pool]:
+    """tokio_postgres::connect without a pool: one connection in main (per process); one
+    per request in flight in a request handler (unbounded, PA102); in another function
+    one per call, how many at once not read (unknown)."""
+    pools: list[Pool] = []
+    route = route_from_env(ctx.container.env)
+    for f in files:
+        for m in _TOKIO_CONNECT.finditer(f.code):
+            here = f.cite(m.start(), "tokio_postgres::connect")
+            found = _enclosing_fn(f.code, m.start())
+            name, signature, above = found if found is not None else ("", "", "")
+            if name == "main":
+                pools.append(ctx.pool("tokio-postgres connect", 1, here, route=route,
+                                      note=f"tokio_postgres::connect at {here.label()} in "
+                                           "main: one connection while the process runs"))
+            elif found is not None and (_HANDLER.search(signature)
+                                        or _ROUTE_ATTR.search(above)):
+                pools.append(ctx.pool(
+                    "tokio-postgres connect (1 connection per request in flight)", 0, here,
+                    route=route, bound="unbounded",
+                    note=f"tokio_postgres::connect at {here.label()} in request handler "
+                         f"{name}: each request in flight opens its own connection, and no "
+                         "pool bounds them"))
+            else:
+                where = f"in function {name}" if name else "outside a function"
+                why = (f"tokio_postgres::connect at {here.label()} {where}: one connection "
+                       "per call, and how many calls are open at once is not read "
+                       "statically")
+                if why not in ctx.unknown:
+                    ctx.unknown.append(why)
+    return pools
+
+
 def rust_pools(ctx: StackContext) -> list[Pool]:
     files = _rust_files(ctx)
     sqlx = [f for f in files if "PgPool" in f.code or "Postgres" in f.code]
     deadpool = [f for f in files if "deadpool_postgres" in f.code]
     r2d2 = [f for f in files if "r2d2" in f.code
             and ("PgConnection" in f.code or "PostgresConnectionManager" in f.code)]
-    return [*_sqlx(ctx, sqlx), *_deadpool(ctx, deadpool), *_r2d2(ctx, r2d2)]
+    tokio = [f for f in files if "tokio_postgres" in f.code]
+    return [*_sqlx(ctx, sqlx), *_deadpool(ctx, deadpool), *_r2d2(ctx, r2d2),
+            *_tokio_postgres(ctx, tokio)]
 
 
 # Cargo.toml: which crate names the stack, and with which features

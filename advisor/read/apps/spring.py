@@ -21,6 +21,7 @@ and the legacy form SPRING_DATASOURCE_HIKARI_MAXIMUM_POOL_SIZE both bind
 
 from __future__ import annotations
 
+import posixpath
 import re
 import shlex
 from collections.abc import Iterable
@@ -286,15 +287,40 @@ _LOADED = lazy(r"(?:(?:.*/)?src/main/resources/|resources/)(?:config/)?[^/]+"
                r"|(?:config/(?:[^/]+/)?)?[^/]+")
 
 
-def _loaded(f: AppFile, named: list[str]) -> bool:
-    """Whether Spring Boot reads `f`: mounted where the pod puts it, at a default
-    location, or in a folder spring.config.location / additional-location / import
-    names (its last folder name). JHipster's src/main/docker/central-server-config/
-    application.yml is served by the JHipster registry, never read by the app."""
-    if f.mounted or _LOADED.fullmatch(f.rel):
+def _loaded(f: AppFile, named: list[str], workdir: str | None = None) -> bool:
+    """Whether Spring Boot reads `f`: at a default location, or in a folder
+    spring.config.location / additional-location / import names (its last folder
+    name). A file mounted in the pod: in the image's WORKDIR (`workdir`, the process's
+    directory: file:./, ./config/, ./config/*/) or a named location; anywhere when no
+    Dockerfile says the WORKDIR (a buildpack's /workspace). JHipster's
+    src/main/docker/central-server-config/application.yml is served by the JHipster
+    registry, never read by the app."""
+    if f.mounted:
+        if workdir is None or _in_workdir(f.rel, workdir):
+            return True
+    elif _LOADED.fullmatch(f.rel):
         return True
     folder = f.rel.rsplit("/", 1)[0].rsplit("/", 1)[-1] if "/" in f.rel else ""
     return any(f.rel in n or (folder and n.rsplit("/", 1)[-1] == folder) for n in named)
+
+
+def _in_workdir(rel: str, workdir: str) -> bool:
+    """Whether the mounted file at /`rel` is in Spring Boot's file:./, file:./config/ or
+    file:./config/*/ under the process's directory `workdir`."""
+    folder = posixpath.dirname("/" + rel.strip("/"))
+    config = posixpath.join(workdir, "config")
+    return folder in (workdir, config) or posixpath.dirname(folder) == config
+
+
+def image_workdir(container: Container | None, app: AppSource | None) -> str | None:
+    """The final WORKDIR of the Dockerfile that builds the container's image (the
+    directory `java -jar` runs in), None when no Dockerfile is known to build it."""
+    if container is None or app is None:
+        return None
+    from advisor.read.apps.cmdline import dockerfile_copies, pick_dockerfile
+
+    dockerfile, _ = pick_dockerfile(app, container.image)
+    return dockerfile_copies(dockerfile.text)[1] if dockerfile is not None else None
 
 
 def _config_locations(upper: tuple[dict[str, PropValue], ...],
@@ -499,9 +525,15 @@ def spring_properties(container: Container | None, app: AppSource | None,
 
     named_locations = _config_locations(upper, env)
     files = []
-    for f in app.of_kind("spring-config") if app else []:
-        if _loaded(f, named_locations):
+    spring_files = app.of_kind("spring-config") if app else []
+    workdir = image_workdir(container, app) if any(f.mounted for f in spring_files) else None
+    for f in spring_files:
+        if _loaded(f, named_locations, workdir):
             files.append(f)
+        elif f.mounted:
+            notices.append(f"{f.path}: mounted at /{f.rel}, not where Spring Boot reads "
+                           f"configuration (the image's WORKDIR {workdir}, its config/ "
+                           "and config/*/, or a spring.config.location); not read")
         else:
             notices.append(f"{f.path}: not where Spring Boot reads configuration "
                            "(classpath:/, classpath:/config/, ./, ./config/, or a "

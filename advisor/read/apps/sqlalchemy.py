@@ -22,7 +22,7 @@ from advisor.lazyregex import lazy
 from advisor.model import Pool, Route, Source, Term
 from advisor.read.apps.base import StackContext
 from advisor.read.apps.numbers import parse_int
-from advisor.read.apps.pyentry import Arm, arm_paths, entry_paths, reachable
+from advisor.read.apps.pyentry import Arm, arm_paths, entry_paths, loads_by_name, reachable
 from advisor.read.apps.pyeval import (
     PyScope,
     Val,
@@ -188,9 +188,19 @@ def _served_modules(ctx: StackContext) -> list[PyModule]:
     served = [m for m in modules if m.file.path in reached]
     if any(_engine_calls(m) for m in served) or not any(_engine_calls(m) for m in modules):
         return served
+    by_name = loads_by_name(ctx, reached)
+    if by_name is None:
+        # every module the process runs is read and none loads another by name: the
+        # folder's engines are another process's (arq worker beside the API)
+        ctx.notices.append(f"{ctx.container.name}: no SQLAlchemy engine is made by a "
+                           f"module {entries[0]} imports, and none of them loads a module "
+                           "by name: the application source's engines are not this "
+                           "process's")
+        return served
     ctx.notices.append(f"{ctx.container.name}: no SQLAlchemy engine is made by a module "
                        f"{entries[0]} imports; every engine of the application source is "
-                       "counted (an upper bound: imports made by name are not followed)")
+                       f"counted (an upper bound: {by_name} may load a module by name, "
+                       "which is not followed)")
     return modules
 
 

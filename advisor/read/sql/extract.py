@@ -340,6 +340,9 @@ def scan_text(
         used = python_sql_positions(tree, wanted) if statements else set()
         as_sql = [lit for lit in statements if (lit.line, lit.start) in used]
         found = _literals_hazards(path, as_sql, "python", pinning, problems)
+        # (a connection in autocommit mode has no transaction to roll back)
+        if found and "rollback" in text and "autocommit" not in text.lower():
+            found = _not_rolled_back(found, tree)
         found += drivers.python_settings(path, tree, literals, text)
     elif kind in ("ruby", "java", "kotlin", "go", "js", "elixir"):
         if kind == "ruby" and not may_hold_ruby_sql_literal(text):
@@ -360,6 +363,37 @@ def scan_text(
         found, problems = drivers.settings_file(path, text, kind)
     found.sort(key=lambda h: (h.location.line or 0, h.location.column or 0))
     return _apply_suppressions(found, text), problems
+
+
+# What a rolled-back transaction takes back (PostgreSQL docs, SET: "the effects of the
+# SET command disappear when the transaction is rolled back"; a temporary table created
+# in it is dropped; LISTEN takes effect at commit): not advisory locks, not prepares.
+_UNDONE_BY_ROLLBACK = frozenset({"session-set", "temp-table", "listen"})
+
+
+def _not_rolled_back(found: list[SqlHazard], tree: ast.AST) -> list[SqlHazard]:
+    """Drop the hazards of statements run between a `try:` and the `.rollback()` its
+    `finally:` always calls, when nothing in that try commits: a SQLAlchemy session (or
+    a DB-API connection) runs them in the transaction it rolls back, on every path
+    (AcadMix's SQL sandbox: temp tables and `SET search_path`, then
+    `await session.rollback()` in `finally`; audit 13f D7)."""
+    spans: list[tuple[int, int]] = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Try) or not node.finalbody:
+            continue
+        calls = [c for c in ast.walk(node) if isinstance(c, ast.Call)
+                 and isinstance(c.func, ast.Attribute)]
+        if any(c.func.attr == "commit" for c in calls):  # type: ignore[union-attr]
+            continue
+        ends = [c.lineno for part in node.finalbody for c in ast.walk(part)
+                if isinstance(c, ast.Call) and isinstance(c.func, ast.Attribute)
+                and c.func.attr == "rollback"]
+        if ends:
+            spans.append((node.lineno, max(ends)))
+    if not spans:
+        return found
+    return [h for h in found if h.kind not in _UNDONE_BY_ROLLBACK or not any(
+        start <= (h.location.line or 0) < end for start, end in spans)]
 
 
 # ConfigProblem.program of a notice: SQL deliberately not checked (another dialect, a

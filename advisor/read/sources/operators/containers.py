@@ -145,11 +145,53 @@ EDOBURU_WHO = "edoburu/pgbouncer entrypoint.sh default"
 
 # The images whose entrypoint reads one convention, whatever variables they are given
 _STYLE_OF_IMAGE = {"edoburu/pgbouncer": "edoburu", "bitnami/pgbouncer": "bitnami",
-                   "bitnamilegacy/pgbouncer": "bitnami"}
+                   "bitnamilegacy/pgbouncer": "bitnami", "pgbouncer/pgbouncer": "sections"}
+
+# pgbouncer/pgbouncer on Docker Hub is no image of the PgBouncer project: it is built by
+# gitlab.com/aztek-io/oss/containers/pgbouncer-container (.gitlab-ci.yml ORG: pgbouncer,
+# REPO: pgbouncer, building the PgBouncer release current at each build with
+# --build-arg PGBOUNCER_VERSION; its README: "created since pgbouncer does not have an
+# official docker image"). Its entrypoint.sh, as merged into the fork
+# sportsru/docker-pgbouncer at cd08ecb (2020-07-16, "Merge branch 'master' of
+# https://gitlab.com/aztek-io/..."), writes `<SECTION>_<KEY>` variables: [databases]
+# `${DATABASES_CLIENT_SIDE_DBNAME:-*} = host = ${DATABASES_HOST} port=${DATABASES_PORT:-5432}
+# ...` (:48-61), [pgbouncer] from the PGBOUNCER_* names below (:74-158), and exits 1 when
+# neither DATABASES_HOST nor DATABASES_RAW is set (:13-15); the upstream's own 2019 one
+# (d8e77a2) already required DATABASES_HOST. Which PgBouncer its `latest` is, is not known
+# here (the version stays the assumption every unversioned image gets).
+SECTIONS_CITE = ("aztek-io pgbouncer-container entrypoint.sh, as in "
+                 "sportsru/docker-pgbouncer@cd08ecb")
+SECTIONS_WHO = f"pgbouncer/pgbouncer image default ({SECTIONS_CITE})"
+_SECTIONS_KEYS = frozenset((
+    "logfile", "pidfile", "listen_addr", "listen_port", "unix_socket_dir",
+    "unix_socket_mode", "unix_socket_group", "user", "auth_file", "auth_hba_file",
+    "auth_type", "auth_user", "auth_query", "pool_mode", "max_client_conn",
+    "default_pool_size", "min_pool_size", "reserve_pool_size", "reserve_pool_timeout",
+    "max_db_connections", "max_user_connections", "server_round_robin",
+    "ignore_startup_parameters", "disable_pqexec", "application_name_add_host", "conffile",
+    "job_name", "syslog", "syslog_ident", "syslog_facility", "log_connections",
+    "log_disconnections", "log_pooler_errors", "stats_period", "verbose", "admin_users",
+    "stats_users", "server_reset_query", "server_reset_query_always", "server_check_delay",
+    "server_check_query", "server_lifetime", "server_idle_timeout",
+    "server_connect_timeout", "server_login_retry", "client_login_timeout",
+    "autodb_idle_timeout", "dns_max_ttl", "dns_nxdomain_ttl", "client_tls_sslmode",
+    "client_tls_key_file", "client_tls_cert_file", "client_tls_ca_file",
+    "client_tls_protocols", "client_tls_ciphers", "client_tls_ecdhcurve",
+    "client_tls_dheparams", "server_tls_sslmode", "server_tls_ca_file",
+    "server_tls_key_file", "server_tls_cert_file", "server_tls_protocols",
+    "server_tls_ciphers", "query_timeout", "query_wait_timeout", "client_idle_timeout",
+    "idle_transaction_timeout", "pkt_buf", "max_packet_size", "listen_backlog",
+    "sbuf_loopcnt", "suspend_timeout", "tcp_defer_accept", "tcp_keepalive", "tcp_keepcnt",
+    "tcp_keepidle", "tcp_keepintvl",
+))  # fmt: skip
+_SECTIONS_DEFAULTS = {"listen_addr": "0.0.0.0", "auth_type": "any",
+                      "ignore_startup_parameters": "extra_float_digits",
+                      "admin_users": "postgres"}
 
 
 def image_env_style(image: str) -> str:
-    """"edoburu" / "bitnami" for those images (any registry, tag or digest), else ""."""
+    """"edoburu" / "bitnami" / "sections" (pgbouncer/pgbouncer) for those images (any
+    registry, tag or digest), else ""."""
     name = image.split("@", 1)[0]
     if ":" in name.rsplit("/", 1)[-1]:
         name = name.rsplit(":", 1)[0]
@@ -181,6 +223,8 @@ def bouncer_env_variable(style: str, key: str) -> str | None:
         from advisor.facts.pgbouncer import params
 
         return key.upper() if key in params(BouncerVersion(major=1, minor=99)) else None
+    if style == "sections":
+        return f"PGBOUNCER_{key.upper()}" if key in _SECTIONS_KEYS else None
     return None
 
 
@@ -200,6 +244,9 @@ def env_bouncer_keys(env: tuple[EnvVar, ...], image: str = "") -> list[tuple[str
             key = BITNAMI_PGBOUNCER_ENV.get(var.name)
         elif style == "edoburu" and var.name.isupper():
             key = var.name.lower()
+        elif style == "sections" and var.name.startswith("PGBOUNCER_"):
+            key = var.name.removeprefix("PGBOUNCER_").lower()
+            key = key if key in _SECTIONS_KEYS else None
         else:
             key = None
         if key is not None and key in newest:
@@ -303,9 +350,74 @@ def pooler_config_from_env(env: tuple[EnvVar, ...], version: BouncerVersion | No
         location = where or first or Location(path="", line=None)
         return settings_from_bitnami_pgbouncer_env(env, version), bitnami_pgbouncer_databases(
             env, location)
+    if style == "sections":
+        return _sections(env, version or BouncerVersion())
     if style != "edoburu":
         return {}, []
     return _edoburu(env, version or BouncerVersion())
+
+
+def _sections(env: tuple[EnvVar, ...], version: BouncerVersion
+              ) -> tuple[dict[str, Setting], list[PoolerDatabase]]:
+    """What pgbouncer/pgbouncer's entrypoint writes (SECTIONS_CITE); nothing when it
+    exits for want of DATABASES_HOST / DATABASES_RAW (sections_notices says so)."""
+    values = {v.name: v for v in env}
+    host = values.get("DATABASES_HOST")
+    if host is None and "DATABASES_RAW" not in values:
+        return {}, []
+    settings: dict[str, Setting] = {}
+    for key, value in _SECTIONS_DEFAULTS.items():
+        found = bouncer_setting(key, value, Source.default_of(SECTIONS_WHO, key=key), version)
+        if found is not None:
+            settings[key] = found
+    for key, var in env_bouncer_keys(env, "pgbouncer/pgbouncer"):
+        found = bouncer_setting(key, var.value or "", var.source, version)
+        if found is not None:
+            settings[key] = found
+    if host is None or not host.value or host.secret:
+        return settings, []  # DATABASES_RAW, or a host not held here: entries not known
+
+    def plain(name: str) -> str | None:
+        var = values.get(name)
+        return var.value if var is not None and not var.secret and var.value else None
+
+    try:
+        port = int(plain("DATABASES_PORT") or 5432)
+    except ValueError:
+        port = 5432
+    mode = values.get("DATABASES_POOL_MODE")
+    pool_mode = bouncer_setting("pool_mode", mode.value, mode.source, version) \
+        if mode is not None and mode.value and not mode.secret else None
+    return settings, [PoolerDatabase(
+        name=plain("DATABASES_CLIENT_SIDE_DBNAME") or "*", host=host.value, port=port,
+        dbname=plain("DATABASES_DBNAME"), user=plain("DATABASES_USER"), pool_mode=pool_mode,
+        location=host.source.location() or Location(path="", line=None))]
+
+
+def sections_notices(env: tuple[EnvVar, ...], who: str) -> list[str]:
+    """What pgbouncer/pgbouncer does with another image's variables: without
+    DATABASES_HOST or DATABASES_RAW its entrypoint exits (the pooler never runs); an
+    unprefixed POOL_MODE / DEFAULT_POOL_SIZE (edoburu's names) is ignored."""
+    from advisor.facts.pgbouncer import params
+
+    names = {v.name for v in env}
+    newest = params(BouncerVersion(major=1, minor=99))
+    ignored = [f"{v.name} ({v.source.label()}) -> PGBOUNCER_{v.name}" for v in env
+               if v.name.lower() in newest and v.name.isupper()
+               and f"PGBOUNCER_{v.name}" not in names]
+    out: list[str] = []
+    if not names & {"DATABASES_HOST", "DATABASES_RAW"}:
+        out.append(f"{who}: the pgbouncer/pgbouncer image's entrypoint.sh exits unless "
+                   f"DATABASES_HOST or DATABASES_RAW is set ({SECTIONS_CITE}:13-15; the image "
+                   "is built by aztek-io, not by the PgBouncer project): "
+                   "this PgBouncer does not start, so no pool mode of it is checked and "
+                   "its clients reach no server through it")
+    if ignored:
+        out.append(f"{who}: the pgbouncer/pgbouncer image reads [pgbouncer] settings only "
+                   f"from PGBOUNCER_<KEY> ({SECTIONS_CITE}:74-158), so these are ignored "
+                   f"and PgBouncer's defaults run: {', '.join(ignored)}; the name after "
+                   "each arrow was probably meant")
+    return out
 
 
 def _edoburu(env: tuple[EnvVar, ...], version: BouncerVersion
