@@ -9,12 +9,12 @@ it as they treat an unclosed quote (shlex's ValueError): their plain-split fallb
 
 from __future__ import annotations
 
-import re
+from advisor.lazyregex import lazy
 
 # a shell command's words are a few hundred characters; 16 KiB is 0.05 s in shlex
 MAX_WORD = 16 * 1024
 # a word: characters up to unquoted white space, quoted runs (and an unclosed one) kept
-_WORD = re.compile(r"""(?:[^\s"']+|"[^"]*"?|'[^']*'?)+""")
+_WORD = lazy(r"""(?:[^\s"']+|"[^"]*"?|'[^']*'?)+""")  # compiled when a text is long
 
 
 def bounded(text: str) -> str:
