@@ -229,6 +229,10 @@ def scan_sql_sources(
             root.once.note_marks(shown, text)
         entry = _scan_file(shown, text, kind, pinning, cache) if cached \
             else _scan_entry(shown, text, kind, pinning)
+        if kind == "python" and entry.hazards and root.once is not None:
+            # the one-off-script check (read.sql.scripts) reads each Python file with a
+            # hazard next: from here, not from the disk again (issue 19: read once)
+            root.keep(shown, text)
         hazards.extend(entry.hazards)
         problems.extend(entry.problems)
         repo.iterator = repo.iterator or entry.iterator
