@@ -1,5 +1,5 @@
 """A Tiltfile's docker_build(IMAGE, CONTEXT) says which folder builds the image a
-manifest runs (advisor/read/apps/locate.tilt_contexts): Tilt replaces every tag of IMAGE
+manifest runs (advisor/read/apps/locate.tilt_builds): Tilt replaces every tag of IMAGE
 in the manifests it deploys, so a chart's `upload-service:1.16.0` is that build."""
 
 from __future__ import annotations

@@ -1785,8 +1785,7 @@ def build_contexts(found, root: Root):
         is_build_file,
         is_build_script,
         is_dockerfile_name,
-        tilt_contexts,
-        tilt_dockerfiles,
+        tilt_builds,
         workflow_contexts,
     )
 
@@ -1815,8 +1814,10 @@ def build_contexts(found, root: Root):
         contexts += build_script_contexts(
             root, scripts, tuple(found.rel(p.parent).strip(".") for p in dockerfiles),
             tuple(root.rel(p) for p in [*dockerfiles, *variants]), built_with)
-        contexts += [c for p in named.get("Tiltfile", ()) for c in tilt_contexts(root, str(p))]
-        built_with += [b for p in named.get("Tiltfile", ()) for b in tilt_dockerfiles(root, str(p))]
+        for p in named.get("Tiltfile", ()):
+            tilt_folders, tilt_files = tilt_builds(root, str(p))
+            contexts += tilt_folders
+            built_with += tilt_files
     # what CI publishes: .github is hidden, so not among the files found
     contexts += workflow_contexts(root)
     bases = []

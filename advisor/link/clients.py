@@ -860,10 +860,6 @@ def _names_no_server(value: str) -> bool:
         or bool(other_scheme_hosts(text))
 
 
-# what a workload serving a browser's pages is called (k8s-url-shortener-frontend, web-ui)
-_FRONT_END_WORDS = frozenset({"frontend", "ui", "webui", "spa"})
-
-
 def _unsourced_app_image(inputs: Inputs, w: Workload) -> str | None:
     """The image of a running container that is the repository's own program (built
     here, named as its project or build, or, in a repository that holds application
@@ -875,9 +871,7 @@ def _unsourced_app_image(inputs: Inputs, w: Workload) -> str | None:
             and non_client_server(c) is None and _configmap_script(w, c) is None
             and _idle(c) is None]
     names = {w.name, *_label_names(w), *(c.image for c in runs)}
-    if not runs or frontend_word(names) or any(
-            word in _FRONT_END_WORDS for n in names
-            for word in re.split(r"[^a-z0-9]+", n.lower().rsplit("/", 1)[-1].split(":", 1)[0])):
+    if not runs or frontend_word(names, ui=True):
         return None
     project = root_project_name(inputs.root)
     build = root_build_name(inputs.root)

@@ -462,7 +462,7 @@ def scan_build_hints(root: Root) -> BuildHints:
             elif is_build_script(name):
                 scripts.append(os.path.join(dirpath, name))
             elif name == "Tiltfile":
-                contexts.extend(tilt_contexts(root, os.path.join(dirpath, name)))
+                contexts.extend(tilt_builds(root, os.path.join(dirpath, name))[0])
     # after skaffold and compose: a command written in a script or README says less
     contexts += build_script_contexts(root, scripts, tuple(dirs), tuple(files))
     contexts += workflow_contexts(root)
@@ -503,23 +503,20 @@ def _tilt_builds(root: Root, path: str) -> list[tuple[str, str | None, str | Non
     return out
 
 
-def tilt_contexts(root: Root, path: str) -> list[tuple[str, str, str]]:
-    """(image, build folder, Tiltfile:line) of a Tiltfile's `docker_build("IMAGE",
-    "FOLDER")` calls: Tilt builds IMAGE from FOLDER and deploys it wherever a manifest
-    runs IMAGE (truclk/django-k8s-poc: its chart runs upload-service:<appVersion>, which
-    `docker_build("upload-service", ".")` builds from the root)."""
-    return [(image, folder, where) for image, folder, _file, where in _tilt_builds(root, path)
-            if folder is not None
-            and os.path.isdir(os.path.join(root.path, folder) if folder else root.path)]
-
-
-def tilt_dockerfiles(root: Root, path: str) -> list[tuple[str, str, str]]:
-    """(image, Dockerfile from the root, Tiltfile:line) of the `docker_build(IMAGE,
-    FOLDER, dockerfile="...")` calls that name one (Kludex/fastapi-microservices builds
-    users-worker from users/ with users/docker/worker.dockerfile, whose CMD runs the arq
-    worker, not the API)."""
-    return [(image, file, where) for image, _folder, file, where in _tilt_builds(root, path)
-            if file]
+def tilt_builds(root: Root, path: str
+                ) -> tuple[list[tuple[str, str, str]], list[tuple[str, str, str]]]:
+    """A Tiltfile's `docker_build` calls, read once: (image, build folder, Tiltfile:line)
+    of each whose folder is in the tree (Tilt builds IMAGE from FOLDER and deploys it
+    wherever a manifest runs IMAGE: truclk/django-k8s-poc's chart runs
+    upload-service:<appVersion>, which `docker_build("upload-service", ".")` builds from
+    the root), and (image, Dockerfile from the root, Tiltfile:line) of those that name a
+    `dockerfile=` (Kludex/fastapi-microservices builds users-worker from users/ with
+    users/docker/worker.dockerfile, whose CMD runs the arq worker, not the API)."""
+    builds = _tilt_builds(root, path)
+    return ([(image, folder, where) for image, folder, _file, where in builds
+             if folder is not None
+             and os.path.isdir(os.path.join(root.path, folder) if folder else root.path)],
+            [(image, file, where) for image, _folder, file, where in builds if file])
 
 
 def build_script_contexts(root: Root, paths: list[str], dockerfile_dirs: tuple[str, ...] = (),
@@ -669,7 +666,8 @@ def _go_build_folder(root: Root, context: str, dockerfile: str) -> str | None:
     with `go build ./pkg` (or `./pkg/main.go`) in a RUN line, when the build context
     `context` (from the root) holds it; None when it names none or several."""
     try:
-        text = root.read_text(os.path.join(root.path, dockerfile))
+        # kept: build_contexts reads each Dockerfile's FROM next, the app scan its CMD
+        text = root.read_text(os.path.join(root.path, dockerfile), keep=True)
     except (InputError, OSError):
         return None
     found: set[str] = set()
@@ -986,11 +984,18 @@ _FRONTEND_WORDS = frozenset({"react", "reactjs", "vue", "vuejs", "angular", "sve
 _PYTHON_ROOT_FILES = ("requirements.txt", "pyproject.toml", "Pipfile", "setup.py", "manage.py")
 
 
-def frontend_word(names: set[str]) -> str | None:
-    """Pure: the JavaScript front-end framework a name says (react-app, acme/vue-ui)."""
+# what a workload serving a browser's pages is called, whatever builds it
+# (k8s-url-shortener-frontend, web-ui)
+_UI_WORDS = frozenset({"frontend", "ui", "webui", "spa"})
+
+
+def frontend_word(names: set[str], *, ui: bool = False) -> str | None:
+    """Pure: the JavaScript front-end framework a name says (react-app, acme/vue-ui);
+    with `ui`, also a word that names a front end of any make (frontend, ui)."""
+    words = _FRONTEND_WORDS | _UI_WORDS if ui else _FRONTEND_WORDS
     for name in sorted(names):
         for word in re.split(r"[^a-z0-9]+", name.lower().rsplit("/", 1)[-1].split(":", 1)[0]):
-            if word in _FRONTEND_WORDS:
+            if word in words:
                 return word
     return None
 
@@ -1366,8 +1371,8 @@ def project_image(image: str, project: str | None) -> bool:
         return True
     # the project's name and the part it plays (`hrm-app:latest` beside the go.mod of
     # module github.com/DiLRandI/hrm): no official library image is named so
-    head, sep, role = repo.rpartition("-")
-    return bool(sep) and role in _ROLE_SUFFIXES and _norm(head) == _norm(project)
+    head = _role_head(repo)
+    return head is not None and _norm(head) == _norm(project)
 
 
 # what a project's own image adds to its name (<project>-app, -api, -server)
@@ -1381,8 +1386,14 @@ def role_named_image(image: str) -> bool:
     if variable_image(image):
         return False
     repo = image_repository(image.lower())
+    return "/" not in repo and bool(_role_head(repo))
+
+
+def _role_head(repo: str) -> str | None:
+    """`sulfone-zinc` of `sulfone-zinc-api`: the name before a _ROLE_SUFFIXES part, None
+    when the name ends in none."""
     head, sep, role = repo.rpartition("-")
-    return "/" not in repo and bool(sep and head) and role in _ROLE_SUFFIXES
+    return head if sep and role in _ROLE_SUFFIXES else None
 
 
 def root_project_name(root: Root) -> str | None:

@@ -90,11 +90,22 @@ def _imported(f: AppFile, tree: ast.Module) -> list[str]:
     return out
 
 
+def python_tree(ctx: StackContext, f: AppFile
+                ) -> tuple[ast.Module | None, str | None, int | None]:
+    """parse(f.text, f.path), once per file in a reading: the import closure, the
+    by-name loads, the engine readers and python_modules all walk the same modules."""
+    held = ctx.cache.setdefault("py-ast", {})
+    assert isinstance(held, dict)
+    if f.path not in held:
+        held[f.path] = parse(f.text, f.path)
+    return held[f.path]
+
+
 def reachable(ctx: StackContext, entries: list[str]) -> set[str] | None:
     """The paths of the app's Python files the entry imports, at any depth; None when
     the entry is not among the app's files."""
     def imported(f: AppFile) -> list[str]:
-        tree, _error, _line = parse(f.text, f.path)
+        tree = python_tree(ctx, f)[0]
         return _imported(f, tree) if tree is not None else []
 
     return import_closure(ctx.files("python"), entries, imported)
@@ -151,7 +162,7 @@ def loads_by_name(ctx: StackContext, reached: set[str]) -> str | None:
     for f in files:
         if f.path not in reached:
             continue
-        tree, _error, _line = parse(f.text, f.path)
+        tree = python_tree(ctx, f)[0]
         if tree is None:
             return f"{f.path} is not read"
         for node in ast.walk(tree):

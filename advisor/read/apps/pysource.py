@@ -9,6 +9,7 @@ from msgspec import Struct
 
 from advisor.model import Source
 from advisor.read.apps.base import StackContext
+from advisor.read.apps.pyentry import python_tree
 from advisor.read.apps.pyeval import (
     PyScope,
     Val,
@@ -16,7 +17,6 @@ from advisor.read.apps.pyeval import (
     dotted,
     evaluate,
     module_names,
-    parse,
 )
 from advisor.read.apps.source import AppFile, auxiliary_script
 
@@ -48,7 +48,7 @@ def python_modules(ctx: StackContext, needle: str) -> list[PyModule]:
         if _skipped(f.rel):
             continue
         if f.path not in cache:
-            tree, error, line = parse(f.text, f.path)
+            tree, error, line = python_tree(ctx, f)
             if tree is None:
                 ctx.problem(Source(path=f.path, line=line), error or "cannot parse",
                             program="Python")
@@ -93,7 +93,7 @@ def imported_settings(ctx: StackContext, f: AppFile, tree: ast.Module,
             continue
         for g in _module_files(ctx, f, node):
             if g.path not in cache:
-                g_tree, _error, _line = parse(g.text, g.path)
+                g_tree = python_tree(ctx, g)[0]
                 names: dict[str, Val] = {}
                 if g_tree is not None:
                     scope = PyScope(path=g.path, env=ctx.env_map(), cpus=ctx.cpus, cite=g.cite)

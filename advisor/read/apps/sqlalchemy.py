@@ -22,7 +22,14 @@ from advisor.lazyregex import lazy
 from advisor.model import Pool, Route, Source, Term
 from advisor.read.apps.base import StackContext
 from advisor.read.apps.numbers import parse_int
-from advisor.read.apps.pyentry import Arm, arm_paths, entry_paths, loads_by_name, reachable
+from advisor.read.apps.pyentry import (
+    Arm,
+    arm_paths,
+    entry_paths,
+    loads_by_name,
+    python_tree,
+    reachable,
+)
 from advisor.read.apps.pyeval import (
     PyScope,
     Val,
@@ -345,7 +352,7 @@ def _all_trees(ctx: StackContext, modules: list[PyModule]) -> list[ast.Module]:
     known = {m.file.path: m.tree for m in modules}
     for f in ctx.files("python"):
         if f.path not in known and not _SCRIPT_DIRS & set(f.rel.split("/")[:-1]):
-            tree, _error, _line = parse(f.text, f.path)
+            tree = python_tree(ctx, f)[0]
             if tree is not None:
                 known[f.path] = tree
     return list(known.values())
