@@ -59,9 +59,35 @@ spec:
 }
 
 
-def test_the_release_name_that_makes_the_host_the_charts_own_service_is_said(tmp_path):
+def test_the_release_name_that_makes_the_host_the_charts_own_service_links_it(tmp_path):
+    """Audit 46 D1: a host named in the workload's env is linked as if the chart were
+    installed as that release (the only name under which it connects), said in a notice
+    that names the release and --release; it was PA107 with the server "fits, peak 0"."""
     write(tmp_path, CHART)
     r = run_check([str(tmp_path / "chart")], CheckOptions(cache=False, root=tmp_path))
+    assert [f for f in r.findings if f.code == "PA107"] == []
+    (budget,) = r.budgets
+    assert budget.server == "release-postgresql"
+    assert budget.unknown_clients == ["release-api"]
+    (said,) = [n for n in r.notices if "as if installed so" in n]
+    assert "Service release-postgresql" in said and "release 'shop-db'" in said
+    assert "--release shop-db" in said
+
+
+def test_the_release_name_is_said_for_a_host_from_the_applications_files(tmp_path):
+    """A host read from the application's own configuration (not the pod's env) is not
+    linked so: PA107 names the Service and the release name that makes it the host."""
+    write(tmp_path, {**CHART, "chart/templates/api.yaml": CHART["chart/templates/api.yaml"]
+                     .replace("postgres://app@{{ .Values.dbHost }}:5432/shop", "unused"),
+                     "api/package.json": '{"name": "api", "dependencies": {"pg": "8.13.1"}}',
+                     "api/Dockerfile": "FROM node:20\nCOPY . .\n",
+                     "api/db.js": "const { Pool } = require('pg')\n"
+                                  "module.exports = new Pool({ host: 'shop-db-postgresql',"
+                                  " max: 5 })\n",
+                     ".pool-advisor.toml": '[[workloads]]\nname = "release-api"\n'
+                                           'source = "api"\n'})
+    r = run_check([str(tmp_path / "chart")], CheckOptions(
+        cache=False, root=tmp_path, config=tmp_path / ".pool-advisor.toml"))
     (pa107,) = [f for f in r.findings if f.code == "PA107"]
     assert "release 'release'" in pa107.message
     assert "Service release-postgresql" in pa107.message

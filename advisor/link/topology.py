@@ -16,6 +16,7 @@ from msgspec.structs import replace
 
 from advisor.config.settings import Settings
 from advisor.guard import guarded
+from advisor.lazyregex import lazy
 from advisor.link.clients import (
     client_from_workload,
     credential_secret,
@@ -262,6 +263,12 @@ def build_topology(inputs: Inputs) -> Topology:
         if svc.get("external") and svc["external"].lower() in host_map:
             for host in host_forms(svc["name"], svc["namespace"] or default_ns):
                 host_map.setdefault(host, host_map[svc["external"].lower()])
+    # a chart's workload naming the chart's own server as another release would name it
+    # (sqlpad/sqlpad's chart: host sqlpad-postgresql, the README's `helm install sqlpad`,
+    # while it is rendered here as release-postgresql): linked as if installed so, never
+    # dropped while that server says "fits, peak 0" (audit 46 D1)
+    topo.notices += _link_other_release_hosts(server_pods, services, loads, not_clients,
+                                              host_map, default_ns)
 
     # 2. poolers point at servers
     for p in topo.poolers:
@@ -819,6 +826,116 @@ def _other_release(client: Client, services: list[dict], topo: Topology) -> str:
                     f"<release>{tail}, this host when installed as release {other!r} "
                     f"(check with --release {other}, or [[charts]] release = \"{other}\")")
     return ""
+
+
+def _env_hosts(w: Workload) -> list[tuple[str, str]]:
+    """(host, where) of each env value of the workload's running containers that is a
+    bare cluster name, a name:port or a URL's host: the names it may connect to."""
+    from urllib.parse import urlsplit
+
+    from advisor.read.apps.urls import split_port
+
+    out: list[tuple[str, str]] = []
+    for c in w.containers:
+        if c.role == "init":
+            continue
+        for var in c.env:
+            value = (var.value or "").strip().lower()
+            if "://" in value:
+                try:
+                    value = urlsplit(value).hostname or ""
+                except ValueError:
+                    continue
+            else:
+                value = split_port(value)[0]
+            if value:
+                out.append((value, f"{workload_id(w)} {var.name} ({var.source.label()})"))
+    return out
+
+
+def other_release_aliases(servers: list[tuple[str, str, list[str], tuple[str, str]]],
+                          asked: list[tuple[str, str, str]]
+                          ) -> list[tuple[str, tuple[str, str], str, str, str]]:
+    """Pure: the hosts a chart's workloads name that are one of the same chart's server
+    Services under another release name. `servers`: (chart, release, bare Service names,
+    target); `asked`: (chart, host, where) of hosts that resolve to nothing. A Service
+    `<release><tail>` (release-postgresql) is `<other><tail>` when installed as `other`
+    (sqlpad-postgresql, sqlpad): each such host -> (host, target, Service, other, where).
+    Only a bare DNS label is taken: a dotted name is another host."""
+    out: list[tuple[str, tuple[str, str], str, str, str]] = []
+    seen: set[str] = set()
+    for chart, host, where in asked:
+        if host in seen or not _DNS_LABEL.fullmatch(host):
+            continue
+        for s_chart, release, names, target in servers:
+            if s_chart != chart or not release:
+                continue
+            hit = next((n for n in names if n.startswith(f"{release}-")
+                        and host.endswith(n[len(release):]) and host != n
+                        and _DNS_LABEL.fullmatch(host[:len(host) - len(n) + len(release)])),
+                       None)
+            if hit is not None:
+                other = host[:len(host) - len(hit) + len(release)]
+                out.append((host, target, hit, other, where))
+                seen.add(host)
+                break
+    return out
+
+
+_DNS_LABEL = lazy(r"[a-z0-9](?:[-a-z0-9]*[a-z0-9])?")
+
+
+def _link_other_release_hosts(server_pods: list[tuple[Workload, Server, frozenset[str]]],
+                              services: list[dict], loads: list[Workload],
+                              not_clients: set[int], host_map: dict[str, tuple[str, str]],
+                              default_ns: str) -> list[str]:
+    """Adds to `host_map` each host a chart's workload names that is the chart's own
+    server Service under another release name (other_release_aliases), in the server's
+    namespace; the notices that say so. The release is the app.kubernetes.io/instance (or
+    release) label of the server's workload or of its Service."""
+    def chart(origin: str) -> str:
+        kind, _, name = origin.partition(":")
+        return name if kind in ("helm", "helm-values") else ""
+
+    def release_of(obj: object) -> str:
+        body = getattr(obj, "body", None)
+        metadata = body.get("metadata") if hasattr(body, "get") else None
+        labels = metadata.get("labels") if hasattr(metadata, "get") else None
+        return str(labels.get("app.kubernetes.io/instance") or labels.get("release")
+                   or "").lower() if hasattr(labels, "get") else ""
+
+    servers = []
+    for w, server, _names in server_pods:
+        if chart(w.obj.origin) and (release := release_of(w.obj)):
+            servers.append((chart(w.obj.origin), release,
+                            [h.lower() for h in server.hosts if "." not in h],
+                            ("server", server.id)))
+    for svc in services:
+        obj = svc["obj"]
+        found = resolve_host(svc["name"], svc["namespace"] or default_ns, host_map) \
+            if chart(obj.origin) else None
+        if found is not None and found[0] == "server" and (release := release_of(obj)):
+            servers.append((chart(obj.origin), release, [svc["name"].lower()], found))
+    if not servers:
+        return []
+    asked = [(chart(w.obj.origin), host, where) for w in loads
+             if id(w) not in not_clients and chart(w.obj.origin)
+             for host, where in _env_hosts(w)
+             if resolve_host(host, w.namespace or default_ns, host_map) is None]
+    notices = []
+    ns_of = {s.id: s.namespace for _w, s, _n in server_pods}
+    ns_of.update({found[1]: svc["namespace"] for svc in services
+                  if (found := resolve_host(svc["name"], svc["namespace"] or default_ns,
+                                            host_map)) is not None})
+    for host, target, service, other, where in other_release_aliases(servers, asked):
+        for form in host_forms(host, ns_of.get(target[1]) or default_ns):
+            host_map.setdefault(form, target)
+        notices.append(
+            f"{where} names host {host}, the chart's Service {service} when installed as "
+            f"release {other!r} (rendered here as {service[:-len(host) + len(other)]!r}):"
+            f" linked to server {target[1]} as if installed so (check with --release "
+            f"{other}, or [[charts]] release = \"{other}\")")
+    return notices
 
 
 def _without_admin_console(topo: Topology) -> None:
