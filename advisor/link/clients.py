@@ -62,6 +62,7 @@ from advisor.read.apps.locate import (
     image_dockerfile,
     image_name,
     image_repository,
+    in_test_tree,
     is_build_script,
     ko_app_dir,
     loose_name,
@@ -1430,6 +1431,8 @@ def _inferred_app_dir(inputs: Inputs, w: Workload, topo: Topology) -> str | None
             names.add(repo)
     matches = []
     for d in inputs.app_candidates:
+        if in_test_tree(d, w.obj.path):
+            continue  # a test's fixture project named like it (audit 46 D2)
         parts = [p.lower() for p in d.split("/")]
         # application.yml sits in src/main/resources: the app is the folder above src/
         # (not a repository's own src/<team>/<service>/ folders: src/ must hold main/)
@@ -1444,7 +1447,8 @@ def _inferred_app_dir(inputs: Inputs, w: Workload, topo: Topology) -> str | None
         # django-k8s-pycon2024: applications/core_application, image core-application)
         loose = {loose_name(n) for n in names} - {""}
         alike = {d for d in inputs.app_candidates
-                 if loose_name(d.rsplit("/", 1)[-1]) in loose}
+                 if loose_name(d.rsplit("/", 1)[-1]) in loose
+                 and not in_test_tree(d, w.obj.path)}
         if len(alike) == 1:
             return _inferred(topo, w, alike.pop(), "folder named like the workload or "
                              "its image, but for - and _")

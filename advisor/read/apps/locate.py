@@ -964,6 +964,25 @@ NOT_APP_DIRS = ("k8s", "kubernetes", "deploy", "deployment", "deployments", "hel
                 "docs", "test", "tests", "e2e", "examples", "example", "bench", "benchmarks",
                 "hack")
 _COPY = lazy(r"^\s*(?:COPY|ADD)\s+(.+)$", re.I)
+# Folders that hold a test suite's inputs at any depth: a project made there is a test's
+# fixture, not an image the repository deploys (triggerdotdev/trigger.dev's
+# packages/cli-v3/e2e/fixtures/monorepo-react-email/packages/trigger/ was taken as the
+# source of its chart's every workload, whose app.kubernetes.io/name is trigger)
+TEST_TREE_DIRS = frozenset(("test", "tests", "e2e", "fixtures", "__fixtures__", "__tests__",
+                            "testdata", "test-fixtures", "test_fixtures"))
+
+
+def in_test_tree(directory: str, manifest: str) -> bool:
+    """Pure: whether an application folder lies under a test suite's folder (a segment in
+    TEST_TREE_DIRS) that the workload's own manifest is not under: a fixture, never the
+    deployed workload's source. A manifest in that same tree (a test's own deployment)
+    keeps it."""
+    parts = directory.split("/")
+    for i, part in enumerate(parts[:-1]):
+        if part.lower() in TEST_TREE_DIRS:
+            tree = "/".join(parts[:i + 1]) + "/"
+            return not manifest.startswith(tree)
+    return False
 
 
 DEPENDENCY_FILES = ("Gemfile", "requirements.txt", "pyproject.toml", "Pipfile", "setup.py",
