@@ -70,6 +70,7 @@ from advisor.read.apps.locate import (
     maybe_built_here,
     named_as_build,
     named_service_dir,
+    package_named_dir,
     placeholder_image,
     prefixed_folder,
     project_image,
@@ -1452,6 +1453,13 @@ def _inferred_app_dir(inputs: Inputs, w: Workload, topo: Topology) -> str | None
         if len(alike) == 1:
             return _inferred(topo, w, alike.pop(), "folder named like the workload or "
                              "its image, but for - and _")
+    if not matches and (pkg := package_named_dir(
+            inputs.root, [d for d in inputs.app_candidates
+                          if not in_test_tree(d, w.obj.path)], names)) is not None:
+        # backend/ whose package.json is todo-backend, the image and workload's name,
+        # beside frontend/ (audit 46 D3: no folder was inferred, the peak a floor)
+        return _inferred(topo, w, pkg, "its package.json name is the workload's or its "
+                         "image's")
     if not matches and (pre := prefixed_folder(inputs.app_candidates, running,
                                                project_prefixes(inputs.root))) is not None:
         # airbyte/server built from airbyte-server/ (not the root's Gradle build, whose

@@ -1753,6 +1753,43 @@ def project_part_dir(candidates: list[str], images: tuple[str, ...],
     return None
 
 
+def package_named_dir(root: Root, candidates: list[str], names: set[str]) -> str | None:
+    """The one application folder whose package.json `name` (without an npm scope) is
+    the workload's or its image's name: a folder named for its role (backend/) publishes
+    under its package's name (s21aht/kubernetes: application/to-do/backend/package.json
+    "todo-backend", built as s21aht/todo-backend for Deployment todo-backend, beside
+    frontend/ with a Dockerfile of its own). None when none or several are. I/O: each
+    candidate's package.json is read once per root."""
+    wanted = {n.lower() for n in names if n}
+    found = [d for d, name in _package_names(root, candidates).items() if name in wanted]
+    return found[0] if len(found) == 1 else None
+
+
+def _package_names(root: Root, candidates: list[str]) -> dict[str, str]:
+    """Candidate folder -> its package.json name, lowered, scope dropped (asked once per
+    root and candidate list)."""
+    memo = root.__dict__.setdefault("package_names", {})
+    key = tuple(candidates)
+    if key in memo:
+        return memo[key]
+    out: dict[str, str] = {}
+    for d in candidates:
+        if not d:
+            continue  # the root's own name is root_project_name's
+        path = os.path.join(str(root.path), d, "package.json")
+        if not os.path.isfile(path):
+            continue
+        try:
+            doc = jsontext.loads(root.read_text(path, keep=True))
+        except (InputError, ValueError):
+            continue  # said where the package.json is read as the app's
+        name = doc.get("name") if isinstance(doc, dict) else None
+        if isinstance(name, str) and name.strip():
+            out[d] = name.strip().rsplit("/", 1)[-1].lower()
+    memo[key] = out
+    return out
+
+
 def named_service_dir(root: Root, candidates: list[str], names: set[str]) -> str | None:
     """The folder named like the workload or its image in services/, cmd/ or apps/ of an
     application folder (its project file above: the root's go.mod), when exactly one
