@@ -1724,7 +1724,10 @@ def _own_dockerfile_source(inputs: Inputs, w: Workload, topo: Topology,
     if len(apps) == 1:
         return (_inferred(topo, w, apps[0], f"{built.path} builds its image "
                           f"({built.reason}) and copies it"),)
-    if whole or apps:
+    if whole or apps or built.by_bare_name:
+        # (by_bare_name: requarks/wiki's chart beside dev/containers/docker-compose.yml's
+        # service `wiki`, a dev container that copies nothing and waits: not the image's
+        # build, whose source is looked for further; audit 46 D4)
         return None
     topo.notices.append(
         f"{workload_id(w)}: application source not inferred: {built.path} builds its image "

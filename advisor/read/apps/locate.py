@@ -1629,6 +1629,10 @@ class ImageDockerfile(Frozen, kw_only=True):
     path: str  # from the repository root
     reason: str
     base: str = ""  # the image its last stage is FROM, "" when not read
+    # True when only a build's bare name (a compose service `wiki`) matched the last part
+    # of an image with an owner (requarks/wiki): compose tags such a build
+    # <project>-<service>, so that Dockerfile may well not be the image's
+    by_bare_name: bool = False
 
 
 def image_dockerfile(hints: BuildHints | None, images: list[str], names: set[str]
@@ -1646,7 +1650,10 @@ def image_dockerfile(hints: BuildHints | None, images: list[str], names: set[str
              if key in images or image_name(key) in wanted}
     if len({p for p, _ in built}) == 1:
         path, reason = min(built)
-        return ImageDockerfile(path=path, reason=reason, base=bases.get(path, ""))
+        exact = any(key in images or "/" in key for key, p, _where in hints.dockerfiles
+                    if p == path and (key in images or image_name(key) in wanted))
+        return ImageDockerfile(path=path, reason=reason, base=bases.get(path, ""),
+                               by_bare_name=not exact and all("/" in i for i in images if i))
     if built:
         return None  # one image name built from several Dockerfiles
     lowered = {n.lower() for n in names | wanted if n}
