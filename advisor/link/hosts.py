@@ -158,6 +158,30 @@ def exposure(svc: dict) -> str | None:
     return f"{obj.ref} (type {kind}, {_where(obj, 'spec', 'type')})"
 
 
+def ports_lead_elsewhere(entries: list[dict], server_ports: set[str],
+                         other_ports: set[str]) -> bool:
+    """Pure: whether every port of a Service (its `spec.ports` entries) targets a port
+    that another container of the server's pod declares (`other_ports`: containerPort
+    numbers and port names, as text) and none the server's own (`server_ports`) nor
+    PostgreSQL's or a pooler's (5432, 6432, a postgres-like name): the Service exposes
+    that program, not the server (sqlpad/sqlpad's kubernetes-examples: NodePort
+    sqlpad-svc, port 3000 -> the sqlpad container's 3000, in the postgres pod; it was
+    called the server's exposure, audit 46 D5). False when a port is not known."""
+    if not entries or not other_ports:
+        return False
+    for e in entries:
+        if not isinstance(e, dict):
+            return False
+        target = e.get("targetPort", e.get("port"))
+        text = str(target).strip() if target is not None else ""
+        number = parse_port(text)
+        if not text or text in server_ports or text not in other_ports \
+                or (number is not None and number in _PG_PORTS) \
+                or _PG_PORT_NAME.fullmatch(text):
+            return False
+    return True
+
+
 def _where(obj: K8sObject, *keys: str | int) -> str:
     """file:line of the value at keys: the overlay's or patch's line when a renderer
     traced it (kustomize, Helm), else the object's own."""

@@ -118,7 +118,7 @@ def server_pod_clients(inputs: Inputs, topo: Topology, w: Workload, server: Serv
             continue
         known = _known_pools(c, cache, inputs.settings.node())
         if known is None:
-            env_route = route_from_env(c.env)
+            env_route = route_from_env(c.env) or _loopback_host_route(c)
             if env_route is None:
                 continue
             # it names a database (an app deployed in the server's pod, paveletto99's
@@ -131,7 +131,7 @@ def server_pod_clients(inputs: Inputs, topo: Topology, w: Workload, server: Serv
         pools, unknown, notices = known
         topo.notices += notices
         route = next((p.route for p in pools if p.route is not None), None) \
-            or route_from_env(c.env)
+            or route_from_env(c.env) or _loopback_host_route(c)
         pools = [p if p.route is not None else replace(p, route=route) for p in pools]
         if unknown:
             pools = []  # a size the repository does not hold: unknown, never a part
@@ -153,6 +153,21 @@ def server_pod_clients(inputs: Inputs, topo: Topology, w: Workload, server: Serv
             client.target_kind, client.target_id = target  # type: ignore[assignment]
         out.append(client)
     return out
+
+
+def _loopback_host_route(c: Container) -> Route | None:
+    """A route for a host variable no URL reader knows (var_names.names_where) whose value
+    is the pod's own loopback: a program beside the server that connects to it
+    (sqlpad/sqlpad's kubernetes-examples: SQLPAD_CONNECTIONS__pgdemo__host=localhost in
+    the sqlpad container of the postgres pod; it was no client and the server's only
+    "reason" was a NodePort Service of sqlpad's own web port, audit 46 D5)."""
+    from advisor.read.apps.var_names import names_where
+
+    for var in c.env:
+        value = (var.value or "").strip().lower()
+        if value and value in _LOOPBACK and names_where(var.name):
+            return Route(host=value, source=replace(var.source, key=var.name))
+    return None
 
 
 # Zalando: operator configuration super_username's default (docs/reference/

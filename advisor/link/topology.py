@@ -36,6 +36,7 @@ from advisor.link.hosts import (
     operator_exposures,
     operator_pods_target,
     own_service,
+    ports_lead_elsewhere,
     read_services,
     resolve_host,
     selected,
@@ -85,6 +86,7 @@ from advisor.read.workloads import (
     is_fragment,
     is_pgbouncer_container,
     is_postgres_container,
+    is_postgres_image,
     referenced_rollouts,
     workloads,
 )
@@ -244,6 +246,13 @@ def build_topology(inputs: Inputs) -> Topology:
                 # an IP is the same from every namespace: no namespaced form
                 host_map.setdefault(address.lower(), target)
             outside = exposure(svc)
+            if outside is not None and picked and _exposes_a_neighbour(svc, picked[0][0],
+                                                                       server_pods):
+                topo.notices.append(
+                    f"{outside} selects the pods of {workload_id(picked[0][0])} but leads "
+                    "to another container's port, not PostgreSQL's: not counted as the "
+                    "server's exposure outside the cluster")
+                outside = None
             if outside is not None and outside not in topo.exposed.get(target[1], []):
                 topo.exposed.setdefault(target[1], []).append(outside)
     for obj in inputs.objects:
@@ -826,6 +835,29 @@ def _other_release(client: Client, services: list[dict], topo: Topology) -> str:
                     f"<release>{tail}, this host when installed as release {other!r} "
                     f"(check with --release {other}, or [[charts]] release = \"{other}\")")
     return ""
+
+
+def _exposes_a_neighbour(svc: dict, w: Workload,
+                         server_pods: list[tuple[Workload, Server, frozenset[str]]]) -> bool:
+    """Whether a Service selecting server pod `w` leads only to ports another container
+    of the pod declares (hosts.ports_lead_elsewhere): sqlpad's web port beside postgres."""
+    entries = get(svc["obj"].body, "spec", "ports")
+    path = POD_SPEC_PATHS.get(w.kind)
+    spec = get(w.obj.body, *path) if path is not None else None
+    containers = spec.get("containers") if isinstance(spec, dict) else None
+    if not isinstance(entries, list) or not isinstance(containers, list):
+        return False
+    names = next((n for pw, _s, n in server_pods if pw is w), frozenset())
+    server_ports: set[str] = set()
+    other_ports: set[str] = set()
+    for c in containers:
+        if not isinstance(c, dict):
+            continue
+        ports = {str(x).strip() for p in c.get("ports") or () if isinstance(p, dict)
+                 for x in (p.get("containerPort"), p.get("name")) if x is not None}
+        mine = c.get("name") in names if names else is_postgres_image(str(c.get("image")))
+        (server_ports if mine else other_ports).update(ports)
+    return ports_lead_elsewhere(entries, server_ports, other_ports)
 
 
 def _env_hosts(w: Workload) -> list[tuple[str, str]]:
