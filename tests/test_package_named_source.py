@@ -79,3 +79,27 @@ def test_two_folders_of_that_package_name_are_no_answer(tmp_path):
     r = run_check([str(tmp_path)], CheckOptions(cache=False, root=tmp_path))
     (budget,) = r.budgets
     assert budget.unknown_clients == ["todo-backend"]
+
+
+def test_a_command_line_package_of_the_images_name_is_not_its_source(tmp_path):
+    """triggerdotdev/trigger.dev: packages/cli-v3/package.json is the npm package
+    trigger.dev (a "bin", no Dockerfile), as the image ghcr.io/triggerdotdev/trigger.dev
+    is named: it was taken as the webapp's source (found while fixing D3)."""
+    write(tmp_path, {
+        **{k: v for k, v in SHAPE.items() if k.startswith("k8s/postgres")},
+        "package.json": '{"name": "acmedotdev", "private": true, "workspaces": ["apps/*", '
+                        '"packages/*"]}',
+        "apps/webapp/package.json": '{"name": "webapp", "dependencies": {"pg": "8.13.1"}}',
+        "apps/webapp/db.js": "const { Pool } = require('pg')\nmodule.exports = new Pool({ "
+                             "connectionString: process.env.DATABASE_URL, max: 6 })\n",
+        "packages/cli/package.json": '{"name": "acme.dev", "bin": {"acme": "dist/cli.js"}, '
+                                     '"dependencies": {"pg": "8.13.1"}}',
+        "packages/cli/src/db.js": "const { Pool } = require('pg')\n"
+                                  "module.exports = new Pool({ max: 40 })\n",
+        "k8s/webapp.yaml": DEPLOY.format(part="webapp", extra="").replace(
+            "someone/todo-webapp:latest", "ghcr.io/acme/acme.dev:v4"),
+    })
+    r = run_check([str(tmp_path)], CheckOptions(cache=False, root=tmp_path))
+    assert not any("packages/cli/" in n and "inferred" in n for n in r.notices)
+    (budget,) = r.budgets
+    assert budget.peak != 3 * 40

@@ -1765,10 +1765,15 @@ def package_named_dir(root: Root, candidates: list[str], names: set[str]) -> str
     the workload's or its image's name: a folder named for its role (backend/) publishes
     under its package's name (s21aht/kubernetes: application/to-do/backend/package.json
     "todo-backend", built as s21aht/todo-backend for Deployment todo-backend, beside
-    frontend/ with a Dockerfile of its own). None when none or several are. I/O: each
+    frontend/ with a Dockerfile of its own). Only a folder with a Dockerfile and a
+    package that installs no command ("bin"). None when none or several are. I/O: each
     candidate's package.json is read once per root."""
     wanted = {n.lower() for n in names if n}
-    found = [d for d, name in _package_names(root, candidates).items() if name in wanted]
+    # only a folder that builds an image (a Dockerfile of its own): packages/cli-v3 of
+    # triggerdotdev/trigger.dev is the npm package trigger.dev, the image's name too,
+    # but a command-line tool (its "bin") with no Dockerfile, not the webapp
+    found = [d for d, name in _package_names(root, candidates).items()
+             if name in wanted and has_dockerfile(root, d)]
     return found[0] if len(found) == 1 else None
 
 
@@ -1791,7 +1796,8 @@ def _package_names(root: Root, candidates: list[str]) -> dict[str, str]:
         except (InputError, ValueError):
             continue  # said where the package.json is read as the app's
         name = doc.get("name") if isinstance(doc, dict) else None
-        if isinstance(name, str) and name.strip():
+        if isinstance(name, str) and name.strip() and not doc.get("bin"):
+            # (a package with "bin" is a command-line tool it installs, not a service)
             out[d] = name.strip().rsplit("/", 1)[-1].lower()
     memo[key] = out
     return out
