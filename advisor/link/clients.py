@@ -77,6 +77,7 @@ from advisor.read.apps.locate import (
     python_only_root,
     role_named_image,
     root_build_name,
+    root_image_owner,
     root_mix_app,
     root_project_name,
     unfilled_image,
@@ -483,6 +484,14 @@ def client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
         pools, lost = lost, []  # the client itself connects where it is not known
     if route is None:
         unplaced = _remote_connection_notes(w)
+        if unplaced and not pools and (why_none := _no_database_library(w, app, runs_app)):
+            # its host is in a Secret not here, but its code cannot open a connection
+            # (DeepakGiri2/GoConnect's gateway: DATABASE_HOST from goconnect-secrets, a
+            # Go binary importing no driver): not "may connect to any server here"
+            topo.notices.append(f"{workload_id(w)}: its database variables' values are not "
+                                f"in the repository ({len(unplaced)} noted), but {why_none}: "
+                                "not counted as a client of any server")
+            unplaced = []
         topo.notices.extend(unplaced)
         # declared with a target ([[workloads]] target, as the notice asks): placed
         if unplaced and not (decl is not None and decl.target) \
@@ -1497,6 +1506,15 @@ def _inferred_app_dir(inputs: Inputs, w: Workload, topo: Topology) -> str | None
                                  built_elsewhere=_root_built_elsewhere(_hints(inputs)))
         if guess is None:
             return None
+        if guess.directory == "" and (owner := root_image_owner(
+                _hints(inputs), root_build_name(inputs.root), project,
+                _run_images(inputs, w.namespace), names)) is not None:
+            topo.notices.append(
+                f"{workload_id(w)}: application source not inferred: the repository root's "
+                f"application is not what it runs ({owner}; it runs "
+                f"{', '.join(running)}), though {guess.reason}; declare [[workloads]] "
+                "source = ... to read its pools")
+            return None
         if guess.directory == "" and (word := frontend_word(names)) is not None and \
                 python_only_root(inputs.root):
             # krish-96/FlaskPostgresK8s: react-app (react-builds, a Vite server) was
@@ -1538,6 +1556,32 @@ def _inferred_app_dir(inputs: Inputs, w: Workload, topo: Topology) -> str | None
                          "of the root's application: "
                          f"{', '.join(app_files_in(inputs.root, '', DEPENDENCY_FILES)[:3])}")
     return _inferred(topo, w, matches[0], "folder named like the workload or its image")
+
+
+def _run_images(inputs: Inputs, namespace: str | None
+                ) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """(workload name, the images its non-init containers run) of every workload object
+    of the run, those of `namespace` first (an overlay's own build, not another's),
+    worked out once per object list (asked only of a workload the root is guessed for)."""
+    memo = inputs.root.__dict__.setdefault("run_images", {})
+    kept = memo.get(id(inputs.objects))
+    if kept is None or kept[0] is not inputs.objects:
+        kept = (inputs.objects, _workload_images(inputs.objects))
+        memo[id(inputs.objects)] = kept  # the list kept: its id is not reused
+    return tuple((name, images) for _ns, name, images in
+                 sorted(kept[1], key=lambda found: found[0] != namespace))
+
+
+def _workload_images(objects: list) -> tuple[tuple[str | None, str, tuple[str, ...]], ...]:
+    out = []
+    for obj in objects:
+        if obj.kind not in POD_SPEC_PATHS:
+            continue
+        shape = workload_shape(obj)
+        if shape is not None:
+            out.append((obj.namespace, obj.name, tuple(
+                c.container.image for c in shape.containers if c.container.role != "init")))
+    return tuple(out)
 
 
 _SUBCHART = lazy(r"^(.*?)charts/[^/]+/templates/")
