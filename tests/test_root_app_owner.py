@@ -151,7 +151,7 @@ def test_root_image_owner_is_pure():
     assert why is not None and "order-service runs it" in why
     # the workload that runs the root's image keeps it
     assert root_image_owner(None, "order-service", None, run,
-                            {"order-service", "order-service"}) is None
+                            {"order-service", "acme/order-service:v2"}) is None
     # no build name, no build context: nothing says what the root is built as
     assert root_image_owner(None, None, None, run, {"notify"}) is None
     hints = BuildHints(contexts=(("acme/notes-api:latest", "", "README.md:3"),))

@@ -61,22 +61,39 @@ spec:
 """
 
 
-def test_frontend_pools_and_the_workers_named(tmp_path):
+def _run(tmp_path, frontend: str = FRONTEND):
     write(tmp_path, {"base/pgsql.yaml": DB.replace("NAME", "pgsql"),
                      "base/codeintel-db.yaml": DB.replace("NAME", "codeintel-db"),
-                     "base/frontend.yaml": FRONTEND, "base/worker.yaml": WORKER})
+                     "base/frontend.yaml": frontend, "base/worker.yaml": WORKER})
     result = run_check([str(tmp_path)], CheckOptions())
-    budgets = {b.server: b for b in result.budgets}
+    return result, {b.server: b for b in result.budgets}
+
+
+def test_the_frontend_and_the_worker_it_serves_are_counted(tmp_path):
+    result, budgets = _run(tmp_path)
     for name in ("pgsql", "codeintel-db"):
         b = budgets[name]
-        front = [c for c in b.contributions if c.who == "sourcegraph-frontend"]
-        assert len(front) == 1 and front[0].total == (2 + 2) * 30, b  # maxSurge 2, 30 each
-        assert "worker" in b.unplaced_clients, b  # named: may connect here
-        assert b.peak_is_floor
+        by = {c.who: c.total for c in b.contributions}
+        # frontend: (2 + maxSurge 2) x 30; worker: (1 + 25% surge rounded up 1) x 30
+        assert by == {"sourcegraph-frontend": 120, "worker": 60}, b
+        assert b.unplaced_clients == [] and not b.peak_is_floor, b
+        assert b.peak == 180 and not b.fits
     assert any("Sourcegraph worker takes its database DSNs from the frontend" in n
                for n in result.notices), result.notices
+    assert any("Deployment/worker: its database DSNs are served by Sourcegraph's frontend "
+               "sourcegraph-frontend" in n for n in result.notices), result.notices
     assert not [f for f in result.findings if f.code == "PA106"
                 and "sourcegraph-frontend" in f.message], result.findings
+
+
+def test_a_worker_without_its_frontend_is_named_where_it_may_connect(tmp_path):
+    # no sourcegraph/frontend in the run: the worker's DSNs are served from elsewhere
+    result, budgets = _run(tmp_path, FRONTEND.replace("sourcegraph/frontend",
+                                                      "acme/frontend"))
+    for b in budgets.values():
+        assert "worker" in b.unplaced_clients and b.peak_is_floor, b
+    assert any("Sourcegraph worker takes its database DSNs from the frontend" in n
+               for n in result.notices), result.notices
 
 
 def test_sourcegraph_service_is_pure():

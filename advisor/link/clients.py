@@ -337,6 +337,9 @@ def client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
         placed = [replace(pool, route=c_route)
                   if not pool.route_unknown and (bound or (not pool.route and c_route))
                   else pool for pool in found.pools]
+        if c_route is None and any(p.route is None and "DSN served by the frontend" in p.label
+                                   for p in placed):
+            placed = _frontend_served(inputs, w, placed, topo)
         # a binding configures the datasource, whatever URL the app's config names
         if c.role == "init" and placed:
             init_runs.append((c.name, placed))
@@ -1556,6 +1559,52 @@ def _inferred_app_dir(inputs: Inputs, w: Workload, topo: Topology) -> str | None
                          "of the root's application: "
                          f"{', '.join(app_files_in(inputs.root, '', DEPENDENCY_FILES)[:3])}")
     return _inferred(topo, w, matches[0], "folder named like the workload or its image")
+
+
+def _frontend_served(inputs: Inputs, w: Workload, pools: list[Pool], topo: Topology
+                     ) -> list[Pool]:
+    """A Sourcegraph service's pools whose DSNs the frontend serves
+    (read.apps.sourcegraph), put on the databases the env of the sourcegraph/frontend
+    workload of its namespace names: where the frontend's serviceConnections send it.
+    Left with no route (it may connect to any server here) when no frontend, or several,
+    or its env names no such database."""
+    from advisor.read.apps.sourcegraph import (
+        PREFIX_OF,
+        env_route,
+        served_database,
+        sourcegraph_service,
+    )
+
+    fronts = []
+    for obj in inputs.objects:
+        if obj.kind not in POD_SPEC_PATHS or obj.namespace != w.namespace:
+            continue
+        shape = workload_shape(obj)
+        fronts += [] if shape is None else [
+            (obj.name, c) for c in shape.containers if c.container.role != "init"
+            and sourcegraph_service(c.container.image) == "frontend"]
+    if len(fronts) != 1:
+        return pools
+    front, shape = fronts[0]
+    values = {e.name: e for e in shape.env if e.form == "value"}
+    out, said = [], []
+    for pool in pools:
+        db = served_database(pool.label) if pool.route is None else None
+        route = env_route(lambda name: values[name].value if name in values else None,
+                          lambda name: replace(values[name].source, key=name),
+                          PREFIX_OF[db]) if db in PREFIX_OF else None
+        if route is None:
+            # not on the container's other routes: where it goes is the frontend's to say
+            out.append(replace(pool, route_unknown=(
+                f"its {db} DSN is served by Sourcegraph's frontend {front}, whose env names "
+                "no such database") if db else pool.route_unknown))
+            continue
+        out.append(replace(pool, route=route))
+        said.append(f"{db} -> {route.host} ({route.source.label()})")
+    if said:
+        topo.notices.append(f"{workload_id(w)}: its database DSNs are served by Sourcegraph's "
+                            f"frontend {front}, whose env names them: {'; '.join(said)}")
+    return out
 
 
 def _run_images(inputs: Inputs, namespace: str | None

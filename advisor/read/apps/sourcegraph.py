@@ -22,6 +22,8 @@ services open PostgreSQL pools, where, and how large.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from advisor.model import Pool, Route, Source
 from advisor.read.apps.base import StackContext
 
@@ -70,7 +72,7 @@ def sourcegraph_pools(ctx: StackContext) -> list[Pool]:
             f"own PG* env), not from its env; Sourcegraph documents it connecting to "
             f"{', '.join(SERVED[service])} (doc/admin/config/postgres-conf.md), "
             f"{size} connections each at most ({source.label()})")
-        return [ctx.pool(f"{POOL} ({db}, DSN served by the frontend)", size, source,
+        return [ctx.pool(f"{POOL} ({db}{SERVED_MARK}", size, source,
                          bound=bound, per_process=False,
                          note="its DSN is served by sourcegraph-frontend")
                 for db in SERVED[service]]
@@ -94,18 +96,36 @@ def _max_open(ctx: StackContext) -> tuple[int, Source, str]:
 
 
 def _route(ctx: StackContext, prefix: str) -> Route | None:
-    """The database a `prefix` names: <PREFIX>PGDATASOURCE (a URL), else <PREFIX>PGHOST
-    with its PGPORT and PGDATABASE."""
+    return env_route(lambda name: ctx.env_value(name), ctx.env_source, prefix)
+
+
+def env_route(value: Callable[[str], str | None], source: Callable[[str], Source],
+              prefix: str) -> Route | None:
+    """Pure: the database a `prefix` names in an env (`value` of a name, `source` of
+    it): <PREFIX>PGDATASOURCE (a URL), else <PREFIX>PGHOST with its PGPORT and
+    PGDATABASE (internal/database/postgresdsn)."""
     from advisor.read.apps.urls import route_from_url
 
-    url = ctx.env_value(f"{prefix}PGDATASOURCE")
+    url = value(f"{prefix}PGDATASOURCE")
     if url:
-        return route_from_url(url, ctx.env_source(f"{prefix}PGDATASOURCE"))
-    host = ctx.env_value(f"{prefix}PGHOST")
+        return route_from_url(url, source(f"{prefix}PGDATASOURCE"))
+    host = value(f"{prefix}PGHOST")
     if not host:
         return None
-    port = (ctx.env_value(f"{prefix}PGPORT") or "").strip()
+    port = (value(f"{prefix}PGPORT") or "").strip()
     return Route(host=host.strip(), port=int(port) if port.isdigit() else None,
-                 dbname=ctx.env_value(f"{prefix}PGDATABASE") or None,
-                 user=ctx.env_value(f"{prefix}PGUSER") or None,
-                 source=ctx.env_source(f"{prefix}PGHOST"))
+                 dbname=value(f"{prefix}PGDATABASE") or None,
+                 user=value(f"{prefix}PGUSER") or None, source=source(f"{prefix}PGHOST"))
+
+
+# the database a worker's pool label names -> the frontend's env prefix for it
+PREFIX_OF = {"pgsql": "", "codeintel-db": "CODEINTEL_", "codeinsights-db": "CODEINSIGHTS_"}
+SERVED_MARK = ", DSN served by the frontend)"
+
+
+def served_database(label: str) -> str | None:
+    """Pure: the database of a pool sourcegraph_pools made for a service whose DSN the
+    frontend serves ("... (pgsql, DSN served by the frontend)"), None for any other."""
+    if not label.startswith(POOL) or not label.endswith(SERVED_MARK):
+        return None
+    return label[len(POOL) + 2:-len(SERVED_MARK)]
