@@ -186,3 +186,17 @@ def test_go_imports_no_database_is_pure():
         text = GATEWAY_MAIN.replace('\t"log"\n', f'\t"log"\n\t"{driver}"\n')
         assert go_imports_no_database([_go("gateway/main.go", text), auth, mod]) is None
     assert go_imports_no_database([_go("gateway/main.go", GATEWAY_MAIN), auth]) is None
+
+
+def test_a_go_gateway_given_the_db_host_in_its_env_opens_no_connection(tmp_path):
+    # DATABASE_HOST=postgres written in the gateway's env, as beside the services using it
+    gateway = GATEWAY.replace('env: [{name: GRPC_PORT, value: "50051"}]',
+                              'env: [{name: GRPC_PORT, value: "50051"}, '
+                              '{name: DB_HOST, value: postgres}]')
+    write(tmp_path, {**_tree(), "k8s/gateway.yaml": gateway})
+    result = run_check([str(tmp_path)], CheckOptions())
+    (budget,) = result.budgets
+    assert [c.who for c in budget.contributions] == ["user-service"], budget
+    assert budget.peak == (2 + 1) * 20 and not budget.peak_is_floor, budget
+    assert any("gateway: names database host 'postgres'" in n and "opens no connection" in n
+               for n in result.notices), result.notices

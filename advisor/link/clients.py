@@ -460,6 +460,14 @@ def client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
         # a pg.Client made in start() dropped its known Pool of 20 to 1 per pod)
         floor_pools = [p for p in pools if p.bound != "unbounded"]
         pools, lost = [], []
+    elif not pools and not lost and not unrouted and route is not None and \
+            (why_none := _go_opens_none(w, app, runs_app)) is not None:
+        # its env names the database, its Go code cannot open a connection (a gateway
+        # given DB_HOST beside the services that use it): 0, said, not a floor of 1 a pod
+        topo.notices.append(f"{workload_id(w)}: names database host {route.host!r} "
+                            f"({route.source.label()}), but {why_none}: not counted as a "
+                            "client")
+        return []
     elif not pools and not lost and not unrouted and route is not None:
         identified = _identified_defaults(inputs, topo, w, app, route)
         if identified is None:
@@ -778,6 +786,19 @@ def _no_database_library(w: Workload, app: AppSource | None, runs_app: set[str]
         return None
     whys = [no_database_library(c, app) for c in mine]
     return whys[0] if all(whys) else None
+
+
+def _go_opens_none(w: Workload, app: AppSource | None, runs_app: set[str]) -> str | None:
+    """Why the workload opens no connection when every running container runs its Go
+    application and that application's Go code imports no database driver or pool
+    (identify.go_imports_no_database); else None."""
+    mine = [c for c in w.containers if c.role != "init"]
+    if app is None or not mine or any(c.name not in runs_app for c in mine) or \
+            not app.of_kind("go"):
+        return None
+    from advisor.read.apps.identify import go_imports_no_database
+
+    return go_imports_no_database(app.of_kind("go", "go-mod"))
 
 
 def _on_shared_route(pool: Pool, shared: Route) -> Pool:
