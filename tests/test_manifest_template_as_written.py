@@ -112,3 +112,47 @@ def test_a_template_of_a_plain_manifest_s_object_is_read_once(tmp_path):
                                                                        "replicas: 4")})
     assert budget.unplaced_clients == ["k8s/tmpl/web.j2 (manifest template, not rendered)"]
     assert budget.peak_is_floor
+
+
+# audit 50, item 4: a template whose whole image is an expression beside a plain manifest
+# of the same object (deploy.j2 rendering deploy/web.yaml's Deployment with the image the
+# pipeline built), and a bare `$` in a literal value of a Jinja or ERB file (a password,
+# a shell's variable), stayed floors
+@pytest.mark.parametrize("image", ["{{ image }}", "{{ registry }}/web:{{ tag }}",
+                                   "<%= image %>"])
+def test_a_whole_image_expression_beside_a_plain_twin_is_read_once(tmp_path, image):
+    name = "k8s/tmpl/web.yaml.erb" if image.startswith("<%") else "k8s/tmpl/web.j2"
+    result, budget = check(tmp_path, {"k8s/web.yaml": web(tag="v1", annotation="x"),
+                                      name: web().replace("acme/web:{{ image_tag }}", image)})
+    assert budget.unplaced_clients == [] and not budget.peak_is_floor, budget
+    assert budget.peak == 60 and budget.fits
+    (said,) = [n for n in result.notices if n.startswith(f"manifest template {name}")]
+    assert "Deployment/web is declared by a plain manifest too" in said
+    assert "image is filled in whole" in said
+
+
+def test_a_whole_image_expression_without_a_twin_stays_a_floor(tmp_path):
+    _result, budget = check(tmp_path, {"k8s/web.yaml.j2": web().replace(
+        "acme/web:{{ image_tag }}", "{{ image }}")})
+    assert budget.unplaced_clients == ["k8s/web.yaml.j2 (manifest template, not rendered)"]
+    assert budget.peak_is_floor
+
+
+@pytest.mark.parametrize("name", ["k8s/web.yaml.j2", "config/deploy/web.yaml.erb"])
+@pytest.mark.parametrize("literal", ["p@ss$word", "p@ss$$word"])
+def test_a_bare_dollar_in_a_jinja_or_erb_value_is_a_literal(tmp_path, name, literal):
+    text = web(annotation="x").replace(
+        "          env:\n", "          args: [\"sh\", \"-c\", \"exec web --port $PORT\"]\n"
+        f"          env:\n            - {{name: ADMIN_PASSWORD, value: \"{literal}\"}}\n")
+    if name.endswith(".erb"):
+        text = text.replace("{{ image_tag }}", "<%= current_sha %>")
+    _result, budget = check(tmp_path, {name: text})
+    assert budget.unplaced_clients == [] and not budget.peak_is_floor, budget
+    assert budget.peak == 60
+
+
+def test_a_bare_dollar_in_an_envsubst_template_is_still_an_expression(tmp_path):
+    # envsubst (.tpl) fills every $NAME: a value holding one may change when rendered
+    text = web(tag="${TAG}", annotation="x", host="postgres://u:$PASSWORD@postgres:5432/app")
+    _result, budget = check(tmp_path, {"k8s/web.yaml.tpl": text})
+    assert budget.peak_is_floor

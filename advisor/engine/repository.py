@@ -311,7 +311,10 @@ def _templates_read(templates: list[Template], objects: list[K8sObject],
     when they differ beyond the template's expressions, the template stays unread."""
     if not any(read is not None for *_, read in templates):
         return []
-    from advisor.read.sources.manifest_template import same_but_expressions
+    from advisor.read.sources.manifest_template import (
+        image_from_expression,
+        same_but_expressions,
+    )
 
     have = {(o.kind, o.namespace, o.name): o for o in objects}
     out = []
@@ -321,8 +324,11 @@ def _templates_read(templates: list[Template], objects: list[K8sObject],
         objs, places = read
         twins = [(o, have[(o.kind, o.namespace, o.name)]) for o in objs
                  if (o.kind, o.namespace, o.name) in have]
-        if not all(same_but_expressions(o.body, p.body) for o, p in twins):
-            # which of the two is applied last is not known: not read, a floor
+        twinned = {id(o) for o, _p in twins}
+        if not all(same_but_expressions(o.body, p.body) for o, p in twins) or any(
+                id(o) not in twinned and image_from_expression(o.body) for o in objs):
+            # which of the two is applied last is not known, or (an image that is an
+            # expression, with no plain twin) which program it runs: not read, a floor
             templates[n] = (shown, workloads, tool, None)
             continue
         same = [o.ref for o, _p in twins]
@@ -330,6 +336,9 @@ def _templates_read(templates: list[Template], objects: list[K8sObject],
         where = (f"its only expressions are in {', '.join(places)}, which rendering "
                  "fills without changing where or how many connections it opens"
                  if places else "it holds no template expression")
+        if any(place.startswith("image (") for place in places):
+            where += ("; its image is filled in whole when rendered, so it is read only as "
+                      "the plain manifest's object it renders")
         notices.append(f"manifest template {shown} ({tool}) read as written: {where}"
                        + (f"; {', '.join(same)} is declared by a plain manifest too and "
                           "read once, from it" if same else ""))

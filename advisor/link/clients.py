@@ -79,6 +79,7 @@ from advisor.read.apps.locate import (
     python_only_root,
     role_named_image,
     root_build_name,
+    root_image_owner,
     root_mix_app,
     root_project_name,
     unfilled_image,
@@ -338,6 +339,9 @@ def client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
         placed = [replace(pool, route=c_route)
                   if not pool.route_unknown and (bound or (not pool.route and c_route))
                   else pool for pool in found.pools]
+        if c_route is None and any(p.route is None and "DSN served by the frontend" in p.label
+                                   for p in placed):
+            placed = _frontend_served(inputs, w, placed, topo)
         # a binding configures the datasource, whatever URL the app's config names
         if c.role == "init" and placed:
             init_runs.append((c.name, placed))
@@ -458,6 +462,14 @@ def client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
         # a pg.Client made in start() dropped its known Pool of 20 to 1 per pod)
         floor_pools = [p for p in pools if p.bound != "unbounded"]
         pools, lost = [], []
+    elif not pools and not lost and not unrouted and route is not None and \
+            (why_none := _go_opens_none(w, app, runs_app)) is not None:
+        # its env names the database, its Go code cannot open a connection (a gateway
+        # given DB_HOST beside the services that use it): 0, said, not a floor of 1 a pod
+        topo.notices.append(f"{workload_id(w)}: names database host {route.host!r} "
+                            f"({route.source.label()}), but {why_none}: not counted as a "
+                            "client")
+        return []
     elif not pools and not lost and not unrouted and route is not None:
         identified = _identified_defaults(inputs, topo, w, app, route)
         if identified is None:
@@ -485,6 +497,14 @@ def client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
         pools, lost = lost, []  # the client itself connects where it is not known
     if route is None:
         unplaced = _remote_connection_notes(w)
+        if unplaced and not pools and (why_none := _no_database_library(w, app, runs_app)):
+            # its host is in a Secret not here, but its code cannot open a connection
+            # (DeepakGiri2/GoConnect's gateway: DATABASE_HOST from goconnect-secrets, a
+            # Go binary importing no driver): not "may connect to any server here"
+            topo.notices.append(f"{workload_id(w)}: its database variables' values are not "
+                                f"in the repository ({len(unplaced)} noted), but {why_none}: "
+                                "not counted as a client of any server")
+            unplaced = []
         topo.notices.extend(unplaced)
         # declared with a target ([[workloads]] target, as the notice asks): placed
         if unplaced and not (decl is not None and decl.target) \
@@ -768,6 +788,19 @@ def _no_database_library(w: Workload, app: AppSource | None, runs_app: set[str]
         return None
     whys = [no_database_library(c, app) for c in mine]
     return whys[0] if all(whys) else None
+
+
+def _go_opens_none(w: Workload, app: AppSource | None, runs_app: set[str]) -> str | None:
+    """Why the workload opens no connection when every running container runs its Go
+    application and that application's Go code imports no database driver or pool
+    (identify.go_imports_no_database); else None."""
+    mine = [c for c in w.containers if c.role != "init"]
+    if app is None or not mine or any(c.name not in runs_app for c in mine) or \
+            not app.of_kind("go"):
+        return None
+    from advisor.read.apps.identify import go_imports_no_database
+
+    return go_imports_no_database(app.of_kind("go", "go-mod"))
 
 
 def _on_shared_route(pool: Pool, shared: Route) -> Pool:
@@ -1509,6 +1542,15 @@ def _inferred_app_dir(inputs: Inputs, w: Workload, topo: Topology) -> str | None
                                  built_elsewhere=_root_built_elsewhere(_hints(inputs)))
         if guess is None:
             return None
+        if guess.directory == "" and (owner := root_image_owner(
+                _hints(inputs), root_build_name(inputs.root), project,
+                _run_images(inputs, w.namespace), names)) is not None:
+            topo.notices.append(
+                f"{workload_id(w)}: application source not inferred: the repository root's "
+                f"application is not what it runs ({owner}; it runs "
+                f"{', '.join(running)}), though {guess.reason}; declare [[workloads]] "
+                "source = ... to read its pools")
+            return None
         if guess.directory == "" and (word := frontend_word(names)) is not None and \
                 python_only_root(inputs.root):
             # krish-96/FlaskPostgresK8s: react-app (react-builds, a Vite server) was
@@ -1550,6 +1592,78 @@ def _inferred_app_dir(inputs: Inputs, w: Workload, topo: Topology) -> str | None
                          "of the root's application: "
                          f"{', '.join(app_files_in(inputs.root, '', DEPENDENCY_FILES)[:3])}")
     return _inferred(topo, w, matches[0], "folder named like the workload or its image")
+
+
+def _frontend_served(inputs: Inputs, w: Workload, pools: list[Pool], topo: Topology
+                     ) -> list[Pool]:
+    """A Sourcegraph service's pools whose DSNs the frontend serves
+    (read.apps.sourcegraph), put on the databases the env of the sourcegraph/frontend
+    workload of its namespace names: where the frontend's serviceConnections send it.
+    Left with no route (it may connect to any server here) when no frontend, or several,
+    or its env names no such database."""
+    from advisor.read.apps.sourcegraph import (
+        PREFIX_OF,
+        env_route,
+        served_database,
+        sourcegraph_service,
+    )
+
+    fronts = []
+    for obj in inputs.objects:
+        if obj.kind not in POD_SPEC_PATHS or obj.namespace != w.namespace:
+            continue
+        shape = workload_shape(obj)
+        fronts += [] if shape is None else [
+            (obj.name, c) for c in shape.containers if c.container.role != "init"
+            and sourcegraph_service(c.container.image) == "frontend"]
+    if len(fronts) != 1:
+        return pools
+    front, shape = fronts[0]
+    values = {e.name: e for e in shape.env if e.form == "value"}
+    out, said = [], []
+    for pool in pools:
+        db = served_database(pool.label) if pool.route is None else None
+        route = env_route(lambda name: values[name].value if name in values else None,
+                          lambda name: replace(values[name].source, key=name),
+                          PREFIX_OF[db]) if db in PREFIX_OF else None
+        if route is None:
+            # not on the container's other routes: where it goes is the frontend's to say
+            out.append(replace(pool, route_unknown=(
+                f"its {db} DSN is served by Sourcegraph's frontend {front}, whose env names "
+                "no such database") if db else pool.route_unknown))
+            continue
+        out.append(replace(pool, route=route))
+        said.append(f"{db} -> {route.host} ({route.source.label()})")
+    if said:
+        topo.notices.append(f"{workload_id(w)}: its database DSNs are served by Sourcegraph's "
+                            f"frontend {front}, whose env names them: {'; '.join(said)}")
+    return out
+
+
+def _run_images(inputs: Inputs, namespace: str | None
+                ) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """(workload name, the images its non-init containers run) of every workload object
+    of the run, those of `namespace` first (an overlay's own build, not another's),
+    worked out once per object list (asked only of a workload the root is guessed for)."""
+    memo = inputs.root.__dict__.setdefault("run_images", {})
+    kept = memo.get(id(inputs.objects))
+    if kept is None or kept[0] is not inputs.objects:
+        kept = (inputs.objects, _workload_images(inputs.objects))
+        memo[id(inputs.objects)] = kept  # the list kept: its id is not reused
+    return tuple((name, images) for _ns, name, images in
+                 sorted(kept[1], key=lambda found: found[0] != namespace))
+
+
+def _workload_images(objects: list) -> tuple[tuple[str | None, str, tuple[str, ...]], ...]:
+    out = []
+    for obj in objects:
+        if obj.kind not in POD_SPEC_PATHS:
+            continue
+        shape = workload_shape(obj)
+        if shape is not None:
+            out.append((obj.namespace, obj.name, tuple(
+                c.container.image for c in shape.containers if c.container.role != "init")))
+    return tuple(out)
 
 
 _SUBCHART = lazy(r"^(.*?)charts/[^/]+/templates/")

@@ -154,6 +154,14 @@ READERS: tuple[StackReader, ...] = (
     StackReader("gitlab", "gitlab:gitlab_pools",
                 image_markers=("gitlab-webservice", "gitlab-sidekiq", "gitlab-toolbox",
                                "gitlab-exporter", "gitlab-geo-logcursor")),
+    # Sourcegraph's services (sourcegraph/frontend, worker, precise-code-intel-worker,
+    # gitserver, repo-updater): a dbconn pool per database, SRC_PGSQL_MAX_OPEN (default 30)
+    # each; the frontend's DSNs from its PG* env, the others' served by the frontend
+    # (advisor/read/apps/sourcegraph.py)
+    StackReader("sourcegraph", "sourcegraph:sourcegraph_pools",
+                image_markers=("sourcegraph/frontend", "sourcegraph/worker",
+                               "sourcegraph/precise-code-intel-worker",
+                               "sourcegraph/gitserver", "sourcegraph/repo-updater")),
     # Pgpool-II (bitnami/pgpool, pgpool/pgpool): num_init_children x max_pool to each
     # backend, from its env and a mounted pgpool.conf (advisor/read/apps/pgpool.py)
     StackReader("pgpool", "pgpool:pgpool_pools", image_markers=("pgpool",)),

@@ -12,6 +12,7 @@ sqlx 10, r2d2 10, deadpool-postgres 4 x physical CPUs (apps/rust.py).
 
 from __future__ import annotations
 
+import posixpath
 import re
 
 from msgspec import Struct
@@ -21,7 +22,7 @@ from advisor.lazyregex import lazy
 from advisor.model import CpuFormula, Pool, Route, Source
 from advisor.read import jsontext
 from advisor.read.apps.base import StackContext
-from advisor.read.apps.source import AppFile, go_imports
+from advisor.read.apps.source import AppFile, auxiliary_script, go_imports
 
 
 class Stack(Struct, frozen=True):
@@ -318,7 +319,54 @@ def names_no_database_library(ctx: StackContext) -> str | None:
 
         names += [name for f in cargo for name in cargo_crates(f)]
     if not names or any(_MAY_BE_DATABASE.search(n) for n in names):
-        return None
+        # a Go module's go.mod names the drivers of all its commands: what one main
+        # package imports says whether its binary can open a connection
+        return go_imports_no_database(ctx.files("go", "go-mod"))
     shown = ", ".join(f.path for f in [*files, *cargo][:3])
     return f"{shown} name{'s' if len(files) + len(cargo) == 1 else ''} no database " \
         f"library ({', '.join(dict.fromkeys(names[:6]))})"
+
+
+def go_imports_no_database(files: list[AppFile]) -> str | None:
+    """Pure: why a Go binary opens no database connection, when its Go files read (the
+    main package and, transitively, the packages of its module it imports:
+    source._go_imported_files) import no package that is or may be a database library
+    (database/sql, lib/pq, pgx, GORM, sqlx all match _MAY_BE_DATABASE) and every package
+    of the module they import was read. A gateway given the database Secret by envFrom
+    (Chandu00756/Taskflow's gateway/, DeepakGiri2/GoConnect's cmd/gateway: gRPC, Redis,
+    JWT) was counted as a floor of 1 connection a pod, though Go's database/sql is the
+    only way to one and it never imports it. None when anything is unread (a module
+    package, a second go.mod) or an import may be a database library."""
+    go = [f for f in files if f.kind == "go" and not f.name.endswith("_test.go")
+          and not auxiliary_script(f.rel)]
+    mods = [f for f in files if f.kind == "go-mod"]
+    if not go or len(mods) != 1 or (m := _GO_MODULE_LINE.search(mods[0].text)) is None:
+        return None
+    module = m.group(1)
+    module_dir = posixpath.dirname(mods[0].path)
+    read = {posixpath.dirname(f.path) for f in go}
+    for f in go:
+        for path in go_imports(f.text):
+            if path == module or path.startswith(module + "/"):
+                package = posixpath.join(module_dir, path[len(module) + 1:]) \
+                    if path != module else module_dir
+                if package not in read:
+                    return None  # a package of its module not read: it may open one
+            elif any(_GO_DB_PART.match(part) for part in path.lower().split("/")):
+                return None
+    packages = len(read)
+    return (f"its Go code ({len(go)} files in {packages} package{'s' if packages != 1 else ''}"
+            f" of module {module}: the main package and those it imports) imports no "
+            "database driver or pool (no database/sql, pgx, lib/pq, GORM or sqlx), so it "
+            "opens no connection")
+
+
+_GO_MODULE_LINE = lazy(r"^module\s+\"?([^\s\"]+)", re.M)
+# A part of a Go import path that is or may be a database library's: database/sql,
+# lib/pq, jackc/pgx/v5/pgxpool, gorm.io/driver/postgres, jmoiron/sqlx, entgo.io/ent,
+# uptrace/bun, go-pg/pg, gobuffalo/pop, xorm.io/xorm, a module's own store/repository;
+# word parts (not _MAY_BE_DATABASE's substrings, which grpc/metadata's "data" matched)
+_GO_DB_PART = lazy(r"^(?:.*(?:sql|postgres|gorm|database|persist|entgo|mongo|redshift|"
+                   r"cockroach|spanner|dynamo|bigquery|clickhouse).*|pg.*|.*db|db.*|pq|ent|bun|"
+                   r"xorm(?:\..*)?|pop|orm|dal|goqu|squirrel|store|storage|repo|repository|"
+                   r"reform|rel|upper|dbr)$")

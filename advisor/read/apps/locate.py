@@ -1243,6 +1243,44 @@ def fallback_app_dir(root: Root, candidates: list[str], names: set[str],
     return None
 
 
+def root_image_owner(hints: BuildHints | None, build: str | None, project: str | None,
+                     run: tuple[tuple[str, tuple[str, ...]], ...], names: set[str]
+                     ) -> str | None:
+    """Pure: why the repository root's application is another workload's, not the one
+    whose image and workload names are `names`: the root is built as an image (a build
+    with context `.`, or an image named as the root build's artifact or the root
+    project) that another workload of the `run` ((workload, its images)) runs, and
+    `names` include none of those images. Adam-Vincent/springboot-postgres-docker-k8s
+    (settings.gradle rootProject.name user-service) deploys beyourcharon/user-service and
+    beyourcharon/email-service, another project's image: email-service was given the
+    root's Spring app and its 'localhost' datasource (a false PA107); humble92/todo-pg
+    builds the root as humble92/todo-fastapi, and its frontend-app
+    (humble92/todo-frontend) was given the root too. None when nothing says what the
+    root is built as, or no other workload runs it (then the root stays the guess)."""
+    built: dict[str, str] = {}  # image name -> why the root is built as it
+    if hints is not None:
+        for key, ctx, where in hints.contexts:
+            if ctx in ("", ".") and ("/" in key or ":" in key):
+                built.setdefault(image_name(key).lower(),
+                                 f"the root is the build context of {key} ({where})")
+    for _, images in run:
+        for image in images:
+            if named_as_build(image, build):
+                built.setdefault(image_name(image).lower(), f"{image} is named as the root "
+                                 f"build's artifact ({build})")
+            elif project_image(image, project):
+                built.setdefault(image_name(image).lower(), f"{image} is named as the root "
+                                 f"project ({project})")
+    if not built or {n.lower() for n in names} & built.keys() or \
+            {image_name(n).lower() for n in names} & built.keys():
+        return None
+    for workload, images in run:
+        for image in images:
+            if (why := built.get(image_name(image).lower())) is not None:
+                return f"{why}, and {workload} runs it"
+    return None
+
+
 # Published images that are never built from the repository being read.
 _PUBLISHED = (*(f"{owner}/" for owner in BITNAMI_OWNERS),  # bitnamilegacy/x is Bitnami's too
               "docker.io/library/", "quay.io/keycloak", "keycloak/",

@@ -21,6 +21,12 @@ from advisor.read.sources.k8s import K8sObject, k8s_objects
 # in every template whatever its suffix: a rendered .j2 may go through envsubst too)
 _EXPRESSIONS = lazy(r"\{\{[^{}\n]*\}\}|<%=[^%\n]*%>|\$\{[A-Za-z_][A-Za-z0-9_]*\}"
                     r"|\$[A-Za-z_][A-Za-z0-9_]*")
+# ... of a Jinja or ERB file: `${NAME}` (envsubst's form, run after Jinja) is one, a bare
+# `$name` is not: Jinja and ERB leave it as written, and in a value it is a literal `$`
+# (a password `p@ss$word`, a shell's `$PORT` in `sh -c`), which made the file a floor
+_EXPRESSIONS_NO_BARE_DOLLAR = lazy(r"\{\{[^{}\n]*\}\}|<%=[^%\n]*%>"
+                                   r"|\$\{[A-Za-z_][A-Za-z0-9_]*\}")
+_NO_BARE_DOLLAR_SUFFIXES = (".j2", ".jinja", ".jinja2", ".erb")
 # a statement or comment of Jinja/ERB, a Go template's action (rendering may add, drop or
 # repeat lines), a whitespace-trimming marker
 _STATEMENT = lazy(r"\{%|\{#|<%(?!=)|\{\{-|-\}\}|\{\{\s*(?:if|else|end|range|with|define|"
@@ -44,7 +50,9 @@ def read_as_written(text: str, shown: str) -> tuple[list[K8sObject], list[str]] 
 
     if _STATEMENT.search(text):
         return None
-    plain = _EXPRESSIONS.sub(token, text)
+    expressions = _EXPRESSIONS_NO_BARE_DOLLAR if shown.lower().endswith(
+        _NO_BARE_DOLLAR_SUFFIXES) else _EXPRESSIONS
+    plain = expressions.sub(token, text)
     if _OPEN.search(plain):
         return None
     objects, problems = k8s_objects(plain, shown)
@@ -102,8 +110,10 @@ def _harmless(path: tuple, value: str, token: str) -> str | None:
     if len(path) >= 3 and path[-1] == "image" and path[-3] in _CONTAINER_LISTS:
         name = value.rsplit("/", 1)[-1]
         at = min((i for i in (name.find(":"), name.find("@")) if i >= 0), default=-1)
-        # the tag or digest: another build of the same program (its repository names it)
-        return "image tag" if 0 <= at < name.find(token) else None
+        # the tag or digest: another build of the same program (its repository names it);
+        # else the program itself is filled in: read only as a plain manifest's twin
+        # (image_from_expression, repository._templates_read)
+        return "image tag" if 0 <= at < name.find(token) else "image"
     if len(path) >= 3 and path[-2] == "annotations" and path[-3] == "metadata":
         return "annotation"
     return None
@@ -122,8 +132,46 @@ def _restore(node: Any, found: list[str]) -> None:
 
 def same_but_expressions(template: Any, plain: Any) -> bool:
     """Whether a template's object and a plain manifest's of the same name differ only
-    where expressions may stand (an image's tag or digest, annotations)."""
-    return _view(template) == _view(plain)
+    where expressions may stand (an image's tag or digest, annotations, an image the
+    template fills in whole: `image: {{ image }}` renders the plain manifest's)."""
+    return _same(_view(template), _view(plain))
+
+
+def _same(template: Any, plain: Any) -> bool:
+    if isinstance(template, dict) and isinstance(plain, dict):
+        return template.keys() == plain.keys() and all(
+            _same(v, plain[k]) for k, v in template.items())
+    if isinstance(template, list) and isinstance(plain, list):
+        return len(template) == len(plain) and all(map(_same, template, plain))
+    return template is _ANY_IMAGE or template == plain
+
+
+_ANY_IMAGE = object()  # an image whose repository is an expression: any image renders
+
+
+def image_from_expression(body: Any) -> bool:
+    """Pure: whether a container's image names its program by an expression
+    (`{{ image }}`, `{{ registry }}/web:1`): which program runs is known only from a plain
+    manifest of the same object, so the template is read only beside one."""
+    return any(key == "image" and isinstance(value, str) and _EXPRESSIONS.search(
+        _repository(value)) for key, value in _pairs(body))
+
+
+def _pairs(node: Any) -> Iterator[tuple[Any, Any]]:
+    if isinstance(node, dict):
+        for key, value in node.items():
+            yield key, value
+            yield from _pairs(value)
+    elif isinstance(node, list):
+        for value in node:
+            yield from _pairs(value)
+
+
+def _repository(image: str) -> str:
+    name = image.rsplit("/", 1)
+    cut = min((i for i in (name[-1].find(":"), name[-1].find("@")) if i >= 0),
+              default=len(name[-1]))
+    return "/".join([*name[:-1], name[-1][:cut]])
 
 
 def _view(node: Any, key: Any = None) -> Any:
@@ -132,8 +180,6 @@ def _view(node: Any, key: Any = None) -> Any:
     if isinstance(node, list):
         return [_view(v) for v in node]
     if key == "image" and isinstance(node, str):
-        name = node.rsplit("/", 1)
-        cut = min((i for i in (name[-1].find(":"), name[-1].find("@")) if i >= 0),
-                  default=len(name[-1]))
-        return "/".join([*name[:-1], name[-1][:cut]])
+        repository = _repository(node)
+        return _ANY_IMAGE if _EXPRESSIONS.search(repository) else repository
     return node
