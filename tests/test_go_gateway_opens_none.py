@@ -186,6 +186,12 @@ def test_go_imports_no_database_is_pure():
         text = GATEWAY_MAIN.replace('\t"log"\n', f'\t"log"\n\t"{driver}"\n')
         assert go_imports_no_database([_go("gateway/main.go", text), auth, mod]) is None
     assert go_imports_no_database([_go("gateway/main.go", GATEWAY_MAIN), auth]) is None
+    # the owner's other module, a kit whose name says nothing of the driver it may wrap
+    kit = GATEWAY_MAIN.replace('\t"log"\n', '\t"log"\n\t"github.com/acme/platform/kit"\n')
+    assert kit != GATEWAY_MAIN
+    assert go_imports_no_database([_go("gateway/main.go", kit), auth, mod]) is None
+    other = GATEWAY_MAIN.replace('\t"log"\n', '\t"log"\n\t"github.com/redis/go-redis/v9"\n')
+    assert go_imports_no_database([_go("gateway/main.go", other), auth, mod])
 
 
 def test_a_go_gateway_given_the_db_host_in_its_env_opens_no_connection(tmp_path):

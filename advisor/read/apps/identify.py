@@ -354,11 +354,22 @@ def go_imports_no_database(files: list[AppFile]) -> str | None:
                     return None  # a package of its module not read: it may open one
             elif any(_GO_DB_PART.match(part) for part in path.lower().split("/")):
                 return None
+            elif _same_owner(path, module):
+                return None  # the owner's other module (a platform kit) may wrap a driver
     packages = len(read)
     return (f"its Go code ({len(go)} files in {packages} package{'s' if packages != 1 else ''}"
             f" of module {module}: the main package and those it imports) imports no "
             "database driver or pool (no database/sql, pgx, lib/pq, GORM or sqlx), so it "
             "opens no connection")
+
+
+def _same_owner(path: str, module: str) -> bool:
+    """Pure: whether import `path` is a module of the same host and owner as `module`
+    (github.com/acme/platform/kit beside module github.com/acme/tasks): a wrapper its
+    owner wrote, whose name says nothing of the driver it may open."""
+    mine = module.lower().split("/")
+    theirs = path.lower().split("/")
+    return len(mine) >= 3 and "." in mine[0] and theirs[:2] == mine[:2]
 
 
 _GO_MODULE_LINE = lazy(r"^module\s+\"?([^\s\"]+)", re.M)
