@@ -199,3 +199,62 @@ def test_a_disabled_legacy_dependency_is_not_built(tmp_path, no_engine):
     write(tmp_path, tree)
     r = _check(tmp_path)
     assert r.budgets == [] and [f for f in r.findings if f.code == "PA901"] == []
+
+
+def test_an_operator_cluster_in_the_values_is_a_file_not_read(tmp_path, no_engine):
+    # 8gears/n8n-helm-chart examples/values_full.yaml's shape: the chart writes
+    # extraManifests out; one is a CloudNativePG Cluster
+    write(tmp_path, {
+        "chart/Chart.yaml": "apiVersion: v2\nname: flows\nversion: 1.1.0\n",
+        "chart/values.yaml": "main:\n  config: {}\nextraManifests: []\n",
+        "chart/templates/extraManifests.yaml":
+            "{{ range .Values.extraManifests }}\n---\n{{ toYaml . }}\n{{ end }}\n",
+        "values_full.yaml": """\
+main:
+  config:
+    db:
+      type: postgresdb
+      postgresdb:
+        host: db-rw
+extraManifests:
+  - apiVersion: postgresql.cnpg.io/v1
+    kind: Cluster
+    metadata:
+      name: db
+    spec:
+      instances: 1
+"""})
+    given = [str(tmp_path / "values_full.yaml")]
+    r = run_check([tmp_path / "chart"],
+                  CheckOptions(root=tmp_path, cache=False, values_files=given))
+    (pa901,) = [f for f in r.findings if f.code == "PA901"]
+    assert (pa901.location.path, pa901.location.line) == ("values_full.yaml", 9)
+    assert "resource Cluster (postgresql.cnpg.io)" in pa901.message
+
+
+def test_a_bitnami_dependency_its_condition_disables_is_no_server(tmp_path, no_engine):
+    # goauthentik/helm charts/authentik's shape: postgresql.enabled false (condition
+    # postgresql.enabled) beside primary.extendedConfiguration; the fallback built it and
+    # said "release-postgresql: fits" for a server the chart does not deploy
+    write(tmp_path, {
+        "chart/Chart.yaml": """\
+apiVersion: v2
+name: idp
+version: 2026.8.0
+dependencies:
+  - name: postgresql
+    version: 18.8.12
+    repository: oci://registry-1.docker.io/bitnamicharts
+    condition: postgresql.enabled
+""",
+        "chart/values.yaml": """\
+postgresql:
+  enabled: false
+  image:
+    repository: library/postgres
+  primary:
+    extendedConfiguration: |
+      max_connections = 500
+"""})
+    r = _check(tmp_path)
+    assert r.budgets == [] and [f for f in r.findings if f.code == "PA901"] == []

@@ -432,6 +432,9 @@ _OPERATOR_SERVER = re.compile(
     r"^apiVersion:\s*[\"']?(postgresql\.cnpg\.io|acid\.zalan\.do|"
     r"postgres-operator\.crunchydata\.com|stackgres\.io)/\S+\s*\n(?:.*\n){0,3}?"
     r"kind:\s*[\"']?(Cluster|postgresql|PostgresCluster|SGCluster)\b", re.M)
+_OPERATOR_GROUPS = frozenset({"postgresql.cnpg.io", "acid.zalan.do",
+                              "postgres-operator.crunchydata.com", "stackgres.io"})
+_OPERATOR_KINDS = frozenset({"Cluster", "postgresql", "PostgresCluster", "SGCluster"})
 _MAX_TEMPLATES = 400  # a chart's templates/ (harbor: 90 files); past this, not read
 
 
@@ -451,12 +454,24 @@ def _server_images_unread(root: Root, chart_path: Path, values: dict[str, Any],
     found: list[tuple[str, Source]] = []
 
     def walk(keys: Key, node: Any) -> None:
+        if isinstance(node, list) and len(keys) <= 12:
+            for i, item in enumerate(node[:200]):
+                walk((*keys, i), item)
+            return
         if not isinstance(node, dict) or node.get("enabled") is False or len(keys) > 12:
             return
         if len(keys) == 1 and _condition_false(values, conditions.get(str(keys[0]), "")):
             return
+        # an operator's cluster written in the values, which a template writes out (8gears'
+        # n8n examples/values_full.yaml: a CloudNativePG Cluster in extraManifests)
+        group = str(node.get("apiVersion") or "").split("/", 1)[0]
+        if group in _OPERATOR_GROUPS and node.get("kind") in _OPERATOR_KINDS:
+            found.append((f"resource {node['kind']} ({group})", leaf_source(
+                layers, (*keys, "kind")) or Source(path=in_chart(
+                    root.rel(chart_path), "values.yaml"), key=".".join(map(str, keys)))))
+            return
         for k, v in node.items():
-            if isinstance(v, dict):
+            if isinstance(v, dict | list):
                 walk((*keys, k), v)
             elif isinstance(v, str) and k in ("repository", "image") and is_postgres_image(v):
                 found.append((f"image {v}", leaf_source(layers, (*keys, k)) or Source(
