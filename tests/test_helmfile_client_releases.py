@@ -94,3 +94,15 @@ def test_a_helmfile_release_whose_values_name_no_database_is_named_not_rendered(
     (budget,) = r.budgets
     assert budget.unknown_clients == []
     assert any("helmfile default/shop" in n for n in r.notices if "not rendered" in n)
+
+
+def test_a_templated_values_file_is_not_read_and_the_peak_is_a_floor(tmp_path):
+    # helmfile renders values.yaml.gotmpl (and {{ }} in any values file) itself: not
+    # parsed here (no YAML problem), and where the release connects is then not known
+    write(tmp_path, {**TREE, "deploy/shop-values.yaml":
+                     VALUES + "  replicas: {{ .Values.replicas }}\n"})
+    r = run_check([tmp_path / "deploy"], CheckOptions(root=tmp_path))
+    assert [f for f in r.findings if f.code == "PA901"] == []
+    (budget,) = r.budgets
+    assert budget.unknown_clients == [] and budget.unplaced_clients == ["shop"], budget
+    assert any("is a helmfile template, not read" in n for n in r.notices)

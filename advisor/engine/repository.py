@@ -448,13 +448,17 @@ def _helmfile_releases(found, root: Root, manifests: list[Path],
             for release in helmfile_chart_releases(text):
                 docs: list[Any] = []
                 shown_values: list[str] = []
+                templated: list[str] = []
                 for rel in value_files(root, shown, release.values, manifests):
                     try:
-                        loaded, found_problems = load_yaml_stream(
-                            root.read_text(root.path / rel), rel)
+                        values_text = root.read_text(root.path / rel)
                     except InputError as exc:
                         problems.append(_input_problem(exc))
                         continue
+                    if rel.endswith(".gotmpl") or "{{" in values_text:
+                        templated.append(rel)  # a helmfile template: not read
+                        continue
+                    loaded, found_problems = load_yaml_stream(values_text, rel)
                     problems += found_problems
                     if loaded and isinstance(loaded[0][0], dict):
                         docs.append(loaded[0][0])
@@ -463,7 +467,8 @@ def _helmfile_releases(found, root: Root, manifests: list[Path],
                     kind=HELMFILE_KIND, api_version=HELMFILE_API, name=release.release,
                     namespace=release.namespace or None,
                     body={"spec": {"name": release.chart, "repo": release.repo},
-                          "values": docs, "valuesPaths": shown_values},
+                          "values": docs, "valuesPaths": shown_values,
+                          "valuesTemplated": templated},
                     path=shown, line=release.line, origin=f"helmfile:{shown}"))
     return out
 
