@@ -29,6 +29,7 @@ from advisor.read.sources.k8s import (
     LazyK8sObject,
     get,
     k8s_objects,
+    load_yaml_stream,
     looks_like_k8s,
 )
 from advisor.read.suppress import scan_suppressions
@@ -166,6 +167,11 @@ def scan_paths(root: Root, paths: list[Path], settings: Settings, options: Check
             jsonnet_sources, root, found.other_files,
             objects + [o for _label, objs in environments for o in objs], problems,
             notices), [], "reading jsonnet sources")
+    # the helmfile releases of charts from a chart repository in the scanned paths: read
+    # as a Flux HelmRelease is (advisor.link.releases), never a silent "peak 0"
+    objects = objects + guarded(problems, ".", partial(_helmfile_releases, found, root,
+                                                       found.manifests, problems),
+                                [], "reading helmfile releases")
     notices += _releases_notice(root.path, objects + [o for _label, objs in environments
                                                      for o in objs])
     # The applications' source folders and build files are looked for in the whole
@@ -421,6 +427,58 @@ def _helm_install_commands(found, root: Root, manifests: list[Path]) -> list[Ins
                     said.add(key)
                     out.append((install, shown, text,
                                 value_files(root, shown, install.values, manifests)))
+    return out
+
+
+def _helmfile_releases(found, root: Root, manifests: list[Path],
+                       problems: list[ConfigProblem]) -> list[K8sObject]:
+    """The releases of the helmfile state files under the scanned paths whose chart comes
+    from a chart repository and is no PostgreSQL server's, each an object of the run
+    (advisor.read.releases.HELMFILE_KIND) with the documents of its values files: their
+    values may name a server of the repository, which is then a floor, not "fits, peak
+    0" (audit 47 D1, zitadel/zitadel-charts examples/cloudnativepg). A server's chart
+    is _helm_install_commands'; a chart folder is rendered as the repository's own."""
+    out: list[K8sObject] = []
+    for name, paths in sorted(found.names.items()):
+        if not _is_helmfile(name):
+            continue
+        for path in sorted(paths):
+            try:
+                text = root.read_text(path)
+            except InputError:
+                continue
+            if "releases" not in text:
+                continue
+            from advisor.read.helm_commands import helmfile_chart_releases
+            from advisor.read.releases import HELMFILE_API, HELMFILE_KIND
+            from advisor.read.render.helm_installs import value_files
+
+            shown = root.rel(path)
+            for release in helmfile_chart_releases(text):
+                docs: list[Any] = []
+                shown_values: list[str] = []
+                templated: list[str] = []
+                for rel in value_files(root, shown, release.values, manifests):
+                    try:
+                        values_text = root.read_text(root.path / rel)
+                    except InputError as exc:
+                        problems.append(_input_problem(exc))
+                        continue
+                    if rel.endswith(".gotmpl") or "{{" in values_text:
+                        templated.append(rel)  # a helmfile template: not read
+                        continue
+                    loaded, found_problems = load_yaml_stream(values_text, rel)
+                    problems += found_problems
+                    if loaded and isinstance(loaded[0][0], dict):
+                        docs.append(loaded[0][0])
+                        shown_values.append(rel)
+                out.append(K8sObject(
+                    kind=HELMFILE_KIND, api_version=HELMFILE_API, name=release.release,
+                    namespace=release.namespace or None,
+                    body={"spec": {"name": release.chart, "repo": release.repo},
+                          "values": docs, "valuesPaths": shown_values,
+                          "valuesTemplated": templated},
+                    path=shown, line=release.line, origin=f"helmfile:{shown}"))
     return out
 
 

@@ -1346,7 +1346,9 @@ def _mounted_config_route(w: Workload, index: ConfigIndex, host_map: dict,
     return unknown
 
 
-_SECTIONED = (".json", ".yaml", ".yml")
+# a file by its key's extension, or a ConfigMap key named so without the dot (the zitadel
+# chart's zitadel-config-yaml, mounted as /config/zitadel-config-yaml: audit 47 D3)
+_SECTIONED = (".json", ".yaml", ".yml", "-json", "-yaml", "-yml")
 
 
 def _section_route(text: str, shown: str, offset: int, where: str) -> Route | None:

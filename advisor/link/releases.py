@@ -65,6 +65,17 @@ def release_clients(inputs: Inputs, topo: Topology, index: ConfigIndex,
             clients.append(client)
         else:
             note = _unknown_connection_note(release, index, release.namespace or default_ns)
+            templated = release.obj.body.get("valuesTemplated") \
+                if release.kind == "helmfile" else None
+            if not note and templated:
+                # its values files are helmfile templates, not read: where it connects
+                # is not known (every server's peak a floor), never left out silently
+                note = (f"{release.describe()}: its values file"
+                        f"{'s' if len(templated) > 1 else ''} {', '.join(templated)} "
+                        f"{'are' if len(templated) > 1 else 'is a'} helmfile template"
+                        f"{'s' if len(templated) > 1 else ''}, not read: where it connects "
+                        "is not known, so it is in no budget and every server's peak is a "
+                        "floor (declare it: [[workloads]] target and connections)")
             decl = declared.get(release.name)
             if note and not (decl is not None and decl.target):
                 topo.notices.append(note)

@@ -446,8 +446,10 @@ def _add_external_secrets(topo: Topology, objects: list[K8sObject], index: Confi
         index.setdefault(key, data)
 
 
-# advisor.read.releases; HelmChartInflationGenerator: kustomize_tree.CHART_KIND
-_RELEASE_KINDS = frozenset({"HelmRelease", "Application", "HelmChartInflationGenerator"})
+# advisor.read.releases; HelmChartInflationGenerator: kustomize_tree.CHART_KIND;
+# HelmfileRelease: advisor.read.releases.HELMFILE_KIND
+_RELEASE_KINDS = frozenset({"HelmRelease", "Application", "HelmChartInflationGenerator",
+                            "HelmfileRelease"})
 
 
 def _app_template_workloads(inputs: Inputs, topo: Topology, default_ns: str

@@ -212,15 +212,14 @@ def is_bitnami(install: HelmInstall, text: str) -> bool:
 _HF_KEY = re.compile(r"^(\s*)(-\s+)?([A-Za-z_]\w*):\s*(.*?)\s*$")
 
 
-def helmfile_server_installs(text: str) -> list[HelmInstall]:
-    """The releases of a helmfile state file that install a PostgreSQL server's chart from
-    a chart repository (`chart: bitnami/postgresql`, its `repositories:` alias resolved
-    to `repo`), as `helm install` commands would: name, namespace, version and values
-    files as written. Read by lines, as the file is a Go template before it is YAML
-    (DTS-STN/BenefitsFinderBackend's helmfile/helmfile.yaml: `{{ if ... }}` lines,
-    `name: cms-bakeoff-strapi-pg-{{ .Environment.Name }}`)."""
+_HelmfileItem = tuple[str, dict[str, str], list[str], int]  # (section, keys, values, line)
+
+
+def _helmfile_entries(text: str) -> tuple[dict[str, str], list[_HelmfileItem]]:
+    """The `repositories:` aliases (name -> URL) and the entries of every top-level list
+    of a helmfile state file, read by lines (see helmfile_server_installs)."""
     repos: dict[str, str] = {}
-    items: list[tuple[str, dict[str, str], list[str], int]] = []  # (section, keys, values, line)
+    items: list[_HelmfileItem] = []
     section = ""
     item_indent = -1  # the column of the `- ` that starts an entry of the section
     values_indent = -1  # the column of the entry's `values:` while its list is read
@@ -260,6 +259,17 @@ def helmfile_server_installs(text: str) -> list[HelmInstall]:
     for sec, keys, _values, _line in items:
         if sec == "repositories" and keys.get("name") and keys.get("url"):
             repos[keys["name"]] = keys["url"]
+    return repos, items
+
+
+def helmfile_server_installs(text: str) -> list[HelmInstall]:
+    """The releases of a helmfile state file that install a PostgreSQL server's chart from
+    a chart repository (`chart: bitnami/postgresql`, its `repositories:` alias resolved
+    to `repo`), as `helm install` commands would: name, namespace, version and values
+    files as written. Read by lines, as the file is a Go template before it is YAML
+    (DTS-STN/BenefitsFinderBackend's helmfile/helmfile.yaml: `{{ if ... }}` lines,
+    `name: cms-bakeoff-strapi-pg-{{ .Environment.Name }}`)."""
+    repos, items = _helmfile_entries(text)
     out = []
     for sec, keys, values, number in items:
         chart = keys.get("chart", "")
@@ -273,5 +283,32 @@ def helmfile_server_installs(text: str) -> list[HelmInstall]:
                                namespace="" if "{{" in namespace else namespace,
                                values=tuple(values),
                                version=keys.get("version", ""), repo=repos.get(alias, ""),
+                               via="helmfile"))
+    return out
+
+
+def helmfile_chart_releases(text: str) -> list[HelmInstall]:
+    """The releases of a helmfile state file of a chart from a chart repository that is no
+    PostgreSQL server's (`chart: zitadel/zitadel`, `oci://...`): this tool does not render
+    them, but their values may name the server a chart of the repository deploys (audit
+    47 D1: zitadel/zitadel-charts examples/cloudnativepg's helmfile.yaml, whose Cluster
+    "fitted, peak 0"). A chart folder (`./postgres-cluster`) is rendered as any chart of
+    the repository and not taken; a templated chart is not known and not taken."""
+    repos, items = _helmfile_entries(text)
+    out = []
+    for sec, keys, values, number in items:
+        chart = keys.get("chart", "")
+        alias = chart.split("/", 1)[0] if "://" not in chart else ""
+        # helmfile takes `<alias>/<chart>` from a chart repository only when the alias
+        # is one of its `repositories:`; any other path is a folder (a local chart)
+        if sec != "releases" or not chart or "{{" in chart or _local(chart) \
+                or chart_name(chart) in SERVER_CHARTS or (alias and alias not in repos) \
+                or "/" not in chart:
+            continue
+        namespace = keys.get("namespace", "")
+        out.append(HelmInstall(line=number, release=keys.get("name", ""), chart=chart,
+                               namespace="" if "{{" in namespace else namespace,
+                               values=tuple(values), version=keys.get("version", ""),
+                               repo=repos.get(alias, "") if alias else chart,
                                via="helmfile"))
     return out

@@ -26,6 +26,11 @@ from advisor.read.workloads import ConfigIndex, lookup
 FLUX_HELM_GROUP = "helm.toolkit.fluxcd.io/"
 ARGO_GROUP = "argoproj.io/"
 FLUX_KUSTOMIZE_GROUP = "kustomize.toolkit.fluxcd.io/"
+# A helmfile release of a chart from a chart repository, as an object of the run
+# (advisor.engine.repository._helmfile_releases): body `spec` {name, repo}, `values` the
+# documents of its values files, `valuesPaths` their files
+HELMFILE_KIND = "HelmfileRelease"
+HELMFILE_API = "builtin"
 
 
 class Values(Struct):
@@ -112,6 +117,8 @@ def find_releases(objects: list[K8sObject], chart_in_repo: Callable[[str], bool]
             out += _argo_releases(obj, chart_in_repo)
         elif obj.kind == CHART_KIND and obj.api_version == CHART_API:
             out.append(_kustomize_release(obj))
+        elif obj.kind == HELMFILE_KIND and obj.api_version == HELMFILE_API:
+            out.append(_helmfile_release(obj))
     return out
 
 
@@ -210,6 +217,21 @@ def _kustomize_release(obj: K8sObject) -> Release:
     return Release(kind="helmCharts", name=obj.name, namespace=obj.namespace,
                    chart=str(entry["name"]),
                    origin=f"Helm repository {_text(entry.get('repo')) or '?'}", obj=obj,
+                   values=trees)
+
+
+def _helmfile_release(obj: K8sObject) -> Release:
+    """A helmfile release of a chart from a chart repository: its values files, a later
+    one first (it wins, as helmfile passes them to Helm in order)."""
+    trees = [Values(node=doc, obj=K8sObject(kind="values", api_version="", name=shown,
+                                            namespace=None, body=doc, path=shown, line=1),
+                    release=obj.name, namespace=obj.namespace or "")
+             for doc, shown in reversed(list(zip(obj.body["values"], obj.body["valuesPaths"],
+                                                 strict=True)))]
+    spec = obj.body["spec"]
+    return Release(kind="helmfile", name=obj.name, namespace=obj.namespace,
+                   chart=str(spec["name"]),
+                   origin=f"Helm repository {_text(spec.get('repo')) or '?'}", obj=obj,
                    values=trees)
 
 

@@ -63,16 +63,38 @@ def values_only(root: Root, chart_path: Path, layers: list[ValuesLayer], *, rele
     built: list[K8sObject] = []
     unread: list[str] = []
     glob = values.get("global") if isinstance(values.get("global"), dict) else {}
+    conditions = _dependency_conditions(root, chart_path)
+    servers: list[K8sObject] = []  # the PostgreSQL servers built from the values
     for prefix, name, section in charts:
+        if prefix and _condition_false(values, conditions.get(name, "")):
+            continue  # a dependency its Chart.yaml condition leaves out (Helm does too)
         if name == "postgresql" and any(k in section for k in ("primary", "architecture")):
-            built.extend(_bitnami_postgresql(section, layers, prefix, release, name,
-                                             chart_rel, namespace, glob=glob, unread=unread))
+            made = _bitnami_postgresql(section, layers, prefix, release, name, chart_rel,
+                                       namespace, glob=glob, unread=unread)
+            built += made
+            servers += [o for o in made if o.kind == "StatefulSet"]
+        elif name == "postgresql" and any(k in section for k in _LEGACY_KEYS):
+            # bitnami/postgresql before 11.0 (airflow-helm/charts' stable postgresql 8.6.4:
+            # postgresqlDatabase, postgresqlUsername): audit 47 D2, no server was built
+            made = _bitnami_postgresql_legacy(section, layers, prefix, release, name, "",
+                                              chart_rel, namespace)
+            built += made
+            servers += made
         else:
             built.extend(_synthetic_workload(section, layers, prefix,
                                              _fullname(section, name, release), name,
                                              chart_rel, namespace))
     out.objects.extend(built)
     _say_unread(unread, "postgresql", "", chart_rel, out)
+    # A server this reading built, or one its values or templates name, beside templates
+    # that were not evaluated: who connects to it (and, for one not built, whether it
+    # runs) is not known, so the chart is a file not read (PA901 error: every budget a
+    # floor), never "no PostgreSQL server found" or "fits, peak 0" (audit 47 D2)
+    servers += [o for o in built if o not in servers and _runs_postgres(o)]
+    named = [] if servers else _server_images_unread(root, chart_path, values, layers,
+                                                      conditions)
+    if servers or named:
+        out.problems.append(_templates_server_problem(chart_rel, reason, named, servers))
     out.notices.append(
         f"helm: {chart_rel} was NOT rendered: {reason}. Read instead from values only: "
         "replicaCount, autoscaling.enabled/minReplicas/maxReplicas, env, image and "
@@ -392,6 +414,135 @@ def _condition_false(values: dict[str, Any], condition: str) -> bool:
         if isinstance(node, bool):
             return not node
     return False
+
+
+def _runs_postgres(obj: K8sObject) -> bool:
+    from advisor.read.workloads import is_postgres_image
+
+    containers = get(obj.body, "spec", "template", "spec", "containers")
+    return any(isinstance(c, dict) and is_postgres_image(str(c.get("image") or ""))
+               for c in (containers if isinstance(containers, list) else []))
+
+
+_TEMPLATE_IMAGE = re.compile(r"^\s*(?:-\s+)?image:\s*[\"']?([^\s\"'{}#]+)[\"']?\s*(?:#.*)?$",
+                             re.M)
+# An operator's PostgreSQL cluster written in a template (zitadel-charts'
+# examples/cloudnativepg/postgres-cluster: a CloudNativePG Cluster): apiVersion, then kind
+_OPERATOR_SERVER = re.compile(
+    r"^apiVersion:\s*[\"']?(postgresql\.cnpg\.io|acid\.zalan\.do|"
+    r"postgres-operator\.crunchydata\.com|stackgres\.io)/\S+\s*\n(?:.*\n){0,3}?"
+    r"kind:\s*[\"']?(Cluster|postgresql|PostgresCluster|SGCluster)\b", re.M)
+_OPERATOR_GROUPS = frozenset({"postgresql.cnpg.io", "acid.zalan.do",
+                              "postgres-operator.crunchydata.com", "stackgres.io"})
+_OPERATOR_KINDS = frozenset({"Cluster", "postgresql", "PostgresCluster", "SGCluster"})
+_MAX_TEMPLATES = 400  # a chart's templates/ (harbor: 90 files); past this, not read
+
+
+def _server_images_unread(root: Root, chart_path: Path, values: dict[str, Any],
+                          layers: list[ValuesLayer], conditions: dict[str, str]
+                          ) -> list[tuple[str, Source]]:
+    """The PostgreSQL server images (advisor.read.workloads.is_postgres_image) a chart
+    read from values only names: an image repository of its values (harbor's
+    database.internal.image.repository goharbor/harbor-db, supabase's image.db.repository
+    supabase/postgres), outside a mapping whose `enabled` is false and a dependency its
+    condition leaves out, and an image written as such in a template (windmill's
+    templates/postgresql-demo-app.yaml `image: postgres:18`). Without the engine these
+    servers were not read, and the check said "no findings (no PostgreSQL server found)",
+    exit 0, for charts that deploy one (audit 47 D2). Each with where it is written."""
+    from advisor.read.workloads import is_postgres_image
+
+    found: list[tuple[str, Source]] = []
+
+    def walk(keys: Key, node: Any) -> None:
+        if isinstance(node, list) and len(keys) <= 12:
+            for i, item in enumerate(node[:200]):
+                walk((*keys, i), item)
+            return
+        if not isinstance(node, dict) or node.get("enabled") is False or len(keys) > 12:
+            return
+        if len(keys) == 1 and _condition_false(values, conditions.get(str(keys[0]), "")):
+            return
+        # an operator's cluster written in the values, which a template writes out (8gears'
+        # n8n examples/values_full.yaml: a CloudNativePG Cluster in extraManifests)
+        group = str(node.get("apiVersion") or "").split("/", 1)[0]
+        if group in _OPERATOR_GROUPS and node.get("kind") in _OPERATOR_KINDS:
+            found.append((f"resource {node['kind']} ({group})", leaf_source(
+                layers, (*keys, "kind")) or Source(path=in_chart(
+                    root.rel(chart_path), "values.yaml"), key=".".join(map(str, keys)))))
+            return
+        for k, v in node.items():
+            if isinstance(v, dict | list):
+                walk((*keys, k), v)
+            elif isinstance(v, str) and k in ("repository", "image") and is_postgres_image(v):
+                found.append((f"image {v}", leaf_source(layers, (*keys, k)) or Source(
+                    path=in_chart(root.rel(chart_path), "values.yaml"),
+                    key=".".join(map(str, (*keys, k))))))
+
+    walk((), values)
+    templates = chart_path / "templates"
+    # (Helm test hooks, templates/tests/, are no part of the release's workloads)
+    files = sorted(p for p in templates.rglob("*") if p.suffix in (".yaml", ".yml", ".tpl")
+                   and p.is_file() and not {"test", "tests"} & set(p.relative_to(
+                       templates).parts[:-1]))[:_MAX_TEMPLATES] if templates.is_dir() else []
+    for path in files:
+        try:
+            text = root.read_text(path)
+        except InputError:
+            continue
+        for m in _OPERATOR_SERVER.finditer(text):
+            found.append((f"resource {m.group(2)} ({m.group(1)})", Source(
+                path=root.rel(path), line=text.count("\n", 0, m.start()) + 1, key="kind")))
+        for m in _TEMPLATE_IMAGE.finditer(text):
+            if is_postgres_image(m.group(1)):
+                found.append((f"image {m.group(1)}", Source(path=root.rel(path),
+                                                 line=text.count("\n", 0, m.start()) + 1,
+                                                 key="image")))
+    return found
+
+
+def _templates_server_problem(chart_rel: str, reason: str, named: list[tuple[str, Source]],
+                              servers: list[K8sObject]) -> ConfigProblem:
+    """A chart read from values only that deploys a PostgreSQL server (built here from its
+    Bitnami postgresql values) or names a server image in its values or templates: a
+    PA901 error (fatal: the templates are a file not read, so every budget is a floor)."""
+    if servers:
+        at = servers[0].source()
+        what = (f"its PostgreSQL server {servers[0].name} was built from the values only, "
+                "and its templates, which hold its clients, were not evaluated: who "
+                "connects to that server is not known")
+    else:
+        at = named[0][1]
+        images = list(dict.fromkeys(img for img, _ in named))
+        where = ", ".join(f"{src.path}{':' + str(src.line) if src.line else ''}"
+                          for _, src in named[:4]) + (" and more" if len(named) > 4 else "")
+        what = (f"it names PostgreSQL server {', '.join(images[:4])} ({where}) and its "
+                "templates were not evaluated: "
+                "whether that server runs, its max_connections and who connects to it are "
+                "not known")
+    return ConfigProblem(
+        location=Location(path=at.path or in_chart(chart_rel, "Chart.yaml"), line=at.line),
+        message=f"helm: {chart_rel} was NOT rendered ({reason}); {what}, so every budget "
+                "is a floor (install the Helm engine, helm-python-sdk, to render the chart, "
+                "or declare the server: [[servers]] with its hosts and max_connections)",
+        fatal=True, program="Helm")
+
+
+def _dependency_conditions(root: Root, chart_path: Path) -> dict[str, str]:
+    """Chart.yaml's dependencies: their values key (alias, else name) -> condition."""
+    from advisor.read.sources.k8s import load_yaml_stream
+
+    try:
+        text = root.read_text(chart_path / "Chart.yaml")
+    except InputError:
+        return {}
+    docs, _ = load_yaml_stream(text, "Chart.yaml")
+    deps = get(docs[0][0], "dependencies") if docs else None
+    out: dict[str, str] = {}
+    for dep in deps if isinstance(deps, list) else []:
+        key = get(dep, "alias") or get(dep, "name")
+        if isinstance(key, str) and isinstance(get(dep, "condition"), str):
+            out[key] = get(dep, "condition")
+    return out
 
 
 def _declared_dependencies(root: Root, chart_path: Path) -> list[str]:

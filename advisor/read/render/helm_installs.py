@@ -12,6 +12,7 @@ Five of ten repositories of audit 13e install their database so; the tool said i
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +26,12 @@ from advisor.read.render.helm_dep_versions import Locked, exact_version
 from advisor.read.render.helm_fallback import Stand, bitnami_server
 from advisor.read.render.helm_values import ValuesLayer, merge_maps, user_layers
 
+# https://raw.githubusercontent.com/<owner>/<repo>/<ref>/<path>,
+# https://github.com/<owner>/<repo>/(raw|blob)/<ref>/<path>: group 1 is <path>
+_GITHUB_FILE_URL = re.compile(
+    r"https?://(?:raw\.githubusercontent\.com/[^/]+/[^/]+/(?:refs/heads/)?[^/]+|"
+    r"github\.com/[^/]+/[^/]+/(?:raw|blob)/[^/]+)/([^?#\s]+)$")
+
 
 def value_files(root: Root, shown: str, files: tuple[str, ...], manifests: list[Path]
                 ) -> list[str]:
@@ -35,7 +42,17 @@ def value_files(root: Root, shown: str, files: tuple[str, ...], manifests: list[
     here = os.path.dirname(shown)
     out: list[str] = []
     for name in files:
-        if "$" in name or name.startswith(("/", "http")):
+        if name.startswith("http"):
+            # a GitHub raw/blob URL of a file this repository holds at that path (zitadel-
+            # charts' README: `--values https://raw.githubusercontent.com/zitadel/zitadel-
+            # charts/main/examples/1-postgres-insecure/postgres-values.yaml`): that file,
+            # not "not in the repository" (audit 47 D5); any other URL is not read
+            m = _GITHUB_FILE_URL.match(name)
+            rel = rel_inside(m.group(1)) if m else None
+            if rel and (root.path / rel).is_file():
+                out.append(rel)
+            continue
+        if "$" in name or name.startswith("/"):
             continue
         tail = rel_inside(name)
         ends = [root.rel(p) for p in manifests
