@@ -2,6 +2,7 @@
 did, the same as plain checks at both revisions would. Repositories are made here in
 the shape of the real ones the audit ran on (PostHog/charts-clickhouse)."""
 
+import json
 import shutil
 import subprocess
 import sys
@@ -9,7 +10,10 @@ from pathlib import Path
 
 import pytest
 from test_basecheck import _env, git
-from test_basecheck_submodule import SERVER
+from test_basecheck_submodule import (
+    SERVER,
+    chart_repo,  # noqa: F401 (a fixture)
+)
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git not installed")
 
@@ -64,3 +68,50 @@ def test_a_job_named_from_the_render_time_is_the_same_job_at_the_base(stamped_ch
     assert "Findings: 0 new, 0 fixed, 1 unchanged" in change, change
     assert "Job parallelism" not in change, change
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_what_the_base_did_not_read_is_said_in_every_format(chart_repo, tmp_path):  # noqa: F811
+    # openfga/PostHog ci/ values shape: the change adds a values file, so the base is
+    # rendered without it. The text's change table said so; the markdown and JSON of
+    # the same run did not, nor SARIF or the annotations, while their "before" lacks it.
+    (chart_repo / "app/ci/big-values.yaml").write_text("replicaCount: 2\n")
+    out = {f: tmp_path / f"r.{f}" for f in ("json", "markdown", "sarif", "github", "gitlab",
+                                              "rdjson")}
+    proc = check(chart_repo, "app", "--values", "app/ci/big-values.yaml", "--base", "main",
+                 "--select", "PA101", *(a for f, p in out.items()
+                                        for a in ("--write", f"{f}={p}")))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    said = "--values app/ci/big-values.yaml (not in that revision: the chart is rendered " \
+        "without it)"
+    for fmt, path in out.items():
+        text = path.read_text()
+        if fmt == "markdown":
+            text = text.replace("\\", "")
+        assert said in text, f"{fmt}:\n{text}"
+    report = json.loads(out["json"].read_text())
+    base = report["base"]
+    assert base["ref"] == "main" and base["not_read"] == [said]
+    (pgsql,) = base["servers"]
+    assert (pgsql["peak_before"], pgsql["peak_after"], pgsql["change"], pgsql["status"]) == \
+        (20, 40, 20, "fits")
+    assert "Deployment replicas 1 -> 2" in " ".join(pgsql["terms"])
+    md = out["markdown"].read_text()
+    assert "Budget change against `main`" in md and "20 → 40" in md and "+20" in md, md
+
+
+def test_json_and_markdown_of_a_base_run_say_what_changed(chart_repo):  # noqa: F811
+    # The JSON on stdout (the comparison went to stderr as text only) now carries it.
+    (chart_repo / "app/ci/prod-values.yaml").write_text("replicaCount: 6\n")
+    proc = check(chart_repo, "app", "--values", "app/ci/prod-values.yaml", "--base", "main",
+                 "--select", "PA101", "--format", "json")
+    assert proc.returncode == 1, proc.stderr
+    base = json.loads(proc.stdout)["base"]
+    assert base["not_read"] == []
+    (pgsql,) = base["servers"]
+    assert (pgsql["usable_after"], pgsql["peak_before"], pgsql["peak_after"],
+            pgsql["status"]) == (97, 60, 120, "over by 23")
+    assert len(base["findings"]["new"]) == 1  # PA101: it fitted before
+    proc = check(chart_repo, "app", "--values", "app/ci/prod-values.yaml", "--base", "main",
+                 "--select", "PA101", "--format", "markdown")
+    assert "| pgsql | 97 | 60 → 120 | +60 | ❌ over by 23 |" in proc.stdout, proc.stdout
+

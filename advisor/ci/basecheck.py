@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 from msgspec.structs import replace
 
 from advisor.model import CheckResult
-from advisor.report.compare import ResultDiff, ServerChange, TermChange, compare
+from advisor.report.compare import ResultDiff, compare, status, term_move
 
 if TYPE_CHECKING:
     from advisor.engine.options import CheckOptions
@@ -228,29 +228,14 @@ def apply_base(head: CheckResult, base: CheckResult) -> tuple[CheckResult, Resul
     return head, compare(base, head)
 
 
-def term_move(t: TermChange) -> str:
-    """`checkout: HPA maxReplicas 40 -> 50 (k8s/hpa.yaml:12)`."""
-    def n(v: float | None) -> str:
-        return "-" if v is None else (str(int(v)) if float(v).is_integer() else f"{v:g}")
-
-    where = t.source_after or t.source_before
-    if t.source_before and t.source_after and t.source_before != t.source_after:
-        where = f"{t.source_before} -> {t.source_after}"
-    return f"{t.where}: {t.label} {n(t.before)} -> {n(t.after)} ({where})"
-
-
-def _status(s: ServerChange) -> str:
-    """The head's verdict as the report states it (advisor.report.text): a floor within
-    usable cannot tell, a floor past it is over by at least, a refused server none."""
-    if s.peak_after is None or s.usable_after is None:
-        return ""
-    if s.refused_after:
-        return "will not start (PA109)"
-    over = s.peak_after - s.usable_after
-    over_text = f"{int(over)}" if float(over).is_integer() else f"{over:g}"
-    if s.floor_after:
-        return f"over by at least {over_text}" if over > 0 else "cannot tell (peak is a floor)"
-    return f"over by {over_text}" if over > 0 else "fits"
+def unread_notices(ref: str, sha: str, unread: list[str]) -> list[str]:
+    """What of the base revision was not read, as notices of the head's result, so every
+    format says it (JSON, SARIF, GitHub annotations, GitLab, rdjson and markdown carry
+    notices; "not read" makes each a warning there, report.common.degrades): the text
+    report's change table said it, and the markdown and JSON of the same run did not
+    (audit 51), while their "before" lacks it."""
+    return [f"--base {ref} ({sha[:12]}): not read at that revision: {u}; the budget "
+            "before lacks it" for u in unread]
 
 
 def change_text(diff: ResultDiff, ref: str, sha: str, unread: list[str] | None = None) -> str:
@@ -273,7 +258,7 @@ def change_text(diff: ResultDiff, ref: str, sha: str, unread: list[str] | None =
             change = f"{'base' if s.unread_before else 'head'} not read (PA901 " \
                      f"{s.unread_before or s.unread_after})"
         rows.append((s.server, usable, f"{peak(s.peak_before, s.floor_before)} -> "
-                     f"{peak(s.peak_after, s.floor_after)}", change, _status(s)))
+                     f"{peak(s.peak_after, s.floor_after)}", change, status(s)))
     widths = [max(len(r[i]) for r in rows) for i in range(5)]
     lines = [f"Budget change against {ref} ({sha[:12]}):"]
     lines += [f"  not read at {ref}: {u}" for u in unread or []]

@@ -115,6 +115,19 @@ class ResultDiff(BaseModel):
     not_known: list[NotKnown] = Field(default_factory=list)
 
 
+class BaseReport(BaseModel):
+    """`check --base REF`'s comparison, for the formats that carry it (JSON's "base",
+    markdown's "Budget change" section; text prints basecheck.change_text): the
+    revision, what of it was not read (the budget before lacks it) and the diff."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    ref: str
+    commit: str
+    not_read: list[str] = Field(default_factory=list)
+    diff: ResultDiff
+
+
 def compare(base: CheckResult, head: CheckResult) -> ResultDiff:
     before = {b.server_id: b for b in base.budgets}
     after = {b.server_id: b for b in head.budgets}
@@ -288,3 +301,28 @@ def _by_key(these: list[Finding], others: list[Finding], key) -> list[Finding]:
         else:
             out.append(f)
     return out
+
+
+def term_move(t: TermChange) -> str:
+    """`checkout: HPA maxReplicas 40 -> 50 (k8s/hpa.yaml:12)`."""
+    def n(v: float | None) -> str:
+        return "-" if v is None else (str(int(v)) if float(v).is_integer() else f"{v:g}")
+
+    where = t.source_after or t.source_before
+    if t.source_before and t.source_after and t.source_before != t.source_after:
+        where = f"{t.source_before} -> {t.source_after}"
+    return f"{t.where}: {t.label} {n(t.before)} -> {n(t.after)} ({where})"
+
+
+def status(s: ServerChange) -> str:
+    """The head's verdict as the report states it (advisor.report.text): a floor within
+    usable cannot tell, a floor past it is over by at least, a refused server none."""
+    if s.peak_after is None or s.usable_after is None:
+        return ""
+    if s.refused_after:
+        return "will not start (PA109)"
+    over = s.peak_after - s.usable_after
+    over_text = f"{int(over)}" if float(over).is_integer() else f"{over:g}"
+    if s.floor_after:
+        return f"over by at least {over_text}" if over > 0 else "cannot tell (peak is a floor)"
+    return f"over by {over_text}" if over > 0 else "fits"
