@@ -115,3 +115,59 @@ def test_json_and_markdown_of_a_base_run_say_what_changed(chart_repo):  # noqa: 
                  "--select", "PA101", "--format", "markdown")
     assert "| pgsql | 97 | 60 → 120 | +60 | ❌ over by 23 |" in proc.stdout, proc.stdout
 
+
+REPORTS = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: reports
+  namespace: shop
+spec:
+  replicas: 3
+  strategy:
+    rollingUpdate: {maxSurge: 0}
+  selector:
+    matchLabels: {app: reports}
+  template:
+    metadata:
+      labels: {app: reports}
+    spec:
+      containers:
+        - name: reports
+          image: eclipse-temurin:21
+          env:
+            - name: SPRING_DATASOURCE_URL
+              value: jdbc:postgresql://postgres.shop.svc.cluster.local:5432/shop
+            - name: SPRING_DATASOURCE_HIKARI_MAXIMUM_POOL_SIZE
+              value: "10"
+"""
+
+
+def test_the_action_checks_the_base_without_a_path_the_change_adds(tmp_path):
+    # A pull request that adds a folder the workflow lists in `paths` (k8s reports):
+    # the base commit lacks it, its check failed whole (exit 2), and the comment lost
+    # its "before" with nothing said. Now the base is checked without it, as
+    # `check --base` does, and a notice says so.
+    from fake_github import FakeGitHub, serve
+    from test_action_run import FORK_TOKEN, TOKEN, Runner, _git
+
+    fake = FakeGitHub(token=TOKEN, read_only_token=FORK_TOKEN)
+    fake.add_pr("octo", "shop", 7, comments=[])
+    with serve(fake) as gh:
+        runner = Runner(tmp_path, gh.api_url, TOKEN, {"paths": "k8s reports",
+                                                      "upload-sarif": "false"})
+        (runner.ws / "reports").mkdir()
+        (runner.ws / "reports/reports.yaml").write_text(REPORTS)
+        _git(runner.ws, "add", "-A")
+        _git(runner.ws, "commit", "-q", "--amend", "-m", "more replicas, and reports")
+        runner.head_sha = _git(runner.ws, "rev-parse", "HEAD")
+        event = json.loads(Path(runner.env["GITHUB_EVENT_PATH"]).read_text())
+        event["pull_request"]["head"]["sha"] = runner.head_sha
+        Path(runner.env["GITHUB_EVENT_PATH"]).write_text(json.dumps(event))
+        assert runner.run() == 1, runner.all_output()
+        base_step = dict(runner.log)["Check the base commit"].stdout
+        assert ("::notice title=pool-advisor::reports is not in the base commit (added or "
+                "moved by the change)") in base_step, runner.all_output()
+        body = gh.comments("octo", "shop", 7)[-1]["body"]
+    # before: 40 x 20 (k8s only); after: 50 x 20 + 3 x 10
+    assert "| postgres | 97 | 800 \u2192 1,030 | +230 |" in body, body[:900]
