@@ -171,3 +171,27 @@ def test_the_action_checks_the_base_without_a_path_the_change_adds(tmp_path):
         body = gh.comments("octo", "shop", 7)[-1]["body"]
     # before: 40 x 20 (k8s only); after: 50 x 20 + 3 x 10
     assert "| postgres | 97 | 800 \u2192 1,030 | +230 |" in body, body[:900]
+
+
+def test_a_blob_the_repository_lacks_is_said_not_read_not_a_failed_base(tmp_path):
+    # PostHog/charts-clickhouse 2022: the `helm-docs` binary at the root was absent from
+    # the clone (a mirror without its largest files; a partial clone offline alike), so
+    # `git archive` failed and so did every --base of that era (exit 2, no comparison).
+    root = tmp_path / "shop"
+    shutil.copytree(Path(__file__).resolve().parent.parent / "fixtures/acme-shop", root)
+    (root / "helm-docs").write_bytes(b"\x7fELF not a manifest\n")
+    (root / "k8s/current").symlink_to("hpa.yaml")
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "base")
+    oid = git(root, "rev-parse", "HEAD:helm-docs").strip()
+    (root / ".git/objects" / oid[:2] / oid[2:]).unlink()
+    hpa = root / "k8s/hpa.yaml"
+    hpa.write_text(hpa.read_text().replace("maxReplicas: 40", "maxReplicas: 50"))
+    proc = check(root, "k8s", "--base", "main", "--select", "PA101", "--fail-on", "error",
+                 "--format", "json")
+    assert proc.returncode == 1, proc.stderr
+    base = json.loads(proc.stdout)["base"]
+    assert base["not_read"] == ["helm-docs (its object is not in the repository)"]
+    (postgres,) = base["servers"]
+    assert (postgres["peak_before"], postgres["peak_after"]) == (800, 1000), base

@@ -102,14 +102,21 @@ def _links(refused: list[tarfile.TarInfo], into: Path) -> None:
             link.symlink_to(member.linkname)
 
 
-def _ignored_blobs(top: Path, blobs: list[tuple[str, str]], into: Path) -> None:
+def _ignored_blobs(top: Path, blobs: list[tuple[str, str]], into: Path) -> list[str]:
     """Write the files `git archive` left out: a `.gitattributes` `export-ignore`
-    (meant for release tarballs) is still in the working tree the head's run reads."""
+    (meant for release tarballs) is still in the working tree the head's run reads.
+    The paths whose object the repository lacks (`<oid> missing`) are returned."""
     data = _git(["cat-file", "--batch"], top, stdin="".join(f"{o}\n" for o, _ in blobs))
     at = 0
+    missing = []
     for _, path in blobs:
         header_end = data.index(b"\n", at)
-        size = int(data[at:header_end].split(b" ")[2])
+        header = data[at:header_end].split(b" ")
+        if header[-1] == b"missing":
+            missing.append(path)
+            at = header_end + 1
+            continue
+        size = int(header[2])
         body = data[header_end + 1:header_end + 1 + size]
         at = header_end + 1 + size + 1
         target = into / path
@@ -117,10 +124,22 @@ def _ignored_blobs(top: Path, blobs: list[tuple[str, str]], into: Path) -> None:
             continue  # a tree git itself refuses to check out
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(body)
+    return missing
+
+
+def _archive(top: Path, sha: str) -> bytes | None:
+    """`git archive` of `sha`; None when git cannot write it (an object the repository
+    lacks: a large file left out of a mirror, a partial clone offline), so the tree is
+    written blob by blob and only what is missing is said."""
+    try:
+        return _git(["archive", "--format=tar", sha], top)
+    except BaseError:
+        return None
 
 
 def export(top: Path, sha: str, into: Path) -> list[str]:
-    """Write the tree of `sha` under `into`; the submodules that could not be written.
+    """Write the tree of `sha` under `into`; what could not be written, worded ("submodule
+    P (...)", "P (...)").
     The archive is git's own output, but it is still extracted with tarfile's "data"
     filter: no links out, no devices, no absolute or parent paths.
 
@@ -129,15 +148,29 @@ def export(top: Path, sha: str, into: Path) -> list[str]:
     the tree, and each submodule checked out here is exported at the commit `sha`
     records for it, from its own clone (nested ones alike). One not checked out here has
     no files in the working tree's run either; one whose recorded commit its clone lacks
-    is returned, to be said, never read as empty."""
-    refused = _extract(_git(["archive", "--format=tar", sha], top), into)
+    is returned, to be said, never read as empty. When git cannot archive the tree (an
+    object is missing), every file is written from the tree and the missing ones are
+    returned: one unreadable blob (PostHog/charts-clickhouse's 2022 `helm-docs` binary,
+    absent from the clone) failed the whole --base with exit 2 (audit 51)."""
+    data = _archive(top, sha)
+    refused = _extract(data, into) if data is not None else []
     entries = _tree(top, sha)
     left_out = [(obj, path) for mode, obj, path in entries
                 if mode in ("100644", "100755") and not (into / path).exists()
                 and not (into / path).is_symlink()]
-    if left_out:
-        _ignored_blobs(top, left_out, into)
-    missing = []
+    if data is None:  # the links too, made last as _links makes the refused ones
+        links = [(obj, path) for mode, obj, path in entries if mode == "120000"]
+        left_out += links
+    missing = [f"{path} (its object is not in the repository)"
+               for path in (_ignored_blobs(top, left_out, into) if left_out else [])]
+    if data is None:
+        for _, path in links:
+            link = into / path
+            if link.is_file():
+                target = link.read_bytes().decode(errors="surrogateescape")
+                link.unlink()
+                refused.append(tarfile.TarInfo(path))
+                refused[-1].type, refused[-1].linkname = tarfile.SYMTYPE, target
     for mode, commit, path in entries:
         clone = top / path
         if mode != "160000" or not (clone / ".git").exists():
@@ -145,9 +178,12 @@ def export(top: Path, sha: str, into: Path) -> list[str]:
         target = into / path
         target.mkdir(parents=True, exist_ok=True)
         try:
-            missing += [f"{path}/{m}" for m in export(clone, commit, target)]
+            missing += [f"submodule {path}/{m.removeprefix('submodule ')}"
+                        if m.startswith("submodule ") else f"{path}/{m}"
+                        for m in export(clone, commit, target)]
         except BaseError:
-            missing.append(f"{path} (submodule commit {commit[:12]} is not in its clone)")
+            missing.append(f"submodule {path} (submodule commit {commit[:12]} is not in "
+                           "its clone)")
     _links(refused, into)
     return missing
 
@@ -181,7 +217,7 @@ def result_at(
                            here / options.root if options.root is not None else None)
     with tempfile.TemporaryDirectory(prefix="pool-advisor-base-") as tmp:
         tree = Path(tmp)
-        unread = [f"submodule {m}" for m in export(top, sha, tree)]
+        unread = export(top, sha, tree)
         mapped = []
         for raw in paths:
             if raw == "-":
