@@ -195,3 +195,22 @@ def test_a_blob_the_repository_lacks_is_said_not_read_not_a_failed_base(tmp_path
     assert base["not_read"] == ["helm-docs (its object is not in the repository)"]
     (postgres,) = base["servers"]
     assert (postgres["peak_before"], postgres["peak_after"]) == (800, 1000), base
+
+
+def test_export_subst_files_are_read_at_the_base_as_a_checkout_has_them(tmp_path):
+    # `git archive` expands `$Format:...$` in files marked export-subst; a checkout (the
+    # working tree the head's run reads) does not. Here the expansion moved the HPA's
+    # lines at the base, and the change table said maxReplicas moved line too.
+    root = tmp_path / "shop"
+    shutil.copytree(Path(__file__).resolve().parent.parent / "fixtures/acme-shop", root)
+    hpa = root / "k8s/hpa.yaml"
+    hpa.write_text("# release $Format:%H%n%n%n$\n" + hpa.read_text())
+    (root / ".gitattributes").write_text("k8s/hpa.yaml export-subst\n")
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "base")
+    hpa.write_text(hpa.read_text().replace("maxReplicas: 40", "maxReplicas: 50"))
+    line = next(i for i, t in enumerate(hpa.read_text().splitlines(), 1) if "maxReplicas" in t)
+    proc = check(root, "k8s", "--base", "main", "--select", "PA101", "--fail-on", "error")
+    assert proc.returncode == 1, proc.stderr
+    assert f"HPA maxReplicas 40 -> 50 (k8s/hpa.yaml:{line})" in proc.stdout, proc.stdout

@@ -137,6 +137,34 @@ def _archive(top: Path, sha: str) -> bytes | None:
         return None
 
 
+def _substituted(top: Path, sha: str, entries: list[tuple[str, str, str]]
+                 ) -> list[tuple[str, str]]:
+    """(object, path) of the files `git archive` rewrote through `export-subst` (its
+    `$Format:...$` placeholders expanded), which a checkout, and so the working tree's
+    run, reads as written: looked for only when an attributes file of the tree (or the
+    repository's info/attributes) names export-subst, then by `git grep` at `sha`.
+    Audit 51: a ConfigMap marked export-subst with `$Format:%H%n%n%n$` read with its
+    lines moved at the base."""
+    attributes = [(obj, path) for mode, obj, path in entries
+                  if path.rsplit("/", 1)[-1] == ".gitattributes" and mode == "100644"]
+    info = Path(_git(["rev-parse", "--git-path", "info/attributes"], top).decode().strip())
+    named = (top / info).is_file() and b"export-subst" in (top / info).read_bytes()
+    if attributes and not named:
+        text = _git(["cat-file", "--batch"], top,
+                    stdin="".join(f"{o}\n" for o, _ in attributes))
+        named = b"export-subst" in text
+    if not named:
+        return []
+    try:
+        found = _git(["grep", "-l", "-z", "-F", "$Format:", sha], top)
+    except BaseError:  # exit 1: no file holds a placeholder
+        return []
+    paths = {hit.split(b":", 1)[1].decode(errors="surrogateescape")
+             for hit in found.split(b"\0") if b":" in hit}
+    return [(obj, path) for mode, obj, path in entries
+            if path in paths and mode in ("100644", "100755")]
+
+
 def export(top: Path, sha: str, into: Path) -> list[str]:
     """Write the tree of `sha` under `into`; what could not be written, worded ("submodule
     P (...)", "P (...)").
@@ -158,6 +186,8 @@ def export(top: Path, sha: str, into: Path) -> list[str]:
     left_out = [(obj, path) for mode, obj, path in entries
                 if mode in ("100644", "100755") and not (into / path).exists()
                 and not (into / path).is_symlink()]
+    if data is not None:
+        left_out += _substituted(top, sha, entries)
     if data is None:  # the links too, made last as _links makes the refused ones
         links = [(obj, path) for mode, obj, path in entries if mode == "120000"]
         left_out += links
