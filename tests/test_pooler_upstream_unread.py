@@ -89,3 +89,16 @@ def test_a_pgbouncer_to_a_host_outside_the_repository_leaves_the_fit(tmp_path):
     assert "rds.example.com" in elsewhere
     budget = _budget(tmp_path, elsewhere)
     assert budget.fits and budget.peak == 0 and not budget.unplaced_clients
+
+
+def test_the_comment_headline_of_a_budget_that_cannot_tell_is_a_warning(tmp_path):
+    # The PostHog pull request's comment said "❌ 5 warnings, 1 info" above a table whose
+    # only server was "⚠️ cannot tell": no error, nothing over.
+    from advisor.report.markdown import headline
+
+    (tmp_path / "k8s").mkdir()
+    (tmp_path / "k8s/pgsql.yaml").write_text(SERVER)
+    (tmp_path / "k8s/pgbouncer.yaml").write_text(PGBOUNCER)
+    result = run_check([str(tmp_path / "k8s")], CheckOptions(root=tmp_path, cache=False))
+    assert not any(f.severity.value == "error" for f in result.findings), result.findings
+    assert headline(result).startswith("⚠️"), headline(result)

@@ -311,8 +311,11 @@ def headline(result: CheckResult) -> str:
         n = len(result.budgets)
         servers = f"{n} server{'s' if n != 1 else ''}"
         return f"✅ **fits**: every connection budget fits ({servers}), no findings."
+    # ❌ for an error, a budget over (a floor past usable too) or a server that will not
+    # start; a floor within usable cannot tell, a warning, not a failure (audit 51: the
+    # PostHog comment's "❌ 5 warnings" over a table saying "⚠️ cannot tell")
     mark = "❌" if any(f.severity == Severity.error for f in result.findings) \
-        or any(not b.no_room_once_streaming for b in over) else "⚠️"
+        or any(b.over or b.refused is not None for b in over) else "⚠️"
     return f"{mark} **{counts(result.findings)}**"
 
 
