@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 from msgspec.structs import replace
 
 from advisor.model import CheckResult
-from advisor.report.compare import ResultDiff, ServerChange, TermChange, compare
+from advisor.report.compare import ResultDiff, compare, status, term_move
 
 if TYPE_CHECKING:
     from advisor.engine.options import CheckOptions
@@ -102,14 +102,21 @@ def _links(refused: list[tarfile.TarInfo], into: Path) -> None:
             link.symlink_to(member.linkname)
 
 
-def _ignored_blobs(top: Path, blobs: list[tuple[str, str]], into: Path) -> None:
+def _ignored_blobs(top: Path, blobs: list[tuple[str, str]], into: Path) -> list[str]:
     """Write the files `git archive` left out: a `.gitattributes` `export-ignore`
-    (meant for release tarballs) is still in the working tree the head's run reads."""
+    (meant for release tarballs) is still in the working tree the head's run reads.
+    The paths whose object the repository lacks (`<oid> missing`) are returned."""
     data = _git(["cat-file", "--batch"], top, stdin="".join(f"{o}\n" for o, _ in blobs))
     at = 0
+    missing = []
     for _, path in blobs:
         header_end = data.index(b"\n", at)
-        size = int(data[at:header_end].split(b" ")[2])
+        header = data[at:header_end].split(b" ")
+        if header[-1] == b"missing":
+            missing.append(path)
+            at = header_end + 1
+            continue
+        size = int(header[2])
         body = data[header_end + 1:header_end + 1 + size]
         at = header_end + 1 + size + 1
         target = into / path
@@ -117,10 +124,50 @@ def _ignored_blobs(top: Path, blobs: list[tuple[str, str]], into: Path) -> None:
             continue  # a tree git itself refuses to check out
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(body)
+    return missing
+
+
+def _archive(top: Path, sha: str) -> bytes | None:
+    """`git archive` of `sha`; None when git cannot write it (an object the repository
+    lacks: a large file left out of a mirror, a partial clone offline), so the tree is
+    written blob by blob and only what is missing is said."""
+    try:
+        return _git(["archive", "--format=tar", sha], top)
+    except BaseError:
+        return None
+
+
+def _substituted(top: Path, sha: str, entries: list[tuple[str, str, str]]
+                 ) -> list[tuple[str, str]]:
+    """(object, path) of the files `git archive` rewrote through `export-subst` (its
+    `$Format:...$` placeholders expanded), which a checkout, and so the working tree's
+    run, reads as written: looked for only when an attributes file of the tree (or the
+    repository's info/attributes) names export-subst, then by `git grep` at `sha`.
+    Audit 51: a ConfigMap marked export-subst with `$Format:%H%n%n%n$` read with its
+    lines moved at the base."""
+    attributes = [(obj, path) for mode, obj, path in entries
+                  if path.rsplit("/", 1)[-1] == ".gitattributes" and mode == "100644"]
+    info = Path(_git(["rev-parse", "--git-path", "info/attributes"], top).decode().strip())
+    named = (top / info).is_file() and b"export-subst" in (top / info).read_bytes()
+    if attributes and not named:
+        text = _git(["cat-file", "--batch"], top,
+                    stdin="".join(f"{o}\n" for o, _ in attributes))
+        named = b"export-subst" in text
+    if not named:
+        return []
+    try:
+        found = _git(["grep", "-l", "-z", "-F", "$Format:", sha], top)
+    except BaseError:  # exit 1: no file holds a placeholder
+        return []
+    paths = {hit.split(b":", 1)[1].decode(errors="surrogateescape")
+             for hit in found.split(b"\0") if b":" in hit}
+    return [(obj, path) for mode, obj, path in entries
+            if path in paths and mode in ("100644", "100755")]
 
 
 def export(top: Path, sha: str, into: Path) -> list[str]:
-    """Write the tree of `sha` under `into`; the submodules that could not be written.
+    """Write the tree of `sha` under `into`; what could not be written, worded ("submodule
+    P (...)", "P (...)").
     The archive is git's own output, but it is still extracted with tarfile's "data"
     filter: no links out, no devices, no absolute or parent paths.
 
@@ -129,15 +176,31 @@ def export(top: Path, sha: str, into: Path) -> list[str]:
     the tree, and each submodule checked out here is exported at the commit `sha`
     records for it, from its own clone (nested ones alike). One not checked out here has
     no files in the working tree's run either; one whose recorded commit its clone lacks
-    is returned, to be said, never read as empty."""
-    refused = _extract(_git(["archive", "--format=tar", sha], top), into)
+    is returned, to be said, never read as empty. When git cannot archive the tree (an
+    object is missing), every file is written from the tree and the missing ones are
+    returned: one unreadable blob (PostHog/charts-clickhouse's 2022 `helm-docs` binary,
+    absent from the clone) failed the whole --base with exit 2 (audit 51)."""
+    data = _archive(top, sha)
+    refused = _extract(data, into) if data is not None else []
     entries = _tree(top, sha)
     left_out = [(obj, path) for mode, obj, path in entries
                 if mode in ("100644", "100755") and not (into / path).exists()
                 and not (into / path).is_symlink()]
-    if left_out:
-        _ignored_blobs(top, left_out, into)
-    missing = []
+    if data is not None:
+        left_out += _substituted(top, sha, entries)
+    if data is None:  # the links too, made last as _links makes the refused ones
+        links = [(obj, path) for mode, obj, path in entries if mode == "120000"]
+        left_out += links
+    missing = [f"{path} (its object is not in the repository)"
+               for path in (_ignored_blobs(top, left_out, into) if left_out else [])]
+    if data is None:
+        for _, path in links:
+            link = into / path
+            if link.is_file():
+                target = link.read_bytes().decode(errors="surrogateescape")
+                link.unlink()
+                refused.append(tarfile.TarInfo(path))
+                refused[-1].type, refused[-1].linkname = tarfile.SYMTYPE, target
     for mode, commit, path in entries:
         clone = top / path
         if mode != "160000" or not (clone / ".git").exists():
@@ -145,9 +208,12 @@ def export(top: Path, sha: str, into: Path) -> list[str]:
         target = into / path
         target.mkdir(parents=True, exist_ok=True)
         try:
-            missing += [f"{path}/{m}" for m in export(clone, commit, target)]
+            missing += [f"submodule {path}/{m.removeprefix('submodule ')}"
+                        if m.startswith("submodule ") else f"{path}/{m}"
+                        for m in export(clone, commit, target)]
         except BaseError:
-            missing.append(f"{path} (submodule commit {commit[:12]} is not in its clone)")
+            missing.append(f"submodule {path} (submodule commit {commit[:12]} is not in "
+                           "its clone)")
     _links(refused, into)
     return missing
 
@@ -181,7 +247,7 @@ def result_at(
                            here / options.root if options.root is not None else None)
     with tempfile.TemporaryDirectory(prefix="pool-advisor-base-") as tmp:
         tree = Path(tmp)
-        unread = [f"submodule {m}" for m in export(top, sha, tree)]
+        unread = export(top, sha, tree)
         mapped = []
         for raw in paths:
             if raw == "-":
@@ -228,29 +294,14 @@ def apply_base(head: CheckResult, base: CheckResult) -> tuple[CheckResult, Resul
     return head, compare(base, head)
 
 
-def term_move(t: TermChange) -> str:
-    """`checkout: HPA maxReplicas 40 -> 50 (k8s/hpa.yaml:12)`."""
-    def n(v: float | None) -> str:
-        return "-" if v is None else (str(int(v)) if float(v).is_integer() else f"{v:g}")
-
-    where = t.source_after or t.source_before
-    if t.source_before and t.source_after and t.source_before != t.source_after:
-        where = f"{t.source_before} -> {t.source_after}"
-    return f"{t.where}: {t.label} {n(t.before)} -> {n(t.after)} ({where})"
-
-
-def _status(s: ServerChange) -> str:
-    """The head's verdict as the report states it (advisor.report.text): a floor within
-    usable cannot tell, a floor past it is over by at least, a refused server none."""
-    if s.peak_after is None or s.usable_after is None:
-        return ""
-    if s.refused_after:
-        return "will not start (PA109)"
-    over = s.peak_after - s.usable_after
-    over_text = f"{int(over)}" if float(over).is_integer() else f"{over:g}"
-    if s.floor_after:
-        return f"over by at least {over_text}" if over > 0 else "cannot tell (peak is a floor)"
-    return f"over by {over_text}" if over > 0 else "fits"
+def unread_notices(ref: str, sha: str, unread: list[str]) -> list[str]:
+    """What of the base revision was not read, as notices of the head's result, so every
+    format says it (JSON, SARIF, GitHub annotations, GitLab, rdjson and markdown carry
+    notices; "not read" makes each a warning there, report.common.degrades): the text
+    report's change table said it, and the markdown and JSON of the same run did not
+    (audit 51), while their "before" lacks it."""
+    return [f"--base {ref} ({sha[:12]}): not read at that revision: {u}; the budget "
+            "before lacks it" for u in unread]
 
 
 def change_text(diff: ResultDiff, ref: str, sha: str, unread: list[str] | None = None) -> str:
@@ -273,7 +324,7 @@ def change_text(diff: ResultDiff, ref: str, sha: str, unread: list[str] | None =
             change = f"{'base' if s.unread_before else 'head'} not read (PA901 " \
                      f"{s.unread_before or s.unread_after})"
         rows.append((s.server, usable, f"{peak(s.peak_before, s.floor_before)} -> "
-                     f"{peak(s.peak_after, s.floor_after)}", change, _status(s)))
+                     f"{peak(s.peak_after, s.floor_after)}", change, status(s)))
     widths = [max(len(r[i]) for r in rows) for i in range(5)]
     lines = [f"Budget change against {ref} ({sha[:12]}):"]
     lines += [f"  not read at {ref}: {u}" for u in unread or []]

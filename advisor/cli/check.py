@@ -112,9 +112,19 @@ def _check(args: CheckArgs) -> None:
         fail(str(exc))
         return
     change = ""
+    base_report = None
     failing = result.findings
     if args.base is not None:
-        from advisor.ci.basecheck import BaseError, apply_base, change_text, result_at
+        from msgspec.structs import replace
+
+        from advisor.ci.basecheck import (
+            BaseError,
+            apply_base,
+            change_text,
+            result_at,
+            unread_notices,
+        )
+        from advisor.report.compare import BaseReport
 
         try:
             if args.cluster:
@@ -125,6 +135,11 @@ def _check(args: CheckArgs) -> None:
             return
         result, diff = apply_base(result, base_result)
         change = change_text(diff, args.base, sha, unread)
+        # every format says what the base did not read (notices), and the JSON and
+        # markdown carry the comparison itself, not only stderr's text
+        base_report = BaseReport(ref=args.base, commit=sha, not_read=unread, diff=diff)
+        result = replace(result, notices=[*result.notices,
+                                          *unread_notices(args.base, sha, unread)])
         if args.new_only:
             failing = diff.new
     elif args.new_only:
@@ -137,11 +152,12 @@ def _check(args: CheckArgs) -> None:
     if to_stdout and args.format is Format.json:  # streamed: a large report is not held whole
         from advisor.report.json import write as write_json
 
-        write_json(result, registry, sys.stdout)
+        write_json(result, registry, sys.stdout, base_report)
         text = ""
     else:
         text = render(args.format.value, result, registry, to_terminal=to_stdout,
-                      verbose=args.verbose, show_statistics=args.show_statistics)
+                      verbose=args.verbose, show_statistics=args.show_statistics,
+                      base=base_report)
     if to_stdout:
         sys.stdout.write(text)
         if args.format is Format.text and os.environ.get("GITHUB_ACTIONS") == "true":
@@ -150,7 +166,8 @@ def _check(args: CheckArgs) -> None:
         assert output is not None
         _write(output, text)
     for fmt, path in extra_outputs:
-        extra = render(fmt, result, registry, to_terminal=False, verbose=args.verbose)
+        extra = render(fmt, result, registry, to_terminal=False, verbose=args.verbose,
+                       base=base_report)
         if str(path) == "-":
             sys.stdout.write(extra)
         else:
@@ -210,7 +227,9 @@ def _cluster_check(options: Any, registry: Any, kubeconfig: Path | None, context
 
 
 def render(fmt: str, result: Any, registry: Any, *, to_terminal: bool, verbose: bool = False,
-           show_statistics: bool = False) -> str:
+           show_statistics: bool = False, base: Any = None) -> str:
+    """One format of the result; `base` (report.compare.BaseReport, with --base) is
+    carried by the JSON and markdown formats (text prints basecheck.change_text)."""
     if fmt == "text":
         from advisor.report.text import render as render_text
         from advisor.report.text import use_color
@@ -222,4 +241,6 @@ def render(fmt: str, result: Any, registry: Any, *, to_terminal: bool, verbose: 
     except ImportError:
         fail(f"output format {fmt!r} is not available in this build")
         raise
+    if base is not None and fmt in ("json", "markdown"):
+        return module.render(result, registry, base=base)
     return module.render(result, registry)

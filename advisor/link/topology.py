@@ -291,6 +291,13 @@ def build_topology(inputs: Inputs) -> Topology:
                 f"{p.name}: its database entries lead to no server of the repository "
                 f"({', '.join(hosts) or 'no host named'}): its server connections are in "
                 "no budget (declare the server: [[servers]] with its hosts)")
+            if not hosts and p.name not in topo.unplaced_clients:
+                # no host read at all (a DATABASE_URL from a Secret the repository does
+                # not hold): its upstream may be a server here, so no server's peak is
+                # more than a floor. PostHog/charts-clickhouse 2021 (a1b6749b): every
+                # client went through this PgBouncer and the server said "fits, peak 0"
+                # (audit 51); hosts that lead elsewhere (a managed database) stay out
+                topo.unplaced_clients.append(p.name)
 
     # 3. clients
     declared = {d.name: d for d in inputs.settings.workloads}

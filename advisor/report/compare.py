@@ -4,6 +4,7 @@ file, subject), never by line, so moving a block does not make its findings "new
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -114,6 +115,19 @@ class ResultDiff(BaseModel):
     not_known: list[NotKnown] = Field(default_factory=list)
 
 
+class BaseReport(BaseModel):
+    """`check --base REF`'s comparison, for the formats that carry it (JSON's "base",
+    markdown's "Budget change" section; text prints basecheck.change_text): the
+    revision, what of it was not read (the budget before lacks it) and the diff."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    ref: str
+    commit: str
+    not_read: list[str] = Field(default_factory=list)
+    diff: ResultDiff
+
+
 def compare(base: CheckResult, head: CheckResult) -> ResultDiff:
     before = {b.server_id: b for b in base.budgets}
     after = {b.server_id: b for b in head.budgets}
@@ -203,15 +217,35 @@ def _change(b: Budget | None, a: Budget | None) -> ServerChange:
     )
 
 
-def _terms(b: Budget) -> dict[tuple[str, str], Term]:
-    """Every term of a budget keyed by (whose arithmetic, label)."""
-    out: dict[tuple[str, str], Term] = {("usable", b.max_connections.label): b.max_connections}
-    out.update({("usable", t.label): t for t in b.reserved})
+# A name a chart makes from the time it is rendered (`{{ now | date "2006-01-02-15-04-05" }}`,
+# `now | unixEpoch`): 8 or more digits, with `-` or `_` between them (an object name has
+# no `:`, and a dotted address is not a time).
+_STAMP = re.compile(r"\d[\d_-]*\d")
+
+
+def unstamped(text: str) -> str:
+    """`text` with every run of 8 or more digits (a render time) as `#`: the base and the
+    head are rendered seconds apart, so PostHog's `release-migrate-2026-12-08-01-10-46`
+    Job is `...-01-11-00` at the other revision, the same Job (audit 51: every
+    comparison said "1 new, 1 fixed" and moved its parallelism from one name to the
+    other, and `--new-only` failed on an unchanged chart)."""
+    def stamp(m: re.Match[str]) -> str:
+        return "#" if sum(ch.isdigit() for ch in m.group()) >= 8 else m.group()
+
+    return _STAMP.sub(stamp, text)
+
+
+def _terms(b: Budget) -> dict[tuple[str, str], tuple[str, Term]]:
+    """Every term of a budget keyed by (whose arithmetic, label), the name without a
+    render time (unstamped), with the name as the budget prints it."""
+    out: dict[tuple[str, str], tuple[str, Term]] = {
+        ("usable", b.max_connections.label): ("usable", b.max_connections)}
+    out.update({("usable", t.label): ("usable", t) for t in b.reserved})
 
     def walk(c: Contribution, prefix: str) -> None:
         where = f"{prefix} / {c.who}" if prefix else c.who
         for t in c.factors:
-            out.setdefault((where, t.label), t)
+            out.setdefault((unstamped(where), t.label), (where, t))
         for p in c.parts:
             # a pooler's own arithmetic inside its clients' bound (budget.demand) keeps
             # the keys it has without one
@@ -227,11 +261,12 @@ def term_changes(before: Budget, after: Budget) -> list[TermChange]:
     old, new = _terms(before), _terms(after)
     out = []
     for key in [*new, *(k for k in old if k not in new)]:
-        b, a = old.get(key), new.get(key)
+        where = (new.get(key) or old[key])[0]
+        b, a = (old.get(key) or ("", None))[1], (new.get(key) or ("", None))[1]
         if b is not None and a is not None and b.value == a.value:
             continue
         out.append(TermChange(
-            where=key[0], label=key[1],
+            where=where, label=key[1],
             before=b.value if b else None, after=a.value if a else None,
             source_before=b.source.label() if b else "",
             source_after=a.source.label() if a else ""))
@@ -250,8 +285,10 @@ def _unmatched(these: list[Finding], others: list[Finding]) -> list[Finding]:
 
 
 def _moved_key(f: Finding) -> str:
+    """Rule and subject without the file, and without a render time in a name (a Job a
+    chart names from `now` is the same Job at both revisions: unstamped)."""
     subject = f.subject or f.message
-    return f"{f.code}|{subject.replace(f.location.path, '')}"
+    return unstamped(f"{f.code}|{subject.replace(f.location.path, '')}")
 
 
 def _by_key(these: list[Finding], others: list[Finding], key) -> list[Finding]:
@@ -264,3 +301,28 @@ def _by_key(these: list[Finding], others: list[Finding], key) -> list[Finding]:
         else:
             out.append(f)
     return out
+
+
+def term_move(t: TermChange) -> str:
+    """`checkout: HPA maxReplicas 40 -> 50 (k8s/hpa.yaml:12)`."""
+    def n(v: float | None) -> str:
+        return "-" if v is None else (str(int(v)) if float(v).is_integer() else f"{v:g}")
+
+    where = t.source_after or t.source_before
+    if t.source_before and t.source_after and t.source_before != t.source_after:
+        where = f"{t.source_before} -> {t.source_after}"
+    return f"{t.where}: {t.label} {n(t.before)} -> {n(t.after)} ({where})"
+
+
+def status(s: ServerChange) -> str:
+    """The head's verdict as the report states it (advisor.report.text): a floor within
+    usable cannot tell, a floor past it is over by at least, a refused server none."""
+    if s.peak_after is None or s.usable_after is None:
+        return ""
+    if s.refused_after:
+        return "will not start (PA109)"
+    over = s.peak_after - s.usable_after
+    over_text = f"{int(over)}" if float(over).is_integer() else f"{over:g}"
+    if s.floor_after:
+        return f"over by at least {over_text}" if over > 0 else "cannot tell (peak is a floor)"
+    return f"over by {over_text}" if over > 0 else "fits"

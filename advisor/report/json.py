@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 import msgspec
 import msgspec.json
@@ -24,6 +24,9 @@ import msgspec.json
 from advisor.budget.arith import derivation
 from advisor.model import CheckResult, Finding, Location
 from advisor.rules import Registry
+
+if TYPE_CHECKING:
+    from advisor.report.compare import BaseReport
 
 SCHEMA_VERSION = 1
 
@@ -39,7 +42,7 @@ def _location(location: Location) -> dict:
     return {k: v for k, v in msgspec.structs.asdict(location).items() if v is not None}
 
 
-def to_dict(result: CheckResult) -> dict:
+def to_dict(result: CheckResult, base: BaseReport | None = None) -> dict:
     budgets = []
     for b in result.budgets:
         budgets.append({
@@ -83,7 +86,34 @@ def to_dict(result: CheckResult) -> dict:
             "findings": [_finding(f) for f in result.findings],
             "suppressed": [_finding(f) for f in result.suppressed],
             "notices": result.notices,
-            "summary": _summary(result)}
+            "summary": _summary(result),
+            **({"base": _base(base)} if base is not None else {})}
+
+
+def _base(base: BaseReport) -> dict:
+    """`check --base REF`: per server usable and peak before and after, the change, the
+    head's verdict (as the change table says it), the terms that moved, what of the base
+    was not read, and the findings new, fixed and unchanged by fingerprint. Before audit
+    51 the JSON of a --base run had none of it (only stderr's text did)."""
+    from advisor.report.compare import status, term_move
+
+    diff = base.diff
+    servers = [{
+        "server": s.server, "server_id": s.server_id,
+        "usable_before": s.usable_before, "usable_after": s.usable_after,
+        "peak_before": s.peak_before, "peak_after": s.peak_after,
+        "floor_before": s.floor_before, "floor_after": s.floor_after,
+        "change": s.change, "status": status(s),
+        "unread_before": s.unread_before, "unread_after": s.unread_after,
+        "terms": [term_move(t) for t in s.terms],
+    } for s in diff.servers]
+    return {"ref": base.ref, "commit": base.commit, "not_read": list(base.not_read),
+            "servers": servers,
+            "findings": {"new": [f.fingerprint for f in diff.new],
+                         "regressed": [f.fingerprint for f in diff.regressed],
+                         "fixed": [f.fingerprint for f in diff.fixed],
+                         "not_known": [n.finding.fingerprint for n in diff.not_known],
+                         "unchanged": len(diff.unchanged)}}
 
 
 def _finding(f: Finding) -> dict:
@@ -116,8 +146,8 @@ def _summary(result: CheckResult) -> dict:
             "cannot_connect": sum(1 for b in result.budgets if b.fits and b.unserved)}
 
 
-def render(result: CheckResult, registry: Registry) -> str:
-    return "".join(_chunks(to_dict(result))) + "\n"
+def render(result: CheckResult, registry: Registry, base: BaseReport | None = None) -> str:
+    return "".join(_chunks(to_dict(result, base))) + "\n"
 
 
 # Characters gathered per write: few writes, little text held at once (1 MiB batches
@@ -125,13 +155,14 @@ def render(result: CheckResult, registry: Registry) -> str:
 WRITE_SIZE = 1 << 16
 
 
-def write(result: CheckResult, registry: Registry, out: TextIO) -> None:
+def write(result: CheckResult, registry: Registry, out: TextIO,
+          base: BaseReport | None = None) -> None:
     """render()'s text, written to `out` as it is encoded. The whole text of a large
     repository's report was held three times at once (the encoder's chunks, their join,
     stdout's UTF-8 bytes): 24 MB of text, ~50 MB at the peak of a 30,000-manifest check."""
     batch: list[str] = []
     size = 0
-    for chunk in _chunks(to_dict(result)):
+    for chunk in _chunks(to_dict(result, base)):
         batch.append(chunk)
         size += len(chunk)
         if size >= WRITE_SIZE:

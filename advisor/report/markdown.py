@@ -31,7 +31,7 @@ from advisor.report.common import (
 
 if TYPE_CHECKING:
     from advisor.model import CheckResult
-    from advisor.report.compare import ResultDiff
+    from advisor.report.compare import BaseReport, ResultDiff
     from advisor.rules import Registry
 
 SEVERITY_TITLES = {Severity.error: "Errors", Severity.warning: "Warnings", Severity.info: "Info"}
@@ -311,8 +311,11 @@ def headline(result: CheckResult) -> str:
         n = len(result.budgets)
         servers = f"{n} server{'s' if n != 1 else ''}"
         return f"✅ **fits**: every connection budget fits ({servers}), no findings."
+    # ❌ for an error, a budget over (a floor past usable too) or a server that will not
+    # start; a floor within usable cannot tell, a warning, not a failure (audit 51: the
+    # PostHog comment's "❌ 5 warnings" over a table saying "⚠️ cannot tell")
     mark = "❌" if any(f.severity == Severity.error for f in result.findings) \
-        or any(not b.no_room_once_streaming for b in over) else "⚠️"
+        or any(b.over or b.refused is not None for b in over) else "⚠️"
     return f"{mark} **{counts(result.findings)}**"
 
 
@@ -322,8 +325,11 @@ def render(
     *,
     docs_url: str = DEFAULT_DOCS_URL,
     source_url: str | None = None,
+    base: BaseReport | None = None,
 ) -> str:
     parts = ["### pool-advisor", headline(result)]
+    if base is not None:
+        parts.append(base_section(base, source_url))
     if result.budgets:
         parts.append(budget_table(result.budgets))
         parts.extend(budget_details(b) for b in result.budgets)
@@ -333,6 +339,28 @@ def render(
     if result.notices:
         parts.append(notices_section(result.notices))
     return "\n\n".join(parts) + "\n"
+
+
+def base_section(base: BaseReport, source_url: str | None = None) -> str:
+    """`check --base REF`: what the base revision did not read, each server's usable and
+    peak before -> after with the head's verdict, the numbers that moved and the
+    findings' counts, as the text report's change table says them (audit 51: the
+    markdown of a --base run said none of it)."""
+    diff = base.diff
+    lines = [f"#### Budget change against {md_code(base.ref)} ({md_code(base.commit[:12])})"]
+    if base.not_read:
+        lines.append("\n".join(f"- ⚠️ not read at {md_code(base.ref)}: {md_text(u)}; the "
+                               "budget before lacks it" for u in base.not_read))
+    if diff.servers:
+        lines.append(diff_table(diff))
+    moves = term_moves(diff, source_url)
+    if moves:
+        lines.append(moves)
+    worse = f" ({len(diff.regressed)} of them existed but got worse)" if diff.regressed else ""
+    unknown = f", {len(diff.not_known)} not known at head" if diff.not_known else ""
+    lines.append(f"Findings: {len(diff.new)} new{worse}, {len(diff.fixed)} fixed{unknown}, "
+                 f"{len(diff.unchanged)} unchanged (matched by fingerprint).")
+    return "\n\n".join(lines)
 
 
 def notices_section(notices: list[str]) -> str:
