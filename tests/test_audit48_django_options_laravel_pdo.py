@@ -237,3 +237,24 @@ def test_a_standalone_ini_that_sets_a_newer_key_runs_on_a_pgbouncer_that_has_it(
     assert (pooler.version.major, pooler.version.minor, pooler.version.floor) == (1, 21, True)
     assert "because max_prepared_statements is set (pgbouncer/pgbouncer.ini:13)" in \
         pooler.version.source.label()
+
+
+def test_a_pgbouncer_ini_template_is_read_with_its_placeholders_unknown(tmp_path):
+    """AI4Bharat's pgbouncer/pgbouncer.ini is copied as a template and rendered by
+    envsubst in its entrypoint: `port=${DB_PORT}` is no refusal (PA209 error) that drops
+    the `pool_mode = transaction` written below it."""
+    template = BOUNCER_INI.replace("host=db port=5432 dbname=arena",
+                                   "host=${DB_HOST} port=${DB_PORT} dbname=${DB_NAME}")
+    write(tmp_path, {"pgbouncer/pgbouncer.ini": template,
+                     "backend/arena_backend/settings.py": SETTINGS,
+                     "backend/manage.py": "import os\n"})
+    result = _check(tmp_path)
+    [said] = [f for f in result.findings if f.code == "PA209"]
+    assert said.severity.value == "warning" and "template placeholders" in said.message
+    assert "port=${DB_PORT}" in said.message
+    found = [f for f in result.findings if f.code == "PA410"]
+    assert len(found) == 2 and all("in transaction mode" in f.message for f in found)
+    # %(VAR)s (ihrauto/ihrauto-crm's reference ini) likewise
+    write(tmp_path, {"pgbouncer/pgbouncer.ini": template.replace("${DB_PORT}", "%(DB_PORT)s")})
+    assert [f.severity.value for f in _check(tmp_path).findings if f.code == "PA209"] == \
+        ["warning"]
