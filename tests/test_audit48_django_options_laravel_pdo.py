@@ -258,3 +258,45 @@ def test_a_pgbouncer_ini_template_is_read_with_its_placeholders_unknown(tmp_path
     write(tmp_path, {"pgbouncer/pgbouncer.ini": template.replace("${DB_PORT}", "%(DB_PORT)s")})
     assert [f.severity.value for f in _check(tmp_path).findings if f.code == "PA209"] == \
         ["warning"]
+
+
+
+BOUNCER_K8S = """
+---
+apiVersion: v1
+kind: Service
+metadata: {name: pgbouncer}
+spec:
+  selector: {app: pgbouncer}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: pgbouncer}
+spec:
+  template:
+    metadata: {labels: {app: pgbouncer}}
+    spec:
+      containers:
+        - name: pgbouncer
+          image: edoburu/pgbouncer:v1.18.0-p0
+          env:
+            - {name: DB_HOST, value: pg}
+            - {name: POOL_MODE, value: transaction}
+"""
+
+
+def test_a_laravel_workload_through_the_pooler_is_an_error_unless_it_uses_mysql(tmp_path):
+    """The php-fpm shop of tests/test_apps_laravel.py, sent through a transaction-mode
+    PgBouncer 1.18 with the Laravel 12 config/database.php above."""
+    from tests.test_apps_laravel import APP, K8S
+
+    shop = K8S.replace("{name: DB_HOST, value: pg}", "{name: DB_HOST, value: pgbouncer}")
+    app = {f"app/{k}": v for k, v in {**APP, "config/database.php": DATABASE_PHP}.items()}
+    write(tmp_path, {"k8s/all.yaml": shop + BOUNCER_K8S, **app})
+    [finding] = [f for f in _check(tmp_path).findings if f.code.startswith("PA4")]
+    assert (finding.code, finding.severity.value, finding.location.path) == \
+        ("PA405", "error", "app/config/database.php")
+    assert "not mapped to a workload" not in finding.message
+    write(tmp_path, {"k8s/all.yaml": shop.replace("value: pgsql}", "value: mysql}")
+                     + BOUNCER_K8S})
+    assert _pa4(_check(tmp_path)) == []
