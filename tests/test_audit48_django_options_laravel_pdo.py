@@ -25,7 +25,7 @@ import pytest
 from advisor.engine.check import run_check, scan
 from advisor.engine.options import CheckOptions
 from advisor.model import EnvVar, Location, Source, SqlHazard
-from advisor.read.sql.drivers import laravel_database, resolve_laravel
+from advisor.read.sql.drivers import laravel_database, laravel_skeleton, resolve_laravel
 from advisor.read.sql.extract import is_sql_candidate, scan_text
 from tests.tree_helpers import write
 
@@ -300,3 +300,40 @@ def test_a_laravel_workload_through_the_pooler_is_an_error_unless_it_uses_mysql(
     write(tmp_path, {"k8s/all.yaml": shop.replace("value: pgsql}", "value: mysql}")
                      + BOUNCER_K8S})
     assert _pa4(_check(tmp_path)) == []
+
+
+SKELETON_DOCKERFILE = """\
+FROM composer:2 AS laravel-build
+
+WORKDIR /app
+
+RUN composer create-project --prefer-dist --no-interaction laravel/laravel .
+
+COPY src/routes/web.php routes/web.php
+
+FROM php:8.4-fpm AS runtime
+RUN docker-php-ext-install -j"$(nproc)" pdo pdo_pgsql pgsql
+COPY --from=laravel-build /app /var/www/html
+"""
+
+
+def test_a_laravel_skeleton_created_in_the_dockerfile_is_its_database_php(tmp_path):
+    """jotyprokash/Laravel-Postgres-HA-Infrastructure's shape: no config/database.php in the
+    repository; docker/Dockerfile creates the skeleton and copies a few files over it."""
+    write(tmp_path, {"docker/Dockerfile": SKELETON_DOCKERFILE,
+                     "config/pgbouncer.ini": LARAVEL_BOUNCER,
+                     "src/routes/web.php": "<?php\n"})
+    assert _pa4(_check(tmp_path)) == [("docker/Dockerfile", 5, "PA405")]
+    # the repository's own config/database.php is what is judged, not the skeleton's
+    write(tmp_path, {"src/config/database.php": DATABASE_PHP.replace(
+        "'sslmode' => 'prefer',", "'options' => [PDO::ATTR_EMULATE_PREPARES => true],")})
+    assert _pa4(_check(tmp_path)) == []
+    # no pdo_pgsql in the image, or no skeleton: nothing
+    assert laravel_skeleton("Dockerfile", SKELETON_DOCKERFILE.replace(" pdo_pgsql", "")) == []
+    assert laravel_skeleton("Dockerfile", "FROM php:8.4-fpm\nRUN docker-php-ext-install "
+                            "pdo_pgsql\n# composer create-project laravel/laravel .\n") == []
+    [h] = laravel_skeleton("Dockerfile", SKELETON_DOCKERFILE)
+    mapped = SqlHazard(kind=h.kind, detail=h.detail, origin=h.origin, client_id="shop",
+                       location=h.location)
+    assert resolve_laravel([mapped], {"shop": [_env("DB_CONNECTION", "pgsql")]}) == [mapped]
+    assert resolve_laravel([mapped], {"shop": []}) == []  # the skeleton's default: sqlite

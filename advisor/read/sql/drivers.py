@@ -87,6 +87,8 @@ def classify_settings_file(p: PurePosixPath) -> str | None:
         return "prisma"
     if name == "database.php" and p.parent.name in ("config", ""):
         return LARAVEL_DATABASE  # Laravel's config/database.php (a bare name: maybe one)
+    if name == "dockerfile" or name.startswith("dockerfile.") or name.endswith(".dockerfile"):
+        return DOCKERFILE  # read only for a Laravel skeleton it creates (laravel_skeleton)
     if name == ".env" or name.startswith(".env.") or p.suffix == ".env":
         return "dotenv"
     return None
@@ -1019,6 +1021,8 @@ def settings_file(path: str, text: str, kind: str) -> tuple[list[SqlHazard], lis
         return _rails_database(path, text), []
     if kind == LARAVEL_DATABASE:
         return laravel_database(path, text), []
+    if kind == DOCKERFILE:
+        return laravel_skeleton(path, text), []
     if kind == "prisma":
         return _prisma(path, text), []
     return _key_value_file(path, text, kind), []
@@ -1212,6 +1216,32 @@ def laravel_database(path: str, text: str) -> list[SqlHazard]:
     return found
 
 
+# A Dockerfile that builds the application from Laravel's skeleton (`composer
+# create-project laravel/laravel`) with pdo_pgsql: the skeleton's config/database.php,
+# whose pgsql connection sets no PDO options, is what runs, when the repository holds no
+# config/database.php of its own (extract._RepoFacts drops the hazard then). Audit 48:
+# jotyprokash/Laravel-Postgres-HA-Infrastructure docker/Dockerfile:5 copies five files over
+# the skeleton and runs behind a transaction-mode PgBouncer: no PA405.
+DOCKERFILE = "dockerfile"
+LARAVEL_SKELETON_DETAIL = "Laravel skeleton's config/database.php"
+_LARAVEL_CREATE = lazy(r"^[^#\n]*\bcomposer\s+create-project\b[^\n]*\blaravel/laravel\b",
+                       re.MULTILINE)
+
+
+def laravel_skeleton(path: str, text: str) -> list[SqlHazard]:
+    if "laravel/laravel" not in text or "pdo_pgsql" not in text:
+        return []
+    m = _LARAVEL_CREATE.search(text)
+    if m is None:
+        return []
+    return [_hazard(
+        "protocol-prepare",
+        f"{LARAVEL_SKELETON_DETAIL} (composer create-project laravel/laravel; the image "
+        "installs pdo_pgsql): its pgsql connection sets no PDO::ATTR_EMULATE_PREPARES, so "
+        "PDO pdo_pgsql prepares every query as a named statement pdo_stmt_N",
+        path, text.count("\n", 0, m.start()) + 1)]
+
+
 def resolve_laravel(hazards: list[SqlHazard],
                     client_env: dict[str, list[EnvVar]]) -> list[SqlHazard]:
     """A Laravel pgsql connection's hazard for a workload: kept when its DB_CONNECTION
@@ -1220,6 +1250,13 @@ def resolve_laravel(hazards: list[SqlHazard],
     is assumed, and said, by the rule."""
     kept: list[SqlHazard] = []
     for h in hazards:
+        if h.detail.startswith(LARAVEL_SKELETON_DETAIL) and h.client_id is not None:
+            # the skeleton's default connection is never pgsql (sqlite from Laravel 11,
+            # mysql before): only a DB_CONNECTION that says pgsql, or one not read, uses it
+            var = {e.name: e for e in client_env.get(h.client_id, [])}.get("DB_CONNECTION")
+            if var is not None and (var.value is None or var.value.strip() == "pgsql"):
+                kept.append(h)
+            continue
         m = re.match(rf"{LARAVEL_DETAIL} '([\w-]+)'.*connection: (env DB_CONNECTION, else )?"
                      r"'([\w-]+)'$", h.detail) \
             if h.detail.startswith(LARAVEL_DETAIL) and h.client_id is not None else None
