@@ -1657,13 +1657,14 @@ def _sql(found, root: Root, topo: Topology, test_code: bool = False, cache=None)
             "once, over the server's local socket (never through a pooler): not checked "
             "for PA4xx hazards")
     hazards, problems = scan_sql_sources(root, candidates, pinning=pinning, cache=cache)
-    from advisor.read.sql.drivers import resolve_dsn, resolve_erb
+    from advisor.read.sql.drivers import resolve_dsn, resolve_erb, resolve_laravel
 
     mapped = assign_clients(
         _drop_one_off_scripts(hazards, root, found, topo),
         {c.id: c.source_dir for c in topo.clients if c.source_dir is not None})
     mapped = _drop_deployed_elsewhere(mapped, root, found, topo)
-    topo.sql_hazards += resolve_dsn(resolve_erb(mapped, topo.client_env), topo)
+    topo.sql_hazards += resolve_dsn(
+        resolve_laravel(resolve_erb(mapped, topo.client_env), topo.client_env), topo)
     from advisor.rules._transaction_mode import bypassed_notice
 
     bypassed = bypassed_notice(topo)

@@ -32,7 +32,11 @@ from advisor.read.workloads import (
 )
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from advisor.config.schema import ProxyDecl
+    from advisor.read.fs import Root
+    from advisor.read.sources.pgbouncer_ini import PgBouncerIni
 
 
 def standalone_inis(inputs: Inputs, topo: Topology) -> None:
@@ -40,11 +44,12 @@ def standalone_inis(inputs: Inputs, topo: Topology) -> None:
     process each (a VM or a container configured outside the manifests)."""
     if not inputs.bouncer_ini_files:
         return
-    from advisor.read.sources.pgbouncer_ini import pooler_from_ini, read_pgbouncer_ini
+    from advisor.read.sources.pgbouncer_ini import pooler_from_ini
 
     for path in inputs.bouncer_ini_files:
         shown = inputs.root.rel(path)
-        ini = guarded(topo.problems, shown, partial(read_pgbouncer_ini, inputs.root, path), None)
+        ini = guarded(topo.problems, shown, partial(_standalone_ini, inputs.root, path, shown),
+                      None)
         if ini is None:
             continue
         topo.problems.extend(ini.problems)
@@ -55,6 +60,28 @@ def standalone_inis(inputs: Inputs, topo: Topology) -> None:
                           source=Source.default_of("one PgBouncer process per pgbouncer.ini")),
             location=Location(path=shown, line=1)))
         topo.poolers[-1].databases_complete = ini.complete
+
+
+def _standalone_ini(root: Root, path: Path, shown: str) -> PgBouncerIni:
+    """A pgbouncer.ini file read as the PgBouncer that runs it: its version is not known
+    (assumed), so, as for a ConfigMap's ini (pooler_from_workload), a key only a newer
+    PgBouncer has raises the assumed version: PgBouncer does not start with an unknown
+    parameter (version_floor). The file is read from the disk once. Audit 48: a standalone
+    ini with max_prepared_statements = 200 was read as 1.18's, a false PA209 ("unknown
+    parameter") and a false PA405 ("1.18 does not track protocol-level prepared
+    statements")."""
+    from advisor.facts.pgbouncer import version_floor
+    from advisor.read.fs import InputError
+    from advisor.read.sources.pgbouncer_ini import read_pgbouncer_ini
+
+    try:
+        text = root.read_text(root.resolve(path), bom=True)
+    except InputError:
+        return read_pgbouncer_ini(root, path)  # says what is wrong, as it always did
+    read = partial(read_pgbouncer_ini, root, path, text=text, display_path=shown)
+    probe = read(version=BouncerVersion(major=1, minor=99))
+    version = version_floor(BouncerVersion(), [(k, st.source) for k, st in probe.settings.items()])
+    return read(version=version)
 
 
 def declared_proxy(decl: ProxyDecl, inputs: Inputs, topo: Topology) -> Pooler:

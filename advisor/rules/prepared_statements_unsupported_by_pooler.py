@@ -60,7 +60,10 @@ def prepared_statements_unsupported_by_pooler(
     repository does not hold is said to be unread), postgres.js `postgres(...)` calls
     (default `prepare: true`; `prepare: false` or `?prepare=false` in the URL turns it
     off), node-postgres queries with a `name`, Ecto repos with the Postgres adapter
-    unless a config sets `prepare: :unnamed`, Rails `prepared_statements` (default
+    unless a config sets `prepare: :unnamed`, Laravel's pgsql connections in
+    config/database.php (PDO pdo_pgsql prepares every query as `pdo_stmt_N` unless the
+    connection's `options` set `PDO::ATTR_EMULATE_PREPARES => true`; a workload whose
+    `DB_CONNECTION` names another connection is not flagged), Rails `prepared_statements` (default
     true; an ERB value such as `<%= ENV['PREPARED_STATEMENTS'] || 'true' %>` is
     evaluated with the workload's container env), Prisma without `pgbouncer=true` in a
     datasource url it can read (no url in schema.prisma: not reported), Rust's sqlx

@@ -79,7 +79,8 @@ def _rejects_parameters(names: list[str], route: RouteMode) -> str | None:
 def unsupported_startup_parameter(topology: Topology, context: RuleContext) -> Iterator[Finding]:
     """## What it does
     Finds connection strings with `options=-c name=value` (URLs, libpq keyword strings,
-    JDBC URLs) and `PGOPTIONS`, whose client goes through a PgBouncer (in any pool mode)
+    JDBC URLs), `PGOPTIONS`, a Django DATABASES entry's `OPTIONS: {"options": "-c ..."}`
+    and `psycopg(2).connect(options=...)`, whose client goes through a PgBouncer (in any pool mode)
     that would refuse them; and asyncpg `server_settings` (given to asyncpg or through
     SQLAlchemy's `connect_args`), each sent as a startup parameter of its own, that
     PgBouncer neither tracks nor is told to ignore (`{"jit": "off"}`: `FATAL:

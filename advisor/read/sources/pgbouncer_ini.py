@@ -187,6 +187,13 @@ class _File(Struct):
 
 # A [databases] header or an %include line: after a stop, entries PgBouncer would read
 _MORE_DATABASES = re.compile(r"^[ \t\r\f\v]*(?:\[databases\]|%include[ \t])", re.M)
+# A connection-string value that is a template placeholder (envsubst's ${VAR}, Python's
+# %(VAR)s, a Helm/Jinja {{ ... }}): the file is rendered before PgBouncer reads it (audit
+# 48: AI4Bharat/Chat-Arena-Backend's pgbouncer/Dockerfile copies pgbouncer.ini as
+# pgbouncer.ini.template and its entrypoint.sh runs envsubst; `port=${DB_PORT}` was a PA209
+# error whose refusal also dropped `pool_mode = transaction` below it). Such a value is
+# unknown, said once, not a refusal.
+_PLACEHOLDER = re.compile(r"\$\{?[A-Za-z_]\w*\}?|%\([A-Za-z_]\w*\)s|\{\{[^}]*\}\}")
 
 
 class _Stop(Exception):
@@ -391,8 +398,12 @@ class _Loader:
                 return ["syntax error in connection string"]
         fields: dict[str, object] = {}
         raw: dict[str, str] = {}
+        placeholders: list[str] = []
         for k, v in pairs:
             problem = None
+            if k in self.db_keys and _PLACEHOLDER.fullmatch(v.strip()):
+                placeholders.append(f"{k}={v}")
+                continue
             if k not in self.db_keys:
                 problem = f"unrecognized connection parameter: {k}"
             elif k == "port" and c_atoi(v) == 0:
@@ -429,6 +440,10 @@ class _Loader:
                     value=float(c_atoi(v)),
                     source=f.source(at, k),
                 )
+        if placeholders:
+            self.note(f.location(at), f"[databases] {name}: {', '.join(placeholders)}: template "
+                      "placeholders, so the file is rendered (envsubst, a template engine) "
+                      "before PgBouncer reads it; what they stand for is not known")
         old = self.databases.pop(name, None)
         if old is not None and old.user is not None and "user" not in fields and not is_auto:
             fields["user"] = old.user

@@ -85,6 +85,10 @@ def classify_settings_file(p: PurePosixPath) -> str | None:
         return "spring"
     if name == "schema.prisma":
         return "prisma"
+    if name == "database.php" and p.parent.name in ("config", ""):
+        return LARAVEL_DATABASE  # Laravel's config/database.php (a bare name: maybe one)
+    if name == "dockerfile" or name.startswith("dockerfile.") or name.endswith(".dockerfile"):
+        return DOCKERFILE  # read only for a Laravel skeleton it creates (laravel_skeleton)
     if name == ".env" or name.startswith(".env.") or p.suffix == ".env":
         return "dotenv"
     return None
@@ -708,6 +712,8 @@ def python_settings(
         elif isinstance(node, ast.Assign | ast.AnnAssign):
             django.extend(_django_databases(path, node, text))
             disabled_later = disabled_later or _sets_disable_cursors(node)
+            if "OPTIONS" in text:
+                found.extend(_django_options(path, node))
     # DATABASES["default"]["DISABLE_SERVER_SIDE_CURSORS"] = True elsewhere in the file, or
     # a DISABLE_SERVER_SIDE_CURSORS key taken from configuration: not this file's default
     configured = _CURSORS_CONFIGURED.search(text)
@@ -756,6 +762,40 @@ def _django_pglocks(path: str, tree: ast.AST) -> list[SqlHazard]:
 _CURSORS_CONFIGURED = lazy(
     r"""["']DISABLE_SERVER_SIDE_CURSORS["']\s*:\s*(?![\s]|True\b|False\b)"""
 )
+
+
+# Django hands a DATABASES entry's OPTIONS to the driver's connect() as keyword arguments
+# (django/django@1994ebb8 django/db/backends/postgresql/base.py get_connection_params:
+# `**options` after taking out isolation_level, server_side_binding, assume_role, pool),
+# and psycopg/psycopg2 pass `options` to libpq, which sends it as the `options` startup
+# parameter: the same hazard as `?options=` in a URL (PA410; PgBouncer < 1.20 refuses it,
+# 1.20+ accepts `-c` only of the parameters it tracks). Audit 48, AI4Bharat/Chat-Arena-
+# Backend@2447d41 backend/arena_backend/settings.py:174: "options": "-c
+# statement_timeout=30000" behind its transaction-mode PgBouncer was not reported.
+def _django_options(path: str, node: ast.Assign | ast.AnnAssign) -> list[SqlHazard]:
+    """`options` of an OPTIONS dict written in a DATABASES entry, or assigned to one
+    (DATABASES["default"]["OPTIONS"] = {...})."""
+    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+    found: list[SqlHazard] = []
+    if any(isinstance(t, ast.Subscript) and isinstance(t.slice, ast.Constant)
+           and t.slice.value == "OPTIONS" for t in targets) and isinstance(node.value, ast.Dict):
+        found.extend(_options_key(path, node.value))
+    if isinstance(node.value, ast.Dict):
+        for inner in ast.walk(node.value):
+            if not isinstance(inner, ast.Dict):
+                continue
+            for k, v in zip(inner.keys, inner.values, strict=False):
+                if isinstance(k, ast.Constant) and k.value == "OPTIONS" and isinstance(v, ast.Dict):
+                    found.extend(_options_key(path, v))
+    return found
+
+
+def _options_key(path: str, options: ast.Dict) -> list[SqlHazard]:
+    for k, v in zip(options.keys, options.values, strict=False):
+        if isinstance(k, ast.Constant) and k.value == "options" and \
+                isinstance(v, ast.Constant) and isinstance(v.value, str) and v.value.strip():
+            return [_hazard("startup-parameter", f"options: {v.value.strip()}", path, v.lineno)]
+    return []
 
 
 def _sets_disable_cursors(node: ast.Assign | ast.AnnAssign) -> bool:
@@ -849,7 +889,23 @@ def _sqlalchemy_asyncpg_engine(path: str, call: ast.Call) -> list[SqlHazard]:
 
 def _python_call(path: str, call: ast.Call) -> list[SqlHazard]:
     return (_server_settings(path, call) + _sqlalchemy_asyncpg_engine(path, call)
-            + _python_prepares(path, call))
+            + _python_prepares(path, call) + _connect_options(path, call))
+
+
+# psycopg2.connect(..., options="-c ...") / psycopg.connect: libpq's `options` startup
+# parameter, as in a DSN (connection_string_hazards reads the DSN form).
+_LIBPQ_CONNECTS = frozenset({"psycopg2.connect", "psycopg.connect", "psycopg.Connection.connect",
+                             "psycopg.AsyncConnection.connect"})
+
+
+def _connect_options(path: str, call: ast.Call) -> list[SqlHazard]:
+    if _dotted(call.func) not in _LIBPQ_CONNECTS:
+        return []
+    value = _keyword(call, "options")
+    if isinstance(value, ast.Constant) and isinstance(value.value, str) and value.value.strip():
+        return [_hazard("startup-parameter", f"options: {value.value.strip()}", path,
+                        value.lineno)]
+    return []
 
 
 def _python_prepares(path: str, call: ast.Call) -> list[SqlHazard]:
@@ -963,6 +1019,10 @@ def _django_databases(path: str, node: ast.Assign | ast.AnnAssign, text: str) ->
 def settings_file(path: str, text: str, kind: str) -> tuple[list[SqlHazard], list[ConfigProblem]]:
     if kind == "rails-database":
         return _rails_database(path, text), []
+    if kind == LARAVEL_DATABASE:
+        return laravel_database(path, text), []
+    if kind == DOCKERFILE:
+        return laravel_skeleton(path, text), []
     if kind == "prisma":
         return _prisma(path, text), []
     return _key_value_file(path, text, kind), []
@@ -1059,6 +1119,158 @@ def resolve_dsn(hazards: list[SqlHazard], topology: Topology) -> list[SqlHazard]
             h = replace(h, detail=f"{h.detail}; the workload's connection string was not "
                         f"read ({', '.join(hidden)}): the setting may be there")
         kept.append(h)
+    return kept
+
+
+# --- Laravel (PDO pdo_pgsql) ---------------------------------------------------------
+#
+# Laravel's PostgresConnector opens PDO with its own $options, which set no
+# PDO::ATTR_EMULATE_PREPARES (laravel/framework v12.9.2
+# src/Illuminate/Database/Connectors/PostgresConnector.php:17-22; Connector.php:19-25 sets
+# it false for the others), merged with the connection's `options` (Connector::getOptions).
+# pdo_pgsql then prepares every statement server-side under a name of its own,
+# `pdo_stmt_%08x` counted per PDO connection (php/php-src ext/pdo_pgsql/pgsql_driver.c
+# pgsql_handle_preparer; pgsql_statement.c PQprepare), and drops it with DEALLOCATE when
+# the PDOStatement goes: every client starts at pdo_stmt_00000001, even the connector's own
+# `set search_path to ...` (PostgresConnector::configureSearchPath, prepare()->execute()).
+# Behind a transaction pooler that does not track them: `prepared statement
+# "pdo_stmt_00000001" already exists` / `does not exist`. PDO::ATTR_EMULATE_PREPARES =>
+# true (or PDO::PGSQL_ATTR_DISABLE_PREPARES / Pdo\Pgsql::ATTR_DISABLE_PREPARES => true,
+# unnamed statements) in the connection's `options` turns it off. Audit 48:
+# Arafatmollik1/laravel-starter-bun (Octane behind pgbouncer/pgbouncer:latest, transaction
+# mode) and ihrauto/ihrauto-crm (php-fpm behind edoburu/pgbouncer) were not reported.
+LARAVEL_DATABASE = "laravel-database"
+LARAVEL_DETAIL = "Laravel pgsql connection"
+_PHP_DRIVER_PGSQL = lazy(r"""['"]driver['"]\s*=>\s*['"]pgsql['"]""")
+_PHP_NO_PREPARES = lazy(
+    r"ATTR_(?:EMULATE|DISABLE)_PREPARES['\"]?\s*\]?\s*=>\s*"
+    r"(?:true\b|env\(\s*['\"]\w+['\"]\s*,\s*true\s*\))", re.IGNORECASE)
+_PHP_DEFAULT = lazy(
+    r"""['"]default['"]\s*=>\s*(env\(\s*['"]DB_CONNECTION['"]\s*,\s*)?['"]([\w-]+)['"]""")
+_PHP_KEY_BEFORE = lazy(r"""['"]([\w-]+)['"]\s*=>\s*(?:array\s*)?$""")
+
+
+def _php_comment_line(text: str, at: int) -> bool:
+    line = text[text.rfind("\n", 0, at) + 1 : at].lstrip()
+    return line.startswith(("//", "#", "*", "/*"))
+
+
+def _php_array_span(text: str, at: int) -> tuple[int, int] | None:
+    """The [...] / array(...) holding position `at`: (opening, closing) offsets."""
+    depth = 0
+    i = at
+    while i > 0:
+        i -= 1
+        c = text[i]
+        if c in "])":
+            depth += 1
+        elif c in "[(":
+            if depth == 0:
+                break
+            depth -= 1
+    else:
+        return None
+    depth = 0
+    for j in range(i, len(text)):
+        c = text[j]
+        if c in "[(":
+            depth += 1
+        elif c in "])":
+            depth -= 1
+            if depth == 0:
+                return i, j
+    return None
+
+
+def laravel_database(path: str, text: str) -> list[SqlHazard]:
+    """Each pgsql connection of a Laravel config/database.php that leaves PDO's
+    server-side prepares on; its detail names the connection and the default connection
+    (resolve_laravel drops it for a workload whose DB_CONNECTION names another)."""
+    if "pgsql" not in text:
+        return []
+    default = _PHP_DEFAULT.search(text)
+    if default is None:
+        shown = "not read"
+    elif default.group(1):
+        shown = f"env DB_CONNECTION, else '{default.group(2)}'"
+    else:  # written: DB_CONNECTION is not read
+        shown = f"'{default.group(2)}'"
+    found = []
+    for m in _PHP_DRIVER_PGSQL.finditer(text):
+        if _php_comment_line(text, m.start()):
+            continue
+        span = _php_array_span(text, m.start())
+        if span is None:
+            continue
+        body = text[span[0] : span[1]]
+        if _PHP_NO_PREPARES.search(body):
+            continue
+        key = _PHP_KEY_BEFORE.search(text[: span[0]])
+        name = key.group(1) if key else "pgsql"
+        found.append(_hazard(
+            "protocol-prepare",
+            f"{LARAVEL_DETAIL} '{name}': PDO pdo_pgsql prepares every query as a named "
+            "statement pdo_stmt_N (no PDO::ATTR_EMULATE_PREPARES => true in its options); "
+            f"the default connection: {shown}",
+            path, text.count("\n", 0, m.start()) + 1))
+    return found
+
+
+# A Dockerfile that builds the application from Laravel's skeleton (`composer
+# create-project laravel/laravel`) with pdo_pgsql: the skeleton's config/database.php,
+# whose pgsql connection sets no PDO options, is what runs, when the repository holds no
+# config/database.php of its own (extract._RepoFacts drops the hazard then). Audit 48:
+# jotyprokash/Laravel-Postgres-HA-Infrastructure docker/Dockerfile:5 copies five files over
+# the skeleton and runs behind a transaction-mode PgBouncer: no PA405.
+DOCKERFILE = "dockerfile"
+LARAVEL_SKELETON_DETAIL = "Laravel skeleton's config/database.php"
+_LARAVEL_CREATE = lazy(r"^[^#\n]*\bcomposer\s+create-project\b[^\n]*\blaravel/laravel\b",
+                       re.MULTILINE)
+
+
+def laravel_skeleton(path: str, text: str) -> list[SqlHazard]:
+    if "laravel/laravel" not in text or "pdo_pgsql" not in text:
+        return []
+    m = _LARAVEL_CREATE.search(text)
+    if m is None:
+        return []
+    return [_hazard(
+        "protocol-prepare",
+        f"{LARAVEL_SKELETON_DETAIL} (composer create-project laravel/laravel; the image "
+        "installs pdo_pgsql): its pgsql connection sets no PDO::ATTR_EMULATE_PREPARES, so "
+        "PDO pdo_pgsql prepares every query as a named statement pdo_stmt_N",
+        path, text.count("\n", 0, m.start()) + 1)]
+
+
+def resolve_laravel(hazards: list[SqlHazard],
+                    client_env: dict[str, list[EnvVar]]) -> list[SqlHazard]:
+    """A Laravel pgsql connection's hazard for a workload: kept when its DB_CONNECTION
+    (else the file's default) names that connection; a workload on another connection
+    (mysql, sqlite) opens no pdo_pgsql statement. Unmapped hazards are kept: the route
+    is assumed, and said, by the rule."""
+    kept: list[SqlHazard] = []
+    for h in hazards:
+        if h.detail.startswith(LARAVEL_SKELETON_DETAIL) and h.client_id is not None:
+            # the skeleton's default connection is never pgsql (sqlite from Laravel 11,
+            # mysql before): only a DB_CONNECTION that says pgsql, or one not read, uses it
+            var = {e.name: e for e in client_env.get(h.client_id, [])}.get("DB_CONNECTION")
+            if var is not None and (var.value is None or var.value.strip() == "pgsql"):
+                kept.append(h)
+            continue
+        m = re.match(rf"{LARAVEL_DETAIL} '([\w-]+)'.*connection: (env DB_CONNECTION, else )?"
+                     r"'([\w-]+)'$", h.detail) \
+            if h.detail.startswith(LARAVEL_DETAIL) and h.client_id is not None else None
+        if m is None:
+            kept.append(h)
+            continue
+        env = {e.name: e for e in client_env.get(h.client_id or "", [])}
+        var = env.get("DB_CONNECTION") if m.group(2) else None
+        if var is not None and var.value is None:
+            kept.append(h)  # from a Secret not held: may be pgsql
+            continue
+        used = var.value.strip() if var is not None and var.value is not None else m.group(3)
+        if used == m.group(1):
+            kept.append(h)
     return kept
 
 

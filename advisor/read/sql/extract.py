@@ -189,6 +189,7 @@ class SqlEntry(Struct, array_like=True):
     unnamed: bool = False
     migrate_driver: bool = False  # imports golang-migrate's postgres/pgx driver
     oban_other_notifier: bool = False  # names an Oban notifier that does not LISTEN
+    laravel_config: bool = False  # a Laravel config/database.php of the repository
 
 
 def scan_sql_sources(
@@ -239,6 +240,7 @@ def scan_sql_sources(
         repo.unnamed = repo.unnamed or entry.unnamed
         repo.migrate_driver = repo.migrate_driver or entry.migrate_driver
         repo.oban_other_notifier = repo.oban_other_notifier or entry.oban_other_notifier
+        repo.laravel_config = repo.laravel_config or entry.laravel_config
     return repo.keep(hazards), problems
 
 
@@ -250,7 +252,8 @@ def _scan_entry(shown: str, text: str, kind: str, pinning: bool) -> SqlEntry:
     return SqlEntry(found, trouble, iterator,
                     kind == "elixir" and drivers.ecto_unnamed(shown, text),
                     kind == "go" and drivers.migrate_driver(text),
-                    kind == "elixir" and drivers.oban_other_notifier(shown, text))
+                    kind == "elixir" and drivers.oban_other_notifier(shown, text),
+                    kind == drivers.LARAVEL_DATABASE)
 
 
 def _scan_file(shown: str, text: str, kind: str, pinning: bool, cache: FileCache) -> SqlEntry:
@@ -280,6 +283,7 @@ class _RepoFacts:
         self.unnamed = False
         self.migrate_driver = False
         self.oban_other_notifier = False
+        self.laravel_config = False
 
     def keep(self, hazards: list[SqlHazard]) -> list[SqlHazard]:
         return [h for h in hazards if not self._moot(h)]
@@ -293,6 +297,9 @@ class _RepoFacts:
             return not self.migrate_driver
         if h.detail.startswith(drivers.OBAN_DETAIL):
             return self.oban_other_notifier
+        if h.detail.startswith(drivers.LARAVEL_SKELETON_DETAIL):
+            # the repository's own config/database.php is judged instead
+            return self.laravel_config
         return self.unnamed and h.detail.startswith(drivers.ECTO_REPO_DETAIL)
 
 
