@@ -505,10 +505,11 @@ def client_from_workload(inputs: Inputs, topo: Topology, w: Workload,
                                 f"in the repository ({len(unplaced)} noted), but {why_none}: "
                                 "not counted as a client of any server")
             unplaced = []
-        topo.notices.extend(unplaced)
-        # declared with a target ([[workloads]] target, as the notice asks): placed
-        if unplaced and not (decl is not None and decl.target) \
-                and w.name not in topo.unplaced_clients:
+        # declared with a target ([[workloads]] target, as the notice asks): placed, and
+        # the notice that asks for it (and says "in no budget") is not printed
+        if not targeted:
+            topo.notices.extend(unplaced)
+        if unplaced and not targeted and w.name not in topo.unplaced_clients:
             topo.unplaced_clients.append(w.name)
         if any(not p.route_unknown for p in pools) and not targeted:
             # a pool read from its code, and no host in its env or mounted files: it
