@@ -15,6 +15,7 @@ rendered one), so a line is never taken away from a branch on a guess.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 from typing import Any
@@ -69,24 +70,61 @@ def line_states(lines: Sequence[str], spans: Sequence[tuple[int, int, str]],
     (start, end, include argument) of each helper body inserted, outer ones first)."""
     stack: list[Frame] = []
     chains = 0
-    starts: dict[int, list[tuple[int, str]]] = {}
-    for start, end, arg in spans:
-        starts.setdefault(start, []).append((end, arg))
-    ends: dict[int, int] = {}
     out: list[LineState] = []
-    for i, line in enumerate(lines):
-        for _ in range(ends.pop(i, 0)):
+    state: LineState | None = None
+    done = 0  # lines given a state so far
+    for i, closes, opens, actions in _steps(tuple(lines), tuple(spans)):
+        if i > done:
+            # the lines since the last step left the stack as it was: the same state
+            # (read only), not one built again from the whole stack per line
+            state = state or _state(stack)
+            out.extend([state] * (i - done))
+        for _ in range(closes):
             _close_span(stack)
-        for end, arg in starts.get(i, ()):
+        for arg in opens:
             # the body's `.` and `$` are the include's argument, read where it stands
             dot, dollar = _roots(stack)
             root = (arg == "." and dot) or (arg == "$" and dollar)
             stack.append(Frame("span", -1, root, root))
-            ends[end] = ends.get(end, 0) + 1
-        for m in _ACTION.finditer(line):
-            chains = _act(m.group(1), stack, chains, values)
-        out.append(_state(stack))
+        for word, rest in actions:
+            chains = _act(word, rest, stack, chains, values)
+        state = _state(stack)
+        out.append(state)
+        done = i + 1
+    if len(lines) > done:
+        state = state or _state(stack)
+        out.extend([state] * (len(lines) - done))
     return out
+
+
+Step = tuple[int, int, tuple[str, ...], tuple[tuple[str, str], ...]]
+
+
+# Read only. The lines of an expansion that can move the stack, found without the
+# values: a chart's copies (a monorepo of charts from one scaffold) expand the same
+# helpers into the same lines, and the walk over every line (an action regex per line)
+# was most of line_states, itself half of helm_include_lines.helper_places.
+@functools.lru_cache(maxsize=256)
+def _steps(lines: tuple[str, ...], spans: tuple[tuple[int, int, str], ...]) -> tuple[Step, ...]:
+    """(line, bodies that end there, include arguments of the bodies that start there,
+    its `if`/`with`/`range`/`else`/`end`/`define`/`block` actions, each as (word, the
+    rest)) of each line where one of them is. A body is closed at its end line if it
+    started before it (one that starts and ends on the same line is never closed, as
+    the walk line by line did)."""
+    starts: dict[int, list[str]] = {}
+    closes: dict[int, int] = {}
+    for start, end, arg in spans:
+        starts.setdefault(start, []).append(arg)
+        if start < end:
+            closes[end] = closes.get(end, 0) + 1
+    steps: list[Step] = []
+    for i, line in enumerate(lines):
+        actions = tuple((re.sub(r"\s+", " ", w.group(1)), w.group(2))
+                        for m in _ACTION.finditer(line)
+                        if (w := _WORD.match(m.group(1))) is not None) if "{{" in line else ()
+        if actions or i in starts or i in closes:
+            steps.append((i, closes.get(i, 0), tuple(starts.get(i, ())), actions))
+    return tuple(steps)
 
 
 def _close_span(stack: list[Frame]) -> None:
@@ -108,11 +146,10 @@ def _roots(stack: list[Frame]) -> tuple[bool, bool]:
     return dot, True
 
 
-def _act(action: str, stack: list[Frame], chains: int, values: dict[str, Any] | None) -> int:
-    m = _WORD.match(action)
-    if m is None:
-        return chains
-    word, rest = re.sub(r"\s+", " ", m.group(1)), m.group(2)
+def _act(word: str, rest: str, stack: list[Frame], chains: int,
+         values: dict[str, Any] | None) -> int:
+    """An action's `word` (its _WORD, spaces made one) and the `rest` of it, on the
+    stack."""
     if word in ("if", "with", "range", "define", "block"):
         dot, dollar = _roots(stack)
         frame = Frame(word if word in ("with", "range") else "if", chains, dot, dollar)
@@ -173,19 +210,30 @@ def condition(text: str, values: dict[str, Any] | None, dot: bool, dollar: bool)
     """YES/NO/UNKNOWN of an `if` condition made of `.Values` paths, literals, `not`,
     `and`, `or`, `eq`, `ne`, `empty`; UNKNOWN for anything else (a pipeline, a
     variable, another function)."""
-    if values is None or "|" in text or ":=" in text:
+    if values is None:
         return UNKNOWN
-    tokens = _TOKEN.findall(text)
-    if not tokens or len(tokens) > MAX_TOKENS:
-        return UNKNOWN
-    parsed, rest = _command(tokens, 0)
-    if parsed is None or rest != len(tokens):
+    parsed = _parsed(text)
+    if parsed is None:
         return UNKNOWN
     value = _evaluate(parsed, values, dot, dollar)
     return UNKNOWN if value is _UNKNOWN else (YES if _truth(value) else NO)
 
 
 _UNKNOWN = object()
+
+
+# Read only (_evaluate does not change it): a chart's copies test the same conditions.
+@functools.lru_cache(maxsize=1024)
+def _parsed(text: str) -> list[Any] | None:
+    """The condition's command (_command), None when it is not one read here: a
+    pipeline, a variable set, too many tokens, unbalanced parentheses."""
+    if "|" in text or ":=" in text:
+        return None
+    tokens = _TOKEN.findall(text)
+    if not tokens or len(tokens) > MAX_TOKENS:
+        return None
+    parsed, rest = _command(tokens, 0)
+    return None if parsed is None or rest != len(tokens) else parsed
 
 
 def _command(tokens: list[str], i: int) -> tuple[list[Any] | None, int]:

@@ -92,6 +92,8 @@ def included_after(text: str) -> dict[int, list[str]]:
     return {line: [name for name, _ in calls] for line, calls in included_calls(text).items()}
 
 
+# Read only (Expansion.add reads it): a chart's copies include the same helpers.
+@functools.lru_cache(maxsize=1024)
 def included_calls(text: str) -> dict[int, list[tuple[str, str]]]:
     """included_after, each helper with the argument it is given (`.`, `$`, `(dict ...)`)."""
     out: dict[int, list[tuple[str, str]]] = {}
@@ -178,11 +180,13 @@ class Expansion:
             self.places.extend((path, first + i) for i in range(len(lines)))
             self.helper.extend([helper] * len(lines))
             return
-        for i, line in enumerate(lines):
-            self.lines.append(line)
-            self.places.append((path, first + i))
-            self.helper.append(helper)
-            for name, argument in after.get(i, ()):
+        done = 0  # lines appended so far; then the bodies included after line i
+        for i in sorted(k for k in after if 0 <= k < len(lines)):
+            self.lines.extend(lines[done:i + 1])
+            self.places.extend((path, first + k) for k in range(done, i + 1))
+            self.helper.extend([helper] * (i + 1 - done))
+            done = i + 1
+            for name, argument in after[i]:
                 body = self.helpers.body(name)
                 if body is None or len(self.lines) + len(body.lines) > self.limit:
                     continue
@@ -193,6 +197,9 @@ class Expansion:
                 self.places.extend(body.places)
                 self.helper.extend(body.helper)
                 self.inserted += len(body.lines)
+        self.lines.extend(lines[done:])
+        self.places.extend((path, first + k) for k in range(done, len(lines)))
+        self.helper.extend([helper] * (len(lines) - done))
 
 
 def helper_places(template: str, display: str, rendered: str, mapping: dict[int, int],

@@ -91,16 +91,27 @@ def line_map(template: str, rendered: str) -> dict[int, int]:
     loop body's lines each time, not to the line after the first copy. A line is then
     moved to the template line near it that writes it (`_by_text`): the branch of an
     `if` its key is in, or a line whose key was filled in by an action."""
-    t_lines, r_lines = template.splitlines(), rendered.splitlines()
+    r_lines = rendered.splitlines()
+    t_keys, emits, written = _template_side(template)
+    mapping, matched = _aligned(t_keys, tuple(map(_line_key, r_lines)), loop_lines(template),
+                                emits)
+    moved = _by_text(written, r_lines, mapping, matched)
+    return {**mapping, **moved} if moved else mapping
+
+
+# Read only: what line_map reads of the template alone, once per text (a chart's copies
+# in a monorepo, a chart's templates per environment).
+@functools.lru_cache(maxsize=1024)
+def _template_side(template: str) -> tuple[tuple[str, ...], tuple[int, ...], tuple[str, ...]]:
+    """(each line's key, "\0def" inside a `define`; the lines that emit a YAML block;
+    the lines as _by_text reads them, those inside a `define` blank)."""
+    t_lines = template.splitlines()
     defined = define_lines(template)
     t_keys = tuple("\0def" if i in defined else key
                    for i, key in enumerate(map(_line_key, t_lines)))
     emits = tuple(i for i, line in enumerate(t_lines) if i not in defined and _emits(line))
-    mapping, matched = _aligned(t_keys, tuple(map(_line_key, r_lines)), loop_lines(template),
-                                emits)
-    moved = _by_text([("" if i in defined else x) for i, x in enumerate(t_lines)]
-                     if defined else t_lines, r_lines, mapping, matched)
-    return {**mapping, **moved} if moved else mapping
+    written = tuple(("" if i in defined else x) for i, x in enumerate(t_lines))
+    return t_keys, emits, written
 
 
 # How far from its aligned line (or between the lines aligned around it) a rendered line
@@ -108,16 +119,15 @@ def line_map(template: str, rendered: str) -> dict[int, int]:
 _NEAR = 40
 
 
-def _by_text(t_lines: list[str], r_lines: list[str], mapping: dict[int, int],
-             matched: frozenset[int]) -> dict[int, int]:
+def _by_text(t_lines: list[str] | tuple[str, ...], r_lines: list[str],
+             mapping: dict[int, int], matched: frozenset[int]) -> dict[int, int]:
     """Rendered lines whose aligned template line does not write them, each moved to the
     nearest template line that does (its text with the actions filled in): the key
     alignment took the first `command:` of `if cassandra / else if sql` for the sql
     branch's (temporalio/helm-charts server-job.yaml:49 for :51), and a line with no key
     of its own (`- temporal-sql-tool setup-schema ... {{ $schema }}/versioned`) stayed at
     the line before it (`args:`)."""
-    writers = [_writer(line) for line in t_lines]
-    able = [i for i, w in enumerate(writers) if w is not None]
+    writers, able = _writers(tuple(t_lines))
     if not able:
         return {}
     moved: dict[int, int] = {}
@@ -144,6 +154,16 @@ def _by_text(t_lines: list[str], r_lines: list[str], mapping: dict[int, int],
         if best is not None and best != t:
             moved[r] = best
     return moved
+
+
+# Read only: the same lines (a template's, a helper expansion's) in each of a chart's
+# copies.
+@functools.lru_cache(maxsize=1024)
+def _writers(t_lines: tuple[str, ...]) -> tuple[tuple[tuple[str, re.Pattern[str]] | None, ...],
+                                                 list[int]]:
+    """_writer of each line, and the lines that have one."""
+    writers = tuple(_writer(line) for line in t_lines)
+    return writers, [i for i, w in enumerate(writers) if w is not None]
 
 
 def _next_matched(count: int, matched: frozenset[int], mapping: dict[int, int]) -> list[int]:

@@ -23,6 +23,7 @@ import re
 from collections import Counter
 
 from msgspec import Struct
+from msgspec.structs import replace
 
 from advisor.model import Source
 from advisor.read.fs import InputError, Root, walk
@@ -112,16 +113,13 @@ def chart_text(root: Root, chart_dir: str, known: dict[str, str | None] | None =
             named.update(_FILES_GET.findall(text))
         if "define" not in text:
             continue  # most templates define nothing: not split into blocks
-        lines = text.splitlines()
-        for word, start, end in action_blocks(text):
-            if word == "define" and end - start > 1:
-                part = _part(shown, start + 1, lines[start + 1:end])
-                parts.append(part)
-                m = _DEFINE_NAME.search(lines[start])
-                if m is not None:
-                    seen = defines.get(m.group(1), part)
-                    defines[m.group(1)] = part if seen is not None and \
-                        seen.lines == part.lines else None
+        for name, body in _define_bodies(text):
+            part = replace(body, path=shown)
+            parts.append(part)
+            if name is not None:
+                seen = defines.get(name, part)
+                defines[name] = part if seen is not None and seen.lines == part.lines \
+                    else None
     for name in sorted(named):
         if ".." in name.split("/") or name.startswith("/"):
             continue
@@ -131,6 +129,25 @@ def chart_text(root: Root, chart_dir: str, known: dict[str, str | None] | None =
             parts.append(_part(shown, 0, text.splitlines()))
     return ChartText(parts=[p for p in parts if len(p.lines) <= MAX_PART_LINES],
                      defines={name: p for name, p in defines.items() if p is not None})
+
+
+# Read only (a Part is frozen; its counts are only read): a chart's copies (a monorepo
+# of charts from one scaffold) hold the same helpers file, split and keyed again per
+# chart before. chart_text gives each body the path of the file it reads
+# (msgspec.structs.replace: the same lines, keys and counts).
+@functools.lru_cache(maxsize=256)
+def _define_bodies(text: str) -> tuple[tuple[str | None, Part], ...]:
+    """(name, or None when the define names none as read here; body as a Part, its path
+    left empty) of each `define` block of more than its two action lines, in the order
+    action_blocks gives."""
+    lines = text.splitlines()
+    out: list[tuple[str | None, Part]] = []
+    for word, start, end in action_blocks(text):
+        if word == "define" and end - start > 1:
+            m = _DEFINE_NAME.search(lines[start])
+            out.append((m.group(1) if m is not None else None,
+                        _part("", start + 1, lines[start + 1:end])))
+    return tuple(out)
 
 
 def _read(root: Root, shown: str) -> str | None:
