@@ -95,20 +95,201 @@ def _uncapped(pooler: Pooler) -> bool:
 def open_bound(pooler: Pooler, pooler_contribution: ContributionOf) -> Contribution | None:
     """The server side of a pooler no client of the repository connects to
     (`Pooler.pairs_open`) with as many pairs as its caps let open, each placed where it
-    adds most; None when no cap bounds it (each further pair adds its pool)."""
+    adds most; None when no cap bounds it (each further pair adds its pool). The pairs
+    are chosen on totals a PairPricer keeps (the same totals pooler_contribution gives,
+    without pricing the whole pooler per candidate: audit 49), the pooler's contribution
+    worked out once, for the pairs chosen."""
     if _uncapped(pooler):
         return None
     base = replace(pooler, pairs_open=False)
     pairs = known_pairs(pooler)
-    best = pooler_contribution(replace(base, pairs=pairs) if pairs else base)
+    pricer = PairPricer(base, pairs, pooler_contribution)
+    best = pricer.total if pairs else pooler_contribution(base).total
     for i in range(_MOST_PAIRS):
-        options = [(pooler_contribution(replace(base, pairs=[*pairs, c])), k, c)
-                   for k, c in enumerate(candidates(base, f"client {i + 1}"))]
-        if not options:
-            return best
-        found, _, pair = max(options, key=lambda o: (o[0].total, -o[1]))
-        if found.total <= best.total:
-            return best
+        found = pricer.best(f"client {i + 1}")
+        if found is None or found[0] <= best:
+            break
+        best, pair = found
+        pricer.add(pair)
         pairs.append(pair)
-        best = found
-    return None
+    else:
+        return None
+    return pooler_contribution(replace(base, pairs=pairs) if pairs else base)
+
+
+class _Refused(Exception):
+    """The pools do not keep one max_db_connections per database or one
+    max_user_connections per user key: pools_flow's caps would then depend on the order
+    of the pools, which only the whole computation reproduces."""
+
+
+def _per_replica_total(pooler: Pooler, per_replica: int) -> float:
+    """Contribution.total of server_side_max and pooler_contribution (no topology) for a
+    per-process flow `per_replica`: replicas x it, the surge's pods added."""
+    total = pooler.replicas.value * per_replica
+    if pooler.surge is not None and pooler.replicas.value > 0:
+        total = (pooler.replicas.value + pooler.surge.value) * (total / pooler.replicas.value)
+    return total
+
+
+class PairPricer:
+    """pooler_contribution(replace(base, pairs=[*pairs, c])).total for the candidates c
+    of a greedy pair search, and `add` to keep one. The pools of `pairs` are worked out
+    once (facts.pgbouncer.pooler_pools) and their flow kept (facts.flow.Network); a
+    candidate changes them by its own pool, the auth_query pool of its database when
+    that database is new, and the auth or min_pool_size pool its pool replaces, so its
+    total is the kept flow augmented through the new pools (a replaced pool, rare: the
+    flow worked out again). Falls back to pricing with pooler_contribution when the
+    pooler is not a PgBouncer or its caps are not one per database and per user."""
+
+    def __init__(self, base: Pooler, pairs: list[tuple[str, str]],
+                 pooler_contribution: ContributionOf) -> None:
+        from advisor.facts.flow import Network
+        from advisor.facts.pgbouncer import pooler_pools
+
+        self.base = base
+        self.pairs = list(pairs)
+        self._contribution = pooler_contribution
+        self.fast = base.kind == "pgbouncer"
+        self.net = Network()
+        self.client: dict[tuple[str, str], object] = {}
+        self.auth: dict[tuple[str, str], object] = {}
+        self.kept: dict[tuple[str, str], object] = {}
+        self.caps: dict[tuple[str, str], int] = {}
+        if self.fast:
+            try:
+                for p in pooler_pools(base, self.pairs)[0]:
+                    key = (p.database, p.user)
+                    group = self.auth if p.lookup is not None else \
+                        self.kept if p.kept_only else self.client
+                    group[key] = p
+                    self._place(p)
+                self.net.solve()
+            except _Refused:
+                self.fast = False
+        self.asked = {p.database for p in self.client.values()}  # type: ignore[attr-defined]
+
+    @property
+    def total(self) -> float:
+        if not self.fast:
+            return self._contribution(replace(self.base, pairs=self.pairs)).total
+        return _per_replica_total(self.base, int(self.net.value))
+
+    def _place(self, pool) -> tuple:  # type: ignore[no-untyped-def]
+        """The pool's arc in the network (its nodes made with their caps); the nodes."""
+        from advisor.facts.pgbouncer import _user_key
+
+        d, u = ("d", pool.database), ("u", _user_key(self.base, pool))
+        for node, term in ((d, pool.max_db_connections), (u, pool.max_user_connections)):
+            cap = max(0, term.int_value)
+            if self.caps.setdefault(node, cap) != cap:
+                raise _Refused(node)
+            self.net.node(node, cap)
+        self.net.edge(d, u, pool.server_max)
+        return d, u
+
+    def _change(self, pair: tuple[str, str]):  # type: ignore[no-untyped-def]
+        """What `pair` changes in the pools (pooler_pools' order: client pools, then one
+        auth_query pool per database not a pool already, then the min_pool_size pools
+        no pool holds): (its key, its pool, the pools added, the (group, key) of those
+        taken out), or None when it changes nothing."""
+        from advisor.facts.pgbouncer import auth_lookup, auth_pool, effective_pool
+
+        pool = effective_pool(self.base, *pair)
+        if pool is None:
+            return None
+        key = (pool.database, pool.user)
+        if key in self.client:
+            return None
+        added = [pool]
+        gone = [(g, key) for g in ("auth", "kept") if key in getattr(self, g)]
+        if pool.database not in self.asked:
+            lookup = auth_lookup(self.base, pool.database)
+            extra = auth_pool(self.base, lookup) if lookup is not None else None
+            if extra is not None:
+                k = (extra.database, extra.user)
+                if k != key and k not in self.client and k not in self.auth:
+                    added.append(extra)
+                    if k in self.kept:
+                        gone.append(("kept", k))
+        return key, pool, added, gone
+
+    def _rebuilt(self, added: list, gone: list) -> int:  # type: ignore[type-arg]
+        """The flow of the pools with `gone` taken out and `added` put in, from scratch."""
+        from advisor.facts.flow import Network
+
+        pools = [p for g in ("client", "auth", "kept")
+                 for k, p in getattr(self, g).items() if (g, k) not in gone] + added
+        net, self.net, caps = self.net, Network(), self.caps
+        self.caps = {}
+        try:
+            for p in pools:
+                self._place(p)
+            return int(self.net.solve())
+        finally:
+            self.net, self.caps = net, caps
+
+    def price(self, pair: tuple[str, str]) -> float:
+        if self.fast:
+            try:
+                return self._price(pair)
+            except _Refused:
+                pass
+        return self._contribution(replace(self.base, pairs=[*self.pairs, pair])).total
+
+    def _price(self, pair: tuple[str, str]) -> float:
+        change = self._change(pair)
+        if change is None:
+            return self.total
+        _, _, added, gone = change
+        if gone:
+            return _per_replica_total(self.base, self._rebuilt(added, gone))
+        net = self.net
+        net.log, caps = [], dict(self.caps)
+        try:
+            for p in added:
+                net.augment_through(*self._place(p))
+            return _per_replica_total(self.base, int(net.value))
+        finally:
+            net.undo(0)
+            net.log, self.caps = None, caps
+
+    def best(self, client: str) -> tuple[float, tuple[str, str]] | None:
+        """The candidate of `client` that adds most, the first of equals, with the total
+        it makes; None when it has none."""
+        options = [(self.price(c), k, c) for k, c in enumerate(candidates(self.base, client))]
+        if not options:
+            return None
+        total, _, pair = max(options, key=lambda o: (o[0], -o[1]))
+        return total, pair
+
+    def add(self, pair: tuple[str, str]) -> None:
+        self.pairs.append(pair)
+        if self.fast:
+            try:
+                self._add(pair)
+            except _Refused:
+                self.fast = False
+
+    def _add(self, pair: tuple[str, str]) -> None:
+        change = self._change(pair)
+        if change is None:
+            return
+        key, pool, added, gone = change
+        self.client[key] = pool
+        self.asked.add(pool.database)
+        for p in added[1:]:
+            self.auth[(p.database, p.user)] = p
+        if gone:
+            for g, k in gone:
+                del getattr(self, g)[k]
+            from advisor.facts.flow import Network
+
+            self.net, self.caps = Network(), {}
+            for g in ("client", "auth", "kept"):
+                for p in getattr(self, g).values():
+                    self._place(p)
+            self.net.solve()
+            return
+        for p in added:
+            self.net.augment_through(*self._place(p))
