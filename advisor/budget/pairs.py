@@ -156,6 +156,18 @@ class PairPricer:
         self.auth: dict[tuple[str, str], object] = {}
         self.kept: dict[tuple[str, str], object] = {}
         self.caps: dict[tuple[str, str], int] = {}
+        self.dead: set[tuple[str, str]] = set()  # see facts.flow.Network.augment_through
+        # best(): the last total of each candidate slot whose change was a sink arc, a
+        # bound on its next while every pair added was one too; the slot chosen last
+        self.bounds: dict[int, float] = {}
+        self._chosen: tuple[tuple[str, str], int] | None = None
+        # the candidates' names are new ones each step (candidates()): a config that
+        # holds such a name could make a slot's user one the flow holds
+        names = [u.name for u in base.users] + [d.name for d in base.databases] \
+            + [d.user or "" for d in base.databases]
+        self.lazy = not any("'s user" in n or "'s database" in n for n in names) \
+            and base.replicas.value > 0 and float(base.replicas.value).is_integer() \
+            and (base.surge is None or float(base.surge.value).is_integer())
         if self.fast:
             try:
                 for p in pooler_pools(base, self.pairs)[0]:
@@ -232,50 +244,116 @@ class PairPricer:
     def price(self, pair: tuple[str, str]) -> float:
         if self.fast:
             try:
-                return self._price(pair)
+                return _per_replica_total(self.base, self._value(pair)[0])
             except _Refused:
                 pass
         return self._contribution(replace(self.base, pairs=[*self.pairs, pair])).total
 
-    def _price(self, pair: tuple[str, str]) -> float:
+    def _value(self, pair: tuple[str, str]) -> tuple[int, bool]:
+        """The flow per process with `pair`, and whether its change is a sink arc only:
+        one pool added, nothing taken out, on a user node the flow does not hold yet
+        (through a database it holds, or one as new: then a flow apart)."""
+        from advisor.facts.pgbouncer import _user_key
+
         change = self._change(pair)
         if change is None:
-            return self.total
-        _, _, added, gone = change
+            return int(self.net.value), False
+        _, pool, added, gone = change
         if gone:
-            return _per_replica_total(self.base, self._rebuilt(added, gone))
+            return self._rebuilt(added, gone), False
         net = self.net
+        sink = len(added) == 1 and not net.has(("u", _user_key(self.base, pool)))
         net.log, caps = [], dict(self.caps)
         try:
-            for p in added:
-                net.augment_through(*self._place(p))
-            return _per_replica_total(self.base, int(net.value))
+            for i, p in enumerate(added):
+                # the nodes no candidate of this flow can reach from the source are
+                # kept for the next (the auth_query pool's arc comes after the first's
+                # pushes: not the flow they were found in)
+                net.augment_through(*self._place(p), self.dead if i == 0 else None)
+            return int(net.value), sink
         finally:
             net.undo(0)
             net.log, self.caps = None, caps
 
     def best(self, client: str) -> tuple[float, tuple[str, str]] | None:
         """The candidate of `client` that adds most, the first of equals, with the total
-        it makes; None when it has none."""
-        options = [(self.price(c), k, c) for k, c in enumerate(candidates(self.base, client))]
-        if not options:
+        it makes; None when it has none.
+
+        Lazily: a candidate whose change was a sink arc only (`_value`) keeps what it
+        added to the flow as a bound on what it adds next while every pair added since
+        was one too, the max flow being submodular in the sink arcs added (a polymatroid
+        rank: what an arc adds never grows with the arcs already there); so only the
+        candidates at the top are priced again, largest bound first and the first of
+        equals before a later one: the choice stays the largest total, then the first
+        (a total grows strictly with the flow for whole replicas, the only case taken
+        lazily)."""
+        cands = candidates(self.base, client)
+        if not cands:
             return None
+        if self.fast and self.lazy:
+            try:
+                return self._lazy_best(cands)
+            except _Refused:
+                self.lazy = False
+                self.bounds = {}
+        options = [(self.price(c), k, c) for k, c in enumerate(cands)]
         total, _, pair = max(options, key=lambda o: (o[0], -o[1]))
         return total, pair
+
+    def _lazy_best(self, cands: list[tuple[str, str]]) -> tuple[float, tuple[str, str]]:
+        import heapq
+
+        now = int(self.net.value)
+        heap: list[tuple[int, int, bool]] = []
+        for k, c in enumerate(cands):
+            bound = self.bounds.get(k)
+            if bound is None:
+                value, sink = self._value(c)
+                if sink:
+                    self.bounds[k] = value - now
+                heap.append((now - value, k, True))
+            else:
+                heap.append((-bound, k, False))
+        heapq.heapify(heap)
+        while True:
+            gain, k, fresh = heapq.heappop(heap)
+            if fresh:
+                self._chosen = (cands[k], k)
+                return _per_replica_total(self.base, now - gain), cands[k]
+            value, sink = self._value(cands[k])
+            if sink:
+                self.bounds[k] = value - now
+            else:
+                del self.bounds[k]
+            heapq.heappush(heap, (now - value, k, True))
 
     def add(self, pair: tuple[str, str]) -> None:
         self.pairs.append(pair)
         if self.fast:
             try:
-                self._add(pair)
+                sink = self._add(pair)
             except _Refused:
                 self.fast = False
+                return
+            if not sink:
+                self.bounds = {}  # a pool on a user held, or more than one: bounds lost
+            elif self._chosen is not None and self._chosen[0] == pair:
+                # its database is now one a pool of the pairs holds: priced again
+                self.bounds.pop(self._chosen[1], None)
+            else:
+                self.bounds = {}
 
-    def _add(self, pair: tuple[str, str]) -> None:
+    def _add(self, pair: tuple[str, str]) -> bool:
+        """Keep `pair`; whether its change was a sink arc only (see `_priced`)."""
+        from advisor.facts.pgbouncer import _user_key
+
+        self.dead = set()  # the flow changes
         change = self._change(pair)
         if change is None:
-            return
+            return True  # nothing changes
         key, pool, added, gone = change
+        sink = len(added) == 1 and not gone \
+            and not self.net.has(("u", _user_key(self.base, pool)))
         self.client[key] = pool
         self.asked.add(pool.database)
         for p in added[1:]:
@@ -290,6 +368,7 @@ class PairPricer:
                 for p in getattr(self, g).values():
                     self._place(p)
             self.net.solve()
-            return
+            return False
         for p in added:
             self.net.augment_through(*self._place(p))
+        return sink

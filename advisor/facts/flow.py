@@ -98,32 +98,35 @@ class Network:
         if self.log is not None:
             self.log.append(("push", path, amount))
 
-    def _path_from_source(self, d: Node) -> list[Node] | None:
+    def _path_from_source(self, d: Node, avoid: Node, dead: set[Node]
+                          ) -> tuple[list[Node] | None, dict[Node, Node | None]]:
         """A path of residual capacity from the source to `d`, by a search backwards from
         `d` (near in the usual case: d's own arc, or a user d feeds and a database with
-        room), never through the sink."""
+        room), never through the sink, `avoid` or a node of `dead`; and the nodes seen."""
         r = self.r
         if r[S].get(d, 0) > 0:
-            return [S, d]
+            return [S, d], {}
         parent: dict[Node, Node | None] = {d: None}
         queue = [d]
+        rs = r[S]
         for y in queue:
             for x in r[y]:
-                if x in parent or x == T or r[x][y] <= 0:
+                if x in parent or x in (T, avoid) or x in dead or r[x][y] <= 0:
                     continue
                 parent[x] = y
-                if x == S:
-                    path = [S]
+                if x == S or rs.get(x, 0) > 0:  # the source, or a node it feeds with room
+                    path = [S] if x == S else [S, x]
                     at: Node | None = y
                     while at is not None:
                         path.append(at)
                         at = parent[at]
-                    return path
+                    return path, parent
                 queue.append(x)
-        return None
+        return None, parent
 
-    def _path_to_sink(self, u: Node) -> list[Node] | None:
-        """A path of residual capacity from `u` to the sink, never through the source."""
+    def _path_to_sink(self, u: Node, avoid: Node) -> list[Node] | None:
+        """A path of residual capacity from `u` to the sink, never through the source
+        or `avoid`."""
         r = self.r
         if r[u].get(T, 0) > 0:
             return [u, T]
@@ -131,7 +134,7 @@ class Network:
         queue = [u]
         for x in queue:
             for y, left in r[x].items():
-                if left <= 0 or y in parent or y == S:
+                if left <= 0 or y in parent or y in (S, avoid):
                     continue
                 parent[y] = x
                 if y == T:
@@ -145,20 +148,32 @@ class Network:
                 queue.append(y)
         return None
 
-    def augment_through(self, d: Node, u: Node) -> float:
+    def augment_through(self, d: Node, u: Node, dead: set[Node] | None = None) -> float:
         """With the flow held a maximum of the network less some capacity on d -> u, make
         it a maximum again; the gain. Every augmenting path then runs through d -> u:
-        source to d, then u to sink (the two parts share no arc: one that both used
+        source to d, then u to sink. The two parts share no node (one that both reached
         would join the source to the sink without d -> u, which a maximum does not
-        allow), so they are looked for from d and from u, not from the source."""
+        allow), so they are looked for from d and from u, not from the source; for the
+        same reason the part to d never passes u nor the part from u passes d (each
+        pushed path keeps the flow a maximum of the network with d -> u as used so far).
+
+        `dead`, when given: nodes the source cannot reach in the flow held on entry (a
+        search of an earlier candidate found so); searches skip them, and a first
+        search from d that fails adds the nodes it saw. A push leaves them so for the
+        part to d: the arcs it opens lead into nodes of its path, reached already or
+        only through d -> u."""
         r = self.r
         gained: float = 0
+        if dead is not None and d in dead:
+            return gained
         while r[d][u] > 0:
-            head = self._path_from_source(d)
-            if head is None:
-                break
-            tail = self._path_to_sink(u)
+            tail = self._path_to_sink(u, d)
             if tail is None:
+                break
+            head, seen = self._path_from_source(d, u, dead if dead is not None else set())
+            if head is None:
+                if dead is not None and not gained:
+                    dead.update(seen)
                 break
             path = head + tail
             amount = min(r[x][y] for x, y in pairwise(path))
