@@ -172,7 +172,52 @@ def test_the_capped_case_of_the_audit_chooses_what_the_reference_chooses(tmp_pat
             _encode(_reference_open_bound(pooler))
 
 
+def _edmonds_karp(pools: list[tuple[str, str, int]], db_caps: dict[str, int],
+                  user_caps: dict[str, int]) -> int:
+    """advisor.facts.pgbouncer._max_flow's search before audit 49 (both sides capped)."""
+    big = sum(max(0, c) for _, _, c in pools) + 1
+    cap: dict[str, dict[str, int]] = {"s": {}, "t": {}}
+
+    def edge(x: str, y: str) -> None:
+        cap.setdefault(x, {}).setdefault(y, 0)
+        cap.setdefault(y, {}).setdefault(x, 0)
+
+    for d, u, c in pools:
+        db, user = f"d:{d}", f"u:{u}"
+        edge("s", db)
+        edge(db, user)
+        edge(user, "t")
+        cap["s"][db] = db_caps.get(d, 0) if db_caps.get(d, 0) > 0 else big
+        cap[db][user] += max(0, c)
+        cap[user]["t"] = user_caps.get(u, 0) if user_caps.get(u, 0) > 0 else big
+    flow = 0
+    while True:
+        parent = {"s": "s"}
+        queue = ["s"]
+        for x in queue:
+            for y, left in cap[x].items():
+                if left > 0 and y not in parent:
+                    parent[y] = x
+                    queue.append(y)
+        if "t" not in parent:
+            return flow
+        push, y = big, "t"
+        while y != "s":
+            push = min(push, cap[parent[y]][y])
+            y = parent[y]
+        y = "t"
+        while y != "s":
+            cap[parent[y]][y] -= push
+            cap[y][parent[y]] += push
+            y = parent[y]
+        flow += push
+
+
 def test_the_flow_is_the_edmonds_karp_value():
+    """facts.flow (Dinic from scratch, and pool by pool through augment_through with an
+    undo) and pgbouncer._max_flow give the value the Edmonds-Karp search gave."""
+    from advisor.facts.flow import Network
+
     rng = random.Random(7)
     for _ in range(2000):
         nd, nu = rng.randint(1, 6), rng.randint(1, 6)
@@ -180,5 +225,22 @@ def test_the_flow_is_the_edmonds_karp_value():
                   rng.choice([-1, 0, 1, 2, 3, 5, 12])) for _ in range(rng.randint(0, 15))]
         db_caps = {f"d{i}": rng.choice([0, 0, 1, 2, 4, 7, -1]) for i in range(nd)}
         user_caps = {f"u{i}": rng.choice([0, 0, 1, 3, 5, -2]) for i in range(nu)}
-        assert max_flow(pools, db_caps, user_caps) == \
-            pgbouncer._max_flow(pools, db_caps, user_caps)
+        want = _edmonds_karp(pools, db_caps, user_caps)
+        assert max_flow(pools, db_caps, user_caps) == want
+        assert pgbouncer._max_flow(pools, db_caps, user_caps) == want
+        net = Network()
+        for d, u, c in pools:
+            net.node(("d", d), db_caps.get(d, 0))
+            net.node(("u", u), user_caps.get(u, 0))
+            net.edge(("d", d), ("u", u), c)
+            net.augment_through(("d", d), ("u", u))
+        assert net.value == want
+        net.log = []
+        d, u = f"d{rng.randrange(nd + 1)}", f"u{rng.randrange(nu + 1)}"
+        net.node(("d", d), db_caps.get(d, 0))
+        net.node(("u", u), user_caps.get(u, 0))
+        net.edge(("d", d), ("u", u), 4)
+        net.augment_through(("d", d), ("u", u))
+        assert net.value == _edmonds_karp([*pools, (d, u, 4)], db_caps, user_caps)
+        net.undo(0)
+        assert net.value == want and net.solve() == want
