@@ -145,9 +145,10 @@ class PairPricer:
     def __init__(self, base: Pooler, pairs: list[tuple[str, str]],
                  pooler_contribution: ContributionOf) -> None:
         from advisor.facts.flow import Network
-        from advisor.facts.pgbouncer import pooler_pools
+        from advisor.facts.pgbouncer import names_of, pooler_pools
 
         self.base = base
+        self.names = names_of(base)
         self.pairs = list(pairs)
         self._contribution = pooler_contribution
         self.fast = base.kind == "pgbouncer"
@@ -207,7 +208,7 @@ class PairPricer:
         taken out), or None when it changes nothing."""
         from advisor.facts.pgbouncer import auth_lookup, auth_pool, effective_pool
 
-        pool = effective_pool(self.base, *pair)
+        pool = effective_pool(self.base, *pair, self.names)
         if pool is None:
             return None
         key = (pool.database, pool.user)
@@ -216,8 +217,8 @@ class PairPricer:
         added = [pool]
         gone = [(g, key) for g in ("auth", "kept") if key in getattr(self, g)]
         if pool.database not in self.asked:
-            lookup = auth_lookup(self.base, pool.database)
-            extra = auth_pool(self.base, lookup) if lookup is not None else None
+            lookup = auth_lookup(self.base, pool.database, self.names)
+            extra = auth_pool(self.base, lookup, self.names) if lookup is not None else None
             if extra is not None:
                 k = (extra.database, extra.user)
                 if k != key and k not in self.client and k not in self.auth:
