@@ -407,10 +407,15 @@ class Names(NamedTuple):
 
     databases: dict[str, PoolerDatabase]
     users: dict[str, PoolerUser]
+    # the [pgbouncer] (or default) terms every pool of the pooler takes, each made once
+    # (a Term is frozen: pools may share it)
+    terms: dict[tuple[str, str], Term]
+    settings: dict[str, Setting]
 
 
 def names_of(pooler: Pooler) -> Names:
-    return Names({d.name: d for d in pooler.databases}, {u.name: u for u in pooler.users})
+    return Names({d.name: d for d in pooler.databases}, {u.name: u for u in pooler.users},
+                 {}, {})
 
 
 def _find_database(pooler: Pooler, name: str, names: Names | None = None
@@ -602,7 +607,13 @@ def _effective_pool(pooler: Pooler, db: str, user: str, lookup: AuthLookup | Non
     entry, server_user, forced, user_entry, notes = found
 
     def glob(name: str, label: str) -> Term:
-        return _setting_term(effective_setting(pooler.settings, name, version), label)
+        if names is None:
+            return _setting_term(effective_setting(pooler.settings, name, version), label)
+        term = names.terms.get((name, label))
+        if term is None:
+            term = names.terms[(name, label)] = _setting_term(
+                effective_setting(pooler.settings, name, version), label)
+        return term
 
     # pool_size: user (1.23+) > database > default_pool_size (src/server.c pool_pool_size)
     user_pool = user_entry.pool_size if user_entry is not None else None
@@ -634,7 +645,11 @@ def _effective_pool(pooler: Pooler, db: str, user: str, lookup: AuthLookup | Non
     else:
         max_user = glob("max_user_connections", "max_user_connections")
     pool_mode = _pool_mode(pooler, found)
-    timeout = effective_setting(pooler.settings, "reserve_pool_timeout", version)
+    timeout = names.settings.get("reserve_pool_timeout") if names is not None else None
+    if timeout is None:
+        timeout = effective_setting(pooler.settings, "reserve_pool_timeout", version)
+        if names is not None:
+            names.settings["reserve_pool_timeout"] = timeout
     reserve_used = float(timeout.value) > 0 and reserve.value > 0
     if reserve.value > 0 and not reserve_used:
         notes.append(
