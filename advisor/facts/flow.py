@@ -104,24 +104,35 @@ class Network:
         `d` (near in the usual case: d's own arc, or a user d feeds and a database with
         room), never through the sink, `avoid` or a node of `dead`; and the nodes seen."""
         r = self.r
-        if r[S].get(d, 0) > 0:
-            return [S, d], {}
-        parent: dict[Node, Node | None] = {d: None}
-        queue = [d]
         rs = r[S]
-        for y in queue:
-            for x in r[y]:
-                if x in parent or x in (T, avoid) or x in dead or r[x][y] <= 0:
+        if rs.get(d, 0) > 0:
+            return [S, d], {}
+        # the databases with room: a path ends at one of them, so a level of users is
+        # first asked for an arc from one (few, when most are full), then widened
+        room = [x for x, left in rs.items() if left > 0 and x not in dead]
+        parent: dict[Node, Node | None] = {d: None}
+        level = [d]
+        while level:
+            for y in level:
+                if y[0] != "u":
                     continue
-                parent[x] = y
-                if x == S or rs.get(x, 0) > 0:  # the source, or a node it feeds with room
-                    path = [S] if x == S else [S, x]
-                    at: Node | None = y
-                    while at is not None:
-                        path.append(at)
-                        at = parent[at]
-                    return path, parent
-                queue.append(x)
+                ry = r[y]
+                for x in room:
+                    if x in ry and x not in parent and r[x][y] > 0:
+                        path = [S, x]
+                        at: Node | None = y
+                        while at is not None:
+                            path.append(at)
+                            at = parent[at]
+                        return path, parent
+            wider = []
+            for y in level:
+                for x in r[y]:
+                    if x in parent or x in (S, T, avoid) or x in dead or r[x][y] <= 0:
+                        continue
+                    parent[x] = y
+                    wider.append(x)
+            level = wider
         return None, parent
 
     def _path_to_sink(self, u: Node, avoid: Node) -> list[Node] | None:
@@ -185,6 +196,15 @@ class Network:
         """Make the flow a maximum from scratch-or-wherever (Dinic: levels from the
         source, then blocking flows); the value."""
         r = self.r
+        rs = r[S]
+        for d in list(rs):  # first the direct paths source -> d -> u -> sink, greedily
+            rd = r[d]
+            for u, left in rd.items():
+                if u == S or left <= 0 or rs[d] <= 0:
+                    continue
+                amount = min(rs[d], left, r[u].get(T, 0))
+                if amount > 0:
+                    self._push([S, d, u, T], amount)
         while True:
             level = {S: 0}
             queue = [S]
