@@ -125,14 +125,47 @@ def capped_ini(n: int) -> str:
 
 
 def write_tree(root: Path, ini: str, n: int, linked: bool) -> Path:
-    (root / "pgbouncer.ini").write_text(ini)
+    """The ini as a bare pgbouncer.ini (no client), or with `linked` as the ConfigMap of
+    a PgBouncer Deployment and Service `pgbouncer` that one client per database
+    connects to; the server `pg` declared in .pool-advisor.toml."""
     (root / ".pool-advisor.toml").write_text(
         '[[servers]]\nname = "pg"\nhosts = ["pg"]\nmax_connections = 400\nversion = 16\n')
-    if linked:
-        k8s = root / "k8s"
-        k8s.mkdir(exist_ok=True)
-        for i in range(n):
-            (k8s / f"app{i}.yaml").write_text(_client(i, n))
+    if not linked:
+        (root / "pgbouncer.ini").write_text(ini)
+        return root
+    k8s = root / "k8s"
+    k8s.mkdir(exist_ok=True)
+    body = "".join(f"    {line}\n" for line in ini.splitlines())
+    (k8s / "pgbouncer.yaml").write_text(f"""apiVersion: v1
+kind: Service
+metadata: {{name: pgbouncer}}
+spec: {{selector: {{app: pgbouncer}}}}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {{name: pgbouncer-config}}
+data:
+  pgbouncer.ini: |
+{body}---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {{name: pgbouncer}}
+spec:
+  replicas: 1
+  strategy: {{type: Recreate}}
+  template:
+    metadata: {{labels: {{app: pgbouncer}}}}
+    spec:
+      containers:
+        - name: pgbouncer
+          image: edoburu/pgbouncer:v1.25.1-p0
+          volumeMounts: [{{name: config, mountPath: /etc/pgbouncer}}]
+      volumes:
+        - name: config
+          configMap: {{name: pgbouncer-config}}
+""")
+    for i in range(n):
+        (k8s / f"app{i}.yaml").write_text(_client(i, n))
     return root
 
 

@@ -19,7 +19,7 @@ import msgspec
 from msgspec.structs import replace
 
 from advisor.budget import pairs as pairs_module
-from advisor.budget.pairs import PairPricer, candidates, known_pairs, open_bound
+from advisor.budget.pairs import PairPricer, candidates, known_pairs, open_bound, worst_case
 from advisor.budget.slots import pooler_contribution
 from advisor.facts import pgbouncer
 from advisor.facts.flow import max_flow
@@ -170,6 +170,38 @@ def test_the_capped_case_of_the_audit_chooses_what_the_reference_chooses(tmp_pat
         pooler = _pooler(folder, capped_ini(n), (1, 25), random.Random(n))
         assert _encode(open_bound(pooler, pooler_contribution)) == \
             _encode(_reference_open_bound(pooler))
+
+
+def _reference_worst_case(pooler: Pooler) -> Contribution | None:
+    """worst_case before audit 49: every candidate priced with pooler_contribution."""
+    if not pooler.unnamed_pairs:
+        return None
+    names = pooler.unnamed_pairs
+    pooler = replace(pooler, unnamed_pairs=[])
+    pairs = known_pairs(pooler)
+    for client in names:
+        options = [(pooler_contribution(replace(pooler, pairs=[*pairs, c])).total, i, c)
+                   for i, c in enumerate(candidates(pooler, client))]
+        if options:
+            pairs.append(max(options, key=lambda o: (o[0], -o[1]))[2])
+    return pooler_contribution(replace(pooler, pairs=pairs) if pairs else pooler)
+
+
+def test_the_worst_case_of_unnamed_clients_is_the_reference_greedy(tmp_path):
+    """PA106's worst case for clients whose pairs are unknown (each a pair of its own):
+    clients of known pairs beside them, a name given twice (not priced lazily)."""
+    from advisor.facts.pgbouncer import declared_pairs
+
+    rng = random.Random(490)
+    for case, ini, pooler in _cases(tmp_path, 150, 4900):
+        pooler.pairs_open = False
+        declared = declared_pairs(pooler)[0]
+        pooler.pairs = rng.sample(declared, min(len(declared), rng.randint(0, 3)))
+        pooler.unnamed_pairs = [f"app{i}" for i in range(rng.randint(1, 6))]
+        if rng.random() < 0.2:
+            pooler.unnamed_pairs.append("app0")
+        assert _encode(worst_case(pooler, pooler_contribution)) == \
+            _encode(_reference_worst_case(pooler)), (case, ini)
 
 
 def _edmonds_karp(pools: list[tuple[str, str, int]], db_caps: dict[str, int],

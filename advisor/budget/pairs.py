@@ -57,11 +57,15 @@ def worst_case(pooler: Pooler, pooler_contribution: ContributionOf) -> Contribut
     names = pooler.unnamed_pairs
     pooler = replace(pooler, unnamed_pairs=[])  # each pair placed: a number, not a floor
     pairs = known_pairs(pooler)
+    # priced by PairPricer (the totals pooler_contribution gives: audit 49); a name
+    # given twice would make its candidates' nodes ones the flow holds: not lazily
+    pricer = PairPricer(pooler, pairs, pooler_contribution,
+                        lazy=len(set(names)) == len(names))
     for client in names:
-        options = [(pooler_contribution(replace(pooler, pairs=[*pairs, c])).total, i, c)
-                   for i, c in enumerate(candidates(pooler, client))]
-        if options:  # the first of equals: a database of its own before an entry's user
-            pairs.append(max(options, key=lambda o: (o[0], -o[1]))[2])
+        found = pricer.best(client)
+        if found is not None:  # the first of equals: a database of its own first
+            pricer.add(found[1])
+            pairs.append(found[1])
     return pooler_contribution(replace(pooler, pairs=pairs) if pairs else pooler)
 
 
@@ -143,7 +147,7 @@ class PairPricer:
     pooler is not a PgBouncer or its caps are not one per database and per user."""
 
     def __init__(self, base: Pooler, pairs: list[tuple[str, str]],
-                 pooler_contribution: ContributionOf) -> None:
+                 pooler_contribution: ContributionOf, *, lazy: bool = True) -> None:
         from advisor.facts.flow import Network
         from advisor.facts.pgbouncer import names_of, pooler_pools
 
@@ -151,7 +155,8 @@ class PairPricer:
         self.names = names_of(base)
         self.pairs = list(pairs)
         self._contribution = pooler_contribution
-        self.fast = base.kind == "pgbouncer"
+        # pooler_contribution prices a pooler of open pairs by its bound: not this
+        self.fast = base.kind == "pgbouncer" and not base.pairs_open
         self.net = Network()
         self.client: dict[tuple[str, str], object] = {}
         self.auth: dict[tuple[str, str], object] = {}
@@ -165,8 +170,8 @@ class PairPricer:
         # the candidates' names are new ones each step (candidates()): a config that
         # holds such a name could make a slot's user one the flow holds
         names = [u.name for u in base.users] + [d.name for d in base.databases] \
-            + [d.user or "" for d in base.databases]
-        self.lazy = not any("'s user" in n or "'s database" in n for n in names) \
+            + [d.user or "" for d in base.databases] + [x for p in pairs for x in p]
+        self.lazy = lazy and not any("'s user" in n or "'s database" in n for n in names) \
             and base.replicas.value > 0 and float(base.replicas.value).is_integer() \
             and (base.surge is None or float(base.surge.value).is_integer())
         if self.fast:
