@@ -12,10 +12,20 @@ per user by max_user_connections, auth_query pools added, x processes). Pure.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from msgspec.structs import replace
 
 from advisor.model import Contribution, Pooler
+
+if TYPE_CHECKING:  # facts.pgbouncer is imported where it is used (start-up)
+    from advisor.facts.flow import Node
+    from advisor.facts.pgbouncer import EffectivePool
+
+Pair = tuple[str, str]
+# what a candidate pair changes (PairPricer._change): its pool's key, its pool, the pools
+# added, the (group, key) of those it takes the place of
+Change = tuple[Pair, "EffectivePool", list["EffectivePool"], list[tuple[str, Pair]]]
 
 # budget.slots.pooler_contribution, passed in: slots asks this module for the bound of a
 # pooler whose pairs are open, so importing it back would be a circle
@@ -158,9 +168,9 @@ class PairPricer:
         # pooler_contribution prices a pooler of open pairs by its bound: not this
         self.fast = base.kind == "pgbouncer" and not base.pairs_open
         self.net = Network()
-        self.client: dict[tuple[str, str], object] = {}
-        self.auth: dict[tuple[str, str], object] = {}
-        self.kept: dict[tuple[str, str], object] = {}
+        self.client: dict[Pair, EffectivePool] = {}
+        self.auth: dict[Pair, EffectivePool] = {}
+        self.kept: dict[Pair, EffectivePool] = {}
         self.caps: dict[tuple[str, str], int] = {}
         self.dead: set[tuple[str, str]] = set()  # see facts.flow.Network.augment_through
         # best(): the last total of each candidate slot whose change was a sink arc, a
@@ -185,7 +195,7 @@ class PairPricer:
                 self.net.solve()
             except _Refused:
                 self.fast = False
-        self.asked = {p.database for p in self.client.values()}  # type: ignore[attr-defined]
+        self.asked = {p.database for p in self.client.values()}
 
     @property
     def total(self) -> float:
@@ -193,7 +203,7 @@ class PairPricer:
             return self._contribution(replace(self.base, pairs=self.pairs)).total
         return _per_replica_total(self.base, int(self.net.value))
 
-    def _place(self, pool) -> tuple:  # type: ignore[no-untyped-def]
+    def _place(self, pool: EffectivePool) -> tuple[Node, Node]:
         """The pool's arc in the network (its nodes made with their caps); the nodes."""
         from advisor.facts.pgbouncer import _user_key
 
@@ -206,7 +216,7 @@ class PairPricer:
         self.net.edge(d, u, pool.server_max)
         return d, u
 
-    def _change(self, pair: tuple[str, str]):  # type: ignore[no-untyped-def]
+    def _change(self, pair: Pair) -> Change | None:
         """What `pair` changes in the pools (pooler_pools' order: client pools, then one
         auth_query pool per database not a pool already, then the min_pool_size pools
         no pool holds): (its key, its pool, the pools added, the (group, key) of those
@@ -232,7 +242,7 @@ class PairPricer:
                         gone.append(("kept", k))
         return key, pool, added, gone
 
-    def _rebuilt(self, added: list, gone: list) -> int:  # type: ignore[type-arg]
+    def _rebuilt(self, added: list[EffectivePool], gone: list[tuple[str, Pair]]) -> int:
         """The flow of the pools with `gone` taken out and `added` put in, from scratch."""
         from advisor.facts.flow import Network
 
