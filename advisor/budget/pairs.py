@@ -159,10 +159,11 @@ class PairPricer:
     def __init__(self, base: Pooler, pairs: list[tuple[str, str]],
                  pooler_contribution: ContributionOf, *, lazy: bool = True) -> None:
         from advisor.facts.flow import Network
-        from advisor.facts.pgbouncer import names_of, pooler_pools
+        from advisor.facts.pgbouncer import _user_key, names_of, pooler_pools
 
         self.base = base
         self.names = names_of(base)
+        self.user_key = _user_key  # imported once here, not per pool
         self.pairs = list(pairs)
         self._contribution = pooler_contribution
         # pooler_contribution prices a pooler of open pairs by its bound: not this
@@ -205,15 +206,17 @@ class PairPricer:
 
     def _place(self, pool: EffectivePool) -> tuple[Node, Node]:
         """The pool's arc in the network (its nodes made with their caps); the nodes."""
-        from advisor.facts.pgbouncer import _user_key
-
-        d, u = ("d", pool.database), ("u", _user_key(self.base, pool))
-        for node, term in ((d, pool.max_db_connections), (u, pool.max_user_connections)):
-            cap = max(0, term.int_value)
-            if self.caps.setdefault(node, cap) != cap:
-                raise _Refused(node)
-            self.net.node(node, cap)
-        self.net.edge(d, u, pool.server_max)
+        d, u = ("d", pool.database), ("u", self.user_key(self.base, pool))
+        caps, net = self.caps, self.net
+        cap = max(0, pool.max_db_connections.int_value)
+        if caps.setdefault(d, cap) != cap:
+            raise _Refused(d)
+        net.node(d, cap)
+        cap = max(0, pool.max_user_connections.int_value)
+        if caps.setdefault(u, cap) != cap:
+            raise _Refused(u)
+        net.node(u, cap)
+        net.edge(d, u, pool.server_max)
         return d, u
 
     def _change(self, pair: Pair) -> Change | None:
