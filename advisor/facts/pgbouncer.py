@@ -400,7 +400,28 @@ class EffectivePool(Record, kw_only=True):
         return max(0, min(self.min_pool_size.int_value, size)) if size > 0 else 0
 
 
-def _find_database(pooler: Pooler, name: str) -> PoolerDatabase | None:
+class Names(NamedTuple):
+    """A pooler's [databases] and [users] entries by name, the later of a name kept (as
+    the scans below find them): made once where many pools are worked out (audit 49: a
+    scan per pool was N^3 with N databases x N users)."""
+
+    databases: dict[str, PoolerDatabase]
+    users: dict[str, PoolerUser]
+    # the [pgbouncer] (or default) terms every pool of the pooler takes, each made once
+    # (a Term is frozen: pools may share it)
+    terms: dict[tuple[str, str], Term]
+    settings: dict[str, Setting]
+
+
+def names_of(pooler: Pooler) -> Names:
+    return Names({d.name: d for d in pooler.databases}, {u.name: u for u in pooler.users},
+                 {}, {})
+
+
+def _find_database(pooler: Pooler, name: str, names: Names | None = None
+                   ) -> PoolerDatabase | None:
+    if names is not None:
+        return names.databases.get(name)
     found = None
     for db in pooler.databases:
         if db.name == name:
@@ -428,7 +449,9 @@ def refuses_database(pooler: Pooler, dbname: str | None) -> bool:
     return not any(d.name in (dbname, "*") or d.name_from for d in pooler.databases)
 
 
-def _find_user(pooler: Pooler, name: str) -> PoolerUser | None:
+def _find_user(pooler: Pooler, name: str, names: Names | None = None) -> PoolerUser | None:
+    if names is not None:
+        return names.users.get(name)
     found = None
     for u in pooler.users:
         if u.name == name:
@@ -457,20 +480,21 @@ class _PoolEntries(NamedTuple):
         return asked if self.entry.name == "*" else self.entry.name
 
 
-def _pool_entries(pooler: Pooler, db: str, user: str) -> _PoolEntries | None:
+def _pool_entries(pooler: Pooler, db: str, user: str, names: Names | None = None
+                  ) -> _PoolEntries | None:
     """The entries a client of `db` as `user` is configured by; None when PgBouncer
     would reject the database (no [databases] entry of that name and no `*` fallback)."""
     version = pooler.version
-    entry = _find_database(pooler, db) if db != "*" else None
+    entry = _find_database(pooler, db, names) if db != "*" else None
     notes: list[str] = []
-    if entry is None and db != "pgbouncer" and _find_database(pooler, "*") is None:
+    if entry is None and db != "pgbouncer" and _find_database(pooler, "*", names) is None:
         # an entry whose name is not held here may be the one the client asks for
         entry = next((d for d in reversed(pooler.databases) if d.name_from), None)
         if entry is not None:
             notes.append(f"database {db!r}: taken to be entry {entry.name}, whose name "
                          f"{entry.name_from} the repository does not hold")
     if entry is None:
-        entry = _find_database(pooler, "*")
+        entry = _find_database(pooler, "*", names)
         if entry is None or db == "pgbouncer":
             return None
         if db != "*":
@@ -483,8 +507,8 @@ def _pool_entries(pooler: Pooler, db: str, user: str) -> _PoolEntries | None:
     # forced user is the global user (force_user_credentials -> global_user).
     user_entry = None
     if not forced or version.at_least(1, 23):
-        user_entry = _find_user(pooler, server_user)
-    if forced and user_entry is None and _find_user(pooler, server_user) is not None:
+        user_entry = _find_user(pooler, server_user, names)
+    if forced and user_entry is None and _find_user(pooler, server_user, names) is not None:
         notes.append(
             f"[users] {server_user} does not apply to the forced user of {entry.name} "
             f"in {version.cite()} (src/objects.c force_user)"
@@ -508,10 +532,12 @@ def effective_pool_mode(pooler: Pooler, db: str, user: str) -> Setting | None:
     return None if found is None else _pool_mode(pooler, found)
 
 
-def effective_pool(pooler: Pooler, db: str, user: str) -> EffectivePool | None:
+def effective_pool(pooler: Pooler, db: str, user: str, names: Names | None = None
+                   ) -> EffectivePool | None:
     """The pool a client of `db` as `user` lands in; None when PgBouncer would reject
-    the database (no [databases] entry of that name and no `*` fallback)."""
-    return _effective_pool(pooler, db, user, None)
+    the database (no [databases] entry of that name and no `*` fallback). `names`:
+    names_of(pooler), when the caller works out many."""
+    return _effective_pool(pooler, db, user, None, names)
 
 
 # auth_type values under which set_pool never runs auth_query (src/client.c: any takes
@@ -523,7 +549,7 @@ def _nonempty(setting: Setting | None) -> Setting | None:
     return setting if setting is not None and str(setting.value) != "" else None
 
 
-def auth_lookup(pooler: Pooler, db: str) -> AuthLookup | None:
+def auth_lookup(pooler: Pooler, db: str, names: Names | None = None) -> AuthLookup | None:
     """Where auth_query runs for a client of `db` whose user is not in auth_file; None
     when no lookup happens (no auth_user, or an auth_type that does not look up).
 
@@ -531,7 +557,7 @@ def auth_lookup(pooler: Pooler, db: str) -> AuthLookup | None:
     (copied to the database on first use); start_auth_query -> prepare_auth_database
     (1.19+): the entry's auth_dbname, else the global auth_dbname, else the client's
     database; get_pool(auth_db, auth_user)."""
-    found = _pool_entries(pooler, db, "")
+    found = _pool_entries(pooler, db, "", names)
     if found is None:
         return None
     version = pooler.version
@@ -549,7 +575,8 @@ def auth_lookup(pooler: Pooler, db: str) -> AuthLookup | None:
                       user=user, dbname=dbname)
 
 
-def auth_pool(pooler: Pooler, lookup: AuthLookup) -> EffectivePool | None:
+def auth_pool(pooler: Pooler, lookup: AuthLookup, names: Names | None = None
+              ) -> EffectivePool | None:
     """The pool the lookups run in: an ordinary pool of (lookup.database, auth_user),
     the auth_user being the global user (never the entry's forced user: get_pool takes
     the auth_user object itself), so its [users] entry applies. None when PgBouncer
@@ -557,7 +584,7 @@ def auth_pool(pooler: Pooler, lookup: AuthLookup) -> EffectivePool | None:
     reserved ... database as an auth_dbname")."""
     if lookup.database == "pgbouncer":
         return None
-    pool = _effective_pool(pooler, lookup.database, str(lookup.user.value), lookup)
+    pool = _effective_pool(pooler, lookup.database, str(lookup.user.value), lookup, names)
     if pool is not None and pool.entry == "*" and lookup.dbname is not None \
             and not pooler.version.at_least(1, 21):
         pool.notes.append(
@@ -568,18 +595,25 @@ def auth_pool(pooler: Pooler, lookup: AuthLookup) -> EffectivePool | None:
     return pool
 
 
-def _effective_pool(pooler: Pooler, db: str, user: str,
-                    lookup: AuthLookup | None) -> EffectivePool | None:
-    found = _pool_entries(pooler, db, user)
+def _effective_pool(pooler: Pooler, db: str, user: str, lookup: AuthLookup | None,
+                    names: Names | None = None) -> EffectivePool | None:
+    found = _pool_entries(pooler, db, user, names)
     if found is None:
         return None
     if lookup is not None:
-        found = _PoolEntries(found.entry, user, False, _find_user(pooler, user), found.notes)
+        found = _PoolEntries(found.entry, user, False, _find_user(pooler, user, names),
+                             found.notes)
     version = pooler.version
     entry, server_user, forced, user_entry, notes = found
 
     def glob(name: str, label: str) -> Term:
-        return _setting_term(effective_setting(pooler.settings, name, version), label)
+        if names is None:
+            return _setting_term(effective_setting(pooler.settings, name, version), label)
+        term = names.terms.get((name, label))
+        if term is None:
+            term = names.terms[(name, label)] = _setting_term(
+                effective_setting(pooler.settings, name, version), label)
+        return term
 
     # pool_size: user (1.23+) > database > default_pool_size (src/server.c pool_pool_size)
     user_pool = user_entry.pool_size if user_entry is not None else None
@@ -611,7 +645,11 @@ def _effective_pool(pooler: Pooler, db: str, user: str,
     else:
         max_user = glob("max_user_connections", "max_user_connections")
     pool_mode = _pool_mode(pooler, found)
-    timeout = effective_setting(pooler.settings, "reserve_pool_timeout", version)
+    timeout = names.settings.get("reserve_pool_timeout") if names is not None else None
+    if timeout is None:
+        timeout = effective_setting(pooler.settings, "reserve_pool_timeout", version)
+        if names is not None:
+            names.settings["reserve_pool_timeout"] = timeout
     reserve_used = float(timeout.value) > 0 and reserve.value > 0
     if reserve.value > 0 and not reserve_used:
         notes.append(
@@ -698,6 +736,13 @@ def _max_flow(
         return _capped_sums([(d, c) for d, _, c in pools], db_caps)
     if not any(db_caps.get(d, 0) > 0 for d, _, _ in pools):
         return _capped_sums([(u, c) for _, u, c in pools], user_caps)
+    if all(type(c) is int for _, _, c in pools):
+        # whole pool maxima (server_side_max's): the same value, by Dinic's levels and
+        # blocking flows instead of one shortest path per unit pushed (audit 49: a
+        # pooler of 100 databases x 100 users took seconds here)
+        from advisor.facts.flow import max_flow
+
+        return max_flow(pools, db_caps, user_caps)
     big = sum(max(0, c) for _, _, c in pools) + 1  # a negative size is no capacity
     cap: dict[str, dict[str, int]] = {"s": {}, "t": {}}
 
@@ -750,7 +795,7 @@ def _capped_sums(pools: list[tuple[str, float]], caps: dict[str, int]) -> float:
 
 
 def _add_auth_pools(pooler: Pooler, pools: list[EffectivePool],
-                    seen: set[tuple[str, str]]) -> list[str]:
+                    seen: set[tuple[str, str]], names: Names | None = None) -> list[str]:
     """Append the pools auth_query lookups of the client pools' databases run in (one
     per auth database and auth_user: src/client.c start_auth_query); notes."""
     notes: list[str] = []
@@ -759,10 +804,10 @@ def _add_auth_pools(pooler: Pooler, pools: list[EffectivePool],
         if client.lookup is not None or client.database in asked:
             continue
         asked.add(client.database)
-        lookup = auth_lookup(pooler, client.database)
+        lookup = auth_lookup(pooler, client.database, names)
         if lookup is None:
             continue
-        pool = auth_pool(pooler, lookup)
+        pool = auth_pool(pooler, lookup, names)
         if pool is None:
             notes.append(f"{lookup.describe()}: {pooler.version.cite()} refuses "
                          f"that database (src/client.c prepare_auth_database), so such "
@@ -791,8 +836,9 @@ def pooler_pools(pooler: Pooler, pairs: list[tuple[str, str]] | None
         notes += assumed
     pools: list[EffectivePool] = []
     seen: set[tuple[str, str]] = set()
+    names = names_of(pooler)
     for db, user in pairs:
-        pool = effective_pool(pooler, db, user)
+        pool = effective_pool(pooler, db, user, names)
         if pool is None:
             notes.append(f"database {db!r} is not served by this pooler: no pool")
             continue
@@ -802,13 +848,13 @@ def pooler_pools(pooler: Pooler, pairs: list[tuple[str, str]] | None
         seen.add(key)
         pools.append(pool)
         notes += pool.notes
-    notes += _add_auth_pools(pooler, pools, seen)
-    notes += _add_kept_pools(pooler, pools, seen)
+    notes += _add_auth_pools(pooler, pools, seen, names)
+    notes += _add_kept_pools(pooler, pools, seen, names)
     return pools, notes
 
 
 def _add_kept_pools(pooler: Pooler, pools: list[EffectivePool],
-                    seen: set[tuple[str, str]]) -> list[str]:
+                    seen: set[tuple[str, str]], names: Names | None = None) -> list[str]:
     """Append the pools of forced-user [databases] entries with a min_pool_size that no
     counted pair opens: from PgBouncer 1.21 the janitor creates them and keeps
     min(min_pool_size, pool_size) server connections open with no client (src/janitor.c:
@@ -820,7 +866,7 @@ def _add_kept_pools(pooler: Pooler, pools: list[EffectivePool],
     for entry in pooler.databases:
         if entry.user is None or entry.name == "*":
             continue
-        pool = effective_pool(pooler, entry.name, entry.user)
+        pool = effective_pool(pooler, entry.name, entry.user, names)
         if pool is None or (pool.database, pool.user) in seen or pool.min_kept <= 0:
             continue
         seen.add((pool.database, pool.user))

@@ -83,10 +83,10 @@ def pairs_finding(pooler: Pooler, budget: Budget) -> Finding | None:
 _MOST_PAIRS = 50
 
 
-def _server_peak(budget: Budget, floor: Contribution, instead: Contribution) -> float:
+def _server_peak(budget: Budget, floor: Contribution, instead: float) -> float:
     """The server's peak with `instead` counted for the pooler in place of `floor`."""
     total = budget.total_peak if budget.total_peak is not None else budget.peak
-    peak = total - floor.total + instead.total
+    peak = total - floor.total + instead
     if budget.spread_over is not None:
         peak = math.ceil(peak / budget.spread_over.value)
     return peak
@@ -96,22 +96,22 @@ def _pairs_until_over(pooler: Pooler, budget: Budget, floor: Contribution
                       ) -> tuple[int, float] | None:
     """The fewest (database, user) pairs that take the server over its usable slots,
     each a pool of its own placed where it adds most (as worst_case does), and the
-    server's peak then; None when the floor is over already or no count tried is."""
-    from advisor.budget.pairs import candidates, known_pairs
+    server's peak then; None when the floor is over already or no count tried is.
+    Priced by advisor.budget.pairs.PairPricer (the totals pooler_contribution gives)."""
+    from advisor.budget.pairs import PairPricer, known_pairs
 
     if budget.peak > budget.usable:
         return None
     base = replace(pooler, pairs_open=False)
-    pairs = known_pairs(base)
+    pricer = PairPricer(base, known_pairs(base), pooler_contribution)
     for i in range(_MOST_PAIRS):
-        options = [(pooler_contribution(replace(base, pairs=[*pairs, c])).total, k, c)
-                   for k, c in enumerate(candidates(base, f"client {i + 1}"))]
-        if not options:
+        found = pricer.best(f"client {i + 1}")
+        if found is None:
             return None
-        pairs.append(max(options, key=lambda o: (o[0], -o[1]))[2])
-        peak = _server_peak(budget, floor, pooler_contribution(replace(base, pairs=pairs)))
+        pricer.add(found[1])
+        peak = _server_peak(budget, floor, found[0])
         if peak > budget.usable:
-            return len(pairs), peak
+            return len(pricer.pairs), peak
     return None
 
 
