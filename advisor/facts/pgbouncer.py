@@ -400,17 +400,23 @@ class EffectivePool(Record, kw_only=True):
         return max(0, min(self.min_pool_size.int_value, size)) if size > 0 else 0
 
 
-class Names(NamedTuple):
+class Names:
     """A pooler's [databases] and [users] entries by name, the later of a name kept (as
     the scans below find them): made once where many pools are worked out (audit 49: a
-    scan per pool was N^3 with N databases x N users)."""
+    scan per pool was N^3 with N databases x N users). A plain class, not a NamedTuple:
+    this module is imported by every check, and a NamedTuple class is made by exec at
+    import (start-up bench)."""
 
-    databases: dict[str, PoolerDatabase]
-    users: dict[str, PoolerUser]
-    # the [pgbouncer] (or default) terms every pool of the pooler takes, each made once
-    # (a Term is frozen: pools may share it)
-    terms: dict[tuple[str, str], Term]
-    settings: dict[str, Setting]
+    __slots__ = ("databases", "settings", "terms", "users")
+
+    def __init__(self, databases: dict[str, PoolerDatabase], users: dict[str, PoolerUser],
+                 terms: dict[tuple[str, str], Term], settings: dict[str, Setting]) -> None:
+        self.databases = databases
+        self.users = users
+        # the [pgbouncer] (or default) terms every pool of the pooler takes, each made
+        # once (a Term is frozen: pools may share it)
+        self.terms = terms
+        self.settings = settings
 
 
 def names_of(pooler: Pooler) -> Names:
