@@ -229,3 +229,20 @@ def test_unknown_target_is_a_problem_with_its_line(tmp_path: Path) -> None:
     toml = root / ".pool-advisor.toml"
     assert any("target 'nope' is no declared server" in f.message
                and f.location.line == line_no(toml, "target =") for f in r.findings)
+
+
+def test_pa504_fix_names_the_pooler_outside_and_its_declared_timeout_clears_it(
+        tmp_path: Path) -> None:
+    (pa504,) = codes(rails_app(tmp_path / "a", SERVER + PROXY))["PA504"]
+    assert pa504.fix is not None and "pgbouncer.ini" not in pa504.fix.description
+    assert "fly-pgbouncer's own settings (where it runs, outside the repository)" in (
+        pa504.fix.description)
+    config = SERVER + PROXY + "idle_transaction_timeout = 60\n"
+    assert "PA504" not in codes(rails_app(tmp_path / "b", config))
+
+
+def test_no_star_fallback_note_for_a_declared_pooler(tmp_path: Path) -> None:
+    root = rails_app(tmp_path, SERVER + PROXY)
+    (b,) = run_check([root], CheckOptions(root=root)).budgets
+    (c,) = b.contributions
+    assert "* fallback" not in c.note and "cancel request" in c.note

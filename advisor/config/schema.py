@@ -103,6 +103,7 @@ class PgBouncerDecl(Lined):
     max_db_connections: int | None = Field(default=None, ge=0)
     max_client_conn: int | None = Field(default=None, ge=1)
     max_prepared_statements: int | None = Field(default=None, ge=0)
+    idle_transaction_timeout: float | None = Field(default=None, ge=0)  # seconds (PA504)
 
     @field_validator("max_prepared_statements")
     @classmethod

@@ -124,7 +124,8 @@ def declared_proxy(decl: ProxyDecl, inputs: Inputs, topo: Topology) -> Pooler:
 
 # The [pgbouncer] keys a `[[proxies]] kind = "pgbouncer"` declaration may set
 DECLARED_BOUNCER_KEYS = ("pool_mode", "default_pool_size", "max_db_connections",
-                         "max_client_conn", "max_prepared_statements")
+                         "max_client_conn", "max_prepared_statements",
+                         "idle_transaction_timeout")
 
 
 def declared_bouncer(decl: PgBouncerDecl, inputs: Inputs, topo: Topology) -> Pooler:
