@@ -405,6 +405,11 @@ def build_topology(inputs: Inputs) -> Topology:
         _through_pgpool(topo, services, svc_by_host, default_ns, pgpool_pods)
     _name_unlinked_services(topo, services, svc_by_host, default_ns)
     _without_admin_console(topo)
+    if any(m in (r.host or "").lower() for c in topo.clients if c.target_id is None
+           for r in c.routes() for m in ("pooler.supabase.com", "neon.tech")):
+        from advisor.link.managed import link_managed_poolers
+
+        link_managed_poolers(topo)  # Supabase's Supavisor, Neon's pooled endpoint
     pooler_pairs(topo)
     _global_headroom(inputs.settings, topo)
     _disambiguate_names(topo)
