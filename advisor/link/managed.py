@@ -19,9 +19,6 @@ from advisor.model import (
 )
 
 
-
-
-
 def link_managed_poolers(topo: Topology) -> None:
     made: dict[str, Pooler] = {}
     for c in topo.clients:
