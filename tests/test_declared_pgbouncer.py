@@ -246,3 +246,11 @@ def test_no_star_fallback_note_for_a_declared_pooler(tmp_path: Path) -> None:
     (b,) = run_check([root], CheckOptions(root=root)).budgets
     (c,) = b.contributions
     assert "* fallback" not in c.note and "cancel request" in c.note
+
+
+def test_unknown_target_is_not_also_an_unplaced_pooler(tmp_path: Path) -> None:
+    root = rails_app(tmp_path, SERVER + PROXY.replace('target = "shop-pg"', 'target = "nope"'))
+    r = run_check([root], CheckOptions(root=root))
+    assert not any("lead to no server" in n for n in r.notices)
+    (b,) = r.budgets  # shop-pg: nothing reaches it, and its peak is no floor
+    assert b.peak == 0 and b.fits

@@ -285,7 +285,9 @@ def build_topology(inputs: Inputs) -> Topology:
         for via in upstream_poolers(p, host_map, topo, default_ns):
             if p.id not in via.fed_by:
                 via.fed_by.append(p.id)
-        if p.server_id is None and p.kind == "pgbouncer":
+        # (a declared PgBouncer whose target is unknown: the configuration problem says so)
+        if p.server_id is None and p.kind == "pgbouncer" \
+                and not p.id.startswith("declared-proxy/"):
             hosts = sorted({str(db.host) for db in p.databases if db.host})
             topo.notices.append(
                 f"{p.name}: its database entries lead to no server of the repository "
