@@ -421,7 +421,12 @@ class Pooler(Record, kw_only=True):
 
     id: str
     name: str
-    kind: Literal["pgbouncer", "rds-proxy"] = "pgbouncer"
+    # "managed": a provider's transaction-mode pooler recognised by the host a client
+    # connects to (advisor.facts.managed_poolers): only the PA4xx hazards that its
+    # provider's documentation supports run against it; no budget, no PgBouncer-settings
+    # rule (those check kind "pgbouncer")
+    kind: Literal["pgbouncer", "rds-proxy", "managed"] = "pgbouncer"
+    managed: str = ""  # kind "managed": its provider ("supabase", "neon")
     # RDS Proxy only: MaxConnectionsPercent / MaxIdleConnectionsPercent, with sources.
     max_connections_percent: Term | None = None
     max_idle_connections_percent: Term | None = None

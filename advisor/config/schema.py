@@ -5,7 +5,7 @@ configuration file exists; the engine reads the result as `advisor.config.settin
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import (
     BaseModel,
@@ -63,7 +63,7 @@ class ServerDecl(Lined):
         return None if v is None else parse_size(v)
 
 
-class ProxyDecl(Lined):
+class RdsProxyDecl(Lined):
     """A managed connection proxy in front of a declared server (AWS RDS Proxy).
 
     Defaults are AWS's (ConnectionPoolConfiguration, RDS API reference):
@@ -84,6 +84,45 @@ class ProxyDecl(Lined):
         if v is not None and top is not None and v > top:
             raise ValueError(f"must be at most max_connections_percent ({top}), as AWS requires")
         return v
+
+
+class PgBouncerDecl(Lined):
+    """A PgBouncer the repository does not deploy (a provider's managed pooler, one run on
+    a VM): clients whose host is one of `hosts` go through it. Unset keys are PgBouncer's
+    own defaults for `version` (advisor.facts.pgbouncer's per-version tables); unset
+    `version` is assumed as for any PgBouncer whose version is not read."""
+
+    name: str
+    kind: Literal["pgbouncer"]
+    hosts: list[str] = Field(default_factory=list)
+    target: str  # the name (or id) of a declared server or a server of the repository
+    version: str | None = Field(default=None, pattern=r"^1\.\d{1,2}(\.\d+)?$")
+    instances: int = Field(default=1, ge=1)  # PgBouncer processes, each with its own pools
+    pool_mode: Literal["session", "transaction", "statement"] | None = None
+    default_pool_size: int | None = Field(default=None, ge=0)
+    max_db_connections: int | None = Field(default=None, ge=0)
+    max_client_conn: int | None = Field(default=None, ge=1)
+    max_prepared_statements: int | None = Field(default=None, ge=0)
+    idle_transaction_timeout: float | None = Field(default=None, ge=0)  # seconds (PA504)
+
+    @field_validator("max_prepared_statements")
+    @classmethod
+    def _known_in_version(cls, v: int | None, info: ValidationInfo) -> int | None:
+        # PgBouncer refuses to start on a parameter its version does not have (1.21.0
+        # added max_prepared_statements): such a declaration describes no real pooler
+        version = info.data.get("version")
+        if v is not None and version is not None:
+            from advisor.facts.pgbouncer import introduced_in
+
+            since = introduced_in("max_prepared_statements")
+            minor = int(version.split(".")[1])
+            if since is not None and (1, minor) < since:
+                raise ValueError(f"PgBouncer {version} has no max_prepared_statements "
+                                 f"(added in {since[0]}.{since[1]})")
+        return v
+
+
+ProxyDecl = Annotated[RdsProxyDecl | PgBouncerDecl, Field(discriminator="kind")]
 
 
 class WorkloadDecl(Lined):

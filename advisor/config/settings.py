@@ -131,6 +131,10 @@ def load_settings(path: Path | None, shown: str | None = None) -> Settings:
     except ValidationError as exc:
         err = exc.errors()[0]
         loc = tuple(str(p) for p in err["loc"])
+        if len(loc) >= 3 and loc[0] == "proxies" and loc[2] in ("rds-proxy", "pgbouncer"):
+            loc = loc[:2] + loc[3:]  # the kind pydantic chose the block's model by
+        elif len(loc) == 2 and loc[0] == "proxies" and err["type"].startswith("union_tag"):
+            loc = (*loc, "kind")  # no kind, or one no model has
         what = "unknown key" if err["type"] == "extra_forbidden" else err["msg"]
         line = _line_of_key(text, prefix + loc)
         if len(loc) >= 2 and loc[0] == "proxies" and loc[1].isdigit():

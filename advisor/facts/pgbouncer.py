@@ -503,7 +503,9 @@ def _pool_entries(pooler: Pooler, db: str, user: str, names: Names | None = None
         entry = _find_database(pooler, "*", names)
         if entry is None or db == "pgbouncer":
             return None
-        if db != "*":
+        # a declared PgBouncer outside the repository (advisor.link.poolers
+        # declared_bouncer) forwards every database: its `*` entry is not written anywhere
+        if db != "*" and not pooler.id.startswith("declared-proxy/"):
             notes.append(f"database {db!r} has no [databases] entry: created from the * "
                          "fallback")
     forced = entry.user is not None

@@ -34,7 +34,7 @@ from advisor.read.workloads import (
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from advisor.config.schema import ProxyDecl
+    from advisor.config.schema import PgBouncerDecl, ProxyDecl
     from advisor.read.fs import Root
     from advisor.read.sources.pgbouncer_ini import PgBouncerIni
 
@@ -85,7 +85,10 @@ def _standalone_ini(root: Root, path: Path, shown: str) -> PgBouncerIni:
 
 
 def declared_proxy(decl: ProxyDecl, inputs: Inputs, topo: Topology) -> Pooler:
-    """An RDS Proxy: reached by its hosts, linked to the declared server it targets."""
+    """An RDS Proxy: reached by its hosts, linked to the declared server it targets; or a
+    PgBouncer the repository does not deploy (declared_bouncer)."""
+    if decl.kind == "pgbouncer":
+        return declared_bouncer(decl, inputs, topo)
     origin = inputs.settings.origin
 
     def src(key: str, default: str) -> Source:
@@ -117,6 +120,65 @@ def declared_proxy(decl: ProxyDecl, inputs: Inputs, topo: Topology) -> Pooler:
         location=Location(path=origin or "configuration", line=decl.line_of("")),
         hosts=declared_hosts(decl.hosts))
 
+
+
+# The [pgbouncer] keys a `[[proxies]] kind = "pgbouncer"` declaration may set
+DECLARED_BOUNCER_KEYS = ("pool_mode", "default_pool_size", "max_db_connections",
+                         "max_client_conn", "max_prepared_statements",
+                         "idle_transaction_timeout")
+
+
+def declared_bouncer(decl: PgBouncerDecl, inputs: Inputs, topo: Topology) -> Pooler:
+    """A PgBouncer the repository does not deploy (Fly's, a provider's, one on a VM),
+    declared in the configuration: its clients are those whose host is one of its hosts;
+    its server side counts in its target's budget as a repository PgBouncer's does, and
+    the PA4xx hazards are checked against its pool_mode and version. It forwards every
+    database to its target (a `*` entry, as a managed pooler does), so one pool opens per
+    (database, user) its clients use. Keys not declared are PgBouncer's defaults for its
+    version (advisor.facts.pgbouncer bouncer_default)."""
+    from advisor.facts.pgbouncer import params, parse_param_value, version_floor
+    from advisor.model import PoolerDatabase, Setting
+
+    origin = inputs.settings.origin or "configuration"
+
+    def at(key: str) -> Source:
+        return Source(path=origin, line=decl.line_of(key), key=f"proxies.{decl.name}.{key}")
+
+    version = BouncerVersion()  # assumed, as for any PgBouncer whose version is not read
+    if decl.version is not None:
+        minor = int(decl.version.split(".")[1])
+        version = BouncerVersion(major=1, minor=minor, source=at("version"))
+    settings: dict[str, Setting] = {}
+    for key in DECLARED_BOUNCER_KEYS:
+        value = getattr(decl, key)
+        if value is None:
+            continue
+        raw = str(value)
+        kind = params(BouncerVersion(major=1, minor=99))[key][0]
+        ok, parsed, unit = parse_param_value(kind, raw, version)
+        settings[key] = Setting(name=key, raw=raw, value=parsed if ok else value, unit=unit,
+                                source=at(key))
+    # a key only a newer PgBouncer has (max_prepared_statements, 1.21) raises the
+    # assumed version, as for a pgbouncer.ini read without one (version_floor)
+    version = version_floor(version, [(k, st.source) for k, st in settings.items()])
+    target = next((s for s in topo.servers if decl.target in (s.name, s.id)), None)
+    if target is None:
+        topo.problems.append(problem(
+            origin, decl.line_of("target"),
+            f"proxy {decl.name}: target {decl.target!r} is no declared server nor a server "
+            "of the repository; declare it under [[servers]] (name, hosts, max_connections) "
+            "to budget the pooler"))
+    where = Location(path=origin, line=decl.line_of(""))
+    return Pooler(
+        id=f"declared-proxy/{decl.name}", name=decl.name, kind="pgbouncer",
+        replicas=Term(label="PgBouncer processes", value=decl.instances,
+                      source=at("instances") if "instances" in decl.model_fields_set
+                      else Source.default_of("one PgBouncer process (instances unset)",
+                                             key="instances")),
+        version=version, settings=settings,
+        databases=[PoolerDatabase(name="*", location=where)],
+        server_id=target.id if target is not None else None,
+        location=where, hosts=declared_hosts(decl.hosts))
 
 
 # PgBouncer's version inside a longer tag (Airflow's airflow-pgbouncer-2025.03.05-1.23.1)

@@ -285,7 +285,9 @@ def build_topology(inputs: Inputs) -> Topology:
         for via in upstream_poolers(p, host_map, topo, default_ns):
             if p.id not in via.fed_by:
                 via.fed_by.append(p.id)
-        if p.server_id is None and p.kind == "pgbouncer":
+        # (a declared PgBouncer whose target is unknown: the configuration problem says so)
+        if p.server_id is None and p.kind == "pgbouncer" \
+                and not p.id.startswith("declared-proxy/"):
             hosts = sorted({str(db.host) for db in p.databases if db.host})
             topo.notices.append(
                 f"{p.name}: its database entries lead to no server of the repository "
@@ -405,6 +407,11 @@ def build_topology(inputs: Inputs) -> Topology:
         _through_pgpool(topo, services, svc_by_host, default_ns, pgpool_pods)
     _name_unlinked_services(topo, services, svc_by_host, default_ns)
     _without_admin_console(topo)
+    if any(m in (r.host or "").lower() for c in topo.clients if c.target_id is None
+           for r in c.routes() for m in ("pooler.supabase.com", "neon.tech")):
+        from advisor.link.managed import link_managed_poolers
+
+        link_managed_poolers(topo)  # Supabase's Supavisor, Neon's pooled endpoint
     pooler_pairs(topo)
     _global_headroom(inputs.settings, topo)
     _disambiguate_names(topo)

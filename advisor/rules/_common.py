@@ -63,6 +63,15 @@ def bouncer_key_place(pooler: Pooler, key: str) -> str | None:
     origin = pooler.id.split(":", 1)[0]
     if origin == "zalando-pooler":
         return None
+    if origin.startswith("declared-proxy/"):
+        # a PgBouncer the repository does not deploy: set where it runs (its provider),
+        # and in its declaration when that has the key, so the check follows
+        # (advisor.link.poolers.declared_bouncer)
+        from advisor.link.poolers import DECLARED_BOUNCER_KEYS
+
+        said = (f", then `{key}` of its [[proxies]] declaration" if key in
+                DECLARED_BOUNCER_KEYS else "")
+        return f"{pooler.name}'s own settings (where it runs, outside the repository){said}"
     if origin == "cnpg-pooler":
         return (f"spec.pgbouncer.parameters of Pooler {pooler.name}"
                 if key in _CNPG_POOLER_PARAMETERS else None)

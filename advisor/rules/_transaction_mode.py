@@ -59,7 +59,12 @@ class RouteMode(Struct, frozen=True):
 
     def describe(self) -> str:
         where = self.source.label()
-        text = f"PgBouncer {self.pooler.name} in {self.mode} mode ({self.scope}, {where})"
+        what = "PgBouncer"
+        if self.pooler.kind == "managed":
+            from advisor.facts.managed_poolers import SHORT
+
+            what = SHORT.get(self.pooler.managed, what)
+        text = f"{what} {self.pooler.name} in {self.mode} mode ({self.scope}, {where})"
         return f"{text}; {self.note}" if self.note else text
 
 
@@ -103,7 +108,7 @@ def effective_mode(pooler: Pooler, dbname: str | None, user: str | None) -> Rout
 def candidate_modes(pooler: Pooler, dbname: str | None, user: str | None) -> list[RouteMode]:
     """Every mode a route may get when its database or user is not known. None for an
     RDS Proxy: it has no pool modes (PA411 checks its pinning list instead)."""
-    if pooler.kind != "pgbouncer":
+    if pooler.kind not in ("pgbouncer", "managed"):
         return []
     dbs = [dbname] if dbname is not None else [d.name for d in pooler.databases] or [None]
     users = [user] if user is not None else [u.name for u in pooler.users] + [None]

@@ -23,6 +23,14 @@ CONSEQUENCE = (
 
 def _breaks(hazard: SqlHazard, route: RouteMode) -> str | None:
     pooler = route.pooler
+    if pooler.kind == "managed":
+        from advisor.facts.managed_poolers import SHORT, not_checked
+
+        if not_checked(pooler.managed, CODE) is not None:
+            return None  # its provider documents them as supported
+        _limit, source = setting_int(pooler, "max_prepared_statements")
+        return (f"{SHORT.get(pooler.managed, pooler.name)} does not support prepared "
+                f"statements in transaction mode ({source.label()})")
     version = pooler.version
     if not version.at_least(1, 21):
         return (

@@ -32,6 +32,11 @@ def _rejects(hazard: SqlHazard, route: RouteMode) -> str | None:
     from advisor.read.sql.drivers import startup_parameters  # only when there is a hazard
 
     pooler = route.pooler
+    if pooler.kind == "managed":
+        from advisor.facts.managed_poolers import not_checked
+
+        if not_checked(pooler.managed, CODE) is not None:
+            return None  # its provider does not document how it treats them
     direct = startup_parameters(hazard.detail)
     if direct:
         return _rejects_parameters(direct, route)

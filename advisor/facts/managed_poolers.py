@@ -1,0 +1,92 @@
+"""Managed transaction-mode poolers recognised by the host a client connects to, from the
+providers' own documentation (audit 53). Pure: no I/O.
+
+- Supabase's shared pooler (Supavisor): `aws-[region].pooler.supabase.com`, port 5432 is
+  session mode, port 6543 transaction mode
+  (https://supabase.com/docs/guides/database/connecting-to-postgres, "Shared pooler
+  (Supavisor) - transaction mode | aws-[region].pooler.supabase.com:6543"); transaction
+  mode "does not support session-level features (SET, LISTEN/NOTIFY, temporary tables
+  that span transactions, or advisory locks)"
+  (https://supabase.com/docs/guides/self-hosting/accessing-postgres); "although the direct
+  connections and Supavisor in session mode support prepared statements, Supavisor in
+  transaction mode does not"
+  (https://supabase.com/docs/guides/troubleshooting/disabling-prepared-statements-qL8lEL).
+  Supavisor is not PgBouncer: how it treats startup parameters is not documented there,
+  so PA410 does not run against it.
+- Neon's pooled endpoint: the endpoint ID with `-pooler`
+  (`ep-...-pooler.<region>.aws.neon.tech`) is PgBouncer "in transaction mode", with
+  max_client_conn 10,000, not user-configurable
+  (https://neon.com/docs/connect/connection-pooling,
+  https://neon.com/faqs/postgres-providers-remove-manual-connection-pooling); "protocol-level
+  prepared statements are supported" (the same connection-pooling page), so PA405 does not
+  run against it. Its PgBouncer version and ignore_startup_parameters are not documented
+  there: PA410 does not run against it either.
+
+A session-mode endpoint (Supabase's port 5432) holds no transaction-mode hazard: it is not
+made a pooler.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+
+class ManagedPooler(NamedTuple):
+    provider: str  # "supabase" | "neon"
+    label: str  # how the notice and the sources name it
+    mode: str  # "transaction"
+    mode_doc: str  # the URL its mode is read from
+    # [pgbouncer] settings the provider documents, with the URL each is read from
+    settings: tuple[tuple[str, str, str], ...]
+    # PA4xx codes the documentation does not support running against it, and why
+    not_checked: tuple[tuple[str, str], ...]
+
+
+SUPABASE_CONNECT = "https://supabase.com/docs/guides/database/connecting-to-postgres"
+SUPABASE_PREPARED = ("https://supabase.com/docs/guides/troubleshooting/"
+                     "disabling-prepared-statements-qL8lEL")
+NEON_POOLING = "https://neon.com/docs/connect/connection-pooling"
+NEON_LIMITS = "https://neon.com/faqs/postgres-providers-remove-manual-connection-pooling"
+
+_SUPAVISOR = ManagedPooler(
+    provider="supabase", label="Supabase shared pooler (Supavisor), transaction mode",
+    mode="transaction", mode_doc=SUPABASE_CONNECT,
+    settings=(("pool_mode", "transaction", SUPABASE_CONNECT),
+              # not tracked at all: as PgBouncer with its tracking off
+              ("max_prepared_statements", "0", SUPABASE_PREPARED)),
+    not_checked=(("PA410", "how Supavisor treats startup parameters is not documented"),))
+
+_NEON = ManagedPooler(
+    provider="neon", label="Neon pooled endpoint (PgBouncer, transaction mode)",
+    mode="transaction", mode_doc=NEON_POOLING,
+    settings=(("pool_mode", "transaction", NEON_POOLING),
+              ("max_client_conn", "10000", NEON_LIMITS)),
+    not_checked=(("PA405", f"Neon documents protocol-level prepared statements as "
+                           f"supported ({NEON_POOLING})"),
+                 ("PA410", "Neon does not document its PgBouncer's "
+                           "ignore_startup_parameters")))
+
+
+# How the PA4xx messages name each ("<this> <host> in transaction mode")
+SHORT = {"supabase": "Supabase's Supavisor", "neon": "Neon's PgBouncer"}
+
+
+def recognise(host: str | None, port: int | None) -> ManagedPooler | None:
+    """The managed transaction-mode pooler `host`:`port` is, if any."""
+    if not host:
+        return None
+    host = host.lower().rstrip(".")
+    if host.endswith(".pooler.supabase.com"):
+        return _SUPAVISOR if port == 6543 else None  # 5432 (the default): session mode
+    first, _, rest = host.partition(".")
+    if first.startswith("ep-") and first.endswith("-pooler") and rest.endswith("neon.tech"):
+        return _NEON
+    return None
+
+
+def not_checked(provider: str, code: str) -> str | None:
+    """Why `code` does not run against a managed pooler of `provider`; None when it does."""
+    for known in (_SUPAVISOR, _NEON):
+        if known.provider == provider:
+            return dict(known.not_checked).get(code)
+    return None
