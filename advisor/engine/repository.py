@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -404,30 +404,40 @@ def _helm_install_commands(found, root: Root, manifests: list[Path]) -> list[Ins
 
     out: list[Install] = []
     said: set[tuple[str, str]] = set()
-    for name, paths in sorted(found.names.items(),
-                              key=lambda item: (item[0].lower().startswith("readme"), item[0])):
+    for name, path, text in _named_texts(
+            found, root, lambda name: is_build_script(name) or _is_helmfile(name),
+            lambda item: (item[0].lower().startswith("readme"), item[0])):
         helmfile = _is_helmfile(name)
-        if not is_build_script(name) and not helmfile:
+        if (_HELM_INSTALL_HINT.search(text) is None) if not helmfile else \
+                "postgresql" not in text:
+            continue  # (most READMEs: the command parser is not loaded for them)
+        from advisor.read.helm_commands import helmfile_server_installs, server_installs
+        from advisor.read.render.helm_installs import value_files
+
+        shown = root.rel(path)
+        for install in (helmfile_server_installs if helmfile else server_installs)(text):
+            key = (install.release, install.chart)
+            if key not in said:
+                said.add(key)
+                out.append((install, shown, text,
+                            value_files(root, shown, install.values, manifests)))
+    return out
+
+
+def _named_texts(found, root: Root, wanted: Callable[[str], bool],
+                 order: Callable[[tuple[str, list[Path]]], Any] | None = None
+                 ) -> Iterator[tuple[str, Path, str]]:
+    """(name, path, text) of each file found whose name is `wanted`, by name (in
+    `order`) then path; a file that cannot be read is skipped (its problem is said where
+    it is read as the kind it is)."""
+    for name, paths in sorted(found.names.items(), key=order):
+        if not wanted(name):
             continue
         for path in sorted(paths):
             try:
-                text = root.read_text(path)
+                yield name, path, root.read_text(path)
             except InputError:
                 continue
-            if (_HELM_INSTALL_HINT.search(text) is None) if not helmfile else \
-                    "postgresql" not in text:
-                continue  # (most READMEs: the command parser is not loaded for them)
-            from advisor.read.helm_commands import helmfile_server_installs, server_installs
-            from advisor.read.render.helm_installs import value_files
-
-            shown = root.rel(path)
-            for install in (helmfile_server_installs if helmfile else server_installs)(text):
-                key = (install.release, install.chart)
-                if key not in said:
-                    said.add(key)
-                    out.append((install, shown, text,
-                                value_files(root, shown, install.values, manifests)))
-    return out
 
 
 def _helmfile_releases(found, root: Root, manifests: list[Path],
@@ -439,46 +449,39 @@ def _helmfile_releases(found, root: Root, manifests: list[Path],
     0" (audit 47 D1, zitadel/zitadel-charts examples/cloudnativepg). A server's chart
     is _helm_install_commands'; a chart folder is rendered as the repository's own."""
     out: list[K8sObject] = []
-    for name, paths in sorted(found.names.items()):
-        if not _is_helmfile(name):
+    for _name, path, text in _named_texts(found, root, _is_helmfile):
+        if "releases" not in text:
             continue
-        for path in sorted(paths):
-            try:
-                text = root.read_text(path)
-            except InputError:
-                continue
-            if "releases" not in text:
-                continue
-            from advisor.read.helm_commands import helmfile_chart_releases
-            from advisor.read.releases import HELMFILE_API, HELMFILE_KIND
-            from advisor.read.render.helm_installs import value_files
+        from advisor.read.helm_commands import helmfile_chart_releases
+        from advisor.read.releases import HELMFILE_API, HELMFILE_KIND
+        from advisor.read.render.helm_installs import value_files
 
-            shown = root.rel(path)
-            for release in helmfile_chart_releases(text):
-                docs: list[Any] = []
-                shown_values: list[str] = []
-                templated: list[str] = []
-                for rel in value_files(root, shown, release.values, manifests):
-                    try:
-                        values_text = root.read_text(root.path / rel)
-                    except InputError as exc:
-                        problems.append(_input_problem(exc))
-                        continue
-                    if rel.endswith(".gotmpl") or "{{" in values_text:
-                        templated.append(rel)  # a helmfile template: not read
-                        continue
-                    loaded, found_problems = load_yaml_stream(values_text, rel)
-                    problems += found_problems
-                    if loaded and isinstance(loaded[0][0], dict):
-                        docs.append(loaded[0][0])
-                        shown_values.append(rel)
-                out.append(K8sObject(
-                    kind=HELMFILE_KIND, api_version=HELMFILE_API, name=release.release,
-                    namespace=release.namespace or None,
-                    body={"spec": {"name": release.chart, "repo": release.repo},
-                          "values": docs, "valuesPaths": shown_values,
-                          "valuesTemplated": templated},
-                    path=shown, line=release.line, origin=f"helmfile:{shown}"))
+        shown = root.rel(path)
+        for release in helmfile_chart_releases(text):
+            docs: list[Any] = []
+            shown_values: list[str] = []
+            templated: list[str] = []
+            for rel in value_files(root, shown, release.values, manifests):
+                try:
+                    values_text = root.read_text(root.path / rel)
+                except InputError as exc:
+                    problems.append(_input_problem(exc))
+                    continue
+                if rel.endswith(".gotmpl") or "{{" in values_text:
+                    templated.append(rel)  # a helmfile template: not read
+                    continue
+                loaded, found_problems = load_yaml_stream(values_text, rel)
+                problems += found_problems
+                if loaded and isinstance(loaded[0][0], dict):
+                    docs.append(loaded[0][0])
+                    shown_values.append(rel)
+            out.append(K8sObject(
+                kind=HELMFILE_KIND, api_version=HELMFILE_API, name=release.release,
+                namespace=release.namespace or None,
+                body={"spec": {"name": release.chart, "repo": release.repo},
+                      "values": docs, "valuesPaths": shown_values,
+                      "valuesTemplated": templated},
+                path=shown, line=release.line, origin=f"helmfile:{shown}"))
     return out
 
 
