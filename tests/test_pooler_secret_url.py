@@ -33,7 +33,10 @@ HELPERS = """\
 {{- define "posthog.fullname" -}}{{ .Release.Name }}-posthog{{- end -}}
 {{- define "posthog.postgresql.host" -}}{{ template "posthog.fullname" . }}-postgresql{{- end -}}
 {{- define "posthog.postgresql.url" -}}
-    postgres://{{- .Values.postgresql.postgresqlUsername -}}:{{- .Values.postgresql.postgresqlPassword -}}@{{- template "posthog.postgresql.host" . -}}:5432/{{- .Values.postgresql.postgresqlDatabase }}
+    postgres://{{- .Values.postgresql.postgresqlUsername -}}:
+{{- .Values.postgresql.postgresqlPassword -}}@
+{{- template "posthog.postgresql.host" . -}}:5432/
+{{- .Values.postgresql.postgresqlDatabase }}
 {{- end -}}
 """
 
@@ -137,7 +140,7 @@ spec:
           image: eclipse-temurin:21
           env:
             - name: SPRING_DATASOURCE_URL
-              value: jdbc:postgresql://{{ template "posthog.fullname" . }}-pgbouncer:6543/posthog?prepareThreshold=0
+              value: jdbc:postgresql://{{ .Release.Name }}-posthog-pgbouncer:6543/posthog
 """
 
 
