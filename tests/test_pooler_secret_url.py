@@ -223,3 +223,15 @@ def test_a_bitnami_pgbouncer_host_from_a_held_secret_links_the_server(tmp_path):
     result = run_check([str(chart)], CheckOptions(root=tmp_path, cache=False))
     (budget,) = result.budgets
     assert not budget.unplaced_clients and budget.peak == 40 and budget.fits, budget
+
+
+def test_a_password_with_a_slash_does_not_move_the_host(tmp_path):
+    # edoburu's entrypoint.sh takes the user:password up to the LAST `@` and the host up to
+    # the first `/` after it (`sed -r 's/^(.*)@([^@]*)$/\1/'`, `cut -d/ -f1`); a URL parser
+    # ends the authority at the password's `/` and read host `posthog`: the PgBouncer's 40
+    # connections left this budget, which said "fits, peak 0"
+    chart = _chart(tmp_path)
+    (chart / "values.yaml").write_text(VALUES.replace(PASSWORD, f"'{PASSWORD}/x#y'"))
+    result = run_check([str(chart)], CheckOptions(root=tmp_path, cache=False))
+    (budget,) = result.budgets
+    assert not budget.unplaced_clients and budget.peak == 40 and budget.fits, budget

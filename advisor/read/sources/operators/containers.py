@@ -459,8 +459,14 @@ def _edoburu(env: tuple[EnvVar, ...], version: BouncerVersion
     # its host, port and database are kept: the user and password are never (the URL is
     # held only here). A Secret not held leaves the value None: its entries unknown.
     if url is not None and url.value:
+        # entrypoint.sh ends the user:password at the LAST `@` of what follows `://` (sed -r
+        # 's/^(.*)@([^@]*)$/\1/'), then the host at the first `/` (cut -d/ -f1): a password
+        # with `/`, `?` or `#` (random ones can) would end a URL parser's authority early and
+        # name a wrong host (audit 54). The credentials are dropped before parsing.
+        proto, sep, rest = url.value.partition("://")
+        plain = f"{proto}://{rest.rpartition('@')[2]}" if sep else url.value
         try:
-            parts = urlsplit(url.value)
+            parts = urlsplit(plain)
         except ValueError:  # a bracket left open: nothing of it can be trusted
             parts = urlsplit("")
         try:
