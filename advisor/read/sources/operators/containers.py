@@ -93,10 +93,18 @@ def settings_from_bitnami_pgbouncer_env(env: tuple[EnvVar, ...],
     return settings
 
 
+# The Bitnami image's variables that say where its one entry leads (no credential)
+_BITNAMI_UPSTREAM = frozenset({"PGBOUNCER_DATABASE", "POSTGRESQL_HOST", "POSTGRESQL_PORT",
+                               "POSTGRESQL_DATABASE"})
+
+
 def bitnami_pgbouncer_databases(env: tuple[EnvVar, ...], location: Location
                                 ) -> list[PoolerDatabase]:
-    """The one [databases] entry the Bitnami image writes."""
-    values = {v.name: v.value for v in env if v.value is not None and not v.secret}
+    """The one [databases] entry the Bitnami image writes. Its host, port and names from a
+    Secret the repository holds are used as written ones (audit 54); nothing else of a
+    Secret is read here."""
+    values = {v.name: v.value for v in env if v.value is not None
+              and (not v.secret or v.name in _BITNAMI_UPSTREAM)}
     name = values.get("PGBOUNCER_DATABASE") or "postgres"
     host = values.get("POSTGRESQL_HOST") or "postgresql"
     try:
@@ -444,9 +452,21 @@ def _edoburu(env: tuple[EnvVar, ...], version: BouncerVersion
     databases: list[PoolerDatabase] = []
     url = values.get("DATABASE_URL")
     host_var = values.get("DB_HOST")
-    if url is not None and url.value and not url.secret:
+    # A DATABASE_URL from a Secret the repository holds (its stringData, or data that
+    # decodes: workloads.configmap_index) is read as a written one: the chart renders the
+    # Secret the pods get (PostHog/charts-clickhouse 2021, templates/secrets.yaml
+    # `postgresql-url: {{ include "posthog.postgresql.url" . | b64enc }}`, audit 54). Only
+    # its host, port and database are kept: the user and password are never (the URL is
+    # held only here). A Secret not held leaves the value None: its entries unknown.
+    if url is not None and url.value:
+        # entrypoint.sh ends the user:password at the LAST `@` of what follows `://` (sed -r
+        # 's/^(.*)@([^@]*)$/\1/'), then the host at the first `/` (cut -d/ -f1): a password
+        # with `/`, `?` or `#` (random ones can) would end a URL parser's authority early and
+        # name a wrong host (audit 54). The credentials are dropped before parsing.
+        proto, sep, rest = url.value.partition("://")
+        plain = f"{proto}://{rest.rpartition('@')[2]}" if sep else url.value
         try:
-            parts = urlsplit(url.value)
+            parts = urlsplit(plain)
         except ValueError:  # a bracket left open: nothing of it can be trusted
             parts = urlsplit("")
         try:
