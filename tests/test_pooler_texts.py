@@ -75,3 +75,22 @@ def test_neon_is_named_with_its_mode_rule(tmp_path: Path) -> None:
     assert [r.message for r in pa403.related] == [
         "Neon PgBouncer (transaction mode, -pooler endpoint) "
         "ep-cool-darkness-123456-pooler.us-east-2.aws.neon.tech"]
+
+
+@pytest.mark.parametrize("url", [SUPABASE, NEON])
+def test_pa107_does_not_call_a_managed_pooler_no_pooler(tmp_path: Path, url: str) -> None:
+    found = app(tmp_path, url)
+    (pa107,) = found["PA107"]
+    host = url.split("@")[1].split(":")[0].split("/")[0]
+    # it is linked to the managed pooler: "no ... pooler" was false, and a [[servers]]
+    # entry with the pooler's host would take the pooler for the server (and stop its
+    # PA4xx checks: the client would then link to that server)
+    assert "no Service, operator service, pooler" not in pa107.message
+    assert "a managed pooler" in pa107.message
+    assert pa107.fix is None or f"hosts include {host!r}" not in pa107.fix.description
+
+
+def test_supavisor_notice_does_not_call_it_pgbouncer(tmp_path: Path) -> None:
+    (notice,) = [n for n in app(tmp_path, SUPABASE)["notices"] if "Supavisor" in n]
+    assert "declare the server and a [[proxies]]" not in notice
+    assert "Supavisor is not PgBouncer" in notice

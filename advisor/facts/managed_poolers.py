@@ -45,6 +45,10 @@ class ManagedPooler(NamedTuple):
     title: str  # "Supabase Supavisor": the provider and what runs there
     brief: str  # "transaction mode, port 6543": the mode and what in the URL selects it
     rule: str  # the provider's host/port rule the mode is read from (cited: mode_doc)
+    # How its server side could be counted, said by its notice and PA107 (audit 55: "a
+    # [[servers]] entry whose hosts include <the pooler's host>" would take the pooler for
+    # the server, and the client, then linked to it, would no longer be checked for PA4xx)
+    counting: str = ""
     # PA405's fix in the provider's own words, or None when PA405 does not run
     prepared_fix: str | None = None
 
@@ -64,6 +68,9 @@ _SUPAVISOR = ManagedPooler(
     not_checked=(("PA410", "how Supavisor treats startup parameters is not documented"),),
     title="Supabase Supavisor", brief="transaction mode, port 6543",
     rule="port 6543 of aws-[region].pooler.supabase.com",
+    counting=("Supavisor is not PgBouncer: no declaration of this tool counts it (a "
+              "[[proxies]] kind = \"pgbouncer\" would apply PgBouncer's defaults to it, and a "
+              "[[servers]] entry with this host would take the pooler for the server)"),
     # Supavisor has no max_prepared_statements to set and is not upgraded by the user:
     # the fix is the client's (SUPABASE_PREPARED lists it per library) or session mode,
     # port 5432 (SUPABASE_CONNECT), which "support[s] prepared statements" (SUPABASE_PREPARED)
@@ -85,7 +92,11 @@ _NEON = ManagedPooler(
                  ("PA410", "Neon does not document its PgBouncer's "
                            "ignore_startup_parameters")),
     title="Neon PgBouncer", brief="transaction mode, -pooler endpoint",
-    rule="an endpoint ID ending in -pooler")
+    rule="an endpoint ID ending in -pooler",
+    counting=("declare the server and a [[proxies]] kind = \"pgbouncer\" with this host to "
+              "count it (Neon does not document its PgBouncer's version: without `version` "
+              "1.18 is assumed, which tracks no prepared statements; a [[servers]] entry "
+              "with this host would take the pooler for the server)"))
 
 
 def of(provider: str | None) -> ManagedPooler | None:
