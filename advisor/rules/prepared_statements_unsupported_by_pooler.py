@@ -111,6 +111,11 @@ def prepared_statements_unsupported_by_pooler(
     (every query with arguments is a named statement `sqlx_s_N`; flagged where a
     `PgPoolOptions`/`PgPool::connect`/`PgConnection::connect` opens one: no pool or URL
     setting turns it off, `statement_cache_capacity(0)` only stops the caching).
+    Also behind Supabase's Supavisor in transaction mode (port 6543, recognised by host),
+    which does not support them; not behind Neon's pooled endpoint, documented as
+    supporting them. The fix follows the pooler: upgrade a PgBouncer older than 1.21, set
+    `max_prepared_statements` on 1.21-1.23, and on Supavisor turn the driver's prepared
+    statements off or use its session mode (port 5432), as Supabase's docs say.
 
     ## Why is this bad
     A named prepared statement lives in one server session. Behind a transaction pooler
@@ -165,6 +170,11 @@ def prepared_statements_unsupported_by_pooler(
       PgBouncer before 1.21 (https://github.com/elixir-ecto/postgrex)
     - psycopg `psycopg/psycopg/_preparing.py`: `prepare_threshold: int | None = 5`
       (https://github.com/psycopg/psycopg)
+    - Supavisor in transaction mode does not support prepared statements; how to turn
+      them off per library (Prisma `?pgbouncer=true`, ...):
+      https://supabase.com/docs/guides/troubleshooting/disabling-prepared-statements-qL8lEL;
+      port 6543 transaction mode, 5432 session mode:
+      https://supabase.com/docs/guides/database/connecting-to-postgres
     """
     yield from hazard_findings(
         topology,
