@@ -73,7 +73,7 @@ def unlinked_database_client(topo: Topology, ctx: RuleContext) -> Iterator[Findi
             known = recognise(route.host, route.port)
             if known is not None:
                 what = f"{known.title} ({known.brief}), a managed pooler"
-                ask = f"Its server side is in no budget here: {known.counting}"
+                ask = known.counting[:1].upper() + known.counting[1:]
                 fix = None
         yield Finding(
             code="PA107", name="unlinked-database-client", severity=Severity.warning,
