@@ -94,3 +94,22 @@ def test_supavisor_notice_does_not_call_it_pgbouncer(tmp_path: Path) -> None:
     (notice,) = [n for n in app(tmp_path, SUPABASE)["notices"] if "Supavisor" in n]
     assert "declare the server and a [[proxies]]" not in notice
     assert "Supavisor is not PgBouncer" in notice
+
+
+def test_pa405_fix_for_a_deployed_pgbouncer_with_tracking_off(tmp_path: Path) -> None:
+    # a pgbouncer.ini that sets max_prepared_statements = 0 is at least 1.21 (the version
+    # that added it): the fix is the setting, in that file, not an upgrade
+    from advisor.engine.check import run_check
+    from advisor.engine.options import CheckOptions
+    from tests.rule_pages import load_pages, write_tree
+
+    (page,) = [p for p in load_pages() if p.code == "PA405"]
+    files = dict(page.bad)
+    ini = next(k for k in files if k.endswith("pgbouncer.ini"))
+    files[ini] += "max_prepared_statements = 0\n"
+    write_tree(tmp_path, files)
+    r = run_check([tmp_path], CheckOptions(root=tmp_path))
+    (pa405,) = [f for f in r.findings if f.code == "PA405"]
+    assert "upgrade" not in pa405.fix.description
+    assert "set max_prepared_statements > 0" in pa405.fix.description
+    assert "pgbouncer.ini" in pa405.fix.description
