@@ -57,9 +57,9 @@ def test_bad_rails_defaults_through_supavisor_transaction_mode(tmp_path: Path) -
     (pa405,) = found["PA405"]
     (pa403,) = found["PA403"]
     assert (pa405.location.path, pa405.location.line) == ("config/database.yml", 2)
-    assert "Supabase's Supavisor does not support prepared statements in transaction mode" \
+    assert "Supabase Supavisor does not support prepared statements in transaction mode" \
         in pa405.message and "disabling-prepared-statements" in pa405.message
-    assert "Supabase's Supavisor aws-0-eu-west-1.pooler.supabase.com in transaction mode" \
+    assert "Supabase Supavisor aws-0-eu-west-1.pooler.supabase.com in transaction mode" \
         in pa403.message
     # its server is not in the repository: its connections are still in no budget
     assert "PA107" in found
@@ -82,7 +82,7 @@ def test_neon_pooled_endpoint_checks_session_state_not_prepared_statements(
     # advisory locks break in transaction mode; Neon documents protocol-level prepared
     # statements as supported: no PA405
     assert "PA403" in found and "PA405" not in found
-    assert "Neon's PgBouncer" in found["PA403"][0].message
+    assert "Neon PgBouncer" in found["PA403"][0].message
 
 
 def test_startup_parameters_are_not_judged_without_documentation(tmp_path: Path) -> None:

@@ -40,6 +40,17 @@ class ManagedPooler(NamedTuple):
     settings: tuple[tuple[str, str, str], ...]
     # PA4xx codes the documentation does not support running against it, and why
     not_checked: tuple[tuple[str, str], ...]
+    # How the findings name it, and what says its mode (audit 55: it was "PgBouncer
+    # <host>" in transaction mode "(default, default: ...)")
+    title: str  # "Supabase Supavisor": the provider and what runs there
+    brief: str  # "transaction mode, port 6543": the mode and what in the URL selects it
+    rule: str  # the provider's host/port rule the mode is read from (cited: mode_doc)
+    # How its server side could be counted, said by its notice and PA107 (audit 55: "a
+    # [[servers]] entry whose hosts include <the pooler's host>" would take the pooler for
+    # the server, and the client, then linked to it, would no longer be checked for PA4xx)
+    counting: str = ""
+    # PA405's fix in the provider's own words, or None when PA405 does not run
+    prepared_fix: str | None = None
 
 
 SUPABASE_CONNECT = "https://supabase.com/docs/guides/database/connecting-to-postgres"
@@ -54,7 +65,22 @@ _SUPAVISOR = ManagedPooler(
     settings=(("pool_mode", "transaction", SUPABASE_CONNECT),
               # not tracked at all: as PgBouncer with its tracking off
               ("max_prepared_statements", "0", SUPABASE_PREPARED)),
-    not_checked=(("PA410", "how Supavisor treats startup parameters is not documented"),))
+    not_checked=(("PA410", "how Supavisor treats startup parameters is not documented"),),
+    title="Supabase Supavisor", brief="transaction mode, port 6543",
+    rule="port 6543 of aws-[region].pooler.supabase.com",
+    counting=("Supavisor is not PgBouncer: no declaration of this tool counts it (a "
+              "[[proxies]] kind = \"pgbouncer\" would apply PgBouncer's defaults to it, and a "
+              "[[servers]] entry with this host would take the pooler for the server)"),
+    # Supavisor has no max_prepared_statements to set and is not upgraded by the user:
+    # the fix is the client's (SUPABASE_PREPARED lists it per library) or session mode,
+    # port 5432 (SUPABASE_CONNECT), which "support[s] prepared statements" (SUPABASE_PREPARED)
+    prepared_fix=(
+        "turn the driver's named prepared statements off, as Supabase lists per library "
+        "(Prisma: `?pgbouncer=true` at the end of the connection string; postgres.js/Drizzle: "
+        "`prepare: false`; node-postgres: no `name` in the query; psycopg: prepare_threshold "
+        f"None; asyncpg: statement_cache_size=0; {SUPABASE_PREPARED}), or connect through "
+        "Supavisor's session mode on port 5432 or directly, which support prepared "
+        f"statements ({SUPABASE_CONNECT})"))
 
 _NEON = ManagedPooler(
     provider="neon", label="Neon pooled endpoint (PgBouncer, transaction mode)",
@@ -64,11 +90,18 @@ _NEON = ManagedPooler(
     not_checked=(("PA405", f"Neon documents protocol-level prepared statements as "
                            f"supported ({NEON_POOLING})"),
                  ("PA410", "Neon does not document its PgBouncer's "
-                           "ignore_startup_parameters")))
+                           "ignore_startup_parameters")),
+    title="Neon PgBouncer", brief="transaction mode, -pooler endpoint",
+    rule="an endpoint ID ending in -pooler",
+    counting=("declare the server and a [[proxies]] kind = \"pgbouncer\" with this host to "
+              "count it (Neon does not document its PgBouncer's version: without `version` "
+              "1.18 is assumed, which tracks no prepared statements; a [[servers]] entry "
+              "with this host would take the pooler for the server)"))
 
 
-# How the PA4xx messages name each ("<this> <host> in transaction mode")
-SHORT = {"supabase": "Supabase's Supavisor", "neon": "Neon's PgBouncer"}
+def of(provider: str | None) -> ManagedPooler | None:
+    """The facts of a managed pooler of `provider` (Pooler.managed)."""
+    return next((known for known in (_SUPAVISOR, _NEON) if known.provider == provider), None)
 
 
 def recognise(host: str | None, port: int | None) -> ManagedPooler | None:
@@ -86,7 +119,5 @@ def recognise(host: str | None, port: int | None) -> ManagedPooler | None:
 
 def not_checked(provider: str, code: str) -> str | None:
     """Why `code` does not run against a managed pooler of `provider`; None when it does."""
-    for known in (_SUPAVISOR, _NEON):
-        if known.provider == provider:
-            return dict(known.not_checked).get(code)
-    return None
+    known = of(provider)
+    return None if known is None else dict(known.not_checked).get(code)

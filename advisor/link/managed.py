@@ -37,8 +37,7 @@ def link_managed_poolers(topo: Topology) -> None:
                     f"{host}: {found.label} ({found.mode_doc}): its clients' SQL and driver "
                     "settings are checked against transaction pooling"
                     + "".join(f"; {code} not checked: {why}" for code, why in found.not_checked)
-                    + "; its server side is in no budget here (declare the server and a "
-                    "[[proxies]] kind = \"pgbouncer\" with its hosts to count it)")
+                    + f"; its server side is in no budget here: {found.counting}")
             c.target_kind, c.target_id = "pooler", pooler.id
             break
 

@@ -58,14 +58,34 @@ class RouteMode(Struct, frozen=True):
         return MODE_RANK.get(self.mode, 0)
 
     def describe(self) -> str:
-        where = self.source.label()
-        what = "PgBouncer"
-        if self.pooler.kind == "managed":
-            from advisor.facts.managed_poolers import SHORT
-
-            what = SHORT.get(self.pooler.managed, what)
-        text = f"{what} {self.pooler.name} in {self.mode} mode ({self.scope}, {where})"
+        known = managed_facts(self.pooler)
+        if known is not None:
+            # its mode is the provider's host/port rule, not a default (audit 55: it read
+            # "(default, default: Supabase shared pooler ...)")
+            text = (f"{known.title} {self.pooler.name} in {self.mode} mode "
+                    f"({known.rule}: {known.mode_doc})")
+        else:
+            text = (f"PgBouncer {self.pooler.name} in {self.mode} mode "
+                    f"({self.scope}, {self.source.label()})")
         return f"{text}; {self.note}" if self.note else text
+
+
+def managed_facts(pooler: Pooler):  # -> advisor.facts.managed_poolers.ManagedPooler | None
+    """The provider facts of a managed pooler (kind "managed"); None for any other."""
+    if pooler.kind != "managed":
+        return None
+    from advisor.facts.managed_poolers import of
+
+    return of(pooler.managed)
+
+
+def pooler_title(pooler: Pooler) -> str:
+    """How a finding names a pooler the PA4xx rules check: "PgBouncer <name>" (deployed
+    or declared), "Supabase Supavisor (transaction mode, port 6543) <host>" (managed)."""
+    known = managed_facts(pooler)
+    if known is not None:
+        return f"{known.title} ({known.brief}) {pooler.name}"
+    return f"PgBouncer {pooler.name}"
 
 
 def _mode_of(setting: object) -> str:
@@ -205,7 +225,7 @@ def bypassed_notice(topology: Topology) -> str | None:
     for p in topology.poolers:
         mode = strictest(candidate_modes(p, None, None))
         if p.id not in kept and mode is not None and mode.rank >= MODE_RANK["transaction"]:
-            skipped.append(f"PgBouncer {p.name} ({mode.mode} mode, {p.location.label()})")
+            skipped.append(f"{pooler_title(p)} ({mode.mode} mode, {p.location.label()})")
     if not skipped:
         return None
     first = unmapped[0].location.label()
@@ -282,6 +302,7 @@ def hazard_findings(
     min_mode: str = "transaction",
     breaks: Breaks | None = None,
     consequence: str,
+    fix: Breaks | None = None,
 ) -> Iterator[Finding]:
     """One finding per place of a hazard of `kinds` whose route's pool mode is at least
     `min_mode` (the strictest route when several workloads run that code; the others
@@ -289,7 +310,8 @@ def hazard_findings(
 
     `breaks(hazard, route)` may refine: it returns the reason it breaks on that pooler
     (appended to the message) or None when that pooler copes (e.g. PgBouncer 1.21+
-    tracking protocol-level prepared statements)."""
+    tracking protocol-level prepared statements). `fix(hazard, route)` may give the fix
+    for that pooler (its kind and version) instead of the hazard kind's HAZARD_FIXES."""
     wanted = (h for h in topology.sql_hazards if h.kind in kinds)
     modes: dict = {}  # client id -> its hazard_mode: the same for each of its hazards
     by_id: dict[str, list[tuple[int, Client]]] | None = None
@@ -308,7 +330,8 @@ def hazard_findings(
             continue
         hazard, route, unmapped, reason = max(hits, key=lambda hit: hit[1].rank)
         found = build_finding(code, name, severity, hazard, route, unmapped, consequence,
-                              reason, topology=topology)
+                              reason, topology=topology,
+                              fix_text=fix(hazard, route) if fix else None)
         if by_id is None:
             by_id = _clients_by_id(topology)
         workloads = _workload_locations(by_id, [hit[0] for hit in hits])
@@ -346,6 +369,7 @@ def build_finding(
     reason: str = "",
     *,
     topology: Topology | None = None,
+    fix_text: str | None = None,
 ) -> Finding:
     """The finding; with `topology`, one whose route is assumed (code tied to no
     workload, or a workload whose route is not resolved) behind a pooler no workload of
@@ -354,6 +378,8 @@ def build_finding(
     from advisor.read.sql.hazards import HAZARD_FIXES
 
     what, fix = HAZARD_FIXES.get(hazard.kind, (hazard.kind, ""))
+    if fix_text:
+        fix = fix_text
     origin = "" if hazard.origin == "sql" else f" ({hazard.origin})"
     via = route.describe()
     if unmapped:
@@ -376,7 +402,7 @@ def build_finding(
     if mode_at is not None:
         related.append(RelatedLocation(location=mode_at, message=f"pool_mode = {route.mode}"))
     related.append(
-        RelatedLocation(location=route.pooler.location, message=f"PgBouncer {route.pooler.name}")
+        RelatedLocation(location=route.pooler.location, message=pooler_title(route.pooler))
     )
     return Finding(
         code=code,

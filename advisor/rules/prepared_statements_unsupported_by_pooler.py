@@ -24,13 +24,15 @@ CONSEQUENCE = (
 def _breaks(hazard: SqlHazard, route: RouteMode) -> str | None:
     pooler = route.pooler
     if pooler.kind == "managed":
-        from advisor.facts.managed_poolers import SHORT, not_checked
+        from advisor.facts.managed_poolers import not_checked, of
 
-        if not_checked(pooler.managed, CODE) is not None:
+        known = of(pooler.managed)
+        if known is None or not_checked(pooler.managed, CODE) is not None:
             return None  # its provider documents them as supported
-        _limit, source = setting_int(pooler, "max_prepared_statements")
-        return (f"{SHORT.get(pooler.managed, pooler.name)} does not support prepared "
-                f"statements in transaction mode ({source.label()})")
+        url = dict((k, u) for k, _raw, u in known.settings).get(
+            "max_prepared_statements", known.mode_doc)
+        return (f"{known.title} does not support prepared statements in transaction mode "
+                f"({url})")
     version = pooler.version
     if not version.at_least(1, 21):
         return (
@@ -41,6 +43,37 @@ def _breaks(hazard: SqlHazard, route: RouteMode) -> str | None:
     if limit > 0:
         return None  # PgBouncer 1.21+ tracks them per client
     return f"max_prepared_statements = {limit} ({source.label()}) turns PgBouncer's tracking off"
+
+
+_OFF = "turn the driver's named prepared statements off"
+
+
+def _fix(hazard: SqlHazard, route: RouteMode) -> str:
+    """The fix for the pooler the hazard runs through, by its kind and version (audit 55:
+    "upgrade PgBouncer to >= 1.21" was said to PgBouncer 1.22 and to Supavisor)."""
+    pooler = route.pooler
+    if pooler.kind == "managed":  # nothing to set or upgrade: the provider's own advice
+        from advisor.facts.managed_poolers import of
+
+        known = of(pooler.managed)
+        return known.prepared_fix if known is not None and known.prepared_fix else _OFF
+    from advisor.rules._common import bouncer_key_place
+
+    declared = pooler.id.startswith("declared-proxy/")
+    if not pooler.version.at_least(1, 21):
+        if declared:
+            return (f"upgrade {pooler.name} to PgBouncer >= 1.21 where it runs (outside the "
+                    "repository) and set max_prepared_statements > 0 there (200 by default "
+                    "from 1.24), then `version` and `max_prepared_statements` of its "
+                    f"[[proxies]] declaration, or {_OFF}")
+        return (f"upgrade PgBouncer to >= 1.21 and set max_prepared_statements > 0 (200 by "
+                f"default from 1.24), or {_OFF}")
+    # 1.21-1.23 track them once max_prepared_statements > 0: no upgrade needed
+    place = bouncer_key_place(pooler, "max_prepared_statements")
+    if place is None:
+        return f"{_OFF} ({pooler.name}'s deployment offers no max_prepared_statements to set)"
+    return (f"set max_prepared_statements > 0 (e.g. 200, its default from PgBouncer 1.24) in "
+            f"{place}, or {_OFF}")
 
 
 @rule(
@@ -78,6 +111,11 @@ def prepared_statements_unsupported_by_pooler(
     (every query with arguments is a named statement `sqlx_s_N`; flagged where a
     `PgPoolOptions`/`PgPool::connect`/`PgConnection::connect` opens one: no pool or URL
     setting turns it off, `statement_cache_capacity(0)` only stops the caching).
+    Also behind Supabase's Supavisor in transaction mode (port 6543, recognised by host),
+    which does not support them; not behind Neon's pooled endpoint, documented as
+    supporting them. The fix follows the pooler: upgrade a PgBouncer older than 1.21, set
+    `max_prepared_statements` on 1.21-1.23, and on Supavisor turn the driver's prepared
+    statements off or use its session mode (port 5432), as Supabase's docs say.
 
     ## Why is this bad
     A named prepared statement lives in one server session. Behind a transaction pooler
@@ -132,6 +170,11 @@ def prepared_statements_unsupported_by_pooler(
       PgBouncer before 1.21 (https://github.com/elixir-ecto/postgrex)
     - psycopg `psycopg/psycopg/_preparing.py`: `prepare_threshold: int | None = 5`
       (https://github.com/psycopg/psycopg)
+    - Supavisor in transaction mode does not support prepared statements; how to turn
+      them off per library (Prisma `?pgbouncer=true`, ...):
+      https://supabase.com/docs/guides/troubleshooting/disabling-prepared-statements-qL8lEL;
+      port 6543 transaction mode, 5432 session mode:
+      https://supabase.com/docs/guides/database/connecting-to-postgres
     """
     yield from hazard_findings(
         topology,
@@ -141,4 +184,5 @@ def prepared_statements_unsupported_by_pooler(
         kinds=frozenset({"protocol-prepare"}),
         breaks=_breaks,
         consequence=CONSEQUENCE,
+        fix=_fix,
     )

@@ -62,12 +62,24 @@ def unlinked_database_client(topo: Topology, ctx: RuleContext) -> Iterator[Findi
         what = (client.unlinked_service or "no Service, operator service, pooler or declared "
                 "server in the repository")
         count = "" if client.replicas_unknown else f"{num(pods(client))} "
+        ask = "Declare the server ([[servers]] with hosts) or its Service"
+        fix: Fix | None = Fix(
+            description=f"declare a [[servers]] entry whose hosts include {host!r}")
+        if managed:
+            # it is a pooler, not "no pooler"; a [[servers]] entry with its host would take
+            # it for the server (audit 55): say how its provider's server side is counted
+            from advisor.facts.managed_poolers import recognise
+
+            known = recognise(route.host, route.port)
+            if known is not None:
+                what = f"{known.title} ({known.brief}), a managed pooler"
+                ask = known.counting[:1].upper() + known.counting[1:]
+                fix = None
         yield Finding(
             code="PA107", name="unlinked-database-client", severity=Severity.warning,
             message=(f"{client.name}: connects to host {host!r} ({route.source.label()}), "
-                     f"which is {what}: its {count}pods are in no budget. "
-                     "Declare the server ([[servers]] with hosts) or its Service"),
+                     f"which is {what}: its {count}pods are in no budget. {ask}"),
             location=loc or client.location,
             related=(RelatedLocation(location=client.location, message="the workload"),),
-            fix=Fix(description=f"declare a [[servers]] entry whose hosts include {host!r}"),
+            fix=fix,
             subject=f"{client.id}|unlinked")
