@@ -235,3 +235,22 @@ def test_a_password_with_a_slash_does_not_move_the_host(tmp_path):
     result = run_check([str(chart)], CheckOptions(root=tmp_path, cache=False))
     (budget,) = result.budgets
     assert not budget.unplaced_clients and budget.peak == 40 and budget.fits, budget
+
+
+def test_a_bitnami_host_from_a_secret_not_held_is_unknown_not_the_default():
+    """POSTGRESQL_HOST set from a Secret the repository does not hold leads where it is not
+    known (no host: every server's peak a floor), never to the image's default host
+    `postgresql`, which a Service of that name would have taken."""
+    from advisor.model import EnvVar, Location, Source
+    from advisor.read.sources.operators.containers import bitnami_pgbouncer_databases
+
+    src = Source(path="k8s/pgbouncer.yaml", line=9)
+    at = Location(path="k8s/pgbouncer.yaml", line=1)
+    unheld = EnvVar(name="POSTGRESQL_HOST", source=src, from_ref="secret:db/host",
+                    secret=True)
+    (entry,) = bitnami_pgbouncer_databases((unheld,), at)
+    assert entry.host is None
+    held = EnvVar(name="POSTGRESQL_HOST", value="pg-main", source=src,
+                  from_ref="secret:db/host", secret=True)
+    assert bitnami_pgbouncer_databases((held,), at)[0].host == "pg-main"
+    assert bitnami_pgbouncer_databases((), at)[0].host == "postgresql"  # the image's default

@@ -106,7 +106,10 @@ def bitnami_pgbouncer_databases(env: tuple[EnvVar, ...], location: Location
     values = {v.name: v.value for v in env if v.value is not None
               and (not v.secret or v.name in _BITNAMI_UPSTREAM)}
     name = values.get("PGBOUNCER_DATABASE") or "postgres"
-    host = values.get("POSTGRESQL_HOST") or "postgresql"
+    # set from a Secret or reference the repository does not hold: where it leads is not
+    # known (no server's peak is then more than a floor), not the image's default host
+    unheld = any(v.name == "POSTGRESQL_HOST" and v.value is None for v in env)
+    host = None if unheld else values.get("POSTGRESQL_HOST") or "postgresql"
     try:
         port = int(values.get("POSTGRESQL_PORT") or 5432)
     except ValueError:
